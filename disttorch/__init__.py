@@ -1,0 +1,34 @@
+"""disttorch: a PyTorch-shaped deep-learning stack on NumPy, with data-parallel training
+across processes and machines over ZeroMQ.
+
+``import disttorch as torch`` gives tensors with autograd (this package), ``nn``,
+``optim``, ``utils.data`` and ``distributed``; ``disttorch-launch`` starts the ranks.
+"""
+from __future__ import annotations
+
+from . import _dtype
+from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
+                     half, int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
+from ._tensor import Size, Tensor, device, is_tensor
+from . import ops as _ops
+from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                        linspace, ones, ones_like, tensor, zeros, zeros_like)
+from ._random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
+                      rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
+                      set_rng_state)
+from . import autograd
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+
+
+def _export_ops() -> None:
+    """Export every op family's public functions at the top level (``disttorch.add``)."""
+    g = globals()
+    for mod in _ops.FAMILIES:
+        for name in getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]:
+            obj = getattr(mod, name)
+            if callable(obj) and not isinstance(obj, type) and name not in g and name.islower():
+                g[name] = obj
+
+
+_export_ops()
+__version__ = "0.1.0"

@@ -1,0 +1,163 @@
+"""Creating tensors: from data (``tensor``, ``as_tensor``, ``from_numpy``) and filled ones
+(``zeros``, ``ones``, ``full``, ``empty``, ``arange``, ``linspace``, ``eye`` and ``_like``)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _dtype
+from ._dtype import dtype as _dtype_cls
+from ._tensor import Tensor, _check_device
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
+           "ones_like", "full_like", "empty_like", "arange", "linspace", "eye"]
+
+
+def _infer_np_dtype(data: Any) -> np.dtype:
+    """PyTorch's inference: bools -> bool, ints -> int64, floats -> default float dtype."""
+    arr = np.asarray(data)
+    k = arr.dtype.kind
+    if k == "b":
+        return np.dtype(np.bool_)
+    if k in "iu":
+        return arr.dtype if isinstance(data, np.ndarray) else np.dtype(np.int64)
+    if k == "f":
+        return arr.dtype if isinstance(data, np.ndarray) else _dtype.get_default_dtype().numpy
+    if k == "O":
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    raise TypeError(f"can't convert data of type {arr.dtype}")
+
+
+def _from_data(data: Any) -> Any:
+    """Replace tensors nested in lists by their values."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)) and data and any(isinstance(d, (Tensor, list, tuple)) for d in data):
+        return [_from_data(d) for d in data]
+    return data
+
+
+def tensor(data: Any, *, dtype: _dtype_cls | None = None, device: Any = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested list, array or tensor)."""
+    if device is not None:
+        _check_device(device)
+    data = _from_data(data)
+    np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
+    t = Tensor._make(np.array(data, dtype=np_dt))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def as_tensor(data: Any, dtype: _dtype_cls | None = None, device: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when the dtype fits."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype.numpy == data._data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype):
+        _dtype.from_numpy(data.dtype)
+        return Tensor._make(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``ndarray``."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtype.from_numpy(ndarray.dtype)
+    return Tensor._make(ndarray)
+
+
+def _size(size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = tuple(int(s) for s in size)
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
+    return out
+
+
+def _filled(fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any = None) -> Tensor:
+    if device is not None:
+        _check_device(device)
+    np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
+    arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
+    t = Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of the given size."""
+    return _filled(0, _size(size), dtype, requires_grad, device)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of the given size."""
+    return _filled(1, _size(size), dtype, requires_grad, device)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of the given size."""
+    return _filled(None, _size(size), dtype, requires_grad, device)
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    if dtype is None:
+        dtype = _dtype.from_numpy(_infer_np_dtype(fill_value))
+    return _filled(fill_value, _size((size,)), dtype, requires_grad, device)
+
+
+def _like(fill: Any, input: Tensor, dtype: Any, requires_grad: bool) -> Tensor:
+    return _filled(fill, input._data.shape, dtype if dtype is not None else input.dtype, requires_grad)
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _like(0, input, dtype, requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _like(1, input, dtype, requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return _like(None, input, dtype, requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    return _like(fill_value, input, dtype, requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
+    t = Tensor._make(np.arange(start, end, step).astype(_dtype.to_numpy(dtype)))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
+    t = Tensor._make(np.linspace(start, end, int(steps)).astype(np_dt))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    """An identity matrix of ``n`` rows (and ``m`` columns)."""
+    np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
+    t = Tensor._make(np.eye(n, m, dtype=np_dt))
+    return t.requires_grad_(True) if requires_grad else t

@@ -1,0 +1,146 @@
+"""Data types: ``disttorch.float32`` and friends, and PyTorch's type-promotion rules.
+
+A :class:`dtype` wraps a NumPy dtype. Promotion follows PyTorch for the common cases:
+bool < integers < floating point; a Python scalar never upcasts a tensor of its own
+category (``float32_tensor * 2.5`` stays float32), and an integer tensor combined with a
+Python float becomes the default floating dtype (float32).
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+__all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+           "uint8", "bool", "half", "float", "double", "short", "int", "long",
+           "get_default_dtype", "set_default_dtype", "to_numpy", "from_numpy",
+           "result_type", "promote_types"]
+
+
+class dtype:
+    """A tensor element type, e.g. ``disttorch.float32``."""
+
+    __slots__ = ("name", "numpy", "is_floating_point", "is_signed", "itemsize", "_kind")
+
+    def __init__(self, name: str, np_dtype: np.dtype, kind: int) -> None:
+        self.name = name
+        self.numpy = np.dtype(np_dtype)
+        self.is_floating_point = kind == 2
+        self.is_signed = self.numpy.kind in "if"
+        self.itemsize = self.numpy.itemsize
+        self._kind = kind  # 0 bool, 1 integer, 2 floating
+
+    def __repr__(self) -> str:
+        return f"disttorch.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+uint8 = dtype("uint8", np.uint8, 1)
+bool = dtype("bool", np.bool_, 0)  # noqa: A001 - PyTorch's name
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
+_FROM_NUMPY = {d.numpy: d for d in _ALL}
+_NAMES = {d.name: d for d in _ALL}
+_default = [float32]
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+def get_default_dtype() -> dtype:
+    """The floating dtype used for Python floats and ``disttorch.tensor([1.5])``."""
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float32 or float64)."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def to_numpy(d: dtype | np.dtype | type | None) -> np.dtype | None:
+    """The NumPy dtype of ``d`` (a disttorch dtype, NumPy dtype or Python type)."""
+    if d is None:
+        return None
+    if isinstance(d, dtype):
+        return d.numpy
+    if d is builtins.float:
+        return _default[0].numpy
+    if d is builtins.int:
+        return np.dtype(np.int64)
+    return np.dtype(d)
+
+
+def from_numpy(np_dtype: np.dtype) -> dtype:
+    """The disttorch dtype of a NumPy dtype; raises TypeError for unsupported ones."""
+    try:
+        return _FROM_NUMPY[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only "
+                        "supported types are: float64, float32, float16, int64, int32, "
+                        "int16, int8, uint8, and bool.") from None
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to without losing category."""
+    return from_numpy(np.promote_types(a.numpy, b.numpy)) if a is not b else a
+
+
+def result_type(a, b) -> np.dtype:
+    """NumPy dtype of a binary op's result under PyTorch's rules.
+
+    ``a`` and ``b`` are NumPy arrays or Python scalars (bool, int, float).
+    """
+    a_arr = isinstance(a, np.ndarray)
+    b_arr = isinstance(b, np.ndarray)
+    if a_arr and b_arr:
+        da, db = a.dtype, b.dtype
+        if da is db or da == db:
+            return da
+        if a.ndim == 0 and b.ndim != 0:
+            return _scalar_like(db, da)
+        if b.ndim == 0 and a.ndim != 0:
+            return _scalar_like(da, db)
+        return np.promote_types(da, db)
+    if a_arr:
+        return _scalar_like(a.dtype, b)
+    if b_arr:
+        return _scalar_like(b.dtype, a)
+    return np.result_type(a, b)
+
+
+def _kind_of(x) -> int:
+    if isinstance(x, np.dtype):
+        return 0 if x.kind == "b" else (2 if x.kind == "f" else 1)
+    if isinstance(x, (np.bool_, builtins.bool)):
+        return 0
+    if isinstance(x, (builtins.int, np.integer)):
+        return 1
+    return 2
+
+
+def _scalar_like(tensor_dtype: np.dtype, other) -> np.dtype:
+    """A tensor combined with a scalar (Python number or 0-dim tensor) of another category."""
+    kt, ko = _kind_of(tensor_dtype), _kind_of(other)
+    if ko <= kt:
+        return tensor_dtype
+    if ko == 2:
+        return other if isinstance(other, np.dtype) else _default[0].numpy
+    return np.dtype(np.int64) if not isinstance(other, np.dtype) else other

@@ -1,0 +1,471 @@
+"""``Tensor``: an n-dimensional array (a NumPy array in ``_data``) that can record the
+operations applied to it, so that ``backward()`` can compute gradients.
+
+This file holds the tensor's state and its core attributes (shape, dtype, grad, hooks,
+conversion, repr). The operations (``add``, ``sum``, ``view``, indexing, ...) live in
+``disttorch/ops/`` by family and are attached as methods by ``disttorch/ops/__init__.py``.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from . import _dtype
+from ._dtype import dtype as _dtype_cls
+from .autograd import grad_mode
+from .autograd import function as _function
+from .autograd.function import AccumulateGrad
+
+__all__ = ["Tensor", "Size", "is_tensor"]
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints, printed as ``disttorch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"disttorch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class _Handle:
+    """Returned by ``register_hook``-style calls; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+    def __enter__(self) -> "_Handle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+class Tensor:
+    """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
+
+    __slots__ = ("_data", "_grad", "grad_fn", "_rg", "_output_nr", "_version_box",
+                 "_hooks", "_post_hooks", "_acc", "_retains_grad", "__weakref__", "__dict__")
+
+    # ------------------------------------------------------------------ construction
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
+        self = object.__new__(cls)
+        self._init_state(np.empty(0, dtype=_dtype.get_default_dtype().numpy))
+        return self
+
+    def __init__(self, *args: Any) -> None:
+        """``Tensor(data)`` or ``Tensor(*sizes)``: a tensor of the default float dtype."""
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            arr = np.array(args[0]._data if isinstance(args[0], Tensor) else args[0],
+                           dtype=_dtype.get_default_dtype().numpy)
+        else:
+            arr = np.empty(tuple(int(a) for a in args), dtype=_dtype.get_default_dtype().numpy)
+        self._data = arr
+
+    def _init_state(self, arr: np.ndarray, grad_fn: Any = None, output_nr: int = 0) -> None:
+        self._data = arr
+        self._grad = None
+        self.grad_fn = grad_fn
+        self._rg = grad_fn is not None
+        self._output_nr = output_nr
+        self._version_box = [0]
+        self._hooks = None
+        self._post_hooks = None
+        self._acc = None
+        self._retains_grad = False
+
+    @classmethod
+    def _make(cls, arr: np.ndarray, grad_fn: Any = None, output_nr: int = 0) -> "Tensor":
+        """Wrap an array without copying (internal fast path)."""
+        t = object.__new__(Tensor)
+        t._data = arr
+        t._grad = None
+        t.grad_fn = grad_fn
+        t._rg = grad_fn is not None
+        t._output_nr = output_nr
+        t._version_box = [0]
+        t._hooks = None
+        t._post_hooks = None
+        t._acc = None
+        t._retains_grad = False
+        return t
+
+    def __reduce_ex__(self, protocol: int):
+        return (_rebuild_tensor, (np.ascontiguousarray(self._data), self._rg and self.grad_fn is None))
+
+    # ------------------------------------------------------------------ basic attributes
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        """The shape, or the size of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndim = property(dim)
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def dtype(self) -> _dtype_cls:
+        return _dtype.from_numpy(self._data.dtype)
+
+    @property
+    def device(self) -> "device":
+        return _CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def layout(self) -> str:
+        return "strided"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def stride(self, dim: int | None = None) -> tuple | int:
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return int(self._data.__array_interface__["data"][0])
+
+    @property
+    def _version(self) -> int:
+        return self._version_box[0]
+
+    def _bump_version(self) -> None:
+        """Record an in-place change (backward checks saved tensors against this)."""
+        self._version_box[0] += 1
+
+    # ------------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set whether autograd records operations on this leaf tensor (in place)."""
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> "Tensor | None":
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: expected "
+                                   f"{list(self._data.shape)}, got {list(value._data.shape)}")
+        self._grad = value
+
+    @property
+    def data(self) -> "Tensor":
+        """This tensor's values, detached from the graph (shares memory)."""
+        t = Tensor._make(self._data)
+        t._version_box = self._version_box
+        return t
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def _edge(self) -> tuple:
+        """(node, output_nr) that gradients for this tensor flow into."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        acc = self._acc() if self._acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc = weakref.ref(acc)
+        return (acc, 0)
+
+    def detach(self) -> "Tensor":
+        """A new tensor sharing this one's memory, outside the graph."""
+        t = Tensor._make(self._data)
+        t._version_box = self._version_box
+        return t
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def register_hook(self, hook: Callable[["Tensor"], "Tensor | None"]) -> _Handle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            node = self.grad_fn
+            if node._pre_hooks is None:
+                node._pre_hooks = {}
+            hooks = node._pre_hooks.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return _Handle(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[["Tensor"], None]) -> _Handle:
+        """Call ``hook(tensor)`` after the gradient has been accumulated into ``.grad``
+        (leaf tensors only)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(hook)
+        return _Handle(self._post_hooks, hook)
+
+    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Compute the gradient of this tensor with respect to graph leaves."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ------------------------------------------------------------------ conversion
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The underlying NumPy array (shares memory)."""
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def item(self) -> int | float | bool:
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
+        """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists."""
+        target = kwargs.get("dtype")
+        copy = kwargs.get("copy", False)
+        for a in args:
+            if isinstance(a, _dtype_cls):
+                target = a
+            elif isinstance(a, Tensor):
+                target = a.dtype
+            elif isinstance(a, (str, device)):
+                _check_device(a)
+        if "device" in kwargs:
+            _check_device(kwargs["device"])
+        if target is None or target.numpy == self._data.dtype:
+            return self.clone() if copy else self
+        from .ops.elementwise import cast
+        return cast(self, target)
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return f"disttorch.{_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}"
+        return self.to(dtype)
+
+    def cpu(self) -> "Tensor":
+        return self
+
+    def float(self) -> "Tensor":
+        return self.to(_dtype.float32)
+
+    def double(self) -> "Tensor":
+        return self.to(_dtype.float64)
+
+    def half(self) -> "Tensor":
+        return self.to(_dtype.float16)
+
+    def long(self) -> "Tensor":
+        return self.to(_dtype.int64)
+
+    def int(self) -> "Tensor":
+        return self.to(_dtype.int32)
+
+    def short(self) -> "Tensor":
+        return self.to(_dtype.int16)
+
+    def bool(self) -> "Tensor":
+        return self.to(_dtype.bool)
+
+    def byte(self) -> "Tensor":
+        return self.to(_dtype.uint8)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    # ------------------------------------------------------------------ Python protocol
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator["Tensor"]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._repr import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        t = type(self).__new__(type(self))
+        Tensor._init_state(t, self._data.copy())
+        t._rg = self._rg and self.grad_fn is None
+        if self._grad is not None:
+            t._grad = Tensor._make(self._grad._data.copy())
+        if hasattr(self, "__dict__"):
+            import copy
+            for k, v in self.__dict__.items():
+                t.__dict__[k] = copy.deepcopy(v, memo)
+        memo[id(self)] = t
+        return t
+
+
+class device:
+    """``disttorch.device('cpu')``: the only device disttorch computes on."""
+
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        kind = type.split(":")[0]
+        if kind != "cpu":
+            raise RuntimeError(f"disttorch computes on the CPU only; got device '{type}'")
+        self.type, self.index = "cpu", index
+
+    def __repr__(self) -> str:
+        return "device(type='cpu')"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, device) or other == "cpu"
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+
+_CPU = device("cpu")
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def _check_device(d: Any) -> None:
+    device(d if isinstance(d, str) else d.type)
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Turn a possibly negative ``dim`` into an index, with PyTorch's error if out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _rebuild_tensor(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._make(arr)
+    t._rg = requires_grad
+    return t
+
+
+_function._tensor_cls[0] = Tensor
+
+
+def is_tensor(obj: Any) -> bool:
+    """True if ``obj`` is a disttorch Tensor."""
+    return isinstance(obj, Tensor)

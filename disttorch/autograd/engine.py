@@ -1,0 +1,276 @@
+"""The backward engine: walks the graph from the outputs to the leaves.
+
+1. Discover every node reachable from the roots (iteratively, never by recursion: a chain
+   of 100,000 ops is fine) and count, for each node, how many edges point at it.
+2. Start from the roots with their gradients. A node is *ready* when every node that
+   consumes its outputs has run; ready nodes run latest-created first (a max-heap on the
+   sequence number; leaf accumulators run the moment they are ready, which is what lets
+   DDP start communicating a bucket while backward goes on).
+3. Running a node: call the hooks registered on its outputs' tensors, call its backward,
+   sum each input gradient back to the input's shape (broadcasting) and dtype, and add it
+   to the buffer of the node that produced that input.
+4. A leaf's ``AccumulateGrad`` runs the leaf's hooks, adds into ``.grad`` (a fresh array
+   of its own, never aliased), then its post-accumulate-grad hooks.
+5. After the walk, callbacks queued with ``queue_callback`` run (DDP waits for its buckets
+   there), and saved tensors are freed unless ``retain_graph``.
+"""
+from __future__ import annotations
+
+import heapq
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .._dtype import from_numpy
+from . import grad_mode
+from .function import AccumulateGrad, Function, Node, _tensor_cls
+
+__all__ = ["run_backward", "queue_callback"]
+
+# One list of end-of-pass callbacks per backward pass in progress (passes can nest).
+_callback_stack: list[list[Callable[[], None]]] = []
+
+
+def queue_callback(callback: Callable[[], None]) -> None:
+    """Run ``callback()`` once, when the backward pass in progress finishes."""
+    if not _callback_stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _callback_stack[-1].append(callback)
+
+
+def _collect(roots: Sequence[Node]) -> dict[Node, int]:
+    """Every node reachable from ``roots`` with the number of edges pointing at it."""
+    deps: dict[Node, int] = {}
+    stack = list(roots)
+    seen = set(map(id, roots))
+    for r in roots:
+        deps.setdefault(r, 0)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_edges:
+            if edge is None:
+                continue
+            nxt = edge[0]
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return deps
+
+
+def _needed(deps: dict[Node, int], roots: Sequence[Node], targets: set) -> set:
+    """Nodes from which some target can be reached (only these run when ``inputs`` is given)."""
+    order: list[Node] = []
+    remaining = dict(deps)
+    ready = [r for r in roots if remaining[r] == 0]
+    seen_ready = set(map(id, ready))
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for edge in node.next_edges:
+            if edge is None:
+                continue
+            remaining[edge[0]] -= 1
+            if remaining[edge[0]] == 0 and id(edge[0]) not in seen_ready:
+                seen_ready.add(id(edge[0]))
+                ready.append(edge[0])
+    needed: set = set()
+    for node in reversed(order):
+        if node in targets or any(e is not None and e[0] in needed for e in node.next_edges):
+            needed.add(node)
+    return needed
+
+
+def _sum_to(grad, shape: tuple, dtype: np.dtype):
+    """Sum a gradient back to an input's shape (undoing broadcasting) and dtype."""
+    if grad._data.shape != shape:
+        grad = grad._sum_to(shape)
+    if grad._data.dtype != dtype:
+        grad = grad.to(from_numpy(dtype))
+    return grad
+
+
+def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
+    """Add ``grad`` into ``leaf.grad``; the stored gradient never aliases another tensor."""
+    Tensor = _tensor_cls[0]
+    if leaf._hooks:
+        for hook in leaf._hooks:
+            out = hook(grad)
+            if out is not None:
+                grad, shared = out, True
+    if leaf._grad is None:
+        if create_graph:
+            leaf._grad = grad
+        else:
+            arr = grad._data
+            if shared or arr.base is not None or not arr.flags.writeable:
+                arr = arr.copy()
+            leaf._grad = Tensor._make(arr)
+    elif create_graph or leaf._grad._rg:
+        leaf._grad = leaf._grad + grad
+    else:
+        np.add(leaf._grad._data, grad._data, out=leaf._grad._data)
+        leaf._grad._bump_version()
+    if leaf._post_hooks:
+        for hook in list(leaf._post_hooks):
+            hook(leaf)
+
+
+def run_backward(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
+                 create_graph: bool, inputs: Sequence[Any] | None = None,
+                 accumulate: bool = True, allow_unused: bool = True) -> list | None:
+    """Backpropagate ``grad_roots`` from the tensors ``roots``.
+
+    With ``accumulate`` (``Tensor.backward``) gradients go into leaves' ``.grad`` (only
+    those in ``inputs`` when given). Without it (``autograd.grad``) the gradients of
+    ``inputs`` are returned and no ``.grad`` is touched.
+    """
+    root_edges = [t._edge() for t in roots]
+    root_nodes = [e[0] for e in root_edges]
+    deps = _collect(root_nodes)
+
+    capture: dict[tuple, int] = {}
+    input_edges = []
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if not t._rg:
+                raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+            e = t._edge()
+            input_edges.append(e)
+            capture.setdefault((id(e[0]), e[1]), i)
+        needed = _needed(deps, root_nodes, {e[0] for e in input_edges})
+    else:
+        needed = None
+    captured: list = [None] * (len(inputs) if inputs is not None else 0)
+
+    buffers: dict[Node, list] = {}
+    shared_ids: set[int] = set()
+    for (node, nr), g in zip(root_edges, grad_roots):
+        buf = buffers.setdefault(node, [None] * node._n_outputs)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        shared_ids.add(id(buf[nr]))
+
+    heap: list = []
+    counter = 0
+    for node in set(root_nodes):
+        if deps[node] == 0:
+            heapq.heappush(heap, (-node._seq_nr, counter, node))
+            counter += 1
+
+    callbacks: list[Callable[[], None]] = []
+    _callback_stack.append(callbacks)
+    prev_mode = grad_mode._state[0]
+    grad_mode._state[0] = create_graph
+    executed: list[Node] = []
+    try:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            grads = buffers.pop(node, None) or [None] * node._n_outputs
+            if needed is not None and node not in needed:
+                continue
+            grads = _run_pre_hooks(node, grads)
+            if capture:
+                for nr, g in enumerate(grads):
+                    idx = capture.get((id(node), nr))
+                    if idx is not None:
+                        captured[idx] = g
+                if not accumulate and isinstance(node, AccumulateGrad):
+                    continue
+            if isinstance(node, AccumulateGrad):
+                if accumulate and grads[0] is not None:
+                    _accumulate(node.variable, grads[0], id(grads[0]) in shared_ids, create_graph)
+                continue
+            in_grads = _call_backward(node, grads)
+            executed.append(node)
+            for i, edge in enumerate(node.next_edges):
+                if edge is None:
+                    continue
+                nxt, nr = edge
+                g = in_grads[i] if i < len(in_grads) else None
+                if g is not None:
+                    shape, dt = node._input_meta[i]
+                    g2 = _sum_to(g, shape, dt)
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt._n_outputs
+                    if buf[nr] is None:
+                        buf[nr] = g2
+                        if g2 is g and (not node._raw or any(g is x for x in grads) or
+                                        any(g is in_grads[j] for j in range(i))):
+                            shared_ids.add(id(g2))
+                    else:
+                        buf[nr] = buf[nr] + g2
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(heap, (-nxt._seq_nr, counter, nxt))
+                    counter += 1
+        while callbacks:
+            callbacks.pop(0)()
+    finally:
+        grad_mode._state[0] = prev_mode
+        _callback_stack.pop()
+        if not retain_graph:
+            for node in executed:
+                node._saved = None
+                node._freed = True
+
+    if inputs is None:
+        return None
+    if accumulate:
+        for t, g in zip(inputs, captured):
+            if g is not None and t.grad_fn is not None:
+                _accumulate(t, g, True, create_graph)
+        return None
+    for i, g in enumerate(captured):
+        if g is None and not allow_unused:
+            raise RuntimeError("One of the differentiated Tensors appears to not have been used "
+                               "in the graph. Set allow_unused=True if this is the desired behavior.")
+    return captured
+
+
+def _run_pre_hooks(node: Node, grads: list) -> list:
+    """Tensor hooks registered on the node's outputs, then retain_grad."""
+    if node._pre_hooks:
+        for nr, hooks in node._pre_hooks.items():
+            for hook in hooks:
+                if grads[nr] is not None:
+                    out = hook(grads[nr])
+                    if out is not None:
+                        grads[nr] = out
+    if node._retained:
+        Tensor = _tensor_cls[0]
+        for nr, ref in node._retained.items():
+            t = ref()
+            g = grads[nr]
+            if t is None or g is None:
+                continue
+            if t._grad is None:
+                t._grad = g if grad_mode._state[0] else Tensor._make(g._data.copy())
+            else:
+                t._grad = t._grad + g
+    return grads
+
+
+def _call_backward(node: Function, grads: list) -> tuple:
+    """Call ``node.backward`` with materialised output gradients; check the result's arity."""
+    if node.materialize_grads and any(g is None for g in grads):
+        grads = [g if g is not None else _zeros_for(node, i) for i, g in enumerate(grads)]
+    out = node.backward(node, *grads)
+    if not isinstance(out, tuple):
+        out = (out,)
+    n_in = len(node.next_edges)
+    if len(out) != n_in:
+        if len(out) > n_in and all(g is None for g in out[n_in:]):
+            out = out[:n_in]
+        else:
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                               f"(expected {n_in}, got {len(out)})")
+    return out
+
+
+def _zeros_for(node: Function, i: int):
+    shape, dt = node._output_meta[i]
+    return _tensor_cls[0]._make(np.zeros(shape, dtype=dt))

@@ -1,0 +1,249 @@
+"""``Function``: one differentiable operation, forward and backward side by side.
+
+An instance of a Function subclass is both the ``ctx`` that ``forward`` and ``backward``
+receive and the node of the graph that ``backward()`` walks: it holds the edges to the
+nodes that produced its inputs, the metadata of those inputs (to sum broadcast gradients
+back to their shape) and whatever forward saved.
+
+Built-in ops set ``_raw = True``: their forward receives the call's arguments and returns
+NumPy arrays (no tensor ops inside, so no grad-mode switch is needed). User-defined
+Functions (``class MyFn(disttorch.autograd.Function)``) follow PyTorch: forward receives
+and returns tensors and runs with grad disabled. Every backward works on tensors, so
+``create_graph=True`` records the backward pass itself (second-order gradients).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from . import grad_mode
+
+__all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
+
+_seq = itertools.count()
+_tensor_cls: list = [None]  # disttorch.Tensor, filled in by _tensor.py (it imports this module)
+_grad_state = grad_mode._state
+
+_FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
+              "tensors after they have already been freed). Saved intermediate values of the "
+              "graph are freed when you call .backward() or autograd.grad(). Specify "
+              "retain_graph=True if you need to backward through the graph a second time or "
+              "if you need to access saved tensors after calling backward.")
+
+
+class _NullCtx:
+    """The ctx given to forward when no graph is recorded: saving is a no-op."""
+
+    __slots__ = ()
+    needs_input_grad = ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        pass
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        pass
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        pass
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        pass
+
+
+_NULL_CTX = _NullCtx()
+
+
+class Node:
+    """What the engine needs from a graph node: edges, input metadata, hooks, a sequence
+    number (later nodes run first) and ``apply`` to compute input gradients."""
+
+    _seq_nr = 0
+    next_edges: tuple = ()
+    _pre_hooks: dict | None = None     # output index -> tensor hooks on that output
+    _retained: dict | None = None      # output index -> weakref of a tensor that retains grad
+    _n_outputs = 1
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        """``((node, output_nr), ...)`` for each input, ``(None, 0)`` where none."""
+        return tuple(e if e is not None else (None, 0) for e in self.next_edges)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def register_hook(self, hook):  # pragma: no cover - rarely used on nodes directly
+        raise NotImplementedError("register hooks on tensors: Tensor.register_hook")
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor that requires grad: adds the incoming gradient to ``.grad``."""
+
+    __slots__ = ("variable",)
+    _seq_nr = float("inf")  # runs as soon as it is ready, as PyTorch's does
+
+    def __init__(self, variable) -> None:
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+
+class FunctionCtx:
+    """The ctx API (``save_for_backward``, ``saved_tensors``, ``needs_input_grad``,
+    ``mark_non_differentiable``, ``set_materialize_grads``) mixed into Function."""
+
+    _saved: tuple | None = ()
+    _saved_versions: tuple = ()
+    _freed = False
+    _non_diff: tuple = ()
+    materialize_grads = True
+    needs_input_grad: tuple = ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep tensors for backward; modifying one in place afterwards makes backward raise."""
+        self._saved = tensors
+        self._saved_versions = tuple(t._version_box[0] if t is not None else 0 for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        if self._freed:
+            raise RuntimeError(_FREED_MSG)
+        saved = self._saved
+        for t, v in zip(saved, self._saved_versions):
+            if t is not None and t._version_box[0] != v:
+                producer = f"output {t._output_nr} of {t.grad_fn.name()}" if t.grad_fn else "a leaf"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{t.dtype.name} {list(t.shape)}], which is {producer}, "
+                    f"is at version {t._version_box[0]}; expected version {v} instead.")
+        return saved
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Mark outputs that get no gradient (e.g. indices returned by ``max``)."""
+        self._non_diff = tensors
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Accepted for compatibility; in-place user Functions are not otherwise modelled."""
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """When False, backward receives None for outputs that got no gradient."""
+        self.materialize_grads = value
+
+
+class Function(FunctionCtx, Node):
+    """Base class for differentiable operations.
+
+    Subclass and define ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` as
+    static methods, then call ``MyFunction.apply(*args)``; backward returns one gradient
+    (or None) per forward argument.
+    """
+
+    _raw = False   # built-in ops: forward returns NumPy arrays
+    _view = False  # the output is a view of the first input: it shares its version counter
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode AD.")
+
+    def name(self) -> str:
+        cls = type(self).__name__
+        return cls + ("Backward0" if self._raw else "Backward")
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        """Run forward; when grad is enabled and an input requires grad, record a node."""
+        Tensor = _tensor_cls[0]
+        needs = False
+        if _grad_state[0]:
+            for a in args:
+                if isinstance(a, Tensor) and a._rg:
+                    needs = True
+                    break
+        if not needs:
+            if cls._raw:
+                out = _wrap(cls.forward(_NULL_CTX, *args), None)
+            else:
+                with grad_mode.no_grad():
+                    out = _wrap(cls.forward(_NULL_CTX, *args), None)
+            if cls._view:
+                out._version_box = args[0]._version_box
+            return out
+
+        ctx = cls.__new__(cls)
+        edges = []
+        meta = []
+        for a in args:
+            if isinstance(a, Tensor) and a._rg:
+                edges.append(a._edge())
+                meta.append(a)
+            else:
+                edges.append(None)
+                meta.append(None)
+        ctx.next_edges = tuple(edges)
+        ctx.needs_input_grad = tuple(e is not None for e in edges)
+        ctx._seq_nr = next(_seq)
+        if cls._raw:
+            out = cls.forward(ctx, *args)
+        else:
+            with grad_mode.no_grad():
+                out = cls.forward(ctx, *args)
+        ctx._input_meta = tuple((m._data.shape, m._data.dtype) if m is not None else None
+                                for m in meta)
+        out = _wrap(out, ctx)
+        if cls._view:
+            out._version_box = args[0]._version_box
+        return out
+
+
+def _wrap(out: Any, node: Function | None) -> Any:
+    """Turn forward's result (arrays or tensors, one or a tuple) into output tensors."""
+    Tensor = _tensor_cls[0]
+    if isinstance(out, tuple):
+        outs = tuple(_wrap_one(o, node, i, Tensor) for i, o in enumerate(out))
+        if node is not None:
+            node._n_outputs = len(out)
+            node._output_meta = [(o._data.shape, o._data.dtype) if o is not None else ((), np.float32)
+                                 for o in outs]
+        return outs
+    return _wrap_one(out, node, 0, Tensor)
+
+
+def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
+    if isinstance(o, Tensor):
+        arr = o._data
+    elif isinstance(o, np.ndarray):
+        arr = o
+    elif o is None:
+        return None
+    else:
+        arr = np.asarray(o)
+    if node is None:
+        return o if isinstance(o, Tensor) else Tensor._make(arr)
+    if node._non_diff and any(o is nd for nd in node._non_diff):
+        return o if isinstance(o, Tensor) else Tensor._make(arr)
+    if arr.dtype.kind not in "f":
+        return Tensor._make(arr)  # integer and bool results never require grad
+    return Tensor._make(arr, node, i)
+
+
+def once_differentiable(fn):
+    """Decorator for a backward that is not itself differentiable (runs under no_grad)."""
+    def wrapper(ctx, *grads):
+        with grad_mode.no_grad():
+            return fn(ctx, *grads)
+    wrapper.__name__ = getattr(fn, "__name__", "backward")
+    return wrapper

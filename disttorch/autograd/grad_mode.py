@@ -1,0 +1,76 @@
+"""Grad mode: whether ops record a graph. ``no_grad``, ``enable_grad``,
+``set_grad_enabled`` and ``inference_mode`` work as context managers and decorators."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
+
+# One flag per process. A list so hot paths read it with one index, not an attribute.
+_state = [True]
+
+
+def is_grad_enabled() -> bool:
+    """True when operations on tensors that require grad record a graph."""
+    return _state[0]
+
+
+class _GradMode:
+    """Base of the grad-mode context managers; subclasses set ``_mode``."""
+
+    _mode = True
+
+    def __enter__(self) -> None:
+        self._prev = _state[0]
+        _state[0] = self._mode
+
+    def __exit__(self, *exc: Any) -> None:
+        _state[0] = self._prev
+
+    def __call__(self, fn: Callable) -> Callable:
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            prev = _state[0]
+            _state[0] = mode
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _state[0] = prev
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Disable graph recording: ``with disttorch.no_grad(): ...`` or ``@disttorch.no_grad()``."""
+
+    _mode = False
+
+
+class enable_grad(_GradMode):
+    """Enable graph recording inside a ``no_grad`` region."""
+
+    _mode = True
+
+
+class inference_mode(_GradMode):
+    """Same as ``no_grad`` here (PyTorch's extra inference-tensor checks are not modelled)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._mode = not mode
+
+
+class set_grad_enabled(_GradMode):
+    """Set grad mode to ``mode``; takes effect at once, and is undone on leaving a ``with``."""
+
+    def __init__(self, mode: bool) -> None:
+        self._prev = _state[0]
+        self._mode = bool(mode)
+        _state[0] = self._mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        _state[0] = self._prev

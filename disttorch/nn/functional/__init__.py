@@ -1,0 +1,8 @@
+"""``disttorch.nn.functional``: stateless versions of the layers, one family per file."""
+from .activation import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403

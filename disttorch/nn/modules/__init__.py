@@ -1,0 +1,20 @@
+"""Layers, one family per file; each file lists its public classes in ``__all__``."""
+from . import (activation, attention, batchnorm, container, conv, dropout, flatten, linear, loss,
+               module, normalization, pooling, sparse)
+from .activation import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
+from .flatten import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
+from .module import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .sparse import *  # noqa: F401,F403
+
+__all__ = [name for mod in (activation, attention, batchnorm, container, conv, dropout, flatten,
+                            linear, loss, module, normalization, pooling, sparse)
+           for name in mod.__all__]

@@ -1,0 +1,4 @@
+"""(being written)"""
+from .._tensor import Tensor
+
+Parameter = Buffer = Tensor

@@ -1,0 +1,46 @@
+"""The op families, and the step that attaches them to ``Tensor`` as methods and operators.
+
+Each family module lists the names it contributes as tensor methods in
+``TENSOR_METHODS``; the functions themselves are exported at the top level
+(``disttorch.add``) by ``disttorch/__init__.py``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .._tensor import Tensor
+from . import elementwise, indexing, linalg, reduction, shape
+
+FAMILIES = [elementwise, reduction, shape, indexing, linalg]
+
+
+def _reflected(fn: Any) -> Any:
+    def method(self: Tensor, other: Any) -> Tensor:
+        return fn(other, self)
+    return method
+
+
+def _bind() -> None:
+    for mod in FAMILIES:
+        for name in mod.TENSOR_METHODS:
+            setattr(Tensor, name, getattr(mod, name))
+    ew, la = elementwise, linalg
+    Tensor.__add__ = Tensor.__radd__ = lambda a, b: ew.Add.apply(a, b)
+    Tensor.__sub__ = lambda a, b: ew.Sub.apply(a, b)
+    Tensor.__rsub__ = lambda a, b: ew.Sub.apply(b, a)
+    Tensor.__mul__ = Tensor.__rmul__ = lambda a, b: ew.Mul.apply(a, b)
+    Tensor.__truediv__ = lambda a, b: ew.Div.apply(a, b)
+    Tensor.__rtruediv__ = lambda a, b: ew.Div.apply(b, a)
+    Tensor.__pow__ = lambda a, b: ew.Pow.apply(a, b)
+    Tensor.__rpow__ = lambda a, b: ew.Pow.apply(b, a)
+    Tensor.__matmul__ = lambda a, b: la.Matmul.apply(a, b)
+    Tensor.__rmatmul__ = lambda a, b: la.Matmul.apply(b, a)
+    Tensor.__neg__ = lambda a: ew.Neg.apply(a)
+    Tensor.mT = property(lambda a: shape.transpose(a, -2, -1))
+    Tensor.T = property(lambda a: shape.permute(a, tuple(reversed(range(a._data.ndim)))))
+    for mod in FAMILIES:
+        for name, fn in getattr(mod, "TENSOR_OPERATORS", {}).items():
+            setattr(Tensor, name, fn)
+
+
+_bind()

@@ -1,0 +1,63 @@
+"""Helpers shared by the op families: unwrapping operands, result dtypes, PyTorch's
+broadcasting error message."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .._dtype import get_default_dtype, result_type
+from .._tensor import Tensor, _wrap_dim
+
+__all__ = ["arr", "binary", "broadcast_error", "wrap_dim", "dims_tuple", "float_result"]
+
+wrap_dim = _wrap_dim
+
+
+def arr(x: Any) -> Any:
+    """The NumPy array of a tensor; Python scalars pass through."""
+    return x._data if isinstance(x, Tensor) else x
+
+
+def broadcast_error(sa: tuple, sb: tuple) -> RuntimeError:
+    """PyTorch's message for shapes that do not broadcast, naming the first bad dim."""
+    n = max(len(sa), len(sb))
+    pa, pb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
+    for d in range(n - 1, -1, -1):
+        if pa[d] != pb[d] and pa[d] != 1 and pb[d] != 1:
+            return RuntimeError(f"The size of tensor a ({pa[d]}) must match the size of tensor b "
+                                f"({pb[d]}) at non-singleton dimension {d}")
+    return RuntimeError(f"shapes {list(sa)} and {list(sb)} are not broadcastable")
+
+
+def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
+    """Apply a NumPy binary ufunc with PyTorch's dtype promotion and error messages."""
+    xa = a._data if isinstance(a, Tensor) else a
+    xb = b._data if isinstance(b, Tensor) else b
+    try:
+        out = ufunc(xa, xb)
+    except ValueError:
+        raise broadcast_error(np.shape(xa), np.shape(xb)) from None
+    rt = result_type(xa, xb)
+    if out.dtype != rt:
+        out = out.astype(rt)
+    return out
+
+
+def float_result(out: np.ndarray) -> np.ndarray:
+    """Integer results of true division or float functions become the default float dtype."""
+    if out.dtype.kind != "f":
+        return out.astype(get_default_dtype().numpy)
+    return out
+
+
+def dims_tuple(dim: Any, ndim: int) -> tuple | None:
+    """Normalise a reduction ``dim`` argument (None, int or sequence) to a tuple of indices."""
+    if dim is None:
+        return None
+    if isinstance(dim, (int, np.integer)):
+        return (_wrap_dim(int(dim), ndim),)
+    dims = tuple(_wrap_dim(int(d), ndim) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+    return dims
