@@ -1,0 +1,1 @@
+"""disttorch.distributed: process groups, collectives and the rendezvous store (mirrors torch.distributed)."""

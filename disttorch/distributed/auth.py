@@ -1,0 +1,361 @@
+"""Job authentication for the ZeroMQ sockets of disttorch.distributed (store and peers).
+
+Every connection must prove it belongs to the job before anything it sends
+reaches the application. The proof is checked inside ZeroMQ's handshake by a
+ZAP handler (ZeroMQ's authentication protocol, RFC 27), so a connection
+without it is closed before it can deliver a single message.
+
+The secret
+    A per-job secret, a hex string in the environment variable
+    ``DISTTORCH_JOB_SECRET`` (``disttorch-launch`` generates one per job; for
+    multi-node jobs give every node the same one, e.g. from
+    ``python -c "import secrets; print(secrets.token_hex(32))"``). A
+    ``secret=`` argument overrides the variable.
+
+Mechanisms
+    * secret set (default): ZeroMQ PLAIN, user ``disttorch``, password a token
+      derived from the secret with HMAC-SHA256 (the secret itself never
+      travels). Cheap, so tensor traffic keeps its speed. PLAIN sends the
+      token in clear, so someone who can *observe* the network could reuse
+      it: on networks you do not trust, set ``DISTTORCH_ENCRYPT=1``.
+    * secret set and ``DISTTORCH_ENCRYPT=1``: ZeroMQ CURVE with server and
+      client key pairs derived from the secret. Traffic is encrypted, and a
+      recorded handshake cannot be replayed.
+    * no secret (a process started by hand): NULL mechanism, and only peers
+      connecting from a loopback address are accepted. Multi-node jobs need
+      a secret.
+
+Use (options apply at ``bind``/``connect`` time, so configure first)::
+
+    server = ctx.socket(zmq.ROUTER)
+    auth.configure_server(server, secret)    # before server.bind(...)
+    client = ctx.socket(zmq.DEALER)
+    auth.configure_client(client, secret)    # before client.connect(...)
+
+``secret`` is what :func:`resolve_secret` returns (bytes, or ``None``). One
+ZAP handler thread serves each ZeroMQ context; servers with different secrets
+may share a context (each secret gets its own ZAP domain).
+:class:`HandshakeWatcher` lets a client notice that a server refused it and
+raise :class:`AuthenticationError` instead of waiting for a timeout.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import hmac
+import ipaddress
+import logging
+import os
+import secrets
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import zmq
+from zmq.utils import z85
+from zmq.utils.monitor import parse_monitor_message
+
+from .store.errors import AuthenticationError
+from .store.log import RateLimitedLog
+
+__all__ = [
+    "ENV_SECRET",
+    "ENV_ENCRYPT",
+    "AuthenticationError",
+    "HandshakeWatcher",
+    "configure_client",
+    "configure_server",
+    "encryption_enabled",
+    "generate_secret",
+    "resolve_secret",
+    "stop_authenticator",
+]
+
+ENV_SECRET = "DISTTORCH_JOB_SECRET"
+ENV_ENCRYPT = "DISTTORCH_ENCRYPT"
+PLAIN_USERNAME = b"disttorch"
+_ZAP_ENDPOINT = "inproc://zeromq.zap.01"
+
+logger = logging.getLogger("disttorch.distributed.auth")
+_rejections = RateLimitedLog(logger)
+
+
+def generate_secret() -> str:
+    """Return a fresh random job secret (64 hex characters) for ``DISTTORCH_JOB_SECRET``."""
+    return secrets.token_hex(32)
+
+
+def resolve_secret(secret: str | bytes | None = None) -> bytes | None:
+    """Return the job secret as bytes: ``secret`` if given, else ``DISTTORCH_JOB_SECRET``, else ``None``.
+
+    A string secret must be hex (as :func:`generate_secret` makes); bytes are used as they are.
+
+    Raises:
+        ValueError: if the secret is empty or a string that is not hex.
+    """
+    source = "the secret argument"
+    if secret is None:
+        secret = os.environ.get(ENV_SECRET)
+        source = ENV_SECRET
+        if secret is None:
+            return None
+    if isinstance(secret, str):
+        try:
+            secret = bytes.fromhex(secret.strip())
+        except ValueError:
+            raise ValueError(
+                f"{source} must be a hex string (e.g. from `python -c \"import secrets; "
+                f"print(secrets.token_hex(32))\"`), got {len(secret)} characters that are not hex"
+            ) from None
+    if not secret:
+        raise ValueError(f"{source} is empty; expected a hex string of at least 16 characters")
+    return bytes(secret)
+
+
+def encryption_enabled(encrypt: bool | None = None) -> bool:
+    """Whether to use CURVE encryption: ``encrypt`` if given, else ``DISTTORCH_ENCRYPT`` is ``1``/``true``/``yes``."""
+    if encrypt is not None:
+        return encrypt
+    return os.environ.get(ENV_ENCRYPT, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def derive_key(secret: bytes, purpose: str) -> bytes:
+    """Derive a 32-byte key for ``purpose`` from the job secret (HMAC-SHA256)."""
+    return hmac.new(secret, b"disttorch/" + purpose.encode(), hashlib.sha256).digest()
+
+
+def plain_token(secret: bytes) -> bytes:
+    """The PLAIN password proving knowledge of ``secret`` (hex of an HMAC, never the secret)."""
+    return binascii.hexlify(derive_key(secret, "zap-plain-password"))
+
+
+@dataclass(frozen=True)
+class CurveKeys:
+    """CURVE key pairs derived from a job secret (Z85-encoded, as ZeroMQ takes them)."""
+
+    server_public: bytes
+    server_secret: bytes
+    client_public: bytes
+    client_secret: bytes
+
+
+def curve_keys(secret: bytes) -> CurveKeys:
+    """Derive the server and client CURVE key pairs from ``secret``."""
+    if not zmq.has("curve"):
+        raise RuntimeError(f"{ENV_ENCRYPT}=1 needs a libzmq built with CURVE support; this one has none")
+    server_secret = z85.encode(derive_key(secret, "curve-server"))
+    client_secret = z85.encode(derive_key(secret, "curve-client"))
+    return CurveKeys(zmq.curve_public(server_secret), server_secret, zmq.curve_public(client_secret), client_secret)
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
+
+
+@dataclass(frozen=True)
+class _Policy:
+    """What a ZAP domain accepts: a mechanism and a check on (credentials, peer address)."""
+
+    mechanism: bytes
+    accepts: Callable[[list[bytes], str], bool]
+    description: str
+
+
+def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
+    """Return (ZAP domain, policy) for a server with this secret and encryption choice."""
+    if secret is None:
+        return b"disttorch/loopback", _Policy(b"NULL", lambda _creds, address: _is_loopback(address), "loopback only")
+    tag = binascii.hexlify(derive_key(secret, "zap-domain")[:8])
+    if encrypt:
+        client_public = z85.decode(curve_keys(secret).client_public)
+        check = lambda creds, _address: len(creds) == 1 and hmac.compare_digest(creds[0], client_public)  # noqa: E731
+        return b"disttorch/curve/" + tag, _Policy(b"CURVE", check, "CURVE job key")
+    token = plain_token(secret)
+
+    def check_plain(creds: list[bytes], _address: str) -> bool:
+        return len(creds) == 2 and creds[0] == PLAIN_USERNAME and hmac.compare_digest(creds[1], token)
+
+    return b"disttorch/plain/" + tag, _Policy(b"PLAIN", check_plain, "PLAIN job token")
+
+
+class _ZapHandler(threading.Thread):
+    """Answers ZAP requests for one ZeroMQ context, applying the policy of each domain."""
+
+    def __init__(self, context: zmq.Context) -> None:
+        super().__init__(name="disttorch-zap", daemon=True)
+        self._socket = context.socket(zmq.REP)
+        self._socket.linger = 0
+        self._socket.bind(_ZAP_ENDPOINT)
+        self._policies: dict[bytes, _Policy] = {}
+        self._lock = threading.Lock()
+        self._stop_requested = threading.Event()
+
+    def register(self, domain: bytes, policy: _Policy) -> None:
+        with self._lock:
+            self._policies[domain] = policy
+
+    def stop(self) -> None:
+        self._stop_requested.set()
+        self.join(timeout=5)
+
+    def run(self) -> None:
+        try:
+            while not self._stop_requested.is_set():
+                if self._socket.poll(100):
+                    self._socket.send_multipart(self._answer(self._socket.recv_multipart()))
+        except zmq.ContextTerminated:
+            pass
+        finally:
+            self._socket.close(linger=0)
+
+    def _answer(self, request: list[bytes]) -> list[bytes]:
+        # ZAP request: version, request id, domain, address, identity, mechanism, credentials...
+        if len(request) < 6:
+            _rejections.warning("malformed ZAP request with %d frames dropped", len(request))
+            return [b"1.0", request[1] if len(request) > 1 else b"", b"500", b"malformed ZAP request", b"", b""]
+        version, request_id, domain, address, _identity, mechanism, *credentials = request
+        with self._lock:
+            policy = self._policies.get(domain)
+        peer = address.decode("ascii", "replace")
+        if policy is None:
+            ok, reason = False, f"unknown ZAP domain {domain!r}"
+        elif mechanism != policy.mechanism:
+            ok, reason = False, f"mechanism {mechanism.decode()} where {policy.mechanism.decode()} is required"
+        else:
+            ok = policy.accepts(credentials, peer)
+            reason = "" if ok else f"credentials fail the {policy.description} check"
+        if not ok:
+            _rejections.warning("refused connection from %s: %s", peer, reason)
+            return [version, request_id, b"400", b"not a member of this job", b"", b""]
+        return [version, request_id, b"200", b"OK", b"disttorch", b""]
+
+
+_handlers: weakref.WeakKeyDictionary[zmq.Context, _ZapHandler] = weakref.WeakKeyDictionary()
+_handlers_lock = threading.Lock()
+
+
+def _handler_for(context: zmq.Context) -> _ZapHandler:
+    with _handlers_lock:
+        handler = _handlers.get(context)
+        if handler is None or not handler.is_alive():
+            handler = _ZapHandler(context)
+            handler.start()
+            _handlers[context] = handler
+        return handler
+
+
+def stop_authenticator(context: zmq.Context) -> None:
+    """Stop the ZAP handler thread of ``context`` (if any). Call before ``context.term()``.
+
+    (``term()`` also stops it, as the handler exits when its context terminates.)
+    """
+    with _handlers_lock:
+        handler = _handlers.pop(context, None)
+    if handler is not None:
+        handler.stop()
+
+
+def configure_server(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool | None = None) -> None:
+    """Make ``socket`` accept only connections proving they belong to the job. Call before ``bind``.
+
+    Args:
+        socket: the listening socket (any type: ROUTER, PULL, ...).
+        secret: the job secret from :func:`resolve_secret`; ``None`` accepts only loopback peers.
+        encrypt: use CURVE (see module docs); ``None`` reads ``DISTTORCH_ENCRYPT``.
+    """
+    encrypt = encryption_enabled(encrypt) and secret is not None
+    domain, policy = _policy(secret, encrypt)
+    _handler_for(socket.context).register(domain, policy)
+    socket.zap_domain = domain
+    if encrypt:
+        keys = curve_keys(secret)  # type: ignore[arg-type]
+        socket.curve_secretkey = keys.server_secret
+        socket.curve_publickey = keys.server_public
+        socket.curve_server = True
+    elif secret is not None:
+        socket.plain_server = True
+
+
+def configure_client(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool | None = None) -> None:
+    """Give ``socket`` the credentials of the job. Call before ``connect``.
+
+    Args:
+        socket: the connecting socket.
+        secret: the job secret from :func:`resolve_secret`; ``None`` connects without credentials
+            (accepted only by servers without a secret, from loopback).
+        encrypt: use CURVE (see module docs); ``None`` reads ``DISTTORCH_ENCRYPT``.
+    """
+    if secret is None:
+        return
+    if encryption_enabled(encrypt):
+        keys = curve_keys(secret)
+        socket.curve_serverkey = keys.server_public
+        socket.curve_publickey = keys.client_public
+        socket.curve_secretkey = keys.client_secret
+    else:
+        socket.plain_username = PLAIN_USERNAME
+        socket.plain_password = plain_token(secret)
+
+
+_HANDSHAKE_EVENTS = (
+    zmq.EVENT_HANDSHAKE_SUCCEEDED
+    | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+)
+
+
+class HandshakeWatcher:
+    """Watches a client socket's handshakes so a refusal raises instead of waiting for a timeout.
+
+    Create it before ``connect``; poll :attr:`socket` (the monitor socket) next to
+    the client socket and call :meth:`check` when it is readable; :meth:`check`
+    raises :class:`AuthenticationError` on a refused handshake and returns
+    ``True`` once a handshake succeeded (after which the watcher can be closed).
+
+    Args:
+        socket: the client socket to watch.
+        peer: how to name the server in error messages (e.g. ``"store at 10.0.0.1:29500"``).
+    """
+
+    def __init__(self, socket: zmq.Socket, peer: str) -> None:
+        self._watched = socket
+        self.peer = peer
+        self.socket: zmq.Socket | None = socket.get_monitor_socket(_HANDSHAKE_EVENTS)
+
+    def check(self) -> bool:
+        """Read pending handshake events; return ``True`` if a handshake succeeded."""
+        succeeded = False
+        while self.socket is not None and self.socket.poll(0):
+            event = parse_monitor_message(self.socket.recv_multipart())
+            kind = event["event"]
+            if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                succeeded = True
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                raise AuthenticationError(
+                    f"the {self.peer} refused this process's credentials (ZAP status {event['value']}): "
+                    f"the job secrets differ. Give every process the same {ENV_SECRET} (hex), "
+                    "or leave it unset everywhere for a single-host job"
+                )
+            elif kind in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
+                raise AuthenticationError(
+                    f"the handshake with the {self.peer} failed (ZeroMQ event value {event['value']}): "
+                    f"it and this process disagree on security. Set the same {ENV_SECRET} and "
+                    f"{ENV_ENCRYPT} for every process of the job"
+                )
+        return succeeded
+
+    def close(self) -> None:
+        """Stop watching (safe to call more than once)."""
+        if self.socket is not None:
+            self._watched.disable_monitor()
+            self.socket.close(linger=0)
+            self.socket = None

@@ -1,0 +1,313 @@
+"""Rendezvous: turn an ``init_method`` into a store, this process's rank, and the world size.
+
+``init_method`` forms (as torch.distributed's):
+
+``env://`` (the default)
+    Rank and world size from the environment, from the first of these launchers
+    whose rank variable is set:
+
+    ============  ================  =====================  ==========================
+    launcher      rank              world size             local rank
+    ============  ================  =====================  ==========================
+    torchrun /    ``RANK``          ``WORLD_SIZE``         ``LOCAL_RANK``
+    disttorch-launch
+    SLURM srun    ``SLURM_PROCID``  ``SLURM_NTASKS``       ``SLURM_LOCALID``
+    Open MPI      ``OMPI_COMM_WORLD_RANK``  ``OMPI_COMM_WORLD_SIZE``  ``OMPI_COMM_WORLD_LOCAL_RANK``
+    ============  ================  =====================  ==========================
+
+    The store lives at ``MASTER_ADDR:MASTER_PORT``. Under SLURM without
+    ``MASTER_ADDR``, it is the first host of ``SLURM_STEP_NODELIST`` /
+    ``SLURM_JOB_NODELIST`` / ``SLURM_NODELIST`` (``127.0.0.1`` for a one-node job);
+    under Open MPI with every rank on one host, ``127.0.0.1``. Without
+    ``MASTER_PORT``, SLURM and Open MPI jobs derive a port in 20000-29999 from
+    their job id, so every rank computes the same one.
+``tcp://host:port``
+    The store at ``host:port``; rank and world size from the arguments (or a
+    ``?rank=..&world_size=..`` query).
+``file:///path``
+    A :class:`FileStore` on a file every process can reach.
+
+The rank-0 process hosts the :class:`TCPStore` (it listens on loopback when
+the address is a loopback one; see :mod:`.store.addresses`). When
+``DISTTORCH_USE_AGENT_STORE=1``, the launcher's agent hosts it instead and
+every rank is a client.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from urllib.parse import parse_qs, urlparse
+
+from .store import FileStore, Store, TCPStore
+
+__all__ = ["DEFAULT_TIMEOUT", "RendezvousConfig", "expand_hostlist", "local_rank", "parse_init_method", "rendezvous"]
+
+#: torch.distributed's default process-group timeout.
+DEFAULT_TIMEOUT = timedelta(minutes=30)
+
+_HOW_TO = (
+    "Run with disttorch-launch (it sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT), "
+    "or set them yourself (e.g. RANK=0 WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500), "
+    "or pass rank= and world_size= to init_process_group()"
+)
+
+
+@dataclass(frozen=True)
+class _Launcher:
+    """The environment variables one kind of launcher sets."""
+
+    name: str
+    rank: str
+    world_size: str
+    local_rank: str
+
+
+_LAUNCHERS = (
+    _Launcher("torchrun/disttorch-launch", "RANK", "WORLD_SIZE", "LOCAL_RANK"),
+    _Launcher("SLURM", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
+    _Launcher("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+)
+
+
+def _int_var(env: Mapping[str, str], name: str) -> int:
+    text = env[name]
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"environment variable {name} must be an integer, got {text!r}") from None
+
+
+def local_rank(env: Mapping[str, str] | None = None) -> int:
+    """Return this process's rank on its node: ``LOCAL_RANK``, else ``SLURM_LOCALID``, else
+    ``OMPI_COMM_WORLD_LOCAL_RANK``; 0 when none is set (a single process started by hand).
+
+    Args:
+        env: the environment to read (``os.environ`` by default).
+    """
+    env = os.environ if env is None else env
+    for launcher in _LAUNCHERS:
+        if launcher.local_rank in env:
+            return _int_var(env, launcher.local_rank)
+    return 0
+
+
+def expand_hostlist(hostlist: str) -> list[str]:
+    """Expand a SLURM host list such as ``"node[01-03,07],gpu7"`` into host names.
+
+    Ranges keep the zero padding of their start (``node[08-10]`` gives ``node08, node09,
+    node10``); several bracket groups in one name expand to every combination.
+
+    Raises:
+        ValueError: if the brackets are unbalanced or a range is malformed.
+    """
+    hosts: list[str] = []
+    for item in _split_top_level(hostlist):
+        pieces = re.split(r"(\[[^\[\]]*\])", item)
+        choices: list[list[str]] = []
+        for piece in pieces:
+            if piece.startswith("["):
+                choices.append(_expand_ranges(piece[1:-1], hostlist))
+            elif "[" in piece or "]" in piece:
+                raise ValueError(f"unbalanced brackets in host list {hostlist!r}")
+            else:
+                choices.append([piece])
+        hosts.extend("".join(combination) for combination in itertools.product(*choices))
+    return hosts
+
+
+def _split_top_level(hostlist: str) -> list[str]:
+    items, depth, start = [], 0, 0
+    for index, char in enumerate(hostlist):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if depth not in (0, 1):
+            raise ValueError(f"unbalanced brackets in host list {hostlist!r}")
+        if char == "," and depth == 0:
+            items.append(hostlist[start:index])
+            start = index + 1
+    if depth != 0:
+        raise ValueError(f"unbalanced brackets in host list {hostlist!r}")
+    items.append(hostlist[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+def _expand_ranges(ranges: str, hostlist: str) -> list[str]:
+    names = []
+    for part in ranges.split(","):
+        match = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", part)
+        if match is None:
+            raise ValueError(f"malformed range {part!r} in host list {hostlist!r}; expected e.g. 01-04 or 7")
+        first, last = match.group(1), match.group(2) or match.group(1)
+        if int(last) < int(first):
+            raise ValueError(f"range {part!r} in host list {hostlist!r} runs backwards")
+        names.extend(str(n).zfill(len(first)) for n in range(int(first), int(last) + 1))
+    return names
+
+
+def _env_rank_and_size(env: Mapping[str, str], rank: int, world_size: int) -> tuple[int, int, _Launcher | None]:
+    launcher = next((lch for lch in _LAUNCHERS if lch.rank in env), None)
+    if launcher is not None:
+        if rank < 0:
+            rank = _int_var(env, launcher.rank)
+        if world_size < 0:
+            if launcher.world_size not in env:
+                raise ValueError(
+                    "Error initializing disttorch.distributed using env:// rendezvous: environment variable "
+                    f"{launcher.world_size} expected (as {launcher.rank} is set by {launcher.name}), but not set. "
+                    + _HOW_TO
+                )
+            world_size = _int_var(env, launcher.world_size)
+    for value, name in ((rank, "RANK"), (world_size, "WORLD_SIZE")):
+        if value < 0:
+            raise ValueError(
+                "Error initializing disttorch.distributed using env:// rendezvous: environment variable "
+                f"{name} expected, but not set. " + _HOW_TO
+            )
+    return rank, world_size, launcher
+
+
+def _master_addr(env: Mapping[str, str], launcher: _Launcher | None) -> str:
+    if env.get("MASTER_ADDR"):
+        return env["MASTER_ADDR"]
+    if launcher is not None and launcher.name == "SLURM":
+        if env.get("SLURM_JOB_NUM_NODES", env.get("SLURM_NNODES")) == "1":
+            return "127.0.0.1"
+        for name in ("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"):
+            if env.get(name):
+                return expand_hostlist(env[name])[0]
+    if launcher is not None and launcher.name == "Open MPI":
+        if env.get("OMPI_COMM_WORLD_LOCAL_SIZE") == env.get("OMPI_COMM_WORLD_SIZE"):
+            return "127.0.0.1"
+        raise ValueError(
+            "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
+            "expected for a multi-node Open MPI job, but not set. Export it to every rank, e.g. "
+            "mpirun -x MASTER_ADDR=<host of rank 0> -x MASTER_PORT=29500 ..."
+        )
+    raise ValueError(
+        "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
+        "expected, but not set. " + _HOW_TO
+    )
+
+
+def _master_port(env: Mapping[str, str], launcher: _Launcher | None) -> int:
+    if env.get("MASTER_PORT"):
+        port = _int_var(env, "MASTER_PORT")
+        if not 1 <= port <= 65535:
+            raise ValueError(f"environment variable MASTER_PORT must be a port number 1..65535, got {port}")
+        return port
+    job_vars = {"SLURM": ("SLURM_JOB_ID",), "Open MPI": ("PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid")}
+    for name in job_vars.get(launcher.name if launcher else "", ()):
+        if env.get(name):
+            return 20000 + zlib.crc32(env[name].encode()) % 10000
+    raise ValueError(
+        "Error initializing disttorch.distributed using env:// rendezvous: environment variable MASTER_PORT "
+        "expected, but not set. " + _HOW_TO
+    )
+
+
+def _check_rank(rank: int, world_size: int) -> None:
+    if world_size < 1:
+        raise ValueError(f"world_size must be at least 1, got {world_size}")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank must be in [0, world_size - 1] = [0, {world_size - 1}], got rank {rank}")
+
+
+def _query_int(query: dict[str, list[str]], name: str, default: int) -> int:
+    if name not in query:
+        return default
+    try:
+        return int(query[name][-1])
+    except ValueError:
+        raise ValueError(f"init_method query parameter {name} must be an integer, got {query[name][-1]!r}") from None
+
+
+@dataclass(frozen=True)
+class RendezvousConfig:
+    """Where the store is and who this process is, as read from an ``init_method`` and the environment.
+
+    ``kind`` is ``"tcp"`` (``host``/``port`` set; ``env://`` resolves to this too)
+    or ``"file"`` (``path`` set). ``is_master`` says whether this process hosts the TCP store.
+    """
+
+    kind: str
+    rank: int
+    world_size: int
+    host: str = ""
+    port: int = 0
+    path: str = ""
+    is_master: bool = False
+
+
+def parse_init_method(
+    init_method: str | None = None, rank: int = -1, world_size: int = -1, env: Mapping[str, str] | None = None
+) -> RendezvousConfig:
+    """Read ``init_method`` (and, for ``env://``, the environment) without connecting to anything.
+
+    Arguments as for :func:`rendezvous`. Raises ``ValueError`` naming what is missing and how to set it.
+    """
+    env = os.environ if env is None else env
+    url = urlparse(init_method or "env://")
+    query = parse_qs(url.query)
+    rank = _query_int(query, "rank", rank)
+    world_size = _query_int(query, "world_size", world_size)
+    agent_hosts_store = env.get("DISTTORCH_USE_AGENT_STORE", "").lower() in ("1", "true", "yes")
+    if url.scheme == "env":
+        rank, world_size, launcher = _env_rank_and_size(env, rank, world_size)
+        _check_rank(rank, world_size)
+        host, port = _master_addr(env, launcher), _master_port(env, launcher)
+        return RendezvousConfig("tcp", rank, world_size, host, port, is_master=rank == 0 and not agent_hosts_store)
+    if url.scheme not in ("tcp", "file"):
+        raise ValueError(f"unsupported init_method {init_method!r}: expected env://, tcp://host:port or file:///path")
+    if rank < 0 or world_size < 0:
+        raise ValueError(
+            f"{url.scheme}:// init_method needs rank and world_size: pass rank= and world_size= to "
+            f"init_process_group() or add ?rank=..&world_size=.. to the URL (got rank={rank}, "
+            f"world_size={world_size})"
+        )
+    _check_rank(rank, world_size)
+    if url.scheme == "file":
+        path = url.netloc + url.path
+        if not path:
+            raise ValueError(f"file:// init_method needs a path, e.g. file:///tmp/job-store, got {init_method!r}")
+        return RendezvousConfig("file", rank, world_size, path=path)
+    try:
+        port = url.port
+    except ValueError:
+        port = None
+    if not url.hostname or not port:
+        raise ValueError(f"tcp:// init_method needs a host and a port, e.g. tcp://10.0.0.1:29500, got {init_method!r}")
+    return RendezvousConfig("tcp", rank, world_size, url.hostname, port, is_master=rank == 0 and not agent_hosts_store)
+
+
+def rendezvous(
+    init_method: str | None = None,
+    rank: int = -1,
+    world_size: int = -1,
+    timeout: timedelta = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+) -> tuple[Store, int, int]:
+    """Connect to the job's store as described by ``init_method``; return ``(store, rank, world_size)``.
+
+    Args:
+        init_method: ``"env://"`` (also when ``None``), ``"tcp://host:port"`` or ``"file:///path"``.
+        rank: this process's rank, or -1 to take it from the environment / URL query.
+        world_size: the number of processes, or -1 to take it from the environment / URL query.
+        timeout: how long to wait for the store and for every rank to connect.
+        env: the environment to read (``os.environ`` by default).
+
+    Raises:
+        ValueError: naming the missing or malformed setting and how to provide it.
+        DistNetworkError, AuthenticationError, DistStoreError: if the store cannot be reached or joined.
+    """
+    config = parse_init_method(init_method, rank, world_size, env)
+    store: Store
+    if config.kind == "file":
+        store = FileStore(config.path, config.world_size, timeout=timeout)
+    else:
+        store = TCPStore(config.host, config.port, config.world_size, is_master=config.is_master, timeout=timeout)
+    return store, config.rank, config.world_size

@@ -1,0 +1,84 @@
+"""Which address the store master listens on, given the host name clients will connect to.
+
+torch.distributed's TCPStore master listens on every interface. disttorch
+listens as narrowly as the host name allows, so a single-node job (the
+launcher sets ``MASTER_ADDR=127.0.0.1``) is never reachable from the network:
+
+* a loopback address, or a name that resolves only to loopback (``localhost``)
+  and is not this machine's host name: that loopback address;
+* an IP address of one of this machine's interfaces: that address;
+* this machine's host name (which may resolve to ``127.0.1.1`` locally but to
+  the real interface elsewhere), ``""``, ``0.0.0.0`` or ``*``: all interfaces;
+* anything else (an address this machine does not own, e.g. behind NAT):
+  all interfaces, with a logged warning.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+
+logger = logging.getLogger("disttorch.distributed.store")
+
+_ANY = "0.0.0.0"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback IP address (127.0.0.0/8, ::1)."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _owns_address(address: str) -> bool:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((address, 0))
+        except OSError:
+            return False
+    return True
+
+
+def _resolve(host: str) -> list[str]:
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        return []
+    return list(dict.fromkeys(info[4][0] for info in infos))
+
+
+def _is_this_host(host: str) -> bool:
+    names = {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return host.lower() in names or host.lower().split(".")[0] == socket.gethostname().lower().split(".")[0]
+
+
+def listen_address(host: str) -> str:
+    """Return the address the store master should bind so that clients can reach it at ``host``.
+
+    Args:
+        host: the host name or address clients connect to (e.g. ``MASTER_ADDR``).
+    """
+    if host in ("", "*", _ANY, "::"):
+        return _ANY if host != "::" else "::"
+    try:
+        ipaddress.ip_address(host)
+        literal = True
+    except ValueError:
+        literal = False
+    if literal:
+        if is_loopback(host) or _owns_address(host):
+            return host
+        logger.warning("store host %s is not an address of this machine; listening on all interfaces", host)
+        return _ANY
+    if _is_this_host(host):
+        return _ANY
+    addresses = _resolve(host)
+    if addresses and all(is_loopback(a) for a in addresses):
+        return next((a for a in addresses if ":" not in a), addresses[0])
+    if any(_owns_address(a) for a in addresses):
+        return _ANY
+    logger.warning("store host %r does not resolve to an address of this machine; listening on all interfaces", host)
+    return _ANY

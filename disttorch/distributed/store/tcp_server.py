@@ -1,0 +1,290 @@
+"""The TCP store server: a ZeroMQ ROUTER socket serving a key-value table from a daemon thread.
+
+The master ``TCPStore`` starts one. Its loop never blocks on a client: a
+``get``/``wait`` for a missing key becomes a pending waiter, answered when
+the key is set or with a TIMEOUT reply at its deadline.
+
+Defences (every one of them keeps the loop running and memory bounded):
+
+* connections must pass :mod:`disttorch.distributed.auth` (ZAP) before any
+  message reaches this loop;
+* ``zmq.MAXMSGSIZE`` drops any peer sending a frame above the value cap, and
+  a small receive high-water mark bounds what each peer may queue;
+* every request is validated by :func:`protocol.parse_request`; malformed ones
+  are logged (rate-limited, logger ``disttorch.distributed.store``) and dropped,
+  with an ERROR reply when the header was readable;
+* the table caps keys and bytes, and the number of pending waiters is capped.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+import zmq
+
+from .. import auth
+from . import protocol
+from .log import RateLimitedLog
+from .protocol import Command, ProtocolError, Request, Status
+from .table import KeyValueTable, StoreFullError
+
+logger = logging.getLogger("disttorch.distributed.store")
+
+#: Most get/wait requests pending at once (the rest are answered with an error).
+MAX_WAITERS = 100_000
+#: Queued inbound messages per peer before ZeroMQ stops reading from it.
+RECEIVE_HWM = 64
+#: An unauthenticated connection that has not finished its handshake is closed after this.
+HANDSHAKE_TIMEOUT_MS = 10_000
+
+
+@dataclass(eq=False)
+class _Waiter:
+    """A client's get/wait/wait_workers request that cannot be answered yet."""
+
+    identity: bytes
+    request: Request
+    deadline: float
+    missing: set[bytes] = field(default_factory=set)
+    done: bool = False
+
+
+class StoreServer:
+    """Serves a :class:`KeyValueTable` on ``tcp://host:port`` from a daemon thread.
+
+    Args:
+        host: the address to bind (see :func:`addresses.listen_address`).
+        port: the port; 0 picks a free one (read it back from :attr:`port`).
+        secret: the job secret (``auth.resolve_secret``); ``None`` admits loopback peers only.
+        table: the table to serve (a fresh one by default).
+    """
+
+    def __init__(self, host: str, port: int, secret: bytes | None, table: KeyValueTable | None = None) -> None:
+        self.table = table if table is not None else KeyValueTable()
+        self.malformed = 0  # requests dropped as malformed (for tests and diagnostics)
+        self._bad_input = RateLimitedLog(logger)
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.ROUTER)
+        self._socket.linger = 0
+        self._socket.maxmsgsize = protocol.MAX_VALUE_BYTES + 1024
+        self._socket.rcvhwm = RECEIVE_HWM
+        self._socket.handshake_ivl = HANDSHAKE_TIMEOUT_MS
+        self._socket.router_handover = 1  # a reconnecting client keeps its identity
+        self._socket.ipv6 = ":" in host
+        auth.configure_server(self._socket, secret)
+        try:
+            if port == 0:
+                self.port = self._socket.bind_to_random_port(f"tcp://{_bracket(host)}")
+            else:
+                self._socket.bind(f"tcp://{_bracket(host)}:{port}")
+                self.port = port
+        except zmq.ZMQError as error:
+            self._close_sockets()
+            raise OSError(f"the store cannot listen on {host}:{port}: {error}") from None
+        self.host = host
+        self._wake_address = f"inproc://disttorch-store-wake-{id(self)}"
+        self._wake = self._context.socket(zmq.PAIR)
+        self._wake.bind(self._wake_address)
+        self._waiters: dict[bytes, list[_Waiter]] = {}
+        self._worker_waiters: list[_Waiter] = []
+        self._deadlines: list[tuple[float, int, _Waiter]] = []
+        self._sequence = itertools.count()
+        self._pending = 0
+        self._workers = 0
+        self._closed = False
+        self._thread = threading.Thread(target=self._serve, name=f"disttorch-store-{self.port}", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop the server thread and release its port. Safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        waker = self._context.socket(zmq.PAIR)
+        waker.linger = 0
+        waker.connect(self._wake_address)
+        waker.send(b"stop")
+        self._thread.join(timeout=10)
+        waker.close()
+        self._close_sockets()
+
+    def _close_sockets(self) -> None:
+        for sock in (self._socket, getattr(self, "_wake", None)):
+            if sock is not None:
+                sock.close(linger=0)
+        self._context.term()  # also ends this context's ZAP handler thread
+
+    # ------------------------------------------------------------------ loop
+
+    def _serve(self) -> None:
+        poller = zmq.Poller()
+        poller.register(self._socket, zmq.POLLIN)
+        poller.register(self._wake, zmq.POLLIN)
+        while True:
+            ready = dict(poller.poll(self._poll_timeout_ms()))
+            if self._wake in ready:
+                return
+            if self._socket in ready:
+                self._drain()
+            self._expire(time.monotonic())
+
+    def _poll_timeout_ms(self) -> int | None:
+        while self._deadlines and self._deadlines[0][2].done:
+            heapq.heappop(self._deadlines)
+        if not self._deadlines:
+            return None
+        return max(0, int((self._deadlines[0][0] - time.monotonic()) * 1000) + 1)
+
+    def _drain(self) -> None:
+        for _ in range(1000):  # bounded, so deadlines and the stop signal are still seen
+            try:
+                frames = self._socket.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            try:
+                self._handle(frames)
+            except Exception:  # a bug must not kill the store; keep serving the others
+                logger.exception("store server failed on a request; the request was dropped")
+
+    def _handle(self, frames: list[bytes]) -> None:
+        if len(frames) < 2:
+            self._drop(frames[0] if frames else b"", None, "message has no request frames")
+            return
+        identity, body = frames[0], frames[1:]
+        try:
+            request = protocol.parse_request(body)
+        except ProtocolError as error:
+            self._drop(identity, body[0], str(error))
+            return
+        try:
+            self._execute(identity, request)
+        except (ValueError, StoreFullError) as error:
+            self._reply(identity, request.request_id, Status.ERROR, str(error).encode())
+
+    def _drop(self, identity: bytes, header: bytes | None, reason: str) -> None:
+        self.malformed += 1
+        self._bad_input.warning("dropped malformed store request from peer %s: %s", identity.hex()[:16], reason)
+        if header is not None:
+            try:
+                _, request_id = protocol.parse_header(header)
+            except ProtocolError:
+                return
+            self._reply(identity, request_id, Status.ERROR, f"malformed request: {reason}".encode())
+
+    def _reply(self, identity: bytes, request_id: int, status: Status, *payload: bytes) -> None:
+        self._socket.send_multipart([identity, *protocol.encode_reply(request_id, status, *payload)])
+
+    # ------------------------------------------------------------ commands
+
+    def _execute(self, identity: bytes, request: Request) -> None:
+        table, command, rid = self.table, request.command, request.request_id
+        key = request.keys[0] if request.keys else b""
+        if command is Command.SET:
+            table.set(key, request.values[0])
+            self._reply(identity, rid, Status.OK)
+            self._key_set(key)
+        elif command is Command.GET:
+            value = table.get(key)
+            if value is not None:
+                self._reply(identity, rid, Status.OK, value)
+            else:
+                self._park(identity, request, {key})
+        elif command is Command.ADD:
+            self._reply(identity, rid, Status.OK, protocol.pack_i64(table.add(key, request.number)))
+            self._key_set(key)
+        elif command is Command.APPEND:
+            table.append(key, request.values[0])
+            self._reply(identity, rid, Status.OK)
+            self._key_set(key)
+        elif command is Command.CHECK:
+            self._reply(identity, rid, Status.OK, b"\x01" if all(k in table for k in request.keys) else b"\x00")
+        elif command is Command.WAIT:
+            missing = {k for k in request.keys if k not in table}
+            if missing:
+                self._park(identity, request, missing)
+            else:
+                self._reply(identity, rid, Status.OK)
+        elif command is Command.COMPARE_SET:
+            result = table.compare_set(key, request.values[0], request.values[1])
+            self._reply(identity, rid, Status.OK, result)
+            if key in table:  # waiters only wait for keys to exist
+                self._key_set(key)
+        elif command is Command.DELETE:
+            self._reply(identity, rid, Status.OK, b"\x01" if table.delete(key) else b"\x00")
+        elif command is Command.NUM_KEYS:
+            self._reply(identity, rid, Status.OK, protocol.pack_i64(len(table)))
+        elif command is Command.HELLO:
+            self._workers += 1
+            self._reply(identity, rid, Status.OK)
+            self._workers_changed()
+        elif command is Command.WAIT_WORKERS:
+            if self._workers >= request.number:
+                self._reply(identity, rid, Status.OK)
+            else:
+                self._park(identity, request, set())
+
+    # ------------------------------------------------------------- waiters
+
+    def _park(self, identity: bytes, request: Request, missing: set[bytes]) -> None:
+        if self._pending >= MAX_WAITERS:
+            raise StoreFullError(f"the store already has its maximum of {MAX_WAITERS} pending get/wait requests")
+        waiter = _Waiter(identity, request, time.monotonic() + request.timeout_ms / 1000, missing)
+        if request.command is Command.WAIT_WORKERS:
+            self._worker_waiters.append(waiter)
+        for key in missing:
+            self._waiters.setdefault(key, []).append(waiter)
+        heapq.heappush(self._deadlines, (waiter.deadline, next(self._sequence), waiter))
+        self._pending += 1
+
+    def _retire(self, waiter: _Waiter) -> None:
+        waiter.done = True
+        self._pending -= 1
+        if waiter.request.command is Command.WAIT_WORKERS:
+            self._worker_waiters.remove(waiter)
+        for key in waiter.request.keys:
+            waiting = self._waiters.get(key)
+            if waiting is not None and waiter in waiting:
+                waiting.remove(waiter)
+                if not waiting:
+                    del self._waiters[key]
+
+    def _key_set(self, key: bytes) -> None:
+        for waiter in list(self._waiters.get(key, ())):
+            waiter.missing.discard(key)
+            if not waiter.missing:
+                self._retire(waiter)
+                request = waiter.request
+                if request.command is Command.GET:
+                    value = self.table.get(key)
+                    self._reply(waiter.identity, request.request_id, Status.OK, value if value is not None else b"")
+                else:
+                    self._reply(waiter.identity, request.request_id, Status.OK)
+
+    def _workers_changed(self) -> None:
+        for waiter in list(self._worker_waiters):
+            if self._workers >= waiter.request.number:
+                self._retire(waiter)
+                self._reply(waiter.identity, waiter.request.request_id, Status.OK)
+
+    def _expire(self, now: float) -> None:
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, _, waiter = heapq.heappop(self._deadlines)
+            if waiter.done:
+                continue
+            self._retire(waiter)
+            request = waiter.request
+            if request.command is Command.WAIT_WORKERS:
+                detail = [f"{self._workers} of {request.number} checked in".encode()]
+            else:
+                detail = sorted(waiter.missing)
+            self._reply(waiter.identity, request.request_id, Status.TIMEOUT, *detail)
+
+
+def _bracket(host: str) -> str:
+    """Bracket an IPv6 address for a ZeroMQ endpoint."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -1,0 +1,273 @@
+"""``TCPStore``: the rendezvous store hosted by one process (rank 0) and reached over ZeroMQ.
+
+The master process runs a :class:`~.tcp_server.StoreServer` in a daemon thread
+and is also a client of it. Every client holds one long-lived DEALER socket,
+guarded by a lock so threads may share the store. Requests carry an id; a reply
+to a request the client already gave up on is recognised and discarded.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+
+import zmq
+
+from .. import auth
+from . import protocol
+from .addresses import listen_address
+from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
+from .errors import DistNetworkError, DistStoreError
+from .protocol import Command, Status
+from .tcp_server import StoreServer, _bracket
+
+#: Where the master's own client connects when the server listens on all interfaces.
+_LOCAL_FOR_ANY = {"0.0.0.0": "127.0.0.1", "::": "::1"}
+
+#: Extra time a client waits beyond a get/wait timeout for the server's TIMEOUT reply.
+_REPLY_GRACE_S = 10.0
+
+
+class TCPStore(Store):
+    """A key-value store served over TCP by the master process (mirrors ``torch.distributed.TCPStore``).
+
+    Args:
+        host_name: the host name or IP address of the master; clients connect there
+            and the master listens on it (see :mod:`.addresses`: loopback stays loopback).
+        port: the master's port. On the master, 0 picks a free port (see :attr:`port`).
+        world_size: the number of processes using the store, master included;
+            ``None`` for any number.
+        is_master: run the server in this process.
+        timeout: how long to wait to connect, for keys in ``get``/``wait``, and for
+            all workers to check in.
+        wait_for_workers: on the master, wait in the constructor until ``world_size``
+            processes have connected.
+        secret: the job secret (hex string or bytes); defaults to the
+            ``DISTTORCH_JOB_SECRET`` environment variable. Without a secret the
+            store accepts only loopback connections. See :mod:`disttorch.distributed.auth`.
+
+    Raises:
+        DistNetworkError: if the master cannot be reached within ``timeout``.
+        AuthenticationError: if the master refuses this process's secret.
+
+    Example::
+
+        >>> server = TCPStore("127.0.0.1", 0, world_size=2, is_master=True, wait_for_workers=False)
+        >>> client = TCPStore("127.0.0.1", server.port, world_size=2)
+        >>> client.set("first_key", "first_value")
+        >>> server.get("first_key")
+        b'first_value'
+    """
+
+    def __init__(
+        self,
+        host_name: str,
+        port: int,
+        world_size: int | None = None,
+        is_master: bool = False,
+        timeout: timedelta = DEFAULT_TIMEOUT,
+        wait_for_workers: bool = True,
+        secret: str | bytes | None = None,
+    ) -> None:
+        super().__init__(timeout)
+        if world_size is not None and world_size < 1:
+            raise ValueError(f"world_size must be a positive number of processes or None, got {world_size}")
+        if not 0 <= port <= 65535 or (port == 0 and not is_master):
+            raise ValueError(f"port must be 1..65535 (or 0 on the master to pick one), got {port}")
+        secret_bytes = auth.resolve_secret(secret)
+        self.host = host_name
+        self.world_size = world_size
+        self._server = StoreServer(listen_address(host_name), port, secret_bytes) if is_master else None
+        self.port = self._server.port if self._server is not None else port
+        connect_host = host_name if self._server is None else _LOCAL_FOR_ANY.get(self._server.host, self._server.host)
+        self._lock = threading.Lock()
+        self._request_ids = iter(range(1, 1 << 63))
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.DEALER)
+        self._socket.linger = 0
+        self._socket.routing_id = os.urandom(16)  # stable across reconnects, so replies find us
+        self._socket.reconnect_ivl = 100
+        self._socket.reconnect_ivl_max = 1000
+        self._socket.ipv6 = ":" in connect_host
+        auth.configure_client(self._socket, secret_bytes)
+        self._watcher: auth.HandshakeWatcher | None = auth.HandshakeWatcher(self._socket, f"store at {self._where}")
+        self._closed = False
+        try:
+            self._socket.connect(f"tcp://{_bracket(connect_host)}:{self.port}")
+            self._request(Command.HELLO, wait=None, connecting=True)
+            if is_master and wait_for_workers and world_size is not None:
+                self._wait_for_workers(world_size)
+        except BaseException:
+            self.close()
+            raise
+
+    def _wait_for_workers(self, world_size: int) -> None:
+        status, payload = self._request(
+            Command.WAIT_WORKERS, protocol.pack_i64(world_size), self._timeout_frame(self.timeout), wait=self.timeout
+        )
+        if status is Status.TIMEOUT:
+            detail = payload[0].decode("utf-8", "replace") if payload else ""
+            raise DistStoreError(
+                f"the store at {self._where} waited {self.timeout.total_seconds():g} s for {world_size} "
+                f"processes to connect, but only {detail}; are all ranks started, with the same "
+                "MASTER_ADDR, MASTER_PORT and job secret?"
+            )
+
+    @property
+    def _where(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    # ------------------------------------------------------------ API
+
+    def set(self, key: Key, value: Value) -> None:
+        self._request(Command.SET, _key(key), _value(value))
+
+    def get(self, key: Key) -> bytes:
+        k = _key(key)
+        status, payload = self._request(Command.GET, k, self._timeout_frame(self.timeout), wait=self.timeout)
+        if status is Status.TIMEOUT:
+            raise timeout_error("get", [k], self.timeout)
+        return _single(payload, "GET")
+
+    def add(self, key: Key, amount: int) -> int:
+        _, payload = self._request(Command.ADD, _key(key), protocol.pack_i64(int(amount)))
+        return protocol.unpack_i64(_single(payload, "ADD"), "ADD reply")
+
+    def append(self, key: Key, value: Value) -> None:
+        self._request(Command.APPEND, _key(key), _value(value))
+
+    def check(self, keys: Sequence[Key]) -> bool:
+        _, payload = self._request(Command.CHECK, *_keys(keys))
+        return _single(payload, "CHECK") == b"\x01"
+
+    def wait(self, keys: Sequence[Key], timeout: timedelta | None = None) -> None:
+        timeout = self.timeout if timeout is None else timeout
+        encoded = _keys(keys)
+        status, payload = self._request(Command.WAIT, self._timeout_frame(timeout), *encoded, wait=timeout)
+        if status is Status.TIMEOUT:
+            raise timeout_error("wait", [k for k in encoded if k in payload] or encoded, timeout)
+
+    def compare_set(self, key: Key, expected_value: Value, desired_value: Value) -> bytes:
+        _, payload = self._request(Command.COMPARE_SET, _key(key), _value(expected_value), _value(desired_value))
+        return _single(payload, "COMPARE_SET")
+
+    def delete_key(self, key: Key) -> bool:
+        _, payload = self._request(Command.DELETE, _key(key))
+        return _single(payload, "DELETE") == b"\x01"
+
+    def num_keys(self) -> int:
+        _, payload = self._request(Command.NUM_KEYS)
+        return protocol.unpack_i64(_single(payload, "NUM_KEYS"), "NUM_KEYS reply")
+
+    def close(self) -> None:
+        """Close this client; on the master, also stop the server. Safe to call more than once."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._watcher is not None:
+                self._watcher.close()
+                self._watcher = None
+            self._socket.close(linger=0)
+            self._context.term()
+        if self._server is not None:
+            self._server.close()
+
+    def __repr__(self) -> str:
+        role = "master" if self._server is not None else "client"
+        return f"TCPStore(host_name={self.host!r}, port={self.port}, world_size={self.world_size}, {role})"
+
+    # ------------------------------------------------------------ plumbing
+
+    @staticmethod
+    def _timeout_frame(timeout: timedelta) -> bytes:
+        milliseconds = min(int(timeout.total_seconds() * 1000), protocol.MAX_TIMEOUT_MS)
+        return protocol.pack_i64(max(0, milliseconds))
+
+    def _request(
+        self, command: Command, *args: bytes, wait: timedelta | None = None, connecting: bool = False
+    ) -> tuple[Status, list[bytes]]:
+        """Send one request and return (status, payload) of its reply; raise on ERROR or no reply.
+
+        ``wait`` is how long the server may hold the request (get/wait); the client
+        gives the server that plus a grace period, or the store timeout for others.
+        """
+        patience = wait.total_seconds() + _REPLY_GRACE_S if wait is not None else self.timeout.total_seconds()
+        deadline = time.monotonic() + patience
+        with self._lock:
+            if self._closed:
+                raise DistStoreError(f"{command.name} on a closed TCPStore ({self._where})")
+            request_id = next(self._request_ids)
+            self._socket.send_multipart(protocol.encode_request(command, request_id, *args))
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if connecting:
+                        raise DistNetworkError(
+                            f"could not reach the store at {self._where} within {patience:g} s: is the "
+                            "rank-0 process running, and are MASTER_ADDR/MASTER_PORT right?"
+                        )
+                    raise DistNetworkError(f"the store at {self._where} did not answer {command.name} "
+                                           f"within {patience:g} s")
+                if self._poll(remaining):
+                    reply = self._receive(request_id)
+                    if reply is not None:
+                        break
+        status, payload = reply
+        if status is Status.ERROR:
+            message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
+            raise DistStoreError(f"the store at {self._where} refused {command.name}: {message}")
+        return status, payload
+
+    def _poll(self, remaining: float) -> bool:
+        """Wait up to ``remaining`` s for a reply; meanwhile turn handshake refusals into errors."""
+        poller = zmq.Poller()
+        poller.register(self._socket, zmq.POLLIN)
+        if self._watcher is not None:
+            poller.register(self._watcher.socket, zmq.POLLIN)
+        ready = dict(poller.poll(max(1, int(remaining * 1000))))
+        if self._watcher is not None and self._watcher.socket in ready and self._watcher.check():
+            self._watcher.close()  # authenticated: nothing more to watch
+            self._watcher = None
+        return self._socket in ready
+
+    def _receive(self, request_id: int) -> tuple[Status, list[bytes]] | None:
+        """Read one reply; return it if it answers ``request_id``, ``None`` for a stale one."""
+        frames = self._socket.recv_multipart()
+        try:
+            reply_id, status, payload = protocol.decode_reply(frames)
+        except protocol.ProtocolError as error:
+            raise DistStoreError(f"the store at {self._where} sent a malformed reply: {error}") from None
+        return (status, payload) if reply_id == request_id else None
+
+
+def _key(key: Key) -> bytes:
+    encoded = key_bytes(key)
+    if not 0 < len(encoded) <= protocol.MAX_KEY_BYTES:
+        raise ValueError(f"store keys must be 1 to {protocol.MAX_KEY_BYTES} bytes, got {len(encoded)}")
+    return encoded
+
+
+def _keys(keys: Sequence[Key]) -> list[bytes]:
+    if isinstance(keys, (str, bytes)):
+        raise TypeError(f"expected a list of keys, got a single {type(keys).__name__} {keys!r}")
+    encoded = [_key(k) for k in keys]
+    if not 0 < len(encoded) <= protocol.MAX_KEYS_PER_REQUEST:
+        raise ValueError(f"expected 1 to {protocol.MAX_KEYS_PER_REQUEST} keys, got {len(encoded)}")
+    return encoded
+
+
+def _value(value: Value) -> bytes:
+    encoded = value_bytes(value)
+    if len(encoded) > protocol.MAX_VALUE_BYTES:
+        raise ValueError(f"store values must be at most {protocol.MAX_VALUE_BYTES} bytes, got {len(encoded)}")
+    return encoded
+
+
+def _single(payload: list[bytes], what: str) -> bytes:
+    if len(payload) != 1:
+        raise DistStoreError(f"malformed {what} reply from the store: {len(payload)} frames, expected 1")
+    return payload[0]
