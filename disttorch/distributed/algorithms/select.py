@@ -1,0 +1,249 @@
+"""Choosing an algorithm for a collective, and running it.
+
+:func:`choose` maps ``(collective, nbytes, world_size)`` to the name of an algorithm
+family (a module of this package); :func:`resolve` returns that module's function. The
+entry points at the bottom (``all_reduce(ch, buf, op)`` ...) choose and run in one call;
+the process group calls them.
+
+Automatic choice
+----------------
+=================  ===============================  ==========================================
+collective         ``nbytes <= SMALL_MESSAGE_BYTES``  larger
+=================  ===============================  ==========================================
+all_reduce         tree (recursive doubling)        ring (reduce-scatter + all-gather)
+reduce_scatter     tree (all-reduce, keep a block)  ring
+reduce             tree (binomial)                  ring (reduce-scatter + gather)
+broadcast          tree (binomial)                  ring (scatter + all-gather); tree on 2 ranks
+all_gather         ring                             ring
+gather, scatter    star                             star
+all_to_all         pairwise                         pairwise
+=================  ===============================  ==========================================
+
+Why a threshold: with per-message latency ``a`` and bandwidth ``B``, recursive doubling
+all-reduce costs about ``log2(n) (a + N/B)`` and the ring ``2 (n - 1) (a + N/(n B))``.
+On 4 ranks the ring catches up when ``N / B = 8 a``; with ``a`` about 30 us and ``B``
+about 2 GB/s for local ZeroMQ that is near 500 KB. :data:`SMALL_MESSAGE_BYTES` =
+256 KiB is that estimate, rounded down because the tree also reduces the whole buffer
+on every rank; the benchmark ``benchmarks/collectives.py`` measures the real crossover on
+the real transport, and this constant is updated from it.
+
+Overrides
+---------
+* ``algorithm="ring" | "tree" | "star" | ...`` argument: use that family; if it does not
+  implement the collective, ``ValueError`` lists those that do.
+* ``DISTTORCH_ALGORITHM=ring|tree|star|...`` environment variable: used when no argument
+  is given; collectives that family does not implement fall back to the automatic choice.
+  ``auto`` (or unset) means the automatic choice.
+* ``deterministic=True`` argument or ``DISTTORCH_DETERMINISTIC=1``: reductions
+  (all_reduce, reduce_scatter, reduce) use ``deterministic.py`` whatever the algorithm
+  setting, so their result does not depend on the algorithm or the world layout. Other
+  collectives only copy data and are unaffected.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from . import deterministic as _deterministic
+from . import pairwise, ring, star, tree
+from .channel import Channel
+
+#: Environment variable naming the preferred algorithm family (``auto`` if unset).
+ALGORITHM_ENV = "DISTTORCH_ALGORITHM"
+#: Environment variable that turns on rank-ordered reductions when set to ``1``.
+DETERMINISTIC_ENV = "DISTTORCH_DETERMINISTIC"
+
+#: Buffers up to this many bytes count as small: latency-optimal algorithms win. Estimated;
+#: see the module docstring.
+SMALL_MESSAGE_BYTES = 256 * 1024
+
+#: Algorithm families by name.
+FAMILIES: dict[str, ModuleType] = {
+    "ring": ring,
+    "tree": tree,
+    "star": star,
+    "pairwise": pairwise,
+    "deterministic": _deterministic,
+}
+
+#: Collectives every family may implement, as function names.
+COLLECTIVES = (
+    "all_reduce", "reduce_scatter", "all_gather", "broadcast",
+    "reduce", "gather", "scatter", "all_to_all",
+)
+
+#: Collectives that combine values (and so depend on the order of reduction).
+REDUCTIONS = frozenset({"all_reduce", "reduce_scatter", "reduce"})
+
+
+def available(collective: str) -> list[str]:
+    """Names of the algorithm families that implement ``collective``."""
+    _check_collective(collective)
+    return [name for name, module in FAMILIES.items() if hasattr(module, collective)]
+
+
+def _check_collective(collective: str) -> None:
+    if collective not in COLLECTIVES:
+        raise ValueError(f"unknown collective {collective!r}; expected one of {COLLECTIVES}")
+
+
+def _deterministic_from_env() -> bool:
+    value = os.environ.get(DETERMINISTIC_ENV, "0").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{DETERMINISTIC_ENV} must be 0 or 1, got {value!r}")
+
+
+def _automatic(collective: str, nbytes: int, world_size: int) -> str:
+    small = nbytes <= SMALL_MESSAGE_BYTES
+    if collective in ("all_reduce", "reduce_scatter", "reduce"):
+        return "tree" if small else "ring"
+    if collective == "broadcast":
+        return "tree" if small or world_size <= 2 else "ring"
+    if collective == "all_gather":
+        return "ring"
+    if collective in ("gather", "scatter"):
+        return "star"
+    return "pairwise"
+
+
+def choose(
+    collective: str,
+    nbytes: int,
+    world_size: int,
+    *,
+    algorithm: Optional[str] = None,
+    deterministic: Optional[bool] = None,
+) -> str:
+    """Name the algorithm family that runs ``collective`` on ``nbytes`` over ``world_size``.
+
+    Args:
+        collective (str): one of :data:`COLLECTIVES`.
+        nbytes (int): size of the buffer in bytes (per rank).
+        world_size (int): number of ranks in the group.
+        algorithm (str, optional): family to use; ``None`` reads ``DISTTORCH_ALGORITHM``,
+            ``"auto"`` chooses automatically.
+        deterministic (bool, optional): rank-ordered reductions; ``None`` reads
+            ``DISTTORCH_DETERMINISTIC``.
+
+    Example::
+
+        >>> choose("all_reduce", 64 << 20, 4)
+        'ring'
+        >>> choose("all_reduce", 4096, 4)
+        'tree'
+    """
+    _check_collective(collective)
+    if deterministic is None:
+        deterministic = _deterministic_from_env()
+    if deterministic and collective in REDUCTIONS:
+        return "deterministic"
+    explicit = algorithm is not None
+    if not explicit:
+        algorithm = os.environ.get(ALGORITHM_ENV, "auto").strip().lower() or "auto"
+    if algorithm != "auto":
+        if algorithm not in FAMILIES:
+            source = "algorithm" if explicit else ALGORITHM_ENV
+            raise ValueError(
+                f"{source}={algorithm!r} is not an algorithm; expected 'auto' or one of "
+                f"{sorted(FAMILIES)}"
+            )
+        if hasattr(FAMILIES[algorithm], collective):
+            return algorithm
+        if explicit:
+            raise ValueError(
+                f"algorithm {algorithm!r} does not implement {collective}; use one of "
+                f"{available(collective)} or 'auto'"
+            )
+    return _automatic(collective, nbytes, world_size)
+
+
+def resolve(
+    collective: str,
+    nbytes: int,
+    world_size: int,
+    *,
+    algorithm: Optional[str] = None,
+    deterministic: Optional[bool] = None,
+) -> Callable[..., None]:
+    """Return the function that runs ``collective``; arguments as for :func:`choose`."""
+    name = choose(
+        collective, nbytes, world_size, algorithm=algorithm, deterministic=deterministic
+    )
+    return getattr(FAMILIES[name], collective)
+
+
+# Entry points: choose by size and run. Signatures follow the Channel contract; the extra
+# keyword arguments are those of choose().
+
+def all_reduce(
+    ch: Channel, buf: np.ndarray, op: Callable, *,
+    algorithm: Optional[str] = None, deterministic: Optional[bool] = None,
+) -> None:
+    """Reduce ``buf`` over all ranks in place; every rank ends with identical bits."""
+    resolve("all_reduce", buf.nbytes, ch.size, algorithm=algorithm,
+            deterministic=deterministic)(ch, buf, op)
+
+
+def reduce_scatter(
+    ch: Channel, buf: np.ndarray, op: Callable, counts: Sequence[int], *,
+    algorithm: Optional[str] = None, deterministic: Optional[bool] = None,
+) -> None:
+    """Reduce ``buf`` (blocks laid out by ``counts``); block ``ch.rank`` holds the result."""
+    resolve("reduce_scatter", buf.nbytes, ch.size, algorithm=algorithm,
+            deterministic=deterministic)(ch, buf, op, counts)
+
+
+def all_gather(
+    ch: Channel, buf: np.ndarray, counts: Sequence[int], *,
+    algorithm: Optional[str] = None,
+) -> None:
+    """Fill every block of ``buf`` (laid out by ``counts``) from the rank that owns it."""
+    resolve("all_gather", buf.nbytes, ch.size, algorithm=algorithm)(ch, buf, counts)
+
+
+def broadcast(
+    ch: Channel, buf: np.ndarray, root: int, *, algorithm: Optional[str] = None,
+) -> None:
+    """Copy ``buf`` from ``root`` to every rank."""
+    resolve("broadcast", buf.nbytes, ch.size, algorithm=algorithm)(ch, buf, root)
+
+
+def reduce(
+    ch: Channel, buf: np.ndarray, op: Callable, root: int, *,
+    algorithm: Optional[str] = None, deterministic: Optional[bool] = None,
+) -> None:
+    """Reduce ``buf`` over all ranks into ``buf`` on ``root`` (scratch elsewhere)."""
+    resolve("reduce", buf.nbytes, ch.size, algorithm=algorithm,
+            deterministic=deterministic)(ch, buf, op, root)
+
+
+def gather(
+    ch: Channel, send: np.ndarray, recv: Optional[Sequence[np.ndarray]], root: int, *,
+    algorithm: Optional[str] = None,
+) -> None:
+    """Collect every rank's ``send`` into ``recv[rank]`` on ``root``."""
+    resolve("gather", send.nbytes, ch.size, algorithm=algorithm)(ch, send, recv, root)
+
+
+def scatter(
+    ch: Channel, send: Optional[Sequence[np.ndarray]], recv: np.ndarray, root: int, *,
+    algorithm: Optional[str] = None,
+) -> None:
+    """Send ``send[i]`` from ``root`` into ``recv`` on rank ``i``."""
+    resolve("scatter", recv.nbytes, ch.size, algorithm=algorithm)(ch, send, recv, root)
+
+
+def all_to_all(
+    ch: Channel, send_blocks: Sequence[np.ndarray], recv_blocks: Sequence[np.ndarray], *,
+    algorithm: Optional[str] = None,
+) -> None:
+    """Send ``send_blocks[i]`` to rank ``i``; receive rank ``i``'s into ``recv_blocks[i]``."""
+    nbytes = sum(b.nbytes for b in send_blocks)
+    resolve("all_to_all", nbytes, ch.size, algorithm=algorithm)(ch, send_blocks, recv_blocks)
