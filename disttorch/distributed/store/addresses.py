@@ -50,9 +50,15 @@ def _resolve(host: str) -> list[str]:
     return list(dict.fromkeys(info[4][0] for info in infos))
 
 
+def _is_loopback_name(name: str) -> bool:
+    return name.split(".")[0] in ("localhost", "ip6-localhost", "ip6-loopback")
+
+
 def _is_this_host(host: str) -> bool:
-    names = {socket.gethostname().lower(), socket.getfqdn().lower()}
-    return host.lower() in names or host.lower().split(".")[0] == socket.gethostname().lower().split(".")[0]
+    """Whether ``host`` is this machine's own name (``getfqdn`` may say ``localhost``: not counted)."""
+    host = host.lower()
+    names = {name.lower() for name in (socket.gethostname(), socket.getfqdn()) if not _is_loopback_name(name.lower())}
+    return host in names or any(host.split(".")[0] == name.split(".")[0] for name in names)
 
 
 def listen_address(host: str) -> str:
@@ -73,7 +79,7 @@ def listen_address(host: str) -> str:
             return host
         logger.warning("store host %s is not an address of this machine; listening on all interfaces", host)
         return _ANY
-    if _is_this_host(host):
+    if not _is_loopback_name(host.lower()) and _is_this_host(host):
         return _ANY
     addresses = _resolve(host)
     if addresses and all(is_loopback(a) for a in addresses):
