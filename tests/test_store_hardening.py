@@ -1,0 +1,273 @@
+"""Hardening of the TCP store: raw garbage, unauthenticated clients, malformed and oversized frames,
+memory caps, while legitimate clients keep working."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import struct
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+import zmq
+
+from disttorch.distributed import auth
+from disttorch.distributed.store import DistStoreError, TCPStore, protocol, tcp_server
+from disttorch.distributed.store.protocol import Command, ProtocolError, Status
+from disttorch.distributed.store.table import KeyValueTable, StoreFullError
+
+SECRET = "0123456789abcdef" * 2
+
+
+@pytest.fixture
+def master():
+    store = TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=10), secret=SECRET)
+    yield store
+    store.close()
+
+
+class RawClient:
+    """A DEALER socket that sends whatever frames a test likes (with or without the job's credentials)."""
+
+    def __init__(self, port: int, secret: bytes | None) -> None:
+        self.context = zmq.Context()
+        self.socket = self.context.socket(zmq.DEALER)
+        self.socket.linger = 0
+        auth.configure_client(self.socket, secret)
+        self.socket.connect(f"tcp://127.0.0.1:{port}")
+
+    def send(self, frames: list[bytes]) -> None:
+        self.socket.send_multipart(frames)
+
+    def reply(self, timeout_ms: int = 3000) -> list[bytes] | None:
+        return self.socket.recv_multipart() if self.socket.poll(timeout_ms) else None
+
+    def close(self) -> None:
+        self.socket.close(linger=0)
+        self.context.term()
+
+
+def _server(store: TCPStore) -> tcp_server.StoreServer:
+    assert store._server is not None
+    return store._server
+
+
+def _still_serving(store: TCPStore, port: int, tag: str) -> None:
+    with TCPStore("127.0.0.1", port, timeout=timedelta(seconds=10), secret=SECRET) as client:
+        client.set(f"alive/{tag}", tag)
+        assert store.get(f"alive/{tag}") == tag.encode()
+        assert client.add(f"count/{tag}", 2) == 2
+
+
+# ---------------------------------------------------------------- raw TCP
+
+
+@pytest.mark.timeout(60)
+def test_raw_tcp_garbage_while_a_client_works(master):
+    port = master.port
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    done = [0]
+
+    def legitimate_client() -> None:
+        try:
+            with TCPStore("127.0.0.1", port, timeout=timedelta(seconds=10), secret=SECRET) as client:
+                while not stop.is_set():
+                    done[0] += 1
+                    client.set("progress", str(done[0]))
+                    assert client.get("progress") == str(done[0]).encode()
+        except BaseException as error:  # surfaced below
+            errors.append(error)
+
+    worker = threading.Thread(target=legitimate_client)
+    worker.start()
+    rng = random.Random(0)
+    greeting = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL" + b"\x00" * 16 + b"\x00" + b"\x00" * 31
+    payloads = [
+        lambda: os.urandom(rng.randint(1, 4096)),
+        lambda: greeting,  # a valid ZMTP 3.0 greeting with the wrong mechanism...
+        lambda: greeting + os.urandom(512),  # ...followed by junk
+        lambda: greeting[:7],  # truncated greeting
+        lambda: b"\xff" + b"\xff" * 8 + b"\x7f" + os.urandom(64),  # absurd length prefix
+        lambda: os.urandom(1 << 20),  # a megabyte of noise
+    ]
+    sent = 0
+    for i in range(300):
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as raw:
+            try:
+                raw.sendall(payloads[i % len(payloads)]())
+                sent += 1
+            except OSError:
+                pass  # the server may hang up mid-send: that is the point
+    time.sleep(0.2)
+    stop.set()
+    worker.join(timeout=20)
+    assert not errors, errors
+    assert sent > 250 and done[0] > 10
+    _still_serving(master, port, "after-garbage")
+    assert master.num_keys() == 3  # progress + alive + count: nothing else got in
+
+
+# ---------------------------------------------------------------- unauthenticated ZeroMQ peers
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("secret", [None, b"wrong secret"], ids=["no-secret", "wrong-secret"])
+def test_unauthenticated_requests_never_reach_the_store(master, secret):
+    intruder = RawClient(master.port, secret)
+    try:
+        for i in range(50):
+            intruder.send(protocol.encode_request(Command.SET, i, b"owned", b"yes"))
+        assert intruder.reply(timeout_ms=500) is None
+    finally:
+        intruder.close()
+    assert not master.check(["owned"])
+    assert _server(master).malformed == 0  # dropped by the handshake, before the store saw anything
+    _still_serving(master, master.port, "after-intruder")
+
+
+# ---------------------------------------------------------------- malformed frames from a member
+
+
+MALFORMED = [
+    [b""],
+    [b"\x01"],  # truncated header
+    [b"\x09" + b"\x01" + b"\x00" * 8],  # wrong protocol version
+    [struct.pack("!BBQ", 1, 99, 7)],  # unknown command
+    [struct.pack("!BBQ", 1, Command.SET, 8), b"only a key"],  # wrong frame count
+    [struct.pack("!BBQ", 1, Command.SET, 9), b"", b"empty key"],
+    [struct.pack("!BBQ", 1, Command.SET, 10), b"k" * (protocol.MAX_KEY_BYTES + 1), b"v"],
+    [struct.pack("!BBQ", 1, Command.GET, 11), b"k", b"\x00\x01"],  # short timeout field
+    [struct.pack("!BBQ", 1, Command.GET, 12), b"k", struct.pack("!q", -5)],  # negative timeout
+    [struct.pack("!BBQ", 1, Command.WAIT, 13), struct.pack("!q", 10)],  # no keys
+    [struct.pack("!BBQ", 1, Command.ADD, 14), b"k", b"\x01\x02\x03"],
+    [struct.pack("!BBQ", 1, Command.WAIT_WORKERS, 15), struct.pack("!q", 0), struct.pack("!q", 10)],
+    [struct.pack("!BBQ", 1, Command.CHECK, 16)],
+    [struct.pack("!BBQ", 1, Command.NUM_KEYS, 17), b"extra"],
+]
+
+
+@pytest.mark.timeout(60)
+def test_malformed_frames_are_dropped_logged_and_answered(master, caplog):
+    member = RawClient(master.port, bytes.fromhex(SECRET))
+    try:
+        with caplog.at_level(logging.WARNING, logger="disttorch.distributed.store"):
+            for frames in MALFORMED:
+                member.send(frames)
+            replies = []
+            while (frames := member.reply(timeout_ms=1000)) is not None:
+                replies.append(protocol.decode_reply(frames))
+            # every request whose header was readable got an ERROR naming the problem
+            assert sorted(r[0] for r in replies) == list(range(8, 18))
+            assert all(status is Status.ERROR for _, status, _ in replies)
+            assert any(b"SET takes 2 argument frames, got 1" in payload[0] for _, _, payload in replies)
+            member.send(protocol.encode_request(Command.SET, 99, b"valid", b"after junk"))
+            assert protocol.decode_reply(member.reply()) == (99, Status.OK, [])
+        assert _server(master).malformed == len(MALFORMED)
+        assert "dropped malformed store request" in caplog.text
+    finally:
+        member.close()
+    assert master.get("valid") == b"after junk"
+    assert master.num_keys() == 1
+
+
+@pytest.mark.timeout(60)
+def test_random_frames_from_a_member_never_crash_the_server(master):
+    member = RawClient(master.port, bytes.fromhex(SECRET))
+    rng = random.Random(1)
+    try:
+        for i in range(2000):
+            frames = [os.urandom(rng.choice([0, 1, 9, 10, 11, 64])) for _ in range(rng.randint(1, 5))]
+            if rng.random() < 0.5:  # a valid header with random arguments
+                frames[0] = struct.pack("!BBQ", 1, rng.randint(1, 11), i)
+            member.send(frames)
+        _still_serving(master, master.port, "after-fuzz")
+    finally:
+        member.close()
+    assert _server(master).malformed > 500
+
+
+@pytest.mark.timeout(60)
+def test_oversized_frame_drops_only_the_sender(master):
+    member = RawClient(master.port, bytes.fromhex(SECRET))
+    try:
+        member.send(protocol.encode_request(Command.SET, 1, b"huge", b"\0" * (protocol.MAX_VALUE_BYTES + 4096)))
+        assert member.reply(timeout_ms=1500) is None  # ZeroMQ's MAXMSGSIZE cut the connection
+    finally:
+        member.close()
+    assert not master.check(["huge"])
+    _still_serving(master, master.port, "after-oversize")
+
+
+def test_parse_request_raises_only_protocol_errors_on_random_input():
+    rng = random.Random(2)
+    accepted = 0
+    for i in range(20000):
+        frames = [bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 8, 10, 12]))) for _ in range(rng.randint(0, 4))]
+        if frames and rng.random() < 0.7:
+            frames[0] = struct.pack("!BBQ", 1, rng.randint(0, 12), i)
+        try:
+            protocol.parse_request(frames)
+            accepted += 1
+        except ProtocolError:
+            pass
+    assert accepted > 0  # the generator does hit valid shapes too
+
+
+# ---------------------------------------------------------------- memory caps
+
+
+def test_table_caps_keys_and_bytes():
+    table = KeyValueTable(max_keys=2, max_bytes=100)
+    table.set(b"a", b"1")
+    table.set(b"b", b"2")
+    table.set(b"a", b"overwrite is fine")
+    with pytest.raises(StoreFullError, match="maximum of 2 keys"):
+        table.set(b"c", b"3")
+    with pytest.raises(StoreFullError, match="above its cap of 100"):
+        table.set(b"a", b"x" * 200)
+    assert table.delete(b"a")
+    table.set(b"c", b"now fits")
+    assert len(table) == 2
+
+
+@pytest.mark.timeout(30)
+def test_full_store_refuses_with_a_clear_error(master):
+    _server(master).table.max_keys = 1
+    master.set("one", "fits")
+    with pytest.raises(DistStoreError, match="refused SET: store holds its maximum of 1 keys"):
+        master.set("two", "does not")
+    master.set("one", "overwriting still works")
+
+
+@pytest.mark.timeout(30)
+def test_pending_waiters_are_capped(master, monkeypatch):
+    monkeypatch.setattr(tcp_server, "MAX_WAITERS", 2)
+    member = RawClient(master.port, bytes.fromhex(SECRET))
+    try:
+        for request_id in (1, 2, 3):
+            member.send(protocol.encode_request(Command.GET, request_id, b"never", protocol.pack_i64(60_000)))
+        request_id, status, payload = protocol.decode_reply(member.reply())
+        assert (request_id, status) == (3, Status.ERROR)
+        assert b"maximum of 2 pending" in payload[0]
+        master.set("never", "now")  # the two parked gets are answered
+        answered = sorted(protocol.decode_reply(member.reply())[0] for _ in range(2))
+        assert answered == [1, 2]
+    finally:
+        member.close()
+
+
+@pytest.mark.timeout(30)
+def test_waiters_expire_on_the_server(master):
+    member = RawClient(master.port, bytes.fromhex(SECRET))
+    try:
+        member.send(protocol.encode_request(Command.WAIT, 5, protocol.pack_i64(100), b"x", b"y"))
+        request_id, status, payload = protocol.decode_reply(member.reply())
+        assert (request_id, status, sorted(payload)) == (5, Status.TIMEOUT, [b"x", b"y"])
+        assert _server(master)._pending == 0
+    finally:
+        member.close()
