@@ -18,6 +18,8 @@ from ._random import (Generator, default_generator, get_rng_state, initial_seed,
                       set_rng_state)
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .serialization import load, save
+from . import nn, optim, utils
 
 
 def _export_ops() -> None:
@@ -32,3 +34,11 @@ def _export_ops() -> None:
 
 _export_ops()
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``disttorch.distributed`` is imported on first use (it brings in ZeroMQ)."""
+    if name == "distributed":
+        import importlib
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'disttorch' has no attribute '{name}'")

@@ -1,0 +1,230 @@
+"""``DataLoader``: batches from a dataset, in the main process or in worker processes.
+
+With ``num_workers > 0`` each worker process gets batches of indices round-robin
+(``prefetch_factor`` in flight per worker) and the loader yields results in order.
+Worker exceptions are re-raised in the main process with the worker's traceback; a
+worker that dies is reported, never waited on forever.
+"""
+from __future__ import annotations
+
+import itertools
+import multiprocessing as mp
+import queue
+from typing import Any, Callable, Iterable, Iterator
+
+from ..._random import Generator, default_generator
+from .collate import default_collate, default_convert
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .worker import WorkerError, _IterableExhausted, worker_loop
+
+__all__ = ["DataLoader"]
+
+
+def _fetch_map(dataset: Any, indices: Any, collate: Callable, batched: bool) -> Any:
+    if not batched:
+        return collate(dataset[indices])
+    return collate([dataset[i] for i in indices])
+
+
+def _fetch_iter(it: Iterator, n: int | None, collate: Callable, drop_last: bool) -> Any:
+    if n is None:
+        try:
+            return collate(next(it))
+        except StopIteration:
+            return None
+    batch = list(itertools.islice(it, n))
+    if not batch or (drop_last and len(batch) < n):
+        return None
+    return collate(batch)
+
+
+class _Fetch:
+    """A picklable fetch function for worker processes."""
+
+    def __init__(self, collate: Callable, batched: bool, iterable: bool, drop_last: bool) -> None:
+        self.collate, self.batched, self.iterable, self.drop_last = collate, batched, iterable, drop_last
+
+    def __call__(self, source: Any, indices: Any) -> Any:
+        if self.iterable:
+            return _fetch_iter(source, indices, self.collate, self.drop_last)
+        return _fetch_map(source, indices, self.collate, self.batched)
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches, as ``torch.utils.data.DataLoader``.
+
+    Args:
+        dataset: a map-style or iterable dataset.
+        batch_size: samples per batch (None: no batching, samples are converted only).
+        shuffle: reshuffle every epoch (map-style datasets).
+        sampler / batch_sampler: custom index order / batches (exclusive with shuffle etc.).
+        num_workers: worker processes (0 loads in the main process).
+        collate_fn: merges a list of samples (default: ``default_collate``).
+        drop_last: drop the last incomplete batch.
+        generator: generator for the shuffling order and worker seeds.
+        timeout: seconds to wait for a worker's batch before raising (0: the 300 s default
+            watchdog only notices dead workers).
+    """
+
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler: Sampler | Iterable | None = None,
+                 batch_sampler: Sampler | Iterable | None = None, num_workers: int = 0,
+                 collate_fn: Callable | None = None, pin_memory: bool = False,
+                 drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable | None = None, multiprocessing_context: Any = None,
+                 generator: Generator | None = None, *, prefetch_factor: int | None = None,
+                 persistent_workers: bool = False) -> None:
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                             "disable multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                             "let num_workers > 0 to enable multiprocessing, otherwise set "
+                             "prefetch_factor to None.")
+        self.dataset = dataset
+        self.num_workers, self.timeout = num_workers, timeout
+        self.prefetch_factor = 2 if prefetch_factor is None and num_workers else prefetch_factor
+        self.worker_init_fn, self.generator = worker_init_fn, generator
+        self.multiprocessing_context = multiprocessing_context
+        self.persistent_workers = persistent_workers
+        self.pin_memory = pin_memory
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
+                                 f"option, but got shuffle={shuffle}")
+            if sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
+                                 "and batch_sampler options")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                                 "shuffle, sampler, and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_size, self.drop_last = batch_size, drop_last
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+        self._auto_collation = batch_sampler is not None or (self._iterable and batch_size is not None)
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+
+    @property
+    def _index_sampler(self) -> Any:
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def __len__(self) -> int:
+        if self._iterable:
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self._index_sampler)
+
+    def __iter__(self) -> Iterator[Any]:
+        fetch = _Fetch(self.collate_fn, self._auto_collation, self._iterable, self.drop_last)
+        if self.num_workers == 0:
+            return self._single_process(fetch)
+        return self._multi_process(fetch)
+
+    def _single_process(self, fetch: _Fetch) -> Iterator[Any]:
+        if self._iterable:
+            it = iter(self.dataset)
+            while True:
+                data = fetch(it, self.batch_size)
+                if data is None:
+                    return
+                yield data
+        else:
+            for indices in self._index_sampler:
+                yield fetch(self.dataset, indices)
+
+    def _multi_process(self, fetch: _Fetch) -> Iterator[Any]:
+        ctx = self.multiprocessing_context
+        if ctx is None or isinstance(ctx, str):
+            ctx = mp.get_context(ctx or ("fork" if "fork" in mp.get_all_start_methods() else "spawn"))
+        gen = self.generator or default_generator
+        base_seed = int(gen._rng.integers(0, 2 ** 62))
+        result_q = ctx.Queue()
+        index_qs, workers = [], []
+        for wid in range(self.num_workers):
+            iq = ctx.Queue()
+            w = ctx.Process(target=worker_loop, daemon=True,
+                            args=(self.dataset, iq, result_q, fetch, wid, self.num_workers,
+                                  base_seed + wid, self.worker_init_fn, self._iterable))
+            w.start()
+            index_qs.append(iq)
+            workers.append(w)
+        try:
+            yield from self._drive(index_qs, result_q, workers)
+        finally:
+            for iq in index_qs:
+                iq.put(None)
+            for w in workers:
+                w.join(timeout=5)
+                if w.is_alive():
+                    w.terminate()
+                    w.join()
+
+    def _drive(self, index_qs: list, result_q: Any, workers: list) -> Iterator[Any]:
+        """Keep ``prefetch_factor`` batches per worker in flight; yield results in order."""
+        n_workers = len(workers)
+        tasks: Iterator = iter(self._index_sampler) if not self._iterable else \
+            itertools.repeat(self.batch_size)
+        sent = received = 0
+        pending: dict[int, Any] = {}
+        exhausted: set[int] = set()
+        done_sending = False
+
+        def send_one() -> None:
+            nonlocal sent, done_sending
+            if done_sending:
+                return
+            live = [w for w in range(n_workers) if w not in exhausted]
+            if not live:
+                done_sending = True
+                return
+            try:
+                task = next(tasks)
+            except StopIteration:
+                done_sending = True
+                return
+            index_qs[live[sent % len(live)] if self._iterable else sent % n_workers].put((sent, task))
+            sent += 1
+
+        for _ in range(self.prefetch_factor * n_workers):
+            send_one()
+        wait = self.timeout if self.timeout > 0 else 5.0
+        while received < sent:
+            while received not in pending:
+                try:
+                    batch_no, data = result_q.get(timeout=wait)
+                except queue.Empty:
+                    dead = [i for i, w in enumerate(workers) if not w.is_alive()]
+                    if dead:
+                        codes = ", ".join(f"worker {i} (exit code {workers[i].exitcode})" for i in dead)
+                        raise RuntimeError(f"DataLoader worker(s) exited unexpectedly: {codes}") from None
+                    if self.timeout > 0:
+                        raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds") from None
+                    continue
+                if isinstance(data, WorkerError):
+                    data.reraise()
+                pending[batch_no] = data
+            data = pending.pop(received)
+            received += 1
+            if isinstance(data, _IterableExhausted):
+                exhausted.add(data.worker_id)
+            else:
+                yield data
+            send_one()

@@ -1,0 +1,119 @@
+"""Datasets, samplers, collation and DataLoader (also with worker processes)."""
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset,
+                                  DistributedSampler, IterableDataset, RandomSampler,
+                                  SequentialSampler, Subset, TensorDataset, default_collate,
+                                  get_worker_info, random_split)
+
+
+class Squares(Dataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i >= self.n:
+            raise IndexError(i)
+        return {"x": np.array([i, i * i], dtype=np.float32), "y": i}
+
+
+class Boom(Squares):
+    def __getitem__(self, i):
+        if i == 5:
+            raise ValueError("bad sample 5")
+        return super().__getitem__(i)
+
+
+class Stream(IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        info = get_worker_info()
+        wid, nw = (info.id, info.num_workers) if info else (0, 1)
+        return iter(range(wid, self.n, nw))
+
+
+def test_tensor_dataset_subset_concat_random_split():
+    ds = TensorDataset(dt.arange(10), dt.arange(10) * 2)
+    x, y = ds[3]
+    assert x.item() == 3 and y.item() == 6 and len(ds) == 10
+    assert len(Subset(ds, [1, 2])) == 2 and Subset(ds, [4])[0][0].item() == 4
+    cat = ConcatDataset([ds, ds])
+    assert len(cat) == 20 and cat[13][0].item() == 3
+    a, b = random_split(ds, [7, 3], generator=dt.Generator().manual_seed(0))
+    assert sorted(a.indices + b.indices) == list(range(10))
+    with pytest.raises(ValueError, match="Size mismatch"):
+        TensorDataset(dt.arange(3), dt.arange(4))
+
+
+def test_samplers_are_seeded_and_batched():
+    g1, g2 = dt.Generator().manual_seed(5), dt.Generator().manual_seed(5)
+    assert list(RandomSampler(range(10), generator=g1)) == list(RandomSampler(range(10), generator=g2))
+    assert sorted(RandomSampler(range(10))) == list(range(10))
+    assert list(BatchSampler(SequentialSampler(range(5)), 2, False)) == [[0, 1], [2, 3], [4]]
+    assert list(BatchSampler(range(5), 2, True)) == [[0, 1], [2, 3]]
+    with pytest.raises(ValueError, match="batch_size should be a positive integer"):
+        BatchSampler(range(5), 0, False)
+
+
+def test_default_collate_structures():
+    batch = default_collate([(dt.ones(2), 1, 2.5, "a", {"k": np.zeros(3)}),
+                             (dt.zeros(2), 2, 3.5, "b", {"k": np.ones(3)})])
+    t, ints, floats, strs, d = batch
+    assert t.shape == (2, 2) and ints.dtype == dt.int64 and floats.dtype == dt.float64
+    assert strs == ["a", "b"] and d["k"].shape == (2, 3)
+
+
+def test_dataloader_batches_shuffle_drop_last():
+    dl = DataLoader(Squares(10), batch_size=4, drop_last=True)
+    batches = list(dl)
+    assert len(dl) == 2 and len(batches) == 2
+    assert batches[0]["x"].shape == (4, 2) and batches[1]["y"].tolist() == [4, 5, 6, 7]
+    dl = DataLoader(Squares(10), batch_size=3, shuffle=True, generator=dt.Generator().manual_seed(1))
+    ys = [y for b in dl for y in b["y"].tolist()]
+    assert sorted(ys) == list(range(10)) and ys != list(range(10))
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        DataLoader(Squares(4), sampler=range(4), shuffle=True)
+
+
+@pytest.mark.timeout(60)
+def test_workers_give_the_same_batches_in_order():
+    single = [b["y"].tolist() for b in DataLoader(Squares(23), batch_size=4)]
+    multi = [b["y"].tolist() for b in DataLoader(Squares(23), batch_size=4, num_workers=2)]
+    assert multi == single
+
+
+@pytest.mark.timeout(60)
+def test_worker_exception_is_reraised_with_its_traceback():
+    with pytest.raises(RuntimeError, match="bad sample 5"):
+        list(DataLoader(Boom(10), batch_size=2, num_workers=2))
+
+
+@pytest.mark.timeout(60)
+def test_iterable_dataset_with_workers_uses_worker_info():
+    out = sorted(x for b in DataLoader(Stream(10), batch_size=3, num_workers=2) for x in b.tolist())
+    assert out == list(range(10))
+
+
+def test_distributed_sampler_pads_shards_and_reshuffles_per_epoch():
+    ds = list(range(10))
+    shards = [list(DistributedSampler(ds, num_replicas=4, rank=r, shuffle=False)) for r in range(4)]
+    assert [len(s) for s in shards] == [3] * 4
+    assert sorted(sum(shards, [])) == sorted(list(range(10)) + [0, 1])
+    s = DistributedSampler(ds, num_replicas=2, rank=0, seed=3)
+    e0 = list(s); s.set_epoch(1); e1 = list(s)
+    assert e0 != e1 and len(e0) == 5
+    both = list(DistributedSampler(ds, 2, 0, seed=3)) + list(DistributedSampler(ds, 2, 1, seed=3))
+    assert sorted(both) == ds
+    assert len(DistributedSampler(ds, 4, 0, drop_last=True)) == 2
+    with pytest.raises(ValueError, match="Invalid rank"):
+        DistributedSampler(ds, 2, 2)
