@@ -1,0 +1,7 @@
+"""``python -m launcher ...`` runs disttorch-launch."""
+
+import sys
+
+from launcher.main import main
+
+sys.exit(main())

@@ -1,0 +1,236 @@
+"""The node agent: runs the worker group attempt after attempt, watches it, reports failures.
+
+One attempt: meet the other nodes (rendezvous), start this node's workers, wait until they
+all exit 0, one fails, another node announces a failure, or the launcher gets SIGINT,
+SIGTERM or SIGHUP; then stop the group and gather every rank's exit. A failure prints the
+summary box (root cause = the rank that failed first) and, while ``--max-restarts`` allows,
+starts the next attempt with ``DISTTORCH_RESTART_COUNT`` one higher.
+
+Exit status: 0 on success, 1 on failure, 128 + signal number when interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from typing import List, Optional, Tuple
+
+from launcher import output, reaper
+from launcher.cli import LaunchConfig
+from launcher.devices import format_plan, plan_cores, thread_env
+from launcher.failure import RankExit, format_summary, signal_name
+from launcher.output import say
+from launcher.rendezvous import LocalRendezvous, StoreRendezvous
+from launcher.worker_env import WorldInfo, worker_env
+from launcher.workers import WorkerGroup, WorkerSpec
+
+_HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class _Interrupted(Exception):
+    """Raised by the signal handler while no workers run (e.g. during the rendezvous)."""
+
+
+class Agent:
+    """Runs one node's part of a job described by ``config``; :meth:`run` returns the exit status."""
+
+    def __init__(self, config: LaunchConfig) -> None:
+        self.config = config
+        self.plan = plan_cores(config.nproc, config.cores_per_rank, config.bind_cores)
+        self.threads = thread_env(self.plan, os.environ)
+        self.secret = config.job_secret or secrets.token_hex(32)  # single node: a fresh one per job
+        self.signal: Optional[int] = None
+        self.hurry = threading.Event()  # a second signal: skip the grace period
+        self._workers_running = False
+        self._run_dir = tempfile.mkdtemp(prefix="disttorch-launch-")
+        self._log_root = config.log_dir
+        wants_logs = any(config.redirects.values()) or any(config.tee.values())
+        if self._log_root is None and wants_logs:
+            self._log_root = tempfile.mkdtemp(prefix="disttorch-logs-")
+
+    def run(self) -> int:
+        """Run the job to its end; return 0 (success), 1 (failure) or 128 + signal (interrupted)."""
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED_SIGNALS}
+        reaper.become_subreaper()
+        self._own_children = reaper.children()  # not ours to reap at teardown
+        rdzv = None
+        try:
+            rdzv = (StoreRendezvous(self.config, say) if self.config.nnodes > 1 else LocalRendezvous(self.config))
+            for attempt in range(self.config.max_restarts + 1):
+                status = self._attempt(rdzv, attempt)
+                if status is not None:
+                    return status
+            return 1
+        except _Interrupted:
+            say(f"received {signal_name(self.signal or signal.SIGINT)} before the workers started; exiting")
+            return 128 + (self.signal or signal.SIGINT)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if rdzv is not None:
+                rdzv.close()
+            shutil.rmtree(self._run_dir, ignore_errors=True)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self.signal is not None:
+            self.hurry.set()
+            return
+        self.signal = signum
+        if not self._workers_running:
+            raise _Interrupted()
+
+    # ------------------------------------------------------------------ one attempt
+
+    def _attempt(self, rdzv, attempt: int) -> Optional[int]:
+        """Run attempt ``attempt``; return the exit status, or ``None`` to restart."""
+        c = self.config
+        world = rdzv.next_round(attempt)
+        if attempt == 0:
+            self._print_start(world)
+        else:
+            say(f"restarting the worker group: restart {attempt} of {c.max_restarts} "
+                f"(DISTTORCH_RESTART_COUNT={attempt}, MASTER_PORT={world.master_port})")
+        group = WorkerGroup([self._spec(world, lr) for lr in range(c.nproc)], self._own_children)
+        started = time.monotonic()
+        self._workers_running = True
+        try:
+            group.start()
+            outcome, note = self._watch(group, rdzv, attempt)
+            if outcome != "succeeded" and c.nnodes > 1 and outcome != "remote":
+                self._try(lambda: rdzv.announce_failure(attempt))
+            group.stop(c.stop_grace, self.hurry)
+            if group.all_reaped():
+                reaper.reap_leftovers(keep=self._own_children)
+        finally:
+            self._workers_running = False
+        local = [group.ended[lr] for lr in sorted(group.ended)]
+        gathered = self._try(lambda: rdzv.gather(attempt, local, note))
+        exits, notes = gathered if gathered is not None else (local, [note or "lost contact with the other nodes"])
+        self._merge_traces()
+        if self.signal is not None:
+            say(f"received {signal_name(self.signal)}: stopped all workers")
+            return 128 + self.signal
+        failures = [e for e in exits if e.failed]
+        if not failures and not notes:
+            say(f"all {len(exits)} ranks exited 0 ({time.monotonic() - started:.2f} s)")
+            return 0
+        self._print_failure(failures, exits, notes, attempt)
+        if failures and not notes and attempt < c.max_restarts:
+            return None
+        return 1
+
+    def _watch(self, group: WorkerGroup, rdzv, attempt: int) -> Tuple[str, Optional[str]]:
+        """Wait for the group's end: ``("succeeded"|"failed"|"remote"|"signal", note)``."""
+        c = self.config
+        remaining = c.nproc
+        next_poll = time.monotonic() + c.monitor_interval
+        while True:
+            if self.signal is not None:
+                return "signal", f"node {c.node_rank} was interrupted by {signal_name(self.signal)}"
+            try:
+                ended: Optional[RankExit] = group.exits.get(timeout=c.monitor_interval)
+            except queue.Empty:
+                ended = None
+            if ended is not None:
+                if ended.returncode != 0:
+                    return "failed", None
+                remaining -= 1
+                if remaining == 0:
+                    return "succeeded", None
+            if c.nnodes > 1 and time.monotonic() >= next_poll:
+                next_poll = time.monotonic() + c.monitor_interval
+                failed = self._try(lambda: rdzv.remote_failure(attempt))
+                if failed is None:
+                    return "lost", f"node {c.node_rank} lost contact with the agents' store"
+                if failed:
+                    return "remote", None
+
+    def _try(self, fn):
+        """Run a store operation; on error say so and return ``None`` (the store may be gone)."""
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - any store failure means: the other nodes are unreachable
+            say(f"the agents' store at {self.config.master_addr}:{self.config.master_port} failed: {exc}")
+            return None
+
+    # ------------------------------------------------------------------ workers
+
+    def _command(self) -> List[str]:
+        c = self.config
+        head = [sys.executable, "-u", "-m", "launcher.bootstrap"]
+        if c.no_python:
+            return [*head, "--exec", c.script, *c.script_args]
+        if c.module:
+            return [*head, "-m", c.script, *c.script_args]
+        return [*head, c.script, *c.script_args]
+
+    def _spec(self, world: WorldInfo, local_rank: int) -> WorkerSpec:
+        c = self.config
+        rank = world.rank_offset + local_rank
+        error_file = os.path.join(self._run_dir, f"attempt_{world.restart_count}", f"rank{rank}_error.json")
+        os.makedirs(os.path.dirname(error_file), exist_ok=True)
+        env = worker_env(os.environ, world, local_rank, c.nproc, role=c.role, max_restarts=c.max_restarts,
+                         secret=self.secret, error_file=error_file,
+                         trace_dir=c.trace_dir, faults=c.faults, cores=self.plan.cores[local_rank],
+                         threads=self.threads)
+        shown = c.local_ranks_filter is None or local_rank in c.local_ranks_filter
+        redirected = c.redirects.get(local_rank, frozenset())
+        logged = redirected | c.tee.get(local_rank, frozenset())
+
+        def log_path(stream: str) -> Optional[str]:
+            if self._log_root is None or (c.log_dir is None and stream not in logged):
+                return None
+            return os.path.join(self._log_root, world.run_id, f"attempt_{world.restart_count}", str(rank),
+                                f"{stream}.log")
+
+        return WorkerSpec(rank=rank, local_rank=local_rank, node_rank=world.node_rank, cmd=self._command(), env=env,
+                          error_file=error_file,
+                          stdout_console=output.stdout if shown and "stdout" not in redirected else None,
+                          stderr_console=output.stderr if shown and "stderr" not in redirected else None,
+                          stdout_log=log_path("stdout"), stderr_log=log_path("stderr"))
+
+    # ------------------------------------------------------------------ reporting
+
+    def _print_start(self, world: WorldInfo) -> None:
+        c = self.config
+        ranks = list(range(world.rank_offset, world.rank_offset + c.nproc))
+        nodes = f", node {c.node_rank} of {c.nnodes}" if c.nnodes > 1 else ""
+        lines = [f"run {world.run_id}: {c.nproc} local ranks {ranks[0]}..{ranks[-1]} of world {world.world_size}"
+                 f"{nodes}; MASTER_ADDR={world.master_addr} MASTER_PORT={world.master_port}"]
+        lines += format_plan(self.plan, ranks, self.threads)
+        if self._log_root is not None:
+            lines.append(f"logs: {os.path.join(self._log_root, world.run_id)}")
+        if c.faults:
+            lines.append(f"fault injection: DISTTORCH_FAULT={c.faults}")
+        say("\n".join(lines))
+
+    def _print_failure(self, failures: List[RankExit], exits: List[RankExit], notes: List[str], attempt: int) -> None:
+        if failures:
+            root = min(failures, key=lambda e: e.time)
+            text = format_summary(root, exits, attempt, self.config.max_restarts)
+        else:
+            text = "\n".join(["=" * 72, f"job stopped (attempt {attempt + 1} of {self.config.max_restarts + 1}), "
+                                        "no rank failed:"] + [f"  {n}" for n in notes] + ["=" * 72])
+        if failures and notes:
+            text += "\n" + "\n".join(f"note: {n}" for n in notes)
+        say(text)
+
+    def _merge_traces(self) -> None:
+        if self.config.trace_dir is None:
+            return
+        from launcher.trace_merge import merge_traces
+
+        try:
+            merged = merge_traces(self.config.trace_dir)
+        except (OSError, ValueError) as exc:
+            say(f"could not merge traces in {self.config.trace_dir}: {exc}")
+            return
+        if merged is not None:
+            say(f"merged traces into {merged} (open it in https://ui.perfetto.dev or chrome://tracing)")

@@ -1,0 +1,97 @@
+"""CPU cores for each local rank: how many, which ones, and the thread-count variables.
+
+Every local rank gets ``cores_per_rank`` cores. When the node has enough usable cores for
+all of them (``nproc * cores_per_rank <= usable``), rank ``i`` is pinned to its own slice of
+the usable cores (``DISTTORCH_CPU_AFFINITY``, applied by ``launcher.bootstrap``), so ranks do
+not fight over cores. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS``
+are set to ``cores_per_rank`` unless the user set them, so BLAS does not oversubscribe.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def usable_cores() -> List[int]:
+    """The cores this process may run on (its affinity mask), sorted."""
+    return sorted(os.sched_getaffinity(0))
+
+
+@dataclass(frozen=True)
+class CorePlan:
+    """Which cores each local rank gets, and whether ranks are pinned to them."""
+
+    cores_per_rank: int
+    usable: List[int]
+    cores: List[Optional[List[int]]]  # per local rank; None = not pinned
+    note: str  # why ranks are or are not pinned
+
+    @property
+    def pinned(self) -> bool:
+        return any(c is not None for c in self.cores)
+
+
+def plan_cores(nproc: int, cores_per_rank: Optional[int], bind: Optional[bool],
+               usable: Optional[List[int]] = None) -> CorePlan:
+    """Assign cores to ``nproc`` local ranks.
+
+    Args:
+        nproc: local ranks on this node.
+        cores_per_rank: cores for each rank; ``None`` = usable cores // nproc (at least 1).
+        bind: pin ranks to their cores; ``None`` = pin when there are enough cores.
+        usable: the usable cores (default: this process's affinity mask).
+
+    Raises:
+        ValueError: if ``bind`` is True but the ranks need more cores than there are.
+    """
+    usable = usable_cores() if usable is None else list(usable)
+    per_rank = cores_per_rank if cores_per_rank is not None else max(1, len(usable) // nproc)
+    needed = nproc * per_rank
+    enough = needed <= len(usable)
+    if bind is True and not enough:
+        raise ValueError(f"--bind-cores needs {nproc} ranks x {per_rank} cores = {needed} cores, "
+                         f"but only {len(usable)} are usable ({_ranges(usable)}); "
+                         f"lower --cores-per-rank or --nproc-per-node, or pass --no-bind-cores")
+    if bind is False:
+        note = "not pinned (--no-bind-cores)"
+    elif not enough:
+        note = f"not pinned: {nproc} ranks x {per_rank} cores > {len(usable)} usable cores"
+    else:
+        note = "pinned"
+    if bind is False or not enough:
+        return CorePlan(per_rank, usable, [None] * nproc, note)
+    slices = [usable[i * per_rank:(i + 1) * per_rank] for i in range(nproc)]
+    return CorePlan(per_rank, usable, slices, note)
+
+
+def thread_env(plan: CorePlan, user_env: Mapping[str, str]) -> Dict[str, str]:
+    """The BLAS/OpenMP thread-count variables to set: those the user did not set."""
+    return {name: str(plan.cores_per_rank) for name in THREAD_VARS if name not in user_env}
+
+
+def _ranges(cores: List[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
+    parts, start = [], None
+    for i, core in enumerate(cores):
+        if start is None:
+            start = core
+        if i + 1 == len(cores) or cores[i + 1] != core + 1:
+            parts.append(str(start) if start == core else f"{start}-{core}")
+            start = None
+    return ",".join(parts) or "none"
+
+
+def format_plan(plan: CorePlan, global_ranks: List[int], threads: Mapping[str, str]) -> List[str]:
+    """The assignment table printed once at start, one string per line."""
+    thread_note = (f"threads: {' '.join(f'{k}={v}' for k, v in threads.items())}" if threads
+                   else "threads: as set by the user")
+    lines = [f"cores: {len(plan.usable)} usable ({_ranges(plan.usable)}), "
+             f"{plan.cores_per_rank} per rank, {plan.note}; {thread_note}",
+             f"{'rank':>6} {'local':>6}  cores"]
+    for local, (rank, cores) in enumerate(zip(global_ranks, plan.cores)):
+        lines.append(f"{rank:>6} {local:>6}  {_ranges(cores) if cores is not None else 'any'}")
+    return lines

@@ -1,0 +1,74 @@
+"""The per-rank error file: what a failing worker records for the launcher.
+
+The launcher gives every worker its own path in ``DISTTORCH_ERROR_FILE``. When a
+worker dies of an uncaught exception (see ``launcher.bootstrap``) or of an injected
+fault (see ``launcher.faults``), it writes one JSON object there::
+
+    {"kind": "exception" | "fault", "rank": 1, "local_rank": 1, "host": "node7",
+     "pid": 4242, "time": 1795000000.5, "error": "ValueError: bad shape",
+     "traceback": "Traceback (most recent call last): ..."}
+
+The launcher reads it back to name the root cause of a failed job. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from typing import Any, Optional
+
+ERROR_FILE_ENV = "DISTTORCH_ERROR_FILE"
+
+
+def _env_int(name: str) -> Optional[int]:
+    value = os.environ.get(name)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def write_error_file(kind: str, error: str, traceback_text: str = "", **extra: Any) -> Optional[str]:
+    """Record why this worker is about to die in the file named by ``DISTTORCH_ERROR_FILE``.
+
+    Args:
+        kind: ``"exception"`` for an uncaught exception, ``"fault"`` for an injected fault.
+        error: one line, e.g. ``"ValueError: bad shape"``.
+        traceback_text: the formatted Python traceback, if there is one.
+        **extra: more JSON-serialisable fields to store.
+
+    Returns:
+        The path written, or ``None`` when the variable is unset (not started by the launcher).
+        The first record wins: an existing file is left alone, so the original cause survives.
+    """
+    path = os.environ.get(ERROR_FILE_ENV)
+    if not path or os.path.exists(path):
+        return None
+    record = {
+        "kind": kind,
+        "rank": _env_int("RANK"),
+        "local_rank": _env_int("LOCAL_RANK"),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "time": time.time(),
+        "error": error,
+        "traceback": traceback_text,
+        **extra,
+    }
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(record, f)
+    os.replace(tmp, path)  # atomic: the launcher never reads half a record
+    return path
+
+
+def read_error_file(path: str) -> Optional[dict]:
+    """Return the record a worker wrote at ``path``, or ``None`` if there is none (or it is unreadable)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None

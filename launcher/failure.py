@@ -1,0 +1,112 @@
+"""What happened to each rank, and the summary box printed when a job fails.
+
+A :class:`RankExit` is one worker's end: exit code or signal, when, and what it recorded in
+its error file. :func:`format_summary` turns the root cause (the first rank to fail) and the
+other ranks' ends into the box the launcher prints, with a hint on what to do next.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from typing import List, Optional
+
+_CRASH_SIGNALS = {"SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL"}
+
+
+def signal_name(number: int) -> str:
+    """``9`` -> ``"SIGKILL"`` (``"signal 42"`` for numbers without a name)."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+@dataclass
+class RankExit:
+    """How one worker ended. ``returncode`` is negative for a signal, as in :mod:`subprocess`."""
+
+    rank: int
+    local_rank: int
+    node_rank: int
+    host: str
+    pid: int
+    returncode: int
+    time: float  # wall-clock seconds when the launcher saw the exit
+    stopped: bool = False  # ended after the launcher began stopping the group
+    record: Optional[dict] = field(default=None)  # the rank's error file, if it wrote one
+
+    @property
+    def failed(self) -> bool:
+        """Did this rank fail on its own (non-zero exit or signal, not stopped by us)?"""
+        return self.returncode != 0 and not self.stopped
+
+    def how(self) -> str:
+        """``"exit code 3"`` or ``"signal SIGKILL (9)"``."""
+        if self.returncode < 0:
+            return f"signal {signal_name(-self.returncode)} ({-self.returncode})"
+        return f"exit code {self.returncode}"
+
+    def status(self) -> str:
+        """One word or phrase for the table of ranks."""
+        if self.returncode == 0:
+            return "exited 0"
+        if self.stopped:
+            return f"stopped by launcher ({self.how()})"
+        error = (self.record or {}).get("error")
+        return f"failed, {self.how()}" + (f": {error}" if error else "")
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "RankExit":
+        return cls(**data)
+
+
+def _hint(root: RankExit) -> List[str]:
+    record = root.record or {}
+    if record.get("kind") == "fault":
+        return [f"this was an injected fault ({record.get('fault')}); remove --inject-fault / "
+                f"DISTTORCH_FAULT to run without it"]
+    if record.get("kind") == "exception":
+        return []
+    if root.returncode < 0:
+        name = signal_name(-root.returncode)
+        if name == "SIGKILL":
+            return ["no traceback: killed by signal SIGKILL, which cannot be caught. Often the kernel's",
+                    "out-of-memory killer (check `dmesg`) or a `kill -9` from outside the job."]
+        if name in _CRASH_SIGNALS:
+            return [f"no Python exception: the process crashed in native code ({name}). Its Python",
+                    f"stack (faulthandler) is in the [rank{root.rank}] stderr lines above."]
+        return [f"no traceback: killed by signal {name} from outside the launcher."]
+    return [f"no traceback: the process exited with code {root.returncode} without an uncaught",
+            "exception (sys.exit or os._exit in the script, or a crash in native code)."]
+
+
+def format_summary(root: RankExit, ranks: List[RankExit], attempt: int, max_restarts: int) -> str:
+    """The failure box: the root cause in full, then one line per other rank."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(root.time)) + f".{int(root.time % 1 * 1000):03d}"
+    bar = "=" * 72
+    lines = [bar, f"job failed (attempt {attempt + 1} of {max_restarts + 1}): "
+                  f"rank {root.rank} was the first to fail",
+             "root cause:",
+             f"  rank       : {root.rank} (local rank {root.local_rank} on node {root.node_rank})",
+             f"  host       : {root.host}",
+             f"  pid        : {root.pid}",
+             f"  exit       : {root.how()}",
+             f"  time       : {stamp}"]
+    record = root.record or {}
+    if record.get("error"):
+        lines.append(f"  error      : {record['error']}")
+    if record.get("traceback"):
+        lines.append("  traceback  :")
+        lines.extend("    " + line for line in record["traceback"].rstrip("\n").split("\n"))
+    lines.extend("  " + line for line in _hint(root))
+    others = sorted((r for r in ranks if r.rank != root.rank), key=lambda r: r.rank)
+    if others:
+        lines.append("other ranks:")
+        lines.extend(f"  rank {r.rank:<4} (node {r.node_rank}, pid {r.pid}): {r.status()}" for r in others)
+    lines.append(bar)
+    return "\n".join(lines)

@@ -1,0 +1,17 @@
+"""Entry point of ``disttorch-launch`` (and ``python -m launcher``)."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from launcher.agent import Agent
+from launcher.cli import parse_args
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Parse the command line, run the job, and return the exit status.
+
+    0: every rank exited 0. 1: a rank failed (the summary says which and why).
+    2: bad arguments. 128 + N: the launcher was stopped by signal N (130 for Ctrl-C).
+    """
+    return Agent(parse_args(argv)).run()

@@ -1,0 +1,97 @@
+"""Rank output: each worker's stdout and stderr, line by line, prefixed, to console and log files.
+
+One :class:`LinePump` thread per worker stream reads the pipe, cuts it into whole lines and
+writes them, prefixed with ``[rank<k>]: ``, to the launcher's own stdout or stderr (a rank's
+stdout goes to stdout, its stderr to stderr). A line is written with one call under the
+console's lock, so lines of different ranks never interleave within a line. Log files get
+the same lines without a prefix. The launcher's own messages go to stderr as ``[launcher] ...``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import BinaryIO, Optional
+
+MAX_LINE = 1 << 20  # a "line" longer than this is cut, so a rank without newlines cannot exhaust memory
+
+
+class Console:
+    """A locked, flushed writer for one of the launcher's own streams (stdout or stderr)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._broken = False
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` (whole lines) at once; a closed console (e.g. ``| head``) is ignored."""
+        with self._lock:
+            if self._broken:
+                return
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._broken = True  # keep draining the workers' pipes so they never block
+
+
+stdout = Console(sys.stdout.buffer)
+stderr = Console(sys.stderr.buffer)
+
+
+def say(message: str) -> None:
+    """Print a launcher message to stderr, every line prefixed with ``[launcher] ``."""
+    stderr.write("".join(f"[launcher] {line}\n" for line in message.split("\n")).encode("utf-8", "replace"))
+
+
+class LinePump(threading.Thread):
+    """Copies one worker stream, line by line, to a console (prefixed) and/or a log file.
+
+    Args:
+        pipe: the read end of the worker's stdout or stderr pipe (closed when done).
+        prefix: put before every console line, e.g. ``b"[rank1]: "``.
+        console: where the lines are shown, or ``None`` (redirected or filtered out).
+        log_path: a file receiving the lines without prefix, or ``None``.
+    """
+
+    def __init__(self, pipe: BinaryIO, prefix: bytes, console: Optional[Console], log_path: Optional[str]) -> None:
+        super().__init__(name=f"pump {prefix.decode().strip()}", daemon=True)
+        self._pipe = pipe
+        self._prefix = prefix
+        self._console = console
+        self._log: Optional[BinaryIO] = None
+        if log_path is not None:
+            os.makedirs(os.path.dirname(log_path), exist_ok=True)
+            self._log = open(log_path, "ab")
+
+    def run(self) -> None:
+        fd = self._pipe.fileno()
+        pending = b""
+        try:
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                pending += chunk
+                cut = pending.rfind(b"\n") + 1
+                if cut == 0 and len(pending) >= MAX_LINE:
+                    pending, cut = pending + b"\n", len(pending) + 1
+                if cut:
+                    self._emit(pending[:cut])
+                    pending = pending[cut:]
+            if pending:
+                self._emit(pending + b"\n")  # the last line had no newline
+        finally:
+            self._pipe.close()
+            if self._log is not None:
+                self._log.close()
+
+    def _emit(self, lines: bytes) -> None:
+        if self._log is not None:
+            self._log.write(lines)
+            self._log.flush()
+        if self._console is not None:
+            parts = lines.split(b"\n")[:-1]
+            self._console.write(b"".join(self._prefix + part + b"\n" for part in parts))

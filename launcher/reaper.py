@@ -1,0 +1,84 @@
+"""No orphans, no zombies: Linux process-lifetime controls for the launcher and its workers.
+
+- The launcher makes itself a *child subreaper*: a process started by a worker that
+  outlives its parent is re-parented to the launcher (not to PID 1, which in a container may
+  never reap it), and :func:`reap_leftovers` kills and reaps such processes at teardown.
+- Each worker asks for SIGKILL when the launcher dies (*parent-death signal*), so even a
+  ``kill -9`` of the launcher leaves no worker running.
+
+Both use ``prctl``; elsewhere than Linux they do nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(option, value, 0, 0, 0) == 0
+
+
+def become_subreaper() -> bool:
+    """Adopt this process's orphaned descendants (so they can be reaped). Returns success."""
+    return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Get SIGKILL when the parent process (``parent_pid``) dies; exit now if it already has."""
+    if _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL)) and os.getppid() != parent_pid:
+        os._exit(1)  # the launcher died before the signal was armed
+
+
+def children() -> set:
+    """The pids whose parent is this process (read from /proc)."""
+    me = str(os.getpid())
+    found = set()
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+        if fields[1] == me:
+            found.add(int(entry))
+    return found
+
+
+def reap_exited(keep: set) -> None:
+    """Reap every exited child of this process except the pids in ``keep`` (without blocking)."""
+    for pid in children() - keep:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+def reap_leftovers(keep: set) -> int:
+    """SIGKILL and reap every child of this process except the pids in ``keep`` (call once all
+    workers are reaped: what is left are workers' descendants adopted by the subreaper).
+    Returns how many there were."""
+    leftovers = children() - keep
+    for pid in leftovers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for pid in leftovers:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    return len(leftovers)

@@ -1,0 +1,148 @@
+"""How the node agents of a job agree on the world, and tell each other when it fails.
+
+A single-node job needs no meeting: :class:`LocalRendezvous` only picks a free port for
+the workers' ``MASTER_PORT`` each attempt. A multi-node job meets at a
+``disttorch.distributed.store.TCPStore`` hosted by node 0's agent at
+``--master-addr:--master-port`` (imported only then, so single-node start-up stays
+stdlib-only). Keys, for attempt ``a``::
+
+    run_id                    chosen by node 0 (or --rdzv-id)
+    attempt<a>/nproc/<k>      node k's local world size; global ranks follow node order
+    attempt<a>/worker_port    node 0 picks a free port: the workers' MASTER_PORT
+    attempt<a>/failed         counter: > 0 once any node's workers failed (every agent polls it)
+    attempt<a>/report/<k>     node k's rank exits after its group stopped (JSON)
+    attempt<a>/finished       counter of nodes whose group has stopped
+    left                      counter of agents done with the store (node 0 closes it last)
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import time
+from datetime import timedelta
+from typing import List, Optional, Tuple
+
+from launcher.cli import LaunchConfig
+from launcher.failure import RankExit
+from launcher.worker_env import WorldInfo
+
+REPORT_GRACE = 10.0  # seconds, beyond --stop-grace, to wait for other nodes' reports after a failure
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now (the kernel picks it), on ``host``'s interface."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, 0))
+        except OSError:  # a name or address not on this machine: any interface
+            sock.bind(("", 0))
+        return sock.getsockname()[1]
+
+
+class LocalRendezvous:
+    """The single-node case: this node is the world."""
+
+    def __init__(self, config: LaunchConfig) -> None:
+        self.config = config
+        self.run_id = config.run_id or secrets.token_hex(4)
+
+    def next_round(self, attempt: int) -> WorldInfo:
+        """The world for ``attempt``: ranks 0..nproc-1, a fresh free port unless one was given."""
+        addr = self.config.master_addr or "127.0.0.1"
+        port = self.config.master_port or free_port(addr)
+        return WorldInfo(world_size=self.config.nproc, rank_offset=0, nnodes=1, node_rank=0,
+                         master_addr=addr, master_port=port, run_id=self.run_id, restart_count=attempt)
+
+    def remote_failure(self, attempt: int) -> bool:
+        return False
+
+    def announce_failure(self, attempt: int) -> None:
+        pass
+
+    def gather(self, attempt: int, exits: List[RankExit], note: Optional[str]) -> Tuple[List[RankExit], List[str]]:
+        """All ranks' exits and notes (here: this node's own)."""
+        return exits, [note] if note else []
+
+    def close(self) -> None:
+        pass
+
+
+class StoreRendezvous:
+    """The multi-node case: agents meet at node 0's TCPStore (see the module docstring for keys)."""
+
+    def __init__(self, config: LaunchConfig, say) -> None:
+        from disttorch.distributed.store import TCPStore  # only multi-node jobs pay for this import
+
+        self.config = config
+        self._say = say
+        is_master = config.node_rank == 0
+        where = f"{config.master_addr}:{config.master_port}"
+        say(f"node {config.node_rank} of {config.nnodes}: "
+            + (f"hosting the agents' store at {where}" if is_master else f"joining the agents' store at {where}"))
+        self.store = TCPStore(config.master_addr, config.master_port, world_size=config.nnodes, is_master=is_master,
+                              timeout=timedelta(seconds=config.join_timeout), wait_for_workers=False,
+                              secret=config.job_secret)
+        if is_master:
+            self.store.set("run_id", config.run_id or secrets.token_hex(4))
+        self.run_id = self.store.get("run_id").decode()
+
+    def next_round(self, attempt: int) -> WorldInfo:
+        """Publish this node's nproc, wait for every node's, and derive this node's ranks."""
+        c, key = self.config, f"attempt{attempt}/"
+        self.store.set(f"{key}nproc/{c.node_rank}", str(c.nproc))
+        if c.node_rank == 0:
+            self.store.set(f"{key}worker_port", str(free_port(c.master_addr)))
+        counts = [int(self.store.get(f"{key}nproc/{k}")) for k in range(c.nnodes)]
+        return WorldInfo(world_size=sum(counts), rank_offset=sum(counts[:c.node_rank]), nnodes=c.nnodes,
+                         node_rank=c.node_rank, master_addr=c.master_addr,
+                         master_port=int(self.store.get(f"{key}worker_port")), run_id=self.run_id,
+                         restart_count=attempt)
+
+    def remote_failure(self, attempt: int) -> bool:
+        """Has any node announced a failure in ``attempt``? (One store round trip.)"""
+        return self.store.add(f"attempt{attempt}/failed", 0) > 0
+
+    def announce_failure(self, attempt: int) -> None:
+        """Tell every agent that this node's group failed (or was interrupted), so they stop theirs."""
+        self.store.add(f"attempt{attempt}/failed", 1)
+
+    def gather(self, attempt: int, exits: List[RankExit], note: Optional[str]) -> Tuple[List[RankExit], List[str]]:
+        """Publish this node's exits, wait for the other nodes' (bounded once a failure is known),
+        and return every rank's exit plus the nodes' notes (and one for each node that never reported)."""
+        c, key = self.config, f"attempt{attempt}/"
+        report = {"exits": [e.to_json() for e in exits], "note": note}
+        self.store.set(f"{key}report/{c.node_rank}", json.dumps(report))
+        self.store.add(f"{key}finished", 1)
+        deadline = None
+        while self.store.add(f"{key}finished", 0) < c.nnodes:
+            if deadline is None and self.remote_failure(attempt):
+                deadline = time.monotonic() + c.stop_grace + REPORT_GRACE
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            time.sleep(c.monitor_interval)
+        all_exits: List[RankExit] = []
+        notes: List[str] = []
+        for k in range(c.nnodes):
+            if not self.store.check([f"{key}report/{k}"]):
+                notes.append(f"node {k} did not report (its launcher may have died)")
+                continue
+            data = json.loads(self.store.get(f"{key}report/{k}"))
+            all_exits.extend(RankExit.from_json(e) for e in data["exits"])
+            if data["note"]:
+                notes.append(data["note"])
+        return sorted(all_exits, key=lambda e: e.rank), notes
+
+    def close(self) -> None:
+        """Leave the store; node 0 keeps serving it until every agent has left (or 10 s)."""
+        try:
+            self.store.add("left", 1)
+            deadline = time.monotonic() + REPORT_GRACE
+            while self.config.node_rank == 0 and self.store.add("left", 0) < self.config.nnodes:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(self.config.monitor_interval)
+        except Exception:  # noqa: BLE001 - the store may already be gone; leaving must not fail
+            pass
+        self.store.close()

@@ -1,0 +1,119 @@
+"""One node's group of worker processes: start them, see each exit at once, stop them all.
+
+Each worker is started in its own session (``start_new_session=True``), so it leads a process
+group holding it and anything it starts; stopping a worker signals the whole group. A waiter
+thread per worker blocks in ``wait()`` and queues a :class:`~launcher.failure.RankExit` the
+moment the worker ends, so exits arrive in the order they happened and no zombie remains.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set
+
+from launcher import output, reaper
+from launcher.error_file import read_error_file
+from launcher.failure import RankExit
+
+
+@dataclass
+class WorkerSpec:
+    """How to start one worker."""
+
+    rank: int
+    local_rank: int
+    node_rank: int
+    cmd: List[str]
+    env: Dict[str, str]
+    error_file: str
+    stdout_console: Optional[output.Console]  # None: not shown (redirected or filtered)
+    stderr_console: Optional[output.Console]
+    stdout_log: Optional[str]
+    stderr_log: Optional[str]
+
+
+class WorkerGroup:
+    """The worker processes of one attempt on this node.
+
+    ``exits`` is a queue of :class:`RankExit`, one per worker, in the order they ended.
+    ``foreign_children`` are child pids of this process that the group must never reap.
+    """
+
+    def __init__(self, specs: List[WorkerSpec], foreign_children: Set[int]) -> None:
+        self.specs = specs
+        self._foreign = foreign_children  # children of this process that are none of our business
+        self.exits: "queue.Queue[RankExit]" = queue.Queue()
+        self.ended: Dict[int, RankExit] = {}  # local rank -> exit, filled by the waiters
+        self._procs: List[subprocess.Popen] = []
+        self._threads: List[threading.Thread] = []
+        self._stopping_since: Optional[float] = None
+        self._host = socket.gethostname()
+
+    def start(self) -> None:
+        """Start every worker with its output pumps and its waiter thread."""
+        for spec in self.specs:
+            proc = subprocess.Popen(spec.cmd, env=spec.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+            self._procs.append(proc)
+            prefix = f"[rank{spec.rank}]: ".encode()
+            pumps = [output.LinePump(proc.stdout, prefix, spec.stdout_console, spec.stdout_log),
+                     output.LinePump(proc.stderr, prefix, spec.stderr_console, spec.stderr_log)]
+            waiter = threading.Thread(target=self._wait, args=(spec, proc), name=f"wait rank{spec.rank}", daemon=True)
+            for thread in (*pumps, waiter):
+                thread.start()
+                self._threads.append(thread)
+
+    def _wait(self, spec: WorkerSpec, proc: subprocess.Popen) -> None:
+        returncode = proc.wait()
+        now = time.time()
+        stopping = self._stopping_since
+        ended = RankExit(rank=spec.rank, local_rank=spec.local_rank, node_rank=spec.node_rank, host=self._host,
+                         pid=proc.pid, returncode=returncode, time=now,
+                         stopped=stopping is not None and now >= stopping and returncode != 0,
+                         record=read_error_file(spec.error_file))
+        self.ended[spec.local_rank] = ended
+        self.exits.put(ended)
+
+    def stop(self, grace: float, hurry: Optional[threading.Event] = None) -> None:
+        """Stop every worker and everything it started: SIGTERM to each process group, up to
+        ``grace`` seconds for them to end (cut short when ``hurry`` is set), then SIGKILL.
+        Returns when every worker is reaped and its output is drained."""
+        self._stopping_since = time.time()
+        self._signal_groups(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        leaders = {p.pid for p in self._procs}
+        while time.monotonic() < deadline and not (hurry is not None and hurry.is_set()):
+            reaper.reap_exited(keep=self._foreign | leaders)  # adopted descendants must not linger as zombies
+            if not any(self._group_alive(p.pid) for p in self._procs):
+                break
+            time.sleep(0.02)
+        self._signal_groups(signal.SIGKILL)
+        for thread in self._threads:
+            thread.join(timeout=5.0)
+
+    def all_reaped(self) -> bool:
+        """Has every worker been waited for (so no waiter thread still needs its exit status)?"""
+        return len(self.ended) == len(self._procs)
+
+    def _signal_groups(self, sig: int) -> None:
+        for proc in self._procs:
+            try:
+                os.killpg(proc.pid, sig)  # the worker leads its own group (its own session)
+            except (ProcessLookupError, PermissionError):
+                pass  # the whole group is gone already
+
+    def _group_alive(self, pgid: int) -> bool:
+        if any(p.pid == pgid and p.returncode is None for p in self._procs):
+            return True
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True

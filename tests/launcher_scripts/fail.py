@@ -1,0 +1,47 @@
+"""Test worker: every rank records its pid, then one rank fails in the way argv asks.
+
+usage: fail.py PID_DIR MODE FAILING_RANK
+MODE: raise (uncaught ValueError), exit3 (os._exit(3)), kill9 (SIGKILL itself),
+segv (a crash in native code), sleep (nobody fails), lone (nobody fails, no grandchildren).
+Every other rank starts a grandchild process (its pid recorded too, except with lone) and
+sleeps up to 60 s, so the launcher must stop them and everything they started.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+pid_dir, mode, failing = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rank = int(os.environ["RANK"])
+
+
+def record(name, pid):
+    with open(os.path.join(pid_dir, f"{name}.pid.tmp"), "w") as f:
+        f.write(str(pid))
+    os.replace(os.path.join(pid_dir, f"{name}.pid.tmp"), os.path.join(pid_dir, f"{name}.pid"))
+
+
+def deep_failure():
+    raise ValueError(f"rank {rank} cannot go on")
+
+
+if rank == failing and mode not in ("sleep", "lone"):
+    record(f"rank{rank}", os.getpid())
+    time.sleep(0.5)
+    if mode == "raise":
+        deep_failure()
+    elif mode == "exit3":
+        os._exit(3)
+    elif mode == "kill9":
+        os.kill(os.getpid(), 9)
+    elif mode == "segv":
+        import ctypes
+        ctypes.string_at(0)
+else:
+    if mode != "lone":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        record(f"child{rank}", child.pid)
+    record(f"rank{rank}", os.getpid())
+    print(f"rank {rank} waiting", flush=True)
+    time.sleep(60)

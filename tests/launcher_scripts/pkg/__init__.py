@@ -1,0 +1,1 @@
+"""A package for testing ``disttorch-launch -m``."""

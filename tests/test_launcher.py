@@ -1,0 +1,249 @@
+"""disttorch-launch on one node: environment, ranks, output, failures, signals, restarts, clean-up.
+
+Every test runs the real launcher (``python -m launcher``) on small scripts from
+tests/launcher_scripts and checks what it printed, returned and left behind.
+"""
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from launcher_scripts.harness import (  # noqa: E402
+    SCRIPTS, assert_all_gone, launch, recorded_pids, start, wait_for_files)
+
+FAIL = SCRIPTS / "fail.py"
+ENV_DUMP = SCRIPTS / "env_dump.py"
+
+
+def read_env(out: Path, rank: int, attempt: int = 0) -> dict:
+    return json.loads((out / f"rank{rank}_attempt{attempt}.json").read_text())
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("nproc", [1, 4])
+def test_environment_and_ranks(tmp_path, nproc):
+    result = launch("--nproc-per-node", nproc, ENV_DUMP, tmp_path)
+    assert result.returncode == 0, result.stderr
+    envs = [read_env(tmp_path, r) for r in range(nproc)]
+    usable = len(os.sched_getaffinity(0))
+    per_rank = max(1, usable // nproc)
+    for rank, env in enumerate(envs):
+        assert env["RANK"] == env["LOCAL_RANK"] == env["ROLE_RANK"] == str(rank)
+        assert env["WORLD_SIZE"] == env["LOCAL_WORLD_SIZE"] == env["ROLE_WORLD_SIZE"] == str(nproc)
+        assert env["GROUP_RANK"] == "0" and env["GROUP_WORLD_SIZE"] == "1" and env["ROLE_NAME"] == "default"
+        assert env["MASTER_ADDR"] == "127.0.0.1"
+        assert env["TORCHELASTIC_RESTART_COUNT"] == env["DISTTORCH_RESTART_COUNT"] == "0"
+        assert env["TORCHELASTIC_MAX_RESTARTS"] == env["DISTTORCH_MAX_RESTARTS"] == "0"
+        assert env["TORCHELASTIC_RUN_ID"] == env["DISTTORCH_RUN_ID"]
+        assert re.fullmatch(r"[0-9a-f]{64}", env["DISTTORCH_JOB_SECRET"])
+        assert env["DISTTORCH_TRACE_DIR"] is None and env["DISTTORCH_FAULT"] is None
+        assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == str(per_rank)
+        assert env["main"] == "__main__" and env["argv"] == [str(ENV_DUMP), str(tmp_path)]
+        if nproc * per_rank <= usable:  # pinned: each rank on its own cores
+            assert env["cores"] == sorted(os.sched_getaffinity(0))[rank * per_rank:(rank + 1) * per_rank]
+            assert env["DISTTORCH_CPU_AFFINITY"] == ",".join(map(str, env["cores"]))
+        else:
+            assert env["DISTTORCH_CPU_AFFINITY"] is None and env["cores"] == sorted(os.sched_getaffinity(0))
+    for name in ("MASTER_PORT", "DISTTORCH_RUN_ID", "DISTTORCH_JOB_SECRET"):
+        assert len({env[name] for env in envs}) == 1, f"{name} differs between ranks"
+    assert 0 < int(envs[0]["MASTER_PORT"]) < 65536
+    assert len({env["DISTTORCH_ERROR_FILE"] for env in envs}) == nproc
+    assert "[launcher] run " in result.stderr and "cores:" in result.stderr  # the assignment table, once
+    assert result.stderr.count("cores:") == 1
+    assert f"all {nproc} ranks exited 0" in result.stderr
+
+
+@pytest.mark.timeout(60)
+def test_user_settings_win(tmp_path):
+    result = launch("--nproc", 2, "--master-port", 0, "--no-bind-cores", "--rdzv-id", "myjob", ENV_DUMP, tmp_path,
+                    env={"OMP_NUM_THREADS": "7", "DISTTORCH_JOB_SECRET": "ab" * 16})
+    assert result.returncode == 0, result.stderr
+    env = read_env(tmp_path, 1)
+    assert env["OMP_NUM_THREADS"] == "7" and env["MKL_NUM_THREADS"] == "1"
+    assert env["DISTTORCH_JOB_SECRET"] == "ab" * 16 and env["DISTTORCH_RUN_ID"] == "myjob"
+    assert env["DISTTORCH_CPU_AFFINITY"] is None and "--no-bind-cores" in result.stderr
+
+
+@pytest.mark.timeout(60)
+def test_output_prefixed_streams_apart_lines_whole(tmp_path):
+    result = launch("--nproc", 3, SCRIPTS / "chatter.py", 40)
+    assert result.returncode == 0, result.stderr
+    out_lines = result.stdout.splitlines()
+    err_lines = [line for line in result.stderr.splitlines() if not line.startswith("[launcher]")]
+    for rank in range(3):
+        mine = [line for line in out_lines if line.startswith(f"[rank{rank}]: ")]
+        assert mine[:40] == [f"[rank{rank}]: out {rank} {i} " + "x" * 500 for i in range(40)]
+        assert mine[40:] == [f"[rank{rank}]: last {rank} without newline"]
+        assert [line for line in err_lines if line.startswith(f"[rank{rank}]: ")] == \
+            [f"[rank{rank}]: err {rank} {i} " + "y" * 300 for i in range(40)]
+    assert len(out_lines) == 3 * 41 and len(err_lines) == 3 * 40  # nothing else, nothing cut
+
+
+@pytest.mark.timeout(60)
+def test_log_dir_redirects_and_filter(tmp_path):
+    logs = tmp_path / "logs"
+    result = launch("--nproc", 2, "--log-dir", logs, "--redirects", "1", "--local-ranks-filter", "1",
+                    "--rdzv-id", "job7", SCRIPTS / "chatter.py", 3)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""  # stdout redirected to files for every rank
+    assert "[rank1]: err 1 0" in result.stderr and "[rank0]:" not in result.stderr  # filter: local rank 1 only
+    for rank in range(2):
+        folder = logs / "job7" / "attempt_0" / str(rank)
+        assert (folder / "stdout.log").read_text().splitlines()[0] == f"out {rank} 0 " + "x" * 500
+        assert (folder / "stderr.log").read_text().splitlines()[2] == f"err {rank} 2 " + "y" * 300
+
+
+@pytest.mark.timeout(60)
+def test_tee_without_log_dir_uses_a_temporary_one():
+    result = launch("--nproc", 1, "--tee", "3", SCRIPTS / "chatter.py", 1)
+    assert result.returncode == 0, result.stderr
+    assert "[rank0]: out 0 0" in result.stdout
+    logs = Path(re.search(r"logs: (\S+)", result.stderr).group(1))
+    assert (logs / "attempt_0" / "0" / "stdout.log").read_text().startswith("out 0 0 ")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode, expected", [
+    ("raise", ["exit       : exit code 1", "error      : ValueError: rank 1 cannot go on", "traceback  :",
+               "in deep_failure", 'raise ValueError(f"rank {rank} cannot go on")']),
+    ("exit3", ["exit       : exit code 3", "no traceback: the process exited with code 3"]),
+    ("kill9", ["exit       : signal SIGKILL (9)", "no traceback: killed by signal SIGKILL"]),
+    ("segv", ["exit       : signal SIGSEGV (11)", "crashed in native code (SIGSEGV)"]),
+])
+def test_failing_rank_stops_the_rest_and_is_reported(tmp_path, mode, expected):
+    started = time.monotonic()
+    result = launch("--nproc", 3, FAIL, tmp_path, mode, 1, timeout=30)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    assert elapsed < 10, f"the launcher took {elapsed:.1f} s to stop the job"
+    summary = result.stderr[result.stderr.index("job failed"):]
+    assert "rank 1 was the first to fail" in summary
+    assert "rank       : 1 (local rank 1 on node 0)" in summary
+    pid = (tmp_path / "rank1.pid").read_text()
+    assert f"pid        : {pid}" in summary
+    for text in expected:
+        assert text in summary, f"{text!r} missing from:\n{summary}"
+    assert re.search(r"rank 0 .*: stopped by launcher \(signal SIGTERM", summary)
+    if mode == "segv":  # faulthandler printed the Python stack of the crashed rank
+        assert "[rank1]: Fatal Python error: Segmentation fault" in result.stderr
+    pids = recorded_pids(tmp_path)
+    assert len(pids) == 5  # 3 ranks + the grandchildren of ranks 0 and 2
+    assert_all_gone(pids)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_to_launcher_stops_everything(tmp_path, sig, code):
+    proc = start("--nproc", 2, FAIL, tmp_path, "sleep", -1)
+    try:
+        wait_for_files(tmp_path, "*.pid", 4)
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+    assert time.monotonic() - sent < 10
+    assert proc.returncode == code, err
+    assert f"received {signal.Signals(sig).name}: stopped all workers" in err
+    assert_all_gone(recorded_pids(tmp_path))
+
+
+@pytest.mark.timeout(60)
+def test_worker_dies_with_a_killed_launcher(tmp_path):
+    proc = start("--nproc", 2, FAIL, tmp_path, "lone", -1)  # grandchildren would outlive a kill -9
+    try:
+        wait_for_files(tmp_path, "rank*.pid", 2)
+        proc.kill()  # SIGKILL: the launcher cannot clean up, the workers' parent-death signal must
+        proc.communicate(timeout=10)
+        ranks = [int(p.read_text()) for p in tmp_path.glob("rank*.pid")]
+        assert_all_gone(ranks, within=5)
+    finally:
+        proc.kill()
+
+
+@pytest.mark.timeout(90)
+def test_restarts_with_count_in_environment(tmp_path):
+    result = launch("--nproc", 2, "--max-restarts", 2, ENV_DUMP, tmp_path, 0)
+    assert result.returncode == 0, result.stderr
+    assert "restarting the worker group: restart 1 of 2 (DISTTORCH_RESTART_COUNT=1" in result.stderr
+    assert "failing on purpose on attempt 0" in result.stderr  # the first attempt's summary
+    assert "restart 2 of 2" not in result.stderr
+    first, second = read_env(tmp_path, 1, 0), read_env(tmp_path, 1, 1)
+    assert first["DISTTORCH_RESTART_COUNT"] == "0" and second["DISTTORCH_RESTART_COUNT"] == "1"
+    assert second["TORCHELASTIC_RESTART_COUNT"] == "1" and second["DISTTORCH_MAX_RESTARTS"] == "2"
+    assert first["DISTTORCH_RUN_ID"] == second["DISTTORCH_RUN_ID"]
+
+
+@pytest.mark.timeout(90)
+def test_restarts_exhausted(tmp_path):
+    result = launch("--nproc", 2, "--max-restarts", 1, FAIL, tmp_path, "raise", 0)
+    assert result.returncode == 1
+    assert "job failed (attempt 1 of 2)" in result.stderr and "job failed (attempt 2 of 2)" in result.stderr
+    assert_all_gone(recorded_pids(tmp_path))
+
+
+@pytest.mark.timeout(60)
+def test_module_and_no_python():
+    result = launch("--nproc", 2, "-m", "launcher_scripts.pkg.hello", "a", "--flag", cwd=SCRIPTS.parent)
+    assert result.returncode == 0, result.stderr
+    assert "[rank1]: module rank 1 argv ['a', '--flag'] name __main__" in result.stdout
+    result = launch("--nproc", 2, "--no-python", "sh", "-c", 'echo "shell rank $RANK"')
+    assert result.returncode == 0, result.stderr
+    assert "[rank0]: shell rank 0" in result.stdout and "[rank1]: shell rank 1" in result.stdout
+
+
+@pytest.mark.timeout(60)
+def test_two_concurrent_jobs_do_not_clash(tmp_path):
+    jobs = [start("--nproc", 3, SCRIPTS / "ping.py") for _ in range(2)]
+    outputs = [job.communicate(timeout=40) for job in jobs]
+    ports = set()
+    for job, (out, err) in zip(jobs, outputs):
+        assert job.returncode == 0, err
+        heard = re.search(r"\[rank0\]: heard \[1, 2\] port (\d+)", out)
+        assert heard, out
+        ports.add(heard.group(1))
+    assert len(ports) == 2
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("args, message", [
+    (["--nproc-per-node", "0", "x.py"], "--nproc-per-node: expected an integer >= 1 or 'auto', got '0'"),
+    (["--nproc", "two", "x.py"], "--nproc-per-node: expected an integer >= 1 or 'auto', got 'two'"),
+    (["--nproc", "1", "no_such_script.py"], "script 'no_such_script.py' not found"),
+    (["--inject-fault", "explode:rank=1", str(ENV_DUMP)], "unknown action 'explode'; expected one of kill"),
+    (["--nproc", "2", "--inject-fault", "kill:rank=5:at=step:1", str(ENV_DUMP)], "rank 5 does not exist"),
+    (["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", "29999", str(ENV_DUMP)],
+     "needs the same job secret on every node"),
+    (["--nnodes", "2", str(ENV_DUMP)], "--nnodes 2 needs --master-addr and --master-port"),
+    (["--nnodes", "2", "--node-rank", "2", str(ENV_DUMP)], "--node-rank 2 is out of range: expected 0..1"),
+    (["--nproc", "2", "--cores-per-rank", "64", "--bind-cores", str(ENV_DUMP)], "--bind-cores needs 2 ranks x 64"),
+    (["--nproc", "2", "--redirects", "0:9", str(ENV_DUMP)], "--redirects: expected 0 (none)"),
+    (["--nproc", "2", "--local-ranks-filter", "3", str(ENV_DUMP)], "--local-ranks-filter: local rank 3 is out of"),
+    (["--max-restarts", "-1", str(ENV_DUMP)], "--max-restarts: expected an integer >= 0, got '-1'"),
+    (["--standalone", "--nnodes", "2", str(ENV_DUMP)], "--standalone runs a single node"),
+])
+def test_argument_errors(args, message):
+    result = launch(*args)
+    assert result.returncode == 2
+    assert "disttorch-launch: error:" in result.stderr and message in result.stderr, result.stderr
+
+
+@pytest.mark.timeout(60)
+def test_underscore_spellings_and_help():
+    result = launch("--nproc_per_node", "2", "--max_restarts", "0", "--monitor_interval", "0.05", "--no_bind_cores",
+                    SCRIPTS / "chatter.py", 1)
+    assert result.returncode == 0, result.stderr
+    assert "[rank1]: out 1 0" in result.stdout
+    help_text = launch("--help").stdout
+    for option in ("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr", "--master-port", "--standalone",
+                   "--max-restarts", "--monitor-interval", "--log-dir", "--redirects", "--tee",
+                   "--local-ranks-filter", "--cores-per-rank", "--bind-cores", "--trace-dir", "--inject-fault",
+                   "--job-secret-file", "--stop-grace"):
+        assert option in help_text
