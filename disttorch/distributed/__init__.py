@@ -1,1 +1,58 @@
-"""disttorch.distributed: process groups, collectives and the rendezvous store (mirrors torch.distributed)."""
+"""disttorch.distributed: process groups and collectives over ZeroMQ (mirrors torch.distributed).
+
+    import disttorch.distributed as dist
+    dist.init_process_group()                 # env://: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)  # in place, on every rank
+    work = dist.all_reduce(t, async_op=True)  # queued on the group's communication thread
+    work.wait()
+
+Where things live: ``group.py`` (init, groups, ranks), ``collectives.py`` (tensor
+collectives and barriers), ``p2p.py`` (send/recv), ``object_collectives.py``,
+``process_group.py`` (communication thread, ordering, timeouts, dead peers),
+``peer_channel.py`` + ``transport.py`` + ``wire.py`` (messages over ZeroMQ),
+``algorithms/`` (ring, tree, star ...), ``store/`` + ``rendezvous.py`` + ``auth.py``
+(rendezvous and job authentication).
+
+Environment variables:
+
+=============================  ============================================================
+``DISTTORCH_TIMEOUT``          default collective timeout in seconds (else 30 minutes)
+``DISTTORCH_STALL_WARNING``    seconds before a waiting collective warns who is behind (10)
+``DISTTORCH_HOST_ADDR``        address other hosts reach this rank at
+``DISTTORCH_IFNAME``           interface whose address other hosts reach this rank at
+``DISTTORCH_SAME_HOST_TRANSPORT``  ``ipc`` (default) or ``tcp`` between ranks of one host
+``DISTTORCH_JOB_SECRET``       the job secret every connection must prove (``auth.py``)
+``DISTTORCH_ALGORITHM``        force an algorithm family (``algorithms/select.py``)
+``DISTTORCH_DETERMINISTIC``    rank-ordered reductions (``algorithms/select.py``)
+``DISTTORCH_FAULT``            fault injection (``launcher/faults.py``)
+=============================  ============================================================
+"""
+from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all,
+                          all_to_all_single, barrier, broadcast, gather, monitored_barrier, reduce,
+                          reduce_scatter, reduce_scatter_tensor, scatter)
+from .errors import (AuthenticationError, CollectiveMismatchError, DistBackendError, DistError,
+                     DistNetworkError, DistStoreError, DistTimeoutError, PeerDiedError)
+from .group import (GroupMember, default_pg_timeout, destroy_process_group, get_backend,
+                    get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
+                    get_world_size, init_process_group, is_initialized, is_available, new_group)
+from .object_collectives import (all_gather_object, broadcast_object_list, gather_object,
+                                 scatter_object_list)
+from .p2p import irecv, isend, recv, send
+from .process_group import ProcessGroup
+from .reduce_op import ReduceOp
+from .store import FileStore, PrefixStore, Store, TCPStore
+from .work import Future, Work
+
+__all__ = [
+    "init_process_group", "destroy_process_group", "is_initialized", "is_available", "get_rank",
+    "get_world_size", "get_backend", "new_group", "GroupMember", "ProcessGroup",
+    "get_process_group_ranks", "get_global_rank", "get_group_rank", "default_pg_timeout",
+    "ReduceOp", "Work", "Future", "Store", "TCPStore", "FileStore", "PrefixStore",
+    "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+    "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
+    "all_to_all_single", "barrier", "monitored_barrier",
+    "send", "recv", "isend", "irecv",
+    "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
+    "DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "AuthenticationError",
+    "CollectiveMismatchError", "DistTimeoutError", "PeerDiedError",
+]

@@ -1,0 +1,418 @@
+"""Tensor collectives: ``all_reduce``, ``broadcast``, ``all_gather`` ... and the barriers.
+
+Each function mirrors its ``torch.distributed`` namesake: it works in place on
+``disttorch.Tensor`` (or ``numpy.ndarray``) arguments, takes global ranks for ``src``/``dst``,
+and with ``async_op=True`` returns a :class:`~disttorch.distributed.work.Work` instead of
+waiting. Arguments are checked here, in the caller's thread, so a wrong call raises at once
+and leaves the group usable; the data movement runs on the group's communication thread
+through the algorithms chosen by ``algorithms/select.py``. On ranks outside ``group`` every
+function does nothing and returns ``None``, as in PyTorch.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Sequence
+
+import numpy as np
+
+from .algorithms import select
+from .errors import DistTimeoutError
+from .group import group_rank_of, resolve_group
+from .reduce_op import ReduceOp
+from .tensor_io import Flat, array_of
+from .work import Work
+
+__all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+           "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
+           "all_to_all_single", "barrier", "monitored_barrier"]
+
+
+def _reduce_op(op: Any, dtype: np.dtype) -> tuple[ReduceOp, np.ufunc]:
+    if not isinstance(op, ReduceOp):
+        raise TypeError(f"op must be a dist.ReduceOp (e.g. dist.ReduceOp.SUM), got {op!r}")
+    return op, op.ufunc(dtype)
+
+
+def _finish_average(op: ReduceOp, buf: np.ndarray, size: int) -> None:
+    if op is ReduceOp.AVG:
+        np.divide(buf, size, out=buf)
+
+
+def _same_dtype(arrays: Sequence[np.ndarray], dtype: np.dtype, what: str) -> None:
+    for i, a in enumerate(arrays):
+        if a.dtype != dtype:
+            raise TypeError(f"{what}[{i}] has dtype {a.dtype} but the input tensor has {dtype}; "
+                            "all tensors of a collective must share a dtype")
+
+
+def _list_of(arrays: Any, size: int, what: str) -> list:
+    if not isinstance(arrays, (list, tuple)) or len(arrays) != size:
+        n = len(arrays) if isinstance(arrays, (list, tuple)) else type(arrays).__name__
+        raise ValueError(f"{what} must be a list of {size} tensors (one per rank of the group), got {n}")
+    return list(arrays)
+
+
+def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None,
+               async_op: bool = False) -> Work | None:
+    """Reduce ``tensor`` over all ranks of ``group``; every rank ends with the result in place.
+
+    Args:
+        tensor: input and output (``disttorch.Tensor`` or ``numpy.ndarray``).
+        op: how values combine (``ReduceOp.AVG`` needs a floating dtype).
+        group: the process group (default: the default group).
+        async_op: return a ``Work`` instead of waiting.
+
+    Every rank ends with bitwise identical values, whatever the algorithm.
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    flat = Flat(tensor)
+    op, ufunc = _reduce_op(op, flat.flat.dtype)
+
+    def body(ch) -> None:
+        if flat.flat.size:
+            select.all_reduce(ch, flat.flat, ufunc)
+            _finish_average(op, flat.flat, ch.size)
+        flat.write_back()
+
+    return pg.collective("all_reduce", flat.flat.dtype, flat.flat.size, -1, body, [tensor], async_op)
+
+
+def broadcast(tensor: Any, src: int = 0, group=None, async_op: bool = False) -> Work | None:
+    """Copy ``tensor`` from global rank ``src`` into ``tensor`` on every rank of ``group``."""
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    root = group_rank_of(pg, src, "src")
+    flat = Flat(tensor)
+
+    def body(ch) -> None:
+        if flat.flat.size:
+            select.broadcast(ch, flat.flat, root)
+        if ch.rank != root:
+            flat.write_back()
+
+    return pg.collective("broadcast", flat.flat.dtype, flat.flat.size, root, body, [tensor], async_op)
+
+
+def reduce(tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group=None,
+           async_op: bool = False) -> Work | None:
+    """Reduce ``tensor`` over all ranks into ``tensor`` on global rank ``dst``.
+
+    Tensors on the other ranks are left unchanged (the algorithms work on a copy there).
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    root = group_rank_of(pg, dst, "dst")
+    flat = Flat(tensor, write=pg.rank() == root)
+    op, ufunc = _reduce_op(op, flat.flat.dtype)
+    if pg.rank() != root and flat.is_view:
+        flat.flat = flat.flat.copy()
+
+    def body(ch) -> None:
+        if flat.flat.size:
+            select.reduce(ch, flat.flat, ufunc, root)
+        if ch.rank == root:
+            _finish_average(op, flat.flat, ch.size)
+            flat.write_back()
+
+    return pg.collective("reduce", flat.flat.dtype, flat.flat.size, root, body, [tensor], async_op)
+
+
+def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = False) -> Work | None:
+    """Gather ``tensor`` from every rank into ``tensor_list`` (entry ``i`` from group rank ``i``)."""
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    size, n = pg.size(), array_of(tensor).size
+    outputs = [Flat(t, f"tensor_list[{i}]", read=False) for i, t in
+               enumerate(_list_of(tensor_list, size, "tensor_list"))]
+    source = Flat(tensor, write=False)
+    _same_dtype([o.flat for o in outputs], source.flat.dtype, "tensor_list")
+    for i, o in enumerate(outputs):
+        if o.flat.size != n:
+            raise ValueError(f"tensor_list[{i}] has {o.flat.size} elements but the input has {n}; "
+                             "all_gather needs outputs the size of the input")
+
+    def body(ch) -> None:
+        buf = np.empty(size * n, source.flat.dtype)
+        buf[ch.rank * n:(ch.rank + 1) * n] = source.flat
+        if n:
+            select.all_gather(ch, buf, [n] * size)
+        for i, o in enumerate(outputs):
+            o.flat[...] = buf[i * n:(i + 1) * n]
+            o.write_back()
+
+    return pg.collective("all_gather", source.flat.dtype, n, -1, body, tensor_list, async_op)
+
+
+def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group=None,
+                           async_op: bool = False) -> Work | None:
+    """Gather ``input_tensor`` from every rank into ``output_tensor``, concatenated by rank.
+
+    ``output_tensor`` holds ``world_size`` times the elements of ``input_tensor`` (shaped
+    ``(world_size * n, ...)`` or ``(world_size, n, ...)``).
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    size = pg.size()
+    source = Flat(input_tensor, "input_tensor", write=False)
+    out = Flat(output_tensor, "output_tensor", read=False)
+    n = source.flat.size
+    _same_dtype([out.flat], source.flat.dtype, "output_tensor")
+    if out.flat.size != size * n:
+        raise ValueError(f"output_tensor has {out.flat.size} elements but must hold world_size "
+                         f"({size}) x input_tensor's {n} = {size * n}")
+
+    def body(ch) -> None:
+        out.flat[ch.rank * n:(ch.rank + 1) * n] = source.flat
+        if n:
+            select.all_gather(ch, out.flat, [n] * size)
+        out.write_back()
+
+    return pg.collective("all_gather_into_tensor", source.flat.dtype, n, -1, body,
+                         [output_tensor], async_op)
+
+
+def _reduce_scatter(name: str, pg, out: Flat, buf: np.ndarray, op: ReduceOp, result: list,
+                    async_op: bool) -> Work | None:
+    op, ufunc = _reduce_op(op, buf.dtype)
+    n, size = out.flat.size, pg.size()
+
+    def body(ch) -> None:
+        if buf.size:
+            select.reduce_scatter(ch, buf, ufunc, [n] * size)
+        block = buf[ch.rank * n:(ch.rank + 1) * n]
+        _finish_average(op, block, size)
+        out.flat[...] = block
+        out.write_back()
+
+    return pg.collective(name, buf.dtype, buf.size, -1, body, result, async_op)
+
+
+def reduce_scatter(output: Any, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None,
+                   async_op: bool = False) -> Work | None:
+    """Reduce ``input_list`` element-wise over all ranks; group rank ``i`` gets entry ``i``."""
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    out = Flat(output, "output", read=False)
+    inputs = [array_of(t, f"input_list[{i}]") for i, t in
+              enumerate(_list_of(input_list, pg.size(), "input_list"))]
+    _same_dtype(inputs, out.flat.dtype, "input_list")
+    for i, a in enumerate(inputs):
+        if a.size != out.flat.size:
+            raise ValueError(f"input_list[{i}] has {a.size} elements but output has "
+                             f"{out.flat.size}; reduce_scatter needs equal sizes")
+    buf = np.concatenate([a.reshape(-1) for a in inputs]) if inputs else out.flat[:0]
+    return _reduce_scatter("reduce_scatter", pg, out, buf, op, [output], async_op)
+
+
+def reduce_scatter_tensor(output: Any, input: Any, op: ReduceOp = ReduceOp.SUM, group=None,
+                          async_op: bool = False) -> Work | None:
+    """Reduce ``input`` (``world_size`` blocks) over all ranks; group rank ``i`` gets block ``i``."""
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    out = Flat(output, "output", read=False)
+    source = array_of(input, "input")
+    _same_dtype([source], out.flat.dtype, "input")
+    if source.size != pg.size() * out.flat.size:
+        raise ValueError(f"input has {source.size} elements but must hold world_size "
+                         f"({pg.size()}) x output's {out.flat.size} = {pg.size() * out.flat.size}")
+    buf = np.array(source.reshape(-1), copy=True)
+    return _reduce_scatter("reduce_scatter_tensor", pg, out, buf, op, [output], async_op)
+
+
+def gather(tensor: Any, gather_list: list | None = None, dst: int = 0, group=None,
+           async_op: bool = False) -> Work | None:
+    """Collect ``tensor`` from every rank into ``gather_list`` on global rank ``dst``.
+
+    ``gather_list`` (``world_size`` tensors the size of ``tensor``) is required on ``dst``
+    and must be ``None`` elsewhere.
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    root = group_rank_of(pg, dst, "dst")
+    source = Flat(tensor, write=False)
+    outputs = None
+    if pg.rank() == root:
+        outputs = [Flat(t, f"gather_list[{i}]", read=False) for i, t in
+                   enumerate(_list_of(gather_list, pg.size(), "gather_list on the dst rank"))]
+        _same_dtype([o.flat for o in outputs], source.flat.dtype, "gather_list")
+        for i, o in enumerate(outputs):
+            if o.flat.size != source.flat.size:
+                raise ValueError(f"gather_list[{i}] has {o.flat.size} elements, the input {source.flat.size}")
+    elif gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+
+    def body(ch) -> None:
+        if source.flat.size:
+            select.gather(ch, source.flat, [o.flat for o in outputs] if outputs else None, root)
+        elif outputs:
+            outputs[ch.rank].flat[...] = source.flat
+        for o in outputs or ():
+            o.write_back()
+
+    return pg.collective("gather", source.flat.dtype, source.flat.size, root, body,
+                         gather_list, async_op)
+
+
+def scatter(tensor: Any, scatter_list: list | None = None, src: int = 0, group=None,
+            async_op: bool = False) -> Work | None:
+    """Send ``scatter_list[i]`` from global rank ``src`` into ``tensor`` on group rank ``i``.
+
+    ``scatter_list`` is required on ``src`` and must be ``None`` elsewhere.
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    root = group_rank_of(pg, src, "src")
+    out = Flat(tensor, read=False)
+    sources = None
+    if pg.rank() == root:
+        sources = [Flat(t, f"scatter_list[{i}]", write=False) for i, t in
+                   enumerate(_list_of(scatter_list, pg.size(), "scatter_list on the src rank"))]
+        _same_dtype([s.flat for s in sources], out.flat.dtype, "scatter_list")
+        for i, s in enumerate(sources):
+            if s.flat.size != out.flat.size:
+                raise ValueError(f"scatter_list[{i}] has {s.flat.size} elements, the output {out.flat.size}")
+    elif scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+
+    def body(ch) -> None:
+        if out.flat.size:
+            select.scatter(ch, [s.flat for s in sources] if sources else None, out.flat, root)
+        out.write_back()
+
+    return pg.collective("scatter", out.flat.dtype, out.flat.size, root, body, [tensor], async_op)
+
+
+def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None,
+               async_op: bool = False) -> Work | None:
+    """Send ``input_tensor_list[i]`` to group rank ``i``; receive rank ``i``'s into
+    ``output_tensor_list[i]``. Sizes may differ between pairs of ranks."""
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    size = pg.size()
+    sources = [Flat(t, f"input_tensor_list[{i}]", write=False) for i, t in
+               enumerate(_list_of(input_tensor_list, size, "input_tensor_list"))]
+    outputs = [Flat(t, f"output_tensor_list[{i}]", read=False) for i, t in
+               enumerate(_list_of(output_tensor_list, size, "output_tensor_list"))]
+    dtype = sources[0].flat.dtype
+    _same_dtype([s.flat for s in sources], dtype, "input_tensor_list")
+    _same_dtype([o.flat for o in outputs], dtype, "output_tensor_list")
+
+    def finish() -> None:
+        for o in outputs:
+            o.write_back()
+
+    return _all_to_all(pg, "all_to_all", [s.flat for s in sources], [o.flat for o in outputs],
+                       finish, output_tensor_list, async_op)
+
+
+def _all_to_all(pg, name: str, send: list[np.ndarray], recv: list[np.ndarray],
+                finish: Any, result: Any, async_op: bool) -> Work | None:
+    def body(ch) -> None:
+        if ch.size > 1:
+            select.all_to_all(ch, send, recv)
+        else:
+            recv[0][...] = send[0]
+        finish()
+
+    return pg.collective(name, send[0].dtype, -1, -1, body, result, async_op)
+
+
+def all_to_all_single(output: Any, input: Any, output_split_sizes: list[int] | None = None,
+                      input_split_sizes: list[int] | None = None, group=None,
+                      async_op: bool = False) -> Work | None:
+    """All-to-all on single tensors split along dim 0.
+
+    Rows ``input_split_sizes[i]`` of ``input`` go to group rank ``i``; rows from rank ``i``
+    land in the ``output_split_sizes[i]`` rows of ``output``. Without split sizes dim 0 is
+    split evenly.
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    size = pg.size()
+    source = Flat(input, "input", write=False)
+    out = Flat(output, "output", read=False)
+    _same_dtype([out.flat], source.flat.dtype, "output")
+
+    def blocks(flat: Flat, splits: list[int] | None, name: str) -> list[np.ndarray]:
+        rows = flat.array.shape[0] if flat.array.ndim else 1
+        row = flat.flat.size // rows if rows else 0
+        if splits is None:
+            if rows % size:
+                raise ValueError(f"{name} has {rows} rows, not divisible by the group size {size}; "
+                                 "give split sizes")
+            splits = [rows // size] * size
+        if len(splits) != size or sum(splits) != rows:
+            raise ValueError(f"{name} split sizes {splits} must be {size} numbers summing to {rows}")
+        edges = np.cumsum([0, *splits]) * row
+        return [flat.flat[a:b] for a, b in zip(edges[:-1], edges[1:])]
+
+    send = blocks(source, input_split_sizes, "input")
+    recv = blocks(out, output_split_sizes, "output")
+    return _all_to_all(pg, "all_to_all_single", send, recv, out.write_back, [output], async_op)
+
+
+def barrier(group=None, async_op: bool = False, device_ids: Any = None) -> Work | None:
+    """Block until every rank of ``group`` has reached this barrier."""
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    token = np.zeros(1, np.uint8)
+    return pg.collective("barrier", token.dtype, 1, -1,
+                         lambda ch: select.all_reduce(ch, token, np.maximum, algorithm="tree")
+                         if ch.size > 1 else None, None, async_op)
+
+
+def monitored_barrier(group=None, timeout: timedelta | None = None,
+                      wait_all_ranks: bool = False) -> None:
+    """A barrier that names the ranks that did not reach it within ``timeout``.
+
+    Rank 0 of the group waits for every other rank, then releases them. If some do not
+    arrive in time, rank 0 raises ``DistTimeoutError`` naming the first one (or, with
+    ``wait_all_ranks=True``, all of them), e.g. ``"Ranks 1, 3 failed to pass
+    monitoredBarrier in 5.0 s"``, and the other ranks raise the same report.
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    seconds = pg.timeout if timeout is None else (
+        timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout))
+    token = np.zeros(1, np.uint8)
+
+    def body(ch) -> None:
+        if ch.rank != 0:
+            ch.send(0, token)
+            ch.recv(0, token)
+            return
+        missing = []
+        for peer in range(1, ch.size):
+            try:
+                ch.recv(peer, token)
+            except DistTimeoutError:
+                missing.append(peer)
+                if not wait_all_ranks:
+                    break
+        if missing:
+            names = ", ".join(str(pg.ranks[p]) for p in missing)
+            raise DistTimeoutError(f"Rank{'s' if len(missing) > 1 else ''} {names} failed to pass "
+                                   f"monitoredBarrier in {seconds:g} s")
+        for peer in range(1, ch.size):
+            ch.send(peer, token)
+
+    # Non-zero ranks wait longer than rank 0, so rank 0's report (naming who is missing)
+    # reaches them before their own timeout fires.
+    wait = seconds if pg.rank() == 0 else 2 * seconds + 5
+    pg.collective("monitored_barrier", token.dtype, 1, -1, body, None, False, timeout=wait)
+    return None
+

@@ -1,0 +1,283 @@
+"""Process-group management: ``init_process_group``, ``new_group``, ranks and sizes.
+
+This module holds the state of the process: the default group (``GroupMember.WORLD``),
+the subgroups made by :func:`new_group`, and the store they rendezvoused through. Group ids
+are given in creation order, which is the same on every rank because, as in PyTorch, every
+rank of the default group calls :func:`new_group` for every subgroup, member or not.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+from datetime import timedelta
+from typing import Any, Iterable
+
+from .process_group import ProcessGroup
+
+__all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available",
+           "get_rank", "get_world_size", "get_backend", "new_group", "GroupMember",
+           "get_process_group_ranks", "get_global_rank", "get_group_rank",
+           "default_pg_timeout", "ENV_TIMEOUT"]
+
+ENV_TIMEOUT = "DISTTORCH_TIMEOUT"
+#: Default timeout of collectives, as PyTorch's (30 minutes).
+default_pg_timeout = timedelta(minutes=30)
+_BACKENDS = ("zmq", "gloo")
+
+
+class _NonGroupMember:
+    def __repr__(self) -> str:
+        return "GroupMember.NON_GROUP_MEMBER"
+
+
+class GroupMember:
+    """``WORLD`` is the default group; ``NON_GROUP_MEMBER`` is what :func:`new_group` returns
+    to ranks outside the new group (collectives on it do nothing and return ``None``)."""
+
+    WORLD: ProcessGroup | None = None
+    NON_GROUP_MEMBER = _NonGroupMember()
+
+
+class _State:
+    def __init__(self) -> None:
+        self.store = None
+        self.owns_store = False
+        self.generation = 0
+        self.groups: dict[int, ProcessGroup] = {}
+        self.next_group_id = 1
+
+
+_state = _State()
+
+
+def is_available() -> bool:
+    """Whether ``disttorch.distributed`` can be used (always ``True``)."""
+    return True
+
+
+def is_initialized() -> bool:
+    """Whether the default process group has been initialized."""
+    return GroupMember.WORLD is not None
+
+
+def _default() -> ProcessGroup:
+    if GroupMember.WORLD is None:
+        raise ValueError("Default process group has not been initialized, please make sure to "
+                         "call init_process_group.")
+    return GroupMember.WORLD
+
+
+def resolve_group(group: Any) -> ProcessGroup | None:
+    """The ProcessGroup meant by ``group`` (``None``: the default), or ``None`` for non-members."""
+    if group is None or group is GroupMember.WORLD:
+        return _default()
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    if not isinstance(group, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup from new_group() or None, got {type(group).__name__}")
+    return group
+
+
+def _timeout_seconds(timeout: timedelta | float | None) -> float:
+    if timeout is None:
+        env = os.environ.get(ENV_TIMEOUT)
+        if env:
+            try:
+                return float(env)
+            except ValueError:
+                raise ValueError(f"{ENV_TIMEOUT} must be a number of seconds, got {env!r}") from None
+        return default_pg_timeout.total_seconds()
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    if seconds <= 0:
+        raise ValueError(f"timeout must be positive, got {timeout}")
+    return seconds
+
+
+def _backend_name(backend: str | None) -> str:
+    if backend is None:
+        return "zmq"
+    name = str(backend).lower()
+    if name.startswith("cpu:"):  # "cpu:gloo,cuda:nccl" style
+        name = name.split(",")[0][4:]
+    if name not in _BACKENDS:
+        raise ValueError(f"backend {backend!r} is not available: disttorch runs collectives over "
+                         f"ZeroMQ on CPUs; use None, 'zmq' or 'gloo' (both name that backend)")
+    return name
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None,
+                       timeout: timedelta | None = None, world_size: int = -1, rank: int = -1,
+                       store=None, group_name: str = "", pg_options: Any = None,
+                       device_id: Any = None) -> None:
+    """Initialize the default process group (every rank must call it).
+
+    Args:
+        backend: ``None``, ``"zmq"`` or ``"gloo"``: all select disttorch's ZeroMQ backend
+            (``"gloo"`` is accepted so PyTorch CPU scripts run unchanged, and is what
+            :func:`get_backend` then reports). GPU backends raise ``ValueError``.
+        init_method: ``"env://"`` (default: ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
+            ``MASTER_PORT``), ``"tcp://host:port"`` or ``"file://path"``. Exclusive with
+            ``store``.
+        timeout: how long a collective may take before raising ``DistTimeoutError``.
+            Default: ``DISTTORCH_TIMEOUT`` seconds if set, else 30 minutes (PyTorch's).
+        world_size: number of ranks (``-1``: from the init method).
+        rank: this process's rank (``-1``: from the init method).
+        store: a key-value store all ranks share (then ``rank`` and ``world_size`` are required).
+        group_name, pg_options, device_id: accepted for compatibility; unused.
+
+    Raises:
+        ValueError: the default group exists already, or the arguments are inconsistent.
+    """
+    if is_initialized():
+        raise ValueError("trying to initialize the default process group twice!")
+    name = _backend_name(backend)
+    seconds = _timeout_seconds(timeout)
+    if store is None:
+        from .rendezvous import rendezvous
+        store, rank, world_size = rendezvous(init_method or "env://", rank, world_size,
+                                             timedelta(seconds=seconds))
+        _state.owns_store = True
+    else:
+        if init_method is not None:
+            raise ValueError("Cannot specify both init_method and store.")
+        if rank < 0 or world_size <= 0:
+            raise ValueError(f"with store=, rank and world_size must be given; got rank={rank}, "
+                             f"world_size={world_size}")
+        _state.owns_store = False
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank {rank} is outside a world of {world_size} ranks")
+    # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
+    _state.generation = store.add(f"disttorch/generation/{rank}", 1)
+    _state.store = store
+    try:
+        GroupMember.WORLD = _create(0, rank, list(range(world_size)), seconds, name)
+    except BaseException:
+        _release_store()
+        raise
+    atexit.register(_destroy_at_exit)
+
+
+def _create(group_id: int, rank: int, ranks: list[int], seconds: float, backend: str) -> ProcessGroup:
+    pg = ProcessGroup(_state.store, rank, ranks, group_id, seconds, backend,
+                      prefix=f"disttorch/{_state.generation}/pg/{group_id}/")
+    _state.groups[group_id] = pg
+    return pg
+
+
+def new_group(ranks: Iterable[int] | None = None, timeout: timedelta | None = None,
+              backend: str | None = None, pg_options: Any = None,
+              use_local_synchronization: bool = False, group_desc: str | None = None):
+    """Create a subgroup of the default group (every rank of the default group must call it).
+
+    Args:
+        ranks: global ranks of the members (``None``: all). Group ranks follow their sorted
+            order, as in PyTorch.
+        timeout: the subgroup's collective timeout (default: the default group's).
+        backend: as for :func:`init_process_group` (default: the default group's).
+        pg_options, use_local_synchronization, group_desc: accepted for compatibility.
+
+    Returns:
+        The new :class:`ProcessGroup` on members, ``GroupMember.NON_GROUP_MEMBER`` elsewhere.
+        A subgroup has its own connections, sequence numbers and communication thread.
+    """
+    world = _default()
+    members = sorted(range(world.size()) if ranks is None else (int(r) for r in ranks))
+    if len(set(members)) != len(members) or any(not 0 <= r < world.size() for r in members):
+        raise ValueError(f"new_group ranks must be distinct ranks in [0, {world.size()}), got {members}")
+    group_id = _state.next_group_id
+    _state.next_group_id += 1
+    if world.rank() not in members:
+        return GroupMember.NON_GROUP_MEMBER
+    seconds = world.timeout if timeout is None else _timeout_seconds(timeout)
+    name = world.backend if backend is None else _backend_name(backend)
+    return _create(group_id, members.index(world.rank()), members, seconds, name)
+
+
+def destroy_process_group(group: ProcessGroup | None = None) -> None:
+    """Destroy ``group``, or with ``None`` every group and the default one.
+
+    Queued work finishes first; peers are told this rank left (so a peer still waiting for
+    it gets ``PeerDiedError`` saying it left rather than a timeout).
+    """
+    if group is None or group is GroupMember.WORLD:
+        if not is_initialized():
+            raise ValueError("Default process group has not been initialized, please make sure "
+                             "to call init_process_group.")
+        for gid in sorted(_state.groups, reverse=True):
+            _state.groups.pop(gid).destroy()
+        GroupMember.WORLD = None
+        _state.next_group_id = 1
+        _release_store()
+        return
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return
+    _state.groups.pop(group.group_id, None)
+    group.destroy()
+
+
+def _release_store() -> None:
+    if _state.owns_store and _state.store is not None:
+        _state.store.close()
+    _state.store = None
+
+
+def _destroy_at_exit() -> None:
+    if is_initialized():
+        try:
+            destroy_process_group()
+        except Exception:  # noqa: BLE001 - best effort at interpreter exit
+            pass
+
+
+def get_rank(group: ProcessGroup | None = None) -> int:
+    """This process's rank in ``group`` (default: the default group); -1 if not a member."""
+    pg = resolve_group(group)
+    return -1 if pg is None else pg.rank()
+
+
+def get_world_size(group: ProcessGroup | None = None) -> int:
+    """Number of ranks in ``group`` (default: the default group); -1 if not a member."""
+    pg = resolve_group(group)
+    return -1 if pg is None else pg.size()
+
+
+def get_backend(group: ProcessGroup | None = None) -> str:
+    """Name of the backend of ``group`` (``"zmq"``, or ``"gloo"`` if the script asked for it)."""
+    pg = resolve_group(group)
+    if pg is None:
+        raise ValueError("Invalid process group specified: this rank is not a member of it")
+    return pg.backend
+
+
+def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
+    """Global ranks of ``group``'s members, in group-rank order."""
+    pg = resolve_group(group)
+    if pg is None:
+        raise ValueError("this rank is not a member of the group")
+    return list(pg.ranks)
+
+
+def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
+    """The global rank of ``group_rank`` in ``group``."""
+    ranks = get_process_group_ranks(group)
+    if not 0 <= group_rank < len(ranks):
+        raise ValueError(f"group rank {group_rank} is not part of a group of {len(ranks)}")
+    return ranks[group_rank]
+
+
+def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
+    """The rank in ``group`` of global rank ``global_rank``."""
+    return group_rank_of(resolve_group(group), global_rank)
+
+
+def group_rank_of(pg: ProcessGroup, global_rank: int, what: str = "rank") -> int:
+    """Translate a global rank into ``pg``'s rank numbering.
+
+    Raises:
+        ValueError: ``global_rank`` is not a member of ``pg``.
+    """
+    try:
+        return pg.ranks.index(int(global_rank))
+    except ValueError:
+        raise ValueError(f"{what} {global_rank} is not part of group {pg.group_id} "
+                         f"(its global ranks are {pg.ranks})") from None

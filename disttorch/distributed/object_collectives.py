@@ -1,0 +1,113 @@
+"""Collectives of picklable Python objects: ``broadcast_object_list``, ``all_gather_object``,
+``gather_object``, ``scatter_object_list``.
+
+Objects are serialized with cloudpickle (so lambdas and locally defined classes travel too)
+into uint8 arrays, which then move through the ordinary tensor collectives: first their
+sizes, then the bytes. Unpickling runs code chosen by the sender, which is safe here only
+because every peer connection has been authenticated with the job secret before any of its
+frames is read (``auth.py``, ``transport.py``): never use these with untrusted peers.
+"""
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+from . import collectives as c
+from .group import group_rank_of, resolve_group
+
+__all__ = ["broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list"]
+
+
+def _to_bytes(obj: Any) -> np.ndarray:
+    return np.frombuffer(cloudpickle.dumps(obj), np.uint8)
+
+
+def _from_bytes(buf: np.ndarray) -> Any:
+    return pickle.loads(buf.tobytes())
+
+
+def _padded(buf: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size, np.uint8)
+    out[:buf.size] = buf
+    return out
+
+
+def broadcast_object_list(object_list: list, src: int = 0, group=None, device: Any = None) -> None:
+    """Replace ``object_list``'s entries on every rank by those of global rank ``src``.
+
+    Every rank passes a list of the same length; non-src entries are placeholders.
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return
+    is_src = pg.rank() == group_rank_of(pg, src, "src")
+    payloads = [_to_bytes(o) for o in object_list] if is_src else []
+    sizes = np.array([p.size for p in payloads] if is_src else [0] * len(object_list), np.int64)
+    c.broadcast(sizes, src, group)
+    data = np.concatenate(payloads) if is_src and payloads else np.empty(int(sizes.sum()), np.uint8)
+    c.broadcast(data, src, group)
+    if not is_src:
+        edges = np.cumsum([0, *sizes])
+        for i in range(len(object_list)):
+            object_list[i] = _from_bytes(data[edges[i]:edges[i + 1]])
+
+
+def all_gather_object(object_list: list, obj: Any, group=None) -> None:
+    """Fill ``object_list`` (one entry per rank) with ``obj`` from every rank of ``group``."""
+    pg = resolve_group(group)
+    if pg is None:
+        return
+    if len(object_list) != pg.size():
+        raise ValueError(f"object_list must have one entry per rank ({pg.size()}), has {len(object_list)}")
+    payload = _to_bytes(obj)
+    sizes = np.empty(pg.size(), np.int64)
+    c.all_gather_into_tensor(sizes, np.array([payload.size], np.int64), group)
+    width = int(sizes.max())
+    gathered = np.empty(pg.size() * width, np.uint8)
+    c.all_gather_into_tensor(gathered, _padded(payload, width), group)
+    for r in range(pg.size()):
+        object_list[r] = _from_bytes(gathered[r * width:r * width + sizes[r]])
+
+
+def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0, group=None) -> None:
+    """Collect ``obj`` from every rank into ``object_gather_list`` on global rank ``dst``
+    (``None`` elsewhere)."""
+    pg = resolve_group(group)
+    if pg is None:
+        return
+    is_dst = pg.rank() == group_rank_of(pg, dst, "dst")
+    if is_dst and (object_gather_list is None or len(object_gather_list) != pg.size()):
+        raise ValueError(f"object_gather_list must be a list of {pg.size()} entries on the dst rank")
+    payload = _to_bytes(obj)
+    sizes = np.empty(pg.size(), np.int64)
+    c.all_gather_into_tensor(sizes, np.array([payload.size], np.int64), group)
+    width = int(sizes.max())
+    outputs = [np.empty(width, np.uint8) for _ in range(pg.size())] if is_dst else None
+    c.gather(_padded(payload, width), outputs, dst, group)
+    if is_dst:
+        for r in range(pg.size()):
+            object_gather_list[r] = _from_bytes(outputs[r][:sizes[r]])
+
+
+def scatter_object_list(scatter_object_output_list: list, scatter_object_input_list: list | None = None,
+                        src: int = 0, group=None) -> None:
+    """Send ``scatter_object_input_list[i]`` from global rank ``src`` to group rank ``i``, which
+    finds it in ``scatter_object_output_list[0]``."""
+    pg = resolve_group(group)
+    if pg is None:
+        return
+    if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
+        raise ValueError("scatter_object_output_list must be a list with at least one element")
+    is_src = pg.rank() == group_rank_of(pg, src, "src")
+    if is_src and (scatter_object_input_list is None or len(scatter_object_input_list) != pg.size()):
+        raise ValueError(f"scatter_object_input_list must hold {pg.size()} objects on the src rank")
+    payloads = [_to_bytes(o) for o in scatter_object_input_list] if is_src else []
+    sizes = np.array([p.size for p in payloads] if is_src else [0] * pg.size(), np.int64)
+    c.broadcast(sizes, src, group)
+    width = int(sizes.max())
+    mine = np.empty(width, np.uint8)
+    c.scatter(mine, [_padded(p, width) for p in payloads] if is_src else None, src, group)
+    scatter_object_output_list[0] = _from_bytes(mine[:sizes[pg.rank()]])

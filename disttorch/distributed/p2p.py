@@ -1,0 +1,101 @@
+"""Point-to-point messages: ``send``, ``recv``, ``isend``, ``irecv``.
+
+A message carries a user ``tag``: a ``recv`` takes the oldest message from its source with
+the same tag, so differently tagged streams between two ranks do not block each other.
+Messages between two ranks with the same tag arrive in the order they were sent. The
+header's dtype and element count are checked against the receiving tensor: a mismatch
+raises naming both sides instead of reinterpreting bytes. Sends and receives run on the
+group's communication thread, in order with its collectives.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import wire
+from .errors import DistBackendError
+from .group import group_rank_of, resolve_group
+from .tensor_io import Flat
+from .work import Work
+
+__all__ = ["send", "recv", "isend", "irecv"]
+
+
+def _peer(pg, rank: int | None, what: str) -> int | None:
+    if rank is None:
+        return None
+    peer = group_rank_of(pg, rank, what)
+    if peer == pg.rank():
+        raise ValueError(f"Invalid {what} rank: {what} rank should not be the same as the rank "
+                         f"of the current process ({rank}).")
+    return peer
+
+
+def isend(tensor: Any, dst: int, group=None, tag: int = 0) -> Work | None:
+    """Send ``tensor`` to global rank ``dst`` asynchronously; do not modify it before ``wait()``."""
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    peer = _peer(pg, dst, "destination")
+    flat = Flat(tensor, write=False)
+    header = wire.Header(wire.P2P, pg.group_id, 0, int(tag), wire.op_code("send"),
+                         wire.dtype_code(flat.flat.dtype), -1, flat.flat.size, 0, pg.rank(),
+                         flat.flat.nbytes)
+
+    def body(op) -> None:
+        tracker = pg.transport.send(peer, header, flat.flat)
+        if tracker is not None:
+            pg.wait_sent(op, tracker, peer)
+
+    return pg.point_to_point(f"send({flat.flat.dtype}[{flat.flat.size}]) to rank {dst} tag {tag}",
+                             body, async_op=True)
+
+
+def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work | None:
+    """Receive into ``tensor`` from global rank ``src`` (any rank if ``None``) asynchronously.
+
+    ``work.result()`` is ``[tensor]``; the sender's global rank is ``work.source_rank``
+    after completion.
+    """
+    pg = resolve_group(group)
+    if pg is None:
+        return None
+    peer = _peer(pg, src, "source")
+    flat = Flat(tensor, read=False)
+    tag = int(tag)
+    description = (f"recv({flat.flat.dtype}[{flat.flat.size}]) from "
+                   f"{'any rank' if src is None else f'rank {src}'} tag {tag}")
+    work: Work
+
+    def body(op) -> None:
+        h = pg.receive(op, peer, tag, flat.flat)
+        if (h.dtype, h.numel, h.nbytes) != (wire.dtype_code(flat.flat.dtype), flat.flat.size,
+                                             flat.flat.nbytes):
+            raise DistBackendError(
+                f"{pg.name(h.sender)} sent {wire.dtype_of(h.dtype)}[{h.numel}] with tag {tag} but "
+                f"{pg.name(pg.rank())} posted {description}; sender and receiver must agree on "
+                "dtype and number of elements")
+        flat.write_back()
+        work.source_rank = pg.ranks[h.sender]
+
+    work = pg.point_to_point(description, body, async_op=True, result=[tensor])
+    return work
+
+
+def send(tensor: Any, dst: int, group=None, tag: int = 0) -> None:
+    """Send ``tensor`` to global rank ``dst`` (returns once ``tensor`` may be modified)."""
+    work = isend(tensor, dst, group, tag)
+    if work is not None:
+        work.wait()
+
+
+def recv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> int:
+    """Receive into ``tensor`` from global rank ``src`` (any rank if ``None``).
+
+    Returns:
+        The sender's global rank (-1 on ranks outside ``group``).
+    """
+    work = irecv(tensor, src, group, tag)
+    if work is None:
+        return -1
+    work.wait()
+    return work.source_rank

@@ -1,0 +1,135 @@
+"""The message format between peers: one fixed-size header frame, then one raw payload frame.
+
+Every message a rank sends to a peer is a two-frame ZeroMQ message::
+
+    [header: 52 bytes, little-endian struct]  [payload: raw bytes of a contiguous array]
+
+Header fields (``HEADER`` below):
+
+==========  =====  ================================================================
+field       type   meaning
+==========  =====  ================================================================
+magic       2s     ``b"DT"``
+version     u8     ``VERSION``; a peer with another version is rejected
+kind        u8     ``DATA`` (collective), ``P2P``, ``ERROR`` (payload: utf-8 text), ``BYE``
+group       u32    process-group id (0 = default group, then 1, 2, ... in creation order)
+seq         u64    sequence number of the collective in its group (``DATA``/``ERROR``)
+tag         i64    user tag of a point-to-point message (``P2P``)
+op          u8     collective op code (index in ``OPS``); error class for ``ERROR``
+dtype       u8     dtype code (index in ``DTYPES``) of the collective's tensor
+root        i16    root (group rank) of a rooted collective, -1 otherwise
+numel       i64    element count per rank of the collective's tensor, -1 when ranks may differ
+chunk       u32    index of this message among those from this sender in this collective
+sender      u32    group rank of the sender
+nbytes      u64    payload size in bytes; must equal the payload frame's length
+==========  =====  ================================================================
+
+Tensor data is never pickled: the payload is the array's memory. Only the object
+collectives put cloudpickle bytes in a payload, and every peer connection has been
+authenticated with the job secret before its frames are read.
+"""
+from __future__ import annotations
+
+import functools
+import struct
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["Header", "pack", "unpack", "HEADER_SIZE", "DATA", "P2P", "ERROR", "BYE",
+           "OPS", "op_code", "dtype_code", "dtype_of", "describe", "MalformedHeader"]
+
+MAGIC = b"DT"
+VERSION = 1
+DATA, P2P, ERROR, BYE = 1, 2, 3, 4
+KINDS = (DATA, P2P, ERROR, BYE)
+
+_STRUCT = struct.Struct("<2sBBIQqBBhqIIQ")
+HEADER_SIZE = _STRUCT.size
+
+OPS = ("none", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
+       "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
+       "all_to_all_single", "barrier", "monitored_barrier", "broadcast_object_list",
+       "all_gather_object", "gather_object", "scatter_object_list", "send", "recv")
+_OP_CODES = {name: i for i, name in enumerate(OPS)}
+
+DTYPES = tuple(np.dtype(d) for d in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,
+                                     np.float16, np.float32, np.float64, np.complex64,
+                                     np.complex128, np.uint16, np.uint32, np.uint64))
+_DTYPE_CODES = {d: i for i, d in enumerate(DTYPES)}
+
+
+class MalformedHeader(ValueError):
+    """A frame that is not a valid disttorch header (dropped and logged by the transport)."""
+
+
+class Header(NamedTuple):
+    kind: int
+    group: int
+    seq: int
+    tag: int
+    op: int
+    dtype: int
+    root: int
+    numel: int
+    chunk: int
+    sender: int
+    nbytes: int
+
+
+def pack(h: Header) -> bytes:
+    """The header frame for ``h``."""
+    return _STRUCT.pack(MAGIC, VERSION, *h)
+
+
+def unpack(frame: bytes, group: int, size: int) -> Header:
+    """Parse and validate a header frame received in group ``group`` of ``size`` ranks.
+
+    Raises:
+        MalformedHeader: wrong length, magic or version, unknown kind, op or dtype, a
+            foreign group, or a sender outside ``0 .. size-1``.
+    """
+    if len(frame) != HEADER_SIZE:
+        raise MalformedHeader(f"header frame of {len(frame)} bytes, expected {HEADER_SIZE}")
+    magic, version, *fields = _STRUCT.unpack(frame)
+    h = Header(*fields)
+    if magic != MAGIC or version != VERSION:
+        raise MalformedHeader(f"bad magic/version {magic!r}/{version}, expected {MAGIC!r}/{VERSION}")
+    if h.kind not in KINDS:
+        raise MalformedHeader(f"unknown message kind {h.kind}")
+    if h.group != group:
+        raise MalformedHeader(f"message for group {h.group} arrived at group {group}")
+    if h.sender >= size:
+        raise MalformedHeader(f"sender rank {h.sender} outside a group of {size}")
+    if h.op >= len(OPS) or h.dtype >= len(DTYPES) or not -1 <= h.root < size:
+        raise MalformedHeader(f"unknown op {h.op}, dtype {h.dtype} or root {h.root}")
+    return h
+
+
+def op_code(name: str) -> int:
+    return _OP_CODES[name]
+
+
+def dtype_code(dtype: np.dtype) -> int:
+    """The wire code of a NumPy dtype.
+
+    Raises:
+        TypeError: the dtype cannot travel (object, structured or unknown dtypes).
+    """
+    try:
+        return _DTYPE_CODES[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"dtype {dtype} is not supported by disttorch.distributed; supported: "
+                        f"{', '.join(str(d) for d in DTYPES)}") from None
+
+
+def dtype_of(code: int) -> np.dtype:
+    return DTYPES[code]
+
+
+@functools.lru_cache(maxsize=4096)
+def describe(op: int, dtype: int, numel: int, root: int) -> str:
+    """Human-readable collective signature, e.g. ``all_reduce(float32[10])``."""
+    size = "?" if numel < 0 else str(numel)
+    where = f", root={root}" if root >= 0 else ""
+    return f"{OPS[op]}({DTYPES[dtype]}[{size}]{where})"
