@@ -1,0 +1,90 @@
+"""disttorch-launch across nodes: two launcher processes on this machine, 2 nodes x 2 ranks.
+
+Node 0's agent hosts the agents' store on 127.0.0.2 (a loopback address standing for the
+master host); node 1's agent joins it. The job secret comes from DISTTORCH_JOB_SECRET.
+"""
+
+import json
+import secrets
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from launcher_scripts.harness import SCRIPTS, assert_all_gone, recorded_pids, start, wait_for_files  # noqa: E402
+
+from launcher.rendezvous import free_port  # noqa: E402
+
+pytest.importorskip("zmq")
+MASTER = "127.0.0.2"
+
+
+def start_nodes(*script_args, extra=(), nodes=(0, 1)):
+    port = free_port(MASTER)
+    env = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}
+    return [start("--nnodes", 2, "--node-rank", k, "--master-addr", MASTER, "--master-port", port, "--nproc", 2,
+                  *extra, *script_args, env=env) for k in nodes]
+
+
+def finish(procs, timeout=40):
+    results = []
+    for proc in procs:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        finally:
+            proc.kill()
+        results.append((proc.returncode, out, err))
+    return results
+
+
+@pytest.mark.timeout(90)
+def test_two_nodes_world_ranks_and_restart(tmp_path):
+    # rank 1 (node 0) fails on the first attempt; both nodes restart, the second attempt succeeds
+    results = finish(start_nodes(SCRIPTS / "env_dump.py", tmp_path, 0, extra=("--max-restarts", 1)))
+    for code, _, err in results:
+        assert code == 0, err
+        assert "rank 1 was the first to fail" in err and "restart 1 of 1" in err
+    envs = [json.loads((tmp_path / f"rank{r}_attempt1.json").read_text()) for r in range(4)]
+    for rank, env in enumerate(envs):
+        assert env["RANK"] == str(rank) and env["LOCAL_RANK"] == str(rank % 2)
+        assert env["GROUP_RANK"] == str(rank // 2) and env["GROUP_WORLD_SIZE"] == "2"
+        assert env["WORLD_SIZE"] == "4" and env["LOCAL_WORLD_SIZE"] == "2"
+        assert env["MASTER_ADDR"] == MASTER and env["DISTTORCH_RESTART_COUNT"] == "1"
+    for name in ("MASTER_PORT", "DISTTORCH_RUN_ID", "DISTTORCH_JOB_SECRET"):
+        assert len({env[name] for env in envs}) == 1, f"{name} differs between ranks"
+    first = json.loads((tmp_path / "rank3_attempt0.json").read_text())
+    assert first["MASTER_PORT"] != envs[3]["MASTER_PORT"]  # a fresh workers' port per attempt
+
+
+@pytest.mark.timeout(90)
+def test_failure_on_one_node_stops_both_and_both_report_it(tmp_path):
+    started = time.monotonic()
+    results = finish(start_nodes(SCRIPTS / "fail.py", tmp_path, "raise", 3))
+    assert time.monotonic() - started < 20
+    for code, _, err in results:
+        assert code == 1, err
+        summary = err[err.index("job failed"):]
+        assert "rank 3 was the first to fail" in summary
+        assert "rank       : 3 (local rank 1 on node 1)" in summary
+        assert "ValueError: rank 3 cannot go on" in summary
+        assert "rank 0    (node 0" in summary and "stopped by launcher" in summary
+    assert_all_gone(recorded_pids(tmp_path))
+
+
+@pytest.mark.timeout(90)
+def test_interrupting_one_node_stops_the_other(tmp_path):
+    procs = start_nodes(SCRIPTS / "fail.py", tmp_path, "lone", -1)
+    try:
+        wait_for_files(tmp_path, "rank*.pid", 4)
+        procs[1].send_signal(signal.SIGINT)
+        (code0, _, err0), (code1, _, err1) = finish(procs)
+    finally:
+        for proc in procs:
+            proc.kill()
+    assert code1 == 130, err1
+    assert code0 == 1, err0
+    assert "node 1 was interrupted by SIGINT" in err0
+    assert_all_gone(recorded_pids(tmp_path))
