@@ -177,10 +177,9 @@ def test_rendezvous_in_real_processes(scheme, tmp_path):
         store, r, n = rendezvous({url!r}, *args, timeout=timedelta(seconds=20))
         store.set(f"hello/{{r}}", f"rank {{r}} of {{n}}")
         print(";".join(store.get(f"hello/{{k}}").decode() for k in range(n)))
-        store.add("done", 1)
-        if r == 0:
-            while int(store.get("done")) < n:
-                pass
+        store.set(f"exit/{{r}}", "")
+        if r == 0:  # rank 0 hosts the TCP store: it leaves last
+            store.wait([f"exit/{{k}}" for k in range(n)])
         store.close()
     """
     outputs = run_python(code, n=3, timeout=50)

@@ -24,7 +24,7 @@ from disttorch.distributed.store import (
     PrefixStore,
     TCPStore,
 )
-from disttorch.distributed.store import protocol
+from disttorch.distributed.store import protocol, tcp_store
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "5ec7e7" * 6
@@ -330,10 +330,9 @@ def test_tcp_concurrent_adds_from_many_processes_are_exact():
         store.set(f"done/{{rank}}", str(rank))
         store.wait([f"done/{{r}}" for r in range(4)])
         print(store.get("total").decode())
-        store.add("finished", 1)
+        store.set(f"exit/{{rank}}", "")
         if rank == 0:  # the master outlives every client's last request
-            while int(store.get("finished")) < 4:
-                pass
+            store.wait([f"exit/{{r}}" for r in range(4)])
         store.close()
     """
     outputs = run_python(code, n=4, env={"DISTTORCH_JOB_SECRET": SECRET}, timeout=50)
@@ -364,6 +363,33 @@ def test_tcp_get_waits_across_processes():
     assert [o.strip() for o in outputs] == ["hello from 1", "hello from 0"]
 
 
+@pytest.mark.timeout(60)
+def test_tcp_client_notices_a_dead_master_within_seconds(monkeypatch):
+    monkeypatch.setattr(tcp_store, "DISCONNECT_GRACE_S", 1.0)  # 5 s by default
+    code = """
+        import sys, time
+        from disttorch.distributed.store import TCPStore
+        store = TCPStore("127.0.0.1", 0, is_master=True)
+        print(store.port, flush=True)
+        time.sleep(60)
+    """
+    master = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env={**os.environ, "PYTHONPATH": str(REPO)},
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(master.stdout.readline())
+        client = TCPStore("127.0.0.1", port, timeout=timedelta(seconds=60))
+        client.set("before", "death")
+        threading.Timer(0.5, master.kill).start()
+        start = time.monotonic()
+        with pytest.raises(DistNetworkError, match=f"lost the connection to the store at 127.0.0.1:{port} during GET"):
+            client.get("never")
+        assert time.monotonic() - start < 4
+        client.close()
+    finally:
+        master.kill()
+        master.wait()
+
+
 # ---------------------------------------------------------------- FileStore specifics
 
 
@@ -372,13 +398,13 @@ def test_file_store_concurrent_adds_from_processes_and_cleanup(tmp_path):
     path = tmp_path / "shared"
     code = f"""
         from disttorch.distributed.store import FileStore
+        import os
+        rank = int(os.environ["WORKER"])
         store = FileStore({str(path)!r}, world_size=3)
         for _ in range(100):
             store.add("total", 1)
-        store.add("finished", 1)
-        store.wait(["finished"])
-        while int(store.get("finished")) < 3:
-            pass
+        store.set(f"done/{{rank}}", "")
+        store.wait([f"done/{{r}}" for r in range(3)])
         print(store.get("total").decode())
         store.close()
     """

@@ -35,8 +35,8 @@ Use (options apply at ``bind``/``connect`` time, so configure first)::
 ``secret`` is what :func:`resolve_secret` returns (bytes, or ``None``). One
 ZAP handler thread serves each ZeroMQ context; servers with different secrets
 may share a context (each secret gets its own ZAP domain).
-:class:`HandshakeWatcher` lets a client notice that a server refused it and
-raise :class:`AuthenticationError` instead of waiting for a timeout.
+:class:`HandshakeWatcher` lets a client notice that a server refused it (and
+raise :class:`AuthenticationError` instead of waiting for a timeout) or went away.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -305,53 +306,64 @@ def configure_client(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool 
         socket.plain_password = plain_token(secret)
 
 
-_HANDSHAKE_EVENTS = (
+_WATCHED_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
     | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
     | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+    | zmq.EVENT_DISCONNECTED
 )
 
 
 class HandshakeWatcher:
-    """Watches a client socket's handshakes so a refusal raises instead of waiting for a timeout.
+    """Watches a client socket's connection, so a refusal or a lost server raises instead of waiting.
 
     Create it before ``connect``; poll :attr:`socket` (the monitor socket) next to
-    the client socket and call :meth:`check` when it is readable; :meth:`check`
-    raises :class:`AuthenticationError` on a refused handshake and returns
-    ``True`` once a handshake succeeded (after which the watcher can be closed).
+    the client socket and call :meth:`check` when it is readable. :meth:`check`
+    raises :class:`AuthenticationError` when the server refuses the handshake and
+    returns whether a handshake has succeeded.
 
     Args:
         socket: the client socket to watch.
         peer: how to name the server in error messages (e.g. ``"store at 10.0.0.1:29500"``).
+
+    Attributes:
+        authenticated: a handshake has succeeded.
+        disconnected_since: ``time.monotonic()`` when the connection dropped after
+            authenticating, ``None`` while it is up (ZeroMQ keeps reconnecting meanwhile).
     """
 
     def __init__(self, socket: zmq.Socket, peer: str) -> None:
         self._watched = socket
         self.peer = peer
-        self.socket: zmq.Socket | None = socket.get_monitor_socket(_HANDSHAKE_EVENTS)
+        self.authenticated = False
+        self.disconnected_since: float | None = None
+        self.socket: zmq.Socket | None = socket.get_monitor_socket(_WATCHED_EVENTS)
 
     def check(self) -> bool:
-        """Read pending handshake events; return ``True`` if a handshake succeeded."""
-        succeeded = False
+        """Read pending connection events; return whether a handshake has succeeded."""
         while self.socket is not None and self.socket.poll(0):
             event = parse_monitor_message(self.socket.recv_multipart())
             kind = event["event"]
             if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
-                succeeded = True
+                self.authenticated = True
+                self.disconnected_since = None
+            elif kind == zmq.EVENT_DISCONNECTED:
+                if self.authenticated and self.disconnected_since is None:
+                    self.disconnected_since = time.monotonic()
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 raise AuthenticationError(
                     f"the {self.peer} refused this process's credentials (ZAP status {event['value']}): "
                     f"the job secrets differ. Give every process the same {ENV_SECRET} (hex), "
                     "or leave it unset everywhere for a single-host job"
                 )
-            elif kind in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
+            else:  # HANDSHAKE_FAILED_PROTOCOL / HANDSHAKE_FAILED_NO_DETAIL
                 raise AuthenticationError(
                     f"the handshake with the {self.peer} failed (ZeroMQ event value {event['value']}): "
                     f"it and this process disagree on security. Set the same {ENV_SECRET} and "
                     f"{ENV_ENCRYPT} for every process of the job"
                 )
-        return succeeded
+        return self.authenticated
 
     def close(self) -> None:
         """Stop watching (safe to call more than once)."""

@@ -75,6 +75,8 @@ class StoreServer:
         self._socket.rcvhwm = RECEIVE_HWM
         self._socket.handshake_ivl = HANDSHAKE_TIMEOUT_MS
         self._socket.router_handover = 1  # a reconnecting client keeps its identity
+        self._socket.heartbeat_ivl = 1000  # drop connections whose peer went silent (e.g. host died)
+        self._socket.heartbeat_timeout = 5000
         self._socket.ipv6 = ":" in host
         auth.configure_server(self._socket, secret)
         try:

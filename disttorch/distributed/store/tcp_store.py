@@ -27,6 +27,12 @@ from .tcp_server import StoreServer, _bracket
 #: Where the master's own client connects when the server listens on all interfaces.
 _LOCAL_FOR_ANY = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
+#: ZeroMQ heartbeats on the client connection: a silent server is dropped after the timeout.
+HEARTBEAT_INTERVAL_MS = 1000
+HEARTBEAT_TIMEOUT_MS = 5000
+#: A request fails this long after its connection to the store dropped (if it did not come back).
+DISCONNECT_GRACE_S = 5.0
+
 #: Extra time a client waits beyond a get/wait timeout for the server's TIMEOUT reply.
 _REPLY_GRACE_S = 10.0
 
@@ -91,9 +97,14 @@ class TCPStore(Store):
         self._socket.routing_id = os.urandom(16)  # stable across reconnects, so replies find us
         self._socket.reconnect_ivl = 100
         self._socket.reconnect_ivl_max = 1000
+        self._socket.heartbeat_ivl = HEARTBEAT_INTERVAL_MS
+        self._socket.heartbeat_timeout = HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in connect_host
         auth.configure_client(self._socket, secret_bytes)
-        self._watcher: auth.HandshakeWatcher | None = auth.HandshakeWatcher(self._socket, f"store at {self._where}")
+        self._watcher = auth.HandshakeWatcher(self._socket, f"store at {self._where}")
+        self._poller = zmq.Poller()
+        self._poller.register(self._socket, zmq.POLLIN)
+        self._poller.register(self._watcher.socket, zmq.POLLIN)
         self._closed = False
         try:
             self._socket.connect(f"tcp://{_bracket(connect_host)}:{self.port}")
@@ -168,9 +179,7 @@ class TCPStore(Store):
             if self._closed:
                 return
             self._closed = True
-            if self._watcher is not None:
-                self._watcher.close()
-                self._watcher = None
+            self._watcher.close()
             self._socket.close(linger=0)
             self._context.term()
         if self._server is not None:
@@ -201,10 +210,15 @@ class TCPStore(Store):
             if self._closed:
                 raise DistStoreError(f"{command.name} on a closed TCPStore ({self._where})")
             request_id = next(self._request_ids)
-            self._socket.send_multipart(protocol.encode_request(command, request_id, *args))
+            self._socket.sndtimeo = max(1, int(patience * 1000))
+            try:
+                self._socket.send_multipart(protocol.encode_request(command, request_id, *args))
+            except zmq.Again:
+                raise DistNetworkError(f"could not send {command.name} to the store at {self._where} "
+                                       f"within {patience:g} s") from None
             while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                now = time.monotonic()
+                if now >= deadline:
                     if connecting:
                         raise DistNetworkError(
                             f"could not reach the store at {self._where} within {patience:g} s: is the "
@@ -212,7 +226,17 @@ class TCPStore(Store):
                         )
                     raise DistNetworkError(f"the store at {self._where} did not answer {command.name} "
                                            f"within {patience:g} s")
-                if self._poll(remaining):
+                lost = self._watcher.disconnected_since
+                if lost is not None and now - lost > DISCONNECT_GRACE_S:
+                    raise DistNetworkError(
+                        f"lost the connection to the store at {self._where} during {command.name} and could not "
+                        f"reconnect within {DISCONNECT_GRACE_S:g} s: the process hosting it (rank 0, or the "
+                        "launcher's agent) has probably exited"
+                    )
+                ready = dict(self._poller.poll(max(1, int(min(deadline - now, 0.5) * 1000))))
+                if self._watcher.socket in ready:
+                    self._watcher.check()
+                if self._socket in ready:
                     reply = self._receive(request_id)
                     if reply is not None:
                         break
@@ -221,18 +245,6 @@ class TCPStore(Store):
             message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
             raise DistStoreError(f"the store at {self._where} refused {command.name}: {message}")
         return status, payload
-
-    def _poll(self, remaining: float) -> bool:
-        """Wait up to ``remaining`` s for a reply; meanwhile turn handshake refusals into errors."""
-        poller = zmq.Poller()
-        poller.register(self._socket, zmq.POLLIN)
-        if self._watcher is not None:
-            poller.register(self._watcher.socket, zmq.POLLIN)
-        ready = dict(poller.poll(max(1, int(remaining * 1000))))
-        if self._watcher is not None and self._watcher.socket in ready and self._watcher.check():
-            self._watcher.close()  # authenticated: nothing more to watch
-            self._watcher = None
-        return self._socket in ready
 
     def _receive(self, request_id: int) -> tuple[Status, list[bytes]] | None:
         """Read one reply; return it if it answers ``request_id``, ``None`` for a stale one."""
