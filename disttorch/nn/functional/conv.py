@@ -1,2 +1,234 @@
-"""(being written)"""
-__all__: list = []
+"""Convolutions: ``conv1d``, ``conv2d``, ``conv3d`` (one N-d implementation).
+
+How it computes (im2col):
+
+1. The input is zero-padded into ``xp`` of shape ``(N, C, *padded)``.
+2. ``as_strided`` views ``xp`` as windows ``(N, C, *kernel, *out)`` without copying:
+   kernel axes step by ``dilation``, output axes by ``stride``.
+3. One copy makes the windows contiguous: the columns ``(N, groups, C/groups * K, P)``
+   (``K`` = kernel elements, ``P`` = output positions).
+4. One batched matmul with the weight ``(groups, O/groups, C/groups * K)`` gives the
+   output ``(N, O, *out)``, already in NCHW order.
+
+Backward reuses the columns: ``grad_weight = sum_n g_n @ cols_nᵀ``, and
+``grad_input = col2im(Wᵀ @ g)``, which adds the slice of each kernel offset back into a
+zero-padded buffer (a loop over the K kernel offsets, never over pixels).
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ._fused import check_same_dtype, crop_index, numpy_backward, pad_spatial, window_slices, windows
+
+__all__ = ["conv1d", "conv2d", "conv3d"]
+
+
+class _Geometry(NamedTuple):
+    """Everything about one convolution call except the arrays."""
+
+    stride: tuple
+    pads: tuple        # ((lo, hi), ...) per spatial dim
+    dilation: tuple
+    groups: int
+    kernel: tuple
+    out: tuple         # output spatial size
+    unbatched: bool
+    name: str
+
+
+def _ntuple(value: Any, d: int, what: str) -> tuple:
+    """An int or a length-``d`` sequence as a tuple of ``d`` ints (PyTorch's error otherwise)."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * d
+    t = tuple(int(v) for v in value)
+    if len(t) == 1:
+        return t * d
+    if len(t) != d:
+        raise RuntimeError(f"expected {what} to be a single integer value or a list of {d} values "
+                           f"to match the convolution dimensions, but got {what}={list(t)}")
+    return t
+
+
+def _pads(padding: Any, d: int, kernel: tuple, stride: tuple, dilation: tuple) -> tuple:
+    """Per-dimension ``(lo, hi)`` zero padding for an int, tuple, ``'valid'`` or ``'same'``."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * d
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if any(s != 1 for s in stride):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        pads = []
+        for k, dil in zip(kernel, dilation):
+            total = dil * (k - 1)
+            pads.append((total // 2, total - total // 2))  # the odd extra goes to the end
+        return tuple(pads)
+    p = _ntuple(padding, d, "padding")
+    if any(v < 0 for v in p):
+        raise RuntimeError("negative padding is not supported")
+    return tuple((v, v) for v in p)
+
+
+def _setup(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
+           padding: Any, dilation: Any, groups: int) -> _Geometry:
+    """Check a convolution's arguments the way PyTorch does and work out its geometry."""
+    x, w = input._data, weight._data
+    if x.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
+                           f"but got input of size: {list(x.shape)}")
+    if w.ndim != d + 2:
+        raise RuntimeError(f"Expected {d + 2}D weight for {name} (out_channels, in_channels/groups, "
+                           f"*kernel), but got weight of size: {list(w.shape)}")
+    check_same_dtype(x, w, "weight")
+    unbatched = x.ndim == d + 1
+    xshape = (1,) + x.shape if unbatched else x.shape
+    stride = _ntuple(stride, d, "stride")
+    dilation = _ntuple(dilation, d, "dilation")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(v <= 0 for v in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    kernel = tuple(w.shape[2:])
+    pads = _pads(padding, d, kernel, stride, dilation)
+    out_ch, cg = w.shape[0], w.shape[1]
+    if out_ch % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
+                           f"dimension 0, but got weight of size [{list(w.shape)}] instead")
+    if xshape[1] != cg * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected "
+                           f"input{list(xshape)} to have {cg * groups} channels, but got "
+                           f"{xshape[1]} channels instead")
+    if bias is not None:
+        check_same_dtype(x, bias._data, "bias")
+        if bias._data.shape != (out_ch,):
+            raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be "
+                               f"1-dimensional with {out_ch} elements, but got bias of size "
+                               f"{list(bias._data.shape)} instead")
+    padded = [s + lo + hi for s, (lo, hi) in zip(xshape[2:], pads)]
+    span = [dil * (k - 1) + 1 for k, dil in zip(kernel, dilation)]
+    if any(p < s for p, s in zip(padded, span)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))})."
+                           f" Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be "
+                           f"greater than actual input size")
+    out = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride))
+    return _Geometry(stride, pads, dilation, groups, kernel, out, unbatched, name)
+
+
+def _col2im(gcols: np.ndarray, padded_shape: tuple, geo: _Geometry) -> np.ndarray:
+    """Adjoint of the window view: add the columns ``(N, C, *kernel, *out)`` back into the
+    input positions they were read from, then drop the padding."""
+    gxp = np.zeros(padded_shape, dtype=gcols.dtype)
+    lead = (slice(None), slice(None))
+    for k in np.ndindex(*geo.kernel):
+        gxp[window_slices(k, geo.stride, geo.dilation, geo.out)] += gcols[lead + k]
+    inner = tuple(n - lo - hi for n, (lo, hi) in zip(padded_shape[2:], geo.pads))
+    return gxp[crop_index(inner, geo.pads)]
+
+
+class ConvNd(Function):
+    """N-d convolution (cross-correlation, as PyTorch) by im2col and one batched matmul."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, geo):
+        x = input._data[None] if geo.unbatched else input._data
+        w = weight._data
+        n, groups = x.shape[0], geo.groups
+        xp = pad_spatial(x, geo.pads)
+        cols = np.ascontiguousarray(windows(xp, geo.kernel, geo.stride, geo.dilation, geo.out))
+        cols = cols.reshape(n, groups, -1, int(np.prod(geo.out)))
+        wm = w.reshape(groups, w.shape[0] // groups, -1)
+        out = np.matmul(wm, cols).reshape((n, w.shape[0]) + geo.out)
+        if bias is not None:
+            out += bias._data.reshape((-1,) + (1,) * len(geo.out))
+        ctx.save_for_backward(weight)
+        ctx.cols, ctx.geo, ctx.padded_shape = cols, geo, xp.shape
+        ctx.inputs = (input,)  # only for the double-backward guard (see numpy_backward)
+        return out[0] if geo.unbatched else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (weight,) = ctx.saved_tensors
+        gx, gw, gb = numpy_backward(ctx.geo.name, lambda g: _conv_backward(ctx, weight, g), grad,
+                                    weight, *ctx.inputs)
+        return gx, gw, gb, None
+
+
+def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
+    """Gradients of input, weight and bias from the output gradient and the saved columns."""
+    geo, cols = ctx.geo, ctx.cols
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    if geo.unbatched:
+        g = g[None]
+    w = weight._data
+    n, groups = g.shape[0], geo.groups
+    gm = g.reshape(n, groups, w.shape[0] // groups, -1)
+    gx = gw = gb = None
+    if need_b:
+        gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+    if need_w:
+        gw = np.matmul(gm, cols.swapaxes(-1, -2)).sum(axis=0).reshape(w.shape)
+    if need_x:
+        wm = w.reshape(groups, w.shape[0] // groups, -1)
+        gcols = np.matmul(wm.swapaxes(-1, -2), gm)
+        gx = _col2im(gcols.reshape((n, ctx.padded_shape[1]) + geo.kernel + geo.out),
+                     ctx.padded_shape, geo)
+        if geo.unbatched:
+            gx = gx[0]
+    return gx, gw, gb
+
+
+def _conv(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
+          padding: Any, dilation: Any, groups: int) -> Tensor:
+    geo = _setup(name, d, input, weight, bias, stride, padding, dilation, groups)
+    return ConvNd.apply(input, weight, bias, geo)
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    r"""1-D convolution (cross-correlation) over an input of shape ``(N, C_in, L)`` or
+    ``(C_in, L)``.
+
+    Args:
+        input: input tensor ``(N, C_in, L)`` or unbatched ``(C_in, L)``.
+        weight: filters ``(C_out, C_in / groups, kL)``.
+        bias: optional ``(C_out,)``.
+        stride: stride of the window. Default: 1.
+        padding: implicit zero padding on both sides: an int, a one-element tuple,
+            ``'valid'`` (none) or ``'same'`` (output as long as the input; stride 1 only).
+        dilation: spacing between kernel elements. Default: 1.
+        groups: number of blocked connections from input to output channels. Default: 1.
+    """
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    r"""2-D convolution (cross-correlation) over an input of shape ``(N, C_in, H, W)`` or
+    ``(C_in, H, W)``.
+
+    Args:
+        input: input tensor ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)``.
+        weight: filters ``(C_out, C_in / groups, kH, kW)``.
+        bias: optional ``(C_out,)``.
+        stride: stride of the window, an int or ``(sH, sW)``. Default: 1.
+        padding: implicit zero padding: an int, ``(padH, padW)``, ``'valid'`` or ``'same'``
+            (stride 1 only; an odd total pads one more at the end, as PyTorch).
+        dilation: spacing between kernel elements, an int or ``(dH, dW)``. Default: 1.
+        groups: number of blocked connections from input to output channels. Default: 1.
+    """
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    r"""3-D convolution over an input of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``;
+    arguments as :func:`conv2d` with three spatial dims."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)

@@ -1,2 +1,424 @@
-"""(being written)"""
-__all__: list = []
+"""Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``,
+``adaptive_max_pool1d/2d`` (one N-d implementation per kind).
+
+Max pooling views the padded input (padded with -inf) as windows ``(N, C, *out, *kernel)``
+without copying, makes them contiguous once, and takes the argmax over the flattened
+kernel axis; backward scatters the gradient to the saved argmax positions, one kernel
+offset at a time (a loop over kernel offsets, never over pixels). Average pooling adds
+the strided slice of each kernel offset and divides by PyTorch's per-window divisor.
+Adaptive average pooling is separable: one small averaging matrix per spatial dim.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ._fused import crop_index, numpy_backward, pad_spatial, window_slices, windows
+
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+
+
+class _PoolGeometry(NamedTuple):
+    kernel: tuple
+    stride: tuple
+    dilation: tuple
+    pads: tuple        # ((lo, hi), ...): hi includes the extra room ceil_mode needs
+    out: tuple
+    unbatched: bool
+
+
+def _tuple(value: Any, d: int, what: str, name: str) -> tuple:
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * d
+    t = tuple(int(v) for v in value)
+    if len(t) == 1:
+        return t * d
+    if len(t) != d:
+        raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of {d} ints")
+    return t
+
+
+def _check_input(x: np.ndarray, d: int, name: str) -> bool:
+    """Raise unless ``x`` is ``(C, *spatial)`` or ``(N, C, *spatial)``; True if unbatched."""
+    if x.ndim not in (d + 1, d + 2) or x.size == 0 and x.ndim == d + 1:
+        raise RuntimeError(f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) tensor for input, "
+                           f"but got input of size: {list(x.shape)}")
+    return x.ndim == d + 1
+
+
+def _geometry(x: np.ndarray, d: int, name: str, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool) -> _PoolGeometry:
+    """PyTorch's pooling output size (with ``ceil_mode``) and argument checks."""
+    unbatched = _check_input(x, d, name)
+    kernel = _tuple(kernel_size, d, "kernel_size", name)
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else _tuple(stride, d, "stride", name)
+    pad = _tuple(padding, d, "padding", name)
+    dil = _tuple(dilation, d, "dilation", name)
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"{name}: kernel_size must be greater than zero, but got {list(kernel)}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    if any(v <= 0 for v in dil):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation {list(dil)}")
+    spatial = x.shape[-d:]
+    out, pads = [], []
+    for size, k, s, p, dl in zip(spatial, kernel, stride, pad, dil):
+        span = dl * (k - 1) + 1
+        if p > span // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={dl}")
+        num = size + 2 * p - span
+        o = (-(-num // s) if ceil_mode else num // s) + 1
+        if ceil_mode and (o - 1) * s >= size + p:
+            o -= 1  # the last window must start inside the input or its left padding
+        out.append(o)
+        pads.append((p, max(p, (o - 1) * s + span - size - p)))
+    if any(o <= 0 for o in out):
+        c = x.shape[-d - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + spatial))}). Calculated "
+                           f"output size: ({'x'.join(map(str, [c] + out))}). Output size is too small")
+    return _PoolGeometry(kernel, stride, dil, tuple(pads), tuple(out), unbatched)
+
+
+# ---------------------------------------------------------------------- max pooling
+class MaxPoolNd(Function):
+    """Max over each window; returns (values, argmax-within-window) and keeps the argmax."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, geo):
+        x = input._data[None] if geo.unbatched else input._data
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"max pooling expects a floating point input, got {x.dtype}")
+        xp = pad_spatial(x, geo.pads, -np.inf)
+        win = windows(xp, geo.kernel, geo.stride, geo.dilation, geo.out, kernel_first=False)
+        flat = win.reshape(win.shape[:2 + len(geo.out)] + (-1,))
+        arg = flat.argmax(axis=-1)
+        out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+        ctx.arg, ctx.geo, ctx.padded_shape = arg, geo, xp.shape
+        if geo.unbatched:
+            return out[0], arg[0]
+        return out, arg
+
+    @staticmethod
+    def backward(ctx, grad, _grad_arg):
+        return numpy_backward("max_pool", lambda g: (_max_pool_backward(ctx, g),), grad)[0], None
+
+
+def _max_pool_backward(ctx: MaxPoolNd, g: np.ndarray) -> np.ndarray:
+    """Scatter ``g`` to each window's argmax, one kernel offset at a time."""
+    geo, arg = ctx.geo, ctx.arg
+    if geo.unbatched:
+        g = g[None]
+    gxp = np.zeros(ctx.padded_shape, dtype=g.dtype)
+    zero = np.zeros((), dtype=g.dtype)
+    for i, k in enumerate(np.ndindex(*geo.kernel)):
+        gxp[window_slices(k, geo.stride, geo.dilation, geo.out)] += np.where(arg == i, g, zero)
+    inner = tuple(n - lo - hi for n, (lo, hi) in zip(ctx.padded_shape[2:], geo.pads))
+    gx = gxp[crop_index(inner, geo.pads)]
+    return gx[0] if geo.unbatched else gx
+
+
+def _flat_indices(arg: np.ndarray, geo: _PoolGeometry, spatial: tuple) -> np.ndarray:
+    """PyTorch's ``return_indices``: the argmax as a flat index into each input plane."""
+    offsets = np.unravel_index(arg, geo.kernel)
+    flat = np.zeros(arg.shape, dtype=np.int64)
+    nd = len(geo.out)
+    for i in range(nd):
+        shape = [1] * nd
+        shape[i] = geo.out[i]
+        start = (np.arange(geo.out[i]) * geo.stride[i] - geo.pads[i][0]).reshape(shape)
+        pos = start + offsets[i] * geo.dilation[i]
+        flat = flat * spatial[i] + pos
+    return flat
+
+
+def _max_pool(name: str, d: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
+    geo = _geometry(input._data, d, name, kernel_size, stride, padding, dilation, ceil_mode)
+    out, arg = MaxPoolNd.apply(input, geo)
+    if not return_indices:
+        return out
+    idx = _flat_indices(arg._data, geo, input._data.shape[-d:])
+    return out, Tensor._make(idx)
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """1-D max pooling over ``(N, C, L)`` or ``(C, L)``.
+
+    Args:
+        kernel_size: window size.
+        stride: window stride. Default: ``kernel_size``.
+        padding: implicit -inf padding on both sides, at most half the kernel.
+        dilation: spacing between window elements.
+        ceil_mode: use ceil instead of floor for the output size.
+        return_indices: also return the argmax positions (flat index along ``L``).
+    """
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """2-D max pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Args:
+        kernel_size: window size, an int or ``(kH, kW)``.
+        stride: window stride. Default: ``kernel_size``.
+        padding: implicit -inf padding, at most half the kernel.
+        dilation: spacing between window elements.
+        ceil_mode: use ceil instead of floor for the output size.
+        return_indices: also return the argmax positions (flat index ``h * W + w`` into
+            each input plane, as PyTorch; for ``max_unpool2d``).
+    """
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+# ---------------------------------------------------------------------- average pooling
+def _divisor(geo: _PoolGeometry, spatial: tuple, count_include_pad: bool,
+             divisor_override: int | None) -> np.ndarray | int:
+    """PyTorch's divisor per output position: the window clipped to the padded input
+    (``count_include_pad``) or to the input itself; separable, so an outer product."""
+    if divisor_override:
+        return divisor_override
+    div = np.ones((), dtype=np.float64)
+    for size, k, s, (lo, _), o in zip(spatial, geo.kernel, geo.stride, geo.pads, geo.out):
+        start = np.arange(o) * s - lo
+        end = np.minimum(start + k, size + lo)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, size)
+        div = np.multiply.outer(div, end - start)
+    return div
+
+
+class AvgPoolNd(Function):
+    """Mean over each window with PyTorch's divisor (count_include_pad, divisor_override)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, geo, divisor):
+        x = input._data[None] if geo.unbatched else input._data
+        xp = pad_spatial(x, geo.pads)
+        total = None
+        for k in np.ndindex(*geo.kernel):
+            part = xp[window_slices(k, geo.stride, geo.dilation, geo.out)]
+            total = part.copy() if total is None else np.add(total, part, out=total)
+        out = (total / divisor).astype(x.dtype, copy=False)
+        ctx.geo, ctx.divisor, ctx.padded_shape = geo, divisor, xp.shape
+        return out[0] if geo.unbatched else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return numpy_backward("avg_pool", lambda g: (_avg_pool_backward(ctx, g),), grad)[0], None, None
+
+
+def _avg_pool_backward(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
+    geo = ctx.geo
+    if geo.unbatched:
+        g = g[None]
+    share = (g / ctx.divisor).astype(g.dtype, copy=False)
+    gxp = np.zeros(ctx.padded_shape, dtype=g.dtype)
+    for k in np.ndindex(*geo.kernel):
+        gxp[window_slices(k, geo.stride, geo.dilation, geo.out)] += share
+    inner = tuple(n - lo - hi for n, (lo, hi) in zip(ctx.padded_shape[2:], geo.pads))
+    gx = gxp[crop_index(inner, geo.pads)]
+    return gx[0] if geo.unbatched else gx
+
+
+def _avg_pool(name: str, d: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
+              ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Tensor:
+    geo = _geometry(input._data, d, name, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    divisor = _divisor(geo, input._data.shape[-d:], count_include_pad, divisor_override)
+    return AvgPoolNd.apply(input, geo, divisor)
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """1-D average pooling over ``(N, C, L)`` or ``(C, L)``.
+
+    Args:
+        kernel_size, stride (default ``kernel_size``), padding (zeros), ceil_mode: as
+            :func:`max_pool1d`.
+        count_include_pad: count the zero padding in the divisor. Default: True.
+    """
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, None)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """2-D average pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    Args:
+        kernel_size, stride (default ``kernel_size``), padding (zeros), ceil_mode: as
+            :func:`max_pool2d`.
+        count_include_pad: count the zero padding in the divisor. Default: True.
+        divisor_override: divide every window by this number instead.
+    """
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+# ---------------------------------------------------------------------- adaptive pooling
+def _adaptive_ranges(size: int, out: int) -> tuple:
+    """PyTorch's adaptive windows along one dim: ``[floor(i*L/o), ceil((i+1)*L/o))``."""
+    i = np.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _output_size(output_size: Any, spatial: tuple, d: int) -> tuple:
+    sizes = (output_size,) * d if isinstance(output_size, (int, np.integer)) or output_size is None \
+        else tuple(output_size)
+    if len(sizes) != d:
+        raise ValueError(f"output_size must be an int or a tuple of {d} values, got {output_size}")
+    return tuple(s if o is None else int(o) for o, s in zip(sizes, spatial))
+
+
+def _averaging_matrix(size: int, out: int, dtype: np.dtype) -> np.ndarray:
+    """``(out, size)`` matrix whose row i averages the i-th adaptive window."""
+    start, end = _adaptive_ranges(size, out)
+    pos = np.arange(size)
+    inside = (pos >= start[:, None]) & (pos < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _apply_along(x: np.ndarray, mats: list, transpose: bool) -> np.ndarray:
+    """Multiply the trailing spatial dims of ``x`` by one matrix each (separable op)."""
+    d = len(mats)
+    for i, m in enumerate(mats):
+        axis = x.ndim - d + i
+        m = m.T if transpose else m
+        x = np.moveaxis(np.matmul(m, np.moveaxis(x, axis, -2)), -2, axis)
+    return x
+
+
+class AdaptiveAvgPoolNd(Function):
+    """Adaptive average pooling as one averaging matrix per spatial dim."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, out_size):
+        x = input._data
+        d = len(out_size)
+        mats = [_averaging_matrix(s, o, x.dtype) for s, o in zip(x.shape[-d:], out_size)]
+        ctx.mats = mats
+        return np.ascontiguousarray(_apply_along(x, mats, transpose=False))
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = numpy_backward("adaptive_avg_pool",
+                            lambda g: (np.ascontiguousarray(_apply_along(g, ctx.mats, True)),), grad)
+        return gx[0], None
+
+
+def _check_adaptive(x: np.ndarray, d: int, name: str) -> None:
+    if x.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got {list(x.shape)}")
+    if any(s == 0 for s in x.shape[-d:]):
+        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                           f"dimensions, but input has sizes {list(x.shape)}")
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a fixed length ``output_size`` over ``(N, C, L)`` or ``(C, L)``."""
+    _check_adaptive(input._data, 1, "adaptive_avg_pool1d")
+    return AdaptiveAvgPoolNd.apply(input, _output_size(output_size, input._data.shape[-1:], 1))
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a fixed ``(H_out, W_out)`` (an int, a pair, None keeps a size) over
+    ``(N, C, H, W)`` or ``(C, H, W)``."""
+    _check_adaptive(input._data, 2, "adaptive_avg_pool2d")
+    return AdaptiveAvgPoolNd.apply(input, _output_size(output_size, input._data.shape[-2:], 2))
+
+
+def _spread(a: np.ndarray, i: int, d: int) -> np.ndarray:
+    """Reshape a per-dim ``(out_i, kmax_i)`` array to broadcast over ``(*out, *kmax)``."""
+    shape = [1] * (2 * d)
+    shape[i], shape[d + i] = a.shape
+    return a.reshape(shape)
+
+
+def _adaptive_gather_index(spatial: tuple, out_size: tuple) -> tuple:
+    """For adaptive max pooling: the flat input position of every element of every window,
+    ``(*out, K)`` with windows padded to the largest size ``K``, and which ones are real."""
+    d = len(out_size)
+    flat_pos = np.zeros((), dtype=np.int64)
+    valid = np.ones((), dtype=bool)
+    for i, (size, o) in enumerate(zip(spatial, out_size)):
+        start, end = _adaptive_ranges(size, o)
+        pos = start[:, None] + np.arange(int((end - start).max()))
+        flat_pos = flat_pos * size + _spread(np.minimum(pos, size - 1), i, d)
+        valid = valid & _spread(pos < end[:, None], i, d)
+    flat_pos, valid = np.broadcast_arrays(flat_pos, valid)
+    return flat_pos.reshape(tuple(out_size) + (-1,)), valid.reshape(tuple(out_size) + (-1,))
+
+
+class AdaptiveMaxPoolNd(Function):
+    """Adaptive max pooling: every window is gathered (padded with -inf to the largest
+    window) and reduced with one argmax; returns (values, flat input indices)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, out_size):
+        x = input._data
+        d = len(out_size)
+        lead = x.shape[:-d]
+        flat_pos, valid = _adaptive_gather_index(x.shape[-d:], out_size)
+        gathered = x.reshape(lead + (-1,))[..., flat_pos]
+        gathered = np.where(valid, gathered, np.array(-np.inf, dtype=x.dtype))
+        arg = gathered.argmax(axis=-1)[..., None]
+        out = np.take_along_axis(gathered, arg, axis=-1)[..., 0]
+        pos = np.take_along_axis(np.broadcast_to(flat_pos, gathered.shape), arg, axis=-1)[..., 0]
+        ctx.pos, ctx.shape, ctx.d = pos, x.shape, d
+        return out, pos
+
+    @staticmethod
+    def backward(ctx, grad, _grad_indices):
+        gx = numpy_backward("adaptive_max_pool",
+                            lambda g: (_scatter_to_planes(g, ctx.pos, ctx.shape, ctx.d),), grad)
+        return gx[0], None
+
+
+def _scatter_to_planes(g: np.ndarray, pos: np.ndarray, shape: tuple, d: int) -> np.ndarray:
+    """Add ``g`` into zeros of ``shape`` (``d`` trailing spatial dims) at the flat plane
+    positions ``pos`` (same shape as ``g``); adaptive windows may overlap, so additions
+    accumulate (``bincount``)."""
+    lead = shape[: len(shape) - d]
+    plane = int(np.prod(shape[len(shape) - d:]))
+    rows = np.arange(int(np.prod(lead))).reshape(lead + (1,) * d)
+    gx = np.bincount((rows * plane + pos).ravel(), weights=g.ravel(), minlength=rows.size * plane)
+    return gx.astype(g.dtype, copy=False).reshape(shape)
+
+
+def _adaptive_max_pool(name: str, d: int, input: Tensor, output_size: Any,
+                       return_indices: bool) -> Any:
+    _check_adaptive(input._data, d, name)
+    out, idx = AdaptiveMaxPoolNd.apply(input, _output_size(output_size, input._data.shape[-d:], d))
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling to a fixed length ``output_size`` over ``(N, C, L)`` or ``(C, L)``."""
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling to a fixed ``(H_out, W_out)`` over ``(N, C, H, W)`` or ``(C, H, W)``;
+    ``return_indices`` also gives flat ``h * W + w`` positions of the maxima."""
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)

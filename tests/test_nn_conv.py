@@ -1,0 +1,130 @@
+"""Convolution (``nn.functional.conv1d/2d/3d``, ``nn.Conv1d/Conv2d``): values against a
+direct loop definition, finite-difference gradients in float64, shapes, error messages."""
+import numpy as np
+import pytest
+
+import disttorch as torch
+import disttorch.nn.functional as F
+from disttorch.autograd import gradcheck
+
+
+def reference_conv2d(x, w, b, stride, padding, dilation, groups):
+    """Straightforward definition: a loop over output pixels (test oracle only)."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for i in range(oh):
+            for j in range(ow):
+                patch = xp[:, g * cg:(g + 1) * cg,
+                           i * stride[0]:i * stride[0] + dilation[0] * (kh - 1) + 1:dilation[0],
+                           j * stride[1]:j * stride[1] + dilation[1] * (kw - 1) + 1:dilation[1]]
+                out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3))
+    return out + (b[None, :, None, None] if b is not None else 0)
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", [
+    ((1, 1), (0, 0), (1, 1), 1), ((2, 1), (1, 2), (1, 1), 1), ((1, 2), (2, 1), (2, 1), 1),
+    ((2, 2), (1, 1), (1, 1), 2)])
+def test_conv2d_matches_loop_definition(stride, padding, dilation, groups):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 7, 8))
+    w = rng.standard_normal((6, 4 // groups, 3, 2))
+    b = rng.standard_normal(6)
+    out = F.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride, padding, dilation, groups)
+    np.testing.assert_allclose(out.numpy(), reference_conv2d(x, w, b, stride, padding, dilation, groups),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1), dict(padding="same", dilation=2),
+                                dict(groups=2, padding=(1, 0)), dict(padding="same")])
+def test_conv2d_gradcheck(kw):
+    x = torch.randn(2, 4, 5, 4, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(2, 4 // kw.get("groups", 1), 2, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(2, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a, c, d: F.conv2d(a, c, d, **kw), (x, w, b))
+
+
+def test_conv1d_and_conv3d_gradcheck():
+    x = torch.randn(2, 3, 7, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, 3, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a, c: F.conv1d(a, c, stride=2, padding=1, dilation=2), (x, w))
+    x3 = torch.randn(1, 2, 3, 4, 3, dtype=torch.float64, requires_grad=True)
+    w3 = torch.randn(2, 2, 2, 2, 2, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a, c: F.conv3d(a, c, padding=1), (x3, w3))
+
+
+def test_same_padding_keeps_size_and_pads_extra_at_the_end():
+    x = torch.randn(1, 1, 6, 6)
+    w = torch.ones(1, 1, 4, 4)
+    assert F.conv2d(x, w, padding="same").shape == (1, 1, 6, 6)
+    # total padding 3 for a 4-wide kernel: 1 before, 2 after
+    one = torch.zeros(1, 1, 1, 6)
+    one.numpy()[0, 0, 0, 0] = 1.0
+    row = F.conv2d(one, torch.ones(1, 1, 1, 4), padding="same").numpy()[0, 0, 0]
+    np.testing.assert_allclose(row, [1, 1, 0, 0, 0, 0])
+    assert F.conv2d(x, w, padding="valid").shape == (1, 1, 3, 3)
+
+
+def test_unbatched_input_and_no_bias():
+    x = torch.randn(3, 5, 5, requires_grad=True)
+    w = torch.randn(2, 3, 3, 3)
+    out = F.conv2d(x, w, padding=1)
+    assert out.shape == (2, 5, 5)
+    out.sum().backward()
+    assert x.grad.shape == (3, 5, 5)
+    batched = F.conv2d(x.detach().unsqueeze(0), w, padding=1)
+    np.testing.assert_allclose(batched.numpy()[0], out.detach().numpy(), rtol=1e-6)
+    assert F.conv1d(torch.randn(3, 8), torch.randn(2, 3, 3)).shape == (2, 6)
+
+
+def test_float32_stays_float32():
+    out = F.conv2d(torch.randn(1, 2, 4, 4), torch.randn(3, 2, 3, 3), torch.randn(3))
+    assert out.dtype == torch.float32
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: F.conv2d(torch.randn(2, 3), torch.randn(4, 3, 3, 3)),
+     "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]"),
+    (lambda: F.conv2d(torch.randn(2, 1, 5, 5), torch.randn(4, 3, 3, 3)),
+     "Given groups=1, weight of size [4, 3, 3, 3], expected input[2, 1, 5, 5] to have 3 channels, "
+     "but got 1 channels instead"),
+    (lambda: F.conv1d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3)),
+     "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: [2, 3, 5, 5]"),
+    (lambda: F.conv2d(torch.randn(2, 3, 2, 2), torch.randn(4, 3, 3, 3)),
+     "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be "
+     "greater than actual input size"),
+    (lambda: F.conv2d(torch.randn(2, 4, 5, 5), torch.randn(4, 2, 3, 3), groups=3),
+     "Given groups=3, expected weight to be divisible by 3 at dimension 0"),
+    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), torch.randn(3)),
+     "expected bias to be 1-dimensional with 4 elements, but got bias of size [3] instead"),
+    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), stride=2, padding="same"),
+     "padding='same' is not supported for strided convolutions"),
+    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), padding="full"),
+     "Invalid padding string: 'full'"),
+    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), stride=0),
+     "non-positive stride is not supported"),
+    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), padding=-1),
+     "negative padding is not supported"),
+    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), stride=(1, 1, 1)),
+     "expected stride to be a single integer value or a list of 2 values"),
+    (lambda: F.conv2d(torch.randn(2, 3, 5, 5, dtype=torch.float64), torch.randn(4, 3, 3, 3)),
+     "expected scalar type Double but found Float"),
+])
+def test_conv_errors_name_both_sides(call, message):
+    with pytest.raises(RuntimeError) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_double_backward_is_refused_clearly():
+    x = torch.randn(1, 1, 4, 4, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(1, 1, 3, 3, dtype=torch.float64, requires_grad=True)
+    (gx,) = torch.autograd.grad(F.conv2d(x, w).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="double backward through conv2d is not supported"):
+        gx.sum().backward()

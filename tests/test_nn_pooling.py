@@ -1,0 +1,116 @@
+"""Pooling (``max_pool1d/2d``, ``avg_pool1d/2d``, adaptive pooling and their modules):
+closed-form values, indices, PyTorch's output-size rules, gradients, error messages."""
+import numpy as np
+import pytest
+
+import disttorch as torch
+import disttorch.nn.functional as F
+from disttorch.autograd import gradcheck
+
+
+def test_max_pool2d_values_indices_and_gradient():
+    x = torch.arange(16.0).reshape(1, 1, 4, 4).requires_grad_()
+    out, idx = F.max_pool2d(x, 2, return_indices=True)
+    np.testing.assert_array_equal(out.detach().numpy(), [[[[5, 7], [13, 15]]]])
+    np.testing.assert_array_equal(idx.numpy(), [[[[5, 7], [13, 15]]]])
+    assert idx.dtype == torch.int64
+    out.sum().backward()
+    expected = np.zeros((4, 4))
+    expected[[1, 1, 3, 3], [1, 3, 1, 3]] = 1
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], expected)
+
+
+def test_max_pool_ties_pick_the_first_element():
+    _, idx = F.max_pool2d(torch.zeros(1, 1, 4, 4), 2, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), [[[[0, 2], [8, 10]]]])
+
+
+def test_overlapping_max_pool_accumulates_gradient():
+    x = torch.tensor([[[0.0, 5.0, 1.0, 2.0]]], requires_grad=True)
+    F.max_pool1d(x, 2, stride=1).sum().backward()  # windows (0,5) (5,1) (1,2)
+    np.testing.assert_array_equal(x.grad.numpy(), [[[0, 2, 0, 1]]])
+
+
+@pytest.mark.parametrize("kw,shape", [
+    (dict(kernel_size=2, ceil_mode=True), (1, 2, 3, 3)),
+    (dict(kernel_size=3, stride=2, padding=1, ceil_mode=True), (1, 2, 3, 3)),
+    (dict(kernel_size=3, stride=2, padding=1), (1, 2, 3, 3)),
+    (dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1)), (1, 2, 3, 2)),
+])
+def test_pool_output_sizes(kw, shape):
+    x = torch.randn(1, 2, 5, 5)
+    assert F.max_pool2d(x, **kw).shape == shape
+    if "dilation" not in kw:
+        assert F.avg_pool2d(x, **kw).shape == shape
+
+
+@pytest.mark.parametrize("fn,kw", [
+    (F.max_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    (F.max_pool2d, dict(kernel_size=(2, 3), stride=1, dilation=(1, 2))),
+    (F.avg_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    (F.avg_pool2d, dict(kernel_size=2, padding=1, count_include_pad=False)),
+    (F.avg_pool2d, dict(kernel_size=2, divisor_override=3)),
+    (F.max_pool1d, dict(kernel_size=3, stride=2, padding=1)),
+    (F.avg_pool1d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+])
+def test_pool_gradcheck(fn, kw):
+    rng = np.random.default_rng(1)
+    shape = (2, 2, 5, 6) if fn in (F.max_pool2d, F.avg_pool2d) else (2, 2, 7)
+    x = torch.tensor(rng.permutation(np.prod(shape)).reshape(shape) / 7.0, requires_grad=True)
+    assert gradcheck(lambda a: fn(a, **kw), (x,))
+
+
+def test_avg_pool_divisors_follow_pytorch():
+    ones = torch.ones(1, 1, 5, 5)
+    out = F.avg_pool2d(ones, 3, stride=2, padding=1, ceil_mode=True).numpy()[0, 0]
+    np.testing.assert_allclose(out, [[4 / 9, 2 / 3, 4 / 9], [2 / 3, 1, 2 / 3], [4 / 9, 2 / 3, 4 / 9]])
+    out = F.avg_pool2d(ones, 2, stride=2, padding=1, ceil_mode=True).numpy()[0, 0]
+    np.testing.assert_allclose(out, [[0.25, 0.5, 0.5], [0.5, 1, 1], [0.5, 1, 1]])
+    out = F.avg_pool2d(ones, 3, stride=2, padding=1, count_include_pad=False).numpy()
+    np.testing.assert_allclose(out, np.ones((1, 1, 3, 3)))
+
+
+def test_adaptive_avg_pool_windows_and_gradcheck():
+    x = torch.arange(7.0).reshape(1, 1, 7)
+    np.testing.assert_allclose(F.adaptive_avg_pool1d(x, 3).numpy()[0, 0],
+                               [np.mean([0, 1, 2]), np.mean([2, 3, 4]), np.mean([4, 5, 6])])
+    x2 = torch.randn(2, 3, 5, 4, dtype=torch.float64, requires_grad=True)
+    assert F.adaptive_avg_pool2d(x2, 1).shape == (2, 3, 1, 1)
+    np.testing.assert_allclose(F.adaptive_avg_pool2d(x2, 1).detach().numpy()[..., 0, 0],
+                               x2.detach().numpy().mean(axis=(2, 3)))
+    assert F.adaptive_avg_pool2d(x2, (None, 3)).shape == (2, 3, 5, 3)
+    assert gradcheck(lambda a: F.adaptive_avg_pool2d(a, (3, 3)), (x2,))
+
+
+def test_adaptive_max_pool_values_indices_gradcheck():
+    x = torch.tensor([[[1.0, 9.0, 2.0, 3.0, 8.0]]])
+    out, idx = F.adaptive_max_pool1d(x, 3, return_indices=True)  # windows [0,2) [1,4) [3,5)
+    np.testing.assert_array_equal(out.numpy(), [[[9, 9, 8]]])
+    np.testing.assert_array_equal(idx.numpy(), [[[1, 1, 4]]])
+    rng = np.random.default_rng(2)
+    x2 = torch.tensor(rng.permutation(60).reshape(1, 3, 5, 4) / 3.0, requires_grad=True)
+    assert gradcheck(lambda a: F.adaptive_max_pool2d(a, (3, 3)), (x2,))
+
+
+def test_unbatched_pooling():
+    x = torch.randn(3, 6, 6, requires_grad=True)
+    assert F.max_pool2d(x, 2).shape == (3, 3, 3)
+    assert F.avg_pool2d(x, 2).shape == (3, 3, 3)
+    assert F.adaptive_avg_pool2d(x, 2).shape == (3, 2, 2)
+    F.max_pool2d(x, 2).sum().backward()
+    assert x.grad.shape == (3, 6, 6)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: F.max_pool2d(torch.randn(1, 3, 4, 4), 3, padding=2),
+     "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1"),
+    (lambda: F.max_pool2d(torch.randn(1, 3, 1, 1), 2),
+     "Given input size: (3x1x1). Calculated output size: (3x0x0). Output size is too small"),
+    (lambda: F.max_pool2d(torch.randn(2, 3), 2), "Expected 3D or 4D (batch mode) tensor"),
+    (lambda: F.max_pool2d(torch.randn(1, 3, 5, 5), 2, stride=0), "stride should not be zero"),
+    (lambda: F.adaptive_avg_pool2d(torch.randn(3), 2), "Expected 3D or 4D tensor, but got [3]"),
+])
+def test_pooling_errors(call, message):
+    with pytest.raises(RuntimeError) as info:
+        call()
+    assert message in str(info.value)
