@@ -6,12 +6,13 @@ Each family module lists the names it contributes as tensor methods in
 """
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from .._tensor import Tensor
-from . import elementwise, indexing, linalg, reduction, shape
+from . import comparison, elementwise, indexing, linalg, reduction, shape
 
-FAMILIES = [elementwise, reduction, shape, indexing, linalg]
+FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison]
 
 
 def _reflected(fn: Any) -> Any:
@@ -40,7 +41,18 @@ def _bind() -> None:
     Tensor.T = property(lambda a: shape.permute(a, tuple(reversed(range(a._data.ndim)))))
     for mod in FAMILIES:
         for name, fn in getattr(mod, "TENSOR_OPERATORS", {}).items():
-            setattr(Tensor, name, fn)
+            setattr(Tensor, name, _as_method(fn))
+
+
+def _as_method(fn: Any) -> Any:
+    """Python passes ``self`` to a class attribute only if it is a plain function (a bound
+    ``Function.apply`` would lose it), so wrap anything else."""
+    if isinstance(fn, types.FunctionType):
+        return fn
+
+    def method(self: Tensor, *args: Any) -> Any:
+        return fn(self, *args)
+    return method
 
 
 _bind()
