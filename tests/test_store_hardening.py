@@ -33,11 +33,11 @@ def master():
 class RawClient:
     """A DEALER socket that sends whatever frames a test likes (with or without the job's credentials)."""
 
-    def __init__(self, port: int, secret: bytes | None) -> None:
+    def __init__(self, port: int, secret: bytes | None, encrypt: bool = True) -> None:
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.DEALER)
         self.socket.linger = 0
-        auth.configure_client(self.socket, secret)
+        auth.configure_client(self.socket, secret, encrypt=encrypt)
         self.socket.connect(f"tcp://127.0.0.1:{port}")
 
     def send(self, frames: list[bytes]) -> None:
@@ -116,9 +116,13 @@ def test_raw_tcp_garbage_while_a_client_works(master):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("secret", [None, b"wrong secret"], ids=["no-secret", "wrong-secret"])
-def test_unauthenticated_requests_never_reach_the_store(master, secret):
-    intruder = RawClient(master.port, secret)
+@pytest.mark.parametrize(
+    "secret, encrypt",
+    [(None, False), (b"wrong secret", True), (b"wrong secret", False), (bytes.fromhex(SECRET), False)],
+    ids=["no-secret", "wrong-secret", "wrong-secret-plain", "right-secret-but-plain"],
+)
+def test_unauthenticated_requests_never_reach_the_store(master, secret, encrypt):
+    intruder = RawClient(master.port, secret, encrypt)
     try:
         for i in range(50):
             intruder.send(protocol.encode_request(Command.SET, i, b"owned", b"yes"))
@@ -128,6 +132,69 @@ def test_unauthenticated_requests_never_reach_the_store(master, secret):
     assert not master.check(["owned"])
     assert _server(master).malformed == 0  # dropped by the handshake, before the store saw anything
     _still_serving(master, master.port, "after-intruder")
+
+
+class RecordingProxy:
+    """Forwards one TCP connection to ``port``, recording what the client sent (to replay it later)."""
+
+    def __init__(self, port: int) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.target = port
+        self.sent = bytearray()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        client, _ = self.listener.accept()
+        server = socket.create_connection(("127.0.0.1", self.target))
+
+        def pump(src: socket.socket, dst: socket.socket, record: bool) -> None:
+            try:
+                while data := src.recv(65536):
+                    if record:
+                        self.sent.extend(data)
+                    dst.sendall(data)
+            except OSError:
+                pass
+            finally:
+                dst.close()
+
+        threading.Thread(target=pump, args=(server, client, False), daemon=True).start()
+        pump(client, server, True)
+
+
+def _zmtp_pieces(stream: bytes) -> list[bytes]:
+    """Split a recorded ZMTP 3 stream into its 64-byte greeting and its frames."""
+    pieces, position = [stream[:64]], 64
+    while position < len(stream):
+        long_frame = stream[position] & 0x02
+        header = 9 if long_frame else 2
+        size = int.from_bytes(stream[position + 1:position + header], "big")
+        pieces.append(stream[position:position + header + size])
+        position += header + size
+    return pieces
+
+
+@pytest.mark.timeout(60)
+def test_a_recorded_session_cannot_be_replayed(master):
+    proxy = RecordingProxy(master.port)
+    with TCPStore("127.0.0.1", proxy.port, timeout=timedelta(seconds=10), secret=SECRET) as client:
+        client.set("replayed", "original")
+        assert client.get("replayed") == b"original"
+    time.sleep(0.2)
+    assert master.delete_key("replayed")
+    pieces = _zmtp_pieces(bytes(proxy.sent))
+    assert len(pieces) > 4  # greeting, handshake commands, messages
+    with socket.create_connection(("127.0.0.1", master.port)) as raw:
+        try:
+            for piece in pieces:  # paced as the real client was (a PLAIN session replays like this)
+                raw.sendall(piece)
+                time.sleep(0.05)
+        except OSError:
+            pass  # the server hung up: the replay failed
+    time.sleep(0.3)
+    assert not master.check(["replayed"])  # CURVE's per-connection keys make the replay worthless
+    _still_serving(master, master.port, "after-replay")
 
 
 # ---------------------------------------------------------------- malformed frames from a member

@@ -360,7 +360,7 @@ class HandshakeWatcher:
             else:  # HANDSHAKE_FAILED_PROTOCOL / HANDSHAKE_FAILED_NO_DETAIL
                 raise AuthenticationError(
                     f"the handshake with the {self.peer} failed (ZeroMQ event value {event['value']}): "
-                    f"it and this process disagree on security. Set the same {ENV_SECRET} and "
+                    f"the job secrets differ, or one side has none. Set the same {ENV_SECRET} and "
                     f"{ENV_ENCRYPT} for every process of the job"
                 )
         return self.authenticated

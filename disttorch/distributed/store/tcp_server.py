@@ -35,8 +35,10 @@ from .table import KeyValueTable, StoreFullError
 
 logger = logging.getLogger("disttorch.distributed.store")
 
-#: Most get/wait requests pending at once (the rest are answered with an error).
+#: Most get/wait requests pending at once, and most bytes of keys they may name
+#: (requests beyond either are answered with an error).
 MAX_WAITERS = 100_000
+MAX_WAITING_KEY_BYTES = 64 * 1024 * 1024
 #: Queued inbound messages per peer before ZeroMQ stops reading from it.
 RECEIVE_HWM = 64
 #: An unauthenticated connection that has not finished its handshake is closed after this.
@@ -61,10 +63,13 @@ class StoreServer:
         host: the address to bind (see :func:`addresses.listen_address`).
         port: the port; 0 picks a free one (read it back from :attr:`port`).
         secret: the job secret (``auth.resolve_secret``); ``None`` admits loopback peers only.
+        encrypt: with a secret, use CURVE rather than PLAIN (see :mod:`disttorch.distributed.auth`).
         table: the table to serve (a fresh one by default).
     """
 
-    def __init__(self, host: str, port: int, secret: bytes | None, table: KeyValueTable | None = None) -> None:
+    def __init__(
+        self, host: str, port: int, secret: bytes | None, encrypt: bool = True, table: KeyValueTable | None = None
+    ) -> None:
         self.table = table if table is not None else KeyValueTable()
         self.malformed = 0  # requests dropped as malformed (for tests and diagnostics)
         self._bad_input = RateLimitedLog(logger)
@@ -78,7 +83,7 @@ class StoreServer:
         self._socket.heartbeat_ivl = 1000  # drop connections whose peer went silent (e.g. host died)
         self._socket.heartbeat_timeout = 5000
         self._socket.ipv6 = ":" in host
-        auth.configure_server(self._socket, secret)
+        auth.configure_server(self._socket, secret, encrypt=encrypt)
         try:
             if port == 0:
                 self.port = self._socket.bind_to_random_port(f"tcp://{_bracket(host)}")
@@ -97,6 +102,7 @@ class StoreServer:
         self._deadlines: list[tuple[float, int, _Waiter]] = []
         self._sequence = itertools.count()
         self._pending = 0
+        self._waiting_key_bytes = 0
         self._workers = 0
         self._closed = False
         self._thread = threading.Thread(target=self._serve, name=f"disttorch-store-{self.port}", daemon=True)
@@ -235,6 +241,10 @@ class StoreServer:
     def _park(self, identity: bytes, request: Request, missing: set[bytes]) -> None:
         if self._pending >= MAX_WAITERS:
             raise StoreFullError(f"the store already has its maximum of {MAX_WAITERS} pending get/wait requests")
+        key_bytes = sum(map(len, request.keys))
+        if self._waiting_key_bytes + key_bytes > MAX_WAITING_KEY_BYTES:
+            raise StoreFullError(f"pending get/wait requests would name more than {MAX_WAITING_KEY_BYTES} bytes of keys")
+        self._waiting_key_bytes += key_bytes
         waiter = _Waiter(identity, request, time.monotonic() + request.timeout_ms / 1000, missing)
         if request.command is Command.WAIT_WORKERS:
             self._worker_waiters.append(waiter)
@@ -246,6 +256,7 @@ class StoreServer:
     def _retire(self, waiter: _Waiter) -> None:
         waiter.done = True
         self._pending -= 1
+        self._waiting_key_bytes -= sum(map(len, waiter.request.keys))
         if waiter.request.command is Command.WAIT_WORKERS:
             self._worker_waiters.remove(waiter)
         for key in waiter.request.keys:

@@ -53,7 +53,10 @@ class TCPStore(Store):
             processes have connected.
         secret: the job secret (hex string or bytes); defaults to the
             ``DISTTORCH_JOB_SECRET`` environment variable. Without a secret the
-            store accepts only loopback connections. See :mod:`disttorch.distributed.auth`.
+            store accepts only loopback connections. With a secret, the store's
+            connections always use CURVE encryption (whatever ``DISTTORCH_ENCRYPT``
+            says): its messages are small, and a recorded CURVE session cannot be
+            replayed. See :mod:`disttorch.distributed.auth`.
 
     Raises:
         DistNetworkError: if the master cannot be reached within ``timeout``.
@@ -86,7 +89,8 @@ class TCPStore(Store):
         secret_bytes = auth.resolve_secret(secret)
         self.host = host_name
         self.world_size = world_size
-        self._server = StoreServer(listen_address(host_name), port, secret_bytes) if is_master else None
+        encrypt = zmq.has("curve")  # the store always encrypts when it can (see the class docs)
+        self._server = StoreServer(listen_address(host_name), port, secret_bytes, encrypt) if is_master else None
         self.port = self._server.port if self._server is not None else port
         connect_host = host_name if self._server is None else _LOCAL_FOR_ANY.get(self._server.host, self._server.host)
         self._lock = threading.Lock()
@@ -100,7 +104,7 @@ class TCPStore(Store):
         self._socket.heartbeat_ivl = HEARTBEAT_INTERVAL_MS
         self._socket.heartbeat_timeout = HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in connect_host
-        auth.configure_client(self._socket, secret_bytes)
+        auth.configure_client(self._socket, secret_bytes, encrypt=encrypt)
         self._watcher = auth.HandshakeWatcher(self._socket, f"store at {self._where}")
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
