@@ -21,6 +21,7 @@ from disttorch.distributed.store import (
     DistNetworkError,
     DistStoreError,
     FileStore,
+    HashStore,
     PrefixStore,
     TCPStore,
 )
@@ -82,13 +83,16 @@ class _TcpPair:
         self.master.close()
 
 
-@pytest.fixture(params=["tcp", "file", "prefix-tcp", "prefix-file"])
+@pytest.fixture(params=["tcp", "file", "hash", "prefix-tcp", "prefix-file"])
 def store(request, tmp_path):
     """Each kind of store, with a 5 s timeout; yields (store under test, a second handle on the same data)."""
     timeout = timedelta(seconds=5)
     if request.param.endswith("tcp"):
         pair = _TcpPair(timeout)
         first, second, cleanup = pair.client, pair.master, pair.close
+    elif request.param == "hash":
+        first = second = HashStore(timeout)
+        cleanup = first.close
     else:
         path = tmp_path / "store"
         first, second = FileStore(str(path), timeout=timeout), FileStore(str(path), timeout=timeout)

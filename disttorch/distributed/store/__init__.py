@@ -5,12 +5,14 @@
 * :class:`TCPStore` - hosted by one process (rank 0), reached over ZeroMQ,
   authenticated with the job secret (:mod:`disttorch.distributed.auth`).
 * :class:`FileStore` - a file shared by processes on one machine or a shared file system.
+* :class:`HashStore` - in this process's memory, shared by its threads.
 * :class:`PrefixStore` - a namespaced view of another store.
 """
 
 from .base import DEFAULT_TIMEOUT, Store
 from .errors import AuthenticationError, DistError, DistNetworkError, DistStoreError
 from .file_store import FileStore
+from .hash_store import HashStore
 from .prefix_store import PrefixStore
 from .tcp_store import TCPStore
 
@@ -21,6 +23,7 @@ __all__ = [
     "DistNetworkError",
     "DistStoreError",
     "FileStore",
+    "HashStore",
     "PrefixStore",
     "Store",
     "TCPStore",

@@ -39,6 +39,9 @@ class KeyValueTable:
     def __contains__(self, key: bytes) -> bool:
         return key in self._data
 
+    def __getitem__(self, key: bytes) -> bytes:
+        return self._data[key]
+
     def get(self, key: bytes) -> bytes | None:
         return self._data.get(key)
 
