@@ -27,15 +27,16 @@ from launcher.cli import LaunchConfig
 from launcher.devices import format_plan, plan_cores, thread_env
 from launcher.failure import RankExit, format_summary, signal_name
 from launcher.output import say
-from launcher.rendezvous import LocalRendezvous, StoreRendezvous
+from launcher.rendezvous import LocalRendezvous, RendezvousError, StoreRendezvous
 from launcher.worker_env import WorldInfo, worker_env
 from launcher.workers import WorkerGroup, WorkerSpec
 
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class _Interrupted(Exception):
-    """Raised by the signal handler while no workers run (e.g. during the rendezvous)."""
+class _Interrupted(BaseException):
+    """Raised by the signal handler while no workers run (e.g. during the rendezvous).
+    A BaseException, like KeyboardInterrupt, so no ``except Exception`` swallows it."""
 
 
 class Agent:
@@ -69,8 +70,14 @@ class Agent:
                     return status
             return 1
         except _Interrupted:
-            say(f"received {signal_name(self.signal or signal.SIGINT)} before the workers started; exiting")
+            name = signal_name(self.signal or signal.SIGINT)
+            say(f"received {name} while no workers were running; exiting")
+            if rdzv is not None:
+                self._try(lambda: rdzv.abort(f"node {self.config.node_rank} was interrupted by {name}"))
             return 128 + (self.signal or signal.SIGINT)
+        except RendezvousError as exc:
+            say(f"the nodes could not meet: {exc}")
+            return 1
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

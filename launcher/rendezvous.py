@@ -6,7 +6,9 @@ the workers' ``MASTER_PORT`` each attempt. A multi-node job meets at a
 ``--master-addr:--master-port`` (imported only then, so single-node start-up stays
 stdlib-only). Keys, for attempt ``a``::
 
-    run_id                    chosen by node 0 (or --rdzv-id)
+    run_id, nnodes            set by node 0 (run_id: random or --rdzv-id); others check nnodes
+    node/<k>                  counter: more than one agent claiming node rank k is an error
+    aborted                   a note from an agent that gave up (interrupted) while others wait
     attempt<a>/nproc/<k>      node k's local world size; global ranks follow node order
     attempt<a>/worker_port    node 0 picks a free port: the workers' MASTER_PORT
     attempt<a>/failed         counter: > 0 once any node's workers failed (every agent polls it)
@@ -29,6 +31,10 @@ from launcher.failure import RankExit
 from launcher.worker_env import WorldInfo
 
 REPORT_GRACE = 10.0  # seconds, beyond --stop-grace, to wait for other nodes' reports after a failure
+
+
+class RendezvousError(RuntimeError):
+    """The nodes could not meet: the store is unreachable, a node never came, or one gave up."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -58,6 +64,9 @@ class LocalRendezvous:
     def remote_failure(self, attempt: int) -> bool:
         return False
 
+    def abort(self, note: str) -> None:
+        pass
+
     def announce_failure(self, attempt: int) -> None:
         pass
 
@@ -73,20 +82,36 @@ class StoreRendezvous:
     """The multi-node case: agents meet at node 0's TCPStore (see the module docstring for keys)."""
 
     def __init__(self, config: LaunchConfig, say) -> None:
-        from disttorch.distributed.store import TCPStore  # only multi-node jobs pay for this import
-
+        try:
+            from disttorch.distributed.store import TCPStore  # only multi-node jobs pay for this import
+        except Exception as exc:  # noqa: BLE001 - a broken install must be reported, not crash the agent
+            raise RendezvousError(f"multi-node jobs need disttorch.distributed.store, which failed to import: "
+                                  f"{type(exc).__name__}: {exc}") from None
         self.config = config
         self._say = say
         is_master = config.node_rank == 0
         where = f"{config.master_addr}:{config.master_port}"
         say(f"node {config.node_rank} of {config.nnodes}: "
             + (f"hosting the agents' store at {where}" if is_master else f"joining the agents' store at {where}"))
-        self.store = TCPStore(config.master_addr, config.master_port, world_size=config.nnodes, is_master=is_master,
-                              timeout=timedelta(seconds=config.join_timeout), wait_for_workers=False,
-                              secret=config.job_secret)
-        if is_master:
-            self.store.set("run_id", config.run_id or secrets.token_hex(4))
-        self.run_id = self.store.get("run_id").decode()
+        try:
+            self.store = TCPStore(config.master_addr, config.master_port, world_size=config.nnodes,
+                                  is_master=is_master, timeout=timedelta(seconds=config.join_timeout),
+                                  wait_for_workers=False, secret=config.job_secret)
+            if is_master:
+                self.store.set("run_id", config.run_id or secrets.token_hex(4))
+                self.store.set("nnodes", str(config.nnodes))
+            self.run_id = self.store.get("run_id").decode()
+            nnodes = int(self.store.get("nnodes"))
+            claims = self.store.add(f"node/{config.node_rank}", 1)
+        except Exception as exc:  # noqa: BLE001 - any store error means the nodes cannot meet
+            raise RendezvousError(f"node {config.node_rank} could not "
+                                  f"{'host' if is_master else 'reach'} the agents' store at {where}: {exc}") from None
+        if nnodes != config.nnodes:
+            raise RendezvousError(f"node 0 was started with --nnodes {nnodes}, this node (--node-rank "
+                                  f"{config.node_rank}) with --nnodes {config.nnodes}; give every node the same")
+        if claims > 1:
+            raise RendezvousError(f"another agent already joined as --node-rank {config.node_rank}; "
+                                  f"give each node its own rank 0..{config.nnodes - 1}")
 
     def next_round(self, attempt: int) -> WorldInfo:
         """Publish this node's nproc, wait for every node's, and derive this node's ranks."""
@@ -94,11 +119,30 @@ class StoreRendezvous:
         self.store.set(f"{key}nproc/{c.node_rank}", str(c.nproc))
         if c.node_rank == 0:
             self.store.set(f"{key}worker_port", str(free_port(c.master_addr)))
+        self._wait_for_nodes([f"{key}nproc/{k}" for k in range(c.nnodes)] + [f"{key}worker_port"])
         counts = [int(self.store.get(f"{key}nproc/{k}")) for k in range(c.nnodes)]
         return WorldInfo(world_size=sum(counts), rank_offset=sum(counts[:c.node_rank]), nnodes=c.nnodes,
                          node_rank=c.node_rank, master_addr=c.master_addr,
                          master_port=int(self.store.get(f"{key}worker_port")), run_id=self.run_id,
                          restart_count=attempt)
+
+    def _wait_for_nodes(self, keys: List[str]) -> None:
+        """Poll until every key exists; give up on ``aborted`` or after ``--join-timeout``."""
+        deadline = time.monotonic() + self.config.join_timeout
+        while not self.store.check(keys):
+            if self.store.check(["aborted"]):
+                raise RendezvousError(self.store.get("aborted").decode())
+            if time.monotonic() > deadline:
+                missing = [k.rsplit("/", 1)[-1] for k in keys if "nproc/" in k and not self.store.check([k])]
+                raise RendezvousError(
+                    f"node(s) {', '.join(missing) or '0'} did not join within --join-timeout "
+                    f"{self.config.join_timeout:g} s: is disttorch-launch running there with the same "
+                    f"--nnodes, --master-addr, --master-port and job secret?")
+            time.sleep(self.config.monitor_interval)
+
+    def abort(self, note: str) -> None:
+        """Tell agents still waiting to meet that this one gave up (``note`` says why)."""
+        self.store.compare_set("aborted", "", note)
 
     def remote_failure(self, attempt: int) -> bool:
         """Has any node announced a failure in ``attempt``? (One store round trip.)"""

@@ -139,6 +139,17 @@ def test_failing_rank_stops_the_rest_and_is_reported(tmp_path, mode, expected):
 
 
 @pytest.mark.timeout(60)
+def test_workers_ignoring_sigterm_are_killed_after_the_grace_period(tmp_path):
+    started = time.monotonic()
+    result = launch("--nproc", 3, "--stop-grace", 1, FAIL, tmp_path, "stubborn", 1, timeout=30)
+    assert result.returncode == 1
+    assert 1.0 < time.monotonic() - started < 10
+    assert "rank 1 was the first to fail" in result.stderr
+    assert re.search(r"rank 2 .*: stopped by launcher \(signal SIGKILL", result.stderr), result.stderr
+    assert_all_gone(recorded_pids(tmp_path))
+
+
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_to_launcher_stops_everything(tmp_path, sig, code):
     proc = start("--nproc", 2, FAIL, tmp_path, "sleep", -1)

@@ -2,12 +2,14 @@
 
 usage: fail.py PID_DIR MODE FAILING_RANK
 MODE: raise (uncaught ValueError), exit3 (os._exit(3)), kill9 (SIGKILL itself),
-segv (a crash in native code), sleep (nobody fails), lone (nobody fails, no grandchildren).
+segv (a crash in native code), sleep (nobody fails), lone (nobody fails, no grandchildren),
+stubborn (like raise, but the other ranks ignore SIGTERM).
 Every other rank starts a grandchild process (its pid recorded too, except with lone) and
 sleeps up to 60 s, so the launcher must stop them and everything they started.
 """
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -29,7 +31,7 @@ def deep_failure():
 if rank == failing and mode not in ("sleep", "lone"):
     record(f"rank{rank}", os.getpid())
     time.sleep(0.5)
-    if mode == "raise":
+    if mode in ("raise", "stubborn"):
         deep_failure()
     elif mode == "exit3":
         os._exit(3)
@@ -39,6 +41,8 @@ if rank == failing and mode not in ("sleep", "lone"):
         import ctypes
         ctypes.string_at(0)
 else:
+    if mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if mode != "lone":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         record(f"child{rank}", child.pid)
