@@ -228,6 +228,13 @@ def test_tcp_master_picks_a_port_and_listens_on_loopback_only():
 
 
 @pytest.mark.timeout(30)
+def test_tcp_master_on_a_busy_port_says_so():
+    with TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=5)) as first:
+        with pytest.raises(DistNetworkError, match=f"cannot listen on 127.0.0.1:{first.port}: Address already in use"):
+            TCPStore("127.0.0.1", first.port, is_master=True, timeout=timedelta(seconds=5))
+
+
+@pytest.mark.timeout(30)
 def test_tcp_client_without_server_times_out_naming_the_address():
     port = free_port()
     start = time.monotonic()

@@ -25,6 +25,9 @@ Mechanisms
       connecting from a loopback address are accepted. Multi-node jobs need
       a secret.
 
+    The rendezvous store (``TCPStore``) always uses CURVE when a secret is set,
+    whatever ``DISTTORCH_ENCRYPT`` says: its messages are few and small.
+
 Use (options apply at ``bind``/``connect`` time, so configure first)::
 
     server = ctx.socket(zmq.ROUTER)

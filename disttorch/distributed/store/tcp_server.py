@@ -29,6 +29,7 @@ import zmq
 
 from .. import auth
 from . import protocol
+from .errors import DistNetworkError
 from .log import RateLimitedLog
 from .protocol import Command, ProtocolError, Request, Status
 from .table import KeyValueTable, StoreFullError
@@ -92,7 +93,10 @@ class StoreServer:
                 self.port = port
         except zmq.ZMQError as error:
             self._close_sockets()
-            raise OSError(f"the store cannot listen on {host}:{port}: {error}") from None
+            raise DistNetworkError(
+                f"the store cannot listen on {host}:{port}: {error} (is another job using the port? "
+                "pick another MASTER_PORT, or 0 to let the master choose)"
+            ) from None
         self.host = host
         self._wake_address = f"inproc://disttorch-store-wake-{id(self)}"
         self._wake = self._context.socket(zmq.PAIR)
