@@ -1,2 +1,303 @@
-"""(being written)"""
-__all__: list = []
+"""Attention: ``scaled_dot_product_attention`` (one fused Function) and
+``multi_head_attention_forward`` (the computation behind ``nn.MultiheadAttention``).
+
+Fused attention forward: ``S = Q Kᵀ * scale + mask``, ``P = softmax(S)``, ``P' = dropout(P)``,
+``O = P' V``. Backward from what forward kept (Q, K, V, P, the dropout mask):
+``dV = P'ᵀ dO``, ``dP = (dO Vᵀ) ∘ mask / (1 - p)``, ``dS = P ∘ (dP - rowsum(dP ∘ P))``,
+``dQ = dS K * scale``, ``dK = dSᵀ Q * scale``. Batch dims broadcast as in ``matmul``;
+the engine sums broadcast gradients back to each input's shape.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from ..._dtype import from_numpy
+from ..._random import _gen
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...ops.shape import cat
+from ._fused import check_same_dtype, numpy_backward
+from .linear import linear
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+@functools.lru_cache(maxsize=16)
+def _causal_bias(L: int, S: int, dtype: np.dtype) -> np.ndarray:
+    """Additive ``(L, S)`` mask: 0 on and below the diagonal, -inf above (read-only, cached)."""
+    bias = np.triu(np.full((L, S), -np.inf, dtype=dtype), 1)
+    bias.flags.writeable = False
+    return bias
+
+
+def _as_bias(mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A boolean mask (True = may attend) as an additive float mask; float masks pass through."""
+    if mask.dtype == np.bool_:
+        return np.where(mask, np.array(0, dtype=dtype), np.array(-np.inf, dtype=dtype))
+    return mask.astype(dtype, copy=False)
+
+
+def _softmax_last(s: np.ndarray) -> np.ndarray:
+    """Numerically stable softmax over the last axis, in place on ``s``."""
+    m = s.max(axis=-1, keepdims=True)
+    s -= m
+    np.exp(s, out=s)
+    s /= s.sum(axis=-1, keepdims=True)
+    return s
+
+
+class ScaledDotProductAttention(Function):
+    """Fused attention; returns ``(output, attention weights after dropout)``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale):
+        q, k, v = query._data, key._data, value._data
+        s = np.matmul(q, k.swapaxes(-1, -2))
+        s *= scale
+        if is_causal:
+            s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
+        if attn_mask is not None:
+            s = s + _as_bias(attn_mask._data, s.dtype)
+        p = _softmax_last(s)
+        keep = None
+        if dropout_p > 0.0:
+            keep = _gen(None).random(p.shape, dtype=np.float32) >= dropout_p
+            p_used = p * keep / np.asarray(1.0 - dropout_p, dtype=p.dtype)
+        else:
+            p_used = p
+        out = np.matmul(p_used, v)
+        ctx.p, ctx.p_used, ctx.keep = p, p_used, keep
+        ctx.dropout_p, ctx.scale = dropout_p, scale
+        ctx.save_for_backward(query, key, value)
+        return out, p_used
+
+    @staticmethod
+    def backward(ctx, grad, grad_weights):
+        query, key, value = ctx.saved_tensors
+
+        def grads(g):
+            q, k, v = query._data, key._data, value._data
+            need_q, need_k, need_v, need_mask = ctx.needs_input_grad[:4]
+            gv = np.matmul(ctx.p_used.swapaxes(-1, -2), g) if need_v else None
+            if not (need_q or need_k or need_mask):
+                return None, None, gv, None
+            gp = np.matmul(g, v.swapaxes(-1, -2))
+            if grad_weights is not None:
+                gp += grad_weights._data
+            if ctx.keep is not None:
+                gp *= ctx.keep
+                gp /= np.asarray(1.0 - ctx.dropout_p, dtype=gp.dtype)
+            p = ctx.p
+            gs = gp
+            gs -= (gp * p).sum(axis=-1, keepdims=True)
+            gs *= p
+            gmask = gs.copy() if need_mask else None
+            gs *= ctx.scale
+            gq = np.matmul(gs, k) if need_q else None
+            gk = np.matmul(gs.swapaxes(-1, -2), q) if need_k else None
+            return gq, gk, gv, gmask
+        gq, gk, gv, gmask = numpy_backward("scaled_dot_product_attention", grads, grad,
+                                           query, key, value)
+        return gq, gk, gv, gmask, None, None, None
+
+
+def _attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
+               dropout_p: float, is_causal: bool, scale: float | None) -> tuple:
+    """Check shapes and run the fused attention; returns (output, weights)."""
+    q, k, v = query._data, key._data, value._data
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        raise RuntimeError(f"scaled_dot_product_attention expects query, key and value of at least "
+                           f"2 dims (..., L, E), got {list(q.shape)}, {list(k.shape)}, "
+                           f"{list(v.shape)}")
+    check_same_dtype(q, k, "key")
+    check_same_dtype(q, v, "value")
+    if q.shape[-1] != k.shape[-1]:
+        raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same "
+                           f"embedding size, got query {list(q.shape)} and key {list(k.shape)}")
+    if k.shape[-2] != v.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: key and value must have the same "
+                           f"sequence length, got key {list(k.shape)} and value {list(v.shape)}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout probability has to be in [0, 1), but got {dropout_p}")
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    return ScaledDotProductAttention.apply(query, key, value, attn_mask, float(dropout_p),
+                                           bool(is_causal), float(scale))
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    r"""``softmax(Q Kᵀ * scale + mask) V`` with optional dropout on the weights.
+
+    Args:
+        query: ``(..., L, E)``.
+        key: ``(..., S, E)``.
+        value: ``(..., S, Ev)``.
+        attn_mask: broadcastable to ``(..., L, S)``; boolean (True = may attend) or float
+            (added to the scores).
+        dropout_p: dropout probability on the attention weights (applied whenever > 0, as
+            PyTorch; pass 0.0 in evaluation).
+        is_causal: mask out keys after each query (upper triangle); excludes ``attn_mask``.
+        scale: score scale. Default: ``1 / sqrt(E)``.
+        enable_gqa: let the query have more heads than key/value (grouped-query attention):
+            key and value heads are repeated to match.
+
+    Returns:
+        ``(..., L, Ev)``.
+    """
+    if enable_gqa and query._data.ndim >= 3 and key._data.shape[-3] != query._data.shape[-3]:
+        reps = query._data.shape[-3] // key._data.shape[-3]
+        key = _repeat_heads(key, reps)
+        value = _repeat_heads(value, reps)
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+
+
+def _repeat_heads(t: Tensor, reps: int) -> Tensor:
+    """Repeat each head of ``(..., H, S, E)`` ``reps`` times in place order (GQA)."""
+    shape = t.shape
+    lead, h = tuple(shape[:-3]), shape[-3]
+    expanded = t.unsqueeze(-3).expand(*lead, h, reps, shape[-2], shape[-1])
+    return expanded.reshape(*lead, h * reps, shape[-2], shape[-1])
+
+
+def _mha_mask_bias(mask: Tensor, dtype: np.dtype) -> Tensor:
+    """``nn.MultiheadAttention``'s masks (bool: True = may NOT attend; float: added) as an
+    additive float mask tensor."""
+    m = mask._data
+    if m.dtype == np.bool_:
+        return Tensor._make(np.where(m, np.array(-np.inf, dtype=dtype), np.array(0, dtype=dtype)))
+    if m.dtype.kind != "f":
+        raise AssertionError(f"only bool and floating types of masks are supported, got {m.dtype}")
+    return mask if m.dtype == dtype else mask.to(from_numpy(dtype))
+
+
+def multi_head_attention_forward(
+        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+        in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+        bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
+        out_proj_bias: Tensor | None, training: bool = True,
+        key_padding_mask: Tensor | None = None, need_weights: bool = True,
+        attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+        q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+        v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+        static_v: Tensor | None = None, average_attn_weights: bool = True,
+        is_causal: bool = False) -> tuple:
+    r"""Multi-head attention on sequence-first inputs, as ``nn.MultiheadAttention`` runs it.
+
+    Args:
+        query: ``(L, N, E)`` or unbatched ``(L, E)``.
+        key, value: ``(S, N, kdim)`` / ``(S, N, vdim)`` (or unbatched).
+        embed_dim_to_check: ``E``; num_heads: ``H`` (``E`` divisible by ``H``).
+        in_proj_weight, in_proj_bias: packed ``(3E, E)`` / ``(3E,)`` projections (the
+            bias is used with separate weights too).
+        bias_k, bias_v: ``(1, 1, E)`` appended to the keys/values, or None.
+        add_zero_attn: append a zero key/value position.
+        dropout_p: dropout on the attention weights (only when ``training``).
+        out_proj_weight, out_proj_bias: output projection.
+        key_padding_mask: ``(N, S)``; True (or -inf) marks keys to ignore.
+        need_weights: also return the attention weights.
+        attn_mask: ``(L, S)`` or ``(N*H, L, S)``; True (or -inf) marks pairs to ignore.
+        use_separate_proj_weight: use ``q/k/v_proj_weight`` instead of ``in_proj_weight``.
+        static_k, static_v: not supported (raise).
+        average_attn_weights: average the returned weights over heads.
+        is_causal: when no ``attn_mask`` is given, apply a causal mask.
+
+    Returns:
+        ``(attn_output (L, N, E), attn_weights (N, L, S) or (N, H, L, S), or None)``.
+    """
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k/static_v are not supported")
+    unbatched = query._data.ndim == 2
+    if unbatched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got "
+                             f"{embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if key.shape[:2] != value.shape[:2]:
+        raise AssertionError(f"key shape {list(key.shape)} does not match value shape "
+                             f"{list(value.shape)}")
+
+    # input projections
+    if not use_separate_proj_weight:
+        w_q, w_k, w_v = in_proj_weight.split(embed_dim)
+    else:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias.split(embed_dim)
+    if not use_separate_proj_weight and query is key and key is value:
+        q, k, v = linear(query, in_proj_weight, in_proj_bias).split(embed_dim, dim=-1)
+    else:
+        q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+    dtype = q._data.dtype
+    if attn_mask is not None:
+        attn_mask = _mha_mask_bias(attn_mask, dtype)
+        if attn_mask.ndim == 2:
+            attn_mask = attn_mask.unsqueeze(0)
+    elif is_causal:
+        attn_mask = Tensor._make(_causal_bias(tgt_len, key.shape[0], dtype)[None])
+    if bias_k is not None and bias_v is not None:
+        k = cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = cat([v, bias_v.expand(1, bsz, embed_dim)])
+        attn_mask = _pad_last(attn_mask)
+        key_padding_mask = _pad_last(key_padding_mask)
+
+    # (len, N, E) -> (N * H, len, head_dim)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        zeros = Tensor._make(np.zeros((bsz * num_heads, 1, head_dim), dtype=dtype))
+        k, v = cat([k, zeros], dim=1), cat([v, zeros], dim=1)
+        attn_mask = _pad_last(attn_mask)
+        key_padding_mask = _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                                 f"{tuple(key_padding_mask.shape)}")
+        kpm = _mha_mask_bias(key_padding_mask, dtype).reshape(bsz, 1, 1, src_len)
+        kpm = kpm.expand(bsz, num_heads, 1, src_len).reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+
+    out, weights = _attention(q, k, v, attn_mask, dropout_p if training else 0.0, False, None)
+    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if unbatched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(dim=1)
+    if unbatched:
+        weights = weights.squeeze(0)
+    return out, weights
+
+
+def _pad_last(mask: Tensor | None) -> Tensor | None:
+    """Append one zero (= may attend) column to an additive or boolean mask."""
+    if mask is None:
+        return None
+    m = mask._data
+    pad = np.zeros(m.shape[:-1] + (1,), dtype=m.dtype)
+    return Tensor._make(np.concatenate([m, pad], axis=-1))

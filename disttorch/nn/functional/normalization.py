@@ -1,2 +1,369 @@
-"""(being written)"""
-__all__: list = []
+"""Normalisation: ``batch_norm``, ``layer_norm``, ``group_norm``, ``instance_norm``.
+
+Each is one fused Function with the closed-form backward. With ``x̂ = (x - mean) * rstd``
+over the M values a statistic covers, and ``ĝ = grad * weight``,
+
+    grad_input = rstd * (ĝ - mean(ĝ) - x̂ * mean(ĝ * x̂))
+
+so a backward is two reductions and one elementwise pass over what forward saved (x̂).
+
+Batch norm is split into the array kernels a synchronised (multi-process) batch norm is
+built from, as in PyTorch: ``batch_norm_stats`` (local per-channel mean and variance),
+``batch_norm_elemt`` (normalise and apply the affine), ``batch_norm_backward_reduce``
+(per-channel sums of the gradient) and ``batch_norm_backward_elemt`` (the input
+gradient from those sums). A synchronised variant all-reduces the statistics and the
+sums between the steps and reuses everything else.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ._fused import check_same_dtype, numpy_backward
+
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
+
+
+# ---------------------------------------------------------------------- shared kernels
+def _normalize(x: np.ndarray, axes: tuple, eps: float) -> tuple:
+    """``(x̂, rstd)`` normalising ``x`` over ``axes`` (``rstd`` keeps the reduced dims)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    xc = x - mean
+    var = np.square(xc).mean(axis=axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)
+    xc *= rstd
+    return xc, rstd
+
+
+def _normalize_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
+                        axes: tuple) -> np.ndarray:
+    """Gradient through ``x̂ = (x - mean(x)) * rstd(x)`` given ``ĝ = dL/dx̂``."""
+    m1 = gxhat.mean(axis=axes, keepdims=True)
+    m2 = (gxhat * xhat).mean(axis=axes, keepdims=True)
+    gx = gxhat - m1
+    gx -= xhat * m2
+    gx *= rstd
+    return gx
+
+
+def _affine(xhat: np.ndarray, weight: Tensor | None, bias: Tensor | None,
+            shape: tuple) -> np.ndarray:
+    """``x̂ * weight + bias`` with the parameters reshaped to broadcast as ``shape``."""
+    out = xhat * weight._data.reshape(shape) if weight is not None else xhat.copy()
+    if bias is not None:
+        out += bias._data.reshape(shape)
+    return out
+
+
+# ---------------------------------------------------------------------- batch norm kernels
+def channel_axes(x: np.ndarray) -> tuple:
+    """The axes a per-channel statistic reduces over: all but dim 1."""
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def channel_shape(x: np.ndarray) -> tuple:
+    """Shape that broadcasts a ``(C,)`` vector along dim 1 of ``x``."""
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def batch_norm_stats(x: np.ndarray) -> tuple:
+    """Local per-channel ``(mean, biased variance)`` of ``x`` ``(N, C, *)``, each ``(C,)``."""
+    axes = channel_axes(x)
+    mean = x.mean(axis=axes)
+    var = np.square(x - mean.reshape(channel_shape(x))).mean(axis=axes)
+    return mean, var
+
+
+def batch_norm_elemt(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray,
+                     weight: Tensor | None, bias: Tensor | None) -> tuple:
+    """``(output, x̂)``: ``x̂ = (x - mean) * invstd`` per channel, then the affine."""
+    shape = channel_shape(x)
+    xhat = x - mean.reshape(shape)
+    xhat *= invstd.reshape(shape)
+    return _affine(xhat, weight, bias, shape), xhat
+
+
+def batch_norm_backward_reduce(g: np.ndarray, xhat: np.ndarray) -> tuple:
+    """Per-channel ``(sum(grad), sum(grad * x̂))``; also the bias and weight gradients."""
+    axes = channel_axes(g)
+    return g.sum(axis=axes), (g * xhat).sum(axis=axes)
+
+
+def batch_norm_backward_elemt(g: np.ndarray, xhat: np.ndarray, invstd: np.ndarray,
+                              weight: Tensor | None, sum_g: np.ndarray, sum_gxhat: np.ndarray,
+                              count: int) -> np.ndarray:
+    """Input gradient of training-mode batch norm from the per-channel sums (over every
+    process, in a synchronised variant) and the total number ``count`` of values per channel:
+    ``weight * invstd * (grad - sum_g / count - x̂ * sum_gxhat / count)``."""
+    shape = channel_shape(g)
+    scale = invstd if weight is None else invstd * weight._data
+    gx = g - (sum_g / count).reshape(shape)
+    gx -= xhat * (sum_gxhat / count).reshape(shape)
+    gx *= scale.reshape(shape)
+    return gx
+
+
+def update_running_stats(running_mean: Tensor | None, running_var: Tensor | None,
+                         mean: np.ndarray, var: np.ndarray, count: int, momentum: float) -> None:
+    """``running = (1 - momentum) * running + momentum * batch`` in place; the running
+    variance uses the unbiased batch variance, as PyTorch."""
+    if running_mean is not None:
+        rm = running_mean._data
+        rm *= 1 - momentum
+        rm += momentum * mean.astype(rm.dtype, copy=False)
+        running_mean._bump_version()
+    if running_var is not None:
+        rv = running_var._data
+        rv *= 1 - momentum
+        rv += (momentum * count / max(count - 1, 1)) * var.astype(rv.dtype, copy=False)
+        running_var._bump_version()
+
+
+class BatchNormTrain(Function):
+    """Batch norm with batch statistics (training mode); updates running stats in place."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, momentum, eps):
+        x = input._data
+        mean, var = batch_norm_stats(x)
+        invstd = 1.0 / np.sqrt(var + eps)
+        update_running_stats(running_mean, running_var, mean, var, x.size // x.shape[1], momentum)
+        out, xhat = batch_norm_elemt(x, mean, invstd, weight, bias)
+        ctx.xhat, ctx.invstd = xhat, invstd
+        ctx.save_for_backward(weight)
+        ctx.inputs = (input,)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (weight,) = ctx.saved_tensors
+
+        def grads(g):
+            sum_g, sum_gxhat = batch_norm_backward_reduce(g, ctx.xhat)
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            gx = batch_norm_backward_elemt(g, ctx.xhat, ctx.invstd, weight, sum_g, sum_gxhat,
+                                           g.size // g.shape[1]) if need_x else None
+            return gx, (sum_gxhat if need_w else None), (sum_g if need_b else None)
+        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, *ctx.inputs)
+        return gx, gw, gb, None, None, None, None
+
+
+class BatchNormEval(Function):
+    """Batch norm with the running statistics (evaluation mode): an affine map per channel."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, eps):
+        x = input._data
+        invstd = (1.0 / np.sqrt(running_var._data + eps)).astype(x.dtype)
+        out, xhat = batch_norm_elemt(x, running_mean._data, invstd, weight, bias)
+        ctx.xhat, ctx.invstd = xhat, invstd
+        ctx.save_for_backward(weight)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (weight,) = ctx.saved_tensors
+
+        def grads(g):
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            scale = ctx.invstd if weight is None else ctx.invstd * weight._data
+            gx = g * scale.reshape(channel_shape(g)) if need_x else None
+            gw = (g * ctx.xhat).sum(axis=channel_axes(g)) if need_w else None
+            gb = g.sum(axis=channel_axes(g)) if need_b else None
+            return gx, gw, gb
+        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight)
+        return gx, gw, gb, None, None, None
+
+
+def _check_channel_vector(t: Tensor | None, c: int, what: str) -> None:
+    if t is not None and t._data.size != c:
+        raise RuntimeError(f"{what} should contain {c} elements not {t._data.size}")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    r"""Batch normalisation over dim 1 of ``(N, C)`` or ``(N, C, *)``.
+
+    In training mode, normalises with the batch's mean and (biased) variance and, when
+    given, updates ``running_mean``/``running_var`` in place:
+    ``running = (1 - momentum) * running + momentum * batch_stat`` (unbiased variance).
+    Otherwise normalises with the running statistics.
+
+    Args:
+        input: ``(N, C, *)`` tensor.
+        running_mean, running_var: ``(C,)`` tensors or None.
+        weight, bias: optional ``(C,)`` affine parameters.
+        training: use batch statistics. Default: False.
+        momentum: running-statistics update factor. Default: 0.1.
+        eps: added to the variance for stability. Default: 1e-5.
+    """
+    x = input._data
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm expects an input of at least 2 dimensions (N, C, *), "
+                         f"got input of size {list(x.shape)}")
+    c = x.shape[1]
+    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
+                    (weight, "weight"), (bias, "bias")):
+        _check_channel_vector(t, c, what)
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None:
+            check_same_dtype(x, t._data, what)
+    if training:
+        if x.size // c <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape!r}".replace("disttorch.Size", "torch.Size"))
+        return BatchNormTrain.apply(input, weight, bias, running_mean, running_var, momentum, eps)
+    if running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm in evaluation mode (training=False) needs running_mean "
+                           "and running_var; got None")
+    return BatchNormEval.apply(input, weight, bias, running_mean, running_var, eps)
+
+
+# ---------------------------------------------------------------------- layer and group norm
+class LayerNormFn(Function):
+    """Normalise over the trailing ``ndim`` dims, then the elementwise affine."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, ndim, eps):
+        x = input._data
+        axes = tuple(range(x.ndim - ndim, x.ndim))
+        xhat, rstd = _normalize(x, axes, eps)
+        ctx.xhat, ctx.rstd, ctx.axes = xhat, rstd, axes
+        ctx.save_for_backward(weight)
+        return _affine(xhat, weight, bias, xhat.shape[x.ndim - ndim:])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (weight,) = ctx.saved_tensors
+
+        def grads(g):
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            lead = tuple(range(g.ndim - len(ctx.axes)))
+            gx = gw = gb = None
+            if need_x:
+                gxhat = g * weight._data if weight is not None else g
+                gx = _normalize_backward(gxhat, ctx.xhat, ctx.rstd, ctx.axes)
+            if need_w:
+                gw = (g * ctx.xhat).sum(axis=lead)
+            if need_b:
+                gb = g.sum(axis=lead)
+            return gx, gw, gb
+        gx, gw, gb = numpy_backward("layer_norm", grads, grad, weight)
+        return gx, gw, gb, None, None
+
+
+def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    r"""Layer normalisation over the last ``len(normalized_shape)`` dims:
+    ``(x - mean) / sqrt(var + eps) * weight + bias`` (biased variance).
+
+    Args:
+        input: tensor whose trailing dims equal ``normalized_shape``.
+        normalized_shape: an int or the trailing shape to normalise over.
+        weight, bias: optional tensors of shape ``normalized_shape``.
+        eps: added to the variance. Default: 1e-5.
+    """
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) \
+        else tuple(normalized_shape)
+    x = input._data
+    if x.ndim < len(shape) or tuple(x.shape[x.ndim - len(shape):]) != tuple(shape):
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(x.shape)}")
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None:
+            check_same_dtype(x, t._data, what)
+            if tuple(t._data.shape) != tuple(shape):
+                raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, "
+                                   f"but got {what} of shape {list(t._data.shape)} and "
+                                   f"normalized_shape = {list(shape)}")
+    return LayerNormFn.apply(input, weight, bias, len(shape), eps)
+
+
+class GroupNormFn(Function):
+    """Normalise each of ``groups`` channel groups per sample, then the per-channel affine."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, groups, eps):
+        x = input._data
+        n, c = x.shape[:2]
+        xhat, rstd = _normalize(x.reshape(n, groups, -1), (2,), eps)
+        xhat = xhat.reshape(x.shape)
+        ctx.xhat, ctx.rstd, ctx.groups = xhat, rstd, groups
+        ctx.save_for_backward(weight)
+        return _affine(xhat, weight, bias, channel_shape(x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (weight,) = ctx.saved_tensors
+
+        def grads(g):
+            need_x, need_w, need_b = ctx.needs_input_grad[:3]
+            n = g.shape[0]
+            gx = gw = gb = None
+            if need_x:
+                gxhat = g * weight._data.reshape(channel_shape(g)) if weight is not None else g
+                gx = _normalize_backward(gxhat.reshape(n, ctx.groups, -1),
+                                         ctx.xhat.reshape(n, ctx.groups, -1), ctx.rstd, (2,))
+                gx = gx.reshape(g.shape)
+            if need_w:
+                gw = (g * ctx.xhat).sum(axis=channel_axes(g))
+            if need_b:
+                gb = g.sum(axis=channel_axes(g))
+            return gx, gw, gb
+        gx, gw, gb = numpy_backward("group_norm", grads, grad, weight)
+        return gx, gw, gb, None, None
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    r"""Group normalisation: channels of ``(N, C, *)`` are split into ``num_groups`` groups,
+    each normalised per sample, then a per-channel affine.
+
+    Args:
+        input: ``(N, C, *)`` tensor, ``C`` divisible by ``num_groups``.
+        num_groups: number of groups.
+        weight, bias: optional ``(C,)`` affine parameters.
+        eps: added to the variance. Default: 1e-5.
+    """
+    x = input._data
+    if x.ndim < 2 or x.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(x.shape)} and num_groups={num_groups}")
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None:
+            check_same_dtype(x, t._data, what)
+            _check_channel_vector(t, x.shape[1], what)
+    return GroupNormFn.apply(input, weight, bias, num_groups, eps)
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    r"""Instance normalisation: each channel of each sample of ``(N, C, *)`` is normalised
+    on its own (group norm with one channel per group). With ``use_input_stats`` and
+    running statistics given, those are updated with the per-instance statistics averaged
+    over the batch; with ``use_input_stats=False`` the running statistics are used.
+    """
+    x = input._data
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if running_mean is not None or running_var is not None:
+        axes = tuple(range(2, x.ndim))
+        count = int(np.prod(x.shape[2:]))
+        update_running_stats(running_mean, running_var, x.mean(axis=axes).mean(axis=0),
+                             x.var(axis=axes).mean(axis=0), count, momentum)
+    return group_norm(input, x.shape[1], weight, bias, eps)
