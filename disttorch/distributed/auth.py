@@ -38,7 +38,7 @@ Use (options apply at ``bind``/``connect`` time, so configure first)::
 ``secret`` is what :func:`resolve_secret` returns (bytes, or ``None``). One
 ZAP handler thread serves each ZeroMQ context; servers with different secrets
 may share a context (each secret gets its own ZAP domain).
-:class:`HandshakeWatcher` lets a client notice that a server refused it (and
+:class:`ConnectionWatcher` lets a client notice that a server refused it (and
 raise :class:`AuthenticationError` instead of waiting for a timeout) or went away.
 """
 
@@ -68,7 +68,7 @@ __all__ = [
     "ENV_SECRET",
     "ENV_ENCRYPT",
     "AuthenticationError",
-    "HandshakeWatcher",
+    "ConnectionWatcher",
     "configure_client",
     "configure_server",
     "encryption_enabled",
@@ -180,11 +180,14 @@ def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
     tag = binascii.hexlify(derive_key(secret, "zap-domain")[:8])
     if encrypt:
         client_public = z85.decode(curve_keys(secret).client_public)
-        check = lambda creds, _address: len(creds) == 1 and hmac.compare_digest(creds[0], client_public)  # noqa: E731
-        return b"disttorch/curve/" + tag, _Policy(b"CURVE", check, "CURVE job key")
+
+        def check_curve(creds: list[bytes], _address: str) -> bool:  # creds: the client's public key
+            return len(creds) == 1 and hmac.compare_digest(creds[0], client_public)
+
+        return b"disttorch/curve/" + tag, _Policy(b"CURVE", check_curve, "CURVE job key")
     token = plain_token(secret)
 
-    def check_plain(creds: list[bytes], _address: str) -> bool:
+    def check_plain(creds: list[bytes], _address: str) -> bool:  # creds: user name, password
         return len(creds) == 2 and creds[0] == PLAIN_USERNAME and hmac.compare_digest(creds[1], token)
 
     return b"disttorch/plain/" + tag, _Policy(b"PLAIN", check_plain, "PLAIN job token")
@@ -257,9 +260,9 @@ def _handler_for(context: zmq.Context) -> _ZapHandler:
 
 
 def stop_authenticator(context: zmq.Context) -> None:
-    """Stop the ZAP handler thread of ``context`` (if any). Call before ``context.term()``.
+    """Stop the ZAP handler thread of ``context`` now, if it has one.
 
-    (``term()`` also stops it, as the handler exits when its context terminates.)
+    Optional: ``context.term()`` ends the handler too (it exits when its context terminates).
     """
     with _handlers_lock:
         handler = _handlers.pop(context, None)
@@ -318,7 +321,7 @@ _WATCHED_EVENTS = (
 )
 
 
-class HandshakeWatcher:
+class ConnectionWatcher:
     """Watches a client socket's connection, so a refusal or a lost server raises instead of waiting.
 
     Create it before ``connect``; poll :attr:`socket` (the monitor socket) next to

@@ -105,7 +105,7 @@ class TCPStore(Store):
         self._socket.heartbeat_timeout = HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in connect_host
         auth.configure_client(self._socket, secret_bytes, encrypt=encrypt)
-        self._watcher = auth.HandshakeWatcher(self._socket, f"store at {self._where}")
+        self._watcher = auth.ConnectionWatcher(self._socket, f"store at {self._where}")
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
         self._poller.register(self._watcher.socket, zmq.POLLIN)
