@@ -100,7 +100,16 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
 
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to without losing category."""
-    return from_numpy(np.promote_types(a.numpy, b.numpy)) if a is not b else a
+    return from_numpy(_promote(a.numpy, b.numpy)) if a is not b else a
+
+
+def _promote(da: np.dtype, db: np.dtype) -> np.dtype:
+    """Two tensors' dtypes: the higher category wins as is (int64 + float32 is float32);
+    within a category, the wider type."""
+    ka, kb = _kind_of(da), _kind_of(db)
+    if ka != kb:
+        return da if ka > kb else db
+    return np.promote_types(da, db)
 
 
 def result_type(a, b) -> np.dtype:
@@ -118,7 +127,7 @@ def result_type(a, b) -> np.dtype:
             return _scalar_like(db, da)
         if b.ndim == 0 and a.ndim != 0:
             return _scalar_like(da, db)
-        return np.promote_types(da, db)
+        return _promote(da, db)
     if a_arr:
         return _scalar_like(a.dtype, b)
     if b_arr:

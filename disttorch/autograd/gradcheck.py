@@ -80,12 +80,14 @@ def gradgradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float =
                   rtol: float = 1e-3) -> bool:
     """Check second derivatives: gradcheck of the gradient computed with create_graph."""
     from . import grad as autograd_grad
-    from .. import ones_like
+    from .grad_mode import enable_grad
     inputs = _tensors(inputs)
     diff = [t for t in inputs if getattr(t, "requires_grad", False)]
 
     def first_grads(*xs: Any) -> tuple:
-        out = fn(*xs)
-        return autograd_grad(out.sum() if out._data.size != 1 else out,
-                             [x for x in xs if x.requires_grad], create_graph=True, allow_unused=True)
+        with enable_grad():  # gradcheck evaluates the numerical side under no_grad
+            out = fn(*xs)
+            return autograd_grad(out.sum() if out._data.size != 1 else out,
+                                 [x for x in xs if x.requires_grad], create_graph=True,
+                                 allow_unused=True)
     return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol)

@@ -1,23 +1,49 @@
-"""Elementwise ops: arithmetic, powers, exponentials, activations, dtype casts.
+"""Elementwise ops: arithmetic (``+ - * / **``), unary math (exp, log, sqrt, trig,
+activations), ``clamp``, ``maximum``/``minimum``, ``where`` and dtype casts.
 
 Each op is one Function: forward computes on NumPy arrays, backward (right below it)
-expresses the gradient with tensor ops, so it can itself be differentiated. Gradients of
-broadcast operands are summed back to their shapes by the engine.
+expresses the gradient with tensor ops, so it can itself be differentiated
+(``create_graph=True``). Gradients of broadcast operands are summed back to their shapes
+by the engine, so a backward may return a gradient of the broadcast shape.
+
+Forward outputs that backward needs (``exp``'s result, say) are kept as arrays and used
+as constants; when the backward pass is itself being recorded they are recomputed with a
+tensor op instead, so that second derivatives flow through them.
 """
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Callable
 
 import numpy as np
 
 from .._dtype import dtype as _dtype_cls
-from .._dtype import from_numpy, result_type
+from .._dtype import float64, from_numpy, get_default_dtype, result_type
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._helpers import arr, binary, float_result
+from ..autograd.grad_mode import _state as _grad_state
+from ._helpers import arr, binary, broadcast_error
 
-TENSOR_METHODS = ("add", "sub", "mul", "div", "true_divide", "pow", "neg", "exp", "log",
-                  "relu", "cast", "negative", "multiply", "subtract", "divide")
+__all__ = ["add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
+           "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2",
+           "log10", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "tanh",
+           "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
+           "minimum", "where", "cast", "float_power"]
+
+TENSOR_METHODS = ("add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
+                  "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p",
+                  "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan",
+                  "tanh", "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max",
+                  "maximum", "minimum", "cast", "float_power")
+
+
+def _recording() -> bool:
+    """True while a backward pass is itself recorded (``create_graph=True``)."""
+    return _grad_state[0]
+
+
+def _const(a: np.ndarray) -> Tensor:
+    return Tensor._make(a)
 
 
 def _operands(ctx: Any, a: Any, b: Any) -> None:
@@ -32,6 +58,7 @@ def _saved_operands(ctx: Any) -> tuple:
     return (ta if ta is not None else sa), (tb if tb is not None else sb)
 
 
+# ---------------------------------------------------------------------- arithmetic
 class Add(Function):
     _raw = True
 
@@ -49,7 +76,11 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        return binary(np.subtract, a, b)
+        try:
+            return binary(np.subtract, a, b)
+        except TypeError:
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.") from None
 
     @staticmethod
     def backward(ctx, g):
@@ -61,7 +92,8 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _operands(ctx, a, b)
+        if ctx.needs_input_grad:
+            _operands(ctx, a, b)
         return binary(np.multiply, a, b)
 
     @staticmethod
@@ -76,24 +108,40 @@ class Div(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _operands(ctx, a, b)
         xa, xb = arr(a), arr(b)
-        try:
-            out = np.true_divide(xa, xb)
-        except ValueError:
-            return binary(np.true_divide, a, b)
-        rt_src = result_type(xa, xb)
-        if np.dtype(rt_src).kind == "f" and out.dtype != rt_src:
-            out = out.astype(rt_src)
-        return float_result(out)
+        rt = result_type(xa, xb)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            try:
+                out = np.true_divide(xa, xb)
+            except ValueError:
+                raise broadcast_error(np.shape(xa), np.shape(xb)) from None
+        if rt.kind != "f":  # integer / integer gives the default float dtype
+            rt = get_default_dtype().numpy
+        if out.dtype != rt:
+            out = out.astype(rt)
+        if ctx.needs_input_grad:
+            _operands(ctx, a, b)
+            ctx.out = out
+        return out
 
     @staticmethod
     def backward(ctx, g):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        ga = g / b if na else None
-        gb = -g * a / (b * b) if nb else None
-        return ga, gb
+        ga = g / b
+        gb = None
+        if nb:
+            out = a / b if _recording() else _const(ctx.out)
+            gb = -ga * out
+        return (ga if na else None), gb
+
+
+def _int_power_check(xa: Any, xb: Any) -> None:
+    """PyTorch refuses integer tensors to negative integer powers."""
+    ka = xa.dtype.kind if isinstance(xa, np.ndarray) else ("f" if isinstance(xa, float) else "i")
+    kb = xb.dtype.kind if isinstance(xb, np.ndarray) else ("f" if isinstance(xb, float) else "i")
+    if ka in "iub" and kb in "iub" and np.any(np.asarray(xb) < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 class Pow(Function):
@@ -101,27 +149,46 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _operands(ctx, a, b)
-        out = binary(np.power, a, b)
-        ctx.out = out
+        xa, xb = arr(a), arr(b)
+        _int_power_check(xa, xb)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = binary(np.power, a, b)
+        if ctx.needs_input_grad:
+            _operands(ctx, a, b)
+            ctx.out = out
         return out
 
     @staticmethod
     def backward(ctx, g):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        ga = g * b * a ** (b - 1) if na else None
-        gb = None
+        ga = gb = None
+        if na:
+            if isinstance(b, Tensor):
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    if _recording():
+                        ga = g * where(_const(b._data == 0), 0.0, b * a ** (b - 1))
+                    else:
+                        xa, xb = a._data, b._data
+                        ga = g * _const(np.where(xb == 0, 0, xb * xa ** (xb - 1)))
+            elif b == 0:
+                ga = g * 0
+            elif b == 2:
+                ga = g * (a * 2)
+            else:
+                ga = g * (a ** (b - 1) * b)
         if nb:
-            base = a if isinstance(a, Tensor) else Tensor._make(np.asarray(a, dtype=ctx.out.dtype))
-            gb = g * (a ** b) * log(where_positive(base))
+            out = a ** b if _recording() else _const(ctx.out)
+            if isinstance(a, Tensor):
+                # d/db a**b = a**b log a; PyTorch takes it as 0 where a == 0 and b >= 0.
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    dead = (a._data == 0) & (b._data >= 0)
+                    gb = g * (out * log(a))
+                if dead.any():
+                    gb = where(_const(dead), 0.0, gb)
+            else:
+                gb = g * out * (math.log(a) if a > 0 else (0.0 if a == 0 else math.nan))
         return ga, gb
-
-
-def where_positive(x: Tensor) -> Tensor:
-    """``x`` with non-positive entries replaced by 1, so ``log`` is finite (d/db a**b at a<=0
-    is taken as 0 there, as PyTorch does for a == 0)."""
-    return Tensor._make(np.where(x._data > 0, x._data, 1).astype(x._data.dtype))
 
 
 class Neg(Function):
@@ -129,40 +196,248 @@ class Neg(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return np.negative(a._data)
+        try:
+            return np.negative(a._data)
+        except TypeError:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                               "you are trying to invert a mask, use the `~` or `logical_not()` "
+                               "operator instead.") from None
 
     @staticmethod
     def backward(ctx, g):
         return -g
 
 
-class Exp(Function):
+class Abs(Function):
     _raw = True
 
     @staticmethod
     def forward(ctx, a):
-        out = float_result(np.exp(a._data))
-        ctx.out = out
-        return out
+        if ctx.needs_input_grad:
+            ctx.sign = np.sign(a._data)
+        return np.abs(a._data)
 
     @staticmethod
     def backward(ctx, g):
-        return g * Tensor._make(ctx.out)
+        return g * _const(ctx.sign)
 
 
-class Log(Function):
+class Square(Function):
     _raw = True
 
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return float_result(np.log(a._data))
+        x = a._data
+        return np.square(x.astype(np.int64) if x.dtype.kind == "b" else x)
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        return g / a
+        return g * (a * 2)
+
+
+# ---------------------------------------------------------------------- float-valued unary
+class _FloatUnary(Function):
+    """Base of ``y = f(x)`` ops with a floating result (integer inputs compute in the
+    default float dtype). A subclass sets ``ufunc`` and defines ``derivative(x, y)``,
+    dy/dx as a tensor expression of the input ``x`` and the output ``y``."""
+
+    _raw = True
+    ufunc: Callable = None
+    uses_output = False  # derivative reads y (kept from forward, recomputed under create_graph)
+
+    @classmethod
+    def forward(cls, ctx, a):
+        x = a._data
+        if x.dtype.kind != "f":
+            x = x.astype(get_default_dtype().numpy)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = cls.ufunc(x)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            if cls.uses_output:
+                ctx.out = out
+        return out
+
+    @classmethod
+    def backward(cls, ctx, g):
+        (a,) = ctx.saved_tensors
+        y = None
+        if cls.uses_output:
+            y = cls.apply(a) if _recording() else _const(ctx.out)
+        return g * cls.derivative(a, y)
+
+    @staticmethod
+    def derivative(x: Tensor, y: Tensor | None) -> Tensor:
+        raise NotImplementedError
+
+
+class Exp(_FloatUnary):
+    ufunc, uses_output = np.exp, True
+
+    @staticmethod
+    def derivative(x, y):
+        return y
+
+
+class Expm1(_FloatUnary):
+    ufunc, uses_output = np.expm1, True
+
+    @staticmethod
+    def derivative(x, y):
+        return y + 1
+
+
+class Log(_FloatUnary):
+    ufunc = np.log
+
+    @staticmethod
+    def derivative(x, y):
+        return x.reciprocal()
+
+
+class Log1p(_FloatUnary):
+    ufunc = np.log1p
+
+    @staticmethod
+    def derivative(x, y):
+        return (x + 1).reciprocal()
+
+
+class Log2(_FloatUnary):
+    ufunc = np.log2
+
+    @staticmethod
+    def derivative(x, y):
+        return (x * math.log(2)).reciprocal()
+
+
+class Log10(_FloatUnary):
+    ufunc = np.log10
+
+    @staticmethod
+    def derivative(x, y):
+        return (x * math.log(10)).reciprocal()
+
+
+class Sqrt(_FloatUnary):
+    ufunc, uses_output = np.sqrt, True
+
+    @staticmethod
+    def derivative(x, y):
+        return (y * 2).reciprocal()
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    out = np.sqrt(x)
+    return np.reciprocal(out, out=out)
+
+
+class Rsqrt(_FloatUnary):
+    ufunc, uses_output = _rsqrt, True
+
+    @staticmethod
+    def derivative(x, y):
+        return y ** 3 * -0.5
+
+
+class Reciprocal(_FloatUnary):
+    ufunc, uses_output = np.reciprocal, True
+
+    @staticmethod
+    def derivative(x, y):
+        return -(y * y)
+
+
+class Sin(_FloatUnary):
+    ufunc = np.sin
+
+    @staticmethod
+    def derivative(x, y):
+        return cos(x)
+
+
+class Cos(_FloatUnary):
+    ufunc = np.cos
+
+    @staticmethod
+    def derivative(x, y):
+        return -sin(x)
+
+
+class Tan(_FloatUnary):
+    ufunc, uses_output = np.tan, True
+
+    @staticmethod
+    def derivative(x, y):
+        return y * y + 1
+
+
+class Tanh(_FloatUnary):
+    ufunc, uses_output = np.tanh, True
+
+    @staticmethod
+    def derivative(x, y):
+        return 1 - y * y
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
+    out = np.exp(-np.abs(x))           # in (0, 1]: never overflows
+    pos = x >= 0
+    num = np.where(pos, 1, out)
+    return np.divide(num, 1 + out, out=out).astype(x.dtype, copy=False)
+
+
+class Sigmoid(_FloatUnary):
+    ufunc, uses_output = _sigmoid, True
+
+    @staticmethod
+    def derivative(x, y):
+        return y * (1 - y)
+
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """The error function, accurate to float64 rounding, with whole-array NumPy steps.
+
+    |x| < 2.5: the all-positive series erf(x) = 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1) / (2n+1)!!
+    (no cancellation). |x| >= 2.5: the continued fraction of erfc, evaluated from its tail.
+    """
+    x64 = x.astype(np.float64)
+    ax = np.abs(x64)
+    out = np.empty_like(x64)
+    small = ax < 2.5
+    s = ax[small]
+    if s.size:
+        term = s.copy()
+        total = s.copy()
+        s2 = 2 * s * s
+        for n in range(1, 60):
+            term *= s2 / (2 * n + 1)
+            total += term
+        out[small] = _TWO_OVER_SQRT_PI * np.exp(-s * s) * total
+    big = ~small
+    t_in = ax[big]
+    if t_in.size:
+        with np.errstate(over="ignore", invalid="ignore"):
+            t = t_in.copy()
+            for k in range(60, 0, -1):
+                t = t_in + (k / 2) / t
+            erfc = np.exp(-t_in * t_in) / (math.sqrt(math.pi) * t)
+        out[big] = np.where(np.isnan(t_in), np.nan, 1.0 - erfc)
+    return (np.sign(x64) * out).astype(x.dtype, copy=False)
+
+
+class Erf(_FloatUnary):
+    ufunc = _erf
+
+    @staticmethod
+    def derivative(x, y):
+        return exp(-(x * x)) * _TWO_OVER_SQRT_PI
 
 
 class Relu(Function):
@@ -171,13 +446,131 @@ class Relu(Function):
     @staticmethod
     def forward(ctx, a):
         x = a._data
-        out = np.maximum(x, 0, dtype=x.dtype)
-        ctx.mask = x > 0
+        if x.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
+        if ctx.needs_input_grad:
+            ctx.mask = x > 0
+        return np.maximum(x, 0, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * _const(ctx.mask)
+
+
+# ---------------------------------------------------------------------- selection
+def _probe(x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """An empty array of ``dt`` that promotes like ``x`` (a tensor, or a 0-dim one)."""
+    return np.empty((0,) if x.ndim else (), dtype=dt)
+
+
+class Clamp(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        x, xl, xh = a._data, arr(lo), arr(hi)
+        rt = x.dtype
+        for bound in (xl, xh):
+            if bound is not None:
+                rt = result_type(_probe(x, rt), bound)
+        out = x if rt == x.dtype else x.astype(rt)
+        try:
+            if xl is not None:
+                out = np.maximum(out, xl)
+            if xh is not None:
+                out = np.minimum(out, xh)
+        except ValueError:
+            other = xl if np.ndim(xl) else xh
+            raise broadcast_error(x.shape, np.shape(other)) from None
+        if out.dtype != rt:
+            out = out.astype(rt)
+        if ctx.needs_input_grad:
+            ctx.masks = _clamp_masks(x, xl, xh)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return g * Tensor._make(ctx.mask.astype(g._data.dtype))
+        keep, to_lo, to_hi = ctx.masks
+        na, nl, nh = ctx.needs_input_grad
+        return ((g * _const(keep) if na else None), (g * _const(to_lo) if nl else None),
+                (g * _const(to_hi) if nh else None))
+
+
+def _clamp_masks(x: np.ndarray, lo: Any, hi: Any) -> tuple:
+    """Where the gradient goes: to the input inside [lo, hi], to ``lo`` below it, to ``hi``
+    above it (``hi`` wins when lo > hi), as PyTorch's clamp backward."""
+    if lo is not None and hi is not None:
+        keep = (x >= lo) & (x <= hi)
+        to_lo = (x < lo) & (np.asarray(lo) < hi)
+        to_hi = (x > hi) | (np.asarray(hi) < lo)
+    elif lo is not None:
+        keep, to_lo, to_hi = x >= lo, x < lo, None
+    else:
+        keep, to_lo, to_hi = x <= hi, None, x > hi
+    return keep, to_lo, to_hi
+
+
+class Maximum(Function):
+    _raw = True
+    ufunc = staticmethod(np.maximum)
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        out = binary(cls.ufunc, a, b)
+        if ctx.needs_input_grad:
+            xa, xb = a._data, b._data
+            wins = (xa > xb) if cls is Maximum else (xa < xb)
+            # ties split the gradient evenly between the two inputs, as PyTorch does
+            ctx.weight_a = np.where(xa == xb, 0.5, wins.astype(np.float64))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        wa = _const(ctx.weight_a.astype(g._data.dtype, copy=False))
+        na, nb = ctx.needs_input_grad
+        return (g * wa if na else None), (g * (1 - wa) if nb else None)
+
+
+class Minimum(Maximum):
+    ufunc = staticmethod(np.minimum)
+
+
+def _two_scalars_type(a: Any, b: Any) -> np.dtype:
+    """PyTorch's result dtype for two Python numbers: default float, int64 or bool."""
+    if isinstance(a, float) or isinstance(b, float):
+        return get_default_dtype().numpy
+    if isinstance(a, bool) and isinstance(b, bool):
+        return np.dtype(np.bool_)
+    return np.dtype(np.int64)
+
+
+class Where(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        c = cond._data
+        if c.dtype.kind != "b":
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                               f"tensor with dtype {cond.dtype.name.capitalize()}")
+        xa, xb = arr(a), arr(b)
+        rt = result_type(xa, xb) if isinstance(xa, np.ndarray) or isinstance(xb, np.ndarray) \
+            else _two_scalars_type(xa, xb)
+        try:
+            out = np.where(c, xa, xb)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: condition {list(c.shape)}, input "
+                               f"{list(np.shape(xa))} and other {list(np.shape(xb))} do not "
+                               f"broadcast") from None
+        if ctx.needs_input_grad:
+            ctx.cond = c
+        return out if out.dtype == rt else out.astype(rt)
+
+    @staticmethod
+    def backward(ctx, g):
+        c = _const(ctx.cond)
+        _, na, nb = ctx.needs_input_grad
+        return None, (where(c, g, 0.0) if na else None), (where(c, 0.0, g) if nb else None)
 
 
 class Cast(Function):
@@ -210,21 +603,25 @@ def mul(input: Any, other: Any) -> Tensor:
 
 
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-    """True division (``rounding_mode=None``), or ``'trunc'`` / ``'floor'`` (no gradient)."""
+    """True division (``rounding_mode=None``; integers give floats), or ``'trunc'`` /
+    ``'floor'`` rounding (no gradient, integer inputs stay integer)."""
     if rounding_mode is None:
         return Div.apply(input, other)
-    fn = {"trunc": np.trunc, "floor": np.floor}.get(rounding_mode)
-    if fn is None:
+    if rounding_mode not in ("trunc", "floor"):
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found '{rounding_mode}'")
+    if rounding_mode == "floor":
+        from .comparison import floor_divide
+        return floor_divide(input, other)
     xa, xb = arr(input), arr(other)
+    rt = result_type(xa, xb)
+    if rt.kind in "iub":
+        if np.any(np.asarray(xb) == 0):
+            raise RuntimeError("ZeroDivisionError")
+        q = np.abs(xa) // np.abs(xb)
+        return Tensor._make((np.sign(xa) * np.sign(xb) * q).astype(rt))
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = binary(np.floor_divide if rounding_mode == "floor" else np.true_divide, input, other)
-        if rounding_mode == "trunc":
-            out = fn(out)
-            rt = result_type(xa, xb)
-            out = out.astype(rt)
-    return Tensor._make(out)
+        return Tensor._make(np.trunc(binary(np.true_divide, input, other)))
 
 
 def pow(input: Any, exponent: Any) -> Tensor:
@@ -232,20 +629,155 @@ def pow(input: Any, exponent: Any) -> Tensor:
     return Pow.apply(input, exponent)
 
 
+def float_power(input: Any, exponent: Any) -> Tensor:
+    """``input ** exponent`` computed in float64."""
+    to64 = (lambda v: cast(v, float64) if isinstance(v, Tensor) else float(v))
+    return Pow.apply(to64(input), to64(exponent))
+
+
 def neg(input: Tensor) -> Tensor:
+    """``-input``."""
     return Neg.apply(input)
 
 
+def abs(input: Tensor) -> Tensor:
+    """``|input|``; the gradient at 0 is 0."""
+    return Abs.apply(input)
+
+
+def square(input: Tensor) -> Tensor:
+    """``input * input``."""
+    return Square.apply(input)
+
+
 def exp(input: Tensor) -> Tensor:
+    """``e ** input``."""
     return Exp.apply(input)
 
 
+def expm1(input: Tensor) -> Tensor:
+    """``exp(input) - 1``, accurate for small inputs."""
+    return Expm1.apply(input)
+
+
 def log(input: Tensor) -> Tensor:
+    """Natural logarithm."""
     return Log.apply(input)
 
 
+def log1p(input: Tensor) -> Tensor:
+    """``log(1 + input)``, accurate for small inputs."""
+    return Log1p.apply(input)
+
+
+def log2(input: Tensor) -> Tensor:
+    """Base-2 logarithm."""
+    return Log2.apply(input)
+
+
+def log10(input: Tensor) -> Tensor:
+    """Base-10 logarithm."""
+    return Log10.apply(input)
+
+
+def sqrt(input: Tensor) -> Tensor:
+    """Square root."""
+    return Sqrt.apply(input)
+
+
+def rsqrt(input: Tensor) -> Tensor:
+    """``1 / sqrt(input)``."""
+    return Rsqrt.apply(input)
+
+
+def reciprocal(input: Tensor) -> Tensor:
+    """``1 / input`` (integers give floats)."""
+    return Reciprocal.apply(input)
+
+
+def sin(input: Tensor) -> Tensor:
+    """Sine."""
+    return Sin.apply(input)
+
+
+def cos(input: Tensor) -> Tensor:
+    """Cosine."""
+    return Cos.apply(input)
+
+
+def tan(input: Tensor) -> Tensor:
+    """Tangent."""
+    return Tan.apply(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return Tanh.apply(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-input))``, without overflow for large ``|input|``."""
+    return Sigmoid.apply(input)
+
+
+def erf(input: Tensor) -> Tensor:
+    """The Gauss error function."""
+    return Erf.apply(input)
+
+
 def relu(input: Tensor) -> Tensor:
+    """``max(input, 0)``; the gradient at 0 is 0."""
     return Relu.apply(input)
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Limit ``input`` to ``[min, max]``; bounds are numbers or tensors (broadcast).
+
+    Where ``min > max`` the result is ``max``, as PyTorch's.
+    """
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return Clamp.apply(input, min, max)
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    """``clamp(input, min=min)``."""
+    return Clamp.apply(input, min, None)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """``clamp(input, max=max)``."""
+    return Clamp.apply(input, None, max)
+
+
+clip = clamp
+
+
+def _as_tensor_like(x: Any, like: Tensor) -> Tensor:
+    """A Python number as a 0-dim tensor (promotion then treats it as a scalar)."""
+    if isinstance(x, Tensor):
+        return x
+    return Tensor._make(np.asarray(x, dtype=result_type(like._data, x)))
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum (NaN propagates); at ties each input gets half the gradient."""
+    return Maximum.apply(input, _as_tensor_like(other, input))
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum (NaN propagates); at ties each input gets half the gradient."""
+    return Minimum.apply(input, _as_tensor_like(other, input))
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
+    """``input`` where ``condition`` holds, else ``other`` (numbers allowed, broadcast).
+
+    ``where(condition)`` alone returns the tuple of index tensors of the True entries.
+    """
+    if input is None and other is None:
+        return tuple(Tensor._make(i) for i in np.nonzero(condition._data))
+    return Where.apply(condition, input, other)
 
 
 def cast(input: Tensor, dtype: _dtype_cls) -> Tensor:
@@ -257,3 +789,12 @@ true_divide = divide = div
 negative = neg
 multiply = mul
 subtract = sub
+absolute = abs
+
+
+def _where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
+    """``x.where(condition, y)`` is ``where(condition, x, y)``."""
+    return Where.apply(condition, self, y)
+
+
+TENSOR_OPERATORS = {"__abs__": abs, "__pos__": lambda a: a, "where": _where_method}

@@ -1,16 +1,46 @@
-"""Matrix products: matmul (1-D, 2-D and batched with broadcasting), mm, bmm."""
+"""Matrix products: matmul (1-D, 2-D and batched with broadcasting) and its special
+cases mm, bmm, mv, dot, outer. One Function (Matmul) does them all; the public
+functions only add PyTorch's argument checks."""
 from __future__ import annotations
 
 import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ._helpers import broadcast_error
 
-TENSOR_METHODS = ("matmul", "mm", "bmm")
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer"]
+
+TENSOR_METHODS = ("matmul", "mm", "bmm", "mv", "dot", "outer")
 
 
 def _shape_str(s: tuple) -> str:
     return "x".join(str(d) for d in s)
+
+
+def _c_type(dt: np.dtype) -> str:
+    """The C type name PyTorch's matmul messages use for a dtype."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}.get(dt.name, dt.name)
+
+
+def _mismatch(sx: tuple, sy: tuple) -> RuntimeError:
+    """PyTorch's message for operands whose inner dimensions differ, naming both shapes."""
+    if len(sx) == 1 and len(sy) == 1:
+        return RuntimeError(f"inconsistent tensor size, expected tensor [{sx[0]}] and src "
+                            f"[{sy[0]}] to have the same number of elements, but got {sx[0]} "
+                            f"and {sy[0]} elements respectively")
+    if len(sy) == 1 and len(sx) == 2:
+        return RuntimeError(f"size mismatch, got input ({sx[0]}), mat ({_shape_str(sx)}), "
+                            f"vec ({sy[0]})")
+    if len(sx) <= 2 and len(sy) <= 2:
+        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                            f"({_shape_str(sx if len(sx) == 2 else (1,) + sx)} and "
+                            f"{_shape_str(sy)})")
+    return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                        f"[{sx[-1]}] but got: [{sy[-2] if len(sy) > 1 else sy[0]}] (matmul of "
+                        f"shapes {list(sx)} and {list(sy)})")
 
 
 class Matmul(Function):
@@ -24,29 +54,26 @@ class Matmul(Function):
                                f"{x.ndim}D and {y.ndim}D")
         if x.dtype != y.dtype:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                               f"{a.dtype.name} != {b.dtype.name}")
+                               f"{_c_type(x.dtype)} != {_c_type(y.dtype)}")
         kx = x.shape[-1]
         ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
         if kx != ky:
-            if x.ndim <= 2 and y.ndim <= 2:
-                sx = x.shape if x.ndim == 2 else (1,) + x.shape
-                sy = y.shape
-                raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                                   f"({_shape_str(sx)} and {_shape_str(sy)})")
-            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                               f"[{kx}] but got: [{ky}] (matmul of shapes {list(x.shape)} and "
-                               f"{list(y.shape)})")
-        ctx.save_for_backward(a, b)
+            raise _mismatch(x.shape, y.shape)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b)
         try:
             return np.matmul(x, y)
         except ValueError:
-            raise RuntimeError(f"matmul: batch dimensions of {list(x.shape)} and {list(y.shape)} "
-                               f"do not broadcast") from None
+            raise broadcast_error(x.shape[:-2], y.shape[:-2]) from None
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad
+        if a._data.ndim == 2 and b._data.ndim == 2:
+            return (Matmul.apply(g, b.mT) if na else None), (Matmul.apply(a.mT, g) if nb else None)
+        # 1-D operands are matrices with a size-1 dim (dropped again from their gradients);
+        # the engine sums gradients of broadcast batch dims back to each operand's shape.
         a2 = a.unsqueeze(0) if a.ndim == 1 else a
         b2 = b.unsqueeze(-1) if b.ndim == 1 else b
         g2 = g
@@ -56,11 +83,11 @@ class Matmul(Function):
             g2 = g2.unsqueeze(-1)
         ga = gb = None
         if na:
-            ga = g2.matmul(b2.mT)
+            ga = Matmul.apply(g2, b2.mT)
             if a.ndim == 1:
                 ga = ga.squeeze(-2)
         if nb:
-            gb = a2.mT.matmul(g2)
+            gb = Matmul.apply(a2.mT, g2)
             if b.ndim == 1:
                 gb = gb.squeeze(-1)
         return ga, gb
@@ -82,7 +109,36 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two 3-D tensors with equal batch sizes."""
     if input._data.ndim != 3 or mat2._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if input._data.ndim != 3 else "batch2 must be a 3D tensor")
-    if input._data.shape[0] != mat2._data.shape[0]:
-        raise RuntimeError(f"Expected size for first dimension of batch2 tensor to be: "
-                           f"[{input._data.shape[0]}] but got: [{mat2._data.shape[0]}].")
+    (b1, _, k1), (b2, k2, _) = input._data.shape, mat2._data.shape
+    if b1 != b2 or k1 != k2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b1}, {k1}] but got: [{b2}, {k2}].")
     return Matmul.apply(input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Product of a matrix and a vector."""
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, "
+                           f"{vec._data.ndim}")
+    return Matmul.apply(input, vec)
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """Inner product of two 1-D tensors."""
+    if input._data.ndim != 1 or tensor._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and "
+                           f"{tensor._data.ndim}D tensors")
+    if input._data.dtype != tensor._data.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{input.dtype.name} and {tensor.dtype.name}")
+    return Matmul.apply(input, tensor)
+
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``."""
+    for name, v in (("vec1", input), ("vec2", vec2)):
+        if v._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
+    return Matmul.apply(input.unsqueeze(1), vec2.unsqueeze(0))

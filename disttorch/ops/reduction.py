@@ -1,46 +1,104 @@
-"""Reductions: sum, mean (more in this family: max, min, prod, var, std, logsumexp, norm...).
+"""Reductions: sum, mean, max/min (with indices over a dim), amax/amin, prod, var/std,
+logsumexp, norm, and the scan cumsum.
 
-Backward of a reduction broadcasts the upstream gradient back over the reduced dims.
+Backward of a reduction broadcasts the upstream gradient back over the reduced dims and
+weights it per element (``amax`` splits it evenly among ties; ``max(dim)`` sends it to the
+element it selected). Ops whose gradient uses the forward result keep it as an array and
+recompute it with a tensor op when the backward pass is itself recorded.
 """
 from __future__ import annotations
 
+import builtins
+import collections
+import math
 from typing import Any
 
 import numpy as np
 
+from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._helpers import dims_tuple, float_result
+from ..autograd.grad_mode import _state as _grad_state
+from ._helpers import dims_tuple, wrap_dim
 
-TENSOR_METHODS = ("sum", "mean")
+__all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "var_mean",
+           "std_mean", "logsumexp", "norm", "cumsum"]
+
+TENSOR_METHODS = ("sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std",
+                  "logsumexp", "norm", "cumsum")
+
+
+# ---------------------------------------------------------------------- result types
+def _return_type(name: str, fields: tuple) -> type:
+    """A named tuple printed like PyTorch's ``torch.return_types.<name>``."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self: Any) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"disttorch.return_types.{name}(\n{body})"
+    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+    cls.__module__ = "disttorch.return_types"
+    return cls
+
+
+max_type = _return_type("max", ("values", "indices"))
+min_type = _return_type("min", ("values", "indices"))
+
+
+# ---------------------------------------------------------------------- helpers
+def _recording() -> bool:
+    """True while a backward pass is itself recorded (``create_graph=True``)."""
+    return _grad_state[0]
+
+
+def _dims(dim: Any, ndim: int) -> tuple | None:
+    """Reduction dims as a tuple of indices; None (and an empty list) mean every dim."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return None
+    return dims_tuple(dim, ndim)
+
+
+def _kept_shape(shape: tuple, dims: tuple | None) -> tuple:
+    """``shape`` with the reduced dims set to 1 (the ``keepdim=True`` shape)."""
+    if dims is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
 
 def _expand_back(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool) -> Tensor:
     """Undo a reduction's shape change: reinsert reduced dims, then expand to ``shape``."""
-    if dims is None:
-        return g.reshape((1,) * len(shape)).expand(shape) if shape else g
-    if not keepdim:
-        kept = list(shape)
-        for d in dims:
-            kept[d] = 1
-        g = g.reshape(tuple(kept))
-    return g.expand(shape)
+    if not keepdim and g._data.ndim != len(shape):
+        g = g.reshape(_kept_shape(shape, dims))
+    return g.expand(shape) if g._data.shape != shape else g
 
 
+def _count(shape: tuple, dims: tuple | None) -> int:
+    n = 1
+    for i, s in enumerate(shape):
+        if dims is None or i in dims:
+            n *= s
+    return n
+
+
+def _float_dtype_check(name: str, x: np.ndarray) -> None:
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
+# ---------------------------------------------------------------------- sum, mean
 class Sum(Function):
     _raw = True
 
     @staticmethod
-    def forward(ctx, a, dim, keepdim, dtype):
+    def forward(ctx, a, dims, keepdim, dtype):
         x = a._data
-        dims = dims_tuple(dim, x.ndim)
-        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         if dtype is not None:
             out_dt = dtype.numpy
-        elif x.dtype.kind in "bi" or x.dtype.kind == "u":
+        elif x.dtype.kind in "biu":
             out_dt = np.int64
         else:
-            out_dt = x.dtype
+            out_dt = None
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         return np.asarray(np.sum(x, axis=dims, keepdims=keepdim, dtype=out_dt))
 
     @staticmethod
@@ -52,29 +110,457 @@ class Mean(Function):
     _raw = True
 
     @staticmethod
-    def forward(ctx, a, dim, keepdim, dtype):
+    def forward(ctx, a, dims, keepdim, dtype):
         x = a._data
-        if x.dtype.kind not in "f" and dtype is None:
+        if x.dtype.kind != "f" and dtype is None:
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
-                               f"a floating point or complex dtype. Got: {a.dtype.name.capitalize()}")
-        dims = dims_tuple(dim, x.ndim)
+                               f"a floating point or complex dtype. Got: {_type_name(a)}")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        n = x.size if dims is None else int(np.prod([x.shape[d] for d in dims]))
-        ctx.n = n
-        out = np.asarray(np.mean(x, axis=dims, keepdims=keepdim,
-                                 dtype=dtype.numpy if dtype is not None else None))
-        return float_result(out) if out.dtype != x.dtype and dtype is None else out
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.mean(x, axis=dims, keepdims=keepdim,
+                          dtype=dtype.numpy if dtype is not None else None)
+        return np.asarray(out)
 
     @staticmethod
     def backward(ctx, g):
-        return _expand_back(g / ctx.n, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
+        n = _count(ctx.shape, ctx.dims)
+        return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
+
+
+def _type_name(t: Tensor) -> str:
+    """PyTorch's scalar-type name in messages: Long, Int, Bool, Byte, Float..."""
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "float32": "Float", "float64": "Double",
+            "float16": "Half"}.get(t._data.dtype.name, t._data.dtype.name)
+
+
+def _reduce(fn: type, input: Tensor, dim: Any, keepdim: bool, *extra: Any) -> Tensor:
+    """Apply a reduction Function ``fn(input, dims, keepdim, *extra)`` with normalised dims."""
+    return fn.apply(input, _dims(dim, input._data.ndim), keepdim, *extra)
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """Sum of all elements, or over ``dim`` (int or tuple); integers sum to int64."""
-    return Sum.apply(input, dim, keepdim, dtype)
+    """Sum of all elements, or over ``dim`` (int or tuple); bool and integer inputs sum to
+    int64 unless ``dtype`` is given."""
+    return _reduce(Sum, input, dim, keepdim, dtype)
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """Mean of all elements, or over ``dim``; floating inputs only (as PyTorch)."""
-    return Mean.apply(input, dim, keepdim, dtype)
+    """Mean of all elements, or over ``dim``; floating inputs only (as PyTorch), unless a
+    floating ``dtype`` is given."""
+    return _reduce(Mean, input, dim, keepdim, dtype)
+
+
+# ---------------------------------------------------------------------- max, min, amax, amin
+class Amax(Function):
+    """Max over dims; the gradient is shared evenly among the elements equal to the max."""
+
+    _raw = True
+    np_fn = staticmethod(np.max)
+
+    @classmethod
+    def forward(cls, ctx, a, dims, keepdim):
+        x = a._data
+        if x.size == 0 and (dims is None or builtins.any(x.shape[d] == 0 for d in dims)):
+            name = cls.__name__.lower()
+            if dims is None:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   f"input.numel() == 0. Specify the reduction dim with the "
+                                   f"'dim' argument.")
+            raise IndexError(f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
+        out = np.asarray(cls.np_fn(x, axis=dims, keepdims=True))
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
+        return out if keepdim else out.reshape(np.sum(x, axis=dims).shape if dims else ())
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        hit = a._data == ctx.out
+        w = hit / hit.sum(axis=ctx.dims, keepdims=True)
+        return (_expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
+                * Tensor._make(w.astype(g._data.dtype, copy=False)), None, None)
+
+
+class Amin(Amax):
+    np_fn = staticmethod(np.min)
+
+
+class Max(Amax):
+    """``max(input)`` over every element (gradient shared evenly among ties)."""
+
+
+class Min(Amin):
+    """``min(input)`` over every element (gradient shared evenly among ties)."""
+
+
+class TakeAlongDim(Function):
+    """Pick one element per slice along ``dim`` at ``index`` (kept as a size-1 dim, or
+    dropped when not ``keepdim``); backward puts the gradient back at those positions."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, index, dim, keepdim):
+        ctx.shape, ctx.index, ctx.dim, ctx.keepdim = a._data.shape, index, dim, keepdim
+        out = np.take_along_axis(a._data, index, axis=dim)
+        return out if keepdim else out.squeeze(dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return PutAlongDim.apply(g, ctx.index, ctx.dim, ctx.keepdim, ctx.shape), None, None, None
+
+
+class PutAlongDim(Function):
+    """Zeros of ``shape`` with ``src`` written at ``index`` along ``dim`` (indices are
+    distinct within each slice): the adjoint of :class:`TakeAlongDim`."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, src, index, dim, keepdim, shape):
+        ctx.index, ctx.dim, ctx.keepdim = index, dim, keepdim
+        out = np.zeros(shape, dtype=src._data.dtype)
+        vals = src._data if keepdim else np.expand_dims(src._data, dim)
+        np.put_along_axis(out, index, vals, axis=dim)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return take_along_dim(g, ctx.index, ctx.dim, ctx.keepdim), None, None, None, None
+
+
+def take_along_dim(input: Tensor, index: np.ndarray, dim: int, keepdim: bool = True) -> Tensor:
+    """Differentiable ``np.take_along_axis(input, index, dim)`` (internal helper of
+    max/min/sort/topk; ``index`` is an integer array)."""
+    return TakeAlongDim.apply(input, index, dim, keepdim)
+
+
+def _arg_reduce(name: str, x: np.ndarray, dim: int, largest: bool) -> np.ndarray:
+    """Index (kept as a size-1 dim) of the max/min along ``dim``, with PyTorch's errors."""
+    if x.shape[dim] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+    fn = np.argmax if largest else np.argmin
+    return fn(x, axis=dim, keepdims=True)
+
+
+def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
+    largest = name == "max"
+    if isinstance(dim, Tensor):
+        other = dim
+    if other is not None:
+        from .elementwise import maximum, minimum
+        return (maximum if largest else minimum)(input, other)
+    if dim is None:
+        return (Max if largest else Min).apply(input, None, keepdim)
+    x = input._data
+    d = wrap_dim(dim, x.ndim)
+    if x.ndim == 0:  # a 0-dim tensor reduces over its single element
+        input, x = input.reshape(1), x.reshape(1)
+    idx = _arg_reduce(name, x, d, largest)
+    values = take_along_dim(input, idx, d, keepdim)
+    indices = Tensor._make(idx if keepdim else idx.squeeze(d))
+    return (max_type if largest else min_type)(values, indices)
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
+    """The largest element; over ``dim``, the named tuple ``(values, indices)``;
+    with a tensor as second argument, the elementwise :func:`maximum`."""
+    return _max_min("max", input, dim, keepdim, other)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
+    """The smallest element; over ``dim``, the named tuple ``(values, indices)``;
+    with a tensor as second argument, the elementwise :func:`minimum`."""
+    return _max_min("min", input, dim, keepdim, other)
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Max over ``dim`` (all dims by default); ties share the gradient evenly."""
+    return _reduce(Amax, input, dim, keepdim)
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Min over ``dim`` (all dims by default); ties share the gradient evenly."""
+    return _reduce(Amin, input, dim, keepdim)
+
+
+# ---------------------------------------------------------------------- prod
+def _prod_of_others(x: np.ndarray, axis: int) -> np.ndarray:
+    """For each element, the product of the other elements of its slice along ``axis``
+    (exclusive products from both ends: exact with zeros, no division)."""
+    n = x.shape[axis]
+    head = [slice(None)] * x.ndim
+    ones_shape = list(x.shape)
+    ones_shape[axis] = 1
+    one = np.ones(ones_shape, dtype=x.dtype)
+    head[axis] = slice(0, n - 1)
+    left = np.concatenate([one, np.cumprod(x, axis=axis)[tuple(head)]], axis=axis)
+    rev = np.flip(x, axis)
+    right = np.flip(np.concatenate([one, np.cumprod(rev, axis=axis)[tuple(head)]], axis=axis), axis)
+    return left * right
+
+
+class Prod(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, dtype):
+        x = a._data
+        out_dt = dtype.numpy if dtype is not None else (np.int64 if x.dtype.kind in "biu" else None)
+        out = np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=out_dt))
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        x, dims, keepdim = a._data, ctx.dims, ctx.keepdim
+        gb = _expand_back(g, x.shape, dims, keepdim)
+        has_zero = bool((x == 0).any())
+        if _recording() and not has_zero:
+            return gb * (Prod.apply(a, dims, True, None) / a), None, None, None
+        if has_zero:
+            flat = x.reshape(-1) if dims is None else x
+            others = _prod_of_others(flat, 0 if dims is None else dims[0]).reshape(x.shape)
+        else:
+            others = ctx.out.reshape(_kept_shape(x.shape, dims)) / x
+        return gb * Tensor._make(others), None, None, None
+
+
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """Product of all elements, or over one ``dim``; integers multiply in int64.
+
+    The gradient is exact where the input has zeros (the product of the other elements).
+    """
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    return _reduce(Prod, input, dim, keepdim, dtype)
+
+
+# ---------------------------------------------------------------------- var, std
+def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
+    """Sort out ``var(x, unbiased)``, ``var(x, dim, unbiased)`` and ``correction=``."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError("var/std: cannot pass both 'unbiased' and 'correction'")
+    if correction is None:
+        correction = 1 if unbiased is None else int(unbiased)
+    return dim, correction
+
+
+class Var(Function):
+    _raw = True
+    take_sqrt = False
+
+    @classmethod
+    def forward(cls, ctx, a, dims, keepdim, correction):
+        x = a._data
+        _float_dtype_check("std and var", x)
+        n = _count(x.shape, dims)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.asarray(np.var(x, axis=dims, ddof=correction, keepdims=keepdim))
+            if cls.take_sqrt:
+                out = np.sqrt(out)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            ctx.out, ctx.correction, ctx.n = out, correction, n
+            ctx.dims, ctx.keepdim = dims, keepdim
+        return out
+
+    @classmethod
+    def backward(cls, ctx, g):
+        (a,) = ctx.saved_tensors
+        dims, keepdim = ctx.dims, ctx.keepdim
+        centred = a - a.mean(dims, keepdim=True)
+        gb = _expand_back(g, a._data.shape, dims, keepdim)
+        denom = ctx.n - ctx.correction
+        if not cls.take_sqrt:
+            return gb * centred * (2.0 / denom if denom > 0 else math.inf), None, None, None
+        if _recording():
+            sd = Std.apply(a, dims, True, ctx.correction)
+        else:  # where std == 0 the gradient is 0, as PyTorch's
+            sd_arr = ctx.out.reshape(_kept_shape(a._data.shape, dims))
+            sd = Tensor._make(np.where(sd_arr == 0, np.inf, sd_arr))
+        return gb * centred / (sd * denom), None, None, None
+
+
+class Std(Var):
+    take_sqrt = True
+
+
+def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: int | float | None = None) -> Tensor:
+    """Variance over ``dim`` (all by default) with Bessel's ``correction`` (default 1);
+    ``unbiased=False`` is ``correction=0``."""
+    dim, c = _correction(dim, unbiased, correction)
+    return _reduce(Var, input, dim, keepdim, c)
+
+
+def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: int | float | None = None) -> Tensor:
+    """Standard deviation over ``dim`` (all by default) with ``correction`` (default 1)."""
+    dim, c = _correction(dim, unbiased, correction)
+    return _reduce(Std, input, dim, keepdim, c)
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+             *, correction: int | float | None = None) -> tuple:
+    """``(var(input, dim), mean(input, dim))``."""
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    return v, mean(input, _correction(dim, unbiased, correction)[0], keepdim)
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
+             *, correction: int | float | None = None) -> tuple:
+    """``(std(input, dim), mean(input, dim))``."""
+    s = std(input, dim, unbiased, keepdim, correction=correction)
+    return s, mean(input, _correction(dim, unbiased, correction)[0], keepdim)
+
+
+# ---------------------------------------------------------------------- logsumexp
+class Logsumexp(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        x = a._data
+        if x.dtype.kind != "f":
+            x = x.astype(get_default_dtype().numpy)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            m = np.max(x, axis=dims, keepdims=True) if x.size else np.zeros(_kept_shape(x.shape, dims), x.dtype)
+            m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
+            out = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
+        return out if keepdim else out.reshape(np.sum(out, axis=dims).shape if dims else ())
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
+        if _recording():
+            from .elementwise import exp
+            return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)), None, None
+        return gb * Tensor._make(np.exp(a._data - ctx.out)), None, None
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input), dim))``, computed stably (shifted by the max)."""
+    return _reduce(Logsumexp, input, dim, keepdim)
+
+
+# ---------------------------------------------------------------------- norm
+class Norm(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, p):
+        x = a._data
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                               f"as input. Got {_type_name(a)}")
+        ax = np.abs(x)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if p == 2:
+                out = np.sqrt(np.sum(x * x, axis=dims, keepdims=True))
+            elif p == 1:
+                out = np.sum(ax, axis=dims, keepdims=True)
+            elif p == math.inf:
+                out = np.max(ax, axis=dims, keepdims=True)
+            elif p == -math.inf:
+                out = np.min(ax, axis=dims, keepdims=True)
+            elif p == 0:
+                out = np.sum(x != 0, axis=dims, keepdims=True).astype(x.dtype)
+            else:
+                out = np.sum(ax ** p, axis=dims, keepdims=True) ** (1.0 / p)
+        out = np.asarray(out, dtype=x.dtype)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            ctx.out, ctx.dims, ctx.keepdim, ctx.p = out, dims, keepdim, p
+        return out if keepdim else out.reshape(np.sum(out, axis=dims).shape if dims else ())
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        x, p = a._data, ctx.p
+        gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
+        none = (None, None, None)
+        if p == 0:
+            return (gb * 0,) + none
+        if p == 1:
+            return (gb * Tensor._make(np.sign(x)),) + none
+        if builtins.abs(p) == math.inf:
+            hit = np.abs(x) == ctx.out
+            w = np.sign(x) * hit / hit.sum(axis=ctx.dims, keepdims=True)
+            return (gb * Tensor._make(w.astype(x.dtype, copy=False)),) + none
+        if _recording():
+            nrm = Norm.apply(a, ctx.dims, True, p)
+        else:  # the gradient is 0 where the norm is 0, as PyTorch's
+            nrm = Tensor._make(np.where(ctx.out == 0, np.inf, ctx.out))
+        if p == 2:
+            return (gb * a / nrm,) + none
+        from .elementwise import abs as _abs
+        return (gb * a * _abs(a) ** (p - 2) / nrm ** (p - 1),) + none
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: Any = None) -> Tensor:
+    """Vector p-norm over ``dim`` (all elements by default): ``p`` is a number (2, 1,
+    ``inf``, ``-inf``, 0, any other) or ``'fro'`` (= 2). The nuclear norm is not supported."""
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported; use a number, inf or 'fro'")
+    if dtype is not None:
+        from .elementwise import cast
+        input = cast(input, dtype)
+    dims = _dims(dim, input._data.ndim)
+    return Norm.apply(input, dims, keepdim, float(p))
+
+
+# ---------------------------------------------------------------------- cumsum
+class Cumsum(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim, dtype):
+        x = a._data
+        ctx.dim = dim
+        out_dt = dtype.numpy if dtype is not None else (np.int64 if x.dtype.kind in "biu" else None)
+        if x.ndim == 0:
+            return x.astype(out_dt) if out_dt is not None else x.copy()
+        return np.cumsum(x, axis=dim, dtype=out_dt)
+
+    @staticmethod
+    def backward(ctx, g):
+        return ReverseCumsum.apply(g, ctx.dim), None, None
+
+
+class ReverseCumsum(Function):
+    """Sums from the end of ``dim`` (the adjoint of cumsum)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, g, dim):
+        x = g._data
+        if x.ndim == 0:
+            return x.copy()
+        ctx.dim = dim
+        return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Cumsum.apply(gg, ctx.dim, None), None
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sum along ``dim``; bool and integer inputs accumulate in int64."""
+    return Cumsum.apply(input, wrap_dim(dim, input._data.ndim), dtype)

@@ -1,0 +1,353 @@
+"""Ops without gradients: comparisons (``== != < <= > >=``), logical and bitwise ops
+(``& | ^ ~``), integer-valued arithmetic (``//``, ``%``, ``fmod``), rounding, ``sign``,
+NaN/inf tests, closeness tests, ``any``/``all``, ``argmax``/``argmin``, and ordering
+(``sort``, ``argsort``, ``topk``, ``unique``).
+
+Their results are bool or integer tensors, or values that carry no gradient; they are
+computed straight on NumPy arrays without a graph node. ``sort`` and ``topk`` are the
+exception: their values are picked from the input and do pass gradients back to it.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .._dtype import result_type
+from .._tensor import Tensor
+from ._helpers import binary, broadcast_error, wrap_dim
+from .reduction import _dims, _return_type, _type_name, take_along_dim
+
+__all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+           "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "floor_divide",
+           "remainder", "fmod", "floor", "ceil", "round", "trunc", "sign", "isnan", "isinf",
+           "isfinite", "isclose", "allclose", "equal", "any", "all", "argmax", "argmin",
+           "sort", "argsort", "topk", "unique"]
+
+TENSOR_METHODS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+                  "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor",
+                  "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+                  "floor_divide", "remainder", "fmod", "floor", "ceil", "round", "trunc", "sign",
+                  "isnan", "isinf", "isfinite", "isclose", "allclose", "equal", "any", "all",
+                  "argmax", "argmin", "sort", "argsort", "topk", "unique")
+
+sort_type = _return_type("sort", ("values", "indices"))
+topk_type = _return_type("topk", ("values", "indices"))
+
+_OPERAND_TYPES = (Tensor, np.ndarray, int, float, bool, np.number, np.bool_, list, tuple)
+
+
+def _operand(x: Any) -> Any:
+    """The array of a tensor; lists become arrays; numbers pass through."""
+    if isinstance(x, Tensor):
+        return x._data
+    if isinstance(x, (list, tuple)):
+        return np.asarray(x)
+    return x
+
+
+def _elementwise(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
+    """Apply a NumPy ufunc with broadcasting and PyTorch's error for bad shapes."""
+    xa, xb = _operand(a), _operand(b)
+    try:
+        return ufunc(xa, xb)
+    except ValueError:
+        raise broadcast_error(np.shape(xa), np.shape(xb)) from None
+
+
+# ---------------------------------------------------------------------- comparisons
+def _comparison(ufunc: Callable, name: str) -> Callable:
+    def compare(input: Tensor, other: Any) -> Tensor:
+        return Tensor._make(np.asarray(_elementwise(ufunc, input, other)))
+    compare.__name__ = compare.__qualname__ = name
+    compare.__doc__ = f"Elementwise ``input {_SYMBOLS[name]} other`` as a bool tensor (broadcast)."
+    return compare
+
+
+_SYMBOLS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+eq = _comparison(np.equal, "eq")
+ne = _comparison(np.not_equal, "ne")
+lt = _comparison(np.less, "lt")
+le = _comparison(np.less_equal, "le")
+gt = _comparison(np.greater, "gt")
+ge = _comparison(np.greater_equal, "ge")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _dunder(fn: Callable) -> Callable:
+    """An operator method: unsupported operand types give NotImplemented (so ``t == None``
+    is False, as in PyTorch)."""
+    def method(self: Tensor, other: Any) -> Any:
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return fn(self, other)
+    method.__name__ = fn.__name__
+    return method
+
+
+# ---------------------------------------------------------------------- logical, bitwise
+def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise ``input and other`` (nonzero is True), as a bool tensor."""
+    return Tensor._make(np.asarray(_elementwise(np.logical_and, input, other)))
+
+
+def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise ``input or other`` (nonzero is True), as a bool tensor."""
+    return Tensor._make(np.asarray(_elementwise(np.logical_or, input, other)))
+
+
+def logical_xor(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise exclusive or (nonzero is True), as a bool tensor."""
+    return Tensor._make(np.asarray(_elementwise(np.logical_xor, input, other)))
+
+
+def logical_not(input: Tensor) -> Tensor:
+    """Elementwise ``not input`` (nonzero is True), as a bool tensor."""
+    return Tensor._make(np.logical_not(input._data))
+
+
+def _bitwise(ufunc: Callable, name: str) -> Callable:
+    def op(input: Any, other: Any) -> Tensor:
+        for x in (input, other):
+            if isinstance(x, Tensor) and x._data.dtype.kind == "f":
+                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(x)}\'')
+            if isinstance(x, float):
+                raise RuntimeError(f"{name}: a float operand is not supported, only integer "
+                                   f"and bool ones")
+        return Tensor._make(np.asarray(binary(ufunc, input, other)))
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``{name}`` of integer or bool tensors (``{_SYMBOLS[name]}``)."
+    return op
+
+
+_SYMBOLS.update(bitwise_and="&", bitwise_or="|", bitwise_xor="^")
+bitwise_and = _bitwise(np.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """Elementwise ``~input`` of an integer or bool tensor."""
+    if input._data.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return Tensor._make(np.invert(input._data))
+
+
+# ---------------------------------------------------------------------- integer-valued arithmetic
+def _check_int_zero(xa: Any, xb: Any) -> None:
+    """Integer division by zero raises in PyTorch (floats give inf/nan)."""
+    if result_type(xa, xb).kind in "iub" and np.any(np.asarray(xb) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _division_like(ufunc: Callable, input: Any, other: Any) -> Tensor:
+    xa, xb = _operand(input), _operand(other)
+    _check_int_zero(xa, xb)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return Tensor._make(np.asarray(binary(ufunc, xa, xb)))
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    """``input // other``: division rounded down (toward minus infinity); integers stay
+    integers. No gradient."""
+    return _division_like(np.floor_divide, input, other)
+
+
+def remainder(input: Any, other: Any) -> Tensor:
+    """``input % other`` with the sign of ``other`` (Python's modulus). No gradient."""
+    return _division_like(np.remainder, input, other)
+
+
+def fmod(input: Any, other: Any) -> Tensor:
+    """C-style remainder, with the sign of ``input``. No gradient."""
+    return _division_like(np.fmod, input, other)
+
+
+def _float_only(fn: Callable, name: str) -> Callable:
+    def op(input: Tensor) -> Tensor:
+        x = input._data
+        return Tensor._make(fn(x) if x.dtype.kind == "f" else x.copy())
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). No gradient."
+    return op
+
+
+floor = _float_only(np.floor, "floor")
+ceil = _float_only(np.ceil, "ceil")
+trunc = _float_only(np.trunc, "trunc")
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Round half to even (to ``decimals`` places). No gradient."""
+    x = input._data
+    return Tensor._make(np.round(x, decimals) if x.dtype.kind == "f" else x.copy())
+
+
+def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of each element (bool stays bool). No gradient."""
+    x = input._data
+    return Tensor._make(x.copy() if x.dtype.kind == "b" else np.sign(x))
+
+
+# ---------------------------------------------------------------------- tests of values
+def isnan(input: Tensor) -> Tensor:
+    """True where the element is NaN."""
+    return Tensor._make(np.isnan(input._data))
+
+
+def isinf(input: Tensor) -> Tensor:
+    """True where the element is +inf or -inf."""
+    return Tensor._make(np.isinf(input._data))
+
+
+def isfinite(input: Tensor) -> Tensor:
+    """True where the element is neither inf nor NaN."""
+    return Tensor._make(np.isfinite(input._data))
+
+
+def _same_dtype(name: str, a: Tensor, b: Tensor) -> None:
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{_type_name(a)} did not match {_type_name(b)}")
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """True where ``|input - other| <= atol + rtol * |other|`` (same dtypes required)."""
+    _same_dtype("isclose", input, other)
+    return Tensor._make(np.asarray(_elementwise(
+        lambda x, y: np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan), input, other)))
+
+
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape and the same elements."""
+    return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether any element (over ``dim``, or all) is nonzero, as a bool tensor."""
+    return Tensor._make(np.asarray(np.any(input._data, axis=_dims(dim, input._data.ndim),
+                                          keepdims=keepdim)))
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether every element (over ``dim``, or all) is nonzero, as a bool tensor."""
+    return Tensor._make(np.asarray(np.all(input._data, axis=_dims(dim, input._data.ndim),
+                                          keepdims=keepdim)))
+
+
+# ---------------------------------------------------------------------- arg reductions
+def _arg(name: str, fn: Callable, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    x = input._data
+    if dim is None:
+        if x.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
+        idx = np.asarray(fn(x.reshape(-1)))
+        return Tensor._make(idx.reshape((1,) * x.ndim) if keepdim else idx)
+    d = wrap_dim(dim, x.ndim)
+    if x.ndim == 0:
+        return Tensor._make(np.zeros((), dtype=np.int64))
+    if x.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return Tensor._make(np.asarray(fn(x, axis=d, keepdims=keepdim)))
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the (first) largest element, over the flattened tensor or along ``dim``."""
+    return _arg("argmax", np.argmax, input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the (first) smallest element, over the flattened tensor or along ``dim``."""
+    return _arg("argmin", np.argmin, input, dim, keepdim)
+
+
+# ---------------------------------------------------------------------- ordering
+def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """Stable sort order along ``dim`` (equal elements keep their original order, also when
+    descending; NaN sorts as the largest value)."""
+    if not descending:
+        return np.argsort(x, axis=dim, kind="stable")
+    n = x.shape[dim]
+    rev = np.argsort(np.flip(x, dim), axis=dim, kind="stable")
+    return (n - 1) - np.flip(rev, dim)
+
+
+def _ordered(input: Tensor, dim: int, descending: bool) -> tuple:
+    """(dim index, order) with 0-dim inputs treated as one element."""
+    x = input._data
+    d = wrap_dim(dim, x.ndim)
+    if x.ndim == 0:
+        return d, np.zeros((), dtype=np.int64)
+    return d, _order(x, d, descending)
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """``(values, indices)`` sorted along ``dim``; values pass gradients back to input.
+    The sort is always stable."""
+    d, idx = _ordered(input, dim, descending)
+    if input._data.ndim == 0:
+        return sort_type(input * 1, Tensor._make(idx))
+    return sort_type(take_along_dim(input, idx, d, True), Tensor._make(idx))
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """Indices that sort ``input`` along ``dim`` (stable)."""
+    return Tensor._make(_ordered(input, dim, descending)[1])
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``;
+    values pass gradients back to input."""
+    x = input._data
+    d = wrap_dim(dim, x.ndim)
+    n = x.shape[d] if x.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if x.ndim == 0:
+        return topk_type(input * 1, Tensor._make(np.zeros((), dtype=np.int64)))
+    idx = np.take(_order(x, d, largest), np.arange(k), axis=d)
+    return topk_type(take_along_dim(input, idx, d, True), Tensor._make(idx))
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    """The distinct elements (sorted), over the flattened tensor or as distinct slices along
+    ``dim``; optionally with ``inverse`` indices (shaped like the input, or one per slice)
+    and per-value ``counts``."""
+    x = input._data
+    axis = None if dim is None else wrap_dim(dim, x.ndim)
+    values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=axis)
+    out = [Tensor._make(values)]
+    if return_inverse:
+        inv = inverse.reshape(x.shape) if axis is None else inverse.reshape(-1)
+        out.append(Tensor._make(inv.astype(np.int64, copy=False)))
+    if return_counts:
+        out.append(Tensor._make(counts.astype(np.int64, copy=False)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# ---------------------------------------------------------------------- operators
+def _rfloordiv(a: Tensor, b: Any) -> Tensor:
+    return floor_divide(b, a)
+
+
+def _rmod(a: Tensor, b: Any) -> Tensor:
+    return remainder(b, a)
+
+
+TENSOR_OPERATORS = {
+    "__eq__": _dunder(eq), "__ne__": _dunder(ne), "__lt__": _dunder(lt), "__le__": _dunder(le),
+    "__gt__": _dunder(gt), "__ge__": _dunder(ge),
+    "__and__": bitwise_and, "__rand__": bitwise_and, "__or__": bitwise_or,
+    "__ror__": bitwise_or, "__xor__": bitwise_xor, "__rxor__": bitwise_xor,
+    "__invert__": bitwise_not, "__floordiv__": floor_divide, "__rfloordiv__": _rfloordiv,
+    "__mod__": remainder, "__rmod__": _rmod,
+}
