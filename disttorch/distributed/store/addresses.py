@@ -88,3 +88,8 @@ def listen_address(host: str) -> str:
         return _ANY
     logger.warning("store host %r does not resolve to an address of this machine; listening on all interfaces", host)
     return _ANY
+
+
+def endpoint_host(host: str) -> str:
+    """``host`` as written in a ZeroMQ ``tcp://`` endpoint (IPv6 addresses in brackets)."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -54,6 +54,11 @@ MAX_TIMEOUT_MS = 7 * 24 * 3600 * 1000
 #: Most frames in any request (a WAIT for MAX_KEYS_PER_REQUEST keys, plus header and timeout).
 MAX_FRAMES = MAX_KEYS_PER_REQUEST + 2
 
+#: ZeroMQ heartbeats on both ends of a store connection: a peer silent for the
+#: timeout (a dead host, a stopped process) is disconnected.
+HEARTBEAT_INTERVAL_MS = 1000
+HEARTBEAT_TIMEOUT_MS = 5000
+
 _REQUEST_HEADER = struct.Struct("!BBQ")
 _REPLY_HEADER = struct.Struct("!QB")
 _I64 = struct.Struct("!q")

@@ -29,6 +29,7 @@ import zmq
 
 from .. import auth
 from . import protocol
+from .addresses import endpoint_host
 from .errors import DistNetworkError
 from .log import RateLimitedLog
 from .protocol import Command, ProtocolError, Request, Status
@@ -81,15 +82,15 @@ class StoreServer:
         self._socket.rcvhwm = RECEIVE_HWM
         self._socket.handshake_ivl = HANDSHAKE_TIMEOUT_MS
         self._socket.router_handover = 1  # a reconnecting client keeps its identity
-        self._socket.heartbeat_ivl = 1000  # drop connections whose peer went silent (e.g. host died)
-        self._socket.heartbeat_timeout = 5000
+        self._socket.heartbeat_ivl = protocol.HEARTBEAT_INTERVAL_MS
+        self._socket.heartbeat_timeout = protocol.HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in host
         auth.configure_server(self._socket, secret, encrypt=encrypt)
         try:
             if port == 0:
-                self.port = self._socket.bind_to_random_port(f"tcp://{_bracket(host)}")
+                self.port = self._socket.bind_to_random_port(f"tcp://{endpoint_host(host)}")
             else:
-                self._socket.bind(f"tcp://{_bracket(host)}:{port}")
+                self._socket.bind(f"tcp://{endpoint_host(host)}:{port}")
                 self.port = port
         except zmq.ZMQError as error:
             self._close_sockets()
@@ -301,7 +302,3 @@ class StoreServer:
                 detail = sorted(waiter.missing)
             self._reply(waiter.identity, request.request_id, Status.TIMEOUT, *detail)
 
-
-def _bracket(host: str) -> str:
-    """Bracket an IPv6 address for a ZeroMQ endpoint."""
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -18,18 +18,15 @@ import zmq
 
 from .. import auth
 from . import protocol
-from .addresses import listen_address
+from .addresses import endpoint_host, listen_address
 from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
 from .errors import DistNetworkError, DistStoreError
 from .protocol import Command, Status
-from .tcp_server import StoreServer, _bracket
+from .tcp_server import StoreServer
 
 #: Where the master's own client connects when the server listens on all interfaces.
 _LOCAL_FOR_ANY = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
-#: ZeroMQ heartbeats on the client connection: a silent server is dropped after the timeout.
-HEARTBEAT_INTERVAL_MS = 1000
-HEARTBEAT_TIMEOUT_MS = 5000
 #: A request fails this long after its connection to the store dropped (if it did not come back).
 DISCONNECT_GRACE_S = 5.0
 
@@ -101,8 +98,8 @@ class TCPStore(Store):
         self._socket.routing_id = os.urandom(16)  # stable across reconnects, so replies find us
         self._socket.reconnect_ivl = 100
         self._socket.reconnect_ivl_max = 1000
-        self._socket.heartbeat_ivl = HEARTBEAT_INTERVAL_MS
-        self._socket.heartbeat_timeout = HEARTBEAT_TIMEOUT_MS
+        self._socket.heartbeat_ivl = protocol.HEARTBEAT_INTERVAL_MS
+        self._socket.heartbeat_timeout = protocol.HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in connect_host
         auth.configure_client(self._socket, secret_bytes, encrypt=encrypt)
         self._watcher = auth.ConnectionWatcher(self._socket, f"store at {self._where}")
@@ -111,7 +108,7 @@ class TCPStore(Store):
         self._poller.register(self._watcher.socket, zmq.POLLIN)
         self._closed = False
         try:
-            self._socket.connect(f"tcp://{_bracket(connect_host)}:{self.port}")
+            self._socket.connect(f"tcp://{endpoint_host(connect_host)}:{self.port}")
             self._request(Command.HELLO, wait=None, connecting=True)
             if is_master and wait_for_workers and world_size is not None:
                 self._wait_for_workers(world_size)
