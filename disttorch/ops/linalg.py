@@ -72,6 +72,8 @@ class Matmul(Function):
         na, nb = ctx.needs_input_grad
         if a._data.ndim == 2 and b._data.ndim == 2:
             return (Matmul.apply(g, b.mT) if na else None), (Matmul.apply(a.mT, g) if nb else None)
+        if a._data.ndim == 1 and b._data.ndim == 1:
+            return (g * b if na else None), (g * a if nb else None)
         # 1-D operands are matrices with a size-1 dim (dropped again from their gradients);
         # the engine sums gradients of broadcast batch dims back to each operand's shape.
         a2 = a.unsqueeze(0) if a.ndim == 1 else a

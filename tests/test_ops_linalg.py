@@ -1,0 +1,101 @@
+"""Matrix products: matmul for 1-D, 2-D and batched operands with broadcasting (values
+against NumPy, float64 gradient checks), mm/bmm/mv/dot/outer and PyTorch's errors."""
+import numpy as np
+import pytest
+
+import disttorch as torch
+from disttorch.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(2)
+
+
+def leaf(*shape):
+    return torch.tensor(RNG.normal(size=shape), requires_grad=True)
+
+
+CASES = [  # (shape a, shape b): every way matmul treats its operands
+    ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)),
+    ((2, 3, 4), (4,)), ((4,), (2, 4, 5)), ((2, 3, 4), (2, 4, 5)),
+    ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)),            # one operand broadcast over the batch
+    ((2, 1, 3, 4), (5, 4, 2)), ((1, 3, 4), (2, 4, 2)),   # broadcast batch dims on both sides
+]
+
+
+@pytest.mark.parametrize("sa,sb", CASES, ids=[f"{a}@{b}" for a, b in CASES])
+def test_matmul_values_and_gradcheck(sa, sb):
+    a, b = leaf(*sa), leaf(*sb)
+    out = a @ b
+    want = np.matmul(a.detach().numpy(), b.detach().numpy())
+    assert out.shape == torch.Size(want.shape)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(torch.matmul(a, b).detach().numpy(), want, rtol=1e-12)
+    assert gradcheck(torch.matmul, (a, b))
+
+
+def test_matmul_broadcast_batch_gradients_are_summed():
+    a = leaf(3, 4)
+    b = leaf(2, 4, 5)
+    g = RNG.normal(size=(2, 3, 5))
+    (a @ b).backward(torch.tensor(g))
+    bn = b.detach().numpy()
+    np.testing.assert_allclose(a.grad.numpy(), sum(g[i] @ bn[i].T for i in range(2)))
+
+
+def test_matmul_second_derivative_and_float32():
+    assert gradgradcheck(torch.matmul, (leaf(2, 3), leaf(3, 2)))
+    x = torch.randn(8, 16)
+    w = torch.randn(16, 4)
+    assert (x @ w).dtype == torch.float32
+    np.testing.assert_allclose((x @ w).numpy(), x.numpy() @ w.numpy(), rtol=1e-5)
+
+
+def test_mm_bmm_mv_dot_outer():
+    a, b = leaf(3, 4), leaf(4, 2)
+    np.testing.assert_allclose(torch.mm(a, b).detach().numpy(), a.detach().numpy() @ b.detach().numpy())
+    assert gradcheck(torch.mm, (a, b))
+    p, q = leaf(2, 3, 4), leaf(2, 4, 5)
+    assert gradcheck(torch.bmm, (p, q)) and p.bmm(q).shape == torch.Size([2, 3, 5])
+    v = leaf(4)
+    assert gradcheck(torch.mv, (a, v)) and a.mv(v).shape == torch.Size([3])
+    w = leaf(4)
+    np.testing.assert_allclose(torch.dot(v, w).item(), v.detach().numpy() @ w.detach().numpy())
+    assert gradcheck(torch.dot, (v, w))
+    u = leaf(3)
+    np.testing.assert_allclose(torch.outer(u, v).detach().numpy(),
+                               np.outer(u.detach().numpy(), v.detach().numpy()))
+    assert gradcheck(torch.outer, (u, v))
+
+
+def test_integer_matmul():
+    a = torch.tensor([[1, 2], [3, 4]])
+    assert (a @ a).tolist() == [[7, 10], [15, 22]] and (a @ a).dtype == torch.int64
+
+
+def test_matmul_errors_name_both_shapes():
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"):
+        torch.ones(2, 3) @ torch.ones(4, 5)
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(1x3 and 4x5\)"):
+        torch.ones(3) @ torch.ones(4, 5)
+    with pytest.raises(RuntimeError, match=r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"):
+        torch.ones(2, 3) @ torch.ones(4)
+    with pytest.raises(RuntimeError, match=r"inconsistent tensor size, expected tensor \[3\] and src \[4\]"):
+        torch.ones(3) @ torch.ones(4)
+    with pytest.raises(RuntimeError, match=r"\[2, 2, 3\] and \[2, 4, 5\]"):
+        torch.ones(2, 2, 3) @ torch.ones(2, 4, 5)
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(3\)"):
+        torch.ones(2, 2, 3) @ torch.ones(3, 3, 5)
+    with pytest.raises(RuntimeError, match="both arguments to matmul need to be at least 1D, but they are 0D and 1D"):
+        torch.matmul(torch.tensor(1.0), torch.ones(3))
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"):
+        torch.ones(2, 2) @ torch.ones(2, 2, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="self must be a matrix"):
+        torch.mm(torch.ones(3), torch.ones(3, 2))
+    with pytest.raises(RuntimeError, match="batch1 must be a 3D tensor"):
+        torch.bmm(torch.ones(2, 3), torch.ones(2, 3))
+    with pytest.raises(RuntimeError, match=r"Expected size for first two dimensions of batch2 tensor "
+                                           r"to be: \[2, 3\] but got: \[3, 3\]"):
+        torch.bmm(torch.ones(2, 2, 3), torch.ones(3, 3, 4))
+    with pytest.raises(RuntimeError, match="1D tensors expected, but got 2D and 1D tensors"):
+        torch.dot(torch.ones(3, 1), torch.ones(3))
+    with pytest.raises(RuntimeError, match="outer: Expected 1-D argument vec2, but got 2-D"):
+        torch.outer(torch.ones(3), torch.ones(2, 2))
