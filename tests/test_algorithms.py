@@ -137,25 +137,24 @@ def test_all_reduce_matches_numpy_and_is_identical_on_every_rank(name, world):
 
 
 @pytest.mark.parametrize("world", [2, 3, 4, 5, 8])
-@pytest.mark.parametrize("name", list(ALL_REDUCE))
+@pytest.mark.parametrize("name", ["ring", "tree", "star", "deterministic", "select"])
 def test_all_reduce_large_buffer(name, world):
-    size = 100003
-    for dtype, op in [(np.float32, "sum"), (np.int64, "prod")]:
-        what = f"{name} all_reduce world={world} size={size} {np.dtype(dtype)} {op}"
+    size = 100003  # prime: blocks of unequal size on every world size
+    fn = ALL_REDUCE[name]
+    pairs = DTYPE_OPS if world == 3 else [(np.float32, "sum"), (np.int64, "prod")]
+    cases, checks = [], []
+    for dtype, op in pairs:
         inputs = [make_data(r, size, dtype, op, seed=1) for r in range(world)]
 
-        def body(ch):
+        def case(ch, inputs=inputs, op=op):
             buf = inputs[ch.rank].copy()
-            fn = ALL_REDUCE[name]
-            if name.endswith("segmented"):  # 64 KiB pieces: several per block
-                fn = getattr(ring if name.startswith("ring") else deterministic, "all_reduce")
-                fn(ch, buf, OPS[op], segment_bytes=64 << 10)
-            else:
-                fn(ch, buf, OPS[op])
+            fn(ch, buf, OPS[op])
             return buf
 
-        results = run_collective(world, body)
-        expected = rank_order_fold(inputs, OPS[op])
+        cases.append(case)
+        checks.append((f"{name} all_reduce world={world} size={size} {np.dtype(dtype)} {op}",
+                       rank_order_fold(inputs, OPS[op])))
+    for (what, expected), results in zip(checks, run_cases(world, cases)):
         assert_matches(results[0], expected, what)
         assert_bitwise_equal(results, what)
 
@@ -265,26 +264,25 @@ REDUCE_SCATTER = {
 @pytest.mark.parametrize("name", list(REDUCE_SCATTER))
 def test_reduce_scatter_with_uneven_and_empty_blocks(name, world):
     fn = REDUCE_SCATTER[name]
-    for seed, even in [(0, False), (1, False), (2, True)]:
-        counts = [6] * world if even else uneven_counts(world, seed)
-        if seed == 0 and world > 1:
-            counts = [0] * world  # an all-empty buffer
+    cases, checks = [], []
+    for counts in (uneven_counts(world, 1), uneven_counts(world, 4), [6] * world, [0] * world):
         offsets = np.concatenate([[0], np.cumsum(counts)])
         for dtype, op in [(np.float64, "sum"), (np.int32, "prod"), (np.uint8, "max"),
                           (np.float32, "min")]:
             inputs = [make_data(r, sum(counts), dtype, op) for r in range(world)]
 
-            def body(ch):
+            def case(ch, inputs=inputs, op=op, counts=counts, offsets=offsets):
                 buf = inputs[ch.rank].copy()
                 fn(ch, buf, OPS[op], counts)
                 return buf[offsets[ch.rank] : offsets[ch.rank + 1]]
 
-            expected = rank_order_fold(inputs, OPS[op])
-            for rank, block in enumerate(run_collective(world, body)):
-                assert_matches(
-                    block, expected[offsets[rank] : offsets[rank + 1]],
-                    f"{name} reduce_scatter world={world} counts={counts} {op} rank={rank}",
-                )
+            cases.append(case)
+            checks.append((f"{name} reduce_scatter counts={counts} {op}", offsets,
+                           rank_order_fold(inputs, OPS[op])))
+    for (what, offsets, expected), blocks in zip(checks, run_cases(world, cases)):
+        for rank, block in enumerate(blocks):
+            assert_matches(block, expected[offsets[rank] : offsets[rank + 1]],
+                           f"{what} rank={rank}")
 
 
 # -------------------------------------------------------------------------- all_gather
@@ -301,19 +299,23 @@ ALL_GATHER = {
 @pytest.mark.parametrize("name", list(ALL_GATHER))
 def test_all_gather_with_uneven_and_empty_blocks(name, world):
     fn = ALL_GATHER[name]
+    cases, checks = [], []
     for counts in (uneven_counts(world, 3), [5] * world, [0] * world):
         offsets = np.concatenate([[0], np.cumsum(counts)])
         full = np.arange(sum(counts), dtype=np.int64) * 3 + 1
 
-        def body(ch):
-            buf = np.full(sum(counts), -1, dtype=np.int64)
+        def case(ch, counts=counts, offsets=offsets, full=full):
+            buf = np.full(full.size, -1, dtype=np.int64)
             mine = slice(offsets[ch.rank], offsets[ch.rank + 1])
             buf[mine] = full[mine]
             fn(ch, buf, counts)
             return buf
 
-        for rank, result in enumerate(run_collective(world, body)):
-            np.testing.assert_array_equal(result, full, err_msg=f"{name} {counts} rank={rank}")
+        cases.append(case)
+        checks.append((f"{name} all_gather counts={counts}", full))
+    for (what, full), results in zip(checks, run_cases(world, cases)):
+        for rank, result in enumerate(results):
+            np.testing.assert_array_equal(result, full, err_msg=f"{what} rank={rank}")
 
 
 # --------------------------------------------------------------- broadcast and reduce
