@@ -364,7 +364,9 @@ class Var(Function):
         _float_dtype_check("std and var", x)
         n = _count(x.shape, dims)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.asarray(np.var(x, axis=dims, ddof=correction, keepdims=keepdim))
+            out = np.asarray(np.var(x, axis=dims, keepdims=keepdim))
+            if correction:  # n <= correction gives inf (nan for constant slices), as PyTorch
+                out = out * (n / (n - correction) if n > correction else np.inf)
             if cls.take_sqrt:
                 out = np.sqrt(out)
         if ctx.needs_input_grad:
