@@ -128,3 +128,28 @@ def test_double_backward_is_refused_clearly():
     (gx,) = torch.autograd.grad(F.conv2d(x, w).sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="double backward through conv2d is not supported"):
         gx.sum().backward()
+
+
+def test_conv_modules_shapes_parameters_and_repr():
+    conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+    assert conv.weight.shape == (8, 3, 3, 3) and conv.bias.shape == (8,)
+    assert conv(torch.randn(2, 3, 9, 9)).shape == (2, 8, 5, 5)
+    assert conv(torch.randn(3, 9, 9)).shape == (8, 5, 5)
+    assert repr(conv) == "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))"
+    assert repr(torch.nn.Conv1d(2, 4, 3, groups=2, bias=False, padding="same")) == \
+        "Conv1d(2, 4, kernel_size=(3,), stride=(1,), padding=same, groups=2, bias=False)"
+    assert torch.nn.Conv1d(2, 4, 3, bias=False).bias is None
+    assert torch.nn.Conv1d(2, 4, 5, padding="same")(torch.randn(1, 2, 7)).shape == (1, 4, 7)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(in_channels=3, out_channels=4, kernel_size=3, groups=2), "in_channels must be divisible by groups"),
+    (dict(in_channels=4, out_channels=3, kernel_size=3, groups=2), "out_channels must be divisible by groups"),
+    (dict(in_channels=4, out_channels=4, kernel_size=3, padding="full"), "Invalid padding string 'full'"),
+    (dict(in_channels=4, out_channels=4, kernel_size=3, stride=2, padding="same"),
+     "padding='same' is not supported for strided convolutions"),
+    (dict(in_channels=4, out_channels=4, kernel_size=3, padding_mode="mirror"), "padding_mode must be one of"),
+])
+def test_conv_module_argument_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        torch.nn.Conv2d(**kwargs)

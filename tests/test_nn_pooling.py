@@ -114,3 +114,21 @@ def test_pooling_errors(call, message):
     with pytest.raises(RuntimeError) as info:
         call()
     assert message in str(info.value)
+
+
+def test_pool_modules_and_reprs():
+    x = torch.randn(2, 3, 8, 8)
+    assert torch.nn.MaxPool2d(2)(x).shape == (2, 3, 4, 4)
+    out, idx = torch.nn.MaxPool2d(2, return_indices=True)(x)
+    assert idx.shape == (2, 3, 4, 4)
+    assert torch.nn.AvgPool2d(3, stride=1, padding=1)(x).shape == (2, 3, 8, 8)
+    assert torch.nn.AdaptiveAvgPool2d((1, 1))(x).shape == (2, 3, 1, 1)
+    assert torch.nn.AdaptiveMaxPool2d(3)(x).shape == (2, 3, 3, 3)
+    assert torch.nn.MaxPool1d(2)(x[:, :, 0]).shape == (2, 3, 4)
+    assert torch.nn.AvgPool1d(2)(x[:, :, 0]).shape == (2, 3, 4)
+    assert torch.nn.AdaptiveAvgPool1d(2)(x[:, :, 0]).shape == (2, 3, 2)
+    assert repr(torch.nn.MaxPool2d(2)) == \
+        "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    assert repr(torch.nn.AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)"
+    assert repr(torch.nn.AvgPool1d(3)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
+    assert repr(torch.nn.AdaptiveAvgPool2d((1, 1))) == "AdaptiveAvgPool2d(output_size=(1, 1))"

@@ -1,2 +1,148 @@
-"""(being written)"""
-__all__: list = []
+"""Batch normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d``.
+
+``_NormBase`` holds the state (affine parameters, ``running_mean``, ``running_var``,
+``num_batches_tracked``); ``_BatchNorm.forward`` decides, from the mode and
+``track_running_stats``, whether to normalise with batch or running statistics
+(``_use_batch_stats``) and which momentum to use (``_momentum_factor``, where
+``momentum=None`` means a cumulative average), then calls ``F.batch_norm``. A synchronised
+batch norm subclasses ``_BatchNorm`` and replaces only the final call.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ... import _creation
+from ..._dtype import int64
+from ..._tensor import Tensor
+from .. import init
+from ..functional.normalization import batch_norm
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+
+class _NormBase(Module):
+    """Parameters and running statistics shared by the batch-norm layers."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self._has_bias = affine and bias
+        self.register_parameter("weight", Parameter(_creation.empty(num_features, dtype=dtype))
+                                if affine else None)
+        self.register_parameter("bias", Parameter(_creation.empty(num_features, dtype=dtype))
+                                if self._has_bias else None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        """Running mean 0, running variance 1, ``num_batches_tracked`` 0."""
+        if self.track_running_stats:
+            for buf, value in ((self.running_mean, 0), (self.running_var, 1),
+                               (self.num_batches_tracked, 0)):
+                buf._data[...] = value
+                buf._bump_version()
+
+    def reset_parameters(self) -> None:
+        """Reset the running statistics; weight to ones and bias to zeros."""
+        self.reset_running_stats()
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        raise NotImplementedError
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self._has_bias}, "
+                f"track_running_stats={self.track_running_stats}")
+
+    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list, assign: bool = False) -> None:
+        # Checkpoints from before num_batches_tracked existed load with a count of 0.
+        key = prefix + "num_batches_tracked"
+        if self.track_running_stats and key not in state_dict:
+            state_dict = dict(state_dict)
+            state_dict[key] = _creation.tensor(0, dtype=int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs, assign)
+
+
+class _BatchNorm(_NormBase):
+    """``forward`` of the batch-norm layers (input-dimension check in subclasses)."""
+
+    def _use_batch_stats(self) -> bool:
+        """Batch statistics in training mode, or whenever no running statistics are kept."""
+        return self.training or (self.running_mean is None and self.running_var is None)
+
+    def _momentum_factor(self) -> float:
+        """Count this batch (training with running stats) and return the update factor:
+        ``momentum``, or ``1 / num_batches_tracked`` (cumulative average) when it is None."""
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked._data += 1
+            self.num_batches_tracked._bump_version()
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked._data)
+        return factor
+
+    def _stats_to_update(self) -> tuple:
+        """The running statistics forward uses or updates (None when it must not)."""
+        if not self.training or self.track_running_stats:
+            return self.running_mean, self.running_var
+        return None, None
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = self._momentum_factor()
+        running_mean, running_var = self._stats_to_update()
+        return batch_norm(input, running_mean, running_var, self.weight, self.bias,
+                          self._use_batch_stats(), factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    r"""Batch normalisation over a ``(N, C)`` or ``(N, C, L)`` input.
+
+    Args:
+        num_features: ``C``.
+        eps: added to the variance. Default: 1e-5.
+        momentum: running-statistics factor, or None for a cumulative average. Default: 0.1.
+        affine: learn a per-channel weight (ones) and bias (zeros). Default: True.
+        track_running_stats: keep ``running_mean``/``running_var``/``num_batches_tracked``
+            and use them in eval mode; otherwise always use batch statistics. Default: True.
+        bias: with ``affine``, also learn the bias. Default: True.
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    r"""Batch normalisation over a ``(N, C, H, W)`` input; arguments as :class:`BatchNorm1d`."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    r"""Batch normalisation over a ``(N, C, D, H, W)`` input; arguments as :class:`BatchNorm1d`."""
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

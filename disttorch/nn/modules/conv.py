@@ -1,2 +1,162 @@
-"""(being written)"""
-__all__: list = []
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d`` (one base class), with PyTorch's
+arguments, default initialisation, padding modes and repr."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ... import _creation
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..functional.conv import conv1d, conv2d, conv3d
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d"]
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _ntuple(value: Any, n: int) -> tuple:
+    if isinstance(value, (tuple, list)):
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+class _ConvNd(Module):
+    """Shared state and behaviour of ``Conv1d/2d/3d``; subclasses set ``_dims`` and ``_conv``."""
+
+    _dims = 0
+    _conv = staticmethod(conv2d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        d = self._dims
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        self.kernel_size = _ntuple(kernel_size, d)
+        self.stride = _ntuple(stride, d)
+        self.dilation = _ntuple(dilation, d)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 f"{{'same', 'valid'}}")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding = padding
+        else:
+            self.padding = _ntuple(padding, d)
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {set(_PADDING_MODES)}, but got "
+                             f"padding_mode={padding_mode!r}")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.groups, self.padding_mode = groups, padding_mode
+        self.transposed, self.output_padding = False, (0,) * d
+        # F.pad order (last dim first, (left, right) each) for non-zero padding modes
+        self._reversed_padding_repeated_twice = self._explicit_padding()
+        self.weight = Parameter(_creation.empty(out_channels, in_channels // groups,
+                                                *self.kernel_size, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def _explicit_padding(self) -> list:
+        pads: list = []
+        for i in reversed(range(self._dims)):
+            if self.padding == "valid":
+                lo = hi = 0
+            elif self.padding == "same":
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                lo, hi = total // 2, total - total // 2
+            else:
+                lo = hi = self.padding[i]
+            pads += [lo, hi]
+        return pads
+
+    def reset_parameters(self) -> None:
+        """PyTorch's default: ``kaiming_uniform_(a=sqrt(5))`` on the weight, and the bias from
+        ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return self._conv(padded, self.weight, self.bias, self.stride, 0, self.dilation,
+                              self.groups)
+        return self._conv(input, self.weight, self.bias, self.stride, self.padding,
+                          self.dilation, self.groups)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * self._dims:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._dims:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class Conv1d(_ConvNd):
+    r"""1-D convolution over ``(N, C_in, L)`` or ``(C_in, L)`` inputs.
+
+    Args:
+        in_channels, out_channels: channel counts.
+        kernel_size, stride, dilation: ints or one-element tuples.
+        padding: an int, a tuple, ``'valid'`` or ``'same'``. Default: 0.
+        groups: blocked connections from input to output channels. Default: 1.
+        bias: learn an additive bias. Default: True.
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+
+    Weight: ``(out_channels, in_channels / groups, kernel_size)``, initialised with
+    ``kaiming_uniform_(a=sqrt(5))``; bias from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``.
+    """
+
+    _dims = 1
+    _conv = staticmethod(conv1d)
+
+
+class Conv2d(_ConvNd):
+    r"""2-D convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)`` inputs.
+
+    Args:
+        in_channels, out_channels: channel counts.
+        kernel_size, stride, dilation: ints or ``(h, w)`` tuples.
+        padding: an int, a tuple, ``'valid'`` or ``'same'``. Default: 0.
+        groups: blocked connections from input to output channels. Default: 1.
+        bias: learn an additive bias. Default: True.
+        padding_mode: ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+
+    Weight: ``(out_channels, in_channels / groups, kH, kW)``, initialised with
+    ``kaiming_uniform_(a=sqrt(5))``; bias from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``.
+    """
+
+    _dims = 2
+    _conv = staticmethod(conv2d)
+
+
+class Conv3d(_ConvNd):
+    r"""3-D convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` inputs; arguments
+    as :class:`Conv2d` with three spatial dims."""
+
+    _dims = 3
+    _conv = staticmethod(conv3d)

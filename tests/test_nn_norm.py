@@ -1,0 +1,149 @@
+"""Normalisation (``batch_norm``, ``layer_norm``, ``group_norm``, ``instance_norm`` and the
+BatchNorm/LayerNorm/GroupNorm layers): closed-form values, running statistics, modes,
+finite-difference gradients in float64, reprs and errors."""
+import numpy as np
+import pytest
+
+import disttorch as torch
+import disttorch.nn as nn
+import disttorch.nn.functional as F
+from disttorch.autograd import gradcheck
+
+
+def f64(*shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return torch.tensor(rng.standard_normal(shape) * 2 + 1, requires_grad=True)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 2), (2, 3, 2, 3)])
+def test_batch_norm_training_values_and_running_stats(shape):
+    x = f64(*shape)
+    xa = x.detach().numpy()
+    axes = (0,) + tuple(range(2, len(shape)))
+    rm, rv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    out = F.batch_norm(x, rm, rv, training=True, momentum=0.2, eps=1e-5)
+    mean, var = xa.mean(axis=axes, keepdims=True), xa.var(axis=axes, keepdims=True)
+    np.testing.assert_allclose(out.detach().numpy(), (xa - mean) / np.sqrt(var + 1e-5), atol=1e-12)
+    n = xa.size // 3
+    np.testing.assert_allclose(rm.numpy(), 0.2 * mean.ravel(), atol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), 0.8 + 0.2 * var.ravel() * n / (n - 1), atol=1e-12)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_gradcheck(training):
+    x, w, b = f64(4, 3, 2), f64(3, seed=1), f64(3, seed=2)
+    rm = torch.tensor([0.1, -0.2, 0.3], dtype=torch.float64)
+    rv = torch.tensor([1.5, 0.5, 2.0], dtype=torch.float64)
+    assert gradcheck(lambda a, c, d: F.batch_norm(a, None if training else rm,
+                                                  None if training else rv, c, d, training), (x, w, b))
+
+
+def test_batch_norm_eval_uses_running_stats():
+    x = f64(4, 3)
+    rm = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    rv = torch.tensor([4.0, 1.0, 0.25], dtype=torch.float64)
+    out = F.batch_norm(x, rm, rv, training=False, eps=0.0)
+    np.testing.assert_allclose(out.detach().numpy(), (x.detach().numpy() - rm.numpy()) / np.sqrt(rv.numpy()))
+
+
+def test_batchnorm_module_momentum_none_is_cumulative_average_and_eval_mode():
+    bn = nn.BatchNorm1d(2, momentum=None).double()
+    batches = [f64(6, 2, seed=s).detach() for s in range(3)]
+    for xb in batches:
+        bn(xb)
+    assert bn.num_batches_tracked.item() == 3
+    np.testing.assert_allclose(bn.running_mean.numpy(),
+                               np.mean([xb.numpy().mean(0) for xb in batches], axis=0), atol=1e-12)
+    np.testing.assert_allclose(bn.running_var.numpy(),
+                               np.mean([xb.numpy().var(0, ddof=1) for xb in batches], axis=0), atol=1e-12)
+    bn.eval()
+    out = bn(batches[0])
+    expected = (batches[0].numpy() - bn.running_mean.numpy()) / np.sqrt(bn.running_var.numpy() + 1e-5)
+    np.testing.assert_allclose(out.detach().numpy(), expected, atol=1e-12)
+    assert bn.num_batches_tracked.item() == 3  # eval does not count
+
+
+def test_batchnorm_without_running_stats_always_uses_batch_stats():
+    bn = nn.BatchNorm2d(3, track_running_stats=False, affine=False)
+    assert bn.running_mean is None and list(bn.parameters()) == []
+    bn.eval()
+    out = bn(torch.randn(4, 3, 2, 2) * 5 + 3)
+    np.testing.assert_allclose(out.numpy().mean(axis=(0, 2, 3)), 0, atol=1e-5)
+
+
+def test_batchnorm_module_defaults_state_and_repr():
+    bn = nn.BatchNorm2d(3)
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var",
+                                     "num_batches_tracked"]
+    np.testing.assert_array_equal(bn.weight.detach().numpy(), 1)
+    np.testing.assert_array_equal(bn.bias.detach().numpy(), 0)
+    assert bn.num_batches_tracked.dtype == torch.int64
+    assert repr(bn) == ("BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+                        "track_running_stats=True)")
+    state = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    nn.BatchNorm2d(3).load_state_dict(state)  # old checkpoints without the counter load
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda: nn.BatchNorm2d(3)(torch.randn(2, 3, 4)), ValueError, "expected 4D input (got 3D input)"),
+    (lambda: nn.BatchNorm1d(3)(torch.randn(2, 3, 4, 5)), ValueError, "expected 2D or 3D input (got 4D input)"),
+    (lambda: nn.BatchNorm1d(3)(torch.randn(1, 3)), ValueError,
+     "Expected more than 1 value per channel when training, got input size torch.Size([1, 3])"),
+    (lambda: F.batch_norm(torch.randn(2, 3, 4), torch.zeros(4), torch.ones(4)), RuntimeError,
+     "running_mean should contain 3 elements not 4"),
+    (lambda: F.layer_norm(torch.randn(2, 3), (4,)), RuntimeError,
+     "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]"),
+    (lambda: F.group_norm(torch.randn(2, 6, 3), 4), RuntimeError,
+     "Expected number of channels in input to be divisible by num_groups, but got input of shape "
+     "[2, 6, 3] and num_groups=4"),
+    (lambda: nn.GroupNorm(3, 4), ValueError, "num_channels (4) must be divisible by num_groups (3)"),
+])
+def test_norm_errors(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+
+
+def test_layer_norm_values_and_gradcheck():
+    x, w, b = f64(2, 3, 4), f64(3, 4, seed=1), f64(3, 4, seed=2)
+    xa = x.detach().numpy()
+    mean, var = xa.mean(axis=(1, 2), keepdims=True), xa.var(axis=(1, 2), keepdims=True)
+    out = F.layer_norm(x, (3, 4), w, b)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               (xa - mean) / np.sqrt(var + 1e-5) * w.detach().numpy() + b.detach().numpy(),
+                               atol=1e-12)
+    assert gradcheck(lambda a, c, d: F.layer_norm(a, (3, 4), c, d), (x, w, b))
+    assert gradcheck(lambda a: F.layer_norm(a, 4), (x,))
+
+
+def test_layernorm_module():
+    ln = nn.LayerNorm(4)
+    assert repr(ln) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert [n for n, _ in ln.named_parameters()] == ["weight", "bias"]
+    assert nn.LayerNorm(4, bias=False).bias is None
+    assert list(nn.LayerNorm((2, 4), elementwise_affine=False).parameters()) == []
+    out = ln(torch.randn(5, 4) * 3 + 2)
+    np.testing.assert_allclose(out.detach().numpy().mean(-1), 0, atol=1e-5)
+    np.testing.assert_allclose(out.detach().numpy().std(-1), 1, atol=1e-3)
+
+
+def test_group_norm_values_gradcheck_and_module():
+    x, w, b = f64(2, 6, 5), f64(6, seed=1), f64(6, seed=2)
+    xa = x.detach().numpy().reshape(2, 3, -1)
+    norm = ((xa - xa.mean(-1, keepdims=True)) / np.sqrt(xa.var(-1, keepdims=True) + 1e-5)).reshape(2, 6, 5)
+    out = F.group_norm(x, 3, w, b)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               norm * w.detach().numpy()[:, None] + b.detach().numpy()[:, None], atol=1e-12)
+    assert gradcheck(lambda a, c, d: F.group_norm(a, 3, c, d), (x, w, b))
+    gn = nn.GroupNorm(2, 4)
+    assert repr(gn) == "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)"
+    assert gn(torch.randn(3, 4, 2, 2)).shape == (3, 4, 2, 2)
+
+
+def test_instance_norm_normalises_each_channel_of_each_sample():
+    x = f64(2, 3, 7)
+    out = F.instance_norm(x).detach().numpy()
+    np.testing.assert_allclose(out.mean(-1), 0, atol=1e-12)
+    rm, rv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    F.instance_norm(x, rm, rv, momentum=1.0)
+    np.testing.assert_allclose(rm.numpy(), x.detach().numpy().mean(-1).mean(0), atol=1e-12)
