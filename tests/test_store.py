@@ -285,6 +285,28 @@ def test_tcp_close_stops_the_server_and_frees_the_port():
 
 
 @pytest.mark.timeout(30)
+def test_tcp_close_interrupts_a_blocked_get():
+    pair = _TcpPair(timedelta(seconds=60))
+    errors: list[BaseException] = []
+
+    def blocked_get() -> None:
+        try:
+            pair.client.get("never")
+        except BaseException as error:  # checked below
+            errors.append(error)
+
+    thread = threading.Thread(target=blocked_get)
+    thread.start()
+    time.sleep(0.3)
+    start = time.monotonic()
+    pair.close()
+    thread.join(timeout=5)
+    assert time.monotonic() - start < 2
+    assert len(errors) == 1 and isinstance(errors[0], DistStoreError)
+    assert "was closed during GET" in str(errors[0])
+
+
+@pytest.mark.timeout(30)
 def test_tcp_late_reply_to_an_abandoned_get_is_discarded():
     pair = _TcpPair(timedelta(seconds=0.2))
     try:

@@ -103,9 +103,15 @@ class TCPStore(Store):
         self._socket.ipv6 = ":" in connect_host
         auth.configure_client(self._socket, secret_bytes, encrypt=encrypt)
         self._watcher = auth.ConnectionWatcher(self._socket, f"store at {self._where}")
+        # close() from another thread wakes a request blocked in get/wait through this pair
+        self._interrupt_address = f"inproc://disttorch-store-client-{id(self)}"
+        self._interrupted = self._context.socket(zmq.PAIR)
+        self._interrupted.bind(self._interrupt_address)
         self._poller = zmq.Poller()
         self._poller.register(self._socket, zmq.POLLIN)
         self._poller.register(self._watcher.socket, zmq.POLLIN)
+        self._poller.register(self._interrupted, zmq.POLLIN)
+        self._closing = False
         self._closed = False
         try:
             self._socket.connect(f"tcp://{endpoint_host(connect_host)}:{self.port}")
@@ -175,12 +181,24 @@ class TCPStore(Store):
         return protocol.unpack_i64(_single(payload, "NUM_KEYS"), "NUM_KEYS reply")
 
     def close(self) -> None:
-        """Close this client; on the master, also stop the server. Safe to call more than once."""
+        """Close this client; on the master, also stop the server. Safe to call more than once.
+
+        A ``get``/``wait`` blocked in another thread raises :class:`DistStoreError` at once.
+        """
+        if self._closing:
+            return
+        self._closing = True
+        interrupter = self._context.socket(zmq.PAIR)
+        interrupter.linger = 0
+        interrupter.connect(self._interrupt_address)
+        interrupter.send(b"")
         with self._lock:
-            if self._closed:
+            interrupter.close()
+            if self._closed:  # another thread's close() got here first
                 return
             self._closed = True
             self._watcher.close()
+            self._interrupted.close(linger=0)
             self._socket.close(linger=0)
             self._context.term()
         if self._server is not None:
@@ -235,6 +253,8 @@ class TCPStore(Store):
                         "launcher's agent) has probably exited"
                     )
                 ready = dict(self._poller.poll(max(1, int(min(deadline - now, 0.5) * 1000))))
+                if self._interrupted in ready:
+                    raise DistStoreError(f"the TCPStore ({self._where}) was closed during {command.name}")
                 if self._watcher.socket in ready:
                     self._watcher.check()
                 if self._socket in ready:
