@@ -110,12 +110,12 @@ class Agent:
         try:
             group.start()
             outcome, note = self._watch(group, rdzv, attempt)
-            if outcome != "succeeded" and c.nnodes > 1 and outcome != "remote":
+            if outcome not in ("succeeded", "remote") and c.nnodes > 1:
                 self._try(lambda: rdzv.announce_failure(attempt))
+        finally:  # also when starting failed half-way: nothing may outlive the attempt
             group.stop(c.stop_grace, self.hurry)
             if group.all_reaped():
                 reaper.reap_leftovers(keep=self._own_children)
-        finally:
             self._workers_running = False
         local = [group.ended[lr] for lr in sorted(group.ended)]
         gathered = self._try(lambda: rdzv.gather(attempt, local, note))
@@ -134,7 +134,7 @@ class Agent:
         return 1
 
     def _watch(self, group: WorkerGroup, rdzv, attempt: int) -> Tuple[str, Optional[str]]:
-        """Wait for the group's end: ``("succeeded"|"failed"|"remote"|"signal", note)``."""
+        """Wait for the group's end: ``("succeeded"|"failed"|"remote"|"lost"|"signal", note)``."""
         c = self.config
         remaining = c.nproc
         next_poll = time.monotonic() + c.monitor_interval

@@ -106,15 +106,29 @@ class StoreRendezvous:
         except Exception as exc:  # noqa: BLE001 - any store error means the nodes cannot meet
             raise RendezvousError(f"node {config.node_rank} could not "
                                   f"{'host' if is_master else 'reach'} the agents' store at {where}: {exc}") from None
+        problem = None
         if nnodes != config.nnodes:
-            raise RendezvousError(f"node 0 was started with --nnodes {nnodes}, this node (--node-rank "
-                                  f"{config.node_rank}) with --nnodes {config.nnodes}; give every node the same")
-        if claims > 1:
-            raise RendezvousError(f"another agent already joined as --node-rank {config.node_rank}; "
-                                  f"give each node its own rank 0..{config.nnodes - 1}")
+            problem = (f"node 0 was started with --nnodes {nnodes}, node {config.node_rank} with --nnodes "
+                       f"{config.nnodes}; give every node the same")
+        elif claims > 1:
+            problem = (f"two agents joined as --node-rank {config.node_rank}; "
+                       f"give each node its own rank 0..{config.nnodes - 1}")
+        if problem is not None:
+            self.abort(problem)  # the agents already waiting stop too, with the same message
+            self.close()
+            raise RendezvousError(problem)
 
     def next_round(self, attempt: int) -> WorldInfo:
         """Publish this node's nproc, wait for every node's, and derive this node's ranks."""
+        try:
+            return self._meet(attempt)
+        except RendezvousError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the store went away or failed: the nodes cannot meet
+            raise RendezvousError(f"lost the agents' store at {self.config.master_addr}:{self.config.master_port} "
+                                  f"while meeting for attempt {attempt}: {exc}") from None
+
+    def _meet(self, attempt: int) -> WorldInfo:
         c, key = self.config, f"attempt{attempt}/"
         self.store.set(f"{key}nproc/{c.node_rank}", str(c.nproc))
         if c.node_rank == 0:

@@ -88,3 +88,18 @@ def test_interrupting_one_node_stops_the_other(tmp_path):
     assert code0 == 1, err0
     assert "node 1 was interrupted by SIGINT" in err0
     assert_all_gone(recorded_pids(tmp_path))
+
+
+@pytest.mark.timeout(90)
+def test_inconsistent_nodes_fail_fast_with_the_reason(tmp_path):
+    port = free_port(MASTER)
+    env = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}
+    common = ("--master-addr", MASTER, "--master-port", port, "--nproc", 1, SCRIPTS / "env_dump.py", tmp_path)
+    node0 = start("--nnodes", 2, "--node-rank", 0, *common, env=env)
+    node1 = start("--nnodes", 3, "--node-rank", 1, *common, env=env)
+    started = time.monotonic()
+    for code, _, err in finish([node1, node0]):
+        assert code == 1, err
+        assert "node 0 was started with --nnodes 2, node 1 with --nnodes 3; give every node the same" in err
+    assert time.monotonic() - started < 20
+    assert not list(tmp_path.iterdir())  # no worker was started
