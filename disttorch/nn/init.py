@@ -1,1 +1,188 @@
-"""(being written)"""
+"""``disttorch.nn.init``: fill tensors in place with PyTorch's initialisation schemes
+(uniform, normal, truncated normal, constant, Xavier/Glorot, Kaiming/He, orthogonal, ...).
+
+Every function writes into the tensor's memory without recording a graph and returns
+the tensor. Random draws come from the default generator, or ``generator=`` when given.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._random import Generator, _gen
+from .._tensor import Tensor
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
+           "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_", "orthogonal_"]
+
+_LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+               "conv_transpose3d")
+
+
+def _fill(tensor: Tensor, values: Any) -> Tensor:
+    """Write ``values`` into ``tensor`` in place (no graph) and record the change."""
+    np.copyto(tensor._data, values, casting="unsafe")
+    tensor._bump_version()
+    return tensor
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for a nonlinearity (``'relu'`` -> sqrt(2), ``'tanh'`` -> 5/3,
+    ``'leaky_relu'`` -> sqrt(2 / (1 + slope**2)), ``'selu'`` -> 3/4, linear and
+    convolutions -> 1)."""
+    if nonlinearity in _LINEAR_FNS or nonlinearity == "sigmoid":
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight: dim 1 and dim 0 times the receptive field size."""
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than "
+                         "2 dimensions")
+    shape = tensor._data.shape
+    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
+             generator: Generator | None = None) -> Tensor:
+    """Fill with values drawn from U(a, b)."""
+    return _fill(tensor, _gen(generator).uniform(a, b, tensor._data.shape))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
+    """Fill with values drawn from N(mean, std**2)."""
+    return _fill(tensor, _gen(generator).normal(mean, std, tensor._data.shape))
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
+    """Fill with N(mean, std**2) values redrawn until they fall in [a, b]."""
+    rng = _gen(generator)
+    n = tensor._data.size
+    out = rng.normal(mean, std, n)
+    bad = (out < a) | (out > b)
+    while bad.any():  # redraw only the rejected entries; rounds shrink geometrically
+        out[bad] = rng.normal(mean, std, int(bad.sum()))
+        bad = (out < a) | (out > b)
+    return _fill(tensor, out.reshape(tensor._data.shape))
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with ``val``."""
+    return _fill(tensor, val)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with ones."""
+    return _fill(tensor, 1)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with zeros."""
+    return _fill(tensor, 0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity matrix."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tensor._data.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-5-D convolution weight so the convolution is the identity (per group)."""
+    ndim = tensor.dim()
+    if ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    shape = tensor._data.shape
+    if shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = shape[0] // groups
+    n = min(out_per_group, shape[1])
+    values = np.zeros(shape)
+    centre = tuple(s // 2 for s in shape[2:])
+    for g in range(groups):
+        idx = np.arange(n)
+        values[(g * out_per_group + idx, idx) + centre] = 1
+    return _fill(tensor, values)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """Glorot normal: N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu", generator: Generator | None = None) -> Tensor:
+    """He uniform: U(-bound, bound) with bound = gain * sqrt(3 / fan) and gain from
+    ``calculate_gain(nonlinearity, a)``."""
+    if 0 in tensor._data.shape:
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu", generator: Generator | None = None) -> Tensor:
+    """He normal: N(0, std**2) with std = gain / sqrt(fan)."""
+    if 0 in tensor._data.shape:
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix (flattened beyond dim 0), scaled by ``gain``."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor._data.shape[0]
+    cols = tensor._data.size // rows
+    flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q.reshape(tensor._data.shape))

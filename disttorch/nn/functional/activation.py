@@ -1,2 +1,287 @@
-"""(being written)"""
-__all__: list = []
+"""Activation functions: ``relu``, ``leaky_relu``, ``elu``, ``selu``, ``gelu``, ``silu``,
+``tanh``, ``sigmoid``, ``softplus``, and the numerically stable ``softmax``,
+``log_softmax`` and ``softmin`` (``relu``, ``tanh`` and ``sigmoid`` are the core ops).
+
+Each is one Function: forward on NumPy arrays, keeping what backward needs (the output
+or a mask); backward multiplies the incoming gradient by the local derivative. The
+local derivative is held as a constant, so these support first-order gradients (double
+backward through them is not modelled).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ... import _dtype
+from ..._tensor import Tensor, _wrap_dim
+from ...autograd.function import Function
+from ...ops.elementwise import _sigmoid as _sigmoid_array
+from ...ops.elementwise import relu as _core_relu
+from ...ops.elementwise import sigmoid as _core_sigmoid
+from ...ops.elementwise import tanh as _core_tanh
+from ._erf import erf
+
+__all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid",
+           "softplus", "softmax", "log_softmax", "softmin"]
+
+_SQRT_HALF = 1 / math.sqrt(2)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _float_input(x: Tensor, name: str) -> np.ndarray:
+    a = x._data
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
+    return a
+
+
+def _times(g: Tensor, local: np.ndarray) -> Tensor:
+    """``g * local`` for a local-derivative array (the common backward of this file)."""
+    return g * Tensor._make(local)
+
+
+class LeakyRelu(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, negative_slope):
+        a = _float_input(x, "leaky_relu")
+        pos = a > 0
+        ctx.pos, ctx.slope = pos, negative_slope
+        return np.where(pos, a, a * a.dtype.type(negative_slope))
+
+    @staticmethod
+    def backward(ctx, g):
+        local = np.where(ctx.pos, 1, ctx.slope).astype(g._data.dtype)
+        return _times(g, local), None
+
+
+class Elu(Function):
+    """``scale * (x if x > 0 else alpha * (exp(x) - 1))`` (ELU; SELU with its constants)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, alpha, scale):
+        a = _float_input(x, "elu")
+        pos = a > 0
+        neg = alpha * np.expm1(np.minimum(a, 0))
+        ctx.pos, ctx.neg, ctx.alpha, ctx.scale = pos, neg, alpha, scale
+        out = np.where(pos, a, neg)
+        return out * a.dtype.type(scale) if scale != 1 else out
+
+    @staticmethod
+    def backward(ctx, g):
+        local = np.where(ctx.pos, 1, ctx.neg + ctx.alpha).astype(g._data.dtype)
+        if ctx.scale != 1:
+            local *= ctx.scale
+        return _times(g, local), None, None
+
+
+class Gelu(Function):
+    """``x * Phi(x)`` with the exact normal CDF, or its tanh approximation."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        a = _float_input(x, "gelu")
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        if approximate == "tanh":
+            th = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a * a * a))
+            ctx.th = th
+            return 0.5 * a * (1 + th)
+        cdf = erf(a * a.dtype.type(_SQRT_HALF))
+        cdf += 1
+        cdf *= 0.5
+        ctx.cdf = cdf
+        return a * cdf
+
+    @staticmethod
+    def backward(ctx, g):
+        a = ctx.saved_tensors[0]._data
+        if ctx.approximate == "tanh":
+            th = ctx.th
+            inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
+            local = 0.5 * (1 + th) + 0.5 * a * (1 - th * th) * inner
+        else:
+            local = np.exp(-0.5 * a * a)
+            local *= a.dtype.type(_INV_SQRT_2PI)
+            local *= a
+            local += ctx.cdf
+        return _times(g, local.astype(g._data.dtype, copy=False)), None
+
+
+class Silu(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x):
+        a = _float_input(x, "silu")
+        s = _sigmoid_array(a)
+        ctx.save_for_backward(x)
+        ctx.s = s
+        return a * s
+
+    @staticmethod
+    def backward(ctx, g):
+        a, s = ctx.saved_tensors[0]._data, ctx.s
+        return _times(g, s * (1 + a * (1 - s)))
+
+
+class Softplus(Function):
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, beta, threshold):
+        a = _float_input(x, "softplus")
+        bx = a * a.dtype.type(beta)
+        linear = bx > threshold
+        ctx.bx, ctx.linear = bx, linear
+        soft = np.logaddexp(0, np.where(linear, 0, bx)) / a.dtype.type(beta)
+        return np.where(linear, a, soft)
+
+    @staticmethod
+    def backward(ctx, g):
+        local = np.where(ctx.linear, 1, _sigmoid_array(ctx.bx))
+        return _times(g, local.astype(g._data.dtype, copy=False)), None, None
+
+
+class Softmax(Function):
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim``; backward
+    ``y * (g - sum(g * y))``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        a = _float_input(x, "softmax")
+        e = a - a.max(axis=dim, keepdims=True)
+        np.exp(e, out=e)
+        e /= e.sum(axis=dim, keepdims=True)
+        ctx.out, ctx.dim = e, dim
+        return e
+
+    @staticmethod
+    def backward(ctx, g):
+        y = Tensor._make(ctx.out)
+        return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    """``x - max - log(sum(exp(x - max)))`` along ``dim``; backward
+    ``g - softmax(x) * sum(g)``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        a = _float_input(x, "log_softmax")
+        shifted = a - a.max(axis=dim, keepdims=True)
+        e = np.exp(shifted)
+        s = e.sum(axis=dim, keepdims=True)
+        e /= s
+        ctx.softmax, ctx.dim = e, dim
+        shifted -= np.log(s)
+        return shifted
+
+    @staticmethod
+    def backward(ctx, g):
+        return g - Tensor._make(ctx.softmax) * g.sum(ctx.dim, keepdim=True), None
+
+
+# ---------------------------------------------------------------------- public functions
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)`` elementwise. ``inplace`` is accepted; the result is a new tensor."""
+    return _core_relu(input)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x if x > 0 else negative_slope * x``."""
+    return LeakyRelu.apply(input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    return Elu.apply(input, alpha, 1.0)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    return Elu.apply(input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)``; ``approximate='tanh'`` uses
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    return Gelu.apply(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (also called swish)."""
+    return Silu.apply(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent (the core op ``disttorch.tanh``)."""
+    return _core_tanh(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-x))`` (the core op ``disttorch.sigmoid``)."""
+    return _core_sigmoid(input)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``; linear where ``beta * x > threshold``."""
+    return Softplus.apply(input, beta, threshold)
+
+
+def _softmax_dim(ndim: int, name: str) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  f"to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(input: Tensor, dim: Any, dtype: Any, name: str) -> tuple:
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:
+        dim = _softmax_dim(input._data.ndim, name)
+    return input, _wrap_dim(dim, input._data.ndim)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: _dtype.dtype | None = None) -> Tensor:
+    """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (the max is subtracted first)."""
+    input, dim = _prepare(input, dim, dtype, "softmax")
+    if input._data.ndim == 0:
+        return Softmax.apply(input.reshape(1), 0).reshape(())
+    return Softmax.apply(input, dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: _dtype.dtype | None = None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed stably in one pass."""
+    input, dim = _prepare(input, dim, dtype, "log_softmax")
+    if input._data.ndim == 0:
+        return LogSoftmax.apply(input.reshape(1), 0).reshape(())
+    return LogSoftmax.apply(input, dim)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: _dtype.dtype | None = None) -> Tensor:
+    """``softmax(-x)`` along ``dim``."""
+    input, dim = _prepare(input, dim, dtype, "softmin")
+    return Softmax.apply(-input, dim)

@@ -1,2 +1,543 @@
-"""(being written)"""
-__all__: list = []
+"""Loss functions: ``cross_entropy`` (one fused Function: log-softmax, pick, reduce),
+``nll_loss``, ``mse_loss``, ``l1_loss``, ``smooth_l1_loss``, ``huber_loss``,
+``binary_cross_entropy``, ``binary_cross_entropy_with_logits``, ``kl_div``.
+
+Class-index losses accept ``(N, C)``, ``(C,)`` and ``(N, C, d1, ...)`` inputs with
+targets ``(N)``, ``()`` and ``(N, d1, ...)``. Each loss is one Function whose backward
+multiplies the upstream gradient by a local derivative computed from forward's arrays.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...ops.elementwise import _sigmoid as _sigmoid_array
+
+__all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> str:
+    """Resolve the legacy ``size_average``/``reduce`` flags and check ``reduction``."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = ("mean" if size_average else "sum") if reduce else "none"
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
+    if reduction == "mean":
+        return np.asarray(loss.mean(dtype=loss.dtype))
+    if reduction == "sum":
+        return np.asarray(loss.sum(dtype=loss.dtype))
+    return loss
+
+
+def _scale_grad(g: Tensor, local: np.ndarray, reduction: str) -> Tensor:
+    """Upstream gradient times the elementwise derivative (divided by n for 'mean')."""
+    if reduction == "mean" and local.size:
+        local = local / local.dtype.type(local.size)
+    return g * Tensor._make(local)
+
+
+# ---------------------------------------------------------------------- class-index targets
+def _class_targets(input: np.ndarray, target: np.ndarray, ignore_index: int) -> tuple:
+    """Check a class-index target against ``input`` (class dim 1); return the target as
+    int64 with ignored entries set to 0, and the mask of entries that count."""
+    if target.dtype.kind not in "iu":
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_dtype_word(target)}")
+    n_classes = input.shape[1]
+    if input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0]}).")
+    if input.shape[2:] != target.shape[1:]:
+        expected = [input.shape[0], *input.shape[2:]]
+        raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+    valid = target != ignore_index
+    bad = valid & ((target < 0) | (target >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
+    return np.where(valid, target, 0).astype(np.int64, copy=False), valid
+
+
+def _dtype_word(a: np.ndarray) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool"}.get(
+        a.dtype.name, a.dtype.name)
+
+
+def _batched(input: Tensor, target: Tensor) -> tuple:
+    """Arrays with a batch dim: an unbatched ``(C,)`` input and ``()`` target gain one."""
+    x, t = input._data, target._data
+    if x.ndim == 0:
+        raise ValueError("Expected input to have at least 1 dimension (the classes), got a scalar")
+    if x.ndim == 1:
+        return x[None], t.reshape(1, *t.shape), True
+    return x, t, False
+
+
+def _class_dim_view(a: np.ndarray, ndim: int) -> np.ndarray:
+    """Reshape a per-class vector (C,) to broadcast against (N, C, d1, ...)."""
+    return a.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _pick_weights(weight: Tensor | None, t: np.ndarray, valid: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Per-entry weight of the target class (0 where ignored)."""
+    if weight is None:
+        return valid.astype(dtype)
+    return np.where(valid, weight._data.astype(dtype, copy=False)[t], 0).astype(dtype, copy=False)
+
+
+class CrossEntropyFunction(Function):
+    """Fused cross-entropy. Forward computes the log-softmax once; the loss is
+    ``-sum_c a_c log p_c`` per entry for a coefficient vector ``a`` (one-hot times the
+    class weight, plus label smoothing, or the probability target), so backward is
+    ``(sum_c a_c) * softmax - a``, scaled by the reduction."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing):
+        x, t, unbatched = _batched(input, target)
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"cross_entropy: expected a floating point input, got {input.dtype}")
+        n_classes = x.shape[1]
+        shifted = x - x.max(axis=1, keepdims=True)
+        e = np.exp(shifted)
+        s = e.sum(axis=1, keepdims=True)
+        logp = shifted
+        logp -= np.log(s)
+        w = None if weight is None else _class_dim_view(weight._data.astype(x.dtype, copy=False), x.ndim)
+        eps = x.dtype.type(label_smoothing)
+        if t.shape == x.shape:  # probability targets
+            if t.dtype.kind != "f":
+                raise RuntimeError(f"expected target dtype to be a floating point type when the "
+                                   f"target has the input's shape, but got {_dtype_word(t)}")
+            if ignore_index >= 0:
+                raise RuntimeError("ignore_index is not supported for floating point target")
+            coef = t.astype(x.dtype, copy=True)
+            if label_smoothing > 0:
+                coef *= 1 - eps
+                coef += eps / n_classes
+            if w is not None:
+                coef *= w
+            denom = x.size // n_classes
+            pick = None
+        else:
+            tt, valid = _class_targets(x, t, ignore_index)
+            pick = np.expand_dims(tt, 1)
+            w_t = _pick_weights(weight, tt, valid, x.dtype)
+            denom = w_t.sum()
+            coef = None
+            if label_smoothing > 0:
+                smooth = (eps / n_classes) * (w if w is not None else np.ones((), x.dtype))
+                coef = np.broadcast_to(smooth, x.shape) * np.expand_dims(valid, 1)
+                np.put_along_axis(coef, pick, np.take_along_axis(coef, pick, 1) + (1 - eps) * np.expand_dims(w_t, 1), 1)
+        if coef is None:
+            per_entry = -np.take_along_axis(logp, pick, 1)[:, 0] * w_t
+        else:
+            per_entry = -(logp * coef).sum(axis=1)
+        if reduction == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: nan, as PyTorch
+                out = np.asarray(per_entry.sum() / x.dtype.type(denom))
+        elif reduction == "sum":
+            out = np.asarray(per_entry.sum())
+        else:
+            out = per_entry[0] if unbatched else per_entry
+        if ctx.needs_input_grad and ctx.needs_input_grad[0]:
+            e /= s
+            ctx.softmax, ctx.coef, ctx.pick, ctx.denom = e, coef, pick, denom
+            ctx.w_t = w_t if coef is None else None
+            ctx.reduction, ctx.unbatched = reduction, unbatched
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        p = ctx.softmax
+        if ctx.coef is None:  # one-hot target: w_t * (softmax - onehot)
+            w_t = np.expand_dims(ctx.w_t, 1)
+            local = p * w_t
+            np.put_along_axis(local, ctx.pick, np.take_along_axis(local, ctx.pick, 1) - w_t, 1)
+        else:
+            local = p * ctx.coef.sum(axis=1, keepdims=True)
+            local -= ctx.coef
+        if ctx.reduction == "mean":
+            local /= local.dtype.type(ctx.denom)
+        if ctx.unbatched:
+            local = local[0]
+        elif ctx.reduction == "none":
+            g = g.unsqueeze(1)
+        return g * Tensor._make(local), None, None, None, None, None
+
+
+class NllLoss(Function):
+    """``-w[t] * input[n, t]`` per entry (input holds log-probabilities)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, target, weight, ignore_index, reduction):
+        x, t, unbatched = _batched(input, target)
+        tt, valid = _class_targets(x, t, ignore_index)
+        pick = np.expand_dims(tt, 1)
+        w_t = _pick_weights(weight, tt, valid, x.dtype)
+        per_entry = -np.take_along_axis(x, pick, 1)[:, 0] * w_t
+        if reduction == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = np.asarray(per_entry.sum() / w_t.sum())
+        elif reduction == "sum":
+            out = np.asarray(per_entry.sum())
+        else:
+            out = per_entry[0] if unbatched else per_entry
+        ctx.shape, ctx.pick, ctx.w_t, ctx.reduction, ctx.unbatched = x.shape, pick, w_t, reduction, unbatched
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        local = np.zeros(ctx.shape, dtype=g._data.dtype)
+        w_t = -ctx.w_t
+        if ctx.reduction == "mean":
+            w_t = w_t / ctx.w_t.sum()
+        np.put_along_axis(local, ctx.pick, np.expand_dims(w_t, 1).astype(local.dtype), 1)
+        if ctx.unbatched:
+            local = local[0]
+        elif ctx.reduction == "none":
+            g = g.unsqueeze(1)
+        return g * Tensor._make(local), None, None, None, None
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy between ``input`` logits and ``target``.
+
+    Args:
+        input: ``(N, C)``, ``(C)`` or ``(N, C, d1, ...)`` unnormalised scores.
+        target: class indices ``(N)``/``()``/``(N, d1, ...)`` in ``[0, C)``, or class
+            probabilities of the same shape as ``input``.
+        weight: ``(C)`` rescaling weight per class.
+        ignore_index: class-index targets equal to it contribute nothing (and are left
+            out of the mean).
+        reduction: ``'none'`` | ``'mean'`` | ``'sum'``.
+        label_smoothing: in ``[0, 1]``; mixes the target with the uniform distribution.
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of class-index ``target`` under log-probabilities ``input``
+    (shapes as for ``cross_entropy``); ``'mean'`` divides by the summed target weights."""
+    reduction = _reduction(reduction, size_average, reduce)
+    return NllLoss.apply(input, target, weight, ignore_index, reduction)
+
+
+# ---------------------------------------------------------------------- elementwise losses
+def _pair(input: Tensor, target: Tensor, name: str) -> tuple:
+    """Both arrays broadcast together, warning (as PyTorch) when the shapes differ."""
+    x, y = input._data, target._data
+    if x.shape != y.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      f"broadcasting. Please ensure they have the same size.", stacklevel=4)
+        try:
+            x, y = np.broadcast_arrays(x, y)
+        except ValueError:
+            from ...ops._helpers import broadcast_error
+            raise broadcast_error(input.shape, target.shape) from None
+    return x, y
+
+
+class _ElementwiseLoss:
+    """A loss computed entry by entry from ``d = input - target``: subclasses define
+    ``value(d, param)`` and ``derivative(d, param)`` (d loss / d input per entry; the
+    target's gradient is minus the input's)."""
+
+    @staticmethod
+    def value(d: np.ndarray, param: float) -> np.ndarray:
+        raise NotImplementedError
+
+    @staticmethod
+    def derivative(d: np.ndarray, param: float) -> np.ndarray:
+        raise NotImplementedError
+
+
+def _elementwise_loss(kind: type, name: str) -> type:
+    """The Function computing ``kind``'s loss; called as ``apply(input, target, reduction, param)``."""
+
+    class Loss(Function):
+        _raw = True
+
+        @staticmethod
+        def forward(ctx, input, target, reduction, param):
+            x, y = _pair(input, target, name)
+            d = x - y
+            ctx.d, ctx.reduction, ctx.param = d, reduction, param
+            return _reduce(kind.value(d, param), reduction)
+
+        @staticmethod
+        def backward(ctx, g):
+            gx = _scale_grad(g, kind.derivative(ctx.d, ctx.param), ctx.reduction)
+            need_x, need_y = ctx.needs_input_grad[:2]
+            return (gx if need_x else None), (-gx if need_y else None), None, None
+
+    Loss.__name__ = Loss.__qualname__ = kind.__name__.lstrip("_") + "Loss"
+    return Loss
+
+
+class _Mse(_ElementwiseLoss):
+    @staticmethod
+    def value(d, param):
+        return d * d
+
+    @staticmethod
+    def derivative(d, param):
+        return 2 * d
+
+
+class _L1(_ElementwiseLoss):
+    @staticmethod
+    def value(d, param):
+        return np.abs(d)
+
+    @staticmethod
+    def derivative(d, param):
+        return np.sign(d)
+
+
+class _Huber(_ElementwiseLoss):
+    """``0.5 d^2`` for ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+
+    @staticmethod
+    def value(d, delta):
+        a = np.abs(d)
+        return np.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta)).astype(d.dtype, copy=False)
+
+    @staticmethod
+    def derivative(d, delta):
+        return np.clip(d, -delta, delta)
+
+
+class _SmoothL1(_ElementwiseLoss):
+    """``0.5 d^2 / beta`` for ``|d| < beta``, else ``|d| - 0.5 beta`` (L1 when beta = 0)."""
+
+    @staticmethod
+    def value(d, beta):
+        a = np.abs(d)
+        if beta == 0:
+            return a
+        return np.where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta).astype(d.dtype, copy=False)
+
+    @staticmethod
+    def derivative(d, beta):
+        if beta == 0:
+            return np.sign(d)
+        return np.clip(d / d.dtype.type(beta), -1, 1)
+
+
+MseLoss = _elementwise_loss(_Mse, "mse_loss")
+L1Loss = _elementwise_loss(_L1, "l1_loss")
+HuberLoss = _elementwise_loss(_Huber, "huber_loss")
+SmoothL1Loss = _elementwise_loss(_SmoothL1, "smooth_l1_loss")
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
+    """Squared error ``(input - target)^2``, reduced."""
+    return MseLoss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+            reduction: str = "mean") -> Tensor:
+    """Absolute error ``|input - target|``, reduced."""
+    return L1Loss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Quadratic below ``beta``, linear above: ``0.5 d^2 / beta`` or ``|d| - 0.5 beta``."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return SmoothL1Loss.apply(input, target, _reduction(reduction, size_average, reduce), beta)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """``0.5 d^2`` below ``delta``, ``delta (|d| - 0.5 delta)`` above."""
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    return HuberLoss.apply(input, target, _reduction(reduction), delta)
+
+
+# ---------------------------------------------------------------------- binary and KL losses
+class BinaryCrossEntropy(Function):
+    """``-w (y log p + (1 - y) log(1 - p))`` with the logs clamped at -100, as PyTorch."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, target, weight, reduction):
+        p, y = input._data, target._data
+        if p.shape != y.shape:
+            raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                             f"size ({input.shape}) is deprecated. Please ensure they have the same size.")
+        if np.any((p < 0) | (p > 1)):
+            raise RuntimeError("all elements of input should be between 0 and 1")
+        with np.errstate(divide="ignore"):
+            logp = np.maximum(np.log(p), -100)
+            log1mp = np.maximum(np.log1p(-p), -100)
+        loss = -(y * logp + (1 - y) * log1mp)
+        w = None if weight is None else np.broadcast_to(weight._data, loss.shape)
+        if w is not None:
+            loss = loss * w
+        ctx.p, ctx.y, ctx.w, ctx.reduction = p, y, w, reduction
+        ctx.logit_gap = log1mp - logp
+        return _reduce(loss.astype(p.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        p, y = ctx.p, ctx.y
+        eps = 1e-12
+        local = (p - y) / np.maximum(p * (1 - p), eps)
+        if ctx.w is not None:
+            local = local * ctx.w
+        local = local.astype(p.dtype, copy=False)
+        gx = _scale_grad(g, local, ctx.reduction)
+        gy = None
+        if ctx.needs_input_grad[1]:
+            gy_local = ctx.logit_gap if ctx.w is None else ctx.logit_gap * ctx.w
+            gy = _scale_grad(g, gy_local.astype(p.dtype, copy=False), ctx.reduction)
+        return gx, gy, None, None
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """``-w [pos_weight y log s(x) + (1 - y) log(1 - s(x))]`` computed stably:
+    ``log s(x) = -softplus(-x)``, ``log(1 - s(x)) = -softplus(x)``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        x, y = input._data, target._data
+        if x.shape != y.shape:
+            raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+        sp_neg = np.logaddexp(0, -x)  # -log sigmoid(x)
+        sp_pos = sp_neg + x           # -log(1 - sigmoid(x))
+        if pos_weight is not None:
+            pw = pos_weight._data
+            loss = pw * y * sp_neg + (1 - y) * sp_pos
+        else:
+            pw = None
+            loss = y * sp_neg + (1 - y) * sp_pos
+        w = None if weight is None else weight._data
+        if w is not None:
+            loss = loss * w
+        ctx.x, ctx.y, ctx.pw, ctx.w, ctx.reduction = x, y, pw, w, reduction
+        ctx.sp = (sp_neg, sp_pos)
+        return _reduce(loss.astype(x.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, pw, w = ctx.x, ctx.y, ctx.pw, ctx.w
+        s = _sigmoid_array(x)
+        if pw is None:
+            local = s - y
+        else:  # d/dx [pw y softplus(-x) + (1 - y) softplus(x)]
+            local = (1 - y) * s - pw * y * (1 - s)
+        if w is not None:
+            local = local * w
+        local = np.broadcast_to(local, np.broadcast_shapes(local.shape, x.shape)).astype(x.dtype)
+        gx = _scale_grad(g, local, ctx.reduction)
+        gy = None
+        if ctx.needs_input_grad[1]:
+            sp_neg, sp_pos = ctx.sp
+            gy_local = (pw * sp_neg if pw is not None else sp_neg) - sp_pos
+            if w is not None:
+                gy_local = gy_local * w
+            gy = _scale_grad(g, np.broadcast_to(gy_local, x.shape).astype(x.dtype), ctx.reduction)
+        return gx, gy, None, None, None
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy between probabilities ``input`` and ``target`` (same shape)."""
+    return BinaryCrossEntropy.apply(input, target, weight, _reduction(reduction, size_average, reduce))
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: Any = None, reduce: Any = None,
+                                     reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Sigmoid plus binary cross-entropy in one numerically stable step; ``pos_weight``
+    weighs the positive term (broadcast along the last dim, one per class)."""
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight,
+                                              _reduction(reduction, size_average, reduce))
+
+
+class KlDiv(Function):
+    """``target * (log target - input)`` per entry (``input`` holds log-probabilities;
+    with ``log_target`` so does ``target``: ``exp(t) * (t - input)``)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, target, reduction, log_target):
+        x, t = input._data, target._data
+        if log_target:
+            et = np.exp(t)
+            loss = et * (t - x)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loss = np.where(t > 0, t * (np.log(np.where(t > 0, t, 1)) - x), 0)
+            et = None
+        loss = loss.astype(x.dtype, copy=False)
+        ctx.x, ctx.t, ctx.et, ctx.reduction, ctx.log_target = x, t, et, reduction, log_target
+        if reduction == "batchmean":
+            return np.asarray(loss.sum() / (x.shape[0] if x.ndim else 1)).astype(x.dtype)
+        return _reduce(loss, reduction)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.x, ctx.t
+        if ctx.log_target:
+            gx_local = -ctx.et
+            gt_local = ctx.et * (t - x + 1)
+        else:
+            gx_local = -t
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gt_local = np.where(t > 0, np.log(np.where(t > 0, t, 1)) + 1 - x, 0)
+        n = {"mean": x.size, "batchmean": x.shape[0] if x.ndim else 1}.get(ctx.reduction, 1)
+        scale = 1.0 / max(n, 1)
+        gx = g * Tensor._make((gx_local * scale).astype(x.dtype, copy=False))
+        gt = None
+        if ctx.needs_input_grad[1]:
+            gt = g * Tensor._make((gt_local * scale).astype(x.dtype, copy=False))
+        return gx, gt, None, None
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence ``sum target * (log target - input)`` for
+    log-probabilities ``input``; ``reduction='batchmean'`` divides by the batch size
+    (the mathematical KL divergence), ``'mean'`` by the number of entries."""
+    if reduction == "mean" and size_average is None and reduce is None:
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", stacklevel=2)
+    if reduction != "batchmean":
+        reduction = _reduction(reduction, size_average, reduce)
+    return KlDiv.apply(input, target, reduction, log_target)

@@ -1,0 +1,76 @@
+"""Dropout: zero entries (or whole channels) at random while training and scale the
+rest by ``1 / (1 - p)``, so the expected value is unchanged; identity in eval mode."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._random import _gen
+from ..._tensor import Tensor
+from ...autograd.function import Function
+
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
+
+
+class DropoutFunction(Function):
+    """``x * mask``; the mask (zeros and ``1 / (1 - p)``) has ``mask_shape``, which
+    broadcasts over the entries of a channel for the channel-wise variants."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, p, mask_shape):
+        a = x._data
+        if p == 1:
+            mask = np.zeros(mask_shape, dtype=a.dtype)
+        else:
+            keep = _gen(None).random(mask_shape, dtype=np.float32) >= p
+            mask = keep.astype(a.dtype)
+            mask *= a.dtype.type(1 / (1 - p))
+        ctx.mask = mask
+        return a * mask
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * Tensor._make(ctx.mask), None, None
+
+
+def _check_p(p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each entry with probability ``p`` and scale the rest by ``1 / (1 - p)``
+    (when ``training``). ``inplace`` is accepted; the result is a new tensor."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    return DropoutFunction.apply(input, p, input._data.shape)
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, spatial: int, name: str) -> Tensor:
+    """Drop whole channels of a ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` input."""
+    _check_p(p)
+    shape = input._data.shape
+    if len(shape) not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but "
+                           f"received a {len(shape)}D input.")
+    if not training or p == 0:
+        return input
+    lead = len(shape) - spatial
+    return DropoutFunction.apply(input, p, shape[:lead] + (1,) * spatial)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of ``(N, C, L)`` / ``(C, L)`` inputs with probability ``p``."""
+    return _channel_dropout(input, p, training, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of ``(N, C, H, W)`` / ``(C, H, W)`` inputs with probability ``p``."""
+    return _channel_dropout(input, p, training, 2, "dropout2d")
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of ``(N, C, D, H, W)`` / ``(C, D, H, W)`` inputs with probability ``p``."""
+    return _channel_dropout(input, p, training, 3, "dropout3d")

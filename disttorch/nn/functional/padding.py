@@ -1,0 +1,85 @@
+"""``pad``: grow (or, with negative amounts in constant mode, crop) the last dims of a
+tensor with a constant, a reflection, the edge value, or wrap-around."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+
+__all__ = ["pad"]
+
+_INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _pairs(pad: Sequence[int], ndim: int) -> list[tuple[int, int]]:
+    """(before, after) per dim of the input, from PyTorch's last-dim-first flat list."""
+    if len(pad) % 2:
+        raise ValueError("Padding length must be divisible by 2")
+    if len(pad) // 2 > ndim:
+        raise ValueError("Padding length should be less than or equal to two times the input "
+                         "dimension but got padding length {} and input of dimension {}".format(
+                             len(pad), ndim))
+    pairs = [(0, 0)] * ndim
+    for i in range(len(pad) // 2):
+        pairs[ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
+    return pairs
+
+
+class ConstantPad(Function):
+    """Pad with ``value`` (negative amounts crop). Its adjoint is the same op with the
+    amounts negated, so backward is ``ConstantPad(g, -pairs, 0)``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, pairs, value):
+        a = x._data
+        new_shape = tuple(n + lo + hi for n, (lo, hi) in zip(a.shape, pairs))
+        if any(n < 0 for n in new_shape):
+            raise RuntimeError(f"The input size {a.shape}, plus negative padding {pairs} resulted "
+                               f"in a negative output size, which is invalid.")
+        out = np.full(new_shape, value, dtype=a.dtype)
+        src = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(a.shape, pairs))
+        dst = tuple(slice(max(lo, 0), m - max(hi, 0)) for m, (lo, hi) in zip(new_shape, pairs))
+        out[dst] = a[src]
+        ctx.pairs = pairs
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return ConstantPad.apply(g, [(-lo, -hi) for lo, hi in ctx.pairs], 0), None, None
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad ``input``. ``pad`` lists (before, after) amounts starting from the last dim:
+    ``(left, right)`` pads the last dim, ``(left, right, top, bottom)`` the last two.
+
+    Args:
+        mode: ``'constant'`` (``value``, default 0; negative amounts crop),
+            ``'reflect'`` (mirror without repeating the edge), ``'replicate'`` (repeat the
+            edge) or ``'circular'`` (wrap around).
+    """
+    ndim = input._data.ndim
+    pairs = _pairs(pad, ndim)
+    if mode == "constant":
+        return ConstantPad.apply(input, pairs, 0 if value is None else value)
+    if mode not in _INDEX_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value:
+        raise ValueError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    n_padded = len(pad) // 2
+    shape = input._data.shape
+    for d in range(ndim - n_padded, ndim):
+        lo, hi = pairs[d]
+        too_big = (max(lo, hi) >= shape[d]) if mode == "reflect" else (max(lo, hi) > shape[d])
+        if min(lo, hi) < 0 or too_big or (mode == "replicate" and shape[d] == 0):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
+                               f"of input {list(shape)}")
+    # One index array per padded dim, shaped to broadcast as an open mesh (np.ix_).
+    arrays = np.ix_(*[np.pad(np.arange(shape[d]), pairs[d], mode=_INDEX_MODES[mode])
+                      for d in range(ndim - n_padded, ndim)])
+    return input[(Ellipsis, *arrays)]

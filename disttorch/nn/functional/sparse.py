@@ -1,0 +1,117 @@
+"""Lookups by integer index: ``embedding`` (rows of a weight matrix; backward
+scatter-adds into the rows that were read) and ``one_hot``."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd import grad_mode
+from ...autograd.function import Function
+
+__all__ = ["embedding", "one_hot"]
+
+
+class EmbeddingFunction(Function):
+    """``weight[indices]``; the gradient of row ``padding_idx`` stays zero."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, indices, weight, padding_idx):
+        idx = indices._data
+        w = weight._data
+        if idx.dtype.kind not in "iu":
+            raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                               f"following scalar types: Long, Int; but got {indices.dtype} instead")
+        if idx.size and (idx.min() < -w.shape[0] or idx.max() >= w.shape[0]):
+            raise IndexError("index out of range in self")
+        ctx.idx, ctx.num_weights, ctx.padding_idx = idx, w.shape[0], padding_idx
+        return np.take(w, idx, axis=0)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, EmbeddingBackward.apply(g, ctx.idx, ctx.num_weights, ctx.padding_idx), None
+
+
+class EmbeddingBackward(Function):
+    """Scatter-add output gradients into the rows they were read from (row
+    ``padding_idx`` excluded). Its own backward reads the rows again: ``embedding``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, g, idx, num_weights, padding_idx):
+        gd = g._data
+        rows = idx.reshape(-1)
+        flat = gd.reshape(rows.size, -1)
+        if padding_idx is not None:
+            keep = rows != padding_idx
+            rows, flat = rows[keep], flat[keep]
+        out = np.zeros((num_weights, flat.shape[1]), dtype=gd.dtype)
+        np.add.at(out, rows, flat)
+        ctx.idx = idx
+        return out.reshape((num_weights,) + gd.shape[idx.ndim:])
+
+    @staticmethod
+    def backward(ctx, gg):
+        return EmbeddingFunction.apply(Tensor._make(ctx.idx), gg, None), None, None, None
+
+
+def _padding_index(padding_idx: int | None, num_embeddings: int) -> int | None:
+    """``padding_idx`` as a non-negative row number, checked against the table size."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
+def _renorm_rows(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """Rescale in place (no graph) the rows of ``weight`` read by ``idx`` whose
+    ``norm_type``-norm exceeds ``max_norm``, as PyTorch's ``max_norm`` does."""
+    rows = np.unique(idx)
+    w = weight._data
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+    over = norms > max_norm
+    if over.any():
+        w[rows[over]] *= (max_norm / (norms[over] + 1e-7))[:, None].astype(w.dtype)
+        weight._bump_version()
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` (``(num_embeddings, embedding_dim)``) picked by the integer
+    ``input`` of any shape; the result has shape ``input.shape + (embedding_dim,)``.
+
+    ``padding_idx`` rows receive no gradient; ``max_norm`` renormalises (in place) the
+    rows that are read. ``scale_grad_by_freq`` and ``sparse`` gradients are not
+    supported.
+    """
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not "
+                                  "supported by disttorch")
+    padding_idx = _padding_index(padding_idx, weight._data.shape[0])
+    if max_norm is not None:
+        with grad_mode.no_grad():
+            _renorm_rows(weight, np.asarray(input._data), max_norm, norm_type)
+    return EmbeddingFunction.apply(input, weight, padding_idx)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """An int64 tensor of shape ``tensor.shape + (num_classes,)`` with a 1 at each index
+    (``num_classes=-1``: one more than the largest index)."""
+    idx = tensor._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if idx.size and idx.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        if not idx.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(idx.max()) + 1
+    elif idx.size and idx.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = np.zeros(idx.shape + (num_classes,), dtype=np.int64)
+    np.put_along_axis(out, idx[..., None].astype(np.int64), 1, axis=-1)
+    return Tensor._make(out)

@@ -1,0 +1,217 @@
+"""nn.functional (activations, linear, dropout, embedding, one_hot, pad, normalize):
+closed-form values, float64 gradient checks and PyTorch's error messages."""
+import math
+
+import numpy as np
+import pytest
+
+import disttorch as torch
+from disttorch.autograd import gradcheck
+from disttorch.nn import functional as F
+
+
+def f64(*shape, seed=0, requires_grad=True):
+    torch.manual_seed(seed)
+    return torch.randn(*shape, dtype=torch.float64, requires_grad=requires_grad)
+
+
+def values(t):
+    return t.detach().numpy()
+
+
+# ---------------------------------------------------------------------- activations
+X = np.array([-3.0, -0.5, 0.0, 0.7, 2.0])
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (F.relu, np.maximum(X, 0)),
+    (lambda x: F.leaky_relu(x, 0.1), np.where(X > 0, X, 0.1 * X)),
+    (lambda x: F.elu(x, 2.0), np.where(X > 0, X, 2.0 * (np.exp(X) - 1))),
+    (F.selu, 1.0507009873554805 * np.where(X > 0, X, 1.6732632423543772 * (np.exp(X) - 1))),
+    (F.gelu, np.array([x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in X])),
+    (lambda x: F.gelu(x, approximate="tanh"),
+     0.5 * X * (1 + np.tanh(math.sqrt(2 / math.pi) * (X + 0.044715 * X ** 3)))),
+    (F.silu, X / (1 + np.exp(-X))),
+    (F.tanh, np.tanh(X)),
+    (F.sigmoid, 1 / (1 + np.exp(-X))),
+    (F.softplus, np.log1p(np.exp(X))),
+    (lambda x: F.softplus(x, beta=2.0, threshold=1.0), np.where(2 * X > 1, X, np.log1p(np.exp(2 * X)) / 2)),
+])
+def test_activation_values(fn, expected):
+    out = fn(torch.tensor(X))
+    np.testing.assert_allclose(values(out), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_activations_keep_float32():
+    x = torch.tensor(X.astype(np.float32))
+    for fn in (F.relu, F.leaky_relu, F.elu, F.gelu, F.silu, F.softplus, F.selu):
+        assert fn(x).dtype == torch.float32
+    np.testing.assert_allclose(values(F.gelu(x)), [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in X],
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [
+    F.relu, lambda x: F.leaky_relu(x, 0.2), F.elu, F.selu, F.gelu,
+    lambda x: F.gelu(x, approximate="tanh"), F.silu, F.tanh, F.sigmoid, F.softplus,
+    lambda x: F.softplus(x, beta=3.0, threshold=2.0),
+    lambda x: F.softmax(x, 1), lambda x: F.log_softmax(x, 0), lambda x: F.softmin(x, -1),
+    lambda x: F.softmax(x, 1, dtype=torch.float64),
+])
+def test_activation_gradcheck(fn):
+    assert gradcheck(fn, (f64(3, 4),))
+
+
+def test_gelu_rejects_unknown_approximation():
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        F.gelu(torch.ones(2), approximate="fast")
+
+
+def test_softmax_is_stable_for_large_inputs():
+    x = torch.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, -1000.0, -1000.0]])
+    out = values(F.softmax(x, dim=1))
+    e = np.exp([0.0, 1.0, 2.0])
+    np.testing.assert_allclose(out[0], e / e.sum(), rtol=1e-6)
+    np.testing.assert_allclose(out[1], [1 / 3] * 3, rtol=1e-6)
+    ls = values(F.log_softmax(x, dim=1))
+    np.testing.assert_allclose(ls[0], np.log(e / e.sum()), rtol=1e-5)
+    assert np.isfinite(ls).all()
+
+
+def test_softmax_sums_to_one_and_dim_errors():
+    x = f64(2, 3, 4, requires_grad=False)
+    for d in range(3):
+        np.testing.assert_allclose(values(F.softmax(x, d)).sum(axis=d), 1.0)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 3\)"):
+        F.softmax(x, 3)
+    with pytest.warns(UserWarning, match="Implicit dimension choice"):
+        out = F.softmax(torch.ones(2, 4))
+    np.testing.assert_allclose(values(out), 0.25)
+
+
+def test_log_softmax_backward_is_softmax_minus_upstream():
+    x = f64(2, 5)
+    F.log_softmax(x, 1)[:, 0].sum().backward()
+    p = np.exp(values(x)) / np.exp(values(x)).sum(1, keepdims=True)
+    expected = -p
+    expected[:, 0] += 1
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------- linear, bilinear
+def test_linear_matches_numpy_and_gradcheck():
+    x, w, b = f64(4, 3, seed=1), f64(5, 3, seed=2), f64(5, seed=3)
+    np.testing.assert_allclose(values(F.linear(x, w, b)), values(x) @ values(w).T + values(b))
+    assert gradcheck(F.linear, (x, w, b))
+    assert gradcheck(F.linear, (f64(2, 3, 3, seed=4), w, None))
+    assert gradcheck(F.linear, (f64(3, seed=5), w, b))
+
+
+def test_linear_errors_name_both_shapes_and_dtypes():
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 3x5\)"):
+        F.linear(torch.randn(3, 4), torch.randn(5, 3))
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: double != float"):
+        F.linear(torch.randn(3, 4, dtype=torch.float64), torch.randn(5, 4))
+
+
+def test_bilinear_matches_einsum_and_gradcheck():
+    x1, x2, w, b = f64(4, 2, seed=1), f64(4, 3, seed=2), f64(5, 2, 3, seed=3), f64(5, seed=4)
+    expected = np.einsum("ni,oij,nj->no", values(x1), values(w), values(x2)) + values(b)
+    np.testing.assert_allclose(values(F.bilinear(x1, x2, w, b)), expected)
+    assert gradcheck(F.bilinear, (x1, x2, w, b))
+
+
+# ---------------------------------------------------------------------- dropout
+def test_dropout_scales_kept_entries_and_is_identity_in_eval():
+    torch.manual_seed(0)
+    x = torch.ones(20000)
+    out = values(F.dropout(x, 0.25))
+    kept = out != 0
+    assert abs(kept.mean() - 0.75) < 0.02
+    np.testing.assert_allclose(out[kept], 1 / 0.75, rtol=1e-6)
+    assert F.dropout(x, 0.25, training=False) is x
+    assert (values(F.dropout(x, 1.0)) == 0).all()
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        F.dropout(x, 1.5)
+
+
+def test_dropout_gradient_uses_the_same_mask():
+    x = torch.ones(1000, requires_grad=True)
+    out = F.dropout(x, 0.5)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), values(out))
+
+
+def test_dropout2d_drops_whole_channels():
+    torch.manual_seed(1)
+    out = values(F.dropout2d(torch.ones(4, 8, 3, 3), 0.5))
+    per_channel = out.reshape(4, 8, 9)
+    assert ((per_channel == 0).all(-1) | (per_channel == 2.0).all(-1)).all()
+    with pytest.raises(RuntimeError, match="Expected 3D or 4D input"):
+        F.dropout2d(torch.ones(2, 2), 0.5)
+
+
+# ---------------------------------------------------------------------- embedding, one_hot
+def test_embedding_rows_gradcheck_and_padding():
+    w = f64(5, 3)
+    idx = torch.tensor([[0, 2, 2], [4, 1, 0]])
+    np.testing.assert_array_equal(values(F.embedding(idx, w)), values(w)[idx.numpy()])
+    assert gradcheck(lambda ww: F.embedding(idx, ww), (w,))
+    F.embedding(idx, w, padding_idx=2).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [2, 1, 0, 0, 1])
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(torch.tensor([5]), w)
+
+
+def test_embedding_max_norm_renormalises_rows_read():
+    w = torch.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    F.embedding(torch.tensor([0, 1]), w, max_norm=1.0)
+    np.testing.assert_allclose(np.linalg.norm(w.numpy(), axis=1), [1.0, 0.5, 10.0], rtol=1e-5)
+
+
+def test_one_hot():
+    out = F.one_hot(torch.tensor([[0, 2], [1, 1]]))
+    assert out.dtype == torch.int64 and out.shape == (2, 2, 3)
+    np.testing.assert_array_equal(out.numpy()[0], [[1, 0, 0], [0, 0, 1]])
+    assert F.one_hot(torch.tensor([1]), 4).shape == (1, 4)
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+        F.one_hot(torch.tensor([1, 5]), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+        F.one_hot(torch.tensor([1, -1]), 3)
+
+
+# ---------------------------------------------------------------------- pad, normalize
+@pytest.mark.parametrize("mode, np_mode", [("reflect", "reflect"), ("replicate", "edge"),
+                                           ("circular", "wrap")])
+def test_pad_index_modes_match_numpy(mode, np_mode):
+    x = f64(2, 3, 4)
+    out = F.pad(x, (1, 2, 2, 1), mode=mode)
+    expected = np.pad(values(x), ((0, 0), (2, 1), (1, 2)), mode=np_mode)
+    np.testing.assert_array_equal(values(out), expected)
+    assert gradcheck(lambda a: F.pad(a, (1, 2, 2, 1), mode=mode), (x,))
+
+
+def test_pad_constant_with_value_and_negative_crop():
+    x = f64(2, 3, 4)
+    out = F.pad(x, (1, 1), value=7.0)
+    assert out.shape == (2, 3, 6) and (values(out)[..., 0] == 7.0).all()
+    cropped = F.pad(x, (-1, 2, 1, -1))
+    assert cropped.shape == (2, 3, 5)
+    np.testing.assert_array_equal(values(cropped)[:, 1:, :3], values(x)[:, :2, 1:])
+    assert gradcheck(lambda a: F.pad(a, (-1, 2, 1, -1), value=3.0), (x,))
+
+
+def test_pad_errors():
+    with pytest.raises(RuntimeError, match=r"Padding size should be less than the corresponding "
+                                            r"input dimension, but got: padding \(4, 4\) at dimension 2"):
+        F.pad(torch.randn(1, 2, 3), (4, 4), mode="reflect")
+    with pytest.raises(ValueError, match="Padding length must be divisible by 2"):
+        F.pad(torch.randn(2, 2), (1,))
+
+
+def test_normalize_unit_norm_and_gradcheck():
+    x = f64(3, 4)
+    out = values(F.normalize(x, dim=1))
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0)
+    np.testing.assert_allclose(values(F.normalize(torch.zeros(2, 3))), 0.0)
+    assert gradcheck(lambda a: F.normalize(a, dim=0), (x,))
+    assert gradcheck(lambda a: F.normalize(a, p=3, dim=-1), (x,))

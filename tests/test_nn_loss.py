@@ -1,0 +1,226 @@
+"""Losses: closed-form values, float64 gradient checks, reductions, weights, ignore_index,
+label smoothing, K-dim inputs and PyTorch's error messages."""
+import numpy as np
+import pytest
+
+import disttorch as torch
+from disttorch import nn
+from disttorch.autograd import gradcheck
+from disttorch.nn import functional as F
+
+
+def f64(*shape, seed=0, requires_grad=True):
+    torch.manual_seed(seed)
+    return torch.randn(*shape, dtype=torch.float64, requires_grad=requires_grad)
+
+
+def log_softmax_np(x, axis=1):
+    s = x - x.max(axis=axis, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=axis, keepdims=True))
+
+
+X = f64(4, 5, requires_grad=False)
+T = torch.tensor([1, 0, 4, 2])
+W = torch.tensor([0.5, 1.0, 2.0, 1.5, 0.2], dtype=torch.float64)
+
+
+# ---------------------------------------------------------------------- cross entropy / nll
+def test_cross_entropy_closed_form():
+    lp = log_softmax_np(X.numpy())
+    picked = -lp[np.arange(4), T.numpy()]
+    np.testing.assert_allclose(F.cross_entropy(X, T).item(), picked.mean())
+    np.testing.assert_allclose(F.cross_entropy(X, T, reduction="sum").item(), picked.sum())
+    np.testing.assert_allclose(F.cross_entropy(X, T, reduction="none").numpy(), picked)
+    w = W.numpy()[T.numpy()]
+    np.testing.assert_allclose(F.cross_entropy(X, T, weight=W).item(), (picked * w).sum() / w.sum())
+    assert abs(F.cross_entropy(torch.zeros(2, 4), torch.tensor([1, 2])).item() - np.log(4)) < 1e-6
+
+
+def test_cross_entropy_ignore_index_and_label_smoothing():
+    lp = log_softmax_np(X.numpy())
+    t = torch.tensor([1, -100, 4, 2])
+    keep = np.array([0, 2, 3])
+    nll = -lp[keep, t.numpy()[keep]]
+    np.testing.assert_allclose(F.cross_entropy(X, t).item(), nll.mean())
+    eps = 0.2
+    smooth = -lp[keep].sum(1)
+    expected = (1 - eps) * nll.mean() + eps / 5 * smooth.mean()
+    np.testing.assert_allclose(F.cross_entropy(X, t, label_smoothing=eps).item(), expected)
+    w = W.numpy()
+    wt = w[t.numpy()[keep]]
+    expected_w = ((1 - eps) * (nll * wt).sum() + eps / 5 * (-(lp[keep] * w).sum(1)).sum()) / wt.sum()
+    np.testing.assert_allclose(F.cross_entropy(X, t, weight=W, label_smoothing=eps).item(), expected_w)
+    assert np.isnan(F.cross_entropy(X, torch.full((4,), -100)).item())
+
+
+def test_cross_entropy_probability_targets():
+    p = F.softmax(f64(4, 5, seed=3, requires_grad=False), 1)
+    lp = log_softmax_np(X.numpy())
+    np.testing.assert_allclose(F.cross_entropy(X, p).item(), -(lp * p.numpy()).sum(1).mean())
+    smoothed = p.numpy() * 0.9 + 0.1 / 5
+    np.testing.assert_allclose(F.cross_entropy(X, p, label_smoothing=0.1, weight=W).item(),
+                               -(lp * smoothed * W.numpy()).sum(1).mean())
+    with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point target"):
+        F.cross_entropy(X, p, ignore_index=1)
+
+
+@pytest.mark.parametrize("kw", [{}, {"reduction": "sum"}, {"reduction": "none"}, {"weight": W},
+                                {"label_smoothing": 0.1}, {"ignore_index": 0, "weight": W},
+                                {"ignore_index": 4, "label_smoothing": 0.3, "weight": W}])
+def test_cross_entropy_and_nll_gradcheck(kw):
+    x = f64(4, 5)
+    assert gradcheck(lambda a: F.cross_entropy(a, T, **kw), (x,))
+    nll_kw = {k: v for k, v in kw.items() if k != "label_smoothing"}
+    assert gradcheck(lambda a: F.nll_loss(a, T, **nll_kw), (x,))
+
+
+def test_cross_entropy_backward_is_softmax_minus_onehot():
+    x = f64(4, 5)
+    F.cross_entropy(x, T, reduction="sum").backward()
+    p = np.exp(log_softmax_np(x.detach().numpy()))
+    p[np.arange(4), T.numpy()] -= 1
+    np.testing.assert_allclose(x.grad.numpy(), p, rtol=1e-12)
+
+
+def test_cross_entropy_k_dim_and_unbatched():
+    x = f64(2, 3, 4, 2)
+    t = torch.randint(0, 3, (2, 4, 2))
+    lp = log_softmax_np(x.detach().numpy(), axis=1)
+    picked = -np.take_along_axis(lp, t.numpy()[:, None], 1)[:, 0]
+    np.testing.assert_allclose(F.cross_entropy(x, t, reduction="none").detach().numpy(), picked)
+    assert gradcheck(lambda a: F.cross_entropy(a, t, label_smoothing=0.1), (x,))
+    x1 = f64(5)
+    out = F.cross_entropy(x1, torch.tensor(2), reduction="none")
+    assert out.shape == ()
+    np.testing.assert_allclose(out.item(), -log_softmax_np(x1.detach().numpy()[None])[0, 2])
+    assert gradcheck(lambda a: F.cross_entropy(a, torch.tensor(2)), (x1,))
+    p = F.softmax(f64(2, 3, 4, seed=1, requires_grad=False), 1)
+    assert gradcheck(lambda a: F.cross_entropy(a, p), (f64(2, 3, 4),))
+
+
+def test_class_target_errors():
+    with pytest.raises(IndexError, match="Target 10 is out of bounds."):
+        F.cross_entropy(torch.randn(3, 5), torch.tensor([1, 2, 10]))
+    with pytest.raises(IndexError, match="Target -3 is out of bounds."):
+        F.nll_loss(torch.randn(3, 5), torch.tensor([1, 2, -3]))
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)."):
+        F.cross_entropy(torch.randn(3, 5), torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[3, 2\], got \[3, 3\]"):
+        F.cross_entropy(torch.randn(3, 5, 2), torch.zeros(3, 3, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Float"):
+        F.cross_entropy(torch.randn(3, 5), torch.tensor([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+        F.cross_entropy(torch.randn(3, 5), torch.tensor([0, 0, 0]), reduction="bad")
+
+
+def test_nll_loss_closed_form():
+    lp = F.log_softmax(X, 1)
+    expected = -lp.numpy()[np.arange(4), T.numpy()]
+    np.testing.assert_allclose(F.nll_loss(lp, T).item(), expected.mean())
+    w = W.numpy()[T.numpy()]
+    np.testing.assert_allclose(F.nll_loss(lp, T, weight=W).item(), (expected * w).sum() / w.sum())
+    np.testing.assert_allclose(nn.NLLLoss(reduction="none")(lp, T).numpy(), expected)
+
+
+# ---------------------------------------------------------------------- regression losses
+Y = f64(4, 5, seed=1)
+
+
+@pytest.mark.parametrize("fn, per_entry", [
+    (F.mse_loss, lambda d: d * d),
+    (F.l1_loss, np.abs),
+    (F.smooth_l1_loss, lambda d: np.where(np.abs(d) < 1, 0.5 * d * d, np.abs(d) - 0.5)),
+    (lambda a, b, **k: F.smooth_l1_loss(a, b, beta=0.5, **k),
+     lambda d: np.where(np.abs(d) < 0.5, 0.5 * d * d / 0.5, np.abs(d) - 0.25)),
+    (F.huber_loss, lambda d: np.where(np.abs(d) < 1, 0.5 * d * d, np.abs(d) - 0.5)),
+    (lambda a, b, **k: F.huber_loss(a, b, delta=0.3, **k),
+     lambda d: np.where(np.abs(d) < 0.3, 0.5 * d * d, 0.3 * (np.abs(d) - 0.15))),
+])
+def test_regression_losses(fn, per_entry):
+    x = f64(4, 5)
+    d = x.detach().numpy() - Y.detach().numpy()
+    np.testing.assert_allclose(fn(x, Y).item(), per_entry(d).mean())
+    np.testing.assert_allclose(fn(x, Y, reduction="sum").item(), per_entry(d).sum())
+    np.testing.assert_allclose(fn(x, Y, reduction="none").detach().numpy(), per_entry(d))
+    for reduction in ("mean", "none"):
+        assert gradcheck(lambda a, b: fn(a, b, reduction=reduction), (x, Y))
+
+
+def test_regression_broadcast_warns_and_mismatch_raises():
+    with pytest.warns(UserWarning, match="Using a target size"):
+        out = F.mse_loss(torch.zeros(3, 5), torch.ones(3, 1))
+    assert out.item() == 1.0
+    with pytest.raises(RuntimeError, match="The size of tensor a \\(5\\) must match the size of tensor b \\(4\\)"):
+        with pytest.warns(UserWarning):
+            F.mse_loss(torch.randn(3, 5), torch.randn(3, 4))
+
+
+# ---------------------------------------------------------------------- binary losses
+def test_binary_cross_entropy():
+    torch.manual_seed(0)
+    p = (torch.rand(4, 5, dtype=torch.float64) * 0.8 + 0.1).requires_grad_()
+    y = torch.rand(4, 5, dtype=torch.float64, requires_grad=True)
+    pv, yv = p.detach().numpy(), y.detach().numpy()
+    per = -(yv * np.log(pv) + (1 - yv) * np.log(1 - pv))
+    np.testing.assert_allclose(F.binary_cross_entropy(p, y).item(), per.mean())
+    w = torch.rand(5, dtype=torch.float64)
+    np.testing.assert_allclose(F.binary_cross_entropy(p, y, weight=w, reduction="sum").item(),
+                               (per * w.numpy()).sum())
+    assert gradcheck(lambda a, b: F.binary_cross_entropy(a, b, weight=w), (p, y))
+    assert F.binary_cross_entropy(torch.tensor([0.0]), torch.tensor([1.0])).item() == 100.0
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(torch.tensor([1.5]), torch.tensor([1.0]))
+    with pytest.raises(ValueError, match="that is different to the input size"):
+        F.binary_cross_entropy(torch.rand(3), torch.rand(4))
+
+
+def test_binary_cross_entropy_with_logits():
+    x = f64(4, 5)
+    torch.manual_seed(1)
+    y = torch.rand(4, 5, dtype=torch.float64, requires_grad=True)
+    pw = torch.tensor([1.0, 2.0, 3.0, 0.5, 1.0], dtype=torch.float64)
+    s = 1 / (1 + np.exp(-x.detach().numpy()))
+    yv = y.detach().numpy()
+    per = -(pw.numpy() * yv * np.log(s) + (1 - yv) * np.log(1 - s))
+    np.testing.assert_allclose(F.binary_cross_entropy_with_logits(x, y, pos_weight=pw).item(), per.mean())
+    assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, pos_weight=pw), (x, y))
+    assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction="none"), (x, y))
+    big = F.binary_cross_entropy_with_logits(torch.tensor([1000.0, -1000.0]), torch.tensor([0.0, 1.0]),
+                                             reduction="none")
+    np.testing.assert_allclose(big.numpy(), [1000.0, 1000.0])
+    with pytest.raises(ValueError, match=r"Target size \(disttorch.Size\(\[4\]\)\) must be the same as input size"):
+        F.binary_cross_entropy_with_logits(torch.rand(3), torch.rand(4))
+
+
+def test_kl_div():
+    x = F.log_softmax(f64(4, 5), 1)
+    q = F.softmax(f64(4, 5, seed=2, requires_grad=False), 1)
+    xv, qv = x.detach().numpy(), q.numpy()
+    per = qv * (np.log(qv) - xv)
+    np.testing.assert_allclose(F.kl_div(x, q, reduction="batchmean").item(), per.sum() / 4)
+    np.testing.assert_allclose(F.kl_div(x, q.log(), reduction="sum", log_target=True).item(), per.sum())
+    with pytest.warns(UserWarning, match="batchmean"):
+        np.testing.assert_allclose(F.kl_div(x, q).item(), per.mean())
+    leaf = f64(4, 5)
+    target = torch.rand(4, 5, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: F.kl_div(a, b, reduction="batchmean"), (leaf, target))
+    assert gradcheck(lambda a, b: F.kl_div(a, b, reduction="sum", log_target=True), (leaf, f64(4, 5, seed=7)))
+    assert F.kl_div(torch.zeros(2), torch.zeros(2), reduction="sum").item() == 0.0
+
+
+# ---------------------------------------------------------------------- loss modules
+def test_loss_modules_forward_options():
+    ce = nn.CrossEntropyLoss(weight=W, ignore_index=0, label_smoothing=0.1, reduction="sum")
+    assert "weight" in dict(ce.named_buffers())
+    np.testing.assert_allclose(ce(X, T).item(),
+                               F.cross_entropy(X, T, weight=W, ignore_index=0, label_smoothing=0.1,
+                                               reduction="sum").item())
+    assert repr(nn.CrossEntropyLoss()) == "CrossEntropyLoss()"
+    assert nn.MSELoss(reduction="none")(X, X).shape == (4, 5)
+    assert nn.L1Loss(size_average=False).reduction == "sum"
+    assert nn.SmoothL1Loss(beta=0.5).beta == 0.5 and nn.HuberLoss(delta=2.0).delta == 2.0
+    pw = torch.ones(5)
+    assert nn.BCEWithLogitsLoss(pos_weight=pw).pos_weight is pw
+    assert nn.KLDivLoss(reduction="batchmean", log_target=True).log_target
+    p = torch.full((2,), 0.5)
+    np.testing.assert_allclose(nn.BCELoss()(p, torch.ones(2)).item(), np.log(2), rtol=1e-6)

@@ -1,0 +1,77 @@
+"""nn.utils: gradient clipping (norms of every order, returned total norm, non-finite
+errors) and parameter/vector conversion."""
+import math
+
+import numpy as np
+import pytest
+
+import disttorch as torch
+from disttorch import nn
+from disttorch.nn.utils import (clip_grad_norm_, clip_grad_value_, get_total_norm,
+                                parameters_to_vector, vector_to_parameters)
+
+
+def params_with_grads(*grads):
+    ps = []
+    for g in grads:
+        p = nn.Parameter(torch.zeros(len(g)))
+        p.grad = torch.tensor(g)
+        ps.append(p)
+    return ps
+
+
+def test_clip_grad_norm_scales_to_max_norm_and_returns_total():
+    ps = params_with_grads([3.0, 0.0], [0.0, 4.0])
+    total = clip_grad_norm_(ps, max_norm=1.0)
+    assert isinstance(total, torch.Tensor) and abs(total.item() - 5.0) < 1e-6
+    scale = 1.0 / (5.0 + 1e-6)
+    np.testing.assert_allclose(ps[0].grad.numpy(), [3 * scale, 0], rtol=1e-6)
+    np.testing.assert_allclose(ps[1].grad.numpy(), [0, 4 * scale], rtol=1e-6)
+
+
+def test_clip_grad_norm_leaves_small_grads_and_other_orders():
+    ps = params_with_grads([0.3, 0.4])
+    assert abs(clip_grad_norm_(ps, 10.0).item() - 0.5) < 1e-6
+    np.testing.assert_allclose(ps[0].grad.numpy(), [0.3, 0.4], rtol=1e-6)
+    ps = params_with_grads([1.0, -7.0], [2.0])
+    assert clip_grad_norm_(ps, 100.0, norm_type=math.inf).item() == 7.0
+    ps = params_with_grads([1.0, -2.0], [3.0])
+    assert abs(clip_grad_norm_(ps, 100.0, norm_type=1).item() - 6.0) < 1e-6
+    single = params_with_grads([6.0, 8.0])[0]
+    assert abs(clip_grad_norm_(single, 5.0).item() - 10.0) < 1e-5
+    np.testing.assert_allclose(single.grad.numpy(), [3.0, 4.0], rtol=1e-5)
+    assert clip_grad_norm_([nn.Parameter(torch.zeros(2))], 1.0).item() == 0.0
+
+
+def test_clip_grad_norm_non_finite():
+    ps = params_with_grads([float("inf"), 1.0])
+    with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
+        clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)
+    assert math.isinf(get_total_norm([p.grad for p in ps]).item())
+
+
+def test_clip_grad_value():
+    ps = params_with_grads([-3.0, 0.5, 2.0])
+    clip_grad_value_(ps, 1.0)
+    np.testing.assert_array_equal(ps[0].grad.numpy(), [-1.0, 0.5, 1.0])
+
+
+def test_parameters_vector_round_trip():
+    model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))
+    vec = parameters_to_vector(model.parameters())
+    assert vec.shape == (3 * 2 + 2 + 2 + 1,)
+    np.testing.assert_array_equal(vec.detach().numpy()[:6], model[0].weight.detach().numpy().reshape(-1))
+    vector_to_parameters(torch.arange(11, dtype=torch.float32), model.parameters())
+    np.testing.assert_array_equal(model[0].bias.detach().numpy(), [6.0, 7.0])
+    np.testing.assert_array_equal(model[1].bias.detach().numpy(), [10.0])
+    with pytest.raises(TypeError, match="expected torch.Tensor"):
+        vector_to_parameters([1.0], model.parameters())
+
+
+def test_parameters_to_vector_is_differentiable():
+    a = nn.Parameter(torch.ones(2, 2))
+    b = nn.Parameter(torch.ones(3))
+    vec = parameters_to_vector([a, b])
+    (vec * torch.arange(7, dtype=torch.float32)).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[0, 1], [2, 3]])
+    np.testing.assert_array_equal(b.grad.numpy(), [4, 5, 6])
