@@ -16,7 +16,7 @@ import pytest
 import zmq
 
 from disttorch.distributed import auth
-from disttorch.distributed.store import DistStoreError, TCPStore, protocol, tcp_server
+from disttorch.distributed.store import AuthenticationError, DistStoreError, TCPStore, protocol, tcp_server
 from disttorch.distributed.store.protocol import Command, ProtocolError, Status
 from disttorch.distributed.store.table import KeyValueTable, StoreFullError
 
@@ -195,6 +195,46 @@ def test_a_recorded_session_cannot_be_replayed(master):
     time.sleep(0.3)
     assert not master.check(["replayed"])  # CURVE's per-connection keys make the replay worthless
     _still_serving(master, master.port, "after-replay")
+
+
+def _non_loopback_ipv4() -> str | None:
+    psutil = pytest.importorskip("psutil")
+    for addresses in psutil.net_if_addrs().values():
+        for address in addresses:
+            if address.family == socket.AF_INET and not address.address.startswith("127."):
+                return address.address
+    return None
+
+
+@pytest.mark.timeout(30)
+def test_without_a_secret_only_loopback_clients_are_admitted():
+    address = _non_loopback_ipv4()
+    if address is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    with TCPStore("0.0.0.0", 0, is_master=True, timeout=timedelta(seconds=5), secret=None) as master:
+        with pytest.raises(AuthenticationError, match="refused this process's credentials"):
+            TCPStore(address, master.port, timeout=timedelta(seconds=5), secret=None)
+        with TCPStore("127.0.0.1", master.port, timeout=timedelta(seconds=5), secret=None) as local:
+            local.set("local", "welcome")
+    with TCPStore(address, 0, is_master=True, timeout=timedelta(seconds=5), secret=SECRET) as master:
+        assert master._server.host == address  # listens on that interface only
+        with TCPStore(address, master.port, timeout=timedelta(seconds=5), secret=SECRET) as remote:
+            remote.set("remote", "welcome with the secret")
+        assert master.get("remote") == b"welcome with the secret"
+
+
+@pytest.mark.timeout(60)
+def test_idle_half_open_connections_do_not_block_clients(master):
+    idle = []
+    try:
+        for _ in range(100):
+            raw = socket.create_connection(("127.0.0.1", master.port))
+            raw.sendall(b"\xff\x00\x00")  # a greeting that never completes
+            idle.append(raw)
+        _still_serving(master, master.port, "with-idle-connections")
+    finally:
+        for raw in idle:
+            raw.close()
 
 
 # ---------------------------------------------------------------- malformed frames from a member
