@@ -13,9 +13,9 @@ from ._tensor import Size, Tensor, device, is_tensor
 from . import ops as _ops
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, tensor, zeros, zeros_like)
-from ._random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed,
-                      rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
-                      set_rng_state)
+from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
+                      manual_seed, multinomial, normal, poisson, rand, rand_like, randint,
+                      randint_like, randn, randn_like, randperm, seed, set_rng_state)
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .serialization import load, save

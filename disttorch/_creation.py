@@ -16,14 +16,16 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
 
 def _infer_np_dtype(data: Any) -> np.dtype:
     """PyTorch's inference: bools -> bool, ints -> int64, floats -> default float dtype."""
+    if isinstance(data, (np.ndarray, np.generic)):  # NumPy data keeps its dtype
+        return _dtype.from_numpy(data.dtype).numpy
     arr = np.asarray(data)
     k = arr.dtype.kind
     if k == "b":
         return np.dtype(np.bool_)
     if k in "iu":
-        return arr.dtype if isinstance(data, np.ndarray) else np.dtype(np.int64)
+        return np.dtype(np.int64)
     if k == "f":
-        return arr.dtype if isinstance(data, np.ndarray) else _dtype.get_default_dtype().numpy
+        return _dtype.get_default_dtype().numpy
     if k == "O":
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     raise TypeError(f"can't convert data of type {arr.dtype}")
@@ -107,41 +109,61 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    fill_value = _number(fill_value)
     if dtype is None:
         dtype = _dtype.from_numpy(_infer_np_dtype(fill_value))
     return _filled(fill_value, _size((size,)), dtype, requires_grad, device)
 
 
-def _like(fill: Any, input: Tensor, dtype: Any, requires_grad: bool) -> Tensor:
-    return _filled(fill, input._data.shape, dtype if dtype is not None else input.dtype, requires_grad)
+def _like(fill: Any, input: Tensor, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
+    return _filled(fill, input._data.shape, dtype if dtype is not None else input.dtype,
+                   requires_grad, device)
 
 
-def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _like(0, input, dtype, requires_grad)
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+               layout: Any = None, memory_format: Any = None) -> Tensor:
+    """Zeros with ``input``'s shape (and dtype unless given)."""
+    return _like(0, input, dtype, requires_grad, device)
 
 
-def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _like(1, input, dtype, requires_grad)
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+              layout: Any = None, memory_format: Any = None) -> Tensor:
+    """Ones with ``input``'s shape (and dtype unless given)."""
+    return _like(1, input, dtype, requires_grad, device)
 
 
-def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return _like(None, input, dtype, requires_grad)
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+               layout: Any = None, memory_format: Any = None) -> Tensor:
+    """An uninitialised tensor with ``input``'s shape (and dtype unless given)."""
+    return _like(None, input, dtype, requires_grad, device)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    return _like(fill_value, input, dtype, requires_grad)
+              requires_grad: bool = False, layout: Any = None, memory_format: Any = None) -> Tensor:
+    """``fill_value`` everywhere, with ``input``'s shape (and dtype unless given)."""
+    return _like(_number(fill_value), input, dtype, requires_grad, device)
+
+
+def _number(v: Any) -> Any:
+    """A Python number from a number or a one-element tensor."""
+    return v.item() if isinstance(v, Tensor) else v
 
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float
+    (then the default float dtype)."""
     if end is None:
         start, end = 0, start
+    start, end, step = _number(start), _number(end), _number(step)
+    if device is not None:
+        _check_device(device)
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
-        is_float = any(isinstance(v, float) for v in (start, end, step))
+        is_float = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
     t = Tensor._make(np.arange(start, end, step).astype(_dtype.to_numpy(dtype)))
     return t.requires_grad_(True) if requires_grad else t
@@ -150,14 +172,22 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if device is not None:
+        _check_device(device)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    t = Tensor._make(np.linspace(start, end, int(steps)).astype(np_dt))
+    t = Tensor._make(np.linspace(_number(start), _number(end), int(steps)).astype(np_dt))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """An identity matrix of ``n`` rows (and ``m`` columns)."""
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
+    if device is not None:
+        _check_device(device)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
     t = Tensor._make(np.eye(n, m, dtype=np_dt))
     return t.requires_grad_(True) if requires_grad else t

@@ -13,15 +13,23 @@ from ._tensor import Tensor
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm",
-           "rand_like", "randn_like", "randint_like"]
+           "rand_like", "randn_like", "randint_like", "normal", "bernoulli", "multinomial",
+           "poisson"]
 
 
 class Generator:
     """A random number generator; pass it as ``generator=`` to sampling functions."""
 
     def __init__(self, device: Any = "cpu") -> None:
+        from ._tensor import _check_device
+        _check_device(device)
         self._seed = 67280421310721  # PyTorch's default seed
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
+
+    @property
+    def device(self) -> Any:
+        from ._tensor import _CPU
+        return _CPU
 
     def manual_seed(self, seed: int) -> "Generator":
         """Reset the generator to the stream of ``seed``."""
@@ -82,8 +90,16 @@ def set_rng_state(state: Tensor) -> None:
     default_generator.set_state(state)
 
 
-def _float_dt(dtype: Any) -> np.dtype:
-    return _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
+def _float_dt(dtype: Any, op: str = "check_uniform_bounds") -> np.dtype:
+    dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
+    if dt.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for '
+                                  f"'{_TYPE_NAMES.get(dt.name, dt.name)}'")
+    return dt
+
+
+_TYPE_NAMES = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+               "uint8": "Byte", "bool": "Bool"}
 
 
 def _out(arr: np.ndarray, requires_grad: bool) -> Tensor:
@@ -101,7 +117,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    dt = _float_dt(dtype)
+    dt = _float_dt(dtype, "normal_kernel_cpu")
     return _out(_gen(generator).standard_normal(_size(size), dtype=np.float64).astype(dt), requires_grad)
 
 
@@ -114,25 +130,134 @@ def randint(low: int, high: int | None = None, size: Any = None, *, generator: G
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    low, high = int(low), int(high)
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.int64
-    return Tensor._make(_gen(generator).integers(low, high, _size((size,)), dtype=np.int64).astype(dt))
+    out = _gen(generator).integers(low, high, _size((size,)), dtype=np.int64).astype(dt)
+    return _out(out, requires_grad)
 
 
-def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
-    """A random permutation of 0..n-1."""
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0..n-1 (int64 unless ``dtype`` is given)."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.int64
-    return Tensor._make(_gen(generator).permutation(int(n)).astype(dt))
+    return _out(_gen(generator).permutation(int(n)).astype(dt), requires_grad)
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
-    return rand(input._data.shape, generator=generator, dtype=dtype or input.dtype)
+def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,
+              device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """``rand`` with ``input``'s shape (and dtype unless given)."""
+    return rand(input._data.shape, generator=generator, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
-    return randn(input._data.shape, generator=generator, dtype=dtype or input.dtype)
+def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,
+               device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """``randn`` with ``input``'s shape (and dtype unless given)."""
+    return randn(input._data.shape, generator=generator, dtype=dtype or input.dtype,
+                 requires_grad=requires_grad)
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None) -> Tensor:
-    return randint(low, high, input._data.shape, dtype=dtype or input.dtype)
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
+                 generator: Generator | None = None, device: Any = None,
+                 requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """``randint`` with ``input``'s shape (and dtype unless given); ``randint_like(x, high)``
+    samples from ``[0, high)``."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input._data.shape, generator=generator,
+                   dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def _value(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
+           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Samples from ``N(mean, std**2)``.
+
+    ``mean`` and ``std`` may be tensors (broadcast together; the result has their shape
+    and floating dtype) or numbers (then ``size`` gives the shape). Unlike PyTorch, the
+    result never carries a graph back to tensor ``mean``/``std`` (PyTorch's gradient there
+    is zero anyway).
+    """
+    tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
+    if tensors:
+        dt = np.result_type(*[t._data.dtype for t in tensors])
+        if dt.kind != "f":
+            raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
+                                      f"'{_TYPE_NAMES.get(dt.name, dt.name)}'")
+        shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
+        if size is not None and tuple(_size((size,))) != shape:
+            raise RuntimeError(f"normal: size {list(_size((size,)))} does not match the shape "
+                               f"{list(shape)} of mean and std")
+    else:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments: with float "
+                            "mean and std, 'size' is required")
+        dt, shape = _float_dt(dtype, "normal_kernel_cpu"), _size((size,))
+    s = np.asarray(_value(std))
+    if np.any(s < 0):
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}" if not isinstance(std, Tensor)
+                           else "normal expects all elements of std >= 0.0")
+    z = _gen(generator).standard_normal(shape)
+    return _out((z * s + _value(mean)).astype(dt, copy=False), requires_grad)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
+    """1 with probability ``input`` (elementwise; or the number ``p``), else 0; the result
+    has ``input``'s shape and dtype."""
+    prob = input._data if p is None else p
+    if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    u = _gen(generator).random(input._data.shape)
+    return Tensor._make((u < prob).astype(input._data.dtype))
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Indices sampled from the categorical distribution(s) with weights ``input`` (1-D, or
+    2-D with one distribution per row); without ``replacement`` each index at most once.
+    Returns int64 of shape ``(num_samples,)`` or ``(rows, num_samples)``."""
+    w = input._data
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
+    if w.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{input.dtype.name.capitalize()}")
+    rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
+    n_cat = rows.shape[1]
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > n_cat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(rows.sum(1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = _gen(generator)
+    if replacement:
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]
+        u = rng.random((rows.shape[0], num_samples))
+        out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        out = np.minimum(out, n_cat - 1)
+    else:
+        # Exponential race: the k smallest E_i / w_i are a weighted sample without replacement.
+        with np.errstate(divide="ignore"):
+            keys = rng.exponential(size=rows.shape) / rows
+        if num_samples > int((rows > 0).sum(1).min()):
+            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
+                               "enough non-negative category to sample)")
+        out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    out = out.astype(np.int64)
+    return Tensor._make(out.reshape(num_samples) if w.ndim == 1 else out)
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples from Poisson distributions with rates ``input`` (same shape and dtype)."""
+    return Tensor._make(_gen(generator).poisson(input._data).astype(input._data.dtype))

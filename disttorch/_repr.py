@@ -1,51 +1,132 @@
-"""PyTorch-style printing of tensors: ``tensor([[1., 2.]], requires_grad=True)``."""
+"""PyTorch-style printing of tensors: ``tensor([[1., 2.]], requires_grad=True)``.
+
+The layout follows PyTorch's rules: one formatter per tensor decides between integer
+mode (``1.``), fixed point with 4 decimals and scientific notation from the range of the
+non-zero finite values, and pads every element to a common width; tensors of more than
+1000 elements are summarised with ``...`` (3 items at each edge); lines wrap at 80
+columns; ``dtype=`` is shown unless it is the default float, int64 or bool; then
+``grad_fn=<...>`` or ``requires_grad=True``.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from . import _dtype
 
-_DEFAULT_SHOWN = {"float32", "int64", "bool"}
+PRECISION = 4
+THRESHOLD = 1000
+EDGEITEMS = 3
+LINEWIDTH = 80
 
 
-def _format_array(arr: np.ndarray) -> str:
-    if arr.size == 0:
-        return "[]" if arr.ndim <= 1 else np.array2string(arr, separator=", ")
-    kw: dict = {"separator": ", ", "threshold": 1000, "edgeitems": 3, "max_line_width": 75}
-    if arr.dtype.kind == "f":
-        finite = arr[np.isfinite(arr)]
-        if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
-            kw["formatter"] = {"float_kind": lambda v: _integral(v)}
+class _Formatter:
+    """Formats every element of one tensor to the same width."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.floating = arr.dtype.kind == "f"
+        self.int_mode, self.sci_mode, self.max_width = True, False, 1
+        flat = arr.reshape(-1)
+        if not self.floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(str(v)))
+            return
+        vals = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if vals.size == 0:
+            return
+        mag = np.abs(vals)
+        lo, hi = mag.min(), mag.max()
+        self.int_mode = bool(np.all(vals == np.ceil(vals)))
+        if self.int_mode:
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
+            fmt = (lambda v: f"{v:.{PRECISION}e}") if self.sci_mode else (lambda v: f"{v:.0f}.")
         else:
-            big = finite.size and (np.abs(finite).max() >= 1e8 or
-                                   (np.abs(finite[finite != 0]).min() < 1e-4 if np.any(finite != 0) else False))
-            kw["formatter"] = {"float_kind": (lambda v: f"{v:.4e}") if big else (lambda v: f"{v:.4f}")}
-    elif arr.dtype.kind == "b":
-        kw["formatter"] = {"bool": lambda v: "True" if v else "False"}
-    return np.array2string(arr, prefix="tensor(", **kw)
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+            fmt = (lambda v: f"{v:.{PRECISION}e}") if self.sci_mode else (lambda v: f"{v:.{PRECISION}f}")
+        self.max_width = max(len(fmt(v)) for v in vals.tolist())
+
+    def format(self, v) -> str:
+        if self.floating:
+            if self.sci_mode:
+                s = f"{v:.{PRECISION}e}"
+            elif self.int_mode:
+                s = f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
+            else:
+                s = f"{v:.{PRECISION}f}"
+        else:
+            s = str(v)
+        return s.rjust(self.max_width)
 
 
-def _integral(v: float) -> str:
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.0f}."
+def _summarized(arr: np.ndarray) -> np.ndarray:
+    """The edges of ``arr`` that a summarised print shows (for sizing the formatter)."""
+    if arr.ndim == 0:
+        return arr
+    if arr.shape[0] > 2 * EDGEITEMS:
+        arr = np.concatenate([arr[:EDGEITEMS], arr[-EDGEITEMS:]])
+    if arr.ndim == 1:
+        return arr
+    return np.stack([_summarized(row) for row in arr])
+
+
+def _vector(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    per_line = max(1, (LINEWIDTH - indent) // (fmt.max_width + 2))
+    if summarize and arr.shape[0] > 2 * EDGEITEMS:
+        items = ([fmt.format(v) for v in arr[:EDGEITEMS].tolist()] + [" ..."] +
+                 [fmt.format(v) for v in arr[-EDGEITEMS:].tolist()])
+    else:
+        items = [fmt.format(v) for v in arr.tolist()]
+    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _body(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    if arr.ndim == 0:
+        return fmt.format(arr.item())
+    if arr.ndim == 1:
+        return _vector(arr, indent, summarize, fmt)
+    n = arr.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        rows = ([_body(arr[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."] +
+                [_body(arr[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])
+    else:
+        rows = [_body(arr[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
+    parts = [text]
+    last_line = len(text) - text.rfind("\n") + 1
+    for s in suffixes:
+        if last_line + len(s) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + s)
+            last_line = indent + len(s)
+        else:
+            parts.append(", " + s)
+            last_line += len(s) + 2
+    return "".join(parts) + ")"
 
 
 def tensor_repr(t) -> str:
     """The ``repr`` of a tensor in PyTorch's form."""
     arr = t._data
-    body = _format_array(arr)
-    extras = []
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    if arr.size == 0:
+        body = "[]"
+        if arr.ndim != 1:
+            suffixes.append(f"size={tuple(arr.shape)}")
+    else:
+        summarize = arr.size > THRESHOLD
+        fmt = _Formatter(_summarized(arr) if summarize else arr)
+        body = _body(arr, indent, summarize, fmt)
     name = arr.dtype.name
-    if arr.size == 0 and arr.ndim > 1:
-        extras.append(f"size={tuple(arr.shape)}")
-    default_float = _dtype.get_default_dtype().name
-    if name not in {default_float, "int64", "bool"}:
-        extras.append(f"dtype=disttorch.{name}")
+    if name not in (_dtype.get_default_dtype().name, "int64", "bool"):
+        suffixes.append(f"dtype=disttorch.{name}")
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._rg:
-        extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        suffixes.append("requires_grad=True")
+    return _with_suffixes(prefix + body, suffixes, indent)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._dtype import from_numpy
+from ..utils import trace
 from . import grad_mode
 from .function import AccumulateGrad, Function, Node, _tensor_cls
 
@@ -128,6 +129,16 @@ def run_backward(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: 
     those in ``inputs`` when given). Without it (``autograd.grad``) the gradients of
     ``inputs`` are returned and no ``.grad`` is touched.
     """
+    start = trace.begin("backward")
+    try:
+        return _run(roots, grad_roots, retain_graph, create_graph, inputs, accumulate, allow_unused)
+    finally:
+        trace.end("backward", start)
+
+
+def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
+         create_graph: bool, inputs: Sequence[Any] | None, accumulate: bool,
+         allow_unused: bool) -> list | None:
     root_edges = [t._edge() for t in roots]
     root_nodes = [e[0] for e in root_edges]
     deps = _collect(root_nodes)
@@ -183,7 +194,9 @@ def run_backward(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: 
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads[0], id(grads[0]) in shared_ids, create_graph)
                 continue
-            in_grads = _call_backward(node, grads)
+            # A node no gradient reached (e.g. the old values under an overwriting in-place
+            # op) passes nothing on, but still releases its inputs' nodes.
+            in_grads = () if all(g is None for g in grads) else _call_backward(node, grads)
             executed.append(node)
             for i, edge in enumerate(node.next_edges):
                 if edge is None:

@@ -10,9 +10,9 @@ import types
 from typing import Any
 
 from .._tensor import Tensor
-from . import comparison, elementwise, indexing, linalg, reduction, shape
+from . import comparison, elementwise, indexing, inplace, linalg, reduction, shape
 
-FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison]
+FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace]
 
 
 def _reflected(fn: Any) -> Any:

@@ -1,6 +1,11 @@
 """Indexing: ``tensor[index]`` with ints, slices, None, Ellipsis, boolean masks and integer
-tensors. The backward of a read scatters the gradient back into zeros, accumulating where
-an index repeats (``np.add.at``)."""
+tensors or lists; the write ``CopySlices`` behind ``tensor[index] = value``; and the
+index-driven ops ``gather, scatter, scatter_add, index_select, index_add, index_fill,
+masked_fill, masked_select, take, take_along_dim, nonzero``.
+
+Reads with basic indices are views. The backward of a read puts the gradient back into
+zeros of the input's shape, accumulating where an integer index repeats (``np.add.at``).
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -9,75 +14,554 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ._helpers import wrap_dim
 
-TENSOR_METHODS = ("__getitem__",)
+__all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
+           "masked_fill", "masked_select", "take", "take_along_dim", "nonzero", "argwhere"]
+
+TENSOR_METHODS = ("__getitem__", "gather", "scatter", "scatter_add", "index_select", "index_add",
+                  "index_fill", "masked_fill", "masked_select", "take", "take_along_dim",
+                  "nonzero", "argwhere")
+
+_BASIC = (int, slice, np.integer)
 
 
 def _np_index(index: Any) -> Any:
-    """Turn tensors inside an index into arrays; check integer index dtypes."""
+    """Turn tensors and lists inside an index into arrays; check integer index dtypes.
+    A 0-dim integer tensor counts as an int (so ``x[torch.tensor(1)]`` is a view)."""
     if isinstance(index, tuple):
         return tuple(_np_index(i) for i in index)
     if isinstance(index, Tensor):
         a = index._data
         if a.dtype.kind not in "iub":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if a.ndim == 0 and a.dtype.kind in "iu":
+            return int(a)
         return a
     if isinstance(index, list):
-        return np.asarray(index)
+        a = np.asarray([i._data if isinstance(i, Tensor) else i for i in index])
+        if a.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return a
     return index
 
 
 def _is_basic(index: Any) -> bool:
+    if isinstance(index, tuple):
+        return all(i is None or i is Ellipsis or (isinstance(i, _BASIC) and not isinstance(i, bool))
+                   for i in index)
+    return index is None or index is Ellipsis or (isinstance(index, _BASIC) and
+                                                  not isinstance(index, bool))
+
+
+def _may_repeat(index: Any) -> bool:
+    """True when the index holds an integer array (whose entries may repeat)."""
     items = index if isinstance(index, tuple) else (index,)
-    return all(i is None or i is Ellipsis or isinstance(i, (int, slice, np.integer)) for i in items)
+    return any(isinstance(i, np.ndarray) and i.dtype.kind in "iu" for i in items)
 
 
-class GetItem(Function):
+def _as_view_index(index: Any) -> tuple:
+    """A basic index that makes NumPy return an array view (never a scalar copy)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return items if any(i is Ellipsis for i in items) else items + (Ellipsis,)
+
+
+def _index_error(e: Exception) -> IndexError:
+    msg = str(e).replace("axis", "dimension")
+    if "boolean index did not match" in msg:
+        return IndexError(f"The shape of the mask does not match the shape of the indexed tensor: {msg}")
+    return IndexError(msg)
+
+
+# ---------------------------------------------------------------------- reading
+class Slice(Function):
+    """``input[basic index]``: a view (ints, slices, None, Ellipsis)."""
+    _raw = True
+    _view = True
+
+    @staticmethod
+    def forward(ctx, a, index):
+        x = a._data
+        ctx.shape, ctx.index = x.shape, index
+        try:
+            return x[index]
+        except IndexError as e:
+            raise _index_error(e) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexPut.apply(g, ctx.shape, ctx.index, False), None
+
+
+class Index(Function):
+    """``input[advanced index]`` (integer arrays or boolean masks): a copy."""
     _raw = True
 
     @staticmethod
     def forward(ctx, a, index):
         x = a._data
-        ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
+        ctx.shape, ctx.index = x.shape, index
         try:
             return x[index]
         except IndexError as e:
-            raise IndexError(str(e).replace("axis", "dimension")) from None
+            raise _index_error(e) from None
 
     @staticmethod
     def backward(ctx, g):
-        return IndexBackward.apply(g, ctx.shape, ctx.index), None
+        return IndexPut.apply(g, ctx.shape, ctx.index, _may_repeat(ctx.index)), None
 
 
-class GetItemView(GetItem):
-    _view = True
-
-
-class IndexBackward(Function):
-    """Scatter-add a gradient into a zero tensor of the indexed tensor's shape."""
+class IndexPut(Function):
+    """Zeros of ``shape`` with ``g`` put at ``index`` (summing repeats when ``accumulate``):
+    the adjoint of reading ``x[index]``."""
     _raw = True
 
     @staticmethod
-    def forward(ctx, g, shape, index):
+    def forward(ctx, g, shape, index, accumulate):
         ctx.index = index
         out = np.zeros(shape, dtype=g._data.dtype)
-        if _is_basic(index):
-            out[index] = g._data
-        else:
+        if accumulate:
             np.add.at(out, index, g._data)
+        else:
+            out[index] = g._data
         return out
 
     @staticmethod
     def backward(ctx, gg):
-        return GetItem.apply(gg, ctx.index), None, None
+        return _read(gg, ctx.index), None, None, None
+
+
+def _read(input: Tensor, idx: Any) -> Tensor:
+    if _is_basic(idx):
+        idx = _as_view_index(idx)
+        for i in idx:
+            if isinstance(i, slice) and i.step is not None and i.step <= 0:
+                raise ValueError("step must be greater than zero")
+        return Slice.apply(input, idx)
+    return Index.apply(input, idx)
 
 
 def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]``: basic indexing gives a view, advanced indexing a copy."""
-    idx = _np_index(index)
-    if _is_basic(idx):
-        return GetItemView.apply(input, idx)
-    return GetItem.apply(input, idx)
+    return _read(input, _np_index(index))
 
 
 __getitem__ = getitem
+
+
+# ---------------------------------------------------------------------- writing
+class CopySlices(Function):
+    """``dst[index] = value`` written into ``dst``'s own memory; the output is ``dst``'s
+    array. The gradient of ``dst`` is zero at the written places; ``value`` gets the
+    gradient read at ``index``."""
+    _raw = True
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    @staticmethod
+    def forward(ctx, dst, index, value):
+        v = value._data if isinstance(value, Tensor) else value
+        ctx.index, ctx.value_shape = index, np.shape(v)
+        write_index(dst._data, index, v)
+        return dst._data
+
+    @staticmethod
+    def backward(ctx, g):
+        gd = gv = None
+        if ctx.needs_input_grad[0]:
+            gd = CopySlices.apply(g.clone(), ctx.index, 0)
+        if ctx.needs_input_grad[2]:
+            gv = _read(g, ctx.index)
+            if gv.ndim < len(ctx.value_shape):  # value had extra leading 1s
+                gv = gv.reshape(ctx.value_shape)
+        return gd, None, gv
+
+
+def write_index(target: np.ndarray, index: Any, value: Any) -> None:
+    """``target[index] = value`` with PyTorch's error messages."""
+    try:
+        target[index] = value
+    except IndexError as e:
+        raise _index_error(e) from None
+    except ValueError as e:
+        if not target.flags.writeable:
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.") from None
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(value))} cannot "
+                           f"be broadcast to indexing result of shape "
+                           f"{list(np.shape(target[index]))}") from None
+
+
+# ---------------------------------------------------------------------- gather / scatter
+def _check_long(index: Tensor, op: str) -> np.ndarray:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    return index._data
+
+
+def _check_bounds(idx: np.ndarray, size: int, dim: int) -> None:
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx[(idx < 0) | (idx >= size)].flat[0]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _scatter_grid(idx: np.ndarray, dim: int) -> tuple:
+    """The NumPy index addressing ``out[i0, .., idx[i0, .., ik], .., ik]`` for every element."""
+    grid = list(np.ogrid[tuple(slice(s) for s in idx.shape)])
+    grid[dim] = idx
+    return tuple(grid)
+
+
+def _corner(shape: tuple) -> tuple:
+    """The basic index of the leading ``shape`` block of a larger array."""
+    return tuple(slice(s) for s in shape)
+
+
+def _check_gather_shapes(x: np.ndarray, idx: np.ndarray, dim: int, op: str,
+                         src: np.ndarray | None = None) -> None:
+    if idx.ndim != x.ndim:
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as "
+                           f"{'self' if src is not None else 'input'} tensor")
+    for d in range(x.ndim):
+        too_big_for_self = d != dim and idx.shape[d] > x.shape[d]
+        too_big_for_src = src is not None and idx.shape[d] > src.shape[d]
+        if too_big_for_self or too_big_for_src:
+            extra = f" and to be smaller size than src {list(src.shape)}" if src is not None else ""
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(idx.shape)} to be smaller than self {list(x.shape)} apart "
+                               f"from dimension {dim}{extra}")
+
+
+class Gather(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        x, idx = a._data, index._data
+        ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
+        return np.take_along_axis(x[_corner(idx.shape[:dim]) + (slice(None),) +
+                                    _corner(idx.shape[dim + 1:])], idx, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        zeros = Tensor._make(np.zeros(ctx.shape, dtype=g._data.dtype))
+        return ScatterAdd.apply(zeros, ctx.dim, ctx.index, g), None, None
+
+
+class ScatterAdd(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src):
+        idx, s = index._data, src._data
+        ctx.dim, ctx.index, ctx.src_shape = dim, index, s.shape
+        out = a._data.copy()
+        np.add.at(out, _scatter_grid(idx, dim), s[_corner(idx.shape)].astype(out.dtype, copy=False))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gs = None
+        if ctx.needs_input_grad[3]:
+            gs = _pad_corner(Gather.apply(g, ctx.dim, ctx.index), ctx.src_shape)
+        return g, None, None, gs
+
+
+class Scatter(Function):
+    """``out = input.clone(); out[..index..] = src`` (a tensor or a number)."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src):
+        idx = index._data
+        ctx.dim, ctx.index = dim, index
+        out = a._data.copy()
+        if isinstance(src, Tensor):
+            ctx.src_shape = src._data.shape
+            out[_scatter_grid(idx, dim)] = src._data[_corner(idx.shape)]
+        else:
+            out[_scatter_grid(idx, dim)] = src
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gi = gs = None
+        if ctx.needs_input_grad[0]:
+            gi = Scatter.apply(g, ctx.dim, ctx.index, 0)
+        if ctx.needs_input_grad[3]:
+            gs = _pad_corner(Gather.apply(g, ctx.dim, ctx.index), ctx.src_shape)
+        return gi, None, None, gs
+
+
+def _pad_corner(g: Tensor, shape: tuple) -> Tensor:
+    """``g`` placed in the leading corner of zeros of ``shape`` (identity when equal)."""
+    if g._data.shape == tuple(shape):
+        return g
+    return IndexPut.apply(g, shape, _corner(g._data.shape), False)
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
+    x = input._data
+    d = wrap_dim(dim, x.ndim)
+    idx = _check_long(index, "gather")
+    _check_gather_shapes(x, idx, d, "gather")
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    return Gather.apply(input, d, index)
+
+
+def _scatter_checks(input: Tensor, dim: int, index: Tensor, src: Any, op: str) -> int:
+    x = input._data
+    d = wrap_dim(dim, x.ndim)
+    idx = _check_long(index, op)
+    _check_gather_shapes(x, idx, d, op, src._data if isinstance(src, Tensor) else None)
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    if isinstance(src, Tensor) and src._data.dtype != x.dtype:
+        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+    return d
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+            reduce: str | None = None) -> Tensor:
+    """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at the
+    positions ``index`` names along ``dim``. ``reduce='add'`` sums instead of writing
+    (``'multiply'`` is not supported)."""
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    d = _scatter_checks(input, dim, index, src, "scatter")
+    if reduce is None:
+        return Scatter.apply(input, d, index, src)
+    if reduce != "add":
+        raise RuntimeError(f"reduce argument must be 'add' (disttorch does not implement "
+                           f"'multiply'), got '{reduce}'")
+    if not isinstance(src, Tensor):
+        src = Tensor._make(np.full(index._data.shape, src, dtype=input._data.dtype))
+    return ScatterAdd.apply(input, d, index, src)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``input`` with ``src`` added at the positions ``index`` names along ``dim``
+    (repeated positions accumulate)."""
+    d = _scatter_checks(input, dim, index, src, "scatter_add")
+    return ScatterAdd.apply(input, d, index, src)
+
+
+# ---------------------------------------------------------------------- index_* ops
+def _check_index_vector(index: Tensor, op: str) -> np.ndarray:
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    idx = index._data
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if idx.ndim > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector")
+    return idx.reshape(-1)
+
+
+def _along(dim: int, idx: Any) -> tuple:
+    return (slice(None),) * dim + (idx,)
+
+
+class IndexSelect(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim, idx):
+        ctx.shape, ctx.dim, ctx.idx = a._data.shape, dim, idx
+        return np.take(a._data, idx, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexPut.apply(g, ctx.shape, _along(ctx.dim, ctx.idx), True), None, None
+
+
+class IndexAdd(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim, idx, source, alpha):
+        ctx.dim, ctx.idx, ctx.alpha = dim, idx, alpha
+        out = a._data.copy()
+        s = source._data if alpha == 1 else source._data * alpha
+        np.add.at(out, _along(dim, idx), s.astype(out.dtype, copy=False))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gs = None
+        if ctx.needs_input_grad[3]:
+            gs = IndexSelect.apply(g, ctx.dim, ctx.idx)
+            if ctx.alpha != 1:
+                gs = gs * ctx.alpha
+        return g, None, None, gs, None
+
+
+class IndexFill(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim, idx, value):
+        ctx.dim, ctx.idx = dim, idx
+        out = a._data.copy()
+        out[_along(dim, idx)] = value._data if isinstance(value, Tensor) else value
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gi = gv = None
+        if ctx.needs_input_grad[0]:
+            gi = IndexFill.apply(g, ctx.dim, ctx.idx, 0)
+        if ctx.needs_input_grad[3]:
+            gv = IndexSelect.apply(g, ctx.dim, np.unique(ctx.idx)).sum()
+        return gi, None, None, gv
+
+
+def _checked_vector_index(input: Tensor, dim: int, index: Tensor, op: str) -> tuple:
+    x = input._data
+    d = wrap_dim(dim, x.ndim)
+    idx = _check_index_vector(index, op)
+    n = x.shape[d] if x.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"{op}(): index out of range in self")
+    return d, np.where(idx < 0, idx + n, idx) if idx.size and idx.min() < 0 else idx
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
+    d, idx = _checked_vector_index(input, dim, index, "index_select")
+    return IndexSelect.apply(input, d, idx)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """A copy of ``input`` with ``alpha * source`` added to the slices along ``dim`` named by
+    ``index`` (repeats accumulate)."""
+    d, idx = _checked_vector_index(input, dim, index, "index_add")
+    expected = input._data.shape[:d] + (idx.size,) + input._data.shape[d + 1:]
+    if source._data.shape != expected and not (source._data.ndim == 0 and idx.size == 1):
+        raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {list(expected)} and source slice "
+                           f"shape: {list(source._data.shape)}")
+    return IndexAdd.apply(input, d, idx, source, alpha)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with the slices along ``dim`` named by ``index`` set to ``value``
+    (a number or a 0-dim tensor)."""
+    d, idx = _checked_vector_index(input, dim, index, "index_fill")
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+    return IndexFill.apply(input, d, idx, value)
+
+
+# ---------------------------------------------------------------------- masks
+def _check_mask(mask: Tensor, op: str) -> np.ndarray:
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{op}(): argument 'mask' must be Tensor, not {type(mask).__name__}")
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype.name}")
+    return mask._data
+
+
+class MaskedFill(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        x, m = a._data, mask._data
+        ctx.mask = mask
+        v = value._data if isinstance(value, Tensor) else value
+        try:
+            return np.where(m, np.asarray(v, dtype=x.dtype), x)
+        except ValueError:
+            from ._helpers import broadcast_error
+            raise broadcast_error(x.shape, m.shape) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        gi = gv = None
+        if ctx.needs_input_grad[0]:
+            gi = MaskedFill.apply(g, ctx.mask, 0)
+        if ctx.needs_input_grad[2]:
+            gv = masked_select(g, ctx.mask).sum()
+        return gi, None, gv
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with ``value`` where the boolean ``mask`` (broadcast) is True."""
+    _check_mask(mask, "masked_fill_")
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+    return MaskedFill.apply(input, mask, value)
+
+
+class MaskedSelect(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, mask):
+        try:
+            x, m = np.broadcast_arrays(a._data, mask._data)
+        except ValueError:
+            from ._helpers import broadcast_error
+            raise broadcast_error(a._data.shape, mask._data.shape) from None
+        ctx.shape, ctx.mask = x.shape, m
+        return x[m]
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexPut.apply(g, ctx.shape, ctx.mask, False), None
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements of ``input`` where the boolean ``mask`` (broadcast) is True, as 1-D."""
+    _check_mask(mask, "masked_select")
+    return MaskedSelect.apply(input, mask)
+
+
+# ---------------------------------------------------------------------- take / nonzero
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """Elements of ``input`` seen as 1-D at the positions ``index`` (output shaped like it)."""
+    idx = _check_long(index, "take")
+    n = input._data.size
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"out of range: tried to access index {idx.max()} on a tensor of {n} "
+                         f"elements.")
+    return Index.apply(input.reshape(-1), idx)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """``gather`` with broadcasting of ``input`` and ``indices`` (flattened when ``dim`` is
+    None)."""
+    if dim is None:
+        return take(input, indices.reshape(-1))
+    d = wrap_dim(dim, input._data.ndim)
+    s_in, s_ix = list(input._data.shape), list(indices._data.shape)
+    s_in[d] = s_ix[d] = 1
+    common = np.broadcast_shapes(tuple(s_in), tuple(s_ix))
+    full_in = common[:d] + (input._data.shape[d],) + common[d + 1:]
+    full_ix = common[:d] + (indices._data.shape[d],) + common[d + 1:]
+    return gather(input.expand(full_in), d, indices.expand(full_ix))
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or a tuple of 1-D
+    index tensors with ``as_tuple=True``."""
+    x = input._data
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(np.int64, copy=False))
+                     for i in np.nonzero(np.atleast_1d(x)))
+    return Tensor._make(np.argwhere(x).astype(np.int64, copy=False))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``nonzero(input)``."""
+    return nonzero(input)

@@ -1,9 +1,15 @@
-"""Shape ops: view/reshape, expand, transpose/permute, and ``sum_to`` (the one helper that
-sums a broadcast gradient back to an input's shape). Views share memory and the version
-counter of their input, as in PyTorch."""
+"""Shape ops: views (view/reshape, expand, transpose/permute, squeeze/unsqueeze, narrow,
+split/chunk/unbind, movedim), copies (clone, contiguous, repeat, flip, roll, tril/triu),
+joining (cat, stack) and ``sum_to``, the one helper that sums a broadcast gradient back to
+an input's shape.
+
+Views share memory and the version counter of their input, as in PyTorch (``_view = True``
+on single-output view ops; multi-output views share it explicitly). Ops that PyTorch
+defines as copies return fresh arrays even where NumPy could return a view.
+"""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -11,8 +17,18 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ._helpers import wrap_dim
 
-TENSOR_METHODS = ("_sum_to", "view", "reshape", "expand", "expand_as", "transpose", "permute", "t",
-                  "view_as", "reshape_as", "squeeze", "unsqueeze")
+__all__ = ["reshape", "view", "view_as", "reshape_as", "expand", "expand_as", "broadcast_to",
+           "permute", "transpose", "swapaxes", "swapdims", "t", "unsqueeze", "squeeze",
+           "flatten", "unflatten", "ravel", "movedim", "moveaxis", "narrow", "select", "split",
+           "chunk", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack",
+           "repeat", "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "clone",
+           "contiguous", "sum_to", "diagonal"]
+
+TENSOR_METHODS = ("_sum_to", "view", "reshape", "expand", "expand_as", "broadcast_to",
+                  "transpose", "swapaxes", "swapdims", "permute", "t", "view_as", "reshape_as",
+                  "squeeze", "unsqueeze", "flatten", "unflatten", "ravel", "movedim", "moveaxis",
+                  "narrow", "select", "split", "chunk", "unbind", "repeat", "tile", "flip",
+                  "fliplr", "flipud", "roll", "tril", "triu", "clone", "contiguous", "diagonal")
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -29,6 +45,8 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     known = 1
     for s in shape:
         if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
@@ -39,7 +57,16 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     return shape
 
 
-class Reshape(Function):
+def _share_version(outs: Sequence[Tensor], base: Tensor) -> tuple:
+    """Give the outputs of a multi-output view op their base's version counter."""
+    for o in outs:
+        o._version_box = base._version_box
+    return tuple(outs)
+
+
+# ---------------------------------------------------------------------- views
+class View(Function):
+    """A view with a new shape (``shape`` already resolved and known to be viewable)."""
     _raw = True
     _view = True
 
@@ -47,27 +74,24 @@ class Reshape(Function):
     def forward(ctx, a, shape):
         x = a._data
         ctx.in_shape = x.shape
-        return x.reshape(_infer_shape(shape, x.size))
+        return x.reshape(shape)
 
     @staticmethod
     def backward(ctx, g):
         return g.reshape(ctx.in_shape), None
 
 
-class View(Reshape):
-    @staticmethod
-    def forward(ctx, a, shape):
-        x = a._data
-        ctx.in_shape = x.shape
-        new = _infer_shape(shape, x.size)
-        out = x.view()
-        try:
-            out.shape = new  # raises instead of copying when a view is impossible
-        except AttributeError:
-            raise RuntimeError("view size is not compatible with input tensor's size and stride "
-                               "(at least one dimension spans across two contiguous subspaces). "
-                               "Use .reshape(...) instead.") from None
-        return out
+class UnsafeView(View):
+    """``reshape`` of a tensor whose strides allow no view: the result is a copy."""
+    _view = False
+
+
+class Unsqueeze(View):
+    pass
+
+
+class Squeeze(View):
+    pass
 
 
 class Expand(Function):
@@ -79,18 +103,25 @@ class Expand(Function):
         x = a._data
         ctx.in_shape = x.shape
         if len(shape) < x.ndim:
-            raise RuntimeError(f"expand(torch.FloatTensor{{{list(x.shape)}}}, size={list(shape)}): "
-                               "the number of sizes provided must be greater or equal to the "
-                               "number of dimensions in the tensor")
+            raise RuntimeError(f"expand({a.type()}{{{list(x.shape)}}}, size={list(shape)}): the "
+                               f"number of sizes provided ({len(shape)}) must be greater or equal "
+                               f"to the number of dimensions in the tensor ({x.ndim})")
         lead = len(shape) - x.ndim
-        full = tuple(x.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
+        full = []
+        for i, s in enumerate(shape):
+            if s == -1:
+                if i < lead:
+                    raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                                       f"leading, non-existing dimension {i}")
+                s = x.shape[i - lead]
+            full.append(s)
         for i in range(x.ndim):
             if x.shape[i] != 1 and x.shape[i] != full[i + lead]:
                 raise RuntimeError(f"The expanded size of the tensor ({full[i + lead]}) must match "
                                    f"the existing size ({x.shape[i]}) at non-singleton dimension "
                                    f"{i + lead}.  Target sizes: {list(shape)}.  Tensor sizes: "
                                    f"{list(x.shape)}")
-        return np.broadcast_to(x, full)
+        return np.broadcast_to(x, tuple(full))
 
     @staticmethod
     def backward(ctx, g):
@@ -111,6 +142,264 @@ class Permute(Function):
         return g.permute(tuple(np.argsort(ctx.dims))), None
 
 
+class Transpose(Permute):
+    pass
+
+
+class Narrow(Function):
+    """``input[..., start:start+length, ...]`` along ``dim``: a view."""
+    _raw = True
+    _view = True
+
+    @staticmethod
+    def forward(ctx, a, dim, start, length):
+        x = a._data
+        ctx.shape, ctx.dim, ctx.start = x.shape, dim, start
+        return x[(slice(None),) * dim + (slice(start, start + length),)]
+
+    @staticmethod
+    def backward(ctx, g):
+        return _pad_along(g, ctx.shape, ctx.dim, ctx.start), None, None, None
+
+
+class Select(Function):
+    """``input[..., index, ...]`` along ``dim`` (the dim is removed): a view."""
+    _raw = True
+    _view = True
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        x = a._data
+        ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
+        return x[(slice(None),) * dim + (index, Ellipsis)]
+
+    @staticmethod
+    def backward(ctx, g):
+        return _pad_along(g.unsqueeze(ctx.dim), ctx.shape, ctx.dim, ctx.index), None, None
+
+
+class Diagonal(Function):
+    _raw = True
+    _view = True
+
+    @staticmethod
+    def forward(ctx, a, offset, dim1, dim2):
+        ctx.shape, ctx.args = a._data.shape, (offset, dim1, dim2)
+        out = np.diagonal(a._data, offset, dim1, dim2)
+        out.flags.writeable = a._data.flags.writeable  # NumPy marks it read-only; PyTorch's is not
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return DiagonalBackward.apply(g, ctx.shape, *ctx.args), None, None, None
+
+
+class DiagonalBackward(Function):
+    """Place a gradient on the diagonal of a zero tensor (the adjoint of ``diagonal``)."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, g, shape, offset, dim1, dim2):
+        ctx.args = (offset, dim1, dim2)
+        out = np.zeros(shape, dtype=g._data.dtype)
+        diag = np.diagonal(out, offset, dim1, dim2)
+        diag.flags.writeable = True  # a writable view of out's diagonal
+        diag[...] = g._data
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Diagonal.apply(gg, *ctx.args), None, None, None, None
+
+
+class PadAlong(Function):
+    """Zeros of ``shape`` with ``g`` placed at ``start`` along ``dim`` (adjoint of narrow)."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, g, shape, dim, start):
+        length = g._data.shape[dim]
+        ctx.dim, ctx.start, ctx.length = dim, start, length
+        out = np.zeros(shape, dtype=g._data.dtype)
+        out[(slice(None),) * dim + (slice(start, start + length),)] = g._data
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Narrow.apply(gg, ctx.dim, ctx.start, ctx.length), None, None, None
+
+
+def _pad_along(g: Tensor, shape: tuple, dim: int, start: int) -> Tensor:
+    return PadAlong.apply(g, shape, dim, start)
+
+
+class Split(Function):
+    """Views of consecutive pieces of ``input`` along ``dim`` (sizes given)."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, sizes, dim):
+        x = a._data
+        ctx.dim = dim
+        pre = (slice(None),) * dim
+        outs, start = [], 0
+        for s in sizes:
+            outs.append(x[pre + (slice(start, start + s),)])
+            start += s
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return cat(grads, ctx.dim), None, None
+
+
+class Unbind(Function):
+    """Views of each slice of ``input`` along ``dim`` (the dim removed)."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = a._data
+        ctx.dim = dim
+        pre = (slice(None),) * dim
+        return tuple(x[pre + (i, Ellipsis)] for i in range(x.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return stack(grads, ctx.dim), None
+
+
+# ---------------------------------------------------------------------- copies
+class Clone(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.array(a._data, copy=True, order="C")
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def _join_dtype(arrays: Sequence[np.ndarray]) -> np.dtype:
+    """PyTorch's promotion across joined tensors: the highest category (bool < integer <
+    floating) wins with its own widest dtype (int64 with float32 gives float32)."""
+    first = arrays[0].dtype
+    if all(a.dtype == first for a in arrays):
+        return first
+    rank = {"b": 0, "u": 1, "i": 1, "f": 2}
+    top = max(rank[a.dtype.kind] for a in arrays)
+    return np.result_type(*[a.dtype for a in arrays if rank[a.dtype.kind] == top])
+
+
+class Cat(Function):
+    """Concatenation of the tensors after ``dim`` along ``dim``."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        arrays = [t._data for t in tensors]
+        ctx.dim, ctx.sizes = dim, [a.shape[dim] for a in arrays]
+        return np.concatenate(arrays, axis=dim, dtype=_join_dtype(arrays), casting="unsafe")
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
+
+
+class Stack(Function):
+    """The tensors after ``dim`` stacked along a new dimension ``dim``."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.dim = dim
+        arrays = [t._data for t in tensors]
+        return np.stack(arrays, axis=dim, dtype=_join_dtype(arrays), casting="unsafe")
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None,) + tuple(unbind(g, ctx.dim))
+
+
+class Repeat(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, repeats):
+        x = a._data
+        shape = (1,) * (len(repeats) - x.ndim) + x.shape
+        ctx.in_shape, ctx.shape, ctx.repeats = x.shape, shape, repeats
+        return np.tile(x.reshape(shape), repeats)
+
+    @staticmethod
+    def backward(ctx, g):
+        # out dim d holds repeats[d] copies of shape[d]: split it in two and sum the copies.
+        split_shape = []
+        for r, s in zip(ctx.repeats, ctx.shape):
+            split_shape += [r, s]
+        summed = g.reshape(tuple(split_shape)).sum(tuple(range(0, len(split_shape), 2)))
+        return summed.reshape(ctx.in_shape), None
+
+
+class Flip(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return np.flip(a._data, dims).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return Flip.apply(g, ctx.dims), None
+
+
+class Roll(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        x = a._data
+        if dims is None:
+            return np.roll(x.reshape(-1), shifts).reshape(x.shape)
+        return np.roll(x, shifts, dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        neg = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, tuple) else -ctx.shifts
+        return Roll.apply(g, neg, ctx.dims), None, None
+
+
+class Tril(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, diagonal):
+        ctx.diagonal = diagonal
+        return np.tril(a._data, diagonal)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Tril.apply(g, ctx.diagonal), None
+
+
+class Triu(Function):
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, diagonal):
+        ctx.diagonal = diagonal
+        return np.triu(a._data, diagonal)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Triu.apply(g, ctx.diagonal), None
+
+
+# ---------------------------------------------------------------------- sum_to
 def sum_to(g: Tensor, shape: tuple) -> Tensor:
     """Sum ``g`` over the dims that broadcasting added or stretched, giving ``shape``."""
     if g._data.shape == tuple(shape):
@@ -125,24 +414,47 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
 _sum_to = sum_to
 
 
+# ---------------------------------------------------------------------- public functions
+def _viewable(x: np.ndarray, shape: tuple) -> bool:
+    if x.flags.c_contiguous:
+        return True
+    try:
+        np.reshape(x, shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
 def reshape(input: Tensor, *shape: Any) -> Tensor:
-    """Same data in a new shape (a view when possible, else a copy); one dim may be -1."""
-    return Reshape.apply(input, _shape_arg(shape))
+    """Same data in a new shape: a view when the strides allow it, else a copy. One dim
+    may be -1 (inferred)."""
+    new = _infer_shape(_shape_arg(shape), input._data.size)
+    if _viewable(input._data, new):
+        return View.apply(input, new)
+    return UnsafeView.apply(input, new)
 
 
 def view(input: Tensor, *shape: Any) -> Tensor:
-    """A view with a new shape; raises when the strides do not allow one (use reshape)."""
+    """A view with a new shape; raises when the strides do not allow one (use reshape).
+    ``view(dtype)`` reinterprets nothing here: it converts (a copy), unlike PyTorch."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
         from .elementwise import cast
         return cast(input, shape[0])
-    return View.apply(input, _shape_arg(shape))
+    new = _infer_shape(_shape_arg(shape), input._data.size)
+    if not _viewable(input._data, new):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return View.apply(input, new)
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.view(other.shape)``."""
     return view(input, other._data.shape)
 
 
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.reshape(other.shape)``."""
     return reshape(input, other._data.shape)
 
 
@@ -152,7 +464,13 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.expand(other.shape)``."""
     return Expand.apply(input, other._data.shape)
+
+
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``input.expand(size)``."""
+    return Expand.apply(input, _shape_arg((size,)))
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
@@ -172,37 +490,320 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """A view with ``dim0`` and ``dim1`` swapped."""
     nd = input._data.ndim
-    if nd == 0:
-        return input
     order = list(range(nd))
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+    if nd == 0:
+        return View.apply(input, ())
     order[d0], order[d1] = order[d1], order[d0]
-    return Permute.apply(input, tuple(order))
+    return Transpose.apply(input, tuple(order))
+
+
+swapaxes = swapdims = transpose
 
 
 def t(input: Tensor) -> Tensor:
     """Transpose of a tensor with at most 2 dims."""
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
-    return transpose(input, 0, 1) if input._data.ndim == 2 else input
+    return transpose(input, 0, 1) if input._data.ndim == 2 else View.apply(input, input._data.shape)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view with a size-1 dim inserted at ``dim``."""
-    nd = input._data.ndim + 1
-    d = wrap_dim(dim, nd)
-    shape = input._data.shape[:d] + (1,) + input._data.shape[d:]
-    return Reshape.apply(input, shape)
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape) + 1)
+    return Unsqueeze.apply(input, shape[:d] + (1,) + shape[d:])
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
-    """A view without size-1 dims (all of them, or those in ``dim``)."""
+    """A view without size-1 dims (all of them, or those in ``dim`` that have size 1)."""
     shape = input._data.shape
     if dim is None:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
         ds = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        dims = {wrap_dim(int(d), len(shape)) for d in ds if shape and shape[wrap_dim(int(d), len(shape))] == 1}
-    if not dims:
-        return input if dim is None or not shape else Reshape.apply(input, shape)
-    return Reshape.apply(input, tuple(s for i, s in enumerate(shape) if i not in dims))
+        dims = {d for d in (wrap_dim(int(d), len(shape)) for d in ds) if shape and shape[d] == 1}
+    return Squeeze.apply(input, tuple(s for i, s in enumerate(shape) if i not in dims))
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims ``start_dim..end_dim`` into one (a view when possible)."""
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, (1,))
+    s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-D tensor (a view when possible)."""
+    return reshape(input, (-1,))
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dim ``dim`` into ``sizes`` (one may be -1)."""
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        sizes = _infer_shape(sizes, shape[d])
+    except RuntimeError:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+                           f"of dim {dim} ({shape[d]}) in the input tensor") from None
+    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """A view with dims ``source`` moved to positions ``destination``."""
+    nd = input._data.ndim
+    src = [source] if isinstance(source, (int, np.integer)) else list(source)
+    dst = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    src = [wrap_dim(int(d), nd) for d in src]
+    dst = [wrap_dim(int(d), nd) for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    order = [d for d in range(nd) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return Permute.apply(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """A view of ``length`` elements along ``dim`` starting at ``start``."""
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    start = int(start)
+    if start < 0:
+        start += shape[d]
+    if not 0 <= start <= shape[d] or length < 0 or start + length > shape[d]:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({shape[d]}).")
+    return Narrow.apply(input, d, start, int(length))
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """A view of slice ``index`` along ``dim`` (the dim is removed)."""
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    i = int(index)
+    if not -shape[d] <= i < shape[d]:
+        raise IndexError(f"select(): index {i} out of range for tensor of size "
+                         f"{list(shape)} at dimension {d}")
+    return Select.apply(input, d, i + shape[d] if i < 0 else i)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A view of the diagonal over ``dim1`` and ``dim2`` (appended as the last dim)."""
+    nd = input._data.ndim
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return Diagonal.apply(input, int(offset), d1, d2)
+
+
+def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
+    """Views of consecutive pieces along ``dim``: pieces of ``split_size`` (the last may be
+    smaller), or of the sizes in a list."""
+    shape = tensor._data.shape
+    d = wrap_dim(dim, len(shape))
+    n = shape[d]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size < 0 or (size == 0 and n != 0):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}" if size == 0 else
+                               f"split expects split_size be non-negative, but got split_size={size}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    if len(sizes) == 1:
+        return (Narrow.apply(tensor, d, 0, sizes[0]),)
+    return _share_version(Split.apply(tensor, tuple(sizes), d), tensor)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """Split into ``chunks`` pieces of ``ceil(size / chunks)`` (possibly fewer pieces)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input._data.shape[wrap_dim(dim, input._data.ndim)]
+    size = max(-(-n // chunks), 1) if n else 0
+    return split(input, size, dim) if n else split(input, [0] * chunks, dim)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    """Views of every slice along ``dim``, with that dim removed."""
+    d = wrap_dim(dim, input._data.ndim)
+    if input._data.shape[d] == 1:
+        return (Select.apply(input, d, 0),)
+    return _share_version(Unbind.apply(input, d), input)
+
+
+def _check_join(tensors: Sequence[Tensor], op: str) -> list:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not Tensor")
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{op} expects a non-empty TensorList" if op == "stack" else
+                           f"{op}(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return tensors
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenate tensors of equal shape except in ``dim``; dtypes are promoted. 1-D empty
+    tensors are skipped, as in PyTorch."""
+    tensors = _check_join(tensors, "torch.cat")
+    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    if not kept:
+        return Clone.apply(tensors[0])
+    ref = kept[0]._data
+    d = wrap_dim(dim, ref.ndim)
+    for i, t in enumerate(tensors):
+        s = t._data.shape
+        if t._data.ndim == 1 and s[0] == 0:
+            continue
+        if len(s) != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
+                               f"{len(s)}")
+        for k in range(ref.ndim):
+            if k != d and s[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {s[k]} for tensor "
+                                   f"number {i} in the list.")
+    return Cat.apply(d, *kept)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Stack tensors of equal shape along a new dimension ``dim``."""
+    tensors = _check_join(tensors, "stack")
+    s0 = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != s0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at "
+                               f"entry 0 and {list(t._data.shape)} at entry {i}")
+    return Stack.apply(wrap_dim(dim, len(s0) + 1), *tensors)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
+    tensors = _check_join(tensors, "hstack")
+    return cat(tensors, 0 if tensors[0]._data.ndim <= 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenate along dim 0, treating 1-D tensors as rows."""
+    tensors = _check_join(tensors, "vstack")
+    return cat([t.unsqueeze(0) if t._data.ndim <= 1 else t for t in tensors], 0)
+
+
+def repeat(input: Tensor, *sizes: Any) -> Tensor:
+    """Tile ``input`` ``sizes[d]`` times along each dim (a copy)."""
+    sizes = _shape_arg(sizes)
+    if len(sizes) < input._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+                           "dimensions of tensor")
+    return Repeat.apply(input, sizes)
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """Like ``repeat``, with missing leading repetitions taken as 1."""
+    dims = _shape_arg((dims,))
+    return Repeat.apply(input, (1,) * (input._data.ndim - len(dims)) + dims)
+
+
+def flip(input: Tensor, dims: Any) -> Tensor:
+    """Reverse the order of elements along ``dims`` (a copy)."""
+    nd = input._data.ndim
+    ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    ds = tuple(wrap_dim(int(d), nd) for d in ds)
+    if len(set(ds)) != len(ds):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(ds)}, but unique "
+                           f"flip dims size={len(set(ds))}")
+    return Flip.apply(input, ds)
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """Flip along dim 1."""
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    """Flip along dim 0."""
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """Shift elements cyclically by ``shifts`` along ``dims`` (flattened when None)."""
+    if dims is None:
+        if not isinstance(shifts, (int, np.integer)) and len(shifts) != 1:
+            raise RuntimeError(f"roll: shifts (length {len(shifts)}) and dims (length 0) must "
+                               "have the same length")
+        s = shifts if isinstance(shifts, (int, np.integer)) else shifts[0]
+        return Roll.apply(input, int(s), None)
+    sh = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if len(sh) != len(ds):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+    nd = input._data.ndim
+    return Roll.apply(input, tuple(int(s) for s in sh), tuple(wrap_dim(int(d), nd) for d in ds))
+
+
+def _check_matrix(input: Tensor, name: str) -> None:
+    if input._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle (on and below diagonal ``diagonal``) of the last two dims."""
+    _check_matrix(input, "tril")
+    return Tril.apply(input, int(diagonal))
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle (on and above diagonal ``diagonal``) of the last two dims."""
+    _check_matrix(input, "triu")
+    return Triu.apply(input, int(diagonal))
+
+
+def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
+    """A copy of ``input`` with its own memory; gradients flow back to ``input``."""
+    return Clone.apply(input)
+
+
+def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
+    """``input`` itself when C-contiguous, else a contiguous copy (differentiable)."""
+    if input._data.flags.c_contiguous:
+        return input
+    return Clone.apply(input)

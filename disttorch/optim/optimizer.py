@@ -15,6 +15,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ..utils import trace
 
 __all__ = ["Optimizer", "required"]
 
@@ -100,6 +101,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        start = trace.begin("optimizer.step")
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -109,6 +111,7 @@ class Optimizer:
                     grad = -grad
                 self._update(group, p._data, grad, self.state[p])
                 p._bump_version()
+        trace.end("optimizer.step", start)
         return loss
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: dict) -> None:

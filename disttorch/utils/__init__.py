@@ -1,4 +1,14 @@
-"""Utilities: ``disttorch.utils.data`` (datasets, samplers, DataLoader)."""
-from . import data
+"""Utilities: ``data`` (datasets, samplers, DataLoader) and ``trace`` (Chrome traces).
 
-__all__ = ["data"]
+``data`` is imported on first access, because ``trace`` is needed by the core before
+tensors exist.
+"""
+import importlib
+
+__all__ = ["data", "trace"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'disttorch.utils' has no attribute '{name}'")

@@ -1,0 +1,158 @@
+"""``ZeroRedundancyOptimizer``: each rank keeps optimiser state for its share of the
+parameters only (ZeRO stage 1), so optimiser memory shrinks with the world size.
+
+Every rank still holds every parameter and the full, averaged gradients (DDP gave them).
+``step()``:
+
+1. runs the wrapped optimiser on this rank's shard only;
+2. broadcasts each shard's updated parameters from the rank that owns it (one coalesced
+   buffer per rank), so all replicas are identical again.
+
+Shards are assigned greedily, largest parameter first, to the rank with the fewest
+elements so far: the same assignment on every rank, balanced by size.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...optim.optimizer import Optimizer
+
+__all__ = ["ZeroRedundancyOptimizer"]
+
+
+def _dist():
+    from ... import distributed as dist
+    return dist
+
+
+def partition(sizes: list[int], world_size: int) -> list[int]:
+    """Owner rank of each parameter: largest first, to the least-loaded rank."""
+    load = [0] * world_size
+    owner = [0] * len(sizes)
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        r = min(range(world_size), key=lambda r: (load[r], r))
+        owner[i] = r
+        load[r] += sizes[i]
+    return owner
+
+
+class ZeroRedundancyOptimizer(Optimizer):
+    """Wrap ``optimizer_class`` so its state is sharded across the ranks of ``process_group``.
+
+    Args:
+        params: tensors or parameter groups, as for any optimiser.
+        optimizer_class: e.g. ``disttorch.optim.Adam``.
+        process_group: the group to shard over (default: the world).
+        parameters_as_bucket_view, overlap_with_ddp: accepted for compatibility; must be False.
+        **defaults: options for ``optimizer_class`` (``lr=...``).
+    """
+
+    def __init__(self, params: Iterable[Any], optimizer_class: type, process_group: Any = None,
+                 parameters_as_bucket_view: bool = False, overlap_with_ddp: bool = False,
+                 **defaults: Any) -> None:
+        if overlap_with_ddp:
+            raise NotImplementedError("ZeroRedundancyOptimizer(overlap_with_ddp=True) is not supported")
+        dist = _dist()
+        self.process_group = process_group
+        self.world_size = dist.get_world_size(process_group)
+        self.rank = dist.get_rank(process_group)
+        self.optimizer_class = optimizer_class
+        super().__init__(params, defaults)
+        self._all_params = [p for g in self.param_groups for p in g["params"]]
+        self.owner = partition([p._data.size for p in self._all_params], self.world_size)
+        owner_of = {id(p): r for p, r in zip(self._all_params, self.owner)}
+        local_groups = []
+        for g in self.param_groups:
+            mine = [p for p in g["params"] if owner_of[id(p)] == self.rank]
+            local_groups.append({**g, "params": mine})
+        self._local_group_nonempty = [bool(g["params"]) for g in local_groups]
+        kept = [g for g in local_groups if g["params"]]
+        self.optim = optimizer_class(kept, **defaults) if kept else None
+        self._consolidated: dict | None = None
+
+    def _sync_options(self) -> None:
+        """Copy options set on ``param_groups`` (e.g. by a scheduler) into the local optimiser."""
+        if self.optim is None:
+            return
+        local = iter(self.optim.param_groups)
+        for g, nonempty in zip(self.param_groups, self._local_group_nonempty):
+            if nonempty:
+                lg = next(local)
+                lg.update({k: v for k, v in g.items() if k != "params"})
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update this rank's shard, then broadcast every shard from its owner."""
+        self._sync_options()
+        loss = self.optim.step(closure) if self.optim is not None else (closure() if closure else None)
+        self._broadcast_shards()
+        return loss
+
+    def _broadcast_shards(self) -> None:
+        dist = _dist()
+        for r in range(self.world_size):
+            shard = [p for p, o in zip(self._all_params, self.owner) if o == r]
+            if not shard:
+                continue
+            flat = np.concatenate([p._data.reshape(-1) for p in shard]) if self.rank == r else \
+                np.empty(sum(p._data.size for p in shard), dtype=shard[0]._data.dtype)
+            src = dist.get_global_rank(self.process_group, r) if self.process_group is not None else r
+            dist.broadcast(Tensor._make(flat), src=src, group=self.process_group)
+            if self.rank != r:
+                offset = 0
+                for p in shard:
+                    np.copyto(p._data, flat[offset:offset + p._data.size].reshape(p._data.shape))
+                    p._bump_version()
+                    offset += p._data.size
+
+    # ---------------------------------------------------------------- checkpoints
+    def consolidate_state_dict(self, to: int = 0) -> None:
+        """Gather every shard's optimiser state on rank ``to`` (call on all ranks)."""
+        dist = _dist()
+        local = self.optim.state_dict() if self.optim is not None else {"state": {}, "param_groups": []}
+        gathered: list | None = [None] * self.world_size if self.rank == to else None
+        dst = dist.get_global_rank(self.process_group, to) if self.process_group is not None else to
+        dist.gather_object(local, gathered, dst=dst, group=self.process_group)
+        self._consolidated = None
+        if self.rank == to:
+            state: dict[int, Any] = {}
+            for r, sd in enumerate(gathered):
+                # the local optimiser lists its parameters in global order
+                mine = [i for i, o in enumerate(self.owner) if o == r]
+                for local_idx, st in sd["state"].items():
+                    state[mine[int(local_idx)]] = st
+            groups, index = [], 0
+            for g in self.param_groups:
+                packed = {k: v for k, v in g.items() if k != "params"}
+                packed["params"] = list(range(index, index + len(g["params"])))
+                index += len(g["params"])
+                groups.append(packed)
+            self._consolidated = {"state": state, "param_groups": groups}
+
+    def state_dict(self) -> dict:
+        """The full optimiser state; only on the rank given to ``consolidate_state_dict``."""
+        if self._consolidated is None:
+            raise RuntimeError("Optimizer state has not been consolidated on this rank. Please call "
+                               "`consolidate_state_dict(to=...)` on all ranks beforehand if you "
+                               "meant to save the global state.")
+        return self._consolidated
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a full state dict (from ``state_dict()``); each rank keeps its shard."""
+        for g, saved in zip(self.param_groups, state_dict["param_groups"]):
+            g.update({k: v for k, v in saved.items() if k != "params"})
+        if self.optim is None:
+            return
+        mine = [i for i, o in enumerate(self.owner) if o == self.rank]
+        local_state = {j: state_dict["state"][i] for j, i in enumerate(mine) if i in state_dict["state"]}
+        local_groups = []
+        for g, nonempty in zip(self.param_groups, self._local_group_nonempty):
+            if nonempty:
+                local_groups.append({k: v for k, v in g.items() if k != "params"})
+        index = 0
+        for lg, og in zip(local_groups, self.optim.param_groups):
+            lg["params"] = list(range(index, index + len(og["params"])))
+            index += len(og["params"])
+        self.optim.load_state_dict({"state": local_state, "param_groups": local_groups})

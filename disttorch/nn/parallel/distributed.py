@@ -1,0 +1,220 @@
+"""``DistributedDataParallel``: the same model on every rank, gradients averaged across
+ranks while backward runs, so every rank takes the same optimiser step.
+
+Construction checks that every rank has the same parameters and copies rank 0's
+parameters and buffers to all. Each forward may broadcast buffers (``broadcast_buffers``)
+and arms the :class:`~disttorch.nn.parallel.reducer.Reducer`, whose hooks reduce
+gradient buckets during backward. A script only writes ``loss.backward();
+optimizer.step()``.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...utils import trace
+from ..modules.module import Module
+from .reducer import Reducer
+
+__all__ = ["DistributedDataParallel"]
+
+
+def _dist():
+    from ... import distributed as dist
+    return dist
+
+
+def _flat_broadcast(tensors: list[Tensor], src: int, group: Any) -> None:
+    """Broadcast many tensors as one buffer per dtype (one collective each, not one per tensor)."""
+    dist = _dist()
+    by_dtype: dict[np.dtype, list[Tensor]] = {}
+    for t in tensors:
+        by_dtype.setdefault(t._data.dtype, []).append(t)
+    for dt_, ts in by_dtype.items():
+        flat = np.concatenate([t._data.reshape(-1) for t in ts]) if ts else np.zeros(0, dt_)
+        dist.broadcast(Tensor._make(flat), src=src, group=group)
+        offset = 0
+        for t in ts:
+            n = t._data.size
+            np.copyto(t._data, flat[offset:offset + n].reshape(t._data.shape))
+            t._bump_version()
+            offset += n
+
+
+class DistributedDataParallel(Module):
+    """Data-parallel training of ``module`` across the ranks of ``process_group``.
+
+    Args:
+        module: the model (the same architecture on every rank).
+        device_ids, output_device: accepted for compatibility; disttorch runs on CPUs.
+        broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to all ranks
+            at every forward.
+        process_group: the group to average over (default: the whole world).
+        bucket_cap_mb: target size of a gradient bucket, in MiB.
+        find_unused_parameters: allow forward passes that do not use every parameter.
+        gradient_as_bucket_view: make ``.grad`` views into the buckets (saves a copy and
+            memory; ``.grad`` then must not be replaced by the user).
+        static_graph: accepted; the reducer already handles a fixed graph optimally.
+
+    Differences from PyTorch: buckets keep their construction-time layout (PyTorch
+    rebuilds them after the first iteration from the observed gradient order).
+    """
+
+    def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
+                 dim: int = 0, broadcast_buffers: bool = True, process_group: Any = None,
+                 bucket_cap_mb: float | None = None, find_unused_parameters: bool = False,
+                 check_reduction: bool = False, gradient_as_bucket_view: bool = False,
+                 static_graph: bool = False) -> None:
+        super().__init__()
+        dist = _dist()
+        if not dist.is_initialized():
+            raise RuntimeError("Default process group has not been initialized, please make sure "
+                               "to call init_process_group.")
+        self.module = module
+        self.process_group = process_group
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self._join: _JoinState | None = None
+        named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        if not named:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have "
+                               "any parameter that requires a gradient.")
+        self._check_same_parameters(module)
+        with no_grad():
+            _flat_broadcast([p for _, p in module.named_parameters()] + list(module.buffers()),
+                            src=0, group=process_group)
+        cap = 25.0 if bucket_cap_mb is None else bucket_cap_mb
+        self.reducer = Reducer(named, process_group, int(cap * 1024 * 1024),
+                               find_unused_parameters, gradient_as_bucket_view)
+
+    # ------------------------------------------------------------------ construction
+    def _check_same_parameters(self, module: Module) -> None:
+        """Every rank must hold the same parameter names, shapes and dtypes."""
+        dist = _dist()
+        mine = [(n, tuple(p.shape), p.dtype.name) for n, p in module.named_parameters()]
+        everyone: list = [None] * dist.get_world_size(self.process_group)
+        dist.all_gather_object(everyone, mine, group=self.process_group)
+        ref = everyone[0]
+        for r, theirs in enumerate(everyone):
+            if theirs == ref:
+                continue
+            if len(theirs) != len(ref):
+                raise RuntimeError(f"DistributedDataParallel: rank {r} has {len(theirs)} parameters "
+                                   f"but rank 0 has {len(ref)}; every rank must build the same model.")
+            for (n0, s0, d0), (n1, s1, d1) in zip(ref, theirs):
+                if (n0, s0, d0) != (n1, s1, d1):
+                    raise RuntimeError(
+                        f"DistributedDataParallel: parameters differ between ranks: rank 0 has "
+                        f"'{n0}' {list(s0)} {d0} where rank {r} has '{n1}' {list(s1)} {d1}; "
+                        "every rank must build the same model.")
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        with trace.span("forward", "step"):
+            if self._join is not None:
+                self._join.notify_active()
+            if self.require_forward_param_sync and self.broadcast_buffers:
+                bufs = list(self.module.buffers())
+                if bufs:
+                    with no_grad():
+                        _flat_broadcast(bufs, src=0, group=self.process_group)
+            out = self.module(*inputs, **kwargs)
+        if is_grad_enabled() and self.require_backward_grad_sync:
+            self.reducer.prepare_for_backward(out if self.find_unused_parameters else None)
+        else:
+            self.reducer.disarm()
+        return out
+
+    @contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Backward passes inside keep their gradients local (accumulating in ``.grad``);
+        the first backward after the block averages the accumulated sum."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def register_comm_hook(self, state: Any, hook: Callable) -> None:
+        """Reduce buckets with ``hook(state, bucket) -> Future`` instead of the default
+        all-reduce (see ``disttorch.nn.parallel.comm_hooks``)."""
+        if not callable(hook):
+            raise TypeError(f"communication hook must be callable, got {type(hook).__name__}")
+        self.reducer.comm_state, self.reducer.comm_hook = state, hook
+
+    # ------------------------------------------------------------------ uneven inputs
+    @contextmanager
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> Iterator[None]:
+        """Train on uneven inputs: a rank that runs out of data keeps answering the other
+        ranks' collectives with zeros until every rank is done, then all ranks take the
+        parameters of the rank that trained longest.
+
+        Only ``divide_by_initial_world_size=True`` (gradients averaged over the full world,
+        as PyTorch's default) is supported.
+        """
+        if not enable:
+            yield
+            return
+        if not divide_by_initial_world_size:
+            raise NotImplementedError("join(divide_by_initial_world_size=False) is not supported")
+        self._join = _JoinState(self)
+        try:
+            yield
+            self._join.shadow_until_all_joined(throw_on_early_termination)
+        finally:
+            self._join = None
+
+    def __getstate__(self) -> dict:
+        raise RuntimeError("DistributedDataParallel cannot be pickled; save ddp.module.state_dict()")
+
+
+class _JoinState:
+    """Book-keeping for ``join()``: every forward of a rank still training starts with an
+    all-reduce of 1; a joined rank answers with 0 and shadows the rest of the step."""
+
+    def __init__(self, ddp: DistributedDataParallel) -> None:
+        self.ddp = ddp
+        self.steps = 0
+
+    def _active_count(self, me: int) -> int:
+        dist = _dist()
+        flag = Tensor._make(np.array([me], dtype=np.int64))
+        dist.all_reduce(flag, group=self.ddp.process_group)
+        return int(flag._data[0])
+
+    def notify_active(self) -> None:
+        self.steps += 1
+        self._active_count(1)
+
+    def shadow_until_all_joined(self, throw: bool) -> None:
+        dist = _dist()
+        ddp = self.ddp
+        while True:
+            active = self._active_count(0)
+            if active == 0:
+                break
+            if throw:
+                raise RuntimeError(f"rank {dist.get_rank(ddp.process_group)} ran out of inputs "
+                                   "early while other ranks are still training "
+                                   "(throw_on_early_termination=True)")
+            with no_grad():
+                bufs = list(ddp.module.buffers())
+                if ddp.broadcast_buffers and bufs:
+                    _flat_broadcast(bufs, src=0, group=ddp.process_group)
+                ddp.reducer.shadow_backward()
+        counts: list = [None] * dist.get_world_size(ddp.process_group)
+        dist.all_gather_object(counts, self.steps, group=ddp.process_group)
+        authority = int(np.argmax(counts))
+        with no_grad():
+            _flat_broadcast([p for _, p in ddp.module.named_parameters()] + list(ddp.module.buffers()),
+                            src=authority, group=ddp.process_group)

@@ -1,0 +1,263 @@
+"""The reducer: DDP's gradient buckets and the hooks that fill and launch them.
+
+At construction the parameters are laid out, in reverse order of registration (roughly
+the order backward produces their gradients), into buckets of about ``bucket_cap_mb``
+(the first one smaller, so communication starts early). Every bucket owns one flat
+buffer. During backward:
+
+1. a parameter's post-accumulate-grad hook copies its ``.grad`` into its slot of the
+   bucket buffer and counts the bucket down;
+2. when a bucket is complete, and every bucket before it has been launched, it is handed
+   to the communication hook (asynchronous all-reduce) while backward goes on: buckets
+   are launched in index order, so every rank issues the same collectives in the same
+   order;
+3. at the end of the backward pass (a callback queued on the autograd engine) the reducer
+   launches what is left, waits for every bucket, and writes the averaged gradients
+   back into ``.grad``.
+
+A parameter that got no gradient is reported by name (``find_unused_parameters=False``)
+or counted as a zero contribution (``find_unused_parameters=True``, where a parameter
+unused on every rank keeps ``grad=None``). Either way the bucket is still reduced, so
+the ranks' collectives stay aligned and nothing hangs.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.engine import queue_callback
+from ...autograd.function import AccumulateGrad
+from ...utils import trace
+from .comm_hooks import GradBucket, allreduce_hook
+
+__all__ = ["Reducer"]
+
+_FIRST_BUCKET_BYTES = 1024 * 1024
+
+
+class _Bucket:
+    """Parameters sharing one flat buffer, and this iteration's progress."""
+
+    def __init__(self, index: int, params: list, dtype: np.dtype) -> None:
+        self.index = index
+        self.params = params
+        self.offsets, total = [], 0
+        for p in params:
+            self.offsets.append(total)
+            total += p._data.size
+        self.buffer = np.zeros(total, dtype=dtype)
+        self.pending = len(params)
+        self.future: Any = None
+
+    def slot(self, i: int) -> np.ndarray:
+        p = self.params[i]
+        return self.buffer[self.offsets[i]:self.offsets[i] + p._data.size].reshape(p._data.shape)
+
+
+def assign_buckets(params: list, cap_bytes: int, first_cap_bytes: int = _FIRST_BUCKET_BYTES) -> list[list[int]]:
+    """Group parameter indices into buckets: reverse order, one dtype per bucket, about
+    ``cap_bytes`` each (the first at most ``first_cap_bytes``)."""
+    buckets: list[list[int]] = []
+    open_: dict[np.dtype, tuple[list[int], int]] = {}
+    for i in reversed(range(len(params))):
+        p = params[i]
+        dt = p._data.dtype
+        idxs, size = open_.get(dt, ([], 0))
+        limit = first_cap_bytes if not buckets else cap_bytes
+        nbytes = p._data.nbytes
+        if idxs and size + nbytes > limit:
+            buckets.append(idxs)
+            idxs, size = [], 0
+        idxs.append(i)
+        open_[dt] = (idxs, size + nbytes)
+    buckets.extend(idxs for idxs, _ in open_.values() if idxs)
+    return buckets
+
+
+class Reducer:
+    """Buckets, gradient hooks and the end-of-backward reduction for one DDP model."""
+
+    def __init__(self, named_params: list[tuple[str, Tensor]], process_group: Any,
+                 bucket_cap_bytes: int, find_unused_parameters: bool,
+                 gradient_as_bucket_view: bool) -> None:
+        self.names = [n for n, _ in named_params]
+        self.params = [p for _, p in named_params]
+        self.process_group = process_group
+        self.find_unused = find_unused_parameters
+        self.as_view = gradient_as_bucket_view
+        first = min(_FIRST_BUCKET_BYTES, bucket_cap_bytes)
+        layout = assign_buckets(self.params, bucket_cap_bytes, first)
+        self.buckets = [_Bucket(b, [self.params[i] for i in idxs], self.params[idxs[0]]._data.dtype)
+                        for b, idxs in enumerate(layout)]
+        self.bucket_param_indices = layout
+        self.locate: dict[int, tuple[_Bucket, int, int]] = {}
+        for b, idxs in zip(self.buckets, layout):
+            for slot, i in enumerate(idxs):
+                self.locate[id(self.params[i])] = (b, slot, i)
+        self.comm_state: Any = process_group
+        self.comm_hook: Callable = allreduce_hook
+        self._armed = False
+        self._callback_queued = False
+        self._next = 0
+        self._ready = np.zeros(len(self.params), dtype=np.bool_)
+        self._used = np.zeros(len(self.params), dtype=np.bool_)
+        self.handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in self.params]
+
+    # ------------------------------------------------------------------ per iteration
+    def prepare_for_backward(self, outputs: Any = None) -> None:
+        """Arm the hooks for the next backward; with ``find_unused_parameters`` mark the
+        parameters the outputs do not depend on as ready (zero contribution) right away."""
+        if self._armed and self._callback_queued:
+            raise RuntimeError("DistributedDataParallel: the previous iteration's reduction did "
+                               "not finish (backward was interrupted?)")
+        for b in self.buckets:
+            b.pending = len(b.params)
+            b.future = None
+        self._ready[:] = False
+        self._used[:] = False
+        self._next = 0
+        self._armed = True
+        self._callback_queued = False
+        if self.find_unused and outputs is not None:
+            reached = _reachable_leaves(outputs)
+            for p in self.params:
+                if id(p) not in reached:
+                    self._mark_unused(p)
+
+    def disarm(self) -> None:
+        """Gradients of the next backward stay local (``no_sync`` or eval)."""
+        self._armed = False
+
+    def _on_grad_ready(self, p: Tensor) -> None:
+        if not self._armed:
+            return
+        if not self._callback_queued:
+            self._callback_queued = True
+            queue_callback(self.finalize)
+        bucket, slot, i = self.locate[id(p)]
+        if self._ready[i]:
+            return
+        self._used[i] = True
+        dst = bucket.slot(slot)
+        src = p._grad._data
+        if not np.shares_memory(src, dst):
+            np.copyto(dst, src)
+        self._mark_ready(bucket, i)
+
+    def _mark_unused(self, p: Tensor) -> None:
+        bucket, slot, i = self.locate[id(p)]
+        bucket.slot(slot).fill(0)
+        self._mark_ready(bucket, i)
+
+    def _mark_ready(self, bucket: _Bucket, i: int) -> None:
+        self._ready[i] = True
+        bucket.pending -= 1
+        if bucket.pending == 0:
+            trace.instant(f"bucket {bucket.index} ready", "ddp", bucket=bucket.index)
+            self._launch_ready()
+
+    def _launch_ready(self) -> None:
+        """Launch complete buckets in index order (the same order on every rank)."""
+        while self._next < len(self.buckets) and self.buckets[self._next].pending == 0:
+            self._launch(self.buckets[self._next])
+            self._next += 1
+
+    def _launch(self, b: _Bucket) -> None:
+        start = trace.begin("all_reduce", "comm")
+        grad_bucket = GradBucket(b.index, b.buffer, b.params, b.offsets,
+                                 b.index == len(self.buckets) - 1)
+        b.future = self.comm_hook(self.comm_state, grad_bucket)
+        if start is not None:
+            b.future.add_done_callback(
+                lambda _f, s=start, i=b.index, n=b.buffer.nbytes:
+                trace.end(f"all_reduce bucket {i}", s, "comm", bucket=i, bytes=n))
+
+    # ------------------------------------------------------------------ end of backward
+    def finalize(self) -> None:
+        """Launch the rest, wait for every bucket, write averaged gradients to ``.grad``."""
+        missing = [i for i in range(len(self.params)) if not self._ready[i]]
+        for i in missing:
+            self._mark_unused(self.params[i])
+        globally_used = self._global_usage() if self.find_unused else None
+        self._armed = False
+        self._callback_queued = False
+        start = trace.begin("wait for buckets", "ddp")
+        for b in self.buckets:
+            result = b.future.wait()
+            if isinstance(result, Tensor) and result._data is not b.buffer:
+                np.copyto(b.buffer, result._data.reshape(-1), casting="unsafe")
+            for slot, p in enumerate(b.params):
+                self._write_grad(p, b.slot(slot), globally_used)
+        trace.end("wait for buckets", start, "ddp")
+        if missing and not self.find_unused:
+            names = ", ".join(self.names[i] for i in missing)
+            raise RuntimeError(
+                "DistributedDataParallel: parameters received no gradient in this backward "
+                f"pass: {names} (indices {missing}). Either make every parameter take part in "
+                "computing the loss, or construct DistributedDataParallel with "
+                "find_unused_parameters=True.")
+
+    def _global_usage(self) -> np.ndarray:
+        """Which parameters got a gradient on at least one rank (one small all-reduce)."""
+        from ... import distributed as dist
+        used = Tensor._make(self._used.astype(np.int32))
+        dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
+        return used._data.astype(bool)
+
+    def _write_grad(self, p: Tensor, averaged: np.ndarray, globally_used: np.ndarray | None) -> None:
+        if globally_used is not None and not globally_used[self.locate[id(p)][2]]:
+            return
+        if self.as_view:
+            p._grad = Tensor._make(averaged)
+        elif p._grad is None:
+            p._grad = Tensor._make(averaged.copy())
+        else:
+            np.copyto(p._grad._data, averaged)
+            p._grad._bump_version()
+
+    def shadow_backward(self) -> None:
+        """For a rank that has joined (no data left): reduce zero buckets in the same
+        order as the ranks still training, so their collectives complete."""
+        for b in self.buckets:
+            b.buffer.fill(0)
+            self._launch(b)
+        if self.find_unused:
+            from ... import distributed as dist
+            dist.all_reduce(Tensor._make(np.zeros(len(self.params), np.int32)),
+                            op=dist.ReduceOp.MAX, group=self.process_group)
+        for b in self.buckets:
+            b.future.wait()
+
+    def remove_hooks(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def _reachable_leaves(outputs: Any) -> set[int]:
+    """ids of the leaf tensors the autograd graph of ``outputs`` reaches."""
+    roots = [t.grad_fn for t in _tensors_in(outputs) if t.grad_fn is not None]
+    seen: set[int] = set()
+    leaves: set[int] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            leaves.add(id(node.variable))
+            continue
+        stack.extend(e[0] for e in node.next_edges if e is not None)
+    return leaves
+
+
+def _tensors_in(obj: Any) -> list[Tensor]:
+    if isinstance(obj, Tensor):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _tensors_in(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in _tensors_in(o)]
+    return []

@@ -1,0 +1,469 @@
+"""In-place ops: ``add_``, ``mul_``, ``zero_``, ``copy_``, ``clamp_``, ``masked_fill_``,
+``x[index] = value``, ``+=`` and friends, and the in-place samplers ``uniform_``,
+``normal_``, ``bernoulli_``, ``random_``, ``exponential_``.
+
+PyTorch's rules, and how they are kept here:
+
+* Outside ``no_grad``, an in-place op on a leaf that requires grad raises (it would
+  overwrite a value the graph needs). Inside ``no_grad`` it simply writes (optimisers).
+* When no graph is recorded the op writes straight into ``t._data`` (NumPy ``out=``).
+* When a graph is recorded, the op runs as its out-of-place Function on an *alias* of the
+  tensor (the same graph edge; a copy of the values when backward may read them), the
+  result is written into the tensor's memory, and the tensor is *rebased* onto the new
+  node: same Tensor object, new ``grad_fn``. Gradients stay right.
+* Every in-place write bumps the version counter shared with the tensor's views; a node
+  that saved the tensor (``save_for_backward``) then refuses to run backward, and so does
+  a node that kept the overwritten array as its output.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .._dtype import get_default_dtype, result_type
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd.function import AccumulateGrad, Function
+from . import indexing
+
+__all__: list = []  # everything here is a Tensor method
+
+_LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                     "operation.")
+_VIEW_MSG = ("in-place operation on a view of a tensor that requires grad: disttorch does not "
+             "rebase the viewed tensor's graph. Write through the base tensor instead (e.g. "
+             "base[index] = value) or clone() the view first.")
+_OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+               "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+               "bool": "Bool"}
+
+
+# ---------------------------------------------------------------------- the machinery
+def _recording(self: Tensor, *others: Any) -> bool:
+    """True when this in-place op must be recorded in the graph."""
+    if not grad_mode._state[0]:
+        return False
+    if self._rg:
+        return True
+    return any(isinstance(o, Tensor) and o._rg for o in others)
+
+
+def check_inplace(t: Tensor) -> None:
+    """Raise PyTorch's error when ``t`` may not be modified in place while recording: a
+    leaf that requires grad, or a view of a tensor that requires grad."""
+    if not t._rg:
+        return
+    node = t.grad_fn
+    if node is None:
+        raise RuntimeError(_LEAF_MSG)
+    if not getattr(node, "_view", False):
+        return
+    while getattr(node, "_view", False) and node.next_edges and node.next_edges[0] is not None:
+        node = node.next_edges[0][0]
+    raise RuntimeError(_VIEW_OF_LEAF_MSG if isinstance(node, AccumulateGrad) else _VIEW_MSG)
+
+
+def _check_cast(src: np.dtype, dst: np.dtype) -> None:
+    """PyTorch's in-place casting rule: no float into integer, nothing but bool into bool."""
+    if (src.kind == "f" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
+        raise RuntimeError(f"result type {_TYPE_NAMES.get(src.name, src.name)} can't be cast to "
+                           f"the desired output type {_TYPE_NAMES.get(dst.name, dst.name)}")
+
+
+def _write(t: Tensor, values: Any) -> None:
+    """Copy ``values`` (broadcast, cast) into ``t``'s memory."""
+    dst = t._data
+    try:
+        np.copyto(dst, values, casting="unsafe")
+    except ValueError:
+        if not dst.flags.writeable:
+            raise RuntimeError(_OVERLAP_MSG) from None
+        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
+                           f"shape {list(np.shape(values))}") from None
+
+
+def _alias(t: Tensor, copy: bool) -> Tensor:
+    """A tensor standing for ``t``'s current value in the graph (same edge). ``copy``
+    snapshots the values, for ops whose backward reads them."""
+    return Tensor._make(t._data.copy() if copy else t._data, t.grad_fn, t._output_nr)
+
+
+def _keeps_array(node: Any, arr: np.ndarray) -> bool:
+    """True when ``node`` kept ``arr`` for its backward (as an attribute or saved tensor)."""
+    if any(v is arr for v in vars(node).values()):
+        return True
+    saved = getattr(node, "_saved", None) or ()
+    return any(s is not None and getattr(s, "_data", None) is arr for s in saved)
+
+
+def _forbid_backward(node: Any, t: Tensor) -> None:
+    """Make ``node``'s backward raise: the output it kept has just been overwritten."""
+    v = t._version_box[0]
+    msg = ("one of the variables needed for gradient computation has been modified by an "
+           f"inplace operation: [{t.dtype.name} {list(t.shape)}], which is output "
+           f"{t._output_nr} of {node.name()}, is at version {v + 1}; expected version {v} instead.")
+
+    def backward(*_: Any) -> None:
+        raise RuntimeError(msg)
+    node.backward = backward  # shadows the class's backward for this node only
+
+
+def _rebase(t: Tensor, out: Tensor, any_cast: bool = False) -> Tensor:
+    """Write ``out``'s values into ``t`` and make ``t`` the output of ``out``'s node
+    (``any_cast``: skip the casting rule, as ``copy_`` does)."""
+    old = t.grad_fn
+    if old is not None and _keeps_array(old, t._data):
+        _forbid_backward(old, t)
+    if out._data is not t._data:
+        if not any_cast:
+            _check_cast(out._data.dtype, t._data.dtype)
+        _write(t, out._data)
+    t._bump_version()
+    if out.grad_fn is not None:
+        retained = t._retains_grad
+        if retained and old is not None and old._retained:
+            old._retained.pop(t._output_nr, None)
+        t.grad_fn, t._output_nr, t._rg = out.grad_fn, out._output_nr, True
+        if retained:
+            t._retains_grad = False
+            t.retain_grad()
+    return t
+
+
+def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (),
+             snapshot: bool = True) -> Tensor:
+    """Run the out-of-place ``fn`` and store its result in ``t``.
+
+    ``snapshot`` is whether ``fn``'s backward may read ``t``'s input values (then the
+    recorded graph gets a copy of them).
+    """
+    if _recording(t, *others):
+        check_inplace(t)
+        return _rebase(t, fn(_alias(t, snapshot)))
+    out = fn(t)
+    _check_cast(out._data.dtype, t._data.dtype)
+    _write(t, out._data)
+    t._bump_version()
+    return t
+
+
+def _operand(other: Any) -> Any:
+    return other._data if isinstance(other, Tensor) else other
+
+
+def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> Tensor:
+    """Unrecorded fast path: ``ufunc(t, other, out=t)`` with PyTorch's casting check."""
+    x, o = t._data, _operand(other)
+    rt = np.dtype(result_type(x, o))
+    if true_div and rt.kind != "f":
+        rt = get_default_dtype().numpy
+    _check_cast(rt, x.dtype)
+    try:
+        ufunc(x, o, out=x, casting="unsafe")
+    except ValueError:
+        if not x.flags.writeable:
+            raise RuntimeError(_OVERLAP_MSG) from None
+        raise RuntimeError(f"output with shape {list(x.shape)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(x.shape, np.shape(o)))}") from None
+    t._bump_version()
+    return t
+
+
+# ---------------------------------------------------------------------- arithmetic
+def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """In-place ``self += alpha * other``."""
+    if _recording(self, other):
+        return _inplace(self, lambda s: s.add(other, alpha=alpha), (other,), snapshot=False)
+    return _ufunc_(self, np.add, other if alpha == 1 else _operand(other) * alpha)
+
+
+def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """In-place ``self -= alpha * other``."""
+    if _recording(self, other):
+        return _inplace(self, lambda s: s.sub(other, alpha=alpha), (other,), snapshot=False)
+    return _ufunc_(self, np.subtract, other if alpha == 1 else _operand(other) * alpha)
+
+
+def mul_(self: Tensor, other: Any) -> Tensor:
+    """In-place ``self *= other``."""
+    if _recording(self, other):
+        return _inplace(self, lambda s: s.mul(other), (other,))
+    return _ufunc_(self, np.multiply, other)
+
+
+def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """In-place ``self /= other`` (or with ``rounding_mode`` 'trunc' / 'floor')."""
+    if rounding_mode is None and not _recording(self, other):
+        return _ufunc_(self, np.true_divide, other, true_div=True)
+    return _inplace(self, lambda s: s.div(other, rounding_mode=rounding_mode), (other,))
+
+
+def pow_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place ``self **= exponent``."""
+    return _inplace(self, lambda s: s.pow(exponent), (exponent,))
+
+
+def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """In-place ``self += value * tensor1 * tensor2``."""
+    if _recording(self, tensor1, tensor2):
+        return _inplace(self, lambda s: s + tensor1 * tensor2 * value, (tensor1, tensor2), False)
+    prod = np.multiply(tensor1._data, tensor2._data)
+    if value != 1:
+        prod *= value
+    return _ufunc_(self, np.add, prod)
+
+
+def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """In-place ``self += value * tensor1 / tensor2``."""
+    if _recording(self, tensor1, tensor2):
+        return _inplace(self, lambda s: s + tensor1 / tensor2 * value, (tensor1, tensor2), False)
+    quot = np.true_divide(tensor1._data, tensor2._data)
+    if value != 1:
+        quot *= value
+    return _ufunc_(self, np.add, quot)
+
+
+def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """In-place ``self += weight * (end - self)``."""
+    if _recording(self, end, weight):
+        return _inplace(self, lambda s: s + (end - s) * weight, (end, weight))
+    step = np.subtract(end._data, self._data)
+    step *= _operand(weight)
+    return _ufunc_(self, np.add, step)
+
+
+def _method_inplace(name: str, snapshot: bool = True) -> Callable:
+    """``t.name_(*args)``: the in-place form of the tensor method ``name`` (looked up when
+    called, so it follows whichever op family defines it)."""
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        fn = getattr(Tensor, name)
+        return _inplace(self, lambda s: fn(s, *args, **kwargs), args + tuple(kwargs.values()),
+                        snapshot)
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In-place version of :meth:`Tensor.{name}`."
+    return method
+
+
+_UNARY = ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin",
+          "cos", "tan", "tanh", "sigmoid", "relu", "square", "floor", "ceil", "round", "trunc",
+          "sign", "clamp", "clip", "clamp_min", "clamp_max", "fmod", "remainder",
+          "masked_fill", "scatter", "scatter_add", "index_add", "index_fill")
+_NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "scatter", "scatter_add"}
+for _name in _UNARY:
+    globals()[_name + "_"] = _method_inplace(_name, _name not in _NO_SNAPSHOT)
+negative_ = globals()["neg_"]
+true_divide_ = divide_ = div_
+multiply_ = mul_
+subtract_ = sub_
+
+
+# ---------------------------------------------------------------------- overwriting
+class _Overwrite(Function):
+    """Replace a tensor's values by ``values``: no gradient flows to the old values."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, dst, values):
+        return values
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None
+
+
+class Fill(Function):
+    """``fill_(value)``: a tensor ``value`` (0-dim) gets the sum of the gradient."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, dst, value):
+        return np.full(dst._data.shape, _operand(value), dtype=dst._data.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, (g.sum() if ctx.needs_input_grad[1] else None)
+
+
+class Zero(_Overwrite):
+    pass
+
+
+class Uniform(_Overwrite):
+    pass
+
+
+class Normal(_Overwrite):
+    pass
+
+
+class Bernoulli(_Overwrite):
+    pass
+
+
+class Random(_Overwrite):
+    pass
+
+
+class Exponential(_Overwrite):
+    pass
+
+
+class Copy(Function):
+    """``dst.copy_(src)``: ``src`` broadcast to ``dst``'s shape and cast to its dtype."""
+    _raw = True
+
+    def name(self) -> str:
+        return "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, dst, src):
+        return np.broadcast_to(src._data, dst._data.shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, g
+
+
+def _overwrite(t: Tensor, values: np.ndarray, node: type) -> Tensor:
+    """Store freshly made ``values`` (already shaped) in ``t`` through ``node``."""
+    if _recording(t):
+        check_inplace(t)
+        return _rebase(t, node.apply(_alias(t, False), values))
+    _write(t, values)
+    t._bump_version()
+    return t
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill with zeros, in place."""
+    return _overwrite(self, np.zeros((), dtype=self._data.dtype), Zero)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """Fill with ``value`` (a number or a 0-dim tensor), in place."""
+    if isinstance(value, Tensor) and value._data.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value._data.ndim} dimensions.")
+    if _recording(self, value):
+        check_inplace(self)
+        return _rebase(self, Fill.apply(_alias(self, False), value))
+    _write(self, _operand(value))
+    self._bump_version()
+    return self
+
+
+def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast to this shape, any dtype) into this tensor."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(src).__name__}")
+    if _recording(self, src):
+        check_inplace(self)
+        try:
+            np.broadcast_shapes(src._data.shape, self._data.shape)
+        except ValueError:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
+                               f"broadcast shape {list(src._data.shape)}") from None
+        return _rebase(self, Copy.apply(_alias(self, False), src), any_cast=True)
+    _write(self, src._data)
+    self._bump_version()
+    return self
+
+
+def setitem(self: Tensor, index: Any, value: Any) -> None:
+    """``self[index] = value`` (``value`` broadcast; a tensor or a number)."""
+    idx = indexing._np_index(index)
+    if _recording(self, value):
+        check_inplace(self)
+        _rebase(self, indexing.CopySlices.apply(self, idx, value))
+        return
+    indexing.write_index(self._data, idx, _operand(value))
+    self._bump_version()
+
+
+__setitem__ = setitem
+
+
+# ---------------------------------------------------------------------- samplers
+def _rng(generator: Any) -> np.random.Generator:
+    from .._random import _gen
+    return _gen(generator)
+
+
+def _float_only(t: Tensor, op: str) -> None:
+    if t._data.dtype.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for '
+                                  f"'{_TYPE_NAMES.get(t._data.dtype.name)}'")
+
+
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with samples uniform on ``[a, b)``, in place."""
+    _float_only(self, "check_uniform_bounds")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    u = _rng(generator).random(self._data.shape)
+    return _overwrite(self, u * (b - a) + a, Uniform)
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with samples from ``N(mean, std**2)``, in place."""
+    _float_only(self, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    z = _rng(generator).standard_normal(self._data.shape)
+    return _overwrite(self, z * std + mean, Normal)
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+    """Fill with 1 with probability ``p`` (a number or a broadcastable tensor), else 0."""
+    prob = _operand(p)
+    if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    u = _rng(generator).random(self._data.shape)
+    return _overwrite(self, u < prob, Bernoulli)
+
+
+def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
+    """Fill with integers uniform on ``[from, to)``; ``random_(to)`` means ``[0, to)``;
+    without bounds, ``[0, 2**mantissa]`` for floats and the dtype's range for integers."""
+    dt = self._data.dtype
+    if to is None:
+        if from_ != 0:
+            from_, to = 0, from_
+        elif dt.kind == "f":
+            to = 2 ** (np.finfo(dt).nmant + 1) + 1
+        elif dt.kind == "b":
+            to = 2
+        else:
+            to = int(np.iinfo(dt).max) + 1
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    vals = _rng(generator).integers(from_, to, self._data.shape, dtype=np.int64)
+    return _overwrite(self, vals, Random)
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with samples from the exponential distribution of rate ``lambd``, in place."""
+    _float_only(self, "exponential_cpu")
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _overwrite(self, _rng(generator).exponential(1.0 / lambd, self._data.shape), Exponential)
+
+
+TENSOR_METHODS = tuple([n + "_" for n in _UNARY] + [
+    "add_", "sub_", "mul_", "div_", "pow_", "addcmul_", "addcdiv_", "lerp_", "negative_",
+    "true_divide_", "divide_", "multiply_", "subtract_", "zero_", "fill_", "copy_",
+    "uniform_", "normal_", "bernoulli_", "random_", "exponential_", "__setitem__"])
+
+TENSOR_OPERATORS = {
+    "__iadd__": add_,
+    "__isub__": sub_,
+    "__imul__": mul_,
+    "__itruediv__": div_,
+    "__ipow__": pow_,
+}

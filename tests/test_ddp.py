@@ -1,0 +1,324 @@
+"""DistributedDataParallel on real processes: equivalence with one big batch, buckets,
+no_sync, unused parameters, join, comm hooks, mismatched models, ZeRO, tracing."""
+import numpy as np
+import pytest
+
+from dist_helpers import run_ranks
+
+STEPS = 10
+
+
+def _mlp(nn):
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 3))
+
+
+def _batches(torch, world, per_rank, steps, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return [(torch.randn(world * per_rank, 6, generator=g),
+             torch.randint(0, 3, (world * per_rank,), generator=g)) for _ in range(steps)]
+
+
+def _train_single(world, make_opt, per_rank=4):
+    import disttorch as torch
+    from disttorch import nn
+    torch.manual_seed(0)
+    model = _mlp(nn)
+    opt = make_opt(torch, model.parameters())
+    for x, y in _batches(torch, world, per_rank, STEPS):
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return [p.detach().numpy() for p in model.parameters()]
+
+
+def _sgd(torch, params):
+    return torch.optim.SGD(params, lr=0.1, momentum=0.9)
+
+
+def _max_rel(a, b):
+    return max(float(np.max(np.abs(x - y) / (np.abs(y) + 1e-3))) for x, y in zip(a, b))
+
+
+def _train_ddp_seeded(rank, world, make_opt=_sgd, **kw):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group()
+    torch.manual_seed(0 if rank == 0 else 100 + rank)
+    model = _mlp(nn)
+    ddp = DDP(model, bucket_cap_mb=0.001, **kw)
+    opt = make_opt(torch, ddp.parameters())
+    identical = True
+    per_rank = 4
+    for x, y in _batches(torch, world, per_rank, STEPS):
+        sl = slice(rank * per_rank, (rank + 1) * per_rank)
+        loss = nn.functional.cross_entropy(ddp(x[sl]), y[sl])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        flat = np.concatenate([p.detach().numpy().ravel() for p in model.parameters()])
+        everyone = [None] * world
+        dist.all_gather_object(everyone, flat)
+        identical &= all(np.array_equal(everyone[0], f) for f in everyone)
+    result = ([p.detach().numpy() for p in model.parameters()], identical,
+              len(ddp.reducer.buckets), list(ddp.state_dict())[0])
+    dist.destroy_process_group()
+    return result
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world", [2, 4])
+def test_n_ranks_equal_one_process_with_n_times_the_batch(world):
+    results = run_ranks(_train_ddp_seeded, world, timeout=90)
+    single = _train_single(world, _sgd)
+    params, identical, n_buckets, first_key = results[0]
+    assert all(r[1] for r in results), "replicas diverged: parameters not bitwise identical"
+    assert n_buckets > 1, "the test should exercise several buckets"
+    assert first_key.startswith("module.")
+    assert _max_rel(params, single) <= 1e-5
+
+
+def _adam(torch, params):
+    return torch.optim.Adam(params, lr=0.01)
+
+
+def _zero_adam(torch, params):
+    from disttorch.distributed.optim import ZeroRedundancyOptimizer
+    return ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.Adam, lr=0.01)
+
+
+def _zero_run(rank, world):
+    return _train_ddp_seeded(rank, world, make_opt=_zero_adam)
+
+
+@pytest.mark.timeout(120)
+def test_zero_redundancy_adam_equals_plain_adam():
+    results = run_ranks(_zero_run, 2, timeout=90)
+    single = _train_single(2, _adam)
+    assert all(r[1] for r in results)
+    assert _max_rel(results[0][0], single) <= 1e-5
+
+
+def _zero_state(rank, world):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch.distributed.optim import ZeroRedundancyOptimizer
+    dist.init_process_group()
+    params = [torch.nn.Parameter(torch.ones(n)) for n in (5, 3, 2, 7)]
+    opt = ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.Adam, lr=0.1)
+    for p in params:
+        p.grad = torch.ones_like(p)
+    opt.step()
+    local_state = len(opt.optim.state) if opt.optim is not None else 0
+    with pytest.raises(RuntimeError, match="consolidate_state_dict"):
+        opt.state_dict()
+    opt.consolidate_state_dict(to=0)
+    full = opt.state_dict() if rank == 0 else None
+    dist.destroy_process_group()
+    return local_state, None if full is None else sorted(full["state"])
+
+
+@pytest.mark.timeout(60)
+def test_zero_shards_state_and_consolidates_it():
+    (s0, full), (s1, _) = run_ranks(_zero_state, 2, timeout=45)
+    assert s0 + s1 == 4 and s0 > 0 and s1 > 0
+    assert full == [0, 1, 2, 3]
+
+
+def _no_sync(rank, world):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group()
+    torch.manual_seed(0)
+    model = _mlp(nn)
+    ddp = DDP(model)
+    batches = _batches(torch, world, 4, 3)
+    for i, (x, y) in enumerate(batches):
+        sl = slice(rank * 4, (rank + 1) * 4)
+        if i < 2:
+            with ddp.no_sync():   # forward and backward inside, as in PyTorch
+                nn.functional.cross_entropy(ddp(x[sl]), y[sl], reduction="sum").backward()
+            local = [p.grad.numpy().copy() for p in model.parameters()]
+        else:
+            nn.functional.cross_entropy(ddp(x[sl]), y[sl], reduction="sum").backward()
+    grads = [p.grad.numpy() for p in model.parameters()]
+    dist.destroy_process_group()
+    return grads, local
+
+
+@pytest.mark.timeout(60)
+def test_no_sync_accumulates_locally_then_averages_the_sum():
+    import disttorch as torch
+    from disttorch import nn
+    results = run_ranks(_no_sync, 2, timeout=45)
+    torch.manual_seed(0)
+    model = _mlp(nn)
+    for x, y in _batches(torch, 2, 4, 3):
+        nn.functional.cross_entropy(model(x), y, reduction="sum").backward()
+    expected = [p.grad.numpy() / 2 for p in model.parameters()]
+    for got, want in zip(results[0][0], expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # inside no_sync the ranks' gradients differ (nothing was exchanged)
+    assert not np.allclose(results[0][1][0], results[1][1][0])
+
+
+def _unused(rank, world, find_unused):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(4, 4)
+            self.used_by_rank0 = nn.Linear(4, 2)
+            self.never_used = nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.body(x)
+            out = h.sum()
+            if rank == 0:
+                out = out + self.used_by_rank0(h).sum()
+            return out
+
+    dist.init_process_group()
+    torch.manual_seed(0)
+    net = Net()
+    ddp = DDP(net, find_unused_parameters=find_unused)
+    loss = ddp(torch.randn(3, 4))
+    try:
+        loss.backward()
+    except RuntimeError as e:
+        dist.destroy_process_group()
+        return "error", str(e)
+    out = (net.never_used.weight.grad is None, net.used_by_rank0.weight.grad is not None)
+    dist.destroy_process_group()
+    return "ok", out
+
+
+@pytest.mark.timeout(60)
+def test_find_unused_parameters_true_handles_skipped_parameters():
+    results = run_ranks(_unused, 2, args=(True,), timeout=45)
+    for status, (never_none, partly_used_has_grad) in results:
+        assert status == "ok" and never_none and partly_used_has_grad
+
+
+@pytest.mark.timeout(60)
+def test_unused_parameter_without_find_unused_names_it_instead_of_hanging():
+    results = run_ranks(_unused, 2, args=(False,), timeout=45)
+    for status, msg in results:
+        assert status == "error"
+        assert "never_used.weight" in msg and "find_unused_parameters=True" in msg
+
+
+def _mismatch(rank, world):
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group()
+    model = nn.Sequential(nn.Linear(4, 5 if rank == 0 else 6))
+    try:
+        DDP(model)
+    except RuntimeError as e:
+        return str(e)
+    finally:
+        dist.destroy_process_group()
+    return "no error"
+
+
+@pytest.mark.timeout(60)
+def test_mismatched_models_raise_on_every_rank_naming_the_parameter():
+    for msg in run_ranks(_mismatch, 2, timeout=45):
+        assert "0.weight" in msg and "[5, 4]" in msg and "[6, 4]" in msg
+
+
+def _join(rank, world):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group()
+    torch.manual_seed(0)
+    model = _mlp(nn)
+    ddp = DDP(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    batches = _batches(torch, 1, 4, 3 + 2 * rank, seed=rank)   # ranks have 3, 5, 7 batches
+    with ddp.join():
+        for x, y in batches:
+            opt.zero_grad()
+            nn.functional.cross_entropy(ddp(x), y).backward()
+            opt.step()
+    flat = np.concatenate([p.detach().numpy().ravel() for p in model.parameters()])
+    dist.destroy_process_group()
+    return flat
+
+
+@pytest.mark.timeout(90)
+def test_join_with_uneven_inputs_finishes_with_identical_replicas():
+    results = run_ranks(_join, 3, timeout=75)
+    assert all(np.array_equal(results[0], r) for r in results)
+
+
+def _fp16(rank, world):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    from disttorch.nn.parallel.comm_hooks import fp16_compress_hook
+    dist.init_process_group()
+    torch.manual_seed(0)
+    grads = {}
+    for hook in (None, fp16_compress_hook):
+        model = _mlp(nn)
+        torch.manual_seed(0)
+        ddp = DDP(model)
+        if hook is not None:
+            ddp.register_comm_hook(None, hook)
+        x, y = _batches(torch, world, 4, 1)[0]
+        sl = slice(rank * 4, (rank + 1) * 4)
+        nn.functional.cross_entropy(ddp(x[sl]), y[sl]).backward()
+        grads[hook is None] = np.concatenate([p.grad.numpy().ravel() for p in model.parameters()])
+    dist.destroy_process_group()
+    return grads[True], grads[False]
+
+
+@pytest.mark.timeout(60)
+def test_fp16_compression_hook_is_close_to_full_precision():
+    (full, half), _ = run_ranks(_fp16, 2, timeout=45)
+    assert not np.array_equal(full, half)
+    np.testing.assert_allclose(half, full, rtol=2e-3, atol=2e-4)
+
+
+def _trace(rank, world):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    from disttorch.utils import trace
+    dist.init_process_group()
+    model = _mlp(nn)
+    ddp = DDP(model, bucket_cap_mb=0.001)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    x, y = _batches(torch, 1, 4, 1)[0]
+    nn.functional.cross_entropy(ddp(x), y).backward()
+    opt.step()
+    path = trace.flush()
+    dist.destroy_process_group()
+    return path
+
+
+@pytest.mark.timeout(60)
+def test_trace_records_forward_backward_buckets_allreduce_and_step(tmp_path):
+    import json
+    paths = run_ranks(_trace, 2, env={"DISTTORCH_TRACE_DIR": str(tmp_path)}, timeout=45)
+    for rank, path in enumerate(paths):
+        events = json.load(open(path))["traceEvents"]
+        names = {e["name"] for e in events}
+        assert {"forward", "backward", "optimizer.step", "bucket 0 ready"} <= names
+        assert any(n.startswith("all_reduce bucket") for n in names)
+        assert all(e["pid"] == rank for e in events)

@@ -1,0 +1,267 @@
+"""In-place ops: values, dtype rules, the leaf error, rebasing a non-leaf onto the new node
+(gradients stay right), version counters shared with views, and the error when backward
+needs a value that was overwritten."""
+import numpy as np
+import pytest
+
+import disttorch as torch
+from disttorch.autograd import gradcheck
+
+LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+MODIFIED_MSG = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def dbl(*shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return torch.tensor(rng.standard_normal(shape), dtype=torch.float64, requires_grad=True)
+
+
+# ---------------------------------------------------------------------- values
+def test_arithmetic_in_place_values_and_identity():
+    x = torch.tensor([1., 2., 3.])
+    buf = x.numpy()
+    assert x.add_(1) is x
+    x.sub_(torch.tensor([1., 1., 1.]), alpha=2).mul_(2).div_(4)
+    np.testing.assert_allclose(x.numpy(), [0., 0.5, 1.])
+    assert x.numpy() is buf  # same memory throughout
+    x.pow_(2)
+    np.testing.assert_allclose(x.numpy(), [0., 0.25, 1.])
+    x.addcmul_(torch.tensor([1., 2., 3.]), torch.tensor([2., 2., 2.]), value=0.5)
+    np.testing.assert_allclose(x.numpy(), [1., 2.25, 4.])
+    x.addcdiv_(torch.tensor([2., 2., 2.]), torch.tensor([1., 2., 4.]), value=-1)
+    np.testing.assert_allclose(x.numpy(), [-1., 1.25, 3.5])
+    x.lerp_(torch.tensor([1., 1., 1.]), 0.5)
+    np.testing.assert_allclose(x.numpy(), [0., 1.125, 2.25])
+    assert x._version == 8
+
+
+def test_augmented_assignment_is_in_place():
+    x = torch.ones(3)
+    alias = x
+    x += 1
+    x *= torch.tensor([1., 2., 3.])
+    x -= 1
+    x /= 2
+    x **= 2
+    assert x is alias
+    np.testing.assert_allclose(x.numpy(), [0.25, 2.25, 6.25])
+    assert x._version == 5
+
+
+def test_fill_zero_copy_clamp_masked_fill():
+    x = torch.empty(2, 3)
+    x.fill_(2.5)
+    assert x.tolist() == [[2.5] * 3] * 2
+    x.zero_()
+    assert x.abs().sum().item() == 0
+    x.copy_(torch.tensor([1, 2, 3]))  # broadcast and cast
+    assert x.tolist() == [[1., 2., 3.]] * 2
+    x.clamp_(min=1.5, max=2.5)
+    assert x.tolist() == [[1.5, 2., 2.5]] * 2
+    x.masked_fill_(torch.tensor([True, False, False]), -1.)
+    assert x.tolist() == [[-1., 2., 2.5]] * 2
+    x.fill_(torch.tensor(4.))
+    assert x.tolist() == [[4.] * 3] * 2
+    i = torch.zeros(2, dtype=torch.int64)
+    i.copy_(torch.tensor([1.7, -2.2]))  # copy_ may cast float to int (truncates)
+    assert i.tolist() == [1, -2]
+
+
+def test_unary_in_place_methods():
+    x = torch.tensor([0.25, 1.0, 4.0])
+    x.sqrt_()
+    assert x.tolist() == [0.5, 1.0, 2.0]
+    x.neg_().abs_()
+    assert x.tolist() == [0.5, 1.0, 2.0]
+    y = torch.tensor([-1.0, 0.0, 2.0])
+    y.relu_()
+    assert y.tolist() == [0.0, 0.0, 2.0]
+    z = torch.tensor([0.0])
+    z.exp_()
+    assert z.item() == 1.0
+
+
+def test_in_place_casting_rules():
+    i = torch.tensor([1, 2, 3])
+    i += 2
+    i *= 2
+    assert i.dtype == torch.int64 and i.tolist() == [6, 8, 10]
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i += 1.5
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i.div_(2)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        i.mul_(torch.tensor([0.5, 0.5, 0.5]))
+    f = torch.ones(2)
+    f.add_(torch.tensor([1, 2]))  # int into float is fine; float32 stays float32
+    f.add_(torch.tensor([1., 1.], dtype=torch.float64))
+    assert f.dtype == torch.float32 and f.tolist() == [3., 4.]
+
+
+def test_in_place_shape_errors():
+    x = torch.zeros(3)
+    with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
+        x.add_(torch.ones(2, 3))
+    e = torch.zeros(3, 1).expand(3, 4)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory location"):
+        e.add_(1)
+
+
+def test_in_place_samplers_are_seeded():
+    torch.manual_seed(0)
+    a = torch.empty(1000)
+    a.uniform_(-2, 3)
+    assert -2 <= a.min().item() and a.max().item() < 3 and abs(a.mean().item() - 0.5) < 0.2
+    b = torch.empty(2000).normal_(1.0, 0.5)
+    assert abs(b.mean().item() - 1.0) < 0.05 and abs(b.std().item() - 0.5) < 0.05
+    c = torch.empty(1000).bernoulli_(0.25)
+    assert set(np.unique(c.numpy())) <= {0.0, 1.0} and abs(c.mean().item() - 0.25) < 0.05
+    d = torch.empty(1000, dtype=torch.int64).random_(3, 7)
+    assert set(np.unique(d.numpy())) == {3, 4, 5, 6}
+    r = torch.empty(500).random_(10)
+    assert r.min().item() >= 0 and r.max().item() <= 9 and np.all(r.numpy() == np.round(r.numpy()))
+    e = torch.empty(2000).exponential_(2.0)
+    assert e.min().item() >= 0 and abs(e.mean().item() - 0.5) < 0.05
+    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    np.testing.assert_array_equal(torch.empty(4).normal_(generator=g1).numpy(),
+                                  torch.empty(4).normal_(generator=g2).numpy())
+    with pytest.raises(RuntimeError, match="uniform_ expects to return a \\[from, to\\) range"):
+        torch.empty(2).uniform_(1, 0)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        torch.empty(2, dtype=torch.int64).normal_()
+
+
+# ---------------------------------------------------------------------- autograd rules
+@pytest.mark.parametrize("op", [
+    lambda t: t.add_(1), lambda t: t.mul_(2), lambda t: t.zero_(), lambda t: t.fill_(1.),
+    lambda t: t.copy_(torch.ones(3)), lambda t: t.clamp_(0, 1), lambda t: t.uniform_(),
+    lambda t: t.normal_(), lambda t: t.__iadd__(1), lambda t: t.__setitem__(0, 1.),
+    lambda t: t.masked_fill_(torch.tensor([True, False, True]), 0.),
+])
+def test_leaf_requiring_grad_rejects_in_place_but_no_grad_allows_it(op):
+    w = torch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=LEAF_MSG):
+        op(w)
+    with torch.no_grad():
+        op(w)
+    assert w.requires_grad and w.is_leaf and w.grad_fn is None
+
+
+def test_view_of_leaf_rejects_in_place():
+    w = torch.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
+        w[0].add_(1)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
+        w.view(6).mul_(2)
+
+
+def test_in_place_on_non_leaf_rebases_grad_fn():
+    x = dbl(3)
+    y = x * 2
+    node_before = y.grad_fn
+    y.add_(1)
+    assert y.grad_fn is not node_before and y.grad_fn.name() == "AddBackward0"
+    y.mul_(x)
+    assert y.grad_fn.name() == "MulBackward0"
+    y.sum().backward()
+    # y = (2x + 1) * x  ->  dy/dx = 4x + 1
+    np.testing.assert_allclose(x.grad.numpy(), 4 * x.detach().numpy() + 1)
+
+
+def test_in_place_with_grad_only_in_the_other_operand():
+    w = torch.tensor([1., 2., 3.], requires_grad=True)
+    acc = torch.zeros(3)
+    acc += w * 2
+    acc.mul_(w)
+    assert acc.requires_grad and acc.grad_fn.name() == "MulBackward0"
+    acc.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 4 * w.detach().numpy())
+
+
+def test_copy_into_buffer_flows_gradient_to_source():
+    src = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)
+    buf = torch.zeros(3, 2)
+    buf.copy_(src)
+    assert buf.dtype == torch.float32 and buf.grad_fn is not None
+    (buf * 2).sum().backward()
+    assert src.grad.dtype == torch.float64
+    np.testing.assert_allclose(src.grad.numpy(), [6., 6.])
+
+
+def test_fill_with_tensor_value_gets_gradient():
+    v = torch.tensor(3.0, requires_grad=True)
+    x = torch.zeros(2, 2)
+    x.fill_(v)
+    (x * torch.tensor([[1., 2.], [3., 4.]])).sum().backward()
+    assert v.grad.item() == 10.0
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("add_", lambda y, o: y.add_(o, alpha=2)), ("sub_", lambda y, o: y.sub_(o)),
+    ("mul_", lambda y, o: y.mul_(o)), ("div_", lambda y, o: y.div_(o.abs() + 1)),
+    ("pow_", lambda y, o: y.abs().pow_(o)), ("addcmul_", lambda y, o: y.addcmul_(o, o, value=0.5)),
+    ("addcdiv_", lambda y, o: y.addcdiv_(o, o * o + 1)), ("lerp_", lambda y, o: y.lerp_(o, 0.3)),
+    ("clamp_", lambda y, o: y.clamp_(-0.5, 0.5)), ("exp_", lambda y, o: y.exp_() * o),
+    ("masked_fill_", lambda y, o: y.masked_fill_(o > 0, 1.0) * o),
+    ("copy_", lambda y, o: y.copy_(o * 3) * y), ("setitem", lambda y, o: y.__setitem__(1, o[0]) or y * o),
+    ("index_add_", lambda y, o: y.index_add_(0, torch.tensor([0, 0]), o[:2])),
+    ("scatter_", lambda y, o: y.scatter_(0, torch.tensor([2, 0]), o[1:])),
+])
+def test_in_place_gradcheck(name, fn):
+    def f(x, o):
+        y = x * 1.5
+        return fn(y, o)
+    assert gradcheck(f, (dbl(3), dbl(3, seed=1)))
+
+
+def test_version_counter_detects_modified_saved_tensor():
+    x = dbl(3)
+    y = x * 1
+    z = y * y  # saves y
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=MODIFIED_MSG):
+        z.sum().backward()
+
+
+def test_version_counter_shared_through_views():
+    x = dbl(3, 2)
+    y = x * 1
+    z = y.exp().sum() + (y * y).sum()
+    with torch.no_grad():
+        y.view(6)[0] = 5.0
+    with pytest.raises(RuntimeError, match=MODIFIED_MSG):
+        z.backward()
+
+
+def test_modified_output_that_backward_needs_raises():
+    x = dbl(3)
+    y = x.exp()  # exp's backward reads its own output
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match=MODIFIED_MSG):
+        y.sum().backward()
+
+
+def test_optimizer_style_update_under_no_grad():
+    w = torch.tensor([1., 2.], requires_grad=True)
+    (w * w).sum().backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+        w.grad.zero_()
+    np.testing.assert_allclose(w.detach().numpy(), [0.8, 1.6])
+    assert w.is_leaf and w.requires_grad and w.grad.tolist() == [0., 0.]
+
+
+def test_retain_grad_follows_in_place_rebase():
+    x = dbl(3)
+    y = x * 2
+    y.retain_grad()
+    y.mul_(3)
+    y.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [1., 1., 1.])
+
+
+def test_in_place_on_view_of_non_leaf_is_refused_not_wrong():
+    x = dbl(2, 3)
+    y = x * 2
+    with pytest.raises(RuntimeError, match="in-place operation on a view of a tensor that requires grad"):
+        y[0].mul_(2)

@@ -1,0 +1,269 @@
+"""Shape ops: values, view semantics (shared memory and version counter), gradients
+(float64 finite-difference checks) and PyTorch's error messages."""
+import numpy as np
+import pytest
+
+import disttorch as torch
+from disttorch.autograd import gradcheck, gradgradcheck
+
+
+def dbl(*shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return torch.tensor(rng.standard_normal(shape), dtype=torch.float64, requires_grad=True)
+
+
+# ---------------------------------------------------------------------- values
+def test_view_and_reshape_infer_minus_one():
+    x = torch.arange(24)
+    assert x.view(2, -1, 4).shape == (2, 3, 4)
+    assert x.reshape((4, -1)).shape == (4, 6)
+    assert x.view(-1).shape == (24,)
+    np.testing.assert_array_equal(x.view(4, 6).numpy(), np.arange(24).reshape(4, 6))
+
+
+def test_view_errors():
+    x = torch.arange(6)
+    with pytest.raises(RuntimeError, match=r"shape '\[4, -1\]' is invalid for input of size 6"):
+        x.view(4, -1)
+    with pytest.raises(RuntimeError, match="only one dimension can be inferred"):
+        x.view(-1, -1)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.view(2, 3).t().view(6)
+
+
+def test_views_share_memory_and_version_counter():
+    x = torch.zeros(2, 3)
+    for v in (x.view(6), x.reshape(3, 2), x.t(), x.transpose(0, 1), x.permute(1, 0), x[0],
+              x.unsqueeze(0), x.squeeze(), x.narrow(1, 0, 2), x.select(0, 1), x.flatten(),
+              x.unflatten(1, (3, 1)), x.movedim(0, 1), x.diagonal()):
+        before = x._version
+        assert np.shares_memory(v.numpy(), x.numpy())
+        v.add_(1)
+        assert x._version == before + 1
+    # split / chunk / unbind pieces are views too
+    for pieces in (x.split(1, 1), x.chunk(2, 1), x.unbind(0)):
+        before = x._version
+        pieces[-1].mul_(2)
+        assert x._version == before + 1
+        assert np.shares_memory(pieces[0].numpy(), x.numpy())
+
+
+def test_reshape_of_non_viewable_tensor_copies():
+    x = torch.arange(6.).view(2, 3)
+    y = x.t().reshape(6)
+    assert not np.shares_memory(y.numpy(), x.numpy())
+    np.testing.assert_array_equal(y.numpy(), [0, 3, 1, 4, 2, 5])
+    y.add_(1)
+    assert x._version == 0
+
+
+def test_copies_do_not_share_memory():
+    x = torch.arange(6.).view(2, 3)
+    for y in (x.flip(0), x.roll(1, 1), x.repeat(1, 1), x.clone(), x.tril(), x.triu(),
+              torch.cat([x]), torch.stack([x])[0]):
+        assert not np.shares_memory(y.numpy(), x.numpy())
+
+
+def test_flatten_unflatten_squeeze_unsqueeze():
+    x = torch.zeros(2, 1, 3, 4)
+    assert x.flatten().shape == (24,)
+    assert x.flatten(1).shape == (2, 12)
+    assert x.flatten(1, 2).shape == (2, 3, 4)
+    assert torch.flatten(x, start_dim=-2).shape == (2, 1, 12)
+    assert torch.tensor(3.).flatten().shape == (1,)
+    assert x.unflatten(3, (2, 2)).shape == (2, 1, 3, 2, 2)
+    assert x.unflatten(-1, (-1, 2)).shape == (2, 1, 3, 2, 2)
+    assert x.squeeze().shape == (2, 3, 4)
+    assert x.squeeze(1).shape == (2, 3, 4)
+    assert x.squeeze(0).shape == (2, 1, 3, 4)
+    assert x.squeeze((0, 1)).shape == (2, 3, 4)
+    assert x.unsqueeze(-1).shape == (2, 1, 3, 4, 1)
+    assert x.unsqueeze(0).shape == (1, 2, 1, 3, 4)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
+                                          r"\[-5, 4\], but got 5\)"):
+        x.unsqueeze(5)
+    with pytest.raises(RuntimeError, match="start_dim cannot come after end_dim"):
+        x.flatten(2, 1)
+    with pytest.raises(RuntimeError, match="don't multiply up to the size of dim"):
+        x.unflatten(3, (3, 2))
+
+
+def test_transpose_permute_movedim_t():
+    x = torch.arange(24).view(2, 3, 4)
+    assert x.transpose(0, 2).shape == (4, 3, 2)
+    assert x.permute(2, 0, 1).shape == (4, 2, 3)
+    assert x.permute((1, 2, 0)).shape == (3, 4, 2)
+    assert x.movedim(0, -1).shape == (3, 4, 2)
+    assert torch.movedim(x, (0, 1), (2, 0)).shape == (3, 4, 2)
+    np.testing.assert_array_equal(torch.movedim(x, (0, 1), (2, 0)).numpy(),
+                                  np.moveaxis(x.numpy(), (0, 1), (2, 0)))
+    assert x.mT.shape == (2, 4, 3)
+    assert x.T.shape == (4, 3, 2)
+    assert torch.arange(3).t().shape == (3,)
+    with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions"):
+        x.t()
+    with pytest.raises(RuntimeError, match="duplicate dims are not allowed"):
+        x.permute(0, 0, 1)
+    with pytest.raises(RuntimeError, match="number of dimensions in the tensor input does not match"):
+        x.permute(0, 1)
+
+
+def test_expand_broadcast_to_repeat_tile():
+    x = torch.tensor([[1], [2]])
+    assert x.expand(2, 3).tolist() == [[1, 1, 1], [2, 2, 2]]
+    assert x.expand(4, -1, 3).shape == (4, 2, 3)
+    assert x.expand_as(torch.zeros(2, 5)).shape == (2, 5)
+    assert torch.broadcast_to(x, (3, 2, 2)).shape == (3, 2, 2)
+    assert x.repeat(2, 3).tolist() == [[1, 1, 1], [2, 2, 2], [1, 1, 1], [2, 2, 2]]
+    assert x.repeat(2, 1, 1).shape == (2, 2, 1)
+    assert torch.tensor([1, 2]).tile((2,)).tolist() == [1, 2, 1, 2]
+    assert x.tile((2,)).shape == (2, 2)
+    with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(3\) must match the "
+                                           r"existing size \(2\) at non-singleton dimension 0"):
+        x.expand(3, 3)
+    with pytest.raises(RuntimeError, match="the number of sizes provided"):
+        x.expand(3)
+    with pytest.raises(RuntimeError, match="Number of dimensions of repeat dims can not be smaller"):
+        x.repeat(2)
+
+
+def test_split_chunk_unbind_narrow_select():
+    x = torch.arange(10)
+    assert [p.tolist() for p in x.split(4)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert [p.tolist() for p in torch.split(x, [2, 3, 5])] == [[0, 1], [2, 3, 4], [5, 6, 7, 8, 9]]
+    assert [len(p) for p in x.chunk(3)] == [4, 4, 2]
+    assert [len(p) for p in torch.arange(6).chunk(4)] == [2, 2, 2]  # fewer chunks, as PyTorch
+    m = torch.arange(6).view(2, 3)
+    assert [r.tolist() for r in m.unbind(1)] == [[0, 3], [1, 4], [2, 5]]
+    assert m.narrow(1, 1, 2).tolist() == [[1, 2], [4, 5]]
+    assert m.narrow(1, -2, 2).tolist() == [[1, 2], [4, 5]]
+    assert m.select(1, -1).tolist() == [2, 5]
+    with pytest.raises(RuntimeError, match="split_with_sizes expects split_sizes to sum exactly to 10"):
+        x.split([3, 3])
+    with pytest.raises(RuntimeError, match=r"start \(1\) \+ length \(3\) exceeds dimension size \(3\)"):
+        m.narrow(1, 1, 3)
+    with pytest.raises(IndexError, match="select\\(\\): index 3 out of range"):
+        m.select(1, 3)
+
+
+def test_cat_stack_hstack_vstack():
+    a, b = torch.ones(2, 3), torch.zeros(2, 2)
+    assert torch.cat([a, b], 1).shape == (2, 5)
+    assert torch.cat((a, a), dim=-2).shape == (4, 3)
+    assert torch.cat([a, torch.tensor([])], 0).shape == (2, 3)  # legacy empty tensors skipped
+    assert torch.cat([torch.tensor([1]), torch.tensor([2.5])]).dtype == torch.float32
+    assert torch.stack([a, a]).shape == (2, 2, 3)
+    assert torch.stack([a, a], dim=2).shape == (2, 3, 2)
+    assert torch.stack([a, a], -1).shape == (2, 3, 2)
+    assert torch.hstack([torch.ones(2), torch.ones(3)]).shape == (5,)
+    assert torch.vstack([torch.ones(3), torch.ones(3)]).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0. "
+                                           "Expected size 3 but got size 2 for tensor number 1"):
+        torch.cat([a, b], 0)
+    with pytest.raises(RuntimeError, match="Tensors must have same number of dimensions: got 2 and 1"):
+        torch.cat([a, torch.ones(3)])
+    with pytest.raises(RuntimeError, match="expected a non-empty list of Tensors"):
+        torch.cat([])
+    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but got "
+                                           r"\[2, 3\] at entry 0 and \[2, 2\] at entry 1"):
+        torch.stack([a, b])
+
+
+def test_flip_roll_tril_triu():
+    m = torch.arange(9).view(3, 3)
+    assert m.flip(0).tolist() == [[6, 7, 8], [3, 4, 5], [0, 1, 2]]
+    assert m.flip((0, 1)).tolist() == [[8, 7, 6], [5, 4, 3], [2, 1, 0]]
+    assert torch.fliplr(m)[0].tolist() == [2, 1, 0]
+    assert m.roll(1, 1).tolist() == [[2, 0, 1], [5, 3, 4], [8, 6, 7]]
+    assert m.roll(1).tolist() == [[8, 0, 1], [2, 3, 4], [5, 6, 7]]
+    assert m.roll((1, -1), (0, 1)).tolist() == [[7, 8, 6], [1, 2, 0], [4, 5, 3]]
+    assert m.tril().tolist() == [[0, 0, 0], [3, 4, 0], [6, 7, 8]]
+    assert m.triu(1).tolist() == [[0, 1, 2], [0, 0, 5], [0, 0, 0]]
+    assert torch.tril(m, -1).tolist() == [[0, 0, 0], [3, 0, 0], [6, 7, 0]]
+    with pytest.raises(RuntimeError, match="tril: input tensor must have at least 2 dimensions"):
+        torch.arange(3).tril()
+
+
+def test_clone_and_contiguous():
+    x = torch.arange(6.).view(2, 3)
+    assert x.contiguous() is x and x.is_contiguous()
+    t = x.t()
+    assert not t.is_contiguous()
+    c = t.contiguous()
+    assert c.is_contiguous() and c.tolist() == t.tolist()
+    y = dbl(2, 3)
+    assert y.clone().grad_fn.name() == "CloneBackward0"
+    assert y.t().contiguous().grad_fn.name() == "CloneBackward0"
+
+
+# ---------------------------------------------------------------------- gradients
+GRAD_CASES = {
+    "view": (lambda x: x.view(3, 4), (4, 3)),
+    "reshape_minus_one": (lambda x: x.reshape(-1, 2), (3, 4)),
+    "reshape_copy": (lambda x: x.t().reshape(-1), (3, 4)),
+    "flatten": (lambda x: x.flatten(1), (2, 3, 2)),
+    "unflatten": (lambda x: x.unflatten(1, (2, 2)), (3, 4)),
+    "squeeze": (lambda x: x.squeeze(1), (3, 1, 2)),
+    "unsqueeze": (lambda x: x.unsqueeze(1), (3, 2)),
+    "transpose": (lambda x: x.transpose(0, 2) * torch.arange(24.).view(4, 3, 2).double(), (2, 3, 4)),
+    "permute": (lambda x: x.permute(2, 0, 1), (2, 3, 4)),
+    "movedim": (lambda x: x.movedim(0, 2), (2, 3, 4)),
+    "expand": (lambda x: x.expand(4, 3, 2), (3, 1)),
+    "expand_as": (lambda x: x.expand_as(torch.zeros(2, 3)), (3,)),
+    "broadcast_to": (lambda x: torch.broadcast_to(x, (2, 3, 3)), (1, 3)),
+    "repeat": (lambda x: x.repeat(2, 1, 3), (2, 3)),
+    "tile": (lambda x: x.tile((2,)), (2, 3)),
+    "split_int": (lambda x: x.split(2, 1)[1] * 3, (2, 5)),
+    "split_sizes": (lambda x: torch.split(x, [1, 3], 0), (4, 2)),
+    "chunk": (lambda x: x.chunk(3, 0)[2], (5, 2)),
+    "unbind": (lambda x: x.unbind(1), (2, 3)),
+    "narrow": (lambda x: x.narrow(0, 1, 2), (4, 2)),
+    "select": (lambda x: x.select(1, 2), (3, 4)),
+    "diagonal": (lambda x: x.diagonal(1), (3, 4)),
+    "flip": (lambda x: x.flip((0, 1)), (3, 2)),
+    "roll": (lambda x: x.roll((1, -2), (0, 1)), (3, 4)),
+    "roll_flat": (lambda x: x.roll(2), (3, 2)),
+    "tril": (lambda x: x.tril(), (3, 3)),
+    "triu": (lambda x: x.triu(-1), (2, 3, 3)),
+    "clone": (lambda x: x.clone(), (2, 3)),
+    "contiguous": (lambda x: x.t().contiguous(), (2, 3)),
+    "mT": (lambda x: x.mT, (2, 2, 3)),
+    "T": (lambda x: x.T, (2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_gradcheck(name):
+    fn, shape = GRAD_CASES[name]
+    assert gradcheck(fn, (dbl(*shape),))
+
+
+def test_gradcheck_cat_stack_several_inputs():
+    a, b, c = dbl(2, 3), dbl(2, 1, seed=1), dbl(2, 2, seed=2)
+    assert gradcheck(lambda a, b, c: torch.cat([a, b, c], 1), (a, b, c))
+    assert gradcheck(lambda a, b: torch.stack([a, b * 2], 1), (a, dbl(2, 3, seed=3)))
+    assert gradcheck(lambda a, b: torch.hstack([a, b]), (a, b))
+    assert gradcheck(lambda a: torch.vstack([a, a]), (a,))
+
+
+def test_second_order_through_shape_ops():
+    x = dbl(2, 3)
+    assert gradgradcheck(lambda x: (x.t().reshape(-1) ** 2).view(3, 2).flip(0) * x.t(), (x,))
+    assert gradgradcheck(lambda x: torch.cat(x.split(1, 1)[::-1], 1) ** 3, (x,))
+
+
+def test_unused_split_pieces_get_zero_gradient():
+    x = dbl(6)
+    a, b, c = x.split(2)
+    (b * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 0, 2, 2, 0, 0])
+
+
+def test_grad_fn_names_follow_pytorch():
+    x = dbl(2, 3)
+    assert x.view(6).grad_fn.name() == "ViewBackward0"
+    assert x.permute(1, 0).grad_fn.name() == "PermuteBackward0"
+    assert x.expand(2, 2, 3).grad_fn.name() == "ExpandBackward0"
+    assert x.unsqueeze(0).grad_fn.name() == "UnsqueezeBackward0"
+    assert torch.cat([x, x]).grad_fn.name() == "CatBackward0"
+    assert torch.stack([x, x]).grad_fn.name() == "StackBackward0"
