@@ -104,6 +104,10 @@ class Agent:
         else:
             say(f"restarting the worker group: restart {attempt} of {c.max_restarts} "
                 f"(DISTTORCH_RESTART_COUNT={attempt}, MASTER_PORT={world.master_port})")
+        if c.trace_dir is not None:
+            from launcher.trace_merge import prepare_trace_dir
+
+            prepare_trace_dir(c.trace_dir)
         group = WorkerGroup([self._spec(world, lr) for lr in range(c.nproc)], self._own_children)
         started = time.monotonic()
         self._workers_running = True

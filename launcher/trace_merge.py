@@ -3,7 +3,9 @@
 Each rank writes ``<dir>/rank<k>.json`` (a JSON array of trace events, or an object with
 ``"traceEvents"``). :func:`merge_traces` writes ``<dir>/trace.json``: every event of rank k
 gets ``pid = k``, and metadata events name the row ``"rank k"`` and sort rows by rank, so
-Perfetto (https://ui.perfetto.dev) and chrome://tracing show one row per rank.
+Perfetto (https://ui.perfetto.dev) and chrome://tracing show one row per rank. Threads
+given as names (``"tid": "comm"``) get a number and a ``thread_name`` record, as the
+format expects numbers.
 
 A file cut short (its rank was killed while writing) is read up to its last whole event.
 Run by hand: ``python -m launcher.trace_merge DIR``.
@@ -18,6 +20,7 @@ import sys
 from typing import List, Optional
 
 _RANK_FILE = re.compile(r"^rank(\d+)\.json$")
+_NAMED_THREADS = 1_000_000  # numbers given to threads that a rank named by a string
 
 
 def _load_events(path: str) -> List[dict]:
@@ -51,6 +54,14 @@ def _load_truncated(text: str) -> List[dict]:
         events.append(event)
 
 
+def prepare_trace_dir(trace_dir: str) -> None:
+    """Create ``trace_dir`` and remove rank files left by an earlier run (they would be merged too)."""
+    os.makedirs(trace_dir, exist_ok=True)
+    for name in os.listdir(trace_dir):
+        if _RANK_FILE.match(name):
+            os.remove(os.path.join(trace_dir, name))
+
+
 def merge_traces(trace_dir: str, out_name: str = "trace.json") -> Optional[str]:
     """Merge ``trace_dir/rank<k>.json`` into ``trace_dir/out_name``, one row (pid) per rank.
 
@@ -73,10 +84,18 @@ def merge_traces(trace_dir: str, out_name: str = "trace.json") -> Optional[str]:
     for rank, name in ranks:
         merged.append({"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}})
         merged.append({"name": "process_sort_index", "ph": "M", "pid": rank, "tid": 0, "args": {"sort_index": rank}})
+        thread_ids: dict = {}  # a thread named by a string gets a number and a thread_name record
         for event in _load_events(os.path.join(trace_dir, name)):
             if event.get("ph") == "M" and event.get("name") in ("process_name", "process_sort_index"):
                 continue  # ours above name the row
-            merged.append({**event, "pid": rank})
+            tid = event.get("tid", 0)
+            if not isinstance(tid, int):
+                if tid not in thread_ids:
+                    thread_ids[tid] = _NAMED_THREADS + len(thread_ids)
+                    merged.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": thread_ids[tid],
+                                   "args": {"name": str(tid)}})
+                tid = thread_ids[tid]
+            merged.append({**event, "pid": rank, "tid": tid})
     out = os.path.join(trace_dir, out_name)
     tmp = out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
