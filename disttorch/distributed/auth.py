@@ -170,13 +170,16 @@ class _Policy:
 
     mechanism: bytes
     accepts: Callable[[list[bytes], str], bool]
-    description: str
+    refusal: str  # why a peer failing the check was refused (for the log)
 
 
 def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
     """Return (ZAP domain, policy) for a server with this secret and encryption choice."""
     if secret is None:
-        return b"disttorch/loopback", _Policy(b"NULL", lambda _creds, address: _is_loopback(address), "loopback only")
+        return b"disttorch/loopback", _Policy(
+            b"NULL", lambda _creds, address: _is_loopback(address),
+            f"no {ENV_SECRET} is set here, so only loopback peers are admitted (set it on every node)",
+        )
     tag = binascii.hexlify(derive_key(secret, "zap-domain")[:8])
     if encrypt:
         client_public = z85.decode(curve_keys(secret).client_public)
@@ -184,13 +187,13 @@ def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
         def check_curve(creds: list[bytes], _address: str) -> bool:  # creds: the client's public key
             return len(creds) == 1 and hmac.compare_digest(creds[0], client_public)
 
-        return b"disttorch/curve/" + tag, _Policy(b"CURVE", check_curve, "CURVE job key")
+        return b"disttorch/curve/" + tag, _Policy(b"CURVE", check_curve, "its CURVE key is not this job's")
     token = plain_token(secret)
 
     def check_plain(creds: list[bytes], _address: str) -> bool:  # creds: user name, password
         return len(creds) == 2 and creds[0] == PLAIN_USERNAME and hmac.compare_digest(creds[1], token)
 
-    return b"disttorch/plain/" + tag, _Policy(b"PLAIN", check_plain, "PLAIN job token")
+    return b"disttorch/plain/" + tag, _Policy(b"PLAIN", check_plain, "its token does not match this job's secret")
 
 
 class _ZapHandler(threading.Thread):
@@ -235,10 +238,10 @@ class _ZapHandler(threading.Thread):
         if policy is None:
             ok, reason = False, f"unknown ZAP domain {domain!r}"
         elif mechanism != policy.mechanism:
-            ok, reason = False, f"mechanism {mechanism.decode()} where {policy.mechanism.decode()} is required"
+            ok, reason = False, f"mechanism {mechanism.decode('ascii', 'replace')} where {policy.mechanism.decode()} is required"
         else:
             ok = policy.accepts(credentials, peer)
-            reason = "" if ok else f"credentials fail the {policy.description} check"
+            reason = policy.refusal
         if not ok:
             _rejections.warning("refused connection from %s: %s", peer, reason)
             return [version, request_id, b"400", b"not a member of this job", b"", b""]
