@@ -176,7 +176,11 @@ def run_ranks(fn: Callable[..., Any], world_size: int, args: tuple = (), *, time
             path = os.path.join(tmp, f"rank{rank}.pkl")
             if os.path.exists(path):
                 with open(path, "rb") as f:
-                    outcome = pickle.load(f)
+                    try:
+                        outcome = pickle.load(f)
+                    except Exception as e:  # noqa: BLE001 - e.g. an exception that cannot be rebuilt
+                        outcome = {"value": None, "traceback": "",
+                                   "error": RuntimeError(f"rank {rank}'s outcome could not be unpickled: {e!r}")}
                 r.value, r.error, r.traceback = outcome["value"], outcome["error"], outcome["traceback"]
             elif not killed[rank] and p.returncode != 0:
                 r.error = RuntimeError(f"rank {rank} died with exit code {p.returncode}")

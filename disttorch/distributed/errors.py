@@ -40,3 +40,6 @@ class PeerDiedError(DistNetworkError):
     def __init__(self, message: str, rank: int) -> None:
         super().__init__(message)
         self.rank = rank
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.rank))

@@ -44,7 +44,7 @@ def isend(tensor: Any, dst: int, group=None, tag: int = 0) -> Work | None:
     def body(op) -> None:
         tracker = pg.transport.send(peer, header, flat.flat)
         if tracker is not None:
-            pg.wait_sent(op, tracker, peer)
+            pg.wait_sent(op, tracker, peer, p2p=True)
 
     return pg.point_to_point(f"send({flat.flat.dtype}[{flat.flat.size}]) to rank {dst} tag {tag}",
                              body, async_op=True)

@@ -29,6 +29,7 @@ every later call on the group (create a new job, or group, to continue).
 """
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import queue
@@ -104,6 +105,8 @@ class ProcessGroup:
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._pending = 0                      # operations queued or running
         self._pending_lock = threading.Lock()
+        self._idle = threading.Condition(self._pending_lock)   # notified when _pending drops
+        self._closing = False
         self._exec_lock = threading.Lock()     # held while an operation uses the sockets
         self._current: _Op | None = None
         self._faults = bool(os.environ.get(ENV_FAULT))
@@ -177,8 +180,9 @@ class ProcessGroup:
                 with self._exec_lock:
                     self._execute(work, run, args)
             finally:
-                with self._pending_lock:
+                with self._idle:
                     self._pending -= 1
+                    self._idle.notify_all()
         else:
             self._queue.put((work, run, args))
         if async_op:
@@ -188,9 +192,11 @@ class ProcessGroup:
 
     def _raise_if_broken(self) -> None:
         if self._error is not None:
-            raise type(self._error)(f"process group {self.group_id} is unusable after an earlier "
-                                    f"error: {self._error}") from self._error
-        if not self._thread.is_alive():
+            error = copy.copy(self._error)
+            error.args = (f"process group {self.group_id} is unusable after an earlier error: "
+                          f"{self._error}",)
+            raise error from self._error
+        if self._closing:
             raise DistBackendError(f"process group {self.group_id} has been destroyed")
 
     def _inject_faults(self) -> None:
@@ -210,8 +216,9 @@ class ProcessGroup:
                 return
             with self._exec_lock:
                 self._execute(*item)
-            with self._pending_lock:
+            with self._idle:
                 self._pending -= 1
+                self._idle.notify_all()
 
     def _execute(self, work: Work, run: Callable[..., None], args: tuple) -> None:
         if self._error is not None:
@@ -255,7 +262,9 @@ class ProcessGroup:
             return
         cls = next((i for i, c in reversed(list(enumerate(_ERROR_CLASSES))) if isinstance(error, c)), 0)
         seq = self._current.seq if self._current else self._seq
-        header = wire.Header(wire.ERROR, self.group_id, seq, cls, 0, 0, -1, -1, 0, self._rank, 0)
+        # For a dead peer, the root field names it (as a group rank) so the error peers raise does too.
+        dead = self.ranks.index(error.rank) if isinstance(error, PeerDiedError) else -1
+        header = wire.Header(wire.ERROR, self.group_id, seq, cls, 0, 0, dead, -1, 0, self._rank, 0)
         text = f"{error}".encode()
         for peer in range(self.size()):
             if peer != self._rank and peer not in self.transport.gone_peers():
@@ -281,9 +290,9 @@ class ProcessGroup:
             if header is not None:
                 op.heard.add(header.sender)
                 return header
-            self.check(op, peer)
+            self.check(op, peer, p2p=key is not None)
 
-    def wait_sent(self, op: _Op, tracker, peer: int) -> None:
+    def wait_sent(self, op: _Op, tracker, peer: int, p2p: bool = False) -> None:
         """Wait until a zero-copy send to ``peer`` has left its buffer."""
         while not tracker.done:
             try:
@@ -292,20 +301,27 @@ class ProcessGroup:
                 pass
             if not tracker.done:
                 self.transport.pump(0)
-                self.check(op, peer)
+                self.check(op, peer, p2p)
 
-    def check(self, op: _Op, waiting_for: int | None) -> None:
-        """Raise if a peer reported an error or is gone, or the deadline passed; warn on stalls."""
+    def check(self, op: _Op, waiting_for: int | None, p2p: bool = False) -> None:
+        """Raise if a peer reported an error or is gone, or the deadline passed; warn on stalls.
+
+        A collective needs every member, so any gone peer fails it; a point-to-point
+        operation fails only when its peer (for an any-source receive: every peer) is gone.
+        """
         t = self.transport
         if t.errors:
             header, text = t.errors[0]
             error = _ERROR_CLASSES[header.tag if header.tag < len(_ERROR_CLASSES) else 0]
-            exc = (error(f"{text} (reported by {self.name(header.sender)})", self.ranks[header.sender])
+            exc = (error(f"{text} (reported by {self.name(header.sender)})", self.ranks[header.root])
                    if error is PeerDiedError else
                    error(f"{text} (reported by {self.name(header.sender)})"))
             exc.from_peer = True
             raise exc
         gone = t.gone_peers()
+        if p2p:
+            wanted = {waiting_for} if waiting_for is not None else set(range(self.size())) - {self._rank}
+            gone = gone if wanted <= gone.keys() else {}
         if gone:
             peer, how = sorted(gone.items())[0]
             what = ("left the group (destroy_process_group or exit)" if how == "left"
@@ -339,7 +355,8 @@ class ProcessGroup:
 
     def _publish_state(self) -> None:
         now = time.monotonic()
-        if self._state == self._state_published or now - self._state_time < STATE_INTERVAL:
+        if (self._state == self._state_published or now - self._state_time < STATE_INTERVAL
+                or self._closing or self._error is not None):
             return
         self._state_time, self._state_published = now, self._state
         try:
@@ -385,9 +402,13 @@ class ProcessGroup:
 
     def destroy(self) -> None:
         """Stop the communication thread after the queued work, say goodbye, close sockets."""
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join(timeout=self.timeout)
+        self._closing = True
+        with self._idle:   # let queued work finish (it is bounded by its own timeout)
+            self._idle.wait_for(lambda: self._pending == 0, timeout=self.timeout)
+        self._queue.put(None)
+        # The idle thread may be inside a progress report to a store whose host has exited;
+        # it touches no socket, so it is left to finish on its own (it is a daemon).
+        self._thread.join(timeout=0.5)
         if self._faults:
             from launcher import faults
             faults.unregister_drop_handler(self._on_drop_fault)

@@ -399,6 +399,10 @@ class Transport:
         """Close every socket; first send ``goodbye`` (a ``BYE`` header) to live peers."""
         if self.closed:
             return
+        try:
+            self.pump(0)  # learn who has left or died: no goodbye (and no linger) for them
+        except zmq.ZMQError:
+            pass
         self.closed = True
         gone = self.gone_peers()
         for p in self._peers.values():

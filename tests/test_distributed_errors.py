@@ -1,0 +1,226 @@
+"""Nothing hangs, nothing silently corrupts: mismatches, timeouts, dead peers, stalls, intruders.
+
+Each test starts real processes with a timeout of its own; the assertions check that every
+involved rank raises, what the message names (both sides, the collective, the rank at
+fault) and how quickly it happens.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from dist_helpers import run_ranks
+
+
+def _errors(results) -> list[BaseException]:
+    return [r.error for r in results]
+
+
+def mismatch(rank: int, ws: int, kind: str) -> None:
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    dist.all_reduce(np.ones(4))  # collective #1 agrees
+    x = np.ones(10, np.float32)
+    if kind == "op":
+        dist.all_reduce(x) if rank == 0 else dist.broadcast(x, src=0)
+    elif kind == "dtype":
+        dist.all_reduce(x if rank == 0 else x.astype(np.float64))
+    else:
+        dist.all_reduce(x if rank == 0 else np.ones(11, np.float32))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind,mine,theirs", [
+    ("op", r"all_reduce\(float32\[10\]\) #2", r"broadcast\(float32\[10\], root=0\) #2"),
+    ("dtype", r"all_reduce\(float32\[10\]\) #2", r"all_reduce\(float64\[10\]\) #2"),
+    ("shape", r"all_reduce\(float32\[10\]\) #2", r"all_reduce\(float32\[11\]\) #2"),
+])
+def test_mismatch_raises_on_both_sides_naming_both(kind, mine, theirs):
+    import disttorch.distributed as dist
+    start = time.monotonic()
+    results = run_ranks(mismatch, 2, args=(kind,), timeout=40, check=False,
+                        env={"DISTTORCH_TIMEOUT": "30"})
+    assert time.monotonic() - start < 20, "a mismatch must fail fast, not at the timeout"
+    for r in results:
+        assert isinstance(r.error, dist.CollectiveMismatchError), r.describe()
+        text = str(r.error)
+        assert "rank 0" in text and "rank 1" in text, text
+        import re
+        assert re.search(mine, text) and re.search(theirs, text), text
+
+
+def timeout_then_reuse(rank: int, ws: int) -> float:
+    import disttorch.distributed as dist
+
+    dist.init_process_group(timeout=timedelta(seconds=2))
+    dist.all_reduce(np.ones(3))
+    if rank == 1:
+        time.sleep(4)
+    start = time.monotonic()
+    try:
+        dist.all_reduce(np.ones(3))
+    except dist.DistTimeoutError as e:
+        elapsed = time.monotonic() - start
+        with pytest.raises(dist.DistTimeoutError, match="unusable after an earlier error"):
+            dist.all_reduce(np.ones(3))
+        raise dist.DistTimeoutError(f"{e} [after {elapsed:.1f} s]") from None
+    return -1.0
+
+
+@pytest.mark.timeout(40)
+def test_timeout_names_collective_and_silent_rank():
+    import disttorch.distributed as dist
+    results = run_ranks(timeout_then_reuse, 2, timeout=30, check=False)
+    e0, e1 = _errors(results)
+    assert isinstance(e0, dist.DistTimeoutError), results[0].describe()
+    text = str(e0)
+    assert "all_reduce(float64[3]) #2 timed out on rank 0" in text and "waiting for rank 1" in text, text
+    elapsed = float(text.rsplit("after ", 1)[1].split(" s]")[0])
+    assert 1.5 < elapsed < 4, elapsed
+    # The late rank learns why instead of waiting for its own timeout.
+    assert isinstance(e1, dist.DistTimeoutError) and "reported by rank 0" in str(e1), results[1].describe()
+
+
+def dead_peer(rank: int, ws: int) -> tuple[float, str, str]:
+    import disttorch.distributed as dist
+
+    dist.init_process_group(timeout=timedelta(seconds=60))
+    dist.all_reduce(np.ones(100))
+    if rank == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    pending = dist.all_reduce(np.ones(1 << 18, np.float32), async_op=True)
+    start = time.monotonic()
+    try:
+        pending.wait()
+    except dist.PeerDiedError as e:
+        elapsed = time.monotonic() - start
+        with pytest.raises(dist.PeerDiedError):
+            dist.broadcast(np.ones(2), src=0)
+        return elapsed, str(e), type(e).__name__ + f" rank={e.rank}"
+    raise AssertionError("the collective with a dead peer completed")
+
+
+@pytest.mark.timeout(40)
+def test_dead_peer_is_named_within_five_seconds():
+    results = run_ranks(dead_peer, 3, timeout=30, check=False)
+    assert results[2].returncode == -signal.SIGKILL
+    for r in results[:2]:
+        assert r.error is None, r.describe()
+        elapsed, text, kind = r.value
+        assert elapsed < 5, f"rank {r.rank} noticed the dead peer after {elapsed:.1f} s"
+        assert "rank 2" in text and "died" in text, text
+        assert "all_reduce" in text and kind.endswith("rank=2"), (text, kind)
+
+
+def stall(rank: int, ws: int) -> None:
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    dist.all_reduce(np.ones(4, np.float32))
+    if rank == 1:
+        time.sleep(3.5)
+    dist.all_reduce(np.ones(4, np.float32))
+    dist.destroy_process_group()
+
+
+@pytest.mark.timeout(40)
+def test_stall_warning_names_who_is_behind():
+    results = run_ranks(stall, 3, timeout=30, check=False, env={"DISTTORCH_STALL_WARNING": "2"})
+    assert all(r.ok for r in results), [r.describe() for r in results]
+    warning = [line for line in results[0].stderr.splitlines() if "has waited" in line]
+    assert warning, results[0].stderr
+    assert "all_reduce(float32[4]) #2 on rank 0 has waited 2 s" in warning[0], warning[0]
+    assert "rank 1 is done with all_reduce(float32[4]) #1" in warning[0], warning[0]
+    assert "ranks 0, 2 are in all_reduce(float32[4]) #2" in warning[0], warning[0]
+
+
+def monitored(rank: int, ws: int) -> None:
+    import disttorch.distributed as dist
+
+    dist.init_process_group(timeout=timedelta(seconds=30))
+    dist.monitored_barrier(timeout=timedelta(seconds=5))
+    if rank in (2, 3):
+        time.sleep(2.5)
+    dist.monitored_barrier(timeout=timedelta(seconds=1), wait_all_ranks=True)
+
+
+@pytest.mark.timeout(40)
+def test_monitored_barrier_names_missing_ranks():
+    import disttorch.distributed as dist
+    results = run_ranks(monitored, 4, timeout=30, check=False)
+    for r in results[:2]:
+        assert isinstance(r.error, dist.DistTimeoutError), r.describe()
+        assert "Ranks 2, 3 failed to pass monitoredBarrier in 1 s" in str(r.error), str(r.error)
+    assert "reported by rank 0" in str(results[1].error)
+
+
+def intruders(rank: int, ws: int) -> int:
+    import socket
+
+    import zmq
+    from zmq.utils.monitor import parse_monitor_message
+
+    import disttorch.distributed as dist
+    from disttorch.distributed import auth, wire
+
+    dist.init_process_group()
+    pg = dist.GroupMember.WORLD
+    x = np.arange(1000, dtype=np.float64)
+    dist.all_reduce(x)
+    refused = 0
+    if rank == 0:
+        import json
+        endpoint = json.loads(pg.store.get(f"{pg.prefix}ep/1"))["tcp"]
+        host, port = endpoint[len("tcp://"):].rsplit(":", 1)
+        ctx = zmq.Context()
+        for secret in (None, bytes(32), b"wrong secret!"):
+            s = ctx.socket(zmq.DEALER)
+            auth.configure_client(s, secret)
+            s.setsockopt(zmq.ROUTING_ID, b"disttorch/0/0")  # pretends to be rank 0
+            mon = s.get_monitor_socket()
+            s.connect(endpoint)
+            header = wire.Header(wire.DATA, 0, 3, 0, wire.op_code("all_reduce"), 8, -1, 1000, 0, 0, 8000)
+            s.send_multipart([wire.pack(header), np.full(1000, 1e9).tobytes()])
+            deadline, outcome = time.monotonic() + 5, None
+            while outcome is None and time.monotonic() < deadline:
+                if mon.poll(100):
+                    event = parse_monitor_message(mon.recv_multipart())["event"]
+                    if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                        outcome = "accepted"
+                    elif event in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                                   zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL, zmq.EVENT_DISCONNECTED):
+                        outcome = "refused"
+            refused += outcome == "refused"
+            s.close(linger=0)
+            mon.close(linger=0)
+        for blob in (os.urandom(64), b"\xff" + os.urandom(4000), b"GET / HTTP/1.1\r\n\r\n"):
+            with socket.create_connection((host, int(port)), timeout=5) as raw:
+                raw.sendall(blob)
+                time.sleep(0.1)
+        # An authenticated peer's malformed frames are dropped, not acted on.
+        own = pg.transport._peers[1].dealer
+        own.send(b"only one frame")
+        own.send_multipart([b"short header", b""])
+        bad = wire.Header(wire.DATA, 77, 3, 0, 1, 8, -1, 1000, 0, 0, 8000)   # foreign group
+        own.send_multipart([wire.pack(bad), bytes(8000)])
+        lying = wire.Header(wire.DATA, 0, 3, 0, 1, 8, -1, 1000, 0, 0, 16)   # wrong length
+        own.send_multipart([wire.pack(lying), bytes(8)])
+        ctx.term()
+    for k in range(3):
+        y = np.arange(1000, dtype=np.float64)
+        dist.all_reduce(y)
+        assert np.array_equal(y, np.arange(1000) * ws), f"all_reduce {k} corrupted"
+    assert not any(pg.transport._stash.values()) and not pg.transport.errors
+    dist.destroy_process_group()
+    return refused
+
+
+@pytest.mark.timeout(60)
+def test_intruders_and_garbage_are_rejected_while_the_job_runs():
+    assert run_ranks(intruders, 2, timeout=45) == [3, 0]

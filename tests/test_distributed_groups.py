@@ -1,0 +1,137 @@
+"""Process-group API, subgroups, point-to-point messages and object collectives on real processes."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from dist_helpers import run_ranks
+
+
+def api_and_subgroups(rank: int, ws: int) -> None:
+    import disttorch
+    import disttorch.distributed as dist
+
+    assert dist.is_available() and not dist.is_initialized()
+    with pytest.raises(ValueError, match="not been initialized"):
+        dist.get_rank()
+    with pytest.raises(ValueError, match="not available"):
+        dist.init_process_group("nccl")
+    dist.init_process_group("gloo", timeout=timedelta(seconds=60))
+    with pytest.raises(ValueError, match="twice"):
+        dist.init_process_group()
+    assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (rank, ws, "gloo")
+
+    odd = dist.new_group([3, 1])
+    low = dist.new_group([0, 1, 2])
+    if rank in (1, 3):
+        assert dist.get_rank(odd) == [1, 3].index(rank) and dist.get_world_size(odd) == 2
+        assert dist.get_process_group_ranks(odd) == [1, 3]
+    else:
+        assert odd is dist.GroupMember.NON_GROUP_MEMBER
+        assert dist.get_rank(odd) == -1 and dist.all_reduce(np.ones(1), group=odd) is None
+    # Interleave subgroup and world collectives, some asynchronous.
+    works = []
+    for k in range(3):
+        t = disttorch.tensor([float(rank + k)])
+        if rank in (1, 3):
+            works.append((dist.all_reduce(t, group=odd, async_op=True), t, 1 + 3 + 2 * k))
+        w = disttorch.tensor([float(rank)])
+        dist.all_reduce(w)
+        assert w.item() == sum(range(ws))
+        if low is not dist.GroupMember.NON_GROUP_MEMBER:
+            b = disttorch.tensor([float(rank * 10 + k)])
+            dist.broadcast(b, src=2, group=low)  # src is a global rank
+            assert b.item() == 20 + k, b.item()
+    for work, t, want in works:
+        work.wait()
+        assert t.item() == want, (t.item(), want)
+    if low is not dist.GroupMember.NON_GROUP_MEMBER:
+        with pytest.raises(ValueError, match="not part of group"):
+            dist.broadcast(np.zeros(1), src=3, group=low)
+    with pytest.raises(ValueError, match="distinct"):
+        dist.new_group([0, 0])
+    if rank in (1, 3):
+        dist.destroy_process_group(odd)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+@pytest.mark.timeout(60)
+def test_api_and_subgroups():
+    run_ranks(api_and_subgroups, 4, timeout=50)
+
+
+def point_to_point(rank: int, ws: int) -> None:
+    import disttorch
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    if rank == 0:
+        dist.send(disttorch.tensor([2.0, 2.0]), dst=1, tag=2)
+        dist.send(disttorch.tensor([1.0, 1.0]), dst=1, tag=1)
+        works = [dist.isend(np.full(3, k, np.int64), dst=2, tag=7) for k in range(4)]
+        for w in works:
+            w.wait()
+        got = np.zeros(1, np.int32)
+        senders = sorted(dist.recv(got, tag=9) for _ in range(ws - 1) if got is not None)
+        assert senders == list(range(1, ws)), senders
+        dist.send(np.zeros(4, np.float32), dst=1, tag=3)
+    elif rank == 1:
+        first, second = disttorch.zeros(2), disttorch.zeros(2)
+        assert dist.recv(first, src=0, tag=1) == 0    # tag 1 does not wait behind tag 2
+        assert dist.recv(second, src=0, tag=2) == 0
+        assert first.tolist() == [1.0, 1.0] and second.tolist() == [2.0, 2.0]
+        dist.send(np.array([rank], np.int32), dst=0, tag=9)
+        with pytest.raises(dist.DistBackendError, match=r"sent float32\[4\] with tag 3 .*int64\[4\]"):
+            dist.recv(np.zeros(4, np.int64), src=0, tag=3)
+        return
+    else:
+        bufs = [np.zeros(3, np.int64) for _ in range(4)]
+        works = [dist.irecv(b, src=0, tag=7) for b in bufs]
+        for k, (w, b) in enumerate(zip(works, bufs)):
+            w.wait()
+            assert b.tolist() == [k] * 3 and w.source_rank == 0
+        dist.send(np.array([rank], np.int32), dst=0, tag=9)
+    with pytest.raises(ValueError, match="should not be the same"):
+        dist.send(np.zeros(1), dst=rank)
+    dist.destroy_process_group()
+
+
+@pytest.mark.timeout(40)
+def test_point_to_point_with_tags():
+    results = run_ranks(point_to_point, 3, timeout=30, check=False)
+    bad = [r.describe() for r in results if not r.ok]
+    assert not bad, "\n".join(bad)
+
+
+class Payload:
+    def __init__(self, rank):
+        self.rank = rank
+        self.square = lambda: rank * rank   # needs cloudpickle
+
+
+def objects(rank: int, ws: int) -> None:
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    items = [Payload(rank), {"rank": rank, "text": "x" * (100 * rank)}, None]
+    dist.broadcast_object_list(items, src=1)
+    assert items[0].rank == 1 and items[0].square() == 1 and items[1]["rank"] == 1
+    gathered = [None] * ws
+    dist.all_gather_object(gathered, {"r": rank, "blob": list(range(rank * 50))})
+    assert [g["r"] for g in gathered] == list(range(ws)) and len(gathered[2]["blob"]) == 100
+    dest = [None] * ws if rank == 2 else None
+    dist.gather_object(("from", rank, "y" * rank * 1000), dest, dst=2)
+    if rank == 2:
+        assert [d[1] for d in dest] == list(range(ws)) and len(dest[1][2]) == 1000
+    out = [None]
+    dist.scatter_object_list(out, [f"for {r}" * (r + 1) for r in range(ws)] if rank == 0 else None, src=0)
+    assert out[0] == f"for {rank}" * (rank + 1)
+    dist.destroy_process_group()
+
+
+@pytest.mark.timeout(40)
+def test_object_collectives():
+    run_ranks(objects, 3, timeout=30)
