@@ -23,7 +23,8 @@ Mechanisms
       recorded handshake cannot be replayed.
     * no secret (a process started by hand): NULL mechanism, and only peers
       connecting from a loopback address are accepted. Multi-node jobs need
-      a secret.
+      a secret; so do hosts shared with other users, who can reach loopback
+      too (``disttorch-launch`` always sets one).
 
     The rendezvous store (``TCPStore``) always uses CURVE when a secret is set,
     whatever ``DISTTORCH_ENCRYPT`` says: its messages are few and small.

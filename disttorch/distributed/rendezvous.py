@@ -4,23 +4,21 @@
 
 ``env://`` (the default)
     Rank and world size from the environment, from the first of these launchers
-    whose rank variable is set:
+    whose rank variable is set (rank, world size, local rank):
 
-    ============  ================  =====================  ==========================
-    launcher      rank              world size             local rank
-    ============  ================  =====================  ==========================
-    torchrun /    ``RANK``          ``WORLD_SIZE``         ``LOCAL_RANK``
-    disttorch-launch
-    SLURM srun    ``SLURM_PROCID``  ``SLURM_NTASKS``       ``SLURM_LOCALID``
-    Open MPI      ``OMPI_COMM_WORLD_RANK``  ``OMPI_COMM_WORLD_SIZE``  ``OMPI_COMM_WORLD_LOCAL_RANK``
-    ============  ================  =====================  ==========================
+    * torchrun / disttorch-launch: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``
+    * SLURM ``srun``: ``SLURM_PROCID``, ``SLURM_NTASKS``, ``SLURM_LOCALID``
+    * Open MPI ``mpirun``: ``OMPI_COMM_WORLD_RANK``, ``OMPI_COMM_WORLD_SIZE``,
+      ``OMPI_COMM_WORLD_LOCAL_RANK``
 
     The store lives at ``MASTER_ADDR:MASTER_PORT``. Under SLURM without
     ``MASTER_ADDR``, it is the first host of ``SLURM_STEP_NODELIST`` /
     ``SLURM_JOB_NODELIST`` / ``SLURM_NODELIST`` (``127.0.0.1`` for a one-node job);
     under Open MPI with every rank on one host, ``127.0.0.1``. Without
     ``MASTER_PORT``, SLURM and Open MPI jobs derive a port in 20000-29999 from
-    their job id, so every rank computes the same one.
+    their job id, so every rank computes the same one. Multi-node jobs also
+    need the same ``DISTTORCH_JOB_SECRET`` on every rank (``srun`` and
+    ``mpirun -x`` pass it on); see :mod:`.auth`.
 ``tcp://host:port``
     The store at ``host:port``; rank and world size from the arguments (or a
     ``?rank=..&world_size=..`` query).
