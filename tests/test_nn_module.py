@@ -374,6 +374,8 @@ def test_module_list_and_dict():
     assert [n for n, _ in md.named_parameters()] == ["x.w", "y.w", "z.w"]
     md.pop("x")
     assert list(md.keys()) == ["y", "z"]
+    copy_of = nn.ModuleDict(md)
+    assert list(copy_of) == ["y", "z"] and copy_of["y"] is md["y"]
 
 
 def test_parameter_list_and_dict():
@@ -386,5 +388,6 @@ def test_parameter_list_and_dict():
     pd["b"] = nn.Parameter(torch.zeros(1))
     assert list(pd) == ["a", "b"] and isinstance(pd["a"], nn.Parameter)
     assert [n for n, _ in pd.named_parameters()] == ["a", "b"]
+    assert list(nn.ParameterDict(pd)) == ["a", "b"]
     del pd["a"]
     assert list(pd.keys()) == ["b"] and len(list(pd.parameters())) == 1

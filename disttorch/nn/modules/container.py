@@ -246,9 +246,9 @@ class ModuleDict(Module):
 
     def update(self, modules: Mapping[str, Module] | Iterable) -> None:
         """Add modules from a mapping or an iterable of ``(key, module)`` pairs."""
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        pairs = modules.items() if isinstance(modules, (Mapping, ModuleDict)) else modules
         for j, pair in enumerate(pairs):
-            if not isinstance(pair, Mapping) and len(pair) != 2:
+            if len(pair) != 2:
                 raise ValueError(f"ModuleDict update sequence element #{j} has length "
                                  f"{len(pair)}; 2 is required")
             self[pair[0]] = pair[1]
@@ -374,7 +374,7 @@ class ParameterDict(Module):
 
     def update(self, parameters: Mapping[str, Any] | Iterable) -> None:
         """Add parameters from a mapping or an iterable of ``(key, value)`` pairs."""
-        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
+        pairs = parameters.items() if isinstance(parameters, (Mapping, ParameterDict)) else parameters
         for j, pair in enumerate(pairs):
             if len(pair) != 2:
                 raise ValueError(f"ParameterDict update sequence element #{j} has length "
