@@ -54,7 +54,7 @@ def plan_cores(nproc: int, cores_per_rank: Optional[int], bind: Optional[bool],
     enough = needed <= len(usable)
     if bind is True and not enough:
         raise ValueError(f"--bind-cores needs {nproc} ranks x {per_rank} cores = {needed} cores, "
-                         f"but only {len(usable)} are usable ({_ranges(usable)}); "
+                         f"but only {len(usable)} are usable ({format_ranges(usable)}); "
                          f"lower --cores-per-rank or --nproc-per-node, or pass --no-bind-cores")
     if bind is False:
         note = "not pinned (--no-bind-cores)"
@@ -73,14 +73,14 @@ def thread_env(plan: CorePlan, user_env: Mapping[str, str]) -> Dict[str, str]:
     return {name: str(plan.cores_per_rank) for name in THREAD_VARS if name not in user_env}
 
 
-def _ranges(cores: List[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
+def format_ranges(numbers: List[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"`` (sorted numbers; ``"none"`` if empty)."""
     parts, start = [], None
-    for i, core in enumerate(cores):
+    for i, number in enumerate(numbers):
         if start is None:
-            start = core
-        if i + 1 == len(cores) or cores[i + 1] != core + 1:
-            parts.append(str(start) if start == core else f"{start}-{core}")
+            start = number
+        if i + 1 == len(numbers) or numbers[i + 1] != number + 1:
+            parts.append(str(start) if start == number else f"{start}-{number}")
             start = None
     return ",".join(parts) or "none"
 
@@ -89,9 +89,9 @@ def format_plan(plan: CorePlan, global_ranks: List[int], threads: Mapping[str, s
     """The assignment table printed once at start, one string per line."""
     thread_note = (f"threads: {' '.join(f'{k}={v}' for k, v in threads.items())}" if threads
                    else "threads: as set by the user")
-    lines = [f"cores: {len(plan.usable)} usable ({_ranges(plan.usable)}), "
+    lines = [f"cores: {len(plan.usable)} usable ({format_ranges(plan.usable)}), "
              f"{plan.cores_per_rank} per rank, {plan.note}; {thread_note}",
              f"{'rank':>6} {'local':>6}  cores"]
     for local, (rank, cores) in enumerate(zip(global_ranks, plan.cores)):
-        lines.append(f"{rank:>6} {local:>6}  {_ranges(cores) if cores is not None else 'any'}")
+        lines.append(f"{rank:>6} {local:>6}  {format_ranges(cores) if cores is not None else 'any'}")
     return lines

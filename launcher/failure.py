@@ -10,7 +10,9 @@ from __future__ import annotations
 import signal
 import time
 from dataclasses import asdict, dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
+
+from launcher.devices import format_ranges
 
 _CRASH_SIGNALS = {"SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL"}
 
@@ -53,7 +55,7 @@ class RankExit:
         if self.returncode == 0:
             return "exited 0"
         if self.stopped:
-            return f"stopped by launcher ({self.how()})"
+            return f"stopped by the launcher ({self.how()})"
         error = (self.record or {}).get("error")
         return f"failed, {self.how()}" + (f": {error}" if error else "")
 
@@ -107,6 +109,13 @@ def format_summary(root: RankExit, ranks: List[RankExit], attempt: int, max_rest
     others = sorted((r for r in ranks if r.rank != root.rank), key=lambda r: r.rank)
     if others:
         lines.append("other ranks:")
-        lines.extend(f"  rank {r.rank:<4} (node {r.node_rank}, pid {r.pid}): {r.status()}" for r in others)
+        lines.extend(f"  rank {r.rank:<4} (node {r.node_rank}, pid {r.pid}): {r.status()}" for r in others if r.failed)
+        alike: Dict[str, List[int]] = {}  # ranks that ended the same way share a line
+        for r in others:
+            if not r.failed:
+                alike.setdefault(r.status(), []).append(r.rank)
+        for status, numbers in alike.items():
+            label = f"rank {numbers[0]:<4}" if len(numbers) == 1 else f"ranks {format_ranges(numbers)}"
+            lines.append(f"  {label}: {status}")
     lines.append(bar)
     return "\n".join(lines)

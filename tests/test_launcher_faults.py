@@ -89,7 +89,7 @@ def test_kill_at_step_is_diagnosed(tmp_path):
     assert "rank 1 was the first to fail" in err and "exit       : signal SIGKILL (9)" in err
     assert "this was an injected fault (kill:rank=1:at=step:3)" in err
     assert "[rank1]: step 2" in result.stdout and "[rank1]: step 3" not in result.stdout
-    assert (tmp_path / "rank0_attempt0.json").exists() and not (tmp_path / "rank1_attempt0.json").exists()
+    assert not (tmp_path / "rank1_attempt0.json").exists()  # rank 1 never finished its loop
 
 
 @pytest.mark.timeout(60)

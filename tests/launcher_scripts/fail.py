@@ -30,7 +30,11 @@ def deep_failure():
 
 if rank == failing and mode not in ("sleep", "lone"):
     record(f"rank{rank}", os.getpid())
-    time.sleep(0.5)
+    deadline = time.monotonic() + 30
+    world = int(os.environ["WORLD_SIZE"])
+    while len([n for n in os.listdir(pid_dir) if n.startswith("rank") and n.endswith(".pid")]) < world:
+        assert time.monotonic() < deadline, "the other ranks did not start within 30 s"
+        time.sleep(0.05)  # fail only once every rank runs (and has started its grandchild)
     if mode in ("raise", "stubborn"):
         deep_failure()
     elif mode == "exit3":
