@@ -156,10 +156,11 @@ def test_mlp_learns_synthetic_classification():
         loss.backward()
         with torch.no_grad():
             for p in model.parameters():
-                p.data = p.data - 0.1 * p.grad
+                p -= 0.1 * p.grad
         losses.append(loss.item())
     model.eval()
     with torch.no_grad():
         accuracy = (model(x).numpy().argmax(1) == y.numpy()).mean()
     assert losses[-1] < 0.5 * losses[0]
     assert accuracy > 0.9
+    assert all(type(p) is nn.Parameter and p.is_leaf for p in model.parameters())

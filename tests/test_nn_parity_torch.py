@@ -224,5 +224,5 @@ def test_mlp_training_steps_parity():
         with dt.no_grad(), torch.no_grad():
             for dp, tp in zip(dm.parameters(), tm.parameters()):
                 np.testing.assert_allclose(dp.grad.numpy(), tp.grad.numpy(), rtol=1e-9, atol=1e-12)
-                dp.data = dp.data - 0.1 * dp.grad
+                dp -= 0.1 * dp.grad
                 tp -= 0.1 * tp.grad

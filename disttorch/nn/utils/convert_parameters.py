@@ -7,34 +7,14 @@ from typing import Iterable
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...ops.shape import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 
-class _FlattenConcat(Function):
-    """All inputs flattened and concatenated; backward hands each its slice, reshaped."""
-
-    _raw = True
-
-    @staticmethod
-    def forward(ctx, *tensors):
-        ctx.shapes = [t._data.shape for t in tensors]
-        return np.concatenate([t._data.reshape(-1) for t in tensors])
-
-    @staticmethod
-    def backward(ctx, g):
-        grads, offset = [], 0
-        for shape in ctx.shapes:
-            n = int(np.prod(shape))
-            grads.append(g[offset:offset + n].reshape(shape))
-            offset += n
-        return tuple(grads)
-
-
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """One 1-D tensor holding every parameter's values, in order (differentiable)."""
-    return _FlattenConcat.apply(*parameters)
+    return cat([p.reshape(-1) for p in parameters])
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
