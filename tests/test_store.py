@@ -31,6 +31,13 @@ REPO = Path(__file__).resolve().parents[1]
 SECRET = "5ec7e7" * 6
 
 
+@pytest.fixture(autouse=True)
+def _no_inherited_job_secret(monkeypatch):
+    """Tests choose their secrets themselves; ignore any the calling shell exported."""
+    monkeypatch.delenv("DISTTORCH_JOB_SECRET", raising=False)
+    monkeypatch.delenv("DISTTORCH_ENCRYPT", raising=False)
+
+
 def run_python(code: str, n: int = 1, env: dict[str, str] | None = None, timeout: float = 30) -> list[str]:
     """Run ``code`` in ``n`` fresh interpreters (``WORKER`` = 0..n-1 in their env); return their stdouts.
 

@@ -23,6 +23,13 @@ from disttorch.distributed.store.table import KeyValueTable, StoreFullError
 SECRET = "0123456789abcdef" * 2
 
 
+@pytest.fixture(autouse=True)
+def _no_inherited_job_secret(monkeypatch):
+    """Tests choose their secrets themselves; ignore any the calling shell exported."""
+    monkeypatch.delenv("DISTTORCH_JOB_SECRET", raising=False)
+    monkeypatch.delenv("DISTTORCH_ENCRYPT", raising=False)
+
+
 @pytest.fixture
 def master():
     store = TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=10), secret=SECRET)
