@@ -88,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
                "  disttorch-launch --nproc auto -m mypkg.train\n"
                "  disttorch-launch --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 \\\n"
                "      --job-secret-file secret.txt --nproc 4 train.py\n"
-               "  disttorch-launch --nproc 2 --inject-fault kill:rank=1:at=step:5 --max-restarts 1 train.py",
+               "  disttorch-launch --nproc 2 --inject-fault kill:rank=1:at=step:5 --max-restarts 1 train.py\n\n"
+               "exit status: 0 every rank exited 0; 1 a rank failed (the summary names the first);\n"
+               "2 bad arguments; 128+N the launcher was stopped by signal N (130 for Ctrl-C).",
         formatter_class=_HelpFormatter,
         allow_abbrev=False,
     )
@@ -116,6 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "several nodes: the port of the agents' store on node 0")
     nodes.add_argument(*_flag("--rdzv-endpoint"), dest="rdzv_endpoint", default=None, metavar="HOST:PORT",
                        help="same as --master-addr HOST --master-port PORT")
+    nodes.add_argument(*_flag("--rdzv-backend"), dest="rdzv_backend", choices=("c10d", "static"), default="c10d",
+                       help="accepted for torchrun compatibility: node agents always meet at node 0's store")
+    nodes.add_argument(*_flag("--rdzv-conf"), dest="rdzv_conf", default="", metavar="KEY=VALUE,...",
+                       help="torchrun's rendezvous settings; join_timeout=S is understood (as --join-timeout)")
     nodes.add_argument(*_flag("--rdzv-id", "--run-id"), dest="run_id", default=None, metavar="ID",
                        help="job id (TORCHELASTIC_RUN_ID, DISTTORCH_RUN_ID; default: random, chosen by node 0)")
     nodes.add_argument(*_flag("--standalone"), action="store_true",
@@ -266,6 +272,13 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         parser.error(f"script {a.script!r} not found (looked in {os.getcwd()}); "
                      f"expected a Python file, or -m module.name for a module")
 
+    join_timeout = a.join_timeout
+    for item in filter(None, a.rdzv_conf.split(",")):
+        key, eq, value = item.partition("=")
+        if key.strip() != "join_timeout" or not eq:
+            parser.error(f"--rdzv-conf: only join_timeout=SECONDS is understood, got {item!r}")
+        join_timeout = value.strip()
+
     cores = a.cores_per_rank
     if cores is not None:
         cores = int(_number(parser, "--cores-per-rank", cores, int, 1))
@@ -302,7 +315,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         max_restarts=int(_number(parser, "--max-restarts", a.max_restarts, int, 0)),
         monitor_interval=_number(parser, "--monitor-interval", a.monitor_interval, float, 0.001),
         stop_grace=_number(parser, "--stop-grace", a.stop_grace, float, 0),
-        join_timeout=_number(parser, "--join-timeout", a.join_timeout, float, 0.001),
+        join_timeout=_number(parser, "--join-timeout", join_timeout, float, 0.001),
         log_dir=a.log_dir,
         redirects=_streams(parser, "--redirects", a.redirects, nproc),
         tee=_streams(parser, "--tee", a.tee, nproc),

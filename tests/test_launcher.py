@@ -239,6 +239,8 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
     (["--nproc", "2", "--local-ranks-filter", "3", str(ENV_DUMP)], "--local-ranks-filter: local rank 3 is out of"),
     (["--max-restarts", "-1", str(ENV_DUMP)], "--max-restarts: expected an integer >= 0, got '-1'"),
     (["--standalone", "--nnodes", "2", str(ENV_DUMP)], "--standalone runs a single node"),
+    (["--rdzv-conf", "read_timeout=5", str(ENV_DUMP)], "--rdzv-conf: only join_timeout=SECONDS is understood"),
+    (["--nnodes", "1:2", str(ENV_DUMP)], "elastic ranges MIN:MAX are not supported"),
 ])
 def test_argument_errors(args, message):
     result = launch(*args)
