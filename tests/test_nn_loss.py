@@ -224,3 +224,14 @@ def test_loss_modules_forward_options():
     assert nn.KLDivLoss(reduction="batchmean", log_target=True).log_target
     p = torch.full((2,), 0.5)
     np.testing.assert_allclose(nn.BCELoss()(p, torch.ones(2)).item(), np.log(2), rtol=1e-6)
+
+
+def test_regression_losses_support_double_backward():
+    from disttorch.autograd import gradgradcheck
+    x, y = f64(3, 4), f64(3, 4, seed=5)
+    assert gradgradcheck(F.mse_loss, (x, y))
+    assert gradgradcheck(lambda a, b: F.huber_loss(a, b, delta=0.5, reduction="sum"), (x, y))
+    loss = F.mse_loss(x, y, reduction="sum")
+    (gx,) = torch.autograd.grad(loss, x, create_graph=True)
+    (hx,) = torch.autograd.grad(gx.sum(), x)
+    np.testing.assert_allclose(hx.numpy(), 2.0)

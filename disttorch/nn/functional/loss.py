@@ -263,15 +263,16 @@ def _pair(input: Tensor, target: Tensor, name: str) -> tuple:
 
 class _ElementwiseLoss:
     """A loss computed entry by entry from ``d = input - target``: subclasses define
-    ``value(d, param)`` and ``derivative(d, param)`` (d loss / d input per entry; the
-    target's gradient is minus the input's)."""
+    ``value(d, param)`` on arrays (forward) and ``derivative(d, param)`` on tensors
+    (d loss / d input per entry, built from tensor ops so that it can itself be
+    differentiated). The target's gradient is minus the input's."""
 
     @staticmethod
     def value(d: np.ndarray, param: float) -> np.ndarray:
         raise NotImplementedError
 
     @staticmethod
-    def derivative(d: np.ndarray, param: float) -> np.ndarray:
+    def derivative(d: Tensor, param: float) -> Tensor:
         raise NotImplementedError
 
 
@@ -285,12 +286,17 @@ def _elementwise_loss(kind: type, name: str) -> type:
         def forward(ctx, input, target, reduction, param):
             x, y = _pair(input, target, name)
             d = x - y
-            ctx.d, ctx.reduction, ctx.param = d, reduction, param
+            ctx.save_for_backward(input, target)
+            ctx.reduction, ctx.param, ctx.n = reduction, param, d.size
             return _reduce(kind.value(d, param), reduction)
 
         @staticmethod
         def backward(ctx, g):
-            gx = _scale_grad(g, kind.derivative(ctx.d, ctx.param), ctx.reduction)
+            x, y = ctx.saved_tensors
+            local = kind.derivative(x - y, ctx.param)
+            if ctx.reduction == "mean" and ctx.n:
+                local = local / ctx.n
+            gx = g * local
             need_x, need_y = ctx.needs_input_grad[:2]
             return (gx if need_x else None), (-gx if need_y else None), None, None
 
@@ -305,7 +311,7 @@ class _Mse(_ElementwiseLoss):
 
     @staticmethod
     def derivative(d, param):
-        return 2 * d
+        return d * 2
 
 
 class _L1(_ElementwiseLoss):
@@ -315,7 +321,7 @@ class _L1(_ElementwiseLoss):
 
     @staticmethod
     def derivative(d, param):
-        return np.sign(d)
+        return d.sign()
 
 
 class _Huber(_ElementwiseLoss):
@@ -328,7 +334,7 @@ class _Huber(_ElementwiseLoss):
 
     @staticmethod
     def derivative(d, delta):
-        return np.clip(d, -delta, delta)
+        return d.clamp(-delta, delta)
 
 
 class _SmoothL1(_ElementwiseLoss):
@@ -343,9 +349,7 @@ class _SmoothL1(_ElementwiseLoss):
 
     @staticmethod
     def derivative(d, beta):
-        if beta == 0:
-            return np.sign(d)
-        return np.clip(d / d.dtype.type(beta), -1, 1)
+        return d.sign() if beta == 0 else (d / beta).clamp(-1, 1)
 
 
 MseLoss = _elementwise_loss(_Mse, "mse_loss")
