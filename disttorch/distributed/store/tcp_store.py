@@ -222,9 +222,9 @@ class TCPStore(Store):
 
         ``wait`` is how long the server may hold the request (get/wait); the client
         gives the server that plus a grace period, or the store timeout for others.
+        ``connecting`` marks the first request, whose timeout means "never reached".
         """
         patience = wait.total_seconds() + _REPLY_GRACE_S if wait is not None else self.timeout.total_seconds()
-        deadline = time.monotonic() + patience
         with self._lock:
             if self._closed:
                 raise DistStoreError(f"{command.name} on a closed TCPStore ({self._where})")
@@ -235,37 +235,47 @@ class TCPStore(Store):
             except zmq.Again:
                 raise DistNetworkError(f"could not send {command.name} to the store at {self._where} "
                                        f"within {patience:g} s") from None
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    if connecting:
-                        raise DistNetworkError(
-                            f"could not reach the store at {self._where} within {patience:g} s: is the "
-                            "rank-0 process running, and are MASTER_ADDR/MASTER_PORT right?"
-                        )
-                    raise DistNetworkError(f"the store at {self._where} did not answer {command.name} "
-                                           f"within {patience:g} s")
-                lost = self._watcher.disconnected_since
-                if lost is not None and now - lost > DISCONNECT_GRACE_S:
-                    raise DistNetworkError(
-                        f"lost the connection to the store at {self._where} during {command.name} and could not "
-                        f"reconnect within {DISCONNECT_GRACE_S:g} s: the process hosting it (rank 0, or the "
-                        "launcher's agent) has probably exited"
-                    )
-                ready = dict(self._poller.poll(max(1, int(min(deadline - now, 0.5) * 1000))))
-                if self._interrupted in ready:
-                    raise DistStoreError(f"the TCPStore ({self._where}) was closed during {command.name}")
-                if self._watcher.socket in ready:
-                    self._watcher.check()
-                if self._socket in ready:
-                    reply = self._receive(request_id)
-                    if reply is not None:
-                        break
-        status, payload = reply
+            status, payload = self._await_reply(command, request_id, patience, connecting)
         if status is Status.ERROR:
             message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
             raise DistStoreError(f"the store at {self._where} refused {command.name}: {message}")
         return status, payload
+
+    def _await_reply(
+        self, command: Command, request_id: int, patience: float, connecting: bool
+    ) -> tuple[Status, list[bytes]]:
+        """Wait up to ``patience`` seconds for the reply to ``request_id`` (lock held).
+
+        Meanwhile: a handshake refusal raises AuthenticationError, a connection lost for
+        DISCONNECT_GRACE_S raises DistNetworkError, and close() from another thread raises.
+        """
+        deadline = time.monotonic() + patience
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                if connecting:
+                    raise DistNetworkError(
+                        f"could not reach the store at {self._where} within {patience:g} s: is the "
+                        "rank-0 process running, and are MASTER_ADDR/MASTER_PORT right?"
+                    )
+                raise DistNetworkError(f"the store at {self._where} did not answer {command.name} "
+                                       f"within {patience:g} s")
+            lost = self._watcher.disconnected_since
+            if lost is not None and now - lost > DISCONNECT_GRACE_S:
+                raise DistNetworkError(
+                    f"lost the connection to the store at {self._where} during {command.name} and could not "
+                    f"reconnect within {DISCONNECT_GRACE_S:g} s: the process hosting it (rank 0, or the "
+                    "launcher's agent) has probably exited"
+                )
+            ready = dict(self._poller.poll(max(1, int(min(deadline - now, 0.5) * 1000))))
+            if self._interrupted in ready:
+                raise DistStoreError(f"the TCPStore ({self._where}) was closed during {command.name}")
+            if self._watcher.socket in ready:
+                self._watcher.check()
+            if self._socket in ready:
+                reply = self._receive(request_id)
+                if reply is not None:
+                    return reply
 
     def _receive(self, request_id: int) -> tuple[Status, list[bytes]] | None:
         """Read one reply; return it if it answers ``request_id``, ``None`` for a stale one."""
