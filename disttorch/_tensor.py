@@ -204,16 +204,17 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
             if value._data.shape != self._data.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: expected "
-                                   f"{list(self._data.shape)}, got {list(value._data.shape)}")
+                raise RuntimeError(f"attempting to assign a gradient of size "
+                                   f"'{list(value._data.shape)}' to a tensor of size "
+                                   f"'{list(self._data.shape)}'. Please ensure that the gradient "
+                                   f"and the tensor are the same size")
         self._grad = value
 
     @property
     def data(self) -> "Tensor":
-        """This tensor's values, detached from the graph (shares memory)."""
-        t = Tensor._make(self._data)
-        t._version_box = self._version_box
-        return t
+        """This tensor's values, detached from the graph (shares memory). Unlike
+        ``detach()``, changes made through it are invisible to autograd's version checks."""
+        return Tensor._make(self._data)
 
     @data.setter
     def data(self, value: "Tensor") -> None:
@@ -374,7 +375,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with "
+                               f"{'no values' if self._data.size == 0 else 'more than one value'}"
+                               " is ambiguous")
         return bool(self._data.reshape(()))
 
     def __int__(self) -> int:

@@ -239,8 +239,9 @@ def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
         return None
     for i, g in enumerate(captured):
         if g is None and not allow_unused:
-            raise RuntimeError("One of the differentiated Tensors appears to not have been used "
-                               "in the graph. Set allow_unused=True if this is the desired behavior.")
+            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been "
+                               "used in the graph. Set allow_unused=True if this is the desired "
+                               "behavior.")
     return captured
 
 

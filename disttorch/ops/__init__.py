@@ -37,7 +37,7 @@ def _bind() -> None:
     Tensor.__matmul__ = lambda a, b: la.Matmul.apply(a, b)
     Tensor.__rmatmul__ = lambda a, b: la.Matmul.apply(b, a)
     Tensor.__neg__ = lambda a: ew.Neg.apply(a)
-    Tensor.mT = property(lambda a: shape.transpose(a, -2, -1))
+    Tensor.mT = property(shape._matrix_transpose)
     Tensor.T = property(lambda a: shape.permute(a, tuple(reversed(range(a._data.ndim)))))
     for mod in FAMILIES:
         for name, fn in getattr(mod, "TENSOR_OPERATORS", {}).items():

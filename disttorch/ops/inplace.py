@@ -263,8 +263,13 @@ subtract_ = sub_
 
 
 # ---------------------------------------------------------------------- overwriting
+def _zero_grad(g: Tensor) -> Tensor:
+    """The gradient of overwritten values: zeros, as PyTorch gives (not None)."""
+    return Tensor._make(np.zeros_like(g._data))
+
+
 class _Overwrite(Function):
-    """Replace a tensor's values by ``values``: no gradient flows to the old values."""
+    """Replace a tensor's values by ``values``: the old values get a zero gradient."""
     _raw = True
 
     @staticmethod
@@ -273,7 +278,7 @@ class _Overwrite(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return None, None
+        return _zero_grad(g), None
 
 
 class Fill(Function):
@@ -286,7 +291,7 @@ class Fill(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return None, (g.sum() if ctx.needs_input_grad[1] else None)
+        return _zero_grad(g), (g.sum() if ctx.needs_input_grad[1] else None)
 
 
 class Zero(_Overwrite):
@@ -326,7 +331,7 @@ class Copy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return None, g
+        return _zero_grad(g), g
 
 
 def _overwrite(t: Tensor, values: np.ndarray, node: type) -> Tensor:

@@ -501,6 +501,14 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = swapdims = transpose
 
 
+def _matrix_transpose(input: Tensor) -> Tensor:
+    """``input.mT``: the last two dims swapped."""
+    if input._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                           f"{input._data.ndim}-D tensor.")
+    return transpose(input, -2, -1)
+
+
 def t(input: Tensor) -> Tensor:
     """Transpose of a tensor with at most 2 dims."""
     if input._data.ndim > 2:
