@@ -22,13 +22,11 @@ from ...ops.elementwise import _sigmoid as _sigmoid_array
 from ...ops.elementwise import relu as _core_relu
 from ...ops.elementwise import sigmoid as _core_sigmoid
 from ...ops.elementwise import tanh as _core_tanh
-from ._erf import erf
+from ._erf import normal_cdf_pdf
 
 __all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid",
            "softplus", "softmax", "log_softmax", "softmin"]
 
-_SQRT_HALF = 1 / math.sqrt(2)
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -85,7 +83,8 @@ class Elu(Function):
 
 
 class Gelu(Function):
-    """``x * Phi(x)`` with the exact normal CDF, or its tanh approximation."""
+    """``x * Phi(x)`` with the exact normal CDF (backward ``Phi(x) + x phi(x)``), or its
+    tanh approximation."""
 
     _raw = True
 
@@ -98,10 +97,8 @@ class Gelu(Function):
             th = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a * a * a))
             ctx.th = th
             return 0.5 * a * (1 + th)
-        cdf = erf(a * a.dtype.type(_SQRT_HALF))
-        cdf += 1
-        cdf *= 0.5
-        ctx.cdf = cdf
+        cdf, pdf = normal_cdf_pdf(a)
+        ctx.cdf, ctx.pdf = cdf, pdf
         return a * cdf
 
     @staticmethod
@@ -112,9 +109,7 @@ class Gelu(Function):
             inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
             local = 0.5 * (1 + th) + 0.5 * a * (1 - th * th) * inner
         else:
-            local = np.exp(-0.5 * a * a)
-            local *= a.dtype.type(_INV_SQRT_2PI)
-            local *= a
+            local = a * ctx.pdf
             local += ctx.cdf
         return _times(g, local.astype(g._data.dtype, copy=False)), None
 
