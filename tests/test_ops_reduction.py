@@ -245,3 +245,14 @@ def test_cumsum_values_gradients_and_second_order():
     np.testing.assert_allclose(x.grad.numpy(), [111.0, 110.0, 100.0])
     assert gradgradcheck(lambda t: (t.cumsum(1) ** 2), (leaf(a[:2, :3]),))
     assert torch.tensor([True, True, True]).cumsum(0).tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.amax(1), lambda t: t.logsumexp(1), lambda t: t.norm(dim=1),
+                                lambda t: t.std(1), lambda t: t.prod(1), lambda t: t.max()],
+                         ids=["amax", "logsumexp", "norm", "std", "prod", "max"])
+def test_backward_refuses_an_output_modified_in_place(fn):
+    x = leaf([[1.0, 2.0], [3.0, 5.0]])
+    y = fn(x)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

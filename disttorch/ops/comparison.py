@@ -15,8 +15,9 @@ import numpy as np
 
 from .._dtype import result_type
 from .._tensor import Tensor
+from ..autograd.function import Function
 from ._helpers import binary, broadcast_error, wrap_dim
-from .reduction import _dims, _return_type, _type_name, take_along_dim
+from .reduction import _dims, _return_type, _type_name
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
            "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
@@ -270,6 +271,40 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 # ---------------------------------------------------------------------- ordering
+class TakeAlongDim(Function):
+    """The elements of ``input`` at ``index`` along ``dim`` (``np.take_along_axis``): the
+    values of sort and topk. Backward puts the gradient back at those positions."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, index, dim):
+        ctx.shape, ctx.index, ctx.dim = a._data.shape, index, dim
+        return np.take_along_axis(a._data, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return PutAlongDim.apply(g, ctx.index, ctx.dim, ctx.shape), None, None
+
+
+class PutAlongDim(Function):
+    """Zeros of ``shape`` with ``src`` written at ``index`` along ``dim`` (indices are
+    distinct within each slice): the adjoint of :class:`TakeAlongDim`."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, src, index, dim, shape):
+        ctx.index, ctx.dim = index, dim
+        out = np.zeros(shape, dtype=src._data.dtype)
+        np.put_along_axis(out, index, src._data, axis=dim)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return TakeAlongDim.apply(g, ctx.index, ctx.dim), None, None, None
+
+
 def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """Stable sort order along ``dim`` (equal elements keep their original order, also when
     descending; NaN sorts as the largest value)."""
@@ -295,7 +330,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     d, idx = _ordered(input, dim, descending)
     if input._data.ndim == 0:
         return sort_type(input * 1, Tensor._make(idx))
-    return sort_type(take_along_dim(input, idx, d, True), Tensor._make(idx))
+    return sort_type(TakeAlongDim.apply(input, idx, d), Tensor._make(idx))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
@@ -314,7 +349,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if x.ndim == 0:
         return topk_type(input * 1, Tensor._make(np.zeros((), dtype=np.int64)))
     idx = np.take(_order(x, d, largest), np.arange(k), axis=d)
-    return topk_type(take_along_dim(input, idx, d, True), Tensor._make(idx))
+    return topk_type(TakeAlongDim.apply(input, idx, d), Tensor._make(idx))
 
 
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,

@@ -246,13 +246,17 @@ class _FloatUnary(Function):
     _raw = True
     ufunc: Callable = None
     uses_output = False  # derivative reads y (kept from forward, recomputed under create_graph)
+    quiet = False        # silence NumPy's warnings for inputs outside the domain (log(0)...)
 
     @classmethod
     def forward(cls, ctx, a):
         x = a._data
         if x.dtype.kind != "f":
             x = x.astype(get_default_dtype().numpy)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if cls.quiet:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = cls.ufunc(x)
+        else:
             out = cls.ufunc(x)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
@@ -290,7 +294,7 @@ class Expm1(_FloatUnary):
 
 
 class Log(_FloatUnary):
-    ufunc = np.log
+    ufunc, quiet = np.log, True
 
     @staticmethod
     def derivative(x, y):
@@ -298,7 +302,7 @@ class Log(_FloatUnary):
 
 
 class Log1p(_FloatUnary):
-    ufunc = np.log1p
+    ufunc, quiet = np.log1p, True
 
     @staticmethod
     def derivative(x, y):
@@ -306,7 +310,7 @@ class Log1p(_FloatUnary):
 
 
 class Log2(_FloatUnary):
-    ufunc = np.log2
+    ufunc, quiet = np.log2, True
 
     @staticmethod
     def derivative(x, y):
@@ -314,7 +318,7 @@ class Log2(_FloatUnary):
 
 
 class Log10(_FloatUnary):
-    ufunc = np.log10
+    ufunc, quiet = np.log10, True
 
     @staticmethod
     def derivative(x, y):
@@ -322,7 +326,7 @@ class Log10(_FloatUnary):
 
 
 class Sqrt(_FloatUnary):
-    ufunc, uses_output = np.sqrt, True
+    ufunc, uses_output, quiet = np.sqrt, True, True
 
     @staticmethod
     def derivative(x, y):
@@ -335,7 +339,7 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 
 class Rsqrt(_FloatUnary):
-    ufunc, uses_output = _rsqrt, True
+    ufunc, uses_output, quiet = _rsqrt, True, True
 
     @staticmethod
     def derivative(x, y):
@@ -343,7 +347,7 @@ class Rsqrt(_FloatUnary):
 
 
 class Reciprocal(_FloatUnary):
-    ufunc, uses_output = np.reciprocal, True
+    ufunc, uses_output, quiet = np.reciprocal, True, True
 
     @staticmethod
     def derivative(x, y):

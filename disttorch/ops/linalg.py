@@ -7,6 +7,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.grad_mode import _state as _grad_state
 from ._helpers import broadcast_error
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer"]
@@ -16,6 +17,11 @@ TENSOR_METHODS = ("matmul", "mm", "bmm", "mv", "dot", "outer")
 
 def _shape_str(s: tuple) -> str:
     return "x".join(str(d) for d in s)
+
+
+def _mT(t: Tensor) -> Tensor:
+    """``t.mT``; a plain NumPy view when the backward pass is not itself recorded."""
+    return t.mT if _grad_state[0] else Tensor._make(t._data.swapaxes(-1, -2))
 
 
 def _c_type(dt: np.dtype) -> str:
@@ -71,7 +77,7 @@ class Matmul(Function):
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad
         if a._data.ndim == 2 and b._data.ndim == 2:
-            return (Matmul.apply(g, b.mT) if na else None), (Matmul.apply(a.mT, g) if nb else None)
+            return (Matmul.apply(g, _mT(b)) if na else None), (Matmul.apply(_mT(a), g) if nb else None)
         if a._data.ndim == 1 and b._data.ndim == 1:
             return (g * b if na else None), (g * a if nb else None)
         # 1-D operands are matrices with a size-1 dim (dropped again from their gradients);
@@ -85,11 +91,11 @@ class Matmul(Function):
             g2 = g2.unsqueeze(-1)
         ga = gb = None
         if na:
-            ga = Matmul.apply(g2, b2.mT)
+            ga = Matmul.apply(g2, _mT(b2))
             if a.ndim == 1:
                 ga = ga.squeeze(-2)
         if nb:
-            gb = Matmul.apply(a2.mT, g2)
+            gb = Matmul.apply(_mT(a2), g2)
             if b.ndim == 1:
                 gb = gb.squeeze(-1)
         return ga, gb

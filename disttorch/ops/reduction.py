@@ -65,11 +65,46 @@ def _kept_shape(shape: tuple, dims: tuple | None) -> tuple:
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
 
-def _expand_back(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool) -> Tensor:
-    """Undo a reduction's shape change: reinsert reduced dims, then expand to ``shape``."""
-    if not keepdim and g._data.ndim != len(shape):
-        g = g.reshape(_kept_shape(shape, dims))
-    return g.expand(shape) if g._data.shape != shape else g
+def _reduced_shape(shape: tuple, dims: tuple | None) -> tuple:
+    """``shape`` without the reduced dims (the ``keepdim=False`` shape)."""
+    return () if dims is None else tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _expand_back(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool,
+                 weight: np.ndarray | None = None) -> Tensor:
+    """Undo a reduction's shape change: the reduced gradient ``g`` spread back over the
+    input's ``shape`` (reduced dims reinserted, then broadcast), times a constant
+    per-element ``weight`` if given.
+
+    When the backward pass is not recorded this is one NumPy op into a fresh array;
+    otherwise it is made of tensor ops so that it can be differentiated again.
+    """
+    gk = g._data
+    if not keepdim and gk.ndim != len(shape):
+        gk = gk.reshape(_kept_shape(shape, dims))
+    if not _recording():
+        out = np.empty(shape, dtype=gk.dtype)
+        if weight is None:
+            out[...] = gk
+        else:
+            np.multiply(gk, weight, out=out, casting="unsafe")
+        return Tensor._make(out)
+    if gk is not g._data:
+        g = g.reshape(gk.shape)
+    if g._data.shape != shape:
+        g = g.expand(shape)
+    return g if weight is None else g * Tensor._make(weight.astype(gk.dtype, copy=False))
+
+
+def _shaped(out: np.ndarray, shape: tuple, dims: tuple | None, keepdim: bool) -> np.ndarray:
+    """A result computed with kept dims, in the shape the caller asked for."""
+    return out if keepdim else out.reshape(_reduced_shape(shape, dims))
+
+
+def _kept_out(ctx: Any, shape: tuple) -> np.ndarray:
+    """The forward result ``ctx.out`` (the very array the output tensor holds, so in-place
+    changes to it are detected) viewed with the reduced dims kept, for broadcasting."""
+    return ctx.out.reshape(_kept_shape(shape, ctx.dims))
 
 
 def _count(shape: tuple, dims: tuple | None) -> int:
@@ -99,7 +134,7 @@ class Sum(Function):
         else:
             out_dt = None
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        return np.asarray(np.sum(x, axis=dims, keepdims=keepdim, dtype=out_dt))
+        return np.add.reduce(x, axis=dims, dtype=out_dt, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -116,10 +151,12 @@ class Mean(Function):
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                                f"a floating point or complex dtype. Got: {_type_name(a)}")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.mean(x, axis=dims, keepdims=keepdim,
-                          dtype=dtype.numpy if dtype is not None else None)
-        return np.asarray(out)
+        n = _count(x.shape, dims)
+        total = np.add.reduce(x, axis=dims, dtype=dtype.numpy if dtype is not None else None,
+                              keepdims=keepdim)
+        if n == 0:
+            return np.full(np.shape(total), np.nan, dtype=np.asarray(total).dtype)
+        return np.true_divide(total, n, dtype=np.asarray(total).dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -168,19 +205,19 @@ class Amax(Function):
                                    f"input.numel() == 0. Specify the reduction dim with the "
                                    f"'dim' argument.")
             raise IndexError(f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
-        out = np.asarray(cls.np_fn(x, axis=dims, keepdims=True))
+        out = _shaped(np.asarray(cls.np_fn(x, axis=dims, keepdims=True)), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
-        return out if keepdim else out.reshape(np.sum(x, axis=dims).shape if dims else ())
+        return out
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        hit = a._data == ctx.out
+        hit = a._data == _kept_out(ctx, a._data.shape)
         w = hit / hit.sum(axis=ctx.dims, keepdims=True)
-        return (_expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
-                * Tensor._make(w.astype(g._data.dtype, copy=False)), None, None)
+        return _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim,
+                            w.astype(g._data.dtype, copy=False)), None, None
 
 
 class Amin(Amax):
@@ -195,54 +232,37 @@ class Min(Amin):
     """``min(input)`` over every element (gradient shared evenly among ties)."""
 
 
-class TakeAlongDim(Function):
-    """Pick one element per slice along ``dim`` at ``index`` (kept as a size-1 dim, or
-    dropped when not ``keepdim``); backward puts the gradient back at those positions."""
+class MaxDim(Function):
+    """``max(input, dim)``: ``(values, indices)``; the gradient goes to the selected element."""
 
     _raw = True
+    materialize_grads = False  # indices get no gradient
+    arg_fn, value_fn = staticmethod(np.argmax), staticmethod(np.max)
+
+    @classmethod
+    def forward(cls, ctx, a, dim, keepdim):
+        x = a._data
+        if x.shape[dim] == 0:
+            name = "max" if cls is MaxDim else "min"
+            raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+        idx = cls.arg_fn(x, axis=dim, keepdims=True)
+        values = cls.value_fn(x, axis=dim, keepdims=True)  # NaN wins in both, as in PyTorch
+        if ctx.needs_input_grad:
+            ctx.shape, ctx.idx, ctx.dim, ctx.keepdim = x.shape, idx, dim, keepdim
+        if not keepdim:
+            values, idx = values.squeeze(dim), idx.squeeze(dim)
+        return values, idx
 
     @staticmethod
-    def forward(ctx, a, index, dim, keepdim):
-        ctx.shape, ctx.index, ctx.dim, ctx.keepdim = a._data.shape, index, dim, keepdim
-        out = np.take_along_axis(a._data, index, axis=dim)
-        return out if keepdim else out.squeeze(dim)
-
-    @staticmethod
-    def backward(ctx, g):
-        return PutAlongDim.apply(g, ctx.index, ctx.dim, ctx.keepdim, ctx.shape), None, None, None
+    def backward(ctx, g, _g_indices):
+        n = ctx.shape[ctx.dim]
+        positions = np.arange(n).reshape([n if i == ctx.dim else 1 for i in range(len(ctx.shape))])
+        one_hot = positions == ctx.idx
+        return _expand_back(g, ctx.shape, (ctx.dim,), ctx.keepdim, one_hot), None, None
 
 
-class PutAlongDim(Function):
-    """Zeros of ``shape`` with ``src`` written at ``index`` along ``dim`` (indices are
-    distinct within each slice): the adjoint of :class:`TakeAlongDim`."""
-
-    _raw = True
-
-    @staticmethod
-    def forward(ctx, src, index, dim, keepdim, shape):
-        ctx.index, ctx.dim, ctx.keepdim = index, dim, keepdim
-        out = np.zeros(shape, dtype=src._data.dtype)
-        vals = src._data if keepdim else np.expand_dims(src._data, dim)
-        np.put_along_axis(out, index, vals, axis=dim)
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        return take_along_dim(g, ctx.index, ctx.dim, ctx.keepdim), None, None, None, None
-
-
-def take_along_dim(input: Tensor, index: np.ndarray, dim: int, keepdim: bool = True) -> Tensor:
-    """Differentiable ``np.take_along_axis(input, index, dim)`` (internal helper of
-    max/min/sort/topk; ``index`` is an integer array)."""
-    return TakeAlongDim.apply(input, index, dim, keepdim)
-
-
-def _arg_reduce(name: str, x: np.ndarray, dim: int, largest: bool) -> np.ndarray:
-    """Index (kept as a size-1 dim) of the max/min along ``dim``, with PyTorch's errors."""
-    if x.shape[dim] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-    fn = np.argmax if largest else np.argmin
-    return fn(x, axis=dim, keepdims=True)
+class MinDim(MaxDim):
+    arg_fn, value_fn = staticmethod(np.argmin), staticmethod(np.min)
 
 
 def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
@@ -254,13 +274,10 @@ def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> A
         return (maximum if largest else minimum)(input, other)
     if dim is None:
         return (Max if largest else Min).apply(input, None, keepdim)
-    x = input._data
-    d = wrap_dim(dim, x.ndim)
-    if x.ndim == 0:  # a 0-dim tensor reduces over its single element
-        input, x = input.reshape(1), x.reshape(1)
-    idx = _arg_reduce(name, x, d, largest)
-    values = take_along_dim(input, idx, d, keepdim)
-    indices = Tensor._make(idx if keepdim else idx.squeeze(d))
+    d = wrap_dim(dim, input._data.ndim)
+    if input._data.ndim == 0:  # a 0-dim tensor reduces over its single element
+        input = input.reshape(1)
+    values, indices = (MaxDim if largest else MinDim).apply(input, d, keepdim)
     return (max_type if largest else min_type)(values, indices)
 
 
@@ -319,16 +336,16 @@ class Prod(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         x, dims, keepdim = a._data, ctx.dims, ctx.keepdim
-        gb = _expand_back(g, x.shape, dims, keepdim)
         has_zero = bool((x == 0).any())
         if _recording() and not has_zero:
+            gb = _expand_back(g, x.shape, dims, keepdim)
             return gb * (Prod.apply(a, dims, True, None) / a), None, None, None
         if has_zero:
             flat = x.reshape(-1) if dims is None else x
             others = _prod_of_others(flat, 0 if dims is None else dims[0]).reshape(x.shape)
         else:
-            others = ctx.out.reshape(_kept_shape(x.shape, dims)) / x
-        return gb * Tensor._make(others), None, None, None
+            others = _kept_out(ctx, x.shape) / x
+        return _expand_back(g, x.shape, dims, keepdim, others), None, None, None
 
 
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
@@ -387,7 +404,7 @@ class Var(Function):
         if _recording():
             sd = Std.apply(a, dims, True, ctx.correction)
         else:  # where std == 0 the gradient is 0, as PyTorch's
-            sd_arr = ctx.out.reshape(_kept_shape(a._data.shape, dims))
+            sd_arr = _kept_out(ctx, a._data.shape)
             sd = Tensor._make(np.where(sd_arr == 0, np.inf, sd_arr))
         return gb * centred / (sd * denom), None, None, None
 
@@ -438,19 +455,21 @@ class Logsumexp(Function):
             m = np.max(x, axis=dims, keepdims=True) if x.size else np.zeros(_kept_shape(x.shape, dims), x.dtype)
             m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
             out = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
+        out = _shaped(out, x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
-        return out if keepdim else out.reshape(np.sum(out, axis=dims).shape if dims else ())
+        return out
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
         if _recording():
             from .elementwise import exp
+            gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
             return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)), None, None
-        return gb * Tensor._make(np.exp(a._data - ctx.out)), None, None
+        return _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim,
+                            np.exp(a._data - _kept_out(ctx, a._data.shape))), None, None
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
@@ -482,30 +501,34 @@ class Norm(Function):
                 out = np.sum(x != 0, axis=dims, keepdims=True).astype(x.dtype)
             else:
                 out = np.sum(ax ** p, axis=dims, keepdims=True) ** (1.0 / p)
-        out = np.asarray(out, dtype=x.dtype)
+        out = _shaped(np.asarray(out, dtype=x.dtype), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim, ctx.p = out, dims, keepdim, p
-        return out if keepdim else out.reshape(np.sum(out, axis=dims).shape if dims else ())
+        return out
 
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         x, p = a._data, ctx.p
-        gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
         none = (None, None, None)
         if p == 0:
-            return (gb * 0,) + none
-        if p == 1:
-            return (gb * Tensor._make(np.sign(x)),) + none
-        if builtins.abs(p) == math.inf:
-            hit = np.abs(x) == ctx.out
-            w = np.sign(x) * hit / hit.sum(axis=ctx.dims, keepdims=True)
-            return (gb * Tensor._make(w.astype(x.dtype, copy=False)),) + none
+            weight = np.zeros_like(x)
+        elif p == 1:
+            weight = np.sign(x)
+        elif builtins.abs(p) == math.inf:
+            hit = np.abs(x) == _kept_out(ctx, x.shape)
+            weight = np.sign(x) * hit / hit.sum(axis=ctx.dims, keepdims=True)
+        else:
+            weight = None
+        if weight is not None:  # piecewise-linear norms: constant weights
+            return (_expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight),) + none
+        gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
         if _recording():
             nrm = Norm.apply(a, ctx.dims, True, p)
         else:  # the gradient is 0 where the norm is 0, as PyTorch's
-            nrm = Tensor._make(np.where(ctx.out == 0, np.inf, ctx.out))
+            kept = _kept_out(ctx, x.shape)
+            nrm = Tensor._make(np.where(kept == 0, np.inf, kept))
         if p == 2:
             return (gb * a / nrm,) + none
         from .elementwise import abs as _abs
