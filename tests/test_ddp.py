@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from dist_helpers import run_ranks
+import ddp_models
 
 STEPS = 10
 
@@ -37,7 +38,9 @@ def _sgd(torch, params):
 
 
 def _max_rel(a, b):
-    return max(float(np.max(np.abs(x - y) / (np.abs(y) + 1e-3))) for x, y in zip(a, b))
+    """Largest per-tensor relative difference: max |a - b| over max |b|."""
+    return max(float(np.max(np.abs(x.astype(np.float64) - y)) / max(np.max(np.abs(y)), 1e-12))
+               for x, y in zip(a, b) if y.size)
 
 
 def _train_ddp_seeded(rank, world, make_opt=_sgd, **kw):
@@ -99,6 +102,76 @@ def test_zero_redundancy_adam_equals_plain_adam():
     single = _train_single(2, _adam)
     assert all(r[1] for r in results)
     assert _max_rel(results[0][0], single) <= 1e-5
+
+
+def _model_data(torch, kind, world, per_rank, steps):
+    g = torch.Generator().manual_seed(7)
+    n = world * per_rank
+    if kind == "cnn":
+        return [(torch.randn(n, 1, 8, 8, generator=g), torch.randint(0, 3, (n,), generator=g))
+                for _ in range(steps)]
+    return [(torch.randint(0, 11, (n, 8), generator=g), torch.randint(0, 11, (n, 8), generator=g))
+            for _ in range(steps)]
+
+
+def _loss(torch, kind, out, y):
+    if kind == "gpt":
+        return torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+    return torch.nn.functional.cross_entropy(out, y)
+
+
+def _build(torch, kind):
+    return ddp_models.cnn(torch) if kind == "cnn" else ddp_models.gpt(torch)
+
+
+def _model_ddp(rank, world, kind):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group()
+    torch.manual_seed(0)
+    model = _build(torch, kind)
+    if kind == "cnn":
+        model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    ddp = DDP(model, bucket_cap_mb=0.01)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    identical, per_rank = True, 2
+    for x, y in _model_data(torch, kind, world, per_rank, STEPS):
+        sl = slice(rank * per_rank, (rank + 1) * per_rank)
+        loss = _loss(torch, kind, ddp(x[sl]), y[sl])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        flat = np.concatenate([p.detach().numpy().ravel() for p in model.parameters()])
+        everyone = [None] * world
+        dist.all_gather_object(everyone, flat)
+        identical &= all(np.array_equal(everyone[0], f) for f in everyone)
+    state = [t.numpy().copy() for t in model.state_dict().values()]
+    dist.destroy_process_group()
+    return state, identical
+
+
+def _model_single(kind, world):
+    import disttorch as torch
+    torch.manual_seed(0)
+    model = _build(torch, kind)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    for x, y in _model_data(torch, kind, world, 2, STEPS):
+        loss = _loss(torch, kind, model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return [t.numpy() for t in model.state_dict().values()]
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("kind", ["cnn", "gpt"])
+@pytest.mark.parametrize("world", [2, 4])
+def test_cnn_with_sync_batchnorm_and_gpt_match_one_process(kind, world):
+    results = run_ranks(_model_ddp, world, args=(kind,), timeout=150)
+    single = _model_single(kind, world)
+    assert all(r[1] for r in results), "replicas diverged"
+    assert _max_rel(results[0][0], [s.astype(np.float64) for s in single]) <= 1e-5
 
 
 def _zero_state(rank, world):
