@@ -2,7 +2,9 @@
 
 One attempt: meet the other nodes (rendezvous), start this node's workers, wait until they
 all exit 0, one fails, another node announces a failure, or the launcher gets SIGINT,
-SIGTERM or SIGHUP; then stop the group and gather every rank's exit. A failure prints the
+SIGTERM or SIGHUP; after a failure, give the other ranks ``--stop-delay`` seconds to end on
+their own (what they report joins the summary); then stop the group (SIGTERM, ``--stop-grace``,
+SIGKILL) and gather every rank's exit. A failure prints the
 summary box (root cause = the rank that failed first) and, while ``--max-restarts`` allows,
 starts the next attempt with ``DISTTORCH_RESTART_COUNT`` one higher.
 
@@ -116,6 +118,8 @@ class Agent:
             outcome, note = self._watch(group, rdzv, attempt)
             if outcome not in ("succeeded", "remote") and c.nnodes > 1:
                 self._try(lambda: rdzv.announce_failure(attempt))
+            if outcome in ("failed", "remote"):
+                self._let_others_end(group)
         finally:  # also when starting failed half-way: nothing may outlive the attempt
             group.stop(c.stop_grace, self.hurry)
             if group.all_reaped():
@@ -162,6 +166,13 @@ class Agent:
                     return "lost", f"node {c.node_rank} lost contact with the agents' store"
                 if failed:
                     return "remote", None
+
+    def _let_others_end(self, group: WorkerGroup) -> None:
+        """Give the other ranks ``--stop-delay`` seconds to notice the failure and exit on their own,
+        so that what they report (e.g. which peer they lost) reaches the summary."""
+        deadline = time.monotonic() + self.config.stop_delay
+        while not group.all_reaped() and self.signal is None and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def _try(self, fn):
         """Run a store operation; on error say so and return ``None`` (the store may be gone)."""

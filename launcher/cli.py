@@ -39,6 +39,7 @@ class LaunchConfig:
     role: str = "default"
     max_restarts: int = 0
     monitor_interval: float = 0.1
+    stop_delay: float = 2.0
     stop_grace: float = 5.0
     join_timeout: float = 300.0
     log_dir: Optional[str] = None
@@ -138,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument(*_flag("--monitor-interval"), dest="monitor_interval", default="0.1", metavar="S",
                        help="seconds between checks of the other nodes' state (default 0.1); "
                             "local worker exits are seen at once")
+    watch.add_argument(*_flag("--stop-delay"), dest="stop_delay", default="2", metavar="S",
+                       help="after the first failure, give the other ranks up to S seconds to end on their own "
+                            "(their errors then appear in the summary) before stopping them (default 2)")
     watch.add_argument(*_flag("--stop-grace"), dest="stop_grace", default="5", metavar="S",
                        help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)")
     watch.add_argument(*_flag("--inject-fault"), dest="inject_fault", action="append", default=[],
@@ -314,6 +318,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         run_id=a.run_id, role=a.role,
         max_restarts=int(_number(parser, "--max-restarts", a.max_restarts, int, 0)),
         monitor_interval=_number(parser, "--monitor-interval", a.monitor_interval, float, 0.001),
+        stop_delay=_number(parser, "--stop-delay", a.stop_delay, float, 0),
         stop_grace=_number(parser, "--stop-grace", a.stop_grace, float, 0),
         join_timeout=_number(parser, "--join-timeout", join_timeout, float, 0.001),
         log_dir=a.log_dir,

@@ -30,7 +30,7 @@ from launcher.cli import LaunchConfig
 from launcher.failure import RankExit
 from launcher.worker_env import WorldInfo
 
-REPORT_GRACE = 10.0  # seconds, beyond --stop-grace, to wait for other nodes' reports after a failure
+REPORT_GRACE = 10.0  # seconds, beyond --stop-delay + --stop-grace, to wait for other nodes' reports
 
 
 class RendezvousError(RuntimeError):
@@ -176,7 +176,7 @@ class StoreRendezvous:
         deadline = None
         while self.store.add(f"{key}finished", 0) < c.nnodes:
             if deadline is None and self.remote_failure(attempt):
-                deadline = time.monotonic() + c.stop_grace + REPORT_GRACE
+                deadline = time.monotonic() + c.stop_delay + c.stop_grace + REPORT_GRACE
             if deadline is not None and time.monotonic() > deadline:
                 break
             time.sleep(c.monitor_interval)

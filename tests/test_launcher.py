@@ -119,7 +119,7 @@ def test_tee_without_log_dir_uses_a_temporary_one():
 ])
 def test_failing_rank_stops_the_rest_and_is_reported(tmp_path, mode, expected):
     started = time.monotonic()
-    result = launch("--nproc", 3, FAIL, tmp_path, mode, 1, timeout=30)
+    result = launch("--nproc", 3, "--stop-delay", 0, FAIL, tmp_path, mode, 1, timeout=30)
     elapsed = time.monotonic() - started
     assert result.returncode == 1, result.stderr
     assert elapsed < 10, f"the launcher took {elapsed:.1f} s to stop the job"
@@ -139,9 +139,22 @@ def test_failing_rank_stops_the_rest_and_is_reported(tmp_path, mode, expected):
 
 
 @pytest.mark.timeout(60)
+def test_root_cause_is_the_first_failure_and_the_others_errors_are_shown(tmp_path):
+    # the wait ends as soon as the others have exited; 8 s only leaves room for a loaded machine
+    result = launch("--nproc", 3, "--stop-delay", 8, FAIL, tmp_path, "cascade", 1, timeout=30)
+    assert result.returncode == 1
+    summary = result.stderr[result.stderr.index("job failed"):]
+    assert "rank 1 was the first to fail" in summary and "exit       : signal SIGKILL (9)" in summary
+    for rank in (0, 2):  # they ended on their own within --stop-delay: their errors are listed
+        assert re.search(rf"rank {rank} +\(node 0, pid \d+\): failed, exit code 1: "
+                         rf"ConnectionError: rank {rank} lost its peer rank 1", summary), summary
+    assert_all_gone(recorded_pids(tmp_path))
+
+
+@pytest.mark.timeout(60)
 def test_workers_ignoring_sigterm_are_killed_after_the_grace_period(tmp_path):
     started = time.monotonic()
-    result = launch("--nproc", 3, "--stop-grace", 1, FAIL, tmp_path, "stubborn", 1, timeout=30)
+    result = launch("--nproc", 3, "--stop-delay", 0, "--stop-grace", 1, FAIL, tmp_path, "stubborn", 1, timeout=30)
     assert result.returncode == 1
     assert 1.0 < time.monotonic() - started < 10
     assert "rank 1 was the first to fail" in result.stderr
@@ -194,7 +207,7 @@ def test_restarts_with_count_in_environment(tmp_path):
 
 @pytest.mark.timeout(90)
 def test_restarts_exhausted(tmp_path):
-    result = launch("--nproc", 2, "--max-restarts", 1, FAIL, tmp_path, "raise", 0)
+    result = launch("--nproc", 2, "--max-restarts", 1, "--stop-delay", 0, FAIL, tmp_path, "raise", 0)
     assert result.returncode == 1
     assert "job failed (attempt 1 of 2)" in result.stderr and "job failed (attempt 2 of 2)" in result.stderr
     assert_all_gone(recorded_pids(tmp_path))

@@ -62,7 +62,7 @@ def test_two_nodes_world_ranks_and_restart(tmp_path):
 @pytest.mark.timeout(90)
 def test_failure_on_one_node_stops_both_and_both_report_it(tmp_path):
     started = time.monotonic()
-    results = finish(start_nodes(SCRIPTS / "fail.py", tmp_path, "raise", 3))
+    results = finish(start_nodes(SCRIPTS / "fail.py", tmp_path, "raise", 3, extra=("--stop-delay", 0)))
     assert time.monotonic() - started < 20
     for code, _, err in results:
         assert code == 1, err

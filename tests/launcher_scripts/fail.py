@@ -3,7 +3,8 @@
 usage: fail.py PID_DIR MODE FAILING_RANK
 MODE: raise (uncaught ValueError), exit3 (os._exit(3)), kill9 (SIGKILL itself),
 segv (a crash in native code), sleep (nobody fails), lone (nobody fails, no grandchildren),
-stubborn (like raise, but the other ranks ignore SIGTERM).
+stubborn (like raise, but the other ranks ignore SIGTERM), cascade (like kill9, and the other
+ranks raise as soon as they see the failing rank gone, as ranks that lose a peer do).
 Every other rank starts a grandchild process (its pid recorded too, except with lone) and
 sleeps up to 60 s, so the launcher must stop them and everything they started.
 """
@@ -39,7 +40,7 @@ if rank == failing and mode not in ("sleep", "lone"):
         deep_failure()
     elif mode == "exit3":
         os._exit(3)
-    elif mode == "kill9":
+    elif mode in ("kill9", "cascade"):
         os.kill(os.getpid(), 9)
     elif mode == "segv":
         import ctypes
@@ -52,4 +53,12 @@ else:
         record(f"child{rank}", child.pid)
     record(f"rank{rank}", os.getpid())
     print(f"rank {rank} waiting", flush=True)
+    if mode == "cascade":
+        peer = os.path.join(pid_dir, f"rank{failing}.pid")
+        while not os.path.exists(peer):
+            time.sleep(0.01)
+        status = f"/proc/{int(open(peer).read())}/status"
+        while os.path.exists(status) and "zombie" not in open(status).read():
+            time.sleep(0.01)
+        raise ConnectionError(f"rank {rank} lost its peer rank {failing}")
     time.sleep(60)
