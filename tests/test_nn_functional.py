@@ -160,6 +160,8 @@ def test_embedding_rows_gradcheck_and_padding():
     np.testing.assert_array_equal(w.grad.numpy()[:, 0], [2, 1, 0, 0, 1])
     with pytest.raises(IndexError, match="index out of range in self"):
         F.embedding(torch.tensor([5]), w)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(torch.tensor([-1]), w)
 
 
 def test_embedding_max_norm_renormalises_rows_read():
