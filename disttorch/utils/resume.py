@@ -1,0 +1,180 @@
+"""``Checkpointer``: save a training run and resume it exactly where it stopped.
+
+A run that is killed and restarted (``disttorch-launch --max-restarts N``) should end
+with the same parameters, bit for bit, as a run that never stopped. That needs more than
+the model: the optimiser's state, the LR schedule, the epoch and how many batches of it
+were done, and every rank's random number generators. ``Checkpointer`` keeps all of it::
+
+    ckpt = Checkpointer("checkpoints", model=model, optimizer=opt, scheduler=sched)
+    state = ckpt.load_latest()                      # a fresh run starts at epoch 0, step 0
+    for epoch in range(state.epoch, epochs):
+        sampler.set_epoch(epoch)
+        for step, batch in ckpt.batches(loader, epoch):   # skips what was already done
+            ...train on batch...
+            ckpt.save(epoch, step + 1, every=50)          # every 50 steps (all ranks call it)
+
+Saving is collective: every rank calls ``save``; the ranks' RNG states are gathered, and
+rank 0 writes ``step-<n>.pt`` atomically, then points ``latest`` at it (also atomically),
+so a crash at any moment leaves the previous complete checkpoint as the latest one.
+Exactness needs a deterministic data order: a ``DistributedSampler`` (seeded by epoch)
+or a sampler with its own ``generator``.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import random
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from .. import _random
+from .._tensor import Tensor
+from ..serialization import load, save
+
+__all__ = ["Checkpointer", "TrainingState"]
+
+
+@dataclass
+class TrainingState:
+    """Where a run is: ``epoch``, batches done in it (``step``) and in total."""
+
+    epoch: int = 0
+    step: int = 0
+    global_step: int = 0
+    extra: Any = None
+
+
+def _rng_state() -> dict:
+    """This process's generators: disttorch's default, NumPy's global and Python's."""
+    return {"disttorch": _random.get_rng_state(),
+            "numpy": Tensor._make(np.frombuffer(pickle.dumps(np.random.get_state()), np.uint8).copy()),
+            "python": Tensor._make(np.frombuffer(pickle.dumps(random.getstate()), np.uint8).copy())}
+
+
+def _set_rng_state(state: dict) -> None:
+    _random.set_rng_state(state["disttorch"])
+    np.random.set_state(pickle.loads(state["numpy"]._data.tobytes()))
+    random.setstate(pickle.loads(state["python"]._data.tobytes()))
+
+
+def _dist_info() -> tuple[int, int, Any]:
+    from .. import distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size(), dist
+    return 0, 1, None
+
+
+class Checkpointer:
+    """Saves and restores everything a run needs to continue exactly.
+
+    Args:
+        directory: where checkpoints go (created on rank 0).
+        model: the module (pass the inner module of a DDP wrapper, or the wrapper).
+        optimizer, scheduler: optional; anything with ``state_dict``/``load_state_dict``.
+        keep: how many checkpoints to keep (older ones are deleted after a new save).
+    """
+
+    LATEST = "latest"
+
+    def __init__(self, directory: str | os.PathLike, *, model: Any, optimizer: Any = None,
+                 scheduler: Any = None, keep: int = 2) -> None:
+        self.directory = os.fspath(directory)
+        self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
+        self.keep = keep
+        self.state = TrainingState()
+        self._pending_rng: dict | None = None
+        self._global_step = 0
+
+    # ---------------------------------------------------------------- saving
+    def save(self, epoch: int, step: int, *, every: int = 1, extra: Any = None) -> str | None:
+        """Checkpoint after ``step`` batches of ``epoch`` (when ``global step % every == 0``).
+
+        Every rank must call it (the RNG states are gathered). Returns the path on rank 0.
+        """
+        self._global_step += 1
+        if every > 1 and self._global_step % every:
+            return None
+        rank, world, dist = _dist_info()
+        rngs = [_rng_state()]
+        if dist is not None:
+            rngs = [None] * world
+            dist.all_gather_object(rngs, _rng_state())
+        if self.optimizer is not None and hasattr(self.optimizer, "consolidate_state_dict"):
+            self.optimizer.consolidate_state_dict(to=0)
+        if rank != 0:
+            return None
+        os.makedirs(self.directory, exist_ok=True)
+        payload = {"epoch": epoch, "step": step, "global_step": self._global_step, "extra": extra,
+                   "model": self.model.state_dict(), "rng": rngs,
+                   "optimizer": self.optimizer.state_dict() if self.optimizer is not None else None,
+                   "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None}
+        name = f"step-{self._global_step:09d}.pt"
+        path = os.path.join(self.directory, name)
+        save(payload, path)
+        tmp = os.path.join(self.directory, f".{self.LATEST}.tmp")
+        with open(tmp, "w") as f:
+            f.write(name)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, os.path.join(self.directory, self.LATEST))
+        self._prune(name)
+        return path
+
+    def _prune(self, newest: str) -> None:
+        names = sorted(n for n in os.listdir(self.directory) if n.startswith("step-") and n.endswith(".pt"))
+        for old in names[:-self.keep] if self.keep > 0 else []:
+            if old != newest:
+                os.unlink(os.path.join(self.directory, old))
+
+    # ---------------------------------------------------------------- resuming
+    def latest_path(self) -> str | None:
+        """The newest complete checkpoint, or None."""
+        pointer = os.path.join(self.directory, self.LATEST)
+        try:
+            with open(pointer) as f:
+                path = os.path.join(self.directory, f.read().strip())
+        except FileNotFoundError:
+            return None
+        return path if os.path.exists(path) else None
+
+    def load_latest(self) -> TrainingState:
+        """Restore the newest checkpoint if there is one; return where to continue.
+
+        RNG states are restored when ``batches`` has skipped the finished batches (or at
+        once when there is nothing to skip), so data loading does not disturb them.
+        """
+        path = self.latest_path()
+        if path is None:
+            self.state = TrainingState()
+            return self.state
+        ck = load(path)
+        self.model.load_state_dict(ck["model"])
+        if self.optimizer is not None and ck["optimizer"] is not None:
+            self.optimizer.load_state_dict(ck["optimizer"])
+        if self.scheduler is not None and ck["scheduler"] is not None:
+            self.scheduler.load_state_dict(ck["scheduler"])
+        rank, world, _ = _dist_info()
+        rngs = ck["rng"]
+        self._pending_rng = rngs[rank] if rank < len(rngs) else rngs[0]
+        self._global_step = ck["global_step"]
+        self.state = TrainingState(ck["epoch"], ck["step"], ck["global_step"], ck["extra"])
+        if self.state.step == 0:
+            self._restore_rng()
+        return self.state
+
+    def _restore_rng(self) -> None:
+        if self._pending_rng is not None:
+            _set_rng_state(self._pending_rng)
+            self._pending_rng = None
+
+    def batches(self, loader: Iterable, epoch: int) -> Iterator[tuple[int, Any]]:
+        """``enumerate(loader)``, skipping the batches of ``epoch`` done before the restart."""
+        skip = self.state.step if epoch == self.state.epoch else 0
+        it = iter(loader)
+        for _ in range(skip):
+            next(it)
+        self._restore_rng()
+        for step, batch in enumerate(it, start=skip):
+            yield step, batch
