@@ -217,3 +217,13 @@ def test_normalize_unit_norm_and_gradcheck():
     np.testing.assert_allclose(values(F.normalize(torch.zeros(2, 3))), 0.0)
     assert gradcheck(lambda a: F.normalize(a, dim=0), (x,))
     assert gradcheck(lambda a: F.normalize(a, p=3, dim=-1), (x,))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.leaky_relu(x, 0.2), F.elu, F.selu, F.gelu, lambda x: F.gelu(x, approximate="tanh"),
+    F.silu, F.softplus, lambda x: F.softplus(x, beta=3.0, threshold=2.0),
+    lambda x: F.softmax(x, 1), lambda x: F.log_softmax(x, 0), lambda x: F.softmin(x, -1),
+])
+def test_activation_gradgradcheck(fn):
+    from disttorch.autograd import gradgradcheck
+    assert gradgradcheck(fn, (f64(3, 4),))

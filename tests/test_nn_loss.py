@@ -235,3 +235,13 @@ def test_regression_losses_support_double_backward():
     (gx,) = torch.autograd.grad(loss, x, create_graph=True)
     (hx,) = torch.autograd.grad(gx.sum(), x)
     np.testing.assert_allclose(hx.numpy(), 2.0)
+
+
+@pytest.mark.parametrize("kw", [{}, {"reduction": "none"}, {"weight": W, "label_smoothing": 0.2},
+                                {"ignore_index": 0}])
+def test_cross_entropy_double_backward(kw):
+    from disttorch.autograd import gradgradcheck
+    assert gradgradcheck(lambda a: F.cross_entropy(a, T, **kw), (f64(4, 5),))
+    assert gradgradcheck(lambda a: F.cross_entropy(a, torch.tensor(3), **kw), (f64(5),))
+    p = F.softmax(f64(4, 5, seed=3, requires_grad=False), 1)
+    assert gradgradcheck(lambda a: F.cross_entropy(a, p), (f64(4, 5),))

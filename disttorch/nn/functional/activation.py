@@ -3,9 +3,9 @@
 ``log_softmax`` and ``softmin`` (``relu``, ``tanh`` and ``sigmoid`` are the core ops).
 
 Each is one Function: forward on NumPy arrays, keeping what backward needs (the output
-or a mask); backward multiplies the incoming gradient by the local derivative. The
-local derivative is held as a constant, so these support first-order gradients (double
-backward through them is not modelled).
+or a mask); backward multiplies the incoming gradient by the local derivative, taken
+from those arrays, or rebuilt from tensor ops of the saved input when backward is itself
+recorded (``create_graph=True``), so higher-order gradients are right too.
 """
 from __future__ import annotations
 
@@ -17,17 +17,18 @@ import numpy as np
 
 from ... import _dtype
 from ..._tensor import Tensor, _wrap_dim
+from ...autograd import grad_mode
 from ...autograd.function import Function
+from ...ops import elementwise as _ew
 from ...ops.elementwise import _sigmoid as _sigmoid_array
-from ...ops.elementwise import relu as _core_relu
-from ...ops.elementwise import sigmoid as _core_sigmoid
-from ...ops.elementwise import tanh as _core_tanh
 from ._erf import normal_cdf_pdf
 
 __all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid",
            "softplus", "softmax", "log_softmax", "softmin"]
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_SQRT_HALF = 1 / math.sqrt(2)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
@@ -39,9 +40,16 @@ def _float_input(x: Tensor, name: str) -> np.ndarray:
     return a
 
 
+def _recording() -> bool:
+    """True when backward itself is being recorded (``create_graph=True``): the local
+    derivative is then built from tensor ops of the saved input, so that it can be
+    differentiated again. Otherwise it comes from the arrays forward kept."""
+    return grad_mode.is_grad_enabled()
+
+
 def _times(g: Tensor, local: np.ndarray) -> Tensor:
-    """``g * local`` for a local-derivative array (the common backward of this file)."""
-    return g * Tensor._make(local)
+    """``g * local`` for a local-derivative array."""
+    return g * Tensor._make(local.astype(g._data.dtype, copy=False))
 
 
 class LeakyRelu(Function):
@@ -55,9 +63,8 @@ class LeakyRelu(Function):
         return np.where(pos, a, a * a.dtype.type(negative_slope))
 
     @staticmethod
-    def backward(ctx, g):
-        local = np.where(ctx.pos, 1, ctx.slope).astype(g._data.dtype)
-        return _times(g, local), None
+    def backward(ctx, g):  # the local derivative is piecewise constant: exact to any order
+        return _times(g, np.where(ctx.pos, 1, ctx.slope)), None
 
 
 class Elu(Function):
@@ -70,21 +77,25 @@ class Elu(Function):
         a = _float_input(x, "elu")
         pos = a > 0
         neg = alpha * np.expm1(np.minimum(a, 0))
+        ctx.save_for_backward(x)
         ctx.pos, ctx.neg, ctx.alpha, ctx.scale = pos, neg, alpha, scale
         out = np.where(pos, a, neg)
         return out * a.dtype.type(scale) if scale != 1 else out
 
     @staticmethod
     def backward(ctx, g):
-        local = np.where(ctx.pos, 1, ctx.neg + ctx.alpha).astype(g._data.dtype)
+        if _recording():
+            (x,) = ctx.saved_tensors
+            return g * (_ew.where(x > 0, 1.0, _ew.exp(x) * ctx.alpha) * ctx.scale), None, None
+        local = np.where(ctx.pos, 1, ctx.neg + ctx.alpha)
         if ctx.scale != 1:
-            local *= ctx.scale
+            local = local * ctx.scale
         return _times(g, local), None, None
 
 
 class Gelu(Function):
     """``x * Phi(x)`` with the exact normal CDF (backward ``Phi(x) + x phi(x)``), or its
-    tanh approximation."""
+    tanh approximation ``0.5 x (1 + tanh(u))`` with ``u = sqrt(2/pi) (x + 0.044715 x^3)``."""
 
     _raw = True
 
@@ -103,15 +114,17 @@ class Gelu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a = ctx.saved_tensors[0]._data
+        (x,) = ctx.saved_tensors
         if ctx.approximate == "tanh":
-            th = ctx.th
-            inner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
-            local = 0.5 * (1 + th) + 0.5 * a * (1 - th * th) * inner
-        else:
-            local = a * ctx.pdf
-            local += ctx.cdf
-        return _times(g, local.astype(g._data.dtype, copy=False)), None
+            du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+            th = _ew.tanh((x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI) if _recording() else Tensor._make(ctx.th)
+            return g * ((th + 1) * 0.5 + x * 0.5 * (1 - th * th) * du), None
+        if _recording():
+            cdf = (_ew.erf(x * _SQRT_HALF) + 1) * 0.5
+            return g * (cdf + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI), None
+        local = x._data * ctx.pdf
+        local += ctx.cdf
+        return _times(g, local), None
 
 
 class Silu(Function):
@@ -127,8 +140,12 @@ class Silu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, s = ctx.saved_tensors[0]._data, ctx.s
-        return _times(g, s * (1 + a * (1 - s)))
+        (x,) = ctx.saved_tensors
+        if _recording():
+            s = _ew.sigmoid(x)
+            return g * (s * (x * (1 - s) + 1))
+        s = ctx.s
+        return _times(g, s * (1 + x._data * (1 - s)))
 
 
 class Softplus(Function):
@@ -141,14 +158,18 @@ class Softplus(Function):
         a = _float_input(x, "softplus")
         bx = a * a.dtype.type(beta)
         linear = bx > threshold
-        ctx.bx, ctx.linear = bx, linear
+        ctx.save_for_backward(x)
+        ctx.bx, ctx.linear, ctx.beta = bx, linear, beta
         soft = np.logaddexp(0, np.where(linear, 0, bx)) / a.dtype.type(beta)
         return np.where(linear, a, soft)
 
     @staticmethod
     def backward(ctx, g):
-        local = np.where(ctx.linear, 1, _sigmoid_array(ctx.bx))
-        return _times(g, local.astype(g._data.dtype, copy=False)), None, None
+        if _recording():
+            (x,) = ctx.saved_tensors
+            local = _ew.where(Tensor._make(ctx.linear), 1.0, _ew.sigmoid(x * ctx.beta))
+            return g * local, None, None
+        return _times(g, np.where(ctx.linear, 1, _sigmoid_array(ctx.bx))), None, None
 
 
 class Softmax(Function):
@@ -163,12 +184,13 @@ class Softmax(Function):
         e = a - a.max(axis=dim, keepdims=True)
         np.exp(e, out=e)
         e /= e.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(x)
         ctx.out, ctx.dim = e, dim
         return e
 
     @staticmethod
     def backward(ctx, g):
-        y = Tensor._make(ctx.out)
+        y = _softmax_of_saved(ctx, ctx.out)
         return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
 
 
@@ -185,19 +207,29 @@ class LogSoftmax(Function):
         e = np.exp(shifted)
         s = e.sum(axis=dim, keepdims=True)
         e /= s
+        ctx.save_for_backward(x)
         ctx.softmax, ctx.dim = e, dim
         shifted -= np.log(s)
         return shifted
 
     @staticmethod
     def backward(ctx, g):
-        return g - Tensor._make(ctx.softmax) * g.sum(ctx.dim, keepdim=True), None
+        return g - _softmax_of_saved(ctx, ctx.softmax) * g.sum(ctx.dim, keepdim=True), None
+
+
+def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:
+    """The softmax of the saved input along ``ctx.dim``: the kept array, or (when
+    backward is recorded) a softmax recomputed in the graph."""
+    if _recording():
+        (x,) = ctx.saved_tensors
+        return Softmax.apply(x, ctx.dim)
+    return Tensor._make(probs)
 
 
 # ---------------------------------------------------------------------- public functions
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` elementwise. ``inplace`` is accepted; the result is a new tensor."""
-    return _core_relu(input)
+    return _ew.relu(input)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -230,12 +262,12 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def tanh(input: Tensor) -> Tensor:
     """Hyperbolic tangent (the core op ``disttorch.tanh``)."""
-    return _core_tanh(input)
+    return _ew.tanh(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
     """``1 / (1 + exp(-x))`` (the core op ``disttorch.sigmoid``)."""
-    return _core_sigmoid(input)
+    return _ew.sigmoid(input)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -14,8 +14,10 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops.elementwise import _sigmoid as _sigmoid_array
+from .activation import Softmax
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
@@ -155,6 +157,7 @@ class CrossEntropyFunction(Function):
             out = per_entry[0] if unbatched else per_entry
         if ctx.needs_input_grad and ctx.needs_input_grad[0]:
             e /= s
+            ctx.save_for_backward(input)
             ctx.softmax, ctx.coef, ctx.pick, ctx.denom = e, coef, pick, denom
             ctx.w_t = w_t if coef is None else None
             ctx.reduction, ctx.unbatched = reduction, unbatched
@@ -162,21 +165,30 @@ class CrossEntropyFunction(Function):
 
     @staticmethod
     def backward(ctx, g):
-        p = ctx.softmax
-        if ctx.coef is None:  # one-hot target: w_t * (softmax - onehot)
+        if grad_mode.is_grad_enabled():  # create_graph: softmax recomputed in the graph
+            (input,) = ctx.saved_tensors
+            coef = ctx.coef
+            if coef is None:
+                coef = np.zeros(ctx.softmax.shape, dtype=ctx.softmax.dtype)
+                np.put_along_axis(coef, ctx.pick, np.expand_dims(ctx.w_t, 1), 1)
+            p = Softmax.apply(input.reshape(1, -1) if ctx.unbatched else input, 1)
+            local = p * Tensor._make(coef.sum(axis=1, keepdims=True)) - Tensor._make(coef)
+        elif ctx.coef is None:  # one-hot target: w_t * (softmax - onehot)
             w_t = np.expand_dims(ctx.w_t, 1)
-            local = p * w_t
+            local = ctx.softmax * w_t
             np.put_along_axis(local, ctx.pick, np.take_along_axis(local, ctx.pick, 1) - w_t, 1)
+            local = Tensor._make(local)
         else:
-            local = p * ctx.coef.sum(axis=1, keepdims=True)
+            local = ctx.softmax * ctx.coef.sum(axis=1, keepdims=True)
             local -= ctx.coef
+            local = Tensor._make(local)
         if ctx.reduction == "mean":
-            local /= local.dtype.type(ctx.denom)
+            local = local / float(ctx.denom)
         if ctx.unbatched:
-            local = local[0]
+            local = local.reshape(-1)
         elif ctx.reduction == "none":
             g = g.unsqueeze(1)
-        return g * Tensor._make(local), None, None, None, None, None
+        return g * local, None, None, None, None, None
 
 
 class NllLoss(Function):
