@@ -197,9 +197,15 @@ def check_everything(rank: int, ws: int) -> dict:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("world_size", [1, 2, 3, 4])
-def test_every_collective(world_size):
-    results = run_ranks(check_everything, world_size, timeout=100, env={"DISTTORCH_TIMEOUT": "60"})
+@pytest.mark.parametrize("world_size,transport", [(1, "ipc"), (2, "ipc"), (3, "ipc"), (4, "ipc"),
+                                                  (2, "tcp")])
+def test_every_collective(world_size, transport):
+    # "ipc": same-host defaults (ipc sockets, large payloads through shared memory);
+    # "tcp": loopback tcp without shared memory (large payloads sent zero-copy over sockets).
+    env = {"DISTTORCH_TIMEOUT": "60"}
+    if transport == "tcp":
+        env.update(DISTTORCH_SAME_HOST_TRANSPORT="tcp", DISTTORCH_SHM="0")
+    results = run_ranks(check_everything, world_size, timeout=100, env=env)
     failures = [f for r in results for f in r["failures"]]
     assert not failures, "\n".join(failures[:30])
     for rank, r in enumerate(results[1:], 1):

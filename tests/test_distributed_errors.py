@@ -224,3 +224,23 @@ def intruders(rank: int, ws: int) -> int:
 @pytest.mark.timeout(60)
 def test_intruders_and_garbage_are_rejected_while_the_job_runs():
     assert run_ranks(intruders, 2, timeout=45) == [3, 0]
+
+
+def dropped(rank: int, ws: int) -> str:
+    import disttorch.distributed as dist
+
+    dist.init_process_group(timeout=timedelta(seconds=20))
+    for _ in range(2):
+        dist.all_reduce(np.ones(8))
+    try:
+        dist.all_reduce(np.ones(8))    # collective 3: rank 1 drops its connections first
+    except dist.DistError as e:
+        return f"{type(e).__name__}: {e}"
+    return "completed"
+
+
+@pytest.mark.timeout(40)
+def test_injected_connection_drop_is_reported_on_both_sides():
+    results = run_ranks(dropped, 2, timeout=30, env={"DISTTORCH_FAULT": "drop:rank=1:at=collective:3"})
+    assert results[1].startswith("DistNetworkError") and "closed its connections" in results[1], results[1]
+    assert results[0].startswith("PeerDiedError") and "rank 1 died" in results[0], results[0]

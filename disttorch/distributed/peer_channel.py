@@ -82,7 +82,7 @@ class PeerChannel:
 
     def _verify(self, peer: int, h: wire.Header, out: np.ndarray) -> None:
         sig, name = self._sig, self._pg.name
-        if h.kind != wire.DATA or (h.seq, h.op, h.dtype, h.numel, h.root) != (self._op.seq, *sig):
+        if h.kind not in (wire.DATA, wire.SHM) or (h.seq, h.op, h.dtype, h.numel, h.root) != (self._op.seq, *sig):
             raise CollectiveMismatchError(
                 f"{name(self.rank)} called {wire.describe(*sig)} #{self._op.seq} but "
                 f"{name(peer)} called {wire.describe(h.op, h.dtype, h.numel, h.root)} #{h.seq}; "

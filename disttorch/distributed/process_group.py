@@ -306,8 +306,9 @@ class ProcessGroup:
     def check(self, op: _Op, waiting_for: int | None, p2p: bool = False) -> None:
         """Raise if a peer reported an error or is gone, or the deadline passed; warn on stalls.
 
-        A collective needs every member, so any gone peer fails it; a point-to-point
-        operation fails only when its peer (for an any-source receive: every peer) is gone.
+        A collective fails when any member died, or when the peer it waits for left the group
+        (a peer that left after doing its part of the collective is no reason to fail); a
+        point-to-point operation fails only when its peer (any-source: every peer) is gone.
         """
         t = self.transport
         if t.errors:
@@ -322,6 +323,8 @@ class ProcessGroup:
         if p2p:
             wanted = {waiting_for} if waiting_for is not None else set(range(self.size())) - {self._rank}
             gone = gone if wanted <= gone.keys() else {}
+        else:  # a peer that left in good order did its part; it matters only if we wait for it
+            gone = {p: how for p, how in gone.items() if how == "died" or p == waiting_for}
         if gone:
             peer, how = sorted(gone.items())[0]
             what = ("left the group (destroy_process_group or exit)" if how == "left"

@@ -57,7 +57,7 @@ import numpy as np
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-from . import auth, wire
+from . import auth, shm, wire
 from .errors import AuthenticationError, DistNetworkError
 from .store.log import RateLimitedLog
 
@@ -198,6 +198,12 @@ class Transport:
         auth.configure_server(self._router, self._secret)
         same_host_ipc = os.environ.get(ENV_SAME_HOST, "ipc").lower() != "tcp"
         endpoints = {"host": _host_key()}
+        self._shm_token = shm.new_token() if same_host_ipc and shm.enabled() else None
+        if self._shm_token:
+            endpoints["shm"] = self._shm_token
+        self._outboxes: dict[int, shm.Outbox] = {}
+        self._inboxes: dict[int, shm.Inbox] = {}
+        self._inbox_tokens: dict[int, str] = {}
         if same_host_ipc:
             path = os.path.join(_private_ipc_dir(), f"g{group_id}-r{rank}-{os.getpid()}.sock")
             self._router.bind(f"ipc://{path}")
@@ -214,6 +220,9 @@ class Transport:
             if peer != rank:
                 info = json.loads(store.get(f"{prefix}ep/{peer}"))
                 local = same_host_ipc and info["host"] == endpoints["host"] and "ipc" in info
+                if local and self._shm_token and info.get("shm"):
+                    self._outboxes[peer] = shm.Outbox(self._shm_token, peer)
+                    self._inbox_tokens[peer] = info["shm"]
                 self._connect(peer, info["ipc"] if local else info["tcp"])
         self._await_handshakes(deadline)
 
@@ -270,6 +279,12 @@ class Transport:
         without a copy), or ``None`` when ``buf`` was copied and is free at once.
         """
         dealer = self._peers[peer].dealer
+        outbox = self._outboxes.get(peer)
+        if outbox is not None and header.kind == wire.DATA and buf.nbytes >= shm.MIN_BYTES:
+            pos = outbox.put(buf)
+            if pos is not None:
+                dealer.send_multipart([wire.pack(header._replace(kind=wire.SHM, tag=pos)), b""])
+                return None
         dealer.send(wire.pack(header), zmq.SNDMORE)
         data = buf.reshape(-1).view(np.uint8) if buf.size else b""
         if buf.nbytes >= ZERO_COPY_MIN:
@@ -294,7 +309,10 @@ class Transport:
         if not queue:
             return None
         header, frame = queue.popleft()
-        if out is not None and header.nbytes == out.nbytes and header.nbytes:
+        fits = out is not None and header.nbytes == out.nbytes
+        if header.kind == wire.SHM:
+            self._inboxes[peer].take(header.tag, header.nbytes, out if fits else None)
+        elif fits and header.nbytes:
             np.copyto(out.reshape(-1).view(np.uint8), np.frombuffer(frame.buffer, np.uint8))
         return header
 
@@ -336,7 +354,9 @@ class Transport:
             key = header.tag if header.kind == wire.P2P else None
             if (got is None and want is not None and want[0] == header.sender and want[1] == key
                     and header.nbytes == want[2].nbytes and not self._stash.get((header.sender, key))):
-                if header.nbytes:
+                if header.kind == wire.SHM:
+                    self._inboxes[header.sender].take(header.tag, header.nbytes, want[2])
+                elif header.nbytes:
                     np.copyto(want[2].reshape(-1).view(np.uint8), np.frombuffer(payload.buffer, np.uint8))
                 got = header
             else:
@@ -361,11 +381,28 @@ class Transport:
             _dropped.warning("dropped a message claiming to come from group rank %d over the "
                              "connection of %r", header.sender, identity.bytes)
             return None
+        if header.kind == wire.SHM:
+            return header if self._inbox(header) else None
         if len(payload) != header.nbytes:
             _dropped.warning("dropped a message from %s: payload of %d bytes where its header "
                              "announced %d", self._name(header.sender), len(payload), header.nbytes)
             return None
         return header
+
+    def _inbox(self, header: wire.Header) -> shm.Inbox | None:
+        """The ring an ``SHM`` message points into (mapped on first use), if it is valid."""
+        peer = header.sender
+        if peer not in self._inbox_tokens or not shm.Inbox.valid(header.tag, header.nbytes):
+            _dropped.warning("dropped a shared-memory message from %s outside its ring (position "
+                             "%d, %d bytes)", self._name(peer), header.tag, header.nbytes)
+            return None
+        if peer not in self._inboxes:
+            try:
+                self._inboxes[peer] = shm.Inbox(self._inbox_tokens[peer], self.rank)
+            except OSError as e:
+                raise DistNetworkError(f"cannot map the shared memory of {self._name(peer)}: {e} "
+                                       "(set DISTTORCH_SHM=0 to send everything over sockets)") from e
+        return self._inboxes[peer]
 
     # ------------------------------------------------------------------ liveness
     def _on_monitor(self, p: _Peer) -> None:
@@ -414,6 +451,10 @@ class Transport:
             p.dealer.close(linger=linger)
         self._router.close(linger=0)
         self._stash.clear()
+        for ring in [*self._outboxes.values(), *self._inboxes.values()]:
+            ring.close()
+        self._outboxes.clear()
+        self._inboxes.clear()
 
 
 @atexit.register

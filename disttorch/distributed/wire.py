@@ -11,17 +11,18 @@ field       type   meaning
 ==========  =====  ================================================================
 magic       2s     ``b"DT"``
 version     u8     ``VERSION``; a peer with another version is rejected
-kind        u8     ``DATA`` (collective), ``P2P``, ``ERROR`` (payload: utf-8 text), ``BYE``
+kind        u8     ``DATA`` (collective), ``SHM`` (collective, payload in shared memory),
+                   ``P2P``, ``ERROR`` (payload: utf-8 text), ``BYE``
 group       u32    process-group id (0 = default group, then 1, 2, ... in creation order)
 seq         u64    sequence number of the collective in its group (``DATA``/``ERROR``)
-tag         i64    user tag of a point-to-point message (``P2P``)
+tag         i64    user tag of a point-to-point message (``P2P``); ring position (``SHM``)
 op          u8     collective op code (index in ``OPS``); error class for ``ERROR``
 dtype       u8     dtype code (index in ``DTYPES``) of the collective's tensor
 root        i16    root (group rank) of a rooted collective, -1 otherwise
 numel       i64    element count per rank of the collective's tensor, -1 when ranks may differ
 chunk       u32    index of this message among those from this sender in this collective
 sender      u32    group rank of the sender
-nbytes      u64    payload size in bytes; must equal the payload frame's length
+nbytes      u64    payload size in bytes; the payload frame's length (empty for ``SHM``)
 ==========  =====  ================================================================
 
 Tensor data is never pickled: the payload is the array's memory. Only the object
@@ -36,13 +37,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Header", "pack", "unpack", "HEADER_SIZE", "DATA", "P2P", "ERROR", "BYE",
+__all__ = ["Header", "pack", "unpack", "HEADER_SIZE", "DATA", "P2P", "ERROR", "BYE", "SHM",
            "OPS", "op_code", "dtype_code", "dtype_of", "describe", "MalformedHeader"]
 
 MAGIC = b"DT"
 VERSION = 1
-DATA, P2P, ERROR, BYE = 1, 2, 3, 4
-KINDS = (DATA, P2P, ERROR, BYE)
+DATA, P2P, ERROR, BYE, SHM = 1, 2, 3, 4, 5
+KINDS = (DATA, P2P, ERROR, BYE, SHM)
 
 _STRUCT = struct.Struct("<2sBBIQqBBhqIIQ")
 HEADER_SIZE = _STRUCT.size
