@@ -111,3 +111,10 @@ def test_multihead_attention_gradcheck():
     mha = nn.MultiheadAttention(4, 2, kdim=3, vdim=3).double()
     q, kv = f64(2, 1, 4), f64(3, 1, 3, seed=1)
     assert gradcheck(lambda a, b: mha(a, b, b)[0], (q, kv))
+
+
+def test_gradient_through_returned_attention_weights():
+    mha = nn.MultiheadAttention(4, 2).double()
+    q, kv = f64(2, 1, 4), f64(3, 1, 4, seed=1)
+    assert gradcheck(lambda a, b: mha(a, b, b, average_attn_weights=False)[1], (q, kv))
+    assert gradcheck(lambda a, b: F.scaled_dot_product_attention(a, b, b) * 2, (f64(2, 3, 4), f64(2, 5, 4, seed=2)))

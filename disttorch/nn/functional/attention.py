@@ -43,10 +43,9 @@ def _as_bias(mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _softmax_last(s: np.ndarray) -> np.ndarray:
     """Numerically stable softmax over the last axis, in place on ``s``."""
-    m = s.max(axis=-1, keepdims=True)
-    s -= m
+    s -= s.max(axis=-1, keepdims=True)
     np.exp(s, out=s)
-    s /= s.sum(axis=-1, keepdims=True)
+    s *= 1.0 / s.sum(axis=-1, keepdims=True)
     return s
 
 
@@ -58,8 +57,8 @@ class ScaledDotProductAttention(Function):
     @staticmethod
     def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale):
         q, k, v = query._data, key._data, value._data
-        s = np.matmul(q, k.swapaxes(-1, -2))
-        s *= scale
+        qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
+        s = np.matmul(qs, k.swapaxes(-1, -2))
         if is_causal:
             s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
         if attn_mask is not None:
@@ -72,19 +71,25 @@ class ScaledDotProductAttention(Function):
         else:
             p_used = p
         out = np.matmul(p_used, v)
-        ctx.p, ctx.p_used, ctx.keep = p, p_used, keep
+        ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
         ctx.dropout_p, ctx.scale = dropout_p, scale
         ctx.save_for_backward(query, key, value)
+        ctx.set_materialize_grads(False)  # the weights output rarely gets a gradient
         return out, p_used
 
     @staticmethod
     def backward(ctx, grad, grad_weights):
         query, key, value = ctx.saved_tensors
 
-        def grads(g):
-            q, k, v = query._data, key._data, value._data
+        def grads(_):
+            k, v = key._data, value._data
             need_q, need_k, need_v, need_mask = ctx.needs_input_grad[:4]
-            gv = np.matmul(ctx.p_used.swapaxes(-1, -2), g) if need_v else None
+            p, p_used = ctx.p, ctx.p_used
+            if grad is not None:
+                g = grad._data
+            else:  # only the weights output got a gradient
+                g = np.zeros(p.shape[:-1] + v.shape[-1:], dtype=p.dtype)
+            gv = np.matmul(p_used.swapaxes(-1, -2), g) if need_v else None
             if not (need_q or need_k or need_mask):
                 return None, None, gv, None
             gp = np.matmul(g, v.swapaxes(-1, -2))
@@ -93,17 +98,16 @@ class ScaledDotProductAttention(Function):
             if ctx.keep is not None:
                 gp *= ctx.keep
                 gp /= np.asarray(1.0 - ctx.dropout_p, dtype=gp.dtype)
-            p = ctx.p
-            gs = gp
-            gs -= (gp * p).sum(axis=-1, keepdims=True)
+            gs = gp  # softmax backward: P * (dP - rowsum(dP * P))
+            gs -= np.einsum("...ij,...ij->...i", gp, p)[..., None]
             gs *= p
             gmask = gs.copy() if need_mask else None
-            gs *= ctx.scale
-            gq = np.matmul(gs, k) if need_q else None
-            gk = np.matmul(gs.swapaxes(-1, -2), q) if need_k else None
+            gq = np.matmul(gs, k) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None
+            gk = np.matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
             return gq, gk, gv, gmask
-        gq, gk, gv, gmask = numpy_backward("scaled_dot_product_attention", grads, grad,
-                                           query, key, value)
+        gq, gk, gv, gmask = numpy_backward("scaled_dot_product_attention", grads,
+                                           grad if grad is not None else grad_weights,
+                                           grad_weights, query, key, value)
         return gq, gk, gv, gmask, None, None, None
 
 

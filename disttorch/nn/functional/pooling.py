@@ -1,23 +1,24 @@
 """Pooling: ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``,
 ``adaptive_max_pool1d/2d`` (one N-d implementation per kind).
 
-Max pooling views the padded input (padded with -inf) as windows ``(N, C, *out, *kernel)``
-without copying, makes them contiguous once, and takes the argmax over the flattened
-kernel axis; backward scatters the gradient to the saved argmax positions, one kernel
-offset at a time (a loop over kernel offsets, never over pixels). Average pooling adds
-the strided slice of each kernel offset and divides by PyTorch's per-window divisor.
-Adaptive average pooling is separable: one small averaging matrix per spatial dim.
+Max and average pooling are separable: a window is a product of one index range per
+spatial dim, so the max (or sum) over it is taken one dim at a time, each stage a short
+loop over that dim's kernel offsets applied to strided slices of the whole array (never a
+loop over pixels). Max pooling keeps, per stage, which offset won (uint8); backward routes
+the gradient back through the stages to the winners. Average pooling divides the window
+sums by PyTorch's per-window divisor. Adaptive average pooling uses one small averaging
+matrix per spatial dim; adaptive max pooling gathers its (ragged) windows and takes one
+argmax.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ._fused import crop_index, numpy_backward, pad_spatial, window_slices, windows
+from ._fused import crop_index, numpy_backward, pad_spatial
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
@@ -86,9 +87,43 @@ def _geometry(x: np.ndarray, d: int, name: str, kernel_size: Any, stride: Any, p
     return _PoolGeometry(kernel, stride, dil, tuple(pads), tuple(out), unbatched)
 
 
+# ---------------------------------------------------------------------- separable stages
+# A window is a product of one index range per spatial dim, so max and sum over a window
+# can be taken one dim at a time: reduce dim 0 over its kernel offsets (strided slices of
+# whole rows, long contiguous inner loops), then dim 1 on the smaller result, and so on.
+def _along(axis: int, offset: int, stride: int, dilation: int, out: int) -> tuple:
+    """Index selecting, along ``axis``, the element at kernel ``offset`` of every window."""
+    start = offset * dilation
+    return (slice(None),) * axis + (slice(start, start + stride * (out - 1) + 1, stride),)
+
+
+def _stages(geo: _PoolGeometry) -> list:
+    """``(axis, kernel, stride, dilation, out)`` of each spatial dim, in reduction order."""
+    return [(2 + i, k, s, d, o) for i, (k, s, d, o) in
+            enumerate(zip(geo.kernel, geo.stride, geo.dilation, geo.out))]
+
+
+def _scatter_stage(g: np.ndarray, in_shape: tuple, stage: tuple, choose: Any = None) -> np.ndarray:
+    """Adjoint of one stage: send ``g`` back to the kernel offsets it came from, all of it
+    (sum) or, with ``choose(k)`` (a mask), only where offset ``k`` won (max)."""
+    axis, kernel, stride, dil, out = stage
+    ga = np.zeros(in_shape, dtype=g.dtype)
+    disjoint = stride >= dil * (kernel - 1) + 1  # windows along this dim do not overlap
+    for k in range(kernel):
+        part = ga[_along(axis, k, stride, dil, out)]
+        if choose is None:
+            part += g
+        elif disjoint:
+            np.multiply(g, choose(k), out=part)
+        else:
+            part += g * choose(k)
+    return ga
+
+
 # ---------------------------------------------------------------------- max pooling
 class MaxPoolNd(Function):
-    """Max over each window; returns (values, argmax-within-window) and keeps the argmax."""
+    """Max over each window, one spatial dim at a time; keeps, per stage, which kernel
+    offset won (``uint8``). Returns ``(values, *winners)`` (winners get no gradient)."""
 
     _raw = True
 
@@ -97,57 +132,70 @@ class MaxPoolNd(Function):
         x = input._data[None] if geo.unbatched else input._data
         if x.dtype.kind != "f":
             raise RuntimeError(f"max pooling expects a floating point input, got {x.dtype}")
-        xp = pad_spatial(x, geo.pads, -np.inf)
-        win = windows(xp, geo.kernel, geo.stride, geo.dilation, geo.out, kernel_first=False)
-        flat = win.reshape(win.shape[:2 + len(geo.out)] + (-1,))
-        arg = flat.argmax(axis=-1)
-        out = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-        ctx.arg, ctx.geo, ctx.padded_shape = arg, geo, xp.shape
-        if geo.unbatched:
-            return out[0], arg[0]
-        return out, arg
+        a = pad_spatial(x, geo.pads, -np.inf)
+        shapes, winners = [], []
+        for axis, kernel, stride, dil, out in _stages(geo):
+            shapes.append(a.shape)
+            best = a[_along(axis, 0, stride, dil, out)].copy()
+            arg = np.zeros(best.shape, dtype=np.uint8)
+            for k in range(1, kernel):
+                cand = a[_along(axis, k, stride, dil, out)]
+                better = cand > best  # strict: the first maximum wins ties, as PyTorch
+                np.maximum(best, cand, out=best)
+                if k == 1:
+                    arg = better.view(np.uint8)
+                else:
+                    np.copyto(arg, k, where=better)
+            winners.append(arg)
+            a = best
+        ctx.winners, ctx.shapes, ctx.geo = winners, shapes, geo
+        ctx.set_materialize_grads(False)  # the winners never get a gradient: no zero arrays
+        return (a[0] if geo.unbatched else a,) + tuple(winners)
 
     @staticmethod
-    def backward(ctx, grad, _grad_arg):
+    def backward(ctx, grad, *_winners):
+        if grad is None:
+            return None, None
         return numpy_backward("max_pool", lambda g: (_max_pool_backward(ctx, g),), grad)[0], None
 
 
 def _max_pool_backward(ctx: MaxPoolNd, g: np.ndarray) -> np.ndarray:
-    """Scatter ``g`` to each window's argmax, one kernel offset at a time."""
-    geo, arg = ctx.geo, ctx.arg
+    """Route ``g`` back through the stages in reverse, to the winning offsets."""
+    geo = ctx.geo
     if geo.unbatched:
         g = g[None]
-    gxp = np.zeros(ctx.padded_shape, dtype=g.dtype)
-    zero = np.zeros((), dtype=g.dtype)
-    for i, k in enumerate(np.ndindex(*geo.kernel)):
-        gxp[window_slices(k, geo.stride, geo.dilation, geo.out)] += np.where(arg == i, g, zero)
-    inner = tuple(n - lo - hi for n, (lo, hi) in zip(ctx.padded_shape[2:], geo.pads))
-    gx = gxp[crop_index(inner, geo.pads)]
+    for stage, shape, arg in reversed(list(zip(_stages(geo), ctx.shapes, ctx.winners))):
+        g = _scatter_stage(g, shape, stage, lambda k, arg=arg: arg == k)
+    gx = g[crop_index(tuple(n - lo - hi for n, (lo, hi) in zip(g.shape[2:], geo.pads)), geo.pads)]
     return gx[0] if geo.unbatched else gx
 
 
-def _flat_indices(arg: np.ndarray, geo: _PoolGeometry, spatial: tuple) -> np.ndarray:
-    """PyTorch's ``return_indices``: the argmax as a flat index into each input plane."""
-    offsets = np.unravel_index(arg, geo.kernel)
-    flat = np.zeros(arg.shape, dtype=np.int64)
-    nd = len(geo.out)
-    for i in range(nd):
-        shape = [1] * nd
-        shape[i] = geo.out[i]
-        start = (np.arange(geo.out[i]) * geo.stride[i] - geo.pads[i][0]).reshape(shape)
-        pos = start + offsets[i] * geo.dilation[i]
-        flat = flat * spatial[i] + pos
+def _flat_indices(winners: list, geo: _PoolGeometry, spatial: tuple) -> np.ndarray:
+    """PyTorch's ``return_indices``: each maximum's flat index into its (unpadded) input
+    plane, from the per-stage winners (later dims first, as each stage's winners are
+    indexed by the positions the later stages chose)."""
+    d = len(geo.out)
+    out_shape = winners[-1].shape
+    grid = np.indices(out_shape, sparse=True)
+    pos = [None] * d  # padded coordinate of the maximum along each spatial dim
+    for i in reversed(range(d)):
+        index = tuple(grid[:3 + i]) + tuple(pos[i + 1:])
+        offset = winners[i][index].astype(np.int64)
+        pos[i] = grid[2 + i] * geo.stride[i] + offset * geo.dilation[i]
+    flat = np.zeros(out_shape, dtype=np.int64)
+    for i in range(d):
+        flat = flat * spatial[i] + (pos[i] - geo.pads[i][0])
     return flat
 
 
 def _max_pool(name: str, d: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
               dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     geo = _geometry(input._data, d, name, kernel_size, stride, padding, dilation, ceil_mode)
-    out, arg = MaxPoolNd.apply(input, geo)
+    out, *winners = MaxPoolNd.apply(input, geo)
     if not return_indices:
         return out
-    idx = _flat_indices(arg._data, geo, input._data.shape[-d:])
-    return out, Tensor._make(idx)
+    idx = _flat_indices([w._data for w in winners], geo, input._data.shape[-d:])
+    return out, Tensor._make(idx[0] if geo.unbatched else idx)
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -201,21 +249,25 @@ def _divisor(geo: _PoolGeometry, spatial: tuple, count_include_pad: bool,
 
 
 class AvgPoolNd(Function):
-    """Mean over each window with PyTorch's divisor (count_include_pad, divisor_override)."""
+    """Mean over each window with PyTorch's divisor (count_include_pad, divisor_override):
+    window sums one spatial dim at a time, then one division."""
 
     _raw = True
 
     @staticmethod
     def forward(ctx, input, geo, divisor):
         x = input._data[None] if geo.unbatched else input._data
-        xp = pad_spatial(x, geo.pads)
-        total = None
-        for k in np.ndindex(*geo.kernel):
-            part = xp[window_slices(k, geo.stride, geo.dilation, geo.out)]
-            total = part.copy() if total is None else np.add(total, part, out=total)
-        out = (total / divisor).astype(x.dtype, copy=False)
-        ctx.geo, ctx.divisor, ctx.padded_shape = geo, divisor, xp.shape
-        return out[0] if geo.unbatched else out
+        a = pad_spatial(x, geo.pads)
+        shapes = []
+        for axis, kernel, stride, dil, out in _stages(geo):
+            shapes.append(a.shape)
+            total = a[_along(axis, 0, stride, dil, out)].copy()
+            for k in range(1, kernel):
+                total += a[_along(axis, k, stride, dil, out)]
+            a = total
+        a /= np.asarray(divisor, dtype=a.dtype)
+        ctx.geo, ctx.divisor, ctx.shapes = geo, divisor, shapes
+        return a[0] if geo.unbatched else a
 
     @staticmethod
     def backward(ctx, grad):
@@ -226,12 +278,10 @@ def _avg_pool_backward(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
     geo = ctx.geo
     if geo.unbatched:
         g = g[None]
-    share = (g / ctx.divisor).astype(g.dtype, copy=False)
-    gxp = np.zeros(ctx.padded_shape, dtype=g.dtype)
-    for k in np.ndindex(*geo.kernel):
-        gxp[window_slices(k, geo.stride, geo.dilation, geo.out)] += share
-    inner = tuple(n - lo - hi for n, (lo, hi) in zip(ctx.padded_shape[2:], geo.pads))
-    gx = gxp[crop_index(inner, geo.pads)]
+    g = g / np.asarray(ctx.divisor, dtype=g.dtype)
+    for stage, shape in reversed(list(zip(_stages(geo), ctx.shapes))):
+        g = _scatter_stage(g, shape, stage)
+    gx = g[crop_index(tuple(n - lo - hi for n, (lo, hi) in zip(g.shape[2:], geo.pads)), geo.pads)]
     return gx[0] if geo.unbatched else gx
 
 

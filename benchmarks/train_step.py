@@ -1,0 +1,136 @@
+"""Time one training step (forward, cross-entropy, backward, SGD-momentum step) on one
+thread for three models (MLP, small CNN, small GPT; see ``models.py``), in disttorch and,
+when installed, in PyTorch, side by side in one run; print a table with the ratios.
+
+    python benchmarks/train_step.py [--steps 20] [--models mlp,cnn,gpt] [--profile cnn]
+
+A ratio is disttorch's median step time over PyTorch's (lower is better); the two take
+turns step by step and CPU time is measured (see ``time_steps``). Targets:
+MLP <= 0.8, GPT <= 1.0, CNN <= 1.5. ``--profile NAME`` prints a cProfile summary of
+disttorch's steps for that model instead of the table.
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"  # before NumPy (and PyTorch) load their BLAS
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import disttorch  # noqa: E402
+from models import build_cnn, build_gpt, build_mlp  # noqa: E402
+
+try:
+    import torch
+    torch.set_num_threads(1)
+except ImportError:  # PyTorch is optional: the table then has disttorch's column only
+    torch = None
+
+TARGETS = {"mlp": 0.8, "cnn": 1.5, "gpt": 1.0}
+
+
+def _data(name: str, seed: int = 0) -> tuple:
+    """Inputs and integer targets for a model, as NumPy arrays (shared by both libraries)."""
+    rng = np.random.default_rng(seed)
+    if name == "mlp":
+        return rng.standard_normal((128, 784)).astype(np.float32), rng.integers(0, 10, 128)
+    if name == "cnn":
+        return rng.standard_normal((128, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, 128)
+    tokens = rng.integers(0, 65, (32, 65))
+    return tokens[:, :-1], tokens[:, 1:]
+
+
+BUILDERS: dict[str, Callable[[Any], Any]] = {"mlp": build_mlp, "cnn": build_cnn, "gpt": build_gpt}
+
+
+def make_step(lib: Any, name: str) -> Callable[[], float]:
+    """A closure running one training step of model ``name`` in library ``lib``."""
+    lib.manual_seed(0)
+    model = BUILDERS[name](lib)
+    x_np, y_np = _data(name)
+    x = lib.tensor(x_np)
+    y = lib.tensor(y_np.astype(np.int64))
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    F = lib.nn.functional
+
+    def step() -> float:
+        out = model(x)
+        loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
+def time_steps(steps_by_lib: list, n: int, warmup: int = 3) -> list:
+    """Median CPU time (ms) of one step for each closure in ``steps_by_lib``.
+
+    The closures take turns step by step, so a change in machine load affects both sides
+    alike. CPU time of the process is used: both libraries run on one thread, so on an
+    idle machine it equals wall time, and on a busy one it is not inflated by time spent
+    waiting for a core."""
+    for step in steps_by_lib:
+        for _ in range(warmup):
+            step()
+    times: list = [[] for _ in steps_by_lib]
+    for _ in range(n):
+        for step, record in zip(steps_by_lib, times):
+            t0 = time.process_time()
+            step()
+            record.append(time.process_time() - t0)
+    return [statistics.median(t) * 1e3 for t in times]
+
+
+def profile(name: str, steps: int) -> None:
+    """cProfile (CPU time) of disttorch's steps for one model, sorted by own time."""
+    import cProfile
+    import pstats
+    step = make_step(disttorch, name)
+    for _ in range(3):
+        step()
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    for _ in range(steps):
+        step()
+    prof.disable()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20, help="timed steps per model")
+    parser.add_argument("--models", default="mlp,cnn,gpt", help="comma-separated subset")
+    parser.add_argument("--profile", default=None, help="profile disttorch on this model")
+    args = parser.parse_args()
+    if args.profile:
+        profile(args.profile, args.steps)
+        return
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    print(f"one training step, 1 thread, median of {args.steps} "
+          f"(numpy {np.__version__}" + (f", torch {torch.__version__})" if torch else ")"))
+    print(f"{'model':<6}{'disttorch ms':>14}{'torch ms':>11}{'ratio':>8}{'target':>8}  ")
+    for name in names:
+        if torch is None:
+            (ours,) = time_steps([make_step(disttorch, name)], args.steps)
+            print(f"{name:<6}{ours:>14.2f}{'-':>11}{'-':>8}{TARGETS[name]:>8.1f}")
+            continue
+        ours, theirs = time_steps([make_step(disttorch, name), make_step(torch, name)], args.steps)
+        ratio = ours / theirs
+        verdict = "ok" if ratio <= TARGETS[name] else "over"
+        print(f"{name:<6}{ours:>14.2f}{theirs:>11.2f}{ratio:>8.2f}{TARGETS[name]:>8.1f}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()
