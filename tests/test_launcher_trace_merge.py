@@ -1,6 +1,7 @@
 """launcher.trace_merge: per-rank Chrome traces merged into one file with a row per rank."""
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -63,3 +64,15 @@ def test_launcher_creates_the_trace_dir(tmp_path):
     result = launch("--nproc", 1, SCRIPTS / "trace_writer.py", env={"DISTTORCH_TRACE_DIR": str(trace_dir)})
     assert result.returncode == 0, result.stderr
     assert (trace_dir / "rank0.json").exists() and (trace_dir / "trace.json").exists()
+
+
+def test_command_line(tmp_path):
+    (tmp_path / "rank1.json").write_text('[{"name": "step", "ph": "X", "ts": 0, "dur": 1, "tid": 0}]')
+    done = subprocess.run([sys.executable, "-m", "launcher.trace_merge", str(tmp_path)], capture_output=True,
+                          text=True, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / "trace.json")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run([sys.executable, "-m", "launcher.trace_merge", str(empty)], capture_output=True,
+                          text=True, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 1 and "no rank<k>.json files in" in done.stderr
