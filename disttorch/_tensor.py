@@ -55,7 +55,8 @@ class Tensor:
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
     __slots__ = ("_data", "_grad", "grad_fn", "_rg", "_output_nr", "_version_box",
-                 "_hooks", "_post_hooks", "_acc", "_retains_grad", "__weakref__", "__dict__")
+                 "_hooks", "_post_hooks", "_acc", "_retains_grad", "_base", "__weakref__",
+                 "__dict__")
 
     # ------------------------------------------------------------------ construction
     def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
@@ -83,6 +84,7 @@ class Tensor:
         self._post_hooks = None
         self._acc = None
         self._retains_grad = False
+        self._base = None  # for a view: the tensor whose memory it shows (never a view)
 
     @classmethod
     def _make(cls, arr: np.ndarray, grad_fn: Any = None, output_nr: int = 0) -> "Tensor":
@@ -98,6 +100,7 @@ class Tensor:
         t._post_hooks = None
         t._acc = None
         t._retains_grad = False
+        t._base = None
         return t
 
     def __reduce_ex__(self, protocol: int):

@@ -260,8 +260,61 @@ def test_retain_grad_follows_in_place_rebase():
     np.testing.assert_allclose(y.grad.numpy(), [1., 1., 1.])
 
 
-def test_in_place_on_view_of_non_leaf_is_refused_not_wrong():
-    x = dbl(2, 3)
+def test_in_place_on_view_of_non_leaf_rebases_the_base():
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
     y = x * 2
-    with pytest.raises(RuntimeError, match="in-place operation on a view of a tensor that requires grad"):
-        y[0].mul_(2)
+    y[0].mul_(3)
+    assert y.grad_fn.name() == "CopySlices"
+    y.sum().backward()
+    assert x.grad.tolist() == [[6., 6., 6.], [2., 2., 2.]]
+
+
+def test_in_place_on_view_with_gradient_from_the_other_operand():
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    y = x * 2
+    v = y[:, 1]
+    v.mul_(x[:, 0])
+    (y * torch.arange(6.).view(2, 3)).sum().backward()
+    assert x.grad.tolist() == [[4., 2., 4.], [46., 32., 10.]]  # as PyTorch
+
+
+def test_writing_a_view_of_a_buffer_puts_the_buffer_in_the_graph():
+    a = torch.tensor([1., 2.], requires_grad=True)
+    buf = torch.zeros(2, 2)
+    buf[1].copy_(a)
+    buf[0][1] = a[0] * 5
+    assert buf.requires_grad and buf.grad_fn.name() == "CopySlices"
+    (buf * torch.tensor([[1., 2.], [3., 4.]])).sum().backward()
+    assert a.grad.tolist() == [13., 4.]
+
+
+def test_view_after_in_place_is_a_fresh_view_of_the_new_base():
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    y = x * 1
+    v = y.t()
+    v += torch.tensor([[10., 0.], [0., 0.]])
+    v.mul_(2)
+    assert v.grad_fn.name() == "AsStridedBackward0"
+    (y ** 2).sum().backward()
+    assert y.tolist() == [[22., 4.], [6., 8.]] and x.grad.tolist() == [[88., 16.], [24., 32.]]
+    r = (x * 1)[1]
+    r.mul_(3)
+    x.grad = None
+    (r * r).sum().backward()
+    assert x.grad.tolist() == [[0., 0.], [54., 72.]]
+
+
+def test_in_place_on_view_of_saved_output_still_raises():
+    y = dbl(4).exp()
+    y.view(2, 2)[0].mul_(2)
+    with pytest.raises(RuntimeError, match=MODIFIED_MSG):
+        y.sum().backward()
+
+
+def test_in_place_on_view_gradcheck():
+    def f(x, o):
+        y = x * 1.5
+        y[1:, 0].mul_(o[:2])
+        y.t()[2].add_(o[2])
+        return y * x
+    assert gradcheck(f, (dbl(3, 3), dbl(3, seed=1)))

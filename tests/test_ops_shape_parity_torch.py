@@ -71,7 +71,17 @@ CASES = {
     "copy_": (lambda L, x, s: L.zeros(2, 3, dtype=x.dtype).copy_(s) * x, [(2, 3), (3,)]),
     "masked_fill_": (lambda L, x: (x * 1).masked_fill_(L.tensor(MASK), 2.0), [(3, 4)]),
     "zero_then_add": (lambda L, x, o: (x * 1).zero_().add_(o), [(2, 2), (2, 2)]),
+    "in_place_on_views": (lambda L, x, o: _in_place_on_views(x, o), [(3, 3), (3,)]),
+    "setitem_on_view": (lambda L, x, o: _setitem((x * 1)[:, 1:], (0, 1), o[0]) * o, [(3, 3), (2,)]),
 }
+
+
+def _in_place_on_views(x, o):
+    y = x * 1.5
+    y[1:, 0].mul_(o[:2])
+    y.t()[2].add_(o[2])
+    y.view(-1)[4:6].clamp_(-0.2, 0.2)
+    return y * x
 
 
 def _setitem(t, index, value):

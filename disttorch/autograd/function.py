@@ -180,7 +180,7 @@ class Function(FunctionCtx, Node):
                 with grad_mode.no_grad():
                     out = _wrap(cls.forward(_NULL_CTX, *args), None)
             if cls._view:
-                out._version_box = args[0]._version_box
+                mark_view(out, args[0])
             return out
 
         ctx = cls.__new__(cls)
@@ -205,8 +205,15 @@ class Function(FunctionCtx, Node):
                                 for m in meta)
         out = _wrap(out, ctx)
         if cls._view:
-            out._version_box = args[0]._version_box
+            mark_view(out, args[0])
         return out
+
+
+def mark_view(view: Any, source: Any) -> None:
+    """Record that ``view`` shows ``source``'s memory: it shares the version counter, and
+    remembers the base tensor (so in-place ops on the view can update the base's graph)."""
+    view._version_box = source._version_box
+    view._base = source if source._base is None else source._base
 
 
 def _wrap(out: Any, node: Function | None) -> Any:

@@ -11,6 +11,9 @@ PyTorch's rules, and how they are kept here:
   tensor (the same graph edge; a copy of the values when backward may read them), the
   result is written into the tensor's memory, and the tensor is *rebased* onto the new
   node: same Tensor object, new ``grad_fn``. Gradients stay right.
+* An in-place op on a *view* rebases the view's base instead (onto ``CopySlices``, a node
+  writing the region the view shows) and re-derives the view from the new base, as
+  PyTorch does; on a view of a leaf that requires grad it raises.
 * Every in-place write bumps the version counter shared with the tensor's views; a node
   that saved the tensor (``save_for_backward``) then refuses to run backward, and so does
   a node that kept the overwritten array as its output.
@@ -24,17 +27,17 @@ import numpy as np
 from .._dtype import get_default_dtype, result_type
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.function import AccumulateGrad, Function
-from . import indexing
+from ..autograd.function import Function
+from . import indexing, shape
 
 __all__: list = []  # everything here is a Tensor method
 
 _LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
                      "operation.")
-_VIEW_MSG = ("in-place operation on a view of a tensor that requires grad: disttorch does not "
-             "rebase the viewed tensor's graph. Write through the base tensor instead (e.g. "
-             "base[index] = value) or clone() the view first.")
+_VIEW_MSG = ("in-place operation on a view whose base tensor is not C-contiguous while "
+             "recording a graph: disttorch cannot rebase such a base. Write through the base "
+             "tensor instead (e.g. base[index] = value) or clone() the view first.")
 _OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.")
@@ -55,17 +58,12 @@ def _recording(self: Tensor, *others: Any) -> bool:
 
 def check_inplace(t: Tensor) -> None:
     """Raise PyTorch's error when ``t`` may not be modified in place while recording: a
-    leaf that requires grad, or a view of a tensor that requires grad."""
-    if not t._rg:
-        return
-    node = t.grad_fn
-    if node is None:
+    leaf that requires grad, or a view of one."""
+    base = t._base
+    if base is not None and base._rg and base.grad_fn is None:
+        raise RuntimeError(_VIEW_OF_LEAF_MSG)
+    if t._rg and t.grad_fn is None and base is None:
         raise RuntimeError(_LEAF_MSG)
-    if not getattr(node, "_view", False):
-        return
-    while getattr(node, "_view", False) and node.next_edges and node.next_edges[0] is not None:
-        node = node.next_edges[0][0]
-    raise RuntimeError(_VIEW_OF_LEAF_MSG if isinstance(node, AccumulateGrad) else _VIEW_MSG)
 
 
 def _check_cast(src: np.dtype, dst: np.dtype) -> None:
@@ -135,6 +133,34 @@ def _rebase(t: Tensor, out: Tensor, any_cast: bool = False) -> Tensor:
     return t
 
 
+def _record(t: Tensor, make_out: Callable[[Tensor], Tensor], snapshot: bool,
+            any_cast: bool = False) -> Tensor:
+    """The recorded path of every in-place op: ``make_out(alias)`` computes the new values
+    as a graph node from an alias of ``t``'s current value (a copy when ``snapshot``: the
+    node's backward may read it), and ``t`` is rebased onto that node.
+
+    When ``t`` is a view, its base is rebased instead (onto a node that writes the region
+    the view shows), and the view becomes a fresh view of the new base; so gradients stay
+    right for both.
+    """
+    check_inplace(t)
+    base = t._base
+    if base is None:
+        return _rebase(t, make_out(_alias(t, snapshot)), any_cast)
+    geom = _geometry(t, base)
+    if geom is None:
+        raise RuntimeError(_VIEW_MSG)
+    base_alias = _alias(base, False)
+    current = AsStrided.apply(base_alias, geom)
+    out = make_out(shape.Clone.apply(current) if snapshot else current)
+    if not any_cast:
+        _check_cast(out._data.dtype, t._data.dtype)
+    _rebase(base, WriteRegion.apply(base_alias, out, geom))
+    fresh = AsStrided.apply(base, geom)
+    t.grad_fn, t._output_nr, t._rg = fresh.grad_fn, 0, fresh._rg
+    return t
+
+
 def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (),
              snapshot: bool = True) -> Tensor:
     """Run the out-of-place ``fn`` and store its result in ``t``.
@@ -143,13 +169,101 @@ def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (),
     recorded graph gets a copy of them).
     """
     if _recording(t, *others):
-        check_inplace(t)
-        return _rebase(t, fn(_alias(t, snapshot)))
+        return _record(t, fn, snapshot)
     out = fn(t)
     _check_cast(out._data.dtype, t._data.dtype)
     _write(t, out._data)
     t._bump_version()
     return t
+
+
+# ---------------------------------------------------------------------- views of a base
+def _geometry(view: Tensor, base: Tensor) -> tuple | None:
+    """Where ``view`` lies in its base: (shape, strides in elements, element offset), for
+    a C-contiguous base (None otherwise)."""
+    b, v = base._data, view._data
+    if not b.flags.c_contiguous or v.dtype != b.dtype:
+        return None
+    item = b.itemsize
+    offset = v.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+    return v.shape, tuple(st // item for st in v.strides), offset // item
+
+
+def _region(arr: np.ndarray, geom: tuple) -> np.ndarray:
+    """The view of ``arr`` (C-contiguous, base-shaped) described by ``geom``."""
+    shape, strides, offset = geom
+    flat = arr.reshape(-1)
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape,
+                                           tuple(st * arr.itemsize for st in strides))
+
+
+class AsStrided(Function):
+    """The view of a base tensor at ``geom`` (how a modified view is re-derived from its
+    rebased base)."""
+    _raw = True
+    _view = True
+
+    @staticmethod
+    def forward(ctx, base, geom):
+        ctx.shape, ctx.geom = base._data.shape, geom
+        return _region(np.ascontiguousarray(base._data), geom)
+
+    @staticmethod
+    def backward(ctx, g):
+        return AsStridedBackward.apply(g, ctx.shape, ctx.geom), None
+
+
+class AsStridedBackward(Function):
+    """Zeros of the base's shape with ``g`` placed at the view's region."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, g, shape, geom):
+        ctx.geom = geom
+        out = np.zeros(shape, dtype=g._data.dtype)
+        _region(out, geom)[...] = g._data
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return AsStrided.apply(gg, ctx.geom), None, None
+
+
+class WriteRegion(Function):
+    """``base[region] = values`` in the base's own memory: the base's node after an
+    in-place op on one of its views."""
+    _raw = True
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, values, geom):
+        ctx.geom = geom
+        np.copyto(_region(base._data, geom), values._data, casting="unsafe")
+        return base._data
+
+    @staticmethod
+    def backward(ctx, g):
+        gb = ZeroRegion.apply(g, ctx.geom) if ctx.needs_input_grad[0] else None
+        gv = AsStrided.apply(g, ctx.geom) if ctx.needs_input_grad[1] else None
+        return gb, gv, None
+
+
+class ZeroRegion(Function):
+    """A copy of ``g`` with the region zeroed (the gradient of overwritten values)."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, g, geom):
+        ctx.geom = geom
+        out = np.array(g._data, order="C")
+        _region(out, geom)[...] = 0
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return ZeroRegion.apply(gg, ctx.geom), None
 
 
 def _operand(other: Any) -> Any:
@@ -337,8 +451,7 @@ class Copy(Function):
 def _overwrite(t: Tensor, values: np.ndarray, node: type) -> Tensor:
     """Store freshly made ``values`` (already shaped) in ``t`` through ``node``."""
     if _recording(t):
-        check_inplace(t)
-        return _rebase(t, node.apply(_alias(t, False), values))
+        return _record(t, lambda a: node.apply(a, values), snapshot=False)
     _write(t, values)
     t._bump_version()
     return t
@@ -355,8 +468,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value._data.ndim} dimensions.")
     if _recording(self, value):
-        check_inplace(self)
-        return _rebase(self, Fill.apply(_alias(self, False), value))
+        return _record(self, lambda a: Fill.apply(a, value), snapshot=False)
     _write(self, _operand(value))
     self._bump_version()
     return self
@@ -368,13 +480,12 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(src).__name__}")
     if _recording(self, src):
-        check_inplace(self)
         try:
             np.broadcast_shapes(src._data.shape, self._data.shape)
         except ValueError:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                                f"broadcast shape {list(src._data.shape)}") from None
-        return _rebase(self, Copy.apply(_alias(self, False), src), any_cast=True)
+        return _record(self, lambda a: Copy.apply(a, src), snapshot=False, any_cast=True)
     _write(self, src._data)
     self._bump_version()
     return self
@@ -384,8 +495,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     """``self[index] = value`` (``value`` broadcast; a tensor or a number)."""
     idx = indexing._np_index(index)
     if _recording(self, value):
-        check_inplace(self)
-        _rebase(self, indexing.CopySlices.apply(self, idx, value))
+        _record(self, lambda a: indexing.CopySlices.apply(a, idx, value), snapshot=False)
         return
     indexing.write_index(self._data, idx, _operand(value))
     self._bump_version()

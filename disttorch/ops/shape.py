@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.function import Function
+from ..autograd.function import Function, mark_view
 from ._helpers import wrap_dim
 
 __all__ = ["reshape", "view", "view_as", "reshape_as", "expand", "expand_as", "broadcast_to",
@@ -58,9 +58,9 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
 
 
 def _share_version(outs: Sequence[Tensor], base: Tensor) -> tuple:
-    """Give the outputs of a multi-output view op their base's version counter."""
+    """Mark the outputs of a multi-output view op as views of ``base``."""
     for o in outs:
-        o._version_box = base._version_box
+        mark_view(o, base)
     return tuple(outs)
 
 
