@@ -245,3 +245,15 @@ def test_cross_entropy_double_backward(kw):
     assert gradgradcheck(lambda a: F.cross_entropy(a, torch.tensor(3), **kw), (f64(5),))
     p = F.softmax(f64(4, 5, seed=3, requires_grad=False), 1)
     assert gradgradcheck(lambda a: F.cross_entropy(a, p), (f64(4, 5),))
+
+
+def test_binary_and_kl_losses_double_backward():
+    from disttorch.autograd import gradgradcheck
+    torch.manual_seed(0)
+    p = (torch.rand(3, 4, dtype=torch.float64) * 0.8 + 0.1).requires_grad_()
+    y = torch.rand(3, 4, dtype=torch.float64, requires_grad=True)
+    pw = torch.tensor([1.0, 2.0, 0.5, 3.0], dtype=torch.float64)
+    assert gradgradcheck(F.binary_cross_entropy, (p, y))
+    assert gradgradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, pos_weight=pw), (f64(3, 4), y))
+    assert gradgradcheck(lambda a, b: F.kl_div(a, b, reduction="batchmean"), (f64(3, 4), y))
+    assert gradgradcheck(lambda a, b: F.kl_div(a, b, reduction="sum", log_target=True), (f64(3, 4), f64(3, 4, seed=2)))

@@ -16,8 +16,8 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
-from ...ops.elementwise import _sigmoid as _sigmoid_array
-from .activation import Softmax
+from ...ops import elementwise as _ew
+from .activation import Softmax, softplus
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
@@ -42,13 +42,6 @@ def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
     if reduction == "sum":
         return np.asarray(loss.sum(dtype=loss.dtype))
     return loss
-
-
-def _scale_grad(g: Tensor, local: np.ndarray, reduction: str) -> Tensor:
-    """Upstream gradient times the elementwise derivative (divided by n for 'mean')."""
-    if reduction == "mean" and local.size:
-        local = local / local.dtype.type(local.size)
-    return g * Tensor._make(local)
 
 
 # ---------------------------------------------------------------------- class-index targets
@@ -398,8 +391,25 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 
 
 # ---------------------------------------------------------------------- binary and KL losses
+def _mean_scale(reduction: str, x: np.ndarray) -> float:
+    """What the reduction divides the summed loss by (1 for 'sum' and 'none')."""
+    if reduction == "mean":
+        return float(max(x.size, 1))
+    if reduction == "batchmean":
+        return float(x.shape[0] if x.ndim else 1)
+    return 1.0
+
+
+def _backward_of_sum(g: Tensor, local: Tensor, reduction: str, x: np.ndarray) -> Tensor:
+    """Upstream gradient times a per-entry derivative (a tensor), divided as the reduction."""
+    n = _mean_scale(reduction, x)
+    return g * (local / n if n != 1 else local)
+
+
 class BinaryCrossEntropy(Function):
-    """``-w (y log p + (1 - y) log(1 - p))`` with the logs clamped at -100, as PyTorch."""
+    """``-w (y log p + (1 - y) log(1 - p))`` with the logs clamped at -100, as PyTorch.
+    Backward (tensor ops, differentiable again): ``dp = w (p - y) / max(p (1 - p), 1e-12)``,
+    ``dy = w (log(1 - p) - log p)``."""
 
     _raw = True
 
@@ -415,32 +425,31 @@ class BinaryCrossEntropy(Function):
             logp = np.maximum(np.log(p), -100)
             log1mp = np.maximum(np.log1p(-p), -100)
         loss = -(y * logp + (1 - y) * log1mp)
-        w = None if weight is None else np.broadcast_to(weight._data, loss.shape)
-        if w is not None:
-            loss = loss * w
-        ctx.p, ctx.y, ctx.w, ctx.reduction = p, y, w, reduction
-        ctx.logit_gap = log1mp - logp
+        if weight is not None:
+            loss = loss * weight._data
+        ctx.save_for_backward(input, target)
+        ctx.weight, ctx.reduction = weight, reduction
         return _reduce(loss.astype(p.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, g):
-        p, y = ctx.p, ctx.y
-        eps = 1e-12
-        local = (p - y) / np.maximum(p * (1 - p), eps)
-        if ctx.w is not None:
-            local = local * ctx.w
-        local = local.astype(p.dtype, copy=False)
-        gx = _scale_grad(g, local, ctx.reduction)
+        p, y = ctx.saved_tensors
+        w = ctx.weight
+        local = (p - y) / (p * (1 - p)).clamp_min(1e-12)
+        gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, p._data)
         gy = None
         if ctx.needs_input_grad[1]:
-            gy_local = ctx.logit_gap if ctx.w is None else ctx.logit_gap * ctx.w
-            gy = _scale_grad(g, gy_local.astype(p.dtype, copy=False), ctx.reduction)
+            with np.errstate(divide="ignore"):
+                gap = (1 - p).log().clamp_min(-100) - p.log().clamp_min(-100)
+            gy = _backward_of_sum(g, gap * w if w is not None else gap, ctx.reduction, p._data)
         return gx, gy, None, None
 
 
 class BinaryCrossEntropyWithLogits(Function):
     """``-w [pos_weight y log s(x) + (1 - y) log(1 - s(x))]`` computed stably:
-    ``log s(x) = -softplus(-x)``, ``log(1 - s(x)) = -softplus(x)``."""
+    ``log s(x) = -softplus(-x)``, ``log(1 - s(x)) = -softplus(x)``. Backward:
+    ``dx = w ((1 - y) s(x) - pos_weight y (1 - s(x)))``,
+    ``dy = w (pos_weight softplus(-x) - softplus(x))``."""
 
     _raw = True
 
@@ -451,38 +460,25 @@ class BinaryCrossEntropyWithLogits(Function):
             raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
         sp_neg = np.logaddexp(0, -x)  # -log sigmoid(x)
         sp_pos = sp_neg + x           # -log(1 - sigmoid(x))
-        if pos_weight is not None:
-            pw = pos_weight._data
-            loss = pw * y * sp_neg + (1 - y) * sp_pos
-        else:
-            pw = None
-            loss = y * sp_neg + (1 - y) * sp_pos
-        w = None if weight is None else weight._data
-        if w is not None:
-            loss = loss * w
-        ctx.x, ctx.y, ctx.pw, ctx.w, ctx.reduction = x, y, pw, w, reduction
-        ctx.sp = (sp_neg, sp_pos)
+        pos = y * sp_neg if pos_weight is None else pos_weight._data * y * sp_neg
+        loss = pos + (1 - y) * sp_pos
+        if weight is not None:
+            loss = loss * weight._data
+        ctx.save_for_backward(input, target)
+        ctx.weight, ctx.pos_weight, ctx.reduction = weight, pos_weight, reduction
         return _reduce(loss.astype(x.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, g):
-        x, y, pw, w = ctx.x, ctx.y, ctx.pw, ctx.w
-        s = _sigmoid_array(x)
-        if pw is None:
-            local = s - y
-        else:  # d/dx [pw y softplus(-x) + (1 - y) softplus(x)]
-            local = (1 - y) * s - pw * y * (1 - s)
-        if w is not None:
-            local = local * w
-        local = np.broadcast_to(local, np.broadcast_shapes(local.shape, x.shape)).astype(x.dtype)
-        gx = _scale_grad(g, local, ctx.reduction)
+        x, y = ctx.saved_tensors
+        w, pw = ctx.weight, ctx.pos_weight
+        s = _ew.sigmoid(x)
+        local = s - y if pw is None else (1 - y) * s - pw * y * (1 - s)
+        gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, x._data)
         gy = None
         if ctx.needs_input_grad[1]:
-            sp_neg, sp_pos = ctx.sp
-            gy_local = (pw * sp_neg if pw is not None else sp_neg) - sp_pos
-            if w is not None:
-                gy_local = gy_local * w
-            gy = _scale_grad(g, np.broadcast_to(gy_local, x.shape).astype(x.dtype), ctx.reduction)
+            gap = -x if pw is None else pw * softplus(-x) - softplus(x)
+            gy = _backward_of_sum(g, gap * w if w is not None else gap, ctx.reduction, x._data)
         return gx, gy, None, None, None
 
 
@@ -505,7 +501,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 
 class KlDiv(Function):
     """``target * (log target - input)`` per entry (``input`` holds log-probabilities;
-    with ``log_target`` so does ``target``: ``exp(t) * (t - input)``)."""
+    with ``log_target`` so does ``target``: ``exp(t) * (t - input)``). Backward:
+    ``dx = -t`` (``-exp(t)``), ``dt = log t + 1 - x`` (``exp(t) (t - x + 1)``)."""
 
     _raw = True
 
@@ -513,34 +510,29 @@ class KlDiv(Function):
     def forward(ctx, input, target, reduction, log_target):
         x, t = input._data, target._data
         if log_target:
-            et = np.exp(t)
-            loss = et * (t - x)
+            loss = np.exp(t) * (t - x)
         else:
             with np.errstate(divide="ignore", invalid="ignore"):
                 loss = np.where(t > 0, t * (np.log(np.where(t > 0, t, 1)) - x), 0)
-            et = None
         loss = loss.astype(x.dtype, copy=False)
-        ctx.x, ctx.t, ctx.et, ctx.reduction, ctx.log_target = x, t, et, reduction, log_target
+        ctx.save_for_backward(input, target)
+        ctx.reduction, ctx.log_target = reduction, log_target
         if reduction == "batchmean":
-            return np.asarray(loss.sum() / (x.shape[0] if x.ndim else 1)).astype(x.dtype)
+            return np.asarray(loss.sum() / _mean_scale(reduction, x)).astype(x.dtype)
         return _reduce(loss, reduction)
 
     @staticmethod
     def backward(ctx, g):
-        x, t = ctx.x, ctx.t
+        x, t = ctx.saved_tensors
         if ctx.log_target:
-            gx_local = -ctx.et
-            gt_local = ctx.et * (t - x + 1)
+            et = t.exp()
+            gx_local, gt_local = -et, et * (t - x + 1)
         else:
+            positive = t > 0
             gx_local = -t
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gt_local = np.where(t > 0, np.log(np.where(t > 0, t, 1)) + 1 - x, 0)
-        n = {"mean": x.size, "batchmean": x.shape[0] if x.ndim else 1}.get(ctx.reduction, 1)
-        scale = 1.0 / max(n, 1)
-        gx = g * Tensor._make((gx_local * scale).astype(x.dtype, copy=False))
-        gt = None
-        if ctx.needs_input_grad[1]:
-            gt = g * Tensor._make((gt_local * scale).astype(x.dtype, copy=False))
+            gt_local = _ew.where(positive, _ew.where(positive, t, 1.0).log() + 1 - x, 0.0)
+        gx = _backward_of_sum(g, gx_local, ctx.reduction, x._data)
+        gt = _backward_of_sum(g, gt_local, ctx.reduction, x._data) if ctx.needs_input_grad[1] else None
         return gx, gt, None, None
 
 
