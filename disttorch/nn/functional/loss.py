@@ -4,7 +4,10 @@
 
 Class-index losses accept ``(N, C)``, ``(C,)`` and ``(N, C, d1, ...)`` inputs with
 targets ``(N)``, ``()`` and ``(N, d1, ...)``. Each loss is one Function whose backward
-multiplies the upstream gradient by a local derivative computed from forward's arrays.
+multiplies the upstream gradient by the per-entry derivative: from forward's arrays for
+the class-index losses (from a softmax recomputed in the graph under
+``create_graph=True``), from tensor ops on the saved inputs for the others, so second
+derivatives are right throughout.
 """
 from __future__ import annotations
 
@@ -136,7 +139,8 @@ class CrossEntropyFunction(Function):
             if label_smoothing > 0:
                 smooth = (eps / n_classes) * (w if w is not None else np.ones((), x.dtype))
                 coef = np.broadcast_to(smooth, x.shape) * np.expand_dims(valid, 1)
-                np.put_along_axis(coef, pick, np.take_along_axis(coef, pick, 1) + (1 - eps) * np.expand_dims(w_t, 1), 1)
+                on_target = np.take_along_axis(coef, pick, 1) + (1 - eps) * np.expand_dims(w_t, 1)
+                np.put_along_axis(coef, pick, on_target, 1)
         if coef is None:
             per_entry = -np.take_along_axis(logp, pick, 1)[:, 0] * w_t
         else:
