@@ -1,5 +1,6 @@
-"""Creating tensors: from data (``tensor``, ``as_tensor``, ``from_numpy``) and filled ones
-(``zeros``, ``ones``, ``full``, ``empty``, ``arange``, ``linspace``, ``eye`` and ``_like``)."""
+"""Creating tensors: from data (``tensor``, ``as_tensor``, ``from_numpy``), filled ones
+(``zeros``, ``ones``, ``full``, ``empty``, ``arange``, ``linspace``, ``eye`` and ``_like``),
+and the ``Tensor.new_*`` methods (attached to ``Tensor`` at the end of this file)."""
 from __future__ import annotations
 
 from typing import Any
@@ -191,3 +192,45 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
     t = Tensor._make(np.eye(n, m, dtype=np_dt))
     return t.requires_grad_(True) if requires_grad else t
+
+
+# ---------------------------------------------------------------------- Tensor.new_*
+def _new(self: Tensor, fill: Any, size: tuple, dtype: Any, requires_grad: bool,
+         device: Any) -> Tensor:
+    return _filled(fill, _size(size), dtype if dtype is not None else self.dtype, requires_grad,
+                   device)
+
+
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """A copy of ``data`` as a tensor of this tensor's dtype (unless ``dtype`` is given)."""
+    return tensor(data, dtype=dtype if dtype is not None else self.dtype, device=device,
+                  requires_grad=requires_grad)
+
+
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
+    return _new(self, 0, size, dtype, requires_grad, device)
+
+
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """Ones of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
+    return _new(self, 1, size, dtype, requires_grad, device)
+
+
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` with this tensor's dtype (unless given)."""
+    return _new(self, None, size, dtype, requires_grad, device)
+
+
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``fill_value`` everywhere in ``size``, with this tensor's dtype (unless given)."""
+    return _new(self, _number(fill_value), (size,), dtype, requires_grad, device)
+
+
+for _method in (new_tensor, new_zeros, new_ones, new_empty, new_full):
+    setattr(Tensor, _method.__name__, _method)

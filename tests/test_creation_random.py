@@ -53,6 +53,18 @@ def test_zeros_ones_full_empty_and_like():
         torch.zeros(2, -1)
 
 
+def test_tensor_new_methods_take_dtype_from_self():
+    x = torch.zeros(2, dtype=torch.float64)
+    assert x.new_zeros(2, 3).shape == (2, 3) and x.new_zeros(2, 3).dtype == torch.float64
+    assert x.new_ones((2,)).tolist() == [1., 1.]
+    assert x.new_full((2,), 3).tolist() == [3., 3.] and x.new_full((2,), 3).dtype == torch.float64
+    assert x.new_empty(4).shape == (4,)
+    t = x.new_tensor([1, 2])
+    assert t.dtype == torch.float64 and t.tolist() == [1., 2.]
+    assert x.new_zeros(2, dtype=torch.int64).dtype == torch.int64
+    assert x.new_ones(1, requires_grad=True).requires_grad
+
+
 def test_arange_linspace_eye():
     assert torch.arange(5).tolist() == [0, 1, 2, 3, 4] and torch.arange(5).dtype == torch.int64
     assert torch.arange(1, 4).tolist() == [1, 2, 3]

@@ -15,6 +15,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._helpers import wrap_dim
+from .shape import Select
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
            "masked_fill", "masked_select", "take", "take_along_dim", "nonzero", "argwhere"]
@@ -143,6 +144,11 @@ def _read(input: Tensor, idx: Any) -> Tensor:
 
 def getitem(input: Tensor, index: Any) -> Tensor:
     """``input[index]``: basic indexing gives a view, advanced indexing a copy."""
+    if type(index) is int and input._data.ndim:  # the common ``x[i]``: a select
+        n = input._data.shape[0]
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
+        return Select.apply(input, 0, index + n if index < 0 else index)
     return _read(input, _np_index(index))
 
 
