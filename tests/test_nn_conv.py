@@ -42,8 +42,11 @@ def test_conv2d_matches_loop_definition(stride, padding, dilation, groups):
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1), dict(padding="same", dilation=2),
-                                dict(groups=2, padding=(1, 0)), dict(padding="same")])
+                                dict(groups=2, padding=(1, 0)), dict(padding="same"),
+                                dict(padding=(3, 1)), dict(stride=(1, 2), groups=4, dilation=(2, 1))])
 def test_conv2d_gradcheck(kw):
+    """Covers both input-gradient paths: stride 1 (as a convolution of the gradient) and
+    strided or over-padded convolutions (col2im)."""
     x = torch.randn(2, 4, 5, 4, dtype=torch.float64, requires_grad=True)
     w = torch.randn(2, 4 // kw.get("groups", 1), 2, 3, dtype=torch.float64, requires_grad=True)
     b = torch.randn(2, dtype=torch.float64, requires_grad=True)

@@ -10,9 +10,13 @@ How it computes (im2col):
 4. One batched matmul with the weight ``(groups, O/groups, C/groups * K)`` gives the
    output ``(N, O, *out)``, already in NCHW order.
 
-Backward reuses the columns: ``grad_weight = sum_n g_n @ cols_nᵀ``, and
+Backward reuses the columns: ``grad_weight = sum_n g_n @ cols_nᵀ``. The input gradient
+of a stride-1 convolution is itself a stride-1 convolution: of the output gradient,
+padded by ``dilation * (kernel - 1) - padding``, with the weight flipped in space and its
+channel axes swapped (per group); it runs through the same im2col code. Otherwise
 ``grad_input = col2im(Wᵀ @ g)``, which adds the slice of each kernel offset back into a
-zero-padded buffer (a loop over the K kernel offsets, never over pixels).
+zero-padded buffer (a loop over the K kernel offsets, never over pixels). The first path
+is preferred because copying windows is faster than adding into strided slices.
 """
 from __future__ import annotations
 
@@ -131,6 +135,37 @@ def _col2im(gcols: np.ndarray, padded_shape: tuple, geo: _Geometry) -> np.ndarra
     return gxp[crop_index(inner, geo.pads)]
 
 
+def _im2col_matmul(x: np.ndarray, w: np.ndarray, geo: _Geometry) -> tuple:
+    """``(output, columns, padded shape)`` of the convolution of arrays ``x`` (batched)
+    and ``w``; the columns are ``(N, groups, C/groups * K, P)``."""
+    n, groups = x.shape[0], geo.groups
+    xp = pad_spatial(x, geo.pads)
+    cols = np.ascontiguousarray(windows(xp, geo.kernel, geo.stride, geo.dilation, geo.out))
+    cols = cols.reshape(n, groups, -1, int(np.prod(geo.out)))
+    wm = w.reshape(groups, w.shape[0] // groups, -1)
+    out = np.matmul(wm, cols).reshape((n, w.shape[0]) + geo.out)
+    return out, cols, xp.shape
+
+
+def _input_grad_as_conv(g: np.ndarray, w: np.ndarray, geo: _Geometry,
+                        in_spatial: tuple) -> np.ndarray | None:
+    """Input gradient of a stride-1 convolution as a convolution of ``g`` (None when the
+    convolution is strided or pads more than its kernel spans)."""
+    if any(s != 1 for s in geo.stride):
+        return None
+    pads = tuple((dil * (k - 1) - lo, dil * (k - 1) - hi)
+                 for k, dil, (lo, hi) in zip(geo.kernel, geo.dilation, geo.pads))
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        return None
+    groups, (out_ch, cg), kdims = geo.groups, w.shape[:2], len(geo.kernel)
+    # (O, Cg, *K) -> per group (Cg, Og, *K), flipped in space -> (C, Og, *K)
+    wt = w.reshape((groups, out_ch // groups, cg) + geo.kernel).swapaxes(1, 2)
+    wt = wt[(Ellipsis,) + (slice(None, None, -1),) * kdims]
+    wt = np.ascontiguousarray(wt).reshape((groups * cg, out_ch // groups) + geo.kernel)
+    geo_t = geo._replace(pads=pads, out=in_spatial, unbatched=False)
+    return _im2col_matmul(g, wt, geo_t)[0]
+
+
 class ConvNd(Function):
     """N-d convolution (cross-correlation, as PyTorch) by im2col and one batched matmul."""
 
@@ -139,17 +174,12 @@ class ConvNd(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, geo):
         x = input._data[None] if geo.unbatched else input._data
-        w = weight._data
-        n, groups = x.shape[0], geo.groups
-        xp = pad_spatial(x, geo.pads)
-        cols = np.ascontiguousarray(windows(xp, geo.kernel, geo.stride, geo.dilation, geo.out))
-        cols = cols.reshape(n, groups, -1, int(np.prod(geo.out)))
-        wm = w.reshape(groups, w.shape[0] // groups, -1)
-        out = np.matmul(wm, cols).reshape((n, w.shape[0]) + geo.out)
+        out, cols, padded_shape = _im2col_matmul(x, weight._data, geo)
         if bias is not None:
             out += bias._data.reshape((-1,) + (1,) * len(geo.out))
         ctx.save_for_backward(weight)
-        ctx.cols, ctx.geo, ctx.padded_shape = cols, geo, xp.shape
+        ctx.cols, ctx.geo, ctx.padded_shape = cols, geo, padded_shape
+        ctx.in_spatial = x.shape[2:]
         ctx.inputs = (input,)  # only for the double-backward guard (see numpy_backward)
         return out[0] if geo.unbatched else out
 
@@ -176,10 +206,12 @@ def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
     if need_w:
         gw = np.matmul(gm, cols.swapaxes(-1, -2)).sum(axis=0).reshape(w.shape)
     if need_x:
-        wm = w.reshape(groups, w.shape[0] // groups, -1)
-        gcols = np.matmul(wm.swapaxes(-1, -2), gm)
-        gx = _col2im(gcols.reshape((n, ctx.padded_shape[1]) + geo.kernel + geo.out),
-                     ctx.padded_shape, geo)
+        gx = _input_grad_as_conv(g, w, geo, ctx.in_spatial)
+        if gx is None:
+            wm = w.reshape(groups, w.shape[0] // groups, -1)
+            gcols = np.matmul(wm.swapaxes(-1, -2), gm)
+            gx = _col2im(gcols.reshape((n, ctx.padded_shape[1]) + geo.kernel + geo.out),
+                         ctx.padded_shape, geo)
         if geo.unbatched:
             gx = gx[0]
     return gx, gw, gb
