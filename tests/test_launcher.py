@@ -16,7 +16,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from launcher_scripts.harness import (  # noqa: E402
-    SCRIPTS, assert_all_gone, launch, recorded_pids, start, wait_for_files)
+    ROOT, SCRIPTS, assert_all_gone, launch, recorded_pids, start, wait_for_files)
+
+from launcher.cli import parse_args  # noqa: E402
 
 FAIL = SCRIPTS / "fail.py"
 ENV_DUMP = SCRIPTS / "env_dump.py"
@@ -255,10 +257,23 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
     (["--rdzv-conf", "read_timeout=5", str(ENV_DUMP)], "--rdzv-conf: only join_timeout=SECONDS is understood"),
     (["--nnodes", "1:2", str(ENV_DUMP)], "elastic ranges MIN:MAX are not supported"),
 ])
-def test_argument_errors(args, message):
-    result = launch(*args)
+def test_argument_errors(args, message, monkeypatch, capsys):
+    for name in ("DISTTORCH_JOB_SECRET", "DISTTORCH_FAULT", "DISTTORCH_TRACE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(args)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "disttorch-launch: error:" in err and message in err, err
+
+
+@pytest.mark.timeout(60)
+def test_argument_error_exit_status_from_the_command_line():
+    result = launch("--nproc-per-node", "0", ENV_DUMP)
     assert result.returncode == 2
-    assert "disttorch-launch: error:" in result.stderr and message in result.stderr, result.stderr
+    assert "disttorch-launch: error: --nproc-per-node: expected an integer >= 1 or 'auto', got '0'" in result.stderr
+    assert result.stdout == ""
 
 
 @pytest.mark.timeout(60)
