@@ -71,9 +71,9 @@ def _reduced_shape(shape: tuple, dims: tuple | None) -> tuple:
 
 
 def _expand_back(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool,
-                 weight: np.ndarray | None = None) -> Tensor:
+                 weight: np.ndarray | float | None = None) -> Tensor:
     """Undo a reduction's shape change: the reduced gradient ``g`` spread back over the
-    input's ``shape`` (reduced dims reinserted, then broadcast), times a constant
+    input's ``shape`` (reduced dims reinserted, then broadcast), times a constant scalar or
     per-element ``weight`` if given.
 
     When the backward pass is not recorded this is one NumPy op into a fresh array;
@@ -93,7 +93,7 @@ def _expand_back(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool,
         g = g.reshape(gk.shape)
     if g._data.shape != shape:
         g = g.expand(shape)
-    return g if weight is None else g * Tensor._make(weight.astype(gk.dtype, copy=False))
+    return g if weight is None else g * Tensor._make(np.asarray(weight, dtype=gk.dtype))
 
 
 def _shaped(out: np.ndarray, shape: tuple, dims: tuple | None, keepdim: bool) -> np.ndarray:
@@ -133,7 +133,8 @@ class Sum(Function):
             out_dt = np.int64
         else:
             out_dt = None
-        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        if ctx.needs_input_grad:
+            ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         return np.add.reduce(x, axis=dims, dtype=out_dt, keepdims=keepdim)
 
     @staticmethod
@@ -150,18 +151,20 @@ class Mean(Function):
         if x.dtype.kind != "f" and dtype is None:
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                                f"a floating point or complex dtype. Got: {_type_name(a)}")
-        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        if ctx.needs_input_grad:
+            ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = _count(x.shape, dims)
         total = np.add.reduce(x, axis=dims, dtype=dtype.numpy if dtype is not None else None,
                               keepdims=keepdim)
         if n == 0:
-            return np.full(np.shape(total), np.nan, dtype=np.asarray(total).dtype)
-        return np.true_divide(total, n, dtype=np.asarray(total).dtype)
+            return np.full(np.shape(total), np.nan, dtype=total.dtype)
+        return np.true_divide(total, n, dtype=total.dtype)
 
     @staticmethod
     def backward(ctx, g):
         n = _count(ctx.shape, ctx.dims)
-        return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None, None
+        return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim, np.float64(1 / n) if n else np.nan), \
+            None, None, None
 
 
 def _type_name(t: Tensor) -> str:
@@ -179,13 +182,13 @@ def _reduce(fn: type, input: Tensor, dim: Any, keepdim: bool, *extra: Any) -> Te
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum of all elements, or over ``dim`` (int or tuple); bool and integer inputs sum to
     int64 unless ``dtype`` is given."""
-    return _reduce(Sum, input, dim, keepdim, dtype)
+    return Sum.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean of all elements, or over ``dim``; floating inputs only (as PyTorch), unless a
     floating ``dtype`` is given."""
-    return _reduce(Mean, input, dim, keepdim, dtype)
+    return Mean.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
 
 
 # ---------------------------------------------------------------------- max, min, amax, amin
