@@ -24,7 +24,7 @@ Identical bits on every rank: each block is folded once, then only copied.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -41,7 +41,7 @@ def reduce_scatter(
     op: Op,
     counts: Sequence[int],
     *,
-    segment_bytes: int = ring.SEGMENT_BYTES,
+    segment_bytes: Optional[int] = None,
 ) -> None:
     """Reduce ``buf`` in rank order so that block ``ch.rank`` holds the result.
 
@@ -52,13 +52,15 @@ def reduce_scatter(
             right; the other blocks are unchanged.
         op (numpy.ufunc): ``np.add``, ``np.multiply``, ``np.minimum`` or ``np.maximum``.
         counts (sequence of int): elements per block; may be unequal or zero.
-        segment_bytes (int): largest message; see ``ring.SEGMENT_BYTES``.
+        segment_bytes (int, optional): largest message; default ``ring.SEGMENT_BYTES``.
     """
     check_buffer(buf)
     n, rank = ch.size, ch.rank
     offsets = block_offsets(counts, buf.size, n)
     if n == 1 or buf.size == 0:
         return
+    if segment_bytes is None:
+        segment_bytes = ring.SEGMENT_BYTES
     pieces = segment_count(counts, buf.itemsize, segment_bytes)
     cuts = [piece_bounds(offsets[b], counts[b], pieces) for b in range(n)]
     mine = cuts[rank]
@@ -76,7 +78,7 @@ def reduce_scatter(
 
 
 def all_reduce(
-    ch: Channel, buf: np.ndarray, op: Op, *, segment_bytes: int = ring.SEGMENT_BYTES
+    ch: Channel, buf: np.ndarray, op: Op, *, segment_bytes: Optional[int] = None
 ) -> None:
     """Reduce ``buf`` over all ranks in rank order, in place, identically on every rank.
 
@@ -84,7 +86,7 @@ def all_reduce(
         ch (Channel): the group's channel.
         buf (numpy.ndarray): 1-D contiguous, same size and dtype on every rank.
         op (numpy.ufunc): ``np.add``, ``np.multiply``, ``np.minimum`` or ``np.maximum``.
-        segment_bytes (int): largest message; see ``ring.SEGMENT_BYTES``.
+        segment_bytes (int, optional): largest message; default ``ring.SEGMENT_BYTES``.
     """
     check_buffer(buf)
     counts = even_counts(buf.size, ch.size)
@@ -98,7 +100,7 @@ def reduce(
     op: Op,
     root: int,
     *,
-    segment_bytes: int = ring.SEGMENT_BYTES,
+    segment_bytes: Optional[int] = None,
 ) -> None:
     """Reduce ``buf`` over all ranks in rank order into ``buf`` on ``root``.
 
@@ -109,7 +111,7 @@ def reduce(
         buf (numpy.ndarray): 1-D contiguous, same size and dtype on every rank.
         op (numpy.ufunc): ``np.add``, ``np.multiply``, ``np.minimum`` or ``np.maximum``.
         root (int): rank that receives the result.
-        segment_bytes (int): largest message; see ``ring.SEGMENT_BYTES``.
+        segment_bytes (int, optional): largest message; default ``ring.SEGMENT_BYTES``.
     """
     check_buffer(buf)
     counts = even_counts(buf.size, ch.size)

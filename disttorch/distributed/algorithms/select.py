@@ -7,25 +7,33 @@ the process group calls them.
 
 Automatic choice
 ----------------
-=================  ===============================  ==========================================
-collective         ``nbytes <= SMALL_MESSAGE_BYTES``  larger
-=================  ===============================  ==========================================
-all_reduce         tree (recursive doubling)        ring (reduce-scatter + all-gather)
-reduce_scatter     tree (all-reduce, keep a block)  ring
-reduce             tree (binomial)                  ring (reduce-scatter + gather)
-broadcast          tree (binomial)                  ring (scatter + all-gather); tree on 2 ranks
-all_gather         ring                             ring
-gather, scatter    star                             star
-all_to_all         pairwise                         pairwise
-=================  ===============================  ==========================================
+===============  ====================================  ======================================
+collective       small (<= ``SMALL_MESSAGE_BYTES``)    larger
+===============  ====================================  ======================================
+all_reduce       tree (recursive doubling)             ring (reduce-scatter + all-gather)
+reduce_scatter   tree (all-reduce, keep a block)       ring
+reduce           tree (binomial)                       ring (reduce-scatter + gather)
+broadcast        tree (binomial)                       ring (scatter + all-gather); 2 ranks: tree
+all_gather       ring                                  ring
+gather, scatter  star                                  star
+all_to_all       pairwise                              pairwise
+===============  ====================================  ======================================
 
 Why a threshold: with per-message latency ``a`` and bandwidth ``B``, recursive doubling
 all-reduce costs about ``log2(n) (a + N/B)`` and the ring ``2 (n - 1) (a + N/(n B))``.
-On 4 ranks the ring catches up when ``N / B = 8 a``; with ``a`` about 30 us and ``B``
-about 2 GB/s for local ZeroMQ that is near 500 KB. :data:`SMALL_MESSAGE_BYTES` =
-256 KiB is that estimate, rounded down because the tree also reduces the whole buffer
-on every rank; the benchmark ``benchmarks/collectives.py`` measures the real crossover on
-the real transport, and this constant is updated from it.
+On 4 ranks the ring catches up when ``N / B = 8 a``; with ``a`` about 40 us and ``B``
+about 2 GB/s for local ZeroMQ that is near 640 KB. Measured over the ZeroMQ transport on
+the 2-core development machine (best of 5, machine busy)::
+
+    all_reduce float32   256 KiB   512 KiB   1 MiB     2 MiB     4 MiB
+    2 ranks  tree        0.96 ms   1.17 ms   1.84 ms   3.35 ms   13.9 ms
+             ring        1.38 ms   1.58 ms   2.12 ms   3.44 ms   5.85 ms
+    4 ranks  tree        5.2 ms    3.8 ms    9.9 ms    13.7 ms   33.6 ms
+             ring        6.2 ms    5.5 ms    8.1 ms    15.4 ms   19.6 ms
+
+so the crossover lies between 512 KiB and 2 MiB on both; :data:`SMALL_MESSAGE_BYTES` is
+1 MiB. ``benchmarks/collectives.py`` measures it again on a quiet machine; update the
+constant from it.
 
 Overrides
 ---------
@@ -57,9 +65,9 @@ ALGORITHM_ENV = "DISTTORCH_ALGORITHM"
 #: Environment variable that turns on rank-ordered reductions when set to ``1``.
 DETERMINISTIC_ENV = "DISTTORCH_DETERMINISTIC"
 
-#: Buffers up to this many bytes count as small: latency-optimal algorithms win. Estimated;
+#: Buffers up to this many bytes count as small: latency-optimal algorithms win. Measured;
 #: see the module docstring.
-SMALL_MESSAGE_BYTES = 256 * 1024
+SMALL_MESSAGE_BYTES = 1 << 20
 
 #: Algorithm families by name.
 FAMILIES: dict[str, ModuleType] = {
