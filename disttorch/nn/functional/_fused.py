@@ -19,8 +19,8 @@ from numpy.lib.stride_tricks import as_strided
 from ..._tensor import Tensor
 from ...autograd.function import Function
 
-__all__ = ["numpy_backward", "dtype_name", "check_same_dtype", "windows", "window_slices",
-           "pad_spatial", "crop_index"]
+__all__ = ["numpy_backward", "dtype_name", "check_same_dtype", "windows", "window_range",
+           "window_slices", "pad_spatial", "crop_index"]
 
 
 class _NumpyBackward(Function):
@@ -64,19 +64,23 @@ def check_same_dtype(x: np.ndarray, other: np.ndarray, what: str) -> None:
 
 
 # ---------------------------------------------------------------------- sliding windows
-def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple,
-            kernel_first: bool = True) -> np.ndarray:
+def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple,
+            out: tuple) -> np.ndarray:
     """A read-only strided view of the windows of ``xp`` ``(N, C, *spatial)``:
-    ``(N, C, *kernel, *out)`` (or ``(N, C, *out, *kernel)``), no copy. Kernel axes step
-    by ``dilation``, output axes by ``stride``."""
+    ``(N, C, *kernel, *out)``, no copy. Kernel axes step by ``dilation``, output axes by
+    ``stride``."""
     s = xp.strides
     k_strides = tuple(a * b for a, b in zip(s[2:], dilation))
     o_strides = tuple(a * b for a, b in zip(s[2:], stride))
-    if kernel_first:
-        return as_strided(xp, xp.shape[:2] + kernel + out, s[:2] + k_strides + o_strides,
-                          writeable=False)
-    return as_strided(xp, xp.shape[:2] + out + kernel, s[:2] + o_strides + k_strides,
+    return as_strided(xp, xp.shape[:2] + kernel + out, s[:2] + k_strides + o_strides,
                       writeable=False)
+
+
+def window_range(offset: int, stride: int, dilation: int, out: int) -> slice:
+    """Along one spatial dim: the positions holding kernel element ``offset`` of each of
+    the ``out`` windows."""
+    start = offset * dilation
+    return slice(start, start + stride * (out - 1) + 1, stride)
 
 
 def window_slices(offset: tuple, stride: tuple, dilation: tuple, out: tuple) -> tuple:
@@ -84,8 +88,7 @@ def window_slices(offset: tuple, stride: tuple, dilation: tuple, out: tuple) -> 
     element at kernel ``offset``: shape ``(N, C, *out)``. Adding into these slices for every
     offset is the adjoint of the window view (col2im)."""
     return (slice(None), slice(None)) + tuple(
-        slice(k * dil, k * dil + st * (o - 1) + 1, st)
-        for k, dil, st, o in zip(offset, dilation, stride, out))
+        window_range(k, st, dil, o) for k, st, dil, o in zip(offset, stride, dilation, out))
 
 
 def pad_spatial(x: np.ndarray, pads: tuple, value: float = 0.0) -> np.ndarray:

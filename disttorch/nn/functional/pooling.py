@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ._fused import crop_index, numpy_backward, pad_spatial
+from ._fused import crop_index, numpy_backward, pad_spatial, window_range
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
@@ -93,8 +93,7 @@ def _geometry(x: np.ndarray, d: int, name: str, kernel_size: Any, stride: Any, p
 # whole rows, long contiguous inner loops), then dim 1 on the smaller result, and so on.
 def _along(axis: int, offset: int, stride: int, dilation: int, out: int) -> tuple:
     """Index selecting, along ``axis``, the element at kernel ``offset`` of every window."""
-    start = offset * dilation
-    return (slice(None),) * axis + (slice(start, start + stride * (out - 1) + 1, stride),)
+    return (slice(None),) * axis + (window_range(offset, stride, dilation, out),)
 
 
 def _stages(geo: _PoolGeometry) -> list:
