@@ -85,12 +85,17 @@ def test_gelu_float32_parity():
 
 
 def test_sequential_repr_and_state_dict_keys_match():
-    def build(nn):
+    def build(nn, lib):
         return nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout(0.1), nn.Flatten(),
                              nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 3)]),
-                             nn.Embedding(4, 2, padding_idx=0), nn.Identity())
-    tm, dm = build(torch.nn), build(dnn)
-    assert repr(dm) == repr(tm)
+                             nn.Embedding(4, 2, padding_idx=0), nn.Identity(),
+                             nn.ModuleDict({"act": nn.GELU(), "loss": nn.BCEWithLogitsLoss(pos_weight=lib.ones(2))}),
+                             nn.ParameterList([nn.Parameter(lib.zeros(2, 3)), nn.Parameter(lib.zeros(1))]),
+                             nn.ParameterDict({"x": nn.Parameter(lib.zeros(2))}),
+                             nn.ParameterDict({"x": nn.Parameter(lib.zeros(2)),
+                                               "y": nn.Parameter(lib.zeros(2, dtype=lib.float64))}))
+    tm, dm = build(torch.nn, torch), build(dnn, dt)
+    assert repr(dm).replace("disttorch", "torch") == repr(tm)
     assert list(dm.state_dict()) == list(tm.state_dict())
     assert [n for n, _ in dm.named_modules()] == [n for n, _ in tm.named_modules()]
 

@@ -261,12 +261,13 @@ def _as_parameter(value: Any) -> Any:
     return value
 
 
-def _param_line(key: Any, p: Any) -> str:
+def _param_line(key: Any, p: Any, type_name: str) -> str:
+    """One line of a ParameterList/Dict repr, indented by two spaces as PyTorch's is."""
     if not isinstance(p, Tensor):
-        return f"({key}): Object of type: {type(p).__name__}"
-    kind = "Parameter containing" if isinstance(p, Parameter) else "Tensor"
+        return f"  ({key}): Object of type: {type(p).__name__}"
+    kind = "Parameter containing" if isinstance(p, Parameter) else "Tensor containing"
     size = "x".join(str(s) for s in p.shape)
-    return f"({key}): {kind}: [disttorch.{p.dtype.name} of size {size}]"
+    return f"  ({key}): {kind}: [{type_name} of size {size}]"
 
 
 class ParameterList(Module):
@@ -314,7 +315,8 @@ class ParameterList(Module):
         return [k for k in super().__dir__() if not k.isdigit()]
 
     def extra_repr(self) -> str:
-        return "\n".join(_param_line(i, p) for i, p in enumerate(self))
+        return "\n".join(_param_line(i, p, f"disttorch.{p.dtype.name}" if isinstance(p, Tensor) else "")
+                         for i, p in enumerate(self))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("ParameterList should not be called.")
@@ -382,7 +384,8 @@ class ParameterDict(Module):
             self[pair[0]] = pair[1]
 
     def extra_repr(self) -> str:
-        return "\n".join(_param_line(k, p) for k, p in self.items())
+        return "\n".join(_param_line(k, p, p.type() if isinstance(p, Tensor) else "")
+                         for k, p in self.items())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("ParameterDict should not be called.")
