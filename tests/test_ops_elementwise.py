@@ -254,3 +254,12 @@ def test_cast_between_float_dtypes_passes_gradient():
     (y * 2).sum().backward()
     assert x.grad.dtype == torch.float64
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+@pytest.mark.parametrize("fn", [lambda a: torch.clamp(a, -0.5, 0.5) * a,
+                                lambda a: torch.maximum(a, a * 0.3) * a,
+                                lambda a: torch.where(a > 0, a * a, a), lambda a: torch.abs(a) * a,
+                                lambda a: torch.relu(a) * a, lambda a: (a * a + 1) ** a],
+                         ids=["clamp", "maximum", "where", "abs", "relu", "pow_tensor"])
+def test_second_derivatives_through_masks(fn):
+    assert gradgradcheck(fn, (leaf(ANY[:2, :3]),))

@@ -256,3 +256,15 @@ def test_backward_refuses_an_output_modified_in_place(fn):
     y.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.amax(1) ** 2, lambda t: t.max(1).values ** 2,
+                                lambda t: t.norm(1, 1) ** 2, lambda t: t.norm(math.inf, 1) ** 2,
+                                lambda t: t.norm(3, 1), lambda t: t.logsumexp(1),
+                                lambda t: torch.where(t > 0.5, 0.0, t).prod(1),
+                                lambda t: torch.where(t > 0, 0.0, t).prod()],
+                         ids=["amax", "max_dim", "norm1", "norm_inf", "norm3", "logsumexp",
+                              "prod_one_zero", "prod_zeros"])
+def test_second_derivatives_of_piecewise_and_zero_cases(fn):
+    x = leaf(RNG.normal(size=(2, 3)))
+    assert gradgradcheck(fn, (x,))

@@ -231,16 +231,22 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))
 
 
+def _truth(fn: Callable, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    x = input._data
+    out = np.asarray(fn(x, axis=_dims(dim, x.ndim), keepdims=keepdim))
+    return Tensor._make(out.astype(np.uint8) if x.dtype == np.uint8 else out)
+
+
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether any element (over ``dim``, or all) is nonzero, as a bool tensor."""
-    return Tensor._make(np.asarray(np.any(input._data, axis=_dims(dim, input._data.ndim),
-                                          keepdims=keepdim)))
+    """Whether any element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
+    uint8 input, as PyTorch)."""
+    return _truth(np.any, input, dim, keepdim)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether every element (over ``dim``, or all) is nonzero, as a bool tensor."""
-    return Tensor._make(np.asarray(np.all(input._data, axis=_dims(dim, input._data.ndim),
-                                          keepdims=keepdim)))
+    """Whether every element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
+    uint8 input, as PyTorch)."""
+    return _truth(np.all, input, dim, keepdim)
 
 
 # ---------------------------------------------------------------------- arg reductions

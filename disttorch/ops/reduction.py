@@ -322,6 +322,19 @@ def _prod_of_others(x: np.ndarray, axis: int) -> np.ndarray:
     return left * right
 
 
+def _prod_of_others_graph(a: Tensor, dims: tuple | None) -> Tensor:
+    """:func:`_prod_of_others` as tensor ops, for a recorded backward: each element's
+    slice repeated with that element replaced by 1, then multiplied out (n x n per slice)."""
+    from .elementwise import where
+    x = a.reshape(-1) if dims is None else a
+    d = 0 if dims is None else dims[0]
+    n, shape = x._data.shape[d], x._data.shape
+    rows = x.unsqueeze(d).expand(shape[:d] + (n,) + shape[d:])   # rows[.., i, j, ..] = x[.., j, ..]
+    eye = np.eye(n, dtype=bool).reshape((1,) * d + (n, n) + (1,) * (len(shape) - d - 1))
+    others = Prod.apply(where(Tensor._make(eye), 1.0, rows), (d + 1,), False, None)
+    return others.reshape(a._data.shape)
+
+
 class Prod(Function):
     _raw = True
 
@@ -339,11 +352,10 @@ class Prod(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         x, dims, keepdim = a._data, ctx.dims, ctx.keepdim
-        has_zero = bool((x == 0).any())
-        if _recording() and not has_zero:
+        if _recording():
             gb = _expand_back(g, x.shape, dims, keepdim)
-            return gb * (Prod.apply(a, dims, True, None) / a), None, None, None
-        if has_zero:
+            return gb * _prod_of_others_graph(a, dims), None, None, None
+        if (x == 0).any():
             flat = x.reshape(-1) if dims is None else x
             others = _prod_of_others(flat, 0 if dims is None else dims[0]).reshape(x.shape)
         else:
@@ -355,7 +367,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Product of all elements, or over one ``dim``; integers multiply in int64.
 
-    The gradient is exact where the input has zeros (the product of the other elements).
+    The gradient is exact where the input has zeros (the product of the other elements),
+    and so is its own gradient (``create_graph=True``).
     """
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
