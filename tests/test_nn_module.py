@@ -307,6 +307,17 @@ def test_full_backward_hook_sees_and_replaces_grads():
     np.testing.assert_array_equal(m.w.grad.numpy(), [1.0, 6.0])
 
 
+def test_full_backward_pre_hook_replaces_grad_output():
+    m = Leaf()
+    seen = []
+    m.register_full_backward_pre_hook(lambda mod, go: seen.append(go[0].numpy().copy()) or (go[0] * 2,))
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].numpy().copy()))
+    m(torch.ones(2)).sum().backward()  # the input does not require grad: grad_input is (None,)
+    np.testing.assert_array_equal(seen[0], [1.0, 1.0])
+    np.testing.assert_array_equal(seen[1], [2.0, 2.0])
+    np.testing.assert_array_equal(m.w.grad.numpy(), [2.0, 2.0])
+
+
 # ---------------------------------------------------------------------- repr, dir, copies
 def test_nested_repr():
     m = nn.Sequential(Leaf(), nn.Sequential(Leaf(3)))

@@ -1,6 +1,7 @@
-"""Module backward hooks (``register_full_backward_hook``): identity Functions placed
-around a module's call capture the gradients with respect to its outputs and inputs and
-hand them to ``hook(module, grad_input, grad_output)``."""
+"""Module backward hooks (``register_full_backward_hook``, ``..._pre_hook``): identity
+Functions placed around a module's call capture the gradients with respect to its
+outputs (handed to ``pre_hook(module, grad_output)``) and inputs (handed to
+``hook(module, grad_input, grad_output)``); what a hook returns replaces them."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -21,6 +22,7 @@ class _CaptureOutputGrads(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        grads = ctx.state.run_pre(grads)
         ctx.state.grad_output = grads
         if not ctx.state.input_captured:
             ctx.state.run((None,) * ctx.state.n_args)
@@ -51,12 +53,24 @@ class _CaptureInputGrads(Function):
 class BackwardHook:
     """Wires one module call's inputs and outputs to the module's backward hooks."""
 
-    def __init__(self, module: Any, hooks: list[Callable]) -> None:
-        self.module, self.hooks = module, hooks
+    def __init__(self, module: Any, hooks: list[Callable], pre_hooks: list[Callable]) -> None:
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
         self.grad_output: tuple = ()
         self.input_captured = False
         self.n_args = 0
         self.tensor_positions: list[int] = []
+
+    def run_pre(self, grad_output: tuple) -> tuple:
+        for hook in self.pre_hooks:
+            result = hook(self.module, grad_output)
+            if result is not None:
+                result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+                if len(result) != len(grad_output):
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                       f"grad_output, got {len(result)}, but expected "
+                                       f"{len(grad_output)}")
+                grad_output = result
+        return grad_output
 
     def run(self, grad_input: tuple) -> tuple:
         for hook in self.hooks:

@@ -108,6 +108,7 @@ class Module:
         d["_forward_hooks_with_kwargs"] = set()
         d["_forward_hooks_always_called"] = set()
         d["_backward_hooks"] = _HookDict()
+        d["_backward_pre_hooks"] = _HookDict()
 
     def forward(self, *input: Any) -> Any:
         """The computation of the module; every subclass overrides it."""
@@ -282,7 +283,7 @@ class Module:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks"):
+        for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks"):
             if name not in self.__dict__:
                 self.__dict__[name] = _HookDict()
         for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
@@ -625,8 +626,19 @@ class Module:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients with respect to the
+        module's outputs arrive, before the module's backward; a returned tuple replaces
+        ``grad_output``."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -644,9 +656,10 @@ class Module:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         backward_hook = None
-        if self._backward_hooks:
+        if self._backward_hooks or self._backward_pre_hooks:
             from ._backward_hook import BackwardHook
-            backward_hook = BackwardHook(self, list(self._backward_hooks.values()))
+            backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
+                                         list(self._backward_pre_hooks.values()))
             args = backward_hook.setup_input_hook(args)
         try:
             output = self.forward(*args, **kwargs)
