@@ -292,21 +292,21 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> T
 def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``self += alpha * other``."""
     if _recording(self, other):
-        return _inplace(self, lambda s: s.add(other, alpha=alpha), (other,), snapshot=False)
+        return _record(self, lambda s: s.add(other, alpha=alpha), snapshot=False)
     return _ufunc_(self, np.add, other if alpha == 1 else _operand(other) * alpha)
 
 
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``self -= alpha * other``."""
     if _recording(self, other):
-        return _inplace(self, lambda s: s.sub(other, alpha=alpha), (other,), snapshot=False)
+        return _record(self, lambda s: s.sub(other, alpha=alpha), snapshot=False)
     return _ufunc_(self, np.subtract, other if alpha == 1 else _operand(other) * alpha)
 
 
 def mul_(self: Tensor, other: Any) -> Tensor:
     """In-place ``self *= other``."""
     if _recording(self, other):
-        return _inplace(self, lambda s: s.mul(other), (other,))
+        return _record(self, lambda s: s.mul(other), snapshot=True)
     return _ufunc_(self, np.multiply, other)
 
 
@@ -325,7 +325,7 @@ def pow_(self: Tensor, exponent: Any) -> Tensor:
 def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """In-place ``self += value * tensor1 * tensor2``."""
     if _recording(self, tensor1, tensor2):
-        return _inplace(self, lambda s: s + tensor1 * tensor2 * value, (tensor1, tensor2), False)
+        return _record(self, lambda s: s + tensor1 * tensor2 * value, snapshot=False)
     prod = np.multiply(tensor1._data, tensor2._data)
     if value != 1:
         prod *= value
@@ -335,7 +335,7 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """In-place ``self += value * tensor1 / tensor2``."""
     if _recording(self, tensor1, tensor2):
-        return _inplace(self, lambda s: s + tensor1 / tensor2 * value, (tensor1, tensor2), False)
+        return _record(self, lambda s: s + tensor1 / tensor2 * value, snapshot=False)
     quot = np.true_divide(tensor1._data, tensor2._data)
     if value != 1:
         quot *= value
@@ -345,7 +345,7 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
     """In-place ``self += weight * (end - self)``."""
     if _recording(self, end, weight):
-        return _inplace(self, lambda s: s + (end - s) * weight, (end, weight))
+        return _record(self, lambda s: s + (end - s) * weight, snapshot=True)
     step = np.subtract(end._data, self._data)
     step *= _operand(weight)
     return _ufunc_(self, np.add, step)
