@@ -22,18 +22,19 @@ import sys
 import tempfile
 import threading
 import time
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple, TypeVar
 
 from launcher import output, reaper
 from launcher.cli import LaunchConfig
 from launcher.devices import format_plan, plan_cores, thread_env
 from launcher.failure import RankExit, format_summary, signal_name
 from launcher.output import say
-from launcher.rendezvous import LocalRendezvous, RendezvousError, StoreRendezvous
+from launcher.rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
 from launcher.worker_env import WorldInfo, worker_env
 from launcher.workers import WorkerGroup, WorkerSpec
 
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+T = TypeVar("T")
 
 
 class _Interrupted(BaseException):
@@ -63,7 +64,7 @@ class Agent:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED_SIGNALS}
         reaper.become_subreaper()
         self._own_children = reaper.children()  # not ours to reap at teardown
-        rdzv = None
+        rdzv: Optional[Rendezvous] = None
         try:
             rdzv = (StoreRendezvous(self.config, say) if self.config.nnodes > 1 else LocalRendezvous(self.config))
             for attempt in range(self.config.max_restarts + 1):
@@ -97,7 +98,7 @@ class Agent:
 
     # ------------------------------------------------------------------ one attempt
 
-    def _attempt(self, rdzv, attempt: int) -> Optional[int]:
+    def _attempt(self, rdzv: Rendezvous, attempt: int) -> Optional[int]:
         """Run attempt ``attempt``; return the exit status, or ``None`` to restart."""
         c = self.config
         world = rdzv.next_round(attempt)
@@ -141,7 +142,7 @@ class Agent:
             return None
         return 1
 
-    def _watch(self, group: WorkerGroup, rdzv, attempt: int) -> Tuple[str, Optional[str]]:
+    def _watch(self, group: WorkerGroup, rdzv: Rendezvous, attempt: int) -> Tuple[str, Optional[str]]:
         """Wait for the group's end: ``("succeeded"|"failed"|"remote"|"lost"|"signal", note)``."""
         c = self.config
         remaining = c.nproc
@@ -174,7 +175,7 @@ class Agent:
         while not group.all_reaped() and self.signal is None and time.monotonic() < deadline:
             time.sleep(0.02)
 
-    def _try(self, fn):
+    def _try(self, fn: Callable[[], T]) -> Optional[T]:
         """Run a store operation; on error say so and return ``None`` (the store may be gone)."""
         try:
             return fn()

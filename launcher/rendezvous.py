@@ -24,7 +24,7 @@ import secrets
 import socket
 import time
 from datetime import timedelta
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple, Union
 
 from launcher.cli import LaunchConfig
 from launcher.failure import RankExit
@@ -81,7 +81,7 @@ class LocalRendezvous:
 class StoreRendezvous:
     """The multi-node case: agents meet at node 0's TCPStore (see the module docstring for keys)."""
 
-    def __init__(self, config: LaunchConfig, say) -> None:
+    def __init__(self, config: LaunchConfig, say: Callable[[str], None]) -> None:
         try:
             from disttorch.distributed.store import TCPStore  # only multi-node jobs pay for this import
         except Exception as exc:  # noqa: BLE001 - a broken install must be reported, not crash the agent
@@ -204,3 +204,6 @@ class StoreRendezvous:
         except Exception:  # noqa: BLE001 - the store may already be gone; leaving must not fail
             pass
         self.store.close()
+
+
+Rendezvous = Union[LocalRendezvous, StoreRendezvous]
