@@ -26,6 +26,9 @@ Endpoints
         16 MiB    1.20 GB/s           1.75 GB/s
 
     so same-host peers use ipc (``DISTTORCH_SAME_HOST_TRANSPORT=tcp`` switches to tcp).
+    Collective payloads of 64 KiB and more between same-host peers skip the socket
+    altogether: they go through a shared-memory ring (``shm.py``) and only their header
+    travels over ipc.
 
 Liveness
     Each DEALER has a socket monitor. A ``DISCONNECTED`` event from a peer that has not said
