@@ -318,3 +318,12 @@ def test_in_place_on_view_gradcheck():
         y.t()[2].add_(o[2])
         return y * x
     assert gradcheck(f, (dbl(3, 3), dbl(3, seed=1)))
+
+
+def test_in_place_on_view_whose_base_memory_was_replaced_is_refused():
+    x = torch.ones(2, 3, requires_grad=True)
+    y = x * 1
+    v = y[0]
+    y.data = torch.zeros(5, 5)
+    with pytest.raises(RuntimeError, match="the view cannot be located in its base tensor's memory"):
+        v.mul_(x[0])

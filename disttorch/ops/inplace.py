@@ -35,9 +35,10 @@ __all__: list = []  # everything here is a Tensor method
 _LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
                      "operation.")
-_VIEW_MSG = ("in-place operation on a view whose base tensor is not C-contiguous while "
-             "recording a graph: disttorch cannot rebase such a base. Write through the base "
-             "tensor instead (e.g. base[index] = value) or clone() the view first.")
+_VIEW_MSG = ("in-place operation on a view while recording a graph, but the view cannot be "
+             "located in its base tensor's memory (the base is not C-contiguous, or its data "
+             "was replaced): write through the base tensor instead (e.g. base[index] = value) "
+             "or clone() the view first.")
 _OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.")
@@ -185,8 +186,15 @@ def _geometry(view: Tensor, base: Tensor) -> tuple | None:
     if not b.flags.c_contiguous or v.dtype != b.dtype:
         return None
     item = b.itemsize
-    offset = v.__array_interface__["data"][0] - b.__array_interface__["data"][0]
-    return v.shape, tuple(st // item for st in v.strides), offset // item
+    offset = (v.__array_interface__["data"][0] - b.__array_interface__["data"][0]) // item
+    strides = tuple(st // item for st in v.strides)
+    if v.size:  # the view must lie inside the base's memory (it may not, after base.data = ...)
+        reach = [(n - 1) * st for n, st in zip(v.shape, strides)]
+        lo = offset + sum(r for r in reach if r < 0)
+        hi = offset + sum(r for r in reach if r > 0)
+        if lo < 0 or hi >= b.size:
+            return None
+    return v.shape, strides, offset
 
 
 def _region(arr: np.ndarray, geom: tuple) -> np.ndarray:
