@@ -9,10 +9,11 @@ so a backward is two reductions and one elementwise pass over what forward saved
 
 Batch norm is split into the array kernels a synchronised (multi-process) batch norm is
 built from, as in PyTorch: ``batch_norm_stats`` (local per-channel mean and variance),
-``batch_norm_elemt`` (normalise and apply the affine), ``batch_norm_backward_reduce``
-(per-channel sums of the gradient) and ``batch_norm_backward_elemt`` (the input
-gradient from those sums). A synchronised variant all-reduces the statistics and the
-sums between the steps and reuses everything else.
+``batch_norm_elemt`` (normalise and apply the affine to the centred input),
+``batch_norm_backward_reduce`` (per-channel sums of the gradient) and
+``batch_norm_backward_elemt`` (the input gradient from those sums). A synchronised
+variant all-reduces the statistics (then centres with the global mean) and the sums
+between the steps, and reuses everything else.
 """
 from __future__ import annotations
 
@@ -68,6 +69,19 @@ def _affine(xhat: np.ndarray, weight: Tensor | None, bias: Tensor | None,
 
 
 # ---------------------------------------------------------------------- batch norm kernels
+# Inputs are viewed as ``(N, C, M)`` (M = spatial size, 1 for ``(N, C)``); per-channel sums
+# are ``einsum`` contractions (one read, no temporaries). Forward keeps the centred input
+# ``xc = x - mean``; with ``invstd`` that is all backward needs (``x̂ = xc * invstd``).
+def _ncm(x: np.ndarray) -> np.ndarray:
+    """``x`` ``(N, C, *)`` viewed as ``(N, C, M)``."""
+    return x.reshape(x.shape[0], x.shape[1], -1)
+
+
+def _per_channel(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A ``(C,)`` vector shaped ``(1, C, 1)`` to broadcast over an ``(N, C, M)`` view."""
+    return v.astype(dtype, copy=False).reshape(1, -1, 1)
+
+
 def channel_axes(x: np.ndarray) -> tuple:
     """The axes a per-channel statistic reduces over: all but dim 1."""
     return (0,) + tuple(range(2, x.ndim))
@@ -79,40 +93,45 @@ def channel_shape(x: np.ndarray) -> tuple:
 
 
 def batch_norm_stats(x: np.ndarray) -> tuple:
-    """Local per-channel ``(mean, biased variance)`` of ``x`` ``(N, C, *)``, each ``(C,)``."""
-    axes = channel_axes(x)
-    mean = x.mean(axis=axes)
-    var = np.square(x - mean.reshape(channel_shape(x))).mean(axis=axes)
-    return mean, var
+    """Local per-channel ``(mean, biased variance, x - mean)`` of ``x`` ``(N, C, *)``; the
+    statistics are ``(C,)``, the centred input has the shape of ``x``."""
+    x3 = _ncm(x)
+    count = x3.shape[0] * x3.shape[2]
+    mean = np.einsum("ncm->c", x3) / count
+    xc = x3 - _per_channel(mean, x.dtype)
+    var = np.einsum("ncm,ncm->c", xc, xc) / count
+    return mean, var, xc.reshape(x.shape)
 
 
-def batch_norm_elemt(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray,
-                     weight: Tensor | None, bias: Tensor | None) -> tuple:
-    """``(output, x̂)``: ``x̂ = (x - mean) * invstd`` per channel, then the affine."""
-    shape = channel_shape(x)
-    xhat = x - mean.reshape(shape)
-    xhat *= invstd.reshape(shape)
-    return _affine(xhat, weight, bias, shape), xhat
+def batch_norm_elemt(xc: np.ndarray, invstd: np.ndarray, weight: Tensor | None,
+                     bias: Tensor | None) -> np.ndarray:
+    """``xc * invstd * weight + bias`` per channel, from the centred input ``xc``."""
+    scale = invstd if weight is None else invstd * weight._data
+    out = _ncm(xc) * _per_channel(scale, xc.dtype)
+    if bias is not None:
+        out += _per_channel(bias._data, xc.dtype)
+    return out.reshape(xc.shape)
 
 
-def batch_norm_backward_reduce(g: np.ndarray, xhat: np.ndarray) -> tuple:
-    """Per-channel ``(sum(grad), sum(grad * x̂))``; also the bias and weight gradients."""
-    axes = channel_axes(g)
-    return g.sum(axis=axes), (g * xhat).sum(axis=axes)
+def batch_norm_backward_reduce(g: np.ndarray, xc: np.ndarray) -> tuple:
+    """Per-channel ``(sum(grad), sum(grad * xc))``: the bias gradient, and the weight
+    gradient once multiplied by ``invstd``."""
+    g3 = _ncm(g)
+    return np.einsum("ncm->c", g3), np.einsum("ncm,ncm->c", g3, _ncm(xc))
 
 
-def batch_norm_backward_elemt(g: np.ndarray, xhat: np.ndarray, invstd: np.ndarray,
-                              weight: Tensor | None, sum_g: np.ndarray, sum_gxhat: np.ndarray,
+def batch_norm_backward_elemt(g: np.ndarray, xc: np.ndarray, invstd: np.ndarray,
+                              weight: Tensor | None, sum_g: np.ndarray, sum_gxc: np.ndarray,
                               count: int) -> np.ndarray:
     """Input gradient of training-mode batch norm from the per-channel sums (over every
-    process, in a synchronised variant) and the total number ``count`` of values per channel:
-    ``weight * invstd * (grad - sum_g / count - x̂ * sum_gxhat / count)``."""
-    shape = channel_shape(g)
-    scale = invstd if weight is None else invstd * weight._data
-    gx = g - (sum_g / count).reshape(shape)
-    gx -= xhat * (sum_gxhat / count).reshape(shape)
-    gx *= scale.reshape(shape)
-    return gx
+    process, in a synchronised variant) and the total number ``count`` of values per
+    channel: ``w * invstd * (grad - sum_g / count - x̂ * sum(grad * x̂) / count)``."""
+    a = invstd if weight is None else invstd * weight._data
+    dt = g.dtype
+    gx = _ncm(g) * _per_channel(a, dt)
+    gx -= _ncm(xc) * _per_channel(a * invstd * invstd * sum_gxc / count, dt)
+    gx -= _per_channel(a * sum_g / count, dt)
+    return gx.reshape(g.shape)
 
 
 def update_running_stats(running_mean: Tensor | None, running_var: Tensor | None,
@@ -139,25 +158,25 @@ class BatchNormTrain(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, momentum, eps):
         x = input._data
-        mean, var = batch_norm_stats(x)
+        mean, var, xc = batch_norm_stats(x)
         invstd = 1.0 / np.sqrt(var + eps)
         update_running_stats(running_mean, running_var, mean, var, x.size // x.shape[1], momentum)
-        out, xhat = batch_norm_elemt(x, mean, invstd, weight, bias)
-        ctx.xhat, ctx.invstd = xhat, invstd
+        ctx.xc, ctx.invstd = xc, invstd
         ctx.save_for_backward(weight)
-        ctx.inputs = (input,)
-        return out
+        ctx.inputs = (input,)  # only for the double-backward guard (see numpy_backward)
+        return batch_norm_elemt(xc, invstd, weight, bias)
 
     @staticmethod
     def backward(ctx, grad):
         (weight,) = ctx.saved_tensors
 
         def grads(g):
-            sum_g, sum_gxhat = batch_norm_backward_reduce(g, ctx.xhat)
+            sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
-            gx = batch_norm_backward_elemt(g, ctx.xhat, ctx.invstd, weight, sum_g, sum_gxhat,
+            gx = batch_norm_backward_elemt(g, ctx.xc, ctx.invstd, weight, sum_g, sum_gxc,
                                            g.size // g.shape[1]) if need_x else None
-            return gx, (sum_gxhat if need_w else None), (sum_g if need_b else None)
+            gw = (sum_gxc * ctx.invstd).astype(g.dtype, copy=False) if need_w else None
+            return gx, gw, (sum_g if need_b else None)
         gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, *ctx.inputs)
         return gx, gw, gb, None, None, None, None
 
@@ -170,24 +189,32 @@ class BatchNormEval(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps):
         x = input._data
-        invstd = (1.0 / np.sqrt(running_var._data + eps)).astype(x.dtype)
-        out, xhat = batch_norm_elemt(x, running_mean._data, invstd, weight, bias)
-        ctx.xhat, ctx.invstd = xhat, invstd
-        ctx.save_for_backward(weight)
-        return out
+        invstd = 1.0 / np.sqrt(running_var._data + eps)
+        scale = invstd if weight is None else invstd * weight._data
+        shift = -running_mean._data * scale
+        if bias is not None:
+            shift = shift + bias._data
+        out = _ncm(x) * _per_channel(scale, x.dtype)
+        out += _per_channel(shift, x.dtype)
+        ctx.scale, ctx.invstd, ctx.mean = scale, invstd, running_mean._data.copy()
+        ctx.save_for_backward(input, weight)
+        return out.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, grad):
-        (weight,) = ctx.saved_tensors
+        input, weight = ctx.saved_tensors
 
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
-            scale = ctx.invstd if weight is None else ctx.invstd * weight._data
-            gx = g * scale.reshape(channel_shape(g)) if need_x else None
-            gw = (g * ctx.xhat).sum(axis=channel_axes(g)) if need_w else None
-            gb = g.sum(axis=channel_axes(g)) if need_b else None
-            return gx, gw, gb
-        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight)
+            g3 = _ncm(g)
+            sum_g = np.einsum("ncm->c", g3)
+            gx = (g3 * _per_channel(ctx.scale, g.dtype)).reshape(g.shape) if need_x else None
+            gw = None
+            if need_w:  # sum(g * x̂) with x̂ = (x - running_mean) * invstd
+                gw = (np.einsum("ncm,ncm->c", g3, _ncm(input._data)) - ctx.mean * sum_g) * ctx.invstd
+                gw = gw.astype(g.dtype, copy=False)
+            return gx, gw, (sum_g if need_b else None)
+        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, input)
         return gx, gw, gb, None, None, None
 
 
@@ -334,9 +361,9 @@ class GroupNormFn(Function):
                 gx = _normalize_rows_backward(gxhat.reshape(rows, -1), ctx.xhat.reshape(rows, -1),
                                               ctx.rstd).reshape(g.shape)
             if need_w:
-                gw = (g * ctx.xhat).sum(axis=channel_axes(g))
+                gw = np.einsum("ncm,ncm->c", _ncm(g), _ncm(ctx.xhat))
             if need_b:
-                gb = g.sum(axis=channel_axes(g))
+                gb = np.einsum("ncm->c", _ncm(g))
             return gx, gw, gb
         gx, gw, gb = numpy_backward("group_norm", grads, grad, weight)
         return gx, gw, gb, None, None
