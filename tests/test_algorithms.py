@@ -455,6 +455,24 @@ def test_tree_all_reduce_step_count():
     assert run_collective(5, body) == [1, 3, 2, 2, 2]
 
 
+def test_tree_schedule_pairs_every_participant_once_per_step():
+    assert tree.describe_all_reduce(6).splitlines() == [
+        "tree all_reduce on 6 ranks: 2 exchange steps among 4; ranks 0, 2 sit out",
+        "fold in   0 -> 1   2 -> 3",
+        "step 0    1 <-> 3   4 <-> 5",
+        "step 1    1 <-> 4   3 <-> 5",
+        "fold out  1 -> 0   3 -> 2",
+    ]
+    for size in range(2, 17):
+        p = 1 << (size.bit_length() - 1)
+        for step in range(p.bit_length() - 1):
+            partners = [tree.doubling_partner(r, step, size) for r in range(size)]
+            assert partners.count(None) == size - p
+            for rank, partner in enumerate(partners):
+                if partner is not None:
+                    assert partners[partner] == rank, (size, step, rank)
+
+
 # ------------------------------------------------------------- watching the ring
 
 def test_on_step_callback_follows_describe_all_reduce():

@@ -22,8 +22,14 @@ NaN payloads), and by induction all ranks end with the same expression tree.
 Not a power of two: with ``n = p + e`` (``p`` the largest power of two ``<= n``) the first
 ``2 e`` ranks pair up before and after. Each even rank ``2 i`` sends its buffer to ``2 i + 1``
 (which folds it in as the left operand) and sits out; the ``p`` remaining ranks run
-recursive doubling; then each odd rank sends the result back. With 5 ranks: rank 0 folds
-into rank 1, ranks 1, 2, 3, 4 run the 4-rank exchange, rank 1 sends the result to rank 0.
+recursive doubling; then each odd rank sends the result back. :func:`describe_all_reduce`
+prints the schedule; with 5 ranks::
+
+    tree all_reduce on 5 ranks: 2 exchange steps among 4; rank 0 sits out
+    fold in   0 -> 1
+    step 0    1 <-> 2   3 <-> 4
+    step 1    1 <-> 3   2 <-> 4
+    fold out  1 -> 0
 
 Cost: ``log2(p)`` steps (+2 if ``n`` is not a power of two), each moving the whole buffer:
 ``log2(p) * N`` bytes sent per rank. Each rank also reduces ``N`` elements per step, so
@@ -51,7 +57,7 @@ every block reduced everywhere, in ``log2(n)`` steps instead of ``n - 1``.
 from __future__ import annotations
 
 import logging
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -68,6 +74,31 @@ def _check_root(ch: Channel, root: int) -> None:
         raise ValueError(f"root must be a rank in [0, {ch.size}), got {root}")
 
 
+def _layout(size: int) -> tuple[int, int]:
+    """``(p, extra)``: the largest power of two ``p <= size`` and ``extra = size - p``."""
+    p = 1 << (size.bit_length() - 1)
+    return p, size - p
+
+
+def doubling_partner(rank: int, step: int, size: int) -> Optional[int]:
+    """Rank that ``rank`` exchanges with in recursive-doubling ``step`` (``None``: it sits out).
+
+    Participants get consecutive "virtual" ranks: ``2 i + 1 -> i`` for the folded pairs
+    (``i < extra``), ``r -> r - extra`` for the rest. Partners differ in bit ``step`` of the
+    virtual rank. The mapping keeps the order of ranks, so the lower rank of a pair also
+    holds the lower ranks' partial result.
+    """
+    p, extra = _layout(size)
+    if rank < 2 * extra:
+        if rank % 2 == 0:
+            return None
+        virtual = rank // 2
+    else:
+        virtual = rank - extra
+    other = virtual ^ (1 << step)
+    return 2 * other + 1 if other < extra else other + extra
+
+
 def all_reduce(ch: Channel, buf: np.ndarray, op: Op) -> None:
     """Reduce ``buf`` over all ranks in place by recursive doubling.
 
@@ -80,46 +111,70 @@ def all_reduce(ch: Channel, buf: np.ndarray, op: Op) -> None:
     n, rank = ch.size, ch.rank
     if n == 1 or buf.size == 0:
         return
-    p = 1 << (n.bit_length() - 1)  # largest power of two <= n
-    extra = n - p
+    p, extra = _layout(n)
+    folded = rank < 2 * extra  # one of a pair that fold into one participant
     scratch = np.empty_like(buf)
     debug = logger.isEnabledFor(logging.DEBUG)
 
-    # Fold in: ranks 2i and 2i+1 (i < extra) become one participant, 2i+1.
-    if rank < 2 * extra:
-        if rank % 2 == 0:
-            ch.send(rank + 1, buf)
-            ch.recv(rank + 1, buf)  # the final result, after the others are done
-            if debug:
-                logger.debug("tree all_reduce rank %d: folded into rank %d", rank, rank + 1)
-            return
+    if folded and rank % 2 == 0:  # sit out: hand my data over, get the result back
+        ch.send(rank + 1, buf)
+        ch.recv(rank + 1, buf)
+        if debug:
+            logger.debug("tree all_reduce rank %d: folded into rank %d", rank, rank + 1)
+        return
+    if folded:  # take in my even neighbour's data, as the left operand
         ch.recv(rank - 1, scratch)
-        op(scratch, buf, out=buf)  # the lower rank's data on the left
-        virtual = rank // 2
-    else:
-        virtual = rank - extra
+        op(scratch, buf, out=buf)
 
-    mask = 1
-    while mask < p:
-        partner_virtual = virtual ^ mask
-        partner = (
-            2 * partner_virtual + 1 if partner_virtual < extra else partner_virtual + extra
-        )
+    for step in range(p.bit_length() - 1):
+        partner = doubling_partner(rank, step, n)
         ch.sendrecv(partner, buf, partner, scratch)
-        if virtual < partner_virtual:
+        if rank < partner:  # the lower ranks' partial result goes on the left
             op(buf, scratch, out=buf)
         else:
             op(scratch, buf, out=buf)
         if debug:
-            logger.debug(
-                "tree all_reduce rank %d step %d: exchanged with rank %d",
-                rank, mask.bit_length() - 1, partner,
-            )
-        mask <<= 1
+            logger.debug("tree all_reduce rank %d step %d: exchanged with rank %d",
+                         rank, step, partner)
 
-    # Fold out: hand the result back to the rank that sat out.
-    if rank < 2 * extra:
+    if folded:  # hand the result back to the rank that sat out
         ch.send(rank - 1, buf)
+
+
+def describe_all_reduce(size: int) -> str:
+    """Return the recursive-doubling schedule for ``size`` ranks as text.
+
+    Example::
+
+        >>> print(describe_all_reduce(5))
+        tree all_reduce on 5 ranks: 2 exchange steps among 4; rank 0 sits out
+        fold in   0 -> 1
+        step 0    1 <-> 2   3 <-> 4
+        step 1    1 <-> 3   2 <-> 4
+        fold out  1 -> 0
+    """
+    if size < 1:
+        raise ValueError(f"size must be at least 1, got {size}")
+    p, extra = _layout(size)
+    steps = p.bit_length() - 1
+    header = f"tree all_reduce on {size} ranks: {steps} exchange step{'s' * (steps != 1)}"
+    if extra:
+        idle = ", ".join(str(2 * i) for i in range(extra))
+        header += f" among {p}; rank{'s' * (extra > 1)} {idle} sit{'s' * (extra == 1)} out"
+    lines = [header]
+    folds = [(2 * i, 2 * i + 1) for i in range(extra)]
+    if folds:
+        lines.append("fold in   " + "   ".join(f"{a} -> {b}" for a, b in folds))
+    for step in range(steps):
+        pairs = []
+        for rank in range(size):
+            partner = doubling_partner(rank, step, size)
+            if partner is not None and rank < partner:
+                pairs.append(f"{rank} <-> {partner}")
+        lines.append(f"{f'step {step}':<10}" + "   ".join(pairs))
+    if folds:
+        lines.append("fold out  " + "   ".join(f"{b} -> {a}" for a, b in folds))
+    return "\n".join(lines)
 
 
 def reduce_scatter(ch: Channel, buf: np.ndarray, op: Op, counts: Sequence[int]) -> None:
