@@ -49,15 +49,17 @@ OVERHEAD_OPS: dict[str, Callable[[Any, Any, Any], Callable[[], None]]] = {
 def best_times(fns: list[Callable[[], Any] | None], number: int, repeat: int) -> list:
     """Minimum seconds per call of each function over ``repeat`` rounds of ``number`` calls.
 
-    The functions take turns within each round, so that all of them see the same load
-    on a shared machine; the minimum keeps the quietest round.
+    The functions take turns within each round (in rotating order), so that all of them
+    see the same load on a shared machine; the minimum keeps the quietest round.
     """
     best = [float("inf")] * len(fns)
     for fn in fns:
         if fn is not None:
             fn()  # warm up
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
+    for r in range(repeat):
+        for k in range(len(fns)):
+            i = (r + k) % len(fns)  # rotate who goes first: no order effects
+            fn = fns[i]
             if fn is not None:
                 timer = timeit.Timer(fn, timer=time.process_time)
                 best[i] = min(best[i], timer.timeit(number=number) / number)
