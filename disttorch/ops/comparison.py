@@ -207,7 +207,7 @@ def isfinite(input: Tensor) -> Tensor:
     return Tensor._make(np.isfinite(input._data))
 
 
-def _same_dtype(name: str, a: Tensor, b: Tensor) -> None:
+def _same_dtype(a: Tensor, b: Tensor) -> None:
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"{_type_name(a)} did not match {_type_name(b)}")
 
@@ -215,7 +215,7 @@ def _same_dtype(name: str, a: Tensor, b: Tensor) -> None:
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """True where ``|input - other| <= atol + rtol * |other|`` (same dtypes required)."""
-    _same_dtype("isclose", input, other)
+    _same_dtype(input, other)
     return Tensor._make(np.asarray(_elementwise(
         lambda x, y: np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan), input, other)))
 

@@ -109,7 +109,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
     if input._data.ndim != 2 or mat2._data.ndim != 2:
-        raise RuntimeError(f"self must be a matrix" if input._data.ndim != 2 else "mat2 must be a matrix")
+        raise RuntimeError("self must be a matrix" if input._data.ndim != 2 else "mat2 must be a matrix")
     return Matmul.apply(input, mat2)
 
 
