@@ -202,7 +202,7 @@ def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
     gm = g.reshape(n, groups, w.shape[0] // groups, -1)
     gx = gw = gb = None
     if need_b:
-        gb = g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+        gb = np.einsum("ncm->c", g.reshape(n, g.shape[1], -1))
     if need_w:
         gw = np.matmul(gm, cols.swapaxes(-1, -2)).sum(axis=0).reshape(w.shape)
     if need_x:
