@@ -290,17 +290,19 @@ def test_reduce_scatter_with_uneven_and_empty_blocks(name, world):
 ALL_GATHER = {
     "ring": ring.all_gather,
     "ring-segmented": lambda ch, buf, counts: ring.all_gather(ch, buf, counts, segment_bytes=8),
+    "tree": tree.all_gather,
     "star": star.all_gather,
     "select": algorithms.all_gather,
 }
 
 
-@pytest.mark.parametrize("world", WORLDS)
+@pytest.mark.parametrize("world", WORLDS + [6, 7])
 @pytest.mark.parametrize("name", list(ALL_GATHER))
 def test_all_gather_with_uneven_and_empty_blocks(name, world):
     fn = ALL_GATHER[name]
     cases, checks = [], []
-    for counts in (uneven_counts(world, 3), [5] * world, [0] * world):
+    for counts in (uneven_counts(world, 3), uneven_counts(world, 5), [5] * world,
+                   [0] * world, [0] * (world - 1) + [3]):
         offsets = np.concatenate([[0], np.cumsum(counts)])
         full = np.arange(sum(counts), dtype=np.int64) * 3 + 1
 
@@ -547,7 +549,8 @@ def test_automatic_choice_by_size_and_world(monkeypatch):
     assert select.choose("reduce_scatter", large, 4) == "ring"
     assert select.choose("broadcast", large, 2) == "tree"
     assert select.choose("broadcast", large, 4) == "ring"
-    assert select.choose("all_gather", small, 4) == "ring"
+    assert select.choose("all_gather", small, 4) == "tree"
+    assert select.choose("all_gather", large, 4) == "ring"
     assert select.choose("gather", large, 4) == "star"
     assert select.choose("all_to_all", large, 4) == "pairwise"
     assert select.resolve("all_reduce", large, 4) is ring.all_reduce
@@ -565,8 +568,8 @@ def test_algorithm_argument_and_environment_override(monkeypatch):
     monkeypatch.setenv(select.ALGORITHM_ENV, "butterfly")
     with pytest.raises(ValueError, match="DISTTORCH_ALGORITHM='butterfly' is not an algorithm"):
         select.choose("all_reduce", 10, 4)
-    with pytest.raises(ValueError, match="algorithm 'tree' does not implement all_gather"):
-        select.choose("all_gather", 10, 4, algorithm="tree")
+    with pytest.raises(ValueError, match="algorithm 'tree' does not implement gather"):
+        select.choose("gather", 10, 4, algorithm="tree")
     with pytest.raises(ValueError, match="unknown collective 'allreduce'"):
         select.choose("allreduce", 10, 4)
 

@@ -14,7 +14,7 @@ all_reduce       tree (recursive doubling)             ring (reduce-scatter + al
 reduce_scatter   tree (all-reduce, keep a block)       ring
 reduce           tree (binomial)                       ring (reduce-scatter + gather)
 broadcast        tree (binomial)                       ring (scatter + all-gather); 2 ranks: tree
-all_gather       ring                                  ring
+all_gather       tree (recursive doubling)             ring
 gather, scatter  star                                  star
 all_to_all       pairwise                              pairwise
 ===============  ====================================  ======================================
@@ -115,7 +115,7 @@ def _automatic(collective: str, nbytes: int, world_size: int) -> str:
     if collective == "broadcast":
         return "tree" if small or world_size <= 2 else "ring"
     if collective == "all_gather":
-        return "ring"
+        return "tree" if small else "ring"
     if collective in ("gather", "scatter"):
         return "star"
     return "pairwise"

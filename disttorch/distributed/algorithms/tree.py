@@ -50,6 +50,11 @@ and root 0::
 
 Cost: ``ceil(log2(n))`` steps; the root sends (or receives) ``ceil(log2(n)) * N`` bytes.
 
+All-gather: recursive doubling too, but each step swaps only the blocks gathered so far:
+in step ``k`` a rank holds the blocks of ``2**k`` consecutive ranks (one contiguous slice)
+and receives the adjacent ``2**k``. ``log2(p)`` steps (+2 if ``n`` is not a power of two),
+``(p - 1) / p * N`` bytes sent per participant.
+
 ``reduce_scatter`` for small buffers is the all-reduce: one recursive doubling leaves
 every block reduced everywhere, in ``log2(n)`` steps instead of ``n - 1``.
 """
@@ -80,21 +85,32 @@ def _layout(size: int) -> tuple[int, int]:
     return p, size - p
 
 
+def _virtual(rank: int, extra: int) -> Optional[int]:
+    """Virtual rank of a participant in recursive doubling; ``None`` for a rank that sits out.
+
+    Participants get consecutive virtual ranks: ``2 i + 1 -> i`` for the folded pairs
+    (``i < extra``), ``r -> r - extra`` for the rest. The mapping keeps the order of ranks.
+    """
+    if rank < 2 * extra:
+        return None if rank % 2 == 0 else rank // 2
+    return rank - extra
+
+
+def _first_rank(virtual: int, extra: int) -> int:
+    """Lowest real rank whose data virtual rank ``virtual`` stands for (2 ranks if folded)."""
+    return 2 * virtual if virtual < extra else virtual + extra
+
+
 def doubling_partner(rank: int, step: int, size: int) -> Optional[int]:
     """Rank that ``rank`` exchanges with in recursive-doubling ``step`` (``None``: it sits out).
 
-    Participants get consecutive "virtual" ranks: ``2 i + 1 -> i`` for the folded pairs
-    (``i < extra``), ``r -> r - extra`` for the rest. Partners differ in bit ``step`` of the
-    virtual rank. The mapping keeps the order of ranks, so the lower rank of a pair also
-    holds the lower ranks' partial result.
+    Partners differ in bit ``step`` of their virtual rank. As the virtual ranks keep the
+    order of the real ones, the lower rank of a pair also holds the lower ranks' data.
     """
-    p, extra = _layout(size)
-    if rank < 2 * extra:
-        if rank % 2 == 0:
-            return None
-        virtual = rank // 2
-    else:
-        virtual = rank - extra
+    extra = _layout(size)[1]
+    virtual = _virtual(rank, extra)
+    if virtual is None:
+        return None
     other = virtual ^ (1 << step)
     return 2 * other + 1 if other < extra else other + extra
 
@@ -175,6 +191,53 @@ def describe_all_reduce(size: int) -> str:
     if folds:
         lines.append("fold out  " + "   ".join(f"{b} -> {a}" for a, b in folds))
     return "\n".join(lines)
+
+
+def all_gather(ch: Channel, buf: np.ndarray, counts: Sequence[int]) -> None:
+    """Fill every block of ``buf`` by recursive doubling.
+
+    In step ``k`` each participant holds the blocks of ``2**k`` consecutive (virtual) ranks,
+    one contiguous slice of ``buf``, and swaps it with its partner for the adjacent slice.
+    Ranks that sit out hand their block in first and receive the whole buffer last.
+
+    Args:
+        ch (Channel): the group's channel.
+        buf (numpy.ndarray): 1-D contiguous; ``ch.size`` blocks of ``counts[i]`` elements.
+            Block ``ch.rank`` is filled on entry; all blocks are filled on return.
+        counts (sequence of int): elements per block; may be unequal or zero.
+    """
+    check_buffer(buf)
+    n, rank = ch.size, ch.rank
+    offsets = block_offsets(counts, buf.size, n)
+    if n == 1 or buf.size == 0:
+        return
+    p, extra = _layout(n)
+    virtual = _virtual(rank, extra)
+    folded = rank < 2 * extra
+    debug = logger.isEnabledFor(logging.DEBUG)
+
+    def blocks_of(first: int, count: int) -> np.ndarray:
+        """The slice of ``buf`` holding the blocks of virtual ranks ``first .. first+count-1``."""
+        return buf[offsets[_first_rank(first, extra)] : offsets[_first_rank(first + count, extra)]]
+
+    if virtual is None:  # sit out: hand my block in, get the whole buffer back
+        ch.send(rank + 1, buf[offsets[rank] : offsets[rank + 1]])
+        ch.recv(rank + 1, buf)
+        return
+    if folded:
+        ch.recv(rank - 1, buf[offsets[rank - 1] : offsets[rank]])
+
+    for step in range(p.bit_length() - 1):
+        width = 1 << step
+        mine = virtual & ~(width - 1)  # first virtual rank of the range I hold
+        partner = doubling_partner(rank, step, n)
+        ch.sendrecv(partner, blocks_of(mine, width), partner, blocks_of(mine ^ width, width))
+        if debug:
+            logger.debug("tree all_gather rank %d step %d: exchanged blocks with rank %d",
+                         rank, step, partner)
+
+    if folded:
+        ch.send(rank - 1, buf)
 
 
 def reduce_scatter(ch: Channel, buf: np.ndarray, op: Op, counts: Sequence[int]) -> None:
