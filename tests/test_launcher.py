@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -274,6 +275,15 @@ def test_argument_error_exit_status_from_the_command_line():
     assert result.returncode == 2
     assert "disttorch-launch: error: --nproc-per-node: expected an integer >= 1 or 'auto', got '0'" in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.timeout(60)
+def test_start_up_imports_only_the_standard_library():
+    code = ("import sys, launcher.main, launcher.bootstrap, launcher.faults; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'disttorch', 'zmq', 'cloudpickle')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.timeout(60)
