@@ -166,3 +166,16 @@ def test_sdpa_parity_causal():
     theirs = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)),
                                                               is_causal=True)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sdpa_parity_grouped_query_attention_and_bool_mask():
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 4, 5, 8)).astype(np.float32)
+    k, v = (rng.standard_normal((2, 2, 6, 8)).astype(np.float32) for _ in range(2))
+    mask = rng.random((5, 6)) > 0.3
+    mask[:, 0] = True
+    ours = F.scaled_dot_product_attention(*(disttorch.tensor(a) for a in (q, k, v)),
+                                          attn_mask=disttorch.tensor(mask), enable_gqa=True)
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask), enable_gqa=True)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)

@@ -147,3 +147,8 @@ def test_instance_norm_normalises_each_channel_of_each_sample():
     rm, rv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
     F.instance_norm(x, rm, rv, momentum=1.0)
     np.testing.assert_allclose(rm.numpy(), x.detach().numpy().mean(-1).mean(0), atol=1e-12)
+
+
+def test_instance_norm_gradcheck():
+    x, w, b = f64(2, 3, 4), f64(3, seed=1), f64(3, seed=2)
+    assert gradcheck(lambda a, c, d: F.instance_norm(a, weight=c, bias=d), (x, w, b))
