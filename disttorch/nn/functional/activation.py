@@ -48,8 +48,12 @@ def _recording() -> bool:
 
 
 def _times(g: Tensor, local: np.ndarray) -> Tensor:
-    """``g * local`` for a local-derivative array."""
-    return g * Tensor._make(local.astype(g._data.dtype, copy=False))
+    """``g * local`` for a freshly computed local-derivative array (of the output's shape),
+    multiplied in place when no graph is recorded."""
+    local = local.astype(g._data.dtype, copy=False)
+    if _recording():
+        return g * Tensor._make(local)
+    return Tensor._make(np.multiply(local, g._data, out=local))
 
 
 class LeakyRelu(Function):
