@@ -1,6 +1,7 @@
 """Rank output: each worker's stdout and stderr, line by line, prefixed, to console and log files.
 
-One :class:`LinePump` thread per worker stream reads the pipe, cuts it into whole lines and
+One :class:`LinePump` thread per worker stream reads the pipe, cuts it into whole lines (a
+progress bar's ``\\r`` ends a line too, so it redraws with its prefix) and
 writes them, prefixed with ``[rank<k>]: ``, to the launcher's own stdout or stderr (a rank's
 stdout goes to stdout, its stderr to stderr). A line is written with one call under the
 console's lock, so lines of different ranks never interleave within a line. Log files get
@@ -10,6 +11,7 @@ the same lines without a prefix. The launcher's own messages go to stderr as ``[
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from typing import BinaryIO, Optional
@@ -75,7 +77,7 @@ class LinePump(threading.Thread):
                 if not chunk:
                     break
                 pending += chunk
-                cut = pending.rfind(b"\n") + 1
+                cut = _last_line_end(pending)
                 if cut == 0 and len(pending) >= MAX_LINE:
                     pending, cut = pending + b"\n", len(pending) + 1
                 if cut:
@@ -89,9 +91,19 @@ class LinePump(threading.Thread):
                 self._log.close()
 
     def _emit(self, lines: bytes) -> None:
+        """Write whole lines (each ending in \\n, \\r\\n or \\r): raw to the log, prefixed to the console."""
         if self._log is not None:
             self._log.write(lines)
             self._log.flush()
         if self._console is not None:
-            parts = lines.split(b"\n")[:-1]
-            self._console.write(b"".join(self._prefix + part + b"\n" for part in parts))
+            self._console.write(b"".join(self._prefix + line for line in _LINE.findall(lines)))
+
+
+# A line ends with "\n", "\r\n", or a lone "\r" (progress bars redraw their line with it).
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)")
+
+
+def _last_line_end(data: bytes) -> int:
+    """Where the last complete line of ``data`` ends (0: none). A final "\\r" waits for the
+    next read, which may bring the "\\n" of a "\\r\\n"."""
+    return max(data.rfind(b"\n"), data.rfind(b"\r", 0, len(data) - 1)) + 1

@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from launcher_scripts.harness import (  # noqa: E402
-    ROOT, SCRIPTS, assert_all_gone, launch, recorded_pids, start, wait_for_files)
+    ROOT, SCRIPTS, assert_all_gone, command, launch, launcher_env, recorded_pids, start, wait_for_files)
 
 from launcher.cli import parse_args  # noqa: E402
 
@@ -87,6 +87,20 @@ def test_output_prefixed_streams_apart_lines_whole(tmp_path):
         assert [line for line in err_lines if line.startswith(f"[rank{rank}]: ")] == \
             [f"[rank{rank}]: err {rank} {i} " + "y" * 300 for i in range(40)]
     assert len(out_lines) == 3 * 41 and len(err_lines) == 3 * 40  # nothing else, nothing cut
+
+
+@pytest.mark.timeout(60)
+def test_carriage_returns_end_lines_so_progress_bars_keep_their_prefix(tmp_path):
+    script = tmp_path / "progress.py"
+    script.write_text("import sys, time\n"
+                      "for i in range(3):\n"
+                      "    sys.stdout.write(f'\\rstep {i}'); sys.stdout.flush(); time.sleep(0.05)\n"
+                      "sys.stdout.write('\\ndos line\\r\\nend\\r')\n")
+    done = subprocess.run(command("--nproc", 1, script), cwd=ROOT, env=launcher_env(), capture_output=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (b"[rank0]: \r[rank0]: step 0\r[rank0]: step 1\r[rank0]: step 2\n"
+                           b"[rank0]: dos line\r\n[rank0]: end\r\n")
 
 
 @pytest.mark.timeout(60)
