@@ -599,6 +599,15 @@ def test_counts_that_do_not_match_the_buffer_are_rejected():
         run_collective(2, body2)
 
 
+@pytest.mark.parametrize("fn", [tree.broadcast, star.broadcast, ring.broadcast])
+def test_root_outside_the_group_is_rejected(fn):
+    def body(ch):
+        fn(ch, np.zeros(4), 5)
+
+    with pytest.raises(ValueError, match=r"root must be a rank in \[0, 2\), got 5"):
+        run_collective(2, body)
+
+
 def test_non_contiguous_buffer_is_rejected():
     def body(ch):
         ring.all_reduce(ch, np.zeros(10)[::2], np.add)

@@ -1,11 +1,11 @@
-"""Block layout shared by the algorithms: how a flat buffer is cut into per-rank blocks.
+"""Block layout and argument checks shared by the algorithms.
 
 A collective over ``size`` ranks treats its 1-D buffer as ``size`` consecutive blocks.
 Block ``i`` has ``counts[i]`` elements and starts at ``offsets[i]``; blocks may differ in
 size and may be empty. Large blocks are further cut into *segments* (pieces) so that one
 message, and the scratch buffer that receives it, stays around ``segment_bytes``.
 
-Nothing here communicates; these helpers only compute index ranges.
+Nothing here communicates: these helpers compute index ranges and check arguments.
 """
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ def check_buffer(buf: np.ndarray, name: str = "buf") -> None:
             f"{name} must be a 1-D contiguous array, got shape {buf.shape} with strides "
             f"{buf.strides}; flatten it (e.g. numpy.ascontiguousarray(x).reshape(-1)) first"
         )
+
+
+def check_root(root: int, size: int) -> None:
+    """Raise ``ValueError`` unless ``root`` is a rank of a group of ``size``."""
+    if not 0 <= root < size:
+        raise ValueError(f"root must be a rank in [0, {size}), got {root}")
 
 
 def even_counts(numel: int, size: int) -> list[int]:

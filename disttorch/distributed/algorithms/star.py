@@ -35,15 +35,10 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ._blocks import block_offsets, check_buffer
+from ._blocks import block_offsets, check_buffer, check_root
 from .channel import Channel
 
 Op = Callable[..., np.ndarray]
-
-
-def _check_root(ch: Channel, root: int) -> None:
-    if not 0 <= root < ch.size:
-        raise ValueError(f"root must be a rank in [0, {ch.size}), got {root}")
 
 
 def _check_list(arrays: Optional[Sequence[np.ndarray]], name: str, size: int) -> None:
@@ -60,7 +55,7 @@ def broadcast(ch: Channel, buf: np.ndarray, root: int) -> None:
         buf (numpy.ndarray): contiguous; the data on ``root``, overwritten elsewhere.
         root (int): rank that holds the data.
     """
-    _check_root(ch, root)
+    check_root(root, ch.size)
     if ch.rank == root:
         for peer in range(ch.size):
             if peer != root:
@@ -82,7 +77,7 @@ def reduce(ch: Channel, buf: np.ndarray, op: Op, root: int) -> None:
         op (numpy.ufunc): ``np.add``, ``np.multiply``, ``np.minimum`` or ``np.maximum``.
         root (int): rank that receives the result.
     """
-    _check_root(ch, root)
+    check_root(root, ch.size)
     if ch.size == 1:
         return
     if ch.rank != root:
@@ -124,7 +119,7 @@ def gather_blocks(ch: Channel, buf: np.ndarray, counts: Sequence[int], root: int
         root (int): rank that collects all blocks.
     """
     check_buffer(buf)
-    _check_root(ch, root)
+    check_root(root, ch.size)
     offsets = block_offsets(counts, buf.size, ch.size)
     if ch.rank != root:
         ch.send(root, buf[offsets[ch.rank] : offsets[ch.rank + 1]])
@@ -144,7 +139,7 @@ def scatter_blocks(ch: Channel, buf: np.ndarray, counts: Sequence[int], root: in
         root (int): rank that holds all blocks.
     """
     check_buffer(buf)
-    _check_root(ch, root)
+    check_root(root, ch.size)
     offsets = block_offsets(counts, buf.size, ch.size)
     if ch.rank != root:
         ch.recv(root, buf[offsets[ch.rank] : offsets[ch.rank + 1]])
@@ -196,7 +191,7 @@ def gather(
             rank, each the size of that rank's ``send``; ignored elsewhere.
         root (int): rank that collects.
     """
-    _check_root(ch, root)
+    check_root(root, ch.size)
     if ch.rank != root:
         ch.send(root, send)
         return
@@ -223,7 +218,7 @@ def scatter(
         recv (numpy.ndarray): contiguous; receives this rank's array.
         root (int): rank that holds the data.
     """
-    _check_root(ch, root)
+    check_root(root, ch.size)
     if ch.rank != root:
         ch.recv(root, recv)
         return

@@ -66,17 +66,12 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ._blocks import block_offsets, check_buffer
+from ._blocks import block_offsets, check_buffer, check_root
 from .channel import Channel
 
 logger = logging.getLogger("disttorch.distributed.algorithms")
 
 Op = Callable[..., np.ndarray]
-
-
-def _check_root(ch: Channel, root: int) -> None:
-    if not 0 <= root < ch.size:
-        raise ValueError(f"root must be a rank in [0, {ch.size}), got {root}")
 
 
 def _layout(size: int) -> tuple[int, int]:
@@ -263,7 +258,7 @@ def broadcast(ch: Channel, buf: np.ndarray, root: int) -> None:
         buf (numpy.ndarray): contiguous; the data on ``root``, overwritten elsewhere.
         root (int): rank that holds the data.
     """
-    _check_root(ch, root)
+    check_root(root, ch.size)
     n = ch.size
     rel = (ch.rank - root) % n
     mask = 1
@@ -290,7 +285,7 @@ def reduce(ch: Channel, buf: np.ndarray, op: Op, root: int) -> None:
         op (numpy.ufunc): ``np.add``, ``np.multiply``, ``np.minimum`` or ``np.maximum``.
         root (int): rank that receives the result.
     """
-    _check_root(ch, root)
+    check_root(root, ch.size)
     n = ch.size
     if n == 1:
         return
