@@ -55,8 +55,8 @@ class Tensor:
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
     __slots__ = ("_data", "_grad", "grad_fn", "_rg", "_output_nr", "_version_box",
-                 "_hooks", "_post_hooks", "_acc", "_retains_grad", "_base", "__weakref__",
-                 "__dict__")
+                 "_hooks", "_post_hooks", "_acc", "_retains_grad", "_base", "_view_version",
+                 "__weakref__", "__dict__")
 
     # ------------------------------------------------------------------ construction
     def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
@@ -230,6 +230,9 @@ class Tensor:
     def _edge(self) -> tuple:
         """(node, output_nr) that gradients for this tensor flow into."""
         if self.grad_fn is not None:
+            if self._base is not None and self._version_box[0] != self._view_version:
+                from .ops.inplace import refresh_view  # a view whose memory changed in place
+                refresh_view(self)
             return (self.grad_fn, self._output_nr)
         acc = self._acc() if self._acc is not None else None
         if acc is None:

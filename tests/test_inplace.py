@@ -327,3 +327,28 @@ def test_in_place_on_view_whose_base_memory_was_replaced_is_refused():
     y.data = torch.zeros(5, 5)
     with pytest.raises(RuntimeError, match="the view cannot be located in its base tensor's memory"):
         v.mul_(x[0])
+
+
+def test_views_made_before_an_in_place_change_re_derive_their_graph():
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    y = x * 2
+    v = y[0]
+    y.mul_(3)  # v now shows 6 * x[0]
+    v.sum().backward()
+    assert x.grad.tolist() == [[6., 6.], [0., 0.]]
+    x.grad = None
+    y = x * 2
+    v, u = y[0], y[:, 1]
+    u.mul_(5)  # changes v[1] through another view
+    (v * 1).sum().backward()
+    assert x.grad.tolist() == [[2., 10.], [0., 0.]]
+
+
+def test_view_of_a_parameter_after_an_optimizer_style_update():
+    w = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    wt = w.t()
+    with torch.no_grad():
+        w.mul_(2)
+    (wt * torch.tensor([[1., 10.], [100., 1000.]])).sum().backward()
+    assert wt.tolist() == [[2., 6.], [4., 8.]]
+    assert w.grad.tolist() == [[1., 100.], [10., 1000.]]

@@ -214,6 +214,7 @@ def mark_view(view: Any, source: Any) -> None:
     remembers the base tensor (so in-place ops on the view can update the base's graph)."""
     view._version_box = source._version_box
     view._base = source if source._base is None else source._base
+    view._view_version = source._version_box[0]  # a later change makes the view re-derive its node
 
 
 def _wrap(out: Any, node: Function | None) -> Any:

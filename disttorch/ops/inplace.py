@@ -159,7 +159,22 @@ def _record(t: Tensor, make_out: Callable[[Tensor], Tensor], snapshot: bool,
     _rebase(base, WriteRegion.apply(base_alias, out, geom))
     fresh = AsStrided.apply(base, geom)
     t.grad_fn, t._output_nr, t._rg = fresh.grad_fn, 0, fresh._rg
+    t._view_version = t._version_box[0]
     return t
+
+
+def refresh_view(t: Tensor) -> None:
+    """Re-derive the node of a view whose memory was changed in place after it was made
+    (through its base or another view), as PyTorch regenerates a view's ``grad_fn``;
+    called by ``Tensor._edge`` when the view is next used in the graph."""
+    t._view_version = t._version_box[0]
+    base = t._base
+    geom = _geometry(t, base)
+    if geom is None or not base._rg:
+        return
+    with grad_mode.enable_grad():
+        fresh = AsStrided.apply(base, geom)
+    t.grad_fn, t._output_nr = fresh.grad_fn, 0
 
 
 def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (),
