@@ -3,13 +3,14 @@
 An algorithm is a plain function ``f(ch, buf, ...)`` that moves NumPy arrays between the
 ranks of a group by calling three methods of ``ch``:
 
-=============================================  ==========================================
-``ch.send(peer, buf)``                         send contiguous ``buf`` to rank ``peer``
-``ch.recv(peer, out)``                         receive the next message from ``peer`` into
-                                               contiguous ``out`` (byte sizes must match)
+===============================================  ========================================
+``ch.send(peer, buf)``                           send contiguous ``buf`` to rank ``peer``
+``ch.recv(peer, out)``                           receive the next message from ``peer``
+                                                 into contiguous ``out`` (byte sizes match)
 ``ch.sendrecv(send_peer, buf, recv_peer, out)``  both at once; never deadlocks when every
-                                               rank calls it at the same time (a ring step)
-=============================================  ==========================================
+                                                 rank calls it at the same time (a ring
+                                                 step)
+===============================================  ========================================
 
 The process group implements :class:`Channel` over ZeroMQ: it builds one channel per
 collective call, stamps every message with the collective's sequence number, op, dtype and
