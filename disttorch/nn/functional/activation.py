@@ -21,7 +21,7 @@ from ...autograd import grad_mode
 from ...autograd.function import Function
 from ...ops import elementwise as _ew
 from ...ops.elementwise import _sigmoid as _sigmoid_array
-from ._erf import normal_cdf_pdf
+from ._erf import gelu_with_derivative
 
 __all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid",
            "softplus", "softmax", "log_softmax", "softmin"]
@@ -112,9 +112,9 @@ class Gelu(Function):
             th = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a * a * a))
             ctx.th = th
             return 0.5 * a * (1 + th)
-        cdf, pdf = normal_cdf_pdf(a)
-        ctx.cdf, ctx.pdf = cdf, pdf
-        return a * cdf
+        out, local = gelu_with_derivative(a, bool(ctx.needs_input_grad))
+        ctx.local = local
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -126,9 +126,7 @@ class Gelu(Function):
         if _recording():
             cdf = (_ew.erf(x * _SQRT_HALF) + 1) * 0.5
             return g * (cdf + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI), None
-        local = x._data * ctx.pdf
-        local += ctx.cdf
-        return _times(g, local), None
+        return Tensor._make(np.multiply(g._data, ctx.local)), None  # local is kept: retain_graph
 
 
 class Silu(Function):
