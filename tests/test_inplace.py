@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import disttorch as torch
-from disttorch.autograd import gradcheck
+from disttorch.autograd import gradcheck, gradgradcheck
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 MODIFIED_MSG = "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -318,6 +318,7 @@ def test_in_place_on_view_gradcheck():
         y.t()[2].add_(o[2])
         return y * x
     assert gradcheck(f, (dbl(3, 3), dbl(3, seed=1)))
+    assert gradgradcheck(f, (dbl(3, 3), dbl(3, seed=1)))
 
 
 def test_in_place_on_view_whose_base_memory_was_replaced_is_refused():

@@ -254,3 +254,8 @@ def test_take_take_along_dim_nonzero():
     assert torch.argwhere(torch.tensor([0, 3, 0, 1])).tolist() == [[1], [3]]
     assert gradcheck(lambda x: torch.take_along_dim(x, order, 0), (dbl(2, 2),))
     assert gradcheck(lambda x: torch.take(x, torch.tensor([[3, 3], [0, 1]])), (dbl(2, 2),))
+
+
+def test_setitem_second_order():
+    fn = _setitem_fn((slice(None), torch.tensor([2, 0])), (3, 2))
+    assert gradgradcheck(fn, (dbl(3, 4), dbl(3, 2, seed=3)))

@@ -229,6 +229,13 @@ GRAD_CASES = {
     "contiguous": (lambda x: x.t().contiguous(), (2, 3)),
     "mT": (lambda x: x.mT, (2, 2, 3)),
     "T": (lambda x: x.T, (2, 3)),
+    "t": (lambda x: x.t(), (2, 3)),
+    "swapaxes": (lambda x: x.swapaxes(0, 1), (2, 3)),
+    "ravel": (lambda x: x.t().ravel(), (2, 3)),
+    "view_as": (lambda x: x.view_as(torch.zeros(3, 2)), (2, 3)),
+    "reshape_as": (lambda x: x.t().reshape_as(torch.zeros(6)), (2, 3)),
+    "fliplr_flipud": (lambda x: torch.flipud(torch.fliplr(x)), (2, 3)),
+    "moveaxis": (lambda x: x.moveaxis(-1, 0), (2, 3, 2)),
 }
 
 
