@@ -27,7 +27,8 @@ UNARY = [  # name, NumPy reference, input domain
     ("reciprocal", np.reciprocal, POS), ("sin", np.sin, ANY), ("cos", np.cos, ANY),
     ("tan", np.tan, ANY * 0.5), ("tanh", np.tanh, ANY),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), ANY), ("relu", lambda x: np.maximum(x, 0), ANY),
-    ("erf", np.vectorize(math.erf), ANY),
+    ("erf", np.vectorize(math.erf), ANY), ("sinh", np.sinh, ANY), ("cosh", np.cosh, ANY),
+    ("asin", np.arcsin, ANY * 0.45), ("acos", np.arccos, ANY * 0.45), ("atan", np.arctan, ANY),
 ]
 
 
@@ -76,7 +77,8 @@ def test_sigmoid_is_stable_for_large_inputs():
 
 # ---------------------------------------------------------------------- binary ops
 BINARY = [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide),
-          ("pow", np.power), ("maximum", np.maximum), ("minimum", np.minimum)]
+          ("pow", np.power), ("maximum", np.maximum), ("minimum", np.minimum),
+          ("atan2", np.arctan2)]
 
 
 @pytest.mark.parametrize("name,ref", BINARY, ids=[b[0] for b in BINARY])
@@ -129,6 +131,14 @@ def test_reflected_pow_gradcheck():
     assert gradcheck(lambda t: 2 ** t, (leaf(ANY),))
     assert gradcheck(lambda t: 1 - t, (leaf(ANY),))
     assert gradcheck(lambda t: 2 / t, (leaf(POS),))
+
+
+def test_lerp_and_arc_aliases():
+    a, b = leaf([0.0, 1.0]), leaf([2.0, 3.0])
+    np.testing.assert_allclose(torch.lerp(a, b, 0.25).detach().numpy(), [0.5, 1.5])
+    assert gradcheck(lambda x, y, w: torch.lerp(x, y, w), (a, b, leaf([0.3, 0.6])))
+    assert torch.arctan is torch.atan and torch.arcsin is torch.asin
+    assert torch.atan2(torch.tensor([1, -1]), torch.tensor([0, 0])).dtype == torch.float32
 
 
 def test_add_sub_alpha():

@@ -28,13 +28,15 @@ __all__ = ["add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "n
            "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2",
            "log10", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "tanh",
            "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
-           "minimum", "where", "cast", "float_power"]
+           "minimum", "where", "cast", "float_power", "sinh", "cosh", "asin", "acos", "atan",
+           "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp"]
 
 TENSOR_METHODS = ("add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
                   "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p",
                   "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan",
                   "tanh", "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max",
-                  "maximum", "minimum", "cast", "float_power")
+                  "maximum", "minimum", "cast", "float_power", "sinh", "cosh", "asin", "acos",
+                  "atan", "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp")
 
 
 def _recording() -> bool:
@@ -386,6 +388,65 @@ class Tanh(_FloatUnary):
         return 1 - y * y
 
 
+class Sinh(_FloatUnary):
+    ufunc = np.sinh
+
+    @staticmethod
+    def derivative(x, y):
+        return cosh(x)
+
+
+class Cosh(_FloatUnary):
+    ufunc = np.cosh
+
+    @staticmethod
+    def derivative(x, y):
+        return sinh(x)
+
+
+class Asin(_FloatUnary):
+    ufunc, quiet = np.arcsin, True
+
+    @staticmethod
+    def derivative(x, y):
+        return (1 - x * x).rsqrt()
+
+
+class Acos(_FloatUnary):
+    ufunc, quiet = np.arccos, True
+
+    @staticmethod
+    def derivative(x, y):
+        return -(1 - x * x).rsqrt()
+
+
+class Atan(_FloatUnary):
+    ufunc = np.arctan
+
+    @staticmethod
+    def derivative(x, y):
+        return (x * x + 1).reciprocal()
+
+
+class Atan2(Function):
+    """``atan2(input, other)``: the angle of the point (other, input)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        out = binary(np.arctan2, a, b)
+        return out if out.dtype.kind == "f" else out.astype(get_default_dtype().numpy)
+
+    @staticmethod
+    def backward(ctx, g):
+        y, x = ctx.saved_tensors
+        scale = g / (x * x + y * y)
+        na, nb = ctx.needs_input_grad
+        return (scale * x if na else None), (-scale * y if nb else None)
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
     out = np.exp(-np.abs(x))           # in (0, 1]: never overflows
@@ -724,6 +785,41 @@ def tanh(input: Tensor) -> Tensor:
     return Tanh.apply(input)
 
 
+def sinh(input: Tensor) -> Tensor:
+    """Hyperbolic sine."""
+    return Sinh.apply(input)
+
+
+def cosh(input: Tensor) -> Tensor:
+    """Hyperbolic cosine."""
+    return Cosh.apply(input)
+
+
+def asin(input: Tensor) -> Tensor:
+    """Inverse sine (NaN outside [-1, 1])."""
+    return Asin.apply(input)
+
+
+def acos(input: Tensor) -> Tensor:
+    """Inverse cosine (NaN outside [-1, 1])."""
+    return Acos.apply(input)
+
+
+def atan(input: Tensor) -> Tensor:
+    """Inverse tangent."""
+    return Atan.apply(input)
+
+
+def atan2(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise angle of the point ``(other, input)``, in ``[-pi, pi]`` (broadcast)."""
+    return Atan2.apply(input, other)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """``input + weight * (end - input)``; ``weight`` is a number or a tensor."""
+    return input + weight * (end - input)
+
+
 def sigmoid(input: Tensor) -> Tensor:
     """``1 / (1 + exp(-input))``, without overflow for large ``|input|``."""
     return Sigmoid.apply(input)
@@ -799,6 +895,7 @@ negative = neg
 multiply = mul
 subtract = sub
 absolute = abs
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 
 
 def _where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
