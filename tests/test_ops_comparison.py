@@ -116,6 +116,13 @@ def test_any_all_with_dims():
     assert torch.any(torch.tensor([0.0, 0.0])).dtype == torch.bool
 
 
+def test_count_nonzero():
+    x = torch.tensor([[0, 1, 2], [0, 0, 3]])
+    assert torch.count_nonzero(x).item() == 3 and torch.count_nonzero(x).dtype == torch.int64
+    assert x.count_nonzero(dim=0).tolist() == [0, 1, 2]
+    assert torch.count_nonzero(x, (0, 1)).item() == 3
+
+
 def test_argmax_argmin():
     x = torch.tensor(A)
     assert torch.argmax(x).item() == int(np.argmax(A))

@@ -66,6 +66,16 @@ def test_mm_bmm_mv_dot_outer():
     assert gradcheck(torch.outer, (u, v))
 
 
+def test_addmm_scales_and_broadcasts_input():
+    bias, m1, m2 = leaf(3), leaf(2, 4), leaf(4, 3)
+    out = torch.addmm(bias, m1, m2, beta=0.5, alpha=2.0)
+    want = 0.5 * bias.detach().numpy() + 2.0 * (m1.detach().numpy() @ m2.detach().numpy())
+    np.testing.assert_allclose(out.detach().numpy(), want)
+    assert gradcheck(lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0), (bias, m1, m2))
+    nan_bias = torch.full((3,), float("nan"), dtype=torch.float64)
+    assert not torch.isnan(torch.addmm(nan_bias, m1, m2, beta=0)).any()
+
+
 def test_integer_matmul():
     a = torch.tensor([[1, 2], [3, 4]])
     assert (a @ a).tolist() == [[7, 10], [15, 22]] and (a @ a).dtype == torch.int64

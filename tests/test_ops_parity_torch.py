@@ -70,6 +70,7 @@ DIFFERENTIABLE = {
     "matmul_batch_bcast": (lambda L, a, b: a @ b, [_any((2, 1, 3, 4)), _any((5, 4, 2))]),
     "bmm": (lambda L, a, b: L.bmm(a, b), [_any((2, 3, 4)), _any((2, 4, 5))]),
     "mv": (lambda L, a, b: L.mv(a, b), [_any((3, 4)), _any((4,))]),
+    "addmm": (lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=2), [_any((2,)), _any((3, 4)), _any((4, 2))]),
     "sum": (lambda L, a: a.sum(), [_any(S)]),
     "sum_dim": (lambda L, a: L.sum(a, (0, 2), keepdim=True), [_any((2, 3, 4))]),
     "mean_dim": (lambda L, a: a.mean(dim=1), [_any(S)]),

@@ -23,15 +23,15 @@ __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less
            "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "floor_divide",
            "remainder", "fmod", "floor", "ceil", "round", "trunc", "sign", "isnan", "isinf",
-           "isfinite", "isclose", "allclose", "equal", "any", "all", "argmax", "argmin",
-           "sort", "argsort", "topk", "unique"]
+           "isfinite", "isclose", "allclose", "equal", "any", "all", "count_nonzero", "argmax",
+           "argmin", "sort", "argsort", "topk", "unique"]
 
 TENSOR_METHODS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
                   "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor",
                   "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
                   "floor_divide", "remainder", "fmod", "floor", "ceil", "round", "trunc", "sign",
                   "isnan", "isinf", "isfinite", "isclose", "allclose", "equal", "any", "all",
-                  "argmax", "argmin", "sort", "argsort", "topk", "unique")
+                  "count_nonzero", "argmax", "argmin", "sort", "argsort", "topk", "unique")
 
 sort_type = _return_type("sort", ("values", "indices"))
 topk_type = _return_type("topk", ("values", "indices"))
@@ -247,6 +247,12 @@ def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether every element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
     uint8 input, as PyTorch)."""
     return _truth(np.all, input, dim, keepdim)
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    """The number of nonzero elements (over ``dim``, or all), as int64."""
+    x = input._data
+    return Tensor._make(np.asarray(np.count_nonzero(x, axis=_dims(dim, x.ndim)), dtype=np.int64))
 
 
 # ---------------------------------------------------------------------- arg reductions

@@ -1,5 +1,5 @@
 """Matrix products: matmul (1-D, 2-D and batched with broadcasting) and its special
-cases mm, bmm, mv, dot, outer. One Function (Matmul) does them all; the public
+cases mm, bmm, mv, dot, outer (and addmm). One Function (Matmul) does them all; the public
 functions only add PyTorch's argument checks."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import _state as _grad_state
 from ._helpers import broadcast_error
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm"]
 
-TENSOR_METHODS = ("matmul", "mm", "bmm", "mv", "dot", "outer")
+TENSOR_METHODS = ("matmul", "mm", "bmm", "mv", "dot", "outer", "addmm")
 
 
 def _shape_str(s: tuple) -> str:
@@ -150,3 +150,14 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
         if v._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
     return Matmul.apply(input.unsqueeze(1), vec2.unsqueeze(0))
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
+          alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast to the product's shape)."""
+    prod = mm(mat1, mat2)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # as PyTorch: input is ignored, even its NaNs
+        return prod
+    return (input if beta == 1 else input * beta) + prod
