@@ -189,3 +189,41 @@ def test_small_cnn_learns_bar_orientation():
         accuracy = (model(x).numpy().argmax(1) == labels).mean()
     assert losses[-1] < 0.5 * losses[0]
     assert accuracy > 0.95
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1, output_padding=1),
+                                dict(stride=(2, 1), dilation=(1, 2), groups=2)])
+def test_conv_transpose2d_gradcheck(kw):
+    x = torch.randn(2, 4, 3, 3, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 2, 2, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(2 * kw.get("groups", 1), dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a, c, d: F.conv_transpose2d(a, c, d, **kw), (x, w, b))
+
+
+def test_conv_transpose_is_the_adjoint_of_conv():
+    """<conv(x), y> == <x, conv_transpose(y)> for the same weight and arguments."""
+    x = torch.randn(2, 3, 7, 6, dtype=torch.float64)
+    w = torch.randn(4, 3, 3, 2, dtype=torch.float64)
+    kw = dict(stride=2, padding=1, dilation=(1, 2))
+    y = F.conv2d(x, w, **kw)
+    z = torch.randn(*y.shape, dtype=torch.float64)
+    back = F.conv_transpose2d(z, w, output_padding=(0, 1), **kw)
+    assert back.shape == x.shape
+    np.testing.assert_allclose((y * z).sum().item(), (x * back).sum().item(), rtol=1e-10)
+    assert F.conv_transpose1d(torch.randn(2, 3, 5), torch.randn(3, 2, 3), stride=2).shape == (2, 2, 11)
+
+
+def test_conv_transpose_module_and_errors():
+    m = torch.nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=1)
+    assert m.weight.shape == (3, 4, 3, 3)
+    assert repr(m) == "ConvTranspose2d(3, 4, kernel_size=(3, 3), stride=(2, 2), output_padding=(1, 1))"
+    assert m(torch.randn(1, 3, 5, 5)).shape == (1, 4, 12, 12)
+    assert torch.nn.ConvTranspose2d(3, 4, 3, stride=2)(torch.randn(1, 3, 5, 5), output_size=(12, 12)).shape \
+        == (1, 4, 12, 12)
+    with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'):
+        torch.nn.ConvTranspose2d(3, 4, 3, padding_mode="reflect")
+    with pytest.raises(RuntimeError, match=r"Given transposed=1, weight of size \[3, 4, 3, 3\], expected "
+                                           r"input\[2, 5, 5, 5\] to have 3 channels, but got 5 channels"):
+        F.conv_transpose2d(torch.randn(2, 5, 5, 5), torch.randn(3, 4, 3, 3))
+    with pytest.raises(RuntimeError, match="output padding must be smaller than either stride or dilation"):
+        F.conv_transpose2d(torch.randn(2, 3, 5, 5), torch.randn(3, 4, 3, 3), output_padding=1)

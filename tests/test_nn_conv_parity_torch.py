@@ -179,3 +179,18 @@ def test_sdpa_parity_grouped_query_attention_and_bool_mask():
     theirs = torch.nn.functional.scaled_dot_product_attention(
         *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask), enable_gqa=True)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1, output_padding=1),
+                                dict(stride=(2, 1), groups=2, dilation=(1, 2), bias=False)])
+def test_conv_transpose2d_parity(kw):
+    theirs = torch.nn.ConvTranspose2d(4, 6, 3, **kw)
+    ours = disttorch.nn.ConvTranspose2d(4, 6, 3, **kw)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 4, 5, 6))
+
+
+def test_conv_transpose1d_parity():
+    theirs, ours = torch.nn.ConvTranspose1d(3, 2, 4, stride=3), disttorch.nn.ConvTranspose1d(3, 2, 4, stride=3)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 3, 7))

@@ -28,7 +28,7 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from ._fused import check_same_dtype, crop_index, numpy_backward, pad_spatial, window_slices, windows
 
-__all__ = ["conv1d", "conv2d", "conv3d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"]
 
 
 class _Geometry(NamedTuple):
@@ -166,6 +166,21 @@ def _input_grad_as_conv(g: np.ndarray, w: np.ndarray, geo: _Geometry,
     return _im2col_matmul(g, wt, geo_t)[0]
 
 
+def _conv_input_grad(g: np.ndarray, w: np.ndarray, geo: _Geometry,
+                     padded_shape: tuple) -> np.ndarray:
+    """Gradient of a convolution's (batched) input from its output gradient ``g``: as a
+    convolution when the stride is 1, else ``col2im(Wᵀ @ g)``. This is also the forward
+    of the transposed convolution."""
+    in_spatial = tuple(n - lo - hi for n, (lo, hi) in zip(padded_shape[2:], geo.pads))
+    gx = _input_grad_as_conv(g, w, geo, in_spatial)
+    if gx is None:
+        n, groups = g.shape[0], geo.groups
+        wm = w.reshape(groups, w.shape[0] // groups, -1)
+        gcols = np.matmul(wm.swapaxes(-1, -2), g.reshape(n, groups, w.shape[0] // groups, -1))
+        gx = _col2im(gcols.reshape((n, padded_shape[1]) + geo.kernel + geo.out), padded_shape, geo)
+    return gx
+
+
 class ConvNd(Function):
     """N-d convolution (cross-correlation, as PyTorch) by im2col and one batched matmul."""
 
@@ -179,7 +194,6 @@ class ConvNd(Function):
             out += bias._data.reshape((-1,) + (1,) * len(geo.out))
         ctx.save_for_backward(weight)
         ctx.cols, ctx.geo, ctx.padded_shape = cols, geo, padded_shape
-        ctx.in_spatial = x.shape[2:]
         ctx.inputs = (input,)  # only for the double-backward guard (see numpy_backward)
         return out[0] if geo.unbatched else out
 
@@ -206,12 +220,7 @@ def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
     if need_w:
         gw = np.matmul(gm, cols.swapaxes(-1, -2)).sum(axis=0).reshape(w.shape)
     if need_x:
-        gx = _input_grad_as_conv(g, w, geo, ctx.in_spatial)
-        if gx is None:
-            wm = w.reshape(groups, w.shape[0] // groups, -1)
-            gcols = np.matmul(wm.swapaxes(-1, -2), gm)
-            gx = _col2im(gcols.reshape((n, ctx.padded_shape[1]) + geo.kernel + geo.out),
-                         ctx.padded_shape, geo)
+        gx = _conv_input_grad(g, w, geo, ctx.padded_shape)
         if geo.unbatched:
             gx = gx[0]
     return gx, gw, gb
@@ -264,3 +273,129 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     r"""3-D convolution over an input of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``;
     arguments as :func:`conv2d` with three spatial dims."""
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+# ---------------------------------------------------------------------- transposed convolution
+class ConvTransposeNd(Function):
+    """Transposed convolution: the input gradient of the convolution whose weight is
+    ``weight`` (``(C_in, C_out / groups, *K)`` read as that convolution's
+    ``(out, in / groups, *K)``); its backward is that convolution's forward."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, geo, padded_shape):
+        x = input._data[None] if geo.unbatched else input._data
+        out = _conv_input_grad(x, weight._data, geo, (x.shape[0],) + padded_shape[1:])
+        out = np.ascontiguousarray(out)
+        if bias is not None:
+            out += bias._data.reshape((-1,) + (1,) * len(geo.out))
+        ctx.save_for_backward(input, weight)
+        ctx.geo = geo
+        return out[0] if geo.unbatched else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        gx, gw, gb = numpy_backward(ctx.geo.name + " (transposed)",
+                                    lambda g: _conv_transpose_backward(ctx, input, weight, g),
+                                    grad, input, weight)
+        return gx, gw, gb, None, None
+
+
+def _conv_transpose_backward(ctx: ConvTransposeNd, input: Tensor, weight: Tensor,
+                             g: np.ndarray) -> tuple:
+    geo = ctx.geo
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    x = input._data[None] if geo.unbatched else input._data
+    if geo.unbatched:
+        g = g[None]
+    w = weight._data
+    gx, cols, _ = _im2col_matmul(g, w, geo)
+    gw = gb = None
+    if need_w:
+        xm = x.reshape(x.shape[0], geo.groups, w.shape[0] // geo.groups, -1)
+        gw = np.matmul(xm, cols.swapaxes(-1, -2)).sum(axis=0).reshape(w.shape)
+    if need_b:
+        gb = np.einsum("ncm->c", g.reshape(g.shape[0], g.shape[1], -1))
+    if geo.unbatched:
+        gx = gx[0]
+    return (gx if need_x else None), gw, gb
+
+
+def _conv_transpose(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+                    stride: Any, padding: Any, output_padding: Any, groups: int,
+                    dilation: Any) -> Tensor:
+    x, w = input._data, weight._data
+    if x.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
+                           f"but got input of size: {list(x.shape)}")
+    if w.ndim != d + 2:
+        raise RuntimeError(f"Expected {d + 2}D weight for {name} (in_channels, "
+                           f"out_channels/groups, *kernel), but got weight of size: {list(w.shape)}")
+    check_same_dtype(x, w, "weight")
+    xshape = (1,) + x.shape if x.ndim == d + 1 else x.shape
+    if groups <= 0 or w.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
+                           f"dimension 0, but got weight of size [{list(w.shape)}] instead")
+    if xshape[1] != w.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected "
+                           f"input{list(xshape)} to have {w.shape[0]} channels, but got "
+                           f"{xshape[1]} channels instead")
+    stride, pad = _ntuple(stride, d, "stride"), _ntuple(padding, d, "padding")
+    dil, opad = _ntuple(dilation, d, "dilation"), _ntuple(output_padding, d, "output_padding")
+    if any(v <= 0 for v in stride + dil):
+        raise RuntimeError("non-positive stride is not supported" if any(v <= 0 for v in stride)
+                           else "dilation should be greater than zero")
+    if any(v < 0 for v in pad):
+        raise RuntimeError("negative padding is not supported")
+    if any(o >= s and o >= dl for o, s, dl in zip(opad, stride, dil)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
+                           f"got output_padding={list(opad)}, stride={list(stride)}, "
+                           f"dilation={list(dil)}")
+    kernel = tuple(w.shape[2:])
+    out_spatial = tuple((n - 1) * s - 2 * p + dl * (k - 1) + o + 1
+                        for n, s, p, dl, k, o in zip(xshape[2:], stride, pad, dil, kernel, opad))
+    if any(n <= 0 for n in out_spatial):
+        raise RuntimeError(f"Given input size per channel: {list(xshape[2:])}, the calculated "
+                           f"output size {list(out_spatial)} is too small")
+    if bias is not None and bias._data.shape != (w.shape[1] * groups,):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected bias to "
+                           f"be 1-dimensional with {w.shape[1] * groups} elements, but got bias of "
+                           f"size {list(bias._data.shape)} instead")
+    # The convolution this one transposes: from (N, C_out, *out_spatial) to the input's size.
+    geo = _Geometry(stride, tuple((p, p) for p in pad), dil, groups, kernel, tuple(xshape[2:]),
+                    x.ndim == d + 1, name)
+    padded_shape = (xshape[0], w.shape[1] * groups) + tuple(n + 2 * p for n, p in zip(out_spatial, pad))
+    return ConvTransposeNd.apply(input, weight, bias, geo, padded_shape)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Tensor:
+    r"""1-D transposed convolution ("deconvolution") over ``(N, C_in, L)`` or ``(C_in, L)``.
+
+    Args:
+        weight: ``(C_in, C_out / groups, kL)``.
+        stride, padding, dilation, groups: those of the convolution this one transposes.
+        output_padding: extra size added to one side of the output.
+
+    Output length: ``(L - 1) * stride - 2 * padding + dilation * (kL - 1) + output_padding + 1``.
+    """
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Tensor:
+    r"""2-D transposed convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)``; the adjoint
+    of :func:`conv2d` with the same arguments.
+
+    Args:
+        weight: ``(C_in, C_out / groups, kH, kW)``.
+        stride, padding, dilation, groups: those of the convolution this one transposes.
+        output_padding: extra size added to one side of each output dim.
+    """
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)

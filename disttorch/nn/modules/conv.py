@@ -1,5 +1,6 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d`` (one base class), with PyTorch's
-arguments, default initialisation, padding modes and repr."""
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d`` and ``ConvTranspose1d``,
+``ConvTranspose2d`` (one base class), with PyTorch's arguments, default initialisation,
+padding modes and repr."""
 from __future__ import annotations
 
 import math
@@ -9,11 +10,11 @@ from ... import _creation
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..functional.conv import conv1d, conv2d, conv3d
+from ..functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -32,7 +33,8 @@ class _ConvNd(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None, *,
+                 transposed: bool = False, output_padding: Any = 0) -> None:
         super().__init__()
         d = self._dims
         if groups <= 0:
@@ -58,11 +60,12 @@ class _ConvNd(Module):
                              f"padding_mode={padding_mode!r}")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.groups, self.padding_mode = groups, padding_mode
-        self.transposed, self.output_padding = False, (0,) * d
+        self.transposed, self.output_padding = transposed, _ntuple(output_padding, d)
         # F.pad order (last dim first, (left, right) each) for non-zero padding modes
         self._reversed_padding_repeated_twice = self._explicit_padding()
-        self.weight = Parameter(_creation.empty(out_channels, in_channels // groups,
-                                                *self.kernel_size, dtype=dtype))
+        shape = (in_channels, out_channels // groups) if transposed else \
+            (out_channels, in_channels // groups)
+        self.weight = Parameter(_creation.empty(*shape, *self.kernel_size, dtype=dtype))
         if bias:
             self.bias = Parameter(_creation.empty(out_channels, dtype=dtype))
         else:
@@ -107,6 +110,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._dims:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._dims:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -160,3 +165,79 @@ class Conv3d(_ConvNd):
 
     _dims = 3
     _conv = staticmethod(conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Shared ``__init__``/``forward`` of the transposed convolutions."""
+
+    _conv_transpose = staticmethod(conv_transpose2d)
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__} takes an int or tuple padding, got "
+                             f"padding={padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, transposed=True,
+                         output_padding=output_padding)
+
+    def _output_padding(self, input: Tensor, output_size: Any) -> tuple:
+        """``output_padding``, or the one that makes the output ``output_size`` long."""
+        if output_size is None:
+            return self.output_padding
+        d = self._dims
+        wanted = tuple(int(v) for v in output_size)[-d:]
+        pads = []
+        for i in range(d):
+            smallest = ((input.shape[-d + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                        + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            extra = wanted[i] - smallest
+            if not 0 <= extra < max(self.stride[i], self.dilation[i]):
+                raise ValueError(f"requested an output size of {list(wanted)}, but valid sizes "
+                                 f"range from {smallest} to "
+                                 f"{smallest + max(self.stride[i], self.dilation[i]) - 1} "
+                                 f"along dim {i}")
+            pads.append(extra)
+        return tuple(pads)
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        return self._conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
+                                    self._output_padding(input, output_size), self.groups,
+                                    self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    r"""1-D transposed convolution over ``(N, C_in, L)`` or ``(C_in, L)`` inputs.
+
+    Args:
+        in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias: as
+            the convolution this one transposes.
+        output_padding: extra length added to one side of the output.
+
+    Weight: ``(in_channels, out_channels / groups, kernel_size)``, initialised as
+    :class:`Conv1d`'s. ``forward(input, output_size=None)``.
+    """
+
+    _dims = 1
+    _conv_transpose = staticmethod(conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    r"""2-D transposed convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)`` inputs.
+
+    Args:
+        in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias: as
+            the convolution this one transposes.
+        output_padding: extra size added to one side of each output dim.
+
+    Weight: ``(in_channels, out_channels / groups, kH, kW)``, initialised as
+    :class:`Conv2d`'s. ``forward(input, output_size=None)`` picks the ``output_padding``
+    that gives ``output_size``.
+    """
+
+    _dims = 2
+    _conv_transpose = staticmethod(conv_transpose2d)
