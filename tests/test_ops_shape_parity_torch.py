@@ -72,8 +72,17 @@ CASES = {
     "masked_fill_": (lambda L, x: (x * 1).masked_fill_(L.tensor(MASK), 2.0), [(3, 4)]),
     "zero_then_add": (lambda L, x, o: (x * 1).zero_().add_(o), [(2, 2), (2, 2)]),
     "in_place_on_views": (lambda L, x, o: _in_place_on_views(x, o), [(3, 3), (3,)]),
+    "augmented_indexing": (lambda L, x, w: _augmented_indexing(L, x, w), [(2, 2), (2,)]),
     "setitem_on_view": (lambda L, x, o: _setitem((x * 1)[:, 1:], (0, 1), o[0]) * o, [(3, 3), (2,)]),
 }
+
+
+def _augmented_indexing(L, x, w):
+    y = x * 1
+    y[0] += w
+    y[:, 1] *= w
+    y[L.tensor([1, 1])] -= 1
+    return y * y
 
 
 def _in_place_on_views(x, o):
