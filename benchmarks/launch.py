@@ -12,7 +12,9 @@ of ``--repeats`` runs:
 - ``torchrun``, empty script, and ``torchrun`` with gloo ``init_process_group`` + ``barrier``,
   when PyTorch is installed.
 
-The ratio column is disttorch's time over torchrun's for the same case (lower is better).
+The ratio column is disttorch's median wall time over torchrun's for the same case (lower is
+better). The cpu columns (user + system time of the launcher and all its ranks) vary less than
+wall time on a busy machine.
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,18 +48,22 @@ dist.destroy_process_group()
 """
 
 
-def time_command(cmd: List[str], repeats: int) -> Optional[List[float]]:
-    """Wall times of ``repeats`` runs of ``cmd``, or ``None`` if a run failed (its stderr is shown)."""
+def time_command(cmd: List[str], repeats: int) -> Optional[Tuple[List[float], List[float]]]:
+    """Wall times and CPU times (user + system, the command and every process it waited for) of
+    ``repeats`` runs of ``cmd``, or ``None`` if a run failed (its stderr is shown)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    times = []
+    walls, cpus = [], []
     for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if result.returncode != 0:
             print(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr[-2000:]}", file=sys.stderr)
             return None
-    return times
+    return walls, cpus
 
 
 def main() -> None:
@@ -69,27 +76,35 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         scripts = {}
         for name, text in (("empty", EMPTY), ("disttorch", DISTTORCH_BARRIER), ("torch", TORCH_BARRIER)):
-            scripts[name] = Path(tmp) / f"{name}.py"
+            scripts[name] = Path(tmp) / f"bench_{name}.py"  # not disttorch.py: it would shadow the package
             scripts[name].write_text(text)
         ours = [sys.executable, "-m", "launcher", "--nproc-per-node", str(args.nproc)]
         theirs = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(args.nproc)]
         cases = [("empty script", ours + [str(scripts["empty"])], theirs + [str(scripts["empty"])]),
                  ("init_process_group + barrier", ours + [str(scripts["disttorch"])],
                   theirs + [str(scripts["torch"])])]
-        print(f"launch {args.nproc} ranks, {args.repeats} runs each, {os.cpu_count()} cores"
+        print(f"launch {args.nproc} ranks, {args.repeats} runs each, {os.cpu_count()} cores, "
+              f"load average {os.getloadavg()[0]:.1f}"
               + ("" if have_torch else " (PyTorch not installed: no torchrun column)"))
-        header = f"{'case':<30} {'disttorch best':>14} {'median':>8} {'torchrun best':>14} {'median':>8} {'ratio':>7}"
+        print("wall: best and median seconds; cpu: median CPU seconds of the launcher and all its ranks")
+        header = (f"{'case':<30} {'disttorch wall':>14} {'median':>7} {'cpu':>6} "
+                  f"{'torchrun wall':>14} {'median':>7} {'cpu':>6} {'ratio':>6}")
         print(header)
         print("-" * len(header))
         for label, our_cmd, their_cmd in cases:
             mine = time_command(our_cmd, args.repeats)
             other = time_command(their_cmd, args.repeats) if have_torch else None
             cells = [f"{label:<30}"]
-            for times in (mine, other):
-                cells.append(f"{min(times):>13.3f}s {statistics.median(times):>7.3f}s" if times else f"{'-':>14} {'-':>8}")
-            ratio = f"{statistics.median(mine) / statistics.median(other):>6.2f}x" if mine and other else f"{'-':>7}"
+            for result in (mine, other):
+                if result is None:
+                    cells.append(f"{'-':>14} {'-':>7} {'-':>6}")
+                else:
+                    walls, cpus = result
+                    cells.append(f"{min(walls):>13.2f}s {statistics.median(walls):>6.2f}s "
+                                 f"{statistics.median(cpus):>5.2f}s")
+            ratio = (f"{statistics.median(mine[0]) / statistics.median(other[0]):>5.2f}x" if mine and other
+                     else f"{'-':>6}")
             print(" ".join(cells + [ratio]))
-
 
 if __name__ == "__main__":
     main()
