@@ -34,8 +34,8 @@ TENSOR_METHODS = ("_sum_to", "view", "reshape", "expand", "expand_as", "broadcas
 def _shape_arg(shape: tuple) -> tuple:
     """Accept ``f(2, 3)`` and ``f((2, 3))`` alike."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+        shape = shape[0]
+    return tuple(map(int, shape))
 
 
 def _infer_shape(shape: tuple, numel: int) -> tuple:
