@@ -109,3 +109,39 @@ def test_matmul_errors_name_both_shapes():
         torch.dot(torch.ones(3, 1), torch.ones(3))
     with pytest.raises(RuntimeError, match="outer: Expected 1-D argument vec2, but got 2-D"):
         torch.outer(torch.ones(3), torch.ones(2, 2))
+
+
+EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+          ("i,j->ij", [(3,), (4,)]), ("ij->", [(2, 3)]), ("ij->ji", [(2, 3)]),
+          ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]), ("ij,jk", [(2, 3), (3, 4)]),
+          ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("bi,oij,bj->bo", [(2, 3), (4, 3, 5), (2, 5)]),
+          ("ij->i", [(2, 3)]), ("ij,kj->i", [(2, 3), (4, 3)]), ("ba,ab", [(2, 3), (3, 2)]),
+          ("ij,ij->ij", [(1, 3), (4, 3)])]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM, ids=[e for e, _ in EINSUM])
+def test_einsum_values_and_gradcheck(eq, shapes):
+    ops = [leaf(*s) for s in shapes]
+    want = np.einsum(eq, *[o.detach().numpy() for o in ops])
+    got = torch.einsum(eq, *ops)
+    assert got.shape == torch.Size(np.shape(want))
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda *xs: torch.einsum(eq, *xs), ops)
+
+
+def test_einsum_list_form_second_order_and_errors():
+    a, b = leaf(2, 3), leaf(3, 2)
+    np.testing.assert_allclose(torch.einsum("ij,jk", [a, b]).detach().numpy(),
+                               (a @ b).detach().numpy())
+    assert gradgradcheck(lambda x, y: torch.einsum("ij,jk->ik", x, y), (a, b))
+    assert torch.einsum("ii->i", torch.eye(3)).tolist() == [1.0, 1.0, 1.0]  # no grad needed
+    with pytest.raises(RuntimeError, match="repeated subscript"):
+        torch.einsum("ii->i", leaf(3, 3))
+    with pytest.raises(RuntimeError, match="more operands were provided"):
+        torch.einsum("ij->i", a, b)
+    with pytest.raises(RuntimeError, match=r"number of subscripts in the equation \(3\) does not "
+                                           r"match the number of dimensions \(2\) for operand 0"):
+        torch.einsum("ijk->i", a)
+    with pytest.raises(RuntimeError, match="subscript j has size 2 for operand 1 which does not "
+                                           "broadcast with previously seen size 3"):
+        torch.einsum("ij,jk->ik", a, leaf(2, 2))

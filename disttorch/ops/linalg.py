@@ -1,7 +1,11 @@
 """Matrix products: matmul (1-D, 2-D and batched with broadcasting) and its special
-cases mm, bmm, mv, dot, outer (and addmm). One Function (Matmul) does them all; the public
+cases mm, bmm, mv, dot, outer (and addmm); ``einsum`` is one Function of its own. One Function (Matmul) does them all; the public
 functions only add PyTorch's argument checks."""
 from __future__ import annotations
+
+import string
+from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -10,7 +14,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import _state as _grad_state
 from ._helpers import broadcast_error
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "einsum"]
 
 TENSOR_METHODS = ("matmul", "mm", "bmm", "mv", "dot", "outer", "addmm")
 
@@ -161,3 +165,109 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
     if beta == 0:  # as PyTorch: input is ignored, even its NaNs
         return prod
     return (input if beta == 1 else input * beta) + prod
+
+
+# ---------------------------------------------------------------------- einsum
+def _einsum_subscripts(equation: str, shapes: list) -> tuple[list, str]:
+    """Each operand's subscripts and the output's, with ``...`` spelled out as letters the
+    equation does not use (right-aligned, so operands broadcast as in PyTorch) and an
+    implicit output made explicit (ellipsis dims, then letters used once, sorted)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    if len(terms) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    n_ell = max([len(sh) - (len(t) - 3) for t, sh in zip(terms, shapes) if "..." in t] + [0])
+    spare = [c for c in string.ascii_letters if c not in eq]
+    ell = "".join(spare[:n_ell])
+    subs = []
+    for i, (t, sh) in enumerate(zip(terms, shapes)):
+        if "..." in t:
+            t = t.replace("...", ell[n_ell - (len(sh) - (len(t) - 3)):])
+        elif len(t) != len(sh):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) "
+                               f"does not match the number of dimensions ({len(sh)}) for "
+                               f"operand {i} and no ellipsis was given")
+        subs.append(t)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts = Counter("".join(subs))
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return subs, out
+
+
+class Einsum(Function):
+    """``einsum`` over operands whose subscripts are already explicit (see
+    :func:`_einsum_subscripts`). The gradient of each operand is itself an einsum of the
+    upstream gradient with the other operands."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, subs, out_sub, *operands):
+        arrays = [o._data for o in operands]
+        if ctx.needs_input_grad:
+            for i, t in enumerate(subs):
+                if ctx.needs_input_grad[2 + i] and len(set(t)) != len(t):
+                    raise RuntimeError(f"einsum(): the gradient of operand {i} with a repeated "
+                                       f"subscript ('{t}', a diagonal) is not supported")
+            ctx.save_for_backward(*operands)
+            ctx.subs, ctx.out_sub = subs, out_sub
+        eq = ",".join(subs) + "->" + out_sub
+        try:
+            return np.asarray(np.einsum(eq, *arrays, optimize=len(arrays) > 2))
+        except ValueError:
+            raise _einsum_size_error(subs, arrays) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        operands = ctx.saved_tensors
+        grads = []
+        for i, op in enumerate(operands):
+            if not ctx.needs_input_grad[2 + i]:
+                grads.append(None)
+                continue
+            others = [j for j in range(len(operands)) if j != i]
+            seen = set(ctx.out_sub).union(*(ctx.subs[j] for j in others))
+            mine = ctx.subs[i]
+            kept = "".join(c for c in mine if c in seen)  # letters summed in op alone drop out
+            gi = Einsum.apply([ctx.out_sub] + [ctx.subs[j] for j in others], kept, g,
+                              *(operands[j] for j in others))
+            if kept != mine:  # constant along the dropped letters: broadcast back over them
+                shape = op._data.shape
+                gi = gi.reshape(tuple(s if c in seen else 1 for c, s in zip(mine, shape)))
+                gi = gi.expand(shape)
+            grads.append(gi)
+        return (None, None) + tuple(grads)
+
+
+def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:
+    """Name the subscript whose sizes differ between two operands."""
+    sizes: dict = {}
+    for i, (t, a) in enumerate(zip(subs, arrays)):
+        for c, n in zip(t, a.shape):
+            if c in sizes and n != 1 and sizes[c][1] != 1 and sizes[c][1] != n:
+                j, m = sizes[c]
+                return RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} "
+                                    f"which does not broadcast with previously seen size {m} "
+                                    f"(operand {j})")
+            if c not in sizes or sizes[c][1] == 1:
+                sizes[c] = (i, n)
+    return RuntimeError(f"einsum(): operands of shapes {[list(a.shape) for a in arrays]} do "
+                        f"not fit the subscripts {subs}")
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Sum of products over the subscripts of ``equation`` (NumPy/PyTorch notation, with
+    ``...`` and implicit output), e.g. ``einsum('bij,bjk->bik', a, b)``.
+
+    Operands may also be given as one list. Gradients flow to every operand except one
+    that repeats a subscript (a diagonal such as ``'ii'``).
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    subs, out = _einsum_subscripts(equation, [o._data.shape for o in operands])
+    return Einsum.apply(subs, out, *operands)
