@@ -56,9 +56,27 @@ def test_activations_keep_float32():
     lambda x: F.softplus(x, beta=3.0, threshold=2.0),
     lambda x: F.softmax(x, 1), lambda x: F.log_softmax(x, 0), lambda x: F.softmin(x, -1),
     lambda x: F.softmax(x, 1, dtype=torch.float64),
+    lambda x: F.hardtanh(x, -0.5, 0.7), F.relu6, F.logsigmoid, F.mish, F.hardsigmoid,
+    F.hardswish, lambda x: F.glu(x, 1),
 ])
 def test_activation_gradcheck(fn):
     assert gradcheck(fn, (f64(3, 4),))
+
+
+def test_composite_activation_values_and_errors():
+    x = torch.tensor(X)
+    np.testing.assert_allclose(F.relu6(x * 3).numpy(), np.clip(X * 3, 0, 6))
+    np.testing.assert_allclose(F.logsigmoid(x).numpy(), -np.log1p(np.exp(-X)))
+    np.testing.assert_allclose(F.mish(x).numpy(), X * np.tanh(np.log1p(np.exp(X))))
+    np.testing.assert_allclose(F.hardswish(x).numpy(), X * np.clip(X + 3, 0, 6) / 6)
+    np.testing.assert_allclose(F.glu(torch.tensor([[1.0, 2.0, 0.0, 3.0]])).numpy(),
+                               [[0.5, 2 / (1 + np.exp(-3.0))]])
+    np.testing.assert_allclose(F.prelu(x, torch.tensor([0.5], dtype=torch.float64)).numpy(),
+                               np.where(X > 0, X, 0.5 * X))
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is size 3"):
+        F.glu(torch.ones(2, 3))
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size"):
+        F.prelu(torch.ones(2, 3), torch.ones(4))
 
 
 def test_gelu_rejects_unknown_approximation():

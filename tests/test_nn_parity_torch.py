@@ -67,16 +67,24 @@ def test_embedding_parity():
     ("ReLU", {}), ("LeakyReLU", {"negative_slope": 0.2}), ("ELU", {"alpha": 0.7}), ("SELU", {}),
     ("GELU", {}), ("GELU", {"approximate": "tanh"}), ("SiLU", {}), ("Tanh", {}), ("Sigmoid", {}),
     ("Softplus", {"beta": 2.0, "threshold": 3.0}), ("Softmax", {"dim": 1}),
-    ("LogSoftmax", {"dim": -1}), ("Softmin", {"dim": 0}),
+    ("LogSoftmax", {"dim": -1}), ("Softmin", {"dim": 0}), ("Hardtanh", {"min_val": -2.0}),
+    ("ReLU6", {}), ("LogSigmoid", {}), ("Mish", {}), ("Hardsigmoid", {}), ("Hardswish", {}),
+    ("GLU", {"dim": 1}), ("PReLU", {}),
 ])
 def test_activation_parity(name, kwargs):
     dx, tx = both((4, 6), 3)
     with torch.no_grad():
         tx.mul_(3)
     dx = dt.tensor(tx.detach().numpy(), requires_grad=True)
-    dm, tm = getattr(dnn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
+    dm, tm = getattr(dnn, name)(**kwargs).double(), getattr(torch.nn, name)(**kwargs).double()
     assert repr(dm) == repr(tm)
-    check(dm(dx), tm(tx), [dx], [tx], rtol=1e-9)
+    check(dm(dx), tm(tx), [dx, *dm.parameters()], [tx, *tm.parameters()], rtol=1e-9)
+
+
+def test_prelu_per_channel_parity():
+    tm, dm = torch.nn.PReLU(3, init=0.1).double(), dnn.PReLU(3, init=0.1).double()
+    dx, tx = both((2, 3, 4), 21)
+    check(dm(dx), tm(tx), [dx, dm.weight], [tx, tm.weight], rtol=1e-9)
 
 
 def test_gelu_float32_parity():

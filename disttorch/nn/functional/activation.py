@@ -2,7 +2,9 @@
 ``tanh``, ``sigmoid``, ``softplus``, and the numerically stable ``softmax``,
 ``log_softmax`` and ``softmin`` (``relu``, ``tanh`` and ``sigmoid`` are the core ops).
 
-Each is one Function: forward on NumPy arrays, keeping what backward needs (the output
+The piecewise-linear and composite ones (``hardtanh``, ``relu6``, ``hardsigmoid``,
+``hardswish``, ``logsigmoid``, ``mish``, ``glu``, ``prelu``) are built from core ops and
+the functions above. The rest are one Function each: forward on NumPy arrays, keeping what backward needs (the output
 or a mask); backward multiplies the incoming gradient by the local derivative, taken
 from those arrays, or rebuilt from tensor ops of the saved input when backward is itself
 recorded (``create_graph=True``), so higher-order gradients are right too.
@@ -24,7 +26,8 @@ from ...ops.elementwise import _sigmoid as _sigmoid_array
 from ._erf import gelu_with_derivative
 
 __all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid",
-           "softplus", "softmax", "log_softmax", "softmin"]
+           "softplus", "softmax", "log_softmax", "softmin", "hardtanh", "relu6", "logsigmoid",
+           "mish", "hardsigmoid", "hardswish", "glu", "prelu"]
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _SQRT_HALF = 1 / math.sqrt(2)
@@ -314,3 +317,60 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     """``softmax(-x)`` along ``dim``."""
     input, dim = _prepare(input, dim, dtype, "softmin")
     return Softmax.apply(-input, dim)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]``."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _ew.clamp(input, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``."""
+    return _ew.clamp(input, 0.0, 6.0)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
+    return -Softplus.apply(-input, 1.0, 20.0)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    return input * _ew.tanh(Softplus.apply(input, 1.0, 20.0))
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``clamp(x / 6 + 1/2, 0, 1)``."""
+    return _ew.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``."""
+    return input * _ew.clamp(input + 3.0, 0.0, 6.0) / 6.0
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``dim`` times the sigmoid of the second half."""
+    if input._data.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    lead = (slice(None),) * d
+    return input[lead + (slice(0, n // 2),)] * _ew.sigmoid(input[lead + (slice(n // 2, n),)])
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x if x > 0 else weight * x``; ``weight`` has one entry, or one per channel
+    (dim 1 of the input)."""
+    w = weight
+    if weight._data.size != 1:
+        if input._data.ndim < 2 or input._data.shape[1] != weight._data.size:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight._data.size} and channel size = "
+                               f"{input._data.shape[1] if input._data.ndim > 1 else 1}.")
+        w = weight.reshape((-1,) + (1,) * (input._data.ndim - 2))
+    return _ew.where(input > 0, input, input * w)

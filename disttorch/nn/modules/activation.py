@@ -1,12 +1,17 @@
 """Activation layers: thin Modules over ``nn.functional``'s activations."""
 from __future__ import annotations
 
+from typing import Any
+
+from ... import _creation
 from ..._tensor import Tensor
 from ..functional import activation as F
+from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus",
-           "Softmax", "LogSoftmax", "Softmin"]
+           "Softmax", "LogSoftmax", "Softmin", "Hardtanh", "ReLU6", "LogSigmoid", "Mish",
+           "Hardsigmoid", "Hardswish", "GLU", "PReLU"]
 
 
 class ReLU(Module):
@@ -149,3 +154,101 @@ class Softmin(_SoftmaxBase):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim)
+
+
+class Hardtanh(Module):
+    """``x`` clamped to ``[min_val, max_val]``."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError("min_val cannot be greater than max_val")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    """``min(max(x, 0), 6)``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Mish(Module):
+    """``x * tanh(softplus(x))``."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.mish(input)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardsigmoid(Mish):
+    """``clamp(x / 6 + 1/2, 0, 1)``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardsigmoid(input)
+
+
+class Hardswish(Mish):
+    """``x * relu6(x + 3) / 6``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardswish(input)
+
+
+class GLU(Module):
+    """Gated linear unit along ``dim``."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """``x if x > 0 else a * x`` with a learned slope ``a`` (one, or one per channel),
+    initialised to ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(_creation.full((num_parameters,), init, device=device, dtype=dtype))
+
+    def reset_parameters(self) -> None:
+        """Set every slope back to ``init``."""
+        self.weight._data[...] = self.init
+        self.weight._bump_version()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
