@@ -118,11 +118,12 @@ def test_log_dir_redirects_and_filter(tmp_path):
 
 
 @pytest.mark.timeout(60)
-def test_tee_without_log_dir_uses_a_temporary_one():
-    result = launch("--nproc", 1, "--tee", "3", SCRIPTS / "chatter.py", 1)
+def test_tee_without_log_dir_uses_a_temporary_one(tmp_path):
+    result = launch("--nproc", 1, "--tee", "3", SCRIPTS / "chatter.py", 1, env={"TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert "[rank0]: out 0 0" in result.stdout
     logs = Path(re.search(r"logs: (\S+)", result.stderr).group(1))
+    assert logs.is_relative_to(tmp_path)
     assert (logs / "attempt_0" / "0" / "stdout.log").read_text().startswith("out 0 0 ")
 
 
@@ -198,7 +199,10 @@ def test_signal_to_launcher_stops_everything(tmp_path, sig, code):
 
 @pytest.mark.timeout(60)
 def test_worker_dies_with_a_killed_launcher(tmp_path):
-    proc = start("--nproc", 2, FAIL, tmp_path, "lone", -1)  # grandchildren would outlive a kill -9
+    tmp = tmp_path / "tmp"  # the launcher's run directory: it cannot remove it when killed
+    tmp.mkdir()
+    proc = start("--nproc", 2, FAIL, tmp_path, "lone", -1, env={"TMPDIR": str(tmp)})  # no grandchildren:
+    # they would outlive a kill -9 of the launcher
     try:
         wait_for_files(tmp_path, "rank*.pid", 2)
         proc.kill()  # SIGKILL: the launcher cannot clean up, the workers' parent-death signal must
