@@ -11,7 +11,7 @@ clear error, instead of silently returning gradients that do not depend on the i
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided

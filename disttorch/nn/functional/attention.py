@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
 
 import numpy as np
 

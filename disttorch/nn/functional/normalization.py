@@ -17,7 +17,7 @@ between the steps, and reuses everything else.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
