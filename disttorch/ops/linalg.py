@@ -218,7 +218,9 @@ class Einsum(Function):
             ctx.subs, ctx.out_sub = subs, out_sub
         eq = ",".join(subs) + "->" + out_sub
         try:
-            return np.asarray(np.einsum(eq, *arrays, optimize=len(arrays) > 2))
+            # NumPy's contraction planner (BLAS where it can) pays off beyond tiny operands
+            big = len(arrays) > 2 or max(a.size for a in arrays) > 256
+            return np.asarray(np.einsum(eq, *arrays, optimize=big))
         except ValueError:
             raise _einsum_size_error(subs, arrays) from None
 
