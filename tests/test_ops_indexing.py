@@ -259,3 +259,16 @@ def test_take_take_along_dim_nonzero():
 def test_setitem_second_order():
     fn = _setitem_fn((slice(None), torch.tensor([2, 0])), (3, 2))
     assert gradgradcheck(fn, (dbl(3, 4), dbl(3, 2, seed=3)))
+
+
+def test_index_put_and_index_put_():
+    x = torch.zeros(3, 2)
+    rows, cols = torch.tensor([0, 2, 0]), torch.tensor([1, 0, 1])
+    assert x.index_put((rows, cols), torch.tensor(1.)).tolist() == [[0, 1], [0, 0], [1, 0]]
+    acc = torch.index_put(x, (rows, cols), torch.tensor([1., 2., 3.]), accumulate=True)
+    assert acc.tolist() == [[0, 4], [0, 0], [2, 0]] and x.abs().sum().item() == 0
+    x.index_put_((rows,), torch.tensor([5., 6.]))
+    assert x.tolist() == [[5, 6], [0, 0], [5, 6]]
+    assert gradcheck(lambda t, v: t.index_put((rows, cols), v, accumulate=True),
+                     (dbl(3, 2), dbl(3, seed=1)))
+    assert gradcheck(lambda t, v: t.index_put((torch.tensor([2, 0]),), v), (dbl(3, 2), dbl(2, seed=1)))

@@ -1,7 +1,7 @@
 """Indexing: ``tensor[index]`` with ints, slices, None, Ellipsis, boolean masks and integer
 tensors or lists; the write ``CopySlices`` behind ``tensor[index] = value``; and the
 index-driven ops ``gather, scatter, scatter_add, index_select, index_add, index_fill,
-masked_fill, masked_select, take, take_along_dim, nonzero``.
+index_put, masked_fill, masked_select, take, take_along_dim, nonzero``.
 
 Reads with basic indices are views. The backward of a read puts the gradient back into
 zeros of the input's shape, accumulating where an integer index repeats (a weighted
@@ -19,11 +19,12 @@ from ._helpers import wrap_dim
 from .shape import Select
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
-           "masked_fill", "masked_select", "take", "take_along_dim", "nonzero", "argwhere"]
+           "index_put", "masked_fill", "masked_select", "take", "take_along_dim", "nonzero",
+           "argwhere"]
 
 TENSOR_METHODS = ("__getitem__", "gather", "scatter", "scatter_add", "index_select", "index_add",
-                  "index_fill", "masked_fill", "masked_select", "take", "take_along_dim",
-                  "nonzero", "argwhere")
+                  "index_fill", "index_put", "masked_fill", "masked_select", "take",
+                  "take_along_dim", "nonzero", "argwhere")
 
 _BASIC = (int, slice, np.integer)
 
@@ -221,6 +222,45 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(value))} cannot "
                            f"be broadcast to indexing result of shape "
                            f"{list(np.shape(target[index]))}") from None
+
+
+class IndexPutAccumulate(Function):
+    """``out = input.clone(); out[indices] += values`` with repeated positions summed."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, index, values):
+        ctx.index = index
+        out = a._data.copy()
+        v = values._data if isinstance(values, Tensor) else values
+        target_shape = np.shape(out[index])
+        try:
+            v = np.broadcast_to(np.asarray(v, dtype=out.dtype), target_shape)
+        except ValueError:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(v))} "
+                               f"cannot be broadcast to indexing result of shape "
+                               f"{list(target_shape)}") from None
+        np.add.at(out, index, v)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gv = _read(g, ctx.index) if ctx.needs_input_grad[2] else None
+        return g, None, gv
+
+
+def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` written at ``input[indices]`` (a tuple of index
+    tensors), or added there (repeats summed) with ``accumulate=True``."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    idx = _np_index(tuple(indices))
+    if accumulate:
+        return IndexPutAccumulate.apply(input, idx, values)
+    out = input.clone()
+    out[idx] = values
+    return out
 
 
 # ---------------------------------------------------------------------- gather / scatter

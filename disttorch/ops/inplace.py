@@ -386,12 +386,13 @@ def _method_inplace(name: str, snapshot: bool = True) -> Callable:
     return method
 
 
-_UNARY = ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin",
+_WITH_INPLACE = ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin",
           "cos", "tan", "tanh", "sigmoid", "relu", "square", "floor", "ceil", "round", "trunc",
           "sign", "clamp", "clip", "clamp_min", "clamp_max", "fmod", "remainder",
-          "masked_fill", "scatter", "scatter_add", "index_add", "index_fill")
-_NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "scatter", "scatter_add"}
-for _name in _UNARY:
+          "masked_fill", "scatter", "scatter_add", "index_add", "index_fill", "index_put")
+_NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter",
+                "scatter_add"}
+for _name in _WITH_INPLACE:
     globals()[_name + "_"] = _method_inplace(_name, _name not in _NO_SNAPSHOT)
 negative_ = globals()["neg_"]
 true_divide_ = divide_ = div_
@@ -593,7 +594,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     return _overwrite(self, _rng(generator).exponential(1.0 / lambd, self._data.shape), Exponential)
 
 
-TENSOR_METHODS = tuple([n + "_" for n in _UNARY] + [
+TENSOR_METHODS = tuple([n + "_" for n in _WITH_INPLACE] + [
     "add_", "sub_", "mul_", "div_", "pow_", "addcmul_", "addcdiv_", "lerp_", "negative_",
     "true_divide_", "divide_", "multiply_", "subtract_", "zero_", "fill_", "copy_",
     "uniform_", "normal_", "bernoulli_", "random_", "exponential_", "__setitem__"])
