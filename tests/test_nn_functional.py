@@ -245,3 +245,14 @@ def test_normalize_unit_norm_and_gradcheck():
 def test_activation_gradgradcheck(fn):
     from disttorch.autograd import gradgradcheck
     assert gradgradcheck(fn, (f64(3, 4),))
+
+
+def test_cosine_similarity_and_pairwise_distance():
+    a = torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    b = torch.tensor([[0.0, 2.0], [2.0, 2.0]], dtype=torch.float64)
+    np.testing.assert_allclose(F.cosine_similarity(a, b).numpy(), [0.0, 1.0], atol=1e-12)
+    np.testing.assert_allclose(F.pairwise_distance(a, b, eps=0.0).numpy(), [math.sqrt(5), math.sqrt(2)])
+    assert gradcheck(lambda x, y: F.cosine_similarity(x, y, dim=0), (f64(3, 4), f64(3, 4, seed=1)))
+    assert gradcheck(F.pairwise_distance, (f64(3, 4), f64(3, 4, seed=1)))
+    from disttorch import nn
+    assert nn.CosineSimilarity(dim=0)(a, b).shape == (2,) and nn.PairwiseDistance()(a, b).shape == (2,)

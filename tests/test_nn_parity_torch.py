@@ -239,3 +239,13 @@ def test_mlp_training_steps_parity():
                 np.testing.assert_allclose(dp.grad.numpy(), tp.grad.numpy(), rtol=1e-9, atol=1e-12)
                 dp -= 0.1 * dp.grad
                 tp -= 0.1 * tp.grad
+
+
+@pytest.mark.parametrize("name, kwargs", [("cosine_similarity", {}), ("cosine_similarity", {"dim": 0}),
+                                          ("pairwise_distance", {}),
+                                          ("pairwise_distance", {"p": 1.0, "keepdim": True})])
+def test_distance_parity(name, kwargs):
+    dx1, tx1 = both((4, 5), 22)
+    dx2, tx2 = both((1, 5), 23)
+    check(getattr(DF, name)(dx1, dx2, **kwargs), getattr(TF, name)(tx1, tx2, **kwargs),
+          [dx1, dx2], [tx1, tx2])

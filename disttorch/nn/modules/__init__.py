@@ -1,11 +1,12 @@
 """Layers, one family per file; each file lists its public classes in ``__all__``."""
-from . import (activation, attention, batchnorm, container, conv, dropout, flatten, linear, loss,
-               module, normalization, pooling, sparse, sync_batchnorm)
+from . import (activation, attention, batchnorm, container, conv, distance, dropout, flatten, linear,
+               loss, module, normalization, pooling, sparse, sync_batchnorm)
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
@@ -16,6 +17,6 @@ from .pooling import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .sync_batchnorm import *  # noqa: F401,F403
 
-__all__ = [name for mod in (activation, attention, batchnorm, container, conv, dropout, flatten,
-                            linear, loss, module, normalization, pooling, sparse, sync_batchnorm)
+__all__ = [name for mod in (activation, attention, batchnorm, container, conv, distance, dropout,
+                            flatten, linear, loss, module, normalization, pooling, sparse, sync_batchnorm)
            for name in mod.__all__]

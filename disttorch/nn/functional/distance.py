@@ -1,0 +1,26 @@
+"""Distances between batches of vectors: ``cosine_similarity`` and ``pairwise_distance``,
+built from core ops (so they differentiate to any order)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...ops import elementwise as _ew
+
+__all__ = ["cosine_similarity", "pairwise_distance"]
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (the inputs
+    broadcast against each other)."""
+    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    x1, x2 = x1.expand(shape), x2.expand(shape)
+    n1 = _ew.clamp_min(x1.norm(dim=dim, keepdim=True), eps)
+    n2 = _ew.clamp_min(x2.norm(dim=dim, keepdim=True), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """``||x1 - x2 + eps||_p`` along the last dim."""
+    return (x1 - x2 + eps).norm(p=p, dim=-1, keepdim=keepdim)
