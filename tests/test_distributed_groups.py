@@ -14,6 +14,7 @@ def api_and_subgroups(rank: int, ws: int) -> None:
     import disttorch.distributed as dist
 
     assert dist.is_available() and not dist.is_initialized()
+    assert dist.is_gloo_available() and not dist.is_nccl_available() and dist.Backend.GLOO == "gloo"
     with pytest.raises(ValueError, match="not been initialized"):
         dist.get_rank()
     with pytest.raises(ValueError, match="not available"):

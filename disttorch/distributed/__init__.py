@@ -32,9 +32,10 @@ from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to
                           reduce_scatter, reduce_scatter_tensor, scatter)
 from .errors import (AuthenticationError, CollectiveMismatchError, DistBackendError, DistError,
                      DistNetworkError, DistStoreError, DistTimeoutError, PeerDiedError)
-from .group import (GroupMember, default_pg_timeout, destroy_process_group, get_backend,
+from .group import (Backend, GroupMember, default_pg_timeout, destroy_process_group, get_backend,
                     get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
-                    get_world_size, init_process_group, is_initialized, is_available, new_group)
+                    get_world_size, init_process_group, is_available, is_gloo_available,
+                    is_initialized, is_mpi_available, is_nccl_available, new_group)
 from .object_collectives import (all_gather_object, broadcast_object_list, gather_object,
                                  scatter_object_list)
 from .p2p import irecv, isend, recv, send
@@ -45,6 +46,7 @@ from .work import Future, Work
 
 __all__ = [
     "init_process_group", "destroy_process_group", "is_initialized", "is_available", "get_rank",
+    "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",
     "get_world_size", "get_backend", "new_group", "GroupMember", "ProcessGroup",
     "get_process_group_ranks", "get_global_rank", "get_group_rank", "default_pg_timeout",
     "ReduceOp", "Work", "Future", "Store", "TCPStore", "FileStore", "PrefixStore",

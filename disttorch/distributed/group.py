@@ -15,6 +15,7 @@ from typing import Any, Iterable
 from .process_group import ProcessGroup
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available",
+           "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",
            "get_rank", "get_world_size", "get_backend", "new_group", "GroupMember",
            "get_process_group_ranks", "get_global_rank", "get_group_rank",
            "default_pg_timeout", "ENV_TIMEOUT"]
@@ -50,9 +51,35 @@ class _State:
 _state = _State()
 
 
+class Backend:
+    """Backend names, as strings (``dist.Backend.GLOO == "gloo"``). ``GLOO`` and ``ZMQ`` both
+    select disttorch's ZeroMQ backend; the GPU and MPI backends are not available."""
+
+    UNDEFINED = "undefined"
+    GLOO = "gloo"
+    ZMQ = "zmq"
+    NCCL = "nccl"
+    MPI = "mpi"
+
+
 def is_available() -> bool:
     """Whether ``disttorch.distributed`` can be used (always ``True``)."""
     return True
+
+
+def is_gloo_available() -> bool:
+    """``True``: the ``"gloo"`` backend name is accepted (it selects the ZeroMQ backend)."""
+    return True
+
+
+def is_nccl_available() -> bool:
+    """``False``: disttorch has no GPU backend."""
+    return False
+
+
+def is_mpi_available() -> bool:
+    """``False``: disttorch has no MPI backend (``env://`` reads Open MPI's variables, though)."""
+    return False
 
 
 def is_initialized() -> bool:

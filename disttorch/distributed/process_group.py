@@ -24,8 +24,9 @@ While it waits for a peer the communication thread checks, every 0.1 s:
   ranks that are behind. Every rank publishes "the collective I am in / last finished" in
   the store at most once a second while it is busy, so this costs nothing per collective.
 
-After any failure the group is broken: the error is raised by the failed operation and by
-every later call on the group (create a new job, or group, to continue).
+After a failed collective the group is broken: the error is raised by the failed operation
+and by every later call on the group (create a new job, or group, to continue). A failed
+send or receive only raises to its caller.
 """
 from __future__ import annotations
 
@@ -57,6 +58,15 @@ logger = logging.getLogger("disttorch.distributed")
 
 # Error classes carried in the ``tag`` field of ERROR messages, so peers re-raise the same type.
 _ERROR_CLASSES = (DistBackendError, CollectiveMismatchError, DistTimeoutError, PeerDiedError)
+
+
+class _PeerLocalError(Exception):
+    """Wraps the failure of a send or receive: it is raised to the caller but, unlike a
+    failed collective, leaves the group usable and is not reported to the other ranks."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class _Op:
@@ -226,6 +236,8 @@ class ProcessGroup:
             return
         try:
             run(*args)
+        except _PeerLocalError as e:
+            work._fail(e.error)
         except BaseException as e:  # noqa: BLE001 - every failure goes to the Work
             self._break(e)
             work._fail(e)
@@ -250,7 +262,10 @@ class ProcessGroup:
 
     def _run_p2p(self, description: str, body: Callable[[_Op], Any]) -> None:
         self._current = op = _Op(self._seq, description, self.timeout, self.stall_warning)
-        body(op)
+        try:
+            body(op)
+        except Exception as e:  # noqa: BLE001 - concerns this pair of ranks only
+            raise _PeerLocalError(e) from e
 
     def _break(self, error: BaseException) -> None:
         """Mark the group broken and tell the peers why (unless a peer told us)."""
@@ -278,15 +293,20 @@ class ProcessGroup:
         Raises the group's health errors while waiting (see the module docstring).
         """
         t = self.transport
-        peers = [peer] if peer is not None else [p for p in range(self.size()) if p != self._rank]
-        while True:
-            for p in peers if peer is not None else t.waiting_from(key):
+        want = (peer, key, out) if peer is not None and out is not None else None
+
+        def take() -> wire.Header | None:
+            for p in [peer] if peer is not None else t.waiting_from(key):
                 header = t.take(p, key, out)
                 if header is not None:
-                    op.heard.add(header.sender)
                     return header
-            want = (peer, key, out) if peer is not None and out is not None else None
-            header = t.pump(min(POLL_SLICE, max(0.0, op.deadline - time.monotonic())), want)
+            return None
+
+        while True:
+            # Look in the stash before and after waiting: a message and a goodbye may
+            # arrive together, and the message must win.
+            header = take() or t.pump(min(POLL_SLICE, max(0.0, op.deadline - time.monotonic())),
+                                      want) or take()
             if header is not None:
                 op.heard.add(header.sender)
                 return header
