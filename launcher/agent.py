@@ -121,6 +121,9 @@ class Agent:
                 self._try(lambda: rdzv.announce_failure(attempt))
             if outcome in ("failed", "remote"):
                 self._let_others_end(group)
+                if c.dump_stacks and not group.all_reaped() and self.signal is None:
+                    say("ranks still running after the failure print their Python stacks (--dump-stacks):")
+                    group.dump_stacks()
         finally:  # also when starting failed half-way: nothing may outlive the attempt
             group.stop(c.stop_grace, self.hurry)
             if group.all_reaped():

@@ -40,6 +40,7 @@ class LaunchConfig:
     max_restarts: int = 0
     monitor_interval: float = 0.1
     stop_delay: float = 2.0
+    dump_stacks: bool = False
     stop_grace: float = 5.0
     join_timeout: float = 300.0
     log_dir: Optional[str] = None
@@ -142,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument(*_flag("--stop-delay"), dest="stop_delay", default="2", metavar="S",
                        help="after the first failure, give the other ranks up to S seconds to end on their own "
                             "(their errors then appear in the summary) before stopping them (default 2)")
+    watch.add_argument(*_flag("--dump-stacks"), dest="dump_stacks", action="store_true",
+                       help="after a failure, ranks still running at the end of --stop-delay print their Python "
+                            "stacks before they are stopped (shows where they were stuck)")
     watch.add_argument(*_flag("--stop-grace"), dest="stop_grace", default="5", metavar="S",
                        help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)")
     watch.add_argument(*_flag("--inject-fault"), dest="inject_fault", action="append", default=[],
@@ -269,6 +273,8 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
 
     if a.module and a.no_python:
         parser.error("-m/--module and --no-python cannot be combined: a module needs Python")
+    if a.dump_stacks and a.no_python:
+        parser.error("--dump-stacks needs Python workers (faulthandler); it cannot be used with --no-python")
     if a.no_python:
         if shutil.which(a.script) is None:
             parser.error(f"--no-python: program {a.script!r} not found on PATH or not executable")
@@ -318,7 +324,7 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         run_id=a.run_id, role=a.role,
         max_restarts=int(_number(parser, "--max-restarts", a.max_restarts, int, 0)),
         monitor_interval=_number(parser, "--monitor-interval", a.monitor_interval, float, 0.001),
-        stop_delay=_number(parser, "--stop-delay", a.stop_delay, float, 0),
+        stop_delay=_number(parser, "--stop-delay", a.stop_delay, float, 0), dump_stacks=a.dump_stacks,
         stop_grace=_number(parser, "--stop-grace", a.stop_grace, float, 0),
         join_timeout=_number(parser, "--join-timeout", join_timeout, float, 0.001),
         log_dir=a.log_dir,

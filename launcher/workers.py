@@ -81,6 +81,18 @@ class WorkerGroup:
         self.ended[spec.local_rank] = ended
         self.exits.put(ended)
 
+    def dump_stacks(self, wait: float = 0.5) -> None:
+        """Ask every running worker to print its Python stacks (SIGUSR1, which launcher.bootstrap
+        hands to faulthandler), then give the output ``wait`` seconds to arrive."""
+        running = [p for p in self._procs if p.returncode is None]
+        for proc in running:
+            try:
+                os.kill(proc.pid, signal.SIGUSR1)  # the worker only: its children may not handle SIGUSR1
+            except ProcessLookupError:
+                pass
+        if running:
+            time.sleep(wait)
+
     def stop(self, grace: float, hurry: Optional[threading.Event] = None) -> None:
         """Stop every worker and everything it started: SIGTERM to each process group, up to
         ``grace`` seconds for them to end (cut short when ``hurry`` is set), then SIGKILL.

@@ -170,6 +170,17 @@ def test_root_cause_is_the_first_failure_and_the_others_errors_are_shown(tmp_pat
 
 
 @pytest.mark.timeout(60)
+def test_dump_stacks_shows_where_the_other_ranks_were(tmp_path):
+    result = launch("--nproc", 3, "--stop-delay", 0.2, "--dump-stacks", FAIL, tmp_path, "raise", 1, timeout=30)
+    assert result.returncode == 1
+    assert "ranks still running after the failure print their Python stacks" in result.stderr
+    for rank in (0, 2):
+        assert re.search(rf"\[rank{rank}\]:   File \".*fail\.py\", line \d+ in <module>", result.stderr), result.stderr
+    assert "[rank1]:   File" not in result.stderr.split("print their Python stacks")[1]
+    assert_all_gone(recorded_pids(tmp_path))
+
+
+@pytest.mark.timeout(60)
 def test_workers_ignoring_sigterm_are_killed_after_the_grace_period(tmp_path):
     started = time.monotonic()
     result = launch("--nproc", 3, "--stop-delay", 0, "--stop-grace", 1, FAIL, tmp_path, "stubborn", 1, timeout=30)
@@ -274,6 +285,7 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
     (["--max-restarts", "-1", str(ENV_DUMP)], "--max-restarts: expected an integer >= 0, got '-1'"),
     (["--standalone", "--nnodes", "2", str(ENV_DUMP)], "--standalone runs a single node"),
     (["--rdzv-conf", "read_timeout=5", str(ENV_DUMP)], "--rdzv-conf: only join_timeout=SECONDS is understood"),
+    (["--dump-stacks", "--no-python", "true"], "--dump-stacks needs Python workers"),
     (["--nnodes", "1:2", str(ENV_DUMP)], "elastic ranges MIN:MAX are not supported"),
 ])
 def test_argument_errors(args, message, monkeypatch, capsys):
