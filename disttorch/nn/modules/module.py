@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Mapping
 import numpy as np
 
 from ... import _dtype
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _check_device
 from ...autograd import grad_mode
 from ..parameter import Buffer, Parameter
 
@@ -89,8 +89,6 @@ class Module:
     """
 
     training: bool
-    _version: int = 1
-    call_super_init: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -437,17 +435,15 @@ class Module:
             elif isinstance(a, Tensor):
                 target = a.dtype
             elif a is not None:
-                from ..._tensor import _check_device
                 _check_device(a)
-        if "device" in kwargs and kwargs["device"] is not None:
-            from ..._tensor import _check_device
+        if kwargs.get("device") is not None:
             _check_device(kwargs["device"])
         if target is None:
             return self
         if not target.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={target}")
-        return self._apply(lambda t: t.to(target) if t.is_floating_point() else t)
+        return self._cast_floats(target)
 
     def _cast_floats(self, dt: _dtype.dtype) -> "Module":
         return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
