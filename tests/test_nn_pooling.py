@@ -47,6 +47,8 @@ def test_pool_output_sizes(kw, shape):
 @pytest.mark.parametrize("fn,kw", [
     (F.max_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
     (F.max_pool2d, dict(kernel_size=(2, 3), stride=1, dilation=(1, 2))),
+    (F.max_pool2d, dict(kernel_size=(1, 3), stride=(1, 2))),
+    (F.max_pool2d, dict(kernel_size=2)),
     (F.avg_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
     (F.avg_pool2d, dict(kernel_size=2, padding=1, count_include_pad=False)),
     (F.avg_pool2d, dict(kernel_size=2, divisor_override=3)),

@@ -102,20 +102,26 @@ def _stages(geo: _PoolGeometry) -> list:
             enumerate(zip(geo.kernel, geo.stride, geo.dilation, geo.out))]
 
 
-def _scatter_stage(g: np.ndarray, in_shape: tuple, stage: tuple, choose: Any = None) -> np.ndarray:
+def _scatter_stage(g: np.ndarray, in_shape: tuple, stage: tuple,
+                   winners: np.ndarray | None = None) -> np.ndarray:
     """Adjoint of one stage: send ``g`` back to the kernel offsets it came from, all of it
-    (sum) or, with ``choose(k)`` (a mask), only where offset ``k`` won (max)."""
+    (sum) or, given the stage's ``winners`` (max), only to the offset that won."""
     axis, kernel, stride, dil, out = stage
     ga = np.zeros(in_shape, dtype=g.dtype)
+    parts = [ga[_along(axis, k, stride, dil, out)] for k in range(kernel)]
     disjoint = stride >= dil * (kernel - 1) + 1  # windows along this dim do not overlap
-    for k in range(kernel):
-        part = ga[_along(axis, k, stride, dil, out)]
-        if choose is None:
+    if winners is None:
+        for part in parts:
             part += g
-        elif disjoint:
-            np.multiply(g, choose(k), out=part)
-        else:
-            part += g * choose(k)
+    elif kernel == 2 and disjoint:  # winners are 0/1: offset 1 gets g * w, offset 0 the rest
+        np.multiply(g, winners, out=parts[1])
+        np.subtract(g, parts[1], out=parts[0])
+    else:
+        for k, part in enumerate(parts):
+            if disjoint:
+                np.multiply(g, winners == k, out=part)
+            else:
+                part += g * (winners == k)
     return ga
 
 
@@ -135,16 +141,19 @@ class MaxPoolNd(Function):
         shapes, winners = [], []
         for axis, kernel, stride, dil, out in _stages(geo):
             shapes.append(a.shape)
-            best = a[_along(axis, 0, stride, dil, out)].copy()
-            arg = np.zeros(best.shape, dtype=np.uint8)
-            for k in range(1, kernel):
+            first = a[_along(axis, 0, stride, dil, out)]
+            if kernel == 1:
+                best, arg = first.copy(), np.zeros(first.shape, dtype=np.uint8)
+            else:
+                second = a[_along(axis, 1, stride, dil, out)]
+                # strict comparisons: the first maximum wins ties, as in PyTorch
+                arg = (second > first).view(np.uint8)
+                best = np.maximum(first, second)
+            for k in range(2, kernel):
                 cand = a[_along(axis, k, stride, dil, out)]
-                better = cand > best  # strict: the first maximum wins ties, as PyTorch
+                better = cand > best
                 np.maximum(best, cand, out=best)
-                if k == 1:
-                    arg = better.view(np.uint8)
-                else:
-                    np.copyto(arg, k, where=better)
+                np.copyto(arg, k, where=better)
             winners.append(arg)
             a = best
         ctx.winners, ctx.shapes, ctx.geo = winners, shapes, geo
@@ -164,7 +173,7 @@ def _max_pool_backward(ctx: MaxPoolNd, g: np.ndarray) -> np.ndarray:
     if geo.unbatched:
         g = g[None]
     for stage, shape, arg in reversed(list(zip(_stages(geo), ctx.shapes, ctx.winners))):
-        g = _scatter_stage(g, shape, stage, lambda k, arg=arg: arg == k)
+        g = _scatter_stage(g, shape, stage, arg)
     gx = g[crop_index(tuple(n - lo - hi for n, (lo, hi) in zip(g.shape[2:], geo.pads)), geo.pads)]
     return gx[0] if geo.unbatched else gx
 
