@@ -64,7 +64,7 @@ def test_parameters_vector_round_trip():
     vector_to_parameters(torch.arange(11, dtype=torch.float32), model.parameters())
     np.testing.assert_array_equal(model[0].bias.detach().numpy(), [6.0, 7.0])
     np.testing.assert_array_equal(model[1].bias.detach().numpy(), [10.0])
-    with pytest.raises(TypeError, match="expected torch.Tensor"):
+    with pytest.raises(TypeError, match="expected disttorch.Tensor"):
         vector_to_parameters([1.0], model.parameters())
 
 

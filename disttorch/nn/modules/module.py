@@ -130,7 +130,7 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
-                            f"(torch Tensor or None required)")
+                            f"(disttorch.Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -146,7 +146,7 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
-                            f"(torch.nn.Parameter or None required)")
+                            f"(disttorch.nn.Parameter or None required)")
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
                              f"parameters must be created explicitly. To express '{name}' as a "
@@ -237,7 +237,7 @@ class Module:
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
-                                f"(torch.nn.Parameter or None expected)")
+                                f"(disttorch.nn.Parameter or None expected)")
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             modules = d.get("_modules")
@@ -248,7 +248,7 @@ class Module:
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
-                                f"(torch.nn.Module or None expected)")
+                                f"(disttorch.nn.Module or None expected)")
             d["_modules"][name] = value
         elif isinstance(value, Buffer):
             if "_buffers" not in d:
@@ -258,7 +258,7 @@ class Module:
         elif "_buffers" in d and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                f"(torch.Tensor or None expected)")
+                                f"(disttorch.Tensor or None expected)")
             d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
@@ -514,7 +514,7 @@ class Module:
             value = state_dict[key]
             if not isinstance(value, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  f'torch.Tensor or Tensor-like object from checkpoint but '
+                                  f'disttorch.Tensor from checkpoint but '
                                   f'received {type(value)}')
                 continue
             if value._data.shape != current._data.shape:

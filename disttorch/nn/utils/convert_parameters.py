@@ -20,7 +20,7 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     """Copy consecutive slices of the 1-D ``vec`` into ``parameters`` (in place, no graph)."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+        raise TypeError(f"expected disttorch.Tensor, but got: {type(vec).__name__}")
     flat = vec._data
     offset = 0
     for p in parameters:
