@@ -184,6 +184,16 @@ def test_flip_roll_tril_triu():
         torch.arange(3).tril()
 
 
+def test_unfold_windows():
+    x = torch.arange(7.)
+    assert x.unfold(0, 3, 2).tolist() == [[0., 1., 2.], [2., 3., 4.], [4., 5., 6.]]
+    m = torch.arange(12).view(2, 6)
+    assert m.unfold(1, 2, 2).shape == (2, 3, 2)
+    assert np.shares_memory(m.unfold(1, 2, 2).numpy(), m.numpy())
+    with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 1 is 6 but size is 7"):
+        m.unfold(1, 7, 1)
+
+
 def test_clone_and_contiguous():
     x = torch.arange(6.).view(2, 3)
     assert x.contiguous() is x and x.is_contiguous()
@@ -236,6 +246,8 @@ GRAD_CASES = {
     "reshape_as": (lambda x: x.t().reshape_as(torch.zeros(6)), (2, 3)),
     "fliplr_flipud": (lambda x: torch.flipud(torch.fliplr(x)), (2, 3)),
     "moveaxis": (lambda x: x.moveaxis(-1, 0), (2, 3, 2)),
+    "unfold_overlapping": (lambda x: x.unfold(1, 3, 2), (2, 7)),
+    "unfold_disjoint": (lambda x: x.unfold(0, 2, 2), (5, 2)),
 }
 
 

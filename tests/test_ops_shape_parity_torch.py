@@ -32,6 +32,7 @@ CASES = {
     "narrow": (lambda L, x: x.narrow(0, 1, 2), [(4, 2)]),
     "select": (lambda L, x: x.select(1, -1), [(3, 4)]),
     "diagonal": (lambda L, x: x.diagonal(-1), [(3, 4)]),
+    "unfold": (lambda L, x: x.unfold(1, 3, 2), [(2, 8)]),
     "cat": (lambda L, a, b: L.cat([a, b], 1), [(2, 3), (2, 2)]),
     "stack": (lambda L, a, b: L.stack([a, b], -1), [(2, 3), (2, 3)]),
     "hstack": (lambda L, a, b: L.hstack([a, b]), [(2, 3), (2, 2)]),

@@ -1,5 +1,5 @@
 """Shape ops: views (view/reshape, expand, transpose/permute, squeeze/unsqueeze, narrow,
-split/chunk/unbind, movedim), copies (clone, contiguous, repeat, flip, roll, tril/triu),
+split/chunk/unbind, movedim, unfold), copies (clone, contiguous, repeat, flip, roll, tril/triu),
 joining (cat, stack) and ``sum_to``, the one helper that sums a broadcast gradient back to
 an input's shape.
 
@@ -22,13 +22,14 @@ __all__ = ["reshape", "view", "view_as", "reshape_as", "expand", "expand_as", "b
            "flatten", "unflatten", "ravel", "movedim", "moveaxis", "narrow", "select", "split",
            "chunk", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack",
            "repeat", "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "clone",
-           "contiguous", "sum_to", "diagonal"]
+           "contiguous", "sum_to", "diagonal", "unfold"]
 
 TENSOR_METHODS = ("_sum_to", "view", "reshape", "expand", "expand_as", "broadcast_to",
                   "transpose", "swapaxes", "swapdims", "permute", "t", "view_as", "reshape_as",
                   "squeeze", "unsqueeze", "flatten", "unflatten", "ravel", "movedim", "moveaxis",
                   "narrow", "select", "split", "chunk", "unbind", "repeat", "tile", "flip",
-                  "fliplr", "flipud", "roll", "tril", "triu", "clone", "contiguous", "diagonal")
+                  "fliplr", "flipud", "roll", "tril", "triu", "clone", "contiguous", "diagonal",
+                  "unfold")
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -267,6 +268,43 @@ class Unbind(Function):
     @staticmethod
     def backward(ctx, *grads):
         return stack(grads, ctx.dim), None
+
+
+class Unfold(Function):
+    """Windows of ``size`` elements every ``step`` along ``dim`` (a new last dim): a view."""
+    _raw = True
+    _view = True
+
+    @staticmethod
+    def forward(ctx, a, dim, size, step):
+        x = a._data
+        ctx.shape, ctx.args = x.shape, (dim, size, step)
+        windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=dim,
+                                                           writeable=step >= size)
+        return windows[(slice(None),) * dim + (slice(None, None, step),)]
+
+    @staticmethod
+    def backward(ctx, g):
+        return UnfoldBackward.apply(g, ctx.shape, *ctx.args), None, None, None
+
+
+class UnfoldBackward(Function):
+    """Sum each window's gradient back onto the elements it covers (adjoint of unfold)."""
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, g, shape, dim, size, step):
+        ctx.args = (dim, size, step)
+        out = np.zeros(shape, dtype=g._data.dtype)
+        n_windows = g._data.shape[dim]
+        pre = (slice(None),) * dim
+        for k in range(size):  # one strided slab per position inside the window
+            out[pre + (slice(k, k + step * (n_windows - 1) + 1, step),)] += g._data[..., k]
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Unfold.apply(gg, *ctx.args), None, None, None, None
 
 
 # ---------------------------------------------------------------------- copies
@@ -626,6 +664,21 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return Diagonal.apply(input, int(offset), d1, d2)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """A view of all windows of ``size`` elements, ``step`` apart, along ``dimension``
+    (which becomes the window count; the window is a new last dim)."""
+    shape = input._data.shape
+    d = wrap_dim(dimension, len(shape))
+    n = shape[d] if shape else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if not shape:
+        return View.apply(input, (1,))
+    return Unfold.apply(input, d, int(size), int(step))
 
 
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
