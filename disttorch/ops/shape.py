@@ -22,7 +22,7 @@ __all__ = ["reshape", "view", "view_as", "reshape_as", "expand", "expand_as", "b
            "flatten", "unflatten", "ravel", "movedim", "moveaxis", "narrow", "select", "split",
            "chunk", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack",
            "repeat", "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "clone",
-           "contiguous", "sum_to", "diagonal", "unfold"]
+           "contiguous", "diagonal"]
 
 TENSOR_METHODS = ("_sum_to", "view", "reshape", "expand", "expand_as", "broadcast_to",
                   "transpose", "swapaxes", "swapdims", "permute", "t", "view_as", "reshape_as",
