@@ -39,7 +39,7 @@ def api_and_subgroups(rank: int, ws: int) -> None:
         if rank in (1, 3):
             works.append((dist.all_reduce(t, group=odd, async_op=True), t, 1 + 3 + 2 * k))
         w = disttorch.tensor([float(rank)])
-        dist.all_reduce(w)
+        dist.all_reduce(w, group=dist.group.WORLD)
         assert w.item() == sum(range(ws))
         if low is not dist.GroupMember.NON_GROUP_MEMBER:
             b = disttorch.tensor([float(rank * 10 + k)])

@@ -6,7 +6,7 @@
     work = dist.all_reduce(t, async_op=True)  # queued on the group's communication thread
     work.wait()
 
-Where things live: ``group.py`` (init, groups, ranks), ``collectives.py`` (tensor
+Where things live: ``groups.py`` (init, groups, ranks), ``collectives.py`` (tensor
 collectives and barriers), ``p2p.py`` (send/recv), ``object_collectives.py``,
 ``process_group.py`` (communication thread, ordering, timeouts, dead peers),
 ``peer_channel.py`` + ``transport.py`` + ``wire.py`` (messages over ZeroMQ),
@@ -32,7 +32,7 @@ from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to
                           reduce_scatter, reduce_scatter_tensor, scatter)
 from .errors import (AuthenticationError, CollectiveMismatchError, DistBackendError, DistError,
                      DistNetworkError, DistStoreError, DistTimeoutError, PeerDiedError)
-from .group import (Backend, GroupMember, default_pg_timeout, destroy_process_group, get_backend,
+from .groups import (Backend, GroupMember, default_pg_timeout, destroy_process_group, get_backend,
                     get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
                     get_world_size, init_process_group, is_available, is_gloo_available,
                     is_initialized, is_mpi_available, is_nccl_available, new_group)
@@ -44,10 +44,13 @@ from .reduce_op import ReduceOp
 from .store import FileStore, PrefixStore, Store, TCPStore
 from .work import Future, Work
 
+#: ``dist.group.WORLD`` is the default group, as in PyTorch.
+group = GroupMember
+
 __all__ = [
     "init_process_group", "destroy_process_group", "is_initialized", "is_available", "get_rank",
     "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",
-    "get_world_size", "get_backend", "new_group", "GroupMember", "ProcessGroup",
+    "get_world_size", "get_backend", "new_group", "GroupMember", "group", "ProcessGroup",
     "get_process_group_ranks", "get_global_rank", "get_group_rank", "default_pg_timeout",
     "ReduceOp", "Work", "Future", "Store", "TCPStore", "FileStore", "PrefixStore",
     "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",

@@ -17,7 +17,7 @@ import numpy as np
 
 from .algorithms import select
 from .errors import DistTimeoutError
-from .group import group_rank_of, resolve_group
+from .groups import group_rank_of, resolve_group
 from .reduce_op import ReduceOp
 from .tensor_io import Flat, array_of
 from .work import Work

@@ -16,7 +16,7 @@ import cloudpickle
 import numpy as np
 
 from . import collectives as c
-from .group import group_rank_of, resolve_group
+from .groups import group_rank_of, resolve_group
 
 __all__ = ["broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import wire
 from .errors import DistBackendError
-from .group import group_rank_of, resolve_group
+from .groups import group_rank_of, resolve_group
 from .tensor_io import Flat
 from .work import Work
 
