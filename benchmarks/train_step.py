@@ -5,7 +5,8 @@ when installed, in PyTorch, side by side in one run; print a table with the rati
     python benchmarks/train_step.py [--steps 20] [--models mlp,cnn,gpt] [--profile cnn]
 
 A ratio is disttorch's median step time over PyTorch's (lower is better); the two take
-turns step by step and CPU time is measured (see ``time_steps``). Targets:
+turns step by step and CPU time is measured unless ``--clock wall`` (see ``time_steps``).
+Targets:
 MLP <= 0.8, GPT <= 1.0, CNN <= 1.5. ``--profile NAME`` prints a cProfile summary of
 disttorch's steps for that model instead of the table.
 """
@@ -74,22 +75,23 @@ def make_step(lib: Any, name: str) -> Callable[[], float]:
     return step
 
 
-def time_steps(steps_by_lib: list, n: int, warmup: int = 3) -> list:
-    """Median CPU time (ms) of one step for each closure in ``steps_by_lib``.
+def time_steps(steps_by_lib: list, n: int, warmup: int = 3,
+               clock: Callable[[], float] = time.process_time) -> list:
+    """Median time (ms) of one step for each closure in ``steps_by_lib``.
 
     The closures take turns step by step, so a change in machine load affects both sides
-    alike. CPU time of the process is used: both libraries run on one thread, so on an
-    idle machine it equals wall time, and on a busy one it is not inflated by time spent
-    waiting for a core."""
+    alike. The default clock is the CPU time of the process: both libraries run on one
+    thread, so on an idle machine it equals wall time, and on a busy one it is not
+    inflated by time spent waiting for a core (``--clock wall`` measures wall time)."""
     for step in steps_by_lib:
         for _ in range(warmup):
             step()
     times: list = [[] for _ in steps_by_lib]
     for _ in range(n):
         for step, record in zip(steps_by_lib, times):
-            t0 = time.process_time()
+            t0 = clock()
             step()
-            record.append(time.process_time() - t0)
+            record.append(clock() - t0)
     return [statistics.median(t) * 1e3 for t in times]
 
 
@@ -113,20 +115,24 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per model")
     parser.add_argument("--models", default="mlp,cnn,gpt", help="comma-separated subset")
     parser.add_argument("--profile", default=None, help="profile disttorch on this model")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="CPU time of the process (default) or wall time")
     args = parser.parse_args()
     if args.profile:
         profile(args.profile, args.steps)
         return
     names = [n.strip() for n in args.models.split(",") if n.strip()]
-    print(f"one training step, 1 thread, median of {args.steps} "
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    print(f"one training step, 1 thread, {args.clock} time, median of {args.steps} "
           f"(numpy {np.__version__}" + (f", torch {torch.__version__})" if torch else ")"))
     print(f"{'model':<6}{'disttorch ms':>14}{'torch ms':>11}{'ratio':>8}{'target':>8}  ")
     for name in names:
         if torch is None:
-            (ours,) = time_steps([make_step(disttorch, name)], args.steps)
+            (ours,) = time_steps([make_step(disttorch, name)], args.steps, clock=clock)
             print(f"{name:<6}{ours:>14.2f}{'-':>11}{'-':>8}{TARGETS[name]:>8.1f}")
             continue
-        ours, theirs = time_steps([make_step(disttorch, name), make_step(torch, name)], args.steps)
+        ours, theirs = time_steps([make_step(disttorch, name), make_step(torch, name)],
+                                  args.steps, clock=clock)
         ratio = ours / theirs
         verdict = "ok" if ratio <= TARGETS[name] else "over"
         print(f"{name:<6}{ours:>14.2f}{theirs:>11.2f}{ratio:>8.2f}{TARGETS[name]:>8.1f}  {verdict}")
