@@ -739,24 +739,33 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate tensors of equal shape except in ``dim``; dtypes are promoted. 1-D empty
     tensors are skipped, as in PyTorch."""
     tensors = _check_join(tensors, "torch.cat")
-    kept = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    kept = [t for t in tensors if t._data.shape != (0,)]
     if not kept:
         return Clone.apply(tensors[0])
-    ref = kept[0]._data
-    d = wrap_dim(dim, ref.ndim)
+    d = wrap_dim(dim, kept[0]._data.ndim)
+    try:
+        return Cat.apply(d, *kept)
+    except (ValueError, np.exceptions.AxisError):
+        raise _cat_error(tensors, d) from None
+
+
+def _cat_error(tensors: list, d: int) -> RuntimeError:
+    """PyTorch's message for tensors that cannot be concatenated along ``d``."""
+    ref = next(t._data.shape for t in tensors if t._data.shape != (0,))
     for i, t in enumerate(tensors):
         s = t._data.shape
-        if t._data.ndim == 1 and s[0] == 0:
+        if s == (0,):
             continue
-        if len(s) != ref.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
-                               f"{len(s)}")
-        for k in range(ref.ndim):
-            if k != d and s[k] != ref.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
-                                   f"Expected size {ref.shape[k]} but got size {s[k]} for tensor "
-                                   f"number {i} in the list.")
-    return Cat.apply(d, *kept)
+        if len(s) != len(ref):
+            return RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
+                                f"and {len(s)}")
+        for k in range(len(ref)):
+            if k != d and s[k] != ref[k]:
+                return RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                    f"Expected size {ref[k]} but got size {s[k]} for tensor "
+                                    f"number {i} in the list.")
+    return RuntimeError(f"torch.cat(): cannot concatenate shapes "
+                        f"{[list(t._data.shape) for t in tensors]} along dimension {d}")
 
 
 concat = concatenate = cat
