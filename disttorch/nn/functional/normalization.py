@@ -13,7 +13,17 @@ built from, as in PyTorch: ``batch_norm_stats`` (local per-channel mean and vari
 ``batch_norm_backward_reduce`` (per-channel sums of the gradient) and
 ``batch_norm_backward_elemt`` (the input gradient from those sums). A synchronised
 variant all-reduces the statistics (then centres with the global mean) and the sums
-between the steps, and reuses everything else.
+between the steps, and reuses everything else:
+
+    mean, var, _ = batch_norm_stats(x)                  # local, per channel
+    # all-reduce count, count * mean, count * (var + mean**2) -> global mean, var, count
+    xc = x - mean_global (per channel); invstd = 1 / sqrt(var_global + eps)
+    update_running_stats(running_mean, running_var, mean_global, var_global, count, momentum)
+    out = batch_norm_elemt(xc, invstd, weight, bias)
+    # backward:
+    sum_g, sum_gxc = batch_norm_backward_reduce(grad, xc)   # all-reduce both
+    grad_input = batch_norm_backward_elemt(grad, xc, invstd, weight, sum_g, sum_gxc, count)
+    grad_weight, grad_bias = sum_gxc * invstd, sum_g        # (local sums: DDP averages them)
 """
 from __future__ import annotations
 
