@@ -81,6 +81,24 @@ def test_unary_in_place_methods():
     assert z.item() == 1.0
 
 
+def test_every_in_place_method_matches_its_out_of_place_op():
+    from disttorch.ops import inplace
+    x = torch.tensor([[1.5, -2.5], [0.25, 3.0]])
+    args = {"clamp": (-1, 1), "clip": (-1, 1), "clamp_min": (0,), "clamp_max": (0,), "fmod": (2,),
+            "remainder": (2,), "masked_fill": (torch.tensor([True, False]), 9.0),
+            "scatter": (1, torch.tensor([[1], [0]]), 7.0),
+            "scatter_add": (0, torch.tensor([[1, 0]]), torch.ones(1, 2)),
+            "index_add": (0, torch.tensor([1]), torch.ones(1, 2)),
+            "index_fill": (1, torch.tensor([0]), -1.0),
+            "index_put": ((torch.tensor([0]), torch.tensor([1])), torch.tensor(5.0))}
+    for name in inplace._WITH_INPLACE:
+        a = args.get(name, ())
+        expected = getattr(x, name)(*a)
+        y = x.clone()
+        assert getattr(y, name + "_")(*a) is y, name
+        np.testing.assert_array_equal(y.numpy(), expected.numpy(), err_msg=name)
+
+
 def test_in_place_casting_rules():
     i = torch.tensor([1, 2, 3])
     i += 2

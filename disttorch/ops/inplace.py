@@ -386,10 +386,11 @@ def _method_inplace(name: str, snapshot: bool = True) -> Callable:
     return method
 
 
-_WITH_INPLACE = ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin",
-          "cos", "tan", "tanh", "sigmoid", "relu", "square", "floor", "ceil", "round", "trunc",
-          "sign", "clamp", "clip", "clamp_min", "clamp_max", "fmod", "remainder",
-          "masked_fill", "scatter", "scatter_add", "index_add", "index_fill", "index_put")
+_WITH_INPLACE = ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal",
+                 "sin", "cos", "tan", "tanh", "sigmoid", "relu", "square", "floor", "ceil",
+                 "round", "trunc", "sign", "clamp", "clip", "clamp_min", "clamp_max", "fmod",
+                 "remainder", "masked_fill", "scatter", "scatter_add", "index_add", "index_fill",
+                 "index_put")
 _NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter",
                 "scatter_add"}
 for _name in _WITH_INPLACE:

@@ -58,7 +58,7 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     return shape
 
 
-def _share_version(outs: Sequence[Tensor], base: Tensor) -> tuple:
+def _mark_views(outs: Sequence[Tensor], base: Tensor) -> tuple:
     """Mark the outputs of a multi-output view op as views of ``base``."""
     for o in outs:
         mark_view(o, base)
@@ -689,11 +689,16 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     n = shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
-        if size < 0 or (size == 0 and n != 0):
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {n}" if size == 0 else
-                               f"split expects split_size be non-negative, but got split_size={size}")
-        sizes = [size] * (n // size) + ([n % size] if n % size else []) if size else [0]
+        if size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got "
+                               f"split_size={size}")
+        if size == 0:
+            if n != 0:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                                   f"dimension size of {n}")
+            sizes = [0]
+        else:
+            sizes = [size] * (n // size) + ([n % size] if n % size else [])
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != n or any(s < 0 for s in sizes):
@@ -701,7 +706,7 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
                                f"tensor's size at dimension {d}), but got split_sizes={sizes}")
     if len(sizes) == 1:
         return (Narrow.apply(tensor, d, 0, sizes[0]),)
-    return _share_version(Split.apply(tensor, tuple(sizes), d), tensor)
+    return _mark_views(Split.apply(tensor, tuple(sizes), d), tensor)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -718,7 +723,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     d = wrap_dim(dim, input._data.ndim)
     if input._data.shape[d] == 1:
         return (Select.apply(input, d, 0),)
-    return _share_version(Unbind.apply(input, d), input)
+    return _mark_views(Unbind.apply(input, d), input)
 
 
 def _check_join(tensors: Sequence[Tensor], op: str) -> list:
