@@ -57,7 +57,11 @@ class _Ring:
         fd = os.open(file, flags, 0o600)
         try:
             if create:
-                os.ftruncate(fd, _DATA + RING_BYTES)
+                try:  # reserve the pages now: a full /dev/shm must fail here, not as SIGBUS later
+                    os.posix_fallocate(fd, 0, _DATA + RING_BYTES)
+                except OSError:
+                    os.unlink(file)
+                    raise
             self._map = mmap.mmap(fd, _DATA + RING_BYTES)
         finally:
             os.close(fd)

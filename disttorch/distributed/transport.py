@@ -224,8 +224,12 @@ class Transport:
                 info = json.loads(store.get(f"{prefix}ep/{peer}"))
                 local = same_host_ipc and info["host"] == endpoints["host"] and "ipc" in info
                 if local and self._shm_token and info.get("shm"):
-                    self._outboxes[peer] = shm.Outbox(self._shm_token, peer)
                     self._inbox_tokens[peer] = info["shm"]
+                    try:
+                        self._outboxes[peer] = shm.Outbox(self._shm_token, peer)
+                    except OSError as e:  # e.g. /dev/shm full: this direction uses the socket
+                        logger.warning("no shared-memory ring towards %s (%s); large messages "
+                                       "to it go over the socket", describe_rank(peer), e)
                 self._connect(peer, info["ipc"] if local else info["tcp"])
         self._await_handshakes(deadline)
 

@@ -1,0 +1,74 @@
+"""Unit tests of the wire format and the shared-memory rings (no processes started)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from disttorch.distributed import shm, wire
+from disttorch.distributed.reduce_op import ReduceOp
+
+
+def header(**changes) -> wire.Header:
+    h = wire.Header(wire.DATA, 0, 7, 0, wire.op_code("all_reduce"), wire.dtype_code(np.float32),
+                    -1, 10, 0, 1, 40)
+    return h._replace(**changes)
+
+
+def test_header_round_trip_and_description():
+    h = header()
+    assert wire.unpack(wire.pack(h), group=0, size=2) == h
+    assert len(wire.pack(h)) == wire.HEADER_SIZE == 52
+    assert wire.describe(h.op, h.dtype, h.numel, h.root) == "all_reduce(float32[10])"
+    assert wire.describe(wire.op_code("broadcast"), h.dtype, 3, 1) == "broadcast(float32[3], root=1)"
+
+
+@pytest.mark.parametrize("frame,message", [
+    (b"x" * 10, "header frame of 10 bytes"),
+    (b"XX" + wire.pack(header())[2:], "bad magic"),
+    (wire.pack(header(kind=9)), "unknown message kind"),
+    (wire.pack(header(group=3)), "group 3 arrived at group 0"),
+    (wire.pack(header(sender=5)), "sender rank 5 outside a group of 2"),
+    (wire.pack(header(op=200)), "unknown op"),
+])
+def test_malformed_headers_are_rejected(frame, message):
+    with pytest.raises(wire.MalformedHeader, match=message):
+        wire.unpack(frame, group=0, size=2)
+
+
+def test_unsupported_dtype_names_the_supported_ones():
+    with pytest.raises(TypeError, match="not supported.*float32"):
+        wire.dtype_code(np.dtype("U3"))
+
+
+def test_reduce_op_ufuncs():
+    assert ReduceOp.SUM.ufunc(np.float32) is np.add
+    assert ReduceOp.MAX.ufunc(np.bool_) is np.logical_or
+    with pytest.raises(TypeError, match="AVG needs a floating-point"):
+        ReduceOp.AVG.ufunc(np.int64)
+    with pytest.raises(TypeError, match="BAND needs an integer"):
+        ReduceOp.BAND.ufunc(np.float64)
+
+
+@pytest.mark.skipif(not shm.enabled(), reason="no writable /dev/shm")
+def test_shared_memory_ring_wraps_refuses_when_full_and_cleans_up():
+    token = shm.new_token()
+    outbox, inbox = shm.Outbox(token, 1), shm.Inbox(token, 1)
+    assert not os.path.exists(shm.path(token, 1)), "the receiver unlinks the file once mapped"
+    third = shm.RING_BYTES * 3 // 8
+    msgs = [np.full(third, k, np.uint8) for k in range(3)]
+    positions = [outbox.put(m) for m in msgs]
+    assert positions[:2] == [0, third] and positions[2] is None, "a full ring refuses"
+    assert outbox.put(np.zeros(shm.RING_BYTES // 2 + 1, np.uint8)) is None, "too large for any ring"
+    out = np.empty(third, np.uint8)
+    inbox.take(positions[0], third, out)
+    assert (out == 0).all()
+    pos = outbox.put(msgs[2])
+    assert pos == shm.RING_BYTES and pos % shm.RING_BYTES == 0, "wraps to the ring's start"
+    for p, k in ((positions[1], 1), (pos, 2)):
+        inbox.take(p, third, out)
+        assert (out == k).all()
+    assert shm.Inbox.valid(pos, third) and not shm.Inbox.valid(shm.RING_BYTES - 8, 16)
+    outbox.close()
+    inbox.close()
