@@ -5,7 +5,7 @@ mode (``1.``), fixed point with 4 decimals and scientific notation from the rang
 non-zero finite values, and pads every element to a common width; tensors of more than
 1000 elements are summarised with ``...`` (3 items at each edge); lines wrap at 80
 columns; ``dtype=`` is shown unless it is the default float, int64 or bool; then
-``grad_fn=<...>`` or ``requires_grad=True``.
+``grad_fn=<...>`` or ``requires_grad=True``. ``set_printoptions`` changes these numbers.
 """
 from __future__ import annotations
 
@@ -15,16 +15,38 @@ import numpy as np
 
 from . import _dtype
 
-PRECISION = 4
-THRESHOLD = 1000
-EDGEITEMS = 3
-LINEWIDTH = 80
+__all__ = ["tensor_repr", "set_printoptions"]
+
+_DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_PROFILES = {"default": _DEFAULTS,
+             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+             "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3, "linewidth": 80}}
+_opts = dict(_DEFAULTS)
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """Set how tensors print, as ``torch.set_printoptions``: digits after the point,
+    element count above which prints are summarised, items kept at each edge, line width,
+    a ``profile`` ('default', 'short', 'full') and ``sci_mode`` (None: automatic)."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        _opts.update(_PROFILES[profile])
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            _opts[name] = value
+    _opts["sci_mode"] = sci_mode
+
 
 
 class _Formatter:
     """Formats every element of one tensor to the same width."""
 
     def __init__(self, arr: np.ndarray) -> None:
+        self.precision = _opts["precision"]
         self.floating = arr.dtype.kind == "f"
         self.int_mode, self.sci_mode, self.max_width = True, False, 1
         flat = arr.reshape(-1)
@@ -40,20 +62,23 @@ class _Formatter:
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
         if self.int_mode:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-            fmt = (lambda v: f"{v:.{PRECISION}e}") if self.sci_mode else (lambda v: f"{v:.0f}.")
         else:
             self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-            fmt = (lambda v: f"{v:.{PRECISION}e}") if self.sci_mode else (lambda v: f"{v:.{PRECISION}f}")
-        self.max_width = max(len(fmt(v)) for v in vals.tolist())
+        self.max_width = max(len(self._text(v)) for v in vals.tolist())
+        if _opts["sci_mode"] is not None:
+            self.sci_mode = _opts["sci_mode"]
+
+    def _text(self, v: float) -> str:
+        p = self.precision
+        if self.sci_mode:
+            return f"{v:.{p}e}"
+        if self.int_mode:
+            return f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
+        return f"{v:.{p}f}"
 
     def format(self, v) -> str:
         if self.floating:
-            if self.sci_mode:
-                s = f"{v:.{PRECISION}e}"
-            elif self.int_mode:
-                s = f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
-            else:
-                s = f"{v:.{PRECISION}f}"
+            s = self._text(v)
         else:
             s = str(v)
         return s.rjust(self.max_width)
@@ -63,18 +88,20 @@ def _summarized(arr: np.ndarray) -> np.ndarray:
     """The edges of ``arr`` that a summarised print shows (for sizing the formatter)."""
     if arr.ndim == 0:
         return arr
-    if arr.shape[0] > 2 * EDGEITEMS:
-        arr = np.concatenate([arr[:EDGEITEMS], arr[-EDGEITEMS:]])
+    edge = _opts["edgeitems"]
+    if arr.shape[0] > 2 * edge:
+        arr = np.concatenate([arr[:edge], arr[-edge:]])
     if arr.ndim == 1:
         return arr
     return np.stack([_summarized(row) for row in arr])
 
 
 def _vector(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
-    per_line = max(1, (LINEWIDTH - indent) // (fmt.max_width + 2))
-    if summarize and arr.shape[0] > 2 * EDGEITEMS:
-        items = ([fmt.format(v) for v in arr[:EDGEITEMS].tolist()] + [" ..."] +
-                 [fmt.format(v) for v in arr[-EDGEITEMS:].tolist()])
+    per_line = max(1, (_opts["linewidth"] - indent) // (fmt.max_width + 2))
+    edge = _opts["edgeitems"]
+    if summarize and arr.shape[0] > 2 * edge:
+        items = ([fmt.format(v) for v in arr[:edge].tolist()] + [" ..."] +
+                 [fmt.format(v) for v in arr[-edge:].tolist()])
     else:
         items = [fmt.format(v) for v in arr.tolist()]
     lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
@@ -86,10 +113,10 @@ def _body(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str
         return fmt.format(arr.item())
     if arr.ndim == 1:
         return _vector(arr, indent, summarize, fmt)
-    n = arr.shape[0]
-    if summarize and n > 2 * EDGEITEMS:
-        rows = ([_body(arr[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."] +
-                [_body(arr[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)])
+    n, edge = arr.shape[0], _opts["edgeitems"]
+    if summarize and n > 2 * edge:
+        rows = ([_body(arr[i], indent + 1, summarize, fmt) for i in range(edge)] + ["..."] +
+                [_body(arr[i], indent + 1, summarize, fmt) for i in range(n - edge, n)])
     else:
         rows = [_body(arr[i], indent + 1, summarize, fmt) for i in range(n)]
     return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
@@ -99,7 +126,7 @@ def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
     parts = [text]
     last_line = len(text) - text.rfind("\n") + 1
     for s in suffixes:
-        if last_line + len(s) + 2 > LINEWIDTH:
+        if last_line + len(s) + 2 > _opts["linewidth"]:
             parts.append(",\n" + " " * indent + s)
             last_line = indent + len(s)
         else:
@@ -119,7 +146,7 @@ def tensor_repr(t) -> str:
         if arr.ndim != 1:
             suffixes.append(f"size={tuple(arr.shape)}")
     else:
-        summarize = arr.size > THRESHOLD
+        summarize = arr.size > _opts["threshold"]
         fmt = _Formatter(_summarized(arr) if summarize else arr)
         body = _body(arr, indent, summarize, fmt)
     name = arr.dtype.name

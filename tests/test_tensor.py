@@ -210,3 +210,21 @@ def test_repr_wraps_long_rows_and_summarises_big_matrices():
     assert lines[1].startswith("        ")
     big = repr(torch.zeros(50, 50))
     assert "..." in big and big.count("\n") == 6
+
+
+def test_set_printoptions_matches_pytorch_layout():
+    x = torch.tensor([1.23456, 2.5, -3.0])
+    try:
+        torch.set_printoptions(precision=2)
+        assert repr(x) == "tensor([ 1.23,  2.50, -3.00])"
+        torch.set_printoptions(threshold=5, edgeitems=1)
+        assert repr(torch.arange(10)) == "tensor([0,  ..., 9])"
+        torch.set_printoptions(profile="default", sci_mode=True)
+        assert repr(torch.tensor([1.5])) == "tensor([1.5000e+00])"
+        torch.set_printoptions(profile="full")
+        assert "..." not in repr(torch.arange(2000))
+        with pytest.raises(ValueError, match="profile must be one of"):
+            torch.set_printoptions(profile="tiny")
+    finally:
+        torch.set_printoptions(profile="default")
+    assert repr(x) == "tensor([ 1.2346,  2.5000, -3.0000])"
