@@ -82,7 +82,7 @@ def test_timeout_names_collective_and_silent_rank():
     text = str(e0)
     assert "all_reduce(float64[3]) #2 timed out on rank 0" in text and "waiting for rank 1" in text, text
     elapsed = float(text.rsplit("after ", 1)[1].split(" s]")[0])
-    assert 1.5 < elapsed < 4, elapsed
+    assert 1.5 < elapsed < 8, elapsed
     # The late rank learns why instead of waiting for its own timeout.
     assert isinstance(e1, dist.DistTimeoutError) and "reported by rank 0" in str(e1), results[1].describe()
 
