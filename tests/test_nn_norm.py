@@ -88,7 +88,7 @@ def test_batchnorm_module_defaults_state_and_repr():
     (lambda: nn.BatchNorm2d(3)(torch.randn(2, 3, 4)), ValueError, "expected 4D input (got 3D input)"),
     (lambda: nn.BatchNorm1d(3)(torch.randn(2, 3, 4, 5)), ValueError, "expected 2D or 3D input (got 4D input)"),
     (lambda: nn.BatchNorm1d(3)(torch.randn(1, 3)), ValueError,
-     "Expected more than 1 value per channel when training, got input size torch.Size([1, 3])"),
+     "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 3])"),
     (lambda: F.batch_norm(torch.randn(2, 3, 4), torch.zeros(4), torch.ones(4)), RuntimeError,
      "running_mean should contain 3 elements not 4"),
     (lambda: F.layer_norm(torch.randn(2, 3), (4,)), RuntimeError,

@@ -265,7 +265,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if training:
         if x.size // c <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape!r}".replace("disttorch.Size", "torch.Size"))
+                             f"size {input.shape!r}")
         return BatchNormTrain.apply(input, weight, bias, running_mean, running_var, momentum, eps)
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm in evaluation mode (training=False) needs running_mean "
