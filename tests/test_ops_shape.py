@@ -194,6 +194,17 @@ def test_unfold_windows():
         m.unfold(1, 7, 1)
 
 
+def test_diag_and_triangle_indices():
+    assert torch.diag(torch.tensor([1, 2])).tolist() == [[1, 0], [0, 2]]
+    assert torch.diag(torch.tensor([1, 2]), -1).tolist() == [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
+    m = torch.arange(6).view(2, 3)
+    d = m.diag(1)
+    assert d.tolist() == [1, 5] and not np.shares_memory(d.numpy(), m.numpy())
+    assert torch.tril_indices(3, 3).tolist() == [[0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2]]
+    assert torch.triu_indices(2, 3, 1).tolist() == [[0, 0, 1], [1, 2, 2]]
+    assert torch.triu_indices(2, 2).dtype == torch.int64
+
+
 def test_clone_and_contiguous():
     x = torch.arange(6.).view(2, 3)
     assert x.contiguous() is x and x.is_contiguous()
@@ -246,6 +257,8 @@ GRAD_CASES = {
     "reshape_as": (lambda x: x.t().reshape_as(torch.zeros(6)), (2, 3)),
     "fliplr_flipud": (lambda x: torch.flipud(torch.fliplr(x)), (2, 3)),
     "moveaxis": (lambda x: x.moveaxis(-1, 0), (2, 3, 2)),
+    "diag_vector": (lambda x: torch.diag(x, 1), (3,)),
+    "diag_matrix": (lambda x: x.diag(-1), (3, 4)),
     "unfold_overlapping": (lambda x: x.unfold(1, 3, 2), (2, 7)),
     "unfold_disjoint": (lambda x: x.unfold(0, 2, 2), (5, 2)),
 }

@@ -22,14 +22,14 @@ __all__ = ["reshape", "view", "view_as", "reshape_as", "expand", "expand_as", "b
            "flatten", "unflatten", "ravel", "movedim", "moveaxis", "narrow", "select", "split",
            "chunk", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack",
            "repeat", "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "clone",
-           "contiguous", "diagonal"]
+           "contiguous", "diagonal", "diag", "tril_indices", "triu_indices"]
 
 TENSOR_METHODS = ("_sum_to", "view", "reshape", "expand", "expand_as", "broadcast_to",
                   "transpose", "swapaxes", "swapdims", "permute", "t", "view_as", "reshape_as",
                   "squeeze", "unsqueeze", "flatten", "unflatten", "ravel", "movedim", "moveaxis",
                   "narrow", "select", "split", "chunk", "unbind", "repeat", "tile", "flip",
                   "fliplr", "flipud", "roll", "tril", "triu", "clone", "contiguous", "diagonal",
-                  "unfold")
+                  "diag", "unfold")
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -192,11 +192,11 @@ class Diagonal(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return DiagonalBackward.apply(g, ctx.shape, *ctx.args), None, None, None
+        return DiagEmbed.apply(g, ctx.shape, *ctx.args), None, None, None
 
 
-class DiagonalBackward(Function):
-    """Place a gradient on the diagonal of a zero tensor (the adjoint of ``diagonal``)."""
+class DiagEmbed(Function):
+    """Zeros with ``g`` on a diagonal: the adjoint of ``diagonal``, and ``diag`` of a vector."""
     _raw = True
 
     @staticmethod
@@ -679,6 +679,37 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     if not shape:
         return View.apply(input, (1,))
     return Unfold.apply(input, d, int(size), int(step))
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """For a 1-D input, a square matrix with it on diagonal ``diagonal``; for a 2-D input,
+    a copy of that diagonal as 1-D."""
+    nd = input._data.ndim
+    k = int(diagonal)
+    if nd == 1:
+        n = input._data.shape[0] + abs(k)
+        return DiagEmbed.apply(input, (n, n), k, 0, 1)
+    if nd == 2:
+        return Clone.apply(Diagonal.apply(input, k, 0, 1))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+
+
+def _tri_indices(lower: bool, row: int, col: int, offset: int, dtype: Any) -> Tensor:
+    rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+    np_dt = np.int64 if dtype is None else dtype.numpy
+    return Tensor._make(np.stack([rows, cols]).astype(np_dt))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None) -> Tensor:
+    """The ``(2, N)`` coordinates of the lower triangle of a ``row x col`` matrix."""
+    return _tri_indices(True, row, col, offset, dtype)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
+                 device: Any = None) -> Tensor:
+    """The ``(2, N)`` coordinates of the upper triangle of a ``row x col`` matrix."""
+    return _tri_indices(False, row, col, offset, dtype)
 
 
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
