@@ -104,7 +104,8 @@ class Tensor:
         return t
 
     def __reduce_ex__(self, protocol: int):
-        return (_rebuild_tensor, (np.ascontiguousarray(self._data), self._rg and self.grad_fn is None))
+        return (_rebuild_tensor, (np.ascontiguousarray(self._data).reshape(self._data.shape),
+                                  self._rg and self.grad_fn is None))
 
     # ------------------------------------------------------------------ basic attributes
     @property

@@ -152,3 +152,12 @@ def test_instance_norm_normalises_each_channel_of_each_sample():
 def test_instance_norm_gradcheck():
     x, w, b = f64(2, 3, 4), f64(3, seed=1), f64(3, seed=2)
     assert gradcheck(lambda a, c, d: F.instance_norm(a, weight=c, bias=d), (x, w, b))
+
+
+def test_batchnorm_survives_pickling_with_its_scalar_counter():
+    import pickle
+    bn = nn.BatchNorm1d(3)
+    bn(torch.randn(4, 3))
+    copy = pickle.loads(pickle.dumps(bn))
+    assert copy.num_batches_tracked.shape == () and copy.num_batches_tracked.item() == 1
+    np.testing.assert_array_equal(copy.running_mean.numpy(), bn.running_mean.numpy())

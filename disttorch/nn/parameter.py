@@ -52,7 +52,8 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol: int):
-        return (_rebuild_parameter, (np.ascontiguousarray(self._data), self._rg, dict(self.__dict__)))
+        return (_rebuild_parameter, (np.ascontiguousarray(self._data).reshape(self._data.shape),
+                                     self._rg, dict(self.__dict__)))
 
 
 def _rebuild_parameter(arr: np.ndarray, requires_grad: bool, state: dict) -> Parameter:
