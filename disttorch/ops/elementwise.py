@@ -45,6 +45,7 @@ def _recording() -> bool:
 
 
 def _const(a: np.ndarray) -> Tensor:
+    """A constant (no-grad) tensor over ``a``, for masks and saved results in backward."""
     return Tensor._make(a)
 
 
