@@ -48,6 +48,8 @@ CASES = {
     "getitem_basic": (lambda L, x: x[1:, None, ..., ::2], [(3, 4)]),
     "getitem_int_list": (lambda L, x: x[[0, 0, 2], 1:], [(3, 4)]),
     "getitem_pairs": (lambda L, x: x[[0, 2, 0], [1, 1, 3]], [(3, 4)]),
+    "getitem_int_then_list": (lambda L, x: x[1, :, [2, 0, 2]], [(2, 3, 4)]),
+    "setitem_int_then_list": (lambda L, x, v: _setitem(x * 1, (0, slice(None), [1, 3]), v), [(2, 3, 4), (3, 2)]),
     "getitem_tensor": (lambda L, x: x[L.tensor(IDX)], [(3, 4)]),
     "getitem_mask": (lambda L, x: x[L.tensor(MASK)], [(3, 4)]),
     "getitem_row_mask": (lambda L, x: x[:, L.tensor(MASK[0])], [(3, 4)]),

@@ -156,6 +156,32 @@ def add_rows(out: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
     add_flat(out, positions, np.broadcast_to(values, rows.shape + out.shape[1:]))
 
 
+def _split_mixed(index: Any) -> tuple | None:
+    """PyTorch applies integer indices before advanced (array) ones; NumPy treats integers
+    next to arrays as advanced too, which moves dims around. For such a mixed index, return
+    ``(basic, advanced)`` with ``x[index]`` (PyTorch) == ``x[basic][advanced]`` (NumPy);
+    None when the index is not mixed."""
+    if not isinstance(index, tuple):
+        return None
+    is_int = [isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in index]
+    if not any(is_int) or all(isinstance(i, _BASIC) or i is None or i is Ellipsis for i in index):
+        return None
+    basic, advanced = [], []
+    for i, integer in zip(index, is_int):
+        if integer:
+            basic.append(i)
+        elif isinstance(i, np.ndarray):
+            basic.extend([slice(None)] * (i.ndim if i.dtype == np.bool_ else 1))
+            advanced.append(i)
+        elif i is None or isinstance(i, slice):
+            basic.append(i)
+            advanced.append(slice(None))
+        else:  # Ellipsis, or anything NumPy will judge
+            basic.append(i)
+            advanced.append(i)
+    return tuple(basic), tuple(advanced)
+
+
 def _read(input: Tensor, idx: Any) -> Tensor:
     if _is_basic(idx):
         idx = _as_view_index(idx)
@@ -163,6 +189,9 @@ def _read(input: Tensor, idx: Any) -> Tensor:
             if isinstance(i, slice) and i.step is not None and i.step <= 0:
                 raise ValueError("step must be greater than zero")
         return Slice.apply(input, idx)
+    mixed = _split_mixed(idx)
+    if mixed is not None:
+        return Index.apply(_read(input, mixed[0]), mixed[1])
     return Index.apply(input, idx)
 
 
@@ -209,7 +238,10 @@ class CopySlices(Function):
 
 
 def write_index(target: np.ndarray, index: Any, value: Any) -> None:
-    """``target[index] = value`` with PyTorch's error messages."""
+    """``target[index] = value`` with PyTorch's indexing rules and error messages."""
+    mixed = _split_mixed(index)
+    if mixed is not None:
+        target, index = target[mixed[0]], mixed[1]  # a view: writing it writes the target
     try:
         target[index] = value
     except IndexError as e:
@@ -233,14 +265,16 @@ class IndexPutAccumulate(Function):
         ctx.index = index
         out = a._data.copy()
         v = values._data if isinstance(values, Tensor) else values
-        target_shape = np.shape(out[index])
+        mixed = _split_mixed(index)
+        target, index = (out[mixed[0]], mixed[1]) if mixed is not None else (out, index)
+        target_shape = np.shape(target[index])
         try:
             v = np.broadcast_to(np.asarray(v, dtype=out.dtype), target_shape)
         except ValueError:
             raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(v))} "
                                f"cannot be broadcast to indexing result of shape "
                                f"{list(target_shape)}") from None
-        np.add.at(out, index, v)
+        np.add.at(target, index, v)
         return out
 
     @staticmethod
