@@ -57,6 +57,8 @@ class Tensor:
     __slots__ = ("_data", "_grad", "grad_fn", "_rg", "_output_nr", "_version_box",
                  "_hooks", "_post_hooks", "_acc", "_retains_grad", "_base", "_view_version",
                  "__weakref__", "__dict__")
+    # NumPy defers to our reflected operators: np.float64(2) * t is a Tensor (with its graph)
+    __array_priority__ = 1000
 
     # ------------------------------------------------------------------ construction
     def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":

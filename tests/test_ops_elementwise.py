@@ -273,3 +273,12 @@ def test_cast_between_float_dtypes_passes_gradient():
                          ids=["clamp", "maximum", "where", "abs", "relu", "pow_tensor"])
 def test_second_derivatives_through_masks(fn):
     assert gradgradcheck(fn, (leaf(ANY[:2, :3]),))
+
+
+def test_numpy_scalars_and_arrays_on_the_left_give_tensors_with_gradients():
+    x = leaf([1.0, 2.0])
+    for out in (np.float64(0.5) * x, np.float32(2) + x, np.float64(3) - x, np.float64(2) / x,
+                np.int64(2) ** x, np.ones(2) * x):
+        assert isinstance(out, torch.Tensor) and out.grad_fn is not None
+    y = np.float64(3.0) * torch.tensor([1.0, 2.0], requires_grad=True)
+    assert y.dtype == torch.float32
