@@ -97,6 +97,14 @@ def point_to_point(rank: int, ws: int) -> None:
         dist.send(np.array([rank], np.int32), dst=0, tag=9)
     with pytest.raises(ValueError, match="should not be the same"):
         dist.send(np.zeros(1), dst=rank)
+    if rank in (0, 2):  # a batched exchange between ranks 0 and 2, both posting send first
+        other = 2 - rank
+        got = np.zeros(300_000, np.float32)       # large enough for a zero-copy send
+        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, np.full(300_000, rank, np.float32), other),
+                                        dist.P2POp(dist.irecv, got, other)])
+        for w in works:
+            w.wait()
+        assert (got == other).all()
     dist.destroy_process_group()
 
 

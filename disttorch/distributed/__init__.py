@@ -38,7 +38,7 @@ from .groups import (Backend, GroupMember, default_pg_timeout, destroy_process_g
                     is_initialized, is_mpi_available, is_nccl_available, new_group)
 from .object_collectives import (all_gather_object, broadcast_object_list, gather_object,
                                  scatter_object_list)
-from .p2p import irecv, isend, recv, send
+from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .process_group import ProcessGroup
 from .reduce_op import ReduceOp
 from .store import FileStore, PrefixStore, Store, TCPStore
@@ -56,7 +56,7 @@ __all__ = [
     "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
     "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
     "all_to_all_single", "barrier", "monitored_barrier",
-    "send", "recv", "isend", "irecv",
+    "send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv",
     "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
     "DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "AuthenticationError",
     "CollectiveMismatchError", "DistTimeoutError", "PeerDiedError",

@@ -17,7 +17,7 @@ from .groups import group_rank_of, resolve_group
 from .tensor_io import Flat
 from .work import Work
 
-__all__ = ["send", "recv", "isend", "irecv"]
+__all__ = ["send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv"]
 
 
 def _peer(pg, rank: int | None, what: str) -> int | None:
@@ -99,3 +99,36 @@ def recv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> int:
         return -1
     work.wait()
     return work.source_rank
+
+
+class P2POp:
+    """One send or receive for :func:`batch_isend_irecv`.
+
+    Args:
+        op: :func:`isend` or :func:`irecv`.
+        tensor: what to send, or where to receive.
+        peer: global rank of the other side.
+        group: the process group (default: the default group).
+        tag: the message tag.
+    """
+
+    def __init__(self, op, tensor: Any, peer: int, group=None, tag: int = 0) -> None:
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``dist.isend`` or "
+                             "``dist.irecv``.")
+        self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
+
+    def __repr__(self) -> str:
+        return f"P2POp({self.op.__name__}, peer={self.peer}, tag={self.tag})"
+
+
+def batch_isend_irecv(p2p_op_list: list[P2POp]) -> list[Work]:
+    """Issue every send and receive of ``p2p_op_list`` asynchronously; return their Works.
+
+    Sends never wait for the receiver to post its receive, so any order of the list on the
+    two sides completes (e.g. every rank sending to its right and receiving from its left).
+    """
+    if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("batch_isend_irecv expects a non-empty list of P2POp")
+    works = [p.op(p.tensor, p.peer, p.group, p.tag) for p in p2p_op_list]
+    return [w for w in works if w is not None]
