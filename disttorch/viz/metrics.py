@@ -51,7 +51,11 @@ def read_metrics(directory: str | os.PathLike) -> dict[int, list[dict]]:
     for name in names:
         rank = int(name[4:-6])
         with open(os.path.join(directory, name), encoding="utf-8") as f:
-            out[rank] = [json.loads(line) for line in f if line.strip()]
+            lines = [line for line in f.read().split("\n") if line.strip()]
+        try:
+            out[rank] = [json.loads(line) for line in lines]
+        except ValueError:  # a rank stopped in the middle of its last line: keep the whole ones
+            out[rank] = [json.loads(line) for line in lines[:-1]]
     if not out:
         raise FileNotFoundError(f"no rank<k>.jsonl metrics files in {os.fspath(directory)!r}; "
                                 f"expected the directory an example wrote with --log-metrics")
