@@ -371,3 +371,16 @@ def test_view_of_a_parameter_after_an_optimizer_style_update():
     (wt * torch.tensor([[1., 10.], [100., 1000.]])).sum().backward()
     assert wt.tolist() == [[2., 6.], [4., 8.]]
     assert w.grad.tolist() == [[1., 100.], [10., 1000.]]
+
+
+def test_zero_on_a_view_keeps_gradient_shapes():
+    x = dbl(4, 5)
+    y = x * 1.0
+    y[1:].zero_()
+    y.t()[0].exp_()
+    ((y * y).sum()).backward()
+    x0 = x.detach().numpy()[0]
+    expected = np.zeros((4, 5))  # rows 1.. were overwritten; y[0, 0] = exp(x[0, 0])
+    expected[0, 1:] = 2 * x0[1:]
+    expected[0, 0] = 2 * np.exp(2 * x0[0])
+    np.testing.assert_allclose(x.grad.numpy(), expected)

@@ -476,7 +476,8 @@ class Copy(Function):
 def _overwrite(t: Tensor, values: np.ndarray, node: type) -> Tensor:
     """Store freshly made ``values`` (already shaped) in ``t`` through ``node``."""
     if _recording(t):
-        return _record(t, lambda a: node.apply(a, values), snapshot=False)
+        full = np.broadcast_to(values, t._data.shape)  # the node's output has t's shape
+        return _record(t, lambda a: node.apply(a, full), snapshot=False)
     _write(t, values)
     t._bump_version()
     return t
