@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="disttorch-plot", description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(prog="disttorch-plot", description="Render a merged trace or per-rank loss curves to PNG.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="\n".join(__doc__.split("\n")[2:]))
     p.add_argument("path", help="a merged trace (trace.json or its directory) or a --log-metrics directory")
