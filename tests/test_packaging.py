@@ -56,3 +56,13 @@ def test_wheel_holds_packages_data_and_entry_points(tmp_path):
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "disttorch-launch = launcher.main:main" in text and "disttorch-plot = disttorch.viz.__main__:main" in text
+
+
+def test_readme_opens_with_the_two_commands_and_names_only_existing_files():
+    import re
+    text = (ROOT / "README.md").read_text()
+    commands = [line.strip() for line in text.split("## Contents")[0].splitlines() if line.startswith("    ")]
+    assert commands == ["pip install -e . && disttorch-launch --nproc 4 examples/train_digits.py",
+                        "pip install -e '.[test]' && pytest"]
+    for path in sorted(set(re.findall(r"\b((?:examples|benchmarks|docs|tests)/[\w./-]+\.(?:py|png))", text))):
+        assert (ROOT / path).is_file(), f"README mentions {path}, which does not exist"
