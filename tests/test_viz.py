@@ -14,16 +14,26 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def test_progress_bar_shows_progress_loss_and_throughput():
     out = io.StringIO()
-    bar = ProgressBar(4, desc="epoch 1/2", width=8, file=out, min_interval=1e9)
+    bar = ProgressBar(4, desc="epoch 1/2", width=8, file=out, min_interval=0.0)
     bar.update(1, loss=2.0, samples=32)
-    bar.update(1, loss=1.0, samples=32)  # not drawn: too soon after the first line
-    bar.update(2, samples=64)
+    bar.update(1, loss=1.0, samples=32)
+    bar.update(2, samples=64)  # the last step: drawn by close()
     bar.close()
     lines = out.getvalue().splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 3
     assert lines[0].startswith("epoch 1/2 |##......| 1/4  loss 2.0000  ")
-    assert lines[1].startswith("epoch 1/2 |########| 4/4  loss 1.9000  ")  # running mean 0.9 * 2 + 0.1 * 1
-    assert "samples/s" in lines[1]
+    assert lines[1].startswith("epoch 1/2 |####....| 2/4  loss 1.9000  ")  # running mean 0.9 * 2 + 0.1 * 1
+    assert lines[2].startswith("epoch 1/2 |########| 4/4  loss 1.9000  ")
+    assert "samples/s" in lines[2] and lines[2].endswith("0:00")
+
+
+def test_progress_bar_in_a_log_waits_min_interval_between_lines():
+    out = io.StringIO()
+    bar = ProgressBar(100, file=out, min_interval=1e9)
+    for _ in range(100):
+        bar.update(1, loss=1.0)
+    bar.close()
+    assert out.getvalue().count("\n") == 1 and "100/100" in out.getvalue()
 
 
 def test_disabled_progress_bar_writes_nothing():

@@ -8,7 +8,7 @@
 
 It shows ``desc |#####.....| 40/120 loss 0.312  1830 samples/s  0:04``. When stderr is not
 a terminal (a log file, or the launcher's rank-prefixed pipe) it does not redraw: it
-prints a line at most every ``min_interval`` seconds and one at the end.
+prints a line every ``min_interval`` seconds and one at the end.
 """
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ class ProgressBar:
         self.samples = 0
         self.loss: Optional[float] = None
         self.start = time.perf_counter()
-        self._last_draw = float("-inf")
         self._tty = bool(getattr(self.file, "isatty", lambda: False)())
+        self._last_draw = float("-inf") if self._tty else self.start  # a log gets its first line after min_interval
 
     def update(self, steps: int = 1, *, loss: Optional[float] = None, samples: int = 0) -> None:
         """Advance by ``steps``; ``loss`` is shown as a running mean, ``samples`` feed the throughput."""
