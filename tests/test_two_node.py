@@ -62,6 +62,7 @@ def test_two_nodes_train_digits_together(tmp_path):
     procs = []
     for name, service in services().items():
         env = {k: str(v) for k, v in service["environment"].items()}
+        # in a container the route to node0 gives a rank its address; here each node is told its own
         env.update(DISTTORCH_JOB_SECRET=secret, DISTTORCH_HOST_ADDR=ADDRESSES[name])
         procs.append(start(*node_command(service["command"], port, tmp_path / "ckpt"), env=env))
     results = []
