@@ -23,7 +23,8 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ..functional.normalization import (batch_norm_backward_elemt, batch_norm_backward_reduce,
-                                        batch_norm_elemt, batch_norm_stats, update_running_stats)
+                                        batch_norm_elemt, batch_norm_stats, channel_shape,
+                                        update_running_stats)
 from .batchnorm import _BatchNorm
 from .module import Module
 
@@ -45,7 +46,7 @@ class SyncBatchNormFunction(Function):
         x = input._data
         c = x.shape[1]
         local_count = x.size // c
-        mean, var = batch_norm_stats(x)
+        mean, var, _ = batch_norm_stats(x)
         stats = np.concatenate([mean * local_count, (var + mean * mean) * local_count,
                                 [local_count]]).astype(np.float64)
         stats = _all_reduce_sum(stats, group)
@@ -54,25 +55,25 @@ class SyncBatchNormFunction(Function):
         g_var = np.maximum(stats[c:2 * c] / count - g_mean * g_mean, 0.0)
         invstd = (1.0 / np.sqrt(g_var + eps)).astype(x.dtype)
         update_running_stats(running_mean, running_var, g_mean, g_var, int(count), momentum)
-        out, xhat = batch_norm_elemt(x, g_mean.astype(x.dtype), invstd, weight, bias)
-        ctx.xhat, ctx.invstd, ctx.count, ctx.group = xhat, invstd, count, group
+        xc = x - g_mean.astype(x.dtype).reshape(channel_shape(x))
+        ctx.xc, ctx.invstd, ctx.count, ctx.group = xc, invstd, count, group
         ctx.save_for_backward(weight)
-        return out
+        return batch_norm_elemt(xc, invstd, weight, bias)
 
     @staticmethod
     def backward(ctx, grad):
         (weight,) = ctx.saved_tensors
         g = grad._data
-        sum_g, sum_gxhat = batch_norm_backward_reduce(g, ctx.xhat)
+        sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         gx = None
         if need_x:
             c = sum_g.size
-            both = _all_reduce_sum(np.concatenate([sum_g, sum_gxhat]), ctx.group)
-            gx = Tensor._make(batch_norm_backward_elemt(g, ctx.xhat, ctx.invstd, weight,
+            both = _all_reduce_sum(np.concatenate([sum_g, sum_gxc]), ctx.group)
+            gx = Tensor._make(batch_norm_backward_elemt(g, ctx.xc, ctx.invstd, weight,
                                                         both[:c], both[c:], ctx.count))
-        gw = Tensor._make(sum_gxhat) if need_w else None
-        gb = Tensor._make(sum_g) if need_b else None
+        gw = Tensor._make((sum_gxc * ctx.invstd).astype(g.dtype)) if need_w else None
+        gb = Tensor._make(sum_g.astype(g.dtype)) if need_b else None
         return gx, gw, gb, None, None, None, None, None
 
 
