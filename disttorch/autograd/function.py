@@ -185,24 +185,26 @@ class Function(FunctionCtx, Node):
 
         ctx = cls.__new__(cls)
         edges = []
+        needs_grad = []
         meta = []
         for a in args:
             if isinstance(a, Tensor) and a._rg:
                 edges.append(a._edge())
-                meta.append(a)
+                needs_grad.append(True)
+                meta.append((a._data.shape, a._data.dtype))
             else:
                 edges.append(None)
+                needs_grad.append(False)
                 meta.append(None)
         ctx.next_edges = tuple(edges)
-        ctx.needs_input_grad = tuple(e is not None for e in edges)
+        ctx.needs_input_grad = tuple(needs_grad)
+        ctx._input_meta = tuple(meta)
         ctx._seq_nr = next(_seq)
         if cls._raw:
             out = cls.forward(ctx, *args)
         else:
             with grad_mode.no_grad():
                 out = cls.forward(ctx, *args)
-        ctx._input_meta = tuple((m._data.shape, m._data.dtype) if m is not None else None
-                                for m in meta)
         out = _wrap(out, ctx)
         if cls._view:
             mark_view(out, args[0])
