@@ -20,7 +20,6 @@ from ._random import (Generator, bernoulli, default_generator, get_rng_state, in
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .serialization import load, save
-from . import nn, optim, utils
 
 
 def _export_ops() -> None:
@@ -37,9 +36,13 @@ _export_ops()
 __version__ = "0.1.0"
 
 
+_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz")
+
+
 def __getattr__(name: str):
-    """``disttorch.distributed`` is imported on first use (it brings in ZeroMQ)."""
-    if name == "distributed":
+    """Subpackages (``nn``, ``optim``, ``utils``, ``distributed``, ...) are imported on
+    first use, so ``import disttorch`` stays quick for every rank a launcher starts."""
+    if name in _LAZY:
         import importlib
-        return importlib.import_module(".distributed", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'disttorch' has no attribute '{name}'")

@@ -52,6 +52,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import struct
 import threading
 import time
 import weakref
@@ -60,10 +61,21 @@ from dataclasses import dataclass
 
 import zmq
 from zmq.utils import z85
-from zmq.utils.monitor import parse_monitor_message
 
 from .store.errors import AuthenticationError
 from .store.log import RateLimitedLog
+
+
+def parse_monitor_message(frames: list) -> dict:
+    """Decode a ZeroMQ socket-monitor event: ``[event id (u16) + value (u32), endpoint]``.
+
+    (pyzmq's own helper lives in a module that imports asyncio, which would add a tenth
+    of a second to every rank's start-up.)
+    """
+    if len(frames) != 2 or len(frames[0]) != 6:
+        raise RuntimeError(f"malformed socket monitor message: {frames!r}")
+    event, value = struct.unpack("=HI", frames[0])
+    return {"event": event, "value": value, "endpoint": frames[1]}
 
 __all__ = [
     "ENV_SECRET",

@@ -58,7 +58,6 @@ from typing import Callable, Deque
 
 import numpy as np
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from . import auth, shm, wire
 from .errors import AuthenticationError, DistNetworkError
@@ -414,7 +413,7 @@ class Transport:
     # ------------------------------------------------------------------ liveness
     def _on_monitor(self, p: _Peer) -> None:
         while p.monitor.poll(0):
-            event = parse_monitor_message(p.monitor.recv_multipart())["event"]
+            event = auth.parse_monitor_message(p.monitor.recv_multipart())["event"]
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 p.connected, p.disconnected_at = True, None
             elif event == zmq.EVENT_DISCONNECTED and p.connected:
