@@ -8,6 +8,7 @@ version counter, so the same update runs bit-for-bit on every rank.
 from __future__ import annotations
 
 import copy
+import os
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
@@ -26,6 +27,9 @@ class _Required:
 
 
 required = _Required()
+
+#: Training steps are fault-injection events (launcher.faults) only when DISTTORCH_FAULT asks for it.
+_FAULTS = bool(os.environ.get("DISTTORCH_FAULT"))
 
 
 class Optimizer:
@@ -101,6 +105,8 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        if _FAULTS:
+            __import__("launcher.faults").faults.maybe_inject("step")
         start = trace.begin("optimizer.step")
         for group in self.param_groups:
             for p in group["params"]:
