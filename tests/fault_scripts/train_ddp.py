@@ -8,6 +8,7 @@ OUT_DIR/ckpt saves every N steps and is reloaded at start, so a run restarted by
 ``--max-restarts`` continues where the latest checkpoint left it. Leaves in OUT_DIR:
 
 - ``pid_rank<R>_attempt<A>``: the worker's pid (written first);
+- ``resumed_rank<R>_attempt<A>.json``: ``{"epoch", "step", "global_step"}`` the run started from;
 - ``error_rank<R>_attempt<A>.json``: ``{"time", "type", "message"}`` if training raised;
 - ``params.npy``: rank 0's final parameters, concatenated (float32), at the end.
 """
@@ -51,6 +52,9 @@ def train(out_dir: str, epochs: int, every: int, sleep: float, hold_at: int, hol
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
     ckpt = Checkpointer(os.path.join(out_dir, "ckpt"), model=net, optimizer=opt, scheduler=sched)
     state = ckpt.load_latest()
+    tag = f"rank{rank}_attempt{os.environ.get('DISTTORCH_RESTART_COUNT', '0')}"
+    with open(os.path.join(out_dir, f"resumed_{tag}.json"), "w") as f:
+        json.dump({"epoch": state.epoch, "step": state.step, "global_step": state.global_step}, f)
     steps = state.global_step
     for epoch in range(state.epoch, epochs):
         sampler.set_epoch(epoch)
