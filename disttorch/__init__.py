@@ -6,7 +6,11 @@ across processes and machines over ZeroMQ.
 """
 from __future__ import annotations
 
-from . import _dtype
+from ._malloc import tune_malloc as _tune_malloc
+
+_tune_malloc()
+
+from . import _dtype  # noqa: E402
 from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
                      half, int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
 from ._tensor import Size, Tensor, device, is_tensor
