@@ -253,8 +253,9 @@ class Fuzzer(threading.Thread):
 QUOTA = 3000   # bad inputs sent before the training run may go past its middle step
 
 
-def listening_ports(pid: int) -> set:
-    return {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp")
+def listening(pid: int) -> set:
+    """The (address, port) pairs process ``pid`` listens on."""
+    return {(c.laddr.ip, c.laddr.port) for c in psutil.Process(pid).net_connections(kind="tcp")
             if c.status == psutil.CONN_LISTEN}
 
 
@@ -270,11 +271,14 @@ def test_training_survives_fuzzed_store_and_peer_ports(tmp_path, reference):
         pid_files = wait_for_files(tmp_path, "pid_rank*", 2, timeout=30)
         pids = [int(p.read_text()) for p in pid_files]
         deadline = time.monotonic() + 20
+        sockets: set = set()
         peer_ports: set = set()
         while len(peer_ports) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            peer_ports = set().union(*(listening_ports(p) for p in alive(pids))) - {master}
+            sockets = set().union(*(listening(p) for p in alive(pids)))
+            peer_ports = {port for _, port in sockets} - {master}
             time.sleep(0.05)
         assert len(peer_ports) >= 2, f"found the peer ports {peer_ports} of workers {pids}"
+        assert {ip for ip, _ in sockets} == {"127.0.0.1"}, f"a single-node job listens on {sockets}"
         rss_before = sum(psutil.Process(p).memory_info().rss for p in pids)
         fuzzer = Fuzzer([master, *sorted(peer_ports)], quota=QUOTA, release=release)
         fuzzer.start()
