@@ -244,3 +244,41 @@ def test_injected_connection_drop_is_reported_on_both_sides():
     results = run_ranks(dropped, 2, timeout=30, env={"DISTTORCH_FAULT": "drop:rank=1:at=collective:3"})
     assert results[1].startswith("DistNetworkError") and "closed its connections" in results[1], results[1]
     assert results[0].startswith("PeerDiedError") and "rank 1 died" in results[0], results[0]
+
+
+def root_list_errors(rank: int, ws: int) -> list[str]:
+    """Argument errors of gather and scatter, caught on each rank before any message moves."""
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    x = np.ones(3, np.float32)
+    messages = []
+    attempts = [
+        lambda: dist.gather(x, [np.ones(3, np.float32)] * ws, dst=1),           # list on a non-dst rank
+        lambda: dist.scatter(x, [np.ones(3, np.float32)] * ws, src=1),          # list on a non-src rank
+        lambda: dist.gather(x, [np.ones(4, np.float32)] * ws, dst=0),           # wrong size
+        lambda: dist.scatter(x, [np.ones(3, np.float64)] * ws, src=0),          # wrong dtype
+    ]
+    for attempt in attempts if rank == 0 else ():
+        try:
+            attempt()
+        except (ValueError, TypeError, RuntimeError) as e:
+            messages.append(str(e))
+    dist.barrier()
+    out = [np.zeros(3, np.float32) for _ in range(ws)] if rank == 0 else None
+    dist.gather(np.full(3, rank, np.float32), out, dst=0)   # the group still works afterwards
+    if rank == 0:
+        messages.append(repr([o.tolist() for o in out]))
+    dist.destroy_process_group()
+    return messages
+
+
+@pytest.mark.timeout(60)
+def test_gather_and_scatter_list_errors_name_the_argument():
+    messages = run_ranks(root_list_errors, 2, timeout=45)[0]
+    assert len(messages) == 5, messages
+    assert "``gather_list`` must NOT be specified on non-destination ranks" in messages[0]
+    assert "``scatter_list`` must NOT be specified on non-source ranks" in messages[1]
+    assert "gather_list[0] has 4 elements, the input 3" in messages[2]
+    assert "scatter_list" in messages[3] and "float64" in messages[3], messages[3]
+    assert messages[4] == repr([[0.0] * 3, [1.0] * 3])

@@ -227,6 +227,26 @@ def reduce_scatter_tensor(output: Any, input: Any, op: ReduceOp = ReduceOp.SUM, 
     return _reduce_scatter("reduce_scatter_tensor", pg, out, buf, op, [output], async_op)
 
 
+def _root_list(pg, root: int, tensors: list | None, name: str, words: tuple, local: np.ndarray,
+               **flat_options: bool) -> list | None:
+    """The root's ``world_size`` tensors of ``name`` (gather's outputs, scatter's inputs) as
+    Flats, checked against the local tensor's dtype and size; ``None`` on the other ranks,
+    where passing them is an error. ``words``: the root argument's name, the root's role and
+    the local tensor's role, for the messages."""
+    arg, role, local_role = words
+    if pg.rank() != root:
+        if tensors:
+            raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+        return None
+    flats = [Flat(t, f"{name}[{i}]", **flat_options) for i, t in
+             enumerate(_list_of(tensors, pg.size(), f"{name} on the {arg} rank"))]
+    _same_dtype([f.flat for f in flats], local.dtype, name)
+    for i, f in enumerate(flats):
+        if f.flat.size != local.size:
+            raise ValueError(f"{name}[{i}] has {f.flat.size} elements, the {local_role} {local.size}")
+    return flats
+
+
 def gather(tensor: Any, gather_list: list | None = None, dst: int = 0, group=None,
            async_op: bool = False) -> Work | None:
     """Collect ``tensor`` from every rank into ``gather_list`` on global rank ``dst``.
@@ -239,16 +259,8 @@ def gather(tensor: Any, gather_list: list | None = None, dst: int = 0, group=Non
         return None
     root = group_rank_of(pg, dst, "dst")
     source = Flat(tensor, write=False)
-    outputs = None
-    if pg.rank() == root:
-        outputs = [Flat(t, f"gather_list[{i}]", read=False) for i, t in
-                   enumerate(_list_of(gather_list, pg.size(), "gather_list on the dst rank"))]
-        _same_dtype([o.flat for o in outputs], source.flat.dtype, "gather_list")
-        for i, o in enumerate(outputs):
-            if o.flat.size != source.flat.size:
-                raise ValueError(f"gather_list[{i}] has {o.flat.size} elements, the input {source.flat.size}")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    outputs = _root_list(pg, root, gather_list, "gather_list", ("dst", "destination", "input"),
+                         source.flat, read=False)
 
     def body(ch) -> None:
         if source.flat.size:
@@ -273,16 +285,8 @@ def scatter(tensor: Any, scatter_list: list | None = None, src: int = 0, group=N
         return None
     root = group_rank_of(pg, src, "src")
     out = Flat(tensor, read=False)
-    sources = None
-    if pg.rank() == root:
-        sources = [Flat(t, f"scatter_list[{i}]", write=False) for i, t in
-                   enumerate(_list_of(scatter_list, pg.size(), "scatter_list on the src rank"))]
-        _same_dtype([s.flat for s in sources], out.flat.dtype, "scatter_list")
-        for i, s in enumerate(sources):
-            if s.flat.size != out.flat.size:
-                raise ValueError(f"scatter_list[{i}] has {s.flat.size} elements, the output {out.flat.size}")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    sources = _root_list(pg, root, scatter_list, "scatter_list", ("src", "source", "output"),
+                         out.flat, write=False)
 
     def body(ch) -> None:
         if out.flat.size:
