@@ -18,7 +18,7 @@ from .autograd import grad_mode
 from .autograd import function as _function
 from .autograd.function import AccumulateGrad
 
-__all__ = ["Tensor", "Size", "is_tensor"]
+__all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"]
 
 
 class Size(tuple):
@@ -481,3 +481,25 @@ _function._tensor_cls[0] = Tensor
 def is_tensor(obj: Any) -> bool:
     """True if ``obj`` is a disttorch Tensor."""
     return isinstance(obj, Tensor)
+
+
+def _tensor_arg(name: str, input: Any) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """True if ``input``'s dtype is a floating point one (float16, float32, float64)."""
+    return _tensor_arg("is_floating_point", input).is_floating_point()
+
+
+def numel(input: Tensor) -> int:
+    """The number of elements of ``input``."""
+    return _tensor_arg("numel", input).numel()
+
+
+def detach(input: Tensor) -> Tensor:
+    """``input.detach()``: a tensor sharing ``input``'s memory, outside the graph."""
+    return _tensor_arg("detach", input).detach()

@@ -1,5 +1,6 @@
 """Elementwise ops: arithmetic (``+ - * / **``), unary math (exp, log, sqrt, trig,
-activations), ``clamp``, ``maximum``/``minimum``, ``where`` and dtype casts.
+activations), ``logaddexp``/``hypot``, ``clamp``, ``maximum``/``minimum``, ``where``,
+``nan_to_num`` and dtype casts.
 
 Each op is one Function: forward computes on NumPy arrays, backward (right below it)
 expresses the gradient with tensor ops, so it can itself be differentiated
@@ -22,21 +23,23 @@ from .._dtype import float64, from_numpy, get_default_dtype, result_type
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state as _grad_state
-from ._helpers import arr, binary, broadcast_error
+from ._helpers import arr, binary, broadcast_error, scalar_type_name
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
            "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2",
            "log10", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "tanh",
            "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
            "minimum", "where", "cast", "float_power", "sinh", "cosh", "asin", "acos", "atan",
-           "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp"]
+           "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp", "logaddexp", "hypot",
+           "nan_to_num"]
 
 TENSOR_METHODS = ("add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
                   "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p",
                   "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan",
                   "tanh", "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max",
                   "maximum", "minimum", "cast", "float_power", "sinh", "cosh", "asin", "acos",
-                  "atan", "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp")
+                  "atan", "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp", "logaddexp",
+                  "hypot", "nan_to_num")
 
 
 def _recording() -> bool:
@@ -448,6 +451,81 @@ class Atan2(Function):
         return (scale * x if na else None), (-scale * y if nb else None)
 
 
+def _floating_pair(name: str, a: Tensor, b: Tensor) -> None:
+    """PyTorch implements ``logaddexp`` and ``hypot`` for floating results only."""
+    rt = result_type(a._data, b._data)
+    if rt.kind != "f":
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_type_name(rt)}\'')
+
+
+class Logaddexp(Function):
+    """``log(exp(input) + exp(other))`` without overflow; the gradients are
+    ``sigmoid(input - other)`` and ``sigmoid(other - input)``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _floating_pair("logaddexp", a, b)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b)
+        with np.errstate(invalid="ignore"):
+            return binary(np.logaddexp, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        with np.errstate(invalid="ignore"):  # both -inf (or both +inf): NaN, as PyTorch
+            d = a - b
+            return (g * sigmoid(d) if na else None), (g * sigmoid(-d) if nb else None)
+
+
+class Hypot(Function):
+    """``sqrt(input**2 + other**2)`` without overflow; the gradients are ``input / out``
+    and ``other / out`` (NaN where both are 0, as PyTorch's)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _floating_pair("hypot", a, b)
+        out = binary(np.hypot, a, b)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b)
+            ctx.out = out
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad
+        out = Hypot.apply(a, b) if _recording() else _const(ctx.out)
+        scale = g / out
+        return (scale * a if na else None), (scale * b if nb else None)
+
+
+class NanToNum(Function):
+    """NaN, +inf and -inf replaced by the given numbers (integer and bool inputs are
+    copied); the gradient passes where the input is finite and is 0 elsewhere."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, nan, posinf, neginf):
+        x = a._data
+        if x.dtype.kind != "f":
+            return x.copy()
+        if ctx.needs_input_grad:
+            ctx.finite = np.isfinite(x)
+        with np.errstate(over="ignore"):  # a bound beyond the dtype's range becomes inf
+            return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * _const(ctx.finite), None, None, None
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
     out = np.exp(-np.abs(x))           # in (0, 1]: never overflows
@@ -814,6 +892,32 @@ def atan(input: Tensor) -> Tensor:
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise angle of the point ``(other, input)``, in ``[-pi, pi]`` (broadcast)."""
     return Atan2.apply(input, other)
+
+
+def _tensor_other(name: str, other: Any) -> None:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """``log(exp(input) + exp(other))``, computed stably (broadcast; floating results only)."""
+    _tensor_other("logaddexp", other)
+    return Logaddexp.apply(input, other)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)``, the hypotenuse, without overflow (broadcast;
+    floating results only)."""
+    _tensor_other("hypot", other)
+    return Hypot.apply(input, other)
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """``input`` with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``
+    (by default the largest and smallest finite values of the dtype)."""
+    return NanToNum.apply(input, 0.0 if nan is None else nan, posinf, neginf)
 
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:

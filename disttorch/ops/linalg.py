@@ -1,5 +1,6 @@
 """Matrix products: matmul (1-D, 2-D and batched with broadcasting) and its special
-cases mm, bmm, mv, dot, outer (and addmm); ``einsum`` is one Function of its own. One Function (Matmul) does them all; the public
+cases mm, bmm, mv, dot, outer (and addmm); ``einsum`` and ``tensordot`` are one Function
+each, and so is ``trace``. One Function (Matmul) does all the matmul cases; the public
 functions only add PyTorch's argument checks."""
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state as _grad_state
 from ._helpers import broadcast_error
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "einsum"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "einsum", "tensordot", "trace"]
 
-TENSOR_METHODS = ("matmul", "mm", "bmm", "mv", "dot", "outer", "addmm")
+TENSOR_METHODS = ("matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "trace")
 
 
 def _shape_str(s: tuple) -> str:
@@ -273,3 +274,123 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         operands = tuple(operands[0])
     subs, out = _einsum_subscripts(equation, [o._data.shape for o in operands])
     return Einsum.apply(subs, out, *operands)
+
+
+# ---------------------------------------------------------------------- tensordot, trace
+class Tensordot(Function):
+    """Sum of products over the paired dims ``dims_a`` of ``a`` and ``dims_b`` of ``b``
+    (wrapped, equal sizes); the result has ``a``'s other dims, then ``b``'s. Each gradient
+    is a tensordot of the upstream gradient with the other operand, permuted back."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, dims_a, dims_b):
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b)
+            ctx.dims = (dims_a, dims_b)
+        return np.asarray(np.tensordot(a._data, b._data, axes=(dims_a, dims_b)))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        da, db = ctx.dims
+        free_a = [i for i in range(a._data.ndim) if i not in da]
+        free_b = [j for j in range(b._data.ndim) if j not in db]
+        na, nb = ctx.needs_input_grad[:2]
+        ga = gb = None
+        if na:  # axes: a's free dims, then b's contracted dims in b's order (as a's dims)
+            ga = Tensordot.apply(g, b, list(range(len(free_a), g._data.ndim)), free_b)
+            order = free_a + [da[db.index(j)] for j in sorted(db)]
+            ga = ga.permute(tuple(np.argsort(order)))
+        if nb:  # axes: a's contracted dims in a's order (as b's dims), then b's free dims
+            gb = Tensordot.apply(a, g, free_a, list(range(len(free_a))))
+            order = [db[da.index(i)] for i in sorted(da)] + free_b
+            gb = gb.permute(tuple(np.argsort(order)))
+        return ga, gb, None, None
+
+
+_DIMS_MSG = ("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+             "containing two lists, but got dims={}")
+
+
+def _tensordot_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list, list]:
+    """The two lists of dims to contract, from an int, a pair of lists or a tensor."""
+    if isinstance(dims, Tensor):
+        dims = dims._data.tolist() if dims._data.size > 1 else int(dims._data.reshape(()))
+    if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+        dims = int(dims)
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a._data.ndim, b._data.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        return list(range(-dims, 0)), list(range(dims))
+    if not isinstance(dims, (tuple, list)) or len(dims) != 2:
+        raise RuntimeError(_DIMS_MSG.format(dims))
+    lists = []
+    for (name, pos), d in zip((("dims_self", 3), ("dims_other", 4)), dims):
+        if isinstance(d, Tensor):
+            d = d._data.tolist()
+        if not isinstance(d, (tuple, list)):
+            raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of "
+                            f"ints, not {type(d).__name__}")
+        lists.append([int(i) for i in d])
+    return lists[0], lists[1]
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Contract ``a`` and ``b`` over dims: an int ``d`` pairs the last ``d`` dims of ``a``
+    with the first ``d`` of ``b``; a pair of lists ``([i, ...], [j, ...])`` names the
+    paired dims. The result has ``a``'s remaining dims, then ``b``'s. As in PyTorch, a
+    paired dim of size 1 is summed against the other operand's dim of any size."""
+    given_a, given_b = _tensordot_dims(a, b, dims)
+    if len(given_a) != len(given_b):
+        raise RuntimeError("both dimension lists should have same length")
+    x, y = a._data, b._data
+    if x.dtype != y.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if x.dtype.kind == "b":
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+    da = [_wrap_dim(d, x.ndim) for d in given_a]
+    db = [_wrap_dim(d, y.ndim) for d in given_b]
+    for wrapped in (da, db):
+        for d in wrapped:
+            if wrapped.count(d) > 1:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    for i, j, gi, gj in zip(da, db, given_a, given_b):
+        si, sj = x.shape[i], y.shape[j]
+        if si == sj:
+            continue
+        if si == 1:
+            b = b.sum(j, keepdim=True)
+        elif sj == 1:
+            a = a.sum(i, keepdim=True)
+        else:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {si} in "
+                               f"dim {gi} and second has size {sj} in dim {gj}")
+    return Tensordot.apply(a, b, da, db)
+
+
+class Trace(Function):
+    """Sum of the main diagonal of a matrix; the gradient is ``g`` on that diagonal."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        if x.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+        if x.dtype.kind == "b":
+            raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+        ctx.shape = x.shape
+        return np.asarray(np.trace(x, dtype=np.int64 if x.dtype.kind in "iu" else None))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * Tensor._make(np.eye(*ctx.shape, dtype=g._data.dtype))
+
+
+def trace(input: Tensor) -> Tensor:
+    """Sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
+    return Trace.apply(input)

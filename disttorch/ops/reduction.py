@@ -1,5 +1,6 @@
-"""Reductions: sum, mean, max/min (with indices over a dim), amax/amin, prod, var/std,
-logsumexp, norm, and the scan cumsum.
+"""Reductions: sum, mean, max/min (with indices over a dim), amax/amin, median, prod,
+var/std, logsumexp, norm; the scans cumsum and cumprod and their inverse ``diff``; and
+``softmax``/``log_softmax`` at the top level (the ones of ``nn.functional``).
 
 Backward of a reduction broadcasts the upstream gradient back over the reduced dims and
 weights it per element (``amax`` splits it evenly among ties; ``max(dim)`` sends it to the
@@ -19,13 +20,14 @@ from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state as _grad_state
-from ._helpers import dims_tuple, wrap_dim
+from ._helpers import dims_tuple, scalar_type_name, wrap_dim
 
-__all__ = ["sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "var_mean",
-           "std_mean", "logsumexp", "norm", "cumsum"]
+__all__ = ["sum", "mean", "max", "min", "amax", "amin", "median", "prod", "var", "std",
+           "var_mean", "std_mean", "logsumexp", "norm", "cumsum", "cumprod", "diff", "softmax",
+           "log_softmax"]
 
-TENSOR_METHODS = ("sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std",
-                  "logsumexp", "norm", "cumsum")
+TENSOR_METHODS = ("sum", "mean", "max", "min", "amax", "amin", "median", "prod", "var", "std",
+                  "logsumexp", "norm", "cumsum", "cumprod", "diff", "softmax", "log_softmax")
 
 
 # ---------------------------------------------------------------------- result types
@@ -43,6 +45,7 @@ def _return_type(name: str, fields: tuple) -> type:
 
 max_type = _return_type("max", ("values", "indices"))
 min_type = _return_type("min", ("values", "indices"))
+median_type = _return_type("median", ("values", "indices"))
 
 
 # ---------------------------------------------------------------------- helpers
@@ -169,9 +172,7 @@ class Mean(Function):
 
 def _type_name(t: Tensor) -> str:
     """PyTorch's scalar-type name in messages: Long, Int, Bool, Byte, Float..."""
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "float32": "Float", "float64": "Double",
-            "float16": "Half"}.get(t._data.dtype.name, t._data.dtype.name)
+    return scalar_type_name(t._data.dtype)
 
 
 def _reduce(fn: type, input: Tensor, dim: Any, keepdim: bool, *extra: Any) -> Tensor:
@@ -304,6 +305,91 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Min over ``dim`` (all dims by default); ties share the gradient evenly."""
     return _reduce(Amin, input, dim, keepdim)
+
+
+# ---------------------------------------------------------------------- median
+def _median_dtype_check(x: np.ndarray) -> None:
+    if x.dtype.kind == "b":
+        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+
+
+class Median(Function):
+    """``median(input)``: the lower of the two middle values of all elements (NaN if any
+    is NaN). As PyTorch's, the gradient is shared evenly among the elements equal to it."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        _median_dtype_check(x)
+        flat = x.reshape(-1)
+        if flat.size == 0 and x.dtype.kind != "f":  # PyTorch's integer "NaN": the minimum
+            out = np.full((), np.iinfo(x.dtype).min, dtype=x.dtype)
+        elif flat.size == 0 or (flat.dtype.kind == "f" and np.isnan(flat).any()):
+            out = np.full((), np.nan, dtype=x.dtype)
+        else:
+            k = (flat.size - 1) // 2
+            out = np.asarray(np.partition(flat, k)[k])
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            ctx.out = out
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        x, m = a._data, ctx.out
+        hit = (x == m) | (np.isnan(x) & np.isnan(m))  # a NaN median comes from the NaNs
+        w = hit / hit.sum()
+        return _expand_back(g, x.shape, None, False, w.astype(g._data.dtype, copy=False))
+
+
+class MedianDim(MaxDim):
+    """``median(input, dim)``: ``(values, indices)`` of the lower median of each slice (a
+    slice with NaN gives NaN and the index of its first NaN); the gradient goes to the
+    selected element."""
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        x = a._data
+        _median_dtype_check(x)
+        n = x.shape[dim]
+        if n == 0:
+            raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
+        k = (n - 1) // 2
+        idx = np.take(np.argpartition(x, k, axis=dim), [k], axis=dim)  # NaN sorts last
+        if x.dtype.kind == "f":
+            nan = np.isnan(x)
+            has_nan = nan.any(axis=dim, keepdims=True)
+            if has_nan.any():
+                idx = np.where(has_nan, np.argmax(nan, axis=dim, keepdims=True), idx)
+        values = np.take_along_axis(x, idx, axis=dim)
+        if ctx.needs_input_grad:
+            ctx.shape, ctx.idx, ctx.dim, ctx.keepdim = x.shape, idx, dim, keepdim
+        if not keepdim:
+            values, idx = values.squeeze(dim), idx.squeeze(dim)
+        return values, idx
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The median of all elements (for an even count, the lower of the two middle values;
+    NaN if any element is NaN); over ``dim``, the named tuple ``(values, indices)``.
+
+    Where a slice holds the median value more than once, the index returned may name a
+    different one of those elements than PyTorch's.
+    """
+    if dim is None:
+        return Median.apply(input)
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"median(): argument 'dim' (position 2) must be int, not "
+                        f"{type(dim).__name__}")
+    d = wrap_dim(int(dim), input._data.ndim)
+    if input._data.ndim == 0:  # a 0-dim tensor: its own median at index 0, still 0-dim
+        values, indices = MedianDim.apply(input.reshape(1), 0, False)
+    else:
+        values, indices = MedianDim.apply(input, d, keepdim)
+    return median_type(values, indices)
 
 
 # ---------------------------------------------------------------------- prod
@@ -605,3 +691,149 @@ class ReverseCumsum(Function):
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim``; bool and integer inputs accumulate in int64."""
     return Cumsum.apply(input, wrap_dim(dim, input._data.ndim), dtype)
+
+
+def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
+    return ReverseCumsum.apply(g, dim)
+
+
+class Cumprod(Function):
+    """Running product along ``dim``. The gradient is
+    ``reverse_cumsum(g * out) / input`` before a slice's first zero; at that zero it is the
+    same sum with the zero left out of the products; after it, 0 (no division by zero)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim, dtype):
+        x = a._data
+        out_dt = dtype.numpy if dtype is not None else (np.int64 if x.dtype.kind in "biu" else None)
+        if x.ndim == 0:
+            out = x.astype(out_dt) if out_dt is not None else x.copy()
+        else:
+            out = np.cumprod(x, axis=dim, dtype=out_dt)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a)
+            ctx.out, ctx.dim = out, dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        x, dim = a._data, ctx.dim
+        if x.ndim == 0:
+            return g, None, None
+        from .elementwise import where
+        out = Cumprod.apply(a, dim, None) if _recording() else Tensor._make(ctx.out)
+        zero = x == 0
+        if not zero.any():
+            return _reverse_cumsum(g * out, dim) / a, None, None
+        if _recording():  # differentiable again, also with respect to the zeros
+            return _cumprod_grad_graph(a, g, dim), None, None
+        zeros_so_far = np.cumsum(zero, axis=dim)
+        before = Tensor._make(zeros_so_far == 0)           # before the slice's first zero
+        first = Tensor._make(zero & (zeros_so_far == 1))    # the first zero itself
+        grad = where(before, _reverse_cumsum(g * out, dim) / where(before, a, 1.0), 0.0)
+        skip = Cumprod.apply(where(first, 1.0, a), dim, None)  # products without that zero
+        return where(first, _reverse_cumsum(g * skip, dim), grad), None, None
+
+
+def _cumprod_grad_graph(a: Tensor, g: Tensor, dim: int) -> Tensor:
+    """Cumprod's gradient as tensor ops, for a recorded backward of an input with zeros:
+    ``grad[i] = sum_{k >= i} g[k] * prod_{j <= k, j != i} x[j]``, from the running products
+    of each slice with element ``i`` replaced by 1 (n x n per slice, as :func:`prod`'s)."""
+    from .elementwise import where
+    shape, n = a._data.shape, a._data.shape[dim]
+    rows = a.unsqueeze(dim).expand(shape[:dim] + (n,) + shape[dim:])  # rows[.., i, j, ..] = x[j]
+    lead, tail = (1,) * dim, (1,) * (len(shape) - dim - 1)
+    eye = np.eye(n, dtype=bool).reshape(lead + (n, n) + tail)
+    others = Cumprod.apply(where(Tensor._make(eye), 1.0, rows), dim + 1, None)
+    later = np.triu(np.ones((n, n), dtype=g._data.dtype)).reshape(lead + (n, n) + tail)  # k >= i
+    return (g.unsqueeze(dim) * others * Tensor._make(later)).sum(dim + 1)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running product along ``dim``; bool and integer inputs multiply in int64. The
+    gradient is exact where the input has zeros."""
+    return Cumprod.apply(input, wrap_dim(dim, input._data.ndim), dtype)
+
+
+class Diff(Function):
+    """The ``n``-th forward difference along ``dim``. Its adjoint pads the gradient with
+    ``n`` zeros at both ends and takes the ``n``-th difference again, times ``(-1)**n``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, n, dim):
+        x = a._data
+        ctx.shape, ctx.n, ctx.dim = x.shape, n, dim
+        if x.dtype.kind == "b":  # differences of bools are their xor, as PyTorch's
+            return np.diff(x, n, axis=dim)
+        with np.errstate(over="ignore"):
+            return np.diff(x, n, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .shape import PadAlong
+        n, dim = ctx.n, ctx.dim
+        padded = ctx.shape[:dim] + (g._data.shape[dim] + 2 * n,) + ctx.shape[dim + 1:]
+        gx = Diff.apply(PadAlong.apply(g, padded, dim, n), n, dim)
+        return (-gx if n % 2 else gx), None, None
+
+
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``,
+    applied ``n`` times), after joining ``prepend`` and ``append`` along ``dim``."""
+    x = input._data
+    if x.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, x.ndim)
+    parts = []
+    for name, extra in (("prepend", prepend), ("append", append)):
+        if extra is None:
+            continue
+        if not isinstance(extra, Tensor):
+            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(extra).__name__}")
+        e = extra._data
+        if e.ndim != x.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for i in range(x.ndim):
+            if i != d and e.shape[i] != x.shape[i]:
+                raise RuntimeError(f"diff expects the shape of tensor to prepend or append to "
+                                   f"match that of input except along the differencing "
+                                   f"dimension; input.size({i}) = {x.shape[i]}, but got "
+                                   f"tensor.size({i}) = {e.shape[i]}")
+    if prepend is not None or append is not None:
+        from .shape import cat
+        joined = [t for t in (prepend, input, append) if t is not None]
+        input = cat(joined, d)
+    if n == 0:
+        return input.clone()
+    return Diff.apply(input, n, d)
+
+
+# ---------------------------------------------------------------------- softmax
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``exp(x_i) / sum_j exp(x_j)`` along ``dim``: :func:`disttorch.nn.functional.softmax`
+    (``input`` is cast to ``dtype`` first if given)."""
+    from ..nn.functional.activation import softmax as _softmax
+    return _softmax(input, _softmax_dim_arg("softmax", dim), dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``: :func:`disttorch.nn.functional.log_softmax`
+    (``input`` is cast to ``dtype`` first if given)."""
+    from ..nn.functional.activation import log_softmax as _log_softmax
+    return _log_softmax(input, _softmax_dim_arg("log_softmax", dim), dtype=dtype)
+
+
+def _softmax_dim_arg(name: str, dim: Any) -> int:
+    """Unlike ``nn.functional``'s, the top-level softmax needs an explicit int ``dim``."""
+    if isinstance(dim, builtins.bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
+                        f"{type(dim).__name__}")
+    return int(dim)

@@ -1,7 +1,7 @@
 """Shape ops: views (view/reshape, expand, transpose/permute, squeeze/unsqueeze, narrow,
-split/chunk/unbind, movedim, unfold), copies (clone, contiguous, repeat, flip, roll, tril/triu),
-joining (cat, stack) and ``sum_to``, the one helper that sums a broadcast gradient back to
-an input's shape.
+split/chunk/unbind, movedim, unfold, meshgrid), copies (clone, contiguous, repeat, flip,
+roll, tril/triu), joining (cat, stack) and ``sum_to``, the one helper that sums a broadcast
+gradient back to an input's shape.
 
 Views share memory and the version counter of their input, as in PyTorch (``_view = True``
 on single-output view ops; multi-output views share it explicitly). Ops that PyTorch
@@ -9,6 +9,7 @@ defines as copies return fresh arrays even where NumPy could return a view.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -22,7 +23,7 @@ __all__ = ["reshape", "view", "view_as", "reshape_as", "expand", "expand_as", "b
            "flatten", "unflatten", "ravel", "movedim", "moveaxis", "narrow", "select", "split",
            "chunk", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack",
            "repeat", "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "clone",
-           "contiguous", "diagonal", "diag", "tril_indices", "triu_indices"]
+           "contiguous", "diagonal", "diag", "tril_indices", "triu_indices", "meshgrid"]
 
 TENSOR_METHODS = ("_sum_to", "view", "reshape", "expand", "expand_as", "broadcast_to",
                   "transpose", "swapaxes", "swapdims", "permute", "t", "view_as", "reshape_as",
@@ -710,6 +711,40 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
                  device: Any = None) -> Tensor:
     """The ``(2, N)`` coordinates of the upper triangle of a ``row x col`` matrix."""
     return _tri_indices(False, row, col, offset, dtype)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 0-D or 1-D tensors (given one by one or as one list): the
+    ``i``-th output holds ``tensors[i]`` along dim ``i`` (``indexing='ij'``), or with the
+    first two dims swapped (``'xy'``, Cartesian). Without ``indexing`` it is ``'ij'``, with
+    PyTorch's warning. The outputs are expanded views of the inputs (gradients are summed
+    back over the grid)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f'received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if any(t._data.dtype != tensors[0]._data.dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got a tensor of shape {list(t._data.shape)}")
+    n = len(tensors)
+    place = list(range(n))  # the output dim each input runs along
+    if indexing == "xy" and n > 1:
+        place[0], place[1] = 1, 0
+    shape = [0] * n
+    for t, p in zip(tensors, place):
+        shape[p] = t._data.size
+    return tuple(reshape(t, [shape[p] if k == p else 1 for k in range(n)]).expand(shape)
+                 for t, p in zip(tensors, place))
 
 
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
