@@ -14,7 +14,6 @@ The cost is memory: up to ``TRIM_THRESHOLD`` bytes of freed blocks may stay mapp
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import sys
 
@@ -34,8 +33,7 @@ def tune_malloc() -> bool:
                                      "MALLOC_TOP_PAD_", "LD_PRELOAD")):
         return False   # the user chose an allocator or its settings
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(None).mallopt   # the C library already loaded into Python
     except (OSError, AttributeError):
         return False   # not glibc (musl has no mallopt tuning to do)
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int

@@ -483,11 +483,12 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-def _tensor_arg(name: str, input: Any) -> Tensor:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    return input
+def _tensor_arg(name: str, value: Any, arg: str = "input", position: int = 1) -> Tensor:
+    """``value`` if it is a Tensor, else PyTorch's TypeError for argument ``arg`` of ``name``."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{type(value).__name__}")
+    return value
 
 
 def is_floating_point(input: Tensor) -> bool:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._dtype import dtype as _dtype_cls
 from .._dtype import float64, from_numpy, get_default_dtype, result_type
-from .._tensor import Tensor
+from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state as _grad_state
 from ._helpers import arr, binary, broadcast_error, scalar_type_name
@@ -894,22 +894,16 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     return Atan2.apply(input, other)
 
 
-def _tensor_other(name: str, other: Any) -> None:
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
-
-
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))``, computed stably (broadcast; floating results only)."""
-    _tensor_other("logaddexp", other)
+    _tensor_arg("logaddexp", other, "other", 2)
     return Logaddexp.apply(input, other)
 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)``, the hypotenuse, without overflow (broadcast;
     floating results only)."""
-    _tensor_other("hypot", other)
+    _tensor_arg("hypot", other, "other", 2)
     return Hypot.apply(input, other)
 
 

@@ -693,10 +693,6 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return Cumsum.apply(input, wrap_dim(dim, input._data.ndim), dtype)
 
 
-def _reverse_cumsum(g: Tensor, dim: int) -> Tensor:
-    return ReverseCumsum.apply(g, dim)
-
-
 class Cumprod(Function):
     """Running product along ``dim``. The gradient is
     ``reverse_cumsum(g * out) / input`` before a slice's first zero; at that zero it is the
@@ -727,15 +723,15 @@ class Cumprod(Function):
         out = Cumprod.apply(a, dim, None) if _recording() else Tensor._make(ctx.out)
         zero = x == 0
         if not zero.any():
-            return _reverse_cumsum(g * out, dim) / a, None, None
+            return ReverseCumsum.apply(g * out, dim) / a, None, None
         if _recording():  # differentiable again, also with respect to the zeros
             return _cumprod_grad_graph(a, g, dim), None, None
         zeros_so_far = np.cumsum(zero, axis=dim)
         before = Tensor._make(zeros_so_far == 0)           # before the slice's first zero
         first = Tensor._make(zero & (zeros_so_far == 1))    # the first zero itself
-        grad = where(before, _reverse_cumsum(g * out, dim) / where(before, a, 1.0), 0.0)
+        grad = where(before, ReverseCumsum.apply(g * out, dim) / where(before, a, 1.0), 0.0)
         skip = Cumprod.apply(where(first, 1.0, a), dim, None)  # products without that zero
-        return where(first, _reverse_cumsum(g * skip, dim), grad), None, None
+        return where(first, ReverseCumsum.apply(g * skip, dim), grad), None, None
 
 
 def _cumprod_grad_graph(a: Tensor, g: Tensor, dim: int) -> Tensor:
@@ -768,9 +764,7 @@ class Diff(Function):
     def forward(ctx, a, n, dim):
         x = a._data
         ctx.shape, ctx.n, ctx.dim = x.shape, n, dim
-        if x.dtype.kind == "b":  # differences of bools are their xor, as PyTorch's
-            return np.diff(x, n, axis=dim)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore"):  # bools: differences are their xor, as PyTorch's
             return np.diff(x, n, axis=dim)
 
     @staticmethod
