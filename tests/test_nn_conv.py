@@ -1,11 +1,23 @@
 """Convolution (``nn.functional.conv1d/2d/3d``, ``nn.Conv1d/Conv2d``): values against a
-direct loop definition, finite-difference gradients in float64, shapes, error messages."""
+direct loop definition, finite-difference gradients in float64, shapes, error messages.
+Every test runs twice, once per algorithm for stride-1 convolutions (im2col, shifted
+products), whatever the channel count."""
+import importlib
+
 import numpy as np
 import pytest
 
 import disttorch as torch
 import disttorch.nn.functional as F
 from disttorch.autograd import gradcheck
+
+shifted = importlib.import_module("disttorch.nn.functional._conv_shifted")
+
+
+@pytest.fixture(autouse=True, params=["im2col", "shifted"])
+def stride1_algorithm(request, monkeypatch):
+    monkeypatch.setattr(shifted, "MIN_CHANNELS", 1 if request.param == "shifted" else 10 ** 9)
+    return request.param
 
 
 def reference_conv2d(x, w, b, stride, padding, dilation, groups):
@@ -227,3 +239,33 @@ def test_conv_transpose_module_and_errors():
         F.conv_transpose2d(torch.randn(2, 5, 5, 5), torch.randn(3, 4, 3, 3))
     with pytest.raises(RuntimeError, match="output padding must be smaller than either stride or dilation"):
         F.conv_transpose2d(torch.randn(2, 3, 5, 5), torch.randn(3, 4, 3, 3), output_padding=1)
+
+
+def test_algorithm_choice_and_what_backward_keeps(stride1_algorithm):
+    """Stride 1 with enough channels per group uses the shifted products and keeps only the
+    flat padded input for backward (K times less than im2col's columns); strided
+    convolutions always use im2col. Both give the same output and gradients."""
+    conv = importlib.import_module("disttorch.nn.functional.conv")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 16, 6, 5)).astype(np.float32)
+    w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+    geo = conv._Geometry((1, 1), ((1, 1), (1, 1)), (1, 1), 1, (3, 3), (6, 5), False, "conv2d")
+    out, saved = conv._conv_arrays(x, w, geo)
+    ref = reference_conv2d(x.astype(np.float64), w.astype(np.float64), None, (1, 1), (1, 1), (1, 1), 1)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    if stride1_algorithm == "shifted":
+        xf, _ = saved
+        assert xf.size == 2 * 16 * (8 * 7 + 2)  # padded 8x7 planes and a 2-element tail
+    else:
+        assert saved.size == 2 * 16 * 9 * 6 * 5
+    strided = geo._replace(stride=(2, 2), out=(3, 3))
+    assert not isinstance(conv._conv_arrays(x, w, strided)[1], tuple)
+
+
+def test_default_threshold_picks_shifted_for_wide_layers(monkeypatch):
+    monkeypatch.undo()  # the real MIN_CHANNELS
+    conv = importlib.import_module("disttorch.nn.functional.conv")
+    geo = conv._Geometry((1, 1), ((1, 1), (1, 1)), (1, 1), 1, (3, 3), (4, 4), False, "conv2d")
+    x = np.zeros((1, shifted.MIN_CHANNELS, 4, 4), np.float32)
+    assert isinstance(conv._conv_arrays(x, np.zeros((2, shifted.MIN_CHANNELS, 3, 3), np.float32), geo)[1], tuple)
+    assert not isinstance(conv._conv_arrays(x[:, :1], np.zeros((2, 1, 3, 3), np.float32), geo)[1], tuple)

@@ -48,6 +48,20 @@ def test_conv2d_parity(kw):
     run_both(ours, theirs, randn(2, 4, 9, 8))
 
 
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding="same", dilation=(2, 1)),
+                                dict(groups=2, padding=(0, 2)), dict(stride=2, padding=1)])
+def test_wide_conv2d_parity(kw):
+    """16 and more input channels per group: stride-1 layers take the shifted products."""
+    theirs = torch.nn.Conv2d(32, 24, 3, **kw)
+    ours = disttorch.nn.Conv2d(32, 24, 3, **kw)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(3, 32, 10, 9))
+    theirs = torch.nn.ConvTranspose2d(32, 16, 3, padding=1)
+    ours = disttorch.nn.ConvTranspose2d(32, 16, 3, padding=1)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 32, 6, 7))
+
+
 def test_conv1d_and_conv3d_parity():
     theirs, ours = torch.nn.Conv1d(3, 5, 3, stride=2, padding=1), disttorch.nn.Conv1d(3, 5, 3, stride=2, padding=1)
     copy_weights(ours, theirs)

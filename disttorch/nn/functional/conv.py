@@ -17,6 +17,11 @@ channel axes swapped (per group); it runs through the same im2col code. Otherwis
 ``grad_input = col2im(Wᵀ @ g)``, which adds the slice of each kernel offset back into a
 zero-padded buffer (a loop over the K kernel offsets, never over pixels). The first path
 is preferred because copying windows is faster than adding into strided slices.
+
+Stride-1 convolutions with at least ``_conv_shifted.MIN_CHANNELS`` input channels per
+group (the usual 3x3 layers of a CNN) skip the columns altogether: ``_conv_shifted``
+computes them as K shifted matrix products over the flat padded input, forward, weight
+gradient and (being a stride-1 convolution itself) input gradient alike.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from . import _conv_shifted
 from ._fused import check_same_dtype, crop_index, numpy_backward, pad_spatial, window_slices, windows
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"]
@@ -136,15 +142,33 @@ def _col2im(gcols: np.ndarray, padded_shape: tuple, geo: _Geometry) -> np.ndarra
 
 
 def _im2col_matmul(x: np.ndarray, w: np.ndarray, geo: _Geometry) -> tuple:
-    """``(output, columns, padded shape)`` of the convolution of arrays ``x`` (batched)
-    and ``w``; the columns are ``(N, groups, C/groups * K, P)``."""
+    """``(output, columns)`` of the convolution of arrays ``x`` (batched) and ``w``; the
+    columns are ``(N, groups, C/groups * K, P)``."""
     n, groups = x.shape[0], geo.groups
     xp = pad_spatial(x, geo.pads)
     cols = np.ascontiguousarray(windows(xp, geo.kernel, geo.stride, geo.dilation, geo.out))
     cols = cols.reshape(n, groups, -1, int(np.prod(geo.out)))
     wm = w.reshape(groups, w.shape[0] // groups, -1)
     out = np.matmul(wm, cols).reshape((n, w.shape[0]) + geo.out)
-    return out, cols, xp.shape
+    return out, cols
+
+
+def _conv_arrays(x: np.ndarray, w: np.ndarray, geo: _Geometry) -> tuple:
+    """``(output, saved)``: the convolution of arrays ``x`` (batched) and ``w`` by the
+    shifted products when they apply, else by im2col; ``saved`` is what
+    :func:`_weight_grad` needs (the flat input, or the columns)."""
+    if all(s == 1 for s in geo.stride) and w.shape[1] >= _conv_shifted.MIN_CHANNELS:
+        return _conv_shifted.conv(x, w, geo)
+    return _im2col_matmul(x, w, geo)
+
+
+def _weight_grad(g: np.ndarray, saved: Any, w_shape: tuple, geo: _Geometry) -> np.ndarray:
+    """Weight gradient from the output gradient ``g`` and what :func:`_conv_arrays` saved."""
+    if isinstance(saved, tuple):
+        return _conv_shifted.weight_grad(g, saved, w_shape, geo.groups)
+    n, groups = g.shape[0], geo.groups
+    gm = g.reshape(n, groups, w_shape[0] // groups, -1)
+    return np.matmul(gm, saved.swapaxes(-1, -2)).sum(axis=0).reshape(w_shape)
 
 
 def _input_grad_as_conv(g: np.ndarray, w: np.ndarray, geo: _Geometry,
@@ -163,7 +187,7 @@ def _input_grad_as_conv(g: np.ndarray, w: np.ndarray, geo: _Geometry,
     wt = wt[(Ellipsis,) + (slice(None, None, -1),) * kdims]
     wt = np.ascontiguousarray(wt).reshape((groups * cg, out_ch // groups) + geo.kernel)
     geo_t = geo._replace(pads=pads, out=in_spatial, unbatched=False)
-    return _im2col_matmul(g, wt, geo_t)[0]
+    return _conv_arrays(g, wt, geo_t)[0]
 
 
 def _conv_input_grad(g: np.ndarray, w: np.ndarray, geo: _Geometry,
@@ -189,11 +213,12 @@ class ConvNd(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, geo):
         x = input._data[None] if geo.unbatched else input._data
-        out, cols, padded_shape = _im2col_matmul(x, weight._data, geo)
+        out, saved = _conv_arrays(x, weight._data, geo)
         if bias is not None:
             out += bias._data.reshape((-1,) + (1,) * len(geo.out))
         ctx.save_for_backward(weight)
-        ctx.cols, ctx.geo, ctx.padded_shape = cols, geo, padded_shape
+        ctx.saved, ctx.geo = saved, geo
+        ctx.padded_shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], geo.pads))
         ctx.inputs = (input,)  # only for the double-backward guard (see numpy_backward)
         return out[0] if geo.unbatched else out
 
@@ -206,19 +231,17 @@ class ConvNd(Function):
 
 
 def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
-    """Gradients of input, weight and bias from the output gradient and the saved columns."""
-    geo, cols = ctx.geo, ctx.cols
+    """Gradients of input, weight and bias from the output gradient and what forward saved."""
+    geo = ctx.geo
     need_x, need_w, need_b = ctx.needs_input_grad[:3]
     if geo.unbatched:
         g = g[None]
     w = weight._data
-    n, groups = g.shape[0], geo.groups
-    gm = g.reshape(n, groups, w.shape[0] // groups, -1)
     gx = gw = gb = None
     if need_b:
-        gb = np.einsum("ncm->c", g.reshape(n, g.shape[1], -1))
+        gb = np.einsum("ncm->c", g.reshape(g.shape[0], g.shape[1], -1))
     if need_w:
-        gw = np.matmul(gm, cols.swapaxes(-1, -2)).sum(axis=0).reshape(w.shape)
+        gw = _weight_grad(g, ctx.saved, w.shape, geo)
     if need_x:
         gx = _conv_input_grad(g, w, geo, ctx.padded_shape)
         if geo.unbatched:
@@ -311,11 +334,9 @@ def _conv_transpose_backward(ctx: ConvTransposeNd, input: Tensor, weight: Tensor
     if geo.unbatched:
         g = g[None]
     w = weight._data
-    gx, cols, _ = _im2col_matmul(g, w, geo)
-    gw = gb = None
-    if need_w:
-        xm = x.reshape(x.shape[0], geo.groups, w.shape[0] // geo.groups, -1)
-        gw = np.matmul(xm, cols.swapaxes(-1, -2)).sum(axis=0).reshape(w.shape)
+    gx, saved = _conv_arrays(g, w, geo)
+    gw = _weight_grad(x, saved, w.shape, geo) if need_w else None
+    gb = None
     if need_b:
         gb = np.einsum("ncm->c", g.reshape(g.shape[0], g.shape[1], -1))
     if geo.unbatched:

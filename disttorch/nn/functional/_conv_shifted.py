@@ -1,0 +1,112 @@
+"""Stride-1 convolution as a sum of shifted matrix products (no im2col copy).
+
+Flatten every zero-padded input plane row-major. Then, for one kernel offset ``k``, the
+input element each output position reads sits a fixed distance ``s_k`` further along the
+flat buffer, the same for every position. With the output positions laid out on the
+padded grid's rows (each row is computed full length; the last ``(kernel - 1) * dilation``
+columns of a row read across its edge and are thrown away):
+
+    out[:, p] = sum over k of  W_k @ x[:, p + s_k]        (W_k: O x C, one per offset)
+
+so the convolution is K matrix products, each reading one contiguous slice
+``x[:, s_k : s_k + L]`` of the flat input. im2col instead copies the input K times into
+columns for a single product; on inputs with many channels that copy is the larger cost,
+and backward has to keep it: here backward keeps the flat input, K times smaller.
+
+The weight gradient is the adjoint, one product per offset: ``dW_k = sum_n g_n @ x_n[:, s_k
+: s_k + L]ᵀ``, with ``g`` laid out on the same padded rows (zeros in the thrown-away
+columns). The input gradient of a stride-1 convolution is another stride-1 convolution
+(conv.py), so it runs through :func:`conv` as well.
+
+With few input channels per group each product is too thin to be fast, and im2col's one
+product over ``K * C`` rows wins (conv.py picks by :data:`MIN_CHANNELS`, measured on 3x3
+kernels).
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["MIN_CHANNELS", "conv", "weight_grad"]
+
+MIN_CHANNELS = 16  # input channels per group from which the shifted products beat im2col
+
+
+class _Layout(NamedTuple):
+    """Where everything sits in the flat buffers."""
+
+    padded: tuple      # padded spatial size
+    rows: tuple        # the computed output grid: (out[0], *padded[1:])
+    out: tuple         # the valid output size
+    shifts: list       # flat offset of each kernel element, in the weight's kernel order
+    length: int        # L: computed output positions per plane
+    tail: int          # zeros after the padded plane, so that every slice stays in range
+
+
+def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Layout:
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pads))
+    out = tuple(p - d * (k - 1) for p, k, d in zip(padded, kernel, dilation))
+    steps = [int(np.prod(padded[i + 1:])) for i in range(len(padded))]  # row-major strides
+    shifts = [sum(o * d * st for o, d, st in zip(offset, dilation, steps))
+              for offset in np.ndindex(*kernel)]
+    rows = (out[0],) + padded[1:]
+    length = int(np.prod(rows))
+    # Reads past the last plane row come only from the inner dims' offsets.
+    tail = sum((k - 1) * d * st for k, d, st in zip(kernel[1:], dilation[1:], steps[1:]))
+    return _Layout(padded, rows, out, shifts, length, tail)
+
+
+def _flat_padded(x: np.ndarray, pads: tuple, lay: _Layout, groups: int) -> np.ndarray:
+    """``x`` ``(N, C, *spatial)`` zero-padded and flattened: ``(N, groups, C/groups, P + tail)``."""
+    n, c = x.shape[:2]
+    size = int(np.prod(lay.padded))
+    flat = np.zeros((n, c, size + lay.tail), dtype=x.dtype)
+    plane = flat[:, :, :size].reshape((n, c) + lay.padded)
+    plane[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                             zip(x.shape[2:], pads))] = x
+    return flat.reshape(n, groups, c // groups, -1)
+
+
+def _per_offset(w: np.ndarray, groups: int) -> np.ndarray:
+    """Weight ``(O, C/groups, *kernel)`` as ``(K, groups, O/groups, C/groups)``."""
+    wk = w.reshape(groups, w.shape[0] // groups, w.shape[1], -1)
+    return np.ascontiguousarray(np.moveaxis(wk, 3, 0))
+
+
+def conv(x: np.ndarray, w: np.ndarray, geo: Any) -> tuple:
+    """``(output (N, O, *out), saved)`` of the stride-1 convolution of ``x`` by ``w``; ``geo``
+    gives ``pads``, ``dilation``, ``groups`` and ``kernel`` (conv.py's geometry). ``saved``
+    (the flat input and its layout) is what :func:`weight_grad` needs."""
+    groups = geo.groups
+    lay = _layout(x.shape[2:], geo.pads, geo.kernel, geo.dilation)
+    xf = _flat_padded(x, geo.pads, lay, groups)
+    wk = _per_offset(w, groups)
+    L, s0 = lay.length, lay.shifts[0]
+    out = np.matmul(wk[0], xf[..., s0:s0 + L])  # (N, groups, O/groups, L)
+    part = np.empty_like(out)
+    for wk_k, s in zip(wk[1:], lay.shifts[1:]):
+        np.matmul(wk_k, xf[..., s:s + L], out=part)
+        out += part
+    out = out.reshape((x.shape[0], w.shape[0]) + lay.rows)
+    return np.ascontiguousarray(out[_valid(lay)]), (xf, lay)
+
+
+def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.ndarray:
+    """Gradient of the weight from the output gradient ``g`` ``(N, O, *out)`` and what
+    :func:`conv` saved."""
+    xf, lay = saved
+    n, o = g.shape[:2]
+    rows = np.zeros((n, o) + lay.rows, dtype=g.dtype)  # g on the computed grid, 0 elsewhere
+    rows[_valid(lay)] = g
+    gr = rows.reshape(n, groups, o // groups, lay.length)
+    L = lay.length
+    gw = np.empty((len(lay.shifts), groups, o // groups, w_shape[1]), dtype=g.dtype)
+    for k, s in enumerate(lay.shifts):
+        np.matmul(gr, xf[..., s:s + L].swapaxes(-1, -2)).sum(axis=0, out=gw[k])
+    return np.moveaxis(gw, 0, -1).reshape(w_shape)
+
+
+def _valid(lay: _Layout) -> tuple:
+    """Index of the valid outputs ``(N, O, *out)`` inside the computed grid."""
+    return (slice(None), slice(None)) + tuple(slice(0, o) for o in lay.out)
