@@ -28,8 +28,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import disttorch  # noqa: E402
+from machine import describe  # noqa: E402
 
 try:
     import torch
@@ -120,7 +122,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=25, help="rounds per figure (min is kept)")
     args = parser.parse_args()
     peer = f"PyTorch {torch.__version__} (1 thread)" if torch else "PyTorch not installed"
-    print(f"disttorch {disttorch.__version__} vs {peer}; NumPy {np.__version__}\n")
+    print(f"disttorch {disttorch.__version__} vs {peer}; {describe()}\n")
 
     print("Per-op overhead: forward + backward, op(a, b).sum().backward(), microseconds")
     print(f"{'op':<10}{'disttorch':>10}{'torch':>10}{'ratio':>8}   (target ratio <= 2.0)")

@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import disttorch  # noqa: E402
+from machine import describe  # noqa: E402
 from models import build_cnn, build_gpt, build_mlp  # noqa: E402
 
 try:
@@ -123,8 +124,8 @@ def main() -> None:
         return
     names = [n.strip() for n in args.models.split(",") if n.strip()]
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
-    print(f"one training step, 1 thread, {args.clock} time, median of {args.steps} "
-          f"(numpy {np.__version__}" + (f", torch {torch.__version__})" if torch else ")"))
+    print(f"one training step, 1 thread, {args.clock} time, median of {args.steps}; "
+          f"{describe(torch)}")
     print(f"{'model':<6}{'disttorch ms':>14}{'torch ms':>11}{'ratio':>8}{'target':>8}  ")
     for name in names:
         if torch is None:
