@@ -1,7 +1,7 @@
 """Convolution (``nn.functional.conv1d/2d/3d``, ``nn.Conv1d/Conv2d``): values against a
 direct loop definition, finite-difference gradients in float64, shapes, error messages.
 Every test runs twice, once per algorithm for stride-1 convolutions (im2col, shifted
-products), whatever the channel count."""
+products), whatever the channel count; the shifted run takes one image per block."""
 import importlib
 
 import numpy as np
@@ -17,6 +17,7 @@ shifted = importlib.import_module("disttorch.nn.functional._conv_shifted")
 @pytest.fixture(autouse=True, params=["im2col", "shifted"])
 def stride1_algorithm(request, monkeypatch):
     monkeypatch.setattr(shifted, "MIN_CHANNELS", 1 if request.param == "shifted" else 10 ** 9)
+    monkeypatch.setattr(shifted, "BLOCK_BYTES", 1)
     return request.param
 
 

@@ -42,6 +42,7 @@ class SGD(Optimizer):
                 buf = state["momentum_buffer"] = np.array(grad, dtype=param.dtype)
             else:
                 buf *= m
-                buf += (1 - group["dampening"]) * grad
+                dampening = group["dampening"]
+                buf += (1 - dampening) * grad if dampening else grad
             grad = grad + m * buf if group["nesterov"] else buf
         param -= group["lr"] * grad
