@@ -25,6 +25,18 @@ def test_max_pool_ties_pick_the_first_element():
     np.testing.assert_array_equal(idx.numpy(), [[[[0, 2], [8, 10]]]])
 
 
+@pytest.mark.parametrize("shape", [(2, 2, 6, 9), (2, 2, 7, 10)])
+def test_max_pool_gradcheck_tiled_and_with_leftover_rows(shape):
+    """Windows that tile the input exactly (every element written by backward) and windows
+    that leave the last row and column out (those must get zero gradient)."""
+    x = torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a: F.max_pool2d(a, (2, 3)), (x,))
+    F.max_pool2d(x, (2, 3)).sum().backward()
+    assert x.grad.sum().item() == 2 * 2 * (shape[2] // 2) * (shape[3] // 3)
+    if shape[2] % 2:
+        assert not x.grad.numpy()[:, :, -1, :].any() and not x.grad.numpy()[:, :, :, -1].any()
+
+
 def test_overlapping_max_pool_accumulates_gradient():
     x = torch.tensor([[[0.0, 5.0, 1.0, 2.0]]], requires_grad=True)
     F.max_pool1d(x, 2, stride=1).sum().backward()  # windows (0,5) (5,1) (1,2)

@@ -107,9 +107,11 @@ def _scatter_stage(g: np.ndarray, in_shape: tuple, stage: tuple,
     """Adjoint of one stage: send ``g`` back to the kernel offsets it came from, all of it
     (sum) or, given the stage's ``winners`` (max), only to the offset that won."""
     axis, kernel, stride, dil, out = stage
-    ga = np.zeros(in_shape, dtype=g.dtype)
-    parts = [ga[_along(axis, k, stride, dil, out)] for k in range(kernel)]
     disjoint = stride >= dil * (kernel - 1) + 1  # windows along this dim do not overlap
+    # Max pooling over windows that tile the dim exactly writes every element below.
+    tiled = winners is not None and dil == 1 and stride == kernel and out * kernel == in_shape[axis]
+    ga = (np.empty if tiled else np.zeros)(in_shape, dtype=g.dtype)
+    parts = [ga[_along(axis, k, stride, dil, out)] for k in range(kernel)]
     if winners is None:
         for part in parts:
             part += g
