@@ -45,30 +45,34 @@ def _fit_large() -> np.ndarray:
 _SMALL, _LARGE = _fit_small(), _fit_large()
 
 
-_BLOCK = 32768  # entries per block: the temporaries of one block stay in cache
+_BLOCK = 65536  # entries per block: the temporaries of one block stay in cache
 
 
 def _normal_block(x: np.ndarray, cdf: np.ndarray, pdf: np.ndarray, t: np.ndarray) -> None:
     """Write Phi(x) into ``cdf`` and phi(x) into ``pdf`` (``t``: scratch), using
     Phi(-|x|) = 0.5 erfc(|x|/sqrt 2) = 0.5 poly(t) exp(-x^2/2) with
-    t = 1 / (1 + p |x| / sqrt 2), and Phi(x) = 0.5 + sign(x) (0.5 - Phi(-|x|))."""
+    t = 1 / (1 + p |x| / sqrt 2), and Phi(x) = 0.5 + sign(x) (0.5 - Phi(-|x|)).
+    ``0.5 - Phi(-|x|)`` is never negative, so giving it the sign of ``x`` is an OR of sign
+    bits (far cheaper than ``np.copysign``)."""
     dt = x.dtype.type
     kernel, tail = pdf, cdf
     np.abs(x, out=kernel)
     np.multiply(kernel, dt(_AS_P * _SQRT_HALF), out=t)
     t += 1
     np.reciprocal(t, out=t)
-    np.multiply(t, dt(_AS_A[0]), out=tail)
+    np.multiply(t, dt(-0.5 * _AS_A[0]), out=tail)   # -0.5 poly(t), Horner's rule
     for c in _AS_A[1:]:
-        tail += dt(c)
+        tail += dt(-0.5 * c)
         tail *= t
     np.multiply(kernel, kernel, out=kernel)
     kernel *= dt(-0.5)
     np.exp(kernel, out=kernel)       # exp(-x^2 / 2)
     tail *= kernel
-    tail *= dt(-0.5)
     tail += dt(0.5)                  # 0.5 - Phi(-|x|) = |Phi(x) - 0.5|
-    np.copysign(tail, x, out=tail)
+    bits = np.dtype(f"u{x.itemsize}")
+    sign = t.view(bits)
+    np.bitwise_and(x.view(bits), bits.type(1 << (8 * x.itemsize - 1)), out=sign)
+    np.bitwise_or(tail.view(bits), sign, out=tail.view(bits))
     tail += dt(0.5)                  # Phi(x)
     kernel *= dt(_INV_SQRT_2PI)
 
