@@ -5,7 +5,9 @@ installed, in one run.
     python benchmarks/ddp.py [--steps 15] [--rounds 3] [--worlds 1,2,4] [--models mlp,cnn,gpt]
 
 Every rank runs one thread and the per-rank batch of ``train_step.py`` (128, 128, 32),
-so throughput = world x batch / step time (weak scaling). "exposed comm" is the share of
+so throughput = world x batch / step time (weak scaling). NumPy's OpenBLAS chooses its
+kernels for this CPU, as PyTorch does, unless ``--keep-openblas-coretype`` keeps a pin from
+the environment (see ``machine.py``). "exposed comm" is the share of
 the step that communication adds over the same step without synchronisation
 (``(t_sync - t_no_sync) / t_sync``, measured with ``no_sync()`` in both libraries): the
 part not hidden behind backward. Targets on this 2-core machine: disttorch / PyTorch
@@ -28,6 +30,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from machine import KEEP_FLAG, describe, prepare_blas  # noqa: E402
+
 BATCH = {"mlp": 128, "cnn": 128, "gpt": 32}
 
 
@@ -39,7 +45,6 @@ def _free_port() -> int:
 
 def worker(lib_name: str, model: str, steps: int) -> None:
     """One rank: build the model, wrap it in DDP, time synced and unsynced steps."""
-    sys.path.insert(0, HERE)
     sys.path.insert(0, REPO)
     import numpy as np
     from models import build_cnn, build_gpt, build_mlp
@@ -102,7 +107,6 @@ def run(lib_name: str, model: str, world: int, steps: int) -> dict:
     for r in range(world):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r),
                    LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    DISTTORCH_JOB_SECRET="ab" * 32, PYTHONPATH=REPO)
         procs.append(subprocess.Popen([sys.executable, __file__, "--worker", lib_name, model,
                                        str(steps)], env=env, stdout=subprocess.PIPE,
@@ -122,7 +126,10 @@ def main() -> None:
     ap.add_argument("--worlds", default="1,2,4")
     ap.add_argument("--models", default="mlp,cnn,gpt")
     ap.add_argument("--rounds", type=int, default=3, help="sweeps; each row keeps its fastest")
+    ap.add_argument(KEEP_FLAG, action="store_true",
+                    help="keep the environment's OPENBLAS_CORETYPE (see machine.py)")
     args = ap.parse_args()
+    prepare_blas()  # one thread per rank and OpenBLAS's own kernels, inherited by the ranks
     try:
         import torch  # noqa: F401
         libs = ["disttorch", "torch"]
@@ -138,8 +145,6 @@ def main() -> None:
                     best = results.get((model, world, lib))
                     if best is None or r["sync"] < best["sync"]:
                         results[(model, world, lib)] = r
-    sys.path.insert(0, HERE)
-    from machine import describe
     print(f"median step of {args.steps}, fastest of {args.rounds} rounds; {describe(sys.modules.get('torch'))}")
     head = (f"{'model':5} {'world':>5} {'disttorch ms':>12} {'exposed':>8} {'samples/s':>10}"
             + (f" {'torch ms':>9} {'exposed':>8} {'ratio':>6}" if "torch" in libs else "")

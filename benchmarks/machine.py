@@ -1,23 +1,47 @@
-"""One line describing what a benchmark ran on, printed above its table: the NumPy and
-PyTorch versions and the kernels NumPy's OpenBLAS selected.
+"""How the benchmarks set up the BLAS, and one line describing what a benchmark ran on,
+printed above its table: the NumPy and PyTorch versions and the kernels NumPy's OpenBLAS
+selected.
 
 OpenBLAS picks its kernels from the CPU when it loads, unless ``OPENBLAS_CORETYPE`` names
 them: on an AVX-512 CPU, pinning the AVX2 ("Haswell") kernels makes matrix products about
-half as fast, so a table means little without this line.
+1.5x slower. PyTorch's own kernels ignore that variable, so a comparison of the two is only
+like for like when OpenBLAS is left to choose too. :func:`prepare_blas` therefore clears the
+pin before NumPy loads, unless the benchmark is given ``--keep-openblas-coretype``; the
+table's header line says which kernels ran and whether a pin was cleared.
+
+Import this module before NumPy: it loads NumPy only when :func:`describe` is called.
 """
 from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
-import numpy as np
+__all__ = ["KEEP_FLAG", "prepare_blas", "openblas_core", "describe"]
 
-__all__ = ["openblas_core", "describe"]
+KEEP_FLAG = "--keep-openblas-coretype"
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+_cleared: str | None = None  # the OPENBLAS_CORETYPE value prepare_blas removed, if any
+
+
+def prepare_blas(argv: list | None = None) -> None:
+    """Before NumPy (or PyTorch) loads: one BLAS thread, and OpenBLAS's own kernel choice
+    for this CPU unless ``argv`` holds ``--keep-openblas-coretype``. Child processes
+    started afterwards inherit both."""
+    global _cleared
+    if "numpy" in sys.modules:
+        raise RuntimeError("prepare_blas() must run before NumPy is imported")
+    for name in _THREAD_VARS:
+        os.environ[name] = "1"
+    if KEEP_FLAG not in (sys.argv if argv is None else argv):
+        _cleared = os.environ.pop("OPENBLAS_CORETYPE", None)
 
 
 def openblas_core() -> str | None:
     """The kernel set of the OpenBLAS loaded into this process (e.g. ``"SkylakeX"``), or
     None when NumPy uses another BLAS or the platform has no ``/proc/self/maps``."""
+    import numpy  # noqa: F401  (loads OpenBLAS)
     try:
         with open("/proc/self/maps") as f:
             paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower()
@@ -39,9 +63,17 @@ def openblas_core() -> str | None:
 
 
 def describe(torch_module=None) -> str:
-    """``numpy 2.4.6 (OpenBLAS SkylakeX kernels), torch 2.13.0+cpu, 2 cores``."""
+    """``numpy 2.4.6 (OpenBLAS SkylakeX kernels, OPENBLAS_CORETYPE=Haswell cleared),
+    torch 2.13.0+cpu, 2 cores``."""
+    import numpy as np
     core = openblas_core()
     pinned = os.environ.get("OPENBLAS_CORETYPE")
-    blas = f" (OpenBLAS {core} kernels{', pinned by OPENBLAS_CORETYPE' if pinned else ''})" if core else ""
+    if pinned:
+        how = f", pinned by OPENBLAS_CORETYPE={pinned}"
+    elif _cleared:
+        how = f", OPENBLAS_CORETYPE={_cleared} cleared ({KEEP_FLAG} keeps it)"
+    else:
+        how = ""
+    blas = f" (OpenBLAS {core} kernels{how})" if core else ""
     torch_part = f", torch {torch_module.__version__}" if torch_module is not None else ""
     return f"numpy {np.__version__}{blas}{torch_part}, {os.cpu_count()} cores"

@@ -23,15 +23,15 @@ import time
 import timeit
 from typing import Any, Callable
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")  # before NumPy loads its BLAS
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from machine import KEEP_FLAG, describe, prepare_blas  # noqa: E402
+
+prepare_blas()  # one thread, OpenBLAS's own kernels: before NumPy and PyTorch load
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import disttorch  # noqa: E402
-from machine import describe  # noqa: E402
 
 try:
     import torch
@@ -120,6 +120,8 @@ def _fmt(v: float | None, spec: str = "9.1f") -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=25, help="rounds per figure (min is kept)")
+    parser.add_argument(KEEP_FLAG, action="store_true",
+                        help="keep the environment's OPENBLAS_CORETYPE (see machine.py)")
     args = parser.parse_args()
     peer = f"PyTorch {torch.__version__} (1 thread)" if torch else "PyTorch not installed"
     print(f"disttorch {disttorch.__version__} vs {peer}; {describe()}\n")

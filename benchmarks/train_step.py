@@ -6,31 +6,30 @@ when installed, in PyTorch, side by side in one run; print a table with the rati
 
 A ratio is disttorch's median step time over PyTorch's (lower is better); the two take
 turns step by step and CPU time is measured unless ``--clock wall`` (see ``time_steps``).
-Targets:
+NumPy's OpenBLAS chooses its kernels for this CPU, as PyTorch does, unless
+``--keep-openblas-coretype`` keeps a pin from the environment (see ``machine.py``). Targets:
 MLP <= 0.8, GPT <= 1.0, CNN <= 1.5. ``--profile NAME`` prints a cProfile summary of
 disttorch's steps for that model instead of the table.
 """
 from __future__ import annotations
 
+import argparse
 import os
-
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-             "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"):
-    os.environ[_var] = "1"  # before NumPy (and PyTorch) load their BLAS
-
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from typing import Any, Callable  # noqa: E402
-
-import numpy as np  # noqa: E402
+import statistics
+import sys
+import time
+from typing import Any, Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from machine import KEEP_FLAG, describe, prepare_blas  # noqa: E402
+
+prepare_blas()  # one thread, OpenBLAS's own kernels: before NumPy and PyTorch load
+
+import numpy as np  # noqa: E402
+
 import disttorch  # noqa: E402
-from machine import describe  # noqa: E402
 from models import build_cnn, build_gpt, build_mlp  # noqa: E402
 
 try:
@@ -118,6 +117,8 @@ def main() -> None:
     parser.add_argument("--profile", default=None, help="profile disttorch on this model")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="CPU time of the process (default) or wall time")
+    parser.add_argument(KEEP_FLAG, action="store_true",
+                        help="keep the environment's OPENBLAS_CORETYPE (see machine.py)")
     args = parser.parse_args()
     if args.profile:
         profile(args.profile, args.steps)

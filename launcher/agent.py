@@ -26,7 +26,7 @@ from typing import Callable, List, Optional, Tuple, TypeVar
 
 from launcher import output, reaper
 from launcher.cli import LaunchConfig
-from launcher.devices import format_plan, plan_cores, thread_env
+from launcher.devices import blas_note, format_plan, plan_cores, thread_env
 from launcher.failure import RankExit, format_summary, signal_name
 from launcher.output import say
 from launcher.rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
@@ -231,6 +231,9 @@ class Agent:
         lines = [f"run {world.run_id}: {c.nproc} local ranks {ranks[0]}..{ranks[-1]} of world {world.world_size}"
                  f"{nodes}; MASTER_ADDR={world.master_addr} MASTER_PORT={world.master_port}"]
         lines += format_plan(self.plan, ranks, self.threads)
+        blas = blas_note(os.environ)
+        if blas is not None:
+            lines.append(blas)
         if self._log_root is not None:
             lines.append(f"logs: {os.path.join(self._log_root, world.run_id)}")
         if c.faults:

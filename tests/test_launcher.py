@@ -20,6 +20,7 @@ from launcher_scripts.harness import (  # noqa: E402
     ROOT, SCRIPTS, assert_all_gone, command, launch, launcher_env, recorded_pids, start, wait_for_files)
 
 from launcher.cli import parse_args  # noqa: E402
+from launcher.devices import blas_note, cpu_flags  # noqa: E402
 
 FAIL = SCRIPTS / "fail.py"
 ENV_DUMP = SCRIPTS / "env_dump.py"
@@ -72,6 +73,29 @@ def test_user_settings_win(tmp_path):
     assert env["OMP_NUM_THREADS"] == "7" and env["MKL_NUM_THREADS"] == "1"
     assert env["DISTTORCH_JOB_SECRET"] == "ab" * 16 and env["DISTTORCH_RUN_ID"] == "myjob"
     assert env["DISTTORCH_CPU_AFFINITY"] is None and "--no-bind-cores" in result.stderr
+
+
+def test_blas_note_names_a_kernel_pin_below_the_cpu(tmp_path):
+    avx512 = {"avx2", "avx512f"}
+    note = blas_note({"OPENBLAS_CORETYPE": "Haswell"}, avx512)
+    assert note.startswith("blas: OPENBLAS_CORETYPE=Haswell pins NumPy's OpenBLAS to kernels without AVX-512")
+    assert note.endswith("unset it")
+    assert blas_note({"OPENBLAS_CORETYPE": "skylakex"}, avx512) is None  # an AVX-512 kernel set
+    assert blas_note({"OPENBLAS_CORETYPE": "Haswell"}, {"avx2"}) is None  # the CPU has no AVX-512
+    assert blas_note({}, avx512) is None and blas_note({"OPENBLAS_CORETYPE": " "}, avx512) is None
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f\n\nprocessor\t: 1\nflags\t\t: fpu\n")
+    assert cpu_flags(str(cpuinfo)) == {"fpu", "avx2", "avx512f"}
+    assert cpu_flags(str(tmp_path / "missing")) == set()
+
+
+@pytest.mark.timeout(60)
+def test_start_table_names_a_kernel_pin_and_passes_it_on(tmp_path):
+    result = launch("--nproc", 1, ENV_DUMP, tmp_path, env={"OPENBLAS_CORETYPE": "Haswell"})
+    assert result.returncode == 0, result.stderr
+    shown = "[launcher] blas: OPENBLAS_CORETYPE=Haswell pins" in result.stderr
+    assert shown == ("avx512f" in cpu_flags())  # exactly on CPUs with AVX-512
+    assert read_env(tmp_path, 0)["OPENBLAS_CORETYPE"] == "Haswell"  # the user's choice, unchanged
 
 
 @pytest.mark.timeout(60)
