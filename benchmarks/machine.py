@@ -28,10 +28,12 @@ _cleared: str | None = None  # the OPENBLAS_CORETYPE value prepare_blas removed,
 def prepare_blas(argv: list | None = None) -> None:
     """Before NumPy (or PyTorch) loads: one BLAS thread, and OpenBLAS's own kernel choice
     for this CPU unless ``argv`` holds ``--keep-openblas-coretype``. Child processes
-    started afterwards inherit both."""
+    started afterwards inherit both. Once NumPy is loaded its BLAS is set up for good, so
+    this does nothing (a benchmark imported by another keeps its importer's setup;
+    :func:`describe` reports the kernels that really run)."""
     global _cleared
     if "numpy" in sys.modules:
-        raise RuntimeError("prepare_blas() must run before NumPy is imported")
+        return
     for name in _THREAD_VARS:
         os.environ[name] = "1"
     if KEEP_FLAG not in (sys.argv if argv is None else argv):
