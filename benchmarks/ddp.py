@@ -7,12 +7,12 @@ installed, in one run.
 Every rank runs one thread and the per-rank batch of ``train_step.py`` (128, 128, 32),
 so throughput = world x batch / step time (weak scaling). NumPy's OpenBLAS chooses its
 kernels for this CPU, as PyTorch does, unless ``--keep-openblas-coretype`` keeps a pin from
-the environment (see ``machine.py``). "exposed comm" is the share of
-the step that communication adds over the same step without synchronisation
-(``(t_sync - t_no_sync) / t_sync``, measured with ``no_sync()`` in both libraries): the
-part not hidden behind backward. Targets on this 2-core machine: disttorch / PyTorch
-step time <= 0.8 at 2 ranks for all three models, and 2-rank throughput >= 1.8x the
-1-rank throughput for the CNN and the GPT.
+the environment (see ``machine.py``). "exposed comm" is the share of the step that
+communication adds over the same step without synchronisation (``(t_sync - t_no_sync) /
+t_sync``, measured with ``no_sync()`` in both libraries): the part not hidden behind
+backward. Targets on this 2-core machine: disttorch / PyTorch step time <= 0.8 at 2 ranks
+for all three models, and 2-rank throughput >= 1.8x the 1-rank throughput for the CNN and
+the GPT.
 
 A step time is the median over ``--steps`` steps. The whole sweep runs ``--rounds`` times,
 the two libraries taking turns, and each row keeps its fastest round: on a 2-core machine

@@ -25,9 +25,9 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
 _cleared: str | None = None  # the OPENBLAS_CORETYPE value prepare_blas removed, if any
 
 
-def prepare_blas(argv: list | None = None) -> None:
+def prepare_blas() -> None:
     """Before NumPy (or PyTorch) loads: one BLAS thread, and OpenBLAS's own kernel choice
-    for this CPU unless ``argv`` holds ``--keep-openblas-coretype``. Child processes
+    for this CPU unless the command line holds ``--keep-openblas-coretype``. Child processes
     started afterwards inherit both. Once NumPy is loaded its BLAS is set up for good, so
     this does nothing (a benchmark imported by another keeps its importer's setup;
     :func:`describe` reports the kernels that really run)."""
@@ -36,7 +36,7 @@ def prepare_blas(argv: list | None = None) -> None:
         return
     for name in _THREAD_VARS:
         os.environ[name] = "1"
-    if KEEP_FLAG not in (sys.argv if argv is None else argv):
+    if KEEP_FLAG not in sys.argv:
         _cleared = os.environ.pop("OPENBLAS_CORETYPE", None)
 
 
