@@ -180,6 +180,22 @@ def test_integer_pow_and_bool_errors():
         torch.relu(b)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("shape", [(3, 16384), (5, 7001), (40000,)])
+def test_relu_of_large_tensors_matches_numpy(shape, dtype):
+    # Large contiguous inputs go through the zero-row path: whole rows plus a tail.
+    x = (RNG.standard_normal(shape) * 5).astype(dtype)
+    if dtype != np.int64:
+        x.reshape(-1)[[0, 17, -1]] = [np.nan, -0.0, -np.inf]
+    for arr in (x, x.T):  # a transposed view takes the plain path
+        t = torch.from_numpy(arr)
+        assert torch.relu(t).dtype == t.dtype
+        np.testing.assert_array_equal(torch.relu(t).numpy(), np.maximum(arr, 0))
+    a = torch.tensor(x.astype(np.float64), requires_grad=True)
+    torch.relu(a).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), (x > 0).astype(np.float64))
+
+
 def test_broadcast_error_names_both_sizes():
     with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
                                            r"tensor b \(4\) at non-singleton dimension 1"):
