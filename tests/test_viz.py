@@ -80,16 +80,21 @@ def write_trace(path, steps=4, ranks=2):
                  "pid": r, "tid": 2},
                 {"name": "optimizer.step", "cat": "step", "ph": "X", "ts": t + 7000, "dur": 500, "pid": r, "tid": 1},
             ]
+            if s == steps - 1:  # a last bucket reduced by the training thread itself
+                events.append({"name": "all_reduce bucket 1", "cat": "comm", "ph": "X", "ts": t + 6500,
+                               "dur": 300, "pid": r, "tid": 1})
     path.write_text(json.dumps({"traceEvents": events}))
     return path
 
 
 def test_load_trace_and_last_steps(tmp_path):
     spans = load_trace(write_trace(tmp_path / "trace.json"))
-    assert len(spans) == 2 * 4 * 5
+    assert len(spans) == 2 * 4 * 5 + 2
     assert min(s.start for s in spans) == 0.0
-    reduce = [s for s in spans if s.name.startswith("all_reduce")]
+    reduce = [s for s in spans if s.name.startswith("all_reduce bucket 0")]
     assert all(s.comm for s in reduce) and not any(s.comm for s in spans if s.name == "forward")
+    inline = [s for s in spans if s.name == "all_reduce bucket 1"]
+    assert len(inline) == 2 and not any(s.comm for s in inline)  # drawn on the training lane
     assert reduce[0].duration == 2.5  # milliseconds
     kept = last_steps(spans, 2)
     assert sum(s.name == "forward" for s in kept) == 4  # 2 steps x 2 ranks

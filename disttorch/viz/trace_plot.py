@@ -2,8 +2,10 @@
 
 One band per rank, two lanes each: the training thread (forward, backward, waiting for
 the gradient buckets, optimiser step; a tick where a bucket's gradients are ready) and
-the communication thread (each bucket's all-reduce). Reading across the bands shows
-whether the ranks keep in step and how much of the all-reduce hides behind backward.
+the communication thread (each bucket's all-reduce). A span goes on the lane of the thread
+that ran it: DDP's last bucket is usually reduced by the training thread itself, at the
+end of backward, so its all-reduce shows on the training lane. Reading across the bands
+shows whether the ranks keep in step and how much of the all-reduce hides behind backward.
 
 Needs matplotlib (``pip install 'disttorch[plot]'``); imported only when drawing.
 """
@@ -21,7 +23,7 @@ KINDS = (
     ("backward", "backward", "#DD8452"),
     ("wait for buckets", "wait for buckets", "#B0B0B0"),
     ("optimizer.step", "optimizer step", "#55A868"),
-    ("all_reduce", "all-reduce (comm thread)", "#C44E52"),
+    ("all_reduce", "all-reduce", "#C44E52"),
 )
 OTHER = ("other", "#8172B3")
 
@@ -31,7 +33,7 @@ class Span:
     """One event of the trace, in milliseconds from the start of the trace."""
 
     rank: int
-    comm: bool  # on the communication thread
+    comm: bool  # ran on a communication thread
     name: str
     start: float
     duration: float  # 0 for an instant
@@ -67,7 +69,7 @@ def load_trace(path: str | os.PathLike) -> list[Span]:
     spans = []
     for e in timed:
         thread = str(threads.get((e["pid"], e["tid"]), e["tid"]))
-        comm = e.get("cat") == "comm" or "pg" in thread
+        comm = "pg" in thread  # process groups name their threads disttorch-pg<id>-rank<r>
         spans.append(Span(int(e["pid"]), comm, e["name"], (e["ts"] - t0) / 1e3,
                           e.get("dur", 0.0) / 1e3 if e["ph"] == "X" else 0.0))
     return spans
