@@ -395,3 +395,48 @@ def test_trace_records_forward_backward_buckets_allreduce_and_step(tmp_path):
         assert {"forward", "backward", "optimizer.step", "bucket 0 ready"} <= names
         assert any(n.startswith("all_reduce bucket") for n in names)
         assert all(e["pid"] == rank for e in events)
+
+
+def _completing_threads(rank, world):
+    """Per backward: the thread that completed each bucket's all-reduce, in bucket order."""
+    import threading
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    from disttorch.nn.parallel.comm_hooks import allreduce_hook
+    dist.init_process_group()
+    seen = []
+
+    def hook(state, bucket):
+        fut = allreduce_hook(state, bucket)
+        return fut.then(lambda f, i=bucket.index(): (seen.append((i, threading.current_thread().name)),
+                                                      f.value())[1])
+    out = {}
+    for cap in (25, 0.001):  # one bucket; then one per parameter
+        torch.manual_seed(0)
+        model = _mlp(nn)
+        ddp = DDP(model, bucket_cap_mb=cap)
+        ddp.register_comm_hook(None, hook)
+        x, y = _batches(torch, world, 4, 1)[0]
+        sl = slice(rank * 4, (rank + 1) * 4)
+        nn.functional.cross_entropy(ddp(x[sl]), y[sl]).backward()
+        assert len(ddp.reducer.buckets) == (1 if cap == 25 else 3)
+        out[cap] = (sorted(seen), np.concatenate([p.grad.numpy().ravel() for p in model.parameters()]))
+        seen.clear()
+    dist.destroy_process_group()
+    return out
+
+
+@pytest.mark.timeout(60)
+def test_last_bucket_is_reduced_by_the_training_thread_the_others_by_the_comm_thread():
+    results = run_ranks(_completing_threads, 2, timeout=45)
+    for rank, out in enumerate(results):
+        (one, _), (many, _) = out[25], out[0.001]
+        assert one == [(0, "MainThread")]
+        assert [i for i, _ in many] == [0, 1, 2]
+        assert many[-1][1] in ("MainThread", f"disttorch-pg0-rank{rank}")
+        assert all(name.startswith("disttorch-pg0") for _, name in many[:-1])
+    # the gradients are the same averages whichever thread reduced them
+    np.testing.assert_array_equal(results[0][25][1], results[1][25][1])
+    np.testing.assert_allclose(results[0][25][1], results[0][0.001][1], rtol=1e-6, atol=1e-7)

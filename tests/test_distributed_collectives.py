@@ -210,3 +210,39 @@ def test_every_collective(world_size, transport):
     assert not failures, "\n".join(failures[:30])
     for rank, r in enumerate(results[1:], 1):
         assert r["digests"] == results[0]["digests"], f"rank {rank}'s all_reduce bits differ from rank 0's"
+
+
+def _async_inline(rank: int, ws: int) -> dict:
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch.distributed.groups import resolve_group
+    dist.init_process_group()
+    pg = resolve_group(None)
+    idle = torch.full((1000,), float(rank + 1))
+    with pg.run_async_inline():
+        work = dist.all_reduce(idle, async_op=True)
+        completed_at_once = work.is_completed()
+    # A busy group: operations queued before must still run first.
+    queued = [torch.full((50000,), float(rank + 1)) for _ in range(3)]
+    works = [dist.all_reduce(t, async_op=True) for t in queued]
+    with pg.run_async_inline():
+        late = torch.full((10,), float(rank + 1))
+        late_work = dist.all_reduce(late, async_op=True)
+    late_work.wait()
+    for w in works:
+        w.wait()
+    out = {"completed_at_once": completed_at_once, "idle": idle.numpy()[:3].tolist(),
+           "queued": [t.numpy()[-1] for t in queued], "late": late.numpy()[:3].tolist(),
+           "flag_after": pg._caller.inline}
+    dist.destroy_process_group()
+    return out
+
+
+@pytest.mark.timeout(60)
+def test_run_async_inline_completes_at_once_when_idle_and_keeps_the_order_when_busy():
+    want = float(sum(range(1, 4)))
+    for out in run_ranks(_async_inline, 3, timeout=45):
+        assert out["completed_at_once"] is True
+        assert out["idle"] == [want] * 3 and out["late"] == [want] * 3
+        assert out["queued"] == [want] * 3
+        assert out["flag_after"] is False
