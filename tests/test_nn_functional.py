@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import disttorch as torch
-from disttorch.autograd import gradcheck
+from disttorch.autograd import gradcheck, gradgradcheck
 from disttorch.nn import functional as F
 
 
@@ -48,6 +48,22 @@ def test_activations_keep_float32():
         assert fn(x).dtype == torch.float32
     np.testing.assert_allclose(values(F.gelu(x)), [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in X],
                                atol=1e-6)
+
+
+def test_gelu_float32_value_and_gradient_across_blocks():
+    """The float32 kernel runs in blocks of 65536 entries: a tensor of several blocks and a
+    partial one gets GELU and its derivative to float32 accuracy, with or without grad."""
+    xs = np.concatenate([np.linspace(-12, 12, 150001), [0.0, -0.0, 1e-30, -1e-30]])
+    phi = 0.5 * (1 + np.vectorize(math.erf)(xs / math.sqrt(2)))
+    expected = xs * phi
+    slope = phi + xs * np.exp(-xs * xs / 2) / math.sqrt(2 * math.pi)
+    x = torch.tensor(xs.astype(np.float32), requires_grad=True)
+    out = F.gelu(x)
+    out.backward(torch.ones_like(out))
+    np.testing.assert_allclose(values(out), expected, atol=6e-7, rtol=2e-7)
+    np.testing.assert_allclose(x.grad.numpy(), slope, atol=4e-7, rtol=2e-7)
+    with torch.no_grad():
+        assert np.array_equal(values(F.gelu(x)), values(out))
 
 
 @pytest.mark.parametrize("fn", [
@@ -122,6 +138,20 @@ def test_linear_matches_numpy_and_gradcheck():
     assert gradcheck(F.linear, (x, w, b))
     assert gradcheck(F.linear, (f64(2, 3, 3, seed=4), w, None))
     assert gradcheck(F.linear, (f64(3, seed=5), w, b))
+
+
+def test_linear_backward_array_path_equals_recorded_path():
+    """Backward runs on the arrays unless it is itself recorded (create_graph): both paths
+    give the same gradients, and the recorded one differentiates again."""
+    x, w, b = f64(2, 4, 3, seed=1), f64(5, 3, seed=2), f64(5, seed=3)
+    g = f64(2, 4, 5, seed=4, requires_grad=False)
+    plain = torch.autograd.grad(F.linear(x, w, b), (x, w, b), g)
+    recorded = torch.autograd.grad(F.linear(x, w, b), (x, w, b), g, create_graph=True)
+    assert recorded[0].requires_grad and recorded[1].requires_grad  # dx needs w, dW needs x
+    for p, r in zip(plain, recorded):
+        np.testing.assert_allclose(values(p), values(r), rtol=1e-12)
+    np.testing.assert_allclose(values(plain[2]), values(g).sum((0, 1)), rtol=1e-12)
+    assert gradgradcheck(F.linear, (x, w, b))
 
 
 def test_linear_errors_name_both_shapes_and_dtypes():

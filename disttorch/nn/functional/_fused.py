@@ -19,8 +19,8 @@ from numpy.lib.stride_tricks import as_strided
 from ..._tensor import Tensor
 from ...autograd.function import Function
 
-__all__ = ["numpy_backward", "dtype_name", "check_same_dtype", "windows", "window_range",
-           "window_slices", "pad_spatial", "crop_index"]
+__all__ = ["numpy_backward", "dtype_name", "check_same_dtype", "column_sum", "windows",
+           "window_range", "window_slices", "pad_spatial", "crop_index"]
 
 
 class _NumpyBackward(Function):
@@ -61,6 +61,12 @@ def check_same_dtype(x: np.ndarray, other: np.ndarray, what: str) -> None:
     if other.dtype != x.dtype:
         raise RuntimeError(f"expected scalar type {dtype_name(x)} but found {dtype_name(other)} "
                            f"(input is {x.dtype}, {what} is {other.dtype})")
+
+
+def column_sum(a: np.ndarray) -> np.ndarray:
+    """Sum over the rows of ``a`` ``(R, D)``: a vector-matrix product (BLAS, one read of
+    ``a``), several times faster than ``a.sum(0)``, whose NumPy loop strides across rows."""
+    return np.ones(a.shape[0], dtype=a.dtype) @ a
 
 
 # ---------------------------------------------------------------------- sliding windows

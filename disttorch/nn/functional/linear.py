@@ -6,6 +6,8 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
+from ._fused import column_sum
 
 __all__ = ["linear", "bilinear"]
 
@@ -16,7 +18,9 @@ def _dtype_name(a: np.ndarray) -> str:
 
 class LinearFunction(Function):
     """``y = x @ W.T + b`` over the last dim of ``x``; leading dims are flattened into one
-    matrix product. Backward: ``dx = g @ W``, ``dW = g.T @ x``, ``db = g.sum(leading)``."""
+    matrix product. Backward: ``dx = g @ W``, ``dW = g.T @ x``, ``db = g.sum(leading)``,
+    straight on the arrays (three BLAS calls), or as tensor ops when the backward pass is
+    itself recorded (``create_graph=True``)."""
 
     _raw = True
 
@@ -44,11 +48,16 @@ class LinearFunction(Function):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        if g.ndim != 2:
+        if is_grad_enabled():  # create_graph: the gradients are tensor ops, themselves recorded
             g = g.reshape(-1, g.shape[-1])
-        gx = g.matmul(w).reshape(x.shape) if need_x else None
-        gw = g.t().matmul(x.reshape(-1, x.shape[-1]) if x.ndim != 2 else x) if need_w else None
-        gb = g.sum(0) if need_b else None
+            gx = g.matmul(w).reshape(x.shape) if need_x else None
+            gw = g.t().matmul(x.reshape(-1, x.shape[-1])) if need_w else None
+            gb = g.sum(0) if need_b else None
+            return gx, gw, gb
+        ga = g._data.reshape(-1, g.shape[-1])
+        gx = Tensor._make((ga @ w._data).reshape(x.shape)) if need_x else None
+        gw = Tensor._make(ga.T @ x._data.reshape(-1, x.shape[-1])) if need_w else None
+        gb = Tensor._make(column_sum(ga)) if need_b else None
         return gx, gw, gb
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ._fused import check_same_dtype, numpy_backward
+from ._fused import check_same_dtype, column_sum, numpy_backward
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 
@@ -62,11 +62,6 @@ def _normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarr
     gx -= xhat * m2[:, None].astype(gx.dtype, copy=False)
     gx *= rstd
     return gx
-
-
-def _column_sum(a: np.ndarray) -> np.ndarray:
-    """Sum over the rows of ``a`` ``(R, D)`` (a vector-matrix product: BLAS, one read)."""
-    return np.ones(a.shape[0], dtype=a.dtype) @ a
 
 
 def _affine(xhat: np.ndarray, weight: Tensor | None, bias: Tensor | None,
@@ -307,7 +302,7 @@ class LayerNormFn(Function):
             if need_w:
                 gw = np.einsum("ij,ij->j", g2, xhat).reshape(weight._data.shape)
             if need_b:
-                gb = _column_sum(g2).reshape(weight._data.shape if weight is not None else
+                gb = column_sum(g2).reshape(weight._data.shape if weight is not None else
                                              g.shape[g.ndim - ctx.ndim:])
             return gx, gw, gb
         gx, gw, gb = numpy_backward("layer_norm", grads, grad, weight)
