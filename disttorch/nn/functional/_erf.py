@@ -5,7 +5,10 @@
 float16/float32 arrays use Abramowitz & Stegun 7.1.26 for ``erfc`` (absolute error
 < 1.5e-7, float32's resolution) in the array's own dtype, with in-place steps over
 cache-sized blocks; its ``exp(-x^2/2)`` factor is the density's too, so both come from
-one pass. float64 arrays use ``erf`` from two Chebyshev fits made once at import from
+one ``exp``. The polynomial is rescaled to be monic, which saves the leading multiply and
+the final scaling (``_normal_block``).
+
+float64 arrays use ``erf`` from two Chebyshev fits made once at import from
 ``math.erf``/``math.erfc``: ``erf(x)/x`` as a function of ``x**2`` on ``|x| < 3``
 (error ~1e-14), and ``log(erfc(x)) + x**2 - log(t)`` with ``t = 2 / (2 + x)`` on
 ``3 <= |x| < 6.5`` (absolute error ~1e-12); beyond that ``erf`` is 1 in float64.
@@ -23,8 +26,14 @@ _SPLIT, _TOP = 3.0, 6.5
 _SQRT_HALF = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _T_LO, _T_HI = 2 / (2 + _TOP), 2 / (2 + _SPLIT)
+# Abramowitz & Stegun 7.1.26: erfc(z) = (a1 t + ... + a5 t^5) exp(-z^2), t = 1 / (1 + p z).
 _AS_P = 0.3275911
-_AS_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+_AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+# With z = |x| / sqrt 2, t = beta / (|x| + beta); over s = gamma t (0.5 a5 t^5 = s^5) the
+# polynomial of Phi(-|x|) = 0.5 erfc(z) is monic: s^5 + c4 s^4 + ... + c1 s.
+_BETA = math.sqrt(2) / _AS_P
+_GAMMA = (0.5 * _AS_A[4]) ** 0.2
+_MONIC = tuple(0.5 * a / _GAMMA ** (i + 1) for i, a in enumerate(_AS_A[:4]))  # c1..c4
 
 
 def _fit_small() -> np.ndarray:
@@ -48,33 +57,32 @@ _SMALL, _LARGE = _fit_small(), _fit_large()
 _BLOCK = 65536  # entries per block: the temporaries of one block stay in cache
 
 
-def _normal_block(x: np.ndarray, cdf: np.ndarray, pdf: np.ndarray, t: np.ndarray) -> None:
-    """Write Phi(x) into ``cdf`` and phi(x) into ``pdf`` (``t``: scratch), using
-    Phi(-|x|) = 0.5 erfc(|x|/sqrt 2) = 0.5 poly(t) exp(-x^2/2) with
-    t = 1 / (1 + p |x| / sqrt 2), and Phi(x) = 0.5 + sign(x) (0.5 - Phi(-|x|)).
-    ``0.5 - Phi(-|x|)`` is never negative, so giving it the sign of ``x`` is an OR of sign
-    bits (far cheaper than ``np.copysign``)."""
+def _normal_block(x: np.ndarray, cdf: np.ndarray, kernel: np.ndarray, s: np.ndarray) -> None:
+    """Write Phi(x) into ``cdf`` and exp(-x^2/2) into ``kernel`` (``s``: scratch).
+
+    The lower tail Q = Phi(-|x|) = (s^5 + c4 s^4 + ... + c1 s) exp(-x^2/2), with
+    s = gamma beta / (|x| + beta); then Phi(x) = 0.5 + sign(x) (0.5 - Q). ``0.5 - Q`` is
+    never negative, so giving it the sign of ``x`` is an OR of sign bits (far cheaper than
+    ``np.copysign``). Each line is one in-place pass over the block."""
     dt = x.dtype.type
-    kernel, tail = pdf, cdf
     np.abs(x, out=kernel)
-    np.multiply(kernel, dt(_AS_P * _SQRT_HALF), out=t)
-    t += 1
-    np.reciprocal(t, out=t)
-    np.multiply(t, dt(-0.5 * _AS_A[0]), out=tail)   # -0.5 poly(t), Horner's rule
-    for c in _AS_A[1:]:
-        tail += dt(-0.5 * c)
-        tail *= t
+    np.add(kernel, dt(_BETA), out=s)
+    np.divide(dt(_GAMMA * _BETA), s, out=s)
+    np.add(s, dt(_MONIC[3]), out=cdf)   # Horner's rule, monic: no leading multiply
+    for c in _MONIC[2::-1]:
+        cdf *= s
+        cdf += dt(c)
+    cdf *= s
     np.multiply(kernel, kernel, out=kernel)
     kernel *= dt(-0.5)
-    np.exp(kernel, out=kernel)       # exp(-x^2 / 2)
-    tail *= kernel
-    tail += dt(0.5)                  # 0.5 - Phi(-|x|) = |Phi(x) - 0.5|
+    np.exp(kernel, out=kernel)         # exp(-x^2 / 2)
+    cdf *= kernel                      # Q
+    np.subtract(dt(0.5), cdf, out=cdf)  # 0.5 - Q = |Phi(x) - 0.5|
     bits = np.dtype(f"u{x.itemsize}")
-    sign = t.view(bits)
+    sign = s.view(bits)
     np.bitwise_and(x.view(bits), bits.type(1 << (8 * x.itemsize - 1)), out=sign)
-    np.bitwise_or(tail.view(bits), sign, out=tail.view(bits))
-    tail += dt(0.5)                  # Phi(x)
-    kernel *= dt(_INV_SQRT_2PI)
+    np.bitwise_or(cdf.view(bits), sign, out=cdf.view(bits))
+    cdf += dt(0.5)                     # Phi(x)
 
 
 def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:
@@ -84,15 +92,18 @@ def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:
     out = np.empty_like(flat)
     local = np.empty_like(flat) if with_derivative else None
     n = min(_BLOCK, flat.size)
-    cdf, pdf, scratch = (np.empty(n, dtype=flat.dtype) for _ in range(3))
+    cdf, kernel, scratch = (np.empty(n, dtype=flat.dtype) for _ in range(3))
+    inv_sqrt_2pi = flat.dtype.type(_INV_SQRT_2PI)
     for start in range(0, flat.size, _BLOCK):
         stop = min(start + _BLOCK, flat.size)
         xs, m = flat[start:stop], stop - start
-        _normal_block(xs, cdf[:m], pdf[:m], scratch[:m])
+        _normal_block(xs, cdf[:m], kernel[:m], scratch[:m])
         np.multiply(xs, cdf[:m], out=out[start:stop])
         if with_derivative:
-            np.multiply(xs, pdf[:m], out=local[start:stop])
-            local[start:stop] += cdf[:m]
+            d = local[start:stop]
+            np.multiply(xs, kernel[:m], out=d)
+            d *= inv_sqrt_2pi
+            d += cdf[:m]
     return out.reshape(x.shape), (local.reshape(x.shape) if with_derivative else None)
 
 
