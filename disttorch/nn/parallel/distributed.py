@@ -60,8 +60,13 @@ class DistributedDataParallel(Module):
             memory; ``.grad`` then must not be replaced by the user).
         static_graph: accepted; the reducer already handles a fixed graph optimally.
 
-    Differences from PyTorch: buckets keep their construction-time layout (PyTorch
-    rebuilds them after the first iteration from the observed gradient order).
+    Buckets are first laid out in reverse order of registration. As in PyTorch, the
+    first backward with gradient synchronisation records the order in which gradients
+    become ready, and the next forward lays the buckets out again, once, in rank 0's
+    order (broadcast to all ranks): ``self.reducer.bucket_param_indices`` lists the
+    parameter indices of each bucket. Unlike PyTorch, this also happens with
+    ``find_unused_parameters=True``; parameters unused in that first backward go last.
+    A communication hook may see different buckets from the second iteration on.
     """
 
     def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
@@ -119,8 +124,7 @@ class DistributedDataParallel(Module):
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         with trace.span("forward", "step"):
-            if self._join is not None:
-                self._join.notify_active()
+            active = self._join.notify_active() if self._join is not None else None
             if self.require_forward_param_sync and self.broadcast_buffers:
                 bufs = list(self.module.buffers())
                 if bufs:
@@ -128,7 +132,8 @@ class DistributedDataParallel(Module):
                         _flat_broadcast(bufs, src=0, group=self.process_group)
             out = self.module(*inputs, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync:
-            self.reducer.prepare_for_backward(out if self.find_unused_parameters else None)
+            self.reducer.prepare_for_backward(out if self.find_unused_parameters else None,
+                                              active_ranks=active)
         else:
             self.reducer.disarm()
         return out
@@ -159,15 +164,26 @@ class DistributedDataParallel(Module):
         ranks' collectives with zeros until every rank is done, then all ranks take the
         parameters of the rank that trained longest.
 
-        Only ``divide_by_initial_world_size=True`` (gradients averaged over the full world,
-        as PyTorch's default) is supported.
+        Args:
+            divide_by_initial_world_size: divide the summed gradients by the size of the
+                process group even while some ranks have joined (their contribution counts
+                as zero). With False, divide by the number of ranks still training, so a
+                step's gradient is the mean over the batches that were actually seen.
+            enable: with False this context manager does nothing.
+            throw_on_early_termination: raise on a rank that runs out of inputs while
+                others still train, instead of shadowing them.
+
+        With ``divide_by_initial_world_size=False`` DDP multiplies whatever a communication
+        hook returns by ``world size / ranks still training``. That is right for
+        ``allreduce_hook``, ``fp16_compress_hook`` and any hook that, like them, returns
+        the sum divided by the process group's size; a custom hook that divides by
+        something else ends up off by the same factor. (PyTorch applies the number of
+        ranks still training only to its built-in reduction, not to a registered hook.)
         """
         if not enable:
             yield
             return
-        if not divide_by_initial_world_size:
-            raise NotImplementedError("join(divide_by_initial_world_size=False) is not supported")
-        self._join = _JoinState(self)
+        self._join = _JoinState(self, divide_by_initial_world_size)
         try:
             yield
             self._join.shadow_until_all_joined(throw_on_early_termination)
@@ -182,8 +198,9 @@ class _JoinState:
     """Book-keeping for ``join()``: every forward of a rank still training starts with an
     all-reduce of 1; a joined rank answers with 0 and shadows the rest of the step."""
 
-    def __init__(self, ddp: DistributedDataParallel) -> None:
+    def __init__(self, ddp: DistributedDataParallel, divide_by_initial_world_size: bool) -> None:
         self.ddp = ddp
+        self.divide_by_initial_world_size = divide_by_initial_world_size
         self.steps = 0
 
     def _active_count(self, me: int) -> int:
@@ -192,9 +209,12 @@ class _JoinState:
         dist.all_reduce(flag, group=self.ddp.process_group)
         return int(flag._data[0])
 
-    def notify_active(self) -> None:
+    def notify_active(self) -> int | None:
+        """Count this forward; return how many ranks are still training if the gradients
+        are to be divided by that number (``divide_by_initial_world_size=False``), else None."""
         self.steps += 1
-        self._active_count(1)
+        active = self._active_count(1)
+        return None if self.divide_by_initial_world_size else active
 
     def shadow_until_all_joined(self, throw: bool) -> None:
         dist = _dist()

@@ -3,7 +3,10 @@
 At construction the parameters are laid out, in reverse order of registration (roughly
 the order backward produces their gradients), into buckets of about ``bucket_cap_mb``
 (the first one smaller, so communication starts early). Every bucket owns one flat
-buffer. During backward:
+buffer. As in PyTorch, the first synchronised backward records the order in which the
+gradients actually become ready, and the next iteration, before its backward, lays the
+buckets out again once in that order: rank 0's order, broadcast to every rank, so all
+ranks keep the same layout and issue the same collectives. During backward:
 
 1. a parameter's post-accumulate-grad hook copies its ``.grad`` into its slot of the
    bucket buffer and counts the bucket down;
@@ -62,12 +65,14 @@ class _Bucket:
         return self.buffer[self.offsets[i]:self.offsets[i] + p._data.size].reshape(p._data.shape)
 
 
-def assign_buckets(params: list, cap_bytes: int, first_cap_bytes: int = _FIRST_BUCKET_BYTES) -> list[list[int]]:
-    """Group parameter indices into buckets: reverse order, one dtype per bucket, about
-    ``cap_bytes`` each (the first at most ``first_cap_bytes``)."""
+def assign_buckets(params: list, cap_bytes: int, first_cap_bytes: int = _FIRST_BUCKET_BYTES,
+                   order: list[int] | None = None) -> list[list[int]]:
+    """Group parameter indices into buckets, taking the parameters in ``order`` (default:
+    reverse registration order): one dtype per bucket, about ``cap_bytes`` each (the
+    first at most ``first_cap_bytes``)."""
     buckets: list[list[int]] = []
     open_: dict[np.dtype, tuple[list[int], int]] = {}
-    for i in reversed(range(len(params))):
+    for i in reversed(range(len(params))) if order is None else order:
         p = params[i]
         dt = p._data.dtype
         idxs, size = open_.get(dt, ([], 0))
@@ -93,15 +98,15 @@ class Reducer:
         self.process_group = process_group
         self.find_unused = find_unused_parameters
         self.as_view = gradient_as_bucket_view
-        first = min(_FIRST_BUCKET_BYTES, bucket_cap_bytes)
-        layout = assign_buckets(self.params, bucket_cap_bytes, first)
-        self.buckets = [_Bucket(b, [self.params[i] for i in idxs], self.params[idxs[0]]._data.dtype)
-                        for b, idxs in enumerate(layout)]
-        self.bucket_param_indices = layout
+        self.cap_bytes = bucket_cap_bytes
+        self.buckets: list[_Bucket] = []
+        self.bucket_param_indices: list[list[int]] = []
         self.locate: dict[int, tuple[_Bucket, int, int]] = {}
-        for b, idxs in zip(self.buckets, layout):
-            for slot, i in enumerate(idxs):
-                self.locate[id(self.params[i])] = (b, slot, i)
+        self._lay_out(assign_buckets(self.params, bucket_cap_bytes, self._first_cap()))
+        self._recording = True   # until the first synchronised backward has ended
+        self._order: list[int] = []
+        self._rebuild_from: list[int] | None = None
+        self._grad_scale = 1.0
         self.comm_state: Any = process_group
         self.comm_hook: Callable = allreduce_hook
         self._armed = False
@@ -112,13 +117,61 @@ class Reducer:
         self._used = np.zeros(len(self.params), dtype=np.bool_)
         self.handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in self.params]
 
+    # ------------------------------------------------------------------ bucket layout
+    def _first_cap(self) -> int:
+        return min(_FIRST_BUCKET_BYTES, self.cap_bytes)
+
+    def _lay_out(self, layout: list[list[int]]) -> None:
+        """Make the buckets of ``layout`` (lists of parameter indices). With
+        ``gradient_as_bucket_view`` a ``.grad`` moves into its new slot, keeping its values."""
+        self.buckets = [_Bucket(b, [self.params[i] for i in idxs], self.params[idxs[0]]._data.dtype)
+                        for b, idxs in enumerate(layout)]
+        self.bucket_param_indices = layout
+        self.locate = {}
+        for b, idxs in zip(self.buckets, layout):
+            for slot, i in enumerate(idxs):
+                p = self.params[i]
+                self.locate[id(p)] = (b, slot, i)
+                if self.as_view and p._grad is not None:
+                    view = b.slot(slot)
+                    np.copyto(view, p._grad._data)
+                    p._grad = Tensor._make(view)
+
+    def _rebuild_if_due(self) -> None:
+        """Once, after the first synchronised backward: lay the buckets out in rank 0's
+        order of ready gradients. A collective: every rank of the group calls it at the
+        same point (:meth:`prepare_for_backward`, or :meth:`shadow_backward` on a joined rank)."""
+        if self._rebuild_from is None:
+            return
+        from ... import distributed as dist
+        with trace.span("rebuild buckets", "ddp"):
+            order = Tensor._make(np.array(self._rebuild_from, dtype=np.int64))
+            group = self._group()
+            dist.broadcast(order, src=dist.get_global_rank(group, 0), group=group)
+            self._rebuild_from = None
+            self._lay_out(assign_buckets(self.params, self.cap_bytes, self._first_cap(),
+                                         order._data.tolist()))
+
+    def _end_recording(self, order: list[int]) -> None:
+        """The first synchronised backward is over: rebuild from ``order`` before the next."""
+        self._recording = False
+        self._rebuild_from = order
+
     # ------------------------------------------------------------------ per iteration
-    def prepare_for_backward(self, outputs: Any = None) -> None:
+    def prepare_for_backward(self, outputs: Any = None, active_ranks: int | None = None) -> None:
         """Arm the hooks for the next backward; with ``find_unused_parameters`` mark the
-        parameters the outputs do not depend on as ready (zero contribution) right away."""
+        parameters the outputs do not depend on as ready (zero contribution) right away.
+
+        First rebuilds the buckets, once, if the first synchronised backward has ended.
+        ``active_ranks``: divide the summed gradients by this many ranks instead of the
+        group's size (``join(divide_by_initial_world_size=False)`` while ranks have joined).
+        """
         if self._armed and self._callback_queued:
             raise RuntimeError("DistributedDataParallel: the previous iteration's reduction did "
                                "not finish (backward was interrupted?)")
+        self._rebuild_if_due()
+        self._grad_scale = 1.0 if active_ranks is None else self._group().size() / active_ranks
+        self._order.clear()
         for b in self.buckets:
             b.pending = len(b.params)
             b.future = None
@@ -148,6 +201,8 @@ class Reducer:
         if self._ready[i]:
             return
         self._used[i] = True
+        if self._recording:
+            self._order.append(i)
         dst = bucket.slot(slot)
         src = p._grad._data
         if not np.shares_memory(src, dst):
@@ -196,11 +251,16 @@ class Reducer:
         globally_used = self._global_usage() if self.find_unused else None
         self._armed = False
         self._callback_queued = False
+        if self._recording:   # unused parameters go last, in reverse registration order
+            self._end_recording(self._order + [i for i in reversed(range(len(self.params)))
+                                               if not self._used[i]])
         start = trace.begin("wait for buckets", "ddp")
         for b in self.buckets:
             result = b.future.wait()
             if isinstance(result, Tensor) and result._data is not b.buffer:
                 np.copyto(b.buffer, result._data.reshape(-1), casting="unsafe")
+            if self._grad_scale != 1.0:
+                np.multiply(b.buffer, self._grad_scale, out=b.buffer, casting="unsafe")
             for slot, p in enumerate(b.params):
                 self._write_grad(p, b.slot(slot), globally_used)
         trace.end("wait for buckets", start, "ddp")
@@ -236,7 +296,12 @@ class Reducer:
 
     def shadow_backward(self) -> None:
         """For a rank that has joined (no data left): reduce zero buckets in the same
-        order as the ranks still training, so their collectives complete."""
+        order as the ranks still training, so their collectives complete.
+
+        It takes part in the bucket rebuild as the training ranks do, so its layout stays
+        theirs. A rank that joined before its first synchronised backward counts this one
+        as that backward, offering the current layout's order if it is rank 0."""
+        self._rebuild_if_due()
         for b in self.buckets:
             b.buffer.fill(0)
             self._launch(b)
@@ -246,6 +311,8 @@ class Reducer:
                             op=dist.ReduceOp.MAX, group=self.process_group)
         for b in self.buckets:
             b.future.wait()
+        if self._recording:
+            self._end_recording([i for idxs in self.bucket_param_indices for i in idxs])
 
     def remove_hooks(self) -> None:
         for h in self.handles:
