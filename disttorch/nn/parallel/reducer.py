@@ -69,7 +69,8 @@ def assign_buckets(params: list, cap_bytes: int, first_cap_bytes: int = _FIRST_B
                    order: list[int] | None = None) -> list[list[int]]:
     """Group parameter indices into buckets, taking the parameters in ``order`` (default:
     reverse registration order): one dtype per bucket, about ``cap_bytes`` each (the
-    first at most ``first_cap_bytes``)."""
+    first at most ``first_cap_bytes``, and never more than ``cap_bytes``)."""
+    first_cap_bytes = min(first_cap_bytes, cap_bytes)
     buckets: list[list[int]] = []
     open_: dict[np.dtype, tuple[list[int], int]] = {}
     for i in reversed(range(len(params))) if order is None else order:
@@ -102,7 +103,7 @@ class Reducer:
         self.buckets: list[_Bucket] = []
         self.bucket_param_indices: list[list[int]] = []
         self.locate: dict[int, tuple[_Bucket, int, int]] = {}
-        self._lay_out(assign_buckets(self.params, bucket_cap_bytes, self._first_cap()))
+        self._lay_out(assign_buckets(self.params, bucket_cap_bytes))
         self._recording = True   # until the first synchronised backward has ended
         self._order: list[int] = []
         self._rebuild_from: list[int] | None = None
@@ -118,9 +119,6 @@ class Reducer:
         self.handles = [p.register_post_accumulate_grad_hook(self._on_grad_ready) for p in self.params]
 
     # ------------------------------------------------------------------ bucket layout
-    def _first_cap(self) -> int:
-        return min(_FIRST_BUCKET_BYTES, self.cap_bytes)
-
     def _lay_out(self, layout: list[list[int]]) -> None:
         """Make the buckets of ``layout`` (lists of parameter indices). With
         ``gradient_as_bucket_view`` a ``.grad`` moves into its new slot, keeping its values."""
@@ -149,8 +147,8 @@ class Reducer:
             group = self._group()
             dist.broadcast(order, src=dist.get_global_rank(group, 0), group=group)
             self._rebuild_from = None
-            self._lay_out(assign_buckets(self.params, self.cap_bytes, self._first_cap(),
-                                         order._data.tolist()))
+            self._lay_out(assign_buckets(self.params, self.cap_bytes,
+                                         order=order._data.tolist()))
 
     def _end_recording(self, order: list[int]) -> None:
         """The first synchronised backward is over: rebuild from ``order`` before the next."""
