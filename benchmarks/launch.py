@@ -78,7 +78,7 @@ def main() -> None:
         for name, text in (("empty", EMPTY), ("disttorch", DISTTORCH_BARRIER), ("torch", TORCH_BARRIER)):
             scripts[name] = Path(tmp) / f"bench_{name}.py"  # not disttorch.py: it would shadow the package
             scripts[name].write_text(text)
-        ours = [sys.executable, "-m", "launcher", "--nproc-per-node", str(args.nproc)]
+        ours = [sys.executable, "-m", "disttorch.launcher", "--nproc-per-node", str(args.nproc)]
         theirs = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(args.nproc)]
         cases = [("empty script", ours + [str(scripts["empty"])], theirs + [str(scripts["empty"])]),
                  ("init_process_group + barrier", ours + [str(scripts["disttorch"])],

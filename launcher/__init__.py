@@ -1,7 +1,10 @@
 """disttorch-launch: starts, watches and reports on every rank of a disttorch job.
 
-Run ``disttorch-launch --nproc 4 train.py`` (or ``python -m launcher ...``). The
-launcher imports only the standard library, so it starts in milliseconds.
+Run ``disttorch-launch --nproc 4 train.py`` (or ``python -m disttorch.launcher ...``).
+The source lives in the top-level ``launcher/`` folder and installs as ``disttorch.launcher``
+(``disttorch/launcher`` links to it in a checkout). Its own modules import only the standard
+library; as a subpackage it loads disttorch's core (NumPy), never ``nn``, ``distributed``
+(except the store, for multi-node jobs), ZeroMQ or cloudpickle.
 
 Modules:
 
@@ -13,8 +16,10 @@ Modules:
 - ``agent``: one attempt after another (restarts), signals, and the failure summary.
 - ``rendezvous``: how node agents of a multi-node job meet at the master's store.
 - ``failure``: what went wrong with which rank, and the summary box printed for it.
-- ``error_file``: the per-rank JSON error file written by workers, read by the launcher.
 - ``bootstrap``: the tiny program each worker runs first; it runs the user's script.
-- ``faults``: fault injection (kill, delay, drop) at steps or collectives.
 - ``trace_merge``: merges per-rank Chrome trace files into one.
+
+What runs inside the workers lives in the library, below everything else: the per-rank
+error file (``disttorch._error_file``, read back here) and fault injection
+(``disttorch._faults``, configured here through ``DISTTORCH_FAULT``).
 """

@@ -1,7 +1,7 @@
-"""``python -m launcher ...`` runs disttorch-launch."""
+"""``python -m disttorch.launcher ...`` runs disttorch-launch."""
 
 import sys
 
-from launcher.main import main
+from .main import main
 
 sys.exit(main())

@@ -24,14 +24,14 @@ import threading
 import time
 from typing import Callable, List, Optional, Tuple, TypeVar
 
-from launcher import output, reaper
-from launcher.cli import LaunchConfig
-from launcher.devices import blas_note, format_plan, plan_cores, thread_env
-from launcher.failure import RankExit, format_summary, signal_name
-from launcher.output import say
-from launcher.rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
-from launcher.worker_env import WorldInfo, worker_env
-from launcher.workers import WorkerGroup, WorkerSpec
+from . import output, reaper
+from .cli import LaunchConfig
+from .devices import blas_note, format_plan, plan_cores, thread_env
+from .failure import RankExit, format_summary, signal_name
+from .output import say
+from .rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
+from .worker_env import WorldInfo, worker_env
+from .workers import WorkerGroup, WorkerSpec
 
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 T = TypeVar("T")
@@ -108,7 +108,7 @@ class Agent:
             say(f"restarting the worker group: restart {attempt} of {c.max_restarts} "
                 f"(DISTTORCH_RESTART_COUNT={attempt}, MASTER_PORT={world.master_port})")
         if c.trace_dir is not None:
-            from launcher.trace_merge import prepare_trace_dir
+            from .trace_merge import prepare_trace_dir
 
             prepare_trace_dir(c.trace_dir)
         group = WorkerGroup([self._spec(world, lr) for lr in range(c.nproc)], self._own_children)
@@ -190,7 +190,7 @@ class Agent:
 
     def _command(self) -> List[str]:
         c = self.config
-        head = [sys.executable, "-u", "-m", "launcher.bootstrap"]
+        head = [sys.executable, "-u", "-m", "disttorch.launcher.bootstrap"]
         if c.no_python:
             return [*head, "--exec", c.script, *c.script_args]
         if c.module:
@@ -254,7 +254,7 @@ class Agent:
     def _merge_traces(self) -> None:
         if self.config.trace_dir is None:
             return
-        from launcher.trace_merge import merge_traces
+        from .trace_merge import merge_traces
 
         try:
             merged = merge_traces(self.config.trace_dir)

@@ -2,13 +2,13 @@
 
 The launcher starts each rank as::
 
-    python -u -m launcher.bootstrap script.py args...     # a script, like `python script.py`
-    python -u -m launcher.bootstrap -m package.module args...
-    python -u -m launcher.bootstrap --exec program args... # --no-python: exec a program
+    python -u -m disttorch.launcher.bootstrap script.py args...     # a script, like `python script.py`
+    python -u -m disttorch.launcher.bootstrap -m package.module args...
+    python -u -m disttorch.launcher.bootstrap --exec program args... # --no-python: exec a program
 
 It then:
 
-0. arranges to be killed if the launcher dies (``DISTTORCH_AGENT_PID``, see launcher.reaper);
+0. arranges to be killed if the launcher dies (``DISTTORCH_AGENT_PID``, see disttorch.launcher.reaper);
 1. pins this process to the cores in ``DISTTORCH_CPU_AFFINITY`` (e.g. ``"0,1"``), before
    any library starts its threads;
 2. enables :mod:`faulthandler`, so a rank that dies of SIGSEGV, SIGABRT, SIGBUS, SIGFPE or
@@ -16,7 +16,7 @@ It then:
 3. runs the script as ``__main__`` with :mod:`runpy` (``sys.argv`` and ``sys.path[0]`` as
    ``python`` would set them);
 4. if the script raises, writes the traceback with rank, host, pid and time to
-   ``DISTTORCH_ERROR_FILE`` (see :mod:`launcher.error_file`), prints it and exits with 1.
+   ``DISTTORCH_ERROR_FILE`` (see :mod:`disttorch._error_file`), prints it and exits with 1.
 
 No decorator is needed in user code. Standard library only.
 """
@@ -32,8 +32,8 @@ import traceback
 from types import TracebackType
 from typing import List, Optional
 
-from launcher.error_file import write_error_file
-from launcher.reaper import die_with_parent
+from .._error_file import write_error_file
+from .reaper import die_with_parent
 
 AFFINITY_ENV = "DISTTORCH_CPU_AFFINITY"
 AGENT_PID_ENV = "DISTTORCH_AGENT_PID"
@@ -70,7 +70,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     """Run ``argv`` (``script args...``, ``-m module args...`` or ``--exec program args...``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] in ("-m", "--exec") and len(argv) < 2):
-        sys.exit("usage: python -m launcher.bootstrap (script.py | -m module | --exec program) [args...]")
+        sys.exit("usage: python -m disttorch.launcher.bootstrap (script.py | -m module | --exec program) [args...]")
     if os.environ.get(AGENT_PID_ENV):
         die_with_parent(int(os.environ[AGENT_PID_ENV]))
     _pin_cores()

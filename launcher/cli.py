@@ -14,8 +14,8 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional
 
-from launcher.devices import plan_cores
-from launcher.faults import FAULT_ENV, parse_faults
+from .devices import plan_cores
+from .._faults import FAULT_ENV, parse_faults
 
 SECRET_ENV = "DISTTORCH_JOB_SECRET"
 STREAMS = {0: frozenset(), 1: frozenset({"stdout"}), 2: frozenset({"stderr"}),
@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="SPEC",
                        help="inject a fault (repeatable), e.g. kill:rank=1:at=collective:5, "
                             "delay:rank=2:seconds=3:at=step:2, drop:rank=1:at=collective:3 "
-                            f"(passed to workers as ${FAULT_ENV}; format in launcher/faults.py)")
+                            f"(passed to workers as ${FAULT_ENV}; format in disttorch/_faults.py)")
 
     out = p.add_argument_group("output")
     out.add_argument(*_flag("--log-dir"), dest="log_dir", default=None, metavar="DIR",

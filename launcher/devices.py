@@ -2,7 +2,7 @@
 
 Every local rank gets ``cores_per_rank`` cores. When the node has enough usable cores for
 all of them (``nproc * cores_per_rank <= usable``), rank ``i`` is pinned to its own slice of
-the usable cores (``DISTTORCH_CPU_AFFINITY``, applied by ``launcher.bootstrap``), so ranks do
+the usable cores (``DISTTORCH_CPU_AFFINITY``, applied by ``disttorch.launcher.bootstrap``), so ranks do
 not fight over cores. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS``
 are set to ``cores_per_rank`` unless the user set them, so BLAS does not oversubscribe.
 

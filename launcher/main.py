@@ -1,11 +1,11 @@
-"""Entry point of ``disttorch-launch`` (and ``python -m launcher``)."""
+"""Entry point of ``disttorch-launch`` (and ``python -m disttorch.launcher``)."""
 
 from __future__ import annotations
 
 from typing import List, Optional
 
-from launcher.agent import Agent
-from launcher.cli import parse_args
+from .agent import Agent
+from .cli import parse_args
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -26,9 +26,9 @@ import time
 from datetime import timedelta
 from typing import Callable, List, Optional, Tuple, Union
 
-from launcher.cli import LaunchConfig
-from launcher.failure import RankExit
-from launcher.worker_env import WorldInfo
+from .cli import LaunchConfig
+from .failure import RankExit
+from .worker_env import WorldInfo
 
 REPORT_GRACE = 10.0  # seconds, beyond --stop-delay + --stop-grace, to wait for other nodes' reports
 

@@ -8,7 +8,7 @@ given as names (``"tid": "comm"``) get a number and a ``thread_name`` record, as
 format expects numbers.
 
 A file cut short (its rank was killed while writing) is read up to its last whole event.
-Run by hand: ``python -m launcher.trace_merge DIR``.
+Run by hand: ``python -m disttorch.launcher.trace_merge DIR``.
 """
 
 from __future__ import annotations
@@ -105,10 +105,10 @@ def merge_traces(trace_dir: str, out_name: str = "trace.json") -> Optional[str]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """``python -m launcher.trace_merge DIR``: merge DIR/rank*.json into DIR/trace.json."""
+    """``python -m disttorch.launcher.trace_merge DIR``: merge DIR/rank*.json into DIR/trace.json."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m launcher.trace_merge TRACE_DIR", file=sys.stderr)
+        print("usage: python -m disttorch.launcher.trace_merge TRACE_DIR", file=sys.stderr)
         return 2
     out = merge_traces(args[0])
     if out is None:

@@ -8,9 +8,9 @@ disttorch's:
 
 - ``DISTTORCH_RESTART_COUNT``, ``DISTTORCH_MAX_RESTARTS``, ``DISTTORCH_RUN_ID``: as above.
 - ``DISTTORCH_JOB_SECRET``: the per-job secret the process group authenticates peers with.
-- ``DISTTORCH_ERROR_FILE``: where this rank records an uncaught exception (launcher.error_file).
+- ``DISTTORCH_ERROR_FILE``: where this rank records an uncaught exception (disttorch._error_file).
 - ``DISTTORCH_TRACE_DIR``: where ranks write Chrome traces ``rank<k>.json`` (with --trace-dir).
-- ``DISTTORCH_FAULT``: faults to inject (launcher.faults), when any.
+- ``DISTTORCH_FAULT``: faults to inject (disttorch._faults), when any.
 - ``DISTTORCH_CPU_AFFINITY``: the cores this rank is pinned to, e.g. ``"2,3"`` (when pinned).
 - ``DISTTORCH_AGENT_PID``: the launcher's pid (workers die with it).
 - ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``: cores per rank, unless set.
@@ -22,10 +22,11 @@ import os
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional
 
-# The directory holding the ``launcher`` package: workers need it on their path to run
-# ``python -m launcher.bootstrap`` when disttorch is used from a source checkout. (Installed
-# packages are found anyway; site-packages must not move ahead of the standard library.)
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The directory holding the ``disttorch`` package (this file is disttorch/launcher/worker_env.py):
+# workers need it on their path to run ``python -m disttorch.launcher.bootstrap`` when disttorch
+# is used from a source checkout. (Installed packages are found anyway; site-packages must not
+# move ahead of the standard library.)
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _INSTALLED = os.path.basename(_PACKAGE_PARENT) in ("site-packages", "dist-packages")
 
 

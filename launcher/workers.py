@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set
 
-from launcher import output, reaper
-from launcher.error_file import read_error_file
-from launcher.failure import RankExit
+from . import output, reaper
+from .._error_file import read_error_file
+from .failure import RankExit
 
 
 @dataclass

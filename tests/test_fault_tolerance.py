@@ -2,7 +2,7 @@
 dropped connections, and a training run that finishes correctly while its ports are fuzzed.
 
 Every test runs tests/fault_scripts/train_ddp.py (DDP on 2 ranks, 3 in the dead-rank test; a checkpoint every step or two)
-through ``python -m launcher`` and compares rank 0's final parameters, bit for bit, with an
+through ``python -m disttorch.launcher`` and compares rank 0's final parameters, bit for bit, with an
 undisturbed run. The counts (faults injected and survived, bad inputs sent, anything lost) are
 printed at the end of the module.
 """

@@ -1,4 +1,4 @@
-"""Fault injection (launcher.faults): the spec format, and kill/delay/drop/raise in real ranks."""
+"""Fault injection (disttorch._faults): the spec format, and kill/delay/drop/raise in real ranks."""
 
 import json
 import os
@@ -10,8 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from launcher_scripts.harness import SCRIPTS, launch  # noqa: E402
 
-from launcher import faults  # noqa: E402
-from launcher.faults import Fault, parse_faults  # noqa: E402
+from disttorch import _faults as faults  # noqa: E402
+from disttorch._faults import Fault, parse_faults  # noqa: E402
 
 STEPS = SCRIPTS / "steps.py"
 

@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from launcher_scripts.harness import SCRIPTS, assert_all_gone, recorded_pids, start, wait_for_files  # noqa: E402
 
-from launcher.rendezvous import free_port  # noqa: E402
+from disttorch.launcher.rendezvous import free_port  # noqa: E402
 
 pytest.importorskip("zmq")
 MASTER = "127.0.0.2"

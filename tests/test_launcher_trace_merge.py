@@ -1,4 +1,4 @@
-"""launcher.trace_merge: per-rank Chrome traces merged into one file with a row per rank."""
+"""disttorch.launcher.trace_merge: per-rank Chrome traces merged into one file with a row per rank."""
 
 import json
 import subprocess
@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from launcher_scripts.harness import SCRIPTS, launch  # noqa: E402
 
-from launcher.trace_merge import merge_traces  # noqa: E402
+from disttorch.launcher.trace_merge import merge_traces  # noqa: E402
 
 
 def test_merge_hand_made_files(tmp_path):
@@ -68,11 +68,11 @@ def test_launcher_creates_the_trace_dir(tmp_path):
 
 def test_command_line(tmp_path):
     (tmp_path / "rank1.json").write_text('[{"name": "step", "ph": "X", "ts": 0, "dur": 1, "tid": 0}]')
-    done = subprocess.run([sys.executable, "-m", "launcher.trace_merge", str(tmp_path)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "disttorch.launcher.trace_merge", str(tmp_path)], capture_output=True,
                           text=True, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / "trace.json")
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = subprocess.run([sys.executable, "-m", "launcher.trace_merge", str(empty)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "disttorch.launcher.trace_merge", str(empty)], capture_output=True,
                           text=True, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 1 and "no rank<k>.json files in" in done.stderr

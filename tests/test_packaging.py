@@ -1,4 +1,5 @@
-"""Packaging: the data ships inside the package, and a wheel holds both packages, the data and the scripts."""
+"""Packaging: the data ships inside the package; a wheel holds disttorch (with its launcher as
+``disttorch.launcher``, no top-level ``launcher``), the data and the scripts."""
 import importlib.util
 import shutil
 import subprocess
@@ -27,7 +28,7 @@ def test_pyproject_declares_dependencies_extras_and_scripts():
     assert {d.split(">")[0] for d in project["dependencies"]} == {"numpy", "pyzmq", "cloudpickle"}
     test_extra = {d.split(">")[0] for d in project["optional-dependencies"]["test"]}
     assert {"pytest", "pytest-timeout", "matplotlib", "pyyaml"} <= test_extra
-    assert project["scripts"] == {"disttorch-launch": "launcher.main:main",
+    assert project["scripts"] == {"disttorch-launch": "disttorch.launcher.main:main",
                                   "disttorch-plot": "disttorch.viz.__main__:main"}
 
 
@@ -37,8 +38,8 @@ def test_wheel_holds_packages_data_and_entry_points(tmp_path):
         pytest.skip("setuptools is not installed: cannot build a wheel without network isolation")
     src = tmp_path / "src"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("disttorch", "launcher"):
-        shutil.copytree(ROOT / name, src / name, ignore=ignore)
+    for name in ("disttorch", "launcher"):  # disttorch/launcher is a link to ../launcher: copied as a link
+        shutil.copytree(ROOT / name, src / name, ignore=ignore, symlinks=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
@@ -50,12 +51,17 @@ def test_wheel_holds_packages_data_and_entry_points(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in DATA:
         assert f"disttorch/datasets/data/{name}" in names
-    for name in ("disttorch/datasets/ATTRIBUTION.md", "disttorch/py.typed", "launcher/py.typed",
-                 "launcher/main.py", "disttorch/viz/__main__.py", "disttorch/distributed/__init__.py"):
+    for name in ("disttorch/datasets/ATTRIBUTION.md", "disttorch/py.typed", "disttorch/launcher/py.typed",
+                 "disttorch/launcher/main.py", "disttorch/launcher/bootstrap.py", "disttorch/_faults.py",
+                 "disttorch/viz/__main__.py", "disttorch/distributed/__init__.py"):
         assert name in names
+    launcher_files = {n for n in names if n.startswith("disttorch/launcher/") and n.endswith(".py")}
+    assert launcher_files == {f"disttorch/launcher/{p.name}" for p in (ROOT / "launcher").glob("*.py")}
+    top_level = {n.split("/")[0] for n in names if ".dist-info/" not in n}
+    assert top_level == {"disttorch"}, f"the wheel installs other top-level names: {top_level}"
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "disttorch-launch = launcher.main:main" in text and "disttorch-plot = disttorch.viz.__main__:main" in text
+    assert "disttorch-launch = disttorch.launcher.main:main" in text and "disttorch-plot = disttorch.viz.__main__:main" in text
 
 
 def test_readme_opens_with_the_two_commands_and_names_only_existing_files():

@@ -56,7 +56,7 @@ def node_command(command, port, checkpoints):
 
 @pytest.mark.timeout(90)
 def test_two_nodes_train_digits_together(tmp_path):
-    from launcher.rendezvous import free_port
+    from disttorch.launcher.rendezvous import free_port
     port = free_port(ADDRESSES["node0"])
     secret = secrets.token_hex(32)
     procs = []

@@ -24,7 +24,7 @@ Environment variables:
 ``DISTTORCH_JOB_SECRET``       the job secret every connection must prove (``auth.py``)
 ``DISTTORCH_ALGORITHM``        force an algorithm family (``algorithms/select.py``)
 ``DISTTORCH_DETERMINISTIC``    rank-ordered reductions (``algorithms/select.py``)
-``DISTTORCH_FAULT``            fault injection (``launcher/faults.py``)
+``DISTTORCH_FAULT``            fault injection (``disttorch/_faults.py``)
 =============================  ============================================================
 """
 from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all,

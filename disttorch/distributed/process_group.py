@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from .. import _faults
 from . import wire
 from .errors import (CollectiveMismatchError, DistBackendError, DistNetworkError,
                      DistTimeoutError, PeerDiedError)
@@ -125,8 +126,7 @@ class ProcessGroup:
         self._current: _Op | None = None
         self._faults = bool(os.environ.get(ENV_FAULT))
         if self._faults:
-            from launcher import faults  # only when DISTTORCH_FAULT asks for fault injection
-            faults.register_drop_handler(self._on_drop_fault)
+            _faults.register_drop_handler(self._on_drop_fault)
         self._thread = threading.Thread(target=self._loop, daemon=True,
                                         name=f"disttorch-pg{group_id}-rank{ranks[rank]}")
         self._thread.start()
@@ -230,8 +230,7 @@ class ProcessGroup:
 
     def _inject_faults(self) -> None:
         if self._faults:
-            from launcher import faults
-            faults.maybe_inject("collective")
+            _faults.maybe_inject("collective")
 
     # ------------------------------------------------------------------ the communication thread
     def _loop(self) -> None:
@@ -452,8 +451,7 @@ class ProcessGroup:
         # it touches no socket, so it is left to finish on its own (it is a daemon).
         self._thread.join(timeout=0.5)
         if self._faults:
-            from launcher import faults
-            faults.unregister_drop_handler(self._on_drop_fault)
+            _faults.unregister_drop_handler(self._on_drop_fault)
         if self.transport is not None:
             goodbye = wire.Header(wire.BYE, self.group_id, self._seq, 0, 0, 0, -1, -1, 0, self._rank, 0)
             self.transport.close(goodbye)

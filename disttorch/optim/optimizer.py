@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .. import _faults
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..utils import trace
@@ -28,7 +29,7 @@ class _Required:
 
 required = _Required()
 
-#: Training steps are fault-injection events (launcher.faults) only when DISTTORCH_FAULT asks for it.
+#: Training steps are fault-injection events (disttorch._faults) only when DISTTORCH_FAULT asks for it.
 _FAULTS = bool(os.environ.get("DISTTORCH_FAULT"))
 
 
@@ -106,7 +107,7 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         if _FAULTS:
-            __import__("launcher.faults").faults.maybe_inject("step")
+            _faults.maybe_inject("step")
         start = trace.begin("optimizer.step")
         for group in self.param_groups:
             for p in group["params"]:

@@ -82,13 +82,19 @@ def instant(name: str, cat: str = "step", **args: Any) -> None:
 
 
 def flush() -> str | None:
-    """Write this rank's events to ``<trace dir>/rank<k>.json``; returns the path."""
+    """Write this rank's events to ``<trace dir>/rank<k>.json``; returns the path.
+
+    A process that recorded nothing writes nothing (``None``): the launcher's bootstrap
+    loads disttorch in every worker, also in programs that write their own trace file.
+    """
     if not enabled:
+        return None
+    with _lock:
+        events = list(_events)
+    if not events:
         return None
     os.makedirs(trace_dir, exist_ok=True)
     path = os.path.join(trace_dir, f"rank{_rank()}.json")
-    with _lock:
-        events = list(_events)
     meta = [{"name": "process_name", "ph": "M", "pid": _rank(), "args": {"name": f"rank {_rank()}"}}]
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

@@ -1,4 +1,4 @@
-"""Helpers for the launcher tests: run ``python -m launcher`` for real and inspect what it left."""
+"""Helpers for the launcher tests: run ``python -m disttorch.launcher`` for real and inspect what it left."""
 
 import os
 import subprocess
@@ -23,7 +23,7 @@ def launcher_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
 
 
 def command(*args: str) -> List[str]:
-    return [sys.executable, "-m", "launcher", *map(str, args)]
+    return [sys.executable, "-m", "disttorch.launcher", *map(str, args)]
 
 
 def launch(*args: str, timeout: float = 60, env: Optional[Dict[str, str]] = None,

@@ -1,4 +1,4 @@
-"""Test worker: a "training loop" of STEPS steps that calls launcher.faults.maybe_inject at each.
+"""Test worker: a "training loop" of STEPS steps that calls disttorch._faults.maybe_inject at each.
 
 usage: steps.py STEPS OUT_DIR
 Each step is timed; the times are written to OUT_DIR/rank<RANK>_attempt<N>.json at the end.
@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from launcher import faults
+from disttorch import _faults as faults
 
 steps, out_dir = int(sys.argv[1]), sys.argv[2]
 dropped = []

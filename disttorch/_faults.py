@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
-from launcher.error_file import write_error_file
+from ._error_file import write_error_file
 
 FAULT_ENV = "DISTTORCH_FAULT"
 ACTIONS = ("kill", "delay", "drop", "raise")

@@ -1,8 +1,8 @@
 """The per-rank error file: what a failing worker records for the launcher.
 
 The launcher gives every worker its own path in ``DISTTORCH_ERROR_FILE``. When a
-worker dies of an uncaught exception (see ``launcher.bootstrap``) or of an injected
-fault (see ``launcher.faults``), it writes one JSON object there::
+worker dies of an uncaught exception (see ``disttorch.launcher.bootstrap``) or of an injected
+fault (see ``disttorch._faults``), it writes one JSON object there::
 
     {"kind": "exception" | "fault", "rank": 1, "local_rank": 1, "host": "node7",
      "pid": 4242, "time": 1795000000.5, "error": "ValueError: bad shape",
