@@ -32,7 +32,7 @@ import traceback
 from types import TracebackType
 from typing import List, Optional
 
-from .._error_file import write_error_file
+from disttorch._error_file import write_error_file
 from .reaper import die_with_parent
 
 AFFINITY_ENV = "DISTTORCH_CPU_AFFINITY"

@@ -22,11 +22,12 @@ import os
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional
 
-# The directory holding the ``disttorch`` package (this file is disttorch/launcher/worker_env.py):
-# workers need it on their path to run ``python -m disttorch.launcher.bootstrap`` when disttorch
-# is used from a source checkout. (Installed packages are found anyway; site-packages must not
-# move ahead of the standard library.)
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import disttorch
+
+# The directory holding the ``disttorch`` package: workers need it on their path to run
+# ``python -m disttorch.launcher.bootstrap`` when disttorch is used from a source checkout.
+# (Installed packages are found anyway; site-packages must not move ahead of the standard library.)
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(disttorch.__file__)))
 _INSTALLED = os.path.basename(_PACKAGE_PARENT) in ("site-packages", "dist-packages")
 
 

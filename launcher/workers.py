@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Set
 
 from . import output, reaper
-from .._error_file import read_error_file
+from disttorch._error_file import read_error_file
 from .failure import RankExit
 
 
