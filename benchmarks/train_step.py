@@ -28,9 +28,9 @@ from machine import KEEP_FLAG, describe, prepare_blas  # noqa: E402
 prepare_blas()  # one thread, OpenBLAS's own kernels: before NumPy and PyTorch load
 
 import numpy as np  # noqa: E402
+from models import build_cnn, build_gpt, build_mlp  # noqa: E402
 
 import disttorch  # noqa: E402
-from models import build_cnn, build_gpt, build_mlp  # noqa: E402
 
 try:
     import torch

@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import List, Optional
 
 from disttorch._error_file import write_error_file
+
 from .reaper import die_with_parent
 
 AFFINITY_ENV = "DISTTORCH_CPU_AFFINITY"

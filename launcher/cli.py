@@ -14,8 +14,9 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional
 
-from .devices import plan_cores
 from disttorch._faults import FAULT_ENV, parse_faults
+
+from .devices import plan_cores
 
 SECRET_ENV = "DISTTORCH_JOB_SECRET"
 STREAMS = {0: frozenset(), 1: frozenset({"stdout"}), 2: frozenset({"stderr"}),

@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Set
 
-from . import output, reaper
 from disttorch._error_file import read_error_file
+
+from . import output, reaper
 from .failure import RankExit
 
 

@@ -1,7 +1,7 @@
 """Automatic differentiation: ``backward``, ``grad``, ``Function``, grad mode, ``gradcheck``."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

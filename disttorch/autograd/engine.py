@@ -148,7 +148,7 @@ def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t._rg:
-                raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
             e = t._edge()
             input_edges.append(e)
             capture.setdefault((id(e[0]), e[1]), i)

@@ -1,7 +1,7 @@
 """``gradcheck``: compare analytical gradients with central finite differences."""
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -82,7 +82,6 @@ def gradgradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float =
     from . import grad as autograd_grad
     from .grad_mode import enable_grad
     inputs = _tensors(inputs)
-    diff = [t for t in inputs if getattr(t, "requires_grad", False)]
 
     def first_grads(*xs: Any) -> tuple:
         with enable_grad():  # gradcheck evaluates the numerical side under no_grad

@@ -802,7 +802,8 @@ def pow(input: Any, exponent: Any) -> Tensor:
 
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent`` computed in float64."""
-    to64 = (lambda v: cast(v, float64) if isinstance(v, Tensor) else float(v))
+    def to64(v: Any) -> Any:
+        return cast(v, float64) if isinstance(v, Tensor) else float(v)
     return Pow.apply(to64(input), to64(exponent))
 
 

@@ -246,7 +246,7 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
         target[index] = value
     except IndexError as e:
         raise _index_error(e) from None
-    except ValueError as e:
+    except ValueError:
         if not target.flags.writeable:
             raise RuntimeError("unsupported operation: more than one element of the written-to "
                                "tensor refers to a single memory location. Please clone() the "

@@ -786,7 +786,6 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = wrap_dim(dim, x.ndim)
-    parts = []
     for name, extra in (("prepend", prepend), ("append", append)):
         if extra is None:
             continue

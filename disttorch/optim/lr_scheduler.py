@@ -8,7 +8,7 @@ exactly.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from .optimizer import Optimizer
 

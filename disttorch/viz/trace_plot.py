@@ -129,7 +129,7 @@ def plot_trace(path: str | os.PathLike, out: str | os.PathLike, steps: int | Non
     ax.set_xlim(0, max(s.start + s.duration for s in spans) - x0)
     ax.set_xlabel("time (ms)")
     shown = f"last {steps} steps" if steps else "whole run"
-    handles = [Patch(color=c, label=l) for _, l, c in KINDS + (("",) + OTHER,) if l in used]
+    handles = [Patch(color=c, label=name) for _, name, c in KINDS + (("",) + OTHER,) if name in used]
     if "bucket ready" in used:
         handles.append(plt.Line2D([], [], color="black", linewidth=1.2, label="bucket ready"))
     ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),

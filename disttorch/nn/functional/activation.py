@@ -256,7 +256,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``; ``approximate='tanh'`` uses
     ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
     if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return Gelu.apply(input, approximate)
 
 

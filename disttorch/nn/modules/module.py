@@ -408,7 +408,7 @@ class Module:
         their identity (their ``.data`` changes), as do their gradients."""
         for module in self.children():
             module._apply(fn)
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
             with grad_mode.no_grad():
