@@ -2,12 +2,10 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launcher_scripts.harness import ROOT, launch, launcher_env  # noqa: E402
+from launcher_scripts.harness import ROOT, launch, launcher_env
 
 pytest.importorskip("zmq")
 EXAMPLES = ROOT / "examples"

@@ -4,12 +4,12 @@ import importlib.util
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from importlib import resources
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ("optdigits.tra.csv.gz", "optdigits.tes.csv.gz", "tinyshakespeare.txt.gz")

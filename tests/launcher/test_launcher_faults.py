@@ -1,17 +1,13 @@
 """Fault injection (disttorch._faults): the spec format, and kill/delay/drop/raise in real ranks."""
 
 import json
-import os
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launcher_scripts.harness import SCRIPTS, launch  # noqa: E402
+from disttorch import _faults as faults
+from disttorch._faults import Fault, parse_faults
 
-from disttorch import _faults as faults  # noqa: E402
-from disttorch._faults import Fault, parse_faults  # noqa: E402
+from launcher_scripts.harness import SCRIPTS, launch
 
 STEPS = SCRIPTS / "steps.py"
 

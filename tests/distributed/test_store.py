@@ -24,10 +24,11 @@ from disttorch.distributed.store import (
     HashStore,
     PrefixStore,
     TCPStore,
+    protocol,
+    tcp_store,
 )
-from disttorch.distributed.store import protocol, tcp_store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SECRET = "5ec7e7" * 6
 
 

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launcher_scripts.harness import SCRIPTS, launch  # noqa: E402
+from disttorch.launcher.trace_merge import merge_traces
 
-from disttorch.launcher.trace_merge import merge_traces  # noqa: E402
+from launcher_scripts.harness import SCRIPTS, launch
 
 
 def test_merge_hand_made_files(tmp_path):
@@ -69,10 +68,10 @@ def test_launcher_creates_the_trace_dir(tmp_path):
 def test_command_line(tmp_path):
     (tmp_path / "rank1.json").write_text('[{"name": "step", "ph": "X", "ts": 0, "dur": 1, "tid": 0}]')
     done = subprocess.run([sys.executable, "-m", "disttorch.launcher.trace_merge", str(tmp_path)], capture_output=True,
-                          text=True, cwd=Path(__file__).resolve().parents[1])
+                          text=True, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / "trace.json")
     empty = tmp_path / "empty"
     empty.mkdir()
     done = subprocess.run([sys.executable, "-m", "disttorch.launcher.trace_merge", str(empty)], capture_output=True,
-                          text=True, cwd=Path(__file__).resolve().parents[1])
+                          text=True, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 1 and "no rank<k>.json files in" in done.stderr

@@ -501,7 +501,7 @@ def test_on_step_callback_follows_describe_all_reduce():
             ("reduce_scatter", 0), ("reduce_scatter", 1), ("reduce_scatter", 2),
             ("all_gather", 0), ("all_gather", 1), ("all_gather", 2),
         ]
-        for (phase, step, send_peer, send_chunk, recv_peer, recv_chunk, _), line in zip(
+        for (phase, _step, send_peer, send_chunk, recv_peer, recv_chunk, _), line in zip(
             records, table
         ):
             assert send_peer == (rank + 1) % world and recv_peer == (rank - 1) % world

@@ -3,7 +3,6 @@ zeros), logaddexp, hypot, trace, tensordot, diff, median, nan_to_num, meshgrid a
 top-level numel/detach/is_floating_point. Values against NumPy or closed forms, float64
 gradient checks, PyTorch's error messages, and parity with PyTorch when it is installed."""
 import math
-import warnings
 
 import numpy as np
 import pytest

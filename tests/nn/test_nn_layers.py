@@ -150,7 +150,7 @@ def test_mlp_learns_synthetic_classification():
     model = nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 4))
     loss_fn = nn.CrossEntropyLoss()
     losses = []
-    for step in range(150):
+    for _step in range(150):
         loss = loss_fn(model(x), y)
         model.zero_grad()
         loss.backward()

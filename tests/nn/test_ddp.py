@@ -3,8 +3,8 @@ no_sync, unused parameters, join, comm hooks, mismatched models, ZeRO, tracing."
 import numpy as np
 import pytest
 
-from dist_helpers import run_ranks
 import ddp_models
+from dist_helpers import run_ranks
 
 STEPS = 10
 
@@ -400,6 +400,7 @@ def test_trace_records_forward_backward_buckets_allreduce_and_step(tmp_path):
 def _completing_threads(rank, world):
     """Per backward: the thread that completed each bucket's all-reduce, in bucket order."""
     import threading
+
     import disttorch as torch
     import disttorch.distributed as dist
     from disttorch import nn
@@ -410,7 +411,7 @@ def _completing_threads(rank, world):
 
     def hook(state, bucket):
         fut = allreduce_hook(state, bucket)
-        return fut.then(lambda f, i=bucket.index(): (seen.append((i, threading.current_thread().name)),
+        return fut.then(lambda f, i=bucket.index(): (seen.append((i, threading.current_thread().name)),  # noqa: B008
                                                       f.value())[1])
     out = {}
     for cap in (25, 0.001):  # one bucket; then one per parameter

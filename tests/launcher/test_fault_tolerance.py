@@ -8,10 +8,8 @@ printed at the end of the module.
 """
 
 import json
-import os
 import random
 import socket
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,12 +19,11 @@ import psutil
 import pytest
 import zmq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launcher_scripts.harness import alive, assert_all_gone, launch, start, wait_for_files  # noqa: E402
+from disttorch.distributed import auth
 
-from disttorch.distributed import auth  # noqa: E402
+from launcher_scripts.harness import alive, assert_all_gone, launch, start, wait_for_files
 
-TRAIN = Path(__file__).resolve().parent / "fault_scripts" / "train_ddp.py"
+TRAIN = Path(__file__).resolve().parents[1] / "fault_scripts" / "train_ddp.py"
 STEPS = 16                       # 2 epochs of 8 steps (64 samples, 2 ranks, batch 4)
 KILL_STEPS = random.Random(2026).sample(range(2, STEPS), 2)   # a random step for each rank
 TALLY = {"faults injected": 0, "faults survived (run finished, parameters exact)": 0,

@@ -224,7 +224,7 @@ def test_clamp_numbers_tensors_and_gradient_routing():
     torch.clamp(x, -1, 1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [0, 1, 1, 1, 0])  # bounds themselves pass grad
     lo, hi = leaf(np.full(5, -0.5)), leaf(np.full(5, 0.5))
-    assert gradcheck(lambda a, l, h: torch.clamp(a, l, h), (leaf([-2.0, -0.3, 0.1, 0.7, 2.0]), lo, hi))
+    assert gradcheck(lambda a, low, high: torch.clamp(a, low, high), (leaf([-2.0, -0.3, 0.1, 0.7, 2.0]), lo, hi))
     assert torch.clamp(torch.tensor([1, 5]), 0.5).dtype == torch.float32
     np.testing.assert_allclose(torch.clamp(torch.tensor([0.0, 3.0]), 2.0, 1.0).numpy(), [1.0, 1.0])
     with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):

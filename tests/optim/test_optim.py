@@ -56,7 +56,8 @@ def test_adamw_decays_weights_without_gradient_coupling():
 def test_param_groups_have_their_own_options_and_zero_grad():
     a, b = _param([1.0]), _param([1.0])
     opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 1.0}], lr=0.1)
-    _set_grad(a, [1.0]); _set_grad(b, [1.0])
+    _set_grad(a, [1.0])
+    _set_grad(b, [1.0])
     opt.step()
     assert a.item() == pytest.approx(0.9) and b.item() == pytest.approx(0.0)
     opt.zero_grad()
@@ -100,14 +101,17 @@ def test_state_dict_round_trip_continues_identically(make, tmp_path):
     p2 = _param(p1.detach().numpy().copy())
     o1 = make([p1])
     for g in grads[:3]:
-        _set_grad(p1, g); o1.step()
+        _set_grad(p1, g)
+        o1.step()
     dt.save(o1.state_dict(), tmp_path / "opt.pt")
     p2.data = dt.tensor(p1.detach().numpy().copy(), dtype=dt.float64)
     o2 = make([p2])
     o2.load_state_dict(dt.load(tmp_path / "opt.pt"))
     for g in grads[3:]:
-        _set_grad(p1, g); o1.step()
-        _set_grad(p2, g); o2.step()
+        _set_grad(p1, g)
+        o1.step()
+        _set_grad(p2, g)
+        o2.step()
     np.testing.assert_array_equal(p1.detach().numpy(), p2.detach().numpy())
 
 
@@ -136,5 +140,6 @@ def test_five_steps_match_pytorch(name, kwargs):
     for g in grads:
         _set_grad(ours, g)
         theirs.grad = torch.tensor(g)
-        o1.step(); o2.step()
+        o1.step()
+        o2.step()
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)

@@ -15,12 +15,20 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launcher_scripts.harness import (  # noqa: E402
-    ROOT, SCRIPTS, assert_all_gone, command, launch, launcher_env, recorded_pids, start, wait_for_files)
+from disttorch.launcher.cli import parse_args
+from disttorch.launcher.devices import blas_note, cpu_flags
 
-from disttorch.launcher.cli import parse_args  # noqa: E402
-from disttorch.launcher.devices import blas_note, cpu_flags  # noqa: E402
+from launcher_scripts.harness import (
+    ROOT,
+    SCRIPTS,
+    assert_all_gone,
+    command,
+    launch,
+    launcher_env,
+    recorded_pids,
+    start,
+    wait_for_files,
+)
 
 FAIL = SCRIPTS / "fail.py"
 ENV_DUMP = SCRIPTS / "env_dump.py"

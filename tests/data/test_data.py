@@ -3,10 +3,21 @@ import numpy as np
 import pytest
 
 import disttorch as dt
-from disttorch.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset,
-                                  DistributedSampler, IterableDataset, RandomSampler,
-                                  SequentialSampler, Subset, TensorDataset, default_collate,
-                                  get_worker_info, random_split)
+from disttorch.utils.data import (
+    BatchSampler,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    Subset,
+    TensorDataset,
+    default_collate,
+    get_worker_info,
+    random_split,
+)
 
 
 class Squares(Dataset):
@@ -110,7 +121,9 @@ def test_distributed_sampler_pads_shards_and_reshuffles_per_epoch():
     assert [len(s) for s in shards] == [3] * 4
     assert sorted(sum(shards, [])) == sorted(list(range(10)) + [0, 1])
     s = DistributedSampler(ds, num_replicas=2, rank=0, seed=3)
-    e0 = list(s); s.set_epoch(1); e1 = list(s)
+    e0 = list(s)
+    s.set_epoch(1)
+    e1 = list(s)
     assert e0 != e1 and len(e0) == 5
     both = list(DistributedSampler(ds, 2, 0, seed=3)) + list(DistributedSampler(ds, 2, 1, seed=3))
     assert sorted(both) == ds

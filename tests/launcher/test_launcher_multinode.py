@@ -7,16 +7,13 @@ master host); node 1's agent joins it. The job secret comes from DISTTORCH_JOB_S
 import json
 import secrets
 import signal
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launcher_scripts.harness import SCRIPTS, assert_all_gone, recorded_pids, start, wait_for_files  # noqa: E402
+from disttorch.launcher.rendezvous import free_port
 
-from disttorch.launcher.rendezvous import free_port  # noqa: E402
+from launcher_scripts.harness import SCRIPTS, assert_all_gone, recorded_pids, start, wait_for_files
 
 pytest.importorskip("zmq")
 MASTER = "127.0.0.2"

@@ -7,8 +7,13 @@ import pytest
 
 import disttorch as torch
 from disttorch import nn
-from disttorch.nn.utils import (clip_grad_norm_, clip_grad_value_, get_total_norm,
-                                parameters_to_vector, vector_to_parameters)
+from disttorch.nn.utils import (
+    clip_grad_norm_,
+    clip_grad_value_,
+    get_total_norm,
+    parameters_to_vector,
+    vector_to_parameters,
+)
 
 
 def params_with_grads(*grads):

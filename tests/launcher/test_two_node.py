@@ -5,13 +5,10 @@ Two launcher processes stand for the two containers: node 0 at 127.0.0.2 (the ma
 ``examples/train_digits.py`` (a short run), the job secret in the environment.
 """
 import secrets
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launcher_scripts.harness import ROOT, start  # noqa: E402
+from launcher_scripts.harness import ROOT, start
 
 yaml = pytest.importorskip("yaml")
 pytest.importorskip("zmq")

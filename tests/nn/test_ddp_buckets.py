@@ -4,9 +4,9 @@ no_sync, gradient_as_bucket_view, find_unused_parameters, comm hooks, join and t
 and join's divide_by_initial_world_size, against a one-process reference."""
 import numpy as np
 import pytest
+from test_ddp import _batches, _max_rel
 
 from dist_helpers import run_ranks
-from test_ddp import _batches, _max_rel
 
 CAP_MB = 0.001   # about 1 KiB: the model below spreads over several buckets
 SCHEDULE = ["sync", "no_sync", "sync", "sync", "sync"]   # the rebuild comes at step 2
