@@ -14,9 +14,6 @@ import numpy as np
 
 from . import _dtype
 from ._dtype import dtype as _dtype_cls
-from .autograd import grad_mode
-from .autograd import function as _function
-from .autograd.function import AccumulateGrad
 
 __all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"]
 
@@ -230,19 +227,6 @@ class Tensor:
     def retains_grad(self) -> bool:
         return self._retains_grad
 
-    def _edge(self) -> tuple:
-        """(node, output_nr) that gradients for this tensor flow into."""
-        if self.grad_fn is not None:
-            if self._base is not None and self._version_box[0] != self._view_version:
-                from .ops.inplace import refresh_view  # a view whose memory changed in place
-                refresh_view(self)
-            return (self.grad_fn, self._output_nr)
-        acc = self._acc() if self._acc is not None else None
-        if acc is None:
-            acc = AccumulateGrad(self)
-            self._acc = weakref.ref(acc)
-        return (acc, 0)
-
     def detach(self) -> "Tensor":
         """A new tensor sharing this one's memory, outside the graph."""
         t = Tensor._make(self._data)
@@ -295,12 +279,6 @@ class Tensor:
         self._post_hooks.append(hook)
         return _Handle(self._post_hooks, hook)
 
-    def backward(self, gradient: "Tensor | None" = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
-        """Compute the gradient of this tensor with respect to graph leaves."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     # ------------------------------------------------------------------ conversion
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying NumPy array (shares memory)."""
@@ -317,24 +295,6 @@ class Tensor:
 
     def tolist(self) -> Any:
         return self._data.tolist()
-
-    def to(self, *args: Any, **kwargs: Any) -> "Tensor":
-        """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists."""
-        target = kwargs.get("dtype")
-        copy = kwargs.get("copy", False)
-        for a in args:
-            if isinstance(a, _dtype_cls):
-                target = a
-            elif isinstance(a, Tensor):
-                target = a.dtype
-            elif isinstance(a, (str, device)):
-                _check_device(a)
-        if "device" in kwargs:
-            _check_device(kwargs["device"])
-        if target is None or target.numpy == self._data.dtype:
-            return self.clone() if copy else self
-        from .ops.elementwise import cast
-        return cast(self, target)
 
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
@@ -473,9 +433,6 @@ def _rebuild_tensor(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = Tensor._make(arr)
     t._rg = requires_grad
     return t
-
-
-_function._tensor_cls[0] = Tensor
 
 
 def is_tensor(obj: Any) -> bool:

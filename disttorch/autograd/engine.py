@@ -22,9 +22,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._dtype import from_numpy
+from .._tensor import Tensor
 from ..utils import trace
 from . import grad_mode
-from .function import AccumulateGrad, Function, Node, _tensor_cls
+from .function import AccumulateGrad, Function, Node, gradient_edge
 
 __all__ = ["run_backward", "queue_callback"]
 
@@ -96,7 +97,6 @@ def _sum_to(grad, shape: tuple, dtype: np.dtype):
 
 def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
     """Add ``grad`` into ``leaf.grad``; the stored gradient never aliases another tensor."""
-    Tensor = _tensor_cls[0]
     if leaf._hooks:
         for hook in leaf._hooks:
             out = hook(grad)
@@ -139,7 +139,7 @@ def run_backward(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: 
 def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
          create_graph: bool, inputs: Sequence[Any] | None, accumulate: bool,
          allow_unused: bool) -> list | None:
-    root_edges = [t._edge() for t in roots]
+    root_edges = [gradient_edge(t) for t in roots]
     root_nodes = [e[0] for e in root_edges]
     deps = _collect(root_nodes)
 
@@ -149,7 +149,7 @@ def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
         for i, t in enumerate(inputs):
             if not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            e = t._edge()
+            e = gradient_edge(t)
             input_edges.append(e)
             capture.setdefault((id(e[0]), e[1]), i)
         needed = _needed(deps, root_nodes, {e[0] for e in input_edges})
@@ -255,7 +255,6 @@ def _run_pre_hooks(node: Node, grads: list) -> list:
                     if out is not None:
                         grads[nr] = out
     if node._retained:
-        Tensor = _tensor_cls[0]
         for nr, ref in node._retained.items():
             t = ref()
             g = grads[nr]
@@ -287,4 +286,4 @@ def _call_backward(node: Function, grads: list) -> tuple:
 
 def _zeros_for(node: Function, i: int):
     shape, dt = node._output_meta[i]
-    return _tensor_cls[0]._make(np.zeros(shape, dtype=dt))
+    return Tensor._make(np.zeros(shape, dtype=dt))

@@ -14,16 +14,17 @@ and returns tensors and runs with grad disabled. Every backward works on tensors
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
 
+from .._tensor import Tensor
 from . import grad_mode
 
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
 
 _seq = itertools.count()
-_tensor_cls: list = [None]  # disttorch.Tensor, filled in by _tensor.py (it imports this module)
 _grad_state = grad_mode._state
 
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
@@ -166,7 +167,6 @@ class Function(FunctionCtx, Node):
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run forward; when grad is enabled and an input requires grad, record a node."""
-        Tensor = _tensor_cls[0]
         needs = False
         if _grad_state[0]:
             for a in args:
@@ -189,7 +189,7 @@ class Function(FunctionCtx, Node):
         meta = []
         for a in args:
             if isinstance(a, Tensor) and a._rg:
-                edges.append(a._edge())
+                edges.append(gradient_edge(a))
                 needs_grad.append(True)
                 meta.append((a._data.shape, a._data.dtype))
             else:
@@ -211,6 +211,20 @@ class Function(FunctionCtx, Node):
         return out
 
 
+def gradient_edge(t: Tensor) -> tuple:
+    """(node, output_nr) that gradients for ``t`` flow into: its ``grad_fn``, or the leaf's
+    ``AccumulateGrad`` node (made once and kept while the graph holds it)."""
+    if t.grad_fn is not None:
+        if t._base is not None and t._version_box[0] != t._view_version:
+            t._refresh_view()  # a view whose memory changed in place (bound by disttorch.ops)
+        return (t.grad_fn, t._output_nr)
+    acc = t._acc() if t._acc is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc = weakref.ref(acc)
+    return (acc, 0)
+
+
 def mark_view(view: Any, source: Any) -> None:
     """Record that ``view`` shows ``source``'s memory: it shares the version counter, and
     remembers the base tensor (so in-place ops on the view can update the base's graph)."""
@@ -221,7 +235,6 @@ def mark_view(view: Any, source: Any) -> None:
 
 def _wrap(out: Any, node: Function | None) -> Any:
     """Turn forward's result (arrays or tensors, one or a tuple) into output tensors."""
-    Tensor = _tensor_cls[0]
     if isinstance(out, tuple):
         outs = tuple(_wrap_one(o, node, i, Tensor) for i, o in enumerate(out))
         if node is not None:

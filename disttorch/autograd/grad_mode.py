@@ -16,6 +16,16 @@ def is_grad_enabled() -> bool:
     return _state[0]
 
 
+def recording() -> bool:
+    """Asked inside a backward: is this backward itself being recorded (``create_graph=True``)?
+
+    The engine runs backward with grad mode on only then. A recorded backward builds its local
+    derivative from tensor ops of the saved inputs, so that it can be differentiated again;
+    otherwise it works on the arrays forward kept.
+    """
+    return _state[0]
+
+
 class _GradMode:
     """Base of the grad-mode context managers; subclasses set ``_mode``."""
 

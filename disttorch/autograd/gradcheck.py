@@ -5,16 +5,18 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._tensor import Tensor
+from .backprop import grad as autograd_grad
+from .grad_mode import enable_grad, no_grad
+
 __all__ = ["gradcheck", "gradgradcheck"]
 
 
 def _tensors(inputs: Any) -> tuple:
-    from .._tensor import Tensor
     return (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
 
 
 def _flat_outputs(fn: Callable, inputs: tuple) -> list:
-    from .._tensor import Tensor
     out = fn(*inputs)
     outs = [out] if isinstance(out, Tensor) else list(out)
     return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
@@ -29,8 +31,6 @@ def gradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-
     inputs. Returns True, or raises (``raise_exception``) naming the input and the worst
     element.
     """
-    from . import grad as autograd_grad
-    from .grad_mode import no_grad
     inputs = _tensors(inputs)
     diff = [i for i, t in enumerate(inputs) if getattr(t, "requires_grad", False)]
     outs = _flat_outputs(fn, inputs)
@@ -40,7 +40,6 @@ def gradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-
         for k in range(n_out):
             g = np.zeros(out._data.shape, dtype=out._data.dtype)
             g.reshape(-1)[k] = 1
-            from .._tensor import Tensor
             out_k = _flat_outputs(fn, inputs)[oi]
             if not out_k.requires_grad:
                 break
@@ -79,8 +78,6 @@ def gradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-
 def gradgradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3) -> bool:
     """Check second derivatives: gradcheck of the gradient computed with create_graph."""
-    from . import grad as autograd_grad
-    from .grad_mode import enable_grad
     inputs = _tensors(inputs)
 
     def first_grads(*xs: Any) -> tuple:

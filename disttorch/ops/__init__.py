@@ -3,6 +3,10 @@
 Each family module lists the names it contributes as tensor methods in
 ``TENSOR_METHODS``; the functions themselves are exported at the top level
 (``disttorch.add``) by ``disttorch/__init__.py``.
+
+``Tensor`` (``disttorch/_tensor.py``) sits below autograd and the ops and imports neither:
+every method that needs them (the operators, ``to``, ``backward``, a view's refresh after an
+in-place change) is attached here, in one binding step, ``_bind``.
 """
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import types
 from typing import Any
 
 from .._tensor import Tensor
+from ..autograd import backprop
 from . import comparison, elementwise, indexing, inplace, linalg, reduction, shape
 
 FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace]
@@ -37,6 +42,8 @@ def _bind() -> None:
     Tensor.__matmul__ = lambda a, b: la.Matmul.apply(a, b)
     Tensor.__rmatmul__ = lambda a, b: la.Matmul.apply(b, a)
     Tensor.__neg__ = lambda a: ew.Neg.apply(a)
+    Tensor.backward = backprop.tensor_backward
+    Tensor._refresh_view = inplace.refresh_view
     Tensor.mT = property(shape._matrix_transpose)
     Tensor.T = property(lambda a: shape.permute(a, tuple(reversed(range(a._data.ndim)))))
     for mod in FAMILIES:

@@ -20,9 +20,9 @@ import numpy as np
 
 from .._dtype import dtype as _dtype_cls
 from .._dtype import float64, from_numpy, get_default_dtype, result_type
-from .._tensor import Tensor, _tensor_arg
+from .._tensor import Tensor, _check_device, _tensor_arg, device
 from ..autograd.function import Function
-from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.grad_mode import recording
 from ._helpers import arr, binary, broadcast_error, scalar_type_name
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
@@ -39,12 +39,7 @@ TENSOR_METHODS = ("add", "sub", "mul", "div", "true_divide", "divide", "pow", "n
                   "tanh", "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max",
                   "maximum", "minimum", "cast", "float_power", "sinh", "cosh", "asin", "acos",
                   "atan", "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp", "logaddexp",
-                  "hypot", "nan_to_num")
-
-
-def _recording() -> bool:
-    """True while a backward pass is itself recorded (``create_graph=True``)."""
-    return _grad_state[0]
+                  "hypot", "nan_to_num", "to")
 
 
 def _const(a: np.ndarray) -> Tensor:
@@ -137,7 +132,7 @@ class Div(Function):
         ga = g / b
         gb = None
         if nb:
-            out = a / b if _recording() else _const(ctx.out)
+            out = a / b if recording() else _const(ctx.out)
             gb = -ga * out
         return (ga if na else None), gb
 
@@ -172,7 +167,7 @@ class Pow(Function):
         if na:
             if isinstance(b, Tensor):
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    if _recording():
+                    if recording():
                         ga = g * where(_const(b._data == 0), 0.0, b * a ** (b - 1))
                     else:
                         xa, xb = a._data, b._data
@@ -184,7 +179,7 @@ class Pow(Function):
             else:
                 ga = g * (a ** (b - 1) * b)
         if nb:
-            out = a ** b if _recording() else _const(ctx.out)
+            out = a ** b if recording() else _const(ctx.out)
             if isinstance(a, Tensor):
                 # d/db a**b = a**b log a; PyTorch takes it as 0 where a == 0 and b >= 0.
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -275,7 +270,7 @@ class _FloatUnary(Function):
         (a,) = ctx.saved_tensors
         y = None
         if cls.uses_output:
-            y = cls.apply(a) if _recording() else _const(ctx.out)
+            y = cls.apply(a) if recording() else _const(ctx.out)
         return g * cls.derivative(a, y)
 
     @staticmethod
@@ -500,7 +495,7 @@ class Hypot(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad
-        out = Hypot.apply(a, b) if _recording() else _const(ctx.out)
+        out = Hypot.apply(a, b) if recording() else _const(ctx.out)
         scale = g / out
         return (scale * a if na else None), (scale * b if nb else None)
 
@@ -1018,6 +1013,24 @@ multiply = mul
 subtract = sub
 absolute = abs
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+
+
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists."""
+    target = kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for a in args:
+        if isinstance(a, _dtype_cls):
+            target = a
+        elif isinstance(a, Tensor):
+            target = a.dtype
+        elif isinstance(a, (str, device)):
+            _check_device(a)
+    if "device" in kwargs:
+        _check_device(kwargs["device"])
+    if target is None or target.numpy == self._data.dtype:
+        return self.clone() if copy else self
+    return cast(self, target)
 
 
 def _where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:

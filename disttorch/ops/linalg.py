@@ -12,7 +12,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
-from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.grad_mode import recording
 from ._helpers import broadcast_error
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "einsum", "tensordot", "trace"]
@@ -26,7 +26,7 @@ def _shape_str(s: tuple) -> str:
 
 def _mT(t: Tensor) -> Tensor:
     """``t.mT``; a plain NumPy view when the backward pass is not itself recorded."""
-    return t.mT if _grad_state[0] else Tensor._make(t._data.swapaxes(-1, -2))
+    return t.mT if recording() else Tensor._make(t._data.swapaxes(-1, -2))
 
 
 def _c_type(dt: np.dtype) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.grad_mode import recording
 from ._helpers import dims_tuple, scalar_type_name, wrap_dim
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "median", "prod", "var", "std",
@@ -49,11 +49,6 @@ median_type = _return_type("median", ("values", "indices"))
 
 
 # ---------------------------------------------------------------------- helpers
-def _recording() -> bool:
-    """True while a backward pass is itself recorded (``create_graph=True``)."""
-    return _grad_state[0]
-
-
 def _dims(dim: Any, ndim: int) -> tuple | None:
     """Reduction dims as a tuple of indices; None (and an empty list) mean every dim."""
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
@@ -85,7 +80,7 @@ def _expand_back(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool,
     gk = g._data
     if not keepdim and gk.ndim != len(shape):
         gk = gk.reshape(_kept_shape(shape, dims))
-    if not _recording():
+    if not recording():
         out = np.empty(shape, dtype=gk.dtype)
         if weight is None:
             out[...] = gk
@@ -438,7 +433,7 @@ class Prod(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         x, dims, keepdim = a._data, ctx.dims, ctx.keepdim
-        if _recording():
+        if recording():
             gb = _expand_back(g, x.shape, dims, keepdim)
             return gb * _prod_of_others_graph(a, dims), None, None, None
         if (x == 0).any():
@@ -503,7 +498,7 @@ class Var(Function):
         denom = ctx.n - ctx.correction
         if not cls.take_sqrt:
             return gb * centred * (2.0 / denom if denom > 0 else math.inf), None, None, None
-        if _recording():
+        if recording():
             sd = Std.apply(a, dims, True, ctx.correction)
         else:  # where std == 0 the gradient is 0, as PyTorch's
             sd_arr = _kept_out(ctx, a._data.shape)
@@ -566,7 +561,7 @@ class Logsumexp(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        if _recording():
+        if recording():
             from .elementwise import exp
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
             return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)), None, None
@@ -626,7 +621,7 @@ class Norm(Function):
         if weight is not None:  # piecewise-linear norms: constant weights
             return (_expand_back(g, x.shape, ctx.dims, ctx.keepdim, weight),) + none
         gb = _expand_back(g, x.shape, ctx.dims, ctx.keepdim)
-        if _recording():
+        if recording():
             nrm = Norm.apply(a, ctx.dims, True, p)
         else:  # the gradient is 0 where the norm is 0, as PyTorch's
             kept = _kept_out(ctx, x.shape)
@@ -720,11 +715,11 @@ class Cumprod(Function):
         if x.ndim == 0:
             return g, None, None
         from .elementwise import where
-        out = Cumprod.apply(a, dim, None) if _recording() else Tensor._make(ctx.out)
+        out = Cumprod.apply(a, dim, None) if recording() else Tensor._make(ctx.out)
         zero = x == 0
         if not zero.any():
             return ReverseCumsum.apply(g * out, dim) / a, None, None
-        if _recording():  # differentiable again, also with respect to the zeros
+        if recording():  # differentiable again, also with respect to the zeros
             return _cumprod_grad_graph(a, g, dim), None, None
         zeros_so_far = np.cumsum(zero, axis=dim)
         before = Tensor._make(zeros_so_far == 0)           # before the slice's first zero

@@ -19,7 +19,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._tensor import Tensor, _wrap_dim
-from ...autograd import grad_mode
+from ...autograd.grad_mode import recording
 from ...autograd.function import Function
 from ...ops import elementwise as _ew
 from ...ops.elementwise import _sigmoid as _sigmoid_array
@@ -43,18 +43,11 @@ def _float_input(x: Tensor, name: str) -> np.ndarray:
     return a
 
 
-def _recording() -> bool:
-    """True when backward itself is being recorded (``create_graph=True``): the local
-    derivative is then built from tensor ops of the saved input, so that it can be
-    differentiated again. Otherwise it comes from the arrays forward kept."""
-    return grad_mode.is_grad_enabled()
-
-
 def _times(g: Tensor, local: np.ndarray) -> Tensor:
     """``g * local`` for a freshly computed local-derivative array (of the output's shape),
     multiplied in place when no graph is recorded."""
     local = local.astype(g._data.dtype, copy=False)
-    if _recording():
+    if recording():
         return g * Tensor._make(local)
     return Tensor._make(np.multiply(local, g._data, out=local))
 
@@ -91,7 +84,7 @@ class Elu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if _recording():
+        if recording():
             (x,) = ctx.saved_tensors
             return g * (_ew.where(x > 0, 1.0, _ew.exp(x) * ctx.alpha) * ctx.scale), None, None
         local = np.where(ctx.pos, 1, ctx.neg + ctx.alpha)
@@ -124,9 +117,9 @@ class Gelu(Function):
         (x,) = ctx.saved_tensors
         if ctx.approximate == "tanh":
             du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-            th = _ew.tanh((x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI) if _recording() else Tensor._make(ctx.th)
+            th = _ew.tanh((x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI) if recording() else Tensor._make(ctx.th)
             return g * ((th + 1) * 0.5 + x * 0.5 * (1 - th * th) * du), None
-        if _recording():
+        if recording():
             cdf = (_ew.erf(x * _SQRT_HALF) + 1) * 0.5
             return g * (cdf + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI), None
         return Tensor._make(np.multiply(g._data, ctx.local)), None  # local is kept: retain_graph
@@ -146,7 +139,7 @@ class Silu(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        if _recording():
+        if recording():
             s = _ew.sigmoid(x)
             return g * (s * (x * (1 - s) + 1))
         s = ctx.s
@@ -170,7 +163,7 @@ class Softplus(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if _recording():
+        if recording():
             (x,) = ctx.saved_tensors
             local = _ew.where(Tensor._make(ctx.linear), 1.0, _ew.sigmoid(x * ctx.beta))
             return g * local, None, None
@@ -225,7 +218,7 @@ class LogSoftmax(Function):
 def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:
     """The softmax of the saved input along ``ctx.dim``: the kept array, or (when
     backward is recorded) a softmax recomputed in the graph."""
-    if _recording():
+    if recording():
         (x,) = ctx.saved_tensors
         return Softmax.apply(x, ctx.dim)
     return Tensor._make(probs)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ...autograd.grad_mode import is_grad_enabled
+from ...autograd.grad_mode import recording
 from ._fused import column_sum
 
 __all__ = ["linear", "bilinear"]
@@ -48,7 +48,7 @@ class LinearFunction(Function):
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        if is_grad_enabled():  # create_graph: the gradients are tensor ops, themselves recorded
+        if recording():  # create_graph: the gradients are tensor ops, themselves recorded
             g = g.reshape(-1, g.shape[-1])
             gx = g.matmul(w).reshape(x.shape) if need_x else None
             gw = g.t().matmul(x.reshape(-1, x.shape[-1])) if need_w else None

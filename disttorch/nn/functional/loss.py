@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd import grad_mode
+from ...autograd.grad_mode import recording
 from ...autograd.function import Function
 from ...ops import elementwise as _ew
 from .activation import Softmax, softplus
@@ -162,7 +162,7 @@ class CrossEntropyFunction(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if grad_mode.is_grad_enabled():  # create_graph: softmax recomputed in the graph
+        if recording():  # create_graph: softmax recomputed in the graph
             (input,) = ctx.saved_tensors
             coef = ctx.coef
             if coef is None:
