@@ -211,6 +211,7 @@ def _child_main(job_path: str) -> None:
         job = pickle.load(f)
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     outcome: dict = {"value": None, "error": None, "traceback": ""}
+    sys.path.insert(0, os.path.dirname(job["file"]))  # the test's own folder, as pytest puts it first
     try:
         spec = importlib.util.spec_from_file_location(f"_dist_test_{rank}", job["file"])
         module = importlib.util.module_from_spec(spec)
