@@ -70,3 +70,11 @@ def dims_tuple(dim: Any, ndim: int) -> tuple | None:
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
     return dims
+
+
+def float_input(x: Tensor, name: str) -> np.ndarray:
+    """``x``'s array, which must be floating point (``name`` is the op, for the error)."""
+    a = x._data
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
+    return a

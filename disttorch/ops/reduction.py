@@ -21,6 +21,8 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ._helpers import dims_tuple, scalar_type_name, wrap_dim
+from .softmax import log_softmax as _log_softmax
+from .softmax import softmax as _softmax
 
 __all__ = ["sum", "mean", "max", "min", "amax", "amin", "median", "prod", "var", "std",
            "var_mean", "std_mean", "logsumexp", "norm", "cumsum", "cumprod", "diff", "softmax",
@@ -808,14 +810,12 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``exp(x_i) / sum_j exp(x_j)`` along ``dim``: :func:`disttorch.nn.functional.softmax`
     (``input`` is cast to ``dtype`` first if given)."""
-    from ..nn.functional.activation import softmax as _softmax
     return _softmax(input, _softmax_dim_arg("softmax", dim), dtype=dtype)
 
 
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``log(softmax(x))`` along ``dim``: :func:`disttorch.nn.functional.log_softmax`
     (``input`` is cast to ``dtype`` first if given)."""
-    from ..nn.functional.activation import log_softmax as _log_softmax
     return _log_softmax(input, _softmax_dim_arg("log_softmax", dim), dtype=dtype)
 
 

@@ -1,6 +1,7 @@
 """Activation functions: ``relu``, ``leaky_relu``, ``elu``, ``selu``, ``gelu``, ``silu``,
 ``tanh``, ``sigmoid``, ``softplus``, and the numerically stable ``softmax``,
-``log_softmax`` and ``softmin`` (``relu``, ``tanh`` and ``sigmoid`` are the core ops).
+``log_softmax`` and ``softmin`` (``relu``, ``tanh`` and ``sigmoid`` are the core ops; the
+softmax family lives in ``disttorch.ops.softmax``, below ``nn``, and is re-exported here).
 
 The piecewise-linear and composite ones (``hardtanh``, ``relu6``, ``hardsigmoid``,
 ``hardswish``, ``logsigmoid``, ``mish``, ``glu``, ``prelu``) are built from core ops and
@@ -12,17 +13,16 @@ recorded (``create_graph=True``), so higher-order gradients are right too.
 from __future__ import annotations
 
 import math
-import warnings
-from typing import Any
 
 import numpy as np
 
-from ... import _dtype
 from ..._tensor import Tensor, _wrap_dim
-from ...autograd.grad_mode import recording
 from ...autograd.function import Function
+from ...autograd.grad_mode import recording
 from ...ops import elementwise as _ew
+from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
+from ...ops.softmax import log_softmax, softmax, softmin
 from ._erf import gelu_with_derivative
 
 __all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid",
@@ -34,13 +34,6 @@ _SQRT_HALF = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _float_input(x: Tensor, name: str) -> np.ndarray:
-    a = x._data
-    if a.dtype.kind != "f":
-        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
-    return a
 
 
 def _times(g: Tensor, local: np.ndarray) -> Tensor:
@@ -57,7 +50,7 @@ class LeakyRelu(Function):
 
     @staticmethod
     def forward(ctx, x, negative_slope):
-        a = _float_input(x, "leaky_relu")
+        a = float_input(x, "leaky_relu")
         pos = a > 0
         ctx.pos, ctx.slope = pos, negative_slope
         return np.where(pos, a, a * a.dtype.type(negative_slope))
@@ -74,7 +67,7 @@ class Elu(Function):
 
     @staticmethod
     def forward(ctx, x, alpha, scale):
-        a = _float_input(x, "elu")
+        a = float_input(x, "elu")
         pos = a > 0
         neg = alpha * np.expm1(np.minimum(a, 0))
         ctx.save_for_backward(x)
@@ -101,7 +94,7 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, x, approximate):
-        a = _float_input(x, "gelu")
+        a = float_input(x, "gelu")
         ctx.save_for_backward(x)
         ctx.approximate = approximate
         if approximate == "tanh":
@@ -130,7 +123,7 @@ class Silu(Function):
 
     @staticmethod
     def forward(ctx, x):
-        a = _float_input(x, "silu")
+        a = float_input(x, "silu")
         s = _sigmoid_array(a)
         ctx.save_for_backward(x)
         ctx.s = s
@@ -153,7 +146,7 @@ class Softplus(Function):
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
-        a = _float_input(x, "softplus")
+        a = float_input(x, "softplus")
         bx = a * a.dtype.type(beta)
         linear = bx > threshold
         ctx.save_for_backward(x)
@@ -168,60 +161,6 @@ class Softplus(Function):
             local = _ew.where(Tensor._make(ctx.linear), 1.0, _ew.sigmoid(x * ctx.beta))
             return g * local, None, None
         return _times(g, np.where(ctx.linear, 1, _sigmoid_array(ctx.bx))), None, None
-
-
-class Softmax(Function):
-    """``exp(x - max) / sum(exp(x - max))`` along ``dim``; backward
-    ``y * (g - sum(g * y))``."""
-
-    _raw = True
-
-    @staticmethod
-    def forward(ctx, x, dim):
-        a = _float_input(x, "softmax")
-        e = a - a.max(axis=dim, keepdims=True)
-        np.exp(e, out=e)
-        e /= e.sum(axis=dim, keepdims=True)
-        ctx.save_for_backward(x)
-        ctx.out, ctx.dim = e, dim
-        return e
-
-    @staticmethod
-    def backward(ctx, g):
-        y = _softmax_of_saved(ctx, ctx.out)
-        return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
-
-
-class LogSoftmax(Function):
-    """``x - max - log(sum(exp(x - max)))`` along ``dim``; backward
-    ``g - softmax(x) * sum(g)``."""
-
-    _raw = True
-
-    @staticmethod
-    def forward(ctx, x, dim):
-        a = _float_input(x, "log_softmax")
-        shifted = a - a.max(axis=dim, keepdims=True)
-        e = np.exp(shifted)
-        s = e.sum(axis=dim, keepdims=True)
-        e /= s
-        ctx.save_for_backward(x)
-        ctx.softmax, ctx.dim = e, dim
-        shifted -= np.log(s)
-        return shifted
-
-    @staticmethod
-    def backward(ctx, g):
-        return g - _softmax_of_saved(ctx, ctx.softmax) * g.sum(ctx.dim, keepdim=True), None
-
-
-def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:
-    """The softmax of the saved input along ``ctx.dim``: the kept array, or (when
-    backward is recorded) a softmax recomputed in the graph."""
-    if recording():
-        (x,) = ctx.saved_tensors
-        return Softmax.apply(x, ctx.dim)
-    return Tensor._make(probs)
 
 
 # ---------------------------------------------------------------------- public functions
@@ -271,45 +210,6 @@ def sigmoid(input: Tensor) -> Tensor:
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``; linear where ``beta * x > threshold``."""
     return Softplus.apply(input, beta, threshold)
-
-
-def _softmax_dim(ndim: int, name: str) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  f"to include dim=X as an argument.", stacklevel=3)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def _prepare(input: Tensor, dim: Any, dtype: Any, name: str) -> tuple:
-    if dtype is not None:
-        input = input.to(dtype)
-    if dim is None:
-        dim = _softmax_dim(input._data.ndim, name)
-    return input, _wrap_dim(dim, input._data.ndim)
-
-
-def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: _dtype.dtype | None = None) -> Tensor:
-    """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (the max is subtracted first)."""
-    input, dim = _prepare(input, dim, dtype, "softmax")
-    if input._data.ndim == 0:
-        return Softmax.apply(input.reshape(1), 0).reshape(())
-    return Softmax.apply(input, dim)
-
-
-def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype: _dtype.dtype | None = None) -> Tensor:
-    """``log(softmax(x))`` along ``dim``, computed stably in one pass."""
-    input, dim = _prepare(input, dim, dtype, "log_softmax")
-    if input._data.ndim == 0:
-        return LogSoftmax.apply(input.reshape(1), 0).reshape(())
-    return LogSoftmax.apply(input, dim)
-
-
-def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: _dtype.dtype | None = None) -> Tensor:
-    """``softmax(-x)`` along ``dim``."""
-    input, dim = _prepare(input, dim, dtype, "softmin")
-    return Softmax.apply(-input, dim)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.grad_mode import recording
 from ...autograd.function import Function
+from ...autograd.grad_mode import recording
 from ...ops import elementwise as _ew
-from .activation import Softmax, softplus
+from ...ops.softmax import Softmax
+from .activation import softplus
 
 __all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]

@@ -1,0 +1,113 @@
+"""Softmax and log-softmax along one dimension, computed stably (the max subtracted first).
+
+``softmax``, ``log_softmax`` and ``softmin`` are ``nn.functional``'s (an omitted ``dim`` is
+chosen with PyTorch's deprecation warning); ``disttorch.softmax`` and ``Tensor.softmax``
+(``ops.reduction``) require ``dim``. Both run the two Functions here.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import Function
+from ..autograd.grad_mode import recording
+from ._helpers import float_input
+
+__all__ = ["softmax", "log_softmax", "softmin"]
+
+
+class Softmax(Function):
+    """``exp(x - max) / sum(exp(x - max))`` along ``dim``; backward
+    ``y * (g - sum(g * y))``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        a = float_input(x, "softmax")
+        e = a - a.max(axis=dim, keepdims=True)
+        np.exp(e, out=e)
+        e /= e.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(x)
+        ctx.out, ctx.dim = e, dim
+        return e
+
+    @staticmethod
+    def backward(ctx, g):
+        y = _softmax_of_saved(ctx, ctx.out)
+        return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    """``x - max - log(sum(exp(x - max)))`` along ``dim``; backward
+    ``g - softmax(x) * sum(g)``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        a = float_input(x, "log_softmax")
+        shifted = a - a.max(axis=dim, keepdims=True)
+        e = np.exp(shifted)
+        s = e.sum(axis=dim, keepdims=True)
+        e /= s
+        ctx.save_for_backward(x)
+        ctx.softmax, ctx.dim = e, dim
+        shifted -= np.log(s)
+        return shifted
+
+    @staticmethod
+    def backward(ctx, g):
+        return g - _softmax_of_saved(ctx, ctx.softmax) * g.sum(ctx.dim, keepdim=True), None
+
+
+def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:
+    """The softmax of the saved input along ``ctx.dim``: the kept array, or (when
+    backward is recorded) a softmax recomputed in the graph."""
+    if recording():
+        (x,) = ctx.saved_tensors
+        return Softmax.apply(x, ctx.dim)
+    return Tensor._make(probs)
+
+
+def _softmax_dim(ndim: int, name: str) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  f"to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(input: Tensor, dim: Any, dtype: Any, name: str) -> tuple:
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:
+        dim = _softmax_dim(input._data.ndim, name)
+    return input, _wrap_dim(dim, input._data.ndim)
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: _dtype.dtype | None = None) -> Tensor:
+    """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (the max is subtracted first)."""
+    input, dim = _prepare(input, dim, dtype, "softmax")
+    if input._data.ndim == 0:
+        return Softmax.apply(input.reshape(1), 0).reshape(())
+    return Softmax.apply(input, dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: _dtype.dtype | None = None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed stably in one pass."""
+    input, dim = _prepare(input, dim, dtype, "log_softmax")
+    if input._data.ndim == 0:
+        return LogSoftmax.apply(input.reshape(1), 0).reshape(())
+    return LogSoftmax.apply(input, dim)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: _dtype.dtype | None = None) -> Tensor:
+    """``softmax(-x)`` along ``dim``."""
+    input, dim = _prepare(input, dim, dtype, "softmin")
+    return Softmax.apply(-input, dim)
