@@ -2,6 +2,7 @@
 broadcasting error message."""
 from __future__ import annotations
 
+import collections
 from typing import Any, Callable
 
 import numpy as np
@@ -78,3 +79,27 @@ def float_input(x: Tensor, name: str) -> np.ndarray:
     if a.dtype.kind != "f":
         raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
     return a
+
+
+def _return_type(name: str, fields: tuple) -> type:
+    """A named tuple printed like PyTorch's ``torch.return_types.<name>``."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self: Any) -> str:
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"disttorch.return_types.{name}(\n{body})"
+    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+    cls.__module__ = "disttorch.return_types"
+    return cls
+
+
+def _dims(dim: Any, ndim: int) -> tuple | None:
+    """Reduction dims as a tuple of indices; None (and an empty list) mean every dim."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        return None
+    return dims_tuple(dim, ndim)
+
+
+def _type_name(t: Tensor) -> str:
+    """PyTorch's scalar-type name in messages: Long, Int, Bool, Byte, Float..."""
+    return scalar_type_name(t._data.dtype)

@@ -16,8 +16,7 @@ import numpy as np
 from .._dtype import result_type
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._helpers import binary, broadcast_error, wrap_dim
-from .reduction import _dims, _return_type, _type_name
+from ._helpers import _dims, _return_type, _type_name, binary, broadcast_error, wrap_dim
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
            "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not",

@@ -24,6 +24,7 @@ from .._tensor import Tensor, _check_device, _tensor_arg, device
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ._helpers import arr, binary, broadcast_error, scalar_type_name
+from .comparison import floor_divide
 
 __all__ = ["add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
            "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2",
@@ -777,7 +778,6 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found '{rounding_mode}'")
     if rounding_mode == "floor":
-        from .comparison import floor_divide
         return floor_divide(input, other)
     xa, xb = arr(input), arr(other)
     rt = result_type(xa, xb)

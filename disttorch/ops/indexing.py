@@ -15,7 +15,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._helpers import wrap_dim
+from ._helpers import broadcast_error, wrap_dim
 from .shape import Select
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
@@ -595,7 +595,6 @@ class MaskedFill(Function):
         try:
             return np.where(m, np.asarray(v, dtype=x.dtype), x)
         except ValueError:
-            from ._helpers import broadcast_error
             raise broadcast_error(x.shape, m.shape) from None
 
     @staticmethod
@@ -625,7 +624,6 @@ class MaskedSelect(Function):
         try:
             x, m = np.broadcast_arrays(a._data, mask._data)
         except ValueError:
-            from ._helpers import broadcast_error
             raise broadcast_error(a._data.shape, mask._data.shape) from None
         ctx.shape, ctx.mask = x.shape, m
         return x[m]

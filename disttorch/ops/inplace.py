@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._dtype import get_default_dtype, result_type
+from .._random import _gen
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -532,7 +533,6 @@ __setitem__ = setitem
 
 # ---------------------------------------------------------------------- samplers
 def _rng(generator: Any) -> np.random.Generator:
-    from .._random import _gen
     return _gen(generator)
 
 

@@ -10,7 +10,6 @@ recompute it with a tensor op when the backward pass is itself recorded.
 from __future__ import annotations
 
 import builtins
-import collections
 import math
 from typing import Any
 
@@ -20,7 +19,10 @@ from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
-from ._helpers import dims_tuple, scalar_type_name, wrap_dim
+from ._helpers import _dims, _return_type, _type_name, wrap_dim
+from .elementwise import abs as _abs
+from .elementwise import cast, exp, maximum, minimum, where
+from .shape import PadAlong, cat
 from .softmax import log_softmax as _log_softmax
 from .softmax import softmax as _softmax
 
@@ -33,31 +35,12 @@ TENSOR_METHODS = ("sum", "mean", "max", "min", "amax", "amin", "median", "prod",
 
 
 # ---------------------------------------------------------------------- result types
-def _return_type(name: str, fields: tuple) -> type:
-    """A named tuple printed like PyTorch's ``torch.return_types.<name>``."""
-    base = collections.namedtuple(name, fields)
-
-    def __repr__(self: Any) -> str:
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return f"disttorch.return_types.{name}(\n{body})"
-    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
-    cls.__module__ = "disttorch.return_types"
-    return cls
-
-
 max_type = _return_type("max", ("values", "indices"))
 min_type = _return_type("min", ("values", "indices"))
 median_type = _return_type("median", ("values", "indices"))
 
 
 # ---------------------------------------------------------------------- helpers
-def _dims(dim: Any, ndim: int) -> tuple | None:
-    """Reduction dims as a tuple of indices; None (and an empty list) mean every dim."""
-    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
-        return None
-    return dims_tuple(dim, ndim)
-
-
 def _kept_shape(shape: tuple, dims: tuple | None) -> tuple:
     """``shape`` with the reduced dims set to 1 (the ``keepdim=True`` shape)."""
     if dims is None:
@@ -167,11 +150,6 @@ class Mean(Function):
             None, None, None
 
 
-def _type_name(t: Tensor) -> str:
-    """PyTorch's scalar-type name in messages: Long, Int, Bool, Byte, Float..."""
-    return scalar_type_name(t._data.dtype)
-
-
 def _reduce(fn: type, input: Tensor, dim: Any, keepdim: bool, *extra: Any) -> Tensor:
     """Apply a reduction Function ``fn(input, dims, keepdim, *extra)`` with normalised dims."""
     return fn.apply(input, _dims(dim, input._data.ndim), keepdim, *extra)
@@ -271,7 +249,6 @@ def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> A
     if isinstance(dim, Tensor):
         other = dim
     if other is not None:
-        from .elementwise import maximum, minimum
         return (maximum if largest else minimum)(input, other)
     if dim is None:
         return (Max if largest else Min).apply(input, None, keepdim)
@@ -408,7 +385,6 @@ def _prod_of_others(x: np.ndarray, axis: int) -> np.ndarray:
 def _prod_of_others_graph(a: Tensor, dims: tuple | None) -> Tensor:
     """:func:`_prod_of_others` as tensor ops, for a recorded backward: each element's
     slice repeated with that element replaced by 1, then multiplied out (n x n per slice)."""
-    from .elementwise import where
     x = a.reshape(-1) if dims is None else a
     d = 0 if dims is None else dims[0]
     n, shape = x._data.shape[d], x._data.shape
@@ -564,7 +540,6 @@ class Logsumexp(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         if recording():
-            from .elementwise import exp
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
             return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)), None, None
         return _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim,
@@ -630,7 +605,6 @@ class Norm(Function):
             nrm = Tensor._make(np.where(kept == 0, np.inf, kept))
         if p == 2:
             return (gb * a / nrm,) + none
-        from .elementwise import abs as _abs
         return (gb * a * _abs(a) ** (p - 2) / nrm ** (p - 1),) + none
 
 
@@ -643,7 +617,6 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     if isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use a number, inf or 'fro'")
     if dtype is not None:
-        from .elementwise import cast
         input = cast(input, dtype)
     dims = _dims(dim, input._data.ndim)
     return Norm.apply(input, dims, keepdim, float(p))
@@ -716,7 +689,6 @@ class Cumprod(Function):
         x, dim = a._data, ctx.dim
         if x.ndim == 0:
             return g, None, None
-        from .elementwise import where
         out = Cumprod.apply(a, dim, None) if recording() else Tensor._make(ctx.out)
         zero = x == 0
         if not zero.any():
@@ -735,7 +707,6 @@ def _cumprod_grad_graph(a: Tensor, g: Tensor, dim: int) -> Tensor:
     """Cumprod's gradient as tensor ops, for a recorded backward of an input with zeros:
     ``grad[i] = sum_{k >= i} g[k] * prod_{j <= k, j != i} x[j]``, from the running products
     of each slice with element ``i`` replaced by 1 (n x n per slice, as :func:`prod`'s)."""
-    from .elementwise import where
     shape, n = a._data.shape, a._data.shape[dim]
     rows = a.unsqueeze(dim).expand(shape[:dim] + (n,) + shape[dim:])  # rows[.., i, j, ..] = x[j]
     lead, tail = (1,) * dim, (1,) * (len(shape) - dim - 1)
@@ -766,7 +737,6 @@ class Diff(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .shape import PadAlong
         n, dim = ctx.n, ctx.dim
         padded = ctx.shape[:dim] + (g._data.shape[dim] + 2 * n,) + ctx.shape[dim + 1:]
         gx = Diff.apply(PadAlong.apply(g, padded, dim, n), n, dim)
@@ -798,7 +768,6 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
                                    f"dimension; input.size({i}) = {x.shape[i]}, but got "
                                    f"tensor.size({i}) = {e.shape[i]}")
     if prepend is not None or append is not None:
-        from .shape import cat
         joined = [t for t in (prepend, input, append) if t is not None]
         input = cat(joined, d)
     if n == 0:

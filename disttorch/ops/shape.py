@@ -17,6 +17,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.function import Function, mark_view
 from ._helpers import wrap_dim
+from .elementwise import cast
 
 __all__ = ["reshape", "view", "view_as", "reshape_as", "expand", "expand_as", "broadcast_to",
            "permute", "transpose", "swapaxes", "swapdims", "t", "unsqueeze", "squeeze",
@@ -477,7 +478,6 @@ def view(input: Tensor, *shape: Any) -> Tensor:
     """A view with a new shape; raises when the strides do not allow one (use reshape).
     ``view(dtype)`` reinterprets nothing here: it converts (a copy), unlike PyTorch."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
-        from .elementwise import cast
         return cast(input, shape[0])
     new = _infer_shape(_shape_arg(shape), input._data.size)
     if not _viewable(input._data, new):
