@@ -1,7 +1,19 @@
-"""Neural-network building blocks: ``Module`` and layers, ``functional``, ``init``, ``utils``."""
-from . import functional, init, parallel, utils
+"""Neural-network building blocks: ``Module`` and layers, ``functional``, ``init``, ``utils``.
+
+``parallel`` (DistributedDataParallel) sits above both ``nn`` and ``distributed`` and is
+imported on first use, so ``import disttorch.nn`` does not load the distributed stack.
+"""
+from . import functional, init, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 
 __all__ = ["Parameter", "Buffer", "functional", "init", "parallel", "utils", *_modules_all]
+
+
+def __getattr__(name: str):
+    """``nn.parallel`` on first use (PEP 562)."""
+    if name == "parallel":
+        import importlib
+        return importlib.import_module(".parallel", __name__)
+    raise AttributeError(f"module 'disttorch.nn' has no attribute '{name}'")
