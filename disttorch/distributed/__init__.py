@@ -6,12 +6,19 @@
     work = dist.all_reduce(t, async_op=True)  # queued on the group's communication thread
     work.wait()
 
-Where things live: ``groups.py`` (init, groups, ranks), ``collectives.py`` (tensor
-collectives and barriers), ``p2p.py`` (send/recv), ``object_collectives.py``,
-``process_group.py`` (communication thread, ordering, timeouts, dead peers),
-``peer_channel.py`` + ``transport.py`` + ``wire.py`` (messages over ZeroMQ),
-``algorithms/`` (ring, tree, star ...), ``store/`` + ``rendezvous.py`` + ``auth.py``
-(rendezvous and job authentication).
+Where things live, floor by floor (each imports only the floors below it):
+
+- API (this folder): ``groups.py`` (init, groups, ranks), ``collectives.py`` (tensor
+  collectives and barriers), ``p2p.py`` (send/recv), ``object_collectives.py``,
+  ``rendezvous.py`` (``init_method`` and the launcher's variables to a store),
+  ``tensor_io.py``, ``reduce_op.py``; ``algorithms/`` (ring, tree, star ..., over a
+  ``Channel``) and ``optim/`` (ZeRO) beside it.
+- ``engine/``: the process group (communication thread, ordering, timeouts, dead peers),
+  its ``Work``, and the ``PeerChannel`` that carries one collective's messages.
+- ``wire/``: the transport over ZeroMQ, the message header, shared memory.
+- ``store/``: the rendezvous stores (TCP, file, hash, prefix).
+- ``base/``: errors, the job-secret handshake (the store's server and the transport both
+  require it), addresses, a rate-limited log.
 
 Environment variables:
 
@@ -21,7 +28,7 @@ Environment variables:
 ``DISTTORCH_HOST_ADDR``        address other hosts reach this rank at
 ``DISTTORCH_IFNAME``           interface whose address other hosts reach this rank at
 ``DISTTORCH_SAME_HOST_TRANSPORT``  ``ipc`` (default) or ``tcp`` between ranks of one host
-``DISTTORCH_JOB_SECRET``       the job secret every connection must prove (``auth.py``)
+``DISTTORCH_JOB_SECRET``       the job secret every connection must prove (``base/auth.py``)
 ``DISTTORCH_ALGORITHM``        force an algorithm family (``algorithms/select.py``)
 ``DISTTORCH_DETERMINISTIC``    rank-ordered reductions (``algorithms/select.py``)
 ``DISTTORCH_FAULT``            fault injection (``disttorch/_faults.py``)
@@ -30,7 +37,7 @@ Environment variables:
 from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all,
                           all_to_all_single, barrier, broadcast, gather, monitored_barrier, reduce,
                           reduce_scatter, reduce_scatter_tensor, scatter)
-from .errors import (AuthenticationError, CollectiveMismatchError, DistBackendError, DistError,
+from .base.errors import (AuthenticationError, CollectiveMismatchError, DistBackendError, DistError,
                      DistNetworkError, DistStoreError, DistTimeoutError, PeerDiedError)
 from .groups import (Backend, GroupMember, default_pg_timeout, destroy_process_group, get_backend,
                     get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
@@ -39,10 +46,10 @@ from .groups import (Backend, GroupMember, default_pg_timeout, destroy_process_g
 from .object_collectives import (all_gather_object, broadcast_object_list, gather_object,
                                  scatter_object_list)
 from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
-from .process_group import ProcessGroup
+from .engine.process_group import ProcessGroup
 from .reduce_op import ReduceOp
 from .store import FileStore, PrefixStore, Store, TCPStore
-from .work import Future, Work
+from .engine.work import Future, Work
 
 #: ``dist.group.WORLD`` is the default group, as in PyTorch.
 group = GroupMember

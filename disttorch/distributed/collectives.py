@@ -2,7 +2,7 @@
 
 Each function mirrors its ``torch.distributed`` namesake: it works in place on
 ``disttorch.Tensor`` (or ``numpy.ndarray``) arguments, takes global ranks for ``src``/``dst``,
-and with ``async_op=True`` returns a :class:`~disttorch.distributed.work.Work` instead of
+and with ``async_op=True`` returns a :class:`~disttorch.distributed.engine.work.Work` instead of
 waiting. Arguments are checked here, in the caller's thread, so a wrong call raises at once
 and leaves the group usable; the data movement runs on the group's communication thread
 through the algorithms chosen by ``algorithms/select.py``. On ranks outside ``group`` every
@@ -16,11 +16,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from .algorithms import select
-from .errors import DistTimeoutError
+from .base.errors import DistTimeoutError
+from .engine.work import Work
 from .groups import group_rank_of, resolve_group
 from .reduce_op import ReduceOp
 from .tensor_io import Flat, array_of
-from .work import Work
 
 __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
            "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",

@@ -12,7 +12,7 @@ import os
 from datetime import timedelta
 from typing import Any, Iterable
 
-from .process_group import ProcessGroup
+from .engine.process_group import ProcessGroup
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available",
            "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",

@@ -5,7 +5,7 @@ Objects are serialized with cloudpickle (so lambdas and locally defined classes 
 into uint8 arrays, which then move through the ordinary tensor collectives: first their
 sizes, then the bytes. Unpickling runs code chosen by the sender, which is safe here only
 because every peer connection has been authenticated with the job secret before any of its
-frames is read (``auth.py``, ``transport.py``): never use these with untrusted peers.
+frames is read (``base/auth.py``, ``wire/transport.py``): never use these with untrusted peers.
 """
 from __future__ import annotations
 

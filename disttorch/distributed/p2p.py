@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import wire
-from .errors import DistBackendError
+from .base.errors import DistBackendError
+from .engine.work import Work
 from .groups import group_rank_of, resolve_group
 from .tensor_io import Flat
-from .work import Work
+from .wire import frames as wire
 
 __all__ = ["send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv"]
 

@@ -26,7 +26,7 @@
     A :class:`FileStore` on a file every process can reach.
 
 The rank-0 process hosts the :class:`TCPStore` (it listens on loopback when
-the address is a loopback one; see :mod:`.store.addresses`). When
+the address is a loopback one; see :mod:`.base.addresses`). When
 ``DISTTORCH_USE_AGENT_STORE=1``, the launcher's agent hosts it instead and
 every rank is a client.
 """

@@ -167,7 +167,8 @@ def intruders(rank: int, ws: int) -> int:
     from zmq.utils.monitor import parse_monitor_message
 
     import disttorch.distributed as dist
-    from disttorch.distributed import auth, wire
+    from disttorch.distributed.base import auth
+    from disttorch.distributed.wire import frames as wire
 
     dist.init_process_group()
     pg = dist.GroupMember.WORLD

@@ -6,8 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from disttorch.distributed import shm, wire
 from disttorch.distributed.reduce_op import ReduceOp
+from disttorch.distributed.wire import frames as wire
+from disttorch.distributed.wire import shm
 
 
 def header(**changes) -> wire.Header:

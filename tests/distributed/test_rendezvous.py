@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 from test_store import _no_inherited_job_secret, free_port, run_python  # noqa: F401 (autouse fixture)
 
+from disttorch.distributed.base.addresses import listen_address
 from disttorch.distributed.rendezvous import expand_hostlist, local_rank, parse_init_method, rendezvous
 from disttorch.distributed.store import FileStore, TCPStore
-from disttorch.distributed.store.addresses import listen_address
 
 # ---------------------------------------------------------------- SLURM host lists
 

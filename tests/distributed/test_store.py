@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import zmq
 
-from disttorch.distributed import auth
+from disttorch.distributed.base import auth
 from disttorch.distributed.store import (
     AuthenticationError,
     DistNetworkError,

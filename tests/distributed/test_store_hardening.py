@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 import zmq
 
-from disttorch.distributed import auth
+from disttorch.distributed.base import auth
 from disttorch.distributed.store import AuthenticationError, DistStoreError, TCPStore, protocol, tcp_server
 from disttorch.distributed.store.protocol import Command, ProtocolError, Status
 from disttorch.distributed.store.table import KeyValueTable, StoreFullError

@@ -19,7 +19,7 @@ import psutil
 import pytest
 import zmq
 
-from disttorch.distributed import auth
+from disttorch.distributed.base import auth
 
 from launcher_scripts.harness import alive, assert_all_gone, launch, start, wait_for_files
 

@@ -3,14 +3,14 @@
 * :class:`Store` - the abstract API (``set, get, add, append, check, wait,
   compare_set, delete_key, num_keys, set_timeout, timeout``).
 * :class:`TCPStore` - hosted by one process (rank 0), reached over ZeroMQ,
-  authenticated with the job secret (:mod:`disttorch.distributed.auth`).
+  authenticated with the job secret (:mod:`disttorch.distributed.base.auth`).
 * :class:`FileStore` - a file shared by processes on one machine or a shared file system.
 * :class:`HashStore` - in this process's memory, shared by its threads.
 * :class:`PrefixStore` - a namespaced view of another store.
 """
 
+from ..base.errors import AuthenticationError, DistError, DistNetworkError, DistStoreError
 from .base import DEFAULT_TIMEOUT, Store
-from .errors import AuthenticationError, DistError, DistNetworkError, DistStoreError
 from .file_store import FileStore
 from .hash_store import HashStore
 from .prefix_store import PrefixStore

@@ -11,7 +11,7 @@ import abc
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 
-from .errors import DistStoreError
+from ..base.errors import DistStoreError
 
 #: Default store timeout, as torch.distributed's stores use.
 DEFAULT_TIMEOUT = timedelta(seconds=300)

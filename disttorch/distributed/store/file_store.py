@@ -27,8 +27,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 
+from ..base.errors import DistStoreError
 from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
-from .errors import DistStoreError
 
 _SET = struct.Struct("!cIQ")
 _DELETE = struct.Struct("!cI")

@@ -8,7 +8,7 @@ plus values, so no client can make the server's memory grow without bound.
 
 from __future__ import annotations
 
-from .errors import DistStoreError
+from ..base.errors import DistStoreError
 
 #: Default caps: one million keys, 1 GiB of keys plus values.
 MAX_TOTAL_KEYS = 1_000_000

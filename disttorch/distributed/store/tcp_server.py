@@ -6,7 +6,7 @@ the key is set or with a TIMEOUT reply at its deadline.
 
 Defences (every one of them keeps the loop running and memory bounded):
 
-* connections must pass :mod:`disttorch.distributed.auth` (ZAP) before any
+* connections must pass :mod:`disttorch.distributed.base.auth` (ZAP) before any
   message reaches this loop;
 * ``zmq.MAXMSGSIZE`` drops any peer sending a frame above the value cap, and
   a small receive high-water mark bounds what each peer may queue;
@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 
 import zmq
 
-from .. import auth
+from ..base import auth
+from ..base.addresses import endpoint_host
+from ..base.errors import DistNetworkError
+from ..base.log import RateLimitedLog
 from . import protocol
-from .addresses import endpoint_host
-from .errors import DistNetworkError
-from .log import RateLimitedLog
 from .protocol import Command, ProtocolError, Request, Status
 from .table import KeyValueTable, StoreFullError
 
@@ -65,7 +65,7 @@ class StoreServer:
         host: the address to bind (see :func:`addresses.listen_address`).
         port: the port; 0 picks a free one (read it back from :attr:`port`).
         secret: the job secret (``auth.resolve_secret``); ``None`` admits loopback peers only.
-        encrypt: with a secret, use CURVE rather than PLAIN (see :mod:`disttorch.distributed.auth`).
+        encrypt: with a secret, use CURVE rather than PLAIN (see :mod:`disttorch.distributed.base.auth`).
         table: the table to serve (a fresh one by default).
     """
 

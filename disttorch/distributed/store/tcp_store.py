@@ -16,11 +16,11 @@ from datetime import timedelta
 
 import zmq
 
-from .. import auth
+from ..base import auth
+from ..base.addresses import endpoint_host, listen_address
+from ..base.errors import DistNetworkError, DistStoreError
 from . import protocol
-from .addresses import endpoint_host, listen_address
 from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
-from .errors import DistNetworkError, DistStoreError
 from .protocol import Command, Status
 from .tcp_server import StoreServer
 
@@ -53,7 +53,7 @@ class TCPStore(Store):
             store accepts only loopback connections. With a secret, the store's
             connections always use CURVE encryption (whatever ``DISTTORCH_ENCRYPT``
             says): its messages are small, and a recorded CURVE session cannot be
-            replayed. See :mod:`disttorch.distributed.auth`.
+            replayed. See :mod:`disttorch.distributed.base.auth`.
 
     Raises:
         DistNetworkError: if the master cannot be reached within ``timeout``.

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from . import wire
-from .errors import CollectiveMismatchError, DistBackendError
+from ..base.errors import CollectiveMismatchError, DistBackendError
+from ..wire import frames as wire
 
 if TYPE_CHECKING:
     from .process_group import ProcessGroup, _Op
@@ -27,7 +27,7 @@ __all__ = ["PeerChannel", "Signature"]
 
 
 class Signature(NamedTuple):
-    """What every rank must agree on for one collective (wire codes, see ``wire.py``)."""
+    """What every rank must agree on for one collective (wire codes, see ``wire/frames.py``)."""
 
     op: int
     dtype: int

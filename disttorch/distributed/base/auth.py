@@ -48,7 +48,6 @@ from __future__ import annotations
 import binascii
 import hashlib
 import hmac
-import ipaddress
 import logging
 import os
 import secrets
@@ -62,8 +61,9 @@ from dataclasses import dataclass
 import zmq
 from zmq.utils import z85
 
-from .store.errors import AuthenticationError
-from .store.log import RateLimitedLog
+from .addresses import is_loopback
+from .errors import AuthenticationError
+from .log import RateLimitedLog
 
 
 def parse_monitor_message(frames: list) -> dict:
@@ -167,16 +167,6 @@ def curve_keys(secret: bytes) -> CurveKeys:
     return CurveKeys(zmq.curve_public(server_secret), server_secret, zmq.curve_public(client_secret), client_secret)
 
 
-def _is_loopback(address: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(address.split("%")[0])
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback
-
-
 @dataclass(frozen=True)
 class _Policy:
     """What a ZAP domain accepts: a mechanism and a check on (credentials, peer address)."""
@@ -190,7 +180,7 @@ def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
     """Return (ZAP domain, policy) for a server with this secret and encryption choice."""
     if secret is None:
         return b"disttorch/loopback", _Policy(
-            b"NULL", lambda _creds, address: _is_loopback(address),
+            b"NULL", lambda _creds, address: is_loopback(address),
             f"no {ENV_SECRET} is set here, so only loopback peers are admitted (set it on every node)",
         )
     tag = binascii.hexlify(derive_key(secret, "zap-domain")[:8])

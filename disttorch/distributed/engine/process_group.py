@@ -3,7 +3,7 @@
 Every operation on a group (collective or point-to-point) is queued, in the order the caller
 issues it, to the group's single communication thread, which runs them one after another.
 The caller's thread only validates arguments and enqueues; a synchronous call then waits
-for its :class:`~disttorch.distributed.work.Work`, an ``async_op=True`` call returns it.
+for its :class:`~disttorch.distributed.engine.work.Work`, an ``async_op=True`` call returns it.
 (A synchronous call that finds the group idle runs in the caller's thread: same order,
 same checks, without the two thread hand-overs, which cost 100-200 us on a busy 2-core
 machine. ``run_async_inline`` extends this to asynchronous calls the caller waits on
@@ -15,7 +15,7 @@ it sends, together with the op, dtype, element count and root.
 While it waits for a peer the communication thread checks, every 0.1 s:
 
 - **Mismatch**: the first message from a peer must carry this rank's seq, op, dtype, size
-  and root (:class:`~disttorch.distributed.peer_channel.PeerChannel` compares them). On a
+  and root (:class:`~disttorch.distributed.engine.peer_channel.PeerChannel` compares them). On a
   mismatch the rank raises ``CollectiveMismatchError`` naming both sides and sends the
   text to every peer (an ``ERROR`` message), which raise it too.
 - **Dead peers**: a peer whose connection dropped without a goodbye is dead; every pending
@@ -43,12 +43,17 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .. import _faults
-from . import wire
-from .errors import (CollectiveMismatchError, DistBackendError, DistNetworkError,
-                     DistTimeoutError, PeerDiedError)
+from ... import _faults
+from ..base.errors import (
+    CollectiveMismatchError,
+    DistBackendError,
+    DistNetworkError,
+    DistTimeoutError,
+    PeerDiedError,
+)
+from ..wire import frames as wire
+from ..wire.transport import POLL_SLICE, Transport
 from .peer_channel import PeerChannel, Signature
-from .transport import POLL_SLICE, Transport
 from .work import Work
 
 __all__ = ["ProcessGroup", "ENV_STALL_WARNING"]

@@ -25,11 +25,15 @@ _ANY = "0.0.0.0"
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback IP address (127.0.0.0/8, ::1)."""
+    """Whether ``host`` is a loopback IP address (127.0.0.0/8, ::1, or an IPv4-mapped
+    loopback such as ``::ffff:127.0.0.1``; an IPv6 zone ``%eth0`` is ignored)."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        ip = ipaddress.ip_address(host.split("%")[0])
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
 
 
 def _owns_address(address: str) -> bool:

@@ -1,9 +1,12 @@
-"""Exceptions raised by ``disttorch.distributed``.
+"""Exceptions raised by ``disttorch.distributed``, on its lowest floor (every floor raises them).
 
 The names follow PyTorch where it has them (``DistError``, ``DistBackendError``,
-``DistNetworkError``, ``DistStoreError``; the store's ``store/errors.py`` defines those
-shared with the store and they are re-exported here); the subclasses below say more precisely what
-went wrong and are what a caller may catch:
+``DistNetworkError``, ``DistStoreError``): ``DistError`` is the root; ``DistStoreError``
+means a store operation failed or timed out (a ``get`` or ``wait`` whose key never
+appeared); ``DistNetworkError`` means the store or a peer could not be reached;
+``AuthenticationError`` means it was reached but refused us (or we refused it) because the
+job secrets differ. The subclasses below say more precisely what went wrong and are what a
+caller may catch:
 
 - :class:`CollectiveMismatchError`: ranks called different collectives (or the same one
   with a different dtype, size or root) at the same sequence number.
@@ -12,10 +15,24 @@ went wrong and are what a caller may catch:
 """
 from __future__ import annotations
 
-from .store.errors import AuthenticationError, DistError, DistNetworkError, DistStoreError
-
 __all__ = ["DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "AuthenticationError",
            "CollectiveMismatchError", "DistTimeoutError", "PeerDiedError"]
+
+
+class DistError(RuntimeError):
+    """Root of the errors raised by ``disttorch.distributed``."""
+
+
+class DistStoreError(DistError):
+    """A store operation failed, e.g. ``get``/``wait`` timed out before the key was set."""
+
+
+class DistNetworkError(DistError):
+    """The store (or a peer) could not be reached or stopped answering."""
+
+
+class AuthenticationError(DistNetworkError):
+    """A connection was refused because it does not carry this job's secret."""
 
 
 class DistBackendError(DistError):

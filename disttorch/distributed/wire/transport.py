@@ -3,7 +3,7 @@
 Each rank of a group binds one ROUTER socket (where it receives from every peer) and
 connects one DEALER socket to each peer's ROUTER (where it sends). The sockets live as long
 as the group; no socket is ever made per operation. Every connection is authenticated with
-the job secret (``auth.py``: ZeroMQ PLAIN or CURVE checked by a ZAP handler) before a single
+the job secret (``base/auth.py``: ZeroMQ PLAIN or CURVE checked by a ZAP handler) before a single
 frame of it reaches this module, and every frame is then validated (``wire.unpack``):
 malformed frames are dropped and logged, never acted on.
 
@@ -45,7 +45,6 @@ from __future__ import annotations
 import atexit
 import collections
 import fcntl
-import ipaddress
 import json
 import logging
 import os
@@ -59,9 +58,12 @@ from typing import Callable, Deque
 import numpy as np
 import zmq
 
-from . import auth, shm, wire
-from .errors import AuthenticationError, DistNetworkError
-from .store.log import RateLimitedLog
+from ..base import auth
+from ..base.addresses import is_loopback
+from ..base.errors import AuthenticationError, DistNetworkError
+from ..base.log import RateLimitedLog
+from . import frames as wire
+from . import shm
 
 __all__ = ["Transport", "host_address", "ENV_HOST_ADDR", "ENV_IFNAME"]
 
@@ -125,13 +127,6 @@ def _interface_address(ifname: str) -> str:
     return socket.inet_ntoa(packed[20:24])
 
 
-def _is_loopback(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        return False
-
-
 def host_address(master_addr: str | None = None) -> str:
     """The address peers on other hosts reach this process at.
 
@@ -151,7 +146,7 @@ def host_address(master_addr: str | None = None) -> str:
     except OSError:
         raise DistNetworkError(f"MASTER_ADDR={master!r} does not resolve to an IPv4 address; "
                                f"set it to the address of rank 0's host") from None
-    if _is_loopback(master_ip):
+    if is_loopback(master_ip):
         return "127.0.0.1"
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.connect((master_ip, 9))  # no packet is sent: this only asks the kernel for a route
