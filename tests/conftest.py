@@ -13,6 +13,7 @@ live here at the top and are imported by name from any folder:
 Tests that compare with an installed PyTorch are marked ``@pytest.mark.parity`` and skip
 without it (``pytest -m "not parity"`` leaves them out).
 """
+
 import sys
 from pathlib import Path
 

@@ -25,6 +25,7 @@ job-secret handshake, addresses, log), ``store`` (rendezvous), ``wire`` (transpo
 frames, shared memory), ``engine`` (process group, work, channel), and the API (the
 modules at its top, ``algorithms``, ``optim``).
 """
+
 from __future__ import annotations
 
 import ast
@@ -65,7 +66,8 @@ def _skipped(node: ast.AST) -> bool:
     if isinstance(node, ast.If):
         test = node.test
         return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+        )
     return False
 
 
@@ -199,7 +201,12 @@ def test_the_module_list_covers_the_layers():
 def test_relative_imports_resolve_to_modules():
     tree = ast.parse("from ..ops import shape\nfrom . import engine\nfrom .._tensor import Tensor\n")
     targets = set().union(*(_targets("disttorch.autograd.gradcheck", n) for n in tree.body))
-    assert targets == {"disttorch.ops", "disttorch.ops.shape", "disttorch.autograd.engine", "disttorch._tensor"}
+    assert targets == {
+        "disttorch.ops",
+        "disttorch.ops.shape",
+        "disttorch.autograd.engine",
+        "disttorch._tensor",
+    }
 
 
 def test_cycle_finder_finds_a_cycle_and_only_cycles():
@@ -210,26 +217,37 @@ def test_cycle_finder_finds_a_cycle_and_only_cycles():
 def test_no_import_cycle_in_the_package():
     cycles = _cycles(GRAPH)
     assert not cycles, "import cycles (module-level and function-level imports):\n" + "\n".join(
-        " <-> ".join(c) for c in cycles)
+        " <-> ".join(c) for c in cycles
+    )
 
 
 def test_no_upward_import_between_layers():
     rank = {name: i for i, name in enumerate(LAYERS)}
-    upward = sorted(f"{m} ({layer(m)}) imports {t} ({layer(t)})"
-                    for m, targets in GRAPH.items() for t in targets
-                    if rank[layer(t)] > rank[layer(m)])
+    upward = sorted(
+        f"{m} ({layer(m)}) imports {t} ({layer(t)})"
+        for m, targets in GRAPH.items()
+        for t in targets
+        if rank[layer(t)] > rank[layer(m)]
+    )
     assert not upward, "imports from a lower layer to a higher one:\n" + "\n".join(upward)
 
 
-@pytest.mark.parametrize("source, forbidden", [
-    ("disttorch.distributed", "disttorch.nn"),
-    ("disttorch.autograd", "disttorch.distributed"),
-    ("disttorch.kernels", "disttorch."),
-])
+@pytest.mark.parametrize(
+    "source, forbidden",
+    [
+        ("disttorch.distributed", "disttorch.nn"),
+        ("disttorch.autograd", "disttorch.distributed"),
+        ("disttorch.kernels", "disttorch."),
+    ],
+)
 def test_forbidden_arrows(source, forbidden):
-    bad = sorted(f"{m} imports {t}" for m, targets in GRAPH.items()
-                 if m == source or m.startswith(source + ".")
-                 for t in targets if t.startswith(forbidden))
+    bad = sorted(
+        f"{m} imports {t}"
+        for m, targets in GRAPH.items()
+        if m == source or m.startswith(source + ".")
+        for t in targets
+        if t.startswith(forbidden)
+    )
     assert not bad, "\n".join(bad)
 
 
@@ -246,13 +264,22 @@ def test_distributed_floors_import_only_downward():
     rank = {name: i for i, name in enumerate(DIST_FLOORS)}
     dist = "disttorch.distributed"
     assert dist_floor("disttorch.distributed.wire.transport") == "wire" and dist_floor(dist) == "api"
-    upward = sorted(f"{m} ({dist_floor(m)}) imports {t} ({dist_floor(t)})"
-                    for m, targets in GRAPH.items() if m.startswith(dist + ".")
-                    for t in targets if t.startswith(dist + ".") and rank[dist_floor(t)] > rank[dist_floor(m)])
+    upward = sorted(
+        f"{m} ({dist_floor(m)}) imports {t} ({dist_floor(t)})"
+        for m, targets in GRAPH.items()
+        if m.startswith(dist + ".")
+        for t in targets
+        if t.startswith(dist + ".") and rank[dist_floor(t)] > rank[dist_floor(m)]
+    )
     assert not upward, "\n".join(upward)
 
 
 def test_only_the_launcher_imports_the_launcher():
-    bad = sorted(f"{m} imports {t}" for m, targets in GRAPH.items() if layer(m) != "launcher"
-                 for t in targets if layer(t) == "launcher")
+    bad = sorted(
+        f"{m} imports {t}"
+        for m, targets in GRAPH.items()
+        if layer(m) != "launcher"
+        for t in targets
+        if layer(t) == "launcher"
+    )
     assert not bad, "\n".join(bad)

@@ -4,6 +4,7 @@ Both turn their arguments into root gradients and hand the graph to the engine
 (``engine.run_backward``); ``Tensor.backward`` is ``backward`` on one tensor (attached to
 ``Tensor`` by ``disttorch.ops``'s binding step).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,8 +27,10 @@ def _as_list(x: Any) -> list:
 def _root_grads(outputs: list, grad_outputs: list) -> list:
     """The gradients the pass starts from: given ones, or 1 for scalar outputs."""
     if grad_outputs and len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
-                           f"(got {len(grad_outputs)} gradients for {len(outputs)} outputs)")
+        raise RuntimeError(
+            f"grad can be implicitly created only for scalar outputs "
+            f"(got {len(grad_outputs)} gradients for {len(outputs)} outputs)"
+        )
     grads = []
     for i, out in enumerate(outputs):
         if not out._rg:
@@ -40,14 +43,21 @@ def _root_grads(outputs: list, grad_outputs: list) -> list:
         elif not isinstance(g, Tensor):
             g = tensor(g, dtype=out.dtype)
         elif g._data.shape != out._data.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                               f"{g.shape} and output[{i}] has a shape of {out.shape}.")
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of "
+                f"{g.shape} and output[{i}] has a shape of {out.shape}."
+            )
         grads.append(g)
     return grads
 
 
-def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
-             create_graph: bool = False, inputs: Any = None) -> None:
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
     """Accumulate into ``.grad`` of the graph's leaves the gradient of ``tensors``.
 
     Args:
@@ -67,9 +77,15 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     run_backward(outputs, grads, retain_graph, create_graph, inputs=ins, accumulate=True)
 
 
-def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool | None = None,
-         materialize_grads: bool = False) -> tuple:
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple:
     """Return the gradients of ``outputs`` with respect to ``inputs`` (``.grad`` untouched).
 
     Unused inputs give ``None`` with ``allow_unused=True`` (zeros with
@@ -82,14 +98,20 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     grads = _root_grads(outs, _as_list(grad_outputs) if grad_outputs is not None else [])
     if retain_graph is None:
         retain_graph = create_graph
-    result = run_backward(outs, grads, retain_graph, create_graph, inputs=ins,
-                          accumulate=False, allow_unused=allow_unused)
+    result = run_backward(
+        outs, grads, retain_graph, create_graph, inputs=ins, accumulate=False, allow_unused=allow_unused
+    )
     if materialize_grads:
         result = [g if g is not None else zeros_like(t) for g, t in zip(result, ins)]
     return tuple(result)
 
 
-def tensor_backward(self: Tensor, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                    create_graph: bool = False, inputs: Any = None) -> None:
+def tensor_backward(
+    self: Tensor,
+    gradient: Tensor | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
     """Compute the gradient of this tensor with respect to graph leaves."""
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)

@@ -44,7 +44,7 @@ def isend(tensor: Any, dst: int, group=None, tag: int = 0) -> Work | None:
     def body(op) -> None:
         tracker = pg.transport.send(peer, header, flat.flat)
         if tracker is not None:
-            pg.wait_sent(op, tracker, peer, p2p=True)
+            pg.link.wait_sent(op, tracker, peer, p2p=True)
 
     return pg.point_to_point(f"send({flat.flat.dtype}[{flat.flat.size}]) to rank {dst} tag {tag}",
                              body, async_op=True)
@@ -67,7 +67,7 @@ def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work
     work: Work
 
     def body(op) -> None:
-        h = pg.receive(op, peer, tag, flat.flat)
+        h = pg.link.receive(op, peer, tag, flat.flat)
         if (h.dtype, h.numel, h.nbytes) != (wire.dtype_code(flat.flat.dtype), flat.flat.size,
                                              flat.flat.nbytes):
             raise DistBackendError(

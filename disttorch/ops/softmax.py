@@ -4,6 +4,7 @@
 chosen with PyTorch's deprecation warning); ``disttorch.softmax`` and ``Tensor.softmax``
 (``ops.reduction``) require ``dim``. Both run the two Functions here.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -75,8 +76,11 @@ def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:
 
 
 def _softmax_dim(ndim: int, name: str) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  f"to include dim=X as an argument.", stacklevel=3)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call "
+        f"to include dim=X as an argument.",
+        stacklevel=3,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -88,8 +92,9 @@ def _prepare(input: Tensor, dim: Any, dtype: Any, name: str) -> tuple:
     return input, _wrap_dim(dim, input._data.ndim)
 
 
-def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: _dtype.dtype | None = None) -> Tensor:
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
+) -> Tensor:
     """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (the max is subtracted first)."""
     input, dim = _prepare(input, dim, dtype, "softmax")
     if input._data.ndim == 0:
@@ -97,8 +102,9 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return Softmax.apply(input, dim)
 
 
-def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype: _dtype.dtype | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
+) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed stably in one pass."""
     input, dim = _prepare(input, dim, dtype, "log_softmax")
     if input._data.ndim == 0:
@@ -106,8 +112,9 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return LogSoftmax.apply(input, dim)
 
 
-def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: _dtype.dtype | None = None) -> Tensor:
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
+) -> Tensor:
     """``softmax(-x)`` along ``dim``."""
     input, dim = _prepare(input, dim, dtype, "softmin")
     return Softmax.apply(-input, dim)

@@ -1,4 +1,10 @@
-"""``PeerChannel``: the algorithms' ``Channel`` (see ``algorithms/channel.py``) over the transport.
+"""``PeerChannel``: the algorithms' ``Channel`` (see ``algorithms/channel.py``) over the
+transport, and ``Link``: the receive loop and send completion it (and ``p2p``) run on.
+
+A message's path runs one way: the process group's thread runs a collective's algorithm on a
+PeerChannel, which stamps and checks messages and hands them to the group's ``Link``, which
+owns the receive loop over the ``Transport``. Nothing here calls back into the group but its
+health check, which the group gives the Link when it makes it.
 
 The process group builds one PeerChannel per collective. It stamps every message it sends
 with the collective's sequence number, op, dtype, element count and root, plus a per-peer
@@ -13,17 +19,19 @@ once ZeroMQ has let go of them (``Channel`` contract: the buffer may then be reu
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+import time
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 
 from ..base.errors import CollectiveMismatchError, DistBackendError
 from ..wire import frames as wire
+from ..wire.transport import POLL_SLICE, Transport
 
 if TYPE_CHECKING:
-    from .process_group import ProcessGroup, _Op
+    from .process_group import _Op
 
-__all__ = ["PeerChannel", "Signature"]
+__all__ = ["Link", "PeerChannel", "Signature"]
 
 
 class Signature(NamedTuple):
@@ -35,13 +43,70 @@ class Signature(NamedTuple):
     root: int
 
 
+class Link:
+    """The way a process group's messages go out and come in over its transport.
+
+    ``receive`` is the receive loop (the transport's stash, then pumping it until the
+    message is there) and ``wait_sent`` waits for a zero-copy send to leave its buffer.
+    While they wait they call ``check(op, peer, p2p)``, the group's health check (errors
+    peers reported, peers gone, the deadline, stall warnings), which raises to stop them.
+    """
+
+    def __init__(self, transport: Transport, check: Callable[[_Op, int | None, bool], None]) -> None:
+        self.transport = transport
+        self._check = check
+
+    def send(self, peer: int, header: wire.Header, buf: np.ndarray):
+        """Post ``header`` + ``buf`` to ``peer``; a tracker when sent without a copy, else None."""
+        return self.transport.send(peer, header, buf)
+
+    def receive(self, op: _Op, peer: int | None, key: int | None, out: np.ndarray | None) -> wire.Header:
+        """Wait for the next message from ``peer`` (any peer if ``None``) on ``key``.
+
+        Its payload is copied into ``out`` when the sizes agree (the caller checks them).
+        Raises the group's health errors while waiting (see the module docstring).
+        """
+        t = self.transport
+        want = (peer, key, out) if peer is not None and out is not None else None
+
+        def take() -> wire.Header | None:
+            for p in [peer] if peer is not None else t.waiting_from(key):
+                header = t.take(p, key, out)
+                if header is not None:
+                    return header
+            return None
+
+        while True:
+            # Look in the stash before and after waiting: a message and a goodbye may
+            # arrive together, and the message must win.
+            header = take() or t.pump(min(POLL_SLICE, max(0.0, op.deadline - time.monotonic())),
+                                      want) or take()
+            if header is not None:
+                op.heard.add(header.sender)
+                return header
+            self._check(op, peer, key is not None)
+
+    def wait_sent(self, op: _Op, tracker, peer: int, p2p: bool = False) -> None:
+        """Wait until a zero-copy send to ``peer`` has left its buffer."""
+        while not tracker.done:
+            try:
+                tracker.wait(POLL_SLICE)
+            except Exception:  # noqa: BLE001 - zmq.NotDone: still in flight
+                pass
+            if not tracker.done:
+                self.transport.pump(0)
+                self._check(op, peer, p2p)
+
+
 class PeerChannel:
     """Point-to-point messaging for one collective of a process group (a ``Channel``)."""
 
-    def __init__(self, pg: ProcessGroup, op: _Op, sig: Signature) -> None:
-        self.rank = pg.rank()
-        self.size = pg.size()
-        self._pg, self._op, self._sig = pg, op, sig
+    def __init__(self, link: Link, group_id: int, rank: int, size: int, name: Callable[[int], str],
+                 op: _Op, sig: Signature) -> None:
+        self.rank = rank
+        self.size = size
+        self._link, self._group_id, self._name = link, group_id, name
+        self._op, self._sig = op, sig
         self._sent = [0] * self.size
         self._received = [0] * self.size
 
@@ -49,12 +114,12 @@ class PeerChannel:
         """Send contiguous ``buf`` to group rank ``peer``; returns when ``buf`` may be reused."""
         tracker = self._post(peer, buf)
         if tracker is not None:
-            self._pg.wait_sent(self._op, tracker, peer)
+            self._link.wait_sent(self._op, tracker, peer)
 
     def recv(self, peer: int, out: np.ndarray) -> None:
         """Receive the next message of this collective from ``peer`` into contiguous ``out``."""
         self._check_peer(peer)
-        header = self._pg.receive(self._op, peer, None, out)
+        header = self._link.receive(self._op, peer, None, out)
         self._verify(peer, header, out)
 
     def sendrecv(self, send_peer: int, send_buf: np.ndarray,
@@ -63,7 +128,7 @@ class PeerChannel:
         tracker = self._post(send_peer, send_buf)
         self.recv(recv_peer, recv_out)
         if tracker is not None:
-            self._pg.wait_sent(self._op, tracker, send_peer)
+            self._link.wait_sent(self._op, tracker, send_peer)
 
     def _check_peer(self, peer: int) -> None:
         if not 0 <= peer < self.size or peer == self.rank:
@@ -75,13 +140,13 @@ class PeerChannel:
         if not buf.flags.c_contiguous:
             raise ValueError(f"send buffer for group rank {peer} must be contiguous")
         sig = self._sig
-        header = wire.Header(wire.DATA, self._pg.group_id, self._op.seq, 0, sig.op, sig.dtype,
+        header = wire.Header(wire.DATA, self._group_id, self._op.seq, 0, sig.op, sig.dtype,
                              sig.root, sig.numel, self._sent[peer], self.rank, buf.nbytes)
         self._sent[peer] += 1
-        return self._pg.transport.send(peer, header, buf)
+        return self._link.send(peer, header, buf)
 
     def _verify(self, peer: int, h: wire.Header, out: np.ndarray) -> None:
-        sig, name = self._sig, self._pg.name
+        sig, name = self._sig, self._name
         if h.kind not in (wire.DATA, wire.SHM) or (h.seq, h.op, h.dtype, h.numel, h.root) != (self._op.seq, *sig):
             raise CollectiveMismatchError(
                 f"{name(self.rank)} called {wire.describe(*sig)} #{self._op.seq} but "

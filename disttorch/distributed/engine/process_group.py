@@ -52,8 +52,8 @@ from ..base.errors import (
     PeerDiedError,
 )
 from ..wire import frames as wire
-from ..wire.transport import POLL_SLICE, Transport
-from .peer_channel import PeerChannel, Signature
+from ..wire.transport import Transport
+from .peer_channel import Link, PeerChannel, Signature
 from .work import Work
 
 __all__ = ["ProcessGroup", "ENV_STALL_WARNING"]
@@ -119,6 +119,7 @@ class ProcessGroup:
         self.store.set(f"{self.prefix}state/{rank}", self._state)
         self.transport = (Transport(store, self.prefix, rank, len(ranks), group_id, timeout,
                                     self.name) if len(ranks) > 1 else None)
+        self.link = Link(self.transport, self.check) if self.transport is not None else None
         self._seq = 0
         self._error: BaseException | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -280,7 +281,7 @@ class ProcessGroup:
                                        f"{description} cannot run")
             self.transport.pump(0)
             self.check(op, None)
-        body(PeerChannel(self, op, sig))
+        body(PeerChannel(self.link, self.group_id, self._rank, self.size(), self.name, op, sig))
         self._set_state(f"{seq}|{description.rsplit(' #', 1)[0]}|done")
 
     def _run_p2p(self, description: str, body: Callable[[_Op], Any]) -> None:
@@ -309,43 +310,6 @@ class ProcessGroup:
                 self.transport.send_control(peer, header, text)
 
     # ------------------------------------------------------------------ waiting
-    def receive(self, op: _Op, peer: int | None, key: int | None, out: np.ndarray | None) -> wire.Header:
-        """Wait for the next message from ``peer`` (any peer if ``None``) on ``key``.
-
-        Its payload is copied into ``out`` when the sizes agree (the caller checks them).
-        Raises the group's health errors while waiting (see the module docstring).
-        """
-        t = self.transport
-        want = (peer, key, out) if peer is not None and out is not None else None
-
-        def take() -> wire.Header | None:
-            for p in [peer] if peer is not None else t.waiting_from(key):
-                header = t.take(p, key, out)
-                if header is not None:
-                    return header
-            return None
-
-        while True:
-            # Look in the stash before and after waiting: a message and a goodbye may
-            # arrive together, and the message must win.
-            header = take() or t.pump(min(POLL_SLICE, max(0.0, op.deadline - time.monotonic())),
-                                      want) or take()
-            if header is not None:
-                op.heard.add(header.sender)
-                return header
-            self.check(op, peer, p2p=key is not None)
-
-    def wait_sent(self, op: _Op, tracker, peer: int, p2p: bool = False) -> None:
-        """Wait until a zero-copy send to ``peer`` has left its buffer."""
-        while not tracker.done:
-            try:
-                tracker.wait(POLL_SLICE)
-            except Exception:  # noqa: BLE001 - zmq.NotDone: still in flight
-                pass
-            if not tracker.done:
-                self.transport.pump(0)
-                self.check(op, peer, p2p)
-
     def check(self, op: _Op, waiting_for: int | None, p2p: bool = False) -> None:
         """Raise if a peer reported an error or is gone, or the deadline passed; warn on stalls.
 
