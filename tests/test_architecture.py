@@ -237,7 +237,6 @@ def test_no_upward_import_between_layers():
     [
         ("disttorch.distributed", "disttorch.nn"),
         ("disttorch.autograd", "disttorch.distributed"),
-        ("disttorch.kernels", "disttorch."),
     ],
 )
 def test_forbidden_arrows(source, forbidden):
@@ -272,6 +271,15 @@ def test_distributed_floors_import_only_downward():
         if t.startswith(dist + ".") and rank[dist_floor(t)] > rank[dist_floor(m)]
     )
     assert not upward, "\n".join(upward)
+
+
+def test_kernels_import_nothing_of_disttorch_but_kernels():
+    kernels = [m for m in GRAPH if m.startswith("disttorch.kernels.")]
+    assert {"disttorch.kernels.erf", "disttorch.kernels.gelu", "disttorch.kernels.windows"} <= set(kernels)
+    bad = sorted(
+        f"{m} imports {t}" for m in kernels for t in GRAPH[m] if not t.startswith("disttorch.kernels")
+    )
+    assert not bad, "\n".join(bad)
 
 
 def test_only_the_launcher_imports_the_launcher():

@@ -23,6 +23,9 @@ from .._dtype import float64, from_numpy, get_default_dtype, result_type
 from .._tensor import Tensor, _check_device, _tensor_arg, device
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
+from ..kernels.erf import TWO_OVER_SQRT_PI
+from ..kernels.erf import erf as erf_kernel
+from ..kernels.relu import relu as relu_kernel
 from ._helpers import arr, binary, broadcast_error, scalar_type_name
 from .comparison import floor_divide
 
@@ -538,73 +541,12 @@ class Sigmoid(_FloatUnary):
         return y * (1 - y)
 
 
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-_ERF_SERIES = tuple(1 / math.prod(range(1, 2 * n + 2, 2)) for n in range(32))  # 1 / (2n+1)!!
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    """The error function to the input dtype's precision, with whole-array NumPy steps.
-
-    |x| < 2: the all-positive series erf(x) = 2/sqrt(pi) exp(-x^2) sum 2^n x^(2n+1) / (2n+1)!!
-    (no cancellation). |x| >= 2: the continued fraction of erfc, evaluated from its tail.
-    The number of terms is what float64 (or float32) rounding needs at |x| = 2.
-    """
-    n_series, n_fraction = (32, 40) if x.dtype == np.float64 else (20, 10)
-    x64 = x.astype(np.float64)
-    ax = np.abs(x64)
-    out = np.empty_like(x64)
-    small = ax < 2.0
-    s = ax[small]
-    if s.size:
-        s2 = 2 * s * s
-        total = np.full_like(s, _ERF_SERIES[n_series - 1])
-        for c in _ERF_SERIES[n_series - 2::-1]:  # Horner's scheme, in place
-            total *= s2
-            total += c
-        out[small] = _TWO_OVER_SQRT_PI * np.exp(-s * s) * s * total
-    big = ~small
-    t_in = ax[big]
-    if t_in.size:
-        with np.errstate(over="ignore", invalid="ignore"):
-            t = t_in.copy()
-            for k in range(n_fraction, 0, -1):  # t = x + (k/2) / t, in place
-                np.divide(k / 2, t, out=t)
-                t += t_in
-            erfc = np.exp(-t_in * t_in) / (math.sqrt(math.pi) * t)
-        out[big] = np.where(np.isnan(t_in), np.nan, 1.0 - erfc)
-    return (np.sign(x64) * out).astype(x.dtype, copy=False)
-
-
 class Erf(_FloatUnary):
-    ufunc = _erf
+    ufunc = erf_kernel
 
     @staticmethod
     def derivative(x, y):
-        return exp(-(x * x)) * _TWO_OVER_SQRT_PI
-
-
-#: Length of the zero rows ``_relu`` takes maxima against (64 KiB of float32: in L2 cache).
-_ZERO_ROW = 16384
-_zero_rows: dict = {}
-
-
-def _relu(x: np.ndarray) -> np.ndarray:
-    """``max(x, 0)``. NumPy vectorises the maximum of two arrays but not of an array and a
-    scalar (about 3x slower on float32), so a contiguous ``x`` is taken as rows of
-    :data:`_ZERO_ROW` elements against one cached row of zeros. Same values (NaN stays NaN)."""
-    n = x.size
-    if n < _ZERO_ROW or not x.flags.c_contiguous:
-        return np.maximum(x, 0, dtype=x.dtype)
-    zeros = _zero_rows.get(x.dtype)
-    if zeros is None:
-        zeros = _zero_rows[x.dtype] = np.zeros(_ZERO_ROW, dtype=x.dtype)
-    out = np.empty_like(x)
-    src, dst, whole = x.reshape(-1), out.reshape(-1), n - n % _ZERO_ROW
-    np.maximum(src[:whole].reshape(-1, _ZERO_ROW), zeros, out=dst[:whole].reshape(-1, _ZERO_ROW))
-    np.maximum(src[whole:], zeros[:n - whole], out=dst[whole:])
-    return out
+        return exp(-(x * x)) * TWO_OVER_SQRT_PI
 
 
 class Relu(Function):
@@ -617,7 +559,7 @@ class Relu(Function):
             raise RuntimeError("Boolean inputs not supported for relu")
         if ctx.needs_input_grad:
             ctx.mask = x > 0
-        return _relu(x)
+        return relu_kernel(x)
 
     @staticmethod
     def backward(ctx, g):

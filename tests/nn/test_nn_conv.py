@@ -11,7 +11,7 @@ import disttorch as torch
 import disttorch.nn.functional as F
 from disttorch.autograd import gradcheck
 
-shifted = importlib.import_module("disttorch.nn.functional._conv_shifted")
+shifted = importlib.import_module("disttorch.kernels.conv_shifted")
 
 
 @pytest.fixture(autouse=True, params=["im2col", "shifted"])

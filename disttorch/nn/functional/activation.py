@@ -19,11 +19,11 @@ import numpy as np
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
+from ...kernels.gelu import gelu_with_derivative
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
 from ...ops.softmax import log_softmax, softmax, softmin
-from ._erf import gelu_with_derivative
 
 __all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid",
            "softplus", "softmax", "log_softmax", "softmin", "hardtanh", "relu6", "logsigmoid",

@@ -19,7 +19,7 @@ from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...ops.shape import cat
-from ._fused import check_same_dtype, numpy_backward
+from ._numpy_backward import check_same_dtype, numpy_backward
 from .linear import linear
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]

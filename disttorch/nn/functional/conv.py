@@ -18,8 +18,8 @@ channel axes swapped (per group); it runs through the same im2col code. Otherwis
 zero-padded buffer (a loop over the K kernel offsets, never over pixels). The first path
 is preferred because copying windows is faster than adding into strided slices.
 
-Stride-1 convolutions with at least ``_conv_shifted.MIN_CHANNELS`` input channels per
-group (the usual 3x3 layers of a CNN) skip the columns altogether: ``_conv_shifted``
+Stride-1 convolutions with at least ``conv_shifted.MIN_CHANNELS`` input channels per
+group (the usual 3x3 layers of a CNN) skip the columns altogether: ``kernels/conv_shifted.py``
 computes them as K shifted matrix products over the flat padded input, forward, weight
 gradient and (being a stride-1 convolution itself) input gradient alike.
 """
@@ -31,8 +31,9 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from . import _conv_shifted
-from ._fused import check_same_dtype, crop_index, numpy_backward, pad_spatial, window_slices, windows
+from ...kernels import conv_shifted as _conv_shifted
+from ...kernels.windows import crop_index, pad_spatial, window_slices, windows
+from ._numpy_backward import check_same_dtype, numpy_backward
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"]
 

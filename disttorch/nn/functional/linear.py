@@ -7,7 +7,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
-from ._fused import column_sum
+from ...kernels.reductions import column_sum
 
 __all__ = ["linear", "bilinear"]
 

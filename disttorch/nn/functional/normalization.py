@@ -33,7 +33,8 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ._fused import check_same_dtype, column_sum, numpy_backward
+from ...kernels.reductions import column_sum
+from ._numpy_backward import check_same_dtype, numpy_backward
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ._fused import crop_index, numpy_backward, pad_spatial, window_range
+from ...kernels.windows import crop_index, pad_spatial, window_range
+from ._numpy_backward import numpy_backward
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]

@@ -8,24 +8,21 @@ cache-sized blocks; its ``exp(-x^2/2)`` factor is the density's too, so both com
 one ``exp``. The polynomial is rescaled to be monic, which saves the leading multiply and
 the final scaling (``_normal_block``).
 
-float64 arrays use ``erf`` from two Chebyshev fits made once at import from
-``math.erf``/``math.erfc``: ``erf(x)/x`` as a function of ``x**2`` on ``|x| < 3``
-(error ~1e-14), and ``log(erfc(x)) + x**2 - log(t)`` with ``t = 2 / (2 + x)`` on
-``3 <= |x| < 6.5`` (absolute error ~1e-12); beyond that ``erf`` is 1 in float64.
+float64 arrays use the package's one ``erf`` (``kernels/erf.py``), to float64 precision.
+Measured by ``benchmarks/kernels.py``.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from numpy.polynomial import chebyshev
 
-__all__ = ["erf", "gelu_with_derivative"]
+from .erf import erf
 
-_SPLIT, _TOP = 3.0, 6.5
+__all__ = ["gelu_with_derivative"]
+
 _SQRT_HALF = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-_T_LO, _T_HI = 2 / (2 + _TOP), 2 / (2 + _SPLIT)
 # Abramowitz & Stegun 7.1.26: erfc(z) = (a1 t + ... + a5 t^5) exp(-z^2), t = 1 / (1 + p z).
 _AS_P = 0.3275911
 _AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
@@ -34,24 +31,6 @@ _AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 _BETA = math.sqrt(2) / _AS_P
 _GAMMA = (0.5 * _AS_A[4]) ** 0.2
 _MONIC = tuple(0.5 * a / _GAMMA ** (i + 1) for i, a in enumerate(_AS_A[:4]))  # c1..c4
-
-
-def _fit_small() -> np.ndarray:
-    u = np.cos(np.linspace(0, np.pi, 200))
-    x = np.sqrt((u + 1) * _SPLIT ** 2 / 2)
-    y = [math.erf(v) / v if v > 0 else 2 / math.sqrt(math.pi) for v in x]
-    return chebyshev.chebfit(u, y, 24)
-
-
-def _fit_large() -> np.ndarray:
-    u = np.cos(np.linspace(0, np.pi, 200))
-    t = (u + 1) / 2 * (_T_HI - _T_LO) + _T_LO
-    x = 2 / t - 2
-    y = np.array([math.log(math.erfc(v)) for v in x]) + x * x - np.log(t)
-    return chebyshev.chebfit(u, y, 16)
-
-
-_SMALL, _LARGE = _fit_small(), _fit_large()
 
 
 _BLOCK = 65536  # entries per block: the temporaries of one block stay in cache
@@ -107,30 +86,12 @@ def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:
     return out.reshape(x.shape), (local.reshape(x.shape) if with_derivative else None)
 
 
-def _erf_float64(x: np.ndarray) -> np.ndarray:
-    a = np.abs(x)
-    out = np.ones_like(a)
-    small = a < _SPLIT
-    xs = a[small]
-    out[small] = xs * chebyshev.chebval(2 * xs * xs / _SPLIT ** 2 - 1, _SMALL)
-    mid = ~small & (a < _TOP)
-    xm = a[mid]
-    t = 2 / (2 + xm)
-    out[mid] = 1 - t * np.exp(-xm * xm + chebyshev.chebval((t - _T_LO) / (_T_HI - _T_LO) * 2 - 1, _LARGE))
-    return np.copysign(out, x)
-
-
-def erf(x: np.ndarray) -> np.ndarray:
-    """The error function of a float64 array (to ~1e-12)."""
-    return _erf_float64(x)
-
-
 def gelu_with_derivative(x: np.ndarray, with_derivative: bool) -> tuple:
     """``(x * Phi(x), Phi(x) + x phi(x) or None)`` in ``x``'s dtype: exact GELU and, when
     asked, its derivative (computed alongside, while the block is in cache)."""
     if x.dtype != np.float64:
         return _gelu_float32(x, with_derivative)
-    cdf = _erf_float64(x * _SQRT_HALF)
+    cdf = erf(x * _SQRT_HALF)
     cdf += 1
     cdf *= 0.5
     local = cdf + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI if with_derivative else None

@@ -1,0 +1,13 @@
+"""Pure-NumPy kernels: the speed tricks the op Functions call, apart from their math.
+
+No Tensor and nothing else of disttorch here: arrays in, arrays out. Each kernel has its
+measurement in ``benchmarks/kernels.py`` (against the plain NumPy spelling and, when
+installed, PyTorch).
+
+- ``erf.py``: the error function (series and continued fraction), the package's one erf.
+- ``gelu.py``: exact GELU and its derivative in one pass over cache-sized blocks.
+- ``relu.py``: ``max(x, 0)`` against cached rows of zeros (vectorised where a scalar is not).
+- ``conv_shifted.py``: stride-1 convolution as K shifted matrix products (no im2col).
+- ``windows.py``: strided window views, padding and cropping for convolution and pooling.
+- ``reductions.py``: column sums as one BLAS product.
+"""

@@ -1,0 +1,53 @@
+"""Sliding windows over NumPy arrays, the ground convolution and pooling are built on:
+strided window views (no copy), the slice of outputs one kernel offset touches, spatial
+padding and the index that crops it off again. Measured by ``benchmarks/kernels.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+__all__ = ["windows", "window_range", "window_slices", "pad_spatial", "crop_index"]
+
+
+def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple,
+            out: tuple) -> np.ndarray:
+    """A read-only strided view of the windows of ``xp`` ``(N, C, *spatial)``:
+    ``(N, C, *kernel, *out)``, no copy. Kernel axes step by ``dilation``, output axes by
+    ``stride``."""
+    s = xp.strides
+    k_strides = tuple(a * b for a, b in zip(s[2:], dilation))
+    o_strides = tuple(a * b for a, b in zip(s[2:], stride))
+    return as_strided(xp, xp.shape[:2] + kernel + out, s[:2] + k_strides + o_strides,
+                      writeable=False)
+
+
+def window_range(offset: int, stride: int, dilation: int, out: int) -> slice:
+    """Along one spatial dim: the positions holding kernel element ``offset`` of each of
+    the ``out`` windows."""
+    start = offset * dilation
+    return slice(start, start + stride * (out - 1) + 1, stride)
+
+
+def window_slices(offset: tuple, stride: tuple, dilation: tuple, out: tuple) -> tuple:
+    """Index of ``xp`` ``(N, C, *spatial)`` selecting, for every output position, the input
+    element at kernel ``offset``: shape ``(N, C, *out)``. Adding into these slices for every
+    offset is the adjoint of the window view (col2im)."""
+    return (slice(None), slice(None)) + tuple(
+        window_range(k, st, dil, o) for k, st, dil, o in zip(offset, stride, dilation, out))
+
+
+def pad_spatial(x: np.ndarray, pads: tuple, value: float = 0.0) -> np.ndarray:
+    """``x`` ``(N, C, *spatial)`` padded with ``value`` by ``pads`` ``((lo, hi), ...)``
+    (``x`` itself when there is no padding)."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads))
+    xp = np.full(shape, value, dtype=x.dtype)
+    xp[crop_index(x.shape[2:], pads)] = x
+    return xp
+
+
+def crop_index(inner: tuple, pads: tuple) -> tuple:
+    """Index of the unpadded region (spatial size ``inner``) inside a padded array."""
+    return (slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(inner, pads))

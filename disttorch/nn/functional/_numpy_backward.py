@@ -1,0 +1,66 @@
+"""Shared plumbing for the fused layer ops of ``nn.functional`` (convolution, pooling,
+normalisation, attention): the once-differentiable NumPy backward node and dtype checks.
+
+These ops compute their backward in NumPy from what forward saved (im2col columns,
+argmax indices, normalised activations), which is much faster than composing the
+gradient from many small tensor ops. ``numpy_backward`` runs such a backward as a graph
+node of its own: in an ordinary ``backward()`` it costs one call; under
+``create_graph=True`` it records a node that refuses a second differentiation with a
+clear error, instead of silently returning gradients that do not depend on the inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+
+__all__ = ["numpy_backward", "dtype_name", "check_same_dtype"]
+
+
+class _NumpyBackward(Function):
+    """Node for a fused op's NumPy backward (once differentiable)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, fn, name, grad, *depends_on):
+        ctx.op_name = name
+        return fn(grad._data)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            f"double backward through {ctx.op_name} is not supported: its "
+            f"backward is a fused NumPy kernel (differentiate it once)"
+        )
+
+
+def numpy_backward(
+    name: str, fn: Callable[[np.ndarray], tuple], grad: Tensor, *depends_on: Tensor | None
+) -> tuple:
+    """Call ``fn(grad_array)`` (returning one array or None per forward input) and wrap the
+    results as tensors. ``depends_on`` lists the saved tensors the gradients are functions
+    of (weights, inputs): under ``create_graph`` the results then require grad, and
+    differentiating them raises an error naming ``name``."""
+    return _NumpyBackward.apply(fn, name, grad, *depends_on)
+
+
+_SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "bfloat16": "BFloat16"}
+
+
+def dtype_name(a: np.ndarray) -> str:
+    """PyTorch's scalar-type name of an array's dtype (``Float``, ``Double``, ``Half``...)."""
+    return _SCALAR_NAMES.get(a.dtype.name, a.dtype.name.capitalize())
+
+
+def check_same_dtype(x: np.ndarray, other: np.ndarray, what: str) -> None:
+    """Raise PyTorch's message when ``other`` (weight, bias, ...) differs in dtype from ``x``."""
+    if other.dtype != x.dtype:
+        raise RuntimeError(
+            f"expected scalar type {dtype_name(x)} but found {dtype_name(other)} "
+            f"(input is {x.dtype}, {what} is {other.dtype})"
+        )
