@@ -40,6 +40,16 @@ class dtype:
     def is_complex(self) -> bool:
         return False
 
+    @property
+    def scalar_name(self) -> str:
+        """PyTorch's scalar-type name, as its messages print it (``Float``, ``Long``...)."""
+        return scalar_type_name(self.numpy)
+
+    @property
+    def c_name(self) -> str:
+        """The C type name PyTorch's kernel messages print (``float``, ``c10::Half``...)."""
+        return c_type_name(self.numpy)
+
 
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
@@ -61,6 +71,23 @@ _default = [float32]
 
 def _by_name(name: str) -> dtype:
     return _NAMES[name]
+
+
+#: The one table of PyTorch's names for each dtype: (scalar type, C type).
+_TYPE_NAMES = {"float16": ("Half", "c10::Half"), "float32": ("Float", "float"), "float64": ("Double", "double"),
+               "int8": ("Char", "signed char"), "int16": ("Short", "short int"), "int32": ("Int", "int"),
+               "int64": ("Long", "long int"), "uint8": ("Byte", "unsigned char"), "bool": ("Bool", "bool"),
+               "bfloat16": ("BFloat16", "c10::BFloat16")}
+
+
+def scalar_type_name(dt: np.dtype) -> str:
+    """PyTorch's scalar-type name of a NumPy dtype (``Float``, ``Long``, ``Bool``...)."""
+    return _TYPE_NAMES.get(dt.name, (dt.name,))[0]
+
+
+def c_type_name(dt: np.dtype) -> str:
+    """The C type name PyTorch's kernel messages print for a NumPy dtype (``float``...)."""
+    return _TYPE_NAMES.get(dt.name, (dt.name, dt.name))[1]
 
 
 def get_default_dtype() -> dtype:

@@ -94,12 +94,8 @@ def _float_dt(dtype: Any, op: str = "check_uniform_bounds") -> np.dtype:
     dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
     if dt.kind != "f":
         raise NotImplementedError(f'"{op}" not implemented for '
-                                  f"'{_TYPE_NAMES.get(dt.name, dt.name)}'")
+                                  f"'{_dtype.scalar_type_name(dt)}'")
     return dt
-
-
-_TYPE_NAMES = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-               "uint8": "Byte", "bool": "Bool"}
 
 
 def _out(arr: np.ndarray, requires_grad: bool) -> Tensor:
@@ -190,7 +186,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
         dt = np.result_type(*[t._data.dtype for t in tensors])
         if dt.kind != "f":
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
-                                      f"'{_TYPE_NAMES.get(dt.name, dt.name)}'")
+                                      f"'{_dtype.scalar_type_name(dt)}'")
         shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
         if size is not None and tuple(_size((size,))) != shape:
             raise RuntimeError(f"normal: size {list(_size((size,)))} does not match the shape "

@@ -298,7 +298,7 @@ class Tensor:
 
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
-            return f"disttorch.{_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}"
+            return f"disttorch.{_dtype.scalar_type_name(self._data.dtype)}Tensor"
         return self.to(dtype)
 
     def cpu(self) -> "Tensor":
@@ -411,9 +411,6 @@ class device:
 
 
 _CPU = device("cpu")
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
 def _check_device(d: Any) -> None:

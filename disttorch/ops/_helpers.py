@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import get_default_dtype, result_type
+from .._dtype import get_default_dtype, result_type, scalar_type_name
 from .._tensor import Tensor, _wrap_dim
 
 __all__ = ["arr", "binary", "broadcast_error", "wrap_dim", "dims_tuple", "float_result",
@@ -44,14 +44,6 @@ def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
     if out.dtype != rt:
         out = out.astype(rt)
     return out
-
-
-def scalar_type_name(dt: np.dtype) -> str:
-    """PyTorch's scalar-type name of a NumPy dtype, as its messages print it: Long, Int,
-    Bool, Byte, Float..."""
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "float32": "Float", "float64": "Double",
-            "float16": "Half"}.get(dt.name, dt.name)
 
 
 def float_result(out: np.ndarray) -> np.ndarray:

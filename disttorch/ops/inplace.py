@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import get_default_dtype, result_type
+from .._dtype import get_default_dtype, result_type, scalar_type_name
 from .._random import _gen
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -43,9 +43,6 @@ _VIEW_MSG = ("in-place operation on a view while recording a graph, but the view
 _OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.")
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-               "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-               "bool": "Bool"}
 
 
 # ---------------------------------------------------------------------- the machinery
@@ -71,8 +68,8 @@ def check_inplace(t: Tensor) -> None:
 def _check_cast(src: np.dtype, dst: np.dtype) -> None:
     """PyTorch's in-place casting rule: no float into integer, nothing but bool into bool."""
     if (src.kind == "f" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
-        raise RuntimeError(f"result type {_TYPE_NAMES.get(src.name, src.name)} can't be cast to "
-                           f"the desired output type {_TYPE_NAMES.get(dst.name, dst.name)}")
+        raise RuntimeError(f"result type {scalar_type_name(src)} can't be cast to "
+                           f"the desired output type {scalar_type_name(dst)}")
 
 
 def _write(t: Tensor, values: Any) -> None:
@@ -539,7 +536,7 @@ def _rng(generator: Any) -> np.random.Generator:
 def _float_only(t: Tensor, op: str) -> None:
     if t._data.dtype.kind != "f":
         raise NotImplementedError(f'"{op}" not implemented for '
-                                  f"'{_TYPE_NAMES.get(t._data.dtype.name)}'")
+                                  f"'{scalar_type_name(t._data.dtype)}'")
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:

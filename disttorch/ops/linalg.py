@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dtype import c_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
@@ -27,13 +28,6 @@ def _shape_str(s: tuple) -> str:
 def _mT(t: Tensor) -> Tensor:
     """``t.mT``; a plain NumPy view when the backward pass is not itself recorded."""
     return t.mT if recording() else Tensor._make(t._data.swapaxes(-1, -2))
-
-
-def _c_type(dt: np.dtype) -> str:
-    """The C type name PyTorch's matmul messages use for a dtype."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}.get(dt.name, dt.name)
 
 
 def _mismatch(sx: tuple, sy: tuple) -> RuntimeError:
@@ -65,7 +59,7 @@ class Matmul(Function):
                                f"{x.ndim}D and {y.ndim}D")
         if x.dtype != y.dtype:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                               f"{_c_type(x.dtype)} != {_c_type(y.dtype)}")
+                               f"{c_type_name(x.dtype)} != {c_type_name(y.dtype)}")
         kx = x.shape[-1]
         ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
         if kx != ky:

@@ -15,10 +15,11 @@ from typing import Callable
 
 import numpy as np
 
+from ..._dtype import scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.function import Function
 
-__all__ = ["numpy_backward", "dtype_name", "check_same_dtype"]
+__all__ = ["numpy_backward", "check_same_dtype"]
 
 
 class _NumpyBackward(Function):
@@ -49,18 +50,10 @@ def numpy_backward(
     return _NumpyBackward.apply(fn, name, grad, *depends_on)
 
 
-_SCALAR_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "bfloat16": "BFloat16"}
-
-
-def dtype_name(a: np.ndarray) -> str:
-    """PyTorch's scalar-type name of an array's dtype (``Float``, ``Double``, ``Half``...)."""
-    return _SCALAR_NAMES.get(a.dtype.name, a.dtype.name.capitalize())
-
-
 def check_same_dtype(x: np.ndarray, other: np.ndarray, what: str) -> None:
     """Raise PyTorch's message when ``other`` (weight, bias, ...) differs in dtype from ``x``."""
     if other.dtype != x.dtype:
         raise RuntimeError(
-            f"expected scalar type {dtype_name(x)} but found {dtype_name(other)} "
+            f"expected scalar type {scalar_type_name(x.dtype)} but found {scalar_type_name(other.dtype)} "
             f"(input is {x.dtype}, {what} is {other.dtype})"
         )

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._dtype import c_type_name
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
 from ...kernels.reductions import column_sum
 
 __all__ = ["linear", "bilinear"]
-
-
-def _dtype_name(a: np.ndarray) -> str:
-    return {"float32": "float", "float64": "double", "float16": "half"}.get(a.dtype.name, a.dtype.name)
 
 
 class LinearFunction(Function):
@@ -29,7 +26,7 @@ class LinearFunction(Function):
         xa, wa = x._data, w._data
         if xa.dtype != wa.dtype:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                               f"{_dtype_name(xa)} != {_dtype_name(wa)}")
+                               f"{c_type_name(xa.dtype)} != {c_type_name(wa.dtype)}")
         if xa.ndim == 0 or xa.shape[-1] != wa.shape[1]:
             rows = xa.size // xa.shape[-1] if xa.ndim and xa.shape[-1] else 1
             cols = xa.shape[-1] if xa.ndim else 1

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._dtype import scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
@@ -54,7 +55,7 @@ def _class_targets(input: np.ndarray, target: np.ndarray, ignore_index: int) -> 
     int64 with ignored entries set to 0, and the mask of entries that count."""
     if target.dtype.kind not in "iu":
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_dtype_word(target)}")
+                           f"{scalar_type_name(target.dtype)}")
     n_classes = input.shape[1]
     if input.shape[0] != target.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
@@ -67,11 +68,6 @@ def _class_targets(input: np.ndarray, target: np.ndarray, ignore_index: int) -> 
     if bad.any():
         raise IndexError(f"Target {int(target[bad].flat[0])} is out of bounds.")
     return np.where(valid, target, 0).astype(np.int64, copy=False), valid
-
-
-def _dtype_word(a: np.ndarray) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool"}.get(
-        a.dtype.name, a.dtype.name)
 
 
 def _batched(input: Tensor, target: Tensor) -> tuple:
@@ -120,7 +116,7 @@ class CrossEntropyFunction(Function):
         if t.shape == x.shape:  # probability targets
             if t.dtype.kind != "f":
                 raise RuntimeError(f"expected target dtype to be a floating point type when the "
-                                   f"target has the input's shape, but got {_dtype_word(t)}")
+                                   f"target has the input's shape, but got {scalar_type_name(t.dtype)}")
             if ignore_index >= 0:
                 raise RuntimeError("ignore_index is not supported for floating point target")
             coef = t.astype(x.dtype, copy=True)
