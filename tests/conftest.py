@@ -10,14 +10,27 @@ live here at the top and are imported by name from any folder:
 - ``launcher_scripts.harness``: run the real launcher and inspect what it left.
 - ``fault_scripts/``: training scripts the fault-tolerance tests launch.
 
-Tests that compare with an installed PyTorch are marked ``@pytest.mark.parity`` and skip
-without it (``pytest -m "not parity"`` leaves them out).
+Tests that compare with an installed PyTorch are marked ``@pytest.mark.parity`` (a test, or a
+whole file with ``pytestmark``) and are skipped here when PyTorch is not installed; inside,
+``pytest.importorskip("torch")`` gives the module. ``pytest -m "not parity"`` leaves them
+out, ``pytest -m parity`` runs only them.
 """
 
+import importlib.util
 import sys
 from pathlib import Path
+
+import pytest
 
 TESTS = Path(__file__).resolve().parent
 
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a ``parity`` test when there is no PyTorch to compare with."""
+    if not HAS_TORCH and item.get_closest_marker("parity") is not None:
+        pytest.skip("PyTorch is not installed: nothing to compare with (parity test)")

@@ -8,6 +8,7 @@ import disttorch
 import disttorch.nn.functional as F
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.parity
 
 
 def copy_weights(ours, theirs):

@@ -9,6 +9,7 @@ from disttorch import nn as dnn
 from disttorch.nn import functional as DF
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.parity
 TF = torch.nn.functional
 
 

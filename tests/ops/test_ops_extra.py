@@ -554,6 +554,7 @@ PARITY = {  # name: (fn(lib, *tensors), inputs)
 }
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("name", list(PARITY))
 def test_parity_with_pytorch(name):
     real = pytest.importorskip("torch")
@@ -572,6 +573,7 @@ def test_parity_with_pytorch(name):
         np.testing.assert_allclose(mine.grad.numpy(), ref.grad.numpy(), rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parity
 def test_parity_median_indices_and_int_results():
     real = pytest.importorskip("torch")
     x = RNG.permutation(20).reshape(4, 5).astype(np.float64)  # distinct values: no ties

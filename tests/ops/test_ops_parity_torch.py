@@ -9,6 +9,7 @@ import pytest
 import disttorch
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.parity
 
 RNG = np.random.default_rng(4)
 S = (3, 4)

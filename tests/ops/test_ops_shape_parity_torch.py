@@ -7,6 +7,7 @@ import pytest
 import disttorch
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.parity
 
 IDX = np.array([[0, 2, 1], [2, 2, 0]])
 MASK = np.array([[True, False, True, False], [False, False, True, True], [True, True, False, False]])

@@ -63,6 +63,7 @@ def _both(torch, make_ours, make_theirs, n):
     return a, b
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("name,kw", [
     ("ExponentialLR", dict(gamma=0.9)),
     ("CosineAnnealingLR", dict(T_max=7, eta_min=0.01)),
@@ -78,6 +79,7 @@ def test_matches_pytorch(name, kw):
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parity
 def test_sequential_matches_pytorch():
     torch = pytest.importorskip("torch")
 

@@ -127,6 +127,7 @@ OPTIMIZERS = [
 ]
 
 
+@pytest.mark.parity
 @pytest.mark.parametrize("name,kwargs", OPTIMIZERS)
 def test_five_steps_match_pytorch(name, kwargs):
     torch = pytest.importorskip("torch")
