@@ -2,8 +2,10 @@
 operations applied to it, so that ``backward()`` can compute gradients.
 
 This file holds the tensor's state and its core attributes (shape, dtype, grad, hooks,
-conversion, repr). The operations (``add``, ``sum``, ``view``, indexing, ...) live in
-``disttorch/ops/`` by family and are attached as methods by ``disttorch/ops/__init__.py``.
+conversion, repr). It is the ground floor: it imports only the dtypes. The operations
+(``add``, ``sum``, ``view``, indexing, ``to``, ...) and ``backward`` live above it (in
+``disttorch/ops/`` by family, and ``disttorch/autograd``) and are attached as methods in one
+binding step by ``disttorch/ops/__init__.py``.
 """
 from __future__ import annotations
 

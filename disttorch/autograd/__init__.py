@@ -1,4 +1,14 @@
-"""Automatic differentiation: ``backward``, ``grad``, ``Function``, grad mode, ``gradcheck``."""
+"""Automatic differentiation: ``backward``, ``grad``, ``Function``, grad mode, ``gradcheck``.
+
+Above the core (it imports ``Tensor``), below the ops:
+
+- ``function.py``: ``Function`` (forward and backward side by side; its instance is the graph
+  node), ``AccumulateGrad`` and a tensor's gradient edge.
+- ``engine.py``: the backward pass over the graph, iterative, in dependency order.
+- ``backprop.py``: ``backward()`` and ``grad()``, the two ways to start it.
+- ``grad_mode.py``: ``no_grad`` and friends, and ``recording()``: is this backward recorded?
+- ``gradcheck.py``: finite-difference checks, on top of ``backprop``.
+"""
 from __future__ import annotations
 
 from typing import Any
