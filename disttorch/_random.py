@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _dtype
 from ._creation import _size
-from ._tensor import Tensor
+from ._tensor import _CPU, Tensor, _check_device
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
            "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm",
@@ -21,14 +21,12 @@ class Generator:
     """A random number generator; pass it as ``generator=`` to sampling functions."""
 
     def __init__(self, device: Any = "cpu") -> None:
-        from ._tensor import _check_device
         _check_device(device)
         self._seed = 67280421310721  # PyTorch's default seed
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
 
     @property
     def device(self) -> Any:
-        from ._tensor import _CPU
         return _CPU
 
     def manual_seed(self, seed: int) -> "Generator":

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtype
 from ._dtype import dtype as _dtype_cls
+from ._repr import tensor_repr
 
 __all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"]
 
@@ -366,7 +367,6 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        from ._repr import tensor_repr
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:

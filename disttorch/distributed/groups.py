@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any, Iterable
 
 from .engine.process_group import ProcessGroup
+from .rendezvous import rendezvous
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available",
            "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",
@@ -160,7 +161,6 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     name = _backend_name(backend)
     seconds = _timeout_seconds(timeout)
     if store is None:
-        from .rendezvous import rendezvous
         store, rank, world_size = rendezvous(init_method or "env://", rank, world_size,
                                              timedelta(seconds=seconds))
         _state.owns_store = True

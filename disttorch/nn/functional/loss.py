@@ -21,6 +21,7 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
 from ...ops import elementwise as _ew
+from ...ops._helpers import broadcast_error
 from ...ops.softmax import Softmax
 from .activation import softplus
 
@@ -262,7 +263,6 @@ def _pair(input: Tensor, target: Tensor, name: str) -> tuple:
         try:
             x, y = np.broadcast_arrays(x, y)
         except ValueError:
-            from ...ops._helpers import broadcast_error
             raise broadcast_error(input.shape, target.shape) from None
     return x, y
 

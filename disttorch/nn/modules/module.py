@@ -19,6 +19,7 @@ from ... import _dtype
 from ..._tensor import Tensor, _check_device
 from ...autograd import grad_mode
 from ..parameter import Buffer, Parameter
+from ._backward_hook import BackwardHook
 
 __all__ = ["Module"]
 
@@ -653,7 +654,6 @@ class Module:
                     args = result if isinstance(result, tuple) else (result,)
         backward_hook = None
         if self._backward_hooks or self._backward_pre_hooks:
-            from ._backward_hook import BackwardHook
             backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
                                          list(self._backward_pre_hooks.values()))
             args = backward_hook.setup_input_hook(args)

@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ... import _random
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 _info: list = [None]
@@ -55,7 +57,6 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetch: Callab
                 worker_id: int, num_workers: int, seed: int, init_fn: Callable | None,
                 iterable: bool) -> None:
     """Body of a worker process; ends when it receives ``None``."""
-    from ... import _random
     _random.manual_seed(seed)
     random.seed(seed)
     np.random.seed(seed % 2 ** 32)
