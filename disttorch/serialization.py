@@ -24,15 +24,23 @@ import contextlib
 import io
 import os
 import pickle
-from typing import Any, BinaryIO, Iterator
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from ._serialization import dtck_reader, legacy_reader, zip_reader, zip_writer
 from ._serialization.files import atomic_write
 from ._serialization.unpickler import _user_safe
 from ._serialization.zip_reader import FormatError
 
-__all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals",
-           "clear_safe_globals", "DEFAULT_PROTOCOL"]
+__all__ = [
+    "DEFAULT_PROTOCOL",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "load",
+    "safe_globals",
+    "save",
+]
 
 DEFAULT_PROTOCOL = 2
 FILE_LIKE = str | os.PathLike | BinaryIO
@@ -160,9 +168,8 @@ def add_safe_globals(safe_globals: list) -> None:
     PyTorch that names ``torch.nn.modules.linear.Linear`` loads as disttorch's ``Linear``.
     """
     for entry in safe_globals:
-        if isinstance(entry, tuple):
-            if len(entry) != 2 or not isinstance(entry[1], str):
-                raise TypeError(f"expected (object, 'module.name'), got {entry!r}")
+        if isinstance(entry, tuple) and (len(entry) != 2 or not isinstance(entry[1], str)):
+            raise TypeError(f"expected (object, 'module.name'), got {entry!r}")
         _user_safe.append(entry)
 
 

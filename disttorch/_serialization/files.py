@@ -6,12 +6,14 @@ flushed to disk, and the file is renamed over the target, so a crash never leave
 half-written file under the target's name. Any ``OSError`` (a full disk, a missing
 folder, no permission) is re-raised naming the target.
 """
+
 from __future__ import annotations
 
 import os
 import secrets
 import stat
-from typing import Callable, BinaryIO
+from collections.abc import Callable
+from typing import BinaryIO
 
 
 def atomic_write(path: str, write: Callable[[BinaryIO], None]) -> None:

@@ -10,6 +10,7 @@ the object is unpickled for real through the weights-only unpickler. Each storag
 allocated once and only after checking it lies inside the file, so memory stays bounded
 by the file's size.
 """
+
 from __future__ import annotations
 
 import io
@@ -30,13 +31,13 @@ PROTOCOL_VERSION = 1001
 class _Inert:
     """Stands for every global during the first pass: constructs, calls and sets nothing."""
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "_Inert":
+    def __new__(cls, *args: Any, **kwargs: Any) -> _Inert:  # noqa: PYI034
         return object.__new__(cls)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
 
-    def __call__(self, *args: Any, **kwargs: Any) -> "_Inert":
+    def __call__(self, *args: Any, **kwargs: Any) -> _Inert:
         return _Inert()
 
     def __setstate__(self, state: Any) -> None:
@@ -65,7 +66,7 @@ class _Scanner(pickle.Unpickler):
 
     def persistent_load(self, pid: Any) -> Any:
         if isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "storage":
-            _, stype, key, location, numel, view = pid
+            _, stype, key, location, numel, _view = pid
             if not isinstance(stype, StorageType) or stype.np_name is None:
                 raise pickle.UnpicklingError(f"unsupported storage type in a legacy file: {pid!r:.80}")
             self.refs[str(key)] = (stype, int(numel), location)
@@ -106,21 +107,23 @@ def read(data: bytes, what: str, map_location: Any, weights_only: bool, **pickle
 
     def persistent_load(pid: Any) -> Any:
         if pid[0] == "module":
-            raise pickle.UnpicklingError("the file holds a module saved with its source code, which "
-                                         "disttorch does not load")
+            raise pickle.UnpicklingError(
+                "the file holds a module saved with its source code, which disttorch does not load"
+            )
         _, _, key, _, _, view = pid
         storage = storages[str(key)]
         if view is not None:
             _, offset, size = view
-            flat = storage.raw[int(offset):int(offset) + int(size)]
+            flat = storage.raw[int(offset) : int(offset) + int(size)]
             storage = Storage(flat, storage.np_name, storage.location)
         return storage
 
     return Unpickler(stream, persistent_load, weights_only, **pickle_args).load()
 
 
-def _read_storages(data: bytes, pos: int, keys: list, refs: dict, little: bool, what: str,
-                   map_location: Any) -> dict:
+def _read_storages(
+    data: bytes, pos: int, keys: list, refs: dict, little: bool, what: str, map_location: Any
+) -> dict:
     out: dict[str, Storage] = {}
     for key in keys:
         key = str(key)
@@ -133,10 +136,13 @@ def _read_storages(data: bytes, pos: int, keys: list, refs: dict, little: bool, 
         dt = names.numpy_dtype(stype.np_name)
         end = pos + 8 + count * dt.itemsize
         if count != numel or count < 0 or end > len(data):
-            raise FormatError(f"{what} is truncated or corrupt: storage {key!r} claims {count} "
-                              f"elements ({numel} expected) with {len(data) - pos - 8} bytes left")
-        raw = np.frombuffer(data, dtype=dt if little else dt.newbyteorder(">"), count=count,
-                            offset=pos + 8).astype(dt)
+            raise FormatError(
+                f"{what} is truncated or corrupt: storage {key!r} claims {count} "
+                f"elements ({numel} expected) with {len(data) - pos - 8} bytes left"
+            )
+        raw = np.frombuffer(
+            data, dtype=dt if little else dt.newbyteorder(">"), count=count, offset=pos + 8
+        ).astype(dt)
         out[key] = place(Storage(raw, stype.np_name, "cpu"), location, map_location)
         pos = end
     return out

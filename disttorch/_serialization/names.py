@@ -7,6 +7,7 @@ kept in, which is the same dtype when disttorch has it, else a lossless wider on
 (uint16 -> int32, uint32 -> int64; bfloat16 and float8 -> float32 when the tree has no
 ``disttorch.bfloat16``), or an error naming the type.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,31 +16,72 @@ from .. import _dtype
 
 # torch dtype name -> NumPy dtype name (ml_dtypes' names for the ones NumPy lacks)
 _TORCH_DTYPES = {
-    "float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
-    "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
-    "int64": "int64", "long": "int64", "int32": "int32", "int": "int32",
-    "int16": "int16", "short": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
-    "complex64": "complex64", "cfloat": "complex64", "complex128": "complex128",
-    "cdouble": "complex128", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-    "float8_e4m3fnuz": "float8_e4m3fnuz", "float8_e5m2fnuz": "float8_e5m2fnuz",
+    "float32": "float32",
+    "float": "float32",
+    "float64": "float64",
+    "double": "float64",
+    "float16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "int64": "int64",
+    "long": "int64",
+    "int32": "int32",
+    "int": "int32",
+    "int16": "int16",
+    "short": "int16",
+    "int8": "int8",
+    "uint8": "uint8",
+    "bool": "bool",
+    "complex64": "complex64",
+    "cfloat": "complex64",
+    "complex128": "complex128",
+    "cdouble": "complex128",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "float8_e4m3fn": "float8_e4m3fn",
+    "float8_e5m2": "float8_e5m2",
+    "float8_e4m3fnuz": "float8_e4m3fnuz",
+    "float8_e5m2fnuz": "float8_e5m2fnuz",
 }
 # the typed storage classes PyTorch names in its files -> NumPy dtype name
 STORAGES = {
-    "FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
-    "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
-    "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8",
-    "BoolStorage": "bool", "ComplexFloatStorage": "complex64",
+    "FloatStorage": "float32",
+    "DoubleStorage": "float64",
+    "HalfStorage": "float16",
+    "BFloat16Storage": "bfloat16",
+    "LongStorage": "int64",
+    "IntStorage": "int32",
+    "ShortStorage": "int16",
+    "CharStorage": "int8",
+    "ByteStorage": "uint8",
+    "BoolStorage": "bool",
+    "ComplexFloatStorage": "complex64",
     "ComplexDoubleStorage": "complex128",
 }
 STORAGE_OF = {v: k for k, v in STORAGES.items()}
 # NumPy dtype name -> torch's canonical dtype name
-TORCH_NAME_OF = {"float32": "float32", "float64": "float64", "float16": "float16",
-                 "bfloat16": "bfloat16", "int64": "int64", "int32": "int32", "int16": "int16",
-                 "int8": "int8", "uint8": "uint8", "bool": "bool", "complex64": "complex64",
-                 "complex128": "complex128", "uint16": "uint16", "uint32": "uint32",
-                 "uint64": "uint64", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-                 "float8_e4m3fnuz": "float8_e4m3fnuz", "float8_e5m2fnuz": "float8_e5m2fnuz"}
+TORCH_NAME_OF = {
+    "float32": "float32",
+    "float64": "float64",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "int64": "int64",
+    "int32": "int32",
+    "int16": "int16",
+    "int8": "int8",
+    "uint8": "uint8",
+    "bool": "bool",
+    "complex64": "complex64",
+    "complex128": "complex128",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
+    "float8_e4m3fn": "float8_e4m3fn",
+    "float8_e5m2": "float8_e5m2",
+    "float8_e4m3fnuz": "float8_e4m3fnuz",
+    "float8_e5m2fnuz": "float8_e5m2fnuz",
+}
 _WIDER = {"uint16": "int32", "uint32": "int64", "uint64": "int64"}
 
 
@@ -75,8 +117,10 @@ def numpy_dtype(np_name: str) -> np.dtype:
     try:
         import ml_dtypes
     except ImportError:
-        raise TypeError(f"reading {np_name} tensors needs the ml_dtypes package: "
-                        "pip install 'disttorch[bf16]' (or pip install ml_dtypes)") from None
+        raise TypeError(
+            f"reading {np_name} tensors needs the ml_dtypes package: "
+            "pip install ml_dtypes"
+        ) from None
     return np.dtype(getattr(ml_dtypes, np_name))
 
 
@@ -89,9 +133,11 @@ def storage_dtype(np_name: str) -> np.dtype:
         return np.dtype(_WIDER[np_name])
     if np_name == "bfloat16" or np_name.startswith("float8"):
         return np.dtype(np.float32)
-    raise TypeError(f"disttorch has no {np_name} dtype, so a tensor stored as torch.{np_name} "
-                    "cannot be loaded; convert it in PyTorch first to a dtype disttorch has "
-                    "(e.g. torch.view_as_real(t) for a complex tensor)")
+    raise TypeError(
+        f"disttorch has no {np_name} dtype, so a tensor stored as torch.{np_name} "
+        "cannot be loaded; convert it in PyTorch first to a dtype disttorch has "
+        "(e.g. torch.view_as_real(t) for a complex tensor)"
+    )
 
 
 def convert(arr: np.ndarray, np_name: str) -> np.ndarray:
@@ -99,9 +145,11 @@ def convert(arr: np.ndarray, np_name: str) -> np.ndarray:
     target = storage_dtype(np_name)
     if arr.dtype == target:
         return arr
-    if np_name == "uint64" and arr.size and int(arr.max()) >= 2 ** 63:
-        raise TypeError("a torch.uint64 tensor holds values above 2**63 - 1, which disttorch's "
-                        "int64 cannot represent; convert it in PyTorch first")
+    if np_name == "uint64" and arr.size and int(arr.max()) >= 2**63:
+        raise TypeError(
+            "a torch.uint64 tensor holds values above 2**63 - 1, which disttorch's "
+            "int64 cannot represent; convert it in PyTorch first"
+        )
     return arr.astype(target)
 
 

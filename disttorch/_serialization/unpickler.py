@@ -8,6 +8,7 @@ imported or called. A name under ``torch.`` resolves to the same path under
 ``disttorch.`` (``torch.nn.modules.linear.Linear`` -> ``disttorch.nn.modules.linear.Linear``,
 falling back to the nearest parent package that exports the name).
 """
+
 from __future__ import annotations
 
 import _codecs
@@ -15,7 +16,8 @@ import collections
 import importlib
 import pickle
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +31,7 @@ _user_safe: list = []  # what add_safe_globals registered, in order
 class Storage:
     """A loaded storage: a flat array of ``np_name`` elements (or raw bytes when untyped)."""
 
-    __slots__ = ("raw", "np_name", "location", "_views")
+    __slots__ = ("_views", "location", "np_name", "raw")
 
     def __init__(self, raw: np.ndarray, np_name: str | None, location: str) -> None:
         self.raw, self.np_name, self.location = raw, np_name, location
@@ -46,13 +48,15 @@ class Storage:
             dt = names.numpy_dtype(np_name)
             if raw.dtype != dt:
                 if raw.nbytes % dt.itemsize:
-                    raise pickle.UnpicklingError(f"a storage of {raw.nbytes} bytes cannot hold "
-                                                 f"{np_name} elements of {dt.itemsize} bytes")
+                    raise pickle.UnpicklingError(
+                        f"a storage of {raw.nbytes} bytes cannot hold "
+                        f"{np_name} elements of {dt.itemsize} bytes"
+                    )
                 raw = raw.view(dt)
             self._views[np_name] = names.convert(raw, np_name)
         return self._views[np_name]
 
-    def cpu(self) -> "Storage":
+    def cpu(self) -> Storage:
         return self
 
 
@@ -74,15 +78,18 @@ def _view(storage: Storage, np_name: str | None, offset: int, size: tuple, strid
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     offset = int(offset)
     if len(size) != len(stride) or offset < 0 or min(size + stride, default=0) < 0:
-        raise pickle.UnpicklingError(f"invalid tensor geometry: size {size}, stride {stride}, "
-                                     f"offset {offset}")
+        raise pickle.UnpicklingError(
+            f"invalid tensor geometry: size {size}, stride {stride}, offset {offset}"
+        )
     if 0 in size:
         return np.empty(size, dtype=flat.dtype)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if last >= flat.size:
-        raise pickle.UnpicklingError(f"a tensor of size {size} (stride {stride}, offset {offset}) "
-                                     f"lies outside its storage of {flat.size} elements: the file "
-                                     "is corrupt")
+        raise pickle.UnpicklingError(
+            f"a tensor of size {size} (stride {stride}, offset {offset}) "
+            f"lies outside its storage of {flat.size} elements: the file "
+            "is corrupt"
+        )
     item = flat.dtype.itemsize
     return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * item for s in stride))
 
@@ -97,13 +104,28 @@ def rebuild_tensor(storage: Storage, storage_offset: int, size: tuple, stride: t
     return _make_tensor(_view(storage, None, storage_offset, size, stride), False)
 
 
-def rebuild_tensor_v2(storage: Storage, storage_offset: int, size: tuple, stride: tuple,
-                      requires_grad: bool, backward_hooks: Any, metadata: Any = None) -> Tensor:
+def rebuild_tensor_v2(
+    storage: Storage,
+    storage_offset: int,
+    size: tuple,
+    stride: tuple,
+    requires_grad: bool,
+    backward_hooks: Any,
+    metadata: Any = None,
+) -> Tensor:
     return _make_tensor(_view(storage, None, storage_offset, size, stride), requires_grad)
 
 
-def rebuild_tensor_v3(storage: Storage, storage_offset: int, size: tuple, stride: tuple,
-                      requires_grad: bool, backward_hooks: Any, dtype: Any, metadata: Any = None) -> Tensor:
+def rebuild_tensor_v3(
+    storage: Storage,
+    storage_offset: int,
+    size: tuple,
+    stride: tuple,
+    requires_grad: bool,
+    backward_hooks: Any,
+    dtype: Any,
+    metadata: Any = None,
+) -> Tensor:
     np_name = dtype.numpy.name if isinstance(dtype, _dtype.dtype) else getattr(dtype, "name", None)
     if np_name not in names.TORCH_NAME_OF:
         raise pickle.UnpicklingError(f"unknown tensor dtype {dtype!r}")
@@ -112,6 +134,7 @@ def rebuild_tensor_v3(storage: Storage, storage_offset: int, size: tuple, stride
 
 def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any, state: Any = None) -> Any:
     from ..nn.parameter import Parameter
+
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError(f"a parameter's data must be a tensor, got {type(data).__name__}")
     param = Parameter(data, bool(requires_grad))
@@ -127,8 +150,9 @@ def rebuild_from_type_v2(func: Callable, new_type: Any, args: tuple, state: Any)
     return ret
 
 
-def rebuild_device_tensor_from_cpu_tensor(data: Tensor, dtype: Any, device: Any,
-                                          requires_grad: bool) -> Tensor:
+def rebuild_device_tensor_from_cpu_tensor(
+    data: Tensor, dtype: Any, device: Any, requires_grad: bool
+) -> Tensor:
     return _make_tensor(data._data, requires_grad)
 
 
@@ -147,9 +171,12 @@ def _set_state(obj: Any, state: Any) -> None:
 
 def _unsupported(what: str) -> Callable:
     def refuse(*args: Any) -> Any:
-        raise pickle.UnpicklingError(f"the file holds {what}, which disttorch does not support "
-                                     "(only dense CPU tensors); convert it in PyTorch first "
-                                     "(e.g. tensor.to_dense() / tensor.dequantize())")
+        raise pickle.UnpicklingError(
+            f"the file holds {what}, which disttorch does not support "
+            "(only dense CPU tensors); convert it in PyTorch first "
+            "(e.g. tensor.to_dense() / tensor.dequantize())"
+        )
+
     return refuse
 
 
@@ -167,10 +194,17 @@ def _layout(name: Any = "strided") -> str:
 def _builtin_globals() -> dict:
     """PyTorch's weights-only allow-list, as disttorch objects."""
     table: dict[str, Any] = {
-        "collections.OrderedDict": collections.OrderedDict, "collections.Counter": collections.Counter,
-        "torch.Size": Size, "torch.Tensor": Tensor, "torch._tensor.Tensor": Tensor,
-        "torch.device": device, "_codecs.encode": _codecs.encode, "builtins.bytearray": _bytearray,
-        "builtins.set": set, "builtins.complex": complex, "torch.serialization._get_layout": _layout,
+        "collections.OrderedDict": collections.OrderedDict,
+        "collections.Counter": collections.Counter,
+        "torch.Size": Size,
+        "torch.Tensor": Tensor,
+        "torch._tensor.Tensor": Tensor,
+        "torch.device": device,
+        "_codecs.encode": _codecs.encode,
+        "builtins.bytearray": _bytearray,
+        "builtins.set": set,
+        "builtins.complex": complex,
+        "torch.serialization._get_layout": _layout,
         "torch._utils._rebuild_tensor": rebuild_tensor,
         "torch._utils._rebuild_tensor_v2": rebuild_tensor_v2,
         "torch._utils._rebuild_tensor_v3": rebuild_tensor_v3,
@@ -184,7 +218,8 @@ def _builtin_globals() -> dict:
         "torch._utils._rebuild_nested_tensor": _unsupported("a nested tensor"),
         "torch._utils._rebuild_wrapper_subclass": _unsupported("a tensor subclass"),
         "torch._utils._rebuild_device_tensor_from_numpy": _unsupported("a device tensor"),
-        "torch.storage.UntypedStorage": StorageType(None), "torch.UntypedStorage": StorageType(None),
+        "torch.storage.UntypedStorage": StorageType(None),
+        "torch.UntypedStorage": StorageType(None),
     }
     for storage, np_name in names.STORAGES.items():
         table[f"torch.{storage}"] = StorageType(np_name)
@@ -210,7 +245,7 @@ def qualified_names(obj: Any) -> list[str]:
     name = f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', ''))}"
     out = [name]
     if name.startswith("disttorch."):
-        out.append("torch." + name[len("disttorch."):])
+        out.append("torch." + name[len("disttorch.") :])
     return out
 
 
@@ -247,8 +282,14 @@ def resolve(module: str, name: str) -> Any:
 class Unpickler(pickle.Unpickler):
     """Resolves globals as the module header says; storages come from ``persistent_load``."""
 
-    def __init__(self, file: Any, persistent_load: Callable | None, weights_only: bool,
-                 extra_globals: dict | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        file: Any,
+        persistent_load: Callable | None,
+        weights_only: bool,
+        extra_globals: dict | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(file, **kwargs)
         self._persistent = persistent_load
         self.weights_only = weights_only
@@ -276,15 +317,15 @@ class Unpickler(pickle.Unpickler):
                     obj = resolve(module, name)
                 except (ImportError, AttributeError, pickle.UnpicklingError):
                     obj = None
-                if obj is not None and any(obj is (e[0] if isinstance(e, tuple) else e)
-                                           for e in _user_safe):
+                if obj is not None and any(obj is (e[0] if isinstance(e, tuple) else e) for e in _user_safe):
                     return obj
             raise pickle.UnpicklingError(
                 f"Weights only load failed: the file refers to the global {full}, which is not "
                 "a tensor, storage, dtype, number, string or container, and was not allowed "
                 f"with disttorch.serialization.add_safe_globals([{name}]) or the "
                 f"safe_globals([{name}]) context manager. Allow it only if you trust where the "
-                "file came from; weights_only=False would run any code the file contains.")
+                "file came from; weights_only=False would run any code the file contains."
+            )
         try:
             return resolve(module, name)
         except (ImportError, AttributeError) as exc:
@@ -298,8 +339,10 @@ def place(storage: Storage, location: str, map_location: Any) -> Storage:
         result = map_location(storage, location)
         if result is not None:
             if not isinstance(result, Storage):
-                raise TypeError(f"map_location returned {type(result).__name__}, expected the storage "
-                                "it was given (or None)")
+                raise TypeError(
+                    f"map_location returned {type(result).__name__}, expected the storage "
+                    "it was given (or None)"
+                )
             return result
         target = location
     elif isinstance(map_location, dict):
@@ -309,13 +352,16 @@ def place(storage: Storage, location: str, map_location: Any) -> Storage:
     elif isinstance(map_location, (str, device)):
         target = str(map_location)
     else:
-        raise TypeError(f"map_location must be a str, device, dict or callable, got "
-                        f"{type(map_location).__name__}")
+        raise TypeError(
+            f"map_location must be a str, device, dict or callable, got {type(map_location).__name__}"
+        )
     kind = target.split(":")[0]
     if kind != "cpu":
-        raise RuntimeError(f"Attempting to deserialize object on a {kind.upper()} device "
-                           f"({target!r}) but disttorch computes on the CPU only. Use "
-                           "disttorch.load with map_location=disttorch.device('cpu') or "
-                           "map_location='cpu' to map your storages to the CPU.")
+        raise RuntimeError(
+            f"Attempting to deserialize object on a {kind.upper()} device "
+            f"({target!r}) but disttorch computes on the CPU only. Use "
+            "disttorch.load with map_location=disttorch.device('cpu') or "
+            "map_location='cpu' to map your storages to the CPU."
+        )
     storage.location = "cpu"
     return storage

@@ -9,6 +9,7 @@ and every parameter as ``torch._utils._rebuild_parameter``), one uncompressed re
 storage, as views of one storage do in PyTorch. Global names under ``disttorch.`` are
 written as ``torch.`` names, so classes, dtypes and devices mean the same in both.
 """
+
 from __future__ import annotations
 
 import collections
@@ -18,7 +19,7 @@ import pickle
 import struct
 import sys
 import zipfile
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
@@ -33,9 +34,9 @@ _PREFIX = "archive/"
 class TorchGlobal:
     """A global name written as-is into the pickle (``torch._utils._rebuild_tensor_v2``)."""
 
-    _cache: dict = {}
+    _cache: ClassVar[dict] = {}
 
-    def __new__(cls, module: str, name: str) -> "TorchGlobal":
+    def __new__(cls, module: str, name: str) -> TorchGlobal:  # noqa: PYI034
         key = (module, name)
         if key not in cls._cache:
             obj = super().__new__(cls)
@@ -68,10 +69,20 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, _StorageRef):
             np_name = obj.flat.dtype.name
             if np_name in names.STORAGE_OF:
-                return ("storage", TorchGlobal("torch", names.STORAGE_OF[np_name]), obj.key, "cpu",
-                        obj.flat.size)
-            return ("storage", TorchGlobal("torch.storage", "UntypedStorage"), obj.key, "cpu",
-                    obj.flat.nbytes)
+                return (
+                    "storage",
+                    TorchGlobal("torch", names.STORAGE_OF[np_name]),
+                    obj.key,
+                    "cpu",
+                    obj.flat.size,
+                )
+            return (
+                "storage",
+                TorchGlobal("torch.storage", "UntypedStorage"),
+                obj.key,
+                "cpu",
+                obj.flat.nbytes,
+            )
         return None
 
     def reducer_override(self, obj: Any) -> Any:
@@ -86,14 +97,18 @@ class _Pickler(pickle._Pickler):
 
     def _reduce_tensor(self, t: Tensor) -> tuple:
         if t.requires_grad and not t.is_leaf:
-            raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, "
-                               "since autograd does not support crossing process boundaries. If you "
-                               "just want to transfer the data, call detach() on the tensor before "
-                               "serializing.")
+            raise RuntimeError(
+                "Cowardly refusing to serialize non-leaf tensor which requires_grad, "
+                "since autograd does not support crossing process boundaries. If you "
+                "just want to transfer the data, call detach() on the tensor before "
+                "serializing."
+            )
         if type(t).__name__ == "Parameter":
             plain = Tensor._make(t._data)
-            return (TorchGlobal("torch._utils", "_rebuild_parameter"),
-                    (plain, bool(t.requires_grad), collections.OrderedDict()))
+            return (
+                TorchGlobal("torch._utils", "_rebuild_parameter"),
+                (plain, bool(t.requires_grad), collections.OrderedDict()),
+            )
         ref, offset, strides = self._storage_of(t._data)
         hooks = collections.OrderedDict()
         np_name = t._data.dtype.name
@@ -112,8 +127,12 @@ class _Pickler(pickle._Pickler):
         while isinstance(root.base, np.ndarray):
             root = root.base
         item = arr.dtype.itemsize
-        shareable = (root.dtype == arr.dtype and root.flags.c_contiguous and root.size > 0
-                     and all(s >= 0 and s % item == 0 for s in arr.strides))
+        shareable = (
+            root.dtype == arr.dtype
+            and root.flags.c_contiguous
+            and root.size > 0
+            and all(s >= 0 and s % item == 0 for s in arr.strides)
+        )
         if shareable:
             delta = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]
             offset = delta // item
@@ -142,11 +161,15 @@ class _Pickler(pickle._Pickler):
                 for part in name.split("."):
                     found = getattr(found, part)
             except (ImportError, KeyError, AttributeError):
-                raise pickle.PicklingError(f"Can't pickle {obj!r}: it's not found as {module}.{name}") from None
+                raise pickle.PicklingError(
+                    f"Can't pickle {obj!r}: it's not found as {module}.{name}"
+                ) from None
             if found is not obj:
-                raise pickle.PicklingError(f"Can't pickle {obj!r}: it's not the same object as {module}.{name}")
+                raise pickle.PicklingError(
+                    f"Can't pickle {obj!r}: it's not the same object as {module}.{name}"
+                )
             if module == "disttorch" or module.startswith("disttorch."):
-                module = "torch" + module[len("disttorch"):]
+                module = "torch" + module[len("disttorch") :]
         self.write(pickle.GLOBAL + module.encode("utf-8") + b"\n" + name.encode("utf-8") + b"\n")
         self.memoize(obj)
 
@@ -174,8 +197,12 @@ def write(obj: Any, f: BinaryIO, protocol: int = 2) -> None:
     pickler = _Pickler(buf, protocol)
     pickler.dump(obj)
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
-        records = [("data.pkl", buf.getvalue()), (".format_version", b"1"),
-                   (".storage_alignment", str(_ALIGN).encode()), ("byteorder", sys.byteorder.encode())]
+        records = [
+            ("data.pkl", buf.getvalue()),
+            (".format_version", b"1"),
+            (".storage_alignment", str(_ALIGN).encode()),
+            ("byteorder", sys.byteorder.encode()),
+        ]
         records += [(f"data/{ref.key}", ref.flat) for ref, _ in pickler.storages.values()]
         records += [("version", b"3\n"), (".data/serialization_id", os.urandom(20).hex().encode())]
         for name, data in records:

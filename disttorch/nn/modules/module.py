@@ -512,6 +512,8 @@ class Module:
                     missing_keys.append(key)
                 continue
             value = state_dict[key]
+            if not isinstance(value, Tensor) and hasattr(value, "__array__"):
+                value = Tensor._make(np.asarray(value))  # NumPy arrays and array-likes
             if not isinstance(value, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   f'disttorch.Tensor from checkpoint but '
