@@ -19,7 +19,7 @@ from .._serialization import names
 from .._serialization.files import atomic_write
 from .._tensor import Tensor
 
-__all__ = ["save_file", "load_file", "save", "load"]
+__all__ = ["load", "load_file", "save", "save_file"]
 
 # safetensors dtype codes -> NumPy dtype names (ml_dtypes' for BF16 and F8)
 _CODES = {
@@ -63,7 +63,7 @@ def _arrays(tensors: dict) -> dict:
         if not isinstance(key, str):
             raise TypeError(f"tensor names must be str, got {key!r}")
         if not isinstance(t, Tensor):
-            raise ValueError(f"Key `{key}` is invalid, expected disttorch.Tensor but received {type(t)}")
+            raise ValueError(f"Key `{key}` is invalid, expected disttorch.Tensor but received {type(t)}")  # noqa: TRY004 - safetensors.torch raises ValueError
         if not t._data.flags.c_contiguous:
             raise ValueError(
                 f"You are trying to save a non contiguous tensor: `{key}` which is not "
@@ -107,7 +107,7 @@ def load(data: bytes) -> dict[str, Tensor]:
     pkg = _package()
     try:
         records = pkg.deserialize(bytes(data))
-    except Exception as exc:  # the Rust parser raises SafetensorError, a plain Exception
+    except pkg.SafetensorError as exc:
         raise RuntimeError(f"not a valid safetensors file: {exc}") from None
     out = {}
     for key, rec in records:
