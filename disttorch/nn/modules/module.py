@@ -48,6 +48,10 @@ class RemovableHandle:
 class _HookDict(OrderedDict):
     """An ordered dict of hooks that a weak reference can point to."""
 
+    def __reduce__(self) -> tuple:
+        # pickled as the plain OrderedDict PyTorch writes; Module.__setstate__ converts back
+        return (OrderedDict, (list(self.items()),))
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it missed and the keys it did not use."""
@@ -282,8 +286,8 @@ class Module:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks"):
-            if name not in self.__dict__:
-                self.__dict__[name] = _HookDict()
+            if not isinstance(self.__dict__.get(name), _HookDict):
+                self.__dict__[name] = _HookDict(self.__dict__.get(name) or ())
         for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
                      "_forward_hooks_always_called", "_non_persistent_buffers_set"):
             self.__dict__.setdefault(name, set())
