@@ -12,6 +12,7 @@ falling back to the nearest parent package that exports the name).
 from __future__ import annotations
 
 import _codecs
+import _compat_pickle
 import collections
 import importlib
 import pickle
@@ -256,6 +257,13 @@ def _user_safe_lookup(full: str) -> Any:
     return None
 
 
+def python2_name(module: str, name: str) -> tuple[str, str]:
+    """Python 3's name for a global a protocol-2 pickle names as Python 2 did (``__builtin__.set``)."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
 def _get_attr_path(obj: Any, dotted: str) -> Any:
     for part in dotted.split("."):
         obj = getattr(obj, part)
@@ -301,6 +309,7 @@ class Unpickler(pickle.Unpickler):
         return self._persistent(pid)
 
     def find_class(self, module: str, name: str) -> Any:
+        module, name = python2_name(module, name)
         full = f"{module}.{name}"
         found = self.extra.get(full, _BUILTIN.get(full))
         if found is not None:

@@ -60,7 +60,7 @@ def test_checkpoint_holds_only_plain_data_and_restores_every_rng(tmp_path):
 @pytest.mark.parametrize("field", ["rng", "model", "optimizer", "extra"])
 def test_malicious_checkpoint_is_refused_on_resume(field, tmp_path):
     target = tmp_path / "pwned"
-    ck, model = _ckpt(tmp_path / "ck")
+    ck, _ = _ckpt(tmp_path / "ck")
     path = ck.save(0, 1)
     data = dt.load(path)
     data[field] = [_Evil(target)] if field == "rng" else {"x": _Evil(target)}
@@ -77,7 +77,7 @@ def test_rng_states_of_earlier_versions_load_without_running_code(tmp_path):
     data = dt.load(path)
     np.random.seed(11)
     random.seed(12)
-    as_bytes = lambda obj: dt.tensor(list(pickle.dumps(obj)), dtype=dt.uint8)  # noqa: E731
+    as_bytes = lambda obj: dt.tensor(list(pickle.dumps(obj)), dtype=dt.uint8)
     data["rng"] = [{"disttorch": data["rng"][0]["disttorch"], "numpy": as_bytes(np.random.get_state()),
                     "python": as_bytes(random.getstate())}]
     want = np.random.rand(2), random.random()
