@@ -3,6 +3,7 @@ dict and the optimiser state go through a file (SGD with momentum and Adam, as t
 dicts are in this tree: disttorch's Adam step is a float where PyTorch's is a 0-d tensor;
 both load either). A whole model pickled by PyTorch loads as disttorch modules through
 safe_globals."""
+
 import subprocess
 import sys
 import textwrap
@@ -19,8 +20,11 @@ STEPS = 5
 
 def _data():
     rng = np.random.default_rng(0)
-    return (rng.standard_normal((16, 4)).astype(np.float32), rng.standard_normal((16, 2)).astype(np.float32),
-            [rng.standard_normal(s).astype(np.float32) * 0.5 for s in [(8, 4), (8,), (2, 8), (2,)]])
+    return (
+        rng.standard_normal((16, 4)).astype(np.float32),
+        rng.standard_normal((16, 2)).astype(np.float32),
+        [rng.standard_normal(s).astype(np.float32) * 0.5 for s in [(8, 4), (8,), (2, 8), (2,)]],
+    )
 
 
 def _models(lib, init):
@@ -116,8 +120,11 @@ def test_whole_model_pickled_by_torch_loads_through_safe_globals(tmp_path, monke
         (tmp_path / side).mkdir()
         (tmp_path / side / "tinynet_def.py").write_text(textwrap.dedent(_NET.format(lib=lib)))
     model_path, out_path = tmp_path / "model.pt", tmp_path / "out.pt"
-    subprocess.run([sys.executable, "-c", _TORCH_SIDE, str(tmp_path / "t"), str(model_path), str(out_path)],
-                   check=True, timeout=100)
+    subprocess.run(
+        [sys.executable, "-c", _TORCH_SIDE, str(tmp_path / "t"), str(model_path), str(out_path)],
+        check=True,
+        timeout=100,
+    )
     monkeypatch.syspath_prepend(str(tmp_path / "d"))
     monkeypatch.delitem(sys.modules, "tinynet_def", raising=False)
     from tinynet_def import TinyNet

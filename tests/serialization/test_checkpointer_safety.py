@@ -1,6 +1,7 @@
 """Checkpointer files run no code: RNG states are plain arrays and numbers, load_latest
 reads through the weights-only path, and the `latest` pointer must name a file inside the
 directory."""
+
 import os
 import pickle
 import random
@@ -45,13 +46,22 @@ def test_checkpoint_holds_only_plain_data_and_restores_every_rng(tmp_path):
     path = ck.save(0, 0)
     data = dt.load(path)
     assert _plain(data["rng"]) and _plain(data["model"])
-    want = (dt.rand(3).numpy().copy(), np.random.rand(3), [random.random() for _ in range(3)],
-            np.random.standard_normal())
+    want = (
+        dt.rand(3).numpy().copy(),
+        np.random.rand(3),
+        [random.random() for _ in range(3)],
+        np.random.standard_normal(),
+    )
     dt.manual_seed(0)
     np.random.seed(0)
     random.seed(0)
     Checkpointer(tmp_path, model=nn.Linear(3, 2)).load_latest()
-    got = (dt.rand(3).numpy(), np.random.rand(3), [random.random() for _ in range(3)], np.random.standard_normal())
+    got = (
+        dt.rand(3).numpy(),
+        np.random.rand(3),
+        [random.random() for _ in range(3)],
+        np.random.standard_normal(),
+    )
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
     assert got[2] == want[2] and got[3] == want[3]
@@ -78,8 +88,13 @@ def test_rng_states_of_earlier_versions_load_without_running_code(tmp_path):
     np.random.seed(11)
     random.seed(12)
     as_bytes = lambda obj: dt.tensor(list(pickle.dumps(obj)), dtype=dt.uint8)
-    data["rng"] = [{"disttorch": data["rng"][0]["disttorch"], "numpy": as_bytes(np.random.get_state()),
-                    "python": as_bytes(random.getstate())}]
+    data["rng"] = [
+        {
+            "disttorch": data["rng"][0]["disttorch"],
+            "numpy": as_bytes(np.random.get_state()),
+            "python": as_bytes(random.getstate()),
+        }
+    ]
     want = np.random.rand(2), random.random()
     dt.save(data, path)
     np.random.seed(0)
@@ -94,8 +109,18 @@ def test_rng_states_of_earlier_versions_load_without_running_code(tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
-@pytest.mark.parametrize("pointer", ["../outside.pt", "/etc/passwd", "sub/step-000000001.pt", "..", ".",
-                                     "step-000000001.pt/../../outside.pt", "x" * 5000])
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        "../outside.pt",
+        "/etc/passwd",
+        "sub/step-000000001.pt",
+        "..",
+        ".",
+        "step-000000001.pt/../../outside.pt",
+        "x" * 5000,
+    ],
+)
 def test_latest_pointer_outside_the_directory_is_refused(pointer, tmp_path):
     d = tmp_path / "ck"
     ck, _ = _ckpt(d)

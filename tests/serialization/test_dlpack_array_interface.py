@@ -1,5 +1,6 @@
 """Tensor.__array_interface__, __dlpack__/__dlpack_device__ and disttorch.from_dlpack share
 memory with NumPy and PyTorch; load_state_dict accepts NumPy arrays and array-likes."""
+
 import numpy as np
 import pytest
 

@@ -1,5 +1,6 @@
 """disttorch.utils.safetensors: the names and checks of safetensors.torch, bf16 included,
 round trips with safetensors.torch both ways."""
+
 import os
 
 import numpy as np
@@ -13,10 +14,16 @@ pytest.importorskip("safetensors")
 
 def _tensors():
     g = dt.Generator().manual_seed(0)
-    return {"w": dt.randn(3, 4, generator=g), "d": dt.randn(2, dtype=dt.float64, generator=g),
-            "h": dt.randn(5, generator=g).half(), "i": dt.arange(6).reshape(2, 3),
-            "i8": dt.tensor([-1, 2], dtype=dt.int8), "u8": dt.tensor([0, 255], dtype=dt.uint8),
-            "b": dt.tensor([True, False]), "s": dt.tensor(1.5)}
+    return {
+        "w": dt.randn(3, 4, generator=g),
+        "d": dt.randn(2, dtype=dt.float64, generator=g),
+        "h": dt.randn(5, generator=g).half(),
+        "i": dt.arange(6).reshape(2, 3),
+        "i8": dt.tensor([-1, 2], dtype=dt.int8),
+        "u8": dt.tensor([0, 255], dtype=dt.uint8),
+        "b": dt.tensor([True, False]),
+        "s": dt.tensor(1.5),
+    }
 
 
 def test_round_trip_file_and_bytes(tmp_path):
@@ -69,8 +76,12 @@ def test_both_ways_with_safetensors_torch(tmp_path):
         np.testing.assert_array_equal(t[k].numpy(), v.numpy())
         assert str(t[k].dtype) == "torch." + v.dtype.name
     torch.manual_seed(0)
-    tsrc = {"w": torch.randn(3, 2), "bf": torch.randn(4).bfloat16(), "i": torch.arange(3, dtype=torch.int32),
-            "u16": torch.arange(3).to(torch.uint16)}
+    tsrc = {
+        "w": torch.randn(3, 2),
+        "bf": torch.randn(4).bfloat16(),
+        "i": torch.arange(3, dtype=torch.int32),
+        "u16": torch.arange(3).to(torch.uint16),
+    }
     sttorch.save_file(tsrc, tmp_path / "t.safetensors")
     got = st.load_file(tmp_path / "t.safetensors")
     for k, v in tsrc.items():

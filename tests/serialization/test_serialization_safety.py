@@ -2,6 +2,7 @@
 every format and field are refused before anything runs; one storage referenced 2,000
 times is held once; compressed records are refused; writes follow the umask and name the
 path when they fail."""
+
 import collections
 import errno
 import hashlib
@@ -50,9 +51,13 @@ def _dtck(structure: bytes, arrays: bytes = b"") -> bytes:
 
 
 def _legacy(obj_pickle: bytes, keys=()) -> bytes:
-    return (pickle.dumps(0x1950A86A20F9469CFC6C, 2) + pickle.dumps(1001, 2)
-            + pickle.dumps({"protocol_version": 1001, "little_endian": True}, 2) + obj_pickle
-            + pickle.dumps(list(keys), 2))
+    return (
+        pickle.dumps(0x1950A86A20F9469CFC6C, 2)
+        + pickle.dumps(1001, 2)
+        + pickle.dumps({"protocol_version": 1001, "little_endian": True}, 2)
+        + obj_pickle
+        + pickle.dumps(list(keys), 2)
+    )
 
 
 @pytest.mark.parametrize("field", ["model", "optimizer", "rng", "extra"])
@@ -165,8 +170,11 @@ def test_compressed_records_are_refused_not_inflated(tmp_path):
     with zipfile.ZipFile(tmp_path / "w.pt") as src, zipfile.ZipFile(buf, "w") as dst:
         for item in src.infolist():
             deflate = item.filename == "archive/data/0"
-            dst.writestr(item.filename, src.read(item.filename),
-                         compress_type=zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED)
+            dst.writestr(
+                item.filename,
+                src.read(item.filename),
+                compress_type=zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED,
+            )
     assert len(buf.getvalue()) < 10000
     with pytest.raises(RuntimeError, match="compressed"):
         dt.load(io.BytesIO(buf.getvalue()))
@@ -258,9 +266,12 @@ def test_unwritable_folder_error_names_the_path(tmp_path):
 
 
 def test_wrong_files_say_what_they_are(tmp_path):
-    cases = {"empty.pt": (b"", "empty"), "st.pt": (b"\x10\x00\x00\x00\x00\x00\x00\x00{}      ", "safetensors"),
-             "text.pt": (b"hello world", "not a PyTorch or disttorch checkpoint"),
-             "npy.pt": (b"\x93NUMPY\x01\x00", "NumPy")}
+    cases = {
+        "empty.pt": (b"", "empty"),
+        "st.pt": (b"\x10\x00\x00\x00\x00\x00\x00\x00{}      ", "safetensors"),
+        "text.pt": (b"hello world", "not a PyTorch or disttorch checkpoint"),
+        "npy.pt": (b"\x93NUMPY\x01\x00", "NumPy"),
+    }
     for name, (data, msg) in cases.items():
         (tmp_path / name).write_bytes(data)
         with pytest.raises(RuntimeError, match=msg):

@@ -1,6 +1,7 @@
 """PyTorch's file format both ways: files torch.save wrote load in disttorch with identical
 values (committed fixtures, plus files generated here when PyTorch is installed), and
 disttorch's files load in PyTorch with weights_only=True."""
+
 import io
 import os
 import zipfile
@@ -42,8 +43,17 @@ def test_dtypes_and_views_fixture(expected):
     t = dt.load(os.path.join(FIX, "torch_dtypes_views.pt"))
     for k, v in t.items():
         np.testing.assert_array_equal(_np(v), expected["t." + k])
-    want = {"f32": dt.float32, "f64": dt.float64, "f16": dt.float16, "i64": dt.int64, "i32": dt.int32,
-            "i16": dt.int16, "i8": dt.int8, "u8": dt.uint8, "b": dt.bool}
+    want = {
+        "f32": dt.float32,
+        "f64": dt.float64,
+        "f16": dt.float16,
+        "i64": dt.int64,
+        "i32": dt.int32,
+        "i16": dt.int16,
+        "i8": dt.int8,
+        "u8": dt.uint8,
+        "b": dt.bool,
+    }
     for k, d in want.items():
         assert t[k].dtype == d
     assert t["bf16"].dtype == getattr(dt, "bfloat16", dt.float32)  # float32 until the tree has bf16
@@ -74,8 +84,13 @@ def test_checkpoint_fixture_with_optimizer_scheduler_and_nesting(expected):
 def test_map_location_forms():
     path = os.path.join(FIX, "torch_state_dict.pt")
     seen = []
-    for loc in ["cpu", dt.device("cpu"), {"cpu": "cpu"}, lambda s, where: seen.append(where) or s,
-                lambda s, where: None]:
+    for loc in [
+        "cpu",
+        dt.device("cpu"),
+        {"cpu": "cpu"},
+        lambda s, where: seen.append(where) or s,
+        lambda s, where: None,
+    ]:
         assert set(dt.load(path, map_location=loc)) == set(dt.load(path))
     assert seen and set(seen) == {"cpu"}
     with pytest.raises(RuntimeError, match="CPU only"):
@@ -99,10 +114,17 @@ def test_mmap_load_shares_nothing_with_the_file(tmp_path):
 
 def test_saved_file_layout_is_pytorchs(tmp_path):
     base = dt.arange(12.0).reshape(3, 4)
-    dt.save({"a": base, "row": base[1], "p": dt.nn.Parameter(dt.ones(2)), "i": dt.arange(3)}, tmp_path / "x.pt")
+    dt.save(
+        {"a": base, "row": base[1], "p": dt.nn.Parameter(dt.ones(2)), "i": dt.arange(3)}, tmp_path / "x.pt"
+    )
     with zipfile.ZipFile(tmp_path / "x.pt") as zf:
         names = set(zf.namelist())
-        assert {"archive/data.pkl", "archive/byteorder", "archive/version", "archive/.format_version"} <= names
+        assert {
+            "archive/data.pkl",
+            "archive/byteorder",
+            "archive/version",
+            "archive/.format_version",
+        } <= names
         data = sorted(n for n in names if n.startswith("archive/data/"))
         assert len(data) == 3  # base and its row share one storage
         assert zf.read("archive/byteorder") == b"little"
@@ -129,9 +151,19 @@ def test_dtck_files_of_earlier_versions_still_load():
 
 def test_round_trip_keeps_types_and_sharing(tmp_path):
     base = dt.randn(4, 5)
-    obj = {"base": base, "t": base.t(), "slice": base[1:3, ::2], "p": dt.nn.Parameter(dt.randn(3)),
-           "frozen": dt.nn.Parameter(dt.randn(2), requires_grad=False), "size": dt.Size([2, 3]),
-           "dtype": dt.int16, "dev": dt.device("cpu"), "b": b"\x00\xff", "s": {1, 2}, "c": 1 + 2j}
+    obj = {
+        "base": base,
+        "t": base.t(),
+        "slice": base[1:3, ::2],
+        "p": dt.nn.Parameter(dt.randn(3)),
+        "frozen": dt.nn.Parameter(dt.randn(2), requires_grad=False),
+        "size": dt.Size([2, 3]),
+        "dtype": dt.int16,
+        "dev": dt.device("cpu"),
+        "b": b"\x00\xff",
+        "s": {1, 2},
+        "c": 1 + 2j,
+    }
     dt.save(obj, tmp_path / "r.pt")
     r = dt.load(tmp_path / "r.pt")
     for k in ("base", "t", "slice"):
@@ -153,8 +185,21 @@ def test_non_leaf_tensor_requiring_grad_is_refused(tmp_path):
 
 
 # ------------------------------------------------------------------ with PyTorch installed
-_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
-           "uint16", "uint32", "uint64"]
+_DTYPES = [
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+    "uint16",
+    "uint32",
+    "uint64",
+]
 
 
 @pytest.mark.parity
@@ -183,9 +228,19 @@ def test_disttorch_files_load_in_torch_weights_only(tmp_path):
     torch = pytest.importorskip("torch")
     base = dt.randn(3, 4)
     model = dt.nn.Sequential(dt.nn.Linear(4, 3), dt.nn.BatchNorm1d(3))
-    obj = {"model": model.state_dict(), "base": base, "col": base[:, 1], "i": dt.arange(5),
-           "b": dt.tensor([True, False]), "h": dt.randn(2).half(), "d": dt.randn(2, dtype=dt.float64),
-           "p": dt.nn.Parameter(dt.randn(2)), "dtype": dt.float16, "size": dt.Size([3]), "n": [1, 2.5, "x"]}
+    obj = {
+        "model": model.state_dict(),
+        "base": base,
+        "col": base[:, 1],
+        "i": dt.arange(5),
+        "b": dt.tensor([True, False]),
+        "h": dt.randn(2).half(),
+        "d": dt.randn(2, dtype=dt.float64),
+        "p": dt.nn.Parameter(dt.randn(2)),
+        "dtype": dt.float16,
+        "size": dt.Size([3]),
+        "n": [1, 2.5, "x"],
+    }
     dt.save(obj, tmp_path / "d.pt")
     t = torch.load(tmp_path / "d.pt", weights_only=True)
     for k in ("base", "col", "i", "b", "h", "d"):
