@@ -207,6 +207,6 @@ def write(obj: Any, f: BinaryIO, protocol: int = 2) -> None:
         records += [("version", b"3\n"), (".data/serialization_id", os.urandom(20).hex().encode())]
         for name, data in records:
             if isinstance(data, np.ndarray):
-                data = memoryview(np.ascontiguousarray(data)).cast("B")
+                data = memoryview(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
             info = _aligned_info(_PREFIX + name, zf.fp.tell(), len(data))
             zf.writestr(info, data)
