@@ -79,9 +79,8 @@ def save(obj: Any, f: FILE_LIKE, pickle_module: Any = pickle, pickle_protocol: i
     path = os.fspath(f)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
-    data = io.BytesIO()
-    zip_writer.write(obj, data, pickle_protocol)  # pickling errors surface before any file exists
-    atomic_write(path, lambda out: out.write(data.getbuffer()))
+    # streamed into a temporary file (removed if pickling fails), then renamed over the target
+    atomic_write(path, lambda out: zip_writer.write(obj, out, pickle_protocol))
 
 
 def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *,
