@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtype
 
 # torch dtype name -> NumPy dtype name (ml_dtypes' names for the ones NumPy lacks)
-_TORCH_DTYPES = {
+TORCH_DTYPES = {
     "float32": "float32",
     "float": "float32",
     "float64": "float64",
@@ -95,13 +95,9 @@ class ForeignDtype:
         return f"torch.{self.name}"
 
 
-def is_torch_dtype_name(name: str) -> bool:
-    return name in _TORCH_DTYPES
-
-
 def dtype_object(name: str) -> object:
     """The disttorch dtype named ``name`` (torch's spelling), or a ``ForeignDtype``."""
-    np_name = _TORCH_DTYPES[name]
+    np_name = TORCH_DTYPES[name]
     try:
         return _dtype.from_numpy(numpy_dtype(np_name))
     except (TypeError, ValueError):

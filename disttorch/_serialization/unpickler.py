@@ -58,6 +58,7 @@ class Storage:
         return self._views[np_name]
 
     def cpu(self) -> Storage:
+        """The storage itself (for ``map_location=lambda storage, loc: storage.cpu()``)."""
         return self
 
 
@@ -165,8 +166,8 @@ def _set_state(obj: Any, state: Any) -> None:
         return
     if isinstance(state, dict):
         for k, v in state.items():
-            if not isinstance(k, str):
-                raise pickle.UnpicklingError("a tensor's saved attributes must have string names")
+            if not isinstance(k, str) or k.startswith("__"):
+                raise pickle.UnpicklingError(f"a tensor's saved attribute has an invalid name: {k!r:.60}")
             setattr(obj, k, v)
 
 
@@ -224,7 +225,7 @@ def _builtin_globals() -> dict:
     }
     for storage, np_name in names.STORAGES.items():
         table[f"torch.{storage}"] = StorageType(np_name)
-    for name in names._TORCH_DTYPES:
+    for name in names.TORCH_DTYPES:
         table[f"torch.{name}"] = _LazyDtype(name)
     return table
 
