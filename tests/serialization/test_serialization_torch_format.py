@@ -270,3 +270,40 @@ def test_bfloat16_round_trip_with_torch(tmp_path):
     back = torch.load(tmp_path / "c.pt")["x"]
     assert back.dtype == (torch.bfloat16 if hasattr(dt, "bfloat16") else torch.float32)
     np.testing.assert_array_equal(back.float().numpy(), src.float().numpy())
+
+
+def _gpu_file():
+    """A file whose storages were saved on 'cuda:0' (as a GPU run writes them)."""
+    from disttorch._serialization import zip_writer
+
+    class OnGpu(zip_writer._Pickler):
+        def persistent_id(self, obj):
+            pid = super().persistent_id(obj)
+            return pid if pid is None else pid[:3] + ("cuda:0",) + pid[4:]
+
+    buf = io.BytesIO()
+    real = zip_writer._Pickler
+    zip_writer._Pickler = OnGpu
+    try:
+        zip_writer.write({"w": dt.arange(3.0)}, buf)
+    finally:
+        zip_writer._Pickler = real
+    return buf.getvalue()
+
+
+def test_file_saved_on_a_gpu_needs_map_location():
+    data = _gpu_file()
+    with pytest.raises(RuntimeError, match="map_location"):
+        dt.load(io.BytesIO(data))
+    for loc in ("cpu", {"cuda:0": "cpu"}, lambda s, where: s.cpu()):
+        assert dt.load(io.BytesIO(data), map_location=loc)["w"].tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parity
+def test_tensor_attributes_saved_by_torch_are_restored(tmp_path):
+    torch = pytest.importorskip("torch")
+    t = torch.arange(3.0)
+    t.note = "scaled"
+    torch.save({"t": t}, tmp_path / "a.pt")
+    got = dt.load(tmp_path / "a.pt")["t"]
+    assert got.tolist() == [0.0, 1.0, 2.0] and got.note == "scaled"
