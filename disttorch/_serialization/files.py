@@ -3,7 +3,8 @@
 The bytes go to a temporary file in the target's folder (created with mode 0666 minus the
 umask, as ``open(path, "wb")`` would, or with the mode of the file it replaces), are
 flushed to disk, and the file is renamed over the target, so a crash never leaves a
-half-written file under the target's name. Any ``OSError`` (a full disk, a missing
+half-written file under the target's name. A target that exists and is not a regular file
+(``/dev/null``, a FIFO) is written into directly. Any ``OSError`` (a full disk, a missing
 folder, no permission) is re-raised naming the target.
 """
 
@@ -21,9 +22,17 @@ def atomic_write(path: str, write: Callable[[BinaryIO], None]) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        st = os.stat(path)
     except OSError:
-        mode = None
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):  # /dev/null, a FIFO: write into it
+        try:
+            with open(path, "wb") as out:
+                write(out)
+        except OSError as exc:
+            raise type(exc)(exc.errno, f"could not write {path}: {exc.strerror or exc}", path) from exc
+        return
+    mode = None if st is None else stat.S_IMODE(st.st_mode)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:

@@ -289,3 +289,19 @@ def test_ordered_dict_subclass_state_and_counter_load():
     dt.save(obj, buf)
     buf.seek(0)
     assert dt.load(buf) == obj
+
+
+def test_saving_to_a_device_or_fifo_writes_into_it(tmp_path):
+    dt.save({"w": dt.ones(3)}, os.devnull)
+    assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    import threading
+
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))  # noqa: SIM115
+    reader.start()
+    dt.save({"w": dt.arange(4.0)}, fifo)
+    reader.join(10)
+    assert dt.load(io.BytesIO(got[0]))["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert os.listdir(tmp_path) == ["pipe"]
