@@ -305,3 +305,15 @@ def test_saving_to_a_device_or_fifo_writes_into_it(tmp_path):
     reader.join(10)
     assert dt.load(io.BytesIO(got[0]))["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
     assert os.listdir(tmp_path) == ["pipe"]
+
+
+@pytest.mark.parity
+def test_torch_files_referencing_one_storage_2000_times_are_held_once(tmp_path):
+    torch = pytest.importorskip("torch")
+    base = torch.zeros(2**18)
+    for legacy in (False, True):
+        path = tmp_path / f"amp{legacy}.pt"
+        torch.save([base[:] for _ in range(2000)], path, _use_new_zipfile_serialization=not legacy)
+        out = []
+        peak = _peak_mib(lambda path=path, out=out: out.append(dt.load(path)))
+        assert len(out[0]) == 2000 and peak < 16, (legacy, peak)
