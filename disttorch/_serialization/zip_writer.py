@@ -103,7 +103,9 @@ class _Pickler(pickle._Pickler):
                 "just want to transfer the data, call detach() on the tensor before "
                 "serializing."
             )
-        if type(t).__name__ == "Parameter":
+        from ..nn.parameter import Parameter  # nn sits above the core: imported when saving
+
+        if isinstance(t, Parameter):
             plain = Tensor._make(t._data)
             return (
                 TorchGlobal("torch._utils", "_rebuild_parameter"),
