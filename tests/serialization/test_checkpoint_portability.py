@@ -138,3 +138,16 @@ def test_whole_model_pickled_by_torch_loads_through_safe_globals(tmp_path, monke
     np.testing.assert_allclose(model(dt.ones(2, 4)).detach().numpy(), dt.load(out_path).numpy(), rtol=1e-6)
     assert len(list(model.parameters())) == 4
     model.register_forward_hook(lambda m, i, o: None)  # the hook dicts work after loading
+
+
+def test_whole_model_pickled_by_disttorch_loads_in_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    model = dt.nn.Sequential(dt.nn.Linear(3, 4), dt.nn.ReLU(), dt.nn.Linear(4, 1))
+    dt.save(model, tmp_path / "m.pt")
+    with torch.serialization.safe_globals([torch.nn.Sequential, torch.nn.Linear, torch.nn.ReLU]):
+        loaded = torch.load(tmp_path / "m.pt")
+    assert isinstance(loaded[0], torch.nn.Linear) and isinstance(loaded[0].weight, torch.nn.Parameter)
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(
+        loaded(torch.tensor(x)).detach().numpy(), model(dt.tensor(x)).detach().numpy(), rtol=1e-6
+    )
