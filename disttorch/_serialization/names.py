@@ -114,8 +114,7 @@ def numpy_dtype(np_name: str) -> np.dtype:
         import ml_dtypes
     except ImportError:
         raise TypeError(
-            f"reading {np_name} tensors needs the ml_dtypes package: "
-            "pip install ml_dtypes"
+            f"reading {np_name} tensors needs the ml_dtypes package: pip install ml_dtypes"
         ) from None
     return np.dtype(getattr(ml_dtypes, np_name))
 

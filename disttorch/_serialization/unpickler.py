@@ -85,7 +85,7 @@ def _view(storage: Storage, np_name: str | None, offset: int, size: tuple, strid
         )
     if 0 in size:
         return np.empty(size, dtype=flat.dtype)
-    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
     if last >= flat.size:
         raise pickle.UnpicklingError(
             f"a tensor of size {size} (stride {stride}, offset {offset}) "

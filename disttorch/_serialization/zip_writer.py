@@ -138,7 +138,7 @@ class _Pickler(pickle._Pickler):
         if shareable:
             delta = arr.__array_interface__["data"][0] - root.__array_interface__["data"][0]
             offset = delta // item
-            last = offset + sum((n - 1) * s // item for n, s in zip(arr.shape, arr.strides))
+            last = offset + sum((n - 1) * s // item for n, s in zip(arr.shape, arr.strides, strict=True))
             shareable = delta % item == 0 and 0 <= offset and (arr.size == 0 or last < root.size)
         if not shareable:
             root = np.ascontiguousarray(arr)

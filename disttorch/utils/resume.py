@@ -36,9 +36,9 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _random
-from .._tensor import Tensor
 from .._serialization.files import atomic_write
 from .._serialization.unpickler import Unpickler
+from .._tensor import Tensor
 from ..serialization import load, save
 
 __all__ = ["Checkpointer", "TrainingState"]

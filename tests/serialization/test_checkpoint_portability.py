@@ -30,7 +30,7 @@ def _data():
 def _models(lib, init):
     model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.Tanh(), lib.nn.Linear(8, 2))
     with lib.no_grad():
-        for p, v in zip(model.parameters(), init):
+        for p, v in zip(model.parameters(), init, strict=True):
             p.copy_(lib.tensor(v)) if hasattr(p, "copy_") else None
     return model
 
@@ -59,7 +59,7 @@ def test_torch_to_disttorch_and_back(optim, tmp_path):
     x, y, init = _data()
     # both libraries start equal
     tm, dm = _models(torch, init), _models(dt, init)
-    for a, b in zip(_params(tm), _params(dm)):
+    for a, b in zip(_params(tm), _params(dm), strict=True):
         np.testing.assert_array_equal(a, b)
     to, do = _opt(torch, optim, tm.parameters()), _opt(dt, optim, dm.parameters())
 
@@ -71,7 +71,7 @@ def test_torch_to_disttorch_and_back(optim, tmp_path):
     do.load_state_dict(ck["optimizer"])
     _train(torch, tm, to, x, y, STEPS)
     _train(dt, dm, do, x, y, STEPS)
-    for a, b in zip(_params(tm), _params(dm)):
+    for a, b in zip(_params(tm), _params(dm), strict=True):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
 
     # disttorch trains on, saves; torch loads (weights_only) and continues; both agree
@@ -84,7 +84,7 @@ def test_torch_to_disttorch_and_back(optim, tmp_path):
     to2.load_state_dict(ck["optimizer"])
     _train(torch, tm2, to2, x, y, STEPS)
     _train(dt, dm, do, x, y, STEPS)
-    for a, b in zip(_params(tm2), _params(dm)):
+    for a, b in zip(_params(tm2), _params(dm), strict=True):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
 
 

@@ -87,7 +87,10 @@ def test_rng_states_of_earlier_versions_load_without_running_code(tmp_path):
     data = dt.load(path)
     np.random.seed(11)
     random.seed(12)
-    as_bytes = lambda obj: dt.tensor(list(pickle.dumps(obj)), dtype=dt.uint8)
+
+    def as_bytes(obj):
+        return dt.tensor(list(pickle.dumps(obj)), dtype=dt.uint8)
+
     data["rng"] = [
         {
             "disttorch": data["rng"][0]["disttorch"],
