@@ -34,6 +34,11 @@ def _records(zf: zipfile.ZipFile, what: str) -> tuple[str, dict]:
             f"{what} is a zip archive but not a PyTorch checkpoint (it has no <archive>/data.pkl record)"
         )
     prefix = pkl[0][: -len("data.pkl")]
+    if prefix + "constants.pkl" in infos:
+        raise FormatError(
+            f"{what} is a TorchScript archive (torch.jit.save), which disttorch cannot run; in "
+            "PyTorch, save the model's state_dict with torch.save and load that instead"
+        )
     for name, info in infos.items():
         if info.compress_type != zipfile.ZIP_STORED:
             raise FormatError(

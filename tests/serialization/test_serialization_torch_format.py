@@ -307,3 +307,11 @@ def test_tensor_attributes_saved_by_torch_are_restored(tmp_path):
     torch.save({"t": t}, tmp_path / "a.pt")
     got = dt.load(tmp_path / "a.pt")["t"]
     assert got.tolist() == [0.0, 1.0, 2.0] and got.note == "scaled"
+
+
+@pytest.mark.parity
+def test_torchscript_archive_is_named_as_such(tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 1)), tmp_path / "ts.pt")
+    with pytest.raises(RuntimeError, match="TorchScript archive"):
+        dt.load(tmp_path / "ts.pt")
