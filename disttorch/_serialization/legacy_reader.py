@@ -87,7 +87,10 @@ def read(data: bytes, what: str, map_location: Any, weights_only: bool, **pickle
     """Load the object in the legacy checkpoint ``data`` (``what`` names it in errors)."""
     stream = io.BytesIO(data)
     if _plain(stream, what, **pickle_args) != MAGIC_NUMBER:
-        raise FormatError(f"{what} is not a PyTorch checkpoint: invalid magic number")
+        raise FormatError(
+            f"{what} is a pickle file but not one torch.save or disttorch.save wrote (no checkpoint "
+            "magic number); if it is a plain pickle you trust, read it with pickle.load"
+        )
     version = _plain(stream, what, **pickle_args)
     if version != PROTOCOL_VERSION:
         raise FormatError(f"{what}: unsupported legacy protocol version {version!r}")

@@ -271,6 +271,7 @@ def test_wrong_files_say_what_they_are(tmp_path):
         "st.pt": (b"\x10\x00\x00\x00\x00\x00\x00\x00{}      ", "safetensors"),
         "text.pt": (b"hello world", "not a PyTorch or disttorch checkpoint"),
         "npy.pt": (b"\x93NUMPY\x01\x00", "NumPy"),
+        "plain.pkl": (pickle.dumps({"a": 1}), "pickle file but not one torch.save"),
     }
     for name, (data, msg) in cases.items():
         (tmp_path / name).write_bytes(data)
