@@ -373,7 +373,10 @@ class Tensor:
 
     @property
     def __array_interface__(self) -> dict:
-        """NumPy's array interface of the data (``np.asarray(t)`` shares its memory)."""
+        """NumPy's array interface of the data (``np.asarray(t)`` shares its memory). Absent
+        for bfloat16, which the interface cannot describe (NumPy then uses ``__array__``)."""
+        if self._data.dtype.kind == "V":
+            raise AttributeError("__array_interface__ cannot describe bfloat16 data")
         return self._data.__array_interface__
 
     def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:

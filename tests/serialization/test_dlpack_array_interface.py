@@ -56,3 +56,11 @@ def test_load_state_dict_accepts_arrays_and_array_likes():
     assert m.weight.dtype == dt.float32 and m.bias.tolist() == [1.0, 2.0]
     with pytest.raises(RuntimeError, match="size mismatch"):
         m.load_state_dict({"weight": np.zeros((3, 3)), "bias": np.zeros(2)})
+
+
+def test_bfloat16_tensors_convert_through_array():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    t = dt.Tensor._make(np.array([1.5, -2.0], dtype=ml_dtypes.bfloat16))
+    assert not hasattr(t, "__array_interface__")
+    a = np.asarray(t)
+    assert a.dtype == np.dtype(ml_dtypes.bfloat16) and a.astype(np.float32).tolist() == [1.5, -2.0]
