@@ -151,3 +151,31 @@ def test_whole_model_pickled_by_disttorch_loads_in_torch(tmp_path):
     np.testing.assert_allclose(
         loaded(torch.tensor(x)).detach().numpy(), model(dt.tensor(x)).detach().numpy(), rtol=1e-6
     )
+
+
+@pytest.mark.parametrize("direction", ["torch->disttorch", "disttorch->torch"])
+def test_lr_schedule_continues_across_libraries(direction, tmp_path):
+    torch = pytest.importorskip("torch")
+    src, dst = (torch, dt) if direction == "torch->disttorch" else (dt, torch)
+
+    def schedule(lib):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.zeros(2))], lr=0.1, momentum=0.9)
+        return opt, lib.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+
+    opt, sched = schedule(src)
+    for _ in range(3):
+        opt.step()
+        sched.step()
+    src.save({"optimizer": opt.state_dict(), "scheduler": sched.state_dict()}, tmp_path / "s.pt")
+    ck = dst.load(tmp_path / "s.pt", weights_only=True)
+    opt2, sched2 = schedule(dst)
+    opt2.load_state_dict(ck["optimizer"])
+    sched2.load_state_dict(ck["scheduler"])
+    seen = []
+    for o, s, out in ((opt, sched, []), (opt2, sched2, [])):
+        for _ in range(4):
+            o.step()
+            s.step()
+            out.append(s.get_last_lr()[0])
+        seen.append(out)
+    np.testing.assert_allclose(seen[1], seen[0])
