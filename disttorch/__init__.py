@@ -24,6 +24,7 @@ from ._random import (Generator, bernoulli, default_generator, get_rng_state, in
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .serialization import load, save
+from .utils.dlpack import from_dlpack
 
 
 def _export_ops() -> None:

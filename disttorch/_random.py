@@ -45,19 +45,40 @@ class Generator:
         return self._seed
 
     def get_state(self) -> Tensor:
-        """The generator's state as a uint8 tensor (for checkpoints)."""
-        import pickle
-        raw = pickle.dumps((self._seed, self._rng.bit_generator.state))
+        """The generator's state as a uint8 tensor of plain bytes (for checkpoints): a tag,
+        the seed, PCG64's 128-bit state and increment and its buffered 32-bit output."""
+        st = self._rng.bit_generator.state
+        raw = (_STATE_TAG + self._seed.to_bytes(16, "little", signed=True)
+               + st["state"]["state"].to_bytes(16, "little") + st["state"]["inc"].to_bytes(16, "little")
+               + bytes([st["has_uint32"]]) + st["uinteger"].to_bytes(4, "little"))
         return Tensor._make(np.frombuffer(raw, dtype=np.uint8).copy())
 
     def set_state(self, state: Tensor) -> "Generator":
         """Restore a state returned by ``get_state``."""
-        import pickle
         data = state._data if isinstance(state, Tensor) else np.asarray(state)
-        self._seed, st = pickle.loads(data.astype(np.uint8).tobytes())
+        raw = data.astype(np.uint8).tobytes()
+        if raw[:len(_STATE_TAG)] == _STATE_TAG and len(raw) == _STATE_LEN:
+            at = len(_STATE_TAG)
+            seed = int.from_bytes(raw[at:at + 16], "little", signed=True)
+            st = {"bit_generator": "PCG64",
+                  "state": {"state": int.from_bytes(raw[at + 16:at + 32], "little"),
+                            "inc": int.from_bytes(raw[at + 32:at + 48], "little")},
+                  "has_uint32": raw[at + 48], "uinteger": int.from_bytes(raw[at + 49:], "little")}
+        elif raw[:1] == b"\x80":  # the pickled form of earlier versions, read without running code
+            import io
+            from ._serialization.unpickler import Unpickler
+            seed, st = Unpickler(io.BytesIO(raw), None, True).load()
+        else:
+            raise ValueError(f"not a generator state: expected the {_STATE_LEN}-byte uint8 tensor "
+                             f"get_state() returns, got {len(raw)} bytes")
+        self._seed = seed
         self._rng = np.random.Generator(np.random.PCG64())
         self._rng.bit_generator.state = st
         return self
+
+
+_STATE_TAG = b"PCG64\x01"
+_STATE_LEN = len(_STATE_TAG) + 16 * 3 + 1 + 4
 
 
 default_generator = Generator()

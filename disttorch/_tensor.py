@@ -334,6 +334,23 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return self._data if dtype is None else self._data.astype(dtype)
 
+    @property
+    def __array_interface__(self) -> dict:
+        """NumPy's array interface of the data (``np.asarray(t)`` shares its memory). Absent
+        for bfloat16, which the interface cannot describe (NumPy then uses ``__array__``)."""
+        if self._data.dtype.kind == "V":
+            raise AttributeError("__array_interface__ cannot describe bfloat16 data")
+        return self._data.__array_interface__
+
+    def __dlpack__(self, *, stream: Any = None, **kwargs: Any) -> Any:
+        """A DLPack capsule of the data (CPU), for ``from_dlpack`` of any library."""
+        if stream is not None:
+            raise BufferError("disttorch tensors live on the CPU: __dlpack__ takes no stream")
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # (kDLCPU, device 0)
+
     # ------------------------------------------------------------------ Python protocol
     def __len__(self) -> int:
         if self._data.ndim == 0:

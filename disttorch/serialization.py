@@ -1,181 +1,197 @@
-"""``save`` and ``load``: checkpoints of nested dicts/lists of tensors, numbers and strings.
+"""``save`` and ``load`` in PyTorch's file format, and the weights-only allow-list
+(``torch.serialization``'s names).
 
-File layout (all little-endian)::
+``disttorch.save`` writes PyTorch's zip format (what ``torch.save`` writes by default), so
+``torch.load(f)`` with ``weights_only=True`` reads a disttorch file into torch tensors, and
+``disttorch.load`` reads what ``torch.save`` writes: the zip format, the legacy format
+(``_use_new_zipfile_serialization=False``) and disttorch's own earlier ``DTCK`` files.
+Loading is weights-only by default, as in PyTorch 2.6+: the file may name only tensors,
+storages, dtypes, ``Size``/``device``, numbers, strings and containers, plus the globals
+allowed with :func:`add_safe_globals` / :func:`safe_globals`; anything else raises
+``pickle.UnpicklingError`` and nothing in the file is imported or run. Memory for a load is
+bounded by the file's size: each storage is read once and shared by every tensor viewing it.
 
-    b"DTCK" | version u32 | pickle length u64 | pickle bytes | array bytes ... | sha256 (32 B)
-
-The pickle holds the structure with every tensor replaced by a reference (dtype, shape,
-offset); the raw array bytes follow it. Loading checks the magic, the lengths and the
-SHA-256 of everything before it, so a truncated or corrupt file raises ``RuntimeError``
-naming the problem, and by default (``weights_only=True``) the unpickler accepts only
-plain containers, numbers, strings, dtypes and tensors, so a file can never run code.
-Saving to a path is atomic: the data go to a temporary file in the same folder, are
-flushed to disk, and the file is renamed over the target, so a crash never leaves a
-half-written checkpoint under the target's name.
+Differences from PyTorch: every tensor loads on the CPU (``map_location`` may only name
+the CPU; a file saved on a GPU needs ``map_location="cpu"``, as with PyTorch's CPU build);
+element types disttorch lacks are widened losslessly (uint16 -> int32, uint32/uint64 ->
+int64; bfloat16 -> float32 only when the tree has no ``disttorch.bfloat16``); sparse,
+quantized and nested tensors are refused. Saving to a path is atomic (temporary file,
+``fsync``, rename) and the file gets the umask's permissions.
 """
 from __future__ import annotations
 
-import collections
-import hashlib
+import contextlib
 import io
 import os
 import pickle
-import struct
-import tempfile
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-import numpy as np
+from ._serialization import dtck_reader, legacy_reader, zip_reader, zip_writer
+from ._serialization.files import atomic_write
+from ._serialization.unpickler import _user_safe
+from ._serialization.zip_reader import FormatError
 
-from . import _dtype
-from ._tensor import Tensor
+__all__ = [
+    "DEFAULT_PROTOCOL",
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "load",
+    "safe_globals",
+    "save",
+]
 
-__all__ = ["save", "load"]
-
-_MAGIC = b"DTCK"
-_VERSION = 1
-_HEADER = struct.Struct("<4sIQ")
-_SAFE_GLOBALS = {
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset,
-    ("builtins", "slice"): slice, ("builtins", "complex"): complex,
-}
-
-
-class _Saver(pickle.Pickler):
-    """Pickles the structure; tensors and arrays go to ``blobs`` as raw bytes."""
-
-    def __init__(self, f: BinaryIO) -> None:
-        super().__init__(f, protocol=4)
-        self.blobs: list[bytes] = []
-        self.offset = 0
-
-    def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, Tensor):
-            kind = "parameter" if type(obj).__name__ == "Parameter" else "tensor"
-            return (kind, *self._blob(obj._data), bool(obj.requires_grad and obj.is_leaf))
-        if isinstance(obj, np.ndarray) and obj.dtype.kind in "biuf":
-            return ("ndarray", *self._blob(obj), False)
-        if isinstance(obj, _dtype.dtype):
-            return ("dtype", obj.name)
-        return None
-
-    def _blob(self, arr: np.ndarray) -> tuple:
-        data = np.ascontiguousarray(arr).tobytes()
-        ref = (arr.dtype.str, tuple(arr.shape), self.offset, len(data))
-        self.blobs.append(data)
-        self.offset += len(data)
-        return ref
+DEFAULT_PROTOCOL = 2
+FILE_LIKE = str | os.PathLike | BinaryIO
 
 
-class _Loader(pickle.Unpickler):
-    """Rebuilds tensors from the array section; with ``weights_only`` refuses any global
-    that is not a plain container."""
+def save(obj: Any, f: FILE_LIKE, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
+    """Save ``obj`` (tensors, modules' state dicts, nested containers, ...) to ``f``.
 
-    def __init__(self, f: BinaryIO, arrays: memoryview, weights_only: bool) -> None:
-        super().__init__(f)
-        self.arrays, self.weights_only = arrays, weights_only
+    Writes PyTorch's zip format: ``torch.load`` reads the file (with ``weights_only=True``
+    when ``obj`` holds only tensors, numbers, strings and containers). Tensors that view one
+    buffer share one storage in the file, as in PyTorch.
 
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _SAFE_GLOBALS:
-            return _SAFE_GLOBALS[(module, name)]
-        if self.weights_only:
-            raise pickle.UnpicklingError(
-                f"Weights only load failed: the file refers to {module}.{name}, which is not a "
-                "tensor, number, string or container. Pass weights_only=False only if you trust "
-                "the file's source: it can run arbitrary code.")
-        return super().find_class(module, name)
+    Args:
+        obj: the object to save.
+        f: a path (written atomically, permissions from the umask) or a writable binary file.
+        pickle_module: accepted for compatibility; only the standard ``pickle`` is supported.
+        pickle_protocol: the pickle protocol of the structure record. Default: 2 (PyTorch's).
+        _use_new_zipfile_serialization: must be True (disttorch writes only the zip format).
 
-    def persistent_load(self, pid: Any) -> Any:
-        if pid[0] == "dtype":
-            return _dtype._by_name(pid[1])
-        kind, dt, shape, offset, nbytes, requires_grad = pid
-        if offset < 0 or offset + nbytes > len(self.arrays):
-            raise RuntimeError("checkpoint is corrupt: a tensor's data lies outside the file")
-        arr = np.frombuffer(self.arrays[offset:offset + nbytes], dtype=np.dtype(dt)).reshape(shape).copy()
-        if kind == "ndarray":
-            return arr
-        t = Tensor._make(arr)
-        if kind == "parameter":
-            from .nn.parameter import Parameter
-            return Parameter(t, requires_grad=requires_grad)
-        t._rg = requires_grad
-        return t
-
-
-def _serialize(obj: Any) -> bytes:
-    buf = io.BytesIO()
-    saver = _Saver(buf)
-    saver.dump(obj)
-    structure = buf.getvalue()
-    out = io.BytesIO()
-    out.write(_HEADER.pack(_MAGIC, _VERSION, len(structure)))
-    out.write(structure)
-    for blob in saver.blobs:
-        out.write(blob)
-    payload = out.getvalue()
-    return payload + hashlib.sha256(payload).digest()
-
-
-def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
-    """Write ``obj`` (nested dicts/lists/tuples of tensors, numbers, strings) to ``f``.
-
-    ``f`` is a path (written atomically) or a writable binary file object.
+    Raises:
+        OSError: naming the path, when it cannot be written (e.g. a full disk).
     """
-    data = _serialize(obj)
+    if pickle_module is not pickle:
+        raise ValueError("disttorch.save supports only the standard pickle module")
+    if not _use_new_zipfile_serialization:
+        raise ValueError("disttorch.save writes only PyTorch's zip format "
+                         "(_use_new_zipfile_serialization=True); the legacy format can be read, not written")
     if hasattr(f, "write"):
-        f.write(data)
+        try:
+            zip_writer.write(obj, f, pickle_protocol)
+        except OSError as exc:
+            name = getattr(f, "name", "<file object>")
+            raise type(exc)(exc.errno, f"could not write {name}: {exc.strerror or exc}", name) from exc
         return
     path = os.fspath(f)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    # streamed into a temporary file (removed if pickling fails), then renamed over the target
+    atomic_write(path, lambda out: zip_writer.write(obj, out, pickle_protocol))
 
 
-def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, *,
-         weights_only: bool = True) -> Any:
-    """Read an object written by ``save``.
+def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *,
+         weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args: Any) -> Any:
+    """Load an object saved by ``disttorch.save`` or ``torch.save``.
 
-    Raises RuntimeError for a file that is not a disttorch checkpoint, is truncated, or
-    whose checksum does not match. ``map_location`` is accepted for compatibility (all
-    tensors load on the CPU).
+    Args:
+        f: a path or a readable binary file object.
+        map_location: where storages go: None, ``"cpu"``, ``disttorch.device("cpu")``, a
+            dict mapping saved locations to new ones, or ``callable(storage, location)``
+            returning a storage (or None). Only the CPU exists in disttorch.
+        pickle_module: accepted for compatibility; must be None or ``pickle``.
+        weights_only: only tensors, containers, numbers, strings and the allowed globals
+            (``add_safe_globals``). Default: True (None means True, as in PyTorch 2.6+).
+            ``weights_only=False`` unpickles anything and can run code from the file: use it
+            only for files from a source you trust.
+        mmap: map the file's storages copy-on-write instead of reading them (zip format
+            read from a path only).
+        pickle_load_args: ``encoding=`` etc., passed to the unpickler.
+
+    Raises:
+        pickle.UnpicklingError: the file names a global that is not allowed.
+        RuntimeError: the file is not a checkpoint, is truncated or corrupt (the message
+            says which and what to do).
     """
-    if hasattr(f, "read"):
-        data = f.read()
-        name = getattr(f, "name", "<file object>")
-    else:
-        name = os.fspath(f)
-        with open(name, "rb") as fh:
-            data = fh.read()
-    if len(data) < _HEADER.size + 32 or data[:4] != _MAGIC:
-        raise RuntimeError(f"{name} is not a disttorch checkpoint (bad magic or too short: "
-                           f"{len(data)} bytes)")
-    magic, version, n_struct = _HEADER.unpack_from(data)
-    if version != _VERSION:
-        raise RuntimeError(f"{name}: unsupported checkpoint version {version} (expected {_VERSION})")
-    payload, digest = data[:-32], data[-32:]
-    if hashlib.sha256(payload).digest() != digest:
-        raise RuntimeError(f"{name} is corrupt or truncated: its checksum does not match "
-                           f"({len(data)} bytes read)")
-    start = _HEADER.size
-    if start + n_struct > len(payload):
-        raise RuntimeError(f"{name} is corrupt: structure length {n_struct} exceeds the file")
-    structure = payload[start:start + n_struct]
-    arrays = memoryview(payload)[start + n_struct:]
-    return _Loader(io.BytesIO(structure), arrays, weights_only).load()
+    if pickle_module not in (None, pickle):
+        raise ValueError("disttorch.load supports only the standard pickle module")
+    weights_only = True if weights_only is None else bool(weights_only)
+    path = None if hasattr(f, "read") else os.fspath(f)
+    if mmap and path is None:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    if path is not None:
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        with open(path, "rb") as fh:
+            return _load_stream(fh, path, map_location, weights_only, path if mmap else None,
+                                os.fstat(fh.fileno()).st_size, pickle_load_args)
+    what = str(getattr(f, "name", "the file object"))
+    if not (hasattr(f, "seekable") and f.seekable()):
+        f = io.BytesIO(f.read())
+    start = f.tell()
+    size = f.seek(0, io.SEEK_END) - start
+    f.seek(start)
+    return _load_stream(f, what, map_location, weights_only, None, size, pickle_load_args)
+
+
+def _load_stream(fh: BinaryIO, what: str, map_location: Any, weights_only: bool, mmap_path: str | None,
+                 size: int, pickle_args: dict) -> Any:
+    start = fh.tell()
+    head = fh.read(16)
+    fh.seek(start)
+    if head[:4] == b"PK\x03\x04":
+        if start:
+            fh = io.BytesIO(fh.read())
+        return zip_reader.read(fh, what, map_location, weights_only, mmap_path, size, **pickle_args)
+    if mmap_path is not None:
+        raise ValueError(f"{what}: mmap=True needs a file in PyTorch's zip format")
+    if head[:4] == dtck_reader.MAGIC:
+        return dtck_reader.read(fh.read(), what, weights_only)
+    if head[:1] == b"\x80":
+        return legacy_reader.read(fh.read(), what, map_location, weights_only, **pickle_args)
+    raise FormatError(_describe(head, what, size))
+
+
+def _describe(head: bytes, what: str, size: int) -> str:
+    """Say what a file that is no checkpoint looks like, and what to do."""
+    if size == 0:
+        return f"{what} is empty: it is not a checkpoint (was the save interrupted?)"
+    if len(head) >= 9 and head[8:9] == b"{":
+        return (f"{what} looks like a safetensors file; read it with "
+                "disttorch.utils.safetensors.load_file")
+    if head[:6] == b"\x93NUMPY":
+        return f"{what} is a NumPy .npy file; read it with numpy.load and disttorch.from_numpy"
+    return (f"{what} is not a PyTorch or disttorch checkpoint (it starts with {head[:8]!r}); "
+            "disttorch.load reads files written by torch.save or disttorch.save")
+
+
+# ---------------------------------------------------------------------- the allow-list
+def add_safe_globals(safe_globals: list) -> None:
+    """Allow these globals (classes, functions, or ``(obj, "module.name")`` pairs) in
+    ``weights_only`` loads, e.g. a model class whose whole pickled instance a file holds.
+
+    A ``disttorch.`` class is also allowed under its ``torch.`` name, so a file saved by
+    PyTorch that names ``torch.nn.modules.linear.Linear`` loads as disttorch's ``Linear``.
+    """
+    for entry in safe_globals:
+        if isinstance(entry, tuple) and (len(entry) != 2 or not isinstance(entry[1], str)):
+            raise TypeError(f"expected (object, 'module.name'), got {entry!r}")
+        _user_safe.append(entry)
+
+
+def get_safe_globals() -> list:
+    """The globals added with :func:`add_safe_globals` (or the active :func:`safe_globals`)."""
+    return list(_user_safe)
+
+
+def clear_safe_globals() -> None:
+    """Forget every global added with :func:`add_safe_globals`."""
+    _user_safe.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals: list) -> Iterator[None]:
+    """Context manager allowing these globals in ``weights_only`` loads inside its block::
+
+        with disttorch.serialization.safe_globals([MyModel]):
+            model = disttorch.load("model.pt")
+    """
+    saved = list(_user_safe)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _user_safe[:] = saved

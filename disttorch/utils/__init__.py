@@ -5,7 +5,7 @@ tensors exist.
 """
 import importlib
 
-__all__ = ["data", "trace"]
+__all__ = ["data", "trace", "safetensors", "dlpack"]
 
 
 def __getattr__(name: str):

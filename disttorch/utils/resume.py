@@ -18,11 +18,17 @@ rank 0 writes ``step-<n>.pt`` atomically, then points ``latest`` at it (also ato
 so a crash at any moment leaves the previous complete checkpoint as the latest one.
 Exactness needs a deterministic data order: a ``DistributedSampler`` (seeded by epoch)
 or a sampler with its own ``generator``.
+
+No file runs code: checkpoints hold only tensors, numbers and strings (the RNG states
+too, as plain arrays) and are read with ``weights_only=True``; the ``latest`` pointer must
+name a file inside the directory (no ``..``, no absolute path, no symlink leading out),
+or ``load_latest`` refuses it. Files get the umask's permissions and a failed write
+names the path.
 """
 from __future__ import annotations
 
+import io
 import os
-import pickle
 import random
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -30,6 +36,8 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _random
+from .._serialization.files import atomic_write
+from .._serialization.unpickler import Unpickler
 from .._tensor import Tensor
 from ..serialization import load, save
 
@@ -47,16 +55,44 @@ class TrainingState:
 
 
 def _rng_state() -> dict:
-    """This process's generators: disttorch's default, NumPy's global and Python's."""
+    """This process's generators as plain tensors and numbers: disttorch's default,
+    NumPy's global (MT19937) and Python's."""
+    name, keys, pos, has_gauss, gauss = np.random.get_state()
+    version, internal, gauss_next = random.getstate()
     return {"disttorch": _random.get_rng_state(),
-            "numpy": Tensor._make(np.frombuffer(pickle.dumps(np.random.get_state()), np.uint8).copy()),
-            "python": Tensor._make(np.frombuffer(pickle.dumps(random.getstate()), np.uint8).copy())}
+            "numpy": {"algorithm": name, "keys": Tensor._make(np.asarray(keys, np.int64)), "pos": int(pos),
+                      "has_gauss": int(has_gauss), "cached_gaussian": float(gauss)},
+            "python": {"version": version, "state": Tensor._make(np.asarray(internal, np.int64)),
+                       "gauss_next": gauss_next}}
 
 
 def _set_rng_state(state: dict) -> None:
     _random.set_rng_state(state["disttorch"])
-    np.random.set_state(pickle.loads(state["numpy"]._data.tobytes()))
-    random.setstate(pickle.loads(state["python"]._data.tobytes()))
+    npst, pyst = state["numpy"], state["python"]
+    if isinstance(npst, Tensor):  # checkpoints of earlier versions: pickled bytes, read safely
+        npst, pyst = (_safe_unpickle(npst, {"numpy.core.multiarray._reconstruct", "numpy.ndarray",
+                                            "numpy.dtype", "numpy._core.multiarray._reconstruct"}),
+                      _safe_unpickle(pyst, set()))
+        np.random.set_state(npst)
+        random.setstate(pyst)
+        return
+    np.random.set_state((npst["algorithm"], npst["keys"]._data.astype(np.uint32), npst["pos"],
+                         npst["has_gauss"], npst["cached_gaussian"]))
+    random.setstate((pyst["version"], tuple(int(v) for v in pyst["state"]._data), pyst["gauss_next"]))
+
+
+def _safe_unpickle(t: Tensor, numpy_names: set) -> Any:
+    """An RNG state pickled by earlier versions, through the weights-only unpickler plus
+    NumPy's array reconstruction (arrays of numbers only)."""
+    import importlib
+    extra = {}
+    for full in numpy_names:
+        module, _, name = full.rpartition(".")
+        try:
+            extra[full] = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    return Unpickler(io.BytesIO(t._data.astype(np.uint8).tobytes()), None, True, extra).load()
 
 
 def _dist_info() -> tuple[int, int, Any]:
@@ -113,12 +149,7 @@ class Checkpointer:
         name = f"step-{self._global_step:09d}.pt"
         path = os.path.join(self.directory, name)
         save(payload, path)
-        tmp = os.path.join(self.directory, f".{self.LATEST}.tmp")
-        with open(tmp, "w") as f:
-            f.write(name)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, os.path.join(self.directory, self.LATEST))
+        atomic_write(os.path.join(self.directory, self.LATEST), lambda f: f.write(name.encode()))
         self._prune(name)
         return path
 
@@ -130,14 +161,27 @@ class Checkpointer:
 
     # ---------------------------------------------------------------- resuming
     def latest_path(self) -> str | None:
-        """The newest complete checkpoint, or None."""
+        """The newest complete checkpoint, or None.
+
+        Raises:
+            RuntimeError: the ``latest`` pointer names anything but a file inside the
+                directory (an absolute path, ``..``, a subfolder, or a symlink leading out).
+        """
         pointer = os.path.join(self.directory, self.LATEST)
         try:
-            with open(pointer) as f:
-                path = os.path.join(self.directory, f.read().strip())
+            with open(pointer, "rb") as f:
+                raw = f.read(4097)
         except FileNotFoundError:
             return None
-        return path if os.path.exists(path) else None
+        name = raw.decode("utf-8", "replace").strip()
+        inside = os.path.realpath(self.directory)
+        target = os.path.realpath(os.path.join(inside, name))
+        if (len(raw) > 4096 or not name or name != os.path.basename(name) or name in (".", "..")
+                or "\0" in name or os.path.dirname(target) != inside):
+            raise RuntimeError(f"{pointer} names {name[:200]!r}, which is not a checkpoint file inside "
+                               f"{self.directory}; refusing to follow it. Remove the pointer or write "
+                               "the name of a step-*.pt file of that folder into it.")
+        return target if os.path.isfile(target) else None
 
     def load_latest(self) -> TrainingState:
         """Restore the newest checkpoint if there is one; return where to continue.
@@ -149,7 +193,7 @@ class Checkpointer:
         if path is None:
             self.state = TrainingState()
             return self.state
-        ck = load(path)
+        ck = load(path, weights_only=True)
         self.model.load_state_dict(ck["model"])
         if self.optimizer is not None and ck["optimizer"] is not None:
             self.optimizer.load_state_dict(ck["optimizer"])

@@ -49,6 +49,10 @@ class RemovableHandle:
 class _HookDict(OrderedDict):
     """An ordered dict of hooks that a weak reference can point to."""
 
+    def __reduce__(self) -> tuple:
+        # pickled as the plain OrderedDict PyTorch writes; Module.__setstate__ converts back
+        return (OrderedDict, (list(self.items()),))
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it missed and the keys it did not use."""
@@ -283,8 +287,8 @@ class Module:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks"):
-            if name not in self.__dict__:
-                self.__dict__[name] = _HookDict()
+            if not isinstance(self.__dict__.get(name), _HookDict):
+                self.__dict__[name] = _HookDict(self.__dict__.get(name) or ())
         for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
                      "_forward_hooks_always_called", "_non_persistent_buffers_set"):
             self.__dict__.setdefault(name, set())
@@ -513,6 +517,8 @@ class Module:
                     missing_keys.append(key)
                 continue
             value = state_dict[key]
+            if not isinstance(value, Tensor) and hasattr(value, "__array__"):
+                value = Tensor._make(np.asarray(value))  # NumPy arrays and array-likes
             if not isinstance(value, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   f'disttorch.Tensor from checkpoint but '

@@ -1,0 +1,377 @@
+"""The unpickler behind ``disttorch.load``: PyTorch's global names, resolved to disttorch's.
+
+With ``weights_only=True`` a pickle may name only what PyTorch's weights-only loader
+admits (containers, numbers, strings, ``torch.Size``/``device``/dtypes, storages and the
+tensor-rebuild functions) plus the globals the user allowed with ``add_safe_globals`` or
+``safe_globals``; any other name raises ``pickle.UnpicklingError`` before anything is
+imported or called. A name under ``torch.`` resolves to the same path under
+``disttorch.`` (``torch.nn.modules.linear.Linear`` -> ``disttorch.nn.modules.linear.Linear``,
+falling back to the nearest parent package that exports the name).
+"""
+
+from __future__ import annotations
+
+import _codecs
+import _compat_pickle
+import collections
+import importlib
+import pickle
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Size, Tensor, device
+from . import names
+
+_user_safe: list = []  # what add_safe_globals registered, in order
+
+
+class Storage:
+    """A loaded storage: a flat array of ``np_name`` elements (or raw bytes when untyped)."""
+
+    __slots__ = ("_views", "location", "np_name", "raw")
+
+    def __init__(self, raw: np.ndarray, np_name: str | None, location: str) -> None:
+        self.raw, self.np_name, self.location = raw, np_name, location
+        self._views: dict = {}
+
+    def elements(self, np_name: str | None = None) -> np.ndarray:
+        """This storage as a flat array of ``np_name`` elements in disttorch's dtype for them
+        (converted once per storage and dtype, so every view of it shares that memory)."""
+        np_name = np_name or self.np_name
+        if np_name is None:
+            raise pickle.UnpicklingError("a tensor refers to an untyped storage without a dtype")
+        if np_name not in self._views:
+            raw = self.raw if self.np_name == np_name else self.raw.view(np.uint8)
+            dt = names.numpy_dtype(np_name)
+            if raw.dtype != dt:
+                if raw.nbytes % dt.itemsize:
+                    raise pickle.UnpicklingError(
+                        f"a storage of {raw.nbytes} bytes cannot hold "
+                        f"{np_name} elements of {dt.itemsize} bytes"
+                    )
+                raw = raw.view(dt)
+            self._views[np_name] = names.convert(raw, np_name)
+        return self._views[np_name]
+
+    def cpu(self) -> Storage:
+        """The storage itself (for ``map_location=lambda storage, loc: storage.cpu()``)."""
+        return self
+
+
+class StorageType:
+    """What a file's ``torch.FloatStorage`` (or ``torch.storage.UntypedStorage``) resolves to."""
+
+    def __init__(self, np_name: str | None) -> None:
+        self.np_name = np_name
+
+    def __repr__(self) -> str:
+        return f"StorageType({self.np_name})"
+
+
+def _view(storage: Storage, np_name: str | None, offset: int, size: tuple, stride: tuple) -> np.ndarray:
+    """The strided view a rebuilt tensor shows of its storage, checked against its bounds."""
+    if not isinstance(storage, Storage):
+        raise pickle.UnpicklingError(f"expected a storage to rebuild a tensor, got {type(storage).__name__}")
+    flat = storage.elements(np_name)
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    offset = int(offset)
+    if len(size) != len(stride) or offset < 0 or min(size + stride, default=0) < 0:
+        raise pickle.UnpicklingError(
+            f"invalid tensor geometry: size {size}, stride {stride}, offset {offset}"
+        )
+    if 0 in size:
+        return np.empty(size, dtype=flat.dtype)
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    if last >= flat.size:
+        raise pickle.UnpicklingError(
+            f"a tensor of size {size} (stride {stride}, offset {offset}) "
+            f"lies outside its storage of {flat.size} elements: the file "
+            "is corrupt"
+        )
+    item = flat.dtype.itemsize
+    return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * item for s in stride))
+
+
+def _make_tensor(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._make(arr)
+    t._rg = bool(requires_grad)
+    return t
+
+
+def rebuild_tensor(storage: Storage, storage_offset: int, size: tuple, stride: tuple) -> Tensor:
+    return _make_tensor(_view(storage, None, storage_offset, size, stride), False)
+
+
+def rebuild_tensor_v2(
+    storage: Storage,
+    storage_offset: int,
+    size: tuple,
+    stride: tuple,
+    requires_grad: bool,
+    backward_hooks: Any,
+    metadata: Any = None,
+) -> Tensor:
+    return _make_tensor(_view(storage, None, storage_offset, size, stride), requires_grad)
+
+
+def rebuild_tensor_v3(
+    storage: Storage,
+    storage_offset: int,
+    size: tuple,
+    stride: tuple,
+    requires_grad: bool,
+    backward_hooks: Any,
+    dtype: Any,
+    metadata: Any = None,
+) -> Tensor:
+    np_name = dtype.numpy.name if isinstance(dtype, _dtype.dtype) else getattr(dtype, "name", None)
+    if np_name not in names.TORCH_NAME_OF:
+        raise pickle.UnpicklingError(f"unknown tensor dtype {dtype!r}")
+    return _make_tensor(_view(storage, np_name, storage_offset, size, stride), requires_grad)
+
+
+def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any, state: Any = None) -> Any:
+    from ..nn.parameter import Parameter
+
+    if not isinstance(data, Tensor):
+        raise pickle.UnpicklingError(f"a parameter's data must be a tensor, got {type(data).__name__}")
+    param = Parameter(data, bool(requires_grad))
+    _set_state(param, state)
+    return param
+
+
+def rebuild_from_type_v2(func: Callable, new_type: Any, args: tuple, state: Any) -> Any:
+    ret = func(*args)
+    if new_type is not Tensor and not isinstance(ret, new_type):
+        raise pickle.UnpicklingError(f"cannot rebuild a tensor as {new_type!r}")
+    _set_state(ret, state)
+    return ret
+
+
+def rebuild_device_tensor_from_cpu_tensor(
+    data: Tensor, dtype: Any, device: Any, requires_grad: bool
+) -> Tensor:
+    return _make_tensor(data._data, requires_grad)
+
+
+def _set_state(obj: Any, state: Any) -> None:
+    """Apply a tensor's Python attributes (a dict, or ``(dict, slots)``) saved with it."""
+    if isinstance(state, tuple) and len(state) == 2:
+        for part in state:
+            _set_state(obj, part)
+        return
+    if isinstance(state, dict):
+        for k, v in state.items():
+            if not isinstance(k, str) or k.startswith("__"):
+                raise pickle.UnpicklingError(f"a tensor's saved attribute has an invalid name: {k!r:.60}")
+            setattr(obj, k, v)
+
+
+def _unsupported(what: str) -> Callable:
+    def refuse(*args: Any) -> Any:
+        raise pickle.UnpicklingError(
+            f"the file holds {what}, which disttorch does not support "
+            "(only dense CPU tensors); convert it in PyTorch first "
+            "(e.g. tensor.to_dense() / tensor.dequantize())"
+        )
+
+    return refuse
+
+
+def _bytearray(*args: Any) -> bytearray:
+    """``bytearray`` for a pickle: from bytes only, never ``bytearray(n)`` (n zero bytes)."""
+    if args and not isinstance(args[0], (bytes, bytearray, str)):
+        raise pickle.UnpicklingError("bytearray in a pickle must be built from bytes")
+    return bytearray(*args)
+
+
+def _layout(name: Any = "strided") -> str:
+    return f"torch.{name}" if isinstance(name, str) else "torch.strided"
+
+
+def _builtin_globals() -> dict:
+    """PyTorch's weights-only allow-list, as disttorch objects."""
+    table: dict[str, Any] = {
+        "collections.OrderedDict": collections.OrderedDict,
+        "collections.Counter": collections.Counter,
+        "torch.Size": Size,
+        "torch.Tensor": Tensor,
+        "torch._tensor.Tensor": Tensor,
+        "torch.device": device,
+        "_codecs.encode": _codecs.encode,
+        "builtins.bytearray": _bytearray,
+        "builtins.set": set,
+        "builtins.complex": complex,
+        "torch.serialization._get_layout": _layout,
+        "torch._utils._rebuild_tensor": rebuild_tensor,
+        "torch._utils._rebuild_tensor_v2": rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor_v3": rebuild_tensor_v3,
+        "torch._utils._rebuild_parameter": rebuild_parameter,
+        "torch._utils._rebuild_parameter_with_state": rebuild_parameter,
+        "torch._utils._rebuild_device_tensor_from_cpu_tensor": rebuild_device_tensor_from_cpu_tensor,
+        "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
+        "torch._utils._rebuild_qtensor": _unsupported("a quantized tensor"),
+        "torch._utils._rebuild_sparse_tensor": _unsupported("a sparse tensor"),
+        "torch._utils._rebuild_meta_tensor_no_storage": _unsupported("a meta tensor"),
+        "torch._utils._rebuild_nested_tensor": _unsupported("a nested tensor"),
+        "torch._utils._rebuild_wrapper_subclass": _unsupported("a tensor subclass"),
+        "torch._utils._rebuild_device_tensor_from_numpy": _unsupported("a device tensor"),
+        "torch.storage.UntypedStorage": StorageType(None),
+        "torch.UntypedStorage": StorageType(None),
+    }
+    for storage, np_name in names.STORAGES.items():
+        table[f"torch.{storage}"] = StorageType(np_name)
+    for name in names.TORCH_DTYPES:
+        table[f"torch.{name}"] = _LazyDtype(name)
+    return table
+
+
+class _LazyDtype:
+    """A dtype entry of the allow-list, resolved when a file names it (bf16 may arrive later)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+_BUILTIN = _builtin_globals()
+
+
+def qualified_names(obj: Any) -> list[str]:
+    """The names a pickle may use for ``obj``: its own and, for disttorch's, torch's."""
+    if isinstance(obj, tuple):
+        return [obj[1]]
+    name = f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', ''))}"
+    out = [name]
+    if name.startswith("disttorch."):
+        out.append("torch." + name[len("disttorch.") :])
+    return out
+
+
+def _user_safe_lookup(full: str) -> Any:
+    for entry in reversed(_user_safe):
+        if full in qualified_names(entry):
+            return entry[0] if isinstance(entry, tuple) else entry
+    return None
+
+
+def python2_name(module: str, name: str) -> tuple[str, str]:
+    """Python 3's name for a global a protocol-2 pickle names as Python 2 did (``__builtin__.set``)."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[(module, name)]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
+def _get_attr_path(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def resolve(module: str, name: str) -> Any:
+    """Import ``module.name``, mapping ``torch...`` to ``disttorch...`` (nearest parent
+    package that exports ``name`` when the exact module does not exist here)."""
+    if module != "torch" and not module.startswith("torch."):
+        mod = importlib.import_module(module)
+        return _get_attr_path(mod, name)
+    parts = ["disttorch"] + module.split(".")[1:]
+    for end in range(len(parts), 0, -1):
+        path = ".".join(parts[:end])
+        try:
+            mod = importlib.import_module(path)
+            return _get_attr_path(mod, name)
+        except (ImportError, AttributeError):
+            continue
+    raise pickle.UnpicklingError(f"the file needs {module}.{name}, which disttorch does not provide")
+
+
+class Unpickler(pickle.Unpickler):
+    """Resolves globals as the module header says; storages come from ``persistent_load``."""
+
+    def __init__(
+        self,
+        file: Any,
+        persistent_load: Callable | None,
+        weights_only: bool,
+        extra_globals: dict | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(file, **kwargs)
+        self._persistent = persistent_load
+        self.weights_only = weights_only
+        self.extra = extra_globals or {}
+
+    def persistent_load(self, pid: Any) -> Any:
+        if self._persistent is None:
+            raise pickle.UnpicklingError("the pickle refers to external data it does not contain")
+        return self._persistent(pid)
+
+    def find_class(self, module: str, name: str) -> Any:
+        module, name = python2_name(module, name)
+        full = f"{module}.{name}"
+        found = self.extra.get(full, _BUILTIN.get(full))
+        if found is not None:
+            if isinstance(found, _LazyDtype):
+                return names.dtype_object(found.name)
+            return found
+        user = _user_safe_lookup(full)
+        if user is not None:
+            return user
+        if self.weights_only:
+            mapped = "disttorch" + module[5:] if module == "torch" or module.startswith("torch.") else module
+            if mapped.split(".")[0] == "disttorch" or mapped in sys.modules:
+                try:
+                    obj = resolve(module, name)
+                except (ImportError, AttributeError, pickle.UnpicklingError):
+                    obj = None
+                if obj is not None and any(obj is (e[0] if isinstance(e, tuple) else e) for e in _user_safe):
+                    return obj
+            raise pickle.UnpicklingError(
+                f"Weights only load failed: the file refers to the global {full}, which is not "
+                "a tensor, storage, dtype, number, string or container, and was not allowed "
+                f"with disttorch.serialization.add_safe_globals([{name}]) or the "
+                f"safe_globals([{name}]) context manager. Allow it only if you trust where the "
+                "file came from; weights_only=False would run any code the file contains."
+            )
+        try:
+            return resolve(module, name)
+        except (ImportError, AttributeError) as exc:
+            raise pickle.UnpicklingError(f"the file needs {full}, which cannot be found: {exc}") from None
+
+
+def place(storage: Storage, location: str, map_location: Any) -> Storage:
+    """Apply ``map_location`` to a storage saved on ``location``; disttorch keeps every
+    storage on the CPU and refuses, as PyTorch's CPU build does, to place one elsewhere."""
+    if callable(map_location) and not isinstance(map_location, (str, device)):
+        result = map_location(storage, location)
+        if result is not None:
+            if not isinstance(result, Storage):
+                raise TypeError(
+                    f"map_location returned {type(result).__name__}, expected the storage "
+                    "it was given (or None)"
+                )
+            return result
+        target = location
+    elif isinstance(map_location, dict):
+        target = str(map_location.get(location, location))
+    elif map_location is None:
+        target = location
+    elif isinstance(map_location, (str, device)):
+        target = str(map_location)
+    else:
+        raise TypeError(
+            f"map_location must be a str, device, dict or callable, got {type(map_location).__name__}"
+        )
+    kind = target.split(":")[0]
+    if kind != "cpu":
+        raise RuntimeError(
+            f"Attempting to deserialize object on a {kind.upper()} device "
+            f"({target!r}) but disttorch computes on the CPU only. Use "
+            "disttorch.load with map_location=disttorch.device('cpu') or "
+            "map_location='cpu' to map your storages to the CPU."
+        )
+    storage.location = "cpu"
+    return storage

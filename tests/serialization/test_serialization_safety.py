@@ -1,0 +1,320 @@
+"""No file runs code, and a load's memory is bounded by the file: malicious pickles in
+every format and field are refused before anything runs; one storage referenced 2,000
+times is held once; compressed records are refused; writes follow the umask and name the
+path when they fail."""
+
+import collections
+import errno
+import hashlib
+import io
+import os
+import pickle
+import struct
+import sys
+import tracemalloc
+import zipfile
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.serialization import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+
+MARKER = []
+
+
+def _mark(*args):
+    MARKER.append(args)
+    return 0
+
+
+class _Evil:
+    """Unpickling calls os.system(cmd) that creates a file, and the test-local _mark."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.target}",))
+
+
+@pytest.fixture
+def target(tmp_path):
+    path = tmp_path / "pwned"
+    yield path
+    assert not path.exists(), "code from the file ran"
+
+
+def _dtck(structure: bytes, arrays: bytes = b"") -> bytes:
+    payload = struct.pack("<4sIQ", b"DTCK", 1, len(structure)) + structure + arrays
+    return payload + hashlib.sha256(payload).digest()
+
+
+def _legacy(obj_pickle: bytes, keys=()) -> bytes:
+    return (
+        pickle.dumps(0x1950A86A20F9469CFC6C, 2)
+        + pickle.dumps(1001, 2)
+        + pickle.dumps({"protocol_version": 1001, "little_endian": True}, 2)
+        + obj_pickle
+        + pickle.dumps(list(keys), 2)
+    )
+
+
+@pytest.mark.parametrize("field", ["model", "optimizer", "rng", "extra"])
+def test_malicious_object_in_any_checkpoint_field_is_refused(field, target, tmp_path):
+    ck = {"model": {"w": dt.randn(2)}, "optimizer": {"state": {}}, "rng": [{"numpy": 1}], "extra": None}
+    ck[field] = {"deep": [1, (_Evil(target),)]}
+    dt.save(ck, tmp_path / "ck.pt")
+    with pytest.raises(pickle.UnpicklingError, match=r"Weights only load failed.*posix.system|os.system"):
+        dt.load(tmp_path / "ck.pt")
+    with pytest.raises(pickle.UnpicklingError):
+        dt.load(tmp_path / "ck.pt", weights_only=None)
+
+
+def test_malicious_pickle_in_every_format_is_refused(target):
+    evil = pickle.dumps({"w": _Evil(target)}, 2)
+    files = {"dtck": _dtck(evil), "legacy": _legacy(evil)}
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", evil)
+        zf.writestr("archive/byteorder", "little")
+    files["zip"] = buf.getvalue()
+    for name, data in files.items():
+        with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+            dt.load(io.BytesIO(data))
+        assert not target.exists(), name
+
+
+def test_globals_of_unimported_modules_are_not_imported():
+    name = "dt_never_imported_module_xyz"
+    data = b"\x80\x02c" + name.encode() + b"\nthing\n."
+    with pytest.raises(pickle.UnpicklingError, match=name):
+        dt.load(io.BytesIO(_dtck(data)))
+    assert name not in sys.modules
+
+
+@pytest.mark.parity
+def test_malicious_torch_files_are_refused(target, tmp_path):
+    torch = pytest.importorskip("torch")
+    for legacy in (False, True):
+        path = tmp_path / f"evil{legacy}.pt"
+        torch.save({"w": torch.ones(2), "x": _Evil(target)}, path, _use_new_zipfile_serialization=not legacy)
+        with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+            dt.load(path)
+
+
+def test_bytearray_of_a_huge_count_is_refused():
+    data = b"\x80\x02c__builtin__\nbytearray\n(J\x00\x00\x00@tR."  # bytearray(2**30)
+    with pytest.raises(pickle.UnpicklingError, match="must be built from bytes"):
+        dt.load(io.BytesIO(_dtck(data)))
+
+
+def _peak_mib(fn):
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def test_one_storage_referenced_2000_times_is_held_once(tmp_path):
+    base = dt.zeros(2**18)  # 1 MiB
+    dt.save([base[:] for _ in range(2000)], tmp_path / "amp.pt")  # 2,000 views of one storage
+    size = os.path.getsize(tmp_path / "amp.pt")
+    assert size < 2 * 2**20
+    out = []
+    peak = _peak_mib(lambda: out.append(dt.load(tmp_path / "amp.pt")))
+    assert len(out[0]) == 2000 and out[0][1999].shape == (2**18,)
+    assert peak < 16, f"loading a {size} byte file peaked at {peak:.0f} MiB"
+    out[0][0][5] = 1.0
+    assert out[0][1999][5].item() == 1.0
+
+
+def test_amplification_in_the_dtck_format_is_bounded():
+    pid = ("tensor", "<f4", (2**18,), 0, 2**20, False)
+
+    class P(pickle.Pickler):
+        def persistent_id(self, obj):
+            return pid if obj == "ref" else None
+
+    buf = io.BytesIO()
+    P(buf, 4).dump(["ref"] * 2000)
+    data = _dtck(buf.getvalue(), bytes(2**20))
+    out = []
+    peak = _peak_mib(lambda: out.append(dt.load(io.BytesIO(data))))
+    assert len(out[0]) == 2000 and peak < 16
+
+
+def test_legacy_storage_claiming_more_than_the_file_is_refused():
+    from disttorch._serialization.zip_writer import TorchGlobal, _Pickler
+
+    class P(_Pickler):
+        def persistent_id(self, obj):
+            if obj == "ref":
+                return ("storage", TorchGlobal("torch", "FloatStorage"), "k", "cpu", 2**40, None)
+            return None
+
+    buf = io.BytesIO()
+    P(buf, 2).dump(["ref"])
+    data = _legacy(buf.getvalue(), ["k"]) + struct.pack("<q", 2**40) + bytes(64)
+    out = []
+    with pytest.raises(RuntimeError, match="truncated or corrupt"):
+        _peak_mib(lambda: out.append(dt.load(io.BytesIO(data))))
+
+
+def test_compressed_records_are_refused_not_inflated(tmp_path):
+    """A deflated record could expand 1000-fold; PyTorch's writers never compress."""
+    dt.save({"w": dt.zeros(100000)}, tmp_path / "w.pt")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(tmp_path / "w.pt") as src, zipfile.ZipFile(buf, "w") as dst:
+        for item in src.infolist():
+            deflate = item.filename == "archive/data/0"
+            dst.writestr(
+                item.filename,
+                src.read(item.filename),
+                compress_type=zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED,
+            )
+    assert len(buf.getvalue()) < 10000
+    with pytest.raises(RuntimeError, match="compressed"):
+        dt.load(io.BytesIO(buf.getvalue()))
+
+
+def test_record_size_must_match_the_pickle(tmp_path):
+    dt.save({"w": dt.zeros(10)}, tmp_path / "w.pt")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(tmp_path / "w.pt") as src, zipfile.ZipFile(buf, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            dst.writestr(item.filename, data[:8] if item.filename == "archive/data/0" else data)
+    with pytest.raises(RuntimeError, match="record archive/data/0 holds 8 bytes"):
+        dt.load(io.BytesIO(buf.getvalue()))
+
+
+def test_safe_globals_admit_a_whole_pickled_model(tmp_path):
+    model = _TinyNet()
+    dt.save(model, tmp_path / "model.pt")
+    with pytest.raises(pickle.UnpicklingError, match="_TinyNet"):
+        dt.load(tmp_path / "model.pt")
+    with safe_globals([_TinyNet, dt.nn.Linear, dt.nn.ReLU]):
+        assert _TinyNet in get_safe_globals()
+        loaded = dt.load(tmp_path / "model.pt")
+    assert get_safe_globals() == []
+    x = dt.randn(3, 4)
+    np.testing.assert_array_equal(loaded(x).detach().numpy(), model(x).detach().numpy())
+    add_safe_globals([_TinyNet, dt.nn.Linear, dt.nn.ReLU])
+    try:
+        assert isinstance(dt.load(tmp_path / "model.pt"), _TinyNet)
+    finally:
+        clear_safe_globals()
+    assert get_safe_globals() == []
+    assert isinstance(dt.load(tmp_path / "model.pt", weights_only=False), _TinyNet)
+
+
+class _TinyNet(dt.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.act, self.fc2 = dt.nn.Linear(4, 5), dt.nn.ReLU(), dt.nn.Linear(5, 2)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+# ------------------------------------------------------------------ writing
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_files_follow_the_umask(umask, tmp_path):
+    old = os.umask(umask)
+    try:
+        dt.save({"w": dt.ones(2)}, tmp_path / "u.pt")
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "u.pt").st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_overwriting_keeps_the_files_mode(tmp_path):
+    path = tmp_path / "m.pt"
+    dt.save({"w": dt.ones(2)}, path)
+    os.chmod(path, 0o640)
+    dt.save({"w": dt.zeros(2)}, path)
+    assert os.stat(path).st_mode & 0o777 == 0o640
+
+
+def test_full_disk_error_names_the_path(tmp_path, monkeypatch):
+    path = tmp_path / "full.pt"
+
+    def enospc(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", enospc)
+    with pytest.raises(OSError, match="full.pt") as info:
+        dt.save({"w": dt.ones(10)}, path)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(path)
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == []  # no temporary file left behind
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_full_device_through_a_file_object_names_it():
+    with open("/dev/full", "wb", buffering=0) as f, pytest.raises(OSError, match="/dev/full") as info:
+        dt.save({"w": dt.ones(100)}, f)
+    assert info.value.errno == errno.ENOSPC
+
+
+def test_unwritable_folder_error_names_the_path(tmp_path):
+    with pytest.raises(OSError, match="missing"):
+        dt.save({"w": dt.ones(1)}, tmp_path / "missing" / "x.pt")
+
+
+def test_wrong_files_say_what_they_are(tmp_path):
+    cases = {
+        "empty.pt": (b"", "empty"),
+        "st.pt": (b"\x10\x00\x00\x00\x00\x00\x00\x00{}      ", "safetensors"),
+        "text.pt": (b"hello world", "not a PyTorch or disttorch checkpoint"),
+        "npy.pt": (b"\x93NUMPY\x01\x00", "NumPy"),
+        "plain.pkl": (pickle.dumps({"a": 1}), "pickle file but not one torch.save"),
+    }
+    for name, (data, msg) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(RuntimeError, match=msg):
+            dt.load(tmp_path / name)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("readme.txt", "hi")
+    with pytest.raises(RuntimeError, match="zip archive but not a PyTorch checkpoint"):
+        dt.load(io.BytesIO(buf.getvalue()))
+
+
+def test_ordered_dict_subclass_state_and_counter_load():
+    obj = {"c": collections.Counter("aab"), "o": collections.OrderedDict(a=1)}
+    buf = io.BytesIO()
+    dt.save(obj, buf)
+    buf.seek(0)
+    assert dt.load(buf) == obj
+
+
+def test_saving_to_a_device_or_fifo_writes_into_it(tmp_path):
+    dt.save({"w": dt.ones(3)}, os.devnull)
+    assert os.path.exists(os.devnull) and not os.path.isfile(os.devnull)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    import threading
+
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))  # noqa: SIM115
+    reader.start()
+    dt.save({"w": dt.arange(4.0)}, fifo)
+    reader.join(10)
+    assert dt.load(io.BytesIO(got[0]))["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert os.listdir(tmp_path) == ["pipe"]
+
+
+@pytest.mark.parity
+def test_torch_files_referencing_one_storage_2000_times_are_held_once(tmp_path):
+    torch = pytest.importorskip("torch")
+    base = torch.zeros(2**18)
+    for legacy in (False, True):
+        path = tmp_path / f"amp{legacy}.pt"
+        torch.save([base[:] for _ in range(2000)], path, _use_new_zipfile_serialization=not legacy)
+        out = []
+        peak = _peak_mib(lambda path=path, out=out: out.append(dt.load(path)))
+        assert len(out[0]) == 2000 and peak < 16, (legacy, peak)
