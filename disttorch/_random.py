@@ -3,6 +3,8 @@ functions (``rand``, ``randn``, ``randint``, ``randperm``, ...). Same seed, same
 every run (NumPy's PCG64 underneath; the streams differ from PyTorch's)."""
 from __future__ import annotations
 
+import io
+import pickle
 from typing import Any
 
 import numpy as np
@@ -65,9 +67,7 @@ class Generator:
                             "inc": int.from_bytes(raw[at + 32:at + 48], "little")},
                   "has_uint32": raw[at + 48], "uinteger": int.from_bytes(raw[at + 49:], "little")}
         elif raw[:1] == b"\x80":  # the pickled form of earlier versions, read without running code
-            import io
-            from ._serialization.unpickler import Unpickler
-            seed, st = Unpickler(io.BytesIO(raw), None, True).load()
+            seed, st = _PlainUnpickler(io.BytesIO(raw)).load()
         else:
             raise ValueError(f"not a generator state: expected the {_STATE_LEN}-byte uint8 tensor "
                              f"get_state() returns, got {len(raw)} bytes")
@@ -75,6 +75,14 @@ class Generator:
         self._rng = np.random.Generator(np.random.PCG64())
         self._rng.bit_generator.state = st
         return self
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Reads the plain numbers, strings and dicts of an earlier version's pickled state and
+    refuses every global, so no byte of a state can name code to run."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a generator state holds plain values only, not {module}.{name}")
 
 
 _STATE_TAG = b"PCG64\x01"

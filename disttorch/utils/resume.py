@@ -36,8 +36,8 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _random
-from .._serialization.files import atomic_write
-from .._serialization.unpickler import Unpickler
+from ..serialization.files import atomic_write
+from ..serialization.unpickler import Unpickler
 from .._tensor import Tensor
 from ..serialization import load, save
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._serialization import names
-from .._serialization.files import atomic_write
+from ..serialization import names
+from ..serialization.files import atomic_write
 from .._tensor import Tensor
 
 __all__ = ["load", "load_file", "save", "save_file"]

@@ -147,7 +147,7 @@ def test_amplification_in_the_dtck_format_is_bounded():
 
 
 def test_legacy_storage_claiming_more_than_the_file_is_refused():
-    from disttorch._serialization.zip_writer import TorchGlobal, _Pickler
+    from disttorch.serialization.zip_writer import TorchGlobal, _Pickler
 
     class P(_Pickler):
         def persistent_id(self, obj):

@@ -274,7 +274,7 @@ def test_bfloat16_round_trip_with_torch(tmp_path):
 
 def _gpu_file():
     """A file whose storages were saved on 'cuda:0' (as a GPU run writes them)."""
-    from disttorch._serialization import zip_writer
+    from disttorch.serialization import zip_writer
 
     class OnGpu(zip_writer._Pickler):
         def persistent_id(self, obj):

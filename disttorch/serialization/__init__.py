@@ -17,6 +17,12 @@ element types disttorch lacks are widened losslessly (uint16 -> int32, uint32/ui
 int64; bfloat16 -> float32 only when the tree has no ``disttorch.bfloat16``); sparse,
 quantized and nested tensors are refused. Saving to a path is atomic (temporary file,
 ``fsync``, rename) and the file gets the umask's permissions.
+
+The formats live beside this file: ``names`` (PyTorch's dtype and storage names and how a
+pickle's global names resolve), ``unpickler`` (the weights-only unpickler and the rebuild
+functions it admits), ``zip_writer``/``zip_reader`` (PyTorch's zip format),
+``legacy_reader`` (PyTorch's pre-1.6 format), ``dtck_reader`` (disttorch's own earlier
+format) and ``files`` (atomic, umask-respecting writes whose errors name the path).
 """
 from __future__ import annotations
 
@@ -27,10 +33,10 @@ import pickle
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ._serialization import dtck_reader, legacy_reader, zip_reader, zip_writer
-from ._serialization.files import atomic_write
-from ._serialization.unpickler import _user_safe
-from ._serialization.zip_reader import FormatError
+from . import dtck_reader, legacy_reader, zip_reader, zip_writer
+from .files import atomic_write
+from .unpickler import _user_safe
+from .zip_reader import FormatError
 
 __all__ = [
     "DEFAULT_PROTOCOL",
