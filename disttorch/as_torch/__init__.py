@@ -20,12 +20,12 @@ alongside is never shadowed.
 from __future__ import annotations
 
 import os
-from typing import MutableMapping
+from collections.abc import MutableMapping
 
 from . import _finder
 from ._finder import ENV, installed, requested
 
-__all__ = ["ENV", "install", "installed", "requested", "site_dir", "enable_for_children"]
+__all__ = ["ENV", "enable_for_children", "install", "installed", "requested", "site_dir"]
 
 _SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_site")
 

@@ -19,7 +19,7 @@ ENV = "DISTTORCH_AS_TORCH"
 _MARK = "_disttorch_as_torch_alias"
 
 
-def requested(environ: "os._Environ[str] | dict[str, str] | None" = None) -> bool:
+def requested(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
     """True when ``DISTTORCH_AS_TORCH`` asks for the alias (set, and not ``0``/``false``/``no``/``off``)."""
     value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
     return value not in ("", "0", "false", "no", "off")

@@ -469,7 +469,10 @@ class Module:
         return self
 
     def cuda(self, device: Any = None) -> "Module":
-        raise RuntimeError("disttorch computes on the CPU only; Module.cuda() is unavailable")
+        """Raises as PyTorch's CPU build does (AssertionError: no CUDA; RuntimeError for an
+        integer device: no accelerator)."""
+        _check_device("cuda" if device is None else device)
+        return self
 
     # ------------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
