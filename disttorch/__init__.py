@@ -24,6 +24,11 @@ from ._random import (Generator, bernoulli, default_generator, get_rng_state, in
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .serialization import load, save
+from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
+from ._runtime_flags import (are_deterministic_algorithms_enabled, get_default_device,
+                             get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+                             set_default_device, set_float32_matmul_precision, use_deterministic_algorithms)
+from ._compile import compile
 
 
 def _export_ops() -> None:
@@ -40,7 +45,8 @@ _export_ops()
 __version__ = "0.1.0"
 
 
-_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz")
+_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "cuda", "accelerator", "backends", "mps",
+         "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch")
 
 
 def __getattr__(name: str):
