@@ -29,6 +29,8 @@ from ._runtime_flags import (are_deterministic_algorithms_enabled, get_default_d
                              get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
                              set_default_device, set_float32_matmul_precision, use_deterministic_algorithms)
 from ._compile import compile
+from ._legacy_types import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+                            IntTensor, LongTensor, ShortTensor)
 
 
 def _export_ops() -> None:

@@ -358,6 +358,8 @@ class Tensor:
         converted to ``dtype``: a dtype, a legacy type (``torch.LongTensor``) or its name."""
         if dtype is None:
             return f"torch.{_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}"
+        if getattr(dtype, "is_cuda", False) is True:  # torch.cuda.FloatTensor & co
+            _check_device("cuda")
         target = getattr(dtype, "dtype", None) if isinstance(dtype, builtins.type) else dtype
         if isinstance(dtype, str):
             name = dtype.split(".")

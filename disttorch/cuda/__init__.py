@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
+from .._legacy_types import cuda_types as _cuda_types
 from .._no_device import HINT, no_cuda
 from .._tensor import device as _device
 
@@ -59,6 +60,7 @@ __all__ = [
 ]
 
 default_generators: tuple = ()
+globals().update(_cuda_types)  # torch.cuda.FloatTensor, ...: raise TypeError when called (no CUDA)
 
 
 def is_available() -> bool:
