@@ -382,6 +382,20 @@ class Tensor:
         _check_device("cuda" if device is None else device)
         return self
 
+    def share_memory_(self) -> "Tensor":
+        """Move this tensor's data to shared memory (in place; a no-op if it is there
+        already), so processes started after this (fork) or receiving it through
+        ``torch.multiprocessing`` (any start method) see and make the same updates."""
+        from ._shared_memory import segment_of, share_array
+        if segment_of(self._data) is None:
+            self._data = share_array(self._data)
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether this tensor's data is in shared memory (see :meth:`share_memory_`)."""
+        from ._shared_memory import segment_of
+        return segment_of(self._data) is not None
+
     def pin_memory(self, device: Any = None) -> "Tensor":
         """Raises RuntimeError as PyTorch's CPU build does: pinning needs an accelerator."""
         raise RuntimeError(_NO_ACCELERATOR + " (pin_memory() pins host memory for copies to an "

@@ -464,6 +464,12 @@ class Module:
         """Cast all parameters and buffers to ``dst_type``."""
         return self._apply(lambda t: t.to(dst_type))
 
+    def share_memory(self) -> "Module":
+        """Move every parameter and buffer (and existing gradient) to shared memory in
+        place (``Tensor.share_memory_``), so processes sharing the module (Hogwild
+        training) update one set of values. Returns ``self``."""
+        return self._apply(lambda t: t.share_memory_())
+
     def cpu(self) -> "Module":
         """Parameters already live on the CPU: returns ``self``."""
         return self
