@@ -23,7 +23,8 @@ from .spawn import (
     start_processes,
 )
 
-__all__ = [*multiprocessing.__all__, "spawn", "start_processes", "ProcessContext", "ProcessException",
+__all__ = [*multiprocessing.__all__,  # noqa: PLE0604
+           "spawn", "start_processes", "ProcessContext", "ProcessException",
            "ProcessRaisedException", "ProcessExitedException", "get_sharing_strategy", "set_sharing_strategy",
            "get_all_sharing_strategies"]
 

@@ -53,7 +53,7 @@ def _wrap(fn: Callable, i: int, args: tuple, error_queue: Any) -> None:
         fn(i, *args)
     except KeyboardInterrupt:
         pass  # the parent is stopping the job
-    except Exception:
+    except Exception:  # noqa: BLE001 (any failure goes to the parent)
         error_queue.put(traceback.format_exc())
         sys.exit(1)
 
