@@ -43,6 +43,7 @@ from .process_group import ProcessGroup
 from .reduce_op import ReduceOp
 from .store import FileStore, PrefixStore, Store, TCPStore
 from .work import Future, Work
+from .launch_defaults import get_default_backend_for_device, is_torchelastic_launched
 
 #: ``dist.group.WORLD`` is the default group, as in PyTorch.
 group = GroupMember
@@ -60,4 +61,5 @@ __all__ = [
     "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
     "DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "AuthenticationError",
     "CollectiveMismatchError", "DistTimeoutError", "PeerDiedError",
+    "get_default_backend_for_device", "is_torchelastic_launched",
 ]
