@@ -70,7 +70,7 @@ def _env(**extra: str) -> dict:
 
 
 def _run(args: list[str], tmp_path: Path, env: dict, timeout: float = 150) -> str:
-    result = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=timeout)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
@@ -102,7 +102,7 @@ def test_as_torch_runs_a_module_and_sets_argv_and_path_like_python(tmp_path):
     script.write_text("import sys, helper, torch\nprint(sys.argv[0].endswith('s.py'), helper.VALUE, torch.__name__)\n")
     assert _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env()).strip() == "True 7 disttorch"
     missing = subprocess.run([sys.executable, "-m", "disttorch.as_torch", "nope.py"], cwd=tmp_path, env=_env(),
-                             capture_output=True, text=True, timeout=60)
+                             capture_output=True, text=True, timeout=60, check=False)
     assert missing.returncode == 2 and "can't open file" in missing.stderr
 
 
@@ -130,7 +130,7 @@ def test_without_the_flag_the_real_pytorch_is_not_shadowed(tmp_path):
 def test_alias_refuses_to_mix_with_an_already_imported_pytorch(tmp_path):
     pytest.importorskip("torch")
     code = "import torch\nfrom disttorch.as_torch import install\ninstall()\n"
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True, check=False,
                             timeout=60)
     assert result.returncode != 0 and "a real PyTorch" in result.stderr
 
@@ -168,7 +168,7 @@ def test_launcher_as_torch_gives_every_rank_the_alias(tmp_path):
 def _build(src: Path, out: Path, editable: bool) -> Path:
     hook = "build_editable" if editable else "build_wheel"
     code = f"from setuptools import build_meta as b; print(b.{hook}({str(out)!r}))"
-    result = subprocess.run([sys.executable, "-c", code], cwd=src, capture_output=True, text=True, timeout=170,
+    result = subprocess.run([sys.executable, "-c", code], cwd=src, capture_output=True, text=True, check=False, timeout=170,
                             env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     if result.returncode != 0 and "bdist_wheel" in result.stderr:
         pytest.skip("this setuptools needs the 'wheel' package to build wheels")
