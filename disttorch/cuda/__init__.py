@@ -101,13 +101,15 @@ def reset_peak_memory_stats(device: Any = None) -> None:
 
 
 class device(contextlib.ContextDecorator):
-    """``with torch.cuda.device(i):`` selects nothing (no device) and does nothing, like the
-    CPU build for any index."""
+    """``with torch.cuda.device(i):``: a no-op for ``None`` or a negative index; entering
+    with a real index raises RuntimeError (no CUDA), as the CPU build does."""
 
     def __init__(self, device: Any) -> None:
         self.idx = -1 if device is None else _index(device)
 
     def __enter__(self) -> device:  # noqa: PYI034
+        if self.idx >= 0:
+            raise RuntimeError("PyTorch was compiled without CUDA support" + HINT)
         return self
 
     def __exit__(self, *exc: object) -> None:
