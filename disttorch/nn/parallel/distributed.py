@@ -76,16 +76,16 @@ class DistributedDataParallel(Module):
                  check_reduction: bool = False, gradient_as_bucket_view: bool = False,
                  static_graph: bool = False) -> None:
         super().__init__()
-        dist = _dist()
-        if not dist.is_initialized():
-            raise RuntimeError("Default process group has not been initialized, please make sure "
-                               "to call init_process_group.")
         if device_ids:
             raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
                              "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
                              f"{list(device_ids)}, output_device {output_device}, and module parameters "
                              "{device(type='cpu')}. disttorch modules are CPU modules: leave device_ids out "
                              "(device_ids=None).")
+        dist = _dist()
+        if not dist.is_initialized():
+            raise RuntimeError("Default process group has not been initialized, please make sure "
+                               "to call init_process_group.")
         self.module = module
         self.process_group = process_group
         self.broadcast_buffers = broadcast_buffers
