@@ -529,6 +529,15 @@ class device:
     def __reduce__(self) -> tuple:
         return (device, (self.type, self.index))
 
+    def __enter__(self) -> "device":
+        """``with torch.device("cpu"):`` (the default device; another device raises as the
+        CPU build does when a tensor is created on it)."""
+        _check_device(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
 
 _DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
                  "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")

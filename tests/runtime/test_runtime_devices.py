@@ -128,3 +128,11 @@ def test_device_pickles_and_hashes():
     d = disttorch.device("cuda", 1)
     assert pickle.loads(pickle.dumps(d)) == d and hash(d) == hash(disttorch.device("cuda:1"))
     assert disttorch.device("cpu") == "cpu" and disttorch.zeros(1).device == disttorch.device("cpu")
+
+
+def test_device_as_a_context_manager():
+    with disttorch.device("cpu") as d:
+        assert d == disttorch.device("cpu") and disttorch.zeros(1).device == d
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        with disttorch.device("cuda"):
+            pass
