@@ -196,7 +196,7 @@ def test_dropout2d_drops_whole_channels():
     assert ((per_channel == 0).all(-1) | (per_channel == 2.0).all(-1)).all()
     with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):  # as PyTorch: warns
         assert F.dropout2d(torch.ones(2, 2), 0.5).shape == (2, 2)
-    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"), pytest.warns(UserWarning):
         F.dropout2d(torch.ones(2), 0.5)
 
 
