@@ -267,3 +267,16 @@ def test_ddp_rejects_device_ids_on_a_cpu_module_like_pytorch():
     from disttorch.nn.parallel import DistributedDataParallel as DDP
     with pytest.raises(ValueError, match="device_ids and output_device arguments only work with.*device_ids \\[0\\]"):
         DDP(nn.Linear(2, 2), device_ids=[0])
+
+
+@pytest.mark.parity
+def test_dataloader_pin_memory_warns_like_the_cpu_build(real_torch):
+    messages = []
+    for lib in (disttorch, real_torch):
+        loader = lib.utils.data.DataLoader(list(range(4)), batch_size=2, pin_memory=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            batches = [b.tolist() for b in loader]
+        assert batches == [[0, 1], [2, 3]]
+        messages.append([str(x.message) for x in w if "pin_memory" in str(x.message)])
+    assert messages[0] == messages[1] and len(messages[0]) == 1
