@@ -385,7 +385,11 @@ class Tensor:
     def share_memory_(self) -> "Tensor":
         """Move this tensor's data to shared memory (in place; a no-op if it is there
         already), so processes started after this (fork) or receiving it through
-        ``torch.multiprocessing`` (any start method) see and make the same updates."""
+        ``torch.multiprocessing`` (any start method) see and make the same updates.
+
+        Unlike PyTorch, where the whole storage moves, views taken of this tensor before the
+        call keep the old (private) memory: share first, then take views.
+        """
         from ._shared_memory import segment_of, share_array
         if segment_of(self._data) is None:
             self._data = share_array(self._data)
