@@ -30,7 +30,7 @@ from ._runtime_flags import (are_deterministic_algorithms_enabled, get_default_d
                              set_default_device, set_float32_matmul_precision, use_deterministic_algorithms)
 from ._compile import compile
 from ._legacy_types import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
-                            IntTensor, LongTensor, ShortTensor)
+                            IntTensor, LongTensor, ShortTensor, set_default_tensor_type)
 
 
 def _export_ops() -> None:

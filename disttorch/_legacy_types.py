@@ -9,6 +9,7 @@ CPU build.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -85,4 +86,26 @@ _NAMES = (("FloatTensor", _dtype.float32), ("DoubleTensor", _dtype.float64), ("H
 
 FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, \
     BoolTensor = (_make(n, d, "torch", False) for n, d in _NAMES)
+_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+          BoolTensor)
 cuda_types = {n: _make(n, d, "torch.cuda", True) for n, d in _NAMES}
+
+
+def set_default_tensor_type(t: tensortype | str) -> None:
+    """Deprecated (as in PyTorch 2.1+, with its warning): set the default floating dtype
+    from a legacy type (``torch.DoubleTensor``) or its name (``"torch.DoubleTensor"``)."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    if isinstance(t, str):
+        by_name = {f"{cls.__module__}.{cls.__name__}": cls for cls in (*_TYPES, *cuda_types.values())}
+        if t not in by_name:
+            raise TypeError(f"invalid type: '{t}'")
+        t = by_name[t]
+    if not isinstance(t, tensortype):
+        raise TypeError(f"invalid type: {t!r} (expected a legacy tensor type such as torch.DoubleTensor)")
+    if t.is_cuda:
+        t()  # raises: not available
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _dtype.set_default_dtype(t.dtype)

@@ -206,6 +206,27 @@ def test_legacy_types_and_size_keyword_match_pytorch(real_torch, expr):
     assert _outcome(disttorch, expr) == _outcome(real_torch, expr)
 
 
+@pytest.mark.parity
+def test_set_default_tensor_type_like_pytorch(real_torch):
+    with pytest.warns(UserWarning, match="set_default_tensor_type\\(\\) is deprecated"):
+        disttorch.set_default_tensor_type(disttorch.DoubleTensor)
+    disttorch.set_default_dtype(disttorch.float32)
+    for lib in (disttorch, real_torch):  # PyTorch warns once per process: compare the effects
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                lib.set_default_tensor_type(lib.DoubleTensor)
+                assert lib.zeros(1).dtype == lib.float64
+                lib.set_default_tensor_type("torch.FloatTensor")
+                assert lib.zeros(1).dtype == lib.float32
+                with pytest.raises(TypeError, match="only floating-point types"):
+                    lib.set_default_tensor_type(lib.LongTensor)
+                with pytest.raises(TypeError, match="not available"):
+                    lib.set_default_tensor_type("torch.cuda.FloatTensor")
+            finally:
+                lib.set_default_dtype(lib.float32)
+
+
 # ---------------------------------------------------------------------- optimisers, dropout2d, sampler, DDP
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
 def test_optimisers_accept_fused_and_foreach_with_the_same_updates(name):
