@@ -211,3 +211,16 @@ def test_installed_pth_hook_acts_only_with_the_flag(tmp_path, editable):
     if __import__("importlib").util.find_spec("torch") is not None:
         off = _run([sys.executable, "-S", "-c", code], tmp_path, env).split()
         assert off[0] == "torch"
+
+
+@pytest.mark.timeout(60)
+def test_the_shadowed_sitecustomize_still_runs(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import builtins\nbuiltins.OTHER_SITE_RAN = True\n")
+    from disttorch.as_torch import enable_for_children
+    env = enable_for_children(_env())
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"].split(os.pathsep)[0], str(other),
+                                         *env["PYTHONPATH"].split(os.pathsep)[1:]])
+    code = "import builtins, torch; print(getattr(builtins, 'OTHER_SITE_RAN', False), torch.__name__)"
+    assert _run([sys.executable, "-c", code], tmp_path, env).strip() == "True disttorch"
