@@ -25,6 +25,13 @@ from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .serialization import load, save
 from .utils.dlpack import from_dlpack
+from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
+from ._runtime_flags import (are_deterministic_algorithms_enabled, get_default_device,
+                             get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+                             set_default_device, set_float32_matmul_precision, use_deterministic_algorithms)
+from ._compile import compile
+from ._legacy_types import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+                            IntTensor, LongTensor, ShortTensor, set_default_tensor_type)
 
 
 def _export_ops() -> None:
@@ -41,7 +48,8 @@ _export_ops()
 __version__ = "0.1.0"
 
 
-_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz")
+_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "cuda", "accelerator", "backends", "mps",
+         "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch")
 
 
 def __getattr__(name: str):

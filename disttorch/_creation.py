@@ -72,6 +72,15 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return Tensor._make(ndarray)
 
 
+def _sizes(fn: str, sizes: tuple, size: Any) -> tuple:
+    """The shape from ``fn(*sizes)`` or ``fn(size=...)`` (PyTorch accepts either, not both)."""
+    if size is not None:
+        if sizes:
+            raise TypeError(f"{fn}() got multiple values for argument 'size'")
+        return _size((size,))
+    return _size(sizes)
+
+
 def _size(size: tuple) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -92,19 +101,22 @@ def _filled(fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any
     return t
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros of the given size."""
-    return _filled(0, _size(size), dtype, requires_grad, device)
+def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros of the given size (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``)."""
+    return _filled(0, _sizes("zeros", sizes, size), dtype, requires_grad, device)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ones of the given size."""
-    return _filled(1, _size(size), dtype, requires_grad, device)
+def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """A tensor of ones of the given size (``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``)."""
+    return _filled(1, _sizes("ones", sizes, size), dtype, requires_grad, device)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """An uninitialised tensor of the given size."""
-    return _filled(None, _size(size), dtype, requires_grad, device)
+def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of the given size (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))``)."""
+    return _filled(None, _sizes("empty", sizes, size), dtype, requires_grad, device)
 
 
 def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,

@@ -85,6 +85,14 @@ def scalar_type_name(dt: np.dtype) -> str:
     return _TYPE_NAMES.get(dt.name, (dt.name,))[0]
 
 
+def by_scalar_type_name(name: str) -> dtype | None:
+    """The dtype whose PyTorch scalar-type name is ``name`` (``Float`` -> float32), or None."""
+    for np_name, (scalar, _) in _TYPE_NAMES.items():
+        if scalar == name and np_name in _NAMES:
+            return _NAMES[np_name]
+    return None
+
+
 def c_type_name(dt: np.dtype) -> str:
     """The C type name PyTorch's kernel messages print for a NumPy dtype (``float``...)."""
     return _TYPE_NAMES.get(dt.name, (dt.name, dt.name))[1]

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._creation import _size
+from ._creation import _size, _sizes
 from ._tensor import _CPU, Tensor, _check_device
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -130,18 +130,24 @@ def _out(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
-    """Uniform samples on [0, 1)."""
+def rand(*sizes: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None,
+         device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples on [0, 1) (``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``)."""
+    shape = _sizes("rand", sizes, size)
+    if device is not None:
+        _check_device(device)
     dt = _float_dt(dtype)
-    return _out(_gen(generator).random(_size(size), dtype=np.float64).astype(dt), requires_grad)
+    return _out(_gen(generator).random(shape, dtype=np.float64).astype(dt), requires_grad)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
-    """Standard normal samples."""
+def randn(*sizes: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None,
+          device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``)."""
+    shape = _sizes("randn", sizes, size)
+    if device is not None:
+        _check_device(device)
     dt = _float_dt(dtype, "normal_kernel_cpu")
-    return _out(_gen(generator).standard_normal(_size(size), dtype=np.float64).astype(dt), requires_grad)
+    return _out(_gen(generator).standard_normal(shape, dtype=np.float64).astype(dt), requires_grad)
 
 
 def randint(low: int, high: int | None = None, size: Any = None, *, generator: Generator | None = None,

@@ -9,6 +9,7 @@ binding step by ``disttorch/ops/__init__.py``.
 """
 from __future__ import annotations
 
+import builtins
 import weakref
 from typing import Any, Callable, Iterator
 
@@ -146,6 +147,22 @@ class Tensor:
 
     @property
     def is_cuda(self) -> bool:
+        """False: disttorch tensors live on the CPU (as on a CPU build of PyTorch)."""
+        return False
+
+    @property
+    def is_mps(self) -> bool:
+        """False: disttorch tensors live on the CPU."""
+        return False
+
+    @property
+    def is_xpu(self) -> bool:
+        """False: disttorch tensors live on the CPU."""
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        """False: disttorch tensors always hold data."""
         return False
 
     @property
@@ -299,13 +316,62 @@ class Tensor:
     def tolist(self) -> Any:
         return self._data.tolist()
 
-    def type(self, dtype: Any = None) -> Any:
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """With no argument, the legacy type name (``'torch.FloatTensor'``); else this tensor
+        converted to ``dtype``: a dtype, a legacy type (``torch.LongTensor``) or its name."""
         if dtype is None:
-            return f"disttorch.{_dtype.scalar_type_name(self._data.dtype)}Tensor"
-        return self.to(dtype)
+            return f"torch.{_dtype.scalar_type_name(self._data.dtype)}Tensor"
+        if getattr(dtype, "is_cuda", False) is True:  # torch.cuda.FloatTensor & co
+            _check_device("cuda")
+        target = getattr(dtype, "dtype", None) if isinstance(dtype, builtins.type) else dtype
+        if isinstance(dtype, str):
+            name = dtype.split(".")
+            if len(name) == 3 and name[:2] == ["torch", "cuda"]:
+                _check_device("cuda")
+            target = _dtype.by_scalar_type_name(name[-1][:-len("Tensor")]) \
+                if len(name) == 2 and name[0] == "torch" and name[-1].endswith("Tensor") else None
+            if target is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+        if not isinstance(target, _dtype_cls):
+            raise TypeError(f"type(): expected a dtype, a legacy tensor type or its name, got {dtype!r}")
+        return self.to(target)
 
-    def cpu(self) -> "Tensor":
+    def cpu(self, memory_format: Any = None) -> "Tensor":
+        """This tensor (it is on the CPU already)."""
         return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> "Tensor":
+        """Raises as PyTorch's CPU build does: AssertionError (no CUDA), or RuntimeError for
+        an integer device (no accelerator)."""
+        _check_device("cuda" if device is None else device)
+        return self
+
+    def share_memory_(self) -> "Tensor":
+        """Move this tensor's data to shared memory (in place; a no-op if it is there
+        already), so processes started after this (fork) or receiving it through
+        ``torch.multiprocessing`` (any start method) see and make the same updates.
+
+        Unlike PyTorch, where the whole storage moves, views taken of this tensor before the
+        call keep the old (private) memory: share first, then take views.
+        """
+        from ._shared_memory import segment_of, share_array
+        if segment_of(self._data) is None:
+            self._data = share_array(self._data)
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether this tensor's data is in shared memory (see :meth:`share_memory_`)."""
+        from ._shared_memory import segment_of
+        return segment_of(self._data) is not None
+
+    def pin_memory(self, device: Any = None) -> "Tensor":
+        """Raises RuntimeError as PyTorch's CPU build does: pinning needs an accelerator."""
+        raise RuntimeError(_NO_ACCELERATOR + " (pin_memory() pins host memory for copies to an "
+                           "accelerator; disttorch has none: leave pin_memory off)")
+
+    def is_pinned(self, device: Any = None) -> bool:
+        """False: nothing is pinned without an accelerator."""
+        return False
 
     def float(self) -> "Tensor":
         return self.to(_dtype.float32)
@@ -406,34 +472,80 @@ class Tensor:
 
 
 class device:
-    """``disttorch.device('cpu')``: the only device disttorch computes on."""
+    """``disttorch.device('cpu')``, ``device('cuda:1')``, ``device('cuda', 1)``: a device name,
+    as in PyTorch. disttorch computes on the CPU only, like a CPU build of PyTorch: naming
+    another device works, using it raises as the CPU build does (see ``_check_device``)."""
 
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:
+    def __init__(self, type: "str | device" = "cpu", index: int | None = None) -> None:
         if isinstance(type, device):
-            type, index = type.type, type.index
-        kind = type.split(":")[0]
-        if kind != "cpu":
-            raise RuntimeError(f"disttorch computes on the CPU only; got device '{type}'")
-        self.type, self.index = "cpu", index
+            type, index = type.type, type.index if index is None else index
+        elif isinstance(type, builtins.int) and not isinstance(type, builtins.bool):
+            raise RuntimeError(_NO_ACCELERATOR)
+        elif not isinstance(type, str):
+            raise TypeError(f"device() expected a device string or an int, but got {builtins.type(type).__name__}")
+        kind, _, idx = type.partition(":")
+        if kind not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of "
+                               f"device string: {type}")
+        if idx:
+            if index is not None or not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = builtins.int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        self.type, self.index = kind, index
 
     def __repr__(self) -> str:
-        return "device(type='cpu')"
+        return f"device(type='{self.type}')" if self.index is None else \
+            f"device(type='{self.type}', index={self.index})"
 
     def __str__(self) -> str:
-        return "cpu"
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, device) or other == "cpu"
+        if isinstance(other, str):
+            return str(self) == other
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self) -> int:
-        return hash("cpu")
+        return hash((self.type, self.index))
+
+    def __reduce__(self) -> tuple:
+        return (device, (self.type, self.index))
+
+    def __enter__(self) -> "device":
+        """``with torch.device("cpu"):`` (the default device; another device raises as the
+        CPU build does when a tensor is created on it)."""
+        _check_device(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
 
 
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+                 "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_NO_ACCELERATOR = "Cannot access accelerator device when none is available."
+_NOT_COMPILED = {"cuda": "Torch not compiled with CUDA enabled", "xpu": "Torch not compiled with XPU enabled"}
 _CPU = device("cpu")
 
 
 def _check_device(d: Any) -> None:
-    device(d if isinstance(d, str) else d.type)
+    """Accept the CPU; raise for any other device as PyTorch's CPU build does: an integer
+    (an accelerator index) gives RuntimeError, CUDA and XPU give AssertionError, MPS gives
+    NotImplementedError, and the rest RuntimeError."""
+    if isinstance(d, builtins.int) and not isinstance(d, builtins.bool):
+        raise RuntimeError(_NO_ACCELERATOR + " (disttorch computes on the CPU only: use device='cpu')")
+    kind = device(d).type
+    if kind == "cpu":
+        return
+    hint = f" (disttorch computes on the CPU only, like a CPU build of PyTorch: use device='cpu'; " \
+           f"torch.cuda.is_available() and torch.accelerator.is_available() are False)"
+    if kind in _NOT_COMPILED:
+        raise AssertionError(_NOT_COMPILED[kind] + hint)
+    if kind == "mps":
+        raise NotImplementedError("the 'MPS' backend is not available" + hint)
+    raise RuntimeError(f"device '{kind}' is not available" + hint)
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -205,7 +205,7 @@ class Agent:
         env = worker_env(os.environ, world, local_rank, c.nproc, role=c.role, max_restarts=c.max_restarts,
                          secret=self.secret, error_file=error_file,
                          trace_dir=c.trace_dir, faults=c.faults, cores=self.plan.cores[local_rank],
-                         threads=self.threads)
+                         threads=self.threads, as_torch=c.as_torch)
         shown = c.local_ranks_filter is None or local_rank in c.local_ranks_filter
         redirected = c.redirects.get(local_rank, frozenset())
         logged = redirected | c.tee.get(local_rank, frozenset())

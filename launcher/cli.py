@@ -53,6 +53,7 @@ class LaunchConfig:
     trace_dir: Optional[str] = None
     faults: str = ""
     job_secret: Optional[str] = None
+    as_torch: bool = False
 
 
 def _flag(*names: str) -> List[str]:
@@ -106,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="run the program as an executable instead of a Python script")
     workers.add_argument(*_flag("--run-path"), dest="run_path", action="store_true",
                          help="accepted for torchrun compatibility: scripts always run with runpy.run_path")
+    workers.add_argument(*_flag("--as-torch"), dest="as_torch", action="store_true",
+                         help="run an unmodified PyTorch script: 'import torch' loads disttorch in every rank "
+                              "and every process it starts (sets DISTTORCH_AS_TORCH=1)")
     workers.add_argument(*_flag("--role"), default="default",
                          help="role name of the workers (ROLE_NAME; default 'default')")
 
@@ -333,5 +337,5 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         tee=_streams(parser, "--tee", a.tee, nproc),
         local_ranks_filter=ranks_filter, cores_per_rank=cores, bind_cores=a.bind_cores,
         trace_dir=os.path.abspath(trace_dir) if trace_dir else None, faults=faults,
-        job_secret=_read_secret(parser, a.job_secret_file, nnodes),
+        job_secret=_read_secret(parser, a.job_secret_file, nnodes), as_torch=a.as_torch,
     )

@@ -14,10 +14,13 @@ disttorch's:
 - ``DISTTORCH_CPU_AFFINITY``: the cores this rank is pinned to, e.g. ``"2,3"`` (when pinned).
 - ``DISTTORCH_AGENT_PID``: the launcher's pid (workers die with it).
 - ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``: cores per rank, unless set.
+- ``DISTTORCH_AS_TORCH=1`` and disttorch's alias ``sitecustomize`` directory first on
+  ``PYTHONPATH`` (with ``--as-torch``): ``import torch`` gives disttorch in every process.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional
@@ -47,7 +50,8 @@ class WorldInfo:
 
 def worker_env(base: Mapping[str, str], world: WorldInfo, local_rank: int, local_world_size: int, *,
                role: str, max_restarts: int, secret: str, error_file: str, trace_dir: Optional[str],
-               faults: str, cores: Optional[List[int]], threads: Mapping[str, str]) -> Dict[str, str]:
+               faults: str, cores: Optional[List[int]], threads: Mapping[str, str],
+               as_torch: bool = False) -> Dict[str, str]:
     """Return the full environment for local rank ``local_rank``: ``base`` plus the variables above."""
     rank = world.rank_offset + local_rank
     env = dict(base)
@@ -83,5 +87,19 @@ def worker_env(base: Mapping[str, str], world: WorldInfo, local_rank: int, local
             env[name] = value
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     if not _INSTALLED and _PACKAGE_PARENT not in paths:
-        env["PYTHONPATH"] = os.pathsep.join([*paths, _PACKAGE_PARENT])
+        paths.append(_PACKAGE_PARENT)
+    if as_torch:
+        site = _as_torch_site()
+        env["DISTTORCH_AS_TORCH"] = "1"
+        paths = [site, *(p for p in paths if p != site)]
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
+
+
+def _as_torch_site() -> str:
+    """disttorch's ``as_torch/_site`` directory (found without importing disttorch)."""
+    spec = importlib.util.find_spec("disttorch")
+    root = (spec.submodule_search_locations[0] if spec and spec.submodule_search_locations
+            else os.path.join(_PACKAGE_PARENT, "disttorch"))
+    return os.path.join(root, "as_torch", "_site")

@@ -50,6 +50,7 @@ from .engine.process_group import ProcessGroup
 from .reduce_op import ReduceOp
 from .store import FileStore, PrefixStore, Store, TCPStore
 from .engine.work import Future, Work
+from .launch_defaults import get_default_backend_for_device, is_torchelastic_launched
 
 #: ``dist.group.WORLD`` is the default group, as in PyTorch.
 group = GroupMember
@@ -67,4 +68,5 @@ __all__ = [
     "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
     "DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "AuthenticationError",
     "CollectiveMismatchError", "DistTimeoutError", "PeerDiedError",
+    "get_default_backend_for_device", "is_torchelastic_launched",
 ]

@@ -966,9 +966,9 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
             target = a
         elif isinstance(a, Tensor):
             target = a.dtype
-        elif isinstance(a, (str, device)):
+        elif isinstance(a, (str, device, int)) and not isinstance(a, bool):
             _check_device(a)
-    if "device" in kwargs:
+    if kwargs.get("device") is not None:
         _check_device(kwargs["device"])
     if target is None or target.numpy == self._data.dtype:
         return self.clone() if copy else self

@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _check_impl_flags
 
 __all__ = ["Adam", "AdamW"]
 
@@ -24,7 +24,8 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 foreach: bool | None = None, maximize: bool = False, fused: bool | None = None) -> None:
+        _check_impl_flags(foreach, fused)
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0:
@@ -69,5 +70,6 @@ class AdamW(Adam):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 foreach: bool | None = None, maximize: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         fused=fused)

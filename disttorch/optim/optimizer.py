@@ -166,3 +166,11 @@ class Optimizer:
 def _is_array_state(v: Any, p: Tensor) -> bool:
     data = v._data if isinstance(v, Tensor) else v
     return isinstance(data, np.ndarray) and data.shape == p._data.shape
+
+
+def _check_impl_flags(foreach: bool | None, fused: bool | None) -> None:
+    """Accept PyTorch's implementation switches ``foreach`` and ``fused``: every disttorch
+    optimiser updates each parameter with whole-array NumPy operations, so both give the
+    same numbers as the default; only their conflict is an error, as in PyTorch."""
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")

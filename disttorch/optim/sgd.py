@@ -5,7 +5,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _check_impl_flags
 
 __all__ = ["SGD"]
 
@@ -19,7 +19,8 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, foreach: bool | None = None, fused: bool | None = None) -> None:
+        _check_impl_flags(foreach, fused)
         if lr < 0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0:

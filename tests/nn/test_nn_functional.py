@@ -194,8 +194,10 @@ def test_dropout2d_drops_whole_channels():
     out = values(F.dropout2d(torch.ones(4, 8, 3, 3), 0.5))
     per_channel = out.reshape(4, 8, 9)
     assert ((per_channel == 0).all(-1) | (per_channel == 2.0).all(-1)).all()
-    with pytest.raises(RuntimeError, match="Expected 3D or 4D input"):
-        F.dropout2d(torch.ones(2, 2), 0.5)
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):  # as PyTorch: warns
+        assert F.dropout2d(torch.ones(2, 2), 0.5).shape == (2, 2)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"), pytest.warns(UserWarning):
+        F.dropout2d(torch.ones(2), 0.5)
 
 
 # ---------------------------------------------------------------------- embedding, one_hot

@@ -2,6 +2,8 @@
 rest by ``1 / (1 - p)``, so the expected value is unchanged; identity in eval mode."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..._random import _gen
@@ -67,8 +69,32 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of ``(N, C, H, W)`` / ``(C, H, W)`` inputs with probability ``p``."""
-    return _channel_dropout(input, p, training, 2, "dropout2d")
+    """Zero whole channels of ``(N, C, H, W)`` inputs with probability ``p``.
+
+    As in PyTorch: another number of dimensions warns (deprecated) and drops along the
+    first two dimensions (a 2-D ``(N, C)`` input entry by entry); a 3-D input is taken as
+    ``(N, C, L)`` (channel-wise 1-D dropout) with PyTorch's warning; fewer than 2
+    dimensions raise RuntimeError.
+    """
+    _check_p(p)
+    dim = input._data.ndim
+    if dim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please "
+                      "use dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs "
+                      "with 2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D "
+                      "or 4D inputs).", stacklevel=2)
+    if dim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+                      "dim. This behavior will change in a future release to interpret the input as one without "
+                      "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    if dim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0:
+        return input
+    return DropoutFunction.apply(input, p, input._data.shape[:2] + (1,) * (dim - 2))
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:

@@ -469,12 +469,21 @@ class Module:
         """Cast all parameters and buffers to ``dst_type``."""
         return self._apply(lambda t: t.to(dst_type))
 
+    def share_memory(self) -> "Module":
+        """Move every parameter and buffer (and existing gradient) to shared memory in
+        place (``Tensor.share_memory_``), so processes sharing the module (Hogwild
+        training) update one set of values. Returns ``self``."""
+        return self._apply(lambda t: t.share_memory_())
+
     def cpu(self) -> "Module":
         """Parameters already live on the CPU: returns ``self``."""
         return self
 
     def cuda(self, device: Any = None) -> "Module":
-        raise RuntimeError("disttorch computes on the CPU only; Module.cuda() is unavailable")
+        """Raises as PyTorch's CPU build does (AssertionError: no CUDA; RuntimeError for an
+        integer device: no accelerator)."""
+        _check_device("cuda" if device is None else device)
+        return self
 
     # ------------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:

@@ -50,7 +50,8 @@ class DistributedDataParallel(Module):
 
     Args:
         module: the model (the same architecture on every rank).
-        device_ids, output_device: accepted for compatibility; disttorch runs on CPUs.
+        device_ids, output_device: as for a CPU module in PyTorch: ``device_ids`` must be
+            None or empty (a list of devices raises ValueError); ``output_device`` is ignored.
         broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to all ranks
             at every forward.
         process_group: the group to average over (default: the whole world).
@@ -75,6 +76,12 @@ class DistributedDataParallel(Module):
                  check_reduction: bool = False, gradient_as_bucket_view: bool = False,
                  static_graph: bool = False) -> None:
         super().__init__()
+        if device_ids:
+            raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
+                             "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                             f"{list(device_ids)}, output_device {output_device}, and module parameters "
+                             "{device(type='cpu')}. disttorch modules are CPU modules: leave device_ids out "
+                             "(device_ids=None).")
         dist = _dist()
         if not dist.is_initialized():
             raise RuntimeError("Default process group has not been initialized, please make sure "

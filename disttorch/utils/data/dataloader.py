@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing as mp
 import queue
+import warnings
 from typing import Any, Callable, Iterable, Iterator
 
 from ..._random import Generator, default_generator
@@ -134,6 +135,9 @@ class DataLoader:
 
     def __iter__(self) -> Iterator[Any]:
         fetch = _Fetch(self.collate_fn, self._auto_collation, self._iterable, self.drop_last)
+        if self.pin_memory:  # as PyTorch's CPU build: nothing to pin for
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
+                          "pinned memory won't be used.", UserWarning, stacklevel=2)
         if self.num_workers == 0:
             return self._single_process(fetch)
         return self._multi_process(fetch)

@@ -34,8 +34,9 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """A random permutation (or ``num_samples`` draws with ``replacement``), drawn from
-    ``generator`` (the default generator when None, so ``manual_seed`` fixes the order)."""
+    """A random permutation (or ``num_samples`` draws with ``replacement``, made lazily as
+    iteration proceeds), drawn from ``generator`` (the default generator when None, so
+    ``manual_seed`` fixes the order)."""
 
     def __init__(self, data_source: Any, replacement: bool = False, num_samples: int | None = None,
                  generator: Generator | None = None) -> None:
@@ -52,8 +53,10 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
         gen = self.generator or default_generator
-        if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=gen).tolist()
+        if self.replacement:  # drawn lazily, 32 at a time as PyTorch does: num_samples may be huge
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), generator=gen).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=gen).tolist()

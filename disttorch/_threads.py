@@ -1,0 +1,69 @@
+"""``torch.set_num_threads`` and friends: this process's compute threads.
+
+disttorch's heavy kernels are NumPy's BLAS calls (matrix products, convolutions as matrix
+products), so "intra-op threads" are the BLAS (and OpenMP) thread pools loaded in this
+process; they are read and set with ``threadpoolctl`` (``pip install disttorch[threads]``).
+disttorch runs no inter-op thread pool: ``set_num_interop_threads`` is kept for
+``get_num_interop_threads`` with PyTorch's rule that it may be set once.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+__all__ = ["get_num_interop_threads", "get_num_threads", "set_num_interop_threads", "set_num_threads"]
+
+_interop: dict[str, int | None] = {"threads": None}
+
+
+def _controller() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        raise ImportError("torch.set_num_threads/get_num_threads need the threadpoolctl package to "
+                          "reach NumPy's BLAS threads: pip install 'disttorch[threads]' "
+                          "(or pip install threadpoolctl)") from None
+    return ThreadpoolController()
+
+
+def _check_count(name: str, n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}")  # noqa: TRY004
+    if n <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
+    return n
+
+
+def set_num_threads(int: int) -> None:
+    """Set the number of threads of this process's BLAS/OpenMP pools (NumPy's matrix
+    products) to ``int``."""
+    n = _check_count("set_num_threads", int)
+    ctl = _controller()
+    ctl.limit(limits=n)
+
+
+def get_num_threads() -> int:
+    """The number of threads NumPy's BLAS uses in this process (the largest pool's size)."""
+    pools = [p for p in _controller().info() if p.get("user_api") in ("blas", "openmp")]
+    if not pools:
+        return 1
+    return max(int(p["num_threads"]) for p in pools)
+
+
+def set_num_interop_threads(int: int) -> None:
+    """Set the inter-op thread count once, before it is read, as in PyTorch (RuntimeError on
+    a second call). disttorch has no inter-op pool: the value is only reported back."""
+    n = _check_count("set_num_interop_threads", int)
+    if _interop["threads"] is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has started "
+                           "or set_num_interop_threads called")
+    _interop["threads"] = n
+
+
+def get_num_interop_threads() -> int:
+    """The inter-op thread count: the value set, else the number of usable cores (PyTorch's
+    default)."""
+    if _interop["threads"] is None:
+        _interop["threads"] = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else (os.cpu_count() or 1)
+    return _interop["threads"]

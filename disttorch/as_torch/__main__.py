@@ -1,0 +1,42 @@
+"""``python -m disttorch.as_torch prog.py ARGS`` / ``python -m disttorch.as_torch -m pkg.mod ARGS``:
+run an unmodified PyTorch program on disttorch in this process, as ``python prog.py`` would
+(``sys.argv``, ``sys.path[0]`` and ``__main__`` as Python sets them), with the alias on here
+and in every Python process the program starts."""
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+from . import enable_for_children, install
+
+USAGE = "usage: python -m disttorch.as_torch (prog.py | -m module) [ARGS...]"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the program named by ``argv`` (default ``sys.argv[1:]``) with the alias installed."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE + "\n\n" + (__doc__ or ""), file=sys.stderr if not args else sys.stdout)
+        raise SystemExit(2 if not args else 0)
+    enable_for_children()
+    install()
+    if args[0] == "-m":
+        if len(args) < 2:
+            print(f"{USAGE}\nerror: -m needs a module name", file=sys.stderr)
+            raise SystemExit(2)
+        sys.argv = args[1:]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        return
+    script = args[0]
+    if not os.path.exists(script):
+        print(f"{USAGE}\nerror: can't open file {os.path.abspath(script)!r}: no such file", file=sys.stderr)
+        raise SystemExit(2)
+    sys.argv = args
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    runpy.run_path(script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()

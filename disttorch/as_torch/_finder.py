@@ -1,0 +1,75 @@
+"""The ``import torch`` -> ``disttorch`` meta-path finder, standalone on purpose.
+
+This file imports nothing from disttorch, so the ``.pth`` hook and the ``sitecustomize``
+of :mod:`disttorch.as_torch` can load it by path at interpreter start-up without
+importing NumPy or disttorch: disttorch is imported only when a program imports
+``torch``. ``import torch.x`` returns the module ``disttorch.x`` itself (one module object
+under two names, so ``sys.modules["torch"] is disttorch``); a ``torch.x`` with no
+``disttorch.x`` raises ``ModuleNotFoundError: No module named 'torch.x'``.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import sys
+
+ENV = "DISTTORCH_AS_TORCH"
+_MARK = "_disttorch_as_torch_alias"
+
+
+def requested(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
+    """True when ``DISTTORCH_AS_TORCH`` asks for the alias (set, and not ``0``/``false``/``no``/``off``)."""
+    value = (os.environ if environ is None else environ).get(ENV, "").strip().lower()
+    return value not in ("", "0", "false", "no", "off")
+
+
+class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Meta-path finder and loader mapping ``torch[.x]`` to the module ``disttorch[.x]``."""
+
+    _disttorch_as_torch_alias = True
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch" and not name.startswith("torch."):
+            return None
+        real = "disttorch" + name[5:]
+        try:
+            found = importlib.util.find_spec(real)
+        except ModuleNotFoundError:
+            return None
+        if found is None:
+            return None
+        return importlib.util.spec_from_loader(name, self,
+                                               is_package=found.submodule_search_locations is not None)
+
+    def create_module(self, spec):
+        module = importlib.import_module("disttorch" + spec.name[5:])
+        spec.loader_state = module.__spec__  # the import system overwrites __spec__; put it back
+        return module
+
+    def exec_module(self, module):
+        """Nothing to run (the disttorch module ran when imported); keep its own ``__spec__``."""
+        spec = module.__spec__
+        if spec is not None and spec.loader_state is not None:
+            module.__spec__ = spec.loader_state
+
+
+def installed() -> bool:
+    """Whether the alias is on this interpreter's ``sys.meta_path``."""
+    return any(getattr(f, _MARK, False) for f in sys.meta_path)
+
+
+def install() -> None:
+    """Put the alias first on ``sys.meta_path`` (idempotent).
+
+    A real PyTorch imported before this call stays what ``torch`` names in this process,
+    so that case is an error rather than a silent mix of two libraries.
+    """
+    if installed():
+        return
+    loaded = sys.modules.get("torch")
+    if loaded is not None and getattr(loaded, "__name__", "") != "disttorch":
+        raise ImportError("the disttorch 'import torch' alias cannot be installed: a real PyTorch "
+                          f"({getattr(loaded, '__file__', '?')}) is already imported in this process")
+    sys.meta_path.insert(0, TorchAlias())

@@ -1,0 +1,141 @@
+"""``torch.multiprocessing.spawn`` / ``start_processes``: run ``fn(i, *args)`` in ``nprocs``
+processes, wait for them, and turn the first failure into an exception in the parent
+(with the child's traceback) after stopping the others."""
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "ProcessContext",
+    "ProcessException",
+    "ProcessExitedException",
+    "ProcessRaisedException",
+    "spawn",
+    "start_processes",
+]
+
+
+class ProcessException(Exception):
+    """A spawned process failed."""
+
+    def __init__(self, msg: str, error_index: int, pid: int) -> None:
+        super().__init__(msg)
+        self.msg, self.error_index, self.pid = msg, error_index, pid
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.msg, self.error_index, self.pid)
+
+
+class ProcessRaisedException(ProcessException):
+    """A spawned process raised an exception (its traceback is in the message)."""
+
+
+class ProcessExitedException(ProcessException):
+    """A spawned process exited with a non-zero code or was killed by a signal."""
+
+    def __init__(self, msg: str, error_index: int, error_pid: int, exit_code: int,
+                 signal_name: str | None = None) -> None:
+        super().__init__(msg, error_index, error_pid)
+        self.exit_code, self.signal_name = exit_code, signal_name
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.msg, self.error_index, self.pid, self.exit_code, self.signal_name)
+
+
+def _wrap(fn: Callable, i: int, args: tuple, error_queue: Any) -> None:
+    try:
+        fn(i, *args)
+    except KeyboardInterrupt:
+        pass  # the parent is stopping the job
+    except Exception:  # noqa: BLE001 (any failure goes to the parent)
+        error_queue.put(traceback.format_exc())
+        sys.exit(1)
+
+
+class ProcessContext:
+    """The processes of one :func:`start_processes` call; :meth:`join` waits for them."""
+
+    def __init__(self, processes: list, error_queues: list) -> None:
+        self.processes, self.error_queues = processes, error_queues
+        self.sentinels = {p.sentinel: i for i, p in enumerate(processes)}
+
+    def pids(self) -> list[int]:
+        """The process ids, by index."""
+        return [int(p.pid) for p in self.processes]
+
+    def join(self, timeout: float | None = None, grace_period: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds (forever when None) for a process to end.
+
+        Returns True when all ended successfully, False while some still run. When one
+        failed, the others are terminated and ProcessRaisedException (it raised; its
+        traceback is in the message) or ProcessExitedException (non-zero exit or signal)
+        is raised.
+        """
+        if not self.sentinels:
+            return True
+        ready = multiprocessing.connection.wait(list(self.sentinels), timeout=timeout)
+        failed = None
+        for sentinel in ready:
+            i = self.sentinels.pop(sentinel)
+            p = self.processes[i]
+            p.join()
+            if p.exitcode != 0 and failed is None:
+                failed = i
+        if failed is None:
+            return not self.sentinels
+        for p in self.processes:
+            if p.is_alive():
+                p.terminate()
+        for p in self.processes:
+            p.join(grace_period if grace_period is not None else 10)
+            if p.is_alive():
+                p.kill()
+                p.join()
+        self.sentinels.clear()
+        p, q = self.processes[failed], self.error_queues[failed]
+        if not q.empty():
+            tb = q.get()
+            raise ProcessRaisedException(f"\n\n-- Process {failed} terminated with the following error:\n{tb}",
+                                         failed, p.pid)
+        if p.exitcode < 0:
+            name = signal.Signals(-p.exitcode).name
+            raise ProcessExitedException(f"process {failed} terminated with signal {name}", failed, p.pid,
+                                         p.exitcode, name)
+        raise ProcessExitedException(f"process {failed} terminated with exit code {p.exitcode}", failed, p.pid,
+                                     p.exitcode)
+
+
+def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
+                    start_method: str = "spawn") -> ProcessContext | None:
+    """Start ``nprocs`` processes (``start_method``: spawn, fork or forkserver) each
+    running ``fn(i, *args)`` for its index ``i``. With ``join`` wait for all and return
+    None (raising as :meth:`ProcessContext.join` does); else return the
+    :class:`ProcessContext`."""
+    if not isinstance(nprocs, int) or nprocs < 1:
+        raise ValueError(f"nprocs must be a positive integer, got {nprocs!r}")
+    ctx = multiprocessing.get_context(start_method)
+    processes, queues = [], []
+    for i in range(nprocs):
+        q = ctx.SimpleQueue()
+        p = ctx.Process(target=_wrap, args=(fn, i, args, q), daemon=daemon)
+        p.start()
+        processes.append(p)
+        queues.append(q)
+    context = ProcessContext(processes, queues)
+    if not join:
+        return context
+    while not context.join():
+        pass
+    return None
+
+
+def spawn(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
+          start_method: str = "spawn") -> ProcessContext | None:
+    """:func:`start_processes` with the ``spawn`` start method by default (as PyTorch)."""
+    return start_processes(fn, args, nprocs, join, daemon, start_method)

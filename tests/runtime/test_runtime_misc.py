@@ -1,0 +1,303 @@
+"""Runtime functions a training script touches: threads, compile/jit/onnx, testing.assert_close,
+global flags, legacy tensor types, size= keywords, optimiser switches, Dropout2d on 2-D
+input, the lazy RandomSampler, DDP(device_ids=...)."""
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import tracemalloc
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import disttorch
+from disttorch import nn
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def real_torch():
+    return pytest.importorskip("torch")
+
+
+# ---------------------------------------------------------------------- threads
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+    return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+
+def test_set_num_threads_really_changes_the_blas_pool():
+    pytest.importorskip("threadpoolctl")
+    before = disttorch.get_num_threads()
+    try:
+        disttorch.set_num_threads(1)
+        assert disttorch.get_num_threads() == 1 and set(_blas_threads()) == {1}
+        a = disttorch.randn(64, 64)
+        assert (a @ a).shape == (64, 64)
+    finally:
+        disttorch.set_num_threads(before)
+    assert disttorch.get_num_threads() == before and max(_blas_threads()) == before
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("expr", ["set_num_threads(0)", "set_num_threads('a')", "set_num_threads(True)"])
+def test_thread_argument_errors_match(real_torch, expr):
+    for lib in (disttorch, real_torch):
+        with pytest.raises(RuntimeError) as info:
+            eval(f"lib.{expr}")
+        if lib is disttorch:
+            ours = str(info.value)
+        else:
+            assert str(info.value).split(",")[0] == ours.split(",")[0] or "expects" in ours
+
+
+@pytest.mark.timeout(60)
+def test_interop_threads_set_once_like_pytorch():
+    code = ("import disttorch as t\nt.set_num_interop_threads(3)\nprint(t.get_num_interop_threads())\n"
+            "try:\n    t.set_num_interop_threads(2)\nexcept RuntimeError as e:\n    print('again', e)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=50,
+                         check=True).stdout
+    assert out.startswith("3\nagain Error: cannot set number of interop threads")
+
+
+def test_threads_without_threadpoolctl_name_the_pip_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)
+    with pytest.raises(ImportError, match=r"pip install 'disttorch\[threads\]'"):
+        disttorch.set_num_threads(1)
+
+
+# ---------------------------------------------------------------------- compile, jit, onnx
+def test_compile_and_jit_return_callables_computing_the_same():
+    model = nn.Linear(3, 2)
+    x = disttorch.randn(4, 3)
+    assert disttorch.compile(model) is model and disttorch.compile(model, mode="max-autotune") is model
+
+    @disttorch.compile
+    def f(a):
+        return a * 2
+
+    @disttorch.compile(fullgraph=True)
+    def g(a):
+        return a + 1
+    assert f(x).tolist() == (x * 2).tolist() and g(x).tolist() == (x + 1).tolist()
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fast"):
+        disttorch.compile(model, mode="fast")
+    with pytest.raises(RuntimeError, match="Invalid backend"):
+        disttorch.compile(model, backend="nope")
+    assert disttorch.jit.script(model) is model
+    traced = disttorch.jit.trace(model, x)
+    np.testing.assert_array_equal(traced(x).detach().numpy(), model(x).detach().numpy())
+    with pytest.raises(RuntimeError, match="example_inputs"):
+        disttorch.jit.trace(model)
+    assert not disttorch.jit.is_scripting() and disttorch.jit.ignore(f) is f
+
+
+def test_onnx_imports_and_export_says_what_to_do():
+    from disttorch import onnx
+    assert not onnx.is_in_onnx_export()
+    with pytest.raises(RuntimeError, match="not available in disttorch.*state_dict"):
+        onnx.export(nn.Linear(2, 2), (disttorch.ones(1, 2),), "m.onnx")
+
+
+# ---------------------------------------------------------------------- testing.assert_close
+CLOSE_CASES = [
+    "torch.tensor([1., 2., 3.]), torch.tensor([1., 2.1, 3.])",
+    "torch.tensor([1., 2.]), torch.tensor([1., 2.], dtype=torch.float64)",
+    "torch.tensor([1., 2.]), torch.tensor([1., 2., 3.])",
+    "1.0, 1.1",
+    "[torch.tensor(1.)], [torch.tensor(2.)]",
+    "torch.tensor([1, 2]), torch.tensor([1, 3])",
+    "{'a': torch.tensor(1.)}, {'b': torch.tensor(1.)}",
+    "torch.tensor([1., float('nan')]), torch.tensor([1., float('nan')])",
+    "torch.tensor([1., float('nan')]), torch.tensor([1., float('nan')]), equal_nan=True",
+    "torch.tensor([1., 2.]), torch.tensor([1., 2.0001]), rtol=1e-3, atol=0.",
+    "torch.tensor([[1., 2.], [3., 4.]]), torch.tensor([[1., 2.], [3., 5.]])",
+    "torch.tensor([1., 2.], dtype=torch.float16), torch.tensor([1., 2.001], dtype=torch.float16)",
+    "torch.tensor([1., 2.]), torch.tensor([1., 2.], dtype=torch.float64), check_dtype=False",
+    "(1, 2), (1, 2)",
+    "torch.tensor([1.]), torch.tensor([2.]), msg='custom'",
+    "torch.tensor([True, False]), torch.tensor([True, True])",
+]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("args", CLOSE_CASES)
+def test_assert_close_matches_pytorch(real_torch, args):
+    def outcome(torch):
+        try:
+            eval(f"torch.testing.assert_close({args})")
+        except AssertionError as e:
+            return str(e).replace("disttorch.", "torch.")  # dtypes print as disttorch.float32
+        return None
+    assert outcome(disttorch) == outcome(real_torch)
+
+
+def test_assert_close_argument_errors():
+    with pytest.raises(ValueError, match="Both 'rtol' and 'atol'"):
+        disttorch.testing.assert_close(1.0, 1.0, rtol=1e-3)
+    with pytest.raises(TypeError, match="No comparison pair"):
+        disttorch.testing.assert_close("a", "a")
+
+
+# ---------------------------------------------------------------------- global flags
+@pytest.mark.parity
+def test_flags_match_pytorch(real_torch):
+    for lib in (disttorch, real_torch):
+        assert lib.get_float32_matmul_precision() == "highest"
+        with pytest.warns(UserWarning, match="bad is not one of 'highest', 'high', or 'medium'"):
+            lib.set_float32_matmul_precision("bad")
+        assert lib.get_float32_matmul_precision() == "highest"
+        lib.set_float32_matmul_precision("medium")
+        assert lib.get_float32_matmul_precision() == "medium"
+        lib.set_float32_matmul_precision("highest")
+        assert not lib.are_deterministic_algorithms_enabled()
+        lib.use_deterministic_algorithms(True, warn_only=True)
+        assert lib.are_deterministic_algorithms_enabled() and lib.is_deterministic_algorithms_warn_only_enabled()
+        lib.use_deterministic_algorithms(False)
+        assert not lib.are_deterministic_algorithms_enabled()
+        with pytest.raises(TypeError, match="must be bool, not int"):
+            lib.use_deterministic_algorithms(1)
+        assert lib.get_default_device() == lib.device("cpu")
+        lib.set_default_device("cpu")
+        lib.set_default_device(None)
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        disttorch.set_default_device("cuda")  # PyTorch raises at the next tensor; disttorch at once
+
+
+# ---------------------------------------------------------------------- legacy types, size=
+LEGACY = [
+    "torch.FloatTensor(2, 3).shape", "torch.FloatTensor([1, 2]).tolist()", "torch.LongTensor([1, 2]).dtype",
+    "torch.zeros(2).type()", "torch.zeros(2).type(torch.LongTensor).dtype",
+    "isinstance(torch.zeros(2), torch.FloatTensor)", "isinstance(torch.zeros(2), torch.LongTensor)",
+    "isinstance(torch.tensor([1]), torch.LongTensor)", "torch.ByteTensor(3).dtype", "torch.BoolTensor([1, 0]).tolist()",
+    "torch.HalfTensor([1]).dtype", "torch.zeros(2).type('torch.DoubleTensor').dtype",
+    "torch.zeros(2).type(torch.float64).dtype", "repr(torch.FloatTensor)", "torch.FloatTensor.dtype",
+    "issubclass(torch.FloatTensor, torch.Tensor)", "torch.zeros(2).type(torch.IntTensor).type()",
+    "torch.zeros(2, dtype=torch.int8).type()", "torch.zeros(2, dtype=torch.bool).type()",
+    "torch.FloatTensor(torch.zeros(2, dtype=torch.float64))", "torch.FloatTensor(torch.zeros(2)).tolist()",
+    "torch.LongTensor(2.5)", "torch.FloatTensor(size=(2,)).shape", "torch.zeros(2).type('bad')",
+    "torch.cuda.FloatTensor(2)", "isinstance(torch.zeros(2), torch.cuda.FloatTensor)",
+    "torch.DoubleTensor(torch.Size([2, 1])).shape",
+    "torch.empty(size=(2, 3)).shape", "torch.zeros(size=(2,)).shape", "torch.ones(size=[2, 1]).shape",
+    "torch.rand(size=(2,)).shape", "torch.randn(size=(2,)).dtype", "torch.full(size=(2,), fill_value=3).tolist()",
+    "torch.randint(0, 5, size=(3,)).shape", "torch.zeros(2, size=(2,))", "torch.ones(2, 3).shape",
+    "torch.zeros((2, 3)).shape", "torch.rand(2, device='cuda')",
+]
+
+
+def _outcome(torch, expr):
+    try:
+        value = eval(expr, {"torch": torch})
+    except Exception as e:  # noqa: BLE001 (the type is the answer)
+        return "raises", type(e).__name__
+    text = str(value)
+    return "value", text.replace("disttorch.", "torch.")  # disttorch's dtypes print as disttorch.float32
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("expr", LEGACY)
+def test_legacy_types_and_size_keyword_match_pytorch(real_torch, expr):
+    assert _outcome(disttorch, expr) == _outcome(real_torch, expr)
+
+
+@pytest.mark.parity
+def test_set_default_tensor_type_like_pytorch(real_torch):
+    with pytest.warns(UserWarning, match="set_default_tensor_type\\(\\) is deprecated"):
+        disttorch.set_default_tensor_type(disttorch.DoubleTensor)
+    disttorch.set_default_dtype(disttorch.float32)
+    for lib in (disttorch, real_torch):  # PyTorch warns once per process: compare the effects
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                lib.set_default_tensor_type(lib.DoubleTensor)
+                assert lib.zeros(1).dtype == lib.float64
+                lib.set_default_tensor_type("torch.FloatTensor")
+                assert lib.zeros(1).dtype == lib.float32
+                with pytest.raises(TypeError, match="only floating-point types"):
+                    lib.set_default_tensor_type(lib.LongTensor)
+                with pytest.raises(TypeError, match="not available"):
+                    lib.set_default_tensor_type("torch.cuda.FloatTensor")
+            finally:
+                lib.set_default_dtype(lib.float32)
+
+
+# ---------------------------------------------------------------------- optimisers, dropout2d, sampler, DDP
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_optimisers_accept_fused_and_foreach_with_the_same_updates(name):
+    results = []
+    for kw in ({}, {"fused": True}, {"foreach": True}, {"foreach": False, "fused": False}):
+        disttorch.manual_seed(0)
+        model = nn.Linear(4, 2)
+        opt = getattr(disttorch.optim, name)(model.parameters(), lr=0.1, **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            model(disttorch.ones(3, 4)).pow(2).sum().backward()
+            opt.step()
+        results.append(model.weight.detach().numpy().copy())
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+    with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
+        getattr(disttorch.optim, name)(nn.Linear(1, 1).parameters(), lr=0.1, fused=True, foreach=True)
+
+
+@pytest.mark.parity
+def test_dropout2d_on_2d_input_warns_like_pytorch(real_torch):
+    messages = []
+    for lib in (disttorch, real_torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = lib.nn.Dropout2d(0.5)(lib.ones(64, 32))
+        messages.append([str(x.message) for x in w])
+        kept = out.detach().numpy()
+        assert set(np.unique(kept)) <= {0.0, 2.0} and 0.3 < (kept == 0).mean() < 0.7  # entries dropped
+    assert messages[0] == messages[1] and "Received a 2-D input to dropout2d" in messages[0][0]
+    x = disttorch.ones(2, 3, 5, requires_grad=True)
+    with pytest.warns(UserWarning, match="interpreted as shape \\(N, C, L\\)"):
+        out = nn.functional.dropout2d(x, 0.5)
+    rows = out.detach().numpy()
+    assert ((rows == 0).all(-1) | (rows == 2).all(-1)).all()  # whole (N, C) rows, as PyTorch
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), rows)
+
+
+def test_random_sampler_with_replacement_draws_lazily():
+    from disttorch.utils.data import RandomSampler
+    sampler = RandomSampler(range(10), replacement=True, num_samples=10 ** 10)
+    assert len(sampler) == 10 ** 10
+    tracemalloc.start()
+    try:
+        first = list(itertools.islice(iter(sampler), 100))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(first) == 100 and all(0 <= i < 10 for i in first) and peak < 1 << 20
+    disttorch.manual_seed(3)
+    a = list(RandomSampler(range(7), replacement=True, num_samples=70))
+    disttorch.manual_seed(3)
+    assert a == list(RandomSampler(range(7), replacement=True, num_samples=70)) and len(a) == 70
+    assert set(a) == set(range(7))
+
+
+def test_ddp_rejects_device_ids_on_a_cpu_module_like_pytorch():
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+    with pytest.raises(ValueError, match="device_ids and output_device arguments only work with.*device_ids \\[0\\]"):
+        DDP(nn.Linear(2, 2), device_ids=[0])
+
+
+@pytest.mark.parity
+def test_dataloader_pin_memory_warns_like_the_cpu_build(real_torch):
+    messages = []
+    for lib in (disttorch, real_torch):
+        loader = lib.utils.data.DataLoader(list(range(4)), batch_size=2, pin_memory=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            batches = [b.tolist() for b in loader]
+        assert batches == [[0, 1], [2, 3]]
+        messages.append([str(x.message) for x in w if "pin_memory" in str(x.message)])
+    assert messages[0] == messages[1] and len(messages[0]) == 1
