@@ -25,7 +25,7 @@ def test_every_dtype_carries_its_names(name):
     d = getattr(dt, name)
     assert (d.scalar_name, d.c_name) == NAMES[name]
     assert _dtype.scalar_type_name(d.numpy) == d.scalar_name and _dtype.c_type_name(d.numpy) == d.c_name
-    assert dt.zeros(1, dtype=d).type() == f"disttorch.{d.scalar_name}Tensor"
+    assert dt.zeros(1, dtype=d).type() == f"torch.{d.scalar_name}Tensor"  # PyTorch's legacy type name
 
 
 def test_unknown_numpy_dtype_falls_back_to_its_own_name():
