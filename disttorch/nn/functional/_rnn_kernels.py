@@ -1,0 +1,238 @@
+"""Pure-NumPy kernels of the recurrent layers: one layer-direction's whole sequence forward
+(saving what backward needs) and backward through time. No tensors, no autograd here.
+
+Layout: the sequence is *packed* (PyTorch's ``PackedSequence`` layout): ``xw`` holds the input
+projection ``x @ W_ihᵀ + b`` of every time step stacked as rows ``(N, G)``; step ``t`` owns rows
+``offsets[t]:offsets[t] + batch_sizes[t]`` and the batch sizes never grow. An ordinary
+``(T, B, I)`` input is the special case ``batch_sizes = [B] * T``. Step ``t`` updates the first
+``batch_sizes[t]`` rows of the running state; rows of sequences that have ended (forward
+direction) or not yet started (reverse direction) keep their state, so the final state of each
+sequence is its last real step's and the reverse direction starts every sequence from ``h0``.
+
+Per step: the gates are ``xw[t] + h @ W_hhᵀ`` (one matrix product for all gates). Sigmoids are
+computed as ``0.5 * tanh(x / 2) + 0.5`` in place. Backward walks the steps in the opposite
+order and returns the gate gradients of every step as one ``(N, G)`` array, so the caller
+forms ``dX``, ``dW_ih``, ``dW_hh`` and the bias gradients with one matrix product each.
+
+Gate order is PyTorch's: LSTM ``i, f, g, o``; GRU ``r, z, n``.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+__all__ = [
+    "gru_backward",
+    "gru_forward",
+    "lstm_backward",
+    "lstm_forward",
+    "rnn_backward",
+    "rnn_forward",
+    "steps",
+]
+
+
+def steps(batch_sizes: Sequence[int], reverse: bool) -> Iterator[tuple[int, int, int]]:
+    """``(start, stop, batch)`` row ranges of the packed steps, in processing order."""
+    offsets = np.concatenate([[0], np.cumsum(batch_sizes)]).tolist()
+    order = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
+    for t in order:
+        yield offsets[t], offsets[t + 1], offsets[t + 1] - offsets[t]
+
+
+def _sigmoid_(a: np.ndarray) -> np.ndarray:
+    """In-place logistic sigmoid through tanh (one transcendental pass, no overflow)."""
+    a *= 0.5
+    np.tanh(a, out=a)
+    a *= 0.5
+    a += 0.5
+    return a
+
+
+# ------------------------------------------------------------------------ Elman RNN
+def rnn_forward(xw: np.ndarray, h0: np.ndarray, w_hh: np.ndarray, b_hh: np.ndarray | None,
+                batch_sizes: Sequence[int], reverse: bool, relu: bool) -> tuple:
+    """``h_t = act(xw_t + h_{t-1} W_hhᵀ + b_hh)``; returns ``(y (N, H), h_n, saved)``."""
+    y = np.empty_like(xw)
+    hprev = np.empty_like(xw)
+    h = h0.copy()
+    w_t = w_hh.T
+    for s, e, b in steps(batch_sizes, reverse):
+        hprev[s:e] = h[:b]
+        pre = y[s:e]
+        np.matmul(h[:b], w_t, out=pre)
+        pre += xw[s:e]
+        if b_hh is not None:
+            pre += b_hh
+        if relu:
+            np.maximum(pre, 0, out=pre)
+        else:
+            np.tanh(pre, out=pre)
+        h[:b] = pre
+    return y, h, (y, hprev)
+
+
+def rnn_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray,
+                 batch_sizes: Sequence[int], reverse: bool, relu: bool) -> tuple:
+    """Returns ``(dpre (N, H), dh0, hprev)``: pre-activation gradients of every step."""
+    y, hprev = saved
+    dpre = np.empty_like(y)
+    dh = dhn.copy()
+    for s, e, b in steps(batch_sizes, not reverse):
+        g = dpre[s:e]
+        np.add(dh[:b], dy[s:e], out=g)
+        if relu:
+            g *= y[s:e] > 0
+        else:
+            g *= 1 - y[s:e] * y[s:e]
+        dh[:b] = g @ w_hh
+    return dpre, dh, hprev
+
+
+# ------------------------------------------------------------------------------ LSTM
+def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarray,
+                 b_hh: np.ndarray | None, w_hr: np.ndarray | None, batch_sizes: Sequence[int],
+                 reverse: bool) -> tuple:
+    """One LSTM layer-direction; returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where
+    ``P`` is the projection size (``H`` without projection)."""
+    n, hs = xw.shape[0], c0.shape[1]
+    p = h0.shape[1]
+    gates = np.empty_like(xw)
+    c_all = np.empty((n, hs), dtype=xw.dtype)
+    cprev = np.empty((n, hs), dtype=xw.dtype)
+    tanh_c = np.empty((n, hs), dtype=xw.dtype)
+    hprev = np.empty((n, p), dtype=xw.dtype)
+    hc = np.empty((n, hs), dtype=xw.dtype) if w_hr is not None else None
+    y = np.empty((n, p), dtype=xw.dtype)
+    h, c = h0.copy(), c0.copy()
+    w_t = w_hh.T
+    w_r = w_hr.T if w_hr is not None else None
+    for s, e, b in steps(batch_sizes, reverse):
+        hprev[s:e] = h[:b]
+        cprev[s:e] = c[:b]
+        g = gates[s:e]
+        np.matmul(h[:b], w_t, out=g)
+        g += xw[s:e]
+        if b_hh is not None:
+            g += b_hh
+        _sigmoid_(g[:, :2 * hs])
+        np.tanh(g[:, 2 * hs:3 * hs], out=g[:, 2 * hs:3 * hs])
+        _sigmoid_(g[:, 3 * hs:])
+        ct = c_all[s:e]
+        np.multiply(g[:, hs:2 * hs], c[:b], out=ct)
+        ct += g[:, :hs] * g[:, 2 * hs:3 * hs]
+        c[:b] = ct
+        tc = tanh_c[s:e]
+        np.tanh(ct, out=tc)
+        if w_r is None:
+            np.multiply(g[:, 3 * hs:], tc, out=y[s:e])
+        else:
+            np.multiply(g[:, 3 * hs:], tc, out=hc[s:e])
+            np.matmul(hc[s:e], w_r, out=y[s:e])
+        h[:b] = y[s:e]
+    return y, h, c, (gates, cprev, tanh_c, hprev, hc)
+
+
+def lstm_backward(dy: np.ndarray, dhn: np.ndarray, dcn: np.ndarray, saved: tuple,
+                  w_hh: np.ndarray, w_hr: np.ndarray | None, batch_sizes: Sequence[int],
+                  reverse: bool) -> tuple:
+    """Returns ``(dgates (N, 4H), dh0, dc0, hprev, dh_out, hc)``: pre-activation gate
+    gradients, the initial-state gradients, and what ``dW_hh``/``dW_hr`` are formed from
+    (``dh_out`` is the gradient of each step's output ``h``, needed only with projection)."""
+    gates, cprev, tanh_c, hprev, hc = saved
+    hs = cprev.shape[1]
+    dgates = np.empty_like(gates)
+    dh_out = np.empty_like(hprev) if w_hr is not None else None
+    dh, dc = dhn.copy(), dcn.copy()
+    for s, e, b in steps(batch_sizes, not reverse):
+        g = gates[s:e]
+        i, f, gg, o = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:3 * hs], g[:, 3 * hs:]
+        tc = tanh_c[s:e]
+        dht = dh[:b] + dy[s:e]
+        if w_hr is not None:
+            dh_out[s:e] = dht
+            dht = dht @ w_hr
+        d = dgates[s:e]
+        do, di, df, dg = d[:, 3 * hs:], d[:, :hs], d[:, hs:2 * hs], d[:, 2 * hs:3 * hs]
+        np.multiply(dht, tc, out=do)
+        do *= o * (1 - o)
+        dct = dht * o
+        dct *= 1 - tc * tc
+        dct += dc[:b]
+        np.multiply(dct, gg, out=di)
+        di *= i * (1 - i)
+        np.multiply(dct, cprev[s:e], out=df)
+        df *= f * (1 - f)
+        np.multiply(dct, i, out=dg)
+        dg *= 1 - gg * gg
+        dc[:b] = dct * f
+        dh[:b] = d @ w_hh
+    return dgates, dh, dc, hprev, dh_out, hc
+
+
+# ------------------------------------------------------------------------------- GRU
+def gru_forward(xw: np.ndarray, h0: np.ndarray, w_hh: np.ndarray, b_hh: np.ndarray | None,
+                batch_sizes: Sequence[int], reverse: bool) -> tuple:
+    """One GRU layer-direction (``xw`` holds ``x W_ihᵀ + b_ih``; ``b_hh`` stays inside the
+    reset gate's product, as PyTorch); returns ``(y (N, H), h_n, saved)``."""
+    n, hs = xw.shape[0], h0.shape[1]
+    gates = np.empty_like(xw)      # r, z, n after their activations
+    ghn = np.empty((n, hs), dtype=xw.dtype)   # W_hn h + b_hn (before the reset gate)
+    hprev = np.empty((n, hs), dtype=xw.dtype)
+    y = np.empty((n, hs), dtype=xw.dtype)
+    h = h0.copy()
+    w_t = w_hh.T
+    for s, e, b in steps(batch_sizes, reverse):
+        hp = h[:b]
+        hprev[s:e] = hp
+        gh = hp @ w_t
+        if b_hh is not None:
+            gh += b_hh
+        g = gates[s:e]
+        np.add(xw[s:e], gh, out=g)
+        _sigmoid_(g[:, :2 * hs])
+        ghn[s:e] = gh[:, 2 * hs:]
+        nt = g[:, 2 * hs:]
+        np.multiply(g[:, :hs], gh[:, 2 * hs:], out=nt)
+        nt += xw[s:e, 2 * hs:]
+        np.tanh(nt, out=nt)
+        yt = y[s:e]
+        np.subtract(hp, nt, out=yt)      # h = n + z (h_prev - n)
+        yt *= g[:, hs:2 * hs]
+        yt += nt
+        h[:b] = yt
+    return y, h, (gates, ghn, hprev)
+
+
+def gru_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray,
+                 batch_sizes: Sequence[int], reverse: bool) -> tuple:
+    """Returns ``(dgi (N, 3H), dgh (N, 3H), dh0, hprev)``: gradients of the input-side and
+    hidden-side gate pre-activations (they differ in the ``n`` gate) and of ``h0``."""
+    gates, ghn, hprev = saved
+    hs = hprev.shape[1]
+    dgi = np.empty_like(gates)
+    dgh = np.empty_like(gates)
+    dh = dhn.copy()
+    for s, e, b in steps(batch_sizes, not reverse):
+        g = gates[s:e]
+        r, z, nt = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:]
+        hp = hprev[s:e]
+        dht = dh[:b] + dy[s:e]
+        di = dgi[s:e]
+        dr, dz, dn = di[:, :hs], di[:, hs:2 * hs], di[:, 2 * hs:]
+        np.subtract(hp, nt, out=dz)
+        dz *= dht
+        dz *= z * (1 - z)
+        np.subtract(1, z, out=dn)
+        dn *= dht
+        dn *= 1 - nt * nt
+        np.multiply(dn, ghn[s:e], out=dr)
+        dr *= r * (1 - r)
+        dg = dgh[s:e]
+        dg[:, :2 * hs] = di[:, :2 * hs]
+        np.multiply(dn, r, out=dg[:, 2 * hs:])
+        dhp = dg @ w_hh
+        dhp += dht * z
+        dh[:b] = dhp
+    return dgi, dgh, dh, hprev
