@@ -56,7 +56,7 @@ class PackedSequence(namedtuple("PackedSequence_", ["data", "batch_sizes", "sort
 
     __slots__ = ()
 
-    def __new__(cls, data: Tensor, batch_sizes: Tensor | None = None,
+    def __new__(cls, data: Tensor, batch_sizes: Tensor | None = None,  # noqa: PYI034
                 sorted_indices: Tensor | None = None,
                 unsorted_indices: Tensor | None = None) -> PackedSequence:
         if unsorted_indices is None:
@@ -252,7 +252,7 @@ def pad_sequence(sequences: Tensor | Sequence[Tensor], batch_first: bool = False
             raise RuntimeError(f"The size of tensor a ({trail}) must match the size of tensor b "
                                f"({tuple(s.shape[1:])}) at non-singleton dimension 1")
     lens = np.array([s.shape[0] for s in sequences], dtype=np.int64)
-    batch, t_max = len(sequences), int(lens.max())
+    t_max = int(lens.max())
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
     total = int(lens.sum())
     steps = np.arange(t_max)[:, None]                              # (T, 1)
