@@ -20,7 +20,7 @@ from ._fused import column_sum, numpy_backward
 
 __all__ = ["RecurrentLayerFunction", "recurrent_layer"]
 
-_MODES = ("RNN_TANH", "RNN_RELU", "LSTM", "GRU")
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
 def _arr(t: Tensor | None) -> np.ndarray | None:
@@ -37,19 +37,25 @@ class RecurrentLayerFunction(Function):
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, batch_sizes, reverse):
         xa, wih, whh = x._data, w_ih._data, w_hh._data
         bih, bhh, whr = _arr(b_ih), _arr(b_hh), _arr(w_hr)
+        scale = K.gate_scale(mode, whh.shape[0] // _GATES[mode], whh.dtype)
+        if scale is not None:  # halve the sigmoid gates' rows (see _rnn_kernels)
+            wih, whh_t = wih * scale[:, None], np.ascontiguousarray(whh.T * scale)
+            bih, bhh = (None if b is None else b * scale for b in (bih, bhh))
+        else:
+            whh_t = np.ascontiguousarray(whh.T)
         xw = xa @ wih.T
         if bih is not None:
             xw += bih
+        if mode != "GRU" and bhh is not None:  # b_hh adds linearly: fold it in once
+            xw += bhh
         if mode == "LSTM":
-            y, hn, cn, saved = K.lstm_forward(xw, h0._data, c0._data, whh, bhh, whr, batch_sizes,
-                                              reverse)
+            y, hn, cn, saved = K.lstm_forward(xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse)
             outs = (y, hn, cn)
         elif mode == "GRU":
-            y, hn, saved = K.gru_forward(xw, h0._data, whh, bhh, batch_sizes, reverse)
+            y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse)
             outs = (y, hn)
         else:
-            y, hn, saved = K.rnn_forward(xw, h0._data, whh, bhh, batch_sizes, reverse,
-                                         mode == "RNN_RELU")
+            y, hn, saved = K.rnn_forward(xw, h0._data, whh_t, batch_sizes, reverse, mode == "RNN_RELU")
             outs = (y, hn)
         ctx.kernel_saved, ctx.mode, ctx.batch_sizes, ctx.reverse = saved, mode, batch_sizes, reverse
         ctx.has_b, ctx.shapes = b_ih is not None, (h0._data.shape, None if c0 is None else c0._data.shape)
@@ -115,7 +121,7 @@ def recurrent_layer(mode: str, x: Tensor, h0: Tensor, c0: Tensor | None, w_ih: T
     Returns:
         ``(y (N, P), h_n (B, P))`` and, for LSTM, ``c_n (B, H)`` as a third element.
     """
-    if mode not in _MODES:
+    if mode not in _GATES:
         raise ValueError(f"Unknown mode '{mode}'")
     return RecurrentLayerFunction.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode,
                                         tuple(int(b) for b in batch_sizes), bool(reverse))

@@ -9,8 +9,11 @@ projection ``x @ W_ihᵀ + b`` of every time step stacked as rows ``(N, G)``; st
 direction) or not yet started (reverse direction) keep their state, so the final state of each
 sequence is its last real step's and the reverse direction starts every sequence from ``h0``.
 
-Per step: the gates are ``xw[t] + h @ W_hhᵀ`` (one matrix product for all gates). Sigmoids are
-computed as ``0.5 * tanh(x / 2) + 0.5`` in place. Backward walks the steps in the opposite
+Per step: the gates are ``xw[t] + h @ W_hhᵀ`` (one matrix product for all gates, with a
+C-contiguous ``W_hhᵀ``, which BLAS multiplies fastest). A sigmoid is ``0.5 * tanh(x / 2) + 0.5``;
+the forward kernels take ``xw`` and ``W_hhᵀ`` with the rows of the sigmoid gates already halved
+(``gate_scale``), so one ``tanh`` covers all gates of a step. Biases that add linearly
+(``b_hh`` of RNN and LSTM) are folded into ``xw`` by the caller. Backward walks the steps in the opposite
 order and returns the gate gradients of every step as one ``(N, G)`` array, so the caller
 forms ``dX``, ``dW_ih``, ``dW_hh`` and the bias gradients with one matrix product each.
 
@@ -23,6 +26,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 __all__ = [
+    "gate_scale",
     "gru_backward",
     "gru_forward",
     "lstm_backward",
@@ -41,30 +45,40 @@ def steps(batch_sizes: Sequence[int], reverse: bool) -> Iterator[tuple[int, int,
         yield offsets[t], offsets[t + 1], offsets[t + 1] - offsets[t]
 
 
-def _sigmoid_(a: np.ndarray) -> np.ndarray:
-    """In-place logistic sigmoid through tanh (one transcendental pass, no overflow)."""
-    a *= 0.5
-    np.tanh(a, out=a)
+def gate_scale(mode: str, hidden: int, dtype: np.dtype) -> np.ndarray | None:
+    """Per gate row: 0.5 for the sigmoid gates (LSTM ``i, f, o``; GRU ``r, z``), 1 otherwise;
+    None for the Elman RNN. Multiply ``W_ih``, ``W_hh`` and the biases' rows by it before the
+    forward kernels."""
+    if mode == "LSTM":
+        scale = np.full(4 * hidden, 0.5, dtype=dtype)
+        scale[2 * hidden:3 * hidden] = 1.0
+    elif mode == "GRU":
+        scale = np.ones(3 * hidden, dtype=dtype)
+        scale[:2 * hidden] = 0.5
+    else:
+        return None
+    return scale
+
+
+def _finish_sigmoid_(a: np.ndarray) -> None:
+    """``tanh(x / 2)`` -> ``sigmoid(x)`` in place."""
     a *= 0.5
     a += 0.5
-    return a
 
 
 # ------------------------------------------------------------------------ Elman RNN
-def rnn_forward(xw: np.ndarray, h0: np.ndarray, w_hh: np.ndarray, b_hh: np.ndarray | None,
-                batch_sizes: Sequence[int], reverse: bool, relu: bool) -> tuple:
-    """``h_t = act(xw_t + h_{t-1} W_hhᵀ + b_hh)``; returns ``(y (N, H), h_n, saved)``."""
+def rnn_forward(xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, batch_sizes: Sequence[int],
+                reverse: bool, relu: bool) -> tuple:
+    """``h_t = act(xw_t + h_{t-1} W_hhᵀ)`` (both biases in ``xw``); returns
+    ``(y (N, H), h_n, saved)``."""
     y = np.empty_like(xw)
     hprev = np.empty_like(xw)
     h = h0.copy()
-    w_t = w_hh.T
     for s, e, b in steps(batch_sizes, reverse):
         hprev[s:e] = h[:b]
         pre = y[s:e]
-        np.matmul(h[:b], w_t, out=pre)
+        np.matmul(h[:b], w_hh_t, out=pre)
         pre += xw[s:e]
-        if b_hh is not None:
-            pre += b_hh
         if relu:
             np.maximum(pre, 0, out=pre)
         else:
@@ -91,11 +105,11 @@ def rnn_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray
 
 
 # ------------------------------------------------------------------------------ LSTM
-def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarray,
-                 b_hh: np.ndarray | None, w_hr: np.ndarray | None, batch_sizes: Sequence[int],
-                 reverse: bool) -> tuple:
-    """One LSTM layer-direction; returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where
-    ``P`` is the projection size (``H`` without projection)."""
+def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndarray,
+                 w_hr: np.ndarray | None, batch_sizes: Sequence[int], reverse: bool) -> tuple:
+    """One LSTM layer-direction (``xw``, ``w_hh_t`` prescaled by ``gate_scale``, both biases in
+    ``xw``); returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the
+    projection size (``H`` without projection)."""
     n, hs = xw.shape[0], c0.shape[1]
     p = h0.shape[1]
     gates = np.empty_like(xw)
@@ -106,19 +120,16 @@ def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarra
     hc = np.empty((n, hs), dtype=xw.dtype) if w_hr is not None else None
     y = np.empty((n, p), dtype=xw.dtype)
     h, c = h0.copy(), c0.copy()
-    w_t = w_hh.T
-    w_r = w_hr.T if w_hr is not None else None
+    w_r = np.ascontiguousarray(w_hr.T) if w_hr is not None else None
     for s, e, b in steps(batch_sizes, reverse):
         hprev[s:e] = h[:b]
         cprev[s:e] = c[:b]
         g = gates[s:e]
-        np.matmul(h[:b], w_t, out=g)
+        np.matmul(h[:b], w_hh_t, out=g)
         g += xw[s:e]
-        if b_hh is not None:
-            g += b_hh
-        _sigmoid_(g[:, :2 * hs])
-        np.tanh(g[:, 2 * hs:3 * hs], out=g[:, 2 * hs:3 * hs])
-        _sigmoid_(g[:, 3 * hs:])
+        np.tanh(g, out=g)
+        _finish_sigmoid_(g[:, :2 * hs])
+        _finish_sigmoid_(g[:, 3 * hs:])
         ct = c_all[s:e]
         np.multiply(g[:, hs:2 * hs], c[:b], out=ct)
         ct += g[:, :hs] * g[:, 2 * hs:3 * hs]
@@ -172,26 +183,27 @@ def lstm_backward(dy: np.ndarray, dhn: np.ndarray, dcn: np.ndarray, saved: tuple
 
 
 # ------------------------------------------------------------------------------- GRU
-def gru_forward(xw: np.ndarray, h0: np.ndarray, w_hh: np.ndarray, b_hh: np.ndarray | None,
+def gru_forward(xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, b_hh: np.ndarray | None,
                 batch_sizes: Sequence[int], reverse: bool) -> tuple:
     """One GRU layer-direction (``xw`` holds ``x W_ihᵀ + b_ih``; ``b_hh`` stays inside the
-    reset gate's product, as PyTorch); returns ``(y (N, H), h_n, saved)``."""
+    reset gate's product, as PyTorch; ``xw``, ``w_hh_t`` and ``b_hh`` prescaled by
+    ``gate_scale``); returns ``(y (N, H), h_n, saved)``."""
     n, hs = xw.shape[0], h0.shape[1]
     gates = np.empty_like(xw)      # r, z, n after their activations
     ghn = np.empty((n, hs), dtype=xw.dtype)   # W_hn h + b_hn (before the reset gate)
     hprev = np.empty((n, hs), dtype=xw.dtype)
     y = np.empty((n, hs), dtype=xw.dtype)
     h = h0.copy()
-    w_t = w_hh.T
     for s, e, b in steps(batch_sizes, reverse):
         hp = h[:b]
         hprev[s:e] = hp
-        gh = hp @ w_t
+        gh = hp @ w_hh_t
         if b_hh is not None:
             gh += b_hh
         g = gates[s:e]
-        np.add(xw[s:e], gh, out=g)
-        _sigmoid_(g[:, :2 * hs])
+        np.add(xw[s:e, :2 * hs], gh[:, :2 * hs], out=g[:, :2 * hs])
+        np.tanh(g[:, :2 * hs], out=g[:, :2 * hs])
+        _finish_sigmoid_(g[:, :2 * hs])
         ghn[s:e] = gh[:, 2 * hs:]
         nt = g[:, 2 * hs:]
         np.multiply(g[:, :hs], gh[:, 2 * hs:], out=nt)
