@@ -121,6 +121,8 @@ def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndar
     y = np.empty((n, p), dtype=xw.dtype)
     h, c = h0.copy(), c0.copy()
     w_r = np.ascontiguousarray(w_hr.T) if w_hr is not None else None
+    half = gate_scale("LSTM", hs, xw.dtype)      # tanh(x/2) -> sigmoid(x) on i, f, o; g kept
+    half_off = 1 - half
     for s, e, b in steps(batch_sizes, reverse):
         hprev[s:e] = h[:b]
         cprev[s:e] = c[:b]
@@ -128,8 +130,8 @@ def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndar
         np.matmul(h[:b], w_hh_t, out=g)
         g += xw[s:e]
         np.tanh(g, out=g)
-        _finish_sigmoid_(g[:, :2 * hs])
-        _finish_sigmoid_(g[:, 3 * hs:])
+        g *= half
+        g += half_off
         ct = c_all[s:e]
         np.multiply(g[:, hs:2 * hs], c[:b], out=ct)
         ct += g[:, :hs] * g[:, 2 * hs:3 * hs]
@@ -152,33 +154,38 @@ def lstm_backward(dy: np.ndarray, dhn: np.ndarray, dcn: np.ndarray, saved: tuple
     gradients, the initial-state gradients, and what ``dW_hh``/``dW_hr`` are formed from
     (``dh_out`` is the gradient of each step's output ``h``, needed only with projection)."""
     gates, cprev, tanh_c, hprev, hc = saved
-    hs = cprev.shape[1]
+    n, hs = cprev.shape
     dgates = np.empty_like(gates)
     dh_out = np.empty_like(hprev) if w_hr is not None else None
     dh, dc = dhn.copy(), dcn.copy()
     for s, e, b in steps(batch_sizes, not reverse):
+        # local derivatives of this step's gates (cache-hot): d gate_pre = (dc or dh) * factor
         g = gates[s:e]
         i, f, gg, o = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:3 * hs], g[:, 3 * hs:]
+        fac = 1 - g
+        fac *= g                                            # s (1 - s) for i, f, o
+        fi, ff, fg, fo = fac[:, :hs], fac[:, hs:2 * hs], fac[:, 2 * hs:3 * hs], fac[:, 3 * hs:]
+        np.multiply(gg, gg, out=fg)
+        np.subtract(1, fg, out=fg)                          # 1 - g^2
+        fi *= gg                                            # di = dc * g s_i'
+        ff *= cprev[s:e]                                    # df = dc * c_prev s_f'
+        fg *= i                                             # dg = dc * i (1 - g^2)
         tc = tanh_c[s:e]
+        fo *= tc                                            # do = dh * tanh(c) s_o'
+        kc = tc * tc
+        np.subtract(1, kc, out=kc)
+        kc *= o                                             # dc += dh * o (1 - tanh(c)^2)
         dht = dh[:b] + dy[s:e]
         if w_hr is not None:
             dh_out[s:e] = dht
             dht = dht @ w_hr
         d = dgates[s:e]
-        do, di, df, dg = d[:, 3 * hs:], d[:, :hs], d[:, hs:2 * hs], d[:, 2 * hs:3 * hs]
-        np.multiply(dht, tc, out=do)
-        do *= o * (1 - o)
-        dct = dht * o
-        dct *= 1 - tc * tc
-        dct += dc[:b]
-        np.multiply(dct, gg, out=di)
-        di *= i * (1 - i)
-        np.multiply(dct, cprev[s:e], out=df)
-        df *= f * (1 - f)
-        np.multiply(dct, i, out=dg)
-        dg *= 1 - gg * gg
-        dc[:b] = dct * f
-        dh[:b] = d @ w_hh
+        np.multiply(dht, fo, out=d[:, 3 * hs:])
+        kc *= dht
+        kc += dc[:b]                                        # dc of this step
+        np.multiply(kc[:, None, :], fac.reshape(b, 4, hs)[:, :3], out=d.reshape(b, 4, hs)[:, :3])
+        np.multiply(kc, f, out=dc[:b])
+        np.matmul(d, w_hh, out=dh[:b])
     return dgates, dh, dc, hprev, dh_out, hc
 
 
