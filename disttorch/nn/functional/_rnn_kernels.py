@@ -154,7 +154,7 @@ def lstm_backward(dy: np.ndarray, dhn: np.ndarray, dcn: np.ndarray, saved: tuple
     gradients, the initial-state gradients, and what ``dW_hh``/``dW_hr`` are formed from
     (``dh_out`` is the gradient of each step's output ``h``, needed only with projection)."""
     gates, cprev, tanh_c, hprev, hc = saved
-    n, hs = cprev.shape
+    _n, hs = cprev.shape
     dgates = np.empty_like(gates)
     dh_out = np.empty_like(hprev) if w_hr is not None else None
     dh, dc = dhn.copy(), dcn.copy()

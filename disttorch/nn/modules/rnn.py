@@ -37,6 +37,12 @@ def _check_dtype(input: Tensor, weight: Tensor) -> None:
                          f"model: model.to({input.dtype})")
 
 
+def _no_projection(proj_size: int) -> None:
+    """RNN and GRU take ``proj_size`` only in PyTorch's positional slot, and only as 0."""
+    if proj_size:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNNBase(Module):
     """Base of :class:`RNN`, :class:`LSTM` and :class:`GRU`: the parameters of every layer and
     direction (``weight_ih_l{k}[_reverse]``, ``weight_hh_l{k}...``, ``bias_ih_l{k}...``,
@@ -291,8 +297,9 @@ class RNN(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:
+                 dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device: Any = None, dtype: Any = None) -> None:
+        _no_projection(proj_size)
         if nonlinearity == "tanh":
             mode = "RNN_TANH"
         elif nonlinearity == "relu":
@@ -341,7 +348,8 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device: Any = None, dtype: Any = None) -> None:
+                 proj_size: int = 0, device: Any = None, dtype: Any = None) -> None:
+        _no_projection(proj_size)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
                          bidirectional, device=device, dtype=dtype)
 
