@@ -24,9 +24,10 @@ def _t(rng, *shape, grad=True):
 # ------------------------------------------------------------------ the sequence Function
 @pytest.mark.parametrize("mode", ["RNN_TANH", "RNN_RELU", "GRU", "LSTM", "LSTM_PROJ"])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_sequence_function_gradcheck_packed(mode, reverse):
+@pytest.mark.parametrize("batch_sizes", [[3, 3, 2, 1], [3, 2, 2, 2, 1, 1, 1, 1, 1]],
+                         ids=["short", "prepared-weights"])
+def test_sequence_function_gradcheck_packed(mode, reverse, batch_sizes):
     rng = np.random.default_rng(1)
-    batch_sizes = [3, 3, 2, 1]
     n, i_sz, h_sz, p_sz = sum(batch_sizes), 3, 4, 2
     kind = "LSTM" if mode == "LSTM_PROJ" else mode
     gates = {"LSTM": 4, "GRU": 3}.get(kind, 1) * h_sz
@@ -266,8 +267,8 @@ def test_packed_unsorted_parity_with_pytorch(cls, kw):
     dm = getattr(nn, cls)(4, 5, **kw).double()
     _copy_weights(tm, dm)
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((6, 3, 4))
-    lengths = [4, 6, 2]
+    x = rng.standard_normal((10, 3, 4))
+    lengths = [7, 10, 2]
     d = (2 if kw.get("bidirectional") else 1) * kw.get("num_layers", 1)
     h0 = rng.standard_normal((d, 3, kw.get("proj_size") or 5))
     c0 = rng.standard_normal((d, 3, 5))

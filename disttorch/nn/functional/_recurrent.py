@@ -20,6 +20,9 @@ from ._fused import column_sum, numpy_backward
 
 __all__ = ["RecurrentLayerFunction", "recurrent_layer"]
 
+# Sequences at least this long get their weights prepared once (sigmoid rows halved, W_hhᵀ
+# made contiguous); shorter ones (a cell's single step) scale each step's gates instead.
+_PREPARE_MIN_STEPS = 8
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
@@ -38,7 +41,10 @@ class RecurrentLayerFunction(Function):
         xa, wih, whh = x._data, w_ih._data, w_hh._data
         bih, bhh, whr = _arr(b_ih), _arr(b_hh), _arr(w_hr)
         scale = K.gate_scale(mode, whh.shape[0] // _GATES[mode], whh.dtype)
-        if scale is not None:  # halve the sigmoid gates' rows (see _rnn_kernels)
+        post = None
+        if len(batch_sizes) < _PREPARE_MIN_STEPS:  # a cell's step: use the weights as they are
+            whh_t, post = whh.T, scale
+        elif scale is not None:  # halve the sigmoid gates' rows once (see _rnn_kernels)
             wih, whh_t = wih * scale[:, None], np.ascontiguousarray(whh.T * scale)
             bih, bhh = (None if b is None else b * scale for b in (bih, bhh))
         else:
@@ -48,11 +54,14 @@ class RecurrentLayerFunction(Function):
             xw += bih
         if mode != "GRU" and bhh is not None:  # b_hh adds linearly: fold it in once
             xw += bhh
+        if post is not None:
+            xw *= post
         if mode == "LSTM":
-            y, hn, cn, saved = K.lstm_forward(xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse)
+            y, hn, cn, saved = K.lstm_forward(xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse,
+                                              post)
             outs = (y, hn, cn)
         elif mode == "GRU":
-            y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse)
+            y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, post)
             outs = (y, hn)
         else:
             y, hn, saved = K.rnn_forward(xw, h0._data, whh_t, batch_sizes, reverse, mode == "RNN_RELU")

@@ -12,7 +12,9 @@ sequence is its last real step's and the reverse direction starts every sequence
 Per step: the gates are ``xw[t] + h @ W_hhᵀ`` (one matrix product for all gates, with a
 C-contiguous ``W_hhᵀ``, which BLAS multiplies fastest). A sigmoid is ``0.5 * tanh(x / 2) + 0.5``;
 the forward kernels take ``xw`` and ``W_hhᵀ`` with the rows of the sigmoid gates already halved
-(``gate_scale``), so one ``tanh`` covers all gates of a step. Biases that add linearly
+(``gate_scale``), so one ``tanh`` covers all gates of a step; for a sequence of a step or two
+(a cell) the caller instead passes the scale as ``post_scale``, applied to each step's
+``h @ W_hhᵀ``, which spares preparing the weights. Biases that add linearly
 (``b_hh`` of RNN and LSTM) are folded into ``xw`` by the caller. Backward walks the steps in the opposite
 order and returns the gate gradients of every step as one ``(N, G)`` array, so the caller
 forms ``dX``, ``dW_ih``, ``dW_hh`` and the bias gradients with one matrix product each.
@@ -106,7 +108,8 @@ def rnn_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray
 
 # ------------------------------------------------------------------------------ LSTM
 def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndarray,
-                 w_hr: np.ndarray | None, batch_sizes: Sequence[int], reverse: bool) -> tuple:
+                 w_hr: np.ndarray | None, batch_sizes: Sequence[int], reverse: bool,
+                 post_scale: np.ndarray | None = None) -> tuple:
     """One LSTM layer-direction (``xw``, ``w_hh_t`` prescaled by ``gate_scale``, both biases in
     ``xw``); returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the
     projection size (``H`` without projection)."""
@@ -128,6 +131,8 @@ def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndar
         cprev[s:e] = c[:b]
         g = gates[s:e]
         np.matmul(h[:b], w_hh_t, out=g)
+        if post_scale is not None:
+            g *= post_scale
         g += xw[s:e]
         np.tanh(g, out=g)
         g *= half
@@ -191,7 +196,7 @@ def lstm_backward(dy: np.ndarray, dhn: np.ndarray, dcn: np.ndarray, saved: tuple
 
 # ------------------------------------------------------------------------------- GRU
 def gru_forward(xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, b_hh: np.ndarray | None,
-                batch_sizes: Sequence[int], reverse: bool) -> tuple:
+                batch_sizes: Sequence[int], reverse: bool, post_scale: np.ndarray | None = None) -> tuple:
     """One GRU layer-direction (``xw`` holds ``x W_ihᵀ + b_ih``; ``b_hh`` stays inside the
     reset gate's product, as PyTorch; ``xw``, ``w_hh_t`` and ``b_hh`` prescaled by
     ``gate_scale``); returns ``(y (N, H), h_n, saved)``."""
@@ -207,6 +212,8 @@ def gru_forward(xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, b_hh: np.nda
         gh = hp @ w_hh_t
         if b_hh is not None:
             gh += b_hh
+        if post_scale is not None:
+            gh *= post_scale
         g = gates[s:e]
         np.add(xw[s:e, :2 * hs], gh[:, :2 * hs], out=g[:, :2 * hs])
         np.tanh(g[:, :2 * hs], out=g[:, :2 * hs])
