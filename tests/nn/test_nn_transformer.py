@@ -69,6 +69,15 @@ def test_decoder_layer_gradcheck():
                                             3, dtype=dt.float64)), (tgt, mem))
 
 
+def test_full_transformer_gradcheck():
+    dt.manual_seed(0)
+    model = nn.Transformer(4, 2, 1, 1, 6, dropout=0.0, norm_first=True).double()
+    rng = np.random.default_rng(2)
+    src, tgt = _t(rng, 3, 1, 4), _t(rng, 2, 1, 4)
+    mask = nn.Transformer.generate_square_subsequent_mask(2, dtype=dt.float64)
+    assert gradcheck(lambda s, t: model(s, t, tgt_mask=mask), (src, tgt))
+
+
 def test_bool_and_float_masks_agree_and_causal_detection():
     dt.manual_seed(0)
     with warnings.catch_warnings():
