@@ -14,6 +14,7 @@ input; the loss is the sum of the output times a fixed random tensor. Every figu
 of this process (``time.process_time``), the minimum over several rounds, in milliseconds.
 Target: disttorch within 1.2x of PyTorch for each.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,6 +36,7 @@ import disttorch  # noqa: E402
 
 try:
     import torch
+
     torch.set_num_threads(1)
 except ImportError:  # PyTorch is an optional peer
     torch = None
@@ -46,8 +48,11 @@ def _cases() -> dict[str, tuple[Callable[[Any], Any], tuple[int, ...]]]:
         "LSTM 2x256, seq 64, batch 32": (lambda L: L.nn.LSTM(256, 256, num_layers=2), (64, 32, 256)),
         "GRU 2x256, seq 64, batch 32": (lambda L: L.nn.GRU(256, 256, num_layers=2), (64, 32, 256)),
         "TransformerEncoder 4x(d256, 4 heads), seq 128, batch 16": (
-            lambda L: L.nn.TransformerEncoder(L.nn.TransformerEncoderLayer(256, 4), 4,
-                                              enable_nested_tensor=False), (128, 16, 256)),
+            lambda L: L.nn.TransformerEncoder(
+                L.nn.TransformerEncoderLayer(256, 4), 4, enable_nested_tensor=False
+            ),
+            (128, 16, 256),
+        ),
     }
 
 
@@ -58,6 +63,7 @@ def _step(lib: Any, model: Any, x: Any, w: Any) -> Callable[[], None]:
         if isinstance(out, tuple):
             out = out[0]
         (out * w).sum().backward()
+
     return run
 
 
@@ -80,8 +86,10 @@ def main() -> None:
     disttorch.manual_seed(0)
     rng = np.random.default_rng(0)
     peer = f"torch {torch.__version__}" if torch is not None else "no PyTorch installed"
-    print(f"disttorch {disttorch.__version__} vs {peer}; {describe(torch)}; one thread, "
-          f"forward + backward, training mode, min CPU ms of {args.repeat}\n")
+    print(
+        f"disttorch {disttorch.__version__} vs {peer}; {describe(torch)}; one thread, "
+        f"forward + backward, training mode, min CPU ms of {args.repeat}\n"
+    )
     rows = []
     for name, (factory, shape) in _cases().items():
         x_np = rng.standard_normal(shape).astype(np.float32)
@@ -90,8 +98,7 @@ def main() -> None:
         if torch is not None:
             torch.manual_seed(0)
             tm = factory(torch)
-            dm.load_state_dict({k: disttorch.tensor(v.detach().numpy()) for k, v in
-                                tm.state_dict().items()})
+            dm.load_state_dict({k: disttorch.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
             tx = torch.tensor(x_np)
             with torch.no_grad():
                 out = tm(tx)

@@ -1,6 +1,7 @@
 """Recurrent layers (RNN, LSTM, GRU, cells), their sequence Function and nn.utils.rnn:
 gradients against finite differences, outputs and gradients against PyTorch with copied
 weights, PyTorch's parameter layout and errors."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,17 +25,25 @@ def _t(rng, *shape, grad=True):
 # ------------------------------------------------------------------ the sequence Function
 @pytest.mark.parametrize("mode", ["RNN_TANH", "RNN_RELU", "GRU", "LSTM", "LSTM_PROJ"])
 @pytest.mark.parametrize("reverse", [False, True])
-@pytest.mark.parametrize("batch_sizes", [[3, 3, 2, 1], [3, 2, 2, 2, 1, 1, 1, 1, 1]],
-                         ids=["short", "prepared-weights"])
+@pytest.mark.parametrize(
+    "batch_sizes", [[3, 3, 2, 1], [3, 2, 2, 2, 1, 1, 1, 1, 1]], ids=["short", "prepared-weights"]
+)
 def test_sequence_function_gradcheck_packed(mode, reverse, batch_sizes):
     rng = np.random.default_rng(1)
     n, i_sz, h_sz, p_sz = sum(batch_sizes), 3, 4, 2
     kind = "LSTM" if mode == "LSTM_PROJ" else mode
     gates = {"LSTM": 4, "GRU": 3}.get(kind, 1) * h_sz
     out_sz = p_sz if mode == "LSTM_PROJ" else h_sz
-    args = [_t(rng, n, i_sz), _t(rng, 3, out_sz), _t(rng, 3, h_sz) if kind == "LSTM" else None,
-            _t(rng, gates, i_sz), _t(rng, gates, out_sz), _t(rng, gates), _t(rng, gates),
-            _t(rng, p_sz, h_sz) if mode == "LSTM_PROJ" else None]
+    args = [
+        _t(rng, n, i_sz),
+        _t(rng, 3, out_sz),
+        _t(rng, 3, h_sz) if kind == "LSTM" else None,
+        _t(rng, gates, i_sz),
+        _t(rng, gates, out_sz),
+        _t(rng, gates),
+        _t(rng, gates),
+        _t(rng, p_sz, h_sz) if mode == "LSTM_PROJ" else None,
+    ]
     where = [k for k, a in enumerate(args) if a is not None]
 
     def fn(*ts):
@@ -42,6 +51,7 @@ def test_sequence_function_gradcheck_packed(mode, reverse, batch_sizes):
         for k, t in zip(where, ts):
             full[k] = t
         return recurrent_layer(kind, *full, batch_sizes, reverse)
+
     assert gradcheck(fn, tuple(args[k] for k in where))
 
 
@@ -60,13 +70,16 @@ def test_sequence_function_is_one_graph_node():
     assert sum(n.name() == "RecurrentLayerFunctionBackward0" for n in names) == 4
 
 
-@pytest.mark.parametrize("cls,kw", [
-    ("LSTM", {"num_layers": 2, "bidirectional": True}),
-    ("LSTM", {"proj_size": 2, "bidirectional": True}),
-    ("GRU", {"num_layers": 2, "bidirectional": True}),
-    ("RNN", {"nonlinearity": "relu", "num_layers": 2}),
-    ("RNN", {"bias": False, "batch_first": True}),
-])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        ("LSTM", {"num_layers": 2, "bidirectional": True}),
+        ("LSTM", {"proj_size": 2, "bidirectional": True}),
+        ("GRU", {"num_layers": 2, "bidirectional": True}),
+        ("RNN", {"nonlinearity": "relu", "num_layers": 2}),
+        ("RNN", {"bias": False, "batch_first": True}),
+    ],
+)
 def test_module_gradcheck_input_and_states(cls, kw):
     dt.manual_seed(0)
     m = getattr(nn, cls)(3, 4, **kw).double()
@@ -122,6 +135,7 @@ def test_module_paths():
     from disttorch.nn.modules import rnn, transformer
     from disttorch.nn.modules.activation import MultiheadAttention
     from disttorch.nn.modules.linear import NonDynamicallyQuantizableLinear
+
     assert rnn.LSTM is nn.LSTM and rnn.RNNBase is nn.RNNBase and rnn.GRUCell is nn.GRUCell
     assert transformer.Transformer is nn.Transformer
     assert MultiheadAttention is nn.MultiheadAttention
@@ -173,7 +187,9 @@ def test_dropout_between_layers_only_in_training():
 
 def test_errors_as_pytorch():
     lstm = nn.LSTM(4, 5)
-    with pytest.raises(RuntimeError, match=r"input.size\(-1\) must be equal to input_size. Expected 4, got 3"):
+    with pytest.raises(
+        RuntimeError, match=r"input.size\(-1\) must be equal to input_size. Expected 4, got 3"
+    ):
         lstm(dt.randn(3, 2, 3))
     with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(1, 2, 5\), got \[1, 3, 5\]"):
         lstm(dt.randn(3, 2, 4), (dt.zeros(1, 2, 5), dt.zeros(1, 3, 5)))
@@ -207,10 +223,12 @@ def test_errors_as_pytorch():
 def test_pad_sequence_sides_and_layout():
     a, b = dt.tensor([1.0, 2.0, 3.0]), dt.tensor([4.0])
     np.testing.assert_array_equal(R.pad_sequence([a, b]).numpy(), [[1, 4], [2, 0], [3, 0]])
-    np.testing.assert_array_equal(R.pad_sequence([a, b], batch_first=True, padding_value=-1).numpy(),
-                                  [[1, 2, 3], [4, -1, -1]])
-    np.testing.assert_array_equal(R.pad_sequence([a, b], batch_first=True, padding_side="left").numpy(),
-                                  [[1, 2, 3], [0, 0, 4]])
+    np.testing.assert_array_equal(
+        R.pad_sequence([a, b], batch_first=True, padding_value=-1).numpy(), [[1, 2, 3], [4, -1, -1]]
+    )
+    np.testing.assert_array_equal(
+        R.pad_sequence([a, b], batch_first=True, padding_side="left").numpy(), [[1, 2, 3], [0, 0, 4]]
+    )
     with pytest.raises(ValueError, match="padding_side"):
         R.pad_sequence([a, b], padding_side="middle")
 
@@ -252,16 +270,20 @@ def _close(a, b, tol=1e-10):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("cls,kw", [
-    ("LSTM", {"num_layers": 2, "bidirectional": True}),
-    ("LSTM", {"num_layers": 2, "bidirectional": True, "proj_size": 3}),
-    ("GRU", {"num_layers": 2, "bidirectional": True}),
-    ("RNN", {"num_layers": 2, "bidirectional": True, "nonlinearity": "relu"}),
-    ("RNN", {"num_layers": 1}),
-])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        ("LSTM", {"num_layers": 2, "bidirectional": True}),
+        ("LSTM", {"num_layers": 2, "bidirectional": True, "proj_size": 3}),
+        ("GRU", {"num_layers": 2, "bidirectional": True}),
+        ("RNN", {"num_layers": 2, "bidirectional": True, "nonlinearity": "relu"}),
+        ("RNN", {"num_layers": 1}),
+    ],
+)
 def test_packed_unsorted_parity_with_pytorch(cls, kw):
     torch = pytest.importorskip("torch")
     from torch.nn.utils import rnn as TR
+
     torch.manual_seed(0)
     tm = getattr(torch.nn, cls)(4, 5, **kw).double()
     dm = getattr(nn, cls)(4, 5, **kw).double()
@@ -287,9 +309,17 @@ def test_packed_unsorted_parity_with_pytorch(cls, kw):
         for k, s in enumerate(states):
             loss = loss + (s * (k + 1.5)).sum() + (s * s).sum()
         loss.backward()
-        results.append((padded.detach().numpy(), [s.detach().numpy() for s in states], lens.tolist(),
-                        xt.grad.numpy(), h.grad.numpy(), c.grad.numpy() if cls == "LSTM" else 0,
-                        [p.grad.numpy() for p in model.parameters()]))
+        results.append(
+            (
+                padded.detach().numpy(),
+                [s.detach().numpy() for s in states],
+                lens.tolist(),
+                xt.grad.numpy(),
+                h.grad.numpy(),
+                c.grad.numpy() if cls == "LSTM" else 0,
+                [p.grad.numpy() for p in model.parameters()],
+            )
+        )
     (tp, ts, tl, tgx, tgh, tgc, tgp), (dp, ds, dl, dgx, dgh, dgc, dgp) = results
     assert tl == dl
     _close(tp, dp)
@@ -338,8 +368,14 @@ def test_cell_parity(cls):
         first = out[0] if cls == "LSTMCell" else out
         (first.sum() + (out[1].sum() * 2 if cls == "LSTMCell" else 0)).backward()
         unb = cell(lib.tensor(x[0]))
-        outs.append((first.detach().numpy(), xt.grad.numpy(), [p.grad.numpy() for p in cell.parameters()],
-                     (unb[0] if cls == "LSTMCell" else unb).detach().numpy()))
+        outs.append(
+            (
+                first.detach().numpy(),
+                xt.grad.numpy(),
+                [p.grad.numpy() for p in cell.parameters()],
+                (unb[0] if cls == "LSTMCell" else unb).detach().numpy(),
+            )
+        )
     for a, b in zip(outs[0][:2], outs[1][:2]):
         _close(a, b)
     for a, b in zip(outs[0][2], outs[1][2]):
@@ -351,12 +387,15 @@ def test_cell_parity(cls):
 def test_utils_rnn_parity():
     torch = pytest.importorskip("torch")
     from torch.nn.utils import rnn as TR
+
     seqs = [np.arange(n * 2, dtype=np.float32).reshape(n, 2) + n for n in (2, 4, 3)]
     for side in ("left", "right"):
-        a = TR.pad_sequence([torch.tensor(s) for s in seqs], batch_first=True, padding_side=side,
-                            padding_value=-2.0)
-        b = R.pad_sequence([dt.tensor(s) for s in seqs], batch_first=True, padding_side=side,
-                           padding_value=-2.0)
+        a = TR.pad_sequence(
+            [torch.tensor(s) for s in seqs], batch_first=True, padding_side=side, padding_value=-2.0
+        )
+        b = R.pad_sequence(
+            [dt.tensor(s) for s in seqs], batch_first=True, padding_side=side, padding_value=-2.0
+        )
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     tp = TR.pack_sequence([torch.tensor(s) for s in seqs], enforce_sorted=False)
     dp = R.pack_sequence([dt.tensor(s) for s in seqs], enforce_sorted=False)

@@ -1,6 +1,7 @@
 """Transformer family and the MultiheadAttention it is built on: gradients against finite
 differences, state-dict layout, masks, and outputs/gradients against PyTorch with copied
 weights."""
+
 from __future__ import annotations
 
 import warnings
@@ -31,13 +32,16 @@ def test_square_subsequent_mask():
 def test_state_dict_names():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
-                               dim_feedforward=16)
+        model = nn.Transformer(
+            d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16
+        )
     keys = list(model.state_dict())
-    assert keys[:4] == ["encoder.layers.0.self_attn.in_proj_weight",
-                        "encoder.layers.0.self_attn.in_proj_bias",
-                        "encoder.layers.0.self_attn.out_proj.weight",
-                        "encoder.layers.0.self_attn.out_proj.bias"]
+    assert keys[:4] == [
+        "encoder.layers.0.self_attn.in_proj_weight",
+        "encoder.layers.0.self_attn.in_proj_bias",
+        "encoder.layers.0.self_attn.out_proj.weight",
+        "encoder.layers.0.self_attn.out_proj.bias",
+    ]
     assert "encoder.norm.weight" in keys and "decoder.norm.bias" in keys
     assert "decoder.layers.0.multihead_attn.in_proj_weight" in keys
     assert "decoder.layers.0.norm3.weight" in keys and "encoder.layers.0.linear2.bias" in keys
@@ -50,8 +54,9 @@ def test_state_dict_names():
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_layer_gradcheck(norm_first):
     dt.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, norm_first=norm_first,
-                                       activation="gelu").double()
+    layer = nn.TransformerEncoderLayer(
+        4, 2, dim_feedforward=6, dropout=0.0, norm_first=norm_first, activation="gelu"
+    ).double()
     rng = np.random.default_rng(0)
     src = _t(rng, 3, 2, 4)
     mask = nn.Transformer.generate_square_subsequent_mask(3, dtype=dt.float64)
@@ -64,9 +69,15 @@ def test_decoder_layer_gradcheck():
     layer = nn.TransformerDecoderLayer(4, 2, dim_feedforward=6, dropout=0.0, batch_first=True).double()
     rng = np.random.default_rng(1)
     tgt, mem = _t(rng, 2, 3, 4), _t(rng, 2, 5, 4)
-    assert gradcheck(lambda t, m: layer(t, m, tgt_is_causal=True,
-                                        tgt_mask=nn.Transformer.generate_square_subsequent_mask(
-                                            3, dtype=dt.float64)), (tgt, mem))
+    assert gradcheck(
+        lambda t, m: layer(
+            t,
+            m,
+            tgt_is_causal=True,
+            tgt_mask=nn.Transformer.generate_square_subsequent_mask(3, dtype=dt.float64),
+        ),
+        (tgt, mem),
+    )
 
 
 def test_full_transformer_gradcheck():
@@ -140,6 +151,7 @@ def test_subclass_like_word_language_model():
         def forward(self, src):
             mask = nn.Transformer.generate_square_subsequent_mask(len(src))
             return self.decoder(self.encoder(src, mask=mask))
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = TransformerModel()(dt.randn(6, 2, 8))
@@ -158,8 +170,17 @@ def _copy(tm, dm):
 def test_transformer_every_mask_parity(norm_first, batch_first):
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)
-    kw = {"d_model": 8, "nhead": 2, "num_encoder_layers": 2, "num_decoder_layers": 2, "dim_feedforward": 16,
-              "dropout": 0.0, "norm_first": norm_first, "batch_first": batch_first, "activation": "gelu"}
+    kw = {
+        "d_model": 8,
+        "nhead": 2,
+        "num_encoder_layers": 2,
+        "num_decoder_layers": 2,
+        "dim_feedforward": 16,
+        "dropout": 0.0,
+        "norm_first": norm_first,
+        "batch_first": batch_first,
+        "activation": "gelu",
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tm, dm = torch.nn.Transformer(**kw).double(), nn.Transformer(**kw).double()
@@ -179,15 +200,27 @@ def test_transformer_every_mask_parity(norm_first, batch_first):
     for lib, model in ((torch, tm), (dt, dm)):
         s = lib.tensor(src, requires_grad=True)
         t = lib.tensor(tgt, requires_grad=True)
-        out = model(s, t, src_mask=lib.tensor(src_mask),
-                    tgt_mask=model.generate_square_subsequent_mask(t_len, dtype=lib.float64),
-                    memory_mask=lib.tensor(mem_mask), src_key_padding_mask=lib.tensor(src_kpm),
-                    tgt_key_padding_mask=lib.tensor(tgt_kpm),
-                    memory_key_padding_mask=lib.tensor(src_kpm), tgt_is_causal=True)
+        out = model(
+            s,
+            t,
+            src_mask=lib.tensor(src_mask),
+            tgt_mask=model.generate_square_subsequent_mask(t_len, dtype=lib.float64),
+            memory_mask=lib.tensor(mem_mask),
+            src_key_padding_mask=lib.tensor(src_kpm),
+            tgt_key_padding_mask=lib.tensor(tgt_kpm),
+            memory_key_padding_mask=lib.tensor(src_kpm),
+            tgt_is_causal=True,
+        )
         weights = lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))
         (out * weights).sum().backward()
-        results.append((out.detach().numpy(), s.grad.numpy(), t.grad.numpy(),
-                        [p.grad.numpy() for p in model.parameters()]))
+        results.append(
+            (
+                out.detach().numpy(),
+                s.grad.numpy(),
+                t.grad.numpy(),
+                [p.grad.numpy() for p in model.parameters()],
+            )
+        )
     for a, b in zip(results[0][:3], results[1][:3]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)
     for a, b in zip(results[0][3], results[1][3]):
@@ -200,8 +233,9 @@ def test_encoder_float32_parity_with_relu_and_eval_mode():
     torch.manual_seed(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tm = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(16, 4, 32), 2,
-                                         norm=torch.nn.LayerNorm(16))
+        tm = torch.nn.TransformerEncoder(
+            torch.nn.TransformerEncoderLayer(16, 4, 32), 2, norm=torch.nn.LayerNorm(16)
+        )
         dm = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, 32), 2, norm=nn.LayerNorm(16))
     _copy(tm, dm)
     tm.eval()
@@ -215,11 +249,14 @@ def test_encoder_float32_parity_with_relu_and_eval_mode():
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("kw,call", [
-    ({"kdim": 3, "vdim": 5}, {"average_attn_weights": False}),
-    ({"batch_first": True, "add_bias_kv": True}, {}),
-    ({"add_zero_attn": True, "bias": False}, {"average_attn_weights": True}),
-])
+@pytest.mark.parametrize(
+    "kw,call",
+    [
+        ({"kdim": 3, "vdim": 5}, {"average_attn_weights": False}),
+        ({"batch_first": True, "add_bias_kv": True}, {}),
+        ({"add_zero_attn": True, "bias": False}, {"average_attn_weights": True}),
+    ],
+)
 def test_multihead_attention_parity(kw, call):
     torch = pytest.importorskip("torch")
     torch.manual_seed(2)
@@ -236,10 +273,11 @@ def test_multihead_attention_parity(kw, call):
     results = []
     for lib, model in ((torch, tm), (dt, dm)):
         qt, kt, vt = (lib.tensor(a, requires_grad=True) for a in (q, k, v))
-        out, w = model(qt, kt, vt, key_padding_mask=lib.tensor(kpm), attn_mask=lib.tensor(attn_mask),
-                       **call)
+        out, w = model(qt, kt, vt, key_padding_mask=lib.tensor(kpm), attn_mask=lib.tensor(attn_mask), **call)
         (out.sum() + (w * w).sum()).backward()
-        results.append([out.detach().numpy(), w.detach().numpy(), qt.grad.numpy(), kt.grad.numpy(),
-                        vt.grad.numpy()] + [p.grad.numpy() for p in model.parameters()])
+        results.append(
+            [out.detach().numpy(), w.detach().numpy(), qt.grad.numpy(), kt.grad.numpy(), vt.grad.numpy()]
+            + [p.grad.numpy() for p in model.parameters()]
+        )
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10)

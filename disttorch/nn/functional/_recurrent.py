@@ -7,6 +7,7 @@ gate gradients of every step, from which ``dX``, ``dW_ih``, ``dW_hh``, ``dW_hr``
 gradients are one matrix product (or column sum) each. The recurrent modules of
 ``nn.modules.rnn`` stack these per layer and direction.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -57,8 +58,7 @@ class RecurrentLayerFunction(Function):
         if post is not None:
             xw *= post
         if mode == "LSTM":
-            y, hn, cn, saved = K.lstm_forward(xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse,
-                                              post)
+            y, hn, cn, saved = K.lstm_forward(xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse, post)
             outs = (y, hn, cn)
         elif mode == "GRU":
             y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, post)
@@ -90,33 +90,42 @@ class RecurrentLayerFunction(Function):
             if mode == "LSTM":
                 dcn = gcn._data if gcn is not None else np.zeros(c_shape, dt)
                 whr = _arr(w_hr)
-                dg, dh0, dc0, hprev, dh_out, hc = K.lstm_backward(dy, dhn, dcn, ctx.kernel_saved,
-                                                                 whh, whr, bs, rev)
+                dg, dh0, dc0, hprev, dh_out, hc = K.lstm_backward(
+                    dy, dhn, dcn, ctx.kernel_saved, whh, whr, bs, rev
+                )
                 dgh = dg
                 if whr is not None and need[7]:
                     dwhr = dh_out.T @ hc
             elif mode == "GRU":
                 dg, dgh, dh0, hprev = K.gru_backward(dy, dhn, ctx.kernel_saved, whh, bs, rev)
             else:
-                dg, dh0, hprev = K.rnn_backward(dy, dhn, ctx.kernel_saved, whh, bs, rev,
-                                                mode == "RNN_RELU")
+                dg, dh0, hprev = K.rnn_backward(dy, dhn, ctx.kernel_saved, whh, bs, rev, mode == "RNN_RELU")
                 dgh = dg
             dx = dg @ wih if need[0] else None
             dwih = dg.T @ xa if need[3] else None
             dwhh = dgh.T @ hprev if need[4] else None
             dbih = column_sum(dg) if ctx.has_b and need[5] else None
             dbhh = column_sum(dgh) if ctx.has_b and need[6] else None
-            return (dx, dh0 if need[1] else None, dc0 if need[2] else None, dwih, dwhh, dbih,
-                    dbhh, dwhr)
+            return (dx, dh0 if need[1] else None, dc0 if need[2] else None, dwih, dwhh, dbih, dbhh, dwhr)
 
         anchor = next(g for g in (gy, ghn, gcn) if g is not None)
         out = numpy_backward(f"{mode.lower()} layer", grads, anchor, x, w_ih, w_hh, w_hr)
         return (*out, None, None, None)
 
 
-def recurrent_layer(mode: str, x: Tensor, h0: Tensor, c0: Tensor | None, w_ih: Tensor,
-                    w_hh: Tensor, b_ih: Tensor | None, b_hh: Tensor | None, w_hr: Tensor | None,
-                    batch_sizes: Sequence[int], reverse: bool = False) -> tuple:
+def recurrent_layer(
+    mode: str,
+    x: Tensor,
+    h0: Tensor,
+    c0: Tensor | None,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None,
+    b_hh: Tensor | None,
+    w_hr: Tensor | None,
+    batch_sizes: Sequence[int],
+    reverse: bool = False,
+) -> tuple:
     """Run one layer-direction of a recurrent network over a packed sequence.
 
     Args:
@@ -132,5 +141,6 @@ def recurrent_layer(mode: str, x: Tensor, h0: Tensor, c0: Tensor | None, w_ih: T
     """
     if mode not in _GATES:
         raise ValueError(f"Unknown mode '{mode}'")
-    return RecurrentLayerFunction.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode,
-                                        tuple(int(b) for b in batch_sizes), bool(reverse))
+    return RecurrentLayerFunction.apply(
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, tuple(int(b) for b in batch_sizes), bool(reverse)
+    )

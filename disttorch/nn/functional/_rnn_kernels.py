@@ -21,6 +21,7 @@ forms ``dX``, ``dW_ih``, ``dW_hh`` and the bias gradients with one matrix produc
 
 Gate order is PyTorch's: LSTM ``i, f, g, o``; GRU ``r, z, n``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -53,10 +54,10 @@ def gate_scale(mode: str, hidden: int, dtype: np.dtype) -> np.ndarray | None:
     forward kernels."""
     if mode == "LSTM":
         scale = np.full(4 * hidden, 0.5, dtype=dtype)
-        scale[2 * hidden:3 * hidden] = 1.0
+        scale[2 * hidden : 3 * hidden] = 1.0
     elif mode == "GRU":
         scale = np.ones(3 * hidden, dtype=dtype)
-        scale[:2 * hidden] = 0.5
+        scale[: 2 * hidden] = 0.5
     else:
         return None
     return scale
@@ -69,8 +70,9 @@ def _finish_sigmoid_(a: np.ndarray) -> None:
 
 
 # ------------------------------------------------------------------------ Elman RNN
-def rnn_forward(xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, batch_sizes: Sequence[int],
-                reverse: bool, relu: bool) -> tuple:
+def rnn_forward(
+    xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, batch_sizes: Sequence[int], reverse: bool, relu: bool
+) -> tuple:
     """``h_t = act(xw_t + h_{t-1} W_hhᵀ)`` (both biases in ``xw``); returns
     ``(y (N, H), h_n, saved)``."""
     y = np.empty_like(xw)
@@ -89,8 +91,15 @@ def rnn_forward(xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, batch_sizes:
     return y, h, (y, hprev)
 
 
-def rnn_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray,
-                 batch_sizes: Sequence[int], reverse: bool, relu: bool) -> tuple:
+def rnn_backward(
+    dy: np.ndarray,
+    dhn: np.ndarray,
+    saved: tuple,
+    w_hh: np.ndarray,
+    batch_sizes: Sequence[int],
+    reverse: bool,
+    relu: bool,
+) -> tuple:
     """Returns ``(dpre (N, H), dh0, hprev)``: pre-activation gradients of every step."""
     y, hprev = saved
     dpre = np.empty_like(y)
@@ -107,9 +116,16 @@ def rnn_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray
 
 
 # ------------------------------------------------------------------------------ LSTM
-def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndarray,
-                 w_hr: np.ndarray | None, batch_sizes: Sequence[int], reverse: bool,
-                 post_scale: np.ndarray | None = None) -> tuple:
+def lstm_forward(
+    xw: np.ndarray,
+    h0: np.ndarray,
+    c0: np.ndarray,
+    w_hh_t: np.ndarray,
+    w_hr: np.ndarray | None,
+    batch_sizes: Sequence[int],
+    reverse: bool,
+    post_scale: np.ndarray | None = None,
+) -> tuple:
     """One LSTM layer-direction (``xw``, ``w_hh_t`` prescaled by ``gate_scale``, both biases in
     ``xw``); returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the
     projection size (``H`` without projection)."""
@@ -124,7 +140,7 @@ def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndar
     y = np.empty((n, p), dtype=xw.dtype)
     h, c = h0.copy(), c0.copy()
     w_r = np.ascontiguousarray(w_hr.T) if w_hr is not None else None
-    half = gate_scale("LSTM", hs, xw.dtype)      # tanh(x/2) -> sigmoid(x) on i, f, o; g kept
+    half = gate_scale("LSTM", hs, xw.dtype)  # tanh(x/2) -> sigmoid(x) on i, f, o; g kept
     half_off = 1 - half
     for s, e, b in steps(batch_sizes, reverse):
         hprev[s:e] = h[:b]
@@ -138,23 +154,30 @@ def lstm_forward(xw: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh_t: np.ndar
         g *= half
         g += half_off
         ct = c_all[s:e]
-        np.multiply(g[:, hs:2 * hs], c[:b], out=ct)
-        ct += g[:, :hs] * g[:, 2 * hs:3 * hs]
+        np.multiply(g[:, hs : 2 * hs], c[:b], out=ct)
+        ct += g[:, :hs] * g[:, 2 * hs : 3 * hs]
         c[:b] = ct
         tc = tanh_c[s:e]
         np.tanh(ct, out=tc)
         if w_r is None:
-            np.multiply(g[:, 3 * hs:], tc, out=y[s:e])
+            np.multiply(g[:, 3 * hs :], tc, out=y[s:e])
         else:
-            np.multiply(g[:, 3 * hs:], tc, out=hc[s:e])
+            np.multiply(g[:, 3 * hs :], tc, out=hc[s:e])
             np.matmul(hc[s:e], w_r, out=y[s:e])
         h[:b] = y[s:e]
     return y, h, c, (gates, cprev, tanh_c, hprev, hc)
 
 
-def lstm_backward(dy: np.ndarray, dhn: np.ndarray, dcn: np.ndarray, saved: tuple,
-                  w_hh: np.ndarray, w_hr: np.ndarray | None, batch_sizes: Sequence[int],
-                  reverse: bool) -> tuple:
+def lstm_backward(
+    dy: np.ndarray,
+    dhn: np.ndarray,
+    dcn: np.ndarray,
+    saved: tuple,
+    w_hh: np.ndarray,
+    w_hr: np.ndarray | None,
+    batch_sizes: Sequence[int],
+    reverse: bool,
+) -> tuple:
     """Returns ``(dgates (N, 4H), dh0, dc0, hprev, dh_out, hc)``: pre-activation gate
     gradients, the initial-state gradients, and what ``dW_hh``/``dW_hr`` are formed from
     (``dh_out`` is the gradient of each step's output ``h``, needed only with projection)."""
@@ -166,28 +189,28 @@ def lstm_backward(dy: np.ndarray, dhn: np.ndarray, dcn: np.ndarray, saved: tuple
     for s, e, b in steps(batch_sizes, not reverse):
         # local derivatives of this step's gates (cache-hot): d gate_pre = (dc or dh) * factor
         g = gates[s:e]
-        i, f, gg, o = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:3 * hs], g[:, 3 * hs:]
+        i, f, gg, o = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs : 3 * hs], g[:, 3 * hs :]
         fac = 1 - g
-        fac *= g                                            # s (1 - s) for i, f, o
-        fi, ff, fg, fo = fac[:, :hs], fac[:, hs:2 * hs], fac[:, 2 * hs:3 * hs], fac[:, 3 * hs:]
+        fac *= g  # s (1 - s) for i, f, o
+        fi, ff, fg, fo = fac[:, :hs], fac[:, hs : 2 * hs], fac[:, 2 * hs : 3 * hs], fac[:, 3 * hs :]
         np.multiply(gg, gg, out=fg)
-        np.subtract(1, fg, out=fg)                          # 1 - g^2
-        fi *= gg                                            # di = dc * g s_i'
-        ff *= cprev[s:e]                                    # df = dc * c_prev s_f'
-        fg *= i                                             # dg = dc * i (1 - g^2)
+        np.subtract(1, fg, out=fg)  # 1 - g^2
+        fi *= gg  # di = dc * g s_i'
+        ff *= cprev[s:e]  # df = dc * c_prev s_f'
+        fg *= i  # dg = dc * i (1 - g^2)
         tc = tanh_c[s:e]
-        fo *= tc                                            # do = dh * tanh(c) s_o'
+        fo *= tc  # do = dh * tanh(c) s_o'
         kc = tc * tc
         np.subtract(1, kc, out=kc)
-        kc *= o                                             # dc += dh * o (1 - tanh(c)^2)
+        kc *= o  # dc += dh * o (1 - tanh(c)^2)
         dht = dh[:b] + dy[s:e]
         if w_hr is not None:
             dh_out[s:e] = dht
             dht = dht @ w_hr
         d = dgates[s:e]
-        np.multiply(dht, fo, out=d[:, 3 * hs:])
+        np.multiply(dht, fo, out=d[:, 3 * hs :])
         kc *= dht
-        kc += dc[:b]                                        # dc of this step
+        kc += dc[:b]  # dc of this step
         np.multiply(kc[:, None, :], fac.reshape(b, 4, hs)[:, :3], out=d.reshape(b, 4, hs)[:, :3])
         np.multiply(kc, f, out=dc[:b])
         np.matmul(d, w_hh, out=dh[:b])
@@ -195,14 +218,21 @@ def lstm_backward(dy: np.ndarray, dhn: np.ndarray, dcn: np.ndarray, saved: tuple
 
 
 # ------------------------------------------------------------------------------- GRU
-def gru_forward(xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, b_hh: np.ndarray | None,
-                batch_sizes: Sequence[int], reverse: bool, post_scale: np.ndarray | None = None) -> tuple:
+def gru_forward(
+    xw: np.ndarray,
+    h0: np.ndarray,
+    w_hh_t: np.ndarray,
+    b_hh: np.ndarray | None,
+    batch_sizes: Sequence[int],
+    reverse: bool,
+    post_scale: np.ndarray | None = None,
+) -> tuple:
     """One GRU layer-direction (``xw`` holds ``x W_ihᵀ + b_ih``; ``b_hh`` stays inside the
     reset gate's product, as PyTorch; ``xw``, ``w_hh_t`` and ``b_hh`` prescaled by
     ``gate_scale``); returns ``(y (N, H), h_n, saved)``."""
     n, hs = xw.shape[0], h0.shape[1]
-    gates = np.empty_like(xw)      # r, z, n after their activations
-    ghn = np.empty((n, hs), dtype=xw.dtype)   # W_hn h + b_hn (before the reset gate)
+    gates = np.empty_like(xw)  # r, z, n after their activations
+    ghn = np.empty((n, hs), dtype=xw.dtype)  # W_hn h + b_hn (before the reset gate)
     hprev = np.empty((n, hs), dtype=xw.dtype)
     y = np.empty((n, hs), dtype=xw.dtype)
     h = h0.copy()
@@ -215,24 +245,25 @@ def gru_forward(xw: np.ndarray, h0: np.ndarray, w_hh_t: np.ndarray, b_hh: np.nda
         if post_scale is not None:
             gh *= post_scale
         g = gates[s:e]
-        np.add(xw[s:e, :2 * hs], gh[:, :2 * hs], out=g[:, :2 * hs])
-        np.tanh(g[:, :2 * hs], out=g[:, :2 * hs])
-        _finish_sigmoid_(g[:, :2 * hs])
-        ghn[s:e] = gh[:, 2 * hs:]
-        nt = g[:, 2 * hs:]
-        np.multiply(g[:, :hs], gh[:, 2 * hs:], out=nt)
-        nt += xw[s:e, 2 * hs:]
+        np.add(xw[s:e, : 2 * hs], gh[:, : 2 * hs], out=g[:, : 2 * hs])
+        np.tanh(g[:, : 2 * hs], out=g[:, : 2 * hs])
+        _finish_sigmoid_(g[:, : 2 * hs])
+        ghn[s:e] = gh[:, 2 * hs :]
+        nt = g[:, 2 * hs :]
+        np.multiply(g[:, :hs], gh[:, 2 * hs :], out=nt)
+        nt += xw[s:e, 2 * hs :]
         np.tanh(nt, out=nt)
         yt = y[s:e]
-        np.subtract(hp, nt, out=yt)      # h = n + z (h_prev - n)
-        yt *= g[:, hs:2 * hs]
+        np.subtract(hp, nt, out=yt)  # h = n + z (h_prev - n)
+        yt *= g[:, hs : 2 * hs]
         yt += nt
         h[:b] = yt
     return y, h, (gates, ghn, hprev)
 
 
-def gru_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray,
-                 batch_sizes: Sequence[int], reverse: bool) -> tuple:
+def gru_backward(
+    dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray, batch_sizes: Sequence[int], reverse: bool
+) -> tuple:
     """Returns ``(dgi (N, 3H), dgh (N, 3H), dh0, hprev)``: gradients of the input-side and
     hidden-side gate pre-activations (they differ in the ``n`` gate) and of ``h0``."""
     gates, ghn, hprev = saved
@@ -242,11 +273,11 @@ def gru_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray
     dh = dhn.copy()
     for s, e, b in steps(batch_sizes, not reverse):
         g = gates[s:e]
-        r, z, nt = g[:, :hs], g[:, hs:2 * hs], g[:, 2 * hs:]
+        r, z, nt = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs :]
         hp = hprev[s:e]
         dht = dh[:b] + dy[s:e]
         di = dgi[s:e]
-        dr, dz, dn = di[:, :hs], di[:, hs:2 * hs], di[:, 2 * hs:]
+        dr, dz, dn = di[:, :hs], di[:, hs : 2 * hs], di[:, 2 * hs :]
         np.subtract(hp, nt, out=dz)
         dz *= dht
         dz *= z * (1 - z)
@@ -256,8 +287,8 @@ def gru_backward(dy: np.ndarray, dhn: np.ndarray, saved: tuple, w_hh: np.ndarray
         np.multiply(dn, ghn[s:e], out=dr)
         dr *= r * (1 - r)
         dg = dgh[s:e]
-        dg[:, :2 * hs] = di[:, :2 * hs]
-        np.multiply(dn, r, out=dg[:, 2 * hs:])
+        dg[:, : 2 * hs] = di[:, : 2 * hs]
+        np.multiply(dn, r, out=dg[:, 2 * hs :])
         dhp = dg @ w_hh
         dhp += dht * z
         dh[:b] = dhp

@@ -7,6 +7,7 @@ Each layer-direction runs its whole sequence as one autograd Function
 is the packed layout with every batch size equal. ``PackedSequence`` inputs (also those packed
 with ``enforce_sorted=False``) are accepted and returned as PyTorch does.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,9 +33,11 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 def _check_dtype(input: Tensor, weight: Tensor) -> None:
     if input.dtype != weight.dtype:
-        raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
-                         f"({weight.dtype}). Convert input: input.to({weight.dtype}), or convert "
-                         f"model: model.to({input.dtype})")
+        raise ValueError(
+            f"RNN input dtype ({input.dtype}) does not match weight dtype "
+            f"({weight.dtype}). Convert input: input.to({weight.dtype}), or convert "
+            f"model: model.to({input.dtype})"
+        )
 
 
 def _no_projection(proj_size: int) -> None:
@@ -49,21 +52,35 @@ class RNNBase(Module):
     ``bias_hh_l{k}...``, ``weight_hr_l{k}...`` with projection), all initialised
     ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))``."""
 
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         if mode not in _GATES:
             raise ValueError(f"Unrecognized RNN mode: {mode}")
-        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
-                or not 0 <= dropout <= 1):
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")
+        if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+            raise ValueError(
+                "dropout should be a number in range [0, 1] representing the "
+                "probability of an element being zeroed"
+            )
         if dropout > 0 and num_layers == 1:
-            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
-                          f"non-zero dropout expects num_layers greater than 1, but got "
-                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so "
+                f"non-zero dropout expects num_layers greater than 1, but got "
+                f"dropout={dropout} and num_layers={num_layers}",
+                stacklevel=2,
+            )
         if not isinstance(hidden_size, int) or isinstance(hidden_size, bool):
             raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
         if hidden_size <= 0:
@@ -148,8 +165,10 @@ class RNNBase(Module):
         if input.dim() != expected:
             raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
         if self.input_size != input.shape[-1]:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.shape[-1]}")
+            raise RuntimeError(
+                f"input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got {input.shape[-1]}"
+            )
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple:
         if batch_sizes is not None:
@@ -160,8 +179,9 @@ class RNNBase(Module):
         hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, hidden)
 
-    def check_hidden_size(self, hx: Tensor, expected: tuple,
-                          msg: str = "Expected hidden size {}, got {}") -> None:
+    def check_hidden_size(
+        self, hx: Tensor, expected: tuple, msg: str = "Expected hidden size {}, got {}"
+    ) -> None:
         if tuple(hx.shape) != tuple(expected):
             raise RuntimeError(msg.format(tuple(expected), list(hx.shape)))
 
@@ -190,9 +210,19 @@ class RNNBase(Module):
                 w_ih, w_hh = w[0], w[1]
                 b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
                 w_hr = w[-1] if self.proj_size > 0 else None
-                res = recurrent_layer(self.mode, x, h0[idx], None if c0 is None else c0[idx],
-                                      w_ih, w_hh, b_ih, b_hh, w_hr, batch_sizes,
-                                      reverse=direction == 1)
+                res = recurrent_layer(
+                    self.mode,
+                    x,
+                    h0[idx],
+                    None if c0 is None else c0[idx],
+                    w_ih,
+                    w_hh,
+                    b_ih,
+                    b_hh,
+                    w_hr,
+                    batch_sizes,
+                    reverse=direction == 1,
+                )
                 outs.append(res[0])
                 hs.append(res[1])
                 if c0 is not None:
@@ -215,8 +245,10 @@ class RNNBase(Module):
         else:
             batch_sizes = None
             if input.dim() not in (2, 3):
-                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D "
-                                 f"{'tensor ' if name == 'RNN' else ''}instead")
+                raise ValueError(
+                    f"{name}: Expected input to be 2D or 3D, got {input.dim()}D "
+                    f"{'tensor ' if name == 'RNN' else ''}instead"
+                )
             batched = input.dim() == 3
             if not batched:
                 input = input.unsqueeze(1)
@@ -229,10 +261,11 @@ class RNNBase(Module):
             if any(d != want for d in dims):
                 kind = "batched 3-D" if batched else "unbatched 2-D"
                 if is_lstm:
-                    raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but "
-                                       f"got ({dims[0]}-D, {dims[1]}-D) tensors")
-                raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
-                                   f"{dims[0]}-D tensor")
+                    raise RuntimeError(
+                        f"For {kind} input, hx and cx should also be {want}-D but "
+                        f"got ({dims[0]}-D, {dims[1]}-D) tensors"
+                    )
+                raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {dims[0]}-D tensor")
             if not batched:
                 parts = [p.unsqueeze(1) for p in parts]
             parts = [self.permute_hidden(p, sorted_indices) for p in parts]
@@ -295,10 +328,20 @@ class RNN(RNNBase):
     ``(output, h_n)``.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
-                 dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         _no_projection(proj_size)
         if nonlinearity == "tanh":
             mode = "RNN_TANH"
@@ -307,8 +350,18 @@ class RNN(RNNBase):
         else:
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         self.nonlinearity = nonlinearity
-        super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device=device, dtype=dtype)
+        super().__init__(
+            mode,
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device=device,
+            dtype=dtype,
+        )
 
     def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None) -> tuple:
         output, hn, _ = self._forward(input, hx)
@@ -327,11 +380,32 @@ class LSTM(RNNBase):
     ``forward(input, hx=None)``, ``hx = (h_0, c_0)``; returns ``(output, (h_n, c_n))``.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 proj_size: int = 0, device: Any = None, dtype: Any = None) -> None:
-        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, proj_size, device=device, dtype=dtype)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            "LSTM",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            proj_size,
+            device=device,
+            dtype=dtype,
+        )
 
     def forward(self, input: Tensor | PackedSequence, hx: tuple | None = None) -> tuple:
         output, hn, cn = self._forward(input, hx)
@@ -346,12 +420,32 @@ class GRU(RNNBase):
     Args: as :class:`RNN` (no ``nonlinearity``). Returns ``(output, h_n)``.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 proj_size: int = 0, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         _no_projection(proj_size)
-        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, device=device, dtype=dtype)
+        super().__init__(
+            "GRU",
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device=device,
+            dtype=dtype,
+        )
 
     def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None) -> tuple:
         output, hn, _ = self._forward(input, hx)
@@ -365,8 +459,15 @@ class RNNCellBase(Module):
 
     _mode = "RNN_TANH"
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        num_chunks: int,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.weight_ih = Parameter(_creation.empty(num_chunks * hidden_size, input_size, dtype=dtype))
@@ -411,22 +512,34 @@ class RNNCellBase(Module):
             input = input.unsqueeze(0)
             parts = [p.unsqueeze(0) for p in parts] if parts is not None else None
         if input.shape[1] != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected "
-                               f"{self.input_size}")
+            raise RuntimeError(
+                f"input has inconsistent input_size: got {input.shape[1]} expected {self.input_size}"
+            )
         batch = input.shape[0]
         if parts is None:
             zeros = _creation.zeros(batch, self.hidden_size, dtype=input.dtype)
             parts = [zeros, zeros] if is_lstm else [zeros]
         for i, p in enumerate(parts):
             if p.shape[0] != batch:
-                raise RuntimeError(f"Input batch size {batch} doesn't match hidden{i} batch size "
-                                   f"{p.shape[0]}")
+                raise RuntimeError(
+                    f"Input batch size {batch} doesn't match hidden{i} batch size {p.shape[0]}"
+                )
             if p.shape[1] != self.hidden_size:
-                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {p.shape[1]}, "
-                                   f"expected {self.hidden_size}")
-        res = recurrent_layer(self._mode, input, parts[0], parts[1] if is_lstm else None,
-                              self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None,
-                              (batch,))
+                raise RuntimeError(
+                    f"hidden{i} has inconsistent hidden_size: got {p.shape[1]}, expected {self.hidden_size}"
+                )
+        res = recurrent_layer(
+            self._mode,
+            input,
+            parts[0],
+            parts[1] if is_lstm else None,
+            self.weight_ih,
+            self.weight_hh,
+            self.bias_ih,
+            self.bias_hh,
+            None,
+            (batch,),
+        )
         h = res[0]
         c = res[2] if is_lstm else None
         if not batched:
@@ -444,8 +557,15 @@ class RNNCell(RNNCellBase):
     ``forward(input (N, I) or (I,), hx=None)`` returns ``h'`` ``(N, H)`` (or ``(H,)``).
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
         self.nonlinearity = nonlinearity
@@ -464,8 +584,9 @@ class LSTMCell(RNNCellBase):
 
     _mode = "LSTM"
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
@@ -477,8 +598,9 @@ class GRUCell(RNNCellBase):
 
     _mode = "GRU"
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:

@@ -8,6 +8,7 @@ There is no nested-tensor fast path: ``enable_nested_tensor`` is accepted and re
 PyTorch's warning when it could not be used), and every call runs the ordinary path, which
 computes the same values.
 """
+
 from __future__ import annotations
 
 import copy
@@ -63,8 +64,14 @@ def _get_seq_len(src: Tensor, batch_first: bool) -> int:
     return src.shape[1 if batch_first else 0]
 
 
-def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: Any, other_name: str,
-                    target_type: Any, check_other: bool = True) -> Tensor | None:
+def _canonical_mask(
+    mask: Tensor | None,
+    mask_name: str,
+    other_type: Any,
+    other_name: str,
+    target_type: Any,
+    check_other: bool = True,
+) -> Tensor | None:
     """A boolean mask as an additive float mask (True -> -inf); float masks pass through."""
     if mask is None:
         return None
@@ -72,8 +79,11 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: Any, other_
     if mask.dtype.name != "bool" and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same "
-                      "type for both instead.", stacklevel=3)
+        warnings.warn(
+            f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same "
+            "type for both instead.",
+            stacklevel=3,
+        )
     if not is_float:
         np_dtype = _creation.zeros(0, dtype=target_type)._data.dtype
         return Tensor._make(np.where(mask._data, np.array(-np.inf, np_dtype), np.array(0, np_dtype)))
@@ -118,37 +128,77 @@ class Transformer(Module):
     All parameters with more than one dimension are re-initialised xavier-uniform.
     """
 
-    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
-                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable[[Tensor], Tensor] = F.relu,
-                 custom_encoder: Any | None = None, custom_decoder: Any | None = None,
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False, norm_first: bool = False,
-                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        custom_encoder: Any | None = None,
+        custom_decoder: Any | None = None,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                            layer_norm_eps, batch_first, norm_first, bias, **kw)
+            layer = TransformerEncoderLayer(
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **kw,
+            )
             norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
             self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                            layer_norm_eps, batch_first, norm_first, bias, **kw)
+            layer = TransformerDecoderLayer(
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **kw,
+            )
             norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
             self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
         self._reset_parameters()
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
 
-    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
-                tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
-                src_key_padding_mask: Tensor | None = None,
-                tgt_key_padding_mask: Tensor | None = None,
-                memory_key_padding_mask: Tensor | None = None, src_is_causal: bool | None = None,
-                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        src_is_causal: bool | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
         r"""Encode ``src`` ``(S, N, E)`` and decode ``tgt`` ``(T, N, E)`` against it.
 
         Masks: ``src_mask`` ``(S, S)`` or ``(N*nhead, S, S)``, ``tgt_mask`` ``(T, T)``,
@@ -160,12 +210,19 @@ class Transformer(Module):
             raise RuntimeError("the batch number of src and tgt must be equal")
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise RuntimeError("the feature number of src and tgt must be equal to d_model")
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
-                              is_causal=src_is_causal)
-        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                            tgt_key_padding_mask=tgt_key_padding_mask,
-                            memory_key_padding_mask=memory_key_padding_mask,
-                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
@@ -189,8 +246,14 @@ class TransformerEncoder(Module):
         mask_check: accepted (PyTorch's nested-tensor mask check).
     """
 
-    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
-                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
+    def __init__(
+        self,
+        encoder_layer: Module,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> None:
         super().__init__()
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers, self.norm = num_layers, norm
@@ -199,25 +262,37 @@ class TransformerEncoder(Module):
         self.mask_check = mask_check
         why = _why_no_fast_path(encoder_layer)
         if enable_nested_tensor and why:
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
-                          f"because {why}", stacklevel=2)
+            warnings.warn(
+                f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why}",
+                stacklevel=2,
+            )
             self.use_nested_tensor = False
 
-    def forward(self, src: Tensor, mask: Tensor | None = None,
-                src_key_padding_mask: Tensor | None = None, is_causal: bool | None = None) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool | None = None,
+    ) -> Tensor:
         """Run ``src`` through every layer (masks as in :class:`TransformerEncoderLayer`;
         ``is_causal=None`` detects a causal ``mask``)."""
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                               None if mask is None else mask.dtype, "mask",
-                                               src.dtype)
+        src_key_padding_mask = _canonical_mask(
+            src_key_padding_mask,
+            "src_key_padding_mask",
+            None if mask is None else mask.dtype,
+            "mask",
+            src.dtype,
+        )
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
         first = self.layers[0] if len(self.layers) else None
         batch_first = first.self_attn.batch_first if first is not None else False
         is_causal = _detect_is_causal_mask(mask, is_causal, _get_seq_len(src, batch_first))
         output = src
         for mod in self.layers:
-            output = mod(output, src_mask=mask, is_causal=is_causal,
-                         src_key_padding_mask=src_key_padding_mask)
+            output = mod(
+                output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask
+            )
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -229,14 +304,18 @@ def _why_no_fast_path(layer: Module) -> str:
     if not isinstance(layer, TransformerEncoderLayer):
         return f"{name} was not TransformerEncoderLayer"
     attn = layer.self_attn
-    checks = [(layer.norm_first, f"{name}.norm_first was True"),
-              (not attn.batch_first, (f"{name}.self_attn.batch_first was not True(use batch_first "
-                                      "for better inference performance)")),
-              (not attn._qkv_same_embed_dim, f"{name}.self_attn._qkv_same_embed_dim was not True"),
-              (attn.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
-              (not layer.activation_relu_or_gelu, f"{name}.activation_relu_or_gelu was not True"),
-              (layer.norm1.eps != layer.norm2.eps, f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
-              (attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd")]
+    checks = [
+        (layer.norm_first, f"{name}.norm_first was True"),
+        (
+            not attn.batch_first,
+            (f"{name}.self_attn.batch_first was not True(use batch_first for better inference performance)"),
+        ),
+        (not attn._qkv_same_embed_dim, f"{name}.self_attn._qkv_same_embed_dim was not True"),
+        (attn.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
+        (not layer.activation_relu_or_gelu, f"{name}.activation_relu_or_gelu was not True"),
+        (layer.norm1.eps != layer.norm2.eps, f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
+        (attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd"),
+    ]
     return next((why for bad, why in checks if bad), "")
 
 
@@ -248,10 +327,17 @@ class TransformerDecoder(Module):
         self.layers = _get_clones(decoder_layer, num_layers)
         self.num_layers, self.norm = num_layers, norm
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
-                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
-                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool | None = None,
-                memory_is_causal: bool = False) -> Tensor:
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
         """Run ``tgt`` through every layer against ``memory`` (``tgt_is_causal=None`` detects a
         causal ``tgt_mask``)."""
         first = self.layers[0] if len(self.layers) else None
@@ -259,10 +345,16 @@ class TransformerDecoder(Module):
         tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, _get_seq_len(tgt, batch_first))
         output = tgt
         for mod in self.layers:
-            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                         tgt_key_padding_mask=tgt_key_padding_mask,
-                         memory_key_padding_mask=memory_key_padding_mask,
-                         tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+            output = mod(
+                output,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=tgt_is_causal,
+                memory_is_causal=memory_is_causal,
+            )
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -271,8 +363,9 @@ class TransformerDecoder(Module):
 class _LayerBase(Module):
     """What encoder and decoder layers share: the feed-forward block and the activation."""
 
-    def _init_ff(self, d_model: int, dim_feedforward: int, dropout: float, activation: Any,
-                 bias: bool, kw: dict) -> None:
+    def _init_ff(
+        self, d_model: int, dim_feedforward: int, dropout: float, activation: Any, bias: bool, kw: dict
+    ) -> None:
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
@@ -304,14 +397,25 @@ class TransformerEncoderLayer(_LayerBase):
     ``forward(src, src_mask=None, src_key_padding_mask=None, is_causal=False)``.
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw
+        )
         self._init_ff(d_model, dim_feedforward, dropout, activation, bias, kw)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
@@ -319,13 +423,22 @@ class TransformerEncoderLayer(_LayerBase):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
 
-    def forward(self, src: Tensor, src_mask: Tensor | None = None,
-                src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        is_causal: bool = False,
+    ) -> Tensor:
         """``src`` ``(S, N, E)`` (or batch-first / unbatched); masks: ``src_mask`` ``(S, S)`` or
         ``(N*nhead, S, S)``, ``src_key_padding_mask`` ``(N, S)``."""
-        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                               None if src_mask is None else src_mask.dtype,
-                                               "src_mask", src.dtype)
+        src_key_padding_mask = _canonical_mask(
+            src_key_padding_mask,
+            "src_key_padding_mask",
+            None if src_mask is None else src_mask.dtype,
+            "src_mask",
+            src.dtype,
+        )
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
         x = src
         if self.norm_first:
@@ -336,10 +449,18 @@ class TransformerEncoderLayer(_LayerBase):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
-                  is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
+    def _sa_block(
+        self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool = False
+    ) -> Tensor:
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
         return self.dropout1(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:
@@ -356,16 +477,28 @@ class TransformerDecoderLayer(_LayerBase):
     memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False)``.
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Callable[[Tensor], Tensor] = F.relu,
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
-                                            bias=bias, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
-                                                 batch_first=batch_first, bias=bias, **kw)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias, **kw
+        )
         self._init_ff(d_model, dim_feedforward, dropout, activation, bias, kw)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
@@ -375,35 +508,65 @@ class TransformerDecoderLayer(_LayerBase):
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
-                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
-                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
-                memory_is_causal: bool = False) -> Tensor:
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Tensor:
         """``tgt`` ``(T, N, E)``, ``memory`` ``(S, N, E)``; ``tgt_mask`` ``(T, T)``,
         ``memory_mask`` ``(T, S)``, key padding masks ``(N, T)`` / ``(N, S)``."""
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask,
-                                    memory_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
             x = x + self._ff_block(self.norm3(x))
         else:
             x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
-                                               memory_is_causal))
+            x = self.norm2(
+                x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            )
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
-                  is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
+    def _sa_block(
+        self, x: Tensor, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool = False
+    ) -> Tensor:
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
         return self.dropout1(x)
 
-    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Tensor | None,
-                   key_padding_mask: Tensor | None, is_causal: bool = False) -> Tensor:
-        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                is_causal=is_causal, need_weights=False)[0]
+    def _mha_block(
+        self,
+        x: Tensor,
+        mem: Tensor,
+        attn_mask: Tensor | None,
+        key_padding_mask: Tensor | None,
+        is_causal: bool = False,
+    ) -> Tensor:
+        x = self.multihead_attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
         return self.dropout2(x)
 
     def _ff_block(self, x: Tensor) -> Tensor:

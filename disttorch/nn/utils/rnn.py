@@ -6,6 +6,7 @@ another: ``data`` has ``sum(lengths)`` rows, ``batch_sizes[t]`` is the number of
 running at step ``t``. Packing and padding are index gathers (``index_select``), so gradients
 flow through them.
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -31,17 +32,20 @@ __all__ = [
     "unpad_sequence",
 ]
 
-_SORT_MSG = ("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
-             "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to "
-             "sidestep this requirement if you do not need ONNX exportability.")
+_SORT_MSG = (
+    "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. "
+    "You can pass `enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to "
+    "sidestep this requirement if you do not need ONNX exportability."
+)
 
 
 def _long(a: Any) -> Tensor:
     return Tensor._make(np.ascontiguousarray(a, dtype=np.int64))
 
 
-class PackedSequence(namedtuple("PackedSequence_", ["data", "batch_sizes", "sorted_indices",
-                                                    "unsorted_indices"])):
+class PackedSequence(
+    namedtuple("PackedSequence_", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
+):
     """A batch of variable-length sequences packed time step after time step.
 
     Attributes:
@@ -56,9 +60,13 @@ class PackedSequence(namedtuple("PackedSequence_", ["data", "batch_sizes", "sort
 
     __slots__ = ()
 
-    def __new__(cls, data: Tensor, batch_sizes: Tensor | None = None,  # noqa: PYI034
-                sorted_indices: Tensor | None = None,
-                unsorted_indices: Tensor | None = None) -> PackedSequence:
+    def __new__(  # noqa: PYI034
+        cls,
+        data: Tensor,
+        batch_sizes: Tensor | None = None,
+        sorted_indices: Tensor | None = None,
+        unsorted_indices: Tensor | None = None,
+    ) -> PackedSequence:
         if unsorted_indices is None:
             unsorted_indices = invert_permutation(sorted_indices)
         if batch_sizes is None:  # PackedSequence(data_and_batch_sizes_tuple) as in PyTorch
@@ -66,8 +74,9 @@ class PackedSequence(namedtuple("PackedSequence_", ["data", "batch_sizes", "sort
         if not isinstance(batch_sizes, Tensor):
             batch_sizes = _long(batch_sizes)
         elif batch_sizes._data.ndim != 1:
-            raise ValueError(f"batch_sizes should always be a 1D CPU int64 tensor, but got "
-                             f"{batch_sizes._data.ndim}D")
+            raise ValueError(
+                f"batch_sizes should always be a 1D CPU int64 tensor, but got {batch_sizes._data.ndim}D"
+            )
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args: Any, **kwargs: Any) -> PackedSequence:
@@ -134,8 +143,7 @@ def _lengths_array(lengths: Any) -> np.ndarray:
     else:
         arr = np.asarray(lengths)
     if arr.ndim != 1:
-        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
-                           f"{arr.ndim}D tensor")
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got {arr.ndim}D tensor")
     return arr.astype(np.int64)
 
 
@@ -150,8 +158,9 @@ def _packed_index(lengths_sorted: np.ndarray, batch: int) -> tuple[np.ndarray, n
     return batch_sizes.astype(np.int64), t_idx * batch + j_idx
 
 
-def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int], batch_first: bool = False,
-                         enforce_sorted: bool = True) -> PackedSequence:
+def pack_padded_sequence(
+    input: Tensor, lengths: Tensor | Sequence[int], batch_first: bool = False, enforce_sorted: bool = True
+) -> PackedSequence:
     r"""Pack a padded batch ``(T, B, *)`` (``(B, T, *)`` if ``batch_first``) of sequences of the
     given lengths.
 
@@ -176,17 +185,21 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int], batch_f
         sorted_indices = _long(order)
         lens_sorted = lens[order]
     if lens.size and lens_sorted[-1] <= 0:
-        raise RuntimeError("Length of all samples has to be greater than 0, but found an element "
-                           "in 'lengths' that is <= 0")
+        raise RuntimeError(
+            "Length of all samples has to be greater than 0, but found an element in 'lengths' that is <= 0"
+        )
     if batch_first:
         input = input.transpose(0, 1)
     t_len, batch = input.shape[0], input.shape[1]
     if lens.size != batch:
-        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} "
-                           f"(batch_size={batch})")
+        raise RuntimeError(
+            f"Expected `len(lengths)` to be equal to batch_size, but got {lens.size} (batch_size={batch})"
+        )
     if lens.size and lens_sorted[0] > t_len:
-        raise RuntimeError(f"Expected sequence length to be larger than or equal to the largest "
-                           f"length {lens_sorted[0]}, but got {t_len}")
+        raise RuntimeError(
+            f"Expected sequence length to be larger than or equal to the largest "
+            f"length {lens_sorted[0]}, but got {t_len}"
+        )
     batch_sizes, flat = _packed_index(lens_sorted, batch)
     if sorted_indices is not None:  # column j of the sorted batch is input column order[j]
         flat = (flat // batch) * batch + sorted_indices._data[flat % batch]
@@ -194,8 +207,12 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int], batch_f
     return PackedSequence(data, _long(batch_sizes), sorted_indices, None)
 
 
-def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
-                        padding_value: float = 0.0, total_length: int | None = None) -> tuple:
+def pad_packed_sequence(
+    sequence: PackedSequence,
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    total_length: int | None = None,
+) -> tuple:
     r"""Inverse of :func:`pack_padded_sequence`: ``(padded, lengths)``.
 
     Args:
@@ -213,9 +230,11 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     t_max = bs.size
     if total_length is not None:
         if total_length < t_max:
-            raise ValueError(f"Expected total_length to be at least the length of the longest "
-                             f"sequence in input, but got total_length={total_length} and max "
-                             f"sequence length being {t_max}")
+            raise ValueError(
+                f"Expected total_length to be at least the length of the longest "
+                f"sequence in input, but got total_length={total_length} and max "
+                f"sequence length being {t_max}"
+            )
         t_max = total_length
     lens_sorted = (bs[None, :] > np.arange(batch)[:, None]).sum(1)
     _, flat = _packed_index(lens_sorted, batch) if bs.size else (None, np.zeros(0, np.int64))
@@ -233,14 +252,17 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     return padded, _long(lengths)
 
 
-def pad_sequence(sequences: Tensor | Sequence[Tensor], batch_first: bool = False,
-                 padding_value: float = 0.0, padding_side: str = "right") -> Tensor:
+def pad_sequence(
+    sequences: Tensor | Sequence[Tensor],
+    batch_first: bool = False,
+    padding_value: float = 0.0,
+    padding_side: str = "right",
+) -> Tensor:
     r"""Stack tensors ``(L_i, *)`` of different lengths into ``(T, B, *)`` (``(B, T, *)`` if
     ``batch_first``), padding with ``padding_value`` on ``padding_side`` (``"right"`` or
     ``"left"``)."""
     if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got "
-                         f"{padding_side}.")
+        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     if isinstance(sequences, Tensor):
         sequences = list(sequences.unbind(0))
     sequences = list(sequences)
@@ -249,17 +271,19 @@ def pad_sequence(sequences: Tensor | Sequence[Tensor], batch_first: bool = False
     trail = tuple(sequences[0].shape[1:])
     for s in sequences:
         if tuple(s.shape[1:]) != trail:
-            raise RuntimeError(f"The size of tensor a ({trail}) must match the size of tensor b "
-                               f"({tuple(s.shape[1:])}) at non-singleton dimension 1")
+            raise RuntimeError(
+                f"The size of tensor a ({trail}) must match the size of tensor b "
+                f"({tuple(s.shape[1:])}) at non-singleton dimension 1"
+            )
     lens = np.array([s.shape[0] for s in sequences], dtype=np.int64)
     t_max = int(lens.max())
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
     total = int(lens.sum())
-    steps = np.arange(t_max)[:, None]                              # (T, 1)
+    steps = np.arange(t_max)[:, None]  # (T, 1)
     shift = (t_max - lens)[None, :] if padding_side == "left" else 0
-    src = steps - shift                                            # step within each sequence
+    src = steps - shift  # step within each sequence
     valid = (src >= 0) & (src < lens[None, :])
-    gather = np.where(valid, starts[None, :] + src, total)         # (T, B); total = padding row
+    gather = np.where(valid, starts[None, :] + src, total)  # (T, B); total = padding row
     if batch_first:
         gather = gather.T
     dtype = sequences[0].dtype
@@ -268,13 +292,14 @@ def pad_sequence(sequences: Tensor | Sequence[Tensor], batch_first: bool = False
     return index_select(ext, 0, _long(gather.reshape(-1))).reshape(*gather.shape, *trail)
 
 
-def unpad_sequence(padded_sequences: Tensor, lengths: Tensor | Sequence[int],
-                   batch_first: bool = False) -> list[Tensor]:
+def unpad_sequence(
+    padded_sequences: Tensor, lengths: Tensor | Sequence[int], batch_first: bool = False
+) -> list[Tensor]:
     """Split a padded batch back into the list of its sequences of the given lengths."""
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
     lens = _lengths_array(lengths)
-    return [padded_sequences[i, :int(n)] for i, n in enumerate(lens)]
+    return [padded_sequences[i, : int(n)] for i, n in enumerate(lens)]
 
 
 def pack_sequence(sequences: Sequence[Tensor], enforce_sorted: bool = True) -> PackedSequence:
