@@ -128,10 +128,12 @@ def lstm_forward(
 ) -> tuple:
     """One LSTM layer-direction (``xw``, ``w_hh_t`` prescaled by ``gate_scale``, both biases in
     ``xw``); returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the
-    projection size (``H`` without projection)."""
+    projection size (``H`` without projection). ``xw`` (the caller's temporary) is overwritten
+    with the gate activations."""
     n, hs = xw.shape[0], c0.shape[1]
     p = h0.shape[1]
-    gates = np.empty_like(xw)
+    gates = xw
+    rec = np.empty((h0.shape[0], xw.shape[1]), dtype=xw.dtype)  # h @ W_hhᵀ of one step
     c_all = np.empty((n, hs), dtype=xw.dtype)
     cprev = np.empty((n, hs), dtype=xw.dtype)
     tanh_c = np.empty((n, hs), dtype=xw.dtype)
@@ -146,10 +148,11 @@ def lstm_forward(
         hprev[s:e] = h[:b]
         cprev[s:e] = c[:b]
         g = gates[s:e]
-        np.matmul(h[:b], w_hh_t, out=g)
+        hw = rec[:b]
+        np.matmul(h[:b], w_hh_t, out=hw)
         if post_scale is not None:
-            g *= post_scale
-        g += xw[s:e]
+            hw *= post_scale
+        g += hw
         np.tanh(g, out=g)
         g *= half
         g += half_off
@@ -229,9 +232,10 @@ def gru_forward(
 ) -> tuple:
     """One GRU layer-direction (``xw`` holds ``x W_ihᵀ + b_ih``; ``b_hh`` stays inside the
     reset gate's product, as PyTorch; ``xw``, ``w_hh_t`` and ``b_hh`` prescaled by
-    ``gate_scale``); returns ``(y (N, H), h_n, saved)``."""
+    ``gate_scale``); returns ``(y (N, H), h_n, saved)``. ``xw`` (the caller's temporary) is
+    overwritten with the activations of ``r, z, n``."""
     n, hs = xw.shape[0], h0.shape[1]
-    gates = np.empty_like(xw)  # r, z, n after their activations
+    gates = xw
     ghn = np.empty((n, hs), dtype=xw.dtype)  # W_hn h + b_hn (before the reset gate)
     hprev = np.empty((n, hs), dtype=xw.dtype)
     y = np.empty((n, hs), dtype=xw.dtype)
@@ -245,13 +249,13 @@ def gru_forward(
         if post_scale is not None:
             gh *= post_scale
         g = gates[s:e]
-        np.add(xw[s:e, : 2 * hs], gh[:, : 2 * hs], out=g[:, : 2 * hs])
-        np.tanh(g[:, : 2 * hs], out=g[:, : 2 * hs])
-        _finish_sigmoid_(g[:, : 2 * hs])
+        rz = g[:, : 2 * hs]
+        rz += gh[:, : 2 * hs]
+        np.tanh(rz, out=rz)
+        _finish_sigmoid_(rz)
         ghn[s:e] = gh[:, 2 * hs :]
         nt = g[:, 2 * hs :]
-        np.multiply(g[:, :hs], gh[:, 2 * hs :], out=nt)
-        nt += xw[s:e, 2 * hs :]
+        nt += g[:, :hs] * gh[:, 2 * hs :]
         np.tanh(nt, out=nt)
         yt = y[s:e]
         np.subtract(hp, nt, out=yt)  # h = n + z (h_prev - n)
