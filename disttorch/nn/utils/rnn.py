@@ -43,9 +43,10 @@ def _long(a: Any) -> Tensor:
     return Tensor._make(np.ascontiguousarray(a, dtype=np.int64))
 
 
-class PackedSequence(
-    namedtuple("PackedSequence_", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
-):
+PackedSequence_ = namedtuple("PackedSequence_", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
+
+
+class PackedSequence(PackedSequence_):
     """A batch of variable-length sequences packed time step after time step.
 
     Attributes:
