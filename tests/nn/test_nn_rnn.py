@@ -70,6 +70,14 @@ def test_sequence_function_is_one_graph_node():
     assert sum(n.name() == "RecurrentLayerFunctionBackward0" for n in names) == 4
 
 
+def test_double_backward_raises_clearly():
+    lstm = nn.LSTM(2, 3)
+    x = dt.randn(4, 1, 2, requires_grad=True)
+    (g,) = dt.autograd.grad(lstm(x)[0].sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="double backward through lstm layer is not supported"):
+        g.sum().backward()
+
+
 @pytest.mark.parametrize(
     "cls,kw",
     [
