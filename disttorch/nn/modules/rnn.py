@@ -160,6 +160,7 @@ class RNNBase(Module):
 
     # ------------------------------------------------------------------ checks
     def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
+        """Raise PyTorch's errors for a wrong dtype, number of dims or feature size."""
         _check_dtype(input, self._flat_weights[0])
         expected = 2 if batch_sizes is not None else 3
         if input.dim() != expected:
@@ -171,6 +172,7 @@ class RNNBase(Module):
             )
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None) -> tuple:
+        """``(num_layers * num_directions, batch, proj_size or hidden_size)`` for ``input``."""
         if batch_sizes is not None:
             mini_batch = int(batch_sizes._data[0])
         else:
@@ -182,15 +184,18 @@ class RNNBase(Module):
     def check_hidden_size(
         self, hx: Tensor, expected: tuple, msg: str = "Expected hidden size {}, got {}"
     ) -> None:
+        """Raise ``RuntimeError(msg)`` when ``hx`` is not of the ``expected`` shape."""
         if tuple(hx.shape) != tuple(expected):
             raise RuntimeError(msg.format(tuple(expected), list(hx.shape)))
 
     def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None) -> None:
+        """Check the input and the hidden state's shape."""
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
     @staticmethod
     def permute_hidden(hx: Tensor | None, permutation: Tensor | None) -> Tensor | None:
+        """Reorder the batch dim of a state (for inputs packed with ``enforce_sorted=False``)."""
         if permutation is None or hx is None:
             return hx
         return index_select(hx, 1, permutation)
