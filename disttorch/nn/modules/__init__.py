@@ -1,6 +1,6 @@
 """Layers, one family per file; each file lists its public classes in ``__all__``."""
 from . import (activation, attention, batchnorm, container, conv, distance, dropout, flatten, linear,
-               loss, module, normalization, pooling, sparse, sync_batchnorm)
+               loss, module, normalization, pooling, rnn, sparse, sync_batchnorm, transformer)
 from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
@@ -14,9 +14,12 @@ from .loss import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .sync_batchnorm import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
 
 __all__ = [name for mod in (activation, attention, batchnorm, container, conv, distance, dropout,
-                            flatten, linear, loss, module, normalization, pooling, sparse, sync_batchnorm)
+                            flatten, linear, loss, module, normalization, pooling, rnn, sparse,
+                            sync_batchnorm, transformer)
            for name in mod.__all__]

@@ -7,6 +7,7 @@ from ... import _creation
 from ..._tensor import Tensor
 from ..functional import activation as F
 from ..parameter import Parameter
+from .attention import MultiheadAttention  # noqa: F401  (PyTorch's path: pickles name it)
 from .module import Module
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus",

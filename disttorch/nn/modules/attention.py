@@ -9,15 +9,10 @@ from ..._tensor import Tensor
 from .. import init
 from ..functional.attention import multi_head_attention_forward
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """The ``out_proj`` of :class:`MultiheadAttention` (a ``Linear``; named as in PyTorch so
-    reprs and checkpoints match)."""
 
 
 class MultiheadAttention(Module):

@@ -68,6 +68,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under PyTorch's name for ``MultiheadAttention.out_proj`` (so reprs and
+    pickled models that reference ``nn.modules.linear.NonDynamicallyQuantizableLinear`` match)."""
+
+
 class Bilinear(Module):
     r"""Apply :math:`y = x_1^T A x_2 + b`.
 

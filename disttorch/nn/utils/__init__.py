@@ -1,4 +1,5 @@
-"""``disttorch.nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``disttorch.nn.utils``: gradient clipping, parameter/vector conversion, ``rnn`` (packed sequences)."""
+from . import rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
