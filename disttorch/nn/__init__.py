@@ -2,6 +2,8 @@
 from . import functional, init, parallel, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
+from .parallel import DataParallel
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "parallel", "utils", *_modules_all]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "DataParallel", "functional",
+           "init", "parallel", "utils", *_modules_all]

@@ -5,8 +5,8 @@ from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
-from .embedding_bag import *  # noqa: F401,F403
-from .fold import *  # noqa: F401,F403
+from .embedding_bags import *  # noqa: F401,F403
+from .im2col import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .loss_extra import *  # noqa: F401,F403

@@ -50,3 +50,26 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
         div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).reshape(input.shape)
     return input / (div * alpha + k) ** beta
+
+
+def _cross_map_window(channels: int, size: int) -> np.ndarray:
+    """``(C, C)`` 0/1 matrix: row c marks the channels summed into channel c's scale by
+    Lua Torch's CrossMapLRN2d (a running window whose left edge starts moving one step
+    late, kept as PyTorch keeps it)."""
+    pre_pad = int((size - 1) / 2 + 1)
+    m = np.zeros((channels, channels))
+    for c in range(channels):  # C x C bookkeeping, not per element
+        m[c, :min(c + pre_pad, channels)] = 1
+        if c > pre_pad:
+            m[c, 1:c - pre_pad + 1] = 0
+    return m
+
+
+def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> Tensor:
+    """Lua Torch's cross-channel LRN of 4-D input: ``x * (k + alpha / size * S)^-beta`` with
+    ``S`` the windowed sum of squares over channels (the layer ``nn.CrossMapLRN2d``)."""
+    if input.ndim != 4:
+        raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+    window = Tensor._make(_cross_map_window(input.shape[1], size).T.astype(input._data.dtype))
+    sums = (input * input).permute(0, 2, 3, 1).matmul(window).permute(0, 3, 1, 2)
+    return input * (sums * (alpha / size) + k) ** (-beta)
