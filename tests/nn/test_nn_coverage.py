@@ -35,8 +35,6 @@ EXCLUDED: dict[str, str] = {
     "nn.attention": "SDPA backend selection (sdpa_kernel, flex_attention) for CUDA/flash kernels",
     "nn.grad": "conv{1,2,3}d_input/_weight helpers of TorchScript (autograd gives these gradients)",
     "F.grad": "the torch.nn.grad module re-exported (see nn.grad)",
-    # utils
-    "utils.memory_format": "the module behind convert_conv*_weight_memory_format (the functions exist)",
 }
 
 # The recurrent and transformer family is another helper's work (nnseq); the coordinator
