@@ -197,7 +197,7 @@ def test_fuse_conv_bn_eval_matches_the_pair(transpose):
     x = dt.tensor(R.normal(size=(2, 3, 5, 5)))
     fused = nn.utils.fuse_conv_bn_eval(conv, bn, transpose=transpose)
     np.testing.assert_allclose(fused(x).detach().numpy(), bn(conv(x)).detach().numpy(), rtol=1e-10, atol=1e-12)
-    tw, tb = torch.nn.utils.fuse_conv_bn_weights(*(torch.tensor(t.detach().numpy()) for t in (
+    tw, _ = torch.nn.utils.fuse_conv_bn_weights(*(torch.tensor(t.detach().numpy()) for t in (
         conv.weight, conv.bias, bn.running_mean, bn.running_var)), bn.eps, torch.tensor(bn.weight.detach().numpy()),
         torch.tensor(bn.bias.detach().numpy()), transpose)
     np.testing.assert_allclose(fused.weight.detach().numpy(), tw.detach().numpy(), rtol=1e-12)

@@ -18,7 +18,7 @@ def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Module:
     class must accept a ``device`` keyword argument. The ``nn.init`` fillers are skipped
     while the module is built, so no random numbers are drawn."""
     if not issubclass(module_cls, Module):
-        raise RuntimeError(f"Expected a Module; got {module_cls}")
+        raise RuntimeError(f"Expected a Module; got {module_cls}")  # noqa: TRY004
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
     saved = {name: getattr(_init, name) for name in _FILLERS}

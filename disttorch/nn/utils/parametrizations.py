@@ -46,7 +46,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     ``module.parametrizations.<name>.original0`` and ``original1``."""
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")  # noqa: TRY004
     if dim is not None and dim < -1:
         dim += weight.ndim
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
@@ -104,7 +104,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     defaults to 0, or 1 for transposed convolutions."""
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")  # noqa: TRY004
     if dim is None:
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
@@ -137,7 +137,7 @@ def _matrix_exp(a: Tensor) -> Tensor:
     """``exp(A)``: scale by ``2^-s`` until the 1-norm is below 1/2, Taylor to degree 18,
     square ``s`` times (differentiable through the tensor ops)."""
     norm = float(np.abs(a._data).sum(axis=-2).max()) if a._data.size else 0.0
-    s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 else 0
+    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
     x = a / (2 ** s)
     eye = _eye(a.shape[-1], a)
     result, term = eye, eye
@@ -240,7 +240,7 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     weight, made orthogonal, kept as the buffer ``base``."""
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")  # noqa: TRY004
     if weight.ndim < 2:
         raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
     if orthogonal_map is None:

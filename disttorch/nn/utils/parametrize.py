@@ -95,7 +95,7 @@ class ParametrizationList(ModuleList):
         else:
             for i, part in enumerate(new):
                 if not isinstance(part, Tensor):
-                    raise ValueError(f"'right_inverse' must return a Tensor or a Sequence of tensors "
+                    raise ValueError(f"'right_inverse' must return a Tensor or a Sequence of tensors "  # noqa: TRY004
                                      f"(list, tuple...). Got element {i} of the sequence with type "
                                      f"{type(part).__name__}.")
                 if isinstance(original, Parameter):
