@@ -118,3 +118,27 @@ def test_module_paths_mirror_pytorch() -> None:
                       ("disttorch.nn.modules.batchnorm", "LazyBatchNorm2d"),
                       ("disttorch.nn.parallel.data_parallel", "DataParallel")]:
         assert getattr(importlib.import_module(path), cls) is getattr(nn, cls), path
+
+
+@pytest.mark.parity
+def test_every_class_resolves_under_pytorchs_module_path():
+    """``torch.nn.modules.<file>.<Class>`` -> ``disttorch.nn.modules.<file>.<Class>`` for every
+    class of torch.nn we provide (pickled whole models name classes by that path)."""
+    torch = pytest.importorskip("torch")
+    unresolved = []
+    for name in dir(torch.nn):
+        cls = getattr(torch.nn, name)
+        qual = f"nn.{name}"
+        if not isinstance(cls, type) or qual in EXCLUDED or qual in PENDING_NNSEQ:
+            continue
+        path = cls.__module__
+        if not path.startswith("torch.nn."):
+            continue
+        try:
+            ours = importlib.import_module("disttorch" + path[len("torch"):])
+        except ImportError:
+            unresolved.append(f"{path}.{name}")
+            continue
+        if not hasattr(ours, name):
+            unresolved.append(f"{path}.{name}")
+    assert unresolved == []

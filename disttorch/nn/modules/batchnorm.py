@@ -183,3 +183,6 @@ class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
     """:class:`BatchNorm3d` whose ``num_features`` is read from the first input."""
 
     cls_to_become = BatchNorm3d
+
+
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402,F401  (PyTorch's path: nn.modules.batchnorm.SyncBatchNorm)

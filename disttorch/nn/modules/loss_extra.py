@@ -6,13 +6,13 @@
 ``NLLLoss2d`` and ``LinearCrossEntropyLoss`` (with ``LinearCrossEntropyOptions``)."""
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 from ..._tensor import Tensor
 from ..functional import loss_extra as F
 from .linear import Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .loss import NLLLoss, _Loss, _WeightedLoss
 from .module import Module
 
@@ -183,18 +183,6 @@ class NLLLoss2d(NLLLoss):
     def __init__(self, weight: Tensor | None = None, size_average: Any = None, ignore_index: int = -100,
                  reduce: Any = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
-
-
-@dataclasses.dataclass(frozen=True)
-class LinearCrossEntropyOptions:
-    """Options of PyTorch's chunked ``linear_cross_entropy``; accepted for compatibility
-    (disttorch computes the logits in one piece, so they do not change the result)."""
-
-    allow_retain_graph: bool = False
-    batch_chunk_size: int | None = None
-    chunking_method: str | None = "auto"
-    acc_policy: str = "auto"
-    acc_dtype: Any = None
 
 
 class LinearCrossEntropyLoss(Module):
