@@ -183,3 +183,55 @@ def test_parity(name):
     for d, t, needs in zip(ours, theirs, grad):
         if needs:
             np.testing.assert_allclose(d.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-8)
+
+
+def test_inplace_forms_write_into_the_input_and_keep_the_graph():
+    for name, args, ref in [("relu_", (), lambda a: np.maximum(a, 0)),
+                            ("elu_", (0.5,), lambda a: np.where(a > 0, a, 0.5 * np.expm1(a))),
+                            ("leaky_relu_", (0.2,), lambda a: np.where(a > 0, a, 0.2 * a)),
+                            ("hardtanh_", (-0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
+                            ("threshold_", (0.1, 7.0), lambda a: np.where(a > 0.1, a, 7.0)),
+                            ("celu_", (2.0,), lambda a: np.where(a > 0, a, 2.0 * np.expm1(a / 2.0))),
+                            ("selu_", (), None), ("rrelu_", (), None)]:
+        a = rn(3, 4)
+        x = dt.tensor(a.copy())
+        out = getattr(DF, name)(x, *args)
+        assert out is x, name
+        if ref is not None:
+            np.testing.assert_allclose(x.numpy(), ref(a), rtol=1e-12, err_msg=name)
+    leaf = dt.tensor(rn(3), requires_grad=True)
+    y = leaf * 2
+    DF.threshold_(y, 0.0, 0.0)
+    y.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), np.where(leaf.detach().numpy() * 2 > 0, 2.0, 0.0))
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        DF.relu_(leaf)
+
+
+def test_gumbel_softmax_samples_and_straight_through_gradient():
+    dt.manual_seed(0)
+    logits = dt.tensor(np.log(np.array([[0.7, 0.2, 0.1]] * 4000)), requires_grad=True)
+    soft = DF.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.detach().numpy().sum(1), 1, rtol=1e-12)
+    hard = DF.gumbel_softmax(logits, tau=1.0, hard=True)
+    h = hard.detach().numpy()
+    assert set(np.unique(h)) == {0.0, 1.0} and (h.sum(1) == 1).all()
+    assert abs(h[:, 0].mean() - 0.7) < 0.03  # argmax of logits + Gumbel noise samples the categorical
+    (hard * dt.tensor(np.array([1.0, 2.0, 3.0]))).sum().backward()
+    assert logits.grad is not None and np.isfinite(logits.grad.numpy()).all()
+
+
+def test_deprecated_upsample_names_warn_and_match_interpolate():
+    x = dt.tensor(rn(1, 2, 3, 3))
+    with pytest.warns(UserWarning, match="deprecated"):
+        up = DF.upsample_bilinear(x, scale_factor=2)
+    np.testing.assert_array_equal(up.numpy(), DF.interpolate(x, scale_factor=2, mode="bilinear",
+                                                             align_corners=True).numpy())
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert tuple(DF.upsample_nearest(x, size=5).shape) == (1, 2, 5, 5)
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert tuple(DF.upsample(x, size=(4, 2)).shape) == (1, 2, 4, 2)
+    with pytest.raises(RuntimeError, match="divisible by groups"):
+        DF.channel_shuffle(dt.tensor(rn(1, 5, 2)), 2)
+    with pytest.raises(ValueError, match="antialias"):
+        DF.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True)

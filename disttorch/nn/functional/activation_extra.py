@@ -10,8 +10,6 @@ out-of-place function and write the result back through the in-place machinery
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ..._random import _gen
@@ -40,23 +38,19 @@ __all__ = [
 ]
 
 
-def _in_place(input: Tensor, fn: Callable[[Tensor], Tensor]) -> Tensor:
-    return _inplace(input, fn)
-
-
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     fn = (lambda t: elu(t / alpha) * alpha) if alpha != 1 else elu
-    return _in_place(input, fn) if inplace else fn(input)
+    return _inplace(input, fn) if inplace else fn(input)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x if x > threshold else value``."""
     def fn(t: Tensor) -> Tensor:
         return _ew.where(t > threshold, t, Tensor._make(np.asarray(value, dtype=t._data.dtype)))
-    return _in_place(input, fn) if inplace else fn(input)
+    return _inplace(input, fn) if inplace else fn(input)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -94,7 +88,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         slope = _gen(None).uniform(lower, upper, a.shape).astype(a.dtype)
         slope_t = Tensor._make(np.where(a >= 0, 1, slope).astype(a.dtype))
         fn = (lambda t: t * slope_t)
-    return _in_place(input, fn) if inplace else fn(input)
+    return _inplace(input, fn) if inplace else fn(input)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
@@ -114,17 +108,17 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
 
 def relu_(input: Tensor) -> Tensor:
     """In-place :func:`relu`."""
-    return _in_place(input, relu)
+    return _inplace(input, relu)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """In-place :func:`elu`."""
-    return _in_place(input, lambda t: elu(t, alpha))
+    return _inplace(input, lambda t: elu(t, alpha))
 
 
 def selu_(input: Tensor) -> Tensor:
     """In-place :func:`selu`."""
-    return _in_place(input, selu)
+    return _inplace(input, selu)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -134,12 +128,12 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """In-place :func:`leaky_relu`."""
-    return _in_place(input, lambda t: leaky_relu(t, negative_slope))
+    return _inplace(input, lambda t: leaky_relu(t, negative_slope))
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """In-place :func:`hardtanh`."""
-    return _in_place(input, lambda t: hardtanh(t, min_val, max_val))
+    return _inplace(input, lambda t: hardtanh(t, min_val, max_val))
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
