@@ -2,11 +2,12 @@
 ``channel_shuffle``, ``interpolate`` (and the deprecated ``upsample*``), ``affine_grid``
 and ``grid_sample``.
 
-Everything here is composed from differentiable tensor ops (reshape/permute, index
-gathers along one axis, products with weights), so gradients reach both the input and,
-for ``grid_sample``, the sampling grid. Interpolation is separable: each spatial dim is
-resampled in turn by gathering its few neighbouring rows (1 for nearest, 2 for linear,
-4 for cubic) and summing them with per-position weights, never a loop over pixels.
+The shuffles, ``affine_grid`` and ``grid_sample`` are composed from differentiable tensor
+ops (reshape/permute, gathers, products with weights), so gradients reach both the input
+and the sampling grid. Interpolation is separable: each spatial dim is resampled in turn
+by one ``ResampleAxis`` op that gathers its few neighbouring rows (1 for nearest, 2 for
+linear, 4 for cubic) and sums them with per-position weights; its backward adds the
+gradient back with one segmented sum per tap, never a loop over pixels.
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.function import Function
 from ...ops import elementwise as _ew
+from ._fused import numpy_backward
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = [
@@ -151,32 +154,66 @@ def _cubic_weights(t: np.ndarray, a: float = -0.75) -> list:
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
-def _resample_axis(x: Tensor, axis: int, out: int, mode: str, scale: float | None,
-                   align_corners: bool) -> Tensor:
-    """Resample one spatial axis of ``x`` to ``out`` positions."""
-    size = x.shape[axis]
-    dtype = x._data.dtype
+class ResampleAxis(Function):
+    """One spatial axis resampled as ``sum_t take(x, idx_t, axis) * w_t`` (1, 2 or 4 taps).
+    Backward adds each tap's weighted gradient back to its source positions."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, axis, taps):
+        a = x._data
+        view = [1] * a.ndim
+        view[axis] = -1
+        out = None
+        for idx, w in taps:
+            term = np.take(a, idx, axis=axis)
+            if w is not None:
+                term *= w.astype(a.dtype).reshape(view)
+            if out is None:
+                out = term
+            else:
+                out += term
+        ctx.axis, ctx.taps, ctx.size, ctx.view = axis, taps, a.shape[axis], view
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return numpy_backward("interpolate", lambda g: (_resample_backward(ctx, g),), grad)[0], None, None
+
+
+def _resample_backward(ctx: ResampleAxis, g: np.ndarray) -> np.ndarray:
+    """Adjoint of the taps. Each tap's indices are sorted, so the outputs that read one
+    source position form a run: one ``np.add.reduceat`` per tap sums the runs."""
+    axis = ctx.axis
+    shape = list(g.shape)
+    shape[axis] = ctx.size
+    gx = np.zeros(shape, dtype=g.dtype)
+    for idx, w in ctx.taps:
+        vals = g if w is None else g * w.astype(g.dtype).reshape(ctx.view)
+        uniq, starts = np.unique(idx, return_index=True)
+        sums = np.add.reduceat(vals, starts, axis=axis)
+        if uniq[-1] - uniq[0] + 1 == uniq.size:  # a contiguous range of sources: a slice
+            gx[(slice(None),) * axis + (slice(int(uniq[0]), int(uniq[-1]) + 1),)] += sums
+        else:
+            gx[(slice(None),) * axis + (uniq,)] += sums
+    return gx
+
+
+def _axis_taps(size: int, out: int, mode: str, scale: float | None, align_corners: bool) -> list:
+    """``[(indices, weights or None), ...]`` resampling ``size`` positions to ``out``."""
     if mode in ("nearest", "nearest-exact"):
         ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
         offset = 0.5 if mode == "nearest-exact" else 0.0
-        idx = np.minimum(np.floor((np.arange(out) + offset) * ratio).astype(np.int64), size - 1)
-        return x.index_select(axis, Tensor._make(idx))
-    view = [1] * x.ndim
-    view[axis] = out
+        return [(np.minimum(np.floor((np.arange(out) + offset) * ratio).astype(np.int64), size - 1), None)]
     cubic = mode == "bicubic"
     src = _source(out, size, scale, align_corners, cubic)
     base = np.floor(src).astype(np.int64)
     t = src - base
     if cubic:
-        taps = [(np.clip(base + k, 0, size - 1), w) for k, w in zip((-1, 0, 1, 2), _cubic_weights(t))]
-    else:
-        base = np.minimum(base, size - 1)
-        taps = [(base, 1.0 - t), (np.minimum(base + 1, size - 1), t)]
-    result = None
-    for idx, w in taps:
-        term = x.index_select(axis, Tensor._make(idx)) * Tensor._make(w.astype(dtype).reshape(view))
-        result = term if result is None else result + term
-    return result
+        return [(np.clip(base + k, 0, size - 1), w) for k, w in zip((-1, 0, 1, 2), _cubic_weights(t))]
+    base = np.minimum(base, size - 1)
+    return [(base, 1.0 - t), (np.minimum(base + 1, size - 1), t)]
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -224,7 +261,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     out = input
     for i in range(d):
         if sizes[i] != input.shape[2 + i] or scales[i] not in (None, 1.0) or mode == "bicubic":
-            out = _resample_axis(out, 2 + i, sizes[i], mode, scales[i], bool(align_corners))
+            taps = _axis_taps(input.shape[2 + i], sizes[i], mode, scales[i], bool(align_corners))
+            out = ResampleAxis.apply(out, 2 + i, taps)
     return out if out is not input else input.clone()
 
 
