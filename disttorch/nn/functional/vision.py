@@ -374,6 +374,69 @@ def _gather_corner(flat: Tensor, idx: list, sizes: list, valid_too: bool = True)
     return vals * Tensor._make(inside[:, None, :].astype(flat._data.dtype))
 
 
+class LinearSample(Function):
+    """Bilinear (trilinear) sampling of ``flat`` ``(N, C, prod(sizes))`` at pixel
+    coordinates ``coords`` (one ``(N, P)`` tensor per dim, x first), zero outside. Backward:
+    the input gradient by one ``np.bincount`` per corner, the coordinate gradients from the
+    corner values and the derivative of each corner's weight."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, flat, sizes, *coords):
+        v = flat._data
+        n, c, _ = v.shape
+        cs = [cd._data for cd in coords]
+        base = [np.floor(a).astype(np.int64) for a in cs]
+        frac = [(a - b).astype(v.dtype) for a, b in zip(cs, base)]
+        corners = []
+        out = np.zeros((n, c, cs[0].shape[1]), dtype=v.dtype)
+        for corner in np.ndindex(*(2,) * len(cs)):
+            inside = np.ones(base[0].shape, dtype=bool)
+            lin = np.zeros(base[0].shape, dtype=np.int64)
+            stride = 1
+            for b, k, s in zip(base, corner, sizes):
+                pos = b + k
+                inside &= (pos >= 0) & (pos < s)
+                lin += np.clip(pos, 0, s - 1) * stride
+                stride *= s
+            vals = np.take_along_axis(v, lin[:, None, :], axis=2) * inside[:, None, :]
+            weight = np.ones_like(frac[0])
+            for f, k in zip(frac, corner):
+                weight = weight * (f if k else 1 - f)
+            out += vals * weight[:, None, :]
+            corners.append((corner, lin, inside, vals))
+        ctx.corners, ctx.frac, ctx.shape = corners, frac, v.shape
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        results = numpy_backward("grid_sample", lambda g: _linear_sample_backward(ctx, g), grad)
+        return (results[0], None, *results[1:])
+
+
+def _linear_sample_backward(ctx: LinearSample, g: np.ndarray) -> tuple:
+    n, c, plane = ctx.shape
+    frac = ctx.frac
+    d = len(frac)
+    need_input = ctx.needs_input_grad[0]
+    g_input = np.zeros(n * c * plane, dtype=np.float64) if need_input else None
+    g_coords = [np.zeros_like(frac[0]) for _ in range(d)]
+    rows = (np.arange(n * c) * plane).reshape(n, c, 1)
+    for corner, lin, inside, vals in ctx.corners:
+        factors = [f if k else 1 - f for f, k in zip(frac, corner)]
+        weight = np.prod(factors, axis=0)
+        if need_input:
+            w = g * (weight * inside)[:, None, :]
+            g_input += np.bincount((rows + lin[:, None, :]).ravel(), w.ravel(), minlength=n * c * plane)
+        gv = (g * vals).sum(axis=1)  # (N, P): the corner's value times the incoming gradient
+        for i in range(d):
+            others = np.prod([factors[j] for j in range(d) if j != i], axis=0) if d > 1 else 1.0
+            g_coords[i] += gv * others * (1 if corner[i] else -1)
+    gi = g_input.astype(g.dtype).reshape(n, c, plane) if need_input else None
+    return (gi, *(gc if need else None for gc, need in zip(g_coords, ctx.needs_input_grad[2:])))
+
+
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) at the ``[-1, 1]``
@@ -417,16 +480,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         idx = [np.rint(cd._data).astype(np.int64) for cd in coords]  # round half to even, as PyTorch
         out = _gather_corner(flat, idx, sizes)
     elif mode == "bilinear":
-        base = [np.floor(cd._data).astype(np.int64) for cd in coords]
-        frac = [cd - Tensor._make(b.astype(cd._data.dtype)) for cd, b in zip(coords, base)]
-        out = None
-        for corner in np.ndindex(*(2,) * d):
-            w = None
-            for k, f in zip(corner, frac):
-                wk = f if k else 1 - f
-                w = wk if w is None else w * wk
-            term = _gather_corner(flat, [b + k for b, k in zip(base, corner)], sizes) * w.unsqueeze(1)
-            out = term if out is None else out + term
+        out = LinearSample.apply(flat, sizes, *coords)
     else:
         out = _bicubic_sample(flat, coords, sizes, padding_mode, align_corners)
     return out.reshape(n, c, *out_spatial)
