@@ -84,6 +84,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if padding_idx is not None:
         valid &= picked != padding_idx
     rows = embedding(Tensor._make(np.where(valid, picked, 0)), weight)  # (B, longest, D)
+    all_valid = bool(valid.all())
     mask = Tensor._make(valid[..., None])
     zero = Tensor._make(np.zeros((), dtype=weight._data.dtype))
     if per_sample_weights is not None:
@@ -91,11 +92,11 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         rows = rows * psw.unsqueeze(-1)
     if mode == "max":
         low = Tensor._make(np.asarray(-np.inf, dtype=weight._data.dtype))
-        best = _ew.where(mask, rows, low).amax(1) if longest else \
+        best = (rows if all_valid else _ew.where(mask, rows, low)).amax(1) if longest else \
             Tensor._make(np.zeros((b, weight.shape[1]), weight._data.dtype))
         any_valid = Tensor._make(valid.any(axis=1)[:, None])
         return _ew.where(any_valid, best, zero)
-    total = _ew.where(mask, rows, zero).sum(1)
+    total = (rows if all_valid else _ew.where(mask, rows, zero)).sum(1)
     if mode == "sum":
         return total
     count = np.maximum(valid.sum(axis=1), 1).astype(weight._data.dtype)[:, None]
