@@ -4,6 +4,8 @@
 copied state (outputs, gradients, state-dict layout)."""
 from __future__ import annotations
 
+import copy
+import pickle
 import warnings
 
 import numpy as np
@@ -169,6 +171,12 @@ def test_register_parametrization_chains_assigns_caches_and_removes():
     sym = sym + sym.T
     lin.weight = dt.tensor(sym.astype(np.float32))
     np.testing.assert_allclose(lin.weight.detach().numpy(), sym, rtol=1e-6)
+    twin = copy.deepcopy(lin)
+    np.testing.assert_array_equal(twin.weight.detach().numpy(), lin.weight.detach().numpy())
+    twin.weight = dt.tensor(np.eye(3, dtype=np.float32))
+    assert not np.allclose(twin.weight.detach().numpy(), lin.weight.detach().numpy())
+    with pytest.raises(RuntimeError, match="only supported through state_dict"):
+        pickle.dumps(lin)
     with parametrize.cached():
         assert lin.weight is lin.weight
     assert lin.weight is not lin.weight

@@ -13,6 +13,7 @@ parametrized tensor is computed once.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+import copy
 from contextlib import contextmanager
 from typing import Any
 
@@ -159,7 +160,18 @@ def _inject_new_class(module: Module) -> None:
     cls = module.__class__
     module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {
         "__setattr__": _parametrized_setattr, "__module__": cls.__module__,
-        "__getstate__": _refuse_pickle})
+        "__getstate__": _refuse_pickle, "__deepcopy__": _deepcopy})
+
+
+def _deepcopy(self: Module, memo: dict) -> Module:
+    """``copy.deepcopy`` of a parametrized module: the same generated class, copied state."""
+    replica = memo.get(id(self))
+    if replica is not None:
+        return replica
+    replica = self.__new__(type(self))
+    memo[id(self)] = replica
+    replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+    return replica
 
 
 def _refuse_pickle(self: Module) -> None:
