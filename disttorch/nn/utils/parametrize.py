@@ -12,8 +12,8 @@ parametrized tensor is computed once.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 import copy
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
