@@ -1,6 +1,7 @@
 """``unfold`` (im2col: sliding local blocks as columns) and its adjoint ``fold``
-(col2im: sum overlapping blocks back into an image), as one gather and one index-add
-over precomputed flat positions."""
+(col2im: sum overlapping blocks back into an image): two Functions, each the other's
+backward, so they differentiate to any order. ``unfold`` copies a strided window view of
+the padded input; ``fold`` adds each kernel offset's columns into strided slices."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
-from .padding import pad
+from ...autograd.function import Function
+from ._fused import crop_index, pad_spatial, window_slices, windows
 
 __all__ = ["fold", "unfold"]
 
@@ -20,18 +22,50 @@ def _pair(v: Any, what: str) -> tuple:
     return t
 
 
-def _block_positions(padded: tuple, kernel: tuple, dilation: tuple, stride: tuple) -> tuple:
-    """Flat positions ``(kH*kW, L)`` in the padded plane of every block element, and the
-    number of blocks per dim."""
-    blocks = []
-    for size, k, d, s in zip(padded, kernel, dilation, stride):
-        n = (size - d * (k - 1) - 1) // s + 1
-        blocks.append(n)
-    (_, wp), (kh, kw), (dh, dw), (sh, sw) = padded, kernel, dilation, stride
-    rows = (np.arange(kh)[:, None] * dh)[:, None, :, None] + (np.arange(blocks[0]) * sh)[None, None, :, None]
-    cols = (np.arange(kw)[None, :] * dw)[:, :, None, None] + (np.arange(blocks[1]) * sw)[None, None, None, :]
-    flat = rows * wp + cols  # (kh, kw, bh, bw)
-    return flat.reshape(kh * kw, -1), blocks
+def _blocks(padded: tuple, kernel: tuple, dilation: tuple, stride: tuple) -> tuple:
+    """Number of sliding blocks along each dim of the padded plane."""
+    return tuple((size - d * (k - 1) - 1) // s + 1 for size, k, d, s in zip(padded, kernel, dilation, stride))
+
+
+class Im2Col(Function):
+    """``(N, C, H, W)`` -> ``(N, C * kH * kW, L)``; backward is :class:`Col2Im`."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, kernel, dilation, pads, stride, blocks):
+        xp = pad_spatial(x._data, tuple((p, p) for p in pads))
+        cols = np.ascontiguousarray(windows(xp, kernel, stride, dilation, blocks))
+        ctx.geometry = (tuple(x._data.shape[2:]), kernel, dilation, pads, stride, blocks)
+        n, c = x._data.shape[:2]
+        return cols.reshape(n, c * kernel[0] * kernel[1], blocks[0] * blocks[1])
+
+    @staticmethod
+    def backward(ctx, g):
+        return (Col2Im.apply(g, *ctx.geometry),) + (None,) * 5
+
+
+class Col2Im(Function):
+    """``(N, C * kH * kW, L)`` -> ``(N, C, *output_size)``, overlaps summed; backward is
+    :class:`Im2Col`."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, cols, output_size, kernel, dilation, pads, stride, blocks):
+        a = cols._data
+        n, c = a.shape[0], a.shape[1] // (kernel[0] * kernel[1])
+        a = a.reshape((n, c) + kernel + blocks)
+        padded = (n, c) + tuple(o + 2 * p for o, p in zip(output_size, pads))
+        img = np.zeros(padded, dtype=a.dtype)
+        for k in np.ndindex(*kernel):
+            img[window_slices(k, stride, dilation, blocks)] += a[(slice(None), slice(None)) + k]
+        ctx.geometry = (kernel, dilation, pads, stride, blocks)
+        return np.ascontiguousarray(img[crop_index(tuple(output_size), tuple((p, p) for p in pads))])
+
+    @staticmethod
+    def backward(ctx, g):
+        return (Im2Col.apply(g, *ctx.geometry),) + (None,) * 6
 
 
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> Tensor:
@@ -47,18 +81,14 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
         raise RuntimeError(f"im2col: kernel_size, dilation and stride must be greater than zero and padding "
                            f"non-negative, but got kernel_size={list(kernel)} dilation={list(dil)} "
                            f"padding={list(pads)} stride={list(stride)}")
-    n, c, h, w = x.shape
-    padded = (h + 2 * pads[0], w + 2 * pads[1])
-    pos, blocks = _block_positions(padded, kernel, dil, stride)
+    h, w = x.shape[2], x.shape[3]
+    blocks = _blocks((h + 2 * pads[0], w + 2 * pads[1]), kernel, dil, stride)
     if min(blocks) < 1:
         raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size={list(kernel)}, "
                            f"dilation={list(dil)}, padding={list(pads)}, calculated shape of the array of "
                            f"sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must be at "
                            f"least one.")
-    if any(pads):
-        x = pad(x, (pads[1], pads[1], pads[0], pads[0]))
-    cols = x.reshape(n, c, -1)[:, :, pos]  # (N, C, kH*kW, L)
-    out = cols.reshape(n, c * pos.shape[0], pos.shape[1])
+    out = Im2Col.apply(x, kernel, dil, pads, stride, blocks)
     return out[0] if unbatched else out
 
 
@@ -74,21 +104,16 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
     out_hw = _pair(output_size, "output_size")
     kernel, dil = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
     pads, stride = _pair(padding, "padding"), _pair(stride, "stride")
-    n, ck, length = x.shape
+    ck, length = x.shape[1], x.shape[2]
     kk = kernel[0] * kernel[1]
     if ck % kk:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of "
                            f"kernel_size, but got input.size(1)={ck} and kernel_size={kernel}")
-    padded = (out_hw[0] + 2 * pads[0], out_hw[1] + 2 * pads[1])
-    pos, blocks = _block_positions(padded, kernel, dil, stride)
+    blocks = _blocks((out_hw[0] + 2 * pads[0], out_hw[1] + 2 * pads[1]), kernel, dil, stride)
     if blocks[0] * blocks[1] != length:
         raise RuntimeError(f"Given output_size={out_hw}, kernel_size={kernel}, dilation={dil}, "
                            f"padding={pads}, stride={stride}, expected size of input's dimension 2 to "
                            f"match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
                            f"{blocks[0] * blocks[1]}, but got input.size(2)={length}.")
-    c = ck // kk
-    zeros = Tensor._make(np.zeros((n, c, padded[0] * padded[1]), dtype=x._data.dtype))
-    img = zeros.index_add(2, Tensor._make(pos.ravel()), x.reshape(n, c, -1))
-    img = img.reshape(n, c, *padded)
-    img = img[:, :, pads[0]:pads[0] + out_hw[0], pads[1]:pads[1] + out_hw[1]]
+    img = Col2Im.apply(x, out_hw, kernel, dil, pads, stride, blocks)
     return img[0] if unbatched else img
