@@ -235,3 +235,24 @@ def test_deprecated_upsample_names_warn_and_match_interpolate():
         DF.channel_shuffle(dt.tensor(rn(1, 5, 2)), 2)
     with pytest.raises(ValueError, match="antialias"):
         DF.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["pad_reflect", "interp_bilinear", "interp_nearest", "unfold"])
+def test_second_order_gradients_match_pytorch(name):
+    """Padding, interpolation and unfold are linear ops whose backward is again an op:
+    gradients of gradients (e.g. gradient penalties) agree with PyTorch."""
+    torch = pytest.importorskip("torch")
+    fns = {"pad_reflect": lambda F, x: F.pad(x, (2, 1, 1, 2), mode="reflect"),
+           "interp_bilinear": lambda F, x: F.interpolate(x, scale_factor=1.5, mode="bilinear"),
+           "interp_nearest": lambda F, x: F.interpolate(x, size=(7, 5)),
+           "unfold": lambda F, x: F.unfold(x, 2, padding=1)}
+    a = rn(2, 3, 4, 5)
+    grads = []
+    for lib, F in ((dt, DF), (torch, torch.nn.functional)):
+        x = lib.tensor(a, requires_grad=True)
+        y = fns[name](F, x)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        grads.append(gg.detach().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-9)

@@ -5,7 +5,7 @@ and ``grid_sample``.
 The shuffles, ``affine_grid`` and ``grid_sample`` are composed from differentiable tensor
 ops (reshape/permute, gathers, products with weights), so gradients reach both the input
 and the sampling grid. Interpolation is separable: each spatial dim is resampled in turn
-by one ``ResampleAxis`` op that gathers its few neighbouring rows (1 for nearest, 2 for
+by one ``AxisTaps`` op that gathers its few neighbouring rows (1 for nearest, 2 for
 linear, 4 for cubic) and sums them with per-position weights; its backward adds the
 gradient back with one segmented sum per tap, never a loop over pixels.
 """
@@ -21,6 +21,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...ops import elementwise as _ew
+from ._axis_taps import AxisTaps
 from ._fused import numpy_backward
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -154,52 +155,6 @@ def _cubic_weights(t: np.ndarray, a: float = -0.75) -> list:
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
-class ResampleAxis(Function):
-    """One spatial axis resampled as ``sum_t take(x, idx_t, axis) * w_t`` (1, 2 or 4 taps).
-    Backward adds each tap's weighted gradient back to its source positions."""
-
-    _raw = True
-
-    @staticmethod
-    def forward(ctx, x, axis, taps):
-        a = x._data
-        view = [1] * a.ndim
-        view[axis] = -1
-        out = None
-        for idx, w in taps:
-            term = np.take(a, idx, axis=axis)
-            if w is not None:
-                term *= w.astype(a.dtype).reshape(view)
-            if out is None:
-                out = term
-            else:
-                out += term
-        ctx.axis, ctx.taps, ctx.size, ctx.view = axis, taps, a.shape[axis], view
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return numpy_backward("interpolate", lambda g: (_resample_backward(ctx, g),), grad)[0], None, None
-
-
-def _resample_backward(ctx: ResampleAxis, g: np.ndarray) -> np.ndarray:
-    """Adjoint of the taps. Each tap's indices are sorted, so the outputs that read one
-    source position form a run: one ``np.add.reduceat`` per tap sums the runs."""
-    axis = ctx.axis
-    shape = list(g.shape)
-    shape[axis] = ctx.size
-    gx = np.zeros(shape, dtype=g.dtype)
-    for idx, w in ctx.taps:
-        vals = g if w is None else g * w.astype(g.dtype).reshape(ctx.view)
-        uniq, starts = np.unique(idx, return_index=True)
-        sums = np.add.reduceat(vals, starts, axis=axis)
-        if uniq[-1] - uniq[0] + 1 == uniq.size:  # a contiguous range of sources: a slice
-            gx[(slice(None),) * axis + (slice(int(uniq[0]), int(uniq[-1]) + 1),)] += sums
-        else:
-            gx[(slice(None),) * axis + (uniq,)] += sums
-    return gx
-
-
 def _axis_taps(size: int, out: int, mode: str, scale: float | None, align_corners: bool) -> list:
     """``[(indices, weights or None), ...]`` resampling ``size`` positions to ``out``."""
     if mode in ("nearest", "nearest-exact"):
@@ -262,7 +217,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     for i in range(d):
         if sizes[i] != input.shape[2 + i] or scales[i] not in (None, 1.0) or mode == "bicubic":
             taps = _axis_taps(input.shape[2 + i], sizes[i], mode, scales[i], bool(align_corners))
-            out = ResampleAxis.apply(out, 2 + i, taps)
+            out = AxisTaps.apply(out, 2 + i, taps)
     return out if out is not input else input.clone()
 
 
