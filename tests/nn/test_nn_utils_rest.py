@@ -252,3 +252,13 @@ def test_init_additions():
     assert (w.numpy() == 3).all()
     with pytest.warns(FutureWarning):
         nn.utils.clip_grad_norm([], 1.0)
+
+
+def test_torch_func_functional_call_is_the_same_function():
+    import disttorch.func
+    lin = nn.Linear(2, 2)
+    b = dt.zeros(2)
+    out = disttorch.func.functional_call(lin, ({"weight": dt.eye(2)}, {"bias": b}), dt.ones(1, 2))
+    np.testing.assert_array_equal(out.detach().numpy(), [[1.0, 1.0]])
+    with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
+        disttorch.func.functional_call(lin, ({"bias": b}, {"bias": b}), dt.ones(1, 2))
