@@ -251,8 +251,8 @@ def test_ctc_loss_module_and_linear_cross_entropy_module():
     ours = nn.LinearCrossEntropyLoss(4, 6, bias=True).double()
     ours.load_state_dict({k: dt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
     x, y = R.normal(size=(5, 4)), np.array([0, 5, 2, 2, 1])
-    np.testing.assert_allclose(float(ours(dt.tensor(x), dt.tensor(y))), float(theirs(torch.tensor(x),
-                                                                                      torch.tensor(y))), rtol=1e-7)
+    np.testing.assert_allclose(float(ours(dt.tensor(x), dt.tensor(y))),
+                               float(theirs(torch.tensor(x), torch.tensor(y)).detach()), rtol=1e-7)
 
 
 def test_data_parallel_runs_the_module_and_prefixes_state_dict():
@@ -291,3 +291,21 @@ def test_errors_name_what_is_wrong():
         nn.functional.embedding_bag(dt.tensor([[1]]), dt.randn(3, 2), mode="median")
     with pytest.raises(ValueError, match="expected 4D or 5D input|expected 3D or 4D input"):
         nn.InstanceNorm2d(3)(dt.randn(3, 4))
+
+
+@pytest.mark.parity
+def test_ctc_gradient_with_respect_to_log_probs_is_exact():
+    """PyTorch's CTC gradient w.r.t. log_probs is ours plus exp(log_probs) (the logits
+    gradient when log_probs comes from log_softmax); unbatched input works too."""
+    torch = pytest.importorskip("torch")
+    lp = np.log(R.dirichlet(np.ones(4), size=(6, 2)))
+    tg, il, tl = np.array([[1, 2], [3, 0]]), np.array([6, 5]), np.array([2, 1])
+    xd, xt = dt.tensor(lp, requires_grad=True), torch.tensor(lp, requires_grad=True)
+    nn.functional.ctc_loss(xd, dt.tensor(tg), il, tl, reduction="sum").backward()
+    torch.nn.functional.ctc_loss(xt, torch.tensor(tg), torch.tensor(il), torch.tensor(tl), reduction="sum").backward()
+    valid = np.arange(6)[:, None] < il[None, :]
+    expected = np.where(valid[..., None], xt.grad.numpy() - np.exp(lp), 0.0)
+    np.testing.assert_allclose(xd.grad.numpy(), expected, atol=1e-10)
+    one = nn.functional.ctc_loss(dt.tensor(lp[:, 0]), dt.tensor(tg[0]), [6], [2], reduction="none")
+    ref = torch.nn.functional.ctc_loss(torch.tensor(lp[:, 0]), torch.tensor(tg[0]), [6], [2], reduction="none")
+    np.testing.assert_allclose(float(one), float(ref), rtol=1e-10)

@@ -3,6 +3,7 @@ from .activation import *  # noqa: F401,F403
 from .activation_extra import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .ctc import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .embedding_bags import *  # noqa: F401,F403

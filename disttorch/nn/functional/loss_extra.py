@@ -2,12 +2,10 @@
 ``hinge_embedding_loss``, ``soft_margin_loss``, ``multilabel_soft_margin_loss``,
 ``cosine_embedding_loss``, ``multi_margin_loss``, ``multilabel_margin_loss``,
 ``triplet_margin_loss``, ``triplet_margin_with_distance_loss``, ``poisson_nll_loss``,
-``gaussian_nll_loss``, ``ctc_loss`` and ``linear_cross_entropy``.
+``gaussian_nll_loss`` and ``linear_cross_entropy`` (``ctc_loss`` lives in ``ctc.py``).
 
 Each is composed from differentiable tensor ops, so its gradient (of any order) comes
-from the graph. ``ctc_loss`` runs the forward (alpha) recursion of connectionist temporal
-classification in log space, vectorised over the batch and the label positions, one step
-per time frame; its gradient is the backward recursion that autograd derives from it.
+from the graph.
 """
 from __future__ import annotations
 
@@ -19,8 +17,6 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...ops import elementwise as _ew
-from ...ops import reduction as _red
-from ...ops import shape as _shape
 from .activation import logsigmoid, relu, softplus
 from .distance import pairwise_distance
 from .linear import linear
@@ -28,7 +24,6 @@ from .loss import _reduction, cross_entropy
 
 __all__ = [
     "cosine_embedding_loss",
-    "ctc_loss",
     "gaussian_nll_loss",
     "hinge_embedding_loss",
     "linear_cross_entropy",
@@ -233,93 +228,6 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
-
-
-# ---------------------------------------------------------------------- CTC
-_NEG = -1e30  # stands for log(0): finite, so unreachable states give finite gradients
-
-
-def _ctc_targets(targets: np.ndarray, target_lengths: np.ndarray, n: int) -> np.ndarray:
-    """Targets as a padded ``(N, S_max)`` int array, from padded or concatenated form."""
-    if targets.ndim == 1:
-        s_max = int(target_lengths.max()) if n else 0
-        out = np.zeros((n, s_max), dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(target_lengths)[:-1]])
-        for b in range(n):  # one slice per sequence
-            out[b, :target_lengths[b]] = targets[offsets[b]:offsets[b] + target_lengths[b]]
-        return out
-    return targets.astype(np.int64)
-
-
-def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
-             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
-    """Connectionist Temporal Classification loss.
-
-    Args:
-        log_probs: ``(T, N, C)`` (or unbatched ``(T, C)``) log-probabilities (``log_softmax``).
-        targets: ``(N, S)`` padded or 1-D concatenated target sequences (no ``blank``).
-        input_lengths, target_lengths: per-sequence lengths (tensors or sequences of ints).
-        blank: the blank label. reduction: ``'mean'`` divides each loss by its target length
-            and then averages over the batch; ``'sum'``; ``'none'``.
-        zero_infinity: replace infinite losses (impossible alignments) and their gradients by 0.
-    """
-    reduction = _reduction(reduction)
-    unbatched = log_probs.ndim == 2
-    lp = log_probs.unsqueeze(1) if unbatched else log_probs
-    in_len = np.atleast_1d(np.asarray(input_lengths._data if isinstance(input_lengths, Tensor)
-                                      else input_lengths, dtype=np.int64))
-    tg_len = np.atleast_1d(np.asarray(target_lengths._data if isinstance(target_lengths, Tensor)
-                                      else target_lengths, dtype=np.int64))
-    t_max, n, c = lp.shape
-    tg = targets._data
-    if unbatched and tg.ndim == 1 and tg.size != tg_len.sum():
-        tg = tg[None]
-    if unbatched and tg.ndim == 1:
-        tg = tg[None, :]
-    tgt = _ctc_targets(tg, tg_len, n)
-    if in_len.shape[0] != n or tg_len.shape[0] != n:
-        raise RuntimeError(f"input_lengths must be of size batch_size ({n}) and target_lengths too")
-    if np.any(in_len > t_max):
-        raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got value "
-                           f"{int(in_len.max())}")
-    if not (0 <= blank < c):
-        raise RuntimeError("blank must be in label range")
-    s_max = tgt.shape[1]
-    L = 2 * s_max + 1
-    ext = np.full((n, L), blank, dtype=np.int64)
-    ext[:, 1::2] = tgt[:, :s_max]
-    pos = np.arange(L)
-    in_seq = pos[None, :] < (2 * tg_len[:, None] + 1)
-    skip = np.zeros((n, L), dtype=bool)
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
-    idx = Tensor._make(np.broadcast_to(ext[None], (t_max, n, L)).copy())
-    emit = lp.gather(2, idx)  # (T, N, L): log-prob of each extended label at each frame
-    neg = _const(_NEG, emit)
-    start = Tensor._make((pos[None, :] < 2) & in_seq)
-    alpha = _ew.where(start, emit[0], neg)
-    skip_t = Tensor._make(skip)
-    pad1 = neg.expand(n, 1)
-    pad2 = neg.expand(n, 2)
-    for t in range(1, t_max):
-        prev1 = _shape.cat([pad1, alpha[:, :-1]], 1)
-        prev2 = _ew.where(skip_t, _shape.cat([pad2, alpha[:, :-2]], 1), neg)
-        step = _red.logsumexp(_shape.stack([alpha, prev1, prev2]), 0) + emit[t]
-        step = _ew.where(Tensor._make(in_seq), step, neg)
-        alpha = _ew.where(Tensor._make(np.broadcast_to((t < in_len)[:, None], (n, L))), step, alpha)
-    last = 2 * tg_len
-    ends = Tensor._make(np.stack([last, np.maximum(last - 1, 0)], 1))
-    end_vals = alpha.gather(1, ends)
-    both = Tensor._make(np.stack([np.ones(n, bool), tg_len > 0], 1))
-    nll = -_red.logsumexp(_ew.where(both, end_vals, neg), 1)
-    impossible = nll._data > 1e29
-    if impossible.any():
-        fill = 0.0 if zero_infinity else math.inf
-        nll = _ew.where(Tensor._make(impossible), _const(fill, nll), nll)
-    if unbatched:
-        nll = nll.reshape(())
-    if reduction == "mean":
-        return (nll / Tensor._make(np.maximum(tg_len, 1).astype(nll._data.dtype)).reshape(nll.shape)).mean()
-    return _reduce(nll, reduction)
 
 
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,

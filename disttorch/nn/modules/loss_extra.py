@@ -11,6 +11,7 @@ from typing import Any
 
 from ..._tensor import Tensor
 from ..functional import loss_extra as F
+from ..functional.ctc import ctc_loss
 from .linear import Linear
 from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .loss import NLLLoss, _Loss, _WeightedLoss
@@ -173,7 +174,7 @@ class CTCLoss(_Loss):
         self.blank, self.zero_infinity = blank, zero_infinity
 
     def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any) -> Tensor:
-        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
 
 
