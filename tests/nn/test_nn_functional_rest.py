@@ -256,3 +256,13 @@ def test_second_order_gradients_match_pytorch(name):
         (gg,) = lib.autograd.grad((g * g).sum(), x)
         grads.append(gg.detach().numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parity
+def test_pdist_of_identical_rows_has_zero_gradient():
+    torch = pytest.importorskip("torch")
+    a = np.array([[1.0, 2.0], [1.0, 2.0], [0.0, 5.0]])
+    xd, xt = dt.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    DF.pdist(xd).sum().backward()
+    torch.nn.functional.pdist(xt).sum().backward()
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-12)

@@ -8,6 +8,7 @@ from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .embedding_bags import *  # noqa: F401,F403
 from .im2col import *  # noqa: F401,F403
+from .interpolation import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .loss_extra import *  # noqa: F401,F403
@@ -17,5 +18,6 @@ from .normalize import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .pooling_extra import *  # noqa: F401,F403
+from .sampling_grid import *  # noqa: F401,F403
+from .shuffle import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
-from .vision import *  # noqa: F401,F403

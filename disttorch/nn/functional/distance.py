@@ -39,4 +39,7 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         return (diff != 0).sum(-1).to(input.dtype)
     if p == float("inf"):
         return diff.amax(-1) if diff.shape[0] else diff.sum(-1)
-    return diff.pow(p).sum(-1).pow(1.0 / p)
+    total = diff.pow(p).sum(-1)
+    nonzero = total > 0  # the root has no derivative at 0: identical rows get gradient 0, as PyTorch
+    safe = _ew.where(nonzero, total, Tensor._make(np.ones((), dtype=total._data.dtype)))
+    return _ew.where(nonzero, safe.pow(1.0 / p), Tensor._make(np.zeros((), dtype=total._data.dtype)))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from ..functional import vision as F
+from ..functional import shuffle as F
 from .module import Module
 
 __all__ = ["ChannelShuffle"]

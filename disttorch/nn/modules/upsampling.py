@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._tensor import Tensor
-from ..functional import vision as F
+from ..functional import interpolation as F
 from .module import Module
 
 __all__ = ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]

@@ -16,7 +16,8 @@ def skip_init(module_cls: type, *args: Any, **kwargs: Any) -> Module:
     """Instantiate ``module_cls(*args, **kwargs)`` with its parameters and buffers left
     uninitialised (their values are arbitrary; fill them yourself). As in PyTorch, the
     class must accept a ``device`` keyword argument. The ``nn.init`` fillers are skipped
-    while the module is built, so no random numbers are drawn."""
+    while the module is built (process-wide, so do not build modules in other threads
+    meanwhile), so no random numbers are drawn."""
     if not issubclass(module_cls, Module):
         raise RuntimeError(f"Expected a Module; got {module_cls}")  # noqa: TRY004
     if "device" not in inspect.signature(module_cls).parameters:
