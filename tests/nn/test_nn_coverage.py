@@ -30,11 +30,8 @@ EXCLUDED: dict[str, str] = {
     "F.sparse_support_notes": "docstring fragments of PyTorch's documentation build",
     "F.tf32_notes": "docstring fragments of PyTorch's documentation build",
     "F.assert_int_or_pair": "internal TorchScript argument check",
-    "nn.common_types": "typing aliases (_size_2_t, ...) for PyTorch's own annotations",
     "nn.factory_kwargs": "internal helper for device/dtype keyword arguments of PyTorch's modules",
     "nn.attention": "SDPA backend selection (sdpa_kernel, flex_attention) for CUDA/flash kernels",
-    "nn.grad": "conv{1,2,3}d_input/_weight helpers of TorchScript (autograd gives these gradients)",
-    "F.grad": "the torch.nn.grad module re-exported (see nn.grad)",
 }
 
 # The recurrent and transformer family is another helper's work (nnseq); the coordinator

@@ -262,3 +262,27 @@ def test_torch_func_functional_call_is_the_same_function():
     np.testing.assert_array_equal(out.detach().numpy(), [[1.0, 1.0]])
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         disttorch.func.functional_call(lin, ({"bias": b}, {"bias": b}), dt.ones(1, 2))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_nn_grad_conv_input_and_weight_match_pytorch(d):
+    torch = pytest.importorskip("torch")
+    x = R.normal(size=(2, 4) + (5,) * d)
+    w = R.normal(size=(6, 2) + (3,) * d)
+    kw = {"stride": 2, "padding": 1, "dilation": 1, "groups": 2}
+    out = getattr(torch.nn.functional, f"conv{d}d")(torch.tensor(x), torch.tensor(w), **kw)
+    go = R.normal(size=tuple(out.shape))
+    ti = getattr(torch.nn.grad, f"conv{d}d_input")(x.shape, torch.tensor(w), torch.tensor(go), **kw)
+    tw = getattr(torch.nn.grad, f"conv{d}d_weight")(torch.tensor(x), w.shape, torch.tensor(go), **kw)
+    oi = getattr(nn.grad, f"conv{d}d_input")(x.shape, dt.tensor(w), dt.tensor(go), **kw)
+    ow = getattr(nn.functional.grad, f"conv{d}d_weight")(dt.tensor(x), w.shape, dt.tensor(go), **kw)
+    np.testing.assert_allclose(oi.numpy(), ti.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ow.numpy(), tw.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_module_utils_and_common_types_for_user_layers():
+    from disttorch.nn.common_types import _size_2_t  # noqa: F401
+    from disttorch.nn.modules.utils import _ntuple, _pair, _reverse_repeat_tuple, _triple
+    assert _pair(3) == (3, 3) and _triple((1, 2, 3)) == (1, 2, 3) and _ntuple(4)(0) == (0, 0, 0, 0)
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)

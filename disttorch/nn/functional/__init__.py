@@ -21,3 +21,5 @@ from .pooling_extra import *  # noqa: F401,F403
 from .sampling_grid import *  # noqa: F401,F403
 from .shuffle import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
+
+from .. import grad  # noqa: E402  (torch.nn.functional.grad is the torch.nn.grad module)
