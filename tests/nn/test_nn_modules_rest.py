@@ -196,6 +196,14 @@ def test_lazy_linear_initialisation_matches_linear_bounds_and_loads_state():
     w = np.abs(fresh.weight.detach().numpy())
     assert 0.09 < w.max() <= 0.1 + 1e-6
     assert repr(nn.LazyLinear(3)) == repr(torch.nn.LazyLinear(3))
+    # an uninitialised lazy module's state dict has PyTorch's keys and loads into another one
+    blank = nn.LazyConv2d(4, 3).state_dict()
+    assert list(blank) == list(torch.nn.LazyConv2d(4, 3).state_dict())
+    other = nn.LazyConv2d(4, 3)
+    other.load_state_dict(blank)
+    assert other.has_uninitialized_params()
+    other(dt.randn(1, 2, 5, 5))
+    assert tuple(other.weight.shape) == (4, 2, 3, 3)
 
 
 @pytest.mark.parity

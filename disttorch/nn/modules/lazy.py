@@ -65,11 +65,19 @@ class LazyModuleMixin:
         self._lazy_building = False
         self.reset_parameters()
 
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+            if isinstance(t, _UninitializedMixin) and prefix + name in destination:
+                destination[prefix + name] = t  # a placeholder stays one, as in PyTorch
+
     def _load_from_state_dict(self, state_dict: Mapping, prefix: str, *args: Any, **kwargs: Any) -> None:
         for name, t in list(self._parameters.items()) + list(self._buffers.items()):
             key = prefix + name
-            if isinstance(t, _UninitializedMixin) and key in state_dict:
-                t.materialize(tuple(state_dict[key].shape))
+            incoming = state_dict.get(key)
+            if isinstance(t, _UninitializedMixin) and incoming is not None \
+                    and not isinstance(incoming, _UninitializedMixin):
+                t.materialize(tuple(incoming._data.shape))
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _lazy_params(self, *names: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from ..._tensor import Tensor
 from ..functional import loss_extra as F
 from ..functional.ctc import ctc_loss
+from .distance import PairwiseDistance
 from .linear import Linear
 from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .loss import NLLLoss, _Loss, _WeightedLoss
@@ -132,7 +133,7 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
                              f"{margin} instead")
-        self.distance_function = distance_function
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
