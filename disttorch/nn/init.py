@@ -1,5 +1,6 @@
 """``disttorch.nn.init``: fill tensors in place with PyTorch's initialisation schemes
-(uniform, normal, truncated normal, constant, Xavier/Glorot, Kaiming/He, orthogonal, ...).
+(uniform, normal, truncated normal, constant, Xavier/Glorot, Kaiming/He, orthogonal, sparse,
+...), and the deprecated names without the trailing underscore.
 
 Every function writes into the tensor's memory without recording a graph and returns
 the tensor. Random draws come from the default generator, or ``generator=`` when given.
@@ -7,7 +8,8 @@ the tensor. Random draws come from the default generator, or ``generator=`` when
 from __future__ import annotations
 
 import math
-from typing import Any
+import warnings
+from typing import Any, Callable
 
 import numpy as np
 
@@ -16,7 +18,8 @@ from .._tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_"]
+           "kaiming_normal_", "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye", "dirac",
+           "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                "conv_transpose3d")
@@ -186,3 +189,44 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q.reshape(tensor._data.shape))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None) -> Tensor:
+    """Fill a 2-D tensor from N(0, std**2) with a fraction ``sparsity`` of each column
+    (``ceil(sparsity * rows)`` entries at random rows) set to zero."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor._data.shape
+    zeros = int(math.ceil(sparsity * rows))
+    rng = _gen(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    if zeros:
+        order = np.argsort(rng.random((rows, cols)), axis=0)[:zeros]  # random distinct rows per column
+        values[order, np.arange(cols)[None, :]] = 0
+    return _fill(tensor, values)
+
+
+def _deprecated(new: Callable) -> Callable:
+    """The old non-underscore name of an init function: warns, then calls ``new``."""
+    old = new.__name__[:-1]
+
+    def fn(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = old
+    fn.__doc__ = f"Deprecated: use :func:`{new.__name__}`."
+    return fn
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -1,5 +1,6 @@
 """``Parameter`` (a tensor a Module trains) and ``Buffer`` (a tensor a Module keeps as
-state but does not train, e.g. running statistics).
+state but does not train, e.g. running statistics); ``UninitializedParameter`` and
+``UninitializedBuffer``, the shapeless placeholders of the lazy modules.
 
 Assigning either to a Module attribute registers it: ``self.w = nn.Parameter(t)`` adds
 ``w`` to ``parameters()`` and ``state_dict()``; ``self.s = nn.Buffer(t)`` adds ``s`` to
@@ -14,7 +15,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
 
 def _array_of(data: Any) -> tuple:
@@ -88,3 +89,65 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         t.persistent = persistent
         t._is_buffer = True
         return t
+
+
+class _UninitializedMixin:
+    """A placeholder with a dtype but no shape yet; ``materialize(shape)`` gives it storage
+    and turns it into its ``cls_to_become`` in place (the same object, so optimisers and
+    hooks that hold it keep working)."""
+
+    cls_to_become: type = Tensor
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Allocate uninitialised storage of ``shape`` (and ``dtype``, default the
+        placeholder's) and become a regular tensor of ``cls_to_become``."""
+        shape = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+        np_dtype = dtype.numpy if dtype is not None else self._data.dtype
+        self._data = np.empty(shape, dtype=np_dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error "
+                           "usually happens in `load_state_dict` when trying to load an uninitialized "
+                           "parameter into an initialized one. Call `forward` to initialize the parameters "
+                           "before accessing their attributes.")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+class UninitializedParameter(_UninitializedMixin, Parameter):
+    """A parameter whose shape is not known yet (lazy modules); becomes a
+    :class:`Parameter` on ``materialize(shape)``."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> "UninitializedParameter":
+        np_dtype = (dtype if dtype is not None else _dtype.get_default_dtype()).numpy
+        return Parameter.__new__(cls, Tensor._make(np.empty(0, dtype=np_dtype)), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        pass
+
+    def __reduce_ex__(self, protocol: int):
+        return (UninitializedParameter, (self._rg, None, None))
+
+
+class UninitializedBuffer(_UninitializedMixin, Tensor):
+    """A buffer whose shape is not known yet (lazy modules); becomes a plain tensor on
+    ``materialize(shape)``."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                persistent: bool = True) -> "UninitializedBuffer":
+        np_dtype = (dtype if dtype is not None else _dtype.get_default_dtype()).numpy
+        self = object.__new__(cls)
+        Tensor._init_state(self, np.empty(0, dtype=np_dtype))
+        return self
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                 persistent: bool = True) -> None:
+        pass

@@ -7,7 +7,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...ops import elementwise as _ew
 
-__all__ = ["cosine_similarity", "pairwise_distance"]
+__all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
@@ -24,3 +24,22 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return (x1 - x2 + eps).norm(p=p, dim=-1, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm distance between every pair of rows ``i < j`` of ``(N, M)`` input:
+    the upper triangle of the distance matrix, row by row, as a 1-D tensor of ``N(N-1)/2``."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(input.shape[0], k=1)
+    diff = (input[Tensor._make(i)] - input[Tensor._make(j)]).abs()
+    if p == 0:
+        return (diff != 0).sum(-1).to(input.dtype)
+    if p == float("inf"):
+        return diff.amax(-1) if diff.shape[0] else diff.sum(-1)
+    total = diff.pow(p).sum(-1)
+    nonzero = total > 0  # the root has no derivative at 0: identical rows get gradient 0, as PyTorch
+    safe = _ew.where(nonzero, total, Tensor._make(np.ones((), dtype=total._data.dtype)))
+    return _ew.where(nonzero, safe.pow(1.0 / p), Tensor._make(np.zeros((), dtype=total._data.dtype)))

@@ -1,5 +1,7 @@
 """Dropout: zero entries (or whole channels) at random while training and scale the
-rest by ``1 / (1 - p)``, so the expected value is unchanged; identity in eval mode."""
+rest by ``1 / (1 - p)``, so the expected value is unchanged; identity in eval mode.
+Alpha dropout (for SELU networks) sets dropped entries to SELU's negative saturation and
+applies the affine map that keeps mean and variance."""
 from __future__ import annotations
 
 import warnings
@@ -10,7 +12,7 @@ from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.function import Function
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
 
 class DropoutFunction(Function):
@@ -100,3 +102,31 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of ``(N, C, D, H, W)`` / ``(C, D, H, W)`` inputs with probability ``p``."""
     return _channel_dropout(input, p, training, 3, "dropout3d")
+
+
+_SELU_SATURATION = 1.7580993408473766  # SELU's scale * alpha: dropped entries become -this
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple) -> Tensor:
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0
+    keep = Tensor._make((_gen(None).random(mask_shape, dtype=np.float32) >= p).astype(input._data.dtype))
+    a = ((1 - p) * (1 + p * _SELU_SATURATION ** 2)) ** -0.5
+    shift = (keep - 1) * (a * _SELU_SATURATION) + a * _SELU_SATURATION * p
+    return input * (keep * a) + shift
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout: dropped entries take SELU's negative saturation value and the result
+    is rescaled and shifted to keep zero mean and unit variance (self-normalising nets)."""
+    return _alpha_dropout(input, p, training, input._data.shape)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """:func:`alpha_dropout` of whole channels of ``(N, C, *)`` input."""
+    shape = input._data.shape
+    return _alpha_dropout(input, p, training, shape[:2] + (1,) * (len(shape) - 2))

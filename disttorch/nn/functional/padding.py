@@ -8,6 +8,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ._axis_taps import AxisTaps
 
 __all__ = ["pad"]
 
@@ -79,7 +80,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
                                f"of input {list(shape)}")
-    # One index array per padded dim, shaped to broadcast as an open mesh (np.ix_).
-    arrays = np.ix_(*[np.pad(np.arange(shape[d]), pairs[d], mode=_INDEX_MODES[mode])
-                      for d in range(ndim - n_padded, ndim)])
-    return input[(Ellipsis, *arrays)]
+    # Each padded dim is rebuilt by one gather along it (its adjoint sums the copies back).
+    out = input
+    for d in range(ndim - n_padded, ndim):
+        if pairs[d] != (0, 0):
+            idx = np.pad(np.arange(shape[d]), pairs[d], mode=_INDEX_MODES[mode])
+            out = AxisTaps.apply(out, d, [(idx, None)])
+    return out if out is not input else input.clone()

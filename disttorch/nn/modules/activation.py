@@ -253,3 +253,9 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+from .activation_extra import *  # noqa: E402,F401,F403  (PyTorch's path: nn.modules.activation.CELU ...)
+from .activation_extra import __all__ as _extra_all  # noqa: E402
+
+__all__ += _extra_all

@@ -1,4 +1,4 @@
-"""Batch normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d``.
+"""Batch normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d`` and their lazy forms.
 
 ``_NormBase`` holds the state (affine parameters, ``running_mean``, ``running_var``,
 ``num_batches_tracked``); ``_BatchNorm.forward`` decides, from the mode and
@@ -17,9 +17,10 @@ from ..._tensor import Tensor
 from .. import init
 from ..functional.normalization import batch_norm
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -146,3 +147,42 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNorm(LazyModuleMixin):
+    """Lazy batch/instance norm: ``num_features`` is the channel dim of the first input."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype)
+        self._lazy_params("weight", "bias")
+        self._lazy_buffers("running_mean", "running_var")
+
+    def _feature_dim(self, input: Tensor) -> int:
+        return input.shape[1]
+
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        self.num_features = self._feature_dim(input)
+        c = (self.num_features,)
+        self._materialize_all({"weight": c, "bias": c, "running_mean": c, "running_var": c})
+
+
+class LazyBatchNorm1d(_LazyNorm, BatchNorm1d):
+    """:class:`BatchNorm1d` whose ``num_features`` is read from the first input."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNorm, BatchNorm2d):
+    """:class:`BatchNorm2d` whose ``num_features`` is read from the first input."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
+    """:class:`BatchNorm3d` whose ``num_features`` is read from the first input."""
+
+    cls_to_become = BatchNorm3d
+
+
+from .sync_batchnorm import SyncBatchNorm  # noqa: E402,F401  (PyTorch's path: nn.modules.batchnorm.SyncBatchNorm)

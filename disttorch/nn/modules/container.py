@@ -4,6 +4,7 @@ or key, so parameters, ``state_dict`` and ``repr`` see through them."""
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -11,7 +12,7 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _index(idx: Any, n: int, kind: str) -> int:
@@ -20,6 +21,18 @@ def _index(idx: Any, n: int, kind: str) -> int:
     if not -n <= idx < n:
         raise IndexError(f"index {idx} is out of range")
     return idx + n if idx < 0 else idx
+
+
+class Container(Module):
+    """Deprecated: a Module holding the modules given as keyword arguments (use a
+    :class:`Module` subclass or :class:`ModuleDict`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in "
+                      "nn.Module. Subclass that instead.", stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -1,6 +1,7 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d`` and ``ConvTranspose1d``,
-``ConvTranspose2d`` (one base class), with PyTorch's arguments, default initialisation,
-padding modes and repr."""
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d`` and ``ConvTranspose1d/2d/3d``
+(one base class), with PyTorch's arguments, default initialisation, padding modes and
+repr; and their lazy forms ``LazyConv*`` / ``LazyConvTranspose*`` (``in_channels`` read
+from the first input)."""
 from __future__ import annotations
 
 import math
@@ -10,11 +11,14 @@ from ... import _creation
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d
+from ..functional.conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -241,3 +245,79 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _dims = 2
     _conv_transpose = staticmethod(conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    r"""3-D transposed convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)`` inputs;
+    arguments as :class:`ConvTranspose2d`, weight ``(in_channels, out_channels / groups, kD, kH, kW)``."""
+
+    _dims = 3
+    _conv_transpose = staticmethod(conv_transpose3d)
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        unbatched = input.ndim == self._dims + 1
+        self.in_channels = input.shape[0] if unbatched else input.shape[1]
+        if self.in_channels % self.groups:
+            raise ValueError("in_channels must be divisible by groups")
+        shape = (self.in_channels, self.out_channels // self.groups) if self.transposed else \
+            (self.out_channels, self.in_channels // self.groups)
+        self._materialize_all({"weight": shape + tuple(self.kernel_size), "bias": (self.out_channels,)})
+
+
+class _LazyConvNd(_LazyConvMixin):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: Any = None, dtype: Any = None) -> None:
+        # in_channels is unknown: build with groups channels (divisible), then make lazy
+        super().__init__(groups, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype)
+        self.in_channels = 0
+        self._lazy_params("weight", "bias")
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
+    """:class:`Conv1d` whose ``in_channels`` is read from the first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvNd, Conv2d):
+    """:class:`Conv2d` whose ``in_channels`` is read from the first input."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvNd, Conv3d):
+    """:class:`Conv3d` whose ``in_channels`` is read from the first input."""
+
+    cls_to_become = Conv3d
+
+
+class _LazyConvTransposeNd(_LazyConvMixin):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(groups, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                         dilation, padding_mode, device, dtype)
+        self.in_channels = 0
+        self._lazy_params("weight", "bias")
+
+
+class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
+    """:class:`ConvTranspose1d` whose ``in_channels`` is read from the first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
+    """:class:`ConvTranspose2d` whose ``in_channels`` is read from the first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeNd, ConvTranspose3d):
+    """:class:`ConvTranspose3d` whose ``in_channels`` is read from the first input."""
+
+    cls_to_become = ConvTranspose3d

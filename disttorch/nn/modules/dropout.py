@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from ..functional.dropout import dropout, dropout1d, dropout2d, dropout3d
+from ..functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from .module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -45,3 +45,17 @@ class Dropout3d(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return dropout3d(input, self.p, self.training)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout for self-normalising (SELU) networks: keeps zero mean and unit variance."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels of ``(N, C, *)`` input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return feature_alpha_dropout(input, self.p, self.training)

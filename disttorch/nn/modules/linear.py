@@ -1,4 +1,4 @@
-"""Affine layers: ``Identity``, ``Linear``, ``Bilinear``, with PyTorch's default
+"""Affine layers: ``Identity``, ``Linear``, ``Bilinear`` and ``LazyLinear``, with PyTorch's default
 initialisation."""
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from ..._tensor import Tensor
 from .. import init
 from ..functional.linear import LinearFunction, bilinear
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
 def _empty_param(*shape: int, device: Any = None, dtype: Any = None) -> Parameter:
@@ -111,3 +112,17 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """:class:`Linear` whose ``in_features`` is the last dim of the first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, out_features, bias, device, dtype)
+        self._lazy_params("weight", "bias")
+
+    def initialize_parameters(self, input: Tensor, *args: Any) -> None:
+        self.in_features = input.shape[-1]
+        self._materialize_all({"weight": (self.out_features, self.in_features), "bias": (self.out_features,)})

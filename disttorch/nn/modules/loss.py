@@ -131,3 +131,9 @@ class KLDivLoss(_Loss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+from .loss_extra import *  # noqa: E402,F401,F403  (PyTorch's path: nn.modules.loss.CTCLoss ...)
+from .loss_extra import __all__ as _extra_all  # noqa: E402
+
+__all__ += _extra_all

@@ -1,15 +1,19 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
-``AdaptiveMaxPool1d/2d``; thin wrappers over ``nn.functional`` with PyTorch's reprs."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
+``AdaptiveMaxPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``, ``LPPool1d/2d/3d`` and
+``FractionalMaxPool2d/3d``; thin wrappers over ``nn.functional`` with PyTorch's reprs."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..._tensor import Tensor
 from ..functional import pooling as P
+from ..functional import pooling_extra as PX
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool3d", "AvgPool3d",
+           "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -123,3 +127,146 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
 
     def forward(self, input: Tensor) -> Any:
         return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling; see :func:`~disttorch.nn.functional.max_pool3d` for the arguments."""
+
+    def forward(self, input: Tensor) -> Any:
+        return P.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling; see :func:`~disttorch.nn.functional.avg_pool3d`."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling to a fixed ``(D_out, H_out, W_out)`` (None keeps that input size)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling to a fixed ``(D_out, H_out, W_out)`` (``return_indices`` for the argmax positions)."""
+
+    def forward(self, input: Tensor) -> Any:
+        return P.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    _dims = 1
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        d = self._dims
+        self.kernel_size = P._tuple(kernel_size, d, "kernel_size", type(self).__name__)
+        self.stride = P._tuple(stride if stride is not None else kernel_size, d, "stride", type(self).__name__)
+        self.padding = P._tuple(padding, d, "padding", type(self).__name__)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return PX._max_unpool(self._dims, input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool1d`: ``forward(input, indices, output_size=None)``."""
+
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool2d`: ``forward(input, indices, output_size=None)``."""
+
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of :class:`MaxPool3d`: ``forward(input, indices, output_size=None)``."""
+
+    _dims = 3
+
+
+class _LPPoolNd(Module):
+    _dims = 1
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return PX._lp_pool(self._dims, input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over ``(N, C, L)``."""
+
+    _dims = 1
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over ``(N, C, H, W)``."""
+
+    _dims = 2
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over ``(N, C, D, H, W)``."""
+
+    _dims = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    _dims = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+        super().__init__()
+        d = self._dims
+        self.kernel_size = P._tuple(kernel_size, d, "kernel_size", type(self).__name__)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = P._tuple(output_size, d, "output_size", type(self).__name__) \
+            if output_size is not None else None
+        if output_ratio is not None:
+            ratio = (output_ratio,) * d if isinstance(output_ratio, (int, float)) else tuple(output_ratio)
+            if not all(0 < r < 1 for r in ratio):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+            self.output_ratio = ratio
+        else:
+            self.output_ratio = None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a "
+                             f"pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+
+    def forward(self, input: Tensor) -> Any:
+        return PX._fractional_max_pool(self._dims, input, self.kernel_size, self.output_size,
+                                       self.output_ratio, self.return_indices, self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over ``(N, C, H, W)``; see
+    :func:`~disttorch.nn.functional.fractional_max_pool2d`."""
+
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over ``(N, C, D, H, W)``; see
+    :func:`~disttorch.nn.functional.fractional_max_pool3d`."""
+
+    _dims = 3

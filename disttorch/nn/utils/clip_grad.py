@@ -4,13 +4,14 @@ most ``max_norm``; returns that norm), ``clip_grad_value_``, ``get_total_norm`` 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Iterable
 
 import numpy as np
 
 from ..._tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
 
 def _as_list(tensors: Tensor | Iterable[Tensor]) -> list:
@@ -72,3 +73,11 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,
     for g in _grads(parameters):
         np.clip(g._data, -clip_value, clip_value, out=g._data)
         g._bump_version()
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """Deprecated: use :func:`clip_grad_norm_`."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

@@ -1,0 +1,149 @@
+"""More activations: ``celu``, ``rrelu``, ``threshold``, ``hardshrink``, ``softshrink``,
+``tanhshrink``, ``softsign``, ``gumbel_softmax``, and the in-place forms (``relu_``,
+``elu_``, ``selu_``, ``celu_``, ``leaky_relu_``, ``hardtanh_``, ``rrelu_``,
+``threshold_``).
+
+Each is composed from differentiable tensor ops (``where``, ``exp``, ``tanh``...), so
+first and higher-order gradients come from the autograd graph. In-place forms run the
+out-of-place function and write the result back through the in-place machinery
+(``ops.inplace``), which keeps autograd's version checks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._random import _gen
+from ..._tensor import Tensor
+from ...ops import elementwise as _ew
+from ...ops.inplace import _inplace
+from .activation import elu, hardtanh, leaky_relu, relu, selu, softmax
+
+__all__ = [
+    "celu",
+    "celu_",
+    "elu_",
+    "gumbel_softmax",
+    "hardshrink",
+    "hardtanh_",
+    "leaky_relu_",
+    "relu_",
+    "rrelu",
+    "rrelu_",
+    "selu_",
+    "softshrink",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+]
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    fn = (lambda t: elu(t / alpha) * alpha) if alpha != 1 else elu
+    return _inplace(input, fn) if inplace else fn(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x if x > threshold else value``."""
+    def fn(t: Tensor) -> Tensor:
+        return _ew.where(t > threshold, t, Tensor._make(np.asarray(value, dtype=t._data.dtype)))
+    return _inplace(input, fn) if inplace else fn(input)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x if |x| > lambd else 0``."""
+    zero = Tensor._make(np.zeros((), dtype=input._data.dtype))
+    return _ew.where(input.abs() > lambd, input, zero)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd if x > lambd``, ``x + lambd if x < -lambd``, else 0."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = Tensor._make(np.zeros((), dtype=input._data.dtype))
+    return _ew.where(input > lambd, input - lambd, _ew.where(input < -lambd, input + lambd, zero))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
+    return input - input.tanh()
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    return input / (input.abs() + 1)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: in training each negative element is scaled by a slope drawn
+    from ``U(lower, upper)``; in evaluation by ``(lower + upper) / 2``."""
+    if not training:
+        fn = (lambda t: leaky_relu(t, (lower + upper) / 2))
+    else:
+        a = input._data
+        slope = _gen(None).uniform(lower, upper, a.shape).astype(a.dtype)
+        slope_t = Tensor._make(np.where(a >= 0, 1, slope).astype(a.dtype))
+        fn = (lambda t: t * slope_t)
+    return _inplace(input, fn) if inplace else fn(input)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """Sample from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    ``g ~ Gumbel(0, 1)``. ``hard=True`` returns one-hot samples whose gradient is that of
+    the soft sample (straight-through)."""
+    gumbels = Tensor._make(-np.log(_gen(None).exponential(1.0, logits._data.shape)).astype(logits._data.dtype))
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft._data.argmax(axis=dim)
+    hard_arr = np.zeros_like(y_soft._data)
+    np.put_along_axis(hard_arr, np.expand_dims(index, dim), 1.0, axis=dim)
+    return Tensor._make(hard_arr) - y_soft.detach() + y_soft
+
+
+def relu_(input: Tensor) -> Tensor:
+    """In-place :func:`relu`."""
+    return _inplace(input, relu)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`elu`."""
+    return _inplace(input, lambda t: elu(t, alpha))
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place :func:`selu`."""
+    return _inplace(input, selu)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place :func:`celu`."""
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place :func:`leaky_relu`."""
+    return _inplace(input, lambda t: leaky_relu(t, negative_slope))
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place :func:`hardtanh`."""
+    return _inplace(input, lambda t: hardtanh(t, min_val, max_val))
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place :func:`threshold`."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+_threshold = threshold

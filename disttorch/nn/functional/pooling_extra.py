@@ -1,0 +1,190 @@
+"""Pooling beyond max/average: ``lp_pool1d/2d/3d`` (power-average), ``max_unpool1d/2d/3d``
+(the partial inverse of max pooling) and ``fractional_max_pool2d/3d`` (pseudo-random
+window starts, Graham 2014), composed from differentiable tensor ops over index arrays."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._random import _gen
+from ..._tensor import Tensor
+from .activation import relu
+from .pooling import _tuple, avg_pool1d, avg_pool2d, avg_pool3d
+
+__all__ = [
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+]
+
+_AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
+
+
+def _lp_pool(d: int, input: Tensor, norm_type: float, kernel_size: Any, stride: Any,
+             ceil_mode: bool) -> Tensor:
+    kernel = _tuple(kernel_size, d, "kernel_size", f"lp_pool{d}d")
+    out = _AVG[d](input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    return (out.sign() * relu(out.abs())).mul(float(np.prod(kernel))).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling ``(sum_window x^p)^(1/p)`` over ``(N, C, L)``."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling ``(sum_window x^p)^(1/p)`` over ``(N, C, H, W)``."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling ``(sum_window x^p)^(1/p)`` over ``(N, C, D, H, W)``."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _max_unpool(d: int, input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any,
+                output_size: Any) -> Tensor:
+    name = f"max_unpool{d}d"
+    kernel = _tuple(kernel_size, d, "kernel_size", name)
+    stride = kernel if stride is None else _tuple(stride, d, "stride", name)
+    pad = _tuple(padding, d, "padding", name)
+    spatial = tuple(input.shape[-d:])
+    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(spatial, stride, pad, kernel))
+    if output_size is None:
+        size = default
+    else:
+        size = tuple(int(v) for v in output_size)[-d:]
+        if len(size) != d:
+            raise ValueError(f"output_size should be a sequence containing {d} or {d + 2} elements, but "
+                             f"it has a length of '{len(tuple(output_size))}'")
+        for n, lo_default, sd in zip(size, default, stride):
+            if not (lo_default - sd < n < lo_default + sd):
+                raise ValueError(f"invalid output_size \"{list(size)}\" (dim {d} must be between "
+                                 f"{[a - s for a, s in zip(default, stride)]} and "
+                                 f"{[a + s for a, s in zip(default, stride)]})")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    lead = tuple(input.shape[:-d])
+    plane = int(np.prod(size))
+    idx = indices._data.reshape(lead + (-1,)).astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= plane):
+        raise RuntimeError(f"Found an invalid max index: {int(idx.max())} (output volumes are of size "
+                           f"{'x'.join(map(str, size))}")
+    zeros = Tensor._make(np.zeros(lead + (plane,), dtype=input._data.dtype))
+    out = zeros.scatter(len(lead), Tensor._make(idx), input.reshape(*lead, -1))
+    return out.reshape(*lead, *size)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Place each value of ``input`` at its ``indices`` (from ``max_pool1d(return_indices=True)``)
+    in a zero tensor of the pre-pooling size (or ``output_size``)."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Partial inverse of ``max_pool2d``: values go back to their flat ``indices``, zeros elsewhere."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 output_size: Any = None) -> Tensor:
+    """Partial inverse of ``max_pool3d``: values go back to their flat ``indices``, zeros elsewhere."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _fractional_starts(size: int, k: int, out: int, u: np.ndarray) -> np.ndarray:
+    """Window starts (``u.shape + (out,)``) from samples ``u`` in [0, 1), as PyTorch."""
+    if out == 1:
+        return np.full(u.shape + (1,), size - k, dtype=np.int64)
+    alpha = (size - k) / (out - 1)
+    i = np.arange(out - 1)
+    starts = (np.floor((i + u[..., None]) * alpha) - np.floor(u[..., None] * alpha)).astype(np.int64)
+    return np.concatenate([starts, np.full(u.shape + (1,), size - k, dtype=np.int64)], axis=-1)
+
+
+def _fractional_max_pool(d: int, input: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any,
+                         return_indices: bool, _random_samples: Tensor | None) -> Any:
+    name = f"fractional_max_pool{d}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if input.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got: {list(input.shape)}")
+    unbatched = input.ndim == d + 1
+    x = input.unsqueeze(0) if unbatched else input
+    kernel = _tuple(kernel_size, d, "kernel_size", name)
+    spatial = tuple(x.shape[2:])
+    if output_size is None:
+        ratio = (float(output_ratio),) * d if isinstance(output_ratio, (int, float)) \
+            else tuple(map(float, output_ratio))
+        out = tuple(int(n * r) for n, r in zip(spatial, ratio))
+    else:
+        out = _tuple(output_size, d, "output_size", name)
+    for n, k, o in zip(spatial, kernel, out):
+        if o + k - 1 > n:
+            raise RuntimeError(f"{name}(): pool size {k} too large relative to input size {n} for output "
+                               f"size {o}")
+    n_, c = x.shape[0], x.shape[1]
+    if _random_samples is None:
+        u = _gen(None).random((n_, c, d)).astype(x._data.dtype)
+    else:
+        u = _random_samples._data.reshape(n_, c, d)
+    flat = np.zeros((n_, c) + (1,) * (2 * d), dtype=np.int64)
+    for i in range(d):  # u[..., 0] is the last spatial dim (width), as PyTorch
+        starts = _fractional_starts(spatial[i], kernel[i], out[i], u[..., d - 1 - i])
+        shape = [n_, c] + [1] * (2 * d)
+        shape[2 + i] = out[i]
+        pos = starts.reshape(shape) + np.arange(kernel[i]).reshape([1] * (2 + d + i) + [kernel[i]] + [1] * (d - 1 - i))
+        flat = flat * spatial[i] + pos
+    flat = np.broadcast_to(flat, (n_, c) + out + kernel).reshape(n_, c, int(np.prod(out)), -1)
+    windows = x.reshape(n_, c, -1).gather(2, Tensor._make(flat.reshape(n_, c, -1).copy()))
+    values, arg = windows.reshape(*flat.shape).max(3)
+    values = values.reshape(n_, c, *out)
+    if unbatched:
+        values = values[0]
+    if not return_indices:
+        return values
+    idx = np.take_along_axis(flat, arg._data[..., None], axis=3)[..., 0].reshape((n_, c) + out)
+    return values, Tensor._make(idx[0] if unbatched else idx)
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:
+    """Fractional max pooling over ``(N, C, H, W)``: ``kernel_size`` windows at pseudo-random
+    starts chosen so that the output is ``output_size`` (or ``output_ratio`` times the input)."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, return_indices,
+                                _random_samples)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:
+    """Fractional max pooling over ``(N, C, D, H, W)``; see :func:`fractional_max_pool2d`."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices,
+                                _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple:
+    """:func:`fractional_max_pool2d` returning ``(values, indices)``."""
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple:
+    """:func:`fractional_max_pool3d` returning ``(values, indices)``."""
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)

@@ -1,0 +1,248 @@
+"""``affine_grid`` and ``grid_sample`` (spatial transformers): sampling grids of affine
+maps, and sampling an input at grid locations with bilinear/trilinear, nearest or bicubic
+interpolation and zeros/border/reflection padding.
+
+The coordinate transforms (unnormalising, clamping, reflecting) are tensor ops, so the
+gradient reaches the grid through them. Bilinear/trilinear sampling is one
+``LinearSample`` op (input gradient by ``np.bincount``, coordinate gradient in closed
+form); nearest and bicubic sampling gather with ``Tensor.gather``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...ops import elementwise as _ew
+from ._fused import numpy_backward
+from .interpolation import _cubic_weights
+
+__all__ = ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid", "grid_sample"]
+
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _base_coords(n: int, align_corners: bool) -> np.ndarray:
+    c = np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+    return c if align_corners else c * (n - 1) / n
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
+    """Sampling grid ``(N, H, W, 2)`` (or ``(N, D, H, W, 3)``) of the affine maps ``theta``
+    ``(N, 2, 3)`` (``(N, 3, 4)``) over an output of ``size``, in ``[-1, 1]`` coordinates."""
+    if align_corners is None:
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = [int(s) for s in size]
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        n, _, h, w = size
+        axes = [_base_coords(w, align_corners), _base_coords(h, align_corners)]
+        grid_shape = (h, w)
+    elif len(size) == 5:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                             f"Got {list(theta.shape)}.")
+        n, _, dd, h, w = size
+        axes = [_base_coords(w, align_corners), _base_coords(h, align_corners), _base_coords(dd, align_corners)]
+        grid_shape = (dd, h, w)
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+                                  f"transforms, respectively. Got size {size}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != n:
+        raise ValueError(f"Expected theta batch {theta.shape[0]} to match size batch {n}")
+    mesh = np.meshgrid(*reversed(axes), indexing="ij")[::-1]  # x (w) first
+    base = np.stack([*mesh, np.ones(grid_shape)], axis=-1).reshape(-1, len(axes) + 1)
+    base_t = Tensor._make(base.astype(theta._data.dtype))
+    out = base_t.matmul(theta.transpose(1, 2))  # (N, P, dims)
+    return out.reshape(n, *grid_shape, len(axes))
+
+
+def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
+    return (coord + 1) * ((size - 1) / 2) if align_corners else ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord: Tensor, lo2: int, hi2: int) -> Tensor:
+    """Reflect coordinates into ``[lo2/2, hi2/2]`` (PyTorch's reflect_coordinates)."""
+    if lo2 == hi2:
+        return coord * 0
+    lo, span = lo2 / 2, (hi2 - lo2) / 2
+    x = (coord - lo).abs()
+    flips = np.floor(x._data / span)
+    extra = x - Tensor._make(flips * span)
+    even = Tensor._make(np.fmod(flips, 2) == 0)
+    return _ew.where(even, extra + lo, span - extra + lo)
+
+
+def _compute_coord(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    coord = _unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        coord = coord.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+def _gather_corner(flat: Tensor, idx: list, sizes: list) -> Tensor:
+    """Values of ``flat`` ``(N, C, prod(sizes))`` at integer positions ``idx`` (one int
+    array ``(N, P)`` per dim, x first), zero where out of range."""
+    n, c = flat.shape[0], flat.shape[1]
+    inside = np.ones(idx[0].shape, dtype=bool)
+    lin = np.zeros(idx[0].shape, dtype=np.int64)
+    stride = 1
+    for ix, s in zip(idx, sizes):
+        inside &= (ix >= 0) & (ix < s)
+        lin += np.clip(ix, 0, s - 1) * stride
+        stride *= s
+    index = Tensor._make(np.broadcast_to(lin[:, None, :], (n, c, lin.shape[1])).copy())
+    vals = flat.gather(2, index)
+    if inside.all():
+        return vals
+    return vals * Tensor._make(inside[:, None, :].astype(flat._data.dtype))
+
+
+class LinearSample(Function):
+    """Bilinear (trilinear) sampling of ``flat`` ``(N, C, prod(sizes))`` at pixel
+    coordinates ``coords`` (one ``(N, P)`` tensor per dim, x first), zero outside. Backward:
+    the input gradient by one ``np.bincount`` per corner, the coordinate gradients from the
+    corner values and the derivative of each corner's weight."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, flat, sizes, *coords):
+        v = flat._data
+        n, c, _ = v.shape
+        cs = [cd._data for cd in coords]
+        base = [np.floor(a).astype(np.int64) for a in cs]
+        frac = [(a - b).astype(v.dtype) for a, b in zip(cs, base)]
+        corners = []
+        out = np.zeros((n, c, cs[0].shape[1]), dtype=v.dtype)
+        for corner in np.ndindex(*(2,) * len(cs)):
+            inside = np.ones(base[0].shape, dtype=bool)
+            lin = np.zeros(base[0].shape, dtype=np.int64)
+            stride = 1
+            for b, k, s in zip(base, corner, sizes):
+                pos = b + k
+                inside &= (pos >= 0) & (pos < s)
+                lin += np.clip(pos, 0, s - 1) * stride
+                stride *= s
+            vals = np.take_along_axis(v, lin[:, None, :], axis=2) * inside[:, None, :]
+            weight = np.ones_like(frac[0])
+            for f, k in zip(frac, corner):
+                weight = weight * (f if k else 1 - f)
+            out += vals * weight[:, None, :]
+            corners.append((corner, lin, inside, vals))
+        ctx.corners, ctx.frac, ctx.shape = corners, frac, v.shape
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        results = numpy_backward("grid_sample", lambda g: _linear_sample_backward(ctx, g), grad)
+        return (results[0], None, *results[1:])
+
+
+def _linear_sample_backward(ctx: LinearSample, g: np.ndarray) -> tuple:
+    n, c, plane = ctx.shape
+    frac = ctx.frac
+    d = len(frac)
+    need_input = ctx.needs_input_grad[0]
+    g_input = np.zeros(n * c * plane, dtype=np.float64) if need_input else None
+    g_coords = [np.zeros_like(frac[0]) for _ in range(d)]
+    rows = (np.arange(n * c) * plane).reshape(n, c, 1)
+    for corner, lin, inside, vals in ctx.corners:
+        factors = [f if k else 1 - f for f, k in zip(frac, corner)]
+        weight = np.prod(factors, axis=0)
+        if need_input:
+            w = g * (weight * inside)[:, None, :]
+            g_input += np.bincount((rows + lin[:, None, :]).ravel(), w.ravel(), minlength=n * c * plane)
+        gv = (g * vals).sum(axis=1)  # (N, P): the corner's value times the incoming gradient
+        for i in range(d):
+            others = np.prod([factors[j] for j in range(d) if j != i], axis=0) if d > 1 else 1.0
+            g_coords[i] += gv * others * (1 if corner[i] else -1)
+    gi = g_input.astype(g.dtype).reshape(n, c, plane) if need_input else None
+    return (gi, *(gc if need else None for gc, need in zip(g_coords, ctx.needs_input_grad[2:])))
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Tensor:
+    """Sample ``input`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) at the ``[-1, 1]``
+    locations of ``grid`` ``(N, H_out, W_out, 2)`` (``(N, D_out, H_out, W_out, 3)``,
+    x first). Differentiable in both ``input`` and ``grid``.
+
+    Args:
+        mode: ``'bilinear'`` (trilinear for 5-D), ``'nearest'`` or ``'bicubic'`` (4-D only).
+        padding_mode: ``'zeros'``, ``'border'`` or ``'reflection'`` for locations outside.
+        align_corners: -1 and 1 are the centres (True) or the outer edges (False, default)
+            of the corner pixels.
+    """
+    if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+                         f"'bicubic', but got: '{mode}'")
+    if padding_mode not in GRID_SAMPLE_PADDING_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', "
+                         f"or 'reflection', but got: '{padding_mode}'")
+    align_corners = bool(align_corners)
+    d = input.ndim - 2
+    if d not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != d:
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of "
+                           f"dimensions, but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got "
+                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and d != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    n, c = input.shape[0], input.shape[1]
+    sizes = [input.shape[-1 - i] for i in range(d)]  # x (W), y (H), z (D)
+    out_spatial = tuple(grid.shape[1:-1])
+    flat = input.reshape(n, c, -1)
+    g = grid.reshape(n, -1, d)
+    coords = [g[:, :, i] for i in range(d)]
+    if mode == "bicubic":
+        coords = [_unnormalize(cd, s, align_corners) for cd, s in zip(coords, sizes)]
+    else:
+        coords = [_compute_coord(cd, s, padding_mode, align_corners) for cd, s in zip(coords, sizes)]
+    if mode == "nearest":
+        idx = [np.rint(cd._data).astype(np.int64) for cd in coords]  # round half to even, as PyTorch
+        out = _gather_corner(flat, idx, sizes)
+    elif mode == "bilinear":
+        out = LinearSample.apply(flat, sizes, *coords)
+    else:
+        out = _bicubic_sample(flat, coords, sizes, padding_mode, align_corners)
+    return out.reshape(n, c, *out_spatial)
+
+
+def _bicubic_sample(flat: Tensor, coords: list, sizes: list, padding_mode: str,
+                    align_corners: bool) -> Tensor:
+    """Bicubic grid sampling: 16 taps with Keys' weights; taps outside follow padding_mode."""
+    base = [np.floor(cd._data).astype(np.int64) for cd in coords]
+    t = [cd - Tensor._make(b.astype(cd._data.dtype)) for cd, b in zip(coords, base)]
+    wx, wy = (_cubic_weights(tt) for tt in t)
+    out = None
+    for j in range(4):
+        for i in range(4):
+            ix, iy = base[0] + i - 1, base[1] + j - 1
+            if padding_mode != "zeros":
+                ix, iy = (_pad_index(v, s, padding_mode, align_corners) for v, s in zip((ix, iy), sizes))
+            term = _gather_corner(flat, [ix, iy], sizes) * (wx[i] * wy[j]).unsqueeze(1)
+            out = term if out is None else out + term
+    return out
+
+
+def _pad_index(ix: np.ndarray, size: int, padding_mode: str, align_corners: bool) -> np.ndarray:
+    """Integer tap position under ``border``/``reflection`` padding (bicubic taps)."""
+    x = ix.astype(np.float64)
+    if padding_mode == "reflection":
+        x = _reflect(Tensor._make(x), 0, 2 * (size - 1))._data if align_corners else \
+            _reflect(Tensor._make(x), -1, 2 * size - 1)._data
+    return np.clip(x, 0, size - 1).astype(np.int64)

@@ -1,0 +1,37 @@
+"""``PixelShuffle`` and ``PixelUnshuffle``: sub-pixel rearrangements of channels and space."""
+from __future__ import annotations
+
+from ..._tensor import Tensor
+from ..functional import shuffle as F
+from .module import Module
+
+__all__ = ["PixelShuffle", "PixelUnshuffle"]
+
+
+class PixelShuffle(Module):
+    """``(*, C * r^2, H, W)`` -> ``(*, C, H * r, W * r)`` with ``r = upscale_factor``
+    (efficient sub-pixel convolution, Shi et al. 2016)."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """``(*, C, H * r, W * r)`` -> ``(*, C * r^2, H, W)`` with ``r = downscale_factor``."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
