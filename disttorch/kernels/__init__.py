@@ -10,4 +10,5 @@ installed, PyTorch).
 - ``conv_shifted.py``: stride-1 convolution as K shifted matrix products (no im2col).
 - ``windows.py``: strided window views, padding and cropping for convolution and pooling.
 - ``reductions.py``: column sums as one BLAS product.
+- ``rnn.py``: the time loops of RNN, LSTM and GRU (forward saving the gates, backward through time).
 """

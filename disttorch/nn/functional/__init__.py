@@ -22,4 +22,12 @@ from .sampling_grid import *  # noqa: F401,F403
 from .shuffle import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 
-from .. import grad  # noqa: E402  (torch.nn.functional.grad is the torch.nn.grad module)
+
+
+def __getattr__(name: str):
+    """``nn.functional.grad`` is the ``nn.grad`` module, as in PyTorch (on first use: it
+    builds on this package)."""
+    if name == "grad":
+        import importlib
+        return importlib.import_module("..grad", __name__)
+    raise AttributeError(f"module 'disttorch.nn.functional' has no attribute '{name}'")

@@ -2,7 +2,7 @@
 
 ``recurrent_layer`` runs an Elman RNN (tanh/relu), LSTM (optionally projected) or GRU layer in
 one direction: the input projection of all time steps is one matrix product, the time loop
-runs in NumPy (``_rnn_kernels``) saving the gates, and backward through time returns the
+runs in NumPy (``kernels/rnn.py``) saving the gates, and backward through time returns the
 gate gradients of every step, from which ``dX``, ``dW_ih``, ``dW_hh``, ``dW_hr`` and the bias
 gradients are one matrix product (or column sum) each. The recurrent modules of
 ``nn.modules.rnn`` stack these per layer and direction.
@@ -16,8 +16,9 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from . import _rnn_kernels as K
-from ._fused import column_sum, numpy_backward
+from ...kernels import rnn as K
+from ...kernels.reductions import column_sum
+from ._numpy_backward import numpy_backward
 
 __all__ = ["RecurrentLayerFunction", "recurrent_layer"]
 
@@ -45,7 +46,7 @@ class RecurrentLayerFunction(Function):
         post = None
         if len(batch_sizes) < _PREPARE_MIN_STEPS:  # a cell's step: use the weights as they are
             whh_t, post = whh.T, scale
-        elif scale is not None:  # halve the sigmoid gates' rows once (see _rnn_kernels)
+        elif scale is not None:  # halve the sigmoid gates' rows once (see kernels/rnn.py)
             wih, whh_t = wih * scale[:, None], np.ascontiguousarray(whh.T * scale)
             bih, bhh = (None if b is None else b * scale for b in (bih, bhh))
         else:

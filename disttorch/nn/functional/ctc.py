@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ._fused import numpy_backward
+from ._numpy_backward import numpy_backward
 from .loss import _reduction
 
 __all__ = ["ctc_loss"]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
-from ._fused import crop_index, pad_spatial, window_slices, windows
+from ...kernels.windows import crop_index, pad_spatial, window_slices, windows
 
 __all__ = ["fold", "unfold"]
 

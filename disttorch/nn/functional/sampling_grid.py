@@ -16,7 +16,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...ops import elementwise as _ew
-from ._fused import numpy_backward
+from ._numpy_backward import numpy_backward
 from .interpolation import _cubic_weights
 
 __all__ = ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid", "grid_sample"]

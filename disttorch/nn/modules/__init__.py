@@ -1,6 +1,6 @@
 """Layers, one family per file; each file lists its public classes in ``__all__``."""
 from . import (activation, adaptive, attention, batchnorm, channelshuffle, container, conv, distance, dropout,
-               flatten, fold, instancenorm, linear, loss, module, normalization, padding, pixelshuffle, pooling,
+               flatten, fold, instancenorm, linear, loss, loss_extra, module, normalization, padding, pixelshuffle, pooling,
                rnn, sparse, sync_batchnorm, transformer, upsampling)
 from .activation import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
@@ -17,6 +17,7 @@ from .instancenorm import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .loss_extra import *  # noqa: F401,F403
 from .module import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
@@ -29,6 +30,6 @@ from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
 __all__ = [name for mod in (activation, adaptive, attention, batchnorm, channelshuffle, container, conv, distance,
-                            dropout, flatten, fold, instancenorm, linear, loss, module, normalization, padding,
+                            dropout, flatten, fold, instancenorm, linear, loss, loss_extra, module, normalization, padding,
                             pixelshuffle, pooling, rnn, sparse, sync_batchnorm, transformer, upsampling)
            for name in mod.__all__]

@@ -9,6 +9,8 @@ batch norm subclasses ``_BatchNorm`` and replaces only the final call.
 """
 from __future__ import annotations
 
+import importlib
+
 from typing import Any, Mapping
 
 from ... import _creation
@@ -185,4 +187,8 @@ class LazyBatchNorm3d(_LazyNorm, BatchNorm3d):
     cls_to_become = BatchNorm3d
 
 
-from .sync_batchnorm import SyncBatchNorm  # noqa: E402,F401  (PyTorch's path: nn.modules.batchnorm.SyncBatchNorm)
+def __getattr__(name: str):
+    """``nn.modules.batchnorm.SyncBatchNorm`` (PyTorch's path) on first use (PEP 562)."""
+    if name == "SyncBatchNorm":
+        return importlib.import_module(".sync_batchnorm", __package__).SyncBatchNorm
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

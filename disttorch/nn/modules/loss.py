@@ -2,6 +2,8 @@
 ``nn.functional``'s loss in ``forward(input, target)``."""
 from __future__ import annotations
 
+import importlib
+
 from typing import Any
 
 from ..._tensor import Tensor
@@ -133,7 +135,10 @@ class KLDivLoss(_Loss):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-from .loss_extra import *  # noqa: E402,F401,F403  (PyTorch's path: nn.modules.loss.CTCLoss ...)
-from .loss_extra import __all__ as _extra_all  # noqa: E402
-
-__all__ += _extra_all
+def __getattr__(name: str):
+    """The losses of ``loss_extra`` at PyTorch's path (``nn.modules.loss.CTCLoss``...), on
+    first use (PEP 562)."""
+    extra = importlib.import_module(".loss_extra", __package__)
+    if name in extra.__all__:
+        return getattr(extra, name)
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
