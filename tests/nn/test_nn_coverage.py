@@ -34,15 +34,6 @@ EXCLUDED: dict[str, str] = {
     "nn.attention": "SDPA backend selection (sdpa_kernel, flex_attention) for CUDA/flash kernels",
 }
 
-# The recurrent and transformer family is another helper's work (nnseq); the coordinator
-# removes this set when that branch is merged.
-PENDING_NNSEQ: set[str] = {
-    "nn.RNN", "nn.RNNBase", "nn.RNNCell", "nn.RNNCellBase", "nn.LSTM", "nn.LSTMCell", "nn.GRU",
-    "nn.GRUCell", "nn.Transformer", "nn.TransformerEncoder", "nn.TransformerEncoderLayer",
-    "nn.TransformerDecoder", "nn.TransformerDecoderLayer", "nn.MultiheadAttention",
-    "F.multi_head_attention_forward", "utils.rnn",
-}
-
 _NAMESPACES = {"nn": ("torch.nn", "disttorch.nn"),
                "F": ("torch.nn.functional", "disttorch.nn.functional"),
                "init": ("torch.nn.init", "disttorch.nn.init"),
@@ -73,7 +64,7 @@ def _missing(key: str) -> list[str]:
         if name.startswith("_") or not _is_api(getattr(theirs, name)):
             continue
         qual = f"{key}.{name}"
-        if qual in EXCLUDED or qual in PENDING_NNSEQ:
+        if qual in EXCLUDED:
             continue
         if not hasattr(ours, name):
             missing.append(name)
@@ -91,7 +82,7 @@ def test_every_public_name_exists_or_is_excluded(key: str) -> None:
 def test_exclusions_are_real_and_not_implemented() -> None:
     """Every excluded name is still a name of PyTorch, and one we do not also provide."""
     pytest.importorskip("torch")
-    for qual in [*EXCLUDED, *PENDING_NNSEQ]:
+    for qual in EXCLUDED:
         key, name = qual.split(".", 1)
         torch_name, _ = _NAMESPACES[key]
         assert hasattr(importlib.import_module(torch_name), name), qual
@@ -126,7 +117,7 @@ def test_every_class_resolves_under_pytorchs_module_path():
     for name in dir(torch.nn):
         cls = getattr(torch.nn, name)
         qual = f"nn.{name}"
-        if not isinstance(cls, type) or qual in EXCLUDED or qual in PENDING_NNSEQ:
+        if not isinstance(cls, type) or qual in EXCLUDED:
             continue
         path = cls.__module__
         if not path.startswith("torch.nn."):

@@ -23,7 +23,7 @@ from .. import init
 from ..functional._recurrent import recurrent_layer
 from ..functional.dropout import dropout as _dropout
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
+from .packed_sequence import PackedSequence
 from .module import Module
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
