@@ -1,8 +1,20 @@
-"""Optimisers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``) and ``lr_scheduler``."""
-from . import lr_scheduler
+"""Optimisers (every one of ``torch.optim``), ``lr_scheduler`` and ``swa_utils``."""
+from . import lr_scheduler, optimizer
+from .adadelta import Adadelta
+from .adafactor import Adafactor
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .muon import Muon
+from .nadam import NAdam
 from .optimizer import Optimizer
-from .rmsprop import Adagrad, RMSprop
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler"]
