@@ -1,5 +1,5 @@
 """Optimisers (every one of ``torch.optim``), ``lr_scheduler`` and ``swa_utils``."""
-from . import lr_scheduler, optimizer
+from . import lr_scheduler, optimizer, swa_utils
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -17,4 +17,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler"]
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
+           "swa_utils"]
