@@ -40,7 +40,7 @@ _export_ops()
 __version__ = "0.1.0"
 
 
-_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz")
+_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "distributions")
 
 
 def __getattr__(name: str):

@@ -1,0 +1,145 @@
+"""``Dirichlet`` and ``Beta``: reparameterised samples are normalised standard-gamma draws
+(their gradient: the implicit gamma gradient through the normalisation)."""
+from __future__ import annotations
+
+from numbers import Number
+from typing import Any
+
+import disttorch as _dt
+
+from .._tensor import Size, Tensor
+from ..ops.special_fns import digamma, lgamma
+from . import constraints
+from .exp_family import ExponentialFamily
+from .gamma import _standard_gamma
+from .utils import _finfo, broadcast_all
+
+__all__ = ["Beta", "Dirichlet"]
+
+
+class Dirichlet(ExponentialFamily):
+    """``Dirichlet(concentration)`` on the simplex of the last dimension."""
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> "Dirichlet":
+        return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",), event_dims=1)
+
+    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        g = _standard_gamma(self.concentration.expand(*shape))
+        x = g / g.sum(-1, keepdim=True)
+        fi = _finfo(x)
+        return x.clamp(min=float(fi.tiny), max=1 - float(fi.eps))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        c = self.concentration
+        return ((c - 1) * value.log()).sum(-1) + lgamma(c.sum(-1)) - lgamma(c).sum(-1)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration / self.concentration.sum(-1, keepdim=True)
+
+    @property
+    def mode(self) -> Tensor:
+        c = (self.concentration - 1).clamp(min=0.0)
+        mode = c / c.sum(-1, keepdim=True)
+        mask = (self.concentration < 1).all(-1)
+        if bool(mask.any()):
+            one_hot = _dt.nn.functional.one_hot(c.argmax(-1), c.shape[-1]).to(mode.dtype)
+            mode = _dt.where(mask.unsqueeze(-1), one_hot, mode)
+        return mode
+
+    @property
+    def variance(self) -> Tensor:
+        con0 = self.concentration.sum(-1, keepdim=True)
+        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+
+    def entropy(self) -> Tensor:
+        k = self.concentration.shape[-1]
+        a0 = self.concentration.sum(-1)
+        c = self.concentration
+        return lgamma(c).sum(-1) - lgamma(a0) - (k - a0) * digamma(a0) - ((c - 1.0) * digamma(c)).sum(-1)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return lgamma(x).sum(-1) - lgamma(x.sum(-1))
+
+
+class Beta(ExponentialFamily):
+    """``Beta(concentration1, concentration0)`` on [0, 1] (a 2-class Dirichlet)."""
+
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1: Any, concentration0: Any, validate_args: bool | None = None) -> None:
+        if isinstance(concentration1, Number) and isinstance(concentration0, Number):
+            c = _dt.tensor([float(concentration1), float(concentration0)])
+        else:
+            c1, c0 = broadcast_all(concentration1, concentration0)
+            c = _dt.stack([c1, c0], -1)
+        self._dirichlet = Dirichlet(c, validate_args=validate_args)
+        super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> "Beta":
+        new = self._get_checked_instance(Beta, _instance)
+        batch_shape = Size(tuple(batch_shape))
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        super(Beta, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def concentration1(self) -> Tensor:
+        c = self._dirichlet.concentration[..., 0]
+        return c
+
+    @property
+    def concentration0(self) -> Tensor:
+        return self._dirichlet.concentration[..., 1]
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self) -> Tensor:
+        return self._dirichlet.mode[..., 0]
+
+    @property
+    def variance(self) -> Tensor:
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        heads_tails = _dt.stack([value, 1.0 - value], -1)
+        return self._dirichlet.log_prob(heads_tails)
+
+    def entropy(self) -> Tensor:
+        return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return lgamma(x) + lgamma(y) - lgamma(x + y)

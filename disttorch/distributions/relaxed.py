@@ -1,0 +1,192 @@
+"""Concrete / Gumbel-softmax relaxations: ``RelaxedBernoulli`` (and its logit form
+``LogitRelaxedBernoulli``) and ``RelaxedOneHotCategorical`` (and ``ExpRelaxedCategorical``),
+reparameterised by logistic and Gumbel noise."""
+from __future__ import annotations
+
+from numbers import Number
+from typing import Any
+
+import disttorch as _dt
+
+from .._tensor import Size, Tensor
+from ..ops.special_fns import lgamma
+from . import constraints
+from .discrete import Categorical
+from .distribution import Distribution
+from .transformed import TransformedDistribution
+from .transforms import ExpTransform, SigmoidTransform
+from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "RelaxedBernoulli", "RelaxedOneHotCategorical"]
+
+
+def _temperature(t: Any, like: Tensor | None = None) -> Tensor:
+    if isinstance(t, Tensor):
+        return t
+    return _dt.tensor(float(t), dtype=like.dtype if like is not None else None)
+
+
+class LogitRelaxedBernoulli(Distribution):
+    """The logit of a ``RelaxedBernoulli`` sample: ``(logit(u) + logits) / temperature``."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            is_scalar = isinstance(probs, Number)
+            (self.probs,) = broadcast_all(probs)
+        else:
+            is_scalar = isinstance(logits, Number)
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        self.temperature = _temperature(temperature, self._param)
+        super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> "LogitRelaxedBernoulli":
+        new = self._expand_params(LogitRelaxedBernoulli, batch_shape, _instance, ("probs", "logits"))
+        new.temperature = self.temperature
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        probs = clamp_probs(self.probs.expand(*shape))
+        u = clamp_probs(_dt.rand(*shape, dtype=probs.dtype))
+        return (u.log() - (-u).log1p() + probs.log() - (-probs).log1p()) / self.temperature
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        diff = logits - value * self.temperature
+        return self.temperature.log() + diff - 2 * diff.exp().log1p()
+
+
+class RelaxedBernoulli(TransformedDistribution):
+    """``RelaxedBernoulli(temperature, probs=None, logits=None)`` on (0, 1)."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> "RelaxedBernoulli":
+        new = self._get_checked_instance(RelaxedBernoulli, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs
+
+
+class ExpRelaxedCategorical(Distribution):
+    """The log of a ``RelaxedOneHotCategorical`` sample (log-softmax of Gumbel-perturbed
+    logits over the temperature)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        self._categorical = Categorical(probs, logits)
+        self.temperature = _temperature(temperature, self._categorical._param)
+        super().__init__(self._categorical._batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> "ExpRelaxedCategorical":
+        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
+        batch_shape = Size(tuple(batch_shape))
+        new.temperature = self.temperature
+        new._categorical = self._categorical.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def param_shape(self) -> Size:
+        return self._categorical.param_shape
+
+    @property
+    def logits(self) -> Tensor:
+        return self._categorical.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self._categorical.probs
+
+    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        u = clamp_probs(_dt.rand(*shape, dtype=self.logits.dtype))
+        gumbels = -((-(u.log())).log())
+        scores = (self.logits + gumbels) / self.temperature
+        return scores - scores.logsumexp(dim=-1, keepdim=True)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        k = self._categorical._num_events
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        log_scale = lgamma(_dt.full_like(self.temperature, float(k))) - self.temperature.log() * (-(k - 1))
+        score = logits - value * self.temperature
+        score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
+        return score + log_scale
+
+
+class RelaxedOneHotCategorical(TransformedDistribution):
+    """``RelaxedOneHotCategorical(temperature, probs=None, logits=None)`` on the simplex
+    (the Gumbel-softmax / Concrete distribution)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
+                 validate_args: bool | None = None) -> None:
+        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> "RelaxedOneHotCategorical":
+        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def temperature(self) -> Tensor:
+        return self.base_dist.temperature
+
+    @property
+    def logits(self) -> Tensor:
+        return self.base_dist.logits
+
+    @property
+    def probs(self) -> Tensor:
+        return self.base_dist.probs
