@@ -235,7 +235,7 @@ def _kl_lognormal_lognormal(p, q):
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
-    t1 = -q.concentration * p.rate.log()
+    t1 = -q.concentration * ratio.log()
     return t1 + ratio + lgamma(q.concentration) + q.concentration * euler_constant - (1 + euler_constant)
 
 

@@ -38,8 +38,8 @@ def _eye(n: int, like: Tensor) -> Tensor:
 
 def _precision_to_scale_tril(P: Tensor) -> Tensor:  # noqa: N803
     """The lower Cholesky factor of ``P^-1`` (via the Cholesky factor of the flipped ``P``)."""
-    Lf = cholesky(P.flip(-2, -1))  # noqa: N806
-    L_inv = Lf.flip(-2, -1).transpose(-2, -1)  # noqa: N806
+    Lf = cholesky(P.flip((-2, -1)))  # noqa: N806
+    L_inv = Lf.flip((-2, -1)).transpose(-2, -1)  # noqa: N806
     return solve_triangular(L_inv, _eye(P.shape[-1], P).expand(*P.shape), upper=False)
 
 
@@ -80,9 +80,7 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> "MultivariateNormal":
-        new = self._expand_params(MultivariateNormal, batch_shape, _instance,
-                                  ("loc", "covariance_matrix", "scale_tril", "precision_matrix"),
-                                  event_dims=1)
+        new = self._expand_params(MultivariateNormal, batch_shape, _instance, ("loc",), event_dims=1)
         n = self._event_shape[0]
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
