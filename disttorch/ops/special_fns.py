@@ -87,9 +87,11 @@ def digamma_np(x: np.ndarray) -> np.ndarray:
 
 
 def _hurwitz_zeta(s: int, y: np.ndarray) -> np.ndarray:
-    """``sum_k (y + k)^-s`` for y > 0 and integer s >= 2."""
+    """``sum_k (y + k)^-s`` for integer ``s >= 2`` and ``y`` not a non-positive integer: the
+    terms until ``y + k >= 15``, then the Euler-Maclaurin tail."""
     acc = np.zeros_like(y)
-    for _ in range(15):
+    shifts = int(min(max(15.0 - float(y.min(initial=15.0)), 0.0), 1e5)) + 1
+    for _ in range(shifts):
         small = y < 15
         if not small.any():
             break
@@ -106,20 +108,16 @@ def _hurwitz_zeta(s: int, y: np.ndarray) -> np.ndarray:
 
 
 def polygamma_np(n: int, x: np.ndarray) -> np.ndarray:
-    """The ``n``-th derivative of digamma (``n >= 1``) of an array; for ``x <= 0`` only
-    ``n = 1`` is defined here (by reflection), others give ``nan``."""
+    """The ``n``-th derivative of digamma (``n >= 1``) of an array:
+    ``(-1)^(n+1) n! zeta(n + 1, x)``; at the poles ``inf`` (odd ``n``) or ``nan`` (even)."""
     x = _as_float(np.asarray(x))
     v = x.astype(np.float64)
     sign = (-1.0) ** (n + 1) * math.factorial(n)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pos = v > 0
-        out = np.full_like(v, np.nan)
-        out[pos] = sign * _hurwitz_zeta(n + 1, v[pos])
-        if n == 1:
-            neg = ~pos & (v != np.floor(v))
-            vn = v[neg]
-            out[neg] = (math.pi / np.sin(math.pi * vn)) ** 2 - _hurwitz_zeta(2, 1.0 - vn)
-            out[~pos & (v == np.floor(v))] = np.inf
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pole = (v <= 0) & (v == np.floor(v))
+        out = np.full_like(v, np.inf if n % 2 else np.nan)
+        ok = ~pole & np.isfinite(v)
+        out[ok] = sign * _hurwitz_zeta(n + 1, v[ok])
     return out.astype(x.dtype, copy=False)
 
 
