@@ -1,27 +1,59 @@
 """Probability distributions, as ``torch.distributions``: families with ``sample``,
 reparameterised ``rsample``, ``log_prob``, ``cdf``/``icdf``, ``entropy``, moments,
 ``kl_divergence``, constraints and transforms with the ``biject_to``/``transform_to``
-registries."""
+registries. Module names follow PyTorch's (``distributions.normal.Normal``, ...)."""
 from . import constraints, transforms
-from .beta_dirichlet import Beta, Dirichlet
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
-from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
+from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .gamma import Chi2, Gamma
+from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .half_normal import HalfNormal
+from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
-from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
-from .relaxed import ExpRelaxedCategorical, LogitRelaxedBernoulli, RelaxedBernoulli, RelaxedOneHotCategorical
-from .simple import Cauchy, Exponential, Laplace, Uniform
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
-from .transformed import HalfNormal, Independent, LogNormal, TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
-                         CumulativeDistributionTransform, ExpTransform, IndependentTransform,
-                         LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform, ReshapeTransform,
-                         SigmoidTransform, SoftmaxTransform, SoftplusTransform, StackTransform,
-                         StickBreakingTransform, TanhTransform, Transform, identity_transform)
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+                         AbsTransform,
+                         AffineTransform,
+                         CatTransform,
+                         ComposeTransform,
+                         CorrCholeskyTransform,
+                         CumulativeDistributionTransform,
+                         ExpTransform,
+                         IndependentTransform,
+                         LowerCholeskyTransform,
+                         PositiveDefiniteTransform,
+                         PowerTransform,
+                         ReshapeTransform,
+                         SigmoidTransform,
+                         SoftmaxTransform,
+                         SoftplusTransform,
+                         StackTransform,
+                         StickBreakingTransform,
+                         TanhTransform,
+                         Transform,
+                         identity_transform,
+)
+from .uniform import Uniform
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",

@@ -1,5 +1,4 @@
-"""``Gamma`` and ``Chi2``, with reparameterised sampling by the implicit gradient
-``dx/dalpha = -(dF/dalpha) / f`` of the gamma CDF ``F`` (as PyTorch's ``rsample``)."""
+"""``Gamma``, with reparameterised sampling by the implicit gradient ``dx/dalpha = -(dF/dalpha) / f`` of the gamma CDF ``F`` (as PyTorch's ``rsample``)."""
 from __future__ import annotations
 
 from numbers import Number
@@ -15,9 +14,9 @@ from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _finfo, broadcast_all
 
-__all__ = ["Chi2", "Gamma", "standard_gamma_grad"]
-
 _SERIES_MAX_X = 2500.0
+
+__all__ = ['standard_gamma_grad', 'StandardGamma', 'Gamma']
 
 
 def standard_gamma_grad(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -175,20 +174,3 @@ def _regularized_lower_gamma(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         out = np.where(low, series, cont)
         out = np.where(x <= 0, 0.0, out)
     return out
-
-
-class Chi2(Gamma):
-    """``Chi2(df)``: ``Gamma(df / 2, 1 / 2)``."""
-
-    arg_constraints = {"df": constraints.positive}
-
-    def __init__(self, df: Any, validate_args: bool | None = None) -> None:
-        super().__init__(0.5 * (df if isinstance(df, Tensor) else float(df)), 0.5, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Chi2":
-        new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)
-
-    @property
-    def df(self) -> Tensor:
-        return self.concentration * 2

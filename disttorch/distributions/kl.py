@@ -10,15 +10,28 @@ import disttorch as _dt
 from .._tensor import Tensor
 from ..ops.linalg_fns import solve_triangular
 from ..ops.special_fns import digamma, lgamma
-from .beta_dirichlet import Beta, Dirichlet
-from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategorical, Poisson
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
 from .gamma import Gamma
-from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal, _batch_mahalanobis
+from .geometric import Geometric
+from .half_normal import HalfNormal
+from .independent import Independent
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
-from .simple import Cauchy, Exponential, Laplace, Uniform
-from .transformed import HalfNormal, Independent, LogNormal, TransformedDistribution
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .transforms import _sum_rightmost
+from .uniform import Uniform
 from .utils import broadcast_shape, euler_constant
 
 __all__ = ["kl_divergence", "register_kl"]

@@ -8,7 +8,7 @@ import numpy as np
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .discrete import Categorical
+from .categorical import Categorical
 from .distribution import Distribution
 
 __all__ = ["MixtureSameFamily"]

@@ -11,7 +11,6 @@ from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from ..ops.special_fns import erfinv
 from . import constraints
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 

@@ -9,8 +9,8 @@ import disttorch as _dt
 from .._tensor import Size, Tensor
 from ..ops.special_fns import digamma, lgamma
 from . import constraints
+from .chi2 import Chi2
 from .distribution import Distribution
-from .gamma import Chi2
 from .utils import broadcast_all
 
 __all__ = ["StudentT"]

@@ -9,7 +9,6 @@ import weakref
 from functools import reduce
 from typing import Any, Sequence
 
-
 import disttorch as _dt
 
 from .._tensor import Tensor

@@ -11,7 +11,7 @@ import numpy as np
 import disttorch as _dt
 
 from .._dtype import get_default_dtype
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property",
            "broadcast_shape", "expand_to", "tril_matrix_to_vec", "vec_to_tril_matrix", "euler_constant"]
@@ -45,6 +45,30 @@ def broadcast_all(*values: Any) -> tuple:
     values = [v if isinstance(v, Tensor) else _dt.tensor(float(v), dtype=dtype) for v in values]
     shape = broadcast_shape(*[v.shape for v in values])
     return tuple(expand_to(v, shape) for v in values)
+
+
+def _batch(*values: Any) -> Size | None:
+    """``Size()`` when every parameter is a Python number (a scalar distribution), else None."""
+    return Size() if all(isinstance(v, Number) for v in values) else None
+
+
+def _uniform(shape: Any, like: Tensor) -> Tensor:
+    return _dt.rand(*shape, dtype=like.dtype)
+
+
+def _one_of(probs: Any, logits: Any) -> None:
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+
+def _sample_like(arr: np.ndarray, like: Tensor) -> Tensor:
+    return Tensor._make(np.asarray(arr).astype(like._data.dtype, copy=False))
+
+
+def _temperature(t: Any, like: Tensor | None = None) -> Tensor:
+    if isinstance(t, Tensor):
+        return t
+    return _dt.tensor(float(t), dtype=like.dtype if like is not None else None)
 
 
 def _finfo(t: Tensor) -> np.finfo:
