@@ -14,18 +14,27 @@ from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
-from .one_hot_categorical import OneHotCategorical
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
@@ -54,10 +63,13 @@ from .transforms import (
                          identity_transform,
 )
 from .uniform import Uniform
+from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
-           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
+           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "FisherSnedecor", "Gumbel", "HalfCauchy", "InverseGamma", "Kumaraswamy",
+           "LogisticNormal", "Multinomial", "NegativeBinomial", "OneHotCategoricalStraightThrough", "Pareto",
+           "Weibull",
            "ExponentialFamily", "Gamma", "Geometric", "HalfNormal", "Independent", "IndependentTransform",
            "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
            "LowerCholeskyTransform", "MixtureSameFamily", "MultivariateNormal", "Normal",

@@ -11,7 +11,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ['OneHotCategorical']
+__all__ = ['OneHotCategorical', 'OneHotCategoricalStraightThrough']
 
 
 class OneHotCategorical(Distribution):
@@ -80,3 +80,15 @@ class OneHotCategorical(Distribution):
         n = self._event_shape[0]
         values = _dt.eye(n, dtype=self._param.dtype).reshape(n, *([1] * len(self._batch_shape)), n)
         return values.expand(n, *self._batch_shape, n) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """``OneHotCategorical`` whose ``rsample`` is the one-hot sample with the
+    straight-through gradient estimator (the gradient goes to ``probs``)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

@@ -59,6 +59,15 @@ CASES = {
     "LowRankMultivariateNormal": ("LowRankMultivariateNormal", LOWRANK, {}),
     "RelaxedBernoulli": ("RelaxedBernoulli", (np.array(0.7),), {"probs": RNG.uniform(0.1, 0.9, 4)}),
     "RelaxedOneHotCategorical": ("RelaxedOneHotCategorical", (np.array(0.5),), {"logits": _real(3, 4)}),
+    "Gumbel": ("Gumbel", (_real(4), _pos(4)), {}),
+    "HalfCauchy": ("HalfCauchy", (_pos(4),), {}),
+    "InverseGamma": ("InverseGamma", (_pos(4) + 2, _pos(4)), {}),
+    "Kumaraswamy": ("Kumaraswamy", (_pos(4) + 1, _pos(4) + 1), {}),
+    "Pareto": ("Pareto", (_pos(4), _pos(4) + 2), {}),
+    "Weibull": ("Weibull", (_pos(4), _pos(4) + 1), {}),
+    "LogisticNormal": ("LogisticNormal", (_real(2, 3), _pos(2, 3)), {}),
+    "NegativeBinomial": ("NegativeBinomial", (_pos(4) * 3,), {"probs": RNG.uniform(0.1, 0.9, 4)}),
+    "FisherSnedecor": ("FisherSnedecor", (_pos(4) + 4, _pos(4) + 4), {}),
 }
 
 
@@ -105,7 +114,8 @@ def test_log_prob_entropy_and_moments_match_pytorch(torch, case):
         expected = None
     if expected is not None:
         _close(ours.entropy(), expected, rtol=1e-8)
-    if name in ("Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfNormal", "LogNormal"):
+    if name in ("Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfNormal", "LogNormal", "HalfCauchy",
+                "Gumbel", "Pareto", "Weibull", "Kumaraswamy"):
         _close(ours.cdf(dt.tensor(values.numpy())), theirs.cdf(values))
         q = torch.tensor(RNG.uniform(0.05, 0.95, tuple(values.shape)), dtype=torch.float64)
         _close(ours.icdf(dt.tensor(q.numpy())), theirs.icdf(q), rtol=1e-8)
@@ -208,3 +218,26 @@ def test_transformed_distribution_matches_pytorch(torch):
         out.append((d.log_prob(x), d.cdf(x), d.icdf(x)))
     for a, b in zip(*out):
         _close(a, b, rtol=1e-8)
+
+
+@pytest.mark.parity
+def test_multinomial_matches_pytorch(torch):
+    probs = _probs(2, 4)
+    theirs = torch.distributions.Multinomial(6, probs=torch.tensor(probs))
+    ours = D.Multinomial(6, probs=dt.tensor(probs))
+    values = theirs.sample((5,))
+    _close(ours.log_prob(dt.tensor(values.numpy())), theirs.log_prob(values))
+    _close(ours.entropy(), theirs.entropy(), rtol=1e-7)  # PyTorch takes lgamma(n + 1) in float32 here
+    _close(ours.mean, theirs.mean)
+    _close(ours.variance, theirs.variance)
+    s = ours.sample((7,))
+    assert tuple(s.shape) == (7, 2, 4) and bool((s.sum(-1) == 6).all())
+
+
+def test_one_hot_straight_through_passes_gradients_to_probs():
+    probs = dt.tensor([0.2, 0.3, 0.5], dtype=dt.float64, requires_grad=True)
+    d = D.OneHotCategoricalStraightThrough(probs=probs)
+    sample = d.rsample((4,))
+    assert bool(((sample.detach() == 0) | (sample.detach() == 1)).all())
+    (sample * dt.tensor([1.0, 2.0, 3.0], dtype=dt.float64)).sum().backward()
+    assert probs.grad is not None and bool((probs.grad.abs() > 0).any())
