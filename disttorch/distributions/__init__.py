@@ -10,6 +10,7 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -63,10 +64,11 @@ from .transforms import (
                          identity_transform,
 )
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+           "Cauchy", "Chi2", "ContinuousBernoulli", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
            "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "FisherSnedecor", "Gumbel", "HalfCauchy", "InverseGamma", "Kumaraswamy",
            "LogisticNormal", "Multinomial", "NegativeBinomial", "OneHotCategoricalStraightThrough", "Pareto",
            "Weibull",
@@ -76,5 +78,5 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "OneHotCategorical", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
-           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "biject_to", "constraints",
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "biject_to", "constraints",
            "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]

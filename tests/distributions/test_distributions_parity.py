@@ -68,6 +68,8 @@ CASES = {
     "LogisticNormal": ("LogisticNormal", (_real(2, 3), _pos(2, 3)), {}),
     "NegativeBinomial": ("NegativeBinomial", (_pos(4) * 3,), {"probs": RNG.uniform(0.1, 0.9, 4)}),
     "FisherSnedecor": ("FisherSnedecor", (_pos(4) + 4, _pos(4) + 4), {}),
+    "VonMises": ("VonMises", (_real(6), np.array([0.5, 2.0, 3.7, 3.8, 10.0, 50.0])), {}),
+    "ContinuousBernoulli": ("ContinuousBernoulli", (), {"probs": np.array([0.1, 0.4995, 0.5, 0.7, 0.95])}),
 }
 
 
@@ -115,7 +117,7 @@ def test_log_prob_entropy_and_moments_match_pytorch(torch, case):
     if expected is not None:
         _close(ours.entropy(), expected, rtol=1e-8)
     if name in ("Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfNormal", "LogNormal", "HalfCauchy",
-                "Gumbel", "Pareto", "Weibull", "Kumaraswamy"):
+                "Gumbel", "Pareto", "Weibull", "Kumaraswamy", "ContinuousBernoulli"):
         _close(ours.cdf(dt.tensor(values.numpy())), theirs.cdf(values))
         q = torch.tensor(RNG.uniform(0.05, 0.95, tuple(values.shape)), dtype=torch.float64)
         _close(ours.icdf(dt.tensor(q.numpy())), theirs.icdf(q), rtol=1e-8)

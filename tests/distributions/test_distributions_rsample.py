@@ -130,3 +130,18 @@ def test_sample_has_no_gradient_and_rsample_is_differentiable():
     assert D.Poisson(dt.tensor([1.0])).has_rsample is False
     with pytest.raises(NotImplementedError):
         D.Poisson(dt.tensor([1.0])).rsample()
+
+
+def test_von_mises_samples_have_the_circular_moments():
+    dt.manual_seed(0)
+    d = D.VonMises(dt.tensor([0.5, -2.0], dtype=dt.float64), dt.tensor([5.0, 0.8], dtype=dt.float64))
+    x = d.sample((40000,)).numpy()
+    assert x.min() >= -np.pi and x.max() < np.pi
+    np.testing.assert_allclose(np.angle(np.exp(1j * x).mean(0)), [0.5, -2.0], atol=0.03)
+    np.testing.assert_allclose(1 - np.abs(np.exp(1j * x).mean(0)), d.variance.numpy(), atol=0.01)
+
+
+def test_continuous_bernoulli_rsample_gradcheck_and_range():
+    assert gradcheck(_seeded(lambda p: D.ContinuousBernoulli(probs=p)), (_p([0.2, 0.8]),))
+    x = D.ContinuousBernoulli(probs=dt.tensor([0.3])).sample((1000,))
+    assert float(x.min()) >= 0 and float(x.max()) <= 1
