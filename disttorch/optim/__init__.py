@@ -9,7 +9,7 @@ from .asgd import ASGD
 from .lbfgs import LBFGS
 from .muon import Muon
 from .nadam import NAdam
-from .optimizer import Optimizer
+from .optimizer import Optimizer, swap_in_optimizer_params_and_state
 from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
@@ -18,4 +18,4 @@ from .sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
            "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
-           "swa_utils"]
+           "swa_utils", "swap_in_optimizer_params_and_state"]

@@ -11,12 +11,13 @@ runs bit-for-bit on every rank.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from ..nn.modules.module import RemovableHandle
 from ..utils import trace
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
-           "register_optimizer_step_post_hook"]
+           "register_optimizer_step_post_hook", "swap_in_optimizer_params_and_state"]
 
 
 class _Required:
@@ -380,6 +381,46 @@ class Optimizer:
         self.__setstate__({"state": state, "param_groups": groups})
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)
+
+
+@contextlib.contextmanager
+def swap_in_optimizer_params_and_state(optimizer: Optimizer, swapin_parameters: dict,
+                                       swapin_optim_state: dict) -> Iterator[None]:
+    """Within the context, ``optimizer`` works on the tensors of ``swapin_parameters`` (in
+    the order of its own parameters) with the state and group options of
+    ``swapin_optim_state`` (a ``state_dict()``-shaped dict); its own parameters, groups and
+    state come back on exit. In-place updates reach the swapped-in tensors and state
+    tensors; other changes to the state during the context are dropped."""
+    params = list(swapin_parameters.values())
+    n = sum(len(g["params"]) for g in optimizer.param_groups)
+    if len(params) != n:
+        raise ValueError(f"swapin_parameters has {len(params)} tensors but the optimizer has {n} parameters")
+    saved_groups = swapin_optim_state["param_groups"]
+    if len(saved_groups) != len(optimizer.param_groups):
+        raise ValueError(f"swapin_optim_state has {len(saved_groups)} param groups but the optimizer has "
+                         f"{len(optimizer.param_groups)}")
+    saved_state = swapin_optim_state["state"]
+    original_state = optimizer.state
+    snapshots = [dict(g) for g in optimizer.param_groups]
+    try:
+        state: defaultdict = defaultdict(dict)
+        it = iter(params)
+        for live, saved in zip(optimizer.param_groups, saved_groups):
+            group_params = [next(it) for _ in live["params"]]
+            if len(saved["params"]) != len(group_params):
+                raise ValueError("a param group of swapin_optim_state does not match the size of the "
+                                 "optimizer's group")
+            live["params"] = group_params
+            live.update({k: v for k, v in saved.items() if k != "params"})
+            for p, pid in zip(group_params, saved["params"]):
+                state[p] = dict(saved_state.get(pid, {}))
+        optimizer.state = state
+        yield
+    finally:
+        for group, snapshot in zip(optimizer.param_groups, snapshots):
+            group.clear()
+            group.update(snapshot)
+        optimizer.state = original_state
 
 
 def _dense_grad(grad: Tensor) -> np.ndarray:

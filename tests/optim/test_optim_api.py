@@ -209,3 +209,25 @@ def test_sgd_has_no_state_without_momentum_and_adagrad_state_is_created_eagerly(
     q = _p(2)
     ada = optim.Adagrad([q], initial_accumulator_value=0.5)
     np.testing.assert_array_equal(ada.state[q]["sum"].numpy(), [0.5, 0.5])
+
+
+def test_swap_in_optimizer_params_and_state_restores_the_live_optimizer():
+    p = _p(2)
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = dt.ones(2, dtype=dt.float64)
+    opt.step()
+    live_state = opt.state
+    other = dt.zeros(2, dtype=dt.float64, requires_grad=True)
+    other.grad = dt.ones(2, dtype=dt.float64)
+    sd = {"state": {0: {k: v.clone() for k, v in opt.state[p].items()}},
+          "param_groups": [{**{k: v for k, v in opt.param_groups[0].items() if k != "params"}, "lr": 1.0,
+                            "params": [0]}]}
+    with optim.swap_in_optimizer_params_and_state(opt, {"w": other}, sd):
+        assert opt.param_groups[0]["params"][0] is other and opt.param_groups[0]["lr"] == 1.0
+        opt.step()
+    assert opt.state is live_state and opt.param_groups[0]["params"][0] is p and opt.param_groups[0]["lr"] == 0.1
+    assert sd["state"][0]["step"].item() == 2.0  # updated in place
+    assert float(other[0]) < 0 and p.detach().numpy()[0] == pytest.approx(0.9, rel=1e-6)
+    with pytest.raises(ValueError, match="parameters"):
+        with optim.swap_in_optimizer_params_and_state(opt, {}, sd):
+            pass
