@@ -1,4 +1,5 @@
 """The Bernoulli distribution."""
+
 from __future__ import annotations
 
 from numbers import Number
@@ -23,7 +24,7 @@ from .utils import (
     probs_to_logits,
 )
 
-__all__ = ['Bernoulli']
+__all__ = ["Bernoulli"]
 
 
 class Bernoulli(ExponentialFamily):
@@ -44,7 +45,7 @@ class Bernoulli(ExponentialFamily):
         param = self.probs if probs is not None else self.logits
         super().__init__(Size() if is_scalar else param.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Bernoulli":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Bernoulli:
         return self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
 
     @lazy_property
@@ -72,7 +73,7 @@ class Bernoulli(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
             p = np.broadcast_to(self.probs._data, tuple(shape))

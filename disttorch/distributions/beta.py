@@ -1,4 +1,5 @@
 """The beta distribution (a two-class Dirichlet)."""
+
 from __future__ import annotations
 
 from numbers import Number
@@ -13,7 +14,7 @@ from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
-__all__ = ['Beta']
+__all__ = ["Beta"]
 
 
 class Beta(ExponentialFamily):
@@ -32,7 +33,7 @@ class Beta(ExponentialFamily):
         self._dirichlet = Dirichlet(c, validate_args=validate_args)
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Beta":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Beta:
         new = self._get_checked_instance(Beta, _instance)
         batch_shape = Size(tuple(batch_shape))
         new._dirichlet = self._dirichlet.expand(batch_shape)

@@ -1,4 +1,5 @@
 """The binomial distribution."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,18 +22,22 @@ from .utils import (
     probs_to_logits,
 )
 
-__all__ = ['Binomial']
+__all__ = ["Binomial"]
 
 
 class Binomial(Distribution):
     """``Binomial(total_count=1, probs=None, logits=None)``: successes in ``total_count`` trials."""
 
-    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
-                       "logits": constraints.real}
+    arg_constraints = {
+        "total_count": constraints.nonnegative_integer,
+        "probs": constraints.unit_interval,
+        "logits": constraints.real,
+    }
     has_enumerate_support = True
 
-    def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, total_count: Any = 1, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
         _one_of(probs, logits)
         if probs is not None:
             self.total_count, self.probs = broadcast_all(total_count, probs)
@@ -43,7 +48,7 @@ class Binomial(Distribution):
         self._param = self.probs if probs is not None else self.logits
         super().__init__(self._param.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Binomial":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Binomial:
         new = self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
         new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
@@ -76,7 +81,7 @@ class Binomial(Distribution):
     def variance(self) -> Tensor:
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         n = np.broadcast_to(self.total_count._data, shape).astype(np.int64)
         p = np.broadcast_to(self.probs._data, shape)
@@ -90,8 +95,9 @@ class Binomial(Distribution):
         log_factorial_k = lgamma(k + 1)
         log_factorial_nmk = lgamma(n - k + 1)
         # k log p + (n - k) log(1 - p), stably from the logits
-        normalize_term = (n * _clamp_by_zero(self.logits) + n * (-self.logits.abs()).exp().log1p()
-                          - log_factorial_n)
+        normalize_term = (
+            n * _clamp_by_zero(self.logits) + n * (-self.logits.abs()).exp().log1p() - log_factorial_n
+        )
         return k * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
 
     def entropy(self) -> Tensor:

@@ -1,4 +1,5 @@
 """The categorical distribution over indices."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,7 +14,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import _finfo, _one_of, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ['Categorical']
+__all__ = ["Categorical"]
 
 
 class Categorical(Distribution):
@@ -37,7 +38,7 @@ class Categorical(Distribution):
         batch_shape = self._param.shape[:-1] if self._param.dim() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Categorical":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Categorical:
         new = self._expand_params(Categorical, batch_shape, _instance, ("probs", "logits"), event_dims=1)
         new._event_shape = Size()
         new._param = new.probs if "probs" in self.__dict__ else new.logits
@@ -72,7 +73,7 @@ class Categorical(Distribution):
     def variance(self) -> Tensor:
         return _dt.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         p = np.broadcast_to(self.probs._data, shape + (self._num_events,)).astype(np.float64)
         cdf = np.cumsum(p, -1)

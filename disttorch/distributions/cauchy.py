@@ -1,4 +1,5 @@
 """The Cauchy distribution."""
+
 from __future__ import annotations
 
 import math
@@ -6,12 +7,12 @@ from typing import Any
 
 import disttorch as _dt
 
-from .._tensor import Size, Tensor
+from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .utils import _batch, broadcast_all
 
-__all__ = ['Cauchy']
+__all__ = ["Cauchy"]
 
 
 class Cauchy(Distribution):
@@ -23,10 +24,12 @@ class Cauchy(Distribution):
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(_batch(loc, scale) if _batch(loc, scale) is not None else self.loc.size(),
-                         validate_args=validate_args)
+        super().__init__(
+            _batch(loc, scale) if _batch(loc, scale) is not None else self.loc.size(),
+            validate_args=validate_args,
+        )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Cauchy":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Cauchy:
         return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
 
     @property
@@ -41,7 +44,7 @@ class Cauchy(Distribution):
     def variance(self) -> Tensor:
         return _dt.full(tuple(self._extended_shape()), math.inf, dtype=self.loc.dtype)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         u = _dt.rand(*shape, dtype=self.loc.dtype)
         return self.loc + self.scale * (math.pi * (u - 0.5)).tan()

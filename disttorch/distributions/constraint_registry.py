@@ -1,9 +1,11 @@
 """``biject_to(constraint)`` and ``transform_to(constraint)``: registries mapping a
 constraint to a transform from unconstrained space onto it (bijective for ``biject_to``),
 as ``torch.distributions.constraint_registry``; extend them with ``register``."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import constraints, transforms
 
@@ -24,8 +26,9 @@ class ConstraintRegistry:
         if isinstance(constraint, constraints.Constraint):
             constraint = type(constraint)
         if not isinstance(constraint, type) or not issubclass(constraint, constraints.Constraint):
-            raise TypeError(f"Expected constraint to be either a Constraint subclass or instance, but got "
-                            f"{constraint}")
+            raise TypeError(
+                f"Expected constraint to be either a Constraint subclass or instance, but got {constraint}"
+            )
         self._registry[constraint] = factory
         return factory
 
@@ -72,15 +75,17 @@ def _transform_to_positive(constraint):
 @transform_to.register(constraints.greater_than)
 @transform_to.register(constraints.greater_than_eq)
 def _transform_to_greater_than(constraint):
-    return transforms.ComposeTransform([transforms.ExpTransform(),
-                                        transforms.AffineTransform(constraint.lower_bound, 1)])
+    return transforms.ComposeTransform(
+        [transforms.ExpTransform(), transforms.AffineTransform(constraint.lower_bound, 1)]
+    )
 
 
 @biject_to.register(constraints.less_than)
 @transform_to.register(constraints.less_than)
 def _transform_to_less_than(constraint):
-    return transforms.ComposeTransform([transforms.ExpTransform(),
-                                        transforms.AffineTransform(constraint.upper_bound, -1)])
+    return transforms.ComposeTransform(
+        [transforms.ExpTransform(), transforms.AffineTransform(constraint.upper_bound, -1)]
+    )
 
 
 @biject_to.register(constraints.interval)
@@ -93,7 +98,9 @@ def _transform_to_interval(constraint):
     if lower_is_0 and upper_is_1:
         return transforms.SigmoidTransform()
     loc, scale = constraint.lower_bound, constraint.upper_bound - constraint.lower_bound
-    return transforms.ComposeTransform([transforms.SigmoidTransform(), transforms.AffineTransform(loc, scale)])
+    return transforms.ComposeTransform(
+        [transforms.SigmoidTransform(), transforms.AffineTransform(loc, scale)]
+    )
 
 
 @biject_to.register(constraints.simplex)
@@ -125,12 +132,16 @@ def _transform_to_corr_cholesky(constraint):
 
 @biject_to.register(constraints.cat)
 def _biject_to_cat(constraint):
-    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
+    return transforms.CatTransform(
+        [biject_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths
+    )
 
 
 @transform_to.register(constraints.cat)
 def _transform_to_cat(constraint):
-    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
+    return transforms.CatTransform(
+        [transform_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths
+    )
 
 
 @biject_to.register(constraints.stack)

@@ -2,6 +2,7 @@
 ``torch.distributions.constraints``. ``constraint.check(value)`` returns a bool tensor of
 the batch shape (event dims reduced), used by ``validate_args`` and by the
 ``biject_to``/``transform_to`` registries."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,12 +11,39 @@ import numpy as np
 
 from .._tensor import Tensor
 
-__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
-           "greater_than", "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial",
-           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex", "square",
-           "stack", "symmetric", "unit_interval"]
+__all__ = [
+    "Constraint",
+    "boolean",
+    "cat",
+    "corr_cholesky",
+    "dependent",
+    "dependent_property",
+    "greater_than",
+    "greater_than_eq",
+    "half_open_interval",
+    "independent",
+    "integer_interval",
+    "interval",
+    "is_dependent",
+    "less_than",
+    "lower_cholesky",
+    "lower_triangular",
+    "multinomial",
+    "nonnegative",
+    "nonnegative_integer",
+    "one_hot",
+    "positive",
+    "positive_definite",
+    "positive_integer",
+    "positive_semidefinite",
+    "real",
+    "real_vector",
+    "simplex",
+    "square",
+    "stack",
+    "symmetric",
+    "unit_interval",
+]
 
 
 def _t(a: np.ndarray) -> Tensor:
@@ -23,7 +51,7 @@ def _t(a: np.ndarray) -> Tensor:
 
 
 def _reduce_event(ok: np.ndarray, event_dim: int) -> np.ndarray:
-    return ok.reshape(ok.shape[:ok.ndim - event_dim] + (-1,)).all(-1) if event_dim else ok
+    return ok.reshape(ok.shape[: ok.ndim - event_dim] + (-1,)).all(-1) if event_dim else ok
 
 
 class Constraint:
@@ -61,9 +89,11 @@ class _Dependent(Constraint):
             raise NotImplementedError(".event_dim cannot be determined statically")
         return self._event_dim
 
-    def __call__(self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> "_Dependent":
-        return _Dependent(is_discrete=self._is_discrete if is_discrete is NotImplemented else is_discrete,
-                          event_dim=self._event_dim if event_dim is NotImplemented else event_dim)
+    def __call__(self, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented) -> _Dependent:
+        return _Dependent(
+            is_discrete=self._is_discrete if is_discrete is NotImplemented else is_discrete,
+            event_dim=self._event_dim if event_dim is NotImplemented else event_dim,
+        )
 
     def check(self, x: Tensor) -> Tensor:
         raise ValueError("Cannot determine validity of dependent constraint")
@@ -77,12 +107,13 @@ def is_dependent(constraint: Any) -> bool:
 class _DependentProperty(property, _Dependent):
     """A property that is also a dependent constraint (for ``support`` depending on params)."""
 
-    def __init__(self, fn: Any = None, *, is_discrete: Any = NotImplemented,
-                 event_dim: Any = NotImplemented) -> None:
+    def __init__(
+        self, fn: Any = None, *, is_discrete: Any = NotImplemented, event_dim: Any = NotImplemented
+    ) -> None:
         property.__init__(self, fn)
         _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
 
-    def __call__(self, fn: Any) -> "_DependentProperty":  # type: ignore[override]
+    def __call__(self, fn: Any) -> _DependentProperty:  # type: ignore[override]
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
@@ -91,8 +122,9 @@ class _IndependentConstraint(Constraint):
 
     def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
         if not isinstance(reinterpreted_batch_ndims, int) or reinterpreted_batch_ndims < 0:
-            raise ValueError(f"reinterpreted_batch_ndims must be a non-negative int, got "
-                             f"{reinterpreted_batch_ndims}")
+            raise ValueError(
+                f"reinterpreted_batch_ndims must be a non-negative int, got {reinterpreted_batch_ndims}"
+            )
         self.base_constraint, self.reinterpreted_batch_ndims = base_constraint, reinterpreted_batch_ndims
 
     @property
@@ -159,7 +191,7 @@ def _arr(v: Any) -> Any:
 
 class _Real(Constraint):
     def _ok(self, x):
-        return x == x  # False only for NaN
+        return ~np.isnan(x)
 
 
 class _GreaterThan(Constraint):

@@ -1,4 +1,5 @@
 """The continuous Bernoulli distribution on [0, 1]."""
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,13 @@ class ContinuousBernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
     has_rsample = True
 
-    def __init__(self, probs: Any = None, logits: Any = None, lims: tuple = (0.499, 0.501),
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        probs: Any = None,
+        logits: Any = None,
+        lims: tuple = (0.499, 0.501),
+        validate_args: bool | None = None,
+    ) -> None:
         _one_of(probs, logits)
         if probs is not None:
             is_scalar = isinstance(probs, Number)
@@ -42,7 +48,7 @@ class ContinuousBernoulli(ExponentialFamily):
         self._lims = lims
         super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "ContinuousBernoulli":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> ContinuousBernoulli:
         new = self._expand_params(ContinuousBernoulli, batch_shape, _instance, ("probs", "logits"))
         new._lims = self._lims
         new._param = new.probs if "probs" in self.__dict__ else new.logits
@@ -64,14 +70,17 @@ class ContinuousBernoulli(ExponentialFamily):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
 
     def _cut_probs(self) -> Tensor:
-        return _dt.where(self._outside_unstable_region(), self.probs, _dt.full_like(self.probs, self._lims[0]))
+        return _dt.where(
+            self._outside_unstable_region(), self.probs, _dt.full_like(self.probs, self._lims[0])
+        )
 
     def _cont_bern_log_norm(self) -> Tensor:
         cut = self._cut_probs()
         below = _dt.where(cut <= 0.5, cut, _dt.zeros_like(cut))
         above = _dt.where(cut >= 0.5, cut, _dt.ones_like(cut))
         log_norm = ((-cut).log1p() - cut.log()).abs().log() - _dt.where(
-            cut <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log())
+            cut <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log()
+        )
         x = (self.probs - 0.5) ** 2
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
         return _dt.where(self._outside_unstable_region(), log_norm, taylor)
@@ -81,7 +90,7 @@ class ContinuousBernoulli(ExponentialFamily):
         cut = self._cut_probs()
         mus = cut / (2.0 * cut - 1.0) + 1.0 / ((-cut).log1p() - cut.log())
         x = self.probs - 0.5
-        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x ** 2) * x
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x**2) * x
         return _dt.where(self._outside_unstable_region(), mus, taylor)
 
     @property
@@ -96,7 +105,7 @@ class ContinuousBernoulli(ExponentialFamily):
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
         return _dt.where(self._outside_unstable_region(), var, taylor)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         return self.icdf(_dt.rand(*shape, dtype=self.probs.dtype))
 
@@ -104,16 +113,19 @@ class ContinuousBernoulli(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._cont_bern_log_norm()
+        return (
+            -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + self._cont_bern_log_norm()
+        )
 
     def cdf(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
         cut = self._cut_probs()
-        cdfs = (cut ** value * (1.0 - cut) ** (1.0 - value) + cut - 1.0) / (2.0 * cut - 1.0)
+        cdfs = (cut**value * (1.0 - cut) ** (1.0 - value) + cut - 1.0) / (2.0 * cut - 1.0)
         unbounded = _dt.where(self._outside_unstable_region(), cdfs, value)
-        return _dt.where(value <= 0.0, _dt.zeros_like(value),
-                         _dt.where(value >= 1.0, _dt.ones_like(value), unbounded))
+        return _dt.where(
+            value <= 0.0, _dt.zeros_like(value), _dt.where(value >= 1.0, _dt.ones_like(value), unbounded)
+        )
 
     def icdf(self, value: Tensor) -> Tensor:
         cut = self._cut_probs()

@@ -1,18 +1,19 @@
 """The Dirichlet distribution; its reparameterised samples are normalised standard-gamma draws (the implicit gamma gradient through the normalisation)."""
+
 from __future__ import annotations
 
 from typing import Any
 
 import disttorch as _dt
 
-from .._tensor import Size, Tensor
+from .._tensor import Tensor
 from ..ops.special_fns import digamma, lgamma
 from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import _standard_gamma
 from .utils import _finfo
 
-__all__ = ['Dirichlet']
+__all__ = ["Dirichlet"]
 
 
 class Dirichlet(ExponentialFamily):
@@ -28,10 +29,10 @@ class Dirichlet(ExponentialFamily):
         self.concentration = concentration
         super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Dirichlet":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Dirichlet:
         return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",), event_dims=1)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         g = _standard_gamma(self.concentration.expand(*shape))
         x = g / g.sum(-1, keepdim=True)

@@ -1,5 +1,6 @@
 """``Distribution``: the base class of every probability distribution, as
 ``torch.distributions.Distribution`` (shapes, sampling, log densities, validation)."""
+
 from __future__ import annotations
 
 import warnings
@@ -45,8 +46,9 @@ class Distribution:
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(self, batch_shape: Any = Size(), event_shape: Any = Size(),
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, batch_shape: Any = (), event_shape: Any = (), validate_args: bool | None = None
+    ) -> None:
         self._batch_shape = _size(batch_shape)
         self._event_shape = _size(event_shape)
         if validate_args is not None:
@@ -64,9 +66,10 @@ class Distribution:
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
                         f"of distribution {self!r} to satisfy the constraint {constraint!r}, but found "
-                        f"invalid values:\n{value}")
+                        f"invalid values:\n{value}"
+                    )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Distribution":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Distribution:
         """A distribution with its parameters expanded to ``batch_shape`` (no copy)."""
         raise NotImplementedError
 
@@ -94,12 +97,12 @@ class Distribution:
     def stddev(self) -> Tensor:
         return self.variance.sqrt()
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         """A sample of shape ``sample_shape + batch_shape + event_shape`` (no gradient)."""
         with no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         """A reparameterised sample: differentiable with respect to the parameters."""
         raise NotImplementedError(f"{type(self).__name__} does not implement rsample")
 
@@ -132,7 +135,7 @@ class Distribution:
         """``exp(entropy())``."""
         return self.entropy().exp()
 
-    def _extended_shape(self, sample_shape: Any = Size()) -> Size:
+    def _extended_shape(self, sample_shape: Any = ()) -> Size:
         return Size(tuple(_size(sample_shape)) + tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _validate_sample(self, value: Tensor) -> None:
@@ -140,30 +143,38 @@ class Distribution:
             raise ValueError("The value argument to log_prob must be a Tensor")
         event_dim_start = len(value.shape) - len(self._event_shape)
         if tuple(value.shape[event_dim_start:]) != tuple(self._event_shape):
-            raise ValueError(f"The right-most size of value must match event_shape: {tuple(value.shape)} "
-                             f"vs {tuple(self._event_shape)}.")
+            raise ValueError(
+                f"The right-most size of value must match event_shape: {tuple(value.shape)} "
+                f"vs {tuple(self._event_shape)}."
+            )
         actual, expected = tuple(value.shape), tuple(self._batch_shape) + tuple(self._event_shape)
         for i, j in zip(reversed(actual), reversed(expected)):
             if i != 1 and j != 1 and i != j:
-                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {actual} vs "
-                                 f"{expected}.")
+                raise ValueError(
+                    f"Value is not broadcastable with batch_shape+event_shape: {actual} vs {expected}."
+                )
         support = self.support
         if support is None or constraints.is_dependent(support):
             return
         valid = support.check(value)
         if not bool(np.all(valid._data)):
-            raise ValueError(f"Expected value argument ({type(value).__name__} of shape {actual}) to be "
-                             f"within the support ({support!r}) of the distribution {self!r}, but found "
-                             f"invalid values:\n{value}")
+            raise ValueError(
+                f"Expected value argument ({type(value).__name__} of shape {actual}) to be "
+                f"within the support ({support!r}) of the distribution {self!r}, but found "
+                f"invalid values:\n{value}"
+            )
 
     def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
         if _instance is None and type(self).__init__ != cls.__init__:
-            raise NotImplementedError(f"Subclass {type(self).__name__} of {cls.__name__} that defines a "
-                                      "custom __init__ method must also define a custom .expand() method.")
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a "
+                "custom __init__ method must also define a custom .expand() method."
+            )
         return self.__new__(type(self)) if _instance is None else _instance
 
-    def _expand_params(self, cls: type, batch_shape: Any, _instance: Any, names: tuple,
-                       event_dims: int = 0) -> Any:
+    def _expand_params(
+        self, cls: type, batch_shape: Any, _instance: Any, names: tuple, event_dims: int = 0
+    ) -> Any:
         """``expand`` for distributions whose parameters are tensors of shape
         ``batch_shape + (event_dims trailing dims)``: the parameters that are set (lazy ones
         only if computed) expanded without copying."""
@@ -172,7 +183,7 @@ class Distribution:
         for name in names:
             if name in self.__dict__:
                 value = self.__dict__[name]
-                tail = tuple(value.shape[value.dim() - event_dims:]) if event_dims else ()
+                tail = tuple(value.shape[value.dim() - event_dims :]) if event_dims else ()
                 setattr(new, name, value.expand(*batch_shape, *tail))
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
@@ -180,6 +191,8 @@ class Distribution:
 
     def __repr__(self) -> str:
         names = [k for k in self.arg_constraints if k in self.__dict__]
-        args = ", ".join(f"{p}: {self.__dict__[p].item() if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-                         for p in names)
+        args = ", ".join(
+            f"{p}: {self.__dict__[p].item() if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
+            for p in names
+        )
         return f"{type(self).__name__}({args})"

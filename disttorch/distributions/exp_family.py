@@ -1,5 +1,6 @@
 """``ExponentialFamily``: distributions with density ``h(x) exp(<t(x), theta> - F(theta))``;
 the entropy follows from the log normaliser ``F`` by autograd (a Bregman divergence)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """The exponential distribution."""
+
 from __future__ import annotations
 
 from numbers import Number
@@ -11,7 +12,7 @@ from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _finfo, _uniform, broadcast_all
 
-__all__ = ['Exponential']
+__all__ = ["Exponential"]
 
 
 class Exponential(ExponentialFamily):
@@ -24,9 +25,11 @@ class Exponential(ExponentialFamily):
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
-        super().__init__(Size() if isinstance(rate, Number) else self.rate.size(), validate_args=validate_args)
+        super().__init__(
+            Size() if isinstance(rate, Number) else self.rate.size(), validate_args=validate_args
+        )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Exponential":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Exponential:
         return self._expand_params(Exponential, batch_shape, _instance, ("rate",))
 
     @property
@@ -45,7 +48,7 @@ class Exponential(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.rate.pow(-2)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         u = _uniform(shape, self.rate)
         fi = _finfo(self.rate)

@@ -1,4 +1,5 @@
 """The Fisher-Snedecor (F) distribution."""
+
 from __future__ import annotations
 
 import math
@@ -32,7 +33,7 @@ class FisherSnedecor(Distribution):
         batch = Size() if isinstance(df1, Number) and isinstance(df2, Number) else self.df1.size()
         super().__init__(batch, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "FisherSnedecor":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> FisherSnedecor:
         new = self._expand_params(FisherSnedecor, batch_shape, _instance, ("df1", "df2"))
         new._gamma1 = self._gamma1.expand(batch_shape)
         new._gamma2 = self._gamma2.expand(batch_shape)
@@ -53,7 +54,7 @@ class FisherSnedecor(Distribution):
         var = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
         return _dt.where(df2 <= 4, _dt.full_like(var, math.nan), var)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         x1 = self._gamma1.rsample(sample_shape)
         tiny = float(_finfo(x1).tiny)
         x2 = self._gamma2.rsample(sample_shape).clamp(min=tiny)

@@ -1,4 +1,5 @@
 """``Gamma``, with reparameterised sampling by the implicit gradient ``dx/dalpha = -(dF/dalpha) / f`` of the gamma CDF ``F`` (as PyTorch's ``rsample``)."""
+
 from __future__ import annotations
 
 from numbers import Number
@@ -16,7 +17,7 @@ from .utils import _finfo, broadcast_all
 
 _SERIES_MAX_X = 2500.0
 
-__all__ = ['standard_gamma_grad', 'StandardGamma', 'Gamma']
+__all__ = ["Gamma", "StandardGamma", "standard_gamma_grad"]
 
 
 def standard_gamma_grad(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -45,7 +46,7 @@ def standard_gamma_grad(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     xl, al = x[~series], a[~series]
     z = ((xl / al) ** (1 / 3) - 1 + 1 / (9 * al)) * 3 * np.sqrt(al)
     u = 1 - 1 / (9 * al) + z / (3 * np.sqrt(al))
-    out[~series] = u ** 3 + 3 * al * u ** 2 * (1 / (9 * al ** 2) - z / (6 * al ** 1.5))
+    out[~series] = u**3 + 3 * al * u**2 * (1 / (9 * al**2) - z / (6 * al**1.5))
     out[x == 0] = 0.0
     return out
 
@@ -83,11 +84,10 @@ class Gamma(ExponentialFamily):
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
-        batch = (Size() if isinstance(concentration, Number) and isinstance(rate, Number)
-                 else self.rate.size())
+        batch = Size() if isinstance(concentration, Number) and isinstance(rate, Number) else self.rate.size()
         super().__init__(batch, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Gamma":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Gamma:
         return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
 
     @property
@@ -102,7 +102,7 @@ class Gamma(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.concentration / self.rate.pow(2)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         value = _standard_gamma(self.concentration.expand(*shape)) / self.rate.expand(*shape)
         return value.clamp(min=float(_finfo(value).tiny))

@@ -1,4 +1,5 @@
 """The geometric distribution (failures before the first success)."""
+
 from __future__ import annotations
 
 from numbers import Number
@@ -13,7 +14,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import _finfo, _one_of, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ['Geometric']
+__all__ = ["Geometric"]
 
 
 class Geometric(Distribution):
@@ -33,10 +34,12 @@ class Geometric(Distribution):
         is_scalar = isinstance(probs if probs is not None else logits, Number)
         super().__init__(Size() if is_scalar else param.size(), validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
-            raise ValueError(f"Expected parameter probs of distribution {self!r} to be positive but "
-                             f"found invalid values:\n{self.probs}")
+            raise ValueError(
+                f"Expected parameter probs of distribution {self!r} to be positive but "
+                f"found invalid values:\n{self.probs}"
+            )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Geometric":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Geometric:
         return self._expand_params(Geometric, batch_shape, _instance, ("probs", "logits"))
 
     @lazy_property
@@ -59,7 +62,7 @@ class Geometric(Distribution):
     def variance(self) -> Tensor:
         return (1.0 / self.probs - 1.0) / self.probs
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         fi = _finfo(self.probs)
         with no_grad():

@@ -1,4 +1,5 @@
 """The Gumbel distribution."""
+
 from __future__ import annotations
 
 import math
@@ -23,13 +24,20 @@ class Gumbel(TransformedDistribution):
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
         fi = _finfo(self.loc)
-        base = Uniform(self.loc.new_full(tuple(self.loc.shape), float(fi.tiny)),
-                       self.loc.new_full(tuple(self.loc.shape), 1 - float(fi.eps)), validate_args=validate_args)
-        transforms = [ExpTransform().inv, AffineTransform(0, -1.0), ExpTransform().inv,
-                      AffineTransform(self.loc, -self.scale)]
+        base = Uniform(
+            self.loc.new_full(tuple(self.loc.shape), float(fi.tiny)),
+            self.loc.new_full(tuple(self.loc.shape), 1 - float(fi.eps)),
+            validate_args=validate_args,
+        )
+        transforms = [
+            ExpTransform().inv,
+            AffineTransform(0, -1.0),
+            ExpTransform().inv,
+            AffineTransform(self.loc, -self.scale),
+        ]
         super().__init__(base, transforms, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Gumbel":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Gumbel:
         new = self._get_checked_instance(Gumbel, _instance)
         new.loc, new.scale = self.loc.expand(*batch_shape), self.scale.expand(*batch_shape)
         return super().expand(batch_shape, _instance=new)

@@ -1,4 +1,5 @@
 """The half-Cauchy distribution."""
+
 from __future__ import annotations
 
 import math
@@ -25,7 +26,7 @@ class HalfCauchy(TransformedDistribution):
     def __init__(self, scale: Any, validate_args: bool | None = None) -> None:
         super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "HalfCauchy":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> HalfCauchy:
         new = self._get_checked_instance(HalfCauchy, _instance)
         return super().expand(batch_shape, _instance=new)
 

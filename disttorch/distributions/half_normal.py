@@ -1,4 +1,5 @@
 """The half-normal distribution."""
+
 from __future__ import annotations
 
 import math
@@ -12,7 +13,7 @@ from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
-__all__ = ['HalfNormal']
+__all__ = ["HalfNormal"]
 
 
 class HalfNormal(TransformedDistribution):
@@ -26,7 +27,7 @@ class HalfNormal(TransformedDistribution):
         base = Normal(0, scale, validate_args=False)
         super().__init__(base, AbsTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "HalfNormal":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> HalfNormal:
         new = self._get_checked_instance(HalfNormal, _instance)
         return super().expand(batch_shape, _instance=new)
 

@@ -1,4 +1,5 @@
 """``Independent``: reinterpret batch dims of a distribution as event dims."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,7 +9,7 @@ from . import constraints
 from .distribution import Distribution
 from .transforms import _sum_rightmost
 
-__all__ = ['Independent']
+__all__ = ["Independent"]
 
 
 class Independent(Distribution):
@@ -17,22 +18,29 @@ class Independent(Distribution):
 
     arg_constraints: dict = {}
 
-    def __init__(self, base_distribution: Distribution, reinterpreted_batch_ndims: int,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        base_distribution: Distribution,
+        reinterpreted_batch_ndims: int,
+        validate_args: bool | None = None,
+    ) -> None:
         if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
-            raise ValueError("Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
-                             f"actual {reinterpreted_batch_ndims} vs {len(base_distribution.batch_shape)}")
+            raise ValueError(
+                "Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
+                f"actual {reinterpreted_batch_ndims} vs {len(base_distribution.batch_shape)}"
+            )
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
         event_dim = reinterpreted_batch_ndims + len(base_distribution.event_shape)
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        super().__init__(shape[:len(shape) - event_dim], shape[len(shape) - event_dim:],
-                         validate_args=validate_args)
+        super().__init__(
+            shape[: len(shape) - event_dim], shape[len(shape) - event_dim :], validate_args=validate_args
+        )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Independent":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Independent:
         new = self._get_checked_instance(Independent, _instance)
         batch_shape = Size(tuple(batch_shape))
-        tail = tuple(self._event_shape[:self.reinterpreted_batch_ndims])
+        tail = tuple(self._event_shape[: self.reinterpreted_batch_ndims])
         new.base_dist = self.base_dist.expand(tuple(batch_shape) + tail)
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
@@ -66,10 +74,10 @@ class Independent(Distribution):
     def variance(self) -> Tensor:
         return self.base_dist.variance
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         return self.base_dist.sample(sample_shape)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value: Tensor) -> Tensor:

@@ -1,4 +1,5 @@
 """The inverse-gamma distribution."""
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,7 @@ class InverseGamma(TransformedDistribution):
         neg_one = -base.rate.new_ones(())
         super().__init__(base, PowerTransform(neg_one), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "InverseGamma":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> InverseGamma:
         new = self._get_checked_instance(InverseGamma, _instance)
         return super().expand(batch_shape, _instance=new)
 

@@ -1,9 +1,11 @@
 """``kl_divergence(p, q)`` and ``register_kl``: closed-form KL divergences found by the
 most specific registered pair of types (as ``torch.distributions.kl``)."""
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import disttorch as _dt
 
@@ -43,8 +45,8 @@ _KL_MEMOIZE: dict = {}
 def register_kl(type_p: type, type_q: type) -> Callable:
     """Decorator registering ``fn(p, q)`` as the KL divergence of ``type_p`` from ``type_q``::
 
-        @register_kl(Normal, Normal)
-        def kl_normal_normal(p, q): ...
+    @register_kl(Normal, Normal)
+    def kl_normal_normal(p, q): ...
     """
     if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
         raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
@@ -55,6 +57,7 @@ def register_kl(type_p: type, type_q: type) -> Callable:
         _KL_REGISTRY[type_p, type_q] = fun
         _KL_MEMOIZE.clear()
         return fun
+
     return decorator
 
 
@@ -75,8 +78,9 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     if fun is None:
         fun = _KL_MEMOIZE[key] = _dispatch_kl(*key)
     if fun is NotImplemented:
-        raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} and q type "
-                                  f"{type(q).__name__}")
+        raise NotImplementedError(
+            f"No KL(p || q) is implemented for p type {type(p).__name__} and q type {type(q).__name__}"
+        )
     return fun(p, q)
 
 
@@ -110,7 +114,9 @@ def _kl_beta_beta(p, q):
 @register_kl(Binomial, Binomial)
 def _kl_binomial_binomial(p, q):
     if bool((p.total_count < q.total_count).any()):
-        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
     return _dt.where(p.total_count > q.total_count, _infinite_like(kl), kl)
 
@@ -203,13 +209,16 @@ def _kl_cauchy_cauchy(p, q):
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
     if tuple(p.event_shape) != tuple(q.event_shape):
-        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes "
-                         "cannot be computed")
-    half_term1 = (q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-                  - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+        raise ValueError(
+            "KL-divergence between two Multivariate Normals with different event shapes cannot be computed"
+        )
+    half_term1 = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(
+        -1
+    ) - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
     n = p.event_shape[0]
-    combined_batch = broadcast_shape(q._unbroadcasted_scale_tril.shape[:-2],
-                                     p._unbroadcasted_scale_tril.shape[:-2])
+    combined_batch = broadcast_shape(
+        q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2]
+    )
     q_scale_tril = q._unbroadcasted_scale_tril.expand(*combined_batch, n, n)
     p_scale_tril = p._unbroadcasted_scale_tril.expand(*combined_batch, n, n)
     term2 = solve_triangular(q_scale_tril, p_scale_tril, upper=False).pow(2).sum((-2, -1))
@@ -221,7 +230,8 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
 def _kl_lowrank_lowrank(p, q):
     return _kl_multivariatenormal_multivariatenormal(
         MultivariateNormal(p.loc, scale_tril=p.scale_tril, validate_args=False),
-        MultivariateNormal(q.loc, scale_tril=q.scale_tril, validate_args=False))
+        MultivariateNormal(q.loc, scale_tril=q.scale_tril, validate_args=False),
+    )
 
 
 @register_kl(Independent, Independent)
@@ -282,5 +292,3 @@ def _kl_beta_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
     outside = (q.low > p.support.lower_bound) | (q.high < p.support.upper_bound)
     return _dt.where(_dt.as_tensor(outside), _infinite_like(result), result)
-
-

@@ -1,4 +1,5 @@
 """The Kumaraswamy distribution on (0, 1)."""
+
 from __future__ import annotations
 
 import math
@@ -32,13 +33,19 @@ class Kumaraswamy(TransformedDistribution):
 
     def __init__(self, concentration1: Any, concentration0: Any, validate_args: bool | None = None) -> None:
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        base = Uniform(_dt.zeros_like(self.concentration0), _dt.ones_like(self.concentration0),
-                       validate_args=validate_args)
-        transforms = [PowerTransform(self.concentration0.reciprocal()), AffineTransform(1.0, -1.0),
-                      PowerTransform(self.concentration1.reciprocal())]
+        base = Uniform(
+            _dt.zeros_like(self.concentration0),
+            _dt.ones_like(self.concentration0),
+            validate_args=validate_args,
+        )
+        transforms = [
+            PowerTransform(self.concentration0.reciprocal()),
+            AffineTransform(1.0, -1.0),
+            PowerTransform(self.concentration1.reciprocal()),
+        ]
         super().__init__(base, transforms, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Kumaraswamy":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Kumaraswamy:
         new = self._get_checked_instance(Kumaraswamy, _instance)
         new.concentration1 = self.concentration1.expand(*batch_shape)
         new.concentration0 = self.concentration0.expand(*batch_shape)

@@ -1,16 +1,17 @@
 """The Laplace distribution."""
+
 from __future__ import annotations
 
 from typing import Any
 
 import disttorch as _dt
 
-from .._tensor import Size, Tensor
+from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .utils import _batch, _finfo, broadcast_all
 
-__all__ = ['Laplace']
+__all__ = ["Laplace"]
 
 
 class Laplace(Distribution):
@@ -22,10 +23,12 @@ class Laplace(Distribution):
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
         self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(_batch(loc, scale) if _batch(loc, scale) is not None else self.loc.size(),
-                         validate_args=validate_args)
+        super().__init__(
+            _batch(loc, scale) if _batch(loc, scale) is not None else self.loc.size(),
+            validate_args=validate_args,
+        )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Laplace":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
         return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
 
     @property
@@ -42,9 +45,9 @@ class Laplace(Distribution):
 
     @property
     def stddev(self) -> Tensor:
-        return 2 ** 0.5 * self.scale
+        return 2**0.5 * self.scale
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         fi = _finfo(self.loc)
         u = _dt.rand(*shape, dtype=self.loc.dtype) * (2 - float(fi.eps)) - (1 - float(fi.eps))  # (-1, 1)

@@ -1,4 +1,5 @@
 """The log-normal distribution."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,7 +10,7 @@ from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 
-__all__ = ['LogNormal']
+__all__ = ["LogNormal"]
 
 
 class LogNormal(TransformedDistribution):
@@ -23,7 +24,7 @@ class LogNormal(TransformedDistribution):
         base = Normal(loc, scale, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "LogNormal":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> LogNormal:
         new = self._get_checked_instance(LogNormal, _instance)
         return super().expand(batch_shape, _instance=new)
 

@@ -1,4 +1,5 @@
 """The logistic-normal distribution on the simplex."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,7 +28,7 @@ class LogisticNormal(TransformedDistribution):
             base = base.expand([1])
         super().__init__(Independent(base, 1), StickBreakingTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "LogisticNormal":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> LogisticNormal:
         new = self._get_checked_instance(LogisticNormal, _instance)
         return super().expand(batch_shape, _instance=new)
 

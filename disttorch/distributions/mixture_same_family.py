@@ -1,11 +1,12 @@
 """``MixtureSameFamily``: a mixture whose components are one batched distribution."""
+
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from .._tensor import Size, Tensor
+from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .categorical import Categorical
@@ -22,34 +23,47 @@ class MixtureSameFamily(Distribution):
     arg_constraints: dict = {}
     has_rsample = False
 
-    def __init__(self, mixture_distribution: Categorical, component_distribution: Distribution,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        mixture_distribution: Categorical,
+        component_distribution: Distribution,
+        validate_args: bool | None = None,
+    ) -> None:
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         if not isinstance(mixture_distribution, Categorical):
-            raise ValueError("The Mixture distribution needs to be an instance of torch.distributions.Categorical")
+            raise ValueError(
+                "The Mixture distribution needs to be an instance of torch.distributions.Categorical"
+            )
         if not isinstance(component_distribution, Distribution):
-            raise ValueError("The Component distribution need to be an instance of "
-                             "torch.distributions.Distribution")
+            raise ValueError(
+                "The Component distribution need to be an instance of torch.distributions.Distribution"
+            )
         mdbs = tuple(mixture_distribution.batch_shape)
         cdbs = tuple(component_distribution.batch_shape)[:-1]
         for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
             if size1 != 1 and size2 != 1 and size1 != size2:
-                raise ValueError(f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible with "
-                                 f"`component_distribution.batch_shape`({cdbs})")
+                raise ValueError(
+                    f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible with "
+                    f"`component_distribution.batch_shape`({cdbs})"
+                )
         km = mixture_distribution.logits.shape[-1]
         kc = component_distribution.batch_shape[-1]
         if km != kc:
-            raise ValueError(f"`mixture_distribution component` ({km}) does not equal "
-                             f"`component_distribution.batch_shape[-1]` ({kc})")
+            raise ValueError(
+                f"`mixture_distribution component` ({km}) does not equal "
+                f"`component_distribution.batch_shape[-1]` ({kc})"
+            )
         self._num_component = km
         self._event_ndims = len(component_distribution.event_shape)
         super().__init__(cdbs, component_distribution.event_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "MixtureSameFamily":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> MixtureSameFamily:
         batch_shape = tuple(batch_shape)
         new = self._get_checked_instance(MixtureSameFamily, _instance)
-        new._component_distribution = self._component_distribution.expand(batch_shape + (self._num_component,))
+        new._component_distribution = self._component_distribution.expand(
+            batch_shape + (self._num_component,)
+        )
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
         new._num_component = self._num_component
         new._event_ndims = self._event_ndims
@@ -102,7 +116,7 @@ class MixtureSameFamily(Distribution):
         log_mix_prob = self._mixture_distribution.logits.log_softmax(-1)
         return (log_prob_x + log_mix_prob).logsumexp(-1)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         with no_grad():
             sample_len = len(tuple(sample_shape))
             mix_sample = self._mixture_distribution.sample(sample_shape)
@@ -110,11 +124,12 @@ class MixtureSameFamily(Distribution):
             idx = mix_sample._data.reshape(tuple(mix_sample.shape) + (1,) * (self._event_ndims + 1))
             gather_dim = sample_len + len(self._batch_shape)
             idx = np.broadcast_to(idx, tuple(mix_sample.shape) + (1,) + tuple(self._event_shape))
-            return Tensor._make(np.take_along_axis(comp_samples._data, idx, axis=gather_dim)
-                                .squeeze(gather_dim))
+            return Tensor._make(
+                np.take_along_axis(comp_samples._data, idx, axis=gather_dim).squeeze(gather_dim)
+            )
 
     def _pad(self, x: Tensor) -> Tensor:
         return x.unsqueeze(-1 - self._event_ndims)
 
     def __repr__(self) -> str:
-        return (f"MixtureSameFamily(\n  {self._mixture_distribution},\n  {self._component_distribution})")
+        return f"MixtureSameFamily(\n  {self._mixture_distribution},\n  {self._component_distribution})"

@@ -1,4 +1,5 @@
 """The multinomial distribution (counts of ``total_count`` categorical draws)."""
+
 from __future__ import annotations
 
 import math
@@ -25,17 +26,19 @@ class Multinomial(Distribution):
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
-    def __init__(self, total_count: int = 1, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, total_count: int = 1, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
         self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(
+            self._categorical.batch_shape, self._categorical.param_shape[-1:], validate_args=validate_args
+        )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Multinomial":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Multinomial:
         new = self._get_checked_instance(Multinomial, _instance)
         batch_shape = Size(tuple(batch_shape))
         new.total_count = self.total_count
@@ -69,7 +72,7 @@ class Multinomial(Distribution):
     def variance(self) -> Tensor:
         return self.total_count * self.probs * (1 - self.probs)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         idx = self._categorical.sample(Size((self.total_count,) + tuple(Size(tuple(sample_shape)))))._data
         k = self._event_shape[0]
         counts = (idx[..., None] == np.arange(k)).sum(0)

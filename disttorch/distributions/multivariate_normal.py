@@ -1,4 +1,5 @@
 """``MultivariateNormal`` (covariance, precision or Cholesky factor)."""
+
 from __future__ import annotations
 
 import math
@@ -8,13 +9,13 @@ import numpy as np
 
 import disttorch as _dt
 
-from .._tensor import Size, Tensor
+from .._tensor import Tensor
 from ..ops.linalg_fns import cholesky, solve_triangular
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_shape, lazy_property
 
-__all__ = ['MultivariateNormal']
+__all__ = ["MultivariateNormal"]
 
 
 def _batch_mv(bmat: Tensor, bvec: Tensor) -> Tensor:
@@ -35,10 +36,10 @@ def _eye(n: int, like: Tensor) -> Tensor:
     return Tensor._make(np.eye(n, dtype=like._data.dtype))
 
 
-def _precision_to_scale_tril(P: Tensor) -> Tensor:  # noqa: N803
+def _precision_to_scale_tril(P: Tensor) -> Tensor:
     """The lower Cholesky factor of ``P^-1`` (via the Cholesky factor of the flipped ``P``)."""
-    Lf = cholesky(P.flip((-2, -1)))  # noqa: N806
-    L_inv = Lf.flip((-2, -1)).transpose(-2, -1)  # noqa: N806
+    Lf = cholesky(P.flip((-2, -1)))
+    L_inv = Lf.flip((-2, -1)).transpose(-2, -1)
     return solve_triangular(L_inv, _eye(P.shape[-1], P).expand(*P.shape), upper=False)
 
 
@@ -46,26 +47,41 @@ class MultivariateNormal(Distribution):
     """``MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)``
     (exactly one of the three); computations use the lower Cholesky factor ``scale_tril``."""
 
-    arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
-                       "precision_matrix": constraints.positive_definite,
-                       "scale_tril": constraints.lower_cholesky}
+    arg_constraints = {
+        "loc": constraints.real_vector,
+        "covariance_matrix": constraints.positive_definite,
+        "precision_matrix": constraints.positive_definite,
+        "scale_tril": constraints.lower_cholesky,
+    }
     support = constraints.real_vector
     has_rsample = True
 
-    def __init__(self, loc: Tensor, covariance_matrix: Tensor | None = None,
-                 precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        loc: Tensor,
+        covariance_matrix: Tensor | None = None,
+        precision_matrix: Tensor | None = None,
+        scale_tril: Tensor | None = None,
+        validate_args: bool | None = None,
+    ) -> None:
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
         if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be "
-                             "specified.")
+            raise ValueError(
+                "Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified."
+            )
         mat = next(m for m in (scale_tril, covariance_matrix, precision_matrix) if m is not None)
-        name = ("scale_tril" if scale_tril is not None else "covariance_matrix" if covariance_matrix is not None
-                else "precision_matrix")
+        name = (
+            "scale_tril"
+            if scale_tril is not None
+            else "covariance_matrix"
+            if covariance_matrix is not None
+            else "precision_matrix"
+        )
         if mat.dim() < 2:
-            raise ValueError(f"{name} matrix must be at least two-dimensional, with optional leading "
-                             "batch dimensions")
+            raise ValueError(
+                f"{name} matrix must be at least two-dimensional, with optional leading batch dimensions"
+            )
         batch_shape = broadcast_shape(mat.shape[:-2], loc.shape[:-1])
         n = loc.shape[-1]
         setattr(self, name, mat.expand(*batch_shape, n, n))
@@ -78,7 +94,7 @@ class MultivariateNormal(Distribution):
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "MultivariateNormal":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> MultivariateNormal:
         new = self._expand_params(MultivariateNormal, batch_shape, _instance, ("loc",), event_dims=1)
         n = self._event_shape[0]
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
@@ -94,15 +110,15 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril  # noqa: N806
+        L = self._unbroadcasted_scale_tril
         n = self._event_shape[0]
         return (L @ L.transpose(-2, -1)).expand(*self._batch_shape, n, n)
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril  # noqa: N806
+        L = self._unbroadcasted_scale_tril
         n = self._event_shape[0]
-        L_inv = solve_triangular(L, _eye(n, L).expand(*L.shape), upper=False)  # noqa: N806
+        L_inv = solve_triangular(L, _eye(n, L).expand(*L.shape), upper=False)
         return (L_inv.transpose(-2, -1) @ L_inv).expand(*self._batch_shape, n, n)
 
     @property
@@ -117,7 +133,7 @@ class MultivariateNormal(Distribution):
     def variance(self) -> Tensor:
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(*self._batch_shape, *self._event_shape)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = _dt.randn(*shape, dtype=self.loc.dtype)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
@@ -126,11 +142,11 @@ class MultivariateNormal(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         diff = value - self.loc
-        M = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)  # noqa: N806
+        M = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
         half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + M) - half_log_det
 
     def entropy(self) -> Tensor:
         half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det  # noqa: N806
+        H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
         return H if len(self._batch_shape) == 0 else H.expand(*self._batch_shape)

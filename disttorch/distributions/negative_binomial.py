@@ -1,4 +1,5 @@
 """The negative binomial distribution (successes before ``total_count`` failures)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,12 +23,16 @@ class NegativeBinomial(Distribution):
     """``NegativeBinomial(total_count, probs=None, logits=None)``: the number of successes
     (each with probability ``probs``) before ``total_count`` failures."""
 
-    arg_constraints = {"total_count": constraints.greater_than_eq(0),
-                       "probs": constraints.half_open_interval(0.0, 1.0), "logits": constraints.real}
+    arg_constraints = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
     support = constraints.nonnegative_integer
 
-    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, total_count: Any, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
         _one_of(probs, logits)
         if probs is not None:
             self.total_count, self.probs = broadcast_all(total_count, probs)
@@ -38,8 +43,10 @@ class NegativeBinomial(Distribution):
         self._param = self.probs if probs is not None else self.logits
         super().__init__(self._param.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "NegativeBinomial":
-        new = self._expand_params(NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))
+    def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
+        new = self._expand_params(
+            NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits")
+        )
         new._param = new.probs if "probs" in self.__dict__ else new.logits
         return new
 
@@ -71,7 +78,7 @@ class NegativeBinomial(Distribution):
     def _gamma(self) -> Gamma:
         return Gamma(concentration=self.total_count, rate=(-self.logits).exp(), validate_args=False)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         with no_grad():
             rate = self._gamma.sample(sample_shape)
             return _sample_like(_gen(None).poisson(rate._data), rate)
@@ -81,6 +88,7 @@ class NegativeBinomial(Distribution):
             self._validate_sample(value)
         log_unnormalized = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
         log_normalization = -lgamma(self.total_count + value) + lgamma(1.0 + value) + lgamma(self.total_count)
-        log_normalization = _dt.where(self.total_count + value == 0.0, _dt.zeros_like(log_normalization),
-                                      log_normalization)
+        log_normalization = _dt.where(
+            self.total_count + value == 0.0, _dt.zeros_like(log_normalization), log_normalization
+        )
         return log_unnormalized - log_normalization

@@ -1,4 +1,5 @@
 """The normal distribution."""
+
 from __future__ import annotations
 
 import math
@@ -30,7 +31,7 @@ class Normal(ExponentialFamily):
         batch_shape = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Normal":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
         return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
@@ -49,12 +50,12 @@ class Normal(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.stddev.pow(2)
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         with no_grad():
             return _dt.normal(self.loc.expand(*shape), self.scale.expand(*shape))
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         eps = _dt.randn(*shape, dtype=self.loc.dtype)
         return self.loc + eps * self.scale
@@ -62,7 +63,7 @@ class Normal(ExponentialFamily):
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        var = self.scale ** 2
+        var = self.scale**2
         log_scale = self.scale.log()
         return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
 

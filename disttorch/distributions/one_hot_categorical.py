@@ -1,4 +1,5 @@
 """The one-hot categorical distribution."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,7 +12,7 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
-__all__ = ['OneHotCategorical', 'OneHotCategoricalStraightThrough']
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -26,7 +27,7 @@ class OneHotCategorical(Distribution):
         param = self._categorical._param
         super().__init__(self._categorical._batch_shape, param.shape[-1:], validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "OneHotCategorical":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> OneHotCategorical:
         new = self._get_checked_instance(OneHotCategorical, _instance)
         batch_shape = Size(tuple(batch_shape))
         new._categorical = self._categorical.expand(batch_shape)
@@ -63,7 +64,7 @@ class OneHotCategorical(Distribution):
     def param_shape(self) -> Size:
         return self._categorical.param_shape
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         probs = self._categorical.probs
         indices = self._categorical.sample(sample_shape)
         return F.one_hot(indices, self._categorical._num_events).to(probs.dtype)
@@ -88,7 +89,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
 
     has_rsample = True
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         samples = self.sample(sample_shape)
         probs = self._categorical.probs
         return samples + (probs - probs.detach())

@@ -1,4 +1,5 @@
 """The Pareto (type I) distribution."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,7 +24,7 @@ class Pareto(TransformedDistribution):
         base = Exponential(self.alpha, validate_args=validate_args)
         super().__init__(base, [ExpTransform(), AffineTransform(0, self.scale)], validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Pareto":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Pareto:
         new = self._get_checked_instance(Pareto, _instance)
         new.scale, new.alpha = self.scale.expand(*batch_shape), self.alpha.expand(*batch_shape)
         return super().expand(batch_shape, _instance=new)

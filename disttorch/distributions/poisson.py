@@ -1,4 +1,5 @@
 """The Poisson distribution."""
+
 from __future__ import annotations
 
 from numbers import Number
@@ -15,7 +16,7 @@ from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _sample_like, broadcast_all
 
-__all__ = ['Poisson']
+__all__ = ["Poisson"]
 
 
 class Poisson(ExponentialFamily):
@@ -26,9 +27,11 @@ class Poisson(ExponentialFamily):
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
-        super().__init__(Size() if isinstance(rate, Number) else self.rate.size(), validate_args=validate_args)
+        super().__init__(
+            Size() if isinstance(rate, Number) else self.rate.size(), validate_args=validate_args
+        )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Poisson":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Poisson:
         return self._expand_params(Poisson, batch_shape, _instance, ("rate",))
 
     @property
@@ -43,7 +46,7 @@ class Poisson(ExponentialFamily):
     def variance(self) -> Tensor:
         return self.rate
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         return _sample_like(_gen(None).poisson(np.broadcast_to(self.rate._data, shape)), self.rate)
 

@@ -1,4 +1,5 @@
 """The relaxed (Concrete) Bernoulli distribution and its logit form, reparameterised by logistic noise."""
+
 from __future__ import annotations
 
 from numbers import Number
@@ -13,7 +14,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import _temperature, broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ['LogitRelaxedBernoulli', 'RelaxedBernoulli']
+__all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
 class LogitRelaxedBernoulli(Distribution):
@@ -23,8 +24,9 @@ class LogitRelaxedBernoulli(Distribution):
     support = constraints.real
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
@@ -37,7 +39,7 @@ class LogitRelaxedBernoulli(Distribution):
         self.temperature = _temperature(temperature, self._param)
         super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "LogitRelaxedBernoulli":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> LogitRelaxedBernoulli:
         new = self._expand_params(LogitRelaxedBernoulli, batch_shape, _instance, ("probs", "logits"))
         new.temperature = self.temperature
         new._param = new.probs if "probs" in self.__dict__ else new.logits
@@ -55,7 +57,7 @@ class LogitRelaxedBernoulli(Distribution):
     def param_shape(self) -> Size:
         return self._param.size()
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(*shape))
         u = clamp_probs(_dt.rand(*shape, dtype=probs.dtype))
@@ -76,12 +78,13 @@ class RelaxedBernoulli(TransformedDistribution):
     support = constraints.unit_interval
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
         base = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "RelaxedBernoulli":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> RelaxedBernoulli:
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
 

@@ -1,4 +1,5 @@
 """The relaxed one-hot categorical (Gumbel-softmax / Concrete) distribution and its log form."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,7 +15,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 from .utils import _temperature, broadcast_all, clamp_probs
 
-__all__ = ['ExpRelaxedCategorical', 'RelaxedOneHotCategorical']
+__all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -25,14 +26,16 @@ class ExpRelaxedCategorical(Distribution):
     support = constraints.real_vector
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
         self._categorical = Categorical(probs, logits)
         self.temperature = _temperature(temperature, self._categorical._param)
-        super().__init__(self._categorical._batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
+        super().__init__(
+            self._categorical._batch_shape, self._categorical.param_shape[-1:], validate_args=validate_args
+        )
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "ExpRelaxedCategorical":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> ExpRelaxedCategorical:
         new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
         batch_shape = Size(tuple(batch_shape))
         new.temperature = self.temperature
@@ -53,7 +56,7 @@ class ExpRelaxedCategorical(Distribution):
     def probs(self) -> Tensor:
         return self._categorical.probs
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         u = clamp_probs(_dt.rand(*shape, dtype=self.logits.dtype))
         gumbels = -((-(u.log())).log())
@@ -79,12 +82,13 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     support = constraints.simplex
     has_rsample = True
 
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: bool | None = None
+    ) -> None:
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "RelaxedOneHotCategorical":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> RelaxedOneHotCategorical:
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
 

@@ -1,4 +1,6 @@
+# ruff: noqa: N999  (PyTorch's module name)
 """Student's t distribution."""
+
 from __future__ import annotations
 
 import math
@@ -6,7 +8,7 @@ from typing import Any
 
 import disttorch as _dt
 
-from .._tensor import Size, Tensor
+from .._tensor import Tensor
 from ..ops.special_fns import digamma, lgamma
 from . import constraints
 from .chi2 import Chi2
@@ -29,7 +31,7 @@ class StudentT(Distribution):
         self._chi2 = Chi2(self.df)
         super().__init__(self._chi2._batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "StudentT":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> StudentT:
         new = self._expand_params(StudentT, batch_shape, _instance, ("df", "loc", "scale"))
         new._chi2 = self._chi2.expand(batch_shape)
         return new
@@ -49,7 +51,7 @@ class StudentT(Distribution):
         m = _dt.where(self.df <= 2, _dt.full_like(m, math.inf), m)
         return _dt.where(self.df <= 1, _dt.full_like(m, math.nan), m)
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         x = _dt.randn(*shape, dtype=self.df.dtype)
         z = self._chi2.rsample(sample_shape)
@@ -59,11 +61,20 @@ class StudentT(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         y = (value - self.loc) / self.scale
-        z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + lgamma(0.5 * self.df)
-             - lgamma(0.5 * (self.df + 1.0)))
-        return -0.5 * (self.df + 1.0) * (y ** 2 / self.df).log1p() - z
+        z = (
+            self.scale.log()
+            + 0.5 * self.df.log()
+            + 0.5 * math.log(math.pi)
+            + lgamma(0.5 * self.df)
+            - lgamma(0.5 * (self.df + 1.0))
+        )
+        return -0.5 * (self.df + 1.0) * (y**2 / self.df).log1p() - z
 
     def entropy(self) -> Tensor:
         lbeta = lgamma(0.5 * self.df) + math.lgamma(0.5) - lgamma(0.5 * (self.df + 1))
-        return (self.scale.log() + 0.5 * (self.df + 1) * (digamma(0.5 * (self.df + 1)) - digamma(0.5 * self.df))
-                + 0.5 * self.df.log() + lbeta)
+        return (
+            self.scale.log()
+            + 0.5 * (self.df + 1) * (digamma(0.5 * (self.df + 1)) - digamma(0.5 * self.df))
+            + 0.5 * self.df.log()
+            + lbeta
+        )

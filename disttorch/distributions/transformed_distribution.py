@@ -1,7 +1,9 @@
 """``TransformedDistribution``: a base distribution pushed through transforms."""
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
@@ -10,7 +12,7 @@ from .distribution import Distribution
 from .independent import Independent
 from .transforms import ComposeTransform, Transform, _sum_rightmost
 
-__all__ = ['TransformedDistribution']
+__all__ = ["TransformedDistribution"]
 
 
 class TransformedDistribution(Distribution):
@@ -19,8 +21,12 @@ class TransformedDistribution(Distribution):
 
     arg_constraints: dict = {}
 
-    def __init__(self, base_distribution: Distribution, transforms: Transform | Sequence[Transform],
-                 validate_args: bool | None = None) -> None:
+    def __init__(
+        self,
+        base_distribution: Distribution,
+        transforms: Transform | Sequence[Transform],
+        validate_args: bool | None = None,
+    ) -> None:
         if isinstance(transforms, Transform):
             self.transforms = [transforms]
         elif isinstance(transforms, (list, tuple)):
@@ -33,12 +39,14 @@ class TransformedDistribution(Distribution):
         base_event_dim = len(base_distribution.event_shape)
         transform = ComposeTransform(self.transforms)
         if len(base_shape) < transform.domain.event_dim:
-            raise ValueError(f"base_distribution needs to have shape with size at least "
-                             f"{transform.domain.event_dim}, but got {base_shape}.")
+            raise ValueError(
+                f"base_distribution needs to have shape with size at least "
+                f"{transform.domain.event_dim}, but got {base_shape}."
+            )
         forward_shape = tuple(transform.forward_shape(base_shape))
         expanded_base_shape = tuple(transform.inverse_shape(forward_shape))
         if base_shape != expanded_base_shape:
-            base_batch = expanded_base_shape[:len(expanded_base_shape) - base_event_dim]
+            base_batch = expanded_base_shape[: len(expanded_base_shape) - base_event_dim]
             base_distribution = base_distribution.expand(base_batch)
         reinterpreted = transform.domain.event_dim - base_event_dim
         if reinterpreted > 0:
@@ -48,13 +56,13 @@ class TransformedDistribution(Distribution):
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "TransformedDistribution":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> TransformedDistribution:
         new = self._get_checked_instance(TransformedDistribution, _instance)
         batch_shape = Size(tuple(batch_shape))
         shape = tuple(batch_shape) + tuple(self._event_shape)
         for t in reversed(self.transforms):
             shape = tuple(t.inverse_shape(shape))
-        base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
+        base_batch = shape[: len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch)
         new.transforms = self.transforms
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
@@ -74,14 +82,14 @@ class TransformedDistribution(Distribution):
     def has_rsample(self) -> bool:  # type: ignore[override]
         return self.base_dist.has_rsample
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         with no_grad():
             x = self.base_dist.sample(sample_shape)
             for t in self.transforms:
                 x = t(x)
             return x
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         x = self.base_dist.rsample(sample_shape)
         for t in self.transforms:
             x = t(x)
@@ -98,7 +106,9 @@ class TransformedDistribution(Distribution):
             event_dim += t.domain.event_dim - t.codomain.event_dim
             log_prob = log_prob - _sum_rightmost(t.log_abs_det_jacobian(x, y), event_dim - t.domain.event_dim)
             y = x
-        return log_prob + _sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
+        return log_prob + _sum_rightmost(
+            self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape)
+        )
 
     def _monotonize_cdf(self, value: Tensor) -> Tensor:
         sign = 1

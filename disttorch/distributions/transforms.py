@@ -1,13 +1,15 @@
 """Invertible transforms with log-Jacobians, as ``torch.distributions.transforms``: the
 building blocks of ``TransformedDistribution`` and of the ``biject_to``/``transform_to``
 registries."""
+
 from __future__ import annotations
 
 import math
 import operator
 import weakref
+from collections.abc import Sequence
 from functools import reduce
-from typing import Any, Sequence
+from typing import Any
 
 import disttorch as _dt
 
@@ -17,18 +19,35 @@ from ..ops.linalg_fns import cholesky
 from . import constraints
 from .utils import _finfo, broadcast_shape, tril_matrix_to_vec, vec_to_tril_matrix
 
-__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
-           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
-           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftplusTransform", "SoftmaxTransform", "StackTransform",
-           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = [
+    "AbsTransform",
+    "AffineTransform",
+    "CatTransform",
+    "ComposeTransform",
+    "CorrCholeskyTransform",
+    "CumulativeDistributionTransform",
+    "ExpTransform",
+    "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "PowerTransform",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
+    "TanhTransform",
+    "Transform",
+    "identity_transform",
+]
 
 
 def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
     """Sum the ``dim`` rightmost dimensions."""
     if dim == 0:
         return value
-    return value.reshape(*value.shape[:value.dim() - dim], -1).sum(-1)
+    return value.reshape(*value.shape[: value.dim() - dim], -1).sum(-1)
 
 
 class Transform:
@@ -62,7 +81,7 @@ class Transform:
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
 
     @property
-    def inv(self) -> "Transform":
+    def inv(self) -> Transform:
         """The inverse transform (``inv.inv`` is this transform)."""
         inv = self._inv() if self._inv is not None else None
         if inv is None:
@@ -75,17 +94,17 @@ class Transform:
         """+1 or -1: whether the (monotone, elementwise) map increases or decreases."""
         raise NotImplementedError
 
-    def with_cache(self, cache_size: int = 1) -> "Transform":
+    def with_cache(self, cache_size: int = 1) -> Transform:
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
             return type(self)(cache_size=cache_size)
         raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return self is other
 
-    def __ne__(self, other: Any) -> bool:
+    def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
 
     __hash__ = object.__hash__
@@ -162,7 +181,7 @@ class _InverseTransform(Transform):
     def with_cache(self, cache_size: int = 1) -> Transform:
         return self.inv.with_cache(cache_size).inv
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, _InverseTransform) and self._inv == other._inv
 
     __hash__ = object.__hash__
@@ -192,7 +211,7 @@ class ComposeTransform(Transform):
         super().__init__(cache_size=cache_size)
         self.parts = list(parts)
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, ComposeTransform) and self.parts == other.parts
 
     __hash__ = object.__hash__
@@ -286,7 +305,9 @@ class IndependentTransform(Transform):
     """``base_transform`` with ``reinterpreted_batch_ndims`` extra event dims (the log-Jacobian
     summed over them)."""
 
-    def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0) -> None:
+    def __init__(
+        self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0
+    ) -> None:
         super().__init__(cache_size=cache_size)
         self.base_transform = base_transform.with_cache(cache_size)
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
@@ -294,7 +315,9 @@ class IndependentTransform(Transform):
     def with_cache(self, cache_size: int = 1) -> Transform:
         if self._cache_size == cache_size:
             return self
-        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size)
+        return IndependentTransform(
+            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
+        )
 
     @property
     def domain(self):  # type: ignore[override]
@@ -355,18 +378,22 @@ class ReshapeTransform(Transform):
         return constraints.independent(constraints.real, len(self.out_shape))
 
     def with_cache(self, cache_size: int = 1) -> Transform:
-        return self if self._cache_size == cache_size else ReshapeTransform(self.in_shape, self.out_shape, cache_size)
+        return (
+            self
+            if self._cache_size == cache_size
+            else ReshapeTransform(self.in_shape, self.out_shape, cache_size)
+        )
 
     def _call(self, x):
-        batch = tuple(x.shape[:x.dim() - len(self.in_shape)])
+        batch = tuple(x.shape[: x.dim() - len(self.in_shape)])
         return x.reshape(*batch, *self.out_shape)
 
     def _inverse(self, y):
-        batch = tuple(y.shape[:y.dim() - len(self.out_shape)])
+        batch = tuple(y.shape[: y.dim() - len(self.out_shape)])
         return y.reshape(*batch, *self.in_shape)
 
     def log_abs_det_jacobian(self, x, y):
-        batch = tuple(x.shape[:x.dim() - len(self.in_shape)])
+        batch = tuple(x.shape[: x.dim() - len(self.in_shape)])
         return x.new_zeros(batch)
 
     def forward_shape(self, shape):
@@ -394,7 +421,7 @@ class ExpTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, ExpTransform)
 
     __hash__ = object.__hash__
@@ -421,9 +448,11 @@ class PowerTransform(Transform):
         self.exponent = exponent if isinstance(exponent, Tensor) else _dt.tensor(float(exponent))
 
     def with_cache(self, cache_size: int = 1) -> Transform:
-        return self if self._cache_size == cache_size else PowerTransform(self.exponent, cache_size=cache_size)
+        return (
+            self if self._cache_size == cache_size else PowerTransform(self.exponent, cache_size=cache_size)
+        )
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, PowerTransform) and bool((self.exponent == other.exponent).all())
 
     __hash__ = object.__hash__
@@ -461,7 +490,7 @@ class SigmoidTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, SigmoidTransform)
 
     __hash__ = object.__hash__
@@ -486,7 +515,7 @@ class SoftplusTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, SoftplusTransform)
 
     __hash__ = object.__hash__
@@ -509,7 +538,7 @@ class TanhTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, TanhTransform)
 
     __hash__ = object.__hash__
@@ -530,7 +559,7 @@ class AbsTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, AbsTransform)
 
     __hash__ = object.__hash__
@@ -557,7 +586,11 @@ class AffineTransform(Transform):
 
     @property
     def domain(self):  # type: ignore[override]
-        return constraints.real if self.event_dim == 0 else constraints.independent(constraints.real, self.event_dim)
+        return (
+            constraints.real
+            if self.event_dim == 0
+            else constraints.independent(constraints.real, self.event_dim)
+        )
 
     @property
     def codomain(self):  # type: ignore[override]
@@ -568,7 +601,7 @@ class AffineTransform(Transform):
             return self
         return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, AffineTransform):
             return False
         for a, b in ((self.loc, other.loc), (self.scale, other.scale)):
@@ -601,7 +634,7 @@ class AffineTransform(Transform):
             result = _dt.full_like(x, math.log(abs(scale)))
         if self.event_dim:
             result = _sum_rightmost(result, min(self.event_dim, result.dim()))
-            batch = tuple(x.shape[:x.dim() - self.event_dim])
+            batch = tuple(x.shape[: x.dim() - self.event_dim])
             result = result.expand(*batch) if tuple(result.shape) != batch else result
         elif tuple(result.shape) != tuple(x.shape):
             result = result.expand(*broadcast_shape(result.shape, x.shape))
@@ -620,7 +653,7 @@ class SoftmaxTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, SoftmaxTransform)
 
     __hash__ = object.__hash__
@@ -647,7 +680,7 @@ class StickBreakingTransform(Transform):
     codomain = constraints.simplex
     bijective = True
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, StickBreakingTransform)
 
     __hash__ = object.__hash__
@@ -691,7 +724,7 @@ class LowerCholeskyTransform(Transform):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, LowerCholeskyTransform)
 
     __hash__ = object.__hash__
@@ -709,7 +742,7 @@ class PositiveDefiniteTransform(Transform):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, PositiveDefiniteTransform)
 
     __hash__ = object.__hash__
@@ -730,7 +763,7 @@ class CorrCholeskyTransform(Transform):
     codomain = constraints.corr_cholesky
     bijective = True
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, CorrCholeskyTransform)
 
     __hash__ = object.__hash__
@@ -792,8 +825,13 @@ def _diag_embed(v: Tensor) -> Tensor:
 class CatTransform(Transform):
     """``tseq[i]`` on the ``lengths[i]`` slice of dimension ``dim``."""
 
-    def __init__(self, tseq: Sequence[Transform], dim: int = 0, lengths: Sequence[int] | None = None,
-                 cache_size: int = 0) -> None:
+    def __init__(
+        self,
+        tseq: Sequence[Transform],
+        dim: int = 0,
+        lengths: Sequence[int] | None = None,
+        cache_size: int = 0,
+    ) -> None:
         if cache_size:
             tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
@@ -812,8 +850,11 @@ class CatTransform(Transform):
         return sum(self.lengths)
 
     def with_cache(self, cache_size: int = 1) -> Transform:
-        return self if self._cache_size == cache_size else CatTransform(self.transforms, self.dim, self.lengths,
-                                                                        cache_size)
+        return (
+            self
+            if self._cache_size == cache_size
+            else CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+        )
 
     def _apply(self, fn: str, x: Tensor, *others: Tensor) -> list:
         out, start = [], 0
@@ -871,7 +912,9 @@ class StackTransform(Transform):
         self.transforms, self.dim = list(tseq), dim
 
     def with_cache(self, cache_size: int = 1) -> Transform:
-        return self if self._cache_size == cache_size else StackTransform(self.transforms, self.dim, cache_size)
+        return (
+            self if self._cache_size == cache_size else StackTransform(self.transforms, self.dim, cache_size)
+        )
 
     def _slices(self, z: Tensor) -> list:
         return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
@@ -883,8 +926,13 @@ class StackTransform(Transform):
         return _dt.stack([t.inv(s) for s, t in zip(self._slices(y), self.transforms)], dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
-        return _dt.stack([t.log_abs_det_jacobian(a, b) for a, b, t in
-                          zip(self._slices(x), self._slices(y), self.transforms)], dim=self.dim)
+        return _dt.stack(
+            [
+                t.log_abs_det_jacobian(a, b)
+                for a, b, t in zip(self._slices(x), self._slices(y), self.transforms)
+            ],
+            dim=self.dim,
+        )
 
     @property
     def bijective(self):  # type: ignore[override]
@@ -927,5 +975,3 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
-
-

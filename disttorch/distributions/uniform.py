@@ -1,4 +1,5 @@
 """The uniform distribution on [low, high)."""
+
 from __future__ import annotations
 
 import math
@@ -6,29 +7,33 @@ from typing import Any
 
 import disttorch as _dt
 
-from .._tensor import Size, Tensor
+from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution
 from .utils import _batch, _uniform, broadcast_all
 
-__all__ = ['Uniform']
+__all__ = ["Uniform"]
 
 
 class Uniform(Distribution):
     """``Uniform(low, high)`` on the half-open interval ``[low, high)``."""
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
+    arg_constraints = {
+        "low": constraints.dependent(is_discrete=False, event_dim=0),
+        "high": constraints.dependent(is_discrete=False, event_dim=0),
+    }
     has_rsample = True
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
         self.low, self.high = broadcast_all(low, high)
-        super().__init__(_batch(low, high) if _batch(low, high) is not None else self.low.size(),
-                         validate_args=validate_args)
+        super().__init__(
+            _batch(low, high) if _batch(low, high) is not None else self.low.size(),
+            validate_args=validate_args,
+        )
         if self._validate_args and not bool((self.low < self.high).all()):
             raise ValueError("Uniform is not defined when low>= high")
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Uniform":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Uniform:
         return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
@@ -45,13 +50,13 @@ class Uniform(Distribution):
 
     @property
     def stddev(self) -> Tensor:
-        return (self.high - self.low) / 12 ** 0.5
+        return (self.high - self.low) / 12**0.5
 
     @property
     def variance(self) -> Tensor:
         return (self.high - self.low).pow(2) / 12
 
-    def rsample(self, sample_shape: Any = Size()) -> Tensor:
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         return self.low + _uniform(shape, self.low) * (self.high - self.low)
 

@@ -1,10 +1,12 @@
 """Helpers shared by the distributions: broadcasting parameters, probabilities and logits,
 ``lazy_property``, clamping probabilities away from 0 and 1."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import update_wrapper
 from numbers import Number
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -13,8 +15,18 @@ import disttorch as _dt
 from .._dtype import get_default_dtype
 from .._tensor import Size, Tensor
 
-__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property",
-           "broadcast_shape", "expand_to", "tril_matrix_to_vec", "vec_to_tril_matrix", "euler_constant"]
+__all__ = [
+    "broadcast_all",
+    "broadcast_shape",
+    "clamp_probs",
+    "euler_constant",
+    "expand_to",
+    "lazy_property",
+    "logits_to_probs",
+    "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
+]
 
 euler_constant = 0.57721566490153286060
 
@@ -92,7 +104,7 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     return p.log() - (-p).log1p() if is_binary else p.log()
 
 
-class lazy_property:  # noqa: N801 (PyTorch's name)
+class lazy_property:
     """A property computed on first access and then stored on the instance."""
 
     def __init__(self, wrapped: Callable) -> None:
@@ -117,7 +129,7 @@ def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
 def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     """The inverse of ``tril_matrix_to_vec``."""
     m = vec.shape[-1]
-    n = int(round((-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 8 * abs(diag) * (diag + 1)) ** 0.5) / 2))
+    n = round((-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 8 * abs(diag) * (diag + 1)) ** 0.5) / 2)
     rows, cols = np.tril_indices(n, k=diag)
     if len(rows) != m:
         raise ValueError(f"a vector of {m} entries is not the lower triangle of a square matrix")

@@ -1,4 +1,5 @@
 """The von Mises distribution on the circle."""
+
 from __future__ import annotations
 
 import math
@@ -18,12 +19,34 @@ __all__ = ["VonMises"]
 
 # Abramowitz & Stegun 9.8.1-9.8.4: I0 and I1 for x < 3.75 (in (x / 3.75)^2) and their scaled
 # forms sqrt(x) e^-x I(x) for x >= 3.75 (in 3.75 / x).
-_I_SMALL = ([1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.360768e-1, 0.45813e-2],
-            [0.5, 0.87890594, 0.51498869, 0.15084934, 0.2658733e-1, 0.301532e-2, 0.32411e-3])
-_I_LARGE = ([0.39894228, 0.1328592e-1, 0.225319e-2, -0.157565e-2, 0.916281e-2, -0.2057706e-1, 0.2635537e-1,
-             -0.1647633e-1, 0.392377e-2],
-            [0.39894228, -0.3988024e-1, -0.362018e-2, 0.163801e-2, -0.1031555e-1, 0.2282967e-1,
-             -0.2895312e-1, 0.1787654e-1, -0.420059e-2])
+_I_SMALL = (
+    [1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.360768e-1, 0.45813e-2],
+    [0.5, 0.87890594, 0.51498869, 0.15084934, 0.2658733e-1, 0.301532e-2, 0.32411e-3],
+)
+_I_LARGE = (
+    [
+        0.39894228,
+        0.1328592e-1,
+        0.225319e-2,
+        -0.157565e-2,
+        0.916281e-2,
+        -0.2057706e-1,
+        0.2635537e-1,
+        -0.1647633e-1,
+        0.392377e-2,
+    ],
+    [
+        0.39894228,
+        -0.3988024e-1,
+        -0.362018e-2,
+        0.163801e-2,
+        -0.1031555e-1,
+        0.2282967e-1,
+        -0.2895312e-1,
+        0.1787654e-1,
+        -0.420059e-2,
+    ],
+)
 
 
 def _poly(y: Tensor, coef: list) -> Tensor:
@@ -58,22 +81,25 @@ class VonMises(Distribution):
         self.loc, self.concentration = broadcast_all(loc, concentration)
         super().__init__(self.loc.shape, Size(), validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "VonMises":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> VonMises:
         return self._expand_params(VonMises, batch_shape, _instance, ("loc", "concentration"))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)
-        return (self.concentration * (value - self.loc).cos() - math.log(2 * math.pi)
-                - _log_modified_bessel_fn(self.concentration, order=0))
+        return (
+            self.concentration * (value - self.loc).cos()
+            - math.log(2 * math.pi)
+            - _log_modified_bessel_fn(self.concentration, order=0)
+        )
 
-    def sample(self, sample_shape: Any = Size()) -> Tensor:
+    def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
         kappa = np.broadcast_to(self.concentration._data.astype(np.float64), shape)
         loc = np.broadcast_to(self.loc._data.astype(np.float64), shape)
-        tau = 1 + np.sqrt(1 + 4 * kappa ** 2)
+        tau = 1 + np.sqrt(1 + 4 * kappa**2)
         rho = (tau - np.sqrt(2 * tau)) / (2 * kappa)
-        r = np.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))
+        r = np.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho**2) / (2 * rho))
         x = np.zeros(shape)
         done = np.zeros(shape, dtype=bool)
         rng = _gen(None)
@@ -99,5 +125,10 @@ class VonMises(Distribution):
 
     @lazy_property
     def variance(self) -> Tensor:
-        return 1 - (_log_modified_bessel_fn(self.concentration, 1)
-                    - _log_modified_bessel_fn(self.concentration, 0)).exp()
+        return (
+            1
+            - (
+                _log_modified_bessel_fn(self.concentration, 1)
+                - _log_modified_bessel_fn(self.concentration, 0)
+            ).exp()
+        )

@@ -1,4 +1,5 @@
 """The Weibull distribution."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,13 +30,15 @@ class Weibull(TransformedDistribution):
         transforms = [PowerTransform(self.concentration_reciprocal), AffineTransform(0, self.scale)]
         super().__init__(base, transforms, validate_args=validate_args)
 
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Weibull":
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Weibull:
         new = self._get_checked_instance(Weibull, _instance)
         new.scale = self.scale.expand(*batch_shape)
         new.concentration = self.concentration.expand(*batch_shape)
         new.concentration_reciprocal = new.concentration.reciprocal()
         transforms = [PowerTransform(new.concentration_reciprocal), AffineTransform(0, new.scale)]
-        TransformedDistribution.__init__(new, self.base_dist.expand(batch_shape), transforms, validate_args=False)
+        TransformedDistribution.__init__(
+            new, self.base_dist.expand(batch_shape), transforms, validate_args=False
+        )
         new._validate_args = self._validate_args
         return new
 
@@ -49,9 +52,14 @@ class Weibull(TransformedDistribution):
 
     @property
     def variance(self) -> Tensor:
-        return self.scale.pow(2) * (lgamma(1 + 2 * self.concentration_reciprocal).exp()
-                                    - (2 * lgamma(1 + self.concentration_reciprocal)).exp())
+        return self.scale.pow(2) * (
+            lgamma(1 + 2 * self.concentration_reciprocal).exp()
+            - (2 * lgamma(1 + self.concentration_reciprocal)).exp()
+        )
 
     def entropy(self) -> Tensor:
-        return (euler_constant * (1 - self.concentration_reciprocal)
-                + (self.scale * self.concentration_reciprocal).log() + 1)
+        return (
+            euler_constant * (1 - self.concentration_reciprocal)
+            + (self.scale * self.concentration_reciprocal).log()
+            + 1
+        )

@@ -7,6 +7,7 @@ and their asymptotic (Euler-Maclaurin) series, ``erfinv`` by Giles' single-preci
 approximation refined by two Newton steps on float64 ``erf``. Relative accuracy is about
 1e-14 away from poles and zeros.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,12 +20,22 @@ from ..autograd.function import Function
 from ..nn.functional._erf import erf as _erf64
 from .elementwise import _FloatUnary, exp
 
-__all__ = ["lgamma", "digamma", "polygamma", "erfinv"]
+__all__ = ["digamma", "erfinv", "lgamma", "polygamma"]
 
 _LANCZOS_G = 7.0
-_LANCZOS = np.array([0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-                     -176.61502916214059, 12.507343278686905, -0.13857109526572012,
-                     9.9843695780195716e-6, 1.5056327351493116e-7])
+_LANCZOS = np.array(
+    [
+        0.99999999999980993,
+        676.5203681218851,
+        -1259.1392167224028,
+        771.32342877765313,
+        -176.61502916214059,
+        12.507343278686905,
+        -0.13857109526572012,
+        9.9843695780195716e-6,
+        1.5056327351493116e-7,
+    ]
+)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 # Bernoulli numbers B_2, B_4, ..., B_16
 _B2K = np.array([1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510])
@@ -95,11 +106,11 @@ def _hurwitz_zeta(s: int, y: np.ndarray) -> np.ndarray:
         small = y < 15
         if not small.any():
             break
-        acc += np.where(small, y ** -s, 0.0)
+        acc += np.where(small, y**-s, 0.0)
         y = np.where(small, y + 1.0, y)
-    tail = y ** (1 - s) / (s - 1) + 0.5 * y ** -s
+    tail = y ** (1 - s) / (s - 1) + 0.5 * y**-s
     rising = float(s)  # s (s+1) ... (s + 2j - 2)
-    fact = 2.0         # (2j)!
+    fact = 2.0  # (2j)!
     for j in range(1, len(_B2K) + 1):
         tail += _B2K[j - 1] / fact * rising * y ** (-s - 2 * j + 1)
         rising *= (s + 2 * j - 1) * (s + 2 * j)
@@ -129,10 +140,32 @@ def erfinv_np(y: np.ndarray) -> np.ndarray:
         w = -np.log((1.0 - v) * (1.0 + v))
         central = w < 5.0
         wc = np.where(central, w - 2.5, np.sqrt(np.maximum(w, 5.0)) - 3.0)
-        pc = np.array([2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                       -0.00125372503, -0.00417768164, 0.246640727, 1.50140941])
-        pt = np.array([-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                       -0.0076224613, 0.00943887047, 1.00167406, 2.83297682])
+        pc = np.array(
+            [
+                2.81022636e-08,
+                3.43273939e-07,
+                -3.5233877e-06,
+                -4.39150654e-06,
+                0.00021858087,
+                -0.00125372503,
+                -0.00417768164,
+                0.246640727,
+                1.50140941,
+            ]
+        )
+        pt = np.array(
+            [
+                -0.000200214257,
+                0.000100950558,
+                0.00134934322,
+                -0.00367342844,
+                0.00573950773,
+                -0.0076224613,
+                0.00943887047,
+                1.00167406,
+                2.83297682,
+            ]
+        )
         p = np.where(central, pc[0], pt[0])
         for a, b in zip(pc[1:], pt[1:]):
             p = p * wc + np.where(central, a, b)

@@ -1,5 +1,6 @@
 """Optimisers (every one of ``torch.optim``), ``lr_scheduler`` and ``swa_utils``."""
-from . import lr_scheduler, optimizer, swa_utils
+from . import lr_scheduler, swa_utils
+from . import optimizer as optimizer  # the module, for optim.optimizer.register_optimizer_step_pre_hook
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -16,6 +17,24 @@ from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
 
-__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
-           "swa_utils", "swap_in_optimizer_params_and_state"]
+__all__ = [
+           "ASGD",
+           "LBFGS",
+           "SGD",
+           "Adadelta",
+           "Adafactor",
+           "Adagrad",
+           "Adam",
+           "AdamW",
+           "Adamax",
+           "Muon",
+           "NAdam",
+           "Optimizer",
+           "RAdam",
+           "RMSprop",
+           "Rprop",
+           "SparseAdam",
+           "lr_scheduler",
+           "swa_utils",
+           "swap_in_optimizer_params_and_state",
+]

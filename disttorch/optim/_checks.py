@@ -1,11 +1,12 @@
 """Argument checks shared by the optimisers, with PyTorch's messages."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from .._tensor import Tensor
 
-__all__ = ["check_lr", "check_nonneg", "check_betas", "flag_defaults"]
+__all__ = ["check_betas", "check_lr", "check_nonneg", "flag_defaults"]
 
 
 def check_lr(lr: Any) -> None:
@@ -32,14 +33,22 @@ def check_betas(betas: Any) -> None:
             raise ValueError(f"Invalid beta parameter at index {i}: {b}")
 
 
-def flag_defaults(foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
-                  differentiable: bool = False, fused: bool | None = None, *, names: tuple = ()) -> dict:
+def flag_defaults(
+    foreach: bool | None = None,
+    maximize: bool = False,
+    capturable: bool = False,
+    differentiable: bool = False,
+    fused: bool | None = None,
+    *,
+    names: tuple = (),
+) -> dict:
     """The implementation flags PyTorch keeps in every group. ``foreach``, ``fused`` and
     ``capturable`` choose kernels or devices in PyTorch; here they are accepted, stored and give
     the same arithmetic. ``differentiable`` is accepted but the update is never recorded by
     autograd. Only the names in ``names`` are returned (each optimiser has its own set)."""
-    flags = dict(foreach=foreach, maximize=maximize, capturable=capturable,
-                 differentiable=differentiable, fused=fused)
+    flags = {
+        "foreach": foreach, "maximize": maximize, "capturable": capturable, "differentiable": differentiable, "fused": fused
+    }
     if fused and differentiable:
         raise RuntimeError("`fused` does not support `differentiable`")
     if fused and foreach:

@@ -1,13 +1,15 @@
 """Adafactor: Adam-like steps with a factored (row x column) second-moment estimate."""
+
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_lr
-from .optimizer import _scalar, _scalar_dtype, Optimizer
+from .optimizer import Optimizer, _scalar, _scalar_dtype
 
 __all__ = ["Adafactor"]
 
@@ -21,9 +23,18 @@ class Adafactor(Optimizer):
     decoupled decay ``p *= 1 - lr wd``. ``eps1=None`` means the dtype's machine epsilon.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, beta2_decay: float = -0.8,
-                 eps: tuple = (None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
-                 foreach: bool | None = None, maximize: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        beta2_decay: float = -0.8,
+        eps: tuple = (None, 1e-3),
+        d: float = 1.0,
+        weight_decay: float = 0.0,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+    ) -> None:
         check_lr(lr)
         if not 0.0 >= beta2_decay:
             raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
@@ -35,8 +46,18 @@ class Adafactor(Optimizer):
             raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
-        super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=tuple(eps), d=d,
-                                      weight_decay=weight_decay, foreach=foreach, maximize=maximize))
+        super().__init__(
+            params,
+            {
+                "lr": lr,
+                "beta2_decay": beta2_decay,
+                "eps": tuple(eps),
+                "d": d,
+                "weight_decay": weight_decay,
+                "foreach": foreach,
+                "maximize": maximize,
+            },
+        )
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         lr = _scalar(group["lr"])

@@ -1,12 +1,14 @@
 """Adagrad: per-coordinate steps scaled by the root of the summed squared gradients."""
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_lr, check_nonneg, flag_defaults
-from .optimizer import _ArrayState, _scalar, _scalar_dtype, Optimizer
+from .optimizer import Optimizer, _ArrayState, _scalar, _scalar_dtype
 
 __all__ = ["Adagrad"]
 
@@ -15,20 +17,43 @@ class Adagrad(Optimizer):
     """``sum += g^2``; ``p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(sum) + eps)``, as
     ``torch.optim.Adagrad`` (its state is created with the optimiser, as PyTorch does)."""
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
-                 weight_decay: float = 0, initial_accumulator_value: float = 0,
-                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
-                 differentiable: bool = False, fused: bool | None = None) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
         check_lr(lr)
         check_nonneg("lr_decay", lr_decay)
         check_nonneg("weight_decay", weight_decay)
         check_nonneg("initial_accumulator_value", initial_accumulator_value)
         check_nonneg("epsilon", eps)
-        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value,
-                                      **flag_defaults(foreach, maximize, False, differentiable, fused,
-                                                      names=("foreach", "maximize", "differentiable",
-                                                             "fused"))))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                lr_decay=lr_decay,
+                eps=eps,
+                weight_decay=weight_decay,
+                initial_accumulator_value=initial_accumulator_value,
+                **flag_defaults(
+                    foreach,
+                    maximize,
+                    False,
+                    differentiable,
+                    fused,
+                    names=("foreach", "maximize", "differentiable", "fused"),
+                ),
+            ),
+        )
         for group in self.param_groups:
             for p in group["params"]:
                 self._init_state(group, p._data, _ArrayState(self.state[p]))

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_betas, check_lr, check_nonneg, flag_defaults
-from .optimizer import _scalar, _scalar_dtype, Optimizer
+from .optimizer import Optimizer, _scalar, _scalar_dtype
 
 __all__ = ["Adam", "AdamW"]
 

@@ -1,12 +1,14 @@
 """ASGD: averaged stochastic gradient descent."""
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_lr, check_nonneg
-from .optimizer import _scalar, _scalar_dtype, Optimizer
+from .optimizer import Optimizer, _scalar, _scalar_dtype
 
 __all__ = ["ASGD"]
 
@@ -22,15 +24,35 @@ class ASGD(Optimizer):
     parameters are ``state["ax"]``.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
-                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
-                 foreach: bool | None = None, maximize: bool = False, differentiable: bool = False,
-                 capturable: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
+    ) -> None:
         check_lr(lr)
         check_nonneg("weight_decay", weight_decay)
-        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
-                                      foreach=foreach, maximize=maximize, differentiable=differentiable,
-                                      capturable=capturable))
+        super().__init__(
+            params,
+            {
+                "lr": lr,
+                "lambd": lambd,
+                "alpha": alpha,
+                "t0": t0,
+                "weight_decay": weight_decay,
+                "foreach": foreach,
+                "maximize": maximize,
+                "differentiable": differentiable,
+                "capturable": capturable,
+            },
+        )
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         lr, lambd = _scalar(group["lr"]), group["lambd"]

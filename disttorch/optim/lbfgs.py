@@ -1,21 +1,25 @@
 """L-BFGS: limited-memory quasi-Newton steps over all parameters as one flat vector,
 with an optional strong-Wolfe line search (as ``torch.optim.LBFGS``)."""
+
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ._checks import check_lr
-from .optimizer import _dense_grad, _scalar, Optimizer
+from .optimizer import Optimizer, _dense_grad, _scalar
 
 __all__ = ["LBFGS"]
 
 
-def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
-                       bounds: tuple | None = None) -> float:
+def _cubic_interpolate(
+    x1: float, f1: float, g1: float, x2: float, f2: float, g2: float, bounds: tuple | None = None
+) -> float:
     """The minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to ``bounds``
     (default: the interval between the points); its midpoint when the cubic has none."""
     lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
@@ -31,9 +35,18 @@ def _cubic_interpolate(x1: float, f1: float, g1: float, x2: float, f2: float, g2
     return min(max(pos, lo), hi)
 
 
-def _strong_wolfe(obj_func: Callable, t: float, d: np.ndarray, f: float, g: np.ndarray, gtd: float,
-                  c1: float = 1e-4, c2: float = 0.9, tolerance_change: float = 1e-9,
-                  max_ls: int = 25) -> tuple:
+def _strong_wolfe(
+    obj_func: Callable,
+    t: float,
+    d: np.ndarray,
+    f: float,
+    g: np.ndarray,
+    gtd: float,
+    c1: float = 1e-4,
+    c2: float = 0.9,
+    tolerance_change: float = 1e-9,
+    max_ls: int = 25,
+) -> tuple:
     """A step ``t`` along ``d`` meeting the strong Wolfe conditions: bracket, then zoom by
     cubic interpolation. Returns ``(f_new, g_new, t, evaluations)``."""
     d_norm = float(np.abs(d).max())
@@ -57,8 +70,10 @@ def _strong_wolfe(obj_func: Callable, t: float, d: np.ndarray, f: float, g: np.n
             bracket, bf, bg, bgtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new.copy()], [gtd_prev, gtd_new]
             break
         min_step, max_step = t + 0.01 * (t - t_prev), t * 10
-        t_prev, t = t, _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
-                                          bounds=(min_step, max_step))
+        t_prev, t = (
+            t,
+            _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step)),
+        )
         f_prev, g_prev, gtd_prev = f_new, g_new.copy(), gtd_new
         f_new, g_new = obj_func(t, d)
         evals += 1
@@ -75,7 +90,11 @@ def _strong_wolfe(obj_func: Callable, t: float, d: np.ndarray, f: float, g: np.n
         eps = 0.1 * (max(bracket) - min(bracket))
         if min(max(bracket) - t, t - min(bracket)) < eps:
             if insuf_progress or t >= max(bracket) or t <= min(bracket):
-                t = max(bracket) - eps if abs(t - max(bracket)) < abs(t - min(bracket)) else min(bracket) + eps
+                t = (
+                    max(bracket) - eps
+                    if abs(t - max(bracket)) < abs(t - min(bracket))
+                    else min(bracket) + eps
+                )
                 insuf_progress = False
             else:
                 insuf_progress = True
@@ -110,33 +129,62 @@ class LBFGS(Optimizer):
     step or loss change falls under ``tolerance_change``. Only one parameter group.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1, max_iter: int = 20,
-                 max_eval: int | None = None, tolerance_grad: float = 1e-7,
-                 tolerance_change: float = 1e-9, history_size: int = 100,
-                 line_search_fn: str | None = None) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1,
+        max_iter: int = 20,
+        max_eval: int | None = None,
+        tolerance_grad: float = 1e-7,
+        tolerance_change: float = 1e-9,
+        history_size: int = 100,
+        line_search_fn: str | None = None,
+    ) -> None:
         check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):
             raise RuntimeError("only 'strong_wolfe' is supported")
-        super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
-                                      tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
-                                      history_size=history_size, line_search_fn=line_search_fn))
+        super().__init__(
+            params,
+            {
+                "lr": lr,
+                "max_iter": max_iter,
+                "max_eval": max_eval,
+                "tolerance_grad": tolerance_grad,
+                "tolerance_change": tolerance_change,
+                "history_size": history_size,
+                "line_search_fn": line_search_fn,
+            },
+        )
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self) -> np.ndarray:
-        return np.concatenate([np.zeros(p._data.size, p._data.dtype) if p.grad is None
-                               else np.ravel(_dense_grad(p.grad)) for p in self._params])
+        return np.concatenate(
+            [
+                np.zeros(p._data.size, p._data.dtype) if p.grad is None else np.ravel(_dense_grad(p.grad))
+                for p in self._params
+            ]
+        )
 
     def _add_grad(self, step_size: float, update: np.ndarray) -> None:
         offset = 0
         for p in self._params:
             n = p._data.size
-            p._data += (step_size * update[offset:offset + n]).reshape(p._data.shape).astype(p._data.dtype)
+            p._data += (step_size * update[offset : offset + n]).reshape(p._data.shape).astype(p._data.dtype)
             p._bump_version()
             offset += n
+
+    def _directional_evaluate(self, closure: Callable, x: list, t: float, d: np.ndarray) -> tuple:
+        """The loss and flat gradient at ``x + t d``; the parameters are ``x`` again after."""
+        self._add_grad(t, d)
+        with enable_grad():
+            loss = float(closure())
+        grad = self._gather_flat_grad()
+        self._set_param(x)
+        return loss, grad
 
     def _set_param(self, values: list) -> None:
         for p, v in zip(self._params, values):
@@ -213,20 +261,10 @@ class LBFGS(Optimizer):
             ls_evals = 0
             if group["line_search_fn"] == "strong_wolfe":
                 x_init = [p._data.copy() for p in self._params]
-
-                def obj_func(step: float, direction: np.ndarray) -> tuple:
-                    self._add_grad(step, direction)
-                    value = float(closure_with_grad())
-                    grad = self._gather_flat_grad()
-                    self._set_param(x_init)
-                    return value, grad
-
-                def closure_with_grad() -> Any:
-                    with enable_grad():
-                        return closure()
-
-                loss, flat_grad, t, ls_evals = _strong_wolfe(obj_func, t, d, loss, flat_grad, gtd,
-                                                             max_ls=max_eval - current_evals)
+                obj_func = functools.partial(self._directional_evaluate, closure, x_init)
+                loss, flat_grad, t, ls_evals = _strong_wolfe(
+                    obj_func, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals
+                )
                 self._add_grad(t, d)
                 opt_cond = np.abs(flat_grad).max() <= tol_grad
             else:

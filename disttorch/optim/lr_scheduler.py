@@ -15,16 +15,31 @@ import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial, wraps
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from .._tensor import Tensor
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
-           "LinearLR", "ExponentialLR", "SequentialLR", "PolynomialLR", "CosineAnnealingLR",
-           "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts",
-           "OneCycleLR"]
+__all__ = [
+    "ChainedScheduler",
+    "ConstantLR",
+    "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "CyclicLR",
+    "ExponentialLR",
+    "LRScheduler",
+    "LambdaLR",
+    "LinearLR",
+    "MultiStepLR",
+    "MultiplicativeLR",
+    "OneCycleLR",
+    "PolynomialLR",
+    "ReduceLROnPlateau",
+    "SequentialLR",
+    "StepLR",
+]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
@@ -55,7 +70,7 @@ def _set_group_value(group: dict, key: str, value: Any) -> None:
         group[key] = value
 
 
-def _track_optimizer_step(scheduler: "LRScheduler") -> None:
+def _track_optimizer_step(scheduler: LRScheduler) -> None:
     """Wrap the optimiser's ``step`` once so schedulers can warn when they step first."""
     opt = scheduler.optimizer
     if hasattr(opt.step, "_wrapped_by_lr_sched"):
@@ -358,7 +373,7 @@ class CosineAnnealingLR(LRScheduler):
     """``lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2``, applied
     recursively (so it keeps oscillating past ``T_max``, as PyTorch's)."""
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
@@ -680,7 +695,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing from ``base_lr`` to ``eta_min`` over ``T_i`` epochs, restarting with
     ``T_i *= T_mult`` (``step(epoch)`` accepts fractional epochs)."""
 
-    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,  # noqa: N803
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")

@@ -1,13 +1,15 @@
 """Muon: momentum SGD whose update matrix is orthogonalised by a Newton-Schulz iteration."""
+
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_lr
-from .optimizer import _scalar, Optimizer
+from .optimizer import Optimizer, _scalar
 
 __all__ = ["Muon"]
 
@@ -19,8 +21,9 @@ def _round_bf16(x: np.ndarray) -> np.ndarray:
     return bits.view(np.float32)
 
 
-def zeropower_via_newtonschulz(grad: np.ndarray, ns_coefficients: tuple, ns_steps: int,
-                               eps: float) -> np.ndarray:
+def zeropower_via_newtonschulz(
+    grad: np.ndarray, ns_coefficients: tuple, ns_steps: int, eps: float
+) -> np.ndarray:
     """About ``U V^T`` of ``grad = U S V^T``: ``ns_steps`` quintic Newton-Schulz iterations
     ``X = a X + (b G + c G^2) X`` (``G = X X^T``) on ``grad / ||grad||``, in bfloat16
     precision as PyTorch computes it (each result rounded to bfloat16)."""
@@ -55,10 +58,18 @@ class Muon(Optimizer):
     The Newton-Schulz iteration runs in bfloat16 precision, as in PyTorch.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, weight_decay: float = 0.1,
-                 momentum: float = 0.95, nesterov: bool = True,
-                 ns_coefficients: tuple = (3.4445, -4.775, 2.0315), eps: float = 1e-7,
-                 ns_steps: int = 5, adjust_lr_fn: str | None = None) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        weight_decay: float = 0.1,
+        momentum: float = 0.95,
+        nesterov: bool = True,
+        ns_coefficients: tuple = (3.4445, -4.775, 2.0315),
+        eps: float = 1e-7,
+        ns_steps: int = 5,
+        adjust_lr_fn: str | None = None,
+    ) -> None:
         check_lr(lr)
         if not 0.0 <= momentum:
             raise ValueError(f"momentum should be >= 0 but is: {momentum}")
@@ -66,14 +77,25 @@ class Muon(Optimizer):
             raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
         if adjust_lr_fn not in (None, "original", "match_rms_adamw"):
             raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
-        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, momentum=momentum,
-                                      nesterov=nesterov, ns_coefficients=tuple(ns_coefficients), eps=eps,
-                                      ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn))
+        super().__init__(
+            params,
+            {
+                "lr": lr,
+                "weight_decay": weight_decay,
+                "momentum": momentum,
+                "nesterov": nesterov,
+                "ns_coefficients": tuple(ns_coefficients),
+                "eps": eps,
+                "ns_steps": ns_steps,
+                "adjust_lr_fn": adjust_lr_fn,
+            },
+        )
         for group in self.param_groups:
             for p in group["params"]:
                 if p.ndim != 2:
-                    raise ValueError("Muon only supports 2D parameters whereas we found a parameter "
-                                     f"with size: {p.size()}")
+                    raise ValueError(
+                        f"Muon only supports 2D parameters whereas we found a parameter with size: {p.size()}"
+                    )
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         if grad.ndim != 2:
@@ -84,8 +106,7 @@ class Muon(Optimizer):
         buf = state["momentum_buffer"]
         buf += (grad - buf) * (1 - mom)
         update = grad + (buf - grad) * mom if group["nesterov"] else buf
-        ortho = zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"],
-                                           group["eps"])
+        ortho = zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"], group["eps"])
         rows, cols = param.shape
         fn = group["adjust_lr_fn"]
         if fn is None or fn == "original":

@@ -1,12 +1,14 @@
 """NAdam: Adam with Nesterov momentum and a momentum-decay schedule."""
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_betas, check_lr, check_nonneg
-from .optimizer import _scalar, _scalar_dtype, Optimizer
+from .optimizer import Optimizer, _scalar, _scalar_dtype
 
 __all__ = ["NAdam"]
 
@@ -21,20 +23,41 @@ class NAdam(Optimizer):
     ``decoupled_weight_decay=True`` decays the weights (NAdamW) instead of adding ``wd p`` to g.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 2e-3, betas: tuple = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
-                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
-                 maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 2e-3,
+        betas: tuple = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         check_lr(lr)
         check_nonneg("epsilon", eps)
         check_betas(betas)
         check_nonneg("weight_decay", weight_decay)
         check_nonneg("momentum_decay", momentum_decay)
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      momentum_decay=momentum_decay,
-                                      decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
-                                      foreach=foreach, capturable=capturable,
-                                      differentiable=differentiable))
+        super().__init__(
+            params,
+            {
+                "lr": lr,
+                "betas": tuple(betas),
+                "eps": eps,
+                "weight_decay": weight_decay,
+                "momentum_decay": momentum_decay,
+                "decoupled_weight_decay": decoupled_weight_decay,
+                "maximize": maximize,
+                "foreach": foreach,
+                "capturable": capturable,
+                "differentiable": differentiable,
+            },
+        )
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         lr, (b1, b2), eps, wd = _scalar(group["lr"]), group["betas"], group["eps"], group["weight_decay"]
@@ -59,8 +82,6 @@ class NAdam(Optimizer):
         m += (grad - m) * (1 - b1)
         v *= b2
         v += (1 - b2) * grad * grad
-        denom = np.sqrt(v / (1 - b2 ** step)) + eps
+        denom = np.sqrt(v / (1 - b2**step)) + eps
         param += (-lr * (1.0 - mu) / (1.0 - prod)) * grad / denom
         param += (-lr * mu_next / (1.0 - prod * mu_next)) * m / denom
-
-

@@ -15,9 +15,10 @@ import contextlib
 import functools
 import os
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from copy import deepcopy
 from itertools import chain
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +28,13 @@ from ..autograd.grad_mode import enable_grad
 from ..nn.modules.module import RemovableHandle
 from ..utils import trace
 
-__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
-           "register_optimizer_step_post_hook", "swap_in_optimizer_params_and_state"]
+__all__ = [
+    "Optimizer",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+    "required",
+    "swap_in_optimizer_params_and_state",
+]
 
 
 class _Required:
@@ -65,7 +71,7 @@ def _with_step_hooks(step: Callable) -> Callable:
     subclass's ``step`` calls ``super().step()``)."""
 
     @functools.wraps(step)
-    def wrapper(self: "Optimizer", *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
         if getattr(self, "_in_step", False):
             return step(self, *args, **kwargs)
         for pre in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
@@ -433,7 +439,7 @@ def _dense_grad(grad: Tensor) -> np.ndarray:
 def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
     """A loaded state value as this library keeps it: tensors copied (``step`` as saved,
     other floating tensors in the parameter's dtype), containers walked."""
-    if isinstance(value, Tensor) or (isinstance(value, np.ndarray)):
+    if isinstance(value, (Tensor, np.ndarray)):
         arr = np.array(value._data if isinstance(value, Tensor) else value)
         if key != "step" and arr.dtype.kind == "f":
             arr = arr.astype(param._data.dtype, copy=False)

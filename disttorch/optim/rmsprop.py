@@ -1,12 +1,13 @@
 """RMSprop, with momentum and the centred variant."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_lr, check_nonneg
-from .optimizer import _scalar, _scalar_dtype, Optimizer
+from .optimizer import Optimizer, _scalar, _scalar_dtype
 
 __all__ = ["RMSprop"]
 
@@ -25,9 +26,9 @@ class RMSprop(Optimizer):
         check_nonneg("momentum", momentum)
         check_nonneg("weight_decay", weight_decay)
         check_nonneg("alpha", alpha)
-        super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                                      weight_decay=weight_decay, capturable=capturable, foreach=foreach,
-                                      maximize=maximize, differentiable=differentiable))
+        super().__init__(params, {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
+                                      "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
+                                      "maximize": maximize, "differentiable": differentiable})
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         alpha, eps, wd, mom = group["alpha"], group["eps"], group["weight_decay"], group["momentum"]

@@ -1,12 +1,14 @@
 """Rprop: resilient backpropagation, per-coordinate step sizes driven by gradient signs."""
+
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_lr
-from .optimizer import _scalar, _scalar_dtype, Optimizer
+from .optimizer import Optimizer, _scalar, _scalar_dtype
 
 __all__ = ["Rprop"]
 
@@ -16,15 +18,33 @@ class Rprop(Optimizer):
     gradient keeps its sign, shrinks by ``etas[0]`` when it flips (that step is skipped and
     the gradient forgotten), and stays within ``step_sizes``; ``p -= sign(g) * step_size``."""
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, etas: tuple = (0.5, 1.2),
-                 step_sizes: tuple = (1e-6, 50), *, capturable: bool = False,
-                 foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        etas: tuple = (0.5, 1.2),
+        step_sizes: tuple = (1e-6, 50),
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         check_lr(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
-        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
-                                      foreach=foreach, maximize=maximize, differentiable=differentiable,
-                                      capturable=capturable))
+        super().__init__(
+            params,
+            {
+                "lr": lr,
+                "etas": tuple(etas),
+                "step_sizes": tuple(step_sizes),
+                "foreach": foreach,
+                "maximize": maximize,
+                "differentiable": differentiable,
+                "capturable": capturable,
+            },
+        )
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         etaminus, etaplus = group["etas"]

@@ -1,12 +1,13 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from ._checks import check_lr, check_nonneg, flag_defaults
-from .optimizer import _scalar, Optimizer
+from .optimizer import Optimizer, _scalar
 
 __all__ = ["SGD"]
 

@@ -1,14 +1,16 @@
 """SparseAdam: Adam that moves only the entries a (sparse) gradient touches."""
+
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from .._tensor import Tensor
 from ._checks import check_betas, check_lr, check_nonneg
-from .optimizer import _scalar, Optimizer
+from .optimizer import Optimizer, _scalar
 
 __all__ = ["SparseAdam"]
 
@@ -24,12 +26,18 @@ class SparseAdam(Optimizer):
     keep their moments, as with a sparse gradient.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
-                 eps: float = 1e-8, maximize: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple = (0.9, 0.999),
+        eps: float = 1e-8,
+        maximize: bool = False,
+    ) -> None:
         check_lr(lr)
         check_nonneg("epsilon", eps)
         check_betas(betas)
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, maximize=maximize))
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "maximize": maximize})
 
     def step(self, closure: Any = None) -> Any:
         """One SparseAdam step; ``closure`` re-evaluates the loss."""
@@ -52,7 +60,7 @@ class SparseAdam(Optimizer):
             grad = grad.coalesce()
             idx = tuple(grad.indices()._data)
             values = grad.values()._data
-            mask = np.zeros(param.shape[:len(idx)], dtype=bool)
+            mask = np.zeros(param.shape[: len(idx)], dtype=bool)
             mask[idx] = True
             dense = np.zeros_like(param)
             dense[idx] = values
@@ -75,5 +83,5 @@ class SparseAdam(Optimizer):
         m_new = m[mask] + (g - m[mask]) * (1 - b1)
         v_new = v[mask] + (g * g - v[mask]) * (1 - b2)
         m[mask], v[mask] = m_new, v_new
-        step_size = _scalar(group["lr"]) * math.sqrt(1 - b2 ** step) / (1 - b1 ** step)
+        step_size = _scalar(group["lr"]) * math.sqrt(1 - b2**step) / (1 - b1**step)
         param[mask] -= step_size * m_new / (np.sqrt(v_new) + group["eps"])

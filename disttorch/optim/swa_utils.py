@@ -1,13 +1,15 @@
 """Stochastic weight averaging and EMA, as ``torch.optim.swa_utils``: ``AveragedModel``
 (keeps a running average of a model's parameters), the averaging functions, ``update_bn``
 (recomputes batch-norm statistics for averaged weights) and the ``SWALR`` schedule."""
+
 from __future__ import annotations
 
 import itertools
 import math
 import warnings
+from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,11 +17,18 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
-from .lr_scheduler import _format_param, LRScheduler
-from .optimizer import _scalar_dtype, Optimizer
+from .lr_scheduler import LRScheduler, _format_param
+from .optimizer import Optimizer, _scalar_dtype
 
-__all__ = ["AveragedModel", "SWALR", "get_ema_avg_fn", "get_ema_multi_avg_fn", "get_swa_avg_fn",
-           "get_swa_multi_avg_fn", "update_bn"]
+__all__ = [
+    "SWALR",
+    "AveragedModel",
+    "get_ema_avg_fn",
+    "get_ema_multi_avg_fn",
+    "get_swa_avg_fn",
+    "get_swa_multi_avg_fn",
+    "update_bn",
+]
 
 PARAM_LIST = Sequence[Tensor]
 
@@ -39,21 +48,28 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
 
     def ema_update(ema_param_list: PARAM_LIST, current_param_list: PARAM_LIST, _: Any) -> None:
         for e, p in zip(ema_param_list, current_param_list):
-            e._data[...] = (e._data + (p._data - e._data) * (1 - decay)
-                            if e._data.dtype.kind in "fc" else e._data * decay + p._data * (1 - decay))
+            e._data[...] = (
+                e._data + (p._data - e._data) * (1 - decay)
+                if e._data.dtype.kind in "fc"
+                else e._data * decay + p._data * (1 - decay)
+            )
             e._bump_version()
+
     return ema_update
 
 
 def get_swa_multi_avg_fn() -> Callable:
     """``fn(avg_params, params, n)``: the running mean ``avg += (p - avg) / (n + 1)`` in place."""
 
-    def swa_update(averaged_param_list: PARAM_LIST, current_param_list: PARAM_LIST, num_averaged: Any) -> None:
+    def swa_update(
+        averaged_param_list: PARAM_LIST, current_param_list: PARAM_LIST, num_averaged: Any
+    ) -> None:
         # 1 / (n + 1) of an integer tensor is in the default dtype (float32), as in PyTorch
         w = float(np.asarray(1 / (_count(num_averaged) + 1), dtype=_scalar_dtype()))
         for a, p in zip(averaged_param_list, current_param_list):
             a._data[...] = a._data + (p._data - a._data) * w
             a._bump_version()
+
     return swa_update
 
 
@@ -64,6 +80,7 @@ def get_ema_avg_fn(decay: float = 0.999) -> Callable:
     def ema_update(ema_param: Tensor, current_param: Tensor, num_averaged: Any) -> Tensor:
         with no_grad():
             return decay * ema_param + (1 - decay) * current_param
+
     return ema_update
 
 
@@ -73,6 +90,7 @@ def get_swa_avg_fn() -> Callable:
     def swa_update(averaged_param: Tensor, current_param: Tensor, num_averaged: Any) -> Tensor:
         with no_grad():
             return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
+
     return swa_update
 
 
@@ -85,8 +103,14 @@ class AveragedModel(Module):
     ``device`` is accepted for PyTorch compatibility (everything lives on the CPU).
     """
 
-    def __init__(self, model: Module, device: Any = None, avg_fn: Callable | None = None,
-                 multi_avg_fn: Callable | None = None, use_buffers: bool = False) -> None:
+    def __init__(
+        self,
+        model: Module,
+        device: Any = None,
+        avg_fn: Callable | None = None,
+        multi_avg_fn: Callable | None = None,
+        use_buffers: bool = False,
+    ) -> None:
         super().__init__()
         if avg_fn is not None and multi_avg_fn is not None:
             raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
@@ -155,12 +179,20 @@ class SWALR(LRScheduler):
     """Anneal each group's lr to ``swa_lr`` over ``anneal_epochs`` epochs (``"cos"`` or
     ``"linear"``), then hold it; for the SWA phase of training."""
 
-    def __init__(self, optimizer: Optimizer, swa_lr: float | list, anneal_epochs: int = 10,
-                 anneal_strategy: str = "cos", last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        swa_lr: float | list,
+        anneal_epochs: int = 10,
+        anneal_strategy: str = "cos",
+        last_epoch: int = -1,
+    ) -> None:
         for lr, g in zip(_format_param("swa_lr", optimizer, swa_lr), optimizer.param_groups):
             g["swa_lr"] = lr
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
         self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
@@ -185,8 +217,11 @@ class SWALR(LRScheduler):
 
     def get_lr(self) -> list:
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                UserWarning,
+                stacklevel=2,
+            )
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

@@ -1,5 +1,6 @@
 """Distributions against PyTorch: log_prob, entropy, moments, cdf/icdf and KL divergences
 in float64 on the same parameters and values."""
+
 import numpy as np
 import pytest
 
@@ -116,22 +117,49 @@ def test_log_prob_entropy_and_moments_match_pytorch(torch, case):
         expected = None
     if expected is not None:
         _close(ours.entropy(), expected, rtol=1e-8)
-    if name in ("Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "HalfNormal", "LogNormal", "HalfCauchy",
-                "Gumbel", "Pareto", "Weibull", "Kumaraswamy", "ContinuousBernoulli"):
+    if name in (
+        "Normal",
+        "Uniform",
+        "Exponential",
+        "Laplace",
+        "Cauchy",
+        "HalfNormal",
+        "LogNormal",
+        "HalfCauchy",
+        "Gumbel",
+        "Pareto",
+        "Weibull",
+        "Kumaraswamy",
+        "ContinuousBernoulli",
+    ):
         _close(ours.cdf(dt.tensor(values.numpy())), theirs.cdf(values))
         q = torch.tensor(RNG.uniform(0.05, 0.95, tuple(values.shape)), dtype=torch.float64)
         _close(ours.icdf(dt.tensor(q.numpy())), theirs.icdf(q), rtol=1e-8)
     if name == "Gamma":
-        _close(ours.cdf(dt.tensor(values.numpy())), torch.special.gammainc(theirs.concentration,
-                                                                            theirs.rate * values), rtol=1e-8)
+        _close(
+            ours.cdf(dt.tensor(values.numpy())),
+            torch.special.gammainc(theirs.concentration, theirs.rate * values),
+            rtol=1e-8,
+        )
     if theirs.has_enumerate_support:
         _close(ours.enumerate_support(), theirs.enumerate_support())
         _close(ours.enumerate_support(expand=False), theirs.enumerate_support(expand=False))
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("case", ["Normal", "Gamma", "Dirichlet", "MultivariateNormal-cov",
-                                  "Categorical-logits", "StudentT", "LowRankMultivariateNormal", "Beta"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "Normal",
+        "Gamma",
+        "Dirichlet",
+        "MultivariateNormal-cov",
+        "Categorical-logits",
+        "StudentT",
+        "LowRankMultivariateNormal",
+        "Beta",
+    ],
+)
 def test_expand_matches_pytorch(torch, case):
     name, args, kwargs = CASES[case]
     theirs = _build(torch, name, args, kwargs)
@@ -144,22 +172,42 @@ def test_expand_matches_pytorch(torch, case):
     assert tuple(oe.sample((3,)).shape) == tuple(te.sample((3,)).shape)
 
 
-KL_PAIRS = [("Normal", "Normal"), ("Bernoulli-probs", "Bernoulli-logits"),
-            ("Categorical-probs", "Categorical-logits"), ("Beta", "Beta"), ("Gamma", "Gamma"),
-            ("Dirichlet", "Dirichlet"), ("Exponential", "Exponential"), ("Laplace", "Laplace"),
-            ("Poisson", "Poisson"), ("Geometric", "Geometric"), ("Cauchy", "Cauchy"),
-            ("MultivariateNormal-cov", "MultivariateNormal-prec"), ("HalfNormal", "HalfNormal"),
-            ("LogNormal", "LogNormal"), ("OneHotCategorical", "OneHotCategorical"), ("Uniform", "Uniform"),
-            ("Binomial", "Binomial"), ("Exponential", "Gamma"), ("Gamma", "Exponential"),
-            ("Uniform", "Normal"), ("Normal", "Laplace"), ("Beta", "Uniform"),
-            ("LowRankMultivariateNormal", "LowRankMultivariateNormal")]
+KL_PAIRS = [
+    ("Normal", "Normal"),
+    ("Bernoulli-probs", "Bernoulli-logits"),
+    ("Categorical-probs", "Categorical-logits"),
+    ("Beta", "Beta"),
+    ("Gamma", "Gamma"),
+    ("Dirichlet", "Dirichlet"),
+    ("Exponential", "Exponential"),
+    ("Laplace", "Laplace"),
+    ("Poisson", "Poisson"),
+    ("Geometric", "Geometric"),
+    ("Cauchy", "Cauchy"),
+    ("MultivariateNormal-cov", "MultivariateNormal-prec"),
+    ("HalfNormal", "HalfNormal"),
+    ("LogNormal", "LogNormal"),
+    ("OneHotCategorical", "OneHotCategorical"),
+    ("Uniform", "Uniform"),
+    ("Binomial", "Binomial"),
+    ("Exponential", "Gamma"),
+    ("Gamma", "Exponential"),
+    ("Uniform", "Normal"),
+    ("Normal", "Laplace"),
+    ("Beta", "Uniform"),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
+]
 
 
 def _other(case):
     """The same family with other parameters (fresh draws of the same shapes)."""
     name, args, kwargs = CASES[case]
-    new_args = tuple(a if a.ndim == 0 or (a == np.round(a)).all() else (RNG.uniform(0.5, 3.0, a.shape) if (a > 0).all()
-                                            else RNG.standard_normal(a.shape)) for a in args)
+    new_args = tuple(
+        a
+        if a.ndim == 0 or (a == np.round(a)).all()
+        else (RNG.uniform(0.5, 3.0, a.shape) if (a > 0).all() else RNG.standard_normal(a.shape))
+        for a in args
+    )
     new_kwargs = {}
     for k, v in kwargs.items():
         if k in ("covariance_matrix", "precision_matrix"):
@@ -190,19 +238,25 @@ def test_mixture_same_family_matches_pytorch(torch):
     logits, loc, scale = _real(3, 4), _real(3, 4, 2), _pos(3, 4, 2)
     theirs = torch.distributions.MixtureSameFamily(
         torch.distributions.Categorical(logits=torch.tensor(logits)),
-        torch.distributions.Independent(torch.distributions.Normal(torch.tensor(loc), torch.tensor(scale)), 1))
-    ours = D.MixtureSameFamily(D.Categorical(logits=dt.tensor(logits)),
-                               D.Independent(D.Normal(dt.tensor(loc), dt.tensor(scale)), 1))
+        torch.distributions.Independent(
+            torch.distributions.Normal(torch.tensor(loc), torch.tensor(scale)), 1
+        ),
+    )
+    ours = D.MixtureSameFamily(
+        D.Categorical(logits=dt.tensor(logits)), D.Independent(D.Normal(dt.tensor(loc), dt.tensor(scale)), 1)
+    )
     values = theirs.sample((5,))
     _close(ours.log_prob(dt.tensor(values.numpy())), theirs.log_prob(values))
     _close(ours.mean, theirs.mean)
     _close(ours.variance, theirs.variance)
     assert tuple(ours.sample((5,)).shape) == tuple(values.shape)
-    uni_t = torch.distributions.MixtureSameFamily(torch.distributions.Categorical(logits=torch.tensor(logits)),
-                                                  torch.distributions.Normal(torch.tensor(loc[..., 0]),
-                                                                             torch.tensor(scale[..., 0])))
-    uni_o = D.MixtureSameFamily(D.Categorical(logits=dt.tensor(logits)),
-                                D.Normal(dt.tensor(loc[..., 0]), dt.tensor(scale[..., 0])))
+    uni_t = torch.distributions.MixtureSameFamily(
+        torch.distributions.Categorical(logits=torch.tensor(logits)),
+        torch.distributions.Normal(torch.tensor(loc[..., 0]), torch.tensor(scale[..., 0])),
+    )
+    uni_o = D.MixtureSameFamily(
+        D.Categorical(logits=dt.tensor(logits)), D.Normal(dt.tensor(loc[..., 0]), dt.tensor(scale[..., 0]))
+    )
     x = uni_t.sample((2,))
     _close(uni_o.cdf(dt.tensor(x.numpy())), uni_t.cdf(x))
 
@@ -214,8 +268,9 @@ def test_transformed_distribution_matches_pytorch(torch):
     for lib in (dt, torch):
         T = lib.distributions.transforms
         base = lib.distributions.Normal(lib.tensor(loc), lib.tensor(scale))
-        d = lib.distributions.TransformedDistribution(base, [T.AffineTransform(1.0, lib.tensor(scale)),
-                                                             T.SigmoidTransform()])
+        d = lib.distributions.TransformedDistribution(
+            base, [T.AffineTransform(1.0, lib.tensor(scale)), T.SigmoidTransform()]
+        )
         x = lib.tensor(xs)
         out.append((d.log_prob(x), d.cdf(x), d.icdf(x)))
     for a, b in zip(*out):

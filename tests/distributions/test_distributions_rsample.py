@@ -1,6 +1,7 @@
 """Reparameterised sampling: rsample gradients pass float64 gradcheck (the noise fixed by
 re-seeding), the implicit gamma gradient equals PyTorch's, and sample statistics match
 the distributions' moments."""
+
 import numpy as np
 import pytest
 
@@ -17,23 +18,32 @@ def _seeded(make, shape=(3,)):
     def fn(*params):
         dt.manual_seed(123)
         return make(*params).rsample(shape)
+
     return fn
 
 
-@pytest.mark.parametrize("make,params", [
-    (lambda m, s: D.Normal(m, s), ([0.5, -1.0], [1.0, 2.0])),
-    (lambda lo, hi: D.Uniform(lo, hi), ([0.0, -1.0], [1.0, 2.0])),
-    (lambda r: D.Exponential(r), ([0.5, 2.0],)),
-    (lambda m, s: D.Laplace(m, s), ([0.5, -1.0], [1.0, 2.0])),
-    (lambda m, s: D.Cauchy(m, s), ([0.5, -1.0], [1.0, 2.0])),
-    (lambda m, s: D.LogNormal(m, s), ([0.1, -0.2], [0.3, 0.5])),
-    (lambda s: D.HalfNormal(s), ([0.3, 1.5],)),
-    (lambda m, c: D.MultivariateNormal(m, scale_tril=c.tril() + 2 * dt.eye(2, dtype=dt.float64)),
-     ([0.5, -1.0], [[1.0, 0.0], [0.3, 0.5]])),
-    (lambda m, w, d: D.LowRankMultivariateNormal(m, w, d), ([0.5, -1.0], [[1.0], [0.3]], [0.5, 2.0])),
-    (lambda p: D.RelaxedBernoulli(dt.tensor(0.7, dtype=dt.float64), probs=p), ([0.3, 0.8],)),
-    (lambda lg: D.RelaxedOneHotCategorical(dt.tensor(0.5, dtype=dt.float64), logits=lg), ([0.3, -0.8, 1.0],)),
-])
+@pytest.mark.parametrize(
+    "make,params",
+    [
+        (lambda m, s: D.Normal(m, s), ([0.5, -1.0], [1.0, 2.0])),
+        (lambda lo, hi: D.Uniform(lo, hi), ([0.0, -1.0], [1.0, 2.0])),
+        (lambda r: D.Exponential(r), ([0.5, 2.0],)),
+        (lambda m, s: D.Laplace(m, s), ([0.5, -1.0], [1.0, 2.0])),
+        (lambda m, s: D.Cauchy(m, s), ([0.5, -1.0], [1.0, 2.0])),
+        (lambda m, s: D.LogNormal(m, s), ([0.1, -0.2], [0.3, 0.5])),
+        (lambda s: D.HalfNormal(s), ([0.3, 1.5],)),
+        (
+            lambda m, c: D.MultivariateNormal(m, scale_tril=c.tril() + 2 * dt.eye(2, dtype=dt.float64)),
+            ([0.5, -1.0], [[1.0, 0.0], [0.3, 0.5]]),
+        ),
+        (lambda m, w, d: D.LowRankMultivariateNormal(m, w, d), ([0.5, -1.0], [[1.0], [0.3]], [0.5, 2.0])),
+        (lambda p: D.RelaxedBernoulli(dt.tensor(0.7, dtype=dt.float64), probs=p), ([0.3, 0.8],)),
+        (
+            lambda lg: D.RelaxedOneHotCategorical(dt.tensor(0.5, dtype=dt.float64), logits=lg),
+            ([0.3, -0.8, 1.0],),
+        ),
+    ],
+)
 def test_rsample_gradcheck(make, params):
     assert gradcheck(_seeded(make), tuple(_p(v) for v in params))
 
@@ -56,8 +66,11 @@ def test_implicit_gamma_gradient_matches_pytorch():
     np.testing.assert_allclose(standard_gamma_grad(x, alpha), expected, rtol=2e-3)
     big = np.array([3000.0, 5000.0])
     xb = big + np.array([40.0, -60.0])
-    np.testing.assert_allclose(standard_gamma_grad(xb, big),
-                               torch._standard_gamma_grad(torch.tensor(big), torch.tensor(xb)).numpy(), rtol=1e-3)
+    np.testing.assert_allclose(
+        standard_gamma_grad(xb, big),
+        torch._standard_gamma_grad(torch.tensor(big), torch.tensor(xb)).numpy(),
+        rtol=1e-3,
+    )
 
 
 def test_implicit_gamma_gradient_matches_finite_differences_of_the_inverse_cdf():
@@ -67,12 +80,18 @@ def test_implicit_gamma_gradient_matches_finite_differences_of_the_inverse_cdf()
         level = _regularized_lower_gamma(np.array(a), np.array(x))
         # dx/da at fixed level: -(dP/da) / (dP/dx)
         h = 1e-5 * a
-        dp_da = (_regularized_lower_gamma(np.array(a + h), np.array(x))
-                 - _regularized_lower_gamma(np.array(a - h), np.array(x))) / (2 * h)
-        dp_dx = (_regularized_lower_gamma(np.array(a), np.array(x + h))
-                 - _regularized_lower_gamma(np.array(a), np.array(x - h))) / (2 * h)
+        dp_da = (
+            _regularized_lower_gamma(np.array(a + h), np.array(x))
+            - _regularized_lower_gamma(np.array(a - h), np.array(x))
+        ) / (2 * h)
+        dp_dx = (
+            _regularized_lower_gamma(np.array(a), np.array(x + h))
+            - _regularized_lower_gamma(np.array(a), np.array(x - h))
+        ) / (2 * h)
         assert 0 < level < 1
-        np.testing.assert_allclose(standard_gamma_grad(np.array([x]), np.array([a])), -dp_da / dp_dx, rtol=1e-5)
+        np.testing.assert_allclose(
+            standard_gamma_grad(np.array([x]), np.array([a])), -dp_da / dp_dx, rtol=1e-5
+        )
 
 
 def test_gamma_beta_dirichlet_rsample_gradients_are_unbiased():
@@ -89,24 +108,28 @@ def test_gamma_beta_dirichlet_rsample_gradients_are_unbiased():
     np.testing.assert_allclose(conc.grad.numpy(), [5 / 36, -1 / 36, -1 / 36], rtol=0.1, atol=0.005)
 
 
-@pytest.mark.parametrize("dist", [
-    D.Normal(dt.tensor([1.0, -2.0]), dt.tensor([0.5, 2.0])),
-    D.Gamma(dt.tensor([0.5, 4.0]), dt.tensor([1.0, 2.0])),
-    D.Beta(dt.tensor([0.5, 4.0]), dt.tensor([2.0, 1.0])),
-    D.Poisson(dt.tensor([0.5, 7.0])),
-    D.Binomial(dt.tensor([5.0, 20.0]), probs=dt.tensor([0.3, 0.8])),
-    D.Geometric(probs=dt.tensor([0.3, 0.8])),
-    D.Bernoulli(probs=dt.tensor([0.3, 0.8])),
-    D.Exponential(dt.tensor([0.5, 3.0])),
-    D.Laplace(dt.tensor([0.5, 3.0]), dt.tensor([1.0, 0.2])),
-    D.StudentT(dt.tensor([5.0, 9.0])),
-    D.Chi2(dt.tensor([3.0, 6.0])),
-    D.Categorical(probs=dt.tensor([0.2, 0.5, 0.3])),
-    D.Dirichlet(dt.tensor([1.0, 2.0, 3.0])),
-    D.MultivariateNormal(dt.tensor([1.0, -1.0]), covariance_matrix=dt.tensor([[2.0, 0.5], [0.5, 1.0]])),
-    D.LowRankMultivariateNormal(dt.tensor([1.0, -1.0]), dt.tensor([[1.0], [0.5]]), dt.tensor([0.5, 0.2])),
-    D.Uniform(dt.tensor([-1.0, 2.0]), dt.tensor([1.0, 5.0])),
-], ids=lambda d: type(d).__name__)
+@pytest.mark.parametrize(
+    "dist",
+    [
+        D.Normal(dt.tensor([1.0, -2.0]), dt.tensor([0.5, 2.0])),
+        D.Gamma(dt.tensor([0.5, 4.0]), dt.tensor([1.0, 2.0])),
+        D.Beta(dt.tensor([0.5, 4.0]), dt.tensor([2.0, 1.0])),
+        D.Poisson(dt.tensor([0.5, 7.0])),
+        D.Binomial(dt.tensor([5.0, 20.0]), probs=dt.tensor([0.3, 0.8])),
+        D.Geometric(probs=dt.tensor([0.3, 0.8])),
+        D.Bernoulli(probs=dt.tensor([0.3, 0.8])),
+        D.Exponential(dt.tensor([0.5, 3.0])),
+        D.Laplace(dt.tensor([0.5, 3.0]), dt.tensor([1.0, 0.2])),
+        D.StudentT(dt.tensor([5.0, 9.0])),
+        D.Chi2(dt.tensor([3.0, 6.0])),
+        D.Categorical(probs=dt.tensor([0.2, 0.5, 0.3])),
+        D.Dirichlet(dt.tensor([1.0, 2.0, 3.0])),
+        D.MultivariateNormal(dt.tensor([1.0, -1.0]), covariance_matrix=dt.tensor([[2.0, 0.5], [0.5, 1.0]])),
+        D.LowRankMultivariateNormal(dt.tensor([1.0, -1.0]), dt.tensor([[1.0], [0.5]]), dt.tensor([0.5, 0.2])),
+        D.Uniform(dt.tensor([-1.0, 2.0]), dt.tensor([1.0, 5.0])),
+    ],
+    ids=lambda d: type(d).__name__,
+)
 def test_sample_statistics_match_the_moments(dist):
     dt.manual_seed(0)
     x = dist.sample((40000,)).double()

@@ -1,5 +1,6 @@
 """The special functions the distributions use (disttorch/ops/special_fns.py): values vs
 PyTorch, float64 gradcheck, poles and domains."""
+
 import numpy as np
 import pytest
 
@@ -17,10 +18,20 @@ def test_values_match_pytorch(name):
     x = np.linspace(-0.999, 0.999, 101) if name == "erfinv" else X
     if name == "polygamma3":
         x = x[x > 0]
-    ours = {"lgamma": S.lgamma, "digamma": S.digamma, "trigamma": lambda t: S.polygamma(1, t),
-            "polygamma3": lambda t: S.polygamma(3, t), "erfinv": S.erfinv}[name](dt.tensor(x)).numpy()
-    theirs = {"lgamma": torch.lgamma, "digamma": torch.digamma, "trigamma": lambda t: torch.polygamma(1, t),
-              "polygamma3": lambda t: torch.polygamma(3, t), "erfinv": torch.erfinv}[name](torch.tensor(x)).numpy()
+    ours = {
+        "lgamma": S.lgamma,
+        "digamma": S.digamma,
+        "trigamma": lambda t: S.polygamma(1, t),
+        "polygamma3": lambda t: S.polygamma(3, t),
+        "erfinv": S.erfinv,
+    }[name](dt.tensor(x)).numpy()
+    theirs = {
+        "lgamma": torch.lgamma,
+        "digamma": torch.digamma,
+        "trigamma": lambda t: torch.polygamma(1, t),
+        "polygamma3": lambda t: torch.polygamma(3, t),
+        "erfinv": torch.erfinv,
+    }[name](torch.tensor(x)).numpy()
     # PyTorch's trigamma is accurate to ~1e-9 (ours to ~1e-14, checked against a direct sum)
     np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
     f32 = {"lgamma": S.lgamma, "digamma": S.digamma, "erfinv": S.erfinv}.get(name)
@@ -28,11 +39,15 @@ def test_values_match_pytorch(name):
         assert f32(dt.tensor(x, dtype=dt.float32)).dtype == dt.float32
 
 
-@pytest.mark.parametrize("fn", [S.lgamma, S.digamma, lambda t: S.polygamma(1, t), S.erfinv],
-                         ids=["lgamma", "digamma", "trigamma", "erfinv"])
+@pytest.mark.parametrize(
+    "fn",
+    [S.lgamma, S.digamma, lambda t: S.polygamma(1, t), S.erfinv],
+    ids=["lgamma", "digamma", "trigamma", "erfinv"],
+)
 def test_gradcheck_and_second_order(fn):
-    x = dt.tensor([0.3, 0.45, 0.7] if fn is S.erfinv else [0.3, 1.7, 4.2, -1.5], dtype=dt.float64,
-                  requires_grad=True)
+    x = dt.tensor(
+        [0.3, 0.45, 0.7] if fn is S.erfinv else [0.3, 1.7, 4.2, -1.5], dtype=dt.float64, requires_grad=True
+    )
     assert gradcheck(fn, (x,))
     assert dt.autograd.gradgradcheck(fn, (x,))
 

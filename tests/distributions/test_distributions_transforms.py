@@ -1,5 +1,6 @@
 """Transforms (values, inverses, log-Jacobians vs PyTorch and gradcheck), constraints, the
 biject_to/transform_to registries, argument validation, register_kl dispatch."""
+
 import math
 
 import numpy as np
@@ -24,7 +25,10 @@ TRANSFORMS = {
     "Sigmoid": (lambda M, lib: M.SigmoidTransform(), (4, 3)),
     "Tanh": (lambda M, lib: M.TanhTransform(), (4, 3)),
     "Softplus": (lambda M, lib: M.SoftplusTransform(), (4, 3)),
-    "Affine": (lambda M, lib: M.AffineTransform(lib.tensor([0.5, -1.0, 2.0]), lib.tensor([2.0, -0.5, 1.5])), (4, 3)),
+    "Affine": (
+        lambda M, lib: M.AffineTransform(lib.tensor([0.5, -1.0, 2.0]), lib.tensor([2.0, -0.5, 1.5])),
+        (4, 3),
+    ),
     "Affine-event": (lambda M, lib: M.AffineTransform(1.0, lib.tensor([2.0, 0.5, 3.0]), event_dim=1), (4, 3)),
     "Power": (lambda M, lib: M.PowerTransform(lib.tensor(2.5)), (4, 3)),
     "StickBreaking": (lambda M, lib: M.StickBreakingTransform(), (4, 3)),
@@ -34,9 +38,14 @@ TRANSFORMS = {
     "LowerCholesky": (lambda M, lib: M.LowerCholeskyTransform(), (2, 3, 3)),
     "CorrCholesky": (lambda M, lib: M.CorrCholeskyTransform(), (2, 3)),
     "Softmax": (lambda M, lib: M.SoftmaxTransform(), (4, 3)),
-    "Cat": (lambda M, lib: M.CatTransform([M.ExpTransform(), M.SigmoidTransform()], dim=1, lengths=[1, 2]), (4, 3)),
-    "Stack": (lambda M, lib: M.StackTransform([M.ExpTransform(), M.TanhTransform(), M.SigmoidTransform()], dim=1),
-              (4, 3)),
+    "Cat": (
+        lambda M, lib: M.CatTransform([M.ExpTransform(), M.SigmoidTransform()], dim=1, lengths=[1, 2]),
+        (4, 3),
+    ),
+    "Stack": (
+        lambda M, lib: M.StackTransform([M.ExpTransform(), M.TanhTransform(), M.SigmoidTransform()], dim=1),
+        (4, 3),
+    ),
 }
 
 
@@ -55,17 +64,30 @@ def test_transform_matches_pytorch(torch, name):
     if name not in ("Softmax", "LowerCholesky"):  # not injective on their domains
         np.testing.assert_allclose(ours.inv(yo).numpy(), x, rtol=1e-6, atol=1e-8)
     if name not in ("Softmax", "Stack", "LowerCholesky"):
-        np.testing.assert_allclose(ours.log_abs_det_jacobian(xo, yo).numpy(),
-                                   theirs.log_abs_det_jacobian(xt, yt).numpy(), rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(
+            ours.log_abs_det_jacobian(xo, yo).numpy(),
+            theirs.log_abs_det_jacobian(xt, yt).numpy(),
+            rtol=1e-8,
+            atol=1e-10,
+        )
     assert tuple(ours.forward_shape(shape)) == tuple(theirs.forward_shape(shape))
     assert ours.bijective == theirs.bijective
     assert ours.domain.event_dim == theirs.domain.event_dim
     assert ours.codomain.event_dim == theirs.codomain.event_dim
 
 
-@pytest.mark.parametrize("transform", [T.ExpTransform(), T.SigmoidTransform(), T.TanhTransform(),
-                                       T.SoftplusTransform(), T.StickBreakingTransform(),
-                                       T.AffineTransform(0.5, 2.0)], ids=lambda t: type(t).__name__)
+@pytest.mark.parametrize(
+    "transform",
+    [
+        T.ExpTransform(),
+        T.SigmoidTransform(),
+        T.TanhTransform(),
+        T.SoftplusTransform(),
+        T.StickBreakingTransform(),
+        T.AffineTransform(0.5, 2.0),
+    ],
+    ids=lambda t: type(t).__name__,
+)
 def test_transform_and_log_det_gradcheck(transform):
     x = dt.tensor(RNG.standard_normal((2, 3)) * 0.5, requires_grad=True)
     assert gradcheck(lambda a: transform(a), (x,))
@@ -83,12 +105,23 @@ def test_inverse_and_cache():
         T.ExpTransform(cache_size=2)
 
 
-@pytest.mark.parametrize("constraint", [constraints.real, constraints.positive, constraints.unit_interval,
-                                        constraints.interval(-2.0, 3.0), constraints.greater_than(1.5),
-                                        constraints.less_than(-1.0), constraints.simplex,
-                                        constraints.real_vector, constraints.lower_cholesky,
-                                        constraints.positive_definite, constraints.corr_cholesky],
-                         ids=repr)
+@pytest.mark.parametrize(
+    "constraint",
+    [
+        constraints.real,
+        constraints.positive,
+        constraints.unit_interval,
+        constraints.interval(-2.0, 3.0),
+        constraints.greater_than(1.5),
+        constraints.less_than(-1.0),
+        constraints.simplex,
+        constraints.real_vector,
+        constraints.lower_cholesky,
+        constraints.positive_definite,
+        constraints.corr_cholesky,
+    ],
+    ids=repr,
+)
 def test_transform_to_lands_in_the_constraint(constraint):
     shape = (2, 3, 3) if constraint.event_dim == 2 else (2, 3)
     x = dt.tensor(RNG.standard_normal(shape))
@@ -104,10 +137,15 @@ def test_transform_to_lands_in_the_constraint(constraint):
 def test_constraint_checks_and_registry_errors():
     assert constraints.positive.check(dt.tensor([1.0, 0.0, -1.0])).tolist() == [True, False, False]
     assert constraints.simplex.check(dt.tensor([[0.2, 0.8], [0.5, 0.6]])).tolist() == [True, False]
-    assert constraints.integer_interval(0, 3).check(dt.tensor([0.0, 3.0, 1.5, 4.0])).tolist() == \
-        [True, True, False, False]
-    assert constraints.independent(constraints.positive, 1).check(dt.tensor([[1.0, 2.0], [1.0, -1.0]])).tolist() \
-        == [True, False]
+    assert constraints.integer_interval(0, 3).check(dt.tensor([0.0, 3.0, 1.5, 4.0])).tolist() == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert constraints.independent(constraints.positive, 1).check(
+        dt.tensor([[1.0, 2.0], [1.0, -1.0]])
+    ).tolist() == [True, False]
     assert constraints.is_dependent(constraints.dependent) and not constraints.is_dependent(constraints.real)
     with pytest.raises(NotImplementedError, match="Cannot transform"):
         D.biject_to(constraints.boolean)

@@ -1,13 +1,29 @@
 """Optimizer API: hooks (per optimiser and global), state-dict hooks, named parameters,
 param groups, zero_grad, flags and errors, custom subclasses."""
+
 import numpy as np
 import pytest
 
 import disttorch as dt
 from disttorch import optim
 
-ALL = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon", "NAdam",
-       "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam"]
+ALL = [
+    "ASGD",
+    "Adadelta",
+    "Adafactor",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "LBFGS",
+    "Muon",
+    "NAdam",
+    "RAdam",
+    "RMSprop",
+    "Rprop",
+    "SGD",
+    "SparseAdam",
+]
 
 
 def _p(*shape):
@@ -113,6 +129,7 @@ def test_state_dict_hooks():
         sd.pop("extra")
         log.append("load-pre")
         return sd
+
     opt.register_load_state_dict_pre_hook(drop_extra)
     opt.register_load_state_dict_post_hook(lambda o: log.append("load-post"))
     opt.load_state_dict(sd)
@@ -172,19 +189,22 @@ def test_zero_grad_set_to_none_or_zero():
     assert p.grad is None
 
 
-@pytest.mark.parametrize("name,kwargs,match", [
-    ("Adam", {"lr": -1}, "Invalid learning rate"),
-    ("Adam", {"betas": (1.0, 0.9)}, "beta parameter at index 0"),
-    ("AdamW", {"eps": -1}, "Invalid epsilon"),
-    ("SGD", {"momentum": -0.1}, "Invalid momentum"),
-    ("SGD", {"nesterov": True}, "Nesterov momentum requires"),
-    ("Adadelta", {"rho": 1.5}, "Invalid rho"),
-    ("Rprop", {"etas": (1.5, 1.2)}, "Invalid eta"),
-    ("Adafactor", {"beta2_decay": 0.5}, "beta2_decay should be <= 0"),
-    ("Adafactor", {"d": 0.5}, "Clipping threshold"),
-    ("NAdam", {"momentum_decay": -1}, "momentum_decay"),
-    ("Adam", {"fused": True, "foreach": True}, "cannot be `True` together"),
-])
+@pytest.mark.parametrize(
+    "name,kwargs,match",
+    [
+        ("Adam", {"lr": -1}, "Invalid learning rate"),
+        ("Adam", {"betas": (1.0, 0.9)}, "beta parameter at index 0"),
+        ("AdamW", {"eps": -1}, "Invalid epsilon"),
+        ("SGD", {"momentum": -0.1}, "Invalid momentum"),
+        ("SGD", {"nesterov": True}, "Nesterov momentum requires"),
+        ("Adadelta", {"rho": 1.5}, "Invalid rho"),
+        ("Rprop", {"etas": (1.5, 1.2)}, "Invalid eta"),
+        ("Adafactor", {"beta2_decay": 0.5}, "beta2_decay should be <= 0"),
+        ("Adafactor", {"d": 0.5}, "Clipping threshold"),
+        ("NAdam", {"momentum_decay": -1}, "momentum_decay"),
+        ("Adam", {"fused": True, "foreach": True}, "cannot be `True` together"),
+    ],
+)
 def test_bad_options_give_clear_errors(name, kwargs, match):
     with pytest.raises((ValueError, RuntimeError), match=match):
         getattr(optim, name)([_p(2, 2)], **kwargs)
@@ -219,13 +239,18 @@ def test_swap_in_optimizer_params_and_state_restores_the_live_optimizer():
     live_state = opt.state
     other = dt.zeros(2, dtype=dt.float64, requires_grad=True)
     other.grad = dt.ones(2, dtype=dt.float64)
-    sd = {"state": {0: {k: v.clone() for k, v in opt.state[p].items()}},
-          "param_groups": [{**{k: v for k, v in opt.param_groups[0].items() if k != "params"}, "lr": 1.0,
-                            "params": [0]}]}
+    sd = {
+        "state": {0: {k: v.clone() for k, v in opt.state[p].items()}},
+        "param_groups": [
+            {**{k: v for k, v in opt.param_groups[0].items() if k != "params"}, "lr": 1.0, "params": [0]}
+        ],
+    }
     with optim.swap_in_optimizer_params_and_state(opt, {"w": other}, sd):
         assert opt.param_groups[0]["params"][0] is other and opt.param_groups[0]["lr"] == 1.0
         opt.step()
-    assert opt.state is live_state and opt.param_groups[0]["params"][0] is p and opt.param_groups[0]["lr"] == 0.1
+    assert (
+        opt.state is live_state and opt.param_groups[0]["params"][0] is p and opt.param_groups[0]["lr"] == 0.1
+    )
     assert sd["state"][0]["step"].item() == 2.0  # updated in place
     assert float(other[0]) < 0 and p.detach().numpy()[0] == pytest.approx(0.9, rel=1e-6)
     with pytest.raises(ValueError, match="parameters"):

@@ -1,4 +1,5 @@
 """LBFGS (with and without strong-Wolfe line search), Muon and SparseAdam against PyTorch."""
+
 import numpy as np
 import pytest
 
@@ -18,8 +19,10 @@ def torch():
 
 
 def _params(lib, w=W0, b=B0):
-    return [lib.tensor(np.array(w), dtype=lib.float64, requires_grad=True),
-            lib.tensor(np.array(b), dtype=lib.float64, requires_grad=True)]
+    return [
+        lib.tensor(np.array(w), dtype=lib.float64, requires_grad=True),
+        lib.tensor(np.array(b), dtype=lib.float64, requires_grad=True),
+    ]
 
 
 def _closure(lib, opt, w, b):
@@ -28,6 +31,7 @@ def _closure(lib, opt, w, b):
         loss = ((lib.tanh(lib.tensor(X) @ w.T + b) - lib.tensor(Y)) ** 2).mean()
         loss.backward()
         return loss
+
     return closure
 
 
@@ -35,9 +39,13 @@ def _rosenbrock(lib, xy):
     return (1 - xy[0]) ** 2 + 100 * (xy[1] - xy[0] ** 2) ** 2
 
 
-LBFGS_CASES = [dict(), dict(line_search_fn="strong_wolfe"), dict(lr=0.5, history_size=3, max_iter=7),
-               dict(history_size=2, max_iter=10, max_eval=12, line_search_fn="strong_wolfe"),
-               dict(tolerance_grad=1e-3, tolerance_change=1e-4)]
+LBFGS_CASES = [
+    {},
+    {"line_search_fn": "strong_wolfe"},
+    {"lr": 0.5, "history_size": 3, "max_iter": 7},
+    {"history_size": 2, "max_iter": 10, "max_eval": 12, "line_search_fn": "strong_wolfe"},
+    {"tolerance_grad": 1e-3, "tolerance_change": 1e-4},
+]
 
 
 @pytest.mark.parity
@@ -70,6 +78,7 @@ def test_lbfgs_rosenbrock_matches_pytorch_and_converges(torch, line_search_fn):
             loss = _rosenbrock(lib, xy)
             loss.backward()
             return loss
+
         for _ in range(5):
             opt.step(closure)
         out.append(xy.detach().numpy())
@@ -90,8 +99,14 @@ def test_lbfgs_needs_a_closure_and_one_group():
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("kwargs", [dict(lr=0.02), dict(lr=0.02, nesterov=False, weight_decay=0.0),
-                                    dict(lr=0.02, adjust_lr_fn="match_rms_adamw", momentum=0.8)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"lr": 0.02},
+        {"lr": 0.02, "nesterov": False, "weight_decay": 0.0},
+        {"lr": 0.02, "adjust_lr_fn": "match_rms_adamw", "momentum": 0.8},
+    ],
+)
 @pytest.mark.parametrize("shape", [(4, 3), (3, 5)])
 def test_muon_matches_pytorch(torch, kwargs, shape):
     rng = np.random.default_rng(3)

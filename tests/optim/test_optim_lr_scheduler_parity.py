@@ -1,5 +1,6 @@
 """Every lr scheduler against PyTorch: the lr (and cycled momentum) sequence, a state dict
 moved between the libraries mid-way, chained/sequential composition, step(epoch)."""
+
 import warnings
 
 import numpy as np
@@ -10,7 +11,7 @@ from disttorch import optim
 from disttorch.optim import lr_scheduler as S
 
 CASES = {
-    "LambdaLR": lambda L, o: L.LambdaLR(o, lambda e: 0.95 ** e),
+    "LambdaLR": lambda L, o: L.LambdaLR(o, lambda e: 0.95**e),
     "MultiplicativeLR": lambda L, o: L.MultiplicativeLR(o, lambda e: 0.9),
     "StepLR": lambda L, o: L.StepLR(o, step_size=3, gamma=0.5),
     "MultiStepLR": lambda L, o: L.MultiStepLR(o, milestones=[2, 5, 5, 9], gamma=0.3),
@@ -19,19 +20,25 @@ CASES = {
     "ExponentialLR": lambda L, o: L.ExponentialLR(o, gamma=0.8),
     "PolynomialLR": lambda L, o: L.PolynomialLR(o, total_iters=8, power=2.0),
     "CosineAnnealingLR": lambda L, o: L.CosineAnnealingLR(o, T_max=5, eta_min=0.001),
-    "CosineAnnealingWarmRestarts": lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=1e-3),
+    "CosineAnnealingWarmRestarts": lambda L, o: L.CosineAnnealingWarmRestarts(
+        o, T_0=3, T_mult=2, eta_min=1e-3
+    ),
     "CyclicLR": lambda L, o: L.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, step_size_down=5),
     "CyclicLR-triangular2": lambda L, o: L.CyclicLR(o, 0.01, [0.1, 0.2], step_size_up=2, mode="triangular2"),
     "CyclicLR-exp_range": lambda L, o: L.CyclicLR(o, 0.01, 0.1, step_size_up=2, mode="exp_range", gamma=0.9),
     "OneCycleLR": lambda L, o: L.OneCycleLR(o, max_lr=0.5, total_steps=25),
-    "OneCycleLR-3phase-linear": lambda L, o: L.OneCycleLR(o, max_lr=[0.5, 0.2], epochs=5, steps_per_epoch=5,
-                                                          three_phase=True, anneal_strategy="linear"),
-    "SequentialLR": lambda L, o: L.SequentialLR(o, [L.LinearLR(o, 0.1, total_iters=4),
-                                                    L.ExponentialLR(o, 0.9)], milestones=[4]),
-    "ChainedScheduler": lambda L, o: L.ChainedScheduler([L.ConstantLR(o, factor=0.5, total_iters=3),
-                                                         L.ExponentialLR(o, 0.9)]),
-    "ChainedScheduler-cosine-step": lambda L, o: L.ChainedScheduler([L.CosineAnnealingLR(o, T_max=4),
-                                                                     L.StepLR(o, 2, 0.5)]),
+    "OneCycleLR-3phase-linear": lambda L, o: L.OneCycleLR(
+        o, max_lr=[0.5, 0.2], epochs=5, steps_per_epoch=5, three_phase=True, anneal_strategy="linear"
+    ),
+    "SequentialLR": lambda L, o: L.SequentialLR(
+        o, [L.LinearLR(o, 0.1, total_iters=4), L.ExponentialLR(o, 0.9)], milestones=[4]
+    ),
+    "ChainedScheduler": lambda L, o: L.ChainedScheduler(
+        [L.ConstantLR(o, factor=0.5, total_iters=3), L.ExponentialLR(o, 0.9)]
+    ),
+    "ChainedScheduler-cosine-step": lambda L, o: L.ChainedScheduler(
+        [L.CosineAnnealingLR(o, T_max=4), L.StepLR(o, 2, 0.5)]
+    ),
 }
 
 
@@ -88,8 +95,19 @@ def test_state_dict_keys_equal_pytorchs(torch):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
-                                  "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "StepLR",
+        "MultiStepLR",
+        "ConstantLR",
+        "LinearLR",
+        "ExponentialLR",
+        "PolynomialLR",
+        "CosineAnnealingLR",
+        "CosineAnnealingWarmRestarts",
+    ],
+)
 def test_step_with_epoch_uses_the_closed_form_like_pytorch(torch, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -104,8 +122,11 @@ def test_step_with_epoch_uses_the_closed_form_like_pytorch(torch, name):
 @pytest.mark.parity
 def test_reduce_lr_on_plateau_matches_pytorch(torch):
     metrics = [1.0, 0.9, 0.95, 0.95, 0.96, 0.97, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]
-    for kwargs in [dict(patience=1), dict(mode="max", factor=0.5, patience=0, cooldown=2, min_lr=[0.01, 0.04]),
-                   dict(threshold_mode="abs", threshold=0.1, patience=1, eps=0.02)]:
+    for kwargs in [
+        {"patience": 1},
+        {"mode": "max", "factor": 0.5, "patience": 0, "cooldown": 2, "min_lr": [0.01, 0.04]},
+        {"threshold_mode": "abs", "threshold": 0.1, "patience": 1, "eps": 0.02},
+    ]:
         ours = S.ReduceLROnPlateau(_optimizer(dt, optim), **kwargs)
         theirs = torch.optim.lr_scheduler.ReduceLROnPlateau(_optimizer(torch, torch.optim), **kwargs)
         for i, m in enumerate(metrics):

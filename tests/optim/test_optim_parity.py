@@ -1,6 +1,7 @@
 """Every optimiser against PyTorch: 20 steps from the same float64 weights give the same
 parameters (rtol 1e-6), and a state dict moves between the libraries mid-way (both ways)
 with training continuing identically."""
+
 import numpy as np
 import pytest
 
@@ -14,39 +15,39 @@ W0 = RNG.standard_normal((4, 3)) * 0.5
 B0 = RNG.standard_normal(4) * 0.5
 
 CASES = [
-    ("SGD", dict(lr=0.1)),
-    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)),
-    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
-    ("SGD", dict(lr=0.05, momentum=0.5, foreach=True)),
-    ("Adam", dict(lr=0.01)),
-    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1)),
-    ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
-    ("Adam", dict(lr=0.01, fused=True)),
-    ("AdamW", dict(lr=0.01)),
-    ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.3)),
-    ("Adamax", dict(lr=0.01)),
-    ("Adamax", dict(lr=0.01, weight_decay=0.1, maximize=True)),
-    ("Adagrad", dict(lr=0.1)),
-    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.2)),
-    ("Adadelta", dict()),
-    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1, maximize=True)),
-    ("RMSprop", dict(lr=0.01)),
-    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.9, weight_decay=0.1)),
-    ("RMSprop", dict(lr=0.01, momentum=0.5, maximize=True)),
-    ("Rprop", dict(lr=0.01)),
-    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 1.0))),
-    ("Rprop", dict(lr=0.01, step_sizes=(1e-4, 0.02), maximize=True)),
-    ("NAdam", dict(lr=0.01)),
-    ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
-    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
-    ("RAdam", dict(lr=0.01)),
-    ("RAdam", dict(lr=0.01, weight_decay=0.1)),
-    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, betas=(0.8, 0.9))),
-    ("ASGD", dict(lr=0.05)),
-    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1)),
-    ("Adafactor", dict(lr=0.05)),
-    ("Adafactor", dict(lr=0.05, weight_decay=0.1, d=1.5, beta2_decay=-0.5, eps=(1e-20, 1e-3))),
-    ("Adafactor", dict(lr=0.05, maximize=True)),
+    ("SGD", {"lr": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.1, "weight_decay": 0.01}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "maximize": True}),
+    ("SGD", {"lr": 0.05, "momentum": 0.5, "foreach": True}),
+    ("Adam", {"lr": 0.01}),
+    ("Adam", {"lr": 0.01, "amsgrad": True, "weight_decay": 0.1}),
+    ("Adam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
+    ("Adam", {"lr": 0.01, "fused": True}),
+    ("AdamW", {"lr": 0.01}),
+    ("AdamW", {"lr": 0.01, "amsgrad": True, "weight_decay": 0.3}),
+    ("Adamax", {"lr": 0.01}),
+    ("Adamax", {"lr": 0.01, "weight_decay": 0.1, "maximize": True}),
+    ("Adagrad", {"lr": 0.1}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.2}),
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.8, "weight_decay": 0.1, "maximize": True}),
+    ("RMSprop", {"lr": 0.01}),
+    ("RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.9, "weight_decay": 0.1}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "maximize": True}),
+    ("Rprop", {"lr": 0.01}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 1.0)}),
+    ("Rprop", {"lr": 0.01, "step_sizes": (1e-4, 0.02), "maximize": True}),
+    ("NAdam", {"lr": 0.01}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "momentum_decay": 0.01}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("RAdam", {"lr": 0.01}),
+    ("RAdam", {"lr": 0.01, "weight_decay": 0.1}),
+    ("RAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True, "betas": (0.8, 0.9)}),
+    ("ASGD", {"lr": 0.05}),
+    ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 5, "weight_decay": 0.1}),
+    ("Adafactor", {"lr": 0.05}),
+    ("Adafactor", {"lr": 0.05, "weight_decay": 0.1, "d": 1.5, "beta2_decay": -0.5, "eps": (1e-20, 1e-3)}),
+    ("Adafactor", {"lr": 0.05, "maximize": True}),
 ]
 
 
@@ -60,8 +61,10 @@ def _loss(lib, w, b):
 
 
 def _params(lib, w=W0, b=B0):
-    return [lib.tensor(np.array(w), dtype=lib.float64, requires_grad=True),
-            lib.tensor(np.array(b), dtype=lib.float64, requires_grad=True)]
+    return [
+        lib.tensor(np.array(w), dtype=lib.float64, requires_grad=True),
+        lib.tensor(np.array(b), dtype=lib.float64, requires_grad=True),
+    ]
 
 
 def _train(lib, opt, params, steps):

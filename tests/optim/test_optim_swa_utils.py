@@ -1,5 +1,6 @@
 """swa_utils against PyTorch: AveragedModel (SWA, EMA, custom avg_fn/multi_avg_fn,
 use_buffers), SWALR's lr sequence and state dict, update_bn."""
+
 import warnings
 
 import numpy as np
@@ -35,11 +36,15 @@ def _averaged(lib, nnmod, swa, **kwargs):
 @pytest.mark.parametrize("kind", ["swa", "ema", "ema_multi", "swa_multi", "custom", "buffers"])
 def test_averaged_model_matches_pytorch(torch, kind):
     def kwargs(swa):
-        return {"swa": {}, "ema": {"avg_fn": swa.get_ema_avg_fn(0.9)},
-                "ema_multi": {"multi_avg_fn": swa.get_ema_multi_avg_fn(0.8)},
-                "swa_multi": {"multi_avg_fn": swa.get_swa_multi_avg_fn()},
-                "custom": {"avg_fn": lambda a, p, n: 0.5 * a + 0.5 * p},
-                "buffers": {"use_buffers": True, "multi_avg_fn": swa.get_ema_multi_avg_fn(0.5)}}[kind]
+        return {
+            "swa": {},
+            "ema": {"avg_fn": swa.get_ema_avg_fn(0.9)},
+            "ema_multi": {"multi_avg_fn": swa.get_ema_multi_avg_fn(0.8)},
+            "swa_multi": {"multi_avg_fn": swa.get_swa_multi_avg_fn()},
+            "custom": {"avg_fn": lambda a, p, n: 0.5 * a + 0.5 * p},
+            "buffers": {"use_buffers": True, "multi_avg_fn": swa.get_ema_multi_avg_fn(0.5)},
+        }[kind]
+
     ours = _averaged(dt, nn, swa_utils, **kwargs(swa_utils))
     theirs = _averaged(torch, torch.nn, torch.optim.swa_utils, **kwargs(torch.optim.swa_utils))
     assert int(ours.n_averaged.item()) == int(theirs.n_averaged.item()) == 5
@@ -57,20 +62,31 @@ def test_averaged_model_forward_and_errors():
     np.testing.assert_allclose(avg(x).detach().numpy(), model(x).detach().numpy())
     assert avg.module is not model and avg.n_averaged.dtype == dt.int64
     with pytest.raises(AssertionError, match="Only one of"):
-        swa_utils.AveragedModel(model, avg_fn=swa_utils.get_swa_avg_fn(),
-                                multi_avg_fn=swa_utils.get_swa_multi_avg_fn())
+        swa_utils.AveragedModel(
+            model, avg_fn=swa_utils.get_swa_avg_fn(), multi_avg_fn=swa_utils.get_swa_multi_avg_fn()
+        )
     with pytest.raises(ValueError, match="Invalid decay"):
         swa_utils.get_ema_avg_fn(1.5)
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("kwargs", [dict(swa_lr=0.01), dict(swa_lr=[0.01, 0.02], anneal_epochs=3,
-                                                             anneal_strategy="linear"),
-                                    dict(swa_lr=0.05, anneal_epochs=0)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"swa_lr": 0.01},
+        {"swa_lr": [0.01, 0.02], "anneal_epochs": 3, "anneal_strategy": "linear"},
+        {"swa_lr": 0.05, "anneal_epochs": 0},
+    ],
+)
 def test_swalr_matches_pytorch(torch, kwargs):
     def run(lib, mod, sd=None, steps=14):
-        opt = mod.SGD([{"params": [lib.zeros(1, requires_grad=True)]},
-                       {"params": [lib.zeros(1, requires_grad=True)], "lr": 0.3}], lr=0.5)
+        opt = mod.SGD(
+            [
+                {"params": [lib.zeros(1, requires_grad=True)]},
+                {"params": [lib.zeros(1, requires_grad=True)], "lr": 0.3},
+            ],
+            lr=0.5,
+        )
         sched = mod.swa_utils.SWALR(opt, **kwargs)
         out = []
         for i in range(steps):
