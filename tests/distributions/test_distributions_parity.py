@@ -298,3 +298,24 @@ def test_one_hot_straight_through_passes_gradients_to_probs():
     assert bool(((sample.detach() == 0) | (sample.detach() == 1)).all())
     (sample * dt.tensor([1.0, 2.0, 3.0], dtype=dt.float64)).sum().backward()
     assert probs.grad is not None and bool((probs.grad.abs() > 0).any())
+
+
+@pytest.mark.parity
+def test_generalized_pareto_matches_pytorch_in_float32(torch):
+    # (PyTorch's GeneralizedPareto compares with a float32 zero tensor, so it runs in float32 only)
+    loc, scale, conc = _real(4), _pos(4), np.array([-0.3, 0.0, 0.2, 0.7])
+    theirs = torch.distributions.GeneralizedPareto(
+        *(torch.tensor(a, dtype=torch.float32) for a in (loc, scale, conc))
+    )
+    ours = D.GeneralizedPareto(*(dt.tensor(a, dtype=dt.float32) for a in (loc, scale, conc)))
+    values = theirs.sample((5,))
+    q = torch.rand(5, 4)
+    for a, b in [
+        (ours.log_prob(dt.tensor(values.numpy())), theirs.log_prob(values)),
+        (ours.cdf(dt.tensor(values.numpy())), theirs.cdf(values)),
+        (ours.icdf(dt.tensor(q.numpy())), theirs.icdf(q)),
+        (ours.entropy(), theirs.entropy()),
+        (ours.mean, theirs.mean),
+        (ours.variance, theirs.variance),
+    ]:
+        _close(a, b, rtol=2e-5, atol=1e-5)
