@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import update_wrapper
 from numbers import Number
@@ -81,6 +82,14 @@ def _temperature(t: Any, like: Tensor | None = None) -> Tensor:
     if isinstance(t, Tensor):
         return t
     return _dt.tensor(float(t), dtype=like.dtype if like is not None else None)
+
+
+def _mvlgamma(a: Tensor, p: int) -> Tensor:
+    """The multivariate log-gamma ``log Gamma_p(a)``."""
+    from ..ops.special_fns import lgamma
+
+    terms = sum(lgamma(a - 0.5 * j) for j in range(p))
+    return terms + p * (p - 1) / 4 * math.log(math.pi)
 
 
 def _finfo(t: Tensor) -> np.finfo:

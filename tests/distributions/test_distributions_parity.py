@@ -319,3 +319,35 @@ def test_generalized_pareto_matches_pytorch_in_float32(torch):
         (ours.variance, theirs.variance),
     ]:
         _close(a, b, rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kw", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart_matches_pytorch(torch, kw):
+    mat = np.linalg.cholesky(SPD) if kw == "scale_tril" else SPD
+    df = np.array([4.5, 7.0])
+    theirs = torch.distributions.Wishart(torch.tensor(df), **{kw: torch.tensor(mat)})
+    ours = D.Wishart(dt.tensor(df), **{kw: dt.tensor(mat)})
+    values = theirs.sample((4,))
+    _close(ours.log_prob(dt.tensor(values.numpy())), theirs.log_prob(values))
+    for prop in ("mean", "variance", "mode"):
+        _close(getattr(ours, prop), getattr(theirs, prop))
+    _close(ours.entropy(), theirs.entropy())
+    dt.manual_seed(0)
+    samples = ours.rsample((20000,)).numpy()
+    np.testing.assert_allclose(samples.mean(0), ours.mean.numpy(), rtol=0.03, atol=0.05)
+
+
+@pytest.mark.parity
+def test_lkj_cholesky_matches_pytorch(torch):
+    conc = np.array([0.5, 2.0])
+    theirs = torch.distributions.LKJCholesky(3, torch.tensor(conc))
+    ours = D.LKJCholesky(3, dt.tensor(conc))
+    values = theirs.sample((4,))
+    _close(ours.log_prob(dt.tensor(values.numpy())), theirs.log_prob(values))
+    dt.manual_seed(0)
+    s = ours.sample((4000,)).numpy()
+    assert bool(D.constraints.corr_cholesky.check(dt.tensor(s)).all())
+    corr = s @ np.swapaxes(s, -1, -2)
+    reference = (lambda t: (t @ t.mT).numpy())(theirs.sample((4000,)))
+    np.testing.assert_allclose(corr[..., 0, 1].var(0), reference[..., 0, 1].var(0), rtol=0.15)
