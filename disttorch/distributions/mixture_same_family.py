@@ -73,7 +73,7 @@ class MixtureSameFamily(Distribution):
 
     @constraints.dependent_property
     def support(self) -> constraints.Constraint:
-        return self._component_distribution.support
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     @property
     def mixture_distribution(self) -> Categorical:

@@ -250,6 +250,7 @@ def test_mixture_same_family_matches_pytorch(torch):
     _close(ours.mean, theirs.mean)
     _close(ours.variance, theirs.variance)
     assert tuple(ours.sample((5,)).shape) == tuple(values.shape)
+    assert ours.support.check(dt.tensor(values.numpy())).tolist() == theirs.support.check(values).tolist()
     uni_t = torch.distributions.MixtureSameFamily(
         torch.distributions.Categorical(logits=torch.tensor(logits)),
         torch.distributions.Normal(torch.tensor(loc[..., 0]), torch.tensor(scale[..., 0])),
