@@ -57,14 +57,23 @@ class Adam(Optimizer):
             else:
                 grad = grad + wd * param
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        m += (grad - m) * (1 - b1)
+        # one scratch array for every intermediate (the step is memory-bound)
+        t = np.subtract(grad, m, dtype=param.dtype)
+        t *= 1 - b1
+        m += t
+        np.multiply(grad, grad, out=t)
+        t *= 1 - b2
         v *= b2
-        v += (1 - b2) * grad * grad
+        v += t
         if group["amsgrad"]:
             np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
             v = state["max_exp_avg_sq"]
-        denom = np.sqrt(v) / math.sqrt(1 - b2 ** step) + eps
-        param -= (lr / (1 - b1 ** step)) * m / denom
+        np.sqrt(v, out=t)
+        t /= math.sqrt(1 - b2**step)
+        t += eps
+        np.divide(m, t, out=t)
+        t *= lr / (1 - b1**step)
+        param -= t
 
 
 class AdamW(Adam):

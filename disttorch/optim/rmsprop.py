@@ -43,21 +43,30 @@ class RMSprop(Optimizer):
         if wd:
             grad = grad + wd * param
         sq = state["square_avg"]
+        t = np.multiply(grad, grad, dtype=param.dtype)  # one scratch array for the intermediates
+        t *= 1 - alpha
         sq *= alpha
-        sq += (1 - alpha) * grad * grad
+        sq += t
         if group["centered"]:
             ga = state["grad_avg"]
-            ga += (grad - ga) * (1 - alpha)
-            avg = np.sqrt(sq - ga * ga) + eps
+            np.subtract(grad, ga, out=t)
+            t *= 1 - alpha
+            ga += t
+            np.multiply(ga, ga, out=t)
+            np.subtract(sq, t, out=t)
+            np.sqrt(t, out=t)
         else:
-            avg = np.sqrt(sq) + eps
+            np.sqrt(sq, out=t)
+        t += eps
+        np.divide(grad, t, out=t)
         lr = _scalar(group["lr"])
         if mom > 0:
             buf = state["momentum_buffer"]
             buf *= mom
-            buf += grad / avg
-            param -= lr * buf
+            buf += t
+            np.multiply(buf, lr, out=t)
         else:
-            param -= lr * grad / avg
+            t *= lr
+        param -= t
 
 
