@@ -20,11 +20,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from machine import describe, prepare_blas  # noqa: E402
+from machine import describe, prepare_blas
 
 prepare_blas()
 
-import disttorch  # noqa: E402
+import disttorch
 
 try:
     import torch
