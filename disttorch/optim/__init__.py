@@ -4,7 +4,8 @@ from . import optimizer as optimizer  # the module, for optim.optimizer.register
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
-from .adam import Adam, AdamW
+from .adam import Adam
+from .adamw import AdamW
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS

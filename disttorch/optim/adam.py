@@ -1,4 +1,4 @@
-"""Adam and AdamW (decoupled weight decay), with AMSGrad."""
+"""Adam, with AMSGrad and (``decoupled_weight_decay``) AdamW's weight decay."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import numpy as np
 from ._checks import check_betas, check_lr, check_nonneg, flag_defaults
 from .optimizer import Optimizer, _scalar, _scalar_dtype
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam"]
 
 _FLAGS = ("maximize", "foreach", "capturable", "differentiable", "fused")
 
@@ -74,16 +74,3 @@ class Adam(Optimizer):
         np.divide(m, t, out=t)
         t *= lr / (1 - b1**step)
         param -= t
-
-
-class AdamW(Adam):
-    """Adam with decoupled weight decay (``p *= 1 - lr * wd`` before the Adam step), as
-    ``torch.optim.AdamW``; ``Adam(..., decoupled_weight_decay=True)`` with ``weight_decay=1e-2``."""
-
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
-                 differentiable: bool = False, fused: bool | None = None) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, capturable=capturable, differentiable=differentiable,
-                         fused=fused, decoupled_weight_decay=True)
