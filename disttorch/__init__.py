@@ -49,7 +49,7 @@ __version__ = "0.1.0"
 
 
 _LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "cuda", "accelerator", "backends", "mps",
-         "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch")
+         "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch", "distributions")
 
 
 def __getattr__(name: str):

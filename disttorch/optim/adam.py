@@ -1,14 +1,18 @@
-"""Adam and AdamW (decoupled weight decay), with AMSGrad."""
+"""Adam, with AMSGrad and (``decoupled_weight_decay``) AdamW's weight decay."""
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
-from .optimizer import Optimizer, _check_impl_flags
+from ._checks import check_betas, check_lr, check_nonneg, flag_defaults
+from .optimizer import Optimizer, _scalar, _scalar_dtype
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam"]
+
+_FLAGS = ("maximize", "foreach", "capturable", "differentiable", "fused")
 
 
 class Adam(Optimizer):
@@ -17,59 +21,56 @@ class Adam(Optimizer):
         m = b1 m + (1 - b1) g;   v = b2 v + (1 - b2) g^2
         p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 
-    ``weight_decay`` adds ``wd * p`` to the gradient (L2); AdamW decays the weights instead.
+    ``weight_decay`` adds ``wd * p`` to the gradient (L2), or with
+    ``decoupled_weight_decay=True`` (AdamW) decays the weights: ``p *= 1 - lr * wd``.
+    ``amsgrad`` uses the running maximum of ``v``.
     """
-
-    _decoupled = False
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
-                 foreach: bool | None = None, maximize: bool = False, fused: bool | None = None) -> None:
-        _check_impl_flags(foreach, fused)
-        if lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        for i, b in enumerate(betas):
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
-        if weight_decay < 0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
+        check_lr(lr)
+        check_nonneg("epsilon", eps)
+        check_betas(betas)
+        check_nonneg("weight_decay", weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize))
+                                      amsgrad=amsgrad,
+                                      **flag_defaults(foreach, maximize, capturable, differentiable,
+                                                      fused, names=_FLAGS),
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
-    def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: dict) -> None:
-        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        if not state:
-            state["step"] = 0.0
+    def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
+        lr, (b1, b2), eps, wd = _scalar(group["lr"]), group["betas"], group["eps"], group["weight_decay"]
+        b1, b2 = _scalar(b1), _scalar(b2)
+        if "exp_avg" not in state:
+            state["step"] = np.zeros((), _scalar_dtype())
             state["exp_avg"] = np.zeros_like(param)
             state["exp_avg_sq"] = np.zeros_like(param)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = np.zeros_like(param)
-        state["step"] = step = float(state["step"]) + 1
+        step = state.next_step()
         if wd:
-            if self._decoupled:
+            if group.get("decoupled_weight_decay", False):
                 param *= 1 - lr * wd
             else:
                 grad = grad + wd * param
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        m += (grad - m) * (1 - b1)
+        # one scratch array for every intermediate (the step is memory-bound)
+        t = np.subtract(grad, m, dtype=param.dtype)
+        t *= 1 - b1
+        m += t
+        np.multiply(grad, grad, out=t)
+        t *= 1 - b2
         v *= b2
-        v += (1 - b2) * grad * grad
+        v += t
         if group["amsgrad"]:
             np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
             v = state["max_exp_avg_sq"]
-        denom = np.sqrt(v) / math.sqrt(1 - b2 ** step) + eps
-        param -= (lr / (1 - b1 ** step)) * m / denom
-
-
-class AdamW(Adam):
-    """Adam with decoupled weight decay: ``p *= 1 - lr * wd`` before the Adam step."""
-
-    _decoupled = True
-
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 1e-2, amsgrad: bool = False, *,
-                 foreach: bool | None = None, maximize: bool = False, fused: bool | None = None) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-                         fused=fused)
+        np.sqrt(v, out=t)
+        t /= math.sqrt(1 - b2**step)
+        t += eps
+        np.divide(m, t, out=t)
+        t *= lr / (1 - b1**step)
+        param -= t

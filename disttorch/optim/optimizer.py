@@ -1,25 +1,41 @@
-"""``Optimizer``: parameter groups with per-group options, per-parameter state,
-``zero_grad``, ``step(closure)`` and ``state_dict``/``load_state_dict``.
+"""``Optimizer``: parameter groups with per-group options, per-parameter state, hooks,
+``zero_grad``, ``step(closure)`` and ``state_dict``/``load_state_dict`` in PyTorch's layout.
 
-Subclasses implement ``_update(group, param, grad, state)`` on NumPy arrays: updates
-happen in place on ``param._data`` (never recording a graph) and bump the parameter's
-version counter, so the same update runs bit-for-bit on every rank.
+The per-parameter state holds Tensors (``step`` is a 0-d float32 tensor, as in PyTorch),
+so a state dict moves between disttorch and PyTorch once its tensors are converted.
+Subclasses either override ``step`` or implement ``_update(group, param, grad, state)`` on
+NumPy arrays: ``state`` then reads each state tensor as its array (in-place changes go
+into the tensor) and stores new arrays as tensors. Updates happen on ``param._data``
+(never recording a graph) and bump the parameter's version counter, so the same update
+runs bit-for-bit on every rank.
 """
 from __future__ import annotations
 
-import copy
+import contextlib
+import functools
 import os
-from collections import defaultdict
-from typing import Any, Callable, Iterable
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from copy import deepcopy
+from itertools import chain
+from typing import Any
 
 import numpy as np
 
 from .. import _faults
+from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ..nn.modules.module import RemovableHandle
 from ..utils import trace
 
-__all__ = ["Optimizer", "required"]
+__all__ = [
+    "Optimizer",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+    "required",
+    "swap_in_optimizer_params_and_state",
+]
 
 
 class _Required:
@@ -32,23 +48,130 @@ required = _Required()
 #: Training steps are fault-injection events (disttorch._faults) only when DISTTORCH_FAULT asks for it.
 _FAULTS = bool(os.environ.get("DISTTORCH_FAULT"))
 
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """Register ``hook(optimizer, args, kwargs) -> None or (args, kwargs)`` before every
+    optimiser's ``step``."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """Register ``hook(optimizer, args, kwargs)`` after every optimiser's ``step``."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def _with_step_hooks(step: Callable) -> Callable:
+    """Run the global and per-optimiser step hooks around ``step`` (once, even when a
+    subclass's ``step`` calls ``super().step()``)."""
+
+    @functools.wraps(step)
+    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "_in_step", False):
+            return step(self, *args, **kwargs)
+        for pre in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            result = pre(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {result}.")
+        self._in_step = True
+        try:
+            out = step(self, *args, **kwargs)
+        finally:
+            self._in_step = False
+        for post in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+            post(self, args, kwargs)
+        return out
+
+    wrapper.hooked = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _scalar_dtype() -> np.dtype:
+    """The dtype of 0-d state such as ``step``: float64 under a float64 default dtype, else
+    float32 (as PyTorch)."""
+    return np.dtype(np.float64 if get_default_dtype() is float64 else np.float32)
+
+
+def _scalar(x: Any) -> float:
+    """A Python float from a float or a one-element tensor (``lr`` may be a Tensor)."""
+    return float(x.item() if isinstance(x, Tensor) else x)
+
+
+class _ArrayState:
+    """The NumPy face of one parameter's state for ``_update``: reading a tensor entry gives
+    its array (changes in place reach the tensor), storing an array stores a tensor."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, state: dict) -> None:
+        self._s = state
+
+    def __bool__(self) -> bool:
+        return bool(self._s)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._s
+
+    def __getitem__(self, key: str) -> Any:
+        v = self._s[key]
+        return v._data if isinstance(v, Tensor) else v
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self._s else default
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if isinstance(value, np.ndarray):
+            old = self._s.get(key)
+            if (isinstance(old, Tensor) and old._data.shape == value.shape
+                    and old._data.dtype == value.dtype):
+                if old._data is not value:
+                    old._data[...] = value
+                return
+            value = Tensor._make(value)
+        self._s[key] = value
+
+    def next_step(self) -> float:
+        """Add one to the 0-d ``step`` tensor (created at 0) and return its value."""
+        if "step" not in self._s:
+            self["step"] = np.zeros((), _scalar_dtype())
+        step = self["step"]
+        step += 1
+        return float(step)
+
 
 class Optimizer:
     """Base class of all optimisers.
 
     Args:
-        params: an iterable of tensors, or of dicts defining parameter groups
+        params: an iterable of tensors, of ``(name, tensor)`` pairs (e.g.
+            ``model.named_parameters()``), or of dicts defining parameter groups
             (``{"params": [...], "lr": 0.1}``).
         defaults: default values of the options, used where a group does not set them.
     """
 
     def __init__(self, params: Iterable[Any], defaults: dict) -> None:
         self.defaults = defaults
-        self.state: defaultdict = defaultdict(dict)
-        self.param_groups: list[dict] = []
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {type(params).__name__}")
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
         groups = list(params)
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
@@ -56,6 +179,23 @@ class Optimizer:
             groups = [{"params": groups}]
         for g in groups:
             self.add_param_group(g)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "hooked", False):
+            cls.step = _with_step_hooks(step)
+
+    def __getstate__(self) -> dict:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+        self.defaults.setdefault("differentiable", False)
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -70,26 +210,45 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         params = param_group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but "
+                            "the ordering of tensors in sets will change between runs. Please use a "
+                            "list instead.")
         params = [params] if isinstance(params, Tensor) else list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        group = dict(param_group, params=params)
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names "
+                                 "are missing")
+            group["param_names"] = names
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(p).__name__}")
-            if not p.is_leaf:
+            if not self.defaults.get("differentiable") and not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
-        group = {**param_group, "params": params}
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError(f"parameter group didn't specify a value of required "
                                  f"optimization parameter {name}")
             group.setdefault(name, default)
-        existing = {id(p) for g in self.param_groups for p in g["params"]}
-        if any(id(p) in existing for p in params) or len({id(p) for p in params}) != len(params):
+        if len({id(p) for p in params}) != len(params):
+            raise ValueError("optimizer contains a parameter group with duplicate parameters")
+        existing = set()
+        for g in self.param_groups:
+            existing.update(id(p) for p in g["params"])
+            if ("param_names" in g) != ("param_names" in group):
+                which = "with names" if "param_names" in group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+        if any(id(p) in existing for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Reset the gradients of all optimised parameters (to None by default)."""
+        """Reset the gradients of all optimised parameters (to None by default, else to 0)."""
         for g in self.param_groups:
             for p in g["params"]:
                 if p.grad is None:
@@ -97,11 +256,54 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
+                    if p.grad.grad_fn is not None:
+                        p.grad = p.grad.detach()
                     p.grad._data.fill(0)
                     p.grad._bump_version()
 
+    # ---------------------------------------------------------------- hooks
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None or (args, kwargs)`` before each ``step``."""
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` after each ``step``."""
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    @staticmethod
+    def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` before ``state_dict`` builds the dict."""
+        return self._add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict) -> None or new state_dict`` after ``state_dict``."""
+        return self._add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict) -> None or new state_dict`` before loading."""
+        return self._add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer)`` after ``load_state_dict``."""
+        return self._add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    # ---------------------------------------------------------------- stepping
+    @_with_step_hooks
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; ``closure`` re-evaluates the loss."""
+        if type(self)._update is Optimizer._update:
+            raise NotImplementedError(f"{type(self).__name__} defines neither step nor _update")
         loss = None
         if closure is not None:
             with enable_grad():
@@ -113,64 +315,138 @@ class Optimizer:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad._data
+                grad = _dense_grad(p.grad)
                 if group.get("maximize", False):
                     grad = -grad
-                self._update(group, p._data, grad, self.state[p])
+                state = self.state.get(p)
+                if state is None:
+                    state = {}
+                self._update(group, p._data, grad, _ArrayState(state))
+                if state and p not in self.state:  # no entry for stateless updates (plain SGD)
+                    self.state[p] = state
                 p._bump_version()
         trace.end("optimizer.step", start)
         return loss
 
-    def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: dict) -> None:
+    def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: _ArrayState) -> None:
         raise NotImplementedError
 
     # ---------------------------------------------------------------- checkpoints
     def state_dict(self) -> dict:
-        """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``."""
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``, the
+        parameters numbered in group order as PyTorch does; state tensors are shared, not copied."""
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
         index: dict[int, int] = {}
         groups = []
+        start = 0
         for g in self.param_groups:
             packed = {k: v for k, v in g.items() if k != "params"}
-            packed["params"] = []
-            for p in g["params"]:
-                index.setdefault(id(p), len(index))
-                packed["params"].append(index[id(p)])
+            for i, p in enumerate(g["params"], start):
+                index.setdefault(id(p), i)
+            packed["params"] = [index[id(p)] for p in g["params"]]
+            start += len(packed["params"])
             groups.append(packed)
-        state = {index[id(p)]: {k: (Tensor._make(v.copy()) if isinstance(v, np.ndarray) else v)
-                                for k, v in s.items()}
-                 for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        state_dict = {"state": state, "param_groups": groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore options and per-parameter state saved by ``state_dict``."""
-        groups = state_dict["param_groups"]
-        if len(groups) != len(self.param_groups):
+        """Restore options and per-parameter state saved by ``state_dict`` (of disttorch, or of
+        PyTorch once its tensors are converted); floating state is cast to the parameter's
+        dtype, ``step`` kept as saved."""
+        state_dict = dict(state_dict)
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
-        for mine, saved in zip(self.param_groups, groups):
+        for mine, saved in zip(self.param_groups, saved_groups):
             if len(mine["params"]) != len(saved["params"]):
                 raise ValueError("loaded state dict contains a parameter group that doesn't match "
                                  "the size of optimizer's group")
-        by_index = {}
-        for mine, saved in zip(self.param_groups, groups):
-            for p, i in zip(mine["params"], saved["params"]):
-                by_index[i] = p
-            mine.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
-        self.state = defaultdict(dict)
-        for i, s in state_dict["state"].items():
-            p = by_index[int(i)]
-            self.state[p] = {k: (np.array(v._data if isinstance(v, Tensor) else v, dtype=p._data.dtype)
-                                 if _is_array_state(v, p) else v)
-                             for k, v in s.items()}
+        by_index = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                            chain.from_iterable(g["params"] for g in self.param_groups)))
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in by_index:
+                state[by_index[k]] = _cast_state(by_index[k], v)
+            else:
+                state[k] = v
+        groups = []
+        for mine, saved in zip(self.param_groups, saved_groups):
+            saved["params"] = mine["params"]
+            if "param_names" in mine and "param_names" not in saved:
+                saved["param_names"] = mine["param_names"]
+            groups.append(saved)
+        self.__setstate__({"state": state, "param_groups": groups})
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
 
 
-def _is_array_state(v: Any, p: Tensor) -> bool:
-    data = v._data if isinstance(v, Tensor) else v
-    return isinstance(data, np.ndarray) and data.shape == p._data.shape
+@contextlib.contextmanager
+def swap_in_optimizer_params_and_state(optimizer: Optimizer, swapin_parameters: dict,
+                                       swapin_optim_state: dict) -> Iterator[None]:
+    """Within the context, ``optimizer`` works on the tensors of ``swapin_parameters`` (in
+    the order of its own parameters) with the state and group options of
+    ``swapin_optim_state`` (a ``state_dict()``-shaped dict); its own parameters, groups and
+    state come back on exit. In-place updates reach the swapped-in tensors and state
+    tensors; other changes to the state during the context are dropped."""
+    params = list(swapin_parameters.values())
+    n = sum(len(g["params"]) for g in optimizer.param_groups)
+    if len(params) != n:
+        raise ValueError(f"swapin_parameters has {len(params)} tensors but the optimizer has {n} parameters")
+    saved_groups = swapin_optim_state["param_groups"]
+    if len(saved_groups) != len(optimizer.param_groups):
+        raise ValueError(f"swapin_optim_state has {len(saved_groups)} param groups but the optimizer has "
+                         f"{len(optimizer.param_groups)}")
+    saved_state = swapin_optim_state["state"]
+    original_state = optimizer.state
+    snapshots = [dict(g) for g in optimizer.param_groups]
+    try:
+        state: defaultdict = defaultdict(dict)
+        it = iter(params)
+        for live, saved in zip(optimizer.param_groups, saved_groups):
+            group_params = [next(it) for _ in live["params"]]
+            if len(saved["params"]) != len(group_params):
+                raise ValueError("a param group of swapin_optim_state does not match the size of the "
+                                 "optimizer's group")
+            live["params"] = group_params
+            live.update({k: v for k, v in saved.items() if k != "params"})
+            for p, pid in zip(group_params, saved["params"]):
+                state[p] = dict(saved_state.get(pid, {}))
+        optimizer.state = state
+        yield
+    finally:
+        for group, snapshot in zip(optimizer.param_groups, snapshots):
+            group.clear()
+            group.update(snapshot)
+        optimizer.state = original_state
 
 
-def _check_impl_flags(foreach: bool | None, fused: bool | None) -> None:
-    """Accept PyTorch's implementation switches ``foreach`` and ``fused``: every disttorch
-    optimiser updates each parameter with whole-array NumPy operations, so both give the
-    same numbers as the default; only their conflict is an error, as in PyTorch."""
-    if fused and foreach:
-        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+def _dense_grad(grad: Tensor) -> np.ndarray:
+    """The gradient as a dense array (a sparse gradient is densified)."""
+    if getattr(grad, "is_sparse", False):
+        return grad.to_dense()._data
+    return grad._data
+
+
+def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
+    """A loaded state value as this library keeps it: tensors copied (``step`` as saved,
+    other floating tensors in the parameter's dtype), containers walked."""
+    if isinstance(value, (Tensor, np.ndarray)):
+        arr = np.array(value._data if isinstance(value, Tensor) else value)
+        if key != "step" and arr.dtype.kind == "f":
+            arr = arr.astype(param._data.dtype, copy=False)
+        return Tensor._make(arr)
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v) for v in value)
+    return value

@@ -1,78 +1,72 @@
-"""RMSprop (with momentum and the centred variant) and Adagrad."""
+"""RMSprop, with momentum and the centred variant."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
-from .optimizer import Optimizer
+from ._checks import check_lr, check_nonneg
+from .optimizer import Optimizer, _scalar, _scalar_dtype
 
-__all__ = ["RMSprop", "Adagrad"]
+__all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
     """``sq = alpha sq + (1 - alpha) g^2``; ``p -= lr g / (sqrt(sq) + eps)``, as
-    ``torch.optim.RMSprop`` (centred: subtract the squared running mean of g first)."""
+    ``torch.optim.RMSprop`` (centred: subtract the squared running mean of g first;
+    ``momentum``: ``buf = momentum buf + g / avg``, ``p -= lr buf``)."""
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
-                 centered: bool = False, *, maximize: bool = False) -> None:
-        if lr < 0 or eps < 0 or momentum < 0 or weight_decay < 0 or alpha < 0:
-            raise ValueError(f"Invalid RMSprop option: lr={lr}, alpha={alpha}, eps={eps}, "
-                             f"weight_decay={weight_decay}, momentum={momentum}")
-        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      momentum=momentum, centered=centered, maximize=maximize))
+                 centered: bool = False, capturable: bool = False, foreach: bool | None = None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        check_lr(lr)
+        check_nonneg("epsilon", eps)
+        check_nonneg("momentum", momentum)
+        check_nonneg("weight_decay", weight_decay)
+        check_nonneg("alpha", alpha)
+        super().__init__(params, {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
+                                      "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
+                                      "maximize": maximize, "differentiable": differentiable})
 
-    def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: dict) -> None:
+    def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         alpha, eps, wd, mom = group["alpha"], group["eps"], group["weight_decay"], group["momentum"]
-        if not state:
-            state["step"] = 0.0
+        if "square_avg" not in state:
+            state["step"] = np.zeros((), _scalar_dtype())
             state["square_avg"] = np.zeros_like(param)
             if mom > 0:
                 state["momentum_buffer"] = np.zeros_like(param)
             if group["centered"]:
                 state["grad_avg"] = np.zeros_like(param)
-        state["step"] = float(state["step"]) + 1
+        state.next_step()
         if wd:
             grad = grad + wd * param
         sq = state["square_avg"]
+        t = np.multiply(grad, grad, dtype=param.dtype)  # one scratch array for the intermediates
+        t *= 1 - alpha
         sq *= alpha
-        sq += (1 - alpha) * grad * grad
+        sq += t
         if group["centered"]:
             ga = state["grad_avg"]
-            ga += (grad - ga) * (1 - alpha)
-            avg = np.sqrt(sq - ga * ga) + eps
+            np.subtract(grad, ga, out=t)
+            t *= 1 - alpha
+            ga += t
+            np.multiply(ga, ga, out=t)
+            np.subtract(sq, t, out=t)
+            np.sqrt(t, out=t)
         else:
-            avg = np.sqrt(sq) + eps
+            np.sqrt(sq, out=t)
+        t += eps
+        np.divide(grad, t, out=t)
+        lr = _scalar(group["lr"])
         if mom > 0:
             buf = state["momentum_buffer"]
             buf *= mom
-            buf += grad / avg
-            param -= group["lr"] * buf
+            buf += t
+            np.multiply(buf, lr, out=t)
         else:
-            param -= group["lr"] * grad / avg
+            t *= lr
+        param -= t
 
 
-class Adagrad(Optimizer):
-    """``sum += g^2``; ``p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(sum) + eps)``."""
-
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
-                 weight_decay: float = 0, initial_accumulator_value: float = 0,
-                 eps: float = 1e-10, *, maximize: bool = False) -> None:
-        if lr < 0 or lr_decay < 0 or weight_decay < 0 or initial_accumulator_value < 0 or eps < 0:
-            raise ValueError(f"Invalid Adagrad option: lr={lr}, lr_decay={lr_decay}, "
-                             f"weight_decay={weight_decay}, eps={eps}")
-        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value,
-                                      eps=eps, maximize=maximize))
-
-    def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: dict) -> None:
-        if not state:
-            state["step"] = 0.0
-            state["sum"] = np.full_like(param, group["initial_accumulator_value"])
-        state["step"] = step = float(state["step"]) + 1
-        if group["weight_decay"]:
-            grad = grad + group["weight_decay"] * param
-        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
-        state["sum"] += grad * grad
-        param -= clr * grad / (np.sqrt(state["sum"]) + group["eps"])

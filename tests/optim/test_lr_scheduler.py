@@ -46,6 +46,7 @@ def test_state_dict_resumes_schedule():
     s1 = S.StepLR(_opt(), step_size=2)
     _lrs(s1, 3)
     s2 = S.StepLR(_opt(), step_size=2)
+    s2.optimizer.load_state_dict(s1.optimizer.state_dict())  # the lr lives in the optimiser, as in PyTorch
     s2.load_state_dict(s1.state_dict())
     assert _lrs(s1, 4) == _lrs(s2, 4)
 

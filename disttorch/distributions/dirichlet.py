@@ -1,0 +1,78 @@
+"""The Dirichlet distribution; its reparameterised samples are normalised standard-gamma draws (the implicit gamma gradient through the normalisation)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import disttorch as _dt
+
+from .._tensor import Tensor
+from ..ops.special_fns import digamma, lgamma
+from . import constraints
+from .exp_family import ExponentialFamily
+from .gamma import _standard_gamma
+from .utils import _finfo
+
+__all__ = ["Dirichlet"]
+
+
+class Dirichlet(ExponentialFamily):
+    """``Dirichlet(concentration)`` on the simplex of the last dimension."""
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Dirichlet:
+        return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",), event_dims=1)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        g = _standard_gamma(self.concentration.expand(*shape))
+        x = g / g.sum(-1, keepdim=True)
+        fi = _finfo(x)
+        return x.clamp(min=float(fi.tiny), max=1 - float(fi.eps))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        c = self.concentration
+        return ((c - 1) * value.log()).sum(-1) + lgamma(c.sum(-1)) - lgamma(c).sum(-1)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.concentration / self.concentration.sum(-1, keepdim=True)
+
+    @property
+    def mode(self) -> Tensor:
+        c = (self.concentration - 1).clamp(min=0.0)
+        mode = c / c.sum(-1, keepdim=True)
+        mask = (self.concentration < 1).all(-1)
+        if bool(mask.any()):
+            one_hot = _dt.nn.functional.one_hot(c.argmax(-1), c.shape[-1]).to(mode.dtype)
+            mode = _dt.where(mask.unsqueeze(-1), one_hot, mode)
+        return mode
+
+    @property
+    def variance(self) -> Tensor:
+        con0 = self.concentration.sum(-1, keepdim=True)
+        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+
+    def entropy(self) -> Tensor:
+        k = self.concentration.shape[-1]
+        a0 = self.concentration.sum(-1)
+        c = self.concentration
+        return lgamma(c).sum(-1) - lgamma(a0) - (k - a0) * digamma(a0) - ((c - 1.0) * digamma(c)).sum(-1)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return lgamma(x).sum(-1) - lgamma(x.sum(-1))
