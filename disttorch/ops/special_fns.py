@@ -17,7 +17,7 @@ import numpy as np
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
-from .elementwise import _erf as _erf64
+from ..kernels.erf import erf as _erf64
 from .elementwise import _FloatUnary, exp
 
 __all__ = ["digamma", "erfinv", "lgamma", "polygamma"]

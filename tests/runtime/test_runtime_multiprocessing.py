@@ -28,6 +28,7 @@ def _run_script(tmp_path: Path, body: str, *args: str, timeout: float = 150) -> 
 
 
 HOGWILD = '''
+    import os
     import sys
     import disttorch as torch
     import disttorch.multiprocessing as mp
@@ -41,7 +42,8 @@ HOGWILD = '''
             p.grad = torch.full(p.shape, float(rank + 1))
         opt.step()                      # p -= (rank + 1), in the shared memory
         barrier.wait()
-        print("child", rank, model.weight.is_shared(), type(model.weight).__name__, flush=True)
+        line = f"child {rank} {model.weight.is_shared()} {type(model.weight).__name__}\n"
+        os.write(1, line.encode())      # one write: the two children's lines never interleave
 
 
     if __name__ == "__main__":
