@@ -42,7 +42,7 @@ HOGWILD = '''
             p.grad = torch.full(p.shape, float(rank + 1))
         opt.step()                      # p -= (rank + 1), in the shared memory
         barrier.wait()
-        line = f"child {rank} {model.weight.is_shared()} {type(model.weight).__name__}\n"
+        line = f"child {rank} {model.weight.is_shared()} {type(model.weight).__name__}\\n"
         os.write(1, line.encode())      # one write: the two children's lines never interleave
 
 
