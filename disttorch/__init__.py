@@ -11,13 +11,14 @@ from ._malloc import tune_malloc as _tune_malloc
 _tune_malloc()
 
 from . import _dtype  # noqa: E402
-from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
+from ._dtype import (bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype,
                      half, int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
 from ._tensor import Size, Tensor, detach, device, is_floating_point, is_tensor, numel
 from . import ops as _ops
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, tensor, zeros, zeros_like)
 from ._repr import set_printoptions
+from ._type_info import finfo, iinfo
 from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                       manual_seed, multinomial, normal, poisson, rand, rand_like, randint,
                       randint_like, randn, randn_like, randperm, seed, set_rng_state)

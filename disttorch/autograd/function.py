@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dtype
 from . import grad_mode
 
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
@@ -25,6 +26,9 @@ __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
 _seq = itertools.count()
 _tensor_cls: list = [None]  # disttorch.Tensor, filled in by _tensor.py (it imports this module)
 _grad_state = grad_mode._state
+_bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
+# [None], or the active autocast policy: a callable (Function class, args) -> args
+autocast_hook: list = [None]
 
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
               "tensors after they have already been freed). Saved intermediate values of the "
@@ -148,6 +152,7 @@ class Function(FunctionCtx, Node):
     """
 
     _raw = False   # built-in ops: forward returns NumPy arrays
+    _autocast: str | None = None  # "lower" / "fp32" / "promote": its autocast policy (amp)
     _view = False  # the output is a view of the first input: it shares its version counter
 
     @staticmethod
@@ -167,6 +172,11 @@ class Function(FunctionCtx, Node):
     def apply(cls, *args: Any) -> Any:
         """Run forward; when grad is enabled and an input requires grad, record a node."""
         Tensor = _tensor_cls[0]
+        if autocast_hook[0] is not None and cls._autocast is not None:
+            args = autocast_hook[0](cls, args)
+        fargs, low = args, None
+        if _bf16[0] is not None and cls._raw and not cls._view:
+            fargs, low = _bf16_compute(args, Tensor)
         needs = False
         if _grad_state[0]:
             for a in args:
@@ -175,7 +185,8 @@ class Function(FunctionCtx, Node):
                     break
         if not needs:
             if cls._raw:
-                out = _wrap(cls.forward(_NULL_CTX, *args), None)
+                out = cls.forward(_NULL_CTX, *fargs)
+                out = _wrap(out if low is None else _round(out, low), None)
             else:
                 with grad_mode.no_grad():
                     out = _wrap(cls.forward(_NULL_CTX, *args), None)
@@ -201,7 +212,9 @@ class Function(FunctionCtx, Node):
         ctx._input_meta = tuple(meta)
         ctx._seq_nr = next(_seq)
         if cls._raw:
-            out = cls.forward(ctx, *args)
+            out = cls.forward(ctx, *fargs)
+            if low is not None:
+                out = _round(out, low)
         else:
             with grad_mode.no_grad():
                 out = cls.forward(ctx, *args)
@@ -209,6 +222,35 @@ class Function(FunctionCtx, Node):
         if cls._view:
             mark_view(out, args[0])
         return out
+
+
+def _bf16_compute(args: tuple, Tensor: type) -> tuple:
+    """bfloat16 inputs of a built-in op: NumPy computes little in bfloat16, so the op's
+    forward sees float32 copies, and its float32 results are rounded back to bfloat16 when
+    PyTorch's promotion of the tensor inputs gives bfloat16 (not when a ``dtype`` argument
+    decides). Returns ``(forward args, bfloat16 NumPy dtype or None)``."""
+    bf = _bf16[0]
+    if not any(isinstance(a, Tensor) and a._data.dtype == bf for a in args):
+        return args, None
+    rt = _dtype.arrays_result_type([a._data for a in args if isinstance(a, Tensor)])
+    low = bf if rt == bf and not any(isinstance(a, _dtype.dtype) for a in args) else None
+    fargs = []
+    for a in args:
+        if isinstance(a, Tensor) and a._data.dtype == bf:
+            up = Tensor._make(a._data.astype(np.float32), a.grad_fn, a._output_nr)
+            up._rg = a._rg
+            a = up
+        fargs.append(a)
+    return tuple(fargs), low
+
+
+def _round(out: Any, low: np.dtype) -> Any:
+    """Round an op's float32 result array(s) back to ``low`` (bfloat16)."""
+    if isinstance(out, tuple):
+        return tuple(_round(o, low) for o in out)
+    if isinstance(out, (np.ndarray, np.generic)) and out.dtype == np.float32:
+        return out.astype(low)
+    return out
 
 
 def mark_view(view: Any, source: Any) -> None:
@@ -245,7 +287,7 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
         return o if isinstance(o, Tensor) else Tensor._make(arr)
     if node._non_diff and any(o is nd for nd in node._non_diff):
         return o if isinstance(o, Tensor) else Tensor._make(arr)
-    if arr.dtype.kind not in "f":
+    if arr.dtype.kind not in "fV":
         return Tensor._make(arr)  # integer and bool results never require grad
     return Tensor._make(arr, node, i)
 

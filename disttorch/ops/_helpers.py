@@ -50,12 +50,12 @@ def scalar_type_name(dt: np.dtype) -> str:
     Bool, Byte, Float..."""
     return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
             "bool": "Bool", "float32": "Float", "float64": "Double",
-            "float16": "Half"}.get(dt.name, dt.name)
+            "float16": "Half", "bfloat16": "BFloat16"}.get(dt.name, dt.name)
 
 
 def float_result(out: np.ndarray) -> np.ndarray:
     """Integer results of true division or float functions become the default float dtype."""
-    if out.dtype.kind != "f":
+    if out.dtype.kind not in "fV":
         return out.astype(get_default_dtype().numpy)
     return out
 

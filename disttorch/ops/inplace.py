@@ -42,7 +42,7 @@ _VIEW_MSG = ("in-place operation on a view while recording a graph, but the view
 _OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.")
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double", "int8": "Char",
                "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
                "bool": "Bool"}
 
@@ -69,7 +69,7 @@ def check_inplace(t: Tensor) -> None:
 
 def _check_cast(src: np.dtype, dst: np.dtype) -> None:
     """PyTorch's in-place casting rule: no float into integer, nothing but bool into bool."""
-    if (src.kind == "f" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
+    if (src.kind in "fV" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
         raise RuntimeError(f"result type {_TYPE_NAMES.get(src.name, src.name)} can't be cast to "
                            f"the desired output type {_TYPE_NAMES.get(dst.name, dst.name)}")
 
@@ -297,7 +297,7 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> T
     """Unrecorded fast path: ``ufunc(t, other, out=t)`` with PyTorch's casting check."""
     x, o = t._data, _operand(other)
     rt = np.dtype(result_type(x, o))
-    if true_div and rt.kind != "f":
+    if true_div and rt.kind not in "fV":
         rt = get_default_dtype().numpy
     _check_cast(rt, x.dtype)
     try:
@@ -537,7 +537,7 @@ def _rng(generator: Any) -> np.random.Generator:
 
 
 def _float_only(t: Tensor, op: str) -> None:
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fV":
         raise NotImplementedError(f'"{op}" not implemented for '
                                   f"'{_TYPE_NAMES.get(t._data.dtype.name)}'")
 
@@ -576,7 +576,7 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: A
     if to is None:
         if from_ != 0:
             from_, to = 0, from_
-        elif dt.kind == "f":
+        elif dt.kind in "fV":
             to = 2 ** (np.finfo(dt).nmant + 1) + 1
         elif dt.kind == "b":
             to = 2

@@ -119,7 +119,7 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 
 def _float_dtype_check(name: str, x: np.ndarray) -> None:
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
 
 
@@ -151,7 +151,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         x = a._data
-        if x.dtype.kind != "f" and dtype is None:
+        if x.dtype.kind not in "fV" and dtype is None:
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                                f"a floating point or complex dtype. Got: {_type_name(a)}")
         if ctx.needs_input_grad:
@@ -324,9 +324,9 @@ class Median(Function):
         x = a._data
         _median_dtype_check(x)
         flat = x.reshape(-1)
-        if flat.size == 0 and x.dtype.kind != "f":  # PyTorch's integer "NaN": the minimum
+        if flat.size == 0 and x.dtype.kind not in "fV":  # PyTorch's integer "NaN": the minimum
             out = np.full((), np.iinfo(x.dtype).min, dtype=x.dtype)
-        elif flat.size == 0 or (flat.dtype.kind == "f" and np.isnan(flat).any()):
+        elif flat.size == 0 or (flat.dtype.kind in "fV" and np.isnan(flat).any()):
             out = np.full((), np.nan, dtype=x.dtype)
         else:
             k = (flat.size - 1) // 2
@@ -359,7 +359,7 @@ class MedianDim(MaxDim):
             raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
         k = (n - 1) // 2
         idx = np.take(np.argpartition(x, k, axis=dim), [k], axis=dim)  # NaN sorts last
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             nan = np.isnan(x)
             has_nan = nan.any(axis=dim, keepdims=True)
             if has_nan.any():
@@ -551,7 +551,7 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         x = a._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             x = x.astype(get_default_dtype().numpy)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             m = np.max(x, axis=dims, keepdims=True) if x.size else np.zeros(_kept_shape(x.shape, dims), x.dtype)
@@ -586,7 +586,7 @@ class Norm(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, p):
         x = a._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                                f"as input. Got {_type_name(a)}")
         ax = np.abs(x)

@@ -38,7 +38,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _float_input(x: Tensor, name: str) -> np.ndarray:
     a = x._data
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
     return a
 

@@ -182,7 +182,7 @@ def _mha_mask_bias(mask: Tensor, dtype: np.dtype) -> Tensor:
     m = mask._data
     if m.dtype == np.bool_:
         return Tensor._make(np.where(m, np.array(-np.inf, dtype=dtype), np.array(0, dtype=dtype)))
-    if m.dtype.kind != "f":
+    if m.dtype.kind not in "fV":
         raise AssertionError(f"only bool and floating types of masks are supported, got {m.dtype}")
     return mask if m.dtype == dtype else mask.to(from_numpy(dtype))
 

@@ -106,7 +106,7 @@ class CrossEntropyFunction(Function):
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing):
         x, t, unbatched = _batched(input, target)
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             raise RuntimeError(f"cross_entropy: expected a floating point input, got {input.dtype}")
         n_classes = x.shape[1]
         shifted = x - x.max(axis=1, keepdims=True)
@@ -117,7 +117,7 @@ class CrossEntropyFunction(Function):
         w = None if weight is None else _class_dim_view(weight._data.astype(x.dtype, copy=False), x.ndim)
         eps = x.dtype.type(label_smoothing)
         if t.shape == x.shape:  # probability targets
-            if t.dtype.kind != "f":
+            if t.dtype.kind not in "fV":
                 raise RuntimeError(f"expected target dtype to be a floating point type when the "
                                    f"target has the input's shape, but got {_dtype_word(t)}")
             if ignore_index >= 0:
