@@ -25,6 +25,12 @@ from ._random import (Generator, bernoulli, default_generator, get_rng_state, in
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .serialization import load, save
+from ._autocast import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+                        get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype,
+                        is_autocast_cache_enabled, is_autocast_cpu_enabled, is_autocast_enabled,
+                        set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                        set_autocast_dtype, set_autocast_enabled)
+from .amp import autocast
 
 
 def _export_ops() -> None:
@@ -41,7 +47,7 @@ _export_ops()
 __version__ = "0.1.0"
 
 
-_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz")
+_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "cpu", "cuda", "profiler")
 
 
 def __getattr__(name: str):

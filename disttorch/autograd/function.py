@@ -27,8 +27,6 @@ _seq = itertools.count()
 _tensor_cls: list = [None]  # disttorch.Tensor, filled in by _tensor.py (it imports this module)
 _grad_state = grad_mode._state
 _bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
-# [None], or the active autocast policy: a callable (Function class, args) -> args
-autocast_hook: list = [None]
 
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
               "tensors after they have already been freed). Saved intermediate values of the "
@@ -152,7 +150,6 @@ class Function(FunctionCtx, Node):
     """
 
     _raw = False   # built-in ops: forward returns NumPy arrays
-    _autocast: str | None = None  # "lower" / "fp32" / "promote": its autocast policy (amp)
     _view = False  # the output is a view of the first input: it shares its version counter
 
     @staticmethod
@@ -172,8 +169,6 @@ class Function(FunctionCtx, Node):
     def apply(cls, *args: Any) -> Any:
         """Run forward; when grad is enabled and an input requires grad, record a node."""
         Tensor = _tensor_cls[0]
-        if autocast_hook[0] is not None and cls._autocast is not None:
-            args = autocast_hook[0](cls, args)
         fargs, low = args, None
         if _bf16[0] is not None and cls._raw and not cls._view:
             fargs, low = _bf16_compute(args, Tensor)

@@ -34,8 +34,8 @@ def _bind() -> None:
     Tensor.__rtruediv__ = lambda a, b: ew.Div.apply(b, a)
     Tensor.__pow__ = lambda a, b: ew.Pow.apply(a, b)
     Tensor.__rpow__ = lambda a, b: ew.Pow.apply(b, a)
-    Tensor.__matmul__ = lambda a, b: la.Matmul.apply(a, b)
-    Tensor.__rmatmul__ = lambda a, b: la.Matmul.apply(b, a)
+    Tensor.__matmul__ = lambda a, b: la.matmul(a, b)  # through autocast
+    Tensor.__rmatmul__ = lambda a, b: la.matmul(b, a)
     Tensor.__neg__ = lambda a: ew.Neg.apply(a)
     Tensor.mT = property(shape._matrix_transpose)
     Tensor.T = property(lambda a: shape.permute(a, tuple(reversed(range(a._data.ndim)))))

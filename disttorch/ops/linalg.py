@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._autocast import autocast_op
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import _state as _grad_state
@@ -106,11 +107,13 @@ class Matmul(Function):
         return ga, gb
 
 
+@autocast_op("lower")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch semantics for 1-D, 2-D and batched operands."""
     return Matmul.apply(input, other)
 
 
+@autocast_op("lower")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
     if input._data.ndim != 2 or mat2._data.ndim != 2:
@@ -118,6 +121,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return Matmul.apply(input, mat2)
 
 
+@autocast_op("lower")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two 3-D tensors with equal batch sizes."""
     if input._data.ndim != 3 or mat2._data.ndim != 3:
@@ -157,6 +161,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return Matmul.apply(input.unsqueeze(1), vec2.unsqueeze(0))
 
 
+@autocast_op("lower")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
           alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast to the product's shape)."""
@@ -263,6 +268,7 @@ def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:
                         f"not fit the subscripts {subs}")
 
 
+@autocast_op("lower")
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Sum of products over the subscripts of ``equation`` (NumPy/PyTorch notation, with
     ``...`` and implicit output), e.g. ``einsum('bij,bjk->bik', a, b)``.
@@ -391,6 +397,7 @@ class Trace(Function):
         return g * Tensor._make(np.eye(*ctx.shape, dtype=g._data.dtype))
 
 
+@autocast_op("fp32")
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
     return Trace.apply(input)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._autocast import autocast_op
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -449,6 +450,7 @@ class Prod(Function):
         return _expand_back(g, x.shape, dims, keepdim, others), None, None, None
 
 
+@autocast_op("fp32")
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Product of all elements, or over one ``dim``; integers multiply in int64.

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._autocast import autocast_op
 from ... import _dtype
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd import grad_mode
@@ -363,6 +364,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return input[lead + (slice(0, n // 2),)] * _ew.sigmoid(input[lead + (slice(n // 2, n),)])
 
 
+@autocast_op("lower")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x if x > 0 else weight * x``; ``weight`` has one entry, or one per channel
     (dim 1 of the input)."""

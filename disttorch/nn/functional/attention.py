@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..._autocast import autocast_op
 from ..._dtype import from_numpy
 from ..._random import _gen
 from ..._tensor import Tensor
@@ -139,6 +140,7 @@ def _attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | No
                                            bool(is_causal), float(scale))
 
 
+@autocast_op("lower")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,

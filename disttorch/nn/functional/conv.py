@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..._autocast import autocast_op
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from . import _conv_shifted
@@ -255,6 +256,7 @@ def _conv(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None,
     return ConvNd.apply(input, weight, bias, geo)
 
 
+@autocast_op("lower")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     r"""1-D convolution (cross-correlation) over an input of shape ``(N, C_in, L)`` or
@@ -273,6 +275,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("lower")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     r"""2-D convolution (cross-correlation) over an input of shape ``(N, C_in, H, W)`` or
@@ -291,6 +294,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("lower")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     r"""3-D convolution over an input of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``;
@@ -391,6 +395,7 @@ def _conv_transpose(name: str, d: int, input: Tensor, weight: Tensor, bias: Tens
     return ConvTransposeNd.apply(input, weight, bias, geo, padded_shape)
 
 
+@autocast_op("lower")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
@@ -407,6 +412,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                            output_padding, groups, dilation)
 
 
+@autocast_op("lower")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._autocast import autocast_op
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
@@ -61,6 +62,7 @@ class LinearFunction(Function):
         return gx, gw, gb
 
 
+@autocast_op("lower")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     r"""Apply :math:`y = xA^T + b`.
 

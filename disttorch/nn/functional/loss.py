@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._autocast import autocast_op
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
@@ -224,6 +225,7 @@ class NllLoss(Function):
         return g * Tensor._make(local), None, None, None, None
 
 
+@autocast_op("fp32")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
@@ -245,6 +247,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
+@autocast_op("fp32")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
@@ -367,18 +370,21 @@ HuberLoss = _elementwise_loss(_Huber, "huber_loss")
 SmoothL1Loss = _elementwise_loss(_SmoothL1, "smooth_l1_loss")
 
 
+@autocast_op("fp32")
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
     """Squared error ``(input - target)^2``, reduced."""
     return MseLoss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
 
 
+@autocast_op("fp32")
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
             reduction: str = "mean") -> Tensor:
     """Absolute error ``|input - target|``, reduced."""
     return L1Loss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
 
 
+@autocast_op("fp32")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta``, linear above: ``0.5 d^2 / beta`` or ``|d| - 0.5 beta``."""
@@ -387,6 +393,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     return SmoothL1Loss.apply(input, target, _reduction(reduction, size_average, reduce), beta)
 
 
+@autocast_op("fp32")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """``0.5 d^2`` below ``delta``, ``delta (|d| - 0.5 delta)`` above."""
     if delta <= 0:
@@ -486,6 +493,7 @@ class BinaryCrossEntropyWithLogits(Function):
         return gx, gy, None, None, None
 
 
+@autocast_op("fp32")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -493,6 +501,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return BinaryCrossEntropy.apply(input, target, weight, _reduction(reduction, size_average, reduce))
 
 
+@autocast_op("fp32")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: Any = None, reduce: Any = None,
                                      reduction: str = "mean",
@@ -540,6 +549,7 @@ class KlDiv(Function):
         return gx, gt, None, None
 
 
+@autocast_op("fp32")
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence ``sum target * (log target - input)`` for
