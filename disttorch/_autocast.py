@@ -16,17 +16,31 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import _dtype
 from .autograd import function as _function
 from .autograd import grad_mode
 
-__all__ = ["autocast_op", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
-           "set_autocast_dtype", "is_autocast_cpu_enabled", "set_autocast_cpu_enabled",
-           "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
-           "clear_autocast_cache", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
-           "autocast_increment_nesting", "autocast_decrement_nesting", "DEVICE_TYPES"]
+__all__ = [
+    "DEVICE_TYPES",
+    "autocast_decrement_nesting",
+    "autocast_increment_nesting",
+    "autocast_op",
+    "clear_autocast_cache",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+]
 
 # The device types PyTorch's autocast accepts here, with their default low dtype.
 DEVICE_TYPES = {"cpu": "bfloat16", "cuda": "float16", "mps": "float16", "xpu": "bfloat16",

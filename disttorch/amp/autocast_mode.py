@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import _autocast, _dtype
 from .._autocast import get_autocast_dtype, is_autocast_enabled
 from ..autograd import function as _function
 
-__all__ = ["autocast", "custom_fwd", "custom_bwd", "is_autocast_available"]
+__all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
 
 _CPU_DTYPES = ("bfloat16", "float16")
 
@@ -49,7 +50,7 @@ class autocast:
     def __init__(self, device_type: str, dtype: _dtype.dtype | None = None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
         if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004 - as PyTorch
         if device_type not in _autocast.DEVICE_TYPES:
             raise RuntimeError(f"autocast: unsupported device_type '{device_type}'; expected one of "
                                f"{', '.join(_autocast.DEVICE_TYPES)}")
@@ -72,7 +73,7 @@ class autocast:
             self.fast_dtype.numpy  # noqa: B018 - load ml_dtypes now: a clear error if it is missing
         self._enabled = enabled
 
-    def __enter__(self) -> "autocast":
+    def __enter__(self) -> autocast:
         st = _autocast._state
         self._prev = (st.enabled[self.device], st.dtypes[self.device], st.cache_enabled)
         _autocast.autocast_increment_nesting()
@@ -82,7 +83,7 @@ class autocast:
         st.refresh()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         st = _autocast._state
         if _autocast.autocast_decrement_nesting() == 0:
             _autocast.clear_autocast_cache()
@@ -118,7 +119,7 @@ def custom_fwd(fwd: Callable | None = None, *, device_type: str,
     current autocast state (and :func:`custom_bwd` replays that state in backward).
     """
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
@@ -142,7 +143,7 @@ def custom_bwd(bwd: Callable | None = None, *, device_type: str) -> Callable:
     """Decorate the ``backward`` of a custom ``autograd.Function``: it runs in the autocast
     state its ``forward`` (decorated with :func:`custom_fwd`) ran in."""
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
 

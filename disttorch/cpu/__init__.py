@@ -5,8 +5,15 @@ from typing import Any
 
 from . import amp
 
-__all__ = ["amp", "is_available", "is_initialized", "device_count", "current_device",
-           "set_device", "synchronize"]
+__all__ = [
+    "amp",
+    "current_device",
+    "device_count",
+    "is_available",
+    "is_initialized",
+    "set_device",
+    "synchronize",
+]
 
 
 def is_available() -> bool:

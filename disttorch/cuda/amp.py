@@ -5,7 +5,8 @@ in full precision."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import _dtype
 from ..amp import GradScaler as _GradScaler
@@ -13,7 +14,7 @@ from ..amp import autocast as _autocast
 from ..amp import custom_bwd as _custom_bwd
 from ..amp import custom_fwd as _custom_fwd
 
-__all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd", "amp_definitely_not_available"]
+__all__ = ["GradScaler", "amp_definitely_not_available", "autocast", "custom_bwd", "custom_fwd"]
 
 
 def amp_definitely_not_available() -> bool:

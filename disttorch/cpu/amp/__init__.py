@@ -8,7 +8,7 @@ from ... import _dtype
 from ...amp import GradScaler as _GradScaler
 from ...amp import autocast as _autocast
 
-__all__ = ["autocast", "GradScaler"]
+__all__ = ["GradScaler", "autocast"]
 
 
 class autocast(_autocast):
