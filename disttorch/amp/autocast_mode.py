@@ -73,7 +73,7 @@ class autocast:
             self.fast_dtype.numpy  # noqa: B018 - load ml_dtypes now: a clear error if it is missing
         self._enabled = enabled
 
-    def __enter__(self) -> autocast:
+    def __enter__(self) -> autocast:  # noqa: PYI034
         st = _autocast._state
         self._prev = (st.enabled[self.device], st.dtypes[self.device], st.cache_enabled)
         _autocast.autocast_increment_nesting()
