@@ -1,4 +1,5 @@
-"""Automatic differentiation: ``backward``, ``grad``, ``Function``, grad mode, ``gradcheck``."""
+"""Automatic differentiation: ``backward``, ``grad``, ``Function``, grad mode, ``gradcheck``,
+``profiler`` (``record_function``, the legacy ``profile``)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -9,6 +10,7 @@ from .engine import queue_callback, run_backward
 from .function import Function, FunctionCtx, _tensor_cls, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
+from . import profiler
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
