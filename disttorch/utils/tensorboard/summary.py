@@ -115,7 +115,7 @@ def hparams(hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict |
             values[k] = _value(string_value=v)
             info.type = api_pb2.DATA_TYPE_STRING
         else:
-            raise ValueError(f"value of hparam {k!r} should be one of int, float, str, bool or a "
+            raise ValueError(f"value of hparam {k!r} should be one of int, float, str, bool or a "  # noqa: TRY004
                              f"one-element tensor, got {type(v).__name__}")
         if k in hparam_domain_discrete:
             info.domain_discrete.values.extend(_value_of(x) for x in hparam_domain_discrete[k])
