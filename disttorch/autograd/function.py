@@ -27,6 +27,7 @@ _seq = itertools.count()
 _tensor_cls: list = [None]  # disttorch.Tensor, filled in by _tensor.py (it imports this module)
 _grad_state = grad_mode._state
 _bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
+_F16 = np.dtype(np.float16)
 
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
               "tensors after they have already been freed). Saved intermediate values of the "
@@ -151,6 +152,7 @@ class Function(FunctionCtx, Node):
 
     _raw = False   # built-in ops: forward returns NumPy arrays
     _view = False  # the output is a view of the first input: it shares its version counter
+    _blas = False  # a matrix-product op: float16 inputs are computed in float32 (see below)
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
@@ -170,8 +172,8 @@ class Function(FunctionCtx, Node):
         """Run forward; when grad is enabled and an input requires grad, record a node."""
         Tensor = _tensor_cls[0]
         fargs, low = args, None
-        if _bf16[0] is not None and cls._raw and not cls._view:
-            fargs, low = _bf16_compute(args, Tensor)
+        if (_bf16[0] is not None or cls._blas) and cls._raw and not cls._view:
+            fargs, low = _low_precision_compute(args, Tensor, cls._blas)
         needs = False
         if _grad_state[0]:
             for a in args:
@@ -219,19 +221,22 @@ class Function(FunctionCtx, Node):
         return out
 
 
-def _bf16_compute(args: tuple, Tensor: type) -> tuple:
-    """bfloat16 inputs of a built-in op: NumPy computes little in bfloat16, so the op's
-    forward sees float32 copies, and its float32 results are rounded back to bfloat16 when
-    PyTorch's promotion of the tensor inputs gives bfloat16 (not when a ``dtype`` argument
-    decides). Returns ``(forward args, bfloat16 NumPy dtype or None)``."""
-    bf = _bf16[0]
-    if not any(isinstance(a, Tensor) and a._data.dtype == bf for a in args):
+def _low_precision_compute(args: tuple, Tensor: type, blas: bool) -> tuple:
+    """16-bit float inputs of a built-in op: NumPy computes little in bfloat16, and
+    matrix products in float16 without BLAS (a hundred times slower), so the op's forward
+    sees float32 copies of its bfloat16 inputs (and, for ``_blas`` ops, of its float16
+    ones), and its float32 results are rounded back when PyTorch's promotion of the tensor
+    inputs gives that 16-bit dtype (not when a ``dtype`` argument decides), as PyTorch's
+    CPU kernels accumulate 16-bit floats in float32. Returns ``(forward args, the 16-bit
+    NumPy dtype to round to, or None)``."""
+    low_types = (_bf16[0], _F16) if blas else (_bf16[0],)
+    if not any(isinstance(a, Tensor) and a._data.dtype in low_types for a in args):
         return args, None
     rt = _dtype.arrays_result_type([a._data for a in args if isinstance(a, Tensor)])
-    low = bf if rt == bf and not any(isinstance(a, _dtype.dtype) for a in args) else None
+    low = rt if rt in low_types and not any(isinstance(a, _dtype.dtype) for a in args) else None
     fargs = []
     for a in args:
-        if isinstance(a, Tensor) and a._data.dtype == bf:
+        if isinstance(a, Tensor) and a._data.dtype in low_types:
             up = Tensor._make(a._data.astype(np.float32), a.grad_fn, a._output_nr)
             up._rg = a._rg
             a = up
@@ -240,7 +245,7 @@ def _bf16_compute(args: tuple, Tensor: type) -> tuple:
 
 
 def _round(out: Any, low: np.dtype) -> Any:
-    """Round an op's float32 result array(s) back to ``low`` (bfloat16)."""
+    """Round an op's float32 result array(s) back to ``low`` (bfloat16 or float16)."""
     if isinstance(out, tuple):
         return tuple(_round(o, low) for o in out)
     if isinstance(out, (np.ndarray, np.generic)) and out.dtype == np.float32:

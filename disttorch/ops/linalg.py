@@ -57,6 +57,7 @@ def _mismatch(sx: tuple, sy: tuple) -> RuntimeError:
 
 class Matmul(Function):
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -211,6 +212,7 @@ class Einsum(Function):
     upstream gradient with the other operands."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, subs, out_sub, *operands):
@@ -289,6 +291,7 @@ class Tensordot(Function):
     is a tensordot of the upstream gradient with the other operand, permuted back."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, a, b, dims_a, dims_b):

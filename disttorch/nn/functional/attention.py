@@ -55,6 +55,7 @@ class ScaledDotProductAttention(Function):
     """Fused attention; returns ``(output, attention weights after dropout)``."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale):

@@ -210,6 +210,7 @@ class ConvNd(Function):
     """N-d convolution (cross-correlation, as PyTorch) by im2col and one batched matmul."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, input, weight, bias, geo):
@@ -309,6 +310,7 @@ class ConvTransposeNd(Function):
     ``(out, in / groups, *K)``); its backward is that convolution's forward."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, input, weight, bias, geo, padded_shape):

@@ -24,6 +24,7 @@ class LinearFunction(Function):
     itself recorded (``create_graph=True``)."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, x, w, b):
