@@ -229,7 +229,9 @@ def _low_precision_compute(args: tuple, Tensor: type, blas: bool) -> tuple:
     inputs gives that 16-bit dtype (not when a ``dtype`` argument decides), as PyTorch's
     CPU kernels accumulate 16-bit floats in float32. Returns ``(forward args, the 16-bit
     NumPy dtype to round to, or None)``."""
-    low_types = (_bf16[0], _F16) if blas else (_bf16[0],)
+    bf = _bf16[0]
+    # (never compare a dtype with None: NumPy reads None as float64)
+    low_types = ((_F16,) if bf is None else (bf, _F16)) if blas else (bf,)
     if not any(isinstance(a, Tensor) and a._data.dtype in low_types for a in args):
         return args, None
     rt = _dtype.arrays_result_type([a._data for a in args if isinstance(a, Tensor)])

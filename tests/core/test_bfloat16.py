@@ -148,3 +148,20 @@ def test_missing_ml_dtypes_error(monkeypatch):
             "try:\n    dt.zeros(2, dtype=dt.bfloat16)\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert "pip install" in out.stdout and "ml_dtypes" in out.stdout, out.stderr
+
+
+def test_half_matmul_in_float32_and_float64_untouched():
+    import subprocess
+    import sys
+    # a fresh process: ml_dtypes not loaded yet, float64 must stay float64 math
+    code = ("import numpy as np, disttorch as dt\n"
+            "a = np.random.default_rng(0).standard_normal((30, 30))\n"
+            "assert np.array_equal((dt.tensor(a) @ dt.tensor(a)).numpy(), a @ a)\n"
+            "h = a.astype(np.float16)\n"
+            "out = (dt.tensor(h) @ dt.tensor(h)).numpy()\n"
+            "assert out.dtype == np.float16\n"
+            "assert np.array_equal(out, (h.astype(np.float32) @ h.astype(np.float32)).astype(np.float16))\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert out.stdout.strip() == "ok", out.stderr
