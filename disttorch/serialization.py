@@ -61,7 +61,8 @@ class _Saver(pickle.Pickler):
 
     def _blob(self, arr: np.ndarray) -> tuple:
         data = np.ascontiguousarray(arr).tobytes()
-        ref = (arr.dtype.str, tuple(arr.shape), self.offset, len(data))
+        code = arr.dtype.name if arr.dtype.kind == "V" else arr.dtype.str  # bfloat16 by name
+        ref = (code, tuple(arr.shape), self.offset, len(data))
         self.blobs.append(data)
         self.offset += len(data)
         return ref
@@ -91,7 +92,8 @@ class _Loader(pickle.Unpickler):
         kind, dt, shape, offset, nbytes, requires_grad = pid
         if offset < 0 or offset + nbytes > len(self.arrays):
             raise RuntimeError("checkpoint is corrupt: a tensor's data lies outside the file")
-        arr = np.frombuffer(self.arrays[offset:offset + nbytes], dtype=np.dtype(dt)).reshape(shape).copy()
+        npd = _dtype.bfloat16.numpy if dt == "bfloat16" else np.dtype(dt)
+        arr = np.frombuffer(self.arrays[offset:offset + nbytes], dtype=npd).reshape(shape).copy()
         if kind == "ndarray":
             return arr
         t = Tensor._make(arr)

@@ -165,3 +165,14 @@ def test_half_matmul_in_float32_and_float64_untouched():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          check=False)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_save_load_and_pickle_keep_bfloat16(tmp_path):
+    import pickle
+    t = dt.tensor([1.5, -2.25, 3.0], dtype=dt.bfloat16)
+    dt.save({"w": t, "dtype": dt.bfloat16}, tmp_path / "ckpt.pt")
+    back = dt.load(tmp_path / "ckpt.pt")
+    assert back["w"].dtype is dt.bfloat16 and back["w"].tolist() == [1.5, -2.25, 3.0]
+    assert back["dtype"] is dt.bfloat16
+    assert pickle.loads(pickle.dumps(t)).tolist() == t.tolist()
+    assert pickle.loads(pickle.dumps(dt.bfloat16)) is dt.bfloat16
