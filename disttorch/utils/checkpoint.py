@@ -19,7 +19,8 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Callable
-from typing import Any, ContextManager
+from contextlib import AbstractContextManager as ContextManager
+from typing import Any
 
 from .. import _autocast, _random
 from ..autograd import function as _function
@@ -121,18 +122,22 @@ class _Recomputation:
         self.done = True
         st = _autocast._state
         prev_rng = _random.get_rng_state() if self.rng_state is not None else None
-        prev_ac = (dict(st.enabled), dict(st.dtypes), st.suspended)
+        prev_ac = (st.enabled, st.dtypes, st.suspended, st.cache_enabled, st.cache)
         start = next(_function._seq)
         try:
             if self.rng_state is not None:
                 _random.set_rng_state(self.rng_state)
-            st.enabled, st.dtypes = dict(self.autocast_state[0]), dict(self.autocast_state[1])
+            # the forward's autocast state, with its weight-cast cache as it was when the
+            # forward began (so casts hit and miss as they did), apart from the live cache
+            enabled, dtypes, cache_enabled, cache = self.autocast_state
+            st.enabled, st.dtypes = dict(enabled), dict(dtypes)
+            st.cache_enabled, st.cache = cache_enabled, dict(cache)
             st.suspended = 0
             st.refresh()
             with grad_mode.enable_grad(), self.recompute_ctx:
                 outputs = self.fn(*self.args, **self.kwargs)
         finally:
-            st.enabled, st.dtypes, st.suspended = prev_ac
+            st.enabled, st.dtypes, st.suspended, st.cache_enabled, st.cache = prev_ac
             st.refresh()
             if prev_rng is not None:
                 _random.set_rng_state(prev_rng)
@@ -196,7 +201,7 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
                 return function(*args)
     forward_ctx, recompute_ctx = context_fn()
     st = _autocast._state
-    autocast_state = (dict(st.enabled), dict(st.dtypes))
+    autocast_state = (dict(st.enabled), dict(st.dtypes), st.cache_enabled, dict(st.cache))
     rng_state = _random.get_rng_state() if preserve else None
     start = next(_function._seq)
     with forward_ctx:

@@ -176,3 +176,21 @@ def test_gradients_match_pytorch_checkpoint():
 
     for ours, theirs in zip(run(dt), run(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_checkpoint_under_autocast_replays_casts_and_leaves_cache_clean():
+    lin = nn.Linear(4, 4)
+    x = dt.randn(3, 4, requires_grad=True)
+    with dt.autocast("cpu"):
+        warm = lin(x)  # the weight's cast is cached before the checkpointed call
+        out = checkpoint(lambda h: lin(h).relu() + lin(h), x, use_reentrant=False)
+        assert out.dtype is dt.bfloat16
+    (out.float().sum() + warm.float().sum()).backward()  # recomputation: same casts, no error
+    assert not dt._autocast._state.cache  # the recomputation did not fill the live cache
+    g = lin.weight.grad.clone()
+    lin.zero_grad()
+    with dt.autocast("cpu"):
+        ref = lin(x).relu() + lin(x)
+        warm = lin(x)
+    (ref.float().sum() + warm.float().sum()).backward()
+    np.testing.assert_allclose(g.numpy(), lin.weight.grad.numpy(), rtol=1e-6)
