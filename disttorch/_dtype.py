@@ -2,8 +2,8 @@
 
 A :class:`dtype` wraps a NumPy dtype. ``bfloat16`` wraps ml_dtypes' NumPy bfloat16 (an
 optional dependency, imported the first time a bfloat16 tensor is made; NumPy gives it
-the kind ``'V'``, so "is floating" checks use :data:`FLOAT_KINDS`). Promotion follows PyTorch for the common cases:
-bool < integers < floating point; a Python scalar never upcasts a tensor of its own
+the kind ``'V'``, so "is floating" checks accept the kinds in :data:`FLOAT_KINDS`).
+Promotion follows PyTorch for the common cases: bool < integers < floating point; a Python scalar never upcasts a tensor of its own
 category (``float32_tensor * 2.5`` stays float32), and an integer tensor combined with a
 Python float becomes the default floating dtype (float32).
 """
@@ -13,8 +13,8 @@ import builtins
 
 import numpy as np
 
-__all__ = ["dtype", "bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
-           "uint8", "bool", "half", "float", "double", "short", "int", "long",
+__all__ = ["dtype", "bfloat16", "float16", "float32", "float64", "int8", "int16", "int32",
+           "int64", "uint8", "bool", "half", "float", "double", "short", "int", "long",
            "get_default_dtype", "set_default_dtype", "to_numpy", "from_numpy",
            "result_type", "promote_types", "FLOAT_KINDS"]
 
