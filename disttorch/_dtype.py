@@ -3,9 +3,10 @@
 A :class:`dtype` wraps a NumPy dtype. ``bfloat16`` wraps ml_dtypes' NumPy bfloat16 (an
 optional dependency, imported the first time a bfloat16 tensor is made; NumPy gives it
 the kind ``'V'``, so "is floating" checks accept the kinds in :data:`FLOAT_KINDS`).
-Promotion follows PyTorch for the common cases: bool < integers < floating point; a Python scalar never upcasts a tensor of its own
-category (``float32_tensor * 2.5`` stays float32), and an integer tensor combined with a
-Python float becomes the default floating dtype (float32).
+Promotion follows PyTorch for the common cases: bool < integers < floating point; a
+Python scalar never upcasts a tensor of its own category (``float32_tensor * 2.5`` stays
+float32), and an integer tensor combined with a Python float becomes the default
+floating dtype (float32); bfloat16 with float16 gives float32.
 """
 from __future__ import annotations
 
