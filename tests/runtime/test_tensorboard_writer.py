@@ -128,3 +128,35 @@ def test_same_events_as_pytorch_writer(tmp_path):
         assert (a.min, a.max, a.num) == (b.min, b.max, b.num)
     assert {d for d in os.listdir(tmp_path / "ours") if not d.startswith("events")} == \
         {d for d in os.listdir(tmp_path / "theirs") if not d.startswith("events")}
+
+
+def test_images_and_figures_read_back(tmp_path):
+    Image = pytest.importorskip("PIL.Image")
+    import io
+    img = dt.zeros(3, 4, 5)
+    img[0] = 1.0  # red, float in [0, 1]
+    batch = (np.arange(2 * 1 * 3 * 3).reshape(2, 1, 3, 3) * 10).astype(np.uint8)
+    with SummaryWriter(log_dir=str(tmp_path)) as w:
+        w.add_image("red", img, 1)
+        w.add_image("hwc", np.full((2, 3, 3), 200, dtype=np.uint8), 2, dataformats="HWC")
+        w.add_images("batch", batch, 3)
+        plt = pytest.importorskip("matplotlib.pyplot")
+        fig = plt.figure(figsize=(2, 1), dpi=50)
+        w.add_figure("fig", fig, 4)
+        with pytest.raises(ValueError, match="dataformats"):
+            w.add_image("bad", img, dataformats="CHWX")
+    acc = _load(tmp_path)
+
+    def pixels(tag):
+        (ev,) = acc.Images(tag)
+        return ev, np.asarray(Image.open(io.BytesIO(ev.encoded_image_string)))
+
+    ev, px = pixels("red")
+    assert (ev.step, ev.height, ev.width) == (1, 4, 5) and px.shape == (4, 5, 3)
+    assert (px[..., 0] == 255).all() and (px[..., 1:] == 0).all()
+    assert (pixels("hwc")[1] == 200).all()
+    ev, px = pixels("batch")
+    assert px.shape == (3, 6, 3)  # two 3x3 grey images side by side
+    np.testing.assert_array_equal(px[:, 3:, 0], batch[1, 0])
+    ev, px = pixels("fig")
+    assert (ev.height, ev.width) == (50, 100) and px.shape[2] == 4

@@ -2,6 +2,7 @@
 scalars, histograms, text, and the hparams plugin's experiment/session records."""
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,68 @@ def histogram(tag: str, values: Any, bins: Any, max_bins: int | None = None) -> 
         min=float(arr.min()), max=float(arr.max()), num=float(arr.size), sum=float(arr.sum()),
         sum_squares=float(arr @ arr), bucket_limit=edges[first:last + 2].tolist(),
         bucket=[0.0] + counts[first:last + 1].astype(np.float64).tolist()))])
+
+
+def _grid(nchw: np.ndarray) -> np.ndarray:
+    """Images ``(N, C, H, W)`` tiled into one ``(C, H', W')`` image, up to 8 per row."""
+    n, c, h, w = nchw.shape
+    if c == 1:
+        nchw, c = np.repeat(nchw, 3, axis=1), 3
+    cols = min(n, 8)
+    rows = -(-n // cols)
+    grid = np.zeros((c, rows * h, cols * w), dtype=nchw.dtype)
+    for i in range(n):
+        r, q = divmod(i, cols)
+        grid[:, r * h:(r + 1) * h, q * w:(q + 1) * w] = nchw[i]
+    return grid
+
+
+def to_hwc(arr: np.ndarray, dataformats: str) -> np.ndarray:
+    """An image array in layout ``dataformats`` (e.g. 'CHW', 'HWC', 'HW', 'NCHW') as
+    ``(H, W, 3 or 4)``; a batch becomes a grid."""
+    fmt = dataformats.upper()
+    if len(set(fmt)) != len(fmt) or set(fmt) - set("NCHW") or "H" not in fmt or "W" not in fmt:
+        raise ValueError(f"dataformats must be a layout such as 'CHW', 'HWC', 'HW' or 'NCHW', "
+                         f"got {dataformats!r}")
+    if arr.ndim != len(fmt):
+        raise ValueError(f"image of shape {list(arr.shape)} does not match dataformats {dataformats!r}")
+    if len(fmt) == 4:
+        return _grid(arr.transpose([fmt.index(ch) for ch in "NCHW"])).transpose(1, 2, 0)
+    if len(fmt) == 3:
+        hwc = arr.transpose([fmt.index(ch) for ch in "HWC"])
+        return np.concatenate([hwc] * 3, axis=2) if hwc.shape[2] == 1 else hwc
+    hw = arr.transpose([fmt.index(ch) for ch in "HW"])
+    return np.stack([hw] * 3, axis=2)
+
+
+def image(tag: str, hwc: np.ndarray) -> Summary:
+    """A PNG image from ``(H, W, C)`` values: floats in [0, 1] or uint8 in [0, 255]
+    (out-of-range values clipped). Needs Pillow."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ImportError("SummaryWriter.add_image needs Pillow: pip install pillow") from None
+    scale = 1.0 if hwc.dtype == np.uint8 else 255.0
+    pixels = (hwc.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+    h, w, c = pixels.shape
+    if c not in (3, 4):
+        raise ValueError(f"an image needs 1, 3 or 4 channels, got {c}")
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format="PNG")
+    return Summary(value=[Summary.Value(tag=tag, image=Summary.Image(
+        height=h, width=w, colorspace=c, encoded_image_string=buf.getvalue()))])
+
+
+def figure_to_hwc(figure: Any, close: bool = True) -> np.ndarray:
+    """A matplotlib figure rendered to an ``(H, W, 4)`` uint8 array."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    pixels = np.asarray(canvas.buffer_rgba()).copy()
+    if close:
+        import matplotlib.pyplot as plt
+        plt.close(figure)
+    return pixels
 
 
 def text(tag: str, text_string: str) -> Summary:

@@ -1,4 +1,4 @@
-"""``SummaryWriter``: log scalars, histograms, text and hyperparameters to TensorBoard
+"""``SummaryWriter``: log scalars, histograms, images, text and hyperparameters to TensorBoard
 event files (``events.out.tfevents.*``), as ``torch.utils.tensorboard.SummaryWriter``.
 
 The event files are written by the tensorboard package's own ``EventFileWriter`` (a
@@ -13,6 +13,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
@@ -125,6 +126,30 @@ class SummaryWriter:
         ``'tensorflow'`` (TensorFlow's default exponential buckets)."""
         self._get_file_writer().add_summary(_summary.histogram(tag, values, bins, max_bins),
                                             global_step, walltime)
+
+    def add_image(self, tag: str, img_tensor: Any, global_step: int | None = None,
+                  walltime: float | None = None, dataformats: str = "CHW") -> None:
+        """Log an image: floats in [0, 1] or uint8 in [0, 255], layout ``dataformats``
+        ('CHW', 'HWC', 'HW'; 1, 3 or 4 channels). Needs Pillow."""
+        arr = _summary.to_numpy(img_tensor)
+        self._get_file_writer().add_summary(
+            _summary.image(tag, _summary.to_hwc(arr, dataformats)), global_step, walltime)
+
+    def add_images(self, tag: str, img_tensor: Any, global_step: int | None = None,
+                   walltime: float | None = None, dataformats: str = "NCHW") -> None:
+        """Log a batch of images as one grid (up to 8 per row)."""
+        self.add_image(tag, img_tensor, global_step, walltime, dataformats)
+
+    def add_figure(self, tag: str, figure: Any, global_step: int | None = None, close: bool = True,
+                   walltime: float | None = None) -> None:
+        """Log a matplotlib figure (or a list of figures, as a grid) as an image; ``close``
+        closes them."""
+        if isinstance(figure, (list, tuple)):
+            frames = [_summary.figure_to_hwc(f, close) for f in figure]
+            self.add_images(tag, np.stack(frames), global_step, walltime, dataformats="NHWC")
+        else:
+            self.add_image(tag, _summary.figure_to_hwc(figure, close), global_step, walltime,
+                           dataformats="HWC")
 
     def add_text(self, tag: str, text_string: str, global_step: int | None = None,
                  walltime: float | None = None) -> None:
