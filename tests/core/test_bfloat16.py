@@ -39,7 +39,8 @@ def test_promotion_like_pytorch():
     assert (b + dt.tensor([1.0], dtype=dt.float64)).dtype is dt.float64
     assert (b * dt.tensor(2.0)).dtype is dt.bfloat16  # a 0-dim tensor of the same category
     assert (dt.arange(3) + b[0]).dtype is dt.bfloat16
-    assert dt._dtype.promote_types(dt.bfloat16, dt.float16) is dt.float32
+    assert dt.promote_types(dt.bfloat16, dt.float16) is dt.float32
+    assert dt.promote_types(dt.bfloat16, dt.int64) is dt.bfloat16
 
 
 def test_ops_round_to_bfloat16():
