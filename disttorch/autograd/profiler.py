@@ -75,6 +75,24 @@ def _out_bytes(out: Any) -> int:
     return 0
 
 
+def _flops(name: str, args: tuple, out: Any) -> int:
+    """Multiply-adds x 2 of the matrix-product ops (as PyTorch's ``with_flops`` counts
+    matmul, linear and convolution); 0 for other ops."""
+    Tensor = _function._tensor_cls[0]
+    if not isinstance(out, Tensor) or len(args) < 2 or not isinstance(args[1], Tensor):
+        return 0
+    x, w = args[0]._data, args[1]._data
+    if name == "Matmul":
+        return 2 * out._data.size * x.shape[-1]
+    if name == "LinearFunction":
+        return 2 * out._data.size * w.shape[-1]
+    if name == "ConvNd":  # weight (C_out, C_in / groups, *kernel)
+        return 2 * out._data.size * (w.size // w.shape[0])
+    if name == "ConvTransposeNd":  # weight (C_in, C_out / groups, *kernel)
+        return 2 * x.size * (w.size // w.shape[0])
+    return 0
+
+
 def _profiled_apply(cls: type, *args: Any) -> Any:
     rec = _recording[0] if _recording else None
     if rec is None:
@@ -86,6 +104,10 @@ def _profiled_apply(cls: type, *args: Any) -> Any:
         extra["Input Dims"] = _shapes(args)
     if rec.profile_memory:
         extra["Bytes"] = _out_bytes(out)
+    if rec.with_flops:
+        flops = _flops(cls.__name__, args, out)
+        if flops:
+            extra["flops"] = flops
     trace.end(cls.__name__, start, "cpu_op", **extra)
     return out
 
@@ -100,8 +122,9 @@ def _profiled_call_backward(node: Any, grads: list) -> tuple:
 class _Recorder:
     """One recording window: collects trace events and times ops while active."""
 
-    def __init__(self, record_shapes: bool, profile_memory: bool) -> None:
+    def __init__(self, record_shapes: bool, profile_memory: bool, with_flops: bool = False) -> None:
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
+        self.with_flops = with_flops
         self.events: list[dict] = []
 
     def start(self) -> None:
@@ -134,6 +157,7 @@ class FunctionEvent:
         self.start_us, self.cpu_time_total = float(event["ts"]), float(event.get("dur", 0.0))
         self.input_shapes = event.get("args", {}).get("Input Dims", [])
         self.cpu_memory_usage = int(event.get("args", {}).get("Bytes", 0))
+        self.flops = int(event.get("args", {}).get("flops", 0))
         self.self_cpu_time_total = self.cpu_time_total
         self.cpu_children: list[FunctionEvent] = []
         self.cpu_parent: FunctionEvent | None = None
@@ -163,6 +187,7 @@ class FunctionEventAvg:
         self.cpu_time_total = self.self_cpu_time_total = 0.0
         self.cpu_memory_usage = self.self_cpu_memory_usage = 0
         self.device_time_total = self.self_device_time_total = 0.0
+        self.flops = 0
         self.is_user_annotation = False
 
     def add(self, e: FunctionEvent) -> FunctionEventAvg:
@@ -171,6 +196,7 @@ class FunctionEventAvg:
         self.self_cpu_time_total += e.self_cpu_time_total
         self.cpu_memory_usage += e.cpu_memory_usage
         self.self_cpu_memory_usage += e.cpu_memory_usage
+        self.flops += e.flops
         self.is_user_annotation = e.category == "user_annotation"
         return self
 
@@ -289,6 +315,9 @@ class EventList(list):
         if self._profile_memory:
             cols += [("CPU Mem", 12), ("Self CPU Mem", 12)]
         cols.append(("# of Calls", 12))
+        show_flops = any(getattr(e, "flops", 0) for e in self)
+        if show_flops:
+            cols.append(("Total MFLOPs", 12))
         if self._with_shapes:
             cols.append(("Input Shapes", min(max_shapes_column_width, 40)))
         line = "  ".join("-" * w for _, w in cols) + "  "
@@ -307,6 +336,8 @@ class EventList(list):
             if self._profile_memory:
                 cells += [_fmt_mem(e.cpu_memory_usage), _fmt_mem(e.self_cpu_memory_usage)]
             cells.append(str(count))
+            if show_flops:
+                cells.append(f"{e.flops / 1e6:.3f}" if e.flops else "--")
             if self._with_shapes:
                 cells.append(str(e.input_shapes)[:cols[-1][1]])
             out.append("  ".join(c.rjust(w) for c, (_, w) in zip(cells, cols)) + "  ")
@@ -328,6 +359,7 @@ def _merge(total: FunctionEventAvg, other: FunctionEventAvg) -> None:
     total.self_cpu_time_total += other.self_cpu_time_total
     total.cpu_memory_usage += other.cpu_memory_usage
     total.self_cpu_memory_usage += other.self_cpu_memory_usage
+    total.flops += other.flops
 
 
 def _write_chrome_trace(path: str, raw: list[dict], metadata: dict | None = None) -> None:
@@ -365,7 +397,8 @@ class profile:
         record_shapes: keep the input shapes of every op (``key_averages(group_by_input_shapes=True)``).
         profile_memory: record the bytes each op's outputs take ("CPU Mem" columns;
             PyTorch's counts allocations minus frees inside the op, ours the outputs' size).
-        with_stack, with_flops, with_modules: accepted, not recorded.
+        with_flops: count the FLOPs of matrix products and convolutions ("Total MFLOPs").
+        with_stack, with_modules: accepted, not recorded.
     """
 
     def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device: str | None = None,
@@ -375,13 +408,14 @@ class profile:
                  custom_trace_id_callback: Any = None) -> None:
         self.enabled = enabled
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
+        self.with_flops = with_flops
         self._recorder: _Recorder | None = None
         self._events: list[dict] = []
         self.function_events: EventList | None = None
 
     def __enter__(self) -> profile:  # noqa: PYI034
         if self.enabled:
-            self._recorder = _Recorder(self.record_shapes, self.profile_memory)
+            self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_flops)
             self._recorder.start()
         return self
 

@@ -125,7 +125,8 @@ class profile:
         on_trace_ready: called with the profiler when a recorded window ends.
         record_shapes: record the input shapes of ops.
         profile_memory: record the bytes of each op's outputs.
-        with_stack, with_flops, with_modules, ...: accepted, not recorded.
+        with_flops: count the FLOPs of matrix products and convolutions.
+        with_stack, with_modules, ...: accepted, not recorded.
 
     Example::
 
@@ -149,6 +150,7 @@ class profile:
         self.record_steps = schedule is not None  # "ProfilerStep#N" ranges, as PyTorch
         self.on_trace_ready = on_trace_ready
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
+        self.with_flops = with_flops
         self.step_num = 0
         self.current_action = ProfilerAction.NONE
         self._recorder: _Recorder | None = None
@@ -199,7 +201,7 @@ class profile:
     def _start_window(self) -> None:
         if not self.record_cpu:
             return
-        self._recorder = _Recorder(self.record_shapes, self.profile_memory)
+        self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_flops)
         self._recorder.start()
         self._open_step_range()
 

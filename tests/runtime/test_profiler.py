@@ -153,3 +153,36 @@ def test_legacy_autograd_profiler(setup):
     with profile() as p2:
         f(dt.ones(2))
     assert "decorated" in {e.key for e in p2.key_averages()}
+
+
+def test_with_flops_counts_matrix_products():
+    lin, conv = nn.Linear(8, 4), nn.Conv2d(3, 5, 3)
+    x, im = dt.randn(16, 8), dt.randn(2, 3, 6, 6)
+    with profile(with_flops=True) as prof:
+        lin(x)
+        conv(im)
+        _ = x @ x.t()
+        _ = x + 1
+    flops = {e.key: e.flops for e in prof.key_averages()}
+    assert flops["LinearFunction"] == 2 * 16 * 4 * 8
+    assert flops["ConvNd"] == 2 * (2 * 5 * 4 * 4) * (3 * 3 * 3)
+    assert flops["Matmul"] == 2 * 16 * 16 * 8 and flops["Add"] == 0
+    assert "Total MFLOPs" in prof.key_averages().table()
+
+
+@pytest.mark.parity
+def test_flops_match_pytorch():
+    torch = pytest.importorskip("torch")
+    counts = []
+    for lib, names in ((dt, ("LinearFunction", "ConvNd", "Matmul")),
+                       (torch, ("aten::addmm", "aten::conv2d", "aten::mm"))):
+        lib.manual_seed(0)
+        lin, conv = lib.nn.Linear(8, 4), lib.nn.Conv2d(3, 5, 3, padding=1, stride=2)
+        x, im = lib.randn(16, 8), lib.randn(2, 3, 7, 7)
+        with lib.profiler.profile(with_flops=True) as prof:
+            lin(x)
+            conv(im)
+            _ = lib.mm(x, x.t())
+        got = {e.key: e.flops for e in prof.key_averages()}
+        counts.append([got[n] for n in names])
+    assert counts[0] == counts[1]
