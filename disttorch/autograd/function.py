@@ -239,11 +239,36 @@ def _low_precision_compute(args: tuple, Tensor: type, blas: bool) -> tuple:
     fargs = []
     for a in args:
         if isinstance(a, Tensor) and a._data.dtype in low_types:
-            up = Tensor._make(a._data.astype(np.float32), a.grad_fn, a._output_nr)
-            up._rg = a._rg
-            a = up
+            a = _upcast(a, Tensor)
         fargs.append(a)
     return tuple(fargs), low
+
+
+class _Upcast(Function):
+    """The float32 copy of a 16-bit input that a built-in op computes with: when the input
+    requires grad it is a node of the graph, so that what the op saves for backward stays
+    connected to the input (double backward through 16-bit ops)."""
+
+    _raw = True
+
+    @staticmethod
+    def backward(ctx: Any, g: Any) -> Any:
+        return g.to(ctx.src)
+
+
+def _upcast(a: Any, Tensor: type) -> Any:
+    """``a`` (bfloat16/float16) as float32, recorded as an :class:`_Upcast` of ``a`` when
+    autograd records (built by hand: going through ``apply`` would upcast again)."""
+    arr = a._data.astype(np.float32)
+    if not (a._rg and _grad_state[0]):
+        return Tensor._make(arr)
+    node = _Upcast.__new__(_Upcast)
+    node.next_edges = (a._edge(),)
+    node.needs_input_grad = (True,)
+    node._input_meta = ((a._data.shape, a._data.dtype),)
+    node._seq_nr = next(_seq)
+    node.src = a.dtype
+    return Tensor._make(arr, node, 0)
 
 
 def _round(out: Any, low: np.dtype) -> Any:

@@ -177,3 +177,17 @@ def test_save_load_and_pickle_keep_bfloat16(tmp_path):
     assert back["dtype"] is dt.bfloat16
     assert pickle.loads(pickle.dumps(t)).tolist() == t.tolist()
     assert pickle.loads(pickle.dumps(dt.bfloat16)) is dt.bfloat16
+
+
+def test_double_backward_through_bfloat16_ops():
+    w = dt.randn(3, dtype=dt.bfloat16, requires_grad=True)
+    x = dt.randn(3, dtype=dt.bfloat16)
+    (g,) = dt.autograd.grad((w * w * x).sum(), [w], create_graph=True)
+    assert g.dtype is dt.bfloat16 and g.requires_grad
+    g.sum().backward()  # d/dw sum(2 w x) = 2 x
+    np.testing.assert_allclose(w.grad.float().numpy(), (2 * x).float().numpy())
+    lin = nn.Linear(3, 2).bfloat16()
+    inp = dt.randn(4, 3, dtype=dt.bfloat16, requires_grad=True)
+    (gx,) = dt.autograd.grad(lin(inp).tanh().sum(), [inp], create_graph=True)
+    (gx ** 2).sum().backward()
+    assert lin.weight.grad is not None and lin.weight.grad.dtype is dt.bfloat16
