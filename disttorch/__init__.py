@@ -11,13 +11,15 @@ from ._malloc import tune_malloc as _tune_malloc
 _tune_malloc()
 
 from . import _dtype  # noqa: E402
-from ._dtype import (bool, double, dtype, float, float16, float32, float64, get_default_dtype,
+from ._dtype import (bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype,
                      half, int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
 from ._tensor import Size, Tensor, detach, device, is_floating_point, is_tensor, numel
 from . import ops as _ops
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, tensor, zeros, zeros_like)
 from ._repr import set_printoptions
+from ._type_info import finfo, iinfo
+from ._dtype import promote_types
 from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                       manual_seed, multinomial, normal, poisson, rand, rand_like, randint,
                       randint_like, randn, randn_like, randperm, seed, set_rng_state)
@@ -32,6 +34,12 @@ from ._runtime_flags import (are_deterministic_algorithms_enabled, get_default_d
 from ._compile import compile
 from ._legacy_types import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                             IntTensor, LongTensor, ShortTensor, set_default_tensor_type)
+from .autograd.autocast_state import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+                        get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype,
+                        is_autocast_cache_enabled, is_autocast_cpu_enabled, is_autocast_enabled,
+                        set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                        set_autocast_dtype, set_autocast_enabled)
+from .amp import autocast
 
 
 def _export_ops() -> None:
@@ -49,7 +57,8 @@ __version__ = "0.1.0"
 
 
 _LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "cuda", "accelerator", "backends", "mps",
-         "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch", "distributions")
+         "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch", "distributions", "cpu",
+         "profiler")
 
 
 def __getattr__(name: str):

@@ -1,9 +1,12 @@
 """Data types: ``disttorch.float32`` and friends, and PyTorch's type-promotion rules.
 
-A :class:`dtype` wraps a NumPy dtype. Promotion follows PyTorch for the common cases:
-bool < integers < floating point; a Python scalar never upcasts a tensor of its own
-category (``float32_tensor * 2.5`` stays float32), and an integer tensor combined with a
-Python float becomes the default floating dtype (float32).
+A :class:`dtype` wraps a NumPy dtype. ``bfloat16`` wraps ml_dtypes' NumPy bfloat16 (an
+optional dependency, imported the first time a bfloat16 tensor is made; NumPy gives it
+the kind ``'V'``, so "is floating" checks accept the kinds in :data:`FLOAT_KINDS`).
+Promotion follows PyTorch for the common cases: bool < integers < floating point; a
+Python scalar never upcasts a tensor of its own category (``float32_tensor * 2.5`` stays
+float32), and an integer tensor combined with a Python float becomes the default
+floating dtype (float32); bfloat16 with float16 gives float32.
 """
 from __future__ import annotations
 
@@ -11,10 +14,14 @@ import builtins
 
 import numpy as np
 
-__all__ = ["dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
-           "uint8", "bool", "half", "float", "double", "short", "int", "long",
+__all__ = ["dtype", "bfloat16", "float16", "float32", "float64", "int8", "int16", "int32",
+           "int64", "uint8", "bool", "half", "float", "double", "short", "int", "long",
            "get_default_dtype", "set_default_dtype", "to_numpy", "from_numpy",
-           "result_type", "promote_types"]
+           "result_type", "promote_types", "FLOAT_KINDS"]
+
+FLOAT_KINDS = "fV"  # NumPy kinds of floating tensors: 'f', and 'V' for ml_dtypes' bfloat16
+# ml_dtypes' bfloat16 NumPy dtype once loaded (None before): ops check it to compute in float32
+bf16_numpy: list = [None]
 
 
 class dtype:
@@ -51,6 +58,34 @@ class dtype:
         return c_type_name(self.numpy)
 
 
+class _BFloat16(dtype):
+    """``bfloat16``: its NumPy dtype comes from ml_dtypes, loaded on first use."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self.name, self.is_floating_point, self.is_signed, self.itemsize, self._kind = \
+            "bfloat16", True, True, 2, 2
+
+    @property
+    def numpy(self) -> np.dtype:  # type: ignore[override]
+        return bf16_numpy[0] if bf16_numpy[0] is not None else _load_bfloat16()
+
+
+def _load_bfloat16() -> np.dtype:
+    """Import ml_dtypes and register its bfloat16 (clear error naming the pip command)."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ImportError("disttorch.bfloat16 needs the ml_dtypes package (NumPy's bfloat16): "
+                          "pip install 'disttorch[bfloat16]' (or pip install ml_dtypes)") from None
+    npd = np.dtype(ml_dtypes.bfloat16)
+    _FROM_NUMPY[npd] = bfloat16
+    bf16_numpy[0] = npd
+    return npd
+
+
+bfloat16 = _BFloat16()
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
@@ -66,6 +101,7 @@ short, int, long = int16, int32, int64  # noqa: A001
 _ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
 _FROM_NUMPY = {d.numpy: d for d in _ALL}
 _NAMES = {d.name: d for d in _ALL}
+_NAMES["bfloat16"] = bfloat16
 _default = [float32]
 
 
@@ -128,8 +164,11 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
     try:
         return _FROM_NUMPY[np.dtype(np_dtype)]
     except KeyError:
+        if np.dtype(np_dtype).name == "bfloat16" and bf16_numpy[0] is None:
+            _load_bfloat16()
+            return from_numpy(np_dtype)
         raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only "
-                        "supported types are: float64, float32, float16, int64, int32, "
+                        "supported types are: float64, float32, float16, bfloat16, int64, int32, "
                         "int16, int8, uint8, and bool.") from None
 
 
@@ -144,6 +183,10 @@ def _promote(da: np.dtype, db: np.dtype) -> np.dtype:
     ka, kb = _kind_of(da), _kind_of(db)
     if ka != kb:
         return da if ka > kb else db
+    if ka == 2 and bf16_numpy[0] is not None and bf16_numpy[0] in (da, db):
+        other = db if da == bf16_numpy[0] else da
+        # PyTorch: bfloat16 with float16 is float32; with float32/float64, the wider one
+        return other if other.itemsize > 2 else (da if da == db else np.dtype(np.float32))
     return np.promote_types(da, db)
 
 
@@ -170,9 +213,23 @@ def result_type(a, b) -> np.dtype:
     return np.result_type(a, b)
 
 
+def arrays_result_type(arrays: list) -> np.dtype:
+    """The result dtype of an op on several tensors' arrays: dimensioned ones promote among
+    themselves, zero-dim ones count only when of a higher category (PyTorch's rule)."""
+    dimmed = [x.dtype for x in arrays if x.ndim]
+    rt = dimmed[0] if dimmed else arrays[0].dtype
+    for d in dimmed[1:] if dimmed else [x.dtype for x in arrays[1:]]:
+        rt = _promote(rt, d)
+    if dimmed:
+        for x in arrays:
+            if not x.ndim:
+                rt = _scalar_like(rt, x.dtype)
+    return rt
+
+
 def _kind_of(x) -> int:
     if isinstance(x, np.dtype):
-        return 0 if x.kind == "b" else (2 if x.kind == "f" else 1)
+        return 0 if x.kind == "b" else (2 if x.kind in FLOAT_KINDS else 1)
     if isinstance(x, (np.bool_, builtins.bool)):
         return 0
     if isinstance(x, (builtins.int, np.integer)):

@@ -119,7 +119,7 @@ def set_rng_state(state: Tensor) -> None:
 
 def _float_dt(dtype: Any, op: str = "check_uniform_bounds") -> np.dtype:
     dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    if dt.kind != "f":
+    if dt.kind not in "fV":
         raise NotImplementedError(f'"{op}" not implemented for '
                                   f"'{_dtype.scalar_type_name(dt)}'")
     return dt
@@ -217,7 +217,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
     tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
     if tensors:
         dt = np.result_type(*[t._data.dtype for t in tensors])
-        if dt.kind != "f":
+        if dt.kind not in "fV":
             raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
                                       f"'{_dtype.scalar_type_name(dt)}'")
         shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
@@ -255,7 +255,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     w = input._data
     if w.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
-    if w.dtype.kind != "f":
+    if w.dtype.kind not in "fV":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{input.dtype.name.capitalize()}")
     rows = w.reshape(-1, w.shape[-1]).astype(np.float64)

@@ -47,7 +47,7 @@ class _Formatter:
 
     def __init__(self, arr: np.ndarray) -> None:
         self.precision = _opts["precision"]
-        self.floating = arr.dtype.kind == "f"
+        self.floating = arr.dtype.kind in "fV"
         self.int_mode, self.sci_mode, self.max_width = True, False, 1
         flat = arr.reshape(-1)
         if not self.floating:

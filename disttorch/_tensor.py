@@ -170,7 +170,7 @@ class Tensor:
         return "strided"
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def stride(self, dim: int | None = None) -> tuple | int:
         st = tuple(s // self._data.itemsize for s in self._data.strides)
@@ -207,7 +207,7 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fV":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._rg = bool(requires_grad)
         return self
@@ -381,6 +381,10 @@ class Tensor:
 
     def half(self) -> "Tensor":
         return self.to(_dtype.float16)
+
+    def bfloat16(self) -> "Tensor":
+        """``self.to(disttorch.bfloat16)`` (needs the ml_dtypes package)."""
+        return self.to(_dtype.bfloat16)
 
     def long(self) -> "Tensor":
         return self.to(_dtype.int64)

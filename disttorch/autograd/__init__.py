@@ -8,6 +8,7 @@ Above the core (it imports ``Tensor``), below the ops:
 - ``backprop.py``: ``backward()`` and ``grad()``, the two ways to start it.
 - ``grad_mode.py``: ``no_grad`` and friends, and ``recording()``: is this backward recorded?
 - ``gradcheck.py``: finite-difference checks, on top of ``backprop``.
+- ``profiler.py``: ``record_function`` and the legacy ``profile`` (``torch.autograd.profiler``).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .engine import queue_callback
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
+from . import profiler
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",

@@ -26,6 +26,7 @@ from .._tensor import Tensor
 from ..utils import trace
 from . import grad_mode
 from .function import AccumulateGrad, Function, Node, gradient_edge
+from . import autocast_state as _autocast
 
 __all__ = ["run_backward", "queue_callback"]
 
@@ -175,6 +176,7 @@ def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
     _callback_stack.append(callbacks)
     prev_mode = grad_mode._state[0]
     grad_mode._state[0] = create_graph
+    _autocast.suspend()  # backward ops run in the dtypes forward chose, as PyTorch's
     executed: list[Node] = []
     try:
         while heap:
@@ -224,6 +226,7 @@ def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
             callbacks.pop(0)()
     finally:
         grad_mode._state[0] = prev_mode
+        _autocast.resume()
         _callback_stack.pop()
         if not retain_graph:
             for node in executed:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from . import grad_mode
 
@@ -26,6 +27,8 @@ __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
 
 _seq = itertools.count()
 _grad_state = grad_mode._state
+_bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
+_F16 = np.dtype(np.float16)
 
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
               "tensors after they have already been freed). Saved intermediate values of the "
@@ -150,6 +153,7 @@ class Function(FunctionCtx, Node):
 
     _raw = False   # built-in ops: forward returns NumPy arrays
     _view = False  # the output is a view of the first input: it shares its version counter
+    _blas = False  # a matrix-product op: float16 inputs are computed in float32 (see below)
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
@@ -167,6 +171,9 @@ class Function(FunctionCtx, Node):
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run forward; when grad is enabled and an input requires grad, record a node."""
+        fargs, low = args, None
+        if (_bf16[0] is not None or cls._blas) and cls._raw and not cls._view:
+            fargs, low = _low_precision_compute(args, cls._blas)
         needs = False
         if _grad_state[0]:
             for a in args:
@@ -175,7 +182,8 @@ class Function(FunctionCtx, Node):
                     break
         if not needs:
             if cls._raw:
-                out = _wrap(cls.forward(_NULL_CTX, *args), None)
+                out = cls.forward(_NULL_CTX, *fargs)
+                out = _wrap(out if low is None else _round(out, low), None)
             else:
                 with grad_mode.no_grad():
                     out = _wrap(cls.forward(_NULL_CTX, *args), None)
@@ -201,7 +209,9 @@ class Function(FunctionCtx, Node):
         ctx._input_meta = tuple(meta)
         ctx._seq_nr = next(_seq)
         if cls._raw:
-            out = cls.forward(ctx, *args)
+            out = cls.forward(ctx, *fargs)
+            if low is not None:
+                out = _round(out, low)
         else:
             with grad_mode.no_grad():
                 out = cls.forward(ctx, *args)
@@ -223,6 +233,65 @@ def gradient_edge(t: Tensor) -> tuple:
         acc = AccumulateGrad(t)
         t._acc = weakref.ref(acc)
     return (acc, 0)
+
+
+def _low_precision_compute(args: tuple, blas: bool) -> tuple:
+    """16-bit float inputs of a built-in op: NumPy computes little in bfloat16, and
+    matrix products in float16 without BLAS (a hundred times slower), so the op's forward
+    sees float32 copies of its bfloat16 inputs (and, for ``_blas`` ops, of its float16
+    ones), and its float32 results are rounded back when PyTorch's promotion of the tensor
+    inputs gives that 16-bit dtype (not when a ``dtype`` argument decides), as PyTorch's
+    CPU kernels accumulate 16-bit floats in float32. Returns ``(forward args, the 16-bit
+    NumPy dtype to round to, or None)``."""
+    bf = _bf16[0]
+    # (never compare a dtype with None: NumPy reads None as float64)
+    low_types = ((_F16,) if bf is None else (bf, _F16)) if blas else (bf,)
+    if not any(isinstance(a, Tensor) and a._data.dtype in low_types for a in args):
+        return args, None
+    rt = _dtype.arrays_result_type([a._data for a in args if isinstance(a, Tensor)])
+    low = rt if rt in low_types and not any(isinstance(a, _dtype.dtype) for a in args) else None
+    fargs = []
+    for a in args:
+        if isinstance(a, Tensor) and a._data.dtype in low_types:
+            a = _upcast(a)
+        fargs.append(a)
+    return tuple(fargs), low
+
+
+class _Upcast(Function):
+    """The float32 copy of a 16-bit input that a built-in op computes with: when the input
+    requires grad it is a node of the graph, so that what the op saves for backward stays
+    connected to the input (double backward through 16-bit ops)."""
+
+    _raw = True
+
+    @staticmethod
+    def backward(ctx: Any, g: Any) -> Any:
+        return g.to(ctx.src)
+
+
+def _upcast(a: Any) -> Any:
+    """``a`` (bfloat16/float16) as float32, recorded as an :class:`_Upcast` of ``a`` when
+    autograd records (built by hand: going through ``apply`` would upcast again)."""
+    arr = a._data.astype(np.float32)
+    if not (a._rg and _grad_state[0]):
+        return Tensor._make(arr)
+    node = _Upcast.__new__(_Upcast)
+    node.next_edges = (gradient_edge(a),)
+    node.needs_input_grad = (True,)
+    node._input_meta = ((a._data.shape, a._data.dtype),)
+    node._seq_nr = next(_seq)
+    node.src = a.dtype
+    return Tensor._make(arr, node, 0)
+
+
+def _round(out: Any, low: np.dtype) -> Any:
+    """Round an op's float32 result array(s) back to ``low`` (bfloat16 or float16)."""
+    if isinstance(out, tuple):
+        return tuple(_round(o, low) for o in out)
+    if isinstance(out, (np.ndarray, np.generic)) and out.dtype == np.float32:
+        return out.astype(low)
+    return out
 
 
 def mark_view(view: Any, source: Any) -> None:
@@ -258,7 +327,7 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
         return o if isinstance(o, Tensor) else Tensor._make(arr)
     if node._non_diff and any(o is nd for nd in node._non_diff):
         return o if isinstance(o, Tensor) else Tensor._make(arr)
-    if arr.dtype.kind not in "f":
+    if arr.dtype.kind not in "fV":
         return Tensor._make(arr)  # integer and bool results never require grad
     return Tensor._make(arr, node, i)
 

@@ -19,7 +19,7 @@ def _tensors(inputs: Any) -> tuple:
 def _flat_outputs(fn: Callable, inputs: tuple) -> list:
     out = fn(*inputs)
     outs = [out] if isinstance(out, Tensor) else list(out)
-    return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+    return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind in "fV"]
 
 
 def gradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,

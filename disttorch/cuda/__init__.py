@@ -17,8 +17,10 @@ from typing import Any
 from .._legacy_types import cuda_types as _cuda_types
 from .._no_device import HINT, no_cuda
 from .._tensor import device as _device
+from . import amp
 
 __all__ = [
+    "amp",
     "Event",
     "Stream",
     "current_device",

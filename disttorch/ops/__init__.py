@@ -39,8 +39,8 @@ def _bind() -> None:
     Tensor.__rtruediv__ = lambda a, b: ew.Div.apply(b, a)
     Tensor.__pow__ = lambda a, b: ew.Pow.apply(a, b)
     Tensor.__rpow__ = lambda a, b: ew.Pow.apply(b, a)
-    Tensor.__matmul__ = lambda a, b: la.Matmul.apply(a, b)
-    Tensor.__rmatmul__ = lambda a, b: la.Matmul.apply(b, a)
+    Tensor.__matmul__ = lambda a, b: la.matmul(a, b)  # through autocast
+    Tensor.__rmatmul__ = lambda a, b: la.matmul(b, a)
     Tensor.__neg__ = lambda a: ew.Neg.apply(a)
     Tensor.backward = backprop.tensor_backward
     Tensor._refresh_view = inplace.refresh_view

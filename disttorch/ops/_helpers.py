@@ -48,7 +48,7 @@ def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
 
 def float_result(out: np.ndarray) -> np.ndarray:
     """Integer results of true division or float functions become the default float dtype."""
-    if out.dtype.kind != "f":
+    if out.dtype.kind not in "fV":
         return out.astype(get_default_dtype().numpy)
     return out
 
@@ -68,7 +68,7 @@ def dims_tuple(dim: Any, ndim: int) -> tuple | None:
 def float_input(x: Tensor, name: str) -> np.ndarray:
     """``x``'s array, which must be floating point (``name`` is the op, for the error)."""
     a = x._data
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":  # V: bfloat16 (ml_dtypes)
         raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
     return a
 

@@ -110,7 +110,7 @@ def logical_not(input: Tensor) -> Tensor:
 def _bitwise(ufunc: Callable, name: str) -> Callable:
     def op(input: Any, other: Any) -> Tensor:
         for x in (input, other):
-            if isinstance(x, Tensor) and x._data.dtype.kind == "f":
+            if isinstance(x, Tensor) and x._data.dtype.kind in "fV":
                 raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(x)}\'')
             if isinstance(x, float):
                 raise RuntimeError(f"{name}: a float operand is not supported, only integer "
@@ -129,7 +129,7 @@ bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 def bitwise_not(input: Tensor) -> Tensor:
     """Elementwise ``~input`` of an integer or bool tensor."""
-    if input._data.dtype.kind == "f":
+    if input._data.dtype.kind in "fV":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     return Tensor._make(np.invert(input._data))
 
@@ -167,7 +167,7 @@ def fmod(input: Any, other: Any) -> Tensor:
 def _float_only(fn: Callable, name: str) -> Callable:
     def op(input: Tensor) -> Tensor:
         x = input._data
-        return Tensor._make(fn(x) if x.dtype.kind == "f" else x.copy())
+        return Tensor._make(fn(x) if x.dtype.kind in "fV" else x.copy())
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). No gradient."
     return op
@@ -181,7 +181,7 @@ trunc = _float_only(np.trunc, "trunc")
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even (to ``decimals`` places). No gradient."""
     x = input._data
-    return Tensor._make(np.round(x, decimals) if x.dtype.kind == "f" else x.copy())
+    return Tensor._make(np.round(x, decimals) if x.dtype.kind in "fV" else x.copy())
 
 
 def sign(input: Tensor) -> Tensor:

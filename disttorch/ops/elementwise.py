@@ -120,7 +120,7 @@ class Div(Function):
                 out = np.true_divide(xa, xb)
             except ValueError:
                 raise broadcast_error(np.shape(xa), np.shape(xb)) from None
-        if rt.kind != "f":  # integer / integer gives the default float dtype
+        if rt.kind not in "fV":  # integer / integer gives the default float dtype
             rt = get_default_dtype().numpy
         if out.dtype != rt:
             out = out.astype(rt)
@@ -256,7 +256,7 @@ class _FloatUnary(Function):
     @classmethod
     def forward(cls, ctx, a):
         x = a._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             x = x.astype(get_default_dtype().numpy)
         if cls.quiet:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -440,7 +440,7 @@ class Atan2(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         out = binary(np.arctan2, a, b)
-        return out if out.dtype.kind == "f" else out.astype(get_default_dtype().numpy)
+        return out if out.dtype.kind in "fV" else out.astype(get_default_dtype().numpy)
 
     @staticmethod
     def backward(ctx, g):
@@ -453,7 +453,7 @@ class Atan2(Function):
 def _floating_pair(name: str, a: Tensor, b: Tensor) -> None:
     """PyTorch implements ``logaddexp`` and ``hypot`` for floating results only."""
     rt = result_type(a._data, b._data)
-    if rt.kind != "f":
+    if rt.kind not in "fV":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_type_name(rt)}\'')
 
 
@@ -513,7 +513,7 @@ class NanToNum(Function):
     @staticmethod
     def forward(ctx, a, nan, posinf, neginf):
         x = a._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             return x.copy()
         if ctx.needs_input_grad:
             ctx.finite = np.isfinite(x)

@@ -140,7 +140,7 @@ class IndexPut(Function):
 def add_flat(out: np.ndarray, positions: np.ndarray, values: np.ndarray) -> None:
     """``out.flat[positions] += values``, summing repeated positions (``out`` C-contiguous)."""
     flat = out.reshape(-1)
-    if out.dtype.kind == "f":
+    if out.dtype.kind in "fV":
         flat += np.bincount(positions.reshape(-1), weights=values.reshape(-1),
                             minlength=flat.size).astype(out.dtype, copy=False)
     else:

@@ -67,7 +67,7 @@ def check_inplace(t: Tensor) -> None:
 
 def _check_cast(src: np.dtype, dst: np.dtype) -> None:
     """PyTorch's in-place casting rule: no float into integer, nothing but bool into bool."""
-    if (src.kind == "f" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
+    if (src.kind in "fV" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
         raise RuntimeError(f"result type {scalar_type_name(src)} can't be cast to "
                            f"the desired output type {scalar_type_name(dst)}")
 
@@ -295,7 +295,7 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> T
     """Unrecorded fast path: ``ufunc(t, other, out=t)`` with PyTorch's casting check."""
     x, o = t._data, _operand(other)
     rt = np.dtype(result_type(x, o))
-    if true_div and rt.kind != "f":
+    if true_div and rt.kind not in "fV":
         rt = get_default_dtype().numpy
     _check_cast(rt, x.dtype)
     try:
@@ -534,7 +534,7 @@ def _rng(generator: Any) -> np.random.Generator:
 
 
 def _float_only(t: Tensor, op: str) -> None:
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fV":
         raise NotImplementedError(f'"{op}" not implemented for '
                                   f"'{scalar_type_name(t._data.dtype)}'")
 
@@ -573,7 +573,7 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: A
     if to is None:
         if from_ != 0:
             from_, to = 0, from_
-        elif dt.kind == "f":
+        elif dt.kind in "fV":
             to = 2 ** (np.finfo(dt).nmant + 1) + 1
         elif dt.kind == "b":
             to = 2

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import c_type_name
+from ..autograd.autocast_state import autocast_op
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
@@ -50,6 +51,7 @@ def _mismatch(sx: tuple, sy: tuple) -> RuntimeError:
 
 class Matmul(Function):
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -100,11 +102,13 @@ class Matmul(Function):
         return ga, gb
 
 
+@autocast_op("lower")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch semantics for 1-D, 2-D and batched operands."""
     return Matmul.apply(input, other)
 
 
+@autocast_op("lower")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two 2-D matrices."""
     if input._data.ndim != 2 or mat2._data.ndim != 2:
@@ -112,6 +116,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return Matmul.apply(input, mat2)
 
 
+@autocast_op("lower")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two 3-D tensors with equal batch sizes."""
     if input._data.ndim != 3 or mat2._data.ndim != 3:
@@ -151,6 +156,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return Matmul.apply(input.unsqueeze(1), vec2.unsqueeze(0))
 
 
+@autocast_op("lower")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
           alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast to the product's shape)."""
@@ -200,6 +206,7 @@ class Einsum(Function):
     upstream gradient with the other operands."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, subs, out_sub, *operands):
@@ -257,6 +264,7 @@ def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:
                         f"not fit the subscripts {subs}")
 
 
+@autocast_op("lower")
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Sum of products over the subscripts of ``equation`` (NumPy/PyTorch notation, with
     ``...`` and implicit output), e.g. ``einsum('bij,bjk->bik', a, b)``.
@@ -277,6 +285,7 @@ class Tensordot(Function):
     is a tensordot of the upstream gradient with the other operand, permuted back."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, a, b, dims_a, dims_b):
@@ -385,6 +394,7 @@ class Trace(Function):
         return g * Tensor._make(np.eye(*ctx.shape, dtype=g._data.dtype))
 
 
+@autocast_op("fp32")
 def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor (integers sum to int64)."""
     return Trace.apply(input)

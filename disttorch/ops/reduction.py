@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.autocast_state import autocast_op
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -99,7 +100,7 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 
 def _float_dtype_check(name: str, x: np.ndarray) -> None:
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
 
 
@@ -131,7 +132,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         x = a._data
-        if x.dtype.kind != "f" and dtype is None:
+        if x.dtype.kind not in "fV" and dtype is None:
             raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                                f"a floating point or complex dtype. Got: {_type_name(a)}")
         if ctx.needs_input_grad:
@@ -298,9 +299,9 @@ class Median(Function):
         x = a._data
         _median_dtype_check(x)
         flat = x.reshape(-1)
-        if flat.size == 0 and x.dtype.kind != "f":  # PyTorch's integer "NaN": the minimum
+        if flat.size == 0 and x.dtype.kind not in "fV":  # PyTorch's integer "NaN": the minimum
             out = np.full((), np.iinfo(x.dtype).min, dtype=x.dtype)
-        elif flat.size == 0 or (flat.dtype.kind == "f" and np.isnan(flat).any()):
+        elif flat.size == 0 or (flat.dtype.kind in "fV" and np.isnan(flat).any()):
             out = np.full((), np.nan, dtype=x.dtype)
         else:
             k = (flat.size - 1) // 2
@@ -333,7 +334,7 @@ class MedianDim(MaxDim):
             raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
         k = (n - 1) // 2
         idx = np.take(np.argpartition(x, k, axis=dim), [k], axis=dim)  # NaN sorts last
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             nan = np.isnan(x)
             has_nan = nan.any(axis=dim, keepdims=True)
             if has_nan.any():
@@ -422,6 +423,7 @@ class Prod(Function):
         return _expand_back(g, x.shape, dims, keepdim, others), None, None, None
 
 
+@autocast_op("fp32")
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: Any = None) -> Tensor:
     """Product of all elements, or over one ``dim``; integers multiply in int64.
@@ -524,7 +526,7 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         x = a._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             x = x.astype(get_default_dtype().numpy)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             m = np.max(x, axis=dims, keepdims=True) if x.size else np.zeros(_kept_shape(x.shape, dims), x.dtype)
@@ -558,7 +560,7 @@ class Norm(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, p):
         x = a._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                                f"as input. Got {_type_name(a)}")
         ax = np.abs(x)

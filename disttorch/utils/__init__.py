@@ -1,11 +1,12 @@
-"""Utilities: ``data`` (datasets, samplers, DataLoader) and ``trace`` (Chrome traces).
+"""Utilities: ``data`` (datasets, samplers, DataLoader), ``trace`` (Chrome traces),
+``checkpoint`` (activation checkpointing) and ``tensorboard`` (``SummaryWriter``).
 
 ``data`` is imported on first access, because ``trace`` is needed by the core before
 tensors exist.
 """
 import importlib
 
-__all__ = ["data", "trace", "safetensors", "dlpack"]
+__all__ = ["data", "trace", "safetensors", "dlpack", "checkpoint", "tensorboard"]
 
 
 def __getattr__(name: str):

@@ -6,8 +6,12 @@ each all-reduce on the communication thread) and instants (a bucket's gradients 
 and writes ``D/rank<k>.json`` at exit; the launcher merges those into ``D/trace.json``,
 which Perfetto (ui.perfetto.dev) and chrome://tracing open.
 
-With the variable unset, ``enabled`` is False and every call returns at its first line:
-tracing off costs one attribute check.
+``disttorch.profiler`` records into the same events while it runs: it adds a *sink*
+(``add_sink``), which turns ``enabled`` on and receives every event, whether or not a
+trace directory is set.
+
+With the variable unset and no profiler running, ``enabled`` is False and every call
+returns at its first line: tracing off costs one attribute check.
 """
 from __future__ import annotations
 
@@ -16,14 +20,26 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
-__all__ = ["enabled", "span", "begin", "end", "instant", "flush", "trace_dir"]
+__all__ = [
+    "add_sink",
+    "begin",
+    "enabled",
+    "end",
+    "flush",
+    "instant",
+    "remove_sink",
+    "span",
+    "trace_dir",
+]
 
 trace_dir = os.environ.get("DISTTORCH_TRACE_DIR") or None
 enabled = trace_dir is not None
 _events: list[dict] = []
+_sinks: list[list] = []  # the event lists of running profilers
 _lock = threading.Lock()
 _t0 = time.perf_counter()
 _epoch_us = time.time() * 1e6  # wall clock at _t0, so ranks line up in the merged file
@@ -41,6 +57,30 @@ def _tid() -> str:
     return threading.current_thread().name
 
 
+def _emit(event: dict) -> None:
+    with _lock:
+        if trace_dir is not None:
+            _events.append(event)
+        for sink in _sinks:
+            sink.append(event)
+
+
+def add_sink(events: list) -> None:
+    """Start appending every event to ``events`` too (a profiler's list); turns tracing on."""
+    global enabled
+    with _lock:
+        _sinks.append(events)
+        enabled = True
+
+
+def remove_sink(events: list) -> None:
+    """Stop appending events to ``events``; tracing turns off unless a trace dir is set."""
+    global enabled
+    with _lock:
+        _sinks[:] = [s for s in _sinks if s is not events]
+        enabled = trace_dir is not None or bool(_sinks)
+
+
 def begin(name: str, cat: str = "step", **args: Any) -> float | None:
     """Start a span now; returns its start time to pass to ``end`` (None when off)."""
     if not enabled:
@@ -52,10 +92,8 @@ def end(name: str, start: float | None, cat: str = "step", **args: Any) -> None:
     """Close a span started by ``begin``."""
     if not enabled or start is None:
         return
-    event = {"name": name, "cat": cat, "ph": "X", "ts": start, "dur": _now_us() - start,
-             "pid": _rank(), "tid": _tid(), "args": args}
-    with _lock:
-        _events.append(event)
+    _emit({"name": name, "cat": cat, "ph": "X", "ts": start, "dur": _now_us() - start,
+           "pid": _rank(), "tid": _tid(), "args": args})
 
 
 @contextmanager
@@ -75,10 +113,8 @@ def instant(name: str, cat: str = "step", **args: Any) -> None:
     """Record a moment (e.g. "bucket 3 ready")."""
     if not enabled:
         return
-    event = {"name": name, "cat": cat, "ph": "i", "s": "t", "ts": _now_us(), "pid": _rank(),
-             "tid": _tid(), "args": args}
-    with _lock:
-        _events.append(event)
+    _emit({"name": name, "cat": cat, "ph": "i", "s": "t", "ts": _now_us(), "pid": _rank(),
+           "tid": _tid(), "args": args})
 
 
 def flush() -> str | None:
@@ -87,7 +123,7 @@ def flush() -> str | None:
     A process that recorded nothing writes nothing (``None``): the launcher's bootstrap
     loads disttorch in every worker, also in programs that write their own trace file.
     """
-    if not enabled:
+    if trace_dir is None:
         return None
     with _lock:
         events = list(_events)

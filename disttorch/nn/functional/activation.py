@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from ...autograd.autocast_state import autocast_op
+from ... import _dtype
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
@@ -256,6 +258,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return input[lead + (slice(0, n // 2),)] * _ew.sigmoid(input[lead + (slice(n // 2, n),)])
 
 
+@autocast_op("lower")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x if x > 0 else weight * x``; ``weight`` has one entry, or one per channel
     (dim 1 of the input)."""

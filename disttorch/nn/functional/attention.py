@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ...autograd.autocast_state import autocast_op
 from ..._dtype import from_numpy
 from ..._random import _gen
 from ..._tensor import Tensor
@@ -54,6 +55,7 @@ class ScaledDotProductAttention(Function):
     """Fused attention; returns ``(output, attention weights after dropout)``."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale):
@@ -139,6 +141,7 @@ def _attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | No
                                            bool(is_causal), float(scale))
 
 
+@autocast_op("lower")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -182,7 +185,7 @@ def _mha_mask_bias(mask: Tensor, dtype: np.dtype) -> Tensor:
     m = mask._data
     if m.dtype == np.bool_:
         return Tensor._make(np.where(m, np.array(-np.inf, dtype=dtype), np.array(0, dtype=dtype)))
-    if m.dtype.kind != "f":
+    if m.dtype.kind not in "fV":
         raise AssertionError(f"only bool and floating types of masks are supported, got {m.dtype}")
     return mask if m.dtype == dtype else mask.to(from_numpy(dtype))
 

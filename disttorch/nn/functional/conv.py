@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...autograd.autocast_state import autocast_op
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels import conv_shifted as _conv_shifted
@@ -211,6 +212,7 @@ class ConvNd(Function):
     """N-d convolution (cross-correlation, as PyTorch) by im2col and one batched matmul."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, input, weight, bias, geo):
@@ -257,6 +259,7 @@ def _conv(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None,
     return ConvNd.apply(input, weight, bias, geo)
 
 
+@autocast_op("lower")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     r"""1-D convolution (cross-correlation) over an input of shape ``(N, C_in, L)`` or
@@ -275,6 +278,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("lower")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     r"""2-D convolution (cross-correlation) over an input of shape ``(N, C_in, H, W)`` or
@@ -293,6 +297,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("lower")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     r"""3-D convolution over an input of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``;
@@ -307,6 +312,7 @@ class ConvTransposeNd(Function):
     ``(out, in / groups, *K)``); its backward is that convolution's forward."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, input, weight, bias, geo, padded_shape):
@@ -393,6 +399,7 @@ def _conv_transpose(name: str, d: int, input: Tensor, weight: Tensor, bias: Tens
     return ConvTransposeNd.apply(input, weight, bias, geo, padded_shape)
 
 
+@autocast_op("lower")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
@@ -409,6 +416,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                            output_padding, groups, dilation)
 
 
+@autocast_op("lower")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:

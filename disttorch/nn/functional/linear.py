@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._dtype import c_type_name
+from ...autograd.autocast_state import autocast_op
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
@@ -20,6 +21,7 @@ class LinearFunction(Function):
     itself recorded (``create_graph=True``)."""
 
     _raw = True
+    _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
     def forward(ctx, x, w, b):
@@ -58,6 +60,7 @@ class LinearFunction(Function):
         return gx, gw, gb
 
 
+@autocast_op("lower")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     r"""Apply :math:`y = xA^T + b`.
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..._dtype import scalar_type_name
+from ...autograd.autocast_state import autocast_op
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
@@ -104,7 +105,7 @@ class CrossEntropyFunction(Function):
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing):
         x, t, unbatched = _batched(input, target)
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             raise RuntimeError(f"cross_entropy: expected a floating point input, got {input.dtype}")
         n_classes = x.shape[1]
         shifted = x - x.max(axis=1, keepdims=True)
@@ -115,7 +116,7 @@ class CrossEntropyFunction(Function):
         w = None if weight is None else _class_dim_view(weight._data.astype(x.dtype, copy=False), x.ndim)
         eps = x.dtype.type(label_smoothing)
         if t.shape == x.shape:  # probability targets
-            if t.dtype.kind != "f":
+            if t.dtype.kind not in "fV":
                 raise RuntimeError(f"expected target dtype to be a floating point type when the "
                                    f"target has the input's shape, but got {scalar_type_name(t.dtype)}")
             if ignore_index >= 0:
@@ -222,6 +223,7 @@ class NllLoss(Function):
         return g * Tensor._make(local), None, None, None, None
 
 
+@autocast_op("fp32")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
                   reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
@@ -243,6 +245,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
+@autocast_op("fp32")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
@@ -364,18 +367,21 @@ HuberLoss = _elementwise_loss(_Huber, "huber_loss")
 SmoothL1Loss = _elementwise_loss(_SmoothL1, "smooth_l1_loss")
 
 
+@autocast_op("fp32")
 def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
              reduction: str = "mean") -> Tensor:
     """Squared error ``(input - target)^2``, reduced."""
     return MseLoss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
 
 
+@autocast_op("fp32")
 def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
             reduction: str = "mean") -> Tensor:
     """Absolute error ``|input - target|``, reduced."""
     return L1Loss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
 
 
+@autocast_op("fp32")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """Quadratic below ``beta``, linear above: ``0.5 d^2 / beta`` or ``|d| - 0.5 beta``."""
@@ -384,6 +390,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     return SmoothL1Loss.apply(input, target, _reduction(reduction, size_average, reduce), beta)
 
 
+@autocast_op("fp32")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """``0.5 d^2`` below ``delta``, ``delta (|d| - 0.5 delta)`` above."""
     if delta <= 0:
@@ -483,6 +490,7 @@ class BinaryCrossEntropyWithLogits(Function):
         return gx, gy, None, None, None
 
 
+@autocast_op("fp32")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -490,6 +498,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return BinaryCrossEntropy.apply(input, target, weight, _reduction(reduction, size_average, reduce))
 
 
+@autocast_op("fp32")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: Any = None, reduce: Any = None,
                                      reduction: str = "mean",
@@ -537,6 +546,7 @@ class KlDiv(Function):
         return gx, gt, None, None
 
 
+@autocast_op("fp32")
 def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence ``sum target * (log target - input)`` for

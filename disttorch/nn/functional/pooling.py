@@ -141,7 +141,7 @@ class MaxPoolNd(Function):
     @staticmethod
     def forward(ctx, input, geo):
         x = input._data[None] if geo.unbatched else input._data
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             raise RuntimeError(f"max pooling expects a floating point input, got {x.dtype}")
         a = pad_spatial(x, geo.pads, -np.inf)
         shapes, winners = [], []

@@ -8,7 +8,7 @@ from typing import Any
 from ... import _creation
 from ..._tensor import Tensor
 from .. import init
-from ..functional.linear import LinearFunction, bilinear
+from ..functional.linear import bilinear, linear
 from ..parameter import Parameter
 from .lazy import LazyModuleMixin
 from .module import Module
@@ -63,7 +63,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        return LinearFunction.apply(input, self.weight, self.bias)
+        return linear(input, self.weight, self.bias)  # through autocast
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

@@ -465,6 +465,10 @@ class Module:
         """Cast floating parameters and buffers to float16."""
         return self._cast_floats(_dtype.float16)
 
+    def bfloat16(self) -> "Module":
+        """Cast floating parameters and buffers to bfloat16 (needs ml_dtypes)."""
+        return self._cast_floats(_dtype.bfloat16)
+
     def type(self, dst_type: Any) -> "Module":
         """Cast all parameters and buffers to ``dst_type``."""
         return self._apply(lambda t: t.to(dst_type))

@@ -1,0 +1,256 @@
+"""Activation checkpointing: ``checkpoint(fn, *args)`` runs ``fn`` without keeping its
+intermediate results, and recomputes them when backward needs them.
+
+How: ``fn`` runs once with autograd recording, as usual; then every graph node that
+``fn`` created gives up what it saved for backward (its saved tensors and arrays), so
+the intermediates are freed as soon as nothing else holds them. When the backward pass
+reaches the first of those nodes, ``fn`` is run again on the same inputs (with the RNG
+state and autocast state of the first run, so dropout draws the same mask) and each
+original node takes back the saved state of its twin in the new run. The gradients are
+then exactly those of the un-checkpointed graph: they reach parameters ``fn`` uses and
+tensors it closes over, ``autograd.grad`` works, and checkpoints nest.
+
+``use_reentrant=True`` (PyTorch's old default) keeps its observable rules: keyword
+arguments are refused, and when no tensor argument requires grad a warning is given
+and the outputs do not require grad.
+"""
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
+from typing import Any
+
+from .. import _random
+from ..autograd import autocast_state as _autocast
+from ..autograd import function as _function
+from ..autograd import grad_mode
+
+__all__ = [
+    "CheckpointError",
+    "checkpoint",
+    "checkpoint_sequential",
+    "detach_variable",
+    "noop_context_fn",
+]
+
+# What a node keeps through checkpointing: the graph structure and hooks, and a
+# per-node backward override (a nested checkpoint's trigger); everything else it saved
+# in forward is dropped and later taken from the recomputed twin.
+_STRUCTURE = frozenset({"next_edges", "needs_input_grad", "_input_meta", "_seq_nr", "_n_outputs",
+                        "_output_meta", "_pre_hooks", "_retained", "backward"})
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation in backward did not reproduce the forward pass's graph."""
+
+
+def noop_context_fn() -> tuple[ContextManager, ContextManager]:
+    """The default ``context_fn``: no context around the forward run or the recomputation."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """Detached copies of the tensors in ``inputs`` keeping ``requires_grad``."""
+    Tensor = _function._tensor_cls[0]
+    out = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            d = x.detach()
+            d.requires_grad = x.requires_grad
+            x = d
+        out.append(x)
+    return tuple(out)
+
+
+def _flatten_tensors(value: Any) -> list:
+    """The tensors in ``value`` (a tensor, or nested in tuples/lists/dicts)."""
+    Tensor = _function._tensor_cls[0]
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _flatten_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _flatten_tensors(v)]
+    return []
+
+
+def _nodes_since(outputs: Any, start: int) -> list:
+    """The graph nodes created at or after sequence number ``start`` that the outputs
+    depend on, oldest first."""
+    found, seen = [], set()
+    stack = [t.grad_fn for t in _flatten_tensors(outputs) if t.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or isinstance(node, _function.AccumulateGrad) or node._seq_nr < start:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        stack.extend(e[0] for e in node.next_edges if e is not None)
+    return sorted(found, key=lambda n: n._seq_nr)
+
+
+class _Recomputation:
+    """The nodes of one checkpointed call and how to refill them."""
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, nodes: list, rng_state: Any,
+                 autocast_state: tuple, recompute_ctx: ContextManager, check: bool) -> None:
+        self.fn, self.args, self.kwargs, self.nodes = fn, args, kwargs, nodes
+        self.rng_state, self.autocast_state = rng_state, autocast_state
+        self.recompute_ctx, self.check = recompute_ctx, check
+        self.done = False
+
+    def release(self) -> None:
+        """Drop what the nodes saved for backward, and make each one refill on demand."""
+        for node in self.nodes:
+            kept = {k: v for k, v in vars(node).items() if k in _STRUCTURE}
+            vars(node).clear()
+            vars(node).update(kept)
+            if "backward" not in kept:
+                node.backward = self._trigger(type(node))
+
+    def _trigger(self, cls: type) -> Callable:
+        def backward(ctx: Any, *grads: Any) -> Any:
+            self.refill()
+            return cls.backward(ctx, *grads)
+        return backward
+
+    def refill(self) -> None:
+        """Run ``fn`` again and hand each original node its twin's saved state."""
+        if self.done:
+            return
+        self.done = True
+        st = _autocast._state
+        prev_rng = _random.get_rng_state() if self.rng_state is not None else None
+        prev_ac = (st.enabled, st.dtypes, st.suspended, st.cache_enabled, st.cache)
+        start = next(_function._seq)
+        try:
+            if self.rng_state is not None:
+                _random.set_rng_state(self.rng_state)
+            # the forward's autocast state, with its weight-cast cache as it was when the
+            # forward began (so casts hit and miss as they did), apart from the live cache
+            enabled, dtypes, cache_enabled, cache = self.autocast_state
+            st.enabled, st.dtypes = dict(enabled), dict(dtypes)
+            st.cache_enabled, st.cache = cache_enabled, dict(cache)
+            st.suspended = 0
+            st.refresh()
+            with grad_mode.enable_grad(), self.recompute_ctx:
+                outputs = self.fn(*self.args, **self.kwargs)
+        finally:
+            st.enabled, st.dtypes, st.suspended, st.cache_enabled, st.cache = prev_ac
+            st.refresh()
+            if prev_rng is not None:
+                _random.set_rng_state(prev_rng)
+        twins = _nodes_since(outputs, start)
+        if self.check and [type(n) for n in twins] != [type(n) for n in self.nodes]:
+            raise CheckpointError(
+                "torch.utils.checkpoint: the recomputation in backward ran different operations "
+                f"({len(twins)} recorded) than the forward pass ({len(self.nodes)} recorded); "
+                "the checkpointed function must compute the same thing when run again (pass "
+                "determinism_check='none' to skip this check)")
+        for node, twin in zip(self.nodes, twins):
+            vars(node).update({k: v for k, v in vars(twin).items() if k not in _STRUCTURE})
+        self.args = self.kwargs = self.fn = None  # nothing more to recompute
+
+
+def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None,
+               context_fn: Callable[[], tuple[ContextManager, ContextManager]] = noop_context_fn,
+               determinism_check: str = "default", debug: bool = False, early_stop: bool = True,
+               **kwargs: Any) -> Any:
+    """Run ``function(*args, **kwargs)`` without keeping its intermediate activations;
+    they are recomputed during backward.
+
+    Args:
+        function: what to run (a module or any callable of tensors).
+        args: its arguments (tensors or anything else).
+        use_reentrant: PyTorch's two variants; pass it explicitly (None warns, as PyTorch
+            2.13 does, and means True). ``False`` is recommended. Both recompute the same
+            way here; ``True`` refuses keyword arguments and gives outputs that do not
+            require grad when no tensor argument does (PyTorch's rules for it).
+        preserve_rng_state (keyword, default True): replay the RNG state of the forward
+            run during recomputation, so random ops (dropout) draw the same values.
+        context_fn: returns two context managers, entered around the forward run and
+            around the recomputation (``use_reentrant=False`` only).
+        determinism_check: ``"default"`` raises :class:`CheckpointError` when the
+            recomputation records other operations than the forward run; ``"none"`` skips.
+        debug, early_stop: accepted for compatibility (no effect).
+
+    Returns:
+        What ``function`` returns.
+    """
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
+                      "explicitly. use_reentrant=False is recommended, but if you need to preserve "
+                      "the current default behavior, you can pass use_reentrant=True. Refer to docs "
+                      "for more details on the differences between the two variants.", stacklevel=2)
+        use_reentrant = True
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
+                         f"{determinism_check!r}")
+    if use_reentrant:
+        if context_fn is not noop_context_fn or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                             "use_reentrant=False.")
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if not any(t.requires_grad for t in _flatten_tensors(args)):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                          stacklevel=2)
+            with grad_mode.no_grad():
+                return function(*args)
+    forward_ctx, recompute_ctx = context_fn()
+    st = _autocast._state
+    autocast_state = (dict(st.enabled), dict(st.dtypes), st.cache_enabled, dict(st.cache))
+    rng_state = _random.get_rng_state() if preserve else None
+    start = next(_function._seq)
+    with forward_ctx:
+        outputs = function(*args, **kwargs)
+    if not grad_mode.is_grad_enabled():
+        return outputs  # nothing recorded, nothing to free
+    nodes = _nodes_since(outputs, start)
+    if nodes:
+        _Recomputation(function, args, kwargs, nodes, rng_state, autocast_state, recompute_ctx,
+                       determinism_check == "default").release()
+    return outputs
+
+
+def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentrant: bool | None = None,
+                          **kwargs: Any) -> Any:
+    """Run a sequence of modules/functions (e.g. an ``nn.Sequential``) in ``segments``
+    chunks, checkpointing every chunk but the last.
+
+    Args:
+        functions: an ``nn.Sequential``, or a list of modules/functions run in order.
+        segments: how many chunks to split them into.
+        input: the input of the first function.
+        use_reentrant: as in :func:`checkpoint`.
+        preserve_rng_state (keyword, default True): as in :func:`checkpoint`.
+    """
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter "
+                      "should be passed explicitly. use_reentrant=False is recommended.", stacklevel=2)
+        use_reentrant = True
+    fns: list = list(functions.children()) if hasattr(functions, "children") else list(functions)
+    if segments < 1:
+        raise ValueError(f"checkpoint_sequential: segments must be >= 1, got {segments}")
+
+    def run(begin: int, end: int) -> Callable:
+        def forward(x: Any) -> Any:
+            for f in fns[begin:end + 1]:
+                x = f(x)
+            return x
+        return forward
+
+    size = len(fns) // segments
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant,
+                           preserve_rng_state=preserve)
+    return run(end + 1, len(fns) - 1)(input)
+

@@ -1,0 +1,211 @@
+"""torch.autocast on CPU: per-op dtypes (parity with PyTorch's CPU autocast), gradients in
+the parameters' dtype, the state API, cuda/cpu spellings, decorator use, custom_fwd."""
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+import disttorch.nn.functional as F
+from disttorch import nn
+
+pytest.importorskip("ml_dtypes")
+
+# PyTorch 2.13's CPU autocast lists (aten/src/ATen/autocast_mode.cpp, checked against the
+# installed build): ops cast to the low dtype, and ops run in float32.
+LOWER = ["conv1d", "conv2d", "conv3d", "bmm", "mm", "vecdot", "baddbmm", "addmm", "addbmm",
+         "linear", "matmul", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+         "prelu", "scaled_dot_product_attention"]
+FP32 = ["avg_pool3d", "binary_cross_entropy", "grid_sample", "polar", "prod", "quantile",
+        "nanquantile", "stft", "cdist", "trace", "view_as_complex", "cholesky", "cholesky_inverse",
+        "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "max_pool3d",
+        "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "mse_loss", "cosine_embedding_loss",
+        "nll_loss", "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss", "cross_entropy",
+        "l1_loss", "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss",
+        "multi_margin_loss", "ctc_loss", "kl_div", "multilabel_margin_loss",
+        "binary_cross_entropy_with_logits"]
+
+
+def _lookup(name):
+    """Every public disttorch callable called ``name`` (top level, nn.functional, linalg)."""
+    found = []
+    for mod in ("disttorch", "disttorch.nn.functional", "disttorch.linalg"):
+        try:
+            m = importlib.import_module(mod)
+        except ImportError:
+            continue
+        fn = getattr(m, name, None)
+        if callable(fn) and not isinstance(fn, type):
+            found.append((mod, fn))
+    return found
+
+
+@pytest.mark.parametrize("name,policy", [(n, "lower") for n in LOWER] + [(n, "fp32") for n in FP32])
+def test_every_listed_op_that_exists_has_its_policy(name, policy):
+    for mod, fn in _lookup(name):
+        assert getattr(fn, "autocast_policy", None) == policy, f"{mod}.{name} lacks @autocast_op('{policy}')"
+
+
+def _cases(lib):
+    """(name, thunk) pairs building float32 inputs (bfloat16 for the fp32-list ops) in ``lib``."""
+    rng = np.random.default_rng(0)
+    a = lambda *s: lib.tensor(rng.standard_normal(s).astype(np.float32))
+    Fn = lib.nn.functional
+    x, b3, im, w = a(4, 4), a(2, 4, 4), a(1, 2, 5, 5), a(3, 2, 3, 3)
+    v, idx = a(4), lib.tensor([0, 1, 2, 3])
+    lo = lambda t: t.bfloat16()
+    return [
+        ("mm", lambda: lib.mm(x, x)), ("matmul", lambda: x @ x), ("bmm", lambda: lib.bmm(b3, b3)),
+        ("addmm", lambda: lib.addmm(x, x, x)), ("linear", lambda: Fn.linear(x, x, v)),
+        ("einsum", lambda: lib.einsum("ij,jk->ik", x, x)), ("conv2d", lambda: Fn.conv2d(im, w)),
+        ("conv1d", lambda: Fn.conv1d(a(1, 2, 6), a(3, 2, 3))),
+        ("conv_transpose2d", lambda: Fn.conv_transpose2d(im, a(2, 3, 3, 3))),
+        ("prelu", lambda: Fn.prelu(x, lib.tensor([0.1]))),
+        ("sdpa", lambda: Fn.scaled_dot_product_attention(b3, b3, b3)),
+        ("mv", lambda: lib.mv(x, v)), ("dot", lambda: lib.dot(v, v)), ("add", lambda: x + x),
+        ("exp", lambda: x.exp()), ("softmax", lambda: Fn.softmax(x, -1)),
+        ("cross_entropy", lambda: Fn.cross_entropy(lo(x), idx)),
+        ("nll_loss", lambda: Fn.nll_loss(lo(x), idx)), ("mse_loss", lambda: Fn.mse_loss(lo(x), lo(x))),
+        ("l1_loss", lambda: Fn.l1_loss(lo(x), lo(x))), ("huber", lambda: Fn.huber_loss(lo(x), lo(x))),
+        ("smooth_l1", lambda: Fn.smooth_l1_loss(lo(x), lo(x))),
+        ("bce", lambda: Fn.binary_cross_entropy(lo(x.sigmoid()), lo(x.sigmoid()))),
+        ("bce_logits", lambda: Fn.binary_cross_entropy_with_logits(lo(x), lo(x.sigmoid()))),
+        ("prod", lambda: lo(x).prod()), ("trace", lambda: lib.trace(lo(x))),
+        ("sum_bf16", lambda: lo(x).sum()), ("float64_mm", lambda: lib.mm(x.double(), x.double())),
+    ]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+def test_output_dtypes_and_values_match_pytorch(low):
+    torch = pytest.importorskip("torch")
+    ours, theirs = {}, {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with dt.autocast("cpu", dtype=getattr(dt, low)):
+            for name, fn in _cases(dt):
+                ours[name] = fn()
+        with torch.autocast("cpu", dtype=getattr(torch, low)):
+            for name, fn in _cases(torch):
+                theirs[name] = fn()
+    for name, t in theirs.items():
+        assert ours[name].dtype.name == str(t.dtype).replace("torch.", ""), name
+        tol = 2e-2 if t.dtype in (torch.bfloat16, torch.float16) else 1e-4
+        np.testing.assert_allclose(ours[name].float().numpy(), t.float().numpy(), rtol=tol, atol=tol,
+                                   err_msg=name)
+
+
+def test_gradients_come_back_in_parameter_dtype():
+    dt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    x, y = dt.randn(5, 6), dt.tensor([0, 1, 2, 0, 1])
+    with dt.autocast("cpu", dtype=dt.bfloat16):
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+    assert out.dtype is dt.bfloat16 and loss.dtype is dt.float32
+    loss.backward()
+    grads = [p.grad for p in model.parameters()]
+    assert all(g.dtype is dt.float32 for g in grads)
+    ref = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    ref.load_state_dict(model.state_dict())
+    F.cross_entropy(ref(x), y).backward()
+    for g, p in zip(grads, ref.parameters()):
+        np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=0.05, atol=0.02)
+
+
+def test_conv_model_under_float16_autocast():
+    conv = nn.Conv2d(2, 3, 3)
+    with dt.autocast("cpu", dtype=dt.float16):
+        out = conv(dt.randn(1, 2, 5, 5))
+    assert out.dtype is dt.float16
+    out.float().sum().backward()
+    assert conv.weight.grad.dtype is dt.float32
+
+
+def test_state_api_and_nesting():
+    assert not dt.is_autocast_enabled("cpu") and dt.get_autocast_dtype("cpu") is dt.bfloat16
+    assert dt.get_autocast_dtype("cuda") is dt.float16
+    with dt.autocast("cpu"):
+        assert dt.is_autocast_enabled("cpu") and dt.is_autocast_cpu_enabled()
+        assert not dt.is_autocast_enabled()  # no argument: cuda, as PyTorch
+        with dt.autocast("cpu", enabled=False):
+            assert not dt.is_autocast_enabled("cpu")
+            assert (dt.randn(2, 2) @ dt.randn(2, 2)).dtype is dt.float32
+        with dt.autocast("cpu", dtype=dt.float16):
+            assert dt.get_autocast_cpu_dtype() is dt.float16
+        assert dt.get_autocast_dtype("cpu") is dt.bfloat16
+    assert not dt.is_autocast_enabled("cpu")
+    with pytest.raises(RuntimeError, match="device_type"):
+        dt.autocast("tpu9")
+    with pytest.raises(ValueError, match="str"):
+        dt.autocast(0)
+
+
+def test_unsupported_dtype_and_cuda_warn_and_disable():
+    with pytest.warns(UserWarning, match="target dtype is not supported"):
+        ctx = dt.autocast("cpu", dtype=dt.float64)
+    with ctx:
+        assert not dt.is_autocast_enabled("cpu")
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        ctx = dt.autocast("cuda")
+    with ctx:
+        assert not dt.is_autocast_enabled("cuda")
+        assert (dt.randn(2, 2) @ dt.randn(2, 2)).dtype is dt.float32
+    with pytest.warns(FutureWarning, match="torch.cuda.amp.autocast"), \
+            pytest.warns(UserWarning, match="CUDA is not available"):
+        ctx = dt.cuda.amp.autocast()
+    with pytest.warns(FutureWarning, match="torch.cpu.amp.autocast"):
+        ctx = dt.cpu.amp.autocast()
+    with ctx:
+        assert dt.is_autocast_enabled("cpu") and dt.get_autocast_dtype("cpu") is dt.bfloat16
+
+
+def test_decorator_and_backward_not_autocast():
+    @dt.autocast("cpu")
+    def f(a, b):
+        assert dt.is_autocast_enabled("cpu")
+        return a @ b
+
+    a = dt.randn(3, 3, requires_grad=True)
+    out = f(a, dt.randn(3, 3))
+    assert out.dtype is dt.bfloat16 and not dt.is_autocast_enabled("cpu")
+    with dt.autocast("cpu"):
+        out.float().sum().backward()  # backward inside the region: grads stay float32
+    assert a.grad.dtype is dt.float32
+
+
+def test_weight_cast_cache():
+    lin = nn.Linear(4, 4)
+    with dt.autocast("cpu"):
+        a = lin(dt.randn(2, 4))
+        cached = {k: v[1] for k, v in dt._autocast._state.cache.items()}
+        b = lin(dt.randn(2, 4))
+        assert len(cached) == 2  # weight and bias, each cast once
+        assert all(dt._autocast._state.cache[k][1] is v for k, v in cached.items())
+    assert len(dt._autocast._state.cache) == 0
+    (a.sum() + b.sum()).backward()  # both uses reach the parameters through the cached casts
+    np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(4, 4.0))
+
+
+def test_custom_fwd_cast_inputs():
+    class Square(dt.autograd.Function):
+        @staticmethod
+        @dt.amp.custom_fwd(device_type="cpu", cast_inputs=dt.float32)
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            assert not dt.is_autocast_enabled("cpu")
+            return x * x
+
+        @staticmethod
+        @dt.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = dt.randn(3, dtype=dt.bfloat16, requires_grad=True)
+    with dt.autocast("cpu"):
+        y = Square.apply(x)
+    assert y.dtype is dt.float32
+    y.sum().backward()
+    assert x.grad.dtype is dt.bfloat16

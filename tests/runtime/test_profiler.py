@@ -1,0 +1,188 @@
+"""torch.profiler: ops and record_function ranges recorded with self/total times, tables,
+Chrome traces that load as JSON with named traceEvents, schedules and on_trace_ready,
+tensorboard_trace_handler, the legacy torch.autograd.profiler API."""
+import gzip
+import json
+import os
+import warnings
+
+import pytest
+
+import disttorch as dt
+from disttorch import nn
+from disttorch.profiler import (
+    ProfilerAction,
+    ProfilerActivity,
+    profile,
+    record_function,
+    schedule,
+    tensorboard_trace_handler,
+)
+
+
+def _step(model, opt, x):
+    with record_function("forward_pass"):
+        loss = model(x).relu().sum()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+
+
+@pytest.fixture
+def setup():
+    dt.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    return model, dt.optim.SGD(model.parameters(), lr=0.1), dt.randn(32, 8)
+
+
+def test_records_ops_ranges_and_spans(setup):
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        _step(*setup)
+    avg = {e.key: e for e in prof.key_averages()}
+    assert avg["LinearFunction"].count == 2 and avg["LinearFunctionBackward0"].count == 2
+    assert {"forward_pass", "backward", "optimizer.step", "Tanh"} <= set(avg)
+    fwd = avg["forward_pass"]
+    assert fwd.cpu_time_total >= avg["LinearFunction"].cpu_time_total > 0
+    assert fwd.self_cpu_time_total < fwd.cpu_time_total  # ops inside are its children
+    events = prof.events()
+    lin = next(e for e in events if e.name == "LinearFunction")
+    assert lin.cpu_parent is not None and lin.cpu_parent.name == "forward_pass"
+    assert lin.input_shapes == [[32, 8], [16, 8], [16]]
+    shaped = prof.key_averages(group_by_input_shape=True)
+    assert sum(e.key == "LinearFunction" for e in shaped) == 2  # two input shapes
+
+
+def test_table_sort_and_row_limit(setup):
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        _step(*setup)
+    table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=5)
+    lines = table.splitlines()
+    assert "Name" in lines[1] and "Self CPU %" in lines[1] and "# of Calls" in lines[1]
+    rows = lines[3:-2]
+    assert len(rows) == 5 and lines[-1].startswith("Self CPU time total:")
+    assert rows[0].split()[0] == max(prof.key_averages(), key=lambda e: e.cpu_time_total).key
+    self_sorted = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=3)
+    assert len(self_sorted.splitlines()) == 3 + 3 + 2
+    with pytest.raises(ValueError, match="sort_by"):
+        prof.key_averages().table(sort_by="bogus")
+
+
+def test_chrome_trace_is_valid_json(setup, tmp_path):
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        _step(*setup)
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    doc = json.loads(path.read_text())
+    events = doc["traceEvents"]
+    names = {e["name"] for e in events}
+    assert {"forward_pass", "LinearFunction", "backward"} <= names
+    for e in events:
+        assert {"name", "ph", "pid", "tid"} <= set(e)
+        if e["ph"] == "X":
+            assert e["dur"] >= 0 and isinstance(e["ts"], float)
+    gz = tmp_path / "trace.json.gz"
+    prof.export_chrome_trace(str(gz))
+    assert json.loads(gzip.decompress(gz.read_bytes()))["traceEvents"]
+
+
+def test_schedule_actions_match_pytorch():
+    with pytest.warns(UserWarning, match="warmup"):
+        schedule(wait=1, warmup=0, active=1)
+    s = schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=2)
+    got = [s(i) for i in range(10)]
+    A = ProfilerAction
+    assert got == [A.NONE, A.NONE, A.WARMUP, A.RECORD, A.RECORD_AND_SAVE, A.NONE, A.WARMUP, A.RECORD,
+                   A.RECORD_AND_SAVE, A.NONE]
+    with pytest.raises(ValueError, match="active"):
+        schedule(wait=0, warmup=0, active=0)
+
+
+@pytest.mark.parity
+def test_schedule_parity_with_pytorch():
+    torch = pytest.importorskip("torch")
+    for kw in ({"wait": 1, "warmup": 1, "active": 3, "repeat": 2, "skip_first": 2},
+               {"wait": 2, "warmup": 1, "active": 1, "skip_first_wait": 1}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ours, theirs = schedule(**kw), torch.profiler.schedule(**kw)
+        assert [ours(i).name for i in range(20)] == [theirs(i).name for i in range(20)]
+
+
+def test_schedule_windows_and_tensorboard_handler(setup, tmp_path):
+    ready = []
+    handler = tensorboard_trace_handler(str(tmp_path), worker_name="w0")
+    with profile(schedule=schedule(wait=1, warmup=1, active=2, repeat=2),
+                 on_trace_ready=lambda p: (ready.append(p.step_num), handler(p))) as prof:
+        for _ in range(10):
+            _step(*setup)
+            prof.step()
+    assert ready == [4, 8]  # windows of steps 2-3 and 6-7, reported as step() moves on (PyTorch)
+    files = sorted(os.listdir(tmp_path))
+    assert len(files) == 2 and all(f.startswith("w0.") and f.endswith(".pt.trace.json") for f in files)
+    names = {e["name"] for e in json.loads((tmp_path / files[1]).read_text())["traceEvents"]}
+    assert {"ProfilerStep#6", "ProfilerStep#7"} <= names and "ProfilerStep#5" not in names
+
+
+def test_no_overhead_and_nothing_recorded_outside(setup):
+    from disttorch.autograd import function
+    from disttorch.utils import trace
+    apply_before = function.Function.__dict__["apply"]
+    with profile():
+        pass
+    assert function.Function.__dict__["apply"].__func__ is apply_before.__func__
+    assert not trace._sinks
+    with record_function("outside"):  # no profiler: a no-op
+        pass
+    with profile() as outer, pytest.raises(RuntimeError, match="already running"), profile():
+        pass
+    assert outer is not None
+
+
+def test_legacy_autograd_profiler(setup):
+    with dt.autograd.profiler.profile(record_shapes=True) as prof, \
+            dt.autograd.profiler.record_function("block"):
+        _step(*setup)
+    keys = {e.key for e in prof.key_averages()}
+    assert {"block", "LinearFunction"} <= keys
+    assert "Self CPU time total" in prof.key_averages().table(sort_by="self_cpu_time_total")
+
+    @record_function("decorated")
+    def f(x):
+        return x * 2
+
+    with profile() as p2:
+        f(dt.ones(2))
+    assert "decorated" in {e.key for e in p2.key_averages()}
+
+
+def test_with_flops_counts_matrix_products():
+    lin, conv = nn.Linear(8, 4), nn.Conv2d(3, 5, 3)
+    x, im = dt.randn(16, 8), dt.randn(2, 3, 6, 6)
+    with profile(with_flops=True) as prof:
+        lin(x)
+        conv(im)
+        _ = x @ x.t()
+        _ = x + 1
+    flops = {e.key: e.flops for e in prof.key_averages()}
+    assert flops["LinearFunction"] == 2 * 16 * 4 * 8
+    assert flops["ConvNd"] == 2 * (2 * 5 * 4 * 4) * (3 * 3 * 3)
+    assert flops["Matmul"] == 2 * 16 * 16 * 8 and flops["Add"] == 0
+    assert "Total MFLOPs" in prof.key_averages().table()
+
+
+@pytest.mark.parity
+def test_flops_match_pytorch():
+    torch = pytest.importorskip("torch")
+    counts = []
+    for lib, names in ((dt, ("LinearFunction", "ConvNd", "Matmul")),
+                       (torch, ("aten::addmm", "aten::conv2d", "aten::mm"))):
+        lib.manual_seed(0)
+        lin, conv = lib.nn.Linear(8, 4), lib.nn.Conv2d(3, 5, 3, padding=1, stride=2)
+        x, im = lib.randn(16, 8), lib.randn(2, 3, 7, 7)
+        with lib.profiler.profile(with_flops=True) as prof:
+            lin(x)
+            conv(im)
+            _ = lib.mm(x, x.t())
+        got = {e.key: e.flops for e in prof.key_averages()}
+        counts.append([got[n] for n in names])
+    assert counts[0] == counts[1]
