@@ -17,7 +17,7 @@ from typing import Any
 from .. import _dtype
 from ..autograd import autocast_state as _autocast
 from ..autograd.autocast_state import get_autocast_dtype, is_autocast_enabled
-from ..autograd import function as _function
+from .._tensor import Tensor
 
 __all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
 
@@ -101,7 +101,6 @@ class autocast:
 
 def _cast_floats(value: Any, dtype: _dtype.dtype) -> Any:
     """``value`` with every floating tensor in it (also inside lists, tuples, dicts) cast."""
-    Tensor = _function._tensor_cls[0]
     if isinstance(value, Tensor):
         return value.to(dtype) if value.is_floating_point() else value
     if isinstance(value, (list, tuple)):

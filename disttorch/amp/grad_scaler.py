@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from ..autograd import function as _function
+from .._tensor import Tensor
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -32,7 +32,7 @@ class OptState(Enum):
 
 
 def _tensor(value: float, dtype: _dtype.dtype = _dtype.float32) -> Any:
-    return _function._tensor_cls[0]._make(np.array(value, dtype=dtype.numpy))
+    return Tensor._make(np.array(value, dtype=dtype.numpy))
 
 
 class GradScaler:
@@ -101,7 +101,6 @@ class GradScaler:
         if self._scale is None:
             self._scale = _tensor(self._init_scale)
             self._growth_tracker = self._init_growth_tracker
-        Tensor = _function._tensor_cls[0]
         if isinstance(outputs, Tensor):
             return outputs * self._scale
         if isinstance(outputs, (list, tuple)):
@@ -163,7 +162,6 @@ class GradScaler:
         if not self._enabled:
             return
         self._check_started("update")
-        Tensor = _function._tensor_cls[0]
         if new_scale is not None:
             if isinstance(new_scale, Tensor):
                 if new_scale.numel() != 1 or new_scale.dtype is not _dtype.float32:

@@ -180,6 +180,7 @@ class _Pickler(pickle._Pickler):
 
     dispatch[TorchGlobal] = save_global
     dispatch[_dtype.dtype] = save_dtype
+    dispatch[type(_dtype.bfloat16)] = save_dtype  # a dtype subclass: its NumPy dtype loads on first use
 
 
 def _aligned_info(name: str, offset: int, size: int) -> zipfile.ZipInfo:

@@ -26,6 +26,7 @@ from .. import _random
 from ..autograd import autocast_state as _autocast
 from ..autograd import function as _function
 from ..autograd import grad_mode
+from .._tensor import Tensor
 
 __all__ = [
     "CheckpointError",
@@ -53,7 +54,6 @@ def noop_context_fn() -> tuple[ContextManager, ContextManager]:
 
 def detach_variable(inputs: tuple) -> tuple:
     """Detached copies of the tensors in ``inputs`` keeping ``requires_grad``."""
-    Tensor = _function._tensor_cls[0]
     out = []
     for x in inputs:
         if isinstance(x, Tensor):
@@ -66,7 +66,6 @@ def detach_variable(inputs: tuple) -> tuple:
 
 def _flatten_tensors(value: Any) -> list:
     """The tensors in ``value`` (a tensor, or nested in tuples/lists/dicts)."""
-    Tensor = _function._tensor_cls[0]
     if isinstance(value, Tensor):
         return [value]
     if isinstance(value, (list, tuple)):

@@ -179,11 +179,11 @@ def test_weight_cast_cache():
     lin = nn.Linear(4, 4)
     with dt.autocast("cpu"):
         a = lin(dt.randn(2, 4))
-        cached = {k: v[1] for k, v in dt._autocast._state.cache.items()}
+        cached = {k: v[1] for k, v in dt.autograd.autocast_state._state.cache.items()}
         b = lin(dt.randn(2, 4))
         assert len(cached) == 2  # weight and bias, each cast once
-        assert all(dt._autocast._state.cache[k][1] is v for k, v in cached.items())
-    assert len(dt._autocast._state.cache) == 0
+        assert all(dt.autograd.autocast_state._state.cache[k][1] is v for k, v in cached.items())
+    assert len(dt.autograd.autocast_state._state.cache) == 0
     (a.sum() + b.sum()).backward()  # both uses reach the parameters through the cached casts
     np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(4, 4.0))
 

@@ -19,7 +19,7 @@ def test_creation_and_conversion():
     assert dt.zeros(2, 3, dtype=dt.bfloat16).dtype is dt.bfloat16
     assert dt.randn(4, dtype=dt.bfloat16).dtype is dt.bfloat16
     assert dt.tensor([1.5], dtype=dt.bfloat16).float().dtype is dt.float32
-    assert b.type() == "disttorch.BFloat16Tensor"
+    assert b.type() == "torch.BFloat16Tensor"  # PyTorch's legacy type name
     assert b.float().tolist() == [1.0, 3.140625, -2.5]
     assert dt.from_numpy(b.numpy()).dtype is dt.bfloat16
 

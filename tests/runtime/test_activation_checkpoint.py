@@ -186,7 +186,7 @@ def test_checkpoint_under_autocast_replays_casts_and_leaves_cache_clean():
         out = checkpoint(lambda h: lin(h).relu() + lin(h), x, use_reentrant=False)
         assert out.dtype is dt.bfloat16
     (out.float().sum() + warm.float().sum()).backward()  # recomputation: same casts, no error
-    assert not dt._autocast._state.cache  # the recomputation did not fill the live cache
+    assert not dt.autograd.autocast_state._state.cache  # the recomputation did not fill the live cache
     g = lin.weight.grad.clone()
     lin.zero_grad()
     with dt.autocast("cpu"):

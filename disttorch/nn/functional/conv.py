@@ -432,6 +432,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                            output_padding, groups, dilation)
 
 
+@autocast_op("lower")
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
@@ -441,6 +442,7 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                            output_padding, groups, dilation)
 
 
+@autocast_op("lower")
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     r"""1-D convolution over time-batch-channel input ``(T, N, C_in)`` with weight
     ``(kT, C_in, C_out)`` and bias ``(C_out,)``; returns ``(T_out, N, C_out)``."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...autograd.autocast_state import autocast_op
 from ._numpy_backward import numpy_backward
 from .loss import _reduction
 
@@ -125,6 +126,7 @@ def _ctc_backward(ctx: CtcLossFunction, g: np.ndarray) -> np.ndarray:
     return grad.astype(g.dtype)
 
 
+@autocast_op("fp32")
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
              blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """Connectionist Temporal Classification loss.

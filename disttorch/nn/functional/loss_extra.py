@@ -17,6 +17,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...ops import elementwise as _ew
+from ...autograd.autocast_state import autocast_op
 from .activation import logsigmoid, relu, softplus
 from .distance import pairwise_distance
 from .linear import linear
@@ -50,6 +51,7 @@ def _const(value: Any, like: Tensor) -> Tensor:
     return Tensor._make(np.asarray(value, dtype=like._data.dtype))
 
 
+@autocast_op("fp32")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``max(0, -y * (x1 - x2) + margin)``, ``y`` in {1, -1}."""
@@ -60,6 +62,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce(relu(-target * (input1 - input2) + margin), reduction)
 
 
+@autocast_op("fp32")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None,
                          reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
@@ -70,6 +73,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     return _reduce(margin_part + same_part, reduction)
 
 
+@autocast_op("fp32")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
                      reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-y * x))``."""
@@ -89,6 +93,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return _reduce(loss, reduction)
 
 
+@autocast_op("fp32")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where ``y == 1``, ``max(0, cos(x1, x2) - margin)`` where ``y == -1``."""
@@ -104,6 +109,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(loss, reduction)
 
 
+@autocast_op("fp32")
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
                       reduction: str = "mean") -> Tensor:
@@ -130,6 +136,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _reduce(loss, reduction)
 
 
+@autocast_op("fp32")
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
                            reduction: str = "mean") -> Tensor:
     """Multi-label hinge: the targets of a sample are its leading non-negative entries of
@@ -153,6 +160,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
     return _reduce(loss, reduction)
 
 
+@autocast_op("fp32")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False, size_average: Any = None,
                         reduce: Any = None, reduction: str = "mean") -> Tensor:
@@ -186,6 +194,7 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     return _reduce(relu(d_pos - d_neg + margin), reduction)
 
 
+@autocast_op("fp32")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
                      reduction: str = "mean") -> Tensor:

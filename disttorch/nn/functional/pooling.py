@@ -19,6 +19,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels.windows import crop_index, pad_spatial, window_range
+from ...autograd.autocast_state import autocast_op
 from ._numpy_backward import numpy_backward
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
@@ -488,6 +489,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+@autocast_op("fp32")
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; arguments as
@@ -496,6 +498,7 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      return_indices)
 
 
+@autocast_op("fp32")
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -505,6 +508,7 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      count_include_pad, divisor_override)
 
 
+@autocast_op("fp32")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed ``(D_out, H_out, W_out)`` over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     _check_adaptive(input._data, 3, "adaptive_avg_pool3d")

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._random import _gen
 from ..._tensor import Tensor
+from ...autograd.autocast_state import autocast_op
 from .activation import relu
 from .pooling import _tuple, avg_pool1d, avg_pool2d, avg_pool3d
 
@@ -94,12 +95,14 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@autocast_op("fp32")
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:
     """Partial inverse of ``max_pool2d``: values go back to their flat ``indices``, zeros elsewhere."""
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@autocast_op("fp32")
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Any = None) -> Tensor:
     """Partial inverse of ``max_pool3d``: values go back to their flat ``indices``, zeros elsewhere."""

@@ -16,6 +16,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...ops import elementwise as _ew
+from ...autograd.autocast_state import autocast_op
 from ._numpy_backward import numpy_backward
 from .interpolation import _cubic_weights
 
@@ -173,6 +174,7 @@ def _linear_sample_backward(ctx: LinearSample, g: np.ndarray) -> tuple:
     return (gi, *(gc if need else None for gc, need in zip(g_coords, ctx.needs_input_grad[2:])))
 
 
+@autocast_op("fp32")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) at the ``[-1, 1]``
