@@ -106,11 +106,14 @@ class BagSum(Function):
     @staticmethod
     def forward(ctx, rows, bag_of, n_bags):
         r = rows._data
+        ctx.bag_of = bag_of
+        if n_bags and bag_of.size == r.shape[0] and bag_of.size % n_bags == 0 \
+                and np.array_equal(bag_of, np.repeat(np.arange(n_bags), bag_of.size // n_bags)):
+            return r.reshape((n_bags, -1) + r.shape[1:]).sum(axis=1)  # equal bags: one reshape
         out = np.zeros((n_bags,) + r.shape[1:], dtype=r.dtype)
         if bag_of.size:
             bags, starts = np.unique(bag_of, return_index=True)
             out[bags] = np.add.reduceat(r, starts, axis=0)
-        ctx.bag_of = bag_of
         return out
 
     @staticmethod
