@@ -133,6 +133,8 @@ CASES = {
                                    [False, True, False, True]),
     "embedding_bag_max_2d": _case(lambda L, F, i, w: F.embedding_bag(i, w, mode="max", padding_idx=2),
                                   [np.array([[1, 2, 3], [2, 2, 2], [4, 5, 1]]), rn(10, 3)], [False, True]),
+    "embedding_bag_2d_mean": _case(lambda L, F, i, w: F.embedding_bag(i, w), [ints(10, 4, 3), rn(10, 3)],
+                                   [False, True]),
     "embedding_bag_last": _case(lambda L, F, i, w, o: F.embedding_bag(i, w, o, include_last_offset=True,
                                                                       mode="sum"),
                                 [ints(10, 9), rn(10, 3), np.array([0, 2, 2, 9])], [False, True, False]),

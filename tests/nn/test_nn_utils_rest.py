@@ -288,3 +288,17 @@ def test_module_utils_and_common_types_for_user_layers():
     from disttorch.nn.modules.utils import _ntuple, _pair, _reverse_repeat_tuple, _triple
     assert _pair(3) == (3, 3) and _triple((1, 2, 3)) == (1, 2, 3) and _ntuple(4)(0) == (0, 0, 0, 0)
     assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("shape, orthogonal_map", [((4, 4), None), ((5, 3), None), ((3, 5), None),
+                                                   ((4, 4), "cayley"), ((5, 3), "matrix_exp")])
+def test_orthogonal_state_dict_loads_across_libraries(shape, orthogonal_map):
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(shape[1], shape[0]).double(),
+                                                        orthogonal_map=orthogonal_map)
+    ours = P.orthogonal(nn.Linear(shape[1], shape[0]).double(), orthogonal_map=orthogonal_map)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    _copy(theirs, ours)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), atol=1e-10)
+    _compare(ours, theirs, R.normal(size=(2, shape[1])), torch)

@@ -1,12 +1,14 @@
-"""``embedding_bag``: sums, means or maxima of bags of embedding rows without building
-the intermediate embeddings per bag in Python: the bags are laid out as one padded
-``(B, longest, D)`` gather with a validity mask, then reduced along the bag axis."""
+"""``embedding_bag``: sums, means or maxima of bags of embedding rows without a Python
+loop over bags: sums and means gather the rows of all bags at once and add each bag's run
+with one segmented sum (``BagSum``); maxima lay the bags out as one padded
+``(B, longest, D)`` gather with a validity mask and reduce along the bag axis."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
+from ...autograd.function import Function
 from ...ops import elementwise as _ew
 from .sparse import _padding_index, _renorm_rows, embedding
 
@@ -75,6 +77,53 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if max_norm is not None:
         with grad_mode.no_grad():
             _renorm_rows(weight, flat, max_norm, norm_type)
+    if mode == "max":
+        return _bag_max(flat, starts, ends, weight, padding_idx)
+    # sum / mean: the rows of every kept index, in bag order, then one segmented sum
+    lengths = ends - starts
+    bag_of = np.repeat(np.arange(len(starts)), lengths)
+    # position in ``flat`` of each bag slot: its bag's start plus its rank inside the bag
+    pos = np.arange(bag_of.size) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    kept = flat[pos]
+    keep = kept != padding_idx if padding_idx is not None else np.ones(kept.shape, bool)
+    pos, kept, bag_of = pos[keep], kept[keep], bag_of[keep]
+    rows = embedding(Tensor._make(kept), weight)  # (kept, D)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1)[Tensor._make(pos)].unsqueeze(-1)
+    total = BagSum.apply(rows, bag_of, len(starts))
+    if mode == "sum":
+        return total
+    count = np.maximum(np.bincount(bag_of, minlength=len(starts)), 1).astype(weight._data.dtype)[:, None]
+    return total / Tensor._make(count)
+
+
+class BagSum(Function):
+    """Sum the rows ``(K, D)`` of each bag (``bag_of``, non-decreasing) into ``(B, D)``,
+    empty bags zero: one ``np.add.reduceat``. Backward hands each row its bag's gradient."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, rows, bag_of, n_bags):
+        r = rows._data
+        ctx.bag_of = bag_of
+        if n_bags and bag_of.size == r.shape[0] and bag_of.size % n_bags == 0 \
+                and np.array_equal(bag_of, np.repeat(np.arange(n_bags), bag_of.size // n_bags)):
+            return r.reshape((n_bags, -1) + r.shape[1:]).sum(axis=1)  # equal bags: one reshape
+        out = np.zeros((n_bags,) + r.shape[1:], dtype=r.dtype)
+        if bag_of.size:
+            bags, starts = np.unique(bag_of, return_index=True)
+            out[bags] = np.add.reduceat(r, starts, axis=0)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.index_select(0, Tensor._make(ctx.bag_of)), None, None
+
+
+def _bag_max(flat: np.ndarray, starts: np.ndarray, ends: np.ndarray, weight: Tensor,
+             padding_idx: int | None) -> Tensor:
+    """Per-bag maximum over a padded ``(B, longest, D)`` gather (empty bags give zeros)."""
     lengths = ends - starts
     b, longest = len(starts), int(lengths.max()) if len(starts) else 0
     slot = starts[:, None] + np.arange(longest)[None, :]
@@ -83,21 +132,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     picked = flat[gather] if flat.size else np.zeros((b, longest), np.int64)
     if padding_idx is not None:
         valid &= picked != padding_idx
-    rows = embedding(Tensor._make(np.where(valid, picked, 0)), weight)  # (B, longest, D)
-    all_valid = bool(valid.all())
-    mask = Tensor._make(valid[..., None])
     zero = Tensor._make(np.zeros((), dtype=weight._data.dtype))
-    if per_sample_weights is not None:
-        psw = per_sample_weights.reshape(-1)[Tensor._make(gather)] if flat.size else None
-        rows = rows * psw.unsqueeze(-1)
-    if mode == "max":
-        low = Tensor._make(np.asarray(-np.inf, dtype=weight._data.dtype))
-        best = (rows if all_valid else _ew.where(mask, rows, low)).amax(1) if longest else \
-            Tensor._make(np.zeros((b, weight.shape[1]), weight._data.dtype))
-        any_valid = Tensor._make(valid.any(axis=1)[:, None])
-        return _ew.where(any_valid, best, zero)
-    total = (rows if all_valid else _ew.where(mask, rows, zero)).sum(1)
-    if mode == "sum":
-        return total
-    count = np.maximum(valid.sum(axis=1), 1).astype(weight._data.dtype)[:, None]
-    return total / Tensor._make(count)
+    if not longest:
+        return Tensor._make(np.zeros((b, weight.shape[1]), weight._data.dtype))
+    rows = embedding(Tensor._make(np.where(valid, picked, 0)), weight)  # (B, longest, D)
+    low = Tensor._make(np.asarray(-np.inf, dtype=weight._data.dtype))
+    best = (rows if valid.all() else _ew.where(Tensor._make(valid[..., None]), rows, low)).amax(1)
+    return _ew.where(Tensor._make(valid.any(axis=1)[:, None]), best, zero)
