@@ -92,6 +92,8 @@ __all__ = [
 
 ENV_SECRET = "DISTTORCH_JOB_SECRET"
 ENV_ENCRYPT = "DISTTORCH_ENCRYPT"
+#: Shortest job secret accepted, in bytes (128 bits).
+MIN_SECRET_BYTES = 16
 PLAIN_USERNAME = b"disttorch"
 _ZAP_ENDPOINT = "inproc://zeromq.zap.01"
 
@@ -110,7 +112,8 @@ def resolve_secret(secret: str | bytes | None = None) -> bytes | None:
     A string secret must be hex (as :func:`generate_secret` makes); bytes are used as they are.
 
     Raises:
-        ValueError: if the secret is empty or a string that is not hex.
+        ValueError: if the secret is a string that is not hex, or shorter than 128 bits
+            (:data:`MIN_SECRET_BYTES`).
     """
     source = "the secret argument"
     if secret is None:
@@ -126,8 +129,11 @@ def resolve_secret(secret: str | bytes | None = None) -> bytes | None:
                 f"{source} must be a hex string (e.g. from `python -c \"import secrets; "
                 f"print(secrets.token_hex(32))\"`), got {len(secret)} characters that are not hex"
             ) from None
-    if not secret:
-        raise ValueError(f"{source} is empty; expected a hex string of at least 16 characters")
+    if len(secret) < MIN_SECRET_BYTES:
+        raise ValueError(
+            f"{source} is {len(secret) * 8} bits long; a job secret needs at least {MIN_SECRET_BYTES * 8} bits "
+            f"({MIN_SECRET_BYTES * 2} hex digits), e.g. from `python -c \"import secrets; "
+            f"print(secrets.token_hex(32))\"`")
     return bytes(secret)
 
 
@@ -167,6 +173,15 @@ def curve_keys(secret: bytes) -> CurveKeys:
     return CurveKeys(zmq.curve_public(server_secret), server_secret, zmq.curve_public(client_secret), client_secret)
 
 
+def _is_local_peer(address: str) -> bool:
+    """Whether a ZAP peer address is on this host: a loopback IP (tcp), or an ipc peer of this
+    user (ZeroMQ reports ipc peers as ``localhost:<uid>:<gid>:<pid>`` from ``SO_PEERCRED``)."""
+    parts = address.split(":")
+    if len(parts) == 4 and parts[0] == "localhost":
+        return parts[1] == str(os.geteuid())
+    return _is_loopback(address)
+
+
 def _is_loopback(address: str) -> bool:
     try:
         ip = ipaddress.ip_address(address.split("%")[0])
@@ -190,8 +205,9 @@ def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
     """Return (ZAP domain, policy) for a server with this secret and encryption choice."""
     if secret is None:
         return b"disttorch/loopback", _Policy(
-            b"NULL", lambda _creds, address: _is_loopback(address),
-            f"no {ENV_SECRET} is set here, so only loopback peers are admitted (set it on every node)",
+            b"NULL", lambda _creds, address: _is_local_peer(address),
+            f"no {ENV_SECRET} is set here, so only peers on this host (loopback or ipc, same user) are "
+            "admitted (set it on every node)",
         )
     tag = binascii.hexlify(derive_key(secret, "zap-domain")[:8])
     if encrypt:
@@ -328,6 +344,15 @@ def configure_client(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool 
         socket.plain_password = plain_token(secret)
 
 
+def missing_secret_message(peer: str) -> str:
+    """What to tell a process without a job secret that ``peer`` refused."""
+    return (f"the {peer} refused this process, which has no {ENV_SECRET}: without a secret only "
+            f"processes on the same host (loopback or ipc) are admitted, so a multi-node job needs "
+            f"the same {ENV_SECRET} on every process, e.g. export {ENV_SECRET}=$(python -c "
+            f"\"import secrets; print(secrets.token_hex(32))\") on every node (or the other "
+            f"processes have a secret and this one lacks it)")
+
+
 _WATCHED_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
@@ -348,6 +373,7 @@ class ConnectionWatcher:
     Args:
         socket: the client socket to watch.
         peer: how to name the server in error messages (e.g. ``"store at 10.0.0.1:29500"``).
+        has_secret: whether this process connects with a job secret (the advice differs).
 
     Attributes:
         authenticated: a handshake has succeeded.
@@ -355,9 +381,10 @@ class ConnectionWatcher:
             authenticating, ``None`` while it is up (ZeroMQ keeps reconnecting meanwhile).
     """
 
-    def __init__(self, socket: zmq.Socket, peer: str) -> None:
+    def __init__(self, socket: zmq.Socket, peer: str, has_secret: bool = True) -> None:
         self._watched = socket
         self.peer = peer
+        self.has_secret = has_secret
         self.authenticated = False
         self.disconnected_since: float | None = None
         self.socket: zmq.Socket | None = socket.get_monitor_socket(_WATCHED_EVENTS)
@@ -373,13 +400,15 @@ class ConnectionWatcher:
             elif kind == zmq.EVENT_DISCONNECTED:
                 if self.authenticated and self.disconnected_since is None:
                     self.disconnected_since = time.monotonic()
+            elif not self.has_secret:
+                raise AuthenticationError(missing_secret_message(self.peer))
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 raise AuthenticationError(
                     f"the {self.peer} refused this process's credentials (ZAP status {event['value']}): "
                     f"the job secrets differ. Give every process the same {ENV_SECRET} (hex), "
                     "or leave it unset everywhere for a single-host job"
                 )
-            else:  # HANDSHAKE_FAILED_PROTOCOL / HANDSHAKE_FAILED_NO_DETAIL
+            else:  # HANDSHAKE_FAILED_PROTOCOL / _NO_DETAIL (e.g. a CURVE server dropping a wrong key)
                 raise AuthenticationError(
                     f"the handshake with the {self.peer} failed (ZeroMQ event value {event['value']}): "
                     f"the job secrets differ, or one side has none. Set the same {ENV_SECRET} and "

@@ -12,7 +12,9 @@ import os
 from datetime import timedelta
 from typing import Any, Iterable
 
+from .errors import AuthenticationError
 from .process_group import ProcessGroup
+from .store import TCPStore
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available",
            "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",
@@ -173,15 +175,32 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         _state.owns_store = False
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is outside a world of {world_size} ranks")
-    # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
-    _state.generation = store.add(f"disttorch/generation/{rank}", 1)
     _state.store = store
     try:
+        # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
+        _state.generation = store.add(f"disttorch/generation/{rank}", 1)
+        if _state.owns_store and isinstance(store, TCPStore) and store._server is not None:
+            store._wait_for_workers(world_size)
         GroupMember.WORLD = _create(0, rank, list(range(world_size)), seconds, name)
+    except AuthenticationError as e:
+        missing = _ranks_not_joined(store, world_size)
+        _release_store()
+        if not missing:
+            raise
+        who = ", ".join(f"rank {r}" for r in missing)
+        raise AuthenticationError(f"{who} cannot join the job: {e}") from None
     except BaseException:
         _release_store()
         raise
     atexit.register(_destroy_at_exit)
+
+
+def _ranks_not_joined(store, world_size: int) -> list[int]:
+    """Ranks that never checked in with ``store`` (after an authentication failure)."""
+    try:
+        return [r for r in range(world_size) if not store.check([f"disttorch/generation/{r}"])]
+    except Exception:  # noqa: BLE001 - the store may be gone with its host
+        return []
 
 
 def _create(group_id: int, rank: int, ranks: list[int], seconds: float, backend: str) -> ProcessGroup:

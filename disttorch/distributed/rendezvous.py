@@ -307,5 +307,7 @@ def rendezvous(
     if config.kind == "file":
         store = FileStore(config.path, config.world_size, timeout=timeout)
     else:
-        store = TCPStore(config.host, config.port, config.world_size, is_master=config.is_master, timeout=timeout)
+        # The master waits for the workers in init_process_group, which can name a rank that fails to join.
+        store = TCPStore(config.host, config.port, config.world_size, is_master=config.is_master, timeout=timeout,
+                         wait_for_workers=False)
     return store, config.rank, config.world_size

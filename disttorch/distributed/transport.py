@@ -418,11 +418,15 @@ class Transport:
                 p.connected, p.disconnected_at = True, None
             elif event == zmq.EVENT_DISCONNECTED and p.connected:
                 p.disconnected_at = p.disconnected_at or time.monotonic()
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                continue  # the connection broke mid-handshake (the peer exited?): liveness decides
+            elif self._secret is None:
+                p.auth_failure = auth.missing_secret_message(f"{self._name(p.rank)}")
             elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 p.auth_failure = (f"{self._name(p.rank)} refused this process's credentials: the "
                                   f"job secrets differ. Give every process the same "
                                   f"{auth.ENV_SECRET}")
-            elif event in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
                 p.auth_failure = (f"the handshake with {self._name(p.rank)} failed: the two "
                                   f"processes disagree on security; set the same "
                                   f"{auth.ENV_SECRET} and {auth.ENV_ENCRYPT} everywhere")
