@@ -186,8 +186,8 @@ class StoreServer:
         if not self._pending:
             return
         need = (f"{auth.ENV_SECRET} (the same on every process)" if self._secret_set else
-                f"{auth.ENV_SECRET}: without one only processes on this host may join, and "
-                "multi-node jobs need the same secret on every node")
+                f"the same {auth.ENV_SECRET} on every process: this one has none, and a store without "
+                "a secret admits only processes on its host that have none either")
         self._auth_error = (f"{AUTH_ERROR_PREFIX}a process failed to authenticate with the store "
                             f"(another job secret, none where one is set, or another host); it can never "
                             f"join, so this request is failed instead of waiting for it. Set {need}")
