@@ -33,6 +33,7 @@ class Signature(NamedTuple):
     dtype: int
     numel: int
     root: int
+    redop: int = 0
 
 
 class PeerChannel:
@@ -76,18 +77,22 @@ class PeerChannel:
             raise ValueError(f"send buffer for group rank {peer} must be contiguous")
         sig = self._sig
         header = wire.Header(wire.DATA, self._pg.group_id, self._op.seq, 0, sig.op, sig.dtype,
-                             sig.root, sig.numel, self._sent[peer], self.rank, buf.nbytes)
+                             sig.root, sig.numel, self._sent[peer], self.rank, buf.nbytes, sig.redop)
         self._sent[peer] += 1
         return self._pg.transport.send(peer, header, buf)
 
     def _verify(self, peer: int, h: wire.Header, out: np.ndarray) -> None:
         sig, name = self._sig, self._pg.name
-        if h.kind not in (wire.DATA, wire.SHM) or (h.seq, h.op, h.dtype, h.numel, h.root) != (self._op.seq, *sig):
+        if (h.kind not in (wire.DATA, wire.SHM)
+                or (h.seq, h.op, h.dtype, h.numel, h.root, h.redop) != (self._op.seq, *sig)):
+            mine_seq, mine = self._op.seq, wire.describe(*sig)
+            if h.seq != mine_seq and h.seq in self._pg.recent:   # a leftover of an earlier collective
+                mine_seq, mine = h.seq, self._pg.recent[h.seq]
             raise CollectiveMismatchError(
-                f"{name(self.rank)} called {wire.describe(*sig)} #{self._op.seq} but "
-                f"{name(peer)} called {wire.describe(h.op, h.dtype, h.numel, h.root)} #{h.seq}; "
+                f"{name(self.rank)} called {mine} #{mine_seq} but "
+                f"{name(peer)} called {wire.describe(h.op, h.dtype, h.numel, h.root, h.redop)} #{h.seq}; "
                 "every rank must issue the same collectives in the same order with the same "
-                "dtype, size and root")
+                "dtype, size, root and reduce op")
         expected = self._received[peer]
         if h.chunk != expected:
             raise DistBackendError(f"message {h.chunk} of {self._op.description} from "

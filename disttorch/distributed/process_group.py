@@ -32,6 +32,7 @@ send or receive only raises to its caller.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import logging
 import os
@@ -42,6 +43,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import numpy as np
+import zmq
 
 from . import wire
 from .errors import (CollectiveMismatchError, DistBackendError, DistNetworkError,
@@ -56,6 +58,10 @@ ENV_STALL_WARNING = "DISTTORCH_STALL_WARNING"
 ENV_FAULT = "DISTTORCH_FAULT"
 #: Seconds between two publications of a rank's progress in the store.
 STATE_INTERVAL = 1.0
+#: Seconds ``destroy`` waits for the peers' goodbyes (to see a collective they disagreed on).
+GOODBYE_WAIT = 0.5
+#: How many finished collectives' signatures are kept to name a late mismatch.
+RECENT_SIGNATURES = 256
 
 logger = logging.getLogger("disttorch.distributed")
 
@@ -114,6 +120,7 @@ class ProcessGroup:
         self.transport = (Transport(store, self.prefix, rank, len(ranks), group_id, timeout,
                                     self.name) if len(ranks) > 1 else None)
         self._seq = 0
+        self.recent: collections.OrderedDict[int, str] = collections.OrderedDict()  # seq -> signature
         self._error: BaseException | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._pending = 0                      # operations queued or running
@@ -153,19 +160,23 @@ class ProcessGroup:
     # ------------------------------------------------------------------ issuing
     def collective(self, op: str, dtype: np.dtype, numel: int, root: int,
                    body: Callable[[PeerChannel], None], result: Any = None,
-                   async_op: bool = False, timeout: float | None = None) -> Work | None:
+                   async_op: bool = False, timeout: float | None = None, redop: str = "") -> Work | None:
         """Queue collective ``op`` whose per-rank work is ``body(channel)``.
 
-        ``dtype``, ``numel`` (-1 when ranks may legitimately differ) and ``root`` (group
-        rank, -1 if none) form the signature every rank must agree on. ``result`` is what
+        ``dtype``, ``numel`` (-1 when ranks may legitimately differ), ``root`` (group
+        rank, -1 if none) and ``redop`` (a ``ReduceOp`` name, ``""`` if none) form the
+        signature every rank must agree on. ``result`` is what
         ``Work.result()`` returns. Returns the Work if ``async_op``, else waits and returns
         ``None``.
         """
         self._raise_if_broken()
         self._inject_faults()
         self._seq += 1
-        sig = Signature(wire.op_code(op), wire.dtype_code(dtype), numel, root)
+        sig = Signature(wire.op_code(op), wire.dtype_code(dtype), numel, root, wire.REDOPS.index(redop))
         description = f"{wire.describe(*sig)} #{self._seq}"
+        self.recent[self._seq] = wire.describe(*sig)
+        if len(self.recent) > RECENT_SIGNATURES:
+            self.recent.popitem(last=False)
         work = Work(description, result)
         return self._submit(work, self._run_collective,
                             (self._seq, sig, description, body, timeout or self.timeout), async_op)
@@ -276,6 +287,7 @@ class ProcessGroup:
                                        f"{description} cannot run")
             self.transport.pump(0)
             self.check(op, None)
+            self.check_leftovers(seq)
         body(PeerChannel(self, op, sig))
         self._set_state(f"{seq}|{description.rsplit(' #', 1)[0]}|done")
 
@@ -384,6 +396,19 @@ class ProcessGroup:
                            self.name(self._rank), now - op.started,
                            self._waiting(op, waiting_for), progress)
 
+    def check_leftovers(self, seq: int) -> None:
+        """Raise ``CollectiveMismatchError`` if a message of a collective before ``seq`` is
+        still waiting: its sender disagreed with this rank about that collective (e.g. both
+        ranks named themselves the root of a broadcast, so neither received)."""
+        h = self.transport.stale(seq) if self.transport is not None else None
+        if h is None:
+            return
+        mine = self.recent.get(h.seq, "another collective")
+        raise CollectiveMismatchError(
+            f"{self.name(self._rank)} called {mine} #{h.seq} but {self.name(h.sender)} called "
+            f"{wire.describe(h.op, h.dtype, h.numel, h.root, h.redop)} #{h.seq}; every rank must issue "
+            "the same collectives in the same order with the same dtype, size, root and reduce op")
+
     def _waiting(self, op: _Op, waiting_for: int | None) -> str:
         silent = [self.name(p) for p in range(self.size()) if p != self._rank and p not in op.heard]
         text = f" waiting for {self.name(waiting_for)}" if waiting_for is not None else ""
@@ -455,5 +480,16 @@ class ProcessGroup:
             from launcher import faults
             faults.unregister_drop_handler(self._on_drop_fault)
         if self.transport is not None:
+            mismatch = None
             goodbye = wire.Header(wire.BYE, self.group_id, self._seq, 0, 0, 0, -1, -1, 0, self._rank, 0)
+            if self._error is None and not self.transport.closed:
+                try:  # a message of a finished collective still waiting: the ranks disagreed on it
+                    self.transport.say_goodbye(goodbye, GOODBYE_WAIT)
+                    self.check_leftovers(self._seq + 1)
+                except CollectiveMismatchError as e:
+                    mismatch = e
+                except zmq.ZMQError:
+                    pass
             self.transport.close(goodbye)
+            if mismatch is not None:
+                raise mismatch

@@ -194,6 +194,7 @@ class Transport:
             collections.defaultdict(collections.deque)
         self.errors: list[tuple[wire.Header, str]] = []   # ERROR messages received from peers
         self.closed = False
+        self._goodbye_sent = False
         ctx = _shared_context()
         self._router = ctx.socket(zmq.ROUTER)
         self._tune(self._router)
@@ -322,6 +323,14 @@ class Transport:
             np.copyto(out.reshape(-1).view(np.uint8), np.frombuffer(frame.buffer, np.uint8))
         return header
 
+    def stale(self, before_seq: int) -> wire.Header | None:
+        """A stashed collective message of a collective before ``before_seq`` (which this rank
+        has finished, so nobody will take it: the ranks disagreed about that collective)."""
+        for (_, key), queue in self._stash.items():
+            if key is None and queue and queue[0][0].seq < before_seq:
+                return queue[0][0]
+        return None
+
     def waiting_from(self, key: Key) -> list[int]:
         """Peers that have a stashed message on ``key``."""
         return [peer for (peer, k), q in self._stash.items() if k == key and q]
@@ -442,6 +451,19 @@ class Transport:
         return gone
 
     # ------------------------------------------------------------------ shutdown
+    def say_goodbye(self, goodbye: wire.Header, wait: float) -> None:
+        """Send ``goodbye`` (a ``BYE`` header) to live peers, then wait up to ``wait`` seconds
+        for theirs: what they sent before it has then arrived (see ``ProcessGroup.destroy``)."""
+        self.pump(0)
+        gone = self.gone_peers()
+        live = [p for p in self._peers.values() if p.rank not in gone and p.connected]
+        for p in live:
+            p.dealer.send_multipart([wire.pack(goodbye), b""])
+        self._goodbye_sent = True
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and not all(p.rank in self.gone_peers() for p in live):
+            self.pump(min(POLL_SLICE, max(0.0, deadline - time.monotonic())))
+
     def close(self, goodbye: wire.Header | None = None) -> None:
         """Close every socket; first send ``goodbye`` (a ``BYE`` header) to live peers."""
         if self.closed:
@@ -453,7 +475,7 @@ class Transport:
         self.closed = True
         gone = self.gone_peers()
         for p in self._peers.values():
-            if goodbye is not None and p.rank not in gone and p.connected:
+            if goodbye is not None and p.rank not in gone and p.connected and not self._goodbye_sent:
                 p.dealer.send_multipart([wire.pack(goodbye), b""])
             p.dealer.disable_monitor()
             p.monitor.close(linger=0)
