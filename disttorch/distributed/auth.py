@@ -12,15 +12,20 @@ The secret
     ``python -c "import secrets; print(secrets.token_hex(32))"``). A
     ``secret=`` argument overrides the variable.
 
+    Secrets shorter than 128 bits (32 hex digits) are refused.
+
 Mechanisms
-    * secret set (default): ZeroMQ PLAIN, user ``disttorch``, password a token
-      derived from the secret with HMAC-SHA256 (the secret itself never
-      travels). Cheap, so tensor traffic keeps its speed. PLAIN sends the
-      token in clear, so someone who can *observe* the network could reuse
-      it: on networks you do not trust, set ``DISTTORCH_ENCRYPT=1``.
-    * secret set and ``DISTTORCH_ENCRYPT=1``: ZeroMQ CURVE with server and
-      client key pairs derived from the secret. Traffic is encrypted, and a
-      recorded handshake cannot be replayed.
+    * secret set, peers reached off loopback (a multi-node job; the default there):
+      ZeroMQ CURVE with server and client key pairs derived from the secret.
+      Traffic is encrypted and authenticated, and a recorded handshake cannot be
+      replayed (each CURVE session has fresh short-term keys and a server cookie).
+    * secret set, single-host job (``MASTER_ADDR`` on loopback; the default there):
+      ZeroMQ PLAIN, user ``disttorch``, password a token derived from the secret with
+      HMAC-SHA256 (the secret itself never travels). Only this host's loopback and
+      ipc sockets carry it.
+    * ``DISTTORCH_ENCRYPT=1`` forces CURVE everywhere; ``DISTTORCH_ENCRYPT=0`` forces
+      PLAIN (faster off loopback, but whoever can *observe* the network could reuse
+      the token: only on networks you trust).
     * no secret (a process started by hand): NULL mechanism, and only peers
       connecting from a loopback address are accepted. Multi-node jobs need
       a secret; so do hosts shared with other users, who can reach loopback
@@ -101,6 +106,26 @@ logger = logging.getLogger("disttorch.distributed.auth")
 _rejections = RateLimitedLog(logger)
 
 
+def raise_descriptor_limit() -> None:
+    """Raise this process's soft limit of open files to its hard limit (Linux/Unix).
+
+    Connections waiting to authenticate are dropped after a few seconds, but a flood of them
+    can hold many descriptors meanwhile; with the usual soft limit of 1024 the process's own
+    files (checkpoints, logs) would then fail to open, and ZeroMQ would spin on ``accept``.
+    """
+    try:
+        import resource
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
+
+
 def generate_secret() -> str:
     """Return a fresh random job secret (64 hex characters) for ``DISTTORCH_JOB_SECRET``."""
     return secrets.token_hex(32)
@@ -137,11 +162,17 @@ def resolve_secret(secret: str | bytes | None = None) -> bytes | None:
     return bytes(secret)
 
 
-def encryption_enabled(encrypt: bool | None = None) -> bool:
-    """Whether to use CURVE encryption: ``encrypt`` if given, else ``DISTTORCH_ENCRYPT`` is ``1``/``true``/``yes``."""
+def encryption_enabled(encrypt: bool | None = None, default: bool = False) -> bool:
+    """Whether to use CURVE encryption: ``encrypt`` if given, else ``DISTTORCH_ENCRYPT``
+    (``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``), else ``default``."""
     if encrypt is not None:
         return encrypt
-    return os.environ.get(ENV_ENCRYPT, "").strip().lower() in ("1", "true", "yes", "on")
+    text = os.environ.get(ENV_ENCRYPT, "").strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    return default
 
 
 def derive_key(secret: bytes, purpose: str) -> bytes:

@@ -13,7 +13,8 @@ from datetime import timedelta
 from typing import Any, Iterable
 
 from .errors import AuthenticationError
-from .process_group import ProcessGroup
+from .process_group import EXIT_FLUSH_TIMEOUT, ProcessGroup
+from .transport import flush_sent
 from .store import TCPStore
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available",
@@ -249,11 +250,14 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         if not is_initialized():
             raise ValueError("Default process group has not been initialized, please make sure "
                              "to call init_process_group.")
-        for gid in sorted(_state.groups, reverse=True):
-            _state.groups.pop(gid).destroy()
-        GroupMember.WORLD = None
-        _state.next_group_id = 1
-        _release_store()
+        try:
+            for gid in sorted(_state.groups, reverse=True):
+                _state.groups.pop(gid).destroy()
+        finally:
+            GroupMember.WORLD = None
+            _state.next_group_id = 1
+            flush_sent(EXIT_FLUSH_TIMEOUT)   # the goodbyes and last messages leave before we return
+            _release_store()
         return
     if group is GroupMember.NON_GROUP_MEMBER:
         return

@@ -26,6 +26,13 @@ While it waits for a peer the communication thread checks, every 0.1 s:
   ranks that are behind. Every rank publishes "the collective I am in / last finished" in
   the store at most once a second while it is busy, so this costs nothing per collective.
 
+Nothing sent is lost at exit: ZeroMQ sends from its own I/O thread, so when an operation
+returns its last messages may still be queued in this process. ``destroy`` (and so the exit
+of a script, through ``destroy_process_group`` at exit) waits for them to leave, and while
+a group is open ``os._exit`` is wrapped to do the same first (for up to
+:data:`EXIT_FLUSH_TIMEOUT` seconds): forked ``multiprocessing`` workers and scripts that end
+with ``os._exit`` right after a collective or ``send`` lose nothing.
+
 After a failed collective the group is broken: the error is raised by the failed operation
 and by every later call on the group (create a new job, or group, to continue). A failed
 send or receive only raises to its caller.
@@ -39,8 +46,9 @@ import os
 import queue
 import threading
 import time
+import weakref
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NoReturn
 
 import numpy as np
 import zmq
@@ -49,7 +57,7 @@ from . import wire
 from .errors import (CollectiveMismatchError, DistBackendError, DistNetworkError,
                      DistTimeoutError, PeerDiedError)
 from .peer_channel import PeerChannel, Signature
-from .transport import POLL_SLICE, Transport
+from .transport import POLL_SLICE, Transport, flush_sent
 from .work import Work
 
 __all__ = ["ProcessGroup", "ENV_STALL_WARNING"]
@@ -67,6 +75,34 @@ logger = logging.getLogger("disttorch.distributed")
 
 # Error classes carried in the ``tag`` field of ERROR messages, so peers re-raise the same type.
 _ERROR_CLASSES = (DistBackendError, CollectiveMismatchError, DistTimeoutError, PeerDiedError)
+
+
+#: Longest ``os._exit`` waits for the messages this process still has queued.
+EXIT_FLUSH_TIMEOUT = 5.0
+_live_groups: weakref.WeakSet = weakref.WeakSet()
+_os_exit = os._exit
+
+
+def flush_open_groups(timeout: float = EXIT_FLUSH_TIMEOUT) -> None:
+    """Close the sockets of every open group of this process and wait (up to ``timeout``
+    seconds) until what they had queued has left the process. The groups are unusable after."""
+    pid = os.getpid()
+    for pg in list(_live_groups):
+        t = pg.transport
+        if pg._pid == pid and t is not None and not t.closed and pg._exec_lock.acquire(timeout=1.0):
+            try:
+                t.close(linger=timeout)
+            finally:
+                pg._exec_lock.release()
+    flush_sent(timeout)
+
+
+def _exit_after_flush(status: int) -> NoReturn:
+    """``os._exit`` while a process group is open: first let the queued messages leave."""
+    try:
+        flush_open_groups()
+    finally:
+        _os_exit(status)
 
 
 class _PeerLocalError(Exception):
@@ -130,6 +166,10 @@ class ProcessGroup:
         self._exec_lock = threading.Lock()     # held while an operation uses the sockets
         self._caller = threading.local()       # .inline: run_async_inline() is active
         self._current: _Op | None = None
+        self._pid = os.getpid()
+        _live_groups.add(self)
+        if os._exit is not _exit_after_flush:
+            os._exit = _exit_after_flush
         self._faults = bool(os.environ.get(ENV_FAULT))
         if self._faults:
             from launcher import faults  # only when DISTTORCH_FAULT asks for fault injection
@@ -469,6 +509,7 @@ class ProcessGroup:
 
     def destroy(self) -> None:
         """Stop the communication thread after the queued work, say goodbye, close sockets."""
+        _live_groups.discard(self)
         self._closing = True
         with self._idle:   # let queued work finish (it is bounded by its own timeout)
             self._idle.wait_for(lambda: self._pending == 0, timeout=self.timeout)

@@ -89,6 +89,7 @@ class StoreServer:
         self.table = table if table is not None else KeyValueTable()
         self.malformed = 0  # requests dropped as malformed (for tests and diagnostics)
         self._bad_input = RateLimitedLog(logger)
+        auth.raise_descriptor_limit()
         self._context = zmq.Context()
         self._socket = self._context.socket(zmq.ROUTER)
         self._socket.linger = 0
