@@ -27,7 +27,7 @@ from typing import Callable, List, Optional, Tuple, TypeVar
 from launcher import output, reaper
 from launcher.cli import LaunchConfig
 from launcher.devices import blas_note, format_plan, plan_cores, thread_env
-from launcher.failure import RankExit, format_summary, signal_name
+from launcher.failure import RankExit, blame, format_summary, signal_name
 from launcher.guardian import Guardian, sweep_files
 from launcher.output import say
 from launcher.rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
@@ -248,8 +248,9 @@ class Agent:
 
     def _print_failure(self, failures: List[RankExit], exits: List[RankExit], notes: List[str], attempt: int) -> None:
         if failures:
-            root = min(failures, key=lambda e: e.time)
-            text = format_summary(root, exits, attempt, self.config.max_restarts)
+            first = min(failures, key=lambda e: e.time)
+            root, reporter = blame(first, exits)
+            text = format_summary(root, exits, attempt, self.config.max_restarts, reported_by=reporter)
         else:
             text = "\n".join(["=" * 72, f"job stopped (attempt {attempt + 1} of {self.config.max_restarts + 1}), "
                                         "no rank failed:"] + [f"  {n}" for n in notes] + ["=" * 72])

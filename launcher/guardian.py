@@ -27,14 +27,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Iterable, Optional, Set
+from collections.abc import Iterable
 
-__all__ = ["Guardian", "sweep_files", "group_members"]
+__all__ = ["Guardian", "group_members", "sweep_files"]
 
 _SHM_DIR = "/dev/shm"
 
 
-def group_members(pgids: Iterable[int]) -> Set[int]:
+def group_members(pgids: Iterable[int]) -> set[int]:
     """The pids of the live processes whose process group is one of ``pgids`` (from /proc)."""
     wanted = {str(p) for p in pgids}
     found = set()
@@ -66,7 +66,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def sweep_files(pids: Iterable[int], tmpdir: Optional[str] = None) -> int:
+def sweep_files(pids: Iterable[int], tmpdir: str | None = None) -> int:
     """Remove the shared-memory rings and ipc directories of ``pids`` that are no longer
     running. Returns how many entries were removed."""
     tmp = tmpdir or tempfile.gettempdir()
@@ -90,7 +90,7 @@ class Guardian:
     """The launcher's handle on its guardian process (see the module docs)."""
 
     def __init__(self) -> None:
-        self._proc: Optional[subprocess.Popen] = None
+        self._proc: subprocess.Popen | None = None
         try:
             self._proc = subprocess.Popen([sys.executable, "-m", "launcher.guardian"], stdin=subprocess.PIPE,
                                           stdout=subprocess.DEVNULL, start_new_session=True, close_fds=True,
@@ -99,7 +99,7 @@ class Guardian:
             self._proc = None   # no guardian: the launcher's own teardown still runs
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
     def watch(self, pid: int) -> None:
@@ -136,9 +136,9 @@ def _launcher_path() -> str:
     return os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
 
 
-def _end_groups(pgids: Set[int], wait: float = 5.0) -> Set[int]:
+def _end_groups(pgids: set[int], wait: float = 5.0) -> set[int]:
     """SIGKILL every process of the groups ``pgids``; return every pid seen in them."""
-    seen: Set[int] = set(pgids)
+    seen: set[int] = set(pgids)
     deadline = time.monotonic() + wait
     while True:
         members = group_members(pgids)
@@ -156,7 +156,7 @@ def _end_groups(pgids: Set[int], wait: float = 5.0) -> Set[int]:
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # a Ctrl-C is the launcher's to handle
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    pgids: Set[int] = set()
+    pgids: set[int] = set()
     directories = []
     for line in sys.stdin.buffer:
         text = line.decode("utf-8", "surrogateescape").rstrip("\n")

@@ -126,6 +126,8 @@ class WorkerGroup:
         for proc in self._procs:
             try:
                 os.killpg(proc.pid, sig)  # the worker leads its own group (its own session)
+                if sig == signal.SIGTERM:
+                    os.killpg(proc.pid, signal.SIGCONT)  # a frozen (SIGSTOPped) worker must see it too
             except (ProcessLookupError, PermissionError):
                 pass  # the whole group is gone already
 

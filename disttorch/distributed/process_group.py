@@ -152,6 +152,9 @@ class ProcessGroup:
         self._state = "0|-|idle"
         self._state_published = ""
         self._state_time = 0.0
+        self._state_to_publish = ""
+        self._state_posted = threading.Event()
+        self._publisher: threading.Thread | None = None
         self.store.set(f"{self.prefix}state/{rank}", self._state)
         self.transport = (Transport(store, self.prefix, rank, len(ranks), group_id, timeout,
                                     self.name) if len(ranks) > 1 else None)
@@ -419,7 +422,7 @@ class ProcessGroup:
         if gone:
             peer, how = sorted(gone.items())[0]
             what = ("left the group (destroy_process_group or exit)" if how == "left"
-                    else "died (its connection dropped without a goodbye)")
+                    else "died or stopped responding (its connection dropped without a goodbye)")
             raise PeerDiedError(f"{self.name(peer)} {what}; {self.name(self._rank)} was in "
                                 f"{op.description}. Check that rank's log or the launcher's "
                                 "report for why it stopped", self.ranks[peer])
@@ -460,21 +463,43 @@ class ProcessGroup:
     def _set_state(self, state: str) -> None:
         self._state = state
 
-    def _publish_state(self) -> None:
+    def _publish_state(self, wait: bool = False) -> None:
+        """Put this rank's progress in the store, at most once per :data:`STATE_INTERVAL`.
+
+        Unless ``wait``, a background thread does the writing: a store whose host is frozen
+        or cut off must not hold up the liveness checks of a waiting collective."""
         now = time.monotonic()
         if (self._state == self._state_published or now - self._state_time < STATE_INTERVAL
                 or self._closing or self._error is not None):
             return
         self._state_time, self._state_published = now, self._state
+        if wait:
+            self._store_state(self._state)
+            return
+        self._state_to_publish = self._state
+        if self._publisher is None:
+            self._publisher = threading.Thread(target=self._publish_loop, daemon=True,
+                                               name=f"disttorch-pg{self.group_id}-progress")
+            self._publisher.start()
+        self._state_posted.set()
+
+    def _publish_loop(self) -> None:
+        while not self._closing:
+            self._state_posted.wait()
+            self._state_posted.clear()
+            if not self._closing:
+                self._store_state(self._state_to_publish)
+
+    def _store_state(self, state: str) -> None:
         try:
-            self.store.set(f"{self.prefix}state/{self._rank}", self._state)
+            self.store.set(f"{self.prefix}state/{self._rank}", state)
         except Exception as e:  # noqa: BLE001 - progress reports are best effort
             logger.debug("could not publish progress: %s", e)
 
     def _progress(self, raise_on_mismatch: _Op | None = None) -> str:
         """Where every rank is, e.g. "rank 2 is at all_reduce(...) #41 (done); ranks 0, 1, 3 in ... #42"."""
         self._state_time = 0.0
-        self._publish_state()
+        self._publish_state(wait=True)
         try:
             states = self.store.multi_get([f"{self.prefix}state/{r}" for r in range(self.size())])
         except Exception as e:  # noqa: BLE001 - the store may be gone with rank 0
@@ -511,6 +536,7 @@ class ProcessGroup:
         """Stop the communication thread after the queued work, say goodbye, close sockets."""
         _live_groups.discard(self)
         self._closing = True
+        self._state_posted.set()   # the progress thread ends
         with self._idle:   # let queued work finish (it is bounded by its own timeout)
             self._idle.wait_for(lambda: self._pending == 0, timeout=self.timeout)
         self._queue.put(None)
@@ -523,6 +549,8 @@ class ProcessGroup:
         if self.transport is not None:
             mismatch = None
             goodbye = wire.Header(wire.BYE, self.group_id, self._seq, 0, 0, 0, -1, -1, 0, self._rank, 0)
+            if isinstance(self._error, PeerDiedError) and self._error.rank in self.ranks:
+                self.transport.declare_dead(self.ranks.index(self._error.rank))  # no linger for it
             if self._error is None and not self.transport.closed:
                 try:  # a message of a finished collective still waiting: the ranks disagreed on it
                     self.transport.say_goodbye(goodbye, GOODBYE_WAIT)

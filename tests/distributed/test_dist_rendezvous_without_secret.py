@@ -11,7 +11,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from dist_helpers import REPO, free_port  # noqa: E402
+from dist_helpers import REPO, free_port
 
 SCRIPT = """
 import os, sys

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from dist_helpers import run_ranks  # noqa: E402
+from dist_helpers import run_ranks
 
 
 def disagree(rank: int, world: int, kind: str) -> None:
