@@ -57,8 +57,8 @@ MAX_FRAMES = MAX_KEYS_PER_REQUEST + 2
 
 #: ZeroMQ heartbeats on both ends of a store connection: a peer silent for the
 #: timeout (a dead host, a stopped process) is disconnected.
-HEARTBEAT_INTERVAL_MS = 1000
-HEARTBEAT_TIMEOUT_MS = 5000
+HEARTBEAT_INTERVAL_MS = 500
+HEARTBEAT_TIMEOUT_MS = 2500
 
 _REQUEST_HEADER = struct.Struct("!BBQ")
 _REPLY_HEADER = struct.Struct("!QB")

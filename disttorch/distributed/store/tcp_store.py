@@ -28,7 +28,7 @@ from .tcp_server import AUTH_ERROR_PREFIX, StoreServer
 _LOCAL_FOR_ANY = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
 #: A request fails this long after its connection to the store dropped (if it did not come back).
-DISCONNECT_GRACE_S = 5.0
+DISCONNECT_GRACE_S = 2.0
 
 #: Extra time a client waits beyond a get/wait timeout for the server's TIMEOUT reply.
 _REPLY_GRACE_S = 10.0
