@@ -19,6 +19,6 @@ def test_os_exit_right_after_an_operation_loses_nothing(kind):
     env.pop("DISTTORCH_JOB_SECRET", None)
     reps = 50
     proc = subprocess.run([sys.executable, os.path.join(HERE, "scripts", "exit_right_after.py"), kind, str(reps)],
-                          env=env, capture_output=True, text=True, timeout=280)
+                          env=env, capture_output=True, text=True, timeout=280, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "FAILURES 0 []" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-3000:]
