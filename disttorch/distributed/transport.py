@@ -71,6 +71,7 @@ import zmq
 
 from . import auth, shm, wire
 from .errors import AuthenticationError, DistError, DistNetworkError
+from .store.addresses import address_towards
 from .store.log import RateLimitedLog
 
 __all__ = ["Transport", "host_address", "ENV_HOST_ADDR", "ENV_IFNAME"]
@@ -205,15 +206,10 @@ def host_address(master_addr: str | None = None) -> str:
     if not master:
         return "127.0.0.1"
     try:
-        master_ip = socket.getaddrinfo(master, None, socket.AF_INET)[0][4][0]
+        return address_towards(master)
     except OSError:
         raise DistNetworkError(f"MASTER_ADDR={master!r} does not resolve to an IPv4 address; "
                                f"set it to the address of rank 0's host") from None
-    if _is_loopback(master_ip):
-        return "127.0.0.1"
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.connect((master_ip, 9))  # no packet is sent: this only asks the kernel for a route
-        return s.getsockname()[0]
 
 
 class _Peer:
