@@ -103,7 +103,7 @@ def test_short_secrets_are_refused_by_init_process_group():
     code = ("import disttorch.distributed as dist\n"
             "dist.init_process_group('gloo', init_method='tcp://127.0.0.1:1', rank=0, world_size=1)\n")
     env = dict(os.environ, PYTHONPATH=REPO, DISTTORCH_JOB_SECRET="ab")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=50)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=50, check=False)
     assert proc.returncode != 0
     assert "at least 128 bits" in proc.stderr
 
@@ -112,6 +112,6 @@ def test_short_secrets_are_refused_by_init_process_group():
 def test_short_secrets_are_refused_by_the_launcher():
     env = dict(os.environ, PYTHONPATH=REPO, DISTTORCH_JOB_SECRET="ab" * 8)  # 64 bits
     proc = subprocess.run([sys.executable, "-m", "launcher", "--nproc", "1", "--no-python", "true"], env=env,
-                          capture_output=True, text=True, timeout=50)
+                          capture_output=True, text=True, timeout=50, check=False)
     assert proc.returncode == 2
     assert "at least 128 bits" in proc.stderr
