@@ -175,6 +175,12 @@ def encryption_enabled(encrypt: bool | None = None, default: bool = False) -> bo
     return default
 
 
+def encrypt_connections_at(address: str) -> bool:
+    """Whether connections to a socket listening at ``address`` use CURVE: yes off loopback
+    (replay-proof and encrypted), no on loopback, unless ``DISTTORCH_ENCRYPT`` says otherwise."""
+    return encryption_enabled(default=not _is_loopback(address))
+
+
 def derive_key(secret: bytes, purpose: str) -> bytes:
     """Derive a 32-byte key for ``purpose`` from the job secret (HMAC-SHA256)."""
     return hmac.new(secret, b"disttorch/" + purpose.encode(), hashlib.sha256).digest()

@@ -247,7 +247,7 @@ class Transport:
         self._secret = auth.resolve_secret()
         tcp_host = host_address()
         # CURVE (encrypted, replay-proof) whenever peers may be reached off loopback
-        self._encrypt = auth.encryption_enabled(default=not _is_loopback(tcp_host))
+        self._encrypt = auth.encrypt_connections_at(tcp_host)
         self._stash: dict[tuple[int, Key], Deque[tuple[wire.Header, list[zmq.Frame]]]] = \
             collections.defaultdict(collections.deque)
         self.errors: list[tuple[wire.Header, str]] = []   # ERROR messages received from peers

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
-import uuid
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import netns_helpers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -89,47 +90,18 @@ def test_an_early_exit_is_reported_as_an_exit():
         assert "rank 1 left the group" in text, text
 
 
-def _netns_available() -> bool:
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        return False
-    name = f"dtprobe{uuid.uuid4().hex[:6]}"
-    ok = subprocess.run(["ip", "netns", "add", name], capture_output=True, check=False).returncode == 0
-    if ok:
-        subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
-    return ok
-
-
 @pytest.fixture
 def two_namespaces():
-    """Two network namespaces joined by a veth pair: (name A, address A, name B, address B, cut)."""
-    if not _netns_available():
+    if not netns_helpers.available():
         pytest.skip("needs root and `ip netns`")
-    tag = uuid.uuid4().hex[:6]
-    a, b = f"dta{tag}", f"dtb{tag}"
-    octet = int(tag[:2], 16) % 200 + 20
-    addr_a, addr_b = f"10.{octet}.7.1", f"10.{octet}.7.2"
-    commands = [["ip", "netns", "add", a], ["ip", "netns", "add", b],
-                ["ip", "link", "add", f"va{tag}", "type", "veth", "peer", "name", f"vb{tag}"],
-                ["ip", "link", "set", f"va{tag}", "netns", a], ["ip", "link", "set", f"vb{tag}", "netns", b],
-                ["ip", "-n", a, "addr", "add", f"{addr_a}/24", "dev", f"va{tag}"],
-                ["ip", "-n", b, "addr", "add", f"{addr_b}/24", "dev", f"vb{tag}"],
-                ["ip", "-n", a, "link", "set", f"va{tag}", "up"], ["ip", "-n", b, "link", "set", f"vb{tag}", "up"],
-                ["ip", "-n", a, "link", "set", "lo", "up"], ["ip", "-n", b, "link", "set", "lo", "up"]]
-    try:
-        for cmd in commands:
-            subprocess.run(cmd, check=True, capture_output=True)
-
-        def cut() -> None:
-            subprocess.run(["ip", "-n", a, "link", "set", f"va{tag}", "down"], check=True, capture_output=True)
-        yield a, addr_a, b, addr_b, cut
-    finally:
-        for ns in (a, b):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+    with netns_helpers.two_namespaces() as ns:
+        yield ns
 
 
 @pytest.mark.timeout(150)
 def test_a_cut_link_is_reported_on_both_sides_and_both_launchers_exit(two_namespaces):
-    ns_a, addr_a, ns_b, addr_b, cut = two_namespaces
+    ns = two_namespaces
+    ns_a, addr_a, ns_b, addr_b, cut = ns.a, ns.addr_a, ns.b, ns.addr_b, ns.cut
     secret = os.urandom(32).hex()
     procs = []
     for node, (ns, addr) in enumerate(((ns_a, addr_a), (ns_b, addr_b))):
