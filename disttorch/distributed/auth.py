@@ -26,10 +26,15 @@ Mechanisms
     * ``DISTTORCH_ENCRYPT=1`` forces CURVE everywhere; ``DISTTORCH_ENCRYPT=0`` forces
       PLAIN (faster off loopback, but whoever can *observe* the network could reuse
       the token: only on networks you trust).
-    * no secret (a process started by hand): NULL mechanism, and only peers
-      connecting from a loopback address are accepted. Multi-node jobs need
-      a secret; so do hosts shared with other users, who can reach loopback
-      too (``disttorch-launch`` always sets one).
+    * no secret (a process started by hand): NULL mechanism, and only peers on
+      this host are accepted: from a loopback address, or over ipc from a process
+      of the same user (ZeroMQ reports ipc peers as ``localhost:<uid>:<gid>:<pid>``).
+      Multi-node jobs need a secret; so do hosts shared with other users, who can
+      reach loopback too (``disttorch-launch`` always sets one).
+
+    Before authenticating, a connection is bounded by the options of the socket it
+    reaches (``ZMQ_MAXMSGSIZE``, ``ZMQ_HANDSHAKE_IVL``; see ``transport.py`` and
+    ``store/tcp_server.py``).
 
     The rendezvous store (``TCPStore``) always uses CURVE when a secret is set,
     whatever ``DISTTORCH_ENCRYPT`` says: its messages are few and small.
