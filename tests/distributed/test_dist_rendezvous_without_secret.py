@@ -18,7 +18,7 @@ import os, sys
 import disttorch as torch, disttorch.distributed as dist
 how = sys.argv[1]
 rank, world = int(sys.argv[2]), int(sys.argv[3])
-if how == "env":
+if how in ("env", "slurm"):
     dist.init_process_group("gloo")
 else:
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{os.environ['PORT']}", rank=rank,
@@ -30,15 +30,20 @@ dist.destroy_process_group()
 """
 
 
+_LAUNCHER_VARIABLES = ("DISTTORCH_", "RANK", "WORLD_SIZE", "MASTER_", "LOCAL_", "SLURM_", "OMPI_", "TORCHELASTIC_")
+
+
 def _start(world: int, how: str, transport: str, secrets_by_rank: list[str | None]) -> list[subprocess.Popen]:
     port = free_port()
     procs = []
     for rank in range(world):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTTORCH_", "RANK", "WORLD_SIZE",
-                                                                          "MASTER_", "LOCAL_"))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARIABLES)}
         env.update(PYTHONPATH=REPO, DISTTORCH_SAME_HOST_TRANSPORT=transport, PORT=str(port))
         if how == "env":
             env.update(RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        elif how == "slurm":   # srun's variables; a one-node job needs no MASTER_ADDR
+            env.update(SLURM_PROCID=str(rank), SLURM_NTASKS=str(world), SLURM_LOCALID=str(rank),
+                       SLURM_JOB_NUM_NODES="1", MASTER_PORT=str(port))
         if secrets_by_rank[rank] is not None:
             env["DISTTORCH_JOB_SECRET"] = secrets_by_rank[rank]
         procs.append(subprocess.Popen([sys.executable, "-c", SCRIPT, how, str(rank), str(world)], env=env,
@@ -68,6 +73,14 @@ def test_env_rendezvous_without_a_secret(world, transport):
         assert code == 0, f"rank {rank} failed:\n{stderr[-3000:]}"
         assert f"RESULT {rank} {world} {expected}" in stdout
         assert "refused" not in stderr
+
+
+@pytest.mark.timeout(120)
+def test_slurm_variables_without_a_secret():
+    results = _finish(_start(3, "slurm", "ipc", [None] * 3), timeout=100)
+    for rank, (code, stdout, stderr, _) in enumerate(results):
+        assert code == 0, f"rank {rank} failed:\n{stderr[-3000:]}"
+        assert f"RESULT {rank} 3 [6.0, 6.0, 6.0, 6.0]" in stdout
 
 
 @pytest.mark.timeout(120)
