@@ -128,3 +128,33 @@ def test_short_secrets_are_refused_by_the_launcher():
                           capture_output=True, text=True, timeout=50, check=False)
     assert proc.returncode == 2
     assert "at least 128 bits" in proc.stderr
+
+
+def _mp_rank(rank: int, world: int, port: int, queue) -> None:
+    import numpy as np
+
+    import disttorch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    x = np.full(3, float(rank + 1), np.float32)
+    dist.all_reduce(x)
+    queue.put((rank, x.tolist()))   # then the process ends without destroy_process_group
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("method", ["spawn", "fork"])
+def test_multiprocessing_ranks_without_a_secret(method, monkeypatch):
+    import multiprocessing
+
+    monkeypatch.delenv("DISTTORCH_JOB_SECRET", raising=False)
+    monkeypatch.setenv("PYTHONPATH", REPO)
+    ctx = multiprocessing.get_context(method)
+    queue, port = ctx.Queue(), free_port()
+    procs = [ctx.Process(target=_mp_rank, args=(r, 3, port, queue)) for r in range(3)]
+    for p in procs:
+        p.start()
+    got = sorted(queue.get(timeout=90) for _ in procs)
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    assert got == [(r, [6.0, 6.0, 6.0]) for r in range(3)]
