@@ -69,7 +69,7 @@ def _alive(pid: int) -> bool:
 def sweep_files(pids: Iterable[int], tmpdir: str | None = None) -> int:
     """Remove the shared-memory rings and ipc directories of ``pids`` that are no longer
     running. Returns how many entries were removed."""
-    tmp = tmpdir or tempfile.gettempdir()
+    places = {tmpdir or tempfile.gettempdir(), "/tmp"}   # /tmp: where too deep a TMPDIR falls back
     removed = 0
     for pid in pids:
         if _alive(pid):
@@ -80,9 +80,10 @@ def sweep_files(pids: Iterable[int], tmpdir: str | None = None) -> int:
                 removed += 1
             except OSError:
                 pass
-        for directory in glob.glob(os.path.join(tmp, f"disttorch-ipc-{pid}-*")):
-            shutil.rmtree(directory, ignore_errors=True)
-            removed += 1
+        for tmp in places:
+            for directory in glob.glob(os.path.join(tmp, f"disttorch-ipc-{pid}-*")):
+                shutil.rmtree(directory, ignore_errors=True)
+                removed += 1
     return removed
 
 

@@ -143,11 +143,21 @@ def flush_sent(timeout: float) -> bool:
     return done.wait(timeout)
 
 
+#: Longest path of a Unix socket (``sizeof(sockaddr_un.sun_path) - 1`` on Linux), less room
+#: for the socket's own file name.
+_IPC_DIR_MAX_LEN = 107 - 24
+
+
 def _private_ipc_dir() -> str:
     global _ipc_dir
     if _ipc_dir is None or not os.path.isdir(_ipc_dir):
-        # mode 0700: only this user connects; the pid in the name lets the launcher sweep it
-        _ipc_dir = tempfile.mkdtemp(prefix=f"disttorch-ipc-{os.getpid()}-")
+        # mode 0700: only this user connects; the pid in the name lets the launcher sweep it.
+        # A temporary directory too deep for a socket path falls back to /tmp.
+        prefix = f"disttorch-ipc-{os.getpid()}-"
+        base = tempfile.gettempdir()
+        if len(os.path.join(base, prefix)) + 8 > _IPC_DIR_MAX_LEN:
+            base = "/tmp"
+        _ipc_dir = tempfile.mkdtemp(prefix=prefix, dir=base)
     return _ipc_dir
 
 
@@ -267,7 +277,7 @@ class Transport:
         self._inbox_tokens: dict[int, str] = {}
         ipc_path = None
         if same_host_ipc:
-            ipc_path = os.path.join(_private_ipc_dir(), f"g{group_id}-r{rank}-{os.getpid()}.sock")
+            ipc_path = os.path.join(_private_ipc_dir(), f"g{group_id}-r{rank}.sock")
             self._router.bind(f"ipc://{ipc_path}")
             endpoints["ipc"] = f"ipc://{ipc_path}"
         self._router.bind(f"tcp://{tcp_host}:*")
