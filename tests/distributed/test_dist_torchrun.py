@@ -16,12 +16,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 SCRIPT = """
+import os, sys
 import numpy as np
 import disttorch.distributed as dist
 dist.init_process_group("gloo")
 x = np.full(4, float(dist.get_rank() + 1), np.float32)
 dist.all_reduce(x)
-print("RESULT", dist.get_rank(), dist.get_world_size(), x.tolist(), flush=True)
+with open(os.path.join(sys.argv[1], f"rank{dist.get_rank()}.txt"), "w") as f:
+    f.write(f"RESULT {dist.get_rank()} {dist.get_world_size()} {x.tolist()}")
 dist.destroy_process_group()
 """
 
@@ -37,12 +39,12 @@ def test_a_disttorch_script_runs_under_torchrun(nproc, tmp_path):
     for name in ("DISTTORCH_JOB_SECRET", "DISTTORCH_RUN_ID", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(name, None)
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
-                           "--master_port", str(free_port()), str(script)], env=env, capture_output=True, text=True,
+                           "--master_port", str(free_port()), str(script), str(tmp_path)], env=env, capture_output=True, text=True,
                           timeout=170, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     total = float(nproc * (nproc + 1) // 2)
     for rank in range(nproc):
-        assert f"RESULT {rank} {nproc} {[total] * 4}" in proc.stdout
+        assert (tmp_path / f"rank{rank}.txt").read_text() == f"RESULT {rank} {nproc} {[total] * 4}"
 
 
 @pytest.mark.parity
