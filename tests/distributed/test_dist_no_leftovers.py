@@ -7,10 +7,10 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
-import shutil
 import tempfile
 import time
 import uuid
