@@ -88,13 +88,13 @@ def _hint(root: RankExit) -> List[str]:
 
 
 def blame(first: RankExit, ranks: List[RankExit]) -> "tuple[RankExit, Optional[RankExit]]":
-    """The root cause of a failure whose first report is ``first``: the rank itself, or the
-    peer it reported dead or silent (``blamed_rank`` in its error file) when that peer did
-    not fail on its own first (it was frozen, cut off, or killed). Returns (root, reporter)."""
+    """The root cause of a failure whose first report (the earliest failed exit) is ``first``:
+    the rank itself, or the peer it reported dead, silent or gone (``blamed_rank`` in its
+    error file): that peer did not fail on its own earlier, so it was frozen, cut off,
+    killed by the launcher, or ended too early. Returns (root, reporter or None)."""
     blamed = (first.record or {}).get("blamed_rank")
     peer = next((r for r in ranks if r.rank == blamed), None) if isinstance(blamed, int) else None
-    if peer is None or peer is first or (peer.failed and not peer.stopped and peer.time < first.time
-                                         and peer.returncode > 0):
+    if peer is None or peer is first:
         return first, None
     return peer, first
 
@@ -105,8 +105,12 @@ def format_summary(root: RankExit, ranks: List[RankExit], attempt: int, max_rest
     the rank that reported ``root`` dead or unresponsive (``root`` did not fail on its own)."""
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(root.time)) + f".{int(root.time % 1 * 1000):03d}"
     bar = "=" * 72
-    headline = (f"rank {root.rank} was the first to fail" if reported_by is None else
-                f"rank {root.rank} stopped responding or died (reported by rank {reported_by.rank})")
+    if reported_by is None:
+        headline = f"rank {root.rank} was the first to fail"
+    elif root.returncode == 0:
+        headline = f"rank {root.rank} ended while rank {reported_by.rank} still needed it"
+    else:
+        headline = f"rank {root.rank} stopped responding or died (reported by rank {reported_by.rank})"
     lines = [bar, f"job failed (attempt {attempt + 1} of {max_restarts + 1}): {headline}",
              "root cause:",
              f"  rank       : {root.rank} (local rank {root.local_rank} on node {root.node_rank})",

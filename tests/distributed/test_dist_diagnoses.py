@@ -129,3 +129,24 @@ def test_a_cut_link_is_reported_on_both_sides_and_both_launchers_exit(two_namesp
         assert f"rank {other}" in m.group(2), m.group(2)
         assert procs[node].returncode != 0, text
     assert ended - cut_at < LAUNCHER_BOUND, f"launchers took {ended - cut_at:.1f} s"
+
+
+def test_the_launcher_blames_the_peer_a_rank_reported():
+    from launcher.failure import RankExit, blame, format_summary
+
+    def rank_exit(rank, code, t, stopped=False, record=None):
+        return RankExit(rank=rank, local_rank=rank, node_rank=0, host="h", pid=100 + rank, returncode=code,
+                        time=t, stopped=stopped, record=record)
+
+    reporter = rank_exit(1, 1, 10.0, record={"error": "PeerDiedError: rank 0 died", "blamed_rank": 0})
+    frozen = rank_exit(0, -9, 12.0, stopped=True)
+    root, by = blame(reporter, [frozen, reporter])
+    assert root is frozen and by is reporter
+    text = format_summary(root, [frozen, reporter], 0, 0, reported_by=by)
+    assert "rank 0 stopped responding or died (reported by rank 1)" in text
+    early = rank_exit(0, 0, 9.0)
+    root, by = blame(reporter, [early, reporter])
+    assert root is early
+    assert "rank 0 ended while rank 1 still needed it" in format_summary(root, [early, reporter], 0, 0, reported_by=by)
+    plain = rank_exit(1, 1, 10.0, record={"error": "ValueError: x"})
+    assert blame(plain, [frozen, plain]) == (plain, None)
