@@ -4,6 +4,7 @@ a veth pair (needs root and ``ip netns``), all-reduce latency and bus bandwidth 
 
     sudo python benchmarks/curve_netns.py [--sizes 4K,64K,4M,32M] [--rounds 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,11 +52,26 @@ def run(ns: netns_helpers.Namespaces, sizes: list[int], rounds: int, encrypt: st
     secret, port = os.urandom(32).hex(), 29000 + os.getpid() % 1000
     procs = []
     for rank, (name, addr) in enumerate(((ns.a, ns.addr_a), (ns.b, ns.addr_b))):
-        env = dict(os.environ, PYTHONPATH=ROOT, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR=ns.addr_a,
-                   MASTER_PORT=str(port), DISTTORCH_JOB_SECRET=secret, DISTTORCH_HOST_ADDR=addr,
-                   DISTTORCH_SAME_HOST_TRANSPORT="tcp", DISTTORCH_ENCRYPT=encrypt)
-        procs.append(subprocess.Popen(ns.run_in(name, [sys.executable, "-c", WORKER, ",".join(map(str, sizes)),
-                                                       str(rounds)]), env=env, stdout=subprocess.PIPE, text=True))  # noqa: S603
+        env = dict(
+            os.environ,
+            PYTHONPATH=ROOT,
+            RANK=str(rank),
+            WORLD_SIZE="2",
+            MASTER_ADDR=ns.addr_a,
+            MASTER_PORT=str(port),
+            DISTTORCH_JOB_SECRET=secret,
+            DISTTORCH_HOST_ADDR=addr,
+            DISTTORCH_SAME_HOST_TRANSPORT="tcp",
+            DISTTORCH_ENCRYPT=encrypt,
+        )
+        procs.append(
+            subprocess.Popen(
+                ns.run_in(name, [sys.executable, "-c", WORKER, ",".join(map(str, sizes)), str(rounds)]),
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        )
     out = procs[0].communicate(timeout=600)[0]
     procs[1].wait(timeout=60)
     line = next(line for line in out.splitlines() if line.startswith("RESULT "))
@@ -73,14 +89,20 @@ def main() -> None:
     with netns_helpers.two_namespaces() as ns:
         plain = run(ns, sizes, args.rounds, "0")
         curve = run(ns, sizes, args.rounds, "1")
-    print(f"all_reduce float32, 2 ranks in two network namespaces (veth), {socket.gethostname()}, "
-          f"{time.strftime('%Y-%m-%d')}")
-    print(f"{'size':>8} {'PLAIN us':>10} {'CURVE us':>10} {'PLAIN GB/s':>11} {'CURVE GB/s':>11} {'CURVE/PLAIN':>12}")
+    print(
+        f"all_reduce float32, 2 ranks in two network namespaces (veth), {socket.gethostname()}, "
+        f"{time.strftime('%Y-%m-%d')}"
+    )
+    print(
+        f"{'size':>8} {'PLAIN us':>10} {'CURVE us':>10} {'PLAIN GB/s':>11} {'CURVE GB/s':>11} {'CURVE/PLAIN':>12}"
+    )
     for size in sizes:
         p, c = plain[size], curve[size]
         label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
-        print(f"{label:>8} {p * 1e6:>10.1f} {c * 1e6:>10.1f} {size / p / 1e9:>11.3f} {size / c / 1e9:>11.3f} "
-              f"{p / c:>12.2f}")
+        print(
+            f"{label:>8} {p * 1e6:>10.1f} {c * 1e6:>10.1f} {size / p / 1e9:>11.3f} {size / c / 1e9:>11.3f} "
+            f"{p / c:>12.2f}"
+        )
 
 
 if __name__ == "__main__":

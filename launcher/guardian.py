@@ -46,7 +46,7 @@ def group_members(pgids: Iterable[int]) -> set[int]:
                 stat = f.read().decode("ascii", "replace")
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()  # state, ppid, pgrp, ...
+        fields = stat[stat.rfind(")") + 2 :].split()  # state, ppid, pgrp, ...
         if len(fields) > 2 and fields[2] in wanted:
             found.add(int(entry))
     return found
@@ -69,7 +69,7 @@ def _alive(pid: int) -> bool:
 def sweep_files(pids: Iterable[int], tmpdir: str | None = None) -> int:
     """Remove the shared-memory rings and ipc directories of ``pids`` that are no longer
     running. Returns how many entries were removed."""
-    places = {tmpdir or tempfile.gettempdir(), "/tmp"}   # /tmp: where too deep a TMPDIR falls back
+    places = {tmpdir or tempfile.gettempdir(), "/tmp"}  # /tmp: where too deep a TMPDIR falls back
     removed = 0
     for pid in pids:
         if _alive(pid):
@@ -93,11 +93,16 @@ class Guardian:
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "launcher.guardian"], stdin=subprocess.PIPE,
-                                          stdout=subprocess.DEVNULL, start_new_session=True, close_fds=True,
-                                          env=dict(os.environ, PYTHONPATH=_launcher_path()))
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "launcher.guardian"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+                env=dict(os.environ, PYTHONPATH=_launcher_path()),
+            )
         except OSError:
-            self._proc = None   # no guardian: the launcher's own teardown still runs
+            self._proc = None  # no guardian: the launcher's own teardown still runs
 
     @property
     def pid(self) -> int | None:
@@ -155,7 +160,7 @@ def _end_groups(pgids: set[int], wait: float = 5.0) -> set[int]:
 
 
 def main() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # a Ctrl-C is the launcher's to handle
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the launcher's to handle
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     pgids: set[int] = set()
     directories = []

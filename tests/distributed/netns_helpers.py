@@ -1,4 +1,5 @@
 """Two network namespaces joined by a veth pair, for tests of links between hosts (needs root)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +21,9 @@ class Namespaces:
 
     def cut(self) -> None:
         """Take the link down (both ends stop carrying packets)."""
-        subprocess.run(["ip", "-n", self.a, "link", "set", self.link_a, "down"], check=True, capture_output=True)
+        subprocess.run(
+            ["ip", "-n", self.a, "link", "set", self.link_a, "down"], check=True, capture_output=True
+        )
 
     def run_in(self, ns: str, argv: list[str]) -> list[str]:
         """``argv`` prefixed to run inside namespace ``ns``."""
@@ -43,13 +46,19 @@ def two_namespaces() -> Iterator[Namespaces]:
     a, b = f"dta{tag}", f"dtb{tag}"
     octet = int(tag[:2], 16) % 200 + 20
     ns = Namespaces(a, f"10.{octet}.7.1", b, f"10.{octet}.7.2", f"va{tag}")
-    commands = [["ip", "netns", "add", a], ["ip", "netns", "add", b],
-                ["ip", "link", "add", f"va{tag}", "type", "veth", "peer", "name", f"vb{tag}"],
-                ["ip", "link", "set", f"va{tag}", "netns", a], ["ip", "link", "set", f"vb{tag}", "netns", b],
-                ["ip", "-n", a, "addr", "add", f"{ns.addr_a}/24", "dev", f"va{tag}"],
-                ["ip", "-n", b, "addr", "add", f"{ns.addr_b}/24", "dev", f"vb{tag}"],
-                ["ip", "-n", a, "link", "set", f"va{tag}", "up"], ["ip", "-n", b, "link", "set", f"vb{tag}", "up"],
-                ["ip", "-n", a, "link", "set", "lo", "up"], ["ip", "-n", b, "link", "set", "lo", "up"]]
+    commands = [
+        ["ip", "netns", "add", a],
+        ["ip", "netns", "add", b],
+        ["ip", "link", "add", f"va{tag}", "type", "veth", "peer", "name", f"vb{tag}"],
+        ["ip", "link", "set", f"va{tag}", "netns", a],
+        ["ip", "link", "set", f"vb{tag}", "netns", b],
+        ["ip", "-n", a, "addr", "add", f"{ns.addr_a}/24", "dev", f"va{tag}"],
+        ["ip", "-n", b, "addr", "add", f"{ns.addr_b}/24", "dev", f"vb{tag}"],
+        ["ip", "-n", a, "link", "set", f"va{tag}", "up"],
+        ["ip", "-n", b, "link", "set", f"vb{tag}", "up"],
+        ["ip", "-n", a, "link", "set", "lo", "up"],
+        ["ip", "-n", b, "link", "set", "lo", "up"],
+    ]
     try:
         for cmd in commands:
             subprocess.run(cmd, check=True, capture_output=True)

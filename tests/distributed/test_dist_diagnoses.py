@@ -2,6 +2,7 @@
 naming it, and the launcher exits naming it as the root cause; an early exit is reported as an
 exit. (Product bounds: 5 s for the survivors, 10 s for the launcher; the test bounds leave room
 for a loaded machine.)"""
+
 from __future__ import annotations
 
 import os
@@ -48,8 +49,13 @@ def _read_until_ready(proc: subprocess.Popen, n: int, timeout: float) -> tuple[l
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("victim", [0, 1])
 def test_a_frozen_rank_is_reported_by_every_survivor_and_named_by_the_launcher(victim):
-    proc = subprocess.Popen([sys.executable, "-m", "launcher", "--nproc", "3", SCRIPT], env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "launcher", "--nproc", "3", SCRIPT],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     frozen = None
     try:
         lines, pids = _read_until_ready(proc, 3, 90)
@@ -82,8 +88,14 @@ def test_a_frozen_rank_is_reported_by_every_survivor_and_named_by_the_launcher(v
 @pytest.mark.timeout(120)
 def test_an_early_exit_is_reported_as_an_exit():
     for _ in range(3):
-        proc = subprocess.run([sys.executable, "-m", "launcher", "--nproc", "2", SCRIPT, "exit-early"],
-                              env=_env(), capture_output=True, text=True, timeout=100, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "launcher", "--nproc", "2", SCRIPT, "exit-early"],
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=100,
+            check=False,
+        )
         text = proc.stdout + proc.stderr
         assert proc.returncode == 1, text
         assert "AuthenticationError" not in text and "disagree on security" not in text, text
@@ -106,9 +118,29 @@ def test_a_cut_link_is_reported_on_both_sides_and_both_launchers_exit(two_namesp
     procs = []
     for node, (ns, addr) in enumerate(((ns_a, addr_a), (ns_b, addr_b))):
         env = _env(DISTTORCH_JOB_SECRET=secret, DISTTORCH_SAME_HOST_TRANSPORT="tcp", DISTTORCH_HOST_ADDR=addr)
-        cmd = ["ip", "netns", "exec", ns, sys.executable, "-m", "launcher", "--nnodes", "2", "--node-rank",
-               str(node), "--nproc", "1", "--master-addr", addr_a, "--master-port", "29455", SCRIPT]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        cmd = [
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            sys.executable,
+            "-m",
+            "launcher",
+            "--nnodes",
+            "2",
+            "--node-rank",
+            str(node),
+            "--nproc",
+            "1",
+            "--master-addr",
+            addr_a,
+            "--master-port",
+            "29455",
+            SCRIPT,
+        ]
+        procs.append(
+            subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        )
     try:
         outputs = [_read_until_ready(p, 1, 90)[0] for p in procs]
         time.sleep(1.0)
@@ -135,8 +167,17 @@ def test_the_launcher_blames_the_peer_a_rank_reported():
     from launcher.failure import RankExit, blame, format_summary
 
     def rank_exit(rank, code, t, stopped=False, record=None):
-        return RankExit(rank=rank, local_rank=rank, node_rank=0, host="h", pid=100 + rank, returncode=code,
-                        time=t, stopped=stopped, record=record)
+        return RankExit(
+            rank=rank,
+            local_rank=rank,
+            node_rank=0,
+            host="h",
+            pid=100 + rank,
+            returncode=code,
+            time=t,
+            stopped=stopped,
+            record=record,
+        )
 
     reporter = rank_exit(1, 1, 10.0, record={"error": "PeerDiedError: rank 0 died", "blamed_rank": 0})
     frozen = rank_exit(0, -9, 12.0, stopped=True)
@@ -147,6 +188,8 @@ def test_the_launcher_blames_the_peer_a_rank_reported():
     early = rank_exit(0, 0, 9.0)
     root, by = blame(reporter, [early, reporter])
     assert root is early
-    assert "rank 0 ended while rank 1 still needed it" in format_summary(root, [early, reporter], 0, 0, reported_by=by)
+    assert "rank 0 ended while rank 1 still needed it" in format_summary(
+        root, [early, reporter], 0, 0, reported_by=by
+    )
     plain = rank_exit(1, 1, 10.0, record={"error": "ValueError: x"})
     assert blame(plain, [frozen, plain]) == (plain, None)

@@ -2,6 +2,7 @@
 of a rank, and SIGINT, SIGTERM or SIGKILL of the launcher, the shared-memory rings and ipc
 directories are gone and no process of the job is alive. DataLoader workers end with their
 parent."""
+
 from __future__ import annotations
 
 import glob
@@ -44,9 +45,14 @@ def _files_of(pids: set[int], tmp: str) -> list[str]:
 def _launch(how: str, tmp: str, marker: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=REPO, TMPDIR=tmp, DISTTORCH_TIMEOUT="60")
     env.pop("DISTTORCH_JOB_SECRET", None)
-    return subprocess.Popen([sys.executable, "-m", "launcher", "--nproc", "2", "--stop-grace", "3", SCRIPT, how,
-                             marker], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "launcher", "--nproc", "2", "--stop-grace", "3", SCRIPT, how, marker],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _wait_ready(proc: subprocess.Popen, n: int, timeout: float) -> tuple[list[str], dict[int, int]]:
@@ -75,10 +81,12 @@ def _gone_within(marker: str, seconds: float) -> list[psutil.Process]:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("ending", ["normal", "exception", "exit", "kill_rank", "launcher_SIGINT",
-                                    "launcher_SIGTERM", "launcher_SIGKILL"])
+@pytest.mark.parametrize(
+    "ending",
+    ["normal", "exception", "exit", "kill_rank", "launcher_SIGINT", "launcher_SIGTERM", "launcher_SIGKILL"],
+)
 def test_no_ending_leaves_files_or_processes(ending):
-    tmp = tempfile.mkdtemp(prefix="dt-end-", dir="/tmp")   # short: ipc socket paths must fit 107 bytes
+    tmp = tempfile.mkdtemp(prefix="dt-end-", dir="/tmp")  # short: ipc socket paths must fit 107 bytes
     before = sorted(os.listdir(tmp))
     marker = f"disttorch-ending-{uuid.uuid4().hex}"
     how = ending if ending in ("normal", "exception", "exit") else "wait"
@@ -125,8 +133,12 @@ time.sleep(600)
 
 @pytest.mark.timeout(60)
 def test_dataloader_workers_end_when_their_parent_is_killed():
-    proc = subprocess.Popen([sys.executable, "-c", LOADER], env=dict(os.environ, PYTHONPATH=REPO),
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LOADER],
+        env=dict(os.environ, PYTHONPATH=REPO),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         workers = [int(p) for p in line.split()[1:]]
@@ -134,10 +146,13 @@ def test_dataloader_workers_end_when_their_parent_is_killed():
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(psutil.pid_exists(p) and psutil.Process(p).status() !=
-                                                  psutil.STATUS_ZOMBIE for p in workers):
+        while time.monotonic() < deadline and any(
+            psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in workers
+        ):
             time.sleep(0.1)
-        alive = [p for p in workers if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+        alive = [
+            p for p in workers if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+        ]
         assert not alive, f"DataLoader workers {alive} outlived their parent"
     finally:
         if proc.poll() is None:

@@ -1,5 +1,6 @@
 """Ranks started by hand (env://, tcp://, rank=/world_size=) without a job secret on one host,
 over ipc and tcp; a wrong or missing secret on one rank fails every rank fast, naming it."""
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,16 @@ dist.destroy_process_group()
 """
 
 
-_LAUNCHER_VARIABLES = ("DISTTORCH_", "RANK", "WORLD_SIZE", "MASTER_", "LOCAL_", "SLURM_", "OMPI_", "TORCHELASTIC_")
+_LAUNCHER_VARIABLES = (
+    "DISTTORCH_",
+    "RANK",
+    "WORLD_SIZE",
+    "MASTER_",
+    "LOCAL_",
+    "SLURM_",
+    "OMPI_",
+    "TORCHELASTIC_",
+)
 
 
 def _start(world: int, how: str, transport: str, secrets_by_rank: list[str | None]) -> list[subprocess.Popen]:
@@ -41,13 +51,25 @@ def _start(world: int, how: str, transport: str, secrets_by_rank: list[str | Non
         env.update(PYTHONPATH=REPO, DISTTORCH_SAME_HOST_TRANSPORT=transport, PORT=str(port))
         if how == "env":
             env.update(RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-        elif how == "slurm":   # srun's variables; a one-node job needs no MASTER_ADDR
-            env.update(SLURM_PROCID=str(rank), SLURM_NTASKS=str(world), SLURM_LOCALID=str(rank),
-                       SLURM_JOB_NUM_NODES="1", MASTER_PORT=str(port))
+        elif how == "slurm":  # srun's variables; a one-node job needs no MASTER_ADDR
+            env.update(
+                SLURM_PROCID=str(rank),
+                SLURM_NTASKS=str(world),
+                SLURM_LOCALID=str(rank),
+                SLURM_JOB_NUM_NODES="1",
+                MASTER_PORT=str(port),
+            )
         if secrets_by_rank[rank] is not None:
             env["DISTTORCH_JOB_SECRET"] = secrets_by_rank[rank]
-        procs.append(subprocess.Popen([sys.executable, "-c", SCRIPT, how, str(rank), str(world)], env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", SCRIPT, how, str(rank), str(world)],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     return procs
 
 
@@ -113,10 +135,14 @@ def test_a_wrong_or_missing_secret_on_one_rank_fails_every_rank_fast_naming_it(b
 
 @pytest.mark.timeout(60)
 def test_short_secrets_are_refused_by_init_process_group():
-    code = ("import disttorch.distributed as dist\n"
-            "dist.init_process_group('gloo', init_method='tcp://127.0.0.1:1', rank=0, world_size=1)\n")
+    code = (
+        "import disttorch.distributed as dist\n"
+        "dist.init_process_group('gloo', init_method='tcp://127.0.0.1:1', rank=0, world_size=1)\n"
+    )
     env = dict(os.environ, PYTHONPATH=REPO, DISTTORCH_JOB_SECRET="ab")
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=50, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=50, check=False
+    )
     assert proc.returncode != 0
     assert "at least 128 bits" in proc.stderr
 
@@ -124,8 +150,14 @@ def test_short_secrets_are_refused_by_init_process_group():
 @pytest.mark.timeout(60)
 def test_short_secrets_are_refused_by_the_launcher():
     env = dict(os.environ, PYTHONPATH=REPO, DISTTORCH_JOB_SECRET="ab" * 8)  # 64 bits
-    proc = subprocess.run([sys.executable, "-m", "launcher", "--nproc", "1", "--no-python", "true"], env=env,
-                          capture_output=True, text=True, timeout=50, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "launcher", "--nproc", "1", "--no-python", "true"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=50,
+        check=False,
+    )
     assert proc.returncode == 2
     assert "at least 128 bits" in proc.stderr
 
@@ -138,7 +170,7 @@ def _mp_rank(rank: int, world: int, port: int, queue) -> None:
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
     x = np.full(3, float(rank + 1), np.float32)
     dist.all_reduce(x)
-    queue.put((rank, x.tolist()))   # then the process ends without destroy_process_group
+    queue.put((rank, x.tolist()))  # then the process ends without destroy_process_group
 
 
 @pytest.mark.timeout(120)

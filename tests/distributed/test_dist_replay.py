@@ -2,6 +2,7 @@
 namespaces and replayed by an eavesdropper is refused (CURVE, the default off loopback);
 with PLAIN forced (``DISTTORCH_ENCRYPT=0``) the same replay gets in, which is why it is not
 the default there."""
+
 from __future__ import annotations
 
 import os
@@ -24,14 +25,28 @@ def _replay(mode: dict) -> tuple[str, str]:
     env.pop("DISTTORCH_ENCRYPT", None)
     env.update(mode)
     with netns_helpers.two_namespaces() as ns:
-        server = subprocess.Popen(ns.run_in(ns.a, [sys.executable, os.path.join(HERE, "scripts", "replay_server.py"),
-                                                   ns.addr_a, "29470", "8"]),
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        server = subprocess.Popen(
+            ns.run_in(
+                ns.a,
+                [sys.executable, os.path.join(HERE, "scripts", "replay_server.py"), ns.addr_a, "29470", "8"],
+            ),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         first = server.stdout.readline()
         assert first.startswith("LISTENING"), first + server.stderr.read()
-        client = subprocess.run(ns.run_in(ns.b, [sys.executable, os.path.join(HERE, "scripts", "replay_client.py"),
-                                                 ns.addr_a, "29470"]),
-                                env=env, capture_output=True, text=True, timeout=60, check=False)
+        client = subprocess.run(
+            ns.run_in(
+                ns.b, [sys.executable, os.path.join(HERE, "scripts", "replay_client.py"), ns.addr_a, "29470"]
+            ),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert client.returncode == 0, client.stderr[-3000:]
         rest, err = server.communicate(timeout=60)
     return first + rest, err
@@ -41,7 +56,7 @@ def _replay(mode: dict) -> tuple[str, str]:
 def test_a_replayed_handshake_from_another_namespace_is_refused():
     out, err = _replay({})
     assert "LISTENING CURVE" in out, out
-    assert "SUCCEEDED 1 RECEIVED legit\n" in out, out + err   # only the real client got in
+    assert "SUCCEEDED 1 RECEIVED legit\n" in out, out + err  # only the real client got in
 
 
 @pytest.mark.timeout(120)

@@ -1,5 +1,6 @@
 """The collective signature carries the reduce op and the root: ranks that disagree raise on
 every rank naming both sides. DDP raises when a rank stopped training without ``join()``."""
+
 from __future__ import annotations
 
 import os
@@ -25,9 +26,12 @@ def disagree(rank: int, world: int, kind: str) -> None:
     elif kind == "reduce-dst":
         dist.reduce(x, dst=0 if rank == 0 else 1)
     elif kind == "scatter-op":
-        dist.reduce_scatter_tensor(np.zeros(2, np.float32), np.ones(2 * world, np.float32),
-                                   op=dist.ReduceOp.MIN if rank == 0 else dist.ReduceOp.SUM)
-    elif kind == "broadcast-src":   # every rank names itself: nobody receives in the broadcast itself
+        dist.reduce_scatter_tensor(
+            np.zeros(2, np.float32),
+            np.ones(2 * world, np.float32),
+            op=dist.ReduceOp.MIN if rank == 0 else dist.ReduceOp.SUM,
+        )
+    elif kind == "broadcast-src":  # every rank names itself: nobody receives in the broadcast itself
         dist.broadcast(x, src=rank)
         dist.all_reduce(x)
     elif kind == "broadcast-src-last":  # ... and nothing follows but the end of the group
@@ -38,10 +42,18 @@ def disagree(rank: int, world: int, kind: str) -> None:
 CASES = {
     "sum-max": (2, r"all_reduce\(float32\[6\], op=SUM\) #1", r"all_reduce\(float32\[6\], op=MAX\) #1"),
     "sum-avg": (3, r"all_reduce\(float32\[6\], op=SUM\) #1", r"all_reduce\(float32\[6\], op=AVG\) #1"),
-    "reduce-dst": (2, r"reduce\(float32\[6\], root=0, op=SUM\) #1", r"reduce\(float32\[6\], root=1, op=SUM\) #1"),
+    "reduce-dst": (
+        2,
+        r"reduce\(float32\[6\], root=0, op=SUM\) #1",
+        r"reduce\(float32\[6\], root=1, op=SUM\) #1",
+    ),
     "scatter-op": (2, r"op=MIN\) #1", r"op=SUM\) #1"),
     "broadcast-src": (2, r"broadcast\(float32\[6\], root=0\) #1", r"broadcast\(float32\[6\], root=1\) #1"),
-    "broadcast-src-last": (2, r"broadcast\(float32\[6\], root=0\) #1", r"broadcast\(float32\[6\], root=1\) #1"),
+    "broadcast-src-last": (
+        2,
+        r"broadcast\(float32\[6\], root=0\) #1",
+        r"broadcast\(float32\[6\], root=1\) #1",
+    ),
 }
 
 
@@ -51,7 +63,9 @@ def test_disagreeing_ranks_raise_on_every_rank_naming_both_sides(kind):
     import disttorch.distributed as dist
 
     world, one, other = CASES[kind]
-    results = run_ranks(disagree, world, args=(kind,), timeout=80, check=False, env={"DISTTORCH_TIMEOUT": "60"})
+    results = run_ranks(
+        disagree, world, args=(kind,), timeout=80, check=False, env={"DISTTORCH_TIMEOUT": "60"}
+    )
     for r in results:
         assert isinstance(r.error, (dist.CollectiveMismatchError,)), r.describe()
         text = str(r.error)
@@ -89,7 +103,9 @@ def ddp_uneven(rank: int, world: int, use_join: bool) -> list[float]:
 def test_ddp_rank_that_stops_without_join_makes_the_others_raise():
     import disttorch.distributed as dist
 
-    results = run_ranks(ddp_uneven, 2, args=(False,), timeout=80, check=False, env={"DISTTORCH_TIMEOUT": "60"})
+    results = run_ranks(
+        ddp_uneven, 2, args=(False,), timeout=80, check=False, env={"DISTTORCH_TIMEOUT": "60"}
+    )
     assert results[1].ok, results[1].describe()
     assert results[1].value == [6.0, 6.0]
     error = results[0].error

@@ -1,5 +1,6 @@
 """A disttorch script runs under PyTorch's ``torchrun``: rank 0 hosts disttorch's store on a
 free port and announces it through torchrun's c10d store (spoken by ``C10dStoreClient``)."""
+
 from __future__ import annotations
 
 import datetime
@@ -36,11 +37,33 @@ def test_a_disttorch_script_runs_under_torchrun(nproc, tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
     env = dict(os.environ, PYTHONPATH=REPO)
-    for name in ("DISTTORCH_JOB_SECRET", "DISTTORCH_RUN_ID", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+    for name in (
+        "DISTTORCH_JOB_SECRET",
+        "DISTTORCH_RUN_ID",
+        "RANK",
+        "WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+    ):
         env.pop(name, None)
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(nproc),
-                           "--master_port", str(free_port()), str(script), str(tmp_path)], env=env, capture_output=True, text=True,
-                          timeout=170, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            str(nproc),
+            "--master_port",
+            str(free_port()),
+            str(script),
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=170,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     total = float(nproc * (nproc + 1) // 2)
     for rank in range(nproc):
@@ -53,8 +76,9 @@ def test_c10d_client_speaks_to_pytorchs_tcpstore():
     torch_dist = pytest.importorskip("torch.distributed")
     from disttorch.distributed.store.c10d_client import C10dStoreClient
 
-    master = torch_dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
-                                 timeout=datetime.timedelta(seconds=20))
+    master = torch_dist.TCPStore(
+        "127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=20)
+    )
     client = C10dStoreClient("127.0.0.1", master.port, timeout=5.0)
     try:
         client.set("disttorch/a", b"hello")

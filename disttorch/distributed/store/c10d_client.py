@@ -77,8 +77,10 @@ class C10dStoreClient:
             answer = struct.unpack("<I", self._receive(4, 10.0))[0]
         except (OSError, DistNetworkError) as e:
             self.close()
-            raise DistNetworkError(f"the process at {self._where} does not answer as torchrun's c10d store "
-                                   f"({e}); is MASTER_PORT right?") from None
+            raise DistNetworkError(
+                f"the process at {self._where} does not answer as torchrun's c10d store "
+                f"({e}); is MASTER_PORT right?"
+            ) from None
         if answer != nonce:
             self.close()
             raise DistNetworkError(f"the process at {self._where} does not answer as torchrun's c10d store")
@@ -94,8 +96,9 @@ class C10dStoreClient:
         try:
             self._receive(1, self._timeout)
         except DistNetworkError as e:
-            raise DistStoreError(f"torchrun's store at {self._where}: {key!r} was not set within "
-                                 f"{self._timeout:g} s ({e})") from None
+            raise DistStoreError(
+                f"torchrun's store at {self._where}: {key!r} was not set within {self._timeout:g} s ({e})"
+            ) from None
         self._send(struct.pack("<B", _GET) + _string(name))
         size = struct.unpack("<Q", self._receive(8, 10.0))[0]
         return self._receive(size, 10.0)

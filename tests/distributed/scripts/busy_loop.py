@@ -1,4 +1,5 @@
 """A rank that all-reduces in a loop until a peer fails; prints READY and, on failure, the time."""
+
 import os
 import sys
 import time

@@ -3,6 +3,7 @@ right after it returns; print how many repetitions lost data or failed.
 
     python exit_right_after.py KIND REPS      KIND: barrier | broadcast | broadcast_shm | send | send_big | isend
 """
+
 import os
 import socket
 import sys
@@ -29,11 +30,11 @@ def rank_main(kind: str, rank: int, port: int) -> int:
         dist.barrier()
         return 0
     if kind.startswith("broadcast"):
-        n = 8 if kind == "broadcast" else 32768      # 128 KiB goes through shared memory
+        n = 8 if kind == "broadcast" else 32768  # 128 KiB goes through shared memory
         y = np.full(n, 5.0 if rank == 0 else 0.0, np.float32)
         dist.broadcast(y, src=0)
         return 0 if y.min() == 5.0 else 3
-    n = 8 if kind in ("send", "isend") else 1 << 20   # 4 MiB: a zero-copy frame
+    n = 8 if kind in ("send", "isend") else 1 << 20  # 4 MiB: a zero-copy frame
     if rank == 0:
         y = np.full(n, 7.0, np.float32)
         if kind == "isend":
@@ -63,7 +64,7 @@ def main() -> None:
                     traceback.print_exc()
                 sys.stdout.flush()
                 sys.stderr.flush()
-                os._exit(code)   # right after the operation returned
+                os._exit(code)  # right after the operation returned
             pids.append(pid)
         codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
         if any(codes):

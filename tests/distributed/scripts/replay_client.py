@@ -1,6 +1,7 @@
 """Replay test, other side: a legitimate client reaches the server through a recording TCP
 proxy and sends one message; then the recorded client-to-server bytes are replayed on a new
 connection, as an eavesdropper who captured them would."""
+
 import socket
 import sys
 import threading

@@ -1,6 +1,7 @@
 """Replay test, server side: a ROUTER at ADDRESS:PORT protected as a rank's peer socket is
 there (auth.configure_server with the job secret; CURVE off loopback). Counts successful
 handshakes and messages for SECONDS, then prints them."""
+
 import sys
 import time
 

@@ -1,6 +1,7 @@
 """A rank that trains-and-checkpoints for a while: all-reduce, then write a checkpoint file,
 every 50 ms, until DURATION seconds passed. Rank 0 prints its attack surface (store port and
 peer endpoint) and every rank prints how many steps and checkpoints it completed."""
+
 import os
 import sys
 import time
