@@ -27,7 +27,8 @@ from typing import Callable, List, Optional, Tuple, TypeVar
 from . import output, reaper
 from .cli import LaunchConfig
 from .devices import blas_note, format_plan, plan_cores, thread_env
-from .failure import RankExit, format_summary, signal_name
+from .failure import RankExit, blame, format_summary, signal_name
+from .guardian import Guardian, sweep_files
 from .output import say
 from .rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
 from .worker_env import WorldInfo, worker_env
@@ -63,6 +64,8 @@ class Agent:
         """Run the job to its end; return 0 (success), 1 (failure) or 128 + signal (interrupted)."""
         previous = {sig: signal.signal(sig, self._on_signal) for sig in _HANDLED_SIGNALS}
         reaper.become_subreaper()
+        self.guardian = Guardian()  # ends the workers' process trees even if this process is killed
+        self.guardian.remove_at_end(self._run_dir)
         self._own_children = reaper.children()  # not ours to reap at teardown
         rdzv: Optional[Rendezvous] = None
         try:
@@ -86,6 +89,7 @@ class Agent:
                 signal.signal(sig, handler)
             if rdzv is not None:
                 rdzv.close()
+            self.guardian.close()
             shutil.rmtree(self._run_dir, ignore_errors=True)
 
     def _on_signal(self, signum: int, frame: object) -> None:
@@ -111,7 +115,8 @@ class Agent:
             from .trace_merge import prepare_trace_dir
 
             prepare_trace_dir(c.trace_dir)
-        group = WorkerGroup([self._spec(world, lr) for lr in range(c.nproc)], self._own_children)
+        group = WorkerGroup([self._spec(world, lr) for lr in range(c.nproc)], self._own_children,
+                            on_start=self.guardian.watch)
         started = time.monotonic()
         self._workers_running = True
         try:
@@ -128,6 +133,7 @@ class Agent:
             group.stop(c.stop_grace, self.hurry)
             if group.all_reaped():
                 reaper.reap_leftovers(keep=self._own_children)
+            sweep_files(group.pids())  # rings and ipc directories of ranks that died half-way through init
             self._workers_running = False
         local = [group.ended[lr] for lr in sorted(group.ended)]
         gathered = self._try(lambda: rdzv.gather(attempt, local, note))
@@ -242,8 +248,9 @@ class Agent:
 
     def _print_failure(self, failures: List[RankExit], exits: List[RankExit], notes: List[str], attempt: int) -> None:
         if failures:
-            root = min(failures, key=lambda e: e.time)
-            text = format_summary(root, exits, attempt, self.config.max_restarts)
+            first = min(failures, key=lambda e: e.time)
+            root, reporter = blame(first, exits)
+            text = format_summary(root, exits, attempt, self.config.max_restarts, reported_by=reporter)
         else:
             text = "\n".join(["=" * 72, f"job stopped (attempt {attempt + 1} of {self.config.max_restarts + 1}), "
                                         "no rank failed:"] + [f"  {n}" for n in notes] + ["=" * 72])

@@ -86,7 +86,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     except BaseException as exc:  # noqa: B902 - KeyboardInterrupt is a failure worth recording too
         text = "".join(traceback.format_exception(type(exc), exc, _user_traceback(exc.__traceback__)))
         error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        write_error_file("exception", error, text)
+        # A peer's death or silence reported here names that peer: the launcher blames it.
+        blamed = getattr(exc, "rank", None) if type(exc).__name__ == "PeerDiedError" else None
+        write_error_file("exception", error, text, **({"blamed_rank": blamed} if isinstance(blamed, int) else {}))
         sys.stderr.write(text)
         sys.stderr.flush()
         sys.exit(1)

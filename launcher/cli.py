@@ -19,6 +19,8 @@ from disttorch._faults import FAULT_ENV, parse_faults
 from .devices import plan_cores
 
 SECRET_ENV = "DISTTORCH_JOB_SECRET"
+#: Shortest job secret accepted, in bytes (128 bits; disttorch.distributed.auth refuses shorter ones too).
+MIN_SECRET_BYTES = 16
 STREAMS = {0: frozenset(), 1: frozenset({"stdout"}), 2: frozenset({"stderr"}),
            3: frozenset({"stdout", "stderr"})}
 
@@ -229,12 +231,16 @@ def _read_secret(parser: argparse.ArgumentParser, path: Optional[str], nnodes: i
     else:
         secret = os.environ.get(SECRET_ENV) or None
     if secret is not None:
+        source = f"--job-secret-file {path!r}" if path is not None else f"${SECRET_ENV}"
         try:
-            bytes.fromhex(secret)
+            raw = bytes.fromhex(secret)
         except ValueError:
-            source = f"--job-secret-file {path!r}" if path is not None else f"${SECRET_ENV}"
             parser.error(f"{source}: the job secret must be a hex string (e.g. from secrets.token_hex(32)), "
                          f"got {len(secret)} characters that are not hex")
+        if len(raw) < MIN_SECRET_BYTES:
+            parser.error(f"{source}: the job secret is {len(raw) * 8} bits ({len(secret)} hex digits); at least "
+                         f"{MIN_SECRET_BYTES * 8} bits ({MIN_SECRET_BYTES * 2} hex digits) are required, e.g. "
+                         "python -c 'import secrets; print(secrets.token_hex(32))'")
     elif nnodes > 1:
         parser.error(f"--nnodes {nnodes} needs the same job secret on every node: pass --job-secret-file PATH "
                      f"or set ${SECRET_ENV} (make one with: python -c 'import secrets; "

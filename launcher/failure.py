@@ -87,18 +87,39 @@ def _hint(root: RankExit) -> List[str]:
             "exception (sys.exit or os._exit in the script, or a crash in native code)."]
 
 
-def format_summary(root: RankExit, ranks: List[RankExit], attempt: int, max_restarts: int) -> str:
-    """The failure box: the root cause in full, then one line per other rank."""
+def blame(first: RankExit, ranks: List[RankExit]) -> "tuple[RankExit, Optional[RankExit]]":
+    """The root cause of a failure whose first report (the earliest failed exit) is ``first``:
+    the rank itself, or the peer it reported dead, silent or gone (``blamed_rank`` in its
+    error file): that peer did not fail on its own earlier, so it was frozen, cut off,
+    killed by the launcher, or ended too early. Returns (root, reporter or None)."""
+    blamed = (first.record or {}).get("blamed_rank")
+    peer = next((r for r in ranks if r.rank == blamed), None) if isinstance(blamed, int) else None
+    if peer is None or peer is first:
+        return first, None
+    return peer, first
+
+
+def format_summary(root: RankExit, ranks: List[RankExit], attempt: int, max_restarts: int,
+                   reported_by: Optional[RankExit] = None) -> str:
+    """The failure box: the root cause in full, then one line per other rank. ``reported_by``:
+    the rank that reported ``root`` dead or unresponsive (``root`` did not fail on its own)."""
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(root.time)) + f".{int(root.time % 1 * 1000):03d}"
     bar = "=" * 72
-    lines = [bar, f"job failed (attempt {attempt + 1} of {max_restarts + 1}): "
-                  f"rank {root.rank} was the first to fail",
+    if reported_by is None:
+        headline = f"rank {root.rank} was the first to fail"
+    elif root.returncode == 0:
+        headline = f"rank {root.rank} ended while rank {reported_by.rank} still needed it"
+    else:
+        headline = f"rank {root.rank} stopped responding or died (reported by rank {reported_by.rank})"
+    lines = [bar, f"job failed (attempt {attempt + 1} of {max_restarts + 1}): {headline}",
              "root cause:",
              f"  rank       : {root.rank} (local rank {root.local_rank} on node {root.node_rank})",
              f"  host       : {root.host}",
              f"  pid        : {root.pid}",
              f"  exit       : {root.how()}",
              f"  time       : {stamp}"]
+    if reported_by is not None:
+        lines.append(f"  reported   : by rank {reported_by.rank}: {(reported_by.record or {}).get('error', '')}")
     record = root.record or {}
     if record.get("error"):
         lines.append(f"  error      : {record['error']}")

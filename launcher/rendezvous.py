@@ -30,7 +30,7 @@ from .cli import LaunchConfig
 from .failure import RankExit
 from .worker_env import WorldInfo
 
-REPORT_GRACE = 10.0  # seconds, beyond --stop-delay + --stop-grace, to wait for other nodes' reports
+REPORT_GRACE = 2.0  # seconds, beyond --stop-grace, to wait for other nodes' reports once a failure is known
 
 
 class RendezvousError(RuntimeError):
@@ -176,16 +176,20 @@ class StoreRendezvous:
         deadline = None
         while self.store.add(f"{key}finished", 0) < c.nnodes:
             if deadline is None and self.remote_failure(attempt):
-                deadline = time.monotonic() + c.stop_delay + c.stop_grace + REPORT_GRACE
+                # every node learned of the failure about when we did and has had --stop-delay
+                # already; a node cut off from this store never reports, so do not wait long
+                deadline = time.monotonic() + c.stop_grace + REPORT_GRACE
             if deadline is not None and time.monotonic() > deadline:
                 break
             time.sleep(c.monitor_interval)
         all_exits: List[RankExit] = []
         notes: List[str] = []
+        self._reported = 0
         for k in range(c.nnodes):
             if not self.store.check([f"{key}report/{k}"]):
                 notes.append(f"node {k} did not report (its launcher may have died)")
                 continue
+            self._reported += 1
             data = json.loads(self.store.get(f"{key}report/{k}"))
             all_exits.extend(RankExit.from_json(e) for e in data["exits"])
             if data["note"]:
@@ -193,11 +197,13 @@ class StoreRendezvous:
         return sorted(all_exits, key=lambda e: e.rank), notes
 
     def close(self) -> None:
-        """Leave the store; node 0 keeps serving it until every agent has left (or 10 s)."""
+        """Leave the store; node 0 keeps serving it until every agent that reported at the last
+        gather has left (or a few seconds)."""
         try:
             self.store.add("left", 1)
-            deadline = time.monotonic() + REPORT_GRACE
-            while self.config.node_rank == 0 and self.store.add("left", 0) < self.config.nnodes:
+            deadline = time.monotonic() + 5.0
+            expected = getattr(self, "_reported", self.config.nnodes)
+            while self.config.node_rank == 0 and self.store.add("left", 0) < expected:
                 if time.monotonic() > deadline:
                     break
                 time.sleep(self.config.monitor_interval)

@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 from disttorch._error_file import read_error_file
 
@@ -47,8 +47,10 @@ class WorkerGroup:
     ``foreign_children`` are child pids of this process that the group must never reap.
     """
 
-    def __init__(self, specs: List[WorkerSpec], foreign_children: Set[int]) -> None:
+    def __init__(self, specs: List[WorkerSpec], foreign_children: Set[int],
+                 on_start: Optional[Callable[[int], None]] = None) -> None:
         self.specs = specs
+        self._on_start = on_start  # told each worker's pid (the launcher's guardian watches them)
         self._foreign = foreign_children  # children of this process that are none of our business
         self.exits: "queue.Queue[RankExit]" = queue.Queue()
         self.ended: Dict[int, RankExit] = {}  # local rank -> exit, filled by the waiters
@@ -63,6 +65,8 @@ class WorkerGroup:
             proc = subprocess.Popen(spec.cmd, env=spec.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
             self._procs.append(proc)
+            if self._on_start is not None:
+                self._on_start(proc.pid)
             prefix = f"[rank{spec.rank}]: ".encode()
             pumps = [output.LinePump(proc.stdout, prefix, spec.stdout_console, spec.stdout_log),
                      output.LinePump(proc.stderr, prefix, spec.stderr_console, spec.stderr_log)]
@@ -111,6 +115,10 @@ class WorkerGroup:
         for thread in self._threads:
             thread.join(timeout=5.0)
 
+    def pids(self) -> List[int]:
+        """The pids of the workers started."""
+        return [p.pid for p in self._procs]
+
     def all_reaped(self) -> bool:
         """Has every worker been waited for (so no waiter thread still needs its exit status)?"""
         return len(self.ended) == len(self._procs)
@@ -119,6 +127,8 @@ class WorkerGroup:
         for proc in self._procs:
             try:
                 os.killpg(proc.pid, sig)  # the worker leads its own group (its own session)
+                if sig == signal.SIGTERM:
+                    os.killpg(proc.pid, signal.SIGCONT)  # a frozen (SIGSTOPped) worker must see it too
             except (ProcessLookupError, PermissionError):
                 pass  # the whole group is gone already
 

@@ -76,7 +76,8 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None,
             _finish_average(op, flat.flat, ch.size)
         flat.write_back()
 
-    return pg.collective("all_reduce", flat.flat.dtype, flat.flat.size, -1, body, [tensor], async_op)
+    return pg.collective("all_reduce", flat.flat.dtype, flat.flat.size, -1, body, [tensor], async_op,
+                         redop=op.name)
 
 
 def broadcast(tensor: Any, src: int = 0, group=None, async_op: bool = False) -> Work | None:
@@ -118,7 +119,8 @@ def reduce(tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group=None,
             _finish_average(op, flat.flat, ch.size)
             flat.write_back()
 
-    return pg.collective("reduce", flat.flat.dtype, flat.flat.size, root, body, [tensor], async_op)
+    return pg.collective("reduce", flat.flat.dtype, flat.flat.size, root, body, [tensor], async_op,
+                         redop=op.name)
 
 
 def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = False) -> Work | None:
@@ -190,7 +192,7 @@ def _reduce_scatter(name: str, pg, out: Flat, buf: np.ndarray, op: ReduceOp, res
         out.flat[...] = block
         out.write_back()
 
-    return pg.collective(name, buf.dtype, buf.size, -1, body, result, async_op)
+    return pg.collective(name, buf.dtype, buf.size, -1, body, result, async_op, redop=op.name)
 
 
 def reduce_scatter(output: Any, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None,

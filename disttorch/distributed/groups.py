@@ -12,8 +12,11 @@ import os
 from datetime import timedelta
 from typing import Any, Iterable
 
-from .engine.process_group import ProcessGroup
+from .base.errors import AuthenticationError
+from .engine.process_group import EXIT_FLUSH_TIMEOUT, ProcessGroup
 from .rendezvous import rendezvous
+from .store import TCPStore
+from .wire.transport import flush_sent
 
 __all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available",
            "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",
@@ -173,15 +176,32 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
         _state.owns_store = False
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is outside a world of {world_size} ranks")
-    # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
-    _state.generation = store.add(f"disttorch/generation/{rank}", 1)
     _state.store = store
     try:
+        # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
+        _state.generation = store.add(f"disttorch/generation/{rank}", 1)
+        if _state.owns_store and isinstance(store, TCPStore) and store._server is not None:
+            store._wait_for_workers(world_size)
         GroupMember.WORLD = _create(0, rank, list(range(world_size)), seconds, name)
+    except AuthenticationError as e:
+        missing = _ranks_not_joined(store, world_size)
+        _release_store()
+        if not missing:
+            raise
+        who = ", ".join(f"rank {r}" for r in missing)
+        raise AuthenticationError(f"{who} cannot join the job: {e}") from None
     except BaseException:
         _release_store()
         raise
     atexit.register(_destroy_at_exit)
+
+
+def _ranks_not_joined(store, world_size: int) -> list[int]:
+    """Ranks that never checked in with ``store`` (after an authentication failure)."""
+    try:
+        return [r for r in range(world_size) if not store.check([f"disttorch/generation/{r}"])]
+    except Exception:  # noqa: BLE001 - the store may be gone with its host
+        return []
 
 
 def _create(group_id: int, rank: int, ranks: list[int], seconds: float, backend: str) -> ProcessGroup:
@@ -230,11 +250,14 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         if not is_initialized():
             raise ValueError("Default process group has not been initialized, please make sure "
                              "to call init_process_group.")
-        for gid in sorted(_state.groups, reverse=True):
-            _state.groups.pop(gid).destroy()
-        GroupMember.WORLD = None
-        _state.next_group_id = 1
-        _release_store()
+        try:
+            for gid in sorted(_state.groups, reverse=True):
+                _state.groups.pop(gid).destroy()
+        finally:
+            GroupMember.WORLD = None
+            _state.next_group_id = 1
+            flush_sent(EXIT_FLUSH_TIMEOUT)   # the goodbyes and last messages leave before we return
+            _release_store()
         return
     if group is GroupMember.NON_GROUP_MEMBER:
         return

@@ -29,6 +29,12 @@ The rank-0 process hosts the :class:`TCPStore` (it listens on loopback when
 the address is a loopback one; see :mod:`.base.addresses`). When
 ``DISTTORCH_USE_AGENT_STORE=1``, the launcher's agent hosts it instead and
 every rank is a client.
+
+Under ``torchrun`` (``TORCHELASTIC_RUN_ID`` set, and not by ``disttorch-launch``),
+``torchrun``'s agent already hosts PyTorch's c10d TCPStore on ``MASTER_PORT``. Rank 0 then
+hosts disttorch's store on a free port of its host and announces ``host:port`` in the
+agent's store (key ``disttorch/store/<run id>/<restart count>``, through
+:class:`~.store.c10d_client.C10dStoreClient`); the other ranks read it there and connect.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
 from .store import FileStore, Store, TCPStore
+from .store.addresses import address_towards
+from .store.c10d_client import C10dStoreClient
 
 __all__ = ["DEFAULT_TIMEOUT", "RendezvousConfig", "expand_hostlist", "local_rank", "parse_init_method", "rendezvous"]
 
@@ -282,6 +290,29 @@ def parse_init_method(
     return RendezvousConfig("tcp", rank, world_size, url.hostname, port, is_master=rank == 0 and not agent_hosts_store)
 
 
+def under_torchrun(env: Mapping[str, str]) -> bool:
+    """Whether this process was started by PyTorch's ``torchrun`` (not ``disttorch-launch``,
+    which sets the same ``TORCHELASTIC_*`` variables plus its own ``DISTTORCH_RUN_ID``)."""
+    return "TORCHELASTIC_RUN_ID" in env and "DISTTORCH_RUN_ID" not in env
+
+
+def _store_beside_torchrun(config: RendezvousConfig, timeout: timedelta, env: Mapping[str, str]) -> Store:
+    """Rank 0 hosts disttorch's store on a free port and announces it in torchrun's store."""
+    seconds = timeout.total_seconds()
+    key = f"disttorch/store/{env['TORCHELASTIC_RUN_ID']}/{env.get('TORCHELASTIC_RESTART_COUNT', '0')}"
+    agent = C10dStoreClient(config.host, config.port, seconds)
+    try:
+        if config.rank == 0:
+            host = address_towards(config.host)
+            store = TCPStore(host, 0, config.world_size, is_master=True, timeout=timeout, wait_for_workers=False)
+            agent.set(key, f"{host}:{store.port}".encode())
+            return store
+        host, _, port = agent.get(key).decode().rpartition(":")
+    finally:
+        agent.close()
+    return TCPStore(host, int(port), config.world_size, timeout=timeout)
+
+
 def rendezvous(
     init_method: str | None = None,
     rank: int = -1,
@@ -302,10 +333,15 @@ def rendezvous(
         ValueError: naming the missing or malformed setting and how to provide it.
         DistNetworkError, AuthenticationError, DistStoreError: if the store cannot be reached or joined.
     """
+    env = os.environ if env is None else env
     config = parse_init_method(init_method, rank, world_size, env)
     store: Store
     if config.kind == "file":
         store = FileStore(config.path, config.world_size, timeout=timeout)
+    elif under_torchrun(env) and (init_method or "env://").startswith("env://"):
+        store = _store_beside_torchrun(config, timeout, env)
     else:
-        store = TCPStore(config.host, config.port, config.world_size, is_master=config.is_master, timeout=timeout)
+        # The master waits for the workers in init_process_group, which can name a rank that fails to join.
+        store = TCPStore(config.host, config.port, config.world_size, is_master=config.is_master, timeout=timeout,
+                         wait_for_workers=False)
     return store, config.rank, config.world_size

@@ -37,9 +37,9 @@ def mismatch(rank: int, ws: int, kind: str) -> None:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("kind,mine,theirs", [
-    ("op", r"all_reduce\(float32\[10\]\) #2", r"broadcast\(float32\[10\], root=0\) #2"),
-    ("dtype", r"all_reduce\(float32\[10\]\) #2", r"all_reduce\(float64\[10\]\) #2"),
-    ("shape", r"all_reduce\(float32\[10\]\) #2", r"all_reduce\(float32\[11\]\) #2"),
+    ("op", r"all_reduce\(float32\[10\], op=SUM\) #2", r"broadcast\(float32\[10\], root=0\) #2"),
+    ("dtype", r"all_reduce\(float32\[10\], op=SUM\) #2", r"all_reduce\(float64\[10\], op=SUM\) #2"),
+    ("shape", r"all_reduce\(float32\[10\], op=SUM\) #2", r"all_reduce\(float32\[11\], op=SUM\) #2"),
 ])
 def test_mismatch_raises_on_both_sides_naming_both(kind, mine, theirs):
     import disttorch.distributed as dist
@@ -80,7 +80,7 @@ def test_timeout_names_collective_and_silent_rank():
     e0, e1 = _errors(results)
     assert isinstance(e0, dist.DistTimeoutError), results[0].describe()
     text = str(e0)
-    assert "all_reduce(float64[3]) #2 timed out on rank 0" in text and "waiting for rank 1" in text, text
+    assert "all_reduce(float64[3], op=SUM) #2 timed out on rank 0" in text and "waiting for rank 1" in text, text
     elapsed = float(text.rsplit("after ", 1)[1].split(" s]")[0])
     assert 1.5 < elapsed < 8, elapsed
     # The late rank learns why instead of waiting for its own timeout.
@@ -135,9 +135,9 @@ def test_stall_warning_names_who_is_behind():
     assert all(r.ok for r in results), [r.describe() for r in results]
     warning = [line for line in results[0].stderr.splitlines() if "has waited" in line]
     assert warning, results[0].stderr
-    assert "all_reduce(float32[4]) #2 on rank 0 has waited 2 s" in warning[0], warning[0]
-    assert "rank 1 is done with all_reduce(float32[4]) #1" in warning[0], warning[0]
-    assert "ranks 0, 2 are in all_reduce(float32[4]) #2" in warning[0], warning[0]
+    assert "all_reduce(float32[4], op=SUM) #2 on rank 0 has waited 2 s" in warning[0], warning[0]
+    assert "rank 1 is done with all_reduce(float32[4], op=SUM) #1" in warning[0], warning[0]
+    assert "ranks 0, 2 are in all_reduce(float32[4], op=SUM) #2" in warning[0], warning[0]
 
 
 def monitored(rank: int, ws: int) -> None:

@@ -20,8 +20,11 @@ def header(**changes) -> wire.Header:
 def test_header_round_trip_and_description():
     h = header()
     assert wire.unpack(wire.pack(h), group=0, size=2) == h
-    assert len(wire.pack(h)) == wire.HEADER_SIZE == 52
+    assert len(wire.pack(h)) == wire.HEADER_SIZE == 53
     assert wire.describe(h.op, h.dtype, h.numel, h.root) == "all_reduce(float32[10])"
+    assert wire.describe(h.op, h.dtype, h.numel, h.root, wire.REDOPS.index("MAX")) == "all_reduce(float32[10], op=MAX)"
+    with_op = h._replace(redop=wire.REDOPS.index("AVG"))
+    assert wire.unpack(wire.pack(with_op), group=0, size=2) == with_op
     assert wire.describe(wire.op_code("broadcast"), h.dtype, 3, 1) == "broadcast(float32[3], root=1)"
 
 

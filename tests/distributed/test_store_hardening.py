@@ -220,7 +220,7 @@ def test_without_a_secret_only_loopback_clients_are_admitted(caplog):
         pytest.skip("this machine has no non-loopback IPv4 address")
     with TCPStore("0.0.0.0", 0, is_master=True, timeout=timedelta(seconds=5), secret=None) as master:
         with caplog.at_level(logging.WARNING, logger="disttorch.distributed.auth"):
-            with pytest.raises(AuthenticationError, match="refused this process's credentials"):
+            with pytest.raises(AuthenticationError, match="multi-node job needs the same DISTTORCH_JOB_SECRET"):
                 TCPStore(address, master.port, timeout=timedelta(seconds=5), secret=None)
         assert f"refused connection from {address}: no DISTTORCH_JOB_SECRET is set here" in caplog.text
         with TCPStore("127.0.0.1", master.port, timeout=timedelta(seconds=5), secret=None) as local:

@@ -160,7 +160,7 @@ def test_launcher_as_torch_gives_every_rank_the_alias(tmp_path):
             p.join()
             dist.destroy_process_group()
     '''))
-    out = _run([sys.executable, "-m", "launcher", "--as-torch", "--nproc", "2", str(prog)], tmp_path, _env())
+    out = _run([sys.executable, "-m", "disttorch.launcher", "--as-torch", "--nproc", "2", str(prog)], tmp_path, _env())
     for rank in (0, 1):
         assert f"rank {rank} disttorch [3.0, 3.0] disttorch True" in out, out
 

@@ -94,6 +94,22 @@ def listen_address(host: str) -> str:
     return _ANY
 
 
+def address_towards(host: str) -> str:
+    """The IPv4 address of this machine that others reach it at when they reach ``host``:
+    ``127.0.0.1`` if ``host`` is a loopback address, else the address of the interface that
+    routes to it.
+
+    Raises:
+        OSError: ``host`` does not resolve to an IPv4 address.
+    """
+    ip = socket.getaddrinfo(host, None, socket.AF_INET)[0][4][0]
+    if is_loopback(ip):
+        return "127.0.0.1"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.connect((ip, 9))  # no packet is sent: this only asks the kernel for a route
+        return s.getsockname()[0]
+
+
 def endpoint_host(host: str) -> str:
     """``host`` as written in a ZeroMQ ``tcp://`` endpoint (IPv6 addresses in brackets)."""
     return f"[{host}]" if ":" in host and not host.startswith("[") else host

@@ -12,19 +12,29 @@ The secret
     ``python -c "import secrets; print(secrets.token_hex(32))"``). A
     ``secret=`` argument overrides the variable.
 
+    Secrets shorter than 128 bits (32 hex digits) are refused.
+
 Mechanisms
-    * secret set (default): ZeroMQ PLAIN, user ``disttorch``, password a token
-      derived from the secret with HMAC-SHA256 (the secret itself never
-      travels). Cheap, so tensor traffic keeps its speed. PLAIN sends the
-      token in clear, so someone who can *observe* the network could reuse
-      it: on networks you do not trust, set ``DISTTORCH_ENCRYPT=1``.
-    * secret set and ``DISTTORCH_ENCRYPT=1``: ZeroMQ CURVE with server and
-      client key pairs derived from the secret. Traffic is encrypted, and a
-      recorded handshake cannot be replayed.
-    * no secret (a process started by hand): NULL mechanism, and only peers
-      connecting from a loopback address are accepted. Multi-node jobs need
-      a secret; so do hosts shared with other users, who can reach loopback
-      too (``disttorch-launch`` always sets one).
+    * secret set, peers reached off loopback (a multi-node job; the default there):
+      ZeroMQ CURVE with server and client key pairs derived from the secret.
+      Traffic is encrypted and authenticated, and a recorded handshake cannot be
+      replayed (each CURVE session has fresh short-term keys and a server cookie).
+    * secret set, single-host job (``MASTER_ADDR`` on loopback; the default there):
+      ZeroMQ PLAIN, user ``disttorch``, password a token derived from the secret with
+      HMAC-SHA256 (the secret itself never travels). Only this host's loopback and
+      ipc sockets carry it.
+    * ``DISTTORCH_ENCRYPT=1`` forces CURVE everywhere; ``DISTTORCH_ENCRYPT=0`` forces
+      PLAIN (faster off loopback, but whoever can *observe* the network could reuse
+      the token: only on networks you trust).
+    * no secret (a process started by hand): NULL mechanism, and only peers on
+      this host are accepted: from a loopback address, or over ipc from a process
+      of the same user (ZeroMQ reports ipc peers as ``localhost:<uid>:<gid>:<pid>``).
+      Multi-node jobs need a secret; so do hosts shared with other users, who can
+      reach loopback too (``disttorch-launch`` always sets one).
+
+    Before authenticating, a connection is bounded by the options of the socket it
+    reaches (``ZMQ_MAXMSGSIZE``, ``ZMQ_HANDSHAKE_IVL``; see ``transport.py`` and
+    ``store/tcp_server.py``).
 
     The rendezvous store (``TCPStore``) always uses CURVE when a secret is set,
     whatever ``DISTTORCH_ENCRYPT`` says: its messages are few and small.
@@ -92,11 +102,33 @@ __all__ = [
 
 ENV_SECRET = "DISTTORCH_JOB_SECRET"
 ENV_ENCRYPT = "DISTTORCH_ENCRYPT"
+#: Shortest job secret accepted, in bytes (128 bits).
+MIN_SECRET_BYTES = 16
 PLAIN_USERNAME = b"disttorch"
 _ZAP_ENDPOINT = "inproc://zeromq.zap.01"
 
 logger = logging.getLogger("disttorch.distributed.auth")
 _rejections = RateLimitedLog(logger)
+
+
+def raise_descriptor_limit() -> None:
+    """Raise this process's soft limit of open files to its hard limit (Linux/Unix).
+
+    Connections waiting to authenticate are dropped after a few seconds, but a flood of them
+    can hold many descriptors meanwhile; with the usual soft limit of 1024 the process's own
+    files (checkpoints, logs) would then fail to open, and ZeroMQ would spin on ``accept``.
+    """
+    try:
+        import resource
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def generate_secret() -> str:
@@ -110,7 +142,8 @@ def resolve_secret(secret: str | bytes | None = None) -> bytes | None:
     A string secret must be hex (as :func:`generate_secret` makes); bytes are used as they are.
 
     Raises:
-        ValueError: if the secret is empty or a string that is not hex.
+        ValueError: if the secret is a string that is not hex, or shorter than 128 bits
+            (:data:`MIN_SECRET_BYTES`).
     """
     source = "the secret argument"
     if secret is None:
@@ -126,16 +159,31 @@ def resolve_secret(secret: str | bytes | None = None) -> bytes | None:
                 f"{source} must be a hex string (e.g. from `python -c \"import secrets; "
                 f"print(secrets.token_hex(32))\"`), got {len(secret)} characters that are not hex"
             ) from None
-    if not secret:
-        raise ValueError(f"{source} is empty; expected a hex string of at least 16 characters")
+    if len(secret) < MIN_SECRET_BYTES:
+        raise ValueError(
+            f"{source} is {len(secret) * 8} bits long; a job secret needs at least {MIN_SECRET_BYTES * 8} bits "
+            f"({MIN_SECRET_BYTES * 2} hex digits), e.g. from `python -c \"import secrets; "
+            f"print(secrets.token_hex(32))\"`")
     return bytes(secret)
 
 
-def encryption_enabled(encrypt: bool | None = None) -> bool:
-    """Whether to use CURVE encryption: ``encrypt`` if given, else ``DISTTORCH_ENCRYPT`` is ``1``/``true``/``yes``."""
+def encryption_enabled(encrypt: bool | None = None, default: bool = False) -> bool:
+    """Whether to use CURVE encryption: ``encrypt`` if given, else ``DISTTORCH_ENCRYPT``
+    (``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``), else ``default``."""
     if encrypt is not None:
         return encrypt
-    return os.environ.get(ENV_ENCRYPT, "").strip().lower() in ("1", "true", "yes", "on")
+    text = os.environ.get(ENV_ENCRYPT, "").strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    return default
+
+
+def encrypt_connections_at(address: str) -> bool:
+    """Whether connections to a socket listening at ``address`` use CURVE: yes off loopback
+    (replay-proof and encrypted), no on loopback, unless ``DISTTORCH_ENCRYPT`` says otherwise."""
+    return encryption_enabled(default=not is_loopback(address))
 
 
 def derive_key(secret: bytes, purpose: str) -> bytes:
@@ -167,6 +215,15 @@ def curve_keys(secret: bytes) -> CurveKeys:
     return CurveKeys(zmq.curve_public(server_secret), server_secret, zmq.curve_public(client_secret), client_secret)
 
 
+def _is_local_peer(address: str) -> bool:
+    """Whether a ZAP peer address is on this host: a loopback IP (tcp), or an ipc peer of this
+    user (ZeroMQ reports ipc peers as ``localhost:<uid>:<gid>:<pid>`` from ``SO_PEERCRED``)."""
+    parts = address.split(":")
+    if len(parts) == 4 and parts[0] == "localhost":
+        return parts[1] == str(os.geteuid())
+    return is_loopback(address)
+
+
 @dataclass(frozen=True)
 class _Policy:
     """What a ZAP domain accepts: a mechanism and a check on (credentials, peer address)."""
@@ -180,8 +237,9 @@ def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
     """Return (ZAP domain, policy) for a server with this secret and encryption choice."""
     if secret is None:
         return b"disttorch/loopback", _Policy(
-            b"NULL", lambda _creds, address: is_loopback(address),
-            f"no {ENV_SECRET} is set here, so only loopback peers are admitted (set it on every node)",
+            b"NULL", lambda _creds, address: _is_local_peer(address),
+            f"no {ENV_SECRET} is set here, so only peers on this host (loopback or ipc, same user) are "
+            "admitted (set it on every node)",
         )
     tag = binascii.hexlify(derive_key(secret, "zap-domain")[:8])
     if encrypt:
@@ -318,6 +376,15 @@ def configure_client(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool 
         socket.plain_password = plain_token(secret)
 
 
+def missing_secret_message(peer: str) -> str:
+    """What to tell a process without a job secret that ``peer`` refused."""
+    return (f"the {peer} refused this process, which has no {ENV_SECRET}: without a secret only "
+            f"processes on the same host (loopback or ipc) are admitted, so a multi-node job needs "
+            f"the same {ENV_SECRET} on every process, e.g. export {ENV_SECRET}=$(python -c "
+            f"\"import secrets; print(secrets.token_hex(32))\") on every node (or the other "
+            f"processes have a secret and this one lacks it)")
+
+
 _WATCHED_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
@@ -338,6 +405,7 @@ class ConnectionWatcher:
     Args:
         socket: the client socket to watch.
         peer: how to name the server in error messages (e.g. ``"store at 10.0.0.1:29500"``).
+        has_secret: whether this process connects with a job secret (the advice differs).
 
     Attributes:
         authenticated: a handshake has succeeded.
@@ -345,9 +413,10 @@ class ConnectionWatcher:
             authenticating, ``None`` while it is up (ZeroMQ keeps reconnecting meanwhile).
     """
 
-    def __init__(self, socket: zmq.Socket, peer: str) -> None:
+    def __init__(self, socket: zmq.Socket, peer: str, has_secret: bool = True) -> None:
         self._watched = socket
         self.peer = peer
+        self.has_secret = has_secret
         self.authenticated = False
         self.disconnected_since: float | None = None
         self.socket: zmq.Socket | None = socket.get_monitor_socket(_WATCHED_EVENTS)
@@ -363,13 +432,15 @@ class ConnectionWatcher:
             elif kind == zmq.EVENT_DISCONNECTED:
                 if self.authenticated and self.disconnected_since is None:
                     self.disconnected_since = time.monotonic()
+            elif not self.has_secret:
+                raise AuthenticationError(missing_secret_message(self.peer))
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 raise AuthenticationError(
                     f"the {self.peer} refused this process's credentials (ZAP status {event['value']}): "
                     f"the job secrets differ. Give every process the same {ENV_SECRET} (hex), "
                     "or leave it unset everywhere for a single-host job"
                 )
-            else:  # HANDSHAKE_FAILED_PROTOCOL / HANDSHAKE_FAILED_NO_DETAIL
+            else:  # HANDSHAKE_FAILED_PROTOCOL / _NO_DETAIL (e.g. a CURVE server dropping a wrong key)
                 raise AuthenticationError(
                     f"the handshake with the {self.peer} failed (ZeroMQ event value {event['value']}): "
                     f"the job secrets differ, or one side has none. Set the same {ENV_SECRET} and "

@@ -20,6 +20,7 @@ once ZeroMQ has let go of them (``Channel`` contract: the buffer may then be reu
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
@@ -41,6 +42,7 @@ class Signature(NamedTuple):
     dtype: int
     numel: int
     root: int
+    redop: int = 0
 
 
 class Link:
@@ -102,10 +104,11 @@ class PeerChannel:
     """Point-to-point messaging for one collective of a process group (a ``Channel``)."""
 
     def __init__(self, link: Link, group_id: int, rank: int, size: int, name: Callable[[int], str],
-                 op: _Op, sig: Signature) -> None:
+                 op: _Op, sig: Signature, recent: Mapping[int, str] | None = None) -> None:
         self.rank = rank
         self.size = size
         self._link, self._group_id, self._name = link, group_id, name
+        self._recent = {} if recent is None else recent  # seq -> description of the group's last collectives
         self._op, self._sig = op, sig
         self._sent = [0] * self.size
         self._received = [0] * self.size
@@ -141,18 +144,22 @@ class PeerChannel:
             raise ValueError(f"send buffer for group rank {peer} must be contiguous")
         sig = self._sig
         header = wire.Header(wire.DATA, self._group_id, self._op.seq, 0, sig.op, sig.dtype,
-                             sig.root, sig.numel, self._sent[peer], self.rank, buf.nbytes)
+                             sig.root, sig.numel, self._sent[peer], self.rank, buf.nbytes, sig.redop)
         self._sent[peer] += 1
         return self._link.send(peer, header, buf)
 
     def _verify(self, peer: int, h: wire.Header, out: np.ndarray) -> None:
         sig, name = self._sig, self._name
-        if h.kind not in (wire.DATA, wire.SHM) or (h.seq, h.op, h.dtype, h.numel, h.root) != (self._op.seq, *sig):
+        if (h.kind not in (wire.DATA, wire.SHM)
+                or (h.seq, h.op, h.dtype, h.numel, h.root, h.redop) != (self._op.seq, *sig)):
+            mine_seq, mine = self._op.seq, wire.describe(*sig)
+            if h.seq != mine_seq and h.seq in self._recent:   # a leftover of an earlier collective
+                mine_seq, mine = h.seq, self._recent[h.seq]
             raise CollectiveMismatchError(
-                f"{name(self.rank)} called {wire.describe(*sig)} #{self._op.seq} but "
-                f"{name(peer)} called {wire.describe(h.op, h.dtype, h.numel, h.root)} #{h.seq}; "
+                f"{name(self.rank)} called {mine} #{mine_seq} but "
+                f"{name(peer)} called {wire.describe(h.op, h.dtype, h.numel, h.root, h.redop)} #{h.seq}; "
                 "every rank must issue the same collectives in the same order with the same "
-                "dtype, size and root")
+                "dtype, size, root and reduce op")
         expected = self._received[peer]
         if h.chunk != expected:
             raise DistBackendError(f"message {h.chunk} of {self._op.description} from "

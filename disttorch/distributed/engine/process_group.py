@@ -26,22 +26,32 @@ While it waits for a peer the communication thread checks, every 0.1 s:
   ranks that are behind. Every rank publishes "the collective I am in / last finished" in
   the store at most once a second while it is busy, so this costs nothing per collective.
 
+Nothing sent is lost at exit: ZeroMQ sends from its own I/O thread, so when an operation
+returns its last messages may still be queued in this process. ``destroy`` (and so the exit
+of a script, through ``destroy_process_group`` at exit) waits for them to leave, and while
+a group is open ``os._exit`` is wrapped to do the same first (for up to
+:data:`EXIT_FLUSH_TIMEOUT` seconds): forked ``multiprocessing`` workers and scripts that end
+with ``os._exit`` right after a collective or ``send`` lose nothing.
+
 After a failed collective the group is broken: the error is raised by the failed operation
 and by every later call on the group (create a new job, or group, to continue). A failed
 send or receive only raises to its caller.
 """
 from __future__ import annotations
 
+import collections
 import copy
 import logging
 import os
 import queue
 import threading
 import time
+import weakref
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NoReturn
 
 import numpy as np
+import zmq
 
 from ... import _faults
 from ..base.errors import (
@@ -52,7 +62,7 @@ from ..base.errors import (
     PeerDiedError,
 )
 from ..wire import frames as wire
-from ..wire.transport import Transport
+from ..wire.transport import POLL_SLICE, Transport, flush_sent
 from .peer_channel import Link, PeerChannel, Signature
 from .work import Work
 
@@ -62,11 +72,43 @@ ENV_STALL_WARNING = "DISTTORCH_STALL_WARNING"
 ENV_FAULT = "DISTTORCH_FAULT"
 #: Seconds between two publications of a rank's progress in the store.
 STATE_INTERVAL = 1.0
+#: Seconds ``destroy`` waits for the peers' goodbyes (to see a collective they disagreed on).
+GOODBYE_WAIT = 0.5
+#: How many finished collectives' signatures are kept to name a late mismatch.
+RECENT_SIGNATURES = 256
 
 logger = logging.getLogger("disttorch.distributed")
 
 # Error classes carried in the ``tag`` field of ERROR messages, so peers re-raise the same type.
 _ERROR_CLASSES = (DistBackendError, CollectiveMismatchError, DistTimeoutError, PeerDiedError)
+
+
+#: Longest ``os._exit`` waits for the messages this process still has queued.
+EXIT_FLUSH_TIMEOUT = 5.0
+_live_groups: weakref.WeakSet = weakref.WeakSet()
+_os_exit = os._exit
+
+
+def flush_open_groups(timeout: float = EXIT_FLUSH_TIMEOUT) -> None:
+    """Close the sockets of every open group of this process and wait (up to ``timeout``
+    seconds) until what they had queued has left the process. The groups are unusable after."""
+    pid = os.getpid()
+    for pg in list(_live_groups):
+        t = pg.transport
+        if pg._pid == pid and t is not None and not t.closed and pg._exec_lock.acquire(timeout=1.0):
+            try:
+                t.close(linger=timeout)
+            finally:
+                pg._exec_lock.release()
+    flush_sent(timeout)
+
+
+def _exit_after_flush(status: int) -> NoReturn:
+    """``os._exit`` while a process group is open: first let the queued messages leave."""
+    try:
+        flush_open_groups()
+    finally:
+        _os_exit(status)
 
 
 class _PeerLocalError(Exception):
@@ -116,11 +158,15 @@ class ProcessGroup:
         self._state = "0|-|idle"
         self._state_published = ""
         self._state_time = 0.0
+        self._state_to_publish = ""
+        self._state_posted = threading.Event()
+        self._publisher: threading.Thread | None = None
         self.store.set(f"{self.prefix}state/{rank}", self._state)
         self.transport = (Transport(store, self.prefix, rank, len(ranks), group_id, timeout,
                                     self.name) if len(ranks) > 1 else None)
         self.link = Link(self.transport, self.check) if self.transport is not None else None
         self._seq = 0
+        self.recent: collections.OrderedDict[int, str] = collections.OrderedDict()  # seq -> signature
         self._error: BaseException | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._pending = 0                      # operations queued or running
@@ -130,6 +176,10 @@ class ProcessGroup:
         self._exec_lock = threading.Lock()     # held while an operation uses the sockets
         self._caller = threading.local()       # .inline: run_async_inline() is active
         self._current: _Op | None = None
+        self._pid = os.getpid()
+        _live_groups.add(self)
+        if os._exit is not _exit_after_flush:
+            os._exit = _exit_after_flush
         self._faults = bool(os.environ.get(ENV_FAULT))
         if self._faults:
             _faults.register_drop_handler(self._on_drop_fault)
@@ -159,19 +209,23 @@ class ProcessGroup:
     # ------------------------------------------------------------------ issuing
     def collective(self, op: str, dtype: np.dtype, numel: int, root: int,
                    body: Callable[[PeerChannel], None], result: Any = None,
-                   async_op: bool = False, timeout: float | None = None) -> Work | None:
+                   async_op: bool = False, timeout: float | None = None, redop: str = "") -> Work | None:
         """Queue collective ``op`` whose per-rank work is ``body(channel)``.
 
-        ``dtype``, ``numel`` (-1 when ranks may legitimately differ) and ``root`` (group
-        rank, -1 if none) form the signature every rank must agree on. ``result`` is what
+        ``dtype``, ``numel`` (-1 when ranks may legitimately differ), ``root`` (group
+        rank, -1 if none) and ``redop`` (a ``ReduceOp`` name, ``""`` if none) form the
+        signature every rank must agree on. ``result`` is what
         ``Work.result()`` returns. Returns the Work if ``async_op``, else waits and returns
         ``None``.
         """
         self._raise_if_broken()
         self._inject_faults()
         self._seq += 1
-        sig = Signature(wire.op_code(op), wire.dtype_code(dtype), numel, root)
+        sig = Signature(wire.op_code(op), wire.dtype_code(dtype), numel, root, wire.REDOPS.index(redop))
         description = f"{wire.describe(*sig)} #{self._seq}"
+        self.recent[self._seq] = wire.describe(*sig)
+        if len(self.recent) > RECENT_SIGNATURES:
+            self.recent.popitem(last=False)
         work = Work(description, result)
         return self._submit(work, self._run_collective,
                             (self._seq, sig, description, body, timeout or self.timeout), async_op)
@@ -281,7 +335,9 @@ class ProcessGroup:
                                        f"{description} cannot run")
             self.transport.pump(0)
             self.check(op, None)
-        body(PeerChannel(self.link, self.group_id, self._rank, self.size(), self.name, op, sig))
+            self.check_leftovers(seq)
+        body(PeerChannel(self.link, self.group_id, self._rank, self.size(), self.name, op, sig,
+                         self.recent))
         self._set_state(f"{seq}|{description.rsplit(' #', 1)[0]}|done")
 
     def _run_p2p(self, description: str, body: Callable[[_Op], Any]) -> None:
@@ -335,7 +391,7 @@ class ProcessGroup:
         if gone:
             peer, how = sorted(gone.items())[0]
             what = ("left the group (destroy_process_group or exit)" if how == "left"
-                    else "died (its connection dropped without a goodbye)")
+                    else "died or stopped responding (its connection dropped without a goodbye)")
             raise PeerDiedError(f"{self.name(peer)} {what}; {self.name(self._rank)} was in "
                                 f"{op.description}. Check that rank's log or the launcher's "
                                 "report for why it stopped", self.ranks[peer])
@@ -352,6 +408,19 @@ class ProcessGroup:
                            self.name(self._rank), now - op.started,
                            self._waiting(op, waiting_for), progress)
 
+    def check_leftovers(self, seq: int) -> None:
+        """Raise ``CollectiveMismatchError`` if a message of a collective before ``seq`` is
+        still waiting: its sender disagreed with this rank about that collective (e.g. both
+        ranks named themselves the root of a broadcast, so neither received)."""
+        h = self.transport.stale(seq) if self.transport is not None else None
+        if h is None:
+            return
+        mine = self.recent.get(h.seq, "another collective")
+        raise CollectiveMismatchError(
+            f"{self.name(self._rank)} called {mine} #{h.seq} but {self.name(h.sender)} called "
+            f"{wire.describe(h.op, h.dtype, h.numel, h.root, h.redop)} #{h.seq}; every rank must issue "
+            "the same collectives in the same order with the same dtype, size, root and reduce op")
+
     def _waiting(self, op: _Op, waiting_for: int | None) -> str:
         silent = [self.name(p) for p in range(self.size()) if p != self._rank and p not in op.heard]
         text = f" waiting for {self.name(waiting_for)}" if waiting_for is not None else ""
@@ -363,21 +432,43 @@ class ProcessGroup:
     def _set_state(self, state: str) -> None:
         self._state = state
 
-    def _publish_state(self) -> None:
+    def _publish_state(self, wait: bool = False) -> None:
+        """Put this rank's progress in the store, at most once per :data:`STATE_INTERVAL`.
+
+        Unless ``wait``, a background thread does the writing: a store whose host is frozen
+        or cut off must not hold up the liveness checks of a waiting collective."""
         now = time.monotonic()
         if (self._state == self._state_published or now - self._state_time < STATE_INTERVAL
                 or self._closing or self._error is not None):
             return
         self._state_time, self._state_published = now, self._state
+        if wait:
+            self._store_state(self._state)
+            return
+        self._state_to_publish = self._state
+        if self._publisher is None:
+            self._publisher = threading.Thread(target=self._publish_loop, daemon=True,
+                                               name=f"disttorch-pg{self.group_id}-progress")
+            self._publisher.start()
+        self._state_posted.set()
+
+    def _publish_loop(self) -> None:
+        while not self._closing:
+            self._state_posted.wait()
+            self._state_posted.clear()
+            if not self._closing:
+                self._store_state(self._state_to_publish)
+
+    def _store_state(self, state: str) -> None:
         try:
-            self.store.set(f"{self.prefix}state/{self._rank}", self._state)
+            self.store.set(f"{self.prefix}state/{self._rank}", state)
         except Exception as e:  # noqa: BLE001 - progress reports are best effort
             logger.debug("could not publish progress: %s", e)
 
     def _progress(self, raise_on_mismatch: _Op | None = None) -> str:
         """Where every rank is, e.g. "rank 2 is at all_reduce(...) #41 (done); ranks 0, 1, 3 in ... #42"."""
         self._state_time = 0.0
-        self._publish_state()
+        self._publish_state(wait=True)
         try:
             states = self.store.multi_get([f"{self.prefix}state/{r}" for r in range(self.size())])
         except Exception as e:  # noqa: BLE001 - the store may be gone with rank 0
@@ -412,7 +503,9 @@ class ProcessGroup:
 
     def destroy(self) -> None:
         """Stop the communication thread after the queued work, say goodbye, close sockets."""
+        _live_groups.discard(self)
         self._closing = True
+        self._state_posted.set()   # the progress thread ends
         with self._idle:   # let queued work finish (it is bounded by its own timeout)
             self._idle.wait_for(lambda: self._pending == 0, timeout=self.timeout)
         self._queue.put(None)
@@ -422,5 +515,18 @@ class ProcessGroup:
         if self._faults:
             _faults.unregister_drop_handler(self._on_drop_fault)
         if self.transport is not None:
+            mismatch = None
             goodbye = wire.Header(wire.BYE, self.group_id, self._seq, 0, 0, 0, -1, -1, 0, self._rank, 0)
+            if isinstance(self._error, PeerDiedError) and self._error.rank in self.ranks:
+                self.transport.declare_dead(self.ranks.index(self._error.rank))  # no linger for it
+            if self._error is None and not self.transport.closed:
+                try:  # a message of a finished collective still waiting: the ranks disagreed on it
+                    self.transport.say_goodbye(goodbye, GOODBYE_WAIT)
+                    self.check_leftovers(self._seq + 1)
+                except CollectiveMismatchError as e:
+                    mismatch = e
+                except zmq.ZMQError:
+                    pass
             self.transport.close(goodbye)
+            if mismatch is not None:
+                raise mismatch

@@ -43,8 +43,9 @@ from dataclasses import dataclass
 PROTOCOL_VERSION = 1
 
 #: Largest value the store accepts (one frame). The server socket's
-#: ``zmq.MAXMSGSIZE`` is set just above it, so larger frames never reach Python.
-MAX_VALUE_BYTES = 64 * 1024 * 1024
+#: ``zmq.MAXMSGSIZE`` is set just above it, so larger frames never reach Python, and a
+#: connection that has not authenticated can make the server hold at most one such frame.
+MAX_VALUE_BYTES = 4 * 1024 * 1024
 #: Largest key, in bytes (after UTF-8 encoding).
 MAX_KEY_BYTES = 4096
 #: Most keys one CHECK/WAIT request may name.
@@ -56,8 +57,8 @@ MAX_FRAMES = MAX_KEYS_PER_REQUEST + 2
 
 #: ZeroMQ heartbeats on both ends of a store connection: a peer silent for the
 #: timeout (a dead host, a stopped process) is disconnected.
-HEARTBEAT_INTERVAL_MS = 1000
-HEARTBEAT_TIMEOUT_MS = 5000
+HEARTBEAT_INTERVAL_MS = 500
+HEARTBEAT_TIMEOUT_MS = 2500
 
 _REQUEST_HEADER = struct.Struct("!BBQ")
 _REPLY_HEADER = struct.Struct("!QB")

@@ -14,6 +14,14 @@ Defences (every one of them keeps the loop running and memory bounded):
   are logged (rate-limited, logger ``disttorch.distributed.store``) and dropped,
   with an ERROR reply when the header was readable;
 * the table caps keys and bytes, and the number of pending waiters is capped.
+
+A failed handshake (a process with another job secret, or none where one is set) is
+watched on the server socket. If get/wait requests are still pending
+:data:`AUTH_FAILURE_GRACE` seconds later, they are answered with an authentication
+error (and so are new ones until another process checks in): the ranks waiting for a
+rank that cannot join fail fast instead of waiting out the whole timeout. (An outsider
+who can reach the port during rendezvous can therefore end a job that is still waiting
+for a rank; it cannot join it or read it.)
 """
 
 from __future__ import annotations
@@ -44,7 +52,13 @@ MAX_WAITING_KEY_BYTES = 64 * 1024 * 1024
 #: Queued inbound messages per peer before ZeroMQ stops reading from it.
 RECEIVE_HWM = 64
 #: An unauthenticated connection that has not finished its handshake is closed after this.
-HANDSHAKE_TIMEOUT_MS = 10_000
+HANDSHAKE_TIMEOUT_MS = 3_000
+#: Seconds after a failed handshake before the requests still waiting are failed.
+AUTH_FAILURE_GRACE = 2.0
+#: Prefix of the ERROR replies that clients raise as ``AuthenticationError``.
+AUTH_ERROR_PREFIX = "AUTH: "
+_HANDSHAKE_FAILURES = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                       | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 
 
 @dataclass(eq=False)
@@ -75,6 +89,7 @@ class StoreServer:
         self.table = table if table is not None else KeyValueTable()
         self.malformed = 0  # requests dropped as malformed (for tests and diagnostics)
         self._bad_input = RateLimitedLog(logger)
+        auth.raise_descriptor_limit()
         self._context = zmq.Context()
         self._socket = self._context.socket(zmq.ROUTER)
         self._socket.linger = 0
@@ -86,6 +101,10 @@ class StoreServer:
         self._socket.heartbeat_timeout = protocol.HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in host
         auth.configure_server(self._socket, secret, encrypt=encrypt)
+        self._monitor = self._socket.get_monitor_socket(_HANDSHAKE_FAILURES)
+        self._secret_set = secret is not None
+        self._auth_failed_at: float | None = None   # time of a failed handshake not yet acted on
+        self._auth_error: str | None = None         # sticky: answer get/wait with this
         try:
             if port == 0:
                 self.port = self._socket.bind_to_random_port(f"tcp://{endpoint_host(host)}")
@@ -127,7 +146,10 @@ class StoreServer:
         self._close_sockets()
 
     def _close_sockets(self) -> None:
-        for sock in (self._socket, getattr(self, "_wake", None)):
+        monitor = getattr(self, "_monitor", None)
+        if monitor is not None:
+            self._socket.disable_monitor()
+        for sock in (self._socket, getattr(self, "_wake", None), monitor):
             if sock is not None:
                 sock.close(linger=0)
         self._context.term()  # also ends this context's ZAP handler thread
@@ -138,17 +160,49 @@ class StoreServer:
         poller = zmq.Poller()
         poller.register(self._socket, zmq.POLLIN)
         poller.register(self._wake, zmq.POLLIN)
+        poller.register(self._monitor, zmq.POLLIN)
         while True:
             ready = dict(poller.poll(self._poll_timeout_ms()))
             if self._wake in ready:
                 return
+            if self._monitor in ready:
+                self._on_handshake_failures()
             if self._socket in ready:
                 self._drain()
-            self._expire(time.monotonic())
+            now = time.monotonic()
+            self._expire(now)
+            if self._auth_failed_at is not None and now - self._auth_failed_at >= AUTH_FAILURE_GRACE:
+                self._fail_waiters_on_auth()
+
+    def _on_handshake_failures(self) -> None:
+        while self._monitor.poll(0):
+            event = auth.parse_monitor_message(self._monitor.recv_multipart())["event"]
+            if event & _HANDSHAKE_FAILURES and self._auth_failed_at is None:
+                self._auth_failed_at = time.monotonic()
+
+    def _fail_waiters_on_auth(self) -> None:
+        """A handshake failed a while ago: whoever still waits is probably waiting for that
+        process, which can never join. Fail them (and later waits) with a clear error."""
+        self._auth_failed_at = None
+        if not self._pending:
+            return
+        need = (f"{auth.ENV_SECRET} (the same on every process)" if self._secret_set else
+                f"the same {auth.ENV_SECRET} on every process: this one has none, and a store without "
+                "a secret admits only processes on its host that have none either")
+        self._auth_error = (f"{AUTH_ERROR_PREFIX}a process failed to authenticate with the store "
+                            f"(another job secret, none where one is set, or another host); it can never "
+                            f"join, so this request is failed instead of waiting for it. Set {need}")
+        for _, _, waiter in list(self._deadlines):
+            if not waiter.done:
+                self._retire(waiter)
+                self._reply(waiter.identity, waiter.request.request_id, Status.ERROR,
+                            self._auth_error.encode(), *sorted(waiter.missing))
 
     def _poll_timeout_ms(self) -> int | None:
         while self._deadlines and self._deadlines[0][2].done:
             heapq.heappop(self._deadlines)
+        if self._auth_failed_at is not None:
+            return 100
         if not self._deadlines:
             return None
         return max(0, int((self._deadlines[0][0] - time.monotonic()) * 1000) + 1)
@@ -233,6 +287,7 @@ class StoreServer:
             self._reply(identity, rid, Status.OK, protocol.pack_i64(len(table)))
         elif command is Command.HELLO:
             self._workers += 1
+            self._auth_error = None   # someone new joined: waiting may be worth it again
             self._reply(identity, rid, Status.OK)
             self._workers_changed()
         elif command is Command.WAIT_WORKERS:
@@ -244,6 +299,9 @@ class StoreServer:
     # ------------------------------------------------------------- waiters
 
     def _park(self, identity: bytes, request: Request, missing: set[bytes]) -> None:
+        if self._auth_error is not None:
+            self._reply(identity, request.request_id, Status.ERROR, self._auth_error.encode(), *sorted(missing))
+            return
         if self._pending >= MAX_WAITERS:
             raise StoreFullError(f"the store already has its maximum of {MAX_WAITERS} pending get/wait requests")
         key_bytes = sum(map(len, request.keys))

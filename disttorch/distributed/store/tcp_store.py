@@ -18,17 +18,17 @@ import zmq
 
 from ..base import auth
 from ..base.addresses import endpoint_host, listen_address
-from ..base.errors import DistNetworkError, DistStoreError
+from ..base.errors import AuthenticationError, DistNetworkError, DistStoreError
 from . import protocol
 from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
 from .protocol import Command, Status
-from .tcp_server import StoreServer
+from .tcp_server import AUTH_ERROR_PREFIX, StoreServer
 
 #: Where the master's own client connects when the server listens on all interfaces.
 _LOCAL_FOR_ANY = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
 #: A request fails this long after its connection to the store dropped (if it did not come back).
-DISCONNECT_GRACE_S = 5.0
+DISCONNECT_GRACE_S = 2.0
 
 #: Extra time a client waits beyond a get/wait timeout for the server's TIMEOUT reply.
 _REPLY_GRACE_S = 10.0
@@ -102,7 +102,7 @@ class TCPStore(Store):
         self._socket.heartbeat_timeout = protocol.HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in connect_host
         auth.configure_client(self._socket, secret_bytes, encrypt=encrypt)
-        self._watcher = auth.ConnectionWatcher(self._socket, f"store at {self._where}")
+        self._watcher = auth.ConnectionWatcher(self._socket, f"store at {self._where}", secret_bytes is not None)
         # close() from another thread wakes a request blocked in get/wait through this pair
         self._interrupt_address = f"inproc://disttorch-store-client-{id(self)}"
         self._interrupted = self._context.socket(zmq.PAIR)
@@ -238,6 +238,10 @@ class TCPStore(Store):
             status, payload = self._await_reply(command, request_id, patience, connecting)
         if status is Status.ERROR:
             message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
+            if message.startswith(AUTH_ERROR_PREFIX):
+                waited = ", ".join(k.decode("utf-8", "replace") for k in payload[1:])
+                raise AuthenticationError(message[len(AUTH_ERROR_PREFIX):]
+                                          + (f" (this process was waiting for {waited})" if waited else ""))
             raise DistStoreError(f"the store at {self._where} refused {command.name}: {message}")
         return status, payload
 

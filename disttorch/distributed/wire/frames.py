@@ -2,7 +2,7 @@
 
 Every message a rank sends to a peer is a two-frame ZeroMQ message::
 
-    [header: 52 bytes, little-endian struct]  [payload: raw bytes of a contiguous array]
+    [header: 53 bytes, little-endian struct]  [payload: raw bytes of a contiguous array]
 
 Header fields (``HEADER`` below):
 
@@ -23,6 +23,7 @@ numel       i64    element count per rank of the collective's tensor, -1 when ra
 chunk       u32    index of this message among those from this sender in this collective
 sender      u32    group rank of the sender
 nbytes      u64    payload size in bytes; the payload frame's length (empty for ``SHM``)
+redop       u8     reduce op of the collective (index in ``REDOPS``; 0 when it has none)
 ==========  =====  ================================================================
 
 Tensor data is never pickled: the payload is the array's memory. Only the object
@@ -38,14 +39,14 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Header", "pack", "unpack", "HEADER_SIZE", "DATA", "P2P", "ERROR", "BYE", "SHM",
-           "OPS", "op_code", "dtype_code", "dtype_of", "describe", "MalformedHeader"]
+           "OPS", "REDOPS", "op_code", "dtype_code", "dtype_of", "describe", "MalformedHeader"]
 
 MAGIC = b"DT"
-VERSION = 1
+VERSION = 2
 DATA, P2P, ERROR, BYE, SHM = 1, 2, 3, 4, 5
 KINDS = (DATA, P2P, ERROR, BYE, SHM)
 
-_STRUCT = struct.Struct("<2sBBIQqBBhqIIQ")
+_STRUCT = struct.Struct("<2sBBIQqBBhqIIQB")
 HEADER_SIZE = _STRUCT.size
 
 OPS = ("none", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
@@ -53,6 +54,8 @@ OPS = ("none", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_in
        "all_to_all_single", "barrier", "monitored_barrier", "broadcast_object_list",
        "all_gather_object", "gather_object", "scatter_object_list", "send", "recv")
 _OP_CODES = {name: i for i, name in enumerate(OPS)}
+#: Reduce ops by wire code: ``ReduceOp.X`` travels as ``REDOPS.index("X")`` (0: none).
+REDOPS = ("", "SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")
 
 DTYPES = tuple(np.dtype(d) for d in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,
                                      np.float16, np.float32, np.float64, np.complex64,
@@ -76,6 +79,7 @@ class Header(NamedTuple):
     chunk: int
     sender: int
     nbytes: int
+    redop: int = 0
 
 
 def pack(h: Header) -> bytes:
@@ -102,8 +106,8 @@ def unpack(frame: bytes, group: int, size: int) -> Header:
         raise MalformedHeader(f"message for group {h.group} arrived at group {group}")
     if h.sender >= size:
         raise MalformedHeader(f"sender rank {h.sender} outside a group of {size}")
-    if h.op >= len(OPS) or h.dtype >= len(DTYPES) or not -1 <= h.root < size:
-        raise MalformedHeader(f"unknown op {h.op}, dtype {h.dtype} or root {h.root}")
+    if h.op >= len(OPS) or h.dtype >= len(DTYPES) or not -1 <= h.root < size or h.redop >= len(REDOPS):
+        raise MalformedHeader(f"unknown op {h.op}, dtype {h.dtype}, root {h.root} or reduce op {h.redop}")
     return h
 
 
@@ -129,8 +133,9 @@ def dtype_of(code: int) -> np.dtype:
 
 
 @functools.lru_cache(maxsize=4096)
-def describe(op: int, dtype: int, numel: int, root: int) -> str:
-    """Human-readable collective signature, e.g. ``all_reduce(float32[10])``."""
+def describe(op: int, dtype: int, numel: int, root: int, redop: int = 0) -> str:
+    """Human-readable collective signature, e.g. ``all_reduce(float32[10], op=SUM)``."""
     size = "?" if numel < 0 else str(numel)
     where = f", root={root}" if root >= 0 else ""
-    return f"{OPS[op]}({DTYPES[dtype]}[{size}]{where})"
+    how = f", op={REDOPS[redop]}" if redop else ""
+    return f"{OPS[op]}({DTYPES[dtype]}[{size}]{where}{how})"

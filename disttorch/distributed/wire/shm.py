@@ -106,7 +106,8 @@ class Outbox(_Ring):
 
 
 class Inbox(_Ring):
-    """A peer's outbox towards this rank, mapped on its first message."""
+    """A peer's outbox towards this rank, mapped once the peer has made it (during the
+    group's start); the file is unlinked at once, so no ending can leave it behind."""
 
     def __init__(self, token: str, receiver: int) -> None:
         file = path(token, receiver)

@@ -15,6 +15,12 @@ Endpoints
     hostname that may resolve to loopback). ``DISTTORCH_HOST_ADDR`` (an address) or
     ``DISTTORCH_IFNAME`` (an interface name) override it. When ``MASTER_ADDR`` is a
     loopback address (a single-node job) the tcp endpoint listens on 127.0.0.1 only.
+    When it is not, the peer connections use CURVE (encrypted, replay-proof; see ``auth.py``).
+
+Before authentication a connection can make this process hold at most one frame of
+:data:`MAX_FRAME` bytes (``ZMQ_MAXMSGSIZE``; larger payloads travel as several frames) for
+at most :data:`HANDSHAKE_TIMEOUT_MS`, and the open-files limit is raised to its hard limit
+so that a flood of connections does not take this process's own descriptors.
 
     ipc versus tcp loopback, measured on the development machine (2 cores, pyzmq 27 /
     libzmq 4.3.5, one DEALER->ROUTER ping-pong, copy-free for >= 64 KiB)::
@@ -34,8 +40,10 @@ Liveness
     Each DEALER has a socket monitor. A ``DISCONNECTED`` event from a peer that has not said
     goodbye (a ``BYE`` message, sent by ``destroy_process_group``) marks it dead after
     :data:`DEATH_GRACE` seconds, enough for a goodbye racing the disconnect to arrive. ZMTP
-    heartbeats (every second, 4 s timeout) catch peers whose host vanished without closing
-    its sockets. A killed process is therefore noticed in well under 5 seconds.
+    heartbeats (every 0.5 s, 2.5 s timeout) catch peers that are frozen (SIGSTOP), cut off
+    or whose host vanished without closing its sockets; a same-host peer is not reconnected
+    (its ipc socket file is gone), a remote one must finish a new handshake. A killed, frozen
+    or cut-off process is therefore reported by every survivor within about 3.5 seconds.
 
 Threading: after construction a Transport is used by one thread only (its group's
 communication thread); ZeroMQ sockets are not thread-safe.
@@ -52,15 +60,17 @@ import shutil
 import socket
 import struct
 import tempfile
+import threading
 import time
+from datetime import timedelta
 from typing import Callable, Deque
 
 import numpy as np
 import zmq
 
 from ..base import auth
-from ..base.addresses import is_loopback
-from ..base.errors import AuthenticationError, DistNetworkError
+from ..base.addresses import address_towards, is_loopback
+from ..base.errors import AuthenticationError, DistError, DistNetworkError
 from ..base.log import RateLimitedLog
 from . import frames as wire
 from . import shm
@@ -73,8 +83,19 @@ ENV_SAME_HOST = "DISTTORCH_SAME_HOST_TRANSPORT"
 
 #: Payloads of at least this many bytes are sent without copying (and their send tracked).
 ZERO_COPY_MIN = 64 * 1024
+#: Largest frame a peer socket accepts (``ZMQ_MAXMSGSIZE``); larger payloads travel as
+#: several frames of one message. Before a connection has authenticated it can make this
+#: process hold at most one such frame, for at most :data:`HANDSHAKE_TIMEOUT_MS`.
+MAX_FRAME = 4 * 1024 * 1024
+#: An unauthenticated connection that has not finished its handshake is dropped after this.
+HANDSHAKE_TIMEOUT_MS = 3000
 #: Kernel socket buffer sizes requested for every peer socket.
 SOCKET_BUFFER = 4 * 1024 * 1024
+#: ZMTP heartbeats on every peer connection: a PING every interval; a connection silent for
+#: the timeout (a frozen process, a cut link, a vanished host) is dropped. With
+#: :data:`DEATH_GRACE`, every survivor reports such a peer within about 3.5 s.
+HEARTBEAT_IVL_MS = 500
+HEARTBEAT_TIMEOUT_MS = 2500
 #: Seconds between a peer's disconnect and declaring it dead, unless it said goodbye.
 DEATH_GRACE = 0.5
 #: Longest single poll, in seconds: how often the caller's ``check`` hook runs while waiting.
@@ -89,22 +110,69 @@ _dropped = RateLimitedLog(logger)
 
 Key = int | None  # None: collective traffic; an int: point-to-point traffic with that tag
 _context: zmq.Context | None = None
+_context_pid = 0
 _ipc_dir: str | None = None
 
 
 def _shared_context() -> zmq.Context:
-    global _context
-    if _context is None or _context.closed:
-        _context = zmq.Context()
+    global _context, _context_pid
+    if _context is None or _context.closed or _context_pid != os.getpid():
+        auth.raise_descriptor_limit()
+        _context = zmq.Context()   # a forked child never uses its parent's context
+        _context_pid = os.getpid()
         _context.setsockopt(zmq.MAX_SOCKETS, 4096)
     return _context
+
+
+def flush_sent(timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds until every message queued on this process's peer
+    sockets has been handed to the kernel, by terminating the shared ZeroMQ context (which
+    waits for each closed socket's linger). Call after closing every transport. Returns
+    whether everything left in time."""
+    global _context
+    ctx = _context
+    if ctx is None or ctx.closed or _context_pid != os.getpid():
+        return True
+    _context = None
+    done = threading.Event()
+
+    def term() -> None:
+        ctx.term()
+        done.set()
+
+    threading.Thread(target=term, name="disttorch-flush", daemon=True).start()
+    return done.wait(timeout)
+
+
+#: Longest path of a Unix socket (``sizeof(sockaddr_un.sun_path) - 1`` on Linux), less room
+#: for the socket's own file name.
+_IPC_DIR_MAX_LEN = 107 - 24
 
 
 def _private_ipc_dir() -> str:
     global _ipc_dir
     if _ipc_dir is None or not os.path.isdir(_ipc_dir):
-        _ipc_dir = tempfile.mkdtemp(prefix="disttorch-")  # mode 0700: only this user connects
+        # mode 0700: only this user connects; the pid in the name lets the launcher sweep it.
+        # A temporary directory too deep for a socket path falls back to /tmp.
+        prefix = f"disttorch-ipc-{os.getpid()}-"
+        base = tempfile.gettempdir()
+        if len(os.path.join(base, prefix)) + 8 > _IPC_DIR_MAX_LEN:
+            base = "/tmp"
+        _ipc_dir = tempfile.mkdtemp(prefix=prefix, dir=base)
     return _ipc_dir
+
+
+def _remove_ipc_socket(path: str) -> None:
+    """Unlink a bound ipc socket's file (the socket keeps its connections) and its directory
+    once empty."""
+    global _ipc_dir
+    try:
+        os.unlink(path)
+        os.rmdir(os.path.dirname(path))
+    except OSError:
+        return   # gone already, or other groups' sockets are still in the directory
+    if _ipc_dir == os.path.dirname(path):
+        _ipc_dir = None
 
 
 def _host_key() -> str:
@@ -142,15 +210,10 @@ def host_address(master_addr: str | None = None) -> str:
     if not master:
         return "127.0.0.1"
     try:
-        master_ip = socket.getaddrinfo(master, None, socket.AF_INET)[0][4][0]
+        return address_towards(master)
     except OSError:
         raise DistNetworkError(f"MASTER_ADDR={master!r} does not resolve to an IPv4 address; "
                                f"set it to the address of rank 0's host") from None
-    if is_loopback(master_ip):
-        return "127.0.0.1"
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.connect((master_ip, 9))  # no packet is sent: this only asks the kernel for a route
-        return s.getsockname()[0]
 
 
 class _Peer:
@@ -164,6 +227,7 @@ class _Peer:
         self.connected = False
         self.disconnected_at: float | None = None
         self.said_bye = False
+        self.declared_dead = False      # another rank reported it dead
         self.auth_failure: str | None = None
 
 
@@ -185,14 +249,18 @@ class Transport:
         self.rank, self.size, self.group_id = rank, size, group_id
         self._name = describe_rank
         self._secret = auth.resolve_secret()
-        self._stash: dict[tuple[int, Key], Deque[tuple[wire.Header, zmq.Frame]]] = \
+        tcp_host = host_address()
+        # CURVE (encrypted, replay-proof) whenever peers may be reached off loopback
+        self._encrypt = auth.encrypt_connections_at(tcp_host)
+        self._stash: dict[tuple[int, Key], Deque[tuple[wire.Header, list[zmq.Frame]]]] = \
             collections.defaultdict(collections.deque)
         self.errors: list[tuple[wire.Header, str]] = []   # ERROR messages received from peers
         self.closed = False
+        self._goodbye_sent = False
         ctx = _shared_context()
         self._router = ctx.socket(zmq.ROUTER)
         self._tune(self._router)
-        auth.configure_server(self._router, self._secret)
+        auth.configure_server(self._router, self._secret, encrypt=self._encrypt)
         same_host_ipc = os.environ.get(ENV_SAME_HOST, "ipc").lower() != "tcp"
         endpoints = {"host": _host_key()}
         self._shm_token = shm.new_token() if same_host_ipc and shm.enabled() else None
@@ -201,11 +269,12 @@ class Transport:
         self._outboxes: dict[int, shm.Outbox] = {}
         self._inboxes: dict[int, shm.Inbox] = {}
         self._inbox_tokens: dict[int, str] = {}
+        ipc_path = None
         if same_host_ipc:
-            path = os.path.join(_private_ipc_dir(), f"g{group_id}-r{rank}-{os.getpid()}.sock")
-            self._router.bind(f"ipc://{path}")
-            endpoints["ipc"] = f"ipc://{path}"
-        self._router.bind(f"tcp://{host_address()}:*")
+            ipc_path = os.path.join(_private_ipc_dir(), f"g{group_id}-r{rank}.sock")
+            self._router.bind(f"ipc://{ipc_path}")
+            endpoints["ipc"] = f"ipc://{ipc_path}"
+        self._router.bind(f"tcp://{tcp_host}:*")
         endpoints["tcp"] = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
         store.set(f"{prefix}ep/{rank}", json.dumps(endpoints))
         self._poller = zmq.Poller()
@@ -226,6 +295,8 @@ class Transport:
                                        "to it go over the socket", describe_rank(peer), e)
                 self._connect(peer, info["ipc"] if local else info["tcp"])
         self._await_handshakes(deadline)
+        store.set(f"{prefix}ready/{rank}", b"1")
+        self._remove_files(store, prefix, ipc_path, deadline)
 
     # ------------------------------------------------------------------ setup
     @staticmethod
@@ -234,10 +305,12 @@ class Transport:
         sock.setsockopt(zmq.RCVHWM, 0)
         sock.setsockopt(zmq.SNDBUF, SOCKET_BUFFER)
         sock.setsockopt(zmq.RCVBUF, SOCKET_BUFFER)
-        sock.setsockopt(zmq.HEARTBEAT_IVL, 1000)
-        sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 4000)
-        sock.setsockopt(zmq.HEARTBEAT_TTL, 5000)
+        sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
+        sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
+        sock.setsockopt(zmq.HEARTBEAT_TTL, HEARTBEAT_TIMEOUT_MS)
         sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
+        sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_TIMEOUT_MS)
 
     def _identity(self, rank: int) -> bytes:
         return b"disttorch/%d/%d" % (self.group_id, rank)
@@ -247,13 +320,36 @@ class Transport:
         self._tune(dealer)
         dealer.setsockopt(zmq.ROUTING_ID, self._identity(self.rank))
         dealer.setsockopt(zmq.RECONNECT_IVL, 100)
-        auth.configure_client(dealer, self._secret)
+        auth.configure_client(dealer, self._secret, encrypt=self._encrypt)
         monitor = dealer.get_monitor_socket(_MONITOR_EVENTS)
         dealer.connect(endpoint)
         p = _Peer(peer, dealer, monitor, self._identity(peer))
         self._peers[peer] = p
         self._by_monitor[monitor] = p
         self._poller.register(monitor, zmq.POLLIN)
+
+    def _remove_files(self, store, prefix: str, ipc_path: str | None, deadline: float) -> None:
+        """Once every peer has connected to this rank and made its rings: map the rings made
+        for this rank and remove every file the group needed (the ring files, this rank's
+        ipc socket and directory), so that no ending, SIGKILL included, leaves them behind.
+        (A connection that drops later is not re-established over ipc: a same-host peer whose
+        connection drops has died.)"""
+        if self.size == 1:
+            return
+        try:
+            store.wait([f"{prefix}ready/{p}" for p in range(self.size) if p != self.rank],
+                       timedelta(seconds=max(1.0, deadline - time.monotonic())))
+        except DistError as e:
+            self.close()
+            raise DistNetworkError(f"{self._name(self.rank)}: not every peer finished connecting "
+                                   f"within the timeout ({e})") from None
+        for peer, token in self._inbox_tokens.items():
+            try:
+                self._inboxes[peer] = shm.Inbox(token, self.rank)   # unlinks the file
+            except FileNotFoundError:
+                pass   # that peer made no ring towards this rank (e.g. /dev/shm was full)
+        if ipc_path is not None:
+            _remove_ipc_socket(ipc_path)
 
     def _await_handshakes(self, deadline: float) -> None:
         while True:
@@ -288,10 +384,15 @@ class Transport:
                 return None
         dealer.send(wire.pack(header), zmq.SNDMORE)
         data = buf.reshape(-1).view(np.uint8) if buf.size else b""
-        if buf.nbytes >= ZERO_COPY_MIN:
-            return dealer.send(data, copy=False, track=True)
-        dealer.send(data, copy=True)
-        return None
+        if buf.nbytes < ZERO_COPY_MIN:
+            dealer.send(data, copy=True)
+            return None
+        trackers = []
+        for start in range(0, buf.nbytes, MAX_FRAME):
+            last = start + MAX_FRAME >= buf.nbytes
+            trackers.append(dealer.send(data[start:start + MAX_FRAME], 0 if last else zmq.SNDMORE,
+                                        copy=False, track=True))
+        return trackers[0] if len(trackers) == 1 else zmq.MessageTracker(*trackers)
 
     def send_control(self, peer: int, header: wire.Header, payload: bytes = b"") -> None:
         """Send a small control message (``ERROR`` text or ``BYE``) if the socket is still open."""
@@ -309,13 +410,21 @@ class Transport:
         queue = self._stash.get((peer, key))
         if not queue:
             return None
-        header, frame = queue.popleft()
+        header, payload = queue.popleft()
         fits = out is not None and header.nbytes == out.nbytes
         if header.kind == wire.SHM:
             self._inboxes[peer].take(header.tag, header.nbytes, out if fits else None)
         elif fits and header.nbytes:
-            np.copyto(out.reshape(-1).view(np.uint8), np.frombuffer(frame.buffer, np.uint8))
+            _copy_frames(payload, out)
         return header
+
+    def stale(self, before_seq: int) -> wire.Header | None:
+        """A stashed collective message of a collective before ``before_seq`` (which this rank
+        has finished, so nobody will take it: the ranks disagreed about that collective)."""
+        for (_, key), queue in self._stash.items():
+            if key is None and queue and queue[0][0].seq < before_seq:
+                return queue[0][0]
+        return None
 
     def waiting_from(self, key: Key) -> list[int]:
         """Peers that have a stashed message on ``key``."""
@@ -345,9 +454,10 @@ class Transport:
             header = self._validate(frames)
             if header is None:
                 continue
-            payload = frames[2]
+            payload = frames[2:]
             if header.kind == wire.ERROR:
-                self.errors.append((header, bytes(payload.buffer).decode("utf-8", "replace")))
+                text = b"".join(bytes(f.buffer) for f in payload)
+                self.errors.append((header, text.decode("utf-8", "replace")))
                 continue
             if header.kind == wire.BYE:
                 self._peers[header.sender].said_bye = True
@@ -358,20 +468,21 @@ class Transport:
                 if header.kind == wire.SHM:
                     self._inboxes[header.sender].take(header.tag, header.nbytes, want[2])
                 elif header.nbytes:
-                    np.copyto(want[2].reshape(-1).view(np.uint8), np.frombuffer(payload.buffer, np.uint8))
+                    _copy_frames(payload, want[2])
                 got = header
             else:
                 self._stash[(header.sender, key)].append((header, payload))
         return got
 
     def _validate(self, frames: list[zmq.Frame]) -> wire.Header | None:
-        """The header of ``[identity, header, payload]`` if the message is well formed and
+        """The header of ``[identity, header, payload...]`` if the message is well formed and
         comes over the connection of the rank it names; otherwise ``None`` (logged)."""
-        if len(frames) != 3:
+        if len(frames) < 3:
             _dropped.warning("dropped a %d-frame message on the peer socket of group %d "
                              "(expected identity, header, payload)", len(frames), self.group_id)
             return None
-        identity, raw, payload = frames
+        identity, raw = frames[:2]
+        nbytes = sum(len(f) for f in frames[2:])
         try:
             header = wire.unpack(raw.bytes, self.group_id, self.size)
         except wire.MalformedHeader as e:
@@ -384,9 +495,9 @@ class Transport:
             return None
         if header.kind == wire.SHM:
             return header if self._inbox(header) else None
-        if len(payload) != header.nbytes:
+        if nbytes != header.nbytes:
             _dropped.warning("dropped a message from %s: payload of %d bytes where its header "
-                             "announced %d", self._name(header.sender), len(payload), header.nbytes)
+                             "announced %d", self._name(header.sender), nbytes, header.nbytes)
             return None
         return header
 
@@ -413,11 +524,15 @@ class Transport:
                 p.connected, p.disconnected_at = True, None
             elif event == zmq.EVENT_DISCONNECTED and p.connected:
                 p.disconnected_at = p.disconnected_at or time.monotonic()
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                continue  # the connection broke mid-handshake (the peer exited?): liveness decides
+            elif self._secret is None:
+                p.auth_failure = auth.missing_secret_message(f"{self._name(p.rank)}")
             elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 p.auth_failure = (f"{self._name(p.rank)} refused this process's credentials: the "
                                   f"job secrets differ. Give every process the same "
                                   f"{auth.ENV_SECRET}")
-            elif event in (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL, zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL):
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
                 p.auth_failure = (f"the handshake with {self._name(p.rank)} failed: the two "
                                   f"processes disagree on security; set the same "
                                   f"{auth.ENV_SECRET} and {auth.ENV_ENCRYPT} everywhere")
@@ -428,13 +543,34 @@ class Transport:
         for p in self._peers.values():
             if p.said_bye:
                 gone[p.rank] = "left"
-            elif p.disconnected_at is not None and now - p.disconnected_at >= DEATH_GRACE:
+            elif p.declared_dead or (p.disconnected_at is not None and now - p.disconnected_at >= DEATH_GRACE):
                 gone[p.rank] = "died"
         return gone
 
+    def declare_dead(self, peer: int) -> None:
+        """Treat ``peer`` as gone (another rank reported it dead): nothing waits for it at close."""
+        if peer in self._peers:
+            self._peers[peer].declared_dead = True
+
     # ------------------------------------------------------------------ shutdown
-    def close(self, goodbye: wire.Header | None = None) -> None:
-        """Close every socket; first send ``goodbye`` (a ``BYE`` header) to live peers."""
+    def say_goodbye(self, goodbye: wire.Header, wait: float) -> None:
+        """Send ``goodbye`` (a ``BYE`` header) to live peers, then wait up to ``wait`` seconds
+        for theirs: what they sent before it has then arrived (see ``ProcessGroup.destroy``)."""
+        self.pump(0)
+        gone = self.gone_peers()
+        live = [p for p in self._peers.values() if p.rank not in gone and p.connected]
+        for p in live:
+            p.dealer.send_multipart([wire.pack(goodbye), b""])
+        self._goodbye_sent = True
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and not all(p.rank in self.gone_peers() for p in live):
+            self.pump(min(POLL_SLICE, max(0.0, deadline - time.monotonic())))
+
+    def close(self, goodbye: wire.Header | None = None, linger: float = 1.0) -> None:
+        """Close every socket; first send ``goodbye`` (a ``BYE`` header) to live peers.
+
+        What is queued for live peers keeps being sent for up to ``linger`` seconds, or
+        until :func:`flush_sent` has waited for it."""
         if self.closed:
             return
         try:
@@ -444,18 +580,30 @@ class Transport:
         self.closed = True
         gone = self.gone_peers()
         for p in self._peers.values():
-            if goodbye is not None and p.rank not in gone and p.connected:
+            if goodbye is not None and p.rank not in gone and p.connected and not self._goodbye_sent:
                 p.dealer.send_multipart([wire.pack(goodbye), b""])
             p.dealer.disable_monitor()
             p.monitor.close(linger=0)
-            linger = 0 if p.rank in gone or not p.connected else 1000
-            p.dealer.close(linger=linger)
+            p.dealer.close(linger=0 if p.rank in gone or not p.connected else int(linger * 1000))
         self._router.close(linger=0)
         self._stash.clear()
         for ring in [*self._outboxes.values(), *self._inboxes.values()]:
             ring.close()
         self._outboxes.clear()
         self._inboxes.clear()
+
+
+def _copy_frames(frames: list[zmq.Frame], out: np.ndarray) -> None:
+    """Copy the payload frames of one message, in order, into contiguous ``out``."""
+    dest = out.reshape(-1).view(np.uint8)
+    if len(frames) == 1:
+        np.copyto(dest, np.frombuffer(frames[0].buffer, np.uint8))
+        return
+    pos = 0
+    for f in frames:
+        chunk = np.frombuffer(f.buffer, np.uint8)
+        dest[pos:pos + chunk.size] = chunk
+        pos += chunk.size
 
 
 @atexit.register

@@ -61,7 +61,7 @@ def allreduce_hook(process_group: Any, bucket: GradBucket):
     buf = bucket.buffer()
     np.multiply(buf._data, 1.0 / _group_size(process_group), out=buf._data, casting="unsafe")
     work = dist.all_reduce(buf, group=process_group, async_op=True)
-    return work.get_future().then(lambda fut: buf)
+    return work.get_future().then(lambda fut: (fut.value(), buf)[1])  # value(): raise a failure
 
 
 def _compressed_hook(np_dtype: Any, process_group: Any, bucket: GradBucket):
@@ -71,6 +71,7 @@ def _compressed_hook(np_dtype: Any, process_group: Any, bucket: GradBucket):
     work = dist.all_reduce(compressed, group=process_group, async_op=True)
 
     def decompress(fut: Any) -> Tensor:
+        fut.value()  # raise the all-reduce's failure, if any
         np.copyto(buf._data, compressed._data, casting="unsafe")
         return buf
     return work.get_future().then(decompress)

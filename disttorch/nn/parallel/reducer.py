@@ -254,7 +254,7 @@ class Reducer:
                                                if not self._used[i]])
         start = trace.begin("wait for buckets", "ddp")
         for b in self.buckets:
-            result = b.future.wait()
+            result = self._wait_bucket(b)
             if isinstance(result, Tensor) and result._data is not b.buffer:
                 np.copyto(b.buffer, result._data.reshape(-1), casting="unsafe")
             if self._grad_scale != 1.0:
@@ -269,6 +269,18 @@ class Reducer:
                 f"pass: {names} (indices {missing}). Either make every parameter take part in "
                 "computing the loss, or construct DistributedDataParallel with "
                 "find_unused_parameters=True.")
+
+    @staticmethod
+    def _wait_bucket(b: _Bucket) -> Any:
+        from ...distributed import PeerDiedError
+        try:
+            return b.future.wait()
+        except PeerDiedError as e:
+            raise PeerDiedError(
+                f"DistributedDataParallel: a rank stopped taking part in training while this one "
+                f"still reduces gradients: {e}. If the ranks have different numbers of batches, "
+                "wrap the training loop in `with model.join():` (or give every rank the same "
+                "number of batches, e.g. DistributedSampler(drop_last=True))", e.rank) from e
 
     def _group(self) -> Any:
         from ...distributed.groups import resolve_group

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing as mp
+import os
 import queue
+import threading
 import warnings
 from typing import Any, Callable, Iterable, Iterator
 
@@ -166,7 +168,8 @@ class DataLoader:
             iq = ctx.Queue()
             w = ctx.Process(target=worker_loop, daemon=True,
                             args=(self.dataset, iq, result_q, fetch, wid, self.num_workers,
-                                  base_seed + wid, self.worker_init_fn, self._iterable))
+                                  base_seed + wid, self.worker_init_fn, self._iterable, os.getpid(),
+                                  threading.current_thread() is threading.main_thread()))
             w.start()
             index_qs.append(iq)
             workers.append(w)

@@ -1,10 +1,18 @@
 """DataLoader worker processes: each takes batch indices from its own queue, loads and
 collates the samples, and puts ``(batch_number, batch or error)`` on the shared result
-queue. ``get_worker_info()`` tells dataset code which worker it runs in."""
+queue. ``get_worker_info()`` tells dataset code which worker it runs in.
+
+A worker ends with the process that started it, even one killed by SIGKILL: on Linux it asks
+for SIGKILL at its parent's death (``PR_SET_PDEATHSIG``, when its parent started it from the
+main thread, since the signal follows the starting thread), and it checks its parent's pid
+between batches (every second while idle) everywhere."""
 from __future__ import annotations
 
+import os
 import queue
 import random
+import signal
+import sys
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -16,6 +24,19 @@ from ... import _random
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 _info: list = [None]
+#: Seconds an idle worker waits for work before checking that its parent is still alive.
+_PARENT_CHECK_INTERVAL = 1.0
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(parent_pid: int, started_by_main_thread: bool) -> None:
+    """Ask for SIGKILL when the parent dies (Linux); exit now if it has died already."""
+    if sys.platform.startswith("linux") and started_by_main_thread:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if parent_pid and os.getppid() != parent_pid:
+        os._exit(0)
 
 
 @dataclass(frozen=True)
@@ -55,8 +76,9 @@ class _IterableExhausted:
 
 def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetch: Callable,
                 worker_id: int, num_workers: int, seed: int, init_fn: Callable | None,
-                iterable: bool) -> None:
-    """Body of a worker process; ends when it receives ``None``."""
+                iterable: bool, parent_pid: int = 0, started_by_main_thread: bool = False) -> None:
+    """Body of a worker process; ends when it receives ``None`` or its parent ``parent_pid`` dies."""
+    _end_with_parent(parent_pid, started_by_main_thread)
     _random.manual_seed(seed)
     random.seed(seed)
     np.random.seed(seed % 2 ** 32)
@@ -70,8 +92,10 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetch: Callab
     it = iter(dataset) if iterable else None
     while True:
         try:
-            task = index_queue.get(timeout=5.0)
+            task = index_queue.get(timeout=_PARENT_CHECK_INTERVAL)
         except queue.Empty:
+            if parent_pid and os.getppid() != parent_pid:
+                return   # the parent died (re-parented to a reaper): nobody wants the batches
             continue
         if task is None:
             return

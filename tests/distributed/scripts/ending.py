@@ -1,0 +1,26 @@
+"""A rank that makes shared-memory rings and ipc sockets, starts a child process, then ends as
+asked: normal | exception | exit (os._exit) | wait (until killed)."""
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import disttorch.distributed as dist
+
+how, marker = sys.argv[1], sys.argv[2]
+dist.init_process_group("gloo")
+x = np.ones(1 << 16, np.float32)  # 256 KiB: through the shared-memory rings
+dist.all_reduce(x)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", marker])
+print(f"READY {dist.get_rank()} {os.getpid()} {child.pid}", flush=True)
+if how == "wait":
+    time.sleep(600)
+child.kill()
+child.wait()
+if how == "exception":
+    raise RuntimeError("this rank fails on purpose")
+if how == "exit":
+    os._exit(0)

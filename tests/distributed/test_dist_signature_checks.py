@@ -1,0 +1,118 @@
+"""The collective signature carries the reduce op and the root: ranks that disagree raise on
+every rank naming both sides. DDP raises when a rank stopped training without ``join()``."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+from dist_helpers import run_ranks
+
+
+def disagree(rank: int, world: int, kind: str) -> None:
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    x = np.ones(6, np.float32)
+    if kind == "sum-max":
+        dist.all_reduce(x, op=dist.ReduceOp.SUM if rank == 0 else dist.ReduceOp.MAX)
+    elif kind == "sum-avg":
+        dist.all_reduce(x, op=dist.ReduceOp.AVG if rank == world - 1 else dist.ReduceOp.SUM)
+    elif kind == "reduce-dst":
+        dist.reduce(x, dst=0 if rank == 0 else 1)
+    elif kind == "scatter-op":
+        dist.reduce_scatter_tensor(
+            np.zeros(2, np.float32),
+            np.ones(2 * world, np.float32),
+            op=dist.ReduceOp.MIN if rank == 0 else dist.ReduceOp.SUM,
+        )
+    elif kind == "broadcast-src":  # every rank names itself: nobody receives in the broadcast itself
+        dist.broadcast(x, src=rank)
+        dist.all_reduce(x)
+    elif kind == "broadcast-src-last":  # ... and nothing follows but the end of the group
+        dist.broadcast(x, src=rank)
+        dist.destroy_process_group()
+
+
+CASES = {
+    "sum-max": (2, r"all_reduce\(float32\[6\], op=SUM\) #1", r"all_reduce\(float32\[6\], op=MAX\) #1"),
+    "sum-avg": (3, r"all_reduce\(float32\[6\], op=SUM\) #1", r"all_reduce\(float32\[6\], op=AVG\) #1"),
+    "reduce-dst": (
+        2,
+        r"reduce\(float32\[6\], root=0, op=SUM\) #1",
+        r"reduce\(float32\[6\], root=1, op=SUM\) #1",
+    ),
+    "scatter-op": (2, r"op=MIN\) #1", r"op=SUM\) #1"),
+    "broadcast-src": (2, r"broadcast\(float32\[6\], root=0\) #1", r"broadcast\(float32\[6\], root=1\) #1"),
+    "broadcast-src-last": (
+        2,
+        r"broadcast\(float32\[6\], root=0\) #1",
+        r"broadcast\(float32\[6\], root=1\) #1",
+    ),
+}
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("kind", list(CASES))
+def test_disagreeing_ranks_raise_on_every_rank_naming_both_sides(kind):
+    import disttorch.distributed as dist
+
+    world, one, other = CASES[kind]
+    results = run_ranks(
+        disagree, world, args=(kind,), timeout=80, check=False, env={"DISTTORCH_TIMEOUT": "60"}
+    )
+    for r in results:
+        assert isinstance(r.error, (dist.CollectiveMismatchError,)), r.describe()
+        text = str(r.error)
+        assert re.search(one, text) and re.search(other, text), text
+        assert r.elapsed < 40, f"rank {r.rank} took {r.elapsed:.0f} s: a mismatch must fail fast"
+
+
+def ddp_uneven(rank: int, world: int, use_join: bool) -> list[float]:
+    import disttorch as torch
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    model = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    grads = []
+    steps = 3 if rank == 0 else 2
+
+    def loop() -> None:
+        for _ in range(steps):
+            ddp(torch.full((1, 1), 4.0 * (rank + 1))).sum().backward()
+            grads.append(model.weight.grad.item())
+            model.weight.grad = None
+
+    if use_join:
+        with ddp.join():
+            loop()
+    else:
+        loop()
+    return grads
+
+
+@pytest.mark.timeout(90)
+def test_ddp_rank_that_stops_without_join_makes_the_others_raise():
+    import disttorch.distributed as dist
+
+    results = run_ranks(
+        ddp_uneven, 2, args=(False,), timeout=80, check=False, env={"DISTTORCH_TIMEOUT": "60"}
+    )
+    assert results[1].ok, results[1].describe()
+    assert results[1].value == [6.0, 6.0]
+    error = results[0].error
+    assert isinstance(error, dist.PeerDiedError), results[0].describe()
+    assert "rank 1" in str(error) and "join()" in str(error), str(error)
+
+
+@pytest.mark.timeout(90)
+def test_ddp_uneven_with_join_still_trains():
+    grads = run_ranks(ddp_uneven, 2, args=(True,), timeout=80)
+    assert grads[0] == [6.0, 6.0, 2.0] and grads[1] == [6.0, 6.0]
