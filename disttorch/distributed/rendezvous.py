@@ -49,7 +49,7 @@ from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
 from .store import FileStore, Store, TCPStore
-from .store.addresses import address_towards
+from .base.addresses import address_towards
 from .store.c10d_client import C10dStoreClient
 
 __all__ = ["DEFAULT_TIMEOUT", "RendezvousConfig", "expand_hostlist", "local_rank", "parse_init_method", "rendezvous"]

@@ -33,7 +33,7 @@ import socket
 import struct
 import time
 
-from .errors import DistNetworkError, DistStoreError
+from ..base.errors import DistNetworkError, DistStoreError
 
 __all__ = ["C10dStoreClient"]
 
