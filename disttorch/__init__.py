@@ -18,6 +18,7 @@ from . import ops as _ops
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                         linspace, ones, ones_like, tensor, zeros, zeros_like)
 from ._repr import set_printoptions
+from ._layout import layout, sparse_coo, sparse_csr, strided
 from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                       manual_seed, multinomial, normal, poisson, rand, rand_like, randint,
                       randint_like, randn, randn_like, randperm, seed, set_rng_state)
@@ -40,7 +41,7 @@ _export_ops()
 __version__ = "0.1.0"
 
 
-_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz")
+_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "sparse")
 
 
 def __getattr__(name: str):

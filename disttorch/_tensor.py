@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _layout
 from ._dtype import dtype as _dtype_cls
 from .autograd import grad_mode
 from .autograd import function as _function
@@ -148,9 +148,11 @@ class Tensor:
     def is_cuda(self) -> bool:
         return False
 
+    is_sparse = False  # disttorch.ops.sparse.SparseTensor says True
+
     @property
-    def layout(self) -> str:
-        return "strided"
+    def layout(self) -> "_layout.layout":
+        return _layout.strided
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"

@@ -10,9 +10,9 @@ import types
 from typing import Any
 
 from .._tensor import Tensor
-from . import comparison, elementwise, indexing, inplace, linalg, reduction, shape
+from . import comparison, elementwise, indexing, inplace, linalg, reduction, shape, sparse
 
-FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace]
+FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse]
 
 
 def _reflected(fn: Any) -> Any:
