@@ -2,7 +2,7 @@
 ``disttorch.sparse_csr``, as ``Tensor.layout`` reports them."""
 from __future__ import annotations
 
-__all__ = ["layout", "strided", "sparse_coo", "sparse_csr"]
+__all__ = ["layout", "sparse_coo", "sparse_csr", "strided"]
 
 
 class layout:

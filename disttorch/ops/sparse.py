@@ -19,7 +19,7 @@ from .._layout import sparse_coo
 from .._tensor import Size, Tensor, _check_device, device
 from ..autograd.function import Function
 
-__all__ = ["sparse_coo_tensor", "spmm", "SparseTensor"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "spmm"]
 
 TENSOR_METHODS = ("to_sparse", "to_sparse_coo", "to_dense")
 
@@ -30,7 +30,7 @@ class SparseTensor(Tensor):
     is_sparse = True
 
     @classmethod
-    def _build(cls, indices: np.ndarray, values: Tensor, shape: tuple, coalesced: bool) -> "SparseTensor":
+    def _build(cls, indices: np.ndarray, values: Tensor, shape: tuple, coalesced: bool) -> SparseTensor:
         s = object.__new__(cls)
         s._grad = None
         s._rg = False
@@ -90,7 +90,7 @@ class SparseTensor(Tensor):
     def requires_grad(self, value: bool) -> None:
         self._sp_values.requires_grad_(value)
 
-    def requires_grad_(self, requires_grad: bool = True) -> "SparseTensor":
+    def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
         self._sp_values.requires_grad_(requires_grad)
         return self
 
@@ -99,7 +99,7 @@ class SparseTensor(Tensor):
         return self._sp_values.is_leaf
 
     @property
-    def grad(self) -> "SparseTensor | None":
+    def grad(self) -> SparseTensor | None:
         """The gradient of a leaf sparse tensor: sparse, with this tensor's indices."""
         g = self._sp_values.grad
         return None if g is None else SparseTensor._build(self._sp_indices, g, self._sp_shape,
@@ -168,7 +168,7 @@ class SparseTensor(Tensor):
         out = ToDense.apply(self._sp_values, self._sp_indices, self._sp_shape)
         return out if dtype is None else out.to(dtype)
 
-    def to_sparse(self, sparse_dim: int | None = None, *, layout: Any = None, **kw: Any) -> "SparseTensor":
+    def to_sparse(self, sparse_dim: int | None = None, *, layout: Any = None, **kw: Any) -> SparseTensor:
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
                                f"argument !=self.sparse_dim() is not supported (got "
@@ -177,7 +177,7 @@ class SparseTensor(Tensor):
 
     to_sparse_coo = to_sparse
 
-    def coalesce(self) -> "SparseTensor":
+    def coalesce(self) -> SparseTensor:
         """Sort the indices (row-major) and sum the values of repeated indices."""
         if self._coalesced:
             return self
@@ -190,7 +190,7 @@ class SparseTensor(Tensor):
         idx = np.stack(np.unravel_index(uniq, self._sp_shape[:sd])).reshape(sd, -1)
         return SparseTensor._build(idx, values, self._sp_shape, True)
 
-    def to(self, *args: Any, **kwargs: Any) -> "SparseTensor":
+    def to(self, *args: Any, **kwargs: Any) -> SparseTensor:
         target = kwargs.get("dtype")
         for a in args:
             if isinstance(a, _dtype.dtype):
@@ -203,25 +203,25 @@ class SparseTensor(Tensor):
             return self
         return self._with_values(self._sp_values.to(target))
 
-    def cpu(self) -> "SparseTensor":
+    def cpu(self) -> SparseTensor:
         return self
 
-    def float(self) -> "SparseTensor":
+    def float(self) -> SparseTensor:
         return self.to(_dtype.float32)
 
-    def double(self) -> "SparseTensor":
+    def double(self) -> SparseTensor:
         return self.to(_dtype.float64)
 
-    def long(self) -> "SparseTensor":
+    def long(self) -> SparseTensor:
         return self.to(_dtype.int64)
 
-    def int(self) -> "SparseTensor":
+    def int(self) -> SparseTensor:
         return self.to(_dtype.int32)
 
-    def half(self) -> "SparseTensor":
+    def half(self) -> SparseTensor:
         return self.to(_dtype.float16)
 
-    def bool(self) -> "SparseTensor":
+    def bool(self) -> SparseTensor:
         return self.to(_dtype.bool)
 
     def type(self, dtype: Any = None) -> Any:
@@ -229,20 +229,20 @@ class SparseTensor(Tensor):
             return "disttorch.sparse." + self._sp_values.type().split(".")[-1]
         return self.to(dtype)
 
-    def clone(self, *, memory_format: Any = None) -> "SparseTensor":
+    def clone(self, *, memory_format: Any = None) -> SparseTensor:
         return self._with_values(self._sp_values.clone())
 
-    def detach(self) -> "SparseTensor":
+    def detach(self) -> SparseTensor:
         return self._with_values(self._sp_values.detach())
 
-    def _with_values(self, values: Tensor) -> "SparseTensor":
+    def _with_values(self, values: Tensor) -> SparseTensor:
         return SparseTensor._build(self._sp_indices, values, self._sp_shape, self._coalesced)
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         raise TypeError("can't convert a sparse tensor to numpy; call .to_dense() first")
 
     # ------------------------------------------------------------------ shape
-    def transpose(self, dim0: int, dim1: int) -> "SparseTensor":
+    def transpose(self, dim0: int, dim1: int) -> SparseTensor:
         """Swap two sparse dimensions (the result is not coalesced)."""
         n, sd = self.dim(), self.sparse_dim()
         d0, d1 = dim0 % n, dim1 % n
@@ -255,7 +255,7 @@ class SparseTensor(Tensor):
         shape[d0], shape[d1] = shape[d1], shape[d0]
         return SparseTensor._build(idx, self._sp_values, tuple(shape), d0 == d1 and self._coalesced)
 
-    def t(self) -> "SparseTensor":
+    def t(self) -> SparseTensor:
         if self.dim() > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
                                f"but self is {self.sparse_dim()} sparse and {self.dense_dim()} "
@@ -274,7 +274,7 @@ class SparseTensor(Tensor):
     def __rmatmul__(self, other: Any) -> Any:
         return _dense_sparse_mm(other, self)
 
-    def __mul__(self, other: Any) -> "SparseTensor":
+    def __mul__(self, other: Any) -> SparseTensor:
         if isinstance(other, SparseTensor) or (isinstance(other, Tensor) and other.dim() > 0):
             raise NotImplementedError("sparse * tensor: only multiplication by a scalar or a "
                                       "0-dim tensor is supported for sparse COO tensors")
@@ -282,10 +282,10 @@ class SparseTensor(Tensor):
 
     __rmul__ = __mul__
 
-    def mul(self, other: Any) -> "SparseTensor":
+    def mul(self, other: Any) -> SparseTensor:
         return self * other
 
-    def __truediv__(self, other: Any) -> "SparseTensor":
+    def __truediv__(self, other: Any) -> SparseTensor:
         if isinstance(other, Tensor) and other.dim() > 0:
             raise NotImplementedError("sparse / tensor: only division by a scalar or a 0-dim "
                                       "tensor is supported for sparse COO tensors")
@@ -293,7 +293,7 @@ class SparseTensor(Tensor):
 
     div = __truediv__
 
-    def __neg__(self) -> "SparseTensor":
+    def __neg__(self) -> SparseTensor:
         return self._with_values(-self._sp_values)
 
     def __add__(self, other: Any) -> Tensor:

@@ -10,7 +10,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..ops.sparse import SparseTensor, _sparse_mm, _sparse_sum, spmm
 
-__all__ = ["mm", "sum", "spmm", "addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants"]
+__all__ = ["addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants", "mm", "spmm", "sum"]
 
 
 def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
@@ -28,7 +28,7 @@ def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: fl
     return mat * beta + mm(mat1, mat2) * alpha
 
 
-def sum(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:  # noqa: A001 - PyTorch's name
+def sum(input: Tensor, dim: Any = None, dtype: Any = None) -> Tensor:
     """Sum of a sparse tensor: all elements (a dense 0-dim tensor) or over ``dim``."""
     if not isinstance(input, SparseTensor):
         return input.sum() if dim is None else input.sum(dim)
@@ -59,10 +59,10 @@ class check_sparse_tensor_invariants:
     def disable() -> None:
         pass
 
-    def __enter__(self) -> "check_sparse_tensor_invariants":
+    def __enter__(self) -> check_sparse_tensor_invariants:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         pass
 
     def __call__(self, fn: Any) -> Any:
