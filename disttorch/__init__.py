@@ -41,7 +41,7 @@ _export_ops()
 __version__ = "0.1.0"
 
 
-_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "sparse", "linalg")
+_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "sparse", "linalg", "special")
 
 
 def __getattr__(name: str):

@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..ops.linalg import matmul

@@ -10,9 +10,9 @@ import types
 from typing import Any
 
 from .._tensor import Tensor
-from . import comparison, elementwise, indexing, inplace, linalg, reduction, shape, sparse
+from . import comparison, elementwise, indexing, inplace, linalg, reduction, shape, sparse, special
 
-FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse]
+FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse, special]
 
 
 def _reflected(fn: Any) -> Any:
