@@ -19,6 +19,7 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
                         linspace, ones, ones_like, tensor, zeros, zeros_like)
 from ._repr import set_printoptions
 from ._layout import layout, sparse_coo, sparse_csr, strided
+from .ops.mathfns import e, finfo, iinfo, inf, nan, newaxis, pi
 from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                       manual_seed, multinomial, normal, poisson, rand, rand_like, randint,
                       randint_like, randn, randn_like, randperm, seed, set_rng_state)

@@ -10,9 +10,9 @@ import types
 from typing import Any
 
 from .._tensor import Tensor
-from . import comparison, elementwise, indexing, inplace, linalg, reduction, shape, sparse, special
+from . import comparison, elementwise, indexing, inplace, linalg, mathfns, reduction, shape, sparse, special
 
-FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse, special]
+FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse, special, mathfns]
 
 
 def _reflected(fn: Any) -> Any:

@@ -543,3 +543,20 @@ def spmm(input: SparseTensor, mat2: Tensor) -> Tensor:
         from .linalg import mm
         return mm(input, mat2)
     return _sparse_mm(input, mat2)
+
+
+def _dense_only(what: str) -> Any:
+    def method(self: Tensor, *args: Any) -> Any:
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got Strided")
+    method.__name__ = what
+    return method
+
+
+TENSOR_OPERATORS = {
+    "sparse_dim": lambda self: 0,
+    "dense_dim": lambda self: self.dim(),
+    "is_coalesced": _dense_only("is_coalesced"),
+    "coalesce": _dense_only("coalesce"),
+    "indices": _dense_only("indices"),
+    "values": _dense_only("values"),
+}
