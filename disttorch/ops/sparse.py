@@ -158,6 +158,11 @@ class SparseTensor(Tensor):
 
     __str__ = __repr__
 
+    def __deepcopy__(self, memo: dict) -> SparseTensor:
+        import copy
+        return SparseTensor._build(self._sp_indices.copy(), copy.deepcopy(self._sp_values, memo),
+                                   self._sp_shape, self._coalesced)
+
     def __reduce_ex__(self, protocol: int):
         return (_rebuild_sparse, (self._sp_indices, self._sp_values.detach(), self._sp_shape,
                                   self._coalesced))

@@ -125,3 +125,16 @@ def test_parity_with_torch():
     np.testing.assert_allclose((ds @ dt.tensor(dense)).numpy(), (ts @ torch.from_numpy(dense)).numpy())
     np.testing.assert_allclose(dt.sparse.sum(ds, 1).to_dense().numpy(),
                                torch.sparse.sum(ts, 1).to_dense().numpy())
+
+
+def test_copy_pickle_and_dense_queries():
+    import copy
+    import pickle
+    s = _sp()
+    for c in (copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
+        assert c.is_sparse and c.shape == s.shape
+        np.testing.assert_array_equal(c.to_dense().numpy(), s.to_dense().numpy())
+    d = dt.ones(2, 3)
+    assert d.sparse_dim() == 0 and d.dense_dim() == 2 and not d.is_sparse
+    with pytest.raises(RuntimeError, match="sparse coordinate tensor layout"):
+        d.indices()
