@@ -201,9 +201,14 @@ def erfinv(y) -> np.ndarray:
                   0.00943887047, 1.00167406, 2.83297682):
             p2 = c + p2 * wl
         x = np.where(w < 5, p1, p2) * y
-        for _ in range(8):
-            err = np.where(np.abs(x) < 1, erf(x) - y, -(erfc(np.abs(x)) - (1 - np.abs(y))) * np.sign(x))
-            x = x - err / (2 / math.sqrt(math.pi) * np.exp(-x * x))
+        tail = np.abs(y) > 0.8  # Newton on log(erfc(|x|)), nearly linear in the tail
+        log_target = np.log(1 - np.abs(y))
+        for _ in range(6):
+            a = np.maximum(np.abs(x), 0.5)
+            cx = erfcx(a)
+            step_tail = (np.log(cx) - a * a - log_target) * (math.sqrt(math.pi) * cx / 2)
+            step_mid = (erf(x) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
+            x = np.where(tail, np.sign(y) * (a + step_tail), x - step_mid)
         x = np.where(y == 1, np.inf, np.where(y == -1, -np.inf, x))
         return np.where(np.abs(y) > 1, np.nan, x)
 
