@@ -7,6 +7,7 @@ the README cites and ``tests/math/test_math_coverage.py`` checks against ``dir(t
 optim, amp, ...); the coordinator prunes it when those branches merge. ``NOT_YET`` holds
 real gaps of the math namespaces: functions a user could call and that we still owe.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,7 +33,8 @@ _REASONS = {
         "sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not "
         "sym_sqrt sym_sum SymBool SymFloat SymInt while_loop slice_inverse segment_reduce classproperty "
         "thread_safe_generator hash_tensor compiled_with_cxx11_abi cond cpp functional index "
-        "DType DimOrDims"),
+        "DType DimOrDims"
+    ),
     "quantisation (no quantised kernels on NumPy)": (
         "QInt32Storage QInt8Storage QUInt2x4Storage QUInt4x2Storage QUInt8Storage qint32 qint8 quint2x4 "
         "quint4x2 quint8 qscheme per_channel_affine per_channel_affine_float_qparams per_channel_symmetric "
@@ -42,7 +44,8 @@ _REASONS = {
         "quantized_rnn_relu_cell quantized_rnn_tanh_cell dequantize int_repr q_per_channel_axis "
         "q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point choose_qparams_optimized "
         "fake_quantize_per_channel_affine fake_quantize_per_tensor_affine fused_moving_avg_obs_fake_quant "
-        "is_quantized"),
+        "is_quantized"
+    ),
     "vendor kernels (cuDNN, MIOpen, oneDNN/MKL-DNN, fbgemm, Vulkan, MPS, IPU, XLA, MAIA)": (
         "cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution cudnn_convolution_add_relu "
         "cudnn_convolution_relu cudnn_convolution_transpose cudnn_grid_sampler cudnn_is_acceptable "
@@ -54,15 +57,18 @@ _REASONS = {
         "fbgemm_linear_int8_weight_fp32_activation fbgemm_linear_quantize_weight "
         "fbgemm_pack_gemm_matrix_fp16 fbgemm_pack_quantized_matrix is_vulkan_available to_mkldnn "
         "is_mkldnn is_vulkan is_ipu is_xla is_maia is_mps is_mtia ipu has_mkl has_lapack has_openmp "
-        "has_spectral"),
+        "has_spectral"
+    ),
     "dtypes NumPy cannot hold (sub-byte, fp8, fp4, unsigned 16-64 bit, complex32)": (
         "bit bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz float8_e5m2 "
         "float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 uint4 uint5 "
-        "uint6 uint7 uint16 uint32 uint64 complex32 chalf ComplexFloatStorage ComplexDoubleStorage"),
+        "uint6 uint7 uint16 uint32 uint64 complex32 chalf ComplexFloatStorage ComplexDoubleStorage"
+    ),
     "modules torch imports for its own use": (
         "builtins ctypes glob importlib inspect math os platform sys textwrap threading warnings "
         "functools types torch TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
-        "common_args common_notes factory_common_args multi_dim_common Tensor"),
+        "common_args common_notes factory_common_args multi_dim_common Tensor"
+    ),
     "functionalisation and view-replay internals (their non-copy forms exist)": (
         "alias_copy as_strided_copy ccol_indices_copy col_indices_copy crow_indices_copy detach_copy "
         "diagonal_copy expand_copy indices_copy narrow_copy permute_copy row_indices_copy select_copy "
@@ -73,16 +79,19 @@ _REASONS = {
         "native_channel_shuffle native_dropout native_group_norm native_layer_norm native_norm "
         "convolution conv_tbc constant_pad_nd affine_grid_generator grid_sampler_2d grid_sampler_3d "
         "embedding_renorm_ empty_quantized norm_except_dim resize_as_sparse_ sparse_resize_ "
-        "sparse_resize_and_clear_ saddmm dsmm hsmm hspmm smm sspaddmm _nnz"),
+        "sparse_resize_and_clear_ saddmm dsmm hsmm hspmm smm sspaddmm _nnz"
+    ),
     "storage objects and memory pinning/sharing (NumPy arrays own their memory)": (
         "Storage StorageBase TypedStorage UntypedStorage BFloat16Storage BoolStorage ByteStorage "
         "CharStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage ShortStorage "
         "is_storage storage untyped_storage storage_type storage_offset is_set_to set_ pin_memory "
         "is_pinned share_memory_ is_shared record_stream from_file module_load reinforce volatile "
-        "as_strided as_strided_ as_strided_scatter data_ptr const_data_ptr new new_empty_strided"),
+        "as_strided as_strided_ as_strided_scatter data_ptr const_data_ptr new new_empty_strided"
+    ),
     "legacy autograd and name APIs removed or CUDA-only in PyTorch": (
         "symeig map2_ map_ apply_ output_nr name names rename rename_ refine_names align_as align_to "
-        "unflatten_dense_tensors"),
+        "unflatten_dense_tensors"
+    ),
 }
 EXCLUDED: dict[str, str] = {n: reason for reason, names in _REASONS.items() for n in names.split()}
 
@@ -123,8 +132,8 @@ PENDING_OTHER_BRANCHES = set(
     # Tensor methods of the runtime/tools branches
     "char cuda is_cpu is_meta is_nested itemsize nbytes grad_dtype dim_order get_device "
     "to_padded_tensor resize resize_ resize_as resize_as_ H mH mT adjoint is_xpu detach_ "
-    "ModuleDict ParameterDict cauchy_ geometric_ log_normal_"
-    .split())
+    "ModuleDict ParameterDict cauchy_ geometric_ log_normal_".split()
+)
 
 _NOT_YET = (
     # complex tensors and the FFT (need complex64/complex128 dtypes)

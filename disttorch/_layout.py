@@ -1,5 +1,6 @@
 """Memory layouts: ``disttorch.strided`` (dense arrays), ``disttorch.sparse_coo`` and
 ``disttorch.sparse_csr``, as ``Tensor.layout`` reports them."""
+
 from __future__ import annotations
 
 __all__ = ["layout", "sparse_coo", "sparse_csr", "strided"]

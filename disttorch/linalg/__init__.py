@@ -9,6 +9,7 @@ supported, so ``eig``/``eigvals`` return the real eigen-decomposition of matrice
 eigenvalues are real and raise otherwise; ``lu``, ``lu_factor``, ``lu_solve`` and
 ``ldl_*`` have no gradient; decompositions are not twice differentiable.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,12 +37,50 @@ from ._decomp import (
 )
 from .lu import lu_factor_np, unpack_np
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
-           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
-           "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
-           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "householder_product",
+    "inv",
+    "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "vecdot",
+    "vector_norm",
+]
 
 
 # ---------------------------------------------------------------------- result tuples
@@ -127,8 +166,11 @@ def _check_float(name: str, A: Tensor) -> None:
         raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A._data.dtype.kind != "f" or A._data.dtype == np.float16:
         from ..ops._helpers import scalar_type_name
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{scalar_type_name(A._data.dtype)}")
+
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got "
+            f"{scalar_type_name(A._data.dtype)}"
+        )
 
 
 def _check_matrix(name: str, A: Tensor, square: bool = True) -> None:
@@ -137,8 +179,7 @@ def _check_matrix(name: str, A: Tensor, square: bool = True) -> None:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     m, n = A._data.shape[-2:]
     if square and m != n:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} by {n} "
-                           "matrices")
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} by {n} matrices")
 
 
 def _info(A: Tensor) -> Tensor:
@@ -179,31 +220,37 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor
     _check_matrix("linalg.solve", A)
     _check_float("linalg.solve", B)
     if A._data.dtype != B._data.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {A.dtype.name} and B of type {B.dtype.name} instead")
+        raise RuntimeError(
+            f"linalg.solve: Expected A and B to have the same dtype, but found "
+            f"A of type {A.dtype.name} and B of type {B.dtype.name} instead"
+        )
     if _vector_rhs(A, B) and left:
         return Solve.apply(A, B.unsqueeze(-1), True).squeeze(-1)
     n = A._data.shape[-1]
     k = B._data.shape[-2] if left else B._data.shape[-1]
     if k != n:
         side = "rows" if left else "columns"
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({A._data.shape[-2]}x{n} and "
-                           f"{B._data.shape[-2]}x{B._data.shape[-1]}): B must have {n} {side}")
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({A._data.shape[-2]}x{n} and "
+            f"{B._data.shape[-2]}x{B._data.shape[-1]}): B must have {n} {side}"
+        )
     batch = np.broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2])
     A2 = A.expand(batch + A._data.shape[-2:]) if A._data.shape[:-2] != batch else A
     B2 = B.expand(batch + B._data.shape[-2:]) if B._data.shape[:-2] != batch else B
     return Solve.apply(A2, B2, left)
 
 
-def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
-             out: Any = None) -> ExResult:
+def solve_ex(
+    A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out: Any = None
+) -> ExResult:
     """``(result, info)`` of :func:`solve`."""
     return ExResult(solve(A, B, left=left), _info(A))
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
-                     unitriangular: bool = False, out: Any = None) -> Tensor:
+def solve_triangular(
+    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False, out: Any = None
+) -> Tensor:
     """Solve ``A X = B`` (or ``X A = B``) for a triangular ``A`` (only its ``upper`` or lower
     triangle is read; ``unitriangular`` takes its diagonal as ones)."""
     _check_matrix("linalg.solve_triangular", A)
@@ -219,8 +266,10 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
     rows, cols = A.shape[:ind], A.shape[ind:]
     nr, nc = math.prod(rows), math.prod(cols)
     if nr != nc:
-        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
-                           f"prod(self.shape[:ind]), but got {nc} != {nr}")
+        raise RuntimeError(
+            f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+            f"prod(self.shape[:ind]), but got {nc} != {nr}"
+        )
     return inv(A.reshape(nr, nc)).reshape(tuple(cols) + tuple(rows))
 
 
@@ -229,7 +278,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> T
     if dims is not None:
         dims = [d % A.dim() for d in dims]
         A = A.permute(tuple([d for d in range(A.dim()) if d not in dims] + dims))
-    out_shape = tuple(A.shape[B.dim():])
+    out_shape = tuple(A.shape[B.dim() :])
     n = math.prod(out_shape)
     return solve(A.reshape(-1, n), B.reshape(-1)).reshape(out_shape)
 
@@ -268,10 +317,13 @@ def eig(A: Tensor, *, out: Any = None) -> EigResult:
     _check_matrix("linalg.eig", A)
     w, v = np.linalg.eig(A._data)
     if np.iscomplexobj(w) and np.any(w.imag != 0):
-        raise NotImplementedError("linalg.eig: this matrix has complex eigenvalues, and disttorch "
-                                  "has no complex tensors; use eigh for symmetric matrices")
-    return EigResult(Tensor._make(np.real(w).astype(A._data.dtype)),
-                     Tensor._make(np.real(v).astype(A._data.dtype)))
+        raise NotImplementedError(
+            "linalg.eig: this matrix has complex eigenvalues, and disttorch "
+            "has no complex tensors; use eigh for symmetric matrices"
+        )
+    return EigResult(
+        Tensor._make(np.real(w).astype(A._data.dtype)), Tensor._make(np.real(v).astype(A._data.dtype))
+    )
 
 
 def eigvals(A: Tensor, *, out: Any = None) -> Tensor:
@@ -279,8 +331,7 @@ def eigvals(A: Tensor, *, out: Any = None) -> Tensor:
     return eig(A)[0]
 
 
-def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None,
-        out: Any = None) -> SVDResult:
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out: Any = None) -> SVDResult:
     """``A = U diag(S) Vh`` with singular values in descending order."""
     _check_matrix("linalg.svd", A, square=False)
     return SVDResult(*SVD.apply(A, full_matrices))
@@ -291,8 +342,15 @@ def svdvals(A: Tensor, *, driver: str | None = None, out: Any = None) -> Tensor:
     return svd(A, full_matrices=False)[1]
 
 
-def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: Any = None,
-                rtol: Any = None, out: Any = None) -> Tensor:
+def matrix_rank(
+    A: Tensor,
+    tol: Any = None,
+    hermitian: bool = False,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    out: Any = None,
+) -> Tensor:
     """Number of singular values above ``max(atol, rtol * largest)`` (``rtol`` defaults to
     ``eps * max(m, n)`` when neither is given)."""
     _check_matrix("linalg.matrix_rank", A, square=False)
@@ -314,8 +372,10 @@ def qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> QRResult:
     """``A = QR`` with ``mode`` 'reduced', 'complete' or 'r' (Q is empty)."""
     _check_matrix("linalg.qr", A, square=False)
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
-                           "(default), 'r', or 'complete'")
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+            "(default), 'r', or 'complete'"
+        )
     q, r = QR.apply(A, mode)
     if mode == "r":
         q = Tensor._make(np.zeros((0,), dtype=A._data.dtype))
@@ -328,8 +388,9 @@ def cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tensor:
     return Cholesky.apply(A, upper)
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
-                out: Any = None) -> CholeskyExResult:
+def cholesky_ex(
+    A: Tensor, *, upper: bool = False, check_errors: bool = False, out: Any = None
+) -> CholeskyExResult:
     """``(L, info)``; ``info`` is the order of the first non-positive-definite leading minor
     (0 when the factorisation succeeded)."""
     _check_matrix("linalg.cholesky_ex", A)
@@ -347,8 +408,10 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
         except np.linalg.LinAlgError:
             info[b] = next(o for o in range(1, mat.shape[0] + 1) if not _is_pd(mat[:o, :o]))
     out_l = out_l.reshape(A._data.shape)
-    return CholeskyExResult(Tensor._make(np.swapaxes(out_l, -1, -2).copy() if upper else out_l),
-                            Tensor._make(info.reshape(A._data.shape[:-2])))
+    return CholeskyExResult(
+        Tensor._make(np.swapaxes(out_l, -1, -2).copy() if upper else out_l),
+        Tensor._make(info.reshape(A._data.shape[:-2])),
+    )
 
 
 def _is_pd(m: np.ndarray) -> bool:
@@ -369,8 +432,9 @@ def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> LUFactorResu
     return LUFactorResult(Tensor._make(lu_), Tensor._make(piv))
 
 
-def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False,
-                 out: Any = None) -> LUFactorExResult:
+def lu_factor_ex(
+    A: Tensor, *, pivot: bool = True, check_errors: bool = False, out: Any = None
+) -> LUFactorExResult:
     """``(LU, pivots, info)``; ``info`` is the first zero pivot (1-based) or 0."""
     lu_, piv = lu_factor(A, pivot=pivot)
     diag = np.diagonal(lu_._data, axis1=-2, axis2=-1) == 0
@@ -385,21 +449,26 @@ def lu(A: Tensor, *, pivot: bool = True, out: Any = None) -> LUResult:
     return LUResult(Tensor._make(p), Tensor._make(low), Tensor._make(up))
 
 
-def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False,
-             out: Any = None) -> Tensor:
+def lu_solve(
+    LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out: Any = None
+) -> Tensor:
     """Solve ``A X = B`` from ``lu_factor(A)``'s result."""
     p, low, up = unpack_np(LU._data, pivots._data)
     a = p @ low @ up
     if adjoint:
         a = np.swapaxes(a, -1, -2)
     b = B._data
-    x = np.linalg.solve(a, b) if left else np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2),
-                                                                         np.swapaxes(b, -1, -2)), -1, -2)
+    x = (
+        np.linalg.solve(a, b)
+        if left
+        else np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    )
     return Tensor._make(x)
 
 
-def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False,
-                  out: Any = None) -> LDLFactorExResult:
+def ldl_factor_ex(
+    A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out: Any = None
+) -> LDLFactorExResult:
     """``LD`` compact factorisation of a symmetric matrix without pivoting (``pivots`` are
     the identity, 1-based): ``A = L D L^T`` with ``L`` unit lower-triangular, ``D``
     diagonal. Unlike LAPACK's ``sytrf`` no 2x2 pivot blocks are used."""
@@ -429,8 +498,7 @@ def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> LDLFac
     return LDLFactorResult(ld, piv)
 
 
-def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
-              out: Any = None) -> Tensor:
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out: Any = None) -> Tensor:
     """Solve ``A X = B`` from :func:`ldl_factor`'s result."""
     ld = LD._data
     n = ld.shape[-1]
@@ -441,8 +509,15 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False,
 
 
 # ---------------------------------------------------------------------- composite ops
-def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False,
-         out: Any = None, rcond: Any = None) -> Tensor:
+def pinv(
+    A: Tensor,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    hermitian: bool = False,
+    out: Any = None,
+    rcond: Any = None,
+) -> Tensor:
     """Moore-Penrose pseudo-inverse via the SVD (or ``eigh`` with ``hermitian=True``);
     singular values at or below ``max(atol, rtol * largest)`` are dropped."""
     _check_matrix("linalg.pinv", A, square=False)
@@ -478,8 +553,10 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
     _check_matrix("linalg.lstsq", A, square=False)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
-                           f"gelsd, gelss), but got {driver}")
+        raise RuntimeError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
+            f"gelsd, gelss), but got {driver}"
+        )
     vec = B.dim() == A.dim() - 1
     B2 = B.unsqueeze(-1) if vec else B
     x = matmul(pinv(A, rtol=rcond), B2)
@@ -524,16 +601,20 @@ def matrix_exp(A: Tensor) -> Tensor:
     return MatrixExp.apply(A)
 
 
-def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
-                dtype: Any = None, out: Any = None) -> Tensor:
+def vector_norm(
+    x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default); ``ord`` may be
     ``inf``, ``-inf`` or 0 (the number of non-zeros)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
     if x._data.dtype.kind != "f":
         from ..ops._helpers import scalar_type_name
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {scalar_type_name(x._data.dtype)}")
+
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {scalar_type_name(x._data.dtype)}"
+        )
     if dtype is not None:
         x = x.to(dtype)
     if isinstance(dim, int):
@@ -552,7 +633,7 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
         return a.sum(red, keepdim=keepdim)
     if ord == 2:
         return _Norm2.apply(x, red, keepdim)
-    return (a ** ord).sum(red, keepdim=keepdim) ** (1.0 / ord)
+    return (a**ord).sum(red, keepdim=keepdim) ** (1.0 / ord)
 
 
 class _Norm2(Function):
@@ -578,13 +659,19 @@ class _Norm2(Function):
         return Tensor._make((x._data * scale).astype(x._data.dtype)), None, None
 
 
-def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: bool = False, *,
-                dtype: Any = None, out: Any = None) -> Tensor:
+def matrix_norm(
+    A: Tensor,
+    ord: Any = "fro",
+    dim: tuple = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+    out: Any = None,
+) -> Tensor:
     """Matrix norms over the two ``dim``: 'fro', 'nuc', ``inf``, ``-inf``, 1, -1, 2, -2."""
     _check_float("linalg.matrix_norm", A)
     if A.dim() < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if dtype is not None:
         A = A.to(dtype)
     d0, d1 = dim[0] % A.dim(), dim[1] % A.dim()
@@ -605,19 +692,26 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: tuple = (-2, -1), keepdim: boo
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
-def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
-         dtype: Any = None, out: Any = None) -> Tensor:
+def norm(
+    A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
     """A vector norm (1-D input, or an int ``dim``) or a matrix norm (2-D input, a 2-tuple
     ``dim``, or a string ``ord``); ``ord=None`` is the 2-norm / Frobenius norm."""
     if isinstance(dim, int):
         dim = (dim,)
-    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2) \
-            or isinstance(ord, str):
-        return matrix_norm(A, "fro" if ord is None else ord, tuple(dim) if dim else (-2, -1),
-                           keepdim, dtype=dtype)
+    if (
+        dim is not None
+        and len(dim) == 2
+        or (dim is None and ord is not None and A.dim() == 2)
+        or isinstance(ord, str)
+    ):
+        return matrix_norm(
+            A, "fro" if ord is None else ord, tuple(dim) if dim else (-2, -1), keepdim, dtype=dtype
+        )
     if ord is not None and dim is None and A.dim() != 1:
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
-                           f"1D or 2D. Got {A.dim()}D.")
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
+        )
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
@@ -636,8 +730,10 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Te
     if input.dim() != other.dim():
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[dim]} and {other.shape[dim]}")
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[dim]} and {other.shape[dim]}"
+        )
     a = [input.select(dim, i) for i in range(3)]
     b = [other.select(dim, i) for i in range(3)]
     comps = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
@@ -666,8 +762,10 @@ def multi_dot(tensors: Any, *, out: Any = None) -> Tensor:
     dims = [ts[0].shape[0]] + [t.shape[1] for t in ts]
     for i in range(len(ts) - 1):
         if ts[i].shape[1] != ts[i + 1].shape[0]:
-            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
-                               f"{list(ts[i].shape)} and {list(ts[i + 1].shape)} cannot be multiplied")
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                f"{list(ts[i].shape)} and {list(ts[i + 1].shape)} cannot be multiplied"
+            )
     order = _chain_order(dims)
     result = _chain(ts, order, 0, len(ts) - 1)
     if first_vec:
@@ -709,6 +807,7 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
     for _ in range(1, n):
         powers.append(powers[-1] * x.unsqueeze(-1))
     from ..ops.shape import cat
+
     return cat(powers, -1)
 
 
@@ -725,17 +824,20 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
     m, n = A.shape[-2:]
     k = tau.shape[-1]
     if n > m:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than "
-                           "or equal to input.shape[-1]")
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-2] must be greater than "
+            "or equal to input.shape[-1]"
+        )
     if k > n:
-        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than "
-                           "or equal to tau.shape[-1]")
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
     eye = Tensor._make(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A._data.shape[:-2] + (m, n)).copy())
     q = eye
     below = Tensor._make(np.tril(np.ones((m, n), dtype=A._data.dtype), -1))
     unit = Tensor._make(np.eye(m, n, dtype=A._data.dtype))
     vs = A * below + unit
     for i in range(k - 1, -1, -1):  # Q = H_1 (H_2 (... (H_k I)))
-        v = vs[..., :, i:i + 1]
-        q = q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (v.mT @ q))
+        v = vs[..., :, i : i + 1]
+        q = q - tau[..., i : i + 1].unsqueeze(-1) * (v @ (v.mT @ q))
     return q

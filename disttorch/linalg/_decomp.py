@@ -6,6 +6,7 @@ formulas (``FunctionsManual.cpp``) on the saved arrays. Those backwards are comp
 NumPy, so they are not themselves differentiable (no second derivatives through
 decompositions; the composite ops of ``disttorch.linalg`` are).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -49,12 +50,15 @@ def _inverse(name: str, x: np.ndarray) -> np.ndarray:
 def _singular(name: str, x: np.ndarray) -> LinAlgError:
     """PyTorch's message for a singular matrix: the first zero pivot of its LU factorisation."""
     from .lu import lu_factor_np
+
     lu, _ = lu_factor_np(x)
     diag = np.diagonal(lu, axis1=-2, axis2=-1).reshape(-1, x.shape[-1])
     b, j = np.argwhere(diag == 0)[0] if (diag == 0).any() else (0, x.shape[-1] - 1)
     pre = f"(Batch element {b}): " if x.ndim > 2 else ""
-    return LinAlgError(f"{name}: {pre}The diagonal element {j + 1} is zero, the inversion could "
-                       "not be completed because the input matrix is singular.")
+    return LinAlgError(
+        f"{name}: {pre}The diagonal element {j + 1} is zero, the inversion could "
+        "not be completed because the input matrix is singular."
+    )
 
 
 class Inv(Function):
@@ -228,14 +232,16 @@ class SVD(Function):
         if gu is None and gvh is None:
             return _c((u * gs._data[..., None, :]) @ vh), None
         if ctx.full and ((gu is not None and m > k) or (gvh is not None and n > k)):
-            raise NotImplementedError("The derivative of linalg.svd depends on the full U and Vh "
-                                      "only through their first k columns when full_matrices=True; "
-                                      "use full_matrices=False")
+            raise NotImplementedError(
+                "The derivative of linalg.svd depends on the full U and Vh "
+                "only through their first k columns when full_matrices=True; "
+                "use full_matrices=False"
+            )
         v, gv = _T(vh), (_T(gvh) if gvh is not None else None)
         s2 = s * s
         e = s2[..., None, :] - s2[..., :, None]
         e[..., np.arange(k), np.arange(k)] = 1
-        skew = (lambda x: x - _T(x))
+        skew = lambda x: x - _T(x)
         if gu is not None and gv is not None:
             ret = (skew(_T(u) @ gu) * s[..., None, :] + s[..., :, None] * skew(_T(v) @ gv)) / e
         elif gu is not None:
@@ -257,8 +263,9 @@ class SVD(Function):
         return _c(ga), None
 
 
-def _qr_backward_tall(q: np.ndarray, r: np.ndarray, gq: np.ndarray | None,
-                      gr: np.ndarray | None) -> np.ndarray:
+def _qr_backward_tall(
+    q: np.ndarray, r: np.ndarray, gq: np.ndarray | None, gr: np.ndarray | None
+) -> np.ndarray:
     """PyTorch's QR backward for ``m >= n``: ``[gQ + Q copyltu(M)] R^{-T}``."""
     if gq is not None and gr is not None:
         m = r @ _T(gr) - _T(gq) @ q
@@ -291,9 +298,11 @@ class QR(Function):
         q, r = ctx.q, ctx.r
         m, n = q.shape[-2], r.shape[-1]
         if ctx.mode == "complete" and m > n:
-            raise NotImplementedError("The derivative of linalg.qr depends on Q, which is not "
-                                      "computed when mode='r'; with mode='complete' it is only "
-                                      "defined when nrows <= ncols")
+            raise NotImplementedError(
+                "The derivative of linalg.qr depends on Q, which is not "
+                "computed when mode='r'; with mode='complete' it is only "
+                "defined when nrows <= ncols"
+            )
         gq = gq._data if gq is not None else None
         gr = gr._data if gr is not None else None
         if m >= n:
@@ -334,8 +343,8 @@ class Cholesky(Function):
         gl = _T(g._data) if ctx.upper else g._data
         phi = np.tril(_T(low) @ gl)
         phi = phi - 0.5 * np.eye(low.shape[-1], dtype=low.dtype) * phi
-        tmp = tri_solve(_T(low), phi, upper=True)            # L^{-T} Phi
-        ga = _T(tri_solve(_T(low), _T(tmp), upper=True))      # (L^{-T} Phi) L^{-1}
+        tmp = tri_solve(_T(low), phi, upper=True)  # L^{-T} Phi
+        ga = _T(tri_solve(_T(low), _T(tmp), upper=True))  # (L^{-T} Phi) L^{-1}
         return _c(0.5 * (ga + _T(ga))), None
 
 
@@ -348,16 +357,31 @@ def _not_pd(name: str, x: np.ndarray) -> LinAlgError:
                 np.linalg.cholesky(mat[:order, :order])
             except np.linalg.LinAlgError:
                 pre = f"(Batch element {b}): " if x.ndim > 2 else ""
-                return LinAlgError(f"{name}: {pre}The factorization could not be completed because "
-                                   f"the input is not positive-definite (the leading minor of order "
-                                   f"{order} is not positive-definite).")
+                return LinAlgError(
+                    f"{name}: {pre}The factorization could not be completed because "
+                    f"the input is not positive-definite (the leading minor of order "
+                    f"{order} is not positive-definite)."
+                )
     return LinAlgError(f"{name}: the input is not positive-definite")
 
 
 # ---------------------------------------------------------------------- matrix exponential
-_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
-           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
-           40840800., 960960., 16380., 182., 1.)
+_PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
 
 
 def expm_np(a: np.ndarray) -> np.ndarray:
@@ -366,7 +390,7 @@ def expm_np(a: np.ndarray) -> np.ndarray:
     eye = np.eye(n, dtype=a.dtype)
     norm = np.abs(a).sum(-2).max(-1) if a.size else np.zeros(a.shape[:-2])
     s = np.maximum(0, np.ceil(np.log2(np.maximum(norm, 1e-300) / 5.371920351148152))).astype(int)
-    a = a / (2.0 ** s)[..., None, None]
+    a = a / (2.0**s)[..., None, None]
     b = _PADE13
     a2 = a @ a
     a4 = a2 @ a2

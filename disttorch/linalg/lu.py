@@ -1,6 +1,7 @@
 """LU factorisation with partial pivoting (``lu_factor``, ``lu``, ``lu_solve``), batched, in
 NumPy: one vectorised elimination step per column (LAPACK's ``getrf`` ordering, so pivots
 and factors match PyTorch's). No gradients (PyTorch's ``lu`` backward is not provided)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,9 +24,9 @@ def lu_factor_np(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         flat[:, j] = swap
         d = flat[:, j, j]
         with np.errstate(divide="ignore", invalid="ignore"):
-            factors = np.where(d[:, None] != 0, flat[:, j + 1:, j] / d[:, None], 0)
-        flat[:, j + 1:, j] = factors
-        flat[:, j + 1:, j + 1:] -= factors[:, :, None] * flat[:, j, None, j + 1:]
+            factors = np.where(d[:, None] != 0, flat[:, j + 1 :, j] / d[:, None], 0)
+        flat[:, j + 1 :, j] = factors
+        flat[:, j + 1 :, j + 1 :] -= factors[:, :, None] * flat[:, j, None, j + 1 :]
     return flat.reshape(lu.shape), piv.reshape(batch + (k,))
 
 

@@ -10,6 +10,7 @@ expansions for the Bessel functions, Gauss-Legendre quadrature of their integral
 representations in the middle range, and the trapezoid rule (exponentially convergent
 there) for ``K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt``.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,9 +19,17 @@ import numpy as np
 
 EULER = 0.5772156649015329
 _LANCZOS_G = 7
-_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-            -176.61502916214059, 12.507343278686905, -0.13857109526572012,
-            9.9843695780195716e-6, 1.5056327351493116e-7)
+_LANCZOS = (
+    0.99999999999980993,
+    676.5203681218851,
+    -1259.1392167224028,
+    771.32342877765313,
+    -176.61502916214059,
+    12.507343278686905,
+    -0.13857109526572012,
+    9.9843695780195716e-6,
+    1.5056327351493116e-7,
+)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
@@ -71,7 +80,9 @@ def digamma(x) -> np.ndarray:
             acc = acc - np.where(small, 1 / z, 0)
             z = np.where(small, z + 1, z)
         zi2 = 1 / (z * z)
-        series = zi2 * (1 / 12 - zi2 * (1 / 120 - zi2 * (1 / 252 - zi2 * (1 / 240 - zi2 * (1 / 132 - zi2 * 691 / 32760)))))
+        series = zi2 * (
+            1 / 12 - zi2 * (1 / 120 - zi2 * (1 / 252 - zi2 * (1 / 240 - zi2 * (1 / 132 - zi2 * 691 / 32760))))
+        )
         out = acc + np.log(z) - 0.5 / z - series
         out = np.where(neg, out - math.pi / np.tan(math.pi * x), out)
         out = np.where(x == 0, -np.inf, out)
@@ -79,9 +90,20 @@ def digamma(x) -> np.ndarray:
         return np.where(x == np.inf, np.inf, out)
 
 
-_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
-           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
-           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+_ZETA_A = (
+    12.0,
+    -720.0,
+    30240.0,
+    -1209600.0,
+    47900160.0,
+    -1.8924375803183791606e9,
+    7.47242496e10,
+    -2.950130727918164224e12,
+    1.1646782814350067249e14,
+    -4.5979787224074726105e15,
+    1.8152105401943546773e17,
+    -7.1661652561756670113e18,
+)
 
 
 def zeta(s, q) -> np.ndarray:
@@ -92,10 +114,10 @@ def zeta(s, q) -> np.ndarray:
         a = q.copy()
         n = 9
         for _ in range(n):
-            total = total + a ** -s
+            total = total + a**-s
             a = a + 1
         w = a
-        b = w ** -s
+        b = w**-s
         total = total + w * b / (s - 1) + 0.5 * b
         fac = s * b / w
         k = 0.0
@@ -171,8 +193,11 @@ def erf(x) -> np.ndarray:
     x = _f64(x)
     small = np.abs(x) < 1
     with np.errstate(all="ignore"):
-        return np.where(small, _erf_series(np.where(small, x, 0.0)),
-                        np.sign(x) * (1 - erfc(np.where(small, 1.0, np.abs(x)))))
+        return np.where(
+            small,
+            _erf_series(np.where(small, x, 0.0)),
+            np.sign(x) * (1 - erfc(np.where(small, 1.0, np.abs(x)))),
+        )
 
 
 def erfcx(x) -> np.ndarray:
@@ -192,13 +217,29 @@ def erfinv(y) -> np.ndarray:
         w = -np.log((1 - y) * (1 + y))
         ws = w - 2.5
         p1 = 2.81022636e-08
-        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
-                  -0.00417768164, 0.246640727, 1.50140941):
+        for c in (
+            3.43273939e-07,
+            -3.5233877e-06,
+            -4.39150654e-06,
+            0.00021858087,
+            -0.00125372503,
+            -0.00417768164,
+            0.246640727,
+            1.50140941,
+        ):
             p1 = c + p1 * ws
         wl = np.sqrt(w) - 3
         p2 = -0.000200214257
-        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
-                  0.00943887047, 1.00167406, 2.83297682):
+        for c in (
+            0.000100950558,
+            0.00134934322,
+            -0.00367342844,
+            0.00573950773,
+            -0.0076224613,
+            0.00943887047,
+            1.00167406,
+            2.83297682,
+        ):
             p2 = c + p2 * wl
         x = np.where(w < 5, p1, p2) * y
         tail = np.abs(y) > 0.8  # Newton on log(erfc(|x|)), nearly linear in the tail
@@ -236,9 +277,15 @@ def ndtri(p) -> np.ndarray:
         x = -math.sqrt(2) * erfinv(1 - 2 * np.clip(p, 0, 1))
         low = p < 0.02
         q = np.sqrt(-2 * np.log(np.where(low, p, 0.5)))
-        a = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00)
-        b = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00)
+        a = (
+            -7.784894002430293e-03,
+            -3.223964580411365e-01,
+            -2.400758277161838e00,
+            -2.549732539343734e00,
+            4.374664141464968e00,
+            2.938163982698783e00,
+        )
+        b = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
         num = ((((a[0] * q + a[1]) * q + a[2]) * q + a[3]) * q + a[4]) * q + a[5]
         den = (((b[0] * q + b[1]) * q + b[2]) * q + b[3]) * q + 1
         x = np.where(low, num / den, x)
@@ -335,7 +382,7 @@ def _asym_coeffs(nu: float, k_max: int) -> list:
 def _i_series(nu: int, x: np.ndarray) -> np.ndarray:
     """I_nu(x) = sum (x/2)^(2k+nu) / (k! (k+nu)!), all terms positive."""
     h = x / 2
-    term = h ** nu / math.factorial(nu)
+    term = h**nu / math.factorial(nu)
     total = term.copy()
     h2 = h * h
     for k in range(1, 120):
@@ -356,7 +403,7 @@ def _i_scaled(nu: int, x) -> np.ndarray:
         coef = _asym_coeffs(nu, 40)
         total = np.zeros_like(xl)
         for k, c in enumerate(coef):
-            total = total + (-1) ** k * c / xl ** k
+            total = total + (-1) ** k * c / xl**k
         asym = total / np.sqrt(2 * math.pi * xl)
         out = np.where(small, ser, asym)
         return out * np.sign(x) if nu % 2 else out
@@ -393,7 +440,7 @@ def _k_scaled(nu: float, x) -> np.ndarray:
     with np.errstate(all="ignore"):
         big = x > 20
         xb = np.where(big, x, 30.0)
-        asym = sum(c / xb ** k for k, c in enumerate(_asym_coeffs(nu, 30))) * np.sqrt(math.pi / (2 * xb))
+        asym = sum(c / xb**k for k, c in enumerate(_asym_coeffs(nu, 30))) * np.sqrt(math.pi / (2 * xb))
         xm = np.where((x > 0) & ~big, x, 1.0)
         t_max = math.acosh(1 + 750 / max(float(np.min(xm)), 1e-300)) if xm.size else 1.0
         t = np.arange(0, t_max + _TRAP_H, _TRAP_H)
@@ -441,7 +488,7 @@ def _hankel(nu: int, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     p = np.zeros_like(x)
     q = np.zeros_like(x)
     for k, c in enumerate(coef):
-        term = c / x ** k
+        term = c / x**k
         if k % 2 == 0:
             p = p + (-1) ** (k // 2) * term
         else:
@@ -534,7 +581,7 @@ def airy_ai(x) -> np.ndarray:
         f = np.ones_like(xs)
         g = xs.copy()
         tf, tg = np.ones_like(xs), xs.copy()
-        x3 = xs ** 3
+        x3 = xs**3
         for k in range(1, 40):
             tf = tf * x3 / ((3 * k - 1) * (3 * k))
             tg = tg * x3 / ((3 * k) * (3 * k + 1))
@@ -542,10 +589,10 @@ def airy_ai(x) -> np.ndarray:
             g = g + tg
         series = c1 * f - c2 * g
         xp = np.where(x > 2, x, 3.0)
-        zp = 2 / 3 * xp ** 1.5
+        zp = 2 / 3 * xp**1.5
         pos = np.sqrt(xp / 3) * _k_scaled(1 / 3, zp) * np.exp(-zp) / math.pi
         xn = np.where(x < -2, -x, 3.0)
-        zn = 2 / 3 * xn ** 1.5
+        zn = 2 / 3 * xn**1.5
         neg = np.sqrt(xn) / 3 * (_j_frac(1 / 3, zn) + _j_frac(-1 / 3, zn))
         out = np.where(np.abs(x) <= 2, series, np.where(x > 2, pos, neg))
         out = np.where(np.isposinf(x), 0.0, out)
@@ -568,7 +615,7 @@ def _j_frac(nu: float, x: np.ndarray) -> np.ndarray:
     p = np.zeros_like(xl)
     q = np.zeros_like(xl)
     for k, c in enumerate(coef):
-        term = c / xl ** k
+        term = c / xl**k
         if k % 2 == 0:
             p = p + (-1) ** (k // 2) * term
         else:

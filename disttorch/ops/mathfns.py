@@ -7,6 +7,7 @@ other families: inverse hyperbolics, ``deg2rad``/``rad2deg``, ``copysign``, ``fm
 ...), ``cdist``/``dist``, stacking and splitting helpers, ``nan``-aware reductions,
 quantiles, cumulative max/min, windows, constants, and the in-place forms (``acosh_``...).
 """
+
 from __future__ import annotations
 
 import builtins
@@ -15,9 +16,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _random
 from .._dtype import dtype as _dtype_cls
 from .._dtype import get_default_dtype, to_numpy
-from .. import _random
 from .._tensor import Tensor
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
@@ -31,36 +32,207 @@ inf = math.inf
 nan = math.nan
 newaxis = None
 
-__all__ = ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "deg2rad", "rad2deg",
-           "copysign", "fmax", "fmin", "frac", "fix", "heaviside", "ldexp", "frexp", "gcd", "lcm",
-           "nextafter", "logaddexp2", "signbit", "isposinf", "isneginf", "positive", "addmv", "addr",
-           "addbmm", "baddbmm", "addcmul", "addcdiv", "inner", "kron", "vdot", "ger", "chain_matmul",
-           "det", "slogdet", "logdet", "inverse", "pinverse", "matrix_exp", "matrix_power",
-           "matrix_rank", "qr", "svd", "cholesky", "cholesky_solve", "cholesky_inverse", "lu_unpack",
-           "triangular_solve", "vander", "cross", "dist", "cdist", "diag_embed", "diagflat",
-           "block_diag", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes",
-           "broadcast_tensors", "column_stack", "row_stack", "dstack", "tensor_split", "hsplit",
-           "vsplit", "dsplit", "rot90", "msort", "aminmax", "cummax", "cummin", "logcumsumexp",
-           "nansum", "nanmean", "quantile", "nanquantile", "nanmedian", "trapezoid", "trapz",
-           "cumulative_trapezoid", "cov", "corrcoef", "logspace", "scalar_tensor",
-           "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window",
-           "is_nonzero", "is_same_size", "is_signed", "promote_types", "can_cast", "finfo", "iinfo",
-           "unravel_index", "bucketize", "searchsorted", "bincount", "histc", "kthvalue", "mode",
-           "rsub", "igamma", "igammac", "frobenius_norm", "nuclear_norm", "repeat_interleave",
-           "unique_consecutive", "cartesian_prod", "combinations", "renorm"]
+__all__ = [
+    "acosh",
+    "addbmm",
+    "addcdiv",
+    "addcmul",
+    "addmv",
+    "addr",
+    "aminmax",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "asinh",
+    "atanh",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "baddbmm",
+    "bartlett_window",
+    "bincount",
+    "blackman_window",
+    "block_diag",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "bucketize",
+    "can_cast",
+    "cartesian_prod",
+    "cdist",
+    "chain_matmul",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "column_stack",
+    "combinations",
+    "copysign",
+    "corrcoef",
+    "cov",
+    "cross",
+    "cummax",
+    "cummin",
+    "cumulative_trapezoid",
+    "deg2rad",
+    "det",
+    "diag_embed",
+    "diagflat",
+    "dist",
+    "dsplit",
+    "dstack",
+    "finfo",
+    "fix",
+    "fmax",
+    "fmin",
+    "frac",
+    "frexp",
+    "frobenius_norm",
+    "gcd",
+    "ger",
+    "hamming_window",
+    "hann_window",
+    "heaviside",
+    "histc",
+    "hsplit",
+    "igamma",
+    "igammac",
+    "iinfo",
+    "inner",
+    "inverse",
+    "is_nonzero",
+    "is_same_size",
+    "is_signed",
+    "isneginf",
+    "isposinf",
+    "kaiser_window",
+    "kron",
+    "kthvalue",
+    "lcm",
+    "ldexp",
+    "logaddexp2",
+    "logcumsumexp",
+    "logdet",
+    "logspace",
+    "lu_unpack",
+    "matrix_exp",
+    "matrix_power",
+    "matrix_rank",
+    "mode",
+    "msort",
+    "nanmean",
+    "nanmedian",
+    "nanquantile",
+    "nansum",
+    "nextafter",
+    "nuclear_norm",
+    "pinverse",
+    "positive",
+    "promote_types",
+    "qr",
+    "quantile",
+    "rad2deg",
+    "renorm",
+    "repeat_interleave",
+    "rot90",
+    "row_stack",
+    "rsub",
+    "scalar_tensor",
+    "searchsorted",
+    "signbit",
+    "slogdet",
+    "svd",
+    "tensor_split",
+    "trapezoid",
+    "trapz",
+    "triangular_solve",
+    "unique_consecutive",
+    "unravel_index",
+    "vander",
+    "vdot",
+    "vsplit",
+]
 
-TENSOR_METHODS = ("acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "deg2rad", "rad2deg",
-                  "copysign", "fmax", "fmin", "frac", "fix", "heaviside", "ldexp", "frexp", "gcd",
-                  "lcm", "nextafter", "logaddexp2", "signbit", "isposinf", "isneginf", "positive",
-                  "addmv", "addr", "addbmm", "baddbmm", "addcmul", "addcdiv", "inner", "kron", "vdot",
-                  "ger", "det", "slogdet", "logdet", "inverse", "pinverse", "matrix_exp",
-                  "matrix_power", "qr", "svd", "cholesky", "cholesky_solve", "cholesky_inverse",
-                  "triangular_solve", "cross", "dist", "diag_embed", "diagflat", "tensor_split",
-                  "hsplit", "vsplit", "dsplit", "rot90", "msort", "aminmax", "cummax", "cummin",
-                  "logcumsumexp", "nansum", "nanmean", "quantile", "nanquantile", "nanmedian",
-                  "cov", "corrcoef", "is_nonzero", "is_same_size", "is_signed", "bincount", "histc",
-                  "kthvalue", "mode", "igamma", "igammac", "repeat_interleave", "unique_consecutive",
-                  "renorm")
+TENSOR_METHODS = (
+    "acosh",
+    "asinh",
+    "atanh",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "deg2rad",
+    "rad2deg",
+    "copysign",
+    "fmax",
+    "fmin",
+    "frac",
+    "fix",
+    "heaviside",
+    "ldexp",
+    "frexp",
+    "gcd",
+    "lcm",
+    "nextafter",
+    "logaddexp2",
+    "signbit",
+    "isposinf",
+    "isneginf",
+    "positive",
+    "addmv",
+    "addr",
+    "addbmm",
+    "baddbmm",
+    "addcmul",
+    "addcdiv",
+    "inner",
+    "kron",
+    "vdot",
+    "ger",
+    "det",
+    "slogdet",
+    "logdet",
+    "inverse",
+    "pinverse",
+    "matrix_exp",
+    "matrix_power",
+    "qr",
+    "svd",
+    "cholesky",
+    "cholesky_solve",
+    "cholesky_inverse",
+    "triangular_solve",
+    "cross",
+    "dist",
+    "diag_embed",
+    "diagflat",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "rot90",
+    "msort",
+    "aminmax",
+    "cummax",
+    "cummin",
+    "logcumsumexp",
+    "nansum",
+    "nanmean",
+    "quantile",
+    "nanquantile",
+    "nanmedian",
+    "cov",
+    "corrcoef",
+    "is_nonzero",
+    "is_same_size",
+    "is_signed",
+    "bincount",
+    "histc",
+    "kthvalue",
+    "mode",
+    "igamma",
+    "igammac",
+    "repeat_interleave",
+    "unique_consecutive",
+    "renorm",
+)
 
 
 def _t(x: Any, like: Tensor | None = None) -> Tensor:
@@ -100,10 +272,12 @@ arccosh, arcsinh, arctanh = acosh, asinh, atanh
 
 
 def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians."""
     return _float(input) * (math.pi / 180)
 
 
 def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees."""
     return _float(input) * (180 / math.pi)
 
 
@@ -117,15 +291,21 @@ def copysign(input: Any, other: Any) -> Tensor:
 def fmax(input: Tensor, other: Any) -> Tensor:
     """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
     o = _t(other, input)
-    return where(Tensor._make(np.isnan(o._data)), input, where(Tensor._make(np.isnan(input._data)), o,
-                                                               maximum(input, o)))
+    return where(
+        Tensor._make(np.isnan(o._data)),
+        input,
+        where(Tensor._make(np.isnan(input._data)), o, maximum(input, o)),
+    )
 
 
 def fmin(input: Tensor, other: Any) -> Tensor:
     """Elementwise minimum that ignores NaN."""
     o = _t(other, input)
-    return where(Tensor._make(np.isnan(o._data)), input, where(Tensor._make(np.isnan(input._data)), o,
-                                                               minimum(input, o)))
+    return where(
+        Tensor._make(np.isnan(o._data)),
+        input,
+        where(Tensor._make(np.isnan(input._data)), o, minimum(input, o)),
+    )
 
 
 def frac(input: Tensor) -> Tensor:
@@ -146,8 +326,14 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
 
 def ldexp(input: Tensor, other: Any) -> Tensor:
     """``input * 2 ** other``."""
-    return _float(input) * (2.0 ** _t(other).to(get_default_dtype() if not isinstance(other, Tensor)
-                                                 or other._data.dtype.kind != "f" else other.dtype))
+    return _float(input) * (
+        2.0
+        ** _t(other).to(
+            get_default_dtype()
+            if not isinstance(other, Tensor) or other._data.dtype.kind != "f"
+            else other.dtype
+        )
+    )
 
 
 class _Frexp(NamedTuple):
@@ -162,14 +348,17 @@ def frexp(input: Tensor) -> tuple:
 
 
 def gcd(input: Tensor, other: Any) -> Tensor:
+    """Elementwise greatest common divisor of integers."""
     return Tensor._make(np.gcd(input._data, _t(other)._data))
 
 
 def lcm(input: Tensor, other: Any) -> Tensor:
+    """Elementwise least common multiple of integers."""
     return Tensor._make(np.lcm(input._data, _t(other)._data))
 
 
 def nextafter(input: Tensor, other: Any) -> Tensor:
+    """The next float after ``input`` towards ``other``."""
     return Tensor._make(np.nextafter(input._data, _t(other, input)._data))
 
 
@@ -180,14 +369,17 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:
 
 
 def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set (also for -0.0)."""
     return Tensor._make(np.signbit(input._data))
 
 
 def isposinf(input: Tensor) -> Tensor:
+    """True where ``input`` is +inf."""
     return Tensor._make(np.isposinf(input._data))
 
 
 def isneginf(input: Tensor) -> Tensor:
+    """True where ``input`` is -inf."""
     return Tensor._make(np.isneginf(input._data))
 
 
@@ -242,6 +434,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     if input.dim() == 0 or other.dim() == 0:
         return input * other
     from .linalg import tensordot
+
     return tensordot(input, other, ([-1], [-1]))
 
 
@@ -268,6 +461,7 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
 def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
     """Product of matrices in the cheapest order (``linalg.multi_dot``)."""
     from ..linalg import multi_dot
+
     if len(matrices) == 1:
         return matrices[0]
     return multi_dot(matrices)
@@ -276,41 +470,50 @@ def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
 # ---------------------------------------------------------------------- legacy linear algebra
 def _la():
     from .. import linalg
+
     return linalg
 
 
 def det(input: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.linalg.det`."""
     return _la().det(input)
 
 
 def slogdet(input: Tensor) -> tuple:
+    """Alias of :func:`disttorch.linalg.slogdet`."""
     return _la().slogdet(input)
 
 
 def logdet(input: Tensor) -> Tensor:
     """``log(det(input))`` (NaN for a negative determinant)."""
     sign, logabs = _la().slogdet(input)
-    return logabs + Tensor._make(np.where(sign._data < 0, np.nan, np.where(sign._data == 0, -np.inf, 0.0))
-                                 .astype(logabs._data.dtype))
+    return logabs + Tensor._make(
+        np.where(sign._data < 0, np.nan, np.where(sign._data == 0, -np.inf, 0.0)).astype(logabs._data.dtype)
+    )
 
 
 def inverse(input: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.linalg.inv`."""
     return _la().inv(input)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """Pseudo-inverse (:func:`disttorch.linalg.pinv` with ``rtol=rcond``)."""
     return _la().pinv(input, rtol=rcond)
 
 
 def matrix_exp(input: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.linalg.matrix_exp`."""
     return _la().matrix_exp(input)
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
+    """Alias of :func:`disttorch.linalg.matrix_power`."""
     return _la().matrix_power(input, n)
 
 
 def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False) -> Tensor:
+    """Legacy ``matrix_rank`` (:func:`disttorch.linalg.matrix_rank`)."""
     return _la().matrix_rank(input, tol=tol, hermitian=symmetric)
 
 
@@ -328,6 +531,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """Alias of :func:`disttorch.linalg.cholesky`."""
     return _la().cholesky(input, upper=upper)
 
 
@@ -345,16 +549,19 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     return cholesky_solve(eye, L, upper)
 
 
-def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
-              unpack_pivots: bool = True) -> tuple:
+def lu_unpack(
+    LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True
+) -> tuple:
     """``(P, L, U)`` from ``linalg.lu_factor``'s result."""
     from ..linalg.lu import unpack_np
+
     p, low, up = unpack_np(LU_data._data, LU_pivots._data)
     return Tensor._make(p), Tensor._make(low), Tensor._make(up)
 
 
-def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
-                     unitriangular: bool = False) -> tuple:
+def triangular_solve(
+    b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+) -> tuple:
     """``(solution, A)`` of the triangular system ``A X = b`` (legacy argument order)."""
     a = A.mT if transpose else A
     x = _la().solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
@@ -379,13 +586,15 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return _la().vector_norm(input - other, p)
 
 
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
-          ) -> Tensor:
+def cdist(
+    x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
+) -> Tensor:
     """Pairwise ``p``-norm distances between the rows of ``x1`` (``*, P, M``) and ``x2``
     (``*, R, M``)."""
     if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
-                           f"X2: {x2.shape[-1]}")
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return _la().vector_norm(diff, p, dim=-1)
 
@@ -408,6 +617,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A 2-D matrix with the flattened ``input`` on diagonal ``offset``."""
     return diag_embed(input.reshape(-1), offset)
 
 
@@ -427,18 +637,21 @@ def block_diag(*tensors: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------------- shapes, stacking, splitting
 def atleast_1d(*tensors: Any) -> Any:
+    """Tensors viewed with at least 1 dimension."""
     ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     out = tuple(t.reshape(1) if t.dim() == 0 else t for t in ts)
     return out[0] if len(out) == 1 and len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
 
 
 def atleast_2d(*tensors: Any) -> Any:
+    """Tensors viewed with at least 2 dimensions."""
     ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     out = tuple(t.reshape(1, -1) if t.dim() < 2 else t for t in ts)
     return out[0] if len(out) == 1 and len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
 
 
 def atleast_3d(*tensors: Any) -> Any:
+    """Tensors viewed with at least 3 dimensions."""
     ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
     res = []
     for t in ts:
@@ -454,28 +667,36 @@ def atleast_3d(*tensors: Any) -> Any:
 
 
 def broadcast_shapes(*shapes: Any) -> tuple:
+    """The shape the given shapes broadcast to."""
     from .._tensor import Size
+
     try:
         return Size(np.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,) for s in shapes]))
     except ValueError:
-        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape: "
-                           f"{[list(s) if not isinstance(s, int) else [s] for s in shapes]}") from None
+        raise RuntimeError(
+            f"Shape mismatch: objects cannot be broadcast to a single shape: "
+            f"{[list(s) if not isinstance(s, int) else [s] for s in shapes]}"
+        ) from None
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple:
+    """The tensors expanded to their common broadcast shape."""
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(t.expand(shape) for t in tensors)
 
 
 def column_stack(tensors: Any) -> Tensor:
+    """Stack 1-D/2-D tensors as columns."""
     return cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in tensors], 1)
 
 
 def row_stack(tensors: Any) -> Tensor:
+    """Stack tensors as rows (``vstack``)."""
     return cat(atleast_2d(*tensors), 0)
 
 
 def dstack(tensors: Any) -> Tensor:
+    """Stack tensors along the third dim."""
     return cat(atleast_3d(*tensors), 2)
 
 
@@ -496,14 +717,17 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
 
 
 def hsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 1 (dim 0 for 1-D tensors)."""
     return tensor_split(input, indices_or_sections, 1 if input.dim() > 1 else 0)
 
 
 def vsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 0."""
     return tensor_split(input, indices_or_sections, 0)
 
 
 def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 2."""
     return tensor_split(input, indices_or_sections, 2)
 
 
@@ -521,6 +745,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
 
 
 def msort(input: Tensor) -> Tensor:
+    """Sort along dim 0 (values only)."""
     return input.sort(0)[0]
 
 
@@ -576,21 +801,26 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return s / c
 
 
-def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
-             interpolation: str = "linear") -> Tensor:
+def quantile(
+    input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
+) -> Tensor:
     """The ``q``-quantiles along ``dim`` (all elements when None), as ``numpy.quantile``."""
     return _quantile(input, q, dim, keepdim, interpolation, np.quantile)
 
 
-def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
-                interpolation: str = "linear") -> Tensor:
+def nanquantile(
+    input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
+) -> Tensor:
+    """Quantiles ignoring NaN (see :func:`quantile`)."""
     return _quantile(input, q, dim, keepdim, interpolation, np.nanquantile)
 
 
 def _quantile(input, q, dim, keepdim, interpolation, fn) -> Tensor:
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
-        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, midpoint "
-                           f"or nearest. Got {interpolation}")
+        raise RuntimeError(
+            f"quantile() interpolation must be one of linear, lower, higher, midpoint "
+            f"or nearest. Got {interpolation}"
+        )
     if isinstance(q, Tensor) and q._data.dtype != input._data.dtype:
         raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
     qa = q._data if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
@@ -616,7 +846,10 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     if not keepdim:
         vals, idx = np.squeeze(vals, dim), np.squeeze(idx, dim)
     from collections import namedtuple
-    return namedtuple("nanmedian", ["values", "indices"])(Tensor._make(vals), Tensor._make(idx.astype(np.int64)))
+
+    return namedtuple("nanmedian", ["values", "indices"])(
+        Tensor._make(vals), Tensor._make(idx.astype(np.int64))
+    )
 
 
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
@@ -633,6 +866,7 @@ trapz = trapezoid
 
 
 def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """Running trapezoid-rule integral along ``dim``."""
     n = y.shape[dim]
     a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
     if x is not None:
@@ -681,14 +915,16 @@ def _dt(dtype: Any) -> np.dtype:
     return to_numpy(dtype) if dtype is not None else get_default_dtype().numpy
 
 
-def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None,
-             **kw: Any) -> Tensor:
+def logspace(
+    start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, **kw: Any
+) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
     t = Tensor._make(np.logspace(start, end, steps, base=base).astype(_dt(dtype)))
     return t.requires_grad_(True) if kw.get("requires_grad") else t
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, **kw: Any) -> Tensor:
+    """A 0-dim tensor holding ``s``."""
     return Tensor._make(np.asarray(s, dtype=_dt(dtype)))
 
 
@@ -708,23 +944,38 @@ def _cosine_window(n: int, periodic: bool, coeffs: tuple, dtype: Any, requires_g
     return _window(w, dtype, requires_grad)
 
 
-def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                requires_grad: bool = False, **kw: Any) -> Tensor:
+def hann_window(
+    window_length: int, periodic: bool = True, *, dtype: Any = None, requires_grad: bool = False, **kw: Any
+) -> Tensor:
+    """Hann window."""
     return _cosine_window(window_length, periodic, (0.5, 0.5), dtype, requires_grad)
 
 
-def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
-                   dtype: Any = None, requires_grad: bool = False, **kw: Any) -> Tensor:
+def hamming_window(
+    window_length: int,
+    periodic: bool = True,
+    alpha: float = 0.54,
+    beta: float = 0.46,
+    *,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    **kw: Any,
+) -> Tensor:
+    """Hamming window ``alpha - beta cos(2 pi k / N)``."""
     return _cosine_window(window_length, periodic, (alpha, beta), dtype, requires_grad)
 
 
-def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                    requires_grad: bool = False, **kw: Any) -> Tensor:
+def blackman_window(
+    window_length: int, periodic: bool = True, *, dtype: Any = None, requires_grad: bool = False, **kw: Any
+) -> Tensor:
+    """Blackman window."""
     return _cosine_window(window_length, periodic, (0.42, 0.5, 0.08), dtype, requires_grad)
 
 
-def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
-                    requires_grad: bool = False, **kw: Any) -> Tensor:
+def bartlett_window(
+    window_length: int, periodic: bool = True, *, dtype: Any = None, requires_grad: bool = False, **kw: Any
+) -> Tensor:
+    """Bartlett (triangular) window."""
     n = window_length
     if n <= 1:
         return _window(np.ones(n), dtype, requires_grad)
@@ -733,9 +984,18 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = N
     return _window(1 - np.abs(2 * k / m - 1), dtype, requires_grad)
 
 
-def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: Any = None,
-                  requires_grad: bool = False, **kw: Any) -> Tensor:
+def kaiser_window(
+    window_length: int,
+    periodic: bool = True,
+    beta: float = 12.0,
+    *,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    **kw: Any,
+) -> Tensor:
+    """Kaiser window with shape parameter ``beta``."""
     from ._special_kernels import i0 as _i0
+
     n = window_length
     if n <= 1:
         return _window(np.ones(n), dtype, requires_grad)
@@ -747,22 +1007,30 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
 
 # ---------------------------------------------------------------------- predicates and dtype info
 def is_nonzero(input: Tensor) -> bool:
+    """The truth value of a one-element tensor."""
     if input._data.size != 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous" if input._data.size
-                           else "Boolean value of Tensor with no values is ambiguous")
+        raise RuntimeError(
+            "Boolean value of Tensor with more than one value is ambiguous"
+            if input._data.size
+            else "Boolean value of Tensor with no values is ambiguous"
+        )
     return bool(input._data.reshape(()))
 
 
 def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether two tensors have the same shape."""
     return tuple(input.shape) == tuple(other.shape)
 
 
 def is_signed(input: Tensor) -> bool:
+    """Whether the dtype is signed."""
     return input.dtype.is_signed
 
 
 def promote_types(type1: _dtype_cls, type2: _dtype_cls) -> _dtype_cls:
+    """The dtype both types promote to."""
     from .._dtype import promote_types as _p
+
     return _p(type1, type2)
 
 
@@ -786,8 +1054,10 @@ class finfo:
         self.dtype = d.name if isinstance(d, _dtype_cls) else str(d)
 
     def __repr__(self) -> str:
-        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "
-                f"smallest_normal={self.smallest_normal}, tiny={self.tiny}, dtype={self.dtype})")
+        return (
+            f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "
+            f"smallest_normal={self.smallest_normal}, tiny={self.tiny}, dtype={self.dtype})"
+        )
 
 
 class iinfo:
@@ -803,6 +1073,7 @@ class iinfo:
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple:
+    """Flat indices to coordinate tensors of ``shape``."""
     idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
     if idx.dtype.kind not in "iu":
         raise TypeError("expected 'indices' to be integer dtype, but got " + str(idx.dtype))
@@ -818,8 +1089,15 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
 
 
-def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,
-                 side: str | None = None, sorter: Any = None) -> Tensor:
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: Any,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Any = None,
+) -> Tensor:
     """Insertion indices of ``input`` into the innermost dim of ``sorted_sequence``."""
     sd = "right" if (side == "right" or right) else "left"
     seq = sorted_sequence._data
@@ -836,6 +1114,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """Count (or sum ``weights`` of) each non-negative integer value."""
     x = input._data
     if x.ndim != 1 or x.dtype.kind not in "iu":
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -892,25 +1171,32 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 
 def igamma(input: Tensor, other: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.special.gammainc`."""
     from ..special import gammainc
+
     return gammainc(input, other)
 
 
 def igammac(input: Tensor, other: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.special.gammaincc`."""
     from ..special import gammaincc
+
     return gammaincc(input, other)
 
 
 def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """Frobenius norm over ``dim``."""
     return _la().vector_norm(input, 2, dim, keepdim)
 
 
 def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """Nuclear norm (sum of singular values) over ``dim``."""
     return _la().matrix_norm(input, "nuc", tuple(dim), keepdim)
 
 
-def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,
-                      output_size: int | None = None) -> Tensor:
+def repeat_interleave(
+    input: Any, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
+) -> Tensor:
     """Repeat each element (along ``dim``, of the flattened input when None) ``repeats`` times."""
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         r = input._data
@@ -922,8 +1208,9 @@ def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *
     return x.index_select(d, Tensor._make(idx.astype(np.int64)))
 
 
-def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
-                       dim: int | None = None) -> Any:
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> Any:
     """Collapse runs of equal consecutive elements (of the flattened input, or slices along ``dim``)."""
     x = input._data
     if dim is None:
@@ -957,6 +1244,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """Length-``r`` combinations of the elements of a 1-D tensor (rows of the result)."""
     import itertools
+
     gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     idx = np.array(list(gen(builtins.range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     if idx.size == 0:
@@ -973,32 +1261,136 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 
 
 # ---------------------------------------------------------------------- in-place forms
-_WITH_INPLACE = ("acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "deg2rad", "rad2deg",
-                 "copysign", "frac", "fix", "heaviside", "ldexp", "gcd", "lcm", "nextafter", "addmv",
-                 "addr", "addbmm", "baddbmm", "renorm", "lgamma", "digamma", "erfinv", "erfc",
-                 "i0", "sinc", "logit", "xlogy", "exp2", "mvlgamma", "polygamma", "igamma",
-                 "igammac", "erf", "sinh", "cosh", "acos", "asin", "atan", "arccos", "arcsin",
-                 "arctan", "atan2", "arctan2", "hypot", "log2", "log10", "float_power", "absolute",
-                 "nan_to_num", "cumsum", "cumprod", "tril", "triu", "t", "transpose", "swapaxes",
-                 "swapdims", "squeeze", "unsqueeze", "logical_and", "logical_or", "logical_xor",
-                 "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "eq", "ne",
-                 "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
-                 "floor_divide", "addmm")
+_WITH_INPLACE = (
+    "acosh",
+    "asinh",
+    "atanh",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "deg2rad",
+    "rad2deg",
+    "copysign",
+    "frac",
+    "fix",
+    "heaviside",
+    "ldexp",
+    "gcd",
+    "lcm",
+    "nextafter",
+    "addmv",
+    "addr",
+    "addbmm",
+    "baddbmm",
+    "renorm",
+    "lgamma",
+    "digamma",
+    "erfinv",
+    "erfc",
+    "i0",
+    "sinc",
+    "logit",
+    "xlogy",
+    "exp2",
+    "mvlgamma",
+    "polygamma",
+    "igamma",
+    "igammac",
+    "erf",
+    "sinh",
+    "cosh",
+    "acos",
+    "asin",
+    "atan",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "atan2",
+    "arctan2",
+    "hypot",
+    "log2",
+    "log10",
+    "float_power",
+    "absolute",
+    "nan_to_num",
+    "cumsum",
+    "cumprod",
+    "tril",
+    "triu",
+    "t",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "squeeze",
+    "unsqueeze",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "floor_divide",
+    "addmm",
+)
 _INPLACE_METHODS = {n + "_": _method_inplace(n) for n in _WITH_INPLACE}
 
 
 def _fn_inplace(name: str) -> Any:
     def f(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return getattr(input, name)(*args, **kwargs)
+
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"In-place ``{name}`` (``input.{name}(...)``)."
     return f
 
 
-_TOP_INPLACE = ("acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
-                "asin_", "asinh_", "atan_", "atanh_", "cosh_", "sinh_", "deg2rad_", "rad2deg_", "erf_",
-                "erfc_", "exp2_", "fix_", "frac_", "gcd_", "lcm_", "i0_", "ldexp_", "log10_", "log2_",
-                "logit_", "nan_to_num_", "sinc_", "xlogy_", "addmv_")
+_TOP_INPLACE = (
+    "acos_",
+    "acosh_",
+    "arccos_",
+    "arccosh_",
+    "arcsin_",
+    "arcsinh_",
+    "arctan_",
+    "arctanh_",
+    "asin_",
+    "asinh_",
+    "atan_",
+    "atanh_",
+    "cosh_",
+    "sinh_",
+    "deg2rad_",
+    "rad2deg_",
+    "erf_",
+    "erfc_",
+    "exp2_",
+    "fix_",
+    "frac_",
+    "gcd_",
+    "lcm_",
+    "i0_",
+    "ldexp_",
+    "log10_",
+    "log2_",
+    "logit_",
+    "nan_to_num_",
+    "sinc_",
+    "xlogy_",
+    "addmv_",
+)
 for _n in _TOP_INPLACE:
     globals()[_n] = _fn_inplace(_n)
 __all__ += list(_TOP_INPLACE)
@@ -1011,16 +1403,20 @@ def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
     """Split into pieces of the given sizes along ``dim``."""
     sizes = list(split_sizes)
     if sum(sizes) != input.shape[dim]:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
-                           f"(input tensor's size at dimension {dim}), but got split_sizes={sizes}")
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
+            f"(input tensor's size at dimension {dim}), but got split_sizes={sizes}"
+        )
     return tensor_split(input, list(np.cumsum(sizes)[:-1]), dim)
 
 
 def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple:
+    """Alias of ``split``."""
     return input.split(split_size, dim)
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """Alias of ``chunk``."""
     return input.chunk(chunks, dim)
 
 
@@ -1041,6 +1437,7 @@ def sum_to_size(input: Tensor, *size: Any) -> Tensor:
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` occurs in ``test_elements``."""
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     return Tensor._make(np.isin(a, b, invert=invert))
@@ -1057,8 +1454,9 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     return _scatter_into(input, (slice(None),) * (dim % input.dim()) + (index,), src)
 
 
-def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None,
-                  step: int = 1) -> Tensor:
+def slice_scatter(
+    input: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+) -> Tensor:
     """A copy of ``input`` with ``src`` written into the slice ``start:end:step`` of ``dim``."""
     return _scatter_into(input, (slice(None),) * (dim % input.dim()) + (slice(start, end, step),), src)
 
@@ -1090,34 +1488,43 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source`` written at the flat positions ``index``."""
     flat = input.reshape(-1)
-    out = flat.index_add(0, index.reshape(-1), source.reshape(-1)) if accumulate else \
-        _scatter_into(flat, index.reshape(-1), source.reshape(-1))
+    out = (
+        flat.index_add(0, index.reshape(-1), source.reshape(-1))
+        if accumulate
+        else _scatter_into(flat, index.reshape(-1), source.reshape(-1))
+    )
     return out.reshape(input.shape)
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
+    """``input << other`` for integers."""
     return Tensor._make(np.left_shift(_t(input)._data, _t(other)._data))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
+    """``input >> other`` for integers."""
     return Tensor._make(np.right_shift(_t(input)._data, _t(other)._data))
 
 
-def histogram(input: Tensor, bins: Any = 100, *, range: Any = None, weight: Any = None,
-              density: bool = False) -> tuple:
+def histogram(
+    input: Tensor, bins: Any = 100, *, range: Any = None, weight: Any = None, density: bool = False
+) -> tuple:
     """``(hist, bin_edges)`` of ``input`` (no gradient)."""
     b = bins._data if isinstance(bins, Tensor) else bins
-    h, edges = np.histogram(input._data, bins=b, range=range,
-                            weights=None if weight is None else weight._data, density=density)
+    h, edges = np.histogram(
+        input._data, bins=b, range=range, weights=None if weight is None else weight._data, density=density
+    )
     return Tensor._make(h.astype(input._data.dtype)), Tensor._make(edges.astype(input._data.dtype))
 
 
-def histogramdd(input: Tensor, bins: Any = 10, *, range: Any = None, weight: Any = None,
-                density: bool = False) -> tuple:
+def histogramdd(
+    input: Tensor, bins: Any = 10, *, range: Any = None, weight: Any = None, density: bool = False
+) -> tuple:
     """``(hist, bin_edges)`` of the rows of a 2-D ``input`` (one dim per column)."""
     rng = None if range is None else list(zip(range[::2], range[1::2]))
-    h, edges = np.histogramdd(input._data, bins=bins, range=rng,
-                              weights=None if weight is None else weight._data, density=density)
+    h, edges = np.histogramdd(
+        input._data, bins=bins, range=rng, weights=None if weight is None else weight._data, density=density
+    )
     dt = input._data.dtype
     return Tensor._make(h.astype(dt)), [Tensor._make(e.astype(dt)) for e in edges]
 
@@ -1134,8 +1541,9 @@ def fill(input: Tensor, value: Any) -> Tensor:
     return Tensor._make(np.full(input._data.shape, _t(value)._data, dtype=input._data.dtype))
 
 
-def range(start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None,
-          **kw: Any) -> Tensor:
+def range(
+    start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None, **kw: Any
+) -> Tensor:
     """Deprecated inclusive ``arange``: ``start, start + step, ..., end``."""
     if end is None:
         start, end = 0, start
@@ -1145,8 +1553,11 @@ def range(start: float = 0, end: float | None = None, step: float = 1, *, dtype:
 
 def _removed(name: str, new: str) -> Any:
     def f(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"This function was deprecated since version 1.9 and is now removed. Please "
-                           f"use the `{new}` function instead.")
+        raise RuntimeError(
+            f"This function was deprecated since version 1.9 and is now removed. Please "
+            f"use the `{new}` function instead."
+        )
+
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"Removed from PyTorch; use ``{new}``."
     return f
@@ -1164,17 +1575,58 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
 
 
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """Legacy ``lu_solve(b, LU, pivots)`` (:func:`disttorch.linalg.lu_solve`)."""
     return _la().lu_solve(LU_data, LU_pivots, b)
 
 
-__all__ += ["split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "isin",
-            "select_scatter", "slice_scatter", "diagonal_scatter", "index_copy", "masked_scatter", "put",
-            "bitwise_left_shift", "bitwise_right_shift", "histogram", "histogramdd", "nonzero_static",
-            "fill", "range", "solve", "lstsq", "eig", "lu", "lu_solve"]
-TENSOR_METHODS += ("split_with_sizes", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes",
-                   "type_as", "sum_to_size", "select_scatter", "slice_scatter", "diagonal_scatter",
-                   "index_copy", "masked_scatter", "put", "bitwise_left_shift", "bitwise_right_shift",
-                   "histogram", "nonzero_static", "solve", "lstsq", "eig", "lu", "lu_solve")
+__all__ += [
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "diagonal_scatter",
+    "eig",
+    "fill",
+    "histogram",
+    "histogramdd",
+    "index_copy",
+    "isin",
+    "lstsq",
+    "lu",
+    "lu_solve",
+    "masked_scatter",
+    "nonzero_static",
+    "put",
+    "range",
+    "select_scatter",
+    "slice_scatter",
+    "solve",
+    "split_with_sizes",
+    "unsafe_chunk",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
+]
+TENSOR_METHODS += (
+    "split_with_sizes",
+    "unsafe_split",
+    "unsafe_chunk",
+    "unsafe_split_with_sizes",
+    "type_as",
+    "sum_to_size",
+    "select_scatter",
+    "slice_scatter",
+    "diagonal_scatter",
+    "index_copy",
+    "masked_scatter",
+    "put",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "histogram",
+    "nonzero_static",
+    "solve",
+    "lstsq",
+    "eig",
+    "lu",
+    "lu_solve",
+)
 TENSOR_OPERATORS["bernoulli"] = lambda self, *args, **kw: _random.bernoulli(self, *args, **kw)
 TENSOR_OPERATORS["multinomial"] = lambda self, *args, **kw: _random.multinomial(self, *args, **kw)
 for _n in ("index_copy", "masked_scatter", "put", "bitwise_left_shift", "bitwise_right_shift"):

@@ -8,6 +8,7 @@ gradients of products and conversions flow to the values (and to the dense opera
 Ops a sparse tensor does not support raise ``NotImplementedError`` naming the layout,
 as PyTorch's do; ``.to_dense()`` converts.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -47,8 +48,10 @@ class SparseTensor(Tensor):
 
     @property
     def _data(self):
-        raise NotImplementedError("this operation is not supported for tensors with layout "
-                                  "disttorch.sparse_coo; convert with .to_dense() first")
+        raise NotImplementedError(
+            "this operation is not supported for tensors with layout "
+            "disttorch.sparse_coo; convert with .to_dense() first"
+        )
 
     # ------------------------------------------------------------------ attributes
     @property
@@ -102,8 +105,9 @@ class SparseTensor(Tensor):
     def grad(self) -> SparseTensor | None:
         """The gradient of a leaf sparse tensor: sparse, with this tensor's indices."""
         g = self._sp_values.grad
-        return None if g is None else SparseTensor._build(self._sp_indices, g, self._sp_shape,
-                                                          self._coalesced)
+        return (
+            None if g is None else SparseTensor._build(self._sp_indices, g, self._sp_shape, self._coalesced)
+        )
 
     @grad.setter
     def grad(self, value: Any) -> None:
@@ -147,25 +151,30 @@ class SparseTensor(Tensor):
 
     def _need_coalesced(self, what: str) -> None:
         if not self._coalesced:
-            raise RuntimeError(f"Cannot get {what} on an uncoalesced tensor, please call "
-                               ".coalesce() first")
+            raise RuntimeError(f"Cannot get {what} on an uncoalesced tensor, please call .coalesce() first")
 
     def __repr__(self) -> str:
         ind = repr(Tensor._make(self._sp_indices)).replace("\n", "\n" + " " * 15)
         val = repr(self._sp_values.detach()).replace("\n", "\n" + " " * 14)
-        return (f"tensor(indices={ind},\n       values={val},\n       size={self._sp_shape}, "
-                f"nnz={self._nnz()}, layout=disttorch.sparse_coo)")
+        return (
+            f"tensor(indices={ind},\n       values={val},\n       size={self._sp_shape}, "
+            f"nnz={self._nnz()}, layout=disttorch.sparse_coo)"
+        )
 
     __str__ = __repr__
 
     def __deepcopy__(self, memo: dict) -> SparseTensor:
         import copy
-        return SparseTensor._build(self._sp_indices.copy(), copy.deepcopy(self._sp_values, memo),
-                                   self._sp_shape, self._coalesced)
+
+        return SparseTensor._build(
+            self._sp_indices.copy(), copy.deepcopy(self._sp_values, memo), self._sp_shape, self._coalesced
+        )
 
     def __reduce_ex__(self, protocol: int):
-        return (_rebuild_sparse, (self._sp_indices, self._sp_values.detach(), self._sp_shape,
-                                  self._coalesced))
+        return (
+            _rebuild_sparse,
+            (self._sp_indices, self._sp_values.detach(), self._sp_shape, self._coalesced),
+        )
 
     # ------------------------------------------------------------------ conversion
     def to_dense(self, dtype: Any = None, *, masked_grad: bool = True) -> Tensor:
@@ -175,9 +184,11 @@ class SparseTensor(Tensor):
 
     def to_sparse(self, sparse_dim: int | None = None, *, layout: Any = None, **kw: Any) -> SparseTensor:
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
-            raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
-                               f"argument !=self.sparse_dim() is not supported (got "
-                               f"{sparse_dim}, expected {self.sparse_dim()})")
+            raise RuntimeError(
+                f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
+                f"argument !=self.sparse_dim() is not supported (got "
+                f"{sparse_dim}, expected {self.sparse_dim()})"
+            )
         return self
 
     to_sparse_coo = to_sparse
@@ -252,8 +263,10 @@ class SparseTensor(Tensor):
         n, sd = self.dim(), self.sparse_dim()
         d0, d1 = dim0 % n, dim1 % n
         if d0 >= sd or d1 >= sd:
-            raise RuntimeError("transpose: only sparse dimensions of a sparse tensor can be "
-                               f"transposed (sparse_dim={sd}), got dims {dim0} and {dim1}")
+            raise RuntimeError(
+                "transpose: only sparse dimensions of a sparse tensor can be "
+                f"transposed (sparse_dim={sd}), got dims {dim0} and {dim1}"
+            )
         idx = self._sp_indices.copy()
         idx[[d0, d1]] = idx[[d1, d0]]
         shape = list(self._sp_shape)
@@ -262,9 +275,11 @@ class SparseTensor(Tensor):
 
     def t(self) -> SparseTensor:
         if self.dim() > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
-                               f"but self is {self.sparse_dim()} sparse and {self.dense_dim()} "
-                               "dense dimensions")
+            raise RuntimeError(
+                f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
+                f"but self is {self.sparse_dim()} sparse and {self.dense_dim()} "
+                "dense dimensions"
+            )
         return self if self.dim() < 2 else self.transpose(0, 1)
 
     # ------------------------------------------------------------------ arithmetic
@@ -281,8 +296,10 @@ class SparseTensor(Tensor):
 
     def __mul__(self, other: Any) -> SparseTensor:
         if isinstance(other, SparseTensor) or (isinstance(other, Tensor) and other.dim() > 0):
-            raise NotImplementedError("sparse * tensor: only multiplication by a scalar or a "
-                                      "0-dim tensor is supported for sparse COO tensors")
+            raise NotImplementedError(
+                "sparse * tensor: only multiplication by a scalar or a "
+                "0-dim tensor is supported for sparse COO tensors"
+            )
         return self._with_values(self._sp_values * other)
 
     __rmul__ = __mul__
@@ -292,8 +309,10 @@ class SparseTensor(Tensor):
 
     def __truediv__(self, other: Any) -> SparseTensor:
         if isinstance(other, Tensor) and other.dim() > 0:
-            raise NotImplementedError("sparse / tensor: only division by a scalar or a 0-dim "
-                                      "tensor is supported for sparse COO tensors")
+            raise NotImplementedError(
+                "sparse / tensor: only division by a scalar or a 0-dim "
+                "tensor is supported for sparse COO tensors"
+            )
         return self._with_values(self._sp_values / other)
 
     div = __truediv__
@@ -304,16 +323,20 @@ class SparseTensor(Tensor):
     def __add__(self, other: Any) -> Tensor:
         if isinstance(other, SparseTensor):
             if other.shape != self.shape:
-                raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but "
-                                   f"self has size {list(self.shape)} while other has size "
-                                   f"{list(other.shape)}")
+                raise RuntimeError(
+                    f"add: expected 'self' and 'other' to have same size, but "
+                    f"self has size {list(self.shape)} while other has size "
+                    f"{list(other.shape)}"
+                )
             vals = _cat_values(self._sp_values, other._sp_values)
             idx = np.concatenate([self._sp_indices, other._sp_indices], axis=1)
             return SparseTensor._build(idx, vals, self._sp_shape, False).coalesce()
         if isinstance(other, Tensor):
             return self.to_dense() + other
-        raise TypeError(f"add(sparse, {type(other).__name__}): adding a scalar to a sparse "
-                        "tensor is not supported (it would make it dense); use .to_dense()")
+        raise TypeError(
+            f"add(sparse, {type(other).__name__}): adding a scalar to a sparse "
+            "tensor is not supported (it would make it dense); use .to_dense()"
+        )
 
     def __radd__(self, other: Any) -> Tensor:
         if isinstance(other, Tensor):
@@ -336,6 +359,7 @@ class SparseTensor(Tensor):
 
 def _cat_values(a: Tensor, b: Tensor) -> Tensor:
     from .shape import cat
+
     dt = _dtype.promote_types(a.dtype, b.dtype)
     return cat([a.to(dt), b.to(dt)])
 
@@ -406,11 +430,12 @@ def _segment_sum(values: Tensor, segment: np.ndarray, n: int) -> Tensor:
 # ---------------------------------------------------------------------- products and sums
 def _check_mm(a_shape: tuple, b_shape: tuple) -> None:
     if len(a_shape) != 2 or len(b_shape) != 2:
-        raise RuntimeError(f"sparse mm: expected 2-D operands, got {len(a_shape)}-D and "
-                           f"{len(b_shape)}-D")
+        raise RuntimeError(f"sparse mm: expected 2-D operands, got {len(a_shape)}-D and {len(b_shape)}-D")
     if a_shape[1] != b_shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a_shape[0]}x"
-                           f"{a_shape[1]} and {b_shape[0]}x{b_shape[1]})")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a_shape[0]}x"
+            f"{a_shape[1]} and {b_shape[0]}x{b_shape[1]})"
+        )
 
 
 def _sparse_mm(a: SparseTensor, b: Any) -> Any:
@@ -459,10 +484,18 @@ def _sparse_sum(s: SparseTensor, dim: Any, dtype: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- public functions
-def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any = None,
-                      device: Any = None, pin_memory: bool = False, requires_grad: bool = False,
-                      check_invariants: bool | None = None, is_coalesced: bool | None = None
-                      ) -> SparseTensor:
+def sparse_coo_tensor(
+    indices: Any,
+    values: Any,
+    size: Any = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+    check_invariants: bool | None = None,
+    is_coalesced: bool | None = None,
+) -> SparseTensor:
     """A sparse COO tensor with ``values[k]`` at position ``indices[:, k]``.
 
     ``indices`` is ``(sparse_dim, nnz)`` integers; ``values`` is ``(nnz, *dense_shape)``;
@@ -472,6 +505,7 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
     if device is not None:
         _check_device(device)
     from .._creation import tensor as _tensor
+
     idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"indices must be an int64 tensor, got {idx.dtype}")
@@ -483,43 +517,55 @@ def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any
     if vals.dim() == 0:
         raise RuntimeError("values must have at least 1 dimension (nnz)")
     if vals.shape[0] != idx.shape[1]:
-        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
-                           f"{idx.shape[1]}, nnz from values: {vals.shape[0]}")
+        raise RuntimeError(
+            f"indices and values must have same nnz, but got nnz from indices: "
+            f"{idx.shape[1]}, nnz from values: {vals.shape[0]}"
+        )
     sd = idx.shape[0]
     if idx.size and idx.min() < 0:
-        raise RuntimeError(f"found negative index {int(idx.min())} for dim "
-                           f"{int(np.argmin(idx.min(axis=1)))}")
+        raise RuntimeError(f"found negative index {int(idx.min())} for dim {int(np.argmin(idx.min(axis=1)))}")
     if size is None:
         sparse_shape = tuple(int(m) + 1 for m in idx.max(axis=1)) if idx.size else (0,) * sd
         shape = sparse_shape + tuple(vals.shape[1:])
     else:
         shape = tuple(int(n) for n in size)
         if len(shape) != sd + vals.dim() - 1:
-            raise RuntimeError(f"number of dimensions must be sparse_dim ({sd}) + dense_dim "
-                               f"({vals.dim() - 1}), but got {len(shape)}")
+            raise RuntimeError(
+                f"number of dimensions must be sparse_dim ({sd}) + dense_dim "
+                f"({vals.dim() - 1}), but got {len(shape)}"
+            )
         if tuple(vals.shape[1:]) != shape[sd:]:
-            raise RuntimeError(f"values has incorrect size, expected {list((idx.shape[1],) + shape[sd:])}"
-                               f", got {list(vals.shape)}")
+            raise RuntimeError(
+                f"values has incorrect size, expected {list((idx.shape[1],) + shape[sd:])}"
+                f", got {list(vals.shape)}"
+            )
         if idx.size:
             hi = idx.max(axis=1)
             for d in range(sd):
                 if hi[d] >= shape[d]:
-                    raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
-                                       f"{shape[d]} but found index {int(hi[d])}")
+                    raise RuntimeError(
+                        f"size is inconsistent with indices: for dim {d}, size is "
+                        f"{shape[d]} but found index {int(hi[d])}"
+                    )
     if requires_grad:
         vals = vals.detach().requires_grad_(True)
     return SparseTensor._build(idx.astype(np.int64), vals, shape, bool(is_coalesced) or idx.shape[1] <= 1)
 
 
-def to_sparse(input: Tensor, sparse_dim: int | None = None, *, layout: Any = None,
-              blocksize: Any = None, dense_dim: int | None = None) -> SparseTensor:
+def to_sparse(
+    input: Tensor,
+    sparse_dim: int | None = None,
+    *,
+    layout: Any = None,
+    blocksize: Any = None,
+    dense_dim: int | None = None,
+) -> SparseTensor:
     """The sparse COO form of a dense tensor (coalesced; the first ``sparse_dim`` dims are
     sparse, all by default). Gradients of the values flow back to ``input``."""
     if isinstance(input, SparseTensor):
         return input.to_sparse(sparse_dim)
     if layout not in (None, sparse_coo):
-        raise NotImplementedError(f"to_sparse: layout {layout} is not supported; only "
-                                  "disttorch.sparse_coo")
+        raise NotImplementedError(f"to_sparse: layout {layout} is not supported; only disttorch.sparse_coo")
     x = input._data
     sd = x.ndim if sparse_dim is None else int(sparse_dim)
     if not 0 < sd <= x.ndim:
@@ -527,8 +573,11 @@ def to_sparse(input: Tensor, sparse_dim: int | None = None, *, layout: Any = Non
     nz = x.reshape(x.shape[:sd] + (-1,)) != 0
     mask = nz.any(-1) if sd < x.ndim else nz[..., 0]
     idx = np.stack(np.nonzero(mask)).reshape(sd, -1).astype(np.int64)
-    vals = input[tuple(Tensor._make(i) for i in idx)] if idx.size else \
-        Tensor._make(np.zeros((0,) + x.shape[sd:], dtype=x.dtype))
+    vals = (
+        input[tuple(Tensor._make(i) for i in idx)]
+        if idx.size
+        else Tensor._make(np.zeros((0,) + x.shape[sd:], dtype=x.dtype))
+    )
     return SparseTensor._build(idx, vals, x.shape, True)
 
 
@@ -546,6 +595,7 @@ def spmm(input: SparseTensor, mat2: Tensor) -> Tensor:
     """Sparse ``input`` (2-D COO) times dense ``mat2``: a dense result."""
     if not isinstance(input, SparseTensor):
         from .linalg import mm
+
         return mm(input, mat2)
     return _sparse_mm(input, mat2)
 
@@ -553,6 +603,7 @@ def spmm(input: SparseTensor, mat2: Tensor) -> Tensor:
 def _dense_only(what: str) -> Any:
     def method(self: Tensor, *args: Any) -> Any:
         raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got Strided")
+
     method.__name__ = what
     return method
 

@@ -8,6 +8,7 @@ Kernels (``_special_kernels``) compute in float64; results keep a floating input
 derivative (Bessel functions, zeta, polynomials, ``gammainc`` w.r.t. ``a``) backward
 raises ``NotImplementedError`` naming the function.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,7 @@ __all__ = [
     "xlogy",
 ]
 
-TENSOR_METHODS = ("lgamma", "digamma", "mvlgamma", "erfc", "erfinv", "i0", "sinc",
-                  "xlogy", "logit", "exp2")
+TENSOR_METHODS = ("lgamma", "digamma", "mvlgamma", "erfc", "erfinv", "i0", "sinc", "xlogy", "logit", "exp2")
 
 
 def _float_dtype(*arrays: Any) -> np.dtype:
@@ -62,7 +62,7 @@ class _Special(Function):
 
     @classmethod
     def forward(cls, ctx, *args):
-        inputs, extra = args[:cls.n_inputs], args[cls.n_inputs:]
+        inputs, extra = args[: cls.n_inputs], args[cls.n_inputs :]
         arrays = [_arr(a) for a in inputs]
         out_dtype = _float_dtype(*arrays)
         out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=np.float64) for a in arrays]))
@@ -116,13 +116,27 @@ LogNdtr = _unary("log_ndtr", K.log_ndtr, lambda x, y: exp(-(x * x) / 2 - y) / _S
 Ndtri = _unary("ndtri", K.ndtri, lambda x, y: exp(y * y / 2) * _SQRT_2PI)
 I0 = _unary("i0", K.i0, lambda x, y: i1(x))
 I0e = _unary("i0e", K.i0e, lambda x, y: i1e(x) - _sign(x) * y)
-I1 = _unary("i1", K.i1, lambda x, y: Tensor._make(np.where(x._data == 0, 0.5, 0.0)).to(y.dtype)
-            + where(x == 0, 0.0, i0(x) - y / where(x == 0, 1.0, x)))
-I1e = _unary("i1e", K.i1e, lambda x, y: Tensor._make(np.where(x._data == 0, 0.5, 0.0)).to(y.dtype)
-             + where(x == 0, 0.0, i0e(x) - y * (_sign(x) + 1 / where(x == 0, 1.0, x))))
-Entr = _unary("entr", lambda x: np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)),
-                                         np.where(x == 0, 0.0, -np.inf)),
-              lambda x, y: -(log(x) + 1))
+I1 = _unary(
+    "i1",
+    K.i1,
+    lambda x, y: (
+        Tensor._make(np.where(x._data == 0, 0.5, 0.0)).to(y.dtype)
+        + where(x == 0, 0.0, i0(x) - y / where(x == 0, 1.0, x))
+    ),
+)
+I1e = _unary(
+    "i1e",
+    K.i1e,
+    lambda x, y: (
+        Tensor._make(np.where(x._data == 0, 0.5, 0.0)).to(y.dtype)
+        + where(x == 0, 0.0, i0e(x) - y * (_sign(x) + 1 / where(x == 0, 1.0, x)))
+    ),
+)
+Entr = _unary(
+    "entr",
+    lambda x: np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)), np.where(x == 0, 0.0, -np.inf)),
+    lambda x, y: -(log(x) + 1),
+)
 
 
 def _sinc(x: np.ndarray) -> np.ndarray:
@@ -151,8 +165,7 @@ ScaledModifiedBesselK1 = _unary("scaled_modified_bessel_k1", K.k1e)
 ModifiedBesselI0 = _unary("modified_bessel_i0", K.i0)
 ModifiedBesselI1 = _unary("modified_bessel_i1", K.i1)
 AiryAi = _unary("airy_ai", K.airy_ai)
-SphericalBesselJ0 = _unary("spherical_bessel_j0", lambda x: np.where(
-    np.isinf(x), 0.0, _sinc(x / math.pi)))
+SphericalBesselJ0 = _unary("spherical_bessel_j0", lambda x: np.where(np.isinf(x), 0.0, _sinc(x / math.pi)))
 
 
 class Polygamma(_Special):
@@ -248,8 +261,9 @@ class Gammainc(_Binary):
     @classmethod
     def derivatives(cls, ctx, g, a, x):
         if _grad_to(a) and ctx.needs_input_grad[0]:
-            raise NotImplementedError(f"the derivative for '{cls.name_}' with respect to input "
-                                      "(a) is not implemented.")
+            raise NotImplementedError(
+                f"the derivative for '{cls.name_}' with respect to input (a) is not implemented."
+            )
         ad, xd = np.asarray(_arr(a), dtype=np.float64), np.asarray(_arr(x), dtype=np.float64)
         with np.errstate(all="ignore"):
             d = cls.sign * np.exp((ad - 1) * np.log(xd) - xd - K.lgamma(ad))
@@ -280,12 +294,12 @@ def _poly(name: str, p0: Callable, p1: Callable, step: Callable, shift: bool = F
     if shift:
         q0, q1, qs = p0, p1, step
         p0, p1 = (lambda x: q0(2 * x - 1)), (lambda x: q1(2 * x - 1))
-        step = (lambda k, x, cur, prev: qs(k, 2 * x - 1, cur, prev))
+        step = lambda k, x, cur, prev: qs(k, 2 * x - 1, cur, prev)
     return type(name, (_Polynomial,), {"name_": name, "recurrence": (p0, p1, step)})
 
 
 _ones = np.ones_like
-_cheb_step = (lambda k, x, cur, prev: 2 * x * cur - prev)
+_cheb_step = lambda k, x, cur, prev: 2 * x * cur - prev
 ChebyshevT = _poly("chebyshev_polynomial_t", _ones, lambda x: x, _cheb_step)
 ChebyshevU = _poly("chebyshev_polynomial_u", _ones, lambda x: 2 * x, _cheb_step)
 ChebyshevV = _poly("chebyshev_polynomial_v", _ones, lambda x: 2 * x - 1, _cheb_step)
@@ -294,14 +308,22 @@ ShiftedChebyshevT = _poly("shifted_chebyshev_polynomial_t", _ones, lambda x: x, 
 ShiftedChebyshevU = _poly("shifted_chebyshev_polynomial_u", _ones, lambda x: 2 * x, _cheb_step, True)
 ShiftedChebyshevV = _poly("shifted_chebyshev_polynomial_v", _ones, lambda x: 2 * x - 1, _cheb_step, True)
 ShiftedChebyshevW = _poly("shifted_chebyshev_polynomial_w", _ones, lambda x: 2 * x + 1, _cheb_step, True)
-HermiteH = _poly("hermite_polynomial_h", _ones, lambda x: 2 * x,
-                 lambda k, x, cur, prev: 2 * x * cur - 2 * k * prev)
-HermiteHe = _poly("hermite_polynomial_he", _ones, lambda x: x,
-                  lambda k, x, cur, prev: x * cur - k * prev)
-LaguerreL = _poly("laguerre_polynomial_l", _ones, lambda x: 1 - x,
-                  lambda k, x, cur, prev: ((2 * k + 1 - x) * cur - k * prev) / (k + 1))
-LegendreP = _poly("legendre_polynomial_p", _ones, lambda x: x,
-                  lambda k, x, cur, prev: ((2 * k + 1) * x * cur - k * prev) / (k + 1))
+HermiteH = _poly(
+    "hermite_polynomial_h", _ones, lambda x: 2 * x, lambda k, x, cur, prev: 2 * x * cur - 2 * k * prev
+)
+HermiteHe = _poly("hermite_polynomial_he", _ones, lambda x: x, lambda k, x, cur, prev: x * cur - k * prev)
+LaguerreL = _poly(
+    "laguerre_polynomial_l",
+    _ones,
+    lambda x: 1 - x,
+    lambda k, x, cur, prev: ((2 * k + 1 - x) * cur - k * prev) / (k + 1),
+)
+LegendreP = _poly(
+    "legendre_polynomial_p",
+    _ones,
+    lambda x: x,
+    lambda k, x, cur, prev: ((2 * k + 1) * x * cur - k * prev) / (k + 1),
+)
 
 
 # ---------------------------------------------------------------------- public functions
@@ -351,14 +373,17 @@ def i0(input: Tensor, *, out: Any = None) -> Tensor:
 
 
 def i0e(input: Tensor, *, out: Any = None) -> Tensor:
+    """Exponentially scaled ``exp(-|x|) I0(x)``."""
     return I0e.apply(input)
 
 
 def i1(input: Tensor, *, out: Any = None) -> Tensor:
+    """Modified Bessel function of the first kind, order 1."""
     return I1.apply(input)
 
 
 def i1e(input: Tensor, *, out: Any = None) -> Tensor:
+    """Exponentially scaled ``exp(-|x|) I1(x)``."""
     return I1e.apply(input)
 
 

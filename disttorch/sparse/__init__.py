@@ -3,6 +3,7 @@
 Sparse tensors themselves (:class:`~disttorch.ops.sparse.SparseTensor`) are made by
 ``disttorch.sparse_coo_tensor`` or ``Tensor.to_sparse()``.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,6 +1,7 @@
 """``disttorch.special``: PyTorch's ``torch.special`` (gamma and error functions, the normal
 distribution, Bessel functions, incomplete gamma, zeta, orthogonal polynomials, and the
 softmax family), computed in NumPy without SciPy; see :mod:`disttorch.ops.special`."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,17 +28,64 @@ from ..ops.special import (
     xlogy,
 )
 
-__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
-           "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma",
-           "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc",
-           "gammaincc", "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e",
-           "i1", "i1e", "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr",
-           "log_softmax", "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1",
-           "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma",
-           "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
-           "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc", "softmax",
-           "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+__all__ = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammainc",
+    "gammaincc",
+    "gammaln",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "sinc",
+    "softmax",
+    "spherical_bessel_j0",
+    "xlog1py",
+    "xlogy",
+    "zeta",
+]
 
 gammaln = _s.lgamma
 psi = digamma
@@ -87,6 +135,7 @@ def gammaincc(input: Any, other: Any, *, out: Any = None) -> Tensor:
 def _unary_public(fn_cls: type, doc: str):
     def f(input: Tensor, *, out: Any = None) -> Tensor:
         return fn_cls.apply(input)
+
     f.__name__ = f.__qualname__ = fn_cls.name_
     f.__doc__ = doc + " (no gradient, as in PyTorch)."
     return f
@@ -95,9 +144,12 @@ def _unary_public(fn_cls: type, doc: str):
 def _poly_public(fn_cls: type):
     def f(input: Any, n: Any, *, out: Any = None) -> Tensor:
         return fn_cls.apply(input, n)
+
     f.__name__ = f.__qualname__ = fn_cls.name_
-    f.__doc__ = (f"The polynomial ``{fn_cls.name_}`` of degree ``n`` at ``input`` (0 for negative "
-                 "n; no gradient, as in PyTorch).")
+    f.__doc__ = (
+        f"The polynomial ``{fn_cls.name_}`` of degree ``n`` at ``input`` (0 for negative "
+        "n; no gradient, as in PyTorch)."
+    )
     return f
 
 

@@ -1,6 +1,7 @@
 """Every public name of torch, torch.Tensor, torch.linalg, torch.fft and torch.special exists
 in disttorch or is accounted for in ``disttorch._coverage`` (excluded with a reason, pending
 on another branch, or a listed gap)."""
+
 import pytest
 
 import disttorch as dt
@@ -24,9 +25,13 @@ def _unaccounted(torch_obj, ours, prefix=""):
 @pytest.mark.parametrize("space", ["torch", "Tensor", "linalg", "special", "sparse", "fft"])
 def test_every_public_name_exists_or_is_accounted_for(space):
     torch = pytest.importorskip("torch")
-    pairs = {"torch": (torch, dt), "Tensor": (torch.Tensor, dt.Tensor),
-             "linalg": (torch.linalg, dt.linalg), "special": (torch.special, dt.special),
-             "sparse": (torch.sparse, dt.sparse)}
+    pairs = {
+        "torch": (torch, dt),
+        "Tensor": (torch.Tensor, dt.Tensor),
+        "linalg": (torch.linalg, dt.linalg),
+        "special": (torch.special, dt.special),
+        "sparse": (torch.sparse, dt.sparse),
+    }
     if space == "fft":
         if "fft" in _coverage.NOT_YET:
             pytest.skip("torch.fft is listed in disttorch._coverage.NOT_YET (needs complex tensors)")

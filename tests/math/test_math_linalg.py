@@ -1,5 +1,6 @@
 """disttorch.linalg: values and gradients against PyTorch (parity), float64 gradcheck of
 every differentiable function, float32 and batched shapes, PyTorch's errors."""
+
 import math
 
 import numpy as np
@@ -25,10 +26,12 @@ def _spd(lib, **kw):
 
 def _svd_fixed(lib):
     """SVD with a sign convention (first row of U non-negative), so both libraries agree."""
+
     def f(a):
         u, s, vh = lib.linalg.svd(a, full_matrices=False)
         sg = lib.sign(u[..., :1, :])
         return u * sg, s, vh * sg.mT
+
     return f
 
 
@@ -37,6 +40,7 @@ def _eigh_fixed(lib):
         w, v = lib.linalg.eigh((a + a.mT) / 2)
         sg = lib.sign(v[..., :1, :])
         return w, v * sg
+
     return f
 
 
@@ -48,8 +52,10 @@ def _cases(lib):
         "solve_left_false": (lambda a, b: la.solve(a, b.mT, left=False), [A, B]),
         "solve_vector": (la.solve, [A, B[..., 0]]),
         "solve_triangular": (lambda a, b: la.solve_triangular(a, b, upper=True), [A + 4 * np.eye(4), B]),
-        "solve_triangular_right_unit": (lambda a, b: la.solve_triangular(
-            a, b.mT, upper=False, left=False, unitriangular=True), [A, B]),
+        "solve_triangular_right_unit": (
+            lambda a, b: la.solve_triangular(a, b.mT, upper=False, left=False, unitriangular=True),
+            [A, B],
+        ),
         "det": (la.det, [A]),
         "slogdet": (lambda a: la.slogdet(a).logabsdet, [A]),
         "eigh": (_eigh_fixed(lib), [A]),
@@ -72,19 +78,29 @@ def _cases(lib):
         "vector_norm_3": (lambda a: la.vector_norm(a, 3, dim=-1, keepdim=True), [W]),
         "vector_norm_inf": (lambda a: la.vector_norm(a, math.inf, dim=-1), [W]),
         "vector_norm_-inf": (lambda a: la.vector_norm(a, -math.inf, dim=-1), [W]),
-        **{f"matrix_norm_{o}": ((lambda o: lambda a: la.matrix_norm(a, o))(o), [W])
-           for o in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)},
+        **{
+            f"matrix_norm_{o}": ((lambda o: lambda a: la.matrix_norm(a, o))(o), [W])
+            for o in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
+        },
         "norm": (la.norm, [W]),
         "norm_matrix_keepdim": (lambda a: la.norm(a, "fro", dim=(0, 2), keepdim=True), [W]),
         "cond": (la.cond, [A]),
         "cross": (la.cross, [W, rng.standard_normal((1, 5, 3))]),
         "vecdot": (la.vecdot, [W, rng.standard_normal((5, 3))]),
-        "multi_dot": (lambda a, b, c: la.multi_dot([a, b, c]),
-                      [rng.standard_normal(3), rng.standard_normal((3, 6)), rng.standard_normal((6, 2))]),
+        "multi_dot": (
+            lambda a, b, c: la.multi_dot([a, b, c]),
+            [rng.standard_normal(3), rng.standard_normal((3, 6)), rng.standard_normal((6, 2))],
+        ),
         "vander": (lambda a: la.vander(a, N=4), [rng.standard_normal((2, 3))]),
         "tensorinv": (lambda a: la.tensorinv(a.reshape(4, 2, 2), ind=1), [A[0]]),
-        "tensorsolve": (lambda a, b: la.tensorsolve(a.reshape(2, 2, 2, 2), b.reshape(2, 2)), [A[0], B[0, :, 0]]),
-        "householder_product": (la.householder_product, [rng.standard_normal((5, 3)), rng.standard_normal(2)]),
+        "tensorsolve": (
+            lambda a, b: la.tensorsolve(a.reshape(2, 2, 2, 2), b.reshape(2, 2)),
+            [A[0], B[0, :, 0]],
+        ),
+        "householder_product": (
+            la.householder_product,
+            [rng.standard_normal((5, 3)), rng.standard_normal(2)],
+        ),
     }
 
 
@@ -120,8 +136,21 @@ def test_parity_values_and_grads(name):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("name", ["inv", "solve", "det", "svdvals", "cholesky", "matrix_exp", "qr_tall",
-                                  "pinv", "matrix_norm_nuc", "eigvalsh"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "inv",
+        "solve",
+        "det",
+        "svdvals",
+        "cholesky",
+        "matrix_exp",
+        "qr_tall",
+        "pinv",
+        "matrix_norm_nuc",
+        "eigvalsh",
+    ],
+)
 def test_float32_keeps_dtype(name):
     fn, arrays = _cases(dt)[name]
     out = fn(*(dt.tensor(a, dtype=dt.float32) for a in arrays))
@@ -148,8 +177,9 @@ def test_lu_family_and_rank():
     assert dt.linalg.matrix_rank(low_rank).numpy().tolist() == [2, 2, 2]
     spd = dt.tensor(x @ x.transpose(0, 2, 1) + np.eye(4))
     ld, lpiv = dt.linalg.ldl_factor(spd)
-    np.testing.assert_allclose(dt.linalg.ldl_solve(ld, lpiv, dt.tensor(b)).numpy(),
-                               np.linalg.solve(spd.numpy(), b), rtol=1e-8)
+    np.testing.assert_allclose(
+        dt.linalg.ldl_solve(ld, lpiv, dt.tensor(b)).numpy(), np.linalg.solve(spd.numpy(), b), rtol=1e-8
+    )
 
 
 @pytest.mark.parity

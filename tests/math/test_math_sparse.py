@@ -1,5 +1,6 @@
 """Sparse COO tensors: construction, conversion, coalescing, products with gradients to the
 dense operand and the values, sums, errors; the graph-convolution preprocessing path."""
+
 import numpy as np
 import pytest
 
@@ -123,13 +124,15 @@ def test_parity_with_torch():
     np.testing.assert_array_equal(ds.indices().numpy(), ts.indices().numpy())
     np.testing.assert_allclose(ds.values().numpy(), ts.values().numpy())
     np.testing.assert_allclose((ds @ dt.tensor(dense)).numpy(), (ts @ torch.from_numpy(dense)).numpy())
-    np.testing.assert_allclose(dt.sparse.sum(ds, 1).to_dense().numpy(),
-                               torch.sparse.sum(ts, 1).to_dense().numpy())
+    np.testing.assert_allclose(
+        dt.sparse.sum(ds, 1).to_dense().numpy(), torch.sparse.sum(ts, 1).to_dense().numpy()
+    )
 
 
 def test_copy_pickle_and_dense_queries():
     import copy
     import pickle
+
     s = _sp()
     for c in (copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
         assert c.is_sparse and c.shape == s.shape

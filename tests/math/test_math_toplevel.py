@@ -1,5 +1,6 @@
 """The long tail of top-level functions and Tensor methods (disttorch.ops.mathfns): values
 against PyTorch, gradients (gradcheck) of the differentiable compositions, in-place forms."""
+
 import math
 
 import numpy as np
@@ -54,8 +55,9 @@ def _cases(lib):
         "pinverse": lambda: lib.pinverse(lib.tensor(M)),
         "matrix_exp": lambda: lib.matrix_exp(lib.tensor(SQ)),
         "matrix_power": lambda: lib.matrix_power(lib.tensor(SQ), 3),
-        "cholesky_solve": lambda: lib.cholesky_solve(lib.tensor(M[:3, :2]), lib.linalg.cholesky(
-            lib.tensor(SQ[0] @ SQ[0].T))),
+        "cholesky_solve": lambda: lib.cholesky_solve(
+            lib.tensor(M[:3, :2]), lib.linalg.cholesky(lib.tensor(SQ[0] @ SQ[0].T))
+        ),
         "cholesky_inverse": lambda: lib.cholesky_inverse(lib.linalg.cholesky(lib.tensor(SQ[0] @ SQ[0].T))),
         "triangular_solve": lambda: lib.triangular_solve(lib.tensor(M[:3, :2]), lib.tensor(SQ[0]))[0],
         "vander": lambda: lib.vander(lib.tensor([1.0, 2.0, 3.0]), N=4),
@@ -93,15 +95,17 @@ def _cases(lib):
         "bartlett": lambda: lib.bartlett_window(9, dtype=lib.float64),
         "kaiser": lambda: lib.kaiser_window(8, dtype=lib.float64),
         "bucketize": lambda: lib.bucketize(lib.tensor(M), lib.tensor([-1.0, 0.0, 1.0])),
-        "searchsorted": lambda: lib.searchsorted(lib.tensor([1.0, 3.0, 5.0]), lib.tensor([0.0, 3.0, 6.0]),
-                                                 right=True),
+        "searchsorted": lambda: lib.searchsorted(
+            lib.tensor([1.0, 3.0, 5.0]), lib.tensor([0.0, 3.0, 6.0]), right=True
+        ),
         "bincount": lambda: lib.bincount(lib.tensor([0, 1, 1, 4])),
         "histc": lambda: lib.histc(lib.tensor(M), bins=4, min=-2, max=2),
         "kthvalue": lambda: tuple(lib.kthvalue(lib.tensor(M), 2, 1)),
         "mode": lambda: tuple(lib.mode(lib.tensor([[1, 2, 2, 3], [4, 4, 1, 1]]), 1)),
         "repeat_interleave": lambda: lib.repeat_interleave(lib.tensor(M), 2, dim=0),
-        "unique_consecutive": lambda: lib.unique_consecutive(lib.tensor([1, 1, 2, 2, 3, 1]), return_counts=True,
-                                                             return_inverse=True),
+        "unique_consecutive": lambda: lib.unique_consecutive(
+            lib.tensor([1, 1, 2, 2, 3, 1]), return_counts=True, return_inverse=True
+        ),
         "cartesian_prod": lambda: lib.cartesian_prod(lib.tensor([1, 2]), lib.tensor([3, 4, 5])),
         "combinations": lambda: lib.combinations(lib.tensor([1, 2, 3, 4]), 3),
         "renorm": lambda: lib.renorm(lib.tensor(M), 2, 0, 1.0),
@@ -132,7 +136,9 @@ def test_parity(name):
 
 
 GRAD = {
-    "acosh": (dt.acosh, [1.5, 3.0]), "asinh": (dt.asinh, [-2.0, 0.5]), "atanh": (dt.atanh, [-0.5, 0.3]),
+    "acosh": (dt.acosh, [1.5, 3.0]),
+    "asinh": (dt.asinh, [-2.0, 0.5]),
+    "atanh": (dt.atanh, [-0.5, 0.3]),
     "copysign": (lambda x: dt.copysign(x, dt.tensor([-1.0, 1.0])), [0.5, -2.0]),
     "logaddexp2": (lambda x: dt.logaddexp2(x, x * 2), [0.5, -2.0]),
     "kron": (lambda x: dt.kron(x.reshape(1, 2), x.reshape(2, 1)), [0.5, -2.0]),
