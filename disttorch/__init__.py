@@ -20,6 +20,8 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, f
 from ._repr import set_printoptions
 from ._type_info import finfo, iinfo
 from ._dtype import promote_types
+from ._layout import layout, sparse_coo, sparse_csr, strided
+from .ops.mathfns import e, inf, nan, newaxis, pi
 from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                       manual_seed, multinomial, normal, poisson, rand, rand_like, randint,
                       randint_like, randn, randn_like, randperm, seed, set_rng_state)
@@ -58,7 +60,7 @@ __version__ = "0.1.0"
 
 _LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "cuda", "accelerator", "backends", "mps",
          "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch", "distributions", "cpu",
-         "profiler")
+         "profiler", "sparse", "linalg", "special")
 
 
 def __getattr__(name: str):

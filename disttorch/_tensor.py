@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _layout
 from ._dtype import dtype as _dtype_cls
 from ._repr import tensor_repr
 
@@ -165,9 +165,11 @@ class Tensor:
         """False: disttorch tensors always hold data."""
         return False
 
+    is_sparse = False  # disttorch.ops.sparse.SparseTensor says True
+
     @property
-    def layout(self) -> str:
-        return "strided"
+    def layout(self) -> "_layout.layout":
+        return _layout.strided
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind in "fV"

@@ -15,9 +15,9 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd import backprop
-from . import comparison, elementwise, indexing, inplace, linalg, reduction, shape
+from . import comparison, elementwise, indexing, inplace, linalg, mathfns, reduction, shape, sparse, special
 
-FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace]
+FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse, special, mathfns]
 
 
 def _reflected(fn: Any) -> Any:

@@ -105,12 +105,16 @@ class Matmul(Function):
 @autocast_op("lower")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch semantics for 1-D, 2-D and batched operands."""
+    if input.is_sparse or getattr(other, "is_sparse", False):
+        return input.__matmul__(other) if input.is_sparse else other.__rmatmul__(input)
     return Matmul.apply(input, other)
 
 
 @autocast_op("lower")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    """Product of two 2-D matrices."""
+    """Product of two 2-D matrices (either may be a sparse COO matrix)."""
+    if input.is_sparse or mat2.is_sparse:
+        return matmul(input, mat2)
     if input._data.ndim != 2 or mat2._data.ndim != 2:
         raise RuntimeError("self must be a matrix" if input._data.ndim != 2 else "mat2 must be a matrix")
     return Matmul.apply(input, mat2)

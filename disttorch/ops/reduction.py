@@ -159,6 +159,8 @@ def _reduce(fn: type, input: Tensor, dim: Any, keepdim: bool, *extra: Any) -> Te
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum of all elements, or over ``dim`` (int or tuple); bool and integer inputs sum to
     int64 unless ``dtype`` is given."""
+    if input.is_sparse:
+        return input.sum(dim, keepdim, dtype)
     return Sum.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
 
 

@@ -1,0 +1,31 @@
+"""Memory layouts: ``disttorch.strided`` (dense arrays), ``disttorch.sparse_coo`` and
+``disttorch.sparse_csr``, as ``Tensor.layout`` reports them."""
+
+from __future__ import annotations
+
+__all__ = ["layout", "sparse_coo", "sparse_csr", "strided"]
+
+
+class layout:
+    """How a tensor's elements are stored, e.g. ``disttorch.strided``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"disttorch.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+_BY_NAME = {lay.name: lay for lay in (strided, sparse_coo, sparse_csr)}
+
+
+def _by_name(name: str) -> layout:
+    return _BY_NAME[name]

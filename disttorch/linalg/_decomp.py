@@ -1,0 +1,425 @@
+"""The matrix decompositions and inverses of ``disttorch.linalg`` as Functions: inv, solve,
+solve_triangular, det, slogdet, eigh, svd, qr, cholesky, matrix_exp.
+
+Forward runs NumPy's LAPACK routines over the batch dims; backward applies PyTorch's
+formulas (``FunctionsManual.cpp``) on the saved arrays. Those backwards are computed in
+NumPy, so they are not themselves differentiable (no second derivatives through
+decompositions; the composite ops of ``disttorch.linalg`` are).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.function import Function
+
+
+class LinAlgError(RuntimeError):
+    """Raised when a matrix is singular or not positive-definite (``torch.linalg.LinAlgError``)."""
+
+
+def _T(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def _c(x: np.ndarray) -> Tensor:
+    return Tensor._make(np.ascontiguousarray(x))
+
+
+def _batch_prefix(x: np.ndarray, i: int) -> str:
+    return f"(Batch element {i}): " if x.ndim > 2 else ""
+
+
+def tri_solve(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool = False) -> np.ndarray:
+    """Solve ``a @ x = b`` for a triangular ``a`` (only its upper/lower part is read)."""
+    t = np.triu(a) if upper else np.tril(a)
+    if unit:
+        n = a.shape[-1]
+        t = t * (1 - np.eye(n, dtype=a.dtype)) + np.eye(n, dtype=a.dtype)
+    return np.linalg.solve(t, b)
+
+
+def _inverse(name: str, x: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.inv(x)
+    except np.linalg.LinAlgError:
+        raise _singular(name, x) from None
+
+
+def _singular(name: str, x: np.ndarray) -> LinAlgError:
+    """PyTorch's message for a singular matrix: the first zero pivot of its LU factorisation."""
+    from .lu import lu_factor_np
+
+    lu, _ = lu_factor_np(x)
+    diag = np.diagonal(lu, axis1=-2, axis2=-1).reshape(-1, x.shape[-1])
+    b, j = np.argwhere(diag == 0)[0] if (diag == 0).any() else (0, x.shape[-1] - 1)
+    pre = f"(Batch element {b}): " if x.ndim > 2 else ""
+    return LinAlgError(
+        f"{name}: {pre}The diagonal element {j + 1} is zero, the inversion could "
+        "not be completed because the input matrix is singular."
+    )
+
+
+class Inv(Function):
+    """``A^{-1}``; gradient ``-A^{-T} g A^{-T}``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        inv = _inverse("linalg.inv", a._data)
+        ctx.inv = inv
+        return inv
+
+    @staticmethod
+    def backward(ctx, g):
+        it = _T(ctx.inv)
+        return _c(-(it @ g._data @ it))
+
+
+class Solve(Function):
+    """``X = A^{-1} B`` (``B`` a batch of matrices); gradients ``gB = A^{-T} g`` and
+    ``gA = -gB X^T``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, left):
+        A, B = a._data, b._data
+        if not left:  # X A = B  <=>  A^T X^T = B^T
+            A, B = _T(A), _T(B)
+        try:
+            x = np.linalg.solve(A, B)
+        except np.linalg.LinAlgError:
+            raise _singular("linalg.solve", A) from None
+        ctx.A, ctx.x, ctx.left = A, x, left
+        return x if left else _T(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        gd = g._data if ctx.left else _T(g._data)
+        gb = np.linalg.solve(_T(ctx.A), gd)
+        ga = -gb @ _T(ctx.x)
+        if not ctx.left:
+            ga, gb = _T(ga), _T(gb)
+        return _c(ga), _c(gb), None
+
+
+class SolveTriangular(Function):
+    """``X`` with ``A X = B`` (``left``) or ``X A = B`` for a triangular ``A``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, upper, left, unit):
+        A, B = a._data, b._data
+        if not left:
+            A, B, upper = _T(A), _T(B), not upper
+        x = tri_solve(A, B, upper, unit)
+        ctx.args = (A, x, upper, left, unit)
+        return x if left else _T(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        A, x, upper, left, unit = ctx.args
+        gd = g._data if left else _T(g._data)
+        gb = tri_solve(_T(A), gd, not upper, unit)
+        ga = -gb @ _T(x)
+        ga = np.triu(ga, 1 if unit else 0) if upper else np.tril(ga, -1 if unit else 0)
+        if not left:
+            ga, gb = _T(ga), _T(gb)
+        return _c(ga), _c(gb), None, None, None
+
+
+class Det(Function):
+    """``det(A)``; gradient ``g det(A) A^{-T}`` (via the SVD where ``A`` is singular)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        d = np.linalg.det(x)
+        ctx.x, ctx.det = x, d
+        return np.asarray(d, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, d = ctx.x, ctx.det
+        gd = (g._data * d)[..., None, None]
+        with np.errstate(all="ignore"):
+            cof = np.linalg.pinv(x)  # equals inv(x) where x is invertible
+        out = gd * _T(cof)
+        sing = d == 0
+        if np.any(sing):  # adjugate from the SVD: det(U) det(V) prod_{j != i} s_j
+            u, s, vh = np.linalg.svd(x)
+            prod = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(s.shape[-1])], -1)
+            sign = np.linalg.det(u) * np.linalg.det(vh)
+            adjt = (u * (prod * sign[..., None])[..., None, :]) @ vh
+            out = np.where(sing[..., None, None], g._data[..., None, None] * adjt, out)
+        return _c(out.astype(x.dtype, copy=False))
+
+
+class Slogdet(Function):
+    """``(sign, log|det A|)``; the gradient of the log-determinant is ``g A^{-T}``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        sign, logabs = np.linalg.slogdet(x)
+        ctx.x = x
+        sign = np.asarray(sign, dtype=x.dtype)
+        ctx.mark_non_differentiable(sign)
+        return sign, np.asarray(logabs, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, gsign, glog):
+        return _c(glog._data[..., None, None] * _T(_inverse("linalg.slogdet", ctx.x)))
+
+
+class Eigh(Function):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix.
+
+    Backward: ``V (diag(gL) + (V^T gV) / E) V^T`` with ``E_ij = L_j - L_i``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, uplo):
+        w, v = np.linalg.eigh(a._data, UPLO=uplo)
+        ctx.w, ctx.v = w, v
+        return w, v
+
+    @staticmethod
+    def backward(ctx, gw, gv):
+        w, v = ctx.w, ctx.v
+        inner = np.zeros(v.shape, dtype=v.dtype)
+        if gv is not None:
+            e = w[..., None, :] - w[..., :, None]
+            n = w.shape[-1]
+            e[..., np.arange(n), np.arange(n)] = 1
+            inner = (_T(v) @ gv._data) / e
+            inner[..., np.arange(n), np.arange(n)] = 0
+        if gw is not None:
+            inner = inner + gw._data[..., None] * np.eye(w.shape[-1], dtype=v.dtype)
+        return _c(v @ inner @ _T(v)), None
+
+
+class SVD(Function):
+    """Reduced SVD ``A = U diag(S) Vh``; PyTorch's ``svd_backward`` (real case)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, full_matrices):
+        u, s, vh = np.linalg.svd(a._data, full_matrices=full_matrices)
+        k = s.shape[-1]
+        ctx.u, ctx.s, ctx.vh = u[..., :k], s, vh[..., :k, :]
+        ctx.full = full_matrices
+        return u, s, vh
+
+    @staticmethod
+    def backward(ctx, gu, gs, gvh):
+        u, s, vh = ctx.u, ctx.s, ctx.vh
+        m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+        if gu is not None:
+            gu = gu._data[..., :k]
+        if gvh is not None:
+            gvh = gvh._data[..., :k, :]
+        if gu is None and gvh is None:
+            return _c((u * gs._data[..., None, :]) @ vh), None
+        if ctx.full and ((gu is not None and m > k) or (gvh is not None and n > k)):
+            raise NotImplementedError(
+                "The derivative of linalg.svd depends on the full U and Vh "
+                "only through their first k columns when full_matrices=True; "
+                "use full_matrices=False"
+            )
+        v, gv = _T(vh), (_T(gvh) if gvh is not None else None)
+        s2 = s * s
+        e = s2[..., None, :] - s2[..., :, None]
+        e[..., np.arange(k), np.arange(k)] = 1
+        skew = lambda x: x - _T(x)
+        if gu is not None and gv is not None:
+            ret = (skew(_T(u) @ gu) * s[..., None, :] + s[..., :, None] * skew(_T(v) @ gv)) / e
+        elif gu is not None:
+            ret = skew(_T(u) @ gu) / e * s[..., None, :]
+        else:
+            ret = s[..., :, None] * (skew(_T(v) @ gv) / e)
+        if gs is not None:
+            ret = ret + gs._data[..., None] * np.eye(k, dtype=u.dtype)
+        if m > k and gu is not None:
+            ga = u @ ret
+            gus = gu / s[..., None, :]
+            ga = (ga + gus - u @ (_T(u) @ gus)) @ vh
+        elif n > k and gv is not None:
+            ga = ret @ vh
+            gvs = gv / s[..., None, :]
+            ga = u @ (ga + _T(gvs) - (_T(gvs) @ v) @ vh)
+        else:
+            ga = u @ ret @ vh
+        return _c(ga), None
+
+
+def _qr_backward_tall(
+    q: np.ndarray, r: np.ndarray, gq: np.ndarray | None, gr: np.ndarray | None
+) -> np.ndarray:
+    """PyTorch's QR backward for ``m >= n``: ``[gQ + Q copyltu(M)] R^{-T}``."""
+    if gq is not None and gr is not None:
+        m = r @ _T(gr) - _T(gq) @ q
+    elif gq is not None:
+        m = -_T(gq) @ q
+    else:
+        m = r @ _T(gr)
+    low = np.tril(m, -1)
+    m = low + _T(low) + np.eye(m.shape[-1], dtype=m.dtype) * np.diagonal(m, axis1=-2, axis2=-1)[..., None, :]
+    b = q @ m
+    if gq is not None:
+        b = b + gq
+    return _T(tri_solve(r, _T(b), upper=True))  # b R^{-T}
+
+
+class QR(Function):
+    """``A = QR`` (modes 'reduced' and 'complete'); gradients for 'reduced' and for square or
+    wide 'complete' results."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, mode):
+        q, r = np.linalg.qr(a._data, mode="complete" if mode == "complete" else "reduced")
+        ctx.q, ctx.r, ctx.mode = q, r, mode
+        return q, r
+
+    @staticmethod
+    def backward(ctx, gq, gr):
+        q, r = ctx.q, ctx.r
+        m, n = q.shape[-2], r.shape[-1]
+        if ctx.mode == "complete" and m > n:
+            raise NotImplementedError(
+                "The derivative of linalg.qr depends on Q, which is not "
+                "computed when mode='r'; with mode='complete' it is only "
+                "defined when nrows <= ncols"
+            )
+        gq = gq._data if gq is not None else None
+        gr = gr._data if gr is not None else None
+        if m >= n:
+            return _c(_qr_backward_tall(q, r, gq, gr)), None
+        # wide: A = [X | Y], X = Q U, Y = Q V with U = R[:, :m] square, V = R[:, m:]
+        u, v = r[..., :, :m], r[..., :, m:]
+        gu = gr[..., :, :m] if gr is not None else None
+        gv = gr[..., :, m:] if gr is not None else None
+        y = q @ v
+        gq_x = gq if gq is not None else np.zeros_like(q)
+        if gv is not None:
+            gq_x = gq_x + y @ _T(gv)
+        gx = _qr_backward_tall(q, u, gq_x, gu)
+        gy = q @ gv if gv is not None else np.zeros(y.shape, dtype=q.dtype)
+        return _c(np.concatenate([gx, gy], axis=-1)), None
+
+
+class Cholesky(Function):
+    """``A = L L^T``; backward ``L^{-T} Phi(L^T gL) L^{-1}`` symmetrised (Phi: lower
+    triangle with the diagonal halved)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, upper):
+        x = a._data
+        try:
+            low = np.linalg.cholesky(x)
+        except np.linalg.LinAlgError:
+            raise _not_pd("linalg.cholesky", x) from None
+        ctx.low = low
+        ctx.upper = upper
+        return _T(low).copy() if upper else low
+
+    @staticmethod
+    def backward(ctx, g):
+        low = ctx.low
+        gl = _T(g._data) if ctx.upper else g._data
+        phi = np.tril(_T(low) @ gl)
+        phi = phi - 0.5 * np.eye(low.shape[-1], dtype=low.dtype) * phi
+        tmp = tri_solve(_T(low), phi, upper=True)  # L^{-T} Phi
+        ga = _T(tri_solve(_T(low), _T(tmp), upper=True))  # (L^{-T} Phi) L^{-1}
+        return _c(0.5 * (ga + _T(ga))), None
+
+
+def _not_pd(name: str, x: np.ndarray) -> LinAlgError:
+    """PyTorch's message naming the first leading minor that is not positive-definite."""
+    flat = x.reshape((-1,) + x.shape[-2:])
+    for b, mat in enumerate(flat):
+        for order in range(1, mat.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(mat[:order, :order])
+            except np.linalg.LinAlgError:
+                pre = f"(Batch element {b}): " if x.ndim > 2 else ""
+                return LinAlgError(
+                    f"{name}: {pre}The factorization could not be completed because "
+                    f"the input is not positive-definite (the leading minor of order "
+                    f"{order} is not positive-definite)."
+                )
+    return LinAlgError(f"{name}: the input is not positive-definite")
+
+
+# ---------------------------------------------------------------------- matrix exponential
+_PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
+
+
+def expm_np(a: np.ndarray) -> np.ndarray:
+    """Matrix exponential of a batch: Padé(13) with scaling and squaring (Higham 2005)."""
+    n = a.shape[-1]
+    eye = np.eye(n, dtype=a.dtype)
+    norm = np.abs(a).sum(-2).max(-1) if a.size else np.zeros(a.shape[:-2])
+    s = np.maximum(0, np.ceil(np.log2(np.maximum(norm, 1e-300) / 5.371920351148152))).astype(int)
+    a = a / (2.0**s)[..., None, None]
+    b = _PADE13
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
+    r = np.linalg.solve(v - u, v + u)
+    for k in range(int(s.max()) if s.size else 0):
+        sq = r @ r
+        r = np.where((s > k)[..., None, None], sq, r)
+    return r
+
+
+class MatrixExp(Function):
+    """``exp(A)``; the gradient is the upper-right block of ``exp([[A^T, g], [0, A^T]])``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        ctx.x = x
+        return expm_np(x.astype(np.float64)).astype(x.dtype) if x.dtype != np.float64 else expm_np(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.x
+        n = x.shape[-1]
+        big = np.zeros(x.shape[:-2] + (2 * n, 2 * n), dtype=np.float64)
+        big[..., :n, :n] = big[..., n:, n:] = _T(x)
+        big[..., :n, n:] = g._data
+        return _c(expm_np(big)[..., :n, n:].astype(x.dtype))

@@ -1,0 +1,1601 @@
+"""PyTorch's long tail of top-level math functions, built from the differentiable ops of the
+other families: inverse hyperbolics, ``deg2rad``/``rad2deg``, ``copysign``, ``fmax``/``fmin``,
+``frac``/``fix``, ``heaviside``, ``ldexp``, ``frexp``, ``gcd``/``lcm``, ``nextafter``,
+``logaddexp2``, ``signbit``, ``isposinf``/``isneginf``; fused products (``addmv``, ``addr``,
+``addbmm``, ``baddbmm``, ``addcmul``, ``addcdiv``), ``inner``/``kron``/``vdot``/``ger``,
+``chain_matmul``, the legacy linear-algebra names (``det``, ``inverse``, ``svd``, ``qr``,
+...), ``cdist``/``dist``, stacking and splitting helpers, ``nan``-aware reductions,
+quantiles, cumulative max/min, windows, constants, and the in-place forms (``acosh_``...).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import _random
+from .._dtype import dtype as _dtype_cls
+from .._dtype import get_default_dtype, to_numpy
+from .._tensor import Tensor
+from .elementwise import abs as tabs
+from .elementwise import clamp, log, maximum, minimum, sqrt, where
+from .inplace import _method_inplace
+from .linalg import matmul
+from .shape import cat, stack
+
+e = math.e
+pi = math.pi
+inf = math.inf
+nan = math.nan
+newaxis = None
+
+__all__ = [
+    "acosh",
+    "addbmm",
+    "addcdiv",
+    "addcmul",
+    "addmv",
+    "addr",
+    "aminmax",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "asinh",
+    "atanh",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "baddbmm",
+    "bartlett_window",
+    "bincount",
+    "blackman_window",
+    "block_diag",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "bucketize",
+    "can_cast",
+    "cartesian_prod",
+    "cdist",
+    "chain_matmul",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "column_stack",
+    "combinations",
+    "copysign",
+    "corrcoef",
+    "cov",
+    "cross",
+    "cummax",
+    "cummin",
+    "cumulative_trapezoid",
+    "deg2rad",
+    "det",
+    "diag_embed",
+    "diagflat",
+    "dist",
+    "dsplit",
+    "dstack",
+    "fix",
+    "fmax",
+    "fmin",
+    "frac",
+    "frexp",
+    "frobenius_norm",
+    "gcd",
+    "ger",
+    "hamming_window",
+    "hann_window",
+    "heaviside",
+    "histc",
+    "hsplit",
+    "igamma",
+    "igammac",
+    "inner",
+    "inverse",
+    "is_nonzero",
+    "is_same_size",
+    "is_signed",
+    "isneginf",
+    "isposinf",
+    "kaiser_window",
+    "kron",
+    "kthvalue",
+    "lcm",
+    "ldexp",
+    "logaddexp2",
+    "logcumsumexp",
+    "logdet",
+    "logspace",
+    "lu_unpack",
+    "matrix_exp",
+    "matrix_power",
+    "matrix_rank",
+    "mode",
+    "msort",
+    "nanmean",
+    "nanmedian",
+    "nanquantile",
+    "nansum",
+    "nextafter",
+    "nuclear_norm",
+    "pinverse",
+    "positive",
+    "promote_types",
+    "qr",
+    "quantile",
+    "rad2deg",
+    "renorm",
+    "repeat_interleave",
+    "rot90",
+    "row_stack",
+    "rsub",
+    "scalar_tensor",
+    "searchsorted",
+    "signbit",
+    "slogdet",
+    "svd",
+    "tensor_split",
+    "trapezoid",
+    "trapz",
+    "triangular_solve",
+    "unique_consecutive",
+    "unravel_index",
+    "vander",
+    "vdot",
+    "vsplit",
+]
+
+TENSOR_METHODS = (
+    "acosh",
+    "asinh",
+    "atanh",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "deg2rad",
+    "rad2deg",
+    "copysign",
+    "fmax",
+    "fmin",
+    "frac",
+    "fix",
+    "heaviside",
+    "ldexp",
+    "frexp",
+    "gcd",
+    "lcm",
+    "nextafter",
+    "logaddexp2",
+    "signbit",
+    "isposinf",
+    "isneginf",
+    "positive",
+    "addmv",
+    "addr",
+    "addbmm",
+    "baddbmm",
+    "addcmul",
+    "addcdiv",
+    "inner",
+    "kron",
+    "vdot",
+    "ger",
+    "det",
+    "slogdet",
+    "logdet",
+    "inverse",
+    "pinverse",
+    "matrix_exp",
+    "matrix_power",
+    "qr",
+    "svd",
+    "cholesky",
+    "cholesky_solve",
+    "cholesky_inverse",
+    "triangular_solve",
+    "cross",
+    "dist",
+    "diag_embed",
+    "diagflat",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "rot90",
+    "msort",
+    "aminmax",
+    "cummax",
+    "cummin",
+    "logcumsumexp",
+    "nansum",
+    "nanmean",
+    "quantile",
+    "nanquantile",
+    "nanmedian",
+    "cov",
+    "corrcoef",
+    "is_nonzero",
+    "is_same_size",
+    "is_signed",
+    "bincount",
+    "histc",
+    "kthvalue",
+    "mode",
+    "igamma",
+    "igammac",
+    "repeat_interleave",
+    "unique_consecutive",
+    "renorm",
+)
+
+
+def _t(x: Any, like: Tensor | None = None) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    dt = like._data.dtype if like is not None and like._data.dtype.kind == "f" else None
+    return Tensor._make(np.asarray(x, dtype=dt))
+
+
+def _float(x: Tensor) -> Tensor:
+    return x if x._data.dtype.kind == "f" else x.to(get_default_dtype())
+
+
+# ---------------------------------------------------------------------- pointwise
+def acosh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic cosine ``log(x + sqrt(x^2 - 1))``."""
+    x = _float(input)
+    with np.errstate(invalid="ignore"):
+        return log(x + sqrt(x * x - 1))
+
+
+def asinh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic sine (odd, stable for large |x|)."""
+    x = _float(input)
+    ax = tabs(x)
+    return x.sign() * log(ax + sqrt(ax * ax + 1))
+
+
+def atanh(input: Tensor) -> Tensor:
+    """Inverse hyperbolic tangent ``0.5 * log((1 + x) / (1 - x))``."""
+    x = _float(input)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return ((1 + x).log() - (1 - x).log()) * 0.5
+
+
+arccosh, arcsinh, arctanh = acosh, asinh, atanh
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians."""
+    return _float(input) * (math.pi / 180)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees."""
+    return _float(input) * (180 / math.pi)
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    """``|input|`` with the sign (bit) of ``other``."""
+    x, o = _float(_t(input)), _t(other)
+    neg = Tensor._make(np.signbit(o._data))
+    return where(neg, -tabs(x), tabs(x))
+
+
+def fmax(input: Tensor, other: Any) -> Tensor:
+    """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
+    o = _t(other, input)
+    return where(
+        Tensor._make(np.isnan(o._data)),
+        input,
+        where(Tensor._make(np.isnan(input._data)), o, maximum(input, o)),
+    )
+
+
+def fmin(input: Tensor, other: Any) -> Tensor:
+    """Elementwise minimum that ignores NaN."""
+    o = _t(other, input)
+    return where(
+        Tensor._make(np.isnan(o._data)),
+        input,
+        where(Tensor._make(np.isnan(input._data)), o, minimum(input, o)),
+    )
+
+
+def frac(input: Tensor) -> Tensor:
+    """Fractional part ``x - trunc(x)`` (gradient 1)."""
+    return input - Tensor._make(np.trunc(input._data))
+
+
+def fix(input: Tensor) -> Tensor:
+    """Round towards zero (``trunc``)."""
+    return input.trunc()
+
+
+def heaviside(input: Tensor, values: Any) -> Tensor:
+    """Step function: 0 below 0, 1 above, ``values`` at 0 (no gradient)."""
+    x, v = input._data, _t(values)._data
+    return Tensor._make(np.heaviside(x, v).astype(np.result_type(x, v)))
+
+
+def ldexp(input: Tensor, other: Any) -> Tensor:
+    """``input * 2 ** other``."""
+    return _float(input) * (
+        2.0
+        ** _t(other).to(
+            get_default_dtype()
+            if not isinstance(other, Tensor) or other._data.dtype.kind != "f"
+            else other.dtype
+        )
+    )
+
+
+class _Frexp(NamedTuple):
+    mantissa: Tensor
+    exponent: Tensor
+
+
+def frexp(input: Tensor) -> tuple:
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, mantissa in [0.5, 1)."""
+    m, ex = np.frexp(input._data)
+    return _Frexp(Tensor._make(m), Tensor._make(ex.astype(np.int32)))
+
+
+def gcd(input: Tensor, other: Any) -> Tensor:
+    """Elementwise greatest common divisor of integers."""
+    return Tensor._make(np.gcd(input._data, _t(other)._data))
+
+
+def lcm(input: Tensor, other: Any) -> Tensor:
+    """Elementwise least common multiple of integers."""
+    return Tensor._make(np.lcm(input._data, _t(other)._data))
+
+
+def nextafter(input: Tensor, other: Any) -> Tensor:
+    """The next float after ``input`` towards ``other``."""
+    return Tensor._make(np.nextafter(input._data, _t(other, input)._data))
+
+
+def logaddexp2(input: Tensor, other: Any) -> Tensor:
+    """``log2(2^x + 2^y)`` computed stably."""
+    ln2 = math.log(2)
+    return (input * ln2).logaddexp(_t(other, input) * ln2) / ln2
+
+
+def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set (also for -0.0)."""
+    return Tensor._make(np.signbit(input._data))
+
+
+def isposinf(input: Tensor) -> Tensor:
+    """True where ``input`` is +inf."""
+    return Tensor._make(np.isposinf(input._data))
+
+
+def isneginf(input: Tensor) -> Tensor:
+    """True where ``input`` is -inf."""
+    return Tensor._make(np.isneginf(input._data))
+
+
+def positive(input: Tensor) -> Tensor:
+    """Returns ``input`` (refuses bool, as PyTorch)."""
+    if input._data.dtype == np.bool_:
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# ---------------------------------------------------------------------- fused products
+def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return prod
+    return (input if beta == 1 else input * beta) + prod
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``."""
+    return _scaled(input, matmul(mat, vec), beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    return _scaled(input, vec1.outer(vec2), beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
+    return _scaled(input, batch1.bmm(batch2), beta, alpha)
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2``."""
+    return input + tensor1 * tensor2 * value
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``input + value * tensor1 / tensor2``."""
+    return input + tensor1 / tensor2 * value
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sum of products over the last dims (scalars multiply)."""
+    if input.dim() == 0 or other.dim() == 0:
+        return input * other
+    from .linalg import tensordot
+
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """Kronecker product."""
+    n = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (n - input.dim()) + tuple(input.shape))
+    b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
+    ea = a.reshape(tuple(x for s in a.shape for x in (s, 1)))
+    eb = b.reshape(tuple(x for s in b.shape for x in (1, s)))
+    return (ea * eb).reshape(tuple(sa * sb for sa, sb in zip(a.shape, b.shape)))
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """Dot product of two 1-D tensors (real tensors: no conjugation)."""
+    return input.dot(other)
+
+
+def ger(input: Tensor, vec2: Tensor) -> Tensor:
+    """Outer product (old name of ``outer``)."""
+    return input.outer(vec2)
+
+
+def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
+    """Product of matrices in the cheapest order (``linalg.multi_dot``)."""
+    from ..linalg import multi_dot
+
+    if len(matrices) == 1:
+        return matrices[0]
+    return multi_dot(matrices)
+
+
+# ---------------------------------------------------------------------- legacy linear algebra
+def _la():
+    from .. import linalg
+
+    return linalg
+
+
+def det(input: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.linalg.det`."""
+    return _la().det(input)
+
+
+def slogdet(input: Tensor) -> tuple:
+    """Alias of :func:`disttorch.linalg.slogdet`."""
+    return _la().slogdet(input)
+
+
+def logdet(input: Tensor) -> Tensor:
+    """``log(det(input))`` (NaN for a negative determinant)."""
+    sign, logabs = _la().slogdet(input)
+    return logabs + Tensor._make(
+        np.where(sign._data < 0, np.nan, np.where(sign._data == 0, -np.inf, 0.0)).astype(logabs._data.dtype)
+    )
+
+
+def inverse(input: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.linalg.inv`."""
+    return _la().inv(input)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """Pseudo-inverse (:func:`disttorch.linalg.pinv` with ``rtol=rcond``)."""
+    return _la().pinv(input, rtol=rcond)
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.linalg.matrix_exp`."""
+    return _la().matrix_exp(input)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """Alias of :func:`disttorch.linalg.matrix_power`."""
+    return _la().matrix_power(input, n)
+
+
+def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False) -> Tensor:
+    """Legacy ``matrix_rank`` (:func:`disttorch.linalg.matrix_rank`)."""
+    return _la().matrix_rank(input, tol=tol, hermitian=symmetric)
+
+
+def qr(input: Tensor, some: bool = True) -> tuple:
+    """``(Q, R)`` (``some=False`` gives the complete Q)."""
+    return _la().qr(input, "reduced" if some else "complete")
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
+    """``(U, S, V)`` — note V, not Vh, as the legacy ``torch.svd``."""
+    u, s, vh = _la().svd(input, full_matrices=not some)
+    if not compute_uv:
+        return type(_la().SVDResult(u, s, vh))(u * 0, s, vh * 0)
+    return u, s, vh.mT
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """Alias of :func:`disttorch.linalg.cholesky`."""
+    return _la().cholesky(input, upper=upper)
+
+
+def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
+    """Solve ``A X = B`` given the Cholesky factor of ``A``."""
+    la = _la()
+    low = L.mT if upper else L
+    y = la.solve_triangular(low, B, upper=False)
+    return la.solve_triangular(low.mT, y, upper=True)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
+    """The inverse of ``A`` from its Cholesky factor."""
+    eye = Tensor._make(np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), L._data.shape).copy())
+    return cholesky_solve(eye, L, upper)
+
+
+def lu_unpack(
+    LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True
+) -> tuple:
+    """``(P, L, U)`` from ``linalg.lu_factor``'s result."""
+    from ..linalg.lu import unpack_np
+
+    p, low, up = unpack_np(LU_data._data, LU_pivots._data)
+    return Tensor._make(p), Tensor._make(low), Tensor._make(up)
+
+
+def triangular_solve(
+    b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False
+) -> tuple:
+    """``(solution, A)`` of the triangular system ``A X = b`` (legacy argument order)."""
+    a = A.mT if transpose else A
+    x = _la().solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    return x, A.clone()
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """Vandermonde matrix (decreasing powers unless ``increasing``)."""
+    v = _la().vander(x, N=N)
+    return v if increasing else v.flip(-1)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """Cross product along ``dim`` (the first dim of size 3 when omitted)."""
+    if dim is None:
+        dim = next(i for i, s in enumerate(np.broadcast_shapes(input.shape, other.shape)) if s == 3)
+    return _la().cross(input, other, dim=dim)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """``p``-norm of ``input - other``."""
+    return _la().vector_norm(input - other, p)
+
+
+def cdist(
+    x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
+) -> Tensor:
+    """Pairwise ``p``-norm distances between the rows of ``x1`` (``*, P, M``) and ``x2``
+    (``*, R, M``)."""
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return _la().vector_norm(diff, p, dim=-1)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Batches of diagonal matrices whose diagonals are the last dim of ``input``."""
+    n = input.shape[-1] + abs(offset)
+    eye = np.eye(n, k=offset, dtype=input._data.dtype if input._data.dtype.kind == "f" else np.float64)
+    idx = np.arange(input.shape[-1])
+    sel = np.zeros((input.shape[-1], n, n), dtype=eye.dtype)
+    rows = idx + max(-offset, 0)
+    cols = idx + max(offset, 0)
+    sel[idx, rows, cols] = 1
+    out = (input.unsqueeze(-1).unsqueeze(-1) * Tensor._make(sel.astype(input._data.dtype))).sum(-3)
+    nd = out.dim()
+    d1, d2 = dim1 % nd, dim2 % nd
+    if (d1, d2) != (nd - 2, nd - 1):
+        out = out.movedim((nd - 2, nd - 1), (d1, d2))
+    return out
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A 2-D matrix with the flattened ``input`` on diagonal ``offset``."""
+    return diag_embed(input.reshape(-1), offset)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """Block-diagonal matrix of 0-, 1- or 2-D tensors."""
+    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
+    rows = sum(m.shape[0] for m in mats)
+    cols = sum(m.shape[1] for m in mats)
+    parts, c = [], 0
+    for m in mats:
+        left = Tensor._make(np.zeros((m.shape[0], c), dtype=m._data.dtype))
+        right = Tensor._make(np.zeros((m.shape[0], cols - c - m.shape[1]), dtype=m._data.dtype))
+        parts.append(cat([left, m, right], 1))
+        c += m.shape[1]
+    return cat(parts, 0) if parts else Tensor._make(np.zeros((rows, cols)))
+
+
+# ---------------------------------------------------------------------- shapes, stacking, splitting
+def atleast_1d(*tensors: Any) -> Any:
+    """Tensors viewed with at least 1 dimension."""
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = tuple(t.reshape(1) if t.dim() == 0 else t for t in ts)
+    return out[0] if len(out) == 1 and len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Tensors viewed with at least 2 dimensions."""
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = tuple(t.reshape(1, -1) if t.dim() < 2 else t for t in ts)
+    return out[0] if len(out) == 1 and len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """Tensors viewed with at least 3 dimensions."""
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    res = []
+    for t in ts:
+        if t.dim() == 0:
+            t = t.reshape(1, 1, 1)
+        elif t.dim() == 1:
+            t = t.reshape(1, -1, 1)
+        elif t.dim() == 2:
+            t = t.unsqueeze(-1)
+        res.append(t)
+    out = tuple(res)
+    return out[0] if len(out) == 1 and len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
+
+
+def broadcast_shapes(*shapes: Any) -> tuple:
+    """The shape the given shapes broadcast to."""
+    from .._tensor import Size
+
+    try:
+        return Size(np.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,) for s in shapes]))
+    except ValueError:
+        raise RuntimeError(
+            f"Shape mismatch: objects cannot be broadcast to a single shape: "
+            f"{[list(s) if not isinstance(s, int) else [s] for s in shapes]}"
+        ) from None
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple:
+    """The tensors expanded to their common broadcast shape."""
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def column_stack(tensors: Any) -> Tensor:
+    """Stack 1-D/2-D tensors as columns."""
+    return cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in tensors], 1)
+
+
+def row_stack(tensors: Any) -> Tensor:
+    """Stack tensors as rows (``vstack``)."""
+    return cat(atleast_2d(*tensors), 0)
+
+
+def dstack(tensors: Any) -> Tensor:
+    """Stack tensors along the third dim."""
+    return cat(atleast_3d(*tensors), 2)
+
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
+    """Split into ``n`` nearly equal parts, or at the given indices."""
+    n = input.shape[dim]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        sizes = [n // k + (1 if i < n % k else 0) for i in builtins.range(k)]
+        bounds = np.cumsum([0] + sizes)
+    else:
+        bounds = [0] + [min(max(int(i) if i >= 0 else n + int(i), 0), n) for i in indices_or_sections] + [n]
+    return tuple(input.narrow(dim, int(a), max(int(b) - int(a), 0)) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 1 (dim 0 for 1-D tensors)."""
+    return tensor_split(input, indices_or_sections, 1 if input.dim() > 1 else 0)
+
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 0."""
+    return tensor_split(input, indices_or_sections, 0)
+
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
+    """Split along dim 2."""
+    return tensor_split(input, indices_or_sections, 2)
+
+
+def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``."""
+    d0, d1 = dims
+    k %= 4
+    if k == 1:
+        return input.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return input.flip(d0).flip(d1)
+    if k == 3:
+        return input.transpose(d0, d1).flip(d1)
+    return input
+
+
+def msort(input: Tensor) -> Tensor:
+    """Sort along dim 0 (values only)."""
+    return input.sort(0)[0]
+
+
+# ---------------------------------------------------------------------- reductions
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
+    """``(min, max)`` over ``dim`` (all elements when None)."""
+    if dim is None:
+        return input.amin(), input.amax()
+    return input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim)
+
+
+def _cum_extreme(input: Tensor, dim: int, ufunc: Any) -> tuple:
+    x = np.moveaxis(input._data, dim, -1)
+    vals = ufunc.accumulate(x, axis=-1)
+    n = x.shape[-1]
+    hit = x == vals
+    idx = np.where(hit, np.arange(n), 0)
+    idx = np.maximum.accumulate(idx, axis=-1)
+    idx = np.moveaxis(idx, -1, dim).astype(np.int64)
+    values = input.gather(dim, Tensor._make(idx))
+    return values, Tensor._make(idx)
+
+
+def cummax(input: Tensor, dim: int) -> tuple:
+    """Running maximum along ``dim`` and the index where it was attained."""
+    return _cum_extreme(input, dim, np.maximum)
+
+
+def cummin(input: Tensor, dim: int) -> tuple:
+    """Running minimum along ``dim`` and its index."""
+    return _cum_extreme(input, dim, np.minimum)
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(x)))`` along ``dim``, stabilised by the overall maximum."""
+    m = Tensor._make(np.max(input._data, axis=dim, keepdims=True))
+    m = where(Tensor._make(np.isfinite(m._data)), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return (input - m).exp().cumsum(dim).log() + m
+
+
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Sum treating NaN as 0."""
+    x = where(Tensor._make(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
+    return x.sum(dim, keepdim, dtype=dtype) if dim is not None else x.sum(dtype=dtype)
+
+
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Mean over the non-NaN elements."""
+    cnt = Tensor._make((~np.isnan(input._data)).astype(input._data.dtype))
+    s = nansum(input, dim, keepdim, dtype=dtype)
+    c = cnt.sum(dim, keepdim) if dim is not None else cnt.sum()
+    return s / c
+
+
+def quantile(
+    input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
+) -> Tensor:
+    """The ``q``-quantiles along ``dim`` (all elements when None), as ``numpy.quantile``."""
+    return _quantile(input, q, dim, keepdim, interpolation, np.quantile)
+
+
+def nanquantile(
+    input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
+) -> Tensor:
+    """Quantiles ignoring NaN (see :func:`quantile`)."""
+    return _quantile(input, q, dim, keepdim, interpolation, np.nanquantile)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, fn) -> Tensor:
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError(
+            f"quantile() interpolation must be one of linear, lower, higher, midpoint "
+            f"or nearest. Got {interpolation}"
+        )
+    if isinstance(q, Tensor) and q._data.dtype != input._data.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    qa = q._data if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
+    if np.any((qa < 0) | (qa > 1)):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    out = fn(input._data, qa, axis=dim, keepdims=keepdim, method=interpolation)
+    return Tensor._make(np.asarray(out, dtype=input._data.dtype))
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """Median ignoring NaN (the lower of the two middle values, as PyTorch)."""
+    x = input._data
+    if dim is None:
+        v = x[~np.isnan(x)]
+        return Tensor._make(np.asarray(np.sort(v)[(v.size - 1) // 2] if v.size else np.nan, dtype=x.dtype))
+    s = np.sort(np.where(np.isnan(x), np.inf, x), axis=dim)
+    cnt = (~np.isnan(x)).sum(axis=dim, keepdims=True)
+    pos = np.maximum((cnt - 1) // 2, 0)
+    vals = np.take_along_axis(s, pos, axis=dim)
+    vals = np.where(cnt == 0, np.nan, vals)
+    order = np.argsort(np.where(np.isnan(x), np.inf, x), axis=dim, kind="stable")
+    idx = np.take_along_axis(order, pos, axis=dim)
+    if not keepdim:
+        vals, idx = np.squeeze(vals, dim), np.squeeze(idx, dim)
+    from collections import namedtuple
+
+    return namedtuple("nanmedian", ["values", "indices"])(
+        Tensor._make(vals), Tensor._make(idx.astype(np.int64))
+    )
+
+
+def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """Trapezoid-rule integral of ``y`` along ``dim`` (spacing ``dx`` or sample points ``x``)."""
+    n = y.shape[dim]
+    a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
+    if x is not None:
+        xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
+        return ((a + b) * xd).sum(dim) / 2
+    return (a + b).sum(dim) * ((1 if dx is None else dx) / 2)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """Running trapezoid-rule integral along ``dim``."""
+    n = y.shape[dim]
+    a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
+    if x is not None:
+        xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
+        return ((a + b) * xd / 2).cumsum(dim)
+    return ((a + b) * ((1 if dx is None else dx) / 2)).cumsum(dim)
+
+
+def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Tensor:
+    """Covariance of the variables in the rows of ``input`` (observations in columns)."""
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    x = _float(x)
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights.to(x.dtype)
+    if aweights is not None:
+        w = aweights.to(x.dtype) if w is None else w * aweights.to(x.dtype)
+    if w is None:
+        mean = x.mean(1, keepdim=True)
+        xc = x - mean
+        c = matmul(xc, xc.mT) / max(n - correction, 0)
+    else:
+        wsum = w.sum()
+        mean = (x * w).sum(1, keepdim=True) / wsum
+        xc = x - mean
+        if aweights is None:
+            norm = wsum - correction
+        else:
+            norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
+        c = matmul(xc * w, xc.mT) / norm
+    return c.squeeze() if input.dim() < 2 else c
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the rows of ``input``."""
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = sqrt(c.diagonal())
+    return clamp(c / d.unsqueeze(1) / d.unsqueeze(0), -1, 1)
+
+
+# ---------------------------------------------------------------------- creation
+def _dt(dtype: Any) -> np.dtype:
+    return to_numpy(dtype) if dtype is not None else get_default_dtype().numpy
+
+
+def logspace(
+    start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, **kw: Any
+) -> Tensor:
+    """``base ** linspace(start, end, steps)``."""
+    t = Tensor._make(np.logspace(start, end, steps, base=base).astype(_dt(dtype)))
+    return t.requires_grad_(True) if kw.get("requires_grad") else t
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, **kw: Any) -> Tensor:
+    """A 0-dim tensor holding ``s``."""
+    return Tensor._make(np.asarray(s, dtype=_dt(dtype)))
+
+
+def _window(values: np.ndarray, dtype: Any, requires_grad: bool) -> Tensor:
+    t = Tensor._make(values.astype(_dt(dtype)))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _cosine_window(n: int, periodic: bool, coeffs: tuple, dtype: Any, requires_grad: bool) -> Tensor:
+    if n == 0:
+        return _window(np.zeros(0), dtype, requires_grad)
+    if n == 1:
+        return _window(np.ones(1), dtype, requires_grad)
+    m = n if periodic else n - 1
+    k = np.arange(n)
+    w = sum(((-1) ** i) * c * np.cos(2 * math.pi * i * k / m) for i, c in enumerate(coeffs))
+    return _window(w, dtype, requires_grad)
+
+
+def hann_window(
+    window_length: int, periodic: bool = True, *, dtype: Any = None, requires_grad: bool = False, **kw: Any
+) -> Tensor:
+    """Hann window."""
+    return _cosine_window(window_length, periodic, (0.5, 0.5), dtype, requires_grad)
+
+
+def hamming_window(
+    window_length: int,
+    periodic: bool = True,
+    alpha: float = 0.54,
+    beta: float = 0.46,
+    *,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    **kw: Any,
+) -> Tensor:
+    """Hamming window ``alpha - beta cos(2 pi k / N)``."""
+    return _cosine_window(window_length, periodic, (alpha, beta), dtype, requires_grad)
+
+
+def blackman_window(
+    window_length: int, periodic: bool = True, *, dtype: Any = None, requires_grad: bool = False, **kw: Any
+) -> Tensor:
+    """Blackman window."""
+    return _cosine_window(window_length, periodic, (0.42, 0.5, 0.08), dtype, requires_grad)
+
+
+def bartlett_window(
+    window_length: int, periodic: bool = True, *, dtype: Any = None, requires_grad: bool = False, **kw: Any
+) -> Tensor:
+    """Bartlett (triangular) window."""
+    n = window_length
+    if n <= 1:
+        return _window(np.ones(n), dtype, requires_grad)
+    m = n if periodic else n - 1
+    k = np.arange(n)
+    return _window(1 - np.abs(2 * k / m - 1), dtype, requires_grad)
+
+
+def kaiser_window(
+    window_length: int,
+    periodic: bool = True,
+    beta: float = 12.0,
+    *,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    **kw: Any,
+) -> Tensor:
+    """Kaiser window with shape parameter ``beta``."""
+    from ._special_kernels import i0 as _i0
+
+    n = window_length
+    if n <= 1:
+        return _window(np.ones(n), dtype, requires_grad)
+    m = n if periodic else n - 1
+    k = np.arange(n)
+    w = _i0(beta * np.sqrt(np.clip(1 - (2 * k / m - 1) ** 2, 0, None))) / _i0(np.asarray(beta))
+    return _window(w, dtype, requires_grad)
+
+
+# ---------------------------------------------------------------------- predicates and dtype info
+def is_nonzero(input: Tensor) -> bool:
+    """The truth value of a one-element tensor."""
+    if input._data.size != 1:
+        raise RuntimeError(
+            "Boolean value of Tensor with more than one value is ambiguous"
+            if input._data.size
+            else "Boolean value of Tensor with no values is ambiguous"
+        )
+    return bool(input._data.reshape(()))
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether two tensors have the same shape."""
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_signed(input: Tensor) -> bool:
+    """Whether the dtype is signed."""
+    return input.dtype.is_signed
+
+
+def promote_types(type1: _dtype_cls, type2: _dtype_cls) -> _dtype_cls:
+    """The dtype both types promote to."""
+    from .._dtype import promote_types as _p
+
+    return _p(type1, type2)
+
+
+def can_cast(from_: _dtype_cls, to: _dtype_cls) -> bool:
+    """Whether PyTorch's casting rules allow ``from_`` to ``to`` (no float to integer, no
+    non-bool to bool)."""
+    ka, kb = from_._kind, to._kind
+    return ka <= kb
+
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple:
+    """Flat indices to coordinate tensors of ``shape``."""
+    idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError("expected 'indices' to be integer dtype, but got " + str(idx.dtype))
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return tuple(Tensor._make(np.asarray(a, dtype=np.int64)) for a in np.unravel_index(idx, shape))
+
+
+# ---------------------------------------------------------------------- searching and counting
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """Index of the bucket of each element (``boundaries`` sorted, 1-D)."""
+    x = input._data if isinstance(input, Tensor) else np.asarray(input)
+    out = np.searchsorted(boundaries._data, x, side="right" if right else "left")
+    return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
+
+
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: Any,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Any = None,
+) -> Tensor:
+    """Insertion indices of ``input`` into the innermost dim of ``sorted_sequence``."""
+    sd = "right" if (side == "right" or right) else "left"
+    seq = sorted_sequence._data
+    x = input._data if isinstance(input, Tensor) else np.asarray(input)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, sorter._data, -1)
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, x, side=sd)
+    else:
+        flat_s = seq.reshape(-1, seq.shape[-1])
+        flat_x = x.reshape(-1, x.shape[-1])
+        out = np.stack([np.searchsorted(s, v, side=sd) for s, v in zip(flat_s, flat_x)]).reshape(x.shape)
+    return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """Count (or sum ``weights`` of) each non-negative integer value."""
+    x = input._data
+    if x.ndim != 1 or x.dtype.kind not in "iu":
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    w = None if weights is None else weights._data
+    out = np.bincount(x, w, minlength)
+    if w is None:
+        out = out.astype(np.int64)
+    elif w.dtype == np.float32:
+        out = out.astype(np.float32)
+    return Tensor._make(out)
+
+
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Histogram with ``bins`` equal bins over ``[min, max]`` (data range if both are 0)."""
+    x = input._data
+    lo, hi = (float(x.min()), float(x.max())) if min == 0 and max == 0 and x.size else (min, max)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    h, _ = np.histogram(x, bins=bins, range=(lo, hi))
+    return Tensor._make(h.astype(x.dtype))
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
+    """The ``k``-th smallest value along ``dim`` and its index."""
+    vals, idx = input.sort(dim)
+    v = vals.narrow(dim, k - 1, 1)
+    i = idx.narrow(dim, k - 1, 1)
+    if not keepdim:
+        v, i = v.squeeze(dim), i.squeeze(dim)
+    return v, i
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
+    """Most frequent value along ``dim`` (the smallest on ties) and its last index."""
+    x = np.moveaxis(input._data, dim, -1)
+    s = np.sort(x, axis=-1)
+    n = x.shape[-1]
+    flat = s.reshape(-1, n)
+    vals = np.empty(flat.shape[0], dtype=x.dtype)
+    for r, row in enumerate(flat):  # one np.unique per row (rows, not elements)
+        u, c = np.unique(row, return_counts=True)
+        vals[r] = u[np.argmax(c)]
+    vals = vals.reshape(x.shape[:-1])
+    hit = x == vals[..., None]
+    idx = n - 1 - np.argmax(hit[..., ::-1], axis=-1)
+    if keepdim:
+        vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
+    return Tensor._make(np.asarray(vals)), Tensor._make(np.asarray(idx, dtype=np.int64))
+
+
+def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input``."""
+    return other - input * alpha
+
+
+def igamma(input: Tensor, other: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.special.gammainc`."""
+    from ..special import gammainc
+
+    return gammainc(input, other)
+
+
+def igammac(input: Tensor, other: Tensor) -> Tensor:
+    """Alias of :func:`disttorch.special.gammaincc`."""
+    from ..special import gammaincc
+
+    return gammaincc(input, other)
+
+
+def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """Frobenius norm over ``dim``."""
+    return _la().vector_norm(input, 2, dim, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """Nuclear norm (sum of singular values) over ``dim``."""
+    return _la().matrix_norm(input, "nuc", tuple(dim), keepdim)
+
+
+def repeat_interleave(
+    input: Any, repeats: Any = None, dim: int | None = None, *, output_size: int | None = None
+) -> Tensor:
+    """Repeat each element (along ``dim``, of the flattened input when None) ``repeats`` times."""
+    if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
+        r = input._data
+        return Tensor._make(np.repeat(np.arange(r.size), r).astype(np.int64))
+    x = input if dim is not None else input.reshape(-1)
+    d = 0 if dim is None else dim % x.dim()
+    reps = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    idx = np.repeat(np.arange(x.shape[d]), np.broadcast_to(reps, (x.shape[d],)))
+    return x.index_select(d, Tensor._make(idx.astype(np.int64)))
+
+
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> Any:
+    """Collapse runs of equal consecutive elements (of the flattened input, or slices along ``dim``)."""
+    x = input._data
+    if dim is None:
+        flat = x.reshape(-1)
+        start = np.concatenate([[True], flat[1:] != flat[:-1]]) if flat.size else np.zeros(0, bool)
+        vals = flat[start]
+    else:
+        moved = np.moveaxis(x, dim, 0)
+        diff = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, -1).any(1) if moved.shape[0] else []
+        start = np.concatenate([[True], diff]) if moved.shape[0] else np.zeros(0, bool)
+        vals = np.moveaxis(moved[start], 0, dim)
+    out = [Tensor._make(vals)]
+    if return_inverse:
+        inv = np.cumsum(start) - 1
+        out.append(Tensor._make(inv.reshape(x.shape if dim is None else (-1,)).astype(np.int64)))
+    if return_counts:
+        pos = np.flatnonzero(start)
+        out.append(Tensor._make(np.diff(np.append(pos, start.size)).astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """All combinations of elements of the 1-D ``tensors`` (rows of the result)."""
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = np.meshgrid(*[np.arange(t.shape[0]) for t in tensors], indexing="ij")
+    cols = [t.index_select(0, Tensor._make(g.reshape(-1).astype(np.int64))) for t, g in zip(tensors, grids)]
+    return stack(cols, 1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Length-``r`` combinations of the elements of a 1-D tensor (rows of the result)."""
+    import itertools
+
+    gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(gen(builtins.range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    if idx.size == 0:
+        return Tensor._make(np.zeros((0, r) if r else (0,), dtype=input._data.dtype))
+    return stack([input.index_select(0, Tensor._make(idx[:, j].copy())) for j in builtins.range(r)], 1)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Rescale each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` to that norm."""
+    others = tuple(d for d in builtins.range(input.dim()) if d != dim % input.dim())
+    norms = _la().vector_norm(input, p, others, keepdim=True)
+    scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return input * scale.detach() if not input.requires_grad else input * scale
+
+
+# ---------------------------------------------------------------------- in-place forms
+_WITH_INPLACE = (
+    "acosh",
+    "asinh",
+    "atanh",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "deg2rad",
+    "rad2deg",
+    "copysign",
+    "frac",
+    "fix",
+    "heaviside",
+    "ldexp",
+    "gcd",
+    "lcm",
+    "nextafter",
+    "addmv",
+    "addr",
+    "addbmm",
+    "baddbmm",
+    "renorm",
+    "lgamma",
+    "digamma",
+    "erfinv",
+    "erfc",
+    "i0",
+    "sinc",
+    "logit",
+    "xlogy",
+    "exp2",
+    "mvlgamma",
+    "polygamma",
+    "igamma",
+    "igammac",
+    "erf",
+    "sinh",
+    "cosh",
+    "acos",
+    "asin",
+    "atan",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "atan2",
+    "arctan2",
+    "hypot",
+    "log2",
+    "log10",
+    "float_power",
+    "absolute",
+    "nan_to_num",
+    "cumsum",
+    "cumprod",
+    "tril",
+    "triu",
+    "t",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "squeeze",
+    "unsqueeze",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "floor_divide",
+    "addmm",
+)
+_INPLACE_METHODS = {n + "_": _method_inplace(n) for n in _WITH_INPLACE}
+
+
+def _fn_inplace(name: str) -> Any:
+    def f(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return getattr(input, name)(*args, **kwargs)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"In-place ``{name}`` (``input.{name}(...)``)."
+    return f
+
+
+_TOP_INPLACE = (
+    "acos_",
+    "acosh_",
+    "arccos_",
+    "arccosh_",
+    "arcsin_",
+    "arcsinh_",
+    "arctan_",
+    "arctanh_",
+    "asin_",
+    "asinh_",
+    "atan_",
+    "atanh_",
+    "cosh_",
+    "sinh_",
+    "deg2rad_",
+    "rad2deg_",
+    "erf_",
+    "erfc_",
+    "exp2_",
+    "fix_",
+    "frac_",
+    "gcd_",
+    "lcm_",
+    "i0_",
+    "ldexp_",
+    "log10_",
+    "log2_",
+    "logit_",
+    "nan_to_num_",
+    "sinc_",
+    "xlogy_",
+    "addmv_",
+)
+for _n in _TOP_INPLACE:
+    globals()[_n] = _fn_inplace(_n)
+__all__ += list(_TOP_INPLACE)
+
+TENSOR_OPERATORS = dict(_INPLACE_METHODS)
+
+
+# ---------------------------------------------------------------------- splitting aliases, scatters
+def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
+    """Split into pieces of the given sizes along ``dim``."""
+    sizes = list(split_sizes)
+    if sum(sizes) != input.shape[dim]:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
+            f"(input tensor's size at dimension {dim}), but got split_sizes={sizes}"
+        )
+    return tensor_split(input, list(np.cumsum(sizes)[:-1]), dim)
+
+
+def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple:
+    """Alias of ``split``."""
+    return input.split(split_size, dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """Alias of ``chunk``."""
+    return input.chunk(chunks, dim)
+
+
+unsafe_split_with_sizes = split_with_sizes
+
+
+def type_as(input: Tensor, other: Tensor) -> Tensor:
+    return input.to(other.dtype)
+
+
+def sum_to_size(input: Tensor, *size: Any) -> Tensor:
+    """Sum broadcast dims so the result has ``size``."""
+    size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    lead = input.dim() - len(size)
+    out = input.sum(tuple(builtins.range(lead))) if lead > 0 else input
+    dims = tuple(i for i, s in enumerate(size) if s == 1 and out.shape[i] != 1)
+    return out.sum(dims, keepdim=True) if dims else out
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` occurs in ``test_elements``."""
+    a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    return Tensor._make(np.isin(a, b, invert=invert))
+
+
+def _scatter_into(input: Tensor, index: Any, src: Tensor) -> Tensor:
+    out = input.clone()
+    out[index] = src
+    return out
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of ``input`` with ``src`` written at ``index`` of ``dim``."""
+    return _scatter_into(input, (slice(None),) * (dim % input.dim()) + (index,), src)
+
+
+def slice_scatter(
+    input: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+) -> Tensor:
+    """A copy of ``input`` with ``src`` written into the slice ``start:end:step`` of ``dim``."""
+    return _scatter_into(input, (slice(None),) * (dim % input.dim()) + (slice(start, end, step),), src)
+
+
+def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """A copy of ``input`` with ``src`` written on the diagonal of ``dim1``/``dim2``."""
+    x = np.moveaxis(np.zeros(input._data.shape, dtype=bool), (dim1, dim2), (-2, -1))
+    n = min(x.shape[-2] - max(-offset, 0), x.shape[-1] - max(offset, 0))
+    r = np.arange(n) + max(-offset, 0)
+    c = np.arange(n) + max(offset, 0)
+    x[..., r, c] = True
+    mask = Tensor._make(np.moveaxis(x, (-2, -1), (dim1, dim2)))
+    spread = diag_embed(src, offset, dim1, dim2) if src.dim() else src
+    return where(mask, spread, input)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with the slices ``index`` of ``dim`` replaced by ``source``."""
+    return _scatter_into(input, (slice(None),) * (dim % input.dim()) + (index,), source)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with the ``True`` positions of ``mask`` filled from ``source`` in order."""
+    m = np.broadcast_to(mask._data, input._data.shape)
+    n = int(m.sum())
+    return _scatter_into(input, Tensor._make(m.copy()), source.reshape(-1)[:n])
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``source`` written at the flat positions ``index``."""
+    flat = input.reshape(-1)
+    out = (
+        flat.index_add(0, index.reshape(-1), source.reshape(-1))
+        if accumulate
+        else _scatter_into(flat, index.reshape(-1), source.reshape(-1))
+    )
+    return out.reshape(input.shape)
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:
+    """``input << other`` for integers."""
+    return Tensor._make(np.left_shift(_t(input)._data, _t(other)._data))
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:
+    """``input >> other`` for integers."""
+    return Tensor._make(np.right_shift(_t(input)._data, _t(other)._data))
+
+
+def histogram(
+    input: Tensor, bins: Any = 100, *, range: Any = None, weight: Any = None, density: bool = False
+) -> tuple:
+    """``(hist, bin_edges)`` of ``input`` (no gradient)."""
+    b = bins._data if isinstance(bins, Tensor) else bins
+    h, edges = np.histogram(
+        input._data, bins=b, range=range, weights=None if weight is None else weight._data, density=density
+    )
+    return Tensor._make(h.astype(input._data.dtype)), Tensor._make(edges.astype(input._data.dtype))
+
+
+def histogramdd(
+    input: Tensor, bins: Any = 10, *, range: Any = None, weight: Any = None, density: bool = False
+) -> tuple:
+    """``(hist, bin_edges)`` of the rows of a 2-D ``input`` (one dim per column)."""
+    rng = None if range is None else list(zip(range[::2], range[1::2]))
+    h, edges = np.histogramdd(
+        input._data, bins=bins, range=rng, weights=None if weight is None else weight._data, density=density
+    )
+    dt = input._data.dtype
+    return Tensor._make(h.astype(dt)), [Tensor._make(e.astype(dt)) for e in edges]
+
+
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """Indices of the non-zeros, cut or padded with ``fill_value`` to ``size`` rows."""
+    nz = np.argwhere(input._data)[:size]
+    pad = np.full((size - nz.shape[0], input._data.ndim), fill_value, dtype=np.int64)
+    return Tensor._make(np.concatenate([nz.astype(np.int64), pad]))
+
+
+def fill(input: Tensor, value: Any) -> Tensor:
+    """A tensor like ``input`` filled with ``value``."""
+    return Tensor._make(np.full(input._data.shape, _t(value)._data, dtype=input._data.dtype))
+
+
+def range(
+    start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None, **kw: Any
+) -> Tensor:
+    """Deprecated inclusive ``arange``: ``start, start + step, ..., end``."""
+    if end is None:
+        start, end = 0, start
+    n = int(math.floor((end - start) / step)) + 1
+    return Tensor._make((start + step * np.arange(n)).astype(_dt(dtype)))
+
+
+def _removed(name: str, new: str) -> Any:
+    def f(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            f"This function was deprecated since version 1.9 and is now removed. Please "
+            f"use the `{new}` function instead."
+        )
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"Removed from PyTorch; use ``{new}``."
+    return f
+
+
+solve = _removed("solve", "torch.linalg.solve")
+lstsq = _removed("lstsq", "torch.linalg.lstsq")
+eig = _removed("eig", "torch.linalg.eig")
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
+    """``(LU, pivots)`` (and ``infos``) of ``linalg.lu_factor``."""
+    r = _la().lu_factor_ex(A, pivot=pivot)
+    return (r.LU, r.pivots, r.info) if get_infos else (r.LU, r.pivots)
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    """Legacy ``lu_solve(b, LU, pivots)`` (:func:`disttorch.linalg.lu_solve`)."""
+    return _la().lu_solve(LU_data, LU_pivots, b)
+
+
+__all__ += [
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "diagonal_scatter",
+    "eig",
+    "fill",
+    "histogram",
+    "histogramdd",
+    "index_copy",
+    "isin",
+    "lstsq",
+    "lu",
+    "lu_solve",
+    "masked_scatter",
+    "nonzero_static",
+    "put",
+    "range",
+    "select_scatter",
+    "slice_scatter",
+    "solve",
+    "split_with_sizes",
+    "unsafe_chunk",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
+]
+TENSOR_METHODS += (
+    "split_with_sizes",
+    "unsafe_split",
+    "unsafe_chunk",
+    "unsafe_split_with_sizes",
+    "type_as",
+    "sum_to_size",
+    "select_scatter",
+    "slice_scatter",
+    "diagonal_scatter",
+    "index_copy",
+    "masked_scatter",
+    "put",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "histogram",
+    "nonzero_static",
+    "solve",
+    "lstsq",
+    "eig",
+    "lu",
+    "lu_solve",
+)
+TENSOR_OPERATORS["bernoulli"] = lambda self, *args, **kw: _random.bernoulli(self, *args, **kw)
+TENSOR_OPERATORS["multinomial"] = lambda self, *args, **kw: _random.multinomial(self, *args, **kw)
+for _n in ("index_copy", "masked_scatter", "put", "bitwise_left_shift", "bitwise_right_shift"):
+    TENSOR_OPERATORS[_n + "_"] = _method_inplace(_n)

@@ -1,0 +1,618 @@
+"""Sparse COO tensors: ``sparse_coo_tensor``, ``Tensor.to_sparse``/``to_dense``, ``coalesce``,
+``indices``/``values``, sparse-dense products (``spmm``, ``sparse @ dense``, ``dense @ sparse``)
+and sums.
+
+A :class:`SparseTensor` holds an int64 index array of shape ``(sparse_dim, nnz)`` and a
+values tensor of shape ``(nnz, *dense_shape)``; the values tensor carries autograd, so
+gradients of products and conversions flow to the values (and to the dense operand).
+Ops a sparse tensor does not support raise ``NotImplementedError`` naming the layout,
+as PyTorch's do; ``.to_dense()`` converts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._layout import sparse_coo
+from .._tensor import Size, Tensor, _check_device, device
+from ..autograd.function import Function
+
+__all__ = ["SparseTensor", "sparse_coo_tensor", "spmm"]
+
+TENSOR_METHODS = ("to_sparse", "to_sparse_coo", "to_dense")
+
+
+class SparseTensor(Tensor):
+    """A sparse tensor in COO layout (``layout=disttorch.sparse_coo``)."""
+
+    is_sparse = True
+
+    @classmethod
+    def _build(cls, indices: np.ndarray, values: Tensor, shape: tuple, coalesced: bool) -> SparseTensor:
+        s = object.__new__(cls)
+        s._grad = None
+        s._rg = False
+        s._output_nr = 0
+        s._version_box = [0]
+        s._hooks = s._post_hooks = s._acc = None
+        s._retains_grad = False
+        s._base = None
+        s._sp_indices = np.ascontiguousarray(indices, dtype=np.int64)
+        s._sp_values = values
+        s._sp_shape = tuple(int(n) for n in shape)
+        s._coalesced = coalesced
+        return s
+
+    @property
+    def _data(self):
+        raise NotImplementedError(
+            "this operation is not supported for tensors with layout "
+            "disttorch.sparse_coo; convert with .to_dense() first"
+        )
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def shape(self) -> Size:
+        return Size(self._sp_shape)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        return Size(self._sp_shape) if dim is None else self._sp_shape[dim]
+
+    def dim(self) -> int:
+        return len(self._sp_shape)
+
+    ndim = property(dim)
+
+    def numel(self) -> int:
+        return int(np.prod(self._sp_shape, dtype=np.int64))
+
+    @property
+    def dtype(self):
+        return self._sp_values.dtype
+
+    @property
+    def device(self) -> device:
+        return device("cpu")
+
+    @property
+    def layout(self):
+        return sparse_coo
+
+    @property
+    def grad_fn(self):
+        return self._sp_values.grad_fn
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._sp_values.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self._sp_values.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
+        self._sp_values.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._sp_values.is_leaf
+
+    @property
+    def grad(self) -> SparseTensor | None:
+        """The gradient of a leaf sparse tensor: sparse, with this tensor's indices."""
+        g = self._sp_values.grad
+        return (
+            None if g is None else SparseTensor._build(self._sp_indices, g, self._sp_shape, self._coalesced)
+        )
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        self._sp_values.grad = None if value is None else value._values()
+
+    def is_floating_point(self) -> bool:
+        return self._sp_values.is_floating_point()
+
+    def element_size(self) -> int:
+        return self._sp_values.element_size()
+
+    def sparse_dim(self) -> int:
+        """Number of sparse dimensions (rows of ``indices``)."""
+        return self._sp_indices.shape[0]
+
+    def dense_dim(self) -> int:
+        """Number of dense dimensions (trailing dims of each value)."""
+        return len(self._sp_shape) - self._sp_indices.shape[0]
+
+    def _nnz(self) -> int:
+        return self._sp_indices.shape[1]
+
+    def is_coalesced(self) -> bool:
+        return self._coalesced
+
+    def _indices(self) -> Tensor:
+        return Tensor._make(self._sp_indices)
+
+    def _values(self) -> Tensor:
+        return self._sp_values
+
+    def indices(self) -> Tensor:
+        """The ``(sparse_dim, nnz)`` int64 indices of a coalesced tensor."""
+        self._need_coalesced("indices")
+        return Tensor._make(self._sp_indices)
+
+    def values(self) -> Tensor:
+        """The ``(nnz, *dense_shape)`` values of a coalesced tensor (carries autograd)."""
+        self._need_coalesced("values")
+        return self._sp_values
+
+    def _need_coalesced(self, what: str) -> None:
+        if not self._coalesced:
+            raise RuntimeError(f"Cannot get {what} on an uncoalesced tensor, please call .coalesce() first")
+
+    def __repr__(self) -> str:
+        ind = repr(Tensor._make(self._sp_indices)).replace("\n", "\n" + " " * 15)
+        val = repr(self._sp_values.detach()).replace("\n", "\n" + " " * 14)
+        return (
+            f"tensor(indices={ind},\n       values={val},\n       size={self._sp_shape}, "
+            f"nnz={self._nnz()}, layout=disttorch.sparse_coo)"
+        )
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo: dict) -> SparseTensor:
+        import copy
+
+        return SparseTensor._build(
+            self._sp_indices.copy(), copy.deepcopy(self._sp_values, memo), self._sp_shape, self._coalesced
+        )
+
+    def __reduce_ex__(self, protocol: int):
+        return (
+            _rebuild_sparse,
+            (self._sp_indices, self._sp_values.detach(), self._sp_shape, self._coalesced),
+        )
+
+    # ------------------------------------------------------------------ conversion
+    def to_dense(self, dtype: Any = None, *, masked_grad: bool = True) -> Tensor:
+        """The dense (strided) tensor; gradients flow back to the values."""
+        out = ToDense.apply(self._sp_values, self._sp_indices, self._sp_shape)
+        return out if dtype is None else out.to(dtype)
+
+    def to_sparse(self, sparse_dim: int | None = None, *, layout: Any = None, **kw: Any) -> SparseTensor:
+        if sparse_dim is not None and sparse_dim != self.sparse_dim():
+            raise RuntimeError(
+                f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
+                f"argument !=self.sparse_dim() is not supported (got "
+                f"{sparse_dim}, expected {self.sparse_dim()})"
+            )
+        return self
+
+    to_sparse_coo = to_sparse
+
+    def coalesce(self) -> SparseTensor:
+        """Sort the indices (row-major) and sum the values of repeated indices."""
+        if self._coalesced:
+            return self
+        if self._nnz() == 0:
+            return SparseTensor._build(self._sp_indices, self._sp_values, self._sp_shape, True)
+        sd = self.sparse_dim()
+        flat = np.ravel_multi_index(tuple(self._sp_indices), self._sp_shape[:sd])
+        uniq, inverse = np.unique(flat, return_inverse=True)
+        values = _segment_sum(self._sp_values, inverse, uniq.size)
+        idx = np.stack(np.unravel_index(uniq, self._sp_shape[:sd])).reshape(sd, -1)
+        return SparseTensor._build(idx, values, self._sp_shape, True)
+
+    def to(self, *args: Any, **kwargs: Any) -> SparseTensor:
+        target = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, _dtype.dtype):
+                target = a
+            elif isinstance(a, (str, device)):
+                _check_device(a)
+        if "device" in kwargs:
+            _check_device(kwargs["device"])
+        if target is None or target == self.dtype:
+            return self
+        return self._with_values(self._sp_values.to(target))
+
+    def cpu(self) -> SparseTensor:
+        return self
+
+    def float(self) -> SparseTensor:
+        return self.to(_dtype.float32)
+
+    def double(self) -> SparseTensor:
+        return self.to(_dtype.float64)
+
+    def long(self) -> SparseTensor:
+        return self.to(_dtype.int64)
+
+    def int(self) -> SparseTensor:
+        return self.to(_dtype.int32)
+
+    def half(self) -> SparseTensor:
+        return self.to(_dtype.float16)
+
+    def bool(self) -> SparseTensor:
+        return self.to(_dtype.bool)
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return "disttorch.sparse." + self._sp_values.type().split(".")[-1]
+        return self.to(dtype)
+
+    def clone(self, *, memory_format: Any = None) -> SparseTensor:
+        return self._with_values(self._sp_values.clone())
+
+    def detach(self) -> SparseTensor:
+        return self._with_values(self._sp_values.detach())
+
+    def _with_values(self, values: Tensor) -> SparseTensor:
+        return SparseTensor._build(self._sp_indices, values, self._sp_shape, self._coalesced)
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        raise TypeError("can't convert a sparse tensor to numpy; call .to_dense() first")
+
+    # ------------------------------------------------------------------ shape
+    def transpose(self, dim0: int, dim1: int) -> SparseTensor:
+        """Swap two sparse dimensions (the result is not coalesced)."""
+        n, sd = self.dim(), self.sparse_dim()
+        d0, d1 = dim0 % n, dim1 % n
+        if d0 >= sd or d1 >= sd:
+            raise RuntimeError(
+                "transpose: only sparse dimensions of a sparse tensor can be "
+                f"transposed (sparse_dim={sd}), got dims {dim0} and {dim1}"
+            )
+        idx = self._sp_indices.copy()
+        idx[[d0, d1]] = idx[[d1, d0]]
+        shape = list(self._sp_shape)
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        return SparseTensor._build(idx, self._sp_values, tuple(shape), d0 == d1 and self._coalesced)
+
+    def t(self) -> SparseTensor:
+        if self.dim() > 2:
+            raise RuntimeError(
+                f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, "
+                f"but self is {self.sparse_dim()} sparse and {self.dense_dim()} "
+                "dense dimensions"
+            )
+        return self if self.dim() < 2 else self.transpose(0, 1)
+
+    # ------------------------------------------------------------------ arithmetic
+    def mm(self, mat2: Tensor) -> Tensor:
+        return _sparse_mm(self, mat2)
+
+    matmul = mm
+
+    def __matmul__(self, other: Any) -> Any:
+        return _sparse_mm(self, other)
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return _dense_sparse_mm(other, self)
+
+    def __mul__(self, other: Any) -> SparseTensor:
+        if isinstance(other, SparseTensor) or (isinstance(other, Tensor) and other.dim() > 0):
+            raise NotImplementedError(
+                "sparse * tensor: only multiplication by a scalar or a "
+                "0-dim tensor is supported for sparse COO tensors"
+            )
+        return self._with_values(self._sp_values * other)
+
+    __rmul__ = __mul__
+
+    def mul(self, other: Any) -> SparseTensor:
+        return self * other
+
+    def __truediv__(self, other: Any) -> SparseTensor:
+        if isinstance(other, Tensor) and other.dim() > 0:
+            raise NotImplementedError(
+                "sparse / tensor: only division by a scalar or a 0-dim "
+                "tensor is supported for sparse COO tensors"
+            )
+        return self._with_values(self._sp_values / other)
+
+    div = __truediv__
+
+    def __neg__(self) -> SparseTensor:
+        return self._with_values(-self._sp_values)
+
+    def __add__(self, other: Any) -> Tensor:
+        if isinstance(other, SparseTensor):
+            if other.shape != self.shape:
+                raise RuntimeError(
+                    f"add: expected 'self' and 'other' to have same size, but "
+                    f"self has size {list(self.shape)} while other has size "
+                    f"{list(other.shape)}"
+                )
+            vals = _cat_values(self._sp_values, other._sp_values)
+            idx = np.concatenate([self._sp_indices, other._sp_indices], axis=1)
+            return SparseTensor._build(idx, vals, self._sp_shape, False).coalesce()
+        if isinstance(other, Tensor):
+            return self.to_dense() + other
+        raise TypeError(
+            f"add(sparse, {type(other).__name__}): adding a scalar to a sparse "
+            "tensor is not supported (it would make it dense); use .to_dense()"
+        )
+
+    def __radd__(self, other: Any) -> Tensor:
+        if isinstance(other, Tensor):
+            return other + self.to_dense()
+        return self.__add__(other)
+
+    add = __add__
+
+    def __sub__(self, other: Any) -> Tensor:
+        return self + (-other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return other + (-self)
+
+    sub = __sub__
+
+    def sum(self, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+        return _sparse_sum(self, dim, dtype)
+
+
+def _cat_values(a: Tensor, b: Tensor) -> Tensor:
+    from .shape import cat
+
+    dt = _dtype.promote_types(a.dtype, b.dtype)
+    return cat([a.to(dt), b.to(dt)])
+
+
+def _rebuild_sparse(indices, values, shape, coalesced) -> SparseTensor:
+    return SparseTensor._build(indices, values, shape, coalesced)
+
+
+# ---------------------------------------------------------------------- Functions
+class ToDense(Function):
+    """Scatter values to a dense array of ``shape`` (repeated indices add); the gradient of
+    the values is the upstream gradient read at the indices."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, values, indices, shape):
+        v = values._data
+        out = np.zeros(shape, dtype=v.dtype)
+        if indices.shape[1]:
+            np.add.at(out, tuple(indices), v)
+        ctx.indices = indices
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g[tuple(ctx.indices)], None, None
+
+
+class SpMM(Function):
+    """``A @ D`` for a 2-D sparse ``A`` (given by ``indices``, ``shape`` and ``values``) and a
+    2-D dense ``D``. Gradients: ``A^T @ g`` for ``D`` and ``(g[rows] * D[cols]).sum(-1)``
+    for the values, both written with differentiable ops."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, values, dense, indices, shape):
+        v, d = values._data, dense._data
+        rows, cols = indices
+        dt = np.result_type(v.dtype, d.dtype)
+        out = np.zeros((shape[0], d.shape[1]), dtype=dt)
+        if rows.size:
+            np.add.at(out, rows, v[:, None].astype(dt, copy=False) * d[cols])
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(values, dense)
+            ctx.indices, ctx.shape = indices, shape
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        values, dense = ctx.saved_tensors
+        rows, cols = ctx.indices
+        nv, nd = ctx.needs_input_grad[:2]
+        gv = (g[rows] * dense[cols]).sum(-1) if nv else None
+        gd = None
+        if nd:
+            gd = SpMM.apply(values, g, ctx.indices[::-1], (ctx.shape[1], ctx.shape[0]))
+        return gv, gd, None, None
+
+
+def _segment_sum(values: Tensor, segment: np.ndarray, n: int) -> Tensor:
+    """Sum rows of ``values`` that share a ``segment`` id into ``n`` rows (differentiable)."""
+    zeros = Tensor._make(np.zeros((n,) + tuple(values.shape[1:]), dtype=values._data.dtype))
+    return zeros.index_add(0, Tensor._make(segment.astype(np.int64)), values)
+
+
+# ---------------------------------------------------------------------- products and sums
+def _check_mm(a_shape: tuple, b_shape: tuple) -> None:
+    if len(a_shape) != 2 or len(b_shape) != 2:
+        raise RuntimeError(f"sparse mm: expected 2-D operands, got {len(a_shape)}-D and {len(b_shape)}-D")
+    if a_shape[1] != b_shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a_shape[0]}x"
+            f"{a_shape[1]} and {b_shape[0]}x{b_shape[1]})"
+        )
+
+
+def _sparse_mm(a: SparseTensor, b: Any) -> Any:
+    """sparse @ dense (dense result), sparse @ sparse (sparse result), sparse @ vector."""
+    if isinstance(b, SparseTensor):
+        _check_mm(a.shape, b.shape)
+        return _sparse_mm(a, b.to_dense()).to_sparse()
+    if not isinstance(b, Tensor):
+        raise TypeError(f"mm(): argument 'mat2' must be Tensor, not {type(b).__name__}")
+    if a.dense_dim():
+        raise RuntimeError("sparse mm: the sparse operand must have 0 dense dimensions")
+    if b.dim() == 1:
+        return _sparse_mm(a, b.unsqueeze(1)).squeeze(1)
+    _check_mm(a.shape, tuple(b.shape))
+    return SpMM.apply(a._sp_values, b, a._sp_indices, a._sp_shape)
+
+
+def _dense_sparse_mm(a: Any, b: SparseTensor) -> Tensor:
+    """dense @ sparse = (sparse^T @ dense^T)^T (dense result)."""
+    if not isinstance(a, Tensor):
+        raise TypeError(f"matmul(): argument 'input' must be Tensor, not {type(a).__name__}")
+    if a.dim() == 1:
+        return _dense_sparse_mm(a.unsqueeze(0), b).squeeze(0)
+    _check_mm(tuple(a.shape), b.shape)
+    return _sparse_mm(b.t(), a.t()).t()
+
+
+def _sparse_sum(s: SparseTensor, dim: Any, dtype: Any) -> Any:
+    """``sum()`` of all elements (dense 0-dim), or over ``dim`` (sparse while sparse dims
+    remain, dense once they are all summed)."""
+    vals = s._sp_values if dtype is None else s._sp_values.to(dtype)
+    if vals.dtype.is_floating_point is False and dtype is None:
+        vals = vals.to(_dtype.int64)
+    if dim is None:
+        return vals.sum()
+    dims = sorted({d % s.dim() for d in ((dim,) if isinstance(dim, int) else dim)})
+    sd = s.sparse_dim()
+    dense_dims = [d - sd + 1 for d in dims if d >= sd]
+    if dense_dims:
+        vals = vals.sum(dense_dims)
+    keep = [d for d in range(sd) if d not in dims]
+    shape = tuple(n for d, n in enumerate(s._sp_shape) if d not in dims)
+    if not keep:
+        return vals.sum(0)
+    return SparseTensor._build(s._sp_indices[keep], vals, shape, False).coalesce()
+
+
+# ---------------------------------------------------------------------- public functions
+def sparse_coo_tensor(
+    indices: Any,
+    values: Any,
+    size: Any = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    pin_memory: bool = False,
+    requires_grad: bool = False,
+    check_invariants: bool | None = None,
+    is_coalesced: bool | None = None,
+) -> SparseTensor:
+    """A sparse COO tensor with ``values[k]`` at position ``indices[:, k]``.
+
+    ``indices`` is ``(sparse_dim, nnz)`` integers; ``values`` is ``(nnz, *dense_shape)``;
+    ``size`` defaults to the smallest shape that holds every index. Repeated indices add
+    up (after ``coalesce()``). If ``values`` requires grad, gradients flow to it.
+    """
+    if device is not None:
+        _check_device(device)
+    from .._creation import tensor as _tensor
+
+    idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"indices must be an int64 tensor, got {idx.dtype}")
+    if idx.ndim != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
+    vals = values if isinstance(values, Tensor) else _tensor(values)
+    if dtype is not None:
+        vals = vals.to(dtype)
+    if vals.dim() == 0:
+        raise RuntimeError("values must have at least 1 dimension (nnz)")
+    if vals.shape[0] != idx.shape[1]:
+        raise RuntimeError(
+            f"indices and values must have same nnz, but got nnz from indices: "
+            f"{idx.shape[1]}, nnz from values: {vals.shape[0]}"
+        )
+    sd = idx.shape[0]
+    if idx.size and idx.min() < 0:
+        raise RuntimeError(f"found negative index {int(idx.min())} for dim {int(np.argmin(idx.min(axis=1)))}")
+    if size is None:
+        sparse_shape = tuple(int(m) + 1 for m in idx.max(axis=1)) if idx.size else (0,) * sd
+        shape = sparse_shape + tuple(vals.shape[1:])
+    else:
+        shape = tuple(int(n) for n in size)
+        if len(shape) != sd + vals.dim() - 1:
+            raise RuntimeError(
+                f"number of dimensions must be sparse_dim ({sd}) + dense_dim "
+                f"({vals.dim() - 1}), but got {len(shape)}"
+            )
+        if tuple(vals.shape[1:]) != shape[sd:]:
+            raise RuntimeError(
+                f"values has incorrect size, expected {list((idx.shape[1],) + shape[sd:])}"
+                f", got {list(vals.shape)}"
+            )
+        if idx.size:
+            hi = idx.max(axis=1)
+            for d in range(sd):
+                if hi[d] >= shape[d]:
+                    raise RuntimeError(
+                        f"size is inconsistent with indices: for dim {d}, size is "
+                        f"{shape[d]} but found index {int(hi[d])}"
+                    )
+    if requires_grad:
+        vals = vals.detach().requires_grad_(True)
+    return SparseTensor._build(idx.astype(np.int64), vals, shape, bool(is_coalesced) or idx.shape[1] <= 1)
+
+
+def to_sparse(
+    input: Tensor,
+    sparse_dim: int | None = None,
+    *,
+    layout: Any = None,
+    blocksize: Any = None,
+    dense_dim: int | None = None,
+) -> SparseTensor:
+    """The sparse COO form of a dense tensor (coalesced; the first ``sparse_dim`` dims are
+    sparse, all by default). Gradients of the values flow back to ``input``."""
+    if isinstance(input, SparseTensor):
+        return input.to_sparse(sparse_dim)
+    if layout not in (None, sparse_coo):
+        raise NotImplementedError(f"to_sparse: layout {layout} is not supported; only disttorch.sparse_coo")
+    x = input._data
+    sd = x.ndim if sparse_dim is None else int(sparse_dim)
+    if not 0 < sd <= x.ndim:
+        raise RuntimeError(f"sparse_dim must be in [1, {x.ndim}], got {sd}")
+    nz = x.reshape(x.shape[:sd] + (-1,)) != 0
+    mask = nz.any(-1) if sd < x.ndim else nz[..., 0]
+    idx = np.stack(np.nonzero(mask)).reshape(sd, -1).astype(np.int64)
+    vals = (
+        input[tuple(Tensor._make(i) for i in idx)]
+        if idx.size
+        else Tensor._make(np.zeros((0,) + x.shape[sd:], dtype=x.dtype))
+    )
+    return SparseTensor._build(idx, vals, x.shape, True)
+
+
+to_sparse_coo = to_sparse
+
+
+def to_dense(input: Tensor, dtype: Any = None, *, masked_grad: bool = True) -> Tensor:
+    """A dense tensor is already dense: returns ``input`` (or a cast)."""
+    if isinstance(input, SparseTensor):
+        return input.to_dense(dtype)
+    return input if dtype is None else input.to(dtype)
+
+
+def spmm(input: SparseTensor, mat2: Tensor) -> Tensor:
+    """Sparse ``input`` (2-D COO) times dense ``mat2``: a dense result."""
+    if not isinstance(input, SparseTensor):
+        from .linalg import mm
+
+        return mm(input, mat2)
+    return _sparse_mm(input, mat2)
+
+
+def _dense_only(what: str) -> Any:
+    def method(self: Tensor, *args: Any) -> Any:
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got Strided")
+
+    method.__name__ = what
+    return method
+
+
+TENSOR_OPERATORS = {
+    "sparse_dim": lambda self: 0,
+    "dense_dim": lambda self: self.dim(),
+    "is_coalesced": _dense_only("is_coalesced"),
+    "coalesce": _dense_only("coalesce"),
+    "indices": _dense_only("indices"),
+    "values": _dense_only("values"),
+}

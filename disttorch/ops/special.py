@@ -1,0 +1,425 @@
+"""Special functions as Functions: the gamma family (lgamma, digamma, polygamma, multigammaln),
+error functions (erfc, erfcx, erfinv), the normal distribution (ndtr, log_ndtr, ndtri),
+Bessel functions, incomplete gamma, Hurwitz zeta, xlogy/xlog1py, entr, sinc, logit, exp2
+and the orthogonal polynomials of ``torch.special``.
+
+Kernels (``_special_kernels``) compute in float64; results keep a floating input's dtype
+(integers give the default float dtype). Gradients follow PyTorch: where PyTorch has no
+derivative (Bessel functions, zeta, polynomials, ``gammainc`` w.r.t. ``a``) backward
+raises ``NotImplementedError`` naming the function.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._dtype import get_default_dtype
+from .._tensor import Tensor
+from ..autograd.function import Function
+from . import _special_kernels as K
+from .elementwise import exp, log, sigmoid, where
+
+__all__ = [
+    "digamma",
+    "erfc",
+    "erfinv",
+    "exp2",
+    "i0",
+    "lgamma",
+    "logit",
+    "mvlgamma",
+    "polygamma",
+    "sinc",
+    "xlogy",
+]
+
+TENSOR_METHODS = ("lgamma", "digamma", "mvlgamma", "erfc", "erfinv", "i0", "sinc", "xlogy", "logit", "exp2")
+
+
+def _float_dtype(*arrays: Any) -> np.dtype:
+    dts = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    if not dts:
+        return get_default_dtype().numpy
+    return np.result_type(*dts)
+
+
+def _arr(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+class _Special(Function):
+    """``y = kernel(*inputs)`` computed in float64; ``derivatives(ctx, g, *inputs)`` returns
+    one gradient per input (a subclass without it raises on backward, as PyTorch does)."""
+
+    _raw = True
+    kernel: Callable = None
+    name_ = ""
+    n_inputs = 1
+
+    @classmethod
+    def forward(cls, ctx, *args):
+        inputs, extra = args[: cls.n_inputs], args[cls.n_inputs :]
+        arrays = [_arr(a) for a in inputs]
+        out_dtype = _float_dtype(*arrays)
+        out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=np.float64) for a in arrays]))
+        out = out.astype(out_dtype, copy=False)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(*[a if isinstance(a, Tensor) else None for a in inputs])
+            ctx.scalars = inputs
+            ctx.extra = extra
+            ctx.out = out
+        return out
+
+    @classmethod
+    def backward(cls, ctx, g):
+        saved = ctx.saved_tensors
+        inputs = [s if s is not None else v for s, v in zip(saved, ctx.scalars)]
+        grads = cls.derivatives(ctx, g, *inputs)
+        return tuple(grads) + (None,) * len(ctx.extra)
+
+    @classmethod
+    def derivatives(cls, ctx, g, *inputs):
+        raise NotImplementedError(f"the derivative for '{cls.name_}' is not implemented.")
+
+
+def _out(ctx) -> Tensor:
+    return Tensor._make(ctx.out)
+
+
+def _unary(name: str, kernel: Callable, deriv: Callable | None = None) -> type:
+    """A one-input special Function; ``deriv(x, y)`` is dy/dx as a tensor expression."""
+    attrs: dict = {"kernel": staticmethod(kernel), "name_": name}
+    if deriv is not None:
+        attrs["derivatives"] = classmethod(lambda cls, ctx, g, x: (g * deriv(x, _out(ctx)),))
+    return type(name.title().replace("_", ""), (_Special,), attrs)
+
+
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+def _sign(x: Tensor) -> Tensor:
+    return Tensor._make(np.sign(x._data))
+
+
+Lgamma = _unary("lgamma", K.lgamma, lambda x, y: digamma(x))
+Digamma = _unary("digamma", K.digamma, lambda x, y: polygamma(1, x))
+Erfc = _unary("erfc", K.erfc, lambda x, y: exp(-(x * x)) * (-2 / _SQRT_PI))
+Erfcx = _unary("erfcx", K.erfcx, lambda x, y: 2 * x * y - 2 / _SQRT_PI)
+Erfinv = _unary("erfinv", K.erfinv, lambda x, y: exp(y * y) * (_SQRT_PI / 2))
+Ndtr = _unary("ndtr", K.ndtr, lambda x, y: exp(-(x * x) / 2) / _SQRT_2PI)
+LogNdtr = _unary("log_ndtr", K.log_ndtr, lambda x, y: exp(-(x * x) / 2 - y) / _SQRT_2PI)
+Ndtri = _unary("ndtri", K.ndtri, lambda x, y: exp(y * y / 2) * _SQRT_2PI)
+I0 = _unary("i0", K.i0, lambda x, y: i1(x))
+I0e = _unary("i0e", K.i0e, lambda x, y: i1e(x) - _sign(x) * y)
+I1 = _unary(
+    "i1",
+    K.i1,
+    lambda x, y: (
+        Tensor._make(np.where(x._data == 0, 0.5, 0.0)).to(y.dtype)
+        + where(x == 0, 0.0, i0(x) - y / where(x == 0, 1.0, x))
+    ),
+)
+I1e = _unary(
+    "i1e",
+    K.i1e,
+    lambda x, y: (
+        Tensor._make(np.where(x._data == 0, 0.5, 0.0)).to(y.dtype)
+        + where(x == 0, 0.0, i0e(x) - y * (_sign(x) + 1 / where(x == 0, 1.0, x)))
+    ),
+)
+Entr = _unary(
+    "entr",
+    lambda x: np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)), np.where(x == 0, 0.0, -np.inf)),
+    lambda x, y: -(log(x) + 1),
+)
+
+
+def _sinc(x: np.ndarray) -> np.ndarray:
+    px = math.pi * x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(x == 0, 1.0, np.sin(px) / np.where(x == 0, 1.0, px))
+
+
+def _sinc_deriv(x: Tensor, y: Tensor) -> Tensor:
+    xd = x._data
+    px = math.pi * np.where(xd == 0, 1.0, xd)
+    d = np.where(xd == 0, 0.0, (np.cos(px) * px - np.sin(px)) / (px * np.where(xd == 0, 1.0, xd)))
+    return Tensor._make(d.astype(y._data.dtype))
+
+
+Sinc = _unary("sinc", _sinc, _sinc_deriv)
+Exp2 = _unary("exp2", np.exp2, lambda x, y: y * math.log(2))
+BesselJ0 = _unary("bessel_j0", lambda x: K.bessel_j(0, x))
+BesselJ1 = _unary("bessel_j1", lambda x: K.bessel_j(1, x))
+BesselY0 = _unary("bessel_y0", lambda x: K.bessel_y(0, x))
+BesselY1 = _unary("bessel_y1", lambda x: K.bessel_y(1, x))
+ModifiedBesselK0 = _unary("modified_bessel_k0", K.k0)
+ModifiedBesselK1 = _unary("modified_bessel_k1", K.k1)
+ScaledModifiedBesselK0 = _unary("scaled_modified_bessel_k0", K.k0e)
+ScaledModifiedBesselK1 = _unary("scaled_modified_bessel_k1", K.k1e)
+ModifiedBesselI0 = _unary("modified_bessel_i0", K.i0)
+ModifiedBesselI1 = _unary("modified_bessel_i1", K.i1)
+AiryAi = _unary("airy_ai", K.airy_ai)
+SphericalBesselJ0 = _unary("spherical_bessel_j0", lambda x: np.where(np.isinf(x), 0.0, _sinc(x / math.pi)))
+
+
+class Polygamma(_Special):
+    name_ = "polygamma"
+
+    @staticmethod
+    def kernel(n, x):
+        return K.polygamma(n, x)
+
+    @classmethod
+    def derivatives(cls, ctx, g, x):
+        return (g * polygamma(ctx.extra[0] + 1, x),)
+
+
+class Logit(_Special):
+    """``log(p / (1 - p))`` of ``p`` clamped to ``[eps, 1 - eps]`` (no clamp if eps is None);
+    the gradient is 0 outside that interval, as PyTorch's."""
+
+    name_ = "logit"
+
+    @staticmethod
+    def kernel(eps, x):
+        if eps is not None:
+            x = np.clip(x, eps, 1 - eps)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(x / (1 - x))
+
+    @classmethod
+    def derivatives(cls, ctx, g, x):
+        eps = ctx.extra[0]
+        xd = x._data
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = 1 / (xd * (1 - xd))
+            if eps is not None:
+                d = np.where((xd < eps) | (xd > 1 - eps), 0.0, d)
+        return (g * Tensor._make(d.astype(ctx.out.dtype)),)
+
+
+class _Binary(_Special):
+    n_inputs = 2
+
+
+def _grad_to(t: Any) -> bool:
+    return isinstance(t, Tensor)
+
+
+class Xlogy(_Binary):
+    """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
+
+    name_ = "xlogy"
+
+    @staticmethod
+    def kernel(x, y):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
+
+    @classmethod
+    def derivatives(cls, ctx, g, x, y):
+        gx = g * xlogy(Tensor._make((_arr(x) != 0).astype(ctx.out.dtype)), y) if _grad_to(x) else None
+        gy = g * x / y if _grad_to(y) else None
+        return gx, gy
+
+
+class Xlog1py(_Binary):
+    """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
+
+    name_ = "xlog1py"
+
+    @staticmethod
+    def kernel(x, y):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log1p(y))
+
+    @classmethod
+    def derivatives(cls, ctx, g, x, y):
+        gx = g * xlog1py(Tensor._make((_arr(x) != 0).astype(ctx.out.dtype)), y) if _grad_to(x) else None
+        gy = g * x / (y + 1) if _grad_to(y) else None
+        return gx, gy
+
+
+class Zeta(_Binary):
+    name_ = "zeta"
+    kernel = staticmethod(K.zeta)
+
+
+class Gammainc(_Binary):
+    """Regularised lower incomplete gamma ``P(a, x)``; differentiable in ``x`` only."""
+
+    name_ = "gammainc"
+    kernel = staticmethod(K.gammainc)
+    sign = 1.0
+
+    @classmethod
+    def derivatives(cls, ctx, g, a, x):
+        if _grad_to(a) and ctx.needs_input_grad[0]:
+            raise NotImplementedError(
+                f"the derivative for '{cls.name_}' with respect to input (a) is not implemented."
+            )
+        ad, xd = np.asarray(_arr(a), dtype=np.float64), np.asarray(_arr(x), dtype=np.float64)
+        with np.errstate(all="ignore"):
+            d = cls.sign * np.exp((ad - 1) * np.log(xd) - xd - K.lgamma(ad))
+        return None, g * Tensor._make(d.astype(ctx.out.dtype))
+
+
+class Gammaincc(Gammainc):
+    name_ = "gammaincc"
+    kernel = staticmethod(K.gammaincc)
+    sign = -1.0
+
+
+class _Polynomial(_Binary):
+    """An orthogonal polynomial ``p_n(x)`` (no gradient, as in PyTorch)."""
+
+    recurrence: tuple = ()
+
+    @classmethod
+    def kernel(cls, x, n):
+        p0, p1, step = cls.recurrence
+        n = np.asarray(n)
+        if n.dtype.kind == "f":
+            n = np.where(np.isfinite(n), np.trunc(n), -1)
+        return K.poly_recurrence(x, n, p0, p1, step)
+
+
+def _poly(name: str, p0: Callable, p1: Callable, step: Callable, shift: bool = False) -> type:
+    if shift:
+        q0, q1, qs = p0, p1, step
+        p0, p1 = (lambda x: q0(2 * x - 1)), (lambda x: q1(2 * x - 1))
+        step = lambda k, x, cur, prev: qs(k, 2 * x - 1, cur, prev)
+    return type(name, (_Polynomial,), {"name_": name, "recurrence": (p0, p1, step)})
+
+
+_ones = np.ones_like
+_cheb_step = lambda k, x, cur, prev: 2 * x * cur - prev
+ChebyshevT = _poly("chebyshev_polynomial_t", _ones, lambda x: x, _cheb_step)
+ChebyshevU = _poly("chebyshev_polynomial_u", _ones, lambda x: 2 * x, _cheb_step)
+ChebyshevV = _poly("chebyshev_polynomial_v", _ones, lambda x: 2 * x - 1, _cheb_step)
+ChebyshevW = _poly("chebyshev_polynomial_w", _ones, lambda x: 2 * x + 1, _cheb_step)
+ShiftedChebyshevT = _poly("shifted_chebyshev_polynomial_t", _ones, lambda x: x, _cheb_step, True)
+ShiftedChebyshevU = _poly("shifted_chebyshev_polynomial_u", _ones, lambda x: 2 * x, _cheb_step, True)
+ShiftedChebyshevV = _poly("shifted_chebyshev_polynomial_v", _ones, lambda x: 2 * x - 1, _cheb_step, True)
+ShiftedChebyshevW = _poly("shifted_chebyshev_polynomial_w", _ones, lambda x: 2 * x + 1, _cheb_step, True)
+HermiteH = _poly(
+    "hermite_polynomial_h", _ones, lambda x: 2 * x, lambda k, x, cur, prev: 2 * x * cur - 2 * k * prev
+)
+HermiteHe = _poly("hermite_polynomial_he", _ones, lambda x: x, lambda k, x, cur, prev: x * cur - k * prev)
+LaguerreL = _poly(
+    "laguerre_polynomial_l",
+    _ones,
+    lambda x: 1 - x,
+    lambda k, x, cur, prev: ((2 * k + 1 - x) * cur - k * prev) / (k + 1),
+)
+LegendreP = _poly(
+    "legendre_polynomial_p",
+    _ones,
+    lambda x: x,
+    lambda k, x, cur, prev: ((2 * k + 1) * x * cur - k * prev) / (k + 1),
+)
+
+
+# ---------------------------------------------------------------------- public functions
+def lgamma(input: Tensor, *, out: Any = None) -> Tensor:
+    """``log|Gamma(input)|``."""
+    return Lgamma.apply(input)
+
+
+def digamma(input: Tensor, *, out: Any = None) -> Tensor:
+    """The logarithmic derivative of the gamma function, ``psi(x)``."""
+    return Digamma.apply(input)
+
+
+def polygamma(n: int, input: Tensor, *, out: Any = None) -> Tensor:
+    """The ``n``-th derivative of the digamma function."""
+    if isinstance(n, Tensor):
+        n = int(n.item())
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return Polygamma.apply(input, int(n))
+
+
+def mvlgamma(input: Tensor, p: int, *, out: Any = None) -> Tensor:
+    """Multivariate log-gamma ``sum_{j<p} lgamma(x - j/2) + p(p-1)/4 log(pi)``; every
+    element must exceed ``(p - 1) / 2``."""
+    if np.any(input._data <= (p - 1) / 2):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    total = lgamma(input)
+    for j in range(1, p):
+        total = total + lgamma(input - j / 2)
+    return total + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def erfc(input: Tensor, *, out: Any = None) -> Tensor:
+    """The complementary error function ``1 - erf(x)``, accurate in the tails."""
+    return Erfc.apply(input)
+
+
+def erfinv(input: Tensor, *, out: Any = None) -> Tensor:
+    """The inverse error function on ``(-1, 1)`` (±inf at ±1, NaN outside)."""
+    return Erfinv.apply(input)
+
+
+def i0(input: Tensor, *, out: Any = None) -> Tensor:
+    """Modified Bessel function of the first kind, order 0."""
+    return I0.apply(input)
+
+
+def i0e(input: Tensor, *, out: Any = None) -> Tensor:
+    """Exponentially scaled ``exp(-|x|) I0(x)``."""
+    return I0e.apply(input)
+
+
+def i1(input: Tensor, *, out: Any = None) -> Tensor:
+    """Modified Bessel function of the first kind, order 1."""
+    return I1.apply(input)
+
+
+def i1e(input: Tensor, *, out: Any = None) -> Tensor:
+    """Exponentially scaled ``exp(-|x|) I1(x)``."""
+    return I1e.apply(input)
+
+
+def sinc(input: Tensor, *, out: Any = None) -> Tensor:
+    """The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0)."""
+    return Sinc.apply(input)
+
+
+def xlogy(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """``input * log(other)``, 0 where ``input == 0``."""
+    return Xlogy.apply(input, other)
+
+
+def xlog1py(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """``input * log1p(other)``, 0 where ``input == 0``."""
+    return Xlog1py.apply(input, other)
+
+
+def logit(input: Tensor, eps: float | None = None, *, out: Any = None) -> Tensor:
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
+    return Logit.apply(input, eps)
+
+
+def exp2(input: Tensor, *, out: Any = None) -> Tensor:
+    """``2 ** input``."""
+    return Exp2.apply(input)
+
+
+def expit(input: Tensor, *, out: Any = None) -> Tensor:
+    """The logistic sigmoid."""
+    return sigmoid(input)
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    """``Tensor.polygamma(n)``: the order comes first in the function, second in the method."""
+    return polygamma(n, self)
+
+
+TENSOR_OPERATORS = {"polygamma": _polygamma_method}

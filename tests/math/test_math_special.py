@@ -1,0 +1,204 @@
+"""disttorch.special and the top-level special functions: values against PyTorch (parity),
+float64 gradcheck of every function with a derivative, float32 results, PyTorch's
+no-derivative errors, known values."""
+
+import math
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.autograd import gradcheck
+
+sp = dt.special
+X = np.concatenate([np.linspace(-12, 12, 241), np.logspace(-6, 2.3, 40), -np.logspace(-6, 2.3, 40)])
+POS = np.concatenate([np.linspace(0.01, 40, 200), np.logspace(-6, 2.5, 40)])
+UNIT = np.linspace(-0.999, 0.999, 201)
+PROB = np.concatenate([np.linspace(0.001, 0.999, 201), np.logspace(-300, -3, 30)])
+
+# name -> (domain, rtol, atol) for values against PyTorch
+UNARY = {
+    "gammaln": (X, 1e-11, 1e-12),
+    "digamma": (X, 1e-10, 1e-11),
+    "erf": (X, 1e-12, 1e-13),
+    "erfc": (X, 1e-12, 1e-300),
+    "erfcx": (X, 1e-12, 0),
+    "erfinv": (UNIT, 1e-12, 1e-13),
+    "expit": (X, 1e-13, 0),
+    "ndtr": (X, 1e-12, 1e-16),
+    "log_ndtr": (X, 1e-12, 0),
+    "ndtri": (PROB, 1e-12, 1e-13),
+    "i0": (X, 1e-13, 0),
+    "i0e": (X, 1e-13, 0),
+    "i1": (X, 1e-13, 0),
+    "i1e": (X, 1e-13, 0),
+    "sinc": (X, 1e-12, 1e-14),
+    "entr": (POS, 1e-13, 1e-14),
+    "exp2": (X, 1e-13, 0),
+    "expm1": (X, 1e-13, 0),
+    "log1p": (POS, 1e-13, 0),
+    "bessel_j0": (X, 0, 1e-6),
+    "bessel_j1": (X, 0, 1e-6),
+    "bessel_y0": (POS, 0, 1e-6),
+    "bessel_y1": (POS, 0, 1e-6),
+    "modified_bessel_i0": (X, 1e-13, 0),
+    "modified_bessel_i1": (X, 1e-13, 0),
+    "modified_bessel_k0": (POS, 1e-12, 0),
+    "modified_bessel_k1": (POS, 1e-12, 0),
+    "scaled_modified_bessel_k0": (POS, 1e-12, 0),
+    "scaled_modified_bessel_k1": (POS, 1e-12, 0),
+    "spherical_bessel_j0": (X, 1e-12, 1e-14),
+    "airy_ai": (X[X > -10], 1e-5, 1e-5),
+    "psi": (X, 1e-10, 1e-11),
+}
+
+# name -> (function, domain) for gradcheck (points away from poles)
+GRAD = {
+    "gammaln": (sp.gammaln, [0.3, 1.7, 4.2, -0.5]),
+    "lgamma": (dt.lgamma, [0.3, 2.5, -1.5]),
+    "digamma": (sp.digamma, [0.3, 1.7, 6.5, -0.4]),
+    "polygamma1": (lambda x: sp.polygamma(1, x), [0.4, 3.0]),
+    "polygamma3": (lambda x: dt.polygamma(3, x), [0.4, 3.0]),
+    "multigammaln": (lambda x: sp.multigammaln(x, 3), [1.5, 4.0]),
+    "erfc": (sp.erfc, [-2.0, 0.3, 3.0]),
+    "erfcx": (sp.erfcx, [-1.0, 0.5, 4.0]),
+    "erfinv": (sp.erfinv, [-0.9, 0.1, 0.7]),
+    "ndtr": (sp.ndtr, [-3.0, 0.2, 2.0]),
+    "log_ndtr": (sp.log_ndtr, [-20.0, -2.0, 0.5, 3.0]),
+    "ndtri": (sp.ndtri, [0.01, 0.4, 0.97]),
+    "i0": (sp.i0, [-2.0, 0.5, 3.0]),
+    "i0e": (sp.i0e, [-2.0, 0.5, 3.0]),
+    "i1": (sp.i1, [-2.0, 0.5, 3.0]),
+    "i1e": (sp.i1e, [-2.0, 0.5, 3.0]),
+    "sinc": (sp.sinc, [-1.3, 0.2, 2.7]),
+    "entr": (sp.entr, [0.2, 1.5]),
+    "logit": (sp.logit, [0.2, 0.7]),
+    "logit_eps": (lambda x: sp.logit(x, eps=0.1), [0.3, 0.6]),
+    "exp2": (sp.exp2, [-1.0, 2.0]),
+    "expit": (sp.expit, [-1.0, 2.0]),
+    "gammainc_x": (lambda x: sp.gammainc(dt.tensor([1.5, 3.0], dtype=dt.float64), x), [0.7, 2.5]),
+    "gammaincc_x": (lambda x: sp.gammaincc(dt.tensor([1.5, 3.0], dtype=dt.float64), x), [0.7, 4.5]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_parity(name):
+    torch = pytest.importorskip("torch")
+    dom, rtol, atol = UNARY[name]
+    ours = getattr(sp, name)(dt.tensor(dom, dtype=dt.float64)).numpy()
+    ref = getattr(torch.special, name)(torch.tensor(dom, dtype=torch.float64)).numpy()
+    np.testing.assert_allclose(ours, ref, rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.parity
+def test_binary_and_polygamma_parity():
+    torch = pytest.importorskip("torch")
+    a, x = np.meshgrid([0.5, 1.0, 2.5, 10.0, 50.0], [0.1, 1.0, 3.0, 10.0, 60.0])
+    for name in ("gammainc", "gammaincc"):
+        ours = getattr(sp, name)(dt.tensor(a), dt.tensor(x)).numpy()
+        ref = getattr(torch.special, name)(torch.tensor(a), torch.tensor(x)).numpy()
+        np.testing.assert_allclose(ours, ref, rtol=1e-8, atol=1e-14)
+    np.testing.assert_allclose(
+        sp.zeta(dt.tensor(a + 1.5), dt.tensor(x)).numpy(),
+        torch.special.zeta(torch.tensor(a + 1.5), torch.tensor(x)).numpy(),
+        rtol=1e-12,
+    )
+    for n in (1, 2, 4):
+        np.testing.assert_allclose(
+            sp.polygamma(n, dt.tensor(POS)).numpy(),
+            torch.special.polygamma(n, torch.tensor(POS)).numpy(),
+            rtol=1e-8,
+        )
+    y = np.array([0.0, 0.5, 2.0, np.nan])
+    for name in ("xlogy", "xlog1py"):
+        ours = getattr(sp, name)(dt.tensor([0.0, 2.0, 3.0, 0.0]), dt.tensor(y)).numpy()
+        ref = getattr(torch.special, name)(torch.tensor([0.0, 2.0, 3.0, 0.0]), torch.tensor(y)).numpy()
+        np.testing.assert_allclose(ours, ref, equal_nan=True)
+    np.testing.assert_allclose(
+        sp.multigammaln(dt.tensor(POS[POS > 2]), 4).numpy(),
+        torch.special.multigammaln(torch.tensor(POS[POS > 2]), 4).numpy(),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        sp.logit(dt.tensor([0.0, 0.3, 1.0]), eps=1e-3).numpy(),
+        torch.special.logit(torch.tensor([0.0, 0.3, 1.0]), eps=1e-3).numpy(),
+        rtol=1e-5,
+    )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "name",
+    [
+        "chebyshev_polynomial_t",
+        "chebyshev_polynomial_u",
+        "chebyshev_polynomial_v",
+        "chebyshev_polynomial_w",
+        "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u",
+        "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w",
+        "hermite_polynomial_h",
+        "hermite_polynomial_he",
+        "laguerre_polynomial_l",
+        "legendre_polynomial_p",
+    ],
+)
+def test_polynomial_parity(name):
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-1.5, 1.5, 31)
+    n = np.array([-1, 0, 1, 2, 3, 6])[:, None]
+    ours = getattr(sp, name)(dt.tensor(x), dt.tensor(n)).numpy()
+    ref = getattr(torch.special, name)(torch.tensor(x), torch.tensor(n)).numpy()
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(GRAD))
+def test_gradcheck(name):
+    fn, pts = GRAD[name]
+    assert gradcheck(fn, (dt.tensor(pts, dtype=dt.float64, requires_grad=True),))
+
+
+def test_gradcheck_binary():
+    x = dt.tensor([0.5, 2.0], dtype=dt.float64, requires_grad=True)
+    y = dt.tensor([1.5, 0.3], dtype=dt.float64, requires_grad=True)
+    assert gradcheck(sp.xlogy, (x, y))
+    assert gradcheck(sp.xlog1py, (x, y))
+
+
+def test_known_values_and_dtypes():
+    v = sp.gammaln(dt.tensor([0.5, 1.0, 10.0], dtype=dt.float64)).numpy()
+    np.testing.assert_allclose(v, [math.lgamma(0.5), 0.0, math.lgamma(10.0)], rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(
+        sp.polygamma(1, dt.tensor([1.0], dtype=dt.float64)).numpy(), [math.pi**2 / 6], rtol=1e-14
+    )
+    np.testing.assert_allclose(
+        sp.erfc(dt.tensor([10.0], dtype=dt.float64)).numpy(), [math.erfc(10.0)], rtol=1e-13
+    )
+    np.testing.assert_allclose(
+        sp.ndtri(dt.tensor([0.975], dtype=dt.float64)).numpy(), [1.959963984540054], rtol=1e-14
+    )
+    f32 = sp.erfinv(dt.tensor([0.5]))
+    assert f32.dtype == dt.float32
+    assert sp.i0(dt.tensor([1, 2])).dtype == dt.float32  # integers give the default float dtype
+    assert dt.tensor([2.0]).lgamma().item() == 0.0
+    assert dt.tensor([0.5]).erfinv().dtype == dt.float32
+    np.testing.assert_allclose(dt.tensor([4.0]).polygamma(1).numpy(), [0.2838229557371153], rtol=1e-6)
+    np.testing.assert_allclose(
+        dt.tensor([4.0]).mvlgamma(2).numpy(),
+        [math.lgamma(4) + math.lgamma(3.5) + 0.5 * math.log(math.pi)],
+        rtol=1e-6,
+    )
+
+
+def test_errors():
+    x = dt.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="the derivative for 'bessel_j0' is not implemented"):
+        sp.bessel_j0(x).sum().backward()
+    with pytest.raises(NotImplementedError, match="input \\(a\\)"):
+        sp.gammainc(x, dt.tensor([1.0, 1.0])).sum().backward()
+    with pytest.raises(RuntimeError, match="negative n"):
+        sp.polygamma(-1, x)
+    with pytest.raises(RuntimeError, match="greater than \\(p-1\\)/2"):
+        sp.multigammaln(dt.tensor([0.5]), 3)
