@@ -94,12 +94,13 @@ class Guardian:
         self._proc: subprocess.Popen | None = None
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "disttorch.launcher.guardian"],
+                # the file itself, isolated: the guardian needs the standard library only, so it
+                # starts at once and nothing on the job's path (or disttorch's import) can break it
+                [sys.executable, "-I", os.path.abspath(__file__)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 start_new_session=True,
                 close_fds=True,
-                env=dict(os.environ, PYTHONPATH=_launcher_path()),
             )
         except OSError:
             self._proc = None  # no guardian: the launcher's own teardown still runs
@@ -135,11 +136,6 @@ class Guardian:
         except (OSError, subprocess.TimeoutExpired):
             pass
         self._proc = None
-
-
-def _launcher_path() -> str:
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
 
 
 def _end_groups(pgids: set[int], wait: float = 5.0) -> set[int]:

@@ -92,7 +92,7 @@ def test_c10d_client_speaks_to_pytorchs_tcpstore():
 def test_c10d_client_refuses_what_is_not_a_c10d_store():
     import zmq
 
-    from disttorch.distributed.errors import DistNetworkError
+    from disttorch.distributed.base.errors import DistNetworkError
     from disttorch.distributed.store.c10d_client import C10dStoreClient
 
     ctx = zmq.Context()

@@ -9,7 +9,7 @@ import time
 
 import zmq
 
-from disttorch.distributed import auth
+from disttorch.distributed.base import auth
 
 address, port = sys.argv[1], int(sys.argv[2])
 recorded: list[bytes] = []

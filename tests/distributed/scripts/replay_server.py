@@ -7,7 +7,7 @@ import time
 
 import zmq
 
-from disttorch.distributed import auth
+from disttorch.distributed.base import auth
 
 address, port, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 secret = auth.resolve_secret()
