@@ -55,7 +55,7 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
         n = sizes.pop()
         results = []
         for i in range(n):
-            sliced = [a if d is None else _tree_map(lambda t, d=d: t.select(d, i), a) for a, d in zip(args, dims)]
+            sliced = [a if d is None else _tree_map(lambda t, d=d, i=i: t.select(d, i), a) for a, d in zip(args, dims)]
             results.append(func(*sliced, **kwargs))
         return _stack_outputs(results, out_dims)
 
