@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
-from . import shape
+from .._buffers import is_inference
+from .._tensor import Tensor, _check_device
+from . import elementwise, shape
 
-__all__ = ["adjoint", "detach_", "is_distributed", "resize_as_"]
+__all__ = ["adjoint", "detach_", "get_device", "is_distributed", "resize_as_"]
 TENSOR_METHODS = ("adjoint", "char", "get_device", "dim_order", "resize_", "resize_as_", "resize",
-                  "resize_as")
+                  "resize_as", "is_distributed", "is_inference", "xpu", "hardshrink", "prelu")
 #: read-only attributes, bound as properties
 TENSOR_PROPERTIES = ("H", "mH", "itemsize", "nbytes", "is_cpu", "is_nested")
 
@@ -81,6 +82,31 @@ def char(self: Tensor) -> Tensor:
 def get_device(self: Tensor) -> int:
     """The device index: -1 for CPU tensors (all of disttorch's)."""
     return -1
+
+
+def xpu(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
+    """Raises ``AssertionError`` as PyTorch's CPU build does (no XPU)."""
+    _check_device("xpu" if device is None else device)
+    return self
+
+
+def hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0 (``nn.functional.hardshrink``)."""
+    return elementwise.where(self.abs() > lambd, self, 0.0)
+
+
+def prelu(self: Tensor, weight: Tensor) -> Tensor:
+    """``max(0, x) + weight * min(0, x)``, ``weight`` (one value or one per channel, dim 1)
+    broadcast over the other dims (``nn.functional.prelu``)."""
+    if weight.dim() != 1 and weight.numel() != 1:
+        raise RuntimeError(f"prelu: weight must be 1-D (one value per channel), got shape {tuple(weight.shape)}")
+    channels = weight.numel()
+    if channels != 1 and (self.dim() < 2 and channels != self.numel() or self.dim() >= 2 and
+                          self.shape[1] != channels):
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{channels} and channel size = {self.shape[1] if self.dim() >= 2 else self.numel()}.")
+    w = weight.reshape(-1, *([1] * (self.dim() - 2))) if channels != 1 and self.dim() >= 2 else weight
+    return elementwise.where(self >= 0, self, w * self)
 
 
 def dim_order(self: Tensor, *, ambiguity_check: bool | list = False) -> tuple:
