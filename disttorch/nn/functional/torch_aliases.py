@@ -9,6 +9,7 @@ to the functional name; the functions below adapt the others.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -175,8 +176,11 @@ def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), p
 
 
 def kl_div(input: Tensor, target: Tensor, reduction: int = 1, log_target: bool = False) -> Tensor:
-    """``torch.kl_div``: ``F.kl_div`` with ATen's integer reduction (default 1, mean)."""
-    return _F_().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+    """``torch.kl_div``: ``F.kl_div`` with ATen's integer reduction (default 1, mean; ATen does not
+    repeat ``F.kl_div``'s warning about ``'mean'``)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="reduction: 'mean' divides", category=UserWarning)
+        return _F_().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
