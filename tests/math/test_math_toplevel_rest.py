@@ -74,15 +74,15 @@ def test_aten_argument_orders_and_integer_reductions(torch):
 def test_flat_parameter_recurrent_forms_match_torch(torch, mode, bidirectional):
     rng = np.random.default_rng(2)
     gates = {"lstm": 4, "gru": 3}.get(mode, 1)
-    I, H, L, T, B = 3, 4, 2, 5, 2
+    n_in, H, L, T, B = 3, 4, 2, 5, 2
     D = 2 if bidirectional else 1
     params = []
     for layer in range(L):
         for _ in range(D):
-            inp = I if layer == 0 else H * D
+            inp = n_in if layer == 0 else H * D
             params += [rng.standard_normal((gates * H, inp)) * 0.3, rng.standard_normal((gates * H, H)) * 0.3,
                        rng.standard_normal(gates * H) * 0.1, rng.standard_normal(gates * H) * 0.1]
-    x = rng.standard_normal((B, T, I))
+    x = rng.standard_normal((B, T, n_in))
     h0 = rng.standard_normal((L * D, B, H))
     ours_p = [dt.tensor(p) for p in params]
     theirs_p = [_t(torch, p) for p in params]
