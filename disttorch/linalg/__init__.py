@@ -19,6 +19,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.autocast_state import autocast_op
 from ..ops.linalg import matmul
 from ..ops.shape import stack
 from ._decomp import (
@@ -382,6 +383,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> QRResult:
     return QRResult(q, r)
 
 
+@autocast_op("fp32")
 def cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tensor:
     """Lower (or ``upper``) Cholesky factor of symmetric positive-definite matrices."""
     _check_matrix("linalg.cholesky", A)
@@ -449,6 +451,7 @@ def lu(A: Tensor, *, pivot: bool = True, out: Any = None) -> LUResult:
     return LUResult(Tensor._make(p), Tensor._make(low), Tensor._make(up))
 
 
+@autocast_op("fp32")
 def lu_solve(
     LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out: Any = None
 ) -> Tensor:
@@ -741,6 +744,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Te
     return stack(comps, dim % nd if dim < 0 else dim)
 
 
+@autocast_op("lower")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
     """Dot product of vectors along ``dim`` (broadcasting)."""
     return (x * y).sum(dim)

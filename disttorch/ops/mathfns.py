@@ -20,6 +20,7 @@ from .. import _random
 from .._dtype import dtype as _dtype_cls
 from .._dtype import get_default_dtype, to_numpy
 from .._tensor import Tensor
+from ..autograd.autocast_state import autocast_op
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _method_inplace
@@ -407,11 +408,13 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     return _scaled(input, vec1.outer(vec2), beta, alpha)
 
 
+@autocast_op("lower")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha)
 
 
+@autocast_op("lower")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
     return _scaled(input, batch1.bmm(batch2), beta, alpha)
@@ -490,11 +493,13 @@ def logdet(input: Tensor) -> Tensor:
     )
 
 
+@autocast_op("fp32")
 def inverse(input: Tensor) -> Tensor:
     """Alias of :func:`disttorch.linalg.inv`."""
     return _la().inv(input)
 
 
+@autocast_op("fp32")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """Pseudo-inverse (:func:`disttorch.linalg.pinv` with ``rtol=rcond``)."""
     return _la().pinv(input, rtol=rcond)
@@ -528,11 +533,13 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
     return u, s, vh.mT
 
 
+@autocast_op("fp32")
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """Alias of :func:`disttorch.linalg.cholesky`."""
     return _la().cholesky(input, upper=upper)
 
 
+@autocast_op("fp32")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """Solve ``A X = B`` given the Cholesky factor of ``A``."""
     la = _la()
@@ -541,6 +548,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     return la.solve_triangular(low.mT, y, upper=True)
 
 
+@autocast_op("fp32")
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """The inverse of ``A`` from its Cholesky factor."""
     eye = Tensor._make(np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), L._data.shape).copy())
@@ -584,6 +592,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return _la().vector_norm(input - other, p)
 
 
+@autocast_op("fp32")
 def cdist(
     x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"
 ) -> Tensor:
@@ -799,6 +808,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return s / c
 
 
+@autocast_op("fp32")
 def quantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
@@ -806,6 +816,7 @@ def quantile(
     return _quantile(input, q, dim, keepdim, interpolation, np.quantile)
 
 
+@autocast_op("fp32")
 def nanquantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
@@ -1542,6 +1553,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
     return (r.LU, r.pivots, r.info) if get_infos else (r.LU, r.pivots)
 
 
+@autocast_op("fp32")
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """Legacy ``lu_solve(b, LU, pivots)`` (:func:`disttorch.linalg.lu_solve`)."""
     return _la().lu_solve(LU_data, LU_pivots, b)

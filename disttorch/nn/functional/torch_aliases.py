@@ -15,6 +15,7 @@ from typing import Any
 
 from ... import _creation
 from ..._tensor import Tensor
+from ...autograd.autocast_state import autocast_op
 from ._recurrent import recurrent_layer, recurrent_stack
 
 __all__ = [
@@ -175,6 +176,7 @@ def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), p
     return _F_().max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, True)
 
 
+@autocast_op("fp32")
 def kl_div(input: Tensor, target: Tensor, reduction: int = 1, log_target: bool = False) -> Tensor:
     """``torch.kl_div``: ``F.kl_div`` with ATen's integer reduction (default 1, mean; ATen does not
     repeat ``F.kl_div``'s warning about ``'mean'``)."""
@@ -183,6 +185,7 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 1, log_target: bool =
         return _F_().kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
+@autocast_op("fp32")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
     """``torch.binary_cross_entropy_with_logits`` (ATen order: ``pos_weight`` before ``reduction``)."""
@@ -190,6 +193,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                                   pos_weight=pos_weight)
 
 
+@autocast_op("fp32")
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
              reduction: int = 1, zero_infinity: bool = False) -> Tensor:
     """``torch.ctc_loss`` with ATen's integer reduction."""
@@ -197,29 +201,34 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
                           zero_infinity)
 
 
+@autocast_op("fp32")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
                      reduction: int) -> Tensor:
     """``torch.poisson_nll_loss`` (every argument required, as in ATen)."""
     return _F_().poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
+@autocast_op("fp32")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: int = 1) -> Tensor:
     """``torch.cosine_embedding_loss`` with ATen's integer reduction."""
     return _F_().cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
+@autocast_op("fp32")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 1) -> Tensor:
     """``torch.hinge_embedding_loss`` with ATen's integer reduction."""
     return _F_().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
+@autocast_op("fp32")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: int = 1) -> Tensor:
     """``torch.margin_ranking_loss`` with ATen's integer reduction."""
     return _F_().margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
+@autocast_op("fp32")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-06, swap: bool = False, reduction: int = 1) -> Tensor:
     """``torch.triplet_margin_loss`` with ATen's integer reduction."""
