@@ -138,7 +138,11 @@ class Guardian:
 
 
 def _launcher_path() -> str:
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """PYTHONPATH with the directory that holds this module's top-level package (``disttorch``
+    or ``launcher``) first; never the package directory itself, whose modules (``random``,
+    ``signal``) would shadow the standard library's."""
+    top = sys.modules[__name__.split(".")[0]]
+    here = os.path.dirname(os.path.dirname(os.path.abspath(top.__file__)))
     return os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
 
 
