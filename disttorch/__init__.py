@@ -34,7 +34,7 @@ from ._runtime_flags import (are_deterministic_algorithms_enabled, get_default_d
                              get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
                              set_default_device, set_float32_matmul_precision, use_deterministic_algorithms)
 from ._compile import compile
-from ._legacy_types import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+from ._legacy_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
                             IntTensor, LongTensor, ShortTensor, set_default_tensor_type)
 from .autograd.autocast_state import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
                         get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype,
@@ -42,6 +42,16 @@ from .autograd.autocast_state import (autocast_decrement_nesting, autocast_incre
                         set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
                         set_autocast_dtype, set_autocast_enabled)
 from .amp import autocast
+from .autograd.autocast_state import set_autocast_gpu_dtype
+from .autograd.grad_mode import is_inference_mode_enabled
+from ._threads import init_num_threads
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format, legacy_contiguous_format,
+                             memory_format, preserve_format)
+from ._debug_flags import (get_deterministic_debug_mode, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                           is_warn_always_enabled, set_anomaly_enabled, set_deterministic_debug_mode,
+                           set_flush_denormal, set_warn_always)
+from ._streams import AcceleratorError, Event, OutOfMemoryError, Stream
+from ._buffers import asarray, empty_permuted, empty_strided, frombuffer, is_inference, to_dlpack, typename
 
 
 def _export_ops() -> None:
@@ -60,13 +70,27 @@ __version__ = "0.1.0"
 
 _LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "cuda", "accelerator", "backends", "mps",
          "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch", "distributions", "cpu",
-         "profiler", "sparse", "linalg", "special")
+         "profiler", "sparse", "linalg", "special", "func", "random", "overrides", "futures", "masked", "signal",
+         "hub", "library", "export", "fx", "compiler", "return_types", "torch_version")
+#: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
+_LAZY_ATTRS = {"ModuleDict": ("nn", "ModuleDict"), "ParameterDict": ("nn", "ParameterDict"),
+               "GradScaler": ("amp", "GradScaler"), "vmap": ("func", "vmap"),
+               "windows": ("signal", "windows"), "get_device_module": ("accelerator", "get_device_module")}
 
 
 def __getattr__(name: str):
     """Subpackages (``nn``, ``optim``, ``utils``, ``distributed``, ...) are imported on
     first use, so ``import disttorch`` stays quick for every rank a launcher starts."""
+    import importlib
     if name in _LAZY:
-        import importlib
         return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_ATTRS:
+        module, attr = _LAZY_ATTRS[name]
+        return getattr(importlib.import_module(f".{module}", __name__), attr)
+    if not name.startswith("_"):  # torch.conv2d, torch.layer_norm, ...: nn.functional's ops
+        from .nn.functional import torch_aliases
+        try:
+            return torch_aliases.resolve(name)
+        except AttributeError:
+            pass
     raise AttributeError(f"module 'disttorch' has no attribute '{name}'")

@@ -3,9 +3,7 @@ the README cites and ``tests/math/test_math_coverage.py`` checks against ``dir(t
 ``dir(torch.Tensor)``, ``torch.linalg``, ``torch.fft`` and ``torch.special``.
 
 ``EXCLUDED`` holds names with no meaning on a NumPy CPU build, grouped by reason.
-``PENDING_OTHER_BRANCHES`` holds names other work streams add (runtime namespaces, nn,
-optim, amp, ...); the coordinator prunes it when those branches merge. ``NOT_YET`` holds
-real gaps of the math namespaces: functions a user could call and that we still owe.
+``NOT_YET`` holds real gaps: functions a user could call and that we still owe.
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ _REASONS = {
         "quantized_rnn_relu_cell quantized_rnn_tanh_cell dequantize int_repr q_per_channel_axis "
         "q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point choose_qparams_optimized "
         "fake_quantize_per_channel_affine fake_quantize_per_tensor_affine fused_moving_avg_obs_fake_quant "
-        "is_quantized"
+        "is_quantized ao quantization"
     ),
     "vendor kernels (cuDNN, MIOpen, oneDNN/MKL-DNN, fbgemm, Vulkan, MPS, IPU, XLA, MAIA)": (
         "cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution cudnn_convolution_add_relu "
@@ -57,7 +55,15 @@ _REASONS = {
         "fbgemm_linear_int8_weight_fp32_activation fbgemm_linear_quantize_weight "
         "fbgemm_pack_gemm_matrix_fp16 fbgemm_pack_quantized_matrix is_vulkan_available to_mkldnn "
         "is_mkldnn is_vulkan is_ipu is_xla is_maia is_mps is_mtia ipu has_mkl has_lapack has_openmp "
-        "has_spectral"
+        "has_spectral mtia"
+    ),
+    "autocast switches of IPU and XLA devices (deprecated in PyTorch; no such devices here)": (
+        "get_autocast_ipu_dtype get_autocast_xla_dtype is_autocast_ipu_enabled is_autocast_xla_enabled "
+        "set_autocast_ipu_dtype set_autocast_ipu_enabled set_autocast_xla_dtype set_autocast_xla_enabled"
+    ),
+    "PyTorch's own installation, C++ monitoring and packaging machinery": (
+        "get_file_path prepare_multiprocessing_environment profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 "
+        "monitor package"
     ),
     "dtypes NumPy cannot hold (sub-byte, fp8, fp4, unsigned 16-64 bit, complex32)": (
         "bit bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz float8_e5m2 "
@@ -88,52 +94,16 @@ _REASONS = {
         "is_pinned share_memory_ is_shared record_stream from_file module_load reinforce volatile "
         "as_strided as_strided_ as_strided_scatter data_ptr const_data_ptr new new_empty_strided"
     ),
+    "legacy sparse tensor types (deprecated constructors; torch.sparse_coo_tensor builds them)": (
+        "sparse.BFloat16Tensor sparse.ByteTensor sparse.CharTensor sparse.DoubleTensor sparse.FloatTensor "
+        "sparse.HalfTensor sparse.IntTensor sparse.LongTensor sparse.ShortTensor"
+    ),
     "legacy autograd and name APIs removed or CUDA-only in PyTorch": (
         "symeig map2_ map_ apply_ output_nr name names rename rename_ refine_names align_as align_to "
         "unflatten_dense_tensors"
     ),
 }
 EXCLUDED: dict[str, str] = {n: reason for reason, names in _REASONS.items() for n in names.split()}
-
-#: Names other work streams add; pruned by the coordinator at merge.
-PENDING_OTHER_BRANCHES = set(
-    "accelerator amp autocast backends compile compiler cpu cuda mps mtia xpu multiprocessing onnx "
-    "profiler testing jit optim distributions nn hub package ao quantization fx export func vmap "
-    "library monitor overrides futures masked nested signal utils random return_types version "
-    "torch_version AcceleratorError OutOfMemoryError Stream Event GradScaler bfloat16 "
-    "BFloat16Tensor BoolTensor ByteTensor CharTensor DoubleTensor FloatTensor HalfTensor IntTensor "
-    "LongTensor ShortTensor set_num_threads get_num_threads set_num_interop_threads "
-    "get_num_interop_threads init_num_threads set_default_device get_default_device get_device_module "
-    "set_default_tensor_type use_deterministic_algorithms are_deterministic_algorithms_enabled "
-    "is_deterministic_algorithms_warn_only_enabled set_deterministic_debug_mode "
-    "get_deterministic_debug_mode set_float32_matmul_precision get_float32_matmul_precision "
-    "set_flush_denormal set_warn_always is_warn_always_enabled is_anomaly_enabled "
-    "is_anomaly_check_nan_enabled set_anomaly_enabled is_inference_mode_enabled clear_autocast_cache "
-    "autocast_decrement_nesting autocast_increment_nesting get_autocast_cpu_dtype get_autocast_dtype "
-    "get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype is_autocast_cache_enabled "
-    "is_autocast_cpu_enabled is_autocast_enabled is_autocast_ipu_enabled is_autocast_xla_enabled "
-    "set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype "
-    "set_autocast_enabled set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled "
-    "set_autocast_xla_dtype set_autocast_xla_enabled prepare_multiprocessing_environment "
-    "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 get_file_path is_distributed "
-    "channels_last channels_last_3d contiguous_format preserve_format legacy_contiguous_format "
-    "memory_format empty_strided empty_permuted frombuffer from_dlpack to_dlpack asarray "
-    "typename is_inference quasirandom windows "
-    # torch.nn.functional names PyTorch also exposes at the top level (the nn branches)
-    "adaptive_avg_pool1d adaptive_max_pool1d alpha_dropout alpha_dropout_ avg_pool1d batch_norm "
-    "bilinear binary_cross_entropy_with_logits celu celu_ channel_shuffle conv1d conv2d conv3d "
-    "conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss cosine_similarity "
-    "ctc_loss dropout dropout_ embedding embedding_bag feature_alpha_dropout feature_alpha_dropout_ "
-    "feature_dropout feature_dropout_ grid_sampler group_norm gru gru_cell hardshrink "
-    "hinge_embedding_loss instance_norm kl_div layer_norm lstm lstm_cell margin_ranking_loss "
-    "max_pool1d max_pool1d_with_indices max_pool2d max_pool3d pairwise_distance pdist "
-    "pixel_shuffle pixel_unshuffle poisson_nll_loss prelu rms_norm rnn_relu rnn_relu_cell rnn_tanh "
-    "rnn_tanh_cell rrelu rrelu_ selu selu_ threshold threshold_ triplet_margin_loss "
-    # Tensor methods of the runtime/tools branches
-    "char cuda is_cpu is_meta is_nested itemsize nbytes grad_dtype dim_order get_device "
-    "to_padded_tensor resize resize_ resize_as resize_as_ H mH mT adjoint is_xpu detach_ "
-    "ModuleDict ParameterDict cauchy_ geometric_ log_normal_".split()
-)
 
 _NOT_YET = (
     # complex tensors and the FFT (need complex64/complex128 dtypes)
@@ -150,6 +120,10 @@ _NOT_YET = (
     # sparse extras: semi-structured (2:4) sparsity is a CUDA feature of its own; the rest we owe
     "softmax log_softmax sampled_addmm spdiags spsolve semi_structured to_sparse_semi_structured "
     "SparseSemiStructuredTensor SparseSemiStructuredTensorCUSPARSELT SparseSemiStructuredTensorCUTLASS "
+    # nested (jagged) tensors: a layout of their own
+    "nested to_padded_tensor "
+    # quasi-random sequences: SobolEngine needs its table of direction numbers
+    "quasirandom "
     # tensor long tail
     "binomial gradient index_reduce index_reduce_ scatter_reduce scatter_reduce_ as_subclass "
     "fill_diagonal_"
@@ -160,5 +134,5 @@ _IN_PLACE = re.compile(r"^[a-z][a-z0-9_]*_$")
 
 
 def is_accounted(name: str) -> bool:
-    """True if ``name`` is excluded, pending on another branch, or a known gap."""
-    return name in EXCLUDED or name in PENDING_OTHER_BRANCHES or name in NOT_YET
+    """True if ``name`` is excluded or a known gap."""
+    return name in EXCLUDED or name in NOT_YET

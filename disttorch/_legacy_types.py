@@ -19,6 +19,7 @@ from ._no_device import HINT
 from ._tensor import Size, Tensor
 
 __all__ = [
+    "BFloat16Tensor",
     "BoolTensor",
     "ByteTensor",
     "CharTensor",
@@ -82,12 +83,13 @@ def _make(name: str, dt: _dtype.dtype, module: str, is_cuda: bool) -> tensortype
 
 _NAMES = (("FloatTensor", _dtype.float32), ("DoubleTensor", _dtype.float64), ("HalfTensor", _dtype.float16),
           ("LongTensor", _dtype.int64), ("IntTensor", _dtype.int32), ("ShortTensor", _dtype.int16),
-          ("CharTensor", _dtype.int8), ("ByteTensor", _dtype.uint8), ("BoolTensor", _dtype.bool))
+          ("CharTensor", _dtype.int8), ("ByteTensor", _dtype.uint8), ("BoolTensor", _dtype.bool),
+          ("BFloat16Tensor", _dtype.bfloat16))
 
 FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, \
-    BoolTensor = (_make(n, d, "torch", False) for n, d in _NAMES)
+    BoolTensor, BFloat16Tensor = (_make(n, d, "torch", False) for n, d in _NAMES)
 _TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
-          BoolTensor)
+          BoolTensor, BFloat16Tensor)
 cuda_types = {n: _make(n, d, "torch.cuda", True) for n, d in _NAMES}
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["get_num_interop_threads", "get_num_threads", "set_num_interop_threads", "set_num_threads"]
+__all__ = ["get_num_interop_threads", "get_num_threads", "init_num_threads", "set_num_interop_threads",
+           "set_num_threads"]
 
 _interop: dict[str, int | None] = {"threads": None}
 
@@ -67,3 +68,8 @@ def get_num_interop_threads() -> int:
         _interop["threads"] = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
             else (os.cpu_count() or 1)
     return _interop["threads"]
+
+
+def init_num_threads() -> None:
+    """Initialise this thread's compute threads. NumPy's BLAS pools start on first use, so
+    there is nothing to do (PyTorch calls it in new threads for OpenMP)."""

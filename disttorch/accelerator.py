@@ -13,6 +13,7 @@ from ._no_device import no_accelerator
 from ._tensor import device as _device
 
 __all__ = [
+    "get_device_module",
     "current_accelerator",
     "current_device_idx",
     "current_device_index",
@@ -35,6 +36,17 @@ __all__ = [
     "set_stream",
     "synchronize",
 ]
+
+
+def get_device_module(device: Any = None) -> Any:
+    """The ``torch.<type>`` module of ``device`` (a device, its type string, or None for the
+    current accelerator, here the CPU): ``get_device_module("cuda")`` is ``torch.cuda``."""
+    import importlib
+
+    kind = device.type if isinstance(device, _device) else (str(device).split(":")[0] if device else "cpu")
+    if kind not in ("cpu", "cuda", "mps", "xpu"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'.")
+    return importlib.import_module(f"disttorch.{kind}")
 
 
 def is_available() -> bool:

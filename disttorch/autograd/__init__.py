@@ -17,13 +17,14 @@ from typing import Any
 from .backprop import backward, grad
 from .engine import queue_callback
 from .function import Function, FunctionCtx, once_differentiable
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 from . import profiler
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "queue_callback", "gradcheck", "gradgradcheck", "Variable"]
+           "queue_callback", "gradcheck", "gradgradcheck", "Variable", "detect_anomaly", "set_detect_anomaly"]
 
 
 class _ExecutionEngine:

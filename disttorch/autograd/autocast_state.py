@@ -24,6 +24,7 @@ from .._tensor import Tensor
 from . import grad_mode
 
 __all__ = [
+    "set_autocast_gpu_dtype",
     "DEVICE_TYPES",
     "autocast_decrement_nesting",
     "autocast_increment_nesting",
@@ -114,6 +115,11 @@ def get_autocast_cpu_dtype() -> _dtype.dtype:
 def set_autocast_cpu_dtype(dtype: _dtype.dtype) -> None:
     """``set_autocast_dtype('cpu', dtype)`` (PyTorch's older name)."""
     set_autocast_dtype("cpu", dtype)
+
+
+def set_autocast_gpu_dtype(dtype: _dtype.dtype) -> None:
+    """``set_autocast_dtype('cuda', dtype)`` (PyTorch's older name)."""
+    set_autocast_dtype("cuda", dtype)
 
 
 def get_autocast_gpu_dtype() -> _dtype.dtype:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import _debug_flags
 from .._dtype import from_numpy
 from .._tensor import Tensor
 from ..utils import trace
@@ -284,6 +285,11 @@ def _call_backward(node: Function, grads: list) -> tuple:
         else:
             raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                                f"(expected {n_in}, got {len(out)})")
+    if _debug_flags.is_anomaly_enabled() and _debug_flags.is_anomaly_check_nan_enabled():
+        for i, g in enumerate(out):
+            arr = getattr(g, "_data", g)
+            if isinstance(arr, np.ndarray) and arr.dtype.kind == "f" and np.isnan(arr).any():
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
     return out
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode"]
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled"]
 
 # One flag per process. A list so hot paths read it with one index, not an attribute.
 _state = [True]
@@ -65,10 +66,38 @@ class enable_grad(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """Same as ``no_grad`` here (PyTorch's extra inference-tensor checks are not modelled)."""
+    """Same as ``no_grad`` here (PyTorch's extra inference-tensor checks are not modelled);
+    ``torch.is_inference_mode_enabled()`` is True inside it."""
 
     def __init__(self, mode: bool = True) -> None:
         self._mode = not mode
+        self._inference = bool(mode)
+
+    def __enter__(self) -> None:
+        self._prev_inference = _inference[0]
+        _inference[0] = self._inference
+        super().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        super().__exit__(*exc)
+        _inference[0] = self._prev_inference
+
+    def __call__(self, fn: Callable) -> Callable:
+        mode = self._inference
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+_inference = [False]
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode()`` block is active."""
+    return _inference[0]
 
 
 class set_grad_enabled(_GradMode):

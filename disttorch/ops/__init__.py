@@ -16,8 +16,10 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd import backprop
 from . import comparison, elementwise, indexing, inplace, linalg, mathfns, reduction, shape, sparse, special
+from . import tensor_attributes
 
-FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse, special, mathfns]
+FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse, special, mathfns,
+            tensor_attributes]
 
 
 def _reflected(fn: Any) -> Any:
@@ -30,6 +32,7 @@ def _bind() -> None:
     for mod in FAMILIES:
         for name in mod.TENSOR_METHODS:
             setattr(Tensor, name, getattr(mod, name))
+    tensor_attributes.bind()
     ew, la = elementwise, linalg
     Tensor.__add__ = Tensor.__radd__ = lambda a, b: ew.Add.apply(a, b)
     Tensor.__sub__ = lambda a, b: ew.Sub.apply(a, b)

@@ -73,8 +73,12 @@ def float_input(x: Tensor, name: str) -> np.ndarray:
     return a
 
 
+#: every named result type made by ``_return_type``, by name (``torch.return_types``)
+RETURN_TYPES: dict[str, type] = {}
+
+
 def _return_type(name: str, fields: tuple) -> type:
-    """A named tuple printed like PyTorch's ``torch.return_types.<name>``."""
+    """A named tuple printed like PyTorch's ``torch.return_types.<name>`` (and listed there)."""
     base = collections.namedtuple(name, fields)
 
     def __repr__(self: Any) -> str:
@@ -82,6 +86,7 @@ def _return_type(name: str, fields: tuple) -> type:
         return f"disttorch.return_types.{name}(\n{body})"
     cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
     cls.__module__ = "disttorch.return_types"
+    RETURN_TYPES[name] = cls
     return cls
 
 

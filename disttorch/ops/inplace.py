@@ -455,6 +455,18 @@ class Exponential(_Overwrite):
     pass
 
 
+class Cauchy(_Overwrite):
+    pass
+
+
+class Geometric(_Overwrite):
+    pass
+
+
+class LogNormal(_Overwrite):
+    pass
+
+
 class Copy(Function):
     """``dst.copy_(src)``: ``src`` broadcast to ``dst``'s shape and cast to its dtype."""
     _raw = True
@@ -593,10 +605,34 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     return _overwrite(self, _rng(generator).exponential(1.0 / lambd, self._data.shape), Exponential)
 
 
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill with samples from the Cauchy distribution ``median + sigma * tan(pi * (U - 1/2))``."""
+    _float_only(self, "cauchy_cpu")
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    return _overwrite(self, median + sigma * _rng(generator).standard_cauchy(self._data.shape), Cauchy)
+
+
+def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
+    """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    return _overwrite(self, _rng(generator).geometric(p, self._data.shape), Geometric)
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
+    """Fill with ``exp(N(mean, std**2))`` samples, in place."""
+    _float_only(self, "log_normal_cpu")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return _overwrite(self, _rng(generator).lognormal(mean, std, self._data.shape), LogNormal)
+
+
 TENSOR_METHODS = tuple([n + "_" for n in _WITH_INPLACE] + [
     "add_", "sub_", "mul_", "div_", "pow_", "addcmul_", "addcdiv_", "lerp_", "negative_",
     "true_divide_", "divide_", "multiply_", "subtract_", "zero_", "fill_", "copy_",
-    "uniform_", "normal_", "bernoulli_", "random_", "exponential_", "__setitem__"])
+    "uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "geometric_", "log_normal_",
+    "__setitem__"])
 
 TENSOR_OPERATORS = {
     "__iadd__": add_,

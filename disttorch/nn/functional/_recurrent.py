@@ -18,9 +18,11 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels import rnn as K
 from ...kernels.reductions import column_sum
+from ...ops.shape import cat, stack
 from ._numpy_backward import numpy_backward
+from .dropout import dropout as _dropout
 
-__all__ = ["RecurrentLayerFunction", "recurrent_layer"]
+__all__ = ["RecurrentLayerFunction", "recurrent_layer", "recurrent_stack"]
 
 # Sequences at least this long get their weights prepared once (sigmoid rows halved, W_hhᵀ
 # made contiguous); shorter ones (a cell's single step) scale each step's gates instead.
@@ -145,3 +147,45 @@ def recurrent_layer(
     return RecurrentLayerFunction.apply(
         x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, tuple(int(b) for b in batch_sizes), bool(reverse)
     )
+
+
+def recurrent_stack(
+    mode: str,
+    x: Tensor,
+    batch_sizes: Sequence[int],
+    h0: Tensor,
+    c0: Tensor | None,
+    weights: Sequence[Sequence[Tensor]],
+    num_layers: int,
+    bidirectional: bool,
+    has_biases: bool,
+    dropout: float = 0.0,
+    training: bool = False,
+) -> tuple:
+    """All layers and directions of a recurrent network over packed rows ``x (N, I)``.
+
+    ``weights[layer * D + direction]`` is ``[w_ih, w_hh(, b_ih, b_hh)(, w_hr)]``; ``h0``/``c0``
+    are ``(num_layers * D, B, ·)``. Dropout applies to every layer's output but the last
+    while ``training``. Returns ``(y (N, D*P), h_n, c_n or None)``.
+    """
+    num_directions = 2 if bidirectional else 1
+    hs, cs = [], []
+    for layer in range(num_layers):
+        outs = []
+        for direction in range(num_directions):
+            idx = layer * num_directions + direction
+            w = weights[idx]
+            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+            w_hr = w[-1] if len(w) in (3, 5) else None
+            res = recurrent_layer(
+                mode, x, h0[idx], None if c0 is None else c0[idx], w[0], w[1], b_ih, b_hh, w_hr,
+                batch_sizes, reverse=direction == 1,
+            )
+            outs.append(res[0])
+            hs.append(res[1])
+            if c0 is not None:
+                cs.append(res[2])
+        x = outs[0] if num_directions == 1 else cat(outs, dim=1)
+        if dropout > 0 and training and layer < num_layers - 1:
+            x = _dropout(x, dropout, True)
+    return x, stack(hs), stack(cs) if c0 is not None else None

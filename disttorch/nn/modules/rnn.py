@@ -18,10 +18,8 @@ from typing import Any
 from ... import _creation
 from ..._tensor import Tensor
 from ...ops.indexing import index_select
-from ...ops.shape import cat, stack
 from .. import init
-from ..functional._recurrent import recurrent_layer
-from ..functional.dropout import dropout as _dropout
+from ..functional._recurrent import recurrent_layer, recurrent_stack
 from ..parameter import Parameter
 from .packed_sequence import PackedSequence
 from .module import Module
@@ -204,38 +202,10 @@ class RNNBase(Module):
     def _run(self, x: Tensor, batch_sizes: tuple, h0: Tensor, c0: Tensor | None) -> tuple:
         """All layers and directions over packed rows ``x (N, I)``; returns
         ``(y (N, D*P), h_n, c_n or None)``."""
-        num_directions = 2 if self.bidirectional else 1
-        weights = self.all_weights
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(num_directions):
-                idx = layer * num_directions + direction
-                w = weights[idx]
-                w_ih, w_hh = w[0], w[1]
-                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
-                w_hr = w[-1] if self.proj_size > 0 else None
-                res = recurrent_layer(
-                    self.mode,
-                    x,
-                    h0[idx],
-                    None if c0 is None else c0[idx],
-                    w_ih,
-                    w_hh,
-                    b_ih,
-                    b_hh,
-                    w_hr,
-                    batch_sizes,
-                    reverse=direction == 1,
-                )
-                outs.append(res[0])
-                hs.append(res[1])
-                if c0 is not None:
-                    cs.append(res[2])
-            x = outs[0] if num_directions == 1 else cat(outs, dim=1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                x = _dropout(x, self.dropout, True)
-        return x, stack(hs), stack(cs) if c0 is not None else None
+        return recurrent_stack(
+            self.mode, x, batch_sizes, h0, c0, self.all_weights, self.num_layers, self.bidirectional,
+            self.bias, self.dropout, self.training,
+        )
 
     def _forward(self, input: Any, hx: Any) -> tuple:
         """The shared forward of RNN/LSTM/GRU: returns ``(output, h_n, c_n or None)``."""

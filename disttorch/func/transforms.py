@@ -1,0 +1,112 @@
+"""``vmap``, ``grad`` and ``grad_and_value`` of ``torch.func`` (see the package docstring)."""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .. import autograd
+from .._tensor import Tensor
+from ..ops.shape import stack
+
+__all__ = ["grad", "grad_and_value", "vmap"]
+
+
+def _tree_map(fn: Callable, obj: Any) -> Any:
+    if isinstance(obj, Tensor):
+        return fn(obj)
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(_tree_map(fn, o) for o in obj)
+    if isinstance(obj, tuple):  # a named tuple
+        return type(obj)(*(_tree_map(fn, o) for o in obj))
+    if isinstance(obj, dict):
+        return {k: _tree_map(fn, v) for k, v in obj.items()}
+    return obj
+
+
+def _leaves(obj: Any) -> list:
+    out: list = []
+    _tree_map(lambda t: out.append(t) or t, obj)
+    return out
+
+
+def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable:
+    """Map ``func`` over dimension ``in_dims`` of its tensor arguments (an int for all, or a
+    tuple with one entry per argument, ``None`` for an argument not mapped), stacking the
+    outputs along ``out_dims``. Gradients flow through."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+                           f"Got {randomness}")
+
+    @functools.wraps(func)
+    def mapped(*args: Any, **kwargs: Any) -> Any:
+        dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise ValueError(f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)(<inputs>): "
+                             f"in_dims is not compatible with the structure of `inputs`: {len(dims)} in_dims "
+                             f"for {len(args)} positional arguments")
+        sizes = {a.shape[d] for a, d in zip(args, dims) for a in _leaves(a) if d is not None}
+        if not sizes:
+            raise ValueError("vmap: at least one input must be a Tensor mapped over a dim (in_dims not None)")
+        if len(sizes) > 1:
+            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got "
+                             f"sizes {sorted(sizes)} for the mapped dimension")
+        n = sizes.pop()
+        results = []
+        for i in range(n):
+            sliced = [a if d is None else _tree_map(lambda t, d=d, i=i: t.select(d, i), a) for a, d in zip(args, dims)]
+            results.append(func(*sliced, **kwargs))
+        return _stack_outputs(results, out_dims)
+
+    return mapped
+
+
+def _stack_outputs(results: list, out_dims: Any) -> Any:
+    first = results[0]
+    if isinstance(first, Tensor):
+        return stack(results, dim=out_dims if isinstance(out_dims, int) else out_dims[0])
+    if isinstance(first, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
+        return type(first)(_stack_outputs([r[k] for r in results], dims[k]) for k in range(len(first)))
+    raise ValueError(f"vmap: the function must return tensors (or tuples of them), got {type(first).__name__}")
+
+
+def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """A function returning ``(gradient of func w.r.t. argument(s) argnums, func's value)``;
+    with ``has_aux``, ``func`` returns ``(output, aux)`` and the value is ``(output, aux)``."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> tuple:
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        args = list(args)
+        for k in nums:
+            if not isinstance(args[k], Tensor):
+                raise RuntimeError(f"grad: argument {k} must be a Tensor, got {type(args[k]).__name__}")
+            args[k] = args[k].detach().requires_grad_(True)
+        with autograd.enable_grad():
+            result = func(*args, **kwargs)
+        out, aux = result if has_aux else (result, None)
+        if not isinstance(out, Tensor) or out.numel() != 1:
+            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                               f"{getattr(out, 'shape', type(out).__name__)}")
+        grads = autograd.grad(out, [args[k] for k in nums], allow_unused=True)
+        grads = tuple(g if g is not None else args[k].detach() * 0 for g, k in zip(grads, nums))
+        g = grads[0] if isinstance(argnums, int) else grads
+        value = out.detach()
+        return (g, (value, aux)) if has_aux else (g, value)
+
+    return wrapper
+
+
+def grad(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
+    """A function returning the gradient of the scalar ``func`` w.r.t. argument(s) ``argnums``
+    (and ``func``'s aux output when ``has_aux``)."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapper

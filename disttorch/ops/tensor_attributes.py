@@ -1,0 +1,188 @@
+"""Tensor attributes and storage-shape methods of PyTorch's ``Tensor`` that need the ops:
+the conjugate transposes ``H``/``mH``/``adjoint`` (real tensors: plain transposes),
+``itemsize``/``nbytes``, ``char()``, the device answers (``get_device``, ``is_cpu``,
+``is_nested``), ``dim_order``, ``grad_dtype`` and ``resize_``/``resize_as_`` (and their
+deprecated out-of-place forms).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._buffers import is_inference
+from .._tensor import Tensor, _check_device
+from . import elementwise, shape
+
+__all__ = ["adjoint", "detach_", "get_device", "is_distributed", "resize_as_"]
+TENSOR_METHODS = ("adjoint", "char", "get_device", "dim_order", "resize_", "resize_as_", "resize",
+                  "resize_as", "is_distributed", "is_inference", "xpu", "hardshrink", "prelu")
+#: read-only attributes, bound as properties
+TENSOR_PROPERTIES = ("H", "mH", "itemsize", "nbytes", "is_cpu", "is_nested")
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (for real tensors, ``input.mT``), a view."""
+    return shape._matrix_transpose(input)
+
+
+def detach_(input: Tensor) -> Tensor:
+    """``input.detach_()``: cut ``input`` from its graph in place."""
+    return input.detach_()
+
+
+def is_distributed(input: Tensor) -> bool:
+    """False: a disttorch tensor is one array in one process (DDP replicates, never shards)."""
+    return False
+
+
+def H(self: Tensor) -> Tensor:
+    """The conjugate transpose of a matrix (0-d or 2-d tensor)."""
+    if self._data.ndim not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D "
+                           "tensor. For batches of matrices, consider using tensor.mH")
+    return self if self._data.ndim == 0 else shape.transpose(self, 0, 1)
+
+
+def mH(self: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (``mT`` for real tensors)."""
+    if self._data.ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got "
+                           f"{self._data.ndim}-D tensor.")
+    return shape._matrix_transpose(self)
+
+
+def itemsize(self: Tensor) -> int:
+    """Bytes per element (``element_size()``)."""
+    return int(self._data.itemsize)
+
+
+def nbytes(self: Tensor) -> int:
+    """Bytes of the tensor's elements (``numel() * itemsize``)."""
+    return int(self._data.size * self._data.itemsize)
+
+
+def is_cpu(self: Tensor) -> bool:
+    """True: every disttorch tensor lives in CPU memory."""
+    return True
+
+
+def is_nested(self: Tensor) -> bool:
+    """False: disttorch has no nested (jagged) tensors."""
+    return False
+
+
+def char(self: Tensor) -> Tensor:
+    """``self.to(torch.int8)``."""
+    return self.to(_dtype.int8)
+
+
+def get_device(self: Tensor) -> int:
+    """The device index: -1 for CPU tensors (all of disttorch's)."""
+    return -1
+
+
+def xpu(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Tensor:
+    """Raises ``AssertionError`` as PyTorch's CPU build does (no XPU)."""
+    _check_device("xpu" if device is None else device)
+    return self
+
+
+def hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0 (``nn.functional.hardshrink``)."""
+    return elementwise.where(self.abs() > lambd, self, 0.0)
+
+
+def prelu(self: Tensor, weight: Tensor) -> Tensor:
+    """``max(0, x) + weight * min(0, x)``, ``weight`` (one value or one per channel, dim 1)
+    broadcast over the other dims (``nn.functional.prelu``)."""
+    if weight.dim() != 1 and weight.numel() != 1:
+        raise RuntimeError(f"prelu: weight must be 1-D (one value per channel), got shape {tuple(weight.shape)}")
+    channels = weight.numel()
+    if channels != 1 and (self.dim() < 2 and channels != self.numel() or self.dim() >= 2 and
+                          self.shape[1] != channels):
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{channels} and channel size = {self.shape[1] if self.dim() >= 2 else self.numel()}.")
+    w = weight.reshape(-1, *([1] * (self.dim() - 2))) if channels != 1 and self.dim() >= 2 else weight
+    return elementwise.where(self >= 0, self, w * self)
+
+
+def dim_order(self: Tensor, *, ambiguity_check: bool | list = False) -> tuple:
+    """The dims from outermost to innermost in memory (by decreasing stride; ties keep the
+    logical order): ``(0, 1, 2, 3)`` for a contiguous NCHW tensor, ``(0, 2, 3, 1)`` channels-last."""
+    strides = self._data.strides
+    return tuple(sorted(range(self._data.ndim), key=lambda d: -strides[d]))
+
+
+def _new_shape(size: tuple) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = tuple(int(s) for s in size)
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
+    return out
+
+
+def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """Give ``self`` the shape ``sizes`` in place: the first elements (in row-major order) are
+    kept; new elements are uninitialised (zeros here). Tensors that require grad cannot be
+    resized, as in PyTorch."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    size = _new_shape(sizes)
+    n = int(np.prod(size, dtype=np.int64))
+    flat = self._data.reshape(-1)
+    if n == flat.size:
+        self._data = flat.reshape(size) if self._data.flags.c_contiguous else flat.copy().reshape(size)
+    else:
+        data = np.zeros(n, dtype=self._data.dtype)
+        keep = min(n, flat.size)
+        data[:keep] = flat[:keep]
+        self._data = data.reshape(size)
+    return self
+
+
+def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    """``self.resize_(the_template.shape)``."""
+    return resize_(self, tuple(the_template.shape))
+
+
+def resize(self: Tensor, *sizes: Any) -> Tensor:
+    """Deprecated: a tensor with ``self``'s elements in shape ``sizes`` (same number of elements;
+    differentiable). Use ``reshape``."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    size = _new_shape(sizes)
+    if int(np.prod(size, dtype=np.int64)) != self._data.size:
+        want = "x".join(map(str, size))
+        have = "x".join(map(str, self._data.shape))
+        raise RuntimeError(f"requested resize to {want} ({int(np.prod(size))} elements in total), but the "
+                           f"given tensor has a size of {have} ({self._data.size} elements). autograd's resize "
+                           "can only change the shape of a given tensor, while preserving the number of "
+                           "elements.")
+    return shape.reshape(self, size)
+
+
+def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    """Deprecated: ``self.resize(tensor.shape)``."""
+    return resize(self, tuple(tensor.shape))
+
+
+def bind() -> None:
+    """Attach the properties and ``grad_dtype`` to ``Tensor`` (the methods go with every family's)."""
+    g = globals()
+    for name in TENSOR_PROPERTIES:
+        setattr(Tensor, name, property(g[name]))
+    Tensor.grad_dtype = property(_get_grad_dtype, _set_grad_dtype)
+
+
+def _get_grad_dtype(self: Tensor) -> Any:
+    """The dtype ``.grad`` must have: the tensor's own dtype."""
+    return self.dtype
+
+
+def _set_grad_dtype(self: Tensor, value: Any) -> None:
+    if value is not None and value != self.dtype:
+        raise RuntimeError(f"grad_dtype: disttorch keeps gradients in the tensor's own dtype ({self.dtype}); "
+                           f"got {value}")

@@ -1,0 +1,4 @@
+"""``torch.signal``: signal-processing helpers; ``windows`` holds the window functions."""
+from . import windows
+
+__all__ = ["windows"]
