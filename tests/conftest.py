@@ -34,3 +34,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip a ``parity`` test when there is no PyTorch to compare with."""
     if not HAS_TORCH and item.get_closest_marker("parity") is not None:
         pytest.skip("PyTorch is not installed: nothing to compare with (parity test)")
+
+
+@pytest.fixture
+def torch():
+    """The installed PyTorch, for parity tests (skipped without it). Test files that use this
+    fixture name disttorch ``dt``."""
+    return pytest.importorskip("torch")
