@@ -31,25 +31,33 @@ def any_(shape) -> np.ndarray:
     return PARITY_RNG.uniform(-2.0, 2.0, shape)
 
 
+def with_zeros(shape) -> np.ndarray:
+    """Standard-normal float64 values with about 30% exact zeros (cumprod's hard case)."""
+    x = PARITY_RNG.normal(size=shape)
+    x[PARITY_RNG.random(shape) < 0.3] = 0.0
+    return x
+
+
 def _values_and_grads(lib, fn, arrays, grad_out_seed):
     ts = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays]
     out = fn(lib, *ts)
     g = np.random.default_rng(grad_out_seed).normal(size=tuple(out.shape))
-    out.backward(lib.tensor(g, dtype=lib.float64))
+    out.backward(lib.tensor(g, dtype=out.dtype))
     grads = [t.grad.detach().numpy() if t.grad is not None else None for t in ts]
     return out.detach().numpy(), grads
 
 
-def assert_values_and_gradients_match(fn, arrays) -> None:
-    """``fn(lib, *float64 leaves)`` agrees in value and in every input's gradient (random
-    upstream gradient) between disttorch and PyTorch."""
+def assert_values_and_gradients_match(fn, arrays, rtol: float = 1e-10, atol: float = 1e-12) -> None:
+    """``fn(lib, *float64 leaves)`` agrees in dtype, value and every input's gradient (random
+    upstream gradient) between disttorch and PyTorch; gradients within ``10 * rtol``."""
     ours, our_grads = _values_and_grads(dt, fn, arrays, 7)
     theirs, their_grads = _values_and_grads(_torch(), fn, arrays, 7)
-    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol)
     for i, (g1, g2) in enumerate(zip(our_grads, their_grads)):
         assert (g1 is None) == (g2 is None), f"input {i}"
         if g1 is not None:
-            np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-12, err_msg=f"grad of input {i}")
+            np.testing.assert_allclose(g1, g2, rtol=10 * rtol, atol=atol, err_msg=f"grad of input {i}")
 
 
 def assert_no_grad_op_matches(fn, a: np.ndarray) -> None:

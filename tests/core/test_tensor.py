@@ -247,3 +247,16 @@ def test_set_printoptions_matches_pytorch_layout():
 ])
 def test_repr_matches_pytorch(torch, name, make):
     assert repr(make(dt)) == repr(make(torch)).replace("torch.", "disttorch.")
+
+
+# ---------------------------------------------------------------------- top-level numel, detach, is_floating_point
+def test_top_level_numel_detach_is_floating_point():
+    t = dt.ones(2, 3, requires_grad=True)
+    assert dt.numel(t) == 6 and isinstance(dt.numel(t), int)
+    assert dt.is_floating_point(t) and not dt.is_floating_point(dt.tensor([1]))
+    d = dt.detach(t)
+    assert not d.requires_grad and d.grad_fn is None and d._data is t._data
+    for name in ("numel", "is_floating_point", "detach"):
+        with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'input' \\(position 1\\) "
+                                            f"must be Tensor, not int"):
+            getattr(dt, name)(3)

@@ -5,7 +5,14 @@ import warnings
 
 import numpy as np
 import pytest
-from parity_helpers import INTS, any_, assert_no_grad_op_matches, assert_values_and_gradients_match, pos
+from parity_helpers import (
+    INTS,
+    PARITY_RNG,
+    any_,
+    assert_no_grad_op_matches,
+    assert_values_and_gradients_match,
+    pos,
+)
 
 import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
@@ -345,6 +352,10 @@ PARITY_GRAD = {
     "minimum": (lambda L, a, b: L.minimum(a, b), [any_(PS), any_((4,))]),
     "where": (lambda L, a, b: L.where(a > 0, a, b), [any_(PS), any_((4,))]),
     "where_scalar": (lambda L, a: L.where(a > 0, a, 0.5), [any_(PS)]),
+    "logaddexp": (lambda L, a, b: L.logaddexp(a, b), [PARITY_RNG.normal(size=(3, 4)),
+                                                      PARITY_RNG.normal(size=(4,))]),
+    "hypot": (lambda L, a, b: a.hypot(b), [PARITY_RNG.normal(size=(3, 4)), PARITY_RNG.normal(size=(3, 1))]),
+    "nan_to_num": (lambda L, a: L.nan_to_num(a, posinf=3.0), [np.array([np.nan, np.inf, 1.0])]),
 }
 
 
@@ -378,3 +389,80 @@ PARITY_NO_GRAD = {  # compare values and dtypes on int64 inputs
 @pytest.mark.parametrize("name", sorted(PARITY_NO_GRAD))
 def test_no_grad_ops_match_torch(name):
     assert_no_grad_op_matches(PARITY_NO_GRAD[name], INTS)
+
+
+# ---------------------------------------------------------------------- logaddexp, hypot, nan_to_num
+def test_logaddexp_values_and_stability():
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(4,))
+    np.testing.assert_allclose(dt.logaddexp(dt.tensor(a), dt.tensor(b)).numpy(),
+                               np.logaddexp(a, b), rtol=1e-12)
+    big = dt.logaddexp(dt.tensor([1000.0, -1000.0]), dt.tensor([1000.0, -1000.0]))
+    np.testing.assert_allclose(big.numpy(), [1000 + math.log(2), -1000 + math.log(2)], rtol=1e-6)
+    inf = dt.tensor([-math.inf])
+    assert dt.logaddexp(inf, inf).item() == -math.inf
+    assert dt.tensor([0.0]).logaddexp(dt.tensor([0.0])).item() == pytest.approx(math.log(2))
+
+
+def test_hypot_values_and_stability():
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 1))
+    np.testing.assert_allclose(dt.hypot(dt.tensor(a), dt.tensor(b)).numpy(),
+                               np.hypot(a, b), rtol=1e-12)
+    assert dt.hypot(dt.tensor([3.0]), dt.tensor([4.0])).item() == 5.0
+    big = dt.hypot(dt.tensor([3e200], dtype=dt.float64),
+                      dt.tensor([4e200], dtype=dt.float64))
+    assert big.item() == pytest.approx(5e200)
+    assert dt.tensor([5.0]).hypot(dt.tensor([12.0])).item() == 13.0
+
+
+def test_logaddexp_hypot_dtypes_and_errors():
+    f32, f64 = dt.ones(2), dt.ones(2, dtype=dt.float64)
+    assert dt.logaddexp(f32, f64).dtype == dt.float64
+    assert dt.hypot(dt.tensor([1, 2]), dt.tensor([1.0, 2.0])).dtype == dt.float32
+    for fn, name in ((dt.logaddexp, "logaddexp"), (dt.hypot, "hypot")):
+        with pytest.raises(NotImplementedError, match=f'"{name}_cpu" not implemented for \'Long\''):
+            fn(dt.tensor([1, 2]), dt.tensor([3, 4]))
+        with pytest.raises(TypeError,
+                           match="argument 'other' \\(position 2\\) must be Tensor, not float"):
+            fn(f32, 1.0)
+        with pytest.raises(RuntimeError, match="must match the size"):
+            fn(dt.ones(2, 3), dt.ones(4))
+
+
+def test_logaddexp_hypot_gradcheck():
+    a, b = leaf(RNG.normal(size=(3, 4))), leaf(RNG.normal(size=(4,)))
+    for fn in (dt.logaddexp, dt.hypot):
+        assert gradcheck(fn, (a, b))
+        assert gradgradcheck(fn, (a, b))
+    c = leaf(RNG.normal(size=(3, 4)))
+    assert gradcheck(lambda u: dt.logaddexp(u, dt.tensor([0.5])), (c,))
+
+
+def test_hypot_gradient_at_origin_is_nan_as_pytorch():
+    a, b = leaf([0.0]), leaf([0.0])
+    with np.errstate(invalid="ignore"):
+        dt.hypot(a, b).sum().backward()
+    assert math.isnan(a.grad.item()) and math.isnan(b.grad.item())
+
+
+def test_nan_to_num_values():
+    x = dt.tensor([math.nan, math.inf, -math.inf, 1.5])
+    f32 = np.finfo(np.float32)
+    assert dt.nan_to_num(x).tolist() == [0.0, float(f32.max), float(f32.min), 1.5]
+    f64 = dt.nan_to_num(x.double())
+    assert f64.dtype == dt.float64 and f64.tolist() == [0.0, np.finfo(np.float64).max,
+                                                           np.finfo(np.float64).min, 1.5]
+    assert dt.nan_to_num(x, nan=2.0, posinf=1.0, neginf=-1.0).tolist() == [2.0, 1.0, -1.0, 1.5]
+    assert x.nan_to_num(1.0).tolist()[0] == 1.0
+    assert dt.nan_to_num(x, posinf=1e300).tolist()[1] == math.inf  # beyond float32: inf
+    ints = dt.tensor([1, 2])
+    out = dt.nan_to_num(ints)
+    assert out.tolist() == [1, 2] and out.dtype == dt.int64 and out._data is not ints._data
+    assert math.isnan(x[0].item())  # the input is left alone
+
+
+def test_nan_to_num_gradient_passes_where_finite():
+    x = dt.tensor([math.nan, math.inf, -math.inf, 1.5], dtype=dt.float64, requires_grad=True)
+    dt.nan_to_num(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
+    y = leaf(RNG.normal(size=(3, 4)))
+    assert gradcheck(dt.nan_to_num, (y,))

@@ -2,7 +2,13 @@
 against NumPy, float64 gradient checks), mm/bmm/mv/dot/outer and PyTorch's errors."""
 import numpy as np
 import pytest
-from parity_helpers import INTS, any_, assert_no_grad_op_matches, assert_values_and_gradients_match
+from parity_helpers import (
+    INTS,
+    PARITY_RNG,
+    any_,
+    assert_no_grad_op_matches,
+    assert_values_and_gradients_match,
+)
 
 import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
@@ -163,6 +169,13 @@ PARITY_GRAD = {
     "einsum_ellipsis": (lambda L, a, b: L.einsum("...ij,...jk", a, b),
                         [any_((2, 1, 3, 4)), any_((5, 4, 2))]),
     "addmm": (lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=2), [any_((2,)), any_((3, 4)), any_((4, 2))]),
+    "trace": (lambda L, a: L.trace(a), [PARITY_RNG.normal(size=(3, 4))]),
+    "tensordot_int": (lambda L, a, b: L.tensordot(a, b, 2), [PARITY_RNG.normal(size=(2, 3, 4)),
+                                                             PARITY_RNG.normal(size=(3, 4, 5))]),
+    "tensordot_lists": (lambda L, a, b: L.tensordot(a, b, dims=([2, 0], [0, 2])),
+                        [PARITY_RNG.normal(size=(2, 3, 4)), PARITY_RNG.normal(size=(4, 5, 2))]),
+    "tensordot_outer": (lambda L, a, b: L.tensordot(a, b, 0), [PARITY_RNG.normal(size=(2, 3)),
+                                                               PARITY_RNG.normal(size=(4,))]),
 }
 
 
@@ -181,3 +194,110 @@ PARITY_NO_GRAD = {  # compare values and dtypes on int64 inputs
 @pytest.mark.parametrize("name", sorted(PARITY_NO_GRAD))
 def test_no_grad_ops_match_torch(name):
     assert_no_grad_op_matches(PARITY_NO_GRAD[name], INTS)
+
+
+# ---------------------------------------------------------------------- trace, tensordot
+def leaf_array(arr):
+    return dt.tensor(np.asarray(arr, dtype=np.float64), requires_grad=True)
+
+
+TD_A = RNG.normal(size=(2, 3, 4))
+TD_B = RNG.normal(size=(3, 4, 5))
+TENSORDOT_DIMS = [  # disttorch dims, NumPy axes
+    (2, 2),
+    (1, ([2], [1])),
+    (0, 0),
+    (([1, 2], [0, 1]), ([1, 2], [0, 1])),
+    (((2, 1), (1, 0)), ([2, 1], [1, 0])),
+    ([[-1], [1]], ([2], [1])),
+]
+
+
+def test_trace_values_and_dtypes():
+    x = RNG.normal(size=(3, 5))
+    assert dt.trace(dt.tensor(x)).item() == pytest.approx(np.trace(x))
+    assert dt.tensor(x).trace().item() == pytest.approx(np.trace(x))
+    t = dt.arange(6).reshape(2, 3)
+    assert dt.trace(t).item() == 4 and dt.trace(t).dtype == dt.int64
+    assert dt.trace(dt.ones(2, 2, dtype=dt.int32)).dtype == dt.int64
+    assert dt.trace(dt.ones(0, 3)).item() == 0.0
+
+
+def test_trace_errors_and_gradcheck():
+    with pytest.raises(RuntimeError, match="trace: expected a matrix, but got tensor with dim 3"):
+        dt.trace(dt.ones(2, 3, 4))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+        dt.trace(dt.tensor([[True, False], [False, True]]))
+    for shape in ((3, 3), (2, 4), (4, 2)):
+        x = leaf_array(RNG.normal(size=shape))
+        assert gradcheck(dt.trace, (x,))
+        assert gradgradcheck(lambda v: dt.trace(v) ** 2, (x,))
+    x = leaf_array(RNG.normal(size=(3, 3)))
+    dt.trace(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.eye(3))
+
+
+@pytest.mark.parametrize("dims,axes", TENSORDOT_DIMS, ids=[str(d[0]) for d in TENSORDOT_DIMS])
+def test_tensordot_values(dims, axes):
+    if dims == 1:  # a's last dim (4) against B's first (3) would not match: use B's transpose
+        b = np.ascontiguousarray(TD_B.transpose(1, 0, 2))
+        out = dt.tensordot(dt.tensor(TD_A), dt.tensor(b), dims=1)
+        np.testing.assert_allclose(out.numpy(), np.tensordot(TD_A, b, axes=1), rtol=1e-12)
+        return
+    out = dt.tensordot(dt.tensor(TD_A), dt.tensor(TD_B), dims)
+    np.testing.assert_allclose(out.numpy(), np.tensordot(TD_A, TD_B, axes=axes), rtol=1e-12)
+
+
+def test_tensordot_dims_as_tensor_and_default():
+    a, b = dt.tensor(TD_A), dt.tensor(TD_B)
+    ref = np.tensordot(TD_A, TD_B, axes=([1, 2], [0, 1]))
+    np.testing.assert_allclose(dt.tensordot(a, b, dt.tensor([[1, 2], [0, 1]])).numpy(), ref)
+    np.testing.assert_allclose(dt.tensordot(a, b, dt.tensor(2)).numpy(), ref)
+    np.testing.assert_allclose(dt.tensordot(a, b).numpy(), ref)
+    ints = dt.tensordot(dt.ones(2, 3, dtype=dt.int32), dt.ones(3, dtype=dt.int32), 1)
+    assert ints.dtype == dt.int32 and ints.tolist() == [3, 3]
+
+
+def test_tensordot_size_one_dim_is_summed_as_pytorch():
+    a, b = RNG.normal(size=(2, 1)), RNG.normal(size=(3, 4))
+    out = dt.tensordot(dt.tensor(a), dt.tensor(b), dims=([1], [0]))
+    np.testing.assert_allclose(out.numpy(), a @ b.sum(0, keepdims=True), rtol=1e-12)
+    ta, tb = leaf_array(a), leaf_array(b)
+    assert gradcheck(lambda u, v: dt.tensordot(u, v, ([1], [0])), (ta, tb))
+
+
+@pytest.mark.parametrize("dims", [2, ([1, 2], [1, 0]), ([2, 1], [0, 1]), ([2], [0]), 0])
+def test_tensordot_gradcheck(dims):
+    a, b = leaf_array(RNG.normal(size=(2, 3, 4))), leaf_array(RNG.normal(size=(4, 3, 2)))
+    if dims == 2:
+        b = leaf_array(RNG.normal(size=(3, 4, 2)))
+    assert gradcheck(lambda u, v: dt.tensordot(u, v, dims), (a, b))
+    assert gradgradcheck(lambda u, v: dt.tensordot(u, v, dims), (a, b))
+
+
+def test_tensordot_errors():
+    a, b = dt.tensor(TD_A), dt.tensor(TD_B)
+    with pytest.raises(RuntimeError, match="tensordot expects dims >= 0, but got dims=-1"):
+        dt.tensordot(a, b, dims=-1)
+    with pytest.raises(RuntimeError,
+                       match="tensordot expects dims < ndim_a or ndim_b, but got dims=4"):
+        dt.tensordot(a, b, dims=4)
+    with pytest.raises(RuntimeError, match="contracted dimensions need to match, but first has "
+                                           "size 4 in dim -1 and second has size 3 in dim 0"):
+        dt.tensordot(a, b, dims=1)
+    with pytest.raises(RuntimeError,
+                       match="first has size 3 in dim 1 and second has size 4 in dim 1"):
+        dt.tensordot(a, b, dims=([1], [1]))
+    with pytest.raises(RuntimeError, match="both dimension lists should have same length"):
+        dt.tensordot(a, b, dims=([1, 2], [0]))
+    with pytest.raises(RuntimeError, match="both inputs should have same dtype"):
+        dt.tensordot(a, b.float(), dims=2)
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
+        dt.tensordot(a, b, dims=[[1, 1], [0, 0]])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.tensordot(a, b, dims=[[5], [0]])
+    with pytest.raises(RuntimeError, match="tensordot expects dims to be int or"):
+        dt.tensordot(a, b, dims=2.0)
+    with pytest.raises(TypeError,
+                       match="'dims_self' \\(position 3\\) must be tuple of ints, not int"):
+        dt.tensordot(a, b, dims=(1, 0))

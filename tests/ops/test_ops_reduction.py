@@ -4,7 +4,15 @@ import math
 
 import numpy as np
 import pytest
-from parity_helpers import INTS, any_, assert_no_grad_op_matches, assert_values_and_gradients_match, pos
+from parity_helpers import (
+    INTS,
+    PARITY_RNG,
+    any_,
+    assert_no_grad_op_matches,
+    assert_values_and_gradients_match,
+    pos,
+    with_zeros,
+)
 
 import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
@@ -297,6 +305,15 @@ PARITY_GRAD = {
     "cumsum": (lambda L, a: a.cumsum(1), [any_(PS)]),
     "sort_values": (lambda L, a: L.sort(a, 1, descending=True).values, [any_(PS)]),
     "topk_values": (lambda L, a: L.topk(a, 2, 0).values, [any_(PS)]),
+    "cumprod": (lambda L, a: L.cumprod(a, 1), [PARITY_RNG.normal(size=(3, 5))]),
+    "cumprod_zeros": (lambda L, a: a.cumprod(-1), [with_zeros((4, 6))]),
+    "cumprod_zeros_dim0": (lambda L, a: L.cumprod(a, 0), [with_zeros((5, 3))]),
+    "diff": (lambda L, a: L.diff(a, n=2, dim=0), [PARITY_RNG.normal(size=(5, 3))]),
+    "diff_prepend": (lambda L, a, p: a.diff(dim=1, prepend=p), [PARITY_RNG.normal(size=(3, 4)),
+                                                               PARITY_RNG.normal(size=(3, 2))]),
+    "median": (lambda L, a: L.median(a), [PARITY_RNG.normal(size=(4, 5))]),
+    "median_dim": (lambda L, a: L.median(a, 1).values, [PARITY_RNG.normal(size=(4, 5))]),
+    "median_keepdim": (lambda L, a: a.median(0, keepdim=True)[0], [PARITY_RNG.normal(size=(4, 5))]),
 }
 
 
@@ -324,3 +341,201 @@ PARITY_NO_GRAD = {  # compare values and dtypes on int64 inputs
 @pytest.mark.parametrize("name", sorted(PARITY_NO_GRAD))
 def test_no_grad_ops_match_torch(name):
     assert_no_grad_op_matches(PARITY_NO_GRAD[name], INTS)
+
+
+# ---------------------------------------------------------------------- cumprod, diff, median, std_mean
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumprod_values(dim):
+    x = RNG.normal(size=(3, 4, 2))
+    np.testing.assert_allclose(dt.cumprod(dt.tensor(x), dim).numpy(),
+                               np.cumprod(x, axis=dim), rtol=1e-12)
+    np.testing.assert_allclose(dt.tensor(x).cumprod(dim).numpy(), np.cumprod(x, axis=dim))
+
+
+def test_cumprod_dtypes_and_0_dim():
+    assert dt.cumprod(dt.tensor([1, 2, 3]), 0).tolist() == [1, 2, 6]
+    assert dt.cumprod(dt.tensor([1, 2], dtype=dt.int32), 0).dtype == dt.int64
+    assert dt.cumprod(dt.tensor([True, True]), 0).dtype == dt.int64
+    out = dt.cumprod(dt.tensor([1.0, 2.0]), 0, dtype=dt.float64)
+    assert out.dtype == dt.float64 and out.tolist() == [1.0, 2.0]
+    assert dt.cumprod(dt.tensor(3.0), 0).item() == 3.0
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.cumprod(dt.ones(2, 3), 2)
+    with pytest.raises(TypeError):
+        dt.cumprod(dt.ones(3))
+
+
+def test_cumprod_gradient_with_zeros_closed_form():
+    # grad[i] = sum_{k >= i} g[k] * prod_{j <= k, j != i} x[j]
+    x = dt.tensor([2.0, 0.0, 3.0, 0.0, 4.0], requires_grad=True)
+    dt.cumprod(x, 0).backward(dt.tensor([1.0, 2.0, 3.0, 4.0, 5.0]))
+    assert x.grad.tolist() == [1.0, 22.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("values", [
+    [[2.0, 0.0, 3.0, 0.0, 4.0], [1.0, 2.0, 0.0, 5.0, 0.5]],   # two zeros, one zero
+    [[0.0, 1.5, -2.0, 0.7, 1.1], [0.9, -1.2, 1.3, 0.8, 0.0]],  # zero first, zero last
+    [[0.0, 0.0, 1.5, 2.0, 3.0], [1.5, 2.0, -1.0, 0.5, 2.5]],  # adjacent zeros, no zeros
+])
+def test_cumprod_gradcheck_with_zeros(values):
+    x = leaf(values)
+    assert gradcheck(lambda v: dt.cumprod(v, 1), (x,))
+    assert gradcheck(lambda v: dt.cumprod(v, 0), (x,))
+    assert gradgradcheck(lambda v: dt.cumprod(v, 1), (x,))
+
+
+def test_cumprod_gradcheck_random():
+    x = leaf(RNG.normal(size=(2, 3, 4)))
+    for dim in (0, 1, 2):
+        assert gradcheck(lambda v: dt.cumprod(v, dim), (x,))
+    assert gradgradcheck(lambda v: v.cumprod(-1), (x,))
+    x3 = leaf(RNG.normal(size=(2, 3, 4)) * (RNG.random((2, 3, 4)) > 0.4))
+    assert gradgradcheck(lambda v: dt.cumprod(v, 1), (x3,))
+    assert gradcheck(lambda v: dt.cumprod(v, 0), (leaf(2.5),))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_diff_values(n, dim):
+    x = RNG.normal(size=(4, 5))
+    np.testing.assert_allclose(dt.diff(dt.tensor(x), n, dim).numpy(),
+                               np.diff(x, n, axis=dim), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dt.tensor(x).diff(n=n, dim=dim).numpy(), np.diff(x, n, axis=dim),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_diff_prepend_append_and_special_orders():
+    v = dt.tensor([1, 4, 9, 16])
+    assert dt.diff(v).tolist() == [3, 5, 7]
+    assert dt.diff(v, prepend=dt.tensor([0]), append=dt.tensor([20, 30])).tolist() \
+        == [1, 3, 5, 7, 4, 10]
+    assert dt.diff(v, prepend=dt.tensor([0.5])).dtype == dt.float32
+    same = dt.diff(v, n=0)
+    assert same.tolist() == v.tolist() and same is not v
+    assert dt.diff(v, n=5).shape == (0,)
+    assert dt.diff(dt.tensor([True, False, False])).tolist() == [True, False]
+    x = dt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert dt.diff(x, dim=0, prepend=dt.zeros(1, 3)).tolist() == [[1, 2, 3], [3, 3, 3]]
+
+
+def test_diff_errors():
+    v = dt.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="diff expects input to be at least one-dimensional"):
+        dt.diff(dt.tensor(3.0))
+    with pytest.raises(RuntimeError, match="order must be non-negative but got -1"):
+        dt.diff(v, n=-1)
+    with pytest.raises(RuntimeError, match="to be the same dimension as input"):
+        dt.diff(dt.ones(2, 3), dim=0, prepend=dt.zeros(3))
+    with pytest.raises(RuntimeError, match="input.size\\(1\\) = 3, but got tensor.size\\(1\\) = 2"):
+        dt.diff(dt.ones(2, 3), dim=0, prepend=dt.zeros(1, 2))
+    with pytest.raises(TypeError, match="argument 'prepend' must be Tensor, not int"):
+        dt.diff(v, prepend=0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.diff(dt.ones(2, 3), dim=3)
+
+
+def test_diff_gradcheck():
+    x = leaf(RNG.normal(size=(4, 5)))
+    for n, dim in ((1, -1), (2, 0), (3, 1), (6, 1)):
+        assert gradcheck(lambda v: dt.diff(v, n, dim), (x,))
+    assert gradgradcheck(lambda v: dt.diff(v, 2, 1) ** 2, (x,))
+    p, a = leaf(RNG.normal(size=(1, 5))), leaf(RNG.normal(size=(2, 5)))
+    assert gradcheck(lambda v, pp, aa: dt.diff(v, 2, 0, prepend=pp, append=aa), (x, p, a))
+
+
+def _lower_median(x):
+    flat = np.sort(np.asarray(x).reshape(-1))
+    return flat[(flat.size - 1) // 2]
+
+
+def test_median_whole_tensor_is_the_lower_median():
+    for shape in ((7,), (3, 4), (2, 3, 5)):
+        x = RNG.normal(size=shape)
+        assert dt.median(dt.tensor(x)).item() == _lower_median(x)
+        assert dt.tensor(x).median().item() == _lower_median(x)
+    assert dt.median(dt.tensor([3.0, 1.0, 2.0, 4.0])).item() == 2.0
+    out = dt.median(dt.tensor([1, 5, 2, 9]))
+    assert out.item() == 2 and out.dtype == dt.int64 and out.shape == ()
+    assert math.isnan(dt.median(dt.tensor([1.0, math.nan, 2.0])).item())
+    assert math.isnan(dt.median(dt.ones(0)).item())
+    assert dt.median(dt.tensor([], dtype=dt.int64)).item() == np.iinfo(np.int64).min
+    assert dt.median(dt.tensor(2.0)).item() == 2.0
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_median_dim_values_and_indices(dim, keepdim):
+    x = RNG.normal(size=(4, 6))
+    res = dt.median(dt.tensor(x), dim, keepdim)
+    values, indices = res
+    assert res.values is values and res.indices is indices and type(res).__name__ == "median"
+    ref = np.take(np.sort(x, axis=dim), [(x.shape[dim] - 1) // 2], axis=dim)
+    if not keepdim:
+        ref = ref.squeeze(dim)
+    np.testing.assert_array_equal(values.numpy(), ref)
+    assert indices.dtype == dt.int64
+    picked = np.take_along_axis(x, indices.numpy() if keepdim else
+                                np.expand_dims(indices.numpy(), dim), axis=dim)
+    np.testing.assert_array_equal(picked.reshape(values.shape), values.numpy())
+    assert "disttorch.return_types.median(" in repr(res)
+
+
+def test_median_dim_nan_0_dim_and_empty():
+    x = dt.tensor([[1.0, math.nan, 2.0, math.nan], [3.0, 1.0, 2.0, 5.0]])
+    values, indices = dt.median(x, 1)
+    assert math.isnan(values[0].item()) and values[1].item() == 2.0
+    assert indices.tolist() == [1, 2]  # the first NaN, as PyTorch
+    v, i = dt.median(dt.tensor(2.0), 0)
+    assert v.shape == () and i.shape == () and v.item() == 2.0 and i.item() == 0
+    v, i = dt.median(dt.tensor(2.0), -1, keepdim=True)
+    assert v.shape == () and i.item() == 0
+    v, i = dt.median(dt.ones(0, 3), 1)
+    assert v.shape == (0,) and i.shape == (0,)
+
+
+def test_median_errors():
+    with pytest.raises(IndexError,
+                       match="median\\(\\): Expected reduction dim 0 to have non-zero size."):
+        dt.median(dt.ones(0, 3), 0)
+    with pytest.raises(NotImplementedError, match="\"median_cpu\" not implemented for 'Bool'"):
+        dt.median(dt.tensor([True, False]))
+    with pytest.raises(TypeError, match="argument 'dim' \\(position 2\\) must be int, not tuple"):
+        dt.median(dt.ones(2, 3), (0, 1))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.median(dt.ones(2, 3), 2)
+
+
+def test_median_gradients():
+    x = leaf([1.0, 2.0, 2.0, 2.0, 3.0])
+    dt.median(x).backward()  # shared evenly among the ties, as PyTorch
+    np.testing.assert_allclose(x.grad.numpy(), [0, 1 / 3, 1 / 3, 1 / 3, 0])
+    y = leaf([[1.0, 2.0, 2.0, 2.0, 3.0]])
+    values, indices = dt.median(y, 1)
+    values.sum().backward()  # to the selected element only
+    expected = np.zeros((1, 5))
+    expected[0, indices.item()] = 1
+    np.testing.assert_array_equal(y.grad.numpy(), expected)
+    z = leaf(RNG.normal(size=(3, 5)))
+    assert gradcheck(dt.median, (z,))
+    for dim in (0, 1):
+        assert gradcheck(lambda v: dt.median(v, dim)[0], (z,))
+        assert gradcheck(lambda v: dt.median(v, dim, keepdim=True).values, (z,))
+
+
+def test_std_mean_var_mean_are_functions_only_as_in_pytorch():
+    assert callable(dt.std_mean) and callable(dt.var_mean)
+    assert not hasattr(dt.Tensor, "std_mean") and not hasattr(dt.Tensor, "var_mean")
+    assert not hasattr(dt.Tensor, "tensordot") and not hasattr(dt.Tensor, "meshgrid")
+
+
+@pytest.mark.parity
+@pytest.mark.parity
+def test_parity_median_indices_and_int_results(torch):
+    x = RNG.permutation(20).reshape(4, 5).astype(np.float64)  # distinct values: no ties
+    ours, theirs = dt.median(dt.tensor(x), 1), torch.median(torch.tensor(x), 1)
+    assert ours.indices.tolist() == theirs.indices.tolist()
+    v = [[1, 4, 9, 16], [2, 3, 5, 7]]
+    assert dt.diff(dt.tensor(v), n=2).tolist() == torch.diff(torch.tensor(v), n=2).tolist()
+    assert dt.cumprod(dt.tensor(v), 1).tolist() == torch.cumprod(torch.tensor(v), 1).tolist()
+    assert dt.trace(dt.tensor(v)).item() == torch.trace(torch.tensor(v)).item()
+    assert dt.median(dt.tensor(v)).item() == torch.median(torch.tensor(v)).item()

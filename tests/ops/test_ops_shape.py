@@ -2,7 +2,7 @@
 (float64 finite-difference checks) and PyTorch's error messages."""
 import numpy as np
 import pytest
-from parity_helpers import assert_case_matches
+from parity_helpers import PARITY_RNG, assert_case_matches, assert_values_and_gradients_match
 
 import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
@@ -344,3 +344,66 @@ PARITY_CASES = {
 @pytest.mark.parametrize("name", sorted(PARITY_CASES))
 def test_op_matches_pytorch(name):
     assert_case_matches(name, *PARITY_CASES[name])
+
+
+# ---------------------------------------------------------------------- meshgrid
+RNG = np.random.default_rng(7)
+
+
+def leaf(arr):
+    return dt.tensor(np.asarray(arr, dtype=np.float64), requires_grad=True)
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_values(indexing):
+    a, b, c = np.arange(3.0), np.arange(4.0) + 10, np.arange(2.0) - 5
+    outs = dt.meshgrid(dt.tensor(a), dt.tensor(b), dt.tensor(c), indexing=indexing)
+    refs = np.meshgrid(a, b, c, indexing=indexing)
+    assert len(outs) == 3
+    for o, r in zip(outs, refs):
+        np.testing.assert_array_equal(o.numpy(), r)
+    two = dt.meshgrid([dt.tensor(a), dt.tensor(b)], indexing=indexing)
+    for o, r in zip(two, np.meshgrid(a, b, indexing=indexing)):
+        np.testing.assert_array_equal(o.numpy(), r)
+
+
+def test_meshgrid_views_0_dim_and_default_indexing():
+    a, b = dt.tensor([1, 2, 3]), dt.tensor([4, 5])
+    x, y = dt.meshgrid(a, b, indexing="ij")
+    assert x._base is a and y._base is b and x.stride() == (1, 0)
+    assert [t.shape for t in dt.meshgrid(dt.tensor(3), b, indexing="ij")] == [(1, 2), (1, 2)]
+    assert dt.meshgrid(a, indexing="xy")[0].tolist() == [1, 2, 3]
+    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+        x2, _ = dt.meshgrid(a, b)
+    assert x2.shape == (3, 2)
+
+
+def test_meshgrid_errors():
+    a = dt.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError,
+                       match='indexing must be one of "xy" or "ij", but received: foo'):
+        dt.meshgrid(a, a, indexing="foo")
+    with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same dtype"):
+        dt.meshgrid(a, a.double(), indexing="ij")
+    with pytest.raises(RuntimeError, match="Expected 0D or 1D tensor in the tensor list"):
+        dt.meshgrid(a, dt.ones(2, 2, dtype=dt.int64), indexing="ij")
+    with pytest.raises(RuntimeError, match="meshgrid expects a non-empty TensorList"):
+        dt.meshgrid(indexing="ij")
+
+
+def test_meshgrid_gradcheck():
+    a, b, c = leaf(RNG.normal(size=3)), leaf(RNG.normal(size=4)), leaf(RNG.normal(size=2))
+    for indexing in ("ij", "xy"):
+        assert gradcheck(lambda u, v, w: dt.meshgrid(u, v, w, indexing=indexing), (a, b, c))
+
+
+PARITY_GRAD = {  # name: (fn(lib, *float64 leaves), inputs)
+    "meshgrid_xy": (lambda L, a, b: L.stack(L.meshgrid(a, b, indexing="xy")) * 1.0,
+                    [PARITY_RNG.normal(size=3), PARITY_RNG.normal(size=4)]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", list(PARITY_GRAD))
+def test_values_and_gradients_match_torch(name):
+    assert_values_and_gradients_match(*PARITY_GRAD[name])
