@@ -317,3 +317,32 @@ def test_distance_parity(torch, name, kwargs):
     dx2, tx2 = both((1, 5), 23)
     check(getattr(F, name)(dx1, dx2, **kwargs), getattr(torch.nn.functional, name)(tx1, tx2, **kwargs),
           [dx1, dx2], [tx1, tx2])
+
+
+# ---------------------------------------------------------------------- higher-order gradients
+def test_linear_double_backward_with_some_inputs_constant():
+    """``LinearGrad``'s own backward, reached through create_graph, for every subset of inputs."""
+    rng = np.random.default_rng(3)
+    x, w, b = (dt.tensor(rng.normal(size=s), requires_grad=True) for s in ((2, 3, 4), (5, 4), (5,)))
+    assert gradgradcheck(lambda x, w: F.linear(x, w, b.detach()) ** 2, (x, w))
+    assert gradgradcheck(lambda w, b: F.linear(x.detach(), w, b) ** 2, (w, b))
+    assert gradgradcheck(lambda x: F.linear(x, w.detach()) ** 2, (x,))
+    assert gradgradcheck(lambda x, w, b: F.linear(x, w, b).tanh(), (x, w, b))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_third_derivative_matches_torch(approximate, torch):
+    """``GeluDerivative``'s backward is tensor ops: third derivatives are recorded and right."""
+    x = np.random.default_rng(4).normal(size=(3, 4)) * 2
+
+    def derivatives(lib):
+        v = lib.tensor(x, requires_grad=True)
+        out, grads = lib.nn.functional.gelu(v, approximate=approximate).sum(), []
+        for create in (True, True, False):
+            (out,) = lib.autograd.grad(out.sum(), v, create_graph=create)
+            grads.append(out.detach().numpy())
+        return grads
+
+    for ours, theirs in zip(derivatives(dt), derivatives(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
