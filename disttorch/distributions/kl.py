@@ -11,7 +11,7 @@ import disttorch as _dt
 
 from .._tensor import Tensor
 from ..ops.linalg_fns import solve_triangular
-from ..ops.special_fns import digamma, lgamma
+from ..ops.special import digamma, lgamma
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

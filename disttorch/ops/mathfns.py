@@ -20,6 +20,7 @@ from .. import _random
 from .._dtype import dtype as _dtype_cls
 from .._dtype import get_default_dtype, to_numpy
 from .._tensor import Tensor
+from ..kernels.special import i0 as _i0
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _method_inplace
@@ -992,8 +993,6 @@ def kaiser_window(
     **kw: Any,
 ) -> Tensor:
     """Kaiser window with shape parameter ``beta``."""
-    from ._special_kernels import i0 as _i0
-
     n = window_length
     if n <= 1:
         return _window(np.ones(n), dtype, requires_grad)
