@@ -10,7 +10,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Tensor
-from ..ops.linalg_fns import solve_triangular
+from ..linalg import solve_triangular
 from ..ops.special import digamma, lgamma
 from .bernoulli import Bernoulli
 from .beta import Beta

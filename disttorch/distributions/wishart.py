@@ -12,7 +12,7 @@ import numpy as np
 import disttorch as _dt
 
 from .._tensor import Size, Tensor
-from ..ops.linalg_fns import cholesky, solve_triangular
+from ..linalg import cholesky, solve_triangular
 from ..ops.special import digamma
 from . import constraints
 from .chi2 import Chi2
