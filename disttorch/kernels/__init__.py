@@ -12,5 +12,6 @@ installed, PyTorch).
 - ``reductions.py``: column sums as one BLAS product.
 - ``special.py``: the special functions of ``torch.special`` and the distributions (gamma
   family, zeta, erfc/erfcx/erfinv, normal CDF, Bessel, incomplete gamma, polynomials), float64.
+- ``lu.py``: LU factorisation with partial pivoting (batched) and its unpacking into P, L, U.
 - ``rnn.py``: the time loops of RNN, LSTM and GRU (forward saving the gates, backward through time).
 """

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..kernels.lu import lu_factor_np, unpack_np
 from ..ops.linalg import matmul
 from ..ops.shape import stack
 from ._decomp import (
@@ -35,7 +36,6 @@ from ._decomp import (
     SolveTriangular,
     tri_solve,
 )
-from .lu import lu_factor_np, unpack_np
 
 __all__ = [
     "LinAlgError",

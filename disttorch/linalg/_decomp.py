@@ -13,6 +13,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..kernels.lu import lu_factor_np
 
 
 class LinAlgError(RuntimeError):
@@ -49,8 +50,6 @@ def _inverse(name: str, x: np.ndarray) -> np.ndarray:
 
 def _singular(name: str, x: np.ndarray) -> LinAlgError:
     """PyTorch's message for a singular matrix: the first zero pivot of its LU factorisation."""
-    from .lu import lu_factor_np
-
     lu, _ = lu_factor_np(x)
     diag = np.diagonal(lu, axis1=-2, axis2=-1).reshape(-1, x.shape[-1])
     b, j = np.argwhere(diag == 0)[0] if (diag == 0).any() else (0, x.shape[-1] - 1)

@@ -20,12 +20,14 @@ from .. import _random
 from .._dtype import dtype as _dtype_cls
 from .._dtype import get_default_dtype, to_numpy
 from .._tensor import Tensor
+from ..kernels.lu import unpack_np
 from ..kernels.special import i0 as _i0
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _method_inplace
 from .linalg import matmul
 from .shape import cat, stack
+from .special import Gammainc, Gammaincc
 
 e = math.e
 pi = math.pi
@@ -552,8 +554,6 @@ def lu_unpack(
     LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True
 ) -> tuple:
     """``(P, L, U)`` from ``linalg.lu_factor``'s result."""
-    from ..linalg.lu import unpack_np
-
     p, low, up = unpack_np(LU_data._data, LU_pivots._data)
     return Tensor._make(p), Tensor._make(low), Tensor._make(up)
 
@@ -1139,16 +1139,12 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """Alias of :func:`disttorch.special.gammainc`."""
-    from ..special import gammainc
-
-    return gammainc(input, other)
+    return Gammainc.apply(input, other)
 
 
 def igammac(input: Tensor, other: Tensor) -> Tensor:
     """Alias of :func:`disttorch.special.gammaincc`."""
-    from ..special import gammaincc
-
-    return gammaincc(input, other)
+    return Gammaincc.apply(input, other)
 
 
 def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
