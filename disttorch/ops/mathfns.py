@@ -22,6 +22,7 @@ from .._dtype import get_default_dtype, to_numpy
 from .._tensor import Tensor
 from ..kernels.lu import unpack_np
 from ..kernels.special import i0 as _i0
+from . import linalg_functions as _linalg
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _method_inplace
@@ -461,33 +462,25 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
 
 def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
     """Product of matrices in the cheapest order (``linalg.multi_dot``)."""
-    from ..linalg import multi_dot
-
     if len(matrices) == 1:
         return matrices[0]
-    return multi_dot(matrices)
+    return _linalg.multi_dot(matrices)
 
 
 # ---------------------------------------------------------------------- legacy linear algebra
-def _la():
-    from .. import linalg
-
-    return linalg
-
-
 def det(input: Tensor) -> Tensor:
     """Alias of :func:`disttorch.linalg.det`."""
-    return _la().det(input)
+    return _linalg.det(input)
 
 
 def slogdet(input: Tensor) -> tuple:
     """Alias of :func:`disttorch.linalg.slogdet`."""
-    return _la().slogdet(input)
+    return _linalg.slogdet(input)
 
 
 def logdet(input: Tensor) -> Tensor:
     """``log(det(input))`` (NaN for a negative determinant)."""
-    sign, logabs = _la().slogdet(input)
+    sign, logabs = _linalg.slogdet(input)
     return logabs + Tensor._make(
         np.where(sign._data < 0, np.nan, np.where(sign._data == 0, -np.inf, 0.0)).astype(logabs._data.dtype)
     )
@@ -495,50 +488,50 @@ def logdet(input: Tensor) -> Tensor:
 
 def inverse(input: Tensor) -> Tensor:
     """Alias of :func:`disttorch.linalg.inv`."""
-    return _la().inv(input)
+    return _linalg.inv(input)
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """Pseudo-inverse (:func:`disttorch.linalg.pinv` with ``rtol=rcond``)."""
-    return _la().pinv(input, rtol=rcond)
+    return _linalg.pinv(input, rtol=rcond)
 
 
 def matrix_exp(input: Tensor) -> Tensor:
     """Alias of :func:`disttorch.linalg.matrix_exp`."""
-    return _la().matrix_exp(input)
+    return _linalg.matrix_exp(input)
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """Alias of :func:`disttorch.linalg.matrix_power`."""
-    return _la().matrix_power(input, n)
+    return _linalg.matrix_power(input, n)
 
 
 def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False) -> Tensor:
     """Legacy ``matrix_rank`` (:func:`disttorch.linalg.matrix_rank`)."""
-    return _la().matrix_rank(input, tol=tol, hermitian=symmetric)
+    return _linalg.matrix_rank(input, tol=tol, hermitian=symmetric)
 
 
 def qr(input: Tensor, some: bool = True) -> tuple:
     """``(Q, R)`` (``some=False`` gives the complete Q)."""
-    return _la().qr(input, "reduced" if some else "complete")
+    return _linalg.qr(input, "reduced" if some else "complete")
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
     """``(U, S, V)`` — note V, not Vh, as the legacy ``torch.svd``."""
-    u, s, vh = _la().svd(input, full_matrices=not some)
+    u, s, vh = _linalg.svd(input, full_matrices=not some)
     if not compute_uv:
-        return type(_la().SVDResult(u, s, vh))(u * 0, s, vh * 0)
+        return type(_linalg.SVDResult(u, s, vh))(u * 0, s, vh * 0)
     return u, s, vh.mT
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """Alias of :func:`disttorch.linalg.cholesky`."""
-    return _la().cholesky(input, upper=upper)
+    return _linalg.cholesky(input, upper=upper)
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """Solve ``A X = B`` given the Cholesky factor of ``A``."""
-    la = _la()
+    la = _linalg
     low = L.mT if upper else L
     y = la.solve_triangular(low, B, upper=False)
     return la.solve_triangular(low.mT, y, upper=True)
@@ -563,13 +556,13 @@ def triangular_solve(
 ) -> tuple:
     """``(solution, A)`` of the triangular system ``A X = b`` (legacy argument order)."""
     a = A.mT if transpose else A
-    x = _la().solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = _linalg.solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
     return x, A.clone()
 
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     """Vandermonde matrix (decreasing powers unless ``increasing``)."""
-    v = _la().vander(x, N=N)
+    v = _linalg.vander(x, N=N)
     return v if increasing else v.flip(-1)
 
 
@@ -577,12 +570,12 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product along ``dim`` (the first dim of size 3 when omitted)."""
     if dim is None:
         dim = next(i for i, s in enumerate(np.broadcast_shapes(input.shape, other.shape)) if s == 3)
-    return _la().cross(input, other, dim=dim)
+    return _linalg.cross(input, other, dim=dim)
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """``p``-norm of ``input - other``."""
-    return _la().vector_norm(input - other, p)
+    return _linalg.vector_norm(input - other, p)
 
 
 def cdist(
@@ -595,7 +588,7 @@ def cdist(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    return _la().vector_norm(diff, p, dim=-1)
+    return _linalg.vector_norm(diff, p, dim=-1)
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -1149,12 +1142,12 @@ def igammac(input: Tensor, other: Tensor) -> Tensor:
 
 def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
     """Frobenius norm over ``dim``."""
-    return _la().vector_norm(input, 2, dim, keepdim)
+    return _linalg.vector_norm(input, 2, dim, keepdim)
 
 
 def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
     """Nuclear norm (sum of singular values) over ``dim``."""
-    return _la().matrix_norm(input, "nuc", tuple(dim), keepdim)
+    return _linalg.matrix_norm(input, "nuc", tuple(dim), keepdim)
 
 
 def repeat_interleave(
@@ -1218,7 +1211,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Rescale each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` to that norm."""
     others = tuple(d for d in builtins.range(input.dim()) if d != dim % input.dim())
-    norms = _la().vector_norm(input, p, others, keepdim=True)
+    norms = _linalg.vector_norm(input, p, others, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
     return input * scale.detach() if not input.requires_grad else input * scale
 
@@ -1533,13 +1526,13 @@ eig = _removed("eig", "torch.linalg.eig")
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
     """``(LU, pivots)`` (and ``infos``) of ``linalg.lu_factor``."""
-    r = _la().lu_factor_ex(A, pivot=pivot)
+    r = _linalg.lu_factor_ex(A, pivot=pivot)
     return (r.LU, r.pivots, r.info) if get_infos else (r.LU, r.pivots)
 
 
 def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     """Legacy ``lu_solve(b, LU, pivots)`` (:func:`disttorch.linalg.lu_solve`)."""
-    return _la().lu_solve(LU_data, LU_pivots, b)
+    return _linalg.lu_solve(LU_data, LU_pivots, b)
 
 
 __all__ += [

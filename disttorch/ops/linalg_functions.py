@@ -1,0 +1,843 @@
+"""The functions of ``torch.linalg`` (public as ``disttorch.linalg``) on NumPy/LAPACK.
+
+Every function takes batches of matrices (``(*, m, n)``) in float32 or float64. The
+decompositions (inv, solve, det, slogdet, eigh, svd, qr, cholesky, matrix_exp,
+solve_triangular) are Functions with PyTorch's backward formulas; norms, pinv, lstsq,
+matrix_power, cross, vecdot, multi_dot, vander, tensorinv/tensorsolve, householder_product
+are built from differentiable ops. Differences from PyTorch: complex tensors are not
+supported, so ``eig``/``eigvals`` return the real eigen-decomposition of matrices whose
+eigenvalues are real and raise otherwise; ``lu``, ``lu_factor``, ``lu_solve`` and
+``ldl_*`` have no gradient; decompositions are not twice differentiable.
+
+They live in the ops layer (the decompositions' Functions in ``linalg_decomp.py``, the LU
+kernel in ``kernels/lu.py``) so that the top-level legacy names (``disttorch.det``, ...) in
+``mathfns`` call them without importing upward; ``disttorch/linalg`` is their namespace.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ..kernels.lu import lu_factor_np, unpack_np
+from ._helpers import scalar_type_name
+from .linalg import matmul
+from .linalg_decomp import (
+    QR,
+    SVD,
+    Cholesky,
+    Det,
+    Eigh,
+    Inv,
+    LinAlgError,
+    MatrixExp,
+    Slogdet,
+    Solve,
+    SolveTriangular,
+    tri_solve,
+)
+from .shape import cat, stack
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "householder_product",
+    "inv",
+    "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "vecdot",
+    "vector_norm",
+]
+
+
+# ---------------------------------------------------------------------- result tuples
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class SVDResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+class LUFactorResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+
+
+class LUFactorExResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class LUResult(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class ExResult(NamedTuple):
+    result: Tensor
+    info: Tensor
+
+
+class CholeskyExResult(NamedTuple):
+    L: Tensor
+    info: Tensor
+
+
+class InvExResult(NamedTuple):
+    inverse: Tensor
+    info: Tensor
+
+
+class LDLFactorResult(NamedTuple):
+    LD: Tensor
+    pivots: Tensor
+
+
+class LDLFactorExResult(NamedTuple):
+    LD: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+# ---------------------------------------------------------------------- checks
+def _check_float(name: str, A: Tensor) -> None:
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if A._data.dtype.kind != "f" or A._data.dtype == np.float16:
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got "
+            f"{scalar_type_name(A._data.dtype)}"
+        )
+
+
+def _check_matrix(name: str, A: Tensor, square: bool = True) -> None:
+    _check_float(name, A)
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    m, n = A._data.shape[-2:]
+    if square and m != n:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} by {n} matrices")
+
+
+def _info(A: Tensor) -> Tensor:
+    return Tensor._make(np.zeros(A._data.shape[:-2], dtype=np.int32))
+
+
+# ---------------------------------------------------------------------- inverses and solves
+def inv(A: Tensor, *, out: Any = None) -> Tensor:
+    """The inverse of each square matrix of ``A``; raises :class:`LinAlgError` if singular."""
+    _check_matrix("linalg.inv", A)
+    return Inv.apply(A)
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExResult:
+    """``(inverse, info)``; ``info`` is 0 where the inverse exists, else the LU pivot index."""
+    _check_matrix("linalg.inv_ex", A)
+    try:
+        return InvExResult(Inv.apply(A), _info(A))
+    except LinAlgError:
+        if check_errors:
+            raise
+        lu_, _ = lu_factor_np(A._data)
+        diag = np.diagonal(lu_, axis1=-2, axis2=-1) == 0
+        info = np.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(np.int32)
+        return InvExResult(Tensor._make(np.linalg.pinv(A._data)), Tensor._make(info))
+
+
+def _vector_rhs(A: Tensor, B: Tensor) -> bool:
+    """PyTorch's rule: ``B`` is a (batch of) vector(s) if it is 1-D or has one dim fewer
+    than ``A`` and matches ``A``'s shape without the last dim."""
+    b = B._data
+    return b.ndim == 1 or (b.ndim == A._data.ndim - 1 and b.shape == A._data.shape[:-1])
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
+    """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``); ``B`` may be a
+    (batch of) vector(s)."""
+    _check_matrix("linalg.solve", A)
+    _check_float("linalg.solve", B)
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(
+            f"linalg.solve: Expected A and B to have the same dtype, but found "
+            f"A of type {A.dtype.name} and B of type {B.dtype.name} instead"
+        )
+    if _vector_rhs(A, B) and left:
+        return Solve.apply(A, B.unsqueeze(-1), True).squeeze(-1)
+    n = A._data.shape[-1]
+    k = B._data.shape[-2] if left else B._data.shape[-1]
+    if k != n:
+        side = "rows" if left else "columns"
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({A._data.shape[-2]}x{n} and "
+            f"{B._data.shape[-2]}x{B._data.shape[-1]}): B must have {n} {side}"
+        )
+    batch = np.broadcast_shapes(A._data.shape[:-2], B._data.shape[:-2])
+    A2 = A.expand(batch + A._data.shape[-2:]) if A._data.shape[:-2] != batch else A
+    B2 = B.expand(batch + B._data.shape[-2:]) if B._data.shape[:-2] != batch else B
+    return Solve.apply(A2, B2, left)
+
+
+def solve_ex(
+    A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False, out: Any = None
+) -> ExResult:
+    """``(result, info)`` of :func:`solve`."""
+    return ExResult(solve(A, B, left=left), _info(A))
+
+
+def solve_triangular(
+    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False, out: Any = None
+) -> Tensor:
+    """Solve ``A X = B`` (or ``X A = B``) for a triangular ``A`` (only its ``upper`` or lower
+    triangle is read; ``unitriangular`` takes its diagonal as ones)."""
+    _check_matrix("linalg.solve_triangular", A)
+    _check_float("linalg.solve_triangular", B)
+    return SolveTriangular.apply(A, B, upper, left, unitriangular)
+
+
+def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
+    """The tensor ``X`` with ``tensordot(X, A, ind) = I`` (``A``'s first ``ind`` dims form the
+    rows)."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = A.shape[:ind], A.shape[ind:]
+    nr, nc = math.prod(rows), math.prod(cols)
+    if nr != nc:
+        raise RuntimeError(
+            f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+            f"prod(self.shape[:ind]), but got {nc} != {nr}"
+        )
+    return inv(A.reshape(nr, nc)).reshape(tuple(cols) + tuple(rows))
+
+
+def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> Tensor:
+    """The ``X`` with ``tensordot(A, X, X.ndim) = B``."""
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        A = A.permute(tuple([d for d in range(A.dim()) if d not in dims] + dims))
+    out_shape = tuple(A.shape[B.dim() :])
+    n = math.prod(out_shape)
+    return solve(A.reshape(-1, n), B.reshape(-1)).reshape(out_shape)
+
+
+# ---------------------------------------------------------------------- determinants
+def det(A: Tensor, *, out: Any = None) -> Tensor:
+    """The determinant of each square matrix of ``A``."""
+    _check_matrix("linalg.det", A)
+    return Det.apply(A)
+
+
+def slogdet(A: Tensor, *, out: Any = None) -> SlogdetResult:
+    """``(sign, logabsdet)`` of each square matrix; gradients flow through ``logabsdet``."""
+    _check_matrix("linalg.slogdet", A)
+    return SlogdetResult(*Slogdet.apply(A))
+
+
+# ---------------------------------------------------------------------- eigen and singular values
+def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
+    """Eigenvalues (ascending) and eigenvectors of symmetric matrices (reading the ``UPLO``
+    triangle)."""
+    _check_matrix("linalg.eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return EighResult(*Eigh.apply(A, UPLO))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return eigh(A, UPLO)[0]
+
+
+def eig(A: Tensor, *, out: Any = None) -> EigResult:
+    """Eigen-decomposition of a general square matrix. Without complex tensors, only
+    matrices whose eigenvalues are all real are supported (no gradient)."""
+    _check_matrix("linalg.eig", A)
+    w, v = np.linalg.eig(A._data)
+    if np.iscomplexobj(w) and np.any(w.imag != 0):
+        raise NotImplementedError(
+            "linalg.eig: this matrix has complex eigenvalues, and disttorch "
+            "has no complex tensors; use eigh for symmetric matrices"
+        )
+    return EigResult(
+        Tensor._make(np.real(w).astype(A._data.dtype)), Tensor._make(np.real(v).astype(A._data.dtype))
+    )
+
+
+def eigvals(A: Tensor, *, out: Any = None) -> Tensor:
+    """Eigenvalues of a general square matrix (real eigenvalues only, see :func:`eig`)."""
+    return eig(A)[0]
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out: Any = None) -> SVDResult:
+    """``A = U diag(S) Vh`` with singular values in descending order."""
+    _check_matrix("linalg.svd", A, square=False)
+    return SVDResult(*SVD.apply(A, full_matrices))
+
+
+def svdvals(A: Tensor, *, driver: str | None = None, out: Any = None) -> Tensor:
+    """Singular values of ``A``, descending."""
+    return svd(A, full_matrices=False)[1]
+
+
+def matrix_rank(
+    A: Tensor,
+    tol: Any = None,
+    hermitian: bool = False,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    out: Any = None,
+) -> Tensor:
+    """Number of singular values above ``max(atol, rtol * largest)`` (``rtol`` defaults to
+    ``eps * max(m, n)`` when neither is given)."""
+    _check_matrix("linalg.matrix_rank", A, square=False)
+    x = A._data
+    s = np.abs(np.linalg.eigvalsh(x)) if hermitian else np.linalg.svd(x, compute_uv=False)
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    atol_v = 0.0 if atol is None else np.asarray(atol._data if isinstance(atol, Tensor) else atol)
+    if rtol is None:
+        rtol = np.finfo(x.dtype).eps * max(x.shape[-2:]) if atol is None or np.all(atol_v == 0) else 0.0
+    rtol_v = np.asarray(rtol._data if isinstance(rtol, Tensor) else rtol)
+    smax = s.max(-1, initial=0.0)
+    thresh = np.maximum(atol_v, rtol_v * smax)
+    return Tensor._make(np.asarray((s > thresh[..., None]).sum(-1), dtype=np.int64))
+
+
+# ---------------------------------------------------------------------- factorisations
+def qr(A: Tensor, mode: str = "reduced", *, out: Any = None) -> QRResult:
+    """``A = QR`` with ``mode`` 'reduced', 'complete' or 'r' (Q is empty)."""
+    _check_matrix("linalg.qr", A, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+            "(default), 'r', or 'complete'"
+        )
+    q, r = QR.apply(A, mode)
+    if mode == "r":
+        q = Tensor._make(np.zeros((0,), dtype=A._data.dtype))
+    return QRResult(q, r)
+
+
+def cholesky(A: Tensor, *, upper: bool = False, out: Any = None) -> Tensor:
+    """Lower (or ``upper``) Cholesky factor of symmetric positive-definite matrices."""
+    _check_matrix("linalg.cholesky", A)
+    return Cholesky.apply(A, upper)
+
+
+def cholesky_ex(
+    A: Tensor, *, upper: bool = False, check_errors: bool = False, out: Any = None
+) -> CholeskyExResult:
+    """``(L, info)``; ``info`` is the order of the first non-positive-definite leading minor
+    (0 when the factorisation succeeded)."""
+    _check_matrix("linalg.cholesky_ex", A)
+    try:
+        return CholeskyExResult(Cholesky.apply(A, upper), _info(A))
+    except LinAlgError:
+        if check_errors:
+            raise
+    flat = A._data.reshape((-1,) + A._data.shape[-2:])
+    info = np.zeros(flat.shape[0], dtype=np.int32)
+    out_l = np.zeros_like(flat)
+    for b, mat in enumerate(flat):
+        try:
+            out_l[b] = np.linalg.cholesky(mat)
+        except np.linalg.LinAlgError:
+            info[b] = next(o for o in range(1, mat.shape[0] + 1) if not _is_pd(mat[:o, :o]))
+    out_l = out_l.reshape(A._data.shape)
+    return CholeskyExResult(
+        Tensor._make(np.swapaxes(out_l, -1, -2).copy() if upper else out_l),
+        Tensor._make(info.reshape(A._data.shape[:-2])),
+    )
+
+
+def _is_pd(m: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None) -> LUFactorResult:
+    """Compact LU factorisation with partial pivoting: ``(LU, pivots)`` (1-based int32
+    pivots, as LAPACK's)."""
+    _check_matrix("linalg.lu_factor", A, square=False)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    lu_, piv = lu_factor_np(A._data)
+    return LUFactorResult(Tensor._make(lu_), Tensor._make(piv))
+
+
+def lu_factor_ex(
+    A: Tensor, *, pivot: bool = True, check_errors: bool = False, out: Any = None
+) -> LUFactorExResult:
+    """``(LU, pivots, info)``; ``info`` is the first zero pivot (1-based) or 0."""
+    lu_, piv = lu_factor(A, pivot=pivot)
+    diag = np.diagonal(lu_._data, axis1=-2, axis2=-1) == 0
+    info = np.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(np.int32)
+    return LUFactorExResult(lu_, piv, Tensor._make(info))
+
+
+def lu(A: Tensor, *, pivot: bool = True, out: Any = None) -> LUResult:
+    """``A = P L U``: permutation, unit lower-triangular and upper-triangular factors."""
+    lu_, piv = lu_factor(A, pivot=pivot)
+    p, low, up = unpack_np(lu_._data, piv._data)
+    return LUResult(Tensor._make(p), Tensor._make(low), Tensor._make(up))
+
+
+def lu_solve(
+    LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False, out: Any = None
+) -> Tensor:
+    """Solve ``A X = B`` from ``lu_factor(A)``'s result."""
+    p, low, up = unpack_np(LU._data, pivots._data)
+    a = p @ low @ up
+    if adjoint:
+        a = np.swapaxes(a, -1, -2)
+    b = B._data
+    x = (
+        np.linalg.solve(a, b)
+        if left
+        else np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    )
+    return Tensor._make(x)
+
+
+def ldl_factor_ex(
+    A: Tensor, *, hermitian: bool = False, check_errors: bool = False, out: Any = None
+) -> LDLFactorExResult:
+    """``LD`` compact factorisation of a symmetric matrix without pivoting (``pivots`` are
+    the identity, 1-based): ``A = L D L^T`` with ``L`` unit lower-triangular, ``D``
+    diagonal. Unlike LAPACK's ``sytrf`` no 2x2 pivot blocks are used."""
+    _check_matrix("linalg.ldl_factor", A)
+    low = np.linalg.cholesky(A._data) if _is_pd_batch(A._data) else None
+    if low is None:
+        raise NotImplementedError("linalg.ldl_factor: only positive-definite matrices are supported")
+    d = np.diagonal(low, axis1=-2, axis2=-1)
+    unit = low / d[..., None, :]
+    n = A._data.shape[-1]
+    ld = np.tril(unit, -1) + (d * d)[..., None, :] * np.eye(n, dtype=A._data.dtype)
+    piv = np.broadcast_to(np.arange(1, n + 1, dtype=np.int32), A._data.shape[:-1]).copy()
+    return LDLFactorExResult(Tensor._make(ld), Tensor._make(piv), _info(A))
+
+
+def _is_pd_batch(x: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(x)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+def ldl_factor(A: Tensor, *, hermitian: bool = False, out: Any = None) -> LDLFactorResult:
+    """``(LD, pivots)`` of :func:`ldl_factor_ex`."""
+    ld, piv, _ = ldl_factor_ex(A, hermitian=hermitian)
+    return LDLFactorResult(ld, piv)
+
+
+def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False, out: Any = None) -> Tensor:
+    """Solve ``A X = B`` from :func:`ldl_factor`'s result."""
+    ld = LD._data
+    n = ld.shape[-1]
+    low = np.tril(ld, -1) + np.eye(n, dtype=ld.dtype)
+    d = np.diagonal(ld, axis1=-2, axis2=-1)
+    y = tri_solve(low, B._data, upper=False, unit=True)
+    return Tensor._make(tri_solve(np.swapaxes(low, -1, -2), y / d[..., :, None], upper=True, unit=True))
+
+
+# ---------------------------------------------------------------------- composite ops
+def pinv(
+    A: Tensor,
+    *,
+    atol: Any = None,
+    rtol: Any = None,
+    hermitian: bool = False,
+    out: Any = None,
+    rcond: Any = None,
+) -> Tensor:
+    """Moore-Penrose pseudo-inverse via the SVD (or ``eigh`` with ``hermitian=True``);
+    singular values at or below ``max(atol, rtol * largest)`` are dropped."""
+    _check_matrix("linalg.pinv", A, square=False)
+    if rcond is not None:
+        rtol = rcond
+    if rtol is None:
+        rtol = np.finfo(A._data.dtype).eps * max(A._data.shape[-2:]) if atol is None else 0.0
+    atol = 0.0 if atol is None else atol
+    if hermitian:
+        w, v = eigh(A)
+        smax = w.detach().abs().amax(-1, keepdim=True)
+        keep = w.detach().abs() > _maximum(atol, rtol * smax)
+        winv = (1 / w.masked_fill(~keep, 1)).masked_fill(~keep, 0)
+        return (v * winv.unsqueeze(-2)) @ v.mT
+    u, s, vh = svd(A, full_matrices=False)
+    smax = s.detach()[..., :1]
+    keep = s.detach() > _maximum(atol, rtol * smax)
+    sinv = (1 / s.masked_fill(~keep, 1)).masked_fill(~keep, 0)
+    return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
+
+
+def _maximum(a: Any, b: Tensor) -> Tensor:
+    a = a if isinstance(a, Tensor) else Tensor._make(np.asarray(a, dtype=b._data.dtype))
+    return Tensor._make(np.maximum(a._data[..., None] if a._data.ndim else a._data, b._data))
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None) -> LstsqResult:
+    """Least-squares solution of ``A X = B`` (``min ||A X - B||``), via the pseudo-inverse.
+
+    As PyTorch's default CPU driver 'gelsy': ``rank`` is returned, ``residuals`` and
+    ``singular_values`` are empty (with driver 'gelsd'/'gelss' the singular values are
+    returned, and the squared residuals where ``m > n`` and ``A`` has full rank)."""
+    _check_matrix("linalg.lstsq", A, square=False)
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
+            f"gelsd, gelss), but got {driver}"
+        )
+    vec = B.dim() == A.dim() - 1
+    B2 = B.unsqueeze(-1) if vec else B
+    x = matmul(pinv(A, rtol=rcond), B2)
+    m, n = A.shape[-2:]
+    s = np.linalg.svd(A._data, compute_uv=False)
+    eps = np.finfo(A._data.dtype).eps * max(m, n) if rcond is None else rcond
+    rank = Tensor._make((s > eps * s[..., :1]).sum(-1).astype(np.int64))
+    empty = Tensor._make(np.zeros((0,), dtype=A._data.dtype))
+    residuals, sv = empty, empty
+    if driver in ("gelsd", "gelss"):
+        sv = Tensor._make(s)
+        if m > n and np.all(rank._data == n):
+            residuals = ((matmul(A, x) - B2) ** 2).sum(-2)
+    if driver == "gels":
+        rank = Tensor._make(np.zeros((0,), dtype=np.int64))
+    return LstsqResult(x.squeeze(-1) if vec else x, residuals, rank, sv)
+
+
+def matrix_power(A: Tensor, n: int, *, out: Any = None) -> Tensor:
+    """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
+    _check_matrix("linalg.matrix_power", A)
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    if n == 0:
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A._data.shape).copy()
+        return Tensor._make(eye)
+    base = inv(A) if n < 0 else A
+    n = abs(int(n))
+    result = None
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
+
+
+def matrix_exp(A: Tensor) -> Tensor:
+    """The matrix exponential of each square matrix of ``A``."""
+    _check_matrix("linalg.matrix_exp", A)
+    return MatrixExp.apply(A)
+
+
+def vector_norm(
+    x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
+    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default); ``ord`` may be
+    ``inf``, ``-inf`` or 0 (the number of non-zeros)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {scalar_type_name(x._data.dtype)}"
+        )
+    if dtype is not None:
+        x = x.to(dtype)
+    if isinstance(dim, int):
+        dim = (dim,)
+    red = tuple(dim) if dim is not None else tuple(range(x.dim()))
+    a = x.abs()
+    if ord == math.inf:
+        return a.amax(red, keepdim=keepdim) if x.dim() else a
+    if ord == -math.inf:
+        return a.amin(red, keepdim=keepdim) if x.dim() else a
+    if ord == 0:
+        return (a != 0).to(x.dtype).sum(red, keepdim=keepdim) if x.dim() else (a != 0).to(x.dtype)
+    if x.dim() == 0:
+        return a
+    if ord == 1:
+        return a.sum(red, keepdim=keepdim)
+    if ord == 2:
+        return _Norm2.apply(x, red, keepdim)
+    return (a**ord).sum(red, keepdim=keepdim) ** (1.0 / ord)
+
+
+class _Norm2(Function):
+    """``sqrt(sum x^2)``; gradient ``g x / norm`` (0 where the norm is 0, as PyTorch's)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, red, keepdim):
+        xd = x._data
+        out = np.sqrt(np.sum(xd * xd, axis=red, keepdims=True))
+        ctx.save_for_backward(x)
+        ctx.out = out
+        return out if keepdim else np.squeeze(out, axis=red)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        out = ctx.out
+        gd = g._data.reshape(out.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(out == 0, 0, gd / out)
+        return Tensor._make((x._data * scale).astype(x._data.dtype)), None, None
+
+
+def matrix_norm(
+    A: Tensor,
+    ord: Any = "fro",
+    dim: tuple = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+    out: Any = None,
+) -> Tensor:
+    """Matrix norms over the two ``dim``: 'fro', 'nuc', ``inf``, ``-inf``, 1, -1, 2, -2."""
+    _check_float("linalg.matrix_norm", A)
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = dim[0] % A.dim(), dim[1] % A.dim()
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        moved = A.movedim((d0, d1), (-2, -1))
+        s = svdvals(moved)
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+        return r
+    if ord in (1, -1, math.inf, -math.inf):
+        sum_dim, other = (d0, d1) if ord in (1, -1) else (d1, d0)
+        s = A.abs().sum(sum_dim, keepdim=True)
+        r = s.amax(other, keepdim=True) if ord > 0 else s.amin(other, keepdim=True)
+        return r if keepdim else r.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(
+    A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
+) -> Tensor:
+    """A vector norm (1-D input, or an int ``dim``) or a matrix norm (2-D input, a 2-tuple
+    ``dim``, or a string ``ord``); ``ord=None`` is the 2-norm / Frobenius norm."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if (
+        dim is not None
+        and len(dim) == 2
+        or (dim is None and ord is not None and A.dim() == 2)
+        or isinstance(ord, str)
+    ):
+        return matrix_norm(
+            A, "fro" if ord is None else ord, tuple(dim) if dim else (-2, -1), keepdim, dtype=dtype
+        )
+    if ord is not None and dim is None and A.dim() != 1:
+        raise RuntimeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
+        )
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
+    """Condition number: ``sigma_max / sigma_min`` for ``p`` in (None, 2, -2), otherwise
+    ``norm(A, p) * norm(inv(A), p)``."""
+    _check_matrix("linalg.cond", A, square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
+    """Cross product of 3-vectors along ``dim`` (broadcasting)."""
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[dim]} and {other.shape[dim]}"
+        )
+    a = [input.select(dim, i) for i in range(3)]
+    b = [other.select(dim, i) for i in range(3)]
+    comps = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    nd = max(input.dim(), other.dim())
+    return stack(comps, dim % nd if dim < 0 else dim)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
+    """Dot product of vectors along ``dim`` (broadcasting)."""
+    return (x * y).sum(dim)
+
+
+def multi_dot(tensors: Any, *, out: Any = None) -> Tensor:
+    """Product of a chain of matrices (the first/last may be 1-D), in the cheapest order."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    first_vec, last_vec = ts[0].dim() == 1, ts[-1].dim() == 1
+    if first_vec:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_vec:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    for i, t in enumerate(ts):
+        if t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+    dims = [ts[0].shape[0]] + [t.shape[1] for t in ts]
+    for i in range(len(ts) - 1):
+        if ts[i].shape[1] != ts[i + 1].shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                f"{list(ts[i].shape)} and {list(ts[i + 1].shape)} cannot be multiplied"
+            )
+    order = _chain_order(dims)
+    result = _chain(ts, order, 0, len(ts) - 1)
+    if first_vec:
+        result = result.squeeze(0)
+    if last_vec:
+        result = result.squeeze(-1)
+    return result
+
+
+def _chain_order(dims: list) -> list:
+    """Matrix-chain dynamic programme: ``split[i][j]`` is where to cut the product i..j."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(ts: list, split: list, i: int, j: int) -> Tensor:
+    if i == j:
+        return ts[i]
+    k = split[i][j]
+    return matmul(_chain(ts, split, i, k), _chain(ts, split, k + 1, j))
+
+
+def vander(x: Tensor, N: int | None = None) -> Tensor:
+    """Vandermonde matrix with increasing powers ``x^0, x^1, ..., x^(N-1)`` in the last dim."""
+    n = x.shape[-1] if N is None else N
+    if n <= 0:
+        raise RuntimeError(f"N must be greater than 1, but got {n}")
+    powers = [x.unsqueeze(-1) ** 0 if x.is_floating_point() else (x.unsqueeze(-1) * 0 + 1)]
+    for _ in range(1, n):
+        powers.append(powers[-1] * x.unsqueeze(-1))
+
+    return cat(powers, -1)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The diagonals of a batch of matrices (``A.diagonal`` with batch-first defaults)."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
+    """The first ``n`` columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^T`` and
+    ``v_i`` column ``i`` of ``A`` below the diagonal (unit diagonal) — the ``Q`` that
+    ``geqrf`` encodes. Differentiable."""
+    _check_matrix("linalg.householder_product", A, square=False)
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
+    if n > m:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-2] must be greater than "
+            "or equal to input.shape[-1]"
+        )
+    if k > n:
+        raise RuntimeError(
+            "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    eye = Tensor._make(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A._data.shape[:-2] + (m, n)).copy())
+    q = eye
+    below = Tensor._make(np.tril(np.ones((m, n), dtype=A._data.dtype), -1))
+    unit = Tensor._make(np.eye(m, n, dtype=A._data.dtype))
+    vs = A * below + unit
+    for i in range(k - 1, -1, -1):  # Q = H_1 (H_2 (... (H_k I)))
+        v = vs[..., :, i : i + 1]
+        q = q - tau[..., i : i + 1].unsqueeze(-1) * (v @ (v.mT @ q))
+    return q
