@@ -7,6 +7,7 @@ import pytest
 from parity_helpers import PARITY_RNG, assert_values_and_gradients_match
 
 import disttorch as dt
+import disttorch.nn.functional as F
 from disttorch.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(7)
@@ -36,7 +37,6 @@ def test_softmax_reuses_the_nn_functional_implementation():
     x = leaf(RNG.normal(size=(2, 3)))
     assert dt.softmax(x, 1).grad_fn.name() == "SoftmaxBackward0"
     assert x.log_softmax(1).grad_fn.name() == "LogSoftmaxBackward0"
-    import disttorch.nn.functional as F
     np.testing.assert_array_equal(dt.softmax(x, 0).detach().numpy(), F.softmax(x, 0).detach().numpy())
 
 
