@@ -1,6 +1,7 @@
 """Ops without gradients: comparisons and their operators, logical/bitwise ops,
 floor division and remainders, rounding, NaN tests, closeness, any/all, arg reductions,
-sort/argsort/topk (whose values do carry gradients) and unique."""
+sort/argsort/topk (whose values do carry gradients) and unique; parity with PyTorch when
+it is installed."""
 import numpy as np
 import pytest
 from parity_helpers import INTS, assert_no_grad_op_matches

@@ -1,5 +1,6 @@
 """Elementwise ops: values against NumPy, float64 gradient checks, broadcasting, reflected
-operators, dtype promotion, second derivatives and PyTorch's error messages."""
+operators, dtype promotion, second derivatives and PyTorch's error messages; logaddexp, hypot
+and nan_to_num; parity with PyTorch (values, dtypes, gradients) when it is installed."""
 import math
 import warnings
 

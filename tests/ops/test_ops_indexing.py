@@ -1,6 +1,6 @@
 """Indexing: reads with every kind of index, writes (``x[i] = v``), gather/scatter and the
 index_* / masked_* ops: values, views, gradients (float64 finite differences, repeated
-indices accumulating) and error messages."""
+indices accumulating) and error messages; parity with PyTorch when it is installed."""
 import numpy as np
 import pytest
 from parity_helpers import IDX, MASK, assert_case_matches, setitem

@@ -1,6 +1,6 @@
 """In-place ops: values, dtype rules, the leaf error, rebasing a non-leaf onto the new node
 (gradients stay right), version counters shared with views, and the error when backward
-needs a value that was overwritten."""
+needs a value that was overwritten; parity with PyTorch (values, gradients, messages)."""
 import numpy as np
 import pytest
 from parity_helpers import MASK, assert_case_matches, setitem

@@ -1,5 +1,6 @@
 """Matrix products: matmul for 1-D, 2-D and batched operands with broadcasting (values
-against NumPy, float64 gradient checks), mm/bmm/mv/dot/outer and PyTorch's errors."""
+against NumPy, float64 gradient checks), mm/bmm/mv/dot/outer and PyTorch's errors; trace and
+tensordot; parity with PyTorch when it is installed."""
 import numpy as np
 import pytest
 from parity_helpers import (

@@ -1,5 +1,6 @@
 """Reductions: values against NumPy over dims and keepdim, float64 gradient checks,
-(values, indices) results, tie handling, zeros in prod, dtype rules and dim errors."""
+(values, indices) results, tie handling, zeros in prod, dtype rules and dim errors; cumprod
+(with zeros), diff, median, std_mean/var_mean; parity with PyTorch when it is installed."""
 import math
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Shape ops: values, view semantics (shared memory and version counter), gradients
-(float64 finite-difference checks) and PyTorch's error messages."""
+(float64 finite-difference checks) and PyTorch's error messages; meshgrid; parity with
+PyTorch when it is installed."""
 import numpy as np
 import pytest
 from parity_helpers import PARITY_RNG, assert_case_matches, assert_values_and_gradients_match
