@@ -10,9 +10,10 @@ live here at the top and are imported by name from any folder:
 - ``launcher_scripts.harness``: run the real launcher and inspect what it left.
 - ``fault_scripts/``: training scripts the fault-tolerance tests launch.
 
-Tests that compare with an installed PyTorch are marked ``@pytest.mark.parity`` (a test, or a
-whole file with ``pytestmark``) and are skipped here when PyTorch is not installed; inside,
-``pytest.importorskip("torch")`` gives the module. ``pytest -m "not parity"`` leaves them
+Tests that compare with an installed PyTorch live in the file of the family they cover, are
+marked ``@pytest.mark.parity`` and are skipped here when PyTorch is not installed; they take
+the real module from the ``torch`` fixture below (such files name disttorch ``dt``), and
+``parity_helpers`` runs a case in both libraries and compares values, dtypes and gradients. ``pytest -m "not parity"`` leaves them
 out, ``pytest -m parity`` runs only them.
 """
 
@@ -34,3 +35,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip a ``parity`` test when there is no PyTorch to compare with."""
     if not HAS_TORCH and item.get_closest_marker("parity") is not None:
         pytest.skip("PyTorch is not installed: nothing to compare with (parity test)")
+
+
+@pytest.fixture
+def torch():
+    """The installed PyTorch, for parity tests (skipped without it). Test files that use this
+    fixture name disttorch ``dt``."""
+    return pytest.importorskip("torch")

@@ -8,7 +8,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Size, Tensor
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily

@@ -10,7 +10,7 @@ import disttorch as _dt
 
 from .._random import _gen
 from .._tensor import Size, Tensor
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .distribution import Distribution
 from .utils import (

@@ -7,7 +7,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Tensor
-from ..ops.special_fns import digamma, lgamma
+from ..ops.special import digamma, lgamma
 from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import _standard_gamma

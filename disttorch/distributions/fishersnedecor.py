@@ -9,7 +9,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Size, Tensor
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma

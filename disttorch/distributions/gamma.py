@@ -10,7 +10,9 @@ import numpy as np
 from .._random import _gen
 from .._tensor import Size, Tensor
 from ..autograd.function import Function
-from ..ops.special_fns import digamma, digamma_np, lgamma
+from ..kernels.special import digamma as digamma_np
+from ..kernels.special import lgamma as lgamma_np
+from ..ops.special import digamma, lgamma
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _finfo, broadcast_all
@@ -136,8 +138,6 @@ class Gamma(ExponentialFamily):
 
 def _regularized_lower_gamma(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``P(a, x)`` by its series (x < a + 1) or continued fraction (Lentz), vectorised."""
-    from ..ops.special_fns import lgamma_np
-
     a = np.asarray(a, np.float64)
     x = np.asarray(x, np.float64)
     out = np.zeros(np.broadcast_shapes(a.shape, x.shape))

@@ -10,8 +10,8 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Tensor
-from ..ops.linalg_fns import solve_triangular
-from ..ops.special_fns import digamma, lgamma
+from ..linalg import solve_triangular
+from ..ops.special import digamma, lgamma
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial

@@ -8,7 +8,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Tensor
-from ..ops.special_fns import digamma, lgamma
+from ..ops.special import digamma, lgamma
 from . import constraints
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform

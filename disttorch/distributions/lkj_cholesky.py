@@ -11,7 +11,7 @@ import disttorch as _dt
 
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .beta import Beta
 from .distribution import Distribution

@@ -8,7 +8,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Size, Tensor
-from ..ops.linalg_fns import cholesky, solve_triangular
+from ..linalg import cholesky, solve_triangular
 from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv, _eye

@@ -10,7 +10,7 @@ import numpy as np
 import disttorch as _dt
 
 from .._tensor import Size, Tensor
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical

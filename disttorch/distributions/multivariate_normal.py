@@ -10,7 +10,7 @@ import numpy as np
 import disttorch as _dt
 
 from .._tensor import Tensor
-from ..ops.linalg_fns import cholesky, solve_triangular
+from ..linalg import cholesky, solve_triangular
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_shape, lazy_property

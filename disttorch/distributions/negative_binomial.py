@@ -10,7 +10,7 @@ from .._random import _gen
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma

@@ -10,7 +10,7 @@ import disttorch as _dt
 
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
-from ..ops.special_fns import erfinv
+from ..ops.special import erfinv
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all

@@ -11,7 +11,7 @@ import disttorch as _dt
 
 from .._random import _gen
 from .._tensor import Size, Tensor
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .exp_family import ExponentialFamily
 from .utils import _sample_like, broadcast_all

@@ -7,7 +7,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Size, Tensor
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution

@@ -9,7 +9,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Tensor
-from ..ops.special_fns import digamma, lgamma
+from ..ops.special import digamma, lgamma
 from . import constraints
 from .chi2 import Chi2
 from .distribution import Distribution

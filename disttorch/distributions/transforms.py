@@ -14,8 +14,8 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Tensor
+from ..linalg import cholesky
 from ..nn import functional as F
-from ..ops.linalg_fns import cholesky
 from . import constraints
 from .utils import _finfo, broadcast_shape, tril_matrix_to_vec, vec_to_tril_matrix
 

@@ -15,6 +15,7 @@ import disttorch as _dt
 
 from .._dtype import get_default_dtype
 from .._tensor import Size, Tensor
+from ..ops.special import lgamma
 
 __all__ = [
     "broadcast_all",
@@ -86,8 +87,6 @@ def _temperature(t: Any, like: Tensor | None = None) -> Tensor:
 
 def _mvlgamma(a: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma ``log Gamma_p(a)``."""
-    from ..ops.special_fns import lgamma
-
     terms = sum(lgamma(a - 0.5 * j) for j in range(p))
     return terms + p * (p - 1) / 4 * math.log(math.pi)
 

@@ -7,7 +7,7 @@ from typing import Any
 import disttorch as _dt
 
 from .._tensor import Tensor
-from ..ops.special_fns import lgamma
+from ..ops.special import lgamma
 from . import constraints
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution

@@ -12,8 +12,8 @@ import numpy as np
 import disttorch as _dt
 
 from .._tensor import Size, Tensor
-from ..ops.linalg_fns import cholesky, solve_triangular
-from ..ops.special_fns import digamma
+from ..linalg import cholesky, solve_triangular
+from ..ops.special import digamma
 from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily

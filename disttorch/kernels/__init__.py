@@ -10,5 +10,8 @@ installed, PyTorch).
 - ``conv_shifted.py``: stride-1 convolution as K shifted matrix products (no im2col).
 - ``windows.py``: strided window views, padding and cropping for convolution and pooling.
 - ``reductions.py``: column sums as one BLAS product.
+- ``special.py``: the special functions of ``torch.special`` and the distributions (gamma
+  family, zeta, erfc/erfcx/erfinv, normal CDF, Bessel, incomplete gamma, polynomials), float64.
+- ``lu.py``: LU factorisation with partial pivoting (batched) and its unpacking into P, L, U.
 - ``rnn.py``: the time loops of RNN, LSTM and GRU (forward saving the gates, backward through time).
 """

@@ -1,9 +1,8 @@
-"""``torch.linalg``: the public namespace.
+"""``disttorch.linalg``: PyTorch's ``torch.linalg`` on NumPy/LAPACK.
 
-The functions are op families like the others (``ops/linalg_api.py`` for the public
-functions, ``ops/linalg_decomp.py`` for the decompositions' Functions with their backward
-formulas, ``kernels/lu.py`` for the NumPy LU); this package is where users find them.
+The functions are an op family, ``disttorch/ops/linalg_functions.py`` (see its docstring for
+what is supported and how it differs from PyTorch); this package is their public namespace.
 """
 
-from ..ops.linalg_api import *  # noqa: F401,F403
-from ..ops.linalg_api import __all__  # noqa: F401
+from ..ops.linalg_functions import *  # noqa: F401,F403
+from ..ops.linalg_functions import __all__  # noqa: F401

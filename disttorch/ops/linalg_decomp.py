@@ -50,7 +50,6 @@ def _inverse(name: str, x: np.ndarray) -> np.ndarray:
 
 def _singular(name: str, x: np.ndarray) -> LinAlgError:
     """PyTorch's message for a singular matrix: the first zero pivot of its LU factorisation."""
-
     lu, _ = lu_factor_np(x)
     diag = np.diagonal(lu, axis1=-2, axis2=-1).reshape(-1, x.shape[-1])
     b, j = np.argwhere(diag == 0)[0] if (diag == 0).any() else (0, x.shape[-1] - 1)

@@ -22,13 +22,14 @@ from .._dtype import dtype as _dtype_cls
 from .._dtype import get_default_dtype, to_numpy
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
+from ..kernels.special import i0 as _i0
+from . import linalg_functions as _linalg
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _method_inplace
-from . import linalg_api as _linalg
-from . import special as _special
 from .linalg import matmul
 from .shape import cat, stack
+from .special import Gammainc, Gammaincc
 
 e = math.e
 pi = math.pi
@@ -996,8 +997,6 @@ def kaiser_window(
     **kw: Any,
 ) -> Tensor:
     """Kaiser window with shape parameter ``beta``."""
-    from ._special_kernels import i0 as _i0
-
     n = window_length
     if n <= 1:
         return _window(np.ones(n), dtype, requires_grad)
@@ -1144,12 +1143,12 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """Alias of :func:`disttorch.special.gammainc`."""
-    return _special.Gammainc.apply(input, other)
+    return Gammainc.apply(input, other)
 
 
 def igammac(input: Tensor, other: Tensor) -> Tensor:
     """Alias of :func:`disttorch.special.gammaincc`."""
-    return _special.Gammaincc.apply(input, other)
+    return Gammaincc.apply(input, other)
 
 
 def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:

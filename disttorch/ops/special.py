@@ -3,7 +3,7 @@ error functions (erfc, erfcx, erfinv), the normal distribution (ndtr, log_ndtr, 
 Bessel functions, incomplete gamma, Hurwitz zeta, xlogy/xlog1py, entr, sinc, logit, exp2
 and the orthogonal polynomials of ``torch.special``.
 
-Kernels (``_special_kernels``) compute in float64; results keep a floating input's dtype
+Kernels (``disttorch/kernels/special.py``) compute in float64; results keep a floating input's dtype
 (integers give the default float dtype). Gradients follow PyTorch: where PyTorch has no
 derivative (Bessel functions, zeta, polynomials, ``gammainc`` w.r.t. ``a``) backward
 raises ``NotImplementedError`` naming the function.
@@ -20,7 +20,8 @@ import numpy as np
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
-from . import _special_kernels as K
+from ..autograd.grad_mode import recording
+from ..kernels import special as K
 from .elementwise import exp, log, sigmoid, where
 
 __all__ = [
@@ -86,7 +87,11 @@ class _Special(Function):
         raise NotImplementedError(f"the derivative for '{cls.name_}' is not implemented.")
 
 
-def _out(ctx) -> Tensor:
+def _out(ctx, x: Tensor) -> Tensor:
+    """The saved output; when backward is itself recorded (``create_graph=True``), the output
+    recomputed in the graph, so that a derivative written with it is differentiable in ``x``."""
+    if recording():
+        return type(ctx).apply(x, *ctx.extra)
     return Tensor._make(ctx.out)
 
 
@@ -94,7 +99,7 @@ def _unary(name: str, kernel: Callable, deriv: Callable | None = None) -> type:
     """A one-input special Function; ``deriv(x, y)`` is dy/dx as a tensor expression."""
     attrs: dict = {"kernel": staticmethod(kernel), "name_": name}
     if deriv is not None:
-        attrs["derivatives"] = classmethod(lambda cls, ctx, g, x: (g * deriv(x, _out(ctx)),))
+        attrs["derivatives"] = classmethod(lambda cls, ctx, g, x: (g * deriv(x, _out(ctx, x)),))
     return type(name.title().replace("_", ""), (_Special,), attrs)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import disttorch as dt
-from disttorch.autograd import gradcheck
+from disttorch.autograd import gradcheck, gradgradcheck
 
 sp = dt.special
 X = np.concatenate([np.linspace(-12, 12, 241), np.logspace(-6, 2.3, 40), -np.logspace(-6, 2.3, 40)])
@@ -202,3 +202,14 @@ def test_errors():
         sp.polygamma(-1, x)
     with pytest.raises(RuntimeError, match="greater than \\(p-1\\)/2"):
         sp.multigammaln(dt.tensor([0.5]), 3)
+
+
+@pytest.mark.parametrize(
+    "name,values",
+    [("erfinv", [-0.6, 0.1, 0.7]), ("erfcx", [-1.2, 0.3, 2.5]), ("log_ndtr", [-3.0, 0.2, 1.5]),
+     ("ndtri", [0.1, 0.5, 0.8]), ("i0e", [-1.5, 0.4, 2.0]), ("i1", [-1.5, 0.4, 2.0]), ("gammaln", [0.3, 1.7, 4.2]), ("digamma", [0.3, 1.7, 4.2])],
+)
+def test_second_derivatives_through_the_saved_output(name, values):
+    """Derivatives written with the output ``y`` recompute it in the graph under create_graph."""
+    x = dt.tensor(values, dtype=dt.float64, requires_grad=True)
+    assert gradgradcheck(getattr(dt.special, name), (x,))

@@ -4,15 +4,16 @@ import math
 
 import numpy as np
 import pytest
+from parity_helpers import copy_weights
 
-import disttorch as torch
+import disttorch as dt
 import disttorch.nn as nn
 import disttorch.nn.functional as F
 from disttorch.autograd import gradcheck
 
 
 def f64(*shape, seed=0):
-    return torch.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+    return dt.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
 
 
 def reference(q, k, v, bias=None, scale=None):
@@ -32,10 +33,10 @@ def test_sdpa_matches_definition_with_causal_bool_and_float_masks():
     out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     np.testing.assert_allclose(out.detach().numpy(), reference(qa, ka, va, causal), atol=1e-12)
     allowed = np.tril(np.ones((4, 4), dtype=bool))
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(allowed))
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=dt.tensor(allowed))
     np.testing.assert_allclose(out.detach().numpy(), reference(qa, ka, va, causal), atol=1e-12)
     bias = np.random.default_rng(3).standard_normal((3, 1, 4))
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(bias), scale=0.5)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=dt.tensor(bias), scale=0.5)
     np.testing.assert_allclose(out.detach().numpy(), reference(qa, ka, va, bias, 0.5), atol=1e-12)
 
 
@@ -53,10 +54,10 @@ def test_sdpa_gradcheck_float_mask_and_broadcast_key():
 
 
 def test_sdpa_dropout_zeroes_weights_and_rescales():
-    torch.manual_seed(0)
-    q = torch.zeros(1, 200, 4)
-    v = torch.ones(1, 8, 1)
-    out = F.scaled_dot_product_attention(q, torch.zeros(1, 8, 4), v, dropout_p=0.5).numpy()
+    dt.manual_seed(0)
+    q = dt.zeros(1, 200, 4)
+    v = dt.ones(1, 8, 1)
+    out = F.scaled_dot_product_attention(q, dt.zeros(1, 8, 4), v, dropout_p=0.5).numpy()
     # uniform weights 1/8; each kept weight is doubled, so the output is 2 * kept / 8
     kept = out * 4
     np.testing.assert_allclose(kept, np.round(kept), atol=1e-5)
@@ -65,10 +66,10 @@ def test_sdpa_dropout_zeroes_weights_and_rescales():
 
 def test_sdpa_errors():
     with pytest.raises(RuntimeError, match="same embedding size"):
-        F.scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 3))
+        F.scaled_dot_product_attention(dt.randn(2, 3, 4), dt.randn(2, 5, 3), dt.randn(2, 5, 3))
     with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
-        F.scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 3, 4), torch.randn(2, 3, 4),
-                                       attn_mask=torch.ones(3, 3, dtype=torch.bool), is_causal=True)
+        F.scaled_dot_product_attention(dt.randn(2, 3, 4), dt.randn(2, 3, 4), dt.randn(2, 3, 4),
+                                       attn_mask=dt.ones(3, 3, dtype=dt.bool), is_causal=True)
 
 
 def test_multihead_attention_parameters_init_and_shapes():
@@ -78,7 +79,7 @@ def test_multihead_attention_parameters_init_and_shapes():
     np.testing.assert_array_equal(mha.in_proj_bias.detach().numpy(), 0)
     bound = math.sqrt(6 / (8 + 24))
     assert np.abs(mha.in_proj_weight.detach().numpy()).max() <= bound
-    x = torch.randn(5, 3, 8)
+    x = dt.randn(5, 3, 8)
     out, w = mha(x, x, x)
     assert out.shape == (5, 3, 8) and w.shape == (3, 5, 5)
     np.testing.assert_allclose(w.detach().numpy().sum(-1), 1, atol=1e-5)
@@ -90,7 +91,7 @@ def test_multihead_attention_parameters_init_and_shapes():
     sep = nn.MultiheadAttention(8, 2, kdim=4, vdim=6, batch_first=True, bias=False)
     assert [n for n, _ in sep.named_parameters()] == ["q_proj_weight", "k_proj_weight",
                                                       "v_proj_weight", "out_proj.weight"]
-    out, _ = sep(torch.randn(3, 5, 8), torch.randn(3, 7, 4), torch.randn(3, 7, 6))
+    out, _ = sep(dt.randn(3, 5, 8), dt.randn(3, 7, 4), dt.randn(3, 7, 6))
     assert out.shape == (3, 5, 8)
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         nn.MultiheadAttention(6, 4)
@@ -99,10 +100,10 @@ def test_multihead_attention_parameters_init_and_shapes():
 def test_multihead_attention_masks_hide_keys():
     mha = nn.MultiheadAttention(4, 1).double()
     x = f64(3, 1, 4)
-    padding = torch.tensor([[False, False, True]])
+    padding = dt.tensor([[False, False, True]])
     _, w = mha(x, x, x, key_padding_mask=padding)
     np.testing.assert_allclose(w.detach().numpy()[0, :, 2], 0)
-    causal = torch.tensor(np.triu(np.ones((3, 3), dtype=bool), 1))  # True = may not attend
+    causal = dt.tensor(np.triu(np.ones((3, 3), dtype=bool), 1))  # True = may not attend
     _, w = mha(x, x, x, attn_mask=causal)
     np.testing.assert_allclose(np.triu(w.detach().numpy()[0], 1), 0)
 
@@ -118,3 +119,62 @@ def test_gradient_through_returned_attention_weights():
     q, kv = f64(2, 1, 4), f64(3, 1, 4, seed=1)
     assert gradcheck(lambda a, b: mha(a, b, b, average_attn_weights=False)[1], (q, kv))
     assert gradcheck(lambda a, b: F.scaled_dot_product_attention(a, b, b) * 2, (f64(2, 3, 4), f64(2, 5, 4, seed=2)))
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+@pytest.mark.parity
+@pytest.mark.parametrize("kw", [dict(), dict(batch_first=True), dict(kdim=4, vdim=6),
+                                dict(add_bias_kv=True, add_zero_attn=True)])
+def test_multihead_attention_parity_with_masks(torch, kw):
+    theirs = torch.nn.MultiheadAttention(8, 2, **kw)
+    ours = dt.nn.MultiheadAttention(8, 2, **kw)
+    copy_weights(ours, theirs)
+    rng = np.random.default_rng(2)
+    L, S, N = 3, 5, 2
+    first = (N, L) if kw.get("batch_first") else (L, N)
+    kv_first = (N, S) if kw.get("batch_first") else (S, N)
+    q = rng.standard_normal((*first, 8)).astype(np.float32)
+    k = rng.standard_normal((*kv_first, kw.get("kdim", 8))).astype(np.float32)
+    v = rng.standard_normal((*kv_first, kw.get("vdim", 8))).astype(np.float32)
+    am = rng.random((L, S)) > 0.7
+    am[:, 0] = False
+    kpm = rng.random((N, S)) > 0.7
+    kpm[:, 0] = False
+    qa, qt = dt.tensor(q, requires_grad=True), torch.tensor(q, requires_grad=True)
+    oa, wa = ours(qa, dt.tensor(k), dt.tensor(v), attn_mask=dt.tensor(am),
+                  key_padding_mask=dt.tensor(kpm))
+    ot, wt = theirs(qt, torch.tensor(k), torch.tensor(v), attn_mask=torch.tensor(am),
+                    key_padding_mask=torch.tensor(kpm))
+    np.testing.assert_allclose(oa.detach().numpy(), ot.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(wa.detach().numpy(), wt.detach().numpy(), rtol=1e-4, atol=1e-5)
+    oa.sum().backward()
+    ot.sum().backward()
+    np.testing.assert_allclose(qa.grad.numpy(), qt.grad.numpy(), rtol=1e-4, atol=1e-5)
+    theirs_params = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), theirs_params[name].grad.numpy(),
+                                   rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+@pytest.mark.parity
+def test_sdpa_parity_causal(torch):
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((2, 4, 6, 8)).astype(np.float32) for _ in range(3))
+    ours = F.scaled_dot_product_attention(*(dt.tensor(a) for a in (q, k, v)), is_causal=True)
+    theirs = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)),
+                                                              is_causal=True)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parity
+def test_sdpa_parity_grouped_query_attention_and_bool_mask(torch):
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 4, 5, 8)).astype(np.float32)
+    k, v = (rng.standard_normal((2, 2, 6, 8)).astype(np.float32) for _ in range(2))
+    mask = rng.random((5, 6)) > 0.3
+    mask[:, 0] = True
+    ours = F.scaled_dot_product_attention(*(dt.tensor(a) for a in (q, k, v)),
+                                          attn_mask=dt.tensor(mask), enable_gqa=True)
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask), enable_gqa=True)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)

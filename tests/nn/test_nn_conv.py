@@ -6,8 +6,9 @@ import importlib
 
 import numpy as np
 import pytest
+from parity_helpers import copy_weights, randn, run_both
 
-import disttorch as torch
+import disttorch as dt
 import disttorch.nn.functional as F
 from disttorch.autograd import gradcheck
 
@@ -49,7 +50,7 @@ def test_conv2d_matches_loop_definition(stride, padding, dilation, groups):
     x = rng.standard_normal((2, 4, 7, 8))
     w = rng.standard_normal((6, 4 // groups, 3, 2))
     b = rng.standard_normal(6)
-    out = F.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride, padding, dilation, groups)
+    out = F.conv2d(dt.tensor(x), dt.tensor(w), dt.tensor(b), stride, padding, dilation, groups)
     np.testing.assert_allclose(out.numpy(), reference_conv2d(x, w, b, stride, padding, dilation, groups),
                                atol=1e-12)
 
@@ -60,76 +61,76 @@ def test_conv2d_matches_loop_definition(stride, padding, dilation, groups):
 def test_conv2d_gradcheck(kw):
     """Covers both input-gradient paths: stride 1 (as a convolution of the gradient) and
     strided or over-padded convolutions (col2im)."""
-    x = torch.randn(2, 4, 5, 4, dtype=torch.float64, requires_grad=True)
-    w = torch.randn(2, 4 // kw.get("groups", 1), 2, 3, dtype=torch.float64, requires_grad=True)
-    b = torch.randn(2, dtype=torch.float64, requires_grad=True)
+    x = dt.randn(2, 4, 5, 4, dtype=dt.float64, requires_grad=True)
+    w = dt.randn(2, 4 // kw.get("groups", 1), 2, 3, dtype=dt.float64, requires_grad=True)
+    b = dt.randn(2, dtype=dt.float64, requires_grad=True)
     assert gradcheck(lambda a, c, d: F.conv2d(a, c, d, **kw), (x, w, b))
 
 
 def test_conv1d_and_conv3d_gradcheck():
-    x = torch.randn(2, 3, 7, dtype=torch.float64, requires_grad=True)
-    w = torch.randn(4, 3, 3, dtype=torch.float64, requires_grad=True)
+    x = dt.randn(2, 3, 7, dtype=dt.float64, requires_grad=True)
+    w = dt.randn(4, 3, 3, dtype=dt.float64, requires_grad=True)
     assert gradcheck(lambda a, c: F.conv1d(a, c, stride=2, padding=1, dilation=2), (x, w))
-    x3 = torch.randn(1, 2, 3, 4, 3, dtype=torch.float64, requires_grad=True)
-    w3 = torch.randn(2, 2, 2, 2, 2, dtype=torch.float64, requires_grad=True)
+    x3 = dt.randn(1, 2, 3, 4, 3, dtype=dt.float64, requires_grad=True)
+    w3 = dt.randn(2, 2, 2, 2, 2, dtype=dt.float64, requires_grad=True)
     assert gradcheck(lambda a, c: F.conv3d(a, c, padding=1), (x3, w3))
 
 
 def test_same_padding_keeps_size_and_pads_extra_at_the_end():
-    x = torch.randn(1, 1, 6, 6)
-    w = torch.ones(1, 1, 4, 4)
+    x = dt.randn(1, 1, 6, 6)
+    w = dt.ones(1, 1, 4, 4)
     assert F.conv2d(x, w, padding="same").shape == (1, 1, 6, 6)
     # total padding 3 for a 4-wide kernel: 1 before, 2 after
-    one = torch.zeros(1, 1, 1, 6)
+    one = dt.zeros(1, 1, 1, 6)
     one.numpy()[0, 0, 0, 0] = 1.0
-    row = F.conv2d(one, torch.ones(1, 1, 1, 4), padding="same").numpy()[0, 0, 0]
+    row = F.conv2d(one, dt.ones(1, 1, 1, 4), padding="same").numpy()[0, 0, 0]
     np.testing.assert_allclose(row, [1, 1, 0, 0, 0, 0])
     assert F.conv2d(x, w, padding="valid").shape == (1, 1, 3, 3)
 
 
 def test_unbatched_input_and_no_bias():
-    x = torch.randn(3, 5, 5, requires_grad=True)
-    w = torch.randn(2, 3, 3, 3)
+    x = dt.randn(3, 5, 5, requires_grad=True)
+    w = dt.randn(2, 3, 3, 3)
     out = F.conv2d(x, w, padding=1)
     assert out.shape == (2, 5, 5)
     out.sum().backward()
     assert x.grad.shape == (3, 5, 5)
     batched = F.conv2d(x.detach().unsqueeze(0), w, padding=1)
     np.testing.assert_allclose(batched.numpy()[0], out.detach().numpy(), rtol=1e-6)
-    assert F.conv1d(torch.randn(3, 8), torch.randn(2, 3, 3)).shape == (2, 6)
+    assert F.conv1d(dt.randn(3, 8), dt.randn(2, 3, 3)).shape == (2, 6)
 
 
 def test_float32_stays_float32():
-    out = F.conv2d(torch.randn(1, 2, 4, 4), torch.randn(3, 2, 3, 3), torch.randn(3))
-    assert out.dtype == torch.float32
+    out = F.conv2d(dt.randn(1, 2, 4, 4), dt.randn(3, 2, 3, 3), dt.randn(3))
+    assert out.dtype == dt.float32
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: F.conv2d(torch.randn(2, 3), torch.randn(4, 3, 3, 3)),
+    (lambda: F.conv2d(dt.randn(2, 3), dt.randn(4, 3, 3, 3)),
      "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]"),
-    (lambda: F.conv2d(torch.randn(2, 1, 5, 5), torch.randn(4, 3, 3, 3)),
+    (lambda: F.conv2d(dt.randn(2, 1, 5, 5), dt.randn(4, 3, 3, 3)),
      "Given groups=1, weight of size [4, 3, 3, 3], expected input[2, 1, 5, 5] to have 3 channels, "
      "but got 1 channels instead"),
-    (lambda: F.conv1d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3)),
+    (lambda: F.conv1d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3)),
      "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: [2, 3, 5, 5]"),
-    (lambda: F.conv2d(torch.randn(2, 3, 2, 2), torch.randn(4, 3, 3, 3)),
+    (lambda: F.conv2d(dt.randn(2, 3, 2, 2), dt.randn(4, 3, 3, 3)),
      "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be "
      "greater than actual input size"),
-    (lambda: F.conv2d(torch.randn(2, 4, 5, 5), torch.randn(4, 2, 3, 3), groups=3),
+    (lambda: F.conv2d(dt.randn(2, 4, 5, 5), dt.randn(4, 2, 3, 3), groups=3),
      "Given groups=3, expected weight to be divisible by 3 at dimension 0"),
-    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), torch.randn(3)),
+    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), dt.randn(3)),
      "expected bias to be 1-dimensional with 4 elements, but got bias of size [3] instead"),
-    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), stride=2, padding="same"),
+    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=2, padding="same"),
      "padding='same' is not supported for strided convolutions"),
-    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), padding="full"),
+    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), padding="full"),
      "Invalid padding string: 'full'"),
-    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), stride=0),
+    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=0),
      "non-positive stride is not supported"),
-    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), padding=-1),
+    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), padding=-1),
      "negative padding is not supported"),
-    (lambda: F.conv2d(torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3), stride=(1, 1, 1)),
+    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=(1, 1, 1)),
      "expected stride to be a single integer value or a list of 2 values"),
-    (lambda: F.conv2d(torch.randn(2, 3, 5, 5, dtype=torch.float64), torch.randn(4, 3, 3, 3)),
+    (lambda: F.conv2d(dt.randn(2, 3, 5, 5, dtype=dt.float64), dt.randn(4, 3, 3, 3)),
      "expected scalar type Double but found Float"),
 ])
 def test_conv_errors_name_both_sides(call, message):
@@ -139,23 +140,23 @@ def test_conv_errors_name_both_sides(call, message):
 
 
 def test_double_backward_is_refused_clearly():
-    x = torch.randn(1, 1, 4, 4, dtype=torch.float64, requires_grad=True)
-    w = torch.randn(1, 1, 3, 3, dtype=torch.float64, requires_grad=True)
-    (gx,) = torch.autograd.grad(F.conv2d(x, w).sum(), x, create_graph=True)
+    x = dt.randn(1, 1, 4, 4, dtype=dt.float64, requires_grad=True)
+    w = dt.randn(1, 1, 3, 3, dtype=dt.float64, requires_grad=True)
+    (gx,) = dt.autograd.grad(F.conv2d(x, w).sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="double backward through conv2d is not supported"):
         gx.sum().backward()
 
 
 def test_conv_modules_shapes_parameters_and_repr():
-    conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+    conv = dt.nn.Conv2d(3, 8, 3, stride=2, padding=1)
     assert conv.weight.shape == (8, 3, 3, 3) and conv.bias.shape == (8,)
-    assert conv(torch.randn(2, 3, 9, 9)).shape == (2, 8, 5, 5)
-    assert conv(torch.randn(3, 9, 9)).shape == (8, 5, 5)
+    assert conv(dt.randn(2, 3, 9, 9)).shape == (2, 8, 5, 5)
+    assert conv(dt.randn(3, 9, 9)).shape == (8, 5, 5)
     assert repr(conv) == "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))"
-    assert repr(torch.nn.Conv1d(2, 4, 3, groups=2, bias=False, padding="same")) == \
+    assert repr(dt.nn.Conv1d(2, 4, 3, groups=2, bias=False, padding="same")) == \
         "Conv1d(2, 4, kernel_size=(3,), stride=(1,), padding=same, groups=2, bias=False)"
-    assert torch.nn.Conv1d(2, 4, 3, bias=False).bias is None
-    assert torch.nn.Conv1d(2, 4, 5, padding="same")(torch.randn(1, 2, 7)).shape == (1, 4, 7)
+    assert dt.nn.Conv1d(2, 4, 3, bias=False).bias is None
+    assert dt.nn.Conv1d(2, 4, 5, padding="same")(dt.randn(1, 2, 7)).shape == (1, 4, 7)
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -168,7 +169,7 @@ def test_conv_modules_shapes_parameters_and_repr():
 ])
 def test_conv_module_argument_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        torch.nn.Conv2d(**kwargs)
+        dt.nn.Conv2d(**kwargs)
 
 
 def test_small_cnn_learns_bar_orientation():
@@ -184,12 +185,12 @@ def test_small_cnn_learns_bar_orientation():
             images[i, 0, :, where[i]] += 1.0
         else:
             images[i, 0, where[i], :] += 1.0
-    torch.manual_seed(0)
-    nn = torch.nn
+    dt.manual_seed(0)
+    nn = dt.nn
     model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
                           nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 16, 2))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    x, y = torch.tensor(images), torch.tensor(labels)
+    opt = dt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = dt.tensor(images), dt.tensor(labels)
     losses = []
     for _ in range(40):
         loss = F.cross_entropy(model(x), y)
@@ -198,7 +199,7 @@ def test_small_cnn_learns_bar_orientation():
         opt.step()
         losses.append(loss.item())
     model.eval()
-    with torch.no_grad():
+    with dt.no_grad():
         accuracy = (model(x).numpy().argmax(1) == labels).mean()
     assert losses[-1] < 0.5 * losses[0]
     assert accuracy > 0.95
@@ -207,39 +208,39 @@ def test_small_cnn_learns_bar_orientation():
 @pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1, output_padding=1),
                                 dict(stride=(2, 1), dilation=(1, 2), groups=2)])
 def test_conv_transpose2d_gradcheck(kw):
-    x = torch.randn(2, 4, 3, 3, dtype=torch.float64, requires_grad=True)
-    w = torch.randn(4, 2, 2, 3, dtype=torch.float64, requires_grad=True)
-    b = torch.randn(2 * kw.get("groups", 1), dtype=torch.float64, requires_grad=True)
+    x = dt.randn(2, 4, 3, 3, dtype=dt.float64, requires_grad=True)
+    w = dt.randn(4, 2, 2, 3, dtype=dt.float64, requires_grad=True)
+    b = dt.randn(2 * kw.get("groups", 1), dtype=dt.float64, requires_grad=True)
     assert gradcheck(lambda a, c, d: F.conv_transpose2d(a, c, d, **kw), (x, w, b))
 
 
 def test_conv_transpose_is_the_adjoint_of_conv():
     """<conv(x), y> == <x, conv_transpose(y)> for the same weight and arguments."""
-    x = torch.randn(2, 3, 7, 6, dtype=torch.float64)
-    w = torch.randn(4, 3, 3, 2, dtype=torch.float64)
+    x = dt.randn(2, 3, 7, 6, dtype=dt.float64)
+    w = dt.randn(4, 3, 3, 2, dtype=dt.float64)
     kw = dict(stride=2, padding=1, dilation=(1, 2))
     y = F.conv2d(x, w, **kw)
-    z = torch.randn(*y.shape, dtype=torch.float64)
+    z = dt.randn(*y.shape, dtype=dt.float64)
     back = F.conv_transpose2d(z, w, output_padding=(0, 1), **kw)
     assert back.shape == x.shape
     np.testing.assert_allclose((y * z).sum().item(), (x * back).sum().item(), rtol=1e-10)
-    assert F.conv_transpose1d(torch.randn(2, 3, 5), torch.randn(3, 2, 3), stride=2).shape == (2, 2, 11)
+    assert F.conv_transpose1d(dt.randn(2, 3, 5), dt.randn(3, 2, 3), stride=2).shape == (2, 2, 11)
 
 
 def test_conv_transpose_module_and_errors():
-    m = torch.nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=1)
+    m = dt.nn.ConvTranspose2d(3, 4, 3, stride=2, output_padding=1)
     assert m.weight.shape == (3, 4, 3, 3)
     assert repr(m) == "ConvTranspose2d(3, 4, kernel_size=(3, 3), stride=(2, 2), output_padding=(1, 1))"
-    assert m(torch.randn(1, 3, 5, 5)).shape == (1, 4, 12, 12)
-    assert torch.nn.ConvTranspose2d(3, 4, 3, stride=2)(torch.randn(1, 3, 5, 5), output_size=(12, 12)).shape \
+    assert m(dt.randn(1, 3, 5, 5)).shape == (1, 4, 12, 12)
+    assert dt.nn.ConvTranspose2d(3, 4, 3, stride=2)(dt.randn(1, 3, 5, 5), output_size=(12, 12)).shape \
         == (1, 4, 12, 12)
     with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'):
-        torch.nn.ConvTranspose2d(3, 4, 3, padding_mode="reflect")
+        dt.nn.ConvTranspose2d(3, 4, 3, padding_mode="reflect")
     with pytest.raises(RuntimeError, match=r"Given transposed=1, weight of size \[3, 4, 3, 3\], expected "
                                            r"input\[2, 5, 5, 5\] to have 3 channels, but got 5 channels"):
-        F.conv_transpose2d(torch.randn(2, 5, 5, 5), torch.randn(3, 4, 3, 3))
+        F.conv_transpose2d(dt.randn(2, 5, 5, 5), dt.randn(3, 4, 3, 3))
     with pytest.raises(RuntimeError, match="output padding must be smaller than either stride or dilation"):
-        F.conv_transpose2d(torch.randn(2, 3, 5, 5), torch.randn(3, 4, 3, 3), output_padding=1)
+        F.conv_transpose2d(dt.randn(2, 3, 5, 5), dt.randn(3, 4, 3, 3), output_padding=1)
 
 
 def test_algorithm_choice_and_what_backward_keeps(stride1_algorithm):
@@ -270,3 +271,74 @@ def test_default_threshold_picks_shifted_for_wide_layers(monkeypatch):
     x = np.zeros((1, shifted.MIN_CHANNELS, 4, 4), np.float32)
     assert isinstance(conv._conv_arrays(x, np.zeros((2, shifted.MIN_CHANNELS, 3, 3), np.float32), geo)[1], tuple)
     assert not isinstance(conv._conv_arrays(x[:, :1], np.zeros((2, 1, 3, 3), np.float32), geo)[1], tuple)
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+@pytest.mark.parity
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1), dict(padding="same", dilation=2),
+                                dict(groups=2, bias=False, padding=(1, 0))])
+def test_conv2d_parity(torch, kw):
+    theirs = torch.nn.Conv2d(4, 6, 3, **kw)
+    ours = dt.nn.Conv2d(4, 6, 3, **kw)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 4, 9, 8))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding="same", dilation=(2, 1)),
+                                dict(groups=2, padding=(0, 2)), dict(stride=2, padding=1)])
+def test_wide_conv2d_parity(torch, kw):
+    """16 and more input channels per group: stride-1 layers take the shifted products."""
+    theirs = torch.nn.Conv2d(32, 24, 3, **kw)
+    ours = dt.nn.Conv2d(32, 24, 3, **kw)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(3, 32, 10, 9))
+    theirs = torch.nn.ConvTranspose2d(32, 16, 3, padding=1)
+    ours = dt.nn.ConvTranspose2d(32, 16, 3, padding=1)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 32, 6, 7))
+
+
+@pytest.mark.parity
+def test_conv1d_and_conv3d_parity(torch):
+    theirs, ours = torch.nn.Conv1d(3, 5, 3, stride=2, padding=1), dt.nn.Conv1d(3, 5, 3, stride=2, padding=1)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 3, 11))
+    theirs, ours = torch.nn.Conv3d(2, 3, 2, padding=1), dt.nn.Conv3d(2, 3, 2, padding=1)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 2, 3, 4, 3))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_conv_padding_modes_parity(torch, mode):
+    theirs = torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode=mode)
+    ours = dt.nn.Conv2d(2, 3, 3, padding=1, padding_mode=mode)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 2, 5, 6))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1, output_padding=1),
+                                dict(stride=(2, 1), groups=2, dilation=(1, 2), bias=False)])
+def test_conv_transpose2d_parity(torch, kw):
+    theirs = torch.nn.ConvTranspose2d(4, 6, 3, **kw)
+    ours = dt.nn.ConvTranspose2d(4, 6, 3, **kw)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 4, 5, 6))
+
+
+@pytest.mark.parity
+def test_conv_transpose1d_parity(torch):
+    theirs, ours = torch.nn.ConvTranspose1d(3, 2, 4, stride=3), dt.nn.ConvTranspose1d(3, 2, 4, stride=3)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(2, 3, 7))
+
+
+def test_conv_default_init_matches_pytorch_distribution():
+    conv = dt.nn.Conv2d(16, 32, 3)
+    bound = 1 / np.sqrt(16 * 9)  # kaiming_uniform_(a=sqrt(5)) gives U(-1/sqrt(fan_in), ..)
+    w = conv.weight.detach().numpy()
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+    assert abs(w.std() - bound / np.sqrt(3)) < 0.1 * bound
+    assert np.abs(conv.bias.detach().numpy()).max() <= bound

@@ -4,15 +4,16 @@ import math
 
 import numpy as np
 import pytest
+from parity_helpers import both, check
 
-import disttorch as torch
+import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
 from disttorch.nn import functional as F
 
 
 def f64(*shape, seed=0, requires_grad=True):
-    torch.manual_seed(seed)
-    return torch.randn(*shape, dtype=torch.float64, requires_grad=requires_grad)
+    dt.manual_seed(seed)
+    return dt.randn(*shape, dtype=dt.float64, requires_grad=requires_grad)
 
 
 def values(t):
@@ -38,14 +39,14 @@ X = np.array([-3.0, -0.5, 0.0, 0.7, 2.0])
     (lambda x: F.softplus(x, beta=2.0, threshold=1.0), np.where(2 * X > 1, X, np.log1p(np.exp(2 * X)) / 2)),
 ])
 def test_activation_values(fn, expected):
-    out = fn(torch.tensor(X))
+    out = fn(dt.tensor(X))
     np.testing.assert_allclose(values(out), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_activations_keep_float32():
-    x = torch.tensor(X.astype(np.float32))
+    x = dt.tensor(X.astype(np.float32))
     for fn in (F.relu, F.leaky_relu, F.elu, F.gelu, F.silu, F.softplus, F.selu):
-        assert fn(x).dtype == torch.float32
+        assert fn(x).dtype == dt.float32
     np.testing.assert_allclose(values(F.gelu(x)), [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in X],
                                atol=1e-6)
 
@@ -57,12 +58,12 @@ def test_gelu_float32_value_and_gradient_across_blocks():
     phi = 0.5 * (1 + np.vectorize(math.erf)(xs / math.sqrt(2)))
     expected = xs * phi
     slope = phi + xs * np.exp(-xs * xs / 2) / math.sqrt(2 * math.pi)
-    x = torch.tensor(xs.astype(np.float32), requires_grad=True)
+    x = dt.tensor(xs.astype(np.float32), requires_grad=True)
     out = F.gelu(x)
-    out.backward(torch.ones_like(out))
+    out.backward(dt.ones_like(out))
     np.testing.assert_allclose(values(out), expected, atol=6e-7, rtol=2e-7)
     np.testing.assert_allclose(x.grad.numpy(), slope, atol=4e-7, rtol=2e-7)
-    with torch.no_grad():
+    with dt.no_grad():
         assert np.array_equal(values(F.gelu(x)), values(out))
 
 
@@ -71,7 +72,7 @@ def test_gelu_float32_value_and_gradient_across_blocks():
     lambda x: F.gelu(x, approximate="tanh"), F.silu, F.tanh, F.sigmoid, F.softplus,
     lambda x: F.softplus(x, beta=3.0, threshold=2.0),
     lambda x: F.softmax(x, 1), lambda x: F.log_softmax(x, 0), lambda x: F.softmin(x, -1),
-    lambda x: F.softmax(x, 1, dtype=torch.float64),
+    lambda x: F.softmax(x, 1, dtype=dt.float64),
     lambda x: F.hardtanh(x, -0.5, 0.7), F.relu6, F.logsigmoid, F.mish, F.hardsigmoid,
     F.hardswish, lambda x: F.glu(x, 1),
 ])
@@ -80,28 +81,28 @@ def test_activation_gradcheck(fn):
 
 
 def test_composite_activation_values_and_errors():
-    x = torch.tensor(X)
+    x = dt.tensor(X)
     np.testing.assert_allclose(F.relu6(x * 3).numpy(), np.clip(X * 3, 0, 6))
     np.testing.assert_allclose(F.logsigmoid(x).numpy(), -np.log1p(np.exp(-X)))
     np.testing.assert_allclose(F.mish(x).numpy(), X * np.tanh(np.log1p(np.exp(X))))
     np.testing.assert_allclose(F.hardswish(x).numpy(), X * np.clip(X + 3, 0, 6) / 6)
-    np.testing.assert_allclose(F.glu(torch.tensor([[1.0, 2.0, 0.0, 3.0]])).numpy(),
+    np.testing.assert_allclose(F.glu(dt.tensor([[1.0, 2.0, 0.0, 3.0]])).numpy(),
                                [[0.5, 2 / (1 + np.exp(-3.0))]])
-    np.testing.assert_allclose(F.prelu(x, torch.tensor([0.5], dtype=torch.float64)).numpy(),
+    np.testing.assert_allclose(F.prelu(x, dt.tensor([0.5], dtype=dt.float64)).numpy(),
                                np.where(X > 0, X, 0.5 * X))
     with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is size 3"):
-        F.glu(torch.ones(2, 3))
+        F.glu(dt.ones(2, 3))
     with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size"):
-        F.prelu(torch.ones(2, 3), torch.ones(4))
+        F.prelu(dt.ones(2, 3), dt.ones(4))
 
 
 def test_gelu_rejects_unknown_approximation():
     with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
-        F.gelu(torch.ones(2), approximate="fast")
+        F.gelu(dt.ones(2), approximate="fast")
 
 
 def test_softmax_is_stable_for_large_inputs():
-    x = torch.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, -1000.0, -1000.0]])
+    x = dt.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, -1000.0, -1000.0]])
     out = values(F.softmax(x, dim=1))
     e = np.exp([0.0, 1.0, 2.0])
     np.testing.assert_allclose(out[0], e / e.sum(), rtol=1e-6)
@@ -118,7 +119,7 @@ def test_softmax_sums_to_one_and_dim_errors():
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 3\)"):
         F.softmax(x, 3)
     with pytest.warns(UserWarning, match="Implicit dimension choice"):
-        out = F.softmax(torch.ones(2, 4))
+        out = F.softmax(dt.ones(2, 4))
     np.testing.assert_allclose(values(out), 0.25)
 
 
@@ -145,8 +146,8 @@ def test_linear_backward_array_path_equals_recorded_path():
     give the same gradients, and the recorded one differentiates again."""
     x, w, b = f64(2, 4, 3, seed=1), f64(5, 3, seed=2), f64(5, seed=3)
     g = f64(2, 4, 5, seed=4, requires_grad=False)
-    plain = torch.autograd.grad(F.linear(x, w, b), (x, w, b), g)
-    recorded = torch.autograd.grad(F.linear(x, w, b), (x, w, b), g, create_graph=True)
+    plain = dt.autograd.grad(F.linear(x, w, b), (x, w, b), g)
+    recorded = dt.autograd.grad(F.linear(x, w, b), (x, w, b), g, create_graph=True)
     assert recorded[0].requires_grad and recorded[1].requires_grad  # dx needs w, dW needs x
     for p, r in zip(plain, recorded):
         np.testing.assert_allclose(values(p), values(r), rtol=1e-12)
@@ -156,9 +157,9 @@ def test_linear_backward_array_path_equals_recorded_path():
 
 def test_linear_errors_name_both_shapes_and_dtypes():
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 3x5\)"):
-        F.linear(torch.randn(3, 4), torch.randn(5, 3))
+        F.linear(dt.randn(3, 4), dt.randn(5, 3))
     with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: double != float"):
-        F.linear(torch.randn(3, 4, dtype=torch.float64), torch.randn(5, 4))
+        F.linear(dt.randn(3, 4, dtype=dt.float64), dt.randn(5, 4))
 
 
 def test_bilinear_matches_einsum_and_gradcheck():
@@ -170,8 +171,8 @@ def test_bilinear_matches_einsum_and_gradcheck():
 
 # ---------------------------------------------------------------------- dropout
 def test_dropout_scales_kept_entries_and_is_identity_in_eval():
-    torch.manual_seed(0)
-    x = torch.ones(20000)
+    dt.manual_seed(0)
+    x = dt.ones(20000)
     out = values(F.dropout(x, 0.25))
     kept = out != 0
     assert abs(kept.mean() - 0.75) < 0.02
@@ -183,52 +184,52 @@ def test_dropout_scales_kept_entries_and_is_identity_in_eval():
 
 
 def test_dropout_gradient_uses_the_same_mask():
-    x = torch.ones(1000, requires_grad=True)
+    x = dt.ones(1000, requires_grad=True)
     out = F.dropout(x, 0.5)
     out.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), values(out))
 
 
 def test_dropout2d_drops_whole_channels():
-    torch.manual_seed(1)
-    out = values(F.dropout2d(torch.ones(4, 8, 3, 3), 0.5))
+    dt.manual_seed(1)
+    out = values(F.dropout2d(dt.ones(4, 8, 3, 3), 0.5))
     per_channel = out.reshape(4, 8, 9)
     assert ((per_channel == 0).all(-1) | (per_channel == 2.0).all(-1)).all()
     with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):  # as PyTorch: warns
-        assert F.dropout2d(torch.ones(2, 2), 0.5).shape == (2, 2)
+        assert F.dropout2d(dt.ones(2, 2), 0.5).shape == (2, 2)
     with pytest.raises(RuntimeError, match="at least 2 dimensions"), pytest.warns(UserWarning):
-        F.dropout2d(torch.ones(2), 0.5)
+        F.dropout2d(dt.ones(2), 0.5)
 
 
 # ---------------------------------------------------------------------- embedding, one_hot
 def test_embedding_rows_gradcheck_and_padding():
     w = f64(5, 3)
-    idx = torch.tensor([[0, 2, 2], [4, 1, 0]])
+    idx = dt.tensor([[0, 2, 2], [4, 1, 0]])
     np.testing.assert_array_equal(values(F.embedding(idx, w)), values(w)[idx.numpy()])
     assert gradcheck(lambda ww: F.embedding(idx, ww), (w,))
     F.embedding(idx, w, padding_idx=2).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy()[:, 0], [2, 1, 0, 0, 1])
     with pytest.raises(IndexError, match="index out of range in self"):
-        F.embedding(torch.tensor([5]), w)
+        F.embedding(dt.tensor([5]), w)
     with pytest.raises(IndexError, match="index out of range in self"):
-        F.embedding(torch.tensor([-1]), w)
+        F.embedding(dt.tensor([-1]), w)
 
 
 def test_embedding_max_norm_renormalises_rows_read():
-    w = torch.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
-    F.embedding(torch.tensor([0, 1]), w, max_norm=1.0)
+    w = dt.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    F.embedding(dt.tensor([0, 1]), w, max_norm=1.0)
     np.testing.assert_allclose(np.linalg.norm(w.numpy(), axis=1), [1.0, 0.5, 10.0], rtol=1e-5)
 
 
 def test_one_hot():
-    out = F.one_hot(torch.tensor([[0, 2], [1, 1]]))
-    assert out.dtype == torch.int64 and out.shape == (2, 2, 3)
+    out = F.one_hot(dt.tensor([[0, 2], [1, 1]]))
+    assert out.dtype == dt.int64 and out.shape == (2, 2, 3)
     np.testing.assert_array_equal(out.numpy()[0], [[1, 0, 0], [0, 0, 1]])
-    assert F.one_hot(torch.tensor([1]), 4).shape == (1, 4)
+    assert F.one_hot(dt.tensor([1]), 4).shape == (1, 4)
     with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
-        F.one_hot(torch.tensor([1, 5]), 3)
+        F.one_hot(dt.tensor([1, 5]), 3)
     with pytest.raises(RuntimeError, match="Class values must be non-negative."):
-        F.one_hot(torch.tensor([1, -1]), 3)
+        F.one_hot(dt.tensor([1, -1]), 3)
 
 
 # ---------------------------------------------------------------------- pad, normalize
@@ -255,16 +256,16 @@ def test_pad_constant_with_value_and_negative_crop():
 def test_pad_errors():
     with pytest.raises(RuntimeError, match=r"Padding size should be less than the corresponding "
                                             r"input dimension, but got: padding \(4, 4\) at dimension 2"):
-        F.pad(torch.randn(1, 2, 3), (4, 4), mode="reflect")
+        F.pad(dt.randn(1, 2, 3), (4, 4), mode="reflect")
     with pytest.raises(ValueError, match="Padding length must be divisible by 2"):
-        F.pad(torch.randn(2, 2), (1,))
+        F.pad(dt.randn(2, 2), (1,))
 
 
 def test_normalize_unit_norm_and_gradcheck():
     x = f64(3, 4)
     out = values(F.normalize(x, dim=1))
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0)
-    np.testing.assert_allclose(values(F.normalize(torch.zeros(2, 3))), 0.0)
+    np.testing.assert_allclose(values(F.normalize(dt.zeros(2, 3))), 0.0)
     assert gradcheck(lambda a: F.normalize(a, dim=0), (x,))
     assert gradcheck(lambda a: F.normalize(a, p=3, dim=-1), (x,))
 
@@ -280,11 +281,68 @@ def test_activation_gradgradcheck(fn):
 
 
 def test_cosine_similarity_and_pairwise_distance():
-    a = torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
-    b = torch.tensor([[0.0, 2.0], [2.0, 2.0]], dtype=torch.float64)
+    a = dt.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=dt.float64)
+    b = dt.tensor([[0.0, 2.0], [2.0, 2.0]], dtype=dt.float64)
     np.testing.assert_allclose(F.cosine_similarity(a, b).numpy(), [0.0, 1.0], atol=1e-12)
     np.testing.assert_allclose(F.pairwise_distance(a, b, eps=0.0).numpy(), [math.sqrt(5), math.sqrt(2)])
     assert gradcheck(lambda x, y: F.cosine_similarity(x, y, dim=0), (f64(3, 4), f64(3, 4, seed=1)))
     assert gradcheck(F.pairwise_distance, (f64(3, 4), f64(3, 4, seed=1)))
     from disttorch import nn
     assert nn.CosineSimilarity(dim=0)(a, b).shape == (2,) and nn.PairwiseDistance()(a, b).shape == (2,)
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+@pytest.mark.parity
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_parity(torch, mode):
+    dx, tx = both((2, 3, 5, 4), 18)
+    check(F.pad(dx, (1, 2, 3, 1), mode=mode), torch.nn.functional.pad(tx, (1, 2, 3, 1), mode=mode), [dx], [tx])
+
+
+@pytest.mark.parity
+def test_normalize_and_one_hot_parity(torch):
+    dx, tx = both((3, 4), 19)
+    check(F.normalize(dx, p=3, dim=0), torch.nn.functional.normalize(tx, p=3, dim=0), [dx], [tx])
+    idx = np.array([[0, 3], [2, 1]])
+    np.testing.assert_array_equal(F.one_hot(dt.tensor(idx), 5).numpy(),
+                                  torch.nn.functional.one_hot(torch.tensor(idx), 5).numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name, kwargs", [("cosine_similarity", {}), ("cosine_similarity", {"dim": 0}),
+                                          ("pairwise_distance", {}),
+                                          ("pairwise_distance", {"p": 1.0, "keepdim": True})])
+def test_distance_parity(torch, name, kwargs):
+    dx1, tx1 = both((4, 5), 22)
+    dx2, tx2 = both((1, 5), 23)
+    check(getattr(F, name)(dx1, dx2, **kwargs), getattr(torch.nn.functional, name)(tx1, tx2, **kwargs),
+          [dx1, dx2], [tx1, tx2])
+
+
+# ---------------------------------------------------------------------- higher-order gradients
+def test_linear_double_backward_with_some_inputs_constant():
+    """``LinearGrad``'s own backward, reached through create_graph, for every subset of inputs."""
+    rng = np.random.default_rng(3)
+    x, w, b = (dt.tensor(rng.normal(size=s), requires_grad=True) for s in ((2, 3, 4), (5, 4), (5,)))
+    assert gradgradcheck(lambda x, w: F.linear(x, w, b.detach()) ** 2, (x, w))
+    assert gradgradcheck(lambda w, b: F.linear(x.detach(), w, b) ** 2, (w, b))
+    assert gradgradcheck(lambda x: F.linear(x, w.detach()) ** 2, (x,))
+    assert gradgradcheck(lambda x, w, b: F.linear(x, w, b).tanh(), (x, w, b))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_third_derivative_matches_torch(approximate, torch):
+    """``GeluDerivative``'s backward is tensor ops: third derivatives are recorded and right."""
+    x = np.random.default_rng(4).normal(size=(3, 4)) * 2
+
+    def derivatives(lib):
+        v = lib.tensor(x, requires_grad=True)
+        out, grads = lib.nn.functional.gelu(v, approximate=approximate).sum(), []
+        for create in (True, True, False):
+            (out,) = lib.autograd.grad(out.sum(), v, create_graph=create)
+            grads.append(out.detach().numpy())
+        return grads
+
+    for ours, theirs in zip(derivatives(dt), derivatives(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)

@@ -2,16 +2,17 @@
 label smoothing, K-dim inputs and PyTorch's error messages."""
 import numpy as np
 import pytest
+from parity_helpers import both, check
 
-import disttorch as torch
+import disttorch as dt
 from disttorch import nn
 from disttorch.autograd import gradcheck
 from disttorch.nn import functional as F
 
 
 def f64(*shape, seed=0, requires_grad=True):
-    torch.manual_seed(seed)
-    return torch.randn(*shape, dtype=torch.float64, requires_grad=requires_grad)
+    dt.manual_seed(seed)
+    return dt.randn(*shape, dtype=dt.float64, requires_grad=requires_grad)
 
 
 def log_softmax_np(x, axis=1):
@@ -20,8 +21,8 @@ def log_softmax_np(x, axis=1):
 
 
 X = f64(4, 5, requires_grad=False)
-T = torch.tensor([1, 0, 4, 2])
-W = torch.tensor([0.5, 1.0, 2.0, 1.5, 0.2], dtype=torch.float64)
+T = dt.tensor([1, 0, 4, 2])
+W = dt.tensor([0.5, 1.0, 2.0, 1.5, 0.2], dtype=dt.float64)
 
 
 # ---------------------------------------------------------------------- cross entropy / nll
@@ -33,12 +34,12 @@ def test_cross_entropy_closed_form():
     np.testing.assert_allclose(F.cross_entropy(X, T, reduction="none").numpy(), picked)
     w = W.numpy()[T.numpy()]
     np.testing.assert_allclose(F.cross_entropy(X, T, weight=W).item(), (picked * w).sum() / w.sum())
-    assert abs(F.cross_entropy(torch.zeros(2, 4), torch.tensor([1, 2])).item() - np.log(4)) < 1e-6
+    assert abs(F.cross_entropy(dt.zeros(2, 4), dt.tensor([1, 2])).item() - np.log(4)) < 1e-6
 
 
 def test_cross_entropy_ignore_index_and_label_smoothing():
     lp = log_softmax_np(X.numpy())
-    t = torch.tensor([1, -100, 4, 2])
+    t = dt.tensor([1, -100, 4, 2])
     keep = np.array([0, 2, 3])
     nll = -lp[keep, t.numpy()[keep]]
     np.testing.assert_allclose(F.cross_entropy(X, t).item(), nll.mean())
@@ -50,7 +51,7 @@ def test_cross_entropy_ignore_index_and_label_smoothing():
     wt = w[t.numpy()[keep]]
     expected_w = ((1 - eps) * (nll * wt).sum() + eps / 5 * (-(lp[keep] * w).sum(1)).sum()) / wt.sum()
     np.testing.assert_allclose(F.cross_entropy(X, t, weight=W, label_smoothing=eps).item(), expected_w)
-    assert np.isnan(F.cross_entropy(X, torch.full((4,), -100)).item())
+    assert np.isnan(F.cross_entropy(X, dt.full((4,), -100)).item())
 
 
 def test_cross_entropy_probability_targets():
@@ -84,33 +85,33 @@ def test_cross_entropy_backward_is_softmax_minus_onehot():
 
 def test_cross_entropy_k_dim_and_unbatched():
     x = f64(2, 3, 4, 2)
-    t = torch.randint(0, 3, (2, 4, 2))
+    t = dt.randint(0, 3, (2, 4, 2))
     lp = log_softmax_np(x.detach().numpy(), axis=1)
     picked = -np.take_along_axis(lp, t.numpy()[:, None], 1)[:, 0]
     np.testing.assert_allclose(F.cross_entropy(x, t, reduction="none").detach().numpy(), picked)
     assert gradcheck(lambda a: F.cross_entropy(a, t, label_smoothing=0.1), (x,))
     x1 = f64(5)
-    out = F.cross_entropy(x1, torch.tensor(2), reduction="none")
+    out = F.cross_entropy(x1, dt.tensor(2), reduction="none")
     assert out.shape == ()
     np.testing.assert_allclose(out.item(), -log_softmax_np(x1.detach().numpy()[None])[0, 2])
-    assert gradcheck(lambda a: F.cross_entropy(a, torch.tensor(2)), (x1,))
+    assert gradcheck(lambda a: F.cross_entropy(a, dt.tensor(2)), (x1,))
     p = F.softmax(f64(2, 3, 4, seed=1, requires_grad=False), 1)
     assert gradcheck(lambda a: F.cross_entropy(a, p), (f64(2, 3, 4),))
 
 
 def test_class_target_errors():
     with pytest.raises(IndexError, match="Target 10 is out of bounds."):
-        F.cross_entropy(torch.randn(3, 5), torch.tensor([1, 2, 10]))
+        F.cross_entropy(dt.randn(3, 5), dt.tensor([1, 2, 10]))
     with pytest.raises(IndexError, match="Target -3 is out of bounds."):
-        F.nll_loss(torch.randn(3, 5), torch.tensor([1, 2, -3]))
+        F.nll_loss(dt.randn(3, 5), dt.tensor([1, 2, -3]))
     with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)."):
-        F.cross_entropy(torch.randn(3, 5), torch.tensor([1, 2]))
+        F.cross_entropy(dt.randn(3, 5), dt.tensor([1, 2]))
     with pytest.raises(RuntimeError, match=r"Expected target size \[3, 2\], got \[3, 3\]"):
-        F.cross_entropy(torch.randn(3, 5, 2), torch.zeros(3, 3, dtype=torch.int64))
+        F.cross_entropy(dt.randn(3, 5, 2), dt.zeros(3, 3, dtype=dt.int64))
     with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Float"):
-        F.cross_entropy(torch.randn(3, 5), torch.tensor([1.0, 2.0, 3.0]))
+        F.cross_entropy(dt.randn(3, 5), dt.tensor([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
-        F.cross_entropy(torch.randn(3, 5), torch.tensor([0, 0, 0]), reduction="bad")
+        F.cross_entropy(dt.randn(3, 5), dt.tensor([0, 0, 0]), reduction="bad")
 
 
 def test_nll_loss_closed_form():
@@ -148,48 +149,48 @@ def test_regression_losses(fn, per_entry):
 
 def test_regression_broadcast_warns_and_mismatch_raises():
     with pytest.warns(UserWarning, match="Using a target size"):
-        out = F.mse_loss(torch.zeros(3, 5), torch.ones(3, 1))
+        out = F.mse_loss(dt.zeros(3, 5), dt.ones(3, 1))
     assert out.item() == 1.0
     with pytest.raises(RuntimeError, match="The size of tensor a \\(5\\) must match the size of tensor b \\(4\\)"):
         with pytest.warns(UserWarning):
-            F.mse_loss(torch.randn(3, 5), torch.randn(3, 4))
+            F.mse_loss(dt.randn(3, 5), dt.randn(3, 4))
 
 
 # ---------------------------------------------------------------------- binary losses
 def test_binary_cross_entropy():
-    torch.manual_seed(0)
-    p = (torch.rand(4, 5, dtype=torch.float64) * 0.8 + 0.1).requires_grad_()
-    y = torch.rand(4, 5, dtype=torch.float64, requires_grad=True)
+    dt.manual_seed(0)
+    p = (dt.rand(4, 5, dtype=dt.float64) * 0.8 + 0.1).requires_grad_()
+    y = dt.rand(4, 5, dtype=dt.float64, requires_grad=True)
     pv, yv = p.detach().numpy(), y.detach().numpy()
     per = -(yv * np.log(pv) + (1 - yv) * np.log(1 - pv))
     np.testing.assert_allclose(F.binary_cross_entropy(p, y).item(), per.mean())
-    w = torch.rand(5, dtype=torch.float64)
+    w = dt.rand(5, dtype=dt.float64)
     np.testing.assert_allclose(F.binary_cross_entropy(p, y, weight=w, reduction="sum").item(),
                                (per * w.numpy()).sum())
     assert gradcheck(lambda a, b: F.binary_cross_entropy(a, b, weight=w), (p, y))
-    assert F.binary_cross_entropy(torch.tensor([0.0]), torch.tensor([1.0])).item() == 100.0
+    assert F.binary_cross_entropy(dt.tensor([0.0]), dt.tensor([1.0])).item() == 100.0
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
-        F.binary_cross_entropy(torch.tensor([1.5]), torch.tensor([1.0]))
+        F.binary_cross_entropy(dt.tensor([1.5]), dt.tensor([1.0]))
     with pytest.raises(ValueError, match="that is different to the input size"):
-        F.binary_cross_entropy(torch.rand(3), torch.rand(4))
+        F.binary_cross_entropy(dt.rand(3), dt.rand(4))
 
 
 def test_binary_cross_entropy_with_logits():
     x = f64(4, 5)
-    torch.manual_seed(1)
-    y = torch.rand(4, 5, dtype=torch.float64, requires_grad=True)
-    pw = torch.tensor([1.0, 2.0, 3.0, 0.5, 1.0], dtype=torch.float64)
+    dt.manual_seed(1)
+    y = dt.rand(4, 5, dtype=dt.float64, requires_grad=True)
+    pw = dt.tensor([1.0, 2.0, 3.0, 0.5, 1.0], dtype=dt.float64)
     s = 1 / (1 + np.exp(-x.detach().numpy()))
     yv = y.detach().numpy()
     per = -(pw.numpy() * yv * np.log(s) + (1 - yv) * np.log(1 - s))
     np.testing.assert_allclose(F.binary_cross_entropy_with_logits(x, y, pos_weight=pw).item(), per.mean())
     assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, pos_weight=pw), (x, y))
     assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction="none"), (x, y))
-    big = F.binary_cross_entropy_with_logits(torch.tensor([1000.0, -1000.0]), torch.tensor([0.0, 1.0]),
+    big = F.binary_cross_entropy_with_logits(dt.tensor([1000.0, -1000.0]), dt.tensor([0.0, 1.0]),
                                              reduction="none")
     np.testing.assert_allclose(big.numpy(), [1000.0, 1000.0])
     with pytest.raises(ValueError, match=r"Target size \(disttorch.Size\(\[4\]\)\) must be the same as input size"):
-        F.binary_cross_entropy_with_logits(torch.rand(3), torch.rand(4))
+        F.binary_cross_entropy_with_logits(dt.rand(3), dt.rand(4))
 
 
 def test_kl_div():
@@ -202,10 +203,10 @@ def test_kl_div():
     with pytest.warns(UserWarning, match="batchmean"):
         np.testing.assert_allclose(F.kl_div(x, q).item(), per.mean())
     leaf = f64(4, 5)
-    target = torch.rand(4, 5, dtype=torch.float64, requires_grad=True)
+    target = dt.rand(4, 5, dtype=dt.float64, requires_grad=True)
     assert gradcheck(lambda a, b: F.kl_div(a, b, reduction="batchmean"), (leaf, target))
     assert gradcheck(lambda a, b: F.kl_div(a, b, reduction="sum", log_target=True), (leaf, f64(4, 5, seed=7)))
-    assert F.kl_div(torch.zeros(2), torch.zeros(2), reduction="sum").item() == 0.0
+    assert F.kl_div(dt.zeros(2), dt.zeros(2), reduction="sum").item() == 0.0
 
 
 # ---------------------------------------------------------------------- loss modules
@@ -219,11 +220,11 @@ def test_loss_modules_forward_options():
     assert nn.MSELoss(reduction="none")(X, X).shape == (4, 5)
     assert nn.L1Loss(size_average=False).reduction == "sum"
     assert nn.SmoothL1Loss(beta=0.5).beta == 0.5 and nn.HuberLoss(delta=2.0).delta == 2.0
-    pw = torch.ones(5)
+    pw = dt.ones(5)
     assert nn.BCEWithLogitsLoss(pos_weight=pw).pos_weight is pw
     assert nn.KLDivLoss(reduction="batchmean", log_target=True).log_target
-    p = torch.full((2,), 0.5)
-    np.testing.assert_allclose(nn.BCELoss()(p, torch.ones(2)).item(), np.log(2), rtol=1e-6)
+    p = dt.full((2,), 0.5)
+    np.testing.assert_allclose(nn.BCELoss()(p, dt.ones(2)).item(), np.log(2), rtol=1e-6)
 
 
 def test_regression_losses_support_double_backward():
@@ -232,8 +233,8 @@ def test_regression_losses_support_double_backward():
     assert gradgradcheck(F.mse_loss, (x, y))
     assert gradgradcheck(lambda a, b: F.huber_loss(a, b, delta=0.5, reduction="sum"), (x, y))
     loss = F.mse_loss(x, y, reduction="sum")
-    (gx,) = torch.autograd.grad(loss, x, create_graph=True)
-    (hx,) = torch.autograd.grad(gx.sum(), x)
+    (gx,) = dt.autograd.grad(loss, x, create_graph=True)
+    (hx,) = dt.autograd.grad(gx.sum(), x)
     np.testing.assert_allclose(hx.numpy(), 2.0)
 
 
@@ -242,18 +243,92 @@ def test_regression_losses_support_double_backward():
 def test_cross_entropy_double_backward(kw):
     from disttorch.autograd import gradgradcheck
     assert gradgradcheck(lambda a: F.cross_entropy(a, T, **kw), (f64(4, 5),))
-    assert gradgradcheck(lambda a: F.cross_entropy(a, torch.tensor(3), **kw), (f64(5),))
+    assert gradgradcheck(lambda a: F.cross_entropy(a, dt.tensor(3), **kw), (f64(5),))
     p = F.softmax(f64(4, 5, seed=3, requires_grad=False), 1)
     assert gradgradcheck(lambda a: F.cross_entropy(a, p), (f64(4, 5),))
 
 
 def test_binary_and_kl_losses_double_backward():
     from disttorch.autograd import gradgradcheck
-    torch.manual_seed(0)
-    p = (torch.rand(3, 4, dtype=torch.float64) * 0.8 + 0.1).requires_grad_()
-    y = torch.rand(3, 4, dtype=torch.float64, requires_grad=True)
-    pw = torch.tensor([1.0, 2.0, 0.5, 3.0], dtype=torch.float64)
+    dt.manual_seed(0)
+    p = (dt.rand(3, 4, dtype=dt.float64) * 0.8 + 0.1).requires_grad_()
+    y = dt.rand(3, 4, dtype=dt.float64, requires_grad=True)
+    pw = dt.tensor([1.0, 2.0, 0.5, 3.0], dtype=dt.float64)
     assert gradgradcheck(F.binary_cross_entropy, (p, y))
     assert gradgradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, pos_weight=pw), (f64(3, 4), y))
     assert gradgradcheck(lambda a, b: F.kl_div(a, b, reduction="batchmean"), (f64(3, 4), y))
     assert gradgradcheck(lambda a, b: F.kl_div(a, b, reduction="sum", log_target=True), (f64(3, 4), f64(3, 4, seed=2)))
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+N, C = 6, 5
+TARGET = np.array([0, 4, 2, 2, 1, 3])
+IGNORED = np.array([0, -100, 2, 2, -100, 3])
+WEIGHT = np.array([0.5, 1.0, 2.0, 1.5, 0.2])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kwargs", [
+    {}, {"reduction": "sum"}, {"reduction": "none"}, {"weight": WEIGHT}, {"label_smoothing": 0.15},
+    {"weight": WEIGHT, "label_smoothing": 0.3, "target": IGNORED},
+    {"target": IGNORED, "reduction": "none"}, {"ignore_index": 2, "weight": WEIGHT},
+])
+def test_cross_entropy_and_nll_parity(torch, kwargs):
+    kwargs = dict(kwargs)
+    target = kwargs.pop("target", TARGET)
+    wkw = {"weight": kwargs.pop("weight")} if "weight" in kwargs else {}
+    dx, tx = both((N, C), 4)
+    dl = F.cross_entropy(dx, dt.tensor(target), **{k: dt.tensor(v) for k, v in wkw.items()}, **kwargs)
+    tl = torch.nn.functional.cross_entropy(tx, torch.tensor(target), **{k: torch.tensor(v) for k, v in wkw.items()}, **kwargs)
+    check(dl, tl, [dx], [tx])
+    kwargs.pop("label_smoothing", None)
+    dx, tx = both((N, C), 5)
+    dl = F.nll_loss(dx, dt.tensor(target), **{k: dt.tensor(v) for k, v in wkw.items()}, **kwargs)
+    tl = torch.nn.functional.nll_loss(tx, torch.tensor(target), **{k: torch.tensor(v) for k, v in wkw.items()}, **kwargs)
+    check(dl, tl, [dx], [tx])
+
+
+@pytest.mark.parity
+def test_cross_entropy_k_dim_and_probability_parity(torch):
+    dx, tx = both((2, C, 3, 4), 6)
+    target = np.random.default_rng(0).integers(0, C, (2, 3, 4))
+    check(F.cross_entropy(dx, dt.tensor(target), label_smoothing=0.1),
+          torch.nn.functional.cross_entropy(tx, torch.tensor(target), label_smoothing=0.1), [dx], [tx])
+    probs = np.random.default_rng(1).dirichlet(np.ones(C), N)
+    dx, tx = both((N, C), 7)
+    check(F.cross_entropy(dx, dt.tensor(probs), weight=dt.tensor(WEIGHT), label_smoothing=0.2),
+          torch.nn.functional.cross_entropy(tx, torch.tensor(probs), weight=torch.tensor(WEIGHT), label_smoothing=0.2),
+          [dx], [tx])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name, kwargs", [
+    ("mse_loss", {}), ("l1_loss", {"reduction": "sum"}), ("smooth_l1_loss", {"beta": 0.5}),
+    ("huber_loss", {"delta": 0.4, "reduction": "none"}), ("smooth_l1_loss", {"beta": 0.0}),
+])
+def test_regression_loss_parity(torch, name, kwargs):
+    dx, tx = both((4, 3), 8)
+    dy, ty = both((4, 3), 9)
+    check(getattr(F, name)(dx, dy, **kwargs), getattr(torch.nn.functional, name)(tx, ty, **kwargs), [dx, dy], [tx, ty])
+
+
+@pytest.mark.parity
+def test_binary_and_kl_loss_parity(torch):
+    dp, tp = both((4, 3), 10, low=0.05)
+    dy, ty = both((4, 3), 11, low=0.0)
+    w = np.array([0.5, 1.0, 2.0])
+    check(F.binary_cross_entropy(dp, dy, weight=dt.tensor(w)),
+          torch.nn.functional.binary_cross_entropy(tp, ty, weight=torch.tensor(w)), [dp, dy], [tp, ty])
+    dx, tx = both((4, 3), 12)
+    dy, ty = both((4, 3), 13, low=0.0)
+    check(F.binary_cross_entropy_with_logits(dx, dy, pos_weight=dt.tensor(w), reduction="sum"),
+          torch.nn.functional.binary_cross_entropy_with_logits(tx, ty, pos_weight=torch.tensor(w), reduction="sum"),
+          [dx, dy], [tx, ty])
+    dx, tx = both((4, 3), 14)
+    dy, ty = both((4, 3), 15, low=0.01)
+    check(F.kl_div(dx, dy, reduction="batchmean"), torch.nn.functional.kl_div(tx, ty, reduction="batchmean"),
+          [dx, dy], [tx, ty])
+    dx, tx = both((4, 3), 16)
+    dy, ty = both((4, 3), 17)
+    check(F.kl_div(dx, dy, reduction="sum", log_target=True),
+          torch.nn.functional.kl_div(tx, ty, reduction="sum", log_target=True), [dx, dy], [tx, ty])

@@ -6,16 +6,16 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-import disttorch as torch
+import disttorch as dt
 from disttorch import nn
 
 
 class Leaf(nn.Module):
     def __init__(self, n=2):
         super().__init__()
-        self.w = nn.Parameter(torch.ones(n))
-        self.register_buffer("stat", torch.zeros(n))
-        self.register_buffer("scratch", torch.zeros(1), persistent=False)
+        self.w = nn.Parameter(dt.ones(n))
+        self.register_buffer("stat", dt.zeros(n))
+        self.register_buffer("scratch", dt.zeros(1), persistent=False)
 
     def forward(self, x):
         return x * self.w
@@ -29,7 +29,7 @@ class Tree(nn.Module):
         super().__init__()
         self.a = Leaf()
         self.b = Leaf(3)
-        self.bias = nn.Parameter(torch.zeros(1))
+        self.bias = nn.Parameter(dt.zeros(1))
 
     def forward(self, x):
         return self.a(x)
@@ -37,9 +37,9 @@ class Tree(nn.Module):
 
 # ---------------------------------------------------------------------- Parameter / Buffer
 def test_parameter_is_leaf_tensor_sharing_memory():
-    t = torch.zeros(2, 3)
+    t = dt.zeros(2, 3)
     p = nn.Parameter(t)
-    assert isinstance(p, torch.Tensor) and isinstance(p, nn.Parameter)
+    assert isinstance(p, dt.Tensor) and isinstance(p, nn.Parameter)
     assert p.requires_grad and p.is_leaf
     t.numpy()[0, 0] = 5.0
     assert p.detach().numpy()[0, 0] == 5.0
@@ -48,25 +48,25 @@ def test_parameter_is_leaf_tensor_sharing_memory():
 
 
 def test_parameter_repr_and_copy_keep_class():
-    p = nn.Parameter(torch.tensor([1.0, 2.0]))
+    p = nn.Parameter(dt.tensor([1.0, 2.0]))
     assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
     for clone in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
         assert type(clone) is nn.Parameter and clone.requires_grad
         np.testing.assert_array_equal(clone.detach().numpy(), [1.0, 2.0])
-    q = nn.Parameter(torch.ones(1), requires_grad=False)
+    q = nn.Parameter(dt.ones(1), requires_grad=False)
     assert not pickle.loads(pickle.dumps(q)).requires_grad
 
 
 def test_ops_on_parameters_give_plain_tensors():
-    p = nn.Parameter(torch.ones(2))
+    p = nn.Parameter(dt.ones(2))
     y = p * 2
-    assert type(y) is torch.Tensor and y.grad_fn is not None
+    assert type(y) is dt.Tensor and y.grad_fn is not None
 
 
 def test_buffer_assignment_registers_buffer():
     m = nn.Module()
-    m.b = nn.Buffer(torch.ones(2))
-    m.nb = nn.Buffer(torch.ones(2), persistent=False)
+    m.b = nn.Buffer(dt.ones(2))
+    m.nb = nn.Buffer(dt.ones(2), persistent=False)
     assert [n for n, _ in m.named_buffers()] == ["b", "nb"]
     assert list(m.state_dict()) == ["b"]
 
@@ -88,7 +88,7 @@ def test_setattr_registers_and_delattr_removes():
 def test_assigning_non_parameter_to_parameter_slot_raises():
     m = Leaf()
     with pytest.raises(TypeError, match="cannot assign 'Tensor' as parameter 'w'"):
-        m.w = torch.ones(2)
+        m.w = dt.ones(2)
     m.w = None
     assert m.w is None and list(m.parameters()) == []
 
@@ -98,16 +98,16 @@ def test_registration_errors():
     with pytest.raises(KeyError, match="contain"):
         m.register_parameter("a.b", None)
     with pytest.raises(TypeError, match="cannot assign 'Tensor' object to parameter 'x'"):
-        m.register_parameter("x", torch.ones(1))
+        m.register_parameter("x", dt.ones(1))
     with pytest.raises(TypeError, match="is not a Module subclass"):
         m.add_module("x", 3)
     m.plain = 1
     with pytest.raises(KeyError, match="attribute 'plain' already exists"):
-        m.register_buffer("plain", torch.ones(1))
+        m.register_buffer("plain", dt.ones(1))
 
     class Early(nn.Module):
         def __init__(self):
-            self.w = nn.Parameter(torch.ones(1))
+            self.w = nn.Parameter(dt.ones(1))
     with pytest.raises(AttributeError, match="before Module.__init__"):
         Early()
 
@@ -164,7 +164,7 @@ def test_state_dict_contents_and_detach():
 
 def test_load_state_dict_round_trip_copies_in_place():
     src, dst = Tree(), Tree()
-    with torch.no_grad():
+    with dt.no_grad():
         src.a.w.numpy(force=True)[:] = [3.0, 4.0]
         src.b.stat.numpy()[:] = 7.0
     w_before = dst.a.w
@@ -180,8 +180,8 @@ def test_load_state_dict_strict_errors_name_keys_and_sizes():
     m = Tree()
     sd = m.state_dict()
     del sd["bias"]
-    sd["extra.key"] = torch.ones(1)
-    sd["a.w"] = torch.ones(5)
+    sd["extra.key"] = dt.ones(1)
+    sd["a.w"] = dt.ones(5)
     with pytest.raises(RuntimeError) as err:
         m.load_state_dict(sd)
     msg = str(err.value)
@@ -190,7 +190,7 @@ def test_load_state_dict_strict_errors_name_keys_and_sizes():
     assert 'Unexpected key(s) in state_dict: "extra.key".' in msg
     assert ("size mismatch for a.w: copying a param with shape disttorch.Size([5]) from "
             "checkpoint, the shape in current model is disttorch.Size([2]).") in msg
-    sd["a.w"] = torch.ones(2)
+    sd["a.w"] = dt.ones(2)
     result = m.load_state_dict(sd, strict=False)
     assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra.key"]
 
@@ -199,10 +199,10 @@ def test_load_state_dict_non_strict_reports_and_assign():
     m = Tree()
     sd = m.state_dict()
     del sd["b.w"]
-    sd["bogus"] = torch.ones(1)
+    sd["bogus"] = dt.ones(1)
     m.load_state_dict(sd, strict=False)
     sd2 = {k: v.clone() if hasattr(v, "clone") else v for k, v in m.state_dict().items()}
-    new_w = torch.tensor([9.0, 9.0])
+    new_w = dt.tensor([9.0, 9.0])
     sd2["a.w"] = new_w
     m.load_state_dict(sd2, assign=True)
     assert isinstance(m.a.w, nn.Parameter) and m.a.w.requires_grad
@@ -212,7 +212,7 @@ def test_load_state_dict_non_strict_reports_and_assign():
 def test_non_persistent_buffer_in_checkpoint_is_unexpected():
     m = Leaf()
     sd = m.state_dict()
-    sd["scratch"] = torch.zeros(1)
+    sd["scratch"] = dt.zeros(1)
     with pytest.raises(RuntimeError, match='Unexpected key\\(s\\) in state_dict: "scratch"'):
         m.load_state_dict(sd)
 
@@ -230,7 +230,7 @@ def test_train_eval_propagate():
 
 def test_zero_grad_and_requires_grad_():
     m = Leaf()
-    m(torch.ones(2)).sum().backward()
+    m(dt.ones(2)).sum().backward()
     np.testing.assert_array_equal(m.w.grad.numpy(), [1.0, 1.0])
     m.zero_grad(set_to_none=False)
     np.testing.assert_array_equal(m.w.grad.numpy(), [0.0, 0.0])
@@ -250,15 +250,15 @@ def test_apply_visits_children_first():
 def test_dtype_conversion_keeps_parameter_identity():
     m = Tree()
     w = m.a.w
-    m.a.w.grad = torch.ones(2)
+    m.a.w.grad = dt.ones(2)
     m.double()
-    assert m.a.w is w and w.dtype == torch.float64 and w.grad.dtype == torch.float64
-    assert m.a.stat.dtype == torch.float64
-    m.to(torch.float32)
-    assert w.dtype == torch.float32
+    assert m.a.w is w and w.dtype == dt.float64 and w.grad.dtype == dt.float64
+    assert m.a.stat.dtype == dt.float64
+    m.to(dt.float32)
+    assert w.dtype == dt.float32
     m.to("cpu")
     with pytest.raises(TypeError, match="floating point"):
-        m.to(torch.int64)
+        m.to(dt.int64)
 
 
 # ---------------------------------------------------------------------- hooks
@@ -267,12 +267,12 @@ def test_forward_pre_hook_and_hook_replace_values_and_remove():
     calls = []
     h1 = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
     h2 = m.register_forward_hook(lambda mod, args, out: calls.append(out.sum().item()) or out + 1)
-    out = m(torch.ones(2))
+    out = m(dt.ones(2))
     np.testing.assert_array_equal(out.detach().numpy(), [3.0, 3.0])
     assert calls == [4.0]
     h1.remove()
     h2.remove()
-    np.testing.assert_array_equal(m(torch.ones(2)).detach().numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(m(dt.ones(2)).detach().numpy(), [1.0, 1.0])
 
 
 def test_hooks_with_kwargs_and_prepend_order():
@@ -286,7 +286,7 @@ def test_hooks_with_kwargs_and_prepend_order():
     m.register_forward_hook(lambda mod, a, o: order.append("first"), prepend=True)
     m.register_forward_pre_hook(lambda mod, a, kw: (a, {"scale": 10.0}), with_kwargs=True)
     m.register_forward_hook(lambda mod, a, kw, o: o + kw["scale"], with_kwargs=True)
-    out = m(torch.ones(1), scale=2.0)
+    out = m(dt.ones(1), scale=2.0)
     assert out.item() == 20.0 and order == ["first", "second"]
 
 
@@ -299,8 +299,8 @@ def test_full_backward_hook_sees_and_replaces_grads():
         return (grad_input[0] * 10,)
 
     m.register_full_backward_hook(hook)
-    x = torch.tensor([1.0, 2.0], requires_grad=True)
-    (m(x) * torch.tensor([1.0, 3.0])).sum().backward()
+    x = dt.tensor([1.0, 2.0], requires_grad=True)
+    (m(x) * dt.tensor([1.0, 3.0])).sum().backward()
     np.testing.assert_array_equal(seen["out"][0].numpy(), [1.0, 3.0])
     np.testing.assert_array_equal(seen["in"][0].numpy(), [1.0, 3.0])
     np.testing.assert_array_equal(x.grad.numpy(), [10.0, 30.0])
@@ -312,7 +312,7 @@ def test_full_backward_pre_hook_replaces_grad_output():
     seen = []
     m.register_full_backward_pre_hook(lambda mod, go: seen.append(go[0].numpy().copy()) or (go[0] * 2,))
     m.register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].numpy().copy()))
-    m(torch.ones(2)).sum().backward()  # the input does not require grad: grad_input is (None,)
+    m(dt.ones(2)).sum().backward()  # the input does not require grad: grad_input is (None,)
     np.testing.assert_array_equal(seen[0], [1.0, 1.0])
     np.testing.assert_array_equal(seen[1], [2.0, 2.0])
     np.testing.assert_array_equal(m.w.grad.numpy(), [2.0, 2.0])
@@ -339,7 +339,7 @@ def test_deepcopy_and_pickle_preserve_structure_and_sharing():
         assert type(clone.a.w) is nn.Parameter and clone.a.w is not m.a.w
         assert clone.a.w is clone.b.w
         assert list(clone.state_dict()) == list(m.state_dict())
-        out = clone(torch.ones(2))
+        out = clone(dt.ones(2))
         np.testing.assert_array_equal(out.detach().numpy(), [1.0, 1.0])
 
 
@@ -364,7 +364,7 @@ def test_sequential_indexing_slicing_and_editing():
     assert s[3] is a
     named = nn.Sequential(OrderedDict([("first", a), ("second", b)]))
     assert named.first is a and list(named._modules) == ["first", "second"]
-    out = nn.Sequential(Leaf(), Leaf())(torch.tensor([2.0, 3.0]))
+    out = nn.Sequential(Leaf(), Leaf())(dt.tensor([2.0, 3.0]))
     np.testing.assert_array_equal(out.detach().numpy(), [2.0, 3.0])
 
 
@@ -390,15 +390,45 @@ def test_module_list_and_dict():
 
 
 def test_parameter_list_and_dict():
-    pl = nn.ParameterList([torch.ones(2), nn.Parameter(torch.zeros(3))])
+    pl = nn.ParameterList([dt.ones(2), nn.Parameter(dt.zeros(3))])
     assert all(isinstance(p, nn.Parameter) for p in pl)
-    pl.append(torch.ones(1))
+    pl.append(dt.ones(1))
     assert len(pl) == 3 and [n for n, _ in pl.named_parameters()] == ["0", "1", "2"]
     assert "(0): Parameter containing: [disttorch.float32 of size 2]" in repr(pl)
-    pd = nn.ParameterDict({"a": torch.ones(2)})
-    pd["b"] = nn.Parameter(torch.zeros(1))
+    pd = nn.ParameterDict({"a": dt.ones(2)})
+    pd["b"] = nn.Parameter(dt.zeros(1))
     assert list(pd) == ["a", "b"] and isinstance(pd["a"], nn.Parameter)
     assert [n for n, _ in pd.named_parameters()] == ["a", "b"]
     assert list(nn.ParameterDict(pd)) == ["a", "b"]
     del pd["a"]
     assert list(pd.keys()) == ["b"] and len(list(pd.parameters())) == 1
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+@pytest.mark.parity
+def test_sequential_repr_and_state_dict_keys_match(torch):
+    def build(nn, lib):
+        return nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout(0.1), nn.Flatten(),
+                             nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 3)]),
+                             nn.Embedding(4, 2, padding_idx=0), nn.Identity(),
+                             nn.ModuleDict({"act": nn.GELU(), "loss": nn.BCEWithLogitsLoss(pos_weight=lib.ones(2))}),
+                             nn.ParameterList([nn.Parameter(lib.zeros(2, 3)), nn.Parameter(lib.zeros(1))]),
+                             nn.ParameterDict({"x": nn.Parameter(lib.zeros(2))}),
+                             nn.ParameterDict({"x": nn.Parameter(lib.zeros(2)),
+                                               "y": nn.Parameter(lib.zeros(2, dtype=lib.float64))}))
+    tm, dm = build(torch.nn, torch), build(nn, dt)
+    assert repr(dm).replace("disttorch", "torch") == repr(tm)
+    assert list(dm.state_dict()) == list(tm.state_dict())
+    assert [n for n, _ in dm.named_modules()] == [n for n, _ in tm.named_modules()]
+
+
+@pytest.mark.parity
+def test_load_state_dict_error_message_matches(torch):
+    t, d = torch.nn.Linear(2, 3), nn.Linear(2, 3)
+    bad_t = {"weight": torch.zeros(3, 4), "extra": torch.zeros(1)}
+    bad_d = {"weight": dt.zeros(3, 4), "extra": dt.zeros(1)}
+    with pytest.raises(RuntimeError) as te:
+        t.load_state_dict(bad_t)
+    with pytest.raises(RuntimeError) as de:
+        d.load_state_dict(bad_d)
+    assert str(de.value).replace("disttorch", "torch") == str(te.value)

@@ -3,8 +3,9 @@ BatchNorm/LayerNorm/GroupNorm layers): closed-form values, running statistics, m
 finite-difference gradients in float64, reprs and errors."""
 import numpy as np
 import pytest
+from parity_helpers import copy_weights, randn, run_both
 
-import disttorch as torch
+import disttorch as dt
 import disttorch.nn as nn
 import disttorch.nn.functional as F
 from disttorch.autograd import gradcheck
@@ -12,7 +13,7 @@ from disttorch.autograd import gradcheck
 
 def f64(*shape, seed=0):
     rng = np.random.default_rng(seed)
-    return torch.tensor(rng.standard_normal(shape) * 2 + 1, requires_grad=True)
+    return dt.tensor(rng.standard_normal(shape) * 2 + 1, requires_grad=True)
 
 
 @pytest.mark.parametrize("shape", [(5, 3), (4, 3, 2), (2, 3, 2, 3)])
@@ -20,7 +21,7 @@ def test_batch_norm_training_values_and_running_stats(shape):
     x = f64(*shape)
     xa = x.detach().numpy()
     axes = (0,) + tuple(range(2, len(shape)))
-    rm, rv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    rm, rv = dt.zeros(3, dtype=dt.float64), dt.ones(3, dtype=dt.float64)
     out = F.batch_norm(x, rm, rv, training=True, momentum=0.2, eps=1e-5)
     mean, var = xa.mean(axis=axes, keepdims=True), xa.var(axis=axes, keepdims=True)
     np.testing.assert_allclose(out.detach().numpy(), (xa - mean) / np.sqrt(var + 1e-5), atol=1e-12)
@@ -32,16 +33,16 @@ def test_batch_norm_training_values_and_running_stats(shape):
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_gradcheck(training):
     x, w, b = f64(4, 3, 2), f64(3, seed=1), f64(3, seed=2)
-    rm = torch.tensor([0.1, -0.2, 0.3], dtype=torch.float64)
-    rv = torch.tensor([1.5, 0.5, 2.0], dtype=torch.float64)
+    rm = dt.tensor([0.1, -0.2, 0.3], dtype=dt.float64)
+    rv = dt.tensor([1.5, 0.5, 2.0], dtype=dt.float64)
     assert gradcheck(lambda a, c, d: F.batch_norm(a, None if training else rm,
                                                   None if training else rv, c, d, training), (x, w, b))
 
 
 def test_batch_norm_eval_uses_running_stats():
     x = f64(4, 3)
-    rm = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
-    rv = torch.tensor([4.0, 1.0, 0.25], dtype=torch.float64)
+    rm = dt.tensor([1.0, 2.0, 3.0], dtype=dt.float64)
+    rv = dt.tensor([4.0, 1.0, 0.25], dtype=dt.float64)
     out = F.batch_norm(x, rm, rv, training=False, eps=0.0)
     np.testing.assert_allclose(out.detach().numpy(), (x.detach().numpy() - rm.numpy()) / np.sqrt(rv.numpy()))
 
@@ -67,7 +68,7 @@ def test_batchnorm_without_running_stats_always_uses_batch_stats():
     bn = nn.BatchNorm2d(3, track_running_stats=False, affine=False)
     assert bn.running_mean is None and list(bn.parameters()) == []
     bn.eval()
-    out = bn(torch.randn(4, 3, 2, 2) * 5 + 3)
+    out = bn(dt.randn(4, 3, 2, 2) * 5 + 3)
     np.testing.assert_allclose(out.numpy().mean(axis=(0, 2, 3)), 0, atol=1e-5)
 
 
@@ -77,7 +78,7 @@ def test_batchnorm_module_defaults_state_and_repr():
                                      "num_batches_tracked"]
     np.testing.assert_array_equal(bn.weight.detach().numpy(), 1)
     np.testing.assert_array_equal(bn.bias.detach().numpy(), 0)
-    assert bn.num_batches_tracked.dtype == torch.int64
+    assert bn.num_batches_tracked.dtype == dt.int64
     assert repr(bn) == ("BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, "
                         "track_running_stats=True)")
     state = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
@@ -85,15 +86,15 @@ def test_batchnorm_module_defaults_state_and_repr():
 
 
 @pytest.mark.parametrize("call,error,message", [
-    (lambda: nn.BatchNorm2d(3)(torch.randn(2, 3, 4)), ValueError, "expected 4D input (got 3D input)"),
-    (lambda: nn.BatchNorm1d(3)(torch.randn(2, 3, 4, 5)), ValueError, "expected 2D or 3D input (got 4D input)"),
-    (lambda: nn.BatchNorm1d(3)(torch.randn(1, 3)), ValueError,
+    (lambda: nn.BatchNorm2d(3)(dt.randn(2, 3, 4)), ValueError, "expected 4D input (got 3D input)"),
+    (lambda: nn.BatchNorm1d(3)(dt.randn(2, 3, 4, 5)), ValueError, "expected 2D or 3D input (got 4D input)"),
+    (lambda: nn.BatchNorm1d(3)(dt.randn(1, 3)), ValueError,
      "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 3])"),
-    (lambda: F.batch_norm(torch.randn(2, 3, 4), torch.zeros(4), torch.ones(4)), RuntimeError,
+    (lambda: F.batch_norm(dt.randn(2, 3, 4), dt.zeros(4), dt.ones(4)), RuntimeError,
      "running_mean should contain 3 elements not 4"),
-    (lambda: F.layer_norm(torch.randn(2, 3), (4,)), RuntimeError,
+    (lambda: F.layer_norm(dt.randn(2, 3), (4,)), RuntimeError,
      "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]"),
-    (lambda: F.group_norm(torch.randn(2, 6, 3), 4), RuntimeError,
+    (lambda: F.group_norm(dt.randn(2, 6, 3), 4), RuntimeError,
      "Expected number of channels in input to be divisible by num_groups, but got input of shape "
      "[2, 6, 3] and num_groups=4"),
     (lambda: nn.GroupNorm(3, 4), ValueError, "num_channels (4) must be divisible by num_groups (3)"),
@@ -122,7 +123,7 @@ def test_layernorm_module():
     assert [n for n, _ in ln.named_parameters()] == ["weight", "bias"]
     assert nn.LayerNorm(4, bias=False).bias is None
     assert list(nn.LayerNorm((2, 4), elementwise_affine=False).parameters()) == []
-    out = ln(torch.randn(5, 4) * 3 + 2)
+    out = ln(dt.randn(5, 4) * 3 + 2)
     np.testing.assert_allclose(out.detach().numpy().mean(-1), 0, atol=1e-5)
     np.testing.assert_allclose(out.detach().numpy().std(-1), 1, atol=1e-3)
 
@@ -137,14 +138,14 @@ def test_group_norm_values_gradcheck_and_module():
     assert gradcheck(lambda a, c, d: F.group_norm(a, 3, c, d), (x, w, b))
     gn = nn.GroupNorm(2, 4)
     assert repr(gn) == "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)"
-    assert gn(torch.randn(3, 4, 2, 2)).shape == (3, 4, 2, 2)
+    assert gn(dt.randn(3, 4, 2, 2)).shape == (3, 4, 2, 2)
 
 
 def test_instance_norm_normalises_each_channel_of_each_sample():
     x = f64(2, 3, 7)
     out = F.instance_norm(x).detach().numpy()
     np.testing.assert_allclose(out.mean(-1), 0, atol=1e-12)
-    rm, rv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    rm, rv = dt.zeros(3, dtype=dt.float64), dt.ones(3, dtype=dt.float64)
     F.instance_norm(x, rm, rv, momentum=1.0)
     np.testing.assert_allclose(rm.numpy(), x.detach().numpy().mean(-1).mean(0), atol=1e-12)
 
@@ -157,7 +158,43 @@ def test_instance_norm_gradcheck():
 def test_batchnorm_survives_pickling_with_its_scalar_counter():
     import pickle
     bn = nn.BatchNorm1d(3)
-    bn(torch.randn(4, 3))
+    bn(dt.randn(4, 3))
     copy = pickle.loads(pickle.dumps(bn))
     assert copy.num_batches_tracked.shape == () and copy.num_batches_tracked.item() == 1
     np.testing.assert_array_equal(copy.running_mean.numpy(), bn.running_mean.numpy())
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+@pytest.mark.parity
+@pytest.mark.parametrize("cls,shape,kw", [
+    ("BatchNorm1d", (8, 3), dict()), ("BatchNorm1d", (4, 3, 5), dict(momentum=None)),
+    ("BatchNorm2d", (4, 3, 5, 5), dict(momentum=0.3)), ("BatchNorm2d", (4, 3, 2, 2), dict(affine=False)),
+])
+def test_batchnorm_parity_running_stats_and_eval(torch, cls, shape, kw):
+    theirs, ours = getattr(torch.nn, cls)(3, **kw), getattr(dt.nn, cls)(3, **kw)
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.uniform_(0.5, 1.5)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(*shape) * 3 + 1, steps=4)
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(getattr(ours, name).numpy(), getattr(theirs, name).numpy(),
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
+    ours.eval(), theirs.eval()
+    x = randn(*shape)
+    np.testing.assert_allclose(ours(dt.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("make,shape", [
+    (lambda nn: nn.LayerNorm(6), (4, 5, 6)), (lambda nn: nn.LayerNorm((5, 6), bias=False), (4, 5, 6)),
+    (lambda nn: nn.GroupNorm(2, 4), (3, 4, 5, 2)),
+])
+def test_layer_and_group_norm_parity(torch, make, shape):
+    theirs, ours = make(torch.nn), make(dt.nn)
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.uniform_(0.5, 1.5)
+    copy_weights(ours, theirs)
+    run_both(ours, theirs, randn(*shape) * 2 + 1)

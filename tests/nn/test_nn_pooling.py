@@ -2,18 +2,19 @@
 closed-form values, indices, PyTorch's output-size rules, gradients, error messages."""
 import numpy as np
 import pytest
+from parity_helpers import randn, run_both
 
-import disttorch as torch
+import disttorch as dt
 import disttorch.nn.functional as F
 from disttorch.autograd import gradcheck
 
 
 def test_max_pool2d_values_indices_and_gradient():
-    x = torch.arange(16.0).reshape(1, 1, 4, 4).requires_grad_()
+    x = dt.arange(16.0).reshape(1, 1, 4, 4).requires_grad_()
     out, idx = F.max_pool2d(x, 2, return_indices=True)
     np.testing.assert_array_equal(out.detach().numpy(), [[[[5, 7], [13, 15]]]])
     np.testing.assert_array_equal(idx.numpy(), [[[[5, 7], [13, 15]]]])
-    assert idx.dtype == torch.int64
+    assert idx.dtype == dt.int64
     out.sum().backward()
     expected = np.zeros((4, 4))
     expected[[1, 1, 3, 3], [1, 3, 1, 3]] = 1
@@ -21,7 +22,7 @@ def test_max_pool2d_values_indices_and_gradient():
 
 
 def test_max_pool_ties_pick_the_first_element():
-    _, idx = F.max_pool2d(torch.zeros(1, 1, 4, 4), 2, return_indices=True)
+    _, idx = F.max_pool2d(dt.zeros(1, 1, 4, 4), 2, return_indices=True)
     np.testing.assert_array_equal(idx.numpy(), [[[[0, 2], [8, 10]]]])
 
 
@@ -29,7 +30,7 @@ def test_max_pool_ties_pick_the_first_element():
 def test_max_pool_gradcheck_tiled_and_with_leftover_rows(shape):
     """Windows that tile the input exactly (every element written by backward) and windows
     that leave the last row and column out (those must get zero gradient)."""
-    x = torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+    x = dt.randn(*shape, dtype=dt.float64, requires_grad=True)
     assert gradcheck(lambda a: F.max_pool2d(a, (2, 3)), (x,))
     F.max_pool2d(x, (2, 3)).sum().backward()
     assert x.grad.sum().item() == 2 * 2 * (shape[2] // 2) * (shape[3] // 3)
@@ -38,7 +39,7 @@ def test_max_pool_gradcheck_tiled_and_with_leftover_rows(shape):
 
 
 def test_overlapping_max_pool_accumulates_gradient():
-    x = torch.tensor([[[0.0, 5.0, 1.0, 2.0]]], requires_grad=True)
+    x = dt.tensor([[[0.0, 5.0, 1.0, 2.0]]], requires_grad=True)
     F.max_pool1d(x, 2, stride=1).sum().backward()  # windows (0,5) (5,1) (1,2)
     np.testing.assert_array_equal(x.grad.numpy(), [[[0, 2, 0, 1]]])
 
@@ -50,7 +51,7 @@ def test_overlapping_max_pool_accumulates_gradient():
     (dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1)), (1, 2, 3, 2)),
 ])
 def test_pool_output_sizes(kw, shape):
-    x = torch.randn(1, 2, 5, 5)
+    x = dt.randn(1, 2, 5, 5)
     assert F.max_pool2d(x, **kw).shape == shape
     if "dilation" not in kw:
         assert F.avg_pool2d(x, **kw).shape == shape
@@ -70,12 +71,12 @@ def test_pool_output_sizes(kw, shape):
 def test_pool_gradcheck(fn, kw):
     rng = np.random.default_rng(1)
     shape = (2, 2, 5, 6) if fn in (F.max_pool2d, F.avg_pool2d) else (2, 2, 7)
-    x = torch.tensor(rng.permutation(np.prod(shape)).reshape(shape) / 7.0, requires_grad=True)
+    x = dt.tensor(rng.permutation(np.prod(shape)).reshape(shape) / 7.0, requires_grad=True)
     assert gradcheck(lambda a: fn(a, **kw), (x,))
 
 
 def test_avg_pool_divisors_follow_pytorch():
-    ones = torch.ones(1, 1, 5, 5)
+    ones = dt.ones(1, 1, 5, 5)
     out = F.avg_pool2d(ones, 3, stride=2, padding=1, ceil_mode=True).numpy()[0, 0]
     np.testing.assert_allclose(out, [[4 / 9, 2 / 3, 4 / 9], [2 / 3, 1, 2 / 3], [4 / 9, 2 / 3, 4 / 9]])
     out = F.avg_pool2d(ones, 2, stride=2, padding=1, ceil_mode=True).numpy()[0, 0]
@@ -85,10 +86,10 @@ def test_avg_pool_divisors_follow_pytorch():
 
 
 def test_adaptive_avg_pool_windows_and_gradcheck():
-    x = torch.arange(7.0).reshape(1, 1, 7)
+    x = dt.arange(7.0).reshape(1, 1, 7)
     np.testing.assert_allclose(F.adaptive_avg_pool1d(x, 3).numpy()[0, 0],
                                [np.mean([0, 1, 2]), np.mean([2, 3, 4]), np.mean([4, 5, 6])])
-    x2 = torch.randn(2, 3, 5, 4, dtype=torch.float64, requires_grad=True)
+    x2 = dt.randn(2, 3, 5, 4, dtype=dt.float64, requires_grad=True)
     assert F.adaptive_avg_pool2d(x2, 1).shape == (2, 3, 1, 1)
     np.testing.assert_allclose(F.adaptive_avg_pool2d(x2, 1).detach().numpy()[..., 0, 0],
                                x2.detach().numpy().mean(axis=(2, 3)))
@@ -97,17 +98,17 @@ def test_adaptive_avg_pool_windows_and_gradcheck():
 
 
 def test_adaptive_max_pool_values_indices_gradcheck():
-    x = torch.tensor([[[1.0, 9.0, 2.0, 3.0, 8.0]]])
+    x = dt.tensor([[[1.0, 9.0, 2.0, 3.0, 8.0]]])
     out, idx = F.adaptive_max_pool1d(x, 3, return_indices=True)  # windows [0,2) [1,4) [3,5)
     np.testing.assert_array_equal(out.numpy(), [[[9, 9, 8]]])
     np.testing.assert_array_equal(idx.numpy(), [[[1, 1, 4]]])
     rng = np.random.default_rng(2)
-    x2 = torch.tensor(rng.permutation(60).reshape(1, 3, 5, 4) / 3.0, requires_grad=True)
+    x2 = dt.tensor(rng.permutation(60).reshape(1, 3, 5, 4) / 3.0, requires_grad=True)
     assert gradcheck(lambda a: F.adaptive_max_pool2d(a, (3, 3)), (x2,))
 
 
 def test_unbatched_pooling():
-    x = torch.randn(3, 6, 6, requires_grad=True)
+    x = dt.randn(3, 6, 6, requires_grad=True)
     assert F.max_pool2d(x, 2).shape == (3, 3, 3)
     assert F.avg_pool2d(x, 2).shape == (3, 3, 3)
     assert F.adaptive_avg_pool2d(x, 2).shape == (3, 2, 2)
@@ -116,13 +117,13 @@ def test_unbatched_pooling():
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: F.max_pool2d(torch.randn(1, 3, 4, 4), 3, padding=2),
+    (lambda: F.max_pool2d(dt.randn(1, 3, 4, 4), 3, padding=2),
      "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1"),
-    (lambda: F.max_pool2d(torch.randn(1, 3, 1, 1), 2),
+    (lambda: F.max_pool2d(dt.randn(1, 3, 1, 1), 2),
      "Given input size: (3x1x1). Calculated output size: (3x0x0). Output size is too small"),
-    (lambda: F.max_pool2d(torch.randn(2, 3), 2), "Expected 3D or 4D (batch mode) tensor"),
-    (lambda: F.max_pool2d(torch.randn(1, 3, 5, 5), 2, stride=0), "stride should not be zero"),
-    (lambda: F.adaptive_avg_pool2d(torch.randn(3), 2), "Expected 3D or 4D tensor, but got [3]"),
+    (lambda: F.max_pool2d(dt.randn(2, 3), 2), "Expected 3D or 4D (batch mode) tensor"),
+    (lambda: F.max_pool2d(dt.randn(1, 3, 5, 5), 2, stride=0), "stride should not be zero"),
+    (lambda: F.adaptive_avg_pool2d(dt.randn(3), 2), "Expected 3D or 4D tensor, but got [3]"),
 ])
 def test_pooling_errors(call, message):
     with pytest.raises(RuntimeError) as info:
@@ -131,18 +132,39 @@ def test_pooling_errors(call, message):
 
 
 def test_pool_modules_and_reprs():
-    x = torch.randn(2, 3, 8, 8)
-    assert torch.nn.MaxPool2d(2)(x).shape == (2, 3, 4, 4)
-    out, idx = torch.nn.MaxPool2d(2, return_indices=True)(x)
+    x = dt.randn(2, 3, 8, 8)
+    assert dt.nn.MaxPool2d(2)(x).shape == (2, 3, 4, 4)
+    out, idx = dt.nn.MaxPool2d(2, return_indices=True)(x)
     assert idx.shape == (2, 3, 4, 4)
-    assert torch.nn.AvgPool2d(3, stride=1, padding=1)(x).shape == (2, 3, 8, 8)
-    assert torch.nn.AdaptiveAvgPool2d((1, 1))(x).shape == (2, 3, 1, 1)
-    assert torch.nn.AdaptiveMaxPool2d(3)(x).shape == (2, 3, 3, 3)
-    assert torch.nn.MaxPool1d(2)(x[:, :, 0]).shape == (2, 3, 4)
-    assert torch.nn.AvgPool1d(2)(x[:, :, 0]).shape == (2, 3, 4)
-    assert torch.nn.AdaptiveAvgPool1d(2)(x[:, :, 0]).shape == (2, 3, 2)
-    assert repr(torch.nn.MaxPool2d(2)) == \
+    assert dt.nn.AvgPool2d(3, stride=1, padding=1)(x).shape == (2, 3, 8, 8)
+    assert dt.nn.AdaptiveAvgPool2d((1, 1))(x).shape == (2, 3, 1, 1)
+    assert dt.nn.AdaptiveMaxPool2d(3)(x).shape == (2, 3, 3, 3)
+    assert dt.nn.MaxPool1d(2)(x[:, :, 0]).shape == (2, 3, 4)
+    assert dt.nn.AvgPool1d(2)(x[:, :, 0]).shape == (2, 3, 4)
+    assert dt.nn.AdaptiveAvgPool1d(2)(x[:, :, 0]).shape == (2, 3, 2)
+    assert repr(dt.nn.MaxPool2d(2)) == \
         "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
-    assert repr(torch.nn.AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)"
-    assert repr(torch.nn.AvgPool1d(3)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
-    assert repr(torch.nn.AdaptiveAvgPool2d((1, 1))) == "AdaptiveAvgPool2d(output_size=(1, 1))"
+    assert repr(dt.nn.AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)"
+    assert repr(dt.nn.AvgPool1d(3)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
+    assert repr(dt.nn.AdaptiveAvgPool2d((1, 1))) == "AdaptiveAvgPool2d(output_size=(1, 1))"
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+@pytest.mark.parity
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+    lambda nn: nn.MaxPool2d((2, 3), stride=1, dilation=(2, 1)),
+    lambda nn: nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    lambda nn: nn.AvgPool2d(2),
+    lambda nn: nn.AdaptiveAvgPool2d((3, 2)),
+    lambda nn: nn.AdaptiveMaxPool2d((3, 2)),
+])
+def test_pool2d_parity(torch, make):
+    run_both(make(dt.nn), make(torch.nn), randn(2, 3, 7, 6))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("make", [lambda nn: nn.MaxPool1d(3, 2, 1), lambda nn: nn.AvgPool1d(3, 2, 1),
+                                  lambda nn: nn.AdaptiveAvgPool1d(4)])
+def test_pool1d_parity(torch, make):
+    run_both(make(dt.nn), make(torch.nn), randn(2, 3, 9))

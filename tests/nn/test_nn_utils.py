@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-import disttorch as torch
+import disttorch as dt
 from disttorch import nn
 from disttorch.nn.utils import (
     clip_grad_norm_,
@@ -19,8 +19,8 @@ from disttorch.nn.utils import (
 def params_with_grads(*grads):
     ps = []
     for g in grads:
-        p = nn.Parameter(torch.zeros(len(g)))
-        p.grad = torch.tensor(g)
+        p = nn.Parameter(dt.zeros(len(g)))
+        p.grad = dt.tensor(g)
         ps.append(p)
     return ps
 
@@ -28,7 +28,7 @@ def params_with_grads(*grads):
 def test_clip_grad_norm_scales_to_max_norm_and_returns_total():
     ps = params_with_grads([3.0, 0.0], [0.0, 4.0])
     total = clip_grad_norm_(ps, max_norm=1.0)
-    assert isinstance(total, torch.Tensor) and abs(total.item() - 5.0) < 1e-6
+    assert isinstance(total, dt.Tensor) and abs(total.item() - 5.0) < 1e-6
     scale = 1.0 / (5.0 + 1e-6)
     np.testing.assert_allclose(ps[0].grad.numpy(), [3 * scale, 0], rtol=1e-6)
     np.testing.assert_allclose(ps[1].grad.numpy(), [0, 4 * scale], rtol=1e-6)
@@ -45,7 +45,7 @@ def test_clip_grad_norm_leaves_small_grads_and_other_orders():
     single = params_with_grads([6.0, 8.0])[0]
     assert abs(clip_grad_norm_(single, 5.0).item() - 10.0) < 1e-5
     np.testing.assert_allclose(single.grad.numpy(), [3.0, 4.0], rtol=1e-5)
-    assert clip_grad_norm_([nn.Parameter(torch.zeros(2))], 1.0).item() == 0.0
+    assert clip_grad_norm_([nn.Parameter(dt.zeros(2))], 1.0).item() == 0.0
 
 
 def test_clip_grad_norm_non_finite():
@@ -66,7 +66,7 @@ def test_parameters_vector_round_trip():
     vec = parameters_to_vector(model.parameters())
     assert vec.shape == (3 * 2 + 2 + 2 + 1,)
     np.testing.assert_array_equal(vec.detach().numpy()[:6], model[0].weight.detach().numpy().reshape(-1))
-    vector_to_parameters(torch.arange(11, dtype=torch.float32), model.parameters())
+    vector_to_parameters(dt.arange(11, dtype=dt.float32), model.parameters())
     np.testing.assert_array_equal(model[0].bias.detach().numpy(), [6.0, 7.0])
     np.testing.assert_array_equal(model[1].bias.detach().numpy(), [10.0])
     with pytest.raises(TypeError, match="expected disttorch.Tensor"):
@@ -74,9 +74,25 @@ def test_parameters_vector_round_trip():
 
 
 def test_parameters_to_vector_is_differentiable():
-    a = nn.Parameter(torch.ones(2, 2))
-    b = nn.Parameter(torch.ones(3))
+    a = nn.Parameter(dt.ones(2, 2))
+    b = nn.Parameter(dt.ones(3))
     vec = parameters_to_vector([a, b])
-    (vec * torch.arange(7, dtype=torch.float32)).sum().backward()
+    (vec * dt.arange(7, dtype=dt.float32)).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [[0, 1], [2, 3]])
     np.testing.assert_array_equal(b.grad.numpy(), [4, 5, 6])
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+@pytest.mark.parity
+def test_clip_grad_norm_parity(torch):
+    grads = [np.random.default_rng(i).normal(size=(3, 4)) for i in range(3)]
+    for norm_type in (2.0, 1.0, float("inf")):
+        dps = [nn.Parameter(dt.zeros(3, 4, dtype=dt.float64)) for _ in grads]
+        tps = [torch.nn.Parameter(torch.zeros(3, 4, dtype=torch.float64)) for _ in grads]
+        for dp, tp, g in zip(dps, tps, grads):
+            dp.grad, tp.grad = dt.tensor(g), torch.tensor(g)
+        dn = nn.utils.clip_grad_norm_(dps, 0.5, norm_type=norm_type)
+        tn = torch.nn.utils.clip_grad_norm_(tps, 0.5, norm_type=norm_type)
+        np.testing.assert_allclose(dn.item(), tn.item(), rtol=1e-12)
+        for dp, tp in zip(dps, tps):
+            np.testing.assert_allclose(dp.grad.numpy(), tp.grad.numpy(), rtol=1e-12)

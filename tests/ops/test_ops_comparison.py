@@ -1,10 +1,12 @@
 """Ops without gradients: comparisons and their operators, logical/bitwise ops,
 floor division and remainders, rounding, NaN tests, closeness, any/all, arg reductions,
-sort/argsort/topk (whose values do carry gradients) and unique."""
+sort/argsort/topk (whose values do carry gradients) and unique; parity with PyTorch when
+it is installed."""
 import numpy as np
 import pytest
+from parity_helpers import INTS, assert_no_grad_op_matches
 
-import disttorch as torch
+import disttorch as dt
 from disttorch.autograd import gradcheck
 
 RNG = np.random.default_rng(3)
@@ -19,16 +21,16 @@ COMPARISONS = [("eq", "__eq__", np.equal), ("ne", "__ne__", np.not_equal),
 
 @pytest.mark.parametrize("name,dunder,ref", COMPARISONS, ids=[c[0] for c in COMPARISONS])
 def test_comparisons_function_method_operator(name, dunder, ref):
-    a, b = torch.tensor(A), torch.tensor(B)
+    a, b = dt.tensor(A), dt.tensor(B)
     want = ref(A, B)
-    for got in (getattr(torch, name)(a, b), getattr(a, name)(b), getattr(a, dunder)(b)):
-        assert got.dtype == torch.bool and got.shape == torch.Size([3, 4])
+    for got in (getattr(dt, name)(a, b), getattr(a, name)(b), getattr(a, dunder)(b)):
+        assert got.dtype == dt.bool and got.shape == dt.Size([3, 4])
         np.testing.assert_array_equal(got.numpy(), want)
-    np.testing.assert_array_equal(getattr(torch, name)(a, 1.5).numpy(), ref(A, 1.5))
+    np.testing.assert_array_equal(getattr(dt, name)(a, 1.5).numpy(), ref(A, 1.5))
 
 
 def test_comparison_operators_with_scalars_on_either_side():
-    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    a = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
     assert (a > 2).tolist() == [False, False, True]
     assert (2 < a).tolist() == [False, False, True]
     assert (2 == a).tolist() == [False, True, False]
@@ -37,150 +39,171 @@ def test_comparison_operators_with_scalars_on_either_side():
     assert (a == None) is False and (a != None) is True  # noqa: E711
     assert len({a, a}) == 1 and {a: 1}[a] == 1     # still hashable by identity
     with pytest.raises(RuntimeError, match=r"tensor a \(2\) must match the size of tensor b \(3\)"):
-        torch.tensor([1, 2]) > torch.tensor([1, 2, 3])
+        dt.tensor([1, 2]) > dt.tensor([1, 2, 3])
 
 
 def test_logical_and_bitwise_ops():
-    p = torch.tensor([True, True, False, False])
-    q = torch.tensor([True, False, True, False])
+    p = dt.tensor([True, True, False, False])
+    q = dt.tensor([True, False, True, False])
     assert (p & q).tolist() == [True, False, False, False]
     assert (p | q).tolist() == [True, True, True, False]
     assert (p ^ q).tolist() == [False, True, True, False]
     assert (~p).tolist() == [False, False, True, True]
-    assert torch.logical_and(p, q).tolist() == [True, False, False, False]
-    assert torch.logical_or(torch.tensor([0.0, 2.0]), torch.tensor([0, 0])).tolist() == [False, True]
-    assert torch.logical_xor(p, q).tolist() == [False, True, True, False]
-    assert torch.logical_not(torch.tensor([0, 3])).tolist() == [True, False]
-    i = torch.tensor([12, 10, 7])
+    assert dt.logical_and(p, q).tolist() == [True, False, False, False]
+    assert dt.logical_or(dt.tensor([0.0, 2.0]), dt.tensor([0, 0])).tolist() == [False, True]
+    assert dt.logical_xor(p, q).tolist() == [False, True, True, False]
+    assert dt.logical_not(dt.tensor([0, 3])).tolist() == [True, False]
+    i = dt.tensor([12, 10, 7])
     assert (i & 6).tolist() == [4, 2, 6] and (i | 1).tolist() == [13, 11, 7]
     assert (i ^ True).tolist() == [13, 11, 6] and (~i).tolist() == [-13, -11, -8]
-    assert (3 & i).tolist() == [0, 2, 3] and (i.int() & i).dtype == torch.int64
+    assert (3 & i).tolist() == [0, 2, 3] and (i.int() & i).dtype == dt.int64
     with pytest.raises(NotImplementedError, match="\"bitwise_and_cpu\" not implemented for 'Float'"):
-        torch.ones(2) & torch.ones(2)
+        dt.ones(2) & dt.ones(2)
     with pytest.raises(TypeError, match="only implemented on integer and Boolean-type tensors"):
-        ~torch.ones(2)
+        ~dt.ones(2)
 
 
 def test_floor_divide_remainder_fmod():
-    a = torch.tensor([-7, 7, 5])
-    assert (a // 2).tolist() == [-4, 3, 2] and (a // 2).dtype == torch.int64
-    assert (a % 3).tolist() == [2, 1, 2] and torch.remainder(a, -3).tolist() == [-1, -2, -1]
-    assert torch.fmod(a, 3).tolist() == [-1, 1, 2]
+    a = dt.tensor([-7, 7, 5])
+    assert (a // 2).tolist() == [-4, 3, 2] and (a // 2).dtype == dt.int64
+    assert (a % 3).tolist() == [2, 1, 2] and dt.remainder(a, -3).tolist() == [-1, -2, -1]
+    assert dt.fmod(a, 3).tolist() == [-1, 1, 2]
     assert (17 // a).tolist() == [-3, 2, 3] and (17 % a).tolist() == [-4, 3, 2]
-    f = torch.tensor([-7.5, 7.5])
+    f = dt.tensor([-7.5, 7.5])
     np.testing.assert_allclose((f // 2).numpy(), [-4.0, 3.0])
     np.testing.assert_allclose((f % 2).numpy(), [0.5, 1.5])
     np.testing.assert_allclose(f.fmod(2).numpy(), [-1.5, 1.5])
-    assert (f // 2).dtype == torch.float32 and (a // 2.0).dtype == torch.float32
+    assert (f // 2).dtype == dt.float32 and (a // 2.0).dtype == dt.float32
     assert np.isinf((f // 0).numpy()).all()
-    for op in (lambda: a // 0, lambda: a % 0, lambda: torch.fmod(a, torch.tensor([1, 0, 1]))):
+    for op in (lambda: a // 0, lambda: a % 0, lambda: dt.fmod(a, dt.tensor([1, 0, 1]))):
         with pytest.raises(RuntimeError, match="ZeroDivisionError"):
             op()
 
 
 def test_rounding_sign_and_value_tests():
-    x = torch.tensor([-1.5, -0.5, 0.0, 0.5, 2.7, np.nan, np.inf, -np.inf])
-    np.testing.assert_array_equal(torch.floor(x).numpy(), np.floor(x.numpy()))
+    x = dt.tensor([-1.5, -0.5, 0.0, 0.5, 2.7, np.nan, np.inf, -np.inf])
+    np.testing.assert_array_equal(dt.floor(x).numpy(), np.floor(x.numpy()))
     np.testing.assert_array_equal(x.ceil().numpy(), np.ceil(x.numpy()))
     np.testing.assert_array_equal(x.round().numpy(), np.round(x.numpy()))
     np.testing.assert_array_equal(x.trunc().numpy(), np.trunc(x.numpy()))
-    np.testing.assert_allclose(torch.round(torch.tensor([1.2345]), decimals=2).numpy(), [1.23])
-    np.testing.assert_array_equal(torch.sign(x).numpy(), np.sign(x.numpy()))
-    assert torch.sign(torch.tensor([-3, 0, 2])).tolist() == [-1, 0, 1]
-    assert torch.sign(torch.tensor([True, False])).dtype == torch.bool
+    np.testing.assert_allclose(dt.round(dt.tensor([1.2345]), decimals=2).numpy(), [1.23])
+    np.testing.assert_array_equal(dt.sign(x).numpy(), np.sign(x.numpy()))
+    assert dt.sign(dt.tensor([-3, 0, 2])).tolist() == [-1, 0, 1]
+    assert dt.sign(dt.tensor([True, False])).dtype == dt.bool
     assert x.isnan().tolist() == [False] * 5 + [True, False, False]
-    assert torch.isinf(x).tolist() == [False] * 6 + [True, True]
-    assert torch.isfinite(x).tolist() == [True] * 5 + [False] * 3
+    assert dt.isinf(x).tolist() == [False] * 6 + [True, True]
+    assert dt.isfinite(x).tolist() == [True] * 5 + [False] * 3
 
 
 def test_isclose_allclose_equal():
-    a = torch.tensor([1.0, 2.0, np.nan])
-    b = torch.tensor([1.0 + 1e-7, 2.1, np.nan])
-    assert torch.isclose(a, b).tolist() == [True, False, False]
-    assert torch.isclose(a, b, equal_nan=True).tolist() == [True, False, True]
-    assert torch.isclose(a, b, atol=0.2, equal_nan=True).tolist() == [True, True, True]
-    assert torch.allclose(a[:1], b[:1]) is True and torch.allclose(a, b) is False
+    a = dt.tensor([1.0, 2.0, np.nan])
+    b = dt.tensor([1.0 + 1e-7, 2.1, np.nan])
+    assert dt.isclose(a, b).tolist() == [True, False, False]
+    assert dt.isclose(a, b, equal_nan=True).tolist() == [True, False, True]
+    assert dt.isclose(a, b, atol=0.2, equal_nan=True).tolist() == [True, True, True]
+    assert dt.allclose(a[:1], b[:1]) is True and dt.allclose(a, b) is False
     with pytest.raises(RuntimeError, match="Float did not match Long"):
-        torch.isclose(torch.ones(2), torch.ones(2, dtype=torch.int64))
-    assert torch.equal(torch.tensor([1, 2]), torch.tensor([1, 2])) is True
-    assert torch.equal(torch.ones(2, 3), torch.ones(3, 2)) is False
-    assert torch.tensor([1, 2]).equal(torch.tensor([1, 3])) is False
+        dt.isclose(dt.ones(2), dt.ones(2, dtype=dt.int64))
+    assert dt.equal(dt.tensor([1, 2]), dt.tensor([1, 2])) is True
+    assert dt.equal(dt.ones(2, 3), dt.ones(3, 2)) is False
+    assert dt.tensor([1, 2]).equal(dt.tensor([1, 3])) is False
 
 
 def test_any_all_with_dims():
-    x = torch.tensor([[True, False], [False, False]])
-    assert torch.any(x).item() is True and torch.all(x).item() is False
+    x = dt.tensor([[True, False], [False, False]])
+    assert dt.any(x).item() is True and dt.all(x).item() is False
     assert x.any(dim=1).tolist() == [True, False] and x.all(0).tolist() == [False, False]
-    assert torch.any(x, 0, keepdim=True).shape == torch.Size([1, 2])
-    assert torch.all(torch.tensor([1, 2, 3])).item() is True
-    assert torch.any(torch.tensor([0.0, 0.0])).dtype == torch.bool
+    assert dt.any(x, 0, keepdim=True).shape == dt.Size([1, 2])
+    assert dt.all(dt.tensor([1, 2, 3])).item() is True
+    assert dt.any(dt.tensor([0.0, 0.0])).dtype == dt.bool
 
 
 def test_count_nonzero():
-    x = torch.tensor([[0, 1, 2], [0, 0, 3]])
-    assert torch.count_nonzero(x).item() == 3 and torch.count_nonzero(x).dtype == torch.int64
+    x = dt.tensor([[0, 1, 2], [0, 0, 3]])
+    assert dt.count_nonzero(x).item() == 3 and dt.count_nonzero(x).dtype == dt.int64
     assert x.count_nonzero(dim=0).tolist() == [0, 1, 2]
-    assert torch.count_nonzero(x, (0, 1)).item() == 3
+    assert dt.count_nonzero(x, (0, 1)).item() == 3
 
 
 def test_argmax_argmin():
-    x = torch.tensor(A)
-    assert torch.argmax(x).item() == int(np.argmax(A))
+    x = dt.tensor(A)
+    assert dt.argmax(x).item() == int(np.argmax(A))
     assert x.argmin(dim=1).tolist() == np.argmin(A, axis=1).tolist()
-    assert x.argmax(0, keepdim=True).shape == torch.Size([1, 4])
-    assert torch.argmax(x).dtype == torch.int64
-    assert torch.argmax(x, keepdim=True).shape == torch.Size([1, 1])
+    assert x.argmax(0, keepdim=True).shape == dt.Size([1, 4])
+    assert dt.argmax(x).dtype == dt.int64
+    assert dt.argmax(x, keepdim=True).shape == dt.Size([1, 1])
     with pytest.raises(IndexError, match=r"argmax\(\): Expected reduction dim to be specified"):
-        torch.argmax(torch.ones(0))
+        dt.argmax(dt.ones(0))
     with pytest.raises(IndexError, match="Dimension out of range"):
         x.argmax(2)
 
 
 def test_sort_argsort_stable_and_descending():
-    x = torch.tensor([[3.0, 1.0, 3.0, 2.0], [0.0, 0.0, -1.0, 5.0]])
-    values, indices = torch.sort(x)
+    x = dt.tensor([[3.0, 1.0, 3.0, 2.0], [0.0, 0.0, -1.0, 5.0]])
+    values, indices = dt.sort(x)
     np.testing.assert_array_equal(values.numpy(), np.sort(x.numpy(), axis=1))
     assert indices.tolist() == [[1, 3, 0, 2], [2, 0, 1, 3]]
     out = x.sort(dim=1, descending=True)
     assert out.values.tolist() == [[3.0, 3.0, 2.0, 1.0], [5.0, 0.0, 0.0, -1.0]]
     assert out.indices.tolist() == [[0, 2, 3, 1], [3, 0, 1, 2]]   # ties keep their order
-    assert torch.argsort(x, dim=0).tolist() == [[1, 1, 1, 0], [0, 0, 0, 1]]
+    assert dt.argsort(x, dim=0).tolist() == [[1, 1, 1, 0], [0, 0, 0, 1]]
     assert x.argsort(descending=True).tolist() == out.indices.tolist()
-    assert torch.sort(torch.tensor([2.0, np.nan, 1.0])).indices.tolist() == [2, 0, 1]
+    assert dt.sort(dt.tensor([2.0, np.nan, 1.0])).indices.tolist() == [2, 0, 1]
     with pytest.raises(IndexError, match="Dimension out of range"):
-        torch.sort(torch.ones(3), dim=3)
+        dt.sort(dt.ones(3), dim=3)
 
 
 def test_topk_values_indices_and_errors():
-    x = torch.tensor([[1.0, 9.0, 3.0, 7.0], [4.0, 4.0, 0.0, 8.0]])
-    out = torch.topk(x, 2)
+    x = dt.tensor([[1.0, 9.0, 3.0, 7.0], [4.0, 4.0, 0.0, 8.0]])
+    out = dt.topk(x, 2)
     assert out.values.tolist() == [[9.0, 7.0], [8.0, 4.0]]
     assert out.indices.tolist() == [[1, 3], [3, 0]]
     small = x.topk(2, dim=0, largest=False)
     assert small.values.tolist() == [[1.0, 4.0, 0.0, 7.0], [4.0, 9.0, 3.0, 8.0]]
     assert "return_types.topk(" in repr(out)
     with pytest.raises(RuntimeError, match="selected index k out of range"):
-        torch.topk(torch.ones(3), 4)
+        dt.topk(dt.ones(3), 4)
 
 
 def test_sort_and_topk_values_pass_gradients():
-    x = torch.tensor(RNG.normal(size=(3, 5)), requires_grad=True)
-    assert gradcheck(lambda t: torch.topk(t, 2).values, (x,))
-    assert gradcheck(lambda t: torch.sort(t, dim=0, descending=True)[0], (x,))
-    y = torch.tensor([1.0, 5.0, 3.0], requires_grad=True)
-    torch.topk(y, 1).values.backward(torch.tensor([2.0]))
+    x = dt.tensor(RNG.normal(size=(3, 5)), requires_grad=True)
+    assert gradcheck(lambda t: dt.topk(t, 2).values, (x,))
+    assert gradcheck(lambda t: dt.sort(t, dim=0, descending=True)[0], (x,))
+    y = dt.tensor([1.0, 5.0, 3.0], requires_grad=True)
+    dt.topk(y, 1).values.backward(dt.tensor([2.0]))
     assert y.grad.tolist() == [0.0, 2.0, 0.0]
 
 
 def test_unique_variants():
-    x = torch.tensor([[3, 1], [1, 2]])
-    assert torch.unique(x).tolist() == [1, 2, 3]
-    values, inverse = torch.unique(x, return_inverse=True)
-    assert inverse.tolist() == [[2, 0], [0, 1]] and inverse.dtype == torch.int64
+    x = dt.tensor([[3, 1], [1, 2]])
+    assert dt.unique(x).tolist() == [1, 2, 3]
+    values, inverse = dt.unique(x, return_inverse=True)
+    assert inverse.tolist() == [[2, 0], [0, 1]] and inverse.dtype == dt.int64
     values, counts = x.unique(return_counts=True)
     assert counts.tolist() == [2, 1, 1]
-    values, inverse, counts = torch.unique(x, sorted=True, return_inverse=True, return_counts=True)
+    values, inverse, counts = dt.unique(x, sorted=True, return_inverse=True, return_counts=True)
     assert values[inverse].tolist() == x.tolist()
-    rows = torch.tensor([[1, 2], [0, 5], [1, 2]])
-    u, inv, cnt = torch.unique(rows, dim=0, return_inverse=True, return_counts=True)
+    rows = dt.tensor([[1, 2], [0, 5], [1, 2]])
+    u, inv, cnt = dt.unique(rows, dim=0, return_inverse=True, return_counts=True)
     assert u.tolist() == [[0, 5], [1, 2]] and inv.tolist() == [1, 0, 1] and cnt.tolist() == [1, 2]
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+PARITY_NO_GRAD = {  # compare values and dtypes on int64 inputs
+    "eq": lambda L, a: a == 1,
+    "lt": lambda L, a: a < a.sum(0),
+    "ge_scalar": lambda L, a: 0 <= a,
+    "ne": lambda L, a: L.ne(a, 2),
+    "and": lambda L, a: (a > 0) & (a < 2),
+    "or": lambda L, a: (a > 0) | (a < -2),
+    "xor": lambda L, a: (a > 0) ^ (a < 2),
+    "logical_not": lambda L, a: L.logical_not(a),
+    "isclose": lambda L, a: L.isclose(a.float(), a.float() + 1e-6),
+    "nan_tests": lambda L, a: L.isfinite(L.log(a.float())),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_NO_GRAD))
+def test_no_grad_ops_match_torch(name):
+    assert_no_grad_op_matches(PARITY_NO_GRAD[name], INTS)

@@ -1,19 +1,28 @@
 """Elementwise ops: values against NumPy, float64 gradient checks, broadcasting, reflected
-operators, dtype promotion, second derivatives and PyTorch's error messages."""
+operators, dtype promotion, second derivatives and PyTorch's error messages; logaddexp, hypot
+and nan_to_num; parity with PyTorch (values, dtypes, gradients) when it is installed."""
 import math
 import warnings
 
 import numpy as np
 import pytest
+from parity_helpers import (
+    INTS,
+    PARITY_RNG,
+    any_,
+    assert_no_grad_op_matches,
+    assert_values_and_gradients_match,
+    pos,
+)
 
-import disttorch as torch
+import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(0)
 
 
 def leaf(arr, requires_grad=True):
-    return torch.tensor(np.asarray(arr, dtype=np.float64), requires_grad=requires_grad)
+    return dt.tensor(np.asarray(arr, dtype=np.float64), requires_grad=requires_grad)
 
 
 POS = RNG.uniform(0.5, 2.0, (3, 4))      # domain of log, sqrt, ...
@@ -34,44 +43,44 @@ UNARY = [  # name, NumPy reference, input domain
 
 @pytest.mark.parametrize("name,ref,domain", UNARY, ids=[u[0] for u in UNARY])
 def test_unary_values_function_and_method(name, ref, domain):
-    x = torch.tensor(domain.astype(np.float32))
+    x = dt.tensor(domain.astype(np.float32))
     expected = ref(domain.astype(np.float32))
-    np.testing.assert_allclose(getattr(torch, name)(x).numpy(), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(getattr(dt, name)(x).numpy(), expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(getattr(x, name)().numpy(), expected, rtol=1e-5, atol=1e-6)
-    assert getattr(torch, name)(x).dtype == torch.float32
+    assert getattr(dt, name)(x).dtype == dt.float32
 
 
 @pytest.mark.parametrize("name,ref,domain", UNARY, ids=[u[0] for u in UNARY])
 def test_unary_gradcheck(name, ref, domain):
-    assert gradcheck(getattr(torch, name), (leaf(domain),))
+    assert gradcheck(getattr(dt, name), (leaf(domain),))
 
 
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin",
                                   "reciprocal", "expm1", "erf", "tan"])
 def test_unary_second_derivative(name):
     x = leaf(POS[:1, :3])
-    assert gradgradcheck(getattr(torch, name), (x,))
+    assert gradgradcheck(getattr(dt, name), (x,))
 
 
 def test_unary_non_unit_upstream_gradient():
     x = leaf(ANY)
     g = RNG.normal(size=ANY.shape)
-    torch.tanh(x).backward(torch.tensor(g))
+    dt.tanh(x).backward(dt.tensor(g))
     np.testing.assert_allclose(x.grad.numpy(), g * (1 - np.tanh(ANY) ** 2))
 
 
 def test_erf_matches_math_erf_across_ranges():
     xs = np.concatenate([np.linspace(-8, 8, 4001), [0.0, 1e-300, 2.4999999, 2.5, 40.0]])
-    got = torch.erf(torch.tensor(xs, dtype=torch.float64)).numpy()
+    got = dt.erf(dt.tensor(xs, dtype=dt.float64)).numpy()
     np.testing.assert_allclose(got, [math.erf(v) for v in xs], rtol=1e-14, atol=1e-15)
-    special = torch.erf(torch.tensor([np.inf, -np.inf, np.nan], dtype=torch.float64)).numpy()
+    special = dt.erf(dt.tensor([np.inf, -np.inf, np.nan], dtype=dt.float64)).numpy()
     assert special[0] == 1 and special[1] == -1 and np.isnan(special[2])
 
 
 def test_sigmoid_is_stable_for_large_inputs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = torch.sigmoid(torch.tensor([-1000.0, 0.0, 1000.0])).numpy()
+        out = dt.sigmoid(dt.tensor([-1000.0, 0.0, 1000.0])).numpy()
     np.testing.assert_allclose(out, [0.0, 0.5, 1.0])
 
 
@@ -84,23 +93,23 @@ BINARY = [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", n
 @pytest.mark.parametrize("name,ref", BINARY, ids=[b[0] for b in BINARY])
 def test_binary_values_with_broadcast(name, ref):
     a, b = POS.astype(np.float32), POS[0].astype(np.float32) + 0.25
-    got = getattr(torch, name)(torch.tensor(a), torch.tensor(b))
+    got = getattr(dt, name)(dt.tensor(a), dt.tensor(b))
     np.testing.assert_allclose(got.numpy(), ref(a, b), rtol=1e-6)
-    assert got.shape == torch.Size([3, 4])
+    assert got.shape == dt.Size([3, 4])
 
 
 @pytest.mark.parametrize("name", [b[0] for b in BINARY])
 def test_binary_gradcheck_broadcast_operands(name):
     a, b = leaf(POS), leaf(POS[0] + 0.25)   # b broadcasts along dim 0: its grad is summed
-    assert gradcheck(getattr(torch, name), (a, b))
+    assert gradcheck(getattr(dt, name), (a, b))
     col = leaf(POS[:, :1] + 0.5)
-    assert gradcheck(getattr(torch, name), (col, b))
+    assert gradcheck(getattr(dt, name), (col, b))
 
 
 @pytest.mark.parametrize("name", [b[0] for b in BINARY if b[0] not in ("maximum", "minimum")])
 def test_binary_second_derivative(name):
     a, b = leaf(POS[:2, :2]), leaf(POS[2, :2] + 0.3)
-    assert gradgradcheck(getattr(torch, name), (a, b))
+    assert gradgradcheck(getattr(dt, name), (a, b))
 
 
 def test_bias_gets_summed_gradient_and_tensor_used_twice():
@@ -135,49 +144,49 @@ def test_reflected_pow_gradcheck():
 
 def test_lerp_and_arc_aliases():
     a, b = leaf([0.0, 1.0]), leaf([2.0, 3.0])
-    np.testing.assert_allclose(torch.lerp(a, b, 0.25).detach().numpy(), [0.5, 1.5])
-    assert gradcheck(lambda x, y, w: torch.lerp(x, y, w), (a, b, leaf([0.3, 0.6])))
-    assert torch.arctan is torch.atan and torch.arcsin is torch.asin
-    assert torch.atan2(torch.tensor([1, -1]), torch.tensor([0, 0])).dtype == torch.float32
+    np.testing.assert_allclose(dt.lerp(a, b, 0.25).detach().numpy(), [0.5, 1.5])
+    assert gradcheck(lambda x, y, w: dt.lerp(x, y, w), (a, b, leaf([0.3, 0.6])))
+    assert dt.arctan is dt.atan and dt.arcsin is dt.asin
+    assert dt.atan2(dt.tensor([1, -1]), dt.tensor([0, 0])).dtype == dt.float32
 
 
 def test_add_sub_alpha():
-    a, b = torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])
-    np.testing.assert_allclose(torch.add(a, b, alpha=2).numpy(), [7.0, 10.0])
+    a, b = dt.tensor([1.0, 2.0]), dt.tensor([3.0, 4.0])
+    np.testing.assert_allclose(dt.add(a, b, alpha=2).numpy(), [7.0, 10.0])
     np.testing.assert_allclose(a.sub(b, alpha=0.5).numpy(), [-0.5, 0.0])
 
 
 # ---------------------------------------------------------------------- dtypes
 def test_dtype_promotion_rules():
-    i = torch.tensor([1, 2, 3])
-    f = torch.tensor([1.0, 2.0, 3.0])
-    assert (i + 2.5).dtype == torch.float32
-    assert (2.5 + i).dtype == torch.float32
-    assert (f * 2.5).dtype == torch.float32
-    assert (i / i).dtype == torch.float32
+    i = dt.tensor([1, 2, 3])
+    f = dt.tensor([1.0, 2.0, 3.0])
+    assert (i + 2.5).dtype == dt.float32
+    assert (2.5 + i).dtype == dt.float32
+    assert (f * 2.5).dtype == dt.float32
+    assert (i / i).dtype == dt.float32
     np.testing.assert_allclose((i / i).numpy(), [1.0, 1.0, 1.0])
-    assert (i * 2).dtype == torch.int64
-    assert (i + f).dtype == torch.float32
-    assert (f + f.double()).dtype == torch.float64
-    assert (i.int() + i).dtype == torch.int64
-    assert (f + torch.tensor(2.0, dtype=torch.float64)).dtype == torch.float32  # 0-dim: scalar-like
-    assert torch.exp(i).dtype == torch.float32 and torch.sqrt(torch.tensor([True])).dtype == torch.float32
-    assert torch.abs(i).dtype == torch.int64 and torch.square(i).dtype == torch.int64
-    assert torch.reciprocal(i).dtype == torch.float32
-    assert (i ** 2).dtype == torch.int64 and (i ** 0.5).dtype == torch.float32
-    assert (f.half() * 2.0).dtype == torch.float16
+    assert (i * 2).dtype == dt.int64
+    assert (i + f).dtype == dt.float32
+    assert (f + f.double()).dtype == dt.float64
+    assert (i.int() + i).dtype == dt.int64
+    assert (f + dt.tensor(2.0, dtype=dt.float64)).dtype == dt.float32  # 0-dim: scalar-like
+    assert dt.exp(i).dtype == dt.float32 and dt.sqrt(dt.tensor([True])).dtype == dt.float32
+    assert dt.abs(i).dtype == dt.int64 and dt.square(i).dtype == dt.int64
+    assert dt.reciprocal(i).dtype == dt.float32
+    assert (i ** 2).dtype == dt.int64 and (i ** 0.5).dtype == dt.float32
+    assert (f.half() * 2.0).dtype == dt.float16
 
 
 def test_integer_pow_and_bool_errors():
     with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
-        torch.tensor([1, 2]) ** -1
-    b = torch.tensor([True, False])
+        dt.tensor([1, 2]) ** -1
+    b = dt.tensor([True, False])
     with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
         -b
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool"):
         b - b
     with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
-        torch.relu(b)
+        dt.relu(b)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
@@ -188,77 +197,77 @@ def test_relu_of_large_tensors_matches_numpy(shape, dtype):
     if dtype != np.int64:
         x.reshape(-1)[[0, 17, -1]] = [np.nan, -0.0, -np.inf]
     for arr in (x, x.T):  # a transposed view takes the plain path
-        t = torch.from_numpy(arr)
-        assert torch.relu(t).dtype == t.dtype
-        np.testing.assert_array_equal(torch.relu(t).numpy(), np.maximum(arr, 0))
-    a = torch.tensor(x.astype(np.float64), requires_grad=True)
-    torch.relu(a).sum().backward()
+        t = dt.from_numpy(arr)
+        assert dt.relu(t).dtype == t.dtype
+        np.testing.assert_array_equal(dt.relu(t).numpy(), np.maximum(arr, 0))
+    a = dt.tensor(x.astype(np.float64), requires_grad=True)
+    dt.relu(a).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), (x > 0).astype(np.float64))
 
 
 def test_broadcast_error_names_both_sizes():
     with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
                                            r"tensor b \(4\) at non-singleton dimension 1"):
-        torch.ones(2, 3) + torch.ones(2, 4)
+        dt.ones(2, 3) + dt.ones(2, 4)
     with pytest.raises(RuntimeError, match=r"tensor a \(2\) must match the size of tensor b \(5\)"):
-        torch.ones(2) / torch.ones(5)
+        dt.ones(2) / dt.ones(5)
 
 
 def test_div_rounding_modes():
-    a = torch.tensor([-7.0, 7.0, 5.0])
-    np.testing.assert_allclose(torch.div(a, 2, rounding_mode="floor").numpy(), [-4.0, 3.0, 2.0])
-    np.testing.assert_allclose(torch.div(a, 2, rounding_mode="trunc").numpy(), [-3.0, 3.0, 2.0])
-    i = torch.tensor([-7, 7])
-    assert torch.div(i, 2, rounding_mode="trunc").tolist() == [-3, 3]
-    assert torch.div(i, 2, rounding_mode="floor").tolist() == [-4, 3]
+    a = dt.tensor([-7.0, 7.0, 5.0])
+    np.testing.assert_allclose(dt.div(a, 2, rounding_mode="floor").numpy(), [-4.0, 3.0, 2.0])
+    np.testing.assert_allclose(dt.div(a, 2, rounding_mode="trunc").numpy(), [-3.0, 3.0, 2.0])
+    i = dt.tensor([-7, 7])
+    assert dt.div(i, 2, rounding_mode="trunc").tolist() == [-3, 3]
+    assert dt.div(i, 2, rounding_mode="floor").tolist() == [-4, 3]
     with pytest.raises(ValueError, match="rounding_mode"):
-        torch.div(a, 2, rounding_mode="round")
+        dt.div(a, 2, rounding_mode="round")
 
 
 # ---------------------------------------------------------------------- clamp, max/min, where
 def test_clamp_numbers_tensors_and_gradient_routing():
     x = leaf([-2.0, -1.0, 0.0, 1.0, 2.0])
-    np.testing.assert_allclose(torch.clamp(x, -1, 1).detach().numpy(), [-1, -1, 0, 1, 1])
+    np.testing.assert_allclose(dt.clamp(x, -1, 1).detach().numpy(), [-1, -1, 0, 1, 1])
     np.testing.assert_allclose(x.clip(min=0).detach().numpy(), [0, 0, 0, 1, 2])
     np.testing.assert_allclose(x.clamp(max=0.5).detach().numpy(), [-2, -1, 0, 0.5, 0.5])
-    torch.clamp(x, -1, 1).sum().backward()
+    dt.clamp(x, -1, 1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [0, 1, 1, 1, 0])  # bounds themselves pass grad
     lo, hi = leaf(np.full(5, -0.5)), leaf(np.full(5, 0.5))
-    assert gradcheck(lambda a, low, high: torch.clamp(a, low, high), (leaf([-2.0, -0.3, 0.1, 0.7, 2.0]), lo, hi))
-    assert torch.clamp(torch.tensor([1, 5]), 0.5).dtype == torch.float32
-    np.testing.assert_allclose(torch.clamp(torch.tensor([0.0, 3.0]), 2.0, 1.0).numpy(), [1.0, 1.0])
+    assert gradcheck(lambda a, low, high: dt.clamp(a, low, high), (leaf([-2.0, -0.3, 0.1, 0.7, 2.0]), lo, hi))
+    assert dt.clamp(dt.tensor([1, 5]), 0.5).dtype == dt.float32
+    np.testing.assert_allclose(dt.clamp(dt.tensor([0.0, 3.0]), 2.0, 1.0).numpy(), [1.0, 1.0])
     with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
-        torch.clamp(x)
+        dt.clamp(x)
 
 
 def test_maximum_minimum_split_ties_and_scalar_other():
     a, b = leaf([1.0, 2.0, 3.0]), leaf([3.0, 2.0, 1.0])
-    torch.maximum(a, b).sum().backward()
+    dt.maximum(a, b).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), [0.0, 0.5, 1.0])
     np.testing.assert_allclose(b.grad.numpy(), [1.0, 0.5, 0.0])
-    np.testing.assert_allclose(torch.minimum(a, torch.tensor(2.0, dtype=torch.float64)).detach().numpy(),
+    np.testing.assert_allclose(dt.minimum(a, dt.tensor(2.0, dtype=dt.float64)).detach().numpy(),
                                [1.0, 2.0, 2.0])
-    assert np.isnan(torch.maximum(torch.tensor([np.nan]), torch.tensor([1.0])).item())
-    np.testing.assert_allclose(torch.max(a, b).detach().numpy(), [3.0, 2.0, 3.0])
+    assert np.isnan(dt.maximum(dt.tensor([np.nan]), dt.tensor([1.0])).item())
+    np.testing.assert_allclose(dt.max(a, b).detach().numpy(), [3.0, 2.0, 3.0])
 
 
 def test_where_with_tensors_and_scalars():
-    cond = torch.tensor([True, False, True])
+    cond = dt.tensor([True, False, True])
     a, b = leaf([1.0, 2.0, 3.0]), leaf([10.0, 20.0, 30.0])
-    out = torch.where(cond, a, b)
+    out = dt.where(cond, a, b)
     np.testing.assert_allclose(out.detach().numpy(), [1.0, 20.0, 3.0])
-    out.backward(torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64))
+    out.backward(dt.tensor([1.0, 2.0, 3.0], dtype=dt.float64))
     np.testing.assert_allclose(a.grad.numpy(), [1.0, 0.0, 3.0])
     np.testing.assert_allclose(b.grad.numpy(), [0.0, 2.0, 0.0])
-    assert torch.where(cond, 1.0, 0).dtype == torch.float32
-    assert torch.where(cond, 1, 0).dtype == torch.int64
-    assert torch.where(cond, torch.ones(3, dtype=torch.int32), 2.5).dtype == torch.float32
+    assert dt.where(cond, 1.0, 0).dtype == dt.float32
+    assert dt.where(cond, 1, 0).dtype == dt.int64
+    assert dt.where(cond, dt.ones(3, dtype=dt.int32), 2.5).dtype == dt.float32
     np.testing.assert_allclose(a.where(cond, 0.0).detach().numpy(), [1.0, 0.0, 3.0])
-    assert gradcheck(lambda x: torch.where(cond, x, 0.0) * x, (leaf([1.0, 2.0, 3.0]),))
-    (idx,) = torch.where(cond)
+    assert gradcheck(lambda x: dt.where(cond, x, 0.0) * x, (leaf([1.0, 2.0, 3.0]),))
+    (idx,) = dt.where(cond)
     assert idx.tolist() == [0, 2]
     with pytest.raises(RuntimeError, match="boolean"):
-        torch.where(torch.tensor([1, 0]), a, b)
+        dt.where(dt.tensor([1, 0]), a, b)
 
 
 def test_pow_gradients_at_zero_base_and_zero_exponent():
@@ -276,16 +285,16 @@ def test_pow_gradients_at_zero_base_and_zero_exponent():
 def test_cast_between_float_dtypes_passes_gradient():
     x = leaf([1.0, 2.0])
     y = x.float()
-    assert y.dtype == torch.float32
+    assert y.dtype == dt.float32
     (y * 2).sum().backward()
-    assert x.grad.dtype == torch.float64
+    assert x.grad.dtype == dt.float64
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
 
 
-@pytest.mark.parametrize("fn", [lambda a: torch.clamp(a, -0.5, 0.5) * a,
-                                lambda a: torch.maximum(a, a * 0.3) * a,
-                                lambda a: torch.where(a > 0, a * a, a), lambda a: torch.abs(a) * a,
-                                lambda a: torch.relu(a) * a, lambda a: (a * a + 1) ** a],
+@pytest.mark.parametrize("fn", [lambda a: dt.clamp(a, -0.5, 0.5) * a,
+                                lambda a: dt.maximum(a, a * 0.3) * a,
+                                lambda a: dt.where(a > 0, a * a, a), lambda a: dt.abs(a) * a,
+                                lambda a: dt.relu(a) * a, lambda a: (a * a + 1) ** a],
                          ids=["clamp", "maximum", "where", "abs", "relu", "pow_tensor"])
 def test_second_derivatives_through_masks(fn):
     assert gradgradcheck(fn, (leaf(ANY[:2, :3]),))
@@ -295,6 +304,166 @@ def test_numpy_scalars_and_arrays_on_the_left_give_tensors_with_gradients():
     x = leaf([1.0, 2.0])
     for out in (np.float64(0.5) * x, np.float32(2) + x, np.float64(3) - x, np.float64(2) / x,
                 np.int64(2) ** x, np.ones(2) * x):
-        assert isinstance(out, torch.Tensor) and out.grad_fn is not None
-    y = np.float64(3.0) * torch.tensor([1.0, 2.0], requires_grad=True)
-    assert y.dtype == torch.float32
+        assert isinstance(out, dt.Tensor) and out.grad_fn is not None
+    y = np.float64(3.0) * dt.tensor([1.0, 2.0], requires_grad=True)
+    assert y.dtype == dt.float32
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+# name: (fn(lib, *float64 leaves), inputs) -- fn uses only API both libraries share
+PS = (3, 4)
+PARITY_GRAD = {
+    "add": (lambda L, a, b: a + b, [any_(PS), any_((4,))]),
+    "sub_reflected": (lambda L, a: 1 - a, [any_(PS)]),
+    "mul": (lambda L, a, b: a * b, [any_(PS), any_((3, 1))]),
+    "div": (lambda L, a, b: a / b, [any_(PS), pos(PS)]),
+    "rdiv": (lambda L, a: 2 / a, [pos(PS)]),
+    "pow": (lambda L, a, b: a ** b, [pos(PS), any_(PS)]),
+    "pow_scalar": (lambda L, a: a ** 3, [any_(PS)]),
+    "rpow": (lambda L, a: 2 ** a, [any_(PS)]),
+    "neg": (lambda L, a: -a, [any_(PS)]),
+    "abs": (lambda L, a: L.abs(a), [any_(PS)]),
+    "exp": (lambda L, a: L.exp(a), [any_(PS)]),
+    "expm1": (lambda L, a: L.expm1(a), [any_(PS)]),
+    "log": (lambda L, a: L.log(a), [pos(PS)]),
+    "log1p": (lambda L, a: L.log1p(a), [pos(PS)]),
+    "log2": (lambda L, a: L.log2(a), [pos(PS)]),
+    "log10": (lambda L, a: L.log10(a), [pos(PS)]),
+    "sqrt": (lambda L, a: L.sqrt(a), [pos(PS)]),
+    "rsqrt": (lambda L, a: L.rsqrt(a), [pos(PS)]),
+    "square": (lambda L, a: L.square(a), [any_(PS)]),
+    "reciprocal": (lambda L, a: L.reciprocal(a), [pos(PS)]),
+    "sin": (lambda L, a: L.sin(a), [any_(PS)]),
+    "cos": (lambda L, a: L.cos(a), [any_(PS)]),
+    "tan": (lambda L, a: L.tan(a), [any_(PS) / 2]),
+    "tanh": (lambda L, a: L.tanh(a), [any_(PS)]),
+    "sigmoid": (lambda L, a: L.sigmoid(a), [any_(PS) * 5]),
+    "relu": (lambda L, a: L.relu(a), [any_(PS)]),
+    "erf": (lambda L, a: L.erf(a), [any_(PS)]),
+    "sinh": (lambda L, a: L.sinh(a), [any_(PS)]),
+    "cosh": (lambda L, a: L.cosh(a), [any_(PS)]),
+    "asin": (lambda L, a: L.asin(a), [any_(PS) / 2.5]),
+    "acos": (lambda L, a: L.acos(a), [any_(PS) / 2.5]),
+    "atan": (lambda L, a: L.atan(a), [any_(PS)]),
+    "atan2": (lambda L, a, b: L.atan2(a, b), [any_(PS), any_((4,))]),
+    "lerp": (lambda L, a, b, w: L.lerp(a, b, w), [any_(PS), any_(PS), any_((4,))]),
+    "clamp": (lambda L, a: L.clamp(a, -0.5, 0.7), [any_(PS)]),
+    "clamp_tensors": (lambda L, a, lo, hi: L.clamp(a, lo, hi), [any_(PS), any_((4,)) - 1, any_((4,)) + 1]),
+    "maximum": (lambda L, a, b: L.maximum(a, b), [any_(PS), any_(PS)]),
+    "minimum": (lambda L, a, b: L.minimum(a, b), [any_(PS), any_((4,))]),
+    "where": (lambda L, a, b: L.where(a > 0, a, b), [any_(PS), any_((4,))]),
+    "where_scalar": (lambda L, a: L.where(a > 0, a, 0.5), [any_(PS)]),
+    "logaddexp": (lambda L, a, b: L.logaddexp(a, b), [PARITY_RNG.normal(size=(3, 4)),
+                                                      PARITY_RNG.normal(size=(4,))]),
+    "hypot": (lambda L, a, b: a.hypot(b), [PARITY_RNG.normal(size=(3, 4)), PARITY_RNG.normal(size=(3, 1))]),
+    "nan_to_num": (lambda L, a: L.nan_to_num(a, posinf=3.0), [np.array([np.nan, np.inf, 1.0])]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_GRAD))
+def test_values_and_gradients_match_torch(name):
+    assert_values_and_gradients_match(*PARITY_GRAD[name])
+
+
+PARITY_NO_GRAD = {  # compare values and dtypes on int64 inputs
+    "invert": lambda L, a: ~a,
+    "bit_and": lambda L, a: a & 3,
+    "floordiv": lambda L, a: a // 2,
+    "rfloordiv": lambda L, a: 7 // (a + 10),
+    "mod": lambda L, a: a % 3,
+    "fmod": lambda L, a: L.fmod(a, 3),
+    "float_floordiv": lambda L, a: a.float() // 0.75,
+    "float_mod": lambda L, a: a.float() % 0.75,
+    "sign": lambda L, a: L.sign(a),
+    "int_div": lambda L, a: a / 2,
+    "int_plus_float": lambda L, a: a + 0.5,
+    "int_float_tensors": lambda L, a: a + a.float(),
+    "clamp_int_float": lambda L, a: L.clamp(a, 0.5),
+    "exp_int": lambda L, a: L.exp(a),
+    "abs_int": lambda L, a: L.abs(a),
+    "where_scalars": lambda L, a: L.where(a > 0, 1.0, 0),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_NO_GRAD))
+def test_no_grad_ops_match_torch(name):
+    assert_no_grad_op_matches(PARITY_NO_GRAD[name], INTS)
+
+
+# ---------------------------------------------------------------------- logaddexp, hypot, nan_to_num
+def test_logaddexp_values_and_stability():
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(4,))
+    np.testing.assert_allclose(dt.logaddexp(dt.tensor(a), dt.tensor(b)).numpy(),
+                               np.logaddexp(a, b), rtol=1e-12)
+    big = dt.logaddexp(dt.tensor([1000.0, -1000.0]), dt.tensor([1000.0, -1000.0]))
+    np.testing.assert_allclose(big.numpy(), [1000 + math.log(2), -1000 + math.log(2)], rtol=1e-6)
+    inf = dt.tensor([-math.inf])
+    assert dt.logaddexp(inf, inf).item() == -math.inf
+    assert dt.tensor([0.0]).logaddexp(dt.tensor([0.0])).item() == pytest.approx(math.log(2))
+
+
+def test_hypot_values_and_stability():
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 1))
+    np.testing.assert_allclose(dt.hypot(dt.tensor(a), dt.tensor(b)).numpy(),
+                               np.hypot(a, b), rtol=1e-12)
+    assert dt.hypot(dt.tensor([3.0]), dt.tensor([4.0])).item() == 5.0
+    big = dt.hypot(dt.tensor([3e200], dtype=dt.float64),
+                      dt.tensor([4e200], dtype=dt.float64))
+    assert big.item() == pytest.approx(5e200)
+    assert dt.tensor([5.0]).hypot(dt.tensor([12.0])).item() == 13.0
+
+
+def test_logaddexp_hypot_dtypes_and_errors():
+    f32, f64 = dt.ones(2), dt.ones(2, dtype=dt.float64)
+    assert dt.logaddexp(f32, f64).dtype == dt.float64
+    assert dt.hypot(dt.tensor([1, 2]), dt.tensor([1.0, 2.0])).dtype == dt.float32
+    for fn, name in ((dt.logaddexp, "logaddexp"), (dt.hypot, "hypot")):
+        with pytest.raises(NotImplementedError, match=f'"{name}_cpu" not implemented for \'Long\''):
+            fn(dt.tensor([1, 2]), dt.tensor([3, 4]))
+        with pytest.raises(TypeError,
+                           match="argument 'other' \\(position 2\\) must be Tensor, not float"):
+            fn(f32, 1.0)
+        with pytest.raises(RuntimeError, match="must match the size"):
+            fn(dt.ones(2, 3), dt.ones(4))
+
+
+def test_logaddexp_hypot_gradcheck():
+    a, b = leaf(RNG.normal(size=(3, 4))), leaf(RNG.normal(size=(4,)))
+    for fn in (dt.logaddexp, dt.hypot):
+        assert gradcheck(fn, (a, b))
+        assert gradgradcheck(fn, (a, b))
+    c = leaf(RNG.normal(size=(3, 4)))
+    assert gradcheck(lambda u: dt.logaddexp(u, dt.tensor([0.5])), (c,))
+
+
+def test_hypot_gradient_at_origin_is_nan_as_pytorch():
+    a, b = leaf([0.0]), leaf([0.0])
+    with np.errstate(invalid="ignore"):
+        dt.hypot(a, b).sum().backward()
+    assert math.isnan(a.grad.item()) and math.isnan(b.grad.item())
+
+
+def test_nan_to_num_values():
+    x = dt.tensor([math.nan, math.inf, -math.inf, 1.5])
+    f32 = np.finfo(np.float32)
+    assert dt.nan_to_num(x).tolist() == [0.0, float(f32.max), float(f32.min), 1.5]
+    f64 = dt.nan_to_num(x.double())
+    assert f64.dtype == dt.float64 and f64.tolist() == [0.0, np.finfo(np.float64).max,
+                                                           np.finfo(np.float64).min, 1.5]
+    assert dt.nan_to_num(x, nan=2.0, posinf=1.0, neginf=-1.0).tolist() == [2.0, 1.0, -1.0, 1.5]
+    assert x.nan_to_num(1.0).tolist()[0] == 1.0
+    assert dt.nan_to_num(x, posinf=1e300).tolist()[1] == math.inf  # beyond float32: inf
+    ints = dt.tensor([1, 2])
+    out = dt.nan_to_num(ints)
+    assert out.tolist() == [1, 2] and out.dtype == dt.int64 and out._data is not ints._data
+    assert math.isnan(x[0].item())  # the input is left alone
+
+
+def test_nan_to_num_gradient_passes_where_finite():
+    x = dt.tensor([math.nan, math.inf, -math.inf, 1.5], dtype=dt.float64, requires_grad=True)
+    dt.nan_to_num(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
+    y = leaf(RNG.normal(size=(3, 4)))
+    assert gradcheck(dt.nan_to_num, (y,))

@@ -1,16 +1,17 @@
 """Indexing: reads with every kind of index, writes (``x[i] = v``), gather/scatter and the
 index_* / masked_* ops: values, views, gradients (float64 finite differences, repeated
-indices accumulating) and error messages."""
+indices accumulating) and error messages; parity with PyTorch when it is installed."""
 import numpy as np
 import pytest
+from parity_helpers import IDX, MASK, assert_case_matches, setitem
 
-import disttorch as torch
+import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
 
 
 def dbl(*shape, seed=0):
     rng = np.random.default_rng(seed)
-    return torch.tensor(rng.standard_normal(shape), dtype=torch.float64, requires_grad=True)
+    return dt.tensor(rng.standard_normal(shape), dtype=dt.float64, requires_grad=True)
 
 
 A = np.arange(24).reshape(2, 3, 4)
@@ -26,42 +27,42 @@ INDICES = [
 @pytest.mark.parametrize("k", range(len(INDICES)))
 def test_getitem_matches_numpy(k):
     idx = INDICES[k]
-    x = torch.tensor(A)
-    tidx = tuple(torch.tensor(i) if isinstance(i, np.ndarray) else i for i in idx) \
-        if isinstance(idx, tuple) else (torch.tensor(idx) if isinstance(idx, np.ndarray) else idx)
+    x = dt.tensor(A)
+    tidx = tuple(dt.tensor(i) if isinstance(i, np.ndarray) else i for i in idx) \
+        if isinstance(idx, tuple) else (dt.tensor(idx) if isinstance(idx, np.ndarray) else idx)
     np.testing.assert_array_equal(x[tidx].numpy(), A[idx])
 
 
 def test_integers_apply_before_arrays_as_in_pytorch():
     # NumPy would treat 0 as advanced too and put the advanced dims first: shape (2, 3).
-    x = torch.tensor(A)
+    x = dt.tensor(A)
     assert x[0, :, [1, 2]].shape == (3, 2)
     np.testing.assert_array_equal(x[0, :, [1, 2]].numpy(), A[0][:, [1, 2]])
-    np.testing.assert_array_equal(x[1, None, torch.tensor([True, False, True])].numpy(),
+    np.testing.assert_array_equal(x[1, None, dt.tensor([True, False, True])].numpy(),
                                   A[1][None, [True, False, True]])
     assert gradcheck(lambda t: t[0, :, [1, 1]], (dbl(2, 3, 4),))
-    y = torch.zeros(2, 3, 4)
-    y[0, :, [1, 2]] = torch.arange(6.).view(3, 2)
+    y = dt.zeros(2, 3, 4)
+    y[0, :, [1, 2]] = dt.arange(6.).view(3, 2)
     np.testing.assert_array_equal(y[0].numpy()[:, 1:3], np.arange(6.).reshape(3, 2))
 
 
 def test_basic_index_is_a_view_advanced_is_a_copy():
-    x = torch.zeros(3, 4)
+    x = dt.zeros(3, 4)
     v = x[1]
     assert np.shares_memory(v.numpy(), x.numpy()) and v._version_box is x._version_box
     s = x[0, 1]  # 0-dim, still a view as in PyTorch
     assert s.shape == () and np.shares_memory(s.numpy(), x.numpy())
     assert not np.shares_memory(x[[0, 1]].numpy(), x.numpy())
     assert not np.shares_memory(x[x > 0].numpy(), x.numpy())
-    assert x[torch.tensor(2)].shape == (4,)  # a 0-dim integer tensor acts as an int
+    assert x[dt.tensor(2)].shape == (4,)  # a 0-dim integer tensor acts as an int
 
 
 def test_index_errors():
-    x = torch.zeros(3, 4)
+    x = dt.zeros(3, 4)
     with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 3"):
         x[5]
     with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool"):
-        x[torch.tensor([0.0, 1.0])]
+        x[dt.tensor([0.0, 1.0])]
     with pytest.raises(IndexError, match="too many indices"):
         x[0, 0, 0]
     with pytest.raises(ValueError, match="step must be greater than zero"):
@@ -71,7 +72,7 @@ def test_index_errors():
 def test_getitem_gradients_accumulate_repeated_indices():
     x = dbl(3, 4)
     y = x[[0, 0, 2], [1, 1, 3]]
-    (y * torch.tensor([1., 2., 3.], dtype=torch.float64)).sum().backward()
+    (y * dt.tensor([1., 2., 3.], dtype=dt.float64)).sum().backward()
     expected = np.zeros((3, 4))
     expected[0, 1] = 3.0
     expected[2, 3] = 3.0
@@ -80,8 +81,8 @@ def test_getitem_gradients_accumulate_repeated_indices():
 
 GETITEM_GRADS = [
     lambda x: x[1], lambda x: x[:, 1:3], lambda x: x[..., ::2], lambda x: x[None, 0, -1],
-    lambda x: x[[0, 2, 0]], lambda x: x[:, [1, 1, 3]], lambda x: x[torch.tensor([[0, 1], [1, 1]])],
-    lambda x: x[x > 0], lambda x: x[[0, 1], [2, 2]], lambda x: x[1:, torch.tensor([0, 0])],
+    lambda x: x[[0, 2, 0]], lambda x: x[:, [1, 1, 3]], lambda x: x[dt.tensor([[0, 1], [1, 1]])],
+    lambda x: x[x > 0], lambda x: x[[0, 1], [2, 2]], lambda x: x[1:, dt.tensor([0, 0])],
 ]
 
 
@@ -97,12 +98,12 @@ def test_getitem_second_order():
 
 # ---------------------------------------------------------------------- setitem
 def test_setitem_values_and_broadcasting():
-    x = torch.zeros(3, 4)
+    x = dt.zeros(3, 4)
     x[0] = 1
-    x[1, 1:3] = torch.tensor([2., 3.])
-    x[:, 3] = torch.tensor([7., 8., 9.])
+    x[1, 1:3] = dt.tensor([2., 3.])
+    x[:, 3] = dt.tensor([7., 8., 9.])
     x[x == 0] = -1
-    x[[2, 2], [0, 1]] = torch.tensor(5.)
+    x[[2, 2], [0, 1]] = dt.tensor(5.)
     np.testing.assert_array_equal(x.numpy(), [[1, 1, 1, 7], [-1, 2, 3, 8], [5, 5, -1, 9]])
     v = x._version
     x[...] = 0
@@ -110,15 +111,15 @@ def test_setitem_values_and_broadcasting():
 
 
 def test_setitem_errors():
-    x = torch.zeros(3, 4)
+    x = dt.zeros(3, 4)
     with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[3\] cannot be "
                                            r"broadcast to indexing result of shape \[4\]"):
-        x[0] = torch.ones(3)
-    leaf = torch.zeros(3, requires_grad=True)
+        x[0] = dt.ones(3)
+    leaf = dt.zeros(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an "
                                            "in-place operation."):
         leaf[0] = 1.0
-    with torch.no_grad():
+    with dt.no_grad():
         leaf[0] = 1.0  # allowed without recording
     assert leaf.tolist() == [1.0, 0.0, 0.0]
 
@@ -129,7 +130,7 @@ def test_setitem_gradient_to_target_and_value():
     y = x * 2
     y[1] = v * 3
     assert y.grad_fn.name() == "CopySlices"
-    (y * torch.arange(12.).view(3, 4).double()).sum().backward()
+    (y * dt.arange(12.).view(3, 4).double()).sum().backward()
     w = np.arange(12.).reshape(3, 4)
     gx = 2 * w
     gx[1] = 0
@@ -138,11 +139,11 @@ def test_setitem_gradient_to_target_and_value():
 
 
 def test_setitem_into_tensor_without_grad_makes_it_part_of_the_graph():
-    v = torch.tensor(2.0, requires_grad=True)
-    buf = torch.zeros(3)
+    v = dt.tensor(2.0, requires_grad=True)
+    buf = dt.zeros(3)
     buf[1] = v
     assert buf.requires_grad and not buf.is_leaf
-    (buf * torch.tensor([1., 10., 100.])).sum().backward()
+    (buf * dt.tensor([1., 10., 100.])).sum().backward()
     assert v.grad.item() == 10.0
 
 
@@ -161,47 +162,47 @@ def _setitem_fn(index, value_shape):
 def test_setitem_gradcheck(index, value_shape):
     x, v = dbl(3, 4), dbl(*value_shape, seed=2)
     if isinstance(index, np.ndarray):
-        index = torch.tensor(index)
+        index = dt.tensor(index)
         v = dbl(4, seed=2)
     assert gradcheck(_setitem_fn(index, value_shape), (x, v))
 
 
 # ---------------------------------------------------------------------- gather / scatter
 def test_gather_values_and_errors():
-    x = torch.tensor([[1, 2], [3, 4]])
-    idx = torch.tensor([[0, 0], [1, 0]])
-    assert torch.gather(x, 1, idx).tolist() == [[1, 1], [4, 3]]
-    assert x.gather(0, torch.tensor([[1, 0]])).tolist() == [[3, 2]]
+    x = dt.tensor([[1, 2], [3, 4]])
+    idx = dt.tensor([[0, 0], [1, 0]])
+    assert dt.gather(x, 1, idx).tolist() == [[1, 1], [4, 3]]
+    assert x.gather(0, dt.tensor([[1, 0]])).tolist() == [[3, 2]]
     # index smaller than input in a non-gather dim: only its own positions are read
-    assert torch.arange(12).view(3, 4).gather(0, torch.tensor([[2], [1]])).tolist() == [[8], [4]]
+    assert dt.arange(12).view(3, 4).gather(0, dt.tensor([[2], [1]])).tolist() == [[8], [4]]
     with pytest.raises(RuntimeError, match="gather\\(\\): Expected dtype int64 for index"):
         x.gather(1, idx.int())
     with pytest.raises(RuntimeError, match="index 2 is out of bounds for dimension 1 with size 2"):
-        x.gather(1, torch.tensor([[2, 0], [0, 0]]))
+        x.gather(1, dt.tensor([[2, 0], [0, 0]]))
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions"):
-        x.gather(1, torch.tensor([0, 1]))
+        x.gather(1, dt.tensor([0, 1]))
 
 
 def test_scatter_and_scatter_add_values():
-    src = torch.arange(1., 11.).view(2, 5)
-    idx = torch.tensor([[0, 1, 2, 0]])
-    out = torch.zeros(3, 5).scatter(0, idx, src)
+    src = dt.arange(1., 11.).view(2, 5)
+    idx = dt.tensor([[0, 1, 2, 0]])
+    out = dt.zeros(3, 5).scatter(0, idx, src)
     assert out.tolist() == [[1, 0, 0, 4, 0], [0, 2, 0, 0, 0], [0, 0, 3, 0, 0]]
-    assert torch.zeros(3, 5).scatter(1, torch.tensor([[0], [2]]), 7.0)[:2, :3].tolist() == \
+    assert dt.zeros(3, 5).scatter(1, dt.tensor([[0], [2]]), 7.0)[:2, :3].tolist() == \
         [[7, 0, 0], [0, 0, 7]]
-    add = torch.ones(3).scatter_add(0, torch.tensor([0, 0, 2, 0]), torch.tensor([1., 2., 3., 4.]))
+    add = dt.ones(3).scatter_add(0, dt.tensor([0, 0, 2, 0]), dt.tensor([1., 2., 3., 4.]))
     assert add.tolist() == [8, 1, 4]
-    red = torch.ones(3).scatter(0, torch.tensor([0, 0]), torch.tensor([1., 2.]), reduce="add")
+    red = dt.ones(3).scatter(0, dt.tensor([0, 0]), dt.tensor([1., 2.]), reduce="add")
     assert red.tolist() == [4, 1, 1]
     with pytest.raises(RuntimeError, match="Expected self.dtype to be equal to src.dtype"):
-        torch.zeros(3).scatter_add(0, torch.tensor([0]), torch.tensor([1]))
+        dt.zeros(3).scatter_add(0, dt.tensor([0]), dt.tensor([1]))
 
 
 def test_gather_scatter_gradcheck():
-    idx = torch.tensor([[0, 2, 1], [2, 2, 0]])
+    idx = dt.tensor([[0, 2, 1], [2, 2, 0]])
     assert gradcheck(lambda x: x.gather(0, idx), (dbl(3, 3),))
     assert gradcheck(lambda x: x.gather(1, idx[:, :2]), (dbl(2, 3),))
-    unique = torch.tensor([[0, 2, 1], [2, 1, 0]])  # scatter's writes to one place race
+    unique = dt.tensor([[0, 2, 1], [2, 1, 0]])  # scatter's writes to one place race
     assert gradcheck(lambda x, s: x.scatter(0, unique, s), (dbl(3, 3), dbl(2, 4, seed=1)))
     assert gradcheck(lambda x, s: x.scatter_add(1, idx, s), (dbl(2, 3), dbl(2, 3, seed=1)))
     assert gradcheck(lambda x: x.scatter(1, unique, 0.5), (dbl(2, 3),))
@@ -211,42 +212,42 @@ def test_gather_scatter_gradcheck():
 
 # ---------------------------------------------------------------------- index_* ops
 def test_index_select_add_fill_values():
-    x = torch.arange(12.).view(3, 4)
-    idx = torch.tensor([2, 0, 2])
+    x = dt.arange(12.).view(3, 4)
+    idx = dt.tensor([2, 0, 2])
     np.testing.assert_array_equal(x.index_select(0, idx).numpy(), x.numpy()[[2, 0, 2]])
-    np.testing.assert_array_equal(torch.index_select(x, 1, idx).numpy(), x.numpy()[:, [2, 0, 2]])
-    added = torch.zeros(3, 2).index_add(0, idx, torch.ones(3, 2), alpha=2)
+    np.testing.assert_array_equal(dt.index_select(x, 1, idx).numpy(), x.numpy()[:, [2, 0, 2]])
+    added = dt.zeros(3, 2).index_add(0, idx, dt.ones(3, 2), alpha=2)
     assert added.tolist() == [[2, 2], [0, 0], [4, 4]]
-    filled = torch.zeros(2, 3).index_fill(1, torch.tensor([0, 2]), -1.)
+    filled = dt.zeros(2, 3).index_fill(1, dt.tensor([0, 2]), -1.)
     assert filled.tolist() == [[-1, 0, -1], [-1, 0, -1]]
     with pytest.raises(IndexError, match="index out of range in self"):
-        x.index_select(0, torch.tensor([3]))
+        x.index_select(0, dt.tensor([3]))
     with pytest.raises(IndexError, match="Index is supposed to be a vector"):
-        x.index_select(0, torch.tensor([[0]]))
+        x.index_select(0, dt.tensor([[0]]))
 
 
 def test_index_ops_gradcheck():
-    idx = torch.tensor([2, 0, 2])
+    idx = dt.tensor([2, 0, 2])
     assert gradcheck(lambda x: x.index_select(1, idx), (dbl(2, 3),))
     assert gradcheck(lambda x, s: x.index_add(0, idx, s, alpha=1.5), (dbl(3, 2), dbl(3, 2, seed=1)))
-    assert gradcheck(lambda x, v: x.index_fill(1, torch.tensor([1]), v), (dbl(2, 3), dbl(seed=1)))
+    assert gradcheck(lambda x, v: x.index_fill(1, dt.tensor([1]), v), (dbl(2, 3), dbl(seed=1)))
 
 
 # ---------------------------------------------------------------------- masks
 def test_masked_fill_and_select_values():
-    x = torch.arange(6.).view(2, 3)
-    mask = torch.tensor([True, False, True])
+    x = dt.arange(6.).view(2, 3)
+    mask = dt.tensor([True, False, True])
     assert x.masked_fill(mask, -1.).tolist() == [[-1, 1, -1], [-1, 4, -1]]
-    assert torch.masked_fill(x, x > 3, torch.tensor(0.)).tolist() == [[0, 1, 2], [3, 0, 0]]
+    assert dt.masked_fill(x, x > 3, dt.tensor(0.)).tolist() == [[0, 1, 2], [3, 0, 0]]
     assert x.masked_select(mask).tolist() == [0, 2, 3, 5]
     with pytest.raises(RuntimeError, match="only supports boolean masks, but got mask with dtype"):
-        x.masked_fill(torch.tensor([1, 0, 1]), 0.)
+        x.masked_fill(dt.tensor([1, 0, 1]), 0.)
     with pytest.raises(RuntimeError, match="only supports a 0-dimensional value tensor"):
-        x.masked_fill(mask, torch.tensor([1., 2.]))
+        x.masked_fill(mask, dt.tensor([1., 2.]))
 
 
 def test_mask_ops_gradcheck():
-    mask = torch.tensor([[True, False, True], [False, False, True]])
+    mask = dt.tensor([[True, False, True], [False, False, True]])
     assert gradcheck(lambda x, v: x.masked_fill(mask, v), (dbl(2, 3), dbl(seed=1)))
     assert gradcheck(lambda x: x.masked_fill(mask[0], 2.0), (dbl(2, 3),))
     assert gradcheck(lambda x: x.masked_select(mask), (dbl(2, 3),))
@@ -255,33 +256,66 @@ def test_mask_ops_gradcheck():
 
 # ---------------------------------------------------------------------- take / nonzero
 def test_take_take_along_dim_nonzero():
-    x = torch.tensor([[4., 3.], [1., 2.]])
-    assert torch.take(x, torch.tensor([0, 3])).tolist() == [4, 2]
-    order = torch.tensor([[1, 0], [0, 1]])
-    assert torch.take_along_dim(x, order, 1).tolist() == [[3, 4], [1, 2]]
-    assert torch.take_along_dim(x, torch.tensor([3, 0])).tolist() == [2, 4]
-    assert torch.take_along_dim(x, torch.tensor([[0], [1]]), 1).tolist() == [[4], [2]]
-    assert torch.tensor([[0, 1], [2, 0]]).nonzero().tolist() == [[0, 1], [1, 0]]
-    rows, cols = torch.nonzero(torch.tensor([[0, 1], [2, 0]]), as_tuple=True)
+    x = dt.tensor([[4., 3.], [1., 2.]])
+    assert dt.take(x, dt.tensor([0, 3])).tolist() == [4, 2]
+    order = dt.tensor([[1, 0], [0, 1]])
+    assert dt.take_along_dim(x, order, 1).tolist() == [[3, 4], [1, 2]]
+    assert dt.take_along_dim(x, dt.tensor([3, 0])).tolist() == [2, 4]
+    assert dt.take_along_dim(x, dt.tensor([[0], [1]]), 1).tolist() == [[4], [2]]
+    assert dt.tensor([[0, 1], [2, 0]]).nonzero().tolist() == [[0, 1], [1, 0]]
+    rows, cols = dt.nonzero(dt.tensor([[0, 1], [2, 0]]), as_tuple=True)
     assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
-    assert torch.argwhere(torch.tensor([0, 3, 0, 1])).tolist() == [[1], [3]]
-    assert gradcheck(lambda x: torch.take_along_dim(x, order, 0), (dbl(2, 2),))
-    assert gradcheck(lambda x: torch.take(x, torch.tensor([[3, 3], [0, 1]])), (dbl(2, 2),))
+    assert dt.argwhere(dt.tensor([0, 3, 0, 1])).tolist() == [[1], [3]]
+    assert gradcheck(lambda x: dt.take_along_dim(x, order, 0), (dbl(2, 2),))
+    assert gradcheck(lambda x: dt.take(x, dt.tensor([[3, 3], [0, 1]])), (dbl(2, 2),))
 
 
 def test_setitem_second_order():
-    fn = _setitem_fn((slice(None), torch.tensor([2, 0])), (3, 2))
+    fn = _setitem_fn((slice(None), dt.tensor([2, 0])), (3, 2))
     assert gradgradcheck(fn, (dbl(3, 4), dbl(3, 2, seed=3)))
 
 
 def test_index_put_and_index_put_():
-    x = torch.zeros(3, 2)
-    rows, cols = torch.tensor([0, 2, 0]), torch.tensor([1, 0, 1])
-    assert x.index_put((rows, cols), torch.tensor(1.)).tolist() == [[0, 1], [0, 0], [1, 0]]
-    acc = torch.index_put(x, (rows, cols), torch.tensor([1., 2., 3.]), accumulate=True)
+    x = dt.zeros(3, 2)
+    rows, cols = dt.tensor([0, 2, 0]), dt.tensor([1, 0, 1])
+    assert x.index_put((rows, cols), dt.tensor(1.)).tolist() == [[0, 1], [0, 0], [1, 0]]
+    acc = dt.index_put(x, (rows, cols), dt.tensor([1., 2., 3.]), accumulate=True)
     assert acc.tolist() == [[0, 4], [0, 0], [2, 0]] and x.abs().sum().item() == 0
-    x.index_put_((rows,), torch.tensor([5., 6.]))
+    x.index_put_((rows,), dt.tensor([5., 6.]))
     assert x.tolist() == [[5, 6], [0, 0], [5, 6]]
     assert gradcheck(lambda t, v: t.index_put((rows, cols), v, accumulate=True),
                      (dbl(3, 2), dbl(3, seed=1)))
-    assert gradcheck(lambda t, v: t.index_put((torch.tensor([2, 0]),), v), (dbl(3, 2), dbl(2, seed=1)))
+    assert gradcheck(lambda t, v: t.index_put((dt.tensor([2, 0]),), v), (dbl(3, 2), dbl(2, seed=1)))
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+# name -> (fn(lib, *leaves), input shapes)
+PARITY_CASES = {
+    "getitem_basic": (lambda L, x: x[1:, None, ..., ::2], [(3, 4)]),
+    "getitem_int_list": (lambda L, x: x[[0, 0, 2], 1:], [(3, 4)]),
+    "getitem_pairs": (lambda L, x: x[[0, 2, 0], [1, 1, 3]], [(3, 4)]),
+    "getitem_int_then_list": (lambda L, x: x[1, :, [2, 0, 2]], [(2, 3, 4)]),
+    "setitem_int_then_list": (lambda L, x, v: setitem(x * 1, (0, slice(None), [1, 3]), v), [(2, 3, 4), (3, 2)]),
+    "getitem_tensor": (lambda L, x: x[L.tensor(IDX)], [(3, 4)]),
+    "getitem_mask": (lambda L, x: x[L.tensor(MASK)], [(3, 4)]),
+    "getitem_row_mask": (lambda L, x: x[:, L.tensor(MASK[0])], [(3, 4)]),
+    "gather": (lambda L, x: x.gather(0, L.tensor(IDX)), [(3, 3)]),
+    "scatter_add": (lambda L, x, s: x.scatter_add(1, L.tensor(IDX), s), [(2, 3), (2, 3)]),
+    "scatter_value": (lambda L, x: x.scatter(1, L.tensor([[0], [2]]), 1.5), [(2, 3)]),
+    "index_select": (lambda L, x: x.index_select(1, L.tensor([3, 0, 3])), [(3, 4)]),
+    "index_add": (lambda L, x, s: x.index_add(0, L.tensor([2, 0, 2]), s, alpha=2), [(3, 2), (3, 2)]),
+    "index_fill": (lambda L, x: x.index_fill(1, L.tensor([0, 2]), -1.0), [(2, 3)]),
+    "masked_fill": (lambda L, x: x.masked_fill(L.tensor(MASK), 0.5), [(3, 4)]),
+    "masked_fill_bcast": (lambda L, x: x.masked_fill(L.tensor(MASK[0]), 0.5), [(3, 4)]),
+    "masked_select": (lambda L, x: x.masked_select(L.tensor(MASK)), [(3, 4)]),
+    "take": (lambda L, x: L.take(x, L.tensor([[0, 5], [5, 11]])), [(3, 4)]),
+    "take_along_dim": (lambda L, x: L.take_along_dim(x, L.tensor([[1], [0]]), 1), [(2, 3)]),
+    "setitem": (lambda L, x, v: setitem(x * 1, (slice(None), 1), v) * x, [(3, 4), (3,)]),
+    "setitem_mask": (lambda L, x, v: setitem(x * 2, L.tensor(MASK), v), [(3, 4), ()]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_CASES))
+def test_op_matches_pytorch(name):
+    assert_case_matches(name, *PARITY_CASES[name])

@@ -1,10 +1,11 @@
 """In-place ops: values, dtype rules, the leaf error, rebasing a non-leaf onto the new node
 (gradients stay right), version counters shared with views, and the error when backward
-needs a value that was overwritten."""
+needs a value that was overwritten; parity with PyTorch (values, gradients, messages)."""
 import numpy as np
 import pytest
+from parity_helpers import MASK, assert_case_matches, setitem
 
-import disttorch as torch
+import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -13,33 +14,33 @@ MODIFIED_MSG = "one of the variables needed for gradient computation has been mo
 
 def dbl(*shape, seed=0):
     rng = np.random.default_rng(seed)
-    return torch.tensor(rng.standard_normal(shape), dtype=torch.float64, requires_grad=True)
+    return dt.tensor(rng.standard_normal(shape), dtype=dt.float64, requires_grad=True)
 
 
 # ---------------------------------------------------------------------- values
 def test_arithmetic_in_place_values_and_identity():
-    x = torch.tensor([1., 2., 3.])
+    x = dt.tensor([1., 2., 3.])
     buf = x.numpy()
     assert x.add_(1) is x
-    x.sub_(torch.tensor([1., 1., 1.]), alpha=2).mul_(2).div_(4)
+    x.sub_(dt.tensor([1., 1., 1.]), alpha=2).mul_(2).div_(4)
     np.testing.assert_allclose(x.numpy(), [0., 0.5, 1.])
     assert x.numpy() is buf  # same memory throughout
     x.pow_(2)
     np.testing.assert_allclose(x.numpy(), [0., 0.25, 1.])
-    x.addcmul_(torch.tensor([1., 2., 3.]), torch.tensor([2., 2., 2.]), value=0.5)
+    x.addcmul_(dt.tensor([1., 2., 3.]), dt.tensor([2., 2., 2.]), value=0.5)
     np.testing.assert_allclose(x.numpy(), [1., 2.25, 4.])
-    x.addcdiv_(torch.tensor([2., 2., 2.]), torch.tensor([1., 2., 4.]), value=-1)
+    x.addcdiv_(dt.tensor([2., 2., 2.]), dt.tensor([1., 2., 4.]), value=-1)
     np.testing.assert_allclose(x.numpy(), [-1., 1.25, 3.5])
-    x.lerp_(torch.tensor([1., 1., 1.]), 0.5)
+    x.lerp_(dt.tensor([1., 1., 1.]), 0.5)
     np.testing.assert_allclose(x.numpy(), [0., 1.125, 2.25])
     assert x._version == 8
 
 
 def test_augmented_assignment_is_in_place():
-    x = torch.ones(3)
+    x = dt.ones(3)
     alias = x
     x += 1
-    x *= torch.tensor([1., 2., 3.])
+    x *= dt.tensor([1., 2., 3.])
     x -= 1
     x /= 2
     x **= 2
@@ -49,48 +50,48 @@ def test_augmented_assignment_is_in_place():
 
 
 def test_fill_zero_copy_clamp_masked_fill():
-    x = torch.empty(2, 3)
+    x = dt.empty(2, 3)
     x.fill_(2.5)
     assert x.tolist() == [[2.5] * 3] * 2
     x.zero_()
     assert x.abs().sum().item() == 0
-    x.copy_(torch.tensor([1, 2, 3]))  # broadcast and cast
+    x.copy_(dt.tensor([1, 2, 3]))  # broadcast and cast
     assert x.tolist() == [[1., 2., 3.]] * 2
     x.clamp_(min=1.5, max=2.5)
     assert x.tolist() == [[1.5, 2., 2.5]] * 2
-    x.masked_fill_(torch.tensor([True, False, False]), -1.)
+    x.masked_fill_(dt.tensor([True, False, False]), -1.)
     assert x.tolist() == [[-1., 2., 2.5]] * 2
-    x.fill_(torch.tensor(4.))
+    x.fill_(dt.tensor(4.))
     assert x.tolist() == [[4.] * 3] * 2
-    i = torch.zeros(2, dtype=torch.int64)
-    i.copy_(torch.tensor([1.7, -2.2]))  # copy_ may cast float to int (truncates)
+    i = dt.zeros(2, dtype=dt.int64)
+    i.copy_(dt.tensor([1.7, -2.2]))  # copy_ may cast float to int (truncates)
     assert i.tolist() == [1, -2]
 
 
 def test_unary_in_place_methods():
-    x = torch.tensor([0.25, 1.0, 4.0])
+    x = dt.tensor([0.25, 1.0, 4.0])
     x.sqrt_()
     assert x.tolist() == [0.5, 1.0, 2.0]
     x.neg_().abs_()
     assert x.tolist() == [0.5, 1.0, 2.0]
-    y = torch.tensor([-1.0, 0.0, 2.0])
+    y = dt.tensor([-1.0, 0.0, 2.0])
     y.relu_()
     assert y.tolist() == [0.0, 0.0, 2.0]
-    z = torch.tensor([0.0])
+    z = dt.tensor([0.0])
     z.exp_()
     assert z.item() == 1.0
 
 
 def test_every_in_place_method_matches_its_out_of_place_op():
     from disttorch.ops import inplace
-    x = torch.tensor([[1.5, -2.5], [0.25, 3.0]])
+    x = dt.tensor([[1.5, -2.5], [0.25, 3.0]])
     args = {"clamp": (-1, 1), "clip": (-1, 1), "clamp_min": (0,), "clamp_max": (0,), "fmod": (2,),
-            "remainder": (2,), "masked_fill": (torch.tensor([True, False]), 9.0),
-            "scatter": (1, torch.tensor([[1], [0]]), 7.0),
-            "scatter_add": (0, torch.tensor([[1, 0]]), torch.ones(1, 2)),
-            "index_add": (0, torch.tensor([1]), torch.ones(1, 2)),
-            "index_fill": (1, torch.tensor([0]), -1.0),
-            "index_put": ((torch.tensor([0]), torch.tensor([1])), torch.tensor(5.0))}
+            "remainder": (2,), "masked_fill": (dt.tensor([True, False]), 9.0),
+            "scatter": (1, dt.tensor([[1], [0]]), 7.0),
+            "scatter_add": (0, dt.tensor([[1, 0]]), dt.ones(1, 2)),
+            "index_add": (0, dt.tensor([1]), dt.ones(1, 2)),
+            "index_fill": (1, dt.tensor([0]), -1.0),
+            "index_put": ((dt.tensor([0]), dt.tensor([1])), dt.tensor(5.0))}
     for name in inplace._WITH_INPLACE:
         a = args.get(name, ())
         expected = getattr(x, name)(*a)
@@ -100,73 +101,73 @@ def test_every_in_place_method_matches_its_out_of_place_op():
 
 
 def test_in_place_casting_rules():
-    i = torch.tensor([1, 2, 3])
+    i = dt.tensor([1, 2, 3])
     i += 2
     i *= 2
-    assert i.dtype == torch.int64 and i.tolist() == [6, 8, 10]
+    assert i.dtype == dt.int64 and i.tolist() == [6, 8, 10]
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         i += 1.5
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         i.div_(2)
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
-        i.mul_(torch.tensor([0.5, 0.5, 0.5]))
-    f = torch.ones(2)
-    f.add_(torch.tensor([1, 2]))  # int into float is fine; float32 stays float32
-    f.add_(torch.tensor([1., 1.], dtype=torch.float64))
-    assert f.dtype == torch.float32 and f.tolist() == [3., 4.]
+        i.mul_(dt.tensor([0.5, 0.5, 0.5]))
+    f = dt.ones(2)
+    f.add_(dt.tensor([1, 2]))  # int into float is fine; float32 stays float32
+    f.add_(dt.tensor([1., 1.], dtype=dt.float64))
+    assert f.dtype == dt.float32 and f.tolist() == [3., 4.]
 
 
 def test_in_place_shape_errors():
-    x = torch.zeros(3)
+    x = dt.zeros(3)
     with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
-        x.add_(torch.ones(2, 3))
-    e = torch.zeros(3, 1).expand(3, 4)
+        x.add_(dt.ones(2, 3))
+    e = dt.zeros(3, 1).expand(3, 4)
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory location"):
         e.add_(1)
 
 
 def test_in_place_samplers_are_seeded():
-    torch.manual_seed(0)
-    a = torch.empty(1000)
+    dt.manual_seed(0)
+    a = dt.empty(1000)
     a.uniform_(-2, 3)
     assert -2 <= a.min().item() and a.max().item() < 3 and abs(a.mean().item() - 0.5) < 0.2
-    b = torch.empty(2000).normal_(1.0, 0.5)
+    b = dt.empty(2000).normal_(1.0, 0.5)
     assert abs(b.mean().item() - 1.0) < 0.05 and abs(b.std().item() - 0.5) < 0.05
-    c = torch.empty(1000).bernoulli_(0.25)
+    c = dt.empty(1000).bernoulli_(0.25)
     assert set(np.unique(c.numpy())) <= {0.0, 1.0} and abs(c.mean().item() - 0.25) < 0.05
-    d = torch.empty(1000, dtype=torch.int64).random_(3, 7)
+    d = dt.empty(1000, dtype=dt.int64).random_(3, 7)
     assert set(np.unique(d.numpy())) == {3, 4, 5, 6}
-    r = torch.empty(500).random_(10)
+    r = dt.empty(500).random_(10)
     assert r.min().item() >= 0 and r.max().item() <= 9 and np.all(r.numpy() == np.round(r.numpy()))
-    e = torch.empty(2000).exponential_(2.0)
+    e = dt.empty(2000).exponential_(2.0)
     assert e.min().item() >= 0 and abs(e.mean().item() - 0.5) < 0.05
-    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
-    np.testing.assert_array_equal(torch.empty(4).normal_(generator=g1).numpy(),
-                                  torch.empty(4).normal_(generator=g2).numpy())
+    g1, g2 = dt.Generator().manual_seed(5), dt.Generator().manual_seed(5)
+    np.testing.assert_array_equal(dt.empty(4).normal_(generator=g1).numpy(),
+                                  dt.empty(4).normal_(generator=g2).numpy())
     with pytest.raises(RuntimeError, match="uniform_ expects to return a \\[from, to\\) range"):
-        torch.empty(2).uniform_(1, 0)
+        dt.empty(2).uniform_(1, 0)
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
-        torch.empty(2, dtype=torch.int64).normal_()
+        dt.empty(2, dtype=dt.int64).normal_()
 
 
 # ---------------------------------------------------------------------- autograd rules
 @pytest.mark.parametrize("op", [
     lambda t: t.add_(1), lambda t: t.mul_(2), lambda t: t.zero_(), lambda t: t.fill_(1.),
-    lambda t: t.copy_(torch.ones(3)), lambda t: t.clamp_(0, 1), lambda t: t.uniform_(),
+    lambda t: t.copy_(dt.ones(3)), lambda t: t.clamp_(0, 1), lambda t: t.uniform_(),
     lambda t: t.normal_(), lambda t: t.__iadd__(1), lambda t: t.__setitem__(0, 1.),
-    lambda t: t.masked_fill_(torch.tensor([True, False, True]), 0.),
+    lambda t: t.masked_fill_(dt.tensor([True, False, True]), 0.),
 ])
 def test_leaf_requiring_grad_rejects_in_place_but_no_grad_allows_it(op):
-    w = torch.ones(3, requires_grad=True)
+    w = dt.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match=LEAF_MSG):
         op(w)
-    with torch.no_grad():
+    with dt.no_grad():
         op(w)
     assert w.requires_grad and w.is_leaf and w.grad_fn is None
 
 
 def test_view_of_leaf_rejects_in_place():
-    w = torch.ones(2, 3, requires_grad=True)
+    w = dt.ones(2, 3, requires_grad=True)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
         w[0].add_(1)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
@@ -187,8 +188,8 @@ def test_in_place_on_non_leaf_rebases_grad_fn():
 
 
 def test_in_place_with_grad_only_in_the_other_operand():
-    w = torch.tensor([1., 2., 3.], requires_grad=True)
-    acc = torch.zeros(3)
+    w = dt.tensor([1., 2., 3.], requires_grad=True)
+    acc = dt.zeros(3)
     acc += w * 2
     acc.mul_(w)
     assert acc.requires_grad and acc.grad_fn.name() == "MulBackward0"
@@ -197,20 +198,20 @@ def test_in_place_with_grad_only_in_the_other_operand():
 
 
 def test_copy_into_buffer_flows_gradient_to_source():
-    src = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)
-    buf = torch.zeros(3, 2)
+    src = dt.tensor([1., 2.], dtype=dt.float64, requires_grad=True)
+    buf = dt.zeros(3, 2)
     buf.copy_(src)
-    assert buf.dtype == torch.float32 and buf.grad_fn is not None
+    assert buf.dtype == dt.float32 and buf.grad_fn is not None
     (buf * 2).sum().backward()
-    assert src.grad.dtype == torch.float64
+    assert src.grad.dtype == dt.float64
     np.testing.assert_allclose(src.grad.numpy(), [6., 6.])
 
 
 def test_fill_with_tensor_value_gets_gradient():
-    v = torch.tensor(3.0, requires_grad=True)
-    x = torch.zeros(2, 2)
+    v = dt.tensor(3.0, requires_grad=True)
+    x = dt.zeros(2, 2)
     x.fill_(v)
-    (x * torch.tensor([[1., 2.], [3., 4.]])).sum().backward()
+    (x * dt.tensor([[1., 2.], [3., 4.]])).sum().backward()
     assert v.grad.item() == 10.0
 
 
@@ -222,8 +223,8 @@ def test_fill_with_tensor_value_gets_gradient():
     ("clamp_", lambda y, o: y.clamp_(-0.5, 0.5)), ("exp_", lambda y, o: y.exp_() * o),
     ("masked_fill_", lambda y, o: y.masked_fill_(o > 0, 1.0) * o),
     ("copy_", lambda y, o: y.copy_(o * 3) * y), ("setitem", lambda y, o: y.__setitem__(1, o[0]) or y * o),
-    ("index_add_", lambda y, o: y.index_add_(0, torch.tensor([0, 0]), o[:2])),
-    ("scatter_", lambda y, o: y.scatter_(0, torch.tensor([2, 0]), o[1:])),
+    ("index_add_", lambda y, o: y.index_add_(0, dt.tensor([0, 0]), o[:2])),
+    ("scatter_", lambda y, o: y.scatter_(0, dt.tensor([2, 0]), o[1:])),
 ])
 def test_in_place_gradcheck(name, fn):
     def f(x, o):
@@ -245,7 +246,7 @@ def test_version_counter_shared_through_views():
     x = dbl(3, 2)
     y = x * 1
     z = y.exp().sum() + (y * y).sum()
-    with torch.no_grad():
+    with dt.no_grad():
         y.view(6)[0] = 5.0
     with pytest.raises(RuntimeError, match=MODIFIED_MSG):
         z.backward()
@@ -260,9 +261,9 @@ def test_modified_output_that_backward_needs_raises():
 
 
 def test_optimizer_style_update_under_no_grad():
-    w = torch.tensor([1., 2.], requires_grad=True)
+    w = dt.tensor([1., 2.], requires_grad=True)
     (w * w).sum().backward()
-    with torch.no_grad():
+    with dt.no_grad():
         w -= 0.1 * w.grad
         w.grad.zero_()
     np.testing.assert_allclose(w.detach().numpy(), [0.8, 1.6])
@@ -279,7 +280,7 @@ def test_retain_grad_follows_in_place_rebase():
 
 
 def test_in_place_on_view_of_non_leaf_rebases_the_base():
-    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    x = dt.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
     y = x * 2
     y[0].mul_(3)
     assert y.grad_fn.name() == "CopySlices"
@@ -288,29 +289,29 @@ def test_in_place_on_view_of_non_leaf_rebases_the_base():
 
 
 def test_in_place_on_view_with_gradient_from_the_other_operand():
-    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    x = dt.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
     y = x * 2
     v = y[:, 1]
     v.mul_(x[:, 0])
-    (y * torch.arange(6.).view(2, 3)).sum().backward()
+    (y * dt.arange(6.).view(2, 3)).sum().backward()
     assert x.grad.tolist() == [[4., 2., 4.], [46., 32., 10.]]  # as PyTorch
 
 
 def test_writing_a_view_of_a_buffer_puts_the_buffer_in_the_graph():
-    a = torch.tensor([1., 2.], requires_grad=True)
-    buf = torch.zeros(2, 2)
+    a = dt.tensor([1., 2.], requires_grad=True)
+    buf = dt.zeros(2, 2)
     buf[1].copy_(a)
     buf[0][1] = a[0] * 5
     assert buf.requires_grad and buf.grad_fn.name() == "CopySlices"
-    (buf * torch.tensor([[1., 2.], [3., 4.]])).sum().backward()
+    (buf * dt.tensor([[1., 2.], [3., 4.]])).sum().backward()
     assert a.grad.tolist() == [13., 4.]
 
 
 def test_view_after_in_place_is_a_fresh_view_of_the_new_base():
-    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    x = dt.tensor([[1., 2.], [3., 4.]], requires_grad=True)
     y = x * 1
     v = y.t()
-    v += torch.tensor([[10., 0.], [0., 0.]])
+    v += dt.tensor([[10., 0.], [0., 0.]])
     v.mul_(2)
     assert v.grad_fn.name() == "AsStridedBackward0"
     (y ** 2).sum().backward()
@@ -340,16 +341,16 @@ def test_in_place_on_view_gradcheck():
 
 
 def test_in_place_on_view_whose_base_memory_was_replaced_is_refused():
-    x = torch.ones(2, 3, requires_grad=True)
+    x = dt.ones(2, 3, requires_grad=True)
     y = x * 1
     v = y[0]
-    y.data = torch.zeros(5, 5)
+    y.data = dt.zeros(5, 5)
     with pytest.raises(RuntimeError, match="the view cannot be located in its base tensor's memory"):
         v.mul_(x[0])
 
 
 def test_views_made_before_an_in_place_change_re_derive_their_graph():
-    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    x = dt.tensor([[1., 2.], [3., 4.]], requires_grad=True)
     y = x * 2
     v = y[0]
     y.mul_(3)  # v now shows 6 * x[0]
@@ -364,11 +365,11 @@ def test_views_made_before_an_in_place_change_re_derive_their_graph():
 
 
 def test_view_of_a_parameter_after_an_optimizer_style_update():
-    w = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    w = dt.tensor([[1., 2.], [3., 4.]], requires_grad=True)
     wt = w.t()
-    with torch.no_grad():
+    with dt.no_grad():
         w.mul_(2)
-    (wt * torch.tensor([[1., 10.], [100., 1000.]])).sum().backward()
+    (wt * dt.tensor([[1., 10.], [100., 1000.]])).sum().backward()
     assert wt.tolist() == [[2., 6.], [4., 8.]]
     assert w.grad.tolist() == [[1., 100.], [10., 1000.]]
 
@@ -384,3 +385,65 @@ def test_zero_on_a_view_keeps_gradient_shapes():
     expected[0, 1:] = 2 * x0[1:]
     expected[0, 0] = 2 * np.exp(2 * x0[0])
     np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+# name -> (fn(lib, *leaves), input shapes)
+PARITY_CASES = {
+    "add_": (lambda L, x, o: (x * 1).add_(o, alpha=3), [(3, 4), (4,)]),
+    "mul_": (lambda L, x, o: (x * 1).mul_(o), [(3, 4), (3, 4)]),
+    "div_": (lambda L, x, o: (x * 1).div_(o.abs() + 1), [(3, 4), (1, 4)]),
+    "iadd_isub_imul": (lambda L, x, o: _augmented(x * 1, o), [(2, 3), (2, 3)]),
+    "clamp_": (lambda L, x: (x * 1).clamp_(-0.5, 0.5), [(3, 4)]),
+    "copy_": (lambda L, x, s: L.zeros(2, 3, dtype=x.dtype).copy_(s) * x, [(2, 3), (3,)]),
+    "masked_fill_": (lambda L, x: (x * 1).masked_fill_(L.tensor(MASK), 2.0), [(3, 4)]),
+    "zero_then_add": (lambda L, x, o: (x * 1).zero_().add_(o), [(2, 2), (2, 2)]),
+    "in_place_on_views": (lambda L, x, o: _in_place_on_views(x, o), [(3, 3), (3,)]),
+    "augmented_indexing": (lambda L, x, w: _augmented_indexing(L, x, w), [(2, 2), (2,)]),
+    "setitem_on_view": (lambda L, x, o: setitem((x * 1)[:, 1:], (0, 1), o[0]) * o, [(3, 3), (2,)]),
+}
+
+
+def _augmented_indexing(L, x, w):
+    y = x * 1
+    y[0] += w
+    y[:, 1] *= w
+    y[L.tensor([1, 1])] -= 1
+    return y * y
+
+
+def _in_place_on_views(x, o):
+    y = x * 1.5
+    y[1:, 0].mul_(o[:2])
+    y.t()[2].add_(o[2])
+    y.view(-1)[4:6].clamp_(-0.2, 0.2)
+    return y * x
+
+
+def _augmented(t, o):
+    t += o
+    t *= o
+    t -= 1
+    t /= 2
+    return t
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_CASES))
+def test_op_matches_pytorch(name):
+    assert_case_matches(name, *PARITY_CASES[name])
+
+
+@pytest.mark.parity
+def test_in_place_error_messages_match_pytorch(torch):
+    def message(L, op):
+        w = L.ones(3, requires_grad=True)
+        try:
+            op(L, w)
+        except RuntimeError as e:
+            return str(e).split("\n")[0]
+        return None
+    ops = [lambda L, w: w.add_(1), lambda L, w: w[0].mul_(2),
+           lambda L, w: L.arange(3).add_(0.5), lambda L, w: L.zeros(3).add_(L.ones(2, 3))]
+    for op in ops:
+        assert message(dt, op) == message(torch, op)

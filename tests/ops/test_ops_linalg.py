@@ -1,16 +1,24 @@
 """Matrix products: matmul for 1-D, 2-D and batched operands with broadcasting (values
-against NumPy, float64 gradient checks), mm/bmm/mv/dot/outer and PyTorch's errors."""
+against NumPy, float64 gradient checks), mm/bmm/mv/dot/outer and PyTorch's errors; trace and
+tensordot; parity with PyTorch when it is installed."""
 import numpy as np
 import pytest
+from parity_helpers import (
+    INTS,
+    PARITY_RNG,
+    any_,
+    assert_no_grad_op_matches,
+    assert_values_and_gradients_match,
+)
 
-import disttorch as torch
+import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(2)
 
 
 def leaf(*shape):
-    return torch.tensor(RNG.normal(size=shape), requires_grad=True)
+    return dt.tensor(RNG.normal(size=shape), requires_grad=True)
 
 
 CASES = [  # (shape a, shape b): every way matmul treats its operands
@@ -26,89 +34,89 @@ def test_matmul_values_and_gradcheck(sa, sb):
     a, b = leaf(*sa), leaf(*sb)
     out = a @ b
     want = np.matmul(a.detach().numpy(), b.detach().numpy())
-    assert out.shape == torch.Size(want.shape)
+    assert out.shape == dt.Size(want.shape)
     np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12)
-    np.testing.assert_allclose(torch.matmul(a, b).detach().numpy(), want, rtol=1e-12)
-    assert gradcheck(torch.matmul, (a, b))
+    np.testing.assert_allclose(dt.matmul(a, b).detach().numpy(), want, rtol=1e-12)
+    assert gradcheck(dt.matmul, (a, b))
 
 
 def test_matmul_broadcast_batch_gradients_are_summed():
     a = leaf(3, 4)
     b = leaf(2, 4, 5)
     g = RNG.normal(size=(2, 3, 5))
-    (a @ b).backward(torch.tensor(g))
+    (a @ b).backward(dt.tensor(g))
     bn = b.detach().numpy()
     np.testing.assert_allclose(a.grad.numpy(), sum(g[i] @ bn[i].T for i in range(2)))
 
 
 def test_matmul_second_derivative_and_float32():
-    assert gradgradcheck(torch.matmul, (leaf(2, 3), leaf(3, 2)))
-    x = torch.randn(8, 16)
-    w = torch.randn(16, 4)
-    assert (x @ w).dtype == torch.float32
+    assert gradgradcheck(dt.matmul, (leaf(2, 3), leaf(3, 2)))
+    x = dt.randn(8, 16)
+    w = dt.randn(16, 4)
+    assert (x @ w).dtype == dt.float32
     np.testing.assert_allclose((x @ w).numpy(), x.numpy() @ w.numpy(), rtol=1e-5)
 
 
 def test_mm_bmm_mv_dot_outer():
     a, b = leaf(3, 4), leaf(4, 2)
-    np.testing.assert_allclose(torch.mm(a, b).detach().numpy(), a.detach().numpy() @ b.detach().numpy())
-    assert gradcheck(torch.mm, (a, b))
+    np.testing.assert_allclose(dt.mm(a, b).detach().numpy(), a.detach().numpy() @ b.detach().numpy())
+    assert gradcheck(dt.mm, (a, b))
     p, q = leaf(2, 3, 4), leaf(2, 4, 5)
-    assert gradcheck(torch.bmm, (p, q)) and p.bmm(q).shape == torch.Size([2, 3, 5])
+    assert gradcheck(dt.bmm, (p, q)) and p.bmm(q).shape == dt.Size([2, 3, 5])
     v = leaf(4)
-    assert gradcheck(torch.mv, (a, v)) and a.mv(v).shape == torch.Size([3])
+    assert gradcheck(dt.mv, (a, v)) and a.mv(v).shape == dt.Size([3])
     w = leaf(4)
-    np.testing.assert_allclose(torch.dot(v, w).item(), v.detach().numpy() @ w.detach().numpy())
-    assert gradcheck(torch.dot, (v, w))
+    np.testing.assert_allclose(dt.dot(v, w).item(), v.detach().numpy() @ w.detach().numpy())
+    assert gradcheck(dt.dot, (v, w))
     u = leaf(3)
-    np.testing.assert_allclose(torch.outer(u, v).detach().numpy(),
+    np.testing.assert_allclose(dt.outer(u, v).detach().numpy(),
                                np.outer(u.detach().numpy(), v.detach().numpy()))
-    assert gradcheck(torch.outer, (u, v))
+    assert gradcheck(dt.outer, (u, v))
 
 
 def test_addmm_scales_and_broadcasts_input():
     bias, m1, m2 = leaf(3), leaf(2, 4), leaf(4, 3)
-    out = torch.addmm(bias, m1, m2, beta=0.5, alpha=2.0)
+    out = dt.addmm(bias, m1, m2, beta=0.5, alpha=2.0)
     want = 0.5 * bias.detach().numpy() + 2.0 * (m1.detach().numpy() @ m2.detach().numpy())
     np.testing.assert_allclose(out.detach().numpy(), want)
-    assert gradcheck(lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0), (bias, m1, m2))
-    nan_bias = torch.full((3,), float("nan"), dtype=torch.float64)
-    assert not torch.isnan(torch.addmm(nan_bias, m1, m2, beta=0)).any()
+    assert gradcheck(lambda b, x, y: dt.addmm(b, x, y, beta=0.5, alpha=2.0), (bias, m1, m2))
+    nan_bias = dt.full((3,), float("nan"), dtype=dt.float64)
+    assert not dt.isnan(dt.addmm(nan_bias, m1, m2, beta=0)).any()
 
 
 def test_integer_matmul():
-    a = torch.tensor([[1, 2], [3, 4]])
-    assert (a @ a).tolist() == [[7, 10], [15, 22]] and (a @ a).dtype == torch.int64
+    a = dt.tensor([[1, 2], [3, 4]])
+    assert (a @ a).tolist() == [[7, 10], [15, 22]] and (a @ a).dtype == dt.int64
 
 
 def test_matmul_errors_name_both_shapes():
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"):
-        torch.ones(2, 3) @ torch.ones(4, 5)
+        dt.ones(2, 3) @ dt.ones(4, 5)
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(1x3 and 4x5\)"):
-        torch.ones(3) @ torch.ones(4, 5)
+        dt.ones(3) @ dt.ones(4, 5)
     with pytest.raises(RuntimeError, match=r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"):
-        torch.ones(2, 3) @ torch.ones(4)
+        dt.ones(2, 3) @ dt.ones(4)
     with pytest.raises(RuntimeError, match=r"inconsistent tensor size, expected tensor \[3\] and src \[4\]"):
-        torch.ones(3) @ torch.ones(4)
+        dt.ones(3) @ dt.ones(4)
     with pytest.raises(RuntimeError, match=r"\[2, 2, 3\] and \[2, 4, 5\]"):
-        torch.ones(2, 2, 3) @ torch.ones(2, 4, 5)
+        dt.ones(2, 2, 3) @ dt.ones(2, 4, 5)
     with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(3\)"):
-        torch.ones(2, 2, 3) @ torch.ones(3, 3, 5)
+        dt.ones(2, 2, 3) @ dt.ones(3, 3, 5)
     with pytest.raises(RuntimeError, match="both arguments to matmul need to be at least 1D, but they are 0D and 1D"):
-        torch.matmul(torch.tensor(1.0), torch.ones(3))
+        dt.matmul(dt.tensor(1.0), dt.ones(3))
     with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"):
-        torch.ones(2, 2) @ torch.ones(2, 2, dtype=torch.float64)
+        dt.ones(2, 2) @ dt.ones(2, 2, dtype=dt.float64)
     with pytest.raises(RuntimeError, match="self must be a matrix"):
-        torch.mm(torch.ones(3), torch.ones(3, 2))
+        dt.mm(dt.ones(3), dt.ones(3, 2))
     with pytest.raises(RuntimeError, match="batch1 must be a 3D tensor"):
-        torch.bmm(torch.ones(2, 3), torch.ones(2, 3))
+        dt.bmm(dt.ones(2, 3), dt.ones(2, 3))
     with pytest.raises(RuntimeError, match=r"Expected size for first two dimensions of batch2 tensor "
                                            r"to be: \[2, 3\] but got: \[3, 3\]"):
-        torch.bmm(torch.ones(2, 2, 3), torch.ones(3, 3, 4))
+        dt.bmm(dt.ones(2, 2, 3), dt.ones(3, 3, 4))
     with pytest.raises(RuntimeError, match="1D tensors expected, but got 2D and 1D tensors"):
-        torch.dot(torch.ones(3, 1), torch.ones(3))
+        dt.dot(dt.ones(3, 1), dt.ones(3))
     with pytest.raises(RuntimeError, match="outer: Expected 1-D argument vec2, but got 2-D"):
-        torch.outer(torch.ones(3), torch.ones(2, 2))
+        dt.outer(dt.ones(3), dt.ones(2, 2))
 
 
 EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
@@ -123,25 +131,174 @@ EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4
 def test_einsum_values_and_gradcheck(eq, shapes):
     ops = [leaf(*s) for s in shapes]
     want = np.einsum(eq, *[o.detach().numpy() for o in ops])
-    got = torch.einsum(eq, *ops)
-    assert got.shape == torch.Size(np.shape(want))
+    got = dt.einsum(eq, *ops)
+    assert got.shape == dt.Size(np.shape(want))
     np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12)
-    assert gradcheck(lambda *xs: torch.einsum(eq, *xs), ops)
+    assert gradcheck(lambda *xs: dt.einsum(eq, *xs), ops)
 
 
 def test_einsum_list_form_second_order_and_errors():
     a, b = leaf(2, 3), leaf(3, 2)
-    np.testing.assert_allclose(torch.einsum("ij,jk", [a, b]).detach().numpy(),
+    np.testing.assert_allclose(dt.einsum("ij,jk", [a, b]).detach().numpy(),
                                (a @ b).detach().numpy())
-    assert gradgradcheck(lambda x, y: torch.einsum("ij,jk->ik", x, y), (a, b))
-    assert torch.einsum("ii->i", torch.eye(3)).tolist() == [1.0, 1.0, 1.0]  # no grad needed
+    assert gradgradcheck(lambda x, y: dt.einsum("ij,jk->ik", x, y), (a, b))
+    assert dt.einsum("ii->i", dt.eye(3)).tolist() == [1.0, 1.0, 1.0]  # no grad needed
     with pytest.raises(RuntimeError, match="repeated subscript"):
-        torch.einsum("ii->i", leaf(3, 3))
+        dt.einsum("ii->i", leaf(3, 3))
     with pytest.raises(RuntimeError, match="more operands were provided"):
-        torch.einsum("ij->i", a, b)
+        dt.einsum("ij->i", a, b)
     with pytest.raises(RuntimeError, match=r"number of subscripts in the equation \(3\) does not "
                                            r"match the number of dimensions \(2\) for operand 0"):
-        torch.einsum("ijk->i", a)
+        dt.einsum("ijk->i", a)
     with pytest.raises(RuntimeError, match="subscript j has size 2 for operand 1 which does not "
                                            "broadcast with previously seen size 3"):
-        torch.einsum("ij,jk->ik", a, leaf(2, 2))
+        dt.einsum("ij,jk->ik", a, leaf(2, 2))
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+# name: (fn(lib, *float64 leaves), inputs) -- fn uses only API both libraries share
+PS = (3, 4)
+PARITY_GRAD = {
+    "matmul_2d": (lambda L, a, b: a @ b, [any_((3, 4)), any_((4, 2))]),
+    "matmul_1d": (lambda L, a, b: L.matmul(a, b), [any_((4,)), any_((4,))]),
+    "matmul_vec_mat": (lambda L, a, b: a @ b, [any_((4,)), any_((2, 4, 3))]),
+    "matmul_batch_bcast": (lambda L, a, b: a @ b, [any_((2, 1, 3, 4)), any_((5, 4, 2))]),
+    "bmm": (lambda L, a, b: L.bmm(a, b), [any_((2, 3, 4)), any_((2, 4, 5))]),
+    "mv": (lambda L, a, b: L.mv(a, b), [any_((3, 4)), any_((4,))]),
+    "einsum_bilinear": (lambda L, a, w, b: L.einsum("bi,oij,bj->bo", a, w, b),
+                        [any_((2, 3)), any_((4, 3, 5)), any_((2, 5))]),
+    "einsum_ellipsis": (lambda L, a, b: L.einsum("...ij,...jk", a, b),
+                        [any_((2, 1, 3, 4)), any_((5, 4, 2))]),
+    "addmm": (lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=2), [any_((2,)), any_((3, 4)), any_((4, 2))]),
+    "trace": (lambda L, a: L.trace(a), [PARITY_RNG.normal(size=(3, 4))]),
+    "tensordot_int": (lambda L, a, b: L.tensordot(a, b, 2), [PARITY_RNG.normal(size=(2, 3, 4)),
+                                                             PARITY_RNG.normal(size=(3, 4, 5))]),
+    "tensordot_lists": (lambda L, a, b: L.tensordot(a, b, dims=([2, 0], [0, 2])),
+                        [PARITY_RNG.normal(size=(2, 3, 4)), PARITY_RNG.normal(size=(4, 5, 2))]),
+    "tensordot_outer": (lambda L, a, b: L.tensordot(a, b, 0), [PARITY_RNG.normal(size=(2, 3)),
+                                                               PARITY_RNG.normal(size=(4,))]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_GRAD))
+def test_values_and_gradients_match_torch(name):
+    assert_values_and_gradients_match(*PARITY_GRAD[name])
+
+
+PARITY_NO_GRAD = {  # compare values and dtypes on int64 inputs
+    "int_matmul": lambda L, a: a @ a.T,
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_NO_GRAD))
+def test_no_grad_ops_match_torch(name):
+    assert_no_grad_op_matches(PARITY_NO_GRAD[name], INTS)
+
+
+# ---------------------------------------------------------------------- trace, tensordot
+def leaf_array(arr):
+    return dt.tensor(np.asarray(arr, dtype=np.float64), requires_grad=True)
+
+
+TD_A = RNG.normal(size=(2, 3, 4))
+TD_B = RNG.normal(size=(3, 4, 5))
+TENSORDOT_DIMS = [  # disttorch dims, NumPy axes
+    (2, 2),
+    (1, ([2], [1])),
+    (0, 0),
+    (([1, 2], [0, 1]), ([1, 2], [0, 1])),
+    (((2, 1), (1, 0)), ([2, 1], [1, 0])),
+    ([[-1], [1]], ([2], [1])),
+]
+
+
+def test_trace_values_and_dtypes():
+    x = RNG.normal(size=(3, 5))
+    assert dt.trace(dt.tensor(x)).item() == pytest.approx(np.trace(x))
+    assert dt.tensor(x).trace().item() == pytest.approx(np.trace(x))
+    t = dt.arange(6).reshape(2, 3)
+    assert dt.trace(t).item() == 4 and dt.trace(t).dtype == dt.int64
+    assert dt.trace(dt.ones(2, 2, dtype=dt.int32)).dtype == dt.int64
+    assert dt.trace(dt.ones(0, 3)).item() == 0.0
+
+
+def test_trace_errors_and_gradcheck():
+    with pytest.raises(RuntimeError, match="trace: expected a matrix, but got tensor with dim 3"):
+        dt.trace(dt.ones(2, 3, 4))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+        dt.trace(dt.tensor([[True, False], [False, True]]))
+    for shape in ((3, 3), (2, 4), (4, 2)):
+        x = leaf_array(RNG.normal(size=shape))
+        assert gradcheck(dt.trace, (x,))
+        assert gradgradcheck(lambda v: dt.trace(v) ** 2, (x,))
+    x = leaf_array(RNG.normal(size=(3, 3)))
+    dt.trace(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.eye(3))
+
+
+@pytest.mark.parametrize("dims,axes", TENSORDOT_DIMS, ids=[str(d[0]) for d in TENSORDOT_DIMS])
+def test_tensordot_values(dims, axes):
+    if dims == 1:  # a's last dim (4) against B's first (3) would not match: use B's transpose
+        b = np.ascontiguousarray(TD_B.transpose(1, 0, 2))
+        out = dt.tensordot(dt.tensor(TD_A), dt.tensor(b), dims=1)
+        np.testing.assert_allclose(out.numpy(), np.tensordot(TD_A, b, axes=1), rtol=1e-12)
+        return
+    out = dt.tensordot(dt.tensor(TD_A), dt.tensor(TD_B), dims)
+    np.testing.assert_allclose(out.numpy(), np.tensordot(TD_A, TD_B, axes=axes), rtol=1e-12)
+
+
+def test_tensordot_dims_as_tensor_and_default():
+    a, b = dt.tensor(TD_A), dt.tensor(TD_B)
+    ref = np.tensordot(TD_A, TD_B, axes=([1, 2], [0, 1]))
+    np.testing.assert_allclose(dt.tensordot(a, b, dt.tensor([[1, 2], [0, 1]])).numpy(), ref)
+    np.testing.assert_allclose(dt.tensordot(a, b, dt.tensor(2)).numpy(), ref)
+    np.testing.assert_allclose(dt.tensordot(a, b).numpy(), ref)
+    ints = dt.tensordot(dt.ones(2, 3, dtype=dt.int32), dt.ones(3, dtype=dt.int32), 1)
+    assert ints.dtype == dt.int32 and ints.tolist() == [3, 3]
+
+
+def test_tensordot_size_one_dim_is_summed_as_pytorch():
+    a, b = RNG.normal(size=(2, 1)), RNG.normal(size=(3, 4))
+    out = dt.tensordot(dt.tensor(a), dt.tensor(b), dims=([1], [0]))
+    np.testing.assert_allclose(out.numpy(), a @ b.sum(0, keepdims=True), rtol=1e-12)
+    ta, tb = leaf_array(a), leaf_array(b)
+    assert gradcheck(lambda u, v: dt.tensordot(u, v, ([1], [0])), (ta, tb))
+
+
+@pytest.mark.parametrize("dims", [2, ([1, 2], [1, 0]), ([2, 1], [0, 1]), ([2], [0]), 0])
+def test_tensordot_gradcheck(dims):
+    a, b = leaf_array(RNG.normal(size=(2, 3, 4))), leaf_array(RNG.normal(size=(4, 3, 2)))
+    if dims == 2:
+        b = leaf_array(RNG.normal(size=(3, 4, 2)))
+    assert gradcheck(lambda u, v: dt.tensordot(u, v, dims), (a, b))
+    assert gradgradcheck(lambda u, v: dt.tensordot(u, v, dims), (a, b))
+
+
+def test_tensordot_errors():
+    a, b = dt.tensor(TD_A), dt.tensor(TD_B)
+    with pytest.raises(RuntimeError, match="tensordot expects dims >= 0, but got dims=-1"):
+        dt.tensordot(a, b, dims=-1)
+    with pytest.raises(RuntimeError,
+                       match="tensordot expects dims < ndim_a or ndim_b, but got dims=4"):
+        dt.tensordot(a, b, dims=4)
+    with pytest.raises(RuntimeError, match="contracted dimensions need to match, but first has "
+                                           "size 4 in dim -1 and second has size 3 in dim 0"):
+        dt.tensordot(a, b, dims=1)
+    with pytest.raises(RuntimeError,
+                       match="first has size 3 in dim 1 and second has size 4 in dim 1"):
+        dt.tensordot(a, b, dims=([1], [1]))
+    with pytest.raises(RuntimeError, match="both dimension lists should have same length"):
+        dt.tensordot(a, b, dims=([1, 2], [0]))
+    with pytest.raises(RuntimeError, match="both inputs should have same dtype"):
+        dt.tensordot(a, b.float(), dims=2)
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times in the list of dims"):
+        dt.tensordot(a, b, dims=[[1, 1], [0, 0]])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.tensordot(a, b, dims=[[5], [0]])
+    with pytest.raises(RuntimeError, match="tensordot expects dims to be int or"):
+        dt.tensordot(a, b, dims=2.0)
+    with pytest.raises(TypeError,
+                       match="'dims_self' \\(position 3\\) must be tuple of ints, not int"):
+        dt.tensordot(a, b, dims=(1, 0))

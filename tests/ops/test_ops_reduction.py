@@ -1,11 +1,21 @@
 """Reductions: values against NumPy over dims and keepdim, float64 gradient checks,
-(values, indices) results, tie handling, zeros in prod, dtype rules and dim errors."""
+(values, indices) results, tie handling, zeros in prod, dtype rules and dim errors; cumprod
+(with zeros), diff, median, std_mean/var_mean; parity with PyTorch when it is installed."""
 import math
 
 import numpy as np
 import pytest
+from parity_helpers import (
+    INTS,
+    PARITY_RNG,
+    any_,
+    assert_no_grad_op_matches,
+    assert_values_and_gradients_match,
+    pos,
+    with_zeros,
+)
 
-import disttorch as torch
+import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(1)
@@ -13,7 +23,7 @@ X = RNG.normal(size=(3, 4, 5))
 
 
 def leaf(arr):
-    return torch.tensor(np.asarray(arr, dtype=np.float64), requires_grad=True)
+    return dt.tensor(np.asarray(arr, dtype=np.float64), requires_grad=True)
 
 
 DIMS = [None, 0, -1, (0, 2), [1]]
@@ -36,14 +46,14 @@ def _np_axis(d):
 @pytest.mark.parametrize("name,ref", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
 @pytest.mark.parametrize("keepdim", [False, True])
 def test_reduction_values(name, ref, keepdim):
-    x = torch.tensor(X)
+    x = dt.tensor(X)
     for d in DIMS:
         if name == "logsumexp" and d is None:
-            got = getattr(torch, name)(x, (0, 1, 2), keepdim=keepdim)
+            got = getattr(dt, name)(x, (0, 1, 2), keepdim=keepdim)
         else:
-            got = getattr(torch, name)(x, dim=d, keepdim=keepdim)
+            got = getattr(dt, name)(x, dim=d, keepdim=keepdim)
         want = ref(X, _np_axis(d), keepdim)
-        assert got.shape == torch.Size(np.shape(want)), (name, d)
+        assert got.shape == dt.Size(np.shape(want)), (name, d)
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, err_msg=f"{name} dim={d}")
         method = getattr(x, name)(dim=(0, 1, 2) if d is None and name == "logsumexp" else d,
                                   keepdim=keepdim)
@@ -56,7 +66,7 @@ def test_reduction_gradcheck(name):
     dims = [None, 1, (0, 2)] if name != "prod" else [None, 1, -1]
     for d in dims:
         for keepdim in (False, True):
-            fn = getattr(torch, name)
+            fn = getattr(dt, name)
             dd = (0, 1, 2) if (d is None and name == "logsumexp") else d
             assert gradcheck(lambda t: fn(t, dim=dd, keepdim=keepdim), (x,)), (name, d, keepdim)
 
@@ -64,41 +74,41 @@ def test_reduction_gradcheck(name):
 @pytest.mark.parametrize("name", ["sum", "mean", "var", "std", "logsumexp", "norm", "prod"])
 def test_reduction_second_derivative(name):
     x = leaf(RNG.uniform(0.5, 1.5, (2, 3)))
-    assert gradgradcheck(lambda t: getattr(torch, name)(t, 1), (x,))
+    assert gradgradcheck(lambda t: getattr(dt, name)(t, 1), (x,))
 
 
 def test_non_unit_upstream_gradient_is_broadcast_back():
     x = leaf(X)
     g = RNG.normal(size=(3, 5))
-    torch.sum(x, 1).backward(torch.tensor(g))
+    dt.sum(x, 1).backward(dt.tensor(g))
     np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(g[:, None, :], X.shape))
     x.grad = None
-    x.mean(dim=(0, 2), keepdim=True).backward(torch.tensor(np.ones((1, 4, 1))))
+    x.mean(dim=(0, 2), keepdim=True).backward(dt.tensor(np.ones((1, 4, 1))))
     np.testing.assert_allclose(x.grad.numpy(), np.full(X.shape, 1 / 15))
 
 
 def test_sum_over_empty_dim_list_means_all_and_dtype_rules():
-    x = torch.tensor(X)
-    np.testing.assert_allclose(torch.sum(x, ()).item(), X.sum())
-    i = torch.tensor([[1, 2], [3, 4]], dtype=torch.int32)
-    assert i.sum().dtype == torch.int64 and i.sum().item() == 10
-    assert torch.tensor([True, True, False]).sum().item() == 2
-    assert torch.tensor([True, True]).sum().dtype == torch.int64
-    assert i.sum(dtype=torch.float64).dtype == torch.float64
-    assert i.prod().dtype == torch.int64 and i.prod().item() == 24
-    assert i.cumsum(0).dtype == torch.int64
-    assert torch.tensor([1.0], dtype=torch.float16).sum().dtype == torch.float16
+    x = dt.tensor(X)
+    np.testing.assert_allclose(dt.sum(x, ()).item(), X.sum())
+    i = dt.tensor([[1, 2], [3, 4]], dtype=dt.int32)
+    assert i.sum().dtype == dt.int64 and i.sum().item() == 10
+    assert dt.tensor([True, True, False]).sum().item() == 2
+    assert dt.tensor([True, True]).sum().dtype == dt.int64
+    assert i.sum(dtype=dt.float64).dtype == dt.float64
+    assert i.prod().dtype == dt.int64 and i.prod().item() == 24
+    assert i.cumsum(0).dtype == dt.int64
+    assert dt.tensor([1.0], dtype=dt.float16).sum().dtype == dt.float16
     with pytest.raises(RuntimeError, match=r"mean\(\): could not infer output dtype.*Got: Long"):
-        torch.tensor([1, 2]).mean()
-    assert torch.tensor([1, 2]).mean(dtype=torch.float32).item() == 1.5
+        dt.tensor([1, 2]).mean()
+    assert dt.tensor([1, 2]).mean(dtype=dt.float32).item() == 1.5
     with pytest.raises(RuntimeError, match="std and var only support floating point"):
-        torch.tensor([1, 2]).var()
+        dt.tensor([1, 2]).var()
 
 
 def test_bad_dim_raises_pytorch_index_error():
-    x = torch.ones(2, 3)
+    x = dt.ones(2, 3)
     for fn in (lambda: x.sum(2), lambda: x.mean(-3), lambda: x.max(dim=5), lambda: x.cumsum(2),
-               lambda: torch.amax(x, 3), lambda: x.var(2), lambda: x.logsumexp(4)):
+               lambda: dt.amax(x, 3), lambda: x.var(2), lambda: x.logsumexp(4)):
         with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range "
                                              r"of \[-2, 1\], but got -?\d\)"):
             fn()
@@ -108,48 +118,48 @@ def test_bad_dim_raises_pytorch_index_error():
 
 # ---------------------------------------------------------------------- max / min
 def test_max_min_whole_tensor_and_with_dim_return_types():
-    x = torch.tensor([[1.0, 5.0, 3.0], [7.0, 2.0, 7.0]])
-    assert x.max().item() == 7.0 and torch.min(x).item() == 1.0
+    x = dt.tensor([[1.0, 5.0, 3.0], [7.0, 2.0, 7.0]])
+    assert x.max().item() == 7.0 and dt.min(x).item() == 1.0
     out = x.max(dim=1)
     values, indices = out
     assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]
     assert out.values is values and out.indices is indices and out[0] is values
     assert type(out).__name__ == "max" and "return_types.max(" in repr(out)
-    r = torch.min(x, 0, keepdim=True)
+    r = dt.min(x, 0, keepdim=True)
     assert r.values.tolist() == [[1.0, 2.0, 3.0]] and r.indices.tolist() == [[0, 1, 0]]
-    assert r.indices.dtype == torch.int64
-    s = torch.max(torch.tensor(4.0), 0)
-    assert s.values.item() == 4.0 and s.indices.item() == 0 and s.values.shape == torch.Size([])
+    assert r.indices.dtype == dt.int64
+    s = dt.max(dt.tensor(4.0), 0)
+    assert s.values.item() == 4.0 and s.indices.item() == 0 and s.values.shape == dt.Size([])
 
 
 def test_max_dim_gradient_goes_to_selected_element():
     x = leaf([[1.0, 5.0, 5.0], [7.0, 2.0, 7.0]])
-    g = torch.tensor([2.0, 3.0], dtype=torch.float64)
+    g = dt.tensor([2.0, 3.0], dtype=dt.float64)
     x.max(dim=1).values.backward(g)
     np.testing.assert_allclose(x.grad.numpy(), [[0, 2, 0], [3, 0, 0]])
     y = leaf(RNG.normal(size=(3, 4)))
     assert gradcheck(lambda t: t.max(dim=0).values, (y,))
-    assert gradcheck(lambda t: torch.min(t, -1, keepdim=True)[0], (y,))
+    assert gradcheck(lambda t: dt.min(t, -1, keepdim=True)[0], (y,))
 
 
 def test_amax_and_full_max_split_gradient_evenly_among_ties():
     x = leaf([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
-    torch.amax(x, dim=1).sum().backward()
+    dt.amax(x, dim=1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [[0, 0.5, 0.5], [0.5, 0.5, 0]])
     y = leaf([3.0, 1.0, 3.0, 3.0])
     y.max().backward()
     np.testing.assert_allclose(y.grad.numpy(), [1 / 3, 0, 1 / 3, 1 / 3])
     z = leaf([0.0, 0.0, 1.0])
-    torch.amin(z).backward()
+    dt.amin(z).backward()
     np.testing.assert_allclose(z.grad.numpy(), [0.5, 0.5, 0.0])
 
 
 def test_max_errors_on_empty_input():
     with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified "
                                            r"for input.numel\(\) == 0"):
-        torch.ones(0).max()
+        dt.ones(0).max()
     with pytest.raises(IndexError, match="Expected reduction dim 0 to have non-zero size"):
-        torch.ones(0, 3).max(0)
+        dt.ones(0, 3).max(0)
 
 
 # ---------------------------------------------------------------------- prod
@@ -163,27 +173,27 @@ def test_prod_values_and_gradient_with_zeros():
     np.testing.assert_allclose(y.grad.numpy(), [0, 6, 0])
     assert gradcheck(lambda t: t.prod(0), (leaf([[1.0, 0.0], [3.0, 2.0], [0.5, 0.0]]),))
     with pytest.raises(TypeError, match="must be int"):
-        torch.prod(torch.ones(2, 2), (0, 1))
+        dt.prod(dt.ones(2, 2), (0, 1))
 
 
 # ---------------------------------------------------------------------- var / std
 def test_var_std_correction_and_unbiased_forms():
-    x = torch.tensor(X)
+    x = dt.tensor(X)
     np.testing.assert_allclose(x.var(correction=0).item(), X.var())
     np.testing.assert_allclose(x.var(False).item(), X.var())
-    np.testing.assert_allclose(torch.var(x, 1, True).numpy(), X.var(axis=1, ddof=1))
-    np.testing.assert_allclose(torch.var(x, 1, False, True).numpy(), X.var(axis=1, keepdims=True))
+    np.testing.assert_allclose(dt.var(x, 1, True).numpy(), X.var(axis=1, ddof=1))
+    np.testing.assert_allclose(dt.var(x, 1, False, True).numpy(), X.var(axis=1, keepdims=True))
     np.testing.assert_allclose(x.std(dim=2, unbiased=False).numpy(), X.std(axis=2))
     np.testing.assert_allclose(x.std(dim=(0, 1), correction=2).numpy(), X.std(axis=(0, 1), ddof=2))
-    v, m = torch.var_mean(x, 0)
+    v, m = dt.var_mean(x, 0)
     np.testing.assert_allclose(v.numpy(), X.var(0, ddof=1))
     np.testing.assert_allclose(m.numpy(), X.mean(0))
-    s, m = torch.std_mean(x, dim=1, correction=0)
+    s, m = dt.std_mean(x, dim=1, correction=0)
     np.testing.assert_allclose(s.numpy(), X.std(1))
-    assert np.isnan(torch.tensor([1.0]).var().item())
+    assert np.isnan(dt.tensor([1.0]).var().item())
     for c in (0, 2):
-        assert gradcheck(lambda t: torch.std(t, 1, correction=c), (leaf(X[:, :, :2]),))
-        assert gradcheck(lambda t: torch.var(t, correction=c), (leaf(X[:2, :2, 0]),))
+        assert gradcheck(lambda t: dt.std(t, 1, correction=c), (leaf(X[:, :, :2]),))
+        assert gradcheck(lambda t: dt.var(t, correction=c), (leaf(X[:2, :2, 0]),))
 
 
 def test_std_gradient_is_zero_for_constant_input():
@@ -194,14 +204,14 @@ def test_std_gradient_is_zero_for_constant_input():
 
 # ---------------------------------------------------------------------- logsumexp, norm, cumsum
 def test_logsumexp_is_stable_and_handles_infinities():
-    x = torch.tensor([[1000.0, 1000.0], [-1000.0, -1000.0]], dtype=torch.float64)
-    np.testing.assert_allclose(torch.logsumexp(x, 1).numpy(), [1000 + math.log(2), -1000 + math.log(2)])
-    y = torch.tensor([-np.inf, -np.inf])
-    assert torch.logsumexp(y, 0).item() == -np.inf
-    assert torch.logsumexp(torch.tensor([np.inf, 1.0]), 0).item() == np.inf
-    assert torch.logsumexp(torch.tensor([1, 2]), 0).dtype == torch.float32
+    x = dt.tensor([[1000.0, 1000.0], [-1000.0, -1000.0]], dtype=dt.float64)
+    np.testing.assert_allclose(dt.logsumexp(x, 1).numpy(), [1000 + math.log(2), -1000 + math.log(2)])
+    y = dt.tensor([-np.inf, -np.inf])
+    assert dt.logsumexp(y, 0).item() == -np.inf
+    assert dt.logsumexp(dt.tensor([np.inf, 1.0]), 0).item() == np.inf
+    assert dt.logsumexp(dt.tensor([1, 2]), 0).dtype == dt.float32
     big = leaf([[500.0, 501.0], [0.0, 2.0]])
-    torch.logsumexp(big, 1).sum().backward()
+    dt.logsumexp(big, 1).sum().backward()
     e = np.exp([[0.0, 1.0], [0.0, 2.0]])
     np.testing.assert_allclose(big.grad.numpy(), e / e.sum(1, keepdims=True))
 
@@ -209,7 +219,7 @@ def test_logsumexp_is_stable_and_handles_infinities():
 @pytest.mark.parametrize("p", [2, "fro", 1, 3, 0.5, math.inf, -math.inf, 0])
 def test_norm_values_and_gradients(p):
     a = RNG.normal(size=(3, 4))
-    x = torch.tensor(a)
+    x = dt.tensor(a)
     pn = 2 if p == "fro" else p
     for d in (None, 1, (0, 1)):
         axis = d if d is not None else (0, 1)
@@ -222,8 +232,8 @@ def test_norm_values_and_gradients(p):
             want = (a != 0).sum(axis=axis).astype(float)
         else:
             want = (absval ** pn).sum(axis=axis) ** (1 / pn)
-        np.testing.assert_allclose(torch.norm(x, p, d).numpy(), want, rtol=1e-12)
-        assert torch.norm(x, p, d, keepdim=True).dim() == 2
+        np.testing.assert_allclose(dt.norm(x, p, d).numpy(), want, rtol=1e-12)
+        assert dt.norm(x, p, d, keepdim=True).dim() == 2
         assert gradcheck(lambda t: t.norm(p, d), (leaf(a),))
 
 
@@ -232,19 +242,19 @@ def test_norm_default_gradient_at_zero_and_integer_error():
     x.norm().backward()
     np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0])
     with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input. Got Long"):
-        torch.norm(torch.tensor([1, 2]))
+        dt.norm(dt.tensor([1, 2]))
 
 
 def test_cumsum_values_gradients_and_second_order():
     a = RNG.normal(size=(3, 4))
     for d in (0, 1, -1):
-        np.testing.assert_allclose(torch.cumsum(torch.tensor(a), d).numpy(), np.cumsum(a, axis=d))
+        np.testing.assert_allclose(dt.cumsum(dt.tensor(a), d).numpy(), np.cumsum(a, axis=d))
         assert gradcheck(lambda t: t.cumsum(d), (leaf(a),))
     x = leaf([1.0, 2.0, 3.0])
-    x.cumsum(0).backward(torch.tensor([1.0, 10.0, 100.0], dtype=torch.float64))
+    x.cumsum(0).backward(dt.tensor([1.0, 10.0, 100.0], dtype=dt.float64))
     np.testing.assert_allclose(x.grad.numpy(), [111.0, 110.0, 100.0])
     assert gradgradcheck(lambda t: (t.cumsum(1) ** 2), (leaf(a[:2, :3]),))
-    assert torch.tensor([True, True, True]).cumsum(0).tolist() == [1, 2, 3]
+    assert dt.tensor([True, True, True]).cumsum(0).tolist() == [1, 2, 3]
 
 
 @pytest.mark.parametrize("fn", [lambda t: t.amax(1), lambda t: t.logsumexp(1), lambda t: t.norm(dim=1),
@@ -261,10 +271,272 @@ def test_backward_refuses_an_output_modified_in_place(fn):
 @pytest.mark.parametrize("fn", [lambda t: t.amax(1) ** 2, lambda t: t.max(1).values ** 2,
                                 lambda t: t.norm(1, 1) ** 2, lambda t: t.norm(math.inf, 1) ** 2,
                                 lambda t: t.norm(3, 1), lambda t: t.logsumexp(1),
-                                lambda t: torch.where(t > 0.5, 0.0, t).prod(1),
-                                lambda t: torch.where(t > 0, 0.0, t).prod()],
+                                lambda t: dt.where(t > 0.5, 0.0, t).prod(1),
+                                lambda t: dt.where(t > 0, 0.0, t).prod()],
                          ids=["amax", "max_dim", "norm1", "norm_inf", "norm3", "logsumexp",
                               "prod_one_zero", "prod_zeros"])
 def test_second_derivatives_of_piecewise_and_zero_cases(fn):
     x = leaf(RNG.normal(size=(2, 3)))
     assert gradgradcheck(fn, (x,))
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+# name: (fn(lib, *float64 leaves), inputs) -- fn uses only API both libraries share
+PS = (3, 4)
+PARITY_GRAD = {
+    "sum": (lambda L, a: a.sum(), [any_(PS)]),
+    "sum_dim": (lambda L, a: L.sum(a, (0, 2), keepdim=True), [any_((2, 3, 4))]),
+    "mean_dim": (lambda L, a: a.mean(dim=1), [any_(PS)]),
+    "max_all": (lambda L, a: a.max(), [any_(PS)]),
+    "max_dim": (lambda L, a: a.max(dim=1).values, [any_(PS)]),
+    "min_dim_keep": (lambda L, a: L.min(a, 0, keepdim=True)[0], [any_(PS)]),
+    "amax_ties": (lambda L, a: L.amax(a, 1), [np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])]),
+    "amin": (lambda L, a: a.amin(dim=(0, 1)), [any_((2, 3, 4))]),
+    "prod": (lambda L, a: a.prod(1), [np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 1.0], [1.5, 2.0, 3.0]])]),
+    "prod_all": (lambda L, a: a.prod(), [pos(PS)]),
+    "var": (lambda L, a: a.var(1), [any_(PS)]),
+    "var_correction": (lambda L, a: L.var(a, dim=0, correction=0, keepdim=True), [any_(PS)]),
+    "std": (lambda L, a: a.std(), [any_(PS)]),
+    "std_unbiased_false": (lambda L, a: L.std(a, 1, False), [any_(PS)]),
+    "logsumexp": (lambda L, a: L.logsumexp(a * 100, 1), [any_(PS)]),
+    "norm": (lambda L, a: a.norm(), [any_(PS)]),
+    "norm_p1_dim": (lambda L, a: L.norm(a, 1, 1), [any_(PS)]),
+    "norm_inf": (lambda L, a: L.norm(a, math.inf, 0), [any_(PS)]),
+    "norm_p3": (lambda L, a: L.norm(a, 3, 1, keepdim=True), [any_(PS)]),
+    "cumsum": (lambda L, a: a.cumsum(1), [any_(PS)]),
+    "sort_values": (lambda L, a: L.sort(a, 1, descending=True).values, [any_(PS)]),
+    "topk_values": (lambda L, a: L.topk(a, 2, 0).values, [any_(PS)]),
+    "cumprod": (lambda L, a: L.cumprod(a, 1), [PARITY_RNG.normal(size=(3, 5))]),
+    "cumprod_zeros": (lambda L, a: a.cumprod(-1), [with_zeros((4, 6))]),
+    "cumprod_zeros_dim0": (lambda L, a: L.cumprod(a, 0), [with_zeros((5, 3))]),
+    "diff": (lambda L, a: L.diff(a, n=2, dim=0), [PARITY_RNG.normal(size=(5, 3))]),
+    "diff_prepend": (lambda L, a, p: a.diff(dim=1, prepend=p), [PARITY_RNG.normal(size=(3, 4)),
+                                                               PARITY_RNG.normal(size=(3, 2))]),
+    "median": (lambda L, a: L.median(a), [PARITY_RNG.normal(size=(4, 5))]),
+    "median_dim": (lambda L, a: L.median(a, 1).values, [PARITY_RNG.normal(size=(4, 5))]),
+    "median_keepdim": (lambda L, a: a.median(0, keepdim=True)[0], [PARITY_RNG.normal(size=(4, 5))]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_GRAD))
+def test_values_and_gradients_match_torch(name):
+    assert_values_and_gradients_match(*PARITY_GRAD[name])
+
+
+PARITY_NO_GRAD = {  # compare values and dtypes on int64 inputs
+    "argmax": lambda L, a: L.argmax(a),
+    "argmin_dim": lambda L, a: a.argmin(1),
+    "any": lambda L, a: L.any(a > 2, 1),
+    "all": lambda L, a: (a > -4).all(),
+    "sort_idx": lambda L, a: L.sort(a, dim=1, stable=True).indices,
+    "argsort_desc": lambda L, a: L.argsort(a.float() + 0.01 * L.arange(4), 1, descending=True),
+    "unique": lambda L, a: L.unique(a, return_inverse=True, return_counts=True),
+    "int_sum": lambda L, a: a.sum(0),
+    "int_cumsum": lambda L, a: a.int().cumsum(1),
+    "int_prod": lambda L, a: a.int().prod(),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_NO_GRAD))
+def test_no_grad_ops_match_torch(name):
+    assert_no_grad_op_matches(PARITY_NO_GRAD[name], INTS)
+
+
+# ---------------------------------------------------------------------- cumprod, diff, median, std_mean
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumprod_values(dim):
+    x = RNG.normal(size=(3, 4, 2))
+    np.testing.assert_allclose(dt.cumprod(dt.tensor(x), dim).numpy(),
+                               np.cumprod(x, axis=dim), rtol=1e-12)
+    np.testing.assert_allclose(dt.tensor(x).cumprod(dim).numpy(), np.cumprod(x, axis=dim))
+
+
+def test_cumprod_dtypes_and_0_dim():
+    assert dt.cumprod(dt.tensor([1, 2, 3]), 0).tolist() == [1, 2, 6]
+    assert dt.cumprod(dt.tensor([1, 2], dtype=dt.int32), 0).dtype == dt.int64
+    assert dt.cumprod(dt.tensor([True, True]), 0).dtype == dt.int64
+    out = dt.cumprod(dt.tensor([1.0, 2.0]), 0, dtype=dt.float64)
+    assert out.dtype == dt.float64 and out.tolist() == [1.0, 2.0]
+    assert dt.cumprod(dt.tensor(3.0), 0).item() == 3.0
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.cumprod(dt.ones(2, 3), 2)
+    with pytest.raises(TypeError):
+        dt.cumprod(dt.ones(3))
+
+
+def test_cumprod_gradient_with_zeros_closed_form():
+    # grad[i] = sum_{k >= i} g[k] * prod_{j <= k, j != i} x[j]
+    x = dt.tensor([2.0, 0.0, 3.0, 0.0, 4.0], requires_grad=True)
+    dt.cumprod(x, 0).backward(dt.tensor([1.0, 2.0, 3.0, 4.0, 5.0]))
+    assert x.grad.tolist() == [1.0, 22.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("values", [
+    [[2.0, 0.0, 3.0, 0.0, 4.0], [1.0, 2.0, 0.0, 5.0, 0.5]],   # two zeros, one zero
+    [[0.0, 1.5, -2.0, 0.7, 1.1], [0.9, -1.2, 1.3, 0.8, 0.0]],  # zero first, zero last
+    [[0.0, 0.0, 1.5, 2.0, 3.0], [1.5, 2.0, -1.0, 0.5, 2.5]],  # adjacent zeros, no zeros
+])
+def test_cumprod_gradcheck_with_zeros(values):
+    x = leaf(values)
+    assert gradcheck(lambda v: dt.cumprod(v, 1), (x,))
+    assert gradcheck(lambda v: dt.cumprod(v, 0), (x,))
+    assert gradgradcheck(lambda v: dt.cumprod(v, 1), (x,))
+
+
+def test_cumprod_gradcheck_random():
+    x = leaf(RNG.normal(size=(2, 3, 4)))
+    for dim in (0, 1, 2):
+        assert gradcheck(lambda v: dt.cumprod(v, dim), (x,))
+    assert gradgradcheck(lambda v: v.cumprod(-1), (x,))
+    x3 = leaf(RNG.normal(size=(2, 3, 4)) * (RNG.random((2, 3, 4)) > 0.4))
+    assert gradgradcheck(lambda v: dt.cumprod(v, 1), (x3,))
+    assert gradcheck(lambda v: dt.cumprod(v, 0), (leaf(2.5),))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_diff_values(n, dim):
+    x = RNG.normal(size=(4, 5))
+    np.testing.assert_allclose(dt.diff(dt.tensor(x), n, dim).numpy(),
+                               np.diff(x, n, axis=dim), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dt.tensor(x).diff(n=n, dim=dim).numpy(), np.diff(x, n, axis=dim),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_diff_prepend_append_and_special_orders():
+    v = dt.tensor([1, 4, 9, 16])
+    assert dt.diff(v).tolist() == [3, 5, 7]
+    assert dt.diff(v, prepend=dt.tensor([0]), append=dt.tensor([20, 30])).tolist() \
+        == [1, 3, 5, 7, 4, 10]
+    assert dt.diff(v, prepend=dt.tensor([0.5])).dtype == dt.float32
+    same = dt.diff(v, n=0)
+    assert same.tolist() == v.tolist() and same is not v
+    assert dt.diff(v, n=5).shape == (0,)
+    assert dt.diff(dt.tensor([True, False, False])).tolist() == [True, False]
+    x = dt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert dt.diff(x, dim=0, prepend=dt.zeros(1, 3)).tolist() == [[1, 2, 3], [3, 3, 3]]
+
+
+def test_diff_errors():
+    v = dt.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="diff expects input to be at least one-dimensional"):
+        dt.diff(dt.tensor(3.0))
+    with pytest.raises(RuntimeError, match="order must be non-negative but got -1"):
+        dt.diff(v, n=-1)
+    with pytest.raises(RuntimeError, match="to be the same dimension as input"):
+        dt.diff(dt.ones(2, 3), dim=0, prepend=dt.zeros(3))
+    with pytest.raises(RuntimeError, match="input.size\\(1\\) = 3, but got tensor.size\\(1\\) = 2"):
+        dt.diff(dt.ones(2, 3), dim=0, prepend=dt.zeros(1, 2))
+    with pytest.raises(TypeError, match="argument 'prepend' must be Tensor, not int"):
+        dt.diff(v, prepend=0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.diff(dt.ones(2, 3), dim=3)
+
+
+def test_diff_gradcheck():
+    x = leaf(RNG.normal(size=(4, 5)))
+    for n, dim in ((1, -1), (2, 0), (3, 1), (6, 1)):
+        assert gradcheck(lambda v: dt.diff(v, n, dim), (x,))
+    assert gradgradcheck(lambda v: dt.diff(v, 2, 1) ** 2, (x,))
+    p, a = leaf(RNG.normal(size=(1, 5))), leaf(RNG.normal(size=(2, 5)))
+    assert gradcheck(lambda v, pp, aa: dt.diff(v, 2, 0, prepend=pp, append=aa), (x, p, a))
+
+
+def _lower_median(x):
+    flat = np.sort(np.asarray(x).reshape(-1))
+    return flat[(flat.size - 1) // 2]
+
+
+def test_median_whole_tensor_is_the_lower_median():
+    for shape in ((7,), (3, 4), (2, 3, 5)):
+        x = RNG.normal(size=shape)
+        assert dt.median(dt.tensor(x)).item() == _lower_median(x)
+        assert dt.tensor(x).median().item() == _lower_median(x)
+    assert dt.median(dt.tensor([3.0, 1.0, 2.0, 4.0])).item() == 2.0
+    out = dt.median(dt.tensor([1, 5, 2, 9]))
+    assert out.item() == 2 and out.dtype == dt.int64 and out.shape == ()
+    assert math.isnan(dt.median(dt.tensor([1.0, math.nan, 2.0])).item())
+    assert math.isnan(dt.median(dt.ones(0)).item())
+    assert dt.median(dt.tensor([], dtype=dt.int64)).item() == np.iinfo(np.int64).min
+    assert dt.median(dt.tensor(2.0)).item() == 2.0
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_median_dim_values_and_indices(dim, keepdim):
+    x = RNG.normal(size=(4, 6))
+    res = dt.median(dt.tensor(x), dim, keepdim)
+    values, indices = res
+    assert res.values is values and res.indices is indices and type(res).__name__ == "median"
+    ref = np.take(np.sort(x, axis=dim), [(x.shape[dim] - 1) // 2], axis=dim)
+    if not keepdim:
+        ref = ref.squeeze(dim)
+    np.testing.assert_array_equal(values.numpy(), ref)
+    assert indices.dtype == dt.int64
+    picked = np.take_along_axis(x, indices.numpy() if keepdim else
+                                np.expand_dims(indices.numpy(), dim), axis=dim)
+    np.testing.assert_array_equal(picked.reshape(values.shape), values.numpy())
+    assert "disttorch.return_types.median(" in repr(res)
+
+
+def test_median_dim_nan_0_dim_and_empty():
+    x = dt.tensor([[1.0, math.nan, 2.0, math.nan], [3.0, 1.0, 2.0, 5.0]])
+    values, indices = dt.median(x, 1)
+    assert math.isnan(values[0].item()) and values[1].item() == 2.0
+    assert indices.tolist() == [1, 2]  # the first NaN, as PyTorch
+    v, i = dt.median(dt.tensor(2.0), 0)
+    assert v.shape == () and i.shape == () and v.item() == 2.0 and i.item() == 0
+    v, i = dt.median(dt.tensor(2.0), -1, keepdim=True)
+    assert v.shape == () and i.item() == 0
+    v, i = dt.median(dt.ones(0, 3), 1)
+    assert v.shape == (0,) and i.shape == (0,)
+
+
+def test_median_errors():
+    with pytest.raises(IndexError,
+                       match="median\\(\\): Expected reduction dim 0 to have non-zero size."):
+        dt.median(dt.ones(0, 3), 0)
+    with pytest.raises(NotImplementedError, match="\"median_cpu\" not implemented for 'Bool'"):
+        dt.median(dt.tensor([True, False]))
+    with pytest.raises(TypeError, match="argument 'dim' \\(position 2\\) must be int, not tuple"):
+        dt.median(dt.ones(2, 3), (0, 1))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.median(dt.ones(2, 3), 2)
+
+
+def test_median_gradients():
+    x = leaf([1.0, 2.0, 2.0, 2.0, 3.0])
+    dt.median(x).backward()  # shared evenly among the ties, as PyTorch
+    np.testing.assert_allclose(x.grad.numpy(), [0, 1 / 3, 1 / 3, 1 / 3, 0])
+    y = leaf([[1.0, 2.0, 2.0, 2.0, 3.0]])
+    values, indices = dt.median(y, 1)
+    values.sum().backward()  # to the selected element only
+    expected = np.zeros((1, 5))
+    expected[0, indices.item()] = 1
+    np.testing.assert_array_equal(y.grad.numpy(), expected)
+    z = leaf(RNG.normal(size=(3, 5)))
+    assert gradcheck(dt.median, (z,))
+    for dim in (0, 1):
+        assert gradcheck(lambda v: dt.median(v, dim)[0], (z,))
+        assert gradcheck(lambda v: dt.median(v, dim, keepdim=True).values, (z,))
+
+
+def test_std_mean_var_mean_are_functions_only_as_in_pytorch():
+    assert callable(dt.std_mean) and callable(dt.var_mean)
+    assert not hasattr(dt.Tensor, "std_mean") and not hasattr(dt.Tensor, "var_mean")
+    assert not hasattr(dt.Tensor, "tensordot") and not hasattr(dt.Tensor, "meshgrid")
+
+
+@pytest.mark.parity
+@pytest.mark.parity
+def test_parity_median_indices_and_int_results(torch):
+    x = RNG.permutation(20).reshape(4, 5).astype(np.float64)  # distinct values: no ties
+    ours, theirs = dt.median(dt.tensor(x), 1), torch.median(torch.tensor(x), 1)
+    assert ours.indices.tolist() == theirs.indices.tolist()
+    v = [[1, 4, 9, 16], [2, 3, 5, 7]]
+    assert dt.diff(dt.tensor(v), n=2).tolist() == torch.diff(torch.tensor(v), n=2).tolist()
+    assert dt.cumprod(dt.tensor(v), 1).tolist() == torch.cumprod(torch.tensor(v), 1).tolist()
+    assert dt.trace(dt.tensor(v)).item() == torch.trace(torch.tensor(v)).item()
+    assert dt.median(dt.tensor(v)).item() == torch.median(torch.tensor(v)).item()

@@ -1,20 +1,22 @@
 """Shape ops: values, view semantics (shared memory and version counter), gradients
-(float64 finite-difference checks) and PyTorch's error messages."""
+(float64 finite-difference checks) and PyTorch's error messages; meshgrid; parity with
+PyTorch when it is installed."""
 import numpy as np
 import pytest
+from parity_helpers import PARITY_RNG, assert_case_matches, assert_values_and_gradients_match
 
-import disttorch as torch
+import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
 
 
 def dbl(*shape, seed=0):
     rng = np.random.default_rng(seed)
-    return torch.tensor(rng.standard_normal(shape), dtype=torch.float64, requires_grad=True)
+    return dt.tensor(rng.standard_normal(shape), dtype=dt.float64, requires_grad=True)
 
 
 # ---------------------------------------------------------------------- values
 def test_view_and_reshape_infer_minus_one():
-    x = torch.arange(24)
+    x = dt.arange(24)
     assert x.view(2, -1, 4).shape == (2, 3, 4)
     assert x.reshape((4, -1)).shape == (4, 6)
     assert x.view(-1).shape == (24,)
@@ -22,7 +24,7 @@ def test_view_and_reshape_infer_minus_one():
 
 
 def test_view_errors():
-    x = torch.arange(6)
+    x = dt.arange(6)
     with pytest.raises(RuntimeError, match=r"shape '\[4, -1\]' is invalid for input of size 6"):
         x.view(4, -1)
     with pytest.raises(RuntimeError, match="only one dimension can be inferred"):
@@ -32,7 +34,7 @@ def test_view_errors():
 
 
 def test_views_share_memory_and_version_counter():
-    x = torch.zeros(2, 3)
+    x = dt.zeros(2, 3)
     for v in (x.view(6), x.reshape(3, 2), x.t(), x.transpose(0, 1), x.permute(1, 0), x[0],
               x.unsqueeze(0), x.squeeze(), x.narrow(1, 0, 2), x.select(0, 1), x.flatten(),
               x.unflatten(1, (3, 1)), x.movedim(0, 1), x.diagonal()):
@@ -49,7 +51,7 @@ def test_views_share_memory_and_version_counter():
 
 
 def test_reshape_of_non_viewable_tensor_copies():
-    x = torch.arange(6.).view(2, 3)
+    x = dt.arange(6.).view(2, 3)
     y = x.t().reshape(6)
     assert not np.shares_memory(y.numpy(), x.numpy())
     np.testing.assert_array_equal(y.numpy(), [0, 3, 1, 4, 2, 5])
@@ -58,19 +60,19 @@ def test_reshape_of_non_viewable_tensor_copies():
 
 
 def test_copies_do_not_share_memory():
-    x = torch.arange(6.).view(2, 3)
+    x = dt.arange(6.).view(2, 3)
     for y in (x.flip(0), x.roll(1, 1), x.repeat(1, 1), x.clone(), x.tril(), x.triu(),
-              torch.cat([x]), torch.stack([x])[0]):
+              dt.cat([x]), dt.stack([x])[0]):
         assert not np.shares_memory(y.numpy(), x.numpy())
 
 
 def test_flatten_unflatten_squeeze_unsqueeze():
-    x = torch.zeros(2, 1, 3, 4)
+    x = dt.zeros(2, 1, 3, 4)
     assert x.flatten().shape == (24,)
     assert x.flatten(1).shape == (2, 12)
     assert x.flatten(1, 2).shape == (2, 3, 4)
-    assert torch.flatten(x, start_dim=-2).shape == (2, 1, 12)
-    assert torch.tensor(3.).flatten().shape == (1,)
+    assert dt.flatten(x, start_dim=-2).shape == (2, 1, 12)
+    assert dt.tensor(3.).flatten().shape == (1,)
     assert x.unflatten(3, (2, 2)).shape == (2, 1, 3, 2, 2)
     assert x.unflatten(-1, (-1, 2)).shape == (2, 1, 3, 2, 2)
     assert x.squeeze().shape == (2, 3, 4)
@@ -89,17 +91,17 @@ def test_flatten_unflatten_squeeze_unsqueeze():
 
 
 def test_transpose_permute_movedim_t():
-    x = torch.arange(24).view(2, 3, 4)
+    x = dt.arange(24).view(2, 3, 4)
     assert x.transpose(0, 2).shape == (4, 3, 2)
     assert x.permute(2, 0, 1).shape == (4, 2, 3)
     assert x.permute((1, 2, 0)).shape == (3, 4, 2)
     assert x.movedim(0, -1).shape == (3, 4, 2)
-    assert torch.movedim(x, (0, 1), (2, 0)).shape == (3, 4, 2)
-    np.testing.assert_array_equal(torch.movedim(x, (0, 1), (2, 0)).numpy(),
+    assert dt.movedim(x, (0, 1), (2, 0)).shape == (3, 4, 2)
+    np.testing.assert_array_equal(dt.movedim(x, (0, 1), (2, 0)).numpy(),
                                   np.moveaxis(x.numpy(), (0, 1), (2, 0)))
     assert x.mT.shape == (2, 4, 3)
     assert x.T.shape == (4, 3, 2)
-    assert torch.arange(3).t().shape == (3,)
+    assert dt.arange(3).t().shape == (3,)
     with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions"):
         x.t()
     with pytest.raises(RuntimeError, match="duplicate dims are not allowed"):
@@ -109,14 +111,14 @@ def test_transpose_permute_movedim_t():
 
 
 def test_expand_broadcast_to_repeat_tile():
-    x = torch.tensor([[1], [2]])
+    x = dt.tensor([[1], [2]])
     assert x.expand(2, 3).tolist() == [[1, 1, 1], [2, 2, 2]]
     assert x.expand(4, -1, 3).shape == (4, 2, 3)
-    assert x.expand_as(torch.zeros(2, 5)).shape == (2, 5)
-    assert torch.broadcast_to(x, (3, 2, 2)).shape == (3, 2, 2)
+    assert x.expand_as(dt.zeros(2, 5)).shape == (2, 5)
+    assert dt.broadcast_to(x, (3, 2, 2)).shape == (3, 2, 2)
     assert x.repeat(2, 3).tolist() == [[1, 1, 1], [2, 2, 2], [1, 1, 1], [2, 2, 2]]
     assert x.repeat(2, 1, 1).shape == (2, 2, 1)
-    assert torch.tensor([1, 2]).tile((2,)).tolist() == [1, 2, 1, 2]
+    assert dt.tensor([1, 2]).tile((2,)).tolist() == [1, 2, 1, 2]
     assert x.tile((2,)).shape == (2, 2)
     with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(3\) must match the "
                                            r"existing size \(2\) at non-singleton dimension 0"):
@@ -128,12 +130,12 @@ def test_expand_broadcast_to_repeat_tile():
 
 
 def test_split_chunk_unbind_narrow_select():
-    x = torch.arange(10)
+    x = dt.arange(10)
     assert [p.tolist() for p in x.split(4)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
-    assert [p.tolist() for p in torch.split(x, [2, 3, 5])] == [[0, 1], [2, 3, 4], [5, 6, 7, 8, 9]]
+    assert [p.tolist() for p in dt.split(x, [2, 3, 5])] == [[0, 1], [2, 3, 4], [5, 6, 7, 8, 9]]
     assert [len(p) for p in x.chunk(3)] == [4, 4, 2]
-    assert [len(p) for p in torch.arange(6).chunk(4)] == [2, 2, 2]  # fewer chunks, as PyTorch
-    m = torch.arange(6).view(2, 3)
+    assert [len(p) for p in dt.arange(6).chunk(4)] == [2, 2, 2]  # fewer chunks, as PyTorch
+    m = dt.arange(6).view(2, 3)
     assert [r.tolist() for r in m.unbind(1)] == [[0, 3], [1, 4], [2, 5]]
     assert m.narrow(1, 1, 2).tolist() == [[1, 2], [4, 5]]
     assert m.narrow(1, -2, 2).tolist() == [[1, 2], [4, 5]]
@@ -147,47 +149,47 @@ def test_split_chunk_unbind_narrow_select():
 
 
 def test_cat_stack_hstack_vstack():
-    a, b = torch.ones(2, 3), torch.zeros(2, 2)
-    assert torch.cat([a, b], 1).shape == (2, 5)
-    assert torch.cat((a, a), dim=-2).shape == (4, 3)
-    assert torch.cat([a, torch.tensor([])], 0).shape == (2, 3)  # legacy empty tensors skipped
-    assert torch.cat([torch.tensor([1]), torch.tensor([2.5])]).dtype == torch.float32
-    assert torch.stack([a, a]).shape == (2, 2, 3)
-    assert torch.stack([a, a], dim=2).shape == (2, 3, 2)
-    assert torch.stack([a, a], -1).shape == (2, 3, 2)
-    assert torch.hstack([torch.ones(2), torch.ones(3)]).shape == (5,)
-    assert torch.vstack([torch.ones(3), torch.ones(3)]).shape == (2, 3)
+    a, b = dt.ones(2, 3), dt.zeros(2, 2)
+    assert dt.cat([a, b], 1).shape == (2, 5)
+    assert dt.cat((a, a), dim=-2).shape == (4, 3)
+    assert dt.cat([a, dt.tensor([])], 0).shape == (2, 3)  # legacy empty tensors skipped
+    assert dt.cat([dt.tensor([1]), dt.tensor([2.5])]).dtype == dt.float32
+    assert dt.stack([a, a]).shape == (2, 2, 3)
+    assert dt.stack([a, a], dim=2).shape == (2, 3, 2)
+    assert dt.stack([a, a], -1).shape == (2, 3, 2)
+    assert dt.hstack([dt.ones(2), dt.ones(3)]).shape == (5,)
+    assert dt.vstack([dt.ones(3), dt.ones(3)]).shape == (2, 3)
     with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0. "
                                            "Expected size 3 but got size 2 for tensor number 1"):
-        torch.cat([a, b], 0)
+        dt.cat([a, b], 0)
     with pytest.raises(RuntimeError, match="Tensors must have same number of dimensions: got 2 and 1"):
-        torch.cat([a, torch.ones(3)])
+        dt.cat([a, dt.ones(3)])
     with pytest.raises(RuntimeError, match="expected a non-empty list of Tensors"):
-        torch.cat([])
+        dt.cat([])
     with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but got "
                                            r"\[2, 3\] at entry 0 and \[2, 2\] at entry 1"):
-        torch.stack([a, b])
+        dt.stack([a, b])
 
 
 def test_flip_roll_tril_triu():
-    m = torch.arange(9).view(3, 3)
+    m = dt.arange(9).view(3, 3)
     assert m.flip(0).tolist() == [[6, 7, 8], [3, 4, 5], [0, 1, 2]]
     assert m.flip((0, 1)).tolist() == [[8, 7, 6], [5, 4, 3], [2, 1, 0]]
-    assert torch.fliplr(m)[0].tolist() == [2, 1, 0]
+    assert dt.fliplr(m)[0].tolist() == [2, 1, 0]
     assert m.roll(1, 1).tolist() == [[2, 0, 1], [5, 3, 4], [8, 6, 7]]
     assert m.roll(1).tolist() == [[8, 0, 1], [2, 3, 4], [5, 6, 7]]
     assert m.roll((1, -1), (0, 1)).tolist() == [[7, 8, 6], [1, 2, 0], [4, 5, 3]]
     assert m.tril().tolist() == [[0, 0, 0], [3, 4, 0], [6, 7, 8]]
     assert m.triu(1).tolist() == [[0, 1, 2], [0, 0, 5], [0, 0, 0]]
-    assert torch.tril(m, -1).tolist() == [[0, 0, 0], [3, 0, 0], [6, 7, 0]]
+    assert dt.tril(m, -1).tolist() == [[0, 0, 0], [3, 0, 0], [6, 7, 0]]
     with pytest.raises(RuntimeError, match="tril: input tensor must have at least 2 dimensions"):
-        torch.arange(3).tril()
+        dt.arange(3).tril()
 
 
 def test_unfold_windows():
-    x = torch.arange(7.)
+    x = dt.arange(7.)
     assert x.unfold(0, 3, 2).tolist() == [[0., 1., 2.], [2., 3., 4.], [4., 5., 6.]]
-    m = torch.arange(12).view(2, 6)
+    m = dt.arange(12).view(2, 6)
     assert m.unfold(1, 2, 2).shape == (2, 3, 2)
     assert np.shares_memory(m.unfold(1, 2, 2).numpy(), m.numpy())
     with pytest.raises(RuntimeError, match="maximum size for tensor at dimension 1 is 6 but size is 7"):
@@ -195,18 +197,18 @@ def test_unfold_windows():
 
 
 def test_diag_and_triangle_indices():
-    assert torch.diag(torch.tensor([1, 2])).tolist() == [[1, 0], [0, 2]]
-    assert torch.diag(torch.tensor([1, 2]), -1).tolist() == [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
-    m = torch.arange(6).view(2, 3)
+    assert dt.diag(dt.tensor([1, 2])).tolist() == [[1, 0], [0, 2]]
+    assert dt.diag(dt.tensor([1, 2]), -1).tolist() == [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
+    m = dt.arange(6).view(2, 3)
     d = m.diag(1)
     assert d.tolist() == [1, 5] and not np.shares_memory(d.numpy(), m.numpy())
-    assert torch.tril_indices(3, 3).tolist() == [[0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2]]
-    assert torch.triu_indices(2, 3, 1).tolist() == [[0, 0, 1], [1, 2, 2]]
-    assert torch.triu_indices(2, 2).dtype == torch.int64
+    assert dt.tril_indices(3, 3).tolist() == [[0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2]]
+    assert dt.triu_indices(2, 3, 1).tolist() == [[0, 0, 1], [1, 2, 2]]
+    assert dt.triu_indices(2, 2).dtype == dt.int64
 
 
 def test_clone_and_contiguous():
-    x = torch.arange(6.).view(2, 3)
+    x = dt.arange(6.).view(2, 3)
     assert x.contiguous() is x and x.is_contiguous()
     t = x.t()
     assert not t.is_contiguous()
@@ -226,16 +228,16 @@ GRAD_CASES = {
     "unflatten": (lambda x: x.unflatten(1, (2, 2)), (3, 4)),
     "squeeze": (lambda x: x.squeeze(1), (3, 1, 2)),
     "unsqueeze": (lambda x: x.unsqueeze(1), (3, 2)),
-    "transpose": (lambda x: x.transpose(0, 2) * torch.arange(24.).view(4, 3, 2).double(), (2, 3, 4)),
+    "transpose": (lambda x: x.transpose(0, 2) * dt.arange(24.).view(4, 3, 2).double(), (2, 3, 4)),
     "permute": (lambda x: x.permute(2, 0, 1), (2, 3, 4)),
     "movedim": (lambda x: x.movedim(0, 2), (2, 3, 4)),
     "expand": (lambda x: x.expand(4, 3, 2), (3, 1)),
-    "expand_as": (lambda x: x.expand_as(torch.zeros(2, 3)), (3,)),
-    "broadcast_to": (lambda x: torch.broadcast_to(x, (2, 3, 3)), (1, 3)),
+    "expand_as": (lambda x: x.expand_as(dt.zeros(2, 3)), (3,)),
+    "broadcast_to": (lambda x: dt.broadcast_to(x, (2, 3, 3)), (1, 3)),
     "repeat": (lambda x: x.repeat(2, 1, 3), (2, 3)),
     "tile": (lambda x: x.tile((2,)), (2, 3)),
     "split_int": (lambda x: x.split(2, 1)[1] * 3, (2, 5)),
-    "split_sizes": (lambda x: torch.split(x, [1, 3], 0), (4, 2)),
+    "split_sizes": (lambda x: dt.split(x, [1, 3], 0), (4, 2)),
     "chunk": (lambda x: x.chunk(3, 0)[2], (5, 2)),
     "unbind": (lambda x: x.unbind(1), (2, 3)),
     "narrow": (lambda x: x.narrow(0, 1, 2), (4, 2)),
@@ -253,11 +255,11 @@ GRAD_CASES = {
     "t": (lambda x: x.t(), (2, 3)),
     "swapaxes": (lambda x: x.swapaxes(0, 1), (2, 3)),
     "ravel": (lambda x: x.t().ravel(), (2, 3)),
-    "view_as": (lambda x: x.view_as(torch.zeros(3, 2)), (2, 3)),
-    "reshape_as": (lambda x: x.t().reshape_as(torch.zeros(6)), (2, 3)),
-    "fliplr_flipud": (lambda x: torch.flipud(torch.fliplr(x)), (2, 3)),
+    "view_as": (lambda x: x.view_as(dt.zeros(3, 2)), (2, 3)),
+    "reshape_as": (lambda x: x.t().reshape_as(dt.zeros(6)), (2, 3)),
+    "fliplr_flipud": (lambda x: dt.flipud(dt.fliplr(x)), (2, 3)),
     "moveaxis": (lambda x: x.moveaxis(-1, 0), (2, 3, 2)),
-    "diag_vector": (lambda x: torch.diag(x, 1), (3,)),
+    "diag_vector": (lambda x: dt.diag(x, 1), (3,)),
     "diag_matrix": (lambda x: x.diag(-1), (3, 4)),
     "unfold_overlapping": (lambda x: x.unfold(1, 3, 2), (2, 7)),
     "unfold_disjoint": (lambda x: x.unfold(0, 2, 2), (5, 2)),
@@ -272,16 +274,16 @@ def test_gradcheck(name):
 
 def test_gradcheck_cat_stack_several_inputs():
     a, b, c = dbl(2, 3), dbl(2, 1, seed=1), dbl(2, 2, seed=2)
-    assert gradcheck(lambda a, b, c: torch.cat([a, b, c], 1), (a, b, c))
-    assert gradcheck(lambda a, b: torch.stack([a, b * 2], 1), (a, dbl(2, 3, seed=3)))
-    assert gradcheck(lambda a, b: torch.hstack([a, b]), (a, b))
-    assert gradcheck(lambda a: torch.vstack([a, a]), (a,))
+    assert gradcheck(lambda a, b, c: dt.cat([a, b, c], 1), (a, b, c))
+    assert gradcheck(lambda a, b: dt.stack([a, b * 2], 1), (a, dbl(2, 3, seed=3)))
+    assert gradcheck(lambda a, b: dt.hstack([a, b]), (a, b))
+    assert gradcheck(lambda a: dt.vstack([a, a]), (a,))
 
 
 def test_second_order_through_shape_ops():
     x = dbl(2, 3)
     assert gradgradcheck(lambda x: (x.t().reshape(-1) ** 2).view(3, 2).flip(0) * x.t(), (x,))
-    assert gradgradcheck(lambda x: torch.cat(x.split(1, 1)[::-1], 1) ** 3, (x,))
+    assert gradgradcheck(lambda x: dt.cat(x.split(1, 1)[::-1], 1) ** 3, (x,))
 
 
 def test_unused_split_pieces_get_zero_gradient():
@@ -297,5 +299,112 @@ def test_grad_fn_names_follow_pytorch():
     assert x.permute(1, 0).grad_fn.name() == "PermuteBackward0"
     assert x.expand(2, 2, 3).grad_fn.name() == "ExpandBackward0"
     assert x.unsqueeze(0).grad_fn.name() == "UnsqueezeBackward0"
-    assert torch.cat([x, x]).grad_fn.name() == "CatBackward0"
-    assert torch.stack([x, x]).grad_fn.name() == "StackBackward0"
+    assert dt.cat([x, x]).grad_fn.name() == "CatBackward0"
+    assert dt.stack([x, x]).grad_fn.name() == "StackBackward0"
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+# name -> (fn(lib, *leaves), input shapes)
+PARITY_CASES = {
+    "view": (lambda L, x: x.view(4, 3), [(3, 4)]),
+    "reshape": (lambda L, x: x.t().reshape(-1, 2), [(3, 4)]),
+    "flatten": (lambda L, x: L.flatten(x, 1), [(2, 3, 2)]),
+    "unflatten": (lambda L, x: x.unflatten(1, (2, -1)), [(3, 4)]),
+    "squeeze_unsqueeze": (lambda L, x: x.squeeze(1).unsqueeze(-1), [(3, 1, 2)]),
+    "transpose": (lambda L, x: x.transpose(0, 2), [(2, 3, 4)]),
+    "permute": (lambda L, x: x.permute(1, 2, 0), [(2, 3, 4)]),
+    "movedim": (lambda L, x: L.movedim(x, (0, 1), (2, 0)), [(2, 3, 4)]),
+    "expand": (lambda L, x: x.expand(2, 3, 4), [(3, 1)]),
+    "broadcast_to": (lambda L, x: L.broadcast_to(x, (2, 4)), [(4,)]),
+    "repeat": (lambda L, x: x.repeat(2, 1, 3), [(2, 3)]),
+    "tile": (lambda L, x: x.tile((2,)), [(2, 3)]),
+    "split": (lambda L, x: x.split(2, 1)[1], [(2, 5)]),
+    "split_sizes": (lambda L, x: L.split(x, [1, 3], 0)[1], [(4, 2)]),
+    "chunk": (lambda L, x: x.chunk(3, 0)[2], [(5, 2)]),
+    "unbind": (lambda L, x: x.unbind(1)[2], [(2, 3)]),
+    "narrow": (lambda L, x: x.narrow(0, 1, 2), [(4, 2)]),
+    "select": (lambda L, x: x.select(1, -1), [(3, 4)]),
+    "diagonal": (lambda L, x: x.diagonal(-1), [(3, 4)]),
+    "unfold": (lambda L, x: x.unfold(1, 3, 2), [(2, 8)]),
+    "cat": (lambda L, a, b: L.cat([a, b], 1), [(2, 3), (2, 2)]),
+    "stack": (lambda L, a, b: L.stack([a, b], -1), [(2, 3), (2, 3)]),
+    "hstack": (lambda L, a, b: L.hstack([a, b]), [(2, 3), (2, 2)]),
+    "vstack": (lambda L, a, b: L.vstack([a, b]), [(3,), (2, 3)]),
+    "flip": (lambda L, x: x.flip((0, 1)), [(3, 2)]),
+    "roll": (lambda L, x: x.roll((1, -2), (0, 1)), [(3, 4)]),
+    "roll_flat": (lambda L, x: x.roll(2), [(3, 2)]),
+    "tril": (lambda L, x: x.tril(1), [(3, 4)]),
+    "triu": (lambda L, x: L.triu(x, -1), [(2, 3, 3)]),
+    "clone": (lambda L, x: x.clone(), [(2, 3)]),
+    "contiguous": (lambda L, x: x.t().contiguous(), [(2, 3)]),
+    "mT": (lambda L, x: x.mT, [(2, 2, 3)]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(PARITY_CASES))
+def test_op_matches_pytorch(name):
+    assert_case_matches(name, *PARITY_CASES[name])
+
+
+# ---------------------------------------------------------------------- meshgrid
+RNG = np.random.default_rng(7)
+
+
+def leaf(arr):
+    return dt.tensor(np.asarray(arr, dtype=np.float64), requires_grad=True)
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_values(indexing):
+    a, b, c = np.arange(3.0), np.arange(4.0) + 10, np.arange(2.0) - 5
+    outs = dt.meshgrid(dt.tensor(a), dt.tensor(b), dt.tensor(c), indexing=indexing)
+    refs = np.meshgrid(a, b, c, indexing=indexing)
+    assert len(outs) == 3
+    for o, r in zip(outs, refs):
+        np.testing.assert_array_equal(o.numpy(), r)
+    two = dt.meshgrid([dt.tensor(a), dt.tensor(b)], indexing=indexing)
+    for o, r in zip(two, np.meshgrid(a, b, indexing=indexing)):
+        np.testing.assert_array_equal(o.numpy(), r)
+
+
+def test_meshgrid_views_0_dim_and_default_indexing():
+    a, b = dt.tensor([1, 2, 3]), dt.tensor([4, 5])
+    x, y = dt.meshgrid(a, b, indexing="ij")
+    assert x._base is a and y._base is b and x.stride() == (1, 0)
+    assert [t.shape for t in dt.meshgrid(dt.tensor(3), b, indexing="ij")] == [(1, 2), (1, 2)]
+    assert dt.meshgrid(a, indexing="xy")[0].tolist() == [1, 2, 3]
+    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+        x2, _ = dt.meshgrid(a, b)
+    assert x2.shape == (3, 2)
+
+
+def test_meshgrid_errors():
+    a = dt.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError,
+                       match='indexing must be one of "xy" or "ij", but received: foo'):
+        dt.meshgrid(a, a, indexing="foo")
+    with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same dtype"):
+        dt.meshgrid(a, a.double(), indexing="ij")
+    with pytest.raises(RuntimeError, match="Expected 0D or 1D tensor in the tensor list"):
+        dt.meshgrid(a, dt.ones(2, 2, dtype=dt.int64), indexing="ij")
+    with pytest.raises(RuntimeError, match="meshgrid expects a non-empty TensorList"):
+        dt.meshgrid(indexing="ij")
+
+
+def test_meshgrid_gradcheck():
+    a, b, c = leaf(RNG.normal(size=3)), leaf(RNG.normal(size=4)), leaf(RNG.normal(size=2))
+    for indexing in ("ij", "xy"):
+        assert gradcheck(lambda u, v, w: dt.meshgrid(u, v, w, indexing=indexing), (a, b, c))
+
+
+PARITY_GRAD = {  # name: (fn(lib, *float64 leaves), inputs)
+    "meshgrid_xy": (lambda L, a, b: L.stack(L.meshgrid(a, b, indexing="xy")) * 1.0,
+                    [PARITY_RNG.normal(size=3), PARITY_RNG.normal(size=4)]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", list(PARITY_GRAD))
+def test_values_and_gradients_match_torch(name):
+    assert_values_and_gradients_match(*PARITY_GRAD[name])

@@ -16,12 +16,11 @@ import math
 
 import numpy as np
 
-from ...autograd.autocast_state import autocast_op
-from ... import _dtype
 from ..._tensor import Tensor, _wrap_dim
+from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
-from ...kernels.gelu import gelu_with_derivative
+from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
@@ -32,7 +31,6 @@ __all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid
            "mish", "hardsigmoid", "hardswish", "glu", "prelu"]
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-_SQRT_HALF = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -89,35 +87,52 @@ class Elu(Function):
 
 
 class Gelu(Function):
-    """``x * Phi(x)`` with the exact normal CDF (backward ``Phi(x) + x phi(x)``), or its
-    tanh approximation ``0.5 x (1 + tanh(u))`` with ``u = sqrt(2/pi) (x + 0.044715 x^3)``."""
+    """``x * Phi(x)`` with the exact normal CDF, or its tanh approximation
+    ``0.5 x (1 + tanh(u))`` with ``u = sqrt(2/pi) (x + 0.044715 x^3)``; backward
+    ``g * gelu'(x)`` (``GeluDerivative``, from the derivative forward computed alongside)."""
 
     _raw = True
 
     @staticmethod
     def forward(ctx, x, approximate):
         a = float_input(x, "gelu")
+        kernel = gelu_tanh_with_derivative if approximate == "tanh" else gelu_with_derivative
+        out, local = kernel(a, bool(ctx.needs_input_grad))
         ctx.save_for_backward(x)
-        ctx.approximate = approximate
-        if approximate == "tanh":
-            th = np.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a * a * a))
-            ctx.th = th
-            return 0.5 * a * (1 + th)
-        out, local = gelu_with_derivative(a, bool(ctx.needs_input_grad))
-        ctx.local = local
+        ctx.approximate, ctx.local = approximate, local
         return out
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
+        return g * GeluDerivative.apply(x, ctx.approximate, ctx.local), None
+
+
+class GeluDerivative(Function):
+    """``gelu'(x)``: ``Phi(x) + x phi(x)`` (exact) or the tanh form's derivative; ``local``,
+    the array Gelu's forward computed, is returned as it is. Backward ``gg * gelu''(x)``:
+    ``phi(x) (2 - x^2)`` (exact) or ``(1 - t^2) (u' + x (u''/2 - t u'^2))`` with
+    ``t = tanh(u)`` (tanh), as tensor ops, so every higher order is recorded too."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x, approximate, local):
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        return local
+
+    @staticmethod
+    def backward(ctx, gg):
+        (x,) = ctx.saved_tensors
         if ctx.approximate == "tanh":
-            du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-            th = _ew.tanh((x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI) if recording() else Tensor._make(ctx.th)
-            return g * ((th + 1) * 0.5 + x * 0.5 * (1 - th * th) * du), None
-        if recording():
-            cdf = (_ew.erf(x * _SQRT_HALF) + 1) * 0.5
-            return g * (cdf + x * _ew.exp(x * x * -0.5) * _INV_SQRT_2PI), None
-        return Tensor._make(np.multiply(g._data, ctx.local)), None  # local is kept: retain_graph
+            th = _ew.tanh((x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI)
+            du = (x * x * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
+            d2u = x * (6 * 0.044715 * _SQRT_2_OVER_PI)
+            second = (1 - th * th) * (du + x * (d2u * 0.5 - th * du * du))
+        else:
+            second = _ew.exp(x * x * -0.5) * _INV_SQRT_2PI * (2 - x * x)
+        return gg * second, None, None
 
 
 class Silu(Function):

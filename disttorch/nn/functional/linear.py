@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..._dtype import c_type_name
-from ...autograd.autocast_state import autocast_op
 from ..._tensor import Tensor
+from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
-from ...autograd.grad_mode import recording
 from ...kernels.reductions import column_sum
 
 __all__ = ["linear", "bilinear"]
@@ -17,8 +16,7 @@ __all__ = ["linear", "bilinear"]
 class LinearFunction(Function):
     """``y = x @ W.T + b`` over the last dim of ``x``; leading dims are flattened into one
     matrix product. Backward: ``dx = g @ W``, ``dW = g.T @ x``, ``db = g.sum(leading)``,
-    straight on the arrays (three BLAS calls), or as tensor ops when the backward pass is
-    itself recorded (``create_graph=True``)."""
+    computed by the node ``LinearGrad`` (differentiable again under ``create_graph=True``)."""
 
     _raw = True
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
@@ -46,18 +44,44 @@ class LinearFunction(Function):
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
-        need_x, need_w, need_b = ctx.needs_input_grad
-        if recording():  # create_graph: the gradients are tensor ops, themselves recorded
-            g = g.reshape(-1, g.shape[-1])
-            gx = g.matmul(w).reshape(x.shape) if need_x else None
-            gw = g.t().matmul(x.reshape(-1, x.shape[-1])) if need_w else None
-            gb = g.sum(0) if need_b else None
-            return gx, gw, gb
-        ga = g._data.reshape(-1, g.shape[-1])
-        gx = Tensor._make((ga @ w._data).reshape(x.shape)) if need_x else None
-        gw = Tensor._make(ga.T @ x._data.reshape(-1, x.shape[-1])) if need_w else None
-        gb = Tensor._make(column_sum(ga)) if need_b else None
+        return LinearGrad.apply(g, x, w, ctx.needs_input_grad)
+
+
+class LinearGrad(Function):
+    """The gradients of ``linear`` as one node: ``dx = g @ W``, ``dW = g.T @ x`` and
+    ``db = g.sum(leading)`` (three BLAS calls; ``None`` where ``needs`` says no). Its own
+    backward, reached when ``create_graph=True`` records it, is the derivative of those
+    products with respect to ``g``, ``x`` and ``W``, written as tensor ops."""
+
+    _raw = True
+    _blas = True
+
+    @staticmethod
+    def forward(ctx, g, x, w, needs):
+        need_x, need_w, need_b = needs
+        ga, xa = g._data.reshape(-1, g.shape[-1]), x._data.reshape(-1, x.shape[-1])
+        ctx.save_for_backward(g, x, w)
+        ctx.set_materialize_grads(False)  # an unused gradient stays None, not zeros of shape ()
+        gx = (ga @ w._data).reshape(x.shape) if need_x else None
+        gw = ga.T @ xa if need_w else None
+        gb = column_sum(ga) if need_b else None
         return gx, gw, gb
+
+    @staticmethod
+    def backward(ctx, ggx, ggw, ggb):
+        g, x, w = ctx.saved_tensors
+        need_g, need_x, need_w = ctx.needs_input_grad[:3]
+        g2, x2 = g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1])
+        ggx2 = ggx.reshape(-1, ggx.shape[-1]) if ggx is not None else None
+        dg = None
+        if need_g:  # d<ggx, g W> + d<ggw, g.T x> + d<ggb, sum g>
+            terms = [t for t in (ggx2.matmul(w.t()) if ggx2 is not None else None,
+                                 x2.matmul(ggw.t()) if ggw is not None else None,
+                                 ggb.expand(g2.shape) if ggb is not None else None) if t is not None]
+            dg = sum(terms[1:], terms[0]).reshape(g.shape) if terms else None
+        dx = g2.matmul(ggw).reshape(x.shape) if need_x and ggw is not None else None
+        dw = g2.t().matmul(ggx2) if need_w and ggx2 is not None else None
+        return dg, dx, dw, None
 
 
 @autocast_op("lower")

@@ -1,4 +1,4 @@
-"""The special functions the distributions use (disttorch/ops/special_fns.py): values vs
+"""The special functions the distributions use (disttorch/ops/special.py): values vs
 PyTorch, float64 gradcheck, poles and domains."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 import disttorch as dt
 from disttorch.autograd import gradcheck
-from disttorch.ops import special_fns as S
+from disttorch.ops import special as S
 
 X = np.concatenate([np.linspace(-4.7, -0.2, 10), np.linspace(0.01, 3, 25), np.geomspace(3, 1e5, 10)])
 

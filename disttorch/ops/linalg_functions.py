@@ -1,4 +1,4 @@
-"""``disttorch.linalg``: PyTorch's ``torch.linalg`` on NumPy/LAPACK.
+"""The functions of ``torch.linalg`` (public as ``disttorch.linalg``) on NumPy/LAPACK.
 
 Every function takes batches of matrices (``(*, m, n)``) in float32 or float64. The
 decompositions (inv, solve, det, slogdet, eigh, svd, qr, cholesky, matrix_exp,
@@ -8,6 +8,10 @@ are built from differentiable ops. Differences from PyTorch: complex tensors are
 supported, so ``eig``/``eigvals`` return the real eigen-decomposition of matrices whose
 eigenvalues are real and raise otherwise; ``lu``, ``lu_factor``, ``lu_solve`` and
 ``ldl_*`` have no gradient; decompositions are not twice differentiable.
+
+They live in the ops layer (the decompositions' Functions in ``linalg_decomp.py``, the LU
+kernel in ``kernels/lu.py``) so that the top-level legacy names (``disttorch.det``, ...) in
+``mathfns`` call them without importing upward; ``disttorch/linalg`` is their namespace.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
+from ..kernels.lu import lu_factor_np, unpack_np
+from ._helpers import scalar_type_name
 from .linalg import matmul
-from .shape import stack
 from .linalg_decomp import (
     QR,
     SVD,
@@ -36,7 +41,7 @@ from .linalg_decomp import (
     SolveTriangular,
     tri_solve,
 )
-from ..kernels.lu import lu_factor_np, unpack_np
+from .shape import cat, stack
 
 __all__ = [
     "LinAlgError",
@@ -166,8 +171,6 @@ def _check_float(name: str, A: Tensor) -> None:
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A._data.dtype.kind != "f" or A._data.dtype == np.float16:
-        from ..ops._helpers import scalar_type_name
-
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{scalar_type_name(A._data.dtype)}"
@@ -612,8 +615,6 @@ def vector_norm(
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
     if x._data.dtype.kind != "f":
-        from ..ops._helpers import scalar_type_name
-
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as "
             f"input. Got {scalar_type_name(x._data.dtype)}"
@@ -810,7 +811,6 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
     powers = [x.unsqueeze(-1) ** 0 if x.is_floating_point() else (x.unsqueeze(-1) * 0 + 1)]
     for _ in range(1, n):
         powers.append(powers[-1] * x.unsqueeze(-1))
-    from ..ops.shape import cat
 
     return cat(powers, -1)
 

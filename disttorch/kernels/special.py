@@ -1,7 +1,7 @@
 """Special functions on NumPy arrays (float64 inside), no SciPy: gamma family, Hurwitz zeta,
 error functions, normal distribution, Bessel functions, incomplete gamma, orthogonal
-polynomials. Each kernel is vectorised; loops run over series terms or quadrature nodes,
-never over elements. Accuracy is about 1e-13 relative or better in float64.
+polynomials (``erf`` itself is the package's one, ``kernels/erf.py``). Each kernel is
+vectorised; loops run over series terms or quadrature nodes, never over elements. Accuracy is about 1e-13 relative or better in float64.
 
 Methods: Lanczos (g=7) for log-gamma; recurrence plus asymptotic series for digamma;
 Euler-Maclaurin for the Hurwitz zeta; the Laplace continued fraction for ``erfcx``;
@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .erf import erf
 
 EULER = 0.5772156649015329
 _LANCZOS_G = 7
@@ -187,17 +189,6 @@ def erfc(x) -> np.ndarray:
         tail = np.where(ax > 27.3, 0.0, tail)
         big = np.where(x > 0, tail, 2 - tail)
         return np.where(small, s, np.where(np.isnan(x), np.nan, big))
-
-
-def erf(x) -> np.ndarray:
-    x = _f64(x)
-    small = np.abs(x) < 1
-    with np.errstate(all="ignore"):
-        return np.where(
-            small,
-            _erf_series(np.where(small, x, 0.0)),
-            np.sign(x) * (1 - erfc(np.where(small, 1.0, np.abs(x)))),
-        )
 
 
 def erfcx(x) -> np.ndarray:

@@ -1,0 +1,89 @@
+"""softmax and log_softmax at the top level and as methods (disttorch/ops/softmax.py): values
+against NumPy, stability, the dtype argument, errors, float64 gradient checks, and parity with
+PyTorch when it is installed."""
+
+import numpy as np
+import pytest
+from parity_helpers import PARITY_RNG, assert_values_and_gradients_match
+
+import disttorch as dt
+import disttorch.nn.functional as F
+from disttorch.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(7)
+
+
+def leaf(arr):
+    return dt.tensor(np.asarray(arr, dtype=np.float64), requires_grad=True)
+
+
+def _np_softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_values_top_level_and_method(dim):
+    x = RNG.normal(size=(3, 4)) * 10
+    t = dt.tensor(x)
+    ref = _np_softmax(x, dim)
+    for out in (dt.softmax(t, dim), t.softmax(dim), t.softmax(dim=dim)):
+        np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12)
+    for out in (dt.log_softmax(t, dim), t.log_softmax(dim)):
+        np.testing.assert_allclose(out.numpy(), np.log(ref), rtol=1e-12, atol=1e-12)
+
+
+def test_softmax_reuses_the_nn_functional_implementation():
+    x = leaf(RNG.normal(size=(2, 3)))
+    assert dt.softmax(x, 1).grad_fn.name() == "SoftmaxBackward0"
+    assert x.log_softmax(1).grad_fn.name() == "LogSoftmaxBackward0"
+    np.testing.assert_array_equal(dt.softmax(x, 0).detach().numpy(), F.softmax(x, 0).detach().numpy())
+
+
+def test_softmax_stable_for_large_inputs_and_0_dim():
+    t = dt.tensor([1000.0, 1000.0, -1000.0])
+    np.testing.assert_allclose(dt.softmax(t, 0).numpy(), [0.5, 0.5, 0.0])
+    assert np.isfinite(dt.log_softmax(t, 0).numpy()).all()
+    assert dt.softmax(dt.tensor(2.0), 0).item() == 1.0
+
+
+def test_softmax_dtype_argument():
+    t = dt.tensor([[1, 2, 3]])
+    assert dt.softmax(t, 1, dt.float64).dtype == dt.float64
+    assert dt.softmax(t, -1, dtype=dt.float32).dtype == dt.float32
+    assert t.log_softmax(1, dt.float64).dtype == dt.float64
+    assert dt.softmax(dt.ones(2, 3), -1).dtype == dt.float32
+
+
+def test_softmax_errors():
+    t = dt.ones(2, 3)
+    with pytest.raises(TypeError):
+        dt.softmax(t)  # dim is required at the top level, as in PyTorch
+    with pytest.raises(TypeError, match="must be int, not NoneType"):
+        dt.softmax(t, None)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.softmax(t, 2)
+    with pytest.raises(RuntimeError):
+        dt.softmax(dt.tensor([1, 2]), 0)  # integer input without dtype
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_softmax_gradcheck(dim):
+    x = leaf(RNG.normal(size=(3, 4)))
+    assert gradcheck(lambda v: dt.softmax(v, dim), (x,))
+    assert gradcheck(lambda v: v.log_softmax(dim), (x,))
+    assert gradgradcheck(lambda v: dt.log_softmax(v, dim), (x,))
+
+
+# ---------------------------------------------------------------------- parity with PyTorch
+PARITY_GRAD = {  # name: (fn(lib, *float64 leaves), inputs)
+    "softmax": (lambda L, a: L.softmax(a, 1), [PARITY_RNG.normal(size=(3, 4))]),
+    "log_softmax": (lambda L, a: a.log_softmax(0), [PARITY_RNG.normal(size=(3, 4))]),
+    "softmax_dtype": (lambda L, a: L.softmax(a, -1, dtype=L.float32), [PARITY_RNG.normal(size=(3, 4))]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", list(PARITY_GRAD))
+def test_values_and_gradients_match_torch(name):
+    assert_values_and_gradients_match(*PARITY_GRAD[name], rtol=1e-6, atol=1e-9)  # one case is float32
