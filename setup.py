@@ -4,6 +4,7 @@ The ``.pth`` line does nothing unless ``DISTTORCH_AS_TORCH`` is set; then it ins
 ``import torch`` -> disttorch alias at interpreter start-up (see ``disttorch.as_torch``).
 Both ``pip install .`` (build_py) and ``pip install -e .`` (editable_wheel) ship it.
 """
+
 import os
 import shutil
 

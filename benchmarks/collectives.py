@@ -16,6 +16,7 @@ same processes, one after the other. Reported (nccl-tests' definitions):
   what moving bytes through memory can do here,
 - vs gloo: busbw ratio (>1: disttorch faster) and latency ratio (<1: disttorch faster).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,6 +69,7 @@ def worker(args) -> None:
     shared, so interleaving keeps the comparison fair and the minimum filters out noise)."""
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     import disttorch.distributed as dist
+
     dist.init_process_group()
 
     def count_ours(n: int) -> int:
@@ -77,9 +79,11 @@ def worker(args) -> None:
 
     implementations = {}
     for algorithm in args.algorithms.split(","):
+
         def ours(buf: np.ndarray, algorithm: str = algorithm) -> None:
             os.environ["DISTTORCH_ALGORITHM"] = algorithm
             dist.all_reduce(buf)
+
         implementations[algorithm] = (ours, dist.barrier, count_ours)
     try:
         import torch
@@ -88,16 +92,23 @@ def worker(args) -> None:
         torch = None
     if torch is not None and not args.no_gloo:
         torch.set_num_threads(1)
-        tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(os.environ['MASTER_PORT']) + 1}",
-                                 rank=rank, world_size=world)
+        tdist.init_process_group(
+            "gloo",
+            init_method=f"tcp://127.0.0.1:{int(os.environ['MASTER_PORT']) + 1}",
+            rank=rank,
+            world_size=world,
+        )
 
         def count_gloo(n: int) -> int:
             t = torch.tensor([n])
             tdist.broadcast(t, src=0)
             return int(t.item())
 
-        implementations["gloo"] = (lambda buf: tdist.all_reduce(torch.from_numpy(buf)),
-                                   tdist.barrier, count_gloo)
+        implementations["gloo"] = (
+            lambda buf: tdist.all_reduce(torch.from_numpy(buf)),
+            tdist.barrier,
+            count_gloo,
+        )
     results: dict = {}
     for nbytes in args.sizes:
         for _ in range(args.rounds):
@@ -135,12 +146,30 @@ def free_port() -> int:
 def run_world(world: int, args) -> dict:
     out = f"/tmp/disttorch-bench-{os.getpid()}-{world}.json"
     port = free_port()
-    env = dict(os.environ, WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-               PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p),
-               DISTTORCH_JOB_SECRET=os.urandom(32).hex(), OMP_NUM_THREADS="1")
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--out", out,
-           "--sizes", ",".join(map(str, args.sizes)), "--algorithms", args.algorithms,
-           "--budget", str(args.budget), "--rounds", str(args.rounds)] + (["--no-gloo"] if args.no_gloo else [])
+    env = dict(
+        os.environ,
+        WORLD_SIZE=str(world),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p),
+        DISTTORCH_JOB_SECRET=os.urandom(32).hex(),
+        OMP_NUM_THREADS="1",
+    )
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        "--out",
+        out,
+        "--sizes",
+        ",".join(map(str, args.sizes)),
+        "--algorithms",
+        args.algorithms,
+        "--budget",
+        str(args.budget),
+        "--rounds",
+        str(args.rounds),
+    ] + (["--no-gloo"] if args.no_gloo else [])
     procs = [subprocess.Popen(cmd, env=dict(env, RANK=str(r), LOCAL_RANK=str(r))) for r in range(world)]
     for p in procs:
         if p.wait() != 0:
@@ -158,8 +187,10 @@ def human(nbytes: int) -> str:
 def report(world: int, results: dict, algorithms: list[str], sizes: list[int]) -> None:
     factor = 2 * (world - 1) / world
     print(f"\nall_reduce float32, world size {world} (busbw = algbw x {factor:.2f})")
-    print(f"{'size':>8} {'algorithm':>9} {'latency us':>11} {'algbw GB/s':>10} {'busbw GB/s':>10} "
-          f"{'memcpy GB/s':>11} {'busbw/gloo':>10} {'lat/gloo':>9}")
+    print(
+        f"{'size':>8} {'algorithm':>9} {'latency us':>11} {'algbw GB/s':>10} {'busbw GB/s':>10} "
+        f"{'memcpy GB/s':>11} {'busbw/gloo':>10} {'lat/gloo':>9}"
+    )
     for nbytes in sizes:
         gloo = results.get(f"gloo/{nbytes}")
         bound = memcpy_bandwidth(nbytes) / 1e9
@@ -169,8 +200,10 @@ def report(world: int, results: dict, algorithms: list[str], sizes: list[int]) -
                 continue
             algbw = nbytes / t / 1e9
             ratio = f"{gloo / t:10.2f} {t / gloo:9.2f}" if gloo and name != "gloo" else f"{'':>10} {'':>9}"
-            print(f"{human(nbytes):>8} {name:>9} {t * 1e6:11.1f} {algbw:10.3f} {algbw * factor:10.3f} "
-                  f"{bound:11.2f} {ratio}")
+            print(
+                f"{human(nbytes):>8} {name:>9} {t * 1e6:11.1f} {algbw:10.3f} {algbw * factor:10.3f} "
+                f"{bound:11.2f} {ratio}"
+            )
 
 
 def main() -> None:

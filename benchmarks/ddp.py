@@ -18,6 +18,7 @@ A step time is the median over ``--steps`` steps. The whole sweep runs ``--round
 the two libraries taking turns, and each row keeps its fastest round: on a 2-core machine
 a round now and then loses a core to something else, and that should not decide a ratio.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,14 +49,18 @@ def worker(lib_name: str, model: str, steps: int) -> None:
     sys.path.insert(0, REPO)
     import numpy as np
     from models import build_cnn, build_gpt, build_mlp
+
     if lib_name == "torch":
         import torch as lib
+
         lib.set_num_threads(1)
         import torch.distributed as dist
+
         dist.init_process_group("gloo")
     else:
         import disttorch as lib
         import disttorch.distributed as dist
+
         dist.init_process_group()
     from_numpy = lib.from_numpy
     rank = dist.get_rank()
@@ -105,12 +110,26 @@ def run(lib_name: str, model: str, world: int, steps: int) -> dict:
     port = _free_port()
     procs = []
     for r in range(world):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(world), LOCAL_RANK=str(r),
-                   LOCAL_WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   DISTTORCH_JOB_SECRET="ab" * 32, PYTHONPATH=REPO)
-        procs.append(subprocess.Popen([sys.executable, __file__, "--worker", lib_name, model,
-                                       str(steps)], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))
+        env = dict(
+            os.environ,
+            RANK=str(r),
+            WORLD_SIZE=str(world),
+            LOCAL_RANK=str(r),
+            LOCAL_WORLD_SIZE=str(world),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            DISTTORCH_JOB_SECRET="ab" * 32,
+            PYTHONPATH=REPO,
+        )
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, __file__, "--worker", lib_name, model, str(steps)],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     out, err = procs[0].communicate(timeout=900)
     for p in procs[1:]:
         p.communicate(timeout=120)
@@ -126,12 +145,14 @@ def main() -> None:
     ap.add_argument("--worlds", default="1,2,4")
     ap.add_argument("--models", default="mlp,cnn,gpt")
     ap.add_argument("--rounds", type=int, default=3, help="sweeps; each row keeps its fastest")
-    ap.add_argument(KEEP_FLAG, action="store_true",
-                    help="keep the environment's OPENBLAS_CORETYPE (see machine.py)")
+    ap.add_argument(
+        KEEP_FLAG, action="store_true", help="keep the environment's OPENBLAS_CORETYPE (see machine.py)"
+    )
     args = ap.parse_args()
     prepare_blas()  # one thread per rank and OpenBLAS's own kernels, inherited by the ranks
     try:
         import torch  # noqa: F401
+
         libs = ["disttorch", "torch"]
     except ImportError:
         libs = ["disttorch"]
@@ -145,10 +166,14 @@ def main() -> None:
                     best = results.get((model, world, lib))
                     if best is None or r["sync"] < best["sync"]:
                         results[(model, world, lib)] = r
-    print(f"median step of {args.steps}, fastest of {args.rounds} rounds; {describe(sys.modules.get('torch'))}")
-    head = (f"{'model':5} {'world':>5} {'disttorch ms':>12} {'exposed':>8} {'samples/s':>10}"
-            + (f" {'torch ms':>9} {'exposed':>8} {'ratio':>6}" if "torch" in libs else "")
-            + f" {'scaling':>8}")
+    print(
+        f"median step of {args.steps}, fastest of {args.rounds} rounds; {describe(sys.modules.get('torch'))}"
+    )
+    head = (
+        f"{'model':5} {'world':>5} {'disttorch ms':>12} {'exposed':>8} {'samples/s':>10}"
+        + (f" {'torch ms':>9} {'exposed':>8} {'ratio':>6}" if "torch" in libs else "")
+        + f" {'scaling':>8}"
+    )
     print(head)
     print("-" * len(head))
     for model in args.models.split(","):
@@ -157,12 +182,16 @@ def main() -> None:
             d = results[(model, world, "disttorch")]
             thr = world * BATCH[model] / d["sync"]
             base = base or (thr if world == 1 else None)
-            row = (f"{model:5} {world:>5} {d['sync'] * 1e3:>12.1f} "
-                   f"{max(0.0, (d['sync'] - d['local']) / d['sync']):>8.0%} {thr:>10.0f}")
+            row = (
+                f"{model:5} {world:>5} {d['sync'] * 1e3:>12.1f} "
+                f"{max(0.0, (d['sync'] - d['local']) / d['sync']):>8.0%} {thr:>10.0f}"
+            )
             if "torch" in libs:
                 t = results[(model, world, "torch")]
-                row += (f" {t['sync'] * 1e3:>9.1f} {max(0.0, (t['sync'] - t['local']) / t['sync']):>8.0%}"
-                        f" {d['sync'] / t['sync']:>6.2f}")
+                row += (
+                    f" {t['sync'] * 1e3:>9.1f} {max(0.0, (t['sync'] - t['local']) / t['sync']):>8.0%}"
+                    f" {d['sync'] / t['sync']:>6.2f}"
+                )
             row += f" {thr / base:>7.2f}x" if base else f" {'':>8}"
             print(row)
 

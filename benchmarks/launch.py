@@ -51,7 +51,9 @@ dist.destroy_process_group()
 def time_command(cmd: List[str], repeats: int) -> Optional[Tuple[List[float], List[float]]]:
     """Wall times and CPU times (user + system, the command and every process it waited for) of
     ``repeats`` runs of ``cmd``, or ``None`` if a run failed (its stderr is shown)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    )
     walls, cpus = [], []
     for _ in range(repeats):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -80,15 +82,24 @@ def main() -> None:
             scripts[name].write_text(text)
         ours = [sys.executable, "-m", "disttorch.launcher", "--nproc-per-node", str(args.nproc)]
         theirs = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(args.nproc)]
-        cases = [("empty script", ours + [str(scripts["empty"])], theirs + [str(scripts["empty"])]),
-                 ("init_process_group + barrier", ours + [str(scripts["disttorch"])],
-                  theirs + [str(scripts["torch"])])]
-        print(f"launch {args.nproc} ranks, {args.repeats} runs each, {os.cpu_count()} cores, "
-              f"load average {os.getloadavg()[0]:.1f}"
-              + ("" if have_torch else " (PyTorch not installed: no torchrun column)"))
+        cases = [
+            ("empty script", ours + [str(scripts["empty"])], theirs + [str(scripts["empty"])]),
+            (
+                "init_process_group + barrier",
+                ours + [str(scripts["disttorch"])],
+                theirs + [str(scripts["torch"])],
+            ),
+        ]
+        print(
+            f"launch {args.nproc} ranks, {args.repeats} runs each, {os.cpu_count()} cores, "
+            f"load average {os.getloadavg()[0]:.1f}"
+            + ("" if have_torch else " (PyTorch not installed: no torchrun column)")
+        )
         print("wall: best and median seconds; cpu: median CPU seconds of the launcher and all its ranks")
-        header = (f"{'case':<30} {'disttorch wall':>14} {'median':>7} {'cpu':>6} "
-                  f"{'torchrun wall':>14} {'median':>7} {'cpu':>6} {'ratio':>6}")
+        header = (
+            f"{'case':<30} {'disttorch wall':>14} {'median':>7} {'cpu':>6} "
+            f"{'torchrun wall':>14} {'median':>7} {'cpu':>6} {'ratio':>6}"
+        )
         print(header)
         print("-" * len(header))
         for label, our_cmd, their_cmd in cases:
@@ -100,11 +111,17 @@ def main() -> None:
                     cells.append(f"{'-':>14} {'-':>7} {'-':>6}")
                 else:
                     walls, cpus = result
-                    cells.append(f"{min(walls):>13.2f}s {statistics.median(walls):>6.2f}s "
-                                 f"{statistics.median(cpus):>5.2f}s")
-            ratio = (f"{statistics.median(mine[0]) / statistics.median(other[0]):>5.2f}x" if mine and other
-                     else f"{'-':>6}")
+                    cells.append(
+                        f"{min(walls):>13.2f}s {statistics.median(walls):>6.2f}s "
+                        f"{statistics.median(cpus):>5.2f}s"
+                    )
+            ratio = (
+                f"{statistics.median(mine[0]) / statistics.median(other[0]):>5.2f}x"
+                if mine and other
+                else f"{'-':>6}"
+            )
             print(" ".join(cells + [ratio]))
+
 
 if __name__ == "__main__":
     main()

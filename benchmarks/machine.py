@@ -11,6 +11,7 @@ table's header line says which kernels ran and whether a pin was cleared.
 
 Import this module before NumPy: it loads NumPy only when :func:`describe` is called.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -20,8 +21,13 @@ import sys
 __all__ = ["KEEP_FLAG", "prepare_blas", "openblas_core", "describe"]
 
 KEEP_FLAG = "--keep-openblas-coretype"
-_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+_THREAD_VARS = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
 _cleared: str | None = None  # the OPENBLAS_CORETYPE value prepare_blas removed, if any
 
 
@@ -44,10 +50,10 @@ def openblas_core() -> str | None:
     """The kernel set of the OpenBLAS loaded into this process (e.g. ``"SkylakeX"``), or
     None when NumPy uses another BLAS or the platform has no ``/proc/self/maps``."""
     import numpy  # noqa: F401  (loads OpenBLAS)
+
     try:
         with open("/proc/self/maps") as f:
-            paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower()
-                            and ".so" in line})
+            paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
     except OSError:
         return None
     for path in paths:
@@ -55,8 +61,7 @@ def openblas_core() -> str | None:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for symbol in ("scipy_openblas_get_corename64_", "openblas_get_corename64_",
-                       "openblas_get_corename"):
+        for symbol in ("scipy_openblas_get_corename64_", "openblas_get_corename64_", "openblas_get_corename"):
             fn = getattr(lib, symbol, None)
             if fn is not None:
                 fn.restype = ctypes.c_char_p
@@ -68,6 +73,7 @@ def describe(torch_module=None) -> str:
     """``numpy 2.4.6 (OpenBLAS SkylakeX kernels, OPENBLAS_CORETYPE=Haswell cleared),
     torch 2.13.0+cpu, 2 cores``."""
     import numpy as np
+
     core = openblas_core()
     pinned = os.environ.get("OPENBLAS_CORETYPE")
     if pinned:

@@ -8,6 +8,7 @@ cost of activation checkpointing and of a running profiler.
 Each row is the best of ``--repeats`` timed steps (forward, backward, SGD step) after a
 warm-up; "vs torch" is disttorch's time over PyTorch's (>1: disttorch slower).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def _model(lib, width: int, dtype=None):
     lib.manual_seed(0)
-    m = lib.nn.Sequential(lib.nn.Linear(width, width), lib.nn.GELU(), lib.nn.Linear(width, width),
-                          lib.nn.GELU(), lib.nn.Linear(width, 10))
+    m = lib.nn.Sequential(
+        lib.nn.Linear(width, width),
+        lib.nn.GELU(),
+        lib.nn.Linear(width, width),
+        lib.nn.GELU(),
+        lib.nn.Linear(width, 10),
+    )
     return m.to(dtype) if dtype is not None else m
 
 
@@ -67,14 +73,22 @@ def main() -> None:
     import disttorch
     import disttorch.profiler
     import disttorch.utils.checkpoint
+
     try:
         import torch
         import torch.profiler
         import torch.utils.checkpoint
     except ImportError:
         torch = None
-    modes = ["float32", "bf16 params", "fp16 params", "autocast bf16", "autocast fp16", "checkpoint",
-             "profiler on"]
+    modes = [
+        "float32",
+        "bf16 params",
+        "fp16 params",
+        "autocast bf16",
+        "autocast fp16",
+        "checkpoint",
+        "profiler on",
+    ]
     print(f"one training step, MLP {args.width}x3, batch {args.batch} (best of {args.repeats})")
     print(f"{'mode':<16}{'disttorch ms':>14}{'torch ms':>12}{'vs torch':>10}")
     for mode in modes:

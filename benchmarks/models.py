@@ -3,6 +3,7 @@ library: each builder takes the library module (``disttorch`` or ``torch``) and 
 ``nn.Module`` built from that library's layers, so the same code builds both sides of a
 comparison (``benchmarks/train_step.py``) and can be reused by other benchmarks and examples.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,13 +25,20 @@ def build_cnn(lib: Any, num_classes: int = 10) -> Any:
     flatten; linear 1568->10 (for 1x28x28 inputs)."""
     nn = lib.nn
     return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 7 * 7, num_classes))
+        nn.Conv2d(1, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * 7 * 7, num_classes),
+    )
 
 
-def build_gpt(lib: Any, vocab_size: int = 65, block_size: int = 64, n_layer: int = 2,
-              n_embd: int = 128, n_head: int = 4) -> Any:
+def build_gpt(
+    lib: Any, vocab_size: int = 65, block_size: int = 64, n_layer: int = 2, n_embd: int = 128, n_head: int = 4
+) -> Any:
     """A small decoder-only transformer: token + position embeddings, ``n_layer`` pre-norm
     blocks (LayerNorm, causal multi-head self-attention through
     ``scaled_dot_product_attention``, LayerNorm, GELU MLP), a final LayerNorm and a
@@ -58,8 +66,7 @@ def build_gpt(lib: Any, vocab_size: int = 65, block_size: int = 64, n_layer: int
             self.ln1 = nn.LayerNorm(n_embd)
             self.attn = CausalSelfAttention()
             self.ln2 = nn.LayerNorm(n_embd)
-            self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(),
-                                     nn.Linear(4 * n_embd, n_embd))
+            self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd))
 
         def forward(self, x: Any) -> Any:
             x = x + self.attn(self.ln1(x))
@@ -80,4 +87,3 @@ def build_gpt(lib: Any, vocab_size: int = 65, block_size: int = 64, n_layer: int
             return self.head(self.ln_f(self.blocks(x)))
 
     return GPT()
-

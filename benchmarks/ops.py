@@ -14,6 +14,7 @@ Every figure is CPU time of this process (``time.process_time``), the minimum ov
 several rounds, so that other programs on a shared machine disturb it little; BLAS and
 PyTorch run on one thread each so that CPU time and wall time agree.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,6 +36,7 @@ import disttorch  # noqa: E402
 
 try:
     import torch
+
     torch.set_num_threads(1)
 except ImportError:  # PyTorch is an optional peer
     torch = None
@@ -78,15 +80,16 @@ def best_times(fns: list[Callable[[], Any] | None], number: int, repeat: int) ->
 def _inputs(lib: Any, name: str) -> tuple:
     shape = (10, 10) if name in ("matmul", "max(dim)") else (100,)
     rng = np.random.default_rng(0)
-    return tuple(lib.tensor(rng.normal(size=shape).astype(np.float32), requires_grad=True)
-                 for _ in range(2))
+    return tuple(lib.tensor(rng.normal(size=shape).astype(np.float32), requires_grad=True) for _ in range(2))
 
 
 def overhead_table(repeat: int, ops: dict = OVERHEAD_OPS) -> list[tuple]:
     rows = []
     for name, make in ops.items():
-        fns = [make(disttorch, *_inputs(disttorch, name)),
-               make(torch, *_inputs(torch, name)) if torch else None]
+        fns = [
+            make(disttorch, *_inputs(disttorch, name)),
+            make(torch, *_inputs(torch, name)) if torch else None,
+        ]
         ours, theirs = best_times(fns, 200, repeat)
         rows.append((name, ours * 1e6, theirs * 1e6 if theirs else None))
     return rows
@@ -106,8 +109,12 @@ def large_table(repeat: int) -> list[tuple]:
     for name, (np_fn, fn, (x, y)) in cases.items():
         a, b = disttorch.from_numpy(x), disttorch.from_numpy(y)
         ag, bg = (disttorch.from_numpy(v).requires_grad_() for v in (x, y))
-        fns = [lambda: np_fn(x, y), lambda: fn(disttorch, a, b), lambda: fn(disttorch, ag, bg),
-               (lambda: fn(torch, torch.from_numpy(x), torch.from_numpy(y))) if torch else None]
+        fns = [
+            lambda: np_fn(x, y),
+            lambda: fn(disttorch, a, b),
+            lambda: fn(disttorch, ag, bg),
+            (lambda: fn(torch, torch.from_numpy(x), torch.from_numpy(y))) if torch else None,
+        ]
         times = best_times(fns, 5, repeat)
         rows.append((name,) + tuple(t * 1e3 if t is not None else None for t in times))
     return rows
@@ -120,8 +127,9 @@ def _fmt(v: float | None, spec: str = "9.1f") -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=25, help="rounds per figure (min is kept)")
-    parser.add_argument(KEEP_FLAG, action="store_true",
-                        help="keep the environment's OPENBLAS_CORETYPE (see machine.py)")
+    parser.add_argument(
+        KEEP_FLAG, action="store_true", help="keep the environment's OPENBLAS_CORETYPE (see machine.py)"
+    )
     args = parser.parse_args()
     peer = f"PyTorch {torch.__version__} (1 thread)" if torch else "PyTorch not installed"
     print(f"disttorch {disttorch.__version__} vs {peer}; {describe()}\n")
@@ -139,11 +147,15 @@ def main() -> None:
         print(f"{name:<10}{ours:10.1f}{_fmt(theirs, '10.1f')}{ratio}")
 
     print("\nLarge ops: forward only, milliseconds")
-    print(f"{'op':<11}{'numpy':>9}{'ours':>9}{'ours(rg)':>9}{'torch':>9}{'ours/np':>9}"
-          f"{'rg/np':>8}   (target <= 1.10)")
+    print(
+        f"{'op':<11}{'numpy':>9}{'ours':>9}{'ours(rg)':>9}{'torch':>9}{'ours/np':>9}"
+        f"{'rg/np':>8}   (target <= 1.10)"
+    )
     for name, t_np, t_ours, t_rg, t_torch in large_table(args.repeat):
-        print(f"{name:<11}{t_np:9.3f}{t_ours:9.3f}{t_rg:9.3f}{_fmt(t_torch, '9.3f')}"
-              f"{t_ours / t_np:9.2f}{t_rg / t_np:8.2f}")
+        print(
+            f"{name:<11}{t_np:9.3f}{t_ours:9.3f}{t_rg:9.3f}{_fmt(t_torch, '9.3f')}"
+            f"{t_ours / t_np:9.2f}{t_rg / t_np:8.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ the two libraries taking turns step by step. SparseAdam gets a sparse COO gradie
 the same values dense in disttorch. LBFGS is timed with a closure of one
 elementwise loss (both libraries evaluate it), Muon on 1000 x (size / 1000) matrices.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,6 +67,7 @@ def _setup(lib, name: str, size: int):
         loss = sum(((p - 1) ** 2).sum() for p in params)
         loss.backward()
         return loss
+
     return lambda: opt.step(closure)
 
 
@@ -85,7 +87,7 @@ def main() -> None:
         if torch is not None:
             steps["torch"] = _setup(torch, name, args.size)
         times: dict = {k: [] for k in steps}
-        for k, step in steps.items():
+        for step in steps.values():
             step()  # state initialisation is not timed
         for _ in range(args.steps):
             for k, step in steps.items():

@@ -11,6 +11,7 @@ NumPy's OpenBLAS chooses its kernels for this CPU, as PyTorch does, unless
 MLP <= 0.8, GPT <= 1.0, CNN <= 1.5. ``--profile NAME`` prints a cProfile summary of
 disttorch's steps for that model instead of the table.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,6 +35,7 @@ import disttorch  # noqa: E402
 
 try:
     import torch
+
     torch.set_num_threads(1)
 except ImportError:  # PyTorch is optional: the table then has disttorch's column only
     torch = None
@@ -72,11 +74,13 @@ def make_step(lib: Any, name: str) -> Callable[[], float]:
         loss.backward()
         opt.step()
         return loss.item()
+
     return step
 
 
-def time_steps(steps_by_lib: list, n: int, warmup: int = 3,
-               clock: Callable[[], float] = time.process_time) -> list:
+def time_steps(
+    steps_by_lib: list, n: int, warmup: int = 3, clock: Callable[[], float] = time.process_time
+) -> list:
     """Median time (ms) of one step for each closure in ``steps_by_lib``.
 
     The closures take turns step by step, so a change in machine load affects both sides
@@ -99,6 +103,7 @@ def profile(name: str, steps: int) -> None:
     """cProfile (CPU time) of disttorch's steps for one model, sorted by own time."""
     import cProfile
     import pstats
+
     step = make_step(disttorch, name)
     for _ in range(3):
         step()
@@ -115,26 +120,31 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per model")
     parser.add_argument("--models", default="mlp,cnn,gpt", help="comma-separated subset")
     parser.add_argument("--profile", default=None, help="profile disttorch on this model")
-    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
-                        help="CPU time of the process (default) or wall time")
-    parser.add_argument(KEEP_FLAG, action="store_true",
-                        help="keep the environment's OPENBLAS_CORETYPE (see machine.py)")
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="CPU time of the process (default) or wall time",
+    )
+    parser.add_argument(
+        KEEP_FLAG, action="store_true", help="keep the environment's OPENBLAS_CORETYPE (see machine.py)"
+    )
     args = parser.parse_args()
     if args.profile:
         profile(args.profile, args.steps)
         return
     names = [n.strip() for n in args.models.split(",") if n.strip()]
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
-    print(f"one training step, 1 thread, {args.clock} time, median of {args.steps}; "
-          f"{describe(torch)}")
+    print(f"one training step, 1 thread, {args.clock} time, median of {args.steps}; {describe(torch)}")
     print(f"{'model':<6}{'disttorch ms':>14}{'torch ms':>11}{'ratio':>8}{'target':>8}  ")
     for name in names:
         if torch is None:
             (ours,) = time_steps([make_step(disttorch, name)], args.steps, clock=clock)
             print(f"{name:<6}{ours:>14.2f}{'-':>11}{'-':>8}{TARGETS[name]:>8.1f}")
             continue
-        ours, theirs = time_steps([make_step(disttorch, name), make_step(torch, name)],
-                                  args.steps, clock=clock)
+        ours, theirs = time_steps(
+            [make_step(disttorch, name), make_step(torch, name)], args.steps, clock=clock
+        )
         ratio = ours / theirs
         verdict = "ok" if ratio <= TARGETS[name] else "over"
         print(f"{name:<6}{ours:>14.2f}{theirs:>11.2f}{ratio:>8.2f}{TARGETS[name]:>8.1f}  {verdict}")

@@ -4,6 +4,7 @@ across processes and machines over ZeroMQ.
 ``import disttorch as torch`` gives tensors with autograd (this package), ``nn``,
 ``optim``, ``utils.data`` and ``distributed``; ``disttorch-launch`` starts the ranks.
 """
+
 from __future__ import annotations
 
 from ._malloc import tune_malloc as _tune_malloc
@@ -11,45 +12,136 @@ from ._malloc import tune_malloc as _tune_malloc
 _tune_malloc()
 
 from . import _dtype  # noqa: E402
-from ._dtype import (bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype,
-                     half, int, int8, int16, int32, int64, long, set_default_dtype, short, uint8)
+from ._dtype import (
+    bfloat16,
+    bool,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
 from ._tensor import Size, Tensor, detach, device, is_floating_point, is_tensor, numel
 from . import ops as _ops
-from ._creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                        linspace, ones, ones_like, tensor, zeros, zeros_like)
+from ._creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from ._repr import set_printoptions
 from ._type_info import finfo, iinfo
 from ._dtype import promote_types
 from ._layout import layout, sparse_coo, sparse_csr, strided
 from .ops.mathfns import e, inf, nan, newaxis, pi
-from ._random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
-                      manual_seed, multinomial, normal, poisson, rand, rand_like, randint,
-                      randint_like, randn, randn_like, randperm, seed, set_rng_state)
+from ._random import (
+    Generator,
+    bernoulli,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    multinomial,
+    normal,
+    poisson,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+)
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .serialization import load, save
 from .utils.dlpack import from_dlpack
 from ._threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
-from ._runtime_flags import (are_deterministic_algorithms_enabled, get_default_device,
-                             get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
-                             set_default_device, set_float32_matmul_precision, use_deterministic_algorithms)
+from ._runtime_flags import (
+    are_deterministic_algorithms_enabled,
+    get_default_device,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_default_device,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 from ._compile import compile
-from ._legacy_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
-                            IntTensor, LongTensor, ShortTensor, set_default_tensor_type)
-from .autograd.autocast_state import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
-                        get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype,
-                        is_autocast_cache_enabled, is_autocast_cpu_enabled, is_autocast_enabled,
-                        set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
-                        set_autocast_dtype, set_autocast_enabled)
+from ._legacy_types import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
+from .autograd.autocast_state import (
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .amp import autocast
 from .autograd.autocast_state import set_autocast_gpu_dtype
 from .autograd.grad_mode import is_inference_mode_enabled
 from ._threads import init_num_threads
-from ._memory_format import (channels_last, channels_last_3d, contiguous_format, legacy_contiguous_format,
-                             memory_format, preserve_format)
-from ._debug_flags import (get_deterministic_debug_mode, is_anomaly_check_nan_enabled, is_anomaly_enabled,
-                           is_warn_always_enabled, set_anomaly_enabled, set_deterministic_debug_mode,
-                           set_flush_denormal, set_warn_always)
+from ._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    legacy_contiguous_format,
+    memory_format,
+    preserve_format,
+)
+from ._debug_flags import (
+    get_deterministic_debug_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_warn_always_enabled,
+    set_anomaly_enabled,
+    set_deterministic_debug_mode,
+    set_flush_denormal,
+    set_warn_always,
+)
 from ._streams import AcceleratorError, Event, OutOfMemoryError, Stream
 from ._buffers import asarray, empty_permuted, empty_strided, frombuffer, is_inference, to_dlpack, typename
 
@@ -68,20 +160,60 @@ _export_ops()
 __version__ = "0.1.0"
 
 
-_LAZY = ("nn", "optim", "utils", "distributed", "datasets", "viz", "cuda", "accelerator", "backends", "mps",
-         "xpu", "version", "multiprocessing", "jit", "onnx", "testing", "as_torch", "distributions", "cpu",
-         "profiler", "sparse", "linalg", "special", "func", "random", "overrides", "futures", "masked", "signal",
-         "hub", "library", "export", "fx", "compiler", "return_types", "torch_version")
+_LAZY = (
+    "nn",
+    "optim",
+    "utils",
+    "distributed",
+    "datasets",
+    "viz",
+    "cuda",
+    "accelerator",
+    "backends",
+    "mps",
+    "xpu",
+    "version",
+    "multiprocessing",
+    "jit",
+    "onnx",
+    "testing",
+    "as_torch",
+    "distributions",
+    "cpu",
+    "profiler",
+    "sparse",
+    "linalg",
+    "special",
+    "func",
+    "random",
+    "overrides",
+    "futures",
+    "masked",
+    "signal",
+    "hub",
+    "library",
+    "export",
+    "fx",
+    "compiler",
+    "return_types",
+    "torch_version",
+)
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
-_LAZY_ATTRS = {"ModuleDict": ("nn", "ModuleDict"), "ParameterDict": ("nn", "ParameterDict"),
-               "GradScaler": ("amp", "GradScaler"), "vmap": ("func", "vmap"),
-               "windows": ("signal", "windows"), "get_device_module": ("accelerator", "get_device_module")}
+_LAZY_ATTRS = {
+    "ModuleDict": ("nn", "ModuleDict"),
+    "ParameterDict": ("nn", "ParameterDict"),
+    "GradScaler": ("amp", "GradScaler"),
+    "vmap": ("func", "vmap"),
+    "windows": ("signal", "windows"),
+    "get_device_module": ("accelerator", "get_device_module"),
+}
 
 
 def __getattr__(name: str):
     """Subpackages (``nn``, ``optim``, ``utils``, ``distributed``, ...) are imported on
     first use, so ``import disttorch`` stays quick for every rank a launcher starts."""
     import importlib
+
     if name in _LAZY:
         return importlib.import_module(f".{name}", __name__)
     if name in _LAZY_ATTRS:
@@ -89,6 +221,7 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f".{module}", __name__), attr)
     if not name.startswith("_"):  # torch.conv2d, torch.layer_norm, ...: nn.functional's ops
         from .nn.functional import torch_aliases
+
         try:
             return torch_aliases.resolve(name)
         except AttributeError:

@@ -5,6 +5,7 @@
 a buffer-protocol object, a tensor), as PyTorch does; ``empty_strided``/``empty_permuted``
 give NumPy arrays with exactly the strides asked for.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,15 @@ import numpy as np
 from . import _creation, _dtype
 from ._tensor import Tensor, _check_device
 
-__all__ = ["asarray", "empty_permuted", "empty_strided", "frombuffer", "is_inference", "to_dlpack",
-           "typename"]
+__all__ = [
+    "asarray",
+    "empty_permuted",
+    "empty_strided",
+    "frombuffer",
+    "is_inference",
+    "to_dlpack",
+    "typename",
+]
 
 
 def _np_dtype(dtype: Any) -> np.dtype:
@@ -29,14 +37,23 @@ def _finish(arr: np.ndarray, requires_grad: bool, device: Any) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
-def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
-                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def empty_strided(
+    size: Any,
+    stride: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """An uninitialised tensor of ``size`` whose elements are ``stride`` elements apart per dim
     (``empty_strided((2, 3), (1, 2))`` is column-major)."""
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape: size has {len(size)} dims, "
-                           f"stride has {len(stride)}")
+        raise RuntimeError(
+            f"mismatch in length of strides and shape: size has {len(size)} dims, stride has {len(stride)}"
+        )
     if any(s < 0 for s in size) or any(s < 0 for s in stride):
         raise RuntimeError(f"empty_strided: sizes and strides must be non-negative, got {size} and {stride}")
     npd = _np_dtype(dtype)
@@ -46,20 +63,31 @@ def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = No
     return _finish(arr, requires_grad, device)
 
 
-def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, layout: Any = None,
-                   device: Any = None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def empty_permuted(
+    size: Any,
+    physical_layout: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """An uninitialised tensor of ``size`` stored in memory in the dim order ``physical_layout``
     (``empty_permuted((N, C, H, W), (0, 2, 3, 1))`` is channels-last)."""
     size, order = tuple(int(s) for s in size), tuple(int(d) for d in physical_layout)
     if sorted(order) != list(range(len(size))):
-        raise RuntimeError(f"empty_permuted: physical_layout {order} is not a permutation of the "
-                           f"{len(size)} dims of size {size}")
+        raise RuntimeError(
+            f"empty_permuted: physical_layout {order} is not a permutation of the "
+            f"{len(size)} dims of size {size}"
+        )
     stored = np.empty([size[d] for d in order], dtype=_np_dtype(dtype))
     return _finish(stored.transpose(np.argsort(order)), requires_grad, device)
 
 
-def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
-               requires_grad: bool = False) -> Tensor:
+def frombuffer(
+    buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False
+) -> Tensor:
     """A 1-d tensor over the bytes of a buffer-protocol object (shared, not copied), from
     ``offset`` bytes, ``count`` elements (-1: all)."""
     npd = _np_dtype(dtype)
@@ -67,19 +95,26 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
     if count == 0 or nbytes == 0:
         raise ValueError(f"both buffer length ({nbytes}) and count ({count}) must not be 0")
     if not 0 <= offset < nbytes:
-        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
-                         f"({nbytes} bytes) minus 1")
+        raise ValueError(
+            f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+            f"({nbytes} bytes) minus 1"
+        )
     if count < 0 and (nbytes - offset) % npd.itemsize:
-        raise ValueError(f"buffer length ({nbytes - offset} bytes) after offset ({offset} bytes) must be a "
-                         f"multiple of element size ({npd.itemsize})")
+        raise ValueError(
+            f"buffer length ({nbytes - offset} bytes) after offset ({offset} bytes) must be a "
+            f"multiple of element size ({npd.itemsize})"
+        )
     if count > 0 and nbytes - offset < count * npd.itemsize:
-        raise ValueError(f"requested buffer length ({count} * {npd.itemsize} bytes) after offset "
-                         f"({offset} bytes) must not be greater than actual buffer length ({nbytes} bytes)")
+        raise ValueError(
+            f"requested buffer length ({count} * {npd.itemsize} bytes) after offset "
+            f"({offset} bytes) must not be greater than actual buffer length ({nbytes} bytes)"
+        )
     return _finish(np.frombuffer(buffer, dtype=npd, count=count, offset=offset), requires_grad, None)
 
 
-def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
-            requires_grad: bool = False) -> Tensor:
+def asarray(
+    obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None, requires_grad: bool = False
+) -> Tensor:
     """``obj`` as a tensor, sharing its memory when possible (a tensor, a NumPy array or an
     object with ``__array_interface__``/``__dlpack__``); ``copy=True`` always copies,
     ``copy=False`` raises ``ValueError`` if a copy would be needed."""
@@ -93,12 +128,16 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
         out = Tensor._make(src.astype(want) if copied else src)
     else:
         if copy is False:
-            raise ValueError(f"can't alias a Python {type(obj).__name__} into a tensor: copy=False needs "
-                             "an object with memory to share (a tensor, a NumPy array)")
+            raise ValueError(
+                f"can't alias a Python {type(obj).__name__} into a tensor: copy=False needs "
+                "an object with memory to share (a tensor, a NumPy array)"
+            )
         out, copied = _creation.tensor(obj, dtype=dtype), True
     if copy is False and copied:
-        raise ValueError(f"can't alias the {type(obj).__name__} into a tensor of dtype {dtype}: "
-                         "copy=False, but the dtype differs")
+        raise ValueError(
+            f"can't alias the {type(obj).__name__} into a tensor of dtype {dtype}: "
+            "copy=False, but the dtype differs"
+        )
     if copy and not copied:
         out = out.clone()
     if device is not None:
@@ -131,5 +170,3 @@ def is_inference(input: Tensor) -> bool:
     if not isinstance(input, Tensor):
         raise TypeError(f"is_inference(): argument 'input' must be Tensor, not {type(input).__name__}")
     return False
-
-

@@ -1,6 +1,7 @@
 """Creating tensors: from data (``tensor``, ``as_tensor``, ``from_numpy``), filled ones
 (``zeros``, ``ones``, ``full``, ``empty``, ``arange``, ``linspace``, ``eye`` and ``_like``),
 and the ``Tensor.new_*`` methods (attached to ``Tensor`` at the end of this file)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,8 +12,22 @@ from . import _dtype
 from ._dtype import dtype as _dtype_cls
 from ._tensor import Tensor, _check_device
 
-__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
-           "ones_like", "full_like", "empty_like", "arange", "linspace", "eye"]
+__all__ = [
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "arange",
+    "linspace",
+    "eye",
+]
 
 
 def _infer_np_dtype(data: Any) -> np.dtype:
@@ -41,8 +56,14 @@ def _from_data(data: Any) -> Any:
     return data
 
 
-def tensor(data: Any, *, dtype: _dtype_cls | None = None, device: Any = None,
-           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def tensor(
+    data: Any,
+    *,
+    dtype: _dtype_cls | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested list, array or tensor)."""
     if device is not None:
         _check_device(device)
@@ -101,26 +122,30 @@ def _filled(fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any
     return t
 
 
-def zeros(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def zeros(
+    *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of zeros of the given size (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``)."""
     return _filled(0, _sizes("zeros", sizes, size), dtype, requires_grad, device)
 
 
-def ones(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def ones(
+    *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of ones of the given size (``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``)."""
     return _filled(1, _sizes("ones", sizes, size), dtype, requires_grad, device)
 
 
-def empty(*sizes: Any, size: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def empty(
+    *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """An uninitialised tensor of the given size (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))``)."""
     return _filled(None, _sizes("empty", sizes, size), dtype, requires_grad, device)
 
 
-def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def full(
+    size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
     fill_value = _number(fill_value)
     if dtype is None:
@@ -129,30 +154,60 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
 
 
 def _like(fill: Any, input: Tensor, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
-    return _filled(fill, input._data.shape, dtype if dtype is not None else input.dtype,
-                   requires_grad, device)
+    return _filled(
+        fill, input._data.shape, dtype if dtype is not None else input.dtype, requires_grad, device
+    )
 
 
-def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-               layout: Any = None, memory_format: Any = None) -> Tensor:
+def zeros_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
+) -> Tensor:
     """Zeros with ``input``'s shape (and dtype unless given)."""
     return _like(0, input, dtype, requires_grad, device)
 
 
-def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-              layout: Any = None, memory_format: Any = None) -> Tensor:
+def ones_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
+) -> Tensor:
     """Ones with ``input``'s shape (and dtype unless given)."""
     return _like(1, input, dtype, requires_grad, device)
 
 
-def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-               layout: Any = None, memory_format: Any = None) -> Tensor:
+def empty_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
+) -> Tensor:
     """An uninitialised tensor with ``input``'s shape (and dtype unless given)."""
     return _like(None, input, dtype, requires_grad, device)
 
 
-def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False, layout: Any = None, memory_format: Any = None) -> Tensor:
+def full_like(
+    input: Tensor,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    memory_format: Any = None,
+) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape (and dtype unless given)."""
     return _like(_number(fill_value), input, dtype, requires_grad, device)
 
@@ -162,8 +217,15 @@ def _number(v: Any) -> Any:
     return v.item() if isinstance(v, Tensor) else v
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float
     (then the default float dtype)."""
     if end is None:
@@ -182,8 +244,15 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     return t.requires_grad_(True) if requires_grad else t
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def linspace(
+    start: float,
+    end: float,
+    steps: int,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -194,8 +263,9 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     return t.requires_grad_(True) if requires_grad else t
 
 
-def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+def eye(
+    n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """An identity matrix of ``n`` rows (and ``m`` columns)."""
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
@@ -207,39 +277,49 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 
 
 # ---------------------------------------------------------------------- Tensor.new_*
-def _new(self: Tensor, fill: Any, size: tuple, dtype: Any, requires_grad: bool,
-         device: Any) -> Tensor:
-    return _filled(fill, _size(size), dtype if dtype is not None else self.dtype, requires_grad,
-                   device)
+def _new(self: Tensor, fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
+    return _filled(fill, _size(size), dtype if dtype is not None else self.dtype, requires_grad, device)
 
 
-def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:
+def new_tensor(
+    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A copy of ``data`` as a tensor of this tensor's dtype (unless ``dtype`` is given)."""
-    return tensor(data, dtype=dtype if dtype is not None else self.dtype, device=device,
-                  requires_grad=requires_grad)
+    return tensor(
+        data, dtype=dtype if dtype is not None else self.dtype, device=device, requires_grad=requires_grad
+    )
 
 
-def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+def new_zeros(
+    self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
     return _new(self, 0, size, dtype, requires_grad, device)
 
 
-def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def new_ones(
+    self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """Ones of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
     return _new(self, 1, size, dtype, requires_grad, device)
 
 
-def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+def new_empty(
+    self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """An uninitialised tensor of ``size`` with this tensor's dtype (unless given)."""
     return _new(self, None, size, dtype, requires_grad, device)
 
 
-def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def new_full(
+    self: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """``fill_value`` everywhere in ``size``, with this tensor's dtype (unless given)."""
     return _new(self, _number(fill_value), (size,), dtype, requires_grad, device)
 

@@ -4,6 +4,7 @@ autograd engine honours by checking every backward result for NaN), "warn always
 (``set_warn_always``), the deterministic debug mode (a view of
 ``use_deterministic_algorithms``) and ``set_flush_denormal``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -65,8 +66,10 @@ def set_deterministic_debug_mode(debug_mode: str | int) -> None:
     ``use_deterministic_algorithms(False)``, ``(True, warn_only=True)`` and ``(True)``."""
     if isinstance(debug_mode, str):
         if debug_mode not in _DEBUG_MODES:
-            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, "
-                               f"but got {debug_mode}")
+            raise RuntimeError(
+                f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, "
+                f"but got {debug_mode}"
+            )
         debug_mode = _DEBUG_MODES.index(debug_mode)
     elif isinstance(debug_mode, bool) or not isinstance(debug_mode, int):
         raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode).__name__}")
@@ -89,4 +92,3 @@ def set_flush_denormal(mode: bool) -> bool:
     without the SSE3 control."""
     _check_bool("set_flush_denormal", "mode", mode)
     return not mode
-

@@ -8,16 +8,39 @@ Python scalar never upcasts a tensor of its own category (``float32_tensor * 2.5
 float32), and an integer tensor combined with a Python float becomes the default
 floating dtype (float32); bfloat16 with float16 gives float32.
 """
+
 from __future__ import annotations
 
 import builtins
 
 import numpy as np
 
-__all__ = ["dtype", "bfloat16", "float16", "float32", "float64", "int8", "int16", "int32",
-           "int64", "uint8", "bool", "half", "float", "double", "short", "int", "long",
-           "get_default_dtype", "set_default_dtype", "to_numpy", "from_numpy",
-           "result_type", "promote_types", "FLOAT_KINDS"]
+__all__ = [
+    "dtype",
+    "bfloat16",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+    "half",
+    "float",
+    "double",
+    "short",
+    "int",
+    "long",
+    "get_default_dtype",
+    "set_default_dtype",
+    "to_numpy",
+    "from_numpy",
+    "result_type",
+    "promote_types",
+    "FLOAT_KINDS",
+]
 
 FLOAT_KINDS = "fV"  # NumPy kinds of floating tensors: 'f', and 'V' for ml_dtypes' bfloat16
 # ml_dtypes' bfloat16 NumPy dtype once loaded (None before): ops check it to compute in float32
@@ -64,8 +87,13 @@ class _BFloat16(dtype):
     __slots__ = ()
 
     def __init__(self) -> None:
-        self.name, self.is_floating_point, self.is_signed, self.itemsize, self._kind = \
-            "bfloat16", True, True, 2, 2
+        self.name, self.is_floating_point, self.is_signed, self.itemsize, self._kind = (
+            "bfloat16",
+            True,
+            True,
+            2,
+            2,
+        )
 
     @property
     def numpy(self) -> np.dtype:  # type: ignore[override]
@@ -77,8 +105,10 @@ def _load_bfloat16() -> np.dtype:
     try:
         import ml_dtypes
     except ImportError:
-        raise ImportError("disttorch.bfloat16 needs the ml_dtypes package (NumPy's bfloat16): "
-                          "pip install 'disttorch[bfloat16]' (or pip install ml_dtypes)") from None
+        raise ImportError(
+            "disttorch.bfloat16 needs the ml_dtypes package (NumPy's bfloat16): "
+            "pip install 'disttorch[bfloat16]' (or pip install ml_dtypes)"
+        ) from None
     npd = np.dtype(ml_dtypes.bfloat16)
     _FROM_NUMPY[npd] = bfloat16
     bf16_numpy[0] = npd
@@ -110,10 +140,18 @@ def _by_name(name: str) -> dtype:
 
 
 #: The one table of PyTorch's names for each dtype: (scalar type, C type).
-_TYPE_NAMES = {"float16": ("Half", "c10::Half"), "float32": ("Float", "float"), "float64": ("Double", "double"),
-               "int8": ("Char", "signed char"), "int16": ("Short", "short int"), "int32": ("Int", "int"),
-               "int64": ("Long", "long int"), "uint8": ("Byte", "unsigned char"), "bool": ("Bool", "bool"),
-               "bfloat16": ("BFloat16", "c10::BFloat16")}
+_TYPE_NAMES = {
+    "float16": ("Half", "c10::Half"),
+    "float32": ("Float", "float"),
+    "float64": ("Double", "double"),
+    "int8": ("Char", "signed char"),
+    "int16": ("Short", "short int"),
+    "int32": ("Int", "int"),
+    "int64": ("Long", "long int"),
+    "uint8": ("Byte", "unsigned char"),
+    "bool": ("Bool", "bool"),
+    "bfloat16": ("BFloat16", "c10::BFloat16"),
+}
 
 
 def scalar_type_name(dt: np.dtype) -> str:
@@ -167,9 +205,11 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
         if np.dtype(np_dtype).name == "bfloat16" and bf16_numpy[0] is None:
             _load_bfloat16()
             return from_numpy(np_dtype)
-        raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only "
-                        "supported types are: float64, float32, float16, bfloat16, int64, int32, "
-                        "int16, int8, uint8, and bool.") from None
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only "
+            "supported types are: float64, float32, float16, bfloat16, int64, int32, "
+            "int16, int8, uint8, and bool."
+        ) from None
 
 
 def promote_types(a: dtype, b: dtype) -> dtype:

@@ -100,17 +100,22 @@ def _parse_one(spec: str) -> Fault:
         token = tokens[i]
         key, eq, value = token.partition("=")
         if not eq:
-            raise ValueError(f"fault {spec!r}: expected key=value, got {token!r} "
-                             f"(example: kill:rank=1:at=collective:5)")
+            raise ValueError(
+                f"fault {spec!r}: expected key=value, got {token!r} (example: kill:rank=1:at=collective:5)"
+            )
         if key in EVENTS:  # shorthand: step=5 means at=step:5
             tokens.insert(i + 1, value)
             key, value = "at", key
         if key not in _KEYS[action]:
-            raise ValueError(f"fault {spec!r}: key {key!r} does not apply to {action!r}; "
-                             f"expected {', '.join(sorted(_KEYS[action]))}")
+            raise ValueError(
+                f"fault {spec!r}: key {key!r} does not apply to {action!r}; "
+                f"expected {', '.join(sorted(_KEYS[action]))}"
+            )
         if key == "at":
             if value not in EVENTS:
-                raise ValueError(f"fault {spec!r}: unknown event {value!r}; expected one of {', '.join(EVENTS)}")
+                raise ValueError(
+                    f"fault {spec!r}: unknown event {value!r}; expected one of {', '.join(EVENTS)}"
+                )
             if i + 1 >= len(tokens):
                 raise ValueError(f"fault {spec!r}: at={value} needs a count, e.g. at={value}:5")
             fields["event"] = value
@@ -164,8 +169,7 @@ def configure(text: Optional[str] = None) -> List[Fault]:
         text = os.environ.get(FAULT_ENV, "")
     rank = int(os.environ.get("RANK", "0"))
     attempt = int(os.environ.get("DISTTORCH_RESTART_COUNT", "0"))
-    _pending = [f for f in parse_faults(text)
-                if f.rank in (None, rank) and f.attempt in (None, attempt)]
+    _pending = [f for f in parse_faults(text) if f.rank in (None, rank) and f.attempt in (None, attempt)]
     _counters.clear()
     return list(_pending)
 

@@ -7,6 +7,7 @@ torch.FloatTensor)`` is true for float32 tensors, and ``t.type(torch.LongTensor)
 converts. The ``torch.cuda.*Tensor`` types exist and raise TypeError when used, as on a
 CPU build.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -48,10 +49,13 @@ class tensortype(type):
 
     def __call__(cls, *args: Any, size: Any = None, device: Any = None) -> Tensor:
         if cls.is_cuda:
-            raise TypeError(f"type {cls.__module__}.{cls.__name__} not available. Torch not compiled with "
-                            "CUDA enabled." + HINT)
+            raise TypeError(
+                f"type {cls.__module__}.{cls.__name__} not available. Torch not compiled with "
+                "CUDA enabled." + HINT
+            )
         if device is not None:
             from ._tensor import _check_device
+
             _check_device(device)
         np_dt = cls.dtype.numpy
         if size is not None:
@@ -62,13 +66,20 @@ class tensortype(type):
             if args[0].dtype != cls.dtype:
                 raise TypeError(f"expected {cls.dtype} (got {args[0].dtype})")
             return args[0].detach()
-        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) \
-                or (len(args) == 1 and isinstance(args[0], Size)):
-            shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else tuple(int(a) for a in args)
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
+            len(args) == 1 and isinstance(args[0], Size)
+        ):
+            shape = (
+                tuple(args[0])
+                if len(args) == 1 and isinstance(args[0], Size)
+                else tuple(int(a) for a in args)
+            )
             return Tensor._make(np.empty(shape, dtype=np_dt))
         if len(args) != 1:
-            raise TypeError(f"{cls.__name__}(): expected sizes (ints) or one sequence of data, got "
-                            f"{', '.join(type(a).__name__ for a in args)}")
+            raise TypeError(
+                f"{cls.__name__}(): expected sizes (ints) or one sequence of data, got "
+                f"{', '.join(type(a).__name__ for a in args)}"
+            )
         data = args[0]
         if not isinstance(data, (list, tuple, np.ndarray)):
             raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
@@ -76,29 +87,63 @@ class tensortype(type):
 
 
 def _make(name: str, dt: _dtype.dtype, module: str, is_cuda: bool) -> tensortype:
-    doc = (f"``{module}.{name}``: legacy constructor of {dt} tensors, and ``isinstance`` check."
-           if not is_cuda else f"``{module}.{name}``: unavailable (no CUDA); raises TypeError.")
+    doc = (
+        f"``{module}.{name}``: legacy constructor of {dt} tensors, and ``isinstance`` check."
+        if not is_cuda
+        else f"``{module}.{name}``: unavailable (no CUDA); raises TypeError."
+    )
     return tensortype(name, (), {"dtype": dt, "is_cuda": is_cuda, "__module__": module, "__doc__": doc})
 
 
-_NAMES = (("FloatTensor", _dtype.float32), ("DoubleTensor", _dtype.float64), ("HalfTensor", _dtype.float16),
-          ("LongTensor", _dtype.int64), ("IntTensor", _dtype.int32), ("ShortTensor", _dtype.int16),
-          ("CharTensor", _dtype.int8), ("ByteTensor", _dtype.uint8), ("BoolTensor", _dtype.bool),
-          ("BFloat16Tensor", _dtype.bfloat16))
+_NAMES = (
+    ("FloatTensor", _dtype.float32),
+    ("DoubleTensor", _dtype.float64),
+    ("HalfTensor", _dtype.float16),
+    ("LongTensor", _dtype.int64),
+    ("IntTensor", _dtype.int32),
+    ("ShortTensor", _dtype.int16),
+    ("CharTensor", _dtype.int8),
+    ("ByteTensor", _dtype.uint8),
+    ("BoolTensor", _dtype.bool),
+    ("BFloat16Tensor", _dtype.bfloat16),
+)
 
-FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, \
-    BoolTensor, BFloat16Tensor = (_make(n, d, "torch", False) for n, d in _NAMES)
-_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
-          BoolTensor, BFloat16Tensor)
+(
+    FloatTensor,
+    DoubleTensor,
+    HalfTensor,
+    LongTensor,
+    IntTensor,
+    ShortTensor,
+    CharTensor,
+    ByteTensor,
+    BoolTensor,
+    BFloat16Tensor,
+) = (_make(n, d, "torch", False) for n, d in _NAMES)
+_TYPES = (
+    FloatTensor,
+    DoubleTensor,
+    HalfTensor,
+    LongTensor,
+    IntTensor,
+    ShortTensor,
+    CharTensor,
+    ByteTensor,
+    BoolTensor,
+    BFloat16Tensor,
+)
 cuda_types = {n: _make(n, d, "torch.cuda", True) for n, d in _NAMES}
 
 
 def set_default_tensor_type(t: tensortype | str) -> None:
     """Deprecated (as in PyTorch 2.1+, with its warning): set the default floating dtype
     from a legacy type (``torch.DoubleTensor``) or its name (``"torch.DoubleTensor"``)."""
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
-                  stacklevel=2)
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
     if isinstance(t, str):
         by_name = {f"{cls.__module__}.{cls.__name__}": cls for cls in (*_TYPES, *cuda_types.values())}
         if t not in by_name:

@@ -11,6 +11,7 @@ Applied once when ``disttorch`` is imported, on glibc only, unless the user tune
 through its own ``MALLOC_*`` environment variables or sets ``DISTTORCH_MALLOC_TUNING=0``.
 The cost is memory: up to ``TRIM_THRESHOLD`` bytes of freed blocks may stay mapped.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -19,9 +20,9 @@ import sys
 
 __all__ = ["tune_malloc", "MMAP_THRESHOLD", "TRIM_THRESHOLD"]
 
-_M_TRIM_THRESHOLD = -1   # mallopt parameter numbers from glibc's <malloc.h>
+_M_TRIM_THRESHOLD = -1  # mallopt parameter numbers from glibc's <malloc.h>
 _M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD = 32 << 20   # glibc's largest dynamic threshold on 64-bit machines
+MMAP_THRESHOLD = 32 << 20  # glibc's largest dynamic threshold on 64-bit machines
 TRIM_THRESHOLD = 256 << 20
 
 
@@ -29,12 +30,16 @@ def tune_malloc() -> bool:
     """Raise glibc's mmap and trim thresholds; True when they were changed."""
     if not sys.platform.startswith("linux") or os.environ.get("DISTTORCH_MALLOC_TUNING") == "0":
         return False
-    if any(k in os.environ for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
-                                     "MALLOC_TOP_PAD_", "LD_PRELOAD")):
-        return False   # the user chose an allocator or its settings
+    if any(
+        k in os.environ
+        for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "LD_PRELOAD")
+    ):
+        return False  # the user chose an allocator or its settings
     try:
-        mallopt = ctypes.CDLL(None).mallopt   # the C library already loaded into Python
+        mallopt = ctypes.CDLL(None).mallopt  # the C library already loaded into Python
     except (OSError, AttributeError):
-        return False   # not glibc (musl has no mallopt tuning to do)
+        return False  # not glibc (musl has no mallopt tuning to do)
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+    )

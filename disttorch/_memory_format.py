@@ -5,10 +5,17 @@
 disttorch keeps dense tensors in row-major (C) order; ``empty_permuted`` and
 ``empty_strided`` give other physical layouts, which every op reads correctly.
 """
+
 from __future__ import annotations
 
-__all__ = ["channels_last", "channels_last_3d", "contiguous_format", "legacy_contiguous_format",
-           "memory_format", "preserve_format"]
+__all__ = [
+    "channels_last",
+    "channels_last_3d",
+    "contiguous_format",
+    "legacy_contiguous_format",
+    "memory_format",
+    "preserve_format",
+]
 
 
 class memory_format:

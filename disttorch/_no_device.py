@@ -3,14 +3,17 @@
 One place for the wording so ``torch.cuda``, ``torch.xpu``, ``torch.mps``,
 ``torch.accelerator`` and the tensor/module methods say the same thing.
 """
+
 from __future__ import annotations
 
 from typing import NoReturn
 
 from ._tensor import _NO_ACCELERATOR
 
-HINT = (" (disttorch computes on the CPU only, like a CPU build of PyTorch: use device='cpu'; "
-        "torch.cuda.is_available() and torch.accelerator.is_available() are False)")
+HINT = (
+    " (disttorch computes on the CPU only, like a CPU build of PyTorch: use device='cpu'; "
+    "torch.cuda.is_available() and torch.accelerator.is_available() are False)"
+)
 
 
 def no_cuda() -> NoReturn:

@@ -1,6 +1,7 @@
 """Random numbers: ``Generator``, the default generator and ``manual_seed``, and sampling
 functions (``rand``, ``randn``, ``randint``, ``randperm``, ...). Same seed, same numbers,
 every run (NumPy's PCG64 underneath; the streams differ from PyTorch's)."""
+
 from __future__ import annotations
 
 import io
@@ -13,10 +14,26 @@ from . import _dtype
 from ._creation import _size, _sizes
 from ._tensor import _CPU, Tensor, _check_device
 
-__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "randperm",
-           "rand_like", "randn_like", "randint_like", "normal", "bernoulli", "multinomial",
-           "poisson"]
+__all__ = [
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "normal",
+    "bernoulli",
+    "multinomial",
+    "poisson",
+]
 
 
 class Generator:
@@ -50,27 +67,39 @@ class Generator:
         """The generator's state as a uint8 tensor of plain bytes (for checkpoints): a tag,
         the seed, PCG64's 128-bit state and increment and its buffered 32-bit output."""
         st = self._rng.bit_generator.state
-        raw = (_STATE_TAG + self._seed.to_bytes(16, "little", signed=True)
-               + st["state"]["state"].to_bytes(16, "little") + st["state"]["inc"].to_bytes(16, "little")
-               + bytes([st["has_uint32"]]) + st["uinteger"].to_bytes(4, "little"))
+        raw = (
+            _STATE_TAG
+            + self._seed.to_bytes(16, "little", signed=True)
+            + st["state"]["state"].to_bytes(16, "little")
+            + st["state"]["inc"].to_bytes(16, "little")
+            + bytes([st["has_uint32"]])
+            + st["uinteger"].to_bytes(4, "little")
+        )
         return Tensor._make(np.frombuffer(raw, dtype=np.uint8).copy())
 
     def set_state(self, state: Tensor) -> "Generator":
         """Restore a state returned by ``get_state``."""
         data = state._data if isinstance(state, Tensor) else np.asarray(state)
         raw = data.astype(np.uint8).tobytes()
-        if raw[:len(_STATE_TAG)] == _STATE_TAG and len(raw) == _STATE_LEN:
+        if raw[: len(_STATE_TAG)] == _STATE_TAG and len(raw) == _STATE_LEN:
             at = len(_STATE_TAG)
-            seed = int.from_bytes(raw[at:at + 16], "little", signed=True)
-            st = {"bit_generator": "PCG64",
-                  "state": {"state": int.from_bytes(raw[at + 16:at + 32], "little"),
-                            "inc": int.from_bytes(raw[at + 32:at + 48], "little")},
-                  "has_uint32": raw[at + 48], "uinteger": int.from_bytes(raw[at + 49:], "little")}
+            seed = int.from_bytes(raw[at : at + 16], "little", signed=True)
+            st = {
+                "bit_generator": "PCG64",
+                "state": {
+                    "state": int.from_bytes(raw[at + 16 : at + 32], "little"),
+                    "inc": int.from_bytes(raw[at + 32 : at + 48], "little"),
+                },
+                "has_uint32": raw[at + 48],
+                "uinteger": int.from_bytes(raw[at + 49 :], "little"),
+            }
         elif raw[:1] == b"\x80":  # the pickled form of earlier versions, read without running code
             seed, st = _PlainUnpickler(io.BytesIO(raw)).load()
         else:
-            raise ValueError(f"not a generator state: expected the {_STATE_LEN}-byte uint8 tensor "
-                             f"get_state() returns, got {len(raw)} bytes")
+            raise ValueError(
+                f"not a generator state: expected the {_STATE_LEN}-byte uint8 tensor "
+                f"get_state() returns, got {len(raw)} bytes"
+            )
         self._seed = seed
         self._rng = np.random.Generator(np.random.PCG64())
         self._rng.bit_generator.state = st
@@ -120,8 +149,7 @@ def set_rng_state(state: Tensor) -> None:
 def _float_dt(dtype: Any, op: str = "check_uniform_bounds") -> np.dtype:
     dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
     if dt.kind not in "fV":
-        raise NotImplementedError(f'"{op}" not implemented for '
-                                  f"'{_dtype.scalar_type_name(dt)}'")
+        raise NotImplementedError(f"\"{op}\" not implemented for '{_dtype.scalar_type_name(dt)}'")
     return dt
 
 
@@ -130,8 +158,14 @@ def _out(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
-def rand(*sizes: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(
+    *sizes: Any,
+    size: Any = None,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Uniform samples on [0, 1) (``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``)."""
     shape = _sizes("rand", sizes, size)
     if device is not None:
@@ -140,8 +174,14 @@ def rand(*sizes: Any, size: Any = None, generator: Generator | None = None, dtyp
     return _out(_gen(generator).random(shape, dtype=np.float64).astype(dt), requires_grad)
 
 
-def randn(*sizes: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None,
-          device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(
+    *sizes: Any,
+    size: Any = None,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``)."""
     shape = _sizes("randn", sizes, size)
     if device is not None:
@@ -150,8 +190,16 @@ def randn(*sizes: Any, size: Any = None, generator: Generator | None = None, dty
     return _out(_gen(generator).standard_normal(shape, dtype=np.float64).astype(dt), requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
-            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def randint(
+    low: int,
+    high: int | None = None,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Integers uniform on [low, high); ``randint(high, size)`` also works."""
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -167,8 +215,14 @@ def randint(low: int, high: int | None = None, size: Any = None, *, generator: G
     return _out(out, requires_grad)
 
 
-def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def randperm(
+    n: int,
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A random permutation of 0..n-1 (int64 unless ``dtype`` is given)."""
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
@@ -176,37 +230,75 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, d
     return _out(_gen(generator).permutation(int(n)).astype(dt), requires_grad)
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,
-              device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def rand_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    generator: Generator | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """``rand`` with ``input``'s shape (and dtype unless given)."""
-    return rand(input._data.shape, generator=generator, dtype=dtype or input.dtype,
-                requires_grad=requires_grad)
+    return rand(
+        input._data.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad
+    )
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,
-               device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def randn_like(
+    input: Tensor,
+    *,
+    dtype: Any = None,
+    generator: Generator | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """``randn`` with ``input``'s shape (and dtype unless given)."""
-    return randn(input._data.shape, generator=generator, dtype=dtype or input.dtype,
-                 requires_grad=requires_grad)
+    return randn(
+        input._data.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad
+    )
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
-                 generator: Generator | None = None, device: Any = None,
-                 requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+def randint_like(
+    input: Tensor,
+    low: int,
+    high: int | None = None,
+    *,
+    dtype: Any = None,
+    generator: Generator | None = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """``randint`` with ``input``'s shape (and dtype unless given); ``randint_like(x, high)``
     samples from ``[0, high)``."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, input._data.shape, generator=generator,
-                   dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randint(
+        low,
+        high,
+        input._data.shape,
+        generator=generator,
+        dtype=dtype or input.dtype,
+        requires_grad=requires_grad,
+    )
 
 
 def _value(x: Any) -> Any:
     return x._data if isinstance(x, Tensor) else x
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
-           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def normal(
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Samples from ``N(mean, std**2)``.
 
     ``mean`` and ``std`` may be tensors (broadcast together; the result has their shape
@@ -218,21 +310,28 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
     if tensors:
         dt = np.result_type(*[t._data.dtype for t in tensors])
         if dt.kind not in "fV":
-            raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
-                                      f"'{_dtype.scalar_type_name(dt)}'")
+            raise NotImplementedError(
+                f"\"normal_kernel_cpu\" not implemented for '{_dtype.scalar_type_name(dt)}'"
+            )
         shape = np.broadcast_shapes(*[t._data.shape for t in tensors])
         if size is not None and tuple(_size((size,))) != shape:
-            raise RuntimeError(f"normal: size {list(_size((size,)))} does not match the shape "
-                               f"{list(shape)} of mean and std")
+            raise RuntimeError(
+                f"normal: size {list(_size((size,)))} does not match the shape {list(shape)} of mean and std"
+            )
     else:
         if size is None:
-            raise TypeError("normal() received an invalid combination of arguments: with float "
-                            "mean and std, 'size' is required")
+            raise TypeError(
+                "normal() received an invalid combination of arguments: with float "
+                "mean and std, 'size' is required"
+            )
         dt, shape = _float_dt(dtype, "normal_kernel_cpu"), _size((size,))
     s = np.asarray(_value(std))
     if np.any(s < 0):
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}" if not isinstance(std, Tensor)
-                           else "normal expects all elements of std >= 0.0")
+        raise RuntimeError(
+            f"normal expects std >= 0.0, but found std {std}"
+            if not isinstance(std, Tensor)
+            else "normal expects all elements of std >= 0.0"
+        )
     z = _gen(generator).standard_normal(shape)
     return _out((z * s + _value(mean)).astype(dt, copy=False), requires_grad)
 
@@ -247,8 +346,9 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
     return Tensor._make((u < prob).astype(input._data.dtype))
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: Generator | None = None) -> Tensor:
+def multinomial(
+    input: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None
+) -> Tensor:
     """Indices sampled from the categorical distribution(s) with weights ``input`` (1-D, or
     2-D with one distribution per row); without ``replacement`` each index at most once.
     Returns int64 of shape ``(num_samples,)`` or ``(rows, num_samples)``."""
@@ -256,8 +356,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if w.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
     if w.dtype.kind not in "fV":
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{input.dtype.name.capitalize()}")
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: {input.dtype.name.capitalize()}"
+        )
     rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
     n_cat = rows.shape[1]
     if num_samples <= 0:
@@ -280,8 +381,10 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         with np.errstate(divide="ignore"):
             keys = rng.exponential(size=rows.shape) / rows
         if num_samples > int((rows > 0).sum(1).min()):
-            raise RuntimeError("invalid multinomial distribution (with replacement=False, not "
-                               "enough non-negative category to sample)")
+            raise RuntimeError(
+                "invalid multinomial distribution (with replacement=False, not "
+                "enough non-negative category to sample)"
+            )
         out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     out = out.astype(np.int64)
     return Tensor._make(out.reshape(num_samples) if w.ndim == 1 else out)

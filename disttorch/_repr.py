@@ -7,6 +7,7 @@ non-zero finite values, and pads every element to a common width; tensors of mor
 columns; ``dtype=`` is shown unless it is the default float, int64 or bool; then
 ``grad_fn=<...>`` or ``requires_grad=True``. ``set_printoptions`` changes these numbers.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,15 +19,22 @@ from . import _dtype
 __all__ = ["tensor_repr", "set_printoptions"]
 
 _DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
-_PROFILES = {"default": _DEFAULTS,
-             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
-             "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3, "linewidth": 80}}
+_PROFILES = {
+    "default": _DEFAULTS,
+    "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+    "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3, "linewidth": 80},
+}
 _opts = dict(_DEFAULTS)
 
 
-def set_printoptions(precision: int | None = None, threshold: float | None = None,
-                     edgeitems: int | None = None, linewidth: int | None = None,
-                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
     """Set how tensors print, as ``torch.set_printoptions``: digits after the point,
     element count above which prints are summarised, items kept at each edge, line width,
     a ``profile`` ('default', 'short', 'full') and ``sci_mode`` (None: automatic)."""
@@ -34,12 +42,15 @@ def set_printoptions(precision: int | None = None, threshold: float | None = Non
         if profile not in _PROFILES:
             raise ValueError(f"profile must be one of {sorted(_PROFILES)}, got {profile!r}")
         _opts.update(_PROFILES[profile])
-    for name, value in (("precision", precision), ("threshold", threshold),
-                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+    for name, value in (
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ):
         if value is not None:
             _opts[name] = value
     _opts["sci_mode"] = sci_mode
-
 
 
 class _Formatter:
@@ -100,11 +111,14 @@ def _vector(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> s
     per_line = max(1, (_opts["linewidth"] - indent) // (fmt.max_width + 2))
     edge = _opts["edgeitems"]
     if summarize and arr.shape[0] > 2 * edge:
-        items = ([fmt.format(v) for v in arr[:edge].tolist()] + [" ..."] +
-                 [fmt.format(v) for v in arr[-edge:].tolist()])
+        items = (
+            [fmt.format(v) for v in arr[:edge].tolist()]
+            + [" ..."]
+            + [fmt.format(v) for v in arr[-edge:].tolist()]
+        )
     else:
         items = [fmt.format(v) for v in arr.tolist()]
-    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
@@ -115,8 +129,11 @@ def _body(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str
         return _vector(arr, indent, summarize, fmt)
     n, edge = arr.shape[0], _opts["edgeitems"]
     if summarize and n > 2 * edge:
-        rows = ([_body(arr[i], indent + 1, summarize, fmt) for i in range(edge)] + ["..."] +
-                [_body(arr[i], indent + 1, summarize, fmt) for i in range(n - edge, n)])
+        rows = (
+            [_body(arr[i], indent + 1, summarize, fmt) for i in range(edge)]
+            + ["..."]
+            + [_body(arr[i], indent + 1, summarize, fmt) for i in range(n - edge, n)]
+        )
     else:
         rows = [_body(arr[i], indent + 1, summarize, fmt) for i in range(n)]
     return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(rows) + "]"

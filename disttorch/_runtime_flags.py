@@ -9,6 +9,7 @@ and "medium" allow TF32/bfloat16 on GPUs, which disttorch does not have), and it
 are deterministic whatever the flag says; the flags are kept and read back so programs
 that set and check them behave as under PyTorch.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -37,8 +38,12 @@ def set_float32_matmul_precision(precision: str) -> None:
     ``torch.backends.cuda.matmul.allow_tf32``. Another value warns and changes nothing,
     as in PyTorch."""
     if precision not in _PRECISIONS:
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
-                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+            "setFloat32MatmulPrecision call has no effect.",
+            UserWarning,
+            stacklevel=2,
+        )
         return
     _state["precision"] = precision
 
@@ -53,11 +58,15 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
     (same inputs, same bits), so no operation raises or warns under this flag; it is kept
     for ``are_deterministic_algorithms_enabled``."""
     if not isinstance(mode, bool):
-        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, "
-                        f"not {type(mode).__name__}")
+        raise TypeError(
+            f"use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, "
+            f"not {type(mode).__name__}"
+        )
     if not isinstance(warn_only, bool):
-        raise TypeError(f"use_deterministic_algorithms(): argument 'warn_only' must be bool, "
-                        f"not {type(warn_only).__name__}")
+        raise TypeError(
+            f"use_deterministic_algorithms(): argument 'warn_only' must be bool, "
+            f"not {type(warn_only).__name__}"
+        )
     _state["deterministic"], _state["warn_only"] = mode, warn_only
 
 

@@ -7,6 +7,7 @@ pages, and other processes map the same file from a duplicate of its descriptor 
 Nothing is left behind: the file has no name, and its memory is freed when the last
 process unmaps it and closes its descriptor.
 """
+
 from __future__ import annotations
 
 import mmap
@@ -55,6 +56,7 @@ def _map(fd: int, size: int) -> mmap.mmap:
     def release(fd: int = fd, key: int = key) -> None:
         _segments.pop(key, None)
         os.close(fd)
+
     weakref.finalize(mm, release)
     return mm
 
@@ -100,5 +102,6 @@ def open_handle(handle: Handle, fd: int) -> np.ndarray:
     except BaseException:
         os.close(fd)
         raise
-    return np.ndarray(handle.shape, dtype=np.dtype(handle.dtype), buffer=mm, offset=handle.offset,
-                      strides=handle.strides)
+    return np.ndarray(
+        handle.shape, dtype=np.dtype(handle.dtype), buffer=mm, offset=handle.offset, strides=handle.strides
+    )

@@ -5,6 +5,7 @@ On the CPU every operation completes before it returns, so the CPU stream is alw
 events cannot be recorded (``RuntimeError``). A stream or event of another device type raises
 at construction, naming the device.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,8 +26,9 @@ class OutOfMemoryError(RuntimeError):
 def _cpu(kind: str, dev: Any) -> _device:
     d = _device("cpu" if dev is None else dev)
     if d.type != "cpu":
-        raise RuntimeError(f"torch.{kind}: device type '{d.type}' is not available; disttorch runs on "
-                           "the CPU only")
+        raise RuntimeError(
+            f"torch.{kind}: device type '{d.type}' is not available; disttorch runs on the CPU only"
+        )
     return d
 
 
@@ -69,8 +71,14 @@ class Event:
     Constructible on the CPU; ``record``/``elapsed_time`` raise ``RuntimeError`` as in PyTorch's
     CPU build; ``query`` is True and ``synchronize``/``wait`` return at once."""
 
-    def __init__(self, device: Any = None, *, enable_timing: bool = False, blocking: bool = False,
-                 interprocess: bool = False) -> None:
+    def __init__(
+        self,
+        device: Any = None,
+        *,
+        enable_timing: bool = False,
+        blocking: bool = False,
+        interprocess: bool = False,
+    ) -> None:
         self.device = _cpu("Event", device)
         self.event_id = 0
 

@@ -7,6 +7,7 @@ conversion, repr). It is the ground floor: it imports only the dtypes. The opera
 ``disttorch/ops/`` by family, and ``disttorch/autograd``) and are attached as methods in one
 binding step by ``disttorch/ops/__init__.py``.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -55,9 +56,22 @@ class _Handle:
 class Tensor:
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
-    __slots__ = ("_data", "_grad", "grad_fn", "_rg", "_output_nr", "_version_box",
-                 "_hooks", "_post_hooks", "_acc", "_retains_grad", "_base", "_view_version",
-                 "__weakref__", "__dict__")
+    __slots__ = (
+        "_data",
+        "_grad",
+        "grad_fn",
+        "_rg",
+        "_output_nr",
+        "_version_box",
+        "_hooks",
+        "_post_hooks",
+        "_acc",
+        "_retains_grad",
+        "_base",
+        "_view_version",
+        "__weakref__",
+        "__dict__",
+    )
     # NumPy defers to our reflected operators: np.float64(2) * t is a Tensor (with its graph)
     __array_priority__ = 1000
 
@@ -70,8 +84,10 @@ class Tensor:
     def __init__(self, *args: Any) -> None:
         """``Tensor(data)`` or ``Tensor(*sizes)``: a tensor of the default float dtype."""
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            arr = np.array(args[0]._data if isinstance(args[0], Tensor) else args[0],
-                           dtype=_dtype.get_default_dtype().numpy)
+            arr = np.array(
+                args[0]._data if isinstance(args[0], Tensor) else args[0],
+                dtype=_dtype.get_default_dtype().numpy,
+            )
         else:
             arr = np.empty(tuple(int(a) for a in args), dtype=_dtype.get_default_dtype().numpy)
         self._data = arr
@@ -107,8 +123,10 @@ class Tensor:
         return t
 
     def __reduce_ex__(self, protocol: int):
-        return (_rebuild_tensor, (np.ascontiguousarray(self._data).reshape(self._data.shape),
-                                  self._rg and self.grad_fn is None))
+        return (
+            _rebuild_tensor,
+            (np.ascontiguousarray(self._data).reshape(self._data.shape), self._rg and self.grad_fn is None),
+        )
 
     # ------------------------------------------------------------------ basic attributes
     @property
@@ -206,9 +224,11 @@ class Tensor:
         if self.grad_fn is not None:
             if requires_grad:
                 return self
-            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
-                               "want to use a computed variable in a subgraph that doesn't require "
-                               "differentiation use var_no_grad = var.detach().")
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you "
+                "want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."
+            )
         if requires_grad and self._data.dtype.kind not in "fV":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._rg = bool(requires_grad)
@@ -226,13 +246,17 @@ class Tensor:
     def grad(self, value: "Tensor | None") -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
-                                f"type {type(value).__name__}")
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of "
+                    f"type {type(value).__name__}"
+                )
             if value._data.shape != self._data.shape:
-                raise RuntimeError(f"attempting to assign a gradient of size "
-                                   f"'{list(value._data.shape)}' to a tensor of size "
-                                   f"'{list(self._data.shape)}'. Please ensure that the gradient "
-                                   f"and the tensor are the same size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size "
+                    f"'{list(value._data.shape)}' to a tensor of size "
+                    f"'{list(self._data.shape)}'. Please ensure that the gradient "
+                    f"and the tensor are the same size"
+                )
         self._grad = value
 
     @property
@@ -305,8 +329,9 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying NumPy array (shares memory)."""
         if self._rg and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
-                               "Use tensor.detach().numpy() instead.")
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
         return self._data
 
     def item(self) -> int | float | bool:
@@ -330,8 +355,11 @@ class Tensor:
             name = dtype.split(".")
             if len(name) == 3 and name[:2] == ["torch", "cuda"]:
                 _check_device("cuda")
-            target = _dtype.by_scalar_type_name(name[-1][:-len("Tensor")]) \
-                if len(name) == 2 and name[0] == "torch" and name[-1].endswith("Tensor") else None
+            target = (
+                _dtype.by_scalar_type_name(name[-1][: -len("Tensor")])
+                if len(name) == 2 and name[0] == "torch" and name[-1].endswith("Tensor")
+                else None
+            )
             if target is None:
                 raise ValueError(f"invalid type: '{dtype}'")
         if not isinstance(target, _dtype_cls):
@@ -357,6 +385,7 @@ class Tensor:
         call keep the old (private) memory: share first, then take views.
         """
         from ._shared_memory import segment_of, share_array
+
         if segment_of(self._data) is None:
             self._data = share_array(self._data)
         return self
@@ -364,12 +393,15 @@ class Tensor:
     def is_shared(self) -> bool:
         """Whether this tensor's data is in shared memory (see :meth:`share_memory_`)."""
         from ._shared_memory import segment_of
+
         return segment_of(self._data) is not None
 
     def pin_memory(self, device: Any = None) -> "Tensor":
         """Raises RuntimeError as PyTorch's CPU build does: pinning needs an accelerator."""
-        raise RuntimeError(_NO_ACCELERATOR + " (pin_memory() pins host memory for copies to an "
-                           "accelerator; disttorch has none: leave pin_memory off)")
+        raise RuntimeError(
+            _NO_ACCELERATOR + " (pin_memory() pins host memory for copies to an "
+            "accelerator; disttorch has none: leave pin_memory off)"
+        )
 
     def is_pinned(self, device: Any = None) -> bool:
         """False: nothing is pinned without an accelerator."""
@@ -436,9 +468,11 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with "
-                               f"{'no values' if self._data.size == 0 else 'more than one value'}"
-                               " is ambiguous")
+            raise RuntimeError(
+                "Boolean value of Tensor with "
+                f"{'no values' if self._data.size == 0 else 'more than one value'}"
+                " is ambiguous"
+            )
         return bool(self._data.reshape(()))
 
     def __int__(self) -> int:
@@ -471,6 +505,7 @@ class Tensor:
             t._grad = Tensor._make(self._grad._data.copy())
         if hasattr(self, "__dict__"):
             import copy
+
             for k, v in self.__dict__.items():
                 t.__dict__[k] = copy.deepcopy(v, memo)
         memo[id(self)] = t
@@ -488,11 +523,14 @@ class device:
         elif isinstance(type, builtins.int) and not isinstance(type, builtins.bool):
             raise RuntimeError(_NO_ACCELERATOR)
         elif not isinstance(type, str):
-            raise TypeError(f"device() expected a device string or an int, but got {builtins.type(type).__name__}")
+            raise TypeError(
+                f"device() expected a device string or an int, but got {builtins.type(type).__name__}"
+            )
         kind, _, idx = type.partition(":")
         if kind not in _DEVICE_TYPES:
-            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of "
-                               f"device string: {type}")
+            raise RuntimeError(
+                f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: {type}"
+            )
         if idx:
             if index is not None or not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")
@@ -502,8 +540,11 @@ class device:
         self.type, self.index = kind, index
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}')" if self.index is None else \
-            f"device(type='{self.type}', index={self.index})"
+        return (
+            f"device(type='{self.type}')"
+            if self.index is None
+            else f"device(type='{self.type}', index={self.index})"
+        )
 
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"
@@ -529,8 +570,28 @@ class device:
         return None
 
 
-_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
-                 "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEVICE_TYPES = (
+    "cpu",
+    "cuda",
+    "ipu",
+    "xpu",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "hip",
+    "ve",
+    "fpga",
+    "maia",
+    "xla",
+    "lazy",
+    "vulkan",
+    "mps",
+    "meta",
+    "hpu",
+    "mtia",
+    "privateuseone",
+)
 _NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 _NOT_COMPILED = {"cuda": "Torch not compiled with CUDA enabled", "xpu": "Torch not compiled with XPU enabled"}
 _CPU = device("cpu")
@@ -545,8 +606,10 @@ def _check_device(d: Any) -> None:
     kind = device(d).type
     if kind == "cpu":
         return
-    hint = f" (disttorch computes on the CPU only, like a CPU build of PyTorch: use device='cpu'; " \
-           f"torch.cuda.is_available() and torch.accelerator.is_available() are False)"
+    hint = (
+        " (disttorch computes on the CPU only, like a CPU build of PyTorch: use device='cpu'; "
+        "torch.cuda.is_available() and torch.accelerator.is_available() are False)"
+    )
     if kind in _NOT_COMPILED:
         raise AssertionError(_NOT_COMPILED[kind] + hint)
     if kind == "mps":
@@ -558,8 +621,9 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     """Turn a possibly negative ``dim`` into an index, with PyTorch's error if out of range."""
     n = max(ndim, 1)
     if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
     return dim + n if dim < 0 else dim
 
 
@@ -577,8 +641,9 @@ def is_tensor(obj: Any) -> bool:
 def _tensor_arg(name: str, value: Any, arg: str = "input", position: int = 1) -> Tensor:
     """``value`` if it is a Tensor, else PyTorch's TypeError for argument ``arg`` of ``name``."""
     if not isinstance(value, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
-                        f"{type(value).__name__}")
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}"
+        )
     return value
 
 

@@ -6,13 +6,19 @@ process; they are read and set with ``threadpoolctl`` (``pip install disttorch[t
 disttorch runs no inter-op thread pool: ``set_num_interop_threads`` is kept for
 ``get_num_interop_threads`` with PyTorch's rule that it may be set once.
 """
+
 from __future__ import annotations
 
 import os
 from typing import Any
 
-__all__ = ["get_num_interop_threads", "get_num_threads", "init_num_threads", "set_num_interop_threads",
-           "set_num_threads"]
+__all__ = [
+    "get_num_interop_threads",
+    "get_num_threads",
+    "init_num_threads",
+    "set_num_interop_threads",
+    "set_num_threads",
+]
 
 _interop: dict[str, int | None] = {"threads": None}
 
@@ -21,9 +27,11 @@ def _controller() -> Any:
     try:
         from threadpoolctl import ThreadpoolController
     except ImportError:
-        raise ImportError("torch.set_num_threads/get_num_threads need the threadpoolctl package to "
-                          "reach NumPy's BLAS threads: pip install 'disttorch[threads]' "
-                          "(or pip install threadpoolctl)") from None
+        raise ImportError(
+            "torch.set_num_threads/get_num_threads need the threadpoolctl package to "
+            "reach NumPy's BLAS threads: pip install 'disttorch[threads]' "
+            "(or pip install threadpoolctl)"
+        ) from None
     return ThreadpoolController()
 
 
@@ -56,8 +64,10 @@ def set_num_interop_threads(int: int) -> None:
     a second call). disttorch has no inter-op pool: the value is only reported back."""
     n = _check_count("set_num_interop_threads", int)
     if _interop["threads"] is not None:
-        raise RuntimeError("Error: cannot set number of interop threads after parallel work has started "
-                           "or set_num_interop_threads called")
+        raise RuntimeError(
+            "Error: cannot set number of interop threads after parallel work has started "
+            "or set_num_interop_threads called"
+        )
     _interop["threads"] = n
 
 
@@ -65,8 +75,9 @@ def get_num_interop_threads() -> int:
     """The inter-op thread count: the value set, else the number of usable cores (PyTorch's
     default)."""
     if _interop["threads"] is None:
-        _interop["threads"] = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else (os.cpu_count() or 1)
+        _interop["threads"] = (
+            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        )
     return _interop["threads"]
 
 

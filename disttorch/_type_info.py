@@ -31,8 +31,9 @@ class finfo:
     def __init__(self, type: _dtype.dtype | None = None) -> None:
         d = _dtype.get_default_dtype() if type is None else type
         if not isinstance(d, _dtype.dtype) or not d.is_floating_point:
-            raise TypeError(f"disttorch.finfo() requires a floating point input type. Use "
-                            f"disttorch.iinfo to handle '{d}'")
+            raise TypeError(
+                f"disttorch.finfo() requires a floating point input type. Use disttorch.iinfo to handle '{d}'"
+            )
         if d is _dtype.bfloat16:
             import ml_dtypes
 
@@ -54,9 +55,11 @@ class finfo:
         return hash(("finfo", self.dtype))
 
     def __repr__(self) -> str:
-        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
-                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
-                f"dtype={self.dtype})")
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
 
 
 class iinfo:
@@ -71,8 +74,9 @@ class iinfo:
         if type is _dtype.bool:
             raise TypeError("disttorch.bool is not supported by disttorch.iinfo")
         if not isinstance(type, _dtype.dtype) or type.is_floating_point:
-            raise TypeError(f"disttorch.iinfo() requires an integer input type. Use "
-                            f"disttorch.finfo to handle '{type}'")
+            raise TypeError(
+                f"disttorch.iinfo() requires an integer input type. Use disttorch.finfo to handle '{type}'"
+            )
         info = np.iinfo(type.numpy)
         self.bits, self.max, self.min, self.dtype = info.bits, int(info.max), int(info.min), type.name
 

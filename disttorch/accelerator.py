@@ -5,6 +5,7 @@
 torch.device("cpu")`` picks the CPU; functions that need a device raise RuntimeError
 ("Cannot access accelerator device when none is available."), as that build does.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -45,7 +46,9 @@ def get_device_module(device: Any = None) -> Any:
 
     kind = device.type if isinstance(device, _device) else (str(device).split(":")[0] if device else "cpu")
     if kind not in ("cpu", "cuda", "mps", "xpu"):
-        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'.")
+        raise RuntimeError(
+            f"Device '{kind}' does not have a corresponding module registered as 'torch.{kind}'."
+        )
     return importlib.import_module(f"disttorch.{kind}")
 
 
@@ -67,6 +70,7 @@ def device_count() -> int:
 def _raises(doc: str):
     def fn(*args: Any, **kwargs: Any) -> Any:
         no_accelerator()
+
     fn.__doc__ = doc + " Raises RuntimeError: there is no accelerator (as the CPU build)."
     return fn
 

@@ -1,6 +1,7 @@
 """``torch.compiler``: the controls of ``torch.compile``. disttorch runs every program
 eagerly (``torch.compile`` returns its argument), so the markers return what they mark,
 ``is_compiling()`` is False and ``reset()`` has nothing to clear."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -8,8 +9,18 @@ from typing import Any
 
 from ._compile import compile
 
-__all__ = ["allow_in_graph", "assume_constant_result", "compile", "cudagraph_mark_step_begin", "disable",
-           "is_compiling", "is_dynamo_compiling", "list_backends", "reset", "substitute_in_graph"]
+__all__ = [
+    "allow_in_graph",
+    "assume_constant_result",
+    "compile",
+    "cudagraph_mark_step_begin",
+    "disable",
+    "is_compiling",
+    "is_dynamo_compiling",
+    "list_backends",
+    "reset",
+    "substitute_in_graph",
+]
 
 
 def _marker(fn: Callable | None = None, *args: Any, **kwargs: Any) -> Any:
@@ -31,8 +42,9 @@ def assume_constant_result(fn: Callable) -> Callable:
     return fn
 
 
-def substitute_in_graph(original_fn: Callable, *, can_constant_fold_through: bool = False,
-                        skip_signature_check: bool = False) -> Callable:
+def substitute_in_graph(
+    original_fn: Callable, *, can_constant_fold_through: bool = False, skip_signature_check: bool = False
+) -> Callable:
     """A decorator returning the decorated function unchanged (nothing is traced)."""
     return lambda fn: fn
 

@@ -1,5 +1,6 @@
 """``torch.export``: importable; capturing a program raises ``RuntimeError`` (disttorch has no
 graph capture). ``save``/``load`` of exported programs raise the same error."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,8 +17,15 @@ class ExportedProgram:
         raise no_graph_capture("torch.export.ExportedProgram")
 
 
-def export(mod: Any, args: tuple = (), kwargs: dict | None = None, *, dynamic_shapes: Any = None,
-           strict: bool = False, preserve_module_call_signature: tuple = ()) -> ExportedProgram:
+def export(
+    mod: Any,
+    args: tuple = (),
+    kwargs: dict | None = None,
+    *,
+    dynamic_shapes: Any = None,
+    strict: bool = False,
+    preserve_module_call_signature: tuple = (),
+) -> ExportedProgram:
     """Raises ``RuntimeError``: disttorch cannot capture a graph."""
     raise no_graph_capture("torch.export.export")
 

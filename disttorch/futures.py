@@ -1,5 +1,6 @@
 """``torch.futures``: ``Future`` (a result that arrives later, with ``then`` callbacks),
 ``collect_all`` and ``wait_all``."""
+
 from __future__ import annotations
 
 import threading
@@ -76,6 +77,7 @@ class Future(Generic[T]):
                 out.set_result(callback(fut))
             except BaseException as e:  # noqa: BLE001  (the error travels in the future)
                 out.set_exception(e)
+
         self.add_done_callback(run)
         return out
 
@@ -94,6 +96,7 @@ def collect_all(futures: list[Future]) -> Future[list[Future]]:
             last = remaining[0] == 0
         if last:
             out.set_result(list(futures))
+
     for f in futures:
         f.add_done_callback(one_done)
     return out

@@ -1,6 +1,7 @@
 """``torch.fx``: importable; ``symbolic_trace``/``Tracer``/``GraphModule`` raise ``RuntimeError``
 (disttorch has no graph capture). ``wrap`` returns its argument, so modules that mark leaf
 functions at import time still import."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -22,7 +23,6 @@ def wrap(fn_or_name: Callable | str) -> Callable | str:
 
 
 class _Unavailable:
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise no_graph_capture(f"torch.fx.{type(self).__name__}")
 

@@ -5,6 +5,7 @@ and its entrypoint called), and ``load_state_dict_from_url`` loads the file when
 in ``<hub dir>/checkpoints``. Anything that needs the network (GitHub repositories, a
 checkpoint not yet cached) raises ``RuntimeError`` saying what to put where.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,7 +26,8 @@ def get_dir() -> str:
     if _hub_dir[0] is not None:
         return _hub_dir[0]
     torch_home = os.environ.get("TORCH_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch")
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch"
+    )
     return os.path.join(os.path.expanduser(torch_home), "hub")
 
 
@@ -35,9 +37,11 @@ def set_dir(d: str | os.PathLike) -> None:
 
 
 def _no_network(what: str) -> RuntimeError:
-    return RuntimeError(f"torch.hub: {what} needs the network, and disttorch does not download. Clone the "
-                        "repository and use source='local', or put the checkpoint file in "
-                        f"{os.path.join(get_dir(), 'checkpoints')}")
+    return RuntimeError(
+        f"torch.hub: {what} needs the network, and disttorch does not download. Clone the "
+        "repository and use source='local', or put the checkpoint file in "
+        f"{os.path.join(get_dir(), 'checkpoints')}"
+    )
 
 
 def _hubconf(repo_or_dir: str, source: str) -> Any:
@@ -65,21 +69,44 @@ def _entry(module: Any, model: str) -> Callable:
     return fn
 
 
-def list(github: str, force_reload: bool = False, skip_validation: bool = False, trust_repo: Any = None,
-         verbose: bool = True, *, source: str = "github") -> list[str]:
+def list(
+    github: str,
+    force_reload: bool = False,
+    skip_validation: bool = False,
+    trust_repo: Any = None,
+    verbose: bool = True,
+    *,
+    source: str = "github",
+) -> list[str]:
     """The entrypoints of a hub repository (``source="local"``: a directory with ``hubconf.py``)."""
     module = _hubconf(github, source)
     return [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
 
 
-def help(github: str, model: str, force_reload: bool = False, skip_validation: bool = False,
-         trust_repo: Any = None, *, source: str = "github") -> str | None:
+def help(
+    github: str,
+    model: str,
+    force_reload: bool = False,
+    skip_validation: bool = False,
+    trust_repo: Any = None,
+    *,
+    source: str = "github",
+) -> str | None:
     """The docstring of entrypoint ``model``."""
     return _entry(_hubconf(github, source), model).__doc__
 
 
-def load(repo_or_dir: str, model: str, *args: Any, source: str = "github", trust_repo: Any = None,
-         force_reload: bool = False, verbose: bool = True, skip_validation: bool = False, **kwargs: Any) -> Any:
+def load(
+    repo_or_dir: str,
+    model: str,
+    *args: Any,
+    source: str = "github",
+    trust_repo: Any = None,
+    force_reload: bool = False,
+    verbose: bool = True,
+    skip_validation: bool = False,
+    **kwargs: Any,
+) -> Any:
     """Call entrypoint ``model`` of ``repo_or_dir``'s ``hubconf.py`` with ``*args, **kwargs``.
     Only ``source="local"`` works here (no downloads)."""
     return _entry(_hubconf(repo_or_dir, source), model)(*args, **kwargs)
@@ -90,9 +117,15 @@ def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, pro
     raise _no_network(f"downloading {url}")
 
 
-def load_state_dict_from_url(url: str, model_dir: str | None = None, map_location: Any = None,
-                             progress: bool = True, check_hash: bool = False, file_name: str | None = None,
-                             weights_only: bool = True) -> dict[str, Any]:
+def load_state_dict_from_url(
+    url: str,
+    model_dir: str | None = None,
+    map_location: Any = None,
+    progress: bool = True,
+    check_hash: bool = False,
+    file_name: str | None = None,
+    weights_only: bool = True,
+) -> dict[str, Any]:
     """Load the checkpoint of ``url`` from the hub cache (``<hub dir>/checkpoints/<file name>``
     or ``model_dir``); raises ``RuntimeError`` if it is not there (no downloads)."""
     from .serialization import load as _load

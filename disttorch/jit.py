@@ -6,6 +6,7 @@ signature fails there, as tracing would) and returns ``func``. Results are ident
 the eager program; nothing is compiled or sped up. ``save``/``load`` of TorchScript
 archives are not available (use ``torch.save`` of a ``state_dict``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -33,19 +34,30 @@ __all__ = [
 T = TypeVar("T")
 
 
-def script(obj: T, optimize: Any = None, _frames_up: int = 0, _rcb: Any = None,
-           example_inputs: Any = None) -> T:
+def script(
+    obj: T, optimize: Any = None, _frames_up: int = 0, _rcb: Any = None, example_inputs: Any = None
+) -> T:
     """Return ``obj`` (a function or ``nn.Module``) unchanged: it computes what the
     scripted version would. No compilation happens."""
     if not callable(obj) and not isinstance(obj, type):
-        raise RuntimeError(f"torch.jit.script expects a function, a class or an nn.Module, got "  # noqa: TRY004
-                           f"{type(obj).__name__}")
+        raise RuntimeError(
+            f"torch.jit.script expects a function, a class or an nn.Module, got "  # noqa: TRY004
+            f"{type(obj).__name__}"
+        )
     return obj
 
 
-def trace(func: T, example_inputs: Any = None, optimize: Any = None, check_trace: bool = True,
-          check_inputs: Any = None, check_tolerance: float = 1e-5, strict: bool = True,
-          example_kwarg_inputs: dict | None = None, **kwargs: Any) -> T:
+def trace(
+    func: T,
+    example_inputs: Any = None,
+    optimize: Any = None,
+    check_trace: bool = True,
+    check_inputs: Any = None,
+    check_tolerance: float = 1e-5,
+    strict: bool = True,
+    example_kwarg_inputs: dict | None = None,
+    **kwargs: Any,
+) -> T:
     """Run ``func`` once on ``example_inputs`` (a tensor or a tuple of them) and return
     ``func`` unchanged: it computes what the traced version would (including data-dependent
     control flow, which a real trace would freeze)."""
@@ -54,8 +66,12 @@ def trace(func: T, example_inputs: Any = None, optimize: Any = None, check_trace
     if example_inputs is None and example_kwarg_inputs is None:
         raise RuntimeError("torch.jit.trace needs example_inputs (or example_kwarg_inputs)")
     from .autograd import no_grad
-    args = example_inputs if isinstance(example_inputs, tuple) else \
-        (() if example_inputs is None else (example_inputs,))
+
+    args = (
+        example_inputs
+        if isinstance(example_inputs, tuple)
+        else (() if example_inputs is None else (example_inputs,))
+    )
     with no_grad():
         func(*args, **(example_kwarg_inputs or {}))
     return func
@@ -136,11 +152,15 @@ class ScriptFunction:
 
 def save(m: Any, f: Any, _extra_files: Any = None) -> None:
     """Not available: there are no TorchScript archives (use ``torch.save(m.state_dict(), f)``)."""
-    raise RuntimeError("torch.jit.save is not available in disttorch (no TorchScript): save the "
-                       "weights with torch.save(model.state_dict(), path)")
+    raise RuntimeError(
+        "torch.jit.save is not available in disttorch (no TorchScript): save the "
+        "weights with torch.save(model.state_dict(), path)"
+    )
 
 
 def load(f: Any, map_location: Any = None, _extra_files: Any = None) -> Any:
     """Not available: there are no TorchScript archives (use ``torch.load`` of a state_dict)."""
-    raise RuntimeError("torch.jit.load is not available in disttorch (no TorchScript archives): "
-                       "load a state_dict with torch.load and model.load_state_dict")
+    raise RuntimeError(
+        "torch.jit.load is not available in disttorch (no TorchScript archives): "
+        "load a state_dict with torch.load and model.load_state_dict"
+    )

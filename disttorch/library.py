@@ -8,6 +8,7 @@ shape function (kept, never needed without a tracer). The low-level registration
 (``Library``, ``define``, ``impl``), which fills ATen's dispatcher, is not provided: its
 calls raise ``NotImplementedError``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,8 +17,16 @@ from typing import Any
 
 from .autograd.function import Function
 
-__all__ = ["CustomOpDef", "Library", "custom_op", "define", "impl", "register_autograd", "register_fake",
-           "register_kernel"]
+__all__ = [
+    "CustomOpDef",
+    "Library",
+    "custom_op",
+    "define",
+    "impl",
+    "register_autograd",
+    "register_fake",
+    "register_kernel",
+]
 
 
 class CustomOpDef:
@@ -35,10 +44,12 @@ class CustomOpDef:
 
     def register_kernel(self, device_types: str | Iterable[str], fn: Callable | None = None) -> Any:
         """Use ``fn`` on ``device_types`` (decorator when ``fn`` is omitted)."""
+
         def register(f: Callable) -> Callable:
             for d in [device_types] if isinstance(device_types, str) else device_types:
                 self._kernels[d] = f
             return f
+
         return register if fn is None else register(fn)
 
     def register_fake(self, fn: Callable) -> Callable:
@@ -78,47 +89,63 @@ class CustomOpDef:
         return f"<CustomOpDef({self._name})>"
 
 
-def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: Iterable[str] | str,
-              device_types: str | Iterable[str] | None = None, schema: str | None = None) -> Any:
+def custom_op(
+    name: str,
+    fn: Callable | None = None,
+    /,
+    *,
+    mutates_args: Iterable[str] | str,
+    device_types: str | Iterable[str] | None = None,
+    schema: str | None = None,
+) -> Any:
     """Make ``fn`` the custom operator ``name`` (``"ns::op"``); a decorator when ``fn`` is omitted.
     ``mutates_args`` (required, as in PyTorch) names the arguments it writes to (or ``"unknown"``)."""
+
     def wrap(f: Callable) -> CustomOpDef:
         op = CustomOpDef(name, f, mutates_args)
         if device_types is not None:
             op.register_kernel(device_types, f)
         return op
+
     return wrap if fn is None else wrap(fn)
 
 
-def register_autograd(op: CustomOpDef, backward: Callable, *, setup_context: Callable | None = None,
-                      lib: Any = None) -> None:
+def register_autograd(
+    op: CustomOpDef, backward: Callable, *, setup_context: Callable | None = None, lib: Any = None
+) -> None:
     """``op.register_autograd(backward, setup_context=...)`` for a ``custom_op``."""
     _custom(op, "register_autograd").register_autograd(backward, setup_context=setup_context)
 
 
-def register_fake(op: CustomOpDef, fn: Callable | None = None, /, *, lib: Any = None,
-                  _stacklevel: int = 1) -> Any:
+def register_fake(
+    op: CustomOpDef, fn: Callable | None = None, /, *, lib: Any = None, _stacklevel: int = 1
+) -> Any:
     """``op.register_fake(fn)`` for a ``custom_op`` (decorator when ``fn`` is omitted)."""
     target = _custom(op, "register_fake")
     return target.register_fake if fn is None else target.register_fake(fn)
 
 
-def register_kernel(op: CustomOpDef, device_types: str | Iterable[str], fn: Callable | None = None, /, *,
-                    lib: Any = None) -> Any:
+def register_kernel(
+    op: CustomOpDef, device_types: str | Iterable[str], fn: Callable | None = None, /, *, lib: Any = None
+) -> Any:
     """``op.register_kernel(device_types, fn)`` for a ``custom_op``."""
     return _custom(op, "register_kernel").register_kernel(device_types, fn)
 
 
 def _custom(op: Any, api: str) -> CustomOpDef:
     if not isinstance(op, CustomOpDef):
-        raise NotImplementedError(f"torch.library.{api}: only operators made with torch.library.custom_op "
-                                  f"can be registered here (got {op!r}); ATen's dispatcher is not modelled")
+        raise NotImplementedError(
+            f"torch.library.{api}: only operators made with torch.library.custom_op "
+            f"can be registered here (got {op!r}); ATen's dispatcher is not modelled"
+        )
     return op
 
 
 def _no_dispatcher(api: str) -> NotImplementedError:
-    return NotImplementedError(f"torch.library.{api}: disttorch has no ATen dispatcher to register schemas or "
-                               "kernels in; define the operator with torch.library.custom_op instead")
+    return NotImplementedError(
+        f"torch.library.{api}: disttorch has no ATen dispatcher to register schemas or "
+        "kernels in; define the operator with torch.library.custom_op instead"
+    )
 
 
 class Library:

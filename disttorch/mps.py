@@ -3,6 +3,7 @@
 ``is_available()`` is False and ``device_count()`` 0; ``manual_seed`` is ignored; calls that
 need the MPS backend raise RuntimeError, as that build does.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -42,6 +43,7 @@ def manual_seed(seed: int) -> None:
 def _raises(what: str, doc: str):
     def fn(*args: Any, **kwargs: Any) -> Any:
         no_mps(what)
+
     fn.__doc__ = doc + " Raises RuntimeError: no MPS backend (as the CPU build)."
     return fn
 

@@ -4,6 +4,7 @@ stand in for tensors. ``has_torch_function`` finds arguments whose type defines
 order (subclasses before their bases, otherwise left to right). disttorch's own ops do not
 call the protocol; a library's functions can, with these helpers.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -11,14 +12,24 @@ from typing import Any
 
 from ._tensor import Tensor
 
-__all__ = ["get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
-           "handle_torch_function", "has_torch_function", "is_tensor_like", "is_tensor_method_or_property"]
+__all__ = [
+    "get_ignored_functions",
+    "get_overridable_functions",
+    "get_testing_overrides",
+    "handle_torch_function",
+    "has_torch_function",
+    "is_tensor_like",
+    "is_tensor_method_or_property",
+]
 
 
 def _overrides(obj: Any) -> bool:
     kind = type(obj)
-    return kind is not Tensor and getattr(kind, "__torch_function__", None) is not None \
+    return (
+        kind is not Tensor
+        and getattr(kind, "__torch_function__", None) is not None
         and getattr(kind, "__torch_function__", None) is not getattr(Tensor, "__torch_function__", None)
+    )
 
 
 def is_tensor_like(inp: Any) -> bool:
@@ -41,7 +52,9 @@ def _overloaded_args(relevant_args: Iterable[Any]) -> list:
     return out
 
 
-def handle_torch_function(public_api: Callable, relevant_args: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
+def handle_torch_function(
+    public_api: Callable, relevant_args: Iterable[Any], *args: Any, **kwargs: Any
+) -> Any:
     """Call ``__torch_function__(public_api, types, args, kwargs)`` of the overriding arguments
     until one returns something other than ``NotImplemented``; raise ``TypeError`` if none does."""
     overloaded = _overloaded_args(relevant_args)
@@ -51,8 +64,10 @@ def handle_torch_function(public_api: Callable, relevant_args: Iterable[Any], *a
         if result is not NotImplemented:
             return result
     name = getattr(public_api, "__name__", repr(public_api))
-    raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
-                    f"{[type(a) for a in overloaded]}")
+    raise TypeError(
+        f"no implementation found for '{name}' on types that implement __torch_function__: "
+        f"{[type(a) for a in overloaded]}"
+    )
 
 
 def get_ignored_functions() -> set[Callable]:
@@ -64,9 +79,16 @@ def get_overridable_functions() -> dict[Any, list[Callable]]:
     """The public functions of ``torch`` (this package) and the methods of ``Tensor``."""
     import disttorch
 
-    funcs = [getattr(disttorch, n) for n in dir(disttorch) if not n.startswith("_")
-             and callable(getattr(disttorch, n)) and not isinstance(getattr(disttorch, n), type)]
-    methods = [getattr(Tensor, n) for n in dir(Tensor) if not n.startswith("_") and callable(getattr(Tensor, n))]
+    funcs = [
+        getattr(disttorch, n)
+        for n in dir(disttorch)
+        if not n.startswith("_")
+        and callable(getattr(disttorch, n))
+        and not isinstance(getattr(disttorch, n), type)
+    ]
+    methods = [
+        getattr(Tensor, n) for n in dir(Tensor) if not n.startswith("_") and callable(getattr(Tensor, n))
+    ]
     return {disttorch: funcs, Tensor: methods}
 
 

@@ -1,5 +1,6 @@
 """``torch.return_types``: the named-tuple types of ops with several results
 (``torch.return_types.max`` is the type of ``torch.max(x, dim)``'s ``(values, indices)``)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,6 @@
 """``torch.torch_version``: ``TorchVersion``, a version string that compares as a version
 (``torch.__version__ >= "2.1"``, ``>= (2, 1)``)."""
+
 from __future__ import annotations
 
 import re

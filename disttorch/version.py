@@ -1,5 +1,6 @@
 """``torch.version``: what this build is. ``__version__`` is disttorch's own version;
 ``cuda``, ``hip`` and ``xpu`` are None (no GPU toolkit), as on a CPU build of PyTorch."""
+
 from __future__ import annotations
 
 from . import __version__  # disttorch's own version (one definition, in the package)

@@ -4,6 +4,7 @@
 calls that need a device raise ``AssertionError: Torch not compiled with XPU enabled``, as
 that build does.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -65,6 +66,7 @@ def memory_allocated(device: Any = None) -> int:
 def _raises(doc: str):
     def fn(*args: Any, **kwargs: Any) -> Any:
         no_xpu()
+
     fn.__doc__ = doc + " Raises AssertionError: no XPU (as the CPU build)."
     return fn
 

@@ -23,6 +23,7 @@ is the one of ``disttorch/distributed/algorithms/ring.py`` (its helper functions
 
 Every rank records what it did; rank 0 gathers the records and prints one table per step.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,7 +53,7 @@ def init_distributed() -> None:
 def show(t: torch.Tensor, chunk: int) -> str:
     """``[1 2 | 3 4 | ...]``: the tensor cut into its chunks."""
     values = [f"{v:>{5}}" for v in t.tolist()]
-    return "[" + " |".join(" ".join(values[i:i + chunk]) for i in range(0, len(values), chunk)) + " ]"
+    return "[" + " |".join(" ".join(values[i : i + chunk]) for i in range(0, len(values), chunk)) + " ]"
 
 
 def exchange(outgoing: torch.Tensor, right: int, incoming: torch.Tensor, left: int) -> None:
@@ -77,14 +78,18 @@ def ring_all_reduce(x: torch.Tensor, chunk: int) -> list[str]:
         send_i, recv_i = reduce_scatter_blocks(rank, step, n)
         exchange(chunks[send_i].clone(), right, incoming, left)
         chunks[recv_i] += incoming
-        log.append(f"reduce-scatter step {step}: rank {rank} sends chunk {send_i} to rank {right}, "
-                   f"adds   chunk {recv_i} from rank {left} -> {show(x, chunk)}")
+        log.append(
+            f"reduce-scatter step {step}: rank {rank} sends chunk {send_i} to rank {right}, "
+            f"adds   chunk {recv_i} from rank {left} -> {show(x, chunk)}"
+        )
     for step in range(n - 1):
         send_i, recv_i = all_gather_blocks(rank, step, n)
         exchange(chunks[send_i].clone(), right, incoming, left)
         chunks[recv_i].copy_(incoming)
-        log.append(f"all-gather     step {step}: rank {rank} sends chunk {send_i} to rank {right}, "
-                   f"copies chunk {recv_i} from rank {left} -> {show(x, chunk)}")
+        log.append(
+            f"all-gather     step {step}: rank {rank} sends chunk {send_i} to rank {right}, "
+            f"copies chunk {recv_i} from rank {left} -> {show(x, chunk)}"
+        )
     return log
 
 
@@ -92,7 +97,7 @@ def main() -> None:
     args = parse_args()
     init_distributed()
     rank, n = dist.get_rank(), dist.get_world_size()
-    values = 10 ** rank * torch.arange(1, n * args.chunk + 1, dtype=torch.int64)
+    values = 10**rank * torch.arange(1, n * args.chunk + 1, dtype=torch.int64)
     start = [None] * n
     dist.all_gather_object(start, show(values, args.chunk))
 

@@ -24,6 +24,7 @@ This script trains the same small network three ways, from the same initial weig
 and prints how far apart the parameters end up (within float32 rounding: the sums are
 done in a different order), and whether every rank holds exactly the same parameters.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -119,8 +120,13 @@ def main() -> None:
     if rank == 0:
         print(f"{world} rank(s) x batch {args.batch_size}, {args.steps} steps of SGD with momentum")
         print(f"loss of the combined batch: {losses[0]:.4f} at step 1, {losses[-1]:.4f} at step {args.steps}")
-        rows = [("by hand - DDP", max_difference(by_hand, with_ddp)),
-                (f"by hand - one process on the batch of {world * args.batch_size}", max_difference(by_hand, single))]
+        rows = [
+            ("by hand - DDP", max_difference(by_hand, with_ddp)),
+            (
+                f"by hand - one process on the batch of {world * args.batch_size}",
+                max_difference(by_hand, single),
+            ),
+        ]
         width = max(len(label) for label, _ in rows)
         for label, value in rows:
             print(f"max |{label}|{' ' * (width - len(label))} = {value:.3g}")

@@ -15,6 +15,7 @@ is saved with the checkpoint.
 The script is written against PyTorch's API: replace ``import disttorch as torch`` by
 ``import torch`` (and the two disttorch-only imports) and it runs under torchrun.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,15 +38,26 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--epochs", type=int, default=15)
     p.add_argument("--batch-size", type=int, default=32, help="per rank (global batch = world size x this)")
     p.add_argument("--lr", type=float, default=1e-2, help="peak learning rate of Adam (one-cycle schedule)")
-    p.add_argument("--bucket-cap-mb", type=float, default=25.0,
-                   help="DDP gradient bucket size in MiB; the model has 0.27 MiB of gradients, so try 0.1 to see "
-                        "several buckets overlap with backward (--trace-dir)")
-    p.add_argument("--max-steps", type=int, default=None, help="stop each epoch after this many steps (short runs)")
+    p.add_argument(
+        "--bucket-cap-mb",
+        type=float,
+        default=25.0,
+        help="DDP gradient bucket size in MiB; the model has 0.27 MiB of gradients, so try 0.1 to see "
+        "several buckets overlap with backward (--trace-dir)",
+    )
+    p.add_argument(
+        "--max-steps", type=int, default=None, help="stop each epoch after this many steps (short runs)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--checkpoint-dir", default="checkpoints/digits", help="'' to save no checkpoints")
-    p.add_argument("--resume", action="store_true",
-                   help="continue from the latest checkpoint (automatic when the launcher restarts the job)")
-    p.add_argument("--log-metrics", default=None, metavar="DIR", help="write DIR/rank<k>.jsonl (for disttorch-plot)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the latest checkpoint (automatic when the launcher restarts the job)",
+    )
+    p.add_argument(
+        "--log-metrics", default=None, metavar="DIR", help="write DIR/rank<k>.jsonl (for disttorch-plot)"
+    )
     return p.parse_args()
 
 
@@ -94,7 +106,9 @@ def main() -> None:
     net = DigitNet()
     model = DDP(net, bucket_cap_mb=args.bucket_cap_mb) if launched else net
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=args.lr, total_steps=args.epochs * steps)
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=args.lr, total_steps=args.epochs * steps
+    )
     ckpt = Checkpointer(args.checkpoint_dir or ".", model=net, optimizer=optimizer, scheduler=scheduler)
     start_epoch = 0
     restarted = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")) > 0  # disttorch-launch --max-restarts
@@ -105,8 +119,11 @@ def main() -> None:
             print(f"resuming from {where} at epoch {start_epoch + 1}", flush=True)
     metrics = MetricsLog(args.log_metrics, append=args.resume) if args.log_metrics else None
     if rank == 0:
-        print(f"{world} rank(s), {len(train_set)} training images, {steps} steps of "
-              f"{world} x {args.batch_size} images per epoch", flush=True)
+        print(
+            f"{world} rank(s), {len(train_set)} training images, {steps} steps of "
+            f"{world} x {args.batch_size} images per epoch",
+            flush=True,
+        )
 
     started = time.perf_counter()
     for epoch in range(start_epoch, args.epochs):
@@ -132,8 +149,11 @@ def main() -> None:
     if rank == 0:
         seconds = time.perf_counter() - started
         print(f"trained {args.epochs - start_epoch} epoch(s) in {seconds:.1f} s", flush=True)
-        print(f"test accuracy: {100 * accuracy(net, test_images, test_labels):.2f}% "
-              f"({len(test_labels)} test images)", flush=True)
+        print(
+            f"test accuracy: {100 * accuracy(net, test_images, test_labels):.2f}% "
+            f"({len(test_labels)} test images)",
+            flush=True,
+        )
     if metrics is not None:
         metrics.close()
     if launched:

@@ -15,6 +15,7 @@ same AdamW step. Rank 0 reports the loss on held-out text (the last 10 %) and pr
 samples: characters drawn one at a time from ``softmax(logits / temperature)``. A low
 temperature picks likely characters (safe, repetitive); a high one takes more risks.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--sample-chars", type=int, default=300)
     p.add_argument("--temperature", type=float, default=0.8)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--log-metrics", default=None, metavar="DIR", help="write DIR/rank<k>.jsonl (for disttorch-plot)")
+    p.add_argument(
+        "--log-metrics", default=None, metavar="DIR", help="write DIR/rank<k>.jsonl (for disttorch-plot)"
+    )
     return p.parse_args()
 
 
@@ -59,7 +62,9 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
-        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in self.qkv(x).split(C, dim=2))
+        q, k, v = (
+            t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in self.qkv(x).split(C, dim=2)
+        )
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # [B, heads, T, C // heads]
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
 
@@ -93,10 +98,12 @@ class GPT(nn.Module):
         return self.head(self.ln_f(self.blocks(x)))
 
     @torch.no_grad()
-    def generate(self, idx: torch.Tensor, length: int, temperature: float, generator: torch.Generator) -> torch.Tensor:
+    def generate(
+        self, idx: torch.Tensor, length: int, temperature: float, generator: torch.Generator
+    ) -> torch.Tensor:
         """Append ``length`` characters to ``idx`` ``[1, T]``, each drawn from softmax(logits / temperature)."""
         for _ in range(length):
-            logits = self(idx[:, -self.block_size:])[:, -1, :]
+            logits = self(idx[:, -self.block_size :])[:, -1, :]
             probs = F.softmax(logits / temperature, dim=-1)
             idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], dim=1)
         return idx
@@ -105,8 +112,8 @@ class GPT(nn.Module):
 def windows(data: torch.Tensor, batch_size: int, block_size: int, g: torch.Generator):
     """``batch_size`` random windows: inputs ``[B, T]`` and the same shifted by one (targets)."""
     starts = torch.randint(0, len(data) - block_size - 1, (batch_size,), generator=g).tolist()
-    x = torch.stack([data[s:s + block_size] for s in starts])
-    y = torch.stack([data[s + 1:s + block_size + 1] for s in starts])
+    x = torch.stack([data[s : s + block_size] for s in starts])
+    y = torch.stack([data[s + 1 : s + block_size + 1] for s in starts])
     return x, y
 
 
@@ -148,16 +155,22 @@ def main() -> None:
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     warmup = max(1, args.steps // 20)
     scheduler = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then cosine decay to 10 %
-        optimizer, lambda s: min(1.0, (s + 1) / warmup) * (0.55 + 0.45 * math.cos(math.pi * s / args.steps)))
+        optimizer, lambda s: min(1.0, (s + 1) / warmup) * (0.55 + 0.45 * math.cos(math.pi * s / args.steps))
+    )
     g = torch.Generator().manual_seed(args.seed * 1000 + rank)  # each rank its own windows
     metrics = MetricsLog(args.log_metrics) if args.log_metrics else None
     if rank == 0:
         params = sum(p.numel() for p in net.parameters())
-        print(f"{world} rank(s); {len(text):,} characters, vocabulary of {len(vocab)}; GPT with {params:,} "
-              f"parameters; {args.steps} steps of {world} x {args.batch_size} windows of {args.block_size}",
-              flush=True)
-        print(f"held-out loss before training: {held_out_loss(net, val_data, args):.3f} "
-              f"(guessing uniformly: ln {len(vocab)} = {math.log(len(vocab)):.3f})", flush=True)
+        print(
+            f"{world} rank(s); {len(text):,} characters, vocabulary of {len(vocab)}; GPT with {params:,} "
+            f"parameters; {args.steps} steps of {world} x {args.batch_size} windows of {args.block_size}",
+            flush=True,
+        )
+        print(
+            f"held-out loss before training: {held_out_loss(net, val_data, args):.3f} "
+            f"(guessing uniformly: ln {len(vocab)} = {math.log(len(vocab)):.3f})",
+            flush=True,
+        )
 
     started = time.perf_counter()
     bar = ProgressBar(args.steps, desc="training", disable=rank != 0)
@@ -174,8 +187,11 @@ def main() -> None:
             metrics.write(step=step, loss=loss.item())
         if rank == 0 and (step % args.eval_every == 0 or step == args.steps):
             bar.close()
-            print(f"step {step}: held-out loss {held_out_loss(net, val_data, args):.3f}; sample at temperature "
-                  f"{args.temperature}:\n{sample(net, vocab, args)}\n", flush=True)
+            print(
+                f"step {step}: held-out loss {held_out_loss(net, val_data, args):.3f}; sample at temperature "
+                f"{args.temperature}:\n{sample(net, vocab, args)}\n",
+                flush=True,
+            )
     if rank == 0:
         print(f"trained {args.steps} steps in {time.perf_counter() - started:.1f} s", flush=True)
     if metrics is not None:

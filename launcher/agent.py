@@ -69,7 +69,9 @@ class Agent:
         self._own_children = reaper.children()  # not ours to reap at teardown
         rdzv: Optional[Rendezvous] = None
         try:
-            rdzv = (StoreRendezvous(self.config, say) if self.config.nnodes > 1 else LocalRendezvous(self.config))
+            rdzv = (
+                StoreRendezvous(self.config, say) if self.config.nnodes > 1 else LocalRendezvous(self.config)
+            )
             for attempt in range(self.config.max_restarts + 1):
                 status = self._attempt(rdzv, attempt)
                 if status is not None:
@@ -109,14 +111,17 @@ class Agent:
         if attempt == 0:
             self._print_start(world)
         else:
-            say(f"restarting the worker group: restart {attempt} of {c.max_restarts} "
-                f"(DISTTORCH_RESTART_COUNT={attempt}, MASTER_PORT={world.master_port})")
+            say(
+                f"restarting the worker group: restart {attempt} of {c.max_restarts} "
+                f"(DISTTORCH_RESTART_COUNT={attempt}, MASTER_PORT={world.master_port})"
+            )
         if c.trace_dir is not None:
             from .trace_merge import prepare_trace_dir
 
             prepare_trace_dir(c.trace_dir)
-        group = WorkerGroup([self._spec(world, lr) for lr in range(c.nproc)], self._own_children,
-                            on_start=self.guardian.watch)
+        group = WorkerGroup(
+            [self._spec(world, lr) for lr in range(c.nproc)], self._own_children, on_start=self.guardian.watch
+        )
         started = time.monotonic()
         self._workers_running = True
         try:
@@ -137,7 +142,9 @@ class Agent:
             self._workers_running = False
         local = [group.ended[lr] for lr in sorted(group.ended)]
         gathered = self._try(lambda: rdzv.gather(attempt, local, note))
-        exits, notes = gathered if gathered is not None else (local, [note or "lost contact with the other nodes"])
+        exits, notes = (
+            gathered if gathered is not None else (local, [note or "lost contact with the other nodes"])
+        )
         self._merge_traces()
         if self.signal is not None:
             say(f"received {signal_name(self.signal)}: stopped all workers")
@@ -208,10 +215,21 @@ class Agent:
         rank = world.rank_offset + local_rank
         error_file = os.path.join(self._run_dir, f"attempt_{world.restart_count}", f"rank{rank}_error.json")
         os.makedirs(os.path.dirname(error_file), exist_ok=True)
-        env = worker_env(os.environ, world, local_rank, c.nproc, role=c.role, max_restarts=c.max_restarts,
-                         secret=self.secret, error_file=error_file,
-                         trace_dir=c.trace_dir, faults=c.faults, cores=self.plan.cores[local_rank],
-                         threads=self.threads, as_torch=c.as_torch)
+        env = worker_env(
+            os.environ,
+            world,
+            local_rank,
+            c.nproc,
+            role=c.role,
+            max_restarts=c.max_restarts,
+            secret=self.secret,
+            error_file=error_file,
+            trace_dir=c.trace_dir,
+            faults=c.faults,
+            cores=self.plan.cores[local_rank],
+            threads=self.threads,
+            as_torch=c.as_torch,
+        )
         shown = c.local_ranks_filter is None or local_rank in c.local_ranks_filter
         redirected = c.redirects.get(local_rank, frozenset())
         logged = redirected | c.tee.get(local_rank, frozenset())
@@ -219,14 +237,22 @@ class Agent:
         def log_path(stream: str) -> Optional[str]:
             if self._log_root is None or (c.log_dir is None and stream not in logged):
                 return None
-            return os.path.join(self._log_root, world.run_id, f"attempt_{world.restart_count}", str(rank),
-                                f"{stream}.log")
+            return os.path.join(
+                self._log_root, world.run_id, f"attempt_{world.restart_count}", str(rank), f"{stream}.log"
+            )
 
-        return WorkerSpec(rank=rank, local_rank=local_rank, node_rank=world.node_rank, cmd=self._command(), env=env,
-                          error_file=error_file,
-                          stdout_console=output.stdout if shown and "stdout" not in redirected else None,
-                          stderr_console=output.stderr if shown and "stderr" not in redirected else None,
-                          stdout_log=log_path("stdout"), stderr_log=log_path("stderr"))
+        return WorkerSpec(
+            rank=rank,
+            local_rank=local_rank,
+            node_rank=world.node_rank,
+            cmd=self._command(),
+            env=env,
+            error_file=error_file,
+            stdout_console=output.stdout if shown and "stdout" not in redirected else None,
+            stderr_console=output.stderr if shown and "stderr" not in redirected else None,
+            stdout_log=log_path("stdout"),
+            stderr_log=log_path("stderr"),
+        )
 
     # ------------------------------------------------------------------ reporting
 
@@ -234,8 +260,10 @@ class Agent:
         c = self.config
         ranks = list(range(world.rank_offset, world.rank_offset + c.nproc))
         nodes = f", node {c.node_rank} of {c.nnodes}" if c.nnodes > 1 else ""
-        lines = [f"run {world.run_id}: {c.nproc} local ranks {ranks[0]}..{ranks[-1]} of world {world.world_size}"
-                 f"{nodes}; MASTER_ADDR={world.master_addr} MASTER_PORT={world.master_port}"]
+        lines = [
+            f"run {world.run_id}: {c.nproc} local ranks {ranks[0]}..{ranks[-1]} of world {world.world_size}"
+            f"{nodes}; MASTER_ADDR={world.master_addr} MASTER_PORT={world.master_port}"
+        ]
         lines += format_plan(self.plan, ranks, self.threads)
         blas = blas_note(os.environ)
         if blas is not None:
@@ -246,14 +274,22 @@ class Agent:
             lines.append(f"fault injection: DISTTORCH_FAULT={c.faults}")
         say("\n".join(lines))
 
-    def _print_failure(self, failures: List[RankExit], exits: List[RankExit], notes: List[str], attempt: int) -> None:
+    def _print_failure(
+        self, failures: List[RankExit], exits: List[RankExit], notes: List[str], attempt: int
+    ) -> None:
         if failures:
             first = min(failures, key=lambda e: e.time)
             root, reporter = blame(first, exits)
             text = format_summary(root, exits, attempt, self.config.max_restarts, reported_by=reporter)
         else:
-            text = "\n".join(["=" * 72, f"job stopped (attempt {attempt + 1} of {self.config.max_restarts + 1}), "
-                                        "no rank failed:"] + [f"  {n}" for n in notes] + ["=" * 72])
+            text = "\n".join(
+                [
+                    "=" * 72,
+                    f"job stopped (attempt {attempt + 1} of {self.config.max_restarts + 1}), no rank failed:",
+                ]
+                + [f"  {n}" for n in notes]
+                + ["=" * 72]
+            )
         if failures and notes:
             text += "\n" + "\n".join(f"note: {n}" for n in notes)
         say(text)

@@ -49,8 +49,10 @@ def _pin_cores() -> None:
 
 def _user_traceback(tb: Optional[TracebackType]) -> Optional[TracebackType]:
     """Drop the bootstrap and runpy frames from the front, as ``python script.py`` shows it."""
-    while tb is not None and (tb.tb_frame.f_code.co_filename in _SKIPPED_FILES
-                              or os.path.abspath(tb.tb_frame.f_code.co_filename) in _SKIPPED_FILES):
+    while tb is not None and (
+        tb.tb_frame.f_code.co_filename in _SKIPPED_FILES
+        or os.path.abspath(tb.tb_frame.f_code.co_filename) in _SKIPPED_FILES
+    ):
         tb = tb.tb_next
     return tb
 
@@ -71,7 +73,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     """Run ``argv`` (``script args...``, ``-m module args...`` or ``--exec program args...``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] in ("-m", "--exec") and len(argv) < 2):
-        sys.exit("usage: python -m disttorch.launcher.bootstrap (script.py | -m module | --exec program) [args...]")
+        sys.exit(
+            "usage: python -m disttorch.launcher.bootstrap (script.py | -m module | --exec program) [args...]"
+        )
     if os.environ.get(AGENT_PID_ENV):
         die_with_parent(int(os.environ[AGENT_PID_ENV]))
     _pin_cores()
@@ -88,7 +92,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         # A peer's death or silence reported here names that peer: the launcher blames it.
         blamed = getattr(exc, "rank", None) if type(exc).__name__ == "PeerDiedError" else None
-        write_error_file("exception", error, text, **({"blamed_rank": blamed} if isinstance(blamed, int) else {}))
+        write_error_file(
+            "exception", error, text, **({"blamed_rank": blamed} if isinstance(blamed, int) else {})
+        )
         sys.stderr.write(text)
         sys.stderr.flush()
         sys.exit(1)

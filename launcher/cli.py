@@ -21,8 +21,12 @@ from .devices import plan_cores
 SECRET_ENV = "DISTTORCH_JOB_SECRET"
 #: Shortest job secret accepted, in bytes (128 bits; disttorch.distributed.auth refuses shorter ones too).
 MIN_SECRET_BYTES = 16
-STREAMS = {0: frozenset(), 1: frozenset({"stdout"}), 2: frozenset({"stderr"}),
-           3: frozenset({"stdout", "stderr"})}
+STREAMS = {
+    0: frozenset(),
+    1: frozenset({"stdout"}),
+    2: frozenset({"stderr"}),
+    3: frozenset({"stdout", "stderr"}),
+}
 
 
 @dataclass
@@ -84,115 +88,267 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="disttorch-launch",
         description="Start, watch and report on the ranks of a disttorch job.\n\n"
-                    "Accepts torchrun's flags and gives workers torchrun's environment (RANK, LOCAL_RANK,\n"
-                    "WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, ROLE_RANK, MASTER_ADDR, MASTER_PORT,\n"
-                    "TORCHELASTIC_*) plus DISTTORCH_* variables. Every option may also be spelled with\n"
-                    "underscores (--nproc_per_node). Each output line is prefixed with its rank ([rank1]: ).\n"
-                    "When a rank fails, the others are stopped and a summary names the first to fail.",
+        "Accepts torchrun's flags and gives workers torchrun's environment (RANK, LOCAL_RANK,\n"
+        "WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, ROLE_RANK, MASTER_ADDR, MASTER_PORT,\n"
+        "TORCHELASTIC_*) plus DISTTORCH_* variables. Every option may also be spelled with\n"
+        "underscores (--nproc_per_node). Each output line is prefixed with its rank ([rank1]: ).\n"
+        "When a rank fails, the others are stopped and a summary names the first to fail.",
         epilog="examples:\n"
-               "  disttorch-launch --nproc 4 train.py --epochs 3\n"
-               "  disttorch-launch --nproc auto -m mypkg.train\n"
-               "  disttorch-launch --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 \\\n"
-               "      --job-secret-file secret.txt --nproc 4 train.py\n"
-               "  disttorch-launch --nproc 2 --inject-fault kill:rank=1:at=step:5 --max-restarts 1 train.py\n\n"
-               "exit status: 0 every rank exited 0; 1 a rank failed (the summary names the first);\n"
-               "2 bad arguments; 128+N the launcher was stopped by signal N (130 for Ctrl-C).",
+        "  disttorch-launch --nproc 4 train.py --epochs 3\n"
+        "  disttorch-launch --nproc auto -m mypkg.train\n"
+        "  disttorch-launch --nnodes 2 --node-rank 0 --master-addr 10.0.0.1 --master-port 29500 \\\n"
+        "      --job-secret-file secret.txt --nproc 4 train.py\n"
+        "  disttorch-launch --nproc 2 --inject-fault kill:rank=1:at=step:5 --max-restarts 1 train.py\n\n"
+        "exit status: 0 every rank exited 0; 1 a rank failed (the summary names the first);\n"
+        "2 bad arguments; 128+N the launcher was stopped by signal N (130 for Ctrl-C).",
         formatter_class=_HelpFormatter,
         allow_abbrev=False,
     )
     workers = p.add_argument_group("workers")
-    workers.add_argument(*_flag("--nproc-per-node", "--nproc"), dest="nproc", default="1", metavar="N",
-                         help="ranks on this node: an integer, or 'auto' (or 'cpu') = usable cores (default 1)")
-    workers.add_argument("-m", *_flag("--module"), dest="module", action="store_true",
-                         help="run the program as a module, like 'python -m' (script is a module name)")
-    workers.add_argument(*_flag("--no-python"), dest="no_python", action="store_true",
-                         help="run the program as an executable instead of a Python script")
-    workers.add_argument(*_flag("--run-path"), dest="run_path", action="store_true",
-                         help="accepted for torchrun compatibility: scripts always run with runpy.run_path")
-    workers.add_argument(*_flag("--as-torch"), dest="as_torch", action="store_true",
-                         help="run an unmodified PyTorch script: 'import torch' loads disttorch in every rank "
-                              "and every process it starts (sets DISTTORCH_AS_TORCH=1)")
-    workers.add_argument(*_flag("--role"), default="default",
-                         help="role name of the workers (ROLE_NAME; default 'default')")
+    workers.add_argument(
+        *_flag("--nproc-per-node", "--nproc"),
+        dest="nproc",
+        default="1",
+        metavar="N",
+        help="ranks on this node: an integer, or 'auto' (or 'cpu') = usable cores (default 1)",
+    )
+    workers.add_argument(
+        "-m",
+        *_flag("--module"),
+        dest="module",
+        action="store_true",
+        help="run the program as a module, like 'python -m' (script is a module name)",
+    )
+    workers.add_argument(
+        *_flag("--no-python"),
+        dest="no_python",
+        action="store_true",
+        help="run the program as an executable instead of a Python script",
+    )
+    workers.add_argument(
+        *_flag("--run-path"),
+        dest="run_path",
+        action="store_true",
+        help="accepted for torchrun compatibility: scripts always run with runpy.run_path",
+    )
+    workers.add_argument(
+        *_flag("--as-torch"),
+        dest="as_torch",
+        action="store_true",
+        help="run an unmodified PyTorch script: 'import torch' loads disttorch in every rank "
+        "and every process it starts (sets DISTTORCH_AS_TORCH=1)",
+    )
+    workers.add_argument(
+        *_flag("--role"), default="default", help="role name of the workers (ROLE_NAME; default 'default')"
+    )
 
     nodes = p.add_argument_group("nodes and rendezvous")
-    nodes.add_argument(*_flag("--nnodes"), default="1", metavar="N",
-                       help="number of nodes (default 1); each runs its own disttorch-launch")
-    nodes.add_argument(*_flag("--node-rank"), dest="node_rank", type=str, default="0", metavar="K",
-                       help="this node's rank, 0..nnodes-1 (default 0); global ranks follow node order")
-    nodes.add_argument(*_flag("--master-addr"), dest="master_addr", default=None, metavar="ADDR",
-                       help="address of node 0 (default 127.0.0.1 on a single node); workers get it as MASTER_ADDR")
-    nodes.add_argument(*_flag("--master-port"), dest="master_port", default=None, metavar="PORT",
-                       help="single node: the workers' MASTER_PORT (default: a free port, so jobs never clash); "
-                            "several nodes: the port of the agents' store on node 0")
-    nodes.add_argument(*_flag("--rdzv-endpoint"), dest="rdzv_endpoint", default=None, metavar="HOST:PORT",
-                       help="same as --master-addr HOST --master-port PORT")
-    nodes.add_argument(*_flag("--rdzv-backend"), dest="rdzv_backend", choices=("c10d", "static"), default="c10d",
-                       help="accepted for torchrun compatibility: node agents always meet at node 0's store")
-    nodes.add_argument(*_flag("--rdzv-conf"), dest="rdzv_conf", default="", metavar="KEY=VALUE,...",
-                       help="torchrun's rendezvous settings; join_timeout=S is understood (as --join-timeout)")
-    nodes.add_argument(*_flag("--rdzv-id", "--run-id"), dest="run_id", default=None, metavar="ID",
-                       help="job id (TORCHELASTIC_RUN_ID, DISTTORCH_RUN_ID; default: random, chosen by node 0)")
-    nodes.add_argument(*_flag("--standalone"), action="store_true",
-                       help="single-node job with a local rendezvous on a free port (the default here)")
-    nodes.add_argument(*_flag("--job-secret-file"), dest="job_secret_file", default=None, metavar="PATH",
-                       help=f"file holding the job secret ranks authenticate with; required with --nnodes > 1 "
-                            f"unless ${SECRET_ENV} is set (single node: generated)")
-    nodes.add_argument(*_flag("--join-timeout"), dest="join_timeout", type=str, default="300", metavar="S",
-                       help="seconds node agents wait for each other at the store (default 300)")
+    nodes.add_argument(
+        *_flag("--nnodes"),
+        default="1",
+        metavar="N",
+        help="number of nodes (default 1); each runs its own disttorch-launch",
+    )
+    nodes.add_argument(
+        *_flag("--node-rank"),
+        dest="node_rank",
+        type=str,
+        default="0",
+        metavar="K",
+        help="this node's rank, 0..nnodes-1 (default 0); global ranks follow node order",
+    )
+    nodes.add_argument(
+        *_flag("--master-addr"),
+        dest="master_addr",
+        default=None,
+        metavar="ADDR",
+        help="address of node 0 (default 127.0.0.1 on a single node); workers get it as MASTER_ADDR",
+    )
+    nodes.add_argument(
+        *_flag("--master-port"),
+        dest="master_port",
+        default=None,
+        metavar="PORT",
+        help="single node: the workers' MASTER_PORT (default: a free port, so jobs never clash); "
+        "several nodes: the port of the agents' store on node 0",
+    )
+    nodes.add_argument(
+        *_flag("--rdzv-endpoint"),
+        dest="rdzv_endpoint",
+        default=None,
+        metavar="HOST:PORT",
+        help="same as --master-addr HOST --master-port PORT",
+    )
+    nodes.add_argument(
+        *_flag("--rdzv-backend"),
+        dest="rdzv_backend",
+        choices=("c10d", "static"),
+        default="c10d",
+        help="accepted for torchrun compatibility: node agents always meet at node 0's store",
+    )
+    nodes.add_argument(
+        *_flag("--rdzv-conf"),
+        dest="rdzv_conf",
+        default="",
+        metavar="KEY=VALUE,...",
+        help="torchrun's rendezvous settings; join_timeout=S is understood (as --join-timeout)",
+    )
+    nodes.add_argument(
+        *_flag("--rdzv-id", "--run-id"),
+        dest="run_id",
+        default=None,
+        metavar="ID",
+        help="job id (TORCHELASTIC_RUN_ID, DISTTORCH_RUN_ID; default: random, chosen by node 0)",
+    )
+    nodes.add_argument(
+        *_flag("--standalone"),
+        action="store_true",
+        help="single-node job with a local rendezvous on a free port (the default here)",
+    )
+    nodes.add_argument(
+        *_flag("--job-secret-file"),
+        dest="job_secret_file",
+        default=None,
+        metavar="PATH",
+        help=f"file holding the job secret ranks authenticate with; required with --nnodes > 1 "
+        f"unless ${SECRET_ENV} is set (single node: generated)",
+    )
+    nodes.add_argument(
+        *_flag("--join-timeout"),
+        dest="join_timeout",
+        type=str,
+        default="300",
+        metavar="S",
+        help="seconds node agents wait for each other at the store (default 300)",
+    )
 
     watch = p.add_argument_group("failures and restarts")
-    watch.add_argument(*_flag("--max-restarts"), dest="max_restarts", default="0", metavar="N",
-                       help="restart the whole group after a failure up to N times (default 0)")
-    watch.add_argument(*_flag("--monitor-interval"), dest="monitor_interval", default="0.1", metavar="S",
-                       help="seconds between checks of the other nodes' state (default 0.1); "
-                            "local worker exits are seen at once")
-    watch.add_argument(*_flag("--stop-delay"), dest="stop_delay", default="2", metavar="S",
-                       help="after the first failure, give the other ranks up to S seconds to end on their own "
-                            "(their errors then appear in the summary) before stopping them (default 2)")
-    watch.add_argument(*_flag("--dump-stacks"), dest="dump_stacks", action="store_true",
-                       help="after a failure, ranks still running at the end of --stop-delay print their Python "
-                            "stacks before they are stopped (shows where they were stuck)")
-    watch.add_argument(*_flag("--stop-grace"), dest="stop_grace", default="5", metavar="S",
-                       help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)")
-    watch.add_argument(*_flag("--inject-fault"), dest="inject_fault", action="append", default=[],
-                       metavar="SPEC",
-                       help="inject a fault (repeatable), e.g. kill:rank=1:at=collective:5, "
-                            "delay:rank=2:seconds=3:at=step:2, drop:rank=1:at=collective:3 "
-                            f"(passed to workers as ${FAULT_ENV}; format in disttorch/_faults.py)")
+    watch.add_argument(
+        *_flag("--max-restarts"),
+        dest="max_restarts",
+        default="0",
+        metavar="N",
+        help="restart the whole group after a failure up to N times (default 0)",
+    )
+    watch.add_argument(
+        *_flag("--monitor-interval"),
+        dest="monitor_interval",
+        default="0.1",
+        metavar="S",
+        help="seconds between checks of the other nodes' state (default 0.1); "
+        "local worker exits are seen at once",
+    )
+    watch.add_argument(
+        *_flag("--stop-delay"),
+        dest="stop_delay",
+        default="2",
+        metavar="S",
+        help="after the first failure, give the other ranks up to S seconds to end on their own "
+        "(their errors then appear in the summary) before stopping them (default 2)",
+    )
+    watch.add_argument(
+        *_flag("--dump-stacks"),
+        dest="dump_stacks",
+        action="store_true",
+        help="after a failure, ranks still running at the end of --stop-delay print their Python "
+        "stacks before they are stopped (shows where they were stuck)",
+    )
+    watch.add_argument(
+        *_flag("--stop-grace"),
+        dest="stop_grace",
+        default="5",
+        metavar="S",
+        help="seconds between SIGTERM and SIGKILL when stopping workers (default 5)",
+    )
+    watch.add_argument(
+        *_flag("--inject-fault"),
+        dest="inject_fault",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="inject a fault (repeatable), e.g. kill:rank=1:at=collective:5, "
+        "delay:rank=2:seconds=3:at=step:2, drop:rank=1:at=collective:3 "
+        f"(passed to workers as ${FAULT_ENV}; format in disttorch/_faults.py)",
+    )
 
     out = p.add_argument_group("output")
-    out.add_argument(*_flag("--log-dir"), dest="log_dir", default=None, metavar="DIR",
-                     help="also write each rank's output to DIR/<run_id>/attempt_<k>/<rank>/stdout.log|stderr.log")
-    out.add_argument("-r", *_flag("--redirects"), dest="redirects", default="0", metavar="STD",
-                     help="send streams to the log files only, not the console: 0 none, 1 stdout, 2 stderr, "
-                          "3 both; or per local rank, e.g. 0:3,1:1")
-    out.add_argument("-t", *_flag("--tee"), dest="tee", default="0", metavar="STD",
-                     help="write streams to log files as well as the console (same format as --redirects); "
-                          "without --log-dir the files go to a temporary directory that is printed")
-    out.add_argument(*_flag("--local-ranks-filter"), dest="local_ranks_filter", default=None, metavar="RANKS",
-                     help="show only these local ranks on the console, e.g. 0 or 0,2 (log files keep all)")
-    out.add_argument(*_flag("--trace-dir"), dest="trace_dir", default=None, metavar="DIR",
-                     help="workers write Chrome traces DIR/rank<k>.json (DISTTORCH_TRACE_DIR); "
-                          "the launcher merges them into DIR/trace.json at the end")
+    out.add_argument(
+        *_flag("--log-dir"),
+        dest="log_dir",
+        default=None,
+        metavar="DIR",
+        help="also write each rank's output to DIR/<run_id>/attempt_<k>/<rank>/stdout.log|stderr.log",
+    )
+    out.add_argument(
+        "-r",
+        *_flag("--redirects"),
+        dest="redirects",
+        default="0",
+        metavar="STD",
+        help="send streams to the log files only, not the console: 0 none, 1 stdout, 2 stderr, "
+        "3 both; or per local rank, e.g. 0:3,1:1",
+    )
+    out.add_argument(
+        "-t",
+        *_flag("--tee"),
+        dest="tee",
+        default="0",
+        metavar="STD",
+        help="write streams to log files as well as the console (same format as --redirects); "
+        "without --log-dir the files go to a temporary directory that is printed",
+    )
+    out.add_argument(
+        *_flag("--local-ranks-filter"),
+        dest="local_ranks_filter",
+        default=None,
+        metavar="RANKS",
+        help="show only these local ranks on the console, e.g. 0 or 0,2 (log files keep all)",
+    )
+    out.add_argument(
+        *_flag("--trace-dir"),
+        dest="trace_dir",
+        default=None,
+        metavar="DIR",
+        help="workers write Chrome traces DIR/rank<k>.json (DISTTORCH_TRACE_DIR); "
+        "the launcher merges them into DIR/trace.json at the end",
+    )
 
     cpu = p.add_argument_group("cores")
-    cpu.add_argument(*_flag("--cores-per-rank"), dest="cores_per_rank", default=None, metavar="N",
-                     help="cores for each rank, also its OMP/OpenBLAS/MKL thread count "
-                          "(default: usable cores // nproc, at least 1)")
+    cpu.add_argument(
+        *_flag("--cores-per-rank"),
+        dest="cores_per_rank",
+        default=None,
+        metavar="N",
+        help="cores for each rank, also its OMP/OpenBLAS/MKL thread count "
+        "(default: usable cores // nproc, at least 1)",
+    )
     bind = cpu.add_mutually_exclusive_group()
-    bind.add_argument(*_flag("--bind-cores"), dest="bind_cores", action="store_const", const=True, default=None,
-                      help="pin each rank to its own cores (default: when there are enough cores)")
-    bind.add_argument(*_flag("--no-bind-cores"), dest="bind_cores", action="store_const", const=False,
-                      help="never pin ranks to cores")
+    bind.add_argument(
+        *_flag("--bind-cores"),
+        dest="bind_cores",
+        action="store_const",
+        const=True,
+        default=None,
+        help="pin each rank to its own cores (default: when there are enough cores)",
+    )
+    bind.add_argument(
+        *_flag("--no-bind-cores"),
+        dest="bind_cores",
+        action="store_const",
+        const=False,
+        help="never pin ranks to cores",
+    )
 
-    p.add_argument("script", metavar="script", help="the training script (or module with -m, program with --no-python)")
+    p.add_argument(
+        "script", metavar="script", help="the training script (or module with -m, program with --no-python)"
+    )
     p.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the script")
     return p
 
 
-def _number(parser: argparse.ArgumentParser, option: str, text: str, kind: type, minimum: float,
-            extra: str = "") -> float:
+def _number(
+    parser: argparse.ArgumentParser, option: str, text: str, kind: type, minimum: float, extra: str = ""
+) -> float:
     try:
         value = kind(text)
     except ValueError:
@@ -203,7 +359,9 @@ def _number(parser: argparse.ArgumentParser, option: str, text: str, kind: type,
     return value
 
 
-def _streams(parser: argparse.ArgumentParser, option: str, text: str, nproc: int) -> Dict[int, FrozenSet[str]]:
+def _streams(
+    parser: argparse.ArgumentParser, option: str, text: str, nproc: int
+) -> Dict[int, FrozenSet[str]]:
     """``"3"`` -> every local rank both streams; ``"0:1,1:2"`` -> per local rank."""
     hint = "expected 0 (none), 1 (stdout), 2 (stderr), 3 (both), or LOCAL_RANK:STD pairs like 0:3,1:1"
     try:
@@ -215,7 +373,9 @@ def _streams(parser: argparse.ArgumentParser, option: str, text: str, nproc: int
         parser.error(f"{option}: {hint}, got {text!r}")
     bad = sorted(r for r in out if not 0 <= r < nproc)
     if bad:
-        parser.error(f"{option}: local rank {bad[0]} is out of range 0..{nproc - 1} (--nproc-per-node {nproc})")
+        parser.error(
+            f"{option}: local rank {bad[0]} is out of range 0..{nproc - 1} (--nproc-per-node {nproc})"
+        )
     return out
 
 
@@ -227,7 +387,9 @@ def _read_secret(parser: argparse.ArgumentParser, path: Optional[str], nnodes: i
         except OSError as exc:
             parser.error(f"--job-secret-file: cannot read {path!r}: {exc.strerror}")
         if not secret:
-            parser.error(f"--job-secret-file: {path!r} is empty; expected the job secret (e.g. 64 hex digits)")
+            parser.error(
+                f"--job-secret-file: {path!r} is empty; expected the job secret (e.g. 64 hex digits)"
+            )
     else:
         secret = os.environ.get(SECRET_ENV) or None
     if secret is not None:
@@ -235,16 +397,22 @@ def _read_secret(parser: argparse.ArgumentParser, path: Optional[str], nnodes: i
         try:
             raw = bytes.fromhex(secret)
         except ValueError:
-            parser.error(f"{source}: the job secret must be a hex string (e.g. from secrets.token_hex(32)), "
-                         f"got {len(secret)} characters that are not hex")
+            parser.error(
+                f"{source}: the job secret must be a hex string (e.g. from secrets.token_hex(32)), "
+                f"got {len(secret)} characters that are not hex"
+            )
         if len(raw) < MIN_SECRET_BYTES:
-            parser.error(f"{source}: the job secret is {len(raw) * 8} bits ({len(secret)} hex digits); at least "
-                         f"{MIN_SECRET_BYTES * 8} bits ({MIN_SECRET_BYTES * 2} hex digits) are required, e.g. "
-                         "python -c 'import secrets; print(secrets.token_hex(32))'")
+            parser.error(
+                f"{source}: the job secret is {len(raw) * 8} bits ({len(secret)} hex digits); at least "
+                f"{MIN_SECRET_BYTES * 8} bits ({MIN_SECRET_BYTES * 2} hex digits) are required, e.g. "
+                "python -c 'import secrets; print(secrets.token_hex(32))'"
+            )
     elif nnodes > 1:
-        parser.error(f"--nnodes {nnodes} needs the same job secret on every node: pass --job-secret-file PATH "
-                     f"or set ${SECRET_ENV} (make one with: python -c 'import secrets; "
-                     f"print(secrets.token_hex(32))' > secret.txt)")
+        parser.error(
+            f"--nnodes {nnodes} needs the same job secret on every node: pass --job-secret-file PATH "
+            f"or set ${SECRET_ENV} (make one with: python -c 'import secrets; "
+            f"print(secrets.token_hex(32))' > secret.txt)"
+        )
     return secret
 
 
@@ -260,11 +428,15 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     else:
         nproc = int(_number(parser, "--nproc-per-node", a.nproc, int, 1, " or 'auto'"))
     if ":" in a.nnodes:
-        parser.error(f"--nnodes {a.nnodes}: elastic ranges MIN:MAX are not supported; give the number of nodes")
+        parser.error(
+            f"--nnodes {a.nnodes}: elastic ranges MIN:MAX are not supported; give the number of nodes"
+        )
     nnodes = int(_number(parser, "--nnodes", a.nnodes, int, 1))
     node_rank = int(_number(parser, "--node-rank", a.node_rank, int, 0))
     if node_rank >= nnodes:
-        parser.error(f"--node-rank {node_rank} is out of range: expected 0..{nnodes - 1} for --nnodes {nnodes}")
+        parser.error(
+            f"--node-rank {node_rank} is out of range: expected 0..{nnodes - 1} for --nnodes {nnodes}"
+        )
     if a.standalone and nnodes > 1:
         parser.error(f"--standalone runs a single node, but --nnodes is {nnodes}")
 
@@ -279,8 +451,10 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         if master_port > 65535:
             parser.error(f"--master-port: expected a port 0..65535, got {master_port}")
     if nnodes > 1 and (master_addr is None or not master_port):
-        parser.error(f"--nnodes {nnodes} needs --master-addr and --master-port: the address of node 0 and a "
-                     f"free port there for the agents' store (the same on every node)")
+        parser.error(
+            f"--nnodes {nnodes} needs --master-addr and --master-port: the address of node 0 and a "
+            f"free port there for the agents' store (the same on every node)"
+        )
 
     if a.module and a.no_python:
         parser.error("-m/--module and --no-python cannot be combined: a module needs Python")
@@ -290,8 +464,10 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         if shutil.which(a.script) is None:
             parser.error(f"--no-python: program {a.script!r} not found on PATH or not executable")
     elif not a.module and not os.path.isfile(a.script):
-        parser.error(f"script {a.script!r} not found (looked in {os.getcwd()}); "
-                     f"expected a Python file, or -m module.name for a module")
+        parser.error(
+            f"script {a.script!r} not found (looked in {os.getcwd()}); "
+            f"expected a Python file, or -m module.name for a module"
+        )
 
     join_timeout = a.join_timeout
     for item in filter(None, a.rdzv_conf.split(",")):
@@ -313,7 +489,9 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
         try:
             ranks_filter = frozenset(int(r) for r in a.local_ranks_filter.split(","))
         except ValueError:
-            parser.error(f"--local-ranks-filter: expected local ranks like 0 or 0,2, got {a.local_ranks_filter!r}")
+            parser.error(
+                f"--local-ranks-filter: expected local ranks like 0 or 0,2, got {a.local_ranks_filter!r}"
+            )
         bad = sorted(r for r in ranks_filter if not 0 <= r < nproc)
         if bad:
             parser.error(f"--local-ranks-filter: local rank {bad[0]} is out of range 0..{nproc - 1}")
@@ -326,22 +504,37 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     if nnodes == 1:
         for fault in parsed:
             if fault.rank is not None and fault.rank >= nproc:
-                parser.error(f"--inject-fault {fault.spec!r}: rank {fault.rank} does not exist "
-                             f"(world size {nproc}: ranks 0..{nproc - 1})")
+                parser.error(
+                    f"--inject-fault {fault.spec!r}: rank {fault.rank} does not exist "
+                    f"(world size {nproc}: ranks 0..{nproc - 1})"
+                )
 
     return LaunchConfig(
-        script=a.script, script_args=a.script_args, module=a.module, no_python=a.no_python,
-        nproc=nproc, nnodes=nnodes, node_rank=node_rank, master_addr=master_addr, master_port=master_port,
-        run_id=a.run_id, role=a.role,
+        script=a.script,
+        script_args=a.script_args,
+        module=a.module,
+        no_python=a.no_python,
+        nproc=nproc,
+        nnodes=nnodes,
+        node_rank=node_rank,
+        master_addr=master_addr,
+        master_port=master_port,
+        run_id=a.run_id,
+        role=a.role,
         max_restarts=int(_number(parser, "--max-restarts", a.max_restarts, int, 0)),
         monitor_interval=_number(parser, "--monitor-interval", a.monitor_interval, float, 0.001),
-        stop_delay=_number(parser, "--stop-delay", a.stop_delay, float, 0), dump_stacks=a.dump_stacks,
+        stop_delay=_number(parser, "--stop-delay", a.stop_delay, float, 0),
+        dump_stacks=a.dump_stacks,
         stop_grace=_number(parser, "--stop-grace", a.stop_grace, float, 0),
         join_timeout=_number(parser, "--join-timeout", join_timeout, float, 0.001),
         log_dir=a.log_dir,
         redirects=_streams(parser, "--redirects", a.redirects, nproc),
         tee=_streams(parser, "--tee", a.tee, nproc),
-        local_ranks_filter=ranks_filter, cores_per_rank=cores, bind_cores=a.bind_cores,
-        trace_dir=os.path.abspath(trace_dir) if trace_dir else None, faults=faults,
-        job_secret=_read_secret(parser, a.job_secret_file, nnodes), as_torch=a.as_torch,
+        local_ranks_filter=ranks_filter,
+        cores_per_rank=cores,
+        bind_cores=a.bind_cores,
+        trace_dir=os.path.abspath(trace_dir) if trace_dir else None,
+        faults=faults,
+        job_secret=_read_secret(parser, a.job_secret_file, nnodes),
+        as_torch=a.as_torch,
     )

@@ -42,8 +42,9 @@ class CorePlan:
         return any(c is not None for c in self.cores)
 
 
-def plan_cores(nproc: int, cores_per_rank: Optional[int], bind: Optional[bool],
-               usable: Optional[List[int]] = None) -> CorePlan:
+def plan_cores(
+    nproc: int, cores_per_rank: Optional[int], bind: Optional[bool], usable: Optional[List[int]] = None
+) -> CorePlan:
     """Assign cores to ``nproc`` local ranks.
 
     Args:
@@ -60,9 +61,11 @@ def plan_cores(nproc: int, cores_per_rank: Optional[int], bind: Optional[bool],
     needed = nproc * per_rank
     enough = needed <= len(usable)
     if bind is True and not enough:
-        raise ValueError(f"--bind-cores needs {nproc} ranks x {per_rank} cores = {needed} cores, "
-                         f"but only {len(usable)} are usable ({format_ranges(usable)}); "
-                         f"lower --cores-per-rank or --nproc-per-node, or pass --no-bind-cores")
+        raise ValueError(
+            f"--bind-cores needs {nproc} ranks x {per_rank} cores = {needed} cores, "
+            f"but only {len(usable)} are usable ({format_ranges(usable)}); "
+            f"lower --cores-per-rank or --nproc-per-node, or pass --no-bind-cores"
+        )
     if bind is False:
         note = "not pinned (--no-bind-cores)"
     elif not enough:
@@ -71,7 +74,7 @@ def plan_cores(nproc: int, cores_per_rank: Optional[int], bind: Optional[bool],
         note = "pinned"
     if bind is False or not enough:
         return CorePlan(per_rank, usable, [None] * nproc, note)
-    slices = [usable[i * per_rank:(i + 1) * per_rank] for i in range(nproc)]
+    slices = [usable[i * per_rank : (i + 1) * per_rank] for i in range(nproc)]
     return CorePlan(per_rank, usable, slices, note)
 
 
@@ -100,8 +103,10 @@ def blas_note(env: Mapping[str, str], flags: Optional[Set[str]] = None) -> Optio
         return None
     if "avx512f" not in (cpu_flags() if flags is None else flags):
         return None
-    return (f"blas: OPENBLAS_CORETYPE={pinned} pins NumPy's OpenBLAS to kernels without AVX-512 "
-            f"on this AVX-512 CPU; matrix products run about 1.5x faster if you unset it")
+    return (
+        f"blas: OPENBLAS_CORETYPE={pinned} pins NumPy's OpenBLAS to kernels without AVX-512 "
+        f"on this AVX-512 CPU; matrix products run about 1.5x faster if you unset it"
+    )
 
 
 def format_ranges(numbers: List[int]) -> str:
@@ -118,11 +123,16 @@ def format_ranges(numbers: List[int]) -> str:
 
 def format_plan(plan: CorePlan, global_ranks: List[int], threads: Mapping[str, str]) -> List[str]:
     """The assignment table printed once at start, one string per line."""
-    thread_note = (f"threads: {' '.join(f'{k}={v}' for k, v in threads.items())}" if threads
-                   else "threads: as set by the user")
-    lines = [f"cores: {len(plan.usable)} usable ({format_ranges(plan.usable)}), "
-             f"{plan.cores_per_rank} per rank, {plan.note}; {thread_note}",
-             f"{'rank':>6} {'local':>6}  cores"]
+    thread_note = (
+        f"threads: {' '.join(f'{k}={v}' for k, v in threads.items())}"
+        if threads
+        else "threads: as set by the user"
+    )
+    lines = [
+        f"cores: {len(plan.usable)} usable ({format_ranges(plan.usable)}), "
+        f"{plan.cores_per_rank} per rank, {plan.note}; {thread_note}",
+        f"{'rank':>6} {'local':>6}  cores",
+    ]
     for local, (rank, cores) in enumerate(zip(global_ranks, plan.cores)):
         lines.append(f"{rank:>6} {local:>6}  {format_ranges(cores) if cores is not None else 'any'}")
     return lines

@@ -70,21 +70,29 @@ class RankExit:
 def _hint(root: RankExit) -> List[str]:
     record = root.record or {}
     if record.get("kind") == "fault":
-        return [f"this was an injected fault ({record.get('fault')}); remove --inject-fault / "
-                f"DISTTORCH_FAULT to run without it"]
+        return [
+            f"this was an injected fault ({record.get('fault')}); remove --inject-fault / "
+            f"DISTTORCH_FAULT to run without it"
+        ]
     if record.get("kind") == "exception":
         return []
     if root.returncode < 0:
         name = signal_name(-root.returncode)
         if name == "SIGKILL":
-            return ["no traceback: killed by signal SIGKILL, which cannot be caught. Often the kernel's",
-                    "out-of-memory killer (check `dmesg`) or a `kill -9` from outside the job."]
+            return [
+                "no traceback: killed by signal SIGKILL, which cannot be caught. Often the kernel's",
+                "out-of-memory killer (check `dmesg`) or a `kill -9` from outside the job.",
+            ]
         if name in _CRASH_SIGNALS:
-            return [f"no Python exception: the process crashed in native code ({name}). Its Python",
-                    f"stack (faulthandler) is in the [rank{root.rank}] stderr lines above."]
+            return [
+                f"no Python exception: the process crashed in native code ({name}). Its Python",
+                f"stack (faulthandler) is in the [rank{root.rank}] stderr lines above.",
+            ]
         return [f"no traceback: killed by signal {name} from outside the launcher."]
-    return [f"no traceback: the process exited with code {root.returncode} without an uncaught",
-            "exception (sys.exit or os._exit in the script, or a crash in native code)."]
+    return [
+        f"no traceback: the process exited with code {root.returncode} without an uncaught",
+        "exception (sys.exit or os._exit in the script, or a crash in native code).",
+    ]
 
 
 def blame(first: RankExit, ranks: List[RankExit]) -> "tuple[RankExit, Optional[RankExit]]":
@@ -99,11 +107,18 @@ def blame(first: RankExit, ranks: List[RankExit]) -> "tuple[RankExit, Optional[R
     return peer, first
 
 
-def format_summary(root: RankExit, ranks: List[RankExit], attempt: int, max_restarts: int,
-                   reported_by: Optional[RankExit] = None) -> str:
+def format_summary(
+    root: RankExit,
+    ranks: List[RankExit],
+    attempt: int,
+    max_restarts: int,
+    reported_by: Optional[RankExit] = None,
+) -> str:
     """The failure box: the root cause in full, then one line per other rank. ``reported_by``:
     the rank that reported ``root`` dead or unresponsive (``root`` did not fail on its own)."""
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(root.time)) + f".{int(root.time % 1 * 1000):03d}"
+    stamp = (
+        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(root.time)) + f".{int(root.time % 1 * 1000):03d}"
+    )
     bar = "=" * 72
     if reported_by is None:
         headline = f"rank {root.rank} was the first to fail"
@@ -111,15 +126,20 @@ def format_summary(root: RankExit, ranks: List[RankExit], attempt: int, max_rest
         headline = f"rank {root.rank} ended while rank {reported_by.rank} still needed it"
     else:
         headline = f"rank {root.rank} stopped responding or died (reported by rank {reported_by.rank})"
-    lines = [bar, f"job failed (attempt {attempt + 1} of {max_restarts + 1}): {headline}",
-             "root cause:",
-             f"  rank       : {root.rank} (local rank {root.local_rank} on node {root.node_rank})",
-             f"  host       : {root.host}",
-             f"  pid        : {root.pid}",
-             f"  exit       : {root.how()}",
-             f"  time       : {stamp}"]
+    lines = [
+        bar,
+        f"job failed (attempt {attempt + 1} of {max_restarts + 1}): {headline}",
+        "root cause:",
+        f"  rank       : {root.rank} (local rank {root.local_rank} on node {root.node_rank})",
+        f"  host       : {root.host}",
+        f"  pid        : {root.pid}",
+        f"  exit       : {root.how()}",
+        f"  time       : {stamp}",
+    ]
     if reported_by is not None:
-        lines.append(f"  reported   : by rank {reported_by.rank}: {(reported_by.record or {}).get('error', '')}")
+        lines.append(
+            f"  reported   : by rank {reported_by.rank}: {(reported_by.record or {}).get('error', '')}"
+        )
     record = root.record or {}
     if record.get("error"):
         lines.append(f"  error      : {record['error']}")
@@ -130,7 +150,9 @@ def format_summary(root: RankExit, ranks: List[RankExit], attempt: int, max_rest
     others = sorted((r for r in ranks if r.rank != root.rank), key=lambda r: r.rank)
     if others:
         lines.append("other ranks:")
-        lines.extend(f"  rank {r.rank:<4} (node {r.node_rank}, pid {r.pid}): {r.status()}" for r in others if r.failed)
+        lines.extend(
+            f"  rank {r.rank:<4} (node {r.node_rank}, pid {r.pid}): {r.status()}" for r in others if r.failed
+        )
         alike: Dict[str, List[int]] = {}  # ranks that ended the same way share a line
         for r in others:
             if not r.failed:

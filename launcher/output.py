@@ -58,7 +58,9 @@ class LinePump(threading.Thread):
         log_path: a file receiving the lines without prefix, or ``None``.
     """
 
-    def __init__(self, pipe: BinaryIO, prefix: bytes, console: Optional[Console], log_path: Optional[str]) -> None:
+    def __init__(
+        self, pipe: BinaryIO, prefix: bytes, console: Optional[Console], log_path: Optional[str]
+    ) -> None:
         super().__init__(name=f"pump {prefix.decode().strip()}", daemon=True)
         self._pipe = pipe
         self._prefix = prefix

@@ -51,7 +51,7 @@ def children() -> set:
                 stat = f.read().decode("ascii", "replace")
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()  # after "pid (comm) ": state, ppid, ...
+        fields = stat[stat.rfind(")") + 2 :].split()  # after "pid (comm) ": state, ppid, ...
         if fields[1] == me:
             found.add(int(entry))
     return found

@@ -58,8 +58,16 @@ class LocalRendezvous:
         """The world for ``attempt``: ranks 0..nproc-1, a fresh free port unless one was given."""
         addr = self.config.master_addr or "127.0.0.1"
         port = self.config.master_port or free_port(addr)
-        return WorldInfo(world_size=self.config.nproc, rank_offset=0, nnodes=1, node_rank=0,
-                         master_addr=addr, master_port=port, run_id=self.run_id, restart_count=attempt)
+        return WorldInfo(
+            world_size=self.config.nproc,
+            rank_offset=0,
+            nnodes=1,
+            node_rank=0,
+            master_addr=addr,
+            master_port=port,
+            run_id=self.run_id,
+            restart_count=attempt,
+        )
 
     def remote_failure(self, attempt: int) -> bool:
         return False
@@ -70,7 +78,9 @@ class LocalRendezvous:
     def announce_failure(self, attempt: int) -> None:
         pass
 
-    def gather(self, attempt: int, exits: List[RankExit], note: Optional[str]) -> Tuple[List[RankExit], List[str]]:
+    def gather(
+        self, attempt: int, exits: List[RankExit], note: Optional[str]
+    ) -> Tuple[List[RankExit], List[str]]:
         """All ranks' exits and notes (here: this node's own)."""
         return exits, [note] if note else []
 
@@ -85,18 +95,32 @@ class StoreRendezvous:
         try:
             from disttorch.distributed.store import TCPStore  # only multi-node jobs pay for this import
         except Exception as exc:  # noqa: BLE001 - a broken install must be reported, not crash the agent
-            raise RendezvousError(f"multi-node jobs need disttorch.distributed.store, which failed to import: "
-                                  f"{type(exc).__name__}: {exc}") from None
+            raise RendezvousError(
+                f"multi-node jobs need disttorch.distributed.store, which failed to import: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
         self.config = config
         self._say = say
         is_master = config.node_rank == 0
         where = f"{config.master_addr}:{config.master_port}"
-        say(f"node {config.node_rank} of {config.nnodes}: "
-            + (f"hosting the agents' store at {where}" if is_master else f"joining the agents' store at {where}"))
+        say(
+            f"node {config.node_rank} of {config.nnodes}: "
+            + (
+                f"hosting the agents' store at {where}"
+                if is_master
+                else f"joining the agents' store at {where}"
+            )
+        )
         try:
-            self.store = TCPStore(config.master_addr, config.master_port, world_size=config.nnodes,
-                                  is_master=is_master, timeout=timedelta(seconds=config.join_timeout),
-                                  wait_for_workers=False, secret=config.job_secret)
+            self.store = TCPStore(
+                config.master_addr,
+                config.master_port,
+                world_size=config.nnodes,
+                is_master=is_master,
+                timeout=timedelta(seconds=config.join_timeout),
+                wait_for_workers=False,
+                secret=config.job_secret,
+            )
             if is_master:
                 self.store.set("run_id", config.run_id or secrets.token_hex(4))
                 self.store.set("nnodes", str(config.nnodes))
@@ -104,15 +128,21 @@ class StoreRendezvous:
             nnodes = int(self.store.get("nnodes"))
             claims = self.store.add(f"node/{config.node_rank}", 1)
         except Exception as exc:  # noqa: BLE001 - any store error means the nodes cannot meet
-            raise RendezvousError(f"node {config.node_rank} could not "
-                                  f"{'host' if is_master else 'reach'} the agents' store at {where}: {exc}") from None
+            raise RendezvousError(
+                f"node {config.node_rank} could not "
+                f"{'host' if is_master else 'reach'} the agents' store at {where}: {exc}"
+            ) from None
         problem = None
         if nnodes != config.nnodes:
-            problem = (f"node 0 was started with --nnodes {nnodes}, node {config.node_rank} with --nnodes "
-                       f"{config.nnodes}; give every node the same")
+            problem = (
+                f"node 0 was started with --nnodes {nnodes}, node {config.node_rank} with --nnodes "
+                f"{config.nnodes}; give every node the same"
+            )
         elif claims > 1:
-            problem = (f"two agents joined as --node-rank {config.node_rank}; "
-                       f"give each node its own rank 0..{config.nnodes - 1}")
+            problem = (
+                f"two agents joined as --node-rank {config.node_rank}; "
+                f"give each node its own rank 0..{config.nnodes - 1}"
+            )
         if problem is not None:
             self.abort(problem)  # the agents already waiting stop too, with the same message
             self.close()
@@ -125,8 +155,10 @@ class StoreRendezvous:
         except RendezvousError:
             raise
         except Exception as exc:  # noqa: BLE001 - the store went away or failed: the nodes cannot meet
-            raise RendezvousError(f"lost the agents' store at {self.config.master_addr}:{self.config.master_port} "
-                                  f"while meeting for attempt {attempt}: {exc}") from None
+            raise RendezvousError(
+                f"lost the agents' store at {self.config.master_addr}:{self.config.master_port} "
+                f"while meeting for attempt {attempt}: {exc}"
+            ) from None
 
     def _meet(self, attempt: int) -> WorldInfo:
         c, key = self.config, f"attempt{attempt}/"
@@ -135,10 +167,16 @@ class StoreRendezvous:
             self.store.set(f"{key}worker_port", str(free_port(c.master_addr)))
         self._wait_for_nodes([f"{key}nproc/{k}" for k in range(c.nnodes)] + [f"{key}worker_port"])
         counts = [int(self.store.get(f"{key}nproc/{k}")) for k in range(c.nnodes)]
-        return WorldInfo(world_size=sum(counts), rank_offset=sum(counts[:c.node_rank]), nnodes=c.nnodes,
-                         node_rank=c.node_rank, master_addr=c.master_addr,
-                         master_port=int(self.store.get(f"{key}worker_port")), run_id=self.run_id,
-                         restart_count=attempt)
+        return WorldInfo(
+            world_size=sum(counts),
+            rank_offset=sum(counts[: c.node_rank]),
+            nnodes=c.nnodes,
+            node_rank=c.node_rank,
+            master_addr=c.master_addr,
+            master_port=int(self.store.get(f"{key}worker_port")),
+            run_id=self.run_id,
+            restart_count=attempt,
+        )
 
     def _wait_for_nodes(self, keys: List[str]) -> None:
         """Poll until every key exists; give up on ``aborted`` or after ``--join-timeout``."""
@@ -151,7 +189,8 @@ class StoreRendezvous:
                 raise RendezvousError(
                     f"node(s) {', '.join(missing) or '0'} did not join within --join-timeout "
                     f"{self.config.join_timeout:g} s: is disttorch-launch running there with the same "
-                    f"--nnodes, --master-addr, --master-port and job secret?")
+                    f"--nnodes, --master-addr, --master-port and job secret?"
+                )
             time.sleep(self.config.monitor_interval)
 
     def abort(self, note: str) -> None:
@@ -166,7 +205,9 @@ class StoreRendezvous:
         """Tell every agent that this node's group failed (or was interrupted), so they stop theirs."""
         self.store.add(f"attempt{attempt}/failed", 1)
 
-    def gather(self, attempt: int, exits: List[RankExit], note: Optional[str]) -> Tuple[List[RankExit], List[str]]:
+    def gather(
+        self, attempt: int, exits: List[RankExit], note: Optional[str]
+    ) -> Tuple[List[RankExit], List[str]]:
         """Publish this node's exits, wait for the other nodes' (bounded once a failure is known),
         and return every rank's exit plus the nodes' notes (and one for each node that never reported)."""
         c, key = self.config, f"attempt{attempt}/"

@@ -32,8 +32,10 @@ def _load_events(path: str) -> List[dict]:
         data = _load_truncated(text)
     events = data.get("traceEvents", []) if isinstance(data, dict) else data
     if not isinstance(events, list):
-        raise ValueError(f"{path}: expected a JSON array of trace events or {{'traceEvents': [...]}}, "
-                         f"got {type(events).__name__}")
+        raise ValueError(
+            f"{path}: expected a JSON array of trace events or {{'traceEvents': [...]}}, "
+            f"got {type(events).__name__}"
+        )
     return [e for e in events if isinstance(e, dict)]
 
 
@@ -82,8 +84,12 @@ def merge_traces(trace_dir: str, out_name: str = "trace.json") -> Optional[str]:
         return None
     merged: List[dict] = []
     for rank, name in ranks:
-        merged.append({"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}})
-        merged.append({"name": "process_sort_index", "ph": "M", "pid": rank, "tid": 0, "args": {"sort_index": rank}})
+        merged.append(
+            {"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}}
+        )
+        merged.append(
+            {"name": "process_sort_index", "ph": "M", "pid": rank, "tid": 0, "args": {"sort_index": rank}}
+        )
         thread_ids: dict = {}  # a thread named by a string gets a number and a thread_name record
         for event in _load_events(os.path.join(trace_dir, name)):
             if event.get("ph") == "M" and event.get("name") in ("process_name", "process_sort_index"):
@@ -92,8 +98,15 @@ def merge_traces(trace_dir: str, out_name: str = "trace.json") -> Optional[str]:
             if not isinstance(tid, int):
                 if tid not in thread_ids:
                     thread_ids[tid] = _NAMED_THREADS + len(thread_ids)
-                    merged.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": thread_ids[tid],
-                                   "args": {"name": str(tid)}})
+                    merged.append(
+                        {
+                            "name": "thread_name",
+                            "ph": "M",
+                            "pid": rank,
+                            "tid": thread_ids[tid],
+                            "args": {"name": str(tid)},
+                        }
+                    )
                 tid = thread_ids[tid]
             merged.append({**event, "pid": rank, "tid": tid})
     out = os.path.join(trace_dir, out_name)

@@ -48,39 +48,56 @@ class WorldInfo:
     restart_count: int
 
 
-def worker_env(base: Mapping[str, str], world: WorldInfo, local_rank: int, local_world_size: int, *,
-               role: str, max_restarts: int, secret: str, error_file: str, trace_dir: Optional[str],
-               faults: str, cores: Optional[List[int]], threads: Mapping[str, str],
-               as_torch: bool = False) -> Dict[str, str]:
+def worker_env(
+    base: Mapping[str, str],
+    world: WorldInfo,
+    local_rank: int,
+    local_world_size: int,
+    *,
+    role: str,
+    max_restarts: int,
+    secret: str,
+    error_file: str,
+    trace_dir: Optional[str],
+    faults: str,
+    cores: Optional[List[int]],
+    threads: Mapping[str, str],
+    as_torch: bool = False,
+) -> Dict[str, str]:
     """Return the full environment for local rank ``local_rank``: ``base`` plus the variables above."""
     rank = world.rank_offset + local_rank
     env = dict(base)
     env.update(threads)
-    env.update({
-        "RANK": str(rank),
-        "LOCAL_RANK": str(local_rank),
-        "WORLD_SIZE": str(world.world_size),
-        "LOCAL_WORLD_SIZE": str(local_world_size),
-        "GROUP_RANK": str(world.node_rank),
-        "GROUP_WORLD_SIZE": str(world.nnodes),
-        "ROLE_NAME": role,
-        "ROLE_RANK": str(rank),
-        "ROLE_WORLD_SIZE": str(world.world_size),
-        "MASTER_ADDR": world.master_addr,
-        "MASTER_PORT": str(world.master_port),
-        "TORCHELASTIC_RESTART_COUNT": str(world.restart_count),
-        "TORCHELASTIC_MAX_RESTARTS": str(max_restarts),
-        "TORCHELASTIC_RUN_ID": world.run_id,
-        "DISTTORCH_RESTART_COUNT": str(world.restart_count),
-        "DISTTORCH_MAX_RESTARTS": str(max_restarts),
-        "DISTTORCH_RUN_ID": world.run_id,
-        "DISTTORCH_JOB_SECRET": secret,
-        "DISTTORCH_ERROR_FILE": error_file,
-        "DISTTORCH_AGENT_PID": str(os.getpid()),
-        "PYTHONUNBUFFERED": "1",
-    })
-    for name, value in (("DISTTORCH_TRACE_DIR", trace_dir), ("DISTTORCH_FAULT", faults or None),
-                        ("DISTTORCH_CPU_AFFINITY", ",".join(map(str, cores)) if cores else None)):
+    env.update(
+        {
+            "RANK": str(rank),
+            "LOCAL_RANK": str(local_rank),
+            "WORLD_SIZE": str(world.world_size),
+            "LOCAL_WORLD_SIZE": str(local_world_size),
+            "GROUP_RANK": str(world.node_rank),
+            "GROUP_WORLD_SIZE": str(world.nnodes),
+            "ROLE_NAME": role,
+            "ROLE_RANK": str(rank),
+            "ROLE_WORLD_SIZE": str(world.world_size),
+            "MASTER_ADDR": world.master_addr,
+            "MASTER_PORT": str(world.master_port),
+            "TORCHELASTIC_RESTART_COUNT": str(world.restart_count),
+            "TORCHELASTIC_MAX_RESTARTS": str(max_restarts),
+            "TORCHELASTIC_RUN_ID": world.run_id,
+            "DISTTORCH_RESTART_COUNT": str(world.restart_count),
+            "DISTTORCH_MAX_RESTARTS": str(max_restarts),
+            "DISTTORCH_RUN_ID": world.run_id,
+            "DISTTORCH_JOB_SECRET": secret,
+            "DISTTORCH_ERROR_FILE": error_file,
+            "DISTTORCH_AGENT_PID": str(os.getpid()),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    for name, value in (
+        ("DISTTORCH_TRACE_DIR", trace_dir),
+        ("DISTTORCH_FAULT", faults or None),
+        ("DISTTORCH_CPU_AFFINITY", ",".join(map(str, cores)) if cores else None),
+    ):
         if value is None:
             env.pop(name, None)
         else:
@@ -100,6 +117,9 @@ def worker_env(base: Mapping[str, str], world: WorldInfo, local_rank: int, local
 def _as_torch_site() -> str:
     """disttorch's ``as_torch/_site`` directory (found without importing disttorch)."""
     spec = importlib.util.find_spec("disttorch")
-    root = (spec.submodule_search_locations[0] if spec and spec.submodule_search_locations
-            else os.path.join(_PACKAGE_PARENT, "disttorch"))
+    root = (
+        spec.submodule_search_locations[0]
+        if spec and spec.submodule_search_locations
+        else os.path.join(_PACKAGE_PARENT, "disttorch")
+    )
     return os.path.join(root, "as_torch", "_site")

@@ -47,8 +47,12 @@ class WorkerGroup:
     ``foreign_children`` are child pids of this process that the group must never reap.
     """
 
-    def __init__(self, specs: List[WorkerSpec], foreign_children: Set[int],
-                 on_start: Optional[Callable[[int], None]] = None) -> None:
+    def __init__(
+        self,
+        specs: List[WorkerSpec],
+        foreign_children: Set[int],
+        on_start: Optional[Callable[[int], None]] = None,
+    ) -> None:
         self.specs = specs
         self._on_start = on_start  # told each worker's pid (the launcher's guardian watches them)
         self._foreign = foreign_children  # children of this process that are none of our business
@@ -62,15 +66,26 @@ class WorkerGroup:
     def start(self) -> None:
         """Start every worker with its output pumps and its waiter thread."""
         for spec in self.specs:
-            proc = subprocess.Popen(spec.cmd, env=spec.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+            proc = subprocess.Popen(
+                spec.cmd,
+                env=spec.env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+            )
             self._procs.append(proc)
             if self._on_start is not None:
                 self._on_start(proc.pid)
             prefix = f"[rank{spec.rank}]: ".encode()
-            pumps = [output.LinePump(proc.stdout, prefix, spec.stdout_console, spec.stdout_log),
-                     output.LinePump(proc.stderr, prefix, spec.stderr_console, spec.stderr_log)]
-            waiter = threading.Thread(target=self._wait, args=(spec, proc), name=f"wait rank{spec.rank}", daemon=True)
+            pumps = [
+                output.LinePump(proc.stdout, prefix, spec.stdout_console, spec.stdout_log),
+                output.LinePump(proc.stderr, prefix, spec.stderr_console, spec.stderr_log),
+            ]
+            waiter = threading.Thread(
+                target=self._wait, args=(spec, proc), name=f"wait rank{spec.rank}", daemon=True
+            )
             for thread in (*pumps, waiter):
                 thread.start()
                 self._threads.append(thread)
@@ -79,10 +94,17 @@ class WorkerGroup:
         returncode = proc.wait()
         now = time.time()
         stopping = self._stopping_since
-        ended = RankExit(rank=spec.rank, local_rank=spec.local_rank, node_rank=spec.node_rank, host=self._host,
-                         pid=proc.pid, returncode=returncode, time=now,
-                         stopped=stopping is not None and now >= stopping and returncode != 0,
-                         record=read_error_file(spec.error_file))
+        ended = RankExit(
+            rank=spec.rank,
+            local_rank=spec.local_rank,
+            node_rank=spec.node_rank,
+            host=self._host,
+            pid=proc.pid,
+            returncode=returncode,
+            time=now,
+            stopped=stopping is not None and now >= stopping and returncode != 0,
+            record=read_error_file(spec.error_file),
+        )
         self.ended[spec.local_rank] = ended
         self.exits.put(ended)
 

@@ -3,8 +3,14 @@
 
 def cnn(torch):
     nn = torch.nn
-    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
-                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(4 * 4 * 4, 3),
+    )
 
 
 def gpt(torch, vocab=11, d=16, heads=2, T=8, blocks=2):

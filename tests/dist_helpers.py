@@ -21,6 +21,7 @@ fails the test instead of hanging it. If a rank raises, :func:`run_ranks` raises
 :class:`RanksFailed` listing every rank's exception and traceback (or, with
 ``check=False``, returns :class:`RankResult` objects so a test can assert on the errors).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -90,9 +91,16 @@ def free_port() -> int:
 def rank_env(rank: int, world_size: int, port: int, secret: str, env: dict | None) -> dict:
     """The environment of one rank (what the launcher sets), merged with ``env``."""
     out = dict(os.environ)
-    out.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-               LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-               DISTTORCH_JOB_SECRET=secret, PYTHONUNBUFFERED="1")
+    out.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_WORLD_SIZE=str(world_size),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        DISTTORCH_JOB_SECRET=secret,
+        PYTHONUNBUFFERED="1",
+    )
     out["PYTHONPATH"] = os.pathsep.join(p for p in (REPO, out.get("PYTHONPATH", "")) if p)
     out.update({k: str(v) for k, v in (env or {}).items()})
     return out
@@ -126,8 +134,9 @@ def _collect(procs: list[subprocess.Popen], outs: list, errs: list) -> tuple[lis
     return stdout, stderr
 
 
-def _start(cmd: list[str], world_size: int, env: dict | None, rank_envs: Sequence[dict] | None,
-           cwd: str | None) -> list[tuple[subprocess.Popen, Any, Any]]:
+def _start(
+    cmd: list[str], world_size: int, env: dict | None, rank_envs: Sequence[dict] | None, cwd: str | None
+) -> list[tuple[subprocess.Popen, Any, Any]]:
     port, secret = free_port(), secrets.token_hex(32)
     started = []
     for rank in range(world_size):
@@ -135,14 +144,20 @@ def _start(cmd: list[str], world_size: int, env: dict | None, rank_envs: Sequenc
         if rank_envs:
             e.update({k: str(v) for k, v in rank_envs[rank].items()})
         out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        started.append((subprocess.Popen(cmd, env=e, stdout=out, stderr=err, cwd=cwd or REPO),
-                        out, err))
+        started.append((subprocess.Popen(cmd, env=e, stdout=out, stderr=err, cwd=cwd or REPO), out, err))
     return started
 
 
-def run_ranks(fn: Callable[..., Any], world_size: int, args: tuple = (), *, timeout: float = 60,
-              env: dict | None = None, rank_envs: Sequence[dict] | None = None,
-              check: bool = True) -> list:
+def run_ranks(
+    fn: Callable[..., Any],
+    world_size: int,
+    args: tuple = (),
+    *,
+    timeout: float = 60,
+    env: dict | None = None,
+    rank_envs: Sequence[dict] | None = None,
+    check: bool = True,
+) -> list:
     """Run ``fn(rank, world_size, *args)`` on ``world_size`` fresh processes.
 
     Args:
@@ -160,27 +175,41 @@ def run_ranks(fn: Callable[..., Any], world_size: int, args: tuple = (), *, time
         job = os.path.join(tmp, "job.pkl")
         module = sys.modules[fn.__module__]
         with open(job, "wb") as f:
-            cloudpickle.dump({"file": os.path.abspath(module.__file__), "name": fn.__qualname__,
-                              "args": args, "out": tmp}, f)
-        cmd = [sys.executable, "-c",
-               f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
-               f"import dist_helpers; dist_helpers._child_main({job!r})"]
+            cloudpickle.dump(
+                {"file": os.path.abspath(module.__file__), "name": fn.__qualname__, "args": args, "out": tmp},
+                f,
+            )
+        cmd = [
+            sys.executable,
+            "-c",
+            f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
+            f"import dist_helpers; dist_helpers._child_main({job!r})",
+        ]
         started = _start(cmd, world_size, env, rank_envs, None)
         procs = [p for p, _, _ in started]
         killed, elapsed = _wait_all(procs, timeout)
         stdout, stderr = _collect(procs, [o for _, o, _ in started], [e for _, _, e in started])
         results = []
         for rank, p in enumerate(procs):
-            r = RankResult(rank, stdout=stdout[rank], stderr=stderr[rank], returncode=p.returncode,
-                           elapsed=elapsed[rank], killed=killed[rank])
+            r = RankResult(
+                rank,
+                stdout=stdout[rank],
+                stderr=stderr[rank],
+                returncode=p.returncode,
+                elapsed=elapsed[rank],
+                killed=killed[rank],
+            )
             path = os.path.join(tmp, f"rank{rank}.pkl")
             if os.path.exists(path):
                 with open(path, "rb") as f:
                     try:
                         outcome = pickle.load(f)
                     except Exception as e:  # noqa: BLE001 - e.g. an exception that cannot be rebuilt
-                        outcome = {"value": None, "traceback": "",
-                                   "error": RuntimeError(f"rank {rank}'s outcome could not be unpickled: {e!r}")}
+                        outcome = {
+                            "value": None,
+                            "traceback": "",
+                            "error": RuntimeError(f"rank {rank}'s outcome could not be unpickled: {e!r}"),
+                        }
                 r.value, r.error, r.traceback = outcome["value"], outcome["error"], outcome["traceback"]
             elif not killed[rank] and p.returncode != 0:
                 r.error = RuntimeError(f"rank {rank} died with exit code {p.returncode}")
@@ -192,17 +221,33 @@ def run_ranks(fn: Callable[..., Any], world_size: int, args: tuple = (), *, time
     return results
 
 
-def run_script(path: str, world_size: int, script_args: Sequence[str] = (), *, timeout: float = 60,
-               env: dict | None = None, rank_envs: Sequence[dict] | None = None,
-               cwd: str | None = None) -> list[RankResult]:
+def run_script(
+    path: str,
+    world_size: int,
+    script_args: Sequence[str] = (),
+    *,
+    timeout: float = 60,
+    env: dict | None = None,
+    rank_envs: Sequence[dict] | None = None,
+    cwd: str | None = None,
+) -> list[RankResult]:
     """Run ``python path *script_args`` as ``world_size`` ranks; return each rank's outcome
     (exit code, stdout, stderr; ``killed`` if it outlived ``timeout``)."""
     started = _start([sys.executable, path, *script_args], world_size, env, rank_envs, cwd)
     procs = [p for p, _, _ in started]
     killed, elapsed = _wait_all(procs, timeout)
     stdout, stderr = _collect(procs, [o for _, o, _ in started], [e for _, _, e in started])
-    return [RankResult(rank, stdout=stdout[rank], stderr=stderr[rank], returncode=p.returncode,
-                       elapsed=elapsed[rank], killed=killed[rank]) for rank, p in enumerate(procs)]
+    return [
+        RankResult(
+            rank,
+            stdout=stdout[rank],
+            stderr=stderr[rank],
+            returncode=p.returncode,
+            elapsed=elapsed[rank],
+            killed=killed[rank],
+        )
+        for rank, p in enumerate(procs)
+    ]
 
 
 def _child_main(job_path: str) -> None:
@@ -226,8 +271,13 @@ def _child_main(job_path: str) -> None:
     try:
         data = cloudpickle.dumps(outcome)
     except Exception as e:  # noqa: BLE001 - an unpicklable value or exception
-        data = cloudpickle.dumps({"value": None, "error": RuntimeError(repr(outcome["error"] or e)),
-                                  "traceback": outcome["traceback"]})
+        data = cloudpickle.dumps(
+            {
+                "value": None,
+                "error": RuntimeError(repr(outcome["error"] or e)),
+                "traceback": outcome["traceback"],
+            }
+        )
     with open(path + ".tmp", "wb") as f:
         f.write(data)
     os.replace(path + ".tmp", path)

@@ -1,4 +1,5 @@
 """The examples, each run briefly with 2 ranks through the real launcher (and plain python as one rank)."""
+
 import re
 import subprocess
 import sys
@@ -19,7 +20,7 @@ def run_ok(*args, timeout=90, env=None):
 
 
 def rank0(text):
-    return "\n".join(line[len("[rank0]: "):] for line in text.splitlines() if line.startswith("[rank0]: "))
+    return "\n".join(line[len("[rank0]: ") :] for line in text.splitlines() if line.startswith("[rank0]: "))
 
 
 @pytest.mark.timeout(60)
@@ -27,12 +28,18 @@ def test_allreduce_by_hand_prints_each_step_and_agrees_with_all_reduce():
     out = rank0(run_ok("--nproc", 2, EXAMPLES / "allreduce_by_hand.py").stdout)
     assert "rank 1 starts with [   10    20 |   30    40 ]" in out
     # 2 ranks: one reduce-scatter step and one all-gather step
-    assert "reduce-scatter step 0: rank 0 sends chunk 1 to rank 1, adds   chunk 0 from rank 1 -> " \
-           "[   11    22 |    3     4 ]" in out
-    assert "reduce-scatter step 0: rank 1 sends chunk 0 to rank 0, adds   chunk 1 from rank 0 -> " \
-           "[   10    20 |   33    44 ]" in out
-    assert "all-gather     step 0: rank 0 sends chunk 0 to rank 1, copies chunk 1 from rank 1 -> " \
-           "[   11    22 |   33    44 ]" in out
+    assert (
+        "reduce-scatter step 0: rank 0 sends chunk 1 to rank 1, adds   chunk 0 from rank 1 -> "
+        "[   11    22 |    3     4 ]" in out
+    )
+    assert (
+        "reduce-scatter step 0: rank 1 sends chunk 0 to rank 0, adds   chunk 1 from rank 0 -> "
+        "[   10    20 |   33    44 ]" in out
+    )
+    assert (
+        "all-gather     step 0: rank 0 sends chunk 0 to rank 1, copies chunk 1 from rank 1 -> "
+        "[   11    22 |   33    44 ]" in out
+    )
     assert "reduce-scatter step 1" not in out
     assert "by hand         : [   11    22 |   33    44 ]" in out
     assert "dist.all_reduce : [   11    22 |   33    44 ]" in out
@@ -41,8 +48,14 @@ def test_allreduce_by_hand_prints_each_step_and_agrees_with_all_reduce():
 
 @pytest.mark.timeout(60)
 def test_allreduce_by_hand_runs_with_plain_python_as_one_rank():
-    result = subprocess.run([sys.executable, str(EXAMPLES / "allreduce_by_hand.py"), "--chunk", "3"], cwd=ROOT,
-                            env=launcher_env(), capture_output=True, text=True, timeout=50)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "allreduce_by_hand.py"), "--chunk", "3"],
+        cwd=ROOT,
+        env=launcher_env(),
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
     assert result.returncode == 0, result.stderr
     assert "by hand         : [    1     2     3 ]" in result.stdout
     assert "every rank agrees with dist.all_reduce: True" in result.stdout
@@ -63,8 +76,18 @@ def test_ddp_from_scratch_gives_identical_parameters():
 def test_train_digits_checkpoints_resumes_and_traces(tmp_path):
     ckpt, traces, metrics = tmp_path / "ckpt", tmp_path / "traces", tmp_path / "metrics"
     short = ("--epochs", 2, "--max-steps", 3, "--checkpoint-dir", ckpt)
-    first = run_ok("--nproc", 2, "--trace-dir", traces, EXAMPLES / "train_digits.py", *short,
-                   "--log-metrics", metrics, "--bucket-cap-mb", 0.1)
+    first = run_ok(
+        "--nproc",
+        2,
+        "--trace-dir",
+        traces,
+        EXAMPLES / "train_digits.py",
+        *short,
+        "--log-metrics",
+        metrics,
+        "--bucket-cap-mb",
+        0.1,
+    )
     out = rank0(first.stdout)
     assert "2 rank(s), 3823 training images, 3 steps of 2 x 32 images per epoch" in out
     assert f"saved {ckpt / 'step-000000002.pt'}" in out
@@ -81,6 +104,7 @@ def test_train_digits_checkpoints_resumes_and_traces(tmp_path):
 
     # the merged trace of the first run renders to a PNG
     from disttorch.viz.__main__ import main as plot
+
     pytest.importorskip("matplotlib")
     assert plot([str(traces / "trace.json"), "--out", str(tmp_path / "trace.png")]) == 0
     assert (tmp_path / "trace.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -89,9 +113,23 @@ def test_train_digits_checkpoints_resumes_and_traces(tmp_path):
 @pytest.mark.timeout(90)
 def test_train_digits_continues_after_a_killed_rank_is_restarted(tmp_path):
     # rank 1 is killed during epoch 2 or 3 (its 14th collective); the restarted job resumes from the checkpoint
-    result = run_ok("--nproc", 2, "--max-restarts", 1, "--inject-fault", "kill:rank=1:at=collective:14",
-                    "--stop-delay", 0, EXAMPLES / "train_digits.py", "--epochs", 4, "--max-steps", 3,
-                    "--checkpoint-dir", tmp_path)
+    result = run_ok(
+        "--nproc",
+        2,
+        "--max-restarts",
+        1,
+        "--inject-fault",
+        "kill:rank=1:at=collective:14",
+        "--stop-delay",
+        0,
+        EXAMPLES / "train_digits.py",
+        "--epochs",
+        4,
+        "--max-steps",
+        3,
+        "--checkpoint-dir",
+        tmp_path,
+    )
     out = rank0(result.stdout)
     resumed = re.search(r"resuming from \S+step-00000000(\d)\.pt at epoch (\d)", out)
     assert resumed and int(resumed.group(2)) == int(resumed.group(1)) + 1 >= 2, out
@@ -101,12 +139,31 @@ def test_train_digits_continues_after_a_killed_rank_is_restarted(tmp_path):
 
 @pytest.mark.timeout(90)
 def test_train_gpt_trains_and_prints_a_sample():
-    out = rank0(run_ok("--nproc", 2, EXAMPLES / "train_gpt.py", "--steps", 4, "--eval-every", 4, "--layers", 1,
-                       "--embd", 32, "--block-size", 16, "--batch-size", 4, "--sample-chars", 40).stdout)
+    out = rank0(
+        run_ok(
+            "--nproc",
+            2,
+            EXAMPLES / "train_gpt.py",
+            "--steps",
+            4,
+            "--eval-every",
+            4,
+            "--layers",
+            1,
+            "--embd",
+            32,
+            "--block-size",
+            16,
+            "--batch-size",
+            4,
+            "--sample-chars",
+            40,
+        ).stdout
+    )
     assert "2 rank(s); 1,115,394 characters, vocabulary of 65" in out
     before = float(re.search(r"held-out loss before training: (\d+\.\d+)", out).group(1))
     after = float(re.search(r"step 4: held-out loss (\d+\.\d+)", out).group(1))
     assert after < before
-    sample = out[out.index("sample at temperature 0.8:\n") + len("sample at temperature 0.8:\n"):]
+    sample = out[out.index("sample at temperature 0.8:\n") + len("sample at temperature 0.8:\n") :]
     assert sample.startswith("ROMEO:\n") and len(sample.split("\ntrained")[0]) >= 40
     assert "trained 4 steps" in out

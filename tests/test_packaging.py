@@ -1,5 +1,6 @@
 """Packaging: the data ships inside the package; a wheel holds disttorch (with its launcher as
 ``disttorch.launcher``, no top-level ``launcher``), the data and the scripts."""
+
 import importlib.util
 import shutil
 import subprocess
@@ -28,8 +29,10 @@ def test_pyproject_declares_dependencies_extras_and_scripts():
     assert {d.split(">")[0] for d in project["dependencies"]} == {"numpy", "pyzmq", "cloudpickle"}
     test_extra = {d.split(">")[0] for d in project["optional-dependencies"]["test"]}
     assert {"pytest", "pytest-timeout", "matplotlib", "pyyaml"} <= test_extra
-    assert project["scripts"] == {"disttorch-launch": "disttorch.launcher.main:main",
-                                  "disttorch-plot": "disttorch.viz.__main__:main"}
+    assert project["scripts"] == {
+        "disttorch-launch": "disttorch.launcher.main:main",
+        "disttorch-plot": "disttorch.viz.__main__:main",
+    }
 
 
 @pytest.mark.timeout(120)
@@ -42,8 +45,23 @@ def test_wheel_holds_packages_data_and_entry_points(tmp_path):
         shutil.copytree(ROOT / name, src / name, ignore=ignore, symlinks=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                             "-w", str(tmp_path / "dist"), str(src)], capture_output=True, text=True, timeout=110)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
     if result.returncode != 0 and "bdist_wheel" in result.stderr:
         pytest.skip("this setuptools needs the 'wheel' package to build wheels")
     assert result.returncode == 0, result.stderr
@@ -51,9 +69,16 @@ def test_wheel_holds_packages_data_and_entry_points(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in DATA:
         assert f"disttorch/datasets/data/{name}" in names
-    for name in ("disttorch/datasets/ATTRIBUTION.md", "disttorch/py.typed", "disttorch/launcher/py.typed",
-                 "disttorch/launcher/main.py", "disttorch/launcher/bootstrap.py", "disttorch/_faults.py",
-                 "disttorch/viz/__main__.py", "disttorch/distributed/__init__.py"):
+    for name in (
+        "disttorch/datasets/ATTRIBUTION.md",
+        "disttorch/py.typed",
+        "disttorch/launcher/py.typed",
+        "disttorch/launcher/main.py",
+        "disttorch/launcher/bootstrap.py",
+        "disttorch/_faults.py",
+        "disttorch/viz/__main__.py",
+        "disttorch/distributed/__init__.py",
+    ):
         assert name in names
     launcher_files = {n for n in names if n.startswith("disttorch/launcher/") and n.endswith(".py")}
     assert launcher_files == {f"disttorch/launcher/{p.name}" for p in (ROOT / "launcher").glob("*.py")}
@@ -61,14 +86,20 @@ def test_wheel_holds_packages_data_and_entry_points(tmp_path):
     assert top_level == {"disttorch"}, f"the wheel installs other top-level names: {top_level}"
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "disttorch-launch = disttorch.launcher.main:main" in text and "disttorch-plot = disttorch.viz.__main__:main" in text
+    assert (
+        "disttorch-launch = disttorch.launcher.main:main" in text
+        and "disttorch-plot = disttorch.viz.__main__:main" in text
+    )
 
 
 def test_readme_opens_with_the_two_commands_and_names_only_existing_files():
     import re
+
     text = (ROOT / "README.md").read_text()
     commands = [line.strip() for line in text.split("## Contents")[0].splitlines() if line.startswith("    ")]
-    assert commands == ["pip install -e . && disttorch-launch --nproc 4 examples/train_digits.py",
-                        "pip install -e '.[test]' && pytest"]
+    assert commands == [
+        "pip install -e . && disttorch-launch --nproc 4 examples/train_digits.py",
+        "pip install -e '.[test]' && pytest",
+    ]
     for path in sorted(set(re.findall(r"\b((?:examples|benchmarks|docs|tests)/[\w./-]+\.(?:py|png))", text))):
         assert (ROOT / path).is_file(), f"README mentions {path}, which does not exist"

@@ -32,8 +32,22 @@ def test_real_programs_train_to_pytorchs_loss(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run(
-        [sys.executable, str(CORPUS / "run.py"), "--lib", "disttorch", "--alias", "env", "--out", str(tmp_path)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1400, check=False,
+        [
+            sys.executable,
+            str(CORPUS / "run.py"),
+            "--lib",
+            "disttorch",
+            "--alias",
+            "env",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1400,
+        check=False,
     )
     print(done.stdout[-6000:])
     match = re.search(r"realworld: (\d+)/(\d+) pass under disttorch", done.stdout)

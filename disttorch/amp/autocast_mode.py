@@ -7,6 +7,7 @@ in its inputs' dtype. Parameters stay in their own dtype and so do their gradien
 On this CPU-only build ``autocast('cuda')`` warns and disables itself, as PyTorch's CPU
 build does; the flags of the other device types are kept but change nothing.
 """
+
 from __future__ import annotations
 
 import functools
@@ -15,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dtype
+from .._tensor import Tensor
 from ..autograd import autocast_state as _autocast
 from ..autograd.autocast_state import get_autocast_dtype, is_autocast_enabled
-from .._tensor import Tensor
 
 __all__ = ["autocast", "custom_bwd", "custom_fwd", "is_autocast_available"]
 
@@ -48,27 +49,38 @@ class autocast:
         loss.backward()                   # gradients in the parameters' dtype
     """
 
-    def __init__(self, device_type: str, dtype: _dtype.dtype | None = None, enabled: bool = True,
-                 cache_enabled: bool | None = None) -> None:
+    def __init__(
+        self,
+        device_type: str,
+        dtype: _dtype.dtype | None = None,
+        enabled: bool = True,
+        cache_enabled: bool | None = None,
+    ) -> None:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")  # noqa: TRY004 - as PyTorch
         if device_type not in _autocast.DEVICE_TYPES:
-            raise RuntimeError(f"autocast: unsupported device_type '{device_type}'; expected one of "
-                               f"{', '.join(_autocast.DEVICE_TYPES)}")
+            raise RuntimeError(
+                f"autocast: unsupported device_type '{device_type}'; expected one of "
+                f"{', '.join(_autocast.DEVICE_TYPES)}"
+            )
         self.device = device_type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         if not isinstance(self.fast_dtype, _dtype.dtype):
             raise TypeError(f"autocast: dtype must be a disttorch.dtype, got {type(dtype).__name__}")
-        self._cache_enabled = (_autocast.is_autocast_cache_enabled() if cache_enabled is None
-                               else bool(cache_enabled))
+        self._cache_enabled = (
+            _autocast.is_autocast_cache_enabled() if cache_enabled is None else bool(cache_enabled)
+        )
         enabled = bool(enabled)
         if enabled and device_type == "cuda":
-            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
             enabled = False
         if enabled and device_type == "cpu" and self.fast_dtype.name not in _CPU_DTYPES:
-            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
-                          "autocast.\nCPU Autocast only supports dtypes of disttorch.bfloat16, "
-                          "disttorch.float16 currently.")
+            warnings.warn(
+                "In CPU autocast, but the target dtype is not supported. Disabling "
+                "autocast.\nCPU Autocast only supports dtypes of disttorch.bfloat16, "
+                "disttorch.float16 currently.",
+                stacklevel=2,
+            )
             enabled = False
         if enabled and self.fast_dtype is _dtype.bfloat16:
             self.fast_dtype.numpy  # noqa: B018 - load ml_dtypes now: a clear error if it is missing
@@ -96,6 +108,7 @@ class autocast:
         def decorated(*args: Any, **kwargs: Any) -> Any:
             with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
                 return func(*args, **kwargs)
+
         return decorated
 
 
@@ -110,8 +123,9 @@ def _cast_floats(value: Any, dtype: _dtype.dtype) -> Any:
     return value
 
 
-def custom_fwd(fwd: Callable | None = None, *, device_type: str,
-               cast_inputs: _dtype.dtype | None = None) -> Callable:
+def custom_fwd(
+    fwd: Callable | None = None, *, device_type: str, cast_inputs: _dtype.dtype | None = None
+) -> Callable:
     """Decorate the ``forward`` of a custom ``autograd.Function`` for autocast.
 
     With ``cast_inputs``, inside an autocast region the floating tensor arguments are cast

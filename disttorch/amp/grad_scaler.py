@@ -9,6 +9,7 @@ PyTorch) warns and disables itself on this CPU-only build, as PyTorch's CPU buil
 a disabled scaler passes everything through (``scale(loss)`` is ``loss``, ``step`` is
 ``optimizer.step()``).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -56,17 +57,28 @@ class GradScaler:
         scaler.update()
     """
 
-    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        device: str = "cuda",
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
         self._device = device
         self._enabled = enabled
         if enabled and device == "cuda":
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
-                          "Disabling.")
+            warnings.warn(
+                "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2
+            )
             self._enabled = False
         elif enabled and device != "cpu":
-            warnings.warn(f"GradScaler is enabled for device '{device}', but disttorch computes on "
-                          f"the CPU only.  Disabling.")
+            warnings.warn(
+                f"GradScaler is enabled for device '{device}', but disttorch computes on "
+                f"the CPU only.  Disabling.",
+                stacklevel=2,
+            )
             self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:
@@ -90,9 +102,11 @@ class GradScaler:
 
     def _check_started(self, funcname: str) -> None:
         if self._scale is None:
-            raise RuntimeError(f"Attempted {funcname} but _scale is None.  This may indicate your "
-                               "script did not use scaler.scale(loss or outputs) earlier in the "
-                               "iteration.")
+            raise RuntimeError(
+                f"Attempted {funcname} but _scale is None.  This may indicate your "
+                "script did not use scaler.scale(loss or outputs) earlier in the "
+                "iteration."
+            )
 
     def scale(self, outputs: Any) -> Any:
         """``outputs`` (a tensor, or tensors in lists/tuples) multiplied by the scale."""
@@ -117,8 +131,9 @@ class GradScaler:
         self._check_started("unscale_")
         state = self._state_of(optimizer)
         if state["stage"] is OptState.UNSCALED:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the "
-                               "last update().")
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inv_scale = np.float32(1.0 / np.float64(self._scale._data))
@@ -165,15 +180,18 @@ class GradScaler:
         if new_scale is not None:
             if isinstance(new_scale, Tensor):
                 if new_scale.numel() != 1 or new_scale.dtype is not _dtype.float32:
-                    raise ValueError("new_scale should be a float or a 1-element "
-                                     "torch.cuda.FloatTensor or torch.FloatTensor with "
-                                     "requires_grad=False.")
+                    raise ValueError(
+                        "new_scale should be a float or a 1-element "
+                        "torch.cuda.FloatTensor or torch.FloatTensor with "
+                        "requires_grad=False."
+                    )
                 self._scale = _tensor(float(new_scale.item()))
             else:
                 self._scale = _tensor(float(new_scale))
         else:
-            found = [s["found_inf"] for s in self._per_optimizer_states.values()
-                     if s["found_inf"] is not None]
+            found = [
+                s["found_inf"] for s in self._per_optimizer_states.values() if s["found_inf"] is not None
+            ]
             if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
             scale = float(self._scale._data)
@@ -226,17 +244,23 @@ class GradScaler:
         ``_growth_tracker`` (an empty dict when disabled)."""
         if not self._enabled:
             return {}
-        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
-                "_growth_tracker": self._get_growth_tracker()}
+        return {
+            "scale": self.get_scale(),
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._get_growth_tracker(),
+        }
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Restore what :meth:`state_dict` returned."""
         if not self._enabled:
             return
         if len(state_dict) == 0:
-            raise RuntimeError("The source state dict is empty, possibly because it was saved "
-                               "from a disabled instance of GradScaler.")
+            raise RuntimeError(
+                "The source state dict is empty, possibly because it was saved "
+                "from a disabled instance of GradScaler."
+            )
         self._init_scale = state_dict["scale"]
         if self._scale is not None:
             self._scale = _tensor(state_dict["scale"])

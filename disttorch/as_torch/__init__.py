@@ -17,6 +17,7 @@ and DataLoader workers. A ``torch.x`` with no ``disttorch.x`` raises
 ``ModuleNotFoundError``. Nothing is aliased without the flag, so a real PyTorch installed
 alongside is never shadowed.
 """
+
 from __future__ import annotations
 
 import os

@@ -2,6 +2,7 @@
 run an unmodified PyTorch program on disttorch in this process, as ``python prog.py`` would
 (``sys.argv``, ``sys.path[0]`` and ``__main__`` as Python sets them), with the alias on here
 and in every Python process the program starts."""
+
 from __future__ import annotations
 
 import os

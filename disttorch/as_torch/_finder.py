@@ -7,6 +7,7 @@ importing NumPy or disttorch: disttorch is imported only when a program imports
 under two names, so ``sys.modules["torch"] is disttorch``); a ``torch.x`` with no
 ``disttorch.x`` raises ``ModuleNotFoundError: No module named 'torch.x'``.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -40,8 +41,9 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         if found is None:
             return None
-        return importlib.util.spec_from_loader(name, self,
-                                               is_package=found.submodule_search_locations is not None)
+        return importlib.util.spec_from_loader(
+            name, self, is_package=found.submodule_search_locations is not None
+        )
 
     def create_module(self, spec):
         module = importlib.import_module("disttorch" + spec.name[5:])
@@ -70,6 +72,8 @@ def install() -> None:
         return
     loaded = sys.modules.get("torch")
     if loaded is not None and getattr(loaded, "__name__", "") != "disttorch":
-        raise ImportError("the disttorch 'import torch' alias cannot be installed: a real PyTorch "
-                          f"({getattr(loaded, '__file__', '?')}) is already imported in this process")
+        raise ImportError(
+            "the disttorch 'import torch' alias cannot be installed: a real PyTorch "
+            f"({getattr(loaded, '__file__', '?')}) is already imported in this process"
+        )
     sys.meta_path.insert(0, TorchAlias())

@@ -10,21 +10,37 @@ Above the core (it imports ``Tensor``), below the ops:
 - ``gradcheck.py``: finite-difference checks, on top of ``backprop``.
 - ``profiler.py``: ``record_function`` and the legacy ``profile`` (``torch.autograd.profiler``).
 """
+
 from __future__ import annotations
 
 from typing import Any
 
+from . import profiler
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .backprop import backward, grad
 from .engine import queue_callback
 from .function import Function, FunctionCtx, once_differentiable
-from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
-from . import profiler
 
-__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
-           "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "queue_callback", "gradcheck", "gradgradcheck", "Variable", "detect_anomaly", "set_detect_anomaly"]
+__all__ = [
+    "backward",
+    "grad",
+    "Function",
+    "FunctionCtx",
+    "once_differentiable",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+    "queue_callback",
+    "gradcheck",
+    "gradgradcheck",
+    "Variable",
+    "detect_anomaly",
+    "set_detect_anomaly",
+]
 
 
 class _ExecutionEngine:

@@ -1,6 +1,7 @@
 """``autograd.detect_anomaly`` and ``autograd.set_detect_anomaly``: switch anomaly detection
 on for a block or a function. While on, backward raises ``RuntimeError`` naming the backward
 function that produced NaN (``torch.set_anomaly_enabled`` is the process-wide switch)."""
+
 from __future__ import annotations
 
 import functools
@@ -32,8 +33,12 @@ class detect_anomaly:
 
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = bool(check_nan)
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and "
-                      "should only be enabled for debugging.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and "
+            "should only be enabled for debugging.",
+            UserWarning,
+            stacklevel=2,
+        )
 
     def __enter__(self) -> None:
         self._prev = (_debug_flags.is_anomaly_enabled(), _debug_flags.is_anomaly_check_nan_enabled())
@@ -47,4 +52,5 @@ class detect_anomaly:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self:
                 return fn(*args, **kwargs)
+
         return wrapper

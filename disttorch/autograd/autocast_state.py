@@ -12,6 +12,7 @@ Inside the op autocast is suspended, as PyTorch excludes its autocast key, so th
 own building blocks are not cast again; backward never autocasts. Casts are recorded
 (``Tensor.to``), so gradients come back in the arguments' own dtype.
 """
+
 from __future__ import annotations
 
 import functools
@@ -44,9 +45,18 @@ __all__ = [
 ]
 
 # The device types PyTorch's autocast accepts here, with their default low dtype.
-DEVICE_TYPES = {"cpu": "bfloat16", "cuda": "float16", "mps": "float16", "xpu": "bfloat16",
-                "hpu": "bfloat16", "xla": "bfloat16", "ipu": "float16", "mtia": "float16",
-                "maia": "float16", "privateuseone": "float16"}
+DEVICE_TYPES = {
+    "cpu": "bfloat16",
+    "cuda": "float16",
+    "mps": "float16",
+    "xpu": "bfloat16",
+    "hpu": "bfloat16",
+    "xla": "bfloat16",
+    "ipu": "float16",
+    "mtia": "float16",
+    "maia": "float16",
+    "privateuseone": "float16",
+}
 
 
 class _State(threading.local):
@@ -68,8 +78,9 @@ _state = _State()
 
 def _device(device_type: str) -> str:
     if device_type not in DEVICE_TYPES:
-        raise RuntimeError(f"unsupported autocast device_type '{device_type}': expected one of "
-                           f"{', '.join(DEVICE_TYPES)}")
+        raise RuntimeError(
+            f"unsupported autocast device_type '{device_type}': expected one of {', '.join(DEVICE_TYPES)}"
+        )
     return device_type
 
 

@@ -14,6 +14,7 @@
 5. After the walk, callbacks queued with ``queue_callback`` run (DDP waits for its buckets
    there), and saved tensors are freed unless ``retain_graph``.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -25,9 +26,9 @@ from .. import _debug_flags
 from .._dtype import from_numpy
 from .._tensor import Tensor
 from ..utils import trace
+from . import autocast_state as _autocast
 from . import grad_mode
 from .function import AccumulateGrad, Function, Node, gradient_edge
-from . import autocast_state as _autocast
 
 __all__ = ["run_backward", "queue_callback"]
 
@@ -122,9 +123,15 @@ def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
             hook(leaf)
 
 
-def run_backward(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
-                 create_graph: bool, inputs: Sequence[Any] | None = None,
-                 accumulate: bool = True, allow_unused: bool = True) -> list | None:
+def run_backward(
+    roots: Sequence[Any],
+    grad_roots: Sequence[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Any] | None = None,
+    accumulate: bool = True,
+    allow_unused: bool = True,
+) -> list | None:
     """Backpropagate ``grad_roots`` from the tensors ``roots``.
 
     With ``accumulate`` (``Tensor.backward``) gradients go into leaves' ``.grad`` (only
@@ -138,9 +145,15 @@ def run_backward(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: 
         trace.end("backward", start)
 
 
-def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
-         create_graph: bool, inputs: Sequence[Any] | None, accumulate: bool,
-         allow_unused: bool) -> list | None:
+def _run(
+    roots: Sequence[Any],
+    grad_roots: Sequence[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Any] | None,
+    accumulate: bool,
+    allow_unused: bool,
+) -> list | None:
     root_edges = [gradient_edge(t) for t in roots]
     root_nodes = [e[0] for e in root_edges]
     deps = _collect(root_nodes)
@@ -214,8 +227,11 @@ def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
                         buf = buffers[nxt] = [None] * nxt._n_outputs
                     if buf[nr] is None:
                         buf[nr] = g2
-                        if g2 is g and (not node._raw or any(g is x for x in grads) or
-                                        any(g is in_grads[j] for j in range(i))):
+                        if g2 is g and (
+                            not node._raw
+                            or any(g is x for x in grads)
+                            or any(g is in_grads[j] for j in range(i))
+                        ):
                             shared_ids.add(id(g2))
                     else:
                         buf[nr] = buf[nr] + g2
@@ -243,9 +259,11 @@ def _run(roots: Sequence[Any], grad_roots: Sequence[Any], retain_graph: bool,
         return None
     for i, g in enumerate(captured):
         if g is None and not allow_unused:
-            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been "
-                               "used in the graph. Set allow_unused=True if this is the desired "
-                               "behavior.")
+            raise RuntimeError(
+                f"The differentiated Tensor at index {i} appears to not have been "
+                "used in the graph. Set allow_unused=True if this is the desired "
+                "behavior."
+            )
     return captured
 
 
@@ -283,8 +301,10 @@ def _call_backward(node: Function, grads: list) -> tuple:
         if len(out) > n_in and all(g is None for g in out[n_in:]):
             out = out[:n_in]
         else:
-            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                               f"(expected {n_in}, got {len(out)})")
+            raise RuntimeError(
+                f"function {node.name()} returned an incorrect number of gradients "
+                f"(expected {n_in}, got {len(out)})"
+            )
     if _debug_flags.is_anomaly_enabled() and _debug_flags.is_anomaly_check_nan_enabled():
         for i, g in enumerate(out):
             arr = getattr(g, "_data", g)

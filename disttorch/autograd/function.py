@@ -11,6 +11,7 @@ Functions (``class MyFn(disttorch.autograd.Function)``) follow PyTorch: forward 
 and returns tensors and runs with grad disabled. Every backward works on tensors, so
 ``create_graph=True`` records the backward pass itself (second-order gradients).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -30,11 +31,13 @@ _grad_state = grad_mode._state
 _bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
 _F16 = np.dtype(np.float16)
 
-_FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
-              "tensors after they have already been freed). Saved intermediate values of the "
-              "graph are freed when you call .backward() or autograd.grad(). Specify "
-              "retain_graph=True if you need to backward through the graph a second time or "
-              "if you need to access saved tensors after calling backward.")
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
 
 
 class _NullCtx:
@@ -68,8 +71,8 @@ class Node:
 
     _seq_nr = 0
     next_edges: tuple = ()
-    _pre_hooks: dict | None = None     # output index -> tensor hooks on that output
-    _retained: dict | None = None      # output index -> weakref of a tensor that retains grad
+    _pre_hooks: dict | None = None  # output index -> tensor hooks on that output
+    _retained: dict | None = None  # output index -> weakref of a tensor that retains grad
     _n_outputs = 1
 
     def name(self) -> str:
@@ -128,7 +131,8 @@ class FunctionCtx:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{t.dtype.name} {list(t.shape)}], which is {producer}, "
-                    f"is at version {t._version_box[0]}; expected version {v} instead.")
+                    f"is at version {t._version_box[0]}; expected version {v} instead."
+                )
         return saved
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
@@ -151,7 +155,7 @@ class Function(FunctionCtx, Node):
     (or None) per forward argument.
     """
 
-    _raw = False   # built-in ops: forward returns NumPy arrays
+    _raw = False  # built-in ops: forward returns NumPy arrays
     _view = False  # the output is a view of the first input: it shares its version counter
     _blas = False  # a matrix-product op: float16 inputs are computed in float32 (see below)
 
@@ -161,8 +165,10 @@ class Function(FunctionCtx, Node):
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
-        raise NotImplementedError("You must implement either the backward or vjp method for "
-                                  "your custom autograd.Function to use it with backward mode AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for "
+            "your custom autograd.Function to use it with backward mode AD."
+        )
 
     def name(self) -> str:
         cls = type(self).__name__
@@ -308,8 +314,9 @@ def _wrap(out: Any, node: Function | None) -> Any:
         outs = tuple(_wrap_one(o, node, i, Tensor) for i, o in enumerate(out))
         if node is not None:
             node._n_outputs = len(out)
-            node._output_meta = [(o._data.shape, o._data.dtype) if o is not None else ((), np.float32)
-                                 for o in outs]
+            node._output_meta = [
+                (o._data.shape, o._data.dtype) if o is not None else ((), np.float32) for o in outs
+            ]
         return outs
     return _wrap_one(out, node, 0, Tensor)
 
@@ -334,8 +341,10 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
 
 def once_differentiable(fn):
     """Decorator for a backward that is not itself differentiable (runs under no_grad)."""
+
     def wrapper(ctx, *grads):
         with grad_mode.no_grad():
             return fn(ctx, *grads)
+
     wrapper.__name__ = getattr(fn, "__name__", "backward")
     return wrapper

@@ -1,12 +1,19 @@
 """Grad mode: whether ops record a graph. ``no_grad``, ``enable_grad``,
 ``set_grad_enabled`` and ``inference_mode`` work as context managers and decorators."""
+
 from __future__ import annotations
 
 import functools
 from typing import Any, Callable
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "is_inference_mode_enabled"]
+__all__ = [
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "inference_mode",
+    "is_inference_mode_enabled",
+]
 
 # One flag per process. A list so hot paths read it with one index, not an attribute.
 _state = [True]
@@ -50,6 +57,7 @@ class _GradMode:
                 return fn(*args, **kwargs)
             finally:
                 _state[0] = prev
+
         return wrapper
 
 
@@ -89,6 +97,7 @@ class inference_mode(_GradMode):
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with inference_mode(mode):
                 return fn(*args, **kwargs)
+
         return wrapper
 
 

@@ -1,4 +1,5 @@
 """``gradcheck``: compare analytical gradients with central finite differences."""
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -22,8 +23,15 @@ def _flat_outputs(fn: Callable, inputs: tuple) -> list:
     return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind in "fV"]
 
 
-def gradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
-              rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+def gradcheck(
+    fn: Callable,
+    inputs: Any,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
     """Check ``fn``'s gradients w.r.t. every floating input that requires grad.
 
     For each output element, backward gives one row of the Jacobian; central differences
@@ -71,19 +79,25 @@ def gradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-
                     f"Jacobian mismatch for output {oi} with respect to input {i},\n"
                     f"numerical:{numeric[o, e]:.8g}\nanalytical:{analytic[j][o, e]:.8g}\n"
                     f"(at output element {o}, input element {e}; max abs difference "
-                    f"{np.abs(analytic[j] - numeric).max():.3g})")
+                    f"{np.abs(analytic[j] - numeric).max():.3g})"
+                )
     return True
 
 
-def gradgradcheck(fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5,
-                  rtol: float = 1e-3) -> bool:
+def gradgradcheck(
+    fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3
+) -> bool:
     """Check second derivatives: gradcheck of the gradient computed with create_graph."""
     inputs = _tensors(inputs)
 
     def first_grads(*xs: Any) -> tuple:
         with enable_grad():  # gradcheck evaluates the numerical side under no_grad
             out = fn(*xs)
-            return autograd_grad(out.sum() if out._data.size != 1 else out,
-                                 [x for x in xs if x.requires_grad], create_graph=True,
-                                 allow_unused=True)
+            return autograd_grad(
+                out.sum() if out._data.size != 1 else out,
+                [x for x in xs if x.requires_grad],
+                create_graph=True,
+                allow_unused=True,
+            )
+
     return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol)

@@ -9,6 +9,7 @@ op's Function, e.g. ``Matmul``, ``LinearFunction``) and each backward node the e
 runs (e.g. ``MatmulBackward0``). Op timing is installed only while a profiler runs, so it
 costs nothing otherwise. Times are wall-clock microseconds on the CPU.
 """
+
 from __future__ import annotations
 
 import functools
@@ -59,6 +60,7 @@ class record_function:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             with record_function(self.name, self.args):
                 return fn(*args, **kwargs)
+
         return wrapped
 
 
@@ -128,8 +130,10 @@ class _Recorder:
     def start(self) -> None:
         with _install_lock:
             if _recording:
-                raise RuntimeError("a disttorch profiler is already running; nested or concurrent "
-                                   "profilers are not supported (stop the other one first)")
+                raise RuntimeError(
+                    "a disttorch profiler is already running; nested or concurrent "
+                    "profilers are not supported (stop the other one first)"
+                )
             _recording.append(self)
             _function.Function.apply = classmethod(_profiled_apply)
             _engine._call_backward = _profiled_call_backward
@@ -170,9 +174,11 @@ class FunctionEvent:
         return self.cpu_memory_usage
 
     def __repr__(self) -> str:
-        return (f"<FunctionEvent name={self.name} cpu_time_total={self.cpu_time_total:.3f}us "
-                f"self_cpu_time_total={self.self_cpu_time_total:.3f}us "
-                f"input_shapes={self.input_shapes}>")
+        return (
+            f"<FunctionEvent name={self.name} cpu_time_total={self.cpu_time_total:.3f}us "
+            f"self_cpu_time_total={self.self_cpu_time_total:.3f}us "
+            f"input_shapes={self.input_shapes}>"
+        )
 
 
 class FunctionEventAvg:
@@ -207,13 +213,26 @@ class FunctionEventAvg:
     device_time = cuda_time = property(lambda self: 0.0)
 
     def __repr__(self) -> str:
-        return (f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total:.3f}us "
-                f"cpu_time={self.cpu_time:.3f}us count={self.count} input_shapes={self.input_shapes}>")
+        return (
+            f"<FunctionEventAvg key={self.key} self_cpu_time={self.self_cpu_time_total:.3f}us "
+            f"cpu_time={self.cpu_time:.3f}us count={self.count} input_shapes={self.input_shapes}>"
+        )
 
 
-_SORT_KEYS = ("cpu_time", "cuda_time", "device_time", "cpu_time_total", "cuda_time_total",
-              "device_time_total", "self_cpu_time_total", "self_cuda_time_total",
-              "self_device_time_total", "cpu_memory_usage", "self_cpu_memory_usage", "count")
+_SORT_KEYS = (
+    "cpu_time",
+    "cuda_time",
+    "device_time",
+    "cpu_time_total",
+    "cuda_time_total",
+    "device_time_total",
+    "self_cpu_time_total",
+    "self_cuda_time_total",
+    "self_device_time_total",
+    "cpu_memory_usage",
+    "self_cpu_memory_usage",
+    "count",
+)
 
 
 def _fmt_time(us: float) -> str:
@@ -236,8 +255,13 @@ class EventList(list):
     :class:`FunctionEventAvg`) with ``table()``, ``key_averages()``, ``total_average()``
     and ``export_chrome_trace()``."""
 
-    def __init__(self, events: Iterable = (), raw: list | None = None, profile_memory: bool = False,
-                 with_shapes: bool = False) -> None:
+    def __init__(
+        self,
+        events: Iterable = (),
+        raw: list | None = None,
+        profile_memory: bool = False,
+        with_shapes: bool = False,
+    ) -> None:
         super().__init__(events)
         self._raw = raw if raw is not None else []
         self._profile_memory = profile_memory
@@ -265,8 +289,12 @@ class EventList(list):
         spans.sort(key=lambda e: e.start_us)
         return cls(spans, raw, profile_memory, with_shapes=False)
 
-    def key_averages(self, group_by_input_shapes: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False) -> EventList:
+    def key_averages(
+        self,
+        group_by_input_shapes: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ) -> EventList:
         """One :class:`FunctionEventAvg` per event name (and input shapes when asked)."""
         groups: dict[tuple, FunctionEventAvg] = {}
         for e in self:
@@ -291,9 +319,16 @@ class EventList(list):
     def self_cpu_time_total(self) -> float:
         return sum(e.self_cpu_time_total for e in self)
 
-    def table(self, sort_by: str | None = None, row_limit: int = 100, max_src_column_width: int = 75,
-              max_name_column_width: int = 55, max_shapes_column_width: int = 80,
-              header: str | None = None, top_level_events_only: bool = False) -> str:
+    def table(
+        self,
+        sort_by: str | None = None,
+        row_limit: int = 100,
+        max_src_column_width: int = 75,
+        max_name_column_width: int = 55,
+        max_shapes_column_width: int = 80,
+        header: str | None = None,
+        top_level_events_only: bool = False,
+    ) -> str:
         """A text table of the events, like PyTorch's: name, self CPU time and share, total
         CPU time and share, average, number of calls (and input shapes / memory when
         recorded), sorted by ``sort_by`` (descending), at most ``row_limit`` rows."""
@@ -308,8 +343,14 @@ class EventList(list):
             rows = rows[:row_limit]
         total_self = self.self_cpu_time_total or 1.0
         name_w = min(max((len(str(e.key)) for e in rows), default=4) + 4, max_name_column_width)
-        cols = [("Name", name_w), ("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12),
-                ("CPU total", 12), ("CPU time avg", 12)]
+        cols = [
+            ("Name", name_w),
+            ("Self CPU %", 12),
+            ("Self CPU", 12),
+            ("CPU total %", 12),
+            ("CPU total", 12),
+            ("CPU time avg", 12),
+        ]
         if self._profile_memory:
             cols += [("CPU Mem", 12), ("Self CPU Mem", 12)]
         cols.append(("# of Calls", 12))
@@ -326,18 +367,23 @@ class EventList(list):
         for e in rows:
             name = str(e.key)
             if len(name) > name_w:
-                name = name[:name_w - 3] + "..."
+                name = name[: name_w - 3] + "..."
             count = max(getattr(e, "count", 1), 1)
-            cells = [name, f"{100 * e.self_cpu_time_total / total_self:.2f}%",
-                     _fmt_time(e.self_cpu_time_total), f"{100 * e.cpu_time_total / total_self:.2f}%",
-                     _fmt_time(e.cpu_time_total), _fmt_time(e.cpu_time_total / count)]
+            cells = [
+                name,
+                f"{100 * e.self_cpu_time_total / total_self:.2f}%",
+                _fmt_time(e.self_cpu_time_total),
+                f"{100 * e.cpu_time_total / total_self:.2f}%",
+                _fmt_time(e.cpu_time_total),
+                _fmt_time(e.cpu_time_total / count),
+            ]
             if self._profile_memory:
                 cells += [_fmt_mem(e.cpu_memory_usage), _fmt_mem(e.self_cpu_memory_usage)]
             cells.append(str(count))
             if show_flops:
                 cells.append(f"{e.flops / 1e6:.3f}" if e.flops else "--")
             if self._with_shapes:
-                cells.append(str(e.input_shapes)[:cols[-1][1]])
+                cells.append(str(e.input_shapes)[: cols[-1][1]])
             out.append("  ".join(c.rjust(w) for c, (_, w) in zip(cells, cols)) + "  ")
         out += [line, f"Self CPU time total: {_fmt_time(self.self_cpu_time_total)}", ""]
         return "\n".join(out)
@@ -364,16 +410,29 @@ def _write_chrome_trace(path: str, raw: list[dict], metadata: dict | None = None
     pid = os.getpid()
     threads = sorted({str(e.get("tid", 0)) for e in raw})
     tid_of = {t: i for i, t in enumerate(threads)}
-    events = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-               "args": {"name": f"disttorch (rank {trace._rank()})"}}]
-    events += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": tid_of[t], "args": {"name": t}}
-               for t in threads]
+    events = [
+        {
+            "name": "process_name",
+            "ph": "M",
+            "pid": pid,
+            "tid": 0,
+            "args": {"name": f"disttorch (rank {trace._rank()})"},
+        }
+    ]
+    events += [
+        {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid_of[t], "args": {"name": t}} for t in threads
+    ]
     for e in raw:
         ev = dict(e)
         ev["pid"], ev["tid"] = pid, tid_of[str(e.get("tid", 0))]
         events.append(ev)
-    doc = {"schemaVersion": 1, "displayTimeUnit": "ms", "host_name": socket.gethostname(),
-           "traceEvents": events, "traceName": path}
+    doc = {
+        "schemaVersion": 1,
+        "displayTimeUnit": "ms",
+        "host_name": socket.gethostname(),
+        "traceEvents": events,
+        "traceName": path,
+    }
     if metadata:
         doc.update(metadata)
     data = json.dumps(doc).encode()
@@ -399,11 +458,23 @@ class profile:
         with_stack, with_modules: accepted, not recorded.
     """
 
-    def __init__(self, enabled: bool = True, *, use_cuda: bool = False, use_device: str | None = None,
-                 record_shapes: bool = False, with_flops: bool = False, profile_memory: bool = False,
-                 with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False,
-                 use_cpu: bool = True, experimental_config: Any = None, acc_events: bool = False,
-                 custom_trace_id_callback: Any = None) -> None:
+    def __init__(
+        self,
+        enabled: bool = True,
+        *,
+        use_cuda: bool = False,
+        use_device: str | None = None,
+        record_shapes: bool = False,
+        with_flops: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_modules: bool = False,
+        use_kineto: bool = False,
+        use_cpu: bool = True,
+        experimental_config: Any = None,
+        acc_events: bool = False,
+        custom_trace_id_callback: Any = None,
+    ) -> None:
         self.enabled = enabled
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
         self.with_flops = with_flops
@@ -433,8 +504,12 @@ class profile:
         """Every recorded event."""
         return self._check_finished()
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False) -> EventList:
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ) -> EventList:
         """Events averaged per name (and input shapes when ``group_by_input_shape``)."""
         return self._check_finished().key_averages(group_by_input_shape)
 

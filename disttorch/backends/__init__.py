@@ -7,6 +7,7 @@ Submodules ``cudnn``, ``cuda``, ``mps``, ``mkldnn``, ``mkl``, ``openmp``, ``cpu`
 disttorch computes with NumPy on the CPU. ``mkldnn``, ``mkl`` and ``openmp`` answer for
 disttorch itself, which uses none of them (False), where PyTorch's CPU build answers True.
 """
+
 from __future__ import annotations
 
 from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum

@@ -1,4 +1,5 @@
 """``torch.backends.cpu``: the CPU's vector capability, as PyTorch names it."""
+
 from __future__ import annotations
 
 __all__ = ["get_cpu_capability"]

@@ -4,6 +4,7 @@
 (``"highest"`` <-> False); the scaled-dot-product-attention switches (``enable_flash_sdp``,
 ``flash_sdp_enabled``, ``sdp_kernel``, ...) are kept and read back.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -94,8 +95,12 @@ def enable_cudnn_sdp(enabled: bool) -> None:
 
 
 @contextlib.contextmanager
-def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_efficient: bool = True,
-               enable_cudnn: bool = True) -> Iterator[None]:
+def sdp_kernel(
+    enable_flash: bool = True,
+    enable_math: bool = True,
+    enable_mem_efficient: bool = True,
+    enable_cudnn: bool = True,
+) -> Iterator[None]:
     """Set the attention kernel switches inside a ``with`` block, restoring them after."""
     old = dict(_sdp)
     _sdp.update(flash=enable_flash, math=enable_math, mem_efficient=enable_mem_efficient, cudnn=enable_cudnn)

@@ -4,6 +4,7 @@
 PyTorch (defaults: ``enabled=True``, ``benchmark=False``, ``deterministic=False``,
 ``allow_tf32=True``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -46,8 +47,13 @@ def is_acceptable(tensor: Any) -> bool:
 
 
 @contextlib.contextmanager
-def flags(enabled: bool = False, benchmark: bool = False, benchmark_limit: int | None = 10,
-          deterministic: bool = False, allow_tf32: bool = True) -> Iterator[None]:
+def flags(
+    enabled: bool = False,
+    benchmark: bool = False,
+    benchmark_limit: int | None = 10,
+    deterministic: bool = False,
+    allow_tf32: bool = True,
+) -> Iterator[None]:
     """Set the cuDNN flags inside a ``with`` block, restoring them after."""
     mod = sys.modules[__name__]
     names = ("enabled", "benchmark", "benchmark_limit", "deterministic", "allow_tf32")

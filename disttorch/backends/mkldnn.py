@@ -1,5 +1,6 @@
 """``torch.backends.mkldnn``: disttorch does not use oneDNN (its kernels are NumPy's), so
 ``is_available()`` is False (a CPU build of PyTorch answers True); ``enabled`` is kept."""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """``torch.backends.mps``: the Apple GPU backend is neither built nor available."""
+
 from __future__ import annotations
 
 __all__ = ["is_available", "is_built", "is_macos13_or_newer"]

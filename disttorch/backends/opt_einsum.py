@@ -1,5 +1,6 @@
 """``torch.backends.opt_einsum``: whether the ``opt_einsum`` package is importable (PyTorch
 uses it to order einsum contractions; disttorch's einsum is NumPy's, which optimises itself)."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,5 @@
 """``torch.cpu``: the CPU device namespace (disttorch's only device) and ``cpu.amp``."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -7,6 +7,7 @@ as that build (mostly ``AssertionError: Torch not compiled with CUDA enabled``).
 that pick ``"cuda" if torch.cuda.is_available() else "cpu"`` therefore run unchanged.
 ``torch.cuda.amp`` (GradScaler, autocast) lives in its own module.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -128,6 +129,7 @@ class device_of(device):
 def _raises(doc: str):
     def fn(*args: Any, **kwargs: Any) -> Any:
         no_cuda()
+
     fn.__doc__ = doc + " Raises AssertionError: disttorch has no CUDA (as the CPU build)."
     return fn
 

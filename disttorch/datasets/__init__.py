@@ -7,6 +7,7 @@
 
 Sources and licenses: ``disttorch/datasets/ATTRIBUTION.md``.
 """
+
 from ._files import data_path
 from .digits import OptDigits, load_digits
 from .text import CharVocab, load_shakespeare

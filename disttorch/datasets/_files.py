@@ -1,4 +1,5 @@
 """Where the shipped data files are: inside the installed package, found with importlib.resources."""
+
 from __future__ import annotations
 
 import gzip
@@ -19,8 +20,10 @@ def data_path(name: str) -> Path:
         raise ValueError(f"unknown data file {name!r}; expected one of {', '.join(FILES)}")
     path = Path(str(resources.files("disttorch.datasets").joinpath("data", name)))
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: disttorch was installed without its package data "
-                                f"(reinstall with pip install disttorch, or pip install -e . from a checkout)")
+        raise FileNotFoundError(
+            f"{path} is missing: disttorch was installed without its package data "
+            f"(reinstall with pip install disttorch, or pip install -e . from a checkout)"
+        )
     return path
 
 

@@ -4,6 +4,7 @@
 than the training set, so test accuracy measures how well a model generalises to new
 writers. Pixels are counts 0..16 of set pixels in 4x4 blocks of a 32x32 bitmap.
 """
+
 from __future__ import annotations
 
 import io

@@ -1,4 +1,5 @@
 """Tiny Shakespeare (public domain plays, collected by the char-rnn project) and a character vocabulary."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -35,7 +36,9 @@ class CharVocab:
         try:
             ids = [self.index[c] for c in text]
         except KeyError as exc:
-            raise ValueError(f"character {exc.args[0]!r} is not in the vocabulary of {len(self)} characters") from None
+            raise ValueError(
+                f"character {exc.args[0]!r} is not in the vocabulary of {len(self)} characters"
+            ) from None
         return Tensor._make(np.array(ids, dtype=np.int64))
 
     def decode(self, ids: Sequence[int] | Tensor) -> str:

@@ -34,39 +34,120 @@ Environment variables:
 ``DISTTORCH_FAULT``            fault injection (``disttorch/_faults.py``)
 =============================  ============================================================
 """
-from .collectives import (all_gather, all_gather_into_tensor, all_reduce, all_to_all,
-                          all_to_all_single, barrier, broadcast, gather, monitored_barrier, reduce,
-                          reduce_scatter, reduce_scatter_tensor, scatter)
-from .base.errors import (AuthenticationError, CollectiveMismatchError, DistBackendError, DistError,
-                     DistNetworkError, DistStoreError, DistTimeoutError, PeerDiedError)
-from .groups import (Backend, GroupMember, default_pg_timeout, destroy_process_group, get_backend,
-                    get_global_rank, get_group_rank, get_process_group_ranks, get_rank,
-                    get_world_size, init_process_group, is_available, is_gloo_available,
-                    is_initialized, is_mpi_available, is_nccl_available, new_group)
-from .object_collectives import (all_gather_object, broadcast_object_list, gather_object,
-                                 scatter_object_list)
-from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
+
+from .base.errors import (
+    AuthenticationError,
+    CollectiveMismatchError,
+    DistBackendError,
+    DistError,
+    DistNetworkError,
+    DistStoreError,
+    DistTimeoutError,
+    PeerDiedError,
+)
+from .collectives import (
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    all_to_all,
+    all_to_all_single,
+    barrier,
+    broadcast,
+    gather,
+    monitored_barrier,
+    reduce,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    scatter,
+)
 from .engine.process_group import ProcessGroup
+from .engine.work import Future, Work
+from .groups import (
+    Backend,
+    GroupMember,
+    default_pg_timeout,
+    destroy_process_group,
+    get_backend,
+    get_global_rank,
+    get_group_rank,
+    get_process_group_ranks,
+    get_rank,
+    get_world_size,
+    init_process_group,
+    is_available,
+    is_gloo_available,
+    is_initialized,
+    is_mpi_available,
+    is_nccl_available,
+    new_group,
+)
+from .launch_defaults import get_default_backend_for_device, is_torchelastic_launched
+from .object_collectives import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
+from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .reduce_op import ReduceOp
 from .store import FileStore, PrefixStore, Store, TCPStore
-from .engine.work import Future, Work
-from .launch_defaults import get_default_backend_for_device, is_torchelastic_launched
 
 #: ``dist.group.WORLD`` is the default group, as in PyTorch.
 group = GroupMember
 
 __all__ = [
-    "init_process_group", "destroy_process_group", "is_initialized", "is_available", "get_rank",
-    "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",
-    "get_world_size", "get_backend", "new_group", "GroupMember", "group", "ProcessGroup",
-    "get_process_group_ranks", "get_global_rank", "get_group_rank", "default_pg_timeout",
-    "ReduceOp", "Work", "Future", "Store", "TCPStore", "FileStore", "PrefixStore",
-    "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
-    "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
-    "all_to_all_single", "barrier", "monitored_barrier",
-    "send", "recv", "isend", "irecv", "P2POp", "batch_isend_irecv",
-    "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
-    "DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "AuthenticationError",
-    "CollectiveMismatchError", "DistTimeoutError", "PeerDiedError",
-    "get_default_backend_for_device", "is_torchelastic_launched",
+    "init_process_group",
+    "destroy_process_group",
+    "is_initialized",
+    "is_available",
+    "get_rank",
+    "is_gloo_available",
+    "is_nccl_available",
+    "is_mpi_available",
+    "Backend",
+    "get_world_size",
+    "get_backend",
+    "new_group",
+    "GroupMember",
+    "group",
+    "ProcessGroup",
+    "get_process_group_ranks",
+    "get_global_rank",
+    "get_group_rank",
+    "default_pg_timeout",
+    "ReduceOp",
+    "Work",
+    "Future",
+    "Store",
+    "TCPStore",
+    "FileStore",
+    "PrefixStore",
+    "all_reduce",
+    "broadcast",
+    "reduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "gather",
+    "scatter",
+    "all_to_all",
+    "all_to_all_single",
+    "barrier",
+    "monitored_barrier",
+    "send",
+    "recv",
+    "isend",
+    "irecv",
+    "P2POp",
+    "batch_isend_irecv",
+    "broadcast_object_list",
+    "all_gather_object",
+    "gather_object",
+    "scatter_object_list",
+    "DistError",
+    "DistBackendError",
+    "DistNetworkError",
+    "DistStoreError",
+    "AuthenticationError",
+    "CollectiveMismatchError",
+    "DistTimeoutError",
+    "PeerDiedError",
+    "get_default_backend_for_device",
+    "is_torchelastic_launched",
 ]

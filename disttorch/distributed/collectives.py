@@ -8,6 +8,7 @@ and leaves the group usable; the data movement runs on the group's communication
 through the algorithms chosen by ``algorithms/select.py``. On ranks outside ``group`` every
 function does nothing and returns ``None``, as in PyTorch.
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -22,9 +23,21 @@ from .groups import group_rank_of, resolve_group
 from .reduce_op import ReduceOp
 from .tensor_io import Flat, array_of
 
-__all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
-           "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
-           "all_to_all_single", "barrier", "monitored_barrier"]
+__all__ = [
+    "all_reduce",
+    "broadcast",
+    "reduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "gather",
+    "scatter",
+    "all_to_all",
+    "all_to_all_single",
+    "barrier",
+    "monitored_barrier",
+]
 
 
 def _reduce_op(op: Any, dtype: np.dtype) -> tuple[ReduceOp, np.ufunc]:
@@ -41,8 +54,10 @@ def _finish_average(op: ReduceOp, buf: np.ndarray, size: int) -> None:
 def _same_dtype(arrays: Sequence[np.ndarray], dtype: np.dtype, what: str) -> None:
     for i, a in enumerate(arrays):
         if a.dtype != dtype:
-            raise TypeError(f"{what}[{i}] has dtype {a.dtype} but the input tensor has {dtype}; "
-                            "all tensors of a collective must share a dtype")
+            raise TypeError(
+                f"{what}[{i}] has dtype {a.dtype} but the input tensor has {dtype}; "
+                "all tensors of a collective must share a dtype"
+            )
 
 
 def _list_of(arrays: Any, size: int, what: str) -> list:
@@ -52,8 +67,7 @@ def _list_of(arrays: Any, size: int, what: str) -> list:
     return list(arrays)
 
 
-def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None,
-               async_op: bool = False) -> Work | None:
+def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False) -> Work | None:
     """Reduce ``tensor`` over all ranks of ``group``; every rank ends with the result in place.
 
     Args:
@@ -76,8 +90,9 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None,
             _finish_average(op, flat.flat, ch.size)
         flat.write_back()
 
-    return pg.collective("all_reduce", flat.flat.dtype, flat.flat.size, -1, body, [tensor], async_op,
-                         redop=op.name)
+    return pg.collective(
+        "all_reduce", flat.flat.dtype, flat.flat.size, -1, body, [tensor], async_op, redop=op.name
+    )
 
 
 def broadcast(tensor: Any, src: int = 0, group=None, async_op: bool = False) -> Work | None:
@@ -97,8 +112,9 @@ def broadcast(tensor: Any, src: int = 0, group=None, async_op: bool = False) -> 
     return pg.collective("broadcast", flat.flat.dtype, flat.flat.size, root, body, [tensor], async_op)
 
 
-def reduce(tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group=None,
-           async_op: bool = False) -> Work | None:
+def reduce(
+    tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False
+) -> Work | None:
     """Reduce ``tensor`` over all ranks into ``tensor`` on global rank ``dst``.
 
     Tensors on the other ranks are left unchanged (the algorithms work on a copy there).
@@ -119,8 +135,9 @@ def reduce(tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group=None,
             _finish_average(op, flat.flat, ch.size)
             flat.write_back()
 
-    return pg.collective("reduce", flat.flat.dtype, flat.flat.size, root, body, [tensor], async_op,
-                         redop=op.name)
+    return pg.collective(
+        "reduce", flat.flat.dtype, flat.flat.size, root, body, [tensor], async_op, redop=op.name
+    )
 
 
 def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = False) -> Work | None:
@@ -129,29 +146,34 @@ def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = Fals
     if pg is None:
         return None
     size, n = pg.size(), array_of(tensor).size
-    outputs = [Flat(t, f"tensor_list[{i}]", read=False) for i, t in
-               enumerate(_list_of(tensor_list, size, "tensor_list"))]
+    outputs = [
+        Flat(t, f"tensor_list[{i}]", read=False)
+        for i, t in enumerate(_list_of(tensor_list, size, "tensor_list"))
+    ]
     source = Flat(tensor, write=False)
     _same_dtype([o.flat for o in outputs], source.flat.dtype, "tensor_list")
     for i, o in enumerate(outputs):
         if o.flat.size != n:
-            raise ValueError(f"tensor_list[{i}] has {o.flat.size} elements but the input has {n}; "
-                             "all_gather needs outputs the size of the input")
+            raise ValueError(
+                f"tensor_list[{i}] has {o.flat.size} elements but the input has {n}; "
+                "all_gather needs outputs the size of the input"
+            )
 
     def body(ch) -> None:
         buf = np.empty(size * n, source.flat.dtype)
-        buf[ch.rank * n:(ch.rank + 1) * n] = source.flat
+        buf[ch.rank * n : (ch.rank + 1) * n] = source.flat
         if n:
             select.all_gather(ch, buf, [n] * size)
         for i, o in enumerate(outputs):
-            o.flat[...] = buf[i * n:(i + 1) * n]
+            o.flat[...] = buf[i * n : (i + 1) * n]
             o.write_back()
 
     return pg.collective("all_gather", source.flat.dtype, n, -1, body, tensor_list, async_op)
 
 
-def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group=None,
-                           async_op: bool = False) -> Work | None:
+def all_gather_into_tensor(
+    output_tensor: Any, input_tensor: Any, group=None, async_op: bool = False
+) -> Work | None:
     """Gather ``input_tensor`` from every rank into ``output_tensor``, concatenated by rank.
 
     ``output_tensor`` holds ``world_size`` times the elements of ``input_tensor`` (shaped
@@ -166,28 +188,30 @@ def all_gather_into_tensor(output_tensor: Any, input_tensor: Any, group=None,
     n = source.flat.size
     _same_dtype([out.flat], source.flat.dtype, "output_tensor")
     if out.flat.size != size * n:
-        raise ValueError(f"output_tensor has {out.flat.size} elements but must hold world_size "
-                         f"({size}) x input_tensor's {n} = {size * n}")
+        raise ValueError(
+            f"output_tensor has {out.flat.size} elements but must hold world_size "
+            f"({size}) x input_tensor's {n} = {size * n}"
+        )
 
     def body(ch) -> None:
-        out.flat[ch.rank * n:(ch.rank + 1) * n] = source.flat
+        out.flat[ch.rank * n : (ch.rank + 1) * n] = source.flat
         if n:
             select.all_gather(ch, out.flat, [n] * size)
         out.write_back()
 
-    return pg.collective("all_gather_into_tensor", source.flat.dtype, n, -1, body,
-                         [output_tensor], async_op)
+    return pg.collective("all_gather_into_tensor", source.flat.dtype, n, -1, body, [output_tensor], async_op)
 
 
-def _reduce_scatter(name: str, pg, out: Flat, buf: np.ndarray, op: ReduceOp, result: list,
-                    async_op: bool) -> Work | None:
+def _reduce_scatter(
+    name: str, pg, out: Flat, buf: np.ndarray, op: ReduceOp, result: list, async_op: bool
+) -> Work | None:
     op, ufunc = _reduce_op(op, buf.dtype)
     n, size = out.flat.size, pg.size()
 
     def body(ch) -> None:
         if buf.size:
             select.reduce_scatter(ch, buf, ufunc, [n] * size)
-        block = buf[ch.rank * n:(ch.rank + 1) * n]
+        block = buf[ch.rank * n : (ch.rank + 1) * n]
         _finish_average(op, block, size)
         out.flat[...] = block
         out.write_back()
@@ -195,26 +219,31 @@ def _reduce_scatter(name: str, pg, out: Flat, buf: np.ndarray, op: ReduceOp, res
     return pg.collective(name, buf.dtype, buf.size, -1, body, result, async_op, redop=op.name)
 
 
-def reduce_scatter(output: Any, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None,
-                   async_op: bool = False) -> Work | None:
+def reduce_scatter(
+    output: Any, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False
+) -> Work | None:
     """Reduce ``input_list`` element-wise over all ranks; group rank ``i`` gets entry ``i``."""
     pg = resolve_group(group)
     if pg is None:
         return None
     out = Flat(output, "output", read=False)
-    inputs = [array_of(t, f"input_list[{i}]") for i, t in
-              enumerate(_list_of(input_list, pg.size(), "input_list"))]
+    inputs = [
+        array_of(t, f"input_list[{i}]") for i, t in enumerate(_list_of(input_list, pg.size(), "input_list"))
+    ]
     _same_dtype(inputs, out.flat.dtype, "input_list")
     for i, a in enumerate(inputs):
         if a.size != out.flat.size:
-            raise ValueError(f"input_list[{i}] has {a.size} elements but output has "
-                             f"{out.flat.size}; reduce_scatter needs equal sizes")
+            raise ValueError(
+                f"input_list[{i}] has {a.size} elements but output has "
+                f"{out.flat.size}; reduce_scatter needs equal sizes"
+            )
     buf = np.concatenate([a.reshape(-1) for a in inputs]) if inputs else out.flat[:0]
     return _reduce_scatter("reduce_scatter", pg, out, buf, op, [output], async_op)
 
 
-def reduce_scatter_tensor(output: Any, input: Any, op: ReduceOp = ReduceOp.SUM, group=None,
-                          async_op: bool = False) -> Work | None:
+def reduce_scatter_tensor(
+    output: Any, input: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False
+) -> Work | None:
     """Reduce ``input`` (``world_size`` blocks) over all ranks; group rank ``i`` gets block ``i``."""
     pg = resolve_group(group)
     if pg is None:
@@ -223,14 +252,17 @@ def reduce_scatter_tensor(output: Any, input: Any, op: ReduceOp = ReduceOp.SUM, 
     source = array_of(input, "input")
     _same_dtype([source], out.flat.dtype, "input")
     if source.size != pg.size() * out.flat.size:
-        raise ValueError(f"input has {source.size} elements but must hold world_size "
-                         f"({pg.size()}) x output's {out.flat.size} = {pg.size() * out.flat.size}")
+        raise ValueError(
+            f"input has {source.size} elements but must hold world_size "
+            f"({pg.size()}) x output's {out.flat.size} = {pg.size() * out.flat.size}"
+        )
     buf = np.array(source.reshape(-1), copy=True)
     return _reduce_scatter("reduce_scatter_tensor", pg, out, buf, op, [output], async_op)
 
 
-def _root_list(pg, root: int, tensors: list | None, name: str, words: tuple, local: np.ndarray,
-               **flat_options: bool) -> list | None:
+def _root_list(
+    pg, root: int, tensors: list | None, name: str, words: tuple, local: np.ndarray, **flat_options: bool
+) -> list | None:
     """The root's ``world_size`` tensors of ``name`` (gather's outputs, scatter's inputs) as
     Flats, checked against the local tensor's dtype and size; ``None`` on the other ranks,
     where passing them is an error. ``words``: the root argument's name, the root's role and
@@ -240,8 +272,10 @@ def _root_list(pg, root: int, tensors: list | None, name: str, words: tuple, loc
         if tensors:
             raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
         return None
-    flats = [Flat(t, f"{name}[{i}]", **flat_options) for i, t in
-             enumerate(_list_of(tensors, pg.size(), f"{name} on the {arg} rank"))]
+    flats = [
+        Flat(t, f"{name}[{i}]", **flat_options)
+        for i, t in enumerate(_list_of(tensors, pg.size(), f"{name} on the {arg} rank"))
+    ]
     _same_dtype([f.flat for f in flats], local.dtype, name)
     for i, f in enumerate(flats):
         if f.flat.size != local.size:
@@ -249,8 +283,9 @@ def _root_list(pg, root: int, tensors: list | None, name: str, words: tuple, loc
     return flats
 
 
-def gather(tensor: Any, gather_list: list | None = None, dst: int = 0, group=None,
-           async_op: bool = False) -> Work | None:
+def gather(
+    tensor: Any, gather_list: list | None = None, dst: int = 0, group=None, async_op: bool = False
+) -> Work | None:
     """Collect ``tensor`` from every rank into ``gather_list`` on global rank ``dst``.
 
     ``gather_list`` (``world_size`` tensors the size of ``tensor``) is required on ``dst``
@@ -261,8 +296,9 @@ def gather(tensor: Any, gather_list: list | None = None, dst: int = 0, group=Non
         return None
     root = group_rank_of(pg, dst, "dst")
     source = Flat(tensor, write=False)
-    outputs = _root_list(pg, root, gather_list, "gather_list", ("dst", "destination", "input"),
-                         source.flat, read=False)
+    outputs = _root_list(
+        pg, root, gather_list, "gather_list", ("dst", "destination", "input"), source.flat, read=False
+    )
 
     def body(ch) -> None:
         if source.flat.size:
@@ -272,12 +308,12 @@ def gather(tensor: Any, gather_list: list | None = None, dst: int = 0, group=Non
         for o in outputs or ():
             o.write_back()
 
-    return pg.collective("gather", source.flat.dtype, source.flat.size, root, body,
-                         gather_list, async_op)
+    return pg.collective("gather", source.flat.dtype, source.flat.size, root, body, gather_list, async_op)
 
 
-def scatter(tensor: Any, scatter_list: list | None = None, src: int = 0, group=None,
-            async_op: bool = False) -> Work | None:
+def scatter(
+    tensor: Any, scatter_list: list | None = None, src: int = 0, group=None, async_op: bool = False
+) -> Work | None:
     """Send ``scatter_list[i]`` from global rank ``src`` into ``tensor`` on group rank ``i``.
 
     ``scatter_list`` is required on ``src`` and must be ``None`` elsewhere.
@@ -287,8 +323,9 @@ def scatter(tensor: Any, scatter_list: list | None = None, src: int = 0, group=N
         return None
     root = group_rank_of(pg, src, "src")
     out = Flat(tensor, read=False)
-    sources = _root_list(pg, root, scatter_list, "scatter_list", ("src", "source", "output"),
-                         out.flat, write=False)
+    sources = _root_list(
+        pg, root, scatter_list, "scatter_list", ("src", "source", "output"), out.flat, write=False
+    )
 
     def body(ch) -> None:
         if out.flat.size:
@@ -298,18 +335,23 @@ def scatter(tensor: Any, scatter_list: list | None = None, src: int = 0, group=N
     return pg.collective("scatter", out.flat.dtype, out.flat.size, root, body, [tensor], async_op)
 
 
-def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None,
-               async_op: bool = False) -> Work | None:
+def all_to_all(
+    output_tensor_list: list, input_tensor_list: list, group=None, async_op: bool = False
+) -> Work | None:
     """Send ``input_tensor_list[i]`` to group rank ``i``; receive rank ``i``'s into
     ``output_tensor_list[i]``. Sizes may differ between pairs of ranks."""
     pg = resolve_group(group)
     if pg is None:
         return None
     size = pg.size()
-    sources = [Flat(t, f"input_tensor_list[{i}]", write=False) for i, t in
-               enumerate(_list_of(input_tensor_list, size, "input_tensor_list"))]
-    outputs = [Flat(t, f"output_tensor_list[{i}]", read=False) for i, t in
-               enumerate(_list_of(output_tensor_list, size, "output_tensor_list"))]
+    sources = [
+        Flat(t, f"input_tensor_list[{i}]", write=False)
+        for i, t in enumerate(_list_of(input_tensor_list, size, "input_tensor_list"))
+    ]
+    outputs = [
+        Flat(t, f"output_tensor_list[{i}]", read=False)
+        for i, t in enumerate(_list_of(output_tensor_list, size, "output_tensor_list"))
+    ]
     dtype = sources[0].flat.dtype
     _same_dtype([s.flat for s in sources], dtype, "input_tensor_list")
     _same_dtype([o.flat for o in outputs], dtype, "output_tensor_list")
@@ -318,12 +360,20 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None,
         for o in outputs:
             o.write_back()
 
-    return _all_to_all(pg, "all_to_all", [s.flat for s in sources], [o.flat for o in outputs],
-                       finish, output_tensor_list, async_op)
+    return _all_to_all(
+        pg,
+        "all_to_all",
+        [s.flat for s in sources],
+        [o.flat for o in outputs],
+        finish,
+        output_tensor_list,
+        async_op,
+    )
 
 
-def _all_to_all(pg, name: str, send: list[np.ndarray], recv: list[np.ndarray],
-                finish: Any, result: Any, async_op: bool) -> Work | None:
+def _all_to_all(
+    pg, name: str, send: list[np.ndarray], recv: list[np.ndarray], finish: Any, result: Any, async_op: bool
+) -> Work | None:
     def body(ch) -> None:
         if ch.size > 1:
             select.all_to_all(ch, send, recv)
@@ -334,9 +384,14 @@ def _all_to_all(pg, name: str, send: list[np.ndarray], recv: list[np.ndarray],
     return pg.collective(name, send[0].dtype, -1, -1, body, result, async_op)
 
 
-def all_to_all_single(output: Any, input: Any, output_split_sizes: list[int] | None = None,
-                      input_split_sizes: list[int] | None = None, group=None,
-                      async_op: bool = False) -> Work | None:
+def all_to_all_single(
+    output: Any,
+    input: Any,
+    output_split_sizes: list[int] | None = None,
+    input_split_sizes: list[int] | None = None,
+    group=None,
+    async_op: bool = False,
+) -> Work | None:
     """All-to-all on single tensors split along dim 0.
 
     Rows ``input_split_sizes[i]`` of ``input`` go to group rank ``i``; rows from rank ``i``
@@ -356,8 +411,9 @@ def all_to_all_single(output: Any, input: Any, output_split_sizes: list[int] | N
         row = flat.flat.size // rows if rows else 0
         if splits is None:
             if rows % size:
-                raise ValueError(f"{name} has {rows} rows, not divisible by the group size {size}; "
-                                 "give split sizes")
+                raise ValueError(
+                    f"{name} has {rows} rows, not divisible by the group size {size}; give split sizes"
+                )
             splits = [rows // size] * size
         if len(splits) != size or sum(splits) != rows:
             raise ValueError(f"{name} split sizes {splits} must be {size} numbers summing to {rows}")
@@ -375,13 +431,18 @@ def barrier(group=None, async_op: bool = False, device_ids: Any = None) -> Work 
     if pg is None:
         return None
     token = np.zeros(1, np.uint8)
-    return pg.collective("barrier", token.dtype, 1, -1,
-                         lambda ch: select.all_reduce(ch, token, np.maximum, algorithm="tree")
-                         if ch.size > 1 else None, None, async_op)
+    return pg.collective(
+        "barrier",
+        token.dtype,
+        1,
+        -1,
+        lambda ch: select.all_reduce(ch, token, np.maximum, algorithm="tree") if ch.size > 1 else None,
+        None,
+        async_op,
+    )
 
 
-def monitored_barrier(group=None, timeout: timedelta | None = None,
-                      wait_all_ranks: bool = False) -> None:
+def monitored_barrier(group=None, timeout: timedelta | None = None, wait_all_ranks: bool = False) -> None:
     """A barrier that names the ranks that did not reach it within ``timeout``.
 
     Rank 0 of the group waits for every other rank, then releases them. If some do not
@@ -392,8 +453,11 @@ def monitored_barrier(group=None, timeout: timedelta | None = None,
     pg = resolve_group(group)
     if pg is None:
         return None
-    seconds = pg.timeout if timeout is None else (
-        timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout))
+    seconds = (
+        pg.timeout
+        if timeout is None
+        else (timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout))
+    )
     token = np.zeros(1, np.uint8)
 
     def body(ch) -> None:
@@ -411,8 +475,10 @@ def monitored_barrier(group=None, timeout: timedelta | None = None,
                     break
         if missing:
             names = ", ".join(str(pg.ranks[p]) for p in missing)
-            raise DistTimeoutError(f"Rank{'s' if len(missing) > 1 else ''} {names} failed to pass "
-                                   f"monitoredBarrier in {seconds:g} s")
+            raise DistTimeoutError(
+                f"Rank{'s' if len(missing) > 1 else ''} {names} failed to pass "
+                f"monitoredBarrier in {seconds:g} s"
+            )
         for peer in range(1, ch.size):
             ch.send(peer, token)
 
@@ -421,4 +487,3 @@ def monitored_barrier(group=None, timeout: timedelta | None = None,
     wait = seconds if pg.rank() == 0 else 2 * seconds + 5
     pg.collective("monitored_barrier", token.dtype, 1, -1, body, None, False, timeout=wait)
     return None
-

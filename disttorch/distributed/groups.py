@@ -5,6 +5,7 @@ the subgroups made by :func:`new_group`, and the store they rendezvoused through
 are given in creation order, which is the same on every rank because, as in PyTorch, every
 rank of the default group calls :func:`new_group` for every subgroup, member or not.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -18,11 +19,26 @@ from .rendezvous import rendezvous
 from .store import TCPStore
 from .wire.transport import flush_sent
 
-__all__ = ["init_process_group", "destroy_process_group", "is_initialized", "is_available",
-           "is_gloo_available", "is_nccl_available", "is_mpi_available", "Backend",
-           "get_rank", "get_world_size", "get_backend", "new_group", "GroupMember",
-           "get_process_group_ranks", "get_global_rank", "get_group_rank",
-           "default_pg_timeout", "ENV_TIMEOUT"]
+__all__ = [
+    "init_process_group",
+    "destroy_process_group",
+    "is_initialized",
+    "is_available",
+    "is_gloo_available",
+    "is_nccl_available",
+    "is_mpi_available",
+    "Backend",
+    "get_rank",
+    "get_world_size",
+    "get_backend",
+    "new_group",
+    "GroupMember",
+    "get_process_group_ranks",
+    "get_global_rank",
+    "get_group_rank",
+    "default_pg_timeout",
+    "ENV_TIMEOUT",
+]
 
 ENV_TIMEOUT = "DISTTORCH_TIMEOUT"
 #: Default timeout of collectives, as PyTorch's (30 minutes).
@@ -93,8 +109,9 @@ def is_initialized() -> bool:
 
 def _default() -> ProcessGroup:
     if GroupMember.WORLD is None:
-        raise ValueError("Default process group has not been initialized, please make sure to "
-                         "call init_process_group.")
+        raise ValueError(
+            "Default process group has not been initialized, please make sure to call init_process_group."
+        )
     return GroupMember.WORLD
 
 
@@ -131,15 +148,24 @@ def _backend_name(backend: str | None) -> str:
     if name.startswith("cpu:"):  # "cpu:gloo,cuda:nccl" style
         name = name.split(",")[0][4:]
     if name not in _BACKENDS:
-        raise ValueError(f"backend {backend!r} is not available: disttorch runs collectives over "
-                         f"ZeroMQ on CPUs; use None, 'zmq' or 'gloo' (both name that backend)")
+        raise ValueError(
+            f"backend {backend!r} is not available: disttorch runs collectives over "
+            f"ZeroMQ on CPUs; use None, 'zmq' or 'gloo' (both name that backend)"
+        )
     return name
 
 
-def init_process_group(backend: str | None = None, init_method: str | None = None,
-                       timeout: timedelta | None = None, world_size: int = -1, rank: int = -1,
-                       store=None, group_name: str = "", pg_options: Any = None,
-                       device_id: Any = None) -> None:
+def init_process_group(
+    backend: str | None = None,
+    init_method: str | None = None,
+    timeout: timedelta | None = None,
+    world_size: int = -1,
+    rank: int = -1,
+    store=None,
+    group_name: str = "",
+    pg_options: Any = None,
+    device_id: Any = None,
+) -> None:
     """Initialize the default process group (every rank must call it).
 
     Args:
@@ -164,15 +190,17 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     name = _backend_name(backend)
     seconds = _timeout_seconds(timeout)
     if store is None:
-        store, rank, world_size = rendezvous(init_method or "env://", rank, world_size,
-                                             timedelta(seconds=seconds))
+        store, rank, world_size = rendezvous(
+            init_method or "env://", rank, world_size, timedelta(seconds=seconds)
+        )
         _state.owns_store = True
     else:
         if init_method is not None:
             raise ValueError("Cannot specify both init_method and store.")
         if rank < 0 or world_size <= 0:
-            raise ValueError(f"with store=, rank and world_size must be given; got rank={rank}, "
-                             f"world_size={world_size}")
+            raise ValueError(
+                f"with store=, rank and world_size must be given; got rank={rank}, world_size={world_size}"
+            )
         _state.owns_store = False
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is outside a world of {world_size} ranks")
@@ -205,15 +233,27 @@ def _ranks_not_joined(store, world_size: int) -> list[int]:
 
 
 def _create(group_id: int, rank: int, ranks: list[int], seconds: float, backend: str) -> ProcessGroup:
-    pg = ProcessGroup(_state.store, rank, ranks, group_id, seconds, backend,
-                      prefix=f"disttorch/{_state.generation}/pg/{group_id}/")
+    pg = ProcessGroup(
+        _state.store,
+        rank,
+        ranks,
+        group_id,
+        seconds,
+        backend,
+        prefix=f"disttorch/{_state.generation}/pg/{group_id}/",
+    )
     _state.groups[group_id] = pg
     return pg
 
 
-def new_group(ranks: Iterable[int] | None = None, timeout: timedelta | None = None,
-              backend: str | None = None, pg_options: Any = None,
-              use_local_synchronization: bool = False, group_desc: str | None = None):
+def new_group(
+    ranks: Iterable[int] | None = None,
+    timeout: timedelta | None = None,
+    backend: str | None = None,
+    pg_options: Any = None,
+    use_local_synchronization: bool = False,
+    group_desc: str | None = None,
+):
     """Create a subgroup of the default group (every rank of the default group must call it).
 
     Args:
@@ -248,15 +288,16 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
     """
     if group is None or group is GroupMember.WORLD:
         if not is_initialized():
-            raise ValueError("Default process group has not been initialized, please make sure "
-                             "to call init_process_group.")
+            raise ValueError(
+                "Default process group has not been initialized, please make sure to call init_process_group."
+            )
         try:
             for gid in sorted(_state.groups, reverse=True):
                 _state.groups.pop(gid).destroy()
         finally:
             GroupMember.WORLD = None
             _state.next_group_id = 1
-            flush_sent(EXIT_FLUSH_TIMEOUT)   # the goodbyes and last messages leave before we return
+            flush_sent(EXIT_FLUSH_TIMEOUT)  # the goodbyes and last messages leave before we return
             _release_store()
         return
     if group is GroupMember.NON_GROUP_MEMBER:
@@ -329,5 +370,6 @@ def group_rank_of(pg: ProcessGroup, global_rank: int, what: str = "rank") -> int
     try:
         return pg.ranks.index(int(global_rank))
     except ValueError:
-        raise ValueError(f"{what} {global_rank} is not part of group {pg.group_id} "
-                         f"(its global ranks are {pg.ranks})") from None
+        raise ValueError(
+            f"{what} {global_rank} is not part of group {pg.group_id} (its global ranks are {pg.ranks})"
+        ) from None

@@ -1,5 +1,6 @@
 """Questions a training script asks before it initialises the process group: which backend
 suits a device, and whether an elastic launcher (torchrun, disttorch-launch) started it."""
+
 from __future__ import annotations
 
 import os

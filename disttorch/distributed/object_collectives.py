@@ -7,6 +7,7 @@ sizes, then the bytes. Unpickling runs code chosen by the sender, which is safe 
 because every peer connection has been authenticated with the job secret before any of its
 frames is read (``base/auth.py``, ``wire/transport.py``): never use these with untrusted peers.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -31,7 +32,7 @@ def _from_bytes(buf: np.ndarray) -> Any:
 
 def _padded(buf: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros(size, np.uint8)
-    out[:buf.size] = buf
+    out[: buf.size] = buf
     return out
 
 
@@ -52,7 +53,7 @@ def broadcast_object_list(object_list: list, src: int = 0, group=None, device: A
     if not is_src:
         edges = np.cumsum([0, *sizes])
         for i in range(len(object_list)):
-            object_list[i] = _from_bytes(data[edges[i]:edges[i + 1]])
+            object_list[i] = _from_bytes(data[edges[i] : edges[i + 1]])
 
 
 def all_gather_object(object_list: list, obj: Any, group=None) -> None:
@@ -69,7 +70,7 @@ def all_gather_object(object_list: list, obj: Any, group=None) -> None:
     gathered = np.empty(pg.size() * width, np.uint8)
     c.all_gather_into_tensor(gathered, _padded(payload, width), group)
     for r in range(pg.size()):
-        object_list[r] = _from_bytes(gathered[r * width:r * width + sizes[r]])
+        object_list[r] = _from_bytes(gathered[r * width : r * width + sizes[r]])
 
 
 def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0, group=None) -> None:
@@ -89,11 +90,12 @@ def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0
     c.gather(_padded(payload, width), outputs, dst, group)
     if is_dst:
         for r in range(pg.size()):
-            object_gather_list[r] = _from_bytes(outputs[r][:sizes[r]])
+            object_gather_list[r] = _from_bytes(outputs[r][: sizes[r]])
 
 
-def scatter_object_list(scatter_object_output_list: list, scatter_object_input_list: list | None = None,
-                        src: int = 0, group=None) -> None:
+def scatter_object_list(
+    scatter_object_output_list: list, scatter_object_input_list: list | None = None, src: int = 0, group=None
+) -> None:
     """Send ``scatter_object_input_list[i]`` from global rank ``src`` to group rank ``i``, which
     finds it in ``scatter_object_output_list[0]``."""
     pg = resolve_group(group)
@@ -110,4 +112,4 @@ def scatter_object_list(scatter_object_output_list: list, scatter_object_input_l
     width = int(sizes.max())
     mine = np.empty(width, np.uint8)
     c.scatter(mine, [_padded(p, width) for p in payloads] if is_src else None, src, group)
-    scatter_object_output_list[0] = _from_bytes(mine[:sizes[pg.rank()]])
+    scatter_object_output_list[0] = _from_bytes(mine[: sizes[pg.rank()]])

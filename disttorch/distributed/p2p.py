@@ -7,6 +7,7 @@ header's dtype and element count are checked against the receiving tensor: a mis
 raises naming both sides instead of reinterpreting bytes. Sends and receives run on the
 group's communication thread, in order with its collectives.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,8 +26,10 @@ def _peer(pg, rank: int | None, what: str) -> int | None:
         return None
     peer = group_rank_of(pg, rank, what)
     if peer == pg.rank():
-        raise ValueError(f"Invalid {what} rank: {what} rank should not be the same as the rank "
-                         f"of the current process ({rank}).")
+        raise ValueError(
+            f"Invalid {what} rank: {what} rank should not be the same as the rank "
+            f"of the current process ({rank})."
+        )
     return peer
 
 
@@ -37,17 +40,28 @@ def isend(tensor: Any, dst: int, group=None, tag: int = 0) -> Work | None:
         return None
     peer = _peer(pg, dst, "destination")
     flat = Flat(tensor, write=False)
-    header = wire.Header(wire.P2P, pg.group_id, 0, int(tag), wire.op_code("send"),
-                         wire.dtype_code(flat.flat.dtype), -1, flat.flat.size, 0, pg.rank(),
-                         flat.flat.nbytes)
+    header = wire.Header(
+        wire.P2P,
+        pg.group_id,
+        0,
+        int(tag),
+        wire.op_code("send"),
+        wire.dtype_code(flat.flat.dtype),
+        -1,
+        flat.flat.size,
+        0,
+        pg.rank(),
+        flat.flat.nbytes,
+    )
 
     def body(op) -> None:
         tracker = pg.transport.send(peer, header, flat.flat)
         if tracker is not None:
             pg.link.wait_sent(op, tracker, peer, p2p=True)
 
-    return pg.point_to_point(f"send({flat.flat.dtype}[{flat.flat.size}]) to rank {dst} tag {tag}",
-                             body, async_op=True)
+    return pg.point_to_point(
+        f"send({flat.flat.dtype}[{flat.flat.size}]) to rank {dst} tag {tag}", body, async_op=True
+    )
 
 
 def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work | None:
@@ -62,18 +76,24 @@ def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work
     peer = _peer(pg, src, "source")
     flat = Flat(tensor, read=False)
     tag = int(tag)
-    description = (f"recv({flat.flat.dtype}[{flat.flat.size}]) from "
-                   f"{'any rank' if src is None else f'rank {src}'} tag {tag}")
+    description = (
+        f"recv({flat.flat.dtype}[{flat.flat.size}]) from "
+        f"{'any rank' if src is None else f'rank {src}'} tag {tag}"
+    )
     work: Work
 
     def body(op) -> None:
         h = pg.link.receive(op, peer, tag, flat.flat)
-        if (h.dtype, h.numel, h.nbytes) != (wire.dtype_code(flat.flat.dtype), flat.flat.size,
-                                             flat.flat.nbytes):
+        if (h.dtype, h.numel, h.nbytes) != (
+            wire.dtype_code(flat.flat.dtype),
+            flat.flat.size,
+            flat.flat.nbytes,
+        ):
             raise DistBackendError(
                 f"{pg.name(h.sender)} sent {wire.dtype_of(h.dtype)}[{h.numel}] with tag {tag} but "
                 f"{pg.name(pg.rank())} posted {description}; sender and receiver must agree on "
-                "dtype and number of elements")
+                "dtype and number of elements"
+            )
         flat.write_back()
         work.source_rank = pg.ranks[h.sender]
 
@@ -114,8 +134,9 @@ class P2POp:
 
     def __init__(self, op, tensor: Any, peer: int, group=None, tag: int = 0) -> None:
         if op not in (isend, irecv):
-            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``dist.isend`` or "
-                             "``dist.irecv``.")
+            raise ValueError(
+                "Invalid ``op``. Expected ``op`` to be of type ``dist.isend`` or ``dist.irecv``."
+            )
         self.op, self.tensor, self.peer, self.group, self.tag = op, tensor, peer, group, tag
 
     def __repr__(self) -> str:

@@ -5,6 +5,7 @@ algorithms. ``AVG`` is carried out as ``SUM`` followed by a division by the grou
 the process group, floating-point tensors only). For ``bool`` tensors ``SUM``/``MAX`` are a
 logical or and ``PRODUCT``/``MIN`` a logical and, as in PyTorch.
 """
+
 from __future__ import annotations
 
 import enum
@@ -39,8 +40,10 @@ class ReduceOp(enum.Enum):
         """
         dtype = np.dtype(dtype)
         if self is ReduceOp.AVG and dtype.kind not in "fc":
-            raise TypeError(f"ReduceOp.AVG needs a floating-point tensor, got {dtype}; "
-                            "use ReduceOp.SUM and divide, or convert to a float dtype")
+            raise TypeError(
+                f"ReduceOp.AVG needs a floating-point tensor, got {dtype}; "
+                "use ReduceOp.SUM and divide, or convert to a float dtype"
+            )
         if self in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and dtype.kind not in "biu":
             raise TypeError(f"ReduceOp.{self.name} needs an integer or bool tensor, got {dtype}")
         if dtype.kind == "b":
@@ -48,10 +51,22 @@ class ReduceOp(enum.Enum):
         return _UFUNCS[self]
 
 
-_UFUNCS = {ReduceOp.SUM: np.add, ReduceOp.AVG: np.add, ReduceOp.PRODUCT: np.multiply,
-           ReduceOp.MIN: np.minimum, ReduceOp.MAX: np.maximum, ReduceOp.BAND: np.bitwise_and,
-           ReduceOp.BOR: np.bitwise_or, ReduceOp.BXOR: np.bitwise_xor}
-_BOOL_UFUNCS = {ReduceOp.SUM: np.logical_or, ReduceOp.PRODUCT: np.logical_and,
-                ReduceOp.MIN: np.logical_and, ReduceOp.MAX: np.logical_or,
-                ReduceOp.BAND: np.logical_and, ReduceOp.BOR: np.logical_or,
-                ReduceOp.BXOR: np.logical_xor}
+_UFUNCS = {
+    ReduceOp.SUM: np.add,
+    ReduceOp.AVG: np.add,
+    ReduceOp.PRODUCT: np.multiply,
+    ReduceOp.MIN: np.minimum,
+    ReduceOp.MAX: np.maximum,
+    ReduceOp.BAND: np.bitwise_and,
+    ReduceOp.BOR: np.bitwise_or,
+    ReduceOp.BXOR: np.bitwise_xor,
+}
+_BOOL_UFUNCS = {
+    ReduceOp.SUM: np.logical_or,
+    ReduceOp.PRODUCT: np.logical_and,
+    ReduceOp.MIN: np.logical_and,
+    ReduceOp.MAX: np.logical_or,
+    ReduceOp.BAND: np.logical_and,
+    ReduceOp.BOR: np.logical_or,
+    ReduceOp.BXOR: np.logical_xor,
+}

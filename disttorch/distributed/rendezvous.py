@@ -48,11 +48,18 @@ from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
-from .store import FileStore, Store, TCPStore
 from .base.addresses import address_towards
+from .store import FileStore, Store, TCPStore
 from .store.c10d_client import C10dStoreClient
 
-__all__ = ["DEFAULT_TIMEOUT", "RendezvousConfig", "expand_hostlist", "local_rank", "parse_init_method", "rendezvous"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "RendezvousConfig",
+    "expand_hostlist",
+    "local_rank",
+    "parse_init_method",
+    "rendezvous",
+]
 
 #: torch.distributed's default process-group timeout.
 DEFAULT_TIMEOUT = timedelta(minutes=30)
@@ -155,7 +162,9 @@ def _expand_ranges(ranges: str, hostlist: str) -> list[str]:
     return names
 
 
-def _env_rank_and_size(env: Mapping[str, str], rank: int, world_size: int) -> tuple[int, int, _Launcher | None]:
+def _env_rank_and_size(
+    env: Mapping[str, str], rank: int, world_size: int
+) -> tuple[int, int, _Launcher | None]:
     launcher = next((lch for lch in _LAUNCHERS if lch.rank in env), None)
     if launcher is not None:
         if rank < 0:
@@ -229,7 +238,9 @@ def _query_int(query: dict[str, list[str]], name: str, default: int) -> int:
     try:
         return int(query[name][-1])
     except ValueError:
-        raise ValueError(f"init_method query parameter {name} must be an integer, got {query[name][-1]!r}") from None
+        raise ValueError(
+            f"init_method query parameter {name} must be an integer, got {query[name][-1]!r}"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -266,9 +277,13 @@ def parse_init_method(
         rank, world_size, launcher = _env_rank_and_size(env, rank, world_size)
         _check_rank(rank, world_size)
         host, port = _master_addr(env, launcher), _master_port(env, launcher)
-        return RendezvousConfig("tcp", rank, world_size, host, port, is_master=rank == 0 and not agent_hosts_store)
+        return RendezvousConfig(
+            "tcp", rank, world_size, host, port, is_master=rank == 0 and not agent_hosts_store
+        )
     if url.scheme not in ("tcp", "file"):
-        raise ValueError(f"unsupported init_method {init_method!r}: expected env://, tcp://host:port or file:///path")
+        raise ValueError(
+            f"unsupported init_method {init_method!r}: expected env://, tcp://host:port or file:///path"
+        )
     if rank < 0 or world_size < 0:
         raise ValueError(
             f"{url.scheme}:// init_method needs rank and world_size: pass rank= and world_size= to "
@@ -279,15 +294,21 @@ def parse_init_method(
     if url.scheme == "file":
         path = url.netloc + url.path
         if not path:
-            raise ValueError(f"file:// init_method needs a path, e.g. file:///tmp/job-store, got {init_method!r}")
+            raise ValueError(
+                f"file:// init_method needs a path, e.g. file:///tmp/job-store, got {init_method!r}"
+            )
         return RendezvousConfig("file", rank, world_size, path=path)
     try:
         port = url.port
     except ValueError:
         port = None
     if not url.hostname or not port:
-        raise ValueError(f"tcp:// init_method needs a host and a port, e.g. tcp://10.0.0.1:29500, got {init_method!r}")
-    return RendezvousConfig("tcp", rank, world_size, url.hostname, port, is_master=rank == 0 and not agent_hosts_store)
+        raise ValueError(
+            f"tcp:// init_method needs a host and a port, e.g. tcp://10.0.0.1:29500, got {init_method!r}"
+        )
+    return RendezvousConfig(
+        "tcp", rank, world_size, url.hostname, port, is_master=rank == 0 and not agent_hosts_store
+    )
 
 
 def under_torchrun(env: Mapping[str, str]) -> bool:
@@ -304,7 +325,9 @@ def _store_beside_torchrun(config: RendezvousConfig, timeout: timedelta, env: Ma
     try:
         if config.rank == 0:
             host = address_towards(config.host)
-            store = TCPStore(host, 0, config.world_size, is_master=True, timeout=timeout, wait_for_workers=False)
+            store = TCPStore(
+                host, 0, config.world_size, is_master=True, timeout=timeout, wait_for_workers=False
+            )
             agent.set(key, f"{host}:{store.port}".encode())
             return store
         host, _, port = agent.get(key).decode().rpartition(":")
@@ -342,6 +365,12 @@ def rendezvous(
         store = _store_beside_torchrun(config, timeout, env)
     else:
         # The master waits for the workers in init_process_group, which can name a rank that fails to join.
-        store = TCPStore(config.host, config.port, config.world_size, is_master=config.is_master, timeout=timeout,
-                         wait_for_workers=False)
+        store = TCPStore(
+            config.host,
+            config.port,
+            config.world_size,
+            is_master=config.is_master,
+            timeout=timeout,
+            wait_for_workers=False,
+        )
     return store, config.rank, config.world_size

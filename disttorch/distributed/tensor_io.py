@@ -6,6 +6,7 @@ tensor is used in place through a flat view; a non-contiguous one is copied into
 contiguous buffer and the result copied back. After writing, a tensor's version counter is
 bumped (``t._bump_version()``) as autograd requires of in-place changes.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -6,10 +6,9 @@ from typing import Any
 
 from .._tensor import Tensor
 from . import constraints
+from .gamma import Gamma
 
 _SERIES_MAX_X = 2500.0
-
-from .gamma import Gamma
 
 __all__ = ["Chi2"]
 

@@ -6,6 +6,7 @@ the results (PyTorch vectorises the function instead: same values, more Python c
 ``grad`` and ``grad_and_value`` differentiate through the autograd engine. ``jacrev``,
 ``jacfwd``, ``hessian``, ``jvp`` and ``vjp`` are not provided.
 """
+
 from ..nn.utils.stateless import functional_call
 from .transforms import grad, grad_and_value, vmap
 

@@ -1,4 +1,5 @@
 """``vmap``, ``grad`` and ``grad_and_value`` of ``torch.func`` (see the package docstring)."""
+
 from __future__ import annotations
 
 import functools
@@ -30,32 +31,46 @@ def _leaves(obj: Any) -> list:
     return out
 
 
-def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> Callable:
+def vmap(
+    func: Callable,
+    in_dims: Any = 0,
+    out_dims: Any = 0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Callable:
     """Map ``func`` over dimension ``in_dims`` of its tensor arguments (an int for all, or a
     tuple with one entry per argument, ``None`` for an argument not mapped), stacking the
     outputs along ``out_dims``. Gradients flow through."""
     if randomness not in ("error", "different", "same"):
-        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
-                           f"Got {randomness}")
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}"
+        )
 
     @functools.wraps(func)
     def mapped(*args: Any, **kwargs: Any) -> Any:
         dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
         if len(dims) != len(args):
-            raise ValueError(f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)(<inputs>): "
-                             f"in_dims is not compatible with the structure of `inputs`: {len(dims)} in_dims "
-                             f"for {len(args)} positional arguments")
+            raise ValueError(
+                f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)(<inputs>): "
+                f"in_dims is not compatible with the structure of `inputs`: {len(dims)} in_dims "
+                f"for {len(args)} positional arguments"
+            )
         sizes = {a.shape[d] for a, d in zip(args, dims) for a in _leaves(a) if d is not None}
         if not sizes:
             raise ValueError("vmap: at least one input must be a Tensor mapped over a dim (in_dims not None)")
         if len(sizes) > 1:
-            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got "
-                             f"sizes {sorted(sizes)} for the mapped dimension")
+            raise ValueError(
+                f"vmap: Expected all tensors to have the same size in the mapped dimension, got "
+                f"sizes {sorted(sizes)} for the mapped dimension"
+            )
         n = sizes.pop()
         results = []
         for i in range(n):
-            sliced = [a if d is None else _tree_map(lambda t, d=d, i=i: t.select(d, i), a) for a, d in zip(args, dims)]
+            sliced = [
+                a if d is None else _tree_map(lambda t, d=d, i=i: t.select(d, i), a)
+                for a, d in zip(args, dims)
+            ]
             results.append(func(*sliced, **kwargs))
         return _stack_outputs(results, out_dims)
 
@@ -69,7 +84,9 @@ def _stack_outputs(results: list, out_dims: Any) -> Any:
     if isinstance(first, (tuple, list)):
         dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
         return type(first)(_stack_outputs([r[k] for r in results], dims[k]) for k in range(len(first)))
-    raise ValueError(f"vmap: the function must return tensors (or tuples of them), got {type(first).__name__}")
+    raise ValueError(
+        f"vmap: the function must return tensors (or tuples of them), got {type(first).__name__}"
+    )
 
 
 def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
@@ -88,8 +105,10 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
             result = func(*args, **kwargs)
         out, aux = result if has_aux else (result, None)
         if not isinstance(out, Tensor) or out.numel() != 1:
-            raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
-                               f"{getattr(out, 'shape', type(out).__name__)}")
+            raise RuntimeError(
+                "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                f"{getattr(out, 'shape', type(out).__name__)}"
+            )
         grads = autograd.grad(out, [args[k] for k in nums], allow_unused=True)
         grads = tuple(g if g is not None else args[k].detach() * 0 for g, k in zip(grads, nums))
         g = grads[0] if isinstance(argnums, int) else grads

@@ -25,6 +25,7 @@ With few input channels per group each product is too thin to be fast, and im2co
 product over ``K * C`` rows wins (conv.py picks by :data:`MIN_CHANNELS`, measured on 3x3
 kernels).
 """
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -40,20 +41,19 @@ BLOCK_BYTES = 1 << 19  # output bytes per block of images: a quarter of a typica
 class _Layout(NamedTuple):
     """Where everything sits in the flat buffers."""
 
-    padded: tuple      # padded spatial size
-    rows: tuple        # the computed output grid: (out[0], *padded[1:])
-    out: tuple         # the valid output size
-    shifts: list       # flat offset of each kernel element, in the weight's kernel order
-    length: int        # L: computed output positions per plane
-    tail: int          # zeros after the padded plane, so that every slice stays in range
+    padded: tuple  # padded spatial size
+    rows: tuple  # the computed output grid: (out[0], *padded[1:])
+    out: tuple  # the valid output size
+    shifts: list  # flat offset of each kernel element, in the weight's kernel order
+    length: int  # L: computed output positions per plane
+    tail: int  # zeros after the padded plane, so that every slice stays in range
 
 
 def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Layout:
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(spatial, pads))
     out = tuple(p - d * (k - 1) for p, k, d in zip(padded, kernel, dilation))
-    steps = [int(np.prod(padded[i + 1:])) for i in range(len(padded))]  # row-major strides
-    shifts = [sum(o * d * st for o, d, st in zip(offset, dilation, steps))
-              for offset in np.ndindex(*kernel)]
+    steps = [int(np.prod(padded[i + 1 :])) for i in range(len(padded))]  # row-major strides
+    shifts = [sum(o * d * st for o, d, st in zip(offset, dilation, steps)) for offset in np.ndindex(*kernel)]
     rows = (out[0],) + padded[1:]
     length = int(np.prod(rows))
     # Reads past the last plane row come only from the inner dims' offsets.
@@ -67,8 +67,7 @@ def _flat_padded(x: np.ndarray, pads: tuple, lay: _Layout, groups: int) -> np.nd
     size = int(np.prod(lay.padded))
     flat = np.zeros((n, c, size + lay.tail), dtype=x.dtype)
     plane = flat[:, :, :size].reshape((n, c) + lay.padded)
-    plane[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
-                                             zip(x.shape[2:], pads))] = x
+    plane[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[2:], pads))] = x
     return flat.reshape(n, groups, c // groups, -1)
 
 
@@ -91,10 +90,10 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any) -> tuple:
     block = _images_per_block(out)
     part = np.empty((block,) + out.shape[1:], dtype=x.dtype)
     for i in range(0, n, block):
-        o, xb, p = out[i:i + block], xf[i:i + block], part[:min(block, n - i)]
-        np.matmul(wk[0], xb[..., lay.shifts[0]:lay.shifts[0] + L], out=o)
+        o, xb, p = out[i : i + block], xf[i : i + block], part[: min(block, n - i)]
+        np.matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=o)
         for wk_k, s in zip(wk[1:], lay.shifts[1:]):
-            np.matmul(wk_k, xb[..., s:s + L], out=p)
+            np.matmul(wk_k, xb[..., s : s + L], out=p)
             o += p
     out = out.reshape((n, w.shape[0]) + lay.rows)
     return np.ascontiguousarray(out[_valid(lay)]), (xf, lay)
@@ -113,9 +112,9 @@ def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.
     block = _images_per_block(gr)
     part = np.empty((block,) + gw.shape[1:], dtype=g.dtype)
     for i in range(0, n, block):
-        gb, xb, p = gr[i:i + block], xf[i:i + block], part[:min(block, n - i)]
+        gb, xb, p = gr[i : i + block], xf[i : i + block], part[: min(block, n - i)]
         for k, s in enumerate(lay.shifts):
-            np.matmul(gb, xb[..., s:s + L].swapaxes(-1, -2), out=p)
+            np.matmul(gb, xb[..., s : s + L].swapaxes(-1, -2), out=p)
             gw[k] += p.sum(axis=0)
     return np.moveaxis(gw, 0, -1).reshape(w_shape)
 

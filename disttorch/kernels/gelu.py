@@ -14,6 +14,7 @@ float64 arrays use the package's one ``erf`` (``kernels/erf.py``), to float64 pr
 ``0.5 x (1 + tanh(u))``, ``u = sqrt(2/pi) (x + 0.044715 x^3)``, sharing one ``tanh``.
 Measured by ``benchmarks/kernels.py``.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,21 +51,21 @@ def _normal_block(x: np.ndarray, cdf: np.ndarray, kernel: np.ndarray, s: np.ndar
     np.abs(x, out=kernel)
     np.add(kernel, dt(_BETA), out=s)
     np.divide(dt(_GAMMA * _BETA), s, out=s)
-    np.add(s, dt(_MONIC[3]), out=cdf)   # Horner's rule, monic: no leading multiply
+    np.add(s, dt(_MONIC[3]), out=cdf)  # Horner's rule, monic: no leading multiply
     for c in _MONIC[2::-1]:
         cdf *= s
         cdf += dt(c)
     cdf *= s
     np.multiply(kernel, kernel, out=kernel)
     kernel *= dt(-0.5)
-    np.exp(kernel, out=kernel)         # exp(-x^2 / 2)
-    cdf *= kernel                      # Q
+    np.exp(kernel, out=kernel)  # exp(-x^2 / 2)
+    cdf *= kernel  # Q
     np.subtract(dt(0.5), cdf, out=cdf)  # 0.5 - Q = |Phi(x) - 0.5|
     bits = np.dtype(f"u{x.itemsize}")
     sign = s.view(bits)
     np.bitwise_and(x.view(bits), bits.type(1 << (8 * x.itemsize - 1)), out=sign)
     np.bitwise_or(cdf.view(bits), sign, out=cdf.view(bits))
-    cdf += dt(0.5)                     # Phi(x)
+    cdf += dt(0.5)  # Phi(x)
 
 
 def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:

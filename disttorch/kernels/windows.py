@@ -2,6 +2,7 @@
 strided window views (no copy), the slice of outputs one kernel offset touches, spatial
 padding and the index that crops it off again. Measured by ``benchmarks/kernels.py``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,16 +11,14 @@ from numpy.lib.stride_tricks import as_strided
 __all__ = ["windows", "window_range", "window_slices", "pad_spatial", "crop_index"]
 
 
-def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple,
-            out: tuple) -> np.ndarray:
+def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> np.ndarray:
     """A read-only strided view of the windows of ``xp`` ``(N, C, *spatial)``:
     ``(N, C, *kernel, *out)``, no copy. Kernel axes step by ``dilation``, output axes by
     ``stride``."""
     s = xp.strides
     k_strides = tuple(a * b for a, b in zip(s[2:], dilation))
     o_strides = tuple(a * b for a, b in zip(s[2:], stride))
-    return as_strided(xp, xp.shape[:2] + kernel + out, s[:2] + k_strides + o_strides,
-                      writeable=False)
+    return as_strided(xp, xp.shape[:2] + kernel + out, s[:2] + k_strides + o_strides, writeable=False)
 
 
 def window_range(offset: int, stride: int, dilation: int, out: int) -> slice:
@@ -34,7 +33,8 @@ def window_slices(offset: tuple, stride: tuple, dilation: tuple, out: tuple) -> 
     element at kernel ``offset``: shape ``(N, C, *out)``. Adding into these slices for every
     offset is the adjoint of the window view (col2im)."""
     return (slice(None), slice(None)) + tuple(
-        window_range(k, st, dil, o) for k, st, dil, o in zip(offset, stride, dilation, out))
+        window_range(k, st, dil, o) for k, st, dil, o in zip(offset, stride, dilation, out)
+    )
 
 
 def pad_spatial(x: np.ndarray, pads: tuple, value: float = 0.0) -> np.ndarray:

@@ -8,10 +8,11 @@ a queue or passed to a spawned ``Process`` arrives sharing memory with the sende
 updates one set of parameters. The sharing strategy is always file descriptors of
 anonymous shared-memory files; ``set_sharing_strategy`` accepts PyTorch's two names.
 """
+
 from __future__ import annotations
 
 import multiprocessing
-from multiprocessing import *
+from multiprocessing import *  # noqa: F403 - the standard module's API, as torch.multiprocessing
 
 from .reductions import init_reductions
 from .spawn import (
@@ -23,10 +24,18 @@ from .spawn import (
     start_processes,
 )
 
-__all__ = [*multiprocessing.__all__,  # noqa: PLE0604
-           "spawn", "start_processes", "ProcessContext", "ProcessException",
-           "ProcessRaisedException", "ProcessExitedException", "get_sharing_strategy", "set_sharing_strategy",
-           "get_all_sharing_strategies"]
+__all__ = [
+    *multiprocessing.__all__,  # noqa: PLE0604
+    "spawn",
+    "start_processes",
+    "ProcessContext",
+    "ProcessException",
+    "ProcessRaisedException",
+    "ProcessExitedException",
+    "get_sharing_strategy",
+    "set_sharing_strategy",
+    "get_all_sharing_strategies",
+]
 
 _STRATEGIES = {"file_descriptor", "file_system"}
 _strategy = "file_descriptor"

@@ -7,6 +7,7 @@ is sent as a descriptor of its segment plus its layout, so the receiver's tensor
 memory with the sender's. Parameters stay Parameters (with ``requires_grad``); gradients
 are not sent, as in PyTorch. Plain ``pickle``/``torch.save`` are unaffected (they copy).
 """
+
 from __future__ import annotations
 
 from multiprocessing.reduction import DupFd, ForkingPickler
@@ -21,10 +22,12 @@ __all__ = ["init_reductions", "rebuild_tensor", "reduce_tensor"]
 def reduce_tensor(t: Tensor) -> tuple:
     """ForkingPickler reduction: share ``t``'s memory and send a handle to it."""
     if t.requires_grad and not t.is_leaf:
-        raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, since "
-                           "autograd does not support crossing process boundaries.  If you just want to "
-                           "transfer the data, call detach() on the tensor before serializing (e.g., "
-                           "putting it on the queue).")
+        raise RuntimeError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, since "
+            "autograd does not support crossing process boundaries.  If you just want to "
+            "transfer the data, call detach() on the tensor before serializing (e.g., "
+            "putting it on the queue)."
+        )
     t.share_memory_()
     handle = handle_of(t._data)
     return (rebuild_tensor, (type(t), handle, DupFd(handle.fd), t.requires_grad))
@@ -34,6 +37,7 @@ def rebuild_tensor(cls: type, handle: Handle, fd: Any, requires_grad: bool) -> T
     """Map the sender's segment and wrap it as a tensor of class ``cls``."""
     arr = open_handle(handle, fd.detach())
     from ..nn.parameter import Parameter
+
     if issubclass(cls, Parameter):
         t = cls(Tensor._make(arr), requires_grad)
     else:
@@ -49,5 +53,6 @@ def init_reductions() -> None:
     """Register :func:`reduce_tensor` for ``Tensor``, ``Parameter`` and ``Buffer``
     (ForkingPickler matches exact types)."""
     from ..nn.parameter import Buffer, Parameter
+
     for cls in (Tensor, Parameter, Buffer):
         ForkingPickler.register(cls, reduce_tensor)

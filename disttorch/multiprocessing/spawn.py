@@ -1,6 +1,7 @@
 """``torch.multiprocessing.spawn`` / ``start_processes``: run ``fn(i, *args)`` in ``nprocs``
 processes, wait for them, and turn the first failure into an exception in the parent
 (with the child's traceback) after stopping the others."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -39,8 +40,9 @@ class ProcessRaisedException(ProcessException):
 class ProcessExitedException(ProcessException):
     """A spawned process exited with a non-zero code or was killed by a signal."""
 
-    def __init__(self, msg: str, error_index: int, error_pid: int, exit_code: int,
-                 signal_name: str | None = None) -> None:
+    def __init__(
+        self, msg: str, error_index: int, error_pid: int, exit_code: int, signal_name: str | None = None
+    ) -> None:
         super().__init__(msg, error_index, error_pid)
         self.exit_code, self.signal_name = exit_code, signal_name
 
@@ -101,18 +103,27 @@ class ProcessContext:
         p, q = self.processes[failed], self.error_queues[failed]
         if not q.empty():
             tb = q.get()
-            raise ProcessRaisedException(f"\n\n-- Process {failed} terminated with the following error:\n{tb}",
-                                         failed, p.pid)
+            raise ProcessRaisedException(
+                f"\n\n-- Process {failed} terminated with the following error:\n{tb}", failed, p.pid
+            )
         if p.exitcode < 0:
             name = signal.Signals(-p.exitcode).name
-            raise ProcessExitedException(f"process {failed} terminated with signal {name}", failed, p.pid,
-                                         p.exitcode, name)
-        raise ProcessExitedException(f"process {failed} terminated with exit code {p.exitcode}", failed, p.pid,
-                                     p.exitcode)
+            raise ProcessExitedException(
+                f"process {failed} terminated with signal {name}", failed, p.pid, p.exitcode, name
+            )
+        raise ProcessExitedException(
+            f"process {failed} terminated with exit code {p.exitcode}", failed, p.pid, p.exitcode
+        )
 
 
-def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
-                    start_method: str = "spawn") -> ProcessContext | None:
+def start_processes(
+    fn: Callable,
+    args: tuple = (),
+    nprocs: int = 1,
+    join: bool = True,
+    daemon: bool = False,
+    start_method: str = "spawn",
+) -> ProcessContext | None:
     """Start ``nprocs`` processes (``start_method``: spawn, fork or forkserver) each
     running ``fn(i, *args)`` for its index ``i``. With ``join`` wait for all and return
     None (raising as :meth:`ProcessContext.join` does); else return the
@@ -135,7 +146,13 @@ def start_processes(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool 
     return None
 
 
-def spawn(fn: Callable, args: tuple = (), nprocs: int = 1, join: bool = True, daemon: bool = False,
-          start_method: str = "spawn") -> ProcessContext | None:
+def spawn(
+    fn: Callable,
+    args: tuple = (),
+    nprocs: int = 1,
+    join: bool = True,
+    daemon: bool = False,
+    start_method: str = "spawn",
+) -> ProcessContext | None:
     """:func:`start_processes` with the ``spawn`` start method by default (as PyTorch)."""
     return start_processes(fn, args, nprocs, join, daemon, start_method)

@@ -3,19 +3,31 @@
 ``parallel`` (DistributedDataParallel) sits above both ``nn`` and ``distributed`` and is
 imported on first use, so ``import disttorch.nn`` does not load the distributed stack.
 """
+
 from . import common_types, functional, grad, init, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "DataParallel", "functional",
-           "init", "parallel", "utils", *_modules_all]
+__all__ = [
+    "Parameter",
+    "Buffer",
+    "UninitializedParameter",
+    "UninitializedBuffer",
+    "DataParallel",
+    "functional",
+    "init",
+    "parallel",
+    "utils",
+    *_modules_all,
+]
 
 
 def __getattr__(name: str):
     """``nn.parallel`` and ``nn.DataParallel`` on first use (PEP 562)."""
     if name in ("parallel", "DataParallel"):
         import importlib
+
         parallel = importlib.import_module(".parallel", __name__)
         return parallel if name == "parallel" else parallel.DataParallel
     raise AttributeError(f"module 'disttorch.nn' has no attribute '{name}'")

@@ -1,6 +1,7 @@
 # ruff: noqa: UP007  (typing.Union: these aliases are subscripted with a TypeVar at run time)
 """Type aliases of PyTorch's layer signatures (``_size_2_t`` ...), for code that imports
 them from ``torch.nn.common_types`` to annotate its own layers."""
+
 from __future__ import annotations
 
 from typing import TypeVar, Union

@@ -5,6 +5,7 @@
 Every function writes into the tensor's memory without recording a graph and returns
 the tensor. Random draws come from the default generator, or ``generator=`` when given.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,13 +17,44 @@ import numpy as np
 from .._random import Generator, _gen
 from .._tensor import Tensor
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
-           "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_", "sparse_", "uniform", "normal", "constant", "eye", "dirac",
-           "xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]
+__all__ = [
+    "calculate_gain",
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+    "uniform",
+    "normal",
+    "constant",
+    "eye",
+    "dirac",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
+    "sparse",
+]
 
-_LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-               "conv_transpose3d")
+_LINEAR_FNS = (
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+)
 
 
 def _fill(tensor: Tensor, values: Any) -> Tensor:
@@ -49,7 +81,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
             slope = param
         else:
             raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + slope ** 2))
+        return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
@@ -58,8 +90,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """(fan_in, fan_out) of a weight: dim 1 and dim 0 times the receptive field size."""
     if tensor.dim() < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than "
-                         "2 dimensions")
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
     shape = tensor._data.shape
     receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
     return shape[1] * receptive, shape[0] * receptive
@@ -73,20 +104,26 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
-             generator: Generator | None = None) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with values drawn from U(a, b)."""
     return _fill(tensor, _gen(generator).uniform(a, b, tensor._data.shape))
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
-            generator: Generator | None = None) -> Tensor:
+def normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
+) -> Tensor:
     """Fill with values drawn from N(mean, std**2)."""
     return _fill(tensor, _gen(generator).normal(mean, std, tensor._data.shape))
 
 
-def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
-                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator: Generator | None = None,
+) -> Tensor:
     """Fill with N(mean, std**2) values redrawn until they fall in [a, b]."""
     rng = _gen(generator)
     n = tensor._data.size
@@ -152,8 +189,13 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | Non
     return normal_(tensor, 0.0, std, generator)
 
 
-def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                     nonlinearity: str = "leaky_relu", generator: Generator | None = None) -> Tensor:
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Generator | None = None,
+) -> Tensor:
     """He uniform: U(-bound, bound) with bound = gain * sqrt(3 / fan) and gain from
     ``calculate_gain(nonlinearity, a)``."""
     if 0 in tensor._data.shape:
@@ -163,8 +205,13 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
-                    nonlinearity: str = "leaky_relu", generator: Generator | None = None) -> Tensor:
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Generator | None = None,
+) -> Tensor:
     """He normal: N(0, std**2) with std = gain / sqrt(fan)."""
     if 0 in tensor._data.shape:
         return tensor
@@ -211,9 +258,13 @@ def _deprecated(new: Callable) -> Callable:
     old = new.__name__[:-1]
 
     def fn(*args: Any, **kwargs: Any) -> Tensor:
-        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
-                      FutureWarning, stacklevel=2)
+        warnings.warn(
+            f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
         return new(*args, **kwargs)
+
     fn.__name__ = fn.__qualname__ = old
     fn.__doc__ = f"Deprecated: use :func:`{new.__name__}`."
     return fn

@@ -6,6 +6,7 @@ Assigning either to a Module attribute registers it: ``self.w = nn.Parameter(t)`
 ``w`` to ``parameters()`` and ``state_dict()``; ``self.s = nn.Buffer(t)`` adds ``s`` to
 ``buffers()`` (and to ``state_dict()`` unless ``persistent=False``).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -53,8 +54,10 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol: int):
-        return (_rebuild_parameter, (np.ascontiguousarray(self._data).reshape(self._data.shape),
-                                     self._rg, dict(self.__dict__)))
+        return (
+            _rebuild_parameter,
+            (np.ascontiguousarray(self._data).reshape(self._data.shape), self._rg, dict(self.__dict__)),
+        )
 
 
 def _rebuild_parameter(arr: np.ndarray, requires_grad: bool, state: dict) -> Parameter:
@@ -108,10 +111,12 @@ class _UninitializedMixin:
 
     @property
     def shape(self):
-        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This error "
-                           "usually happens in `load_state_dict` when trying to load an uninitialized "
-                           "parameter into an initialized one. Call `forward` to initialize the parameters "
-                           "before accessing their attributes.")
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error "
+            "usually happens in `load_state_dict` when trying to load an uninitialized "
+            "parameter into an initialized one. Call `forward` to initialize the parameters "
+            "before accessing their attributes."
+        )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
@@ -123,7 +128,9 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
 
     cls_to_become = Parameter
 
-    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> "UninitializedParameter":
+    def __new__(
+        cls, requires_grad: bool = True, device: Any = None, dtype: Any = None
+    ) -> "UninitializedParameter":
         np_dtype = (dtype if dtype is not None else _dtype.get_default_dtype()).numpy
         return Parameter.__new__(cls, Tensor._make(np.empty(0, dtype=np_dtype)), requires_grad)
 
@@ -141,13 +148,15 @@ class UninitializedBuffer(_UninitializedMixin, Tensor):
     __slots__ = ()
     cls_to_become = Tensor
 
-    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
-                persistent: bool = True) -> "UninitializedBuffer":
+    def __new__(
+        cls, requires_grad: bool = False, device: Any = None, dtype: Any = None, persistent: bool = True
+    ) -> "UninitializedBuffer":
         np_dtype = (dtype if dtype is not None else _dtype.get_default_dtype()).numpy
         self = object.__new__(cls)
         Tensor._init_state(self, np.empty(0, dtype=np_dtype))
         return self
 
-    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
-                 persistent: bool = True) -> None:
+    def __init__(
+        self, requires_grad: bool = False, device: Any = None, dtype: Any = None, persistent: bool = True
+    ) -> None:
         pass

@@ -1,5 +1,6 @@
 """``torch.onnx``: importable, so programs that offer an ONNX export option run; disttorch
 cannot export an ONNX graph, and ``export`` says so."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,4 +27,5 @@ def export(model: Any, args: Any = (), f: Any = None, *posargs: Any, **kwargs: A
     raise OnnxExporterError(
         "torch.onnx.export is not available in disttorch (it has no ONNX exporter). Save the "
         "weights with torch.save(model.state_dict(), 'model.pt'), load them into the same model "
-        "under PyTorch and export from there.")
+        "under PyTorch and export from there."
+    )

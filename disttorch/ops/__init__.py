@@ -8,6 +8,7 @@ Each family module lists the names it contributes as tensor methods in
 every method that needs them (the operators, ``to``, ``backward``, a view's refresh after an
 in-place change) is attached here, in one binding step, ``_bind``.
 """
+
 from __future__ import annotations
 
 import types
@@ -15,16 +16,39 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..autograd import backprop
-from . import comparison, elementwise, indexing, inplace, linalg, mathfns, reduction, shape, sparse, special
-from . import tensor_attributes
+from . import (
+    comparison,
+    elementwise,
+    indexing,
+    inplace,
+    linalg,
+    mathfns,
+    reduction,
+    shape,
+    sparse,
+    special,
+    tensor_attributes,
+)
 
-FAMILIES = [elementwise, reduction, shape, indexing, linalg, comparison, inplace, sparse, special, mathfns,
-            tensor_attributes]
+FAMILIES = [
+    elementwise,
+    reduction,
+    shape,
+    indexing,
+    linalg,
+    comparison,
+    inplace,
+    sparse,
+    special,
+    mathfns,
+    tensor_attributes,
+]
 
 
 def _reflected(fn: Any) -> Any:
     def method(self: Tensor, other: Any) -> Tensor:
         return fn(other, self)
+
     return method
 
 
@@ -62,6 +86,7 @@ def _as_method(fn: Any) -> Any:
 
     def method(self: Tensor, *args: Any) -> Any:
         return fn(self, *args)
+
     return method
 
 

@@ -1,5 +1,6 @@
 """Helpers shared by the op families: unwrapping operands, result dtypes, PyTorch's
 broadcasting error message."""
+
 from __future__ import annotations
 
 import collections
@@ -10,8 +11,7 @@ import numpy as np
 from .._dtype import get_default_dtype, result_type, scalar_type_name
 from .._tensor import Tensor, _wrap_dim
 
-__all__ = ["arr", "binary", "broadcast_error", "wrap_dim", "dims_tuple", "float_result",
-           "scalar_type_name"]
+__all__ = ["arr", "binary", "broadcast_error", "wrap_dim", "dims_tuple", "float_result", "scalar_type_name"]
 
 wrap_dim = _wrap_dim
 
@@ -27,8 +27,10 @@ def broadcast_error(sa: tuple, sb: tuple) -> RuntimeError:
     pa, pb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
     for d in range(n - 1, -1, -1):
         if pa[d] != pb[d] and pa[d] != 1 and pb[d] != 1:
-            return RuntimeError(f"The size of tensor a ({pa[d]}) must match the size of tensor b "
-                                f"({pb[d]}) at non-singleton dimension {d}")
+            return RuntimeError(
+                f"The size of tensor a ({pa[d]}) must match the size of tensor b "
+                f"({pb[d]}) at non-singleton dimension {d}"
+            )
     return RuntimeError(f"shapes {list(sa)} and {list(sb)} are not broadcastable")
 
 
@@ -84,6 +86,7 @@ def _return_type(name: str, fields: tuple) -> type:
     def __repr__(self: Any) -> str:
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
         return f"disttorch.return_types.{name}(\n{body})"
+
     cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
     cls.__module__ = "disttorch.return_types"
     RETURN_TYPES[name] = cls

@@ -7,6 +7,7 @@ Their results are bool or integer tensors, or values that carry no gradient; the
 computed straight on NumPy arrays without a graph node. ``sort`` and ``topk`` are the
 exception: their values are picked from the input and do pass gradients back to it.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -18,19 +19,95 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ._helpers import _dims, _return_type, _type_name, binary, broadcast_error, wrap_dim
 
-__all__ = ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
-           "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "floor_divide",
-           "remainder", "fmod", "floor", "ceil", "round", "trunc", "sign", "isnan", "isinf",
-           "isfinite", "isclose", "allclose", "equal", "any", "all", "count_nonzero", "argmax",
-           "argmin", "sort", "argsort", "topk", "unique"]
+__all__ = [
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isclose",
+    "allclose",
+    "equal",
+    "any",
+    "all",
+    "count_nonzero",
+    "argmax",
+    "argmin",
+    "sort",
+    "argsort",
+    "topk",
+    "unique",
+]
 
-TENSOR_METHODS = ("eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
-                  "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor",
-                  "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-                  "floor_divide", "remainder", "fmod", "floor", "ceil", "round", "trunc", "sign",
-                  "isnan", "isinf", "isfinite", "isclose", "allclose", "equal", "any", "all",
-                  "count_nonzero", "argmax", "argmin", "sort", "argsort", "topk", "unique")
+TENSOR_METHODS = (
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isclose",
+    "allclose",
+    "equal",
+    "any",
+    "all",
+    "count_nonzero",
+    "argmax",
+    "argmin",
+    "sort",
+    "argsort",
+    "topk",
+    "unique",
+)
 
 sort_type = _return_type("sort", ("values", "indices"))
 topk_type = _return_type("topk", ("values", "indices"))
@@ -60,6 +137,7 @@ def _elementwise(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
 def _comparison(ufunc: Callable, name: str) -> Callable:
     def compare(input: Tensor, other: Any) -> Tensor:
         return Tensor._make(np.asarray(_elementwise(ufunc, input, other)))
+
     compare.__name__ = compare.__qualname__ = name
     compare.__doc__ = f"Elementwise ``input {_SYMBOLS[name]} other`` as a bool tensor (broadcast)."
     return compare
@@ -78,10 +156,12 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 def _dunder(fn: Callable) -> Callable:
     """An operator method: unsupported operand types give NotImplemented (so ``t == None``
     is False, as in PyTorch)."""
+
     def method(self: Tensor, other: Any) -> Any:
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
         return fn(self, other)
+
     method.__name__ = fn.__name__
     return method
 
@@ -111,11 +191,11 @@ def _bitwise(ufunc: Callable, name: str) -> Callable:
     def op(input: Any, other: Any) -> Tensor:
         for x in (input, other):
             if isinstance(x, Tensor) and x._data.dtype.kind in "fV":
-                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(x)}\'')
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(x)}'")
             if isinstance(x, float):
-                raise RuntimeError(f"{name}: a float operand is not supported, only integer "
-                                   f"and bool ones")
+                raise RuntimeError(f"{name}: a float operand is not supported, only integer and bool ones")
         return Tensor._make(np.asarray(binary(ufunc, input, other)))
+
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}`` of integer or bool tensors (``{_SYMBOLS[name]}``)."
     return op
@@ -168,6 +248,7 @@ def _float_only(fn: Callable, name: str) -> Callable:
     def op(input: Tensor) -> Tensor:
         x = input._data
         return Tensor._make(fn(x) if x.dtype.kind in "fV" else x.copy())
+
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). No gradient."
     return op
@@ -211,16 +292,23 @@ def _same_dtype(a: Tensor, b: Tensor) -> None:
         raise RuntimeError(f"{_type_name(a)} did not match {_type_name(b)}")
 
 
-def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-            equal_nan: bool = False) -> Tensor:
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
     """True where ``|input - other| <= atol + rtol * |other|`` (same dtypes required)."""
     _same_dtype(input, other)
-    return Tensor._make(np.asarray(_elementwise(
-        lambda x, y: np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan), input, other)))
+    return Tensor._make(
+        np.asarray(
+            _elementwise(
+                lambda x, y: np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan), input, other
+            )
+        )
+    )
 
 
-def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
-             equal_nan: bool = False) -> bool:
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
     """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
@@ -259,8 +347,7 @@ def _arg(name: str, fn: Callable, input: Tensor, dim: int | None, keepdim: bool)
     x = input._data
     if dim is None:
         if x.size == 0:
-            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
-                             f"input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         idx = np.asarray(fn(x.reshape(-1)))
         return Tensor._make(idx.reshape((1,) * x.ndim) if keepdim else idx)
     d = wrap_dim(dim, x.ndim)
@@ -363,8 +450,13 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     return topk_type(TakeAlongDim.apply(input, idx, d), Tensor._make(idx))
 
 
-def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
-           return_counts: bool = False, dim: int | None = None) -> Any:
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
     """The distinct elements (sorted), over the flattened tensor or as distinct slices along
     ``dim``; optionally with ``inverse`` indices (shaped like the input, or one per slice)
     and per-value ``counts``."""
@@ -390,10 +482,21 @@ def _rmod(a: Tensor, b: Any) -> Tensor:
 
 
 TENSOR_OPERATORS = {
-    "__eq__": _dunder(eq), "__ne__": _dunder(ne), "__lt__": _dunder(lt), "__le__": _dunder(le),
-    "__gt__": _dunder(gt), "__ge__": _dunder(ge),
-    "__and__": bitwise_and, "__rand__": bitwise_and, "__or__": bitwise_or,
-    "__ror__": bitwise_or, "__xor__": bitwise_xor, "__rxor__": bitwise_xor,
-    "__invert__": bitwise_not, "__floordiv__": floor_divide, "__rfloordiv__": _rfloordiv,
-    "__mod__": remainder, "__rmod__": _rmod,
+    "__eq__": _dunder(eq),
+    "__ne__": _dunder(ne),
+    "__lt__": _dunder(lt),
+    "__le__": _dunder(le),
+    "__gt__": _dunder(gt),
+    "__ge__": _dunder(ge),
+    "__and__": bitwise_and,
+    "__rand__": bitwise_and,
+    "__or__": bitwise_or,
+    "__ror__": bitwise_or,
+    "__xor__": bitwise_xor,
+    "__rxor__": bitwise_xor,
+    "__invert__": bitwise_not,
+    "__floordiv__": floor_divide,
+    "__rfloordiv__": _rfloordiv,
+    "__mod__": remainder,
+    "__rmod__": _rmod,
 }

@@ -11,6 +11,7 @@ Forward outputs that backward needs (``exp``'s result, say) are kept as arrays a
 as constants; when the backward pass is itself being recorded they are recomputed with a
 tensor op instead, so that second derivatives flow through them.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,21 +30,117 @@ from ..kernels.relu import relu as relu_kernel
 from ._helpers import arr, binary, broadcast_error, scalar_type_name
 from .comparison import floor_divide
 
-__all__ = ["add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
-           "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p", "log2",
-           "log10", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "tanh",
-           "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max", "maximum",
-           "minimum", "where", "cast", "float_power", "sinh", "cosh", "asin", "acos", "atan",
-           "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp", "logaddexp", "hypot",
-           "nan_to_num"]
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "divide",
+    "pow",
+    "neg",
+    "negative",
+    "multiply",
+    "subtract",
+    "abs",
+    "absolute",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sqrt",
+    "rsqrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "erf",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "maximum",
+    "minimum",
+    "where",
+    "cast",
+    "float_power",
+    "sinh",
+    "cosh",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arctan2",
+    "lerp",
+    "logaddexp",
+    "hypot",
+    "nan_to_num",
+]
 
-TENSOR_METHODS = ("add", "sub", "mul", "div", "true_divide", "divide", "pow", "neg", "negative",
-                  "multiply", "subtract", "abs", "absolute", "exp", "expm1", "log", "log1p",
-                  "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan",
-                  "tanh", "sigmoid", "relu", "erf", "clamp", "clip", "clamp_min", "clamp_max",
-                  "maximum", "minimum", "cast", "float_power", "sinh", "cosh", "asin", "acos",
-                  "atan", "atan2", "arcsin", "arccos", "arctan", "arctan2", "lerp", "logaddexp",
-                  "hypot", "nan_to_num", "to")
+TENSOR_METHODS = (
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "divide",
+    "pow",
+    "neg",
+    "negative",
+    "multiply",
+    "subtract",
+    "abs",
+    "absolute",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sqrt",
+    "rsqrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "erf",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "maximum",
+    "minimum",
+    "cast",
+    "float_power",
+    "sinh",
+    "cosh",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arctan2",
+    "lerp",
+    "logaddexp",
+    "hypot",
+    "nan_to_num",
+    "to",
+)
 
 
 def _const(a: np.ndarray) -> Tensor:
@@ -84,8 +181,10 @@ class Sub(Function):
         try:
             return binary(np.subtract, a, b)
         except TypeError:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                               "supported. Use the `^` or `logical_xor()` operator instead.") from None
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not "
+                "supported. Use the `^` or `logical_xor()` operator instead."
+            ) from None
 
     @staticmethod
     def backward(ctx, g):
@@ -183,7 +282,7 @@ class Pow(Function):
             else:
                 ga = g * (a ** (b - 1) * b)
         if nb:
-            out = a ** b if recording() else _const(ctx.out)
+            out = a**b if recording() else _const(ctx.out)
             if isinstance(a, Tensor):
                 # d/db a**b = a**b log a; PyTorch takes it as 0 where a == 0 and b >= 0.
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -204,9 +303,11 @@ class Neg(Function):
         try:
             return np.negative(a._data)
         except TypeError:
-            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
-                               "you are trying to invert a mask, use the `~` or `logical_not()` "
-                               "operator instead.") from None
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If "
+                "you are trying to invert a mask, use the `~` or `logical_not()` "
+                "operator instead."
+            ) from None
 
     @staticmethod
     def backward(ctx, g):
@@ -251,7 +352,7 @@ class _FloatUnary(Function):
     _raw = True
     ufunc: Callable = None
     uses_output = False  # derivative reads y (kept from forward, recomputed under create_graph)
-    quiet = False        # silence NumPy's warnings for inputs outside the domain (log(0)...)
+    quiet = False  # silence NumPy's warnings for inputs outside the domain (log(0)...)
 
     @classmethod
     def forward(cls, ctx, a):
@@ -348,7 +449,7 @@ class Rsqrt(_FloatUnary):
 
     @staticmethod
     def derivative(x, y):
-        return y ** 3 * -0.5
+        return y**3 * -0.5
 
 
 class Reciprocal(_FloatUnary):
@@ -454,7 +555,7 @@ def _floating_pair(name: str, a: Tensor, b: Tensor) -> None:
     """PyTorch implements ``logaddexp`` and ``hypot`` for floating results only."""
     rt = result_type(a._data, b._data)
     if rt.kind not in "fV":
-        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{scalar_type_name(rt)}\'')
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{scalar_type_name(rt)}'")
 
 
 class Logaddexp(Function):
@@ -527,7 +628,7 @@ class NanToNum(Function):
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
-    out = np.exp(-np.abs(x))           # in (0, 1]: never overflows
+    out = np.exp(-np.abs(x))  # in (0, 1]: never overflows
     pos = x >= 0
     num = np.where(pos, 1, out)
     return np.divide(num, 1 + out, out=out).astype(x.dtype, copy=False)
@@ -601,8 +702,11 @@ class Clamp(Function):
     def backward(ctx, g):
         keep, to_lo, to_hi = ctx.masks
         na, nl, nh = ctx.needs_input_grad
-        return ((g * _const(keep) if na else None), (g * _const(to_lo) if nl else None),
-                (g * _const(to_hi) if nh else None))
+        return (
+            (g * _const(keep) if na else None),
+            (g * _const(to_lo) if nl else None),
+            (g * _const(to_hi) if nh else None),
+        )
 
 
 def _clamp_masks(x: np.ndarray, lo: Any, hi: Any) -> tuple:
@@ -660,17 +764,24 @@ class Where(Function):
     def forward(ctx, cond, a, b):
         c = cond._data
         if c.dtype.kind != "b":
-            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
-                               f"tensor with dtype {cond.dtype.name.capitalize()}")
+            raise RuntimeError(
+                f"where expected condition to be a boolean tensor, but got a "
+                f"tensor with dtype {cond.dtype.name.capitalize()}"
+            )
         xa, xb = arr(a), arr(b)
-        rt = result_type(xa, xb) if isinstance(xa, np.ndarray) or isinstance(xb, np.ndarray) \
+        rt = (
+            result_type(xa, xb)
+            if isinstance(xa, np.ndarray) or isinstance(xb, np.ndarray)
             else _two_scalars_type(xa, xb)
+        )
         try:
             out = np.where(c, xa, xb)
         except ValueError:
-            raise RuntimeError(f"shape mismatch: condition {list(c.shape)}, input "
-                               f"{list(np.shape(xa))} and other {list(np.shape(xb))} do not "
-                               f"broadcast") from None
+            raise RuntimeError(
+                f"shape mismatch: condition {list(c.shape)}, input "
+                f"{list(np.shape(xa))} and other {list(np.shape(xb))} do not "
+                f"broadcast"
+            ) from None
         if ctx.needs_input_grad:
             ctx.cond = c
         return out if out.dtype == rt else out.astype(rt)
@@ -717,8 +828,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is None:
         return Div.apply(input, other)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                         f"but found '{rounding_mode}'")
+        raise ValueError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+        )
     if rounding_mode == "floor":
         return floor_divide(input, other)
     xa, xb = arr(input), arr(other)
@@ -739,8 +851,10 @@ def pow(input: Any, exponent: Any) -> Tensor:
 
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent`` computed in float64."""
+
     def to64(v: Any) -> Any:
         return cast(v, float64) if isinstance(v, Tensor) else float(v)
+
     return Pow.apply(to64(input), to64(exponent))
 
 
@@ -867,8 +981,9 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
     return Hypot.apply(input, other)
 
 
-def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
-               neginf: float | None = None) -> Tensor:
+def nan_to_num(
+    input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
     """``input`` with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``
     (by default the largest and smallest finite values of the dtype)."""
     return NanToNum.apply(input, 0.0 if nan is None else nan, posinf, neginf)

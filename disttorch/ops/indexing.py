@@ -7,6 +7,7 @@ Reads with basic indices are views. The backward of a read puts the gradient bac
 zeros of the input's shape, accumulating where an integer index repeats (a weighted
 ``np.bincount`` over flat positions, much faster than ``np.add.at``).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,13 +19,38 @@ from ..autograd.function import Function
 from ._helpers import broadcast_error, wrap_dim
 from .shape import Select
 
-__all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
-           "index_put", "masked_fill", "masked_select", "take", "take_along_dim", "nonzero",
-           "argwhere"]
+__all__ = [
+    "gather",
+    "scatter",
+    "scatter_add",
+    "index_select",
+    "index_add",
+    "index_fill",
+    "index_put",
+    "masked_fill",
+    "masked_select",
+    "take",
+    "take_along_dim",
+    "nonzero",
+    "argwhere",
+]
 
-TENSOR_METHODS = ("__getitem__", "gather", "scatter", "scatter_add", "index_select", "index_add",
-                  "index_fill", "index_put", "masked_fill", "masked_select", "take",
-                  "take_along_dim", "nonzero", "argwhere")
+TENSOR_METHODS = (
+    "__getitem__",
+    "gather",
+    "scatter",
+    "scatter_add",
+    "index_select",
+    "index_add",
+    "index_fill",
+    "index_put",
+    "masked_fill",
+    "masked_select",
+    "take",
+    "take_along_dim",
+    "nonzero",
+    "argwhere",
+)
 
 _BASIC = (int, slice, np.integer)
 
@@ -51,10 +77,10 @@ def _np_index(index: Any) -> Any:
 
 def _is_basic(index: Any) -> bool:
     if isinstance(index, tuple):
-        return all(i is None or i is Ellipsis or (isinstance(i, _BASIC) and not isinstance(i, bool))
-                   for i in index)
-    return index is None or index is Ellipsis or (isinstance(index, _BASIC) and
-                                                  not isinstance(index, bool))
+        return all(
+            i is None or i is Ellipsis or (isinstance(i, _BASIC) and not isinstance(i, bool)) for i in index
+        )
+    return index is None or index is Ellipsis or (isinstance(index, _BASIC) and not isinstance(index, bool))
 
 
 def _may_repeat(index: Any) -> bool:
@@ -79,6 +105,7 @@ def _index_error(e: Exception) -> IndexError:
 # ---------------------------------------------------------------------- reading
 class Slice(Function):
     """``input[basic index]``: a view (ints, slices, None, Ellipsis)."""
+
     _raw = True
     _view = True
 
@@ -98,6 +125,7 @@ class Slice(Function):
 
 class Index(Function):
     """``input[advanced index]`` (integer arrays or boolean masks): a copy."""
+
     _raw = True
 
     @staticmethod
@@ -117,6 +145,7 @@ class Index(Function):
 class IndexPut(Function):
     """Zeros of ``shape`` with ``g`` put at ``index`` (summing repeats when ``accumulate``):
     the adjoint of reading ``x[index]``."""
+
     _raw = True
 
     @staticmethod
@@ -141,8 +170,9 @@ def add_flat(out: np.ndarray, positions: np.ndarray, values: np.ndarray) -> None
     """``out.flat[positions] += values``, summing repeated positions (``out`` C-contiguous)."""
     flat = out.reshape(-1)
     if out.dtype.kind in "fV":
-        flat += np.bincount(positions.reshape(-1), weights=values.reshape(-1),
-                            minlength=flat.size).astype(out.dtype, copy=False)
+        flat += np.bincount(positions.reshape(-1), weights=values.reshape(-1), minlength=flat.size).astype(
+            out.dtype, copy=False
+        )
     else:
         np.add.at(flat, positions.reshape(-1), values.reshape(-1))
 
@@ -213,6 +243,7 @@ class CopySlices(Function):
     """``dst[index] = value`` written into ``dst``'s own memory; the output is ``dst``'s
     array. The gradient of ``dst`` is zero at the written places; ``value`` gets the
     gradient read at ``index``."""
+
     _raw = True
 
     def name(self) -> str:
@@ -248,16 +279,21 @@ def write_index(target: np.ndarray, index: Any, value: Any) -> None:
         raise _index_error(e) from None
     except ValueError:
         if not target.flags.writeable:
-            raise RuntimeError("unsupported operation: more than one element of the written-to "
-                               "tensor refers to a single memory location. Please clone() the "
-                               "tensor before performing the operation.") from None
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(value))} cannot "
-                           f"be broadcast to indexing result of shape "
-                           f"{list(np.shape(target[index]))}") from None
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to "
+                "tensor refers to a single memory location. Please clone() the "
+                "tensor before performing the operation."
+            ) from None
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(np.shape(value))} cannot "
+            f"be broadcast to indexing result of shape "
+            f"{list(np.shape(target[index]))}"
+        ) from None
 
 
 class IndexPutAccumulate(Function):
     """``out = input.clone(); out[indices] += values`` with repeated positions summed."""
+
     _raw = True
 
     @staticmethod
@@ -271,9 +307,11 @@ class IndexPutAccumulate(Function):
         try:
             v = np.broadcast_to(np.asarray(v, dtype=out.dtype), target_shape)
         except ValueError:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(v))} "
-                               f"cannot be broadcast to indexing result of shape "
-                               f"{list(target_shape)}") from None
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(np.shape(v))} "
+                f"cannot be broadcast to indexing result of shape "
+                f"{list(target_shape)}"
+            ) from None
         np.add.at(target, index, v)
         return out
 
@@ -287,8 +325,9 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
     """A copy of ``input`` with ``values`` written at ``input[indices]`` (a tuple of index
     tensors), or added there (repeats summed) with ``accumulate=True``."""
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
-                        f"{type(indices).__name__}")
+        raise TypeError(
+            f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}"
+        )
     idx = _np_index(tuple(indices))
     if accumulate:
         return IndexPutAccumulate.apply(input, idx, values)
@@ -335,19 +374,24 @@ def _corner(shape: tuple) -> tuple:
     return tuple(slice(s) for s in shape)
 
 
-def _check_gather_shapes(x: np.ndarray, idx: np.ndarray, dim: int, op: str,
-                         src: np.ndarray | None = None) -> None:
+def _check_gather_shapes(
+    x: np.ndarray, idx: np.ndarray, dim: int, op: str, src: np.ndarray | None = None
+) -> None:
     if idx.ndim != x.ndim:
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as "
-                           f"{'self' if src is not None else 'input'} tensor")
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as "
+            f"{'self' if src is not None else 'input'} tensor"
+        )
     for d in range(x.ndim):
         too_big_for_self = d != dim and idx.shape[d] > x.shape[d]
         too_big_for_src = src is not None and idx.shape[d] > src.shape[d]
         if too_big_for_self or too_big_for_src:
             extra = f" and to be smaller size than src {list(src.shape)}" if src is not None else ""
-            raise RuntimeError(f"Size does not match at dimension {d} expected index "
-                               f"{list(idx.shape)} to be smaller than self {list(x.shape)} apart "
-                               f"from dimension {dim}{extra}")
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index "
+                f"{list(idx.shape)} to be smaller than self {list(x.shape)} apart "
+                f"from dimension {dim}{extra}"
+            )
 
 
 class Gather(Function):
@@ -357,8 +401,9 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         x, idx = a._data, index._data
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
-        return np.take_along_axis(x[_corner(idx.shape[:dim]) + (slice(None),) +
-                                    _corner(idx.shape[dim + 1:])], idx, axis=dim)
+        return np.take_along_axis(
+            x[_corner(idx.shape[:dim]) + (slice(None),) + _corner(idx.shape[dim + 1 :])], idx, axis=dim
+        )
 
     @staticmethod
     def backward(ctx, g):
@@ -374,7 +419,9 @@ class ScatterAdd(Function):
         idx, s = index._data, src._data
         ctx.dim, ctx.index, ctx.src_shape = dim, index, s.shape
         out = a._data.copy()
-        add_flat(out, _flat_positions(idx, dim, out.shape), s[_corner(idx.shape)].astype(out.dtype, copy=False))
+        add_flat(
+            out, _flat_positions(idx, dim, out.shape), s[_corner(idx.shape)].astype(out.dtype, copy=False)
+        )
         return out
 
     @staticmethod
@@ -387,6 +434,7 @@ class ScatterAdd(Function):
 
 class Scatter(Function):
     """``out = input.clone(); out[..index..] = src`` (a tensor or a number)."""
+
     _raw = True
 
     @staticmethod
@@ -439,8 +487,9 @@ def _scatter_checks(input: Tensor, dim: int, index: Tensor, src: Any, op: str) -
     return d
 
 
-def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
-            reduce: str | None = None) -> Tensor:
+def scatter(
+    input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
+) -> Tensor:
     """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at the
     positions ``index`` names along ``dim``. ``reduce='add'`` sums instead of writing
     (``'multiply'`` is not supported)."""
@@ -452,8 +501,9 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
     if reduce is None:
         return Scatter.apply(input, d, index, src)
     if reduce != "add":
-        raise RuntimeError(f"reduce argument must be 'add' (disttorch does not implement "
-                           f"'multiply'), got '{reduce}'")
+        raise RuntimeError(
+            f"reduce argument must be 'add' (disttorch does not implement 'multiply'), got '{reduce}'"
+        )
     if not isinstance(src, Tensor):
         src = Tensor._make(np.full(index._data.shape, src, dtype=input._data.dtype))
     return ScatterAdd.apply(input, d, index, src)
@@ -556,11 +606,13 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     """A copy of ``input`` with ``alpha * source`` added to the slices along ``dim`` named by
     ``index`` (repeats accumulate)."""
     d, idx = _checked_vector_index(input, dim, index, "index_add")
-    expected = input._data.shape[:d] + (idx.size,) + input._data.shape[d + 1:]
+    expected = input._data.shape[:d] + (idx.size,) + input._data.shape[d + 1 :]
     if source._data.shape != expected and not (source._data.ndim == 0 and idx.size == 1):
-        raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice "
-                           f"shapes. Destination slice shape: {list(expected)} and source slice "
-                           f"shape: {list(source._data.shape)}")
+        raise RuntimeError(
+            f"index_add_(): Source/destination tensor must have same slice "
+            f"shapes. Destination slice shape: {list(expected)} and source slice "
+            f"shape: {list(source._data.shape)}"
+        )
     return IndexAdd.apply(input, d, idx, source, alpha)
 
 
@@ -569,8 +621,10 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     (a number or a 0-dim tensor)."""
     d, idx = _checked_vector_index(input, dim, index, "index_fill")
     if isinstance(value, Tensor) and value._data.ndim != 0:
-        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
-                           f"tensor with {value._data.ndim} dimension(s).")
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got "
+            f"tensor with {value._data.ndim} dimension(s)."
+        )
     return IndexFill.apply(input, d, idx, value)
 
 
@@ -579,8 +633,7 @@ def _check_mask(mask: Tensor, op: str) -> np.ndarray:
     if not isinstance(mask, Tensor):
         raise TypeError(f"{op}(): argument 'mask' must be Tensor, not {type(mask).__name__}")
     if mask._data.dtype != np.bool_:
-        raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype.name}")
+        raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype {mask.dtype.name}")
     return mask._data
 
 
@@ -611,8 +664,10 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """A copy of ``input`` with ``value`` where the boolean ``mask`` (broadcast) is True."""
     _check_mask(mask, "masked_fill_")
     if isinstance(value, Tensor) and value._data.ndim != 0:
-        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
-                           f"tensor with {value._data.ndim} dimension(s).")
+        raise RuntimeError(
+            f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+            f"tensor with {value._data.ndim} dimension(s)."
+        )
     return MaskedFill.apply(input, mask, value)
 
 
@@ -645,8 +700,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     idx = _check_long(index, "take")
     n = input._data.size
     if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"out of range: tried to access index {idx.max()} on a tensor of {n} "
-                         f"elements.")
+        raise IndexError(f"out of range: tried to access index {idx.max()} on a tensor of {n} elements.")
     return Index.apply(input.reshape(-1), idx)
 
 
@@ -659,8 +713,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     s_in, s_ix = list(input._data.shape), list(indices._data.shape)
     s_in[d] = s_ix[d] = 1
     common = np.broadcast_shapes(tuple(s_in), tuple(s_ix))
-    full_in = common[:d] + (input._data.shape[d],) + common[d + 1:]
-    full_ix = common[:d] + (indices._data.shape[d],) + common[d + 1:]
+    full_in = common[:d] + (input._data.shape[d],) + common[d + 1 :]
+    full_ix = common[:d] + (indices._data.shape[d],) + common[d + 1 :]
     return gather(input.expand(full_in), d, indices.expand(full_ix))
 
 
@@ -669,8 +723,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     index tensors with ``as_tuple=True``."""
     x = input._data
     if as_tuple:
-        return tuple(Tensor._make(i.astype(np.int64, copy=False))
-                     for i in np.nonzero(np.atleast_1d(x)))
+        return tuple(Tensor._make(i.astype(np.int64, copy=False)) for i in np.nonzero(np.atleast_1d(x)))
     return Tensor._make(np.argwhere(x).astype(np.int64, copy=False))
 
 

@@ -18,6 +18,7 @@ PyTorch's rules, and how they are kept here:
   that saved the tensor (``save_for_backward``) then refuses to run backward, and so does
   a node that kept the overwritten array as its output.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -34,15 +35,18 @@ from . import indexing, shape
 __all__: list = []  # everything here is a Tensor method
 
 _LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
-_VIEW_OF_LEAF_MSG = ("a view of a leaf Variable that requires grad is being used in an in-place "
-                     "operation.")
-_VIEW_MSG = ("in-place operation on a view while recording a graph, but the view cannot be "
-             "located in its base tensor's memory (the base is not C-contiguous, or its data "
-             "was replaced): write through the base tensor instead (e.g. base[index] = value) "
-             "or clone() the view first.")
-_OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers to "
-                "a single memory location. Please clone() the tensor before performing the "
-                "operation.")
+_VIEW_OF_LEAF_MSG = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_MSG = (
+    "in-place operation on a view while recording a graph, but the view cannot be "
+    "located in its base tensor's memory (the base is not C-contiguous, or its data "
+    "was replaced): write through the base tensor instead (e.g. base[index] = value) "
+    "or clone() the view first."
+)
+_OVERLAP_MSG = (
+    "unsupported operation: more than one element of the written-to tensor refers to "
+    "a single memory location. Please clone() the tensor before performing the "
+    "operation."
+)
 
 
 # ---------------------------------------------------------------------- the machinery
@@ -68,8 +72,10 @@ def check_inplace(t: Tensor) -> None:
 def _check_cast(src: np.dtype, dst: np.dtype) -> None:
     """PyTorch's in-place casting rule: no float into integer, nothing but bool into bool."""
     if (src.kind in "fV" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
-        raise RuntimeError(f"result type {scalar_type_name(src)} can't be cast to "
-                           f"the desired output type {scalar_type_name(dst)}")
+        raise RuntimeError(
+            f"result type {scalar_type_name(src)} can't be cast to "
+            f"the desired output type {scalar_type_name(dst)}"
+        )
 
 
 def _write(t: Tensor, values: Any) -> None:
@@ -80,8 +86,9 @@ def _write(t: Tensor, values: Any) -> None:
     except ValueError:
         if not dst.flags.writeable:
             raise RuntimeError(_OVERLAP_MSG) from None
-        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
-                           f"shape {list(np.shape(values))}") from None
+        raise RuntimeError(
+            f"output with shape {list(dst.shape)} doesn't match the broadcast shape {list(np.shape(values))}"
+        ) from None
 
 
 def _alias(t: Tensor, copy: bool) -> Tensor:
@@ -101,12 +108,15 @@ def _keeps_array(node: Any, arr: np.ndarray) -> bool:
 def _forbid_backward(node: Any, t: Tensor) -> None:
     """Make ``node``'s backward raise: the output it kept has just been overwritten."""
     v = t._version_box[0]
-    msg = ("one of the variables needed for gradient computation has been modified by an "
-           f"inplace operation: [{t.dtype.name} {list(t.shape)}], which is output "
-           f"{t._output_nr} of {node.name()}, is at version {v + 1}; expected version {v} instead.")
+    msg = (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{t.dtype.name} {list(t.shape)}], which is output "
+        f"{t._output_nr} of {node.name()}, is at version {v + 1}; expected version {v} instead."
+    )
 
     def backward(*_: Any) -> None:
         raise RuntimeError(msg)
+
     node.backward = backward  # shadows the class's backward for this node only
 
 
@@ -132,8 +142,9 @@ def _rebase(t: Tensor, out: Tensor, any_cast: bool = False) -> Tensor:
     return t
 
 
-def _record(t: Tensor, make_out: Callable[[Tensor], Tensor], snapshot: bool,
-            any_cast: bool = False) -> Tensor:
+def _record(
+    t: Tensor, make_out: Callable[[Tensor], Tensor], snapshot: bool, any_cast: bool = False
+) -> Tensor:
     """The recorded path of every in-place op: ``make_out(alias)`` computes the new values
     as a graph node from an alias of ``t``'s current value (a copy when ``snapshot``: the
     node's backward may read it), and ``t`` is rebased onto that node.
@@ -175,8 +186,7 @@ def refresh_view(t: Tensor) -> None:
     t.grad_fn, t._output_nr = fresh.grad_fn, 0
 
 
-def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (),
-             snapshot: bool = True) -> Tensor:
+def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (), snapshot: bool = True) -> Tensor:
     """Run the out-of-place ``fn`` and store its result in ``t``.
 
     ``snapshot`` is whether ``fn``'s backward may read ``t``'s input values (then the
@@ -214,13 +224,13 @@ def _region(arr: np.ndarray, geom: tuple) -> np.ndarray:
     """The view of ``arr`` (C-contiguous, base-shaped) described by ``geom``."""
     shape, strides, offset = geom
     flat = arr.reshape(-1)
-    return np.lib.stride_tricks.as_strided(flat[offset:], shape,
-                                           tuple(st * arr.itemsize for st in strides))
+    return np.lib.stride_tricks.as_strided(flat[offset:], shape, tuple(st * arr.itemsize for st in strides))
 
 
 class AsStrided(Function):
     """The view of a base tensor at ``geom`` (how a modified view is re-derived from its
     rebased base)."""
+
     _raw = True
     _view = True
 
@@ -236,6 +246,7 @@ class AsStrided(Function):
 
 class AsStridedBackward(Function):
     """Zeros of the base's shape with ``g`` placed at the view's region."""
+
     _raw = True
 
     @staticmethod
@@ -253,6 +264,7 @@ class AsStridedBackward(Function):
 class WriteRegion(Function):
     """``base[region] = values`` in the base's own memory: the base's node after an
     in-place op on one of its views."""
+
     _raw = True
 
     def name(self) -> str:
@@ -273,6 +285,7 @@ class WriteRegion(Function):
 
 class ZeroRegion(Function):
     """A copy of ``g`` with the region zeroed (the gradient of overwritten values)."""
+
     _raw = True
 
     @staticmethod
@@ -303,8 +316,10 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> T
     except ValueError:
         if not x.flags.writeable:
             raise RuntimeError(_OVERLAP_MSG) from None
-        raise RuntimeError(f"output with shape {list(x.shape)} doesn't match the broadcast shape "
-                           f"{list(np.broadcast_shapes(x.shape, np.shape(o)))}") from None
+        raise RuntimeError(
+            f"output with shape {list(x.shape)} doesn't match the broadcast shape "
+            f"{list(np.broadcast_shapes(x.shape, np.shape(o)))}"
+        ) from None
     t._bump_version()
     return t
 
@@ -375,22 +390,52 @@ def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
 def _method_inplace(name: str, snapshot: bool = True) -> Callable:
     """``t.name_(*args)``: the in-place form of the tensor method ``name`` (looked up when
     called, so it follows whichever op family defines it)."""
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         fn = getattr(Tensor, name)
-        return _inplace(self, lambda s: fn(s, *args, **kwargs), args + tuple(kwargs.values()),
-                        snapshot)
+        return _inplace(self, lambda s: fn(s, *args, **kwargs), args + tuple(kwargs.values()), snapshot)
+
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = f"In-place version of :meth:`Tensor.{name}`."
     return method
 
 
-_WITH_INPLACE = ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal",
-                 "sin", "cos", "tan", "tanh", "sigmoid", "relu", "square", "floor", "ceil",
-                 "round", "trunc", "sign", "clamp", "clip", "clamp_min", "clamp_max", "fmod",
-                 "remainder", "masked_fill", "scatter", "scatter_add", "index_add", "index_fill",
-                 "index_put")
-_NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter",
-                "scatter_add"}
+_WITH_INPLACE = (
+    "neg",
+    "abs",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "square",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "fmod",
+    "remainder",
+    "masked_fill",
+    "scatter",
+    "scatter_add",
+    "index_add",
+    "index_fill",
+    "index_put",
+)
+_NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter", "scatter_add"}
 for _name in _WITH_INPLACE:
     globals()[_name + "_"] = _method_inplace(_name, _name not in _NO_SNAPSHOT)
 negative_ = globals()["neg_"]
@@ -407,6 +452,7 @@ def _zero_grad(g: Tensor) -> Tensor:
 
 class _Overwrite(Function):
     """Replace a tensor's values by ``values``: the old values get a zero gradient."""
+
     _raw = True
 
     @staticmethod
@@ -420,6 +466,7 @@ class _Overwrite(Function):
 
 class Fill(Function):
     """``fill_(value)``: a tensor ``value`` (0-dim) gets the sum of the gradient."""
+
     _raw = True
 
     @staticmethod
@@ -469,6 +516,7 @@ class LogNormal(_Overwrite):
 
 class Copy(Function):
     """``dst.copy_(src)``: ``src`` broadcast to ``dst``'s shape and cast to its dtype."""
+
     _raw = True
 
     def name(self) -> str:
@@ -501,8 +549,9 @@ def zero_(self: Tensor) -> Tensor:
 def fill_(self: Tensor, value: Any) -> Tensor:
     """Fill with ``value`` (a number or a 0-dim tensor), in place."""
     if isinstance(value, Tensor) and value._data.ndim != 0:
-        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                           f"{value._data.ndim} dimensions.")
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} dimensions."
+        )
     if _recording(self, value):
         return _record(self, lambda a: Fill.apply(a, value), snapshot=False)
     _write(self, _operand(value))
@@ -513,14 +562,15 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast to this shape, any dtype) into this tensor."""
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
-                        f"{type(src).__name__}")
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     if _recording(self, src):
         try:
             np.broadcast_shapes(src._data.shape, self._data.shape)
         except ValueError:
-            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
-                               f"broadcast shape {list(src._data.shape)}") from None
+            raise RuntimeError(
+                f"output with shape {list(self._data.shape)} doesn't match the "
+                f"broadcast shape {list(src._data.shape)}"
+            ) from None
         return _record(self, lambda a: Copy.apply(a, src), snapshot=False, any_cast=True)
     _write(self, src._data)
     self._bump_version()
@@ -547,8 +597,7 @@ def _rng(generator: Any) -> np.random.Generator:
 
 def _float_only(t: Tensor, op: str) -> None:
     if t._data.dtype.kind not in "fV":
-        raise NotImplementedError(f'"{op}" not implemented for '
-                                  f"'{scalar_type_name(t._data.dtype)}'")
+        raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(t._data.dtype)}'")
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -628,11 +677,36 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     return _overwrite(self, _rng(generator).lognormal(mean, std, self._data.shape), LogNormal)
 
 
-TENSOR_METHODS = tuple([n + "_" for n in _WITH_INPLACE] + [
-    "add_", "sub_", "mul_", "div_", "pow_", "addcmul_", "addcdiv_", "lerp_", "negative_",
-    "true_divide_", "divide_", "multiply_", "subtract_", "zero_", "fill_", "copy_",
-    "uniform_", "normal_", "bernoulli_", "random_", "exponential_", "cauchy_", "geometric_", "log_normal_",
-    "__setitem__"])
+TENSOR_METHODS = tuple(
+    [n + "_" for n in _WITH_INPLACE]
+    + [
+        "add_",
+        "sub_",
+        "mul_",
+        "div_",
+        "pow_",
+        "addcmul_",
+        "addcdiv_",
+        "lerp_",
+        "negative_",
+        "true_divide_",
+        "divide_",
+        "multiply_",
+        "subtract_",
+        "zero_",
+        "fill_",
+        "copy_",
+        "uniform_",
+        "normal_",
+        "bernoulli_",
+        "random_",
+        "exponential_",
+        "cauchy_",
+        "geometric_",
+        "log_normal_",
+        "__setitem__",
+    ]
+)
 
 TENSOR_OPERATORS = {
     "__iadd__": add_,

@@ -2,6 +2,7 @@
 cases mm, bmm, mv, dot, outer (and addmm); ``einsum`` and ``tensordot`` are one Function
 each, and so is ``trace``. One Function (Matmul) does all the matmul cases; the public
 functions only add PyTorch's argument checks."""
+
 from __future__ import annotations
 
 import string
@@ -11,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from .._dtype import c_type_name
-from ..autograd.autocast_state import autocast_op
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ._helpers import broadcast_error
@@ -34,19 +35,24 @@ def _mT(t: Tensor) -> Tensor:
 def _mismatch(sx: tuple, sy: tuple) -> RuntimeError:
     """PyTorch's message for operands whose inner dimensions differ, naming both shapes."""
     if len(sx) == 1 and len(sy) == 1:
-        return RuntimeError(f"inconsistent tensor size, expected tensor [{sx[0]}] and src "
-                            f"[{sy[0]}] to have the same number of elements, but got {sx[0]} "
-                            f"and {sy[0]} elements respectively")
+        return RuntimeError(
+            f"inconsistent tensor size, expected tensor [{sx[0]}] and src "
+            f"[{sy[0]}] to have the same number of elements, but got {sx[0]} "
+            f"and {sy[0]} elements respectively"
+        )
     if len(sy) == 1 and len(sx) == 2:
-        return RuntimeError(f"size mismatch, got input ({sx[0]}), mat ({_shape_str(sx)}), "
-                            f"vec ({sy[0]})")
+        return RuntimeError(f"size mismatch, got input ({sx[0]}), mat ({_shape_str(sx)}), vec ({sy[0]})")
     if len(sx) <= 2 and len(sy) <= 2:
-        return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                            f"({_shape_str(sx if len(sx) == 2 else (1,) + sx)} and "
-                            f"{_shape_str(sy)})")
-    return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                        f"[{sx[-1]}] but got: [{sy[-2] if len(sy) > 1 else sy[0]}] (matmul of "
-                        f"shapes {list(sx)} and {list(sy)})")
+        return RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied "
+            f"({_shape_str(sx if len(sx) == 2 else (1,) + sx)} and "
+            f"{_shape_str(sy)})"
+        )
+    return RuntimeError(
+        f"Expected size for first two dimensions of batch2 tensor to be: "
+        f"[{sx[-1]}] but got: [{sy[-2] if len(sy) > 1 else sy[0]}] (matmul of "
+        f"shapes {list(sx)} and {list(sy)})"
+    )
 
 
 class Matmul(Function):
@@ -57,11 +63,14 @@ class Matmul(Function):
     def forward(ctx, a, b):
         x, y = a._data, b._data
         if x.ndim == 0 or y.ndim == 0:
-            raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                               f"{x.ndim}D and {y.ndim}D")
+            raise RuntimeError(
+                f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and {y.ndim}D"
+            )
         if x.dtype != y.dtype:
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                               f"{c_type_name(x.dtype)} != {c_type_name(y.dtype)}")
+            raise RuntimeError(
+                f"expected m1 and m2 to have the same dtype, but got: "
+                f"{c_type_name(x.dtype)} != {c_type_name(y.dtype)}"
+            )
         kx = x.shape[-1]
         ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
         if kx != ky:
@@ -124,32 +133,37 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched product of two 3-D tensors with equal batch sizes."""
     if input._data.ndim != 3 or mat2._data.ndim != 3:
-        raise RuntimeError("batch1 must be a 3D tensor" if input._data.ndim != 3 else "batch2 must be a 3D tensor")
+        raise RuntimeError(
+            "batch1 must be a 3D tensor" if input._data.ndim != 3 else "batch2 must be a 3D tensor"
+        )
     (b1, _, k1), (b2, k2, _) = input._data.shape, mat2._data.shape
     if b1 != b2 or k1 != k2:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{b1}, {k1}] but got: [{b2}, {k2}].")
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{b1}, {k1}] but got: [{b2}, {k2}]."
+        )
     return Matmul.apply(input, mat2)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Product of a matrix and a vector."""
     if input._data.ndim != 2 or vec._data.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, "
-                           f"{vec._data.ndim}")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, {vec._data.ndim}")
     return Matmul.apply(input, vec)
 
 
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two 1-D tensors."""
     if input._data.ndim != 1 or tensor._data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and "
-                           f"{tensor._data.ndim}D tensors")
+        raise RuntimeError(
+            f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors"
+        )
     if input._data.dtype != tensor._data.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{input.dtype.name} and {tensor.dtype.name}")
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found "
+            f"{input.dtype.name} and {tensor.dtype.name}"
+        )
     return Matmul.apply(input, tensor)
-
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
@@ -161,8 +175,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 @autocast_op("lower")
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
-          alpha: float = 1) -> Tensor:
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast to the product's shape)."""
     prod = mm(mat1, mat2)
     if alpha != 1:
@@ -190,11 +203,13 @@ def _einsum_subscripts(equation: str, shapes: list) -> tuple[list, str]:
     subs = []
     for i, (t, sh) in enumerate(zip(terms, shapes)):
         if "..." in t:
-            t = t.replace("...", ell[n_ell - (len(sh) - (len(t) - 3)):])
+            t = t.replace("...", ell[n_ell - (len(sh) - (len(t) - 3)) :])
         elif len(t) != len(sh):
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) "
-                               f"does not match the number of dimensions ({len(sh)}) for "
-                               f"operand {i} and no ellipsis was given")
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({len(t)}) "
+                f"does not match the number of dimensions ({len(sh)}) for "
+                f"operand {i} and no ellipsis was given"
+            )
         subs.append(t)
     if arrow:
         out = rhs.replace("...", ell)
@@ -218,8 +233,10 @@ class Einsum(Function):
         if ctx.needs_input_grad:
             for i, t in enumerate(subs):
                 if ctx.needs_input_grad[2 + i] and len(set(t)) != len(t):
-                    raise RuntimeError(f"einsum(): the gradient of operand {i} with a repeated "
-                                       f"subscript ('{t}', a diagonal) is not supported")
+                    raise RuntimeError(
+                        f"einsum(): the gradient of operand {i} with a repeated "
+                        f"subscript ('{t}', a diagonal) is not supported"
+                    )
             ctx.save_for_backward(*operands)
             ctx.subs, ctx.out_sub = subs, out_sub
         eq = ",".join(subs) + "->" + out_sub
@@ -242,8 +259,9 @@ class Einsum(Function):
             seen = set(ctx.out_sub).union(*(ctx.subs[j] for j in others))
             mine = ctx.subs[i]
             kept = "".join(c for c in mine if c in seen)  # letters summed in op alone drop out
-            gi = Einsum.apply([ctx.out_sub] + [ctx.subs[j] for j in others], kept, g,
-                              *(operands[j] for j in others))
+            gi = Einsum.apply(
+                [ctx.out_sub] + [ctx.subs[j] for j in others], kept, g, *(operands[j] for j in others)
+            )
             if kept != mine:  # constant along the dropped letters: broadcast back over them
                 shape = op._data.shape
                 gi = gi.reshape(tuple(s if c in seen else 1 for c, s in zip(mine, shape)))
@@ -259,13 +277,16 @@ def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:
         for c, n in zip(t, a.shape):
             if c in sizes and n != 1 and sizes[c][1] != 1 and sizes[c][1] != n:
                 j, m = sizes[c]
-                return RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} "
-                                    f"which does not broadcast with previously seen size {m} "
-                                    f"(operand {j})")
+                return RuntimeError(
+                    f"einsum(): subscript {c} has size {n} for operand {i} "
+                    f"which does not broadcast with previously seen size {m} "
+                    f"(operand {j})"
+                )
             if c not in sizes or sizes[c][1] == 1:
                 sizes[c] = (i, n)
-    return RuntimeError(f"einsum(): operands of shapes {[list(a.shape) for a in arrays]} do "
-                        f"not fit the subscripts {subs}")
+    return RuntimeError(
+        f"einsum(): operands of shapes {[list(a.shape) for a in arrays]} do not fit the subscripts {subs}"
+    )
 
 
 @autocast_op("lower")
@@ -317,8 +338,10 @@ class Tensordot(Function):
         return ga, gb, None, None
 
 
-_DIMS_MSG = ("tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
-             "containing two lists, but got dims={}")
+_DIMS_MSG = (
+    "tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+    "containing two lists, but got dims={}"
+)
 
 
 def _tensordot_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list, list]:
@@ -339,8 +362,10 @@ def _tensordot_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list, list]:
         if isinstance(d, Tensor):
             d = d._data.tolist()
         if not isinstance(d, (tuple, list)):
-            raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of "
-                            f"ints, not {type(d).__name__}")
+            raise TypeError(
+                f"tensordot(): argument '{name}' (position {pos}) must be tuple of "
+                f"ints, not {type(d).__name__}"
+            )
         lists.append([int(i) for i in d])
     return lists[0], lists[1]
 
@@ -373,8 +398,10 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
         elif sj == 1:
             a = a.sum(i, keepdim=True)
         else:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {si} in "
-                               f"dim {gi} and second has size {sj} in dim {gj}")
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {si} in "
+                f"dim {gi} and second has size {sj} in dim {gj}"
+            )
     return Tensordot.apply(a, b, da, db)
 
 

@@ -240,7 +240,10 @@ class SVD(Function):
         s2 = s * s
         e = s2[..., None, :] - s2[..., :, None]
         e[..., np.arange(k), np.arange(k)] = 1
-        skew = lambda x: x - _T(x)
+
+        def skew(x):
+            return x - _T(x)
+
         if gu is not None and gv is not None:
             ret = (skew(_T(u) @ gu) * s[..., None, :] + s[..., :, None] * skew(_T(v) @ gv)) / e
         elif gu is not None:

@@ -17,11 +17,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _random
-from ..kernels.lu import unpack_np
 from .._dtype import dtype as _dtype_cls
 from .._dtype import get_default_dtype, to_numpy
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
+from ..kernels.lu import unpack_np
 from ..kernels.special import i0 as _i0
 from . import linalg_functions as _linalg
 from .elementwise import abs as tabs
@@ -1040,7 +1040,6 @@ def can_cast(from_: _dtype_cls, to: _dtype_cls) -> bool:
     non-bool to bool)."""
     ka, kb = from_._kind, to._kind
     return ka <= kb
-
 
 
 def unravel_index(indices: Any, shape: Any) -> tuple:

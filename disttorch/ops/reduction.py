@@ -7,6 +7,7 @@ weights it per element (``amax`` splits it evenly among ties; ``max(dim)`` sends
 element it selected). Ops whose gradient uses the forward result keep it as an array and
 recompute it with a tensor op when the backward pass is itself recorded.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -15,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.autocast_state import autocast_op
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
+from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ._helpers import _dims, _return_type, _type_name, wrap_dim
@@ -27,12 +28,47 @@ from .shape import PadAlong, cat
 from .softmax import log_softmax as _log_softmax
 from .softmax import softmax as _softmax
 
-__all__ = ["sum", "mean", "max", "min", "amax", "amin", "median", "prod", "var", "std",
-           "var_mean", "std_mean", "logsumexp", "norm", "cumsum", "cumprod", "diff", "softmax",
-           "log_softmax"]
+__all__ = [
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "median",
+    "prod",
+    "var",
+    "std",
+    "var_mean",
+    "std_mean",
+    "logsumexp",
+    "norm",
+    "cumsum",
+    "cumprod",
+    "diff",
+    "softmax",
+    "log_softmax",
+]
 
-TENSOR_METHODS = ("sum", "mean", "max", "min", "amax", "amin", "median", "prod", "var", "std",
-                  "logsumexp", "norm", "cumsum", "cumprod", "diff", "softmax", "log_softmax")
+TENSOR_METHODS = (
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "median",
+    "prod",
+    "var",
+    "std",
+    "logsumexp",
+    "norm",
+    "cumsum",
+    "cumprod",
+    "diff",
+    "softmax",
+    "log_softmax",
+)
 
 
 # ---------------------------------------------------------------------- result types
@@ -54,8 +90,9 @@ def _reduced_shape(shape: tuple, dims: tuple | None) -> tuple:
     return () if dims is None else tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
-def _expand_back(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool,
-                 weight: np.ndarray | float | None = None) -> Tensor:
+def _expand_back(
+    g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool, weight: np.ndarray | float | None = None
+) -> Tensor:
     """Undo a reduction's shape change: the reduced gradient ``g`` spread back over the
     input's ``shape`` (reduced dims reinserted, then broadcast), times a constant scalar or
     per-element ``weight`` if given.
@@ -133,13 +170,16 @@ class Mean(Function):
     def forward(ctx, a, dims, keepdim, dtype):
         x = a._data
         if x.dtype.kind not in "fV" and dtype is None:
-            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
-                               f"a floating point or complex dtype. Got: {_type_name(a)}")
+            raise RuntimeError(
+                f"mean(): could not infer output dtype. Input dtype must be either "
+                f"a floating point or complex dtype. Got: {_type_name(a)}"
+            )
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = _count(x.shape, dims)
-        total = np.add.reduce(x, axis=dims, dtype=dtype.numpy if dtype is not None else None,
-                              keepdims=keepdim)
+        total = np.add.reduce(
+            x, axis=dims, dtype=dtype.numpy if dtype is not None else None, keepdims=keepdim
+        )
         if n == 0:
             return np.full(np.shape(total), np.nan, dtype=total.dtype)
         return np.true_divide(total, n, dtype=total.dtype)
@@ -147,8 +187,12 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, g):
         n = _count(ctx.shape, ctx.dims)
-        return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim, np.float64(1 / n) if n else np.nan), \
-            None, None, None
+        return (
+            _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim, np.float64(1 / n) if n else np.nan),
+            None,
+            None,
+            None,
+        )
 
 
 def _reduce(fn: type, input: Tensor, dim: Any, keepdim: bool, *extra: Any) -> Tensor:
@@ -183,9 +227,11 @@ class Amax(Function):
         if x.size == 0 and (dims is None or builtins.any(x.shape[d] == 0 for d in dims)):
             name = cls.__name__.lower()
             if dims is None:
-                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                                   f"input.numel() == 0. Specify the reduction dim with the "
-                                   f"'dim' argument.")
+                raise RuntimeError(
+                    f"{name}(): Expected reduction dim to be specified for "
+                    f"input.numel() == 0. Specify the reduction dim with the "
+                    f"'dim' argument."
+                )
             raise IndexError(f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
         out = _shaped(np.asarray(cls.np_fn(x, axis=dims, keepdims=True)), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
@@ -198,8 +244,11 @@ class Amax(Function):
         (a,) = ctx.saved_tensors
         hit = a._data == _kept_out(ctx, a._data.shape)
         w = hit / hit.sum(axis=ctx.dims, keepdims=True)
-        return _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim,
-                            w.astype(g._data.dtype, copy=False)), None, None
+        return (
+            _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim, w.astype(g._data.dtype, copy=False)),
+            None,
+            None,
+        )
 
 
 class Amin(Amax):
@@ -359,8 +408,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     if dim is None:
         return Median.apply(input)
     if not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"median(): argument 'dim' (position 2) must be int, not "
-                        f"{type(dim).__name__}")
+        raise TypeError(f"median(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
     d = wrap_dim(int(dim), input._data.ndim)
     if input._data.ndim == 0:  # a 0-dim tensor: its own median at index 0, still 0-dim
         values, indices = MedianDim.apply(input.reshape(1), 0, False)
@@ -391,7 +439,7 @@ def _prod_of_others_graph(a: Tensor, dims: tuple | None) -> Tensor:
     x = a.reshape(-1) if dims is None else a
     d = 0 if dims is None else dims[0]
     n, shape = x._data.shape[d], x._data.shape
-    rows = x.unsqueeze(d).expand(shape[:d] + (n,) + shape[d:])   # rows[.., i, j, ..] = x[.., j, ..]
+    rows = x.unsqueeze(d).expand(shape[:d] + (n,) + shape[d:])  # rows[.., i, j, ..] = x[.., j, ..]
     eye = np.eye(n, dtype=bool).reshape((1,) * d + (n, n) + (1,) * (len(shape) - d - 1))
     others = Prod.apply(where(Tensor._make(eye), 1.0, rows), (d + 1,), False, None)
     return others.reshape(a._data.shape)
@@ -426,8 +474,7 @@ class Prod(Function):
 
 
 @autocast_op("fp32")
-def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
-         dtype: Any = None) -> Tensor:
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product of all elements, or over one ``dim``; integers multiply in int64.
 
     The gradient is exact where the input has zeros (the product of the other elements),
@@ -492,30 +539,54 @@ class Std(Var):
     take_sqrt = True
 
 
-def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: int | float | None = None) -> Tensor:
+def var(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: int | float | None = None,
+) -> Tensor:
     """Variance over ``dim`` (all by default) with Bessel's ``correction`` (default 1);
     ``unbiased=False`` is ``correction=0``."""
     dim, c = _correction(dim, unbiased, correction)
     return _reduce(Var, input, dim, keepdim, c)
 
 
-def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: int | float | None = None) -> Tensor:
+def std(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: int | float | None = None,
+) -> Tensor:
     """Standard deviation over ``dim`` (all by default) with ``correction`` (default 1)."""
     dim, c = _correction(dim, unbiased, correction)
     return _reduce(Std, input, dim, keepdim, c)
 
 
-def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-             *, correction: int | float | None = None) -> tuple:
+def var_mean(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: int | float | None = None,
+) -> tuple:
     """``(var(input, dim), mean(input, dim))``."""
     v = var(input, dim, unbiased, keepdim, correction=correction)
     return v, mean(input, _correction(dim, unbiased, correction)[0], keepdim)
 
 
-def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-             *, correction: int | float | None = None) -> tuple:
+def std_mean(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: int | float | None = None,
+) -> tuple:
     """``(std(input, dim), mean(input, dim))``."""
     s = std(input, dim, unbiased, keepdim, correction=correction)
     return s, mean(input, _correction(dim, unbiased, correction)[0], keepdim)
@@ -531,7 +602,11 @@ class Logsumexp(Function):
         if x.dtype.kind not in "fV":
             x = x.astype(get_default_dtype().numpy)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            m = np.max(x, axis=dims, keepdims=True) if x.size else np.zeros(_kept_shape(x.shape, dims), x.dtype)
+            m = (
+                np.max(x, axis=dims, keepdims=True)
+                if x.size
+                else np.zeros(_kept_shape(x.shape, dims), x.dtype)
+            )
             m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
             out = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
         out = _shaped(out, x.shape, dims, keepdim)
@@ -546,8 +621,13 @@ class Logsumexp(Function):
         if recording():
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
             return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)), None, None
-        return _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim,
-                            np.exp(a._data - _kept_out(ctx, a._data.shape))), None, None
+        return (
+            _expand_back(
+                g, a._data.shape, ctx.dims, ctx.keepdim, np.exp(a._data - _kept_out(ctx, a._data.shape))
+            ),
+            None,
+            None,
+        )
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
@@ -563,8 +643,10 @@ class Norm(Function):
     def forward(ctx, a, dims, keepdim, p):
         x = a._data
         if x.dtype.kind not in "fV":
-            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                               f"as input. Got {_type_name(a)}")
+            raise RuntimeError(
+                f"linalg.vector_norm: Expected a floating point or complex tensor "
+                f"as input. Got {_type_name(a)}"
+            )
         ax = np.abs(x)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             if p == 2:
@@ -578,7 +660,7 @@ class Norm(Function):
             elif p == 0:
                 out = np.sum(x != 0, axis=dims, keepdims=True).astype(x.dtype)
             else:
-                out = np.sum(ax ** p, axis=dims, keepdims=True) ** (1.0 / p)
+                out = np.sum(ax**p, axis=dims, keepdims=True) ** (1.0 / p)
         out = _shaped(np.asarray(out, dtype=x.dtype), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
@@ -612,8 +694,7 @@ class Norm(Function):
         return (gb * a * _abs(a) ** (p - 2) / nrm ** (p - 1),) + none
 
 
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
-         dtype: Any = None) -> Tensor:
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default): ``p`` is a number (2, 1,
     ``inf``, ``-inf``, 0, any other) or ``'fro'`` (= 2). The nuclear norm is not supported."""
     if p == "fro" or p is None:
@@ -700,8 +781,8 @@ class Cumprod(Function):
         if recording():  # differentiable again, also with respect to the zeros
             return _cumprod_grad_graph(a, g, dim), None, None
         zeros_so_far = np.cumsum(zero, axis=dim)
-        before = Tensor._make(zeros_so_far == 0)           # before the slice's first zero
-        first = Tensor._make(zero & (zeros_so_far == 1))    # the first zero itself
+        before = Tensor._make(zeros_so_far == 0)  # before the slice's first zero
+        first = Tensor._make(zero & (zeros_so_far == 1))  # the first zero itself
         grad = where(before, ReverseCumsum.apply(g * out, dim) / where(before, a, 1.0), 0.0)
         skip = Cumprod.apply(where(first, 1.0, a), dim, None)  # products without that zero
         return where(first, ReverseCumsum.apply(g * skip, dim), grad), None, None
@@ -742,13 +823,14 @@ class Diff(Function):
     @staticmethod
     def backward(ctx, g):
         n, dim = ctx.n, ctx.dim
-        padded = ctx.shape[:dim] + (g._data.shape[dim] + 2 * n,) + ctx.shape[dim + 1:]
+        padded = ctx.shape[:dim] + (g._data.shape[dim] + 2 * n,) + ctx.shape[dim + 1 :]
         gx = Diff.apply(PadAlong.apply(g, padded, dim, n), n, dim)
         return (-gx if n % 2 else gx), None, None
 
 
-def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
-         append: Tensor | None = None) -> Tensor:
+def diff(
+    input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None
+) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``out[i] = input[i + 1] - input[i]``,
     applied ``n`` times), after joining ``prepend`` and ``append`` along ``dim``."""
     x = input._data
@@ -767,10 +849,12 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
             raise RuntimeError("diff expects prepend or append to be the same dimension as input")
         for i in range(x.ndim):
             if i != d and e.shape[i] != x.shape[i]:
-                raise RuntimeError(f"diff expects the shape of tensor to prepend or append to "
-                                   f"match that of input except along the differencing "
-                                   f"dimension; input.size({i}) = {x.shape[i]}, but got "
-                                   f"tensor.size({i}) = {e.shape[i]}")
+                raise RuntimeError(
+                    f"diff expects the shape of tensor to prepend or append to "
+                    f"match that of input except along the differencing "
+                    f"dimension; input.size({i}) = {x.shape[i]}, but got "
+                    f"tensor.size({i}) = {e.shape[i]}"
+                )
     if prepend is not None or append is not None:
         joined = [t for t in (prepend, input, append) if t is not None]
         input = cat(joined, d)
@@ -795,6 +879,5 @@ def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 def _softmax_dim_arg(name: str, dim: Any) -> int:
     """Unlike ``nn.functional``'s, the top-level softmax needs an explicit int ``dim``."""
     if isinstance(dim, builtins.bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
-                        f"{type(dim).__name__}")
+        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
     return int(dim)

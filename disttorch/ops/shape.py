@@ -7,6 +7,7 @@ Views share memory and the version counter of their input, as in PyTorch (``_vie
 on single-output view ops; multi-output views share it explicitly). Ops that PyTorch
 defines as copies return fresh arrays even where NumPy could return a view.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -19,19 +20,94 @@ from ..autograd.function import Function, mark_view
 from ._helpers import wrap_dim
 from .elementwise import cast
 
-__all__ = ["reshape", "view", "view_as", "reshape_as", "expand", "expand_as", "broadcast_to",
-           "permute", "transpose", "swapaxes", "swapdims", "t", "unsqueeze", "squeeze",
-           "flatten", "unflatten", "ravel", "movedim", "moveaxis", "narrow", "select", "split",
-           "chunk", "unbind", "cat", "concat", "concatenate", "stack", "hstack", "vstack",
-           "repeat", "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "clone",
-           "contiguous", "diagonal", "diag", "tril_indices", "triu_indices", "meshgrid"]
+__all__ = [
+    "reshape",
+    "view",
+    "view_as",
+    "reshape_as",
+    "expand",
+    "expand_as",
+    "broadcast_to",
+    "permute",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "unsqueeze",
+    "squeeze",
+    "flatten",
+    "unflatten",
+    "ravel",
+    "movedim",
+    "moveaxis",
+    "narrow",
+    "select",
+    "split",
+    "chunk",
+    "unbind",
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "hstack",
+    "vstack",
+    "repeat",
+    "tile",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "tril",
+    "triu",
+    "clone",
+    "contiguous",
+    "diagonal",
+    "diag",
+    "tril_indices",
+    "triu_indices",
+    "meshgrid",
+]
 
-TENSOR_METHODS = ("_sum_to", "view", "reshape", "expand", "expand_as", "broadcast_to",
-                  "transpose", "swapaxes", "swapdims", "permute", "t", "view_as", "reshape_as",
-                  "squeeze", "unsqueeze", "flatten", "unflatten", "ravel", "movedim", "moveaxis",
-                  "narrow", "select", "split", "chunk", "unbind", "repeat", "tile", "flip",
-                  "fliplr", "flipud", "roll", "tril", "triu", "clone", "contiguous", "diagonal",
-                  "diag", "unfold")
+TENSOR_METHODS = (
+    "_sum_to",
+    "view",
+    "reshape",
+    "expand",
+    "expand_as",
+    "broadcast_to",
+    "transpose",
+    "swapaxes",
+    "swapdims",
+    "permute",
+    "t",
+    "view_as",
+    "reshape_as",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "unflatten",
+    "ravel",
+    "movedim",
+    "moveaxis",
+    "narrow",
+    "select",
+    "split",
+    "chunk",
+    "unbind",
+    "repeat",
+    "tile",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "tril",
+    "triu",
+    "clone",
+    "contiguous",
+    "diagonal",
+    "diag",
+    "unfold",
+)
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -70,6 +146,7 @@ def _mark_views(outs: Sequence[Tensor], base: Tensor) -> tuple:
 # ---------------------------------------------------------------------- views
 class View(Function):
     """A view with a new shape (``shape`` already resolved and known to be viewable)."""
+
     _raw = True
     _view = True
 
@@ -86,6 +163,7 @@ class View(Function):
 
 class UnsafeView(View):
     """``reshape`` of a tensor whose strides allow no view: the result is a copy."""
+
     _view = False
 
 
@@ -106,24 +184,30 @@ class Expand(Function):
         x = a._data
         ctx.in_shape = x.shape
         if len(shape) < x.ndim:
-            raise RuntimeError(f"expand({a.type()}{{{list(x.shape)}}}, size={list(shape)}): the "
-                               f"number of sizes provided ({len(shape)}) must be greater or equal "
-                               f"to the number of dimensions in the tensor ({x.ndim})")
+            raise RuntimeError(
+                f"expand({a.type()}{{{list(x.shape)}}}, size={list(shape)}): the "
+                f"number of sizes provided ({len(shape)}) must be greater or equal "
+                f"to the number of dimensions in the tensor ({x.ndim})"
+            )
         lead = len(shape) - x.ndim
         full = []
         for i, s in enumerate(shape):
             if s == -1:
                 if i < lead:
-                    raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
-                                       f"leading, non-existing dimension {i}")
+                    raise RuntimeError(
+                        f"The expanded size of the tensor (-1) isn't allowed in a "
+                        f"leading, non-existing dimension {i}"
+                    )
                 s = x.shape[i - lead]
             full.append(s)
         for i in range(x.ndim):
             if x.shape[i] != 1 and x.shape[i] != full[i + lead]:
-                raise RuntimeError(f"The expanded size of the tensor ({full[i + lead]}) must match "
-                                   f"the existing size ({x.shape[i]}) at non-singleton dimension "
-                                   f"{i + lead}.  Target sizes: {list(shape)}.  Tensor sizes: "
-                                   f"{list(x.shape)}")
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({full[i + lead]}) must match "
+                    f"the existing size ({x.shape[i]}) at non-singleton dimension "
+                    f"{i + lead}.  Target sizes: {list(shape)}.  Tensor sizes: "
+                    f"{list(x.shape)}"
+                )
         return np.broadcast_to(x, tuple(full))
 
     @staticmethod
@@ -151,6 +235,7 @@ class Transpose(Permute):
 
 class Narrow(Function):
     """``input[..., start:start+length, ...]`` along ``dim``: a view."""
+
     _raw = True
     _view = True
 
@@ -167,6 +252,7 @@ class Narrow(Function):
 
 class Select(Function):
     """``input[..., index, ...]`` along ``dim`` (the dim is removed): a view."""
+
     _raw = True
     _view = True
 
@@ -199,6 +285,7 @@ class Diagonal(Function):
 
 class DiagEmbed(Function):
     """Zeros with ``g`` on a diagonal: the adjoint of ``diagonal``, and ``diag`` of a vector."""
+
     _raw = True
 
     @staticmethod
@@ -217,6 +304,7 @@ class DiagEmbed(Function):
 
 class PadAlong(Function):
     """Zeros of ``shape`` with ``g`` placed at ``start`` along ``dim`` (adjoint of narrow)."""
+
     _raw = True
 
     @staticmethod
@@ -238,6 +326,7 @@ def _pad_along(g: Tensor, shape: tuple, dim: int, start: int) -> Tensor:
 
 class Split(Function):
     """Views of consecutive pieces of ``input`` along ``dim`` (sizes given)."""
+
     _raw = True
 
     @staticmethod
@@ -258,6 +347,7 @@ class Split(Function):
 
 class Unbind(Function):
     """Views of each slice of ``input`` along ``dim`` (the dim removed)."""
+
     _raw = True
 
     @staticmethod
@@ -274,6 +364,7 @@ class Unbind(Function):
 
 class Unfold(Function):
     """Windows of ``size`` elements every ``step`` along ``dim`` (a new last dim): a view."""
+
     _raw = True
     _view = True
 
@@ -281,8 +372,7 @@ class Unfold(Function):
     def forward(ctx, a, dim, size, step):
         x = a._data
         ctx.shape, ctx.args = x.shape, (dim, size, step)
-        windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=dim,
-                                                           writeable=step >= size)
+        windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=dim, writeable=step >= size)
         return windows[(slice(None),) * dim + (slice(None, None, step),)]
 
     @staticmethod
@@ -292,6 +382,7 @@ class Unfold(Function):
 
 class UnfoldBackward(Function):
     """Sum each window's gradient back onto the elements it covers (adjoint of unfold)."""
+
     _raw = True
 
     @staticmethod
@@ -335,6 +426,7 @@ def _join_dtype(arrays: Sequence[np.ndarray]) -> np.dtype:
 
 class Cat(Function):
     """Concatenation of the tensors after ``dim`` along ``dim``."""
+
     _raw = True
 
     @staticmethod
@@ -350,6 +442,7 @@ class Cat(Function):
 
 class Stack(Function):
     """The tensors after ``dim`` stacked along a new dimension ``dim``."""
+
     _raw = True
 
     @staticmethod
@@ -445,8 +538,9 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     if g._data.shape == tuple(shape):
         return g
     lead = g._data.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                      if s == 1 and g._data.shape[i + lead] != 1)
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and g._data.shape[i + lead] != 1
+    )
     out = g.sum(dims, keepdim=True) if dims else g
     return out.reshape(tuple(shape)) if lead or out._data.shape != tuple(shape) else out
 
@@ -481,9 +575,11 @@ def view(input: Tensor, *shape: Any) -> Tensor:
         return cast(input, shape[0])
     new = _infer_shape(_shape_arg(shape), input._data.size)
     if not _viewable(input._data, new):
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
-                           "least one dimension spans across two contiguous subspaces). Use "
-                           ".reshape(...) instead.")
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at "
+            "least one dimension spans across two contiguous subspaces). Use "
+            ".reshape(...) instead."
+        )
     return View.apply(input, new)
 
 
@@ -517,9 +613,11 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     dims = _shape_arg(dims)
     nd = input._data.ndim
     if len(dims) != nd:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
-                           f"match the length of the desired ordering of dimensions i.e. input.dim() "
-                           f"= {nd} is not equal to len(dims) = {len(dims)}")
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not "
+            f"match the length of the desired ordering of dimensions i.e. input.dim() "
+            f"= {nd} is not equal to len(dims) = {len(dims)}"
+        )
     dims = tuple(wrap_dim(d, nd) for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -543,8 +641,10 @@ swapaxes = swapdims = transpose
 def _matrix_transpose(input: Tensor) -> Tensor:
     """``input.mT``: the last two dims swapped."""
     if input._data.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{input._data.ndim}-D tensor.")
+        raise RuntimeError(
+            f"tensor.mT is only supported on matrices or batches of matrices. Got "
+            f"{input._data.ndim}-D tensor."
+        )
     return transpose(input, -2, -1)
 
 
@@ -584,9 +684,9 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if s == e:
         return input
     n = 1
-    for d in shape[s:e + 1]:
+    for d in shape[s : e + 1]:
         n *= d
-    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+    return reshape(input, shape[:s] + (n,) + shape[e + 1 :])
 
 
 def ravel(input: Tensor) -> Tensor:
@@ -604,9 +704,11 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     try:
         sizes = _infer_shape(sizes, shape[d])
     except RuntimeError:
-        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
-                           f"of dim {dim} ({shape[d]}) in the input tensor") from None
-    return reshape(input, shape[:d] + sizes + shape[d + 1:])
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+            f"of dim {dim} ({shape[d]}) in the input tensor"
+        ) from None
+    return reshape(input, shape[:d] + sizes + shape[d + 1 :])
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
@@ -615,8 +717,10 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     src = [source] if isinstance(source, (int, np.integer)) else list(source)
     dst = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
     if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
-                           f"should contain the same number of dims as destination ({dst} dims)")
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) "
+            f"should contain the same number of dims as destination ({dst} dims)"
+        )
     src = [wrap_dim(int(d), nd) for d in src]
     dst = [wrap_dim(int(d), nd) for d in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
@@ -640,8 +744,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     if start < 0:
         start += shape[d]
     if not 0 <= start <= shape[d] or length < 0 or start + length > shape[d]:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
-                           f"({shape[d]}).")
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({shape[d]}).")
     return Narrow.apply(input, d, start, int(length))
 
 
@@ -653,8 +756,9 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     d = wrap_dim(dim, len(shape))
     i = int(index)
     if not -shape[d] <= i < shape[d]:
-        raise IndexError(f"select(): index {i} out of range for tensor of size "
-                         f"{list(shape)} at dimension {d}")
+        raise IndexError(
+            f"select(): index {i} out of range for tensor of size {list(shape)} at dimension {d}"
+        )
     return Select.apply(input, d, i + shape[d] if i < 0 else i)
 
 
@@ -701,14 +805,12 @@ def _tri_indices(lower: bool, row: int, col: int, offset: int, dtype: Any) -> Te
     return Tensor._make(np.stack([rows, cols]).astype(np_dt))
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
-                 device: Any = None) -> Tensor:
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
     """The ``(2, N)`` coordinates of the lower triangle of a ``row x col`` matrix."""
     return _tri_indices(True, row, col, offset, dtype)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None,
-                 device: Any = None) -> Tensor:
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
     """The ``(2, N)`` coordinates of the upper triangle of a ``row x col`` matrix."""
     return _tri_indices(False, row, col, offset, dtype)
 
@@ -722,20 +824,24 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+            UserWarning,
+            stacklevel=2,
+        )
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
-                           f'received: {indexing}')
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     if any(t._data.dtype != tensors[0]._data.dtype for t in tensors):
         raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     for t in tensors:
         if t._data.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
-                               f"got a tensor of shape {list(t._data.shape)}")
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                f"got a tensor of shape {list(t._data.shape)}"
+            )
     n = len(tensors)
     place = list(range(n))  # the output dim each input runs along
     if indexing == "xy" and n > 1:
@@ -743,8 +849,10 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
     shape = [0] * n
     for t, p in zip(tensors, place):
         shape[p] = t._data.size
-    return tuple(reshape(t, [shape[p] if k == p else 1 for k in range(n)]).expand(shape)
-                 for t, p in zip(tensors, place))
+    return tuple(
+        reshape(t, [shape[p] if k == p else 1 for k in range(n)]).expand(shape)
+        for t, p in zip(tensors, place)
+    )
 
 
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
@@ -756,20 +864,22 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     if isinstance(split_size_or_sections, (int, np.integer)):
         size = int(split_size_or_sections)
         if size < 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got "
-                               f"split_size={size}")
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
         if size == 0:
             if n != 0:
-                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                                   f"dimension size of {n}")
+                raise RuntimeError(
+                    f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+                )
             sizes = [0]
         else:
             sizes = [size] * (n // size) + ([n % size] if n % size else [])
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                               f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                f"tensor's size at dimension {d}), but got split_sizes={sizes}"
+            )
     if len(sizes) == 1:
         return (Narrow.apply(tensor, d, 0, sizes[0]),)
     return _mark_views(Split.apply(tensor, tuple(sizes), d), tensor)
@@ -797,12 +907,14 @@ def _check_join(tensors: Sequence[Tensor], op: str) -> list:
         raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(f"{op} expects a non-empty TensorList" if op == "stack" else
-                           f"{op}(): expected a non-empty list of Tensors")
+        raise RuntimeError(
+            f"{op} expects a non-empty TensorList"
+            if op == "stack"
+            else f"{op}(): expected a non-empty list of Tensors"
+        )
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     return tensors
 
 
@@ -828,15 +940,17 @@ def _cat_error(tensors: list, d: int) -> RuntimeError:
         if s == (0,):
             continue
         if len(s) != len(ref):
-            return RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
-                                f"and {len(s)}")
+            return RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {len(s)}")
         for k in range(len(ref)):
             if k != d and s[k] != ref[k]:
-                return RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
-                                    f"Expected size {ref[k]} but got size {s[k]} for tensor "
-                                    f"number {i} in the list.")
-    return RuntimeError(f"torch.cat(): cannot concatenate shapes "
-                        f"{[list(t._data.shape) for t in tensors]} along dimension {d}")
+                return RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. "
+                    f"Expected size {ref[k]} but got size {s[k]} for tensor "
+                    f"number {i} in the list."
+                )
+    return RuntimeError(
+        f"torch.cat(): cannot concatenate shapes {[list(t._data.shape) for t in tensors]} along dimension {d}"
+    )
 
 
 concat = concatenate = cat
@@ -848,8 +962,10 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     s0 = tensors[0]._data.shape
     for i, t in enumerate(tensors):
         if t._data.shape != s0:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at "
-                               f"entry 0 and {list(t._data.shape)} at entry {i}")
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(s0)} at "
+                f"entry 0 and {list(t._data.shape)} at entry {i}"
+            )
     return Stack.apply(wrap_dim(dim, len(s0) + 1), *tensors)
 
 
@@ -869,8 +985,9 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     """Tile ``input`` ``sizes[d]`` times along each dim (a copy)."""
     sizes = _shape_arg(sizes)
     if len(sizes) < input._data.ndim:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
-                           "dimensions of tensor")
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
     return Repeat.apply(input, sizes)
 
 
@@ -886,8 +1003,10 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     ds = tuple(wrap_dim(int(d), nd) for d in ds)
     if len(set(ds)) != len(ds):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(ds)}, but unique "
-                           f"flip dims size={len(set(ds))}")
+        raise RuntimeError(
+            f"dims has duplicates, original flip dims size={len(ds)}, but unique "
+            f"flip dims size={len(set(ds))}"
+        )
     return Flip.apply(input, ds)
 
 
@@ -909,8 +1028,9 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Shift elements cyclically by ``shifts`` along ``dims`` (flattened when None)."""
     if dims is None:
         if not isinstance(shifts, (int, np.integer)) and len(shifts) != 1:
-            raise RuntimeError(f"roll: shifts (length {len(shifts)}) and dims (length 0) must "
-                               "have the same length")
+            raise RuntimeError(
+                f"roll: shifts (length {len(shifts)}) and dims (length 0) must have the same length"
+            )
         s = shifts if isinstance(shifts, (int, np.integer)) else shifts[0]
         return Roll.apply(input, int(s), None)
     sh = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)

@@ -299,12 +299,20 @@ def _poly(name: str, p0: Callable, p1: Callable, step: Callable, shift: bool = F
     if shift:
         q0, q1, qs = p0, p1, step
         p0, p1 = (lambda x: q0(2 * x - 1)), (lambda x: q1(2 * x - 1))
-        step = lambda k, x, cur, prev: qs(k, 2 * x - 1, cur, prev)
+
+        def step(k, x, cur, prev):
+            return qs(k, 2 * x - 1, cur, prev)
+
     return type(name, (_Polynomial,), {"name_": name, "recurrence": (p0, p1, step)})
 
 
 _ones = np.ones_like
-_cheb_step = lambda k, x, cur, prev: 2 * x * cur - prev
+
+
+def _cheb_step(k, x, cur, prev):
+    return 2 * x * cur - prev
+
+
 ChebyshevT = _poly("chebyshev_polynomial_t", _ones, lambda x: x, _cheb_step)
 ChebyshevU = _poly("chebyshev_polynomial_u", _ones, lambda x: 2 * x, _cheb_step)
 ChebyshevV = _poly("chebyshev_polynomial_v", _ones, lambda x: 2 * x - 1, _cheb_step)

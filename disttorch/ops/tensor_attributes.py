@@ -4,6 +4,7 @@ the conjugate transposes ``H``/``mH``/``adjoint`` (real tensors: plain transpose
 ``is_nested``), ``dim_order``, ``grad_dtype`` and ``resize_``/``resize_as_`` (and their
 deprecated out-of-place forms).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -12,13 +13,25 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._buffers import is_inference
 from .._tensor import Tensor, _check_device
 from . import elementwise, shape
 
 __all__ = ["adjoint", "detach_", "get_device", "is_distributed", "resize_as_"]
-TENSOR_METHODS = ("adjoint", "char", "get_device", "dim_order", "resize_", "resize_as_", "resize",
-                  "resize_as", "is_distributed", "is_inference", "xpu", "hardshrink", "prelu")
+TENSOR_METHODS = (
+    "adjoint",
+    "char",
+    "get_device",
+    "dim_order",
+    "resize_",
+    "resize_as_",
+    "resize",
+    "resize_as",
+    "is_distributed",
+    "is_inference",
+    "xpu",
+    "hardshrink",
+    "prelu",
+)
 #: read-only attributes, bound as properties
 TENSOR_PROPERTIES = ("H", "mH", "itemsize", "nbytes", "is_cpu", "is_nested")
 
@@ -41,16 +54,19 @@ def is_distributed(input: Tensor) -> bool:
 def H(self: Tensor) -> Tensor:
     """The conjugate transpose of a matrix (0-d or 2-d tensor)."""
     if self._data.ndim not in (0, 2):
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D "
-                           "tensor. For batches of matrices, consider using tensor.mH")
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D "
+            "tensor. For batches of matrices, consider using tensor.mH"
+        )
     return self if self._data.ndim == 0 else shape.transpose(self, 0, 1)
 
 
 def mH(self: Tensor) -> Tensor:
     """The conjugate transpose of the last two dims (``mT`` for real tensors)."""
     if self._data.ndim < 2:
-        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got "
-                           f"{self._data.ndim}-D tensor.")
+        raise RuntimeError(
+            f"tensor.mH is only supported on matrices or batches of matrices. Got {self._data.ndim}-D tensor."
+        )
     return shape._matrix_transpose(self)
 
 
@@ -99,12 +115,17 @@ def prelu(self: Tensor, weight: Tensor) -> Tensor:
     """``max(0, x) + weight * min(0, x)``, ``weight`` (one value or one per channel, dim 1)
     broadcast over the other dims (``nn.functional.prelu``)."""
     if weight.dim() != 1 and weight.numel() != 1:
-        raise RuntimeError(f"prelu: weight must be 1-D (one value per channel), got shape {tuple(weight.shape)}")
+        raise RuntimeError(
+            f"prelu: weight must be 1-D (one value per channel), got shape {tuple(weight.shape)}"
+        )
     channels = weight.numel()
-    if channels != 1 and (self.dim() < 2 and channels != self.numel() or self.dim() >= 2 and
-                          self.shape[1] != channels):
-        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                           f"{channels} and channel size = {self.shape[1] if self.dim() >= 2 else self.numel()}.")
+    if channels != 1 and (
+        self.dim() < 2 and channels != self.numel() or self.dim() >= 2 and self.shape[1] != channels
+    ):
+        raise RuntimeError(
+            f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{channels} and channel size = {self.shape[1] if self.dim() >= 2 else self.numel()}."
+        )
     w = weight.reshape(-1, *([1] * (self.dim() - 2))) if channels != 1 and self.dim() >= 2 else weight
     return elementwise.where(self >= 0, self, w * self)
 
@@ -157,10 +178,12 @@ def resize(self: Tensor, *sizes: Any) -> Tensor:
     if int(np.prod(size, dtype=np.int64)) != self._data.size:
         want = "x".join(map(str, size))
         have = "x".join(map(str, self._data.shape))
-        raise RuntimeError(f"requested resize to {want} ({int(np.prod(size))} elements in total), but the "
-                           f"given tensor has a size of {have} ({self._data.size} elements). autograd's resize "
-                           "can only change the shape of a given tensor, while preserving the number of "
-                           "elements.")
+        raise RuntimeError(
+            f"requested resize to {want} ({int(np.prod(size))} elements in total), but the "
+            f"given tensor has a size of {have} ({self._data.size} elements). autograd's resize "
+            "can only change the shape of a given tensor, while preserving the number of "
+            "elements."
+        )
     return shape.reshape(self, size)
 
 
@@ -184,5 +207,6 @@ def _get_grad_dtype(self: Tensor) -> Any:
 
 def _set_grad_dtype(self: Tensor, value: Any) -> None:
     if value is not None and value != self.dtype:
-        raise RuntimeError(f"grad_dtype: disttorch keeps gradients in the tensor's own dtype ({self.dtype}); "
-                           f"got {value}")
+        raise RuntimeError(
+            f"grad_dtype: disttorch keeps gradients in the tensor's own dtype ({self.dtype}); got {value}"
+        )

@@ -47,7 +47,11 @@ def flag_defaults(
     the same arithmetic. ``differentiable`` is accepted but the update is never recorded by
     autograd. Only the names in ``names`` are returned (each optimiser has its own set)."""
     flags = {
-        "foreach": foreach, "maximize": maximize, "capturable": capturable, "differentiable": differentiable, "fused": fused
+        "foreach": foreach,
+        "maximize": maximize,
+        "capturable": capturable,
+        "differentiable": differentiable,
+        "fused": fused,
     }
     if fused and differentiable:
         raise RuntimeError("`fused` does not support `differentiable`")

@@ -1,4 +1,5 @@
 """Adam, with AMSGrad and (``decoupled_weight_decay``) AdamW's weight decay."""
+
 from __future__ import annotations
 
 import math
@@ -26,20 +27,38 @@ class Adam(Optimizer):
     ``amsgrad`` uses the running maximum of ``v``.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, betas: tuple = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *,
-                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
-                 differentiable: bool = False, fused: bool | None = None,
-                 decoupled_weight_decay: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        betas: tuple = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
         check_lr(lr)
         check_nonneg("epsilon", eps)
         check_betas(betas)
         check_nonneg("weight_decay", weight_decay)
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad,
-                                      **flag_defaults(foreach, maximize, capturable, differentiable,
-                                                      fused, names=_FLAGS),
-                                      decoupled_weight_decay=decoupled_weight_decay))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                betas=tuple(betas),
+                eps=eps,
+                weight_decay=weight_decay,
+                amsgrad=amsgrad,
+                **flag_defaults(foreach, maximize, capturable, differentiable, fused, names=_FLAGS),
+                decoupled_weight_decay=decoupled_weight_decay,
+            ),
+        )
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         lr, (b1, b2), eps, wd = _scalar(group["lr"]), group["betas"], group["eps"], group["weight_decay"]

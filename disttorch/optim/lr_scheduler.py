@@ -7,6 +7,7 @@ one optimiser compose (``ChainedScheduler``); ``step(epoch)`` uses the closed fo
 the schedule has one. State dicts hold the same attributes as PyTorch's, so they load in
 either library.
 """
+
 from __future__ import annotations
 
 import math
@@ -45,15 +46,18 @@ EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
     "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch "
     "is different from None, the closed form is used instead of the new chainable form, where "
-    "available.")
+    "available."
+)
 
 
 def _format_param(name: str, optimizer: Optimizer, param: Any) -> list:
     """One value per parameter group (a list/tuple must have one per group)."""
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} has "
-                             f"{len(param)} values, param_groups has {len(optimizer.param_groups)}.")
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. {name} has "
+                f"{len(param)} values, param_groups has {len(optimizer.param_groups)}."
+            )
         return list(param)
     return [param] * len(optimizer.param_groups)
 
@@ -104,8 +108,10 @@ class LRScheduler:
             if last_epoch == -1:
                 g.setdefault("initial_lr", g["lr"].clone() if isinstance(g["lr"], Tensor) else g["lr"])
             elif "initial_lr" not in g:
-                raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
-                               "scheduler with last_epoch >= 0 (load the optimizer's state dict first)")
+                raise KeyError(
+                    f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                    "scheduler with last_epoch >= 0 (load the optimizer's state dict first)"
+                )
         self.base_lrs: list = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         _track_optimizer_step(self)
@@ -131,14 +137,22 @@ class LRScheduler:
         """Advance one epoch (or, deprecated, jump to ``epoch``) and set the groups' lrs."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate "
-                              "scheduler initialization. Please, make sure to call `optimizer.step()` "
-                              "before `lr_scheduler.step()`.", UserWarning, stacklevel=2)
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after learning rate "
+                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
+                    "before `lr_scheduler.step()`.",
+                    UserWarning,
+                    stacklevel=2,
+                )
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. You "
-                              "should call them in the opposite order: `optimizer.step()` before "
-                              "`lr_scheduler.step()`. Failure to do this will result in skipping the "
-                              "first value of the learning rate schedule.", UserWarning, stacklevel=2)
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. You "
+                    "should call them in the opposite order: `optimizer.step()` before "
+                    "`lr_scheduler.step()`. Failure to do this will result in skipping the "
+                    "first value of the learning rate schedule.",
+                    UserWarning,
+                    stacklevel=2,
+                )
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
@@ -152,8 +166,7 @@ class LRScheduler:
                 values = self.get_lr()
             else:
                 self.last_epoch = epoch
-                values = (self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr")
-                          else self.get_lr())
+                values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
         finally:
             self._get_lr_called_within_step = False
         for g, lr in zip(self.optimizer.param_groups, values):
@@ -162,8 +175,11 @@ class LRScheduler:
 
     def _warn_get_lr(self) -> None:
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def _lrs(self) -> list:
         return _group_values(self.optimizer, "lr")
@@ -200,8 +216,9 @@ class _LambdaScheduler(LRScheduler):
 
     def state_dict(self) -> dict:
         sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        sd["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                            for fn in self.lr_lambdas]
+        sd["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in self.lr_lambdas
+        ]
         return sd
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -216,8 +233,9 @@ class _LambdaScheduler(LRScheduler):
 class LambdaLR(_LambdaScheduler):
     """``lr = base_lr * lr_lambda(epoch)`` (one function, or one per group)."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | Sequence[Callable],
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, lr_lambda: Callable | Sequence[Callable], last_epoch: int = -1
+    ) -> None:
         super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self) -> list:
@@ -228,8 +246,9 @@ class LambdaLR(_LambdaScheduler):
 class MultiplicativeLR(_LambdaScheduler):
     """Multiply each group's lr by ``lr_lambda(epoch)`` every step (after the first)."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable | Sequence[Callable],
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, lr_lambda: Callable | Sequence[Callable], last_epoch: int = -1
+    ) -> None:
         super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self) -> list:
@@ -242,8 +261,9 @@ class MultiplicativeLR(_LambdaScheduler):
 class StepLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every ``step_size`` epochs."""
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -261,8 +281,9 @@ class MultiStepLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` at each milestone epoch (a milestone given
     twice multiplies twice)."""
 
-    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -281,8 +302,9 @@ class MultiStepLR(LRScheduler):
 class ConstantLR(LRScheduler):
     """Multiply the learning rate by ``factor`` until epoch ``total_iters``."""
 
-    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1
+    ) -> None:
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor, self.total_iters = factor, total_iters
@@ -297,19 +319,28 @@ class ConstantLR(LRScheduler):
         return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list:
-        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-                for base in self.base_lrs]
+        return [
+            base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base in self.base_lrs
+        ]
 
 
 class LinearLR(LRScheduler):
     """Scale the learning rate linearly from ``start_factor`` to ``end_factor`` over
     ``total_iters`` epochs, then keep ``end_factor``."""
 
-    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
-                 total_iters: int = 5, last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or "
-                             "equal to 1.")
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
+            )
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
@@ -327,8 +358,10 @@ class LinearLR(LRScheduler):
 
     def _get_closed_form_lr(self) -> list:
         t = min(self.total_iters, self.last_epoch)
-        return [base * (self.start_factor + (self.end_factor - self.start_factor) * t / self.total_iters)
-                for base in self.base_lrs]
+        return [
+            base * (self.start_factor + (self.end_factor - self.start_factor) * t / self.total_iters)
+            for base in self.base_lrs
+        ]
 
 
 class ExponentialLR(LRScheduler):
@@ -345,14 +378,15 @@ class ExponentialLR(LRScheduler):
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list:
-        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
 class PolynomialLR(LRScheduler):
     """``lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power``."""
 
-    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1
+    ) -> None:
         self.total_iters, self.power = total_iters, power
         super().__init__(optimizer, last_epoch)
 
@@ -360,21 +394,23 @@ class PolynomialLR(LRScheduler):
         self._warn_get_lr()
         if self._is_initial or self.last_epoch > self.total_iters:
             return self._lrs()
-        factor = ((1.0 - self.last_epoch / self.total_iters)
-                  / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        factor = (
+            (1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
         return [g["lr"] * factor for g in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list:
-        return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
-                for base in self.base_lrs]
+        return [
+            base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+            for base in self.base_lrs
+        ]
 
 
 class CosineAnnealingLR(LRScheduler):
     """``lr = eta_min + (base_lr - eta_min) (1 + cos(pi epoch / T_max)) / 2``, applied
     recursively (so it keeps oscillating past ``T_max``, as PyTorch's)."""
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
-                 last_epoch: int = -1) -> None:
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
@@ -386,14 +422,20 @@ class CosineAnnealingLR(LRScheduler):
         if self._step_count == 1 and e > 0:
             return [lo + (base - lo) * (1 + math.cos(e * math.pi / t)) / 2 for base in self.base_lrs]
         if (e - 1 - t) % (2 * t) == 0:
-            return [g["lr"] + (base - lo) * (1 - math.cos(math.pi / t)) / 2
-                    for base, g in zip(self.base_lrs, self.optimizer.param_groups)]
-        return [(1 + math.cos(math.pi * e / t)) / (1 + math.cos(math.pi * (e - 1) / t)) * (g["lr"] - lo) + lo
-                for g in self.optimizer.param_groups]
+            return [
+                g["lr"] + (base - lo) * (1 - math.cos(math.pi / t)) / 2
+                for base, g in zip(self.base_lrs, self.optimizer.param_groups)
+            ]
+        return [
+            (1 + math.cos(math.pi * e / t)) / (1 + math.cos(math.pi * (e - 1) / t)) * (g["lr"] - lo) + lo
+            for g in self.optimizer.param_groups
+        ]
 
     def _get_closed_form_lr(self) -> list:
-        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base in self.base_lrs]
+        return [
+            self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base in self.base_lrs
+        ]
 
 
 def _check_children(kind: str, optimizer: Optimizer, schedulers: Sequence[Any]) -> None:
@@ -401,12 +443,16 @@ def _check_children(kind: str, optimizer: Optimizer, schedulers: Sequence[Any]) 
         if not hasattr(s, "optimizer"):
             raise TypeError(f"{kind} at index {i} should have `optimizer` as its attribute.")
         if isinstance(s, ReduceLROnPlateau):
-            raise ValueError(f"{kind} does not support `ReduceLROnPlateau` scheduler as it requires "
-                             "additional kwargs to be specified when calling `step`, but got one at index "
-                             f"{i} in the given schedulers sequence.")
+            raise ValueError(
+                f"{kind} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at index "
+                f"{i} in the given schedulers sequence."
+            )
         if optimizer is not s.optimizer:
-            raise ValueError(f"{kind} expects all schedulers to belong to the same optimizer, but got "
-                             f"scheduler {type(s).__name__} at index {i} with a different optimizer.")
+            raise ValueError(
+                f"{kind} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {type(s).__name__} at index {i} with a different optimizer."
+            )
 
 
 class _Composite(LRScheduler):
@@ -428,15 +474,22 @@ class _Composite(LRScheduler):
 class SequentialLR(_Composite):
     """Run ``schedulers`` one after another, switching at the ``milestones`` epochs."""
 
-    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int],
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: Sequence[LRScheduler],
+        milestones: Sequence[int],
+        last_epoch: int = -1,
+    ) -> None:
         if len(schedulers) < 1:
             raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
         _check_children("SequentialLR", optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more "
-                             f"than the number of milestone points, but got number of schedulers "
-                             f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}")
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                f"than the number of milestone points, but got number of schedulers "
+                f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}"
+            )
         self._schedulers = list(schedulers)
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
@@ -477,8 +530,9 @@ class ChainedScheduler(_Composite):
 
     def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
         if len(schedulers) < 1:
-            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, but got no "
-                             "scheduler.")
+            raise ValueError(
+                "ChainedScheduler expects at least one scheduler to be chained, but got no scheduler."
+            )
         optimizer = optimizer or schedulers[0].optimizer
         _check_children("ChainedScheduler", optimizer, schedulers)
         self._schedulers = list(schedulers)
@@ -496,9 +550,18 @@ class ReduceLROnPlateau(LRScheduler):
     """Multiply the learning rate by ``factor`` when a metric has not improved for more than
     ``patience`` epochs (call ``step(metric)``); then wait ``cooldown`` epochs."""
 
-    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
-                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
-                 min_lr: float | Sequence[float] = 0, eps: float = 1e-8) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float | Sequence[float] = 0,
+        eps: float = 1e-8,
+    ) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -552,10 +615,12 @@ class ReduceLROnPlateau(LRScheduler):
     def _reduce_lr(self) -> None:
         if len(self.optimizer.param_groups) != len(self.min_lrs):
             if self.default_min_lr is None:
-                raise RuntimeError(f"The number of param groups in the `optimizer` "
-                                   f"({len(self.optimizer.param_groups)}) differs from when "
-                                   f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}); set "
-                                   "`min_lrs` to one value per param group.")
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` "
+                    f"({len(self.optimizer.param_groups)}) differs from when "
+                    f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}); set "
+                    "`min_lrs` to one value per param group."
+                )
             self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
         for g, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
             old = float(g["lr"])
@@ -565,7 +630,9 @@ class ReduceLROnPlateau(LRScheduler):
 
     def _is_better(self, a: float, best: float) -> bool:
         if self.mode == "min":
-            return a < (best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold)
+            return a < (
+                best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold
+            )
         return a > (best * (self.threshold + 1.0) if self.threshold_mode == "rel" else best + self.threshold)
 
     def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
@@ -606,11 +673,22 @@ class CyclicLR(LRScheduler):
     """Cycle the lr between ``base_lr`` and ``max_lr`` (``triangular``, ``triangular2``,
     ``exp_range`` or a custom ``scale_fn``), momentum the other way; step it every batch."""
 
-    def __init__(self, optimizer: Optimizer, base_lr: float | list, max_lr: float | list,
-                 step_size_up: int = 2000, step_size_down: int | None = None, mode: str = "triangular",
-                 gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
-                 scale_mode: str = "cycle", cycle_momentum: bool = True, base_momentum: float = 0.8,
-                 max_momentum: float = 0.9, last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | list,
+        max_lr: float | list,
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float = 0.8,
+        max_momentum: float = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -632,7 +710,8 @@ class CyclicLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self.use_beta1, self.base_momentums, self.max_momentums = _momentum_setup(
-                optimizer, base_momentum, max_momentum, last_epoch)
+                optimizer, base_momentum, max_momentum, last_epoch
+            )
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -660,7 +739,7 @@ class CyclicLR(LRScheduler):
 
     @staticmethod
     def _exp_range_scale_fn(gamma: float, x: float) -> float:
-        return gamma ** x
+        return gamma**x
 
     def get_lr(self) -> list:
         self._warn_get_lr()
@@ -678,8 +757,9 @@ class CyclicLR(LRScheduler):
         sd = super().state_dict()
         sd.pop("_scale_fn_ref", None)
         fn = sd.pop("_scale_fn_custom")
-        sd["_scale_fn_custom"] = (fn.__dict__.copy() if fn is not None
-                                  and not isinstance(fn, types.FunctionType) else None)
+        sd["_scale_fn_custom"] = (
+            fn.__dict__.copy() if fn is not None and not isinstance(fn, types.FunctionType) else None
+        )
         return sd
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -695,8 +775,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing from ``base_lr`` to ``eta_min`` over ``T_i`` epochs, restarting with
     ``T_i *= T_mult`` (``step(epoch)`` accepts fractional epochs)."""
 
-    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0, last_epoch: int = -1
+    ) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
@@ -710,8 +791,10 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def get_lr(self) -> list:
         self._warn_get_lr()
-        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base in self.base_lrs]
+        return [
+            self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base in self.base_lrs
+        ]
 
     def step(self, epoch: float | None = None) -> None:
         """Advance one epoch, or go to (possibly fractional) ``epoch``."""
@@ -730,8 +813,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_cur = epoch % self.T_0
             else:
                 n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
-                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-                self.T_i = self.T_0 * self.T_mult ** n
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
         else:
             self.T_i, self.T_cur = self.T_0, epoch
         self.last_epoch = math.floor(epoch)
@@ -751,12 +834,23 @@ class OneCycleLR(LRScheduler):
     (``three_phase``: back down to the start first); momentum (or Adam's beta1) cycles the
     other way when ``cycle_momentum``. Step it every batch."""
 
-    def __init__(self, optimizer: Optimizer, max_lr: float | list, total_steps: int | None = None,
-                 epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
-                 anneal_strategy: str = "cos", cycle_momentum: bool = True,
-                 base_momentum: float | list = 0.85, max_momentum: float | list = 0.95,
-                 div_factor: float = 25.0, final_div_factor: float = 1e4, three_phase: bool = False,
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list,
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list = 0.85,
+        max_momentum: float | list = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -775,21 +869,31 @@ class OneCycleLR(LRScheduler):
 
         def phase(end: float, lr0: str, lr1: str, m0: str, m1: str) -> dict:
             return {"end_step": end, "start_lr": lr0, "end_lr": lr1, "start_momentum": m0, "end_momentum": m1}
+
         up_end = float(pct_start * self.total_steps) - 1
         if three_phase:
             self._schedule_phases = [
                 phase(up_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                phase(float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
-                      "max_momentum"),
-                phase(self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+                phase(
+                    float(2 * pct_start * self.total_steps) - 2,
+                    "max_lr",
+                    "initial_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+                phase(self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
         else:
             self._schedule_phases = [
                 phase(up_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+                phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
         self._anneal_func_type = anneal_strategy
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -811,8 +915,9 @@ class OneCycleLR(LRScheduler):
         self._warn_get_lr()
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps is "
-                             f"{self.total_steps}")
+            raise ValueError(
+                f"Tried to step {step} times. The specified number of total steps is {self.total_steps}"
+            )
         lrs = []
         for g in self.optimizer.param_groups:
             start = 0.0
@@ -822,8 +927,11 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start) / (end - start)
                     lrs.append(self._anneal_func(g[ph["start_lr"]], g[ph["end_lr"]], pct))
                     if self.cycle_momentum:
-                        _set_momentum(g, self._anneal_func(g[ph["start_momentum"]], g[ph["end_momentum"]], pct),
-                                      self.use_beta1)
+                        _set_momentum(
+                            g,
+                            self._anneal_func(g[ph["start_momentum"]], g[ph["end_momentum"]], pct),
+                            self.use_beta1,
+                        )
                     break
                 start = end
         return lrs

@@ -9,6 +9,7 @@ into the tensor) and stores new arrays as tensors. Updates happen on ``param._da
 (never recording a graph) and bump the parameter's version counter, so the same update
 runs bit-for-bit on every rank.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -81,8 +82,9 @@ def _with_step_hooks(step: Callable) -> Callable:
                 if isinstance(result, tuple) and len(result) == 2:
                     args, kwargs = result
                 else:
-                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), "
-                                       f"but got {result}.")
+                    raise RuntimeError(
+                        f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
         self._in_step = True
         try:
             out = step(self, *args, **kwargs)
@@ -132,8 +134,7 @@ class _ArrayState:
     def __setitem__(self, key: str, value: Any) -> None:
         if isinstance(value, np.ndarray):
             old = self._s.get(key)
-            if (isinstance(old, Tensor) and old._data.shape == value.shape
-                    and old._data.dtype == value.dtype):
+            if isinstance(old, Tensor) and old._data.shape == value.shape and old._data.dtype == value.dtype:
                 if old._data is not value:
                     old._data[...] = value
                 return
@@ -168,8 +169,10 @@ class Optimizer:
         self._optimizer_load_state_dict_pre_hooks: OrderedDict = OrderedDict()
         self._optimizer_load_state_dict_post_hooks: OrderedDict = OrderedDict()
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            f"Tensors or dicts, but got {type(params).__name__}")
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of "
+                f"Tensors or dicts, but got {type(params).__name__}"
+            )
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict] = []
         groups = list(params)
@@ -191,9 +194,14 @@ class Optimizer:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
-                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
-                     "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks"):
+        for name in (
+            "_optimizer_step_pre_hooks",
+            "_optimizer_step_post_hooks",
+            "_optimizer_state_dict_pre_hooks",
+            "_optimizer_state_dict_post_hooks",
+            "_optimizer_load_state_dict_pre_hooks",
+            "_optimizer_load_state_dict_post_hooks",
+        ):
             self.__dict__.setdefault(name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
 
@@ -211,28 +219,33 @@ class Optimizer:
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         params = param_group["params"]
         if isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but "
-                            "the ordering of tensors in sets will change between runs. Please use a "
-                            "list instead.")
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but "
+                "the ordering of tensors in sets will change between runs. Please use a "
+                "list instead."
+            )
         params = [params] if isinstance(params, Tensor) else list(params)
         names = [p[0] for p in params if isinstance(p, tuple)]
         params = [p[1] if isinstance(p, tuple) else p for p in params]
         group = dict(param_group, params=params)
         if names:
             if len(names) != len(params):
-                raise ValueError("all optimizer params should be with/without names. Some param names "
-                                 "are missing")
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are missing"
+                )
             group["param_names"] = names
         for p in params:
             if not isinstance(p, Tensor):
-                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
-                                f"{type(p).__name__}")
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}"
+                )
             if not self.defaults.get("differentiable") and not (p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in group:
-                raise ValueError(f"parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization parameter {name}"
+                )
             group.setdefault(name, default)
         if len({id(p) for p in params}) != len(params):
             raise ValueError("optimizer contains a parameter group with duplicate parameters")
@@ -241,8 +254,10 @@ class Optimizer:
             existing.update(id(p) for p in g["params"])
             if ("param_names" in g) != ("param_names" in group):
                 which = "with names" if "param_names" in group else "without names"
-                raise ValueError("all optimizer param groups should be with/without names. "
-                                 f"cannot add param group {which} to the optimizer")
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
         if any(id(p) in existing for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
@@ -369,10 +384,16 @@ class Optimizer:
             raise ValueError("loaded state dict has a different number of parameter groups")
         for mine, saved in zip(self.param_groups, saved_groups):
             if len(mine["params"]) != len(saved["params"]):
-                raise ValueError("loaded state dict contains a parameter group that doesn't match "
-                                 "the size of optimizer's group")
-        by_index = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                            chain.from_iterable(g["params"] for g in self.param_groups)))
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match "
+                    "the size of optimizer's group"
+                )
+        by_index = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups),
+                chain.from_iterable(g["params"] for g in self.param_groups),
+            )
+        )
         state: defaultdict = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in by_index:
@@ -391,8 +412,9 @@ class Optimizer:
 
 
 @contextlib.contextmanager
-def swap_in_optimizer_params_and_state(optimizer: Optimizer, swapin_parameters: dict,
-                                       swapin_optim_state: dict) -> Iterator[None]:
+def swap_in_optimizer_params_and_state(
+    optimizer: Optimizer, swapin_parameters: dict, swapin_optim_state: dict
+) -> Iterator[None]:
     """Within the context, ``optimizer`` works on the tensors of ``swapin_parameters`` (in
     the order of its own parameters) with the state and group options of
     ``swapin_optim_state`` (a ``state_dict()``-shaped dict); its own parameters, groups and
@@ -404,8 +426,10 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer, swapin_parameters: 
         raise ValueError(f"swapin_parameters has {len(params)} tensors but the optimizer has {n} parameters")
     saved_groups = swapin_optim_state["param_groups"]
     if len(saved_groups) != len(optimizer.param_groups):
-        raise ValueError(f"swapin_optim_state has {len(saved_groups)} param groups but the optimizer has "
-                         f"{len(optimizer.param_groups)}")
+        raise ValueError(
+            f"swapin_optim_state has {len(saved_groups)} param groups but the optimizer has "
+            f"{len(optimizer.param_groups)}"
+        )
     saved_state = swapin_optim_state["state"]
     original_state = optimizer.state
     snapshots = [dict(g) for g in optimizer.param_groups]
@@ -415,8 +439,9 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer, swapin_parameters: 
         for live, saved in zip(optimizer.param_groups, saved_groups):
             group_params = [next(it) for _ in live["params"]]
             if len(saved["params"]) != len(group_params):
-                raise ValueError("a param group of swapin_optim_state does not match the size of the "
-                                 "optimizer's group")
+                raise ValueError(
+                    "a param group of swapin_optim_state does not match the size of the optimizer's group"
+                )
             live["params"] = group_params
             live.update({k: v for k, v in saved.items() if k != "params"})
             for p, pid in zip(group_params, saved["params"]):

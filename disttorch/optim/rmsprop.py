@@ -1,4 +1,5 @@
 """RMSprop, with momentum and the centred variant."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -17,18 +18,40 @@ class RMSprop(Optimizer):
     ``torch.optim.RMSprop`` (centred: subtract the squared running mean of g first;
     ``momentum``: ``buf = momentum buf + g / avg``, ``p -= lr buf``)."""
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
-                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
-                 centered: bool = False, capturable: bool = False, foreach: bool | None = None,
-                 maximize: bool = False, differentiable: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         check_lr(lr)
         check_nonneg("epsilon", eps)
         check_nonneg("momentum", momentum)
         check_nonneg("weight_decay", weight_decay)
         check_nonneg("alpha", alpha)
-        super().__init__(params, {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
-                                      "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
-                                      "maximize": maximize, "differentiable": differentiable})
+        super().__init__(
+            params,
+            {
+                "lr": lr,
+                "momentum": momentum,
+                "alpha": alpha,
+                "eps": eps,
+                "centered": centered,
+                "weight_decay": weight_decay,
+                "capturable": capturable,
+                "foreach": foreach,
+                "maximize": maximize,
+                "differentiable": differentiable,
+            },
+        )
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         alpha, eps, wd, mom = group["alpha"], group["eps"], group["weight_decay"], group["momentum"]
@@ -68,5 +91,3 @@ class RMSprop(Optimizer):
         else:
             t *= lr
         param -= t
-
-

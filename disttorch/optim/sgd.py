@@ -1,4 +1,5 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -20,21 +21,44 @@ class SGD(Optimizer):
     accepted and give the same arithmetic.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
-                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
-                 maximize: bool = False, foreach: bool | None = None, differentiable: bool = False,
-                 fused: bool | None = None) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
         check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
         check_nonneg("weight_decay", _scalar(weight_decay))
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      **flag_defaults(foreach, maximize, False, differentiable, fused,
-                                                      names=("maximize", "foreach", "differentiable",
-                                                             "fused"))))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+                **flag_defaults(
+                    foreach,
+                    maximize,
+                    False,
+                    differentiable,
+                    fused,
+                    names=("maximize", "foreach", "differentiable", "fused"),
+                ),
+            ),
+        )
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         wd, m = _scalar(group["weight_decay"]), group["momentum"]

@@ -7,10 +7,30 @@ already traces (forward, backward, optimizer.step, DDP's buckets and all-reduces
 ``tensorboard_trace_handler`` writes one per recorded window for TensorBoard.
 Only CPU activity exists here.
 """
-from ..autograd.profiler import EventList, FunctionEvent, FunctionEventAvg, record_function
-from .profiler import (DeviceType, ProfilerAction, ProfilerActivity, kineto_available, profile,
-                       schedule, supported_activities, tensorboard_trace_handler)
 
-__all__ = ["profile", "schedule", "supported_activities", "tensorboard_trace_handler",
-           "ProfilerAction", "ProfilerActivity", "kineto_available", "DeviceType",
-           "record_function", "EventList", "FunctionEvent", "FunctionEventAvg"]
+from ..autograd.profiler import EventList, FunctionEvent, FunctionEventAvg, record_function
+from .profiler import (
+    DeviceType,
+    ProfilerAction,
+    ProfilerActivity,
+    kineto_available,
+    profile,
+    schedule,
+    supported_activities,
+    tensorboard_trace_handler,
+)
+
+__all__ = [
+    "profile",
+    "schedule",
+    "supported_activities",
+    "tensorboard_trace_handler",
+    "ProfilerAction",
+    "ProfilerActivity",
+    "kineto_available",
+    "DeviceType",
+    "record_function",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+]

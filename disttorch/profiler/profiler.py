@@ -1,6 +1,7 @@
 """``profile`` with ``schedule`` and ``on_trace_ready``, ``ProfilerActivity``,
 ``tensorboard_trace_handler``: PyTorch's ``torch.profiler`` API over the recorder of
 :mod:`disttorch.autograd.profiler`."""
+
 from __future__ import annotations
 
 import os
@@ -63,16 +64,19 @@ def kineto_available() -> bool:
     return False
 
 
-def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0,
-             skip_first_wait: int = 0) -> Callable[[int], ProfilerAction]:
+def schedule(
+    *, wait: int, warmup: int, active: int, repeat: int = 0, skip_first: int = 0, skip_first_wait: int = 0
+) -> Callable[[int], ProfilerAction]:
     """A step -> action function: after ``skip_first`` steps, cycles of ``wait`` idle steps,
     ``warmup`` steps and ``active`` recorded steps (the last one saves: ``on_trace_ready``
     is called), ``repeat`` times (0: until the profiler stops). ``skip_first_wait``
     skips the wait of the first cycle."""
     if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
-        raise ValueError(f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), "
-                         f"warmup={warmup} (need >= 0), active={active} (need > 0), repeat={repeat} "
-                         f"(need >= 0), skip_first={skip_first} (need >= 0).")
+        raise ValueError(
+            f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), "
+            f"warmup={warmup} (need >= 0), active={active} (need > 0), repeat={repeat} "
+            f"(need >= 0), skip_first={skip_first} (need >= 0)."
+        )
     if warmup == 0:
         warnings.warn("Profiler won't be using warmup, this can skew profiler results", stacklevel=2)
 
@@ -101,16 +105,19 @@ def _always_record(step: int) -> ProfilerAction:
     return ProfilerAction.RECORD
 
 
-def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
-                              use_gzip: bool = False) -> Callable[[Any], None]:
+def tensorboard_trace_handler(
+    dir_name: str, worker_name: str | None = None, use_gzip: bool = False
+) -> Callable[[Any], None]:
     """An ``on_trace_ready`` handler writing each recorded window to
     ``dir_name/<worker_name>.<time in ms>.pt.trace.json[.gz]`` (TensorBoard's profiler
     plugin reads that directory). ``worker_name`` defaults to ``<host>_<pid>``."""
+
     def handler(prof: profile) -> None:
         os.makedirs(dir_name, exist_ok=True)
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         path = os.path.join(dir_name, f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json")
         prof.export_chrome_trace(path + (".gz" if use_gzip else ""))
+
     return handler
 
 
@@ -136,14 +143,24 @@ class profile:
         print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
     """
 
-    def __init__(self, *, activities: Iterable | None = None,
-                 schedule: Callable[[int], ProfilerAction] | None = None,
-                 on_trace_ready: Callable[..., Any] | None = None, record_shapes: bool = False,
-                 profile_memory: bool = False, with_stack: bool = False, with_flops: bool = False,
-                 with_modules: bool = False, experimental_config: Any = None,
-                 execution_trace_observer: Any = None, acc_events: bool = False,
-                 use_cuda: bool | None = None, custom_trace_id_callback: Any = None,
-                 post_processing_timeout_s: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        activities: Iterable | None = None,
+        schedule: Callable[[int], ProfilerAction] | None = None,
+        on_trace_ready: Callable[..., Any] | None = None,
+        record_shapes: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_flops: bool = False,
+        with_modules: bool = False,
+        experimental_config: Any = None,
+        execution_trace_observer: Any = None,
+        acc_events: bool = False,
+        use_cuda: bool | None = None,
+        custom_trace_id_callback: Any = None,
+        post_processing_timeout_s: float | None = None,
+    ) -> None:
         self.activities = set(activities) if activities is not None else supported_activities()
         self.record_cpu = ProfilerActivity.CPU in self.activities
         self.schedule = schedule or _always_record
@@ -229,8 +246,12 @@ class profile:
             raise RuntimeError("Profiler didn't finish running: no recorded window has ended yet")
         return EventList.from_trace(self._finished, self.profile_memory)
 
-    def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
-                     group_by_overload_name: bool = False) -> EventList:
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ) -> EventList:
         """The last window's events averaged per name (and per input shapes when asked;
         needs ``record_shapes=True``)."""
         return self.events().key_averages(group_by_input_shape)
@@ -242,8 +263,9 @@ class profile:
         """Write the last window as a Chrome trace (``traceEvents`` JSON; gzip for ``.gz``)."""
         if self._finished is None:
             raise RuntimeError("Profiler didn't finish running: no recorded window has ended yet")
-        _write_chrome_trace(path, self._finished, {"metadata": dict(self._metadata)} if self._metadata
-                            else None)
+        _write_chrome_trace(
+            path, self._finished, {"metadata": dict(self._metadata)} if self._metadata else None
+        )
 
     def add_metadata(self, key: str, value: str) -> None:
         """Add a string key/value to the exported trace's metadata."""

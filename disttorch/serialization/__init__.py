@@ -24,6 +24,7 @@ functions it admits), ``zip_writer``/``zip_reader`` (PyTorch's zip format),
 ``legacy_reader`` (PyTorch's pre-1.6 format), ``dtck_reader`` (disttorch's own earlier
 format) and ``files`` (atomic, umask-respecting writes whose errors name the path).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -52,8 +53,14 @@ DEFAULT_PROTOCOL = 2
 FILE_LIKE = str | os.PathLike | BinaryIO
 
 
-def save(obj: Any, f: FILE_LIKE, pickle_module: Any = pickle, pickle_protocol: int = DEFAULT_PROTOCOL,
-         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False) -> None:
+def save(
+    obj: Any,
+    f: FILE_LIKE,
+    pickle_module: Any = pickle,
+    pickle_protocol: int = DEFAULT_PROTOCOL,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
     """Save ``obj`` (tensors, modules' state dicts, nested containers, ...) to ``f``.
 
     Writes PyTorch's zip format: ``torch.load`` reads the file (with ``weights_only=True``
@@ -73,8 +80,10 @@ def save(obj: Any, f: FILE_LIKE, pickle_module: Any = pickle, pickle_protocol: i
     if pickle_module is not pickle:
         raise ValueError("disttorch.save supports only the standard pickle module")
     if not _use_new_zipfile_serialization:
-        raise ValueError("disttorch.save writes only PyTorch's zip format "
-                         "(_use_new_zipfile_serialization=True); the legacy format can be read, not written")
+        raise ValueError(
+            "disttorch.save writes only PyTorch's zip format "
+            "(_use_new_zipfile_serialization=True); the legacy format can be read, not written"
+        )
     if hasattr(f, "write"):
         try:
             zip_writer.write(obj, f, pickle_protocol)
@@ -89,8 +98,15 @@ def save(obj: Any, f: FILE_LIKE, pickle_module: Any = pickle, pickle_protocol: i
     atomic_write(path, lambda out: zip_writer.write(obj, out, pickle_protocol))
 
 
-def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *,
-         weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args: Any) -> Any:
+def load(
+    f: FILE_LIKE,
+    map_location: Any = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    **pickle_load_args: Any,
+) -> Any:
     """Load an object saved by ``disttorch.save`` or ``torch.save``.
 
     Args:
@@ -122,8 +138,15 @@ def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *,
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         with open(path, "rb") as fh:
-            return _load_stream(fh, path, map_location, weights_only, path if mmap else None,
-                                os.fstat(fh.fileno()).st_size, pickle_load_args)
+            return _load_stream(
+                fh,
+                path,
+                map_location,
+                weights_only,
+                path if mmap else None,
+                os.fstat(fh.fileno()).st_size,
+                pickle_load_args,
+            )
     what = str(getattr(f, "name", "the file object"))
     if not (hasattr(f, "seekable") and f.seekable()):
         f = io.BytesIO(f.read())
@@ -133,8 +156,15 @@ def load(f: FILE_LIKE, map_location: Any = None, pickle_module: Any = None, *,
     return _load_stream(f, what, map_location, weights_only, None, size, pickle_load_args)
 
 
-def _load_stream(fh: BinaryIO, what: str, map_location: Any, weights_only: bool, mmap_path: str | None,
-                 size: int, pickle_args: dict) -> Any:
+def _load_stream(
+    fh: BinaryIO,
+    what: str,
+    map_location: Any,
+    weights_only: bool,
+    mmap_path: str | None,
+    size: int,
+    pickle_args: dict,
+) -> Any:
     start = fh.tell()
     head = fh.read(16)
     fh.seek(start)
@@ -156,12 +186,13 @@ def _describe(head: bytes, what: str, size: int) -> str:
     if size == 0:
         return f"{what} is empty: it is not a checkpoint (was the save interrupted?)"
     if len(head) >= 9 and head[8:9] == b"{":
-        return (f"{what} looks like a safetensors file; read it with "
-                "disttorch.utils.safetensors.load_file")
+        return f"{what} looks like a safetensors file; read it with disttorch.utils.safetensors.load_file"
     if head[:6] == b"\x93NUMPY":
         return f"{what} is a NumPy .npy file; read it with numpy.load and disttorch.from_numpy"
-    return (f"{what} is not a PyTorch or disttorch checkpoint (it starts with {head[:8]!r}); "
-            "disttorch.load reads files written by torch.save or disttorch.save")
+    return (
+        f"{what} is not a PyTorch or disttorch checkpoint (it starts with {head[:8]!r}); "
+        "disttorch.load reads files written by torch.save or disttorch.save"
+    )
 
 
 # ---------------------------------------------------------------------- the allow-list
@@ -192,8 +223,8 @@ def clear_safe_globals() -> None:
 def safe_globals(safe_globals: list) -> Iterator[None]:
     """Context manager allowing these globals in ``weights_only`` loads inside its block::
 
-        with disttorch.serialization.safe_globals([MyModel]):
-            model = disttorch.load("model.pt")
+    with disttorch.serialization.safe_globals([MyModel]):
+        model = disttorch.load("model.pt")
     """
     saved = list(_user_safe)
     add_safe_globals(safe_globals)

@@ -1,4 +1,5 @@
 """``torch.signal``: signal-processing helpers; ``windows`` holds the window functions."""
+
 from . import windows
 
 __all__ = ["windows"]

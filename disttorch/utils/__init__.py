@@ -4,6 +4,7 @@
 ``data`` is imported on first access, because ``trace`` is needed by the core before
 tensors exist.
 """
+
 import importlib
 
 __all__ = ["data", "trace", "safetensors", "dlpack", "checkpoint", "tensorboard"]

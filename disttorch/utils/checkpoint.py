@@ -14,6 +14,7 @@ tensors it closes over, ``autograd.grad`` works, and checkpoints nest.
 arguments are refused, and when no tensor argument requires grad a warning is given
 and the outputs do not require grad.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,10 +24,10 @@ from contextlib import AbstractContextManager as ContextManager
 from typing import Any
 
 from .. import _random
+from .._tensor import Tensor
 from ..autograd import autocast_state as _autocast
 from ..autograd import function as _function
 from ..autograd import grad_mode
-from .._tensor import Tensor
 
 __all__ = [
     "CheckpointError",
@@ -39,8 +40,19 @@ __all__ = [
 # What a node keeps through checkpointing: the graph structure and hooks, and a
 # per-node backward override (a nested checkpoint's trigger); everything else it saved
 # in forward is dropped and later taken from the recomputed twin.
-_STRUCTURE = frozenset({"next_edges", "needs_input_grad", "_input_meta", "_seq_nr", "_n_outputs",
-                        "_output_meta", "_pre_hooks", "_retained", "backward"})
+_STRUCTURE = frozenset(
+    {
+        "next_edges",
+        "needs_input_grad",
+        "_input_meta",
+        "_seq_nr",
+        "_n_outputs",
+        "_output_meta",
+        "_pre_hooks",
+        "_retained",
+        "backward",
+    }
+)
 
 
 class CheckpointError(RuntimeError):
@@ -93,8 +105,17 @@ def _nodes_since(outputs: Any, start: int) -> list:
 class _Recomputation:
     """The nodes of one checkpointed call and how to refill them."""
 
-    def __init__(self, fn: Callable, args: tuple, kwargs: dict, nodes: list, rng_state: Any,
-                 autocast_state: tuple, recompute_ctx: ContextManager, check: bool) -> None:
+    def __init__(
+        self,
+        fn: Callable,
+        args: tuple,
+        kwargs: dict,
+        nodes: list,
+        rng_state: Any,
+        autocast_state: tuple,
+        recompute_ctx: ContextManager,
+        check: bool,
+    ) -> None:
         self.fn, self.args, self.kwargs, self.nodes = fn, args, kwargs, nodes
         self.rng_state, self.autocast_state = rng_state, autocast_state
         self.recompute_ctx, self.check = recompute_ctx, check
@@ -113,6 +134,7 @@ class _Recomputation:
         def backward(ctx: Any, *grads: Any) -> Any:
             self.refill()
             return cls.backward(ctx, *grads)
+
         return backward
 
     def refill(self) -> None:
@@ -147,16 +169,23 @@ class _Recomputation:
                 "torch.utils.checkpoint: the recomputation in backward ran different operations "
                 f"({len(twins)} recorded) than the forward pass ({len(self.nodes)} recorded); "
                 "the checkpointed function must compute the same thing when run again (pass "
-                "determinism_check='none' to skip this check)")
+                "determinism_check='none' to skip this check)"
+            )
         for node, twin in zip(self.nodes, twins):
             vars(node).update({k: v for k, v in vars(twin).items() if k not in _STRUCTURE})
         self.args = self.kwargs = self.fn = None  # nothing more to recompute
 
 
-def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None,
-               context_fn: Callable[[], tuple[ContextManager, ContextManager]] = noop_context_fn,
-               determinism_check: str = "default", debug: bool = False, early_stop: bool = True,
-               **kwargs: Any) -> Any:
+def checkpoint(
+    function: Callable,
+    *args: Any,
+    use_reentrant: bool | None = None,
+    context_fn: Callable[[], tuple[ContextManager, ContextManager]] = noop_context_fn,
+    determinism_check: str = "default",
+    debug: bool = False,
+    early_stop: bool = True,
+    **kwargs: Any,
+) -> Any:
     """Run ``function(*args, **kwargs)`` without keeping its intermediate activations;
     they are recomputed during backward.
 
@@ -180,23 +209,25 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
     """
     preserve = kwargs.pop("preserve_rng_state", True)
     if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
-                      "explicitly. use_reentrant=False is recommended, but if you need to preserve "
-                      "the current default behavior, you can pass use_reentrant=True. Refer to docs "
-                      "for more details on the differences between the two variants.", stacklevel=2)
+        warnings.warn(
+            "torch.utils.checkpoint: the use_reentrant parameter should be passed "
+            "explicitly. use_reentrant=False is recommended, but if you need to preserve "
+            "the current default behavior, you can pass use_reentrant=True. Refer to docs "
+            "for more details on the differences between the two variants.",
+            stacklevel=2,
+        )
         use_reentrant = True
     if determinism_check not in ("default", "none"):
-        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
-                         f"{determinism_check!r}")
+        raise ValueError(
+            f"determinism_check should be one of ['default', 'none'], but got {determinism_check!r}"
+        )
     if use_reentrant:
         if context_fn is not noop_context_fn or debug:
-            raise ValueError("Passing `context_fn` or `debug` is only supported when "
-                             "use_reentrant=False.")
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         if not any(t.requires_grad for t in _flatten_tensors(args)):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                          stacklevel=2)
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
             with grad_mode.no_grad():
                 return function(*args)
     forward_ctx, recompute_ctx = context_fn()
@@ -210,13 +241,22 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         return outputs  # nothing recorded, nothing to free
     nodes = _nodes_since(outputs, start)
     if nodes:
-        _Recomputation(function, args, kwargs, nodes, rng_state, autocast_state, recompute_ctx,
-                       determinism_check == "default").release()
+        _Recomputation(
+            function,
+            args,
+            kwargs,
+            nodes,
+            rng_state,
+            autocast_state,
+            recompute_ctx,
+            determinism_check == "default",
+        ).release()
     return outputs
 
 
-def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentrant: bool | None = None,
-                          **kwargs: Any) -> Any:
+def checkpoint_sequential(
+    functions: Any, segments: int, input: Any, use_reentrant: bool | None = None, **kwargs: Any
+) -> Any:
     """Run a sequence of modules/functions (e.g. an ``nn.Sequential``) in ``segments``
     chunks, checkpointing every chunk but the last.
 
@@ -231,8 +271,11 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentra
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter "
-                      "should be passed explicitly. use_reentrant=False is recommended.", stacklevel=2)
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter "
+            "should be passed explicitly. use_reentrant=False is recommended.",
+            stacklevel=2,
+        )
         use_reentrant = True
     fns: list = list(functions.children()) if hasattr(functions, "children") else list(functions)
     if segments < 1:
@@ -240,16 +283,15 @@ def checkpoint_sequential(functions: Any, segments: int, input: Any, use_reentra
 
     def run(begin: int, end: int) -> Callable:
         def forward(x: Any) -> Any:
-            for f in fns[begin:end + 1]:
+            for f in fns[begin : end + 1]:
                 x = f(x)
             return x
+
         return forward
 
     size = len(fns) // segments
     end = -1
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
-        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant,
-                           preserve_rng_state=preserve)
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
     return run(end + 1, len(fns) - 1)(input)
-

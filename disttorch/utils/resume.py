@@ -25,6 +25,7 @@ name a file inside the directory (no ``..``, no absolute path, no symlink leadin
 or ``load_latest`` refuses it. Files get the umask's permissions and a failed write
 names the path.
 """
+
 from __future__ import annotations
 
 import io
@@ -36,10 +37,10 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _random
-from ..serialization.files import atomic_write
-from ..serialization.unpickler import Unpickler
 from .._tensor import Tensor
 from ..serialization import load, save
+from ..serialization.files import atomic_write
+from ..serialization.unpickler import Unpickler
 
 __all__ = ["Checkpointer", "TrainingState"]
 
@@ -59,25 +60,51 @@ def _rng_state() -> dict:
     NumPy's global (MT19937) and Python's."""
     name, keys, pos, has_gauss, gauss = np.random.get_state()
     version, internal, gauss_next = random.getstate()
-    return {"disttorch": _random.get_rng_state(),
-            "numpy": {"algorithm": name, "keys": Tensor._make(np.asarray(keys, np.int64)), "pos": int(pos),
-                      "has_gauss": int(has_gauss), "cached_gaussian": float(gauss)},
-            "python": {"version": version, "state": Tensor._make(np.asarray(internal, np.int64)),
-                       "gauss_next": gauss_next}}
+    return {
+        "disttorch": _random.get_rng_state(),
+        "numpy": {
+            "algorithm": name,
+            "keys": Tensor._make(np.asarray(keys, np.int64)),
+            "pos": int(pos),
+            "has_gauss": int(has_gauss),
+            "cached_gaussian": float(gauss),
+        },
+        "python": {
+            "version": version,
+            "state": Tensor._make(np.asarray(internal, np.int64)),
+            "gauss_next": gauss_next,
+        },
+    }
 
 
 def _set_rng_state(state: dict) -> None:
     _random.set_rng_state(state["disttorch"])
     npst, pyst = state["numpy"], state["python"]
     if isinstance(npst, Tensor):  # checkpoints of earlier versions: pickled bytes, read safely
-        npst, pyst = (_safe_unpickle(npst, {"numpy.core.multiarray._reconstruct", "numpy.ndarray",
-                                            "numpy.dtype", "numpy._core.multiarray._reconstruct"}),
-                      _safe_unpickle(pyst, set()))
+        npst, pyst = (
+            _safe_unpickle(
+                npst,
+                {
+                    "numpy.core.multiarray._reconstruct",
+                    "numpy.ndarray",
+                    "numpy.dtype",
+                    "numpy._core.multiarray._reconstruct",
+                },
+            ),
+            _safe_unpickle(pyst, set()),
+        )
         np.random.set_state(npst)
         random.setstate(pyst)
         return
-    np.random.set_state((npst["algorithm"], npst["keys"]._data.astype(np.uint32), npst["pos"],
-                         npst["has_gauss"], npst["cached_gaussian"]))
+    np.random.set_state(
+        (
+            npst["algorithm"],
+            npst["keys"]._data.astype(np.uint32),
+            npst["pos"],
+            npst["has_gauss"],
+            npst["cached_gaussian"],
+        )
+    )
     random.setstate((pyst["version"], tuple(int(v) for v in pyst["state"]._data), pyst["gauss_next"]))
 
 
@@ -85,6 +112,7 @@ def _safe_unpickle(t: Tensor, numpy_names: set) -> Any:
     """An RNG state pickled by earlier versions, through the weights-only unpickler plus
     NumPy's array reconstruction (arrays of numbers only)."""
     import importlib
+
     extra = {}
     for full in numpy_names:
         module, _, name = full.rpartition(".")
@@ -97,6 +125,7 @@ def _safe_unpickle(t: Tensor, numpy_names: set) -> Any:
 
 def _dist_info() -> tuple[int, int, Any]:
     from .. import distributed as dist
+
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size(), dist
     return 0, 1, None
@@ -114,8 +143,15 @@ class Checkpointer:
 
     LATEST = "latest"
 
-    def __init__(self, directory: str | os.PathLike, *, model: Any, optimizer: Any = None,
-                 scheduler: Any = None, keep: int = 2) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        *,
+        model: Any,
+        optimizer: Any = None,
+        scheduler: Any = None,
+        keep: int = 2,
+    ) -> None:
         self.directory = os.fspath(directory)
         self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
         self.keep = keep
@@ -142,10 +178,16 @@ class Checkpointer:
         if rank != 0:
             return None
         os.makedirs(self.directory, exist_ok=True)
-        payload = {"epoch": epoch, "step": step, "global_step": self._global_step, "extra": extra,
-                   "model": self.model.state_dict(), "rng": rngs,
-                   "optimizer": self.optimizer.state_dict() if self.optimizer is not None else None,
-                   "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None}
+        payload = {
+            "epoch": epoch,
+            "step": step,
+            "global_step": self._global_step,
+            "extra": extra,
+            "model": self.model.state_dict(),
+            "rng": rngs,
+            "optimizer": self.optimizer.state_dict() if self.optimizer is not None else None,
+            "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
+        }
         name = f"step-{self._global_step:09d}.pt"
         path = os.path.join(self.directory, name)
         save(payload, path)
@@ -155,7 +197,7 @@ class Checkpointer:
 
     def _prune(self, newest: str) -> None:
         names = sorted(n for n in os.listdir(self.directory) if n.startswith("step-") and n.endswith(".pt"))
-        for old in names[:-self.keep] if self.keep > 0 else []:
+        for old in names[: -self.keep] if self.keep > 0 else []:
             if old != newest:
                 os.unlink(os.path.join(self.directory, old))
 
@@ -176,11 +218,19 @@ class Checkpointer:
         name = raw.decode("utf-8", "replace").strip()
         inside = os.path.realpath(self.directory)
         target = os.path.realpath(os.path.join(inside, name))
-        if (len(raw) > 4096 or not name or name != os.path.basename(name) or name in (".", "..")
-                or "\0" in name or os.path.dirname(target) != inside):
-            raise RuntimeError(f"{pointer} names {name[:200]!r}, which is not a checkpoint file inside "
-                               f"{self.directory}; refusing to follow it. Remove the pointer or write "
-                               "the name of a step-*.pt file of that folder into it.")
+        if (
+            len(raw) > 4096
+            or not name
+            or name != os.path.basename(name)
+            or name in (".", "..")
+            or "\0" in name
+            or os.path.dirname(target) != inside
+        ):
+            raise RuntimeError(
+                f"{pointer} names {name[:200]!r}, which is not a checkpoint file inside "
+                f"{self.directory}; refusing to follow it. Remove the pointer or write "
+                "the name of a step-*.pt file of that folder into it."
+            )
         return target if os.path.isfile(target) else None
 
     def load_latest(self) -> TrainingState:

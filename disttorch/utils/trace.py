@@ -13,6 +13,7 @@ trace directory is set.
 With the variable unset and no profiler running, ``enabled`` is False and every call
 returns at its first line: tracing off costs one attribute check.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -92,8 +93,18 @@ def end(name: str, start: float | None, cat: str = "step", **args: Any) -> None:
     """Close a span started by ``begin``."""
     if not enabled or start is None:
         return
-    _emit({"name": name, "cat": cat, "ph": "X", "ts": start, "dur": _now_us() - start,
-           "pid": _rank(), "tid": _tid(), "args": args})
+    _emit(
+        {
+            "name": name,
+            "cat": cat,
+            "ph": "X",
+            "ts": start,
+            "dur": _now_us() - start,
+            "pid": _rank(),
+            "tid": _tid(),
+            "args": args,
+        }
+    )
 
 
 @contextmanager
@@ -113,8 +124,18 @@ def instant(name: str, cat: str = "step", **args: Any) -> None:
     """Record a moment (e.g. "bucket 3 ready")."""
     if not enabled:
         return
-    _emit({"name": name, "cat": cat, "ph": "i", "s": "t", "ts": _now_us(), "pid": _rank(),
-           "tid": _tid(), "args": args})
+    _emit(
+        {
+            "name": name,
+            "cat": cat,
+            "ph": "i",
+            "s": "t",
+            "ts": _now_us(),
+            "pid": _rank(),
+            "tid": _tid(),
+            "args": args,
+        }
+    )
 
 
 def flush() -> str | None:

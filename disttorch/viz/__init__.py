@@ -4,6 +4,7 @@
 (``python -m disttorch.viz`` / ``disttorch-plot``: a merged Chrome trace as one row per
 rank, per-rank loss curves) need matplotlib: ``pip install 'disttorch[plot]'``.
 """
+
 from .metrics import MetricsLog, read_metrics
 from .progress import ProgressBar
 

@@ -7,6 +7,7 @@
 What to draw is decided by what ``path`` holds: a ``.json`` trace (or a directory with
 ``trace.json``) gives the timeline, a directory of ``rank<k>.jsonl`` files the loss curves.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,19 +17,26 @@ from typing import Optional, Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="disttorch-plot", description="Render a merged trace or per-rank loss curves to PNG.",
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="\n".join(__doc__.split("\n")[2:]))
+    p = argparse.ArgumentParser(
+        prog="disttorch-plot",
+        description="Render a merged trace or per-rank loss curves to PNG.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.split("\n")[2:]),
+    )
     p.add_argument("path", help="a merged trace (trace.json or its directory) or a --log-metrics directory")
     p.add_argument("--out", "-o", required=True, help="the PNG file to write")
-    p.add_argument("--steps", type=int, default=3, help="trace: show the last N training steps; 0 = all (default 3)")
+    p.add_argument(
+        "--steps", type=int, default=3, help="trace: show the last N training steps; 0 = all (default 3)"
+    )
     p.add_argument("--key", default="loss", help="metrics: the value to plot (default loss)")
     p.add_argument("--title", default=None, help="the figure's title")
     return p
 
 
 def _is_metrics_dir(path: str) -> bool:
-    return os.path.isdir(path) and any(n.startswith("rank") and n.endswith(".jsonl") for n in os.listdir(path))
+    return os.path.isdir(path) and any(
+        n.startswith("rank") and n.endswith(".jsonl") for n in os.listdir(path)
+    )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -41,9 +49,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if _is_metrics_dir(args.path):
             from .loss_plot import plot_loss
+
             out = plot_loss(args.path, args.out, key=args.key, title=args.title)
         else:
             from .trace_plot import plot_trace
+
             out = plot_trace(args.path, args.out, steps=args.steps or None, title=args.title)
     except (OSError, ValueError) as exc:
         print(f"disttorch-plot: {exc}", file=sys.stderr)

@@ -6,6 +6,7 @@ batches differ. A light line shows every step, a dark one a moving average.
 
 Needs matplotlib (``pip install 'disttorch[plot]'``); imported only when drawing.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,9 @@ def moving_average(values: np.ndarray, window: int) -> np.ndarray:
     return (csum[idx] - csum[lo]) / (idx - lo)
 
 
-def plot_loss(directory: str | os.PathLike, out: str | os.PathLike, key: str = "loss",
-              title: str | None = None) -> str:
+def plot_loss(
+    directory: str | os.PathLike, out: str | os.PathLike, key: str = "loss", title: str | None = None
+) -> str:
     """Render every rank's ``key`` against ``step`` to the PNG ``out``; returns ``out``.
 
     Args:
@@ -39,6 +41,7 @@ def plot_loss(directory: str | os.PathLike, out: str | os.PathLike, key: str = "
         ValueError: no record holds ``key``.
     """
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -53,8 +56,13 @@ def plot_loss(directory: str | os.PathLike, out: str | os.PathLike, key: str = "
         steps, values = (np.array(v, dtype=np.float64) for v in zip(*points))
         colour = colours(rank % 10)
         ax.plot(steps, values, color=colour, alpha=0.25, linewidth=0.8)
-        ax.plot(steps, moving_average(values, max(1, len(values) // 20)), color=colour, linewidth=1.8,
-                label=f"rank {rank}")
+        ax.plot(
+            steps,
+            moving_average(values, max(1, len(values) // 20)),
+            color=colour,
+            linewidth=1.8,
+            label=f"rank {rank}",
+        )
         plotted += 1
     if not plotted:
         raise ValueError(f"no record in {os.fspath(directory)!r} has both 'step' and {key!r}")
@@ -64,8 +72,9 @@ def plot_loss(directory: str | os.PathLike, out: str | os.PathLike, key: str = "
         ax.set_yscale("log")
     ax.grid(True, which="both", color="#EEEEEE")
     ax.legend(frameon=False)
-    ax.set_title(title or f"{key} on each rank's own batches (light: every step, dark: moving average)",
-                 fontsize=10)
+    ax.set_title(
+        title or f"{key} on each rank's own batches (light: every step, dark: moving average)", fontsize=10
+    )
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()

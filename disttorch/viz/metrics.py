@@ -7,6 +7,7 @@
 One file per rank, one JSON object per line, so ranks never share a file and a run that
 is stopped half-way leaves every line it wrote readable.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,6 +58,8 @@ def read_metrics(directory: str | os.PathLike) -> dict[int, list[dict]]:
         except ValueError:  # a rank stopped in the middle of its last line: keep the whole ones
             out[rank] = [json.loads(line) for line in lines[:-1]]
     if not out:
-        raise FileNotFoundError(f"no rank<k>.jsonl metrics files in {os.fspath(directory)!r}; "
-                                f"expected the directory an example wrote with --log-metrics")
+        raise FileNotFoundError(
+            f"no rank<k>.jsonl metrics files in {os.fspath(directory)!r}; "
+            f"expected the directory an example wrote with --log-metrics"
+        )
     return out

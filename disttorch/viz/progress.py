@@ -10,6 +10,7 @@ It shows ``desc |#####.....| 40/120 loss 0.312  1830 samples/s  0:04``. When std
 a terminal (a log file, or the launcher's rank-prefixed pipe) it does not redraw: it
 prints a line every ``min_interval`` seconds and one at the end.
 """
+
 from __future__ import annotations
 
 import sys
@@ -31,8 +32,15 @@ class ProgressBar:
         disable (bool): draw nothing (e.g. on ranks other than 0).
     """
 
-    def __init__(self, total: int, desc: str = "", width: int = 30, file: Optional[IO[str]] = None,
-                 min_interval: float = 2.0, disable: bool = False) -> None:
+    def __init__(
+        self,
+        total: int,
+        desc: str = "",
+        width: int = 30,
+        file: Optional[IO[str]] = None,
+        min_interval: float = 2.0,
+        disable: bool = False,
+    ) -> None:
         self.total, self.desc, self.width = total, desc, width
         self.file = file if file is not None else sys.stderr
         self.min_interval, self.disable = min_interval, disable
@@ -41,7 +49,9 @@ class ProgressBar:
         self.loss: Optional[float] = None
         self.start = time.perf_counter()
         self._tty = bool(getattr(self.file, "isatty", lambda: False)())
-        self._last_draw = float("-inf") if self._tty else self.start  # a log gets its first line after min_interval
+        self._last_draw = (
+            float("-inf") if self._tty else self.start
+        )  # a log gets its first line after min_interval
 
     def update(self, steps: int = 1, *, loss: Optional[float] = None, samples: int = 0) -> None:
         """Advance by ``steps``; ``loss`` is shown as a running mean, ``samples`` feed the throughput."""

@@ -9,6 +9,7 @@ shows whether the ranks keep in step and how much of the all-reduce hides behind
 
 Needs matplotlib (``pip install 'disttorch[plot]'``); imported only when drawing.
 """
+
 from __future__ import annotations
 
 import json
@@ -59,19 +60,31 @@ def load_trace(path: str | os.PathLike) -> list[Span]:
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     events = data.get("traceEvents", []) if isinstance(data, dict) else data
-    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
-               if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    threads = {
+        (e["pid"], e["tid"]): e["args"]["name"]
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "thread_name"
+    }
     timed = [e for e in events if e.get("ph") in ("X", "i", "I")]
     if not timed:
-        raise ValueError(f"{path}: no timed trace events (expected spans 'ph': 'X' or instants 'ph': 'i'); "
-                         f"was the job run with --trace-dir and did it train at least one step?")
+        raise ValueError(
+            f"{path}: no timed trace events (expected spans 'ph': 'X' or instants 'ph': 'i'); "
+            f"was the job run with --trace-dir and did it train at least one step?"
+        )
     t0 = min(e["ts"] for e in timed)
     spans = []
     for e in timed:
         thread = str(threads.get((e["pid"], e["tid"]), e["tid"]))
         comm = "pg" in thread  # process groups name their threads disttorch-pg<id>-rank<r>
-        spans.append(Span(int(e["pid"]), comm, e["name"], (e["ts"] - t0) / 1e3,
-                          e.get("dur", 0.0) / 1e3 if e["ph"] == "X" else 0.0))
+        spans.append(
+            Span(
+                int(e["pid"]),
+                comm,
+                e["name"],
+                (e["ts"] - t0) / 1e3,
+                e.get("dur", 0.0) / 1e3 if e["ph"] == "X" else 0.0,
+            )
+        )
     return spans
 
 
@@ -88,8 +101,9 @@ def last_steps(spans: list[Span], steps: int | None) -> list[Span]:
     return kept
 
 
-def plot_trace(path: str | os.PathLike, out: str | os.PathLike, steps: int | None = 3,
-               title: str | None = None) -> str:
+def plot_trace(
+    path: str | os.PathLike, out: str | os.PathLike, steps: int | None = 3, title: str | None = None
+) -> str:
     """Render the trace at ``path`` to the PNG ``out``; returns ``out``.
 
     Args:
@@ -99,6 +113,7 @@ def plot_trace(path: str | os.PathLike, out: str | os.PathLike, steps: int | Non
         title: the figure's title (default: says what is shown).
     """
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
@@ -115,8 +130,13 @@ def plot_trace(path: str | os.PathLike, out: str | os.PathLike, steps: int | Non
             y = base + (0.08 if s.comm else 0.5)
             label, colour = _kind(s.name)
             if s.duration > 0:
-                ax.broken_barh([(s.start - x0, s.duration)], (y, lane_h), facecolors=colour,
-                               edgecolors="white", linewidth=0.4)
+                ax.broken_barh(
+                    [(s.start - x0, s.duration)],
+                    (y, lane_h),
+                    facecolors=colour,
+                    edgecolors="white",
+                    linewidth=0.4,
+                )
                 used[label] = colour
             elif s.name.startswith("bucket"):
                 ax.plot([s.start - x0] * 2, [base + 0.5, base + 0.5 + lane_h], color="black", linewidth=1.2)
@@ -132,10 +152,18 @@ def plot_trace(path: str | os.PathLike, out: str | os.PathLike, steps: int | Non
     handles = [Patch(color=c, label=name) for _, name, c in KINDS + (("",) + OTHER,) if name in used]
     if "bucket ready" in used:
         handles.append(plt.Line2D([], [], color="black", linewidth=1.2, label="bucket ready"))
-    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(handles),
-              fontsize=8, frameon=False)
-    fig.suptitle(title or f"one row per rank: training thread (main) and communication thread (comm), {shown}",
-                 fontsize=10)
+    ax.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=len(handles),
+        fontsize=8,
+        frameon=False,
+    )
+    fig.suptitle(
+        title or f"one row per rank: training thread (main) and communication thread (comm), {shown}",
+        fontsize=10,
+    )
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()

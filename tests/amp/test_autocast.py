@@ -1,5 +1,6 @@
 """torch.autocast on CPU: per-op dtypes (parity with PyTorch's CPU autocast), gradients in
 the parameters' dtype, the state API, cuda/cpu spellings, decorator use, custom_fwd."""
+
 import importlib
 import warnings
 
@@ -14,17 +15,67 @@ pytest.importorskip("ml_dtypes")
 
 # PyTorch 2.13's CPU autocast lists (aten/src/ATen/autocast_mode.cpp, checked against the
 # installed build): ops cast to the low dtype, and ops run in float32.
-LOWER = ["conv1d", "conv2d", "conv3d", "bmm", "mm", "vecdot", "baddbmm", "addmm", "addbmm",
-         "linear", "matmul", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-         "prelu", "scaled_dot_product_attention"]
-FP32 = ["avg_pool3d", "binary_cross_entropy", "grid_sample", "polar", "prod", "quantile",
-        "nanquantile", "stft", "cdist", "trace", "view_as_complex", "cholesky", "cholesky_inverse",
-        "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "max_pool3d",
-        "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "mse_loss", "cosine_embedding_loss",
-        "nll_loss", "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss", "cross_entropy",
-        "l1_loss", "huber_loss", "margin_ranking_loss", "soft_margin_loss", "triplet_margin_loss",
-        "multi_margin_loss", "ctc_loss", "kl_div", "multilabel_margin_loss",
-        "binary_cross_entropy_with_logits"]
+LOWER = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "bmm",
+    "mm",
+    "vecdot",
+    "baddbmm",
+    "addmm",
+    "addbmm",
+    "linear",
+    "matmul",
+    "conv_tbc",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "prelu",
+    "scaled_dot_product_attention",
+]
+FP32 = [
+    "avg_pool3d",
+    "binary_cross_entropy",
+    "grid_sample",
+    "polar",
+    "prod",
+    "quantile",
+    "nanquantile",
+    "stft",
+    "cdist",
+    "trace",
+    "view_as_complex",
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "inverse",
+    "lu_solve",
+    "orgqr",
+    "ormqr",
+    "pinverse",
+    "max_pool3d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "adaptive_avg_pool3d",
+    "mse_loss",
+    "cosine_embedding_loss",
+    "nll_loss",
+    "hinge_embedding_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "cross_entropy",
+    "l1_loss",
+    "huber_loss",
+    "margin_ranking_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
+    "multi_margin_loss",
+    "ctc_loss",
+    "kl_div",
+    "multilabel_margin_loss",
+    "binary_cross_entropy_with_logits",
+]
 
 
 def _lookup(name):
@@ -50,29 +101,46 @@ def test_every_listed_op_that_exists_has_its_policy(name, policy):
 def _cases(lib):
     """(name, thunk) pairs building float32 inputs (bfloat16 for the fp32-list ops) in ``lib``."""
     rng = np.random.default_rng(0)
-    a = lambda *s: lib.tensor(rng.standard_normal(s).astype(np.float32))
+
+    def a(*s):
+        return lib.tensor(rng.standard_normal(s).astype(np.float32))
+
     Fn = lib.nn.functional
     x, b3, im, w = a(4, 4), a(2, 4, 4), a(1, 2, 5, 5), a(3, 2, 3, 3)
     v, idx = a(4), lib.tensor([0, 1, 2, 3])
-    lo = lambda t: t.bfloat16()
+
+    def lo(t):
+        return t.bfloat16()
+
     return [
-        ("mm", lambda: lib.mm(x, x)), ("matmul", lambda: x @ x), ("bmm", lambda: lib.bmm(b3, b3)),
-        ("addmm", lambda: lib.addmm(x, x, x)), ("linear", lambda: Fn.linear(x, x, v)),
-        ("einsum", lambda: lib.einsum("ij,jk->ik", x, x)), ("conv2d", lambda: Fn.conv2d(im, w)),
+        ("mm", lambda: lib.mm(x, x)),
+        ("matmul", lambda: x @ x),
+        ("bmm", lambda: lib.bmm(b3, b3)),
+        ("addmm", lambda: lib.addmm(x, x, x)),
+        ("linear", lambda: Fn.linear(x, x, v)),
+        ("einsum", lambda: lib.einsum("ij,jk->ik", x, x)),
+        ("conv2d", lambda: Fn.conv2d(im, w)),
         ("conv1d", lambda: Fn.conv1d(a(1, 2, 6), a(3, 2, 3))),
         ("conv_transpose2d", lambda: Fn.conv_transpose2d(im, a(2, 3, 3, 3))),
         ("prelu", lambda: Fn.prelu(x, lib.tensor([0.1]))),
         ("sdpa", lambda: Fn.scaled_dot_product_attention(b3, b3, b3)),
-        ("mv", lambda: lib.mv(x, v)), ("dot", lambda: lib.dot(v, v)), ("add", lambda: x + x),
-        ("exp", lambda: x.exp()), ("softmax", lambda: Fn.softmax(x, -1)),
+        ("mv", lambda: lib.mv(x, v)),
+        ("dot", lambda: lib.dot(v, v)),
+        ("add", lambda: x + x),
+        ("exp", lambda: x.exp()),
+        ("softmax", lambda: Fn.softmax(x, -1)),
         ("cross_entropy", lambda: Fn.cross_entropy(lo(x), idx)),
-        ("nll_loss", lambda: Fn.nll_loss(lo(x), idx)), ("mse_loss", lambda: Fn.mse_loss(lo(x), lo(x))),
-        ("l1_loss", lambda: Fn.l1_loss(lo(x), lo(x))), ("huber", lambda: Fn.huber_loss(lo(x), lo(x))),
+        ("nll_loss", lambda: Fn.nll_loss(lo(x), idx)),
+        ("mse_loss", lambda: Fn.mse_loss(lo(x), lo(x))),
+        ("l1_loss", lambda: Fn.l1_loss(lo(x), lo(x))),
+        ("huber", lambda: Fn.huber_loss(lo(x), lo(x))),
         ("smooth_l1", lambda: Fn.smooth_l1_loss(lo(x), lo(x))),
         ("bce", lambda: Fn.binary_cross_entropy(lo(x.sigmoid()), lo(x.sigmoid()))),
         ("bce_logits", lambda: Fn.binary_cross_entropy_with_logits(lo(x), lo(x.sigmoid()))),
-        ("prod", lambda: lo(x).prod()), ("trace", lambda: lib.trace(lo(x))),
-        ("sum_bf16", lambda: lo(x).sum()), ("float64_mm", lambda: lib.mm(x.double(), x.double())),
+        ("prod", lambda: lo(x).prod()),
+        ("trace", lambda: lib.trace(lo(x))),
+        ("sum_bf16", lambda: lo(x).sum()),
+        ("float64_mm", lambda: lib.mm(x.double(), x.double())),
     ]
 
 
@@ -92,8 +160,9 @@ def test_output_dtypes_and_values_match_pytorch(low):
     for name, t in theirs.items():
         assert ours[name].dtype.name == str(t.dtype).replace("torch.", ""), name
         tol = 2e-2 if t.dtype in (torch.bfloat16, torch.float16) else 1e-4
-        np.testing.assert_allclose(ours[name].float().numpy(), t.float().numpy(), rtol=tol, atol=tol,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            ours[name].float().numpy(), t.float().numpy(), rtol=tol, atol=tol, err_msg=name
+        )
 
 
 def test_gradients_come_back_in_parameter_dtype():
@@ -152,8 +221,10 @@ def test_unsupported_dtype_and_cuda_warn_and_disable():
     with ctx:
         assert not dt.is_autocast_enabled("cuda")
         assert (dt.randn(2, 2) @ dt.randn(2, 2)).dtype is dt.float32
-    with pytest.warns(FutureWarning, match="torch.cuda.amp.autocast"), \
-            pytest.warns(UserWarning, match="CUDA is not available"):
+    with (
+        pytest.warns(FutureWarning, match="torch.cuda.amp.autocast"),
+        pytest.warns(UserWarning, match="CUDA is not available"),
+    ):
         ctx = dt.cuda.amp.autocast()
     with pytest.warns(FutureWarning, match="torch.cpu.amp.autocast"):
         ctx = dt.cpu.amp.autocast()

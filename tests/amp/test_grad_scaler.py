@@ -1,5 +1,6 @@
 """amp.GradScaler: scaling, unscale_, skipped steps on inf/NaN, scale growth/backoff,
 state_dict, the disabled CUDA scaler, errors; step by step against PyTorch's."""
+
 import numpy as np
 import pytest
 
@@ -63,8 +64,13 @@ def test_inf_skips_step_and_backs_off_then_grows():
     np.testing.assert_array_equal(hist[1][2], hist[0][2])  # the poisoned step was skipped
     assert not np.array_equal(hist[2][2], hist[1][2])
     sd = scaler.state_dict()
-    assert sd == {"scale": 4.0, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2,
-                  "_growth_tracker": 1}
+    assert sd == {
+        "scale": 4.0,
+        "growth_factor": 2.0,
+        "backoff_factor": 0.5,
+        "growth_interval": 2,
+        "_growth_tracker": 1,
+    }
     other = dt.amp.GradScaler("cpu")
     other.load_state_dict(sd)
     assert other.get_scale() == 4.0 and other._get_growth_tracker() == 1

@@ -1,6 +1,7 @@
 """The autograd API and engine: backward/grad and their arguments, grad modes, hooks,
 end-of-pass callbacks, custom Functions, higher-order gradients, gradcheck, and the
 engine's guarantees (iterative, each node once, freed graphs, unaliased ``.grad``)."""
+
 import time
 
 import numpy as np
@@ -18,124 +19,127 @@ def leaf(values, dtype=torch.float32):
 
 # ---------------------------------------------------------------------- backward()
 def test_tensor_used_twice_and_broadcast_bias():
-    x, w = leaf([1., 2., 3.]), torch.tensor([4., 5., 6.])
+    x, w = leaf([1.0, 2.0, 3.0]), torch.tensor([4.0, 5.0, 6.0])
     (x * w + x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), w.numpy() + 1)
-    inp, bias = torch.ones(5, 3), leaf([0., 0., 0.])
-    ((inp + bias) * torch.tensor([1., 2., 3.])).sum().backward()
-    np.testing.assert_allclose(bias.grad.numpy(), [5., 10., 15.])
+    inp, bias = torch.ones(5, 3), leaf([0.0, 0.0, 0.0])
+    ((inp + bias) * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    np.testing.assert_allclose(bias.grad.numpy(), [5.0, 10.0, 15.0])
 
 
 def test_backward_with_gradient_argument_and_non_scalar_error():
-    x = leaf([1., 2.])
-    (x * 3).backward(torch.tensor([1., 10.]))
-    assert x.grad.tolist() == [3., 30.]
+    x = leaf([1.0, 2.0])
+    (x * 3).backward(torch.tensor([1.0, 10.0]))
+    assert x.grad.tolist() == [3.0, 30.0]
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
         (x * 2).backward()
     with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of"):
         (x * 2).backward(torch.ones(3))
-    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does "
-                                           "not have a grad_fn"):
-        torch.tensor(1.).backward()
+    with pytest.raises(
+        RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"
+    ):
+        torch.tensor(1.0).backward()
 
 
 def test_gradients_accumulate_across_passes():
-    x = leaf([1., 2.])
+    x = leaf([1.0, 2.0])
     (x * x).sum().backward()
     (x * 3).sum().backward()
-    assert x.grad.tolist() == [5., 7.]
+    assert x.grad.tolist() == [5.0, 7.0]
 
 
 def test_backward_twice_needs_retain_graph():
-    x = leaf([1., 2.])
+    x = leaf([1.0, 2.0])
     y = (x * x).sum()
     y.backward(retain_graph=True)
     y.backward()
-    assert x.grad.tolist() == [4., 8.]
+    assert x.grad.tolist() == [4.0, 8.0]
     with pytest.raises(RuntimeError, match=FREED_MSG):
         y.backward()
 
 
 def test_backward_inputs_accumulates_only_there():
-    a, b = leaf([1.]), leaf([2.])
+    a, b = leaf([1.0]), leaf([2.0])
     c = a * b
     (c * a).backward(inputs=[a])
-    assert a.grad.tolist() == [4.] and b.grad is None
+    assert a.grad.tolist() == [4.0] and b.grad is None
     h = a * 3
     (h * b).backward(inputs=[b, h])  # a non-leaf input gets its .grad too
-    assert b.grad.tolist() == [3.] and h.grad.tolist() == [2.] and a.grad.tolist() == [4.]
+    assert b.grad.tolist() == [3.0] and h.grad.tolist() == [2.0] and a.grad.tolist() == [4.0]
     with pytest.raises(RuntimeError, match="'inputs' argument to backward\\(\\) cannot be empty"):
         (a * 2).sum().backward(inputs=[])
 
 
 def test_autograd_backward_function():
-    x = leaf([1., 2.])
+    x = leaf([1.0, 2.0])
     torch.autograd.backward([(x * 2).sum(), (x * x).sum()])
-    assert x.grad.tolist() == [4., 6.]
-    y = leaf([1., 2.])
-    torch.autograd.backward(y * 2, grad_tensors=torch.tensor([1., 5.]))
-    assert y.grad.tolist() == [2., 10.]
+    assert x.grad.tolist() == [4.0, 6.0]
+    y = leaf([1.0, 2.0])
+    torch.autograd.backward(y * 2, grad_tensors=torch.tensor([1.0, 5.0]))
+    assert y.grad.tolist() == [2.0, 10.0]
 
 
 # ---------------------------------------------------------------------- autograd.grad
 def test_grad_returns_and_leaves_dot_grad_untouched():
-    x, z = leaf([1., 2.]), leaf([3.])
+    x, z = leaf([1.0, 2.0]), leaf([3.0])
     (gx,) = torch.autograd.grad((x * x).sum(), x)
-    assert gx.tolist() == [2., 4.] and x.grad is None
-    (g,) = torch.autograd.grad(x * 2, x, grad_outputs=torch.tensor([1., 3.]))
-    assert g.tolist() == [2., 6.]
-    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears to not "
-                                           "have been used in the graph"):
+    assert gx.tolist() == [2.0, 4.0] and x.grad is None
+    (g,) = torch.autograd.grad(x * 2, x, grad_outputs=torch.tensor([1.0, 3.0]))
+    assert g.tolist() == [2.0, 6.0]
+    with pytest.raises(
+        RuntimeError, match="The differentiated Tensor at index 1 appears to not have been used in the graph"
+    ):
         torch.autograd.grad((x * 2).sum(), [x, z])
     gx, gz = torch.autograd.grad((x * 2).sum(), [x, z], allow_unused=True)
-    assert gx.tolist() == [2., 2.] and gz is None
+    assert gx.tolist() == [2.0, 2.0] and gz is None
     gx, gz = torch.autograd.grad((x * 2).sum(), [x, z], materialize_grads=True)
-    assert gz.tolist() == [0.]
+    assert gz.tolist() == [0.0]
     with pytest.raises(RuntimeError, match="One of the differentiated Tensors does not require grad"):
-        torch.autograd.grad((x * 2).sum(), torch.tensor([1.]))
+        torch.autograd.grad((x * 2).sum(), torch.tensor([1.0]))
 
 
 def test_grad_retain_graph():
-    x = leaf([3.])
+    x = leaf([3.0])
     y = x * x
     torch.autograd.grad(y, x, retain_graph=True)
     (g,) = torch.autograd.grad(y, x)
-    assert g.item() == 6.
+    assert g.item() == 6.0
     with pytest.raises(RuntimeError, match=FREED_MSG):
         torch.autograd.grad(y, x)
 
 
 def test_create_graph_higher_order_derivatives():
-    x = leaf([2.], torch.float64)
-    (g1,) = torch.autograd.grad(x ** 3, x, create_graph=True)
-    assert g1.requires_grad and g1.item() == 12.
+    x = leaf([2.0], torch.float64)
+    (g1,) = torch.autograd.grad(x**3, x, create_graph=True)
+    assert g1.requires_grad and g1.item() == 12.0
     (g2,) = torch.autograd.grad(g1, x, create_graph=True)
     (g3,) = torch.autograd.grad(g2, x)
-    assert (g2.item(), g3.item()) == (12., 6.)
+    assert (g2.item(), g3.item()) == (12.0, 6.0)
     # backward(create_graph=True) leaves a differentiable .grad
-    w = leaf([1., 2.], torch.float64)
+    w = leaf([1.0, 2.0], torch.float64)
     (w * w * w).sum().backward(create_graph=True)
     assert w.grad.requires_grad
     (w.grad.sum()).backward(inputs=[w])
     # d/dw sum(3w^2) = 6w, added to the 3w^2 already there
-    np.testing.assert_allclose(w.grad.detach().numpy(), [3. + 6., 12. + 12.])
+    np.testing.assert_allclose(w.grad.detach().numpy(), [3.0 + 6.0, 12.0 + 12.0])
 
 
 def test_gradient_penalty_style_double_backward():
-    x = leaf([[1., 2.], [3., 4.]], torch.float64)
-    w = leaf([[0.5], [-1.]], torch.float64)
+    x = leaf([[1.0, 2.0], [3.0, 4.0]], torch.float64)
+    w = leaf([[0.5], [-1.0]], torch.float64)
     out = (x @ w).tanh().sum()
     (gx,) = torch.autograd.grad(out, x, create_graph=True)
-    penalty = (gx ** 2).sum()
+    penalty = (gx**2).sum()
     penalty.backward()
     assert w.grad is not None and w.grad.shape == (2, 1)
-    assert gradgradcheck(lambda x, w: (x @ w).tanh(), (x.detach().requires_grad_(),
-                                                       w.detach().requires_grad_()))
+    assert gradgradcheck(
+        lambda x, w: (x @ w).tanh(), (x.detach().requires_grad_(), w.detach().requires_grad_())
+    )
 
 
 # ---------------------------------------------------------------------- grad modes
 def test_grad_modes_as_context_managers_and_decorators():
-    x = leaf([1.])
+    x = leaf([1.0])
     with torch.no_grad():
         assert not torch.is_grad_enabled()
         assert not (x * 2).requires_grad
@@ -176,24 +180,24 @@ def test_no_grad_restores_mode_after_exception():
 
 
 def test_detach_requires_grad_and_retain_grad():
-    x = leaf([1., 2.])
+    x = leaf([1.0, 2.0])
     d = (x * 2).detach()
     assert not d.requires_grad and d.is_leaf and d.grad_fn is None
     y = x * 2
     y.retain_grad()
     x.retain_grad()  # no-op on a leaf
     (y * 3).sum().backward()
-    assert y.grad.tolist() == [3., 3.] and y.retains_grad and not x.retains_grad
+    assert y.grad.tolist() == [3.0, 3.0] and y.retains_grad and not x.retains_grad
     with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
-        torch.tensor([1.]).retain_grad()
-    t = torch.tensor([1.])
+        torch.tensor([1.0]).retain_grad()
+    t = torch.tensor([1.0])
     assert t.requires_grad_() is t and t.requires_grad
 
 
 # ---------------------------------------------------------------------- hooks
 def test_tensor_hooks_order_and_replacement():
     log = []
-    x = leaf([1., 2.])
+    x = leaf([1.0, 2.0])
     x.register_hook(lambda g: log.append(("x1", g.tolist())))
     x.register_hook(lambda g: g * 10)
     x.register_hook(lambda g: log.append(("x3", g.tolist())))
@@ -202,35 +206,37 @@ def test_tensor_hooks_order_and_replacement():
     y.register_hook(lambda g: g + 1)
     y.register_hook(lambda g: log.append(("y3", g.tolist())))
     y.sum().backward()
-    assert log == [("y1", [1., 1.]), ("y3", [2., 2.]), ("x1", [6., 6.]), ("x3", [60., 60.])]
-    assert x.grad.tolist() == [60., 60.]
+    assert log == [("y1", [1.0, 1.0]), ("y3", [2.0, 2.0]), ("x1", [6.0, 6.0]), ("x3", [60.0, 60.0])]
+    assert x.grad.tolist() == [60.0, 60.0]
 
 
 def test_hook_removal_and_errors():
-    x = leaf([1.])
+    x = leaf([1.0])
     handle = x.register_hook(lambda g: g * 100)
     handle.remove()
     (x * 2).backward()
-    assert x.grad.item() == 2.
-    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
-        torch.tensor([1.]).register_hook(lambda g: g)
+    assert x.grad.item() == 2.0
+    with pytest.raises(
+        RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"
+    ):
+        torch.tensor([1.0]).register_hook(lambda g: g)
 
 
 def test_post_accumulate_grad_hook_sees_the_accumulated_grad():
     log = []
-    x = leaf([1., 2.])
+    x = leaf([1.0, 2.0])
     x.register_hook(lambda g: log.append("tensor hook"))
     x.register_post_accumulate_grad_hook(lambda p: log.append(("post", p.grad.tolist())))
     (x * x).sum().backward()
     (x * 1).sum().backward()
-    assert log == ["tensor hook", ("post", [2., 4.]), "tensor hook", ("post", [3., 5.])]
+    assert log == ["tensor hook", ("post", [2.0, 4.0]), "tensor hook", ("post", [3.0, 5.0])]
     with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf"):
         (x * 2).register_post_accumulate_grad_hook(lambda p: None)
 
 
 def test_queue_callback_runs_once_after_the_pass():
     log = []
-    a, b = leaf([1.]), leaf([2.])
+    a, b = leaf([1.0]), leaf([2.0])
 
     def grads_now():
         log.append(("callback", a.grad.tolist(), b.grad.tolist()))
@@ -239,10 +245,11 @@ def test_queue_callback_runs_once_after_the_pass():
         log.append(("post", p.grad.tolist()))
         if len(log) == 1:
             torch.autograd.Variable._execution_engine.queue_callback(grads_now)
+
     a.register_post_accumulate_grad_hook(hook)
     b.register_post_accumulate_grad_hook(hook)
     (a * b * 3).backward()
-    assert log[-1] == ("callback", [6.], [3.]) and len(log) == 3
+    assert log[-1] == ("callback", [6.0], [3.0]) and len(log) == 3
     with pytest.raises(RuntimeError, match="Final callbacks can only be installed during backward pass"):
         torch.autograd.queue_callback(lambda: None)
     calls = []
@@ -267,11 +274,11 @@ class Cube(Function):
 
 
 def test_custom_function_forward_backward_and_grad_fn():
-    x = leaf([1., 2.], torch.float64)
+    x = leaf([1.0, 2.0], torch.float64)
     y = Cube.apply(x, 2.0)
     assert y.grad_fn.name() == "CubeBackward" and "grad_fn=<CubeBackward>" in repr(y)
     y.sum().backward()
-    assert x.grad.tolist() == [6., 24.]
+    assert x.grad.tolist() == [6.0, 24.0]
     assert gradcheck(lambda t: Cube.apply(t, 0.5), (leaf([0.3, -1.2], torch.float64),))
     assert gradgradcheck(lambda t: Cube.apply(t, 0.5), (leaf([0.3, -1.2], torch.float64),))
 
@@ -295,15 +302,15 @@ def test_custom_function_needs_input_grad_and_non_differentiable_outputs():
             out[idx] = g
             return out, None
 
-    x = leaf([1., 5., 2.])
-    val, idx = ArgMaxValue.apply(x, torch.tensor(2.))
+    x = leaf([1.0, 5.0, 2.0])
+    val, idx = ArgMaxValue.apply(x, torch.tensor(2.0))
     assert val.requires_grad and not idx.requires_grad
     val.backward()
-    assert seen == [(True, False)] and x.grad.tolist() == [0., 1., 0.]
+    assert seen == [(True, False)] and x.grad.tolist() == [0.0, 1.0, 0.0]
 
 
 def test_custom_function_saved_tensors_freed_and_version_checked():
-    x = leaf([1., 2.])
+    x = leaf([1.0, 2.0])
     y = Cube.apply(x * 1, 1.0)
     y.sum().backward()
     with pytest.raises(RuntimeError, match=FREED_MSG):
@@ -325,7 +332,7 @@ def test_gradcheck_catches_a_wrong_backward():
         def backward(ctx, g):
             return g * 3
 
-    x = leaf([1., 2.], torch.float64)
+    x = leaf([1.0, 2.0], torch.float64)
     assert gradcheck(lambda t: t * 2, (x,))
     assert not gradcheck(Wrong.apply, (x,), raise_exception=False)
     with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
@@ -334,7 +341,7 @@ def test_gradcheck_catches_a_wrong_backward():
 
 # ---------------------------------------------------------------------- engine
 def test_long_chain_is_iterative():
-    x = leaf([1.])
+    x = leaf([1.0])
     y = x
     for _ in range(100_000):
         y = y + 1
@@ -357,38 +364,38 @@ def test_each_node_runs_once_after_all_its_consumers():
             calls.append(g.tolist())
             return g
 
-    x = leaf([1.])
+    x = leaf([1.0])
     a = Probe.apply(x)
     b, c, d = a * 2, a * 3, (a * 4) * 5
     (b + c + d * 1).backward()
-    assert calls == [[25.]] and x.grad.item() == 25.
+    assert calls == [[25.0]] and x.grad.item() == 25.0
 
 
 def test_dot_grad_is_never_aliased_and_never_carries_a_graph():
-    a, b = leaf([1., 2.]), leaf([3., 4.])
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     (a + b).sum().backward()
     a.grad.add_(100)
-    assert b.grad.tolist() == [1., 1.]
+    assert b.grad.tolist() == [1.0, 1.0]
     assert not a.grad.requires_grad and a.grad.grad_fn is None
-    v = leaf([1., 2., 3., 4.])
+    v = leaf([1.0, 2.0, 3.0, 4.0])
     v.view(2, 2).sum().backward()
     assert v.grad.shape == (4,) and v.grad.is_contiguous()
     v.grad.mul_(2)  # its own writable memory
-    e = leaf([1.])
+    e = leaf([1.0])
     e.expand(3).sum().backward()
     e.grad.add_(1)
-    assert e.grad.item() == 4.
+    assert e.grad.item() == 4.0
     g = torch.ones(2)
-    w = leaf([1., 2.])
+    w = leaf([1.0, 2.0])
     (w * 1).backward(g)
     g.add_(5)
-    assert w.grad.tolist() == [1., 1.]
+    assert w.grad.tolist() == [1.0, 1.0]
 
 
 def test_gradient_dtype_follows_the_leaf():
-    x = leaf([1., 2.])
-    (x.double() * torch.tensor([1., 2.], dtype=torch.float64)).sum().backward()
-    assert x.grad.dtype == torch.float32 and x.grad.tolist() == [1., 2.]
+    x = leaf([1.0, 2.0])
+    (x.double() * torch.tensor([1.0, 2.0], dtype=torch.float64)).sum().backward()
+    assert x.grad.dtype == torch.float32 and x.grad.tolist() == [1.0, 2.0]
 
 
 def test_integer_and_comparison_results_do_not_require_grad():
@@ -399,8 +406,8 @@ def test_integer_and_comparison_results_do_not_require_grad():
 
 # ---------------------------------------------------------------------- first checks (were test_core_smoke.py)
 def test_mul_add_backward_matches_closed_form():
-    a = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
-    b = torch.tensor([[0.5, -1.], [2., 3.]])
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = torch.tensor([[0.5, -1.0], [2.0, 3.0]])
     (a * b + a).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), b.numpy() + 1)
 
@@ -414,6 +421,6 @@ def test_broadcast_bias_gets_summed_gradient():
 
 def test_second_derivative_with_create_graph():
     x = torch.tensor([2.0], requires_grad=True)
-    (g,) = torch.autograd.grad(x ** 3, x, create_graph=True)
+    (g,) = torch.autograd.grad(x**3, x, create_graph=True)
     (g2,) = torch.autograd.grad(g, x)
     assert g.item() == 12.0 and g2.item() == 12.0

@@ -1,5 +1,6 @@
 """bfloat16 tensors (via ml_dtypes): creation, conversion, printing, promotion, arithmetic,
 autograd, a training step that tracks float32, finfo/iinfo."""
+
 import numpy as np
 import pytest
 
@@ -46,8 +47,11 @@ def test_promotion_like_pytorch():
 def test_ops_round_to_bfloat16():
     x = dt.randn(5, 7)
     b = x.bfloat16()
-    for out, ref in ((b.exp(), x.bfloat16().float().exp()), (b.sum(1), x.bfloat16().float().sum(1)),
-                     (b @ b.t(), x.bfloat16().float() @ x.bfloat16().float().t())):
+    for out, ref in (
+        (b.exp(), x.bfloat16().float().exp()),
+        (b.sum(1), x.bfloat16().float().sum(1)),
+        (b @ b.t(), x.bfloat16().float() @ x.bfloat16().float().t()),
+    ):
         assert out.dtype is dt.bfloat16
         np.testing.assert_allclose(out.float().numpy(), ref.bfloat16().float().numpy(), rtol=1e-2)
     assert b.view(35).dtype is dt.bfloat16 and b.mean(dtype=dt.float32).dtype is dt.float32
@@ -122,8 +126,15 @@ def test_finfo_iinfo_parity():
     torch = pytest.importorskip("torch")
     for name in ("bfloat16", "float16", "float32", "float64"):
         a, b = dt.finfo(getattr(dt, name)), torch.finfo(getattr(torch, name))
-        assert (a.bits, a.eps, a.max, a.min, a.tiny, a.smallest_normal, a.resolution) == \
-            (b.bits, b.eps, b.max, b.min, b.tiny, b.smallest_normal, b.resolution)
+        assert (a.bits, a.eps, a.max, a.min, a.tiny, a.smallest_normal, a.resolution) == (
+            b.bits,
+            b.eps,
+            b.max,
+            b.min,
+            b.tiny,
+            b.smallest_normal,
+            b.resolution,
+        )
         assert repr(a) == repr(b)
     for name in ("uint8", "int8", "int16", "int32", "int64"):
         a, b = dt.iinfo(getattr(dt, name)), torch.iinfo(getattr(torch, name))
@@ -143,33 +154,43 @@ def test_bfloat16_matmul_parity():
 def test_missing_ml_dtypes_error(monkeypatch):
     import subprocess
     import sys
-    code = ("import sys; sys.modules['ml_dtypes'] = None\n"
-            "import disttorch as dt\n"
-            "assert repr(dt.bfloat16) == 'disttorch.bfloat16'\n"
-            "try:\n    dt.zeros(2, dtype=dt.bfloat16)\nexcept ImportError as e:\n    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+
+    code = (
+        "import sys; sys.modules['ml_dtypes'] = None\n"
+        "import disttorch as dt\n"
+        "assert repr(dt.bfloat16) == 'disttorch.bfloat16'\n"
+        "try:\n    dt.zeros(2, dtype=dt.bfloat16)\nexcept ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     assert "pip install" in out.stdout and "ml_dtypes" in out.stdout, out.stderr
 
 
 def test_half_matmul_in_float32_and_float64_untouched():
     import subprocess
     import sys
+
     # a fresh process: ml_dtypes not loaded yet, float64 must stay float64 math
-    code = ("import numpy as np, disttorch as dt\n"
-            "a = np.random.default_rng(0).standard_normal((30, 30))\n"
-            "assert np.array_equal((dt.tensor(a) @ dt.tensor(a)).numpy(), a @ a)\n"
-            "h = a.astype(np.float16)\n"
-            "out = (dt.tensor(h) @ dt.tensor(h)).numpy()\n"
-            "assert out.dtype == np.float16\n"
-            "assert np.array_equal(out, (h.astype(np.float32) @ h.astype(np.float32)).astype(np.float16))\n"
-            "print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         check=False)
+    code = (
+        "import numpy as np, disttorch as dt\n"
+        "a = np.random.default_rng(0).standard_normal((30, 30))\n"
+        "assert np.array_equal((dt.tensor(a) @ dt.tensor(a)).numpy(), a @ a)\n"
+        "h = a.astype(np.float16)\n"
+        "out = (dt.tensor(h) @ dt.tensor(h)).numpy()\n"
+        "assert out.dtype == np.float16\n"
+        "assert np.array_equal(out, (h.astype(np.float32) @ h.astype(np.float32)).astype(np.float16))\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     assert out.stdout.strip() == "ok", out.stderr
 
 
 def test_save_load_and_pickle_keep_bfloat16(tmp_path):
     import pickle
+
     t = dt.tensor([1.5, -2.25, 3.0], dtype=dt.bfloat16)
     dt.save({"w": t, "dtype": dt.bfloat16}, tmp_path / "ckpt.pt")
     back = dt.load(tmp_path / "ckpt.pt")
@@ -189,5 +210,5 @@ def test_double_backward_through_bfloat16_ops():
     lin = nn.Linear(3, 2).bfloat16()
     inp = dt.randn(4, 3, dtype=dt.bfloat16, requires_grad=True)
     (gx,) = dt.autograd.grad(lin(inp).tanh().sum(), [inp], create_graph=True)
-    (gx ** 2).sum().backward()
+    (gx**2).sum().backward()
     assert lin.weight.grad is not None and lin.weight.grad.dtype is dt.bfloat16

@@ -1,5 +1,6 @@
 """Creating tensors (from data, filled, ranges, ``_like``) and random sampling with seeds
 and generators: values, dtypes, shapes, determinism and error messages."""
+
 import numpy as np
 import pytest
 
@@ -8,24 +9,24 @@ import disttorch as torch
 
 # ---------------------------------------------------------------------- from data
 def test_tensor_copies_and_as_tensor_shares():
-    a = np.array([1., 2.], dtype=np.float32)
+    a = np.array([1.0, 2.0], dtype=np.float32)
     t = torch.tensor(a)
     a[0] = 9
-    assert t.tolist() == [1., 2.]
+    assert t.tolist() == [1.0, 2.0]
     s = torch.as_tensor(a)
     a[1] = 7
-    assert s.tolist() == [9., 7.]
+    assert s.tolist() == [9.0, 7.0]
     assert torch.as_tensor(s) is s
     assert torch.as_tensor(a, dtype=torch.float64).dtype == torch.float64
     assert torch.as_tensor([1, 2]).dtype == torch.int64
 
 
 def test_tensor_from_nested_tensors_and_scalars():
-    parts = [torch.tensor(1.), torch.tensor(2.)]
-    assert torch.tensor(parts).tolist() == [1., 2.]
+    parts = [torch.tensor(1.0), torch.tensor(2.0)]
+    assert torch.tensor(parts).tolist() == [1.0, 2.0]
     assert torch.tensor([[torch.tensor(1), 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
     assert torch.tensor(3).shape == () and torch.tensor([]).shape == (0,)
-    w = torch.tensor([1., 2.], requires_grad=True)
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
     c = torch.tensor(w)
     assert not c.requires_grad and not np.shares_memory(c.numpy(), w.detach().numpy())
     with pytest.raises(TypeError):
@@ -34,12 +35,12 @@ def test_tensor_from_nested_tensors_and_scalars():
 
 # ---------------------------------------------------------------------- filled
 def test_zeros_ones_full_empty_and_like():
-    assert torch.zeros(2, 3).tolist() == [[0.] * 3] * 2
+    assert torch.zeros(2, 3).tolist() == [[0.0] * 3] * 2
     assert torch.ones((2,), dtype=torch.int32).tolist() == [1, 1]
     assert torch.zeros([2, 1]).shape == (2, 1) and torch.empty(3, 4).shape == (3, 4)
     assert torch.zeros(torch.Size([2, 2])).shape == (2, 2)
     assert torch.full((2,), 7).dtype == torch.int64
-    assert torch.full((2,), 7.).dtype == torch.float32
+    assert torch.full((2,), 7.0).dtype == torch.float32
     assert torch.full((2,), True).dtype == torch.bool
     assert torch.full((1,), torch.tensor(2.5)).item() == 2.5
     x = torch.ones(2, 3, dtype=torch.float64)
@@ -47,7 +48,7 @@ def test_zeros_ones_full_empty_and_like():
         assert like.shape == (2, 3) and like.dtype == torch.float64 and not like.requires_grad
     assert torch.zeros_like(x, dtype=torch.int64).dtype == torch.int64
     assert torch.ones_like(x, requires_grad=True).requires_grad
-    assert torch.full_like(x, 4).tolist() == [[4.] * 3] * 2
+    assert torch.full_like(x, 4).tolist() == [[4.0] * 3] * 2
     assert torch.ones(2, requires_grad=True).is_leaf
     with pytest.raises(RuntimeError, match="Trying to create tensor with negative dimension -1"):
         torch.zeros(2, -1)
@@ -56,11 +57,11 @@ def test_zeros_ones_full_empty_and_like():
 def test_tensor_new_methods_take_dtype_from_self():
     x = torch.zeros(2, dtype=torch.float64)
     assert x.new_zeros(2, 3).shape == (2, 3) and x.new_zeros(2, 3).dtype == torch.float64
-    assert x.new_ones((2,)).tolist() == [1., 1.]
-    assert x.new_full((2,), 3).tolist() == [3., 3.] and x.new_full((2,), 3).dtype == torch.float64
+    assert x.new_ones((2,)).tolist() == [1.0, 1.0]
+    assert x.new_full((2,), 3).tolist() == [3.0, 3.0] and x.new_full((2,), 3).dtype == torch.float64
     assert x.new_empty(4).shape == (4,)
     t = x.new_tensor([1, 2])
-    assert t.dtype == torch.float64 and t.tolist() == [1., 2.]
+    assert t.dtype == torch.float64 and t.tolist() == [1.0, 2.0]
     assert x.new_zeros(2, dtype=torch.int64).dtype == torch.int64
     assert x.new_ones(1, requires_grad=True).requires_grad
 
@@ -68,7 +69,7 @@ def test_tensor_new_methods_take_dtype_from_self():
 def test_arange_linspace_eye():
     assert torch.arange(5).tolist() == [0, 1, 2, 3, 4] and torch.arange(5).dtype == torch.int64
     assert torch.arange(1, 4).tolist() == [1, 2, 3]
-    assert torch.arange(0, 1, 0.25).tolist() == [0., 0.25, 0.5, 0.75]
+    assert torch.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
     assert torch.arange(0, 1, 0.25).dtype == torch.float32
     assert torch.arange(5, 0, -2).tolist() == [5, 3, 1]
     assert torch.arange(torch.tensor(3)).tolist() == [0, 1, 2]
@@ -77,19 +78,25 @@ def test_arange_linspace_eye():
         torch.arange(0, 5, -1)
     with pytest.raises(RuntimeError, match="step must be nonzero"):
         torch.arange(0, 5, 0)
-    assert torch.linspace(0, 1, 5).tolist() == [0., 0.25, 0.5, 0.75, 1.]
-    assert torch.linspace(2, 2, 1).tolist() == [2.] and torch.linspace(0, 1, 0).shape == (0,)
-    assert torch.eye(2).tolist() == [[1., 0.], [0., 1.]]
+    assert torch.linspace(0, 1, 5).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert torch.linspace(2, 2, 1).tolist() == [2.0] and torch.linspace(0, 1, 0).shape == (0,)
+    assert torch.eye(2).tolist() == [[1.0, 0.0], [0.0, 1.0]]
     assert torch.eye(2, 3).shape == (2, 3) and torch.eye(3, dtype=torch.int64).dtype == torch.int64
 
 
 # ---------------------------------------------------------------------- randomness
 def test_manual_seed_reproduces_every_sampler():
     def draw():
-        return [torch.rand(3).tolist(), torch.randn(2, 2).tolist(), torch.randint(0, 10, (4,)).tolist(),
-                torch.randperm(6).tolist(), torch.normal(0., 1., (3,)).tolist(),
-                torch.bernoulli(torch.full((5,), 0.5)).tolist(),
-                torch.multinomial(torch.tensor([0.2, 0.3, 0.5]), 2).tolist()]
+        return [
+            torch.rand(3).tolist(),
+            torch.randn(2, 2).tolist(),
+            torch.randint(0, 10, (4,)).tolist(),
+            torch.randperm(6).tolist(),
+            torch.normal(0.0, 1.0, (3,)).tolist(),
+            torch.bernoulli(torch.full((5,), 0.5)).tolist(),
+            torch.multinomial(torch.tensor([0.2, 0.3, 0.5]), 2).tolist(),
+        ]
+
     torch.manual_seed(1234)
     first = draw()
     torch.manual_seed(1234)
@@ -141,53 +148,56 @@ def test_rand_randn_randint_randperm_shapes_dtypes_ranges():
 
 def test_normal_overloads():
     torch.manual_seed(0)
-    mean = torch.arange(4.)
+    mean = torch.arange(4.0)
     out = torch.normal(mean, 0.001)
     assert out.shape == (4,) and np.allclose(out.numpy(), mean.numpy(), atol=0.01)
     out = torch.normal(mean, torch.full((4,), 0.001))
     assert np.allclose(out.numpy(), mean.numpy(), atol=0.01)
-    out = torch.normal(5., torch.zeros(2, 3))
-    assert out.shape == (2, 3) and out.tolist() == [[5.] * 3] * 2
-    out = torch.normal(2., 3., (1000,))
+    out = torch.normal(5.0, torch.zeros(2, 3))
+    assert out.shape == (2, 3) and out.tolist() == [[5.0] * 3] * 2
+    out = torch.normal(2.0, 3.0, (1000,))
     assert out.dtype == torch.float32 and abs(out.mean().item() - 2) < 0.3
-    assert torch.normal(torch.zeros(2, dtype=torch.float64), 1.).dtype == torch.float64
+    assert torch.normal(torch.zeros(2, dtype=torch.float64), 1.0).dtype == torch.float64
     g = torch.Generator().manual_seed(1)
-    a = torch.normal(0., 1., (3,), generator=g)
+    a = torch.normal(0.0, 1.0, (3,), generator=g)
     g.manual_seed(1)
-    assert torch.normal(0., 1., (3,), generator=g).tolist() == a.tolist()
+    assert torch.normal(0.0, 1.0, (3,), generator=g).tolist() == a.tolist()
     with pytest.raises(RuntimeError, match="normal expects std >= 0.0"):
-        torch.normal(0., -1., (2,))
+        torch.normal(0.0, -1.0, (2,))
 
 
 def test_bernoulli():
     torch.manual_seed(0)
-    p = torch.tensor([0., 1., 0.5]).repeat(1000, 1)
+    p = torch.tensor([0.0, 1.0, 0.5]).repeat(1000, 1)
     b = torch.bernoulli(p)
     assert b.dtype == torch.float32 and b.shape == (1000, 3)
     assert b[:, 0].sum().item() == 0 and b[:, 1].sum().item() == 1000
     assert abs(b[:, 2].mean().item() - 0.5) < 0.06
-    assert torch.bernoulli(torch.zeros(4), 1.0).tolist() == [1.] * 4
+    assert torch.bernoulli(torch.zeros(4), 1.0).tolist() == [1.0] * 4
     with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
         torch.bernoulli(torch.full((2,), 1.5))
 
 
 def test_multinomial_with_and_without_replacement():
     torch.manual_seed(0)
-    w = torch.tensor([0., 10., 0., 30.])
+    w = torch.tensor([0.0, 10.0, 0.0, 30.0])
     draws = torch.multinomial(w, 4000, replacement=True)
     assert draws.dtype == torch.int64 and draws.shape == (4000,)
     counts = np.bincount(draws.numpy(), minlength=4)
     assert counts[0] == 0 and counts[2] == 0 and abs(counts[3] / 4000 - 0.75) < 0.03
-    no_rep = torch.multinomial(torch.tensor([1., 1., 1., 1., 1.]), 5)
+    no_rep = torch.multinomial(torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0]), 5)
     assert sorted(no_rep.tolist()) == [0, 1, 2, 3, 4]
-    rows = torch.multinomial(torch.tensor([[1., 0., 0.], [0., 0., 1.]]), 1)
+    rows = torch.multinomial(torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]), 1)
     assert rows.tolist() == [[0], [2]]
-    firsts = [torch.multinomial(torch.tensor([1., 9.]), 1).item() for _ in range(400)]
+    firsts = [torch.multinomial(torch.tensor([1.0, 9.0]), 1).item() for _ in range(400)]
     assert 0.85 < np.mean(firsts) < 0.95  # the heavier category is drawn first more often
-    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size\\(-1\\) samples "
-                                           "without replacement"):
-        torch.multinomial(torch.tensor([1., 1.]), 3)
-    with pytest.raises(RuntimeError, match="invalid multinomial distribution \\(sum of probabilities <= 0\\)"):
-        torch.multinomial(torch.tensor([0., 0.]), 1)
+    with pytest.raises(
+        RuntimeError, match="cannot sample n_sample > prob_dist.size\\(-1\\) samples without replacement"
+    ):
+        torch.multinomial(torch.tensor([1.0, 1.0]), 3)
+    with pytest.raises(
+        RuntimeError, match="invalid multinomial distribution \\(sum of probabilities <= 0\\)"
+    ):
+        torch.multinomial(torch.tensor([0.0, 0.0]), 1)
     with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
-        torch.multinomial(torch.tensor([1., -1.]), 1)
+        torch.multinomial(torch.tensor([1.0, -1.0]), 1)

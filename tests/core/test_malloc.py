@@ -1,12 +1,15 @@
 """disttorch raises glibc's mmap and trim thresholds at import, unless told not to."""
+
 import os
 import subprocess
 import sys
 
 import pytest
 
-pytestmark = [pytest.mark.timeout(60),
-              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc only")]
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc only"),
+]
 
 # A step's pattern: several 4 MiB arrays allocated, then all freed. glibc's default trim
 # threshold hands the freed top of the heap back to the OS, so the next step faults its pages
@@ -22,14 +25,20 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before, tune_malloc()
 """
 
 
-PAGES = 4 * (4 << 20) // 4096   # pages of the four blocks: faulted in once when tuned
+PAGES = 4 * (4 << 20) // 4096  # pages of the four blocks: faulted in once when tuned
 
 
 def probe(**env: str) -> tuple[int, bool]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     clean.pop("DISTTORCH_MALLOC_TUNING", None)
-    out = subprocess.run([sys.executable, "-c", PROBE], env={**clean, **env}, capture_output=True,
-                         text=True, timeout=50, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=50,
+        check=True,
+    ).stdout.split()
     return int(out[0]), out[1] == "True"
 
 
@@ -42,5 +51,7 @@ def test_freed_large_arrays_are_reused_without_page_faults():
 def test_opt_out_and_user_settings_leave_malloc_alone():
     faults, tuned = probe(DISTTORCH_MALLOC_TUNING="0")
     assert not tuned
-    assert faults > 50 * PAGES, f"{faults} page faults: without tuning the freed blocks should go back to the OS"
+    assert faults > 50 * PAGES, (
+        f"{faults} page faults: without tuning the freed blocks should go back to the OS"
+    )
     assert probe(MALLOC_MMAP_THRESHOLD_="1048576")[1] is False

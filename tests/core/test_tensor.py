@@ -1,5 +1,6 @@
 """The Tensor object itself: attributes, dtypes and conversion, repr in PyTorch's layout,
 identity hashing and the Python protocol (len, iter, bool, int/float/index, format)."""
+
 import copy
 import pickle
 
@@ -16,9 +17,12 @@ def test_shape_size_dim_numel():
     assert repr(x.shape) == "disttorch.Size([2, 3, 4])"
     assert x.size() == (2, 3, 4) and x.size(1) == 3 and x.size(-1) == 4
     assert x.dim() == 3 and x.ndim == 3 and x.numel() == 24 and x.shape.numel() == 24
-    assert dt.tensor(5.).shape == () and dt.tensor(5.).numel() == 1
-    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
-                                          r"\[-3, 2\], but got 3\)"):
+    assert dt.tensor(5.0).shape == () and dt.tensor(5.0).numel() == 1
+    with pytest.raises(
+        IndexError,
+        match=r"Dimension out of range \(expected to be in range of "
+        r"\[-3, 2\], but got 3\)",
+    ):
         x.size(3)
 
 
@@ -37,42 +41,46 @@ def test_dtype_device_and_defaults():
 
 
 def test_autograd_attributes():
-    w = dt.tensor([1., 2.], requires_grad=True)
+    w = dt.tensor([1.0, 2.0], requires_grad=True)
     assert w.requires_grad and w.is_leaf and w.grad is None and w.grad_fn is None
     y = w * 2
     assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "MulBackward0"
-    assert dt.tensor([1.]).is_leaf and not dt.tensor([1.]).requires_grad
+    assert dt.tensor([1.0]).is_leaf and not dt.tensor([1.0]).requires_grad
     with pytest.raises(RuntimeError, match="only Tensors of floating point"):
         dt.tensor([1]).requires_grad_()
     with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
         y.requires_grad_(False)
-    with pytest.raises(RuntimeError, match=r"attempting to assign a gradient of size '\[3\]' to a "
-                                           r"tensor of size '\[2\]'"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"attempting to assign a gradient of size '\[3\]' to a "
+        r"tensor of size '\[2\]'",
+    ):
         w.grad = dt.zeros(3)
     w.grad = dt.ones(2)
-    assert w.grad.tolist() == [1., 1.]
+    assert w.grad.tolist() == [1.0, 1.0]
 
 
 def test_data_shares_memory_but_not_the_graph_or_version():
-    w = dt.tensor([1., 2.], requires_grad=True)
+    w = dt.tensor([1.0, 2.0], requires_grad=True)
     d = w.data
     assert not d.requires_grad and d.is_leaf
     assert np.shares_memory(d.numpy(), w.detach().numpy())
     d.add_(1)
-    assert w.tolist() == [2., 3.] and w._version == 0  # .data escapes version tracking
+    assert w.tolist() == [2.0, 3.0] and w._version == 0  # .data escapes version tracking
     w.detach().add_(1)
     assert w._version == 1  # detach() shares the version counter
-    w.data = dt.tensor([7., 8.])
-    assert w.tolist() == [7., 8.] and w.requires_grad
+    w.data = dt.tensor([7.0, 8.0])
+    assert w.tolist() == [7.0, 8.0] and w.requires_grad
 
 
 def test_transposes_T_and_mT():
-    x = dt.arange(6.).view(2, 3)
+    x = dt.arange(6.0).view(2, 3)
     assert x.T.shape == (3, 2) and x.mT.shape == (3, 2)
     assert dt.zeros(4, 2, 3).mT.shape == (4, 3, 2)
     assert dt.zeros(4, 2, 3).T.shape == (3, 2, 4)
-    with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices or batches of "
-                                           "matrices. Got 1-D tensor."):
+    with pytest.raises(
+        RuntimeError, match="tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
+    ):
         dt.zeros(3).mT
 
 
@@ -81,15 +89,18 @@ def test_item_tolist_numpy():
     assert dt.tensor([[3.5]]).item() == 3.5 and isinstance(dt.tensor([2]).item(), int)
     assert isinstance(dt.tensor(True).item(), bool)
     with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
-        dt.tensor([1., 2.]).item()
+        dt.tensor([1.0, 2.0]).item()
     assert dt.tensor([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
     assert dt.tensor(2.5).tolist() == 2.5
     x = dt.zeros(3)
     x.numpy()[1] = 5  # numpy() shares memory
-    assert x.tolist() == [0., 5., 0.]
+    assert x.tolist() == [0.0, 5.0, 0.0]
     w = dt.zeros(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad. "
-                                           r"Use tensor.detach\(\).numpy\(\) instead."):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Can't call numpy\(\) on Tensor that requires grad. "
+        r"Use tensor.detach\(\).numpy\(\) instead.",
+    ):
         w.numpy()
     assert w.detach().numpy().shape == (2,)
 
@@ -114,21 +125,21 @@ def test_to_and_dtype_shortcuts():
     assert x.to(dtype=dt.float16).dtype == dt.float16
     assert x.double().dtype == dt.float64 and x.half().dtype == dt.float16
     assert x.long().tolist() == [1, -1] and x.int().dtype == dt.int32
-    assert dt.tensor([0., 2.]).bool().tolist() == [False, True]
-    assert dt.tensor([1, 0]).float().tolist() == [1., 0.]
+    assert dt.tensor([0.0, 2.0]).bool().tolist() == [False, True]
+    assert dt.tensor([1, 0]).float().tolist() == [1.0, 0.0]
     assert x.to(dt.float32, copy=True) is not x
     with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
         x.to("cuda")
 
 
 def test_float_cast_is_differentiable():
-    x = dt.tensor([1., 2.], requires_grad=True)
+    x = dt.tensor([1.0, 2.0], requires_grad=True)
     (x.double() * 3).sum().backward()
-    assert x.grad.dtype == dt.float32 and x.grad.tolist() == [3., 3.]
+    assert x.grad.dtype == dt.float32 and x.grad.tolist() == [3.0, 3.0]
 
 
 def test_clone_contiguous_is_contiguous():
-    x = dt.arange(6.).view(2, 3)
+    x = dt.arange(6.0).view(2, 3)
     c = x.clone()
     assert not np.shares_memory(c.numpy(), x.numpy()) and c.tolist() == x.tolist()
     assert x.is_contiguous() and not x.t().is_contiguous() and x.t().contiguous().is_contiguous()
@@ -145,7 +156,7 @@ def test_len_iter_bool():
         len(dt.tensor(1))
     with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
         iter(dt.tensor(1))
-    assert bool(dt.tensor([3])) and not bool(dt.tensor(0.))
+    assert bool(dt.tensor([3])) and not bool(dt.tensor(0.0))
     with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
         bool(dt.tensor([1, 2]))
     with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
@@ -156,13 +167,13 @@ def test_number_conversions_and_index():
     assert int(dt.tensor([3.7])) == 3 and float(dt.tensor([[2]])) == 2.0
     assert [10, 20, 30][dt.tensor(1)] == 20
     with pytest.raises(TypeError, match="only integer tensors of a single element"):
-        [1, 2][dt.tensor(1.)]
+        [1, 2][dt.tensor(1.0)]
     assert f"{dt.tensor(2.5):.2f}" == "2.50"
     assert "2.5000" in f"{dt.tensor([2.5, 1])}"
 
 
 def test_hash_is_identity_so_tensors_work_in_sets_and_dicts():
-    a, b = dt.tensor(1.), dt.tensor(1.)
+    a, b = dt.tensor(1.0), dt.tensor(1.0)
     assert hash(a) != hash(b) or a is b
     assert len({a, b}) == 2
     d = {a: "a", b: "b"}
@@ -171,40 +182,43 @@ def test_hash_is_identity_so_tensors_work_in_sets_and_dicts():
 
 
 def test_pickle_and_deepcopy():
-    w = dt.tensor([[1., 2.]], requires_grad=True)
+    w = dt.tensor([[1.0, 2.0]], requires_grad=True)
     w.grad = dt.ones(1, 2)
     p = pickle.loads(pickle.dumps(w))
-    assert p.tolist() == [[1., 2.]] and p.requires_grad and p.is_leaf
+    assert p.tolist() == [[1.0, 2.0]] and p.requires_grad and p.is_leaf
     c = copy.deepcopy(w)
-    assert c.tolist() == w.tolist() and c.requires_grad and c.grad.tolist() == [[1., 1.]]
+    assert c.tolist() == w.tolist() and c.requires_grad and c.grad.tolist() == [[1.0, 1.0]]
     assert not np.shares_memory(c.detach().numpy(), w.detach().numpy())
     assert not pickle.loads(pickle.dumps(w * 2)).requires_grad  # non-leaves arrive detached
 
 
 # ---------------------------------------------------------------------- repr
-@pytest.mark.parametrize("make,expected", [
-    (lambda: dt.tensor([[1., 2.]], requires_grad=True), "tensor([[1., 2.]], requires_grad=True)"),
-    (lambda: dt.tensor([1., 2.], requires_grad=True) * 2, "tensor([2., 4.], grad_fn=<MulBackward0>)"),
-    (lambda: dt.tensor([1.5, -2.25, 10.]), "tensor([ 1.5000, -2.2500, 10.0000])"),
-    (lambda: dt.tensor([1., 2., 10.]), "tensor([ 1.,  2., 10.])"),
-    (lambda: dt.tensor([1e-5, 1.]), "tensor([1.0000e-05, 1.0000e+00])"),
-    (lambda: dt.tensor(3.5), "tensor(3.5000)"),
-    (lambda: dt.tensor([1, 2], dtype=dt.int32), "tensor([1, 2], dtype=disttorch.int32)"),
-    (lambda: dt.tensor([1., 2.], dtype=dt.float64), "tensor([1., 2.], dtype=disttorch.float64)"),
-    (lambda: dt.tensor([True, False]), "tensor([ True, False])"),
-    (lambda: dt.tensor([[1, 2], [30, 4]]), "tensor([[ 1,  2],\n        [30,  4]])"),
-    (lambda: dt.zeros(2, 0), "tensor([], size=(2, 0))"),
-    (lambda: dt.zeros(0), "tensor([])"),
-    (lambda: dt.tensor([float("nan"), float("inf"), 1.]), "tensor([nan, inf, 1.])"),
-    (lambda: dt.arange(2000), "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"),
-])
+@pytest.mark.parametrize(
+    "make,expected",
+    [
+        (lambda: dt.tensor([[1.0, 2.0]], requires_grad=True), "tensor([[1., 2.]], requires_grad=True)"),
+        (lambda: dt.tensor([1.0, 2.0], requires_grad=True) * 2, "tensor([2., 4.], grad_fn=<MulBackward0>)"),
+        (lambda: dt.tensor([1.5, -2.25, 10.0]), "tensor([ 1.5000, -2.2500, 10.0000])"),
+        (lambda: dt.tensor([1.0, 2.0, 10.0]), "tensor([ 1.,  2., 10.])"),
+        (lambda: dt.tensor([1e-5, 1.0]), "tensor([1.0000e-05, 1.0000e+00])"),
+        (lambda: dt.tensor(3.5), "tensor(3.5000)"),
+        (lambda: dt.tensor([1, 2], dtype=dt.int32), "tensor([1, 2], dtype=disttorch.int32)"),
+        (lambda: dt.tensor([1.0, 2.0], dtype=dt.float64), "tensor([1., 2.], dtype=disttorch.float64)"),
+        (lambda: dt.tensor([True, False]), "tensor([ True, False])"),
+        (lambda: dt.tensor([[1, 2], [30, 4]]), "tensor([[ 1,  2],\n        [30,  4]])"),
+        (lambda: dt.zeros(2, 0), "tensor([], size=(2, 0))"),
+        (lambda: dt.zeros(0), "tensor([])"),
+        (lambda: dt.tensor([float("nan"), float("inf"), 1.0]), "tensor([nan, inf, 1.])"),
+        (lambda: dt.arange(2000), "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"),
+    ],
+)
 def test_repr_matches_pytorch_layout(make, expected):
     assert repr(make()) == expected
     assert str(make()) == expected
 
 
 def test_repr_wraps_long_rows_and_summarises_big_matrices():
-    r = repr(dt.arange(30.))
+    r = repr(dt.arange(30.0))
     lines = r.split("\n")
     assert len(lines) == 3 and all(len(line) <= 80 for line in lines)
     assert lines[1].startswith("        ")
@@ -232,19 +246,22 @@ def test_set_printoptions_matches_pytorch_layout():
 
 # ---------------------------------------------------------------------- parity with PyTorch
 @pytest.mark.parity
-@pytest.mark.parametrize("name,make", [
-    ("float_mixed", lambda L: L.tensor([[1.5, -2.25, 10.], [1e-3, 0., 7.]])),
-    ("ints", lambda L: L.arange(-5, 30).view(5, 7)),
-    ("bools", lambda L: L.tensor([[True, False], [False, True]])),
-    ("sci", lambda L: L.tensor([1e-8, 1., 1e5])),
-    ("big", lambda L: L.arange(5000.).view(50, 100) / 3),
-    ("long_row", lambda L: L.linspace(-1, 1, 40)),
-    ("float64_grad", lambda L: L.tensor([1., 2.], dtype=L.float64, requires_grad=True) * 2),
-    ("int32", lambda L: L.tensor([1, 2], dtype=L.int32)),
-    ("scalar", lambda L: L.tensor(-0.5)),
-    ("empty", lambda L: L.zeros(3, 0, 2)),
-    ("nan_inf", lambda L: L.tensor([float("nan"), -float("inf"), 2.])),
-])
+@pytest.mark.parametrize(
+    "name,make",
+    [
+        ("float_mixed", lambda L: L.tensor([[1.5, -2.25, 10.0], [1e-3, 0.0, 7.0]])),
+        ("ints", lambda L: L.arange(-5, 30).view(5, 7)),
+        ("bools", lambda L: L.tensor([[True, False], [False, True]])),
+        ("sci", lambda L: L.tensor([1e-8, 1.0, 1e5])),
+        ("big", lambda L: L.arange(5000.0).view(50, 100) / 3),
+        ("long_row", lambda L: L.linspace(-1, 1, 40)),
+        ("float64_grad", lambda L: L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True) * 2),
+        ("int32", lambda L: L.tensor([1, 2], dtype=L.int32)),
+        ("scalar", lambda L: L.tensor(-0.5)),
+        ("empty", lambda L: L.zeros(3, 0, 2)),
+        ("nan_inf", lambda L: L.tensor([float("nan"), -float("inf"), 2.0])),
+    ],
+)
 def test_repr_matches_pytorch(torch, name, make):
     assert repr(make(dt)) == repr(make(torch)).replace("torch.", "disttorch.")
 
@@ -257,6 +274,7 @@ def test_top_level_numel_detach_is_floating_point():
     d = dt.detach(t)
     assert not d.requires_grad and d.grad_fn is None and d._data is t._data
     for name in ("numel", "is_floating_point", "detach"):
-        with pytest.raises(TypeError, match=f"{name}\\(\\): argument 'input' \\(position 1\\) "
-                                            f"must be Tensor, not int"):
+        with pytest.raises(
+            TypeError, match=f"{name}\\(\\): argument 'input' \\(position 1\\) must be Tensor, not int"
+        ):
             getattr(dt, name)(3)

@@ -1,4 +1,5 @@
 """Datasets, samplers, collation and DataLoader (also with worker processes)."""
+
 import numpy as np
 import pytest
 
@@ -77,8 +78,9 @@ def test_samplers_are_seeded_and_batched():
 
 
 def test_default_collate_structures():
-    batch = default_collate([(dt.ones(2), 1, 2.5, "a", {"k": np.zeros(3)}),
-                             (dt.zeros(2), 2, 3.5, "b", {"k": np.ones(3)})])
+    batch = default_collate(
+        [(dt.ones(2), 1, 2.5, "a", {"k": np.zeros(3)}), (dt.zeros(2), 2, 3.5, "b", {"k": np.ones(3)})]
+    )
     t, ints, floats, strs, d = batch
     assert t.shape == (2, 2) and ints.dtype == dt.int64 and floats.dtype == dt.float64
     assert strs == ["a", "b"] and d["k"].shape == (2, 3)

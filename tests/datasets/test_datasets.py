@@ -1,4 +1,5 @@
 """disttorch.datasets: the shipped digits and Shakespeare text, and the character vocabulary."""
+
 import numpy as np
 import pytest
 
@@ -50,5 +51,7 @@ def test_shakespeare_and_vocabulary_round_trip():
 
 
 def test_data_path_rejects_unknown_names():
-    with pytest.raises(ValueError, match="unknown data file 'mnist.gz'; expected one of optdigits.tra.csv.gz"):
+    with pytest.raises(
+        ValueError, match="unknown data file 'mnist.gz'; expected one of optdigits.tra.csv.gz"
+    ):
         data_path("mnist.gz")

@@ -30,9 +30,7 @@ WORLDS = [1, 2, 3, 4, 5, 8]
 SIZES = [0, 1, 7, 1000]
 OPS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
 DTYPE_OPS = [
-    (dtype, op)
-    for dtype in (np.float32, np.float64, np.int64, np.int32, np.uint8)
-    for op in OPS
+    (dtype, op) for dtype in (np.float32, np.float64, np.int64, np.int32, np.uint8) for op in OPS
 ] + [(np.bool_, "min"), (np.bool_, "max")]
 TIMEOUT = 5.0
 
@@ -53,9 +51,7 @@ def make_data(rank: int, size: int, dtype, op: str, seed: int = 0) -> np.ndarray
         low = 0 if dtype.kind == "u" else -3
         return rng.integers(low, 4, size).astype(dtype)
     info = np.iinfo(dtype)
-    return rng.integers(max(info.min, -100), min(info.max, 100), size, endpoint=True).astype(
-        dtype
-    )
+    return rng.integers(max(info.min, -100), min(info.max, 100), size, endpoint=True).astype(dtype)
 
 
 def rank_order_fold(inputs: list[np.ndarray], ufunc) -> np.ndarray:
@@ -98,9 +94,7 @@ def run_cases(world: int, cases: list) -> list[list]:
 
 ALL_REDUCE = {
     "ring": ring.all_reduce,
-    "ring-segmented": lambda ch, buf, op: ring.all_reduce(
-        ch, buf, op, segment_bytes=SMALL_SEGMENT
-    ),
+    "ring-segmented": lambda ch, buf, op: ring.all_reduce(ch, buf, op, segment_bytes=SMALL_SEGMENT),
     "tree": tree.all_reduce,
     "star": star.all_reduce,
     "deterministic": deterministic.all_reduce,
@@ -126,10 +120,12 @@ def test_all_reduce_matches_numpy_and_is_identical_on_every_rank(name, world):
                 return buf
 
             cases.append(case)
-            checks.append((
-                f"{name} all_reduce world={world} size={size} {np.dtype(dtype)} {op}",
-                rank_order_fold(inputs, OPS[op]),
-            ))
+            checks.append(
+                (
+                    f"{name} all_reduce world={world} size={size} {np.dtype(dtype)} {op}",
+                    rank_order_fold(inputs, OPS[op]),
+                )
+            )
     for (what, expected), results in zip(checks, run_cases(world, cases)):
         for r in results:
             assert_matches(r, expected, what)
@@ -152,8 +148,12 @@ def test_all_reduce_large_buffer(name, world):
             return buf
 
         cases.append(case)
-        checks.append((f"{name} all_reduce world={world} size={size} {np.dtype(dtype)} {op}",
-                       rank_order_fold(inputs, OPS[op])))
+        checks.append(
+            (
+                f"{name} all_reduce world={world} size={size} {np.dtype(dtype)} {op}",
+                rank_order_fold(inputs, OPS[op]),
+            )
+        )
     for (what, expected), results in zip(checks, run_cases(world, cases)):
         assert_matches(results[0], expected, what)
         assert_bitwise_equal(results, what)
@@ -178,6 +178,7 @@ def test_min_max_with_signed_zeros_and_nans_are_bitwise_identical(name, world):
 
 # ---------------------------------------------------------------- deterministic mode
 
+
 @pytest.mark.parametrize("world", [2, 3, 4, 5, 7, 8])
 def test_deterministic_is_bitwise_rank_order_fold_whatever_the_algorithm(world):
     size = 5003
@@ -191,9 +192,7 @@ def test_deterministic_is_bitwise_rank_order_fold_whatever_the_algorithm(world):
 
     variants = {
         "deterministic": lambda ch, b: deterministic.all_reduce(ch, b, np.add),
-        "deterministic-segmented": lambda ch, b: deterministic.all_reduce(
-            ch, b, np.add, segment_bytes=100
-        ),
+        "deterministic-segmented": lambda ch, b: deterministic.all_reduce(ch, b, np.add, segment_bytes=100),
         "select ring": lambda ch, b: algorithms.all_reduce(
             ch, b, np.add, algorithm="ring", deterministic=True
         ),
@@ -236,6 +235,7 @@ def test_deterministic_env_variable_selects_rank_order(monkeypatch):
 
 # ---------------------------------------------------------------------- reduce_scatter
 
+
 def uneven_counts(world: int, seed: int) -> list[int]:
     """Block sizes with zeros and unequal lengths (at least one non-empty block)."""
     rng = np.random.default_rng(seed)
@@ -247,9 +247,7 @@ def uneven_counts(world: int, seed: int) -> list[int]:
 
 REDUCE_SCATTER = {
     "ring": ring.reduce_scatter,
-    "ring-segmented": lambda ch, buf, op, counts: ring.reduce_scatter(
-        ch, buf, op, counts, segment_bytes=8
-    ),
+    "ring-segmented": lambda ch, buf, op, counts: ring.reduce_scatter(ch, buf, op, counts, segment_bytes=8),
     "tree": tree.reduce_scatter,
     "star": star.reduce_scatter,
     "deterministic": deterministic.reduce_scatter,
@@ -267,8 +265,7 @@ def test_reduce_scatter_with_uneven_and_empty_blocks(name, world):
     cases, checks = [], []
     for counts in (uneven_counts(world, 1), uneven_counts(world, 4), [6] * world, [0] * world):
         offsets = np.concatenate([[0], np.cumsum(counts)])
-        for dtype, op in [(np.float64, "sum"), (np.int32, "prod"), (np.uint8, "max"),
-                          (np.float32, "min")]:
+        for dtype, op in [(np.float64, "sum"), (np.int32, "prod"), (np.uint8, "max"), (np.float32, "min")]:
             inputs = [make_data(r, sum(counts), dtype, op) for r in range(world)]
 
             def case(ch, inputs=inputs, op=op, counts=counts, offsets=offsets):
@@ -277,12 +274,12 @@ def test_reduce_scatter_with_uneven_and_empty_blocks(name, world):
                 return buf[offsets[ch.rank] : offsets[ch.rank + 1]]
 
             cases.append(case)
-            checks.append((f"{name} reduce_scatter counts={counts} {op}", offsets,
-                           rank_order_fold(inputs, OPS[op])))
+            checks.append(
+                (f"{name} reduce_scatter counts={counts} {op}", offsets, rank_order_fold(inputs, OPS[op]))
+            )
     for (what, offsets, expected), blocks in zip(checks, run_cases(world, cases)):
         for rank, block in enumerate(blocks):
-            assert_matches(block, expected[offsets[rank] : offsets[rank + 1]],
-                           f"{what} rank={rank}")
+            assert_matches(block, expected[offsets[rank] : offsets[rank + 1]], f"{what} rank={rank}")
 
 
 # -------------------------------------------------------------------------- all_gather
@@ -301,8 +298,13 @@ ALL_GATHER = {
 def test_all_gather_with_uneven_and_empty_blocks(name, world):
     fn = ALL_GATHER[name]
     cases, checks = [], []
-    for counts in (uneven_counts(world, 3), uneven_counts(world, 5), [5] * world,
-                   [0] * world, [0] * (world - 1) + [3]):
+    for counts in (
+        uneven_counts(world, 3),
+        uneven_counts(world, 5),
+        [5] * world,
+        [0] * world,
+        [0] * (world - 1) + [3],
+    ):
         offsets = np.concatenate([[0], np.cumsum(counts)])
         full = np.arange(sum(counts), dtype=np.int64) * 3 + 1
 
@@ -366,8 +368,7 @@ def test_reduce_to_every_root(name, world):
     fn = REDUCE[name]
     cases, checks = [], []
     for size in (0, 1, 7, 1001):
-        for dtype, op in [(np.float64, "sum"), (np.int64, "prod"), (np.int32, "min"),
-                          (np.bool_, "max")]:
+        for dtype, op in [(np.float64, "sum"), (np.int64, "prod"), (np.int32, "min"), (np.bool_, "max")]:
             inputs = [make_data(r, size, dtype, op, seed=2) for r in range(world)]
             for root in range(world):
 
@@ -377,8 +378,9 @@ def test_reduce_to_every_root(name, world):
                     return buf
 
                 cases.append(case)
-                checks.append((f"{name} reduce size={size} {op} root={root}", root,
-                               rank_order_fold(inputs, OPS[op])))
+                checks.append(
+                    (f"{name} reduce size={size} {op} root={root}", root, rank_order_fold(inputs, OPS[op]))
+                )
     for (what, root, expected), results in zip(checks, run_cases(world, cases)):
         assert_matches(results[root], expected, what)
         if name in ("star", "deterministic"):  # both fold in rank order
@@ -386,6 +388,7 @@ def test_reduce_to_every_root(name, world):
 
 
 # ------------------------------------------------------------- gather, scatter, all_to_all
+
 
 @pytest.mark.parametrize("world", WORLDS)
 @pytest.mark.parametrize("via_select", [False, True])
@@ -429,6 +432,7 @@ def test_all_to_all_with_unequal_blocks(world, fn):
 
 
 # ------------------------------------------------------------------ cost of the ring
+
 
 @pytest.mark.parametrize("world", [2, 3, 4, 5, 8])
 def test_ring_all_reduce_sends_2_n_minus_1_over_n_times_n_bytes(world):
@@ -477,6 +481,7 @@ def test_tree_schedule_pairs_every_participant_once_per_step():
 
 # ------------------------------------------------------------- watching the ring
 
+
 def test_on_step_callback_follows_describe_all_reduce():
     world = 4
     steps = {r: [] for r in range(world)}
@@ -485,9 +490,7 @@ def test_on_step_callback_follows_describe_all_reduce():
         buf = np.full(8, float(ch.rank + 1))
 
         def on_step(phase, step, send_peer, send_chunk, recv_peer, recv_chunk, b):
-            steps[ch.rank].append(
-                (phase, step, send_peer, send_chunk, recv_peer, recv_chunk, b.copy())
-            )
+            steps[ch.rank].append((phase, step, send_peer, send_chunk, recv_peer, recv_chunk, b.copy()))
 
         ring.all_reduce(ch, buf, np.add, on_step=on_step)
         return buf
@@ -498,12 +501,14 @@ def test_on_step_callback_follows_describe_all_reduce():
     for rank in range(world):
         records = steps[rank]
         assert [(p, s) for p, s, *_ in records] == [
-            ("reduce_scatter", 0), ("reduce_scatter", 1), ("reduce_scatter", 2),
-            ("all_gather", 0), ("all_gather", 1), ("all_gather", 2),
+            ("reduce_scatter", 0),
+            ("reduce_scatter", 1),
+            ("reduce_scatter", 2),
+            ("all_gather", 0),
+            ("all_gather", 1),
+            ("all_gather", 2),
         ]
-        for (phase, _step, send_peer, send_chunk, recv_peer, recv_chunk, _), line in zip(
-            records, table
-        ):
+        for (phase, _step, send_peer, send_chunk, recv_peer, recv_chunk, _), line in zip(records, table):
             assert send_peer == (rank + 1) % world and recv_peer == (rank - 1) % world
             verb = "add" if phase == "reduce_scatter" else "copy"
             cell = line[22 + 15 * rank : 22 + 15 * (rank + 1)].strip()
@@ -532,11 +537,13 @@ def test_debug_logging_reports_every_ring_step(caplog):
         run_collective(3, body)
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 3 * 2 * 2  # ranks x phases x (n - 1) steps
-    assert "ring reduce_scatter rank 0 step 0/2: sent block 2 to rank 1, reduced block 1 " \
-           "from rank 2" in messages
+    assert (
+        "ring reduce_scatter rank 0 step 0/2: sent block 2 to rank 1, reduced block 1 from rank 2" in messages
+    )
 
 
 # ------------------------------------------------------------------------ select
+
 
 def test_automatic_choice_by_size_and_world(monkeypatch):
     monkeypatch.delenv(select.ALGORITHM_ENV, raising=False)
@@ -584,6 +591,7 @@ def test_entry_point_honours_algorithm_argument():
 
 
 # ------------------------------------------------------------ errors and the channel
+
 
 def test_counts_that_do_not_match_the_buffer_are_rejected():
     def body(ch):

@@ -12,9 +12,8 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 import netns_helpers
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

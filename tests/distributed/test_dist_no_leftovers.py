@@ -46,7 +46,18 @@ def _launch(how: str, tmp: str, marker: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=REPO, TMPDIR=tmp, DISTTORCH_TIMEOUT="60")
     env.pop("DISTTORCH_JOB_SECRET", None)
     return subprocess.Popen(
-        [sys.executable, "-m", "disttorch.launcher", "--nproc", "2", "--stop-grace", "3", SCRIPT, how, marker],
+        [
+            sys.executable,
+            "-m",
+            "disttorch.launcher",
+            "--nproc",
+            "2",
+            "--stop-grace",
+            "3",
+            SCRIPT,
+            how,
+            marker,
+        ],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

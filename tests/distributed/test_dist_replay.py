@@ -9,9 +9,8 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import netns_helpers
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

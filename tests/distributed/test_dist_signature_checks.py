@@ -3,9 +3,7 @@ every rank naming both sides. DDP raises when a rank stopped training without ``
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 import numpy as np
 import pytest

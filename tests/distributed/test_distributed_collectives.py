@@ -5,6 +5,7 @@ the list of failures; sizes include 0, 1, sizes not divisible by the world size 
 large enough for the ring algorithm; inputs include non-contiguous tensors and NumPy arrays.
 Every rank also returns a digest of its all-reduce results: they must be bitwise identical.
 """
+
 from __future__ import annotations
 
 import functools
@@ -32,11 +33,11 @@ def value(rank: int, n: int, dtype: str, salt: int = 0) -> np.ndarray:
 def expected_reduction(ws: int, n: int, dtype: str, op: str) -> np.ndarray:
     inputs = [value(r, n, dtype) for r in range(ws)]
     if dtype == "bool":
-        fn = {"SUM": np.logical_or, "MAX": np.logical_or, "PRODUCT": np.logical_and,
-              "MIN": np.logical_and}[op]
+        fn = {"SUM": np.logical_or, "MAX": np.logical_or, "PRODUCT": np.logical_and, "MIN": np.logical_and}[
+            op
+        ]
     else:
-        fn = {"SUM": np.add, "AVG": np.add, "PRODUCT": np.multiply, "MIN": np.minimum,
-              "MAX": np.maximum}[op]
+        fn = {"SUM": np.add, "AVG": np.add, "PRODUCT": np.multiply, "MIN": np.minimum, "MAX": np.maximum}[op]
     out = functools.reduce(lambda a, b: fn(a, b).astype(a.dtype), inputs)
     if op == "AVG":
         out = (out / ws).astype(dtype)
@@ -78,7 +79,10 @@ def check_everything(rank: int, ws: int) -> dict:
                 version = t._version
                 dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
                 want = expected_reduction(ws, n, dtype, op)
-                expect(close(t.numpy(), want), f"all_reduce {op} {dtype}[{n}] gave {t.numpy()[:5]}, want {want[:5]}")
+                expect(
+                    close(t.numpy(), want),
+                    f"all_reduce {op} {dtype}[{n}] gave {t.numpy()[:5]}, want {want[:5]}",
+                )
                 expect(t._version > version, f"all_reduce {op} {dtype}[{n}] did not bump the version")
                 digests.append(hashlib.sha1(t.numpy().tobytes()).hexdigest())
     # all_reduce on a large buffer (ring), a non-contiguous Tensor and a NumPy array
@@ -90,8 +94,10 @@ def check_everything(rank: int, ws: int) -> dict:
     view = grid.t()
     assert not view._data.flags.c_contiguous
     dist.all_reduce(view, op=dist.ReduceOp.MAX)
-    expect(close(grid.numpy(), expected_reduction(ws, 12, "float64", "MAX").reshape(3, 4)),
-           "all_reduce on a transposed view did not write through to its base")
+    expect(
+        close(grid.numpy(), expected_reduction(ws, 12, "float64", "MAX").reshape(3, 4)),
+        "all_reduce on a transposed view did not write through to its base",
+    )
     strided = value(rank, 20, "int64")
     dist.all_reduce(strided[::3])
     want = value(rank, 20, "int64")
@@ -103,11 +109,15 @@ def check_everything(rank: int, ws: int) -> dict:
         for dtype, n in (("float32", 7), ("int64", 1001), ("bool", 5), ("float64", 0)):
             t = tensor(value(rank, n, dtype, salt=10 * root))
             dist.broadcast(t, src=root)
-            expect(np.array_equal(t.numpy(), value(root, n, dtype, salt=10 * root)),
-                   f"broadcast {dtype}[{n}] from {root}")
+            expect(
+                np.array_equal(t.numpy(), value(root, n, dtype, salt=10 * root)),
+                f"broadcast {dtype}[{n}] from {root}",
+            )
         b = value(rank, RING_SIZE, "float32", salt=root)
         dist.broadcast(b, src=root)
-        expect(np.array_equal(b, value(root, RING_SIZE, "float32", salt=root)), f"large broadcast from {root}")
+        expect(
+            np.array_equal(b, value(root, RING_SIZE, "float32", salt=root)), f"large broadcast from {root}"
+        )
         for op in ("SUM", "MAX", "PRODUCT"):
             t = tensor(value(rank, 7, "int32"))
             dist.reduce(t, dst=root, op=getattr(dist.ReduceOp, op))
@@ -126,8 +136,10 @@ def check_everything(rank: int, ws: int) -> dict:
             expect(np.array_equal(outs[r].numpy(), value(r, n, dtype)), f"all_gather {dtype}[{n}] block {r}")
         flat = tensor(np.zeros((ws, n), dtype))
         dist.all_gather_into_tensor(flat, tensor(value(rank, n, dtype)))
-        expect(np.array_equal(flat.numpy(), np.stack([value(r, n, dtype) for r in range(ws)])),
-               f"all_gather_into_tensor {dtype}[{n}]")
+        expect(
+            np.array_equal(flat.numpy(), np.stack([value(r, n, dtype) for r in range(ws)])),
+            f"all_gather_into_tensor {dtype}[{n}]",
+        )
     with pytest.raises(ValueError, match="world_size"):
         dist.all_gather_into_tensor(np.zeros(ws * 3 + 1), np.zeros(3))
 
@@ -135,21 +147,26 @@ def check_everything(rank: int, ws: int) -> dict:
     for op in ("SUM", "MIN", "AVG"):
         n = 5
         full = [value(rank, ws * n, "float64")]
-        inputs = [tensor(full[0][i * n:(i + 1) * n]) for i in range(ws)]
+        inputs = [tensor(full[0][i * n : (i + 1) * n]) for i in range(ws)]
         out = tensor(np.zeros(n))
         dist.reduce_scatter(out, inputs, op=getattr(dist.ReduceOp, op))
-        want = expected_reduction(ws, ws * n, "float64", op)[rank * n:(rank + 1) * n]
+        want = expected_reduction(ws, ws * n, "float64", op)[rank * n : (rank + 1) * n]
         expect(close(out.numpy(), want), f"reduce_scatter {op}")
         source = tensor(value(rank, ws * n, "float64"))
         out2 = tensor(np.zeros(n))
         dist.reduce_scatter_tensor(out2, source, op=getattr(dist.ReduceOp, op))
         expect(close(out2.numpy(), want), f"reduce_scatter_tensor {op}")
-        expect(np.array_equal(source.numpy(), value(rank, ws * n, "float64")), "reduce_scatter_tensor changed its input")
+        expect(
+            np.array_equal(source.numpy(), value(rank, ws * n, "float64")),
+            "reduce_scatter_tensor changed its input",
+        )
     big_out = np.zeros(RING_SIZE // ws, np.float32)
     dist.reduce_scatter_tensor(big_out, value(rank, (RING_SIZE // ws) * ws, "float32"))
     m = RING_SIZE // ws
-    expect(close(big_out, expected_reduction(ws, m * ws, "float32", "SUM")[rank * m:(rank + 1) * m]),
-           "large reduce_scatter_tensor")
+    expect(
+        close(big_out, expected_reduction(ws, m * ws, "float32", "SUM")[rank * m : (rank + 1) * m]),
+        "large reduce_scatter_tensor",
+    )
 
     # gather / scatter to and from every rank
     for root in range(ws):
@@ -168,12 +185,17 @@ def check_everything(rank: int, ws: int) -> dict:
     recv = [tensor(np.zeros(src + rank + 1, np.int64)) for src in range(ws)]
     dist.all_to_all(recv, send)
     for src in range(ws):
-        expect(np.array_equal(recv[src].numpy(), np.full(src + rank + 1, 100 * src + rank)), f"all_to_all from {src}")
+        expect(
+            np.array_equal(recv[src].numpy(), np.full(src + rank + 1, 100 * src + rank)),
+            f"all_to_all from {src}",
+        )
     single_in = np.repeat(np.arange(ws, dtype=np.float32) + 10 * rank, 2).reshape(ws * 2, 1)
     single_out = np.zeros((ws * 2, 1), np.float32)
     dist.all_to_all_single(single_out, single_in)
-    expect(np.array_equal(single_out[:, 0], np.repeat(10 * np.arange(ws) + rank, 2).astype(np.float32)),
-           f"all_to_all_single gave {single_out[:, 0]}")
+    expect(
+        np.array_equal(single_out[:, 0], np.repeat(10 * np.arange(ws) + rank, 2).astype(np.float32)),
+        f"all_to_all_single gave {single_out[:, 0]}",
+    )
 
     # async handles: several queued at once, results in order
     works = []
@@ -181,12 +203,18 @@ def check_everything(rank: int, ws: int) -> dict:
     for t in tensors:
         works.append(dist.all_reduce(t, async_op=True))
     for k, (w, t) in enumerate(zip(works, tensors)):
-        expect(w.wait() is True and w.is_completed() and w.is_success() and w.exception() is None,
-               "async Work state")
+        expect(
+            w.wait() is True and w.is_completed() and w.is_success() and w.exception() is None,
+            "async Work state",
+        )
         want = functools.reduce(np.add, [value(r, 33, "float32", salt=k) for r in range(ws)])
         expect(close(t.numpy(), want), f"async all_reduce #{k}")
         expect(w.result()[0] is t, "Work.result() holds the tensor")
-    fut = dist.all_reduce(tensor(np.ones(3)), async_op=True).get_future().then(lambda f: f.value()[0].numpy().sum())
+    fut = (
+        dist.all_reduce(tensor(np.ones(3)), async_op=True)
+        .get_future()
+        .then(lambda f: f.value()[0].numpy().sum())
+    )
     expect(fut.wait() == 3 * ws, "Future.then chains on the result")
     dist.barrier()
     w = dist.barrier(async_op=True)
@@ -197,8 +225,7 @@ def check_everything(rank: int, ws: int) -> dict:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("world_size,transport", [(1, "ipc"), (2, "ipc"), (3, "ipc"), (4, "ipc"),
-                                                  (2, "tcp")])
+@pytest.mark.parametrize("world_size,transport", [(1, "ipc"), (2, "ipc"), (3, "ipc"), (4, "ipc"), (2, "tcp")])
 def test_every_collective(world_size, transport):
     # "ipc": same-host defaults (ipc sockets, large payloads through shared memory);
     # "tcp": loopback tcp without shared memory (large payloads sent zero-copy over sockets).
@@ -216,6 +243,7 @@ def _async_inline(rank: int, ws: int) -> dict:
     import disttorch as torch
     import disttorch.distributed as dist
     from disttorch.distributed.groups import resolve_group
+
     dist.init_process_group()
     pg = resolve_group(None)
     idle = torch.full((1000,), float(rank + 1))
@@ -231,9 +259,13 @@ def _async_inline(rank: int, ws: int) -> dict:
     late_work.wait()
     for w in works:
         w.wait()
-    out = {"completed_at_once": completed_at_once, "idle": idle.numpy()[:3].tolist(),
-           "queued": [t.numpy()[-1] for t in queued], "late": late.numpy()[:3].tolist(),
-           "flag_after": pg._caller.inline}
+    out = {
+        "completed_at_once": completed_at_once,
+        "idle": idle.numpy()[:3].tolist(),
+        "queued": [t.numpy()[-1] for t in queued],
+        "late": late.numpy()[:3].tolist(),
+        "flag_after": pg._caller.inline,
+    }
     dist.destroy_process_group()
     return out
 

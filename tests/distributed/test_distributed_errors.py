@@ -4,6 +4,7 @@ Each test starts real processes with a timeout of its own; the assertions check 
 involved rank raises, what the message names (both sides, the collective, the rank at
 fault) and how quickly it happens.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,22 +37,26 @@ def mismatch(rank: int, ws: int, kind: str) -> None:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("kind,mine,theirs", [
-    ("op", r"all_reduce\(float32\[10\], op=SUM\) #2", r"broadcast\(float32\[10\], root=0\) #2"),
-    ("dtype", r"all_reduce\(float32\[10\], op=SUM\) #2", r"all_reduce\(float64\[10\], op=SUM\) #2"),
-    ("shape", r"all_reduce\(float32\[10\], op=SUM\) #2", r"all_reduce\(float32\[11\], op=SUM\) #2"),
-])
+@pytest.mark.parametrize(
+    "kind,mine,theirs",
+    [
+        ("op", r"all_reduce\(float32\[10\], op=SUM\) #2", r"broadcast\(float32\[10\], root=0\) #2"),
+        ("dtype", r"all_reduce\(float32\[10\], op=SUM\) #2", r"all_reduce\(float64\[10\], op=SUM\) #2"),
+        ("shape", r"all_reduce\(float32\[10\], op=SUM\) #2", r"all_reduce\(float32\[11\], op=SUM\) #2"),
+    ],
+)
 def test_mismatch_raises_on_both_sides_naming_both(kind, mine, theirs):
     import disttorch.distributed as dist
+
     start = time.monotonic()
-    results = run_ranks(mismatch, 2, args=(kind,), timeout=40, check=False,
-                        env={"DISTTORCH_TIMEOUT": "30"})
+    results = run_ranks(mismatch, 2, args=(kind,), timeout=40, check=False, env={"DISTTORCH_TIMEOUT": "30"})
     assert time.monotonic() - start < 20, "a mismatch must fail fast, not at the timeout"
     for r in results:
         assert isinstance(r.error, dist.CollectiveMismatchError), r.describe()
         text = str(r.error)
         assert "rank 0" in text and "rank 1" in text, text
         import re
+
         assert re.search(mine, text) and re.search(theirs, text), text
 
 
@@ -76,11 +81,14 @@ def timeout_then_reuse(rank: int, ws: int) -> float:
 @pytest.mark.timeout(40)
 def test_timeout_names_collective_and_silent_rank():
     import disttorch.distributed as dist
+
     results = run_ranks(timeout_then_reuse, 2, timeout=30, check=False)
     e0, e1 = _errors(results)
     assert isinstance(e0, dist.DistTimeoutError), results[0].describe()
     text = str(e0)
-    assert "all_reduce(float64[3], op=SUM) #2 timed out on rank 0" in text and "waiting for rank 1" in text, text
+    assert "all_reduce(float64[3], op=SUM) #2 timed out on rank 0" in text and "waiting for rank 1" in text, (
+        text
+    )
     elapsed = float(text.rsplit("after ", 1)[1].split(" s]")[0])
     assert 1.5 < elapsed < 8, elapsed
     # The late rank learns why instead of waiting for its own timeout.
@@ -153,6 +161,7 @@ def monitored(rank: int, ws: int) -> None:
 @pytest.mark.timeout(40)
 def test_monitored_barrier_names_missing_ranks():
     import disttorch.distributed as dist
+
     results = run_ranks(monitored, 4, timeout=30, check=False)
     for r in results[:2]:
         assert isinstance(r.error, dist.DistTimeoutError), r.describe()
@@ -177,8 +186,9 @@ def intruders(rank: int, ws: int) -> int:
     refused = 0
     if rank == 0:
         import json
+
         endpoint = json.loads(pg.store.get(f"{pg.prefix}ep/1"))["tcp"]
-        host, port = endpoint[len("tcp://"):].rsplit(":", 1)
+        host, port = endpoint[len("tcp://") :].rsplit(":", 1)
         ctx = zmq.Context()
         for secret in (None, bytes(32), b"wrong secret!"):
             s = ctx.socket(zmq.DEALER)
@@ -194,8 +204,12 @@ def intruders(rank: int, ws: int) -> int:
                     event = parse_monitor_message(mon.recv_multipart())["event"]
                     if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                         outcome = "accepted"
-                    elif event in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                                   zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL, zmq.EVENT_DISCONNECTED):
+                    elif event in (
+                        zmq.EVENT_HANDSHAKE_FAILED_AUTH,
+                        zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                        zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+                        zmq.EVENT_DISCONNECTED,
+                    ):
                         outcome = "refused"
             refused += outcome == "refused"
             s.close(linger=0)
@@ -208,9 +222,9 @@ def intruders(rank: int, ws: int) -> int:
         own = pg.transport._peers[1].dealer
         own.send(b"only one frame")
         own.send_multipart([b"short header", b""])
-        bad = wire.Header(wire.DATA, 77, 3, 0, 1, 8, -1, 1000, 0, 0, 8000)   # foreign group
+        bad = wire.Header(wire.DATA, 77, 3, 0, 1, 8, -1, 1000, 0, 0, 8000)  # foreign group
         own.send_multipart([wire.pack(bad), bytes(8000)])
-        lying = wire.Header(wire.DATA, 0, 3, 0, 1, 8, -1, 1000, 0, 0, 16)   # wrong length
+        lying = wire.Header(wire.DATA, 0, 3, 0, 1, 8, -1, 1000, 0, 0, 16)  # wrong length
         own.send_multipart([wire.pack(lying), bytes(8)])
         ctx.term()
     for k in range(3):
@@ -234,7 +248,7 @@ def dropped(rank: int, ws: int) -> str:
     for _ in range(2):
         dist.all_reduce(np.ones(8))
     try:
-        dist.all_reduce(np.ones(8))    # collective 3: rank 1 drops its connections first
+        dist.all_reduce(np.ones(8))  # collective 3: rank 1 drops its connections first
     except dist.DistError as e:
         return f"{type(e).__name__}: {e}"
     return "completed"
@@ -255,10 +269,10 @@ def root_list_errors(rank: int, ws: int) -> list[str]:
     x = np.ones(3, np.float32)
     messages = []
     attempts = [
-        lambda: dist.gather(x, [np.ones(3, np.float32)] * ws, dst=1),           # list on a non-dst rank
-        lambda: dist.scatter(x, [np.ones(3, np.float32)] * ws, src=1),          # list on a non-src rank
-        lambda: dist.gather(x, [np.ones(4, np.float32)] * ws, dst=0),           # wrong size
-        lambda: dist.scatter(x, [np.ones(3, np.float64)] * ws, src=0),          # wrong dtype
+        lambda: dist.gather(x, [np.ones(3, np.float32)] * ws, dst=1),  # list on a non-dst rank
+        lambda: dist.scatter(x, [np.ones(3, np.float32)] * ws, src=1),  # list on a non-src rank
+        lambda: dist.gather(x, [np.ones(4, np.float32)] * ws, dst=0),  # wrong size
+        lambda: dist.scatter(x, [np.ones(3, np.float64)] * ws, src=0),  # wrong dtype
     ]
     for attempt in attempts if rank == 0 else ():
         try:
@@ -267,7 +281,7 @@ def root_list_errors(rank: int, ws: int) -> list[str]:
             messages.append(str(e))
     dist.barrier()
     out = [np.zeros(3, np.float32) for _ in range(ws)] if rank == 0 else None
-    dist.gather(np.full(3, rank, np.float32), out, dst=0)   # the group still works afterwards
+    dist.gather(np.full(3, rank, np.float32), out, dst=0)  # the group still works afterwards
     if rank == 0:
         messages.append(repr([o.tolist() for o in out]))
     dist.destroy_process_group()

@@ -1,4 +1,5 @@
 """Process-group API, subgroups, point-to-point messages and object collectives on real processes."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -81,7 +82,7 @@ def point_to_point(rank: int, ws: int) -> None:
         dist.send(np.zeros(4, np.float32), dst=1, tag=3)
     elif rank == 1:
         first, second = disttorch.zeros(2), disttorch.zeros(2)
-        assert dist.recv(first, src=0, tag=1) == 0    # tag 1 does not wait behind tag 2
+        assert dist.recv(first, src=0, tag=1) == 0  # tag 1 does not wait behind tag 2
         assert dist.recv(second, src=0, tag=2) == 0
         assert first.tolist() == [1.0, 1.0] and second.tolist() == [2.0, 2.0]
         dist.send(np.array([rank], np.int32), dst=0, tag=9)
@@ -99,9 +100,13 @@ def point_to_point(rank: int, ws: int) -> None:
         dist.send(np.zeros(1), dst=rank)
     if rank in (0, 2):  # a batched exchange between ranks 0 and 2, both posting send first
         other = 2 - rank
-        got = np.zeros(300_000, np.float32)       # large enough for a zero-copy send
-        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, np.full(300_000, rank, np.float32), other),
-                                        dist.P2POp(dist.irecv, got, other)])
+        got = np.zeros(300_000, np.float32)  # large enough for a zero-copy send
+        works = dist.batch_isend_irecv(
+            [
+                dist.P2POp(dist.isend, np.full(300_000, rank, np.float32), other),
+                dist.P2POp(dist.irecv, got, other),
+            ]
+        )
         for w in works:
             w.wait()
         assert (got == other).all()
@@ -118,7 +123,7 @@ def test_point_to_point_with_tags():
 class Payload:
     def __init__(self, rank):
         self.rank = rank
-        self.square = lambda: rank * rank   # needs cloudpickle
+        self.square = lambda: rank * rank  # needs cloudpickle
 
 
 def objects(rank: int, ws: int) -> None:

@@ -1,4 +1,5 @@
 """Unit tests of the wire format and the shared-memory rings (no processes started)."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,9 @@ from disttorch.distributed.wire import shm
 
 
 def header(**changes) -> wire.Header:
-    h = wire.Header(wire.DATA, 0, 7, 0, wire.op_code("all_reduce"), wire.dtype_code(np.float32),
-                    -1, 10, 0, 1, 40)
+    h = wire.Header(
+        wire.DATA, 0, 7, 0, wire.op_code("all_reduce"), wire.dtype_code(np.float32), -1, 10, 0, 1, 40
+    )
     return h._replace(**changes)
 
 
@@ -22,20 +24,26 @@ def test_header_round_trip_and_description():
     assert wire.unpack(wire.pack(h), group=0, size=2) == h
     assert len(wire.pack(h)) == wire.HEADER_SIZE == 53
     assert wire.describe(h.op, h.dtype, h.numel, h.root) == "all_reduce(float32[10])"
-    assert wire.describe(h.op, h.dtype, h.numel, h.root, wire.REDOPS.index("MAX")) == "all_reduce(float32[10], op=MAX)"
+    assert (
+        wire.describe(h.op, h.dtype, h.numel, h.root, wire.REDOPS.index("MAX"))
+        == "all_reduce(float32[10], op=MAX)"
+    )
     with_op = h._replace(redop=wire.REDOPS.index("AVG"))
     assert wire.unpack(wire.pack(with_op), group=0, size=2) == with_op
     assert wire.describe(wire.op_code("broadcast"), h.dtype, 3, 1) == "broadcast(float32[3], root=1)"
 
 
-@pytest.mark.parametrize("frame,message", [
-    (b"x" * 10, "header frame of 10 bytes"),
-    (b"XX" + wire.pack(header())[2:], "bad magic"),
-    (wire.pack(header(kind=9)), "unknown message kind"),
-    (wire.pack(header(group=3)), "group 3 arrived at group 0"),
-    (wire.pack(header(sender=5)), "sender rank 5 outside a group of 2"),
-    (wire.pack(header(op=200)), "unknown op"),
-])
+@pytest.mark.parametrize(
+    "frame,message",
+    [
+        (b"x" * 10, "header frame of 10 bytes"),
+        (b"XX" + wire.pack(header())[2:], "bad magic"),
+        (wire.pack(header(kind=9)), "unknown message kind"),
+        (wire.pack(header(group=3)), "group 3 arrived at group 0"),
+        (wire.pack(header(sender=5)), "sender rank 5 outside a group of 2"),
+        (wire.pack(header(op=200)), "unknown op"),
+    ],
+)
 def test_malformed_headers_are_rejected(frame, message):
     with pytest.raises(wire.MalformedHeader, match=message):
         wire.unpack(frame, group=0, size=2)

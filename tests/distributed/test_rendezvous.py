@@ -40,12 +40,24 @@ def test_expand_hostlist_rejects_malformed_lists(bad):
 
 # ---------------------------------------------------------------- env://
 
-TORCHRUN = {"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "MASTER_ADDR": "10.0.0.5", "MASTER_PORT": "29500"}
+TORCHRUN = {
+    "RANK": "1",
+    "WORLD_SIZE": "4",
+    "LOCAL_RANK": "1",
+    "MASTER_ADDR": "10.0.0.5",
+    "MASTER_PORT": "29500",
+}
 
 
 def test_env_torchrun_variables():
     config = parse_init_method("env://", env=TORCHRUN)
-    assert (config.kind, config.rank, config.world_size, config.host, config.port) == ("tcp", 1, 4, "10.0.0.5", 29500)
+    assert (config.kind, config.rank, config.world_size, config.host, config.port) == (
+        "tcp",
+        1,
+        4,
+        "10.0.0.5",
+        29500,
+    )
     assert config.is_master is False
     assert parse_init_method(None, env={**TORCHRUN, "RANK": "0"}).is_master is True
     # arguments win over the environment, as in torch.distributed
@@ -59,13 +71,20 @@ def test_env_agent_store_makes_every_rank_a_client():
 
 def test_env_slurm_variables_and_nodelist():
     env = {
-        "SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1", "SLURM_NNODES": "2",
-        "SLURM_STEP_NODELIST": "node[07-08]", "SLURM_NODELIST": "other[1-9]", "SLURM_JOB_ID": "4242",
+        "SLURM_PROCID": "5",
+        "SLURM_NTASKS": "8",
+        "SLURM_LOCALID": "1",
+        "SLURM_NNODES": "2",
+        "SLURM_STEP_NODELIST": "node[07-08]",
+        "SLURM_NODELIST": "other[1-9]",
+        "SLURM_JOB_ID": "4242",
     }
     config = parse_init_method("env://", env=env)
     assert (config.rank, config.world_size, config.host) == (5, 8, "node07")
     assert 20000 <= config.port < 30000
-    assert parse_init_method("env://", env={**env, "SLURM_PROCID": "0"}).port == config.port  # every rank agrees
+    assert (
+        parse_init_method("env://", env={**env, "SLURM_PROCID": "0"}).port == config.port
+    )  # every rank agrees
     assert parse_init_method("env://", env={**env, "SLURM_JOB_ID": "4243"}).port != config.port
     assert local_rank(env) == 1
     del env["SLURM_STEP_NODELIST"]
@@ -76,14 +95,19 @@ def test_env_slurm_variables_and_nodelist():
 
 def test_env_open_mpi_variables():
     env = {
-        "OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "2",
-        "OMPI_COMM_WORLD_LOCAL_SIZE": "4", "PMIX_NAMESPACE": "prterun-host-1234@1",
+        "OMPI_COMM_WORLD_RANK": "2",
+        "OMPI_COMM_WORLD_SIZE": "4",
+        "OMPI_COMM_WORLD_LOCAL_RANK": "2",
+        "OMPI_COMM_WORLD_LOCAL_SIZE": "4",
+        "PMIX_NAMESPACE": "prterun-host-1234@1",
     }
     config = parse_init_method("env://", env=env)
     assert (config.rank, config.world_size, config.host) == (2, 4, "127.0.0.1")
     assert 20000 <= config.port < 30000
     assert local_rank(env) == 2
-    with pytest.raises(ValueError, match=r"MASTER_ADDR expected for a multi-node Open MPI job.*mpirun -x MASTER_ADDR"):
+    with pytest.raises(
+        ValueError, match=r"MASTER_ADDR expected for a multi-node Open MPI job.*mpirun -x MASTER_ADDR"
+    ):
         parse_init_method("env://", env={**env, "OMPI_COMM_WORLD_LOCAL_SIZE": "2"})
 
 
@@ -144,7 +168,9 @@ def test_bad_urls(url, message):
 
 
 def test_tcp_without_rank_says_how_to_give_it():
-    with pytest.raises(ValueError, match=r"tcp:// init_method needs rank and world_size.*\?rank=..&world_size="):
+    with pytest.raises(
+        ValueError, match=r"tcp:// init_method needs rank and world_size.*\?rank=..&world_size="
+    ):
         parse_init_method("tcp://127.0.0.1:1234", env={})
 
 

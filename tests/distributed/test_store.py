@@ -143,7 +143,9 @@ def test_get_timeout_names_the_key(store):
     s.set_timeout(timedelta(seconds=0.3))
     assert s.timeout == timedelta(seconds=0.3)
     start = time.monotonic()
-    with pytest.raises(DistStoreError, match=r"get timed out after 0\.3 s waiting for key\(s\) '.*never_set'"):
+    with pytest.raises(
+        DistStoreError, match=r"get timed out after 0\.3 s waiting for key\(s\) '.*never_set'"
+    ):
         s.get("never_set")
     assert 0.25 <= time.monotonic() - start < 3
 
@@ -167,7 +169,9 @@ def test_append_check_and_wait(store):
     assert s.check(["log", "absent"]) is False
     threading.Timer(0.2, other.set, args=("w2", "x")).start()
     s.wait(["log", "w2"])  # returns once both exist
-    with pytest.raises(DistStoreError, match=r"wait timed out after 0\.2 s waiting for key\(s\) '.*absent'") as err:
+    with pytest.raises(
+        DistStoreError, match=r"wait timed out after 0\.2 s waiting for key\(s\) '.*absent'"
+    ) as err:
         s.wait(["log", "absent"], timedelta(seconds=0.2))
     assert "log'" not in str(err.value)  # only the missing key is named
 
@@ -229,7 +233,8 @@ def test_tcp_master_picks_a_port_and_listens_on_loopback_only():
     with TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=5)) as master:
         assert 0 < master.port < 65536
         listening = [
-            c.laddr for c in psutil.Process().net_connections("tcp")
+            c.laddr
+            for c in psutil.Process().net_connections("tcp")
             if c.status == psutil.CONN_LISTEN and c.laddr.port == master.port
         ]
         assert [addr.ip for addr in listening] == ["127.0.0.1"]
@@ -238,7 +243,9 @@ def test_tcp_master_picks_a_port_and_listens_on_loopback_only():
 @pytest.mark.timeout(30)
 def test_tcp_master_on_a_busy_port_says_so():
     with TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=5)) as first:
-        with pytest.raises(DistNetworkError, match=f"cannot listen on 127.0.0.1:{first.port}: Address already in use"):
+        with pytest.raises(
+            DistNetworkError, match=f"cannot listen on 127.0.0.1:{first.port}: Address already in use"
+        ):
             TCPStore("127.0.0.1", first.port, is_master=True, timeout=timedelta(seconds=5))
 
 
@@ -276,7 +283,9 @@ def test_tcp_master_waits_for_workers():
     start = time.monotonic()
     with TCPStore("127.0.0.1", port, world_size=2, is_master=True, timeout=timedelta(seconds=10)):
         assert time.monotonic() - start >= 0.3
-    with pytest.raises(DistStoreError, match=r"waited 0.3 s for 3 processes to connect, but only 1 of 3 checked in"):
+    with pytest.raises(
+        DistStoreError, match=r"waited 0.3 s for 3 processes to connect, but only 1 of 3 checked in"
+    ):
         TCPStore("127.0.0.1", 0, world_size=3, is_master=True, timeout=timedelta(seconds=0.3))
 
 
@@ -332,7 +341,9 @@ def test_tcp_late_reply_to_an_abandoned_get_is_discarded():
 def test_tcp_client_shared_by_threads():
     pair = _TcpPair(timedelta(seconds=10))
     try:
-        threads = [threading.Thread(target=lambda: [pair.client.add("t", 1) for _ in range(50)]) for _ in range(8)]
+        threads = [
+            threading.Thread(target=lambda: [pair.client.add("t", 1) for _ in range(50)]) for _ in range(8)
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -414,15 +425,21 @@ def test_tcp_client_notices_a_dead_master_within_seconds(monkeypatch):
         print(store.port, flush=True)
         time.sleep(60)
     """
-    master = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env={**os.environ, "PYTHONPATH": str(REPO)},
-                              stdout=subprocess.PIPE, text=True)
+    master = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         port = int(master.stdout.readline())
         client = TCPStore("127.0.0.1", port, timeout=timedelta(seconds=60))
         client.set("before", "death")
         threading.Timer(0.5, master.kill).start()
         start = time.monotonic()
-        with pytest.raises(DistNetworkError, match=f"lost the connection to the store at 127.0.0.1:{port} during GET"):
+        with pytest.raises(
+            DistNetworkError, match=f"lost the connection to the store at 127.0.0.1:{port} during GET"
+        ):
             client.get("never")
         assert time.monotonic() - start < 4
         client.close()

@@ -176,8 +176,8 @@ def _zmtp_pieces(stream: bytes) -> list[bytes]:
     while position < len(stream):
         long_frame = stream[position] & 0x02
         header = 9 if long_frame else 2
-        size = int.from_bytes(stream[position + 1:position + header], "big")
-        pieces.append(stream[position:position + header + size])
+        size = int.from_bytes(stream[position + 1 : position + header], "big")
+        pieces.append(stream[position : position + header + size])
         position += header + size
     return pieces
 
@@ -220,7 +220,9 @@ def test_without_a_secret_only_loopback_clients_are_admitted(caplog):
         pytest.skip("this machine has no non-loopback IPv4 address")
     with TCPStore("0.0.0.0", 0, is_master=True, timeout=timedelta(seconds=5), secret=None) as master:
         with caplog.at_level(logging.WARNING, logger="disttorch.distributed.auth"):
-            with pytest.raises(AuthenticationError, match="multi-node job needs the same DISTTORCH_JOB_SECRET"):
+            with pytest.raises(
+                AuthenticationError, match="multi-node job needs the same DISTTORCH_JOB_SECRET"
+            ):
                 TCPStore(address, master.port, timeout=timedelta(seconds=5), secret=None)
         assert f"refused connection from {address}: no DISTTORCH_JOB_SECRET is set here" in caplog.text
         with TCPStore("127.0.0.1", master.port, timeout=timedelta(seconds=5), secret=None) as local:
@@ -311,7 +313,9 @@ def test_random_frames_from_a_member_never_crash_the_server(master):
 def test_oversized_frame_drops_only_the_sender(master):
     member = RawClient(master.port, bytes.fromhex(SECRET))
     try:
-        member.send(protocol.encode_request(Command.SET, 1, b"huge", b"\0" * (protocol.MAX_VALUE_BYTES + 4096)))
+        member.send(
+            protocol.encode_request(Command.SET, 1, b"huge", b"\0" * (protocol.MAX_VALUE_BYTES + 4096))
+        )
         assert member.reply(timeout_ms=1500) is None  # ZeroMQ's MAXMSGSIZE cut the connection
     finally:
         member.close()
@@ -323,7 +327,10 @@ def test_parse_request_raises_only_protocol_errors_on_random_input():
     rng = random.Random(2)
     accepted = 0
     for i in range(20000):
-        frames = [bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 8, 10, 12]))) for _ in range(rng.randint(0, 4))]
+        frames = [
+            bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 8, 10, 12])))
+            for _ in range(rng.randint(0, 4))
+        ]
         if frames and rng.random() < 0.7:
             frames[0] = struct.pack("!BBQ", 1, rng.randint(0, 12), i)
         try:

@@ -24,11 +24,16 @@ from disttorch.distributed.base import auth
 from launcher_scripts.harness import alive, assert_all_gone, launch, start, wait_for_files
 
 TRAIN = Path(__file__).resolve().parents[1] / "fault_scripts" / "train_ddp.py"
-STEPS = 16                       # 2 epochs of 8 steps (64 samples, 2 ranks, batch 4)
-KILL_STEPS = random.Random(2026).sample(range(2, STEPS), 2)   # a random step for each rank
-TALLY = {"faults injected": 0, "faults survived (run finished, parameters exact)": 0,
-         "faults diagnosed (error names the rank)": 0, "bad inputs sent": 0,
-         "wrong-secret connections refused": 0, "runs with different parameters (lost)": 0}
+STEPS = 16  # 2 epochs of 8 steps (64 samples, 2 ranks, batch 4)
+KILL_STEPS = random.Random(2026).sample(range(2, STEPS), 2)  # a random step for each rank
+TALLY = {
+    "faults injected": 0,
+    "faults survived (run finished, parameters exact)": 0,
+    "faults diagnosed (error names the rank)": 0,
+    "bad inputs sent": 0,
+    "wrong-secret connections refused": 0,
+    "runs with different parameters (lost)": 0,
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -65,13 +70,24 @@ def test_kill_9_each_rank_then_restart_resumes_exactly(tmp_path, reference, rank
     step = KILL_STEPS[rank]
     print(f"killing rank {rank} with SIGKILL at step {step} (checkpoint every {every})")
     spec = f"kill:rank={rank}:at=step:{step}"
-    result = launch("--nproc", 2, "--max-restarts", 1, "--inject-fault", spec, TRAIN, tmp_path,
-                    "--every", every, timeout=60)
+    result = launch(
+        "--nproc",
+        2,
+        "--max-restarts",
+        1,
+        "--inject-fault",
+        spec,
+        TRAIN,
+        tmp_path,
+        "--every",
+        every,
+        timeout=60,
+    )
     TALLY["faults injected"] += 1
     assert result.returncode == 0, result.stderr
     assert f"injected fault '{spec}'" in result.stderr and "exit       : signal SIGKILL (9)" in result.stderr
     assert "restarting the worker group: restart 1 of 1" in result.stderr
-    for r in range(2):   # both ranks resumed from the last checkpoint before the killed step
+    for r in range(2):  # both ranks resumed from the last checkpoint before the killed step
         resumed = json.loads((tmp_path / f"resumed_rank{r}_attempt1.json").read_text())
         assert resumed["global_step"] == (step - 1) // every * every, resumed
         assert (resumed["epoch"], resumed["step"]) == divmod(resumed["global_step"], STEPS // 2), resumed
@@ -99,8 +115,18 @@ class StderrClock(threading.Thread):
 
 @pytest.mark.timeout(60)
 def test_without_restarts_survivors_name_the_dead_rank_and_nothing_is_left(tmp_path):
-    proc = start("--nproc", 3, "--stop-delay", 2, "--inject-fault", "kill:rank=1:at=step:5",
-                 TRAIN, tmp_path, "--sleep", 0.05)
+    proc = start(
+        "--nproc",
+        3,
+        "--stop-delay",
+        2,
+        "--inject-fault",
+        "kill:rank=1:at=step:5",
+        TRAIN,
+        tmp_path,
+        "--sleep",
+        0.05,
+    )
     clock = StderrClock(proc.stderr)
     clock.start()
     try:
@@ -119,7 +145,9 @@ def test_without_restarts_survivors_name_the_dead_rank_and_nothing_is_left(tmp_p
     for survivor in (0, 2):
         error = json.loads((tmp_path / f"error_rank{survivor}_attempt0.json").read_text())
         assert error["type"] == "PeerDiedError" and "rank 1 died" in error["message"], error
-        assert error["time"] - killed < 5, f"rank {survivor} raised {error['time'] - killed:.1f} s after the kill"
+        assert error["time"] - killed < 5, (
+            f"rank {survivor} raised {error['time'] - killed:.1f} s after the kill"
+        )
         print(f"rank {survivor} raised {error['time'] - killed:.2f} s after the kill")
     print(f"the launcher exited {ended - killed:.2f} s after the kill")
     assert "rank 1 was the first to fail" in err and "PeerDiedError: rank 1 died" in err, err
@@ -132,11 +160,21 @@ def test_without_restarts_survivors_name_the_dead_rank_and_nothing_is_left(tmp_p
 
 @pytest.mark.timeout(60)
 def test_delay_is_named_in_a_stall_warning_and_the_run_still_ends_exactly(tmp_path, reference):
-    result = launch("--nproc", 2, "--inject-fault", "delay:rank=1:seconds=3:at=step:4", TRAIN, tmp_path,
-                    env={"DISTTORCH_STALL_WARNING": "1"}, timeout=60)
+    result = launch(
+        "--nproc",
+        2,
+        "--inject-fault",
+        "delay:rank=1:seconds=3:at=step:4",
+        TRAIN,
+        tmp_path,
+        env={"DISTTORCH_STALL_WARNING": "1"},
+        timeout=60,
+    )
     TALLY["faults injected"] += 1
     assert result.returncode == 0, result.stderr
-    warnings = [line for line in result.stderr.splitlines() if line.startswith("[rank0]") and "has waited" in line]
+    warnings = [
+        line for line in result.stderr.splitlines() if line.startswith("[rank0]") and "has waited" in line
+    ]
     assert warnings, result.stderr
     assert "waiting for rank 1" in warnings[0] and "on rank 0 has waited 1 s" in warnings[0], warnings[0]
     TALLY["faults diagnosed (error names the rank)"] += 1
@@ -180,19 +218,19 @@ class Fuzzer(threading.Thread):
         super().__init__(daemon=True)
         self.quota, self.release = quota, release
         self.ports, self.sent, self.refused, self.accepted = ports, 0, 0, 0
-        self.delivered = dict.fromkeys(ports, 0)     # raw connections accepted and written, per port
+        self.delivered = dict.fromkeys(ports, 0)  # raw connections accepted and written, per port
         self.stop = threading.Event()
-        self.error: BaseException | None = None   # what ended the thread early, if anything
+        self.error: BaseException | None = None  # what ended the thread early, if anything
         self.rng = random.Random(42)
 
     def blobs(self) -> list:
         rng = self.rng
         g = greeting(rng.choice([b"PLAIN", b"CURVE", b"NULL", b"BOGUS"]))
         return [
-            rng.randbytes(rng.randint(1, 512)),                                   # random bytes
-            g[:rng.randint(1, 63)],                                               # truncated greeting
-            g + b"\x06\x00\x00\x01\x00\x00\x00\x00\x00" + rng.randbytes(64),      # 1 TB long frame
-            g + b"\x04\x05READY" + rng.randbytes(32),                             # lying command
+            rng.randbytes(rng.randint(1, 512)),  # random bytes
+            g[: rng.randint(1, 63)],  # truncated greeting
+            g + b"\x06\x00\x00\x01\x00\x00\x00\x00\x00" + rng.randbytes(64),  # 1 TB long frame
+            g + b"\x04\x05READY" + rng.randbytes(32),  # lying command
             b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
         ]
 
@@ -221,6 +259,7 @@ class Fuzzer(threading.Thread):
                 pass
         if mon is not None:
             from zmq.utils.monitor import parse_monitor_message
+
             deadline = time.monotonic() + 3
             while time.monotonic() < deadline:
                 if mon.poll(100):
@@ -228,8 +267,12 @@ class Fuzzer(threading.Thread):
                     if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                         self.accepted += 1
                         break
-                    if event in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
-                                 zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL, zmq.EVENT_DISCONNECTED):
+                    if event in (
+                        zmq.EVENT_HANDSHAKE_FAILED_AUTH,
+                        zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL,
+                        zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL,
+                        zmq.EVENT_DISCONNECTED,
+                    ):
                         self.refused += 1
                         break
             s.disable_monitor()
@@ -239,7 +282,7 @@ class Fuzzer(threading.Thread):
     def run(self) -> None:
         ctx = zmq.Context()
         try:
-            for port in self.ports:          # first, one watched wrong-secret connection per port
+            for port in self.ports:  # first, one watched wrong-secret connection per port
                 self.wrong_secret(ctx, port, watch=True)
             while not self.stop.is_set():
                 for port in self.ports:
@@ -249,27 +292,42 @@ class Fuzzer(threading.Thread):
                     self.release.touch()
         except BaseException as e:  # noqa: BLE001 - reported by the test, not lost in the thread
             self.error = e
-            self.release.touch()   # let the job finish instead of waiting for a quota never reached
+            self.release.touch()  # let the job finish instead of waiting for a quota never reached
         finally:
             ctx.term()
 
 
-QUOTA = 3000   # bad inputs sent before the training run may go past its middle step
+QUOTA = 3000  # bad inputs sent before the training run may go past its middle step
 
 
 def listening(pid: int) -> set:
     """The (address, port) pairs process ``pid`` listens on."""
-    return {(c.laddr.ip, c.laddr.port) for c in psutil.Process(pid).net_connections(kind="tcp")
-            if c.status == psutil.CONN_LISTEN}
+    return {
+        (c.laddr.ip, c.laddr.port)
+        for c in psutil.Process(pid).net_connections(kind="tcp")
+        if c.status == psutil.CONN_LISTEN
+    }
 
 
 @pytest.mark.timeout(90)
 def test_training_survives_fuzzed_store_and_peer_ports(tmp_path, reference):
     master = free_port()
     release = tmp_path / "release"
-    proc = start("--nproc", 2, "--master-port", master, TRAIN, tmp_path, "--sleep", 0.1,
-                 "--hold-at", STEPS // 2, "--hold-file", release,
-                 env={"DISTTORCH_SAME_HOST_TRANSPORT": "tcp"})
+    proc = start(
+        "--nproc",
+        2,
+        "--master-port",
+        master,
+        TRAIN,
+        tmp_path,
+        "--sleep",
+        0.1,
+        "--hold-at",
+        STEPS // 2,
+        "--hold-file",
+        release,
+        env={"DISTTORCH_SAME_HOST_TRANSPORT": "tcp"},
+    )
     fuzzer = None
     try:
         pid_files = wait_for_files(tmp_path, "pid_rank*", 2, timeout=30)
@@ -303,9 +361,11 @@ def test_training_survives_fuzzed_store_and_peer_ports(tmp_path, reference):
             proc.communicate()
     TALLY["bad inputs sent"] += fuzzer.sent
     TALLY["wrong-secret connections refused"] += fuzzer.refused
-    print(f"fuzzed ports {fuzzer.ports}: {fuzzer.sent} bad inputs sent (raw per port {fuzzer.delivered}), wrong secret refused "
-          f"{fuzzer.refused}, accepted {fuzzer.accepted}; worker memory {rss_before >> 20} -> "
-          f"peak {rss_peak >> 20} MiB")
+    print(
+        f"fuzzed ports {fuzzer.ports}: {fuzzer.sent} bad inputs sent (raw per port {fuzzer.delivered}), wrong secret refused "
+        f"{fuzzer.refused}, accepted {fuzzer.accepted}; worker memory {rss_before >> 20} -> "
+        f"peak {rss_peak >> 20} MiB"
+    )
     assert fuzzer.error is None, f"the fuzzer failed: {fuzzer.error!r}"
     assert proc.returncode == 0, stderr
     assert fuzzer.accepted == 0 and fuzzer.refused == len(fuzzer.ports)

@@ -56,10 +56,12 @@ def test_environment_and_ranks(tmp_path, nproc):
         assert env["TORCHELASTIC_RUN_ID"] == env["DISTTORCH_RUN_ID"]
         assert re.fullmatch(r"[0-9a-f]{64}", env["DISTTORCH_JOB_SECRET"])
         assert env["DISTTORCH_TRACE_DIR"] is None and env["DISTTORCH_FAULT"] is None
-        assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == str(per_rank)
+        assert (
+            env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == str(per_rank)
+        )
         assert env["main"] == "__main__" and env["argv"] == [str(ENV_DUMP), str(tmp_path)]
         if nproc * per_rank <= usable:  # pinned: each rank on its own cores
-            assert env["cores"] == sorted(os.sched_getaffinity(0))[rank * per_rank:(rank + 1) * per_rank]
+            assert env["cores"] == sorted(os.sched_getaffinity(0))[rank * per_rank : (rank + 1) * per_rank]
             assert env["DISTTORCH_CPU_AFFINITY"] == ",".join(map(str, env["cores"]))
         else:
             assert env["DISTTORCH_CPU_AFFINITY"] is None and env["cores"] == sorted(os.sched_getaffinity(0))
@@ -74,8 +76,18 @@ def test_environment_and_ranks(tmp_path, nproc):
 
 @pytest.mark.timeout(60)
 def test_user_settings_win(tmp_path):
-    result = launch("--nproc", 2, "--master-port", 0, "--no-bind-cores", "--rdzv-id", "myjob", ENV_DUMP, tmp_path,
-                    env={"OMP_NUM_THREADS": "7", "DISTTORCH_JOB_SECRET": "ab" * 16})
+    result = launch(
+        "--nproc",
+        2,
+        "--master-port",
+        0,
+        "--no-bind-cores",
+        "--rdzv-id",
+        "myjob",
+        ENV_DUMP,
+        tmp_path,
+        env={"OMP_NUM_THREADS": "7", "DISTTORCH_JOB_SECRET": "ab" * 16},
+    )
     assert result.returncode == 0, result.stderr
     env = read_env(tmp_path, 1)
     assert env["OMP_NUM_THREADS"] == "7" and env["MKL_NUM_THREADS"] == "1"
@@ -116,33 +128,52 @@ def test_output_prefixed_streams_apart_lines_whole(tmp_path):
         mine = [line for line in out_lines if line.startswith(f"[rank{rank}]: ")]
         assert mine[:40] == [f"[rank{rank}]: out {rank} {i} " + "x" * 500 for i in range(40)]
         assert mine[40:] == [f"[rank{rank}]: last {rank} without newline"]
-        assert [line for line in err_lines if line.startswith(f"[rank{rank}]: ")] == \
-            [f"[rank{rank}]: err {rank} {i} " + "y" * 300 for i in range(40)]
+        assert [line for line in err_lines if line.startswith(f"[rank{rank}]: ")] == [
+            f"[rank{rank}]: err {rank} {i} " + "y" * 300 for i in range(40)
+        ]
     assert len(out_lines) == 3 * 41 and len(err_lines) == 3 * 40  # nothing else, nothing cut
 
 
 @pytest.mark.timeout(60)
 def test_carriage_returns_end_lines_so_progress_bars_keep_their_prefix(tmp_path):
     script = tmp_path / "progress.py"
-    script.write_text("import sys, time\n"
-                      "for i in range(3):\n"
-                      "    sys.stdout.write(f'\\rstep {i}'); sys.stdout.flush(); time.sleep(0.05)\n"
-                      "sys.stdout.write('\\ndos line\\r\\nend\\r')\n")
-    done = subprocess.run(command("--nproc", 1, script), cwd=ROOT, env=launcher_env(), capture_output=True,
-                          timeout=60)
+    script.write_text(
+        "import sys, time\n"
+        "for i in range(3):\n"
+        "    sys.stdout.write(f'\\rstep {i}'); sys.stdout.flush(); time.sleep(0.05)\n"
+        "sys.stdout.write('\\ndos line\\r\\nend\\r')\n"
+    )
+    done = subprocess.run(
+        command("--nproc", 1, script), cwd=ROOT, env=launcher_env(), capture_output=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == (b"[rank0]: \r[rank0]: step 0\r[rank0]: step 1\r[rank0]: step 2\n"
-                           b"[rank0]: dos line\r\n[rank0]: end\r\n")
+    assert done.stdout == (
+        b"[rank0]: \r[rank0]: step 0\r[rank0]: step 1\r[rank0]: step 2\n[rank0]: dos line\r\n[rank0]: end\r\n"
+    )
 
 
 @pytest.mark.timeout(60)
 def test_log_dir_redirects_and_filter(tmp_path):
     logs = tmp_path / "logs"
-    result = launch("--nproc", 2, "--log-dir", logs, "--redirects", "1", "--local-ranks-filter", "1",
-                    "--rdzv-id", "job7", SCRIPTS / "chatter.py", 3)
+    result = launch(
+        "--nproc",
+        2,
+        "--log-dir",
+        logs,
+        "--redirects",
+        "1",
+        "--local-ranks-filter",
+        "1",
+        "--rdzv-id",
+        "job7",
+        SCRIPTS / "chatter.py",
+        3,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""  # stdout redirected to files for every rank
-    assert "[rank1]: err 1 0" in result.stderr and "[rank0]:" not in result.stderr  # filter: local rank 1 only
+    assert (
+        "[rank1]: err 1 0" in result.stderr and "[rank0]:" not in result.stderr
+    )  # filter: local rank 1 only
     for rank in range(2):
         folder = logs / "job7" / "attempt_0" / str(rank)
         assert (folder / "stdout.log").read_text().splitlines()[0] == f"out {rank} 0 " + "x" * 500
@@ -160,20 +191,31 @@ def test_tee_without_log_dir_uses_a_temporary_one(tmp_path):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("mode, expected", [
-    ("raise", ["exit       : exit code 1", "error      : ValueError: rank 1 cannot go on", "traceback  :",
-               "in deep_failure", 'raise ValueError(f"rank {rank} cannot go on")']),
-    ("exit3", ["exit       : exit code 3", "no traceback: the process exited with code 3"]),
-    ("kill9", ["exit       : signal SIGKILL (9)", "no traceback: killed by signal SIGKILL"]),
-    ("segv", ["exit       : signal SIGSEGV (11)", "crashed in native code (SIGSEGV)"]),
-])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        (
+            "raise",
+            [
+                "exit       : exit code 1",
+                "error      : ValueError: rank 1 cannot go on",
+                "traceback  :",
+                "in deep_failure",
+                'raise ValueError(f"rank {rank} cannot go on")',
+            ],
+        ),
+        ("exit3", ["exit       : exit code 3", "no traceback: the process exited with code 3"]),
+        ("kill9", ["exit       : signal SIGKILL (9)", "no traceback: killed by signal SIGKILL"]),
+        ("segv", ["exit       : signal SIGSEGV (11)", "crashed in native code (SIGSEGV)"]),
+    ],
+)
 def test_failing_rank_stops_the_rest_and_is_reported(tmp_path, mode, expected):
     started = time.monotonic()
     result = launch("--nproc", 3, "--stop-delay", 0, FAIL, tmp_path, mode, 1, timeout=30)
     elapsed = time.monotonic() - started
     assert result.returncode == 1, result.stderr
     assert elapsed < 10, f"the launcher took {elapsed:.1f} s to stop the job"
-    summary = result.stderr[result.stderr.index("job failed"):]
+    summary = result.stderr[result.stderr.index("job failed") :]
     assert "rank 1 was the first to fail" in summary
     assert "rank       : 1 (local rank 1 on node 0)" in summary
     pid = (tmp_path / "rank1.pid").read_text()
@@ -193,21 +235,28 @@ def test_root_cause_is_the_first_failure_and_the_others_errors_are_shown(tmp_pat
     # the wait ends as soon as the others have exited; 8 s only leaves room for a loaded machine
     result = launch("--nproc", 3, "--stop-delay", 8, FAIL, tmp_path, "cascade", 1, timeout=30)
     assert result.returncode == 1
-    summary = result.stderr[result.stderr.index("job failed"):]
+    summary = result.stderr[result.stderr.index("job failed") :]
     assert "rank 1 was the first to fail" in summary and "exit       : signal SIGKILL (9)" in summary
     for rank in (0, 2):  # they ended on their own within --stop-delay: their errors are listed
-        assert re.search(rf"rank {rank} +\(node 0, pid \d+\): failed, exit code 1: "
-                         rf"ConnectionError: rank {rank} lost its peer rank 1", summary), summary
+        assert re.search(
+            rf"rank {rank} +\(node 0, pid \d+\): failed, exit code 1: "
+            rf"ConnectionError: rank {rank} lost its peer rank 1",
+            summary,
+        ), summary
     assert_all_gone(recorded_pids(tmp_path))
 
 
 @pytest.mark.timeout(60)
 def test_dump_stacks_shows_where_the_other_ranks_were(tmp_path):
-    result = launch("--nproc", 3, "--stop-delay", 0.2, "--dump-stacks", FAIL, tmp_path, "raise", 1, timeout=30)
+    result = launch(
+        "--nproc", 3, "--stop-delay", 0.2, "--dump-stacks", FAIL, tmp_path, "raise", 1, timeout=30
+    )
     assert result.returncode == 1
     assert "ranks still running after the failure print their Python stacks" in result.stderr
     for rank in (0, 2):
-        assert re.search(rf"\[rank{rank}\]:   File \".*fail\.py\", line \d+ in <module>", result.stderr), result.stderr
+        assert re.search(rf"\[rank{rank}\]:   File \".*fail\.py\", line \d+ in <module>", result.stderr), (
+            result.stderr
+        )
     assert "[rank1]:   File" not in result.stderr.split("print their Python stacks")[1]
     assert_all_gone(recorded_pids(tmp_path))
 
@@ -215,7 +264,9 @@ def test_dump_stacks_shows_where_the_other_ranks_were(tmp_path):
 @pytest.mark.timeout(60)
 def test_workers_ignoring_sigterm_are_killed_after_the_grace_period(tmp_path):
     started = time.monotonic()
-    result = launch("--nproc", 3, "--stop-delay", 0, "--stop-grace", 1, FAIL, tmp_path, "stubborn", 1, timeout=30)
+    result = launch(
+        "--nproc", 3, "--stop-delay", 0, "--stop-grace", 1, FAIL, tmp_path, "stubborn", 1, timeout=30
+    )
     assert result.returncode == 1
     assert 1.0 < time.monotonic() - started < 10
     assert "rank 1 was the first to fail" in result.stderr
@@ -301,25 +352,45 @@ def test_two_concurrent_jobs_do_not_clash(tmp_path):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("args, message", [
-    (["--nproc-per-node", "0", "x.py"], "--nproc-per-node: expected an integer >= 1 or 'auto', got '0'"),
-    (["--nproc", "two", "x.py"], "--nproc-per-node: expected an integer >= 1 or 'auto', got 'two'"),
-    (["--nproc", "1", "no_such_script.py"], "script 'no_such_script.py' not found"),
-    (["--inject-fault", "explode:rank=1", str(ENV_DUMP)], "unknown action 'explode'; expected one of kill"),
-    (["--nproc", "2", "--inject-fault", "kill:rank=5:at=step:1", str(ENV_DUMP)], "rank 5 does not exist"),
-    (["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", "29999", str(ENV_DUMP)],
-     "needs the same job secret on every node"),
-    (["--nnodes", "2", str(ENV_DUMP)], "--nnodes 2 needs --master-addr and --master-port"),
-    (["--nnodes", "2", "--node-rank", "2", str(ENV_DUMP)], "--node-rank 2 is out of range: expected 0..1"),
-    (["--nproc", "2", "--cores-per-rank", "64", "--bind-cores", str(ENV_DUMP)], "--bind-cores needs 2 ranks x 64"),
-    (["--nproc", "2", "--redirects", "0:9", str(ENV_DUMP)], "--redirects: expected 0 (none)"),
-    (["--nproc", "2", "--local-ranks-filter", "3", str(ENV_DUMP)], "--local-ranks-filter: local rank 3 is out of"),
-    (["--max-restarts", "-1", str(ENV_DUMP)], "--max-restarts: expected an integer >= 0, got '-1'"),
-    (["--standalone", "--nnodes", "2", str(ENV_DUMP)], "--standalone runs a single node"),
-    (["--rdzv-conf", "read_timeout=5", str(ENV_DUMP)], "--rdzv-conf: only join_timeout=SECONDS is understood"),
-    (["--dump-stacks", "--no-python", "true"], "--dump-stacks needs Python workers"),
-    (["--nnodes", "1:2", str(ENV_DUMP)], "elastic ranges MIN:MAX are not supported"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--nproc-per-node", "0", "x.py"], "--nproc-per-node: expected an integer >= 1 or 'auto', got '0'"),
+        (["--nproc", "two", "x.py"], "--nproc-per-node: expected an integer >= 1 or 'auto', got 'two'"),
+        (["--nproc", "1", "no_such_script.py"], "script 'no_such_script.py' not found"),
+        (
+            ["--inject-fault", "explode:rank=1", str(ENV_DUMP)],
+            "unknown action 'explode'; expected one of kill",
+        ),
+        (["--nproc", "2", "--inject-fault", "kill:rank=5:at=step:1", str(ENV_DUMP)], "rank 5 does not exist"),
+        (
+            ["--nnodes", "2", "--master-addr", "127.0.0.1", "--master-port", "29999", str(ENV_DUMP)],
+            "needs the same job secret on every node",
+        ),
+        (["--nnodes", "2", str(ENV_DUMP)], "--nnodes 2 needs --master-addr and --master-port"),
+        (
+            ["--nnodes", "2", "--node-rank", "2", str(ENV_DUMP)],
+            "--node-rank 2 is out of range: expected 0..1",
+        ),
+        (
+            ["--nproc", "2", "--cores-per-rank", "64", "--bind-cores", str(ENV_DUMP)],
+            "--bind-cores needs 2 ranks x 64",
+        ),
+        (["--nproc", "2", "--redirects", "0:9", str(ENV_DUMP)], "--redirects: expected 0 (none)"),
+        (
+            ["--nproc", "2", "--local-ranks-filter", "3", str(ENV_DUMP)],
+            "--local-ranks-filter: local rank 3 is out of",
+        ),
+        (["--max-restarts", "-1", str(ENV_DUMP)], "--max-restarts: expected an integer >= 0, got '-1'"),
+        (["--standalone", "--nnodes", "2", str(ENV_DUMP)], "--standalone runs a single node"),
+        (
+            ["--rdzv-conf", "read_timeout=5", str(ENV_DUMP)],
+            "--rdzv-conf: only join_timeout=SECONDS is understood",
+        ),
+        (["--dump-stacks", "--no-python", "true"], "--dump-stacks needs Python workers"),
+        (["--nnodes", "1:2", str(ENV_DUMP)], "elastic ranges MIN:MAX are not supported"),
+    ],
+)
 def test_argument_errors(args, message, monkeypatch, capsys):
     for name in ("DISTTORCH_JOB_SECRET", "DISTTORCH_FAULT", "DISTTORCH_TRACE_DIR"):
         monkeypatch.delenv(name, raising=False)
@@ -335,15 +406,20 @@ def test_argument_errors(args, message, monkeypatch, capsys):
 def test_argument_error_exit_status_from_the_command_line():
     result = launch("--nproc-per-node", "0", ENV_DUMP)
     assert result.returncode == 2
-    assert "disttorch-launch: error: --nproc-per-node: expected an integer >= 1 or 'auto', got '0'" in result.stderr
+    assert (
+        "disttorch-launch: error: --nproc-per-node: expected an integer >= 1 or 'auto', got '0'"
+        in result.stderr
+    )
     assert result.stdout == ""
 
 
 @pytest.mark.timeout(60)
 def test_start_up_imports_only_the_core():
-    code = ("import sys, disttorch.launcher.main, disttorch.launcher.bootstrap, disttorch._faults; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('zmq', 'cloudpickle') "
-            "or m.startswith(('disttorch.nn', 'disttorch.distributed', 'disttorch.optim'))))")
+    code = (
+        "import sys, disttorch.launcher.main, disttorch.launcher.bootstrap, disttorch._faults; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('zmq', 'cloudpickle') "
+        "or m.startswith(('disttorch.nn', 'disttorch.distributed', 'disttorch.optim'))))"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
@@ -351,13 +427,38 @@ def test_start_up_imports_only_the_core():
 
 @pytest.mark.timeout(60)
 def test_underscore_spellings_and_help():
-    result = launch("--nproc_per_node", "2", "--max_restarts", "0", "--monitor_interval", "0.05", "--no_bind_cores",
-                    SCRIPTS / "chatter.py", 1)
+    result = launch(
+        "--nproc_per_node",
+        "2",
+        "--max_restarts",
+        "0",
+        "--monitor_interval",
+        "0.05",
+        "--no_bind_cores",
+        SCRIPTS / "chatter.py",
+        1,
+    )
     assert result.returncode == 0, result.stderr
     assert "[rank1]: out 1 0" in result.stdout
     help_text = launch("--help").stdout
-    for option in ("--nproc-per-node", "--nnodes", "--node-rank", "--master-addr", "--master-port", "--standalone",
-                   "--max-restarts", "--monitor-interval", "--log-dir", "--redirects", "--tee",
-                   "--local-ranks-filter", "--cores-per-rank", "--bind-cores", "--trace-dir", "--inject-fault",
-                   "--job-secret-file", "--stop-grace"):
+    for option in (
+        "--nproc-per-node",
+        "--nnodes",
+        "--node-rank",
+        "--master-addr",
+        "--master-port",
+        "--standalone",
+        "--max-restarts",
+        "--monitor-interval",
+        "--log-dir",
+        "--redirects",
+        "--tee",
+        "--local-ranks-filter",
+        "--cores-per-rank",
+        "--bind-cores",
+        "--trace-dir",
+        "--inject-fault",
+        "--job-secret-file",
+        "--stop-grace",
+    ):
         assert option in help_text

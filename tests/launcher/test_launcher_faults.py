@@ -15,7 +15,8 @@ STEPS = SCRIPTS / "steps.py"
 def test_parse_all_spellings():
     kill, short, delay, drop, every = parse_faults(
         "kill:rank=1:at=collective:5; kill:rank=1,step=5;delay:rank=2:seconds=3:at=step:2;"
-        "drop:rank=1:at=collective:3; raise:at=step:1:attempt=*")
+        "drop:rank=1:at=collective:3; raise:at=step:1:attempt=*"
+    )
     assert kill == Fault("kill", "collective", 5, rank=1, spec="kill:rank=1:at=collective:5")
     assert (short.action, short.event, short.count, short.rank) == ("kill", "step", 5, 1)
     assert (delay.seconds, delay.event, delay.count, delay.rank) == (3.0, "step", 2, 2)
@@ -25,19 +26,22 @@ def test_parse_all_spellings():
     assert parse_faults("") == []
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("boom:rank=1", "unknown action 'boom'; expected one of kill, delay, drop, raise"),
-    ("kill:rank=x:at=step:1", "rank='x' must be an integer >= 0"),
-    ("kill:rank=1", "missing at=EVENT:N"),
-    ("kill:at=step", "at=step needs a count"),
-    ("kill:at=step:0", "count='0' must be an integer >= 1"),
-    ("delay:at=step:1", "delay needs seconds=S"),
-    ("delay:seconds=-2:at=step:1", "seconds='-2' must be a number >= 0"),
-    ("kill:at=epoch:1", "unknown event 'epoch'; expected one of step, collective"),
-    ("kill:seconds=1:at=step:2", "key 'seconds' does not apply to 'kill'"),
-    ("kill:rank=1:5", "expected key=value, got '5'"),
-    ("kill:at=step:1:signal=SIGNOPE", "unknown signal 'SIGNOPE'"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("boom:rank=1", "unknown action 'boom'; expected one of kill, delay, drop, raise"),
+        ("kill:rank=x:at=step:1", "rank='x' must be an integer >= 0"),
+        ("kill:rank=1", "missing at=EVENT:N"),
+        ("kill:at=step", "at=step needs a count"),
+        ("kill:at=step:0", "count='0' must be an integer >= 1"),
+        ("delay:at=step:1", "delay needs seconds=S"),
+        ("delay:seconds=-2:at=step:1", "seconds='-2' must be a number >= 0"),
+        ("kill:at=epoch:1", "unknown event 'epoch'; expected one of step, collective"),
+        ("kill:seconds=1:at=step:2", "key 'seconds' does not apply to 'kill'"),
+        ("kill:rank=1:5", "expected key=value, got '5'"),
+        ("kill:at=step:1:signal=SIGNOPE", "unknown signal 'SIGNOPE'"),
+    ],
+)
 def test_parse_errors_name_the_problem(spec, message):
     with pytest.raises(ValueError, match="fault '") as info:
         parse_faults(spec)
@@ -50,15 +54,19 @@ def test_in_process_delay_drop_raise_and_rank_filter(monkeypatch):
     dropped = []
     faults.register_drop_handler(dropped.append)
     try:
-        kept = faults.configure("delay:rank=2:seconds=0:at=step:2; drop:rank=2:at=collective:3;"
-                                "kill:rank=1:at=step:1; raise:at=step:4; raise:at=step:5:attempt=1")
+        kept = faults.configure(
+            "delay:rank=2:seconds=0:at=step:2; drop:rank=2:at=collective:3;"
+            "kill:rank=1:at=step:1; raise:at=step:4; raise:at=step:5:attempt=1"
+        )
         assert [f.action for f in kept] == ["delay", "drop", "raise"]  # not rank 1's, not attempt 1's
         faults.maybe_inject("step", 1)  # rank 1's kill: not for us
         for _ in range(3):
             faults.maybe_inject("collective")  # counted by the module: 1, 2, 3
         assert [f.action for f in dropped] == ["drop"]
         faults.maybe_inject("step", 2)
-        with pytest.raises(RuntimeError, match=r"injected fault 'raise:at=step:4'.*raised RuntimeError at step 4"):
+        with pytest.raises(
+            RuntimeError, match=r"injected fault 'raise:at=step:4'.*raised RuntimeError at step 4"
+        ):
             faults.maybe_inject("step", 4)
         faults.maybe_inject("step", 4)  # fires once only
     finally:
@@ -70,6 +78,7 @@ def test_no_fault_configured_costs_nothing(monkeypatch):
     monkeypatch.delenv("DISTTORCH_FAULT", raising=False)
     faults.configure()
     import time
+
     start = time.perf_counter()
     for i in range(100_000):
         faults.maybe_inject("collective", i)
@@ -90,7 +99,9 @@ def test_kill_at_step_is_diagnosed(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_kill_then_restart_runs_clean(tmp_path):
-    result = launch("--nproc", 2, "--max-restarts", 1, "--inject-fault", "kill:rank=0,step=2", STEPS, 3, tmp_path)
+    result = launch(
+        "--nproc", 2, "--max-restarts", 1, "--inject-fault", "kill:rank=0,step=2", STEPS, 3, tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert "restart 1 of 1" in result.stderr
     assert (tmp_path / "rank0_attempt1.json").exists() and not (tmp_path / "rank0_attempt0.json").exists()
@@ -98,8 +109,16 @@ def test_kill_then_restart_runs_clean(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_delay_and_drop_through_environment(tmp_path):
-    result = launch("--nproc", 2, "--inject-fault", "delay:rank=1:seconds=1.0:at=step:2", STEPS, 3, tmp_path,
-                    env={"DISTTORCH_FAULT": "drop:rank=0:at=step:1"})
+    result = launch(
+        "--nproc",
+        2,
+        "--inject-fault",
+        "delay:rank=1:seconds=1.0:at=step:2",
+        STEPS,
+        3,
+        tmp_path,
+        env={"DISTTORCH_FAULT": "drop:rank=0:at=step:1"},
+    )
     assert result.returncode == 0, result.stderr
     rank0 = json.loads((tmp_path / "rank0_attempt0.json").read_text())
     rank1 = json.loads((tmp_path / "rank1_attempt0.json").read_text())

@@ -22,8 +22,24 @@ MASTER = "127.0.0.2"
 def start_nodes(*script_args, extra=(), nodes=(0, 1)):
     port = free_port(MASTER)
     env = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}
-    return [start("--nnodes", 2, "--node-rank", k, "--master-addr", MASTER, "--master-port", port, "--nproc", 2,
-                  *extra, *script_args, env=env) for k in nodes]
+    return [
+        start(
+            "--nnodes",
+            2,
+            "--node-rank",
+            k,
+            "--master-addr",
+            MASTER,
+            "--master-port",
+            port,
+            "--nproc",
+            2,
+            *extra,
+            *script_args,
+            env=env,
+        )
+        for k in nodes
+    ]
 
 
 def finish(procs, timeout=40):
@@ -63,7 +79,7 @@ def test_failure_on_one_node_stops_both_and_both_report_it(tmp_path):
     assert time.monotonic() - started < 20
     for code, _, err in results:
         assert code == 1, err
-        summary = err[err.index("job failed"):]
+        summary = err[err.index("job failed") :]
         assert "rank 3 was the first to fail" in summary
         assert "rank       : 3 (local rank 1 on node 1)" in summary
         assert "ValueError: rank 3 cannot go on" in summary

@@ -13,15 +13,28 @@ from launcher_scripts.harness import SCRIPTS, launch
 
 
 def test_merge_hand_made_files(tmp_path):
-    (tmp_path / "rank0.json").write_text(json.dumps(
-        [{"name": "forward", "ph": "X", "ts": 1, "dur": 2, "pid": 999, "tid": 1},
-         {"name": "process_name", "ph": "M", "pid": 999, "args": {"name": "python"}}]))
-    (tmp_path / "rank10.json").write_text(json.dumps(
-        {"traceEvents": [{"name": "allreduce", "ph": "B", "ts": 5, "pid": 7, "tid": "comm"},
-                         {"name": "allreduce", "ph": "E", "ts": 9, "pid": 7, "tid": "comm"}]}))
+    (tmp_path / "rank0.json").write_text(
+        json.dumps(
+            [
+                {"name": "forward", "ph": "X", "ts": 1, "dur": 2, "pid": 999, "tid": 1},
+                {"name": "process_name", "ph": "M", "pid": 999, "args": {"name": "python"}},
+            ]
+        )
+    )
+    (tmp_path / "rank10.json").write_text(
+        json.dumps(
+            {
+                "traceEvents": [
+                    {"name": "allreduce", "ph": "B", "ts": 5, "pid": 7, "tid": "comm"},
+                    {"name": "allreduce", "ph": "E", "ts": 9, "pid": 7, "tid": "comm"},
+                ]
+            }
+        )
+    )
     # rank 2 was killed while writing: an array cut off in the middle of its second event
-    (tmp_path / "rank2.json").write_text('[{"name": "backward", "ph": "X", "ts": 3, "dur": 1, "tid": 1},\n'
-                                         '{"name": "step", "ph": "X", "ts": 4')
+    (tmp_path / "rank2.json").write_text(
+        '[{"name": "backward", "ph": "X", "ts": 3, "dur": 1, "tid": 1},\n{"name": "step", "ph": "X", "ts": 4'
+    )
     (tmp_path / "notes.json").write_text("[]")  # not a rank file: ignored
     out = merge_traces(str(tmp_path))
     assert out == str(tmp_path / "trace.json")
@@ -67,11 +80,19 @@ def test_launcher_creates_the_trace_dir(tmp_path):
 
 def test_command_line(tmp_path):
     (tmp_path / "rank1.json").write_text('[{"name": "step", "ph": "X", "ts": 0, "dur": 1, "tid": 0}]')
-    done = subprocess.run([sys.executable, "-m", "disttorch.launcher.trace_merge", str(tmp_path)], capture_output=True,
-                          text=True, cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-m", "disttorch.launcher.trace_merge", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / "trace.json")
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = subprocess.run([sys.executable, "-m", "disttorch.launcher.trace_merge", str(empty)], capture_output=True,
-                          text=True, cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-m", "disttorch.launcher.trace_merge", str(empty)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert done.returncode == 1 and "no rank<k>.json files in" in done.stderr

@@ -4,6 +4,7 @@ Two launcher processes stand for the two containers: node 0 at 127.0.0.2 (the ma
 ``node0`` in the compose file), node 1 at 127.0.0.3, each with two ranks of
 ``examples/train_digits.py`` (a short run), the job secret in the environment.
 """
+
 import secrets
 
 import pytest
@@ -54,6 +55,7 @@ def node_command(command, port, checkpoints):
 @pytest.mark.timeout(90)
 def test_two_nodes_train_digits_together(tmp_path):
     from disttorch.launcher.rendezvous import free_port
+
     port = free_port(ADDRESSES["node0"])
     secret = secrets.token_hex(32)
     procs = []

@@ -44,6 +44,7 @@ if rank == failing and mode not in ("sleep", "lone"):
         os.kill(os.getpid(), 9)
     elif mode == "segv":
         import ctypes
+
         ctypes.string_at(0)
 else:
     if mode == "stubborn":

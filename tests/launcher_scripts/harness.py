@@ -15,8 +15,11 @@ SCRIPTS = Path(__file__).resolve().parent
 
 def launcher_env(extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     """The environment for a launcher under test: the checkout on PYTHONPATH, no inherited job variables."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DISTTORCH_", "TORCHELASTIC_", "OMP_", "OPENBLAS_", "MKL_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DISTTORCH_", "TORCHELASTIC_", "OMP_", "OPENBLAS_", "MKL_"))
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env.update(extra or {})
     return env
@@ -26,17 +29,30 @@ def command(*args: str) -> List[str]:
     return [sys.executable, "-m", "disttorch.launcher", *map(str, args)]
 
 
-def launch(*args: str, timeout: float = 60, env: Optional[Dict[str, str]] = None,
-           cwd: Optional[Path] = None) -> subprocess.CompletedProcess:
+def launch(
+    *args: str, timeout: float = 60, env: Optional[Dict[str, str]] = None, cwd: Optional[Path] = None
+) -> subprocess.CompletedProcess:
     """Run the launcher to its end; returns the completed process (text stdout/stderr)."""
-    return subprocess.run(command(*args), cwd=cwd or ROOT, env=launcher_env(env), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        command(*args),
+        cwd=cwd or ROOT,
+        env=launcher_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def start(*args: str, env: Optional[Dict[str, str]] = None) -> subprocess.Popen:
     """Start the launcher in the background (text pipes)."""
-    return subprocess.Popen(command(*args), cwd=ROOT, env=launcher_env(env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command(*args),
+        cwd=ROOT,
+        env=launcher_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_files(directory: Path, pattern: str, count: int, timeout: float = 30) -> List[Path]:

@@ -206,8 +206,16 @@ def test_errors():
 
 @pytest.mark.parametrize(
     "name,values",
-    [("erfinv", [-0.6, 0.1, 0.7]), ("erfcx", [-1.2, 0.3, 2.5]), ("log_ndtr", [-3.0, 0.2, 1.5]),
-     ("ndtri", [0.1, 0.5, 0.8]), ("i0e", [-1.5, 0.4, 2.0]), ("i1", [-1.5, 0.4, 2.0]), ("gammaln", [0.3, 1.7, 4.2]), ("digamma", [0.3, 1.7, 4.2])],
+    [
+        ("erfinv", [-0.6, 0.1, 0.7]),
+        ("erfcx", [-1.2, 0.3, 2.5]),
+        ("log_ndtr", [-3.0, 0.2, 1.5]),
+        ("ndtri", [0.1, 0.5, 0.8]),
+        ("i0e", [-1.5, 0.4, 2.0]),
+        ("i1", [-1.5, 0.4, 2.0]),
+        ("gammaln", [0.3, 1.7, 4.2]),
+        ("digamma", [0.3, 1.7, 4.2]),
+    ],
 )
 def test_second_derivatives_through_the_saved_output(name, values):
     """Derivatives written with the output ``y`` recompute it in the graph under create_graph."""

@@ -13,7 +13,7 @@ rng = np.random.default_rng(3)
 V = rng.uniform(0.2, 0.9, (3, 4))
 M = rng.standard_normal((3, 4))
 SQ = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
-I = np.array([[4, 6, 9], [10, 15, 7]])
+INTS = np.array([[4, 6, 9], [10, 15, 7]])
 
 
 def _cases(lib):
@@ -31,8 +31,8 @@ def _cases(lib):
         "heaviside": lambda: lib.heaviside(lib.tensor([-1.0, 0.0, 2.0]), lib.tensor([0.5])),
         "ldexp": lambda: lib.ldexp(lib.tensor(M), lib.tensor([1, 2, 3, 4])),
         "frexp": lambda: lib.frexp(lib.tensor(M)),
-        "gcd": lambda: lib.gcd(lib.tensor(I), lib.tensor([2, 3, 3])),
-        "lcm": lambda: lib.lcm(lib.tensor(I), lib.tensor([2, 3, 3])),
+        "gcd": lambda: lib.gcd(lib.tensor(INTS), lib.tensor([2, 3, 3])),
+        "lcm": lambda: lib.lcm(lib.tensor(INTS), lib.tensor([2, 3, 3])),
         "nextafter": lambda: lib.nextafter(lib.tensor(M), lib.tensor(0.0, dtype=lib.float64)),
         "logaddexp2": lambda: lib.logaddexp2(lib.tensor(M), lib.tensor(V)),
         "signbit": lambda: lib.signbit(lib.tensor([-0.0, 1.0, -2.0])),

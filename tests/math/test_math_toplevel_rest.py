@@ -27,18 +27,25 @@ def _close(a, b, atol=1e-6):
 
 # -- nn.functional under torch.* -------------------------------------------------------------
 
+
 @pytest.mark.parity
 def test_functional_aliases_match_torch(torch):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3, 6, 6))
     w = rng.standard_normal((4, 3, 3, 3))
-    _close(dt.conv2d(dt.tensor(x), dt.tensor(w), None, 1, 1), torch.conv2d(_t(torch, x), _t(torch, w), None, 1, 1))
+    _close(
+        dt.conv2d(dt.tensor(x), dt.tensor(w), None, 1, 1),
+        torch.conv2d(_t(torch, x), _t(torch, w), None, 1, 1),
+    )
     _close(dt.layer_norm(dt.tensor(x), (6,)), torch.layer_norm(_t(torch, x), (6,)))
     _close(dt.max_pool2d(dt.tensor(x), 2), torch.max_pool2d(_t(torch, x), 2))
     _close(dt.selu(dt.tensor(x)), torch.selu(_t(torch, x)))
     a = rng.standard_normal((1, 4, 2, 2))
     _close(dt.pixel_shuffle(dt.tensor(a), 2), torch.pixel_shuffle(_t(torch, a), 2))
-    _close(dt.cosine_similarity(dt.tensor(x), dt.tensor(x + 1)), torch.cosine_similarity(_t(torch, x), _t(torch, x + 1)))
+    _close(
+        dt.cosine_similarity(dt.tensor(x), dt.tensor(x + 1)),
+        torch.cosine_similarity(_t(torch, x), _t(torch, x + 1)),
+    )
     _close(dt.threshold(dt.tensor(x), 0.1, 20.0), torch.threshold(_t(torch, x), 0.1, 20.0))
 
 
@@ -48,10 +55,12 @@ def test_aten_argument_orders_and_integer_reductions(torch):
     x = rng.standard_normal((4, 3))
     w, b = rng.standard_normal(3), rng.standard_normal(3)
     rm, rv = np.zeros(3), np.ones(3)
-    ours = dt.batch_norm(dt.tensor(x), dt.tensor(w), dt.tensor(b), dt.tensor(rm), dt.tensor(rv), True, 0.1,
-                         1e-5, False)
-    theirs = torch.batch_norm(_t(torch, x), _t(torch, w), _t(torch, b), _t(torch, rm), _t(torch, rv), True,
-                              0.1, 1e-5, False)
+    ours = dt.batch_norm(
+        dt.tensor(x), dt.tensor(w), dt.tensor(b), dt.tensor(rm), dt.tensor(rv), True, 0.1, 1e-5, False
+    )
+    theirs = torch.batch_norm(
+        _t(torch, x), _t(torch, w), _t(torch, b), _t(torch, rm), _t(torch, rv), True, 0.1, 1e-5, False
+    )
     _close(ours, theirs)
     table, idx = rng.standard_normal((5, 2)), np.array([[0, 4], [2, 2]])
     _close(dt.embedding(dt.tensor(table), dt.tensor(idx)), torch.embedding(_t(torch, table), _t(torch, idx)))
@@ -59,11 +68,15 @@ def test_aten_argument_orders_and_integer_reductions(torch):
     for red in (0, 1, 2):
         _close(dt.kl_div(dt.tensor(p), dt.tensor(q), red), torch.kl_div(_t(torch, p), _t(torch, q), red))
     y = (rng.random(4) > 0.5) * 2.0 - 1
-    _close(dt.margin_ranking_loss(dt.tensor(x[:, 0]), dt.tensor(x[:, 1]), dt.tensor(y), 0.2, 2),
-           torch.margin_ranking_loss(_t(torch, x[:, 0]), _t(torch, x[:, 1]), _t(torch, y), 0.2, 2))
+    _close(
+        dt.margin_ranking_loss(dt.tensor(x[:, 0]), dt.tensor(x[:, 1]), dt.tensor(y), 0.2, 2),
+        torch.margin_ranking_loss(_t(torch, x[:, 0]), _t(torch, x[:, 1]), _t(torch, y), 0.2, 2),
+    )
     t = rng.random((4, 3))
-    _close(dt.binary_cross_entropy_with_logits(dt.tensor(x), dt.tensor(t), None, dt.tensor(w.__abs__()), 0),
-           torch.binary_cross_entropy_with_logits(_t(torch, x), _t(torch, t), None, _t(torch, abs(w)), 0))
+    _close(
+        dt.binary_cross_entropy_with_logits(dt.tensor(x), dt.tensor(t), None, dt.tensor(w.__abs__()), 0),
+        torch.binary_cross_entropy_with_logits(_t(torch, x), _t(torch, t), None, _t(torch, abs(w)), 0),
+    )
     with pytest.raises(ValueError, match="reduction must be 0"):
         dt.kl_div(dt.tensor(p), dt.tensor(q), 3)
 
@@ -80,22 +93,31 @@ def test_flat_parameter_recurrent_forms_match_torch(torch, mode, bidirectional):
     for layer in range(L):
         for _ in range(D):
             inp = n_in if layer == 0 else H * D
-            params += [rng.standard_normal((gates * H, inp)) * 0.3, rng.standard_normal((gates * H, H)) * 0.3,
-                       rng.standard_normal(gates * H) * 0.1, rng.standard_normal(gates * H) * 0.1]
+            params += [
+                rng.standard_normal((gates * H, inp)) * 0.3,
+                rng.standard_normal((gates * H, H)) * 0.3,
+                rng.standard_normal(gates * H) * 0.1,
+                rng.standard_normal(gates * H) * 0.1,
+            ]
     x = rng.standard_normal((B, T, n_in))
     h0 = rng.standard_normal((L * D, B, H))
     ours_p = [dt.tensor(p) for p in params]
     theirs_p = [_t(torch, p) for p in params]
     if mode == "lstm":
         c0 = rng.standard_normal((L * D, B, H))
-        ours = dt.lstm(dt.tensor(x), (dt.tensor(h0), dt.tensor(c0)), ours_p, True, L, 0.0, False, bidirectional,
-                       True)
-        theirs = torch.lstm(_t(torch, x), (_t(torch, h0), _t(torch, c0)), theirs_p, True, L, 0.0, False,
-                            bidirectional, True)
+        ours = dt.lstm(
+            dt.tensor(x), (dt.tensor(h0), dt.tensor(c0)), ours_p, True, L, 0.0, False, bidirectional, True
+        )
+        theirs = torch.lstm(
+            _t(torch, x), (_t(torch, h0), _t(torch, c0)), theirs_p, True, L, 0.0, False, bidirectional, True
+        )
     else:
-        ours = getattr(dt, mode)(dt.tensor(x), dt.tensor(h0), ours_p, True, L, 0.0, False, bidirectional, True)
-        theirs = getattr(torch, mode)(_t(torch, x), _t(torch, h0), theirs_p, True, L, 0.0, False, bidirectional,
-                                      True)
+        ours = getattr(dt, mode)(
+            dt.tensor(x), dt.tensor(h0), ours_p, True, L, 0.0, False, bidirectional, True
+        )
+        theirs = getattr(torch, mode)(
+            _t(torch, x), _t(torch, h0), theirs_p, True, L, 0.0, False, bidirectional, True
+        )
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs):
         _close(a, b, atol=1e-10)
@@ -110,17 +132,24 @@ def test_recurrent_cells_match_torch_and_gradcheck(torch):
         b_ih, b_hh = rng.standard_normal(gates * 4), rng.standard_normal(gates * 4)
         hx = (dt.tensor(h), dt.tensor(c)) if name == "lstm_cell" else dt.tensor(h)
         thx = (_t(torch, h), _t(torch, c)) if name == "lstm_cell" else _t(torch, h)
-        ours = getattr(dt, name)(dt.tensor(x), hx, dt.tensor(w_ih), dt.tensor(w_hh), dt.tensor(b_ih),
-                                 dt.tensor(b_hh))
-        theirs = getattr(torch, name)(_t(torch, x), thx, _t(torch, w_ih), _t(torch, w_hh), _t(torch, b_ih),
-                                      _t(torch, b_hh))
-        for a, b in zip(ours if isinstance(ours, tuple) else (ours,),
-                        theirs if isinstance(theirs, tuple) else (theirs,)):
+        ours = getattr(dt, name)(
+            dt.tensor(x), hx, dt.tensor(w_ih), dt.tensor(w_hh), dt.tensor(b_ih), dt.tensor(b_hh)
+        )
+        theirs = getattr(torch, name)(
+            _t(torch, x), thx, _t(torch, w_ih), _t(torch, w_hh), _t(torch, b_ih), _t(torch, b_hh)
+        )
+        for a, b in zip(
+            ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,)
+        ):
             _close(a, b, atol=1e-10)
     xs = dt.tensor(x, requires_grad=True)
     w_ih = dt.tensor(rng.standard_normal((16, 3)), requires_grad=True)
-    assert gradcheck(lambda a, w: dt.lstm_cell(a, (dt.tensor(h), dt.tensor(c)), w,
-                                               dt.tensor(rng.standard_normal((16, 4)) * 0 + 0.1))[0], (xs, w_ih))
+    assert gradcheck(
+        lambda a, w: dt.lstm_cell(
+            a, (dt.tensor(h), dt.tensor(c)), w, dt.tensor(rng.standard_normal((16, 4)) * 0 + 0.1)
+        )[0],
+        (xs, w_ih),
+    )
 
 
 def test_unknown_name_is_attribute_error():
@@ -143,12 +172,14 @@ def test_feature_dropout_zeroes_whole_channels():
 
 # -- memory formats, buffers, creation with strides ------------------------------------------
 
+
 @pytest.mark.parity
 def test_memory_formats_are_torch_shaped(torch):
     assert repr(dt.channels_last) == repr(torch.channels_last) == "torch.channels_last"
     assert dt.legacy_contiguous_format is dt.contiguous_format
     assert isinstance(dt.preserve_format, dt.memory_format)
     import pickle
+
     assert pickle.loads(pickle.dumps(dt.channels_last_3d)) is dt.channels_last_3d
     assert dt.zeros(2, 3).contiguous(memory_format=dt.contiguous_format).shape == (2, 3)
 
@@ -223,6 +254,7 @@ def test_typename_and_is_inference(torch):
 
 # -- streams, events, errors, device modules -------------------------------------------------
 
+
 @pytest.mark.parity
 def test_stream_and_event_as_the_cpu_build(torch):
     s, e = dt.Stream(), dt.Event()
@@ -249,6 +281,7 @@ def test_get_device_module(torch):
 
 
 # -- debug flags -------------------------------------------------------------------------------
+
 
 @pytest.mark.parity
 def test_deterministic_debug_mode_is_a_view_of_the_flags(torch):
@@ -299,6 +332,7 @@ def test_anomaly_detection_names_the_function_that_made_nan():
 
 
 # -- Tensor attributes and methods -------------------------------------------------------------
+
 
 @pytest.mark.parity
 def test_tensor_attribute_methods_match_torch(torch):

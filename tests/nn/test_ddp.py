@@ -1,5 +1,6 @@
 """DistributedDataParallel on real processes: equivalence with one big batch, buckets,
 no_sync, unused parameters, join, comm hooks, mismatched models, ZeRO, tracing."""
+
 import numpy as np
 import pytest
 
@@ -15,13 +16,16 @@ def _mlp(nn):
 
 def _batches(torch, world, per_rank, steps, seed=1):
     g = torch.Generator().manual_seed(seed)
-    return [(torch.randn(world * per_rank, 6, generator=g),
-             torch.randint(0, 3, (world * per_rank,), generator=g)) for _ in range(steps)]
+    return [
+        (torch.randn(world * per_rank, 6, generator=g), torch.randint(0, 3, (world * per_rank,), generator=g))
+        for _ in range(steps)
+    ]
 
 
 def _train_single(world, make_opt, per_rank=4):
     import disttorch as torch
     from disttorch import nn
+
     torch.manual_seed(0)
     model = _mlp(nn)
     opt = make_opt(torch, model.parameters())
@@ -39,8 +43,11 @@ def _sgd(torch, params):
 
 def _max_rel(a, b):
     """Largest per-tensor relative difference: max |a - b| over max |b|."""
-    return max(float(np.max(np.abs(x.astype(np.float64) - y)) / max(np.max(np.abs(y)), 1e-12))
-               for x, y in zip(a, b) if y.size)
+    return max(
+        float(np.max(np.abs(x.astype(np.float64) - y)) / max(np.max(np.abs(y)), 1e-12))
+        for x, y in zip(a, b)
+        if y.size
+    )
 
 
 def _train_ddp_seeded(rank, world, make_opt=_sgd, **kw):
@@ -48,6 +55,7 @@ def _train_ddp_seeded(rank, world, make_opt=_sgd, **kw):
     import disttorch.distributed as dist
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
+
     dist.init_process_group()
     torch.manual_seed(0 if rank == 0 else 100 + rank)
     model = _mlp(nn)
@@ -65,8 +73,12 @@ def _train_ddp_seeded(rank, world, make_opt=_sgd, **kw):
         everyone = [None] * world
         dist.all_gather_object(everyone, flat)
         identical &= all(np.array_equal(everyone[0], f) for f in everyone)
-    result = ([p.detach().numpy() for p in model.parameters()], identical,
-              len(ddp.reducer.buckets), list(ddp.state_dict())[0])
+    result = (
+        [p.detach().numpy() for p in model.parameters()],
+        identical,
+        len(ddp.reducer.buckets),
+        list(ddp.state_dict())[0],
+    )
     dist.destroy_process_group()
     return result
 
@@ -89,6 +101,7 @@ def _adam(torch, params):
 
 def _zero_adam(torch, params):
     from disttorch.distributed.optim import ZeroRedundancyOptimizer
+
     return ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.Adam, lr=0.01)
 
 
@@ -108,10 +121,14 @@ def _model_data(torch, kind, world, per_rank, steps):
     g = torch.Generator().manual_seed(7)
     n = world * per_rank
     if kind == "cnn":
-        return [(torch.randn(n, 1, 8, 8, generator=g), torch.randint(0, 3, (n,), generator=g))
-                for _ in range(steps)]
-    return [(torch.randint(0, 11, (n, 8), generator=g), torch.randint(0, 11, (n, 8), generator=g))
-            for _ in range(steps)]
+        return [
+            (torch.randn(n, 1, 8, 8, generator=g), torch.randint(0, 3, (n,), generator=g))
+            for _ in range(steps)
+        ]
+    return [
+        (torch.randint(0, 11, (n, 8), generator=g), torch.randint(0, 11, (n, 8), generator=g))
+        for _ in range(steps)
+    ]
 
 
 def _loss(torch, kind, out, y):
@@ -128,6 +145,7 @@ def _model_ddp(rank, world, kind):
     import disttorch as torch
     import disttorch.distributed as dist
     from disttorch.nn.parallel import DistributedDataParallel as DDP
+
     dist.init_process_group()
     torch.manual_seed(0)
     model = _build(torch, kind)
@@ -153,6 +171,7 @@ def _model_ddp(rank, world, kind):
 
 def _model_single(kind, world):
     import disttorch as torch
+
     torch.manual_seed(0)
     model = _build(torch, kind)
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -178,6 +197,7 @@ def _zero_state(rank, world):
     import disttorch as torch
     import disttorch.distributed as dist
     from disttorch.distributed.optim import ZeroRedundancyOptimizer
+
     dist.init_process_group()
     params = [torch.nn.Parameter(torch.ones(n)) for n in (5, 3, 2, 7)]
     opt = ZeroRedundancyOptimizer(params, optimizer_class=torch.optim.Adam, lr=0.1)
@@ -205,6 +225,7 @@ def _no_sync(rank, world):
     import disttorch.distributed as dist
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
+
     dist.init_process_group()
     torch.manual_seed(0)
     model = _mlp(nn)
@@ -213,7 +234,7 @@ def _no_sync(rank, world):
     for i, (x, y) in enumerate(batches):
         sl = slice(rank * 4, (rank + 1) * 4)
         if i < 2:
-            with ddp.no_sync():   # forward and backward inside, as in PyTorch
+            with ddp.no_sync():  # forward and backward inside, as in PyTorch
                 nn.functional.cross_entropy(ddp(x[sl]), y[sl], reduction="sum").backward()
             local = [p.grad.numpy().copy() for p in model.parameters()]
         else:
@@ -227,6 +248,7 @@ def _no_sync(rank, world):
 def test_no_sync_accumulates_locally_then_averages_the_sum():
     import disttorch as torch
     from disttorch import nn
+
     results = run_ranks(_no_sync, 2, timeout=45)
     torch.manual_seed(0)
     model = _mlp(nn)
@@ -293,6 +315,7 @@ def _mismatch(rank, world):
     import disttorch.distributed as dist
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
+
     dist.init_process_group()
     model = nn.Sequential(nn.Linear(4, 5 if rank == 0 else 6))
     try:
@@ -315,12 +338,13 @@ def _join(rank, world):
     import disttorch.distributed as dist
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
+
     dist.init_process_group()
     torch.manual_seed(0)
     model = _mlp(nn)
     ddp = DDP(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    batches = _batches(torch, 1, 4, 3 + 2 * rank, seed=rank)   # ranks have 3, 5, 7 batches
+    batches = _batches(torch, 1, 4, 3 + 2 * rank, seed=rank)  # ranks have 3, 5, 7 batches
     with ddp.join():
         for x, y in batches:
             opt.zero_grad()
@@ -343,6 +367,7 @@ def _fp16(rank, world):
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
     from disttorch.nn.parallel.comm_hooks import fp16_compress_hook
+
     dist.init_process_group()
     torch.manual_seed(0)
     grads = {}
@@ -373,6 +398,7 @@ def _trace(rank, world):
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
     from disttorch.utils import trace
+
     dist.init_process_group()
     model = _mlp(nn)
     ddp = DDP(model, bucket_cap_mb=0.001)
@@ -388,6 +414,7 @@ def _trace(rank, world):
 @pytest.mark.timeout(60)
 def test_trace_records_forward_backward_buckets_allreduce_and_step(tmp_path):
     import json
+
     paths = run_ranks(_trace, 2, env={"DISTTORCH_TRACE_DIR": str(tmp_path)}, timeout=45)
     for rank, path in enumerate(paths):
         events = json.load(open(path))["traceEvents"]
@@ -406,13 +433,19 @@ def _completing_threads(rank, world):
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
     from disttorch.nn.parallel.comm_hooks import allreduce_hook
+
     dist.init_process_group()
     seen = []
 
     def hook(state, bucket):
         fut = allreduce_hook(state, bucket)
-        return fut.then(lambda f, i=bucket.index(): (seen.append((i, threading.current_thread().name)),  # noqa: B008
-                                                      f.value())[1])
+        return fut.then(
+            lambda f, i=bucket.index(): (  # noqa: B008 - bound when the hook runs, on purpose
+                seen.append((i, threading.current_thread().name)),
+                f.value(),
+            )[1]
+        )
+
     out = {}
     for cap in (25, 0.001):  # one bucket; then one per parameter
         torch.manual_seed(0)

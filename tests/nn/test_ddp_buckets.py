@@ -2,14 +2,15 @@
 follow the order in which gradients became ready (rank 0's order, on every rank), with
 no_sync, gradient_as_bucket_view, find_unused_parameters, comm hooks, join and tracing;
 and join's divide_by_initial_world_size, against a one-process reference."""
+
 import numpy as np
 import pytest
 from test_ddp import _batches, _max_rel
 
 from dist_helpers import run_ranks
 
-CAP_MB = 0.001   # about 1 KiB: the model below spreads over several buckets
-SCHEDULE = ["sync", "no_sync", "sync", "sync", "sync"]   # the rebuild comes at step 2
+CAP_MB = 0.001  # about 1 KiB: the model below spreads over several buckets
+SCHEDULE = ["sync", "no_sync", "sync", "sync", "sync"]  # the rebuild comes at step 2
 
 
 def _reversed_net(nn):
@@ -31,6 +32,7 @@ def _reversed_net(nn):
 
 def _expected_layout(params, order):
     from disttorch.nn.parallel.reducer import _FIRST_BUCKET_BYTES, assign_buckets
+
     cap = int(CAP_MB * 1024 * 1024)
     return assign_buckets(params, cap, min(_FIRST_BUCKET_BYTES, cap), order)
 
@@ -49,6 +51,7 @@ def _rebuild_run(rank, world, as_view):
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
     from disttorch.utils import trace
+
     dist.init_process_group()
     torch.manual_seed(0 if rank == 0 else 100 + rank)
     model = _reversed_net(nn)
@@ -61,21 +64,20 @@ def _rebuild_run(rank, world, as_view):
     identical, per_rank = True, 4
     for step, (x, y) in enumerate(_batches(torch, world, per_rank, len(SCHEDULE))):
         sl = slice(rank * per_rank, (rank + 1) * per_rank)
-        if step == 2:   # .grad holds step 1's local gradients (no_sync)
+        if step == 2:  # .grad holds step 1's local gradients (no_sync)
             before = [p.grad.numpy().copy() for p in params]
         if SCHEDULE[step] == "no_sync":
             with ddp.no_sync():
                 nn.functional.cross_entropy(ddp(x[sl]), y[sl]).backward()
         else:
-            out = ddp(x[sl])            # step 2: the rebuild happens here, before backward
+            out = ddp(x[sl])  # step 2: the rebuild happens here, before backward
             if step == 2:
                 grads_kept = all(np.array_equal(p.grad.numpy(), g) for p, g in zip(params, before))
                 slots = [b.buffer for b in ddp.reducer.buckets]
-                shares_bucket = all(any(np.shares_memory(p.grad.numpy(), s) for s in slots)
-                                    for p in params)
+                shares_bucket = all(any(np.shares_memory(p.grad.numpy(), s) for s in slots) for p in params)
             nn.functional.cross_entropy(out, y[sl]).backward()
             opt.step()
-            opt.zero_grad(set_to_none=False)   # as_view: .grad stays a view of the buckets
+            opt.zero_grad(set_to_none=False)  # as_view: .grad stays a view of the buckets
         if step == 0:
             first_order = list(ready)
         layouts.append(ddp.reducer.bucket_param_indices)
@@ -84,10 +86,16 @@ def _rebuild_run(rank, world, as_view):
         dist.all_gather_object(everyone, flat)
         identical &= all(np.array_equal(everyone[0], f) for f in everyone)
     path = trace.flush()
-    result = dict(params=[p.detach().numpy() for p in params], identical=identical,
-                  layouts=layouts, first_order=first_order,
-                  expected=_expected_layout(params, first_order),
-                  grads_kept=grads_kept, shares_bucket=shares_bucket, trace=path)
+    result = dict(
+        params=[p.detach().numpy() for p in params],
+        identical=identical,
+        layouts=layouts,
+        first_order=first_order,
+        expected=_expected_layout(params, first_order),
+        grads_kept=grads_kept,
+        shares_bucket=shares_bucket,
+        trace=path,
+    )
     dist.destroy_process_group()
     return result
 
@@ -95,6 +103,7 @@ def _rebuild_run(rank, world, as_view):
 def _rebuild_single(world):
     import disttorch as torch
     from disttorch import nn
+
     torch.manual_seed(0)
     model = _reversed_net(nn)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -110,8 +119,10 @@ def _rebuild_single(world):
 @pytest.mark.parametrize("as_view", [False, True])
 def test_buckets_are_rebuilt_once_in_gradient_order_and_training_is_unchanged(as_view, tmp_path):
     import json
-    results = run_ranks(_rebuild_run, 2, args=(as_view,), env={"DISTTORCH_TRACE_DIR": str(tmp_path)},
-                        timeout=90)
+
+    results = run_ranks(
+        _rebuild_run, 2, args=(as_view,), env={"DISTTORCH_TRACE_DIR": str(tmp_path)}, timeout=90
+    )
     r0 = results[0]
     construction, *after_steps = r0["layouts"]
     assert [i for b in construction for i in b] == [5, 4, 3, 2, 1, 0]
@@ -122,7 +133,7 @@ def test_buckets_are_rebuilt_once_in_gradient_order_and_training_is_unchanged(as
     assert len(rebuilt) > 1 and rebuilt != construction
     assert rebuilt == r0["expected"]
     assert [i for b in rebuilt for i in b] == r0["first_order"]
-    assert set(r0["first_order"][:2]) == {0, 1}          # c.weight and c.bias first
+    assert set(r0["first_order"][:2]) == {0, 1}  # c.weight and c.bias first
     assert all(layouts == after_steps[2] for layouts in after_steps[2:])
     for r in results:
         assert r["layouts"] == r0["layouts"], "ranks disagree on the bucket layout"
@@ -147,8 +158,8 @@ def _unused_rebuild(rank, world):
         def __init__(self):
             super().__init__()
             self.body = _reversed_net(nn)
-            self.extra = nn.Linear(6, 3)      # used by rank 1 only
-            self.never = nn.Linear(6, 3)      # used by nobody
+            self.extra = nn.Linear(6, 3)  # used by rank 1 only
+            self.never = nn.Linear(6, 3)  # used by nobody
 
         def forward(self, x):
             out = self.body(x)
@@ -184,9 +195,14 @@ def _unused_rebuild(rank, world):
         dist.all_gather_object(everyone, flat)
         identical &= all(np.array_equal(everyone[0], f) for f in everyone)
     unused = [i for i in reversed(range(len(params))) if i not in local_order]
-    result = dict(layout=ddp.reducer.bucket_param_indices, hooked=hooked, identical=identical,
-                  own=_expected_layout(params, local_order + unused), local_order=local_order,
-                  never_grad_none=net.never.weight.grad is None)
+    result = dict(
+        layout=ddp.reducer.bucket_param_indices,
+        hooked=hooked,
+        identical=identical,
+        own=_expected_layout(params, local_order + unused),
+        local_order=local_order,
+        never_grad_none=net.never.weight.grad is None,
+    )
     dist.destroy_process_group()
     return result
 
@@ -216,6 +232,7 @@ def _join_run(rank, world, counts, divide, hook):
     from disttorch import nn
     from disttorch.nn.parallel import DistributedDataParallel as DDP
     from disttorch.nn.parallel.comm_hooks import fp16_compress_hook
+
     dist.init_process_group()
     torch.manual_seed(0 if rank == 0 else 100 + rank)
     model = _reversed_net(nn)
@@ -233,9 +250,12 @@ def _join_run(rank, world, counts, divide, hook):
             nn.functional.cross_entropy(ddp(x), y).backward()
             opt.step()
             first_order = first_order or list(ready)
-    result = dict(params=[p.detach().numpy() for p in params], construction=construction,
-                  layout=ddp.reducer.bucket_param_indices,
-                  own=first_order and _expected_layout(params, first_order))
+    result = dict(
+        params=[p.detach().numpy() for p in params],
+        construction=construction,
+        layout=ddp.reducer.bucket_param_indices,
+        own=first_order and _expected_layout(params, first_order),
+    )
     dist.destroy_process_group()
     return result
 
@@ -245,6 +265,7 @@ def _join_single(counts, divide):
     scaled by (ranks still training / world size) if ``divide``."""
     import disttorch as torch
     from disttorch import nn
+
     torch.manual_seed(0)
     model = _reversed_net(nn)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -260,20 +281,30 @@ def _join_single(counts, divide):
 
 
 @pytest.mark.timeout(90)
-@pytest.mark.parametrize("counts,divide,hook", [
-    ((1, 0, 4), True, None),     # rank 0 joins after one step, before the rebuild
-    ((1, 0, 4), False, None),
-    ((0, 2, 3), True, None),     # rank 0 never trains: its (construction) order wins
-    ((0, 2, 3), False, None),
-    ((1, 0, 4), False, "fp16"),  # the correction also applies to a hook's result
-], ids=["rank0-joins-first-initial", "rank0-joins-first-active", "rank0-idle-initial",
-        "rank0-idle-active", "rank0-joins-first-active-fp16"])
+@pytest.mark.parametrize(
+    "counts,divide,hook",
+    [
+        ((1, 0, 4), True, None),  # rank 0 joins after one step, before the rebuild
+        ((1, 0, 4), False, None),
+        ((0, 2, 3), True, None),  # rank 0 never trains: its (construction) order wins
+        ((0, 2, 3), False, None),
+        ((1, 0, 4), False, "fp16"),  # the correction also applies to a hook's result
+    ],
+    ids=[
+        "rank0-joins-first-initial",
+        "rank0-joins-first-active",
+        "rank0-idle-initial",
+        "rank0-idle-active",
+        "rank0-joins-first-active-fp16",
+    ],
+)
 def test_join_divides_by_initial_or_active_ranks_and_keeps_one_bucket_layout(counts, divide, hook):
     results = run_ranks(_join_run, 3, args=(counts, divide, hook), timeout=75)
     r0 = results[0]
     for r in results:
-        assert all(np.array_equal(a, b) for a, b in zip(r["params"], r0["params"])), \
+        assert all(np.array_equal(a, b) for a, b in zip(r["params"], r0["params"])), (
             "replicas differ after join"
+        )
         assert r["layout"] == r0["layout"], "ranks disagree on the bucket layout"
     if counts[0]:
         assert r0["layout"] == r0["own"] != r0["construction"]

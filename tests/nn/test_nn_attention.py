@@ -1,5 +1,6 @@
 """Attention (``scaled_dot_product_attention``, ``nn.MultiheadAttention``): closed-form
 values, masks, dropout, finite-difference gradients in float64, shapes and parameters."""
+
 import math
 
 import numpy as np
@@ -68,14 +69,23 @@ def test_sdpa_errors():
     with pytest.raises(RuntimeError, match="same embedding size"):
         F.scaled_dot_product_attention(dt.randn(2, 3, 4), dt.randn(2, 5, 3), dt.randn(2, 5, 3))
     with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
-        F.scaled_dot_product_attention(dt.randn(2, 3, 4), dt.randn(2, 3, 4), dt.randn(2, 3, 4),
-                                       attn_mask=dt.ones(3, 3, dtype=dt.bool), is_causal=True)
+        F.scaled_dot_product_attention(
+            dt.randn(2, 3, 4),
+            dt.randn(2, 3, 4),
+            dt.randn(2, 3, 4),
+            attn_mask=dt.ones(3, 3, dtype=dt.bool),
+            is_causal=True,
+        )
 
 
 def test_multihead_attention_parameters_init_and_shapes():
     mha = nn.MultiheadAttention(8, 2)
-    assert [n for n, _ in mha.named_parameters()] == ["in_proj_weight", "in_proj_bias",
-                                                      "out_proj.weight", "out_proj.bias"]
+    assert [n for n, _ in mha.named_parameters()] == [
+        "in_proj_weight",
+        "in_proj_bias",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
     np.testing.assert_array_equal(mha.in_proj_bias.detach().numpy(), 0)
     bound = math.sqrt(6 / (8 + 24))
     assert np.abs(mha.in_proj_weight.detach().numpy()).max() <= bound
@@ -89,8 +99,12 @@ def test_multihead_attention_parameters_init_and_shapes():
     out, w = mha(x[:, 0], x[:, 0], x[:, 0])  # unbatched
     assert out.shape == (5, 8) and w.shape == (5, 5)
     sep = nn.MultiheadAttention(8, 2, kdim=4, vdim=6, batch_first=True, bias=False)
-    assert [n for n, _ in sep.named_parameters()] == ["q_proj_weight", "k_proj_weight",
-                                                      "v_proj_weight", "out_proj.weight"]
+    assert [n for n, _ in sep.named_parameters()] == [
+        "q_proj_weight",
+        "k_proj_weight",
+        "v_proj_weight",
+        "out_proj.weight",
+    ]
     out, _ = sep(dt.randn(3, 5, 8), dt.randn(3, 7, 4), dt.randn(3, 7, 6))
     assert out.shape == (3, 5, 8)
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
@@ -118,13 +132,16 @@ def test_gradient_through_returned_attention_weights():
     mha = nn.MultiheadAttention(4, 2).double()
     q, kv = f64(2, 1, 4), f64(3, 1, 4, seed=1)
     assert gradcheck(lambda a, b: mha(a, b, b, average_attn_weights=False)[1], (q, kv))
-    assert gradcheck(lambda a, b: F.scaled_dot_product_attention(a, b, b) * 2, (f64(2, 3, 4), f64(2, 5, 4, seed=2)))
+    assert gradcheck(
+        lambda a, b: F.scaled_dot_product_attention(a, b, b) * 2, (f64(2, 3, 4), f64(2, 5, 4, seed=2))
+    )
 
 
 # ---------------------------------------------------------------------- parity with PyTorch
 @pytest.mark.parity
-@pytest.mark.parametrize("kw", [dict(), dict(batch_first=True), dict(kdim=4, vdim=6),
-                                dict(add_bias_kv=True, add_zero_attn=True)])
+@pytest.mark.parametrize(
+    "kw", [dict(), dict(batch_first=True), dict(kdim=4, vdim=6), dict(add_bias_kv=True, add_zero_attn=True)]
+)
 def test_multihead_attention_parity_with_masks(torch, kw):
     theirs = torch.nn.MultiheadAttention(8, 2, **kw)
     ours = dt.nn.MultiheadAttention(8, 2, **kw)
@@ -141,10 +158,10 @@ def test_multihead_attention_parity_with_masks(torch, kw):
     kpm = rng.random((N, S)) > 0.7
     kpm[:, 0] = False
     qa, qt = dt.tensor(q, requires_grad=True), torch.tensor(q, requires_grad=True)
-    oa, wa = ours(qa, dt.tensor(k), dt.tensor(v), attn_mask=dt.tensor(am),
-                  key_padding_mask=dt.tensor(kpm))
-    ot, wt = theirs(qt, torch.tensor(k), torch.tensor(v), attn_mask=torch.tensor(am),
-                    key_padding_mask=torch.tensor(kpm))
+    oa, wa = ours(qa, dt.tensor(k), dt.tensor(v), attn_mask=dt.tensor(am), key_padding_mask=dt.tensor(kpm))
+    ot, wt = theirs(
+        qt, torch.tensor(k), torch.tensor(v), attn_mask=torch.tensor(am), key_padding_mask=torch.tensor(kpm)
+    )
     np.testing.assert_allclose(oa.detach().numpy(), ot.detach().numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(wa.detach().numpy(), wt.detach().numpy(), rtol=1e-4, atol=1e-5)
     oa.sum().backward()
@@ -152,8 +169,9 @@ def test_multihead_attention_parity_with_masks(torch, kw):
     np.testing.assert_allclose(qa.grad.numpy(), qt.grad.numpy(), rtol=1e-4, atol=1e-5)
     theirs_params = dict(theirs.named_parameters())
     for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), theirs_params[name].grad.numpy(),
-                                   rtol=1e-4, atol=1e-4, err_msg=name)
+        np.testing.assert_allclose(
+            p.grad.numpy(), theirs_params[name].grad.numpy(), rtol=1e-4, atol=1e-4, err_msg=name
+        )
 
 
 @pytest.mark.parity
@@ -161,8 +179,9 @@ def test_sdpa_parity_causal(torch):
     rng = np.random.default_rng(3)
     q, k, v = (rng.standard_normal((2, 4, 6, 8)).astype(np.float32) for _ in range(3))
     ours = F.scaled_dot_product_attention(*(dt.tensor(a) for a in (q, k, v)), is_causal=True)
-    theirs = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)),
-                                                              is_causal=True)
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q, k, v)), is_causal=True
+    )
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
 
 
@@ -173,8 +192,10 @@ def test_sdpa_parity_grouped_query_attention_and_bool_mask(torch):
     k, v = (rng.standard_normal((2, 2, 6, 8)).astype(np.float32) for _ in range(2))
     mask = rng.random((5, 6)) > 0.3
     mask[:, 0] = True
-    ours = F.scaled_dot_product_attention(*(dt.tensor(a) for a in (q, k, v)),
-                                          attn_mask=dt.tensor(mask), enable_gqa=True)
+    ours = F.scaled_dot_product_attention(
+        *(dt.tensor(a) for a in (q, k, v)), attn_mask=dt.tensor(mask), enable_gqa=True
+    )
     theirs = torch.nn.functional.scaled_dot_product_attention(
-        *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask), enable_gqa=True)
+        *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask), enable_gqa=True
+    )
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)

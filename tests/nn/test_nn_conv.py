@@ -2,6 +2,7 @@
 direct loop definition, finite-difference gradients in float64, shapes, error messages.
 Every test runs twice, once per algorithm for stride-1 convolutions (im2col, shifted
 products), whatever the channel count; the shifted run takes one image per block."""
+
 import importlib
 
 import numpy as np
@@ -17,7 +18,7 @@ shifted = importlib.import_module("disttorch.kernels.conv_shifted")
 
 @pytest.fixture(autouse=True, params=["im2col", "shifted"])
 def stride1_algorithm(request, monkeypatch):
-    monkeypatch.setattr(shifted, "MIN_CHANNELS", 1 if request.param == "shifted" else 10 ** 9)
+    monkeypatch.setattr(shifted, "MIN_CHANNELS", 1 if request.param == "shifted" else 10**9)
     monkeypatch.setattr(shifted, "BLOCK_BYTES", 1)
     return request.param
 
@@ -35,29 +36,48 @@ def reference_conv2d(x, w, b, stride, padding, dilation, groups):
         g = oc // og
         for i in range(oh):
             for j in range(ow):
-                patch = xp[:, g * cg:(g + 1) * cg,
-                           i * stride[0]:i * stride[0] + dilation[0] * (kh - 1) + 1:dilation[0],
-                           j * stride[1]:j * stride[1] + dilation[1] * (kw - 1) + 1:dilation[1]]
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    i * stride[0] : i * stride[0] + dilation[0] * (kh - 1) + 1 : dilation[0],
+                    j * stride[1] : j * stride[1] + dilation[1] * (kw - 1) + 1 : dilation[1],
+                ]
                 out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3))
     return out + (b[None, :, None, None] if b is not None else 0)
 
 
-@pytest.mark.parametrize("stride,padding,dilation,groups", [
-    ((1, 1), (0, 0), (1, 1), 1), ((2, 1), (1, 2), (1, 1), 1), ((1, 2), (2, 1), (2, 1), 1),
-    ((2, 2), (1, 1), (1, 1), 2)])
+@pytest.mark.parametrize(
+    "stride,padding,dilation,groups",
+    [
+        ((1, 1), (0, 0), (1, 1), 1),
+        ((2, 1), (1, 2), (1, 1), 1),
+        ((1, 2), (2, 1), (2, 1), 1),
+        ((2, 2), (1, 1), (1, 1), 2),
+    ],
+)
 def test_conv2d_matches_loop_definition(stride, padding, dilation, groups):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 4, 7, 8))
     w = rng.standard_normal((6, 4 // groups, 3, 2))
     b = rng.standard_normal(6)
     out = F.conv2d(dt.tensor(x), dt.tensor(w), dt.tensor(b), stride, padding, dilation, groups)
-    np.testing.assert_allclose(out.numpy(), reference_conv2d(x, w, b, stride, padding, dilation, groups),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        out.numpy(), reference_conv2d(x, w, b, stride, padding, dilation, groups), atol=1e-12
+    )
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1), dict(padding="same", dilation=2),
-                                dict(groups=2, padding=(1, 0)), dict(padding="same"),
-                                dict(padding=(3, 1)), dict(stride=(1, 2), groups=2, dilation=(2, 1))])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(stride=2, padding=1),
+        dict(padding="same", dilation=2),
+        dict(groups=2, padding=(1, 0)),
+        dict(padding="same"),
+        dict(padding=(3, 1)),
+        dict(stride=(1, 2), groups=2, dilation=(2, 1)),
+    ],
+)
 def test_conv2d_gradcheck(kw):
     """Covers both input-gradient paths: stride 1 (as a convolution of the gradient) and
     strided or over-padded convolutions (col2im)."""
@@ -105,34 +125,61 @@ def test_float32_stays_float32():
     assert out.dtype == dt.float32
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda: F.conv2d(dt.randn(2, 3), dt.randn(4, 3, 3, 3)),
-     "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]"),
-    (lambda: F.conv2d(dt.randn(2, 1, 5, 5), dt.randn(4, 3, 3, 3)),
-     "Given groups=1, weight of size [4, 3, 3, 3], expected input[2, 1, 5, 5] to have 3 channels, "
-     "but got 1 channels instead"),
-    (lambda: F.conv1d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3)),
-     "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: [2, 3, 5, 5]"),
-    (lambda: F.conv2d(dt.randn(2, 3, 2, 2), dt.randn(4, 3, 3, 3)),
-     "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be "
-     "greater than actual input size"),
-    (lambda: F.conv2d(dt.randn(2, 4, 5, 5), dt.randn(4, 2, 3, 3), groups=3),
-     "Given groups=3, expected weight to be divisible by 3 at dimension 0"),
-    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), dt.randn(3)),
-     "expected bias to be 1-dimensional with 4 elements, but got bias of size [3] instead"),
-    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=2, padding="same"),
-     "padding='same' is not supported for strided convolutions"),
-    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), padding="full"),
-     "Invalid padding string: 'full'"),
-    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=0),
-     "non-positive stride is not supported"),
-    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), padding=-1),
-     "negative padding is not supported"),
-    (lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=(1, 1, 1)),
-     "expected stride to be a single integer value or a list of 2 values"),
-    (lambda: F.conv2d(dt.randn(2, 3, 5, 5, dtype=dt.float64), dt.randn(4, 3, 3, 3)),
-     "expected scalar type Double but found Float"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (
+            lambda: F.conv2d(dt.randn(2, 3), dt.randn(4, 3, 3, 3)),
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [2, 3]",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 1, 5, 5), dt.randn(4, 3, 3, 3)),
+            "Given groups=1, weight of size [4, 3, 3, 3], expected input[2, 1, 5, 5] to have 3 channels, "
+            "but got 1 channels instead",
+        ),
+        (
+            lambda: F.conv1d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3)),
+            "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: [2, 3, 5, 5]",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 3, 2, 2), dt.randn(4, 3, 3, 3)),
+            "Calculated padded input size per channel: (2 x 2). Kernel size: (3 x 3). Kernel size can't be "
+            "greater than actual input size",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 4, 5, 5), dt.randn(4, 2, 3, 3), groups=3),
+            "Given groups=3, expected weight to be divisible by 3 at dimension 0",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), dt.randn(3)),
+            "expected bias to be 1-dimensional with 4 elements, but got bias of size [3] instead",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=2, padding="same"),
+            "padding='same' is not supported for strided convolutions",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), padding="full"),
+            "Invalid padding string: 'full'",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=0),
+            "non-positive stride is not supported",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), padding=-1),
+            "negative padding is not supported",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 3, 5, 5), dt.randn(4, 3, 3, 3), stride=(1, 1, 1)),
+            "expected stride to be a single integer value or a list of 2 values",
+        ),
+        (
+            lambda: F.conv2d(dt.randn(2, 3, 5, 5, dtype=dt.float64), dt.randn(4, 3, 3, 3)),
+            "expected scalar type Double but found Float",
+        ),
+    ],
+)
 def test_conv_errors_name_both_sides(call, message):
     with pytest.raises(RuntimeError) as info:
         call()
@@ -153,20 +200,36 @@ def test_conv_modules_shapes_parameters_and_repr():
     assert conv(dt.randn(2, 3, 9, 9)).shape == (2, 8, 5, 5)
     assert conv(dt.randn(3, 9, 9)).shape == (8, 5, 5)
     assert repr(conv) == "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))"
-    assert repr(dt.nn.Conv1d(2, 4, 3, groups=2, bias=False, padding="same")) == \
-        "Conv1d(2, 4, kernel_size=(3,), stride=(1,), padding=same, groups=2, bias=False)"
+    assert (
+        repr(dt.nn.Conv1d(2, 4, 3, groups=2, bias=False, padding="same"))
+        == "Conv1d(2, 4, kernel_size=(3,), stride=(1,), padding=same, groups=2, bias=False)"
+    )
     assert dt.nn.Conv1d(2, 4, 3, bias=False).bias is None
     assert dt.nn.Conv1d(2, 4, 5, padding="same")(dt.randn(1, 2, 7)).shape == (1, 4, 7)
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(in_channels=3, out_channels=4, kernel_size=3, groups=2), "in_channels must be divisible by groups"),
-    (dict(in_channels=4, out_channels=3, kernel_size=3, groups=2), "out_channels must be divisible by groups"),
-    (dict(in_channels=4, out_channels=4, kernel_size=3, padding="full"), "Invalid padding string 'full'"),
-    (dict(in_channels=4, out_channels=4, kernel_size=3, stride=2, padding="same"),
-     "padding='same' is not supported for strided convolutions"),
-    (dict(in_channels=4, out_channels=4, kernel_size=3, padding_mode="mirror"), "padding_mode must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (
+            dict(in_channels=3, out_channels=4, kernel_size=3, groups=2),
+            "in_channels must be divisible by groups",
+        ),
+        (
+            dict(in_channels=4, out_channels=3, kernel_size=3, groups=2),
+            "out_channels must be divisible by groups",
+        ),
+        (dict(in_channels=4, out_channels=4, kernel_size=3, padding="full"), "Invalid padding string 'full'"),
+        (
+            dict(in_channels=4, out_channels=4, kernel_size=3, stride=2, padding="same"),
+            "padding='same' is not supported for strided convolutions",
+        ),
+        (
+            dict(in_channels=4, out_channels=4, kernel_size=3, padding_mode="mirror"),
+            "padding_mode must be one of",
+        ),
+    ],
+)
 def test_conv_module_argument_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         dt.nn.Conv2d(**kwargs)
@@ -187,8 +250,14 @@ def test_small_cnn_learns_bar_orientation():
             images[i, 0, where[i], :] += 1.0
     dt.manual_seed(0)
     nn = dt.nn
-    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
-                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 16, 2))
+    model = nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(4 * 16, 2),
+    )
     opt = dt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     x, y = dt.tensor(images), dt.tensor(labels)
     losses = []
@@ -205,8 +274,10 @@ def test_small_cnn_learns_bar_orientation():
     assert accuracy > 0.95
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1, output_padding=1),
-                                dict(stride=(2, 1), dilation=(1, 2), groups=2)])
+@pytest.mark.parametrize(
+    "kw",
+    [dict(), dict(stride=2, padding=1, output_padding=1), dict(stride=(2, 1), dilation=(1, 2), groups=2)],
+)
 def test_conv_transpose2d_gradcheck(kw):
     x = dt.randn(2, 4, 3, 3, dtype=dt.float64, requires_grad=True)
     w = dt.randn(4, 2, 2, 3, dtype=dt.float64, requires_grad=True)
@@ -232,12 +303,19 @@ def test_conv_transpose_module_and_errors():
     assert m.weight.shape == (3, 4, 3, 3)
     assert repr(m) == "ConvTranspose2d(3, 4, kernel_size=(3, 3), stride=(2, 2), output_padding=(1, 1))"
     assert m(dt.randn(1, 3, 5, 5)).shape == (1, 4, 12, 12)
-    assert dt.nn.ConvTranspose2d(3, 4, 3, stride=2)(dt.randn(1, 3, 5, 5), output_size=(12, 12)).shape \
-        == (1, 4, 12, 12)
+    assert dt.nn.ConvTranspose2d(3, 4, 3, stride=2)(dt.randn(1, 3, 5, 5), output_size=(12, 12)).shape == (
+        1,
+        4,
+        12,
+        12,
+    )
     with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'):
         dt.nn.ConvTranspose2d(3, 4, 3, padding_mode="reflect")
-    with pytest.raises(RuntimeError, match=r"Given transposed=1, weight of size \[3, 4, 3, 3\], expected "
-                                           r"input\[2, 5, 5, 5\] to have 3 channels, but got 5 channels"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Given transposed=1, weight of size \[3, 4, 3, 3\], expected "
+        r"input\[2, 5, 5, 5\] to have 3 channels, but got 5 channels",
+    ):
         F.conv_transpose2d(dt.randn(2, 5, 5, 5), dt.randn(3, 4, 3, 3))
     with pytest.raises(RuntimeError, match="output padding must be smaller than either stride or dilation"):
         F.conv_transpose2d(dt.randn(2, 3, 5, 5), dt.randn(3, 4, 3, 3), output_padding=1)
@@ -269,14 +347,23 @@ def test_default_threshold_picks_shifted_for_wide_layers(monkeypatch):
     conv = importlib.import_module("disttorch.nn.functional.conv")
     geo = conv._Geometry((1, 1), ((1, 1), (1, 1)), (1, 1), 1, (3, 3), (4, 4), False, "conv2d")
     x = np.zeros((1, shifted.MIN_CHANNELS, 4, 4), np.float32)
-    assert isinstance(conv._conv_arrays(x, np.zeros((2, shifted.MIN_CHANNELS, 3, 3), np.float32), geo)[1], tuple)
+    assert isinstance(
+        conv._conv_arrays(x, np.zeros((2, shifted.MIN_CHANNELS, 3, 3), np.float32), geo)[1], tuple
+    )
     assert not isinstance(conv._conv_arrays(x[:, :1], np.zeros((2, 1, 3, 3), np.float32), geo)[1], tuple)
 
 
 # ---------------------------------------------------------------------- parity with PyTorch
 @pytest.mark.parity
-@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1), dict(padding="same", dilation=2),
-                                dict(groups=2, bias=False, padding=(1, 0))])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(stride=2, padding=1),
+        dict(padding="same", dilation=2),
+        dict(groups=2, bias=False, padding=(1, 0)),
+    ],
+)
 def test_conv2d_parity(torch, kw):
     theirs = torch.nn.Conv2d(4, 6, 3, **kw)
     ours = dt.nn.Conv2d(4, 6, 3, **kw)
@@ -285,8 +372,15 @@ def test_conv2d_parity(torch, kw):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding="same", dilation=(2, 1)),
-                                dict(groups=2, padding=(0, 2)), dict(stride=2, padding=1)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(padding=1),
+        dict(padding="same", dilation=(2, 1)),
+        dict(groups=2, padding=(0, 2)),
+        dict(stride=2, padding=1),
+    ],
+)
 def test_wide_conv2d_parity(torch, kw):
     """16 and more input channels per group: stride-1 layers take the shifted products."""
     theirs = torch.nn.Conv2d(32, 24, 3, **kw)
@@ -319,8 +413,14 @@ def test_conv_padding_modes_parity(torch, mode):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("kw", [dict(), dict(stride=2, padding=1, output_padding=1),
-                                dict(stride=(2, 1), groups=2, dilation=(1, 2), bias=False)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(stride=2, padding=1, output_padding=1),
+        dict(stride=(2, 1), groups=2, dilation=(1, 2), bias=False),
+    ],
+)
 def test_conv_transpose2d_parity(torch, kw):
     theirs = torch.nn.ConvTranspose2d(4, 6, 3, **kw)
     ours = dt.nn.ConvTranspose2d(4, 6, 3, **kw)

@@ -5,6 +5,7 @@ the one documented exclusion list below (``EXCLUDED``; the README cites it).
 Names that are not API (re-exported imports such as ``math``, ``Optional``, ``torch``)
 are recognised by where their object comes from, not listed by hand.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,12 +35,21 @@ EXCLUDED: dict[str, str] = {
     "nn.attention": "SDPA backend selection (sdpa_kernel, flex_attention) for CUDA/flash kernels",
 }
 
-_NAMESPACES = {"nn": ("torch.nn", "disttorch.nn"),
-               "F": ("torch.nn.functional", "disttorch.nn.functional"),
-               "init": ("torch.nn.init", "disttorch.nn.init"),
-               "utils": ("torch.nn.utils", "disttorch.nn.utils")}
-_NOT_API_ORIGINS = ("typing", "typing_extensions", "collections.abc", "builtins", "torch._jit_internal",
-                    "torch.overrides", "torch._C")
+_NAMESPACES = {
+    "nn": ("torch.nn", "disttorch.nn"),
+    "F": ("torch.nn.functional", "disttorch.nn.functional"),
+    "init": ("torch.nn.init", "disttorch.nn.init"),
+    "utils": ("torch.nn.utils", "disttorch.nn.utils"),
+}
+_NOT_API_ORIGINS = (
+    "typing",
+    "typing_extensions",
+    "collections.abc",
+    "builtins",
+    "torch._jit_internal",
+    "torch.overrides",
+    "torch._C",
+)
 
 
 def _is_api(obj: object) -> bool:
@@ -94,17 +104,21 @@ def test_exclusions_are_real_and_not_implemented() -> None:
 def test_module_paths_mirror_pytorch() -> None:
     """Pickles of whole models name classes by PyTorch's module path; ours resolve."""
     from disttorch import nn
-    for path, cls in [("disttorch.nn.modules.conv", "Conv2d"), ("disttorch.nn.modules.linear", "Linear"),
-                      ("disttorch.nn.modules.pooling", "MaxPool3d"),
-                      ("disttorch.nn.modules.pixelshuffle", "PixelShuffle"),
-                      ("disttorch.nn.modules.upsampling", "Upsample"),
-                      ("disttorch.nn.modules.padding", "ReflectionPad2d"),
-                      ("disttorch.nn.modules.instancenorm", "InstanceNorm2d"),
-                      ("disttorch.nn.modules.fold", "Unfold"), ("disttorch.nn.modules.adaptive",
-                                                                "AdaptiveLogSoftmaxWithLoss"),
-                      ("disttorch.nn.modules.channelshuffle", "ChannelShuffle"),
-                      ("disttorch.nn.modules.batchnorm", "LazyBatchNorm2d"),
-                      ("disttorch.nn.parallel.data_parallel", "DataParallel")]:
+
+    for path, cls in [
+        ("disttorch.nn.modules.conv", "Conv2d"),
+        ("disttorch.nn.modules.linear", "Linear"),
+        ("disttorch.nn.modules.pooling", "MaxPool3d"),
+        ("disttorch.nn.modules.pixelshuffle", "PixelShuffle"),
+        ("disttorch.nn.modules.upsampling", "Upsample"),
+        ("disttorch.nn.modules.padding", "ReflectionPad2d"),
+        ("disttorch.nn.modules.instancenorm", "InstanceNorm2d"),
+        ("disttorch.nn.modules.fold", "Unfold"),
+        ("disttorch.nn.modules.adaptive", "AdaptiveLogSoftmaxWithLoss"),
+        ("disttorch.nn.modules.channelshuffle", "ChannelShuffle"),
+        ("disttorch.nn.modules.batchnorm", "LazyBatchNorm2d"),
+        ("disttorch.nn.parallel.data_parallel", "DataParallel"),
+    ]:
         assert getattr(importlib.import_module(path), cls) is getattr(nn, cls), path
 
 
@@ -123,7 +137,7 @@ def test_every_class_resolves_under_pytorchs_module_path():
         if not path.startswith("torch.nn."):
             continue
         try:
-            ours = importlib.import_module("disttorch" + path[len("torch"):])
+            ours = importlib.import_module("disttorch" + path[len("torch") :])
         except ImportError:
             unresolved.append(f"{path}.{name}")
             continue

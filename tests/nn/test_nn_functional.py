@@ -1,5 +1,6 @@
 """nn.functional (activations, linear, dropout, embedding, one_hot, pad, normalize):
 closed-form values, float64 gradient checks and PyTorch's error messages."""
+
 import math
 
 import numpy as np
@@ -24,20 +25,28 @@ def values(t):
 X = np.array([-3.0, -0.5, 0.0, 0.7, 2.0])
 
 
-@pytest.mark.parametrize("fn, expected", [
-    (F.relu, np.maximum(X, 0)),
-    (lambda x: F.leaky_relu(x, 0.1), np.where(X > 0, X, 0.1 * X)),
-    (lambda x: F.elu(x, 2.0), np.where(X > 0, X, 2.0 * (np.exp(X) - 1))),
-    (F.selu, 1.0507009873554805 * np.where(X > 0, X, 1.6732632423543772 * (np.exp(X) - 1))),
-    (F.gelu, np.array([x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in X])),
-    (lambda x: F.gelu(x, approximate="tanh"),
-     0.5 * X * (1 + np.tanh(math.sqrt(2 / math.pi) * (X + 0.044715 * X ** 3)))),
-    (F.silu, X / (1 + np.exp(-X))),
-    (F.tanh, np.tanh(X)),
-    (F.sigmoid, 1 / (1 + np.exp(-X))),
-    (F.softplus, np.log1p(np.exp(X))),
-    (lambda x: F.softplus(x, beta=2.0, threshold=1.0), np.where(2 * X > 1, X, np.log1p(np.exp(2 * X)) / 2)),
-])
+@pytest.mark.parametrize(
+    "fn, expected",
+    [
+        (F.relu, np.maximum(X, 0)),
+        (lambda x: F.leaky_relu(x, 0.1), np.where(X > 0, X, 0.1 * X)),
+        (lambda x: F.elu(x, 2.0), np.where(X > 0, X, 2.0 * (np.exp(X) - 1))),
+        (F.selu, 1.0507009873554805 * np.where(X > 0, X, 1.6732632423543772 * (np.exp(X) - 1))),
+        (F.gelu, np.array([x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in X])),
+        (
+            lambda x: F.gelu(x, approximate="tanh"),
+            0.5 * X * (1 + np.tanh(math.sqrt(2 / math.pi) * (X + 0.044715 * X**3))),
+        ),
+        (F.silu, X / (1 + np.exp(-X))),
+        (F.tanh, np.tanh(X)),
+        (F.sigmoid, 1 / (1 + np.exp(-X))),
+        (F.softplus, np.log1p(np.exp(X))),
+        (
+            lambda x: F.softplus(x, beta=2.0, threshold=1.0),
+            np.where(2 * X > 1, X, np.log1p(np.exp(2 * X)) / 2),
+        ),
+    ],
+)
 def test_activation_values(fn, expected):
     out = fn(dt.tensor(X))
     np.testing.assert_allclose(values(out), expected, rtol=1e-12, atol=1e-12)
@@ -47,8 +56,9 @@ def test_activations_keep_float32():
     x = dt.tensor(X.astype(np.float32))
     for fn in (F.relu, F.leaky_relu, F.elu, F.gelu, F.silu, F.softplus, F.selu):
         assert fn(x).dtype == dt.float32
-    np.testing.assert_allclose(values(F.gelu(x)), [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in X],
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        values(F.gelu(x)), [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in X], atol=1e-6
+    )
 
 
 def test_gelu_float32_value_and_gradient_across_blocks():
@@ -67,15 +77,33 @@ def test_gelu_float32_value_and_gradient_across_blocks():
         assert np.array_equal(values(F.gelu(x)), values(out))
 
 
-@pytest.mark.parametrize("fn", [
-    F.relu, lambda x: F.leaky_relu(x, 0.2), F.elu, F.selu, F.gelu,
-    lambda x: F.gelu(x, approximate="tanh"), F.silu, F.tanh, F.sigmoid, F.softplus,
-    lambda x: F.softplus(x, beta=3.0, threshold=2.0),
-    lambda x: F.softmax(x, 1), lambda x: F.log_softmax(x, 0), lambda x: F.softmin(x, -1),
-    lambda x: F.softmax(x, 1, dtype=dt.float64),
-    lambda x: F.hardtanh(x, -0.5, 0.7), F.relu6, F.logsigmoid, F.mish, F.hardsigmoid,
-    F.hardswish, lambda x: F.glu(x, 1),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        F.relu,
+        lambda x: F.leaky_relu(x, 0.2),
+        F.elu,
+        F.selu,
+        F.gelu,
+        lambda x: F.gelu(x, approximate="tanh"),
+        F.silu,
+        F.tanh,
+        F.sigmoid,
+        F.softplus,
+        lambda x: F.softplus(x, beta=3.0, threshold=2.0),
+        lambda x: F.softmax(x, 1),
+        lambda x: F.log_softmax(x, 0),
+        lambda x: F.softmin(x, -1),
+        lambda x: F.softmax(x, 1, dtype=dt.float64),
+        lambda x: F.hardtanh(x, -0.5, 0.7),
+        F.relu6,
+        F.logsigmoid,
+        F.mish,
+        F.hardsigmoid,
+        F.hardswish,
+        lambda x: F.glu(x, 1),
+    ],
+)
 def test_activation_gradcheck(fn):
     assert gradcheck(fn, (f64(3, 4),))
 
@@ -86,10 +114,12 @@ def test_composite_activation_values_and_errors():
     np.testing.assert_allclose(F.logsigmoid(x).numpy(), -np.log1p(np.exp(-X)))
     np.testing.assert_allclose(F.mish(x).numpy(), X * np.tanh(np.log1p(np.exp(X))))
     np.testing.assert_allclose(F.hardswish(x).numpy(), X * np.clip(X + 3, 0, 6) / 6)
-    np.testing.assert_allclose(F.glu(dt.tensor([[1.0, 2.0, 0.0, 3.0]])).numpy(),
-                               [[0.5, 2 / (1 + np.exp(-3.0))]])
-    np.testing.assert_allclose(F.prelu(x, dt.tensor([0.5], dtype=dt.float64)).numpy(),
-                               np.where(X > 0, X, 0.5 * X))
+    np.testing.assert_allclose(
+        F.glu(dt.tensor([[1.0, 2.0, 0.0, 3.0]])).numpy(), [[0.5, 2 / (1 + np.exp(-3.0))]]
+    )
+    np.testing.assert_allclose(
+        F.prelu(x, dt.tensor([0.5], dtype=dt.float64)).numpy(), np.where(X > 0, X, 0.5 * X)
+    )
     with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is size 3"):
         F.glu(dt.ones(2, 3))
     with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel size"):
@@ -116,7 +146,9 @@ def test_softmax_sums_to_one_and_dim_errors():
     x = f64(2, 3, 4, requires_grad=False)
     for d in range(3):
         np.testing.assert_allclose(values(F.softmax(x, d)).sum(axis=d), 1.0)
-    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 3\)"):
+    with pytest.raises(
+        IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 3\)"
+    ):
         F.softmax(x, 3)
     with pytest.warns(UserWarning, match="Implicit dimension choice"):
         out = F.softmax(dt.ones(2, 4))
@@ -158,7 +190,9 @@ def test_linear_backward_array_path_equals_recorded_path():
 def test_linear_errors_name_both_shapes_and_dtypes():
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 3x5\)"):
         F.linear(dt.randn(3, 4), dt.randn(5, 3))
-    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: double != float"):
+    with pytest.raises(
+        RuntimeError, match="expected m1 and m2 to have the same dtype, but got: double != float"
+    ):
         F.linear(dt.randn(3, 4, dtype=dt.float64), dt.randn(5, 4))
 
 
@@ -233,8 +267,9 @@ def test_one_hot():
 
 
 # ---------------------------------------------------------------------- pad, normalize
-@pytest.mark.parametrize("mode, np_mode", [("reflect", "reflect"), ("replicate", "edge"),
-                                           ("circular", "wrap")])
+@pytest.mark.parametrize(
+    "mode, np_mode", [("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")]
+)
 def test_pad_index_modes_match_numpy(mode, np_mode):
     x = f64(2, 3, 4)
     out = F.pad(x, (1, 2, 2, 1), mode=mode)
@@ -254,8 +289,11 @@ def test_pad_constant_with_value_and_negative_crop():
 
 
 def test_pad_errors():
-    with pytest.raises(RuntimeError, match=r"Padding size should be less than the corresponding "
-                                            r"input dimension, but got: padding \(4, 4\) at dimension 2"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Padding size should be less than the corresponding "
+        r"input dimension, but got: padding \(4, 4\) at dimension 2",
+    ):
         F.pad(dt.randn(1, 2, 3), (4, 4), mode="reflect")
     with pytest.raises(ValueError, match="Padding length must be divisible by 2"):
         F.pad(dt.randn(2, 2), (1,))
@@ -270,13 +308,25 @@ def test_normalize_unit_norm_and_gradcheck():
     assert gradcheck(lambda a: F.normalize(a, p=3, dim=-1), (x,))
 
 
-@pytest.mark.parametrize("fn", [
-    lambda x: F.leaky_relu(x, 0.2), F.elu, F.selu, F.gelu, lambda x: F.gelu(x, approximate="tanh"),
-    F.silu, F.softplus, lambda x: F.softplus(x, beta=3.0, threshold=2.0),
-    lambda x: F.softmax(x, 1), lambda x: F.log_softmax(x, 0), lambda x: F.softmin(x, -1),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: F.leaky_relu(x, 0.2),
+        F.elu,
+        F.selu,
+        F.gelu,
+        lambda x: F.gelu(x, approximate="tanh"),
+        F.silu,
+        F.softplus,
+        lambda x: F.softplus(x, beta=3.0, threshold=2.0),
+        lambda x: F.softmax(x, 1),
+        lambda x: F.log_softmax(x, 0),
+        lambda x: F.softmin(x, -1),
+    ],
+)
 def test_activation_gradgradcheck(fn):
     from disttorch.autograd import gradgradcheck
+
     assert gradgradcheck(fn, (f64(3, 4),))
 
 
@@ -288,6 +338,7 @@ def test_cosine_similarity_and_pairwise_distance():
     assert gradcheck(lambda x, y: F.cosine_similarity(x, y, dim=0), (f64(3, 4), f64(3, 4, seed=1)))
     assert gradcheck(F.pairwise_distance, (f64(3, 4), f64(3, 4, seed=1)))
     from disttorch import nn
+
     assert nn.CosineSimilarity(dim=0)(a, b).shape == (2,) and nn.PairwiseDistance()(a, b).shape == (2,)
 
 
@@ -296,7 +347,9 @@ def test_cosine_similarity_and_pairwise_distance():
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
 def test_pad_parity(torch, mode):
     dx, tx = both((2, 3, 5, 4), 18)
-    check(F.pad(dx, (1, 2, 3, 1), mode=mode), torch.nn.functional.pad(tx, (1, 2, 3, 1), mode=mode), [dx], [tx])
+    check(
+        F.pad(dx, (1, 2, 3, 1), mode=mode), torch.nn.functional.pad(tx, (1, 2, 3, 1), mode=mode), [dx], [tx]
+    )
 
 
 @pytest.mark.parity
@@ -304,19 +357,30 @@ def test_normalize_and_one_hot_parity(torch):
     dx, tx = both((3, 4), 19)
     check(F.normalize(dx, p=3, dim=0), torch.nn.functional.normalize(tx, p=3, dim=0), [dx], [tx])
     idx = np.array([[0, 3], [2, 1]])
-    np.testing.assert_array_equal(F.one_hot(dt.tensor(idx), 5).numpy(),
-                                  torch.nn.functional.one_hot(torch.tensor(idx), 5).numpy())
+    np.testing.assert_array_equal(
+        F.one_hot(dt.tensor(idx), 5).numpy(), torch.nn.functional.one_hot(torch.tensor(idx), 5).numpy()
+    )
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("name, kwargs", [("cosine_similarity", {}), ("cosine_similarity", {"dim": 0}),
-                                          ("pairwise_distance", {}),
-                                          ("pairwise_distance", {"p": 1.0, "keepdim": True})])
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("cosine_similarity", {}),
+        ("cosine_similarity", {"dim": 0}),
+        ("pairwise_distance", {}),
+        ("pairwise_distance", {"p": 1.0, "keepdim": True}),
+    ],
+)
 def test_distance_parity(torch, name, kwargs):
     dx1, tx1 = both((4, 5), 22)
     dx2, tx2 = both((1, 5), 23)
-    check(getattr(F, name)(dx1, dx2, **kwargs), getattr(torch.nn.functional, name)(tx1, tx2, **kwargs),
-          [dx1, dx2], [tx1, tx2])
+    check(
+        getattr(F, name)(dx1, dx2, **kwargs),
+        getattr(torch.nn.functional, name)(tx1, tx2, **kwargs),
+        [dx1, dx2],
+        [tx1, tx2],
+    )
 
 
 # ---------------------------------------------------------------------- higher-order gradients

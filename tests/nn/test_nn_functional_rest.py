@@ -4,6 +4,7 @@ differentiable op, and outputs and gradients against PyTorch (parity) on the sam
 A case is ``(fn, arrays, grad)``: ``fn(lib, F, *tensors)`` runs with ``lib`` = disttorch
 or torch and ``F`` its ``nn.functional``; ``grad`` says which arrays require grad.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,37 +39,57 @@ CASES = {
     "interp_nearest_size": _case(lambda L, F, x: F.interpolate(x, size=(7, 4)), [IMG]),
     "interp_nearest_exact": _case(lambda L, F, x: F.interpolate(x, size=(9, 4), mode="nearest-exact"), [IMG]),
     "interp_linear": _case(lambda L, F, x: F.interpolate(x, scale_factor=1.7, mode="linear"), [rn(2, 3, 5)]),
-    "interp_linear_ac": _case(lambda L, F, x: F.interpolate(x, size=9, mode="linear", align_corners=True),
-                              [rn(2, 3, 5)]),
+    "interp_linear_ac": _case(
+        lambda L, F, x: F.interpolate(x, size=9, mode="linear", align_corners=True), [rn(2, 3, 5)]
+    ),
     "interp_bilinear": _case(lambda L, F, x: F.interpolate(x, size=(8, 3), mode="bilinear"), [IMG]),
-    "interp_bilinear_ac": _case(lambda L, F, x: F.interpolate(x, scale_factor=(2, 0.5), mode="bilinear",
-                                                              align_corners=True), [IMG]),
-    "interp_bilinear_rsf": _case(lambda L, F, x: F.interpolate(x, scale_factor=1.3, mode="bilinear",
-                                                               recompute_scale_factor=True), [IMG]),
+    "interp_bilinear_ac": _case(
+        lambda L, F, x: F.interpolate(x, scale_factor=(2, 0.5), mode="bilinear", align_corners=True), [IMG]
+    ),
+    "interp_bilinear_rsf": _case(
+        lambda L, F, x: F.interpolate(x, scale_factor=1.3, mode="bilinear", recompute_scale_factor=True),
+        [IMG],
+    ),
     "interp_bicubic": _case(lambda L, F, x: F.interpolate(x, size=(9, 11), mode="bicubic"), [IMG]),
-    "interp_bicubic_ac": _case(lambda L, F, x: F.interpolate(x, size=(4, 8), mode="bicubic",
-                                                             align_corners=True), [IMG]),
-    "interp_trilinear": _case(lambda L, F, x: F.interpolate(x, scale_factor=(1.5, 2, 0.7), mode="trilinear"),
-                              [rn(1, 2, 3, 4, 5)]),
+    "interp_bicubic_ac": _case(
+        lambda L, F, x: F.interpolate(x, size=(4, 8), mode="bicubic", align_corners=True), [IMG]
+    ),
+    "interp_trilinear": _case(
+        lambda L, F, x: F.interpolate(x, scale_factor=(1.5, 2, 0.7), mode="trilinear"), [rn(1, 2, 3, 4, 5)]
+    ),
     "interp_area": _case(lambda L, F, x: F.interpolate(x, size=(3, 4), mode="area"), [IMG]),
     "affine_grid": _case(lambda L, F, t: F.affine_grid(t, [2, 3, 4, 5], align_corners=False), [rn(2, 2, 3)]),
-    "affine_grid3d": _case(lambda L, F, t: F.affine_grid(t, [1, 2, 3, 4, 2], align_corners=True), [rn(1, 3, 4)]),
-    "grid_sample_bilinear": _case(lambda L, F, x, g: F.grid_sample(x, g, align_corners=False),
-                                  [IMG, rn(2, 4, 3, 2) * 1.2]),
-    "grid_sample_border": _case(lambda L, F, x, g: F.grid_sample(x, g, padding_mode="border", align_corners=True),
-                                [IMG, rn(2, 4, 3, 2) * 1.2]),
-    "grid_sample_reflection": _case(lambda L, F, x, g: F.grid_sample(x, g, padding_mode="reflection",
-                                                                     align_corners=False),
-                                    [IMG, rn(2, 4, 3, 2) * 1.5]),
-    "grid_sample_nearest": _case(lambda L, F, x, g: F.grid_sample(x, g, mode="nearest", align_corners=False),
-                                 [IMG, rn(2, 4, 3, 2)], [True, False]),
-    "grid_sample_bicubic": _case(lambda L, F, x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
-                                 [IMG, rn(2, 4, 3, 2) * 0.9]),
-    "grid_sample_bicubic_border": _case(lambda L, F, x, g: F.grid_sample(x, g, mode="bicubic",
-                                                                         padding_mode="border", align_corners=True),
-                                        [IMG, rn(2, 4, 3, 2) * 1.3]),
-    "grid_sample_3d": _case(lambda L, F, x, g: F.grid_sample(x, g, align_corners=False),
-                            [rn(1, 2, 3, 4, 5), rn(1, 2, 3, 2, 3) * 1.1]),
+    "affine_grid3d": _case(
+        lambda L, F, t: F.affine_grid(t, [1, 2, 3, 4, 2], align_corners=True), [rn(1, 3, 4)]
+    ),
+    "grid_sample_bilinear": _case(
+        lambda L, F, x, g: F.grid_sample(x, g, align_corners=False), [IMG, rn(2, 4, 3, 2) * 1.2]
+    ),
+    "grid_sample_border": _case(
+        lambda L, F, x, g: F.grid_sample(x, g, padding_mode="border", align_corners=True),
+        [IMG, rn(2, 4, 3, 2) * 1.2],
+    ),
+    "grid_sample_reflection": _case(
+        lambda L, F, x, g: F.grid_sample(x, g, padding_mode="reflection", align_corners=False),
+        [IMG, rn(2, 4, 3, 2) * 1.5],
+    ),
+    "grid_sample_nearest": _case(
+        lambda L, F, x, g: F.grid_sample(x, g, mode="nearest", align_corners=False),
+        [IMG, rn(2, 4, 3, 2)],
+        [True, False],
+    ),
+    "grid_sample_bicubic": _case(
+        lambda L, F, x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
+        [IMG, rn(2, 4, 3, 2) * 0.9],
+    ),
+    "grid_sample_bicubic_border": _case(
+        lambda L, F, x, g: F.grid_sample(x, g, mode="bicubic", padding_mode="border", align_corners=True),
+        [IMG, rn(2, 4, 3, 2) * 1.3],
+    ),
+    "grid_sample_3d": _case(
+        lambda L, F, x, g: F.grid_sample(x, g, align_corners=False),
+        [rn(1, 2, 3, 4, 5), rn(1, 2, 3, 2, 3) * 1.1],
+    ),
     "celu": _case(lambda L, F, x: F.celu(x, 0.7), [rn(4, 5)]),
     "rrelu_eval": _case(lambda L, F, x: F.rrelu(x, 0.1, 0.3), [rn(4, 5)]),
     "threshold": _case(lambda L, F, x: F.threshold(x, 0.1, -2.0), [rn(4, 5)]),
@@ -76,35 +97,67 @@ CASES = {
     "softshrink": _case(lambda L, F, x: F.softshrink(x, 0.3), [rn(4, 5)]),
     "tanhshrink": _case(lambda L, F, x: F.tanhshrink(x), [rn(4, 5)]),
     "softsign": _case(lambda L, F, x: F.softsign(x), [rn(4, 5)]),
-    "margin_ranking": _case(lambda L, F, a, b, y: F.margin_ranking_loss(a, b, y, margin=0.2),
-                            [rn(6), rn(6), np.sign(rn(6))], [True, True, False]),
-    "hinge_embedding": _case(lambda L, F, x, y: F.hinge_embedding_loss(x, y, margin=0.5, reduction="sum"),
-                             [rn(6), np.sign(rn(6))], [True, False]),
-    "soft_margin": _case(lambda L, F, x, y: F.soft_margin_loss(x, y), [rn(3, 4), np.sign(rn(3, 4))],
-                         [True, False]),
-    "multilabel_soft_margin": _case(lambda L, F, x, y, w: F.multilabel_soft_margin_loss(x, y, w),
-                                    [rn(3, 4), (rn(3, 4) > 0) * 1.0, rn(4, low=0.1)], [True, False, False]),
-    "cosine_embedding": _case(lambda L, F, a, b, y: F.cosine_embedding_loss(a, b, y, margin=0.1),
-                              [rn(5, 4), rn(5, 4), np.sign(rn(5))], [True, True, False]),
-    "multi_margin": _case(lambda L, F, x, y, w: F.multi_margin_loss(x, y, p=2, margin=0.7, weight=w),
-                          [rn(5, 4), ints(4, 5), rn(4, low=0.1)], [True, False, False]),
-    "multi_margin_p1": _case(lambda L, F, x, y: F.multi_margin_loss(x, y, reduction="none"),
-                             [rn(5, 4), ints(4, 5)], [True, False]),
-    "multilabel_margin": _case(lambda L, F, x, y: F.multilabel_margin_loss(x, y),
-                               [rn(3, 4), np.array([[3, 0, -1, 1], [0, 1, 2, 3], [1, -1, 0, 0]])], [True, False]),
-    "triplet_margin": _case(lambda L, F, a, p, n: F.triplet_margin_loss(a, p, n, margin=0.5, p=1.5, swap=True),
-                            [rn(4, 3), rn(4, 3), rn(4, 3)]),
-    "triplet_distance": _case(lambda L, F, a, p, n: F.triplet_margin_with_distance_loss(
-        a, p, n, distance_function=lambda u, v: 1 - F.cosine_similarity(u, v), margin=0.4),
-        [rn(4, 3), rn(4, 3), rn(4, 3)]),
-    "poisson_nll": _case(lambda L, F, x, y: F.poisson_nll_loss(x, y, full=True), [rn(3, 4), rn(3, 4, low=0) * 4],
-                         [True, False]),
-    "poisson_nll_rate": _case(lambda L, F, x, y: F.poisson_nll_loss(x, y, log_input=False),
-                              [rn(3, 4, low=0.2), rn(3, 4, low=0) * 4], [True, False]),
-    "gaussian_nll": _case(lambda L, F, x, y, v: F.gaussian_nll_loss(x, y, v, full=True),
-                          [rn(3, 4), rn(3, 4), rn(3, 1, low=0.1)]),
-    "gaussian_nll_dims": _case(lambda L, F, x, y, v: F.gaussian_nll_loss(x, y, v, reduction="sum"),
-                               [rn(3, 4), rn(3, 4), rn(3, low=0.1)]),
+    "margin_ranking": _case(
+        lambda L, F, a, b, y: F.margin_ranking_loss(a, b, y, margin=0.2),
+        [rn(6), rn(6), np.sign(rn(6))],
+        [True, True, False],
+    ),
+    "hinge_embedding": _case(
+        lambda L, F, x, y: F.hinge_embedding_loss(x, y, margin=0.5, reduction="sum"),
+        [rn(6), np.sign(rn(6))],
+        [True, False],
+    ),
+    "soft_margin": _case(
+        lambda L, F, x, y: F.soft_margin_loss(x, y), [rn(3, 4), np.sign(rn(3, 4))], [True, False]
+    ),
+    "multilabel_soft_margin": _case(
+        lambda L, F, x, y, w: F.multilabel_soft_margin_loss(x, y, w),
+        [rn(3, 4), (rn(3, 4) > 0) * 1.0, rn(4, low=0.1)],
+        [True, False, False],
+    ),
+    "cosine_embedding": _case(
+        lambda L, F, a, b, y: F.cosine_embedding_loss(a, b, y, margin=0.1),
+        [rn(5, 4), rn(5, 4), np.sign(rn(5))],
+        [True, True, False],
+    ),
+    "multi_margin": _case(
+        lambda L, F, x, y, w: F.multi_margin_loss(x, y, p=2, margin=0.7, weight=w),
+        [rn(5, 4), ints(4, 5), rn(4, low=0.1)],
+        [True, False, False],
+    ),
+    "multi_margin_p1": _case(
+        lambda L, F, x, y: F.multi_margin_loss(x, y, reduction="none"), [rn(5, 4), ints(4, 5)], [True, False]
+    ),
+    "multilabel_margin": _case(
+        lambda L, F, x, y: F.multilabel_margin_loss(x, y),
+        [rn(3, 4), np.array([[3, 0, -1, 1], [0, 1, 2, 3], [1, -1, 0, 0]])],
+        [True, False],
+    ),
+    "triplet_margin": _case(
+        lambda L, F, a, p, n: F.triplet_margin_loss(a, p, n, margin=0.5, p=1.5, swap=True),
+        [rn(4, 3), rn(4, 3), rn(4, 3)],
+    ),
+    "triplet_distance": _case(
+        lambda L, F, a, p, n: F.triplet_margin_with_distance_loss(
+            a, p, n, distance_function=lambda u, v: 1 - F.cosine_similarity(u, v), margin=0.4
+        ),
+        [rn(4, 3), rn(4, 3), rn(4, 3)],
+    ),
+    "poisson_nll": _case(
+        lambda L, F, x, y: F.poisson_nll_loss(x, y, full=True), [rn(3, 4), rn(3, 4, low=0) * 4], [True, False]
+    ),
+    "poisson_nll_rate": _case(
+        lambda L, F, x, y: F.poisson_nll_loss(x, y, log_input=False),
+        [rn(3, 4, low=0.2), rn(3, 4, low=0) * 4],
+        [True, False],
+    ),
+    "gaussian_nll": _case(
+        lambda L, F, x, y, v: F.gaussian_nll_loss(x, y, v, full=True), [rn(3, 4), rn(3, 4), rn(3, 1, low=0.1)]
+    ),
+    "gaussian_nll_dims": _case(
+        lambda L, F, x, y, v: F.gaussian_nll_loss(x, y, v, reduction="sum"),
+        [rn(3, 4), rn(3, 4), rn(3, low=0.1)],
+    ),
     "rms_norm": _case(lambda L, F, x, w: F.rms_norm(x, (4,), w), [rn(3, 4), rn(4)]),
     "rms_norm_eps": _case(lambda L, F, x: F.rms_norm(x, (3, 4), eps=1e-3), [rn(2, 3, 4)]),
     "lrn3d": _case(lambda L, F, x: F.local_response_norm(x, 3, alpha=0.1, k=2.0), [rn(2, 5, 4)]),
@@ -112,48 +165,77 @@ CASES = {
     "unfold": _case(lambda L, F, x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), [IMG]),
     "fold": _case(lambda L, F, x: F.fold(x, (5, 6), (2, 3), padding=1, stride=(2, 1)), [rn(2, 12, 18)]),
     "max_pool3d": _case(lambda L, F, x: F.max_pool3d(x, 2, stride=1, padding=1), [rn(1, 2, 3, 4, 5)]),
-    "avg_pool3d": _case(lambda L, F, x: F.avg_pool3d(x, (2, 3, 2), ceil_mode=True, count_include_pad=False),
-                        [rn(1, 2, 3, 4, 5)]),
+    "avg_pool3d": _case(
+        lambda L, F, x: F.avg_pool3d(x, (2, 3, 2), ceil_mode=True, count_include_pad=False),
+        [rn(1, 2, 3, 4, 5)],
+    ),
     "adaptive_avg_pool3d": _case(lambda L, F, x: F.adaptive_avg_pool3d(x, (2, 3, 2)), [rn(1, 2, 3, 4, 5)]),
     "adaptive_max_pool3d": _case(lambda L, F, x: F.adaptive_max_pool3d(x, (2, 3, 2)), [rn(1, 2, 3, 4, 5)]),
     "lp_pool1d": _case(lambda L, F, x: F.lp_pool1d(x, 2, 3, 2), [rn(2, 3, 7, low=0.1)]),
     "lp_pool2d": _case(lambda L, F, x: F.lp_pool2d(x, 3, (2, 2)), [rn(2, 3, 4, 6, low=0.1)]),
     "lp_pool3d": _case(lambda L, F, x: F.lp_pool3d(x, 2, 2), [rn(1, 2, 4, 4, 4, low=0.1)]),
-    "conv_transpose3d": _case(lambda L, F, x, w, b: F.conv_transpose3d(x, w, b, stride=2, padding=1,
-                                                                      output_padding=1),
-                              [rn(1, 2, 3, 3, 2), rn(2, 3, 2, 3, 2), rn(3)]),
+    "conv_transpose3d": _case(
+        lambda L, F, x, w, b: F.conv_transpose3d(x, w, b, stride=2, padding=1, output_padding=1),
+        [rn(1, 2, 3, 3, 2), rn(2, 3, 2, 3, 2), rn(3)],
+    ),
     "conv_tbc": _case(lambda L, F, x, w, b: F.conv_tbc(x, w, b, 1), [rn(6, 2, 3), rn(3, 3, 4), rn(4)]),
     "pdist": _case(lambda L, F, x: F.pdist(x), [rn(5, 3)]),
     "pdist_p1": _case(lambda L, F, x: F.pdist(x, 1.5), [rn(5, 3)]),
-    "embedding_bag_mean": _case(lambda L, F, i, w, o: F.embedding_bag(i, w, o),
-                                [ints(10, 9), rn(10, 3), np.array([0, 2, 2, 7])], [False, True, False]),
-    "embedding_bag_sum_psw": _case(lambda L, F, i, w, o, p: F.embedding_bag(i, w, o, mode="sum",
-                                                                             per_sample_weights=p),
-                                   [ints(10, 9), rn(10, 3), np.array([0, 2, 2, 7]), rn(9)],
-                                   [False, True, False, True]),
-    "embedding_bag_max_2d": _case(lambda L, F, i, w: F.embedding_bag(i, w, mode="max", padding_idx=2),
-                                  [np.array([[1, 2, 3], [2, 2, 2], [4, 5, 1]]), rn(10, 3)], [False, True]),
-    "embedding_bag_2d_mean": _case(lambda L, F, i, w: F.embedding_bag(i, w), [ints(10, 4, 3), rn(10, 3)],
-                                   [False, True]),
-    "embedding_bag_last": _case(lambda L, F, i, w, o: F.embedding_bag(i, w, o, include_last_offset=True,
-                                                                      mode="sum"),
-                                [ints(10, 9), rn(10, 3), np.array([0, 2, 2, 9])], [False, True, False]),
-    "linear_cross_entropy": _case(lambda L, F, x, w, y: F.linear_cross_entropy(x, w, y, label_smoothing=0.1),
-                                  [rn(4, 3), rn(5, 3), ints(5, 4)], [True, True, False]),
-    "ctc": _case(lambda L, F, lp, t: F.ctc_loss(lp.log_softmax(2), t, [6, 5, 4], [3, 2, 0]),
-                 [rn(6, 3, 5), np.array([[1, 2, 2], [3, 4, 0], [1, 1, 1]])], [True, False]),
-    "ctc_sum_concat": _case(lambda L, F, lp, t: F.ctc_loss(lp.log_softmax(2), t, L.tensor([6, 6]),
-                                                           L.tensor([2, 3]), blank=4, reduction="sum"),
-                            [rn(6, 2, 5), np.array([1, 1, 0, 3, 0])], [True, False]),
-    "ctc_impossible": _case(lambda L, F, lp, t: F.ctc_loss(lp.log_softmax(2), t, [2, 4], [3, 1], reduction="none",
-                                                           zero_infinity=True),
-                            [rn(4, 2, 3), np.array([[1, 1, 1], [2, 0, 0]])], [True, False]),
+    "embedding_bag_mean": _case(
+        lambda L, F, i, w, o: F.embedding_bag(i, w, o),
+        [ints(10, 9), rn(10, 3), np.array([0, 2, 2, 7])],
+        [False, True, False],
+    ),
+    "embedding_bag_sum_psw": _case(
+        lambda L, F, i, w, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+        [ints(10, 9), rn(10, 3), np.array([0, 2, 2, 7]), rn(9)],
+        [False, True, False, True],
+    ),
+    "embedding_bag_max_2d": _case(
+        lambda L, F, i, w: F.embedding_bag(i, w, mode="max", padding_idx=2),
+        [np.array([[1, 2, 3], [2, 2, 2], [4, 5, 1]]), rn(10, 3)],
+        [False, True],
+    ),
+    "embedding_bag_2d_mean": _case(
+        lambda L, F, i, w: F.embedding_bag(i, w), [ints(10, 4, 3), rn(10, 3)], [False, True]
+    ),
+    "embedding_bag_last": _case(
+        lambda L, F, i, w, o: F.embedding_bag(i, w, o, include_last_offset=True, mode="sum"),
+        [ints(10, 9), rn(10, 3), np.array([0, 2, 2, 9])],
+        [False, True, False],
+    ),
+    "linear_cross_entropy": _case(
+        lambda L, F, x, w, y: F.linear_cross_entropy(x, w, y, label_smoothing=0.1),
+        [rn(4, 3), rn(5, 3), ints(5, 4)],
+        [True, True, False],
+    ),
+    "ctc": _case(
+        lambda L, F, lp, t: F.ctc_loss(lp.log_softmax(2), t, [6, 5, 4], [3, 2, 0]),
+        [rn(6, 3, 5), np.array([[1, 2, 2], [3, 4, 0], [1, 1, 1]])],
+        [True, False],
+    ),
+    "ctc_sum_concat": _case(
+        lambda L, F, lp, t: F.ctc_loss(
+            lp.log_softmax(2), t, L.tensor([6, 6]), L.tensor([2, 3]), blank=4, reduction="sum"
+        ),
+        [rn(6, 2, 5), np.array([1, 1, 0, 3, 0])],
+        [True, False],
+    ),
+    "ctc_impossible": _case(
+        lambda L, F, lp, t: F.ctc_loss(
+            lp.log_softmax(2), t, [2, 4], [3, 1], reduction="none", zero_infinity=True
+        ),
+        [rn(4, 2, 3), np.array([[1, 1, 1], [2, 0, 0]])],
+        [True, False],
+    ),
 }
 NO_GRADCHECK = {"rrelu_eval", "hardshrink", "softshrink", "threshold", "grid_sample_nearest"}
 
 
 def _ours(arrays, grad):
-    return [dt.tensor(a, requires_grad=g) if a.dtype.kind == "f" else dt.tensor(a) for a, g in zip(arrays, grad)]
+    return [
+        dt.tensor(a, requires_grad=g) if a.dtype.kind == "f" else dt.tensor(a) for a, g in zip(arrays, grad)
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -171,8 +253,10 @@ def test_parity(name):
     torch = pytest.importorskip("torch")
     fn, arrays, grad = CASES[name]
     ours = _ours(arrays, grad)
-    theirs = [torch.tensor(a, requires_grad=g) if a.dtype.kind == "f" else torch.tensor(a)
-              for a, g in zip(arrays, grad)]
+    theirs = [
+        torch.tensor(a, requires_grad=g) if a.dtype.kind == "f" else torch.tensor(a)
+        for a, g in zip(arrays, grad)
+    ]
     out_d = fn(dt, DF, *ours)
     out_t = fn(torch, torch.nn.functional, *theirs)
     np.testing.assert_allclose(out_d.detach().numpy(), out_t.detach().numpy(), rtol=1e-6, atol=1e-8)
@@ -188,13 +272,16 @@ def test_parity(name):
 
 
 def test_inplace_forms_write_into_the_input_and_keep_the_graph():
-    for name, args, ref in [("relu_", (), lambda a: np.maximum(a, 0)),
-                            ("elu_", (0.5,), lambda a: np.where(a > 0, a, 0.5 * np.expm1(a))),
-                            ("leaky_relu_", (0.2,), lambda a: np.where(a > 0, a, 0.2 * a)),
-                            ("hardtanh_", (-0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
-                            ("threshold_", (0.1, 7.0), lambda a: np.where(a > 0.1, a, 7.0)),
-                            ("celu_", (2.0,), lambda a: np.where(a > 0, a, 2.0 * np.expm1(a / 2.0))),
-                            ("selu_", (), None), ("rrelu_", (), None)]:
+    for name, args, ref in [
+        ("relu_", (), lambda a: np.maximum(a, 0)),
+        ("elu_", (0.5,), lambda a: np.where(a > 0, a, 0.5 * np.expm1(a))),
+        ("leaky_relu_", (0.2,), lambda a: np.where(a > 0, a, 0.2 * a)),
+        ("hardtanh_", (-0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5)),
+        ("threshold_", (0.1, 7.0), lambda a: np.where(a > 0.1, a, 7.0)),
+        ("celu_", (2.0,), lambda a: np.where(a > 0, a, 2.0 * np.expm1(a / 2.0))),
+        ("selu_", (), None),
+        ("rrelu_", (), None),
+    ]:
         a = rn(3, 4)
         x = dt.tensor(a.copy())
         out = getattr(DF, name)(x, *args)
@@ -227,8 +314,9 @@ def test_deprecated_upsample_names_warn_and_match_interpolate():
     x = dt.tensor(rn(1, 2, 3, 3))
     with pytest.warns(UserWarning, match="deprecated"):
         up = DF.upsample_bilinear(x, scale_factor=2)
-    np.testing.assert_array_equal(up.numpy(), DF.interpolate(x, scale_factor=2, mode="bilinear",
-                                                             align_corners=True).numpy())
+    np.testing.assert_array_equal(
+        up.numpy(), DF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True).numpy()
+    )
     with pytest.warns(UserWarning, match="deprecated"):
         assert tuple(DF.upsample_nearest(x, size=5).shape) == (1, 2, 5, 5)
     with pytest.warns(UserWarning, match="deprecated"):
@@ -245,10 +333,12 @@ def test_second_order_gradients_match_pytorch(name):
     """Padding, interpolation and unfold are linear ops whose backward is again an op:
     gradients of gradients (e.g. gradient penalties) agree with PyTorch."""
     torch = pytest.importorskip("torch")
-    fns = {"pad_reflect": lambda F, x: F.pad(x, (2, 1, 1, 2), mode="reflect"),
-           "interp_bilinear": lambda F, x: F.interpolate(x, scale_factor=1.5, mode="bilinear"),
-           "interp_nearest": lambda F, x: F.interpolate(x, size=(7, 5)),
-           "unfold": lambda F, x: F.unfold(x, 2, padding=1)}
+    fns = {
+        "pad_reflect": lambda F, x: F.pad(x, (2, 1, 1, 2), mode="reflect"),
+        "interp_bilinear": lambda F, x: F.interpolate(x, scale_factor=1.5, mode="bilinear"),
+        "interp_nearest": lambda F, x: F.interpolate(x, size=(7, 5)),
+        "unfold": lambda F, x: F.unfold(x, 2, padding=1),
+    }
     a = rn(2, 3, 4, 5)
     grads = []
     for lib, F in ((dt, DF), (torch, torch.nn.functional)):

@@ -1,4 +1,5 @@
 """nn.init: bounds and statistics of every scheme, gains, fans, in-place behaviour."""
+
 import math
 
 import numpy as np
@@ -18,7 +19,7 @@ def test_calculate_gain():
     assert init.calculate_gain("relu") == math.sqrt(2)
     assert init.calculate_gain("tanh") == 5 / 3
     assert init.calculate_gain("selu") == 0.75
-    assert init.calculate_gain("leaky_relu") == math.sqrt(2 / (1 + 0.01 ** 2))
+    assert init.calculate_gain("leaky_relu") == math.sqrt(2 / (1 + 0.01**2))
     assert init.calculate_gain("leaky_relu", math.sqrt(5)) == math.sqrt(2 / 6)
     with pytest.raises(ValueError, match="Unsupported nonlinearity foo"):
         init.calculate_gain("foo")
@@ -48,6 +49,7 @@ def test_fill_functions_work_in_place_and_return_tensor():
 
 def test_parameters_stay_leaves_after_init():
     from disttorch import nn
+
     p = nn.Parameter(torch.empty(10, 10))
     init.normal_(p)
     assert p.is_leaf and p.requires_grad and p.grad_fn is None

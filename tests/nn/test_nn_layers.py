@@ -1,5 +1,6 @@
 """Layers: default initialisation, factory kwargs, forward values, gradients, reprs,
 train/eval behaviour, and a small MLP that learns a synthetic classification task."""
+
 import math
 
 import numpy as np
@@ -65,11 +66,19 @@ def test_identity_and_bilinear():
 # ---------------------------------------------------------------------- activations as modules
 def test_activation_modules_match_functional_and_repr():
     x = dt.randn(3, 4)
-    pairs = [(nn.ReLU(), F.relu(x)), (nn.LeakyReLU(0.2), F.leaky_relu(x, 0.2)),
-             (nn.ELU(0.5), F.elu(x, 0.5)), (nn.GELU("tanh"), F.gelu(x, approximate="tanh")),
-             (nn.SiLU(), F.silu(x)), (nn.Tanh(), F.tanh(x)), (nn.Sigmoid(), F.sigmoid(x)),
-             (nn.Softplus(2.0), F.softplus(x, 2.0)), (nn.Softmax(dim=1), F.softmax(x, 1)),
-             (nn.LogSoftmax(dim=0), F.log_softmax(x, 0)), (nn.SELU(), F.selu(x))]
+    pairs = [
+        (nn.ReLU(), F.relu(x)),
+        (nn.LeakyReLU(0.2), F.leaky_relu(x, 0.2)),
+        (nn.ELU(0.5), F.elu(x, 0.5)),
+        (nn.GELU("tanh"), F.gelu(x, approximate="tanh")),
+        (nn.SiLU(), F.silu(x)),
+        (nn.Tanh(), F.tanh(x)),
+        (nn.Sigmoid(), F.sigmoid(x)),
+        (nn.Softplus(2.0), F.softplus(x, 2.0)),
+        (nn.Softmax(dim=1), F.softmax(x, 1)),
+        (nn.LogSoftmax(dim=0), F.log_softmax(x, 0)),
+        (nn.SELU(), F.selu(x)),
+    ]
     for module, expected in pairs:
         np.testing.assert_allclose(module(x).numpy(), expected.numpy())
     assert repr(nn.Softmax()) == "Softmax(dim=None)"
@@ -198,14 +207,32 @@ def test_embedding_parity(torch):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("name, kwargs", [
-    ("ReLU", {}), ("LeakyReLU", {"negative_slope": 0.2}), ("ELU", {"alpha": 0.7}), ("SELU", {}),
-    ("GELU", {}), ("GELU", {"approximate": "tanh"}), ("SiLU", {}), ("Tanh", {}), ("Sigmoid", {}),
-    ("Softplus", {"beta": 2.0, "threshold": 3.0}), ("Softmax", {"dim": 1}),
-    ("LogSoftmax", {"dim": -1}), ("Softmin", {"dim": 0}), ("Hardtanh", {"min_val": -2.0}),
-    ("ReLU6", {}), ("LogSigmoid", {}), ("Mish", {}), ("Hardsigmoid", {}), ("Hardswish", {}),
-    ("GLU", {"dim": 1}), ("PReLU", {}),
-])
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("ReLU", {}),
+        ("LeakyReLU", {"negative_slope": 0.2}),
+        ("ELU", {"alpha": 0.7}),
+        ("SELU", {}),
+        ("GELU", {}),
+        ("GELU", {"approximate": "tanh"}),
+        ("SiLU", {}),
+        ("Tanh", {}),
+        ("Sigmoid", {}),
+        ("Softplus", {"beta": 2.0, "threshold": 3.0}),
+        ("Softmax", {"dim": 1}),
+        ("LogSoftmax", {"dim": -1}),
+        ("Softmin", {"dim": 0}),
+        ("Hardtanh", {"min_val": -2.0}),
+        ("ReLU6", {}),
+        ("LogSigmoid", {}),
+        ("Mish", {}),
+        ("Hardsigmoid", {}),
+        ("Hardswish", {}),
+        ("GLU", {"dim": 1}),
+        ("PReLU", {}),
+    ],
+)
 def test_activation_parity(torch, name, kwargs):
     dx, tx = both((4, 6), 3)
     with torch.no_grad():
@@ -226,15 +253,21 @@ def test_prelu_per_channel_parity(torch):
 @pytest.mark.parity
 def test_gelu_float32_parity(torch):
     x = np.linspace(-6, 6, 1001).astype(np.float32)
-    np.testing.assert_allclose(F.gelu(dt.tensor(x)).numpy(), torch.nn.functional.gelu(torch.tensor(x)).numpy(), atol=2e-6)
+    np.testing.assert_allclose(
+        F.gelu(dt.tensor(x)).numpy(), torch.nn.functional.gelu(torch.tensor(x)).numpy(), atol=2e-6
+    )
 
 
 @pytest.mark.parity
 def test_mlp_training_steps_parity(torch):
-    tm = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16),
-                             torch.nn.GELU(), torch.nn.Linear(16, 4)).double()
-    dm = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 16), nn.GELU(),
-                        nn.Linear(16, 4)).double()
+    tm = torch.nn.Sequential(
+        torch.nn.Linear(6, 16),
+        torch.nn.ReLU(),
+        torch.nn.Linear(16, 16),
+        torch.nn.GELU(),
+        torch.nn.Linear(16, 4),
+    ).double()
+    dm = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 4)).double()
     copy_weights(dm, tm)
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(32, 6)), rng.integers(0, 4, 32)

@@ -1,5 +1,6 @@
 """Losses: closed-form values, float64 gradient checks, reductions, weights, ignore_index,
 label smoothing, K-dim inputs and PyTorch's error messages."""
+
 import numpy as np
 import pytest
 from parity_helpers import both, check
@@ -59,15 +60,26 @@ def test_cross_entropy_probability_targets():
     lp = log_softmax_np(X.numpy())
     np.testing.assert_allclose(F.cross_entropy(X, p).item(), -(lp * p.numpy()).sum(1).mean())
     smoothed = p.numpy() * 0.9 + 0.1 / 5
-    np.testing.assert_allclose(F.cross_entropy(X, p, label_smoothing=0.1, weight=W).item(),
-                               -(lp * smoothed * W.numpy()).sum(1).mean())
+    np.testing.assert_allclose(
+        F.cross_entropy(X, p, label_smoothing=0.1, weight=W).item(),
+        -(lp * smoothed * W.numpy()).sum(1).mean(),
+    )
     with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point target"):
         F.cross_entropy(X, p, ignore_index=1)
 
 
-@pytest.mark.parametrize("kw", [{}, {"reduction": "sum"}, {"reduction": "none"}, {"weight": W},
-                                {"label_smoothing": 0.1}, {"ignore_index": 0, "weight": W},
-                                {"ignore_index": 4, "label_smoothing": 0.3, "weight": W}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"reduction": "sum"},
+        {"reduction": "none"},
+        {"weight": W},
+        {"label_smoothing": 0.1},
+        {"ignore_index": 0, "weight": W},
+        {"ignore_index": 4, "label_smoothing": 0.3, "weight": W},
+    ],
+)
 def test_cross_entropy_and_nll_gradcheck(kw):
     x = f64(4, 5)
     assert gradcheck(lambda a: F.cross_entropy(a, T, **kw), (x,))
@@ -104,7 +116,9 @@ def test_class_target_errors():
         F.cross_entropy(dt.randn(3, 5), dt.tensor([1, 2, 10]))
     with pytest.raises(IndexError, match="Target -3 is out of bounds."):
         F.nll_loss(dt.randn(3, 5), dt.tensor([1, 2, -3]))
-    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)."):
+    with pytest.raises(
+        ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)."
+    ):
         F.cross_entropy(dt.randn(3, 5), dt.tensor([1, 2]))
     with pytest.raises(RuntimeError, match=r"Expected target size \[3, 2\], got \[3, 3\]"):
         F.cross_entropy(dt.randn(3, 5, 2), dt.zeros(3, 3, dtype=dt.int64))
@@ -127,16 +141,23 @@ def test_nll_loss_closed_form():
 Y = f64(4, 5, seed=1)
 
 
-@pytest.mark.parametrize("fn, per_entry", [
-    (F.mse_loss, lambda d: d * d),
-    (F.l1_loss, np.abs),
-    (F.smooth_l1_loss, lambda d: np.where(np.abs(d) < 1, 0.5 * d * d, np.abs(d) - 0.5)),
-    (lambda a, b, **k: F.smooth_l1_loss(a, b, beta=0.5, **k),
-     lambda d: np.where(np.abs(d) < 0.5, 0.5 * d * d / 0.5, np.abs(d) - 0.25)),
-    (F.huber_loss, lambda d: np.where(np.abs(d) < 1, 0.5 * d * d, np.abs(d) - 0.5)),
-    (lambda a, b, **k: F.huber_loss(a, b, delta=0.3, **k),
-     lambda d: np.where(np.abs(d) < 0.3, 0.5 * d * d, 0.3 * (np.abs(d) - 0.15))),
-])
+@pytest.mark.parametrize(
+    "fn, per_entry",
+    [
+        (F.mse_loss, lambda d: d * d),
+        (F.l1_loss, np.abs),
+        (F.smooth_l1_loss, lambda d: np.where(np.abs(d) < 1, 0.5 * d * d, np.abs(d) - 0.5)),
+        (
+            lambda a, b, **k: F.smooth_l1_loss(a, b, beta=0.5, **k),
+            lambda d: np.where(np.abs(d) < 0.5, 0.5 * d * d / 0.5, np.abs(d) - 0.25),
+        ),
+        (F.huber_loss, lambda d: np.where(np.abs(d) < 1, 0.5 * d * d, np.abs(d) - 0.5)),
+        (
+            lambda a, b, **k: F.huber_loss(a, b, delta=0.3, **k),
+            lambda d: np.where(np.abs(d) < 0.3, 0.5 * d * d, 0.3 * (np.abs(d) - 0.15)),
+        ),
+    ],
+)
 def test_regression_losses(fn, per_entry):
     x = f64(4, 5)
     d = x.detach().numpy() - Y.detach().numpy()
@@ -151,7 +172,9 @@ def test_regression_broadcast_warns_and_mismatch_raises():
     with pytest.warns(UserWarning, match="Using a target size"):
         out = F.mse_loss(dt.zeros(3, 5), dt.ones(3, 1))
     assert out.item() == 1.0
-    with pytest.raises(RuntimeError, match="The size of tensor a \\(5\\) must match the size of tensor b \\(4\\)"):
+    with pytest.raises(
+        RuntimeError, match="The size of tensor a \\(5\\) must match the size of tensor b \\(4\\)"
+    ):
         with pytest.warns(UserWarning):
             F.mse_loss(dt.randn(3, 5), dt.randn(3, 4))
 
@@ -165,8 +188,9 @@ def test_binary_cross_entropy():
     per = -(yv * np.log(pv) + (1 - yv) * np.log(1 - pv))
     np.testing.assert_allclose(F.binary_cross_entropy(p, y).item(), per.mean())
     w = dt.rand(5, dtype=dt.float64)
-    np.testing.assert_allclose(F.binary_cross_entropy(p, y, weight=w, reduction="sum").item(),
-                               (per * w.numpy()).sum())
+    np.testing.assert_allclose(
+        F.binary_cross_entropy(p, y, weight=w, reduction="sum").item(), (per * w.numpy()).sum()
+    )
     assert gradcheck(lambda a, b: F.binary_cross_entropy(a, b, weight=w), (p, y))
     assert F.binary_cross_entropy(dt.tensor([0.0]), dt.tensor([1.0])).item() == 100.0
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
@@ -186,10 +210,13 @@ def test_binary_cross_entropy_with_logits():
     np.testing.assert_allclose(F.binary_cross_entropy_with_logits(x, y, pos_weight=pw).item(), per.mean())
     assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, pos_weight=pw), (x, y))
     assert gradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction="none"), (x, y))
-    big = F.binary_cross_entropy_with_logits(dt.tensor([1000.0, -1000.0]), dt.tensor([0.0, 1.0]),
-                                             reduction="none")
+    big = F.binary_cross_entropy_with_logits(
+        dt.tensor([1000.0, -1000.0]), dt.tensor([0.0, 1.0]), reduction="none"
+    )
     np.testing.assert_allclose(big.numpy(), [1000.0, 1000.0])
-    with pytest.raises(ValueError, match=r"Target size \(disttorch.Size\(\[4\]\)\) must be the same as input size"):
+    with pytest.raises(
+        ValueError, match=r"Target size \(disttorch.Size\(\[4\]\)\) must be the same as input size"
+    ):
         F.binary_cross_entropy_with_logits(dt.rand(3), dt.rand(4))
 
 
@@ -213,9 +240,10 @@ def test_kl_div():
 def test_loss_modules_forward_options():
     ce = nn.CrossEntropyLoss(weight=W, ignore_index=0, label_smoothing=0.1, reduction="sum")
     assert "weight" in dict(ce.named_buffers())
-    np.testing.assert_allclose(ce(X, T).item(),
-                               F.cross_entropy(X, T, weight=W, ignore_index=0, label_smoothing=0.1,
-                                               reduction="sum").item())
+    np.testing.assert_allclose(
+        ce(X, T).item(),
+        F.cross_entropy(X, T, weight=W, ignore_index=0, label_smoothing=0.1, reduction="sum").item(),
+    )
     assert repr(nn.CrossEntropyLoss()) == "CrossEntropyLoss()"
     assert nn.MSELoss(reduction="none")(X, X).shape == (4, 5)
     assert nn.L1Loss(size_average=False).reduction == "sum"
@@ -229,6 +257,7 @@ def test_loss_modules_forward_options():
 
 def test_regression_losses_support_double_backward():
     from disttorch.autograd import gradgradcheck
+
     x, y = f64(3, 4), f64(3, 4, seed=5)
     assert gradgradcheck(F.mse_loss, (x, y))
     assert gradgradcheck(lambda a, b: F.huber_loss(a, b, delta=0.5, reduction="sum"), (x, y))
@@ -238,10 +267,12 @@ def test_regression_losses_support_double_backward():
     np.testing.assert_allclose(hx.numpy(), 2.0)
 
 
-@pytest.mark.parametrize("kw", [{}, {"reduction": "none"}, {"weight": W, "label_smoothing": 0.2},
-                                {"ignore_index": 0}])
+@pytest.mark.parametrize(
+    "kw", [{}, {"reduction": "none"}, {"weight": W, "label_smoothing": 0.2}, {"ignore_index": 0}]
+)
 def test_cross_entropy_double_backward(kw):
     from disttorch.autograd import gradgradcheck
+
     assert gradgradcheck(lambda a: F.cross_entropy(a, T, **kw), (f64(4, 5),))
     assert gradgradcheck(lambda a: F.cross_entropy(a, dt.tensor(3), **kw), (f64(5),))
     p = F.softmax(f64(4, 5, seed=3, requires_grad=False), 1)
@@ -250,6 +281,7 @@ def test_cross_entropy_double_backward(kw):
 
 def test_binary_and_kl_losses_double_backward():
     from disttorch.autograd import gradgradcheck
+
     dt.manual_seed(0)
     p = (dt.rand(3, 4, dtype=dt.float64) * 0.8 + 0.1).requires_grad_()
     y = dt.rand(3, 4, dtype=dt.float64, requires_grad=True)
@@ -257,7 +289,9 @@ def test_binary_and_kl_losses_double_backward():
     assert gradgradcheck(F.binary_cross_entropy, (p, y))
     assert gradgradcheck(lambda a, b: F.binary_cross_entropy_with_logits(a, b, pos_weight=pw), (f64(3, 4), y))
     assert gradgradcheck(lambda a, b: F.kl_div(a, b, reduction="batchmean"), (f64(3, 4), y))
-    assert gradgradcheck(lambda a, b: F.kl_div(a, b, reduction="sum", log_target=True), (f64(3, 4), f64(3, 4, seed=2)))
+    assert gradgradcheck(
+        lambda a, b: F.kl_div(a, b, reduction="sum", log_target=True), (f64(3, 4), f64(3, 4, seed=2))
+    )
 
 
 # ---------------------------------------------------------------------- parity with PyTorch
@@ -268,23 +302,35 @@ WEIGHT = np.array([0.5, 1.0, 2.0, 1.5, 0.2])
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("kwargs", [
-    {}, {"reduction": "sum"}, {"reduction": "none"}, {"weight": WEIGHT}, {"label_smoothing": 0.15},
-    {"weight": WEIGHT, "label_smoothing": 0.3, "target": IGNORED},
-    {"target": IGNORED, "reduction": "none"}, {"ignore_index": 2, "weight": WEIGHT},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"reduction": "sum"},
+        {"reduction": "none"},
+        {"weight": WEIGHT},
+        {"label_smoothing": 0.15},
+        {"weight": WEIGHT, "label_smoothing": 0.3, "target": IGNORED},
+        {"target": IGNORED, "reduction": "none"},
+        {"ignore_index": 2, "weight": WEIGHT},
+    ],
+)
 def test_cross_entropy_and_nll_parity(torch, kwargs):
     kwargs = dict(kwargs)
     target = kwargs.pop("target", TARGET)
     wkw = {"weight": kwargs.pop("weight")} if "weight" in kwargs else {}
     dx, tx = both((N, C), 4)
     dl = F.cross_entropy(dx, dt.tensor(target), **{k: dt.tensor(v) for k, v in wkw.items()}, **kwargs)
-    tl = torch.nn.functional.cross_entropy(tx, torch.tensor(target), **{k: torch.tensor(v) for k, v in wkw.items()}, **kwargs)
+    tl = torch.nn.functional.cross_entropy(
+        tx, torch.tensor(target), **{k: torch.tensor(v) for k, v in wkw.items()}, **kwargs
+    )
     check(dl, tl, [dx], [tx])
     kwargs.pop("label_smoothing", None)
     dx, tx = both((N, C), 5)
     dl = F.nll_loss(dx, dt.tensor(target), **{k: dt.tensor(v) for k, v in wkw.items()}, **kwargs)
-    tl = torch.nn.functional.nll_loss(tx, torch.tensor(target), **{k: torch.tensor(v) for k, v in wkw.items()}, **kwargs)
+    tl = torch.nn.functional.nll_loss(
+        tx, torch.tensor(target), **{k: torch.tensor(v) for k, v in wkw.items()}, **kwargs
+    )
     check(dl, tl, [dx], [tx])
 
 
@@ -292,24 +338,44 @@ def test_cross_entropy_and_nll_parity(torch, kwargs):
 def test_cross_entropy_k_dim_and_probability_parity(torch):
     dx, tx = both((2, C, 3, 4), 6)
     target = np.random.default_rng(0).integers(0, C, (2, 3, 4))
-    check(F.cross_entropy(dx, dt.tensor(target), label_smoothing=0.1),
-          torch.nn.functional.cross_entropy(tx, torch.tensor(target), label_smoothing=0.1), [dx], [tx])
+    check(
+        F.cross_entropy(dx, dt.tensor(target), label_smoothing=0.1),
+        torch.nn.functional.cross_entropy(tx, torch.tensor(target), label_smoothing=0.1),
+        [dx],
+        [tx],
+    )
     probs = np.random.default_rng(1).dirichlet(np.ones(C), N)
     dx, tx = both((N, C), 7)
-    check(F.cross_entropy(dx, dt.tensor(probs), weight=dt.tensor(WEIGHT), label_smoothing=0.2),
-          torch.nn.functional.cross_entropy(tx, torch.tensor(probs), weight=torch.tensor(WEIGHT), label_smoothing=0.2),
-          [dx], [tx])
+    check(
+        F.cross_entropy(dx, dt.tensor(probs), weight=dt.tensor(WEIGHT), label_smoothing=0.2),
+        torch.nn.functional.cross_entropy(
+            tx, torch.tensor(probs), weight=torch.tensor(WEIGHT), label_smoothing=0.2
+        ),
+        [dx],
+        [tx],
+    )
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("name, kwargs", [
-    ("mse_loss", {}), ("l1_loss", {"reduction": "sum"}), ("smooth_l1_loss", {"beta": 0.5}),
-    ("huber_loss", {"delta": 0.4, "reduction": "none"}), ("smooth_l1_loss", {"beta": 0.0}),
-])
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("mse_loss", {}),
+        ("l1_loss", {"reduction": "sum"}),
+        ("smooth_l1_loss", {"beta": 0.5}),
+        ("huber_loss", {"delta": 0.4, "reduction": "none"}),
+        ("smooth_l1_loss", {"beta": 0.0}),
+    ],
+)
 def test_regression_loss_parity(torch, name, kwargs):
     dx, tx = both((4, 3), 8)
     dy, ty = both((4, 3), 9)
-    check(getattr(F, name)(dx, dy, **kwargs), getattr(torch.nn.functional, name)(tx, ty, **kwargs), [dx, dy], [tx, ty])
+    check(
+        getattr(F, name)(dx, dy, **kwargs),
+        getattr(torch.nn.functional, name)(tx, ty, **kwargs),
+        [dx, dy],
+        [tx, ty],
+    )
 
 
 @pytest.mark.parity
@@ -317,18 +383,35 @@ def test_binary_and_kl_loss_parity(torch):
     dp, tp = both((4, 3), 10, low=0.05)
     dy, ty = both((4, 3), 11, low=0.0)
     w = np.array([0.5, 1.0, 2.0])
-    check(F.binary_cross_entropy(dp, dy, weight=dt.tensor(w)),
-          torch.nn.functional.binary_cross_entropy(tp, ty, weight=torch.tensor(w)), [dp, dy], [tp, ty])
+    check(
+        F.binary_cross_entropy(dp, dy, weight=dt.tensor(w)),
+        torch.nn.functional.binary_cross_entropy(tp, ty, weight=torch.tensor(w)),
+        [dp, dy],
+        [tp, ty],
+    )
     dx, tx = both((4, 3), 12)
     dy, ty = both((4, 3), 13, low=0.0)
-    check(F.binary_cross_entropy_with_logits(dx, dy, pos_weight=dt.tensor(w), reduction="sum"),
-          torch.nn.functional.binary_cross_entropy_with_logits(tx, ty, pos_weight=torch.tensor(w), reduction="sum"),
-          [dx, dy], [tx, ty])
+    check(
+        F.binary_cross_entropy_with_logits(dx, dy, pos_weight=dt.tensor(w), reduction="sum"),
+        torch.nn.functional.binary_cross_entropy_with_logits(
+            tx, ty, pos_weight=torch.tensor(w), reduction="sum"
+        ),
+        [dx, dy],
+        [tx, ty],
+    )
     dx, tx = both((4, 3), 14)
     dy, ty = both((4, 3), 15, low=0.01)
-    check(F.kl_div(dx, dy, reduction="batchmean"), torch.nn.functional.kl_div(tx, ty, reduction="batchmean"),
-          [dx, dy], [tx, ty])
+    check(
+        F.kl_div(dx, dy, reduction="batchmean"),
+        torch.nn.functional.kl_div(tx, ty, reduction="batchmean"),
+        [dx, dy],
+        [tx, ty],
+    )
     dx, tx = both((4, 3), 16)
     dy, ty = both((4, 3), 17)
-    check(F.kl_div(dx, dy, reduction="sum", log_target=True),
-          torch.nn.functional.kl_div(tx, ty, reduction="sum", log_target=True), [dx, dy], [tx, ty])
+    check(
+        F.kl_div(dx, dy, reduction="sum", log_target=True),
+        torch.nn.functional.kl_div(tx, ty, reduction="sum", log_target=True),
+        [dx, dy],
+        [tx, ty],
+    )

@@ -1,4 +1,5 @@
 """Module API: registration, iteration, state_dict, modes, hooks, repr, pickling, containers."""
+
 import copy
 import pickle
 from collections import OrderedDict
@@ -108,6 +109,7 @@ def test_registration_errors():
     class Early(nn.Module):
         def __init__(self):
             self.w = nn.Parameter(dt.ones(1))
+
     with pytest.raises(AttributeError, match="before Module.__init__"):
         Early()
 
@@ -188,8 +190,10 @@ def test_load_state_dict_strict_errors_name_keys_and_sizes():
     assert msg.startswith("Error(s) in loading state_dict for Tree:\n\t")
     assert 'Missing key(s) in state_dict: "bias".' in msg
     assert 'Unexpected key(s) in state_dict: "extra.key".' in msg
-    assert ("size mismatch for a.w: copying a param with shape disttorch.Size([5]) from "
-            "checkpoint, the shape in current model is disttorch.Size([2]).") in msg
+    assert (
+        "size mismatch for a.w: copying a param with shape disttorch.Size([5]) from "
+        "checkpoint, the shape in current model is disttorch.Size([2])."
+    ) in msg
     sd["a.w"] = dt.ones(2)
     result = m.load_state_dict(sd, strict=False)
     assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra.key"]
@@ -408,14 +412,22 @@ def test_parameter_list_and_dict():
 @pytest.mark.parity
 def test_sequential_repr_and_state_dict_keys_match(torch):
     def build(nn, lib):
-        return nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Dropout(0.1), nn.Flatten(),
-                             nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 3)]),
-                             nn.Embedding(4, 2, padding_idx=0), nn.Identity(),
-                             nn.ModuleDict({"act": nn.GELU(), "loss": nn.BCEWithLogitsLoss(pos_weight=lib.ones(2))}),
-                             nn.ParameterList([nn.Parameter(lib.zeros(2, 3)), nn.Parameter(lib.zeros(1))]),
-                             nn.ParameterDict({"x": nn.Parameter(lib.zeros(2))}),
-                             nn.ParameterDict({"x": nn.Parameter(lib.zeros(2)),
-                                               "y": nn.Parameter(lib.zeros(2, dtype=lib.float64))}))
+        return nn.Sequential(
+            nn.Linear(2, 3),
+            nn.ReLU(),
+            nn.Dropout(0.1),
+            nn.Flatten(),
+            nn.ModuleList([nn.Linear(3, 3), nn.Linear(3, 3)]),
+            nn.Embedding(4, 2, padding_idx=0),
+            nn.Identity(),
+            nn.ModuleDict({"act": nn.GELU(), "loss": nn.BCEWithLogitsLoss(pos_weight=lib.ones(2))}),
+            nn.ParameterList([nn.Parameter(lib.zeros(2, 3)), nn.Parameter(lib.zeros(1))]),
+            nn.ParameterDict({"x": nn.Parameter(lib.zeros(2))}),
+            nn.ParameterDict(
+                {"x": nn.Parameter(lib.zeros(2)), "y": nn.Parameter(lib.zeros(2, dtype=lib.float64))}
+            ),
+        )
+
     tm, dm = build(torch.nn, torch), build(nn, dt)
     assert repr(dm).replace("disttorch", "torch") == repr(tm)
     assert list(dm.state_dict()) == list(tm.state_dict())

@@ -2,6 +2,7 @@
 libraries, PyTorch's weights copied into ours, then state-dict keys and shapes, repr,
 outputs and input/parameter gradients compared (parity); lazy modules, DataParallel and
 error messages checked on their own."""
+
 from __future__ import annotations
 
 import pickle
@@ -101,7 +102,9 @@ def test_module_parity(name):
     theirs = getattr(torch.nn, name)(*args, **kwargs).double().eval()
     ours = getattr(nn, name)(*args, **kwargs).double().eval()
     sd = theirs.state_dict()
-    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == {k: tuple(v.shape) for k, v in sd.items()}
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in sd.items()
+    }
     ours.load_state_dict({k: dt.tensor(v.numpy()) for k, v in sd.items()})
     assert repr(ours) == repr(theirs)
     arrays = _arrays(specs)
@@ -112,6 +115,7 @@ def test_module_parity(name):
     np.testing.assert_allclose(out_d.detach().numpy(), out_t.detach().numpy(), rtol=1e-6, atol=1e-9)
     if name in FORWARD_ONLY:
         from disttorch.autograd import gradcheck
+
         assert gradcheck(ours, [xs_d[0]])
         return
     g = R.normal(size=tuple(out_t.shape))
@@ -148,23 +152,64 @@ def test_training_mode_dropouts_keep_moments():
     assert 0.1 <= -float(r.max()) and -float(r.min()) <= 0.3 and abs(-float(r.mean()) - 0.2) < 0.01
 
 
-@pytest.mark.parametrize("name, ctor, x, shapes", [
-    ("LazyLinear", lambda: nn.LazyLinear(3), (4, 5), {"weight": (3, 5), "bias": (3,)}),
-    ("LazyConv2d", lambda: nn.LazyConv2d(4, 3, padding=1), (2, 3, 5, 5), {"weight": (4, 3, 3, 3), "bias": (4,)}),
-    ("LazyConv1d", lambda: nn.LazyConv1d(4, 2, bias=False), (2, 3, 5), {"weight": (4, 3, 2)}),
-    ("LazyConv3d", lambda: nn.LazyConv3d(2, 2, groups=2), (1, 4, 3, 3, 3), {"weight": (2, 2, 2, 2, 2), "bias": (2,)}),
-    ("LazyConvTranspose1d", lambda: nn.LazyConvTranspose1d(4, 3), (2, 3, 5), {"weight": (3, 4, 3), "bias": (4,)}),
-    ("LazyConvTranspose2d", lambda: nn.LazyConvTranspose2d(4, 2, stride=2), (2, 3, 3, 3),
-     {"weight": (3, 4, 2, 2), "bias": (4,)}),
-    ("LazyConvTranspose3d", lambda: nn.LazyConvTranspose3d(2, 2), (1, 3, 2, 2, 2), {"weight": (3, 2, 2, 2, 2)}),
-    ("LazyBatchNorm1d", lambda: nn.LazyBatchNorm1d(), (4, 3), {"weight": (3,), "running_mean": (3,)}),
-    ("LazyBatchNorm2d", lambda: nn.LazyBatchNorm2d(), (2, 3, 4, 4), {"weight": (3,), "running_var": (3,)}),
-    ("LazyBatchNorm3d", lambda: nn.LazyBatchNorm3d(), (2, 3, 2, 2, 2), {"bias": (3,)}),
-    ("LazyInstanceNorm1d", lambda: nn.LazyInstanceNorm1d(), (2, 3, 4), {"weight": (3,), "running_mean": (3,)}),
-    ("LazyInstanceNorm2d", lambda: nn.LazyInstanceNorm2d(), (3, 4, 4), {"weight": (3,)}),
-    ("LazyInstanceNorm3d", lambda: nn.LazyInstanceNorm3d(affine=False, track_running_stats=False),
-     (1, 3, 2, 2, 2), {}),
-])
+@pytest.mark.parametrize(
+    "name, ctor, x, shapes",
+    [
+        ("LazyLinear", lambda: nn.LazyLinear(3), (4, 5), {"weight": (3, 5), "bias": (3,)}),
+        (
+            "LazyConv2d",
+            lambda: nn.LazyConv2d(4, 3, padding=1),
+            (2, 3, 5, 5),
+            {"weight": (4, 3, 3, 3), "bias": (4,)},
+        ),
+        ("LazyConv1d", lambda: nn.LazyConv1d(4, 2, bias=False), (2, 3, 5), {"weight": (4, 3, 2)}),
+        (
+            "LazyConv3d",
+            lambda: nn.LazyConv3d(2, 2, groups=2),
+            (1, 4, 3, 3, 3),
+            {"weight": (2, 2, 2, 2, 2), "bias": (2,)},
+        ),
+        (
+            "LazyConvTranspose1d",
+            lambda: nn.LazyConvTranspose1d(4, 3),
+            (2, 3, 5),
+            {"weight": (3, 4, 3), "bias": (4,)},
+        ),
+        (
+            "LazyConvTranspose2d",
+            lambda: nn.LazyConvTranspose2d(4, 2, stride=2),
+            (2, 3, 3, 3),
+            {"weight": (3, 4, 2, 2), "bias": (4,)},
+        ),
+        (
+            "LazyConvTranspose3d",
+            lambda: nn.LazyConvTranspose3d(2, 2),
+            (1, 3, 2, 2, 2),
+            {"weight": (3, 2, 2, 2, 2)},
+        ),
+        ("LazyBatchNorm1d", lambda: nn.LazyBatchNorm1d(), (4, 3), {"weight": (3,), "running_mean": (3,)}),
+        (
+            "LazyBatchNorm2d",
+            lambda: nn.LazyBatchNorm2d(),
+            (2, 3, 4, 4),
+            {"weight": (3,), "running_var": (3,)},
+        ),
+        ("LazyBatchNorm3d", lambda: nn.LazyBatchNorm3d(), (2, 3, 2, 2, 2), {"bias": (3,)}),
+        (
+            "LazyInstanceNorm1d",
+            lambda: nn.LazyInstanceNorm1d(),
+            (2, 3, 4),
+            {"weight": (3,), "running_mean": (3,)},
+        ),
+        ("LazyInstanceNorm2d", lambda: nn.LazyInstanceNorm2d(), (3, 4, 4), {"weight": (3,)}),
+        (
+            "LazyInstanceNorm3d",
+            lambda: nn.LazyInstanceNorm3d(affine=False, track_running_stats=False),
+            (1, 3, 2, 2, 2),
+            {},
+        ),
+    ],
+)
 def test_lazy_modules_materialise_on_first_forward(name, ctor, x, shapes):
     m = ctor()
     assert m.has_uninitialized_params() or not shapes
@@ -190,8 +235,9 @@ def test_lazy_linear_initialisation_matches_linear_bounds_and_loads_state():
     m = nn.LazyLinear(3)
     m.load_state_dict({k: dt.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
     x = R.normal(size=(2, 5)).astype(np.float32)
-    np.testing.assert_allclose(m(dt.tensor(x)).detach().numpy(), ref(torch.tensor(x)).detach().numpy(), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        m(dt.tensor(x)).detach().numpy(), ref(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6
+    )
     fresh = nn.LazyLinear(300)
     fresh(dt.randn(2, 100))
     w = np.abs(fresh.weight.detach().numpy())
@@ -238,8 +284,11 @@ def test_adaptive_log_softmax_parity():
     np.testing.assert_allclose(out_d.output.detach().numpy(), out_t.output.detach().numpy(), rtol=1e-6)
     out_d.loss.backward(), out_t.loss.backward()
     np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
-    np.testing.assert_allclose(ours.log_prob(dt.tensor(x)).detach().numpy(),
-                               theirs.log_prob(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        ours.log_prob(dt.tensor(x)).detach().numpy(),
+        theirs.log_prob(torch.tensor(x)).detach().numpy(),
+        rtol=1e-6,
+    )
     assert ours.predict(dt.tensor(x)).tolist() == theirs.predict(torch.tensor(x)).tolist()
     with pytest.raises(RuntimeError, match="Target values should be in"):
         ours(dt.tensor(x), dt.tensor(np.array([0, 12, 0, 0, 0, 0])))
@@ -260,8 +309,11 @@ def test_ctc_loss_module_and_linear_cross_entropy_module():
     ours = nn.LinearCrossEntropyLoss(4, 6, bias=True).double()
     ours.load_state_dict({k: dt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
     x, y = R.normal(size=(5, 4)), np.array([0, 5, 2, 2, 1])
-    np.testing.assert_allclose(float(ours(dt.tensor(x), dt.tensor(y))),
-                               float(theirs(torch.tensor(x), torch.tensor(y)).detach()), rtol=1e-7)
+    np.testing.assert_allclose(
+        float(ours(dt.tensor(x), dt.tensor(y))),
+        float(theirs(torch.tensor(x), torch.tensor(y)).detach()),
+        rtol=1e-7,
+    )
 
 
 def test_data_parallel_runs_the_module_and_prefixes_state_dict():
@@ -272,12 +324,19 @@ def test_data_parallel_runs_the_module_and_prefixes_state_dict():
     assert list(dp.state_dict()) == ["module.weight", "module.bias"]
     assert dp.device_ids == []
     from disttorch.nn.parallel import data_parallel
+
     assert np.array_equal(data_parallel(inner, x).detach().numpy(), inner(x).detach().numpy())
 
 
 def test_whole_model_pickles_resolve_through_pytorch_module_paths():
-    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.PixelShuffle(2), nn.ReflectionPad2d(1), nn.InstanceNorm2d(2),
-                          nn.Upsample(scale_factor=2), nn.LazyLinear(4))
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3),
+        nn.PixelShuffle(2),
+        nn.ReflectionPad2d(1),
+        nn.InstanceNorm2d(2),
+        nn.Upsample(scale_factor=2),
+        nn.LazyLinear(4),
+    )
     clone = pickle.loads(pickle.dumps(model))
     assert repr(clone) == repr(model)
     assert type(clone[1]).__module__ == "disttorch.nn.modules.pixelshuffle"
@@ -311,10 +370,14 @@ def test_ctc_gradient_with_respect_to_log_probs_is_exact():
     tg, il, tl = np.array([[1, 2], [3, 0]]), np.array([6, 5]), np.array([2, 1])
     xd, xt = dt.tensor(lp, requires_grad=True), torch.tensor(lp, requires_grad=True)
     nn.functional.ctc_loss(xd, dt.tensor(tg), il, tl, reduction="sum").backward()
-    torch.nn.functional.ctc_loss(xt, torch.tensor(tg), torch.tensor(il), torch.tensor(tl), reduction="sum").backward()
+    torch.nn.functional.ctc_loss(
+        xt, torch.tensor(tg), torch.tensor(il), torch.tensor(tl), reduction="sum"
+    ).backward()
     valid = np.arange(6)[:, None] < il[None, :]
     expected = np.where(valid[..., None], xt.grad.numpy() - np.exp(lp), 0.0)
     np.testing.assert_allclose(xd.grad.numpy(), expected, atol=1e-10)
     one = nn.functional.ctc_loss(dt.tensor(lp[:, 0]), dt.tensor(tg[0]), [6], [2], reduction="none")
-    ref = torch.nn.functional.ctc_loss(torch.tensor(lp[:, 0]), torch.tensor(tg[0]), [6], [2], reduction="none")
+    ref = torch.nn.functional.ctc_loss(
+        torch.tensor(lp[:, 0]), torch.tensor(tg[0]), [6], [2], reduction="none"
+    )
     np.testing.assert_allclose(float(one), float(ref), rtol=1e-10)

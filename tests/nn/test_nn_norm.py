@@ -1,6 +1,7 @@
 """Normalisation (``batch_norm``, ``layer_norm``, ``group_norm``, ``instance_norm`` and the
 BatchNorm/LayerNorm/GroupNorm layers): closed-form values, running statistics, modes,
 finite-difference gradients in float64, reprs and errors."""
+
 import numpy as np
 import pytest
 from parity_helpers import copy_weights, randn, run_both
@@ -35,8 +36,10 @@ def test_batch_norm_gradcheck(training):
     x, w, b = f64(4, 3, 2), f64(3, seed=1), f64(3, seed=2)
     rm = dt.tensor([0.1, -0.2, 0.3], dtype=dt.float64)
     rv = dt.tensor([1.5, 0.5, 2.0], dtype=dt.float64)
-    assert gradcheck(lambda a, c, d: F.batch_norm(a, None if training else rm,
-                                                  None if training else rv, c, d, training), (x, w, b))
+    assert gradcheck(
+        lambda a, c, d: F.batch_norm(a, None if training else rm, None if training else rv, c, d, training),
+        (x, w, b),
+    )
 
 
 def test_batch_norm_eval_uses_running_stats():
@@ -53,10 +56,12 @@ def test_batchnorm_module_momentum_none_is_cumulative_average_and_eval_mode():
     for xb in batches:
         bn(xb)
     assert bn.num_batches_tracked.item() == 3
-    np.testing.assert_allclose(bn.running_mean.numpy(),
-                               np.mean([xb.numpy().mean(0) for xb in batches], axis=0), atol=1e-12)
-    np.testing.assert_allclose(bn.running_var.numpy(),
-                               np.mean([xb.numpy().var(0, ddof=1) for xb in batches], axis=0), atol=1e-12)
+    np.testing.assert_allclose(
+        bn.running_mean.numpy(), np.mean([xb.numpy().mean(0) for xb in batches], axis=0), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        bn.running_var.numpy(), np.mean([xb.numpy().var(0, ddof=1) for xb in batches], axis=0), atol=1e-12
+    )
     bn.eval()
     out = bn(batches[0])
     expected = (batches[0].numpy() - bn.running_mean.numpy()) / np.sqrt(bn.running_var.numpy() + 1e-5)
@@ -74,31 +79,50 @@ def test_batchnorm_without_running_stats_always_uses_batch_stats():
 
 def test_batchnorm_module_defaults_state_and_repr():
     bn = nn.BatchNorm2d(3)
-    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var",
-                                     "num_batches_tracked"]
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
     np.testing.assert_array_equal(bn.weight.detach().numpy(), 1)
     np.testing.assert_array_equal(bn.bias.detach().numpy(), 0)
     assert bn.num_batches_tracked.dtype == dt.int64
-    assert repr(bn) == ("BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, "
-                        "track_running_stats=True)")
+    assert repr(bn) == (
+        "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    )
     state = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
     nn.BatchNorm2d(3).load_state_dict(state)  # old checkpoints without the counter load
 
 
-@pytest.mark.parametrize("call,error,message", [
-    (lambda: nn.BatchNorm2d(3)(dt.randn(2, 3, 4)), ValueError, "expected 4D input (got 3D input)"),
-    (lambda: nn.BatchNorm1d(3)(dt.randn(2, 3, 4, 5)), ValueError, "expected 2D or 3D input (got 4D input)"),
-    (lambda: nn.BatchNorm1d(3)(dt.randn(1, 3)), ValueError,
-     "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 3])"),
-    (lambda: F.batch_norm(dt.randn(2, 3, 4), dt.zeros(4), dt.ones(4)), RuntimeError,
-     "running_mean should contain 3 elements not 4"),
-    (lambda: F.layer_norm(dt.randn(2, 3), (4,)), RuntimeError,
-     "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]"),
-    (lambda: F.group_norm(dt.randn(2, 6, 3), 4), RuntimeError,
-     "Expected number of channels in input to be divisible by num_groups, but got input of shape "
-     "[2, 6, 3] and num_groups=4"),
-    (lambda: nn.GroupNorm(3, 4), ValueError, "num_channels (4) must be divisible by num_groups (3)"),
-])
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda: nn.BatchNorm2d(3)(dt.randn(2, 3, 4)), ValueError, "expected 4D input (got 3D input)"),
+        (
+            lambda: nn.BatchNorm1d(3)(dt.randn(2, 3, 4, 5)),
+            ValueError,
+            "expected 2D or 3D input (got 4D input)",
+        ),
+        (
+            lambda: nn.BatchNorm1d(3)(dt.randn(1, 3)),
+            ValueError,
+            "Expected more than 1 value per channel when training, got input size disttorch.Size([1, 3])",
+        ),
+        (
+            lambda: F.batch_norm(dt.randn(2, 3, 4), dt.zeros(4), dt.ones(4)),
+            RuntimeError,
+            "running_mean should contain 3 elements not 4",
+        ),
+        (
+            lambda: F.layer_norm(dt.randn(2, 3), (4,)),
+            RuntimeError,
+            "Given normalized_shape=[4], expected input with shape [*, 4], but got input of size[2, 3]",
+        ),
+        (
+            lambda: F.group_norm(dt.randn(2, 6, 3), 4),
+            RuntimeError,
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            "[2, 6, 3] and num_groups=4",
+        ),
+        (lambda: nn.GroupNorm(3, 4), ValueError, "num_channels (4) must be divisible by num_groups (3)"),
+    ],
+)
 def test_norm_errors(call, error, message):
     with pytest.raises(error) as info:
         call()
@@ -110,9 +134,11 @@ def test_layer_norm_values_and_gradcheck():
     xa = x.detach().numpy()
     mean, var = xa.mean(axis=(1, 2), keepdims=True), xa.var(axis=(1, 2), keepdims=True)
     out = F.layer_norm(x, (3, 4), w, b)
-    np.testing.assert_allclose(out.detach().numpy(),
-                               (xa - mean) / np.sqrt(var + 1e-5) * w.detach().numpy() + b.detach().numpy(),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(),
+        (xa - mean) / np.sqrt(var + 1e-5) * w.detach().numpy() + b.detach().numpy(),
+        atol=1e-12,
+    )
     assert gradcheck(lambda a, c, d: F.layer_norm(a, (3, 4), c, d), (x, w, b))
     assert gradcheck(lambda a: F.layer_norm(a, 4), (x,))
 
@@ -133,8 +159,9 @@ def test_group_norm_values_gradcheck_and_module():
     xa = x.detach().numpy().reshape(2, 3, -1)
     norm = ((xa - xa.mean(-1, keepdims=True)) / np.sqrt(xa.var(-1, keepdims=True) + 1e-5)).reshape(2, 6, 5)
     out = F.group_norm(x, 3, w, b)
-    np.testing.assert_allclose(out.detach().numpy(),
-                               norm * w.detach().numpy()[:, None] + b.detach().numpy()[:, None], atol=1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(), norm * w.detach().numpy()[:, None] + b.detach().numpy()[:, None], atol=1e-12
+    )
     assert gradcheck(lambda a, c, d: F.group_norm(a, 3, c, d), (x, w, b))
     gn = nn.GroupNorm(2, 4)
     assert repr(gn) == "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)"
@@ -157,6 +184,7 @@ def test_instance_norm_gradcheck():
 
 def test_batchnorm_survives_pickling_with_its_scalar_counter():
     import pickle
+
     bn = nn.BatchNorm1d(3)
     bn(dt.randn(4, 3))
     copy = pickle.loads(pickle.dumps(bn))
@@ -166,10 +194,15 @@ def test_batchnorm_survives_pickling_with_its_scalar_counter():
 
 # ---------------------------------------------------------------------- parity with PyTorch
 @pytest.mark.parity
-@pytest.mark.parametrize("cls,shape,kw", [
-    ("BatchNorm1d", (8, 3), dict()), ("BatchNorm1d", (4, 3, 5), dict(momentum=None)),
-    ("BatchNorm2d", (4, 3, 5, 5), dict(momentum=0.3)), ("BatchNorm2d", (4, 3, 2, 2), dict(affine=False)),
-])
+@pytest.mark.parametrize(
+    "cls,shape,kw",
+    [
+        ("BatchNorm1d", (8, 3), dict()),
+        ("BatchNorm1d", (4, 3, 5), dict(momentum=None)),
+        ("BatchNorm2d", (4, 3, 5, 5), dict(momentum=0.3)),
+        ("BatchNorm2d", (4, 3, 2, 2), dict(affine=False)),
+    ],
+)
 def test_batchnorm_parity_running_stats_and_eval(torch, cls, shape, kw):
     theirs, ours = getattr(torch.nn, cls)(3, **kw), getattr(dt.nn, cls)(3, **kw)
     with torch.no_grad():
@@ -178,19 +211,25 @@ def test_batchnorm_parity_running_stats_and_eval(torch, cls, shape, kw):
     copy_weights(ours, theirs)
     run_both(ours, theirs, randn(*shape) * 3 + 1, steps=4)
     for name in ("running_mean", "running_var", "num_batches_tracked"):
-        np.testing.assert_allclose(getattr(ours, name).numpy(), getattr(theirs, name).numpy(),
-                                   rtol=1e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            getattr(ours, name).numpy(), getattr(theirs, name).numpy(), rtol=1e-5, atol=1e-6, err_msg=name
+        )
     ours.eval(), theirs.eval()
     x = randn(*shape)
-    np.testing.assert_allclose(ours(dt.tensor(x)).detach().numpy(),
-                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        ours(dt.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5
+    )
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("make,shape", [
-    (lambda nn: nn.LayerNorm(6), (4, 5, 6)), (lambda nn: nn.LayerNorm((5, 6), bias=False), (4, 5, 6)),
-    (lambda nn: nn.GroupNorm(2, 4), (3, 4, 5, 2)),
-])
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        (lambda nn: nn.LayerNorm(6), (4, 5, 6)),
+        (lambda nn: nn.LayerNorm((5, 6), bias=False), (4, 5, 6)),
+        (lambda nn: nn.GroupNorm(2, 4), (3, 4, 5, 2)),
+    ],
+)
 def test_layer_and_group_norm_parity(torch, make, shape):
     theirs, ours = make(torch.nn), make(dt.nn)
     with torch.no_grad():

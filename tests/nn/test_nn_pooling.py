@@ -1,5 +1,6 @@
 """Pooling (``max_pool1d/2d``, ``avg_pool1d/2d``, adaptive pooling and their modules):
 closed-form values, indices, PyTorch's output-size rules, gradients, error messages."""
+
 import numpy as np
 import pytest
 from parity_helpers import randn, run_both
@@ -44,12 +45,15 @@ def test_overlapping_max_pool_accumulates_gradient():
     np.testing.assert_array_equal(x.grad.numpy(), [[[0, 2, 0, 1]]])
 
 
-@pytest.mark.parametrize("kw,shape", [
-    (dict(kernel_size=2, ceil_mode=True), (1, 2, 3, 3)),
-    (dict(kernel_size=3, stride=2, padding=1, ceil_mode=True), (1, 2, 3, 3)),
-    (dict(kernel_size=3, stride=2, padding=1), (1, 2, 3, 3)),
-    (dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1)), (1, 2, 3, 2)),
-])
+@pytest.mark.parametrize(
+    "kw,shape",
+    [
+        (dict(kernel_size=2, ceil_mode=True), (1, 2, 3, 3)),
+        (dict(kernel_size=3, stride=2, padding=1, ceil_mode=True), (1, 2, 3, 3)),
+        (dict(kernel_size=3, stride=2, padding=1), (1, 2, 3, 3)),
+        (dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1)), (1, 2, 3, 2)),
+    ],
+)
 def test_pool_output_sizes(kw, shape):
     x = dt.randn(1, 2, 5, 5)
     assert F.max_pool2d(x, **kw).shape == shape
@@ -57,17 +61,20 @@ def test_pool_output_sizes(kw, shape):
         assert F.avg_pool2d(x, **kw).shape == shape
 
 
-@pytest.mark.parametrize("fn,kw", [
-    (F.max_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
-    (F.max_pool2d, dict(kernel_size=(2, 3), stride=1, dilation=(1, 2))),
-    (F.max_pool2d, dict(kernel_size=(1, 3), stride=(1, 2))),
-    (F.max_pool2d, dict(kernel_size=2)),
-    (F.avg_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
-    (F.avg_pool2d, dict(kernel_size=2, padding=1, count_include_pad=False)),
-    (F.avg_pool2d, dict(kernel_size=2, divisor_override=3)),
-    (F.max_pool1d, dict(kernel_size=3, stride=2, padding=1)),
-    (F.avg_pool1d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
-])
+@pytest.mark.parametrize(
+    "fn,kw",
+    [
+        (F.max_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+        (F.max_pool2d, dict(kernel_size=(2, 3), stride=1, dilation=(1, 2))),
+        (F.max_pool2d, dict(kernel_size=(1, 3), stride=(1, 2))),
+        (F.max_pool2d, dict(kernel_size=2)),
+        (F.avg_pool2d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+        (F.avg_pool2d, dict(kernel_size=2, padding=1, count_include_pad=False)),
+        (F.avg_pool2d, dict(kernel_size=2, divisor_override=3)),
+        (F.max_pool1d, dict(kernel_size=3, stride=2, padding=1)),
+        (F.avg_pool1d, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ],
+)
 def test_pool_gradcheck(fn, kw):
     rng = np.random.default_rng(1)
     shape = (2, 2, 5, 6) if fn in (F.max_pool2d, F.avg_pool2d) else (2, 2, 7)
@@ -87,12 +94,15 @@ def test_avg_pool_divisors_follow_pytorch():
 
 def test_adaptive_avg_pool_windows_and_gradcheck():
     x = dt.arange(7.0).reshape(1, 1, 7)
-    np.testing.assert_allclose(F.adaptive_avg_pool1d(x, 3).numpy()[0, 0],
-                               [np.mean([0, 1, 2]), np.mean([2, 3, 4]), np.mean([4, 5, 6])])
+    np.testing.assert_allclose(
+        F.adaptive_avg_pool1d(x, 3).numpy()[0, 0],
+        [np.mean([0, 1, 2]), np.mean([2, 3, 4]), np.mean([4, 5, 6])],
+    )
     x2 = dt.randn(2, 3, 5, 4, dtype=dt.float64, requires_grad=True)
     assert F.adaptive_avg_pool2d(x2, 1).shape == (2, 3, 1, 1)
-    np.testing.assert_allclose(F.adaptive_avg_pool2d(x2, 1).detach().numpy()[..., 0, 0],
-                               x2.detach().numpy().mean(axis=(2, 3)))
+    np.testing.assert_allclose(
+        F.adaptive_avg_pool2d(x2, 1).detach().numpy()[..., 0, 0], x2.detach().numpy().mean(axis=(2, 3))
+    )
     assert F.adaptive_avg_pool2d(x2, (None, 3)).shape == (2, 3, 5, 3)
     assert gradcheck(lambda a: F.adaptive_avg_pool2d(a, (3, 3)), (x2,))
 
@@ -116,15 +126,22 @@ def test_unbatched_pooling():
     assert x.grad.shape == (3, 6, 6)
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda: F.max_pool2d(dt.randn(1, 3, 4, 4), 3, padding=2),
-     "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1"),
-    (lambda: F.max_pool2d(dt.randn(1, 3, 1, 1), 2),
-     "Given input size: (3x1x1). Calculated output size: (3x0x0). Output size is too small"),
-    (lambda: F.max_pool2d(dt.randn(2, 3), 2), "Expected 3D or 4D (batch mode) tensor"),
-    (lambda: F.max_pool2d(dt.randn(1, 3, 5, 5), 2, stride=0), "stride should not be zero"),
-    (lambda: F.adaptive_avg_pool2d(dt.randn(3), 2), "Expected 3D or 4D tensor, but got [3]"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (
+            lambda: F.max_pool2d(dt.randn(1, 3, 4, 4), 3, padding=2),
+            "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and dilation=1",
+        ),
+        (
+            lambda: F.max_pool2d(dt.randn(1, 3, 1, 1), 2),
+            "Given input size: (3x1x1). Calculated output size: (3x0x0). Output size is too small",
+        ),
+        (lambda: F.max_pool2d(dt.randn(2, 3), 2), "Expected 3D or 4D (batch mode) tensor"),
+        (lambda: F.max_pool2d(dt.randn(1, 3, 5, 5), 2, stride=0), "stride should not be zero"),
+        (lambda: F.adaptive_avg_pool2d(dt.randn(3), 2), "Expected 3D or 4D tensor, but got [3]"),
+    ],
+)
 def test_pooling_errors(call, message):
     with pytest.raises(RuntimeError) as info:
         call()
@@ -142,8 +159,10 @@ def test_pool_modules_and_reprs():
     assert dt.nn.MaxPool1d(2)(x[:, :, 0]).shape == (2, 3, 4)
     assert dt.nn.AvgPool1d(2)(x[:, :, 0]).shape == (2, 3, 4)
     assert dt.nn.AdaptiveAvgPool1d(2)(x[:, :, 0]).shape == (2, 3, 2)
-    assert repr(dt.nn.MaxPool2d(2)) == \
-        "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    assert (
+        repr(dt.nn.MaxPool2d(2))
+        == "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    )
     assert repr(dt.nn.AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)"
     assert repr(dt.nn.AvgPool1d(3)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
     assert repr(dt.nn.AdaptiveAvgPool2d((1, 1))) == "AdaptiveAvgPool2d(output_size=(1, 1))"
@@ -151,20 +170,25 @@ def test_pool_modules_and_reprs():
 
 # ---------------------------------------------------------------------- parity with PyTorch
 @pytest.mark.parity
-@pytest.mark.parametrize("make", [
-    lambda nn: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
-    lambda nn: nn.MaxPool2d((2, 3), stride=1, dilation=(2, 1)),
-    lambda nn: nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
-    lambda nn: nn.AvgPool2d(2),
-    lambda nn: nn.AdaptiveAvgPool2d((3, 2)),
-    lambda nn: nn.AdaptiveMaxPool2d((3, 2)),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda nn: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+        lambda nn: nn.MaxPool2d((2, 3), stride=1, dilation=(2, 1)),
+        lambda nn: nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        lambda nn: nn.AvgPool2d(2),
+        lambda nn: nn.AdaptiveAvgPool2d((3, 2)),
+        lambda nn: nn.AdaptiveMaxPool2d((3, 2)),
+    ],
+)
 def test_pool2d_parity(torch, make):
     run_both(make(dt.nn), make(torch.nn), randn(2, 3, 7, 6))
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("make", [lambda nn: nn.MaxPool1d(3, 2, 1), lambda nn: nn.AvgPool1d(3, 2, 1),
-                                  lambda nn: nn.AdaptiveAvgPool1d(4)])
+@pytest.mark.parametrize(
+    "make",
+    [lambda nn: nn.MaxPool1d(3, 2, 1), lambda nn: nn.AvgPool1d(3, 2, 1), lambda nn: nn.AdaptiveAvgPool1d(4)],
+)
 def test_pool1d_parity(torch, make):
     run_both(make(dt.nn), make(torch.nn), randn(2, 3, 9))

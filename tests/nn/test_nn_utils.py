@@ -1,5 +1,6 @@
 """nn.utils: gradient clipping (norms of every order, returned total norm, non-finite
 errors) and parameter/vector conversion."""
+
 import math
 
 import numpy as np

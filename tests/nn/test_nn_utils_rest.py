@@ -2,6 +2,7 @@
 ``parametrize``, ``parametrizations.orthogonal``, fusion, ``skip_init``,
 ``stateless.functional_call``; and the ``nn.init`` additions. Parity against PyTorch with
 copied state (outputs, gradients, state-dict layout)."""
+
 from __future__ import annotations
 
 import copy
@@ -79,8 +80,9 @@ def test_spectral_norm_parametrization_parity(train):
     assert list(ours.state_dict()) == list(theirs.state_dict())
     _copy(theirs, ours)
     _compare(ours, theirs, R.normal(size=(1, 3, 3, 3)), torch, train=train)
-    np.testing.assert_allclose(ours.parametrizations.weight[0]._u.numpy(),
-                               theirs.parametrizations.weight[0]._u.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(
+        ours.parametrizations.weight[0]._u.numpy(), theirs.parametrizations.weight[0]._u.numpy(), rtol=1e-10
+    )
     # the normalised weight has spectral norm 1 once power iteration has converged
     ours.eval()
     for _ in range(200):
@@ -102,8 +104,17 @@ def test_spectral_norm_hook_parity(train):
     assert sorted(ours.state_dict()) == ["bias", "weight"]
 
 
-@pytest.mark.parametrize("shape, orthogonal_map", [((4, 4), None), ((5, 3), None), ((3, 5), "householder"),
-                                                   ((4, 4), "cayley"), ((5, 3), "matrix_exp"), ((2, 4, 4), None)])
+@pytest.mark.parametrize(
+    "shape, orthogonal_map",
+    [
+        ((4, 4), None),
+        ((5, 3), None),
+        ((3, 5), "householder"),
+        ((4, 4), "cayley"),
+        ((5, 3), "matrix_exp"),
+        ((2, 4, 4), None),
+    ],
+)
 def test_orthogonal_parametrization(shape, orthogonal_map):
     lin = nn.Linear(shape[-1], shape[-2], bias=False).double()
     if len(shape) == 3:
@@ -206,16 +217,26 @@ def test_fuse_conv_bn_eval_matches_the_pair(transpose):
         bn.weight.copy_(dt.tensor(R.normal(size=4)))
     x = dt.tensor(R.normal(size=(2, 3, 5, 5)))
     fused = nn.utils.fuse_conv_bn_eval(conv, bn, transpose=transpose)
-    np.testing.assert_allclose(fused(x).detach().numpy(), bn(conv(x)).detach().numpy(), rtol=1e-10, atol=1e-12)
-    tw, _ = torch.nn.utils.fuse_conv_bn_weights(*(torch.tensor(t.detach().numpy()) for t in (
-        conv.weight, conv.bias, bn.running_mean, bn.running_var)), bn.eps, torch.tensor(bn.weight.detach().numpy()),
-        torch.tensor(bn.bias.detach().numpy()), transpose)
+    np.testing.assert_allclose(
+        fused(x).detach().numpy(), bn(conv(x)).detach().numpy(), rtol=1e-10, atol=1e-12
+    )
+    tw, _ = torch.nn.utils.fuse_conv_bn_weights(
+        *(
+            torch.tensor(t.detach().numpy())
+            for t in (conv.weight, conv.bias, bn.running_mean, bn.running_var)
+        ),
+        bn.eps,
+        torch.tensor(bn.weight.detach().numpy()),
+        torch.tensor(bn.bias.detach().numpy()),
+        transpose,
+    )
     np.testing.assert_allclose(fused.weight.detach().numpy(), tw.detach().numpy(), rtol=1e-12)
     lin, bn1 = nn.Linear(3, 4).double().eval(), nn.BatchNorm1d(4).double().eval()
     bn1.running_var.copy_(dt.tensor(R.uniform(0.5, 2, 4)))
     y = dt.tensor(R.normal(size=(5, 3)))
-    np.testing.assert_allclose(nn.utils.fuse_linear_bn_eval(lin, bn1)(y).detach().numpy(),
-                               bn1(lin(y)).detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(
+        nn.utils.fuse_linear_bn_eval(lin, bn1)(y).detach().numpy(), bn1(lin(y)).detach().numpy(), rtol=1e-10
+    )
     with pytest.raises(AssertionError, match="Fusion only for eval"):
         nn.utils.fuse_linear_bn_eval(lin.train(), bn1)
 
@@ -246,8 +267,19 @@ def test_init_additions():
     w = dt.empty(20, 6)
     nn.init.sparse_(w, 0.25, std=0.5)
     assert ((w.numpy() == 0).sum(0) == 5).all()
-    for name in ["uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform",
-                 "kaiming_normal", "orthogonal", "sparse", "dirac", "eye"]:
+    for name in [
+        "uniform",
+        "normal",
+        "constant",
+        "xavier_uniform",
+        "xavier_normal",
+        "kaiming_uniform",
+        "kaiming_normal",
+        "orthogonal",
+        "sparse",
+        "dirac",
+        "eye",
+    ]:
         assert hasattr(torch.nn.init, name) and callable(getattr(nn.init, name))
     with pytest.warns(FutureWarning, match="nn.init.constant_"):
         nn.init.constant(w, 3.0)
@@ -258,6 +290,7 @@ def test_init_additions():
 
 def test_torch_func_functional_call_is_the_same_function():
     import disttorch.func
+
     lin = nn.Linear(2, 2)
     b = dt.zeros(2)
     out = disttorch.func.functional_call(lin, ({"weight": dt.eye(2)}, {"bias": b}), dt.ones(1, 2))
@@ -286,17 +319,21 @@ def test_nn_grad_conv_input_and_weight_match_pytorch(d):
 def test_module_utils_and_common_types_for_user_layers():
     from disttorch.nn.common_types import _size_2_t  # noqa: F401
     from disttorch.nn.modules.utils import _ntuple, _pair, _reverse_repeat_tuple, _triple
+
     assert _pair(3) == (3, 3) and _triple((1, 2, 3)) == (1, 2, 3) and _ntuple(4)(0) == (0, 0, 0, 0)
     assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("shape, orthogonal_map", [((4, 4), None), ((5, 3), None), ((3, 5), None),
-                                                   ((4, 4), "cayley"), ((5, 3), "matrix_exp")])
+@pytest.mark.parametrize(
+    "shape, orthogonal_map",
+    [((4, 4), None), ((5, 3), None), ((3, 5), None), ((4, 4), "cayley"), ((5, 3), "matrix_exp")],
+)
 def test_orthogonal_state_dict_loads_across_libraries(shape, orthogonal_map):
     torch = pytest.importorskip("torch")
-    theirs = torch.nn.utils.parametrizations.orthogonal(torch.nn.Linear(shape[1], shape[0]).double(),
-                                                        orthogonal_map=orthogonal_map)
+    theirs = torch.nn.utils.parametrizations.orthogonal(
+        torch.nn.Linear(shape[1], shape[0]).double(), orthogonal_map=orthogonal_map
+    )
     ours = P.orthogonal(nn.Linear(shape[1], shape[0]).double(), orthogonal_map=orthogonal_map)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     _copy(theirs, ours)

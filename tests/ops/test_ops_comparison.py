@@ -2,6 +2,7 @@
 floor division and remainders, rounding, NaN tests, closeness, any/all, arg reductions,
 sort/argsort/topk (whose values do carry gradients) and unique; parity with PyTorch when
 it is installed."""
+
 import numpy as np
 import pytest
 from parity_helpers import INTS, assert_no_grad_op_matches
@@ -14,9 +15,14 @@ A = RNG.integers(-3, 4, size=(3, 4)).astype(np.float32)
 B = RNG.integers(-3, 4, size=(4,)).astype(np.float32)
 
 
-COMPARISONS = [("eq", "__eq__", np.equal), ("ne", "__ne__", np.not_equal),
-               ("lt", "__lt__", np.less), ("le", "__le__", np.less_equal),
-               ("gt", "__gt__", np.greater), ("ge", "__ge__", np.greater_equal)]
+COMPARISONS = [
+    ("eq", "__eq__", np.equal),
+    ("ne", "__ne__", np.not_equal),
+    ("lt", "__lt__", np.less),
+    ("le", "__le__", np.less_equal),
+    ("gt", "__gt__", np.greater),
+    ("ge", "__ge__", np.greater_equal),
+]
 
 
 @pytest.mark.parametrize("name,dunder,ref", COMPARISONS, ids=[c[0] for c in COMPARISONS])
@@ -37,7 +43,7 @@ def test_comparison_operators_with_scalars_on_either_side():
     assert (a != 2).tolist() == [True, False, True]
     assert not (a == 2).requires_grad
     assert (a == None) is False and (a != None) is True  # noqa: E711
-    assert len({a, a}) == 1 and {a: 1}[a] == 1     # still hashable by identity
+    assert len({a, a}) == 1 and {a: 1}[a] == 1  # still hashable by identity
     with pytest.raises(RuntimeError, match=r"tensor a \(2\) must match the size of tensor b \(3\)"):
         dt.tensor([1, 2]) > dt.tensor([1, 2, 3])
 
@@ -145,7 +151,7 @@ def test_sort_argsort_stable_and_descending():
     assert indices.tolist() == [[1, 3, 0, 2], [2, 0, 1, 3]]
     out = x.sort(dim=1, descending=True)
     assert out.values.tolist() == [[3.0, 3.0, 2.0, 1.0], [5.0, 0.0, 0.0, -1.0]]
-    assert out.indices.tolist() == [[0, 2, 3, 1], [3, 0, 1, 2]]   # ties keep their order
+    assert out.indices.tolist() == [[0, 2, 3, 1], [3, 0, 1, 2]]  # ties keep their order
     assert dt.argsort(x, dim=0).tolist() == [[1, 1, 1, 0], [0, 0, 0, 1]]
     assert x.argsort(descending=True).tolist() == out.indices.tolist()
     assert dt.sort(dt.tensor([2.0, np.nan, 1.0])).indices.tolist() == [2, 0, 1]

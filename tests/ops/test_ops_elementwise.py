@@ -1,6 +1,7 @@
 """Elementwise ops: values against NumPy, float64 gradient checks, broadcasting, reflected
 operators, dtype promotion, second derivatives and PyTorch's error messages; logaddexp, hypot
 and nan_to_num; parity with PyTorch (values, dtypes, gradients) when it is installed."""
+
 import math
 import warnings
 
@@ -25,19 +26,34 @@ def leaf(arr, requires_grad=True):
     return dt.tensor(np.asarray(arr, dtype=np.float64), requires_grad=requires_grad)
 
 
-POS = RNG.uniform(0.5, 2.0, (3, 4))      # domain of log, sqrt, ...
+POS = RNG.uniform(0.5, 2.0, (3, 4))  # domain of log, sqrt, ...
 ANY = RNG.uniform(-2.0, 2.0, (3, 4))
 
 UNARY = [  # name, NumPy reference, input domain
-    ("neg", np.negative, ANY), ("abs", np.abs, ANY), ("exp", np.exp, ANY),
-    ("expm1", np.expm1, ANY), ("log", np.log, POS), ("log1p", np.log1p, POS),
-    ("log2", np.log2, POS), ("log10", np.log10, POS), ("sqrt", np.sqrt, POS),
-    ("rsqrt", lambda x: 1 / np.sqrt(x), POS), ("square", np.square, ANY),
-    ("reciprocal", np.reciprocal, POS), ("sin", np.sin, ANY), ("cos", np.cos, ANY),
-    ("tan", np.tan, ANY * 0.5), ("tanh", np.tanh, ANY),
-    ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), ANY), ("relu", lambda x: np.maximum(x, 0), ANY),
-    ("erf", np.vectorize(math.erf), ANY), ("sinh", np.sinh, ANY), ("cosh", np.cosh, ANY),
-    ("asin", np.arcsin, ANY * 0.45), ("acos", np.arccos, ANY * 0.45), ("atan", np.arctan, ANY),
+    ("neg", np.negative, ANY),
+    ("abs", np.abs, ANY),
+    ("exp", np.exp, ANY),
+    ("expm1", np.expm1, ANY),
+    ("log", np.log, POS),
+    ("log1p", np.log1p, POS),
+    ("log2", np.log2, POS),
+    ("log10", np.log10, POS),
+    ("sqrt", np.sqrt, POS),
+    ("rsqrt", lambda x: 1 / np.sqrt(x), POS),
+    ("square", np.square, ANY),
+    ("reciprocal", np.reciprocal, POS),
+    ("sin", np.sin, ANY),
+    ("cos", np.cos, ANY),
+    ("tan", np.tan, ANY * 0.5),
+    ("tanh", np.tanh, ANY),
+    ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), ANY),
+    ("relu", lambda x: np.maximum(x, 0), ANY),
+    ("erf", np.vectorize(math.erf), ANY),
+    ("sinh", np.sinh, ANY),
+    ("cosh", np.cosh, ANY),
+    ("asin", np.arcsin, ANY * 0.45),
+    ("acos", np.arccos, ANY * 0.45),
+    ("atan", np.arctan, ANY),
 ]
 
 
@@ -55,8 +71,9 @@ def test_unary_gradcheck(name, ref, domain):
     assert gradcheck(getattr(dt, name), (leaf(domain),))
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin",
-                                  "reciprocal", "expm1", "erf", "tan"])
+@pytest.mark.parametrize(
+    "name", ["exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "reciprocal", "expm1", "erf", "tan"]
+)
 def test_unary_second_derivative(name):
     x = leaf(POS[:1, :3])
     assert gradgradcheck(getattr(dt, name), (x,))
@@ -85,9 +102,16 @@ def test_sigmoid_is_stable_for_large_inputs():
 
 
 # ---------------------------------------------------------------------- binary ops
-BINARY = [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide),
-          ("pow", np.power), ("maximum", np.maximum), ("minimum", np.minimum),
-          ("atan2", np.arctan2)]
+BINARY = [
+    ("add", np.add),
+    ("sub", np.subtract),
+    ("mul", np.multiply),
+    ("div", np.divide),
+    ("pow", np.power),
+    ("maximum", np.maximum),
+    ("minimum", np.minimum),
+    ("atan2", np.arctan2),
+]
 
 
 @pytest.mark.parametrize("name,ref", BINARY, ids=[b[0] for b in BINARY])
@@ -100,7 +124,7 @@ def test_binary_values_with_broadcast(name, ref):
 
 @pytest.mark.parametrize("name", [b[0] for b in BINARY])
 def test_binary_gradcheck_broadcast_operands(name):
-    a, b = leaf(POS), leaf(POS[0] + 0.25)   # b broadcasts along dim 0: its grad is summed
+    a, b = leaf(POS), leaf(POS[0] + 0.25)  # b broadcasts along dim 0: its grad is summed
     assert gradcheck(getattr(dt, name), (a, b))
     col = leaf(POS[:, :1] + 0.5)
     assert gradcheck(getattr(dt, name), (col, b))
@@ -124,10 +148,16 @@ def test_bias_gets_summed_gradient_and_tensor_used_twice():
 def test_reflected_operators_values_and_gradients():
     a = leaf([0.5, 1.0, 2.0])
     x = a.detach().numpy()
-    cases = [(lambda t: 1 - t, 1 - x, -np.ones(3)), (lambda t: 2 ** t, 2 ** x, 2 ** x * np.log(2)),
-             (lambda t: 2 / t, 2 / x, -2 / x ** 2), (lambda t: 3 + t, 3 + x, np.ones(3)),
-             (lambda t: 3 * t, 3 * x, np.full(3, 3.0)), (lambda t: t ** 3, x ** 3, 3 * x ** 2),
-             (lambda t: -t, -x, -np.ones(3)), (lambda t: abs(-t), x, np.ones(3))]
+    cases = [
+        (lambda t: 1 - t, 1 - x, -np.ones(3)),
+        (lambda t: 2**t, 2**x, 2**x * np.log(2)),
+        (lambda t: 2 / t, 2 / x, -2 / x**2),
+        (lambda t: 3 + t, 3 + x, np.ones(3)),
+        (lambda t: 3 * t, 3 * x, np.full(3, 3.0)),
+        (lambda t: t**3, x**3, 3 * x**2),
+        (lambda t: -t, -x, -np.ones(3)),
+        (lambda t: abs(-t), x, np.ones(3)),
+    ]
     for fn, value, grad in cases:
         a.grad = None
         out = fn(a)
@@ -137,7 +167,7 @@ def test_reflected_operators_values_and_gradients():
 
 
 def test_reflected_pow_gradcheck():
-    assert gradcheck(lambda t: 2 ** t, (leaf(ANY),))
+    assert gradcheck(lambda t: 2**t, (leaf(ANY),))
     assert gradcheck(lambda t: 1 - t, (leaf(ANY),))
     assert gradcheck(lambda t: 2 / t, (leaf(POS),))
 
@@ -173,7 +203,7 @@ def test_dtype_promotion_rules():
     assert dt.exp(i).dtype == dt.float32 and dt.sqrt(dt.tensor([True])).dtype == dt.float32
     assert dt.abs(i).dtype == dt.int64 and dt.square(i).dtype == dt.int64
     assert dt.reciprocal(i).dtype == dt.float32
-    assert (i ** 2).dtype == dt.int64 and (i ** 0.5).dtype == dt.float32
+    assert (i**2).dtype == dt.int64 and (i**0.5).dtype == dt.float32
     assert (f.half() * 2.0).dtype == dt.float16
 
 
@@ -206,8 +236,11 @@ def test_relu_of_large_tensors_matches_numpy(shape, dtype):
 
 
 def test_broadcast_error_names_both_sizes():
-    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
-                                           r"tensor b \(4\) at non-singleton dimension 1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"The size of tensor a \(3\) must match the size of "
+        r"tensor b \(4\) at non-singleton dimension 1",
+    ):
         dt.ones(2, 3) + dt.ones(2, 4)
     with pytest.raises(RuntimeError, match=r"tensor a \(2\) must match the size of tensor b \(5\)"):
         dt.ones(2) / dt.ones(5)
@@ -245,8 +278,9 @@ def test_maximum_minimum_split_ties_and_scalar_other():
     dt.maximum(a, b).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), [0.0, 0.5, 1.0])
     np.testing.assert_allclose(b.grad.numpy(), [1.0, 0.5, 0.0])
-    np.testing.assert_allclose(dt.minimum(a, dt.tensor(2.0, dtype=dt.float64)).detach().numpy(),
-                               [1.0, 2.0, 2.0])
+    np.testing.assert_allclose(
+        dt.minimum(a, dt.tensor(2.0, dtype=dt.float64)).detach().numpy(), [1.0, 2.0, 2.0]
+    )
     assert np.isnan(dt.maximum(dt.tensor([np.nan]), dt.tensor([1.0])).item())
     np.testing.assert_allclose(dt.max(a, b).detach().numpy(), [3.0, 2.0, 3.0])
 
@@ -273,13 +307,13 @@ def test_where_with_tensors_and_scalars():
 def test_pow_gradients_at_zero_base_and_zero_exponent():
     base = leaf([0.0, 2.0])
     exponent = leaf([2.0, 3.0])
-    (base ** exponent).sum().backward()
+    (base**exponent).sum().backward()
     np.testing.assert_allclose(exponent.grad.numpy(), [0.0, 8.0 * math.log(2.0)])
     np.testing.assert_allclose(base.grad.numpy(), [0.0, 12.0])
     x = leaf([0.0, 1.5])
-    (x ** 0).sum().backward()
+    (x**0).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0])
-    assert gradcheck(lambda a, b: a ** b, (leaf(POS), leaf(ANY)))
+    assert gradcheck(lambda a, b: a**b, (leaf(POS), leaf(ANY)))
 
 
 def test_cast_between_float_dtypes_passes_gradient():
@@ -291,19 +325,32 @@ def test_cast_between_float_dtypes_passes_gradient():
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
 
 
-@pytest.mark.parametrize("fn", [lambda a: dt.clamp(a, -0.5, 0.5) * a,
-                                lambda a: dt.maximum(a, a * 0.3) * a,
-                                lambda a: dt.where(a > 0, a * a, a), lambda a: dt.abs(a) * a,
-                                lambda a: dt.relu(a) * a, lambda a: (a * a + 1) ** a],
-                         ids=["clamp", "maximum", "where", "abs", "relu", "pow_tensor"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a: dt.clamp(a, -0.5, 0.5) * a,
+        lambda a: dt.maximum(a, a * 0.3) * a,
+        lambda a: dt.where(a > 0, a * a, a),
+        lambda a: dt.abs(a) * a,
+        lambda a: dt.relu(a) * a,
+        lambda a: (a * a + 1) ** a,
+    ],
+    ids=["clamp", "maximum", "where", "abs", "relu", "pow_tensor"],
+)
 def test_second_derivatives_through_masks(fn):
     assert gradgradcheck(fn, (leaf(ANY[:2, :3]),))
 
 
 def test_numpy_scalars_and_arrays_on_the_left_give_tensors_with_gradients():
     x = leaf([1.0, 2.0])
-    for out in (np.float64(0.5) * x, np.float32(2) + x, np.float64(3) - x, np.float64(2) / x,
-                np.int64(2) ** x, np.ones(2) * x):
+    for out in (
+        np.float64(0.5) * x,
+        np.float32(2) + x,
+        np.float64(3) - x,
+        np.float64(2) / x,
+        np.int64(2) ** x,
+        np.ones(2) * x,
+    ):
         assert isinstance(out, dt.Tensor) and out.grad_fn is not None
     y = np.float64(3.0) * dt.tensor([1.0, 2.0], requires_grad=True)
     assert y.dtype == dt.float32
@@ -318,9 +365,9 @@ PARITY_GRAD = {
     "mul": (lambda L, a, b: a * b, [any_(PS), any_((3, 1))]),
     "div": (lambda L, a, b: a / b, [any_(PS), pos(PS)]),
     "rdiv": (lambda L, a: 2 / a, [pos(PS)]),
-    "pow": (lambda L, a, b: a ** b, [pos(PS), any_(PS)]),
-    "pow_scalar": (lambda L, a: a ** 3, [any_(PS)]),
-    "rpow": (lambda L, a: 2 ** a, [any_(PS)]),
+    "pow": (lambda L, a, b: a**b, [pos(PS), any_(PS)]),
+    "pow_scalar": (lambda L, a: a**3, [any_(PS)]),
+    "rpow": (lambda L, a: 2**a, [any_(PS)]),
     "neg": (lambda L, a: -a, [any_(PS)]),
     "abs": (lambda L, a: L.abs(a), [any_(PS)]),
     "exp": (lambda L, a: L.exp(a), [any_(PS)]),
@@ -353,8 +400,10 @@ PARITY_GRAD = {
     "minimum": (lambda L, a, b: L.minimum(a, b), [any_(PS), any_((4,))]),
     "where": (lambda L, a, b: L.where(a > 0, a, b), [any_(PS), any_((4,))]),
     "where_scalar": (lambda L, a: L.where(a > 0, a, 0.5), [any_(PS)]),
-    "logaddexp": (lambda L, a, b: L.logaddexp(a, b), [PARITY_RNG.normal(size=(3, 4)),
-                                                      PARITY_RNG.normal(size=(4,))]),
+    "logaddexp": (
+        lambda L, a, b: L.logaddexp(a, b),
+        [PARITY_RNG.normal(size=(3, 4)), PARITY_RNG.normal(size=(4,))],
+    ),
     "hypot": (lambda L, a, b: a.hypot(b), [PARITY_RNG.normal(size=(3, 4)), PARITY_RNG.normal(size=(3, 1))]),
     "nan_to_num": (lambda L, a: L.nan_to_num(a, posinf=3.0), [np.array([np.nan, np.inf, 1.0])]),
 }
@@ -395,8 +444,9 @@ def test_no_grad_ops_match_torch(name):
 # ---------------------------------------------------------------------- logaddexp, hypot, nan_to_num
 def test_logaddexp_values_and_stability():
     a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(4,))
-    np.testing.assert_allclose(dt.logaddexp(dt.tensor(a), dt.tensor(b)).numpy(),
-                               np.logaddexp(a, b), rtol=1e-12)
+    np.testing.assert_allclose(
+        dt.logaddexp(dt.tensor(a), dt.tensor(b)).numpy(), np.logaddexp(a, b), rtol=1e-12
+    )
     big = dt.logaddexp(dt.tensor([1000.0, -1000.0]), dt.tensor([1000.0, -1000.0]))
     np.testing.assert_allclose(big.numpy(), [1000 + math.log(2), -1000 + math.log(2)], rtol=1e-6)
     inf = dt.tensor([-math.inf])
@@ -406,11 +456,9 @@ def test_logaddexp_values_and_stability():
 
 def test_hypot_values_and_stability():
     a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 1))
-    np.testing.assert_allclose(dt.hypot(dt.tensor(a), dt.tensor(b)).numpy(),
-                               np.hypot(a, b), rtol=1e-12)
+    np.testing.assert_allclose(dt.hypot(dt.tensor(a), dt.tensor(b)).numpy(), np.hypot(a, b), rtol=1e-12)
     assert dt.hypot(dt.tensor([3.0]), dt.tensor([4.0])).item() == 5.0
-    big = dt.hypot(dt.tensor([3e200], dtype=dt.float64),
-                      dt.tensor([4e200], dtype=dt.float64))
+    big = dt.hypot(dt.tensor([3e200], dtype=dt.float64), dt.tensor([4e200], dtype=dt.float64))
     assert big.item() == pytest.approx(5e200)
     assert dt.tensor([5.0]).hypot(dt.tensor([12.0])).item() == 13.0
 
@@ -420,10 +468,9 @@ def test_logaddexp_hypot_dtypes_and_errors():
     assert dt.logaddexp(f32, f64).dtype == dt.float64
     assert dt.hypot(dt.tensor([1, 2]), dt.tensor([1.0, 2.0])).dtype == dt.float32
     for fn, name in ((dt.logaddexp, "logaddexp"), (dt.hypot, "hypot")):
-        with pytest.raises(NotImplementedError, match=f'"{name}_cpu" not implemented for \'Long\''):
+        with pytest.raises(NotImplementedError, match=f"\"{name}_cpu\" not implemented for 'Long'"):
             fn(dt.tensor([1, 2]), dt.tensor([3, 4]))
-        with pytest.raises(TypeError,
-                           match="argument 'other' \\(position 2\\) must be Tensor, not float"):
+        with pytest.raises(TypeError, match="argument 'other' \\(position 2\\) must be Tensor, not float"):
             fn(f32, 1.0)
         with pytest.raises(RuntimeError, match="must match the size"):
             fn(dt.ones(2, 3), dt.ones(4))
@@ -450,8 +497,12 @@ def test_nan_to_num_values():
     f32 = np.finfo(np.float32)
     assert dt.nan_to_num(x).tolist() == [0.0, float(f32.max), float(f32.min), 1.5]
     f64 = dt.nan_to_num(x.double())
-    assert f64.dtype == dt.float64 and f64.tolist() == [0.0, np.finfo(np.float64).max,
-                                                           np.finfo(np.float64).min, 1.5]
+    assert f64.dtype == dt.float64 and f64.tolist() == [
+        0.0,
+        np.finfo(np.float64).max,
+        np.finfo(np.float64).min,
+        1.5,
+    ]
     assert dt.nan_to_num(x, nan=2.0, posinf=1.0, neginf=-1.0).tolist() == [2.0, 1.0, -1.0, 1.5]
     assert x.nan_to_num(1.0).tolist()[0] == 1.0
     assert dt.nan_to_num(x, posinf=1e300).tolist()[1] == math.inf  # beyond float32: inf

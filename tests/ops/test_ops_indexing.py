@@ -1,6 +1,7 @@
 """Indexing: reads with every kind of index, writes (``x[i] = v``), gather/scatter and the
 index_* / masked_* ops: values, views, gradients (float64 finite differences, repeated
 indices accumulating) and error messages; parity with PyTorch when it is installed."""
+
 import numpy as np
 import pytest
 from parity_helpers import IDX, MASK, assert_case_matches, setitem
@@ -16,11 +17,25 @@ def dbl(*shape, seed=0):
 
 A = np.arange(24).reshape(2, 3, 4)
 INDICES = [
-    0, -1, (1, 2), (1, 2, 3), slice(None, None, 2), (slice(None), 1), (Ellipsis, 1),
-    (None, 0), (0, None, slice(1, 3)), (slice(None), None, Ellipsis, None),
-    [1, 0, 1], (slice(None), [0, 2, 2]), ([0, 1], [1, 2]), ([0, 1], slice(None), [3, 0]),
-    A > 10, (slice(None), A[0] > 5), (Ellipsis, [True, False, True, True]),
-    (1, slice(1, None)), ([[0, 1], [1, 0]],),
+    0,
+    -1,
+    (1, 2),
+    (1, 2, 3),
+    slice(None, None, 2),
+    (slice(None), 1),
+    (Ellipsis, 1),
+    (None, 0),
+    (0, None, slice(1, 3)),
+    (slice(None), None, Ellipsis, None),
+    [1, 0, 1],
+    (slice(None), [0, 2, 2]),
+    ([0, 1], [1, 2]),
+    ([0, 1], slice(None), [3, 0]),
+    A > 10,
+    (slice(None), A[0] > 5),
+    (Ellipsis, [True, False, True, True]),
+    (1, slice(1, None)),
+    ([[0, 1], [1, 0]],),
 ]
 
 
@@ -28,8 +43,11 @@ INDICES = [
 def test_getitem_matches_numpy(k):
     idx = INDICES[k]
     x = dt.tensor(A)
-    tidx = tuple(dt.tensor(i) if isinstance(i, np.ndarray) else i for i in idx) \
-        if isinstance(idx, tuple) else (dt.tensor(idx) if isinstance(idx, np.ndarray) else idx)
+    tidx = (
+        tuple(dt.tensor(i) if isinstance(i, np.ndarray) else i for i in idx)
+        if isinstance(idx, tuple)
+        else (dt.tensor(idx) if isinstance(idx, np.ndarray) else idx)
+    )
     np.testing.assert_array_equal(x[tidx].numpy(), A[idx])
 
 
@@ -38,12 +56,13 @@ def test_integers_apply_before_arrays_as_in_pytorch():
     x = dt.tensor(A)
     assert x[0, :, [1, 2]].shape == (3, 2)
     np.testing.assert_array_equal(x[0, :, [1, 2]].numpy(), A[0][:, [1, 2]])
-    np.testing.assert_array_equal(x[1, None, dt.tensor([True, False, True])].numpy(),
-                                  A[1][None, [True, False, True]])
+    np.testing.assert_array_equal(
+        x[1, None, dt.tensor([True, False, True])].numpy(), A[1][None, [True, False, True]]
+    )
     assert gradcheck(lambda t: t[0, :, [1, 1]], (dbl(2, 3, 4),))
     y = dt.zeros(2, 3, 4)
-    y[0, :, [1, 2]] = dt.arange(6.).view(3, 2)
-    np.testing.assert_array_equal(y[0].numpy()[:, 1:3], np.arange(6.).reshape(3, 2))
+    y[0, :, [1, 2]] = dt.arange(6.0).view(3, 2)
+    np.testing.assert_array_equal(y[0].numpy()[:, 1:3], np.arange(6.0).reshape(3, 2))
 
 
 def test_basic_index_is_a_view_advanced_is_a_copy():
@@ -72,7 +91,7 @@ def test_index_errors():
 def test_getitem_gradients_accumulate_repeated_indices():
     x = dbl(3, 4)
     y = x[[0, 0, 2], [1, 1, 3]]
-    (y * dt.tensor([1., 2., 3.], dtype=dt.float64)).sum().backward()
+    (y * dt.tensor([1.0, 2.0, 3.0], dtype=dt.float64)).sum().backward()
     expected = np.zeros((3, 4))
     expected[0, 1] = 3.0
     expected[2, 3] = 3.0
@@ -80,9 +99,16 @@ def test_getitem_gradients_accumulate_repeated_indices():
 
 
 GETITEM_GRADS = [
-    lambda x: x[1], lambda x: x[:, 1:3], lambda x: x[..., ::2], lambda x: x[None, 0, -1],
-    lambda x: x[[0, 2, 0]], lambda x: x[:, [1, 1, 3]], lambda x: x[dt.tensor([[0, 1], [1, 1]])],
-    lambda x: x[x > 0], lambda x: x[[0, 1], [2, 2]], lambda x: x[1:, dt.tensor([0, 0])],
+    lambda x: x[1],
+    lambda x: x[:, 1:3],
+    lambda x: x[..., ::2],
+    lambda x: x[None, 0, -1],
+    lambda x: x[[0, 2, 0]],
+    lambda x: x[:, [1, 1, 3]],
+    lambda x: x[dt.tensor([[0, 1], [1, 1]])],
+    lambda x: x[x > 0],
+    lambda x: x[[0, 1], [2, 2]],
+    lambda x: x[1:, dt.tensor([0, 0])],
 ]
 
 
@@ -100,10 +126,10 @@ def test_getitem_second_order():
 def test_setitem_values_and_broadcasting():
     x = dt.zeros(3, 4)
     x[0] = 1
-    x[1, 1:3] = dt.tensor([2., 3.])
-    x[:, 3] = dt.tensor([7., 8., 9.])
+    x[1, 1:3] = dt.tensor([2.0, 3.0])
+    x[:, 3] = dt.tensor([7.0, 8.0, 9.0])
     x[x == 0] = -1
-    x[[2, 2], [0, 1]] = dt.tensor(5.)
+    x[[2, 2], [0, 1]] = dt.tensor(5.0)
     np.testing.assert_array_equal(x.numpy(), [[1, 1, 1, 7], [-1, 2, 3, 8], [5, 5, -1, 9]])
     v = x._version
     x[...] = 0
@@ -112,12 +138,16 @@ def test_setitem_values_and_broadcasting():
 
 def test_setitem_errors():
     x = dt.zeros(3, 4)
-    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[3\] cannot be "
-                                           r"broadcast to indexing result of shape \[4\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"shape mismatch: value tensor of shape \[3\] cannot be "
+        r"broadcast to indexing result of shape \[4\]",
+    ):
         x[0] = dt.ones(3)
     leaf = dt.zeros(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an "
-                                           "in-place operation."):
+    with pytest.raises(
+        RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."
+    ):
         leaf[0] = 1.0
     with dt.no_grad():
         leaf[0] = 1.0  # allowed without recording
@@ -130,8 +160,8 @@ def test_setitem_gradient_to_target_and_value():
     y = x * 2
     y[1] = v * 3
     assert y.grad_fn.name() == "CopySlices"
-    (y * dt.arange(12.).view(3, 4).double()).sum().backward()
-    w = np.arange(12.).reshape(3, 4)
+    (y * dt.arange(12.0).view(3, 4).double()).sum().backward()
+    w = np.arange(12.0).reshape(3, 4)
     gx = 2 * w
     gx[1] = 0
     np.testing.assert_allclose(x.grad.numpy(), gx)
@@ -143,7 +173,7 @@ def test_setitem_into_tensor_without_grad_makes_it_part_of_the_graph():
     buf = dt.zeros(3)
     buf[1] = v
     assert buf.requires_grad and not buf.is_leaf
-    (buf * dt.tensor([1., 10., 100.])).sum().backward()
+    (buf * dt.tensor([1.0, 10.0, 100.0])).sum().backward()
     assert v.grad.item() == 10.0
 
 
@@ -152,13 +182,21 @@ def _setitem_fn(index, value_shape):
         y = x * 1
         y[index] = v
         return y * y
+
     return fn
 
 
-@pytest.mark.parametrize("index,value_shape", [
-    (1, (4,)), ((slice(None), 2), (3,)), ((slice(0, 2), slice(1, 3)), (1, 2)),
-    (([0, 2], [1, 3]), (2,)), ((Ellipsis, 0), ()), ((np.arange(12).reshape(3, 4) % 3 == 0), (4,)),
-])
+@pytest.mark.parametrize(
+    "index,value_shape",
+    [
+        (1, (4,)),
+        ((slice(None), 2), (3,)),
+        ((slice(0, 2), slice(1, 3)), (1, 2)),
+        (([0, 2], [1, 3]), (2,)),
+        ((Ellipsis, 0), ()),
+        ((np.arange(12).reshape(3, 4) % 3 == 0), (4,)),
+    ],
+)
 def test_setitem_gradcheck(index, value_shape):
     x, v = dbl(3, 4), dbl(*value_shape, seed=2)
     if isinstance(index, np.ndarray):
@@ -184,15 +222,14 @@ def test_gather_values_and_errors():
 
 
 def test_scatter_and_scatter_add_values():
-    src = dt.arange(1., 11.).view(2, 5)
+    src = dt.arange(1.0, 11.0).view(2, 5)
     idx = dt.tensor([[0, 1, 2, 0]])
     out = dt.zeros(3, 5).scatter(0, idx, src)
     assert out.tolist() == [[1, 0, 0, 4, 0], [0, 2, 0, 0, 0], [0, 0, 3, 0, 0]]
-    assert dt.zeros(3, 5).scatter(1, dt.tensor([[0], [2]]), 7.0)[:2, :3].tolist() == \
-        [[7, 0, 0], [0, 0, 7]]
-    add = dt.ones(3).scatter_add(0, dt.tensor([0, 0, 2, 0]), dt.tensor([1., 2., 3., 4.]))
+    assert dt.zeros(3, 5).scatter(1, dt.tensor([[0], [2]]), 7.0)[:2, :3].tolist() == [[7, 0, 0], [0, 0, 7]]
+    add = dt.ones(3).scatter_add(0, dt.tensor([0, 0, 2, 0]), dt.tensor([1.0, 2.0, 3.0, 4.0]))
     assert add.tolist() == [8, 1, 4]
-    red = dt.ones(3).scatter(0, dt.tensor([0, 0]), dt.tensor([1., 2.]), reduce="add")
+    red = dt.ones(3).scatter(0, dt.tensor([0, 0]), dt.tensor([1.0, 2.0]), reduce="add")
     assert red.tolist() == [4, 1, 1]
     with pytest.raises(RuntimeError, match="Expected self.dtype to be equal to src.dtype"):
         dt.zeros(3).scatter_add(0, dt.tensor([0]), dt.tensor([1]))
@@ -206,19 +243,20 @@ def test_gather_scatter_gradcheck():
     assert gradcheck(lambda x, s: x.scatter(0, unique, s), (dbl(3, 3), dbl(2, 4, seed=1)))
     assert gradcheck(lambda x, s: x.scatter_add(1, idx, s), (dbl(2, 3), dbl(2, 3, seed=1)))
     assert gradcheck(lambda x: x.scatter(1, unique, 0.5), (dbl(2, 3),))
-    assert gradgradcheck(lambda x, s: (x.scatter_add(1, idx, s) ** 2).gather(1, idx),
-                         (dbl(2, 3), dbl(2, 3, seed=1)))
+    assert gradgradcheck(
+        lambda x, s: (x.scatter_add(1, idx, s) ** 2).gather(1, idx), (dbl(2, 3), dbl(2, 3, seed=1))
+    )
 
 
 # ---------------------------------------------------------------------- index_* ops
 def test_index_select_add_fill_values():
-    x = dt.arange(12.).view(3, 4)
+    x = dt.arange(12.0).view(3, 4)
     idx = dt.tensor([2, 0, 2])
     np.testing.assert_array_equal(x.index_select(0, idx).numpy(), x.numpy()[[2, 0, 2]])
     np.testing.assert_array_equal(dt.index_select(x, 1, idx).numpy(), x.numpy()[:, [2, 0, 2]])
     added = dt.zeros(3, 2).index_add(0, idx, dt.ones(3, 2), alpha=2)
     assert added.tolist() == [[2, 2], [0, 0], [4, 4]]
-    filled = dt.zeros(2, 3).index_fill(1, dt.tensor([0, 2]), -1.)
+    filled = dt.zeros(2, 3).index_fill(1, dt.tensor([0, 2]), -1.0)
     assert filled.tolist() == [[-1, 0, -1], [-1, 0, -1]]
     with pytest.raises(IndexError, match="index out of range in self"):
         x.index_select(0, dt.tensor([3]))
@@ -235,15 +273,15 @@ def test_index_ops_gradcheck():
 
 # ---------------------------------------------------------------------- masks
 def test_masked_fill_and_select_values():
-    x = dt.arange(6.).view(2, 3)
+    x = dt.arange(6.0).view(2, 3)
     mask = dt.tensor([True, False, True])
-    assert x.masked_fill(mask, -1.).tolist() == [[-1, 1, -1], [-1, 4, -1]]
-    assert dt.masked_fill(x, x > 3, dt.tensor(0.)).tolist() == [[0, 1, 2], [3, 0, 0]]
+    assert x.masked_fill(mask, -1.0).tolist() == [[-1, 1, -1], [-1, 4, -1]]
+    assert dt.masked_fill(x, x > 3, dt.tensor(0.0)).tolist() == [[0, 1, 2], [3, 0, 0]]
     assert x.masked_select(mask).tolist() == [0, 2, 3, 5]
     with pytest.raises(RuntimeError, match="only supports boolean masks, but got mask with dtype"):
-        x.masked_fill(dt.tensor([1, 0, 1]), 0.)
+        x.masked_fill(dt.tensor([1, 0, 1]), 0.0)
     with pytest.raises(RuntimeError, match="only supports a 0-dimensional value tensor"):
-        x.masked_fill(mask, dt.tensor([1., 2.]))
+        x.masked_fill(mask, dt.tensor([1.0, 2.0]))
 
 
 def test_mask_ops_gradcheck():
@@ -256,7 +294,7 @@ def test_mask_ops_gradcheck():
 
 # ---------------------------------------------------------------------- take / nonzero
 def test_take_take_along_dim_nonzero():
-    x = dt.tensor([[4., 3.], [1., 2.]])
+    x = dt.tensor([[4.0, 3.0], [1.0, 2.0]])
     assert dt.take(x, dt.tensor([0, 3])).tolist() == [4, 2]
     order = dt.tensor([[1, 0], [0, 1]])
     assert dt.take_along_dim(x, order, 1).tolist() == [[3, 4], [1, 2]]
@@ -278,13 +316,12 @@ def test_setitem_second_order():
 def test_index_put_and_index_put_():
     x = dt.zeros(3, 2)
     rows, cols = dt.tensor([0, 2, 0]), dt.tensor([1, 0, 1])
-    assert x.index_put((rows, cols), dt.tensor(1.)).tolist() == [[0, 1], [0, 0], [1, 0]]
-    acc = dt.index_put(x, (rows, cols), dt.tensor([1., 2., 3.]), accumulate=True)
+    assert x.index_put((rows, cols), dt.tensor(1.0)).tolist() == [[0, 1], [0, 0], [1, 0]]
+    acc = dt.index_put(x, (rows, cols), dt.tensor([1.0, 2.0, 3.0]), accumulate=True)
     assert acc.tolist() == [[0, 4], [0, 0], [2, 0]] and x.abs().sum().item() == 0
-    x.index_put_((rows,), dt.tensor([5., 6.]))
+    x.index_put_((rows,), dt.tensor([5.0, 6.0]))
     assert x.tolist() == [[5, 6], [0, 0], [5, 6]]
-    assert gradcheck(lambda t, v: t.index_put((rows, cols), v, accumulate=True),
-                     (dbl(3, 2), dbl(3, seed=1)))
+    assert gradcheck(lambda t, v: t.index_put((rows, cols), v, accumulate=True), (dbl(3, 2), dbl(3, seed=1)))
     assert gradcheck(lambda t, v: t.index_put((dt.tensor([2, 0]),), v), (dbl(3, 2), dbl(2, seed=1)))
 
 
@@ -295,7 +332,10 @@ PARITY_CASES = {
     "getitem_int_list": (lambda L, x: x[[0, 0, 2], 1:], [(3, 4)]),
     "getitem_pairs": (lambda L, x: x[[0, 2, 0], [1, 1, 3]], [(3, 4)]),
     "getitem_int_then_list": (lambda L, x: x[1, :, [2, 0, 2]], [(2, 3, 4)]),
-    "setitem_int_then_list": (lambda L, x, v: setitem(x * 1, (0, slice(None), [1, 3]), v), [(2, 3, 4), (3, 2)]),
+    "setitem_int_then_list": (
+        lambda L, x, v: setitem(x * 1, (0, slice(None), [1, 3]), v),
+        [(2, 3, 4), (3, 2)],
+    ),
     "getitem_tensor": (lambda L, x: x[L.tensor(IDX)], [(3, 4)]),
     "getitem_mask": (lambda L, x: x[L.tensor(MASK)], [(3, 4)]),
     "getitem_row_mask": (lambda L, x: x[:, L.tensor(MASK[0])], [(3, 4)]),

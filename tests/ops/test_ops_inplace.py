@@ -1,6 +1,7 @@
 """In-place ops: values, dtype rules, the leaf error, rebasing a non-leaf onto the new node
 (gradients stay right), version counters shared with views, and the error when backward
 needs a value that was overwritten; parity with PyTorch (values, gradients, messages)."""
+
 import numpy as np
 import pytest
 from parity_helpers import MASK, assert_case_matches, setitem
@@ -9,7 +10,9 @@ import disttorch as dt
 from disttorch.autograd import gradcheck, gradgradcheck
 
 LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
-MODIFIED_MSG = "one of the variables needed for gradient computation has been modified by an inplace operation"
+MODIFIED_MSG = (
+    "one of the variables needed for gradient computation has been modified by an inplace operation"
+)
 
 
 def dbl(*shape, seed=0):
@@ -19,20 +22,20 @@ def dbl(*shape, seed=0):
 
 # ---------------------------------------------------------------------- values
 def test_arithmetic_in_place_values_and_identity():
-    x = dt.tensor([1., 2., 3.])
+    x = dt.tensor([1.0, 2.0, 3.0])
     buf = x.numpy()
     assert x.add_(1) is x
-    x.sub_(dt.tensor([1., 1., 1.]), alpha=2).mul_(2).div_(4)
-    np.testing.assert_allclose(x.numpy(), [0., 0.5, 1.])
+    x.sub_(dt.tensor([1.0, 1.0, 1.0]), alpha=2).mul_(2).div_(4)
+    np.testing.assert_allclose(x.numpy(), [0.0, 0.5, 1.0])
     assert x.numpy() is buf  # same memory throughout
     x.pow_(2)
-    np.testing.assert_allclose(x.numpy(), [0., 0.25, 1.])
-    x.addcmul_(dt.tensor([1., 2., 3.]), dt.tensor([2., 2., 2.]), value=0.5)
-    np.testing.assert_allclose(x.numpy(), [1., 2.25, 4.])
-    x.addcdiv_(dt.tensor([2., 2., 2.]), dt.tensor([1., 2., 4.]), value=-1)
-    np.testing.assert_allclose(x.numpy(), [-1., 1.25, 3.5])
-    x.lerp_(dt.tensor([1., 1., 1.]), 0.5)
-    np.testing.assert_allclose(x.numpy(), [0., 1.125, 2.25])
+    np.testing.assert_allclose(x.numpy(), [0.0, 0.25, 1.0])
+    x.addcmul_(dt.tensor([1.0, 2.0, 3.0]), dt.tensor([2.0, 2.0, 2.0]), value=0.5)
+    np.testing.assert_allclose(x.numpy(), [1.0, 2.25, 4.0])
+    x.addcdiv_(dt.tensor([2.0, 2.0, 2.0]), dt.tensor([1.0, 2.0, 4.0]), value=-1)
+    np.testing.assert_allclose(x.numpy(), [-1.0, 1.25, 3.5])
+    x.lerp_(dt.tensor([1.0, 1.0, 1.0]), 0.5)
+    np.testing.assert_allclose(x.numpy(), [0.0, 1.125, 2.25])
     assert x._version == 8
 
 
@@ -40,7 +43,7 @@ def test_augmented_assignment_is_in_place():
     x = dt.ones(3)
     alias = x
     x += 1
-    x *= dt.tensor([1., 2., 3.])
+    x *= dt.tensor([1.0, 2.0, 3.0])
     x -= 1
     x /= 2
     x **= 2
@@ -56,13 +59,13 @@ def test_fill_zero_copy_clamp_masked_fill():
     x.zero_()
     assert x.abs().sum().item() == 0
     x.copy_(dt.tensor([1, 2, 3]))  # broadcast and cast
-    assert x.tolist() == [[1., 2., 3.]] * 2
+    assert x.tolist() == [[1.0, 2.0, 3.0]] * 2
     x.clamp_(min=1.5, max=2.5)
-    assert x.tolist() == [[1.5, 2., 2.5]] * 2
-    x.masked_fill_(dt.tensor([True, False, False]), -1.)
-    assert x.tolist() == [[-1., 2., 2.5]] * 2
-    x.fill_(dt.tensor(4.))
-    assert x.tolist() == [[4.] * 3] * 2
+    assert x.tolist() == [[1.5, 2.0, 2.5]] * 2
+    x.masked_fill_(dt.tensor([True, False, False]), -1.0)
+    assert x.tolist() == [[-1.0, 2.0, 2.5]] * 2
+    x.fill_(dt.tensor(4.0))
+    assert x.tolist() == [[4.0] * 3] * 2
     i = dt.zeros(2, dtype=dt.int64)
     i.copy_(dt.tensor([1.7, -2.2]))  # copy_ may cast float to int (truncates)
     assert i.tolist() == [1, -2]
@@ -84,14 +87,22 @@ def test_unary_in_place_methods():
 
 def test_every_in_place_method_matches_its_out_of_place_op():
     from disttorch.ops import inplace
+
     x = dt.tensor([[1.5, -2.5], [0.25, 3.0]])
-    args = {"clamp": (-1, 1), "clip": (-1, 1), "clamp_min": (0,), "clamp_max": (0,), "fmod": (2,),
-            "remainder": (2,), "masked_fill": (dt.tensor([True, False]), 9.0),
-            "scatter": (1, dt.tensor([[1], [0]]), 7.0),
-            "scatter_add": (0, dt.tensor([[1, 0]]), dt.ones(1, 2)),
-            "index_add": (0, dt.tensor([1]), dt.ones(1, 2)),
-            "index_fill": (1, dt.tensor([0]), -1.0),
-            "index_put": ((dt.tensor([0]), dt.tensor([1])), dt.tensor(5.0))}
+    args = {
+        "clamp": (-1, 1),
+        "clip": (-1, 1),
+        "clamp_min": (0,),
+        "clamp_max": (0,),
+        "fmod": (2,),
+        "remainder": (2,),
+        "masked_fill": (dt.tensor([True, False]), 9.0),
+        "scatter": (1, dt.tensor([[1], [0]]), 7.0),
+        "scatter_add": (0, dt.tensor([[1, 0]]), dt.ones(1, 2)),
+        "index_add": (0, dt.tensor([1]), dt.ones(1, 2)),
+        "index_fill": (1, dt.tensor([0]), -1.0),
+        "index_put": ((dt.tensor([0]), dt.tensor([1])), dt.tensor(5.0)),
+    }
     for name in inplace._WITH_INPLACE:
         a = args.get(name, ())
         expected = getattr(x, name)(*a)
@@ -113,16 +124,21 @@ def test_in_place_casting_rules():
         i.mul_(dt.tensor([0.5, 0.5, 0.5]))
     f = dt.ones(2)
     f.add_(dt.tensor([1, 2]))  # int into float is fine; float32 stays float32
-    f.add_(dt.tensor([1., 1.], dtype=dt.float64))
-    assert f.dtype == dt.float32 and f.tolist() == [3., 4.]
+    f.add_(dt.tensor([1.0, 1.0], dtype=dt.float64))
+    assert f.dtype == dt.float32 and f.tolist() == [3.0, 4.0]
 
 
 def test_in_place_shape_errors():
     x = dt.zeros(3)
-    with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
+    with pytest.raises(
+        RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"
+    ):
         x.add_(dt.ones(2, 3))
     e = dt.zeros(3, 1).expand(3, 4)
-    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory location"):
+    with pytest.raises(
+        RuntimeError,
+        match="more than one element of the written-to tensor refers to a single memory location",
+    ):
         e.add_(1)
 
 
@@ -142,8 +158,9 @@ def test_in_place_samplers_are_seeded():
     e = dt.empty(2000).exponential_(2.0)
     assert e.min().item() >= 0 and abs(e.mean().item() - 0.5) < 0.05
     g1, g2 = dt.Generator().manual_seed(5), dt.Generator().manual_seed(5)
-    np.testing.assert_array_equal(dt.empty(4).normal_(generator=g1).numpy(),
-                                  dt.empty(4).normal_(generator=g2).numpy())
+    np.testing.assert_array_equal(
+        dt.empty(4).normal_(generator=g1).numpy(), dt.empty(4).normal_(generator=g2).numpy()
+    )
     with pytest.raises(RuntimeError, match="uniform_ expects to return a \\[from, to\\) range"):
         dt.empty(2).uniform_(1, 0)
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
@@ -151,12 +168,22 @@ def test_in_place_samplers_are_seeded():
 
 
 # ---------------------------------------------------------------------- autograd rules
-@pytest.mark.parametrize("op", [
-    lambda t: t.add_(1), lambda t: t.mul_(2), lambda t: t.zero_(), lambda t: t.fill_(1.),
-    lambda t: t.copy_(dt.ones(3)), lambda t: t.clamp_(0, 1), lambda t: t.uniform_(),
-    lambda t: t.normal_(), lambda t: t.__iadd__(1), lambda t: t.__setitem__(0, 1.),
-    lambda t: t.masked_fill_(dt.tensor([True, False, True]), 0.),
-])
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda t: t.add_(1),
+        lambda t: t.mul_(2),
+        lambda t: t.zero_(),
+        lambda t: t.fill_(1.0),
+        lambda t: t.copy_(dt.ones(3)),
+        lambda t: t.clamp_(0, 1),
+        lambda t: t.uniform_(),
+        lambda t: t.normal_(),
+        lambda t: t.__iadd__(1),
+        lambda t: t.__setitem__(0, 1.0),
+        lambda t: t.masked_fill_(dt.tensor([True, False, True]), 0.0),
+    ],
+)
 def test_leaf_requiring_grad_rejects_in_place_but_no_grad_allows_it(op):
     w = dt.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match=LEAF_MSG):
@@ -188,7 +215,7 @@ def test_in_place_on_non_leaf_rebases_grad_fn():
 
 
 def test_in_place_with_grad_only_in_the_other_operand():
-    w = dt.tensor([1., 2., 3.], requires_grad=True)
+    w = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
     acc = dt.zeros(3)
     acc += w * 2
     acc.mul_(w)
@@ -198,38 +225,48 @@ def test_in_place_with_grad_only_in_the_other_operand():
 
 
 def test_copy_into_buffer_flows_gradient_to_source():
-    src = dt.tensor([1., 2.], dtype=dt.float64, requires_grad=True)
+    src = dt.tensor([1.0, 2.0], dtype=dt.float64, requires_grad=True)
     buf = dt.zeros(3, 2)
     buf.copy_(src)
     assert buf.dtype == dt.float32 and buf.grad_fn is not None
     (buf * 2).sum().backward()
     assert src.grad.dtype == dt.float64
-    np.testing.assert_allclose(src.grad.numpy(), [6., 6.])
+    np.testing.assert_allclose(src.grad.numpy(), [6.0, 6.0])
 
 
 def test_fill_with_tensor_value_gets_gradient():
     v = dt.tensor(3.0, requires_grad=True)
     x = dt.zeros(2, 2)
     x.fill_(v)
-    (x * dt.tensor([[1., 2.], [3., 4.]])).sum().backward()
+    (x * dt.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
     assert v.grad.item() == 10.0
 
 
-@pytest.mark.parametrize("name,fn", [
-    ("add_", lambda y, o: y.add_(o, alpha=2)), ("sub_", lambda y, o: y.sub_(o)),
-    ("mul_", lambda y, o: y.mul_(o)), ("div_", lambda y, o: y.div_(o.abs() + 1)),
-    ("pow_", lambda y, o: y.abs().pow_(o)), ("addcmul_", lambda y, o: y.addcmul_(o, o, value=0.5)),
-    ("addcdiv_", lambda y, o: y.addcdiv_(o, o * o + 1)), ("lerp_", lambda y, o: y.lerp_(o, 0.3)),
-    ("clamp_", lambda y, o: y.clamp_(-0.5, 0.5)), ("exp_", lambda y, o: y.exp_() * o),
-    ("masked_fill_", lambda y, o: y.masked_fill_(o > 0, 1.0) * o),
-    ("copy_", lambda y, o: y.copy_(o * 3) * y), ("setitem", lambda y, o: y.__setitem__(1, o[0]) or y * o),
-    ("index_add_", lambda y, o: y.index_add_(0, dt.tensor([0, 0]), o[:2])),
-    ("scatter_", lambda y, o: y.scatter_(0, dt.tensor([2, 0]), o[1:])),
-])
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("add_", lambda y, o: y.add_(o, alpha=2)),
+        ("sub_", lambda y, o: y.sub_(o)),
+        ("mul_", lambda y, o: y.mul_(o)),
+        ("div_", lambda y, o: y.div_(o.abs() + 1)),
+        ("pow_", lambda y, o: y.abs().pow_(o)),
+        ("addcmul_", lambda y, o: y.addcmul_(o, o, value=0.5)),
+        ("addcdiv_", lambda y, o: y.addcdiv_(o, o * o + 1)),
+        ("lerp_", lambda y, o: y.lerp_(o, 0.3)),
+        ("clamp_", lambda y, o: y.clamp_(-0.5, 0.5)),
+        ("exp_", lambda y, o: y.exp_() * o),
+        ("masked_fill_", lambda y, o: y.masked_fill_(o > 0, 1.0) * o),
+        ("copy_", lambda y, o: y.copy_(o * 3) * y),
+        ("setitem", lambda y, o: y.__setitem__(1, o[0]) or y * o),
+        ("index_add_", lambda y, o: y.index_add_(0, dt.tensor([0, 0]), o[:2])),
+        ("scatter_", lambda y, o: y.scatter_(0, dt.tensor([2, 0]), o[1:])),
+    ],
+)
 def test_in_place_gradcheck(name, fn):
     def f(x, o):
         y = x * 1.5
         return fn(y, o)
+
     assert gradcheck(f, (dbl(3), dbl(3, seed=1)))
 
 
@@ -261,13 +298,13 @@ def test_modified_output_that_backward_needs_raises():
 
 
 def test_optimizer_style_update_under_no_grad():
-    w = dt.tensor([1., 2.], requires_grad=True)
+    w = dt.tensor([1.0, 2.0], requires_grad=True)
     (w * w).sum().backward()
     with dt.no_grad():
         w -= 0.1 * w.grad
         w.grad.zero_()
     np.testing.assert_allclose(w.detach().numpy(), [0.8, 1.6])
-    assert w.is_leaf and w.requires_grad and w.grad.tolist() == [0., 0.]
+    assert w.is_leaf and w.requires_grad and w.grad.tolist() == [0.0, 0.0]
 
 
 def test_retain_grad_follows_in_place_rebase():
@@ -276,51 +313,51 @@ def test_retain_grad_follows_in_place_rebase():
     y.retain_grad()
     y.mul_(3)
     y.sum().backward()
-    np.testing.assert_allclose(y.grad.numpy(), [1., 1., 1.])
+    np.testing.assert_allclose(y.grad.numpy(), [1.0, 1.0, 1.0])
 
 
 def test_in_place_on_view_of_non_leaf_rebases_the_base():
-    x = dt.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    x = dt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
     y = x * 2
     y[0].mul_(3)
     assert y.grad_fn.name() == "CopySlices"
     y.sum().backward()
-    assert x.grad.tolist() == [[6., 6., 6.], [2., 2., 2.]]
+    assert x.grad.tolist() == [[6.0, 6.0, 6.0], [2.0, 2.0, 2.0]]
 
 
 def test_in_place_on_view_with_gradient_from_the_other_operand():
-    x = dt.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    x = dt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
     y = x * 2
     v = y[:, 1]
     v.mul_(x[:, 0])
-    (y * dt.arange(6.).view(2, 3)).sum().backward()
-    assert x.grad.tolist() == [[4., 2., 4.], [46., 32., 10.]]  # as PyTorch
+    (y * dt.arange(6.0).view(2, 3)).sum().backward()
+    assert x.grad.tolist() == [[4.0, 2.0, 4.0], [46.0, 32.0, 10.0]]  # as PyTorch
 
 
 def test_writing_a_view_of_a_buffer_puts_the_buffer_in_the_graph():
-    a = dt.tensor([1., 2.], requires_grad=True)
+    a = dt.tensor([1.0, 2.0], requires_grad=True)
     buf = dt.zeros(2, 2)
     buf[1].copy_(a)
     buf[0][1] = a[0] * 5
     assert buf.requires_grad and buf.grad_fn.name() == "CopySlices"
-    (buf * dt.tensor([[1., 2.], [3., 4.]])).sum().backward()
-    assert a.grad.tolist() == [13., 4.]
+    (buf * dt.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    assert a.grad.tolist() == [13.0, 4.0]
 
 
 def test_view_after_in_place_is_a_fresh_view_of_the_new_base():
-    x = dt.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    x = dt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     y = x * 1
     v = y.t()
-    v += dt.tensor([[10., 0.], [0., 0.]])
+    v += dt.tensor([[10.0, 0.0], [0.0, 0.0]])
     v.mul_(2)
     assert v.grad_fn.name() == "AsStridedBackward0"
-    (y ** 2).sum().backward()
-    assert y.tolist() == [[22., 4.], [6., 8.]] and x.grad.tolist() == [[88., 16.], [24., 32.]]
+    (y**2).sum().backward()
+    assert y.tolist() == [[22.0, 4.0], [6.0, 8.0]] and x.grad.tolist() == [[88.0, 16.0], [24.0, 32.0]]
     r = (x * 1)[1]
     r.mul_(3)
     x.grad = None
     (r * r).sum().backward()
-    assert x.grad.tolist() == [[0., 0.], [54., 72.]]
+    assert x.grad.tolist() == [[0.0, 0.0], [54.0, 72.0]]
 
 
 def test_in_place_on_view_of_saved_output_still_raises():
@@ -336,6 +373,7 @@ def test_in_place_on_view_gradcheck():
         y[1:, 0].mul_(o[:2])
         y.t()[2].add_(o[2])
         return y * x
+
     assert gradcheck(f, (dbl(3, 3), dbl(3, seed=1)))
     assert gradgradcheck(f, (dbl(3, 3), dbl(3, seed=1)))
 
@@ -350,28 +388,28 @@ def test_in_place_on_view_whose_base_memory_was_replaced_is_refused():
 
 
 def test_views_made_before_an_in_place_change_re_derive_their_graph():
-    x = dt.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    x = dt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     y = x * 2
     v = y[0]
     y.mul_(3)  # v now shows 6 * x[0]
     v.sum().backward()
-    assert x.grad.tolist() == [[6., 6.], [0., 0.]]
+    assert x.grad.tolist() == [[6.0, 6.0], [0.0, 0.0]]
     x.grad = None
     y = x * 2
     v, u = y[0], y[:, 1]
     u.mul_(5)  # changes v[1] through another view
     (v * 1).sum().backward()
-    assert x.grad.tolist() == [[2., 10.], [0., 0.]]
+    assert x.grad.tolist() == [[2.0, 10.0], [0.0, 0.0]]
 
 
 def test_view_of_a_parameter_after_an_optimizer_style_update():
-    w = dt.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    w = dt.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     wt = w.t()
     with dt.no_grad():
         w.mul_(2)
-    (wt * dt.tensor([[1., 10.], [100., 1000.]])).sum().backward()
-    assert wt.tolist() == [[2., 6.], [4., 8.]]
-    assert w.grad.tolist() == [[1., 100.], [10., 1000.]]
+    (wt * dt.tensor([[1.0, 10.0], [100.0, 1000.0]])).sum().backward()
+    assert wt.tolist() == [[2.0, 6.0], [4.0, 8.0]]
+    assert w.grad.tolist() == [[1.0, 100.0], [10.0, 1000.0]]
 
 
 def test_zero_on_a_view_keeps_gradient_shapes():
@@ -443,7 +481,12 @@ def test_in_place_error_messages_match_pytorch(torch):
         except RuntimeError as e:
             return str(e).split("\n")[0]
         return None
-    ops = [lambda L, w: w.add_(1), lambda L, w: w[0].mul_(2),
-           lambda L, w: L.arange(3).add_(0.5), lambda L, w: L.zeros(3).add_(L.ones(2, 3))]
+
+    ops = [
+        lambda L, w: w.add_(1),
+        lambda L, w: w[0].mul_(2),
+        lambda L, w: L.arange(3).add_(0.5),
+        lambda L, w: L.zeros(3).add_(L.ones(2, 3)),
+    ]
     for op in ops:
         assert message(dt, op) == message(torch, op)

@@ -1,6 +1,7 @@
 """Matrix products: matmul for 1-D, 2-D and batched operands with broadcasting (values
 against NumPy, float64 gradient checks), mm/bmm/mv/dot/outer and PyTorch's errors; trace and
 tensordot; parity with PyTorch when it is installed."""
+
 import numpy as np
 import pytest
 from parity_helpers import (
@@ -22,10 +23,17 @@ def leaf(*shape):
 
 
 CASES = [  # (shape a, shape b): every way matmul treats its operands
-    ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)),
-    ((2, 3, 4), (4,)), ((4,), (2, 4, 5)), ((2, 3, 4), (2, 4, 5)),
-    ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)),            # one operand broadcast over the batch
-    ((2, 1, 3, 4), (5, 4, 2)), ((1, 3, 4), (2, 4, 2)),   # broadcast batch dims on both sides
+    ((4,), (4,)),
+    ((3, 4), (4,)),
+    ((4,), (4, 5)),
+    ((3, 4), (4, 5)),
+    ((2, 3, 4), (4,)),
+    ((4,), (2, 4, 5)),
+    ((2, 3, 4), (2, 4, 5)),
+    ((2, 3, 4), (4, 5)),
+    ((3, 4), (2, 4, 5)),  # one operand broadcast over the batch
+    ((2, 1, 3, 4), (5, 4, 2)),
+    ((1, 3, 4), (2, 4, 2)),  # broadcast batch dims on both sides
 ]
 
 
@@ -69,8 +77,9 @@ def test_mm_bmm_mv_dot_outer():
     np.testing.assert_allclose(dt.dot(v, w).item(), v.detach().numpy() @ w.detach().numpy())
     assert gradcheck(dt.dot, (v, w))
     u = leaf(3)
-    np.testing.assert_allclose(dt.outer(u, v).detach().numpy(),
-                               np.outer(u.detach().numpy(), v.detach().numpy()))
+    np.testing.assert_allclose(
+        dt.outer(u, v).detach().numpy(), np.outer(u.detach().numpy(), v.detach().numpy())
+    )
     assert gradcheck(dt.outer, (u, v))
 
 
@@ -100,18 +109,27 @@ def test_matmul_errors_name_both_shapes():
         dt.ones(3) @ dt.ones(4)
     with pytest.raises(RuntimeError, match=r"\[2, 2, 3\] and \[2, 4, 5\]"):
         dt.ones(2, 2, 3) @ dt.ones(2, 4, 5)
-    with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(3\)"):
+    with pytest.raises(
+        RuntimeError, match=r"The size of tensor a \(2\) must match the size of tensor b \(3\)"
+    ):
         dt.ones(2, 2, 3) @ dt.ones(3, 3, 5)
-    with pytest.raises(RuntimeError, match="both arguments to matmul need to be at least 1D, but they are 0D and 1D"):
+    with pytest.raises(
+        RuntimeError, match="both arguments to matmul need to be at least 1D, but they are 0D and 1D"
+    ):
         dt.matmul(dt.tensor(1.0), dt.ones(3))
-    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"):
+    with pytest.raises(
+        RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"
+    ):
         dt.ones(2, 2) @ dt.ones(2, 2, dtype=dt.float64)
     with pytest.raises(RuntimeError, match="self must be a matrix"):
         dt.mm(dt.ones(3), dt.ones(3, 2))
     with pytest.raises(RuntimeError, match="batch1 must be a 3D tensor"):
         dt.bmm(dt.ones(2, 3), dt.ones(2, 3))
-    with pytest.raises(RuntimeError, match=r"Expected size for first two dimensions of batch2 tensor "
-                                           r"to be: \[2, 3\] but got: \[3, 3\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Expected size for first two dimensions of batch2 tensor "
+        r"to be: \[2, 3\] but got: \[3, 3\]",
+    ):
         dt.bmm(dt.ones(2, 2, 3), dt.ones(3, 3, 4))
     with pytest.raises(RuntimeError, match="1D tensors expected, but got 2D and 1D tensors"):
         dt.dot(dt.ones(3, 1), dt.ones(3))
@@ -119,12 +137,21 @@ def test_matmul_errors_name_both_shapes():
         dt.outer(dt.ones(3), dt.ones(2, 2))
 
 
-EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
-          ("i,j->ij", [(3,), (4,)]), ("ij->", [(2, 3)]), ("ij->ji", [(2, 3)]),
-          ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]), ("ij,jk", [(2, 3), (3, 4)]),
-          ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("bi,oij,bj->bo", [(2, 3), (4, 3, 5), (2, 5)]),
-          ("ij->i", [(2, 3)]), ("ij,kj->i", [(2, 3), (4, 3)]), ("ba,ab", [(2, 3), (3, 2)]),
-          ("ij,ij->ij", [(1, 3), (4, 3)])]
+EINSUM = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("ij->", [(2, 3)]),
+    ("ij->ji", [(2, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("bi,oij,bj->bo", [(2, 3), (4, 3, 5), (2, 5)]),
+    ("ij->i", [(2, 3)]),
+    ("ij,kj->i", [(2, 3), (4, 3)]),
+    ("ba,ab", [(2, 3), (3, 2)]),
+    ("ij,ij->ij", [(1, 3), (4, 3)]),
+]
 
 
 @pytest.mark.parametrize("eq,shapes", EINSUM, ids=[e for e, _ in EINSUM])
@@ -139,19 +166,23 @@ def test_einsum_values_and_gradcheck(eq, shapes):
 
 def test_einsum_list_form_second_order_and_errors():
     a, b = leaf(2, 3), leaf(3, 2)
-    np.testing.assert_allclose(dt.einsum("ij,jk", [a, b]).detach().numpy(),
-                               (a @ b).detach().numpy())
+    np.testing.assert_allclose(dt.einsum("ij,jk", [a, b]).detach().numpy(), (a @ b).detach().numpy())
     assert gradgradcheck(lambda x, y: dt.einsum("ij,jk->ik", x, y), (a, b))
     assert dt.einsum("ii->i", dt.eye(3)).tolist() == [1.0, 1.0, 1.0]  # no grad needed
     with pytest.raises(RuntimeError, match="repeated subscript"):
         dt.einsum("ii->i", leaf(3, 3))
     with pytest.raises(RuntimeError, match="more operands were provided"):
         dt.einsum("ij->i", a, b)
-    with pytest.raises(RuntimeError, match=r"number of subscripts in the equation \(3\) does not "
-                                           r"match the number of dimensions \(2\) for operand 0"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"number of subscripts in the equation \(3\) does not "
+        r"match the number of dimensions \(2\) for operand 0",
+    ):
         dt.einsum("ijk->i", a)
-    with pytest.raises(RuntimeError, match="subscript j has size 2 for operand 1 which does not "
-                                           "broadcast with previously seen size 3"):
+    with pytest.raises(
+        RuntimeError,
+        match="subscript j has size 2 for operand 1 which does not broadcast with previously seen size 3",
+    ):
         dt.einsum("ij,jk->ik", a, leaf(2, 2))
 
 
@@ -165,18 +196,28 @@ PARITY_GRAD = {
     "matmul_batch_bcast": (lambda L, a, b: a @ b, [any_((2, 1, 3, 4)), any_((5, 4, 2))]),
     "bmm": (lambda L, a, b: L.bmm(a, b), [any_((2, 3, 4)), any_((2, 4, 5))]),
     "mv": (lambda L, a, b: L.mv(a, b), [any_((3, 4)), any_((4,))]),
-    "einsum_bilinear": (lambda L, a, w, b: L.einsum("bi,oij,bj->bo", a, w, b),
-                        [any_((2, 3)), any_((4, 3, 5)), any_((2, 5))]),
-    "einsum_ellipsis": (lambda L, a, b: L.einsum("...ij,...jk", a, b),
-                        [any_((2, 1, 3, 4)), any_((5, 4, 2))]),
-    "addmm": (lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=2), [any_((2,)), any_((3, 4)), any_((4, 2))]),
+    "einsum_bilinear": (
+        lambda L, a, w, b: L.einsum("bi,oij,bj->bo", a, w, b),
+        [any_((2, 3)), any_((4, 3, 5)), any_((2, 5))],
+    ),
+    "einsum_ellipsis": (lambda L, a, b: L.einsum("...ij,...jk", a, b), [any_((2, 1, 3, 4)), any_((5, 4, 2))]),
+    "addmm": (
+        lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=2),
+        [any_((2,)), any_((3, 4)), any_((4, 2))],
+    ),
     "trace": (lambda L, a: L.trace(a), [PARITY_RNG.normal(size=(3, 4))]),
-    "tensordot_int": (lambda L, a, b: L.tensordot(a, b, 2), [PARITY_RNG.normal(size=(2, 3, 4)),
-                                                             PARITY_RNG.normal(size=(3, 4, 5))]),
-    "tensordot_lists": (lambda L, a, b: L.tensordot(a, b, dims=([2, 0], [0, 2])),
-                        [PARITY_RNG.normal(size=(2, 3, 4)), PARITY_RNG.normal(size=(4, 5, 2))]),
-    "tensordot_outer": (lambda L, a, b: L.tensordot(a, b, 0), [PARITY_RNG.normal(size=(2, 3)),
-                                                               PARITY_RNG.normal(size=(4,))]),
+    "tensordot_int": (
+        lambda L, a, b: L.tensordot(a, b, 2),
+        [PARITY_RNG.normal(size=(2, 3, 4)), PARITY_RNG.normal(size=(3, 4, 5))],
+    ),
+    "tensordot_lists": (
+        lambda L, a, b: L.tensordot(a, b, dims=([2, 0], [0, 2])),
+        [PARITY_RNG.normal(size=(2, 3, 4)), PARITY_RNG.normal(size=(4, 5, 2))],
+    ),
+    "tensordot_outer": (
+        lambda L, a, b: L.tensordot(a, b, 0),
+        [PARITY_RNG.normal(size=(2, 3)), PARITY_RNG.normal(size=(4,))],
+    ),
 }
 
 
@@ -280,14 +321,15 @@ def test_tensordot_errors():
     a, b = dt.tensor(TD_A), dt.tensor(TD_B)
     with pytest.raises(RuntimeError, match="tensordot expects dims >= 0, but got dims=-1"):
         dt.tensordot(a, b, dims=-1)
-    with pytest.raises(RuntimeError,
-                       match="tensordot expects dims < ndim_a or ndim_b, but got dims=4"):
+    with pytest.raises(RuntimeError, match="tensordot expects dims < ndim_a or ndim_b, but got dims=4"):
         dt.tensordot(a, b, dims=4)
-    with pytest.raises(RuntimeError, match="contracted dimensions need to match, but first has "
-                                           "size 4 in dim -1 and second has size 3 in dim 0"):
+    with pytest.raises(
+        RuntimeError,
+        match="contracted dimensions need to match, but first has "
+        "size 4 in dim -1 and second has size 3 in dim 0",
+    ):
         dt.tensordot(a, b, dims=1)
-    with pytest.raises(RuntimeError,
-                       match="first has size 3 in dim 1 and second has size 4 in dim 1"):
+    with pytest.raises(RuntimeError, match="first has size 3 in dim 1 and second has size 4 in dim 1"):
         dt.tensordot(a, b, dims=([1], [1]))
     with pytest.raises(RuntimeError, match="both dimension lists should have same length"):
         dt.tensordot(a, b, dims=([1, 2], [0]))
@@ -299,6 +341,5 @@ def test_tensordot_errors():
         dt.tensordot(a, b, dims=[[5], [0]])
     with pytest.raises(RuntimeError, match="tensordot expects dims to be int or"):
         dt.tensordot(a, b, dims=2.0)
-    with pytest.raises(TypeError,
-                       match="'dims_self' \\(position 3\\) must be tuple of ints, not int"):
+    with pytest.raises(TypeError, match="'dims_self' \\(position 3\\) must be tuple of ints, not int"):
         dt.tensordot(a, b, dims=(1, 0))

@@ -1,6 +1,7 @@
 """Reductions: values against NumPy over dims and keepdim, float64 gradient checks,
 (values, indices) results, tie handling, zeros in prod, dtype rules and dim errors; cumprod
 (with zeros), diff, median, std_mean/var_mean; parity with PyTorch when it is installed."""
+
 import math
 
 import numpy as np
@@ -55,8 +56,7 @@ def test_reduction_values(name, ref, keepdim):
         want = ref(X, _np_axis(d), keepdim)
         assert got.shape == dt.Size(np.shape(want)), (name, d)
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, err_msg=f"{name} dim={d}")
-        method = getattr(x, name)(dim=(0, 1, 2) if d is None and name == "logsumexp" else d,
-                                  keepdim=keepdim)
+        method = getattr(x, name)(dim=(0, 1, 2) if d is None and name == "logsumexp" else d, keepdim=keepdim)
         np.testing.assert_allclose(method.numpy(), want, rtol=1e-10)
 
 
@@ -107,10 +107,20 @@ def test_sum_over_empty_dim_list_means_all_and_dtype_rules():
 
 def test_bad_dim_raises_pytorch_index_error():
     x = dt.ones(2, 3)
-    for fn in (lambda: x.sum(2), lambda: x.mean(-3), lambda: x.max(dim=5), lambda: x.cumsum(2),
-               lambda: dt.amax(x, 3), lambda: x.var(2), lambda: x.logsumexp(4)):
-        with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range "
-                                             r"of \[-2, 1\], but got -?\d\)"):
+    for fn in (
+        lambda: x.sum(2),
+        lambda: x.mean(-3),
+        lambda: x.max(dim=5),
+        lambda: x.cumsum(2),
+        lambda: dt.amax(x, 3),
+        lambda: x.var(2),
+        lambda: x.logsumexp(4),
+    ):
+        with pytest.raises(
+            IndexError,
+            match=r"Dimension out of range \(expected to be in range "
+            r"of \[-2, 1\], but got -?\d\)",
+        ):
             fn()
     with pytest.raises(RuntimeError, match="appears multiple times"):
         x.sum((0, 0))
@@ -155,8 +165,11 @@ def test_amax_and_full_max_split_gradient_evenly_among_ties():
 
 
 def test_max_errors_on_empty_input():
-    with pytest.raises(RuntimeError, match=r"max\(\): Expected reduction dim to be specified "
-                                           r"for input.numel\(\) == 0"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"max\(\): Expected reduction dim to be specified "
+        r"for input.numel\(\) == 0",
+    ):
         dt.ones(0).max()
     with pytest.raises(IndexError, match="Expected reduction dim 0 to have non-zero size"):
         dt.ones(0, 3).max(0)
@@ -231,7 +244,7 @@ def test_norm_values_and_gradients(p):
         elif pn == 0:
             want = (a != 0).sum(axis=axis).astype(float)
         else:
-            want = (absval ** pn).sum(axis=axis) ** (1 / pn)
+            want = (absval**pn).sum(axis=axis) ** (1 / pn)
         np.testing.assert_allclose(dt.norm(x, p, d).numpy(), want, rtol=1e-12)
         assert dt.norm(x, p, d, keepdim=True).dim() == 2
         assert gradcheck(lambda t: t.norm(p, d), (leaf(a),))
@@ -253,13 +266,22 @@ def test_cumsum_values_gradients_and_second_order():
     x = leaf([1.0, 2.0, 3.0])
     x.cumsum(0).backward(dt.tensor([1.0, 10.0, 100.0], dtype=dt.float64))
     np.testing.assert_allclose(x.grad.numpy(), [111.0, 110.0, 100.0])
-    assert gradgradcheck(lambda t: (t.cumsum(1) ** 2), (leaf(a[:2, :3]),))
+    assert gradgradcheck(lambda t: t.cumsum(1) ** 2, (leaf(a[:2, :3]),))
     assert dt.tensor([True, True, True]).cumsum(0).tolist() == [1, 2, 3]
 
 
-@pytest.mark.parametrize("fn", [lambda t: t.amax(1), lambda t: t.logsumexp(1), lambda t: t.norm(dim=1),
-                                lambda t: t.std(1), lambda t: t.prod(1), lambda t: t.max()],
-                         ids=["amax", "logsumexp", "norm", "std", "prod", "max"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: t.amax(1),
+        lambda t: t.logsumexp(1),
+        lambda t: t.norm(dim=1),
+        lambda t: t.std(1),
+        lambda t: t.prod(1),
+        lambda t: t.max(),
+    ],
+    ids=["amax", "logsumexp", "norm", "std", "prod", "max"],
+)
 def test_backward_refuses_an_output_modified_in_place(fn):
     x = leaf([[1.0, 2.0], [3.0, 5.0]])
     y = fn(x)
@@ -268,13 +290,20 @@ def test_backward_refuses_an_output_modified_in_place(fn):
         y.sum().backward()
 
 
-@pytest.mark.parametrize("fn", [lambda t: t.amax(1) ** 2, lambda t: t.max(1).values ** 2,
-                                lambda t: t.norm(1, 1) ** 2, lambda t: t.norm(math.inf, 1) ** 2,
-                                lambda t: t.norm(3, 1), lambda t: t.logsumexp(1),
-                                lambda t: dt.where(t > 0.5, 0.0, t).prod(1),
-                                lambda t: dt.where(t > 0, 0.0, t).prod()],
-                         ids=["amax", "max_dim", "norm1", "norm_inf", "norm3", "logsumexp",
-                              "prod_one_zero", "prod_zeros"])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda t: t.amax(1) ** 2,
+        lambda t: t.max(1).values ** 2,
+        lambda t: t.norm(1, 1) ** 2,
+        lambda t: t.norm(math.inf, 1) ** 2,
+        lambda t: t.norm(3, 1),
+        lambda t: t.logsumexp(1),
+        lambda t: dt.where(t > 0.5, 0.0, t).prod(1),
+        lambda t: dt.where(t > 0, 0.0, t).prod(),
+    ],
+    ids=["amax", "max_dim", "norm1", "norm_inf", "norm3", "logsumexp", "prod_one_zero", "prod_zeros"],
+)
 def test_second_derivatives_of_piecewise_and_zero_cases(fn):
     x = leaf(RNG.normal(size=(2, 3)))
     assert gradgradcheck(fn, (x,))
@@ -310,8 +339,10 @@ PARITY_GRAD = {
     "cumprod_zeros": (lambda L, a: a.cumprod(-1), [with_zeros((4, 6))]),
     "cumprod_zeros_dim0": (lambda L, a: L.cumprod(a, 0), [with_zeros((5, 3))]),
     "diff": (lambda L, a: L.diff(a, n=2, dim=0), [PARITY_RNG.normal(size=(5, 3))]),
-    "diff_prepend": (lambda L, a, p: a.diff(dim=1, prepend=p), [PARITY_RNG.normal(size=(3, 4)),
-                                                               PARITY_RNG.normal(size=(3, 2))]),
+    "diff_prepend": (
+        lambda L, a, p: a.diff(dim=1, prepend=p),
+        [PARITY_RNG.normal(size=(3, 4)), PARITY_RNG.normal(size=(3, 2))],
+    ),
     "median": (lambda L, a: L.median(a), [PARITY_RNG.normal(size=(4, 5))]),
     "median_dim": (lambda L, a: L.median(a, 1).values, [PARITY_RNG.normal(size=(4, 5))]),
     "median_keepdim": (lambda L, a: a.median(0, keepdim=True)[0], [PARITY_RNG.normal(size=(4, 5))]),
@@ -348,8 +379,7 @@ def test_no_grad_ops_match_torch(name):
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_cumprod_values(dim):
     x = RNG.normal(size=(3, 4, 2))
-    np.testing.assert_allclose(dt.cumprod(dt.tensor(x), dim).numpy(),
-                               np.cumprod(x, axis=dim), rtol=1e-12)
+    np.testing.assert_allclose(dt.cumprod(dt.tensor(x), dim).numpy(), np.cumprod(x, axis=dim), rtol=1e-12)
     np.testing.assert_allclose(dt.tensor(x).cumprod(dim).numpy(), np.cumprod(x, axis=dim))
 
 
@@ -373,11 +403,14 @@ def test_cumprod_gradient_with_zeros_closed_form():
     assert x.grad.tolist() == [1.0, 22.0, 0.0, 0.0, 0.0]
 
 
-@pytest.mark.parametrize("values", [
-    [[2.0, 0.0, 3.0, 0.0, 4.0], [1.0, 2.0, 0.0, 5.0, 0.5]],   # two zeros, one zero
-    [[0.0, 1.5, -2.0, 0.7, 1.1], [0.9, -1.2, 1.3, 0.8, 0.0]],  # zero first, zero last
-    [[0.0, 0.0, 1.5, 2.0, 3.0], [1.5, 2.0, -1.0, 0.5, 2.5]],  # adjacent zeros, no zeros
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        [[2.0, 0.0, 3.0, 0.0, 4.0], [1.0, 2.0, 0.0, 5.0, 0.5]],  # two zeros, one zero
+        [[0.0, 1.5, -2.0, 0.7, 1.1], [0.9, -1.2, 1.3, 0.8, 0.0]],  # zero first, zero last
+        [[0.0, 0.0, 1.5, 2.0, 3.0], [1.5, 2.0, -1.0, 0.5, 2.5]],  # adjacent zeros, no zeros
+    ],
+)
 def test_cumprod_gradcheck_with_zeros(values):
     x = leaf(values)
     assert gradcheck(lambda v: dt.cumprod(v, 1), (x,))
@@ -399,17 +432,18 @@ def test_cumprod_gradcheck_random():
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_diff_values(n, dim):
     x = RNG.normal(size=(4, 5))
-    np.testing.assert_allclose(dt.diff(dt.tensor(x), n, dim).numpy(),
-                               np.diff(x, n, axis=dim), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(dt.tensor(x).diff(n=n, dim=dim).numpy(), np.diff(x, n, axis=dim),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        dt.diff(dt.tensor(x), n, dim).numpy(), np.diff(x, n, axis=dim), rtol=1e-12, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        dt.tensor(x).diff(n=n, dim=dim).numpy(), np.diff(x, n, axis=dim), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_diff_prepend_append_and_special_orders():
     v = dt.tensor([1, 4, 9, 16])
     assert dt.diff(v).tolist() == [3, 5, 7]
-    assert dt.diff(v, prepend=dt.tensor([0]), append=dt.tensor([20, 30])).tolist() \
-        == [1, 3, 5, 7, 4, 10]
+    assert dt.diff(v, prepend=dt.tensor([0]), append=dt.tensor([20, 30])).tolist() == [1, 3, 5, 7, 4, 10]
     assert dt.diff(v, prepend=dt.tensor([0.5])).dtype == dt.float32
     same = dt.diff(v, n=0)
     assert same.tolist() == v.tolist() and same is not v
@@ -475,8 +509,9 @@ def test_median_dim_values_and_indices(dim, keepdim):
         ref = ref.squeeze(dim)
     np.testing.assert_array_equal(values.numpy(), ref)
     assert indices.dtype == dt.int64
-    picked = np.take_along_axis(x, indices.numpy() if keepdim else
-                                np.expand_dims(indices.numpy(), dim), axis=dim)
+    picked = np.take_along_axis(
+        x, indices.numpy() if keepdim else np.expand_dims(indices.numpy(), dim), axis=dim
+    )
     np.testing.assert_array_equal(picked.reshape(values.shape), values.numpy())
     assert "disttorch.return_types.median(" in repr(res)
 
@@ -495,8 +530,7 @@ def test_median_dim_nan_0_dim_and_empty():
 
 
 def test_median_errors():
-    with pytest.raises(IndexError,
-                       match="median\\(\\): Expected reduction dim 0 to have non-zero size."):
+    with pytest.raises(IndexError, match="median\\(\\): Expected reduction dim 0 to have non-zero size."):
         dt.median(dt.ones(0, 3), 0)
     with pytest.raises(NotImplementedError, match="\"median_cpu\" not implemented for 'Bool'"):
         dt.median(dt.tensor([True, False]))

@@ -1,6 +1,7 @@
 """Shape ops: values, view semantics (shared memory and version counter), gradients
 (float64 finite-difference checks) and PyTorch's error messages; meshgrid; parity with
 PyTorch when it is installed."""
+
 import numpy as np
 import pytest
 from parity_helpers import PARITY_RNG, assert_case_matches, assert_values_and_gradients_match
@@ -35,9 +36,22 @@ def test_view_errors():
 
 def test_views_share_memory_and_version_counter():
     x = dt.zeros(2, 3)
-    for v in (x.view(6), x.reshape(3, 2), x.t(), x.transpose(0, 1), x.permute(1, 0), x[0],
-              x.unsqueeze(0), x.squeeze(), x.narrow(1, 0, 2), x.select(0, 1), x.flatten(),
-              x.unflatten(1, (3, 1)), x.movedim(0, 1), x.diagonal()):
+    for v in (
+        x.view(6),
+        x.reshape(3, 2),
+        x.t(),
+        x.transpose(0, 1),
+        x.permute(1, 0),
+        x[0],
+        x.unsqueeze(0),
+        x.squeeze(),
+        x.narrow(1, 0, 2),
+        x.select(0, 1),
+        x.flatten(),
+        x.unflatten(1, (3, 1)),
+        x.movedim(0, 1),
+        x.diagonal(),
+    ):
         before = x._version
         assert np.shares_memory(v.numpy(), x.numpy())
         v.add_(1)
@@ -51,7 +65,7 @@ def test_views_share_memory_and_version_counter():
 
 
 def test_reshape_of_non_viewable_tensor_copies():
-    x = dt.arange(6.).view(2, 3)
+    x = dt.arange(6.0).view(2, 3)
     y = x.t().reshape(6)
     assert not np.shares_memory(y.numpy(), x.numpy())
     np.testing.assert_array_equal(y.numpy(), [0, 3, 1, 4, 2, 5])
@@ -60,9 +74,17 @@ def test_reshape_of_non_viewable_tensor_copies():
 
 
 def test_copies_do_not_share_memory():
-    x = dt.arange(6.).view(2, 3)
-    for y in (x.flip(0), x.roll(1, 1), x.repeat(1, 1), x.clone(), x.tril(), x.triu(),
-              dt.cat([x]), dt.stack([x])[0]):
+    x = dt.arange(6.0).view(2, 3)
+    for y in (
+        x.flip(0),
+        x.roll(1, 1),
+        x.repeat(1, 1),
+        x.clone(),
+        x.tril(),
+        x.triu(),
+        dt.cat([x]),
+        dt.stack([x])[0],
+    ):
         assert not np.shares_memory(y.numpy(), x.numpy())
 
 
@@ -72,7 +94,7 @@ def test_flatten_unflatten_squeeze_unsqueeze():
     assert x.flatten(1).shape == (2, 12)
     assert x.flatten(1, 2).shape == (2, 3, 4)
     assert dt.flatten(x, start_dim=-2).shape == (2, 1, 12)
-    assert dt.tensor(3.).flatten().shape == (1,)
+    assert dt.tensor(3.0).flatten().shape == (1,)
     assert x.unflatten(3, (2, 2)).shape == (2, 1, 3, 2, 2)
     assert x.unflatten(-1, (-1, 2)).shape == (2, 1, 3, 2, 2)
     assert x.squeeze().shape == (2, 3, 4)
@@ -81,8 +103,11 @@ def test_flatten_unflatten_squeeze_unsqueeze():
     assert x.squeeze((0, 1)).shape == (2, 3, 4)
     assert x.unsqueeze(-1).shape == (2, 1, 3, 4, 1)
     assert x.unsqueeze(0).shape == (1, 2, 1, 3, 4)
-    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
-                                          r"\[-5, 4\], but got 5\)"):
+    with pytest.raises(
+        IndexError,
+        match=r"Dimension out of range \(expected to be in range of "
+        r"\[-5, 4\], but got 5\)",
+    ):
         x.unsqueeze(5)
     with pytest.raises(RuntimeError, match="start_dim cannot come after end_dim"):
         x.flatten(2, 1)
@@ -97,8 +122,9 @@ def test_transpose_permute_movedim_t():
     assert x.permute((1, 2, 0)).shape == (3, 4, 2)
     assert x.movedim(0, -1).shape == (3, 4, 2)
     assert dt.movedim(x, (0, 1), (2, 0)).shape == (3, 4, 2)
-    np.testing.assert_array_equal(dt.movedim(x, (0, 1), (2, 0)).numpy(),
-                                  np.moveaxis(x.numpy(), (0, 1), (2, 0)))
+    np.testing.assert_array_equal(
+        dt.movedim(x, (0, 1), (2, 0)).numpy(), np.moveaxis(x.numpy(), (0, 1), (2, 0))
+    )
     assert x.mT.shape == (2, 4, 3)
     assert x.T.shape == (4, 3, 2)
     assert dt.arange(3).t().shape == (3,)
@@ -120,8 +146,11 @@ def test_expand_broadcast_to_repeat_tile():
     assert x.repeat(2, 1, 1).shape == (2, 2, 1)
     assert dt.tensor([1, 2]).tile((2,)).tolist() == [1, 2, 1, 2]
     assert x.tile((2,)).shape == (2, 2)
-    with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(3\) must match the "
-                                           r"existing size \(2\) at non-singleton dimension 0"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"The expanded size of the tensor \(3\) must match the "
+        r"existing size \(2\) at non-singleton dimension 0",
+    ):
         x.expand(3, 3)
     with pytest.raises(RuntimeError, match="the number of sizes provided"):
         x.expand(3)
@@ -159,15 +188,21 @@ def test_cat_stack_hstack_vstack():
     assert dt.stack([a, a], -1).shape == (2, 3, 2)
     assert dt.hstack([dt.ones(2), dt.ones(3)]).shape == (5,)
     assert dt.vstack([dt.ones(3), dt.ones(3)]).shape == (2, 3)
-    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0. "
-                                           "Expected size 3 but got size 2 for tensor number 1"):
+    with pytest.raises(
+        RuntimeError,
+        match="Sizes of tensors must match except in dimension 0. "
+        "Expected size 3 but got size 2 for tensor number 1",
+    ):
         dt.cat([a, b], 0)
     with pytest.raises(RuntimeError, match="Tensors must have same number of dimensions: got 2 and 1"):
         dt.cat([a, dt.ones(3)])
     with pytest.raises(RuntimeError, match="expected a non-empty list of Tensors"):
         dt.cat([])
-    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but got "
-                                           r"\[2, 3\] at entry 0 and \[2, 2\] at entry 1"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"stack expects each tensor to be equal size, but got "
+        r"\[2, 3\] at entry 0 and \[2, 2\] at entry 1",
+    ):
         dt.stack([a, b])
 
 
@@ -187,8 +222,8 @@ def test_flip_roll_tril_triu():
 
 
 def test_unfold_windows():
-    x = dt.arange(7.)
-    assert x.unfold(0, 3, 2).tolist() == [[0., 1., 2.], [2., 3., 4.], [4., 5., 6.]]
+    x = dt.arange(7.0)
+    assert x.unfold(0, 3, 2).tolist() == [[0.0, 1.0, 2.0], [2.0, 3.0, 4.0], [4.0, 5.0, 6.0]]
     m = dt.arange(12).view(2, 6)
     assert m.unfold(1, 2, 2).shape == (2, 3, 2)
     assert np.shares_memory(m.unfold(1, 2, 2).numpy(), m.numpy())
@@ -208,7 +243,7 @@ def test_diag_and_triangle_indices():
 
 
 def test_clone_and_contiguous():
-    x = dt.arange(6.).view(2, 3)
+    x = dt.arange(6.0).view(2, 3)
     assert x.contiguous() is x and x.is_contiguous()
     t = x.t()
     assert not t.is_contiguous()
@@ -228,7 +263,7 @@ GRAD_CASES = {
     "unflatten": (lambda x: x.unflatten(1, (2, 2)), (3, 4)),
     "squeeze": (lambda x: x.squeeze(1), (3, 1, 2)),
     "unsqueeze": (lambda x: x.unsqueeze(1), (3, 2)),
-    "transpose": (lambda x: x.transpose(0, 2) * dt.arange(24.).view(4, 3, 2).double(), (2, 3, 4)),
+    "transpose": (lambda x: x.transpose(0, 2) * dt.arange(24.0).view(4, 3, 2).double(), (2, 3, 4)),
     "permute": (lambda x: x.permute(2, 0, 1), (2, 3, 4)),
     "movedim": (lambda x: x.movedim(0, 2), (2, 3, 4)),
     "expand": (lambda x: x.expand(4, 3, 2), (3, 1)),
@@ -381,8 +416,7 @@ def test_meshgrid_views_0_dim_and_default_indexing():
 
 def test_meshgrid_errors():
     a = dt.tensor([1, 2, 3])
-    with pytest.raises(RuntimeError,
-                       match='indexing must be one of "xy" or "ij", but received: foo'):
+    with pytest.raises(RuntimeError, match='indexing must be one of "xy" or "ij", but received: foo'):
         dt.meshgrid(a, a, indexing="foo")
     with pytest.raises(RuntimeError, match="meshgrid expects all tensors to have the same dtype"):
         dt.meshgrid(a, a.double(), indexing="ij")
@@ -399,8 +433,10 @@ def test_meshgrid_gradcheck():
 
 
 PARITY_GRAD = {  # name: (fn(lib, *float64 leaves), inputs)
-    "meshgrid_xy": (lambda L, a, b: L.stack(L.meshgrid(a, b, indexing="xy")) * 1.0,
-                    [PARITY_RNG.normal(size=3), PARITY_RNG.normal(size=4)]),
+    "meshgrid_xy": (
+        lambda L, a, b: L.stack(L.meshgrid(a, b, indexing="xy")) * 1.0,
+        [PARITY_RNG.normal(size=3), PARITY_RNG.normal(size=4)],
+    ),
 }
 
 

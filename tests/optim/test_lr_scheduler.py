@@ -1,4 +1,5 @@
 """Learning-rate schedulers: values against closed forms and PyTorch, state round trips."""
+
 import math
 
 import numpy as np
@@ -30,7 +31,9 @@ def test_step_lr_and_multistep():
 def test_cosine_and_linear_and_lambda():
     lrs = _lrs(S.CosineAnnealingLR(_opt(), T_max=4), 5)
     assert lrs == pytest.approx([0.1 * (1 + math.cos(math.pi * e / 4)) / 2 for e in range(5)])
-    assert _lrs(S.LinearLR(_opt(), start_factor=0.5, total_iters=2), 4) == pytest.approx([0.05, 0.075, 0.1, 0.1])
+    assert _lrs(S.LinearLR(_opt(), start_factor=0.5, total_iters=2), 4) == pytest.approx(
+        [0.05, 0.075, 0.1, 0.1]
+    )
     assert _lrs(S.LambdaLR(_opt(), lambda e: 1 / (e + 1)), 3) == pytest.approx([0.1, 0.05, 0.1 / 3])
 
 
@@ -65,18 +68,25 @@ def _both(torch, make_ours, make_theirs, n):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("name,kw", [
-    ("ExponentialLR", dict(gamma=0.9)),
-    ("CosineAnnealingLR", dict(T_max=7, eta_min=0.01)),
-    ("LinearLR", dict(start_factor=0.25, total_iters=4)),
-    ("OneCycleLR", dict(max_lr=1.0, total_steps=12)),
-    ("OneCycleLR", dict(max_lr=1.0, total_steps=12, three_phase=True, anneal_strategy="linear")),
-])
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("ExponentialLR", dict(gamma=0.9)),
+        ("CosineAnnealingLR", dict(T_max=7, eta_min=0.01)),
+        ("LinearLR", dict(start_factor=0.25, total_iters=4)),
+        ("OneCycleLR", dict(max_lr=1.0, total_steps=12)),
+        ("OneCycleLR", dict(max_lr=1.0, total_steps=12, three_phase=True, anneal_strategy="linear")),
+    ],
+)
 def test_matches_pytorch(name, kw):
     torch = pytest.importorskip("torch")
     n = 12 if name == "OneCycleLR" else 10
-    a, b = _both(torch, lambda o: getattr(S, name)(o, **kw),
-                 lambda o: getattr(torch.optim.lr_scheduler, name)(o, **kw), n)
+    a, b = _both(
+        torch,
+        lambda o: getattr(S, name)(o, **kw),
+        lambda o: getattr(torch.optim.lr_scheduler, name)(o, **kw),
+        n,
+    )
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
@@ -85,7 +95,11 @@ def test_sequential_matches_pytorch():
     torch = pytest.importorskip("torch")
 
     def make(mod):
-        return lambda o: mod.SequentialLR(o, [mod.LinearLR(o, start_factor=0.1, total_iters=3),
-                                              mod.ExponentialLR(o, gamma=0.9)], milestones=[3])
+        return lambda o: mod.SequentialLR(
+            o,
+            [mod.LinearLR(o, start_factor=0.1, total_iters=3), mod.ExponentialLR(o, gamma=0.9)],
+            milestones=[3],
+        )
+
     a, b = _both(torch, make(S), make(torch.optim.lr_scheduler), 8)
     np.testing.assert_allclose(a, b, rtol=1e-9)

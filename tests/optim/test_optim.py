@@ -1,4 +1,5 @@
 """Optimisers: closed-form updates, param groups, state_dict round trips, PyTorch parity."""
+
 import numpy as np
 import pytest
 
@@ -83,17 +84,21 @@ def test_closure_is_called_and_its_loss_returned():
         loss = (p * p).sum()
         loss.backward()
         return loss
+
     loss = opt.step(closure)
     assert loss.item() == pytest.approx(9.0)
     assert p.item() == pytest.approx(3.0 - 0.1 * 6.0)
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
-    lambda ps: optim.Adam(ps, lr=0.01, amsgrad=True),
-    lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
-    lambda ps: optim.Adagrad(ps, lr=0.1),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+        lambda ps: optim.Adam(ps, lr=0.01, amsgrad=True),
+        lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
+        lambda ps: optim.Adagrad(ps, lr=0.1),
+    ],
+)
 def test_state_dict_round_trip_continues_identically(make, tmp_path):
     rng = np.random.default_rng(0)
     grads = [rng.standard_normal(4) for _ in range(6)]

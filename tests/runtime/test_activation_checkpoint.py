@@ -1,6 +1,7 @@
 """torch.utils.checkpoint: real recomputation (forward counted), identical gradients
 (dropout included), less memory held between forward and backward, nesting,
 autograd.grad, checkpoint_sequential, PyTorch's reentrant rules and errors."""
+
 import gc
 import tracemalloc
 
@@ -14,8 +15,9 @@ from disttorch.utils.checkpoint import CheckpointError, checkpoint, checkpoint_s
 
 def _model():
     dt.manual_seed(0)
-    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Dropout(0.3), nn.Linear(16, 16), nn.GELU(),
-                         nn.Linear(16, 2))
+    return nn.Sequential(
+        nn.Linear(6, 16), nn.Tanh(), nn.Dropout(0.3), nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 2)
+    )
 
 
 def _grads(model, x):
@@ -51,14 +53,14 @@ def test_recomputes_and_gives_same_gradients(use_reentrant):
 def test_gradcheck_through_checkpoint():
     w = dt.randn(3, 3, dtype=dt.float64, requires_grad=True)
     x = dt.randn(2, 3, dtype=dt.float64, requires_grad=True)
-    assert dt.autograd.gradcheck(lambda a, b: checkpoint(lambda u: (u @ b).sin().exp(), a,
-                                                         use_reentrant=False), (x, w))
+    assert dt.autograd.gradcheck(
+        lambda a, b: checkpoint(lambda u: (u @ b).sin().exp(), a, use_reentrant=False), (x, w)
+    )
 
 
 def test_less_memory_held_between_forward_and_backward():
     dt.manual_seed(0)
-    blocks = [nn.Sequential(nn.Linear(256, 256), nn.Tanh(), nn.Linear(256, 256), nn.Tanh())
-              for _ in range(6)]
+    blocks = [nn.Sequential(nn.Linear(256, 256), nn.Tanh(), nn.Linear(256, 256), nn.Tanh()) for _ in range(6)]
     x = dt.randn(512, 256, requires_grad=True)
 
     def held(use_checkpoint):
@@ -169,8 +171,7 @@ def test_gradients_match_pytorch_checkpoint():
     def run(lib):
         a, b = lib.tensor(w1, requires_grad=True), lib.tensor(w2, requires_grad=True)
         x = lib.tensor(xv, requires_grad=True)
-        out = lib.utils.checkpoint.checkpoint(lambda h: (h @ a.t()).tanh() @ b.t(), x,
-                                              use_reentrant=False)
+        out = lib.utils.checkpoint.checkpoint(lambda h: (h @ a.t()).tanh() @ b.t(), x, use_reentrant=False)
         out.pow(2).sum().backward()
         return [t.grad.numpy() for t in (a, b, x)]
 

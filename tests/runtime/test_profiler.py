@@ -1,6 +1,7 @@
 """torch.profiler: ops and record_function ranges recorded with self/total times, tables,
 Chrome traces that load as JSON with named traceEvents, schedules and on_trace_ready,
 tensorboard_trace_handler, the legacy torch.autograd.profiler API."""
+
 import gzip
 import json
 import os
@@ -91,8 +92,18 @@ def test_schedule_actions_match_pytorch():
     s = schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=2)
     got = [s(i) for i in range(10)]
     A = ProfilerAction
-    assert got == [A.NONE, A.NONE, A.WARMUP, A.RECORD, A.RECORD_AND_SAVE, A.NONE, A.WARMUP, A.RECORD,
-                   A.RECORD_AND_SAVE, A.NONE]
+    assert got == [
+        A.NONE,
+        A.NONE,
+        A.WARMUP,
+        A.RECORD,
+        A.RECORD_AND_SAVE,
+        A.NONE,
+        A.WARMUP,
+        A.RECORD,
+        A.RECORD_AND_SAVE,
+        A.NONE,
+    ]
     with pytest.raises(ValueError, match="active"):
         schedule(wait=0, warmup=0, active=0)
 
@@ -100,8 +111,10 @@ def test_schedule_actions_match_pytorch():
 @pytest.mark.parity
 def test_schedule_parity_with_pytorch():
     torch = pytest.importorskip("torch")
-    for kw in ({"wait": 1, "warmup": 1, "active": 3, "repeat": 2, "skip_first": 2},
-               {"wait": 2, "warmup": 1, "active": 1, "skip_first_wait": 1}):
+    for kw in (
+        {"wait": 1, "warmup": 1, "active": 3, "repeat": 2, "skip_first": 2},
+        {"wait": 2, "warmup": 1, "active": 1, "skip_first_wait": 1},
+    ):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ours, theirs = schedule(**kw), torch.profiler.schedule(**kw)
@@ -111,8 +124,10 @@ def test_schedule_parity_with_pytorch():
 def test_schedule_windows_and_tensorboard_handler(setup, tmp_path):
     ready = []
     handler = tensorboard_trace_handler(str(tmp_path), worker_name="w0")
-    with profile(schedule=schedule(wait=1, warmup=1, active=2, repeat=2),
-                 on_trace_ready=lambda p: (ready.append(p.step_num), handler(p))) as prof:
+    with profile(
+        schedule=schedule(wait=1, warmup=1, active=2, repeat=2),
+        on_trace_ready=lambda p: (ready.append(p.step_num), handler(p)),
+    ) as prof:
         for _ in range(10):
             _step(*setup)
             prof.step()
@@ -126,6 +141,7 @@ def test_schedule_windows_and_tensorboard_handler(setup, tmp_path):
 def test_no_overhead_and_nothing_recorded_outside(setup):
     from disttorch.autograd import function
     from disttorch.utils import trace
+
     apply_before = function.Function.__dict__["apply"]
     with profile():
         pass
@@ -139,8 +155,10 @@ def test_no_overhead_and_nothing_recorded_outside(setup):
 
 
 def test_legacy_autograd_profiler(setup):
-    with dt.autograd.profiler.profile(record_shapes=True) as prof, \
-            dt.autograd.profiler.record_function("block"):
+    with (
+        dt.autograd.profiler.profile(record_shapes=True) as prof,
+        dt.autograd.profiler.record_function("block"),
+    ):
         _step(*setup)
     keys = {e.key for e in prof.key_averages()}
     assert {"block", "LinearFunction"} <= keys
@@ -174,8 +192,10 @@ def test_with_flops_counts_matrix_products():
 def test_flops_match_pytorch():
     torch = pytest.importorskip("torch")
     counts = []
-    for lib, names in ((dt, ("LinearFunction", "ConvNd", "Matmul")),
-                       (torch, ("aten::addmm", "aten::conv2d", "aten::mm"))):
+    for lib, names in (
+        (dt, ("LinearFunction", "ConvNd", "Matmul")),
+        (torch, ("aten::addmm", "aten::conv2d", "aten::mm")),
+    ):
         lib.manual_seed(0)
         lin, conv = lib.nn.Linear(8, 4), lib.nn.Conv2d(3, 5, 3, padding=1, stride=2)
         x, im = lib.randn(16, 8), lib.randn(2, 3, 7, 7)

@@ -1,5 +1,6 @@
 """The opt-in ``import torch`` alias: python -m disttorch.as_torch, DISTTORCH_AS_TORCH=1 and
 disttorch-launch --as-torch, reaching every Python process of a run, and off by default."""
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-PROBE = textwrap.dedent('''
+PROBE = textwrap.dedent("""
     import multiprocessing as mp
     import sys
 
@@ -59,18 +60,22 @@ PROBE = textwrap.dedent('''
         for method in sys.argv[2].split(",") if len(sys.argv) > 2 else ():
             loader = DataLoader(Names(), batch_size=2, num_workers=2, multiprocessing_context=method)
             print("loader", method, [b.tolist() for b in loader])
-''')
+""")
 
 
 def _env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("DISTTORCH_AS_TORCH",)}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
     env.update(extra)
     return env
 
 
 def _run(args: list[str], tmp_path: Path, env: dict, timeout: float = 150) -> str:
-    result = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=timeout)
+    result = subprocess.run(
+        args, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=timeout
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
@@ -79,8 +84,11 @@ def _run(args: list[str], tmp_path: Path, env: dict, timeout: float = 150) -> st
 def test_as_torch_reaches_fork_spawn_forkserver_children_and_dataloader_workers(tmp_path):
     prog = tmp_path / "prog.py"
     prog.write_text(PROBE)
-    out = _run([sys.executable, "-m", "disttorch.as_torch", str(prog), "fork,spawn,forkserver", "spawn,fork"],
-               tmp_path, _env())
+    out = _run(
+        [sys.executable, "-m", "disttorch.as_torch", str(prog), "fork,spawn,forkserver", "spawn,fork"],
+        tmp_path,
+        _env(),
+    )
     assert "args ['fork,spawn,forkserver', 'spawn,fork']" in out
     for method in ("fork", "spawn", "forkserver"):
         assert f"{method} ('disttorch', 'disttorch.nn', True)" in out, out
@@ -99,16 +107,29 @@ def test_as_torch_runs_a_module_and_sets_argv_and_path_like_python(tmp_path):
     script = tmp_path / "sub" / "s.py"
     script.parent.mkdir()
     (script.parent / "helper.py").write_text("VALUE = 7\n")
-    script.write_text("import sys, helper, torch\nprint(sys.argv[0].endswith('s.py'), helper.VALUE, torch.__name__)\n")
-    assert _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env()).strip() == "True 7 disttorch"
-    missing = subprocess.run([sys.executable, "-m", "disttorch.as_torch", "nope.py"], cwd=tmp_path, env=_env(),
-                             capture_output=True, text=True, timeout=60, check=False)
+    script.write_text(
+        "import sys, helper, torch\nprint(sys.argv[0].endswith('s.py'), helper.VALUE, torch.__name__)\n"
+    )
+    assert (
+        _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env()).strip()
+        == "True 7 disttorch"
+    )
+    missing = subprocess.run(
+        [sys.executable, "-m", "disttorch.as_torch", "nope.py"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert missing.returncode == 2 and "can't open file" in missing.stderr
 
 
 @pytest.mark.timeout(120)
 def test_environment_variable_with_the_site_directory_aliases_any_python_process(tmp_path):
     from disttorch.as_torch import enable_for_children
+
     env = enable_for_children(_env())
     assert env["DISTTORCH_AS_TORCH"] == "1" and env["PYTHONPATH"].split(os.pathsep)[0].endswith("_site")
     code = "import torch, sys; print(torch.__name__, sys.modules['torch'] is sys.modules['disttorch'])"
@@ -121,8 +142,10 @@ def test_environment_variable_with_the_site_directory_aliases_any_python_process
 @pytest.mark.timeout(120)
 def test_without_the_flag_the_real_pytorch_is_not_shadowed(tmp_path):
     pytest.importorskip("torch")
-    code = ("import sys, torch, disttorch; print(torch.__name__, torch is disttorch, "
-            "'site-packages' in torch.__file__, hasattr(torch, '_C'))")
+    code = (
+        "import sys, torch, disttorch; print(torch.__name__, torch is disttorch, "
+        "'site-packages' in torch.__file__, hasattr(torch, '_C'))"
+    )
     assert _run([sys.executable, "-c", code], tmp_path, _env()).strip() == "torch False True True"
 
 
@@ -130,15 +153,23 @@ def test_without_the_flag_the_real_pytorch_is_not_shadowed(tmp_path):
 def test_alias_refuses_to_mix_with_an_already_imported_pytorch(tmp_path):
     pytest.importorskip("torch")
     code = "import torch\nfrom disttorch.as_torch import install\ninstall()\n"
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True, check=False,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert result.returncode != 0 and "a real PyTorch" in result.stderr
 
 
 @pytest.mark.timeout(180)
 def test_launcher_as_torch_gives_every_rank_the_alias(tmp_path):
     prog = tmp_path / "ranks.py"
-    prog.write_text(textwrap.dedent('''
+    prog.write_text(
+        textwrap.dedent("""
         import multiprocessing as mp, sys
         import torch
         import torch.distributed as dist
@@ -159,8 +190,13 @@ def test_launcher_as_torch_gives_every_rank_the_alias(tmp_path):
                   dist.is_torchelastic_launched(), flush=True)
             p.join()
             dist.destroy_process_group()
-    '''))
-    out = _run([sys.executable, "-m", "disttorch.launcher", "--as-torch", "--nproc", "2", str(prog)], tmp_path, _env())
+    """)
+    )
+    out = _run(
+        [sys.executable, "-m", "disttorch.launcher", "--as-torch", "--nproc", "2", str(prog)],
+        tmp_path,
+        _env(),
+    )
     for rank in (0, 1):
         assert f"rank {rank} disttorch [3.0, 3.0] disttorch True" in out, out
 
@@ -168,8 +204,15 @@ def test_launcher_as_torch_gives_every_rank_the_alias(tmp_path):
 def _build(src: Path, out: Path, editable: bool) -> Path:
     hook = "build_editable" if editable else "build_wheel"
     code = f"from setuptools import build_meta as b; print(b.{hook}({str(out)!r}))"
-    result = subprocess.run([sys.executable, "-c", code], cwd=src, capture_output=True, text=True, check=False, timeout=170,
-                            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=170,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     if result.returncode != 0 and "bdist_wheel" in result.stderr:
         pytest.skip("this setuptools needs the 'wheel' package to build wheels")
     assert result.returncode == 0, result.stderr
@@ -183,6 +226,7 @@ def test_installed_pth_hook_acts_only_with_the_flag(tmp_path, editable):
     (no PYTHONPATH) aliases torch; without it, nothing happens."""
     import shutil
     import zipfile
+
     find = __import__("importlib").util.find_spec
     if find("setuptools") is None:
         pytest.skip("setuptools is not installed")
@@ -202,8 +246,10 @@ def test_installed_pth_hook_acts_only_with_the_flag(tmp_path, editable):
     # environment's packages (numpy, ...): only the built wheel's .pth files are processed,
     # not those of a disttorch installed here (its editable finder module has the same name)
     purelib = __import__("sysconfig").get_paths()["purelib"]
-    code = (f"import sys, site; site.addsitedir({str(site_dir)!r}); sys.path.append({purelib!r}); "
-            "import torch, disttorch; print(torch.__name__, disttorch.__file__)")
+    code = (
+        f"import sys, site; site.addsitedir({str(site_dir)!r}); sys.path.append({purelib!r}); "
+        "import torch, disttorch; print(torch.__name__, disttorch.__file__)"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DISTTORCH_AS_TORCH")}
     on = _run([sys.executable, "-S", "-c", code], tmp_path, {**env, "DISTTORCH_AS_TORCH": "1"}).split()
     assert on[0] == "disttorch"
@@ -219,8 +265,10 @@ def test_the_shadowed_sitecustomize_still_runs(tmp_path):
     other.mkdir()
     (other / "sitecustomize.py").write_text("import builtins\nbuiltins.OTHER_SITE_RAN = True\n")
     from disttorch.as_torch import enable_for_children
+
     env = enable_for_children(_env())
-    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"].split(os.pathsep)[0], str(other),
-                                         *env["PYTHONPATH"].split(os.pathsep)[1:]])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [env["PYTHONPATH"].split(os.pathsep)[0], str(other), *env["PYTHONPATH"].split(os.pathsep)[1:]]
+    )
     code = "import builtins, torch; print(getattr(builtins, 'OTHER_SITE_RAN', False), torch.__name__)"
     assert _run([sys.executable, "-c", code], tmp_path, env).strip() == "True disttorch"

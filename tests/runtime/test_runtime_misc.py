@@ -1,6 +1,7 @@
 """Runtime functions a training script touches: threads, compile/jit/onnx, testing.assert_close,
 global flags, legacy tensor types, size= keywords, optimiser switches, Dropout2d on 2-D
 input, the lazy RandomSampler, DDP(device_ids=...)."""
+
 from __future__ import annotations
 
 import itertools
@@ -28,6 +29,7 @@ def real_torch():
 # ---------------------------------------------------------------------- threads
 def _blas_threads() -> list[int]:
     from threadpoolctl import threadpool_info
+
     return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
 
 
@@ -58,11 +60,14 @@ def test_thread_argument_errors_match(real_torch, expr):
 
 @pytest.mark.timeout(60)
 def test_interop_threads_set_once_like_pytorch():
-    code = ("import disttorch as t\nt.set_num_interop_threads(3)\nprint(t.get_num_interop_threads())\n"
-            "try:\n    t.set_num_interop_threads(2)\nexcept RuntimeError as e:\n    print('again', e)\n")
+    code = (
+        "import disttorch as t\nt.set_num_interop_threads(3)\nprint(t.get_num_interop_threads())\n"
+        "try:\n    t.set_num_interop_threads(2)\nexcept RuntimeError as e:\n    print('again', e)\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=50,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=50, check=True
+    ).stdout
     assert out.startswith("3\nagain Error: cannot set number of interop threads")
 
 
@@ -85,6 +90,7 @@ def test_compile_and_jit_return_callables_computing_the_same():
     @disttorch.compile(fullgraph=True)
     def g(a):
         return a + 1
+
     assert f(x).tolist() == (x * 2).tolist() and g(x).tolist() == (x + 1).tolist()
     with pytest.raises(RuntimeError, match="Unrecognized mode=fast"):
         disttorch.compile(model, mode="fast")
@@ -100,6 +106,7 @@ def test_compile_and_jit_return_callables_computing_the_same():
 
 def test_onnx_imports_and_export_says_what_to_do():
     from disttorch import onnx
+
     assert not onnx.is_in_onnx_export()
     with pytest.raises(RuntimeError, match="not available in disttorch.*state_dict"):
         onnx.export(nn.Linear(2, 2), (disttorch.ones(1, 2),), "m.onnx")
@@ -135,6 +142,7 @@ def test_assert_close_matches_pytorch(real_torch, args):
         except AssertionError as e:
             return str(e).replace("disttorch.", "torch.")  # dtypes print as disttorch.float32
         return None
+
     assert outcome(disttorch) == outcome(real_torch)
 
 
@@ -158,7 +166,9 @@ def test_flags_match_pytorch(real_torch):
         lib.set_float32_matmul_precision("highest")
         assert not lib.are_deterministic_algorithms_enabled()
         lib.use_deterministic_algorithms(True, warn_only=True)
-        assert lib.are_deterministic_algorithms_enabled() and lib.is_deterministic_algorithms_warn_only_enabled()
+        assert (
+            lib.are_deterministic_algorithms_enabled() and lib.is_deterministic_algorithms_warn_only_enabled()
+        )
         lib.use_deterministic_algorithms(False)
         assert not lib.are_deterministic_algorithms_enabled()
         with pytest.raises(TypeError, match="must be bool, not int"):
@@ -172,22 +182,44 @@ def test_flags_match_pytorch(real_torch):
 
 # ---------------------------------------------------------------------- legacy types, size=
 LEGACY = [
-    "torch.FloatTensor(2, 3).shape", "torch.FloatTensor([1, 2]).tolist()", "torch.LongTensor([1, 2]).dtype",
-    "torch.zeros(2).type()", "torch.zeros(2).type(torch.LongTensor).dtype",
-    "isinstance(torch.zeros(2), torch.FloatTensor)", "isinstance(torch.zeros(2), torch.LongTensor)",
-    "isinstance(torch.tensor([1]), torch.LongTensor)", "torch.ByteTensor(3).dtype", "torch.BoolTensor([1, 0]).tolist()",
-    "torch.HalfTensor([1]).dtype", "torch.zeros(2).type('torch.DoubleTensor').dtype",
-    "torch.zeros(2).type(torch.float64).dtype", "repr(torch.FloatTensor)", "torch.FloatTensor.dtype",
-    "issubclass(torch.FloatTensor, torch.Tensor)", "torch.zeros(2).type(torch.IntTensor).type()",
-    "torch.zeros(2, dtype=torch.int8).type()", "torch.zeros(2, dtype=torch.bool).type()",
-    "torch.FloatTensor(torch.zeros(2, dtype=torch.float64))", "torch.FloatTensor(torch.zeros(2)).tolist()",
-    "torch.LongTensor(2.5)", "torch.FloatTensor(size=(2,)).shape", "torch.zeros(2).type('bad')",
-    "torch.cuda.FloatTensor(2)", "isinstance(torch.zeros(2), torch.cuda.FloatTensor)",
+    "torch.FloatTensor(2, 3).shape",
+    "torch.FloatTensor([1, 2]).tolist()",
+    "torch.LongTensor([1, 2]).dtype",
+    "torch.zeros(2).type()",
+    "torch.zeros(2).type(torch.LongTensor).dtype",
+    "isinstance(torch.zeros(2), torch.FloatTensor)",
+    "isinstance(torch.zeros(2), torch.LongTensor)",
+    "isinstance(torch.tensor([1]), torch.LongTensor)",
+    "torch.ByteTensor(3).dtype",
+    "torch.BoolTensor([1, 0]).tolist()",
+    "torch.HalfTensor([1]).dtype",
+    "torch.zeros(2).type('torch.DoubleTensor').dtype",
+    "torch.zeros(2).type(torch.float64).dtype",
+    "repr(torch.FloatTensor)",
+    "torch.FloatTensor.dtype",
+    "issubclass(torch.FloatTensor, torch.Tensor)",
+    "torch.zeros(2).type(torch.IntTensor).type()",
+    "torch.zeros(2, dtype=torch.int8).type()",
+    "torch.zeros(2, dtype=torch.bool).type()",
+    "torch.FloatTensor(torch.zeros(2, dtype=torch.float64))",
+    "torch.FloatTensor(torch.zeros(2)).tolist()",
+    "torch.LongTensor(2.5)",
+    "torch.FloatTensor(size=(2,)).shape",
+    "torch.zeros(2).type('bad')",
+    "torch.cuda.FloatTensor(2)",
+    "isinstance(torch.zeros(2), torch.cuda.FloatTensor)",
     "torch.DoubleTensor(torch.Size([2, 1])).shape",
-    "torch.empty(size=(2, 3)).shape", "torch.zeros(size=(2,)).shape", "torch.ones(size=[2, 1]).shape",
-    "torch.rand(size=(2,)).shape", "torch.randn(size=(2,)).dtype", "torch.full(size=(2,), fill_value=3).tolist()",
-    "torch.randint(0, 5, size=(3,)).shape", "torch.zeros(2, size=(2,))", "torch.ones(2, 3).shape",
-    "torch.zeros((2, 3)).shape", "torch.rand(2, device='cuda')",
+    "torch.empty(size=(2, 3)).shape",
+    "torch.zeros(size=(2,)).shape",
+    "torch.ones(size=[2, 1]).shape",
+    "torch.rand(size=(2,)).shape",
+    "torch.randn(size=(2,)).dtype",
+    "torch.full(size=(2,), fill_value=3).tolist()",
+    "torch.randint(0, 5, size=(3,)).shape",
+    "torch.zeros(2, size=(2,))",
+    "torch.ones(2, 3).shape",
+    "torch.zeros((2, 3)).shape",
+    "torch.rand(2, device='cuda')",
 ]
 
 
@@ -268,8 +300,9 @@ def test_dropout2d_on_2d_input_warns_like_pytorch(real_torch):
 
 def test_random_sampler_with_replacement_draws_lazily():
     from disttorch.utils.data import RandomSampler
-    sampler = RandomSampler(range(10), replacement=True, num_samples=10 ** 10)
-    assert len(sampler) == 10 ** 10
+
+    sampler = RandomSampler(range(10), replacement=True, num_samples=10**10)
+    assert len(sampler) == 10**10
     tracemalloc.start()
     try:
         first = list(itertools.islice(iter(sampler), 100))
@@ -286,7 +319,10 @@ def test_random_sampler_with_replacement_draws_lazily():
 
 def test_ddp_rejects_device_ids_on_a_cpu_module_like_pytorch():
     from disttorch.nn.parallel import DistributedDataParallel as DDP
-    with pytest.raises(ValueError, match="device_ids and output_device arguments only work with.*device_ids \\[0\\]"):
+
+    with pytest.raises(
+        ValueError, match="device_ids and output_device arguments only work with.*device_ids \\[0\\]"
+    ):
         DDP(nn.Linear(2, 2), device_ids=[0])
 
 

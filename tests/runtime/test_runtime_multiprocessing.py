@@ -1,4 +1,5 @@
 """torch.multiprocessing: tensors in shared memory across processes (Hogwild), queues, spawn."""
+
 from __future__ import annotations
 
 import os
@@ -21,13 +22,20 @@ def _run_script(tmp_path: Path, body: str, *args: str, timeout: float = 150) -> 
     script.write_text(textwrap.dedent(body))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    result = subprocess.run([sys.executable, str(script), *args], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=timeout, check=False)
+    result = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
 
-HOGWILD = '''
+HOGWILD = """
     import os
     import sys
     import disttorch as torch
@@ -61,7 +69,7 @@ HOGWILD = '''
             p.join(60)
         assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
         print("parent", model.weight.tolist(), model.bias.tolist())
-'''
+"""
 
 
 @pytest.mark.timeout(180)
@@ -73,7 +81,7 @@ def test_hogwild_updates_of_both_processes_land_in_one_model(tmp_path, method):
         assert "child 0 True Parameter" in out and "child 1 True Parameter" in out
 
 
-QUEUE = '''
+QUEUE = """
     import disttorch as torch
     import disttorch.multiprocessing as mp
     from disttorch import nn
@@ -104,7 +112,7 @@ QUEUE = '''
             ForkingPickler.dumps(torch.ones(2, requires_grad=True) * 2)
         except RuntimeError as e:
             print("refused", "autograd does not support crossing process boundaries" in str(e))
-'''
+"""
 
 
 @pytest.mark.timeout(120)
@@ -114,7 +122,7 @@ def test_tensors_through_queues_share_memory_with_the_sender(tmp_path):
     assert "refused True" in out
 
 
-SPAWN = '''
+SPAWN = """
     import sys
     import disttorch.multiprocessing as mp
 
@@ -146,7 +154,7 @@ SPAWN = '''
         while not ctx.join():
             pass
         print("context", len(ctx.pids()))
-'''
+"""
 
 
 @pytest.mark.timeout(180)
@@ -183,8 +191,20 @@ def test_sharing_strategies_and_api_surface():
         mp.set_sharing_strategy("file_descriptor")
     with pytest.raises(ValueError, match="unknown sharing strategy"):
         mp.set_sharing_strategy("nope")
-    for name in ("Process", "Queue", "SimpleQueue", "Pool", "get_context", "set_start_method", "cpu_count",
-                 "spawn", "start_processes", "Barrier", "Event", "Lock"):
+    for name in (
+        "Process",
+        "Queue",
+        "SimpleQueue",
+        "Pool",
+        "get_context",
+        "set_start_method",
+        "cpu_count",
+        "spawn",
+        "start_processes",
+        "Barrier",
+        "Event",
+        "Lock",
+    ):
         assert hasattr(mp, name), name
     with pytest.raises(ValueError, match="nprocs"):
         mp.spawn(print, nprocs=0)
@@ -192,6 +212,7 @@ def test_sharing_strategies_and_api_surface():
 
 def test_plain_pickle_still_copies():
     import pickle
+
     t = disttorch.ones(3).share_memory_()
     back = pickle.loads(pickle.dumps(t))
     back.add_(1)

@@ -42,8 +42,10 @@ def test_grad_and_grad_and_value_match_torch_func(torch):
     x = np.array([0.5, -1.0, 2.0])
     f_ours = lambda a, b: (a.sin() * b).sum()  # noqa: E731
     f_theirs = lambda a, b: (a.sin() * b).sum()  # noqa: E731
-    _close(dt.func.grad(f_ours)(dt.tensor(x), dt.tensor(2.0)),
-           torch.func.grad(f_theirs)(torch.tensor(x), torch.tensor(2.0)))
+    _close(
+        dt.func.grad(f_ours)(dt.tensor(x), dt.tensor(2.0)),
+        torch.func.grad(f_theirs)(torch.tensor(x), torch.tensor(2.0)),
+    )
     (ga, gb), value = dt.func.grad_and_value(f_ours, argnums=(0, 1))(dt.tensor(x), dt.tensor(2.0))
     (ta, tb), tvalue = torch.func.grad_and_value(f_theirs, argnums=(0, 1))(torch.tensor(x), torch.tensor(2.0))
     _close(ga, ta)
@@ -67,13 +69,17 @@ def test_random_fork_rng_restores_the_state():
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("name", ["bartlett", "blackman", "cosine", "exponential", "gaussian", "hamming", "hann",
-                                  "kaiser", "nuttall"])
+@pytest.mark.parametrize(
+    "name",
+    ["bartlett", "blackman", "cosine", "exponential", "gaussian", "hamming", "hann", "kaiser", "nuttall"],
+)
 def test_signal_windows_match_torch(torch, name):
     for m in (0, 1, 2, 7, 8):
         for sym in (True, False):
-            _close(getattr(dt.signal.windows, name)(m, sym=sym, dtype=dt.float64),
-                   getattr(torch.signal.windows, name)(m, sym=sym, dtype=torch.float64))
+            _close(
+                getattr(dt.signal.windows, name)(m, sym=sym, dtype=dt.float64),
+                getattr(torch.signal.windows, name)(m, sym=sym, dtype=torch.float64),
+            )
     assert getattr(dt.signal.windows, name)(4).dtype == dt.float32
     with pytest.raises(ValueError, match="non-negative"):
         getattr(dt.signal.windows, name)(-1)
@@ -81,11 +87,17 @@ def test_signal_windows_match_torch(torch, name):
 
 @pytest.mark.parity
 def test_general_windows_and_parameters(torch):
-    _close(dt.signal.windows.general_cosine(9, a=[0.4, 0.3, 0.3], sym=False),
-           torch.signal.windows.general_cosine(9, a=[0.4, 0.3, 0.3], sym=False))
-    _close(dt.signal.windows.general_hamming(6, alpha=0.6), torch.signal.windows.general_hamming(6, alpha=0.6))
-    _close(dt.signal.windows.exponential(9, center=2.0, tau=2.0, sym=False),
-           torch.signal.windows.exponential(9, center=2.0, tau=2.0, sym=False))
+    _close(
+        dt.signal.windows.general_cosine(9, a=[0.4, 0.3, 0.3], sym=False),
+        torch.signal.windows.general_cosine(9, a=[0.4, 0.3, 0.3], sym=False),
+    )
+    _close(
+        dt.signal.windows.general_hamming(6, alpha=0.6), torch.signal.windows.general_hamming(6, alpha=0.6)
+    )
+    _close(
+        dt.signal.windows.exponential(9, center=2.0, tau=2.0, sym=False),
+        torch.signal.windows.exponential(9, center=2.0, tau=2.0, sym=False),
+    )
     _close(dt.signal.windows.kaiser(7, beta=4.0), torch.signal.windows.kaiser(7, beta=4.0))
     assert dt.windows is dt.signal.windows
     with pytest.raises(ValueError, match="Center must be None"):
@@ -93,8 +105,27 @@ def test_general_windows_and_parameters(torch):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("name", ["sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "var", "std", "norm",
-                                  "logsumexp", "softmax", "log_softmax", "softmin", "cumsum", "cumprod"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sum",
+        "prod",
+        "amax",
+        "amin",
+        "argmax",
+        "argmin",
+        "mean",
+        "var",
+        "std",
+        "norm",
+        "logsumexp",
+        "softmax",
+        "log_softmax",
+        "softmin",
+        "cumsum",
+        "cumprod",
+    ],
+)
 def test_masked_ops_match_torch(torch, name):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 5))
@@ -215,7 +246,9 @@ def test_overrides_dispatches_to_torch_function():
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             return NotImplemented
 
-    assert dt.overrides.has_torch_function([Wrapped(), 1]) and not dt.overrides.has_torch_function([dt.zeros(1)])
+    assert dt.overrides.has_torch_function([Wrapped(), 1]) and not dt.overrides.has_torch_function(
+        [dt.zeros(1)]
+    )
     assert dt.overrides.is_tensor_like(dt.zeros(1)) and dt.overrides.is_tensor_like(Wrapped())
     out = dt.overrides.handle_torch_function(dt.add, [NotMine(), Wrapped()], 1, 2)
     assert out[:2] == ("wrapped", "add")

@@ -1,5 +1,6 @@
 """utils.tensorboard.SummaryWriter: event files read back with tensorboard's
 EventAccumulator (scalars, add_scalars runs, histograms, text, hparams), default log_dir."""
+
 import os
 
 import numpy as np
@@ -72,8 +73,11 @@ def test_histogram_read_back(tmp_path):
 def test_text_and_hparams_read_back(tmp_path):
     with SummaryWriter(log_dir=str(tmp_path)) as w:
         w.add_text("notes", "hello **world**", 4)
-        w.add_hparams({"lr": 0.1, "bsize": 32, "opt": "sgd", "nesterov": True},
-                      {"hparam/accuracy": 0.9}, run_name="trial1")
+        w.add_hparams(
+            {"lr": 0.1, "bsize": 32, "opt": "sgd", "nesterov": True},
+            {"hparam/accuracy": 0.9},
+            run_name="trial1",
+        )
     acc = _load(tmp_path)
     (t,) = acc.Tensors("notes/text_summary")
     assert t.step == 4 and t.tensor_proto.string_val == [b"hello **world**"]
@@ -81,8 +85,12 @@ def test_text_and_hparams_read_back(tmp_path):
     content = hp.PluginTagToContent("hparams")
     start = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/session_start_info"])
     got = {k: v.WhichOneof("kind") for k, v in start.session_start_info.hparams.items()}
-    assert got == {"lr": "number_value", "bsize": "number_value", "opt": "string_value",
-                   "nesterov": "bool_value"}
+    assert got == {
+        "lr": "number_value",
+        "bsize": "number_value",
+        "opt": "string_value",
+        "nesterov": "bool_value",
+    }
     assert start.session_start_info.hparams["opt"].string_value == "sgd"
     exp = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/experiment"])
     assert [m.name.tag for m in exp.experiment.metric_infos] == ["hparam/accuracy"]
@@ -93,6 +101,7 @@ def test_text_and_hparams_read_back(tmp_path):
 
 def test_default_log_dir_and_flush(tmp_path, monkeypatch):
     import socket
+
     monkeypatch.chdir(tmp_path)
     w = SummaryWriter(comment="_exp")
     logdir = w.get_logdir()
@@ -112,6 +121,7 @@ def test_default_log_dir_and_flush(tmp_path, monkeypatch):
 def test_same_events_as_pytorch_writer(tmp_path):
     torch = pytest.importorskip("torch")
     from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
     values = np.random.default_rng(0).standard_normal(500).astype(np.float32)
     for name, writer_cls, lib in (("ours", SummaryWriter, dt), ("theirs", TorchWriter, torch)):
         with writer_cls(log_dir=str(tmp_path / name)) as w:
@@ -126,13 +136,15 @@ def test_same_events_as_pytorch_writer(tmp_path):
         assert list(a.bucket) == list(b.bucket)
         np.testing.assert_allclose(a.bucket_limit, b.bucket_limit, rtol=1e-12)
         assert (a.min, a.max, a.num) == (b.min, b.max, b.num)
-    assert {d for d in os.listdir(tmp_path / "ours") if not d.startswith("events")} == \
-        {d for d in os.listdir(tmp_path / "theirs") if not d.startswith("events")}
+    assert {d for d in os.listdir(tmp_path / "ours") if not d.startswith("events")} == {
+        d for d in os.listdir(tmp_path / "theirs") if not d.startswith("events")
+    }
 
 
 def test_images_and_figures_read_back(tmp_path):
     Image = pytest.importorskip("PIL.Image")
     import io
+
     img = dt.zeros(3, 4, 5)
     img[0] = 1.0  # red, float in [0, 1]
     batch = (np.arange(2 * 1 * 3 * 3).reshape(2, 1, 3, 3) * 10).astype(np.uint8)

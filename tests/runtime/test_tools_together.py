@@ -1,6 +1,7 @@
 """A PyTorch-style training script using bfloat16 autocast, GradScaler, activation
 checkpointing, the profiler and SummaryWriter together, written as for PyTorch (``torch``
 is disttorch) and, when PyTorch is installed, run with it too: both losses fall alike."""
+
 import importlib
 import json
 
@@ -25,20 +26,29 @@ def _train(torch, log_dir, steps=12):
     rng = np.random.default_rng(0)
     x = torch.tensor(rng.standard_normal((64, 16)).astype(np.float32))
     y = torch.tensor((rng.standard_normal(64) > 0).astype(np.int64))
-    block = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Dropout(0.1),
-                                torch.nn.Linear(32, 32), torch.nn.GELU())
+    block = torch.nn.Sequential(
+        torch.nn.Linear(16, 32),
+        torch.nn.GELU(),
+        torch.nn.Dropout(0.1),
+        torch.nn.Linear(32, 32),
+        torch.nn.GELU(),
+    )
     head = torch.nn.Linear(32, 2)
     with torch.no_grad():  # the same initial weights in both libraries
         for i, p in enumerate(list(block.parameters()) + list(head.parameters())):
-            p.copy_(torch.tensor(np.random.default_rng(i).uniform(-0.3, 0.3, tuple(p.shape))
-                                 .astype(np.float32)))
+            p.copy_(
+                torch.tensor(np.random.default_rng(i).uniform(-0.3, 0.3, tuple(p.shape)).astype(np.float32))
+            )
     params = list(block.parameters()) + list(head.parameters())
     opt = torch.optim.SGD(params, lr=0.2, momentum=0.9)
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0**8)
     losses = []
     writer = SummaryWriter(log_dir=log_dir)
-    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
-                 record_shapes=True) as prof:
+    with profile(
+        activities=[ProfilerActivity.CPU],
+        schedule=schedule(wait=1, warmup=1, active=2, repeat=1),
+        record_shapes=True,
+    ) as prof:
         for step in range(steps):
             with record_function("train_step"):
                 with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
@@ -66,6 +76,7 @@ def test_tools_together(tmp_path):
     prof.export_chrome_trace(str(tmp_path / "trace.json"))
     assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
     acc = EventAccumulator(str(tmp_path / "ours"))
     acc.Reload()
     np.testing.assert_allclose([e.value for e in acc.Scalars("loss")], losses, rtol=1e-6)

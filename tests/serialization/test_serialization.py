@@ -1,4 +1,5 @@
 """save/load: round trips, atomic writes, corrupt files, no code execution."""
+
 import io
 import os
 import pickle
@@ -10,10 +11,15 @@ import disttorch as dt
 
 
 def test_round_trip_of_nested_checkpoint(tmp_path):
-    obj = {"model": {"w": dt.randn(3, 4), "b": dt.zeros(4, dtype=dt.float64)},
-           "opt": {"state": {0: {"step": 3.0}}, "param_groups": [{"lr": 0.1, "params": [0]}]},
-           "epoch": 7, "name": "run", "list": [dt.arange(5), (1, 2.5, None, True)],
-           "rng": dt.get_rng_state(), "dtype": dt.int32}
+    obj = {
+        "model": {"w": dt.randn(3, 4), "b": dt.zeros(4, dtype=dt.float64)},
+        "opt": {"state": {0: {"step": 3.0}}, "param_groups": [{"lr": 0.1, "params": [0]}]},
+        "epoch": 7,
+        "name": "run",
+        "list": [dt.arange(5), (1, 2.5, None, True)],
+        "rng": dt.get_rng_state(),
+        "dtype": dt.int32,
+    }
     dt.save(obj, tmp_path / "ck.pt")
     out = dt.load(tmp_path / "ck.pt")
     np.testing.assert_array_equal(out["model"]["w"].numpy(), obj["model"]["w"].numpy())
@@ -66,6 +72,7 @@ def test_crash_during_save_leaves_previous_checkpoint_intact(tmp_path, monkeypat
 
     def boom(fd):
         raise OSError("disk died")
+
     monkeypatch.setattr(os, "fsync", boom)
     with pytest.raises(OSError, match="disk died"):
         dt.save({"v": dt.tensor([2.0])}, path)

@@ -1,4 +1,5 @@
 """Checkpointer: a run interrupted and resumed ends bitwise equal to an uninterrupted one."""
+
 import os
 
 import numpy as np
@@ -23,7 +24,7 @@ def _run(directory, stop_after=None, epochs=3):
     state = ckpt.load_latest()
     done = 0
     for epoch in range(state.epoch, epochs):
-        loader.generator.manual_seed(100 + epoch)      # a deterministic order per epoch
+        loader.generator.manual_seed(100 + epoch)  # a deterministic order per epoch
         for step, (x, y) in ckpt.batches(loader, epoch):
             loss = nn.functional.cross_entropy(model(x), y)
             opt.zero_grad()

@@ -1,4 +1,5 @@
 """disttorch.viz: the text progress bar, per-rank metrics logs and the two pictures."""
+
 import io
 import json
 
@@ -69,20 +70,62 @@ def write_trace(path, steps=4, ranks=2):
     for r in range(ranks):
         events.append({"name": "process_name", "ph": "M", "pid": r, "tid": 0, "args": {"name": f"rank {r}"}})
         events.append({"name": "thread_name", "ph": "M", "pid": r, "tid": 1, "args": {"name": "MainThread"}})
-        events.append({"name": "thread_name", "ph": "M", "pid": r, "tid": 2, "args": {"name": f"disttorch-pg0-rank{r}"}})
+        events.append(
+            {"name": "thread_name", "ph": "M", "pid": r, "tid": 2, "args": {"name": f"disttorch-pg0-rank{r}"}}
+        )
         for s in range(steps):
             t = 1_000_000 + s * 10_000 + r * 300
             events += [
                 {"name": "forward", "cat": "step", "ph": "X", "ts": t, "dur": 2000, "pid": r, "tid": 1},
-                {"name": "backward", "cat": "step", "ph": "X", "ts": t + 2000, "dur": 5000, "pid": r, "tid": 1},
-                {"name": "bucket 0 ready", "cat": "ddp", "ph": "i", "s": "t", "ts": t + 4000, "pid": r, "tid": 1},
-                {"name": "all_reduce bucket 0", "cat": "comm", "ph": "X", "ts": t + 4000, "dur": 2500,
-                 "pid": r, "tid": 2},
-                {"name": "optimizer.step", "cat": "step", "ph": "X", "ts": t + 7000, "dur": 500, "pid": r, "tid": 1},
+                {
+                    "name": "backward",
+                    "cat": "step",
+                    "ph": "X",
+                    "ts": t + 2000,
+                    "dur": 5000,
+                    "pid": r,
+                    "tid": 1,
+                },
+                {
+                    "name": "bucket 0 ready",
+                    "cat": "ddp",
+                    "ph": "i",
+                    "s": "t",
+                    "ts": t + 4000,
+                    "pid": r,
+                    "tid": 1,
+                },
+                {
+                    "name": "all_reduce bucket 0",
+                    "cat": "comm",
+                    "ph": "X",
+                    "ts": t + 4000,
+                    "dur": 2500,
+                    "pid": r,
+                    "tid": 2,
+                },
+                {
+                    "name": "optimizer.step",
+                    "cat": "step",
+                    "ph": "X",
+                    "ts": t + 7000,
+                    "dur": 500,
+                    "pid": r,
+                    "tid": 1,
+                },
             ]
             if s == steps - 1:  # a last bucket reduced by the training thread itself
-                events.append({"name": "all_reduce bucket 1", "cat": "comm", "ph": "X", "ts": t + 6500,
-                               "dur": 300, "pid": r, "tid": 1})
+                events.append(
+                    {
+                        "name": "all_reduce bucket 1",
+                        "cat": "comm",
+                        "ph": "X",
+                        "ts": t + 6500,
+                        "dur": 300,
+                        "pid": r,
+                        "tid": 1,
+                    }
+                )
     path.write_text(json.dumps({"traceEvents": events}))
     return path
 

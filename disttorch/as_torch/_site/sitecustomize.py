@@ -5,6 +5,7 @@ forkserver children, DataLoader workers) installs the ``import torch`` -> distto
 at start-up when ``DISTTORCH_AS_TORCH`` is set, then runs the ``sitecustomize`` this one
 shadows (the next on ``sys.path``), if any.
 """
+
 import importlib.machinery
 import importlib.util
 import os

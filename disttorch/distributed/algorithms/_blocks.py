@@ -57,8 +57,7 @@ def block_offsets(counts: Sequence[int], numel: int, size: int) -> list[int]:
         offsets.append(offsets[-1] + int(c))
     if offsets[-1] != numel:
         raise ValueError(
-            f"block counts {list(counts)} add up to {offsets[-1]} elements but the buffer "
-            f"holds {numel}"
+            f"block counts {list(counts)} add up to {offsets[-1]} elements but the buffer holds {numel}"
         )
     return offsets
 

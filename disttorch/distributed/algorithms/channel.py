@@ -65,9 +65,7 @@ class Channel(Protocol):
         ranks arrive in the order they were sent.
         """
 
-    def sendrecv(
-        self, send_peer: int, send_buf: np.ndarray, recv_peer: int, recv_out: np.ndarray
-    ) -> None:
+    def sendrecv(self, send_peer: int, send_buf: np.ndarray, recv_peer: int, recv_out: np.ndarray) -> None:
         """Send ``send_buf`` to ``send_peer`` and receive from ``recv_peer`` into ``recv_out``.
 
         Never deadlocks when every rank calls it at the same time. Returns when
@@ -98,9 +96,7 @@ class ThreadWorld:
             raise ValueError(f"world size must be at least 1, got {size}")
         self.size = size
         self.timeout = timeout
-        self._queues = {
-            (src, dst): queue.Queue() for src in range(size) for dst in range(size)
-        }
+        self._queues = {(src, dst): queue.Queue() for src in range(size) for dst in range(size)}
 
     def channel(self, rank: int) -> "ThreadChannel":
         """Return the channel through which ``rank`` talks to the others."""
@@ -131,9 +127,7 @@ class ThreadChannel:
 
     def _check_peer(self, peer: int) -> None:
         if not 0 <= peer < self.size or peer == self.rank:
-            raise ValueError(
-                f"rank {self.rank}: peer must be another rank in [0, {self.size}), got {peer}"
-            )
+            raise ValueError(f"rank {self.rank}: peer must be another rank in [0, {self.size}), got {peer}")
 
     def send(self, peer: int, buf: np.ndarray) -> None:
         """Copy contiguous ``buf`` into ``peer``'s inbox for this rank."""
@@ -149,20 +143,15 @@ class ThreadChannel:
         """Wait for the next message from ``peer`` and copy it into contiguous ``out``."""
         self._check_peer(peer)
         if not out.flags.c_contiguous:
-            raise ValueError(
-                f"rank {self.rank}: receive buffer for rank {peer} is not contiguous"
-            )
+            raise ValueError(f"rank {self.rank}: receive buffer for rank {peer} is not contiguous")
         try:
             payload = self.world._queues[(peer, self.rank)].get(timeout=self.world.timeout)
         except queue.Empty:
             raise TimeoutError(
-                f"rank {self.rank}: no message from rank {peer} within "
-                f"{self.world.timeout} s"
+                f"rank {self.rank}: no message from rank {peer} within {self.world.timeout} s"
             ) from None
         if isinstance(payload, _Abort):
-            raise RuntimeError(
-                f"rank {self.rank}: gave up waiting for rank {peer}: {payload.reason}"
-            )
+            raise RuntimeError(f"rank {self.rank}: gave up waiting for rank {peer}: {payload.reason}")
         if payload.nbytes != out.nbytes:
             raise ValueError(
                 f"rank {self.rank}: message from rank {peer} has {payload.nbytes} bytes but "
@@ -170,9 +159,7 @@ class ThreadChannel:
             )
         np.copyto(out.reshape(-1).view(np.uint8), payload)
 
-    def sendrecv(
-        self, send_peer: int, send_buf: np.ndarray, recv_peer: int, recv_out: np.ndarray
-    ) -> None:
+    def sendrecv(self, send_peer: int, send_buf: np.ndarray, recv_peer: int, recv_out: np.ndarray) -> None:
         """Send to ``send_peer``, then receive from ``recv_peer`` (sends never block)."""
         self.send(send_peer, send_buf)
         self.recv(recv_peer, recv_out)
@@ -210,10 +197,7 @@ def run_threads(
             if first:
                 world.abort(f"rank {rank} failed with {type(exc).__name__}: {exc}")
 
-    threads = [
-        threading.Thread(target=body, args=(r,), name=f"rank{r}", daemon=True)
-        for r in range(size)
-    ]
+    threads = [threading.Thread(target=body, args=(r,), name=f"rank{r}", daemon=True) for r in range(size)]
     for t in threads:
         t.start()
     for t in threads:

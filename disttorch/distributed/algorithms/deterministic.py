@@ -77,9 +77,7 @@ def reduce_scatter(
             op(out, staging[src, :length], out=out)
 
 
-def all_reduce(
-    ch: Channel, buf: np.ndarray, op: Op, *, segment_bytes: Optional[int] = None
-) -> None:
+def all_reduce(ch: Channel, buf: np.ndarray, op: Op, *, segment_bytes: Optional[int] = None) -> None:
     """Reduce ``buf`` over all ranks in rank order, in place, identically on every rank.
 
     Args:

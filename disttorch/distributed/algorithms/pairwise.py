@@ -26,9 +26,7 @@ import numpy as np
 from .channel import Channel
 
 
-def all_to_all(
-    ch: Channel, send_blocks: Sequence[np.ndarray], recv_blocks: Sequence[np.ndarray]
-) -> None:
+def all_to_all(ch: Channel, send_blocks: Sequence[np.ndarray], recv_blocks: Sequence[np.ndarray]) -> None:
     """Send ``send_blocks[i]`` to rank ``i`` and receive rank ``i``'s block into ``recv_blocks[i]``.
 
     Args:

@@ -154,7 +154,13 @@ def reduce_scatter(
             logger.debug(
                 "ring reduce_scatter rank %d step %d/%d: sent block %d to rank %d, "
                 "reduced block %d from rank %d",
-                rank, step, n - 1, send_block, right, recv_block, left,
+                rank,
+                step,
+                n - 1,
+                send_block,
+                right,
+                recv_block,
+                left,
             )
         if on_step is not None:
             on_step("reduce_scatter", step, right, send_block, left, recv_block, buf)
@@ -194,14 +200,22 @@ def all_gather(
         recv_cuts = piece_bounds(offsets[recv_block], counts[recv_block], pieces)
         for p in range(pieces):
             ch.sendrecv(
-                right, buf[send_cuts[p] : send_cuts[p + 1]],
-                left, buf[recv_cuts[p] : recv_cuts[p + 1]],
+                right,
+                buf[send_cuts[p] : send_cuts[p + 1]],
+                left,
+                buf[recv_cuts[p] : recv_cuts[p + 1]],
             )
         if debug:
             logger.debug(
                 "ring all_gather rank %d step %d/%d: sent block %d to rank %d, "
                 "received block %d from rank %d",
-                rank, step, n - 1, send_block, right, recv_block, left,
+                rank,
+                step,
+                n - 1,
+                send_block,
+                right,
+                recv_block,
+                left,
             )
         if on_step is not None:
             on_step("all_gather", step, right, send_block, left, recv_block, buf)
@@ -236,9 +250,7 @@ def all_reduce(
     all_gather(ch, buf, counts, segment_bytes=segment_bytes, on_step=on_step)
 
 
-def broadcast(
-    ch: Channel, buf: np.ndarray, root: int, *, segment_bytes: Optional[int] = None
-) -> None:
+def broadcast(ch: Channel, buf: np.ndarray, root: int, *, segment_bytes: Optional[int] = None) -> None:
     """Copy ``buf`` from ``root`` to every rank: scatter its blocks, then all-gather.
 
     The root sends ``(n - 1) / n * N`` bytes in the scatter and every rank
@@ -299,8 +311,7 @@ def describe_all_reduce(size: int) -> str:
     if size < 1:
         raise ValueError(f"size must be at least 1, got {size}")
     lines = [
-        f"ring all_reduce on {size} ranks: every step, rank r sends to r+1 and receives "
-        f"from r-1",
+        f"ring all_reduce on {size} ranks: every step, rank r sends to r+1 and receives from r-1",
         f"{'phase':<16}{'step':<6}" + "".join(f"{f'rank {r}':<15}" for r in range(size)),
     ]
     for phase, blocks, verb in (

@@ -80,8 +80,14 @@ FAMILIES: dict[str, ModuleType] = {
 
 #: Collectives every family may implement, as function names.
 COLLECTIVES = (
-    "all_reduce", "reduce_scatter", "all_gather", "broadcast",
-    "reduce", "gather", "scatter", "all_to_all",
+    "all_reduce",
+    "reduce_scatter",
+    "all_gather",
+    "broadcast",
+    "reduce",
+    "gather",
+    "scatter",
+    "all_to_all",
 )
 
 #: Collectives that combine values (and so depend on the order of reduction).
@@ -159,8 +165,7 @@ def choose(
         if algorithm not in FAMILIES:
             source = "algorithm" if explicit else ALGORITHM_ENV
             raise ValueError(
-                f"{source}={algorithm!r} is not an algorithm; expected 'auto' or one of "
-                f"{sorted(FAMILIES)}"
+                f"{source}={algorithm!r} is not an algorithm; expected 'auto' or one of {sorted(FAMILIES)}"
             )
         if hasattr(FAMILIES[algorithm], collective):
             return algorithm
@@ -181,35 +186,46 @@ def resolve(
     deterministic: Optional[bool] = None,
 ) -> Callable[..., None]:
     """Return the function that runs ``collective``; arguments as for :func:`choose`."""
-    name = choose(
-        collective, nbytes, world_size, algorithm=algorithm, deterministic=deterministic
-    )
+    name = choose(collective, nbytes, world_size, algorithm=algorithm, deterministic=deterministic)
     return getattr(FAMILIES[name], collective)
 
 
 # Entry points: choose by size and run. Signatures follow the Channel contract; the extra
 # keyword arguments are those of choose().
 
+
 def all_reduce(
-    ch: Channel, buf: np.ndarray, op: Callable, *,
-    algorithm: Optional[str] = None, deterministic: Optional[bool] = None,
+    ch: Channel,
+    buf: np.ndarray,
+    op: Callable,
+    *,
+    algorithm: Optional[str] = None,
+    deterministic: Optional[bool] = None,
 ) -> None:
     """Reduce ``buf`` over all ranks in place; every rank ends with identical bits."""
-    resolve("all_reduce", buf.nbytes, ch.size, algorithm=algorithm,
-            deterministic=deterministic)(ch, buf, op)
+    resolve("all_reduce", buf.nbytes, ch.size, algorithm=algorithm, deterministic=deterministic)(ch, buf, op)
 
 
 def reduce_scatter(
-    ch: Channel, buf: np.ndarray, op: Callable, counts: Sequence[int], *,
-    algorithm: Optional[str] = None, deterministic: Optional[bool] = None,
+    ch: Channel,
+    buf: np.ndarray,
+    op: Callable,
+    counts: Sequence[int],
+    *,
+    algorithm: Optional[str] = None,
+    deterministic: Optional[bool] = None,
 ) -> None:
     """Reduce ``buf`` (blocks laid out by ``counts``); block ``ch.rank`` holds the result."""
-    resolve("reduce_scatter", buf.nbytes, ch.size, algorithm=algorithm,
-            deterministic=deterministic)(ch, buf, op, counts)
+    resolve("reduce_scatter", buf.nbytes, ch.size, algorithm=algorithm, deterministic=deterministic)(
+        ch, buf, op, counts
+    )
 
 
 def all_gather(
-    ch: Channel, buf: np.ndarray, counts: Sequence[int], *,
+    ch: Channel,
+    buf: np.ndarray,
+    counts: Sequence[int],
+    *,
     algorithm: Optional[str] = None,
 ) -> None:
     """Fill every block of ``buf`` (laid out by ``counts``) from the rank that owns it."""
@@ -217,23 +233,37 @@ def all_gather(
 
 
 def broadcast(
-    ch: Channel, buf: np.ndarray, root: int, *, algorithm: Optional[str] = None,
+    ch: Channel,
+    buf: np.ndarray,
+    root: int,
+    *,
+    algorithm: Optional[str] = None,
 ) -> None:
     """Copy ``buf`` from ``root`` to every rank."""
     resolve("broadcast", buf.nbytes, ch.size, algorithm=algorithm)(ch, buf, root)
 
 
 def reduce(
-    ch: Channel, buf: np.ndarray, op: Callable, root: int, *,
-    algorithm: Optional[str] = None, deterministic: Optional[bool] = None,
+    ch: Channel,
+    buf: np.ndarray,
+    op: Callable,
+    root: int,
+    *,
+    algorithm: Optional[str] = None,
+    deterministic: Optional[bool] = None,
 ) -> None:
     """Reduce ``buf`` over all ranks into ``buf`` on ``root`` (scratch elsewhere)."""
-    resolve("reduce", buf.nbytes, ch.size, algorithm=algorithm,
-            deterministic=deterministic)(ch, buf, op, root)
+    resolve("reduce", buf.nbytes, ch.size, algorithm=algorithm, deterministic=deterministic)(
+        ch, buf, op, root
+    )
 
 
 def gather(
-    ch: Channel, send: np.ndarray, recv: Optional[Sequence[np.ndarray]], root: int, *,
+    ch: Channel,
+    send: np.ndarray,
+    recv: Optional[Sequence[np.ndarray]],
+    root: int,
+    *,
     algorithm: Optional[str] = None,
 ) -> None:
     """Collect every rank's ``send`` into ``recv[rank]`` on ``root``."""
@@ -241,7 +271,11 @@ def gather(
 
 
 def scatter(
-    ch: Channel, send: Optional[Sequence[np.ndarray]], recv: np.ndarray, root: int, *,
+    ch: Channel,
+    send: Optional[Sequence[np.ndarray]],
+    recv: np.ndarray,
+    root: int,
+    *,
     algorithm: Optional[str] = None,
 ) -> None:
     """Send ``send[i]`` from ``root`` into ``recv`` on rank ``i``."""
@@ -249,7 +283,10 @@ def scatter(
 
 
 def all_to_all(
-    ch: Channel, send_blocks: Sequence[np.ndarray], recv_blocks: Sequence[np.ndarray], *,
+    ch: Channel,
+    send_blocks: Sequence[np.ndarray],
+    recv_blocks: Sequence[np.ndarray],
+    *,
     algorithm: Optional[str] = None,
 ) -> None:
     """Send ``send_blocks[i]`` to rank ``i``; receive rank ``i``'s into ``recv_blocks[i]``."""

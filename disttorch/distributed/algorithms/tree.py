@@ -145,8 +145,7 @@ def all_reduce(ch: Channel, buf: np.ndarray, op: Op) -> None:
         else:
             op(scratch, buf, out=buf)
         if debug:
-            logger.debug("tree all_reduce rank %d step %d: exchanged with rank %d",
-                         rank, step, partner)
+            logger.debug("tree all_reduce rank %d step %d: exchanged with rank %d", rank, step, partner)
 
     if folded:  # hand the result back to the rank that sat out
         ch.send(rank - 1, buf)
@@ -228,8 +227,9 @@ def all_gather(ch: Channel, buf: np.ndarray, counts: Sequence[int]) -> None:
         partner = doubling_partner(rank, step, n)
         ch.sendrecv(partner, blocks_of(mine, width), partner, blocks_of(mine ^ width, width))
         if debug:
-            logger.debug("tree all_gather rank %d step %d: exchanged blocks with rank %d",
-                         rank, step, partner)
+            logger.debug(
+                "tree all_gather rank %d step %d: exchanged blocks with rank %d", rank, step, partner
+            )
 
     if folded:
         ch.send(rank - 1, buf)

@@ -61,7 +61,11 @@ def _is_loopback_name(name: str) -> bool:
 def _is_this_host(host: str) -> bool:
     """Whether ``host`` is this machine's own name (``getfqdn`` may say ``localhost``: not counted)."""
     host = host.lower()
-    names = {name.lower() for name in (socket.gethostname(), socket.getfqdn()) if not _is_loopback_name(name.lower())}
+    names = {
+        name.lower()
+        for name in (socket.gethostname(), socket.getfqdn())
+        if not _is_loopback_name(name.lower())
+    }
     return host in names or any(host.split(".")[0] == name.split(".")[0] for name in names)
 
 
@@ -90,7 +94,9 @@ def listen_address(host: str) -> str:
         return next((a for a in addresses if ":" not in a), addresses[0])
     if any(_owns_address(a) for a in addresses):
         return _ANY
-    logger.warning("store host %r does not resolve to an address of this machine; listening on all interfaces", host)
+    logger.warning(
+        "store host %r does not resolve to an address of this machine; listening on all interfaces", host
+    )
     return _ANY
 
 

@@ -87,6 +87,7 @@ def parse_monitor_message(frames: list) -> dict:
     event, value = struct.unpack("=HI", frames[0])
     return {"event": event, "value": value, "endpoint": frames[1]}
 
+
 __all__ = [
     "ENV_SECRET",
     "ENV_ENCRYPT",
@@ -156,14 +157,15 @@ def resolve_secret(secret: str | bytes | None = None) -> bytes | None:
             secret = bytes.fromhex(secret.strip())
         except ValueError:
             raise ValueError(
-                f"{source} must be a hex string (e.g. from `python -c \"import secrets; "
-                f"print(secrets.token_hex(32))\"`), got {len(secret)} characters that are not hex"
+                f'{source} must be a hex string (e.g. from `python -c "import secrets; '
+                f'print(secrets.token_hex(32))"`), got {len(secret)} characters that are not hex'
             ) from None
     if len(secret) < MIN_SECRET_BYTES:
         raise ValueError(
             f"{source} is {len(secret) * 8} bits long; a job secret needs at least {MIN_SECRET_BYTES * 8} bits "
-            f"({MIN_SECRET_BYTES * 2} hex digits), e.g. from `python -c \"import secrets; "
-            f"print(secrets.token_hex(32))\"`")
+            f'({MIN_SECRET_BYTES * 2} hex digits), e.g. from `python -c "import secrets; '
+            f'print(secrets.token_hex(32))"`'
+        )
     return bytes(secret)
 
 
@@ -212,7 +214,9 @@ def curve_keys(secret: bytes) -> CurveKeys:
         raise RuntimeError(f"{ENV_ENCRYPT}=1 needs a libzmq built with CURVE support; this one has none")
     server_secret = z85.encode(derive_key(secret, "curve-server"))
     client_secret = z85.encode(derive_key(secret, "curve-client"))
-    return CurveKeys(zmq.curve_public(server_secret), server_secret, zmq.curve_public(client_secret), client_secret)
+    return CurveKeys(
+        zmq.curve_public(server_secret), server_secret, zmq.curve_public(client_secret), client_secret
+    )
 
 
 def _is_local_peer(address: str) -> bool:
@@ -237,7 +241,8 @@ def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
     """Return (ZAP domain, policy) for a server with this secret and encryption choice."""
     if secret is None:
         return b"disttorch/loopback", _Policy(
-            b"NULL", lambda _creds, address: _is_local_peer(address),
+            b"NULL",
+            lambda _creds, address: _is_local_peer(address),
             f"no {ENV_SECRET} is set here, so only peers on this host (loopback or ipc, same user) are "
             "admitted (set it on every node)",
         )
@@ -254,7 +259,9 @@ def _policy(secret: bytes | None, encrypt: bool) -> tuple[bytes, _Policy]:
     def check_plain(creds: list[bytes], _address: str) -> bool:  # creds: user name, password
         return len(creds) == 2 and creds[0] == PLAIN_USERNAME and hmac.compare_digest(creds[1], token)
 
-    return b"disttorch/plain/" + tag, _Policy(b"PLAIN", check_plain, "its token does not match this job's secret")
+    return b"disttorch/plain/" + tag, _Policy(
+        b"PLAIN", check_plain, "its token does not match this job's secret"
+    )
 
 
 class _ZapHandler(threading.Thread):
@@ -291,7 +298,14 @@ class _ZapHandler(threading.Thread):
         # ZAP request: version, request id, domain, address, identity, mechanism, credentials...
         if len(request) < 6:
             _rejections.warning("malformed ZAP request with %d frames dropped", len(request))
-            return [b"1.0", request[1] if len(request) > 1 else b"", b"500", b"malformed ZAP request", b"", b""]
+            return [
+                b"1.0",
+                request[1] if len(request) > 1 else b"",
+                b"500",
+                b"malformed ZAP request",
+                b"",
+                b"",
+            ]
         version, request_id, domain, address, _identity, mechanism, *credentials = request
         with self._lock:
             policy = self._policies.get(domain)
@@ -299,7 +313,10 @@ class _ZapHandler(threading.Thread):
         if policy is None:
             ok, reason = False, f"unknown ZAP domain {domain!r}"
         elif mechanism != policy.mechanism:
-            ok, reason = False, f"mechanism {mechanism.decode('ascii', 'replace')} where {policy.mechanism.decode()} is required"
+            ok, reason = (
+                False,
+                f"mechanism {mechanism.decode('ascii', 'replace')} where {policy.mechanism.decode()} is required",
+            )
         else:
             ok = policy.accepts(credentials, peer)
             reason = policy.refusal
@@ -378,11 +395,13 @@ def configure_client(socket: zmq.Socket, secret: bytes | None, *, encrypt: bool 
 
 def missing_secret_message(peer: str) -> str:
     """What to tell a process without a job secret that ``peer`` refused."""
-    return (f"the {peer} refused this process, which has no {ENV_SECRET}: without a secret only "
-            f"processes on the same host (loopback or ipc) are admitted, so a multi-node job needs "
-            f"the same {ENV_SECRET} on every process, e.g. export {ENV_SECRET}=$(python -c "
-            f"\"import secrets; print(secrets.token_hex(32))\") on every node (or the other "
-            f"processes have a secret and this one lacks it)")
+    return (
+        f"the {peer} refused this process, which has no {ENV_SECRET}: without a secret only "
+        f"processes on the same host (loopback or ipc) are admitted, so a multi-node job needs "
+        f"the same {ENV_SECRET} on every process, e.g. export {ENV_SECRET}=$(python -c "
+        f'"import secrets; print(secrets.token_hex(32))") on every node (or the other '
+        f"processes have a secret and this one lacks it)"
+    )
 
 
 _WATCHED_EVENTS = (

@@ -13,10 +13,19 @@ caller may catch:
 - :class:`DistTimeoutError`: a collective did not complete within the group's timeout.
 - :class:`PeerDiedError`: a peer process vanished (killed, crashed, or left the group).
 """
+
 from __future__ import annotations
 
-__all__ = ["DistError", "DistBackendError", "DistNetworkError", "DistStoreError", "AuthenticationError",
-           "CollectiveMismatchError", "DistTimeoutError", "PeerDiedError"]
+__all__ = [
+    "DistError",
+    "DistBackendError",
+    "DistNetworkError",
+    "DistStoreError",
+    "AuthenticationError",
+    "CollectiveMismatchError",
+    "DistTimeoutError",
+    "PeerDiedError",
+]
 
 
 class DistError(RuntimeError):

@@ -17,6 +17,7 @@ sides instead of exchanging the wrong bytes::
 Buffers of 64 KiB and more are sent without a copy; ``send`` and ``sendrecv`` return only
 once ZeroMQ has let go of them (``Channel`` contract: the buffer may then be reused).
 """
+
 from __future__ import annotations
 
 import time
@@ -81,8 +82,9 @@ class Link:
         while True:
             # Look in the stash before and after waiting: a message and a goodbye may
             # arrive together, and the message must win.
-            header = take() or t.pump(min(POLL_SLICE, max(0.0, op.deadline - time.monotonic())),
-                                      want) or take()
+            header = (
+                take() or t.pump(min(POLL_SLICE, max(0.0, op.deadline - time.monotonic())), want) or take()
+            )
             if header is not None:
                 op.heard.add(header.sender)
                 return header
@@ -103,8 +105,17 @@ class Link:
 class PeerChannel:
     """Point-to-point messaging for one collective of a process group (a ``Channel``)."""
 
-    def __init__(self, link: Link, group_id: int, rank: int, size: int, name: Callable[[int], str],
-                 op: _Op, sig: Signature, recent: Mapping[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        link: Link,
+        group_id: int,
+        rank: int,
+        size: int,
+        name: Callable[[int], str],
+        op: _Op,
+        sig: Signature,
+        recent: Mapping[int, str] | None = None,
+    ) -> None:
         self.rank = rank
         self.size = size
         self._link, self._group_id, self._name = link, group_id, name
@@ -125,8 +136,7 @@ class PeerChannel:
         header = self._link.receive(self._op, peer, None, out)
         self._verify(peer, header, out)
 
-    def sendrecv(self, send_peer: int, send_buf: np.ndarray,
-                 recv_peer: int, recv_out: np.ndarray) -> None:
+    def sendrecv(self, send_peer: int, send_buf: np.ndarray, recv_peer: int, recv_out: np.ndarray) -> None:
         """Send to ``send_peer`` and receive from ``recv_peer`` at once (never deadlocks)."""
         tracker = self._post(send_peer, send_buf)
         self.recv(recv_peer, recv_out)
@@ -135,38 +145,57 @@ class PeerChannel:
 
     def _check_peer(self, peer: int) -> None:
         if not 0 <= peer < self.size or peer == self.rank:
-            raise ValueError(f"group rank {self.rank}: peer must be another rank in "
-                             f"[0, {self.size}), got {peer}")
+            raise ValueError(
+                f"group rank {self.rank}: peer must be another rank in [0, {self.size}), got {peer}"
+            )
 
     def _post(self, peer: int, buf: np.ndarray):
         self._check_peer(peer)
         if not buf.flags.c_contiguous:
             raise ValueError(f"send buffer for group rank {peer} must be contiguous")
         sig = self._sig
-        header = wire.Header(wire.DATA, self._group_id, self._op.seq, 0, sig.op, sig.dtype,
-                             sig.root, sig.numel, self._sent[peer], self.rank, buf.nbytes, sig.redop)
+        header = wire.Header(
+            wire.DATA,
+            self._group_id,
+            self._op.seq,
+            0,
+            sig.op,
+            sig.dtype,
+            sig.root,
+            sig.numel,
+            self._sent[peer],
+            self.rank,
+            buf.nbytes,
+            sig.redop,
+        )
         self._sent[peer] += 1
         return self._link.send(peer, header, buf)
 
     def _verify(self, peer: int, h: wire.Header, out: np.ndarray) -> None:
         sig, name = self._sig, self._name
-        if (h.kind not in (wire.DATA, wire.SHM)
-                or (h.seq, h.op, h.dtype, h.numel, h.root, h.redop) != (self._op.seq, *sig)):
+        if h.kind not in (wire.DATA, wire.SHM) or (h.seq, h.op, h.dtype, h.numel, h.root, h.redop) != (
+            self._op.seq,
+            *sig,
+        ):
             mine_seq, mine = self._op.seq, wire.describe(*sig)
-            if h.seq != mine_seq and h.seq in self._recent:   # a leftover of an earlier collective
+            if h.seq != mine_seq and h.seq in self._recent:  # a leftover of an earlier collective
                 mine_seq, mine = h.seq, self._recent[h.seq]
             raise CollectiveMismatchError(
                 f"{name(self.rank)} called {mine} #{mine_seq} but "
                 f"{name(peer)} called {wire.describe(h.op, h.dtype, h.numel, h.root, h.redop)} #{h.seq}; "
                 "every rank must issue the same collectives in the same order with the same "
-                "dtype, size, root and reduce op")
+                "dtype, size, root and reduce op"
+            )
         expected = self._received[peer]
         if h.chunk != expected:
-            raise DistBackendError(f"message {h.chunk} of {self._op.description} from "
-                                   f"{name(peer)} arrived where message {expected} was due")
+            raise DistBackendError(
+                f"message {h.chunk} of {self._op.description} from "
+                f"{name(peer)} arrived where message {expected} was due"
+            )
         self._received[peer] += 1
         if h.nbytes != out.nbytes:
             raise CollectiveMismatchError(
                 f"in {self._op.description}, {name(peer)} sent {h.nbytes} bytes as message "
                 f"{h.chunk} but {name(self.rank)} expected {out.nbytes} bytes; the ranks chose "
-                "different algorithms (is DISTTORCH_ALGORITHM the same on every rank?)")
+                "different algorithms (is DISTTORCH_ALGORITHM the same on every rank?)"
+            )

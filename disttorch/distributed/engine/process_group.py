@@ -37,6 +37,7 @@ After a failed collective the group is broken: the error is raised by the failed
 and by every later call on the group (create a new job, or group, to continue). A failed
 send or receive only raises to its caller.
 """
+
 from __future__ import annotations
 
 import collections
@@ -62,7 +63,7 @@ from ..base.errors import (
     PeerDiedError,
 )
 from ..wire import frames as wire
-from ..wire.transport import POLL_SLICE, Transport, flush_sent
+from ..wire.transport import Transport, flush_sent
 from .peer_channel import Link, PeerChannel, Signature
 from .work import Work
 
@@ -145,8 +146,16 @@ class ProcessGroup:
         prefix: store key prefix for the group's endpoints and progress reports.
     """
 
-    def __init__(self, store, rank: int, ranks: list[int], group_id: int, timeout: float,
-                 backend: str = "zmq", prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        store,
+        rank: int,
+        ranks: list[int],
+        group_id: int,
+        timeout: float,
+        backend: str = "zmq",
+        prefix: str | None = None,
+    ) -> None:
         self.store = store
         self._rank = rank
         self.ranks = list(ranks)
@@ -162,19 +171,22 @@ class ProcessGroup:
         self._state_posted = threading.Event()
         self._publisher: threading.Thread | None = None
         self.store.set(f"{self.prefix}state/{rank}", self._state)
-        self.transport = (Transport(store, self.prefix, rank, len(ranks), group_id, timeout,
-                                    self.name) if len(ranks) > 1 else None)
+        self.transport = (
+            Transport(store, self.prefix, rank, len(ranks), group_id, timeout, self.name)
+            if len(ranks) > 1
+            else None
+        )
         self.link = Link(self.transport, self.check) if self.transport is not None else None
         self._seq = 0
         self.recent: collections.OrderedDict[int, str] = collections.OrderedDict()  # seq -> signature
         self._error: BaseException | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._pending = 0                      # operations queued or running
+        self._pending = 0  # operations queued or running
         self._pending_lock = threading.Lock()
-        self._idle = threading.Condition(self._pending_lock)   # notified when _pending drops
+        self._idle = threading.Condition(self._pending_lock)  # notified when _pending drops
         self._closing = False
-        self._exec_lock = threading.Lock()     # held while an operation uses the sockets
-        self._caller = threading.local()       # .inline: run_async_inline() is active
+        self._exec_lock = threading.Lock()  # held while an operation uses the sockets
+        self._caller = threading.local()  # .inline: run_async_inline() is active
         self._current: _Op | None = None
         self._pid = os.getpid()
         _live_groups.add(self)
@@ -183,8 +195,9 @@ class ProcessGroup:
         self._faults = bool(os.environ.get(ENV_FAULT))
         if self._faults:
             _faults.register_drop_handler(self._on_drop_fault)
-        self._thread = threading.Thread(target=self._loop, daemon=True,
-                                        name=f"disttorch-pg{group_id}-rank{ranks[rank]}")
+        self._thread = threading.Thread(
+            target=self._loop, daemon=True, name=f"disttorch-pg{group_id}-rank{ranks[rank]}"
+        )
         self._thread.start()
 
     # ------------------------------------------------------------------ identity
@@ -203,13 +216,24 @@ class ProcessGroup:
         return f"rank {self.ranks[group_rank]} (group {self.group_id} rank {group_rank})"
 
     def __repr__(self) -> str:
-        return (f"ProcessGroup(id={self.group_id}, rank={self._rank}, ranks={self.ranks}, "
-                f"backend={self.backend!r})")
+        return (
+            f"ProcessGroup(id={self.group_id}, rank={self._rank}, ranks={self.ranks}, "
+            f"backend={self.backend!r})"
+        )
 
     # ------------------------------------------------------------------ issuing
-    def collective(self, op: str, dtype: np.dtype, numel: int, root: int,
-                   body: Callable[[PeerChannel], None], result: Any = None,
-                   async_op: bool = False, timeout: float | None = None, redop: str = "") -> Work | None:
+    def collective(
+        self,
+        op: str,
+        dtype: np.dtype,
+        numel: int,
+        root: int,
+        body: Callable[[PeerChannel], None],
+        result: Any = None,
+        async_op: bool = False,
+        timeout: float | None = None,
+        redop: str = "",
+    ) -> Work | None:
         """Queue collective ``op`` whose per-rank work is ``body(channel)``.
 
         ``dtype``, ``numel`` (-1 when ranks may legitimately differ), ``root`` (group
@@ -227,11 +251,13 @@ class ProcessGroup:
         if len(self.recent) > RECENT_SIGNATURES:
             self.recent.popitem(last=False)
         work = Work(description, result)
-        return self._submit(work, self._run_collective,
-                            (self._seq, sig, description, body, timeout or self.timeout), async_op)
+        return self._submit(
+            work, self._run_collective, (self._seq, sig, description, body, timeout or self.timeout), async_op
+        )
 
-    def point_to_point(self, description: str, body: Callable[[_Op], Any], async_op: bool,
-                       result: Any = None) -> Work | None:
+    def point_to_point(
+        self, description: str, body: Callable[[_Op], Any], async_op: bool, result: Any = None
+    ) -> Work | None:
         """Queue a send or receive; ``body(op)`` runs on the communication thread."""
         self._raise_if_broken()
         work = Work(description, result)
@@ -251,8 +277,7 @@ class ProcessGroup:
         finally:
             self._caller.inline = before
 
-    def _submit(self, work: Work, run: Callable[..., None], args: tuple,
-                async_op: bool) -> Work | None:
+    def _submit(self, work: Work, run: Callable[..., None], args: tuple, async_op: bool) -> Work | None:
         """Queue ``run(*args)`` for the communication thread; wait for it unless ``async_op``.
 
         A synchronous operation issued while nothing is queued or running runs right here
@@ -282,8 +307,7 @@ class ProcessGroup:
     def _raise_if_broken(self) -> None:
         if self._error is not None:
             error = copy.copy(self._error)
-            error.args = (f"process group {self.group_id} is unusable after an earlier error: "
-                          f"{self._error}",)
+            error.args = (f"process group {self.group_id} is unusable after an earlier error: {self._error}",)
             raise error from self._error
         if self._closing:
             raise DistBackendError(f"process group {self.group_id} has been destroyed")
@@ -324,20 +348,22 @@ class ProcessGroup:
         finally:
             self._current = None
 
-    def _run_collective(self, seq: int, sig: Signature, description: str,
-                        body: Callable[[PeerChannel], None], timeout: float) -> None:
+    def _run_collective(
+        self, seq: int, sig: Signature, description: str, body: Callable[[PeerChannel], None], timeout: float
+    ) -> None:
         self._current = op = _Op(seq, description, timeout, self.stall_warning)
         self._set_state(f"{seq}|{description.rsplit(' #', 1)[0]}|in")
         if self.transport is not None:
             if self.transport.closed:
-                raise DistNetworkError(f"{self.name(self._rank)} has closed its connections to "
-                                       f"the group (fault injection 'drop' or destroy); "
-                                       f"{description} cannot run")
+                raise DistNetworkError(
+                    f"{self.name(self._rank)} has closed its connections to "
+                    f"the group (fault injection 'drop' or destroy); "
+                    f"{description} cannot run"
+                )
             self.transport.pump(0)
             self.check(op, None)
             self.check_leftovers(seq)
-        body(PeerChannel(self.link, self.group_id, self._rank, self.size(), self.name, op, sig,
-                         self.recent))
+        body(PeerChannel(self.link, self.group_id, self._rank, self.size(), self.name, op, sig, self.recent))
         self._set_state(f"{seq}|{description.rsplit(' #', 1)[0]}|done")
 
     def _run_p2p(self, description: str, body: Callable[[_Op], Any]) -> None:
@@ -377,9 +403,11 @@ class ProcessGroup:
         if t.errors:
             header, text = t.errors[0]
             error = _ERROR_CLASSES[header.tag if header.tag < len(_ERROR_CLASSES) else 0]
-            exc = (error(f"{text} (reported by {self.name(header.sender)})", self.ranks[header.root])
-                   if error is PeerDiedError else
-                   error(f"{text} (reported by {self.name(header.sender)})"))
+            exc = (
+                error(f"{text} (reported by {self.name(header.sender)})", self.ranks[header.root])
+                if error is PeerDiedError
+                else error(f"{text} (reported by {self.name(header.sender)})")
+            )
             exc.from_peer = True
             raise exc
         gone = t.gone_peers()
@@ -390,23 +418,36 @@ class ProcessGroup:
             gone = {p: how for p, how in gone.items() if how == "died" or p == waiting_for}
         if gone:
             peer, how = sorted(gone.items())[0]
-            what = ("left the group (destroy_process_group or exit)" if how == "left"
-                    else "died or stopped responding (its connection dropped without a goodbye)")
-            raise PeerDiedError(f"{self.name(peer)} {what}; {self.name(self._rank)} was in "
-                                f"{op.description}. Check that rank's log or the launcher's "
-                                "report for why it stopped", self.ranks[peer])
+            what = (
+                "left the group (destroy_process_group or exit)"
+                if how == "left"
+                else "died or stopped responding (its connection dropped without a goodbye)"
+            )
+            raise PeerDiedError(
+                f"{self.name(peer)} {what}; {self.name(self._rank)} was in "
+                f"{op.description}. Check that rank's log or the launcher's "
+                "report for why it stopped",
+                self.ranks[peer],
+            )
         now = time.monotonic()
         self._publish_state()
         if now >= op.deadline:
-            raise DistTimeoutError(f"{op.description} timed out on {self.name(self._rank)} after "
-                                   f"{now - op.started:.1f} s{self._waiting(op, waiting_for)}. "
-                                   f"{self._progress()}")
+            raise DistTimeoutError(
+                f"{op.description} timed out on {self.name(self._rank)} after "
+                f"{now - op.started:.1f} s{self._waiting(op, waiting_for)}. "
+                f"{self._progress()}"
+            )
         if now >= op.stall_at:
             op.stall_at = float("inf")
             progress = self._progress(raise_on_mismatch=op)
-            logger.warning("%s on %s has waited %.0f s%s. %s", op.description,
-                           self.name(self._rank), now - op.started,
-                           self._waiting(op, waiting_for), progress)
+            logger.warning(
+                "%s on %s has waited %.0f s%s. %s",
+                op.description,
+                self.name(self._rank),
+                now - op.started,
+                self._waiting(op, waiting_for),
+                progress,
+            )
 
     def check_leftovers(self, seq: int) -> None:
         """Raise ``CollectiveMismatchError`` if a message of a collective before ``seq`` is
@@ -419,7 +460,8 @@ class ProcessGroup:
         raise CollectiveMismatchError(
             f"{self.name(self._rank)} called {mine} #{h.seq} but {self.name(h.sender)} called "
             f"{wire.describe(h.op, h.dtype, h.numel, h.root, h.redop)} #{h.seq}; every rank must issue "
-            "the same collectives in the same order with the same dtype, size, root and reduce op")
+            "the same collectives in the same order with the same dtype, size, root and reduce op"
+        )
 
     def _waiting(self, op: _Op, waiting_for: int | None) -> str:
         silent = [self.name(p) for p in range(self.size()) if p != self._rank and p not in op.heard]
@@ -438,8 +480,12 @@ class ProcessGroup:
         Unless ``wait``, a background thread does the writing: a store whose host is frozen
         or cut off must not hold up the liveness checks of a waiting collective."""
         now = time.monotonic()
-        if (self._state == self._state_published or now - self._state_time < STATE_INTERVAL
-                or self._closing or self._error is not None):
+        if (
+            self._state == self._state_published
+            or now - self._state_time < STATE_INTERVAL
+            or self._closing
+            or self._error is not None
+        ):
             return
         self._state_time, self._state_published = now, self._state
         if wait:
@@ -447,8 +493,9 @@ class ProcessGroup:
             return
         self._state_to_publish = self._state
         if self._publisher is None:
-            self._publisher = threading.Thread(target=self._publish_loop, daemon=True,
-                                               name=f"disttorch-pg{self.group_id}-progress")
+            self._publisher = threading.Thread(
+                target=self._publish_loop, daemon=True, name=f"disttorch-pg{self.group_id}-progress"
+            )
             self._publisher.start()
         self._state_posted.set()
 
@@ -483,7 +530,8 @@ class ProcessGroup:
                 if seq == int(mine[0]) and phase == "in" and what != mine[1]:
                     raise CollectiveMismatchError(
                         f"{self.name(self._rank)} called {mine[1]} #{seq} but "
-                        f"{self.name(members[0])} called {what} #{seq}")
+                        f"{self.name(members[0])} called {what} #{seq}"
+                    )
         parts = []
         for (seq, what, phase), members in sorted(groups.items()):
             many = len(members) > 1
@@ -505,8 +553,8 @@ class ProcessGroup:
         """Stop the communication thread after the queued work, say goodbye, close sockets."""
         _live_groups.discard(self)
         self._closing = True
-        self._state_posted.set()   # the progress thread ends
-        with self._idle:   # let queued work finish (it is bounded by its own timeout)
+        self._state_posted.set()  # the progress thread ends
+        with self._idle:  # let queued work finish (it is bounded by its own timeout)
             self._idle.wait_for(lambda: self._pending == 0, timeout=self.timeout)
         self._queue.put(None)
         # The idle thread may be inside a progress report to a store whose host has exited;

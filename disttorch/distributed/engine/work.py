@@ -6,6 +6,7 @@ has finished and re-raises, in the caller's thread, any error the communication 
 ``work.get_future()`` gives a :class:`Future` whose ``then`` chains callbacks, as DDP
 communication hooks use it.
 """
+
 from __future__ import annotations
 
 import threading
@@ -101,8 +102,11 @@ class Work:
         self._future = Future()
 
     def __repr__(self) -> str:
-        state = ("failed" if self._future._error is not None else "completed") \
-            if self.is_completed() else "pending"
+        state = (
+            ("failed" if self._future._error is not None else "completed")
+            if self.is_completed()
+            else "pending"
+        )
         return f"Work({self.description}, {state})"
 
     def wait(self, timeout: float | None = None) -> bool:

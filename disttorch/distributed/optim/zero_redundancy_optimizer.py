@@ -11,6 +11,7 @@ Every rank still holds every parameter and the full, averaged gradients (DDP gav
 Shards are assigned greedily, largest parameter first, to the rank with the fewest
 elements so far: the same assignment on every rank, balanced by size.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable
@@ -25,6 +26,7 @@ __all__ = ["ZeroRedundancyOptimizer"]
 
 def _dist():
     from ... import distributed as dist
+
     return dist
 
 
@@ -50,9 +52,15 @@ class ZeroRedundancyOptimizer(Optimizer):
         **defaults: options for ``optimizer_class`` (``lr=...``).
     """
 
-    def __init__(self, params: Iterable[Any], optimizer_class: type, process_group: Any = None,
-                 parameters_as_bucket_view: bool = False, overlap_with_ddp: bool = False,
-                 **defaults: Any) -> None:
+    def __init__(
+        self,
+        params: Iterable[Any],
+        optimizer_class: type,
+        process_group: Any = None,
+        parameters_as_bucket_view: bool = False,
+        overlap_with_ddp: bool = False,
+        **defaults: Any,
+    ) -> None:
         if overlap_with_ddp:
             raise NotImplementedError("ZeroRedundancyOptimizer(overlap_with_ddp=True) is not supported")
         dist = _dist()
@@ -96,14 +104,17 @@ class ZeroRedundancyOptimizer(Optimizer):
             shard = [p for p, o in zip(self._all_params, self.owner) if o == r]
             if not shard:
                 continue
-            flat = np.concatenate([p._data.reshape(-1) for p in shard]) if self.rank == r else \
-                np.empty(sum(p._data.size for p in shard), dtype=shard[0]._data.dtype)
+            flat = (
+                np.concatenate([p._data.reshape(-1) for p in shard])
+                if self.rank == r
+                else np.empty(sum(p._data.size for p in shard), dtype=shard[0]._data.dtype)
+            )
             src = dist.get_global_rank(self.process_group, r) if self.process_group is not None else r
             dist.broadcast(Tensor._make(flat), src=src, group=self.process_group)
             if self.rank != r:
                 offset = 0
                 for p in shard:
-                    np.copyto(p._data, flat[offset:offset + p._data.size].reshape(p._data.shape))
+                    np.copyto(p._data, flat[offset : offset + p._data.size].reshape(p._data.shape))
                     p._bump_version()
                     offset += p._data.size
 
@@ -134,9 +145,11 @@ class ZeroRedundancyOptimizer(Optimizer):
     def state_dict(self) -> dict:
         """The full optimiser state; only on the rank given to ``consolidate_state_dict``."""
         if self._consolidated is None:
-            raise RuntimeError("Optimizer state has not been consolidated on this rank. Please call "
-                               "`consolidate_state_dict(to=...)` on all ranks beforehand if you "
-                               "meant to save the global state.")
+            raise RuntimeError(
+                "Optimizer state has not been consolidated on this rank. Please call "
+                "`consolidate_state_dict(to=...)` on all ranks beforehand if you "
+                "meant to save the global state."
+            )
         return self._consolidated
 
     def load_state_dict(self, state_dict: dict) -> None:

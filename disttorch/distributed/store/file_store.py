@@ -91,7 +91,9 @@ class FileStore(Store):
             try:
                 result = int(old) + int(amount)
             except ValueError:
-                raise ValueError(f"add() on key {k!r} expects an integer value, but it holds {old[:40]!r}") from None
+                raise ValueError(
+                    f"add() on key {k!r} expects an integer value, but it holds {old[:40]!r}"
+                ) from None
             self._append_set(k, str(result).encode())
             return result
 
@@ -178,8 +180,10 @@ class FileStore(Store):
         assert self._fd is not None
         size = os.fstat(self._fd).st_size
         if size < self._offset:
-            raise DistStoreError(f"FileStore {self.path!r} shrank from {self._offset} to {size} bytes; "
-                                 "something else modified it")
+            raise DistStoreError(
+                f"FileStore {self.path!r} shrank from {self._offset} to {size} bytes; "
+                "something else modified it"
+            )
         data = os.pread(self._fd, size - self._offset, self._offset)
         position = 0
         while position < len(data):
@@ -193,7 +197,7 @@ class FileStore(Store):
 
     def _apply(self, data: bytes, position: int) -> int:
         """Apply the record at ``position``; return its length, or 0 if it is incomplete."""
-        tag = data[position:position + 1]
+        tag = data[position : position + 1]
         if tag in (b"J", b"L"):
             if tag == b"J":
                 self._joined += 1
@@ -208,7 +212,7 @@ class FileStore(Store):
             if end > len(data):
                 return 0
             key_end = position + _SET.size + key_length
-            self._table[data[position + _SET.size:key_end]] = data[key_end:end]
+            self._table[data[position + _SET.size : key_end]] = data[key_end:end]
             return end - position
         if tag == b"D":
             if len(data) - position < _DELETE.size:
@@ -217,7 +221,7 @@ class FileStore(Store):
             end = position + _DELETE.size + key_length
             if end > len(data):
                 return 0
-            self._table.pop(data[position + _DELETE.size:end], None)
+            self._table.pop(data[position + _DELETE.size : end], None)
             return end - position
         raise DistStoreError(
             f"{self.path!r} is not a disttorch FileStore log (unknown record {tag!r} at byte {self._offset + position})"

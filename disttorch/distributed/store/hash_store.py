@@ -63,7 +63,9 @@ class HashStore(Store):
 
     def compare_set(self, key: Key, expected_value: Value, desired_value: Value) -> bytes:
         with self._changed:
-            result = self._table.compare_set(key_bytes(key), value_bytes(expected_value), value_bytes(desired_value))
+            result = self._table.compare_set(
+                key_bytes(key), value_bytes(expected_value), value_bytes(desired_value)
+            )
             self._changed.notify_all()
             return result
 

@@ -200,7 +200,9 @@ def parse_request(frames: list[bytes]) -> Request:
     if command is Command.WAIT:
         if len(args) < 2:
             raise ProtocolError("WAIT needs a timeout and at least one key")
-        return Request(command, request_id, keys=tuple(_key(k) for k in args[1:]), timeout_ms=_timeout(args[0]))
+        return Request(
+            command, request_id, keys=tuple(_key(k) for k in args[1:]), timeout_ms=_timeout(args[0])
+        )
     if command is Command.COMPARE_SET:
         return Request(command, request_id, keys=(_key(args[0]),), values=(_value(args[1]), _value(args[2])))
     if command is Command.DELETE:

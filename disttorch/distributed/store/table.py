@@ -63,7 +63,9 @@ class KeyValueTable:
         try:
             current = int(old)
         except ValueError:
-            raise ValueError(f"add() on key {key!r} expects an integer value, but it holds {old[:40]!r}") from None
+            raise ValueError(
+                f"add() on key {key!r} expects an integer value, but it holds {old[:40]!r}"
+            ) from None
         result = current + amount
         self.set(key, str(result).encode())
         return result

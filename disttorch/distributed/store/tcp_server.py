@@ -57,8 +57,11 @@ HANDSHAKE_TIMEOUT_MS = 3_000
 AUTH_FAILURE_GRACE = 2.0
 #: Prefix of the ERROR replies that clients raise as ``AuthenticationError``.
 AUTH_ERROR_PREFIX = "AUTH: "
-_HANDSHAKE_FAILURES = (zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-                       | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+_HANDSHAKE_FAILURES = (
+    zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+)
 
 
 @dataclass(eq=False)
@@ -84,7 +87,12 @@ class StoreServer:
     """
 
     def __init__(
-        self, host: str, port: int, secret: bytes | None, encrypt: bool = True, table: KeyValueTable | None = None
+        self,
+        host: str,
+        port: int,
+        secret: bytes | None,
+        encrypt: bool = True,
+        table: KeyValueTable | None = None,
     ) -> None:
         self.table = table if table is not None else KeyValueTable()
         self.malformed = 0  # requests dropped as malformed (for tests and diagnostics)
@@ -103,8 +111,8 @@ class StoreServer:
         auth.configure_server(self._socket, secret, encrypt=encrypt)
         self._monitor = self._socket.get_monitor_socket(_HANDSHAKE_FAILURES)
         self._secret_set = secret is not None
-        self._auth_failed_at: float | None = None   # time of a failed handshake not yet acted on
-        self._auth_error: str | None = None         # sticky: answer get/wait with this
+        self._auth_failed_at: float | None = None  # time of a failed handshake not yet acted on
+        self._auth_error: str | None = None  # sticky: answer get/wait with this
         try:
             if port == 0:
                 self.port = self._socket.bind_to_random_port(f"tcp://{endpoint_host(host)}")
@@ -186,17 +194,27 @@ class StoreServer:
         self._auth_failed_at = None
         if not self._pending:
             return
-        need = (f"{auth.ENV_SECRET} (the same on every process)" if self._secret_set else
-                f"the same {auth.ENV_SECRET} on every process: this one has none, and a store without "
-                "a secret admits only processes on its host that have none either")
-        self._auth_error = (f"{AUTH_ERROR_PREFIX}a process failed to authenticate with the store "
-                            f"(another job secret, none where one is set, or another host); it can never "
-                            f"join, so this request is failed instead of waiting for it. Set {need}")
+        need = (
+            f"{auth.ENV_SECRET} (the same on every process)"
+            if self._secret_set
+            else f"the same {auth.ENV_SECRET} on every process: this one has none, and a store without "
+            "a secret admits only processes on its host that have none either"
+        )
+        self._auth_error = (
+            f"{AUTH_ERROR_PREFIX}a process failed to authenticate with the store "
+            f"(another job secret, none where one is set, or another host); it can never "
+            f"join, so this request is failed instead of waiting for it. Set {need}"
+        )
         for _, _, waiter in list(self._deadlines):
             if not waiter.done:
                 self._retire(waiter)
-                self._reply(waiter.identity, waiter.request.request_id, Status.ERROR,
-                            self._auth_error.encode(), *sorted(waiter.missing))
+                self._reply(
+                    waiter.identity,
+                    waiter.request.request_id,
+                    Status.ERROR,
+                    self._auth_error.encode(),
+                    *sorted(waiter.missing),
+                )
 
     def _poll_timeout_ms(self) -> int | None:
         while self._deadlines and self._deadlines[0][2].done:
@@ -235,7 +253,9 @@ class StoreServer:
 
     def _drop(self, identity: bytes, header: bytes | None, reason: str) -> None:
         self.malformed += 1
-        self._bad_input.warning("dropped malformed store request from peer %s: %s", identity.hex()[:16], reason)
+        self._bad_input.warning(
+            "dropped malformed store request from peer %s: %s", identity.hex()[:16], reason
+        )
         if header is not None:
             try:
                 _, request_id = protocol.parse_header(header)
@@ -269,7 +289,9 @@ class StoreServer:
             self._reply(identity, rid, Status.OK)
             self._key_set(key)
         elif command is Command.CHECK:
-            self._reply(identity, rid, Status.OK, b"\x01" if all(k in table for k in request.keys) else b"\x00")
+            self._reply(
+                identity, rid, Status.OK, b"\x01" if all(k in table for k in request.keys) else b"\x00"
+            )
         elif command is Command.WAIT:
             missing = {k for k in request.keys if k not in table}
             if missing:
@@ -287,7 +309,7 @@ class StoreServer:
             self._reply(identity, rid, Status.OK, protocol.pack_i64(len(table)))
         elif command is Command.HELLO:
             self._workers += 1
-            self._auth_error = None   # someone new joined: waiting may be worth it again
+            self._auth_error = None  # someone new joined: waiting may be worth it again
             self._reply(identity, rid, Status.OK)
             self._workers_changed()
         elif command is Command.WAIT_WORKERS:
@@ -300,13 +322,19 @@ class StoreServer:
 
     def _park(self, identity: bytes, request: Request, missing: set[bytes]) -> None:
         if self._auth_error is not None:
-            self._reply(identity, request.request_id, Status.ERROR, self._auth_error.encode(), *sorted(missing))
+            self._reply(
+                identity, request.request_id, Status.ERROR, self._auth_error.encode(), *sorted(missing)
+            )
             return
         if self._pending >= MAX_WAITERS:
-            raise StoreFullError(f"the store already has its maximum of {MAX_WAITERS} pending get/wait requests")
+            raise StoreFullError(
+                f"the store already has its maximum of {MAX_WAITERS} pending get/wait requests"
+            )
         key_bytes = sum(map(len, request.keys))
         if self._waiting_key_bytes + key_bytes > MAX_WAITING_KEY_BYTES:
-            raise StoreFullError(f"pending get/wait requests would name more than {MAX_WAITING_KEY_BYTES} bytes of keys")
+            raise StoreFullError(
+                f"pending get/wait requests would name more than {MAX_WAITING_KEY_BYTES} bytes of keys"
+            )
         self._waiting_key_bytes += key_bytes
         waiter = _Waiter(identity, request, time.monotonic() + request.timeout_ms / 1000, missing)
         if request.command is Command.WAIT_WORKERS:
@@ -337,7 +365,9 @@ class StoreServer:
                 request = waiter.request
                 if request.command is Command.GET:
                     value = self.table.get(key)
-                    self._reply(waiter.identity, request.request_id, Status.OK, value if value is not None else b"")
+                    self._reply(
+                        waiter.identity, request.request_id, Status.OK, value if value is not None else b""
+                    )
                 else:
                     self._reply(waiter.identity, request.request_id, Status.OK)
 
@@ -359,4 +389,3 @@ class StoreServer:
             else:
                 detail = sorted(waiter.missing)
             self._reply(waiter.identity, request.request_id, Status.TIMEOUT, *detail)
-

@@ -87,9 +87,13 @@ class TCPStore(Store):
         self.host = host_name
         self.world_size = world_size
         encrypt = zmq.has("curve")  # the store always encrypts when it can (see the class docs)
-        self._server = StoreServer(listen_address(host_name), port, secret_bytes, encrypt) if is_master else None
+        self._server = (
+            StoreServer(listen_address(host_name), port, secret_bytes, encrypt) if is_master else None
+        )
         self.port = self._server.port if self._server is not None else port
-        connect_host = host_name if self._server is None else _LOCAL_FOR_ANY.get(self._server.host, self._server.host)
+        connect_host = (
+            host_name if self._server is None else _LOCAL_FOR_ANY.get(self._server.host, self._server.host)
+        )
         self._lock = threading.Lock()
         self._request_ids = iter(range(1, 1 << 63))
         self._context = zmq.Context()
@@ -102,7 +106,9 @@ class TCPStore(Store):
         self._socket.heartbeat_timeout = protocol.HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in connect_host
         auth.configure_client(self._socket, secret_bytes, encrypt=encrypt)
-        self._watcher = auth.ConnectionWatcher(self._socket, f"store at {self._where}", secret_bytes is not None)
+        self._watcher = auth.ConnectionWatcher(
+            self._socket, f"store at {self._where}", secret_bytes is not None
+        )
         # close() from another thread wakes a request blocked in get/wait through this pair
         self._interrupt_address = f"inproc://disttorch-store-client-{id(self)}"
         self._interrupted = self._context.socket(zmq.PAIR)
@@ -124,7 +130,10 @@ class TCPStore(Store):
 
     def _wait_for_workers(self, world_size: int) -> None:
         status, payload = self._request(
-            Command.WAIT_WORKERS, protocol.pack_i64(world_size), self._timeout_frame(self.timeout), wait=self.timeout
+            Command.WAIT_WORKERS,
+            protocol.pack_i64(world_size),
+            self._timeout_frame(self.timeout),
+            wait=self.timeout,
         )
         if status is Status.TIMEOUT:
             detail = payload[0].decode("utf-8", "replace") if payload else ""
@@ -169,7 +178,9 @@ class TCPStore(Store):
             raise timeout_error("wait", [k for k in encoded if k in payload] or encoded, timeout)
 
     def compare_set(self, key: Key, expected_value: Value, desired_value: Value) -> bytes:
-        _, payload = self._request(Command.COMPARE_SET, _key(key), _value(expected_value), _value(desired_value))
+        _, payload = self._request(
+            Command.COMPARE_SET, _key(key), _value(expected_value), _value(desired_value)
+        )
         return _single(payload, "COMPARE_SET")
 
     def delete_key(self, key: Key) -> bool:
@@ -233,15 +244,18 @@ class TCPStore(Store):
             try:
                 self._socket.send_multipart(protocol.encode_request(command, request_id, *args))
             except zmq.Again:
-                raise DistNetworkError(f"could not send {command.name} to the store at {self._where} "
-                                       f"within {patience:g} s") from None
+                raise DistNetworkError(
+                    f"could not send {command.name} to the store at {self._where} within {patience:g} s"
+                ) from None
             status, payload = self._await_reply(command, request_id, patience, connecting)
         if status is Status.ERROR:
             message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
             if message.startswith(AUTH_ERROR_PREFIX):
                 waited = ", ".join(k.decode("utf-8", "replace") for k in payload[1:])
-                raise AuthenticationError(message[len(AUTH_ERROR_PREFIX):]
-                                          + (f" (this process was waiting for {waited})" if waited else ""))
+                raise AuthenticationError(
+                    message[len(AUTH_ERROR_PREFIX) :]
+                    + (f" (this process was waiting for {waited})" if waited else "")
+                )
             raise DistStoreError(f"the store at {self._where} refused {command.name}: {message}")
         return status, payload
 
@@ -262,8 +276,9 @@ class TCPStore(Store):
                         f"could not reach the store at {self._where} within {patience:g} s: is the "
                         "rank-0 process running, and are MASTER_ADDR/MASTER_PORT right?"
                     )
-                raise DistNetworkError(f"the store at {self._where} did not answer {command.name} "
-                                       f"within {patience:g} s")
+                raise DistNetworkError(
+                    f"the store at {self._where} did not answer {command.name} within {patience:g} s"
+                )
             lost = self._watcher.disconnected_since
             if lost is not None and now - lost > DISCONNECT_GRACE_S:
                 raise DistNetworkError(

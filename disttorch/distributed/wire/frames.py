@@ -30,6 +30,7 @@ Tensor data is never pickled: the payload is the array's memory. Only the object
 collectives put cloudpickle bytes in a payload, and every peer connection has been
 authenticated with the job secret before its frames are read.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,8 +39,24 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Header", "pack", "unpack", "HEADER_SIZE", "DATA", "P2P", "ERROR", "BYE", "SHM",
-           "OPS", "REDOPS", "op_code", "dtype_code", "dtype_of", "describe", "MalformedHeader"]
+__all__ = [
+    "Header",
+    "pack",
+    "unpack",
+    "HEADER_SIZE",
+    "DATA",
+    "P2P",
+    "ERROR",
+    "BYE",
+    "SHM",
+    "OPS",
+    "REDOPS",
+    "op_code",
+    "dtype_code",
+    "dtype_of",
+    "describe",
+    "MalformedHeader",
+]
 
 MAGIC = b"DT"
 VERSION = 2
@@ -49,17 +66,51 @@ KINDS = (DATA, P2P, ERROR, BYE, SHM)
 _STRUCT = struct.Struct("<2sBBIQqBBhqIIQB")
 HEADER_SIZE = _STRUCT.size
 
-OPS = ("none", "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
-       "reduce_scatter", "reduce_scatter_tensor", "gather", "scatter", "all_to_all",
-       "all_to_all_single", "barrier", "monitored_barrier", "broadcast_object_list",
-       "all_gather_object", "gather_object", "scatter_object_list", "send", "recv")
+OPS = (
+    "none",
+    "all_reduce",
+    "broadcast",
+    "reduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "gather",
+    "scatter",
+    "all_to_all",
+    "all_to_all_single",
+    "barrier",
+    "monitored_barrier",
+    "broadcast_object_list",
+    "all_gather_object",
+    "gather_object",
+    "scatter_object_list",
+    "send",
+    "recv",
+)
 _OP_CODES = {name: i for i, name in enumerate(OPS)}
 #: Reduce ops by wire code: ``ReduceOp.X`` travels as ``REDOPS.index("X")`` (0: none).
 REDOPS = ("", "SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")
 
-DTYPES = tuple(np.dtype(d) for d in (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64,
-                                     np.float16, np.float32, np.float64, np.complex64,
-                                     np.complex128, np.uint16, np.uint32, np.uint64))
+DTYPES = tuple(
+    np.dtype(d)
+    for d in (
+        np.bool_,
+        np.uint8,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
+        np.complex128,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+    )
+)
 _DTYPE_CODES = {d: i for i, d in enumerate(DTYPES)}
 
 
@@ -124,8 +175,10 @@ def dtype_code(dtype: np.dtype) -> int:
     try:
         return _DTYPE_CODES[np.dtype(dtype)]
     except KeyError:
-        raise TypeError(f"dtype {dtype} is not supported by disttorch.distributed; supported: "
-                        f"{', '.join(str(d) for d in DTYPES)}") from None
+        raise TypeError(
+            f"dtype {dtype} is not supported by disttorch.distributed; supported: "
+            f"{', '.join(str(d) for d in DTYPES)}"
+        ) from None
 
 
 def dtype_of(code: int) -> np.dtype:

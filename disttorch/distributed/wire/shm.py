@@ -19,6 +19,7 @@ are consumed in order, so the ring is freed in order.
 
 Setting ``DISTTORCH_SHM=0`` turns the rings off (everything goes over the sockets).
 """
+
 from __future__ import annotations
 
 import mmap
@@ -33,7 +34,7 @@ __all__ = ["Outbox", "Inbox", "RING_BYTES", "MIN_BYTES", "enabled"]
 RING_BYTES = 8 << 20
 #: Smaller payloads go over the socket (the header alone costs as much).
 MIN_BYTES = 64 << 10
-_DATA = 4096                      # ring data starts one page into the file
+_DATA = 4096  # ring data starts one page into the file
 _DIR = "/dev/shm"
 
 
@@ -65,7 +66,7 @@ class _Ring:
             self._map = mmap.mmap(fd, _DATA + RING_BYTES)
         finally:
             os.close(fd)
-        self.counter = np.frombuffer(self._map, np.uint64, 1, 0)   # bytes consumed so far
+        self.counter = np.frombuffer(self._map, np.uint64, 1, 0)  # bytes consumed so far
         self.data = np.frombuffer(self._map, np.uint8, RING_BYTES, _DATA)
 
     def close(self) -> None:
@@ -79,7 +80,7 @@ class Outbox(_Ring):
     def __init__(self, token: str, receiver: int) -> None:
         self.file = path(token, receiver)
         super().__init__(self.file, create=True)
-        self.written = 0                  # bytes written so far (ring position of the next one)
+        self.written = 0  # bytes written so far (ring position of the next one)
 
     def put(self, buf: np.ndarray) -> int | None:
         """Copy contiguous ``buf`` into the ring; return its position, or ``None`` if it does
@@ -88,12 +89,12 @@ class Outbox(_Ring):
         if n > RING_BYTES // 2:
             return None
         pos = self.written
-        if pos % RING_BYTES + n > RING_BYTES:          # would wrap: start at the ring's beginning
+        if pos % RING_BYTES + n > RING_BYTES:  # would wrap: start at the ring's beginning
             pos += RING_BYTES - pos % RING_BYTES
         if pos + n - int(self.counter[0]) > RING_BYTES:
             return None
         start = pos % RING_BYTES
-        np.copyto(self.data[start:start + n], buf.reshape(-1).view(np.uint8))
+        np.copyto(self.data[start : start + n], buf.reshape(-1).view(np.uint8))
         self.written = pos + n
         return pos
 
@@ -126,5 +127,5 @@ class Inbox(_Ring):
         """Copy the ``nbytes`` at ``pos`` into ``out`` (if given) and free their ring space."""
         if out is not None and nbytes:
             start = pos % RING_BYTES
-            np.copyto(out.reshape(-1).view(np.uint8), self.data[start:start + nbytes])
+            np.copyto(out.reshape(-1).view(np.uint8), self.data[start : start + nbytes])
         self.counter[0] = pos + nbytes

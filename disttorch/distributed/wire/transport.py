@@ -48,6 +48,7 @@ Liveness
 Threading: after construction a Transport is used by one thread only (its group's
 communication thread); ZeroMQ sockets are not thread-safe.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -69,7 +70,7 @@ import numpy as np
 import zmq
 
 from ..base import auth
-from ..base.addresses import address_towards, is_loopback
+from ..base.addresses import address_towards
 from ..base.errors import AuthenticationError, DistError, DistNetworkError
 from ..base.log import RateLimitedLog
 from . import frames as wire
@@ -101,9 +102,13 @@ DEATH_GRACE = 0.5
 #: Longest single poll, in seconds: how often the caller's ``check`` hook runs while waiting.
 POLL_SLICE = 0.1
 
-_MONITOR_EVENTS = (zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED
-                   | zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-                   | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+_MONITOR_EVENTS = (
+    zmq.EVENT_HANDSHAKE_SUCCEEDED
+    | zmq.EVENT_DISCONNECTED
+    | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+)
 
 logger = logging.getLogger("disttorch.distributed.transport")
 _dropped = RateLimitedLog(logger)
@@ -118,7 +123,7 @@ def _shared_context() -> zmq.Context:
     global _context, _context_pid
     if _context is None or _context.closed or _context_pid != os.getpid():
         auth.raise_descriptor_limit()
-        _context = zmq.Context()   # a forked child never uses its parent's context
+        _context = zmq.Context()  # a forked child never uses its parent's context
         _context_pid = os.getpid()
         _context.setsockopt(zmq.MAX_SOCKETS, 4096)
     return _context
@@ -170,7 +175,7 @@ def _remove_ipc_socket(path: str) -> None:
         os.unlink(path)
         os.rmdir(os.path.dirname(path))
     except OSError:
-        return   # gone already, or other groups' sockets are still in the directory
+        return  # gone already, or other groups' sockets are still in the directory
     if _ipc_dir == os.path.dirname(path):
         _ipc_dir = None
 
@@ -190,8 +195,10 @@ def _interface_address(ifname: str) -> str:
         try:
             packed = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", ifname[:15].encode()))
         except OSError as e:
-            raise DistNetworkError(f"{ENV_IFNAME}={ifname!r}: no IPv4 address on that interface "
-                                   f"({e}); expected the name of an interface, e.g. eth0") from None
+            raise DistNetworkError(
+                f"{ENV_IFNAME}={ifname!r}: no IPv4 address on that interface "
+                f"({e}); expected the name of an interface, e.g. eth0"
+            ) from None
     return socket.inet_ntoa(packed[20:24])
 
 
@@ -212,8 +219,10 @@ def host_address(master_addr: str | None = None) -> str:
     try:
         return address_towards(master)
     except OSError:
-        raise DistNetworkError(f"MASTER_ADDR={master!r} does not resolve to an IPv4 address; "
-                               f"set it to the address of rank 0's host") from None
+        raise DistNetworkError(
+            f"MASTER_ADDR={master!r} does not resolve to an IPv4 address; "
+            f"set it to the address of rank 0's host"
+        ) from None
 
 
 class _Peer:
@@ -223,11 +232,11 @@ class _Peer:
         self.rank = rank
         self.dealer = dealer
         self.monitor = monitor
-        self.identity = identity        # routing id its DEALER presents to our ROUTER
+        self.identity = identity  # routing id its DEALER presents to our ROUTER
         self.connected = False
         self.disconnected_at: float | None = None
         self.said_bye = False
-        self.declared_dead = False      # another rank reported it dead
+        self.declared_dead = False  # another rank reported it dead
         self.auth_failure: str | None = None
 
 
@@ -244,17 +253,26 @@ class Transport:
         describe_rank: maps a group rank to how errors name it (e.g. its global rank).
     """
 
-    def __init__(self, store, prefix: str, rank: int, size: int, group_id: int, timeout: float,
-                 describe_rank: Callable[[int], str] = lambda r: f"rank {r}") -> None:
+    def __init__(
+        self,
+        store,
+        prefix: str,
+        rank: int,
+        size: int,
+        group_id: int,
+        timeout: float,
+        describe_rank: Callable[[int], str] = lambda r: f"rank {r}",
+    ) -> None:
         self.rank, self.size, self.group_id = rank, size, group_id
         self._name = describe_rank
         self._secret = auth.resolve_secret()
         tcp_host = host_address()
         # CURVE (encrypted, replay-proof) whenever peers may be reached off loopback
         self._encrypt = auth.encrypt_connections_at(tcp_host)
-        self._stash: dict[tuple[int, Key], Deque[tuple[wire.Header, list[zmq.Frame]]]] = \
+        self._stash: dict[tuple[int, Key], Deque[tuple[wire.Header, list[zmq.Frame]]]] = (
             collections.defaultdict(collections.deque)
-        self.errors: list[tuple[wire.Header, str]] = []   # ERROR messages received from peers
+        )
+        self.errors: list[tuple[wire.Header, str]] = []  # ERROR messages received from peers
         self.closed = False
         self._goodbye_sent = False
         ctx = _shared_context()
@@ -291,8 +309,11 @@ class Transport:
                     try:
                         self._outboxes[peer] = shm.Outbox(self._shm_token, peer)
                     except OSError as e:  # e.g. /dev/shm full: this direction uses the socket
-                        logger.warning("no shared-memory ring towards %s (%s); large messages "
-                                       "to it go over the socket", describe_rank(peer), e)
+                        logger.warning(
+                            "no shared-memory ring towards %s (%s); large messages to it go over the socket",
+                            describe_rank(peer),
+                            e,
+                        )
                 self._connect(peer, info["ipc"] if local else info["tcp"])
         self._await_handshakes(deadline)
         store.set(f"{prefix}ready/{rank}", b"1")
@@ -337,17 +358,20 @@ class Transport:
         if self.size == 1:
             return
         try:
-            store.wait([f"{prefix}ready/{p}" for p in range(self.size) if p != self.rank],
-                       timedelta(seconds=max(1.0, deadline - time.monotonic())))
+            store.wait(
+                [f"{prefix}ready/{p}" for p in range(self.size) if p != self.rank],
+                timedelta(seconds=max(1.0, deadline - time.monotonic())),
+            )
         except DistError as e:
             self.close()
-            raise DistNetworkError(f"{self._name(self.rank)}: not every peer finished connecting "
-                                   f"within the timeout ({e})") from None
+            raise DistNetworkError(
+                f"{self._name(self.rank)}: not every peer finished connecting within the timeout ({e})"
+            ) from None
         for peer, token in self._inbox_tokens.items():
             try:
-                self._inboxes[peer] = shm.Inbox(token, self.rank)   # unlinks the file
+                self._inboxes[peer] = shm.Inbox(token, self.rank)  # unlinks the file
             except FileNotFoundError:
-                pass   # that peer made no ring towards this rank (e.g. /dev/shm was full)
+                pass  # that peer made no ring towards this rank (e.g. /dev/shm was full)
         if ipc_path is not None:
             _remove_ipc_socket(ipc_path)
 
@@ -363,9 +387,11 @@ class Transport:
             if time.monotonic() > deadline:
                 names = ", ".join(self._name(p.rank) for p in missing)
                 self.close()
-                raise DistNetworkError(f"{self._name(self.rank)} could not connect to {names} "
-                                       "within the timeout: are those processes running and "
-                                       "reachable (check DISTTORCH_HOST_ADDR / firewalls)?")
+                raise DistNetworkError(
+                    f"{self._name(self.rank)} could not connect to {names} "
+                    "within the timeout: are those processes running and "
+                    "reachable (check DISTTORCH_HOST_ADDR / firewalls)?"
+                )
             self.pump(POLL_SLICE)
 
     # ------------------------------------------------------------------ sending
@@ -390,8 +416,11 @@ class Transport:
         trackers = []
         for start in range(0, buf.nbytes, MAX_FRAME):
             last = start + MAX_FRAME >= buf.nbytes
-            trackers.append(dealer.send(data[start:start + MAX_FRAME], 0 if last else zmq.SNDMORE,
-                                        copy=False, track=True))
+            trackers.append(
+                dealer.send(
+                    data[start : start + MAX_FRAME], 0 if last else zmq.SNDMORE, copy=False, track=True
+                )
+            )
         return trackers[0] if len(trackers) == 1 else zmq.MessageTracker(*trackers)
 
     def send_control(self, peer: int, header: wire.Header, payload: bytes = b"") -> None:
@@ -463,8 +492,14 @@ class Transport:
                 self._peers[header.sender].said_bye = True
                 continue
             key = header.tag if header.kind == wire.P2P else None
-            if (got is None and want is not None and want[0] == header.sender and want[1] == key
-                    and header.nbytes == want[2].nbytes and not self._stash.get((header.sender, key))):
+            if (
+                got is None
+                and want is not None
+                and want[0] == header.sender
+                and want[1] == key
+                and header.nbytes == want[2].nbytes
+                and not self._stash.get((header.sender, key))
+            ):
                 if header.kind == wire.SHM:
                     self._inboxes[header.sender].take(header.tag, header.nbytes, want[2])
                 elif header.nbytes:
@@ -478,26 +513,38 @@ class Transport:
         """The header of ``[identity, header, payload...]`` if the message is well formed and
         comes over the connection of the rank it names; otherwise ``None`` (logged)."""
         if len(frames) < 3:
-            _dropped.warning("dropped a %d-frame message on the peer socket of group %d "
-                             "(expected identity, header, payload)", len(frames), self.group_id)
+            _dropped.warning(
+                "dropped a %d-frame message on the peer socket of group %d "
+                "(expected identity, header, payload)",
+                len(frames),
+                self.group_id,
+            )
             return None
         identity, raw = frames[:2]
         nbytes = sum(len(f) for f in frames[2:])
         try:
             header = wire.unpack(raw.bytes, self.group_id, self.size)
         except wire.MalformedHeader as e:
-            _dropped.warning("dropped a malformed message on the peer socket of group %d: %s",
-                             self.group_id, e)
+            _dropped.warning(
+                "dropped a malformed message on the peer socket of group %d: %s", self.group_id, e
+            )
             return None
         if header.sender == self.rank or identity.bytes != self._identity(header.sender):
-            _dropped.warning("dropped a message claiming to come from group rank %d over the "
-                             "connection of %r", header.sender, identity.bytes)
+            _dropped.warning(
+                "dropped a message claiming to come from group rank %d over the connection of %r",
+                header.sender,
+                identity.bytes,
+            )
             return None
         if header.kind == wire.SHM:
             return header if self._inbox(header) else None
         if nbytes != header.nbytes:
-            _dropped.warning("dropped a message from %s: payload of %d bytes where its header "
-                             "announced %d", self._name(header.sender), nbytes, header.nbytes)
+            _dropped.warning(
+                "dropped a message from %s: payload of %d bytes where its header announced %d",
+                self._name(header.sender),
+                nbytes,
+                header.nbytes,
+            )
             return None
         return header
 
@@ -505,15 +552,21 @@ class Transport:
         """The ring an ``SHM`` message points into (mapped on first use), if it is valid."""
         peer = header.sender
         if peer not in self._inbox_tokens or not shm.Inbox.valid(header.tag, header.nbytes):
-            _dropped.warning("dropped a shared-memory message from %s outside its ring (position "
-                             "%d, %d bytes)", self._name(peer), header.tag, header.nbytes)
+            _dropped.warning(
+                "dropped a shared-memory message from %s outside its ring (position %d, %d bytes)",
+                self._name(peer),
+                header.tag,
+                header.nbytes,
+            )
             return None
         if peer not in self._inboxes:
             try:
                 self._inboxes[peer] = shm.Inbox(self._inbox_tokens[peer], self.rank)
             except OSError as e:
-                raise DistNetworkError(f"cannot map the shared memory of {self._name(peer)}: {e} "
-                                       "(set DISTTORCH_SHM=0 to send everything over sockets)") from e
+                raise DistNetworkError(
+                    f"cannot map the shared memory of {self._name(peer)}: {e} "
+                    "(set DISTTORCH_SHM=0 to send everything over sockets)"
+                ) from e
         return self._inboxes[peer]
 
     # ------------------------------------------------------------------ liveness
@@ -529,13 +582,17 @@ class Transport:
             elif self._secret is None:
                 p.auth_failure = auth.missing_secret_message(f"{self._name(p.rank)}")
             elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-                p.auth_failure = (f"{self._name(p.rank)} refused this process's credentials: the "
-                                  f"job secrets differ. Give every process the same "
-                                  f"{auth.ENV_SECRET}")
+                p.auth_failure = (
+                    f"{self._name(p.rank)} refused this process's credentials: the "
+                    f"job secrets differ. Give every process the same "
+                    f"{auth.ENV_SECRET}"
+                )
             elif event == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL:
-                p.auth_failure = (f"the handshake with {self._name(p.rank)} failed: the two "
-                                  f"processes disagree on security; set the same "
-                                  f"{auth.ENV_SECRET} and {auth.ENV_ENCRYPT} everywhere")
+                p.auth_failure = (
+                    f"the handshake with {self._name(p.rank)} failed: the two "
+                    f"processes disagree on security; set the same "
+                    f"{auth.ENV_SECRET} and {auth.ENV_ENCRYPT} everywhere"
+                )
 
     def gone_peers(self) -> dict[int, str]:
         """Peers that died or left the group, each with the reason (``"died"``/``"left"``)."""
@@ -543,7 +600,9 @@ class Transport:
         for p in self._peers.values():
             if p.said_bye:
                 gone[p.rank] = "left"
-            elif p.declared_dead or (p.disconnected_at is not None and now - p.disconnected_at >= DEATH_GRACE):
+            elif p.declared_dead or (
+                p.disconnected_at is not None and now - p.disconnected_at >= DEATH_GRACE
+            ):
                 gone[p.rank] = "died"
         return gone
 
@@ -602,7 +661,7 @@ def _copy_frames(frames: list[zmq.Frame], out: np.ndarray) -> None:
     pos = 0
     for f in frames:
         chunk = np.frombuffer(f.buffer, np.uint8)
-        dest[pos:pos + chunk.size] = chunk
+        dest[pos : pos + chunk.size] = chunk
         pos += chunk.size
 
 

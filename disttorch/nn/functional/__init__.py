@@ -1,4 +1,5 @@
 """``disttorch.nn.functional``: stateless versions of the layers, one family per file."""
+
 from .activation import *  # noqa: F401,F403
 from .activation_extra import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
@@ -23,11 +24,11 @@ from .shuffle import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 
 
-
 def __getattr__(name: str):
     """``nn.functional.grad`` is the ``nn.grad`` module, as in PyTorch (on first use: it
     builds on this package)."""
     if name == "grad":
         import importlib
+
         return importlib.import_module("..grad", __name__)
     raise AttributeError(f"module 'disttorch.nn.functional' has no attribute '{name}'")

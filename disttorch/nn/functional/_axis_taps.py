@@ -6,6 +6,7 @@ the outputs are ordered by source (a stable argsort, skipped when the indices ar
 sorted) and each run of equal sources is summed by one ``np.add.reduceat``, no
 per-element scatter. The op and its adjoint are each other's backward, so gradients of
 any order are exact."""
+
 from __future__ import annotations
 
 import numpy as np

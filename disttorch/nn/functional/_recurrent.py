@@ -178,8 +178,17 @@ def recurrent_stack(
             b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
             w_hr = w[-1] if len(w) in (3, 5) else None
             res = recurrent_layer(
-                mode, x, h0[idx], None if c0 is None else c0[idx], w[0], w[1], b_ih, b_hh, w_hr,
-                batch_sizes, reverse=direction == 1,
+                mode,
+                x,
+                h0[idx],
+                None if c0 is None else c0[idx],
+                w[0],
+                w[1],
+                b_ih,
+                b_hh,
+                w_hr,
+                batch_sizes,
+                reverse=direction == 1,
             )
             outs.append(res[0])
             hs.append(res[1])

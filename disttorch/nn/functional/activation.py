@@ -10,6 +10,7 @@ or a mask); backward multiplies the incoming gradient by the local derivative, t
 from those arrays, or rebuilt from tensor ops of the saved input when backward is itself
 recorded (``create_graph=True``), so higher-order gradients are right too.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,9 +27,28 @@ from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
 from ...ops.softmax import log_softmax, softmax, softmin
 
-__all__ = ["relu", "leaky_relu", "elu", "selu", "gelu", "silu", "tanh", "sigmoid",
-           "softplus", "softmax", "log_softmax", "softmin", "hardtanh", "relu6", "logsigmoid",
-           "mish", "hardsigmoid", "hardswish", "glu", "prelu"]
+__all__ = [
+    "relu",
+    "leaky_relu",
+    "elu",
+    "selu",
+    "gelu",
+    "silu",
+    "tanh",
+    "sigmoid",
+    "softplus",
+    "softmax",
+    "log_softmax",
+    "softmin",
+    "hardtanh",
+    "relu6",
+    "logsigmoid",
+    "mish",
+    "hardsigmoid",
+    "hardswish",
+    "glu",
+    "prelu",
+]
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
@@ -280,8 +300,10 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     w = weight
     if weight._data.size != 1:
         if input._data.ndim < 2 or input._data.shape[1] != weight._data.size:
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
-                               f"parameter numbers = {weight._data.size} and channel size = "
-                               f"{input._data.shape[1] if input._data.ndim > 1 else 1}.")
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found "
+                f"parameter numbers = {weight._data.size} and channel size = "
+                f"{input._data.shape[1] if input._data.ndim > 1 else 1}."
+            )
         w = weight.reshape((-1,) + (1,) * (input._data.ndim - 2))
     return _ew.where(input > 0, input, input * w)

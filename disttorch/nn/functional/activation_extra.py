@@ -8,6 +8,7 @@ first and higher-order gradients come from the autograd graph. In-place forms ru
 out-of-place function and write the result back through the in-place machinery
 (``ops.inplace``), which keeps autograd's version checks.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,8 +49,10 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x if x > threshold else value``."""
+
     def fn(t: Tensor) -> Tensor:
         return _ew.where(t > threshold, t, Tensor._make(np.asarray(value, dtype=t._data.dtype)))
+
     return _inplace(input, fn) if inplace else fn(input)
 
 
@@ -77,26 +80,39 @@ def softsign(input: Tensor) -> Tensor:
     return input / (input.abs() + 1)
 
 
-def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
-          inplace: bool = False) -> Tensor:
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
     """Randomized leaky ReLU: in training each negative element is scaled by a slope drawn
     from ``U(lower, upper)``; in evaluation by ``(lower + upper) / 2``."""
     if not training:
-        fn = (lambda t: leaky_relu(t, (lower + upper) / 2))
+
+        def fn(t):
+            return leaky_relu(t, (lower + upper) / 2)
     else:
         a = input._data
         slope = _gen(None).uniform(lower, upper, a.shape).astype(a.dtype)
         slope_t = Tensor._make(np.where(a >= 0, 1, slope).astype(a.dtype))
-        fn = (lambda t: t * slope_t)
+
+        def fn(t):
+            return t * slope_t
+
     return _inplace(input, fn) if inplace else fn(input)
 
 
-def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
-                   dim: int = -1) -> Tensor:
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
     """Sample from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
     ``g ~ Gumbel(0, 1)``. ``hard=True`` returns one-hot samples whose gradient is that of
     the soft sample (straight-through)."""
-    gumbels = Tensor._make(-np.log(_gen(None).exponential(1.0, logits._data.shape)).astype(logits._data.dtype))
+    gumbels = Tensor._make(
+        -np.log(_gen(None).exponential(1.0, logits._data.shape)).astype(logits._data.dtype)
+    )
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft

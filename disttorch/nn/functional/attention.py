@@ -7,6 +7,7 @@ Fused attention forward: ``S = Q Kᵀ * scale + mask``, ``P = softmax(S)``, ``P'
 ``dQ = dS K * scale``, ``dK = dSᵀ Q * scale``. Batch dims broadcast as in ``matmul``;
 the engine sums broadcast gradients back to each input's shape.
 """
+
 from __future__ import annotations
 
 import functools
@@ -14,10 +15,10 @@ import math
 
 import numpy as np
 
-from ...autograd.autocast_state import autocast_op
 from ..._dtype import from_numpy
 from ..._random import _gen
 from ..._tensor import Tensor
+from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...ops.shape import cat
 from ._numpy_backward import check_same_dtype, numpy_backward
@@ -108,44 +109,72 @@ class ScaledDotProductAttention(Function):
             gq = np.matmul(gs, k) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None
             gk = np.matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
             return gq, gk, gv, gmask
-        gq, gk, gv, gmask = numpy_backward("scaled_dot_product_attention", grads,
-                                           grad if grad is not None else grad_weights,
-                                           grad_weights, query, key, value)
+
+        gq, gk, gv, gmask = numpy_backward(
+            "scaled_dot_product_attention",
+            grads,
+            grad if grad is not None else grad_weights,
+            grad_weights,
+            query,
+            key,
+            value,
+        )
         return gq, gk, gv, gmask, None, None, None
 
 
-def _attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
-               dropout_p: float, is_causal: bool, scale: float | None) -> tuple:
+def _attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None,
+    dropout_p: float,
+    is_causal: bool,
+    scale: float | None,
+) -> tuple:
     """Check shapes and run the fused attention; returns (output, weights)."""
     q, k, v = query._data, key._data, value._data
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
-        raise RuntimeError(f"scaled_dot_product_attention expects query, key and value of at least "
-                           f"2 dims (..., L, E), got {list(q.shape)}, {list(k.shape)}, "
-                           f"{list(v.shape)}")
+        raise RuntimeError(
+            f"scaled_dot_product_attention expects query, key and value of at least "
+            f"2 dims (..., L, E), got {list(q.shape)}, {list(k.shape)}, "
+            f"{list(v.shape)}"
+        )
     check_same_dtype(q, k, "key")
     check_same_dtype(q, v, "value")
     if q.shape[-1] != k.shape[-1]:
-        raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same "
-                           f"embedding size, got query {list(q.shape)} and key {list(k.shape)}")
+        raise RuntimeError(
+            f"scaled_dot_product_attention: query and key must have the same "
+            f"embedding size, got query {list(q.shape)} and key {list(k.shape)}"
+        )
     if k.shape[-2] != v.shape[-2]:
-        raise RuntimeError(f"scaled_dot_product_attention: key and value must have the same "
-                           f"sequence length, got key {list(k.shape)} and value {list(v.shape)}")
+        raise RuntimeError(
+            f"scaled_dot_product_attention: key and value must have the same "
+            f"sequence length, got key {list(k.shape)} and value {list(v.shape)}"
+        )
     if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
-                           "when is_causal=True")
+        raise RuntimeError(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
+        )
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout probability has to be in [0, 1), but got {dropout_p}")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    return ScaledDotProductAttention.apply(query, key, value, attn_mask, float(dropout_p),
-                                           bool(is_causal), float(scale))
+    return ScaledDotProductAttention.apply(
+        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale)
+    )
 
 
 @autocast_op("lower")
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
-                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
     r"""``softmax(Q Kᵀ * scale + mask) V`` with optional dropout on the weights.
 
     Args:
@@ -191,16 +220,32 @@ def _mha_mask_bias(mask: Tensor, dtype: np.dtype) -> Tensor:
 
 
 def multi_head_attention_forward(
-        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
-        in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
-        bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
-        out_proj_bias: Tensor | None, training: bool = True,
-        key_padding_mask: Tensor | None = None, need_weights: bool = True,
-        attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
-        q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
-        v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
-        static_v: Tensor | None = None, average_attn_weights: bool = True,
-        is_causal: bool = False) -> tuple:
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+) -> tuple:
     r"""Multi-head attention on sequence-first inputs, as ``nn.MultiheadAttention`` runs it.
 
     Args:
@@ -233,14 +278,14 @@ def multi_head_attention_forward(
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     if embed_dim != embed_dim_to_check:
-        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got "
-                             f"{embed_dim}")
+        raise AssertionError(
+            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+        )
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
     if key.shape[:2] != value.shape[:2]:
-        raise AssertionError(f"key shape {list(key.shape)} does not match value shape "
-                             f"{list(value.shape)}")
+        raise AssertionError(f"key shape {list(key.shape)} does not match value shape {list(value.shape)}")
 
     # input projections
     if not use_separate_proj_weight:
@@ -281,8 +326,10 @@ def multi_head_attention_forward(
 
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                                 f"{tuple(key_padding_mask.shape)}")
+            raise AssertionError(
+                f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                f"{tuple(key_padding_mask.shape)}"
+            )
         kpm = _mha_mask_bias(key_padding_mask, dtype).reshape(bsz, 1, 1, src_len)
         kpm = kpm.expand(bsz, num_heads, 1, src_len).reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm

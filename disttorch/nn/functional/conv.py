@@ -23,32 +23,40 @@ group (the usual 3x3 layers of a CNN) skip the columns altogether: ``kernels/con
 computes them as K shifted matrix products over the flat padded input, forward, weight
 gradient and (being a stride-1 convolution itself) input gradient alike.
 """
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...autograd.autocast_state import autocast_op
 from ..._tensor import Tensor
+from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import conv_shifted as _conv_shifted
 from ...kernels.windows import crop_index, pad_spatial, window_slices, windows
 from ._numpy_backward import check_same_dtype, numpy_backward
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-           "conv_tbc"]
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "conv_tbc",
+]
 
 
 class _Geometry(NamedTuple):
     """Everything about one convolution call except the arrays."""
 
     stride: tuple
-    pads: tuple        # ((lo, hi), ...) per spatial dim
+    pads: tuple  # ((lo, hi), ...) per spatial dim
     dilation: tuple
     groups: int
     kernel: tuple
-    out: tuple         # output spatial size
+    out: tuple  # output spatial size
     unbatched: bool
     name: str
 
@@ -61,8 +69,10 @@ def _ntuple(value: Any, d: int, what: str) -> tuple:
     if len(t) == 1:
         return t * d
     if len(t) != d:
-        raise RuntimeError(f"expected {what} to be a single integer value or a list of {d} values "
-                           f"to match the convolution dimensions, but got {what}={list(t)}")
+        raise RuntimeError(
+            f"expected {what} to be a single integer value or a list of {d} values "
+            f"to match the convolution dimensions, but got {what}={list(t)}"
+        )
     return t
 
 
@@ -86,16 +96,29 @@ def _pads(padding: Any, d: int, kernel: tuple, stride: tuple, dilation: tuple) -
     return tuple((v, v) for v in p)
 
 
-def _setup(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
-           padding: Any, dilation: Any, groups: int) -> _Geometry:
+def _setup(
+    name: str,
+    d: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+) -> _Geometry:
     """Check a convolution's arguments the way PyTorch does and work out its geometry."""
     x, w = input._data, weight._data
     if x.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
-                           f"but got input of size: {list(x.shape)}")
+        raise RuntimeError(
+            f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
+            f"but got input of size: {list(x.shape)}"
+        )
     if w.ndim != d + 2:
-        raise RuntimeError(f"Expected {d + 2}D weight for {name} (out_channels, in_channels/groups, "
-                           f"*kernel), but got weight of size: {list(w.shape)}")
+        raise RuntimeError(
+            f"Expected {d + 2}D weight for {name} (out_channels, in_channels/groups, "
+            f"*kernel), but got weight of size: {list(w.shape)}"
+        )
     check_same_dtype(x, w, "weight")
     unbatched = x.ndim == d + 1
     xshape = (1,) + x.shape if unbatched else x.shape
@@ -111,24 +134,32 @@ def _setup(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None
     pads = _pads(padding, d, kernel, stride, dilation)
     out_ch, cg = w.shape[0], w.shape[1]
     if out_ch % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
-                           f"dimension 0, but got weight of size [{list(w.shape)}] instead")
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at "
+            f"dimension 0, but got weight of size [{list(w.shape)}] instead"
+        )
     if xshape[1] != cg * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected "
-                           f"input{list(xshape)} to have {cg * groups} channels, but got "
-                           f"{xshape[1]} channels instead")
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(w.shape)}, expected "
+            f"input{list(xshape)} to have {cg * groups} channels, but got "
+            f"{xshape[1]} channels instead"
+        )
     if bias is not None:
         check_same_dtype(x, bias._data, "bias")
         if bias._data.shape != (out_ch,):
-            raise RuntimeError(f"Given weight of size {list(w.shape)}, expected bias to be "
-                               f"1-dimensional with {out_ch} elements, but got bias of size "
-                               f"{list(bias._data.shape)} instead")
+            raise RuntimeError(
+                f"Given weight of size {list(w.shape)}, expected bias to be "
+                f"1-dimensional with {out_ch} elements, but got bias of size "
+                f"{list(bias._data.shape)} instead"
+            )
     padded = [s + lo + hi for s, (lo, hi) in zip(xshape[2:], pads)]
     span = [dil * (k - 1) + 1 for k, dil in zip(kernel, dilation)]
     if any(p < s for p, s in zip(padded, span)):
-        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))})."
-                           f" Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be "
-                           f"greater than actual input size")
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))})."
+            f" Kernel size: ({' x '.join(map(str, span))}). Kernel size can't be "
+            f"greater than actual input size"
+        )
     out = tuple((p - s) // st + 1 for p, s, st in zip(padded, span, stride))
     return _Geometry(stride, pads, dilation, groups, kernel, out, unbatched, name)
 
@@ -174,14 +205,15 @@ def _weight_grad(g: np.ndarray, saved: Any, w_shape: tuple, geo: _Geometry) -> n
     return np.matmul(gm, saved.swapaxes(-1, -2)).sum(axis=0).reshape(w_shape)
 
 
-def _input_grad_as_conv(g: np.ndarray, w: np.ndarray, geo: _Geometry,
-                        in_spatial: tuple) -> np.ndarray | None:
+def _input_grad_as_conv(g: np.ndarray, w: np.ndarray, geo: _Geometry, in_spatial: tuple) -> np.ndarray | None:
     """Input gradient of a stride-1 convolution as a convolution of ``g`` (None when the
     convolution is strided or pads more than its kernel spans)."""
     if any(s != 1 for s in geo.stride):
         return None
-    pads = tuple((dil * (k - 1) - lo, dil * (k - 1) - hi)
-                 for k, dil, (lo, hi) in zip(geo.kernel, geo.dilation, geo.pads))
+    pads = tuple(
+        (dil * (k - 1) - lo, dil * (k - 1) - hi)
+        for k, dil, (lo, hi) in zip(geo.kernel, geo.dilation, geo.pads)
+    )
     if any(lo < 0 or hi < 0 for lo, hi in pads):
         return None
     groups, (out_ch, cg), kdims = geo.groups, w.shape[:2], len(geo.kernel)
@@ -193,8 +225,7 @@ def _input_grad_as_conv(g: np.ndarray, w: np.ndarray, geo: _Geometry,
     return _conv_arrays(g, wt, geo_t)[0]
 
 
-def _conv_input_grad(g: np.ndarray, w: np.ndarray, geo: _Geometry,
-                     padded_shape: tuple) -> np.ndarray:
+def _conv_input_grad(g: np.ndarray, w: np.ndarray, geo: _Geometry, padded_shape: tuple) -> np.ndarray:
     """Gradient of a convolution's (batched) input from its output gradient ``g``: as a
     convolution when the stride is 1, else ``col2im(Wᵀ @ g)``. This is also the forward
     of the transposed convolution."""
@@ -229,8 +260,9 @@ class ConvNd(Function):
     @staticmethod
     def backward(ctx, grad):
         (weight,) = ctx.saved_tensors
-        gx, gw, gb = numpy_backward(ctx.geo.name, lambda g: _conv_backward(ctx, weight, g), grad,
-                                    weight, *ctx.inputs)
+        gx, gw, gb = numpy_backward(
+            ctx.geo.name, lambda g: _conv_backward(ctx, weight, g), grad, weight, *ctx.inputs
+        )
         return gx, gw, gb, None
 
 
@@ -253,15 +285,31 @@ def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
     return gx, gw, gb
 
 
-def _conv(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
-          padding: Any, dilation: Any, groups: int) -> Tensor:
+def _conv(
+    name: str,
+    d: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: int,
+) -> Tensor:
     geo = _setup(name, d, input, weight, bias, stride, padding, dilation, groups)
     return ConvNd.apply(input, weight, bias, geo)
 
 
 @autocast_op("lower")
-def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
     r"""1-D convolution (cross-correlation) over an input of shape ``(N, C_in, L)`` or
     ``(C_in, L)``.
 
@@ -279,8 +327,15 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
 
 
 @autocast_op("lower")
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
     r"""2-D convolution (cross-correlation) over an input of shape ``(N, C_in, H, W)`` or
     ``(C_in, H, W)``.
 
@@ -298,8 +353,15 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
 
 
 @autocast_op("lower")
-def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
     r"""3-D convolution over an input of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``;
     arguments as :func:`conv2d` with three spatial dims."""
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
@@ -328,14 +390,17 @@ class ConvTransposeNd(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        gx, gw, gb = numpy_backward(ctx.geo.name + " (transposed)",
-                                    lambda g: _conv_transpose_backward(ctx, input, weight, g),
-                                    grad, input, weight)
+        gx, gw, gb = numpy_backward(
+            ctx.geo.name + " (transposed)",
+            lambda g: _conv_transpose_backward(ctx, input, weight, g),
+            grad,
+            input,
+            weight,
+        )
         return gx, gw, gb, None, None
 
 
-def _conv_transpose_backward(ctx: ConvTransposeNd, input: Tensor, weight: Tensor,
-                             g: np.ndarray) -> tuple:
+def _conv_transpose_backward(ctx: ConvTransposeNd, input: Tensor, weight: Tensor, g: np.ndarray) -> tuple:
     geo = ctx.geo
     need_x, need_w, need_b = ctx.needs_input_grad[:3]
     x = input._data[None] if geo.unbatched else input._data
@@ -352,57 +417,93 @@ def _conv_transpose_backward(ctx: ConvTransposeNd, input: Tensor, weight: Tensor
     return (gx if need_x else None), gw, gb
 
 
-def _conv_transpose(name: str, d: int, input: Tensor, weight: Tensor, bias: Tensor | None,
-                    stride: Any, padding: Any, output_padding: Any, groups: int,
-                    dilation: Any) -> Tensor:
+def _conv_transpose(
+    name: str,
+    d: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    output_padding: Any,
+    groups: int,
+    dilation: Any,
+) -> Tensor:
     x, w = input._data, weight._data
     if x.ndim not in (d + 1, d + 2):
-        raise RuntimeError(f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
-                           f"but got input of size: {list(x.shape)}")
+        raise RuntimeError(
+            f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
+            f"but got input of size: {list(x.shape)}"
+        )
     if w.ndim != d + 2:
-        raise RuntimeError(f"Expected {d + 2}D weight for {name} (in_channels, "
-                           f"out_channels/groups, *kernel), but got weight of size: {list(w.shape)}")
+        raise RuntimeError(
+            f"Expected {d + 2}D weight for {name} (in_channels, "
+            f"out_channels/groups, *kernel), but got weight of size: {list(w.shape)}"
+        )
     check_same_dtype(x, w, "weight")
     xshape = (1,) + x.shape if x.ndim == d + 1 else x.shape
     if groups <= 0 or w.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
-                           f"dimension 0, but got weight of size [{list(w.shape)}] instead")
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at "
+            f"dimension 0, but got weight of size [{list(w.shape)}] instead"
+        )
     if xshape[1] != w.shape[0]:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected "
-                           f"input{list(xshape)} to have {w.shape[0]} channels, but got "
-                           f"{xshape[1]} channels instead")
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(w.shape)}, expected "
+            f"input{list(xshape)} to have {w.shape[0]} channels, but got "
+            f"{xshape[1]} channels instead"
+        )
     stride, pad = _ntuple(stride, d, "stride"), _ntuple(padding, d, "padding")
     dil, opad = _ntuple(dilation, d, "dilation"), _ntuple(output_padding, d, "output_padding")
     if any(v <= 0 for v in stride + dil):
-        raise RuntimeError("non-positive stride is not supported" if any(v <= 0 for v in stride)
-                           else "dilation should be greater than zero")
+        raise RuntimeError(
+            "non-positive stride is not supported"
+            if any(v <= 0 for v in stride)
+            else "dilation should be greater than zero"
+        )
     if any(v < 0 for v in pad):
         raise RuntimeError("negative padding is not supported")
     if any(o >= s and o >= dl for o, s, dl in zip(opad, stride, dil)):
-        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
-                           f"got output_padding={list(opad)}, stride={list(stride)}, "
-                           f"dilation={list(dil)}")
+        raise RuntimeError(
+            f"output padding must be smaller than either stride or dilation, but "
+            f"got output_padding={list(opad)}, stride={list(stride)}, "
+            f"dilation={list(dil)}"
+        )
     kernel = tuple(w.shape[2:])
-    out_spatial = tuple((n - 1) * s - 2 * p + dl * (k - 1) + o + 1
-                        for n, s, p, dl, k, o in zip(xshape[2:], stride, pad, dil, kernel, opad))
+    out_spatial = tuple(
+        (n - 1) * s - 2 * p + dl * (k - 1) + o + 1
+        for n, s, p, dl, k, o in zip(xshape[2:], stride, pad, dil, kernel, opad)
+    )
     if any(n <= 0 for n in out_spatial):
-        raise RuntimeError(f"Given input size per channel: {list(xshape[2:])}, the calculated "
-                           f"output size {list(out_spatial)} is too small")
+        raise RuntimeError(
+            f"Given input size per channel: {list(xshape[2:])}, the calculated "
+            f"output size {list(out_spatial)} is too small"
+        )
     if bias is not None and bias._data.shape != (w.shape[1] * groups,):
-        raise RuntimeError(f"Given transposed=1, weight of size {list(w.shape)}, expected bias to "
-                           f"be 1-dimensional with {w.shape[1] * groups} elements, but got bias of "
-                           f"size {list(bias._data.shape)} instead")
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(w.shape)}, expected bias to "
+            f"be 1-dimensional with {w.shape[1] * groups} elements, but got bias of "
+            f"size {list(bias._data.shape)} instead"
+        )
     # The convolution this one transposes: from (N, C_out, *out_spatial) to the input's size.
-    geo = _Geometry(stride, tuple((p, p) for p in pad), dil, groups, kernel, tuple(xshape[2:]),
-                    x.ndim == d + 1, name)
+    geo = _Geometry(
+        stride, tuple((p, p) for p in pad), dil, groups, kernel, tuple(xshape[2:]), x.ndim == d + 1, name
+    )
     padded_shape = (xshape[0], w.shape[1] * groups) + tuple(n + 2 * p for n, p in zip(out_spatial, pad))
     return ConvTransposeNd.apply(input, weight, bias, geo, padded_shape)
 
 
 @autocast_op("lower")
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                     dilation: Any = 1) -> Tensor:
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Tensor:
     r"""1-D transposed convolution ("deconvolution") over ``(N, C_in, L)`` or ``(C_in, L)``.
 
     Args:
@@ -412,14 +513,22 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 
     Output length: ``(L - 1) * stride - 2 * padding + dilation * (kL - 1) + output_padding + 1``.
     """
-    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding,
-                           output_padding, groups, dilation)
+    return _conv_transpose(
+        "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
 
 
 @autocast_op("lower")
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                     dilation: Any = 1) -> Tensor:
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Tensor:
     r"""2-D transposed convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)``; the adjoint
     of :func:`conv2d` with the same arguments.
 
@@ -428,18 +537,27 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
         stride, padding, dilation, groups: those of the convolution this one transposes.
         output_padding: extra size added to one side of each output dim.
     """
-    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
-                           output_padding, groups, dilation)
+    return _conv_transpose(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
 
 
 @autocast_op("lower")
-def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                     dilation: Any = 1) -> Tensor:
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+) -> Tensor:
     r"""3-D transposed convolution over ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``;
     arguments as :func:`conv_transpose2d` with weight ``(C_in, C_out / groups, kD, kH, kW)``."""
-    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
-                           output_padding, groups, dilation)
+    return _conv_transpose(
+        "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
 
 
 @autocast_op("lower")

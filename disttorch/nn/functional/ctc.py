@@ -6,6 +6,7 @@ NumPy step per time frame. Backward runs the beta recursion the same way and tur
 ``alpha + beta`` into the occupancy of each (frame, class), summed per class with one
 ``np.bincount``: the gradient with respect to ``log_probs`` is minus that occupancy.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.function import Function
 from ...autograd.autocast_state import autocast_op
+from ...autograd.function import Function
 from ._numpy_backward import numpy_backward
 from .loss import _reduction
 
@@ -28,7 +29,7 @@ def _ctc_targets(targets: np.ndarray, target_lengths: np.ndarray, n: int) -> np.
         out = np.zeros((n, s_max), dtype=np.int64)
         offsets = np.concatenate([[0], np.cumsum(target_lengths)[:-1]])
         for b in range(n):  # one slice per sequence
-            out[b, :target_lengths[b]] = targets[offsets[b]:offsets[b] + target_lengths[b]]
+            out[b, : target_lengths[b]] = targets[offsets[b] : offsets[b] + target_lengths[b]]
         return out
     return targets.astype(np.int64)
 
@@ -127,8 +128,15 @@ def _ctc_backward(ctx: CtcLossFunction, g: np.ndarray) -> np.ndarray:
 
 
 @autocast_op("fp32")
-def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
-             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int = 0,
+    reduction: str = "mean",
+    zero_infinity: bool = False,
+) -> Tensor:
     """Connectionist Temporal Classification loss.
 
     Args:
@@ -148,21 +156,32 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     unbatched = log_probs.ndim == 2
     lp = log_probs.unsqueeze(1) if unbatched else log_probs
     if lp.ndim != 3:
-        raise RuntimeError(f"ctc_loss: expected log_probs to be 2-D (unbatched) or 3-D, got {log_probs.ndim}-D")
-    in_len = np.atleast_1d(np.asarray(input_lengths._data if isinstance(input_lengths, Tensor)
-                                      else input_lengths, dtype=np.int64))
-    tg_len = np.atleast_1d(np.asarray(target_lengths._data if isinstance(target_lengths, Tensor)
-                                      else target_lengths, dtype=np.int64))
+        raise RuntimeError(
+            f"ctc_loss: expected log_probs to be 2-D (unbatched) or 3-D, got {log_probs.ndim}-D"
+        )
+    in_len = np.atleast_1d(
+        np.asarray(
+            input_lengths._data if isinstance(input_lengths, Tensor) else input_lengths, dtype=np.int64
+        )
+    )
+    tg_len = np.atleast_1d(
+        np.asarray(
+            target_lengths._data if isinstance(target_lengths, Tensor) else target_lengths, dtype=np.int64
+        )
+    )
     t_max, n, c = lp.shape
     tg = np.asarray(targets._data)
     if unbatched and tg.ndim == 1 and tg.size != tg_len.sum():
         tg = tg[None]
     if in_len.shape[0] != n or tg_len.shape[0] != n:
-        raise RuntimeError(f"input_lengths and target_lengths must have batch_size ({n}) entries, got "
-                           f"{in_len.shape[0]} and {tg_len.shape[0]}")
+        raise RuntimeError(
+            f"input_lengths and target_lengths must have batch_size ({n}) entries, got "
+            f"{in_len.shape[0]} and {tg_len.shape[0]}"
+        )
     if np.any(in_len > t_max) or np.any(in_len < 0):
-        raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got value "
-                           f"{int(in_len.max())}")
+        raise RuntimeError(
+            f"Expected input_lengths to have value at most {t_max}, but got value {int(in_len.max())}"
+        )
     if not 0 <= blank < c:
         raise RuntimeError("blank must be in label range")
     tgt = _ctc_targets(tg, tg_len, n)
@@ -178,6 +197,3 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     if reduction == "sum":
         return nll.sum()
     return nll
-
-
-

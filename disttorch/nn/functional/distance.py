@@ -1,5 +1,6 @@
 """Distances between batches of vectors: ``cosine_similarity`` and ``pairwise_distance``,
 built from core ops (so they differentiate to any order)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,9 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
     return (x1 - x2 + eps).norm(p=p, dim=-1, keepdim=keepdim)
 

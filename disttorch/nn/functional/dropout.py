@@ -2,6 +2,7 @@
 rest by ``1 / (1 - p)``, so the expected value is unchanged; identity in eval mode.
 Alpha dropout (for SELU networks) sets dropped entries to SELU's negative saturation and
 applies the affine map that keeps mean and variance."""
+
 from __future__ import annotations
 
 import warnings
@@ -57,8 +58,9 @@ def _channel_dropout(input: Tensor, p: float, training: bool, spatial: int, name
     _check_p(p)
     shape = input._data.shape
     if len(shape) not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but "
-                           f"received a {len(shape)}D input.")
+        raise RuntimeError(
+            f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but received a {len(shape)}D input."
+        )
     if not training or p == 0:
         return input
     lead = len(shape) - spatial
@@ -81,17 +83,23 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     _check_p(p)
     dim = input._data.ndim
     if dim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated and will result "
-                      "in an error in a future release. To retain the behavior and silence this warning, please "
-                      "use dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs "
-                      "with 2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D "
-                      "or 4D inputs).", stacklevel=2)
+        warnings.warn(
+            f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated and will result "
+            "in an error in a future release. To retain the behavior and silence this warning, please "
+            "use dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs "
+            "with 2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D "
+            "or 4D inputs).",
+            stacklevel=2,
+        )
     if dim == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
-                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
-                      "dim. This behavior will change in a future release to interpret the input as one without "
-                      "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
-                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+            "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
+            "dim. This behavior will change in a future release to interpret the input as one without "
+            "a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+            "behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
     if dim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not training or p == 0:
@@ -114,7 +122,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple) -
     if p == 1:
         return input * 0
     keep = Tensor._make((_gen(None).random(mask_shape, dtype=np.float32) >= p).astype(input._data.dtype))
-    a = ((1 - p) * (1 + p * _SELU_SATURATION ** 2)) ** -0.5
+    a = ((1 - p) * (1 + p * _SELU_SATURATION**2)) ** -0.5
     shift = (keep - 1) * (a * _SELU_SATURATION) + a * _SELU_SATURATION * p
     return input * (keep * a) + shift
 
@@ -125,8 +133,9 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace
     return _alpha_dropout(input, p, training, input._data.shape)
 
 
-def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
-                          inplace: bool = False) -> Tensor:
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
     """:func:`alpha_dropout` of whole channels of ``(N, C, *)`` input."""
     shape = input._data.shape
     return _alpha_dropout(input, p, training, shape[:2] + (1,) * (len(shape) - 2))

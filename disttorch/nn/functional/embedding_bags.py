@@ -2,6 +2,7 @@
 loop over bags: sums and means gather the rows of all bags at once and add each bag's run
 with one segmented sum (``BagSum``); maxima lay the bags out as one padded
 ``(B, longest, D)`` gather with a validity mask and reduce along the bag axis."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,9 +20,11 @@ def _bags(input: np.ndarray, offsets: np.ndarray | None, include_last_offset: bo
     """Flat indices and per-bag (start, end) ranges."""
     if input.ndim == 2:
         if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a "
-                             "mini-batch of fixed length sequences. However, found offsets of type "
-                             f"{type(offsets)}")
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}"
+            )
         b, n = input.shape
         starts = np.arange(b) * n
         return input.reshape(-1), starts, starts + n
@@ -33,20 +36,33 @@ def _bags(input: np.ndarray, offsets: np.ndarray | None, include_last_offset: bo
         raise ValueError("offsets has to be a 1D Tensor")
     offsets = offsets.astype(np.int64)
     if offsets.size and offsets[0] != 0:
-        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
-                           f"start from position 0. However, got {int(offsets[0])}")
+        raise RuntimeError(
+            f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+            f"start from position 0. However, got {int(offsets[0])}"
+        )
     if offsets.size and offsets[-1] > input.size:
-        raise RuntimeError(f"offsets[-1] can not be greater than input's length ({input.size}), but got "
-                           f"offsets[-1] of {int(offsets[-1])}")
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length ({input.size}), but got "
+            f"offsets[-1] of {int(offsets[-1])}"
+        )
     if include_last_offset:
         return input, offsets[:-1], offsets[1:]
     return input, offsets, np.append(offsets[1:], input.size)
 
 
-def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
-                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
-                  sparse: bool = False, per_sample_weights: Tensor | None = None,
-                  include_last_offset: bool = False, padding_idx: int | None = None) -> Tensor:
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
     """Reduce bags of embedding rows: ``input`` is ``(B, N)`` (fixed-size bags) or 1-D with
     ``offsets`` giving each bag's start. ``mode`` is ``'sum'``, ``'mean'`` or ``'max'``;
     ``per_sample_weights`` (``'sum'`` only) scales each row; rows at ``padding_idx`` are
@@ -55,23 +71,32 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
     if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse gradients are not "
-                                  "supported by disttorch")
+        raise NotImplementedError(
+            "embedding_bag: scale_grad_by_freq and sparse gradients are not supported by disttorch"
+        )
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     if per_sample_weights is not None:
         if mode != "sum":
-            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights "
-                                      f"is only supported for mode='sum' (got mode='{mode}'). Please open a "
-                                      f"feature request on GitHub.")
+            raise NotImplementedError(
+                f"embedding_bag: per_sample_weights was not None. per_sample_weights "
+                f"is only supported for mode='sum' (got mode='{mode}'). Please open a "
+                f"feature request on GitHub."
+            )
         if tuple(per_sample_weights.shape) != tuple(input.shape):
-            raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is "
-                             f"not None, then it must have the same shape as the input ({list(input.shape)})")
+            raise ValueError(
+                f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is "
+                f"not None, then it must have the same shape as the input ({list(input.shape)})"
+            )
     idx = np.asarray(input._data)
     if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar "
-                           f"types: Long, Int; but got {input.dtype} instead")
-    flat, starts, ends = _bags(idx, None if offsets is None else np.asarray(offsets._data), include_last_offset)
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {input.dtype} instead"
+        )
+    flat, starts, ends = _bags(
+        idx, None if offsets is None else np.asarray(offsets._data), include_last_offset
+    )
     flat = flat.astype(np.int64)
     padding_idx = _padding_index(padding_idx, weight.shape[0])
     if max_norm is not None:
@@ -107,8 +132,12 @@ class BagSum(Function):
     def forward(ctx, rows, bag_of, n_bags):
         r = rows._data
         ctx.bag_of = bag_of
-        if n_bags and bag_of.size == r.shape[0] and bag_of.size % n_bags == 0 \
-                and np.array_equal(bag_of, np.repeat(np.arange(n_bags), bag_of.size // n_bags)):
+        if (
+            n_bags
+            and bag_of.size == r.shape[0]
+            and bag_of.size % n_bags == 0
+            and np.array_equal(bag_of, np.repeat(np.arange(n_bags), bag_of.size // n_bags))
+        ):
             return r.reshape((n_bags, -1) + r.shape[1:]).sum(axis=1)  # equal bags: one reshape
         out = np.zeros((n_bags,) + r.shape[1:], dtype=r.dtype)
         if bag_of.size:
@@ -121,8 +150,9 @@ class BagSum(Function):
         return g.index_select(0, Tensor._make(ctx.bag_of)), None, None
 
 
-def _bag_max(flat: np.ndarray, starts: np.ndarray, ends: np.ndarray, weight: Tensor,
-             padding_idx: int | None) -> Tensor:
+def _bag_max(
+    flat: np.ndarray, starts: np.ndarray, ends: np.ndarray, weight: Tensor, padding_idx: int | None
+) -> Tensor:
     """Per-bag maximum over a padded ``(B, longest, D)`` gather (empty bags give zeros)."""
     lengths = ends - starts
     b, longest = len(starts), int(lengths.max()) if len(starts) else 0

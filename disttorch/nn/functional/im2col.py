@@ -2,6 +2,7 @@
 (col2im: sum overlapping blocks back into an image): two Functions, each the other's
 backward, so they differentiate to any order. ``unfold`` copies a strided window view of
 the padded input; ``fold`` adds each kernel offset's columns into strided slices."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -72,33 +73,42 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     """Extract sliding blocks: ``(N, C, H, W)`` -> ``(N, C * kH * kW, L)`` (``L`` blocks),
     each column one block, channel-major as PyTorch. Unbatched ``(C, H, W)`` is accepted."""
     if input.ndim not in (3, 4):
-        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+        raise NotImplementedError(
+            f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)"
+        )
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     kernel, dil = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
     pads, stride = _pair(padding, "padding"), _pair(stride, "stride")
     if min(kernel) <= 0 or min(dil) <= 0 or min(stride) <= 0 or min(pads) < 0:
-        raise RuntimeError(f"im2col: kernel_size, dilation and stride must be greater than zero and padding "
-                           f"non-negative, but got kernel_size={list(kernel)} dilation={list(dil)} "
-                           f"padding={list(pads)} stride={list(stride)}")
+        raise RuntimeError(
+            f"im2col: kernel_size, dilation and stride must be greater than zero and padding "
+            f"non-negative, but got kernel_size={list(kernel)} dilation={list(dil)} "
+            f"padding={list(pads)} stride={list(stride)}"
+        )
     h, w = x.shape[2], x.shape[3]
     blocks = _blocks((h + 2 * pads[0], w + 2 * pads[1]), kernel, dil, stride)
     if min(blocks) < 1:
-        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size={list(kernel)}, "
-                           f"dilation={list(dil)}, padding={list(pads)}, calculated shape of the array of "
-                           f"sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must be at "
-                           f"least one.")
+        raise RuntimeError(
+            f"Given input with spatial size ({h}, {w}), kernel_size={list(kernel)}, "
+            f"dilation={list(dil)}, padding={list(pads)}, calculated shape of the array of "
+            f"sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must be at "
+            f"least one."
+        )
     out = Im2Col.apply(x, kernel, dil, pads, stride, blocks)
     return out[0] if unbatched else out
 
 
-def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
-         stride: Any = 1) -> Tensor:
+def fold(
+    input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
+) -> Tensor:
     """Sum sliding blocks back into an image: ``(N, C * kH * kW, L)`` -> ``(N, C, *output_size)``
     (overlapping entries add up); the adjoint of :func:`unfold`."""
     if input.ndim not in (2, 3):
-        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
-                                  f"supported (got {input.ndim}D)")
+        raise NotImplementedError(
+            f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
+            f"supported (got {input.ndim}D)"
+        )
     unbatched = input.ndim == 2
     x = input.unsqueeze(0) if unbatched else input
     out_hw = _pair(output_size, "output_size")
@@ -107,13 +117,17 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
     ck, length = x.shape[1], x.shape[2]
     kk = kernel[0] * kernel[1]
     if ck % kk:
-        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of "
-                           f"kernel_size, but got input.size(1)={ck} and kernel_size={kernel}")
+        raise RuntimeError(
+            f"Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={ck} and kernel_size={kernel}"
+        )
     blocks = _blocks((out_hw[0] + 2 * pads[0], out_hw[1] + 2 * pads[1]), kernel, dil, stride)
     if blocks[0] * blocks[1] != length:
-        raise RuntimeError(f"Given output_size={out_hw}, kernel_size={kernel}, dilation={dil}, "
-                           f"padding={pads}, stride={stride}, expected size of input's dimension 2 to "
-                           f"match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
-                           f"{blocks[0] * blocks[1]}, but got input.size(2)={length}.")
+        raise RuntimeError(
+            f"Given output_size={out_hw}, kernel_size={kernel}, dilation={dil}, "
+            f"padding={pads}, stride={stride}, expected size of input's dimension 2 to "
+            f"match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
+            f"{blocks[0] * blocks[1]}, but got input.size(2)={length}."
+        )
     img = Col2Im.apply(x, out_hw, kernel, dil, pads, stride, blocks)
     return img[0] if unbatched else img

@@ -8,6 +8,7 @@ that gathers its few neighbouring rows (1 for nearest, 2 for linear, 4 for cubic
 them with per-position weights; its backward adds the gradient back with one segmented
 sum per tap, never a loop over pixels. ``'area'`` is adaptive average pooling.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,9 @@ __all__ = ["interpolate", "upsample", "upsample_bilinear", "upsample_nearest"]
 _DIMS_OF_MODE = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
-def _output_geometry(shape: tuple, d: int, size: Any, scale_factor: Any,
-                     recompute_scale_factor: bool | None) -> tuple:
+def _output_geometry(
+    shape: tuple, d: int, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
+) -> tuple:
     """(output sizes, scales used for source coordinates or None per dim), as PyTorch."""
     spatial = shape[2:]
     if size is not None and scale_factor is not None:
@@ -35,19 +37,23 @@ def _output_geometry(shape: tuple, d: int, size: Any, scale_factor: Any,
     if size is not None:
         sizes = list(size) if isinstance(size, (list, tuple)) else [size] * d
         if len(sizes) != d:
-            raise ValueError(f"Input and output must have the same number of spatial dimensions, but "
-                             f"got input with spatial dimensions of {list(spatial)} and output size of "
-                             f"{list(sizes)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
-                             f"format and output size in (o1, o2, ...,oK) format.")
+            raise ValueError(
+                f"Input and output must have the same number of spatial dimensions, but "
+                f"got input with spatial dimensions of {list(spatial)} and output size of "
+                f"{list(sizes)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                f"format and output size in (o1, o2, ...,oK) format."
+            )
         return tuple(int(s) for s in sizes), (None,) * d
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * d
     if len(scales) != d:
-        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but "
-                         f"got input with spatial dimensions of {list(spatial)} and scale_factor of "
-                         f"shape {list(scales)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
-                         f"format and scale_factor in (s1, s2, ...,sK) format.")
+        raise ValueError(
+            f"Input and scale_factor must have the same number of spatial dimensions, but "
+            f"got input with spatial dimensions of {list(spatial)} and scale_factor of "
+            f"shape {list(scales)}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+            f"format and scale_factor in (s1, s2, ...,sK) format."
+        )
     sizes = tuple(math.floor(float(n) * float(s)) for n, s in zip(spatial, scales))
     used = (None,) * d if recompute_scale_factor else tuple(float(s) for s in scales)
     return sizes, used
@@ -65,11 +71,13 @@ def _source(out: int, size: int, scale: float | None, align_corners: bool, cubic
 
 def _cubic_weights(t: np.ndarray, a: float = -0.75) -> list:
     """Keys' cubic convolution weights of the four taps at offsets -1, 0, 1, 2."""
+
     def near(x):
         return ((a + 2) * x - (a + 3)) * x * x + 1
 
     def far(x):
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
@@ -89,9 +97,15 @@ def _axis_taps(size: int, out: int, mode: str, scale: float | None, align_corner
     return [(base, 1.0 - t), (np.minimum(base + 1, size - 1), t)]
 
 
-def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
-                antialias: bool = False) -> Tensor:
+def interpolate(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
     """Resize ``(N, C, *spatial)`` (1-3 spatial dims) to ``size`` or by ``scale_factor``.
 
     Args:
@@ -106,29 +120,38 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     """
     d = input.ndim - 2
     if d not in (1, 2, 3):
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-                                  f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
-                                  f"trilinear | area | nearest-exact (got {mode})")
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
+            f"trilinear | area | nearest-exact (got {mode})"
+        )
     valid = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
     if mode not in valid:
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-                                  f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
-                                  f"trilinear | area | nearest-exact (got {mode})")
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+            f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
+            f"trilinear | area | nearest-exact (got {mode})"
+        )
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
-            raise ValueError("align_corners option can only be set with the interpolating modes: "
-                             "linear | bilinear | bicubic | trilinear")
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
     elif _DIMS_OF_MODE[mode] != d:
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
-                                  f"{_DIMS_OF_MODE[mode] + 2}D input")
+        raise NotImplementedError(
+            f"Got {input.ndim}D input, but {mode} mode needs {_DIMS_OF_MODE[mode] + 2}D input"
+        )
     if antialias:
         raise ValueError("interpolate: antialias=True is not supported by disttorch; use antialias=False")
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     sizes, scales = _output_geometry(tuple(input.shape), d, size, scale_factor, recompute_scale_factor)
     if any(s <= 0 for s in sizes):
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
-                           f"({', '.join(map(str, input.shape[2:]))}) output ({', '.join(map(str, sizes))})")
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input "
+            f"({', '.join(map(str, input.shape[2:]))}) output ({', '.join(map(str, sizes))})"
+        )
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[d - 1](input, sizes)
     out = input
@@ -139,23 +162,33 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     return out if out is not input else input.clone()
 
 
-def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-             align_corners: bool | None = None) -> Tensor:
+def upsample(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
     """Deprecated alias of :func:`interpolate` (warns, as PyTorch)."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
-                  stacklevel=2)
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2
+    )
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """Deprecated: ``interpolate(..., mode='nearest')``."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

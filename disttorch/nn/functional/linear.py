@@ -1,5 +1,6 @@
 """Affine maps: ``linear`` (one fused Function: a single matrix product plus the bias)
 and ``bilinear``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,13 +26,16 @@ class LinearFunction(Function):
     def forward(ctx, x, w, b):
         xa, wa = x._data, w._data
         if xa.dtype != wa.dtype:
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                               f"{c_type_name(xa.dtype)} != {c_type_name(wa.dtype)}")
+            raise RuntimeError(
+                f"expected m1 and m2 to have the same dtype, but got: "
+                f"{c_type_name(xa.dtype)} != {c_type_name(wa.dtype)}"
+            )
         if xa.ndim == 0 or xa.shape[-1] != wa.shape[1]:
             rows = xa.size // xa.shape[-1] if xa.ndim and xa.shape[-1] else 1
             cols = xa.shape[-1] if xa.ndim else 1
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and "
-                               f"{wa.shape[1]}x{wa.shape[0]})")
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and {wa.shape[1]}x{wa.shape[0]})"
+            )
         if xa.ndim == 2:
             out = np.matmul(xa, wa.T)
         else:
@@ -75,9 +79,15 @@ class LinearGrad(Function):
         ggx2 = ggx.reshape(-1, ggx.shape[-1]) if ggx is not None else None
         dg = None
         if need_g:  # d<ggx, g W> + d<ggw, g.T x> + d<ggb, sum g>
-            terms = [t for t in (ggx2.matmul(w.t()) if ggx2 is not None else None,
-                                 x2.matmul(ggw.t()) if ggw is not None else None,
-                                 ggb.expand(g2.shape) if ggb is not None else None) if t is not None]
+            terms = [
+                t
+                for t in (
+                    ggx2.matmul(w.t()) if ggx2 is not None else None,
+                    x2.matmul(ggw.t()) if ggw is not None else None,
+                    ggb.expand(g2.shape) if ggb is not None else None,
+                )
+                if t is not None
+            ]
             dg = sum(terms[1:], terms[0]).reshape(g.shape) if terms else None
         dx = g2.matmul(ggw).reshape(x.shape) if need_x and ggw is not None else None
         dw = g2.t().matmul(ggx2) if need_w and ggx2 is not None else None
@@ -113,11 +123,15 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     """
     out_f, in1, in2 = weight.shape
     if input1.shape[-1] != in1 or input2.shape[-1] != in2:
-        raise RuntimeError(f"bilinear(): input sizes ({input1.shape[-1]}, {input2.shape[-1]}) do "
-                           f"not match weight sizes ({in1}, {in2})")
+        raise RuntimeError(
+            f"bilinear(): input sizes ({input1.shape[-1]}, {input2.shape[-1]}) do "
+            f"not match weight sizes ({in1}, {in2})"
+        )
     if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+        raise RuntimeError(
+            f"bilinear(): input batch dimensions do not match: got "
+            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
+        )
     # x1 @ A_o for every output o in one product: (*, in1) @ (in1, out*in2)
     mixed = input1.matmul(weight.permute(1, 0, 2).reshape(in1, out_f * in2))
     out = (mixed.reshape(*input1.shape[:-1], out_f, in2) * input2.unsqueeze(-2)).sum(-1)

@@ -9,6 +9,7 @@ the class-index losses (from a softmax recomputed in the graph under
 ``create_graph=True``), from tensor ops on the saved inputs for the others, so second
 derivatives are right throughout.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -17,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..._dtype import scalar_type_name
-from ...autograd.autocast_state import autocast_op
 from ..._tensor import Tensor
+from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
 from ...ops import elementwise as _ew
@@ -26,8 +27,17 @@ from ...ops._helpers import broadcast_error
 from ...ops.softmax import Softmax
 from .activation import softplus
 
-__all__ = ["cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
+__all__ = [
+    "cross_entropy",
+    "nll_loss",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -56,12 +66,14 @@ def _class_targets(input: np.ndarray, target: np.ndarray, ignore_index: int) -> 
     """Check a class-index target against ``input`` (class dim 1); return the target as
     int64 with ignored entries set to 0, and the mask of entries that count."""
     if target.dtype.kind not in "iu":
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{scalar_type_name(target.dtype)}")
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {scalar_type_name(target.dtype)}"
+        )
     n_classes = input.shape[1]
     if input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0]}).")
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
+        )
     if input.shape[2:] != target.shape[1:]:
         expected = [input.shape[0], *input.shape[2:]]
         raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
@@ -117,8 +129,10 @@ class CrossEntropyFunction(Function):
         eps = x.dtype.type(label_smoothing)
         if t.shape == x.shape:  # probability targets
             if t.dtype.kind not in "fV":
-                raise RuntimeError(f"expected target dtype to be a floating point type when the "
-                                   f"target has the input's shape, but got {scalar_type_name(t.dtype)}")
+                raise RuntimeError(
+                    f"expected target dtype to be a floating point type when the "
+                    f"target has the input's shape, but got {scalar_type_name(t.dtype)}"
+                )
             if ignore_index >= 0:
                 raise RuntimeError("ignore_index is not supported for floating point target")
             coef = t.astype(x.dtype, copy=True)
@@ -224,9 +238,16 @@ class NllLoss(Function):
 
 
 @autocast_op("fp32")
-def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                  size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    ignore_index: int = -100,
+    reduce: Any = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     """Cross-entropy between ``input`` logits and ``target``.
 
     Args:
@@ -246,9 +267,15 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 
 @autocast_op("fp32")
-def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
-             size_average: Any = None, ignore_index: int = -100, reduce: Any = None,
-             reduction: str = "mean") -> Tensor:
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    ignore_index: int = -100,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Negative log-likelihood of class-index ``target`` under log-probabilities ``input``
     (shapes as for ``cross_entropy``); ``'mean'`` divides by the summed target weights."""
     reduction = _reduction(reduction, size_average, reduce)
@@ -260,9 +287,12 @@ def _pair(input: Tensor, target: Tensor, name: str) -> tuple:
     """Both arrays broadcast together, warning (as PyTorch) when the shapes differ."""
     x, y = input._data, target._data
     if x.shape != y.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                      f"({input.shape}). This will likely lead to incorrect results due to "
-                      f"broadcasting. Please ensure they have the same size.", stacklevel=4)
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to "
+            f"broadcasting. Please ensure they have the same size.",
+            stacklevel=4,
+        )
         try:
             x, y = np.broadcast_arrays(x, y)
         except ValueError:
@@ -368,22 +398,30 @@ SmoothL1Loss = _elementwise_loss(_SmoothL1, "smooth_l1_loss")
 
 
 @autocast_op("fp32")
-def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-             reduction: str = "mean") -> Tensor:
+def mse_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> Tensor:
     """Squared error ``(input - target)^2``, reduced."""
     return MseLoss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
 
 
 @autocast_op("fp32")
-def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-            reduction: str = "mean") -> Tensor:
+def l1_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> Tensor:
     """Absolute error ``|input - target|``, reduced."""
     return L1Loss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
 
 
 @autocast_op("fp32")
-def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
     """Quadratic below ``beta``, linear above: ``0.5 d^2 / beta`` or ``|d| - 0.5 beta``."""
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -425,8 +463,10 @@ class BinaryCrossEntropy(Function):
     def forward(ctx, input, target, weight, reduction):
         p, y = input._data, target._data
         if p.shape != y.shape:
-            raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
-                             f"size ({input.shape}) is deprecated. Please ensure they have the same size.")
+            raise ValueError(
+                f"Using a target size ({target.shape}) that is different to the input "
+                f"size ({input.shape}) is deprecated. Please ensure they have the same size."
+            )
         if np.any((p < 0) | (p > 1)):
             raise RuntimeError("all elements of input should be between 0 and 1")
         with np.errstate(divide="ignore"):
@@ -467,7 +507,7 @@ class BinaryCrossEntropyWithLogits(Function):
         if x.shape != y.shape:
             raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
         sp_neg = np.logaddexp(0, -x)  # -log sigmoid(x)
-        sp_pos = sp_neg + x           # -log(1 - sigmoid(x))
+        sp_pos = sp_neg + x  # -log(1 - sigmoid(x))
         pos = y * sp_neg if pos_weight is None else pos_weight._data * y * sp_neg
         loss = pos + (1 - y) * sp_pos
         if weight is not None:
@@ -491,22 +531,33 @@ class BinaryCrossEntropyWithLogits(Function):
 
 
 @autocast_op("fp32")
-def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                         size_average: Any = None, reduce: Any = None,
-                         reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Binary cross-entropy between probabilities ``input`` and ``target`` (same shape)."""
     return BinaryCrossEntropy.apply(input, target, weight, _reduction(reduction, size_average, reduce))
 
 
 @autocast_op("fp32")
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     size_average: Any = None, reduce: Any = None,
-                                     reduction: str = "mean",
-                                     pos_weight: Tensor | None = None) -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
     """Sigmoid plus binary cross-entropy in one numerically stable step; ``pos_weight``
     weighs the positive term (broadcast along the last dim, one per class)."""
-    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight,
-                                              _reduction(reduction, size_average, reduce))
+    return BinaryCrossEntropyWithLogits.apply(
+        input, target, weight, pos_weight, _reduction(reduction, size_average, reduce)
+    )
 
 
 class KlDiv(Function):
@@ -547,16 +598,25 @@ class KlDiv(Function):
 
 
 @autocast_op("fp32")
-def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-           reduction: str = "mean", log_target: bool = False) -> Tensor:
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
     """Kullback-Leibler divergence ``sum target * (log target - input)`` for
     log-probabilities ``input``; ``reduction='batchmean'`` divides by the batch size
     (the mathematical KL divergence), ``'mean'`` by the number of entries."""
     if reduction == "mean" and size_average is None and reduce is None:
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
-                      "support size.'batchmean' divides only by the batch size, and aligns with "
-                      "the KL div math definition.'mean' will be changed to behave the same as "
-                      "'batchmean' in the next major release.", stacklevel=2)
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the "
+            "support size.'batchmean' divides only by the batch size, and aligns with "
+            "the KL div math definition.'mean' will be changed to behave the same as "
+            "'batchmean' in the next major release.",
+            stacklevel=2,
+        )
     if reduction != "batchmean":
         reduction = _reduction(reduction, size_average, reduce)
     return KlDiv.apply(input, target, reduction, log_target)

@@ -7,6 +7,7 @@
 Each is composed from differentiable tensor ops, so its gradient (of any order) comes
 from the graph.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
-from ...ops import elementwise as _ew
 from ...autograd.autocast_state import autocast_op
+from ...ops import elementwise as _ew
 from .activation import logsigmoid, relu, softplus
 from .distance import pairwise_distance
 from .linear import linear
@@ -52,19 +53,34 @@ def _const(value: Any, like: Tensor) -> Tensor:
 
 
 @autocast_op("fp32")
-def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
-                        size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``max(0, -y * (x1 - x2) + margin)``, ``y`` in {1, -1}."""
     reduction = _reduction(reduction, size_average, reduce)
     if not (input1.ndim == input2.ndim == target.ndim):
-        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got "
-                           f"sizes: input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got "
+            f"sizes: input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
+        )
     return _reduce(relu(-target * (input1 - input2) + margin), reduction)
 
 
 @autocast_op("fp32")
-def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None,
-                         reduce: Any = None, reduction: str = "mean") -> Tensor:
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
     reduction = _reduction(reduction, size_average, reduce)
     zero = _const(0, input)
@@ -74,16 +90,22 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
 
 
 @autocast_op("fp32")
-def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-                     reduction: str = "mean") -> Tensor:
+def soft_margin_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> Tensor:
     """``log(1 + exp(-y * x))``."""
     reduction = _reduction(reduction, size_average, reduce)
     return _reduce(softplus(-target * input), reduction)
 
 
-def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                size_average: Any = None, reduce: Any = None,
-                                reduction: str = "mean") -> Tensor:
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Per sample, the mean over classes of ``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))``."""
     reduction = _reduction(reduction, size_average, reduce)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
@@ -94,13 +116,22 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
 
 
 @autocast_op("fp32")
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
-                          size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``1 - cos(x1, x2)`` where ``y == 1``, ``max(0, cos(x1, x2) - margin)`` where ``y == -1``."""
     reduction = _reduction(reduction, size_average, reduce)
     if input1.ndim != input2.ndim or input1.ndim not in (1, 2):
-        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with sizes "
-                           f"{list(input1.shape)} and {list(input2.shape)}.")
+        raise RuntimeError(
+            f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
     eps = 1e-12  # PyTorch's EPSILON on the squared norms
     dot = (input1 * input2).sum(-1)
     cos = dot / ((input1 * input1).sum(-1) + eps).sqrt() / ((input2 * input2).sum(-1) + eps).sqrt()
@@ -110,9 +141,16 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 
 
 @autocast_op("fp32")
-def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
-                      weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
-                      reduction: str = "mean") -> Tensor:
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Multi-class hinge: per sample ``sum_{i != y} max(0, margin - x[y] + x[i])^p / C``
     (times ``weight[y]``)."""
     reduction = _reduction(reduction, size_average, reduce)
@@ -137,8 +175,9 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 
 
 @autocast_op("fp32")
-def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,
-                           reduction: str = "mean") -> Tensor:
+def multilabel_margin_loss(
+    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+) -> Tensor:
     """Multi-label hinge: the targets of a sample are its leading non-negative entries of
     ``target`` (ended by -1); per sample ``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C``."""
     reduction = _reduction(reduction, size_average, reduce)
@@ -161,16 +200,27 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
 
 
 @autocast_op("fp32")
-def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
-                        p: float = 2, eps: float = 1e-6, swap: bool = False, size_average: Any = None,
-                        reduce: Any = None, reduction: str = "mean") -> Tensor:
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the ``p``-norm pairwise distance;
     ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance."""
     reduction = _reduction(reduction, size_average, reduce)
     if not (anchor.ndim == positive.ndim == negative.ndim):
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same "
-                           f"number of dimensions, but got: anchor {anchor.ndim}D, positive "
-                           f"{positive.ndim}D, and negative {negative.ndim}D inputs")
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same "
+            f"number of dimensions, but got: anchor {anchor.ndim}D, positive "
+            f"{positive.ndim}D, and negative {negative.ndim}D inputs"
+        )
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -178,15 +228,23 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     return _reduce(relu(margin + d_pos - d_neg), reduction)
 
 
-def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
-                                      distance_function: Callable | None = None, margin: float = 1.0,
-                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
     """:func:`triplet_margin_loss` with any ``distance_function`` (default: pairwise
     Euclidean distance)."""
     reduction = _reduction(reduction)
     if margin <= 0:
-        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
-                         f"{margin} instead")
+        raise ValueError(
+            f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+        )
     dist = distance_function if distance_function is not None else pairwise_distance
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
@@ -195,9 +253,16 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
 
 
 @autocast_op("fp32")
-def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
-                     size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
-                     reduction: str = "mean") -> Tensor:
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: Any = None,
+    eps: float = 1e-8,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Poisson negative log likelihood: ``exp(x) - y * x`` (``log_input``) or
     ``x - y * log(x + eps)``; ``full`` adds Stirling's term ``y log y - y + log(2 pi y) / 2``
     where ``y > 1``."""
@@ -211,8 +276,14 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     return _reduce(loss, reduction)
 
 
-def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
-                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
     """Gaussian negative log likelihood ``0.5 * (log(max(var, eps)) + (x - y)^2 / max(var, eps))``
     (+ ``0.5 log(2 pi)`` with ``full``); ``var`` may have one dim fewer or a last dim of 1
     (homoscedastic), or be a float."""
@@ -239,13 +310,26 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     return _reduce(loss, reduction)
 
 
-def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
-                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
-                         reduction: str = "mean", ignore_index: int | None = None,
-                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+def linear_cross_entropy(
+    input: Tensor,
+    linear_weight: Tensor,
+    target: Tensor,
+    *,
+    linear_bias: Tensor | None = None,
+    weight: Tensor | None = None,
+    reduction: str = "mean",
+    ignore_index: int | None = None,
+    label_smoothing: float = 0.0,
+    options: Any = None,
+) -> Tensor:
     """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``; the class
     ``options`` (chunking) is accepted; the logits are computed in one piece."""
     logits = linear(input, linear_weight, linear_bias)
-    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
-                         reduction=reduction, label_smoothing=label_smoothing)
-
+    return cross_entropy(
+        logits,
+        target,
+        weight,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        reduction=reduction,
+        label_smoothing=label_smoothing,
+    )

@@ -1,4 +1,5 @@
 """``rms_norm`` and ``local_response_norm``, composed from differentiable tensor ops."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -12,18 +13,26 @@ from .pooling import avg_pool2d, avg_pool3d
 __all__ = ["local_response_norm", "rms_norm"]
 
 
-def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tensor | None = None,
-             eps: float | None = None) -> Tensor:
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Sequence[int] | int,
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
     """Root-mean-square normalisation over the trailing ``normalized_shape`` dims:
     ``x / sqrt(mean(x^2) + eps) * weight``; ``eps`` defaults to the dtype's machine epsilon."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
-    if tuple(input.shape[input.ndim - k:]) != shape or k > input.ndim:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if tuple(input.shape[input.ndim - k :]) != shape or k > input.ndim:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}"
+        )
     if weight is not None and tuple(weight.shape) != shape:
-        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got weight of "
-                           f"shape {list(weight.shape)} and normalized_shape = {list(shape)}")
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of "
+            f"shape {list(weight.shape)} and normalized_shape = {list(shape)}"
+        )
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = tuple(range(input.ndim - k, input.ndim))
@@ -31,8 +40,9 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tenso
     return out * weight if weight is not None else out
 
 
-def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
-                        k: float = 1.0) -> Tensor:
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
     """Normalise each element by its neighbours across channels:
     ``x / (k + alpha / size * sum_{c' near c} x_{c'}^2) ** beta`` over ``size`` channels
     (zero beyond the edges); input ``(N, C, *)`` with at least one spatial dim."""
@@ -40,7 +50,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
     if input.numel() == 0:
         return input
-    sq = (input * input)
+    sq = input * input
     if input.ndim == 3:
         div = pad(sq.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
         div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
@@ -59,13 +69,15 @@ def _cross_map_window(channels: int, size: int) -> np.ndarray:
     pre_pad = int((size - 1) / 2 + 1)
     m = np.zeros((channels, channels))
     for c in range(channels):  # C x C bookkeeping, not per element
-        m[c, :min(c + pre_pad, channels)] = 1
+        m[c, : min(c + pre_pad, channels)] = 1
         if c > pre_pad:
-            m[c, 1:c - pre_pad + 1] = 0
+            m[c, 1 : c - pre_pad + 1] = 0
     return m
 
 
-def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> Tensor:
+def cross_map_lrn2d(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1
+) -> Tensor:
     """Lua Torch's cross-channel LRN of 4-D input: ``x * (k + alpha / size * S)^-beta`` with
     ``S`` the windowed sum of squares over channels (the layer ``nn.CrossMapLRN2d``)."""
     if input.ndim != 4:

@@ -25,6 +25,7 @@ between the steps, and reuses everything else:
     grad_input = batch_norm_backward_elemt(grad, xc, invstd, weight, sum_g, sum_gxc, count)
     grad_weight, grad_bias = sum_gxc * invstd, sum_g        # (local sums: DDP averages them)
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -65,8 +66,7 @@ def _normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarr
     return gx
 
 
-def _affine(xhat: np.ndarray, weight: Tensor | None, bias: Tensor | None,
-            shape: tuple) -> np.ndarray:
+def _affine(xhat: np.ndarray, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> np.ndarray:
     """``x̂ * weight + bias`` with the parameters reshaped to broadcast as ``shape``."""
     out = xhat * weight._data.reshape(shape) if weight is not None else xhat.copy()
     if bias is not None:
@@ -109,8 +109,9 @@ def batch_norm_stats(x: np.ndarray) -> tuple:
     return mean, var, xc.reshape(x.shape)
 
 
-def batch_norm_elemt(xc: np.ndarray, invstd: np.ndarray, weight: Tensor | None,
-                     bias: Tensor | None) -> np.ndarray:
+def batch_norm_elemt(
+    xc: np.ndarray, invstd: np.ndarray, weight: Tensor | None, bias: Tensor | None
+) -> np.ndarray:
     """``xc * invstd * weight + bias`` per channel, from the centred input ``xc``."""
     scale = invstd if weight is None else invstd * weight._data
     out = _ncm(xc) * _per_channel(scale, xc.dtype)
@@ -126,9 +127,15 @@ def batch_norm_backward_reduce(g: np.ndarray, xc: np.ndarray) -> tuple:
     return np.einsum("ncm->c", g3), np.einsum("ncm,ncm->c", g3, _ncm(xc))
 
 
-def batch_norm_backward_elemt(g: np.ndarray, xc: np.ndarray, invstd: np.ndarray,
-                              weight: Tensor | None, sum_g: np.ndarray, sum_gxc: np.ndarray,
-                              count: int) -> np.ndarray:
+def batch_norm_backward_elemt(
+    g: np.ndarray,
+    xc: np.ndarray,
+    invstd: np.ndarray,
+    weight: Tensor | None,
+    sum_g: np.ndarray,
+    sum_gxc: np.ndarray,
+    count: int,
+) -> np.ndarray:
     """Input gradient of training-mode batch norm from the per-channel sums (over every
     process, in a synchronised variant) and the total number ``count`` of values per
     channel: ``w * invstd * (grad - sum_g / count - x̂ * sum(grad * x̂) / count)``."""
@@ -140,8 +147,14 @@ def batch_norm_backward_elemt(g: np.ndarray, xc: np.ndarray, invstd: np.ndarray,
     return gx.reshape(g.shape)
 
 
-def update_running_stats(running_mean: Tensor | None, running_var: Tensor | None,
-                         mean: np.ndarray, var: np.ndarray, count: int, momentum: float) -> None:
+def update_running_stats(
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    mean: np.ndarray,
+    var: np.ndarray,
+    count: int,
+    momentum: float,
+) -> None:
     """``running = (1 - momentum) * running + momentum * batch`` in place; the running
     variance uses the unbiased batch variance, as PyTorch."""
     if running_mean is not None:
@@ -179,10 +192,14 @@ class BatchNormTrain(Function):
         def grads(g):
             sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
-            gx = batch_norm_backward_elemt(g, ctx.xc, ctx.invstd, weight, sum_g, sum_gxc,
-                                           g.size // g.shape[1]) if need_x else None
+            gx = (
+                batch_norm_backward_elemt(g, ctx.xc, ctx.invstd, weight, sum_g, sum_gxc, g.size // g.shape[1])
+                if need_x
+                else None
+            )
             gw = (sum_gxc * ctx.invstd).astype(g.dtype, copy=False) if need_w else None
             return gx, gw, (sum_g if need_b else None)
+
         gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, *ctx.inputs)
         return gx, gw, gb, None, None, None, None
 
@@ -220,6 +237,7 @@ class BatchNormEval(Function):
                 gw = (np.einsum("ncm,ncm->c", g3, _ncm(input._data)) - ctx.mean * sum_g) * ctx.invstd
                 gw = gw.astype(g.dtype, copy=False)
             return gx, gw, (sum_g if need_b else None)
+
         gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, input)
         return gx, gw, gb, None, None, None
 
@@ -229,9 +247,16 @@ def _check_channel_vector(t: Tensor | None, c: int, what: str) -> None:
         raise RuntimeError(f"{what} should contain {c} elements not {t._data.size}")
 
 
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
-               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
-               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     r"""Batch normalisation over dim 1 of ``(N, C)`` or ``(N, C, *)``.
 
     In training mode, normalises with the batch's mean and (biased) variance and, when
@@ -249,23 +274,31 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """
     x = input._data
     if x.ndim < 2:
-        raise ValueError(f"batch_norm expects an input of at least 2 dimensions (N, C, *), "
-                         f"got input of size {list(x.shape)}")
+        raise ValueError(
+            f"batch_norm expects an input of at least 2 dimensions (N, C, *), "
+            f"got input of size {list(x.shape)}"
+        )
     c = x.shape[1]
-    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
-                    (weight, "weight"), (bias, "bias")):
+    for t, what in (
+        (running_mean, "running_mean"),
+        (running_var, "running_var"),
+        (weight, "weight"),
+        (bias, "bias"),
+    ):
         _check_channel_vector(t, c, what)
     for t, what in ((weight, "weight"), (bias, "bias")):
         if t is not None:
             check_same_dtype(x, t._data, what)
     if training:
         if x.size // c <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape!r}")
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {input.shape!r}"
+            )
         return BatchNormTrain.apply(input, weight, bias, running_mean, running_var, momentum, eps)
     if running_mean is None or running_var is None:
-        raise RuntimeError("batch_norm in evaluation mode (training=False) needs running_mean "
-                           "and running_var; got None")
+        raise RuntimeError(
+            "batch_norm in evaluation mode (training=False) needs running_mean and running_var; got None"
+        )
     return BatchNormEval.apply(input, weight, bias, running_mean, running_var, eps)
 
 
@@ -279,7 +312,7 @@ class LayerNormFn(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, ndim, eps):
         x = input._data
-        d = int(np.prod(x.shape[x.ndim - ndim:]))
+        d = int(np.prod(x.shape[x.ndim - ndim :]))
         xhat, rstd = _normalize_rows(x.reshape(-1, d), eps)
         ctx.xhat, ctx.rstd, ctx.ndim = xhat, rstd, ndim
         ctx.save_for_backward(weight)
@@ -303,15 +336,22 @@ class LayerNormFn(Function):
             if need_w:
                 gw = np.einsum("ij,ij->j", g2, xhat).reshape(weight._data.shape)
             if need_b:
-                gb = column_sum(g2).reshape(weight._data.shape if weight is not None else
-                                             g.shape[g.ndim - ctx.ndim:])
+                gb = column_sum(g2).reshape(
+                    weight._data.shape if weight is not None else g.shape[g.ndim - ctx.ndim :]
+                )
             return gx, gw, gb
+
         gx, gw, gb = numpy_backward("layer_norm", grads, grad, weight)
         return gx, gw, gb, None, None
 
 
-def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Sequence[int] | int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     r"""Layer normalisation over the last ``len(normalized_shape)`` dims:
     ``(x - mean) / sqrt(var + eps) * weight + bias`` (biased variance).
 
@@ -321,20 +361,25 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Ten
         weight, bias: optional tensors of shape ``normalized_shape``.
         eps: added to the variance. Default: 1e-5.
     """
-    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) \
-        else tuple(normalized_shape)
+    shape = (
+        (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    )
     x = input._data
-    if x.ndim < len(shape) or tuple(x.shape[x.ndim - len(shape):]) != tuple(shape):
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
-                           f"{list(x.shape)}")
+    if x.ndim < len(shape) or tuple(x.shape[x.ndim - len(shape) :]) != tuple(shape):
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size"
+            f"{list(x.shape)}"
+        )
     for t, what in ((weight, "weight"), (bias, "bias")):
         if t is not None:
             check_same_dtype(x, t._data, what)
             if tuple(t._data.shape) != tuple(shape):
-                raise RuntimeError(f"Expected {what} to be of same shape as normalized_shape, "
-                                   f"but got {what} of shape {list(t._data.shape)} and "
-                                   f"normalized_shape = {list(shape)}")
+                raise RuntimeError(
+                    f"Expected {what} to be of same shape as normalized_shape, "
+                    f"but got {what} of shape {list(t._data.shape)} and "
+                    f"normalized_shape = {list(shape)}"
+                )
     return LayerNormFn.apply(input, weight, bias, len(shape), eps)
 
 
@@ -364,19 +409,26 @@ class GroupNormFn(Function):
             gx = gw = gb = None
             if need_x:
                 gxhat = g * weight._data.reshape(channel_shape(g)) if weight is not None else g
-                gx = _normalize_rows_backward(gxhat.reshape(rows, -1), ctx.xhat.reshape(rows, -1),
-                                              ctx.rstd).reshape(g.shape)
+                gx = _normalize_rows_backward(
+                    gxhat.reshape(rows, -1), ctx.xhat.reshape(rows, -1), ctx.rstd
+                ).reshape(g.shape)
             if need_w:
                 gw = np.einsum("ncm,ncm->c", _ncm(g), _ncm(ctx.xhat))
             if need_b:
                 gb = np.einsum("ncm->c", _ncm(g))
             return gx, gw, gb
+
         gx, gw, gb = numpy_backward("group_norm", grads, grad, weight)
         return gx, gw, gb, None, None
 
 
-def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
-               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     r"""Group normalisation: channels of ``(N, C, *)`` are split into ``num_groups`` groups,
     each normalised per sample, then a per-channel affine.
 
@@ -388,8 +440,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     """
     x = input._data
     if x.ndim < 2 or x.shape[1] % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
-                           f"but got input of shape {list(x.shape)} and num_groups={num_groups}")
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, "
+            f"but got input of shape {list(x.shape)} and num_groups={num_groups}"
+        )
     for t, what in ((weight, "weight"), (bias, "bias")):
         if t is not None:
             check_same_dtype(x, t._data, what)
@@ -397,10 +451,16 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return GroupNormFn.apply(input, weight, bias, num_groups, eps)
 
 
-def instance_norm(input: Tensor, running_mean: Tensor | None = None,
-                  running_var: Tensor | None = None, weight: Tensor | None = None,
-                  bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     r"""Instance normalisation: each channel of each sample of ``(N, C, *)`` is normalised
     on its own (group norm with one channel per group). With ``use_input_stats`` and
     running statistics given, those are updated with the per-instance statistics averaged
@@ -412,6 +472,12 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     if running_mean is not None or running_var is not None:
         axes = tuple(range(2, x.ndim))
         count = int(np.prod(x.shape[2:]))
-        update_running_stats(running_mean, running_var, x.mean(axis=axes).mean(axis=0),
-                             x.var(axis=axes).mean(axis=0), count, momentum)
+        update_running_stats(
+            running_mean,
+            running_var,
+            x.mean(axis=axes).mean(axis=0),
+            x.var(axis=axes).mean(axis=0),
+            count,
+            momentum,
+        )
     return group_norm(input, x.shape[1], weight, bias, eps)

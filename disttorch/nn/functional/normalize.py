@@ -1,4 +1,5 @@
 """``normalize``: divide vectors along a dim by their p-norm (at least ``eps``)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,8 +20,11 @@ class Normalize(Function):
     @staticmethod
     def forward(ctx, x, p, dim, eps):
         a = x._data
-        n = np.linalg.norm(a, ord=p, axis=dim, keepdims=True) if p != 2 else \
-            np.sqrt((a * a).sum(axis=dim, keepdims=True))
+        n = (
+            np.linalg.norm(a, ord=p, axis=dim, keepdims=True)
+            if p != 2
+            else np.sqrt((a * a).sum(axis=dim, keepdims=True))
+        )
         n = n.astype(a.dtype, copy=False)
         denom = np.maximum(n, a.dtype.type(eps))
         ctx.save_for_backward(x)
@@ -39,8 +43,9 @@ class Normalize(Function):
         return gx - (g * x).sum(ctx.dim, keepdim=True) * Tensor._make(coef), None, None, None
 
 
-def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
-              out: Tensor | None = None) -> Tensor:
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
     """``input / max(||input||_p, eps)`` along ``dim``."""
     if out is not None:
         raise NotImplementedError("normalize: the out= argument is not supported")

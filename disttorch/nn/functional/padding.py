@@ -1,5 +1,6 @@
 """``pad``: grow (or, with negative amounts in constant mode, crop) the last dims of a
 tensor with a constant, a reflection, the edge value, or wrap-around."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -20,9 +21,10 @@ def _pairs(pad: Sequence[int], ndim: int) -> list[tuple[int, int]]:
     if len(pad) % 2:
         raise ValueError("Padding length must be divisible by 2")
     if len(pad) // 2 > ndim:
-        raise ValueError("Padding length should be less than or equal to two times the input "
-                         "dimension but got padding length {} and input of dimension {}".format(
-                             len(pad), ndim))
+        raise ValueError(
+            "Padding length should be less than or equal to two times the input "
+            "dimension but got padding length {} and input of dimension {}".format(len(pad), ndim)
+        )
     pairs = [(0, 0)] * ndim
     for i in range(len(pad) // 2):
         pairs[ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
@@ -40,8 +42,10 @@ class ConstantPad(Function):
         a = x._data
         new_shape = tuple(n + lo + hi for n, (lo, hi) in zip(a.shape, pairs))
         if any(n < 0 for n in new_shape):
-            raise RuntimeError(f"The input size {a.shape}, plus negative padding {pairs} resulted "
-                               f"in a negative output size, which is invalid.")
+            raise RuntimeError(
+                f"The input size {a.shape}, plus negative padding {pairs} resulted "
+                f"in a negative output size, which is invalid."
+            )
         out = np.full(new_shape, value, dtype=a.dtype)
         src = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(a.shape, pairs))
         dst = tuple(slice(max(lo, 0), m - max(hi, 0)) for m, (lo, hi) in zip(new_shape, pairs))
@@ -70,16 +74,18 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     if mode not in _INDEX_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value:
-        raise ValueError(f"Padding mode \"{mode}\" doesn't take in value argument")
+        raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n_padded = len(pad) // 2
     shape = input._data.shape
     for d in range(ndim - n_padded, ndim):
         lo, hi = pairs[d]
         too_big = (max(lo, hi) >= shape[d]) if mode == "reflect" else (max(lo, hi) > shape[d])
         if min(lo, hi) < 0 or too_big or (mode == "replicate" and shape[d] == 0):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
-                               f"of input {list(shape)}")
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
+                f"of input {list(shape)}"
+            )
     # Each padded dim is rebuilt by one gather along it (its adjoint sums the copies back).
     out = input
     for d in range(ndim - n_padded, ndim):

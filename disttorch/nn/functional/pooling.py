@@ -10,6 +10,7 @@ sums by PyTorch's per-window divisor. Adaptive average pooling uses one small av
 matrix per spatial dim; adaptive max pooling gathers its (ragged) windows and takes one
 argmax.
 """
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -17,23 +18,38 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels.windows import crop_index, pad_spatial, window_range
-from ...autograd.autocast_state import autocast_op
 from ._numpy_backward import numpy_backward
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool3d", "avg_pool3d",
-           "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-           "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "adaptive_max_pool3d_with_indices"]
+__all__ = [
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "max_pool3d",
+    "avg_pool3d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool3d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
+]
 
 
 class _PoolGeometry(NamedTuple):
     kernel: tuple
     stride: tuple
     dilation: tuple
-    pads: tuple        # ((lo, hi), ...): hi includes the extra room ceil_mode needs
+    pads: tuple  # ((lo, hi), ...): hi includes the extra room ceil_mode needs
     out: tuple
     unbatched: bool
 
@@ -52,18 +68,31 @@ def _tuple(value: Any, d: int, what: str, name: str) -> tuple:
 def _check_input(x: np.ndarray, d: int, name: str) -> bool:
     """Raise unless ``x`` is ``(C, *spatial)`` or ``(N, C, *spatial)``; True if unbatched."""
     if x.ndim not in (d + 1, d + 2) or x.size == 0 and x.ndim == d + 1:
-        raise RuntimeError(f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) tensor for input, "
-                           f"but got input of size: {list(x.shape)}")
+        raise RuntimeError(
+            f"{name}: Expected {d + 1}D or {d + 2}D (batch mode) tensor for input, "
+            f"but got input of size: {list(x.shape)}"
+        )
     return x.ndim == d + 1
 
 
-def _geometry(x: np.ndarray, d: int, name: str, kernel_size: Any, stride: Any, padding: Any,
-              dilation: Any, ceil_mode: bool) -> _PoolGeometry:
+def _geometry(
+    x: np.ndarray,
+    d: int,
+    name: str,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool,
+) -> _PoolGeometry:
     """PyTorch's pooling output size (with ``ceil_mode``) and argument checks."""
     unbatched = _check_input(x, d, name)
     kernel = _tuple(kernel_size, d, "kernel_size", name)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+    stride = (
+        kernel
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
         else _tuple(stride, d, "stride", name)
+    )
     pad = _tuple(padding, d, "padding", name)
     dil = _tuple(dilation, d, "dilation", name)
     if any(k <= 0 for k in kernel):
@@ -77,8 +106,10 @@ def _geometry(x: np.ndarray, d: int, name: str, kernel_size: Any, stride: Any, p
     for size, k, s, p, dl in zip(spatial, kernel, stride, pad, dil):
         span = dl * (k - 1) + 1
         if p > span // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                               f"pad={p}, kernel_size={k} and dilation={dl}")
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={dl}"
+            )
         num = size + 2 * p - span
         o = (-(-num // s) if ceil_mode else num // s) + 1
         if ceil_mode and (o - 1) * s >= size + p:
@@ -87,8 +118,10 @@ def _geometry(x: np.ndarray, d: int, name: str, kernel_size: Any, stride: Any, p
         pads.append((p, max(p, (o - 1) * s + span - size - p)))
     if any(o <= 0 for o in out):
         c = x.shape[-d - 1]
-        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + spatial))}). Calculated "
-                           f"output size: ({'x'.join(map(str, [c] + out))}). Output size is too small")
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, (c,) + spatial))}). Calculated "
+            f"output size: ({'x'.join(map(str, [c] + out))}). Output size is too small"
+        )
     return _PoolGeometry(kernel, stride, dil, tuple(pads), tuple(out), unbatched)
 
 
@@ -103,12 +136,15 @@ def _along(axis: int, offset: int, stride: int, dilation: int, out: int) -> tupl
 
 def _stages(geo: _PoolGeometry) -> list:
     """``(axis, kernel, stride, dilation, out)`` of each spatial dim, in reduction order."""
-    return [(2 + i, k, s, d, o) for i, (k, s, d, o) in
-            enumerate(zip(geo.kernel, geo.stride, geo.dilation, geo.out))]
+    return [
+        (2 + i, k, s, d, o)
+        for i, (k, s, d, o) in enumerate(zip(geo.kernel, geo.stride, geo.dilation, geo.out))
+    ]
 
 
-def _scatter_stage(g: np.ndarray, in_shape: tuple, stage: tuple,
-                   winners: np.ndarray | None = None) -> np.ndarray:
+def _scatter_stage(
+    g: np.ndarray, in_shape: tuple, stage: tuple, winners: np.ndarray | None = None
+) -> np.ndarray:
     """Adjoint of one stage: send ``g`` back to the kernel offsets it came from, all of it
     (sum) or, given the stage's ``winners`` (max), only to the offset that won."""
     axis, kernel, stride, dil, out = stage
@@ -194,7 +230,7 @@ def _flat_indices(winners: list, geo: _PoolGeometry, spatial: tuple) -> np.ndarr
     grid = np.indices(out_shape, sparse=True)
     pos = [None] * d  # padded coordinate of the maximum along each spatial dim
     for i in reversed(range(d)):
-        index = tuple(grid[:3 + i]) + tuple(pos[i + 1:])
+        index = tuple(grid[: 3 + i]) + tuple(pos[i + 1 :])
         offset = winners[i][index].astype(np.int64)
         pos[i] = grid[2 + i] * geo.stride[i] + offset * geo.dilation[i]
     flat = np.zeros(out_shape, dtype=np.int64)
@@ -203,8 +239,17 @@ def _flat_indices(winners: list, geo: _PoolGeometry, spatial: tuple) -> np.ndarr
     return flat
 
 
-def _max_pool(name: str, d: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
-              dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
+def _max_pool(
+    name: str,
+    d: int,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool,
+    return_indices: bool,
+) -> Any:
     geo = _geometry(input._data, d, name, kernel_size, stride, padding, dilation, ceil_mode)
     out, *winners = MaxPoolNd.apply(input, geo)
     if not return_indices:
@@ -213,8 +258,15 @@ def _max_pool(name: str, d: int, input: Tensor, kernel_size: Any, stride: Any, p
     return out, Tensor._make(idx[0] if geo.unbatched else idx)
 
 
-def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
     """1-D max pooling over ``(N, C, L)`` or ``(C, L)``.
 
     Args:
@@ -225,12 +277,20 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         ceil_mode: use ceil instead of floor for the output size.
         return_indices: also return the argmax positions (flat index along ``L``).
     """
-    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode,
-                     return_indices)
+    return _max_pool(
+        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
-def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
     """2-D max pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
 
     Args:
@@ -242,13 +302,15 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         return_indices: also return the argmax positions (flat index ``h * W + w`` into
             each input plane, as PyTorch; for ``max_unpool2d``).
     """
-    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode,
-                     return_indices)
+    return _max_pool(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
 # ---------------------------------------------------------------------- average pooling
-def _divisor(geo: _PoolGeometry, spatial: tuple, count_include_pad: bool,
-             divisor_override: int | None) -> np.ndarray | int:
+def _divisor(
+    geo: _PoolGeometry, spatial: tuple, count_include_pad: bool, divisor_override: int | None
+) -> np.ndarray | int:
     """PyTorch's divisor per output position: the window clipped to the padded input
     (``count_include_pad``) or to the input itself; separable, so an outer product."""
     if divisor_override:
@@ -300,8 +362,17 @@ def _avg_pool_backward(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
     return gx[0] if geo.unbatched else gx
 
 
-def _avg_pool(name: str, d: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
-              ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Tensor:
+def _avg_pool(
+    name: str,
+    d: int,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Tensor:
     geo = _geometry(input._data, d, name, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -309,8 +380,14 @@ def _avg_pool(name: str, d: int, input: Tensor, kernel_size: Any, stride: Any, p
     return AvgPoolNd.apply(input, geo, divisor)
 
 
-def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
     """1-D average pooling over ``(N, C, L)`` or ``(C, L)``.
 
     Args:
@@ -318,13 +395,18 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
             :func:`max_pool1d`.
         count_include_pad: count the zero padding in the divisor. Default: True.
     """
-    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode,
-                     count_include_pad, None)
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
-def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Tensor:
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
     """2-D average pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
 
     Args:
@@ -333,8 +415,9 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         count_include_pad: count the zero padding in the divisor. Default: True.
         divisor_override: divide every window by this number instead.
     """
-    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
-                     count_include_pad, divisor_override)
+    return _avg_pool(
+        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
 
 
 # ---------------------------------------------------------------------- adaptive pooling
@@ -345,8 +428,11 @@ def _adaptive_ranges(size: int, out: int) -> tuple:
 
 
 def _output_size(output_size: Any, spatial: tuple, d: int) -> tuple:
-    sizes = (output_size,) * d if isinstance(output_size, (int, np.integer)) or output_size is None \
+    sizes = (
+        (output_size,) * d
+        if isinstance(output_size, (int, np.integer)) or output_size is None
         else tuple(output_size)
+    )
     if len(sizes) != d:
         raise ValueError(f"output_size must be an int or a tuple of {d} values, got {output_size}")
     return tuple(s if o is None else int(o) for o, s in zip(sizes, spatial))
@@ -385,8 +471,9 @@ class AdaptiveAvgPoolNd(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        gx = numpy_backward("adaptive_avg_pool",
-                            lambda g: (np.ascontiguousarray(_apply_along(g, ctx.mats, True)),), grad)
+        gx = numpy_backward(
+            "adaptive_avg_pool", lambda g: (np.ascontiguousarray(_apply_along(g, ctx.mats, True)),), grad
+        )
         return gx[0], None
 
 
@@ -394,8 +481,10 @@ def _check_adaptive(x: np.ndarray, d: int, name: str) -> None:
     if x.ndim not in (d + 1, d + 2):
         raise RuntimeError(f"{name}(): Expected {d + 1}D or {d + 2}D tensor, but got {list(x.shape)}")
     if any(s == 0 for s in x.shape[-d:]):
-        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
-                           f"dimensions, but input has sizes {list(x.shape)}")
+        raise RuntimeError(
+            f"{name}(): Expected input to have non-zero size for non-batch "
+            f"dimensions, but input has sizes {list(x.shape)}"
+        )
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
@@ -455,8 +544,9 @@ class AdaptiveMaxPoolNd(Function):
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        gx = numpy_backward("adaptive_max_pool",
-                            lambda g: (_scatter_to_planes(g, ctx.pos, ctx.shape, ctx.d),), grad)
+        gx = numpy_backward(
+            "adaptive_max_pool", lambda g: (_scatter_to_planes(g, ctx.pos, ctx.shape, ctx.d),), grad
+        )
         return gx[0], None
 
 
@@ -465,14 +555,13 @@ def _scatter_to_planes(g: np.ndarray, pos: np.ndarray, shape: tuple, d: int) -> 
     positions ``pos`` (same shape as ``g``); adaptive windows may overlap, so additions
     accumulate (``bincount``)."""
     lead = shape[: len(shape) - d]
-    plane = int(np.prod(shape[len(shape) - d:]))
+    plane = int(np.prod(shape[len(shape) - d :]))
     rows = np.arange(int(np.prod(lead))).reshape(lead + (1,) * d)
     gx = np.bincount((rows * plane + pos).ravel(), weights=g.ravel(), minlength=rows.size * plane)
     return gx.astype(g.dtype, copy=False).reshape(shape)
 
 
-def _adaptive_max_pool(name: str, d: int, input: Tensor, output_size: Any,
-                       return_indices: bool) -> Any:
+def _adaptive_max_pool(name: str, d: int, input: Tensor, output_size: Any, return_indices: bool) -> Any:
     _check_adaptive(input._data, d, name)
     out, idx = AdaptiveMaxPoolNd.apply(input, _output_size(output_size, input._data.shape[-d:], d))
     return (out, idx) if return_indices else out
@@ -490,22 +579,37 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 
 
 @autocast_op("fp32")
-def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+def max_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
     """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; arguments as
     :func:`max_pool2d` (indices are flat ``(d * H + h) * W + w`` positions)."""
-    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode,
-                     return_indices)
+    return _max_pool(
+        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
 @autocast_op("fp32")
-def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Tensor:
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
     """3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; arguments as
     :func:`avg_pool2d`."""
-    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
-                     count_include_pad, divisor_override)
+    return _avg_pool(
+        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+    )
 
 
 @autocast_op("fp32")
@@ -520,20 +624,41 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> tuple:
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple:
     """:func:`max_pool1d` returning ``(values, indices)``."""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
-def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> tuple:
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple:
     """:func:`max_pool2d` returning ``(values, indices)``."""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
-def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> tuple:
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> tuple:
     """:func:`max_pool3d` returning ``(values, indices)``."""
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 

@@ -1,6 +1,7 @@
 """Pooling beyond max/average: ``lp_pool1d/2d/3d`` (power-average), ``max_unpool1d/2d/3d``
 (the partial inverse of max pooling) and ``fractional_max_pool2d/3d`` (pseudo-random
 window starts, Graham 2014), composed from differentiable tensor ops over index arrays."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,33 +30,38 @@ __all__ = [
 _AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
 
 
-def _lp_pool(d: int, input: Tensor, norm_type: float, kernel_size: Any, stride: Any,
-             ceil_mode: bool) -> Tensor:
+def _lp_pool(
+    d: int, input: Tensor, norm_type: float, kernel_size: Any, stride: Any, ceil_mode: bool
+) -> Tensor:
     kernel = _tuple(kernel_size, d, "kernel_size", f"lp_pool{d}d")
     out = _AVG[d](input.pow(norm_type), kernel, stride, 0, ceil_mode)
     return (out.sign() * relu(out.abs())).mul(float(np.prod(kernel))).pow(1.0 / norm_type)
 
 
-def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
-              ceil_mode: bool = False) -> Tensor:
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
     """Power-average pooling ``(sum_window x^p)^(1/p)`` over ``(N, C, L)``."""
     return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
-def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
-              ceil_mode: bool = False) -> Tensor:
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
     """Power-average pooling ``(sum_window x^p)^(1/p)`` over ``(N, C, H, W)``."""
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
-def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
-              ceil_mode: bool = False) -> Tensor:
+def lp_pool3d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
     """Power-average pooling ``(sum_window x^p)^(1/p)`` over ``(N, C, D, H, W)``."""
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
-def _max_unpool(d: int, input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any,
-                output_size: Any) -> Tensor:
+def _max_unpool(
+    d: int, input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any, output_size: Any
+) -> Tensor:
     name = f"max_unpool{d}d"
     kernel = _tuple(kernel_size, d, "kernel_size", name)
     stride = kernel if stride is None else _tuple(stride, d, "stride", name)
@@ -67,44 +73,70 @@ def _max_unpool(d: int, input: Tensor, indices: Tensor, kernel_size: Any, stride
     else:
         size = tuple(int(v) for v in output_size)[-d:]
         if len(size) != d:
-            raise ValueError(f"output_size should be a sequence containing {d} or {d + 2} elements, but "
-                             f"it has a length of '{len(tuple(output_size))}'")
+            raise ValueError(
+                f"output_size should be a sequence containing {d} or {d + 2} elements, but "
+                f"it has a length of '{len(tuple(output_size))}'"
+            )
         for n, lo_default, sd in zip(size, default, stride):
             if not (lo_default - sd < n < lo_default + sd):
-                raise ValueError(f"invalid output_size \"{list(size)}\" (dim {d} must be between "
-                                 f"{[a - s for a, s in zip(default, stride)]} and "
-                                 f"{[a + s for a, s in zip(default, stride)]})")
+                raise ValueError(
+                    f'invalid output_size "{list(size)}" (dim {d} must be between '
+                    f"{[a - s for a, s in zip(default, stride)]} and "
+                    f"{[a + s for a, s in zip(default, stride)]})"
+                )
     if tuple(indices.shape) != tuple(input.shape):
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
-                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor "
+            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}"
+        )
     lead = tuple(input.shape[:-d])
     plane = int(np.prod(size))
     idx = indices._data.reshape(lead + (-1,)).astype(np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= plane):
-        raise RuntimeError(f"Found an invalid max index: {int(idx.max())} (output volumes are of size "
-                           f"{'x'.join(map(str, size))}")
+        raise RuntimeError(
+            f"Found an invalid max index: {int(idx.max())} (output volumes are of size "
+            f"{'x'.join(map(str, size))}"
+        )
     zeros = Tensor._make(np.zeros(lead + (plane,), dtype=input._data.dtype))
     out = zeros.scatter(len(lead), Tensor._make(idx), input.reshape(*lead, -1))
     return out.reshape(*lead, *size)
 
 
-def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 output_size: Any = None) -> Tensor:
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
     """Place each value of ``input`` at its ``indices`` (from ``max_pool1d(return_indices=True)``)
     in a zero tensor of the pre-pooling size (or ``output_size``)."""
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
 @autocast_op("fp32")
-def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 output_size: Any = None) -> Tensor:
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
     """Partial inverse of ``max_pool2d``: values go back to their flat ``indices``, zeros elsewhere."""
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
 @autocast_op("fp32")
-def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 output_size: Any = None) -> Tensor:
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    output_size: Any = None,
+) -> Tensor:
     """Partial inverse of ``max_pool3d``: values go back to their flat ``indices``, zeros elsewhere."""
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
@@ -119,8 +151,15 @@ def _fractional_starts(size: int, k: int, out: int, u: np.ndarray) -> np.ndarray
     return np.concatenate([starts, np.full(u.shape + (1,), size - k, dtype=np.int64)], axis=-1)
 
 
-def _fractional_max_pool(d: int, input: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any,
-                         return_indices: bool, _random_samples: Tensor | None) -> Any:
+def _fractional_max_pool(
+    d: int,
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any,
+    output_ratio: Any,
+    return_indices: bool,
+    _random_samples: Tensor | None,
+) -> Any:
     name = f"fractional_max_pool{d}d"
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
@@ -131,15 +170,19 @@ def _fractional_max_pool(d: int, input: Tensor, kernel_size: Any, output_size: A
     kernel = _tuple(kernel_size, d, "kernel_size", name)
     spatial = tuple(x.shape[2:])
     if output_size is None:
-        ratio = (float(output_ratio),) * d if isinstance(output_ratio, (int, float)) \
+        ratio = (
+            (float(output_ratio),) * d
+            if isinstance(output_ratio, (int, float))
             else tuple(map(float, output_ratio))
+        )
         out = tuple(int(n * r) for n, r in zip(spatial, ratio))
     else:
         out = _tuple(output_size, d, "output_size", name)
     for n, k, o in zip(spatial, kernel, out):
         if o + k - 1 > n:
-            raise RuntimeError(f"{name}(): pool size {k} too large relative to input size {n} for output "
-                               f"size {o}")
+            raise RuntimeError(
+                f"{name}(): pool size {k} too large relative to input size {n} for output size {o}"
+            )
     n_, c = x.shape[0], x.shape[1]
     if _random_samples is None:
         u = _gen(None).random((n_, c, d)).astype(x._data.dtype)
@@ -150,7 +193,9 @@ def _fractional_max_pool(d: int, input: Tensor, kernel_size: Any, output_size: A
         starts = _fractional_starts(spatial[i], kernel[i], out[i], u[..., d - 1 - i])
         shape = [n_, c] + [1] * (2 * d)
         shape[2 + i] = out[i]
-        pos = starts.reshape(shape) + np.arange(kernel[i]).reshape([1] * (2 + d + i) + [kernel[i]] + [1] * (d - 1 - i))
+        pos = starts.reshape(shape) + np.arange(kernel[i]).reshape(
+            [1] * (2 + d + i) + [kernel[i]] + [1] * (d - 1 - i)
+        )
         flat = flat * spatial[i] + pos
     flat = np.broadcast_to(flat, (n_, c) + out + kernel).reshape(n_, c, int(np.prod(out)), -1)
     windows = x.reshape(n_, c, -1).gather(2, Tensor._make(flat.reshape(n_, c, -1).copy()))
@@ -164,30 +209,54 @@ def _fractional_max_pool(d: int, input: Tensor, kernel_size: Any, output_size: A
     return values, Tensor._make(idx[0] if unbatched else idx)
 
 
-def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
-                          return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any = None,
+    output_ratio: Any = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Any:
     """Fractional max pooling over ``(N, C, H, W)``: ``kernel_size`` windows at pseudo-random
     starts chosen so that the output is ``output_size`` (or ``output_ratio`` times the input)."""
-    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, return_indices,
-                                _random_samples)
+    return _fractional_max_pool(
+        2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples
+    )
 
 
-def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
-                          return_indices: bool = False, _random_samples: Tensor | None = None) -> Any:
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any = None,
+    output_ratio: Any = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Any:
     """Fractional max pooling over ``(N, C, D, H, W)``; see :func:`fractional_max_pool2d`."""
-    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices,
-                                _random_samples)
+    return _fractional_max_pool(
+        3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples
+    )
 
 
-def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
-                                       output_ratio: Any = None, return_indices: bool = False,
-                                       _random_samples: Tensor | None = None) -> tuple:
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any = None,
+    output_ratio: Any = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple:
     """:func:`fractional_max_pool2d` returning ``(values, indices)``."""
     return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
-def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
-                                       output_ratio: Any = None, return_indices: bool = False,
-                                       _random_samples: Tensor | None = None) -> tuple:
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    output_size: Any = None,
+    output_ratio: Any = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple:
     """:func:`fractional_max_pool3d` returning ``(values, indices)``."""
     return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)

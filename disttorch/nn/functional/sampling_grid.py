@@ -7,6 +7,7 @@ gradient reaches the grid through them. Bilinear/trilinear sampling is one
 ``LinearSample`` op (input gradient by ``np.bincount``, coordinate gradient in closed
 form); nearest and bicubic sampling gather with ``Tensor.gather``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -14,9 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...ops import elementwise as _ew
-from ...autograd.autocast_state import autocast_op
 from ._numpy_backward import numpy_backward
 from .interpolation import _cubic_weights
 
@@ -41,21 +42,31 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     size = [int(s) for s in size]
     if len(size) == 4:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
-                             f"Got {list(theta.shape)}.")
+            raise ValueError(
+                f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. "
+                f"Got {list(theta.shape)}."
+            )
         n, _, h, w = size
         axes = [_base_coords(w, align_corners), _base_coords(h, align_corners)]
         grid_shape = (h, w)
     elif len(size) == 5:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
-                             f"Got {list(theta.shape)}.")
+            raise ValueError(
+                f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. "
+                f"Got {list(theta.shape)}."
+            )
         n, _, dd, h, w = size
-        axes = [_base_coords(w, align_corners), _base_coords(h, align_corners), _base_coords(dd, align_corners)]
+        axes = [
+            _base_coords(w, align_corners),
+            _base_coords(h, align_corners),
+            _base_coords(dd, align_corners),
+        ]
         grid_shape = (dd, h, w)
     else:
-        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
-                                  f"transforms, respectively. Got size {size}.")
+        raise NotImplementedError(
+            f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
+            f"transforms, respectively. Got size {size}."
+        )
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     if theta.shape[0] != n:
@@ -175,8 +186,13 @@ def _linear_sample_backward(ctx: LinearSample, g: np.ndarray) -> tuple:
 
 
 @autocast_op("fp32")
-def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
-                align_corners: bool | None = None) -> Tensor:
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
     """Sample ``input`` ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) at the ``[-1, 1]``
     locations of ``grid`` ``(N, H_out, W_out, 2)`` (``(N, D_out, H_out, W_out, 3)``,
     x first). Differentiable in both ``input`` and ``grid``.
@@ -188,20 +204,28 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             of the corner pixels.
     """
     if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
-        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
-                         f"'bicubic', but got: '{mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'"
+        )
     if padding_mode not in GRID_SAMPLE_PADDING_MODES:
-        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', "
-                         f"or 'reflection', but got: '{padding_mode}'")
+        raise ValueError(
+            f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', "
+            f"or 'reflection', but got: '{padding_mode}'"
+        )
     align_corners = bool(align_corners)
     d = input.ndim - 2
     if d not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != d:
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of "
-                           f"dimensions, but got input with sizes {list(input.shape)} and grid with sizes "
-                           f"{list(grid.shape)}")
+        raise RuntimeError(
+            f"grid_sampler(): expected 4D or 5D input and grid with same number of "
+            f"dimensions, but got input with sizes {list(input.shape)} and grid with sizes "
+            f"{list(grid.shape)}"
+        )
     if grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got "
-                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+        raise RuntimeError(
+            f"grid_sampler(): expected grid and input to have same batch size, but got "
+            f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+        )
     if mode == "bicubic" and d != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     n, c = input.shape[0], input.shape[1]
@@ -224,8 +248,9 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     return out.reshape(n, c, *out_spatial)
 
 
-def _bicubic_sample(flat: Tensor, coords: list, sizes: list, padding_mode: str,
-                    align_corners: bool) -> Tensor:
+def _bicubic_sample(
+    flat: Tensor, coords: list, sizes: list, padding_mode: str, align_corners: bool
+) -> Tensor:
     """Bicubic grid sampling: 16 taps with Keys' weights; taps outside follow padding_mode."""
     base = [np.floor(cd._data).astype(np.int64) for cd in coords]
     t = [cd - Tensor._make(b.astype(cd._data.dtype)) for cd, b in zip(coords, base)]
@@ -245,6 +270,9 @@ def _pad_index(ix: np.ndarray, size: int, padding_mode: str, align_corners: bool
     """Integer tap position under ``border``/``reflection`` padding (bicubic taps)."""
     x = ix.astype(np.float64)
     if padding_mode == "reflection":
-        x = _reflect(Tensor._make(x), 0, 2 * (size - 1))._data if align_corners else \
-            _reflect(Tensor._make(x), -1, 2 * size - 1)._data
+        x = (
+            _reflect(Tensor._make(x), 0, 2 * (size - 1))._data
+            if align_corners
+            else _reflect(Tensor._make(x), -1, 2 * size - 1)._data
+        )
     return np.clip(x, 0, size - 1).astype(np.int64)

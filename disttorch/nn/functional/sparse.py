@@ -1,5 +1,6 @@
 """Lookups by integer index: ``embedding`` (rows of a weight matrix; backward
 scatter-adds into the rows that were read) and ``one_hot``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,10 @@ class EmbeddingFunction(Function):
         idx = indices._data
         w = weight._data
         if idx.dtype.kind not in "iu":
-            raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
-                               f"following scalar types: Long, Int; but got {indices.dtype} instead")
+            raise RuntimeError(
+                f"Expected tensor for argument #1 'indices' to have one of the "
+                f"following scalar types: Long, Int; but got {indices.dtype} instead"
+            )
         if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
             raise IndexError("index out of range in self")
         ctx.idx, ctx.num_weights, ctx.padding_idx = idx, w.shape[0], padding_idx
@@ -55,7 +58,7 @@ class EmbeddingBackward(Function):
             starts = np.flatnonzero(np.concatenate(([True], sorted_rows[1:] != sorted_rows[:-1])))
             out[sorted_rows[starts]] = np.add.reduceat(flat[order], starts, axis=0)
         ctx.idx = idx
-        return out.reshape((num_weights,) + gd.shape[idx.ndim:])
+        return out.reshape((num_weights,) + gd.shape[idx.ndim :])
 
     @staticmethod
     def backward(ctx, gg):
@@ -83,9 +86,15 @@ def _renorm_rows(weight: Tensor, idx: np.ndarray, max_norm: float, norm_type: fl
         weight._bump_version()
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     """Rows of ``weight`` (``(num_embeddings, embedding_dim)``) picked by the integer
     ``input`` of any shape; the result has shape ``input.shape + (embedding_dim,)``.
 
@@ -94,8 +103,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     supported.
     """
     if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not "
-                                  "supported by disttorch")
+        raise NotImplementedError(
+            "embedding: scale_grad_by_freq and sparse gradients are not supported by disttorch"
+        )
     padding_idx = _padding_index(padding_idx, weight._data.shape[0])
     if max_norm is not None:
         with grad_mode.no_grad():

@@ -121,57 +121,107 @@ def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     return _inplace("feature_alpha_dropout", input, p, train)
 
 
-def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
-               running_var: Tensor | None, training: bool, momentum: float, eps: float,
-               cudnn_enabled: bool = True) -> Tensor:
+def batch_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+    cudnn_enabled: bool = True,
+) -> Tensor:
     """``torch.batch_norm``: ``F.batch_norm`` with ATen's argument order (weight and bias first)."""
     return _F_().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
-def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
-                  running_var: Tensor | None, use_input_stats: bool, momentum: float, eps: float,
-                  cudnn_enabled: bool = True) -> Tensor:
+def instance_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    use_input_stats: bool,
+    momentum: float,
+    eps: float,
+    cudnn_enabled: bool = True,
+) -> Tensor:
     """``torch.instance_norm``: ``F.instance_norm`` with ATen's argument order."""
     return _F_().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
-def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
-              sparse: bool = False) -> Tensor:
+def embedding(
+    weight: Tensor,
+    indices: Tensor,
+    padding_idx: int = -1,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     """``torch.embedding(weight, indices)``: rows of ``weight`` (note: weight first, unlike
     ``F.embedding``); ``padding_idx=-1`` means none, as in ATen."""
-    return _F_().embedding(indices, weight, None if padding_idx == -1 else padding_idx,
-                           scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+    return _F_().embedding(
+        indices,
+        weight,
+        None if padding_idx == -1 else padding_idx,
+        scale_grad_by_freq=scale_grad_by_freq,
+        sparse=sparse,
+    )
 
 
-def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
-                  mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
-                  include_last_offset: bool = False, padding_idx: int | None = None) -> tuple:
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: bool = False,
+    mode: int = 0,
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> tuple:
     """``torch.embedding_bag``: mode 0 sum, 1 mean, 2 max. Returns ``(output, offset2bag,
     bag_size, max_indices)`` like ATen; only ``output`` is computed here, the other three are
     empty int64 tensors (they are ATen's backward bookkeeping)."""
     if mode not in (0, 1, 2):
         raise ValueError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode!r}")
-    out = _F_().embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq,
-                              mode=("sum", "mean", "max")[mode], sparse=sparse,
-                              per_sample_weights=per_sample_weights,
-                              include_last_offset=include_last_offset, padding_idx=padding_idx)
+    out = _F_().embedding_bag(
+        indices,
+        weight,
+        offsets,
+        scale_grad_by_freq=scale_grad_by_freq,
+        mode=("sum", "mean", "max")[mode],
+        sparse=sparse,
+        per_sample_weights=per_sample_weights,
+        include_last_offset=include_last_offset,
+        padding_idx=padding_idx,
+    )
     empty = _creation.empty(0, dtype=indices.dtype)
     return out, empty, empty, empty
 
 
-def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
-                 align_corners: bool) -> Tensor:
+def grid_sampler(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool
+) -> Tensor:
     """``torch.grid_sampler``: ``F.grid_sample`` with integer modes (interpolation 0 bilinear,
     1 nearest, 2 bicubic; padding 0 zeros, 1 border, 2 reflection)."""
     modes, pads = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
     if interpolation_mode not in (0, 1, 2) or padding_mode not in (0, 1, 2):
-        raise ValueError(f"grid_sampler: interpolation_mode and padding_mode must be 0, 1 or 2, got "
-                         f"{interpolation_mode!r} and {padding_mode!r}")
+        raise ValueError(
+            f"grid_sampler: interpolation_mode and padding_mode must be 0, 1 or 2, got "
+            f"{interpolation_mode!r} and {padding_mode!r}"
+        )
     return _F_().grid_sample(input, grid, modes[interpolation_mode], pads[padding_mode], align_corners)
 
 
-def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0,
-                            dilation: Any = 1, ceil_mode: bool = False) -> tuple:
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+) -> tuple:
     """``(values, indices)`` of a 1-d max pooling."""
     return _F_().max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, True)
 
@@ -186,31 +236,47 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 1, log_target: bool =
 
 
 @autocast_op("fp32")
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
-                                     pos_weight: Tensor | None = None, reduction: int = 1) -> Tensor:
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    pos_weight: Tensor | None = None,
+    reduction: int = 1,
+) -> Tensor:
     """``torch.binary_cross_entropy_with_logits`` (ATen order: ``pos_weight`` before ``reduction``)."""
-    return _F_().binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
-                                                  pos_weight=pos_weight)
+    return _F_().binary_cross_entropy_with_logits(
+        input, target, weight, reduction=_reduction(reduction), pos_weight=pos_weight
+    )
 
 
 @autocast_op("fp32")
-def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
-             reduction: int = 1, zero_infinity: bool = False) -> Tensor:
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: int = 0,
+    reduction: int = 1,
+    zero_infinity: bool = False,
+) -> Tensor:
     """``torch.ctc_loss`` with ATen's integer reduction."""
-    return _F_().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction),
-                          zero_infinity)
+    return _F_().ctc_loss(
+        log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity
+    )
 
 
 @autocast_op("fp32")
-def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
-                     reduction: int) -> Tensor:
+def poisson_nll_loss(
+    input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float, reduction: int
+) -> Tensor:
     """``torch.poisson_nll_loss`` (every argument required, as in ATen)."""
     return _F_().poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
 @autocast_op("fp32")
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: int = 1) -> Tensor:
+def cosine_embedding_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 1
+) -> Tensor:
     """``torch.cosine_embedding_loss`` with ATen's integer reduction."""
     return _F_().cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
@@ -222,112 +288,233 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, red
 
 
 @autocast_op("fp32")
-def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        reduction: int = 1) -> Tensor:
+def margin_ranking_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 1
+) -> Tensor:
     """``torch.margin_ranking_loss`` with ATen's integer reduction."""
     return _F_().margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
 @autocast_op("fp32")
-def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
-                        p: float = 2, eps: float = 1e-06, swap: bool = False, reduction: int = 1) -> Tensor:
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-06,
+    swap: bool = False,
+    reduction: int = 1,
+) -> Tensor:
     """``torch.triplet_margin_loss`` with ATen's integer reduction."""
-    return _F_().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
-                                     reduction=_reduction(reduction))
+    return _F_().triplet_margin_loss(
+        anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction)
+    )
 
 
 # -- recurrent networks: ATen's flat-parameter forms -------------------------------------------
 
-def _sequence(mode: str, input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_biases: bool,
-              num_layers: int, dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+
+def _sequence(
+    mode: str,
+    input: Tensor,
+    hx: Sequence[Tensor],
+    params: Sequence[Tensor],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> tuple:
     if not isinstance(input, Tensor) or input.dim() != 3:
-        raise ValueError(f"{mode.lower()}: expected a 3-D input (seq, batch, feature), got "
-                         f"{getattr(input, 'shape', type(input).__name__)}; the packed (batch_sizes) "
-                         "overload is not supported, use nn.utils.rnn with the nn modules")
+        raise ValueError(
+            f"{mode.lower()}: expected a 3-D input (seq, batch, feature), got "
+            f"{getattr(input, 'shape', type(input).__name__)}; the packed (batch_sizes) "
+            "overload is not supported, use nn.utils.rnn with the nn modules"
+        )
     layers = num_layers * (2 if bidirectional else 1)
     if len(params) % layers:
-        raise ValueError(f"{mode.lower()}: {len(params)} parameters do not split into {layers} layer-directions")
+        raise ValueError(
+            f"{mode.lower()}: {len(params)} parameters do not split into {layers} layer-directions"
+        )
     per = len(params) // layers
     if per not in ((4, 5) if has_biases else (2, 3)):
-        raise ValueError(f"{mode.lower()}: {per} parameters per layer-direction, expected "
-                         f"{'4 (w_ih, w_hh, b_ih, b_hh)' if has_biases else '2 (w_ih, w_hh)'} (+1 projection)")
-    weights = [list(params[i * per:(i + 1) * per]) for i in range(layers)]
+        raise ValueError(
+            f"{mode.lower()}: {per} parameters per layer-direction, expected "
+            f"{'4 (w_ih, w_hh, b_ih, b_hh)' if has_biases else '2 (w_ih, w_hh)'} (+1 projection)"
+        )
+    weights = [list(params[i * per : (i + 1) * per]) for i in range(layers)]
     x = input.transpose(0, 1) if batch_first else input
     t_len, batch = x.shape[0], x.shape[1]
-    y, hn, cn = recurrent_stack(mode, x.reshape(t_len * batch, x.shape[2]), (batch,) * t_len, hx[0],
-                                hx[1] if len(hx) > 1 else None, weights, num_layers, bidirectional,
-                                has_biases, dropout, train)
+    y, hn, cn = recurrent_stack(
+        mode,
+        x.reshape(t_len * batch, x.shape[2]),
+        (batch,) * t_len,
+        hx[0],
+        hx[1] if len(hx) > 1 else None,
+        weights,
+        num_layers,
+        bidirectional,
+        has_biases,
+        dropout,
+        train,
+    )
     out = y.reshape(t_len, batch, y.shape[-1])
     return (out.transpose(0, 1) if batch_first else out), hn, cn
 
 
-def lstm(input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_biases: bool, num_layers: int,
-         dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+def lstm(
+    input: Tensor,
+    hx: Sequence[Tensor],
+    params: Sequence[Tensor],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> tuple:
     """``torch.lstm``: a multi-layer LSTM over ``params`` (``[w_ih, w_hh, b_ih, b_hh(, w_hr)]`` per
     layer and direction, as ``nn.LSTM._flat_weights``). ``hx = (h0, c0)``. Returns
     ``(output, h_n, c_n)``."""
     if len(hx) != 2:
         raise ValueError(f"lstm: hx must be (h0, c0), got {len(hx)} tensors")
-    return _sequence("LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                     batch_first)
+    return _sequence(
+        "LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+    )
 
 
-def _two(mode: str, input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
-         dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:
-    out, hn, _ = _sequence(mode, input, (hx,), params, has_biases, num_layers, dropout, train, bidirectional,
-                           batch_first)
+def _two(
+    mode: str,
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> tuple:
+    out, hn, _ = _sequence(
+        mode, input, (hx,), params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+    )
     return out, hn
 
 
-def gru(input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
-        dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+def gru(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> tuple:
     """``torch.gru``: a multi-layer GRU over flat ``params``; returns ``(output, h_n)``."""
     return _two("GRU", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
 
 
-def rnn_tanh(input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
-             dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+def rnn_tanh(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> tuple:
     """``torch.rnn_tanh``: a multi-layer tanh Elman RNN over flat ``params``; ``(output, h_n)``."""
-    return _two("RNN_TANH", input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                batch_first)
+    return _two(
+        "RNN_TANH", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+    )
 
 
-def rnn_relu(input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
-             dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple:
+def rnn_relu(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: bool,
+    num_layers: int,
+    dropout: float,
+    train: bool,
+    bidirectional: bool,
+    batch_first: bool,
+) -> tuple:
     """``torch.rnn_relu``: a multi-layer ReLU Elman RNN over flat ``params``; ``(output, h_n)``."""
-    return _two("RNN_RELU", input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-                batch_first)
+    return _two(
+        "RNN_RELU", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+    )
 
 
-def _cell(mode: str, input: Tensor, h: Tensor, c: Tensor | None, w_ih: Tensor, w_hh: Tensor,
-          b_ih: Tensor | None, b_hh: Tensor | None) -> tuple:
+def _cell(
+    mode: str,
+    input: Tensor,
+    h: Tensor,
+    c: Tensor | None,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None,
+    b_hh: Tensor | None,
+) -> tuple:
     if input.dim() != 2 or h.dim() != 2:
-        raise ValueError(f"{mode.lower()}_cell: expected 2-D input and hidden state (batch, features), got "
-                         f"{tuple(input.shape)} and {tuple(h.shape)}")
+        raise ValueError(
+            f"{mode.lower()}_cell: expected 2-D input and hidden state (batch, features), got "
+            f"{tuple(input.shape)} and {tuple(h.shape)}"
+        )
     return recurrent_layer(mode, input, h, c, w_ih, w_hh, b_ih, b_hh, None, (input.shape[0],))
 
 
-def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
-              b_hh: Tensor | None = None) -> tuple:
+def lstm_cell(
+    input: Tensor,
+    hx: Sequence[Tensor],
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> tuple:
     """One LSTM step: ``hx = (h, c)`` -> ``(h', c')``."""
     _, h, c = _cell("LSTM", input, hx[0], hx[1], w_ih, w_hh, b_ih, b_hh)
     return h, c
 
 
-def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
-             b_hh: Tensor | None = None) -> Tensor:
+def gru_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
     """One GRU step: ``h -> h'``."""
     return _cell("GRU", input, hx, None, w_ih, w_hh, b_ih, b_hh)[0]
 
 
-def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
-                  b_hh: Tensor | None = None) -> Tensor:
+def rnn_tanh_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
     """One tanh Elman step: ``h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)``."""
     return _cell("RNN_TANH", input, hx, None, w_ih, w_hh, b_ih, b_hh)[0]
 
 
-def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
-                  b_hh: Tensor | None = None) -> Tensor:
+def rnn_relu_cell(
+    input: Tensor,
+    hx: Tensor,
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None,
+) -> Tensor:
     """One ReLU Elman step: ``h' = relu(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)``."""
     return _cell("RNN_RELU", input, hx, None, w_ih, w_hh, b_ih, b_hh)[0]
 

@@ -1,7 +1,32 @@
 """Layers, one family per file; each file lists its public classes in ``__all__``."""
-from . import (activation, adaptive, attention, batchnorm, channelshuffle, container, conv, distance, dropout,
-               flatten, fold, instancenorm, linear, loss, loss_extra, module, normalization, padding, pixelshuffle, pooling,
-               rnn, sparse, sync_batchnorm, transformer, upsampling)
+
+from . import (
+    activation,
+    adaptive,
+    attention,
+    batchnorm,
+    channelshuffle,
+    container,
+    conv,
+    distance,
+    dropout,
+    flatten,
+    fold,
+    instancenorm,
+    linear,
+    loss,
+    loss_extra,
+    module,
+    normalization,
+    padding,
+    pixelshuffle,
+    pooling,
+    rnn,
+    sparse,
+    sync_batchnorm,
+    transformer,
+    upsampling,
+)
 from .activation import *  # noqa: F401,F403
 from .adaptive import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
@@ -29,7 +54,34 @@ from .sync_batchnorm import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
-__all__ = [name for mod in (activation, adaptive, attention, batchnorm, channelshuffle, container, conv, distance,
-                            dropout, flatten, fold, instancenorm, linear, loss, loss_extra, module, normalization, padding,
-                            pixelshuffle, pooling, rnn, sparse, sync_batchnorm, transformer, upsampling)
-           for name in mod.__all__]
+__all__ = [
+    name
+    for mod in (
+        activation,
+        adaptive,
+        attention,
+        batchnorm,
+        channelshuffle,
+        container,
+        conv,
+        distance,
+        dropout,
+        flatten,
+        fold,
+        instancenorm,
+        linear,
+        loss,
+        loss_extra,
+        module,
+        normalization,
+        padding,
+        pixelshuffle,
+        pooling,
+        rnn,
+        sparse,
+        sync_batchnorm,
+        transformer,
+        upsampling,
+    )
+    for name in mod.__all__
+]

@@ -2,6 +2,7 @@
 Functions placed around a module's call capture the gradients with respect to its
 outputs (handed to ``pre_hook(module, grad_output)``) and inputs (handed to
 ``hook(module, grad_input, grad_output)``); what a hook returns replaces them."""
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -66,9 +67,11 @@ class BackwardHook:
             if result is not None:
                 result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
                 if len(result) != len(grad_output):
-                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
-                                       f"grad_output, got {len(result)}, but expected "
-                                       f"{len(grad_output)}")
+                    raise RuntimeError(
+                        f"Backward pre hook returned an invalid number of "
+                        f"grad_output, got {len(result)}, but expected "
+                        f"{len(grad_output)}"
+                    )
                 grad_output = result
         return grad_output
 
@@ -78,8 +81,10 @@ class BackwardHook:
             if result is not None:
                 result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
                 if len(result) != len(grad_input):
-                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
-                                       f"got {len(result)}, but expected {len(grad_input)}")
+                    raise RuntimeError(
+                        f"Backward hook returned an invalid number of grad_input, "
+                        f"got {len(result)}, but expected {len(grad_input)}"
+                    )
                 grad_input = result
         return grad_input
 

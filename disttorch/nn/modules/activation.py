@@ -1,4 +1,5 @@
 """Activation layers: thin Modules over ``nn.functional``'s activations."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,9 +11,28 @@ from ..parameter import Parameter
 from .attention import MultiheadAttention  # noqa: F401  (PyTorch's path: pickles name it)
 from .module import Module
 
-__all__ = ["ReLU", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus",
-           "Softmax", "LogSoftmax", "Softmin", "Hardtanh", "ReLU6", "LogSigmoid", "Mish",
-           "Hardsigmoid", "Hardswish", "GLU", "PReLU"]
+__all__ = [
+    "ReLU",
+    "LeakyReLU",
+    "ELU",
+    "SELU",
+    "GELU",
+    "SiLU",
+    "Tanh",
+    "Sigmoid",
+    "Softplus",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
+    "Hardtanh",
+    "ReLU6",
+    "LogSigmoid",
+    "Mish",
+    "Hardsigmoid",
+    "Hardswish",
+    "GLU",
+    "PReLU",
+]
 
 
 class ReLU(Module):
@@ -236,8 +256,9 @@ class PReLU(Module):
     """``x if x > 0 else a * x`` with a learned slope ``a`` (one, or one per channel),
     initialised to ``init``."""
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init

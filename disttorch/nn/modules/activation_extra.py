@@ -1,6 +1,7 @@
 """The remaining activation layers: ``CELU``, ``RReLU``, ``Threshold``, ``Hardshrink``,
 ``Softshrink``, ``Tanhshrink``, ``Softsign`` and ``Softmax2d`` (re-exported by
 ``nn.modules.activation``, PyTorch's module path)."""
+
 from __future__ import annotations
 
 from ..._tensor import Tensor

@@ -1,6 +1,7 @@
 """``AdaptiveLogSoftmaxWithLoss``: the efficient softmax approximation of Grave et al.
 (2016) for large vocabularies: frequent classes in a head, rare ones in clusters whose
 projections shrink by ``div_value``."""
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -34,16 +35,31 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         head_bias: give the head a bias. Default: False.
     """
 
-    def __init__(self, in_features: int, n_classes: int, cutoffs: Sequence[int], div_value: float = 4.0,
-                 head_bias: bool = False, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        n_classes: int,
+        cutoffs: Sequence[int],
+        div_value: float = 4.0,
+        head_bias: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:
             raise ValueError("cutoffs should be a sequence of length larger than 0")
-        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > (n_classes - 1)
-                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
-            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted in an "
-                             "increasing order, where each value is between 1 and n_classes-1")
+        if (
+            cutoffs != sorted(cutoffs)
+            or min(cutoffs) <= 0
+            or max(cutoffs) > (n_classes - 1)
+            or len(set(cutoffs)) != len(cutoffs)
+            or any(int(c) != c for c in cutoffs)
+        ):
+            raise ValueError(
+                "cutoffs should be a sequence of unique, positive integers sorted in an "
+                "increasing order, where each value is between 1 and n_classes-1"
+            )
         self.in_features, self.n_classes = in_features, n_classes
         self.cutoffs = cutoffs + [n_classes]
         self.div_value, self.head_bias = div_value, head_bias
@@ -55,8 +71,12 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         for i in range(self.n_clusters):
             hsz = int(in_features // (div_value ** (i + 1)))
             osz = self.cutoffs[i + 1] - self.cutoffs[i]
-            self.tail.append(Sequential(Linear(in_features, hsz, bias=False, device=device, dtype=dtype),
-                                        Linear(hsz, osz, bias=False, device=device, dtype=dtype)))
+            self.tail.append(
+                Sequential(
+                    Linear(in_features, hsz, bias=False, device=device, dtype=dtype),
+                    Linear(hsz, osz, bias=False, device=device, dtype=dtype),
+                )
+            )
 
     def reset_parameters(self) -> None:
         """Re-initialise the head and every cluster projection."""
@@ -69,18 +89,24 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         unbatched = input.ndim == 1
         if unbatched:
             if target.ndim != 0:
-                raise RuntimeError("1D target tensor expects 0D input tensors, but found inputs with size",
-                                   tuple(target.shape))
+                raise RuntimeError(
+                    "1D target tensor expects 0D input tensors, but found inputs with size",
+                    tuple(target.shape),
+                )
             input, target = input.unsqueeze(0), target.unsqueeze(0)
         elif input.ndim != 2:
-            raise RuntimeError("1D target tensor expects 1D or 2D input tensors, but found inputs with size",
-                               tuple(input.shape))
+            raise RuntimeError(
+                "1D target tensor expects 1D or 2D input tensors, but found inputs with size",
+                tuple(input.shape),
+            )
         if input.shape[0] != target.shape[0]:
             raise RuntimeError("Input and target should have the same size in the batch dimension.")
         t = np.asarray(target._data).astype(np.int64)
         if t.size and (t.min() < 0 or t.max() >= self.n_classes):
-            raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but values in range "
-                               f"[{int(t.min())}, {int(t.max())}] were found. ")
+            raise RuntimeError(
+                f"Target values should be in [0, {self.n_classes - 1}], but values in range "
+                f"[{int(t.min())}, {int(t.max())}] were found. "
+            )
         n = t.shape[0]
         gather = np.where(t < self.shortlist_size, t, 0)
         output = Tensor._make(np.zeros(n, dtype=input._data.dtype))
@@ -102,10 +128,10 @@ class AdaptiveLogSoftmaxWithLoss(Module):
 
     def _full_log_prob(self, input: Tensor, head_output: Tensor) -> Tensor:
         head = log_softmax(head_output, 1)
-        parts = [head[:, :self.shortlist_size]]
+        parts = [head[:, : self.shortlist_size]]
         for i in range(self.n_clusters):
             cluster = log_softmax(self.tail[i](input), 1)
-            parts.append(cluster + head[:, self.shortlist_size + i:self.shortlist_size + i + 1])
+            parts.append(cluster + head[:, self.shortlist_size + i : self.shortlist_size + i + 1])
         return _shape.cat(parts, 1)
 
     def log_prob(self, input: Tensor) -> Tensor:

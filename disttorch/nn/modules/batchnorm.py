@@ -7,10 +7,10 @@
 ``momentum=None`` means a cumulative average), then calls ``F.batch_norm``. A synchronised
 batch norm subclasses ``_BatchNorm`` and replaces only the final call.
 """
+
 from __future__ import annotations
 
 import importlib
-
 from typing import Any, Mapping
 
 from ... import _creation
@@ -22,23 +22,41 @@ from ..parameter import Parameter
 from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+]
 
 
 class _NormBase(Module):
     """Parameters and running statistics shared by the batch-norm layers."""
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
-                 dtype: Any = None, *, bias: bool = True) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self._has_bias = affine and bias
-        self.register_parameter("weight", Parameter(_creation.empty(num_features, dtype=dtype))
-                                if affine else None)
-        self.register_parameter("bias", Parameter(_creation.empty(num_features, dtype=dtype))
-                                if self._has_bias else None)
+        self.register_parameter(
+            "weight", Parameter(_creation.empty(num_features, dtype=dtype)) if affine else None
+        )
+        self.register_parameter(
+            "bias", Parameter(_creation.empty(num_features, dtype=dtype)) if self._has_bias else None
+        )
         if track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
@@ -52,8 +70,7 @@ class _NormBase(Module):
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, ``num_batches_tracked`` 0."""
         if self.track_running_stats:
-            for buf, value in ((self.running_mean, 0), (self.running_var, 1),
-                               (self.num_batches_tracked, 0)):
+            for buf, value in ((self.running_mean, 0), (self.running_var, 1), (self.num_batches_tracked, 0)):
                 buf._data[...] = value
                 buf._bump_version()
 
@@ -69,20 +86,31 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self._has_bias}, "
-                f"track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self._has_bias}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
 
-    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
-                              strict: bool, missing_keys: list, unexpected_keys: list,
-                              error_msgs: list, assign: bool = False) -> None:
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping,
+        prefix: str,
+        local_metadata: dict,
+        strict: bool,
+        missing_keys: list,
+        unexpected_keys: list,
+        error_msgs: list,
+        assign: bool = False,
+    ) -> None:
         # Checkpoints from before num_batches_tracked existed load with a count of 0.
         key = prefix + "num_batches_tracked"
         if self.track_running_stats and key not in state_dict:
             state_dict = dict(state_dict)
             state_dict[key] = _creation.tensor(0, dtype=int64)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs, assign)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs, assign
+        )
 
 
 class _BatchNorm(_NormBase):
@@ -113,8 +141,16 @@ class _BatchNorm(_NormBase):
         self._check_input_dim(input)
         factor = self._momentum_factor()
         running_mean, running_var = self._stats_to_update()
-        return batch_norm(input, running_mean, running_var, self.weight, self.bias,
-                          self._use_batch_stats(), factor, self.eps)
+        return batch_norm(
+            input,
+            running_mean,
+            running_var,
+            self.weight,
+            self.bias,
+            self._use_batch_stats(),
+            factor,
+            self.eps,
+        )
 
 
 class BatchNorm1d(_BatchNorm):
@@ -154,8 +190,15 @@ class BatchNorm3d(_BatchNorm):
 class _LazyNorm(LazyModuleMixin):
     """Lazy batch/instance norm: ``num_features`` is the channel dim of the first input."""
 
-    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype)
         self._lazy_params("weight", "bias")
         self._lazy_buffers("running_mean", "running_var")

@@ -1,4 +1,5 @@
 """``ChannelShuffle``: interleave channel groups (ShuffleNet)."""
+
 from __future__ import annotations
 
 from ..._tensor import Tensor

@@ -1,6 +1,7 @@
 """Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``,
 ``ParameterDict``. They register what they hold under its index (``"0"``, ``"1"``, ...)
 or key, so parameters, ``state_dict`` and ``repr`` see through them."""
+
 from __future__ import annotations
 
 import operator
@@ -29,8 +30,11 @@ class Container(Module):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in "
-                      "nn.Module. Subclass that instead.", stacklevel=2)
+        warnings.warn(
+            "nn.Container is deprecated. All of it's functionality is now implemented in "
+            "nn.Module. Subclass that instead.",
+            stacklevel=2,
+        )
         for key, value in kwargs.items():
             self.add_module(key, value)
 
@@ -66,8 +70,7 @@ class Sequential(Module):
         for key in doomed:
             delattr(self, key)
         # renumber so that indices stay 0..n-1, as PyTorch does
-        self.__dict__["_modules"] = OrderedDict(
-            (str(i), m) for i, m in enumerate(self._modules.values()))
+        self.__dict__["_modules"] = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -77,14 +80,16 @@ class Sequential(Module):
 
     def __add__(self, other: "Sequential") -> "Sequential":
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but "
-                             f"{type(other)} is given.")
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+            )
         return Sequential(*self, *other)
 
     def __iadd__(self, other: "Sequential") -> "Sequential":
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but "
-                             f"{type(other)} is given.")
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+            )
         return self.extend(other)
 
     def append(self, module: Module) -> "Sequential":
@@ -148,8 +153,7 @@ class ModuleList(Module):
         doomed = keys[idx] if isinstance(idx, slice) else [str(_index(idx, len(keys), "ModuleList"))]
         for key in doomed:
             delattr(self, key)
-        self.__dict__["_modules"] = OrderedDict(
-            (str(i), m) for i, m in enumerate(self._modules.values()))
+        self.__dict__["_modules"] = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -171,8 +175,9 @@ class ModuleList(Module):
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
         """Append every module of the iterable ``modules``."""
         if isinstance(modules, (Module, Tensor)) or not hasattr(modules, "__iter__"):
-            raise TypeError(f"ModuleList.extend should be called with an iterable, but got "
-                            f"{type(modules).__name__}")
+            raise TypeError(
+                f"ModuleList.extend should be called with an iterable, but got {type(modules).__name__}"
+            )
         for module in modules:
             self.append(module)
         return self
@@ -262,8 +267,9 @@ class ModuleDict(Module):
         pairs = modules.items() if isinstance(modules, (Mapping, ModuleDict)) else modules
         for j, pair in enumerate(pairs):
             if len(pair) != 2:
-                raise ValueError(f"ModuleDict update sequence element #{j} has length "
-                                 f"{len(pair)}; 2 is required")
+                raise ValueError(
+                    f"ModuleDict update sequence element #{j} has length {len(pair)}; 2 is required"
+                )
             self[pair[0]] = pair[1]
 
 
@@ -318,8 +324,9 @@ class ParameterList(Module):
     def extend(self, values: Iterable[Any]) -> "ParameterList":
         """Append every value of ``values``."""
         if isinstance(values, Tensor) or not hasattr(values, "__iter__"):
-            raise TypeError(f"ParameterList.extend should be called with an iterable, but got "
-                            f"{type(values).__name__}")
+            raise TypeError(
+                f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}"
+            )
         for value in values:
             self.append(value)
         return self
@@ -328,8 +335,10 @@ class ParameterList(Module):
         return [k for k in super().__dir__() if not k.isdigit()]
 
     def extra_repr(self) -> str:
-        return "\n".join(_param_line(i, p, f"disttorch.{p.dtype.name}" if isinstance(p, Tensor) else "")
-                         for i, p in enumerate(self))
+        return "\n".join(
+            _param_line(i, p, f"disttorch.{p.dtype.name}" if isinstance(p, Tensor) else "")
+            for i, p in enumerate(self)
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("ParameterList should not be called.")
@@ -392,13 +401,15 @@ class ParameterDict(Module):
         pairs = parameters.items() if isinstance(parameters, (Mapping, ParameterDict)) else parameters
         for j, pair in enumerate(pairs):
             if len(pair) != 2:
-                raise ValueError(f"ParameterDict update sequence element #{j} has length "
-                                 f"{len(pair)}; 2 is required")
+                raise ValueError(
+                    f"ParameterDict update sequence element #{j} has length {len(pair)}; 2 is required"
+                )
             self[pair[0]] = pair[1]
 
     def extra_repr(self) -> str:
-        return "\n".join(_param_line(k, p, p.type() if isinstance(p, Tensor) else "")
-                         for k, p in self.items())
+        return "\n".join(
+            _param_line(k, p, p.type() if isinstance(p, Tensor) else "") for k, p in self.items()
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("ParameterDict should not be called.")

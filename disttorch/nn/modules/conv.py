@@ -2,6 +2,7 @@
 (one base class), with PyTorch's arguments, default initialisation, padding modes and
 repr; and their lazy forms ``LazyConv*`` / ``LazyConvTranspose*`` (``in_channels`` read
 from the first input)."""
+
 from __future__ import annotations
 
 import math
@@ -16,9 +17,20 @@ from ..parameter import Parameter
 from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-           "LazyConvTranspose3d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -35,10 +47,23 @@ class _ConvNd(Module):
     _dims = 0
     _conv = staticmethod(conv2d)
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None, *,
-                 transposed: bool = False, output_padding: Any = 0) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        transposed: bool = False,
+        output_padding: Any = 0,
+    ) -> None:
         super().__init__()
         d = self._dims
         if groups <= 0:
@@ -52,23 +77,22 @@ class _ConvNd(Module):
         self.dilation = _ntuple(dilation, d)
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 f"{{'same', 'valid'}}")
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'same', 'valid'}}")
             if padding == "same" and any(s != 1 for s in self.stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
             self.padding = padding
         else:
             self.padding = _ntuple(padding, d)
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {set(_PADDING_MODES)}, but got "
-                             f"padding_mode={padding_mode!r}")
+            raise ValueError(
+                f"padding_mode must be one of {set(_PADDING_MODES)}, but got padding_mode={padding_mode!r}"
+            )
         self.in_channels, self.out_channels = in_channels, out_channels
         self.groups, self.padding_mode = groups, padding_mode
         self.transposed, self.output_padding = transposed, _ntuple(output_padding, d)
         # F.pad order (last dim first, (left, right) each) for non-zero padding modes
         self._reversed_padding_repeated_twice = self._explicit_padding()
-        shape = (in_channels, out_channels // groups) if transposed else \
-            (out_channels, in_channels // groups)
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
         self.weight = Parameter(_creation.empty(*shape, *self.kernel_size, dtype=dtype))
         if bias:
             self.bias = Parameter(_creation.empty(out_channels, dtype=dtype))
@@ -102,14 +126,13 @@ class _ConvNd(Module):
     def forward(self, input: Tensor) -> Tensor:
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return self._conv(padded, self.weight, self.bias, self.stride, 0, self.dilation,
-                              self.groups)
-        return self._conv(input, self.weight, self.bias, self.stride, self.padding,
-                          self.dilation, self.groups)
+            return self._conv(padded, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return self._conv(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * self._dims:
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._dims:
@@ -176,18 +199,40 @@ class _ConvTransposeNd(_ConvNd):
 
     _conv_transpose = staticmethod(conv_transpose2d)
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: Any = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         if isinstance(padding, str):
-            raise ValueError(f"{type(self).__name__} takes an int or tuple padding, got "
-                             f"padding={padding!r}")
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, device, dtype, transposed=True,
-                         output_padding=output_padding)
+            raise ValueError(f"{type(self).__name__} takes an int or tuple padding, got padding={padding!r}")
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+            transposed=True,
+            output_padding=output_padding,
+        )
 
     def _output_padding(self, input: Tensor, output_size: Any) -> tuple:
         """``output_padding``, or the one that makes the output ``output_size`` long."""
@@ -197,21 +242,34 @@ class _ConvTransposeNd(_ConvNd):
         wanted = tuple(int(v) for v in output_size)[-d:]
         pads = []
         for i in range(d):
-            smallest = ((input.shape[-d + i] - 1) * self.stride[i] - 2 * self.padding[i]
-                        + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            smallest = (
+                (input.shape[-d + i] - 1) * self.stride[i]
+                - 2 * self.padding[i]
+                + self.dilation[i] * (self.kernel_size[i] - 1)
+                + 1
+            )
             extra = wanted[i] - smallest
             if not 0 <= extra < max(self.stride[i], self.dilation[i]):
-                raise ValueError(f"requested an output size of {list(wanted)}, but valid sizes "
-                                 f"range from {smallest} to "
-                                 f"{smallest + max(self.stride[i], self.dilation[i]) - 1} "
-                                 f"along dim {i}")
+                raise ValueError(
+                    f"requested an output size of {list(wanted)}, but valid sizes "
+                    f"range from {smallest} to "
+                    f"{smallest + max(self.stride[i], self.dilation[i]) - 1} "
+                    f"along dim {i}"
+                )
             pads.append(extra)
         return tuple(pads)
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        return self._conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
-                                    self._output_padding(input, output_size), self.groups,
-                                    self.dilation)
+        return self._conv_transpose(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self._output_padding(input, output_size),
+            self.groups,
+            self.dilation,
+        )
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -261,18 +319,42 @@ class _LazyConvMixin(LazyModuleMixin):
         self.in_channels = input.shape[0] if unbatched else input.shape[1]
         if self.in_channels % self.groups:
             raise ValueError("in_channels must be divisible by groups")
-        shape = (self.in_channels, self.out_channels // self.groups) if self.transposed else \
-            (self.out_channels, self.in_channels // self.groups)
+        shape = (
+            (self.in_channels, self.out_channels // self.groups)
+            if self.transposed
+            else (self.out_channels, self.in_channels // self.groups)
+        )
         self._materialize_all({"weight": shape + tuple(self.kernel_size), "bias": (self.out_channels,)})
 
 
 class _LazyConvNd(_LazyConvMixin):
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         # in_channels is unknown: build with groups channels (divisible), then make lazy
-        super().__init__(groups, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device, dtype)
+        super().__init__(
+            groups,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
         self.in_channels = 0
         self._lazy_params("weight", "bias")
 
@@ -296,11 +378,34 @@ class LazyConv3d(_LazyConvNd, Conv3d):
 
 
 class _LazyConvTransposeNd(_LazyConvMixin):
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(groups, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                         dilation, padding_mode, device, dtype)
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: Any = 1,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            groups,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            bias,
+            dilation,
+            padding_mode,
+            device,
+            dtype,
+        )
         self.in_channels = 0
         self._lazy_params("weight", "bias")
 

@@ -1,4 +1,5 @@
 """Distance layers: ``CosineSimilarity`` and ``PairwiseDistance``."""
+
 from __future__ import annotations
 
 from ..._tensor import Tensor

@@ -1,8 +1,16 @@
 """Dropout layers: active in training mode, the identity in eval mode."""
+
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from ..functional.dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
+from ..functional.dropout import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
 from .module import Module
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]

@@ -1,4 +1,5 @@
 """``Flatten`` and ``Unflatten``: reshape a range of dims into one, and one dim into several."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -25,9 +26,9 @@ class Flatten(Module):
         if start > end:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         merged = 1
-        for s in shape[start:end + 1]:
+        for s in shape[start : end + 1]:
             merged *= s
-        return input.reshape(*shape[:start], merged, *shape[end + 1:])
+        return input.reshape(*shape[:start], merged, *shape[end + 1 :])
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -39,8 +40,9 @@ class Unflatten(Module):
     def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
         if not isinstance(unflattened_size, (tuple, list)):
-            raise TypeError(f"unflattened_size must be tuple of ints, but found type "
-                            f"{type(unflattened_size).__name__}")
+            raise TypeError(
+                f"unflattened_size must be tuple of ints, but found type {type(unflattened_size).__name__}"
+            )
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -54,10 +56,12 @@ class Unflatten(Module):
         if -1 in sizes:
             sizes[sizes.index(-1)] = shape[d] // known if known else 0
         elif known != shape[d]:
-            raise RuntimeError(f"unflatten: Provided sizes {list(self.unflattened_size)} don't "
-                               f"multiply up to the size of dim {self.dim} ({shape[d]}) in the "
-                               f"input tensor")
-        return input.reshape(*shape[:d], *sizes, *shape[d + 1:])
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(self.unflattened_size)} don't "
+                f"multiply up to the size of dim {self.dim} ({shape[d]}) in the "
+                f"input tensor"
+            )
+        return input.reshape(*shape[:d], *sizes, *shape[d + 1 :])
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

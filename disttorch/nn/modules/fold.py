@@ -1,4 +1,5 @@
 """``Unfold`` (im2col) and ``Fold`` (col2im) layers."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,9 @@ class Fold(Module):
     """Sum sliding blocks ``(N, C * prod(kernel_size), L)`` into ``(N, C, *output_size)``;
     see :func:`~disttorch.nn.functional.fold`."""
 
-    def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
-                 stride: Any = 1) -> None:
+    def __init__(
+        self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
+    ) -> None:
         super().__init__()
         self.output_size, self.kernel_size = output_size, kernel_size
         self.dilation, self.padding, self.stride = dilation, padding, stride
@@ -24,8 +26,10 @@ class Fold(Module):
         return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
-        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
-                f"padding={self.padding}, stride={self.stride}")
+        return (
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+            f"padding={self.padding}, stride={self.stride}"
+        )
 
 
 class Unfold(Module):
@@ -40,5 +44,7 @@ class Unfold(Module):
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
-                f"stride={self.stride}")
+        return (
+            f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+            f"stride={self.stride}"
+        )

@@ -1,5 +1,6 @@
 """Instance normalisation layers ``InstanceNorm1d/2d/3d`` and their lazy forms: each
 channel of each sample normalised on its own, optionally with running statistics."""
+
 from __future__ import annotations
 
 import warnings
@@ -9,16 +10,29 @@ from ..._tensor import Tensor
 from ..functional.normalization import instance_norm
 from .batchnorm import _LazyNorm, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
-           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+__all__ = [
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+]
 
 
 class _InstanceNorm(_NormBase):
     _spatial = 1
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -29,14 +43,25 @@ class _InstanceNorm(_NormBase):
         x = input.unsqueeze(0) if unbatched else input
         if x.shape[1] != self.num_features:
             if self.affine:
-                raise ValueError(f"expected input's size at dim=1 to match num_features ({self.num_features}), "
-                                 f"but got: {x.shape[1]}.")
-            warnings.warn("input's size at dim=1 does not match num_features. You can silence this warning "
-                          "by not passing in num_features, which is not used because affine=False",
-                          stacklevel=2)
-        out = instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
-                            self.training or not self.track_running_stats,
-                            self.momentum if self.momentum is not None else 0.0, self.eps)
+                raise ValueError(
+                    f"expected input's size at dim=1 to match num_features ({self.num_features}), "
+                    f"but got: {x.shape[1]}."
+                )
+            warnings.warn(
+                "input's size at dim=1 does not match num_features. You can silence this warning "
+                "by not passing in num_features, which is not used because affine=False",
+                stacklevel=2,
+            )
+        out = instance_norm(
+            x,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
         return out[0] if unbatched else out
 
 

@@ -8,6 +8,7 @@ the regular module's initialisation, removes itself and turns the module into it
 ``cls_to_become`` (``LazyLinear`` becomes ``Linear``). Loading a state dict into a lazy
 module materialises the placeholders with the loaded shapes.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -75,8 +76,11 @@ class LazyModuleMixin:
         for name, t in list(self._parameters.items()) + list(self._buffers.items()):
             key = prefix + name
             incoming = state_dict.get(key)
-            if isinstance(t, _UninitializedMixin) and incoming is not None \
-                    and not isinstance(incoming, _UninitializedMixin):
+            if (
+                isinstance(t, _UninitializedMixin)
+                and incoming is not None
+                and not isinstance(incoming, _UninitializedMixin)
+            ):
                 t.materialize(tuple(incoming._data.shape))
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 

@@ -1,5 +1,6 @@
 """Affine layers: ``Identity``, ``Linear``, ``Bilinear`` and ``LazyLinear``, with PyTorch's default
 initialisation."""
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,9 @@ class Linear(Module):
     :math:`k = 1/\text{in\_features}` (``kaiming_uniform_(a=sqrt(5))`` on the weight).
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -66,7 +68,9 @@ class Linear(Module):
         return linear(input, self.weight, self.bias)  # through autocast
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        )
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -86,8 +90,15 @@ class Bilinear(Module):
     1/\sqrt{\text{in1\_features}})`.
     """
 
-    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features
@@ -110,8 +121,10 @@ class Bilinear(Module):
         return bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )
 
 
 class LazyLinear(LazyModuleMixin, Linear):

@@ -1,4 +1,5 @@
 """``LinearCrossEntropyOptions``: the options of PyTorch's chunked ``linear_cross_entropy``."""
+
 from __future__ import annotations
 
 import dataclasses

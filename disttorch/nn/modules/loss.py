@@ -1,17 +1,26 @@
 """Loss layers: Modules holding a loss's options (reduction, weights) and calling
 ``nn.functional``'s loss in ``forward(input, target)``."""
+
 from __future__ import annotations
 
 import importlib
-
 from typing import Any
 
 from ..._tensor import Tensor
 from ..functional import loss as F
 from .module import Module
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
+__all__ = [
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "MSELoss",
+    "L1Loss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "KLDivLoss",
+]
 
 
 class _Loss(Module):
@@ -27,8 +36,13 @@ class _Loss(Module):
 class _WeightedLoss(_Loss):
     """A loss with an optional per-class ``weight``, kept as a buffer."""
 
-    def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
@@ -37,30 +51,49 @@ class CrossEntropyLoss(_WeightedLoss):
     """Cross-entropy between logits and class indices or class probabilities; see
     :func:`disttorch.nn.functional.cross_entropy`."""
 
-    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
-                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
-                 label_smoothing: float = 0.0) -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        ignore_index: int = -100,
+        reduce: Any = None,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
+    ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+        return F.cross_entropy(
+            input,
+            target,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
+        )
 
 
 class NLLLoss(_WeightedLoss):
     """Negative log-likelihood of class indices under log-probabilities; see
     :func:`disttorch.nn.functional.nll_loss`."""
 
-    def __init__(self, weight: Tensor | None = None, size_average: Any = None,
-                 ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        ignore_index: int = -100,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+        return F.nll_loss(
+            input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
 
 
 class MSELoss(_Loss):
@@ -80,8 +113,9 @@ class L1Loss(_Loss):
 class SmoothL1Loss(_Loss):
     """Quadratic below ``beta``, linear above."""
 
-    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
-                 beta: float = 1.0) -> None:
+    def __init__(
+        self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", beta: float = 1.0
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
@@ -110,24 +144,31 @@ class BCELoss(_WeightedLoss):
 class BCEWithLogitsLoss(_Loss):
     """Sigmoid plus binary cross-entropy, numerically stable; ``pos_weight`` weighs positives."""
 
-    def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.binary_cross_entropy_with_logits(input, target, self.weight,
-                                                  pos_weight=self.pos_weight,
-                                                  reduction=self.reduction)
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
 
 
 class KLDivLoss(_Loss):
     """Kullback-Leibler divergence for log-probability inputs; ``reduction='batchmean'``
     gives the mathematical KL divergence."""
 
-    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
-                 log_target: bool = False) -> None:
+    def __init__(
+        self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", log_target: bool = False
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 

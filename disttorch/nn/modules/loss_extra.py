@@ -4,6 +4,7 @@
 ``MultiMarginLoss``, ``MultiLabelMarginLoss``, ``TripletMarginLoss``,
 ``TripletMarginWithDistanceLoss``, ``PoissonNLLLoss``, ``GaussianNLLLoss``, ``CTCLoss``,
 ``NLLLoss2d`` and ``LinearCrossEntropyLoss`` (with ``LinearCrossEntropyOptions``)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -40,8 +41,9 @@ __all__ = [
 class MarginRankingLoss(_Loss):
     """``max(0, -y * (x1 - x2) + margin)``; ``forward(input1, input2, target)``."""
 
-    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self, margin: float = 0.0, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
@@ -52,8 +54,9 @@ class MarginRankingLoss(_Loss):
 class HingeEmbeddingLoss(_Loss):
     """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
 
-    def __init__(self, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self, margin: float = 1.0, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
@@ -78,8 +81,9 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 class CosineEmbeddingLoss(_Loss):
     """``1 - cos(x1, x2)`` where ``y == 1``, ``max(0, cos(x1, x2) - margin)`` where ``y == -1``."""
 
-    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self, margin: float = 0.0, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
@@ -90,16 +94,24 @@ class CosineEmbeddingLoss(_Loss):
 class MultiMarginLoss(_WeightedLoss):
     """Multi-class hinge loss (``p`` 1 or 2, ``margin``, optional per-class ``weight``)."""
 
-    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
-                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        p: int = 1,
+        margin: float = 1.0,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         if p not in (1, 2):
             raise ValueError("only p == 1 and p == 2 supported")
         self.p, self.margin = p, margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
-                                   reduction=self.reduction)
+        return F.multi_margin_loss(
+            input, target, p=self.p, margin=self.margin, weight=self.weight, reduction=self.reduction
+        )
 
 
 class MultiLabelMarginLoss(_Loss):
@@ -112,47 +124,89 @@ class MultiLabelMarginLoss(_Loss):
 class TripletMarginLoss(_Loss):
     """``max(d(a, p) - d(a, n) + margin, 0)`` with the ``p``-norm distance."""
 
-    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
-                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
-                                     swap=self.swap, reduction=self.reduction)
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
 
 
 class TripletMarginWithDistanceLoss(_Loss):
     """Triplet loss with any ``distance_function`` (default: pairwise Euclidean)."""
 
-    def __init__(self, *, distance_function: Callable | None = None, margin: float = 1.0, swap: bool = False,
-                 reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        *,
+        distance_function: Callable | None = None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(None, None, reduction)
         if margin <= 0:
-            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
-                             f"{margin} instead")
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead"
+            )
         self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
-        return F.triplet_margin_with_distance_loss(anchor, positive, negative,
-                                                   distance_function=self.distance_function,
-                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
 
 
 class PoissonNLLLoss(_Loss):
     """Poisson negative log likelihood (``log_input``, Stirling term with ``full``)."""
 
-    def __init__(self, log_input: bool = True, full: bool = False, size_average: Any = None,
-                 eps: float = 1e-8, reduce: Any = None, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: Any = None,
+        eps: float = 1e-8,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
-        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
-                                  reduction=self.reduction)
+        return F.poisson_nll_loss(
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
+        )
 
 
 class GaussianNLLLoss(_Loss):
@@ -175,15 +229,22 @@ class CTCLoss(_Loss):
         self.blank, self.zero_infinity = blank, zero_infinity
 
     def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any) -> Tensor:
-        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
-                          self.zero_infinity)
+        return ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction, self.zero_infinity
+        )
 
 
 class NLLLoss2d(NLLLoss):
     """Deprecated alias of :class:`NLLLoss` for ``(N, C, H, W)`` inputs."""
 
-    def __init__(self, weight: Tensor | None = None, size_average: Any = None, ignore_index: int = -100,
-                 reduce: Any = None, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: Any = None,
+        ignore_index: int = -100,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
@@ -192,14 +253,26 @@ class LinearCrossEntropyLoss(Module):
     ``linear`` (``Linear(in_features, num_classes, bias)``); ``forward(input, target)``.
     ``out_features`` other than ``()`` is not supported."""
 
-    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
-                 device: Any = None, dtype: Any = None, reduction: str = "mean", weight: Tensor | None = None,
-                 ignore_index: int | None = None, label_smoothing: float = 0.0,
-                 options: LinearCrossEntropyOptions | None = None) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        num_classes: int,
+        *,
+        out_features: tuple = (),
+        bias: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        reduction: str = "mean",
+        weight: Tensor | None = None,
+        ignore_index: int | None = None,
+        label_smoothing: float = 0.0,
+        options: LinearCrossEntropyOptions | None = None,
+    ) -> None:
         super().__init__()
         if tuple(out_features) != ():
-            raise NotImplementedError("LinearCrossEntropyLoss: out_features other than () is not supported "
-                                      "by disttorch")
+            raise NotImplementedError(
+                "LinearCrossEntropyLoss: out_features other than () is not supported by disttorch"
+            )
         self.in_features, self.num_classes, self.out_features = in_features, num_classes, tuple(out_features)
         self.reduction, self.ignore_index, self.label_smoothing = reduction, ignore_index, label_smoothing
         self.options = options
@@ -207,11 +280,21 @@ class LinearCrossEntropyLoss(Module):
         self.register_buffer("weight", weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.linear_cross_entropy(input, self.linear.weight, target, linear_bias=self.linear.bias,
-                                      weight=self.weight, reduction=self.reduction, ignore_index=self.ignore_index,
-                                      label_smoothing=self.label_smoothing, options=self.options)
+        return F.linear_cross_entropy(
+            input,
+            self.linear.weight,
+            target,
+            linear_bias=self.linear.bias,
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+            options=self.options,
+        )
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, num_classes={self.num_classes}, out_features={self.out_features}, "
-                f"bias={self.linear.bias is not None}, reduction={self.reduction}, "
-                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
+        return (
+            f"in_features={self.in_features}, num_classes={self.num_classes}, out_features={self.out_features}, "
+            f"bias={self.linear.bias is not None}, reduction={self.reduction}, "
+            f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}"
+        )

@@ -6,6 +6,7 @@ parameters, ``state_dict``, ``train``/``eval``, dtype conversion, hooks, the nes
 ``repr``) walks those dicts. Calling a module runs its forward pre-hooks, ``forward`` and
 forward hooks.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -97,8 +98,10 @@ class Module:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments "
-                            f"{args} {kwargs}; Module.__init__ takes none")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got unexpected arguments "
+                f"{args} {kwargs}; Module.__init__ takes none"
+            )
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = OrderedDict()
@@ -115,8 +118,9 @@ class Module:
 
     def forward(self, *input: Any) -> Any:
         """The computation of the module; every subclass overrides it."""
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
-                                  f'"forward" function')
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
 
     # ------------------------------------------------------------------ registration
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -134,8 +138,10 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
-                            f"(disttorch.Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                f"(disttorch.Tensor or None required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -150,13 +156,17 @@ class Module:
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
-                            f"(disttorch.nn.Parameter or None required)")
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                f"(disttorch.nn.Parameter or None required)"
+            )
         if param is not None and param.grad_fn is not None:
-            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
-                             f"parameters must be created explicitly. To express '{name}' as a "
-                             f"function of another Tensor, compute the value in the forward() "
-                             f"method.")
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                f"parameters must be created explicitly. To express '{name}' as a "
+                f"function of another Tensor, compute the value in the forward() "
+                f"method."
+            )
         self._parameters[name] = param
 
     def add_module(self, name: str, module: "Module | None") -> None:
@@ -241,8 +251,10 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
-                                f"(disttorch.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    f"(disttorch.nn.Parameter or None expected)"
+                )
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             modules = d.get("_modules")
@@ -252,8 +264,10 @@ class Module:
             modules[name] = value
         elif "_modules" in d and name in d["_modules"]:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
-                                f"(disttorch.nn.Module or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    f"(disttorch.nn.Module or None expected)"
+                )
             d["_modules"][name] = value
         elif isinstance(value, Buffer):
             if "_buffers" not in d:
@@ -262,8 +276,10 @@ class Module:
             self.register_buffer(name, value, value.persistent)
         elif "_buffers" in d and name in d["_buffers"]:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                f"(disttorch.Tensor or None expected)")
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    f"(disttorch.Tensor or None expected)"
+                )
             d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
@@ -289,16 +305,24 @@ class Module:
         for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks"):
             if not isinstance(self.__dict__.get(name), _HookDict):
                 self.__dict__[name] = _HookDict(self.__dict__.get(name) or ())
-        for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
-                     "_forward_hooks_always_called", "_non_persistent_buffers_set"):
+        for name in (
+            "_forward_pre_hooks_with_kwargs",
+            "_forward_hooks_with_kwargs",
+            "_forward_hooks_always_called",
+            "_non_persistent_buffers_set",
+        ):
             self.__dict__.setdefault(name, set())
 
     # ------------------------------------------------------------------ iteration
-    def _named_members(self, get_members: Callable, prefix: str = "", recurse: bool = True,
-                       remove_duplicate: bool = True) -> Iterator:
+    def _named_members(
+        self, get_members: Callable, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator:
         seen: set = set()
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_prefix, module in modules:
             for name, value in get_members(module):
                 if value is None:
@@ -309,8 +333,9 @@ class Module:
                     seen.add(id(value))
                 yield (module_prefix + "." + name if module_prefix else name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
         """``(name, parameter)`` pairs in registration order; a parameter shared between
         submodules appears once unless ``remove_duplicate=False``."""
         return self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
@@ -320,8 +345,9 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True,
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
         """``(name, buffer)`` pairs, persistent or not."""
         return self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
@@ -343,8 +369,9 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def named_modules(self, memo: set | None = None, prefix: str = "",
-                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
+    def named_modules(
+        self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, "Module"]]:
         """``(dotted name, module)`` for this module and every descendant, depth first."""
         if memo is None:
             memo = set()
@@ -446,8 +473,9 @@ class Module:
         if target is None:
             return self
         if not target.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
-                            f"got desired dtype={target}")
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={target}"
+            )
         return self._cast_floats(target)
 
     def _cast_floats(self, dt: _dtype.dtype) -> "Module":
@@ -498,31 +526,42 @@ class Module:
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
 
-    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+    def state_dict(
+        self, *args: Any, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
+    ) -> "OrderedDict[str, Tensor]":
         """An ordered dict of every parameter and persistent buffer by dotted name.
 
         Tensors are detached (sharing memory) unless ``keep_vars=True``.
         """
         if args:  # the legacy positional form state_dict(destination, prefix, keep_vars)
-            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args) :])[:3]
         if destination is None:
             destination = OrderedDict()
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".",
-                                  keep_vars=keep_vars)
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         return destination
 
-    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
-                              strict: bool, missing_keys: list, unexpected_keys: list,
-                              error_msgs: list, assign: bool = False) -> None:
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping,
+        prefix: str,
+        local_metadata: dict,
+        strict: bool,
+        missing_keys: list,
+        unexpected_keys: list,
+        error_msgs: list,
+        assign: bool = False,
+    ) -> None:
         """Load this module's own parameters and persistent buffers from ``state_dict``
         (keys under ``prefix``); record missing/unexpected keys and size mismatches."""
         local = [(n, p, True) for n, p in self._parameters.items() if p is not None]
-        local += [(n, b, False) for n, b in self._buffers.items()
-                  if b is not None and n not in self._non_persistent_buffers_set]
+        local += [
+            (n, b, False)
+            for n, b in self._buffers.items()
+            if b is not None and n not in self._non_persistent_buffers_set
+        ]
         for name, current, is_param in local:
             key = prefix + name
             if key not in state_dict:
@@ -533,14 +572,18 @@ class Module:
             if not isinstance(value, Tensor) and hasattr(value, "__array__"):
                 value = Tensor._make(np.asarray(value))  # NumPy arrays and array-likes
             if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  f'disttorch.Tensor from checkpoint but '
-                                  f'received {type(value)}')
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected '
+                    f"disttorch.Tensor from checkpoint but "
+                    f"received {type(value)}"
+                )
                 continue
             if value._data.shape != current._data.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{value.shape} from checkpoint, the shape in current model "
-                                  f"is {current.shape}.")
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape "
+                    f"{value.shape} from checkpoint, the shape in current model "
+                    f"is {current.shape}."
+                )
                 continue
             if assign:
                 if is_param:
@@ -554,13 +597,14 @@ class Module:
             own = {n for n, _, _ in local}
             for key in state_dict:
                 if key.startswith(prefix):
-                    rest = key[len(prefix):]
+                    rest = key[len(prefix) :]
                     head = rest.split(".", 1)[0]
                     if head not in children and rest not in own:
                         unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
-                        assign: bool = False) -> _IncompatibleKeys:
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
         """Copy parameters and buffers from ``state_dict`` into this module.
 
         Args:
@@ -583,8 +627,7 @@ class Module:
         errors: list = []
 
         def load(module: Module, prefix: str) -> None:
-            module._load_from_state_dict(state_dict, prefix, {}, True, missing, unexpected,
-                                         errors, assign)
+            module._load_from_state_dict(state_dict, prefix, {}, True, missing, unexpected, errors, assign)
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
@@ -592,19 +635,25 @@ class Module:
         load(self, "")
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
+                errors.insert(
+                    0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected))
+                )
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
+                errors.insert(
+                    0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing))
+                )
         if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(errors)
+                )
+            )
         return _IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ hooks and call
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
+    def register_forward_pre_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
         """Call ``hook(module, args)`` before ``forward``; a returned value (a tuple, or
         one value that is wrapped into a tuple) replaces the positional arguments. With
         ``with_kwargs=True`` the hook is ``hook(module, args, kwargs)`` and may return
@@ -617,8 +666,9 @@ class Module:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
-                              with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+    def register_forward_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False, always_call: bool = False
+    ) -> RemovableHandle:
         """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces
         the output. With ``with_kwargs=True`` the hook is ``hook(module, args, kwargs,
         output)``; ``always_call=True`` runs it even if forward raised."""
@@ -653,8 +703,9 @@ class Module:
         return handle
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+        if not (
+            self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+        ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -664,8 +715,10 @@ class Module:
                 result = hook(self, args, kwargs)
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError(f"forward pre-hook must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {result}.")
+                        raise RuntimeError(
+                            f"forward pre-hook must return None or a tuple of "
+                            f"(new_args, new_kwargs), but got {result}."
+                        )
                     args, kwargs = result
             else:
                 result = hook(self, args)
@@ -673,8 +726,9 @@ class Module:
                     args = result if isinstance(result, tuple) else (result,)
         backward_hook = None
         if self._backward_hooks or self._backward_pre_hooks:
-            backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
-                                         list(self._backward_pre_hooks.values()))
+            backward_hook = BackwardHook(
+                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
+            )
             args = backward_hook.setup_input_hook(args)
         try:
             output = self.forward(*args, **kwargs)
@@ -691,8 +745,7 @@ class Module:
             output = backward_hook.setup_output_hook(output)
         return output
 
-    def _run_forward_hook(self, hook_id: int, hook: Callable, args: tuple, kwargs: dict,
-                          output: Any) -> Any:
+    def _run_forward_hook(self, hook_id: int, hook: Callable, args: tuple, kwargs: dict, output: Any) -> Any:
         if hook_id in self._forward_hooks_with_kwargs:
             return hook(self, args, kwargs, output)
         return hook(self, args, output)
@@ -709,8 +762,7 @@ class Module:
     def __repr__(self) -> str:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [f"({name}): " + _addindent(repr(module), 2)
-                       for name, module in self._modules.items()]
+        child_lines = [f"({name}): " + _addindent(repr(module), 2) for name, module in self._modules.items()]
         lines = extra_lines + child_lines
         body = ""
         if lines:

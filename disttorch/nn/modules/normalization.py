@@ -1,5 +1,6 @@
 """Per-sample normalisation layers: ``LayerNorm``, ``GroupNorm``, ``RMSNorm``,
 ``LocalResponseNorm`` and ``CrossMapLRN2d``."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -25,9 +26,15 @@ class LayerNorm(Module):
         bias: with ``elementwise_affine``, also learn a bias (zeros). Default: True.
     """
 
-    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
-                 elementwise_affine: bool = True, bias: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -35,10 +42,12 @@ class LayerNorm(Module):
         self.eps, self.elementwise_affine = eps, elementwise_affine
         self._has_bias = elementwise_affine and bias
         shape = self.normalized_shape
-        self.register_parameter("weight", Parameter(_creation.empty(*shape, dtype=dtype))
-                                if elementwise_affine else None)
-        self.register_parameter("bias", Parameter(_creation.empty(*shape, dtype=dtype))
-                                if self._has_bias else None)
+        self.register_parameter(
+            "weight", Parameter(_creation.empty(*shape, dtype=dtype)) if elementwise_affine else None
+        )
+        self.register_parameter(
+            "bias", Parameter(_creation.empty(*shape, dtype=dtype)) if self._has_bias else None
+        )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -52,8 +61,10 @@ class LayerNorm(Module):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, bias={self._has_bias}")
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self._has_bias}"
+        )
 
 
 class GroupNorm(Module):
@@ -68,19 +79,29 @@ class GroupNorm(Module):
         bias: with ``affine``, also learn the bias. Default: True.
     """
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         if num_channels % num_groups:
-            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
-                             f"({num_groups})")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
         self._has_bias = affine and bias
-        self.register_parameter("weight", Parameter(_creation.empty(num_channels, dtype=dtype))
-                                if affine else None)
-        self.register_parameter("bias", Parameter(_creation.empty(num_channels, dtype=dtype))
-                                if self._has_bias else None)
+        self.register_parameter(
+            "weight", Parameter(_creation.empty(num_channels, dtype=dtype)) if affine else None
+        )
+        self.register_parameter(
+            "bias", Parameter(_creation.empty(num_channels, dtype=dtype)) if self._has_bias else None
+        )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -94,8 +115,10 @@ class GroupNorm(Module):
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self._has_bias}")
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self._has_bias}"
+        )
 
 
 class RMSNorm(Module):
@@ -107,15 +130,23 @@ class RMSNorm(Module):
         elementwise_affine: learn a weight (ones) of ``normalized_shape``. Default: True.
     """
 
-    def __init__(self, normalized_shape: int | Sequence[int], eps: float | None = None,
-                 elementwise_affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(int(s) for s in normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        self.register_parameter("weight", Parameter(_creation.empty(*self.normalized_shape, dtype=dtype))
-                                if elementwise_affine else None)
+        self.register_parameter(
+            "weight",
+            Parameter(_creation.empty(*self.normalized_shape, dtype=dtype)) if elementwise_affine else None,
+        )
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

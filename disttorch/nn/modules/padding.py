@@ -1,5 +1,6 @@
 """Padding layers: ``ZeroPad``, ``ConstantPad``, ``ReflectionPad``, ``ReplicationPad`` and
 ``CircularPad``, each in 1-, 2- and 3-d (``F.pad`` with a fixed mode and amounts)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,4 +1,5 @@
 """``PixelShuffle`` and ``PixelUnshuffle``: sub-pixel rearrangements of channels and space."""
+
 from __future__ import annotations
 
 from ..._tensor import Tensor

@@ -1,6 +1,7 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
 ``AdaptiveMaxPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``, ``LPPool1d/2d/3d`` and
 ``FractionalMaxPool2d/3d``; thin wrappers over ``nn.functional`` with PyTorch's reprs."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,15 +11,40 @@ from ..functional import pooling as P
 from ..functional import pooling_extra as PX
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool3d", "AvgPool3d",
-           "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
-           "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
+__all__ = [
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "MaxPool3d",
+    "AvgPool3d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
+]
 
 
 class _MaxPoolNd(Module):
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
-                 return_indices: bool = False, ceil_mode: bool = False) -> None:
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        dilation: Any = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -26,31 +52,53 @@ class _MaxPoolNd(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
 
 
 class MaxPool1d(_MaxPoolNd):
     """1-D max pooling; see :func:`~disttorch.nn.functional.max_pool1d` for the arguments."""
 
     def forward(self, input: Tensor) -> Any:
-        return P.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        return P.max_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
 
 
 class MaxPool2d(_MaxPoolNd):
     """2-D max pooling; see :func:`~disttorch.nn.functional.max_pool2d` for the arguments."""
 
     def forward(self, input: Tensor) -> Any:
-        return P.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        return P.max_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
 
 
 class AvgPool1d(Module):
     """1-D average pooling; see :func:`~disttorch.nn.functional.avg_pool1d`."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
         super().__init__()
         one = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)  # noqa: E731
         self.kernel_size = one(kernel_size)
@@ -59,8 +107,9 @@ class AvgPool1d(Module):
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+        return P.avg_pool1d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -69,9 +118,15 @@ class AvgPool1d(Module):
 class AvgPool2d(Module):
     """2-D average pooling; see :func:`~disttorch.nn.functional.avg_pool2d`."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override: int | None = None) -> None:
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size
@@ -79,8 +134,15 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return P.avg_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -133,16 +195,30 @@ class MaxPool3d(_MaxPoolNd):
     """3-D max pooling; see :func:`~disttorch.nn.functional.max_pool3d` for the arguments."""
 
     def forward(self, input: Tensor) -> Any:
-        return P.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        return P.max_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
 
 
 class AvgPool3d(AvgPool2d):
     """3-D average pooling; see :func:`~disttorch.nn.functional.avg_pool3d`."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return P.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
 
 class AdaptiveAvgPool3d(_AdaptivePool):
@@ -166,12 +242,15 @@ class _MaxUnpoolNd(Module):
         super().__init__()
         d = self._dims
         self.kernel_size = P._tuple(kernel_size, d, "kernel_size", type(self).__name__)
-        self.stride = P._tuple(stride if stride is not None else kernel_size, d, "stride", type(self).__name__)
+        self.stride = P._tuple(
+            stride if stride is not None else kernel_size, d, "stride", type(self).__name__
+        )
         self.padding = P._tuple(padding, d, "padding", type(self).__name__)
 
     def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
-        return PX._max_unpool(self._dims, input, indices, self.kernel_size, self.stride, self.padding,
-                              output_size)
+        return PX._max_unpool(
+            self._dims, input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -198,16 +277,25 @@ class MaxUnpool3d(_MaxUnpoolNd):
 class _LPPoolNd(Module):
     _dims = 1
 
-    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> None:
+    def __init__(
+        self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+    ) -> None:
         super().__init__()
-        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = (
+            norm_type,
+            kernel_size,
+            stride,
+            ceil_mode,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         return PX._lp_pool(self._dims, input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
-        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"ceil_mode={self.ceil_mode}")
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
 
 
 class LPPool1d(_LPPoolNd):
@@ -231,15 +319,22 @@ class LPPool3d(_LPPoolNd):
 class _FractionalMaxPoolNd(Module):
     _dims = 2
 
-    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
-                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+    def __init__(
+        self,
+        kernel_size: Any,
+        output_size: Any = None,
+        output_ratio: Any = None,
+        return_indices: bool = False,
+        _random_samples: Tensor | None = None,
+    ) -> None:
         super().__init__()
         d = self._dims
         self.kernel_size = P._tuple(kernel_size, d, "kernel_size", type(self).__name__)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = P._tuple(output_size, d, "output_size", type(self).__name__) \
-            if output_size is not None else None
+        self.output_size = (
+            P._tuple(output_size, d, "output_size", type(self).__name__) if output_size is not None else None
+        )
         if output_ratio is not None:
             ratio = (output_ratio,) * d if isinstance(output_ratio, (int, float)) else tuple(output_ratio)
             if not all(0 < r < 1 for r in ratio):
@@ -248,14 +343,22 @@ class _FractionalMaxPoolNd(Module):
         else:
             self.output_ratio = None
         if output_size is None and output_ratio is None:
-            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a "
-                             f"pooling ratio")
+            raise ValueError(
+                f"{type(self).__name__} requires specifying either an output size, or a pooling ratio"
+            )
         if output_size is not None and output_ratio is not None:
             raise ValueError("only one of output_size and output_ratio may be specified")
 
     def forward(self, input: Tensor) -> Any:
-        return PX._fractional_max_pool(self._dims, input, self.kernel_size, self.output_size,
-                                       self.output_ratio, self.return_indices, self._random_samples)
+        return PX._fractional_max_pool(
+            self._dims,
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            self._random_samples,
+        )
 
 
 class FractionalMaxPool2d(_FractionalMaxPoolNd):

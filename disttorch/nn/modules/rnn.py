@@ -21,8 +21,8 @@ from ...ops.indexing import index_select
 from .. import init
 from ..functional._recurrent import recurrent_layer, recurrent_stack
 from ..parameter import Parameter
-from .packed_sequence import PackedSequence
 from .module import Module
+from .packed_sequence import PackedSequence
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -203,8 +203,17 @@ class RNNBase(Module):
         """All layers and directions over packed rows ``x (N, I)``; returns
         ``(y (N, D*P), h_n, c_n or None)``."""
         return recurrent_stack(
-            self.mode, x, batch_sizes, h0, c0, self.all_weights, self.num_layers, self.bidirectional,
-            self.bias, self.dropout, self.training,
+            self.mode,
+            x,
+            batch_sizes,
+            h0,
+            c0,
+            self.all_weights,
+            self.num_layers,
+            self.bidirectional,
+            self.bias,
+            self.dropout,
+            self.training,
         )
 
     def _forward(self, input: Any, hx: Any) -> tuple:

@@ -1,5 +1,6 @@
 """``Embedding``: a lookup table of learned vectors indexed by integers; ``EmbeddingBag``:
 sums, means or maxima of bags of its rows."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,11 +29,20 @@ class Embedding(Module):
         _freeze: with ``_weight``, do not train the table.
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 max_norm: float | None = None, norm_type: float = 2.0,
-                 scale_grad_by_freq: bool = False, sparse: bool = False,
-                 _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -42,8 +52,10 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, device=device,
-                                                    dtype=dtype), requires_grad=not _freeze)
+            self.weight = Parameter(
+                _creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
+                requires_grad=not _freeze,
+            )
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
@@ -57,8 +69,15 @@ class Embedding(Module):
             self.weight._data[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
-        return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                         self.scale_grad_by_freq, self.sparse)
+        return embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -75,16 +94,31 @@ class Embedding(Module):
         return s
 
     @classmethod
-    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: int | None = None,
-                        max_norm: float | None = None, norm_type: float = 2.0,
-                        scale_grad_by_freq: bool = False, sparse: bool = False) -> "Embedding":
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        padding_idx: int | None = None,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+    ) -> "Embedding":
         """An Embedding whose table is ``embeddings`` (2-D); frozen unless ``freeze=False``."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        return cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
-                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings,
-                   _freeze=freeze)
+        return cls(
+            rows,
+            cols,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
+            _weight=embeddings,
+            _freeze=freeze,
+        )
 
 
 class EmbeddingBag(Module):
@@ -92,17 +126,30 @@ class EmbeddingBag(Module):
     by ``mode`` (``'sum'``, ``'mean'``, ``'max'``); ``forward(input, offsets=None,
     per_sample_weights=None)``, see :func:`~disttorch.nn.functional.embedding_bag`."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
-                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
-                 sparse: bool = False, _weight: Tensor | None = None, include_last_offset: bool = False,
-                 padding_idx: int | None = None, device: Any = None, dtype: Any = None) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
         self.padding_idx = _padding_index(padding_idx, num_embeddings)
         if _weight is None:
-            self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
+            self.weight = Parameter(
+                _creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype)
+            )
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
@@ -115,11 +162,22 @@ class EmbeddingBag(Module):
         if self.padding_idx is not None:
             self.weight._data[self.padding_idx] = 0
 
-    def forward(self, input: Tensor, offsets: Tensor | None = None,
-                per_sample_weights: Tensor | None = None) -> Tensor:
-        return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
-                             self.scale_grad_by_freq, self.mode, self.sparse, per_sample_weights,
-                             self.include_last_offset, self.padding_idx)
+    def forward(
+        self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None
+    ) -> Tensor:
+        return embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -135,15 +193,33 @@ class EmbeddingBag(Module):
         return s
 
     @classmethod
-    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, max_norm: float | None = None,
-                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
-                        sparse: bool = False, include_last_offset: bool = False,
-                        padding_idx: int | None = None) -> "EmbeddingBag":
+    def from_pretrained(
+        cls,
+        embeddings: Tensor,
+        freeze: bool = True,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+    ) -> "EmbeddingBag":
         """An EmbeddingBag whose table is ``embeddings`` (2-D); frozen unless ``freeze=False``."""
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
-                  include_last_offset, padding_idx)
+        bag = cls(
+            rows,
+            cols,
+            max_norm,
+            norm_type,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            embeddings,
+            include_last_offset,
+            padding_idx,
+        )
         bag.weight.requires_grad = not freeze
         return bag

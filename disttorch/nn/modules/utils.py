@@ -1,6 +1,7 @@
 """Argument helpers that PyTorch's layers (and user layers copied from them) import from
 ``torch.nn.modules.utils``: ``_single``, ``_pair``, ``_triple``, ``_quadruple``,
 ``_ntuple``, ``_reverse_repeat_tuple``, ``_list_with_default``."""
+
 from __future__ import annotations
 
 import collections.abc
@@ -13,10 +14,12 @@ __all__: list = []
 
 def _ntuple(n: int, name: str = "parse") -> Callable[[Any], tuple]:
     """A function turning a scalar into an ``n``-tuple (iterables are returned as tuples)."""
+
     def parse(x: Any) -> tuple:
         if isinstance(x, collections.abc.Iterable):
             return tuple(x)
         return tuple(repeat(x, n))
+
     parse.__name__ = name
     return parse
 
@@ -38,4 +41,4 @@ def _list_with_default(out_size: Any, defaults: Any) -> list:
         return out_size
     if len(defaults) <= len(out_size):
         raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
-    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size) :])]

@@ -6,6 +6,7 @@ backward. ``register_comm_hook(state, hook)`` on a DDP model swaps the default
 (``allreduce_hook``) for another, e.g. ``fp16_compress_hook`` which halves the bytes on
 the wire.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,8 +22,7 @@ class GradBucket:
     """One bucket handed to a communication hook: the flat gradient buffer of some
     parameters, in the same order on every rank."""
 
-    def __init__(self, index: int, buffer: np.ndarray, params: list, offsets: list,
-                 is_last: bool) -> None:
+    def __init__(self, index: int, buffer: np.ndarray, params: list, offsets: list, is_last: bool) -> None:
         self._index, self._buffer, self._params = index, buffer, params
         self._offsets, self._is_last = offsets, is_last
 
@@ -40,8 +40,10 @@ class GradBucket:
 
     def gradients(self) -> list[Tensor]:
         """Per-parameter views of the buffer, shaped like the parameters."""
-        return [Tensor._make(self._buffer[o:o + p._data.size].reshape(p._data.shape))
-                for p, o in zip(self._params, self._offsets)]
+        return [
+            Tensor._make(self._buffer[o : o + p._data.size].reshape(p._data.shape))
+            for p, o in zip(self._params, self._offsets)
+        ]
 
     def parameters(self) -> list[Tensor]:
         return list(self._params)
@@ -52,12 +54,14 @@ class GradBucket:
 
 def _group_size(process_group: Any) -> int:
     from ... import distributed as dist
+
     return dist.get_world_size(process_group)
 
 
 def allreduce_hook(process_group: Any, bucket: GradBucket):
     """Average the bucket: divide by the world size, then all-reduce (sum) asynchronously."""
     from ... import distributed as dist
+
     buf = bucket.buffer()
     np.multiply(buf._data, 1.0 / _group_size(process_group), out=buf._data, casting="unsafe")
     work = dist.all_reduce(buf, group=process_group, async_op=True)
@@ -66,6 +70,7 @@ def allreduce_hook(process_group: Any, bucket: GradBucket):
 
 def _compressed_hook(np_dtype: Any, process_group: Any, bucket: GradBucket):
     from ... import distributed as dist
+
     buf = bucket.buffer()
     compressed = Tensor._make((buf._data / _group_size(process_group)).astype(np_dtype))
     work = dist.all_reduce(compressed, group=process_group, async_op=True)
@@ -74,6 +79,7 @@ def _compressed_hook(np_dtype: Any, process_group: Any, bucket: GradBucket):
         fut.value()  # raise the all-reduce's failure, if any
         np.copyto(buf._data, compressed._data, casting="unsafe")
         return buf
+
     return work.get_future().then(decompress)
 
 
@@ -81,4 +87,3 @@ def fp16_compress_hook(process_group: Any, bucket: GradBucket):
     """Like ``allreduce_hook`` but sends float16: half the bytes, ~3 significant digits.
     The gradients are divided by the world size before casting, so sums do not overflow."""
     return _compressed_hook(np.float16, process_group, bucket)
-

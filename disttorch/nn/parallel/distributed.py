@@ -7,6 +7,7 @@ and arms the :class:`~disttorch.nn.parallel.reducer.Reducer`, whose hooks reduce
 gradient buckets during backward. A script only writes ``loss.backward();
 optimizer.step()``.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ __all__ = ["DistributedDataParallel"]
 
 def _dist():
     from ... import distributed as dist
+
     return dist
 
 
@@ -40,7 +42,7 @@ def _flat_broadcast(tensors: list[Tensor], src: int, group: Any) -> None:
         offset = 0
         for t in ts:
             n = t._data.size
-            np.copyto(t._data, flat[offset:offset + n].reshape(t._data.shape))
+            np.copyto(t._data, flat[offset : offset + n].reshape(t._data.shape))
             t._bump_version()
             offset += n
 
@@ -70,22 +72,34 @@ class DistributedDataParallel(Module):
     A communication hook may see different buckets from the second iteration on.
     """
 
-    def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None,
-                 dim: int = 0, broadcast_buffers: bool = True, process_group: Any = None,
-                 bucket_cap_mb: float | None = None, find_unused_parameters: bool = False,
-                 check_reduction: bool = False, gradient_as_bucket_view: bool = False,
-                 static_graph: bool = False) -> None:
+    def __init__(
+        self,
+        module: Module,
+        device_ids: Any = None,
+        output_device: Any = None,
+        dim: int = 0,
+        broadcast_buffers: bool = True,
+        process_group: Any = None,
+        bucket_cap_mb: float | None = None,
+        find_unused_parameters: bool = False,
+        check_reduction: bool = False,
+        gradient_as_bucket_view: bool = False,
+        static_graph: bool = False,
+    ) -> None:
         super().__init__()
         if device_ids:
-            raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
-                             "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
-                             f"{list(device_ids)}, output_device {output_device}, and module parameters "
-                             "{device(type='cpu')}. disttorch modules are CPU modules: leave device_ids out "
-                             "(device_ids=None).")
+            raise ValueError(
+                "DistributedDataParallel device_ids and output_device arguments only work with "
+                "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                f"{list(device_ids)}, output_device {output_device}, and module parameters "
+                "{device(type='cpu')}. disttorch modules are CPU modules: leave device_ids out "
+                "(device_ids=None)."
+            )
         dist = _dist()
         if not dist.is_initialized():
-            raise RuntimeError("Default process group has not been initialized, please make sure "
-                               "to call init_process_group.")
+            raise RuntimeError(
+                "Default process group has not been initialized, please make sure to call init_process_group."
+            )
         self.module = module
         self.process_group = process_group
         self.broadcast_buffers = broadcast_buffers
@@ -97,15 +111,19 @@ class DistributedDataParallel(Module):
         self._join: _JoinState | None = None
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         if not named:
-            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have "
-                               "any parameter that requires a gradient.")
+            raise RuntimeError(
+                "DistributedDataParallel is not needed when a module doesn't have "
+                "any parameter that requires a gradient."
+            )
         self._check_same_parameters(module)
         with no_grad():
-            _flat_broadcast([p for _, p in module.named_parameters()] + list(module.buffers()),
-                            src=0, group=process_group)
+            _flat_broadcast(
+                [p for _, p in module.named_parameters()] + list(module.buffers()), src=0, group=process_group
+            )
         cap = 25.0 if bucket_cap_mb is None else bucket_cap_mb
-        self.reducer = Reducer(named, process_group, int(cap * 1024 * 1024),
-                               find_unused_parameters, gradient_as_bucket_view)
+        self.reducer = Reducer(
+            named, process_group, int(cap * 1024 * 1024), find_unused_parameters, gradient_as_bucket_view
+        )
 
     # ------------------------------------------------------------------ construction
     def _check_same_parameters(self, module: Module) -> None:
@@ -119,14 +137,17 @@ class DistributedDataParallel(Module):
             if theirs == ref:
                 continue
             if len(theirs) != len(ref):
-                raise RuntimeError(f"DistributedDataParallel: rank {r} has {len(theirs)} parameters "
-                                   f"but rank 0 has {len(ref)}; every rank must build the same model.")
+                raise RuntimeError(
+                    f"DistributedDataParallel: rank {r} has {len(theirs)} parameters "
+                    f"but rank 0 has {len(ref)}; every rank must build the same model."
+                )
             for (n0, s0, d0), (n1, s1, d1) in zip(ref, theirs):
                 if (n0, s0, d0) != (n1, s1, d1):
                     raise RuntimeError(
                         f"DistributedDataParallel: parameters differ between ranks: rank 0 has "
                         f"'{n0}' {list(s0)} {d0} where rank {r} has '{n1}' {list(s1)} {d1}; "
-                        "every rank must build the same model.")
+                        "every rank must build the same model."
+                    )
 
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
@@ -139,8 +160,9 @@ class DistributedDataParallel(Module):
                         _flat_broadcast(bufs, src=0, group=self.process_group)
             out = self.module(*inputs, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync:
-            self.reducer.prepare_for_backward(out if self.find_unused_parameters else None,
-                                              active_ranks=active)
+            self.reducer.prepare_for_backward(
+                out if self.find_unused_parameters else None, active_ranks=active
+            )
         else:
             self.reducer.disarm()
         return out
@@ -165,8 +187,12 @@ class DistributedDataParallel(Module):
 
     # ------------------------------------------------------------------ uneven inputs
     @contextmanager
-    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
-             throw_on_early_termination: bool = False) -> Iterator[None]:
+    def join(
+        self,
+        divide_by_initial_world_size: bool = True,
+        enable: bool = True,
+        throw_on_early_termination: bool = False,
+    ) -> Iterator[None]:
         """Train on uneven inputs: a rank that runs out of data keeps answering the other
         ranks' collectives with zeros until every rank is done, then all ranks take the
         parameters of the rank that trained longest.
@@ -231,9 +257,11 @@ class _JoinState:
             if active == 0:
                 break
             if throw:
-                raise RuntimeError(f"rank {dist.get_rank(ddp.process_group)} ran out of inputs "
-                                   "early while other ranks are still training "
-                                   "(throw_on_early_termination=True)")
+                raise RuntimeError(
+                    f"rank {dist.get_rank(ddp.process_group)} ran out of inputs "
+                    "early while other ranks are still training "
+                    "(throw_on_early_termination=True)"
+                )
             with no_grad():
                 bufs = list(ddp.module.buffers())
                 if ddp.broadcast_buffers and bufs:
@@ -243,5 +271,8 @@ class _JoinState:
         dist.all_gather_object(counts, self.steps, group=ddp.process_group)
         authority = int(np.argmax(counts))
         with no_grad():
-            _flat_broadcast([p for _, p in ddp.module.named_parameters()] + list(ddp.module.buffers()),
-                            src=authority, group=ddp.process_group)
+            _flat_broadcast(
+                [p for _, p in ddp.module.named_parameters()] + list(ddp.module.buffers()),
+                src=authority,
+                group=ddp.process_group,
+            )

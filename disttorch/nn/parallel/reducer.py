@@ -29,6 +29,7 @@ or counted as a zero contribution (``find_unused_parameters=True``, where a para
 unused on every rank keeps ``grad=None``). Either way the bucket is still reduced, so
 the ranks' collectives stay aligned and nothing hangs.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -62,11 +63,12 @@ class _Bucket:
 
     def slot(self, i: int) -> np.ndarray:
         p = self.params[i]
-        return self.buffer[self.offsets[i]:self.offsets[i] + p._data.size].reshape(p._data.shape)
+        return self.buffer[self.offsets[i] : self.offsets[i] + p._data.size].reshape(p._data.shape)
 
 
-def assign_buckets(params: list, cap_bytes: int, first_cap_bytes: int = _FIRST_BUCKET_BYTES,
-                   order: list[int] | None = None) -> list[list[int]]:
+def assign_buckets(
+    params: list, cap_bytes: int, first_cap_bytes: int = _FIRST_BUCKET_BYTES, order: list[int] | None = None
+) -> list[list[int]]:
     """Group parameter indices into buckets, taking the parameters in ``order`` (default:
     reverse registration order): one dtype per bucket, about ``cap_bytes`` each (the
     first at most ``first_cap_bytes``, and never more than ``cap_bytes``)."""
@@ -91,9 +93,14 @@ def assign_buckets(params: list, cap_bytes: int, first_cap_bytes: int = _FIRST_B
 class Reducer:
     """Buckets, gradient hooks and the end-of-backward reduction for one DDP model."""
 
-    def __init__(self, named_params: list[tuple[str, Tensor]], process_group: Any,
-                 bucket_cap_bytes: int, find_unused_parameters: bool,
-                 gradient_as_bucket_view: bool) -> None:
+    def __init__(
+        self,
+        named_params: list[tuple[str, Tensor]],
+        process_group: Any,
+        bucket_cap_bytes: int,
+        find_unused_parameters: bool,
+        gradient_as_bucket_view: bool,
+    ) -> None:
         self.names = [n for n, _ in named_params]
         self.params = [p for _, p in named_params]
         self.process_group = process_group
@@ -104,7 +111,7 @@ class Reducer:
         self.bucket_param_indices: list[list[int]] = []
         self.locate: dict[int, tuple[_Bucket, int, int]] = {}
         self._lay_out(assign_buckets(self.params, bucket_cap_bytes))
-        self._recording = True   # until the first synchronised backward has ended
+        self._recording = True  # until the first synchronised backward has ended
         self._order: list[int] = []
         self._rebuild_from: list[int] | None = None
         self._grad_scale = 1.0
@@ -122,8 +129,10 @@ class Reducer:
     def _lay_out(self, layout: list[list[int]]) -> None:
         """Make the buckets of ``layout`` (lists of parameter indices). With
         ``gradient_as_bucket_view`` a ``.grad`` moves into its new slot, keeping its values."""
-        self.buckets = [_Bucket(b, [self.params[i] for i in idxs], self.params[idxs[0]]._data.dtype)
-                        for b, idxs in enumerate(layout)]
+        self.buckets = [
+            _Bucket(b, [self.params[i] for i in idxs], self.params[idxs[0]]._data.dtype)
+            for b, idxs in enumerate(layout)
+        ]
         self.bucket_param_indices = layout
         self.locate = {}
         for b, idxs in zip(self.buckets, layout):
@@ -142,13 +151,13 @@ class Reducer:
         if self._rebuild_from is None:
             return
         from ... import distributed as dist
+
         with trace.span("rebuild buckets", "ddp"):
             order = Tensor._make(np.array(self._rebuild_from, dtype=np.int64))
             group = self._group()
             dist.broadcast(order, src=dist.get_global_rank(group, 0), group=group)
             self._rebuild_from = None
-            self._lay_out(assign_buckets(self.params, self.cap_bytes,
-                                         order=order._data.tolist()))
+            self._lay_out(assign_buckets(self.params, self.cap_bytes, order=order._data.tolist()))
 
     def _end_recording(self, order: list[int]) -> None:
         """The first synchronised backward is over: rebuild from ``order`` before the next."""
@@ -165,8 +174,10 @@ class Reducer:
         group's size (``join(divide_by_initial_world_size=False)`` while ranks have joined).
         """
         if self._armed and self._callback_queued:
-            raise RuntimeError("DistributedDataParallel: the previous iteration's reduction did "
-                               "not finish (backward was interrupted?)")
+            raise RuntimeError(
+                "DistributedDataParallel: the previous iteration's reduction did "
+                "not finish (backward was interrupted?)"
+            )
         self._rebuild_if_due()
         self._grad_scale = 1.0 if active_ranks is None else self._group().size() / active_ranks
         self._order.clear()
@@ -229,13 +240,14 @@ class Reducer:
 
     def _launch(self, b: _Bucket) -> None:
         start = trace.begin("all_reduce", "comm")
-        grad_bucket = GradBucket(b.index, b.buffer, b.params, b.offsets,
-                                 b.index == len(self.buckets) - 1)
+        grad_bucket = GradBucket(b.index, b.buffer, b.params, b.offsets, b.index == len(self.buckets) - 1)
         b.future = self.comm_hook(self.comm_state, grad_bucket)
         if start is not None:
             b.future.add_done_callback(
-                lambda _f, s=start, i=b.index, n=b.buffer.nbytes:
-                trace.end(f"all_reduce bucket {i}", s, "comm", bucket=i, bytes=n))
+                lambda _f, s=start, i=b.index, n=b.buffer.nbytes: trace.end(
+                    f"all_reduce bucket {i}", s, "comm", bucket=i, bytes=n
+                )
+            )
 
     # ------------------------------------------------------------------ end of backward
     def finalize(self) -> None:
@@ -249,9 +261,10 @@ class Reducer:
         globally_used = self._global_usage() if self.find_unused else None
         self._armed = False
         self._callback_queued = False
-        if self._recording:   # unused parameters go last, in reverse registration order
-            self._end_recording(self._order + [i for i in reversed(range(len(self.params)))
-                                               if not self._used[i]])
+        if self._recording:  # unused parameters go last, in reverse registration order
+            self._end_recording(
+                self._order + [i for i in reversed(range(len(self.params))) if not self._used[i]]
+            )
         start = trace.begin("wait for buckets", "ddp")
         for b in self.buckets:
             result = self._wait_bucket(b)
@@ -268,11 +281,13 @@ class Reducer:
                 "DistributedDataParallel: parameters received no gradient in this backward "
                 f"pass: {names} (indices {missing}). Either make every parameter take part in "
                 "computing the loss, or construct DistributedDataParallel with "
-                "find_unused_parameters=True.")
+                "find_unused_parameters=True."
+            )
 
     @staticmethod
     def _wait_bucket(b: _Bucket) -> Any:
         from ...distributed import PeerDiedError
+
         try:
             return b.future.wait()
         except PeerDiedError as e:
@@ -280,15 +295,19 @@ class Reducer:
                 f"DistributedDataParallel: a rank stopped taking part in training while this one "
                 f"still reduces gradients: {e}. If the ranks have different numbers of batches, "
                 "wrap the training loop in `with model.join():` (or give every rank the same "
-                "number of batches, e.g. DistributedSampler(drop_last=True))", e.rank) from e
+                "number of batches, e.g. DistributedSampler(drop_last=True))",
+                e.rank,
+            ) from e
 
     def _group(self) -> Any:
         from ...distributed.groups import resolve_group
+
         return resolve_group(self.process_group)
 
     def _global_usage(self) -> np.ndarray:
         """Which parameters got a gradient on at least one rank (one small all-reduce)."""
         from ... import distributed as dist
+
         used = Tensor._make(self._used.astype(np.int32))
         dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
         return used._data.astype(bool)
@@ -317,8 +336,12 @@ class Reducer:
             self._launch(b)
         if self.find_unused:
             from ... import distributed as dist
-            dist.all_reduce(Tensor._make(np.zeros(len(self.params), np.int32)),
-                            op=dist.ReduceOp.MAX, group=self.process_group)
+
+            dist.all_reduce(
+                Tensor._make(np.zeros(len(self.params), np.int32)),
+                op=dist.ReduceOp.MAX,
+                group=self.process_group,
+            )
         for b in self.buckets:
             b.future.wait()
         if self._recording:

@@ -1,4 +1,5 @@
 """Helpers shared by the weight- and spectral-norm reparametrizations."""
+
 from __future__ import annotations
 
 from ..._tensor import Tensor

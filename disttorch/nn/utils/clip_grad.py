@@ -1,6 +1,7 @@
 """Gradient clipping: ``clip_grad_norm_`` (rescale all gradients so their joint norm is at
 most ``max_norm``; returns that norm), ``clip_grad_value_``, ``get_total_norm`` and
 ``clip_grads_with_norm_``. Gradients are changed in place, outside any graph."""
+
 from __future__ import annotations
 
 import math
@@ -22,8 +23,12 @@ def _grads(parameters: Tensor | Iterable[Tensor]) -> list:
     return [p._grad for p in _as_list(parameters) if p._grad is not None]
 
 
-def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
-                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def get_total_norm(
+    tensors: Tensor | Iterable[Tensor],
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` together (as if concatenated)."""
     arrays = [t._data for t in _as_list(tensors)]
     norm_type = float(norm_type)
@@ -36,15 +41,18 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
         per = [np.linalg.norm(a.reshape(-1).astype(np.float64, copy=False), norm_type) for a in arrays]
         total = float(np.linalg.norm(np.asarray(per), norm_type))
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is "
-                           f"non-finite, so it cannot be clipped. To disable this error and scale "
-                           f"the gradients by the non-finite norm anyway, set "
-                           f"`error_if_nonfinite=False`")
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            f"non-finite, so it cannot be clipped. To disable this error and scale "
+            f"the gradients by the non-finite norm anyway, set "
+            f"`error_if_nonfinite=False`"
+        )
     return Tensor._make(np.asarray(total, dtype=dtype))
 
 
-def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
-                          total_norm: Tensor, foreach: bool | None = None) -> None:
+def clip_grads_with_norm_(
+    parameters: Tensor | Iterable[Tensor], max_norm: float, total_norm: Tensor, foreach: bool | None = None
+) -> None:
     """Scale gradients by ``min(1, max_norm / (total_norm + 1e-6))``."""
     coef = min(float(max_norm) / (float(total_norm) + 1e-6), 1.0)
     for g in _grads(parameters):
@@ -52,8 +60,13 @@ def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float
         g._bump_version()
 
 
-def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def clip_grad_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Rescale the gradients of ``parameters`` in place so that their joint
     ``norm_type``-norm is at most ``max_norm``.
 
@@ -66,8 +79,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     return total
 
 
-def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,
-                     foreach: bool | None = None) -> None:
+def clip_grad_value_(
+    parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None
+) -> None:
     """Clamp every gradient entry of ``parameters`` to ``[-clip_value, clip_value]``."""
     clip_value = float(clip_value)
     for g in _grads(parameters):
@@ -75,9 +89,17 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,
         g._bump_version()
 
 
-def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
-                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+def clip_grad_norm(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Deprecated: use :func:`clip_grad_norm_`."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

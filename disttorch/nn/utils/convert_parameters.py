@@ -1,5 +1,6 @@
 """Flatten parameters into one vector and back (``parameters_to_vector``,
 ``vector_to_parameters``)."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -26,8 +27,9 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     for p in parameters:
         n = p._data.size
         if offset + n > flat.size:
-            raise RuntimeError(f"vector_to_parameters: the vector has {flat.size} entries, fewer "
-                               f"than the parameters need")
-        np.copyto(p._data, flat[offset:offset + n].reshape(p._data.shape), casting="unsafe")
+            raise RuntimeError(
+                f"vector_to_parameters: the vector has {flat.size} entries, fewer than the parameters need"
+            )
+        np.copyto(p._data, flat[offset : offset + n].reshape(p._data.shape), casting="unsafe")
         p._bump_version()
         offset += n

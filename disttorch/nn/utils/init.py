@@ -1,4 +1,5 @@
 """``skip_init``: build a module without running its parameter initialisation."""
+
 from __future__ import annotations
 
 import inspect

@@ -3,6 +3,7 @@
 PyTorch re-lays convolution weights out as channels-last for faster GPU kernels.
 disttorch tensors are NumPy arrays whose convolution kernels pick their own layout, so
 there is no memory format to convert: the module is checked and returned unchanged."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -8,6 +8,7 @@ The orthogonal maps are composed from differentiable tensor ops: the matrix expo
 by scaling and squaring of a Taylor polynomial, the Cayley map through a linear solve
 whose backward is the solve's adjoint, and a product of Householder reflections.
 """
+
 from __future__ import annotations
 
 import math
@@ -59,10 +60,13 @@ class _SpectralNorm(Module):
         super().__init__()
         ndim = weight.ndim
         if dim >= ndim or dim < -ndim:
-            raise IndexError(f"Dimension out of range (expected to be in range of [-{ndim}, {ndim - 1}] but got {dim})")
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [-{ndim}, {ndim - 1}] but got {dim})"
+            )
         if n_power_iterations <= 0:
-            raise ValueError(f"Expected n_power_iterations to be positive, but got "
-                             f"n_power_iterations={n_power_iterations}")
+            raise ValueError(
+                f"Expected n_power_iterations to be positive, but got n_power_iterations={n_power_iterations}"
+            )
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps, self.n_power_iterations = eps, n_power_iterations
         if ndim > 1:
@@ -97,8 +101,13 @@ class _SpectralNorm(Module):
         return value
 
 
-def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
-                  dim: int | None = None) -> Module:
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
     """Divide ``module.<name>`` by its largest singular value, estimated by power iteration
     (``n_power_iterations`` steps per training forward; 15 at registration). ``dim``
     defaults to 0, or 1 for transposed convolutions."""
@@ -138,7 +147,7 @@ def _matrix_exp(a: Tensor) -> Tensor:
     square ``s`` times (differentiable through the tensor ops)."""
     norm = float(np.abs(a._data).sum(axis=-2).max()) if a._data.size else 0.0
     s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
-    x = a / (2 ** s)
+    x = a / (2**s)
     eye = _eye(a.shape[-1], a)
     result, term = eye, eye
     for k in range(1, 19):
@@ -206,8 +215,10 @@ class _Orthogonal(Module):
 
     def right_inverse(self, q: Tensor) -> Tensor:
         if tuple(q.shape) != self.shape:
-            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
-                             f"Got a tensor of shape {tuple(q.shape)}.")
+            raise ValueError(
+                f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                f"Got a tensor of shape {tuple(q.shape)}."
+            )
         q_init = q
         arr = q._data
         n, k = arr.shape[-2], arr.shape[-1]
@@ -215,8 +226,10 @@ class _Orthogonal(Module):
             arr = np.swapaxes(arr, -1, -2)
             n, k = k, n
         if "base" not in self._buffers:
-            raise NotImplementedError("assigning to an orthogonal parametrization with "
-                                      "use_trivialization=False is not supported by disttorch")
+            raise NotImplementedError(
+                "assigning to an orthogonal parametrization with "
+                "use_trivialization=False is not supported by disttorch"
+            )
         if n == k:
             gram = np.swapaxes(arr, -1, -2) @ arr
             ortho = np.allclose(gram, np.eye(k), atol=10.0 * n * np.finfo(arr.dtype).eps)
@@ -231,8 +244,13 @@ class _Orthogonal(Module):
         return Tensor._make(neg_id)
 
 
-def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
-               use_trivialization: bool = True) -> Module:
+def orthogonal(
+    module: Module,
+    name: str = "weight",
+    orthogonal_map: str | None = None,
+    *,
+    use_trivialization: bool = True,
+) -> Module:
     """Constrain the matrix (or batch of matrices) ``module.<name>`` to be orthogonal
     (semi-orthogonal when not square) through ``orthogonal_map``: ``'matrix_exp'``,
     ``'cayley'`` or ``'householder'`` (default: matrix_exp for square, householder
@@ -246,10 +264,9 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     if orthogonal_map is None:
         orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
     if orthogonal_map not in ("matrix_exp", "cayley", "householder"):
-        raise ValueError(f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
-                         f"Got: {orthogonal_map}")
+        raise ValueError(
+            f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: {orthogonal_map}'
+        )
     orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
-
-

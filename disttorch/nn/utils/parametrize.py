@@ -10,6 +10,7 @@ Assigning to ``module.weight`` calls the parametrizations' ``right_inverse`` (in
 order) and writes the result into the originals. Inside ``with cached():`` each
 parametrized tensor is computed once.
 """
+
 from __future__ import annotations
 
 import copy
@@ -86,8 +87,10 @@ class ParametrizationList(ModuleList):
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
             if original._data.dtype != new._data.dtype:
-                raise ValueError(f"When `right_inverse` outputs one tensor, it may not change the dtype.\n"
-                                 f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {new.dtype}")
+                raise ValueError(
+                    f"When `right_inverse` outputs one tensor, it may not change the dtype.\n"
+                    f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {new.dtype}"
+                )
             _write_into(original, new)  # same object: an optimiser holding it keeps working
             if isinstance(original, Parameter):
                 self.register_parameter("original", original)
@@ -96,11 +99,15 @@ class ParametrizationList(ModuleList):
         else:
             for i, part in enumerate(new):
                 if not isinstance(part, Tensor):
-                    raise ValueError(f"'right_inverse' must return a Tensor or a Sequence of tensors "  # noqa: TRY004
-                                     f"(list, tuple...). Got element {i} of the sequence with type "
-                                     f"{type(part).__name__}.")
+                    raise ValueError(
+                        f"'right_inverse' must return a Tensor or a Sequence of tensors "  # noqa: TRY004
+                        f"(list, tuple...). Got element {i} of the sequence with type "
+                        f"{type(part).__name__}."
+                    )
                 if isinstance(original, Parameter):
-                    self.register_parameter(f"original{i}", Parameter(part.detach().clone(), original.requires_grad))
+                    self.register_parameter(
+                        f"original{i}", Parameter(part.detach().clone(), original.requires_grad)
+                    )
                 else:
                     self.register_buffer(f"original{i}", part.detach().clone())
         if not self.unsafe:
@@ -108,13 +115,17 @@ class ParametrizationList(ModuleList):
             if not isinstance(z, Tensor):
                 raise ValueError(f"A parametrization must return a tensor. Got {type(z).__name__}.")
             if z._data.dtype != dtype:
-                raise ValueError(f"Registering a parametrization may not change the dtype of the tensor, "
-                                 f"unless `unsafe` flag is enabled.\nunparametrized dtype: {dtype}\n"
-                                 f"parametrized dtype: {z.dtype}")
+                raise ValueError(
+                    f"Registering a parametrization may not change the dtype of the tensor, "
+                    f"unless `unsafe` flag is enabled.\nunparametrized dtype: {dtype}\n"
+                    f"parametrized dtype: {z.dtype}"
+                )
             if tuple(z._data.shape) != shape:
-                raise ValueError(f"Registering a parametrization may not change the shape of the tensor, "
-                                 f"unless `unsafe` flag is enabled.\nunparametrized shape: {list(shape)}\n"
-                                 f"parametrized shape: {list(z.shape)}")
+                raise ValueError(
+                    f"Registering a parametrization may not change the shape of the tensor, "
+                    f"unless `unsafe` flag is enabled.\nunparametrized shape: {list(shape)}\n"
+                    f"parametrized shape: {list(z.shape)}"
+                )
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the originals so that the parametrized tensor is ``value``, calling each
@@ -124,16 +135,19 @@ class ParametrizationList(ModuleList):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
                 else:
-                    raise RuntimeError(f"parametrization {type(module).__name__} does not implement "
-                                       f"right_inverse.")
+                    raise RuntimeError(
+                        f"parametrization {type(module).__name__} does not implement right_inverse."
+                    )
             if self.is_tensor:
                 if not isinstance(value, Tensor):
                     raise ValueError(f"`right_inverse` should return a tensor. Got {type(value).__name__}")
                 _write_into(self.original, value)
             else:
                 if len(value) != self.ntensors:
-                    raise ValueError(f"'right_inverse' must return a sequence of tensors of length "
-                                     f"{self.ntensors}. Got a sequence of length {len(value)}.")
+                    raise ValueError(
+                        f"'right_inverse' must return a sequence of tensors of length "
+                        f"{self.ntensors}. Got a sequence of length {len(value)}."
+                    )
                 for i, part in enumerate(value):
                     _write_into(getattr(self, f"original{i}"), part)
 
@@ -158,9 +172,16 @@ def _parametrized_setattr(self: Module, name: str, value: Any) -> None:
 
 def _inject_new_class(module: Module) -> None:
     cls = module.__class__
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), {
-        "__setattr__": _parametrized_setattr, "__module__": cls.__module__,
-        "__getstate__": _refuse_pickle, "__deepcopy__": _deepcopy})
+    module.__class__ = type(
+        f"Parametrized{cls.__name__}",
+        (cls,),
+        {
+            "__setattr__": _parametrized_setattr,
+            "__module__": cls.__module__,
+            "__getstate__": _refuse_pickle,
+            "__deepcopy__": _deepcopy,
+        },
+    )
 
 
 def _deepcopy(self: Module, memo: dict) -> Module:
@@ -175,8 +196,10 @@ def _deepcopy(self: Module, memo: dict) -> Module:
 
 
 def _refuse_pickle(self: Module) -> None:
-    raise RuntimeError("Serialization of parametrized modules is only supported through state_dict(). "
-                       "See: https://pytorch.org/tutorials/beginner/saving_loading_models.html")
+    raise RuntimeError(
+        "Serialization of parametrized modules is only supported through state_dict(). "
+        "See: https://pytorch.org/tutorials/beginner/saving_loading_models.html"
+    )
 
 
 def _inject_property(module: Module, tensor_name: str) -> None:
@@ -195,8 +218,9 @@ def _inject_property(module: Module, tensor_name: str) -> None:
     setattr(module.__class__, tensor_name, property(get_parametrized, set_original))
 
 
-def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *,
-                             unsafe: bool = False) -> Module:
+def register_parametrization(
+    module: Module, tensor_name: str, parametrization: Module, *, unsafe: bool = False
+) -> Module:
     """Parametrize ``module.<tensor_name>`` (a parameter or buffer) by the Module
     ``parametrization``: reading it returns ``parametrization(original)``. Registering
     again on the same tensor chains the parametrizations. ``unsafe=True`` allows a
@@ -208,9 +232,11 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             y = getattr(module, tensor_name)
             x = parametrization(y)
             if tuple(x.shape) != tuple(y.shape) or x.dtype != y.dtype:
-                raise ValueError(f"Registering a parametrization may not change the shape or dtype of the "
-                                 f"tensor, unless the `unsafe` flag is enabled. Got {list(x.shape)} "
-                                 f"{x.dtype} from {list(y.shape)} {y.dtype}.")
+                raise ValueError(
+                    f"Registering a parametrization may not change the shape or dtype of the "
+                    f"tensor, unless the `unsafe` flag is enabled. Got {list(x.shape)} "
+                    f"{x.dtype} from {list(y.shape)} {y.dtype}."
+                )
         plist.append(parametrization)
         plist.unsafe |= unsafe
     elif tensor_name in module._buffers or tensor_name in module._parameters:
@@ -223,8 +249,10 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         _inject_property(module, tensor_name)
         module.parametrizations[tensor_name] = plist
     else:
-        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a parametrized element "
-                         f"with name '{tensor_name}'")
+        raise ValueError(
+            f"Module '{module}' does not have a parameter, a buffer, or a parametrized element "
+            f"with name '{tensor_name}'"
+        )
     return module
 
 
@@ -251,13 +279,18 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
             _write_into(original, value)
     else:
         if not leave_parametrized:
-            raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
-                             "parametrized in terms of a sequence of tensors.")
+            raise ValueError(
+                "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
+                "parametrized in terms of a sequence of tensors."
+            )
         with grad_mode.no_grad():
             value = getattr(module, tensor_name)
         requires_grad = plist.original0.requires_grad
-        original = Parameter(value.detach().clone(), requires_grad) if isinstance(plist.original0, Parameter) \
+        original = (
+            Parameter(value.detach().clone(), requires_grad)
+            if isinstance(plist.original0, Parameter)
             else value.detach().clone()
+        )
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     if isinstance(original, Parameter):
@@ -275,8 +308,9 @@ def type_before_parametrizations(module: Module) -> type:
     return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
 
 
-def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
-                                         tensor_name: str | None = None) -> Module:
+def transfer_parametrizations_and_params(
+    from_module: Module, to_module: Module, tensor_name: str | None = None
+) -> Module:
     """Copy the parametrizations of ``from_module`` (all, or those of ``tensor_name``)
     and their originals onto ``to_module``."""
     if not is_parametrized(from_module):

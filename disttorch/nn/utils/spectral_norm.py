@@ -2,6 +2,7 @@
 (Miyato et al. 2018): ``<name>_orig`` is the parameter, ``<name>_u`` / ``<name>_v`` the
 power-iteration vectors (buffers), and ``<name> = <name>_orig / sigma`` is recomputed
 before every forward, with ``n_power_iterations`` steps of power iteration in training."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -41,10 +42,13 @@ def sigma(weight_mat: Tensor, u: Tensor, v: Tensor) -> Tensor:
 class SpectralNorm:
     """The forward pre-hook recomputing ``module.<name>`` = ``<name>_orig / sigma``."""
 
-    def __init__(self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12) -> None:
+    def __init__(
+        self, name: str = "weight", n_power_iterations: int = 1, dim: int = 0, eps: float = 1e-12
+    ) -> None:
         if n_power_iterations <= 0:
-            raise ValueError(f"Expected n_power_iterations to be positive, but got "
-                             f"n_power_iterations={n_power_iterations}")
+            raise ValueError(
+                f"Expected n_power_iterations to be positive, but got n_power_iterations={n_power_iterations}"
+            )
         self.name, self.dim, self.n_power_iterations, self.eps = name, dim, n_power_iterations, eps
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Tensor:
@@ -88,8 +92,13 @@ class SpectralNorm:
         return fn
 
 
-def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
-                  dim: int | None = None) -> Module:
+def spectral_norm(
+    module: Module,
+    name: str = "weight",
+    n_power_iterations: int = 1,
+    eps: float = 1e-12,
+    dim: int | None = None,
+) -> Module:
     """Divide ``module.<name>`` by its largest singular value, estimated by power iteration
     (``n_power_iterations`` steps per training forward). ``dim`` (default 0, 1 for
     transposed convolutions) is the output dim. PyTorch recommends the parametrization

@@ -1,5 +1,6 @@
 """``functional_call``: call a module with some of its parameters and buffers replaced by
 given tensors, without changing the module (``torch.func.functional_call``'s semantics)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,15 +21,19 @@ def _owner(module: Module, dotted: str) -> tuple:
 
 
 @contextmanager
-def _swapped(module: Module, tensors: Mapping[str, Tensor], tie_weights: bool, strict: bool) -> Iterator[None]:
+def _swapped(
+    module: Module, tensors: Mapping[str, Tensor], tie_weights: bool, strict: bool
+) -> Iterator[None]:
     names = dict(module.named_parameters(remove_duplicate=False))
     names.update(dict(module.named_buffers(remove_duplicate=False)))
     if strict:
         missing = sorted(set(names) - set(tensors))
         unexpected = sorted(set(tensors) - set(names))
         if missing or unexpected:
-            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
-                               f"Missing key(s): {missing}.\n\tUnexpected key(s): {unexpected}.")
+            raise RuntimeError(
+                f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
+                f"Missing key(s): {missing}.\n\tUnexpected key(s): {unexpected}."
+            )
     replace = dict(tensors)
     if tie_weights:  # a tensor shared under several names is replaced under all of them
         by_id: dict = {}
@@ -63,9 +68,15 @@ def _swapped(module: Module, tensors: Mapping[str, Tensor], tie_weights: bool, s
 _MISSING = object()
 
 
-def functional_call(module: Module, parameter_and_buffer_dicts: Mapping[str, Tensor] | Sequence[Mapping],
-                    args: Any = None, kwargs: dict | None = None, *, tie_weights: bool = True,
-                    strict: bool = False) -> Any:
+def functional_call(
+    module: Module,
+    parameter_and_buffer_dicts: Mapping[str, Tensor] | Sequence[Mapping],
+    args: Any = None,
+    kwargs: dict | None = None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+) -> Any:
     """``module(*args, **kwargs)`` with the named parameters/buffers replaced by the given
     tensors (dotted names as in ``state_dict``); the module is unchanged afterwards.
     Gradients flow to the given tensors."""
@@ -76,8 +87,10 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Mapping[str, Ten
         for d in parameter_and_buffer_dicts:
             overlap = set(tensors) & set(d)
             if overlap:
-                raise ValueError(f"{sorted(overlap)} appeared in multiple dictionaries; behavior of "
-                                 f"functional call is ambiguous")
+                raise ValueError(
+                    f"{sorted(overlap)} appeared in multiple dictionaries; behavior of "
+                    f"functional call is ambiguous"
+                )
             tensors.update(d)
     if args is None:
         args = ()

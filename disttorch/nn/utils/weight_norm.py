@@ -2,6 +2,7 @@
 (Salimans & Kingma 2016), ``w = g * v / ||v||``: ``<name>_g`` and ``<name>_v`` become the
 parameters and ``<name>`` is recomputed before every forward. Deprecated in PyTorch in
 favour of :func:`disttorch.nn.utils.parametrizations.weight_norm`, and kept as it is."""
+
 from __future__ import annotations
 
 import warnings
@@ -21,7 +22,9 @@ class WeightNorm:
         self.name, self.dim = name, -1 if dim is None else dim
 
     def compute_weight(self, module: Module) -> Any:
-        return weight_norm_value(getattr(module, self.name + "_g"), getattr(module, self.name + "_v"), self.dim)
+        return weight_norm_value(
+            getattr(module, self.name + "_g"), getattr(module, self.name + "_v"), self.dim
+        )
 
     @staticmethod
     def apply(module: Module, name: str, dim: int) -> WeightNorm:
@@ -54,8 +57,12 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     """Reparametrize ``module.<name>`` as ``g * v / ||v||`` (norm over every dim but
     ``dim``; ``dim=None`` for the whole tensor). Deprecated: use
     :func:`disttorch.nn.utils.parametrizations.weight_norm`."""
-    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
+    warnings.warn(
+        "`torch.nn.utils.weight_norm` is deprecated in favor of "
+        "`torch.nn.utils.parametrizations.weight_norm`.",
+        FutureWarning,
+        stacklevel=2,
+    )
     WeightNorm.apply(module, name, dim)
     return module
 

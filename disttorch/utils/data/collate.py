@@ -1,5 +1,6 @@
 """``default_collate``: stack a list of samples into a batch, recursively through tuples,
 lists and dicts (tensors and NumPy arrays are stacked, numbers become tensors)."""
+
 from __future__ import annotations
 
 import collections.abc
@@ -20,13 +21,17 @@ def default_collate(batch: list) -> Any:
     if isinstance(elem, Tensor):
         shapes = {b._data.shape for b in batch}
         if len(shapes) != 1:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{[list(s) for s in shapes]} in the batch")
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got "
+                f"{[list(s) for s in shapes]} in the batch"
+            )
         return Tensor._make(np.stack([b._data for b in batch]))
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OSU":
-            raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
-                            f"dicts or lists; found {elem.dtype}")
+            raise TypeError(
+                f"default_collate: batch must contain tensors, numpy arrays, numbers, "
+                f"dicts or lists; found {elem.dtype}"
+            )
         return Tensor._make(np.stack(batch))
     if isinstance(elem, (bool, np.bool_)):
         return Tensor._make(np.array(batch, dtype=np.bool_))
@@ -46,8 +51,10 @@ def default_collate(batch: list) -> Any:
             raise RuntimeError("each element in list of batch should be of equal size")
         collated = [default_collate(list(s)) for s in zip(*batch)]
         return tuple(collated) if isinstance(elem, tuple) else collated
-    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
-                    f"or lists; found {type(elem).__name__}")
+    raise TypeError(
+        f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
+        f"or lists; found {type(elem).__name__}"
+    )
 
 
 def default_convert(data: Any) -> Any:

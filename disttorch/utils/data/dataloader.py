@@ -5,6 +5,7 @@ With ``num_workers > 0`` each worker process gets batches of indices round-robin
 Worker exceptions are re-raised in the main process with the worker's traceback; a
 worker that dies is reported, never waited on forever.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -70,23 +71,37 @@ class DataLoader:
             watchdog only notices dead workers).
     """
 
-    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
-                 sampler: Sampler | Iterable | None = None,
-                 batch_sampler: Sampler | Iterable | None = None, num_workers: int = 0,
-                 collate_fn: Callable | None = None, pin_memory: bool = False,
-                 drop_last: bool = False, timeout: float = 0,
-                 worker_init_fn: Callable | None = None, multiprocessing_context: Any = None,
-                 generator: Generator | None = None, *, prefetch_factor: int | None = None,
-                 persistent_workers: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        batch_size: int | None = 1,
+        shuffle: bool | None = None,
+        sampler: Sampler | Iterable | None = None,
+        batch_sampler: Sampler | Iterable | None = None,
+        num_workers: int = 0,
+        collate_fn: Callable | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable | None = None,
+        multiprocessing_context: Any = None,
+        generator: Generator | None = None,
+        *,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+    ) -> None:
         if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
-                             "disable multiprocessing.")
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 to disable multiprocessing."
+            )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
-                             "let num_workers > 0 to enable multiprocessing, otherwise set "
-                             "prefetch_factor to None.")
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing."
+                "let num_workers > 0 to enable multiprocessing, otherwise set "
+                "prefetch_factor to None."
+            )
         self.dataset = dataset
         self.num_workers, self.timeout = num_workers, timeout
         self.prefetch_factor = 2 if prefetch_factor is None and num_workers else prefetch_factor
@@ -97,19 +112,25 @@ class DataLoader:
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
-                                 f"option, but got shuffle={shuffle}")
+                raise ValueError(
+                    f"DataLoader with IterableDataset: expected unspecified shuffle "
+                    f"option, but got shuffle={shuffle}"
+                )
             if sampler is not None or batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler "
-                                 "and batch_sampler options")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified sampler and batch_sampler options"
+                )
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                                 "shuffle, sampler, and drop_last")
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, "
+                    "shuffle, sampler, and drop_last"
+                )
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                             "exclusive with drop_last")
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"
+            )
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if sampler is None and not self._iterable:
@@ -138,8 +159,12 @@ class DataLoader:
     def __iter__(self) -> Iterator[Any]:
         fetch = _Fetch(self.collate_fn, self._auto_collation, self._iterable, self.drop_last)
         if self.pin_memory:  # as PyTorch's CPU build: nothing to pin for
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
-                          "pinned memory won't be used.", UserWarning, stacklevel=2)
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, then device "
+                "pinned memory won't be used.",
+                UserWarning,
+                stacklevel=2,
+            )
         if self.num_workers == 0:
             return self._single_process(fetch)
         return self._multi_process(fetch)
@@ -161,15 +186,28 @@ class DataLoader:
         if ctx is None or isinstance(ctx, str):
             ctx = mp.get_context(ctx or ("fork" if "fork" in mp.get_all_start_methods() else "spawn"))
         gen = self.generator or default_generator
-        base_seed = int(gen._rng.integers(0, 2 ** 62))
+        base_seed = int(gen._rng.integers(0, 2**62))
         result_q = ctx.Queue()
         index_qs, workers = [], []
         for wid in range(self.num_workers):
             iq = ctx.Queue()
-            w = ctx.Process(target=worker_loop, daemon=True,
-                            args=(self.dataset, iq, result_q, fetch, wid, self.num_workers,
-                                  base_seed + wid, self.worker_init_fn, self._iterable, os.getpid(),
-                                  threading.current_thread() is threading.main_thread()))
+            w = ctx.Process(
+                target=worker_loop,
+                daemon=True,
+                args=(
+                    self.dataset,
+                    iq,
+                    result_q,
+                    fetch,
+                    wid,
+                    self.num_workers,
+                    base_seed + wid,
+                    self.worker_init_fn,
+                    self._iterable,
+                    os.getpid(),
+                    threading.current_thread() is threading.main_thread(),
+                ),
+            )
             w.start()
             index_qs.append(iq)
             workers.append(w)
@@ -187,8 +225,9 @@ class DataLoader:
     def _drive(self, index_qs: list, result_q: Any, workers: list) -> Iterator[Any]:
         """Keep ``prefetch_factor`` batches per worker in flight; yield results in order."""
         n_workers = len(workers)
-        tasks: Iterator = iter(self._index_sampler) if not self._iterable else \
-            itertools.repeat(self.batch_size)
+        tasks: Iterator = (
+            iter(self._index_sampler) if not self._iterable else itertools.repeat(self.batch_size)
+        )
         sent = received = 0
         pending: dict[int, Any] = {}
         exhausted: set[int] = set()

@@ -1,5 +1,6 @@
 """Datasets: map-style (``Dataset``) and iterable (``IterableDataset``), and the helpers
 ``TensorDataset``, ``Subset``, ``ConcatDataset`` and ``random_split``."""
+
 from __future__ import annotations
 
 import bisect
@@ -35,8 +36,7 @@ class TensorDataset(Dataset):
 
     def __init__(self, *tensors: Tensor) -> None:
         if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
-            raise ValueError(f"Size mismatch between tensors: first dims "
-                             f"{[t.shape[0] for t in tensors]}")
+            raise ValueError(f"Size mismatch between tensors: first dims {[t.shape[0] for t in tensors]}")
         self.tensors = tensors
 
     def __getitem__(self, index: int) -> tuple:
@@ -90,8 +90,9 @@ class ConcatDataset(Dataset):
         return self.datasets[d][idx - start]
 
 
-def random_split(dataset: Dataset, lengths: Sequence[int | float],
-                 generator: Generator = default_generator) -> list[Subset]:
+def random_split(
+    dataset: Dataset, lengths: Sequence[int | float], generator: Generator = default_generator
+) -> list[Subset]:
     """Split into non-overlapping random subsets of the given lengths (or fractions)."""
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
@@ -104,6 +105,6 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
     perm = randperm(n, generator=generator).tolist()
     out, offset = [], 0
     for length in lengths:
-        out.append(Subset(dataset, perm[offset:offset + length]))
+        out.append(Subset(dataset, perm[offset : offset + length]))
         offset += length
     return out

@@ -1,4 +1,5 @@
 """``DistributedSampler``: each rank sees its own shard of the dataset, every epoch."""
+
 from __future__ import annotations
 
 import math
@@ -20,13 +21,23 @@ class DistributedSampler(Sampler):
     every rank. ``num_replicas`` and ``rank`` default to the process group's.
     """
 
-    def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None,
-                 shuffle: bool = True, seed: int = 0, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
         if num_replicas is None or rank is None:
             from ... import distributed as dist
+
             if not dist.is_available() or not dist.is_initialized():
-                raise RuntimeError("Requires distributed package to be available and initialized "
-                                   "(or pass num_replicas and rank)")
+                raise RuntimeError(
+                    "Requires distributed package to be available and initialized "
+                    "(or pass num_replicas and rank)"
+                )
             num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
             rank = dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
@@ -55,7 +66,7 @@ class DistributedSampler(Sampler):
                 indices += (indices * math.ceil(pad / len(indices)))[:pad]
         else:
             indices = indices[: self.total_size]
-        return iter(indices[self.rank: self.total_size: self.num_replicas])
+        return iter(indices[self.rank : self.total_size : self.num_replicas])
 
     def __len__(self) -> int:
         return self.num_samples

@@ -1,4 +1,5 @@
 """Samplers: which indices a DataLoader visits, in which order, in which batches."""
+
 from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
@@ -6,8 +7,14 @@ from typing import Any, Iterator, Sequence
 from ..._random import Generator, default_generator, randint, randperm
 from ..._tensor import Tensor
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+]
 
 
 class Sampler:
@@ -38,13 +45,19 @@ class RandomSampler(Sampler):
     iteration proceeds), drawn from ``generator`` (the default generator when None, so
     ``manual_seed`` fixes the order)."""
 
-    def __init__(self, data_source: Any, replacement: bool = False, num_samples: int | None = None,
-                 generator: Generator | None = None) -> None:
+    def __init__(
+        self,
+        data_source: Any,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: Generator | None = None,
+    ) -> None:
         self.data_source, self.replacement = data_source, replacement
         self._num_samples, self.generator = num_samples, generator
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
-            raise ValueError(f"num_samples should be a positive integer value, but got "
-                             f"num_samples={self.num_samples}")
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={self.num_samples}"
+            )
 
     @property
     def num_samples(self) -> int:
@@ -83,9 +96,15 @@ class SubsetRandomSampler(Sampler):
 class WeightedRandomSampler(Sampler):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
 
-    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
-                 generator: Generator | None = None) -> None:
+    def __init__(
+        self,
+        weights: Sequence[float],
+        num_samples: int,
+        replacement: bool = True,
+        generator: Generator | None = None,
+    ) -> None:
         import numpy as np
+
         w = np.asarray(weights._data if isinstance(weights, Tensor) else weights, dtype=np.float64)
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {w.shape}")
@@ -106,7 +125,9 @@ class BatchSampler(Sampler):
 
     def __init__(self, sampler: Sampler | Sequence[int], batch_size: int, drop_last: bool) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
-            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
         if not isinstance(drop_last, bool):
             raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last

@@ -6,6 +6,7 @@ A worker ends with the process that started it, even one killed by SIGKILL: on L
 for SIGKILL at its parent's death (``PR_SET_PDEATHSIG``, when its parent started it from the
 main thread, since the signal follows the starting thread), and it checks its parent's pid
 between batches (every second while idle) everywhere."""
+
 from __future__ import annotations
 
 import os
@@ -63,8 +64,9 @@ class WorkerError:
     message: str
 
     def reraise(self) -> None:
-        raise RuntimeError(f"Caught {self.exc_type} in DataLoader worker process {self.worker_id}.\n"
-                           f"Original {self.message}")
+        raise RuntimeError(
+            f"Caught {self.exc_type} in DataLoader worker process {self.worker_id}.\nOriginal {self.message}"
+        )
 
 
 class _IterableExhausted:
@@ -74,14 +76,24 @@ class _IterableExhausted:
         self.worker_id = worker_id
 
 
-def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetch: Callable,
-                worker_id: int, num_workers: int, seed: int, init_fn: Callable | None,
-                iterable: bool, parent_pid: int = 0, started_by_main_thread: bool = False) -> None:
+def worker_loop(
+    dataset: Any,
+    index_queue: Any,
+    result_queue: Any,
+    fetch: Callable,
+    worker_id: int,
+    num_workers: int,
+    seed: int,
+    init_fn: Callable | None,
+    iterable: bool,
+    parent_pid: int = 0,
+    started_by_main_thread: bool = False,
+) -> None:
     """Body of a worker process; ends when it receives ``None`` or its parent ``parent_pid`` dies."""
     _end_with_parent(parent_pid, started_by_main_thread)
     _random.manual_seed(seed)
     random.seed(seed)
-    np.random.seed(seed % 2 ** 32)
+    np.random.seed(seed % 2**32)
     _info[0] = WorkerInfo(worker_id, num_workers, seed, dataset)
     try:
         if init_fn is not None:
@@ -95,7 +107,7 @@ def worker_loop(dataset: Any, index_queue: Any, result_queue: Any, fetch: Callab
             task = index_queue.get(timeout=_PARENT_CHECK_INTERVAL)
         except queue.Empty:
             if parent_pid and os.getppid() != parent_pid:
-                return   # the parent died (re-parented to a reaper): nobody wants the batches
+                return  # the parent died (re-parented to a reaper): nobody wants the batches
             continue
         if task is None:
             return

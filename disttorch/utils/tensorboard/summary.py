@@ -1,5 +1,6 @@
 """Build TensorBoard ``Summary`` protocol buffers (with the tensorboard package's protos):
 scalars, histograms, text, and the hparams plugin's experiment/session records."""
+
 from __future__ import annotations
 
 import io
@@ -24,8 +25,9 @@ def to_numpy(value: Any) -> np.ndarray:
         value = value.float().numpy() if value.dtype.name == "bfloat16" else value.numpy()
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"expected a tensor, NumPy array or number, got {type(value).__name__} "
-                        f"(dtype {arr.dtype})")
+        raise TypeError(
+            f"expected a tensor, NumPy array or number, got {type(value).__name__} (dtype {arr.dtype})"
+        )
     return arr
 
 
@@ -33,13 +35,15 @@ def scalar(tag: str, value: Any, new_style: bool = False, double_precision: bool
     """One scalar; ``new_style`` stores it as a tensor for the scalars plugin."""
     arr = to_numpy(value)
     if arr.size != 1:
-        raise ValueError(f"scalar value for tag {tag!r} should have one element, got shape "
-                         f"{list(arr.shape)}")
+        raise ValueError(f"scalar value for tag {tag!r} should have one element, got shape {list(arr.shape)}")
     v = float(arr.reshape(()))
     if not new_style:
         return Summary(value=[Summary.Value(tag=tag, simple_value=v)])
-    tensor = (TensorProto(double_val=[v], dtype="DT_DOUBLE") if double_precision
-              else TensorProto(float_val=[v], dtype="DT_FLOAT"))
+    tensor = (
+        TensorProto(double_val=[v], dtype="DT_DOUBLE")
+        if double_precision
+        else TensorProto(float_val=[v], dtype="DT_FLOAT")
+    )
     meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
     return Summary(value=[Summary.Value(tag=tag, tensor=tensor, metadata=meta)])
 
@@ -74,10 +78,22 @@ def histogram(tag: str, values: Any, bins: Any, max_bins: int | None = None) -> 
     first, last = nonzero[0], nonzero[-1]
     # buckets from the first to the last non-empty one, after one empty bucket whose limit is
     # the left edge of the first (as PyTorch writes them)
-    return Summary(value=[Summary.Value(tag=tag, histo=HistogramProto(
-        min=float(arr.min()), max=float(arr.max()), num=float(arr.size), sum=float(arr.sum()),
-        sum_squares=float(arr @ arr), bucket_limit=edges[first:last + 2].tolist(),
-        bucket=[0.0] + counts[first:last + 1].astype(np.float64).tolist()))])
+    return Summary(
+        value=[
+            Summary.Value(
+                tag=tag,
+                histo=HistogramProto(
+                    min=float(arr.min()),
+                    max=float(arr.max()),
+                    num=float(arr.size),
+                    sum=float(arr.sum()),
+                    sum_squares=float(arr @ arr),
+                    bucket_limit=edges[first : last + 2].tolist(),
+                    bucket=[0.0] + counts[first : last + 1].astype(np.float64).tolist(),
+                ),
+            )
+        ]
+    )
 
 
 def _grid(nchw: np.ndarray) -> np.ndarray:
@@ -90,7 +106,7 @@ def _grid(nchw: np.ndarray) -> np.ndarray:
     grid = np.zeros((c, rows * h, cols * w), dtype=nchw.dtype)
     for i in range(n):
         r, q = divmod(i, cols)
-        grid[:, r * h:(r + 1) * h, q * w:(q + 1) * w] = nchw[i]
+        grid[:, r * h : (r + 1) * h, q * w : (q + 1) * w] = nchw[i]
     return grid
 
 
@@ -99,8 +115,9 @@ def to_hwc(arr: np.ndarray, dataformats: str) -> np.ndarray:
     ``(H, W, 3 or 4)``; a batch becomes a grid."""
     fmt = dataformats.upper()
     if len(set(fmt)) != len(fmt) or set(fmt) - set("NCHW") or "H" not in fmt or "W" not in fmt:
-        raise ValueError(f"dataformats must be a layout such as 'CHW', 'HWC', 'HW' or 'NCHW', "
-                         f"got {dataformats!r}")
+        raise ValueError(
+            f"dataformats must be a layout such as 'CHW', 'HWC', 'HW' or 'NCHW', got {dataformats!r}"
+        )
     if arr.ndim != len(fmt):
         raise ValueError(f"image of shape {list(arr.shape)} does not match dataformats {dataformats!r}")
     if len(fmt) == 4:
@@ -126,18 +143,26 @@ def image(tag: str, hwc: np.ndarray) -> Summary:
         raise ValueError(f"an image needs 1, 3 or 4 channels, got {c}")
     buf = io.BytesIO()
     Image.fromarray(pixels).save(buf, format="PNG")
-    return Summary(value=[Summary.Value(tag=tag, image=Summary.Image(
-        height=h, width=w, colorspace=c, encoded_image_string=buf.getvalue()))])
+    return Summary(
+        value=[
+            Summary.Value(
+                tag=tag,
+                image=Summary.Image(height=h, width=w, colorspace=c, encoded_image_string=buf.getvalue()),
+            )
+        ]
+    )
 
 
 def figure_to_hwc(figure: Any, close: bool = True) -> np.ndarray:
     """A matplotlib figure rendered to an ``(H, W, 4)`` uint8 array."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     canvas = FigureCanvasAgg(figure)
     canvas.draw()
     pixels = np.asarray(canvas.buffer_rgba()).copy()
     if close:
         import matplotlib.pyplot as plt
+
         plt.close(figure)
     return pixels
 
@@ -145,8 +170,11 @@ def figure_to_hwc(figure: Any, close: bool = True) -> np.ndarray:
 def text(tag: str, text_string: str) -> Summary:
     """A text entry (the text plugin renders it as Markdown)."""
     meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="text"))
-    tensor = TensorProto(dtype="DT_STRING", string_val=[text_string.encode("utf-8")],
-                         tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
+    tensor = TensorProto(
+        dtype="DT_STRING",
+        string_val=[text_string.encode("utf-8")],
+        tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]),
+    )
     return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=meta, tensor=tensor)])
 
 
@@ -155,8 +183,9 @@ def _hp_summary(tag: str, data: plugin_data_pb2.HParamsPluginData) -> Summary:
     return Summary(value=[Summary.Value(tag=tag, metadata=meta)])
 
 
-def hparams(hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict | None = None
-            ) -> tuple[Summary, Summary, Summary]:
+def hparams(
+    hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict | None = None
+) -> tuple[Summary, Summary, Summary]:
     """The hparams plugin's experiment, session-start and session-end summaries."""
     if not isinstance(hparam_dict, dict) or not isinstance(metric_dict, dict):
         raise TypeError("hparam_dict and metric_dict should be dictionaries.")
@@ -178,22 +207,29 @@ def hparams(hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict |
             values[k] = _value(string_value=v)
             info.type = api_pb2.DATA_TYPE_STRING
         else:
-            raise ValueError(f"value of hparam {k!r} should be one of int, float, str, bool or a "  # noqa: TRY004
-                             f"one-element tensor, got {type(v).__name__}")
+            raise ValueError(
+                f"value of hparam {k!r} should be one of int, float, str, bool or a "  # noqa: TRY004
+                f"one-element tensor, got {type(v).__name__}"
+            )
         if k in hparam_domain_discrete:
             info.domain_discrete.values.extend(_value_of(x) for x in hparam_domain_discrete[k])
         infos.append(info)
     metrics = [api_pb2.MetricInfo(name=api_pb2.MetricName(tag=k)) for k in metric_dict]
     version = hp_metadata.PLUGIN_DATA_VERSION
     exp = plugin_data_pb2.HParamsPluginData(
-        version=version, experiment=api_pb2.Experiment(hparam_infos=infos, metric_infos=metrics))
+        version=version, experiment=api_pb2.Experiment(hparam_infos=infos, metric_infos=metrics)
+    )
     start = plugin_data_pb2.HParamsPluginData(
-        version=version, session_start_info=plugin_data_pb2.SessionStartInfo(hparams=values))
+        version=version, session_start_info=plugin_data_pb2.SessionStartInfo(hparams=values)
+    )
     end = plugin_data_pb2.HParamsPluginData(
-        version=version, session_end_info=plugin_data_pb2.SessionEndInfo(status=api_pb2.STATUS_SUCCESS))
-    return (_hp_summary(hp_metadata.EXPERIMENT_TAG, exp),
-            _hp_summary(hp_metadata.SESSION_START_INFO_TAG, start),
-            _hp_summary(hp_metadata.SESSION_END_INFO_TAG, end))
+        version=version, session_end_info=plugin_data_pb2.SessionEndInfo(status=api_pb2.STATUS_SUCCESS)
+    )
+    return (
+        _hp_summary(hp_metadata.EXPERIMENT_TAG, exp),
+        _hp_summary(hp_metadata.SESSION_START_INFO_TAG, start),
+        _hp_summary(hp_metadata.SESSION_END_INFO_TAG, end),
+    )
 
 
 def _value(**kw: Any) -> struct_pb2.Value:

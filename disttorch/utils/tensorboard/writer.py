@@ -5,6 +5,7 @@ The event files are written by the tensorboard package's own ``EventFileWriter``
 queue flushed by a background thread every ``flush_secs`` or ``max_queue`` events), so
 ``tensorboard --logdir runs`` reads them.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,9 @@ __all__ = ["FileWriter", "SummaryWriter"]
 class FileWriter:
     """Writes ``Event`` protos to one event file in ``log_dir`` (created if missing)."""
 
-    def __init__(self, log_dir: str, max_queue: int = 10, flush_secs: int = 120,
-                 filename_suffix: str = "") -> None:
+    def __init__(
+        self, log_dir: str, max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = ""
+    ) -> None:
         self.event_writer = EventFileWriter(str(log_dir), max_queue, flush_secs, filename_suffix)
 
     def get_logdir(self) -> str:
@@ -38,8 +40,9 @@ class FileWriter:
             event.step = int(step)
         self.event_writer.add_event(event)
 
-    def add_summary(self, summary: Any, global_step: int | None = None,
-                    walltime: float | None = None) -> None:
+    def add_summary(
+        self, summary: Any, global_step: int | None = None, walltime: float | None = None
+    ) -> None:
         self.add_event(Event(summary=summary), global_step, walltime)
 
     def flush(self) -> None:
@@ -69,8 +72,15 @@ class SummaryWriter:
         writer.close()
     """
 
-    def __init__(self, log_dir: str | None = None, comment: str = "", purge_step: int | None = None,
-                 max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = "") -> None:
+    def __init__(
+        self,
+        log_dir: str | None = None,
+        comment: str = "",
+        purge_step: int | None = None,
+        max_queue: int = 10,
+        flush_secs: int = 120,
+        filename_suffix: str = "",
+    ) -> None:
         if not log_dir:
             now = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", now + "_" + socket.gethostname() + comment)
@@ -84,13 +94,13 @@ class SummaryWriter:
     def _get_file_writer(self) -> FileWriter:
         """The writer of ``log_dir`` (opened again after ``close()``)."""
         if self.all_writers is None or self.file_writer is None:
-            self.file_writer = FileWriter(self.log_dir, self.max_queue, self.flush_secs,
-                                          self.filename_suffix)
+            self.file_writer = FileWriter(self.log_dir, self.max_queue, self.flush_secs, self.filename_suffix)
             self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
             if self.purge_step is not None:
                 self.file_writer.add_event(Event(step=self.purge_step, file_version="brain.Event:2"))
-                self.file_writer.add_event(Event(step=self.purge_step,
-                                                 session_log=SessionLog(status=SessionLog.START)))
+                self.file_writer.add_event(
+                    Event(step=self.purge_step, session_log=SessionLog(status=SessionLog.START))
+                )
                 self.purge_step = None
         return self.file_writer
 
@@ -98,15 +108,27 @@ class SummaryWriter:
         """The directory event files are written to."""
         return self.log_dir
 
-    def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None,
-                   walltime: float | None = None, new_style: bool = False,
-                   double_precision: bool = False) -> None:
+    def add_scalar(
+        self,
+        tag: str,
+        scalar_value: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        new_style: bool = False,
+        double_precision: bool = False,
+    ) -> None:
         """Log one number (a float, or a one-element tensor/array) under ``tag``."""
         self._get_file_writer().add_summary(
-            _summary.scalar(tag, scalar_value, new_style, double_precision), global_step, walltime)
+            _summary.scalar(tag, scalar_value, new_style, double_precision), global_step, walltime
+        )
 
-    def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step: int | None = None,
-                    walltime: float | None = None) -> None:
+    def add_scalars(
+        self,
+        main_tag: str,
+        tag_scalar_dict: dict,
+        global_step: int | None = None,
+        walltime: float | None = None,
+    ) -> None:
         """Log several numbers on one chart: each goes to its own run directory
         ``<log_dir>/<main_tag>_<tag>``, under the tag ``main_tag``."""
         walltime = time.time() if walltime is None else walltime
@@ -115,49 +137,84 @@ class SummaryWriter:
             path = base + "/" + main_tag.replace("/", "_") + "_" + tag
             writer = self.all_writers.get(path)
             if writer is None:
-                writer = self.all_writers[path] = FileWriter(path, self.max_queue, self.flush_secs,
-                                                             self.filename_suffix)
+                writer = self.all_writers[path] = FileWriter(
+                    path, self.max_queue, self.flush_secs, self.filename_suffix
+                )
             writer.add_summary(_summary.scalar(main_tag, value), global_step, walltime)
 
-    def add_histogram(self, tag: str, values: Any, global_step: int | None = None,
-                      bins: Any = "tensorflow", walltime: float | None = None,
-                      max_bins: int | None = None) -> None:
+    def add_histogram(
+        self,
+        tag: str,
+        values: Any,
+        global_step: int | None = None,
+        bins: Any = "tensorflow",
+        walltime: float | None = None,
+        max_bins: int | None = None,
+    ) -> None:
         """Log the distribution of ``values``; ``bins`` as ``numpy.histogram`` takes it, or
         ``'tensorflow'`` (TensorFlow's default exponential buckets)."""
-        self._get_file_writer().add_summary(_summary.histogram(tag, values, bins, max_bins),
-                                            global_step, walltime)
+        self._get_file_writer().add_summary(
+            _summary.histogram(tag, values, bins, max_bins), global_step, walltime
+        )
 
-    def add_image(self, tag: str, img_tensor: Any, global_step: int | None = None,
-                  walltime: float | None = None, dataformats: str = "CHW") -> None:
+    def add_image(
+        self,
+        tag: str,
+        img_tensor: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        dataformats: str = "CHW",
+    ) -> None:
         """Log an image: floats in [0, 1] or uint8 in [0, 255], layout ``dataformats``
         ('CHW', 'HWC', 'HW'; 1, 3 or 4 channels). Needs Pillow."""
         arr = _summary.to_numpy(img_tensor)
         self._get_file_writer().add_summary(
-            _summary.image(tag, _summary.to_hwc(arr, dataformats)), global_step, walltime)
+            _summary.image(tag, _summary.to_hwc(arr, dataformats)), global_step, walltime
+        )
 
-    def add_images(self, tag: str, img_tensor: Any, global_step: int | None = None,
-                   walltime: float | None = None, dataformats: str = "NCHW") -> None:
+    def add_images(
+        self,
+        tag: str,
+        img_tensor: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        dataformats: str = "NCHW",
+    ) -> None:
         """Log a batch of images as one grid (up to 8 per row)."""
         self.add_image(tag, img_tensor, global_step, walltime, dataformats)
 
-    def add_figure(self, tag: str, figure: Any, global_step: int | None = None, close: bool = True,
-                   walltime: float | None = None) -> None:
+    def add_figure(
+        self,
+        tag: str,
+        figure: Any,
+        global_step: int | None = None,
+        close: bool = True,
+        walltime: float | None = None,
+    ) -> None:
         """Log a matplotlib figure (or a list of figures, as a grid) as an image; ``close``
         closes them."""
         if isinstance(figure, (list, tuple)):
             frames = [_summary.figure_to_hwc(f, close) for f in figure]
             self.add_images(tag, np.stack(frames), global_step, walltime, dataformats="NHWC")
         else:
-            self.add_image(tag, _summary.figure_to_hwc(figure, close), global_step, walltime,
-                           dataformats="HWC")
+            self.add_image(
+                tag, _summary.figure_to_hwc(figure, close), global_step, walltime, dataformats="HWC"
+            )
 
-    def add_text(self, tag: str, text_string: str, global_step: int | None = None,
-                 walltime: float | None = None) -> None:
+    def add_text(
+        self, tag: str, text_string: str, global_step: int | None = None, walltime: float | None = None
+    ) -> None:
         """Log a string (rendered as Markdown by TensorBoard)."""
         self._get_file_writer().add_summary(_summary.text(tag, text_string), global_step, walltime)
 
-    def add_hparams(self, hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict | None = None,
-                    run_name: str | None = None, global_step: int | None = None) -> None:
+    def add_hparams(
+        self,
+        hparam_dict: dict,
+        metric_dict: dict,
+        hparam_domain_discrete: dict | None = None,
+        run_name: str | None = None,
+        global_step: int | None = None,
+    ) -> None:
         """Log a run's hyperparameters and final metrics for TensorBoard's HPARAMS tab, in
         the sub-directory ``run_name`` (default: the current time) of ``log_dir``."""
         exp, start, end = _summary.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
