@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .._buffers import is_inference
 from .._tensor import Tensor, _check_device
 from . import elementwise, shape
 
-__all__ = ["adjoint", "detach_", "get_device", "is_distributed", "resize_as_"]
+__all__ = ["adjoint", "detach_", "get_device", "is_distributed", "is_inference", "resize_as_"]
 TENSOR_METHODS = (
     "adjoint",
     "char",
