@@ -13,9 +13,9 @@ Above the core (it imports ``Tensor``), below the ops:
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from . import profiler
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .backprop import backward, grad
 from .engine import queue_callback
@@ -55,3 +55,11 @@ class Variable:
     """Compatibility shim: PyTorch code reaches the engine through ``Variable``."""
 
     _execution_engine = _ExecutionEngine()
+
+
+def __getattr__(name: str) -> Any:
+    """``autograd.profiler`` on first use (PEP 562): it is needed only while profiling, so
+    ``import disttorch`` does not pay for it."""
+    if name == "profiler":
+        return importlib.import_module(".profiler", __name__)
+    raise AttributeError(f"module 'disttorch.autograd' has no attribute '{name}'")
