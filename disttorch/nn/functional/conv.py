@@ -96,6 +96,23 @@ def _pads(padding: Any, d: int, kernel: tuple, stride: tuple, dilation: tuple) -
     return tuple((v, v) for v in p)
 
 
+def _check_ranks(name: str, d: int, x: np.ndarray, w: np.ndarray, weight_layout: str) -> tuple:
+    """Check the ranks and dtypes of a ``d``-dimensional convolution's input and weight as
+    PyTorch does; return the input's shape with the batch dimension an unbatched input lacks."""
+    if x.ndim not in (d + 1, d + 2):
+        raise RuntimeError(
+            f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
+            f"but got input of size: {list(x.shape)}"
+        )
+    if w.ndim != d + 2:
+        raise RuntimeError(
+            f"Expected {d + 2}D weight for {name} ({weight_layout}, *kernel), "
+            f"but got weight of size: {list(w.shape)}"
+        )
+    check_same_dtype(x, w, "weight")
+    return (1,) + x.shape if x.ndim == d + 1 else x.shape
+
+
 def _setup(
     name: str,
     d: int,
@@ -109,19 +126,8 @@ def _setup(
 ) -> _Geometry:
     """Check a convolution's arguments the way PyTorch does and work out its geometry."""
     x, w = input._data, weight._data
-    if x.ndim not in (d + 1, d + 2):
-        raise RuntimeError(
-            f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
-            f"but got input of size: {list(x.shape)}"
-        )
-    if w.ndim != d + 2:
-        raise RuntimeError(
-            f"Expected {d + 2}D weight for {name} (out_channels, in_channels/groups, "
-            f"*kernel), but got weight of size: {list(w.shape)}"
-        )
-    check_same_dtype(x, w, "weight")
+    xshape = _check_ranks(name, d, x, w, "out_channels, in_channels/groups")
     unbatched = x.ndim == d + 1
-    xshape = (1,) + x.shape if unbatched else x.shape
     stride = _ntuple(stride, d, "stride")
     dilation = _ntuple(dilation, d, "dilation")
     if any(s <= 0 for s in stride):
@@ -430,18 +436,7 @@ def _conv_transpose(
     dilation: Any,
 ) -> Tensor:
     x, w = input._data, weight._data
-    if x.ndim not in (d + 1, d + 2):
-        raise RuntimeError(
-            f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {name}, "
-            f"but got input of size: {list(x.shape)}"
-        )
-    if w.ndim != d + 2:
-        raise RuntimeError(
-            f"Expected {d + 2}D weight for {name} (in_channels, "
-            f"out_channels/groups, *kernel), but got weight of size: {list(w.shape)}"
-        )
-    check_same_dtype(x, w, "weight")
-    xshape = (1,) + x.shape if x.ndim == d + 1 else x.shape
+    xshape = _check_ranks(name, d, x, w, "in_channels, out_channels/groups")
     if groups <= 0 or w.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at "
