@@ -197,6 +197,7 @@ _LAZY = (
     "compiler",
     "return_types",
     "torch_version",
+    "quasirandom",
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {

@@ -122,8 +122,6 @@ _NOT_YET = (
     "SparseSemiStructuredTensor SparseSemiStructuredTensorCUSPARSELT SparseSemiStructuredTensorCUTLASS "
     # nested (jagged) tensors: a layout of their own
     "nested to_padded_tensor "
-    # quasi-random sequences: SobolEngine needs its table of direction numbers
-    "quasirandom "
     # tensor long tail
     "binomial gradient index_reduce index_reduce_ scatter_reduce scatter_reduce_ as_subclass "
     "fill_diagonal_"
