@@ -123,7 +123,7 @@ _NOT_YET = (
     # nested (jagged) tensors: a layout of their own
     "nested to_padded_tensor "
     # tensor long tail
-    "binomial gradient index_reduce index_reduce_ scatter_reduce scatter_reduce_ as_subclass "
+    "binomial gradient as_subclass "
     "fill_diagonal_"
 )
 NOT_YET = set(_NOT_YET.split())

@@ -24,6 +24,7 @@ from . import (
     linalg,
     mathfns,
     reduction,
+    scatter_reduce,
     shape,
     sparse,
     special,
@@ -42,6 +43,7 @@ FAMILIES = [
     special,
     mathfns,
     tensor_attributes,
+    scatter_reduce,
 ]
 
 

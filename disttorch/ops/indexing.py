@@ -491,8 +491,8 @@ def scatter(
     input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
 ) -> Tensor:
     """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at the
-    positions ``index`` names along ``dim``. ``reduce='add'`` sums instead of writing
-    (``'multiply'`` is not supported)."""
+    positions ``index`` names along ``dim``. ``reduce='add'`` or ``'multiply'`` reduces
+    into ``input`` instead of writing (``scatter_reduce`` with ``"sum"``/``"prod"``)."""
     if src is None:
         src = value
     if src is None:
@@ -500,12 +500,14 @@ def scatter(
     d = _scatter_checks(input, dim, index, src, "scatter")
     if reduce is None:
         return Scatter.apply(input, d, index, src)
-    if reduce != "add":
-        raise RuntimeError(
-            f"reduce argument must be 'add' (disttorch does not implement 'multiply'), got '{reduce}'"
-        )
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
     if not isinstance(src, Tensor):
         src = Tensor._make(np.full(index._data.shape, src, dtype=input._data.dtype))
+    if reduce == "multiply":
+        from .scatter_reduce import ScatterReduce  # that module builds on this one
+
+        return ScatterReduce.apply(input, d, index, src, "prod", True)
     return ScatterAdd.apply(input, d, index, src)
 
 

@@ -434,6 +434,8 @@ _WITH_INPLACE = (
     "index_add",
     "index_fill",
     "index_put",
+    "scatter_reduce",
+    "index_reduce",
 )
 _NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter", "scatter_add"}
 for _name in _WITH_INPLACE:
