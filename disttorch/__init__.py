@@ -59,6 +59,7 @@ from .ops.mathfns import e, inf, nan, newaxis, pi
 from ._random import (
     Generator,
     bernoulli,
+    binomial,
     default_generator,
     get_rng_state,
     initial_seed,

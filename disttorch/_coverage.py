@@ -122,9 +122,6 @@ _NOT_YET = (
     "SparseSemiStructuredTensor SparseSemiStructuredTensorCUSPARSELT SparseSemiStructuredTensorCUTLASS "
     # nested (jagged) tensors: a layout of their own
     "nested to_padded_tensor "
-    # tensor long tail
-    "binomial gradient as_subclass "
-    "fill_diagonal_"
 )
 NOT_YET = set(_NOT_YET.split())
 

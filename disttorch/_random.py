@@ -33,6 +33,7 @@ __all__ = [
     "bernoulli",
     "multinomial",
     "poisson",
+    "binomial",
 ]
 
 
@@ -393,3 +394,41 @@ def multinomial(
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples from Poisson distributions with rates ``input`` (same shape and dtype)."""
     return Tensor._make(_gen(generator).poisson(input._data).astype(input._data.dtype))
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples from binomial distributions with ``count`` trials (their integer part) and
+    success probability ``prob`` (broadcast together; floating, one dtype, which the result
+    has). NaN in either gives NaN. The result carries no graph (PyTorch has no derivative
+    for it either)."""
+    for name, t in (("count", count), ("prob", prob)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    n, p = count._data, prob._data
+    if n.dtype.kind not in "fV":
+        raise ValueError(
+            f"binomial only supports floating-point dtypes for count, got: {_dtype.scalar_type_name(n.dtype)}"
+        )
+    if p.dtype != n.dtype:
+        raise RuntimeError(
+            f"Found dtype {_dtype.scalar_type_name(p.dtype)} but expected {_dtype.scalar_type_name(n.dtype)}"
+        )
+    if n.dtype not in (np.float32, np.float64):
+        raise NotImplementedError(
+            f"\"binomial_cpu\" not implemented for '{_dtype.scalar_type_name(n.dtype)}'"
+        )
+    try:
+        n, p = np.broadcast_arrays(n, p)
+    except ValueError:
+        raise RuntimeError(
+            f"binomial: count {list(n.shape)} and prob {list(p.shape)} do not broadcast"
+        ) from None
+    nan = np.isnan(n) | np.isnan(p)
+    bad = ~nan & ((n < 0) | ~np.isfinite(n) | (p < 0) | (p > 1))
+    if bad.any():
+        raise ValueError(
+            "binomial expects finite count >= 0 and 0 <= prob <= 1, got count "
+            f"{n[bad].flat[0]} and prob {p[bad].flat[0]}"
+        )
+    draws = _gen(generator).binomial(np.where(nan, 0, n).astype(np.int64), np.where(nan, 0, p))
+    return Tensor._make(np.where(nan, np.nan, draws).astype(n.dtype))

@@ -23,6 +23,7 @@ from . import (
     inplace,
     linalg,
     mathfns,
+    numeric_gradient,
     reduction,
     scatter_reduce,
     shape,
@@ -44,6 +45,7 @@ FAMILIES = [
     mathfns,
     tensor_attributes,
     scatter_reduce,
+    numeric_gradient,
 ]
 
 
