@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._creation import _size, _sizes
+from ._creation import _size, _sizes, check_layout
 from ._tensor import _CPU, Tensor, _check_device
 
 __all__ = [
@@ -166,8 +166,11 @@ def rand(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Uniform samples on [0, 1) (``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``)."""
+    check_layout("rand", layout, pin_memory)
     shape = _sizes("rand", sizes, size)
     if device is not None:
         _check_device(device)
@@ -182,8 +185,11 @@ def randn(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``)."""
+    check_layout("randn", layout, pin_memory)
     shape = _sizes("randn", sizes, size)
     if device is not None:
         _check_device(device)
@@ -200,8 +206,11 @@ def randint(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Integers uniform on [low, high); ``randint(high, size)`` also works."""
+    check_layout("randint", layout, pin_memory)
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -223,8 +232,11 @@ def randperm(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """A random permutation of 0..n-1 (int64 unless ``dtype`` is given)."""
+    check_layout("randperm", layout, pin_memory)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.int64
@@ -238,9 +250,12 @@ def rand_like(
     generator: Generator | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     """``rand`` with ``input``'s shape (and dtype unless given)."""
+    check_layout("rand_like", layout, pin_memory)
     return rand(
         input._data.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad
     )
@@ -253,9 +268,12 @@ def randn_like(
     generator: Generator | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     """``randn`` with ``input``'s shape (and dtype unless given)."""
+    check_layout("randn_like", layout, pin_memory)
     return randn(
         input._data.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad
     )
@@ -270,10 +288,13 @@ def randint_like(
     generator: Generator | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     """``randint`` with ``input``'s shape (and dtype unless given); ``randint_like(x, high)``
     samples from ``[0, high)``."""
+    check_layout("randint_like", layout, pin_memory)
     if high is None:
         low, high = 0, low
     return randint(

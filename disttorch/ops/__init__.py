@@ -31,6 +31,7 @@ from . import (
     special,
     tensor_attributes,
 )
+from ._numpy_names import accept_numpy_names
 
 FAMILIES = [
     elementwise,
@@ -59,7 +60,7 @@ def _reflected(fn: Any) -> Any:
 def _bind() -> None:
     for mod in FAMILIES:
         for name in mod.TENSOR_METHODS:
-            setattr(Tensor, name, getattr(mod, name))
+            setattr(Tensor, name, accept_numpy_names(getattr(mod, name)))
     tensor_attributes.bind()
     ew, la = elementwise, linalg
     Tensor.__add__ = Tensor.__radd__ = lambda a, b: ew.Add.apply(a, b)

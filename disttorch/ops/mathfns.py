@@ -1393,8 +1393,11 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
     return input.to(other.dtype)
 
 
-def sum_to_size(input: Tensor, *size: Any) -> Tensor:
-    """Sum broadcast dims so the result has ``size``."""
+def sum_to_size(input: Tensor, *sizes: Any, size: Any = None) -> Tensor:
+    """Sum broadcast dims so the result has ``size`` (given by position or as ``size=``)."""
+    if size is not None and sizes:
+        raise TypeError("sum_to_size() got multiple values for argument 'size'")
+    size = (size,) if size is not None else sizes
     size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
     lead = input.dim() - len(size)
     out = input.sum(tuple(builtins.range(lead))) if lead > 0 else input
