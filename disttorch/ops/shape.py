@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._creation import check_layout
 from .._tensor import Tensor
 from ..autograd.function import Function, mark_view
 from ._helpers import wrap_dim
@@ -825,13 +826,19 @@ def _tri_indices(lower: bool, row: int, col: int, offset: int, dtype: Any) -> Te
     return Tensor._make(np.stack([rows, cols]).astype(np_dt))
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
+def tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None, layout: Any = None
+) -> Tensor:
     """The ``(2, N)`` coordinates of the lower triangle of a ``row x col`` matrix."""
+    check_layout("tril_indices", layout)
     return _tri_indices(True, row, col, offset, dtype)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
+def triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None, layout: Any = None
+) -> Tensor:
     """The ``(2, N)`` coordinates of the upper triangle of a ``row x col`` matrix."""
+    check_layout("triu_indices", layout)
     return _tri_indices(False, row, col, offset, dtype)
 
 

@@ -73,11 +73,19 @@ CALLS = [
     "X.repeat(repeats=(2, 1))",
     "X.sum_to_size(size=(1, 3))",
     "X.new_full((2,), 1.0, layout=lib.strided)",
+    "lib.promote_types(type1=lib.float32, type2=lib.int64)",
+    "lib.tril_indices(3, 3, layout=lib.strided)",
+    "lib.dropout(X, p=0.5, train=True)",
+    "lib.alpha_dropout(X, p=0.5, train=False)",
+    "lib.tensor_split(X, sections=2, dim=1)",
+    "lib.tensor_split(X, indices=[1], dim=1)",
+    "lib.tensor_split(X, 2, 1)",
     # refused by both
     "lib.sum(X, 0, dim=0)",
     "X.reshape(3, 2, shape=(6,))",
     "lib.ones(2, pin_memory=True)",
     "lib.zeros(2, memory_format=lib.contiguous_format)",
+    "lib.tensor_split(X, 2, sections=2)",
     "lib.gradient(X, spacing=lib.tensor([1.0, 2.0, 3.0]))",
 ]
 

@@ -20,14 +20,17 @@ from ._recurrent import recurrent_layer, recurrent_stack
 
 __all__ = [
     "ALIASES",
+    "alpha_dropout",
     "alpha_dropout_",
     "batch_norm",
     "binary_cross_entropy_with_logits",
     "cosine_embedding_loss",
     "ctc_loss",
+    "dropout",
     "dropout_",
     "embedding",
     "embedding_bag",
+    "feature_alpha_dropout",
     "feature_alpha_dropout_",
     "feature_dropout",
     "feature_dropout_",
@@ -53,9 +56,9 @@ __all__ = [
 ALIASES = {
     n: n
     for n in (
-        "adaptive_avg_pool1d adaptive_max_pool1d alpha_dropout avg_pool1d bilinear celu celu_ "
+        "adaptive_avg_pool1d adaptive_max_pool1d avg_pool1d bilinear celu celu_ "
         "channel_shuffle conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
-        "cosine_similarity dropout feature_alpha_dropout group_norm hardshrink layer_norm max_pool1d "
+        "cosine_similarity group_norm hardshrink layer_norm max_pool1d "
         "max_pool2d max_pool3d pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu rms_norm "
         "rrelu rrelu_ selu selu_ threshold threshold_"
     ).split()
@@ -82,6 +85,22 @@ def _reduction(code: int | str) -> str:
 
 def _inplace(name: str, input: Tensor, p: float, train: bool) -> Tensor:
     return getattr(_F_(), name)(input, p, train, inplace=True)
+
+
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.dropout``: zero elements with probability ``p`` (and scale the rest by
+    ``1 / (1 - p)``) while ``train``; ATen's argument names (``F.dropout`` says ``training``)."""
+    return _F_().dropout(input, p, train)
+
+
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.alpha_dropout``: ``F.alpha_dropout`` with ATen's argument names."""
+    return _F_().alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.feature_alpha_dropout``: ``F.feature_alpha_dropout`` with ATen's argument names."""
+    return _F_().feature_alpha_dropout(input, p, train)
 
 
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
