@@ -5,9 +5,10 @@ up to 21201 dimensions), shipped as ``disttorch/_data/sobol_direction_numbers.np
 its BSD-style licence (``disttorch/_data/SOBOL_LICENSE.txt``).
 
 Points are produced in Gray-code order exactly as PyTorch produces them, so the unscrambled
-sequence is bit-identical to PyTorch's. Point ``k`` is ``shift XOR`` the direction numbers
-of the set bits of ``gray(k) = k ^ (k >> 1)``, which lets ``draw`` and ``fast_forward``
-compute any run of points at once with array operations instead of one step at a time.
+sequence is bit-identical to PyTorch's. Step ``c`` XORs in the direction number of ``c``'s
+lowest zero bit, so ``draw`` gathers those numbers for a whole run of points and takes one
+cumulative XOR; ``fast_forward`` jumps directly, point ``k`` being ``shift XOR`` the
+direction numbers of the set bits of ``gray(k) = k ^ (k >> 1)``.
 
 Scrambling is PyTorch's: a random lower-triangular binary matrix per dimension applied to
 the direction numbers (linear matrix scrambling) and a random digital shift. With
@@ -149,15 +150,15 @@ class SobolEngine:
                 f"SobolEngine: a Sobol sequence of {_MAXBIT}-bit direction numbers has 2**{_MAXBIT} "
                 f"points; {self.num_generated} drawn, {n} more requested"
             )
-        k = np.arange(start + 1, start + n + 1, dtype=np.int64)
-        flips = (k ^ (k >> 1)) ^ (start ^ (start >> 1))
-        pts = np.repeat(self.quasi._data[None, :], n, axis=0)
-        v = self.sobolstate._data
-        for b in range(int(flips.max()).bit_length() if n else 0):
-            on = ((flips >> b) & 1).astype(bool)
-            pts[on] ^= v[:, b]
-        if n:
-            self.quasi = Tensor._make(pts[-1].copy())
+        if n == 0:
+            return np.empty((0, self.dimension), dtype=np.int64)
+        # step c flips the direction number of c's lowest zero bit (c + 1's lowest set bit)
+        c1 = np.arange(start + 1, start + n + 1, dtype=np.int64)
+        bit = np.log2(c1 & -c1).astype(np.int64)  # exact: c1 & -c1 is a power of two
+        pts = self.sobolstate._data.T[bit]
+        np.bitwise_xor.accumulate(pts, axis=0, out=pts)
+        pts ^= self.quasi._data
+        self.quasi = Tensor._make(pts[-1].copy())
         return pts
 
     def draw(self, n: int = 1, out: Tensor | None = None, dtype: Any = None) -> Tensor:

@@ -58,6 +58,8 @@ def _spacings(spacing: Any, dim: Any, dims: list, ndim: int) -> list:
             f"arguments to have the same length, but got a spacing argument of length {len(spacing)} "
             f"and a dim argument of length {len(dims)}."
         )
+    if 0 < sum(isinstance(s, Tensor) for s in spacing) < len(spacing):
+        raise TypeError("gradient(): spacing must hold only numbers or only 1-D tensors, not both")
     out = []
     for s in spacing:
         if isinstance(s, Tensor):

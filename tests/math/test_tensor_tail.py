@@ -64,7 +64,8 @@ def test_gradient_gradcheck(edge_order):
     rng = np.random.default_rng(0)
     x = dt.tensor(rng.standard_normal((4, 5)), requires_grad=True)
     coords = dt.tensor(np.cumsum(rng.random(5) + 0.2))
-    assert gradcheck(lambda a: dt.gradient(a, spacing=(2.0, coords), edge_order=edge_order), (x,))
+    rows = dt.tensor(np.arange(4.0) * 2)
+    assert gradcheck(lambda a: dt.gradient(a, spacing=(rows, coords), edge_order=edge_order), (x,))
     assert gradcheck(lambda a: dt.gradient(a, dim=0, edge_order=edge_order)[0], (x,))
 
 
@@ -84,6 +85,8 @@ def test_gradient_errors():
         dt.gradient(x, dim=0, spacing=[dt.tensor([0.0, 1.0])])
     with pytest.raises(TypeError, match="wrap the coordinates in a tuple"):
         dt.gradient(x, spacing=dt.tensor([0.0, 1.0, 2.0]))
+    with pytest.raises(TypeError, match="only numbers or only 1-D tensors"):
+        dt.gradient(x, spacing=(2.0, dt.tensor([0.0, 1.0, 2.0, 3.0])))
     with pytest.raises(IndexError):
         dt.gradient(x, dim=5)
 
