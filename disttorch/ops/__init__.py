@@ -80,7 +80,7 @@ def _bind() -> None:
     Tensor.T = property(lambda a: shape.permute(a, tuple(reversed(range(a._data.ndim)))))
     for mod in FAMILIES:
         for name, fn in getattr(mod, "TENSOR_OPERATORS", {}).items():
-            setattr(Tensor, name, _as_method(fn))
+            setattr(Tensor, name, _as_method(accept_numpy_names(fn)))
 
 
 def _as_method(fn: Any) -> Any:

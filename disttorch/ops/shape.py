@@ -92,7 +92,6 @@ TENSOR_METHODS = (
     "moveaxis",
     "narrow",
     "select",
-    "split",
     "chunk",
     "unbind",
     "repeat",
@@ -1095,3 +1094,11 @@ def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
     if input._data.flags.c_contiguous:
         return input
     return Clone.apply(input)
+
+
+def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
+    """``Tensor.split(split_size, dim=0)``: :func:`split` under the method's argument name."""
+    return split(self, split_size, dim)
+
+
+TENSOR_OPERATORS = {"split": _split_method}

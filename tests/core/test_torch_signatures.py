@@ -80,12 +80,16 @@ CALLS = [
     "lib.tensor_split(X, sections=2, dim=1)",
     "lib.tensor_split(X, indices=[1], dim=1)",
     "lib.tensor_split(X, 2, 1)",
+    "X.split(split_size=1)",
+    "lib.split(X, split_size_or_sections=1)",
+    "X.where(X > 0, other=0.0)",
     # refused by both
     "lib.sum(X, 0, dim=0)",
     "X.reshape(3, 2, shape=(6,))",
     "lib.ones(2, pin_memory=True)",
     "lib.zeros(2, memory_format=lib.contiguous_format)",
     "lib.tensor_split(X, 2, sections=2)",
+    "X.split(split_size_or_sections=1)",
     "lib.gradient(X, spacing=lib.tensor([1.0, 2.0, 3.0]))",
 ]
 
