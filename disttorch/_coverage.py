@@ -99,7 +99,7 @@ _REASONS = {
         "sparse.HalfTensor sparse.IntTensor sparse.LongTensor sparse.ShortTensor"
     ),
     "legacy autograd and name APIs removed or CUDA-only in PyTorch": (
-        "symeig map2_ map_ apply_ output_nr name names rename rename_ refine_names align_as align_to "
+        "symeig output_nr name names rename rename_ refine_names align_as align_to "
         "unflatten_dense_tensors"
     ),
 }

@@ -24,6 +24,7 @@ from . import (
     linalg,
     mathfns,
     numeric_gradient,
+    python_map,
     reduction,
     scatter_reduce,
     shape,
@@ -47,6 +48,7 @@ FAMILIES = [
     tensor_attributes,
     scatter_reduce,
     numeric_gradient,
+    python_map,
 ]
 
 

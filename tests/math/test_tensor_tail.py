@@ -1,5 +1,5 @@
-"""The tensor long tail: torch.binomial, torch.gradient, Tensor.as_subclass and
-Tensor.fill_diagonal_ (values, gradients, PyTorch parity, errors)."""
+"""The tensor long tail: torch.binomial, torch.gradient, Tensor.as_subclass,
+Tensor.fill_diagonal_ and Tensor.apply_/map_/map2_ (values, gradients, PyTorch parity, errors)."""
 
 import numpy as np
 import pytest
@@ -189,3 +189,46 @@ def test_fill_diagonal_matches_pytorch():
         t = torch.zeros(*shape).fill_diagonal_(-1.0, wrap=wrap)
         o = dt.zeros(*shape).fill_diagonal_(-1.0, wrap=wrap)
         np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+# ---------------------------------------------------------------------- apply_ / map_ / map2_
+def test_apply_map_map2_in_place():
+    x = dt.arange(4.0)
+    assert x.apply_(lambda v: v * 2) is x
+    np.testing.assert_array_equal(x.numpy(), [0.0, 2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(dt.arange(3).apply_(lambda v: v * 2.7).numpy(), [0, 2, 5])
+    m = dt.ones(2, 3).map_(dt.tensor([1.0, 2.0, 3.0]), lambda a, b: a + b)
+    np.testing.assert_array_equal(m.numpy(), [[2.0, 3.0, 4.0]] * 2)
+    y = dt.arange(3.0).map2_(dt.ones(3), dt.full((3,), 2.0), lambda a, b, c: a * c + b)
+    np.testing.assert_array_equal(y.numpy(), [1.0, 3.0, 5.0])
+    base = dt.ones(2, 2)
+    base[0].apply_(lambda v: 7)  # a view writes through
+    np.testing.assert_array_equal(base.numpy(), [[7.0, 7.0], [1.0, 1.0]])
+
+
+def test_apply_map_errors():
+    with pytest.raises(RuntimeError, match="Can't call apply_\\(\\) on Variable that requires grad"):
+        dt.ones(2, requires_grad=True).apply_(lambda v: v)
+    with pytest.raises(TypeError, match="expected torch.FloatTensor for 'other' \\(got torch.LongTensor\\)"):
+        dt.ones(2).map_(dt.ones(2, dtype=dt.int64), lambda a, b: a)
+    with pytest.raises(RuntimeError, match="cannot be broadcast"):
+        dt.ones(2).map_(dt.ones(3), lambda a, b: a)
+    with pytest.raises(TypeError, match="must be real number, not str"):
+        dt.ones(2).apply_(lambda v: "a")
+
+
+@pytest.mark.parity
+def test_apply_map_match_pytorch():
+    torch = pytest.importorskip("torch")
+
+    def fn(a, b):
+        return a * 3 - b / 2
+
+    a = np.arange(6.0).reshape(2, 3)
+    t = torch.tensor(a).map_(torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64), fn)
+    o = dt.tensor(a).map_(dt.tensor([1.0, 2.0, 4.0], dtype=dt.float64), fn)
+    np.testing.assert_array_equal(o.numpy(), t.numpy())
+    np.testing.assert_array_equal(
+        dt.arange(5).apply_(lambda v: v * v - 1.5).numpy(),
+        torch.arange(5).apply_(lambda v: v * v - 1.5).numpy(),
+    )
