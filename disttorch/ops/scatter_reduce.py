@@ -1,7 +1,8 @@
 """Reducing scatters: ``scatter_reduce`` (``"sum", "prod", "mean", "amax", "amin"``) and
-``index_reduce`` (``"prod", "mean", "amax", "amin"``), with ``include_self``.
+``index_reduce`` (``"prod", "mean", "amax", "amin"``), with ``include_self``; and ``scatter``
+itself, whose ``reduce="add"|"multiply"`` are the reducing scatter's ``sum``/``prod``.
 
-Both are one Function, ``ScatterReduce``: ``index_reduce`` is ``scatter_reduce`` with its 1-D
+Both reductions are one Function, ``ScatterReduce``: ``index_reduce`` is ``scatter_reduce`` with its 1-D
 index repeated across ``source``. The forward reduces ``src`` into flat positions of the
 output (a weighted ``bincount`` for sums, NumPy's unbuffered ``ufunc.at`` otherwise);
 positions no index names keep ``input``.
@@ -27,17 +28,20 @@ from ..autograd.function import Function
 from ._helpers import wrap_dim
 from .indexing import (
     Gather,
+    Scatter,
+    ScatterAdd,
     _check_bounds,
     _check_gather_shapes,
     _corner,
     _flat_positions,
     _pad_corner,
+    _scatter_checks,
     add_flat,
 )
 
-__all__ = ["scatter_reduce", "index_reduce"]
+__all__ = ["scatter", "scatter_reduce", "index_reduce"]
 
-TENSOR_METHODS = ("scatter_reduce", "index_reduce")
+TENSOR_METHODS = ("scatter", "scatter_reduce", "index_reduce")
 
 _SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
 _INDEX_REDUCES = ("prod", "mean", "amax", "amin")
@@ -261,3 +265,25 @@ def index_reduce(
     b = source.reshape(ss.shape) if s.ndim == 0 else source
     out = ScatterReduce.apply(a, d, full, b, reduce, bool(include_self))
     return out.reshape(()) if x.ndim == 0 else out
+
+
+def scatter(
+    input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
+) -> Tensor:
+    """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at the
+    positions ``index`` names along ``dim``. ``reduce='add'`` or ``'multiply'`` reduces
+    into ``input`` instead of writing (``scatter_reduce`` with ``"sum"``/``"prod"``)."""
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    d = _scatter_checks(input, dim, index, src, "scatter")
+    if reduce is None:
+        return Scatter.apply(input, d, index, src)
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
+    if not isinstance(src, Tensor):
+        src = Tensor._make(np.full(index._data.shape, src, dtype=input._data.dtype))
+    if reduce == "multiply":
+        return ScatterReduce.apply(input, d, index, src, "prod", True)
+    return ScatterAdd.apply(input, d, index, src)
