@@ -35,6 +35,7 @@ from ._dtype import (
 )
 from ._tensor import Size, Tensor, detach, device, is_floating_point, is_tensor, numel
 from . import ops as _ops
+from .ops._numpy_names import accept_numpy_names as _accept_numpy_names
 from ._creation import (
     arange,
     as_tensor,
@@ -59,6 +60,7 @@ from .ops.mathfns import e, inf, nan, newaxis, pi
 from ._random import (
     Generator,
     bernoulli,
+    binomial,
     default_generator,
     get_rng_state,
     initial_seed,
@@ -153,7 +155,7 @@ def _export_ops() -> None:
         for name in getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]:
             obj = getattr(mod, name)
             if callable(obj) and not isinstance(obj, type) and name not in g and name.islower():
-                g[name] = obj
+                g[name] = _accept_numpy_names(obj)  # torch.sum(x, axis=0) as PyTorch accepts
 
 
 _export_ops()
@@ -197,6 +199,7 @@ _LAZY = (
     "compiler",
     "return_types",
     "torch_version",
+    "quasirandom",
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {

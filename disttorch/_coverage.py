@@ -99,7 +99,7 @@ _REASONS = {
         "sparse.HalfTensor sparse.IntTensor sparse.LongTensor sparse.ShortTensor"
     ),
     "legacy autograd and name APIs removed or CUDA-only in PyTorch": (
-        "symeig map2_ map_ apply_ output_nr name names rename rename_ refine_names align_as align_to "
+        "symeig output_nr name names rename rename_ refine_names align_as align_to "
         "unflatten_dense_tensors"
     ),
 }
@@ -122,11 +122,6 @@ _NOT_YET = (
     "SparseSemiStructuredTensor SparseSemiStructuredTensorCUSPARSELT SparseSemiStructuredTensorCUTLASS "
     # nested (jagged) tensors: a layout of their own
     "nested to_padded_tensor "
-    # quasi-random sequences: SobolEngine needs its table of direction numbers
-    "quasirandom "
-    # tensor long tail
-    "binomial gradient index_reduce index_reduce_ scatter_reduce scatter_reduce_ as_subclass "
-    "fill_diagonal_"
 )
 NOT_YET = set(_NOT_YET.split())
 

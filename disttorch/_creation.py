@@ -111,6 +111,21 @@ def _size(size: tuple) -> tuple:
     return out
 
 
+def check_layout(fn: str, layout: Any = None, pin_memory: bool = False) -> None:
+    """PyTorch's ``layout=`` and ``pin_memory=`` arguments of the factories: these make dense
+    (``strided``) CPU tensors; another layout or pinned memory is a clear error."""
+    if layout is not None and getattr(layout, "name", None) != "strided":
+        raise RuntimeError(
+            f"{fn}(...) is not implemented for layout {layout}: create a strided tensor and "
+            "convert it (e.g. .to_sparse())"
+        )
+    if pin_memory:
+        raise RuntimeError(
+            "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
+            "allocator is available on this system."
+        )
+
+
 def _filled(fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any = None) -> Tensor:
     if device is not None:
         _check_device(device)
@@ -123,30 +138,60 @@ def _filled(fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any
 
 
 def zeros(
-    *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    *sizes: Any,
+    size: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """A tensor of zeros of the given size (``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``)."""
+    check_layout("zeros", layout, pin_memory)
     return _filled(0, _sizes("zeros", sizes, size), dtype, requires_grad, device)
 
 
 def ones(
-    *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    *sizes: Any,
+    size: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """A tensor of ones of the given size (``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=(2, 3))``)."""
+    check_layout("ones", layout, pin_memory)
     return _filled(1, _sizes("ones", sizes, size), dtype, requires_grad, device)
 
 
 def empty(
-    *sizes: Any, size: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    *sizes: Any,
+    size: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
+    memory_format: Any = None,
 ) -> Tensor:
     """An uninitialised tensor of the given size (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))``)."""
+    check_layout("empty", layout, pin_memory)
     return _filled(None, _sizes("empty", sizes, size), dtype, requires_grad, device)
 
 
 def full(
-    size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    check_layout("full", layout, pin_memory)
     fill_value = _number(fill_value)
     if dtype is None:
         dtype = _dtype.from_numpy(_infer_np_dtype(fill_value))
@@ -167,8 +212,10 @@ def zeros_like(
     requires_grad: bool = False,
     layout: Any = None,
     memory_format: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Zeros with ``input``'s shape (and dtype unless given)."""
+    check_layout("zeros_like", layout, pin_memory)
     return _like(0, input, dtype, requires_grad, device)
 
 
@@ -180,8 +227,10 @@ def ones_like(
     requires_grad: bool = False,
     layout: Any = None,
     memory_format: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Ones with ``input``'s shape (and dtype unless given)."""
+    check_layout("ones_like", layout, pin_memory)
     return _like(1, input, dtype, requires_grad, device)
 
 
@@ -193,8 +242,10 @@ def empty_like(
     requires_grad: bool = False,
     layout: Any = None,
     memory_format: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """An uninitialised tensor with ``input``'s shape (and dtype unless given)."""
+    check_layout("empty_like", layout, pin_memory)
     return _like(None, input, dtype, requires_grad, device)
 
 
@@ -207,8 +258,10 @@ def full_like(
     requires_grad: bool = False,
     layout: Any = None,
     memory_format: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape (and dtype unless given)."""
+    check_layout("full_like", layout, pin_memory)
     return _like(_number(fill_value), input, dtype, requires_grad, device)
 
 
@@ -225,9 +278,12 @@ def arange(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float
     (then the default float dtype)."""
+    check_layout("arange", layout, pin_memory)
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
@@ -252,8 +308,11 @@ def linspace(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    check_layout("linspace", layout, pin_memory)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if device is not None:
@@ -264,9 +323,17 @@ def linspace(
 
 
 def eye(
-    n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    n: int,
+    m: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """An identity matrix of ``n`` rows (and ``m`` columns)."""
+    check_layout("eye", layout, pin_memory)
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
     if device is not None:
@@ -291,24 +358,48 @@ def new_tensor(
 
 
 def new_zeros(
-    self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    self: Tensor,
+    *sizes: Any,
+    size: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-    return _new(self, 0, size, dtype, requires_grad, device)
+    check_layout("new_zeros", layout, pin_memory)
+    return _new(self, 0, (_sizes("new_zeros", sizes, size),), dtype, requires_grad, device)
 
 
 def new_ones(
-    self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    self: Tensor,
+    *sizes: Any,
+    size: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Ones of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-    return _new(self, 1, size, dtype, requires_grad, device)
+    check_layout("new_ones", layout, pin_memory)
+    return _new(self, 1, (_sizes("new_ones", sizes, size),), dtype, requires_grad, device)
 
 
 def new_empty(
-    self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    self: Tensor,
+    *sizes: Any,
+    size: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """An uninitialised tensor of ``size`` with this tensor's dtype (unless given)."""
-    return _new(self, None, size, dtype, requires_grad, device)
+    check_layout("new_empty", layout, pin_memory)
+    return _new(self, None, (_sizes("new_empty", sizes, size),), dtype, requires_grad, device)
 
 
 def new_full(
@@ -319,8 +410,11 @@ def new_full(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """``fill_value`` everywhere in ``size``, with this tensor's dtype (unless given)."""
+    check_layout("new_full", layout, pin_memory)
     return _new(self, _number(fill_value), (size,), dtype, requires_grad, device)
 
 

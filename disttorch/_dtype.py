@@ -212,9 +212,9 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
         ) from None
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
-    """The smallest dtype both ``a`` and ``b`` convert to without losing category."""
-    return from_numpy(_promote(a.numpy, b.numpy)) if a is not b else a
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both ``type1`` and ``type2`` convert to without losing category."""
+    return from_numpy(_promote(type1.numpy, type2.numpy)) if type1 is not type2 else type1
 
 
 def _promote(da: np.dtype, db: np.dtype) -> np.dtype:

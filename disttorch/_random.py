@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._creation import _size, _sizes
+from ._creation import _size, _sizes, check_layout
 from ._tensor import _CPU, Tensor, _check_device
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "bernoulli",
     "multinomial",
     "poisson",
+    "binomial",
 ]
 
 
@@ -165,8 +166,11 @@ def rand(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Uniform samples on [0, 1) (``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``)."""
+    check_layout("rand", layout, pin_memory)
     shape = _sizes("rand", sizes, size)
     if device is not None:
         _check_device(device)
@@ -181,8 +185,11 @@ def randn(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``)."""
+    check_layout("randn", layout, pin_memory)
     shape = _sizes("randn", sizes, size)
     if device is not None:
         _check_device(device)
@@ -199,8 +206,11 @@ def randint(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """Integers uniform on [low, high); ``randint(high, size)`` also works."""
+    check_layout("randint", layout, pin_memory)
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -222,8 +232,11 @@ def randperm(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
 ) -> Tensor:
     """A random permutation of 0..n-1 (int64 unless ``dtype`` is given)."""
+    check_layout("randperm", layout, pin_memory)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.int64
@@ -237,9 +250,12 @@ def rand_like(
     generator: Generator | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     """``rand`` with ``input``'s shape (and dtype unless given)."""
+    check_layout("rand_like", layout, pin_memory)
     return rand(
         input._data.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad
     )
@@ -252,9 +268,12 @@ def randn_like(
     generator: Generator | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     """``randn`` with ``input``'s shape (and dtype unless given)."""
+    check_layout("randn_like", layout, pin_memory)
     return randn(
         input._data.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad
     )
@@ -269,10 +288,13 @@ def randint_like(
     generator: Generator | None = None,
     device: Any = None,
     requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
     """``randint`` with ``input``'s shape (and dtype unless given); ``randint_like(x, high)``
     samples from ``[0, high)``."""
+    check_layout("randint_like", layout, pin_memory)
     if high is None:
         low, high = 0, low
     return randint(
@@ -393,3 +415,41 @@ def multinomial(
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Samples from Poisson distributions with rates ``input`` (same shape and dtype)."""
     return Tensor._make(_gen(generator).poisson(input._data).astype(input._data.dtype))
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
+    """Samples from binomial distributions with ``count`` trials (their integer part) and
+    success probability ``prob`` (broadcast together; floating, one dtype, which the result
+    has). NaN in either gives NaN. The result carries no graph (PyTorch has no derivative
+    for it either)."""
+    for name, t in (("count", count), ("prob", prob)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    n, p = count._data, prob._data
+    if n.dtype.kind not in "fV":
+        raise ValueError(
+            f"binomial only supports floating-point dtypes for count, got: {_dtype.scalar_type_name(n.dtype)}"
+        )
+    if p.dtype != n.dtype:
+        raise RuntimeError(
+            f"Found dtype {_dtype.scalar_type_name(p.dtype)} but expected {_dtype.scalar_type_name(n.dtype)}"
+        )
+    if n.dtype not in (np.float32, np.float64):
+        raise NotImplementedError(
+            f"\"binomial_cpu\" not implemented for '{_dtype.scalar_type_name(n.dtype)}'"
+        )
+    try:
+        n, p = np.broadcast_arrays(n, p)
+    except ValueError:
+        raise RuntimeError(
+            f"binomial: count {list(n.shape)} and prob {list(p.shape)} do not broadcast"
+        ) from None
+    nan = np.isnan(n) | np.isnan(p)
+    bad = ~nan & ((n < 0) | ~np.isfinite(n) | (p < 0) | (p > 1))
+    if bad.any():
+        raise ValueError(
+            "binomial expects finite count >= 0 and 0 <= prob <= 1, got count "
+            f"{n[bad].flat[0]} and prob {p[bad].flat[0]}"
+        )
+    draws = _gen(generator).binomial(np.where(nan, 0, n).astype(np.int64), np.where(nan, 0, p))
+    return Tensor._make(np.where(nan, np.nan, draws).astype(n.dtype))

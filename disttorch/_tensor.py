@@ -407,32 +407,32 @@ class Tensor:
         """False: nothing is pinned without an accelerator."""
         return False
 
-    def float(self) -> "Tensor":
+    def float(self, memory_format: Any = None) -> "Tensor":
         return self.to(_dtype.float32)
 
-    def double(self) -> "Tensor":
+    def double(self, memory_format: Any = None) -> "Tensor":
         return self.to(_dtype.float64)
 
-    def half(self) -> "Tensor":
+    def half(self, memory_format: Any = None) -> "Tensor":
         return self.to(_dtype.float16)
 
-    def bfloat16(self) -> "Tensor":
+    def bfloat16(self, memory_format: Any = None) -> "Tensor":
         """``self.to(disttorch.bfloat16)`` (needs the ml_dtypes package)."""
         return self.to(_dtype.bfloat16)
 
-    def long(self) -> "Tensor":
+    def long(self, memory_format: Any = None) -> "Tensor":
         return self.to(_dtype.int64)
 
-    def int(self) -> "Tensor":
+    def int(self, memory_format: Any = None) -> "Tensor":
         return self.to(_dtype.int32)
 
-    def short(self) -> "Tensor":
+    def short(self, memory_format: Any = None) -> "Tensor":
         return self.to(_dtype.int16)
 
-    def bool(self) -> "Tensor":
+    def bool(self, memory_format: Any = None) -> "Tensor":
         return self.to(_dtype.bool)
 
-    def byte(self) -> "Tensor":
+    def byte(self, memory_format: Any = None) -> "Tensor":
         return self.to(_dtype.uint8)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:

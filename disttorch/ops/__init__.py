@@ -23,12 +23,16 @@ from . import (
     inplace,
     linalg,
     mathfns,
+    numeric_gradient,
+    python_map,
     reduction,
+    scatter_reduce,
     shape,
     sparse,
     special,
     tensor_attributes,
 )
+from ._numpy_names import accept_numpy_names
 
 FAMILIES = [
     elementwise,
@@ -42,6 +46,9 @@ FAMILIES = [
     special,
     mathfns,
     tensor_attributes,
+    scatter_reduce,
+    numeric_gradient,
+    python_map,
 ]
 
 
@@ -55,7 +62,7 @@ def _reflected(fn: Any) -> Any:
 def _bind() -> None:
     for mod in FAMILIES:
         for name in mod.TENSOR_METHODS:
-            setattr(Tensor, name, getattr(mod, name))
+            setattr(Tensor, name, accept_numpy_names(getattr(mod, name)))
     tensor_attributes.bind()
     ew, la = elementwise, linalg
     Tensor.__add__ = Tensor.__radd__ = lambda a, b: ew.Add.apply(a, b)
@@ -75,7 +82,7 @@ def _bind() -> None:
     Tensor.T = property(lambda a: shape.permute(a, tuple(reversed(range(a._data.ndim)))))
     for mod in FAMILIES:
         for name, fn in getattr(mod, "TENSOR_OPERATORS", {}).items():
-            setattr(Tensor, name, _as_method(fn))
+            setattr(Tensor, name, _as_method(accept_numpy_names(fn)))
 
 
 def _as_method(fn: Any) -> Any:

@@ -1090,9 +1090,9 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return cast(self, target)
 
 
-def _where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
-    """``x.where(condition, y)`` is ``where(condition, x, y)``."""
-    return Where.apply(condition, self, y)
+def _where_method(self: Tensor, condition: Tensor, other: Any) -> Tensor:
+    """``x.where(condition, other)`` is ``where(condition, x, other)``."""
+    return Where.apply(condition, self, other)
 
 
 TENSOR_OPERATORS = {"__abs__": abs, "__pos__": lambda a: a, "where": _where_method}

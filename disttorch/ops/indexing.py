@@ -1,7 +1,8 @@
 """Indexing: ``tensor[index]`` with ints, slices, None, Ellipsis, boolean masks and integer
 tensors or lists; the write ``CopySlices`` behind ``tensor[index] = value``; and the
-index-driven ops ``gather, scatter, scatter_add, index_select, index_add, index_fill,
-index_put, masked_fill, masked_select, take, take_along_dim, nonzero``.
+index-driven ops ``gather, scatter_add, index_select, index_add, index_fill, index_put,
+masked_fill, masked_select, take, take_along_dim, nonzero`` (``scatter`` itself, whose
+``reduce=`` needs the reducing scatter, lives in ``scatter_reduce``).
 
 Reads with basic indices are views. The backward of a read puts the gradient back into
 zeros of the input's shape, accumulating where an integer index repeats (a weighted
@@ -21,7 +22,6 @@ from .shape import Select
 
 __all__ = [
     "gather",
-    "scatter",
     "scatter_add",
     "index_select",
     "index_add",
@@ -38,7 +38,6 @@ __all__ = [
 TENSOR_METHODS = (
     "__getitem__",
     "gather",
-    "scatter",
     "scatter_add",
     "index_select",
     "index_add",
@@ -485,28 +484,6 @@ def _scatter_checks(input: Tensor, dim: int, index: Tensor, src: Any, op: str) -
     if isinstance(src, Tensor) and src._data.dtype != x.dtype:
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
     return d
-
-
-def scatter(
-    input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: str | None = None
-) -> Tensor:
-    """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at the
-    positions ``index`` names along ``dim``. ``reduce='add'`` sums instead of writing
-    (``'multiply'`` is not supported)."""
-    if src is None:
-        src = value
-    if src is None:
-        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
-    d = _scatter_checks(input, dim, index, src, "scatter")
-    if reduce is None:
-        return Scatter.apply(input, d, index, src)
-    if reduce != "add":
-        raise RuntimeError(
-            f"reduce argument must be 'add' (disttorch does not implement 'multiply'), got '{reduce}'"
-        )
-    if not isinstance(src, Tensor):
-        src = Tensor._make(np.full(index._data.shape, src, dtype=input._data.dtype))
-    return ScatterAdd.apply(input, d, index, src)
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

@@ -434,6 +434,8 @@ _WITH_INPLACE = (
     "index_add",
     "index_fill",
     "index_put",
+    "scatter_reduce",
+    "index_reduce",
 )
 _NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter", "scatter_add"}
 for _name in _WITH_INPLACE:
@@ -677,6 +679,27 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
     return _overwrite(self, _rng(generator).lognormal(mean, std, self._data.shape), LogNormal)
 
 
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal (``self[i, i, ..., i]``) with ``fill_value``, in place. A tensor
+    of more than two dims must have all dims equal; for a tall matrix, ``wrap=True`` starts
+    the diagonal again every ``ncols + 1`` rows (as NumPy's ``fill_diagonal``)."""
+    x = self._data
+    if x.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if x.ndim > 2 and len(set(x.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    step = int(sum(np.prod(x.shape[i + 1 :], dtype=np.int64) for i in range(x.ndim)))
+    if wrap and x.ndim == 2 and x.shape[0] > x.shape[1]:
+        positions = np.arange(0, x.size, step)
+    else:
+        positions = np.arange(min(x.shape)) * step
+    mask = np.zeros(x.size, dtype=bool)
+    mask[positions] = True
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value  # a Scalar, as in PyTorch
+    mask_t = Tensor._make(mask.reshape(x.shape))
+    return _inplace(self, lambda s: indexing.masked_fill(s, mask_t, value), (), snapshot=False)
+
+
 TENSOR_METHODS = tuple(
     [n + "_" for n in _WITH_INPLACE]
     + [
@@ -704,6 +727,7 @@ TENSOR_METHODS = tuple(
         "cauchy_",
         "geometric_",
         "log_normal_",
+        "fill_diagonal_",
         "__setitem__",
     ]
 )

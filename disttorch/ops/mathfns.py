@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -701,8 +701,23 @@ def dstack(tensors: Any) -> Tensor:
     return cat(atleast_3d(*tensors), 2)
 
 
-def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
-    """Split into ``n`` nearly equal parts, or at the given indices."""
+def tensor_split(
+    input: Tensor,
+    indices_or_sections: Any = None,
+    dim: int = 0,
+    *,
+    sections: int | None = None,
+    indices: Sequence[int] | None = None,
+) -> tuple:
+    """Split into ``n`` nearly equal parts, or at the given indices (positionally, or as
+    PyTorch's ``sections=``/``indices=`` keywords)."""
+    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
+    if len(given) != 1:
+        raise TypeError(
+            "tensor_split() expects exactly one of indices_or_sections, sections or indices, "
+            f"got {len(given)}"
+        )
+    indices_or_sections = given[0]
     n = input.shape[dim]
     if isinstance(indices_or_sections, Tensor):
         indices_or_sections = indices_or_sections.tolist()
@@ -1393,8 +1408,11 @@ def type_as(input: Tensor, other: Tensor) -> Tensor:
     return input.to(other.dtype)
 
 
-def sum_to_size(input: Tensor, *size: Any) -> Tensor:
-    """Sum broadcast dims so the result has ``size``."""
+def sum_to_size(input: Tensor, *sizes: Any, size: Any = None) -> Tensor:
+    """Sum broadcast dims so the result has ``size`` (given by position or as ``size=``)."""
+    if size is not None and sizes:
+        raise TypeError("sum_to_size() got multiple values for argument 'size'")
+    size = (size,) if size is not None else sizes
     size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
     lead = input.dim() - len(size)
     out = input.sum(tuple(builtins.range(lead))) if lead > 0 else input

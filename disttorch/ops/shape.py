@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._creation import check_layout
 from .._tensor import Tensor
 from ..autograd.function import Function, mark_view
 from ._helpers import wrap_dim
@@ -91,7 +92,6 @@ TENSOR_METHODS = (
     "moveaxis",
     "narrow",
     "select",
-    "split",
     "chunk",
     "unbind",
     "repeat",
@@ -108,6 +108,16 @@ TENSOR_METHODS = (
     "diag",
     "unfold",
 )
+
+
+def _positional_or_keyword(op: str, args: tuple, name: str, value: Any) -> tuple:
+    """The sizes of ``f(2, 3)``/``f((2, 3))``, or of ``f(name=(2, 3))`` (PyTorch accepts
+    either form, not both)."""
+    if value is None:
+        return args
+    if args:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    return (value,)
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -559,18 +569,22 @@ def _viewable(x: np.ndarray, shape: tuple) -> bool:
     return True
 
 
-def reshape(input: Tensor, *shape: Any) -> Tensor:
-    """Same data in a new shape: a view when the strides allow it, else a copy. One dim
-    may be -1 (inferred)."""
-    new = _infer_shape(_shape_arg(shape), input._data.size)
+def reshape(input: Tensor, *sizes: Any, shape: Sequence[int] | None = None) -> Tensor:
+    """Same data in a new shape (``reshape(2, 3)``, ``reshape((2, 3))`` or
+    ``reshape(shape=(2, 3))``): a view when the strides allow it, else a copy. One dim may be
+    -1 (inferred)."""
+    sizes = _positional_or_keyword("reshape", sizes, "shape", shape)
+    new = _infer_shape(_shape_arg(sizes), input._data.size)
     if _viewable(input._data, new):
         return View.apply(input, new)
     return UnsafeView.apply(input, new)
 
 
-def view(input: Tensor, *shape: Any) -> Tensor:
-    """A view with a new shape; raises when the strides do not allow one (use reshape).
-    ``view(dtype)`` reinterprets nothing here: it converts (a copy), unlike PyTorch."""
+def view(input: Tensor, *shape: Any, size: Sequence[int] | None = None) -> Tensor:
+    """A view with a new shape (``view(2, 3)``, ``view((2, 3))`` or ``view(size=(2, 3))``);
+    raises when the strides do not allow one (use reshape). ``view(dtype)`` reinterprets
+    nothing here: it converts (a copy), unlike PyTorch."""
+    shape = _positional_or_keyword("view", shape, "size", size)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
         return cast(input, shape[0])
     new = _infer_shape(_shape_arg(shape), input._data.size)
@@ -593,9 +607,9 @@ def reshape_as(input: Tensor, other: Tensor) -> Tensor:
     return reshape(input, other._data.shape)
 
 
-def expand(input: Tensor, *sizes: Any) -> Tensor:
-    """A broadcast view to ``sizes`` (-1 keeps a dim); no memory is copied."""
-    return Expand.apply(input, _shape_arg(sizes))
+def expand(input: Tensor, *sizes: Any, size: Sequence[int] | None = None) -> Tensor:
+    """A broadcast view to ``sizes`` (or ``size=``; -1 keeps a dim); no memory is copied."""
+    return Expand.apply(input, _shape_arg(_positional_or_keyword("expand", sizes, "size", size)))
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
@@ -608,9 +622,10 @@ def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
     return Expand.apply(input, _shape_arg((size,)))
 
 
-def permute(input: Tensor, *dims: Any) -> Tensor:
-    """A view with dims reordered."""
-    dims = _shape_arg(dims)
+def permute(input: Tensor, *args: Any, dims: Sequence[int] | None = None) -> Tensor:
+    """A view with dims reordered (``permute(1, 0)``, ``permute((1, 0))`` or
+    ``permute(dims=(1, 0))``)."""
+    dims = _shape_arg(_positional_or_keyword("permute", args, "dims", dims))
     nd = input._data.ndim
     if len(dims) != nd:
         raise RuntimeError(
@@ -635,7 +650,12 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return Transpose.apply(input, tuple(order))
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """NumPy's name for :func:`transpose` (``axis0``, ``axis1``)."""
+    return transpose(input, axis0, axis1)
 
 
 def _matrix_transpose(input: Tensor) -> Tensor:
@@ -805,13 +825,19 @@ def _tri_indices(lower: bool, row: int, col: int, offset: int, dtype: Any) -> Te
     return Tensor._make(np.stack([rows, cols]).astype(np_dt))
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
+def tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None, layout: Any = None
+) -> Tensor:
     """The ``(2, N)`` coordinates of the lower triangle of a ``row x col`` matrix."""
+    check_layout("tril_indices", layout)
     return _tri_indices(True, row, col, offset, dtype)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None) -> Tensor:
+def triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None, layout: Any = None
+) -> Tensor:
     """The ``(2, N)`` coordinates of the upper triangle of a ``row x col`` matrix."""
+    check_layout("triu_indices", layout)
     return _tri_indices(False, row, col, offset, dtype)
 
 
@@ -981,9 +1007,9 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat([t.unsqueeze(0) if t._data.ndim <= 1 else t for t in tensors], 0)
 
 
-def repeat(input: Tensor, *sizes: Any) -> Tensor:
-    """Tile ``input`` ``sizes[d]`` times along each dim (a copy)."""
-    sizes = _shape_arg(sizes)
+def repeat(input: Tensor, *sizes: Any, repeats: Sequence[int] | None = None) -> Tensor:
+    """Tile ``input`` ``sizes[d]`` (or ``repeats[d]``) times along each dim (a copy)."""
+    sizes = _shape_arg(_positional_or_keyword("repeat", sizes, "repeats", repeats))
     if len(sizes) < input._data.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
@@ -1068,3 +1094,11 @@ def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
     if input._data.flags.c_contiguous:
         return input
     return Clone.apply(input)
+
+
+def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
+    """``Tensor.split(split_size, dim=0)``: :func:`split` under the method's argument name."""
+    return split(self, split_size, dim)
+
+
+TENSOR_OPERATORS = {"split": _split_method}

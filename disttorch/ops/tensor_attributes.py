@@ -32,6 +32,7 @@ TENSOR_METHODS = (
     "xpu",
     "hardshrink",
     "prelu",
+    "as_subclass",
 )
 #: read-only attributes, bound as properties
 TENSOR_PROPERTIES = ("H", "mH", "itemsize", "nbytes", "is_cpu", "is_nested")
@@ -211,3 +212,26 @@ def _set_grad_dtype(self: Tensor, value: Any) -> None:
         raise RuntimeError(
             f"grad_dtype: disttorch keeps gradients in the tensor's own dtype ({self.dtype}); got {value}"
         )
+
+
+def as_subclass(self: Tensor, cls: type) -> Tensor:
+    """A ``cls`` instance sharing ``self``'s memory: changes to either show in the other,
+    and the result stays attached to the autograd graph (a view of ``self`` when ``self``
+    requires grad). ``cls`` must be a subclass of ``Tensor``. Ops on the result return plain
+    ``Tensor`` objects (disttorch has no ``__torch_function__`` dispatch to keep the class)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(
+            "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
+            "possible. Make sure your class inherits from Tensor."
+        )
+    out = shape.view_as(self, self) if self.requires_grad else self.detach()
+    try:
+        out.__class__ = cls
+    except TypeError:  # cls adds slots of its own: build an instance and move the state over
+        fresh = object.__new__(cls)
+        for name in Tensor.__slots__:
+            if name not in ("__weakref__", "__dict__") and hasattr(out, name):
+                object.__setattr__(fresh, name, getattr(out, name))
+        fresh.__dict__.update(out.__dict__)
+        out = fresh
+    return out

@@ -102,6 +102,8 @@ def test_every_in_place_method_matches_its_out_of_place_op():
         "index_add": (0, dt.tensor([1]), dt.ones(1, 2)),
         "index_fill": (1, dt.tensor([0]), -1.0),
         "index_put": ((dt.tensor([0]), dt.tensor([1])), dt.tensor(5.0)),
+        "scatter_reduce": (0, dt.tensor([[1, 0], [1, 1]]), dt.ones(2, 2) * 2, "prod"),
+        "index_reduce": (1, dt.tensor([0, 0]), dt.ones(2, 2) * 3, "amax"),
     }
     for name in inplace._WITH_INPLACE:
         a = args.get(name, ())

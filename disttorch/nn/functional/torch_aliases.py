@@ -20,14 +20,17 @@ from ._recurrent import recurrent_layer, recurrent_stack
 
 __all__ = [
     "ALIASES",
+    "alpha_dropout",
     "alpha_dropout_",
     "batch_norm",
     "binary_cross_entropy_with_logits",
     "cosine_embedding_loss",
     "ctc_loss",
+    "dropout",
     "dropout_",
     "embedding",
     "embedding_bag",
+    "feature_alpha_dropout",
     "feature_alpha_dropout_",
     "feature_dropout",
     "feature_dropout_",
@@ -53,9 +56,9 @@ __all__ = [
 ALIASES = {
     n: n
     for n in (
-        "adaptive_avg_pool1d adaptive_max_pool1d alpha_dropout avg_pool1d bilinear celu celu_ "
+        "adaptive_avg_pool1d adaptive_max_pool1d avg_pool1d bilinear celu celu_ "
         "channel_shuffle conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
-        "cosine_similarity dropout feature_alpha_dropout group_norm hardshrink layer_norm max_pool1d "
+        "cosine_similarity group_norm hardshrink layer_norm max_pool1d "
         "max_pool2d max_pool3d pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu rms_norm "
         "rrelu rrelu_ selu selu_ threshold threshold_"
     ).split()
@@ -82,6 +85,22 @@ def _reduction(code: int | str) -> str:
 
 def _inplace(name: str, input: Tensor, p: float, train: bool) -> Tensor:
     return getattr(_F_(), name)(input, p, train, inplace=True)
+
+
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.dropout``: zero elements with probability ``p`` (and scale the rest by
+    ``1 / (1 - p)``) while ``train``; ATen's argument names (``F.dropout`` says ``training``)."""
+    return _F_().dropout(input, p, train)
+
+
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.alpha_dropout``: ``F.alpha_dropout`` with ATen's argument names."""
+    return _F_().alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """``torch.feature_alpha_dropout``: ``F.feature_alpha_dropout`` with ATen's argument names."""
+    return _F_().feature_alpha_dropout(input, p, train)
 
 
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
@@ -315,25 +334,66 @@ def triplet_margin_loss(
 # -- recurrent networks: ATen's flat-parameter forms -------------------------------------------
 
 
-def _sequence(
-    mode: str,
-    input: Tensor,
-    hx: Sequence[Tensor],
-    params: Sequence[Tensor],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-    batch_first: bool,
-) -> tuple:
-    if not isinstance(input, Tensor) or input.dim() != 3:
-        raise ValueError(
-            f"{mode.lower()}: expected a 3-D input (seq, batch, feature), got "
-            f"{getattr(input, 'shape', type(input).__name__)}; the packed (batch_sizes) "
-            "overload is not supported, use nn.utils.rnn with the nn modules"
+_PADDED = (
+    "input",
+    "hx",
+    "params",
+    "has_biases",
+    "num_layers",
+    "dropout",
+    "train",
+    "bidirectional",
+    "batch_first",
+)
+_PACKED = (
+    "data",
+    "batch_sizes",
+    "hx",
+    "params",
+    "has_biases",
+    "num_layers",
+    "dropout",
+    "train",
+    "bidirectional",
+)
+
+
+def _overload(op: str, args: tuple, kwargs: dict, hx_is_tuple: bool) -> tuple:
+    """Bind a call to one of ATen's two overloads: the padded ``(input, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional, batch_first)`` or the packed ``(data,
+    batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional)``. Returns
+    ``(packed, arguments by name)``."""
+    if "data" in kwargs or "batch_sizes" in kwargs:
+        packed = True
+    elif "input" in kwargs:
+        packed = False
+    elif hx_is_tuple:  # lstm: the padded overload's second argument is the tuple hx
+        packed = len(args) > 1 and isinstance(args[1], Tensor)
+    else:  # gru/rnn: the padded overload's third argument is the list params
+        packed = isinstance(args[2], Tensor) if len(args) > 2 else len(args) == 2 and "hx" in kwargs
+    names = _PACKED if packed else _PADDED
+    if len(args) > len(names):
+        raise TypeError(f"{op}() takes {len(names)} positional arguments but {len(args)} were given")
+    bound = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{key}'")
+        if key in bound:
+            raise TypeError(f"{op}() got multiple values for argument '{key}'")
+        bound[key] = value
+    missing = [n for n in names if n not in bound]
+    if missing:
+        raise TypeError(
+            f"{op}() missing required arguments: {', '.join(missing)} (signature: {', '.join(names)})"
         )
-    layers = num_layers * (2 if bidirectional else 1)
+    return packed, bound
+
+
+def _sequence(mode: str, packed: bool, a: dict) -> tuple:
+    """Run a multi-layer recurrent network over the bound arguments of either overload;
+    returns ``(output, h_n, c_n or None)``."""
+    params, has_biases, bidirectional = a["params"], a["has_biases"], a["bidirectional"]
+    layers = a["num_layers"] * (2 if bidirectional else 1)
     if len(params) % layers:
         raise ValueError(
             f"{mode.lower()}: {len(params)} parameters do not split into {layers} layer-directions"
@@ -345,111 +405,101 @@ def _sequence(
             f"{'4 (w_ih, w_hh, b_ih, b_hh)' if has_biases else '2 (w_ih, w_hh)'} (+1 projection)"
         )
     weights = [list(params[i * per : (i + 1) * per]) for i in range(layers)]
-    x = input.transpose(0, 1) if batch_first else input
-    t_len, batch = x.shape[0], x.shape[1]
+    hx = a["hx"] if mode == "LSTM" else (a["hx"],)
+    if packed:
+        x, sizes = a["data"], a["batch_sizes"]
+        if not isinstance(x, Tensor) or x.dim() != 2:
+            raise ValueError(f"{mode.lower()}: packed data must be a 2-D tensor (rows, features)")
+        if not isinstance(sizes, Tensor) or sizes.dim() != 1 or sizes.dtype.is_floating_point:
+            raise ValueError(f"{mode.lower()}: batch_sizes must be a 1-D integer tensor")
+        steps = tuple(int(b) for b in sizes.tolist())
+        if (
+            sum(steps) != x.shape[0]
+            or any(b < 1 for b in steps)
+            or list(steps) != sorted(steps, reverse=True)
+        ):
+            raise ValueError(
+                f"{mode.lower()}: batch_sizes {list(steps)} must be positive, non-increasing and sum to "
+                f"the {x.shape[0]} rows of data"
+            )
+        rows = x
+    else:
+        x = a["input"]
+        if not isinstance(x, Tensor) or x.dim() != 3:
+            raise ValueError(
+                f"{mode.lower()}: expected a 3-D input (seq, batch, feature), got "
+                f"{getattr(x, 'shape', type(x).__name__)} (or the packed overload: data, batch_sizes, ...)"
+            )
+        x = x.transpose(0, 1) if a["batch_first"] else x
+        steps = (x.shape[1],) * x.shape[0]
+        rows = x.reshape(x.shape[0] * x.shape[1], x.shape[2])
+    batch, w_hh = steps[0] if steps else 0, weights[0][1]
+    _check_state(mode, "hx" if mode != "LSTM" else "hx[0]", hx[0], (layers, batch, w_hh.shape[1]))
+    if mode == "LSTM":
+        _check_state(mode, "hx[1]", hx[1], (layers, batch, w_hh.shape[0] // 4))
     y, hn, cn = recurrent_stack(
         mode,
-        x.reshape(t_len * batch, x.shape[2]),
-        (batch,) * t_len,
+        rows,
+        steps,
         hx[0],
         hx[1] if len(hx) > 1 else None,
         weights,
-        num_layers,
+        a["num_layers"],
         bidirectional,
         has_biases,
-        dropout,
-        train,
+        a["dropout"],
+        a["train"],
     )
-    out = y.reshape(t_len, batch, y.shape[-1])
-    return (out.transpose(0, 1) if batch_first else out), hn, cn
+    if packed:
+        return y, hn, cn
+    out = y.reshape(x.shape[0], x.shape[1], y.shape[-1])
+    return (out.transpose(0, 1) if a["batch_first"] else out), hn, cn
 
 
-def lstm(
-    input: Tensor,
-    hx: Sequence[Tensor],
-    params: Sequence[Tensor],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-    batch_first: bool,
-) -> tuple:
-    """``torch.lstm``: a multi-layer LSTM over ``params`` (``[w_ih, w_hh, b_ih, b_hh(, w_hr)]`` per
-    layer and direction, as ``nn.LSTM._flat_weights``). ``hx = (h0, c0)``. Returns
-    ``(output, h_n, c_n)``."""
-    if len(hx) != 2:
-        raise ValueError(f"lstm: hx must be (h0, c0), got {len(hx)} tensors")
-    return _sequence(
-        "LSTM", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    )
+def _check_state(mode: str, name: str, h: Any, expected: tuple) -> None:
+    if not isinstance(h, Tensor) or tuple(h.shape) != expected:
+        got = list(h.shape) if isinstance(h, Tensor) else type(h).__name__
+        raise RuntimeError(f"{mode.lower()}: Expected hidden size {expected} for {name}, got {got}")
 
 
-def _two(
-    mode: str,
-    input: Tensor,
-    hx: Tensor,
-    params: Sequence[Tensor],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-    batch_first: bool,
-) -> tuple:
-    out, hn, _ = _sequence(
-        mode, input, (hx,), params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    )
+def lstm(*args: Any, **kwargs: Any) -> tuple:
+    """``torch.lstm``: a multi-layer LSTM over flat ``params`` (``[w_ih, w_hh, b_ih, b_hh(, w_hr)]``
+    per layer and direction, as ``nn.LSTM._flat_weights``), ``hx = (h0, c0)``, in either of
+    ATen's overloads: ``lstm(input, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional, batch_first)`` over a padded ``input``, or ``lstm(data, batch_sizes, hx,
+    params, has_biases, num_layers, dropout, train, bidirectional)`` over a packed sequence's
+    ``data`` and ``batch_sizes``. Returns ``(output, h_n, c_n)`` (``output`` packed like
+    ``data`` in the packed form)."""
+    packed, a = _overload("lstm", args, kwargs, hx_is_tuple=True)
+    if len(a["hx"]) != 2:
+        raise ValueError(f"lstm: hx must be (h0, c0), got {len(a['hx'])} tensors")
+    return _sequence("LSTM", packed, a)
+
+
+def _two(mode: str, args: tuple, kwargs: dict) -> tuple:
+    packed, a = _overload(mode.lower(), args, kwargs, hx_is_tuple=False)
+    out, hn, _ = _sequence(mode, packed, a)
     return out, hn
 
 
-def gru(
-    input: Tensor,
-    hx: Tensor,
-    params: Sequence[Tensor],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-    batch_first: bool,
-) -> tuple:
-    """``torch.gru``: a multi-layer GRU over flat ``params``; returns ``(output, h_n)``."""
-    return _two("GRU", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+def gru(*args: Any, **kwargs: Any) -> tuple:
+    """``torch.gru``: a multi-layer GRU over flat ``params``, padded ``(input, hx, params,
+    has_biases, num_layers, dropout, train, bidirectional, batch_first)`` or packed ``(data,
+    batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional)``; returns
+    ``(output, h_n)``."""
+    return _two("GRU", args, kwargs)
 
 
-def rnn_tanh(
-    input: Tensor,
-    hx: Tensor,
-    params: Sequence[Tensor],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-    batch_first: bool,
-) -> tuple:
-    """``torch.rnn_tanh``: a multi-layer tanh Elman RNN over flat ``params``; ``(output, h_n)``."""
-    return _two(
-        "RNN_TANH", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    )
+def rnn_tanh(*args: Any, **kwargs: Any) -> tuple:
+    """``torch.rnn_tanh``: a multi-layer tanh Elman RNN over flat ``params``, with the padded or
+    the packed arguments of :func:`gru`; returns ``(output, h_n)``."""
+    return _two("RNN_TANH", args, kwargs)
 
 
-def rnn_relu(
-    input: Tensor,
-    hx: Tensor,
-    params: Sequence[Tensor],
-    has_biases: bool,
-    num_layers: int,
-    dropout: float,
-    train: bool,
-    bidirectional: bool,
-    batch_first: bool,
-) -> tuple:
-    """``torch.rnn_relu``: a multi-layer ReLU Elman RNN over flat ``params``; ``(output, h_n)``."""
-    return _two(
-        "RNN_RELU", input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
-    )
+def rnn_relu(*args: Any, **kwargs: Any) -> tuple:
+    """``torch.rnn_relu``: a multi-layer ReLU Elman RNN over flat ``params``, with the padded or
+    the packed arguments of :func:`gru`; returns ``(output, h_n)``."""
+    return _two("RNN_RELU", args, kwargs)
 
 
 def _cell(

@@ -1,0 +1,49 @@
+"""NumPy's keyword names for PyTorch's: ``axis`` for ``dim`` and ``keepdims`` for ``keepdim``.
+
+PyTorch's argument parser accepts these aliases on every native function and Tensor method
+(``torch.sum(x, axis=0, keepdims=True)``, ``x.max(axis=1)``), so programs written with NumPy
+habits run. ``accept_numpy_names`` gives an op the same courtesy: it wraps the functions
+that take ``dim`` or ``keepdim`` (and no parameter of the alias's own name) so the alias is
+renamed before the call; other functions are returned unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from typing import Any, Callable
+
+__all__ = ["accept_numpy_names"]
+
+_ALIASES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def accept_numpy_names(fn: Callable) -> Callable:
+    """``fn`` accepting ``axis=``/``keepdims=`` for its ``dim``/``keepdim`` parameters."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return fn
+    renames = {alias: name for alias, name in _ALIASES.items() if name in params and alias not in params}
+    if not renames:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            for alias in renames.keys() & kwargs.keys():
+                name = renames[alias]
+                if name in kwargs:
+                    raise TypeError(
+                        f"{fn.__name__}() got multiple values for argument '{name}' (as '{alias}')"
+                    )
+                kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    call._numpy_names = True  # type: ignore[attr-defined]
+    return call
