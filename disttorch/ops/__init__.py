@@ -26,6 +26,7 @@ from . import (
     reduction,
     shape,
     sparse,
+    sparse_compressed,
     special,
     tensor_attributes,
 )
@@ -39,6 +40,7 @@ FAMILIES = [
     comparison,
     inplace,
     sparse,
+    sparse_compressed,
     special,
     mathfns,
     tensor_attributes,
