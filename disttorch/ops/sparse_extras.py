@@ -2,8 +2,8 @@
 pattern), ``spdiags`` (a matrix from diagonals), ``spsolve`` and ``mm`` with a ``reduce``
 other than the sum.
 
-``sampled_addmm``, ``spdiags`` and ``mm_reduce`` are written with differentiable tensor ops over index
-arrays, so gradients reach every tensor argument.
+They are written with differentiable tensor ops over index arrays (plus one Function, the
+max/min per row segment), so gradients reach every tensor argument.
 """
 
 from __future__ import annotations
