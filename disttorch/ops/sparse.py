@@ -19,6 +19,7 @@ from .. import _dtype
 from .._layout import sparse_coo
 from .._tensor import Tensor, _check_device
 from ..autograd.function import Function
+from ..kernels import sparse as _kernels
 from .sparse_base import SparseBase
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "spmm"]  # to_sparse: sparse_compressed.py
@@ -236,19 +237,15 @@ class ToDense(Function):
 
 class SpMM(Function):
     """``A @ D`` for a 2-D sparse ``A`` (given by ``indices``, ``shape`` and ``values``) and a
-    2-D dense ``D``. Gradients: ``A^T @ g`` for ``D`` and ``(g[rows] * D[cols]).sum(-1)``
-    for the values, both written with differentiable ops."""
+    2-D dense ``D``. Gradients: ``A^T @ g`` for ``D`` and ``g[rows] . D[cols]`` for the
+    values, both Functions with backwards of their own."""
 
     _raw = True
 
     @staticmethod
     def forward(ctx, values, dense, indices, shape):
-        v, d = values._data, dense._data
         rows, cols = indices
-        dt = np.result_type(v.dtype, d.dtype)
-        out = np.zeros((shape[0], d.shape[1]), dtype=dt)
-        if rows.size:
-            np.add.at(out, rows, v[:, None].astype(dt, copy=False) * d[cols])
+        out = _kernels.spmm(rows, cols, values._data, dense._data, shape[0])
         if ctx.needs_input_grad:
             ctx.save_for_backward(values, dense)
             ctx.indices, ctx.shape = indices, shape
@@ -259,11 +256,34 @@ class SpMM(Function):
         values, dense = ctx.saved_tensors
         rows, cols = ctx.indices
         nv, nd = ctx.needs_input_grad[:2]
-        gv = (g[rows] * dense[cols]).sum(-1) if nv else None
+        gv = SampledDot.apply(g, dense, rows, cols) if nv else None
         gd = None
         if nd:
             gd = SpMM.apply(values, g, ctx.indices[::-1], (ctx.shape[1], ctx.shape[0]))
         return gv, gd, None, None
+
+
+class SampledDot(Function):
+    """``out[k] = a[rows[k]] . b[cols[k]]``: the entries of ``a @ b.T`` at the given positions.
+    Gradients: ``S @ b`` for ``a`` and ``S^T @ a`` for ``b``, ``S`` sparse with values ``g``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, rows, cols):
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b)
+            ctx.rows, ctx.cols = rows, cols
+        return _kernels.sampled_dot(rows, cols, a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad[:2]
+        n, m = a.shape[0], b.shape[0]
+        ga = SpMM.apply(g, b, (ctx.rows, ctx.cols), (n, m)) if na else None
+        gb = SpMM.apply(g, a, (ctx.cols, ctx.rows), (m, n)) if nb else None
+        return ga, gb, None, None
 
 
 def _segment_sum(values: Tensor, segment: np.ndarray, n: int) -> Tensor:

@@ -15,7 +15,7 @@ import numpy as np
 from .._layout import sparse_coo, sparse_csc, sparse_csr
 from .._tensor import Tensor
 from ..autograd.function import Function
-from .sparse import SparseTensor, _check_mm, _segment_sum
+from .sparse import SampledDot, SparseTensor, _check_mm, _segment_sum
 from .sparse_base import SparseBase
 from .sparse_compressed import _KIND, SparseCompressedTensor, _convert, _kind
 
@@ -73,11 +73,11 @@ def sampled_addmm(
         raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
     if mat2.shape[-1] != nc:
         raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
-    b, r, c = (Tensor._make(a) for a in input._block_coords())
+    b, r, c = input._block_coords()
     k = mat1.shape[-1]
-    m1 = mat1.reshape(-1, nr, k)
-    m2t = mat2.reshape(-1, k, nc).transpose(1, 2)
-    sampled = (m1[b, r] * m2t[b, c]).sum(-1).reshape(tuple(input._sp_values.shape))
+    m1 = mat1.reshape(-1, k)  # batches stacked: row b * nr + r
+    m2t = mat2.reshape(-1, k, nc).transpose(1, 2).reshape(-1, k)  # column b * nc + c
+    sampled = SampledDot.apply(m1, m2t, b * nr + r, b * nc + c).reshape(tuple(input._sp_values.shape))
     vals = input._sp_values
     values = sampled * alpha if beta == 0 else vals * beta + sampled * alpha
     return input._with_values(values)
