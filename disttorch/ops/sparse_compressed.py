@@ -393,8 +393,9 @@ def _check_invariants(
             f"{pname}.shape[-1] must be equal to nnz (={nnz}) as defined by values.shape[{nb}], "
             f"but got {pidx.shape[-1]}"
         )
-    c = cidx.reshape(-1, ncomp + 1).astype(np.int64)
-    p = pidx.reshape(-1, nnz).astype(np.int64)
+    nbatch = int(np.prod(batch, dtype=np.int64))
+    c = cidx.reshape(nbatch, ncomp + 1).astype(np.int64)
+    p = pidx.reshape(nbatch, nnz).astype(np.int64)
     if c.size and (c[:, 0] != 0).any():
         raise RuntimeError(f"`{cname}[..., 0] == 0` is not satisfied.")
     if c.size and (c[:, -1] != nnz).any():
@@ -555,7 +556,8 @@ def _from_dense(x: Tensor, layout: _layout_cls, blocksize: tuple | None, dense_d
     nbatch = int(np.prod(batch, dtype=np.int64))
     blocks = x.reshape((nbatch, nr // br, br, nc // bc, bc) + dense)
     blocks = blocks.permute((0, 1, 3, 2, 4) + tuple(range(5, 5 + len(dense))))
-    mask = (blocks._data != 0).reshape(nbatch, nr // br, nc // bc, -1).any(-1)
+    per_block = br * bc * int(np.prod(dense, dtype=np.int64))
+    mask = (blocks._data != 0).reshape(nbatch, nr // br, nc // bc, per_block).any(-1)
     b, r, c = (a.astype(np.int64) for a in np.nonzero(mask))
     if b.size:
         flat = blocks[Tensor._make(b), Tensor._make(r), Tensor._make(c)]

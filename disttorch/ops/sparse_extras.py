@@ -75,8 +75,9 @@ def sampled_addmm(
         raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
     b, r, c = input._block_coords()
     k = mat1.shape[-1]
-    m1 = mat1.reshape(-1, k)  # batches stacked: row b * nr + r
-    m2t = mat2.reshape(-1, k, nc).transpose(1, 2).reshape(-1, k)  # column b * nc + c
+    nbatch = int(np.prod(batch, dtype=np.int64))
+    m1 = mat1.reshape(nbatch * nr, k)  # batches stacked: row b * nr + r
+    m2t = mat2.reshape(nbatch, k, nc).transpose(1, 2).reshape(nbatch * nc, k)  # column b * nc + c
     sampled = SampledDot.apply(m1, m2t, b * nr + r, b * nc + c).reshape(tuple(input._sp_values.shape))
     vals = input._sp_values
     values = sampled * alpha if beta == 0 else vals * beta + sampled * alpha

@@ -351,3 +351,18 @@ def _index_pair(s, name):
     if name in ("sparse_csr", "sparse_bsr"):
         return s.crow_indices(), s.col_indices()
     return s.ccol_indices(), s.row_indices()
+
+
+def test_empty_tensors():
+    e = dt.sparse_csr_tensor([0, 0, 0], [], [], (2, 3))
+    assert e._nnz() == 0 and e.shape == (2, 3)
+    assert "col_indices=tensor([], size=(0,))" in repr(e)
+    np.testing.assert_array_equal(e.to_dense().numpy(), np.zeros((2, 3)))
+    z = dt.zeros(2, 3).to_sparse_csr()
+    np.testing.assert_array_equal(z.crow_indices().numpy(), [0, 0, 0])
+    np.testing.assert_array_equal((z @ dt.ones(3, 2)).numpy(), np.zeros((2, 2)))
+    np.testing.assert_array_equal((dt.ones(2, 2) @ z).numpy(), np.zeros((2, 3)))
+    assert z.to_sparse_csc()._nnz() == 0 and z.to_sparse_coo()._nnz() == 0
+    assert dt.zeros(2, 3).to_sparse_bsc(1).values().shape == (0, 1, 1)
+    assert dt.zeros(0, 3).to_sparse_csr().to_dense().shape == (0, 3)
+    assert dt.ones(2, 3).sparse_mask(z)._nnz() == 0
