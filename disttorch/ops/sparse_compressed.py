@@ -401,7 +401,7 @@ def _check_invariants(
     if c.size and (c[:, -1] != nnz).any():
         raise RuntimeError(f"`{cname}[..., -1] == nnz` is not satisfied.")
     seg = np.diff(c, axis=1)
-    if (seg < 0).any():
+    if (seg < 0).any() or (seg > nplain).any():
         raise RuntimeError(
             f"`0 <= {cname}[..., 1:] - {cname}[..., :-1] <= {'ncols' if layout in _ROW_MAJOR else 'nrows'}` "
             "is not satisfied."

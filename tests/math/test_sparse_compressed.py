@@ -142,6 +142,10 @@ def test_constructors_with_and_without_size():
         (([0, 2, 3], [2, 0, 2], [1.0, 2.0, 3.0], (2, 3)), "are sorted and distinct along the last dimension"),
         (([0, 2, 3], [1, 1, 2], [1.0, 2.0, 3.0], (2, 3)), "are sorted and distinct along the last dimension"),
         (
+            ([0, 4, 4], [0, 1, 2, 2], [1.0, 2.0, 3.0, 4.0], (2, 3)),
+            r"`0 <= crow_indices\[..., 1:\] - crow_indices\[..., :-1\] <= ncols` is not satisfied.",
+        ),
+        (
             ([0, 2], [0, 2, 2], [1.0, 2.0, 3.0], (2, 3)),
             r"crow_indices.shape\[-1\] must be equal to the number of rows \+ 1 \(=3\), but got 2",
         ),
