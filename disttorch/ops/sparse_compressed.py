@@ -248,15 +248,38 @@ class SparseCompressedTensor(SparseBase):
         out = ToDense.apply(vals, idx, self._sp_shape)
         return out if dtype is None else out.to(dtype)
 
+    def transpose(self, dim0: int, dim1: int) -> SparseCompressedTensor:
+        """Swap the row and column dimensions: CSR <-> CSC (BSR <-> BSC) over the same index
+        arrays, blocks transposed. Other pairs of dimensions are refused, as in PyTorch."""
+        n, nb = self.dim(), self._nb
+        d0, d1 = sorted((dim0 % n, dim1 % n))
+        if d0 == d1:
+            return self
+        kinds = ["Batch"] * nb + ["Sparse"] * 2 + ["Dense"] * self.dense_dim()
+        if kinds[d0] != kinds[d1]:
+            raise RuntimeError(
+                "transpose(): can only transpose dimensions of the same type (Batch, Sparse, Dense), "
+                f"got {d0}({kinds[d0]}) and {d1}({kinds[d1]})"
+            )
+        if kinds[d0] != "Sparse":
+            raise RuntimeError(
+                f"transpose(): only the row and column dimensions of a {_kind(self)} tensor swap"
+            )
+        lay = {sparse_csr: sparse_csc, sparse_csc: sparse_csr, sparse_bsr: sparse_bsc, sparse_bsc: sparse_bsr}
+        vals = self._sp_values.transpose(nb + 1, nb + 2) if self._sp_layout in _BLOCKED else self._sp_values
+        shape = list(self._sp_shape)
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        return SparseCompressedTensor._build(lay[self._sp_layout], self._cidx, self._pidx, vals, tuple(shape))
+
     def t(self) -> SparseCompressedTensor:
-        """The transpose of a 2-D compressed tensor: CSR <-> CSC (BSR <-> BSC) over the same
-        index arrays, blocks transposed."""
+        """The transpose of a 2-D compressed tensor (see :meth:`transpose`)."""
         if self.dim() != 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
-        lay = {sparse_csr: sparse_csc, sparse_csc: sparse_csr, sparse_bsr: sparse_bsc, sparse_bsc: sparse_bsr}
-        vals = self._sp_values.transpose(1, 2) if self._sp_layout in _BLOCKED else self._sp_values
-        shape = self._sp_shape[::-1]
-        return SparseCompressedTensor._build(lay[self._sp_layout], self._cidx, self._pidx, vals, shape)
+        return self.transpose(0, 1)
+
+    @property
+    def mT(self) -> SparseCompressedTensor:
+        return self.transpose(-2 - self.dense_dim(), -1 - self.dense_dim())
 
     # ------------------------------------------------------------------ arithmetic
     def mm(self, mat2: Tensor) -> Tensor:

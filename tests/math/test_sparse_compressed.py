@@ -370,3 +370,20 @@ def test_empty_tensors():
     assert dt.zeros(2, 3).to_sparse_bsc(1).values().shape == (0, 1, 1)
     assert dt.zeros(0, 3).to_sparse_csr().to_dense().shape == (0, 3)
     assert dt.ones(2, 3).sparse_mask(z)._nnz() == 0
+
+
+def test_transpose_batched():
+    a = dt.arange(1.0, 13.0).reshape(2, 2, 3)
+    c = a.to_sparse_csr()
+    for t in (c.transpose(-2, -1), c.transpose(2, 1), c.mT):
+        assert t.layout is dt.sparse_csc and t.shape == (2, 3, 2)
+        np.testing.assert_array_equal(t.to_dense().numpy(), a.numpy().transpose(0, 2, 1))
+    b = a.to_sparse_bsr(1).transpose(1, 2)
+    assert b.layout is dt.sparse_bsc
+    np.testing.assert_array_equal(b.to_dense().numpy(), a.numpy().transpose(0, 2, 1))
+    with pytest.raises(
+        RuntimeError, match=r"same type \(Batch, Sparse, Dense\), got 0\(Batch\) and 1\(Sparse\)"
+    ):
+        c.transpose(0, 1)
+    with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D"):
+        c.t()
