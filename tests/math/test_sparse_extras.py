@@ -251,3 +251,21 @@ def test_parity_with_torch():
             dt.tensor(x).sparse_mask(dmask).to_dense().numpy(),
             torch.from_numpy(x).sparse_mask(mask).to_dense().numpy(),
         )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("layout", ["sparse_coo", "sparse_csr"])
+def test_linear_on_a_sparse_input(layout):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((5, 3)) * (rng.random((5, 3)) < 0.5)
+    w, b = rng.standard_normal((4, 3)), rng.standard_normal(4)
+    tw, tb = torch.tensor(w, requires_grad=True), torch.tensor(b, requires_grad=True)
+    dw, db = dt.tensor(w, requires_grad=True), dt.tensor(b, requires_grad=True)
+    to = torch.nn.functional.linear(torch.from_numpy(a).to_sparse(layout=getattr(torch, layout)), tw, tb)
+    do = dt.nn.functional.linear(dt.tensor(a).to_sparse(layout=getattr(dt, layout)), dw, db)
+    np.testing.assert_allclose(do.detach().numpy(), to.detach().numpy(), rtol=1e-12)
+    to.pow(2).sum().backward()
+    do.pow(2).sum().backward()
+    np.testing.assert_allclose(dw.grad.numpy(), tw.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(db.grad.numpy(), tb.grad.numpy(), rtol=1e-10)
