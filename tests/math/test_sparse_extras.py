@@ -269,3 +269,20 @@ def test_linear_on_a_sparse_input(layout):
     do.pow(2).sum().backward()
     np.testing.assert_allclose(dw.grad.numpy(), tw.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(db.grad.numpy(), tb.grad.numpy(), rtol=1e-10)
+
+
+def test_second_order_gradients():
+    from disttorch.autograd import gradgradcheck
+
+    v = dt.tensor([1.0, 2.0, 3.0], dtype=dt.float64, requires_grad=True)
+    d = dt.randn(3, 2, dtype=dt.float64, requires_grad=True)
+    idx = [[0, 0, 1], [0, 2, 2]]
+    assert gradgradcheck(lambda v, d: dt.sparse_csr_tensor([0, 2, 3], [0, 2, 2], v, (2, 3)) @ d, (v, d))
+    assert gradgradcheck(lambda v: dt.sparse.softmax(dt.sparse_coo_tensor(idx, v, (2, 3)), 1).values(), (v,))
+    assert gradgradcheck(
+        lambda v: dt.sparse.log_softmax(dt.sparse_coo_tensor(idx, v, (2, 3)), 1).values(), (v,)
+    )
+    m1 = dt.randn(2, 4, dtype=dt.float64, requires_grad=True)
+    m2 = dt.randn(4, 3, dtype=dt.float64, requires_grad=True)
+    pattern = dt.ones(2, 3, dtype=dt.float64).to_sparse_csr()
+    assert gradgradcheck(lambda m1, m2: dt.sparse.sampled_addmm(pattern, m1, m2).values(), (m1, m2))
