@@ -178,3 +178,27 @@ class SparseBase(Tensor):
 
     def __neg__(self) -> SparseBase:
         return self._with_values(-self._sp_values)
+
+
+#: Elementwise functions with ``f(0) == 0``: on a sparse tensor they act on the values and
+#: keep the pattern (a COO tensor is coalesced first, since ``f(a + b) != f(a) + f(b)``).
+ZERO_PRESERVING = (
+    "abs neg negative positive sin sinh tan tanh asin asinh atan atanh arcsin arcsinh arctan "
+    "arctanh sqrt square relu sign sgn signbit ceil floor round trunc fix frac expm1 log1p erf "
+    "erfinv rad2deg deg2rad isnan isinf isposinf isneginf nan_to_num conj_physical"
+).split()
+
+
+def _on_values(name: str) -> Any:
+    def method(self: SparseBase, *args: Any, **kwargs: Any) -> SparseBase:
+        s = self.coalesce() if self.layout.name == "sparse_coo" else self
+        return s._with_values(getattr(s._sp_values, name)(*args, **kwargs))
+
+    method.__name__ = name
+    method.__doc__ = f"``{name}`` of the specified values (``{name}(0) == 0``, so the pattern is kept)."
+    return method
+
+
+for _name in ZERO_PRESERVING:
+    setattr(SparseBase, _name, _on_values(_name))
+del _name

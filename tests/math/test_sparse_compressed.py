@@ -387,3 +387,35 @@ def test_transpose_batched():
         c.transpose(0, 1)
     with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions, but self is 3D"):
         c.t()
+
+
+@pytest.mark.parametrize("name", ["sparse_coo"] + LAYOUTS)
+def test_zero_preserving_elementwise_methods(name):
+    a = np.array([[0.5, 0.0, -2.0, 0.0], [0.0, 0.0, 3.7, 0.0], [1.2, -0.4, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    x = dt.tensor(a)
+    s = x.to_sparse() if name == "sparse_coo" else _convert(x, name)
+    for fn in ("abs", "neg", "sin", "tanh", "relu", "sign", "floor", "expm1", "square", "isnan", "trunc"):
+        out = getattr(s, fn)()
+        assert out.layout is s.layout, fn
+        np.testing.assert_allclose(out.to_dense().numpy(), getattr(x, fn)().numpy(), err_msg=fn)
+    np.testing.assert_allclose(s.round(decimals=0).to_dense().numpy(), np.round(a))
+    v = dt.tensor(a, requires_grad=True)
+    specified = a != 0
+    if name in ("sparse_bsr", "sparse_bsc"):  # whole 2x2 blocks are specified
+        specified = np.kron(specified.reshape(2, 2, 2, 2).any((1, 3)), np.ones((2, 2))) != 0
+    s2 = v.to_sparse() if name == "sparse_coo" else _convert(v, name)
+    s2.sin().to_dense().sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), np.cos(a) * specified)
+
+
+@pytest.mark.parity
+def test_zero_preserving_methods_match_torch():
+    torch = pytest.importorskip("torch")
+    a = np.array([[0.5, 0.0, -2.0], [0.0, 0.0, 3.7]])
+    for lay in ("sparse_coo", "sparse_csr"):
+        ts = torch.from_numpy(a).to_sparse(layout=getattr(torch, lay))
+        ds = dt.tensor(a).to_sparse(layout=getattr(dt, lay))
+        for fn in ("asinh", "atan", "erf", "log1p", "rad2deg", "frac", "signbit"):
+            np.testing.assert_allclose(
+                getattr(ds, fn)().to_dense().numpy(), getattr(ts, fn)().to_dense().numpy()
+            )
