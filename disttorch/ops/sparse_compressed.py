@@ -281,6 +281,46 @@ class SparseCompressedTensor(SparseBase):
     def mT(self) -> SparseCompressedTensor:
         return self.transpose(-2 - self.dense_dim(), -1 - self.dense_dim())
 
+    # ------------------------------------------------------------------ batches
+    def select(self, dim: int, index: int) -> SparseCompressedTensor:
+        """One batch of a batched compressed tensor (``dim`` a batch dimension)."""
+        nb = self._nb
+        d = dim % self.dim() if -self.dim() <= dim < self.dim() else dim
+        if not 0 <= d < nb:
+            raise RuntimeError(
+                f"select(): selecting dimension {dim} of a {_kind(self)} tensor with {nb} batch dimensions is "
+                "supported for batch dimensions only; convert with .to_dense() or .to_sparse_coo() first"
+            )
+        n = self._sp_shape[d]
+        if not -n <= index < n:
+            raise IndexError(
+                f"select(): index {index} out of range for tensor of size {list(self.shape)} at dimension {d}"
+            )
+        key = (slice(None),) * d + (index % n,)
+        shape = self._sp_shape[:d] + self._sp_shape[d + 1 :]
+        vals = self._sp_values.select(d, index % n)
+        return SparseCompressedTensor._build(self._sp_layout, self._cidx[key], self._pidx[key], vals, shape)
+
+    def __getitem__(self, index: Any) -> SparseCompressedTensor:
+        if isinstance(index, int):
+            return self.select(0, index)
+        if isinstance(index, tuple) and index and all(isinstance(i, int) for i in index):
+            out = self
+            for i in index:
+                out = out.select(0, i)
+            return out
+        raise RuntimeError(
+            f"indexing a {_kind(self)} tensor supports integers over its batch dimensions only; convert with "
+            ".to_dense() first"
+        )
+
+    def unbind(self, dim: int = 0) -> tuple:
+        """The batches along batch dimension ``dim``."""
+        return tuple(self.select(dim, i) for i in range(self._sp_shape[dim]))
+
+    def __len__(self) -> int:
+        return self._sp_shape[0]
+
     # ------------------------------------------------------------------ arithmetic
     def mm(self, mat2: Tensor) -> Tensor:
         return compressed_mm(self, mat2)

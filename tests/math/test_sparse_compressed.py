@@ -419,3 +419,28 @@ def test_zero_preserving_methods_match_torch():
             np.testing.assert_allclose(
                 getattr(ds, fn)().to_dense().numpy(), getattr(ts, fn)().to_dense().numpy()
             )
+
+
+def test_batch_selection():
+    a = dt.arange(1.0, 25.0).reshape(2, 2, 2, 3)
+    c = a.to_sparse_csr()
+    assert c[1].shape == (2, 2, 3) and c[1, 0].shape == (2, 3) and len(c) == 2
+    np.testing.assert_array_equal(c[1, 0].to_dense().numpy(), a.numpy()[1, 0])
+    np.testing.assert_array_equal(c.select(1, -1).to_dense().numpy(), a.numpy()[:, 1])
+    parts = c.unbind(0)
+    assert len(parts) == 2 and parts[0].layout is dt.sparse_csr
+    np.testing.assert_array_equal(parts[1].to_dense().numpy(), a.numpy()[1])
+    with pytest.raises(RuntimeError, match="batch dimensions only"):
+        c[0, 0, 1]
+    with pytest.raises(RuntimeError, match="integers over its batch dimensions only"):
+        c[:, 0]
+    with pytest.raises(IndexError, match="out of range"):
+        c.select(0, 2)
+    v = dt.arange(1.0, 13.0, dtype=dt.float64).reshape(2, 6).requires_grad_()
+    crow, col = c[0, 0].crow_indices(), c[0, 0].col_indices()
+    assert gradcheck(
+        lambda v: dt.sparse_csr_tensor(dt.stack([crow, crow]), dt.stack([col, col]), v, (2, 2, 3))[
+            1
+        ].to_dense(),
+        (v,),
+    )
