@@ -463,13 +463,10 @@ def _check_invariants(
         raise RuntimeError(f"`{cname}[..., 0] == 0` is not satisfied.")
     if c.size and (c[:, -1] != nnz).any():
         raise RuntimeError(f"`{cname}[..., -1] == nnz` is not satisfied.")
+    plain_name, comp_name = ("ncols", "nrows") if layout in _ROW_MAJOR else ("nrows", "ncols")
     seg = np.diff(c, axis=1)
     if (seg < 0).any() or (seg > nplain).any():
-        raise RuntimeError(
-            f"`0 <= {cname}[..., 1:] - {cname}[..., :-1] <= {'ncols' if layout in _ROW_MAJOR else 'nrows'}` "
-            "is not satisfied."
-        )
-    plain_name = "ncols" if layout in _ROW_MAJOR else "nrows"
+        raise RuntimeError(f"`0 <= {cname}[..., 1:] - {cname}[..., :-1] <= {plain_name}` is not satisfied.")
     if p.size and ((p < 0).any() or (p >= nplain).any()):
         raise RuntimeError(f"`0 <= {pname} < {plain_name}` is not satisfied.")
     if p.size:
@@ -483,9 +480,8 @@ def _check_invariants(
         steps = np.diff(p, axis=1) > 0
         if not (steps | starts[:, 1:]).all():
             raise RuntimeError(
-                f"`{pname}[..., {cname}[..., i - 1]:{cname}[..., i]] for all i = 1, ..., "
-                f"{'nrows' if layout in _ROW_MAJOR else 'ncols'} are sorted and distinct along the last "
-                "dimension values` is not satisfied."
+                f"`{pname}[..., {cname}[..., i - 1]:{cname}[..., i]] for all i = 1, ..., {comp_name} are "
+                "sorted and distinct along the last dimension values` is not satisfied."
             )
 
 
