@@ -98,6 +98,11 @@ _REASONS = {
         "sparse.BFloat16Tensor sparse.ByteTensor sparse.CharTensor sparse.DoubleTensor sparse.FloatTensor "
         "sparse.HalfTensor sparse.IntTensor sparse.LongTensor sparse.ShortTensor"
     ),
+    "semi-structured (2:4) sparsity: CUDA-only in PyTorch (its CPU build raises 'Only CUDA tensors are "
+    "currently supported')": (
+        "sparse.semi_structured sparse.to_sparse_semi_structured sparse.SparseSemiStructuredTensor "
+        "sparse.SparseSemiStructuredTensorCUSPARSELT sparse.SparseSemiStructuredTensorCUTLASS"
+    ),
     "legacy autograd and name APIs removed or CUDA-only in PyTorch": (
         "symeig output_nr name names rename rename_ refine_names align_as align_to "
         "unflatten_dense_tensors"
@@ -110,16 +115,10 @@ _NOT_YET = (
     "complex complex64 complex128 cfloat cdouble cdouble angle polar view_as_real view_as_complex "
     "is_complex is_conj conj conj_physical conj_physical_ resolve_conj resolve_neg is_neg real imag "
     "isreal sgn sgn_ stft istft fft "
-    # sparse layouts beyond COO
-    "sparse_csr_tensor sparse_csc_tensor sparse_bsr_tensor sparse_bsc_tensor sparse_compressed_tensor "
-    "sparse_csr sparse_csc sparse_bsr sparse_bsc to_sparse_csr to_sparse_csc to_sparse_bsr "
-    "to_sparse_bsc crow_indices col_indices ccol_indices row_indices is_sparse_csr sparse_mask "
+    # jagged: the layout of nested tensors
     "jagged "
     # linear-algebra long tail (low-rank and iterative methods, LAPACK Householder helpers)
     "lobpcg pca_lowrank svd_lowrank geqrf orgqr ormqr "
-    # sparse extras: semi-structured (2:4) sparsity is a CUDA feature of its own; the rest we owe
-    "softmax log_softmax sampled_addmm spdiags spsolve semi_structured to_sparse_semi_structured "
-    "SparseSemiStructuredTensor SparseSemiStructuredTensorCUSPARSELT SparseSemiStructuredTensorCUTLASS "
     # nested (jagged) tensors: a layout of their own
     "nested to_padded_tensor "
 )

@@ -1,9 +1,10 @@
-"""Memory layouts: ``disttorch.strided`` (dense arrays), ``disttorch.sparse_coo`` and
-``disttorch.sparse_csr``, as ``Tensor.layout`` reports them."""
+"""Memory layouts: ``disttorch.strided`` (dense arrays), ``disttorch.sparse_coo`` and the
+compressed sparse layouts ``sparse_csr``, ``sparse_csc``, ``sparse_bsr``, ``sparse_bsc``, as
+``Tensor.layout`` reports them."""
 
 from __future__ import annotations
 
-__all__ = ["layout", "sparse_coo", "sparse_csr", "strided"]
+__all__ = ["layout", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
 
 
 class layout:
@@ -24,7 +25,10 @@ class layout:
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
-_BY_NAME = {lay.name: lay for lay in (strided, sparse_coo, sparse_csr)}
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+_BY_NAME = {lay.name: lay for lay in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
 
 
 def _by_name(name: str) -> layout:

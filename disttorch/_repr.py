@@ -152,6 +152,20 @@ def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
     return "".join(parts) + ")"
 
 
+def array_body(arr: np.ndarray, indent: int) -> str:
+    """The bracketed elements of ``arr`` as ``tensor_repr`` prints them, continuation lines
+    starting at column ``indent`` (for reprs that nest tensors, e.g. sparse ones)."""
+    if arr.size == 0:
+        return "[]"
+    summarize = arr.size > _opts["threshold"]
+    return _body(arr, indent, summarize, _Formatter(_summarized(arr) if summarize else arr))
+
+
+def with_suffixes(text: str, suffixes: list, indent: int) -> str:
+    """``text`` followed by ``, suffix`` items, wrapped at the print width, and ``)``."""
+    return _with_suffixes(text, suffixes, indent)
+
+
 def tensor_repr(t) -> str:
     """The ``repr`` of a tensor in PyTorch's form."""
     arr = t._data

@@ -184,6 +184,7 @@ class Tensor:
         return False
 
     is_sparse = False  # disttorch.ops.sparse.SparseTensor says True
+    is_sparse_csr = False  # disttorch.ops.sparse_compressed: True for the sparse_csr layout
 
     @property
     def layout(self) -> "_layout.layout":

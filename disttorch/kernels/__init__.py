@@ -14,4 +14,6 @@ installed, PyTorch).
   family, zeta, erfc/erfcx/erfinv, normal CDF, Bessel, incomplete gamma, polynomials), float64.
 - ``lu.py``: LU factorisation with partial pivoting (batched) and its unpacking into P, L, U.
 - ``rnn.py``: the time loops of RNN, LSTM and GRU (forward saving the gates, backward through time).
+- ``sparse.py``: sparse @ dense row sums and sampled dot products in cache-sized blocks
+  (measured in ``benchmarks/sparse.py``).
 """

@@ -29,6 +29,7 @@ from . import (
     scatter_reduce,
     shape,
     sparse,
+    sparse_compressed,
     special,
     tensor_attributes,
 )
@@ -43,6 +44,7 @@ FAMILIES = [
     comparison,
     inplace,
     sparse,
+    sparse_compressed,
     special,
     mathfns,
     tensor_attributes,

@@ -17,6 +17,7 @@ from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ._helpers import broadcast_error
+from .sparse_base import SparseBase
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "einsum", "tensordot", "trace"]
 
@@ -114,15 +115,15 @@ class Matmul(Function):
 @autocast_op("lower")
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     """Matrix product with NumPy/PyTorch semantics for 1-D, 2-D and batched operands."""
-    if input.is_sparse or getattr(other, "is_sparse", False):
-        return input.__matmul__(other) if input.is_sparse else other.__rmatmul__(input)
+    if isinstance(input, SparseBase) or isinstance(other, SparseBase):
+        return input.__matmul__(other) if isinstance(input, SparseBase) else other.__rmatmul__(input)
     return Matmul.apply(input, other)
 
 
 @autocast_op("lower")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    """Product of two 2-D matrices (either may be a sparse COO matrix)."""
-    if input.is_sparse or mat2.is_sparse:
+    """Product of two 2-D matrices (either may be sparse: COO, CSR, CSC, BSR or BSC)."""
+    if isinstance(input, SparseBase) or isinstance(mat2, SparseBase):
         return matmul(input, mat2)
     if input._data.ndim != 2 or mat2._data.ndim != 2:
         raise RuntimeError("self must be a matrix" if input._data.ndim != 2 else "mat2 must be a matrix")
@@ -146,7 +147,11 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
-    """Product of a matrix and a vector."""
+    """Product of a matrix (dense or sparse) and a vector."""
+    if isinstance(input, SparseBase):
+        if input.dim() != 2 or vec.dim() != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}")
+        return input @ vec
     if input._data.ndim != 2 or vec._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, {vec._data.ndim}")
     return Matmul.apply(input, vec)

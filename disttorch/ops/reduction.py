@@ -27,6 +27,7 @@ from .elementwise import cast, exp, maximum, minimum, where
 from .shape import PadAlong, cat
 from .softmax import log_softmax as _log_softmax
 from .softmax import softmax as _softmax
+from .sparse_base import SparseBase
 
 __all__ = [
     "sum",
@@ -203,7 +204,7 @@ def _reduce(fn: type, input: Tensor, dim: Any, keepdim: bool, *extra: Any) -> Te
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum of all elements, or over ``dim`` (int or tuple); bool and integer inputs sum to
     int64 unless ``dtype`` is given."""
-    if input.is_sparse:
+    if isinstance(input, SparseBase):
         return input.sum(dim, keepdim, dtype)
     return Sum.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
 

@@ -17,29 +17,24 @@ import numpy as np
 
 from .. import _dtype
 from .._layout import sparse_coo
-from .._tensor import Size, Tensor, _check_device, device
+from .._tensor import Tensor, _check_device
 from ..autograd.function import Function
+from ..kernels import sparse as _kernels
+from .sparse_base import SparseBase
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "spmm"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "spmm"]  # to_sparse: sparse_compressed.py
 
-TENSOR_METHODS = ("to_sparse", "to_sparse_coo", "to_dense")
+TENSOR_METHODS = ("to_dense",)
 
 
-class SparseTensor(Tensor):
+class SparseTensor(SparseBase):
     """A sparse tensor in COO layout (``layout=disttorch.sparse_coo``)."""
 
     is_sparse = True
 
     @classmethod
     def _build(cls, indices: np.ndarray, values: Tensor, shape: tuple, coalesced: bool) -> SparseTensor:
-        s = object.__new__(cls)
-        s._grad = None
-        s._rg = False
-        s._output_nr = 0
-        s._version_box = [0]
-        s._hooks = s._post_hooks = s._acc = None
-        s._retains_grad = False
-        s._base = None
+        s = cls._blank()
         s._sp_indices = np.ascontiguousarray(indices, dtype=np.int64)
         s._sp_values = values
         s._sp_shape = tuple(int(n) for n in shape)
@@ -47,77 +42,8 @@ class SparseTensor(Tensor):
         return s
 
     @property
-    def _data(self):
-        raise NotImplementedError(
-            "this operation is not supported for tensors with layout "
-            "disttorch.sparse_coo; convert with .to_dense() first"
-        )
-
-    # ------------------------------------------------------------------ attributes
-    @property
-    def shape(self) -> Size:
-        return Size(self._sp_shape)
-
-    def size(self, dim: int | None = None) -> Size | int:
-        return Size(self._sp_shape) if dim is None else self._sp_shape[dim]
-
-    def dim(self) -> int:
-        return len(self._sp_shape)
-
-    ndim = property(dim)
-
-    def numel(self) -> int:
-        return int(np.prod(self._sp_shape, dtype=np.int64))
-
-    @property
-    def dtype(self):
-        return self._sp_values.dtype
-
-    @property
-    def device(self) -> device:
-        return device("cpu")
-
-    @property
     def layout(self):
         return sparse_coo
-
-    @property
-    def grad_fn(self):
-        return self._sp_values.grad_fn
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._sp_values.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        self._sp_values.requires_grad_(value)
-
-    def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
-        self._sp_values.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def is_leaf(self) -> bool:
-        return self._sp_values.is_leaf
-
-    @property
-    def grad(self) -> SparseTensor | None:
-        """The gradient of a leaf sparse tensor: sparse, with this tensor's indices."""
-        g = self._sp_values.grad
-        return (
-            None if g is None else SparseTensor._build(self._sp_indices, g, self._sp_shape, self._coalesced)
-        )
-
-    @grad.setter
-    def grad(self, value: Any) -> None:
-        self._sp_values.grad = None if value is None else value._values()
-
-    def is_floating_point(self) -> bool:
-        return self._sp_values.is_floating_point()
-
-    def element_size(self) -> int:
-        return self._sp_values.element_size()
 
     def sparse_dim(self) -> int:
         """Number of sparse dimensions (rows of ``indices``)."""
@@ -182,17 +108,6 @@ class SparseTensor(Tensor):
         out = ToDense.apply(self._sp_values, self._sp_indices, self._sp_shape)
         return out if dtype is None else out.to(dtype)
 
-    def to_sparse(self, sparse_dim: int | None = None, *, layout: Any = None, **kw: Any) -> SparseTensor:
-        if sparse_dim is not None and sparse_dim != self.sparse_dim():
-            raise RuntimeError(
-                f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
-                f"argument !=self.sparse_dim() is not supported (got "
-                f"{sparse_dim}, expected {self.sparse_dim()})"
-            )
-        return self
-
-    to_sparse_coo = to_sparse
-
     def coalesce(self) -> SparseTensor:
         """Sort the indices (row-major) and sum the values of repeated indices."""
         if self._coalesced:
@@ -206,56 +121,13 @@ class SparseTensor(Tensor):
         idx = np.stack(np.unravel_index(uniq, self._sp_shape[:sd])).reshape(sd, -1)
         return SparseTensor._build(idx, values, self._sp_shape, True)
 
-    def to(self, *args: Any, **kwargs: Any) -> SparseTensor:
-        target = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, _dtype.dtype):
-                target = a
-            elif isinstance(a, (str, device)):
-                _check_device(a)
-        if "device" in kwargs:
-            _check_device(kwargs["device"])
-        if target is None or target == self.dtype:
-            return self
-        return self._with_values(self._sp_values.to(target))
-
-    def cpu(self) -> SparseTensor:
-        return self
-
-    def float(self) -> SparseTensor:
-        return self.to(_dtype.float32)
-
-    def double(self) -> SparseTensor:
-        return self.to(_dtype.float64)
-
-    def long(self) -> SparseTensor:
-        return self.to(_dtype.int64)
-
-    def int(self) -> SparseTensor:
-        return self.to(_dtype.int32)
-
-    def half(self) -> SparseTensor:
-        return self.to(_dtype.float16)
-
-    def bool(self) -> SparseTensor:
-        return self.to(_dtype.bool)
-
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
             return "disttorch.sparse." + self._sp_values.type().split(".")[-1]
         return self.to(dtype)
 
-    def clone(self, *, memory_format: Any = None) -> SparseTensor:
-        return self._with_values(self._sp_values.clone())
-
-    def detach(self) -> SparseTensor:
-        return self._with_values(self._sp_values.detach())
-
     def _with_values(self, values: Tensor) -> SparseTensor:
         return SparseTensor._build(self._sp_indices, values, self._sp_shape, self._coalesced)
-
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        raise TypeError("can't convert a sparse tensor to numpy; call .to_dense() first")
 
     # ------------------------------------------------------------------ shape
     def transpose(self, dim0: int, dim1: int) -> SparseTensor:
@@ -293,32 +165,6 @@ class SparseTensor(Tensor):
 
     def __rmatmul__(self, other: Any) -> Any:
         return _dense_sparse_mm(other, self)
-
-    def __mul__(self, other: Any) -> SparseTensor:
-        if isinstance(other, SparseTensor) or (isinstance(other, Tensor) and other.dim() > 0):
-            raise NotImplementedError(
-                "sparse * tensor: only multiplication by a scalar or a "
-                "0-dim tensor is supported for sparse COO tensors"
-            )
-        return self._with_values(self._sp_values * other)
-
-    __rmul__ = __mul__
-
-    def mul(self, other: Any) -> SparseTensor:
-        return self * other
-
-    def __truediv__(self, other: Any) -> SparseTensor:
-        if isinstance(other, Tensor) and other.dim() > 0:
-            raise NotImplementedError(
-                "sparse / tensor: only division by a scalar or a 0-dim "
-                "tensor is supported for sparse COO tensors"
-            )
-        return self._with_values(self._sp_values / other)
-
-    div = __truediv__
-
-    def __neg__(self) -> SparseTensor:
-        return self._with_values(-self._sp_values)
 
     def __add__(self, other: Any) -> Tensor:
         if isinstance(other, SparseTensor):
@@ -391,19 +237,15 @@ class ToDense(Function):
 
 class SpMM(Function):
     """``A @ D`` for a 2-D sparse ``A`` (given by ``indices``, ``shape`` and ``values``) and a
-    2-D dense ``D``. Gradients: ``A^T @ g`` for ``D`` and ``(g[rows] * D[cols]).sum(-1)``
-    for the values, both written with differentiable ops."""
+    2-D dense ``D``. Gradients: ``A^T @ g`` for ``D`` and ``g[rows] . D[cols]`` for the
+    values, both Functions with backwards of their own."""
 
     _raw = True
 
     @staticmethod
     def forward(ctx, values, dense, indices, shape):
-        v, d = values._data, dense._data
         rows, cols = indices
-        dt = np.result_type(v.dtype, d.dtype)
-        out = np.zeros((shape[0], d.shape[1]), dtype=dt)
-        if rows.size:
-            np.add.at(out, rows, v[:, None].astype(dt, copy=False) * d[cols])
+        out = _kernels.spmm(rows, cols, values._data, dense._data, shape[0])
         if ctx.needs_input_grad:
             ctx.save_for_backward(values, dense)
             ctx.indices, ctx.shape = indices, shape
@@ -414,11 +256,34 @@ class SpMM(Function):
         values, dense = ctx.saved_tensors
         rows, cols = ctx.indices
         nv, nd = ctx.needs_input_grad[:2]
-        gv = (g[rows] * dense[cols]).sum(-1) if nv else None
+        gv = SampledDot.apply(g, dense, rows, cols) if nv else None
         gd = None
         if nd:
             gd = SpMM.apply(values, g, ctx.indices[::-1], (ctx.shape[1], ctx.shape[0]))
         return gv, gd, None, None
+
+
+class SampledDot(Function):
+    """``out[k] = a[rows[k]] . b[cols[k]]``: the entries of ``a @ b.T`` at the given positions.
+    Gradients: ``S @ b`` for ``a`` and ``S^T @ a`` for ``b``, ``S`` sparse with values ``g``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, rows, cols):
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b)
+            ctx.rows, ctx.cols = rows, cols
+        return _kernels.sampled_dot(rows, cols, a._data, b._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        na, nb = ctx.needs_input_grad[:2]
+        n, m = a.shape[0], b.shape[0]
+        ga = SpMM.apply(g, b, (ctx.rows, ctx.cols), (n, m)) if na else None
+        gb = SpMM.apply(g, a, (ctx.cols, ctx.rows), (m, n)) if nb else None
+        return ga, gb, None, None
 
 
 def _segment_sum(values: Tensor, segment: np.ndarray, n: int) -> Tensor:
@@ -442,7 +307,7 @@ def _sparse_mm(a: SparseTensor, b: Any) -> Any:
     """sparse @ dense (dense result), sparse @ sparse (sparse result), sparse @ vector."""
     if isinstance(b, SparseTensor):
         _check_mm(a.shape, b.shape)
-        return _sparse_mm(a, b.to_dense()).to_sparse()
+        return to_coo(_sparse_mm(a, b.to_dense()), None)
     if not isinstance(b, Tensor):
         raise TypeError(f"mm(): argument 'mat2' must be Tensor, not {type(b).__name__}")
     if a.dense_dim():
@@ -552,20 +417,17 @@ def sparse_coo_tensor(
     return SparseTensor._build(idx.astype(np.int64), vals, shape, bool(is_coalesced) or idx.shape[1] <= 1)
 
 
-def to_sparse(
-    input: Tensor,
-    sparse_dim: int | None = None,
-    *,
-    layout: Any = None,
-    blocksize: Any = None,
-    dense_dim: int | None = None,
-) -> SparseTensor:
+def to_coo(input: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     """The sparse COO form of a dense tensor (coalesced; the first ``sparse_dim`` dims are
     sparse, all by default). Gradients of the values flow back to ``input``."""
     if isinstance(input, SparseTensor):
-        return input.to_sparse(sparse_dim)
-    if layout not in (None, sparse_coo):
-        raise NotImplementedError(f"to_sparse: layout {layout} is not supported; only disttorch.sparse_coo")
+        if sparse_dim is not None and sparse_dim != input.sparse_dim():
+            raise RuntimeError(
+                f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
+                f"argument !=self.sparse_dim() is not supported (got "
+                f"{sparse_dim}, expected {input.sparse_dim()})"
+            )
+        return input
     x = input._data
     sd = x.ndim if sparse_dim is None else int(sparse_dim)
     if not 0 < sd <= x.ndim:
@@ -581,12 +443,9 @@ def to_sparse(
     return SparseTensor._build(idx, vals, x.shape, True)
 
 
-to_sparse_coo = to_sparse
-
-
 def to_dense(input: Tensor, dtype: Any = None, *, masked_grad: bool = True) -> Tensor:
     """A dense tensor is already dense: returns ``input`` (or a cast)."""
-    if isinstance(input, SparseTensor):
+    if isinstance(input, SparseBase):
         return input.to_dense(dtype)
     return input if dtype is None else input.to(dtype)
 

@@ -1,7 +1,13 @@
-"""``disttorch.sparse``: operations on sparse COO tensors (``torch.sparse``).
+"""``disttorch.sparse``: operations on sparse tensors (``torch.sparse``).
 
-Sparse tensors themselves (:class:`~disttorch.ops.sparse.SparseTensor`) are made by
-``disttorch.sparse_coo_tensor`` or ``Tensor.to_sparse()``.
+Sparse tensors themselves are made by ``disttorch.sparse_coo_tensor`` /
+``Tensor.to_sparse()`` (COO, :class:`~disttorch.ops.sparse.SparseTensor`) and
+``disttorch.sparse_csr_tensor`` / ``sparse_csc_tensor`` / ``sparse_bsr_tensor`` /
+``sparse_bsc_tensor`` / ``Tensor.to_sparse_csr()``... (compressed layouts,
+:class:`~disttorch.ops.sparse_compressed.SparseCompressedTensor`).
+
+Semi-structured (2:4) sparsity (``to_sparse_semi_structured``) is a CUDA-only feature of
+PyTorch and is not provided (see ``disttorch._coverage``).
 """
 
 from __future__ import annotations
@@ -9,19 +15,33 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
-from ..ops.sparse import SparseTensor, _sparse_mm, _sparse_sum, spmm
+from ..ops.sparse import SparseTensor, _sparse_sum, spmm
+from ..ops.sparse_extras import mm_reduce, sampled_addmm, spdiags, spsolve
+from ..ops.sparse_softmax import log_softmax, softmax
 
-__all__ = ["addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants", "mm", "spmm", "sum"]
+__all__ = [
+    "addmm",
+    "as_sparse_gradcheck",
+    "check_sparse_tensor_invariants",
+    "log_softmax",
+    "mm",
+    "sampled_addmm",
+    "softmax",
+    "spdiags",
+    "spmm",
+    "spsolve",
+    "sum",
+]
 
 
 def mm(mat1: Tensor, mat2: Tensor, reduce: str = "sum") -> Tensor:
-    """Product of a sparse COO matrix ``mat1`` with a dense (or sparse) ``mat2``; gradients
-    flow to the dense operand and to ``mat1``'s values."""
+    """Product of a sparse matrix ``mat1`` (COO, CSR, CSC, BSR, BSC) with a dense (or sparse)
+    ``mat2``; gradients flow to the dense operand and to ``mat1``'s values. ``reduce``
+    (``"sum"``, ``"mean"``, ``"amax"``, ``"amin"``; other than ``"sum"`` for a CSR ``mat1``
+    only, as PyTorch) combines the products of each row."""
     if reduce != "sum":
-        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} is not supported, only 'sum'")
-    if not isinstance(mat1, SparseTensor):
-        return mat1.mm(mat2)
-    return _sparse_mm(mat1, mat2)
+        return mm_reduce(mat1, mat2, reduce)
+    return mat1 @ mat2
 
 
 def addmm(mat: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
@@ -42,8 +62,8 @@ def as_sparse_gradcheck(gradcheck: Any) -> Any:
 
 
 class check_sparse_tensor_invariants:
-    """Context manager/decorator accepted for compatibility: ``sparse_coo_tensor`` always
-    checks that indices are non-negative and within ``size``."""
+    """Context manager/decorator accepted for compatibility: ``sparse_coo_tensor`` and the
+    compressed constructors always check their invariants."""
 
     def __init__(self, enable: bool = True) -> None:
         self.enable = enable

@@ -10,6 +10,7 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels.reductions import column_sum
+from ...ops.sparse_base import SparseBase
 
 __all__ = ["linear", "bilinear"]
 
@@ -106,8 +107,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     Returns:
         ``(*, out_features)``.
     """
-    if weight._data.ndim == 1:  # PyTorch accepts a 1-D weight: a dot product over the last dim
-        out = input.matmul(weight)
+    if weight._data.ndim == 1 or isinstance(input, SparseBase):
+        # PyTorch accepts a 1-D weight (a dot product over the last dim) and a sparse input
+        out = input.matmul(weight if weight._data.ndim == 1 else weight.t())
         return out + bias if bias is not None else out
     return LinearFunction.apply(input, weight, bias)
 
