@@ -104,8 +104,7 @@ _REASONS = {
         "sparse.SparseSemiStructuredTensorCUSPARSELT sparse.SparseSemiStructuredTensorCUTLASS"
     ),
     "legacy autograd and name APIs removed or CUDA-only in PyTorch": (
-        "symeig output_nr name names rename rename_ refine_names align_as align_to "
-        "unflatten_dense_tensors"
+        "symeig output_nr name names rename rename_ refine_names align_as align_to unflatten_dense_tensors"
     ),
 }
 EXCLUDED: dict[str, str] = {n: reason for reason, names in _REASONS.items() for n in names.split()}
