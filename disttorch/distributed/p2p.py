@@ -54,7 +54,7 @@ def isend(tensor: Any, dst: int, group=None, tag: int = 0) -> Work | None:
         flat.flat.nbytes,
     )
 
-    def body(op) -> None:
+    def body(op, _work: Work) -> None:
         tracker = pg.transport.send(peer, header, flat.flat)
         if tracker is not None:
             pg.link.wait_sent(op, tracker, peer, p2p=True)
@@ -80,9 +80,8 @@ def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work
         f"recv({flat.flat.dtype}[{flat.flat.size}]) from "
         f"{'any rank' if src is None else f'rank {src}'} tag {tag}"
     )
-    work: Work
 
-    def body(op) -> None:
+    def body(op, work: Work) -> None:
         h = pg.link.receive(op, peer, tag, flat.flat)
         if (h.dtype, h.numel, h.nbytes) != (
             wire.dtype_code(flat.flat.dtype),
@@ -97,8 +96,7 @@ def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work
         flat.write_back()
         work.source_rank = pg.ranks[h.sender]
 
-    work = pg.point_to_point(description, body, async_op=True, result=[tensor])
-    return work
+    return pg.point_to_point(description, body, async_op=True, result=[tensor])
 
 
 def send(tensor: Any, dst: int, group=None, tag: int = 0) -> None:

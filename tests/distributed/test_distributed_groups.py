@@ -149,3 +149,32 @@ def objects(rank: int, ws: int) -> None:
 @pytest.mark.timeout(40)
 def test_object_collectives():
     run_ranks(objects, 3, timeout=30)
+
+
+def receives_of_waiting_messages(rank: int, ws: int) -> list[int]:
+    """Rank 1 sends 20 messages; rank 0 receives each inside ``run_async_inline``, where an
+    asynchronous receive runs to its end before ``irecv`` returns its Work."""
+    import disttorch.distributed as dist
+    from disttorch.distributed.groups import resolve_group
+
+    dist.init_process_group("gloo")
+    senders = []
+    if rank == 1:
+        for k in range(20):
+            dist.send(np.array([k], np.int64), dst=0)
+    else:
+        buf = np.zeros(1, np.int64)
+        with resolve_group(None).run_async_inline():
+            for k in range(20):
+                work = dist.irecv(buf)  # any source: the sender's rank is on the Work
+                assert work.is_completed() and buf[0] == k
+                senders.append(work.source_rank)
+    dist.barrier()
+    dist.destroy_process_group()
+    return senders
+
+
+@pytest.mark.timeout(60)
+def test_a_receive_that_completes_at_once_still_reports_its_sender():
+    senders, _ = run_ranks(receives_of_waiting_messages, 2, timeout=50)
+    assert senders == [1] * 20

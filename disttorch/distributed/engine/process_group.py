@@ -256,12 +256,13 @@ class ProcessGroup:
         )
 
     def point_to_point(
-        self, description: str, body: Callable[[_Op], Any], async_op: bool, result: Any = None
+        self, description: str, body: Callable[[_Op, Work], Any], async_op: bool, result: Any = None
     ) -> Work | None:
-        """Queue a send or receive; ``body(op)`` runs on the communication thread."""
+        """Queue a send or receive; ``body(op, work)`` runs on the communication thread and may
+        record what it learns on ``work`` (it can run before this call returns)."""
         self._raise_if_broken()
         work = Work(description, result)
-        return self._submit(work, self._run_p2p, (description, body), async_op)
+        return self._submit(work, self._run_p2p, (description, body, work), async_op)
 
     @contextmanager
     def run_async_inline(self) -> Iterator[None]:
@@ -366,10 +367,10 @@ class ProcessGroup:
         body(PeerChannel(self.link, self.group_id, self._rank, self.size(), self.name, op, sig, self.recent))
         self._set_state(f"{seq}|{description.rsplit(' #', 1)[0]}|done")
 
-    def _run_p2p(self, description: str, body: Callable[[_Op], Any]) -> None:
+    def _run_p2p(self, description: str, body: Callable[[_Op, Work], Any], work: Work) -> None:
         self._current = op = _Op(self._seq, description, self.timeout, self.stall_warning)
         try:
-            body(op)
+            body(op, work)
         except Exception as e:  # noqa: BLE001 - concerns this pair of ranks only
             raise _PeerLocalError(e) from e
 
