@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import time
 from datetime import timedelta
 from typing import Any, Iterable
 
@@ -44,6 +45,8 @@ ENV_TIMEOUT = "DISTTORCH_TIMEOUT"
 #: Default timeout of collectives, as PyTorch's (30 minutes).
 default_pg_timeout = timedelta(minutes=30)
 _BACKENDS = ("zmq", "gloo")
+_AUTH_REPORTS = "disttorch/auth-failure-reports"  # ranks that read who could not join
+_AUTH_REPORT_GRACE = 2.0  # seconds the store's host waits for them before closing the store
 
 
 class _NonGroupMember:
@@ -213,6 +216,7 @@ def init_process_group(
         GroupMember.WORLD = _create(0, rank, list(range(world_size)), seconds, name)
     except AuthenticationError as e:
         missing = _ranks_not_joined(store, world_size)
+        _hold_store_for_reports(store, world_size - len(missing))
         _release_store()
         if not missing:
             raise
@@ -230,6 +234,20 @@ def _ranks_not_joined(store, world_size: int) -> list[int]:
         return [r for r in range(world_size) if not store.check([f"disttorch/generation/{r}"])]
     except Exception:  # noqa: BLE001 - the store may be gone with its host
         return []
+
+
+def _hold_store_for_reports(store, joined: int) -> None:
+    """Every rank that joined asks the store which ranks did not, so that each can name them.
+    The store lives in the process that hosts it: that one keeps it open until all ``joined``
+    ranks have asked, or :data:`_AUTH_REPORT_GRACE` seconds have passed."""
+    try:
+        asked = store.add(_AUTH_REPORTS, 1)
+        deadline = time.monotonic() + _AUTH_REPORT_GRACE
+        while _state.owns_store and asked < joined and time.monotonic() < deadline:
+            time.sleep(0.02)
+            asked = store.add(_AUTH_REPORTS, 0)
+    except Exception:  # noqa: BLE001 - the store may be gone with its host
+        pass
 
 
 def _create(group_id: int, rank: int, ranks: list[int], seconds: float, backend: str) -> ProcessGroup:
