@@ -283,11 +283,14 @@ def gru_forward(
     ghn = np.empty((n, hs), dtype=xw.dtype)  # W_hn h + b_hn (before the reset gate)
     hprev = np.empty((n, hs), dtype=xw.dtype)
     y = np.empty((n, hs), dtype=xw.dtype)
+    rec = np.empty((h0.shape[0], 3 * hs), dtype=xw.dtype)  # h @ W_hhᵀ (+ b_hh) of one step
+    rn = np.empty_like(h0)  # r * (W_hn h + b_hn) of one step
     h = h0.copy()
     for s, e, b in steps(batch_sizes, reverse):
         hp = h[:b]
         hprev[s:e] = hp
-        gh = hp @ w_hh_t
+        gh = rec[:b]
+        np.matmul(hp, w_hh_t, out=gh)
         if b_hh is not None:
             gh += b_hh
         if post_scale is not None:
@@ -297,9 +300,11 @@ def gru_forward(
         rz += gh[:, : 2 * hs]
         np.tanh(rz, out=rz)
         _finish_sigmoid_(rz)
-        ghn[s:e] = gh[:, 2 * hs :]
+        gn = ghn[s:e]
+        gn[...] = gh[:, 2 * hs :]
         nt = g[:, 2 * hs :]
-        nt += g[:, :hs] * gh[:, 2 * hs :]
+        np.multiply(g[:, :hs], gn, out=rn[:b])
+        nt += rn[:b]
         np.tanh(nt, out=nt)
         yt = y[s:e]
         np.subtract(hp, nt, out=yt)  # h = n + z (h_prev - n)
@@ -319,25 +324,33 @@ def gru_backward(
     dgi = np.empty_like(gates)
     dgh = np.empty_like(gates)
     dh = dhn.copy()
+    dht_buf = np.empty_like(dh)
+    tmp = np.empty_like(dh)
     for s, e, b in steps(batch_sizes, not reverse):
         g = gates[s:e]
         r, z, nt = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs :]
-        hp = hprev[s:e]
-        dht = dh[:b] + dy[s:e]
+        dht = dht_buf[:b]
+        np.add(dh[:b], dy[s:e], out=dht)
+        t = tmp[:b]
         di = dgi[s:e]
         dr, dz, dn = di[:, :hs], di[:, hs : 2 * hs], di[:, 2 * hs :]
-        np.subtract(hp, nt, out=dz)
-        dz *= dht
-        dz *= z * (1 - z)
         np.subtract(1, z, out=dn)
+        np.multiply(dn, z, out=t)  # z (1 - z)
+        np.subtract(hprev[s:e], nt, out=dz)
+        dz *= dht
+        dz *= t
         dn *= dht
-        dn *= 1 - nt * nt
+        np.multiply(nt, nt, out=t)
+        np.subtract(1, t, out=t)
+        dn *= t  # dn = dh (1 - z) (1 - n^2)
         np.multiply(dn, ghn[s:e], out=dr)
-        dr *= r * (1 - r)
+        np.subtract(1, r, out=t)
+        t *= r
+        dr *= t
         dg = dgh[s:e]
         dg[:, : 2 * hs] = di[:, : 2 * hs]
         np.multiply(dn, r, out=dg[:, 2 * hs :])
-        dhp = dg @ w_hh
-        dhp += dht * z
-        dh[:b] = dhp
+        np.multiply(dht, z, out=t)
+        np.matmul(dg, w_hh, out=dh[:b])
+        dh[:b] += t
     return dgi, dgh, dh, hprev
