@@ -19,6 +19,12 @@ the forward kernels take ``xw`` and ``W_hhᵀ`` with the rows of the sigmoid gat
 order and returns the gate gradients of every step as one ``(N, G)`` array, so the caller
 forms ``dX``, ``dW_ih``, ``dW_hh`` and the bias gradients with one matrix product each.
 
+The LSTM kernels keep the time loop lean (profiled with ``benchmarks/layers.py``): a step reads
+its input state as a view of the previous step's output rows (no state copies), the cell
+state lives in two step-sized buffers, and when a backward will follow, forward turns each
+step's gates, while they are in cache, into the local derivatives backward multiplies by, so
+backward's loop is five element-wise products and the matrix product that carries ``dh``.
+
 Gate order is PyTorch's: LSTM ``i, f, g, o``; GRU ``r, z, n``.
 """
 
@@ -125,50 +131,96 @@ def lstm_forward(
     batch_sizes: Sequence[int],
     reverse: bool,
     post_scale: np.ndarray | None = None,
+    save: bool = True,
 ) -> tuple:
     """One LSTM layer-direction (``xw``, ``w_hh_t`` prescaled by ``gate_scale``, both biases in
     ``xw``); returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the
-    projection size (``H`` without projection). ``xw`` (the caller's temporary) is overwritten
-    with the gate activations."""
+    projection size (``H`` without projection). ``xw`` is the caller's temporary: it is
+    overwritten.
+
+    With ``save`` (a backward will follow), each step also stores, while its gates are in
+    cache, the local derivatives backward needs (``saved`` is None otherwise): in place of its
+    gates in ``xw``, ``fac`` such that ``d gate_pre = dc * fac`` for ``i, f, g`` and
+    ``dh * fac`` for ``o``; ``kc (N, H)`` with ``dc += dh * kc``; the forget gate; and the
+    step's input state ``h_{t-1}``. The cell state lives in two step-sized buffers."""
     n, hs = xw.shape[0], c0.shape[1]
-    p = h0.shape[1]
-    gates = xw
-    rec = np.empty((h0.shape[0], xw.shape[1]), dtype=xw.dtype)  # h @ W_hhᵀ of one step
-    c_all = np.empty((n, hs), dtype=xw.dtype)
-    cprev = np.empty((n, hs), dtype=xw.dtype)
-    tanh_c = np.empty((n, hs), dtype=xw.dtype)
-    hprev = np.empty((n, p), dtype=xw.dtype)
-    hc = np.empty((n, hs), dtype=xw.dtype) if w_hr is not None else None
-    y = np.empty((n, p), dtype=xw.dtype)
-    h, c = h0.copy(), c0.copy()
+    bmax, p = h0.shape
+    dt = xw.dtype
+    rec = np.empty((bmax, 4 * hs), dtype=dt)  # h @ W_hhᵀ of a step, then s (1 - s) of its gates
+    c_buf = np.empty((2, bmax, hs), dtype=dt)  # the cell state before / after a step
+    ig = np.empty((bmax, hs), dtype=dt)  # i * g, then (1 - g^2) * i
+    tc_buf = np.empty((bmax, hs), dtype=dt)  # tanh(c)
+    h_join = np.empty_like(h0)  # reverse direction: input states of a step where sequences join
+    y = np.empty((n, p), dtype=dt)
+    hc = np.empty((n, hs), dtype=dt) if w_hr is not None else None  # o * tanh(c) before projection
     w_r = np.ascontiguousarray(w_hr.T) if w_hr is not None else None
-    half = gate_scale("LSTM", hs, xw.dtype)  # tanh(x/2) -> sigmoid(x) on i, f, o; g kept
+    if save:
+        kc = np.empty((n, hs), dtype=dt)
+        forget = np.empty((n, hs), dtype=dt)
+        hprev = np.empty((n, p), dtype=dt)
+    h_n, c_n = h0.copy(), c0.copy()  # rows are replaced as their sequences finish
+    half = gate_scale("LSTM", hs, dt)  # tanh(x/2) -> sigmoid(x) on i, f, o; g kept
     half_off = 1 - half
-    for s, e, b in steps(batch_sizes, reverse):
-        hprev[s:e] = h[:b]
-        cprev[s:e] = c[:b]
-        g = gates[s:e]
+    order = list(steps(batch_sizes, reverse))
+    c_buf[1, :bmax] = c0
+    ps = pb = None
+    for k, (s, e, b) in enumerate(order):
+        cp, cc = c_buf[(k + 1) % 2], c_buf[k % 2]  # k = 0 reads c_buf[1] (c0)
+        if ps is None:
+            h = h0[:b]
+        elif pb >= b:
+            h = y[ps : ps + b]
+        else:  # sequences join (reverse direction): their states start from h0, c0
+            h = h_join[:b]
+            h[:pb] = y[ps : ps + pb]
+            h[pb:] = h0[pb:b]
+            cp[pb:b] = c0[pb:b]
+        c = cp[:b]
+        ps, pb = s, b
+        g = xw[s:e]
         hw = rec[:b]
-        np.matmul(h[:b], w_hh_t, out=hw)
+        np.matmul(h, w_hh_t, out=hw)
         if post_scale is not None:
             hw *= post_scale
         g += hw
         np.tanh(g, out=g)
         g *= half
         g += half_off
-        ct = c_all[s:e]
-        np.multiply(g[:, hs : 2 * hs], c[:b], out=ct)
-        ct += g[:, :hs] * g[:, 2 * hs : 3 * hs]
-        c[:b] = ct
-        tc = tanh_c[s:e]
+        i, f, gg, o = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs : 3 * hs], g[:, 3 * hs :]
+        ct = cc[:b]
+        np.multiply(f, c, out=ct)
+        np.multiply(i, gg, out=ig[:b])
+        ct += ig[:b]
+        tc = tc_buf[:b]
         np.tanh(ct, out=tc)
-        if w_r is None:
-            np.multiply(g[:, 3 * hs :], tc, out=y[s:e])
-        else:
-            np.multiply(g[:, 3 * hs :], tc, out=hc[s:e])
-            np.matmul(hc[s:e], w_r, out=y[s:e])
-        h[:b] = y[s:e]
-    return y, h, c, (gates, cprev, tanh_c, hprev, hc)
+        hcur = y[s:e] if w_r is None else hc[s:e]
+        np.multiply(o, tc, out=hcur)
+        if w_r is not None:
+            np.matmul(hcur, w_r, out=y[s:e])
+        b_next = order[k + 1][2] if k + 1 < len(order) else 0
+        if b_next < b:  # rows b_next: have had their last step
+            h_n[b_next:b] = y[s + b_next : e]
+            c_n[b_next:b] = ct[b_next:]
+        if save:
+            hprev[s:e] = h
+            forget[s:e] = f
+            kt = kc[s:e]
+            np.multiply(tc, tc, out=kt)
+            np.subtract(1, kt, out=kt)
+            kt *= o  # dc += dh * o (1 - tanh(c)^2)
+            d = rec[:b]
+            np.subtract(1, g, out=d)
+            d *= g  # s (1 - s) for i, f, o
+            dg = ig[:b]
+            np.multiply(gg, gg, out=dg)
+            np.subtract(1, dg, out=dg)
+            dg *= i  # dg = dc * i (1 - g^2)
+            np.multiply(d[:, :hs], gg, out=i)  # di = dc * g s_i'
+            np.multiply(d[:, hs : 2 * hs], c, out=f)  # df = dc * c_prev s_f'
+            gg[...] = dg
+            np.multiply(d[:, 3 * hs :], tc, out=o)  # do = dh * tanh(c) s_o'
+    saved = (xw, kc, forget, hprev, hc) if save else None
+    return y, h_n, c_n, saved
 
 
 def lstm_backward(
@@ -183,39 +235,31 @@ def lstm_backward(
 ) -> tuple:
     """Returns ``(dgates (N, 4H), dh0, dc0, hprev, dh_out, hc)``: pre-activation gate
     gradients, the initial-state gradients, and what ``dW_hh``/``dW_hr`` are formed from
-    (``dh_out`` is the gradient of each step's output ``h``, needed only with projection)."""
-    gates, cprev, tanh_c, hprev, hc = saved
-    _n, hs = cprev.shape
-    dgates = np.empty_like(gates)
+    (``dh_out`` is the gradient of each step's output ``h``, needed only with projection).
+    Per step only what depends on the incoming gradient is left: the local derivatives were
+    stored by ``lstm_forward``."""
+    fac, kc, forget, hprev, hc = saved
+    hs = kc.shape[1]
+    bmax = dcn.shape[0]
+    dgates = np.empty_like(fac)
     dh_out = np.empty_like(hprev) if w_hr is not None else None
     dh, dc = dhn.copy(), dcn.copy()
+    dht_buf = np.empty_like(dh)
+    dct_buf = np.empty((bmax, hs), dtype=dc.dtype)
     for s, e, b in steps(batch_sizes, not reverse):
-        # local derivatives of this step's gates (cache-hot): d gate_pre = (dc or dh) * factor
-        g = gates[s:e]
-        i, f, gg, o = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs : 3 * hs], g[:, 3 * hs :]
-        fac = 1 - g
-        fac *= g  # s (1 - s) for i, f, o
-        fi, ff, fg, fo = fac[:, :hs], fac[:, hs : 2 * hs], fac[:, 2 * hs : 3 * hs], fac[:, 3 * hs :]
-        np.multiply(gg, gg, out=fg)
-        np.subtract(1, fg, out=fg)  # 1 - g^2
-        fi *= gg  # di = dc * g s_i'
-        ff *= cprev[s:e]  # df = dc * c_prev s_f'
-        fg *= i  # dg = dc * i (1 - g^2)
-        tc = tanh_c[s:e]
-        fo *= tc  # do = dh * tanh(c) s_o'
-        kc = tc * tc
-        np.subtract(1, kc, out=kc)
-        kc *= o  # dc += dh * o (1 - tanh(c)^2)
-        dht = dh[:b] + dy[s:e]
+        dht = dht_buf[:b]
+        np.add(dh[:b], dy[s:e], out=dht)
         if w_hr is not None:
             dh_out[s:e] = dht
             dht = dht @ w_hr
         d = dgates[s:e]
-        np.multiply(dht, fo, out=d[:, 3 * hs :])
-        kc *= dht
-        kc += dc[:b]  # dc of this step
-        np.multiply(kc[:, None, :], fac.reshape(b, 4, hs)[:, :3], out=d.reshape(b, 4, hs)[:, :3])
-        np.multiply(kc, f, out=dc[:b])
+        a = fac[s:e]
+        np.multiply(dht, a[:, 3 * hs :], out=d[:, 3 * hs :])
+        dct = dct_buf[:b]
+        np.multiply(dht, kc[s:e], out=dct)
+        dct += dc[:b]  # dc of this step
+        np.multiply(dct[:, None, :], a.reshape(b, 4, hs)[:, :3], out=d.reshape(b, 4, hs)[:, :3])
+        np.multiply(dct, forget[s:e], out=dc[:b])
         np.matmul(d, w_hh, out=dh[:b])
     return dgates, dh, dc, hprev, dh_out, hc
 
@@ -239,11 +283,14 @@ def gru_forward(
     ghn = np.empty((n, hs), dtype=xw.dtype)  # W_hn h + b_hn (before the reset gate)
     hprev = np.empty((n, hs), dtype=xw.dtype)
     y = np.empty((n, hs), dtype=xw.dtype)
+    rec = np.empty((h0.shape[0], 3 * hs), dtype=xw.dtype)  # h @ W_hhᵀ (+ b_hh) of one step
+    rn = np.empty_like(h0)  # r * (W_hn h + b_hn) of one step
     h = h0.copy()
     for s, e, b in steps(batch_sizes, reverse):
         hp = h[:b]
         hprev[s:e] = hp
-        gh = hp @ w_hh_t
+        gh = rec[:b]
+        np.matmul(hp, w_hh_t, out=gh)
         if b_hh is not None:
             gh += b_hh
         if post_scale is not None:
@@ -253,9 +300,11 @@ def gru_forward(
         rz += gh[:, : 2 * hs]
         np.tanh(rz, out=rz)
         _finish_sigmoid_(rz)
-        ghn[s:e] = gh[:, 2 * hs :]
+        gn = ghn[s:e]
+        gn[...] = gh[:, 2 * hs :]
         nt = g[:, 2 * hs :]
-        nt += g[:, :hs] * gh[:, 2 * hs :]
+        np.multiply(g[:, :hs], gn, out=rn[:b])
+        nt += rn[:b]
         np.tanh(nt, out=nt)
         yt = y[s:e]
         np.subtract(hp, nt, out=yt)  # h = n + z (h_prev - n)
@@ -275,25 +324,33 @@ def gru_backward(
     dgi = np.empty_like(gates)
     dgh = np.empty_like(gates)
     dh = dhn.copy()
+    dht_buf = np.empty_like(dh)
+    tmp = np.empty_like(dh)
     for s, e, b in steps(batch_sizes, not reverse):
         g = gates[s:e]
         r, z, nt = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs :]
-        hp = hprev[s:e]
-        dht = dh[:b] + dy[s:e]
+        dht = dht_buf[:b]
+        np.add(dh[:b], dy[s:e], out=dht)
+        t = tmp[:b]
         di = dgi[s:e]
         dr, dz, dn = di[:, :hs], di[:, hs : 2 * hs], di[:, 2 * hs :]
-        np.subtract(hp, nt, out=dz)
-        dz *= dht
-        dz *= z * (1 - z)
         np.subtract(1, z, out=dn)
+        np.multiply(dn, z, out=t)  # z (1 - z)
+        np.subtract(hprev[s:e], nt, out=dz)
+        dz *= dht
+        dz *= t
         dn *= dht
-        dn *= 1 - nt * nt
+        np.multiply(nt, nt, out=t)
+        np.subtract(1, t, out=t)
+        dn *= t  # dn = dh (1 - z) (1 - n^2)
         np.multiply(dn, ghn[s:e], out=dr)
-        dr *= r * (1 - r)
+        np.subtract(1, r, out=t)
+        t *= r
+        dr *= t
         dg = dgh[s:e]
         dg[:, : 2 * hs] = di[:, : 2 * hs]
         np.multiply(dn, r, out=dg[:, 2 * hs :])
-        dhp = dg @ w_hh
-        dhp += dht * z
-        dh[:b] = dhp
+        np.multiply(dht, z, out=t)
+        np.matmul(dg, w_hh, out=dh[:b])
+        dh[:b] += t
     return dgi, dgh, dh, hprev

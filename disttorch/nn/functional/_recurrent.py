@@ -53,15 +53,18 @@ class RecurrentLayerFunction(Function):
             bih, bhh = (None if b is None else b * scale for b in (bih, bhh))
         else:
             whh_t = np.ascontiguousarray(whh.T)
+        if mode != "GRU" and bhh is not None:  # b_hh adds linearly: fold it into b_ih
+            bih = bhh if bih is None else bih + bhh
         xw = xa @ wih.T
         if bih is not None:
             xw += bih
-        if mode != "GRU" and bhh is not None:  # b_hh adds linearly: fold it in once
-            xw += bhh
         if post is not None:
             xw *= post
+        save = any(ctx.needs_input_grad)  # a backward may follow: keep what it needs
         if mode == "LSTM":
-            y, hn, cn, saved = K.lstm_forward(xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse, post)
+            y, hn, cn, saved = K.lstm_forward(
+                xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse, post, save
+            )
             outs = (y, hn, cn)
         elif mode == "GRU":
             y, hn, saved = K.gru_forward(xw, h0._data, whh_t, bhh, batch_sizes, reverse, post)
@@ -108,7 +111,9 @@ class RecurrentLayerFunction(Function):
             dwih = dg.T @ xa if need[3] else None
             dwhh = dgh.T @ hprev if need[4] else None
             dbih = column_sum(dg) if ctx.has_b and need[5] else None
-            dbhh = column_sum(dgh) if ctx.has_b and need[6] else None
+            dbhh = None
+            if ctx.has_b and need[6]:  # b_hh adds as b_ih does except in GRU's n gate
+                dbhh = dbih.copy() if dgh is dg and dbih is not None else column_sum(dgh)
             return (dx, dh0 if need[1] else None, dc0 if need[2] else None, dwih, dwhh, dbih, dbhh, dwhr)
 
         anchor = next(g for g in (gy, ghn, gcn) if g is not None)
