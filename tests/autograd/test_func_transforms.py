@@ -1,0 +1,232 @@
+"""torch.func's derivative transforms: jacrev, jacfwd, hessian, vjp, jvp, linearize (values,
+pytrees, argnums, has_aux, composition, errors), against closed forms and PyTorch."""
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch import func
+
+RNG = np.random.default_rng(20)
+A = RNG.normal(size=(3, 4))
+B = RNG.normal(size=4)
+
+
+def _close(a, b):
+    if isinstance(b, dict):
+        assert a.keys() == b.keys()
+        for k in b:
+            _close(a[k], b[k])
+    elif isinstance(b, (tuple, list)):
+        assert type(a) is type(b) or (isinstance(a, tuple) and isinstance(b, tuple)), (type(a), type(b))
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _close(x, y)
+    else:
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(a.detach().numpy(), np.asarray(b.detach().numpy()), rtol=1e-7, atol=1e-10)
+
+
+def _tree(lib):
+    def f(x, y):
+        return {"a": (x @ y).tanh(), "b": [x.sin().sum(0) * y]}
+
+    return f
+
+
+# ------------------------------------------------------------------ closed forms (no PyTorch needed)
+
+
+@pytest.mark.parametrize("transform", [func.jacrev, func.jacfwd])
+def test_jacobian_of_elementwise_function_is_diagonal(transform):
+    x = dt.tensor(B)
+    j = transform(lambda t: t.exp())(x)
+    np.testing.assert_allclose(j.numpy(), np.diag(np.exp(B)))
+    assert not j.requires_grad
+
+
+@pytest.mark.parametrize("transform", [func.jacrev, func.jacfwd])
+def test_jacobian_of_matrix_product_and_argnums_tuple(transform):
+    x, y = dt.tensor(A), dt.tensor(B)
+    jx, jy = transform(lambda a, b: a @ b, argnums=(0, 1))(x, y)
+    assert jx.shape == (3, 3, 4) and jy.shape == (3, 4)
+    np.testing.assert_allclose(jy.numpy(), A)
+    expected = np.einsum("ij,k->ijk", np.eye(3), B)
+    np.testing.assert_allclose(jx.numpy(), expected)
+
+
+def test_jacobian_of_independent_output_is_zero():
+    x, y = dt.tensor(A), dt.tensor(B)
+    j = func.jacrev(lambda a, b: b * 2, argnums=0)(x, y)
+    assert j.shape == (4, 3, 4) and not j.numpy().any()
+    jf = func.jacfwd(lambda a, b: b * 2, argnums=0)(x, y)
+    assert jf.shape == (4, 3, 4) and not jf.numpy().any()
+
+
+def test_hessian_of_quadratic_form():
+    m = RNG.normal(size=(4, 4))
+    q = dt.tensor(m)
+    h = func.hessian(lambda x: x @ q @ x)(dt.tensor(B))
+    np.testing.assert_allclose(h.numpy(), m + m.T, atol=1e-12)
+
+
+def test_jvp_vjp_linearize_closed_form():
+    x, v = dt.tensor(B), dt.tensor(np.ones(4))
+    out, jv = func.jvp(lambda t: t**2, (x,), (v,))
+    np.testing.assert_allclose(out.numpy(), B**2)
+    np.testing.assert_allclose(jv.numpy(), 2 * B)
+    out, fn = func.vjp(lambda t: t**3, x)
+    (g,) = fn(dt.ones(4, dtype=dt.float64))
+    np.testing.assert_allclose(g.numpy(), 3 * B**2)
+    (g2,) = fn(dt.ones(4, dtype=dt.float64) * 2)  # vjp_fn can be called again
+    np.testing.assert_allclose(g2.numpy(), 6 * B**2)
+    out, lin = func.linearize(lambda t: t.sin(), x)
+    np.testing.assert_allclose(lin(v).numpy(), np.cos(B))
+    np.testing.assert_allclose(lin(v * 3).numpy(), 3 * np.cos(B))
+
+
+def test_has_aux_returns_aux_and_jacobian():
+    x = dt.tensor(B)
+    j, aux = func.jacrev(lambda t: (t * 3, {"s": t.sum()}), has_aux=True)(x)
+    np.testing.assert_allclose(j.numpy(), 3 * np.eye(4))
+    assert float(aux["s"]) == pytest.approx(B.sum())
+    out, jv, aux = func.jvp(lambda t: (t * 3, "tag"), (x,), (x,), has_aux=True)
+    assert aux == "tag"
+    np.testing.assert_allclose(jv.numpy(), 3 * B)
+    out, fn, aux = func.vjp(lambda t: (t * 3, t.mean()), x, has_aux=True)
+    assert float(aux) == pytest.approx(B.mean())
+
+
+def test_grad_of_grad_and_grad_with_pytree_argument():
+    x = dt.tensor(B)
+    second = func.grad(lambda t: func.grad(lambda u: (u**3).sum())(t).sum())(x)
+    np.testing.assert_allclose(second.numpy(), 6 * B)
+    g = func.grad(lambda p: (p["w"] * p["b"]).sum())({"w": x, "b": x * 2})
+    np.testing.assert_allclose(g["w"].numpy(), 2 * B)
+    np.testing.assert_allclose(g["b"].numpy(), B)
+
+
+def test_vmap_of_jacrev_gives_per_sample_jacobians():
+    x = dt.tensor(A)
+    j = func.vmap(func.jacrev(lambda r: r.exp() * 2))(x)
+    assert j.shape == (3, 4, 4)
+    for i in range(3):
+        np.testing.assert_allclose(j[i].numpy(), np.diag(2 * np.exp(A[i])))
+
+
+def test_result_is_differentiable_when_inputs_require_grad():
+    x = dt.tensor(B, requires_grad=True)
+    j = func.jacrev(lambda t: t**3)(x)
+    assert j.requires_grad
+    j.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * B)
+
+
+def test_transform_results_pass_gradcheck():
+    x = dt.tensor(B[:3], requires_grad=True)
+    assert dt.autograd.gradcheck(lambda t: func.jacrev(lambda u: u.sin() * u.sum())(t), (x,))
+    assert dt.autograd.gradcheck(lambda t: func.jacfwd(lambda u: u.exp() * u.prod())(t), (x,))
+    v = dt.tensor(B[:3] + 1)
+    assert dt.autograd.gradcheck(lambda t: func.jvp(lambda u: u.tanh() * u, (t,), (v,))[1], (x,))
+
+
+def test_errors_name_what_was_wrong():
+    x = dt.tensor(B)
+    with pytest.raises(RuntimeError, match="only 1 positional inputs"):
+        func.jacrev(lambda t: t, argnums=2)(x)
+    with pytest.raises(RuntimeError, match="argnums must be non-empty"):
+        func.jacfwd(lambda t: t, argnums=())(x)
+    with pytest.raises(RuntimeError, match="floating point"):
+        func.jacrev(lambda t: t)(dt.tensor([1, 2]))
+    with pytest.raises(ValueError, match="chunk_size"):
+        func.jacrev(lambda t: t, chunk_size=0)
+    with pytest.raises(RuntimeError, match="randomness"):
+        func.jacfwd(lambda t: t, randomness="maybe")
+    with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
+        func.jvp(lambda t: t, x, x)
+    with pytest.raises(RuntimeError, match="same python structure"):
+        func.jvp(lambda t: t, (x,), (x, x))
+    with pytest.raises(RuntimeError, match="output of function f should be a tuple"):
+        func.jacrev(lambda t: t, has_aux=True)(x)
+    _, fn = func.vjp(lambda t: (t, t), x)
+    with pytest.raises(RuntimeError, match="pytree structure of cotangents"):
+        fn(x)
+    with pytest.raises(RuntimeError, match="return only tensors"):
+        func.jacrev(lambda t: [t, 3])(x)
+
+
+# ------------------------------------------------------------------ parity with PyTorch
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["jacrev", "jacfwd"])
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1,)])
+def test_jacobians_match_pytorch_on_pytrees(torch, name, argnums):
+    ours = getattr(func, name)(_tree(dt), argnums=argnums)(dt.tensor(A), dt.tensor(B))
+    theirs = getattr(torch.func, name)(_tree(torch), argnums=argnums)(torch.tensor(A), torch.tensor(B))
+    _close(ours, theirs)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1)])
+def test_hessian_matches_pytorch(torch, argnums):
+    def s(x, y):
+        return (x.sin() @ y).pow(2).sum() + (x * x).sum() * y.prod()
+
+    _close(
+        func.hessian(s, argnums)(dt.tensor(A), dt.tensor(B)),
+        torch.func.hessian(s, argnums)(torch.tensor(A), torch.tensor(B)),
+    )
+
+
+@pytest.mark.parity
+def test_jvp_vjp_linearize_match_pytorch(torch):
+    v, w = RNG.normal(size=(3, 4)), RNG.normal(size=4)
+    d = (dt.tensor(A), dt.tensor(B))
+    t = (torch.tensor(A), torch.tensor(B))
+    _close(
+        func.jvp(_tree(dt), d, (dt.tensor(v), dt.tensor(w))),
+        torch.func.jvp(_tree(torch), t, (torch.tensor(v), torch.tensor(w))),
+    )
+    ct = {"a": RNG.normal(size=3), "b": [RNG.normal(size=4)]}
+    out, fn = func.vjp(_tree(dt), *d)
+    tout, tfn = torch.func.vjp(_tree(torch), *t)
+    _close(out, tout)
+    _close(
+        fn({"a": dt.tensor(ct["a"]), "b": [dt.tensor(ct["b"][0])]}),
+        tfn({"a": torch.tensor(ct["a"]), "b": [torch.tensor(ct["b"][0])]}),
+    )
+    out, lin = func.linearize(_tree(dt), *d)
+    tout, tlin = torch.func.linearize(_tree(torch), *t)
+    _close(lin(dt.tensor(v), dt.tensor(w)), tlin(torch.tensor(v), torch.tensor(w)))
+
+
+@pytest.mark.parity
+def test_compositions_match_pytorch(torch):
+    def f(r):
+        return r.exp() * r.sum()
+
+    _close(func.vmap(func.jacrev(f))(dt.tensor(A)), torch.func.vmap(torch.func.jacrev(f))(torch.tensor(A)))
+    _close(
+        func.jacrev(func.jacfwd(f))(dt.tensor(B)), torch.func.jacrev(torch.func.jacfwd(f))(torch.tensor(B))
+    )
+
+    def g(u):
+        return func.jvp(f, (u,), (u.cos(),))[1].sum()
+
+    def tg(u):
+        return torch.func.jvp(f, (u,), (u.cos(),))[1].sum()
+
+    _close(func.grad(g)(dt.tensor(B)), torch.func.grad(tg)(torch.tensor(B)))
+
+
+@pytest.mark.parity
+def test_jacrev_of_functional_call_matches_pytorch(torch):
+    lin = dt.nn.Linear(4, 2).double()
+    tlin = torch.nn.Linear(4, 2).double()
+    params = {k: dt.tensor(RNG.normal(size=tuple(p.shape))) for k, p in lin.named_parameters()}
+    tparams = {k: torch.tensor(v.numpy()) for k, v in params.items()}
+    x = RNG.normal(size=(5, 4))
+    ours = func.jacrev(lambda p: func.functional_call(lin, p, (dt.tensor(x),)))(params)
+    theirs = torch.func.jacrev(lambda p: torch.func.functional_call(tlin, p, (torch.tensor(x),)))(tparams)
+    _close(ours, theirs)
