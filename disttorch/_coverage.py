@@ -116,7 +116,7 @@ _NOT_YET = (
     "to_sparse_bsc crow_indices col_indices ccol_indices row_indices is_sparse_csr sparse_mask "
     "jagged "
     # linear-algebra long tail (low-rank and iterative methods, LAPACK Householder helpers)
-    "lobpcg pca_lowrank svd_lowrank geqrf orgqr ormqr "
+    "lobpcg pca_lowrank svd_lowrank "
     # sparse extras: semi-structured (2:4) sparsity is a CUDA feature of its own; the rest we owe
     "softmax log_softmax sampled_addmm spdiags spsolve semi_structured to_sparse_semi_structured "
     "SparseSemiStructuredTensor SparseSemiStructuredTensorCUSPARSELT SparseSemiStructuredTensorCUTLASS "
