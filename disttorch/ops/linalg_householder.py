@@ -19,7 +19,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ._helpers import _return_type, scalar_type_name
 
-__all__ = ["geqrf", "orgqr", "ormqr"]  # top-level names; householder_product is torch.linalg's
+__all__ = ["geqrf", "orgqr", "ormqr"]  # top-level names (householder_product is in torch.linalg)
 
 TENSOR_METHODS = ("geqrf", "orgqr", "ormqr")
 
