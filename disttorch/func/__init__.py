@@ -10,15 +10,21 @@ element where PyTorch batches them. Differentiated arguments and outputs may be 
 (tuples, lists, dicts of tensors). Transforms compose (``jacfwd(jacrev(f))``,
 ``vmap(grad(f))``, ``grad(grad(f))``): a transform whose inputs carry an autograd graph
 records its own backward passes so the outer one can differentiate through them.
+``stack_module_state`` and ``replace_all_batch_norm_modules_`` prepare modules for ``vmap``
+(ensembles); ``functionalize`` and ``debug_unwrap`` are identities here (``module_utils``).
+``rearrange`` (einops patterns) is not provided.
 """
 
 from ..nn.utils.stateless import functional_call
 from .jacobians import hessian, jacfwd, jacrev
+from .module_utils import debug_unwrap, functionalize, replace_all_batch_norm_modules_, stack_module_state
 from .products import jvp, linearize, vjp
 from .transforms import grad, grad_and_value, vmap
 
 __all__ = [
+    "debug_unwrap",
     "functional_call",
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
@@ -26,6 +32,8 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "replace_all_batch_norm_modules_",
+    "stack_module_state",
     "vjp",
     "vmap",
 ]

@@ -230,3 +230,49 @@ def test_jacrev_of_functional_call_matches_pytorch(torch):
     ours = func.jacrev(lambda p: func.functional_call(lin, p, (dt.tensor(x),)))(params)
     theirs = torch.func.jacrev(lambda p: torch.func.functional_call(tlin, p, (torch.tensor(x),)))(tparams)
     _close(ours, theirs)
+
+
+# ------------------------------------------------------------------ module helpers and the namespace
+
+
+def test_stack_module_state_builds_an_ensemble_for_vmap():
+    models = [dt.nn.Linear(3, 2) for _ in range(4)]
+    params, buffers = func.stack_module_state(models)
+    assert params["weight"].shape == (4, 2, 3) and params["weight"].is_leaf and params["weight"].requires_grad
+    x = dt.randn(5, 3)
+    out = func.vmap(lambda p, b: func.functional_call(models[0], (p, b), (x,)))(params, buffers)
+    for i, m in enumerate(models):
+        np.testing.assert_allclose(out[i].detach().numpy(), m(x).detach().numpy(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(RuntimeError, match="at least one model"):
+        func.stack_module_state([])
+    with pytest.raises(RuntimeError, match="same class"):
+        func.stack_module_state([dt.nn.Linear(3, 2), dt.nn.Tanh()])
+
+
+def test_replace_batch_norm_functionalize_debug_unwrap():
+    net = dt.nn.Sequential(dt.nn.Linear(3, 3), dt.nn.BatchNorm1d(3))
+    assert func.replace_all_batch_norm_modules_(net) is net
+    assert net[1].running_mean is None and not net[1].track_running_stats
+    x = dt.randn(4, 3)
+    assert net(x).shape == (4, 3)
+
+    def f(t):
+        y = t.clone()
+        y.add_(1)
+        return y
+
+    np.testing.assert_allclose(func.functionalize(f)(x).numpy(), x.numpy() + 1)
+    with pytest.raises(RuntimeError, match="invalid argument for remove"):
+        func.functionalize(f, remove="all")
+    assert func.debug_unwrap(x) is x
+
+
+@pytest.mark.parity
+def test_every_public_name_of_torch_func_and_autograd_functional_exists(torch):
+    import torch.autograd.forward_ad  # noqa: F401
+    import torch.autograd.functional  # noqa: F401
+
+    missing = [n for n in torch.func.__all__ if not hasattr(func, n) and n != "rearrange"]
+    missing += [n for n in torch.autograd.functional.__all__ if not hasattr(dt.autograd.functional, n)]
+    missing += [n for n in torch.autograd.forward_ad.__all__ if not hasattr(dt.autograd.forward_ad, n)]
+    assert not missing, missing
