@@ -18,7 +18,7 @@ import numpy as np
 from .._creation import zeros_like
 from .._tensor import Tensor
 from . import grad_mode
-from .backprop import grad
+from .backprop import grad, stack_rows
 from .forward_ad import Linearization
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -31,17 +31,6 @@ def _one_hot(like: Tensor, k: int) -> Tensor:
     e = np.zeros(like.numel(), dtype=like._data.dtype)
     e[k] = 1
     return Tensor._make(e.reshape(like._data.shape))
-
-
-def _stack(rows: list[Tensor], create_graph: bool) -> Tensor:
-    """``torch.stack(rows)``, differentiable when ``create_graph`` (by copying into slices:
-    this layer sits below the ops)."""
-    if not (create_graph and any(r.requires_grad for r in rows)):
-        return Tensor._make(np.stack([r._data for r in rows]))
-    out = rows[0].new_zeros((len(rows), *rows[0].shape))
-    for k, r in enumerate(rows):
-        out[k] = r
-    return out
 
 
 def jacobian_blocks(
@@ -66,7 +55,7 @@ def jacobian_blocks(
                 if x.numel() and cols[0][i] is None:
                     continue
                 col_i = [c[i] if c[i] is not None else zeros_like(out) for c in cols]
-                m = _stack(col_i, create_graph) if col_i else out.new_zeros((0, *out.shape))
+                m = stack_rows(col_i, create_graph) if col_i else out.new_zeros((0, *out.shape))
                 blocks[i][j] = m.reshape(x.numel(), out.numel()).t().reshape(*out.shape, *x.shape)
         return blocks
     for i, out in enumerate(outputs):
@@ -88,7 +77,7 @@ def jacobian_blocks(
         for j, x in enumerate(inputs):
             if rows[0][j] is None:
                 continue
-            blocks[i][j] = _stack([r[j] for r in rows], create_graph).reshape(*out.shape, *x.shape)
+            blocks[i][j] = stack_rows([r[j] for r in rows], create_graph).reshape(*out.shape, *x.shape)
     return blocks
 
 

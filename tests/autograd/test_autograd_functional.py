@@ -211,3 +211,12 @@ def test_forward_ad_matches_pytorch(torch):
         )
         theirs = TA.unpack_dual(out)
     _close(tuple(ours), tuple(theirs))
+
+
+def test_autograd_grad_is_grads_batched():
+    x = dt.tensor(X[0], requires_grad=True)
+    y = x.sin() * x.sum()
+    (g,) = dt.autograd.grad(y, x, dt.eye(3, dtype=dt.float64), is_grads_batched=True)
+    np.testing.assert_allclose(g.numpy(), F.jacobian(lambda t: t.sin() * t.sum(), x).numpy())
+    with pytest.raises(RuntimeError, match="leading batch dimension"):
+        dt.autograd.grad(x.sum(), x, dt.tensor(1.0, dtype=dt.float64), is_grads_batched=True)
