@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ._helpers import _return_type, scalar_type_name
 
@@ -119,12 +120,14 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
     return apply_householder(A, tau, eye)
 
 
+@autocast_op("fp32")
 def orgqr(input: Tensor, tau: Tensor) -> Tensor:
     """The first ``n`` columns of ``Q`` from ``geqrf``'s ``(input, tau)``:
     ``torch.linalg.householder_product``. Differentiable."""
     return householder_product(input, tau)
 
 
+@autocast_op("fp32")
 def ormqr(
     input: Tensor, tau: Tensor, other: Tensor, left: bool = True, transpose: bool = False, *, out: Any = None
 ) -> Tensor:
