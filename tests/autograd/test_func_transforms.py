@@ -276,3 +276,63 @@ def test_every_public_name_of_torch_func_and_autograd_functional_exists(torch):
     missing += [n for n in torch.autograd.functional.__all__ if not hasattr(dt.autograd.functional, n)]
     missing += [n for n in torch.autograd.forward_ad.__all__ if not hasattr(dt.autograd.forward_ad, n)]
     assert not missing, missing
+
+
+# ------------------------------------------------------------------ through fused NumPy backwards
+
+
+def test_autograd_grad_of_two_outputs_of_one_node():
+    x = dt.tensor(A, requires_grad=True)
+    q, r = dt.linalg.qr(x)
+    (g,) = dt.autograd.grad([q, r], x, [dt.ones_like(q), dt.ones_like(r)])
+    (gq,) = dt.autograd.grad(q, x, dt.ones_like(q), retain_graph=True)
+    q2, r2 = dt.linalg.qr(x)
+    (gr,) = dt.autograd.grad(r2, x, dt.ones_like(r2))
+    np.testing.assert_allclose(g.numpy(), gq.numpy() + gr.numpy(), atol=1e-12)
+
+
+def test_forward_mode_through_convolution_and_true_second_order_still_raises():
+    x = dt.tensor(RNG.normal(size=(1, 2, 5, 5)))
+    w = dt.tensor(RNG.normal(size=(3, 2, 3, 3)))
+    b = dt.tensor(RNG.normal(size=3))
+    tx, tw, tb = (dt.tensor(RNG.normal(size=tuple(t.shape))) for t in (x, w, b))
+    F = dt.nn.functional
+    _, jv = func.jvp(lambda a, c, d: F.conv2d(a, c, d, padding=1), (x, w, b), (tx, tw, tb))
+    expected = F.conv2d(tx, w, padding=1) + F.conv2d(x, tw, padding=1) + tb.reshape(-1, 1, 1)
+    np.testing.assert_allclose(jv.numpy(), expected.numpy(), atol=1e-12)
+    wt = dt.tensor(RNG.normal(size=(2, 4, 3, 3)))
+    _, jv = func.jvp(lambda a: F.conv_transpose2d(a, wt, stride=2), (x,), (tx,))
+    np.testing.assert_allclose(jv.numpy(), F.conv_transpose2d(tx, wt, stride=2).numpy(), atol=1e-12)
+    with pytest.raises(RuntimeError, match="double backward through conv2d"):
+        func.hessian(lambda a: F.conv2d(a, w).pow(2).sum())(x)
+
+
+@pytest.mark.parity
+def test_jvp_and_jacfwd_through_fused_layers_match_pytorch(torch):
+    x = RNG.normal(size=(2, 3, 6, 6))
+    tx = RNG.normal(size=x.shape)
+    w = RNG.normal(size=(4, 3, 3, 3))
+    wt = RNG.normal(size=(3, 2, 3, 3))
+
+    def net(lib, F):
+        def f(a, c):
+            h = F.conv2d(a, c, stride=2, padding=1).tanh()
+            return F.conv_transpose2d(a, lib.tensor(wt), stride=2).sum() + h
+
+        return f
+
+    ours = func.jvp(
+        net(dt, dt.nn.functional), (dt.tensor(x), dt.tensor(w)), (dt.tensor(tx), dt.tensor(w * 0.5))
+    )
+    theirs = torch.func.jvp(
+        net(torch, torch.nn.functional),
+        (torch.tensor(x), torch.tensor(w)),
+        (torch.tensor(tx), torch.tensor(w * 0.5)),
+    )
+    _close(ours, theirs)
+    xs = RNG.normal(size=(1, 2, 4, 4))
+    ws = RNG.normal(size=(2, 2, 3, 3))
+    _close(
+        func.jacfwd(lambda a: dt.nn.functional.conv2d(a, dt.tensor(ws)))(dt.tensor(xs)),
+        torch.func.jacfwd(lambda a: torch.nn.functional.conv2d(a, torch.tensor(ws)))(torch.tensor(xs)),
+    )
