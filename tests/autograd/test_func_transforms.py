@@ -336,3 +336,26 @@ def test_jvp_and_jacfwd_through_fused_layers_match_pytorch(torch):
         func.jacfwd(lambda a: dt.nn.functional.conv2d(a, dt.tensor(ws)))(dt.tensor(xs)),
         torch.func.jacfwd(lambda a: torch.nn.functional.conv2d(a, torch.tensor(ws)))(torch.tensor(xs)),
     )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("layer", ["layer_norm", "group_norm", "batch_norm_train", "batch_norm_eval"])
+def test_jvp_through_normalisation_layers_matches_pytorch(torch, layer):
+    x, t = RNG.normal(size=(4, 6, 5)), RNG.normal(size=(4, 6, 5))
+    w, b, tw, tb = (RNG.normal(size=6) for _ in range(4))
+    rm, rv = RNG.normal(size=6), RNG.uniform(0.5, 2, size=6)
+
+    def make(lib):
+        F = lib.nn.functional
+        return {
+            "layer_norm": lambda a, c, d: F.layer_norm(a, (5,), c[:5], d[:5]),
+            "group_norm": lambda a, c, d: F.group_norm(a, 3, c, d),
+            "batch_norm_train": lambda a, c, d: F.batch_norm(a, None, None, c, d, training=True),
+            "batch_norm_eval": lambda a, c, d: F.batch_norm(a, lib.tensor(rm), lib.tensor(rv), c, d),
+        }[layer]
+
+    ours = func.jvp(make(dt), tuple(map(dt.tensor, (x, w, b))), tuple(map(dt.tensor, (t, tw, tb))))
+    theirs = torch.func.jvp(
+        make(torch), tuple(map(torch.tensor, (x, w, b))), tuple(map(torch.tensor, (t, tw, tb)))
+    )
+    _close(ours, theirs)
