@@ -359,3 +359,45 @@ def test_jvp_through_normalisation_layers_matches_pytorch(torch, layer):
         make(torch), tuple(map(torch.tensor, (x, w, b))), tuple(map(torch.tensor, (t, tw, tb)))
     )
     _close(ours, theirs)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "pool",
+    [
+        "max_pool2d",
+        "max_pool2d_padded",
+        "max_pool1d_unbatched",
+        "avg_pool2d",
+        "adaptive_avg_pool2d",
+        "adaptive_max_pool2d",
+    ],
+)
+def test_jvp_through_pooling_matches_pytorch(torch, pool):
+    x, t = RNG.normal(size=(2, 3, 7, 8)), RNG.normal(size=(2, 3, 7, 8))
+
+    def make(lib):
+        F = lib.nn.functional
+        return {
+            "max_pool2d": lambda a: F.max_pool2d(a, 2),
+            "max_pool2d_padded": lambda a: F.max_pool2d(a, 3, stride=2, padding=1),
+            "max_pool1d_unbatched": lambda a: F.max_pool1d(a[0], 3),
+            "avg_pool2d": lambda a: F.avg_pool2d(a, 3, stride=2, padding=1, count_include_pad=False),
+            "adaptive_avg_pool2d": lambda a: F.adaptive_avg_pool2d(a, (3, 5)),
+            "adaptive_max_pool2d": lambda a: F.adaptive_max_pool2d(a, (3, 5)),
+        }[pool]
+
+    _close(
+        func.jvp(make(dt), (dt.tensor(x),), (dt.tensor(t),)),
+        torch.func.jvp(make(torch), (torch.tensor(x),), (torch.tensor(t),)),
+    )
+
+
+@pytest.mark.parity
+def test_hessian_through_max_pool_matches_pytorch(torch):
+    x = RNG.normal(size=(1, 1, 4, 4))
+
+    def f(lib):
+        return lambda a: (lib.nn.functional.max_pool2d(a, 2) ** 3).sum()
+
+    _close(func.hessian(f(dt))(dt.tensor(x)), torch.func.hessian(f(torch))(torch.tensor(x)))
