@@ -401,3 +401,51 @@ def test_hessian_through_max_pool_matches_pytorch(torch):
         return lambda a: (lib.nn.functional.max_pool2d(a, 2) ** 3).sum()
 
     _close(func.hessian(f(dt))(dt.tensor(x)), torch.func.hessian(f(torch))(torch.tensor(x)))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("mask", ["none", "causal", "float", "bool"])
+def test_jvp_through_attention_matches_pytorch(torch, mask):
+    q, k, v = RNG.normal(size=(2, 2, 5, 4)), RNG.normal(size=(2, 2, 6, 4)), RNG.normal(size=(2, 2, 6, 3))
+    tq, tk, tv = (RNG.normal(size=a.shape) for a in (q, k, v))
+    fmask = RNG.normal(size=(5, 6))
+    bmask = RNG.random((5, 6)) > 0.3
+    bmask[:, 0] = True
+
+    def make(lib):
+        sdpa = lib.nn.functional.scaled_dot_product_attention
+        kw = {
+            "none": {},
+            "causal": {"is_causal": True},
+            "float": {"attn_mask": lib.tensor(fmask)},
+            "bool": {"attn_mask": lib.tensor(bmask), "scale": 0.3},
+        }[mask]
+        return lambda a, b, c: sdpa(a, b, c, **kw)
+
+    ours = func.jvp(make(dt), tuple(map(dt.tensor, (q, k, v))), tuple(map(dt.tensor, (tq, tk, tv))))
+    theirs = torch.func.jvp(
+        make(torch), tuple(map(torch.tensor, (q, k, v))), tuple(map(torch.tensor, (tq, tk, tv)))
+    )
+    _close(ours, theirs)
+    # the jvp stays differentiable w.r.t. the primals (its rule is built from tensor ops)
+    x = dt.tensor(q, requires_grad=True)
+    tx = torch.tensor(q, requires_grad=True)
+    func.jvp(lambda a: make(dt)(a, dt.tensor(k), dt.tensor(v)), (x,), (dt.tensor(tq),))[1].pow(
+        2
+    ).sum().backward()
+    torch.func.jvp(lambda a: make(torch)(a, torch.tensor(k), torch.tensor(v)), (tx,), (torch.tensor(tq),))[
+        1
+    ].pow(2).sum().backward()
+    _close(x.grad, tx.grad)
+
+
+def test_jvp_through_multihead_attention_equals_the_jacobian_product():
+    m = dt.nn.MultiheadAttention(4, 2, batch_first=True).double()
+    x, t = RNG.normal(size=(2, 5, 4)), RNG.normal(size=(2, 5, 4))
+
+    def f(a):
+        return m(a, a, a, need_weights=False)[0]
+
+    _, jv = func.jvp(f, (dt.tensor(x),), (dt.tensor(t),))
+    jac = func.jacrev(f)(dt.tensor(x))
+    np.testing.assert_allclose(jv.numpy(), np.einsum("abcdef,def->abc", jac.numpy(), t), atol=1e-12)
