@@ -3,9 +3,10 @@
 Tangents are computed by the *double-backward trick* rather than by a forward rule per op:
 for ``y = f(x)`` the vector-Jacobian product ``g(u) = J^T u`` is linear in ``u``, so
 differentiating ``g`` with respect to ``u`` in the direction ``t`` gives ``J t``, the
-Jacobian-vector product. Every op whose backward is itself differentiable (all built-in
-ops: backward is written with tensor ops) therefore has forward-mode AD, with the same
-values as PyTorch's forward rules.
+Jacobian-vector product. Every op whose backward is written with tensor ops therefore has
+forward-mode AD, with the same values as PyTorch's forward rules; the layers whose backward
+is a fused NumPy kernel give that node their forward rule instead (``nn.functional``'s
+``numpy_backward``: convolution, pooling, normalisation, attention).
 
 How it differs from PyTorch:
 
