@@ -21,6 +21,7 @@ from .. import _random
 from .._dtype import get_default_dtype, to_numpy
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.fused_backward import fused_backward
 from ..kernels.lobpcg import lobpcg_np
 from .linalg import matmul
 from .linalg_functions import qr, svd
@@ -146,34 +147,37 @@ class _Lobpcg(Function):
             E[i], V[i], _ = lobpcg_np(amuls[i], bmuls[i], kmul, X[i], k, niter, tol, largest, method)
         E = E.reshape(batch + (k,))
         V = V.reshape(batch + (m, k))
-        ctx.a, ctx.e, ctx.v, ctx.has_b = a, E, V, B is not None
+        ctx.a, ctx.e, ctx.v, ctx.has_b, ctx.inputs = a, E, V, B is not None, (A,)
         return E, V
 
     @staticmethod
     def backward(ctx, gE, gV):
-        if ctx.has_b or ctx.a is None:
-            raise NotImplementedError(
-                "lobpcg: the derivative is implemented for a dense A without B (the standard problem) only"
-            )
-        a, e, v = ctx.a, ctx.e, ctx.v
-        m = a.shape[-1]
-        grad = np.zeros_like(a)
-        if gE is not None:
-            grad = grad + (v * gE._data[..., None, :]) @ np.swapaxes(v, -1, -2)
-        if gV is not None:
-            gv = gV._data
-            # u_i = (lambda_i I - A + x_i x_i^T)^{-1} (I - x_i x_i^T) g_i : the pseudo-inverse on x_i's complement
-            vi = np.moveaxis(v, -1, -2)[..., None]  # (..., k, m, 1)
-            gi = np.moveaxis(gv, -1, -2)[..., None]
-            shifted = (
-                e[..., None, None] * np.eye(m, dtype=a.dtype)
-                - a[..., None, :, :]
-                + vi @ np.swapaxes(vi, -1, -2)
-            )
-            rhs = gi - vi @ (np.swapaxes(vi, -1, -2) @ gi)
-            u = np.linalg.solve(shifted, rhs)[..., 0]  # (..., k, m)
-            grad = grad + np.swapaxes(u, -1, -2) @ np.swapaxes(v, -1, -2)
-        return Tensor._make(grad), None, None, None, None, None, None, None, None
+        grads = fused_backward("lobpcg", lambda ge, gv: _lobpcg_backward(ctx, ge, gv), (gE, gV), ctx.inputs)
+        return grads[0], None, None, None, None, None, None, None, None
+
+
+def _lobpcg_backward(ctx: _Lobpcg, ge: np.ndarray | None, gv: np.ndarray | None) -> tuple:
+    """Gradient w.r.t. ``A`` of the restricted eigen-decomposition (module docstring)."""
+    if ctx.has_b or ctx.a is None:
+        raise NotImplementedError(
+            "lobpcg: the derivative is implemented for a dense A without B (the standard problem) only"
+        )
+    a, e, v = ctx.a, ctx.e, ctx.v
+    m = a.shape[-1]
+    grad = np.zeros_like(a)
+    if ge is not None:
+        grad = grad + (v * ge[..., None, :]) @ np.swapaxes(v, -1, -2)
+    if gv is not None:
+        # u_i = (lambda_i I - A + x_i x_i^T)^{-1} (I - x_i x_i^T) g_i : the pseudo-inverse on x_i's complement
+        vi = np.moveaxis(v, -1, -2)[..., None]  # (..., k, m, 1)
+        gi = np.moveaxis(gv, -1, -2)[..., None]
+        shifted = (
+            e[..., None, None] * np.eye(m, dtype=a.dtype) - a[..., None, :, :] + vi @ np.swapaxes(vi, -1, -2)
+        )
+        rhs = gi - vi @ (np.swapaxes(vi, -1, -2) @ gi)
+        u = np.linalg.solve(shifted, rhs)[..., 0]  # (..., k, m)
+        grad = grad + np.swapaxes(u, -1, -2) @ np.swapaxes(v, -1, -2)
+    return (grad,)
 
 
 def lobpcg(

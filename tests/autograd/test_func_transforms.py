@@ -449,3 +449,43 @@ def test_jvp_through_multihead_attention_equals_the_jacobian_product():
     _, jv = func.jvp(f, (dt.tensor(x),), (dt.tensor(t),))
     jac = func.jacrev(f)(dt.tensor(x))
     np.testing.assert_allclose(jv.numpy(), np.einsum("abcdef,def->abc", jac.numpy(), t), atol=1e-12)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "op",
+    ["inv", "det", "slogdet", "solve", "solve_right", "solve_triangular", "cholesky", "eigh", "matrix_exp"],
+)
+def test_jvp_through_linalg_decompositions_matches_pytorch(torch, op):
+    a = RNG.normal(size=(2, 3, 3)) + 3 * np.eye(3)
+    t = RNG.normal(size=(2, 3, 3))
+    b = RNG.normal(size=(2, 3, 2))
+    if op in ("cholesky", "eigh"):
+        a, t = a @ a.swapaxes(-1, -2), t + t.swapaxes(-1, -2)
+
+    def make(lib):
+        la = lib.linalg
+        return {
+            "inv": lambda x: la.inv(x),
+            "det": lambda x: la.det(x),
+            "slogdet": lambda x: la.slogdet(x)[1],
+            "solve": lambda x: la.solve(x, lib.tensor(b)),
+            "solve_right": lambda x: la.solve(x, lib.tensor(b).mT, left=False),
+            "solve_triangular": lambda x: la.solve_triangular(x.triu(), lib.tensor(b), upper=True),
+            "cholesky": lambda x: la.cholesky(x, upper=True),
+            "eigh": lambda x: (la.eigh(x)[0], la.eigh(x)[1].abs()),
+            "matrix_exp": lambda x: la.matrix_exp(x * 0.3),
+        }[op]
+
+    _close(
+        func.jvp(make(dt), (dt.tensor(a),), (dt.tensor(t),)),
+        torch.func.jvp(make(torch), (torch.tensor(a),), (torch.tensor(t),)),
+    )
+
+
+def test_second_derivatives_through_decompositions_raise_instead_of_being_wrong():
+    a = dt.tensor(RNG.normal(size=(3, 3)) + 3 * np.eye(3))
+    with pytest.raises(RuntimeError, match="double backward through linalg.det"):
+        func.hessian(dt.linalg.det)(a)
+    with pytest.raises(RuntimeError, match="double backward through linalg.svd"):
+        func.jvp(lambda x: dt.linalg.svdvals(x), (a,), (a,))
