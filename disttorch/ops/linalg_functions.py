@@ -24,6 +24,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..kernels.lu import lu_factor_np, unpack_np
 from ._helpers import scalar_type_name
 from .linalg import matmul
@@ -651,13 +652,17 @@ class _Norm2(Function):
         xd = x._data
         out = np.sqrt(np.sum(xd * xd, axis=red, keepdims=True))
         ctx.save_for_backward(x)
-        ctx.out = out
+        ctx.out, ctx.red = out, red
         return out if keepdim else np.squeeze(out, axis=red)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         out = ctx.out
+        if is_grad_enabled():  # create_graph: the gradient as tensor ops, differentiable again
+            nonzero = Tensor._make((out != 0).astype(x._data.dtype))
+            norm = _Norm2.apply(x, ctx.red, True) + (1 - nonzero)
+            return x * (g.reshape(out.shape) / norm * nonzero), None, None
         gd = g._data.reshape(out.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = np.where(out == 0, 0, gd / out)

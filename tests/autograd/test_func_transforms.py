@@ -489,3 +489,17 @@ def test_second_derivatives_through_decompositions_raise_instead_of_being_wrong(
         func.hessian(dt.linalg.det)(a)
     with pytest.raises(RuntimeError, match="double backward through linalg.svd"):
         func.jvp(lambda x: dt.linalg.svdvals(x), (a,), (a,))
+
+
+@pytest.mark.parity
+def test_hessian_of_two_norms_matches_pytorch(torch):
+    a = RNG.normal(size=(3, 4))
+    for f in (
+        lambda lib, x: lib.linalg.matrix_norm(x),
+        lambda lib, x: lib.linalg.norm(x),
+        lambda lib, x: lib.linalg.vector_norm(x, dim=1),
+    ):
+        _close(
+            func.hessian(lambda x: f(dt, x).sum())(dt.tensor(a)),
+            torch.func.hessian(lambda x: f(torch, x).sum())(torch.tensor(a)),
+        )
