@@ -133,21 +133,20 @@ class _Lobpcg(Function):
     _raw = True
 
     @staticmethod
-    def forward(ctx, A, B, X, iK, k, niter, tol, largest, method):
-        m = A.shape[-1]
-        batch = tuple(A.shape[:-2])
-        a = None if A.is_sparse else A._data
-        amuls = _block_products(A, m)
+    def forward(ctx, A, B, X, k, niter, tol, largest, method, operators):
+        # A (dense, for the gradient) and B are tensor arguments; the products with A, B and
+        # the preconditioner come ready in ``operators`` (sparse tensors never reach apply)
+        amuls, bmuls, kmul, batch = operators
+        m = X.shape[-2]
+        a = A._data if A is not None else None
         count = len(amuls)
-        bmuls = _block_products(B, m) if B is not None else [None] * count
-        kmul = _block_products(iK, m)[0] if iK is not None else None
         E = np.empty((count, k), dtype=X.dtype)
         V = np.empty((count, m, k), dtype=X.dtype)
         for i in range(count):
             E[i], V[i], _ = lobpcg_np(amuls[i], bmuls[i], kmul, X[i], k, niter, tol, largest, method)
         E = E.reshape(batch + (k,))
         V = V.reshape(batch + (m, k))
-        ctx.a, ctx.e, ctx.v, ctx.has_b, ctx.inputs = a, E, V, B is not None, (A,)
+        ctx.a, ctx.e, ctx.v, ctx.has_b, ctx.inputs = a, E, V, B is not None, (A, B)
         return E, V
 
     @staticmethod
@@ -249,8 +248,19 @@ def lobpcg(
     x0 = x0.astype(np_dtype)
     niter = 1000 if niter is None else niter
     A_sym = (A + A.mT) / 2 if A.requires_grad and not A.is_sparse else A
-    B_sym = (B + B.mT) / 2 if B is not None and B.requires_grad else B
+    B_sym = (B + B.mT) / 2 if B is not None and B.requires_grad and not B.is_sparse else B
+    amuls = _block_products(A_sym, m)
+    bmuls = _block_products(B_sym, m) if B is not None else [None] * count
+    kmul = _block_products(iK, m)[0] if iK is not None else None
     E, V = _Lobpcg.apply(
-        A_sym, B_sym, x0, iK, k, niter, float(tol), True if largest is None else largest, method
+        None if A.is_sparse else A_sym,
+        None if B is None or B.is_sparse else B_sym,
+        x0,
+        k,
+        niter,
+        float(tol),
+        True if largest is None else largest,
+        method,
+        (amuls, bmuls, kmul, batch),
     )
     return E, V

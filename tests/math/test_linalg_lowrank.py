@@ -100,8 +100,12 @@ def test_lobpcg_generalised_batched_preconditioned_and_sparse():
     np.testing.assert_allclose(x.T @ b @ x, np.eye(2), atol=1e-9)
     E2, _ = dt.lobpcg(dt.tensor(a), k=2, iK=dt.tensor(np.diag(1 / np.diag(a))))
     np.testing.assert_allclose(E2.numpy(), np.linalg.eigvalsh(a)[::-1][:2], rtol=1e-10)
+    dt.ones(2, dtype=dt.bfloat16)  # once a 16-bit tensor exists, apply inspects every tensor argument
     E3, _ = dt.lobpcg(dt.tensor(a).to_sparse(), k=2, X=dt.tensor(RNG.normal(size=(24, 3))))
     np.testing.assert_allclose(E3.numpy(), np.linalg.eigvalsh(a)[::-1][:2], rtol=1e-10)
+    sparse_eye = dt.eye(24, dtype=dt.float64).to_sparse()
+    E4, _ = dt.lobpcg(dt.tensor(a), k=2, B=sparse_eye, iK=sparse_eye)
+    np.testing.assert_allclose(E4.numpy(), np.linalg.eigvalsh(a)[::-1][:2], rtol=1e-10)
 
 
 def test_lobpcg_gradient_is_the_eigendecomposition_gradient():
