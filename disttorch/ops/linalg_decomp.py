@@ -5,8 +5,8 @@ Forward runs NumPy's LAPACK routines over the batch dims; backward applies PyTor
 formulas (``FunctionsManual.cpp``) on the saved arrays. Those backwards are computed in
 NumPy, as ``autograd.fused_backward`` nodes: a second derivative through a decomposition
 raises (the composite ops of ``disttorch.linalg`` have them), and forward-mode AD (the
-double-backward trick) goes through those with a forward rule here: inv, solve,
-solve_triangular, det, slogdet, eigh, cholesky, matrix_exp (not svd, qr).
+double-backward trick) goes through them with their forward rules here (svd: reduced or
+square; qr: reduced, tall or square).
 """
 
 from __future__ import annotations
@@ -115,6 +115,50 @@ def _cholesky_jvp(ctx, ta, *_):
     eye = Tensor._make(np.eye(low.shape[-1], dtype=low._data.dtype))
     dl = low @ (x.tril(-1) + x * eye * 0.5)
     return dl.mT if ctx.upper else dl
+
+
+def _svd_jvp(ctx, ta, *_):
+    """``dS = diag(dP)``, ``dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^{-1}`` and its
+    twin for ``V``, with ``dP = U^T dA V`` and ``F_ij = 1 / (s_j^2 - s_i^2)``."""
+    a = ctx.inputs[0]
+    m, n = a.shape[-2:]
+    if ctx.full and m != n:
+        raise RuntimeError(
+            "forward mode through linalg.svd with full_matrices=True is defined for square matrices only; "
+            "use full_matrices=False"
+        )
+    u, s, vh = SVD.apply(a, False)
+    v = vh.mT
+    k = s.shape[-1]
+    eye = Tensor._make(np.eye(k, dtype=s._data.dtype))
+    s2 = s * s
+    f = (1 - eye) / (s2.unsqueeze(-2) - s2.unsqueeze(-1) + eye)
+    row, col = s.unsqueeze(-2), s.unsqueeze(-1)  # X * row = X diag(s); col * X = diag(s) X
+    dp = u.mT @ ta @ v
+    du = u @ (f * (dp * row + col * dp.mT))
+    dv = v @ (f * (col * dp + dp.mT * row))
+    if m > k:
+        du = du + (ta @ v - u @ dp) / row
+    if n > k:
+        dv = dv + (ta.mT @ u - v @ dp.mT) / row
+    return du, dp.diagonal(0, -2, -1), dv.mT
+
+
+def _qr_jvp(ctx, ta, *_):
+    """With ``X = Q^T dA R^{-1}`` and ``W = tril(X, -1)``: ``dR = (X - W + W^T) R`` and
+    ``dQ = dA R^{-1} - Q (X - W + W^T)`` (reduced QR of a tall or square matrix)."""
+    a = ctx.inputs[0]
+    m, n = a.shape[-2:]
+    if m < n or (ctx.mode == "complete" and m > n):
+        raise RuntimeError(
+            "forward mode through linalg.qr is defined for tall or square matrices with mode='reduced' only"
+        )
+    q, r = QR.apply(a, ctx.mode)
+    dar = SolveTriangular.apply(r, ta, True, False, False)  # dA R^{-1}
+    x = q.mT @ dar
+    w = x.tril(-1)
+    upper = x - w + w.mT
+    return dar - q @ upper, upper @ r
 
 
 def _matrix_exp_jvp(ctx, ta):
@@ -328,7 +372,7 @@ class SVD(Function):
         return u, s, vh
 
     @staticmethod
-    @_fused("linalg.svd", None)
+    @_fused("linalg.svd", _svd_jvp)
     def backward(ctx, gu, gs, gvh):
         u, s, vh = ctx.u, ctx.s, ctx.vh
         m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
@@ -404,7 +448,7 @@ class QR(Function):
         return q, r
 
     @staticmethod
-    @_fused("linalg.qr", None)
+    @_fused("linalg.qr", _qr_jvp)
     def backward(ctx, gq, gr):
         q, r = ctx.q, ctx.r
         m, n = q.shape[-2], r.shape[-1]

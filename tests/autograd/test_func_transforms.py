@@ -488,7 +488,37 @@ def test_second_derivatives_through_decompositions_raise_instead_of_being_wrong(
     with pytest.raises(RuntimeError, match="double backward through linalg.det"):
         func.hessian(dt.linalg.det)(a)
     with pytest.raises(RuntimeError, match="double backward through linalg.svd"):
-        func.jvp(lambda x: dt.linalg.svdvals(x), (a,), (a,))
+        func.hessian(lambda x: dt.linalg.svdvals(x).sum())(a)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("shape", [(3, 3), (5, 3), (3, 5), (2, 4, 3)])
+def test_jvp_through_svd_qr_pinv_lstsq_matches_pytorch(torch, shape):
+    a, t = RNG.normal(size=shape), RNG.normal(size=shape)
+
+    def svd(lib):
+        def f(x):
+            u, s, vh = lib.linalg.svd(x, full_matrices=False)
+            sign = lib.sign(u[..., :1, :])  # the same sign convention in both libraries
+            return u * sign, s, vh * sign.mT
+
+        return f
+
+    def others(lib):
+        def f(x):
+            out = [lib.linalg.pinv(x), lib.linalg.matrix_norm(x, "nuc")]
+            if shape[-2] >= shape[-1]:
+                out += list(lib.linalg.qr(x))
+                out.append(lib.linalg.lstsq(x, lib.tensor(np.ones(shape[:-1] + (2,)))).solution)
+            return tuple(out)
+
+        return f
+
+    for make in (svd, others):
+        _close(
+            func.jvp(make(dt), (dt.tensor(a),), (dt.tensor(t),)),
+            torch.func.jvp(make(torch), (torch.tensor(a),), (torch.tensor(t),)),
+        )
 
 
 @pytest.mark.parity
