@@ -67,6 +67,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=32, help="width of the MLP cases")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    try:  # one BLAS thread on both sides (PyTorch below), as the machine may be shared
+        import threadpoolctl
+
+        threadpoolctl.threadpool_limits(1)
+    except ImportError:
+        pass
     ours = cases(dt, args.size)
     try:
         import torch
