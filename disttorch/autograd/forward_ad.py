@@ -13,8 +13,9 @@ How it differs from PyTorch:
 - ``make_dual`` returns a tensor that requires grad (the graph from it is what the tangent
   is later read from); its tangent is computed when ``unpack_dual`` asks for it, at the
   cost of two backward passes over the graph between the dual inputs and that tensor.
-- Computations must run with grad mode enabled (not under ``no_grad``): a result computed
-  without a graph has no tangent (``unpack_dual`` gives ``None``).
+- Computations must run with grad mode enabled: ``dual_level`` enables it for its block (so
+  ``with no_grad(), dual_level():`` works), but a ``no_grad`` block inside it leaves the
+  results computed there without a tangent (``unpack_dual`` gives ``None``).
 - One level at a time, like PyTorch (nested ``dual_level`` raises).
 """
 
@@ -146,9 +147,12 @@ class dual_level:
     """
 
     def __enter__(self) -> int:
-        return enter_dual_level()
+        level = enter_dual_level()
+        self._grad = grad_mode.set_grad_enabled(True)  # tangents are read from the graph
+        return level
 
     def __exit__(self, *exc: Any) -> None:
+        self._grad.__exit__()
         exit_dual_level()
 
     def __call__(self, fn: Any) -> Any:

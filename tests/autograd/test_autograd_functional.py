@@ -220,3 +220,15 @@ def test_autograd_grad_is_grads_batched():
     np.testing.assert_allclose(g.numpy(), F.jacobian(lambda t: t.sin() * t.sum(), x).numpy())
     with pytest.raises(RuntimeError, match="leading batch dimension"):
         dt.autograd.grad(x.sum(), x, dt.tensor(1.0, dtype=dt.float64), is_grads_batched=True)
+
+
+def test_dual_level_works_inside_no_grad_and_restores_the_mode():
+    x, v = dt.tensor(X), dt.tensor(V)
+    with dt.no_grad(), fwAD.dual_level():
+        _, t = fwAD.unpack_dual(fwAD.make_dual(x, v).exp())
+        np.testing.assert_allclose(t.numpy(), np.exp(X) * V)
+    assert dt.is_grad_enabled()
+    with dt.no_grad():
+        with fwAD.dual_level():
+            assert dt.is_grad_enabled()
+        assert not dt.is_grad_enabled()
