@@ -56,7 +56,9 @@ def vmap(
         results = []
         for i in range(n):
             sliced = [
-                a if d is None else tree_map(lambda t, d=d, i=i: t.select(d, i) if isinstance(t, Tensor) else t, a)
+                a
+                if d is None
+                else tree_map(lambda t, d=d, i=i: t.select(d, i) if isinstance(t, Tensor) else t, a)
                 for a, d in zip(args, dims)
             ]
             results.append(func(*sliced, **kwargs))
@@ -94,7 +96,9 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
         grads: tuple = (None,) * len(tr.leaves)
         if out.requires_grad:
             with autograd.set_grad_enabled(tr.keep):
-                grads = autograd.grad(out, tr.leaves, retain_graph=tr.keep, create_graph=tr.keep, allow_unused=True)
+                grads = autograd.grad(
+                    out, tr.leaves, retain_graph=tr.keep, create_graph=tr.keep, allow_unused=True
+                )
         flat = [g if g is not None else x.detach().new_zeros(x.shape) for g, x in zip(grads, tr.leaves)]
         g = release(tr.per_argnum(flat, argnums), tr.keep)
         value = release(out, tr.keep)
