@@ -10,6 +10,7 @@ Above the core (it imports ``Tensor``), below the ops:
 - ``gradcheck.py``: finite-difference checks, on top of ``backprop``.
 - ``forward_ad.py``: dual tensors (forward-mode AD by the double-backward trick).
 - ``functional.py``: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``vhp``, ``hvp``.
+- ``fused_backward.py``: the node for backwards computed in NumPy (layers, decompositions).
 - ``profiler.py``: ``record_function`` and the legacy ``profile`` (``torch.autograd.profiler``).
 """
 
