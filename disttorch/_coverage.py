@@ -116,8 +116,6 @@ _NOT_YET = (
     "isreal sgn sgn_ stft istft fft "
     # jagged: the layout of nested tensors
     "jagged "
-    # linear-algebra long tail (low-rank and iterative methods, LAPACK Householder helpers)
-    "lobpcg pca_lowrank svd_lowrank geqrf orgqr ormqr "
     # nested (jagged) tensors: a layout of their own
     "nested to_padded_tensor "
 )

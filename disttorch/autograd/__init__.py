@@ -8,6 +8,9 @@ Above the core (it imports ``Tensor``), below the ops:
 - ``backprop.py``: ``backward()`` and ``grad()``, the two ways to start it.
 - ``grad_mode.py``: ``no_grad`` and friends, and ``recording()``: is this backward recorded?
 - ``gradcheck.py``: finite-difference checks, on top of ``backprop``.
+- ``forward_ad.py``: dual tensors (forward-mode AD by the double-backward trick).
+- ``functional.py``: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``vhp``, ``hvp``.
+- ``fused_backward.py``: the node for backwards computed in NumPy (layers, decompositions).
 - ``profiler.py``: ``record_function`` and the legacy ``profile`` (``torch.autograd.profiler``).
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import forward_ad, functional
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .backprop import backward, grad
 from .engine import queue_callback
@@ -40,6 +44,8 @@ __all__ = [
     "Variable",
     "detect_anomaly",
     "set_detect_anomaly",
+    "forward_ad",
+    "functional",
 ]
 
 

@@ -15,7 +15,7 @@ from .._creation import tensor, zeros_like
 from .._tensor import Tensor
 from .engine import run_backward
 
-__all__ = ["backward", "grad", "tensor_backward"]
+__all__ = ["backward", "grad", "stack_rows", "tensor_backward"]
 
 
 def _as_list(x: Any) -> list:
@@ -83,18 +83,27 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple:
     """Return the gradients of ``outputs`` with respect to ``inputs`` (``.grad`` untouched).
 
     Unused inputs give ``None`` with ``allow_unused=True`` (zeros with
-    ``materialize_grads=True``) and an error otherwise.
+    ``materialize_grads=True``) and an error otherwise. With ``is_grads_batched``, the first
+    dimension of every ``grad_outputs`` tensor is a batch: one backward pass runs per entry
+    (PyTorch vectorises them) and the results are stacked. ``only_inputs`` is accepted and
+    ignored, as in PyTorch.
     """
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched:
+        return _batched_grad(
+            outs, ins, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads
+        )
     grads = _root_grads(outs, _as_list(grad_outputs) if grad_outputs is not None else [])
     if retain_graph is None:
         retain_graph = create_graph
@@ -104,6 +113,54 @@ def grad(
     if materialize_grads:
         result = [g if g is not None else zeros_like(t) for g, t in zip(result, ins)]
     return tuple(result)
+
+
+def stack_rows(rows: list[Tensor], create_graph: bool) -> Tensor:
+    """``torch.stack(rows)``, differentiable when ``create_graph`` (by copying into slices:
+    this layer sits below the ops)."""
+    if not (create_graph and any(r.requires_grad for r in rows)):
+        return Tensor._make(np.stack([r._data for r in rows]))
+    out = rows[0].new_zeros((len(rows), *rows[0].shape))
+    for k, r in enumerate(rows):
+        out[k] = r
+    return out
+
+
+def _batched_grad(
+    outs: list,
+    ins: list,
+    grad_outputs: Any,
+    retain_graph: Any,
+    create_graph: bool,
+    allow_unused: bool,
+    materialize_grads: bool,
+) -> tuple:
+    gos = _as_list(grad_outputs)
+    if len(gos) != len(outs) or any(not isinstance(g, Tensor) or g.ndim == 0 for g in gos):
+        raise RuntimeError(
+            "grad: with is_grads_batched=True, grad_outputs must hold one tensor per output, each with a "
+            "leading batch dimension"
+        )
+    sizes = {g.shape[0] for g in gos}
+    if len(sizes) != 1:
+        raise RuntimeError(f"grad: the batch dimensions of grad_outputs differ: {sorted(sizes)}")
+    n = sizes.pop()
+    per_entry = [
+        grad(
+            outs,
+            ins,
+            [g[b] for g in gos],
+            retain_graph=True if b < n - 1 else retain_graph,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+            materialize_grads=materialize_grads,
+        )
+        for b in range(n)
+    ]
+    return tuple(
+        None if per_entry[0][j] is None else stack_rows([r[j] for r in per_entry], create_graph)
+        for j in range(len(ins))
+    )
 
 
 def tensor_backward(

@@ -30,7 +30,7 @@ from . import autocast_state as _autocast
 from . import grad_mode
 from .function import AccumulateGrad, Function, Node, gradient_edge
 
-__all__ = ["run_backward", "queue_callback"]
+__all__ = ["run_backward", "queue_callback", "edges_needed"]
 
 # One list of end-of-pass callbacks per backward pass in progress (passes can nest).
 _callback_stack: list[list[Callable[[], None]]] = []
@@ -64,6 +64,18 @@ def _collect(roots: Sequence[Node]) -> dict[Node, int]:
                 seen.add(id(nxt))
                 stack.append(nxt)
     return deps
+
+
+#: the ``needed`` node set of each backward pass in progress (innermost last; None: every node)
+_needed_stack: list[set | None] = []
+
+
+def edges_needed(node: Any) -> tuple[bool, ...]:
+    """For each input edge of ``node`` (whose backward is running): does the current pass need
+    a gradient along it? (``autograd.grad(outputs, inputs)`` runs only the part of the graph
+    that leads to ``inputs``; a node may then skip work, or refuse only what is needed.)"""
+    needed = _needed_stack[-1] if _needed_stack else None
+    return tuple(e is not None and (needed is None or e[0] in needed) for e in node.next_edges)
 
 
 def _needed(deps: dict[Node, int], roots: Sequence[Node], targets: set) -> set:
@@ -155,7 +167,7 @@ def _run(
     allow_unused: bool,
 ) -> list | None:
     root_edges = [gradient_edge(t) for t in roots]
-    root_nodes = [e[0] for e in root_edges]
+    root_nodes = list(dict.fromkeys(e[0] for e in root_edges))  # two outputs of one node: one root
     deps = _collect(root_nodes)
 
     capture: dict[tuple, int] = {}
@@ -188,6 +200,7 @@ def _run(
 
     callbacks: list[Callable[[], None]] = []
     _callback_stack.append(callbacks)
+    _needed_stack.append(needed)
     prev_mode = grad_mode._state[0]
     grad_mode._state[0] = create_graph
     _autocast.suspend()  # backward ops run in the dtypes forward chose, as PyTorch's
@@ -245,6 +258,7 @@ def _run(
         grad_mode._state[0] = prev_mode
         _autocast.resume()
         _callback_stack.pop()
+        _needed_stack.pop()
         if not retain_graph:
             for node in executed:
                 node._saved = None

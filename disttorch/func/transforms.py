@@ -9,26 +9,14 @@ from typing import Any
 from .. import autograd
 from .._tensor import Tensor
 from ..ops.shape import stack
+from ._inputs import release, split_aux, track_args
+from ._pytree import tree_flatten, tree_map
 
 __all__ = ["grad", "grad_and_value", "vmap"]
 
 
-def _tree_map(fn: Callable, obj: Any) -> Any:
-    if isinstance(obj, Tensor):
-        return fn(obj)
-    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-        return type(obj)(_tree_map(fn, o) for o in obj)
-    if isinstance(obj, tuple):  # a named tuple
-        return type(obj)(*(_tree_map(fn, o) for o in obj))
-    if isinstance(obj, dict):
-        return {k: _tree_map(fn, v) for k, v in obj.items()}
-    return obj
-
-
 def _leaves(obj: Any) -> list:
-    out: list = []
-    _tree_map(lambda t: out.append(t) or t, obj)
-    return out
+    return [x for x in tree_flatten(obj)[0] if isinstance(x, Tensor)]
 
 
 def vmap(
@@ -68,7 +56,9 @@ def vmap(
         results = []
         for i in range(n):
             sliced = [
-                a if d is None else _tree_map(lambda t, d=d, i=i: t.select(d, i), a)
+                a
+                if d is None
+                else tree_map(lambda t, d=d, i=i: t.select(d, i) if isinstance(t, Tensor) else t, a)
                 for a, d in zip(args, dims)
             ]
             results.append(func(*sliced, **kwargs))
@@ -95,25 +85,24 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> tuple:
-        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-        args = list(args)
-        for k in nums:
-            if not isinstance(args[k], Tensor):
-                raise RuntimeError(f"grad: argument {k} must be a Tensor, got {type(args[k]).__name__}")
-            args[k] = args[k].detach().requires_grad_(True)
+        tr = track_args(args, argnums, "grad_and_value(f)(*args)")
         with autograd.enable_grad():
-            result = func(*args, **kwargs)
-        out, aux = result if has_aux else (result, None)
+            out, aux = split_aux(func(*tr.args, **kwargs), has_aux, "grad_and_value(f)(*args)")
         if not isinstance(out, Tensor) or out.numel() != 1:
             raise RuntimeError(
                 "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
                 f"{getattr(out, 'shape', type(out).__name__)}"
             )
-        grads = autograd.grad(out, [args[k] for k in nums], allow_unused=True)
-        grads = tuple(g if g is not None else args[k].detach() * 0 for g, k in zip(grads, nums))
-        g = grads[0] if isinstance(argnums, int) else grads
-        value = out.detach()
-        return (g, (value, aux)) if has_aux else (g, value)
+        grads: tuple = (None,) * len(tr.leaves)
+        if out.requires_grad:
+            with autograd.set_grad_enabled(tr.keep):
+                grads = autograd.grad(
+                    out, tr.leaves, retain_graph=tr.keep, create_graph=tr.keep, allow_unused=True
+                )
+        flat = [g if g is not None else x.detach().new_zeros(x.shape) for g, x in zip(grads, tr.leaves)]
+        g = release(tr.per_argnum(flat, argnums), tr.keep)
+        value = release(out, tr.keep)
+        return (g, (value, release(aux, tr.keep))) if has_aux else (g, value)
 
     return wrapper
 

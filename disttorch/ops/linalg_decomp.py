@@ -3,8 +3,10 @@ solve_triangular, det, slogdet, eigh, svd, qr, cholesky, matrix_exp.
 
 Forward runs NumPy's LAPACK routines over the batch dims; backward applies PyTorch's
 formulas (``FunctionsManual.cpp``) on the saved arrays. Those backwards are computed in
-NumPy, so they are not themselves differentiable (no second derivatives through
-decompositions; the composite ops of ``disttorch.linalg`` are).
+NumPy, as ``autograd.fused_backward`` nodes: a second derivative through a decomposition
+raises (the composite ops of ``disttorch.linalg`` have them), and forward-mode AD (the
+double-backward trick) goes through them with their forward rules here (svd: reduced or
+square; qr: reduced, tall or square).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..autograd.fused_backward import fused_backward
 from ..kernels.lu import lu_factor_np
 
 
@@ -26,6 +29,146 @@ def _T(x: np.ndarray) -> np.ndarray:
 
 def _c(x: np.ndarray) -> Tensor:
     return Tensor._make(np.ascontiguousarray(x))
+
+
+def _fused(name: str, jvp=None):
+    """Run a NumPy ``backward(ctx, *grads)`` as an ``autograd.fused_backward`` node that
+    depends on the op's inputs (``ctx.inputs``); ``jvp(ctx, *tangents)`` is the op's forward
+    rule (a tensor per output)."""
+
+    def deco(np_backward):
+        def backward(ctx, *grads):
+            def run(*arrays):
+                out = np_backward(ctx, *(Tensor._make(a) if a is not None else None for a in arrays))
+                out = out if isinstance(out, tuple) else (out,)
+                return tuple(o._data if o is not None else None for o in out)
+
+            rule = (lambda *tangents: jvp(ctx, *tangents)) if jvp is not None else None
+            out = fused_backward(name, run, grads, ctx.inputs, rule)
+            return out if len(out) > 1 else out[0]
+
+        return backward
+
+    return deco
+
+
+def _sum_terms(*terms):
+    """The sum of the terms that are not None (None if all are)."""
+    present = [t for t in terms if t is not None]
+    if not present:
+        return None
+    out = present[0]
+    for t in present[1:]:
+        out = out + t
+    return out
+
+
+def _trace(x: Tensor) -> Tensor:
+    return x.diagonal(0, -2, -1).sum(-1)
+
+
+def _inv_jvp(ctx, ta):
+    X = Inv.apply(ctx.inputs[0])
+    return -(X @ ta @ X)
+
+
+def _solve_jvp(ctx, ta, tb, *_):
+    A, B = ctx.inputs
+    X = Solve.apply(A, B, ctx.left)
+    rhs = _sum_terms(tb, None if ta is None else -(ta @ X if ctx.left else X @ ta))
+    return None if rhs is None else Solve.apply(A, rhs, ctx.left)
+
+
+def _solve_triangular_jvp(ctx, ta, tb, *_):
+    A, B = ctx.inputs
+    upper, left, unit = ctx.spec
+    X = SolveTriangular.apply(A, B, upper, left, unit)
+    if ta is not None:
+        ta = ta.triu(1 if unit else 0) if upper else ta.tril(-1 if unit else 0)
+    rhs = _sum_terms(tb, None if ta is None else -(ta @ X if left else X @ ta))
+    return None if rhs is None else SolveTriangular.apply(A, rhs, upper, left, unit)
+
+
+def _det_jvp(ctx, ta):
+    A = ctx.inputs[0]
+    return Det.apply(A) * _trace(Solve.apply(A, ta, True))
+
+
+def _slogdet_jvp(ctx, ta):
+    return None, _trace(Solve.apply(ctx.inputs[0], ta, True))
+
+
+def _eigh_jvp(ctx, ta, *_):
+    w, v = Eigh.apply(ctx.inputs[0], ctx.uplo)
+    m = v.mT @ ta @ v
+    n = w.shape[-1]
+    eye = Tensor._make(np.eye(n, dtype=w._data.dtype))
+    gap = w.unsqueeze(-2) - w.unsqueeze(-1) + eye  # E_ij = w_j - w_i, 1 on the diagonal
+    return m.diagonal(0, -2, -1), v @ (m / gap * (1 - eye))
+
+
+def _cholesky_jvp(ctx, ta, *_):
+    low = Cholesky.apply(ctx.inputs[0], False)
+    sym = (ta + ta.mT) / 2  # the backward is symmetrised: this is its adjoint
+    p = SolveTriangular.apply(low, sym, False, True, False)  # L^{-1} dA
+    x = SolveTriangular.apply(low, p.mT, False, True, False).mT  # L^{-1} dA L^{-T}
+    eye = Tensor._make(np.eye(low.shape[-1], dtype=low._data.dtype))
+    dl = low @ (x.tril(-1) + x * eye * 0.5)
+    return dl.mT if ctx.upper else dl
+
+
+def _svd_jvp(ctx, ta, *_):
+    """``dS = diag(dP)``, ``dU = U (F o (dP S + S dP^T)) + (I - U U^T) dA V S^{-1}`` and its
+    twin for ``V``, with ``dP = U^T dA V`` and ``F_ij = 1 / (s_j^2 - s_i^2)``."""
+    a = ctx.inputs[0]
+    m, n = a.shape[-2:]
+    if ctx.full and m != n:
+        raise RuntimeError(
+            "forward mode through linalg.svd with full_matrices=True is defined for square matrices only; "
+            "use full_matrices=False"
+        )
+    u, s, vh = SVD.apply(a, False)
+    v = vh.mT
+    k = s.shape[-1]
+    eye = Tensor._make(np.eye(k, dtype=s._data.dtype))
+    s2 = s * s
+    f = (1 - eye) / (s2.unsqueeze(-2) - s2.unsqueeze(-1) + eye)
+    row, col = s.unsqueeze(-2), s.unsqueeze(-1)  # X * row = X diag(s); col * X = diag(s) X
+    dp = u.mT @ ta @ v
+    du = u @ (f * (dp * row + col * dp.mT))
+    dv = v @ (f * (col * dp + dp.mT * row))
+    if m > k:
+        du = du + (ta @ v - u @ dp) / row
+    if n > k:
+        dv = dv + (ta.mT @ u - v @ dp.mT) / row
+    return du, dp.diagonal(0, -2, -1), dv.mT
+
+
+def _qr_jvp(ctx, ta, *_):
+    """With ``X = Q^T dA R^{-1}`` and ``W = tril(X, -1)``: ``dR = (X - W + W^T) R`` and
+    ``dQ = dA R^{-1} - Q (X - W + W^T)`` (reduced QR of a tall or square matrix)."""
+    a = ctx.inputs[0]
+    m, n = a.shape[-2:]
+    if m < n or (ctx.mode == "complete" and m > n):
+        raise RuntimeError(
+            "forward mode through linalg.qr is defined for tall or square matrices with mode='reduced' only"
+        )
+    q, r = QR.apply(a, ctx.mode)
+    dar = SolveTriangular.apply(r, ta, True, False, False)  # dA R^{-1}
+    x = q.mT @ dar
+    w = x.tril(-1)
+    upper = x - w + w.mT
+    return dar - q @ upper, upper @ r
+
+
+def _matrix_exp_jvp(ctx, ta):
+    a = ctx.inputs[0]
+    n = a.shape[-1]
+    big = a.new_zeros(tuple(a.shape[:-2]) + (2 * n, 2 * n))
+    big[..., :n, :n] = a
+    big[..., n:, n:] = a
+    big[..., :n, n:] = ta
+    return MatrixExp.apply(big)[..., :n, n:]
 
 
 def _batch_prefix(x: np.ndarray, i: int) -> str:
@@ -68,10 +211,11 @@ class Inv(Function):
     @staticmethod
     def forward(ctx, a):
         inv = _inverse("linalg.inv", a._data)
-        ctx.inv = inv
+        ctx.inv, ctx.inputs = inv, (a,)
         return inv
 
     @staticmethod
+    @_fused("linalg.inv", _inv_jvp)
     def backward(ctx, g):
         it = _T(ctx.inv)
         return _c(-(it @ g._data @ it))
@@ -86,6 +230,7 @@ class Solve(Function):
     @staticmethod
     def forward(ctx, a, b, left):
         A, B = a._data, b._data
+        ctx.inputs = (a, b)
         if not left:  # X A = B  <=>  A^T X^T = B^T
             A, B = _T(A), _T(B)
         try:
@@ -96,6 +241,7 @@ class Solve(Function):
         return x if left else _T(x)
 
     @staticmethod
+    @_fused("linalg.solve", _solve_jvp)
     def backward(ctx, g):
         gd = g._data if ctx.left else _T(g._data)
         gb = np.linalg.solve(_T(ctx.A), gd)
@@ -113,6 +259,7 @@ class SolveTriangular(Function):
     @staticmethod
     def forward(ctx, a, b, upper, left, unit):
         A, B = a._data, b._data
+        ctx.inputs, ctx.spec = (a, b), (upper, left, unit)
         if not left:
             A, B, upper = _T(A), _T(B), not upper
         x = tri_solve(A, B, upper, unit)
@@ -120,6 +267,7 @@ class SolveTriangular(Function):
         return x if left else _T(x)
 
     @staticmethod
+    @_fused("linalg.solve_triangular", _solve_triangular_jvp)
     def backward(ctx, g):
         A, x, upper, left, unit = ctx.args
         gd = g._data if left else _T(g._data)
@@ -140,10 +288,11 @@ class Det(Function):
     def forward(ctx, a):
         x = a._data
         d = np.linalg.det(x)
-        ctx.x, ctx.det = x, d
+        ctx.x, ctx.det, ctx.inputs = x, d, (a,)
         return np.asarray(d, dtype=x.dtype)
 
     @staticmethod
+    @_fused("linalg.det", _det_jvp)
     def backward(ctx, g):
         x, d = ctx.x, ctx.det
         gd = (g._data * d)[..., None, None]
@@ -169,12 +318,13 @@ class Slogdet(Function):
     def forward(ctx, a):
         x = a._data
         sign, logabs = np.linalg.slogdet(x)
-        ctx.x = x
+        ctx.x, ctx.inputs = x, (a,)
         sign = np.asarray(sign, dtype=x.dtype)
         ctx.mark_non_differentiable(sign)
         return sign, np.asarray(logabs, dtype=x.dtype)
 
     @staticmethod
+    @_fused("linalg.slogdet", _slogdet_jvp)
     def backward(ctx, gsign, glog):
         return _c(glog._data[..., None, None] * _T(_inverse("linalg.slogdet", ctx.x)))
 
@@ -189,10 +339,11 @@ class Eigh(Function):
     @staticmethod
     def forward(ctx, a, uplo):
         w, v = np.linalg.eigh(a._data, UPLO=uplo)
-        ctx.w, ctx.v = w, v
+        ctx.w, ctx.v, ctx.inputs, ctx.uplo = w, v, (a,), uplo
         return w, v
 
     @staticmethod
+    @_fused("linalg.eigh", _eigh_jvp)
     def backward(ctx, gw, gv):
         w, v = ctx.w, ctx.v
         inner = np.zeros(v.shape, dtype=v.dtype)
@@ -216,11 +367,12 @@ class SVD(Function):
     def forward(ctx, a, full_matrices):
         u, s, vh = np.linalg.svd(a._data, full_matrices=full_matrices)
         k = s.shape[-1]
-        ctx.u, ctx.s, ctx.vh = u[..., :k], s, vh[..., :k, :]
+        ctx.u, ctx.s, ctx.vh, ctx.inputs = u[..., :k], s, vh[..., :k, :], (a,)
         ctx.full = full_matrices
         return u, s, vh
 
     @staticmethod
+    @_fused("linalg.svd", _svd_jvp)
     def backward(ctx, gu, gs, gvh):
         u, s, vh = ctx.u, ctx.s, ctx.vh
         m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
@@ -292,10 +444,11 @@ class QR(Function):
     @staticmethod
     def forward(ctx, a, mode):
         q, r = np.linalg.qr(a._data, mode="complete" if mode == "complete" else "reduced")
-        ctx.q, ctx.r, ctx.mode = q, r, mode
+        ctx.q, ctx.r, ctx.mode, ctx.inputs = q, r, mode, (a,)
         return q, r
 
     @staticmethod
+    @_fused("linalg.qr", _qr_jvp)
     def backward(ctx, gq, gr):
         q, r = ctx.q, ctx.r
         m, n = q.shape[-2], r.shape[-1]
@@ -335,11 +488,12 @@ class Cholesky(Function):
             low = np.linalg.cholesky(x)
         except np.linalg.LinAlgError:
             raise _not_pd("linalg.cholesky", x) from None
-        ctx.low = low
+        ctx.low, ctx.inputs = low, (a,)
         ctx.upper = upper
         return _T(low).copy() if upper else low
 
     @staticmethod
+    @_fused("linalg.cholesky", _cholesky_jvp)
     def backward(ctx, g):
         low = ctx.low
         gl = _T(g._data) if ctx.upper else g._data
@@ -414,10 +568,11 @@ class MatrixExp(Function):
     @staticmethod
     def forward(ctx, a):
         x = a._data
-        ctx.x = x
+        ctx.x, ctx.inputs = x, (a,)
         return expm_np(x.astype(np.float64)).astype(x.dtype) if x.dtype != np.float64 else expm_np(x)
 
     @staticmethod
+    @_fused("linalg.matrix_exp", _matrix_exp_jvp)
     def backward(ctx, g):
         x = ctx.x
         n = x.shape[-1]

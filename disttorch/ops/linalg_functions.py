@@ -24,6 +24,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..kernels.lu import lu_factor_np, unpack_np
 from ._helpers import scalar_type_name
 from .linalg import matmul
@@ -41,6 +42,7 @@ from .linalg_decomp import (
     SolveTriangular,
     tri_solve,
 )
+from .linalg_householder import householder_product
 from .shape import cat, stack
 
 __all__ = [
@@ -650,13 +652,17 @@ class _Norm2(Function):
         xd = x._data
         out = np.sqrt(np.sum(xd * xd, axis=red, keepdims=True))
         ctx.save_for_backward(x)
-        ctx.out = out
+        ctx.out, ctx.red = out, red
         return out if keepdim else np.squeeze(out, axis=red)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         out = ctx.out
+        if is_grad_enabled():  # create_graph: the gradient as tensor ops, differentiable again
+            nonzero = Tensor._make((out != 0).astype(x._data.dtype))
+            norm = _Norm2.apply(x, ctx.red, True) + (1 - nonzero)
+            return x * (g.reshape(out.shape) / norm * nonzero), None, None
         gd = g._data.reshape(out.shape)
         with np.errstate(divide="ignore", invalid="ignore"):
             scale = np.where(out == 0, 0, gd / out)
@@ -818,30 +824,3 @@ def vander(x: Tensor, N: int | None = None) -> Tensor:
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """The diagonals of a batch of matrices (``A.diagonal`` with batch-first defaults)."""
     return A.diagonal(offset, dim1, dim2)
-
-
-def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
-    """The first ``n`` columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^T`` and
-    ``v_i`` column ``i`` of ``A`` below the diagonal (unit diagonal) — the ``Q`` that
-    ``geqrf`` encodes. Differentiable."""
-    _check_matrix("linalg.householder_product", A, square=False)
-    m, n = A.shape[-2:]
-    k = tau.shape[-1]
-    if n > m:
-        raise RuntimeError(
-            "torch.linalg.householder_product: input.shape[-2] must be greater than "
-            "or equal to input.shape[-1]"
-        )
-    if k > n:
-        raise RuntimeError(
-            "torch.linalg.householder_product: input.shape[-1] must be greater than or equal to tau.shape[-1]"
-        )
-    eye = Tensor._make(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A._data.shape[:-2] + (m, n)).copy())
-    q = eye
-    below = Tensor._make(np.tril(np.ones((m, n), dtype=A._data.dtype), -1))
-    unit = Tensor._make(np.eye(m, n, dtype=A._data.dtype))
-    vs = A * below + unit
-    for i in range(k - 1, -1, -1):  # Q = H_1 (H_2 (... (H_k I)))
-        v = vs[..., :, i : i + 1]
-        q = q - tau[..., i : i + 1].unsqueeze(-1) * (v @ (v.mT @ q))
-    return q

@@ -7,6 +7,9 @@ gradient from many small tensor ops. ``numpy_backward`` runs such a backward as 
 node of its own: in an ordinary ``backward()`` it costs one call; under
 ``create_graph=True`` it records a node that refuses a second differentiation with a
 clear error, instead of silently returning gradients that do not depend on the inputs.
+
+An op may give the node its forward-mode rule (``jvp``), so that forward-mode AD goes
+through it; the node itself is ``autograd.fused_backward``'s.
 """
 
 from __future__ import annotations
@@ -17,37 +20,25 @@ import numpy as np
 
 from ..._dtype import scalar_type_name
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...autograd.fused_backward import fused_backward
 
 __all__ = ["numpy_backward", "check_same_dtype"]
 
 
-class _NumpyBackward(Function):
-    """Node for a fused op's NumPy backward (once differentiable)."""
-
-    _raw = True
-
-    @staticmethod
-    def forward(ctx, fn, name, grad, *depends_on):
-        ctx.op_name = name
-        return fn(grad._data)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        raise RuntimeError(
-            f"double backward through {ctx.op_name} is not supported: its "
-            f"backward is a fused NumPy kernel (differentiate it once)"
-        )
-
-
 def numpy_backward(
-    name: str, fn: Callable[[np.ndarray], tuple], grad: Tensor, *depends_on: Tensor | None
+    name: str,
+    fn: Callable[[np.ndarray], tuple],
+    grad: Tensor,
+    *depends_on: Tensor | None,
+    jvp: Callable[..., Tensor] | None = None,
 ) -> tuple:
     """Call ``fn(grad_array)`` (returning one array or None per forward input) and wrap the
     results as tensors. ``depends_on`` lists the saved tensors the gradients are functions
     of (weights, inputs): under ``create_graph`` the results then require grad, and
-    differentiating them raises an error naming ``name``."""
-    return _NumpyBackward.apply(fn, name, grad, *depends_on)
+    differentiating them w.r.t. those raises an error naming ``name``. ``jvp``, given one
+    tangent (or None) per forward input, returns the op's Jacobian-vector product with tensor
+    ops: the derivative of these gradients w.r.t. ``grad`` (``autograd.fused_backward``)."""
+    return fused_backward(name, fn, (grad,), depends_on, jvp)
 
 
 def check_same_dtype(x: np.ndarray, other: np.ndarray, what: str) -> None:

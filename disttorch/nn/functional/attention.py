@@ -76,7 +76,7 @@ class ScaledDotProductAttention(Function):
             p_used = p
         out = np.matmul(p_used, v)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
-        ctx.dropout_p, ctx.scale = dropout_p, scale
+        ctx.dropout_p, ctx.scale, ctx.is_causal, ctx.mask = dropout_p, scale, is_causal, attn_mask
         ctx.save_for_backward(query, key, value)
         ctx.set_materialize_grads(False)  # the weights output rarely gets a gradient
         return out, p_used
@@ -110,6 +110,9 @@ class ScaledDotProductAttention(Function):
             gk = np.matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
             return gq, gk, gv, gmask
 
+        def jvp(tq: Tensor | None, tk: Tensor | None, tv: Tensor | None, tmask: Tensor | None) -> Tensor:
+            return _attention_jvp(ctx, query, key, value, tq, tk, tv, tmask)
+
         gq, gk, gv, gmask = numpy_backward(
             "scaled_dot_product_attention",
             grads,
@@ -118,8 +121,54 @@ class ScaledDotProductAttention(Function):
             query,
             key,
             value,
+            jvp=jvp if grad is not None and grad_weights is None else None,
         )
         return gq, gk, gv, gmask, None, None, None
+
+
+def _attention_jvp(
+    ctx: ScaledDotProductAttention,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    tq: Tensor | None,
+    tk: Tensor | None,
+    tv: Tensor | None,
+    tmask: Tensor | None,
+) -> Tensor:
+    """Forward-mode rule of the output, with tensor ops on the real inputs (so it stays
+    differentiable w.r.t. them): ``dS = scale (dQ K^T + Q dK^T) + dmask``,
+    ``dP = P * (dS - rowsum(P dS))``, ``dOut = dP_used V + P_used dV``."""
+    scale = float(ctx.scale)
+    s = (query * scale) @ key.mT
+    if ctx.is_causal:
+        s = s + Tensor._make(_causal_bias(query.shape[-2], key.shape[-2], s._data.dtype))
+    if ctx.mask is not None:
+        s = s + (
+            ctx.mask
+            if ctx.mask.is_floating_point()
+            else Tensor._make(_as_bias(ctx.mask._data, s._data.dtype))
+        )
+    p = s.softmax(-1)
+    drop = None
+    if ctx.keep is not None:
+        drop = Tensor._make((ctx.keep / np.asarray(1.0 - ctx.dropout_p)).astype(s._data.dtype))
+    p_used = p * drop if drop is not None else p
+    out = None
+    ds = None
+    for term in (
+        tq @ key.mT * scale if tq is not None else None,
+        query @ tk.mT * scale if tk is not None else None,
+        tmask,
+    ):
+        if term is not None:
+            ds = term if ds is None else ds + term
+    if ds is not None:
+        dp = p * (ds - (p * ds).sum(-1, keepdim=True))
+        out = (dp * drop if drop is not None else dp) @ value
+    if tv is not None:
+        out = p_used @ tv if out is None else out + p_used @ tv
+    return out if out is not None else (p_used @ value).detach() * 0
 
 
 def _attention(

@@ -266,10 +266,28 @@ class ConvNd(Function):
     @staticmethod
     def backward(ctx, grad):
         (weight,) = ctx.saved_tensors
+        (input,) = ctx.inputs
+
+        def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
+            parts = [ConvNd.apply(tx, weight, None, ctx.geo)] if tx is not None else []
+            if tw is not None:
+                parts.append(ConvNd.apply(input, tw, None, ctx.geo))
+            return _bilinear_jvp(parts, tb, grad, ctx.geo)
+
         gx, gw, gb = numpy_backward(
-            ctx.geo.name, lambda g: _conv_backward(ctx, weight, g), grad, weight, *ctx.inputs
+            ctx.geo.name, lambda g: _conv_backward(ctx, weight, g), grad, weight, *ctx.inputs, jvp=jvp
         )
         return gx, gw, gb, None
+
+
+def _bilinear_jvp(parts: list, tb: Tensor | None, like: Tensor, geo: _Geometry) -> Tensor:
+    """The sum of a (transposed) convolution's tangent terms, plus the bias tangent."""
+    if tb is not None:
+        parts.append(tb.reshape((-1,) + (1,) * len(geo.out)).expand(like.shape))
+    out = parts[0] if parts else like.detach() * 0
+    for p in parts[1:]:
+        out = out + p
+    return out
 
 
 def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
@@ -390,18 +408,28 @@ class ConvTransposeNd(Function):
         if bias is not None:
             out += bias._data.reshape((-1,) + (1,) * len(geo.out))
         ctx.save_for_backward(input, weight)
-        ctx.geo = geo
+        ctx.geo, ctx.padded_shape = geo, padded_shape
         return out[0] if geo.unbatched else out
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
+
+        def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
+            parts = (
+                [ConvTransposeNd.apply(tx, weight, None, ctx.geo, ctx.padded_shape)] if tx is not None else []
+            )
+            if tw is not None:
+                parts.append(ConvTransposeNd.apply(input, tw, None, ctx.geo, ctx.padded_shape))
+            return _bilinear_jvp(parts, tb, grad, ctx.geo)
+
         gx, gw, gb = numpy_backward(
             ctx.geo.name + " (transposed)",
             lambda g: _conv_transpose_backward(ctx, input, weight, g),
             grad,
             input,
             weight,
+            jvp=jvp,
         )
         return gx, gw, gb, None, None
 

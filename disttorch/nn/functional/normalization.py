@@ -169,6 +169,37 @@ def update_running_stats(
         running_var._bump_version()
 
 
+def _normalized_rows_jvp(x: Tensor, t: Tensor | None, eps: float) -> tuple[Tensor, Tensor | None]:
+    """``(xhat, tangent of xhat)`` for the rows of ``x`` normalised to zero mean and unit
+    variance, with tensor ops (forward-mode rule of the normalisation layers): ``dxhat =
+    rstd (t - mean(t) - xhat mean(t xhat))``."""
+    xc = x - x.mean(-1, keepdim=True)
+    rstd = ((xc * xc).mean(-1, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    if t is None:
+        return xhat, None
+    return xhat, rstd * (t - t.mean(-1, keepdim=True) - xhat * (t * xhat).mean(-1, keepdim=True))
+
+
+def _affine_jvp(
+    xhat: Tensor,
+    dxhat: Tensor | None,
+    weight: Tensor | None,
+    tw: Tensor | None,
+    tb: Tensor | None,
+    shape: tuple,
+) -> Tensor:
+    """Tangent of ``xhat * weight + bias`` (``weight``/``bias`` broadcast as ``shape``)."""
+    out = xhat.detach() * 0
+    if dxhat is not None:
+        out = out + (dxhat * weight.reshape(shape) if weight is not None else dxhat)
+    if tw is not None:
+        out = out + xhat * tw.reshape(shape)
+    if tb is not None:
+        out = out + tb.reshape(shape)
+    return out
+
+
 class BatchNormTrain(Function):
     """Batch norm with batch statistics (training mode); updates running stats in place."""
 
@@ -180,9 +211,9 @@ class BatchNormTrain(Function):
         mean, var, xc = batch_norm_stats(x)
         invstd = 1.0 / np.sqrt(var + eps)
         update_running_stats(running_mean, running_var, mean, var, x.size // x.shape[1], momentum)
-        ctx.xc, ctx.invstd = xc, invstd
+        ctx.xc, ctx.invstd, ctx.eps = xc, invstd, eps
         ctx.save_for_backward(weight)
-        ctx.inputs = (input,)  # only for the double-backward guard (see numpy_backward)
+        ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         return batch_norm_elemt(xc, invstd, weight, bias)
 
     @staticmethod
@@ -200,7 +231,18 @@ class BatchNormTrain(Function):
             gw = (sum_gxc * ctx.invstd).astype(g.dtype, copy=False) if need_w else None
             return gx, gw, (sum_g if need_b else None)
 
-        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, *ctx.inputs)
+        def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
+            (x,) = ctx.inputs
+            c = x.shape[1]
+            per_channel = x.transpose(0, 1)  # (C, N, *): a row per channel
+            rows = per_channel.reshape(c, -1)
+            t_rows = tx.transpose(0, 1).reshape(c, -1) if tx is not None else None
+            xhat, dxhat = _normalized_rows_jvp(rows, t_rows, ctx.eps)
+            back = lambda r: r.reshape(per_channel.shape).transpose(0, 1)  # noqa: E731
+            shape = (1, c) + (1,) * (x.ndim - 2)
+            return _affine_jvp(back(xhat), back(dxhat) if dxhat is not None else None, weight, tw, tb, shape)
+
+        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, *ctx.inputs, jvp=jvp)
         return gx, gw, gb, None, None, None, None
 
 
@@ -238,7 +280,16 @@ class BatchNormEval(Function):
                 gw = gw.astype(g.dtype, copy=False)
             return gx, gw, (sum_g if need_b else None)
 
-        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, input)
+        def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
+            shape = (1, -1) + (1,) * (input.ndim - 2)
+            invstd = Tensor._make(ctx.invstd.astype(input._data.dtype, copy=False).reshape(shape))
+            xhat = (
+                input - Tensor._make(ctx.mean.astype(input._data.dtype, copy=False).reshape(shape))
+            ) * invstd
+            dxhat = tx * invstd if tx is not None else None
+            return _affine_jvp(xhat, dxhat, weight, tw, tb, shape)
+
+        gx, gw, gb = numpy_backward("batch_norm", grads, grad, weight, input, jvp=jvp)
         return gx, gw, gb, None, None, None
 
 
@@ -314,7 +365,8 @@ class LayerNormFn(Function):
         x = input._data
         d = int(np.prod(x.shape[x.ndim - ndim :]))
         xhat, rstd = _normalize_rows(x.reshape(-1, d), eps)
-        ctx.xhat, ctx.rstd, ctx.ndim = xhat, rstd, ndim
+        ctx.xhat, ctx.rstd, ctx.ndim, ctx.eps = xhat, rstd, ndim, eps
+        ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
         out = xhat * weight._data.reshape(d) if weight is not None else xhat.copy()
         if bias is not None:
@@ -341,7 +393,15 @@ class LayerNormFn(Function):
                 )
             return gx, gw, gb
 
-        gx, gw, gb = numpy_backward("layer_norm", grads, grad, weight)
+        def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
+            (x,) = ctx.inputs
+            d = ctx.xhat.shape[-1]
+            xhat, dxhat = _normalized_rows_jvp(
+                x.reshape(-1, d), tx.reshape(-1, d) if tx is not None else None, ctx.eps
+            )
+            return _affine_jvp(xhat, dxhat, weight, tw, tb, (d,)).reshape(x.shape)
+
+        gx, gw, gb = numpy_backward("layer_norm", grads, grad, weight, *ctx.inputs, jvp=jvp)
         return gx, gw, gb, None, None
 
 
@@ -395,7 +455,8 @@ class GroupNormFn(Function):
         n = x.shape[0]
         xhat, rstd = _normalize_rows(x.reshape(n * groups, -1), eps)
         xhat = xhat.reshape(x.shape)
-        ctx.xhat, ctx.rstd, ctx.groups = xhat, rstd, groups
+        ctx.xhat, ctx.rstd, ctx.groups, ctx.eps = xhat, rstd, groups, eps
+        ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
         return _affine(xhat, weight, bias, channel_shape(x))
 
@@ -418,7 +479,17 @@ class GroupNormFn(Function):
                 gb = np.einsum("ncm->c", _ncm(g))
             return gx, gw, gb
 
-        gx, gw, gb = numpy_backward("group_norm", grads, grad, weight)
+        def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
+            (x,) = ctx.inputs
+            rows = x.shape[0] * ctx.groups
+            xhat, dxhat = _normalized_rows_jvp(
+                x.reshape(rows, -1), tx.reshape(rows, -1) if tx is not None else None, ctx.eps
+            )
+            shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+            dxhat = dxhat.reshape(x.shape) if dxhat is not None else None
+            return _affine_jvp(xhat.reshape(x.shape), dxhat, weight, tw, tb, shape)
+
+        gx, gw, gb = numpy_backward("group_norm", grads, grad, weight, *ctx.inputs, jvp=jvp)
         return gx, gw, gb, None, None
 
 

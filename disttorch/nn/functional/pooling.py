@@ -207,7 +207,21 @@ class MaxPoolNd(Function):
     def backward(ctx, grad, *_winners):
         if grad is None:
             return None, None
-        return numpy_backward("max_pool", lambda g: (_max_pool_backward(ctx, g),), grad)[0], None
+        return numpy_backward(
+            "max_pool", lambda g: (_max_pool_backward(ctx, g),), grad, jvp=lambda t: _max_pool_jvp(ctx, t)
+        )[0], None
+
+
+def _max_pool_jvp(ctx: MaxPoolNd, t: Tensor) -> Tensor:
+    """Forward-mode rule: the tangent at each window's maximum (a gather, differentiable)."""
+    geo = ctx.geo
+    d = len(geo.out)
+    flat = _flat_indices(ctx.winners, geo, tuple(t.shape[-d:]))  # batched: (N, C, *out)
+    if geo.unbatched:
+        flat = flat[0]
+    planes = t.reshape(tuple(t.shape[:-d]) + (-1,))
+    index = Tensor._make(flat.reshape(flat.shape[: flat.ndim - d] + (-1,)))
+    return planes.gather(-1, index).reshape(flat.shape)
 
 
 def _max_pool_backward(ctx: MaxPoolNd, g: np.ndarray) -> np.ndarray:
@@ -348,7 +362,16 @@ class AvgPoolNd(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return numpy_backward("avg_pool", lambda g: (_avg_pool_backward(ctx, g),), grad)[0], None, None
+        return (
+            numpy_backward(
+                "avg_pool",
+                lambda g: (_avg_pool_backward(ctx, g),),
+                grad,
+                jvp=lambda t: AvgPoolNd.apply(t, ctx.geo, ctx.divisor),  # linear: the op itself
+            )[0],
+            None,
+            None,
+        )
 
 
 def _avg_pool_backward(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
@@ -466,13 +489,16 @@ class AdaptiveAvgPoolNd(Function):
         x = input._data
         d = len(out_size)
         mats = [_averaging_matrix(s, o, x.dtype) for s, o in zip(x.shape[-d:], out_size)]
-        ctx.mats = mats
+        ctx.mats, ctx.out_size = mats, out_size
         return np.ascontiguousarray(_apply_along(x, mats, transpose=False))
 
     @staticmethod
     def backward(ctx, grad):
         gx = numpy_backward(
-            "adaptive_avg_pool", lambda g: (np.ascontiguousarray(_apply_along(g, ctx.mats, True)),), grad
+            "adaptive_avg_pool",
+            lambda g: (np.ascontiguousarray(_apply_along(g, ctx.mats, True)),),
+            grad,
+            jvp=lambda t: AdaptiveAvgPoolNd.apply(t, ctx.out_size),  # linear: the op itself
         )
         return gx[0], None
 
@@ -544,8 +570,13 @@ class AdaptiveMaxPoolNd(Function):
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
+        def jvp(t: Tensor) -> Tensor:  # the tangent at each window's maximum
+            lead = tuple(t.shape[: t.ndim - ctx.d])
+            index = Tensor._make(ctx.pos.reshape(lead + (-1,)))
+            return t.reshape(lead + (-1,)).gather(-1, index).reshape(ctx.pos.shape)
+
         gx = numpy_backward(
-            "adaptive_max_pool", lambda g: (_scatter_to_planes(g, ctx.pos, ctx.shape, ctx.d),), grad
+            "adaptive_max_pool", lambda g: (_scatter_to_planes(g, ctx.pos, ctx.shape, ctx.d),), grad, jvp=jvp
         )
         return gx[0], None
 

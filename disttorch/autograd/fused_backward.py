@@ -1,0 +1,63 @@
+"""Backwards computed in NumPy (fused layer kernels, matrix decompositions), as graph nodes.
+
+An op whose backward is NumPy code is much faster than one whose gradient is composed of
+many small tensor ops, but that gradient is not itself recorded. ``fused_backward`` runs such
+a backward as a node of its own: in an ordinary ``backward()`` it costs one call; under
+``create_graph=True`` it records a node whose results require grad, so that a second
+differentiation is never silently wrong:
+
+- w.r.t. the op's inputs (a true second derivative): it raises, naming the op;
+- w.r.t. the incoming gradients only (the double-backward trick behind ``torch.func.jvp``,
+  ``jacfwd`` and forward-mode AD): the backward is linear in them, and its derivative in the
+  direction of a tangent of the op's inputs is the op's Jacobian-vector product, which the op
+  may supply as ``jvp`` (written with tensor ops, so it is differentiable in turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .._tensor import Tensor
+from .engine import edges_needed
+from .function import Function
+
+__all__ = ["fused_backward"]
+
+
+class _FusedBackward(Function):
+    """Node for a NumPy backward (see the module docstring)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, fn, name, jvp, n_grads, *tensors):
+        ctx.op_name, ctx.jvp, ctx.n_grads = name, jvp, n_grads
+        ctx.set_materialize_grads(False)  # a tangent that does not flow stays None for jvp
+        return fn(*(g._data if g is not None else None for g in tensors[:n_grads]))
+
+    @staticmethod
+    def backward(ctx, *tangents):
+        needed = edges_needed(ctx)  # fn, name, jvp, n_grads, *grads, *depends_on
+        n = ctx.n_grads
+        if ctx.jvp is None or any(needed[4 + n :]):
+            raise RuntimeError(
+                f"double backward through {ctx.op_name} is not supported: its "
+                f"backward is a fused NumPy kernel (differentiate it once)"
+            )
+        out = ctx.jvp(*tangents)
+        out = out if isinstance(out, tuple) else (out,)
+        return (None, None, None, None) + tuple(out) + (None,) * (len(needed) - 4 - n)
+
+
+def fused_backward(
+    name: str,
+    fn: Callable[..., tuple],
+    grads: Sequence[Tensor | None],
+    depends_on: Sequence[Tensor | None],
+    jvp: Callable[..., Tensor | tuple | None] | None = None,
+) -> tuple:
+    """``fn(*grad_arrays)`` (one array or None per forward input) as tensors, recorded as one
+    node when autograd records. ``depends_on``: the tensors the gradients are functions of
+    (the op's inputs, saved weights). ``jvp``, given one tangent (or None) per forward input,
+    returns the op's Jacobian-vector product for each of ``grads`` (a tensor when there is one)."""
+    return _FusedBackward.apply(fn, name, jvp, len(grads), *grads, *depends_on)

@@ -1,0 +1,139 @@
+"""``vjp``, ``jvp`` and ``linearize`` of ``torch.func``.
+
+``jvp`` and ``linearize`` use the double-backward trick (``autograd.forward_ad.Linearization``):
+the vector-Jacobian product is recorded once as a function of a free cotangent, and
+differentiating it in the direction of the tangents gives the Jacobian-vector product,
+with PyTorch's values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import autograd
+from .._tensor import Tensor
+from ..autograd.forward_ad import Linearization
+from ._inputs import flat_outputs, release, split_aux, track
+from ._pytree import tree_flatten, tree_unflatten
+
+__all__ = ["jvp", "linearize", "vjp"]
+
+
+def _track_primals(primals: tuple, api: str) -> tuple[list, Any, list[Tensor], bool]:
+    flat, spec = tree_flatten(primals)
+    for x in flat:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"{api}: Expected primals to only contain Tensors, got {type(x)}")
+        if not x.is_floating_point():
+            raise RuntimeError(f"{api}: only floating point primals can be differentiated, got {x.dtype}")
+    keep = autograd.is_grad_enabled() and any(x.requires_grad for x in flat)
+    leaves = [track(x) for x in flat]
+    return tree_unflatten(leaves, spec), spec, leaves, keep
+
+
+def _zeros_where_none(values: list, like: list) -> list:
+    return [v if v is not None else o.new_zeros(o.shape).detach() for v, o in zip(values, like)]
+
+
+def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
+    """``(func(*primals), vjp_fn)`` (and ``aux`` with ``has_aux``): ``vjp_fn(cotangents)``, with
+    ``cotangents`` structured like the output, returns the vector-Jacobian products w.r.t. every
+    primal, as a tuple structured like ``primals``. ``vjp_fn`` may be called repeatedly."""
+    args, p_spec, leaves, keep = _track_primals(primals, "vjp")
+    with autograd.enable_grad():
+        out, aux = split_aux(func(*args), has_aux, "vjp(f, *primals)")
+    outs, out_spec = flat_outputs(out, "vjp(f, *primals)")
+
+    def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
+        cts, ct_spec = tree_flatten(cotangents)
+        if ct_spec != out_spec:
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree structure of outputs to "
+                f"the function. cotangents: {ct_spec}, primal output: {out_spec}"
+            )
+        for c, o in zip(cts, outs):
+            if not isinstance(c, Tensor) or c.shape != o.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output has a shape of {getattr(c, 'shape', type(c).__name__)} "
+                    f"and output has a shape of {o.shape}."
+                )
+        cg = create_graph if create_graph is not None else keep or any(c.requires_grad for c in cts)
+        pairs = [(o, c) for o, c in zip(outs, cts) if o.requires_grad]
+        grads: list = [None] * len(leaves)
+        if pairs:
+            with autograd.set_grad_enabled(cg):
+                grads = list(
+                    autograd.grad(
+                        [o for o, _ in pairs],
+                        leaves,
+                        [c for _, c in pairs],
+                        retain_graph=retain_graph,
+                        create_graph=cg,
+                        allow_unused=True,
+                    )
+                )
+        return tree_unflatten(_zeros_where_none(grads, leaves), p_spec)
+
+    result = (release(out, keep), vjp_fn)
+    return (*result, release(aux, keep)) if has_aux else result
+
+
+def _check_tangents(primals: Any, tangents: Any, api: str) -> list[Tensor]:
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"{api}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals)."
+        )
+    flat_p, p_spec = tree_flatten(primals)
+    flat_t, t_spec = tree_flatten(tangents if isinstance(tangents, tuple) else None)
+    if p_spec != t_spec:
+        raise RuntimeError(
+            f"{api}: Expected primals and tangents to have the same python structure. For example, if "
+            "primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+            f"{p_spec} and tangents with structure {t_spec}"
+        )
+    for p, t in zip(flat_p, flat_t):
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"{api}: Expected tangents to only contain Tensors, got {type(t)}")
+        if t.shape != p.shape:
+            raise RuntimeError(
+                f"{api}: Expected primals and tangents to have the same shape, got {tuple(p.shape)} and "
+                f"{tuple(t.shape)}"
+            )
+    return flat_t
+
+
+def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False) -> tuple:
+    """``(func(*primals), jvp_out)`` (and ``aux`` with ``has_aux``): ``jvp_out`` is the product of
+    the Jacobian of ``func`` at ``primals`` with ``tangents`` (same structure as ``primals``),
+    structured like the output. ``strict=True`` is not implemented in PyTorch either."""
+    api = "jvp(f, primals, tangents)"
+    if strict:
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not implemented yet.")
+    flat_t = _check_tangents(primals, tangents, api)
+    args, _, leaves, keep = _track_primals(primals, api)
+    keep = keep or any(t.requires_grad for t in flat_t)
+    with autograd.enable_grad():
+        out, aux = split_aux(func(*args), has_aux, api)
+    outs, out_spec = flat_outputs(out, api)
+    jv = Linearization(outs, leaves).jvp([t.to(x.dtype) for t, x in zip(flat_t, leaves)], create_graph=keep)
+    result = (release(out, keep), release(tree_unflatten(_zeros_where_none(jv, outs), out_spec), keep))
+    return (*result, release(aux, keep)) if has_aux else result
+
+
+def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` returns ``jvp(func, primals,
+    tangents)[1]`` without calling ``func`` again (the linearised graph is kept)."""
+    api = "linearize"
+    args, p_spec, leaves, keep = _track_primals(primals, api)
+    with autograd.enable_grad():
+        out = func(*args)
+    outs, out_spec = flat_outputs(out, api)
+    lin = Linearization(outs, leaves)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        flat_t = _check_tangents(primals, tangents, "linearize(f, *primals)(*tangents)")
+        jv = lin.jvp([t.to(x.dtype) for t, x in zip(flat_t, leaves)], create_graph=keep)
+        return release(tree_unflatten(_zeros_where_none(jv, outs), out_spec), keep)
+
+    return release(out, keep), jvp_fn
