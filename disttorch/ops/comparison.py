@@ -301,6 +301,9 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
 
 # ---------------------------------------------------------------------- arg reductions
 def _arg(name: str, fn: Callable, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    own = getattr(type(input), name, None)
+    if own is not None and own is not getattr(Tensor, name, None):
+        return own(input, dim, keepdim)  # a subclass's own (e.g. MaskedTensor's masked argmax)
     x = input._data
     if dim is None:
         if x.size == 0:
