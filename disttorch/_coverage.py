@@ -114,14 +114,11 @@ _NOT_YET = (
     "sparse_csr_tensor sparse_csc_tensor sparse_bsr_tensor sparse_bsc_tensor sparse_compressed_tensor "
     "sparse_csr sparse_csc sparse_bsr sparse_bsc to_sparse_csr to_sparse_csc to_sparse_bsr "
     "to_sparse_bsc crow_indices col_indices ccol_indices row_indices is_sparse_csr sparse_mask "
-    "jagged "
     # linear-algebra long tail (low-rank and iterative methods, LAPACK Householder helpers)
     "lobpcg pca_lowrank svd_lowrank geqrf orgqr ormqr "
     # sparse extras: semi-structured (2:4) sparsity is a CUDA feature of its own; the rest we owe
     "softmax log_softmax sampled_addmm spdiags spsolve semi_structured to_sparse_semi_structured "
     "SparseSemiStructuredTensor SparseSemiStructuredTensorCUSPARSELT SparseSemiStructuredTensorCUTLASS "
-    # nested (jagged) tensors: a layout of their own
-    "nested to_padded_tensor "
     # quasi-random sequences: SobolEngine needs its table of direction numbers
     "quasirandom "
     # tensor long tail

@@ -1,9 +1,9 @@
 """Memory layouts: ``disttorch.strided`` (dense arrays), ``disttorch.sparse_coo`` and
-``disttorch.sparse_csr``, as ``Tensor.layout`` reports them."""
+``disttorch.sparse_csr``, ``disttorch.jagged`` (nested tensors), as ``Tensor.layout`` reports them."""
 
 from __future__ import annotations
 
-__all__ = ["layout", "sparse_coo", "sparse_csr", "strided"]
+__all__ = ["jagged", "layout", "sparse_coo", "sparse_csr", "strided"]
 
 
 class layout:
@@ -24,7 +24,8 @@ class layout:
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
-_BY_NAME = {lay.name: lay for lay in (strided, sparse_coo, sparse_csr)}
+jagged = layout("jagged")
+_BY_NAME = {lay.name: lay for lay in (strided, sparse_coo, sparse_csr, jagged)}
 
 
 def _by_name(name: str) -> layout:

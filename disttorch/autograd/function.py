@@ -49,6 +49,8 @@ class dispatch_disabled:
 
     def __exit__(self, *exc: Any) -> None:
         _dispatch_state.off -= 1
+
+
 _grad_state = grad_mode._state
 _bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
 _F16 = np.dtype(np.float16)
