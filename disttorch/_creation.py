@@ -119,12 +119,15 @@ def _filled(
     if device is not None:
         _check_device(device)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    if isinstance(like, np.ndarray):
-        arr = np.empty_like(like, dtype=np_dt, order="K")
+    if like is None:
+        arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
     else:
-        arr = _memory_format.empty_in_format(size, np_dt, like)
-    if fill is not None:
-        arr[...] = fill
+        if isinstance(like, np.ndarray):
+            arr = np.empty_like(like, dtype=np_dt, order="K")
+        else:
+            arr = _memory_format.empty_in_format(size, np_dt, like)
+        if fill is not None:
+            arr[...] = fill
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad_(True)
