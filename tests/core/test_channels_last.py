@@ -98,6 +98,21 @@ def test_layers_keep_channels_last_as_pytorch(name):
     assert ol(dt.tensor(x)).is_contiguous()
 
 
+@pytest.mark.parity
+def test_gradients_of_leaves_keep_their_layout():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    strides = []
+    for lib in (torch, dt):
+        conv = lib.nn.Conv2d(3, 4, 3).to(memory_format=lib.channels_last)
+        z = lib.tensor(x).to(memory_format=lib.channels_last).requires_grad_()
+        conv(z).sum().backward()
+        t = lib.tensor(x[0, 0]).t().requires_grad_()
+        (t * 2).sum().backward()
+        strides.append((z.grad.stride(), conv.weight.grad.stride(), t.grad.stride()))
+    assert strides[1] == strides[0]
+
+
 def test_conv_with_channels_last_weight_and_module_to():
     m = dt.nn.Sequential(dt.nn.Conv2d(3, 4, 3), dt.nn.BatchNorm2d(4), dt.nn.ReLU())
     ref = m(_x(2, 3, 8, 8).float()).detach().numpy()
