@@ -289,9 +289,27 @@ def _per_constituent(name: str) -> Callable:
     return method
 
 
+def _in_place(name: str) -> Callable:
+    base = getattr(Tensor, name)
+
+    def method(self: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
+        for i, p in enumerate(self._parts):
+            base(p, *(a._parts[i] if isinstance(a, NestedTensor) else a for a in args), **kwargs)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"``Tensor.{name}`` on each constituent, in place."
+    return method
+
+
 for _name in _NO_FUNCTION:
     if hasattr(Tensor, _name):
         setattr(NestedTensor, _name, _per_constituent(_name))
+# in-place methods (``add_``, ``mul_``, ``zero_``, ``fill_``, ...) act on each constituent
+for _name in dir(Tensor):
+    if _name.endswith("_") and not _name.startswith("_") and _name not in ("requires_grad_", "detach_"):
+        if callable(getattr(Tensor, _name, None)) and _name not in NestedTensor.__dict__:
+            setattr(NestedTensor, _name, _in_place(_name))
 
 
 def _wrap(dim: int, ndim: int) -> int:

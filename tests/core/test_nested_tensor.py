@@ -245,3 +245,14 @@ def test_transformer_encoder_nested_path_matches_pytorch(torch):
     want = enc_t(torch.tensor(x), src_key_padding_mask=torch.tensor(pad)).detach().numpy()
     got = enc_d(dt.tensor(x), src_key_padding_mask=dt.tensor(pad)).detach().numpy()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_in_place_ops_act_on_each_constituent():
+    nt = _nt(dt, dt.jagged)
+    assert nt.add_(1).mul_(nt) is nt
+    np.testing.assert_allclose(nt.unbind()[1].numpy(), (B + 1) ** 2)
+    nt.zero_()
+    assert not _padded(nt).any()
+    leaf = _nt(dt, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        leaf.add_(1)  # a leaf that requires grad, as any tensor
