@@ -11,7 +11,9 @@ Every ``Function`` applied to one comes here first:
 - reductions (``sum``, ``mean``, ``amax``, ``amin``, ``prod``, ``argmax``, ``argmin``) and
   ``softmax``/``log_softmax`` see only the specified elements; a result element is specified
   when any element it reduces is;
-- ops that change the shape (matmul, indexing, views) are not supported and say so.
+- views, slicing, indexing and joining (``transpose``, ``view``, ``x[1:]``, ``cat``, ``stack``, ...)
+  move data and mask alike;
+- other ops that change the shape (matmul, ...) are not supported and say so.
 
 ``.grad`` of a MaskedTensor is a MaskedTensor with its mask; the gradient reaches only the
 specified elements of a reduction's input.
@@ -280,12 +282,48 @@ def _same_masks(op: str, masked: list) -> None:
             )
 
 
+def _passthrough() -> frozenset:
+    """The Functions that move elements without computing (views, slicing, joining): they are
+    applied to data and mask alike, as PyTorch's passthrough ops."""
+    from ..ops import indexing as ix
+    from ..ops import shape as sh
+
+    return frozenset(
+        (sh.View, sh.UnsafeView, sh.Unsqueeze, sh.Squeeze, sh.Expand, sh.Permute, sh.Transpose, sh.Narrow)
+        + (sh.Select, sh.Split, sh.Unbind, sh.Unfold, sh.Cat, sh.Stack, sh.Repeat, sh.Flip, sh.Roll)
+        + (sh.Diagonal, ix.Slice, ix.Index)
+    )
+
+
+_PASSTHROUGH: list = []
+
+
+def _apply_passthrough(fn: type, args: tuple) -> Any:
+    with dispatch_disabled():
+        out = fn.apply(*args)
+        masks = fn.apply(*(a.get_mask() if isinstance(a, MaskedTensor) else a for a in args))
+    outs, mouts = (out, masks) if isinstance(out, tuple) else ((out,), (masks,))
+    for m in mouts:
+        if isinstance(m, Tensor) and m.dtype != _dtype.bool:
+            raise TypeError(
+                f"{fn.__name__} of MaskedTensors with plain tensors: make every operand a MaskedTensor"
+            )
+    wrapped = tuple(
+        MaskedTensor._wrap(o, m._data) if isinstance(o, Tensor) else o for o, m in zip(outs, mouts)
+    )
+    return wrapped if isinstance(out, tuple) else wrapped[0]
+
+
 def _apply(fn: type, args: tuple) -> Any:
     """Run Function ``fn`` on arguments of which at least one is a MaskedTensor."""
     masked = [a for a in args if isinstance(a, MaskedTensor)]
     special = _BY_FUNCTION.get(fn)
     if special is not None and args[0] is masked[0]:
         return special(masked[0], args)
+    if not _PASSTHROUGH:
+        _PASSTHROUGH.append(_passthrough())
+    if fn in _PASSTHROUGH[0]:
+        return _apply_passthrough(fn, args)
     mask = masked[0]._masked_mask
     _same_masks(fn.__name__, masked)
     with dispatch_disabled():
@@ -295,13 +333,11 @@ def _apply(fn: type, args: tuple) -> Any:
         if isinstance(o, Tensor) and o._data.shape != mask.shape:
             raise TypeError(
                 f"MaskedTensor does not support {fn.__name__}: it changes the shape "
-                f"{list(mask.shape)} to {list(o._data.shape)}; only elementwise ops, reductions and "
-                f"softmax keep a mask (use get_data()/to_tensor() for the rest)"
+                f"{list(mask.shape)} to {list(o._data.shape)}; only elementwise ops, reductions, "
+                f"softmax and views/slicing/joining keep a mask (use get_data()/to_tensor() for the rest)"
             )
     wrapped = tuple(MaskedTensor._wrap(o, mask) if isinstance(o, Tensor) else o for o in outs)
     return wrapped if isinstance(out, tuple) else wrapped[0]
-
-
 
 
 def is_masked_tensor(obj: Any) -> bool:

@@ -183,3 +183,29 @@ def test_repr_matches_pytorch(torch_masked):
         repr(masked_tensor(dt.tensor([1, 2]), dt.tensor([True, False])))
         == "MaskedTensor(\n  [1,       --]\n)"
     )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda t, x: x.t(),
+        lambda t, x: x[1:],
+        lambda t, x: x[0],
+        lambda t, x: x.reshape(-1),
+        lambda t, x: x.transpose(0, 1).unsqueeze(0),
+        lambda t, x: t.cat([x, x * 2], 1),
+        lambda t, x: t.stack([x, x], 0),
+        lambda t, x: x.expand(2, 2, 3),
+    ],
+)
+def test_views_slicing_and_joining_move_the_mask(torch_masked, op):
+    torch, make = torch_masked
+    got, want = op(dt, _mt()), op(torch, make())
+    assert isinstance(got, MaskedTensor) and tuple(got.shape) == tuple(want.shape)
+    _same(got, want)
+
+
+def test_joining_with_a_plain_tensor_is_an_error():
+    with pytest.raises(TypeError, match="make every operand a MaskedTensor"):
+        dt.cat([_mt(), dt.tensor(DATA)])
