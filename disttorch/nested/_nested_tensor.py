@@ -10,9 +10,12 @@ the batch dim to differ between constituents; ``layout=torch.jagged`` allows exa
 The NestedTensor object is a :class:`~disttorch.Tensor` whose own array only carries the
 dtype and the number of dims (a zero-stride placeholder of shape ``(B, d1, ...)`` with 0 for
 the irregular dims); every ``Function`` applied to it comes to :func:`_apply`, which runs it
-per constituent when that is what PyTorch computes (elementwise ops, ``linear``, ``matmul``/
-``bmm``, ``softmax``/``log_softmax`` over a non-batch dim, ``transpose``/``permute`` of the
-non-batch dims, ``clone``, casts) and raises ``NotImplementedError`` naming the op otherwise.
+per constituent when that is what PyTorch computes (elementwise ops, ``linear``,
+``layer_norm``, ``dropout``, ``matmul``/``bmm``, ``softmax``/``log_softmax`` over a non-batch
+dim, ``transpose``/``permute`` of the non-batch dims, ``clone``, casts, attention), reduces
+(``sum``/``mean``/``amax``/``amin``) as PyTorch's jagged layout does, and raises
+``NotImplementedError`` naming the op otherwise. Comparisons and in-place methods act on
+each constituent too.
 """
 
 from __future__ import annotations
@@ -354,14 +357,68 @@ def _no_mask(nt: NestedTensor, args: list) -> int | None:
     return nt._ragged_idx
 
 
+def _reduce(fn: type, nt: NestedTensor, args: tuple) -> Tensor:
+    """Sum/Mean/Amax/Amin of a nested tensor: over everything (a 0-d tensor), over regular dims
+    (nested, per constituent), or over the ragged dim too (a dense tensor, as PyTorch's jagged)."""
+    from ..ops import reduction, shape
+
+    dims, rest = args[1], args[2:]
+    nd = nt._data.ndim
+    with dispatch_disabled():
+        if dims is None:
+            if fn is reduction.Mean:
+                total = shape.stack([fn.apply(p, None, False, *rest[1:]) * p.numel() for p in nt._parts])
+                return total.sum() / nt.numel()
+            parts = shape.stack([fn.apply(p, None, False, *rest[1:]) for p in nt._parts])
+            return fn.apply(parts, None, False, *rest[1:])
+        dims = tuple(_wrap(d, nd) for d in dims)
+        if 0 in dims:
+            raise RuntimeError(
+                f"{fn.__name__.lower()}(): reducing across the batch dimension of a NestedTensor"
+            )
+        outs = [fn.apply(p, tuple(d - 1 for d in dims), *rest) for p in nt._parts]
+    if nt._ragged_idx in dims:  # jagged, reduced over its ragged dim: no longer nested
+        return shape.stack(outs)
+    keep = rest[0]
+    ragged = nt._ragged_idx
+    if ragged is not None and not keep:
+        ragged -= sum(d < ragged for d in dims)
+    return NestedTensor._build(outs, nt._nt_layout, ragged, nt)
+
+
+class _PartShape:
+    """Stands, in rewritten arguments, for the shape of the constituent being computed."""
+
+
+def _dropout(nt: NestedTensor, args: list) -> int | None:
+    if tuple(args[2]) != nt._data.shape:
+        raise NotImplementedError("channel-wise dropout (dropout1d/2d/3d) is not supported on nested tensors")
+    args[2] = _PartShape
+    return nt._ragged_idx
+
+
+def _reductions() -> tuple:
+    from ..ops import reduction
+
+    return (reduction.Sum, reduction.Mean, reduction.Amax, reduction.Amin)
+
+
 def _rules() -> dict:
     from ..nn.functional.attention import ScaledDotProductAttention
+    from ..nn.functional.dropout import DropoutFunction
     from ..nn.functional.linear import LinearFunction
+    from ..nn.functional.normalization import LayerNormFn
     from ..ops.linalg import Matmul
     from ..ops.shape import Clone, Permute, Transpose
     from ..ops.softmax import LogSoftmax, Softmax
 
-    rules: dict = {LinearFunction: None, Matmul: None, Clone: None}
+    rules: dict = {
+        LinearFunction: None,
+        Matmul: None,
+        Clone: None,
+        DropoutFunction: _dropout,
+        LayerNormFn: None,
+    }
     rules[Softmax] = _dim_at(1, "softmax")
     rules[LogSoftmax] = _dim_at(1, "log_softmax")
     rules[Permute] = rules[Transpose] = _permute
@@ -389,6 +446,8 @@ def _apply(fn: type, args: tuple) -> Any:
                 f"{fn.__name__}: nested tensors must have the same batch size and layout, got "
                 f"{len(first._parts)} ({first._nt_layout}) and {len(other._parts)} ({other._nt_layout})"
             )
+    if fn in _reductions():
+        return _reduce(fn, first, args)
     if fn in _RULES:
         rule = _RULES[fn]
     elif fn.__module__ in _ELEMENTWISE_MODULES:
@@ -396,19 +455,24 @@ def _apply(fn: type, args: tuple) -> Any:
     else:
         raise NotImplementedError(
             f"{fn.__name__} is not supported on nested tensors (layout={first._nt_layout}): they support "
-            "elementwise ops, linear, matmul/bmm, softmax/log_softmax over a non-batch dim, transpose of "
-            "non-batch dims and scaled_dot_product_attention; use unbind() or to_padded_tensor() for others"
+            "elementwise ops, linear, layer_norm, dropout, matmul/bmm, sum/mean/amax/amin and softmax/"
+            "log_softmax over non-batch dims, transpose of non-batch dims and scaled_dot_product_attention; "
+            "use unbind() or to_padded_tensor() for others"
         )
     plain = list(args)
     ragged = first._ragged_idx if rule is None else rule(first, plain)
     with dispatch_disabled():
-        outs = [
-            fn.apply(*(a._parts[i] if isinstance(a, NestedTensor) else a for a in plain))
-            for i in range(len(first._parts))
-        ]
+        outs = [fn.apply(*(_arg_for(a, i, first) for a in plain)) for i in range(len(first._parts))]
     if not isinstance(outs[0], tuple):
         return NestedTensor._build(outs, first._nt_layout, ragged, first)
     return tuple(_extra_output([o[k] for o in outs], first, ragged) for k in range(len(outs[0])))
+
+
+def _arg_for(a: Any, i: int, first: NestedTensor) -> Any:
+    """Argument ``a`` for constituent ``i``."""
+    if isinstance(a, NestedTensor):
+        return a._parts[i]
+    return first._parts[i]._data.shape if a is _PartShape else a
 
 
 def _extra_output(outs: list, like: NestedTensor, ragged: int | None) -> Any:

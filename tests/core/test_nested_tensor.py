@@ -123,8 +123,8 @@ def test_batch_dim_is_an_error():
         dt.softmax(nt, 0)
     with pytest.raises(RuntimeError, match="dimension 0 cannot be transposed"):
         nt.transpose(0, 1)
-    with pytest.raises(NotImplementedError, match="Sum is not supported on nested tensors"):
-        nt.sum()
+    with pytest.raises(NotImplementedError, match="Flip is not supported on nested tensors"):
+        dt.flip(nt, [1])
 
 
 @pytest.mark.parity
@@ -256,3 +256,41 @@ def test_in_place_ops_act_on_each_constituent():
     leaf = _nt(dt, requires_grad=True)
     with pytest.raises(RuntimeError):
         leaf.add_(1)  # a leaf that requires grad, as any tensor
+
+
+REDUCTIONS = {
+    "sum_last": lambda t, x: x.sum(-1),
+    "sum_last_keepdim": lambda t, x: x.sum(-1, keepdim=True),
+    "mean_last": lambda t, x: x.mean(-1),
+    "amax_last": lambda t, x: x.amax(-1),
+    "sum_ragged": lambda t, x: x.sum(1),
+    "mean_ragged": lambda t, x: x.mean(1),
+    "sum_all": lambda t, x: x.sum(),
+    "layer_norm": lambda t, x: t.nn.functional.layer_norm(x, (3,)),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_jagged_reductions_and_layer_norm_match_pytorch(torch, name):
+    got = REDUCTIONS[name](dt, _nt(dt, dt.jagged))
+    want = REDUCTIONS[name](torch, _nt(torch, torch.jagged))
+    assert got.is_nested == want.is_nested
+    if want.is_nested:
+        for g, w in zip(got.unbind(), want.unbind()):
+            np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-6)
+    else:
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+
+
+def test_reductions_errors_and_dropout():
+    nt = _nt(dt, dt.jagged)
+    with pytest.raises(RuntimeError, match="across the batch dimension"):
+        nt.sum(0)
+    np.testing.assert_allclose(nt.mean().item(), np.concatenate([A, B]).mean())
+    dropped = dt.nn.functional.dropout(_nt(dt, dt.jagged, (np.ones((2, 3)), np.ones((40, 3)))), 0.5)
+    values = dropped.values().numpy()
+    assert set(np.unique(values)) <= {0.0, 2.0} and 0.3 < (values == 0).mean() < 0.7
+    with pytest.raises(NotImplementedError, match="channel-wise dropout"):
+        dt.nn.functional.dropout1d(nt, 0.5)
