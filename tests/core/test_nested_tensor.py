@@ -294,3 +294,14 @@ def test_reductions_errors_and_dropout():
     assert set(np.unique(values)) <= {0.0, 2.0} and 0.3 < (values == 0).mean() < 0.7
     with pytest.raises(NotImplementedError, match="channel-wise dropout"):
         dt.nn.functional.dropout1d(nt, 0.5)
+
+
+def test_gradcheck_through_nested_reductions_and_layer_norm():
+    def f(a, b):
+        nt = dt.nested.as_nested_tensor([a, b], layout=dt.jagged)
+        normed = dt.nn.functional.layer_norm(nt, (3,))
+        return normed.amax(-1).sum(1) + nt.mean(1).sum(-1) + (nt * nt).sum()
+
+    a = dt.tensor(A, requires_grad=True)
+    b = dt.tensor(B, requires_grad=True)
+    assert dt.autograd.gradcheck(f, (a, b))
