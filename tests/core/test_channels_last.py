@@ -76,6 +76,7 @@ LAYERS = {
     "max_pool": lambda nn, f: lambda t: f.max_pool2d(t, 2),
     "avg_pool": lambda nn, f: lambda t: f.avg_pool2d(t, 2),
     "adaptive": lambda nn, f: lambda t: f.adaptive_avg_pool2d(t, 2),
+    "adaptive_to_1": lambda nn, f: lambda t: f.adaptive_avg_pool2d(t, 1),
     "interpolate": lambda nn, f: lambda t: f.interpolate(t, scale_factor=2, mode="bilinear"),
     "pad": lambda nn, f: lambda t: f.pad(t, (1, 1, 1, 1)),
 }
