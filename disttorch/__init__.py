@@ -55,7 +55,7 @@ from ._creation import (
 from ._repr import set_printoptions
 from ._type_info import finfo, iinfo
 from ._dtype import promote_types
-from ._layout import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
+from ._layout import jagged, layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
 from .ops.mathfns import e, inf, nan, newaxis, pi
 from ._random import (
     Generator,
@@ -191,6 +191,7 @@ _LAZY = (
     "overrides",
     "futures",
     "masked",
+    "nested",
     "signal",
     "hub",
     "library",

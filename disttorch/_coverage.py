@@ -114,10 +114,6 @@ _NOT_YET = (
     "complex complex64 complex128 cfloat cdouble cdouble angle polar view_as_real view_as_complex "
     "is_complex is_conj conj conj_physical conj_physical_ resolve_conj resolve_neg is_neg real imag "
     "isreal sgn sgn_ stft istft fft "
-    # jagged: the layout of nested tensors
-    "jagged "
-    # nested (jagged) tensors: a layout of their own
-    "nested to_padded_tensor "
 )
 NOT_YET = set(_NOT_YET.split())
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _memory_format
 from ._dtype import dtype as _dtype_cls
 from ._tensor import Tensor, _check_device
 
@@ -126,11 +126,23 @@ def check_layout(fn: str, layout: Any = None, pin_memory: bool = False) -> None:
         )
 
 
-def _filled(fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any = None) -> Tensor:
+def _filled(
+    fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any = None, like: Any = None
+) -> Tensor:
+    """A new tensor of ``size`` (uninitialised when ``fill`` is None); ``like`` is a memory
+    format or, for the ``*_like`` functions, the array whose layout ``preserve_format`` keeps."""
     if device is not None:
         _check_device(device)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
+    if like is None:
+        arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
+    else:
+        if isinstance(like, np.ndarray):
+            arr = np.empty_like(like, dtype=np_dt, order="K")
+        else:
+            arr = _memory_format.empty_in_format(size, np_dt, like)
+        if fill is not None:
+            arr[...] = fill
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad_(True)
@@ -175,9 +187,10 @@ def empty(
     pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
-    """An uninitialised tensor of the given size (``empty(2, 3)``, ``empty((2, 3))`` or ``empty(size=(2, 3))``)."""
+    """An uninitialised tensor of the given size (``empty(2, 3)``, ``empty((2, 3))`` or
+    ``empty(size=(2, 3))``), laid out in ``memory_format`` (default row-major)."""
     check_layout("empty", layout, pin_memory)
-    return _filled(None, _sizes("empty", sizes, size), dtype, requires_grad, device)
+    return _filled(None, _sizes("empty", sizes, size), dtype, requires_grad, device, memory_format)
 
 
 def full(
@@ -198,9 +211,14 @@ def full(
     return _filled(fill_value, _size((size,)), dtype, requires_grad, device)
 
 
-def _like(fill: Any, input: Tensor, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
+def _like(
+    fill: Any, input: Tensor, dtype: Any, requires_grad: bool, device: Any, memory_format: Any = None
+) -> Tensor:
+    """A new tensor shaped as ``input``; ``preserve_format`` (the default) keeps its layout."""
+    keep = memory_format is None or memory_format is _memory_format.preserve_format
+    dtype = dtype if dtype is not None else input.dtype
     return _filled(
-        fill, input._data.shape, dtype if dtype is not None else input.dtype, requires_grad, device
+        fill, input._data.shape, dtype, requires_grad, device, input._data if keep else memory_format
     )
 
 
@@ -216,7 +234,7 @@ def zeros_like(
 ) -> Tensor:
     """Zeros with ``input``'s shape (and dtype unless given)."""
     check_layout("zeros_like", layout, pin_memory)
-    return _like(0, input, dtype, requires_grad, device)
+    return _like(0, input, dtype, requires_grad, device, memory_format)
 
 
 def ones_like(
@@ -231,7 +249,7 @@ def ones_like(
 ) -> Tensor:
     """Ones with ``input``'s shape (and dtype unless given)."""
     check_layout("ones_like", layout, pin_memory)
-    return _like(1, input, dtype, requires_grad, device)
+    return _like(1, input, dtype, requires_grad, device, memory_format)
 
 
 def empty_like(
@@ -246,7 +264,7 @@ def empty_like(
 ) -> Tensor:
     """An uninitialised tensor with ``input``'s shape (and dtype unless given)."""
     check_layout("empty_like", layout, pin_memory)
-    return _like(None, input, dtype, requires_grad, device)
+    return _like(None, input, dtype, requires_grad, device, memory_format)
 
 
 def full_like(
@@ -262,7 +280,7 @@ def full_like(
 ) -> Tensor:
     """``fill_value`` everywhere, with ``input``'s shape (and dtype unless given)."""
     check_layout("full_like", layout, pin_memory)
-    return _like(_number(fill_value), input, dtype, requires_grad, device)
+    return _like(_number(fill_value), input, dtype, requires_grad, device, memory_format)
 
 
 def _number(v: Any) -> Any:

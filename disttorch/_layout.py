@@ -1,10 +1,10 @@
-"""Memory layouts: ``disttorch.strided`` (dense arrays), ``disttorch.sparse_coo`` and the
-compressed sparse layouts ``sparse_csr``, ``sparse_csc``, ``sparse_bsr``, ``sparse_bsc``, as
-``Tensor.layout`` reports them."""
+"""Memory layouts: ``disttorch.strided`` (dense arrays), ``disttorch.sparse_coo``, the
+compressed sparse layouts ``sparse_csr``, ``sparse_csc``, ``sparse_bsr``, ``sparse_bsc``, and
+``disttorch.jagged`` (nested tensors), as ``Tensor.layout`` reports them."""
 
 from __future__ import annotations
 
-__all__ = ["layout", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
+__all__ = ["jagged", "layout", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
 
 
 class layout:
@@ -28,7 +28,10 @@ sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
 sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
-_BY_NAME = {lay.name: lay for lay in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
+jagged = layout("jagged")
+_BY_NAME = {
+    lay.name: lay for lay in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged)
+}
 
 
 def _by_name(name: str) -> layout:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import _dtype, _layout
+from . import _dtype, _layout, _memory_format
 from ._dtype import dtype as _dtype_cls
 from ._repr import tensor_repr
 
@@ -197,8 +197,12 @@ class Tensor:
         st = tuple(s // self._data.itemsize for s in self._data.strides)
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the elements lie densely in row-major order, or in ``memory_format``'s
+        order (``torch.channels_last``: dims N, H, W, C from slowest to fastest)."""
+        if memory_format is None:
+            return bool(self._data.flags.c_contiguous)
+        return _memory_format.is_contiguous_as(self._data, memory_format)
 
     def data_ptr(self) -> int:
         return int(self._data.__array_interface__["data"][0])

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _debug_flags
 from .._dtype import from_numpy
+from .._memory_format import is_dense
 from .._tensor import Tensor
 from ..utils import trace
 from . import autocast_state as _autocast
@@ -122,7 +123,11 @@ def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
             leaf._grad = grad
         else:
             arr = grad._data
-            if shared or arr.base is not None or not arr.flags.writeable:
+            var = leaf._data
+            if not var.flags.c_contiguous and arr.strides != var.strides and is_dense(var):
+                arr = np.empty_like(var, dtype=arr.dtype, order="K")  # the leaf's layout (e.g. channels_last)
+                arr[...] = grad._data
+            elif shared or arr.base is not None or not arr.flags.writeable:
                 arr = arr.copy()
             leaf._grad = Tensor._make(arr)
     elif create_graph or leaf._grad._rg:

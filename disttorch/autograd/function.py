@@ -15,6 +15,7 @@ and returns tensors and runs with grad disabled. Every backward works on tensors
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from typing import Any
 
@@ -27,6 +28,29 @@ from . import grad_mode
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
 
 _seq = itertools.count()
+
+# Tensor subclasses that stand for more than one array (MaskedTensor: data and mask;
+# NestedTensor: constituents) take over every Function applied to them: their module
+# registers ``handler(function_class, args)``; inside a handler, dispatch is off on that thread.
+_dispatch: dict = {}
+_dispatch_state = threading.local()
+
+
+def register_function_dispatch(kind: type, handler: Any) -> None:
+    """Route ``Function.apply`` calls that have an argument of type ``kind`` to ``handler``."""
+    _dispatch[kind] = handler
+
+
+class dispatch_disabled:
+    """Within this block, Functions run on the dispatching subclasses as on plain tensors."""
+
+    def __enter__(self) -> None:
+        _dispatch_state.off = getattr(_dispatch_state, "off", 0) + 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _dispatch_state.off -= 1
+
+
 _grad_state = grad_mode._state
 _bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
 _F16 = np.dtype(np.float16)
@@ -177,6 +201,11 @@ class Function(FunctionCtx, Node):
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run forward; when grad is enabled and an input requires grad, record a node."""
+        if _dispatch and not getattr(_dispatch_state, "off", 0):
+            for a in args:
+                handler = _dispatch.get(type(a))
+                if handler is not None:
+                    return handler(cls, args)
         fargs, low = args, None
         if (_bf16[0] is not None or cls._blas) and cls._raw and not cls._view:
             fargs, low = _low_precision_compute(args, cls._blas)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._dtype import result_type
 from .._tensor import Tensor
-from ..autograd.function import Function
+from ..autograd.function import Function, _dispatch
 from ._helpers import _dims, _return_type, _type_name, binary, broadcast_error, wrap_dim
 
 __all__ = [
@@ -301,6 +301,11 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
 
 # ---------------------------------------------------------------------- arg reductions
 def _arg(name: str, fn: Callable, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    if type(input) in _dispatch:  # MaskedTensor (its masked argmax), NestedTensor (none)
+        own = type(input).__dict__.get(name)
+        if own is None:
+            raise NotImplementedError(f"{name} is not supported on {type(input).__name__}")
+        return own(input, dim, keepdim)
     x = input._data
     if dim is None:
         if x.size == 0:

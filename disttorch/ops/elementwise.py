@@ -21,6 +21,7 @@ import numpy as np
 
 from .._dtype import dtype as _dtype_cls
 from .._dtype import float64, from_numpy, get_default_dtype, result_type
+from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _check_device, _tensor_arg, device
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
@@ -1073,9 +1074,17 @@ arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 
 
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists."""
+    """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists.
+    ``memory_format=`` (e.g. ``torch.channels_last``) returns a copy laid out so unless
+    ``self`` already is."""
     target = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
+    fmt = kwargs.get("memory_format")
+    if fmt is not None and fmt is not preserve_format:
+        out = self.to(*args, **{k: v for k, v in kwargs.items() if k != "memory_format"})
+        if out is self and suggest_memory_format(self._data) is fmt:
+            return self
+        return out.clone(memory_format=fmt)
     for a in args:
         if isinstance(a, _dtype_cls):
             target = a

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._creation import check_layout
+from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
 from .._tensor import Tensor
 from ..autograd.function import Function, mark_view
 from ._helpers import wrap_dim
@@ -415,12 +416,12 @@ class Clone(Function):
     _raw = True
 
     @staticmethod
-    def forward(ctx, a):
-        return np.array(a._data, copy=True, order="C")
+    def forward(ctx, a, memory_format=None):
+        return in_format(a._data, memory_format, copy=True)
 
     @staticmethod
     def backward(ctx, g):
-        return g
+        return g, None
 
 
 def _join_dtype(arrays: Sequence[np.ndarray]) -> np.dtype:
@@ -1085,15 +1086,21 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
-    """A copy of ``input`` with its own memory; gradients flow back to ``input``."""
-    return Clone.apply(input)
+    """A copy of ``input`` with its own memory; gradients flow back to ``input``.
+    ``memory_format`` (default ``torch.preserve_format``: the strides of a dense ``input``)
+    chooses the copy's layout."""
+    return Clone.apply(input, memory_format)
 
 
 def contiguous(input: Tensor, memory_format: Any = None) -> Tensor:
-    """``input`` itself when C-contiguous, else a contiguous copy (differentiable)."""
-    if input._data.flags.c_contiguous:
+    """``input`` itself when contiguous in ``memory_format`` (default row-major), else a
+    copy laid out so (differentiable)."""
+    fmt = contiguous_format if memory_format is None else memory_format
+    if fmt is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if is_contiguous_as(input._data, fmt):
         return input
-    return Clone.apply(input)
+    return Clone.apply(input, fmt)
 
 
 def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple:

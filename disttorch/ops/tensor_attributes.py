@@ -20,6 +20,7 @@ from . import elementwise, shape
 __all__ = ["adjoint", "detach_", "get_device", "is_distributed", "is_inference", "resize_as_"]
 TENSOR_METHODS = (
     "adjoint",
+    "to_padded_tensor",
     "char",
     "get_device",
     "dim_order",
@@ -88,8 +89,16 @@ def is_cpu(self: Tensor) -> bool:
 
 
 def is_nested(self: Tensor) -> bool:
-    """False: disttorch has no nested (jagged) tensors."""
+    """False for a dense tensor; True for a :mod:`disttorch.nested` tensor (its own property)."""
     return False
+
+
+def to_padded_tensor(self: Tensor, padding: float, output_size: Any = None) -> Tensor:
+    """Defined for nested tensors (:func:`disttorch.nested.to_padded_tensor`); a dense tensor
+    has nothing to pad."""
+    raise RuntimeError(
+        "to_padded_tensor(): expected a nested tensor (torch.nested.nested_tensor), got a dense tensor"
+    )
 
 
 def char(self: Tensor) -> Tensor:

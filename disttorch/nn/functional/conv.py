@@ -35,6 +35,7 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import conv_shifted as _conv_shifted
 from ...kernels.windows import crop_index, pad_spatial, window_slices, windows
+from ._channels_last import keeps_channels_last
 from ._numpy_backward import check_same_dtype, numpy_backward
 
 __all__ = [
@@ -350,6 +351,7 @@ def conv1d(
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@keeps_channels_last
 @autocast_op("lower")
 def conv2d(
     input: Tensor,
@@ -376,6 +378,7 @@ def conv2d(
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@keeps_channels_last
 @autocast_op("lower")
 def conv3d(
     input: Tensor,
@@ -541,6 +544,7 @@ def conv_transpose1d(
     )
 
 
+@keeps_channels_last
 @autocast_op("lower")
 def conv_transpose2d(
     input: Tensor,
@@ -565,6 +569,7 @@ def conv_transpose2d(
     )
 
 
+@keeps_channels_last
 @autocast_op("lower")
 def conv_transpose3d(
     input: Tensor,

@@ -12,6 +12,7 @@ import numpy as np
 from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ._channels_last import keeps_channels_last
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
@@ -44,6 +45,7 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+@keeps_channels_last
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each entry with probability ``p`` and scale the rest by ``1 / (1 - p)``
     (when ``training``). ``inplace`` is accepted; the result is a new tensor."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ._axis_taps import AxisTaps
+from ._channels_last import keeps_channels_last
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_bilinear", "upsample_nearest"]
@@ -97,6 +98,7 @@ def _axis_taps(size: int, out: int, mode: str, scale: float | None, align_corner
     return [(base, 1.0 - t), (np.minimum(base + 1, size - 1), t)]
 
 
+@keeps_channels_last
 def interpolate(
     input: Tensor,
     size: Any = None,

@@ -35,6 +35,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels.reductions import column_sum
+from ._channels_last import keeps_channels_last
 from ._numpy_backward import check_same_dtype, numpy_backward
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
@@ -298,6 +299,7 @@ def _check_channel_vector(t: Tensor | None, c: int, what: str) -> None:
         raise RuntimeError(f"{what} should contain {c} elements not {t._data.size}")
 
 
+@keeps_channels_last
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -493,6 +495,7 @@ class GroupNormFn(Function):
         return gx, gw, gb, None, None
 
 
+@keeps_channels_last
 def group_norm(
     input: Tensor,
     num_groups: int,

@@ -10,6 +10,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ._axis_taps import AxisTaps
+from ._channels_last import keeps_channels_last
 
 __all__ = ["pad"]
 
@@ -58,6 +59,7 @@ class ConstantPad(Function):
         return ConstantPad.apply(g, [(-lo, -hi) for lo, hi in ctx.pairs], 0), None, None
 
 
+@keeps_channels_last
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad ``input``. ``pad`` lists (before, after) amounts starting from the last dim:
     ``(left, right)`` pads the last dim, ``(left, right, top, bottom)`` the last two.

@@ -21,6 +21,7 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels.windows import crop_index, pad_spatial, window_range
+from ._channels_last import keeps_channels_last
 from ._numpy_backward import numpy_backward
 
 __all__ = [
@@ -296,6 +297,7 @@ def max_pool1d(
     )
 
 
+@keeps_channels_last
 def max_pool2d(
     input: Tensor,
     kernel_size: Any,
@@ -421,6 +423,7 @@ def avg_pool1d(
     return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
+@keeps_channels_last
 def avg_pool2d(
     input: Tensor,
     kernel_size: Any,
@@ -519,6 +522,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     return AdaptiveAvgPoolNd.apply(input, _output_size(output_size, input._data.shape[-1:], 1))
 
 
+@keeps_channels_last
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed ``(H_out, W_out)`` (an int, a pair, None keeps a size) over
     ``(N, C, H, W)`` or ``(C, H, W)``."""
@@ -603,12 +607,14 @@ def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
+@keeps_channels_last
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling to a fixed ``(H_out, W_out)`` over ``(N, C, H, W)`` or ``(C, H, W)``;
     ``return_indices`` also gives flat ``h * W + w`` positions of the maxima."""
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+@keeps_channels_last
 @autocast_op("fp32")
 def max_pool3d(
     input: Tensor,
@@ -626,6 +632,7 @@ def max_pool3d(
     )
 
 
+@keeps_channels_last
 @autocast_op("fp32")
 def avg_pool3d(
     input: Tensor,
@@ -643,6 +650,7 @@ def avg_pool3d(
     )
 
 
+@keeps_channels_last
 @autocast_op("fp32")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed ``(D_out, H_out, W_out)`` over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
@@ -650,6 +658,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     return AdaptiveAvgPoolNd.apply(input, _output_size(output_size, input._data.shape[-3:], 3))
 
 
+@keeps_channels_last
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max pooling to a fixed ``(D_out, H_out, W_out)`` over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)

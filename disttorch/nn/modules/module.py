@@ -459,7 +459,11 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(tensor)``: floating parameters and buffers
-        are converted to the dtype; only the CPU device exists."""
+        are converted to the dtype; only the CPU device exists. ``memory_format=`` lays out
+        the 4-d and 5-d parameters and buffers so (e.g. ``torch.channels_last``)."""
+        fmt = kwargs.pop("memory_format", None)
+        if fmt is not None:
+            self._apply(lambda t: t.to(memory_format=fmt) if t.dim() in (4, 5) else t)
         target = kwargs.get("dtype")
         for a in args:
             if isinstance(a, _dtype.dtype):

@@ -4,9 +4,10 @@
 so state dicts are identical, and PyTorch's mask conventions (boolean masks: True = may NOT
 attend; float masks are added to the attention scores).
 
-There is no nested-tensor fast path: ``enable_nested_tensor`` is accepted and recorded (with
-PyTorch's warning when it could not be used), and every call runs the ordinary path, which
-computes the same values.
+``enable_nested_tensor``: where PyTorch's encoder would run its nested-tensor path (eval,
+no grad, a left-aligned ``src_key_padding_mask``, ...), the ordinary path runs and the padded
+positions of the result are zero, as PyTorch's ``to_padded_tensor(0.0)`` leaves them; the
+valid positions are the same values either way.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import numpy as np
 from ... import _creation
 from ..._dtype import float32
 from ..._tensor import Tensor
+from ...autograd.autocast_state import is_autocast_enabled
+from ...autograd.grad_mode import is_grad_enabled
 from .. import init
 from ..functional import activation as F
 from .activation import GELU, ReLU
@@ -268,6 +271,22 @@ class TransformerEncoder(Module):
             )
             self.use_nested_tensor = False
 
+    def _nested_path(self, src: Tensor, mask: Tensor | None, padding: Tensor | None) -> bool:
+        """Whether PyTorch would run this call on nested tensors (so that its padded output
+        positions are zero): the conditions of its ``TransformerEncoder.forward``."""
+        if not getattr(self, "use_nested_tensor", False) or not len(self.layers) or padding is None:
+            return False
+        first = self.layers[0]
+        if first.training or src.dim() != 3 or mask is not None or is_autocast_enabled():
+            return False
+        if getattr(self, "mask_check", True) and not _left_aligned(padding._data != 0):
+            return False
+        attn = first.self_attn
+        weights = [src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias]
+        weights += [first.norm1.weight, first.norm1.bias, first.norm2.weight, first.norm2.bias]
+        weights += [first.linear1.weight, first.linear1.bias, first.linear2.weight, first.linear2.bias]
+        return not (is_grad_enabled() and any(w is not None and w.requires_grad for w in weights))
+
     def forward(
         self,
         src: Tensor,
@@ -293,9 +312,17 @@ class TransformerEncoder(Module):
             output = mod(
                 output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask
             )
+        if self._nested_path(src, mask, src_key_padding_mask):
+            padded = Tensor._make(src_key_padding_mask._data != 0)
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)  # batch_first: (N, S, E)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+def _left_aligned(padded: np.ndarray) -> bool:
+    """Whether every row of the padding mask is valid positions first, then padding."""
+    return bool((padded[..., 1:] >= padded[..., :-1]).all())
 
 
 def _why_no_fast_path(layer: Module) -> str:
