@@ -4,7 +4,16 @@ compressed sparse layouts ``sparse_csr``, ``sparse_csc``, ``sparse_bsr``, ``spar
 
 from __future__ import annotations
 
-__all__ = ["jagged", "layout", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
+__all__ = [
+    "jagged",
+    "layout",
+    "sparse_bsc",
+    "sparse_bsr",
+    "sparse_coo",
+    "sparse_csc",
+    "sparse_csr",
+    "strided",
+]
 
 
 class layout:
