@@ -229,8 +229,8 @@ class Tensor:
                 "want to use a computed variable in a subgraph that doesn't require "
                 "differentiation use var_no_grad = var.detach()."
             )
-        if requires_grad and self._data.dtype.kind not in "fV":
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._data.dtype.kind not in "fVc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._rg = bool(requires_grad)
         return self
 

@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..autograd import backprop
 from . import (
     comparison,
+    complex,
     elementwise,
     indexing,
     inplace,
@@ -31,6 +32,7 @@ from . import (
 )
 
 FAMILIES = [
+    complex,  # first: its result_type (of tensors and numbers) is the public one
     elementwise,
     reduction,
     shape,

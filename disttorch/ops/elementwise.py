@@ -15,6 +15,7 @@ tensor op instead, so that second derivatives flow through them.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -154,6 +155,14 @@ def _operands(ctx: Any, a: Any, b: Any) -> None:
     ctx.scalars = (None if isinstance(a, Tensor) else a, None if isinstance(b, Tensor) else b)
 
 
+def _cj(x: Any) -> Any:
+    """The complex conjugate of a complex tensor or number, anything else as is: a
+    holomorphic op's gradient is ``grad * conj(f'(z))`` (PyTorch's convention)."""
+    if isinstance(x, Tensor):
+        return x.conj() if x._data.dtype.kind == "c" else x
+    return x.conjugate() if isinstance(x, complex) else x
+
+
 def _saved_operands(ctx: Any) -> tuple:
     ta, tb = ctx.saved_tensors
     sa, sb = ctx.scalars
@@ -204,7 +213,7 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        return (g * b if na else None), (g * a if nb else None)
+        return (g * _cj(b) if na else None), (g * _cj(a) if nb else None)
 
 
 class Div(Function):
@@ -219,7 +228,7 @@ class Div(Function):
                 out = np.true_divide(xa, xb)
             except ValueError:
                 raise broadcast_error(np.shape(xa), np.shape(xb)) from None
-        if rt.kind not in "fV":  # integer / integer gives the default float dtype
+        if rt.kind not in "fVc":  # integer / integer gives the default float dtype
             rt = get_default_dtype().numpy
         if out.dtype != rt:
             out = out.astype(rt)
@@ -232,18 +241,18 @@ class Div(Function):
     def backward(ctx, g):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        ga = g / b
+        ga = g / _cj(b)
         gb = None
         if nb:
             out = a / b if recording() else _const(ctx.out)
-            gb = -ga * out
+            gb = -ga * _cj(out)
         return (ga if na else None), gb
 
 
 def _int_power_check(xa: Any, xb: Any) -> None:
     """PyTorch refuses integer tensors to negative integer powers."""
-    ka = xa.dtype.kind if isinstance(xa, np.ndarray) else ("f" if isinstance(xa, float) else "i")
-    kb = xb.dtype.kind if isinstance(xb, np.ndarray) else ("f" if isinstance(xb, float) else "i")
+    ka = xa.dtype.kind if isinstance(xa, np.ndarray) else ("f" if isinstance(xa, (float, complex)) else "i")
+    kb = xb.dtype.kind if isinstance(xb, np.ndarray) else ("f" if isinstance(xb, (float, complex)) else "i")
     if ka in "iub" and kb in "iub" and np.any(np.asarray(xb) < 0):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
@@ -271,27 +280,30 @@ class Pow(Function):
             if isinstance(b, Tensor):
                 with np.errstate(divide="ignore", invalid="ignore"):
                     if recording():
-                        ga = g * where(_const(b._data == 0), 0.0, b * a ** (b - 1))
+                        ga = g * _cj(where(_const(b._data == 0), 0.0, b * a ** (b - 1)))
                     else:
                         xa, xb = a._data, b._data
-                        ga = g * _const(np.where(xb == 0, 0, xb * xa ** (xb - 1)))
+                        ga = g * _cj(_const(np.where(xb == 0, 0, xb * xa ** (xb - 1))))
             elif b == 0:
                 ga = g * 0
             elif b == 2:
-                ga = g * (a * 2)
+                ga = g * _cj(a * 2)
             else:
-                ga = g * (a ** (b - 1) * b)
+                ga = g * _cj(a ** (b - 1) * b)
         if nb:
             out = a**b if recording() else _const(ctx.out)
             if isinstance(a, Tensor):
                 # d/db a**b = a**b log a; PyTorch takes it as 0 where a == 0 and b >= 0.
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    dead = (a._data == 0) & (b._data >= 0)
-                    gb = g * (out * log(a))
+                    dead = (a._data == 0) & (b._data.real >= 0)
+                    gb = g * _cj(out * log(a))
                 if dead.any():
                     gb = where(_const(dead), 0.0, gb)
             else:
-                gb = g * out * (math.log(a) if a > 0 else (0.0 if a == 0 else math.nan))
+                if isinstance(a, complex) or (a < 0 and out._data.dtype.kind == "c"):
+                    gb = g * _cj(out * complex(np.log(complex(a))))
+                else:
+                    gb = g * _cj(out) * (math.log(a) if a > 0 else (0.0 if a == 0 else math.nan))
         return ga, gb
 
 
@@ -340,7 +352,7 @@ class Square(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        return g * (a * 2)
+        return g * _cj(a * 2)
 
 
 # ---------------------------------------------------------------------- float-valued unary
@@ -357,7 +369,7 @@ class _FloatUnary(Function):
     @classmethod
     def forward(cls, ctx, a):
         x = a._data
-        if x.dtype.kind not in "fV":
+        if x.dtype.kind not in "fVc":
             x = x.astype(get_default_dtype().numpy)
         if cls.quiet:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -376,7 +388,7 @@ class _FloatUnary(Function):
         y = None
         if cls.uses_output:
             y = cls.apply(a) if recording() else _const(ctx.out)
-        return g * cls.derivative(a, y)
+        return g * _cj(cls.derivative(a, y))
 
     @staticmethod
     def derivative(x: Tensor, y: Tensor | None) -> Tensor:
@@ -628,6 +640,8 @@ class NanToNum(Function):
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
+    if x.dtype.kind == "c":
+        return 1 / (1 + np.exp(-x))
     out = np.exp(-np.abs(x))  # in (0, 1]: never overflows
     pos = x >= 0
     num = np.where(pos, 1, out)
@@ -799,10 +813,16 @@ class Cast(Function):
     @staticmethod
     def forward(ctx, a, dt):
         ctx.src = a._data.dtype
-        return a._data.astype(dt.numpy)
+        x = a._data
+        if x.dtype.kind == "c" and dt.numpy.kind != "c":
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
+            x = x.real
+        return x.astype(dt.numpy)
 
     @staticmethod
     def backward(ctx, g):
+        if g._data.dtype.kind == "c" and ctx.src.kind != "c":
+            g = g.real  # a real input made complex: the gradient's real part
         return Cast.apply(g, from_numpy(ctx.src)), None
 
 

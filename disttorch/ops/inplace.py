@@ -71,7 +71,9 @@ def check_inplace(t: Tensor) -> None:
 
 def _check_cast(src: np.dtype, dst: np.dtype) -> None:
     """PyTorch's in-place casting rule: no float into integer, nothing but bool into bool."""
-    if (src.kind in "fV" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
+    if (src.kind in "fVc" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b") or (
+        src.kind == "c" and dst.kind != "c"
+    ):
         raise RuntimeError(
             f"result type {scalar_type_name(src)} can't be cast to "
             f"the desired output type {scalar_type_name(dst)}"

@@ -85,6 +85,8 @@ class Matmul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        if a._data.dtype.kind == "c":  # complex: grad @ conj(b)^T and conj(a)^T @ grad
+            a, b = a.conj(), b.conj()
         na, nb = ctx.needs_input_grad
         if a._data.ndim == 2 and b._data.ndim == 2:
             return (Matmul.apply(g, _mT(b)) if na else None), (Matmul.apply(_mT(a), g) if nb else None)

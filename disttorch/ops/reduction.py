@@ -137,7 +137,7 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 
 def _float_dtype_check(name: str, x: np.ndarray) -> None:
-    if x.dtype.kind not in "fV":
+    if x.dtype.kind not in "fVc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
 
 
@@ -169,7 +169,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         x = a._data
-        if x.dtype.kind not in "fV" and dtype is None:
+        if x.dtype.kind not in "fVc" and dtype is None:
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either "
                 f"a floating point or complex dtype. Got: {_type_name(a)}"
