@@ -200,7 +200,9 @@ class Complex(Function):
                 "Expected both inputs to be Half, Float or Double tensors but got "
                 f"{_dtype.scalar_type_name(a.dtype)} and {_dtype.scalar_type_name(b.dtype)}"
             )
-        out = np.empty(np.broadcast_shapes(a.shape, b.shape), np.complex64 if a.dtype == np.float32 else np.complex128)
+        out = np.empty(
+            np.broadcast_shapes(a.shape, b.shape), np.complex64 if a.dtype == np.float32 else np.complex128
+        )
         out.real, out.imag = a, b
         return out
 
@@ -377,7 +379,12 @@ def result_type(tensor: Any, other: Any) -> _dtype.dtype:
         if isinstance(tensor, (bool, int, float, complex)) and isinstance(other, (bool, int, float, complex)):
             cats = [_dtype._kind_of(x) for x in (tensor, other)]
             top = max(cats)
-            return [_dtype.bool, _dtype.int64, _dtype.get_default_dtype(), _dtype.from_numpy(_dtype.default_complex())][top]
+            return [
+                _dtype.bool,
+                _dtype.int64,
+                _dtype.get_default_dtype(),
+                _dtype.from_numpy(_dtype.default_complex()),
+            ][top]
         raise TypeError(
             "result_type() received an invalid combination of arguments: expected (Tensor tensor, "
             f"Tensor other) or numbers, got ({type(tensor).__name__}, {type(other).__name__})"

@@ -672,6 +672,8 @@ class Relu(Function):
         x = a._data
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
+        if x.dtype.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         if ctx.needs_input_grad:
             ctx.mask = x > 0
         return relu_kernel(x)
@@ -693,6 +695,8 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx, a, lo, hi):
         x, xl, xh = a._data, arr(lo), arr(hi)
+        if x.dtype.kind == "c" or any(np.iscomplexobj(v) for v in (xl, xh) if v is not None):
+            raise NotImplementedError("clamp is not supported for complex types")
         rt = x.dtype
         for bound in (xl, xh):
             if bound is not None:
@@ -743,6 +747,8 @@ class Maximum(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
+        if a._data.dtype.kind == "c" or b._data.dtype.kind == "c":
+            raise RuntimeError(f"{cls.__name__.lower()} not implemented for complex tensors.")
         out = binary(cls.ufunc, a, b)
         if ctx.needs_input_grad:
             xa, xb = a._data, b._data

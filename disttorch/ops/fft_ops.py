@@ -94,7 +94,9 @@ class Resize(Function):
         x = a._data
         ctx.axes, ctx.sizes = axes, tuple(x.shape[ax] for ax in axes)
         out = x[tuple(slice(0, sizes[axes.index(d)]) if d in axes else slice(None) for d in range(x.ndim))]
-        pads = [(0, max(0, sizes[axes.index(d)] - x.shape[d])) if d in axes else (0, 0) for d in range(x.ndim)]
+        pads = [
+            (0, max(0, sizes[axes.index(d)] - x.shape[d])) if d in axes else (0, 0) for d in range(x.ndim)
+        ]
         return np.pad(out, pads) if any(p[1] for p in pads) else out.copy()
 
     @staticmethod
@@ -190,8 +192,10 @@ def _axes_sizes(name: str, x: Tensor, s: Any, dim: Any) -> tuple:
             raise RuntimeError("FFT dims must be unique")
         if s is not None and len(s) != len(axes):
             raise RuntimeError("When given, dim and shape arguments must have the same length")
-    sizes = tuple(x._data.shape[a] for a in axes) if s is None else tuple(
-        x._data.shape[a] if int(n) == -1 else int(n) for a, n in zip(axes, s)
+    sizes = (
+        tuple(x._data.shape[a] for a in axes)
+        if s is None
+        else tuple(x._data.shape[a] if int(n) == -1 else int(n) for a, n in zip(axes, s))
     )
     for n in sizes:
         if n < 1:
@@ -253,23 +257,31 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     return _c2c("ifft", input, s, d, norm, True)
 
 
-def fft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def fft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
     """The two-dimensional discrete Fourier transform (``fftn`` over ``dim``)."""
     return _c2c("fft2", input, s, dim, norm, False)
 
 
-def ifft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def ifft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
     """The two-dimensional inverse discrete Fourier transform."""
     return _c2c("ifft2", input, s, dim, norm, True)
 
 
-def fftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def fftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+) -> Tensor:
     """The N-dimensional discrete Fourier transform over ``dim`` (default: the last
     ``len(s)`` dims, or every dim), each padded or trimmed to the length in ``s``."""
     return _c2c("fftn", input, s, dim, norm, False)
 
 
-def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def ifftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+) -> Tensor:
     """The N-dimensional inverse discrete Fourier transform."""
     return _c2c("ifftn", input, s, dim, norm, True)
 
@@ -287,22 +299,30 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     return _c2r("irfft", input, s, d, norm)
 
 
-def rfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def rfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
     """The two-dimensional Fourier transform of a real input (the last dim one-sided)."""
     return _r2c("rfft2", input, s, dim, norm)
 
 
-def irfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def irfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
     """The inverse of :func:`rfft2`."""
     return _c2r("irfft2", input, s, dim, norm)
 
 
-def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def rfftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+) -> Tensor:
     """The N-dimensional Fourier transform of a real input (the last dim one-sided)."""
     return _r2c("rfftn", input, s, dim, norm)
 
 
-def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def irfftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+) -> Tensor:
     """The inverse of :func:`rfftn` (the last dim's length defaults to ``2 * (m - 1)``)."""
     return _c2r("irfftn", input, s, dim, norm)
 
@@ -320,23 +340,31 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     return _r2c("ihfft", input, s, d, _DUAL[_norm(norm)]).conj()
 
 
-def hfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def hfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
     """The two-dimensional :func:`hfftn`."""
     return _c2r("hfft2", _prepare("hfft2", input).conj(), s, dim, _DUAL[_norm(norm)])
 
 
-def ihfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None) -> Tensor:
+def ihfft2(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+) -> Tensor:
     """The two-dimensional :func:`ihfftn`."""
     return _r2c("ihfft2", input, s, dim, _DUAL[_norm(norm)]).conj()
 
 
-def hfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def hfftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+) -> Tensor:
     """The N-dimensional Fourier transform of a Hermitian-symmetric input given by its
     one-sided half along the last dim: a real result."""
     return _c2r("hfftn", _prepare("hfftn", input).conj(), s, dim, _DUAL[_norm(norm)])
 
 
-def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None) -> Tensor:
+def ihfftn(
+    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+) -> Tensor:
     """The N-dimensional inverse of :func:`hfftn` of a real input (the last dim one-sided)."""
     return _r2c("ihfftn", input, s, dim, _DUAL[_norm(norm)]).conj()
 

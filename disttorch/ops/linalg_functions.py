@@ -614,13 +614,15 @@ def vector_norm(
     ``inf``, ``-inf`` or 0 (the number of non-zeros)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as "
             f"input. Got {scalar_type_name(x._data.dtype)}"
         )
     if dtype is not None:
         x = x.to(dtype)
+    if x._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
+        x = x.abs()
     if isinstance(dim, int):
         dim = (dim,)
     red = tuple(dim) if dim is not None else tuple(range(x.dim()))

@@ -298,6 +298,10 @@ class MinDim(MaxDim):
 
 def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
     largest = name == "max"
+    if input._data.dtype.kind == "c" and other is None and not isinstance(dim, Tensor):
+        if dim is None:
+            raise NotImplementedError(f"\"{name}_all\" not implemented for '{_type_name(input)}'")
+        raise RuntimeError(f"{name}(): does not support complex input")
     if isinstance(dim, Tensor):
         other = dim
     if other is not None:
@@ -325,11 +329,15 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = N
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Max over ``dim`` (all dims by default); ties share the gradient evenly."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"max_values_cpu\" not implemented for '{_type_name(input)}'")
     return _reduce(Amax, input, dim, keepdim)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Min over ``dim`` (all dims by default); ties share the gradient evenly."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"min_values_cpu\" not implemented for '{_type_name(input)}'")
     return _reduce(Amin, input, dim, keepdim)
 
 
@@ -703,6 +711,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         raise ValueError(f"norm: p={p!r} is not supported; use a number, inf or 'fro'")
     if dtype is not None:
         input = cast(input, dtype)
+    if input._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
+        input = input.abs()
     dims = _dims(dim, input._data.ndim)
     return Norm.apply(input, dims, keepdim, float(p))
 
