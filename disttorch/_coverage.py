@@ -106,8 +106,6 @@ _REASONS = {
 EXCLUDED: dict[str, str] = {n: reason for reason, names in _REASONS.items() for n in names.split()}
 
 _NOT_YET = (
-    # short-time Fourier transforms
-    "stft istft "
     # sparse layouts beyond COO
     "sparse_csr_tensor sparse_csc_tensor sparse_bsr_tensor sparse_bsc_tensor sparse_compressed_tensor "
     "sparse_csr sparse_csc sparse_bsr sparse_bsc to_sparse_csr to_sparse_csc to_sparse_bsr "

@@ -28,6 +28,7 @@ from . import (
     shape,
     sparse,
     special,
+    spectral,
     tensor_attributes,
 )
 
@@ -44,6 +45,7 @@ FAMILIES = [
     special,
     mathfns,
     tensor_attributes,
+    spectral,
 ]
 
 
