@@ -27,6 +27,7 @@ from ..autograd.function import Function
 from ..kernels.lu import lu_factor_np, unpack_np
 from ._helpers import scalar_type_name
 from .linalg import matmul
+from .linalg_eig import Eig, check_eig_input
 from .linalg_decomp import (
     QR,
     SVD,
@@ -316,23 +317,17 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
 
 
 def eig(A: Tensor, *, out: Any = None) -> EigResult:
-    """Eigen-decomposition of a general square matrix. Without complex tensors, only
-    matrices whose eigenvalues are all real are supported (no gradient)."""
-    _check_matrix("linalg.eig", A)
-    w, v = np.linalg.eig(A._data)
-    if np.iscomplexobj(w) and np.any(w.imag != 0):
-        raise NotImplementedError(
-            "linalg.eig: this matrix has complex eigenvalues, and disttorch "
-            "has no complex tensors; use eigh for symmetric matrices"
-        )
-    return EigResult(
-        Tensor._make(np.real(w).astype(A._data.dtype)), Tensor._make(np.real(v).astype(A._data.dtype))
-    )
+    """Eigenvalues and eigenvectors of a general square matrix (a batch of them): complex
+    tensors (complex64 for float32 input), each eigenvector of unit norm, as LAPACK's geev
+    gives them; differentiable (see :class:`disttorch.ops.linalg_eig.Eig`)."""
+    check_eig_input("linalg.eig", A)
+    return EigResult(*Eig.apply(A))
 
 
 def eigvals(A: Tensor, *, out: Any = None) -> Tensor:
-    """Eigenvalues of a general square matrix (real eigenvalues only, see :func:`eig`)."""
-    return eig(A)[0]
+    """The (complex) eigenvalues of a general square matrix, see :func:`eig`."""
+    check_eig_input("linalg.eigvals", A)
+    return Eig.apply(A)[0]
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out: Any = None) -> SVDResult:
