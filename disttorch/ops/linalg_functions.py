@@ -27,7 +27,6 @@ from ..autograd.function import Function
 from ..kernels.lu import lu_factor_np, unpack_np
 from ._helpers import scalar_type_name
 from .linalg import matmul
-from .linalg_eig import Eig, check_eig_input
 from .linalg_decomp import (
     QR,
     SVD,
@@ -42,6 +41,7 @@ from .linalg_decomp import (
     SolveTriangular,
     tri_solve,
 )
+from .linalg_eig import Eig, check_eig_input
 from .shape import cat, stack
 
 __all__ = [
