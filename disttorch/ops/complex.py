@@ -121,6 +121,14 @@ def _set_part(self: Tensor, value: Any, part: Any) -> None:
     part(self).copy_(value if isinstance(value, Tensor) else Tensor._make(np.asarray(value)))
 
 
+def real_pairs(x: np.ndarray) -> np.ndarray:
+    """A complex array's memory as floats ``(*x.shape, 2)`` (real, imaginary): a view."""
+    re = x.real
+    return np.lib.stride_tricks.as_strided(
+        re, shape=x.shape + (2,), strides=x.strides + (re.itemsize,), writeable=re.flags.writeable
+    )
+
+
 class ViewAsReal(Function):
     """A complex tensor's memory as floats with a last dimension of 2 (real, imaginary)."""
 
@@ -129,11 +137,7 @@ class ViewAsReal(Function):
 
     @staticmethod
     def forward(ctx, a):
-        x = a._data
-        re = x.real
-        return np.lib.stride_tricks.as_strided(
-            re, shape=x.shape + (2,), strides=x.strides + (re.itemsize,), writeable=re.flags.writeable
-        )
+        return real_pairs(a._data)
 
     @staticmethod
     def backward(ctx, g):
