@@ -261,8 +261,8 @@ class Einsum(Function):
             seen = set(ctx.out_sub).union(*(ctx.subs[j] for j in others))
             mine = ctx.subs[i]
             kept = "".join(c for c in mine if c in seen)  # letters summed in op alone drop out
-            gi = Einsum.apply(
-                [ctx.out_sub] + [ctx.subs[j] for j in others], kept, g, *(operands[j] for j in others)
+            gi = Einsum.apply(  # complex operands enter conjugated (holomorphic in each)
+                [ctx.out_sub] + [ctx.subs[j] for j in others], kept, g, *(operands[j].conj() for j in others)
             )
             if kept != mine:  # constant along the dropped letters: broadcast back over them
                 shape = op._data.shape
@@ -324,6 +324,7 @@ class Tensordot(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        a, b = a.conj(), b.conj()  # complex: the gradient is g contracted with the conjugates
         da, db = ctx.dims
         free_a = [i for i in range(a._data.ndim) if i not in da]
         free_b = [j for j in range(b._data.ndim) if j not in db]

@@ -24,6 +24,12 @@ def _T(x: np.ndarray) -> np.ndarray:
     return np.swapaxes(x, -1, -2)
 
 
+def _H(x: np.ndarray) -> np.ndarray:
+    """The conjugate transpose (the transpose of a real matrix): complex gradients of
+    holomorphic matrix functions use it where real ones use the transpose."""
+    return np.swapaxes(np.conj(x) if x.dtype.kind == "c" else x, -1, -2)
+
+
 def _c(x: np.ndarray) -> Tensor:
     return Tensor._make(np.ascontiguousarray(x))
 
@@ -61,7 +67,7 @@ def _singular(name: str, x: np.ndarray) -> LinAlgError:
 
 
 class Inv(Function):
-    """``A^{-1}``; gradient ``-A^{-T} g A^{-T}``."""
+    """``A^{-1}``; gradient ``-A^{-H} g A^{-H}``."""
 
     _raw = True
 
@@ -73,13 +79,13 @@ class Inv(Function):
 
     @staticmethod
     def backward(ctx, g):
-        it = _T(ctx.inv)
+        it = _H(ctx.inv)
         return _c(-(it @ g._data @ it))
 
 
 class Solve(Function):
-    """``X = A^{-1} B`` (``B`` a batch of matrices); gradients ``gB = A^{-T} g`` and
-    ``gA = -gB X^T``."""
+    """``X = A^{-1} B`` (``B`` a batch of matrices); gradients ``gB = A^{-H} g`` and
+    ``gA = -gB X^H``."""
 
     _raw = True
 
@@ -98,8 +104,8 @@ class Solve(Function):
     @staticmethod
     def backward(ctx, g):
         gd = g._data if ctx.left else _T(g._data)
-        gb = np.linalg.solve(_T(ctx.A), gd)
-        ga = -gb @ _T(ctx.x)
+        gb = np.linalg.solve(_H(ctx.A), gd)
+        ga = -gb @ _H(ctx.x)
         if not ctx.left:
             ga, gb = _T(ga), _T(gb)
         return _c(ga), _c(gb), None
@@ -132,7 +138,7 @@ class SolveTriangular(Function):
 
 
 class Det(Function):
-    """``det(A)``; gradient ``g det(A) A^{-T}`` (via the SVD where ``A`` is singular)."""
+    """``det(A)``; gradient ``g conj(det(A)) A^{-H}`` (via the SVD where ``A`` is singular)."""
 
     _raw = True
 
@@ -146,22 +152,22 @@ class Det(Function):
     @staticmethod
     def backward(ctx, g):
         x, d = ctx.x, ctx.det
-        gd = (g._data * d)[..., None, None]
+        gd = (g._data * np.conj(d))[..., None, None]
         with np.errstate(all="ignore"):
             cof = np.linalg.pinv(x)  # equals inv(x) where x is invertible
-        out = gd * _T(cof)
+        out = gd * _H(cof)
         sing = d == 0
         if np.any(sing):  # adjugate from the SVD: det(U) det(V) prod_{j != i} s_j
             u, s, vh = np.linalg.svd(x)
             prod = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(s.shape[-1])], -1)
-            sign = np.linalg.det(u) * np.linalg.det(vh)
+            sign = np.conj(np.linalg.det(u) * np.linalg.det(vh))
             adjt = (u * (prod * sign[..., None])[..., None, :]) @ vh
             out = np.where(sing[..., None, None], g._data[..., None, None] * adjt, out)
         return _c(out.astype(x.dtype, copy=False))
 
 
 class Slogdet(Function):
-    """``(sign, log|det A|)``; the gradient of the log-determinant is ``g A^{-T}``."""
+    """``(sign, log|det A|)``; the gradient of the log-determinant is ``g A^{-H}``."""
 
     _raw = True
 
@@ -172,11 +178,11 @@ class Slogdet(Function):
         ctx.x = x
         sign = np.asarray(sign, dtype=x.dtype)
         ctx.mark_non_differentiable(sign)
-        return sign, np.asarray(logabs, dtype=x.dtype)
+        return sign, np.asarray(logabs, dtype=x.real.dtype)
 
     @staticmethod
     def backward(ctx, gsign, glog):
-        return _c(glog._data[..., None, None] * _T(_inverse("linalg.slogdet", ctx.x)))
+        return _c(glog._data[..., None, None] * _H(_inverse("linalg.slogdet", ctx.x)))
 
 
 class Eigh(Function):

@@ -168,18 +168,19 @@ class LDLFactorExResult(NamedTuple):
 
 
 # ---------------------------------------------------------------------- checks
-def _check_float(name: str, A: Tensor) -> None:
+def _check_float(name: str, A: Tensor, complex_ok: bool = False) -> None:
+    """``A`` must be float32/float64 (or complex, for the functions that support it)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
-    if A._data.dtype.kind != "f" or A._data.dtype == np.float16:
+    if A._data.dtype.kind not in ("fc" if complex_ok else "f") or A._data.dtype == np.float16:
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{scalar_type_name(A._data.dtype)}"
         )
 
 
-def _check_matrix(name: str, A: Tensor, square: bool = True) -> None:
-    _check_float(name, A)
+def _check_matrix(name: str, A: Tensor, square: bool = True, complex_ok: bool = False) -> None:
+    _check_float(name, A, complex_ok)
     if A._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     m, n = A._data.shape[-2:]
@@ -194,13 +195,13 @@ def _info(A: Tensor) -> Tensor:
 # ---------------------------------------------------------------------- inverses and solves
 def inv(A: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix of ``A``; raises :class:`LinAlgError` if singular."""
-    _check_matrix("linalg.inv", A)
+    _check_matrix("linalg.inv", A, complex_ok=True)
     return Inv.apply(A)
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExResult:
     """``(inverse, info)``; ``info`` is 0 where the inverse exists, else the LU pivot index."""
-    _check_matrix("linalg.inv_ex", A)
+    _check_matrix("linalg.inv_ex", A, complex_ok=True)
     try:
         return InvExResult(Inv.apply(A), _info(A))
     except LinAlgError:
@@ -222,8 +223,8 @@ def _vector_rhs(A: Tensor, B: Tensor) -> bool:
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``); ``B`` may be a
     (batch of) vector(s)."""
-    _check_matrix("linalg.solve", A)
-    _check_float("linalg.solve", B)
+    _check_matrix("linalg.solve", A, complex_ok=True)
+    _check_float("linalg.solve", B, complex_ok=True)
     if A._data.dtype != B._data.dtype:
         raise RuntimeError(
             f"linalg.solve: Expected A and B to have the same dtype, but found "
@@ -291,13 +292,13 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> T
 # ---------------------------------------------------------------------- determinants
 def det(A: Tensor, *, out: Any = None) -> Tensor:
     """The determinant of each square matrix of ``A``."""
-    _check_matrix("linalg.det", A)
+    _check_matrix("linalg.det", A, complex_ok=True)
     return Det.apply(A)
 
 
 def slogdet(A: Tensor, *, out: Any = None) -> SlogdetResult:
     """``(sign, logabsdet)`` of each square matrix; gradients flow through ``logabsdet``."""
-    _check_matrix("linalg.slogdet", A)
+    _check_matrix("linalg.slogdet", A, complex_ok=True)
     return SlogdetResult(*Slogdet.apply(A))
 
 

@@ -454,8 +454,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """Dot product of two 1-D tensors (real tensors: no conjugation)."""
-    return input.dot(other)
+    """Dot product of two 1-D tensors, the first conjugated (``sum(conj(input) * other)``)."""
+    return input.conj().dot(other)
 
 
 def ger(input: Tensor, vec2: Tensor) -> Tensor:

@@ -472,13 +472,13 @@ class Prod(Function):
         x, dims, keepdim = a._data, ctx.dims, ctx.keepdim
         if recording():
             gb = _expand_back(g, x.shape, dims, keepdim)
-            return gb * _prod_of_others_graph(a, dims), None, None, None
+            return gb * _prod_of_others_graph(a, dims).conj(), None, None, None
         if (x == 0).any():
             flat = x.reshape(-1) if dims is None else x
             others = _prod_of_others(flat, 0 if dims is None else dims[0]).reshape(x.shape)
         else:
             others = _kept_out(ctx, x.shape) / x
-        return _expand_back(g, x.shape, dims, keepdim, others), None, None, None
+        return _expand_back(g, x.shape, dims, keepdim, np.conj(others)), None, None, None
 
 
 @autocast_op("fp32")
@@ -786,6 +786,10 @@ class Cumprod(Function):
             return g, None, None
         out = Cumprod.apply(a, dim, None) if recording() else Tensor._make(ctx.out)
         zero = x == 0
+        if x.dtype.kind == "c":  # holomorphic: the same formula with conjugates
+            if zero.any():
+                raise NotImplementedError("cumprod: the gradient of a complex input with zeros is not supported")
+            return ReverseCumsum.apply(g * out.conj(), dim) / a.conj(), None, None
         if not zero.any():
             return ReverseCumsum.apply(g * out, dim) / a, None, None
         if recording():  # differentiable again, also with respect to the zeros

@@ -107,3 +107,54 @@ def test_gradcheck_catches_a_wrong_complex_gradient():
     z = dt.tensor([1 + 2j], dtype=dt.complex128, requires_grad=True)
     with pytest.raises(RuntimeError, match="Jacobian mismatch"):
         gradcheck(Wrong.apply, (z,))
+
+
+MATRIX_OPS = {
+    "prod": lambda z, w: z.prod(1),
+    "cumprod": lambda z, w: z.cumprod(0),
+    "vdot": lambda z, w: dt.vdot(z[0], w[1]),
+    "inner": lambda z, w: dt.inner(z, w),
+    "einsum": lambda z, w: dt.einsum("ij,jk->ik", z, w),
+    "tensordot": lambda z, w: dt.tensordot(z, w, 1),
+    "linear": lambda z, w: dt.nn.functional.linear(z, w, w[0]),
+    "det": lambda z, w: dt.linalg.det(z),
+    "inv": lambda z, w: dt.linalg.inv(z),
+    "solve": lambda z, w: dt.linalg.solve(z, w),
+    "solve_right": lambda z, w: dt.linalg.solve(z, w, left=False),
+    "slogdet": lambda z, w: dt.linalg.slogdet(z)[1],
+    "var_std": lambda z, w: z.var() + w.std(0),
+}
+
+
+def _matrices(lib=dt, seed=3):
+    rng = np.random.default_rng(seed)
+    z, w = (rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) for _ in range(2))
+    return lib.tensor(z, requires_grad=True), lib.tensor(w, requires_grad=True)
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX_OPS))
+def test_gradcheck_matrix_ops(name):
+    assert gradcheck(MATRIX_OPS[name], _matrices())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(MATRIX_OPS))
+def test_matrix_ops_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    ours, theirs = _matrices(), _matrices(torch)
+    out = MATRIX_OPS[name](*ours)
+    tout = types.FunctionType(MATRIX_OPS[name].__code__, dict(MATRIX_OPS[name].__globals__, dt=torch))(
+        *theirs
+    )
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().resolve_conj().numpy(), rtol=1e-10)
+    wt = np.random.default_rng(4).standard_normal(tuple(out.shape) + (2,)).view(np.complex128)[..., 0]
+    if out.dtype.is_complex:
+        (out * dt.tensor(wt)).real.sum().backward()
+        (tout * torch.tensor(wt)).real.sum().backward()
+    else:
+        (out * dt.tensor(wt.real)).sum().backward()
+        (tout * torch.tensor(wt.real)).sum().backward()
+    for a, b in zip(ours, theirs):
+        assert (a.grad is None) == (b.grad is None)
+        if a.grad is not None:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.resolve_conj().numpy(), rtol=1e-8, atol=1e-10)
