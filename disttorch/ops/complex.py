@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, _tensor_arg
+from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from . import inplace
 
@@ -179,6 +180,7 @@ def view_as_real(input: Tensor) -> Tensor:
     return ViewAsReal.apply(input)
 
 
+@autocast_op("fp32")  # PyTorch's CPU autocast runs it in float32
 def view_as_complex(input: Tensor) -> Tensor:
     """A view of ``input`` (float32/float64, last dim of size 2 and stride 1) as complex."""
     _tensor_arg("view_as_complex", input)
@@ -224,6 +226,7 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     return res if out is None else out.copy_(res)
 
 
+@autocast_op("fp32")
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex tensor ``abs * (cos(angle) + i sin(angle))``."""
     _tensor_arg("polar", abs, "abs")

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._dtype import scalar_type_name
 from .._tensor import Tensor, _tensor_arg
+from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from . import fft_ops
 
@@ -141,6 +142,7 @@ _NO_WINDOW_INVERSE = (
 )
 
 
+@autocast_op("fp32")  # PyTorch's CPU autocast runs it in float32
 def stft(
     input: Tensor,
     n_fft: int,

@@ -190,3 +190,21 @@ def test_printing_and_ops_match_pytorch():
     a = np.array([[1 + 2j, -0.5 + 1j], [3 - 1j, 1e-3j]], dtype=np.complex64)
     assert repr(dt.tensor(a)).replace("disttorch", "torch") == repr(torch.tensor(a))
     assert repr(dt.tensor(a).angle()) == repr(torch.tensor(a).angle())
+
+
+def test_save_load_round_trip(tmp_path):
+    z = dt.tensor([1 + 2j, -3j], dtype=dt.complex128)
+    dt.save({"z": z}, tmp_path / "z.pt")
+    back = dt.load(tmp_path / "z.pt")["z"]
+    assert back.dtype == dt.complex128 and back.tolist() == z.tolist()
+
+
+@pytest.mark.parity
+def test_files_cross_with_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor([0.5 + 1j, 2 - 1j], dtype=torch.complex64)
+    torch.save(theirs, tmp_path / "t.pt")
+    ours = dt.load(tmp_path / "t.pt")
+    assert ours.dtype == dt.complex64 and ours.tolist() == theirs.tolist()
+    dt.save(ours * 2, tmp_path / "d.pt")
+    assert torch.load(tmp_path / "d.pt").tolist() == (theirs * 2).tolist()
