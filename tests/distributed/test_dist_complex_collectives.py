@@ -3,6 +3,7 @@ all_gather carry complex64/complex128 bytes unchanged, across real processes."""
 
 import numpy as np
 import pytest
+
 from dist_helpers import run_ranks
 
 
