@@ -25,63 +25,53 @@ __all__ = ["stft", "istft"]
 TENSOR_METHODS = ("stft", "istft")
 
 
-def _frame_index(n_frames: int, n_fft: int, hop: int) -> np.ndarray:
-    """``[t, k] -> t * hop + k``: the sample each frame position reads."""
-    return np.arange(n_frames)[:, None] * hop + np.arange(n_fft)[None, :]
-
-
 class Frames(Function):
-    """The frames ``x[..., t * hop + k]`` of the last dim, as ``(..., n_frames, n_fft)``."""
+    """The frames ``x[..., t * hop + k]`` of the last dim, as ``(..., n_frames, n_fft)``
+    (a strided view of the input, copied once)."""
 
     _raw = True
 
     @staticmethod
     def forward(ctx, a, n_fft, hop):
         x = a._data
-        n_frames = 1 + (x.shape[-1] - n_fft) // hop
-        index = _frame_index(n_frames, n_fft, hop)
-        ctx.index, ctx.length = index, x.shape[-1]
-        return x[..., index]
+        ctx.hop, ctx.length = hop, x.shape[-1]
+        return np.lib.stride_tricks.sliding_window_view(x, n_fft, axis=-1)[..., ::hop, :].copy()
 
     @staticmethod
     def backward(ctx, g):
-        return OverlapAdd.apply(g, ctx.index, ctx.length), None, None
+        return OverlapAdd.apply(g, ctx.hop, ctx.length), None, None
 
 
 class OverlapAdd(Function):
-    """Sum frames ``(..., n_frames, n_fft)`` into a signal of ``length`` samples at the
-    positions ``index`` gives (the adjoint of :class:`Frames`)."""
+    """Sum frames ``(..., n_frames, n_fft)`` placed every ``hop`` samples into a signal of
+    ``length`` samples (at least ``n_fft + hop * (n_frames - 1)``): the adjoint of
+    :class:`Frames`. The frames are cut into blocks of ``hop`` samples and each block
+    position is added at once."""
 
     _raw = True
 
     @staticmethod
-    def forward(ctx, a, index, length):
+    def forward(ctx, a, hop, length):
         f = a._data
-        ctx.index = index
-        lead = f.shape[:-2]
-        out = np.zeros((int(np.prod(lead, dtype=np.int64)), length), dtype=f.dtype)
-        # unbuffered: the samples several frames share add up
-        np.add.at(out, (slice(None), index.reshape(-1)), f.reshape(out.shape[0], -1))
-        return out.reshape(lead + (length,))
+        n_frames, n_fft = f.shape[-2:]
+        ctx.n_fft, ctx.hop, ctx.n_frames = n_fft, hop, n_frames
+        blocks = -(-n_fft // hop)
+        padded = np.zeros(f.shape[:-1] + (blocks * hop,), dtype=f.dtype)
+        padded[..., :n_fft] = f
+        out = np.zeros(f.shape[:-2] + (n_frames + blocks - 1, hop), dtype=f.dtype)
+        for j in range(blocks):
+            out[..., j : j + n_frames, :] += padded[..., j * hop : (j + 1) * hop]
+        out = out.reshape(f.shape[:-2] + (-1,))
+        if out.shape[-1] >= length:
+            return out[..., :length].copy()
+        return np.concatenate([out, np.zeros(out.shape[:-1] + (length - out.shape[-1],), f.dtype)], -1)
 
     @staticmethod
     def backward(ctx, g):
-        return _Gather.apply(g, ctx.index), None, None
-
-
-class _Gather(Function):
-    """``x[..., index]`` for a fixed frame index (the adjoint of :class:`OverlapAdd`)."""
-
-    _raw = True
-
-    @staticmethod
-    def forward(ctx, a, index):
-        ctx.index, ctx.length = index, a._data.shape[-1]
-        return a._data[..., index]
-
-    @staticmethod
-    def backward(ctx, g):
-        return OverlapAdd.apply(g, ctx.index, ctx.length), None
+        frames = Frames.apply(g, ctx.n_fft, ctx.hop)
+        if frames._data.shape[-2] != ctx.n_frames:  # a longer signal has frames past the last one
+            frames = frames[..., : ctx.n_frames, :]
+        return frames, None, None
 
 
 def _signature(name: str, input: Tensor, n_fft: int, hop: int, win: int, window: Any, **more: Any) -> str:
@@ -301,10 +291,9 @@ def istft(
         frames = fft_ops.irfft(frames_spec[..., : n_fft // 2 + 1], n=n_fft, norm=norm)
     n_frames = spec._data.shape[-1]
     total = n_fft + hop * (n_frames - 1)
-    index = _frame_index(n_frames, n_fft, hop)
-    y = OverlapAdd.apply(frames * w, index, total)
+    y = OverlapAdd.apply(frames * w, hop, total)
     envelope = OverlapAdd.apply(
-        (w * w.conj() if w._data.dtype.kind == "c" else w * w).expand(n_frames, n_fft), index, total
+        (w * w.conj() if w._data.dtype.kind == "c" else w * w).expand(n_frames, n_fft), hop, total
     )
     start = n_fft // 2 if center else 0
     end = (

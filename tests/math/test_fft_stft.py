@@ -168,3 +168,16 @@ def test_complex_signal_round_trip():
     np.testing.assert_allclose(back.numpy(), z.numpy(), atol=1e-12)
     with pytest.raises(RuntimeError, match="cannot have onesided output"):
         dt.istft(dt.stft(z.real, 10, window=w, return_complex=True), 10, window=w, return_complex=True)
+
+
+@pytest.mark.parametrize("n_fft, hop", [(5, 2), (4, 4), (3, 5), (6, 3)])
+def test_framing_and_overlap_add_are_adjoint(n_fft, hop):
+    from disttorch.ops.spectral import Frames, OverlapAdd
+
+    x = dt.randn(2, 23, dtype=dt.float64, requires_grad=True)
+    assert gradcheck(lambda a: Frames.apply(a, n_fft, hop), (x,))
+    f = dt.randn(2, 4, n_fft, dtype=dt.float64, requires_grad=True)
+    assert gradcheck(lambda a: OverlapAdd.apply(a, hop, 30), (f,))
+    frames = Frames.apply(x, n_fft, hop)
+    assert frames.shape == (2, 1 + (23 - n_fft) // hop, n_fft)
+    np.testing.assert_array_equal(frames[:, 1].detach().numpy(), x[:, hop : hop + n_fft].detach().numpy())
