@@ -237,6 +237,8 @@ trunc = _float_only(np.trunc, "trunc")
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even (to ``decimals`` places). No gradient."""
     x = input._data
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     return Tensor._make(np.round(x, decimals) if x.dtype.kind in "fV" else x.copy())
 
 
@@ -443,6 +445,8 @@ def unique(
     ``dim``; optionally with ``inverse`` indices (shaped like the input, or one per slice)
     and per-value ``counts``."""
     x = input._data
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"\"unique\" not implemented for '{scalar_type_name(x.dtype)}'")
     axis = None if dim is None else wrap_dim(dim, x.ndim)
     values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=axis)
     out = [Tensor._make(values)]

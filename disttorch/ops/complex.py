@@ -24,6 +24,7 @@ from .._tensor import Tensor, _tensor_arg
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from . import inplace
+from .elementwise import _FloatUnary
 
 __all__ = [
     "real",
@@ -375,6 +376,37 @@ def cfloat(self: Tensor) -> Tensor:
 def cdouble(self: Tensor) -> Tensor:
     """``self.to(disttorch.complex128)``."""
     return self.to(_dtype.complex128)
+
+
+# ---------------------------------------------------------------------- inverse hyperbolics
+class Asinh(_FloatUnary):
+    """``asinh`` of a complex tensor (NumPy's principal branch), derivative ``1 / sqrt(z^2 + 1)``."""
+
+    ufunc = np.arcsinh
+
+    @staticmethod
+    def derivative(x, y):
+        return (x * x + 1).rsqrt()
+
+
+class Acosh(_FloatUnary):
+    """``acosh`` of a complex tensor, derivative ``1 / (sqrt(z - 1) sqrt(z + 1))``."""
+
+    ufunc = np.arccosh
+
+    @staticmethod
+    def derivative(x, y):
+        return ((x - 1).sqrt() * (x + 1).sqrt()).reciprocal()
+
+
+class Atanh(_FloatUnary):
+    """``atanh`` of a complex tensor, derivative ``1 / (1 - z^2)``."""
+
+    ufunc = np.arctanh
+
+    @staticmethod
+    def derivative(x, y):
+        return (1 - x * x).reciprocal()
 
 
 # ---------------------------------------------------------------------- promotion

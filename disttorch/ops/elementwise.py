@@ -28,7 +28,7 @@ from ..autograd.grad_mode import recording
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
 from ..kernels.relu import relu as relu_kernel
-from ._helpers import arr, binary, broadcast_error, scalar_type_name
+from ._helpers import arr, binary, broadcast_error, no_complex, scalar_type_name
 from .comparison import floor_divide
 
 __all__ = [
@@ -1027,6 +1027,7 @@ def sigmoid(input: Tensor) -> Tensor:
 
 def erf(input: Tensor) -> Tensor:
     """The Gauss error function."""
+    no_complex(input, "\"erf_vml_cpu\" not implemented for 'ComplexFloat'")
     return Erf.apply(input)
 
 

@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
-from ._helpers import _dims, _return_type, _type_name, wrap_dim
+from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, wrap_dim
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
 from .shape import PadAlong, cat
@@ -413,6 +413,8 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     Where a slice holds the median value more than once, the index returned may name a
     different one of those elements than PyTorch's.
     """
+    if input._data.dtype.kind == "c":
+        raise complex_kernel_error("median_cpu", input)
     if dim is None:
         return Median.apply(input)
     if not isinstance(dim, (int, np.integer)):
@@ -607,11 +609,11 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         x = a._data
-        if x.dtype.kind not in "fV":
+        if x.dtype.kind not in "fVc":
             x = x.astype(get_default_dtype().numpy)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             m = (
-                np.max(x, axis=dims, keepdims=True)
+                np.max(x.real, axis=dims, keepdims=True)  # complex: shifted by the largest real part
                 if x.size
                 else np.zeros(_kept_shape(x.shape, dims), x.dtype)
             )
@@ -628,10 +630,10 @@ class Logsumexp(Function):
         (a,) = ctx.saved_tensors
         if recording():
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
-            return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)), None, None
+            return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)).conj(), None, None
         return (
             _expand_back(
-                g, a._data.shape, ctx.dims, ctx.keepdim, np.exp(a._data - _kept_out(ctx, a._data.shape))
+                g, a._data.shape, ctx.dims, ctx.keepdim, np.conj(np.exp(a._data - _kept_out(ctx, a._data.shape)))
             ),
             None,
             None,

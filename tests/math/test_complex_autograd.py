@@ -38,6 +38,10 @@ OPS = {
     "real_times_complex_scalar": lambda z, w, x: x * (1 + 2j),
     "to_complex": lambda z, w, x: x.to(dt.complex128) * w,
     "norm": lambda z, w, x: z.norm() + dt.linalg.vector_norm(w, 3),
+    "inverse_hyperbolic": lambda z, w, x: dt.asinh(z) + dt.acosh(w) + dt.atanh(z * 0.5),
+    "exp2": lambda z, w, x: dt.exp2(z),
+    "sinc": lambda z, w, x: dt.sinc(z),
+    "logsumexp": lambda z, w, x: dt.logsumexp(dt.stack([z, w]), 0),
 }
 
 

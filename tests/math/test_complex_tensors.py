@@ -167,11 +167,34 @@ def test_arithmetic_and_reductions():
         (lambda z: z.relu(), NotImplementedError, "clamp is not supported for complex types"),
         (lambda z: z.floor(), NotImplementedError, "floor is not supported for complex inputs"),
         (lambda z: z.sign(), NotImplementedError, "Please use torch.sgn instead"),
+        (lambda z: dt.erf(z), NotImplementedError, "erf_vml_cpu"),
+        (lambda z: dt.special.erfc(z), NotImplementedError, "\"erfc\" not implemented for 'ComplexFloat'"),
+        (lambda z: dt.lgamma(z), NotImplementedError, "lgamma"),
+        (lambda z: z.round(), NotImplementedError, "round_vml_cpu"),
+        (lambda z: z.median(), NotImplementedError, "median_cpu"),
+        (lambda z: dt.nansum(z), RuntimeError, "nansum on CPU does not support complex inputs"),
+        (lambda z: dt.deg2rad(z), RuntimeError, "deg2rad is not supported for complex tensors"),
+        (lambda z: dt.histc(z), NotImplementedError, "aminmax_cpu"),
+        (lambda z: dt.unique(z), NotImplementedError, '"unique" not implemented'),
     ],
 )
 def test_ordering_complex_raises_as_pytorch(op, err, msg):
     with pytest.raises(err, match=msg):
         op(dt.tensor([1 + 1j, 2j]))
+
+
+@pytest.mark.parity
+def test_complex_math_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    z = (rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))).astype(np.complex64)
+    for name in ("asinh", "acosh", "atanh", "exp2", "sinc", "cov", "corrcoef", "sigmoid", "tanh", "log1p"):
+        ours, theirs = getattr(dt, name)(dt.tensor(z)), getattr(torch, name)(torch.tensor(z))
+        assert str(ours.dtype)[10:] == str(theirs.dtype)[6:], name
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    np.testing.assert_allclose(
+        dt.logsumexp(dt.tensor(z), 1).numpy(), torch.logsumexp(torch.tensor(z), 1).numpy(), rtol=1e-5
+    )
 
 
 def test_equality_still_works():
