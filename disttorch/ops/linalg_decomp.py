@@ -9,6 +9,8 @@ decompositions; the composite ops of ``disttorch.linalg`` are).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._tensor import Tensor
@@ -201,6 +203,8 @@ class Eigh(Function):
     @staticmethod
     def backward(ctx, gw, gv):
         w, v = ctx.w, ctx.v
+        if v.dtype.kind == "c":
+            return _c(_eigh_backward_complex(w, v, gw, gv)), None
         inner = np.zeros(v.shape, dtype=v.dtype)
         if gv is not None:
             e = w[..., None, :] - w[..., :, None]
@@ -211,6 +215,29 @@ class Eigh(Function):
         if gw is not None:
             inner = inner + gw._data[..., None] * np.eye(w.shape[-1], dtype=v.dtype)
         return _c(v @ inner @ _T(v)), None
+
+
+def _eigh_backward_complex(w: np.ndarray, v: np.ndarray, gw: Any, gv: Any) -> np.ndarray:
+    """PyTorch's eigh backward for Hermitian ``A``: ``V (diag(gL) + skew(V^H gV) / E) V^H``
+    with ``skew(X) = (X - X^H) / 2``; a loss that depends on the eigenvectors' phases raises."""
+    n = w.shape[-1]
+    inner = np.zeros(v.shape, dtype=v.dtype)
+    if gv is not None:
+        vhgv = _H(v) @ gv._data
+        diag = np.diagonal(vhgv, axis1=-2, axis2=-1)
+        if np.abs(diag.imag).max(initial=0) > 1e-2 * (1 + np.abs(diag).max(initial=0)):
+            raise RuntimeError(
+                "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+                "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                "so it is ill-defined."
+            )
+        e = w[..., None, :] - w[..., :, None]
+        e[..., np.arange(n), np.arange(n)] = 1
+        inner = 0.5 * (vhgv - _H(vhgv)) / e
+        inner[..., np.arange(n), np.arange(n)] = 0
+    if gw is not None:
+        inner = inner + gw._data[..., None] * np.eye(n, dtype=v.dtype)
+    return v @ inner @ _H(v)
 
 
 class SVD(Function):
@@ -234,8 +261,16 @@ class SVD(Function):
             gu = gu._data[..., :k]
         if gvh is not None:
             gvh = gvh._data[..., :k, :]
+        if u.dtype.kind == "c":  # svdvals: U and Vh get (materialised) zero gradients
+            gu = gu if gu is not None and gu.any() else None
+            gvh = gvh if gvh is not None and gvh.any() else None
         if gu is None and gvh is None:
             return _c((u * gs._data[..., None, :]) @ vh), None
+        if u.dtype.kind == "c":
+            raise NotImplementedError(
+                "linalg.svd: the gradient through U and Vh of a complex matrix is not supported in "
+                "disttorch (gradients through the singular values are: linalg.svdvals)"
+            )
         if ctx.full and ((gu is not None and m > k) or (gvh is not None and n > k)):
             raise NotImplementedError(
                 "The derivative of linalg.svd depends on the full U and Vh "

@@ -305,8 +305,8 @@ def slogdet(A: Tensor, *, out: Any = None) -> SlogdetResult:
 # ---------------------------------------------------------------------- eigen and singular values
 def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices (reading the ``UPLO``
-    triangle)."""
-    _check_matrix("linalg.eigh", A)
+    triangle); complex Hermitian matrices give real eigenvalues."""
+    _check_matrix("linalg.eigh", A, complex_ok=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return EighResult(*Eigh.apply(A, UPLO))
@@ -332,8 +332,9 @@ def eigvals(A: Tensor, *, out: Any = None) -> Tensor:
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out: Any = None) -> SVDResult:
-    """``A = U diag(S) Vh`` with singular values in descending order."""
-    _check_matrix("linalg.svd", A, square=False)
+    """``A = U diag(S) Vh`` with singular values in descending order (complex ``A``: real
+    ``S``; gradients through ``S`` only)."""
+    _check_matrix("linalg.svd", A, square=False, complex_ok=True)
     return SVDResult(*SVD.apply(A, full_matrices))
 
 
@@ -671,7 +672,7 @@ def matrix_norm(
     out: Any = None,
 ) -> Tensor:
     """Matrix norms over the two ``dim``: 'fro', 'nuc', ``inf``, ``-inf``, 1, -1, 2, -2."""
-    _check_float("linalg.matrix_norm", A)
+    _check_float("linalg.matrix_norm", A, complex_ok=True)
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if dtype is not None:

@@ -127,6 +127,10 @@ MATRIX_OPS = {
     "solve_right": lambda z, w: dt.linalg.solve(z, w, left=False),
     "slogdet": lambda z, w: dt.linalg.slogdet(z)[1],
     "var_std": lambda z, w: z.var() + w.std(0),
+    "eigvalsh": lambda z, w: dt.linalg.eigvalsh(z + z.mH),
+    "eigh_vectors": lambda z, w: dt.linalg.eigh(z + z.mH).eigenvectors.abs(),
+    "svdvals": lambda z, w: dt.linalg.svdvals(z),
+    "matrix_norms": lambda z, w: dt.linalg.matrix_norm(z, "nuc") + dt.linalg.matrix_norm(w, float("inf")),
 }
 
 
@@ -162,3 +166,9 @@ def test_matrix_ops_match_pytorch(name):
         assert (a.grad is None) == (b.grad is None)
         if a.grad is not None:
             np.testing.assert_allclose(a.grad.numpy(), b.grad.resolve_conj().numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_complex_svd_vectors_gradient_raises_clearly():
+    z, _ = _matrices()
+    with pytest.raises(NotImplementedError, match="gradient through U and Vh of a complex matrix"):
+        dt.linalg.svd(z).U.abs().sum().backward()
