@@ -602,22 +602,37 @@ def _float_only(t: Tensor, op: str) -> None:
         raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(t._data.dtype)}'")
 
 
+def _draw_shape(t: Tensor) -> tuple:
+    """The shape of the real samples filling ``t``: a complex tensor takes (real, imaginary)
+    pairs, as PyTorch fills its real view."""
+    return t._data.shape + ((2,) if t._data.dtype.kind == "c" else ())
+
+
+def _as_values(t: Tensor, draws: np.ndarray) -> np.ndarray:
+    """Samples drawn with :func:`_draw_shape` as values of ``t``'s dtype (pairs -> complex)."""
+    return draws[..., 0] + 1j * draws[..., 1] if t._data.dtype.kind == "c" else draws
+
+
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    """Fill with samples uniform on ``[a, b)``, in place."""
-    _float_only(self, "check_uniform_bounds")
+    """Fill with samples uniform on ``[a, b)``, in place (complex: each part on ``[a, b)``)."""
+    if self._data.dtype.kind != "c":
+        _float_only(self, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    u = _rng(generator).random(self._data.shape)
-    return _overwrite(self, u * (b - a) + a, Uniform)
+    u = _rng(generator).random(_draw_shape(self))
+    return _overwrite(self, _as_values(self, u * (b - a) + a), Uniform)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-    """Fill with samples from ``N(mean, std**2)``, in place."""
-    _float_only(self, "normal_kernel_cpu")
+    """Fill with samples from ``N(mean, std**2)``, in place. Complex tensors, as PyTorch's:
+    the real and imaginary parts each ``N(mean, std**2 / 2)``."""
+    if self._data.dtype.kind != "c":
+        _float_only(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    z = _rng(generator).standard_normal(self._data.shape)
-    return _overwrite(self, z * std + mean, Normal)
+    z = _rng(generator).standard_normal(_draw_shape(self))
+    scale = std / np.sqrt(2) if self._data.dtype.kind == "c" else std
+    return _overwrite(self, _as_values(self, z * scale + mean), Normal)
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:

@@ -231,3 +231,23 @@ def test_files_cross_with_pytorch(tmp_path):
     assert ours.dtype == dt.complex64 and ours.tolist() == theirs.tolist()
     dt.save(ours * 2, tmp_path / "d.pt")
     assert torch.load(tmp_path / "d.pt").tolist() == (theirs * 2).tolist()
+
+
+def test_python_number_conversions():
+    assert float(dt.tensor(2 + 0j)) == 2.0 and complex(dt.tensor(1 + 1j)) == 1 + 1j
+    assert complex(dt.tensor(2.0)) == 2 + 0j
+    with pytest.raises(RuntimeError, match="value cannot be converted to type double without overflow"):
+        float(dt.tensor(1 + 1j))
+    with pytest.raises(RuntimeError, match="value cannot be converted to type int64_t"):
+        int(dt.tensor(1j))
+
+
+def test_random_fills_and_init_of_complex_tensors():
+    dt.manual_seed(0)
+    z = dt.zeros(100_000, dtype=dt.cfloat).normal_(5, 2)
+    for part in (z.real, z.imag):  # each part N(mean, std**2 / 2), as PyTorch
+        assert abs(part.mean().item() - 5) < 0.02 and abs(part.std().item() - 2**0.5) < 0.02
+    u = dt.zeros(1000, dtype=dt.cdouble).uniform_(1, 3)
+    assert 1 <= u.real.min().item() and u.imag.max().item() < 3 and u.imag.std().item() > 0.1
+    w = dt.nn.Linear(3, 2, dtype=dt.cfloat).weight
+    assert w.dtype == dt.complex64 and w.imag.abs().sum().item() > 0
