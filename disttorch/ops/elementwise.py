@@ -333,10 +333,15 @@ class Abs(Function):
     def forward(ctx, a):
         if ctx.needs_input_grad:
             ctx.sign = np.sign(a._data)
+            if a._data.dtype.kind == "c":  # d|z| = sgn(z), itself a function of z
+                ctx.save_for_backward(a)
         return np.abs(a._data)
 
     @staticmethod
     def backward(ctx, g):
+        if ctx.sign.dtype.kind == "c" and recording():
+            (a,) = ctx.saved_tensors
+            return g * a.sgn()
         return g * _const(ctx.sign)
 
 

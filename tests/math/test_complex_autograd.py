@@ -172,3 +172,46 @@ def test_complex_svd_vectors_gradient_raises_clearly():
     z, _ = _matrices()
     with pytest.raises(NotImplementedError, match="gradient through U and Vh of a complex matrix"):
         dt.linalg.svd(z).U.abs().sum().backward()
+
+
+SECOND_ORDER = {
+    "abs": lambda L, z: z.abs().sum(),
+    "exp_conj": lambda L, z: (z.exp() * z.conj()).real.sum(),
+    "fft": lambda L, z: (L.fft.fft(z * z) * L.fft.fft(z).conj()).real.sum(),
+    "rfft": lambda L, z: L.fft.rfft(z.real).abs().square().sum(),
+    "irfft": lambda L, z: (L.fft.irfft(z * z) ** 2).sum(),
+    "sin": lambda L, z: (z.sin() * z).imag.sum(),
+    "angle": lambda L, z: (z.angle() ** 2).sum(),
+    "sgn": lambda L, z: (z.sgn() * z).real.sum(),
+    "div": lambda L, z: (1 / (z + 3)).real.sum(),
+    "complex": lambda L, z: L.complex(z.real**2, z.imag * z.real).abs().sum(),
+    "matmul": lambda L, z: (z.reshape(5, 1) @ (z * z).reshape(1, 5)).real.sum(),
+    "polar": lambda L, z: L.polar(z.real**2 + 1, z.imag).real.sum(),
+    "view_as_real": lambda L, z: (L.view_as_real(z * z) ** 2).sum(),
+    "stft": lambda L, z: (
+        L.stft(
+            z.real.repeat(4), 8, hop_length=2, window=L.hann_window(8, dtype=L.float64), return_complex=True
+        )
+        .abs()
+        .square()
+        .sum()
+    ),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_second_order_gradients_match_pytorch(name):
+    """``create_graph=True`` through complex ops: the gradient of |grad|^2 equals PyTorch's."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal(5)
+    z0 = x + 1j * x[::-1]
+
+    def grad_norm(lib, z):
+        (g,) = lib.autograd.grad(SECOND_ORDER[name](lib, z), z, create_graph=True)
+        return (g * g.conj()).real.sum()
+
+    ours, theirs = dt.tensor(z0, requires_grad=True), torch.tensor(z0, requires_grad=True)
+    grad_norm(dt, ours).backward()
+    grad_norm(torch, theirs).backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-8, atol=1e-10)
