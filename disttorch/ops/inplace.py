@@ -159,16 +159,19 @@ def _record(
     base = t._base
     if base is None:
         return _rebase(t, make_out(_alias(t, snapshot)), any_cast)
-    geom = _geometry(t, base)
+    pairs = _part_of_complex(t, base)
+    geom = _geometry(t, _as_pairs(base) if pairs else base)
     if geom is None:
         raise RuntimeError(_VIEW_MSG)
     base_alias = _alias(base, False)
-    current = AsStrided.apply(base_alias, geom)
+    frame = _as_pairs(base_alias) if pairs else base_alias
+    current = AsStrided.apply(frame, geom)
     out = make_out(shape.Clone.apply(current) if snapshot else current)
     if not any_cast:
         _check_cast(out._data.dtype, t._data.dtype)
-    _rebase(base, WriteRegion.apply(base_alias, out, geom))
-    fresh = AsStrided.apply(base, geom)
+    written = WriteRegion.apply(frame, out, geom)
+    _rebase(base, _from_pairs(written) if pairs else written)
+    fresh = AsStrided.apply(_as_pairs(base) if pairs else base, geom)
     t.grad_fn, t._output_nr, t._rg = fresh.grad_fn, 0, fresh._rg
     t._view_version = t._version_box[0]
     return t
@@ -180,11 +183,12 @@ def refresh_view(t: Tensor) -> None:
     called by ``Tensor._edge`` when the view is next used in the graph."""
     t._view_version = t._version_box[0]
     base = t._base
-    geom = _geometry(t, base)
+    pairs = _part_of_complex(t, base)
+    geom = _geometry(t, _as_pairs(base) if pairs else base)
     if geom is None or not base._rg:
         return
     with grad_mode.enable_grad():
-        fresh = AsStrided.apply(base, geom)
+        fresh = AsStrided.apply(_as_pairs(base) if pairs else base, geom)
     t.grad_fn, t._output_nr = fresh.grad_fn, 0
 
 
@@ -204,6 +208,26 @@ def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (), snap
 
 
 # ---------------------------------------------------------------------- views of a base
+def _part_of_complex(view: Tensor, base: Tensor) -> bool:
+    """True for a real view of a complex base (``z.real``, ``z.imag``, ``view_as_real(z)``):
+    its place is then measured in the base's (real, imaginary) pairs."""
+    return base._data.dtype.kind == "c" and view._data.dtype.kind != "c"
+
+
+def _as_pairs(t: Tensor) -> Tensor:
+    """The complex ``t`` as its (real, imaginary) pairs (``view_as_real``, in the graph)."""
+    from .complex import ViewAsReal  # the complex family binds methods of this one
+
+    return ViewAsReal.apply(t)
+
+
+def _from_pairs(t: Tensor) -> Tensor:
+    """(real, imaginary) pairs back as complex numbers (``view_as_complex``, in the graph)."""
+    from .complex import ViewAsComplex
+
+    return ViewAsComplex.apply(t)
+
+
 def _geometry(view: Tensor, base: Tensor) -> tuple | None:
     """Where ``view`` lies in its base: (shape, strides in elements, element offset), for
     a C-contiguous base (None otherwise)."""
