@@ -205,8 +205,9 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        if ctx.needs_input_grad:
-            _operands(ctx, a, b)
+        if ctx.needs_input_grad:  # each operand is needed only for the other's gradient
+            na, nb = ctx.needs_input_grad
+            _operands(ctx, a if nb else None, b if na else None)
         return binary(np.multiply, a, b)
 
     @staticmethod

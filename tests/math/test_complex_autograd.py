@@ -223,7 +223,7 @@ def _write_parts(L, x):
     y.imag[0] = 5
     w = L.view_as_real(y)
     w[1, 1] = 7.0
-    w[2].add_(w[0].detach())
+    w[2].add_(w[0] * 1)
     y.mul_(1j)
     y.conj_physical_()
     return (y.abs() ** 2 + y.real * y.imag).sum()
