@@ -61,6 +61,7 @@ def _bind() -> None:
         for name in mod.TENSOR_METHODS:
             setattr(Tensor, name, getattr(mod, name))
     tensor_attributes.bind()
+    complex.bind()
     ew, la = elementwise, linalg
     Tensor.__add__ = Tensor.__radd__ = lambda a, b: ew.Add.apply(a, b)
     Tensor.__sub__ = lambda a, b: ew.Sub.apply(a, b)

@@ -1,6 +1,7 @@
 """Complex tensors: the parts (``real``/``imag`` views, ``view_as_real``/``view_as_complex``),
 building them (``complex``, ``polar``), ``conj`` and friends, ``angle``, ``sgn``, ``isreal``,
-``is_complex``, and ``result_type`` (PyTorch's promotion, complex included).
+``is_complex``, ``cfloat``/``cdouble``, the complex branch of the inverse hyperbolic functions,
+and ``result_type`` (PyTorch's promotion, complex included).
 
 Gradients follow PyTorch's convention: the gradient of a real loss ``L`` with respect to a
 complex ``z = x + iy`` is ``dL/dx + i dL/dy``. For an op ``s = f(z)`` with upstream gradient
@@ -23,7 +24,6 @@ from .. import _dtype
 from .._tensor import Tensor, _tensor_arg
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
-from . import inplace
 from .elementwise import _FloatUnary
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "polar",
     "conj",
     "conj_physical",
-    "conj_physical_",
     "resolve_conj",
     "resolve_neg",
     "is_conj",
@@ -50,7 +49,6 @@ TENSOR_METHODS = (
     "view_as_real",
     "conj",
     "conj_physical",
-    "conj_physical_",
     "resolve_conj",
     "resolve_neg",
     "is_conj",
@@ -59,7 +57,6 @@ TENSOR_METHODS = (
     "isreal",
     "angle",
     "sgn",
-    "sgn_",
     "cfloat",
     "cdouble",
 )
@@ -265,9 +262,6 @@ def conj_physical(input: Tensor) -> Tensor:
     return Conj.apply(input) if _is_c(input) else input
 
 
-conj_physical_ = inplace._method_inplace("conj_physical", snapshot=False)
-
-
 def resolve_conj(input: Tensor) -> Tensor:
     """``input``: conjugation is never lazy here, so there is nothing to resolve."""
     return _tensor_arg("resolve_conj", input)
@@ -365,9 +359,6 @@ def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return res if out is None else out.copy_(res)
 
 
-sgn_ = inplace._method_inplace("sgn", snapshot=True)
-
-
 def cfloat(self: Tensor) -> Tensor:
     """``self.to(disttorch.complex64)``."""
     return self.to(_dtype.complex64)
@@ -433,10 +424,8 @@ def result_type(tensor: Any, other: Any) -> _dtype.dtype:
     return _dtype.from_numpy(_dtype.result_type(a, b))
 
 
-def _bind() -> None:
-    """``Tensor.real`` and ``Tensor.imag``: properties with setters (write into the parts)."""
+def bind() -> None:
+    """Attach ``Tensor.real`` and ``Tensor.imag``: properties with setters (writing into the
+    parts); the methods go with every family's."""
     Tensor.real = property(real, lambda self, v: _set_part(self, v, real))
     Tensor.imag = property(imag, lambda self, v: _set_part(self, v, imag))
-
-
-_bind()

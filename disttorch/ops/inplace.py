@@ -460,8 +460,10 @@ _WITH_INPLACE = (
     "index_add",
     "index_fill",
     "index_put",
+    "sgn",
+    "conj_physical",
 )
-_NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter", "scatter_add"}
+_NO_SNAPSHOT = {"conj_physical", "neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter", "scatter_add"}
 for _name in _WITH_INPLACE:
     globals()[_name + "_"] = _method_inplace(_name, _name not in _NO_SNAPSHOT)
 negative_ = globals()["neg_"]

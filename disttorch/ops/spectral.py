@@ -119,6 +119,36 @@ def _lengths(name: str, sig_fn: Any, n_fft: int, hop_length: int | None, win_len
     return hop, win
 
 
+def _pad_signal(x: Tensor, p: int, mode: str) -> Tensor:
+    """``x`` with ``p`` samples added at both ends of its last dim, by ``mode`` as
+    ``nn.functional.pad`` does: 'constant' (zeros), 'reflect' (mirrored, edge not repeated),
+    'replicate' (edge repeated) or 'circular' (wrapped)."""
+    n, last = x._data.shape[-1], x._data.ndim - 1
+    if mode == "constant":
+        x = fft_ops.Resize.apply(x.flip(-1), (last,), (n + p,)).flip(-1)
+        return fft_ops.Resize.apply(x, (last,), (n + 2 * p,))
+    i = np.arange(-p, n + p)
+    if mode == "reflect":
+        if p >= n:
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+                f"padding ({p}, {p}) at dimension {last} of input {list(x._data.shape)}"
+            )
+        i = np.abs(i)
+        i = np.where(i >= n, 2 * (n - 1) - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, n - 1)
+    elif mode == "circular":
+        if p > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        i = i % n
+    else:
+        raise NotImplementedError(
+            f"Unrecognised padding mode {mode} (stft's pad_mode: constant, reflect, replicate or circular)"
+        )
+    return x.index_select(-1, Tensor._make(i))
+
+
 _NO_WINDOW = (
     "A window was not provided. A rectangular window will be applied,which is known to cause spectral "
     "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to reduce "
@@ -192,12 +222,7 @@ def stft(
     elif onesided and cplx:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
     if center:
-        from ..nn.functional.padding import pad  # the padding modes live with nn.functional
-
-        p = n_fft // 2
-        x = pad(x.reshape((1,) * (3 - x.ndim) + tuple(x.shape)), (p, p), pad_mode).reshape(
-            x.shape[:-1] + (x.shape[-1] + 2 * p,)
-        )
+        x = _pad_signal(x, n_fft // 2, pad_mode)
     elif align_to_window and win < n_fft:
         left = (n_fft - win) // 2
         x = fft_ops.Resize.apply(x.flip(-1), (x.ndim - 1,), (x.shape[-1] + left,)).flip(-1)

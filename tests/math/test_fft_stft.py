@@ -181,3 +181,25 @@ def test_framing_and_overlap_add_are_adjoint(n_fft, hop):
     frames = Frames.apply(x, n_fft, hop)
     assert frames.shape == (2, 1 + (23 - n_fft) // hop, n_fft)
     np.testing.assert_array_equal(frames[:, 1].detach().numpy(), x[:, hop : hop + n_fft].detach().numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("pad_mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_modes_match_pytorch(pad_mode):
+    torch = pytest.importorskip("torch")
+    x = _signal((2, 30))
+    a, ta = dt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    kw = dict(n_fft=12, hop_length=4, pad_mode=pad_mode, return_complex=True)
+    out = dt.stft(a, window=dt.hann_window(12, dtype=dt.float64), **kw)
+    tout = torch.stft(ta, window=torch.hann_window(12, dtype=torch.float64), **kw)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), atol=1e-10)
+    out.abs().sum().backward()
+    tout.abs().sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), atol=1e-10)
+
+
+def test_reflect_padding_longer_than_the_signal_raises():
+    with pytest.raises(
+        RuntimeError, match="Padding size should be less than the corresponding input dimension"
+    ):
+        dt.stft(dt.randn(5), 16, window=dt.ones(16), return_complex=True)
