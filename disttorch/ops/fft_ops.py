@@ -178,6 +178,10 @@ def _axes_sizes(name: str, x: Tensor, s: Any, dim: Any) -> tuple:
     """The transformed dims and their signal lengths (``-1``: the input's size), PyTorch's
     rules: ``dim`` None and ``s`` given -> the last ``len(s)`` dims; neither -> every dim."""
     nd = x._data.ndim
+    if nd == 0 and dim is not None:
+        d = dim if isinstance(dim, (int, np.integer)) else (dim[0] if len(dim) else None)
+        if d is not None:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     if isinstance(dim, (int, np.integer)):
         dim = (int(dim),)
     if isinstance(s, (int, np.integer)):
@@ -392,7 +396,7 @@ def fftfreq(
 ) -> Tensor:
     """The sample frequencies of a length-``n`` transform with sample spacing ``d``:
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``."""
-    return _freqs(np.fft.fftfreq(int(n), d), dtype, device, requires_grad, out)
+    return _freqs(np.fft.fftfreq(int(n), d) if n else np.zeros(0), dtype, device, requires_grad, out)
 
 
 def rfftfreq(
@@ -406,7 +410,7 @@ def rfftfreq(
     requires_grad: bool = False,
 ) -> Tensor:
     """The sample frequencies of :func:`rfft` of length ``n``: ``[0, 1, ..., n // 2] / (d * n)``."""
-    return _freqs(np.fft.rfftfreq(int(n), d), dtype, device, requires_grad, out)
+    return _freqs(np.fft.rfftfreq(int(n), d) if n else np.zeros(0), dtype, device, requires_grad, out)
 
 
 def _shift(name: str, input: Tensor, dim: Any, sign: int) -> Tensor:

@@ -161,3 +161,11 @@ def test_float32_matches_pytorch():
         np.testing.assert_allclose(
             getattr(dt.fft, name)(7, 0.3).numpy(), getattr(torch.fft, name)(7, 0.3).numpy()
         )
+
+
+def test_edge_cases():
+    with pytest.raises(IndexError, match="Dimension specified as -1 but tensor has no dimensions"):
+        dt.fft.fft(dt.tensor(1.0))
+    assert dt.fft.fftfreq(0).shape == (0,) and dt.fft.rfftfreq(0).shape == (0,)
+    c = dt.fft.fftn(dt.zeros(2, 3), dim=())  # no dim: the input as complex
+    assert c.dtype == dt.complex64 and c.shape == (2, 3)
