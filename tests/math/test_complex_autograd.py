@@ -254,3 +254,11 @@ def test_in_place_writes_through_real_views_keep_gradients(fn):
     fn(dt, ours).backward()
     fn(torch, theirs).backward()
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-10)
+
+
+def test_backward_of_a_complex_scalar_needs_a_gradient():
+    z = dt.tensor([1 + 1j], requires_grad=True)
+    with pytest.raises(RuntimeError, match="only for real scalar outputs but got disttorch.complex64"):
+        (z * 2).sum().backward()
+    (z * 2).sum().backward(dt.tensor(1j))
+    assert z.grad.tolist() == [2j]
