@@ -251,3 +251,10 @@ def test_random_fills_and_init_of_complex_tensors():
     assert 1 <= u.real.min().item() and u.imag.max().item() < 3 and u.imag.std().item() > 0.1
     w = dt.nn.Linear(3, 2, dtype=dt.cfloat).weight
     assert w.dtype == dt.complex64 and w.imag.abs().sum().item() > 0
+
+
+def test_assert_close_reports_real_differences_for_complex():
+    a = dt.tensor([1 + 1j, 2j])
+    dt.testing.assert_close(a, a.clone())
+    with pytest.raises(AssertionError, match=r"Greatest relative difference: 0\.0070357\d* at index \(0,\)"):
+        dt.testing.assert_close(a, a + 1e-2j)
