@@ -448,7 +448,8 @@ def expm_np(a: np.ndarray) -> np.ndarray:
 
 
 class MatrixExp(Function):
-    """``exp(A)``; the gradient is the upper-right block of ``exp([[A^T, g], [0, A^T]])``."""
+    """``exp(A)``; the gradient is the upper-right block of ``exp([[A^H, g], [0, A^H]])``
+    (``A^T`` for real ``A``). Computed in double precision (complex128 for complex ``A``)."""
 
     _raw = True
 
@@ -456,13 +457,14 @@ class MatrixExp(Function):
     def forward(ctx, a):
         x = a._data
         ctx.x = x
-        return expm_np(x.astype(np.float64)).astype(x.dtype) if x.dtype != np.float64 else expm_np(x)
+        wide = np.complex128 if x.dtype.kind == "c" else np.float64
+        return expm_np(x.astype(wide)).astype(x.dtype) if x.dtype != wide else expm_np(x)
 
     @staticmethod
     def backward(ctx, g):
         x = ctx.x
         n = x.shape[-1]
-        big = np.zeros(x.shape[:-2] + (2 * n, 2 * n), dtype=np.float64)
-        big[..., :n, :n] = big[..., n:, n:] = _T(x)
+        big = np.zeros(x.shape[:-2] + (2 * n, 2 * n), dtype=np.complex128 if x.dtype.kind == "c" else np.float64)
+        big[..., :n, :n] = big[..., n:, n:] = _H(x)
         big[..., :n, n:] = g._data
         return _c(expm_np(big)[..., :n, n:].astype(x.dtype))

@@ -599,8 +599,8 @@ def matrix_power(A: Tensor, n: int, *, out: Any = None) -> Tensor:
 
 
 def matrix_exp(A: Tensor) -> Tensor:
-    """The matrix exponential of each square matrix of ``A``."""
-    _check_matrix("linalg.matrix_exp", A)
+    """The matrix exponential of each square matrix of ``A`` (real or complex)."""
+    _check_matrix("linalg.matrix_exp", A, complex_ok=True)
     return MatrixExp.apply(A)
 
 

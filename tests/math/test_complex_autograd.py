@@ -131,6 +131,7 @@ MATRIX_OPS = {
     "eigh_vectors": lambda z, w: dt.linalg.eigh(z + z.mH).eigenvectors.abs(),
     "svdvals": lambda z, w: dt.linalg.svdvals(z),
     "matrix_norms": lambda z, w: dt.linalg.matrix_norm(z, "nuc") + dt.linalg.matrix_norm(w, float("inf")),
+    "matrix_exp": lambda z, w: dt.linalg.matrix_exp(z * 0.5),
 }
 
 
