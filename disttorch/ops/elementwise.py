@@ -1105,13 +1105,26 @@ absolute = abs
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 
 
+#: Python types given as a dtype to ``Tensor.to``
+_PY_TYPES = {
+    float: float64,
+    int: from_numpy(np.dtype(np.int64)),
+    bool: from_numpy(np.dtype(np.bool_)),
+    complex: from_numpy(np.dtype(np.complex128)),
+}
+
+
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists."""
-    target = kwargs.get("dtype")
+    """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists. A Python type
+    is a dtype as PyTorch reads it: ``float`` float64, ``int`` int64, ``bool``, ``complex``
+    complex128."""
+    target = _PY_TYPES.get(kwargs.get("dtype"), kwargs.get("dtype"))
     copy = kwargs.get("copy", False)
     for a in args:
         if isinstance(a, _dtype_cls):
             target = a
+        elif a in _PY_TYPES:
+            target = _PY_TYPES[a]
         elif isinstance(a, Tensor):
             target = a.dtype
         elif isinstance(a, (str, device, int)) and not isinstance(a, bool):

@@ -258,3 +258,9 @@ def test_assert_close_reports_real_differences_for_complex():
     dt.testing.assert_close(a, a.clone())
     with pytest.raises(AssertionError, match=r"Greatest relative difference: 0\.0070357\d* at index \(0,\)"):
         dt.testing.assert_close(a, a + 1e-2j)
+
+
+def test_to_python_types_as_pytorch():
+    x = dt.tensor([1, 2])
+    assert x.to(complex).dtype == dt.complex128 and x.to(dtype=complex).dtype == dt.complex128
+    assert x.to(float).dtype == dt.float64 and x.to(bool).dtype == dt.bool and x.float().to(int).dtype == dt.int64
