@@ -15,6 +15,10 @@ from . import _dtype  # noqa: E402
 from ._dtype import (
     bfloat16,
     bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     double,
     dtype,
     float,
@@ -186,6 +190,7 @@ _LAZY = (
     "sparse",
     "linalg",
     "special",
+    "fft",
     "func",
     "random",
     "overrides",

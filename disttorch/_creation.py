@@ -31,7 +31,8 @@ __all__ = [
 
 
 def _infer_np_dtype(data: Any) -> np.dtype:
-    """PyTorch's inference: bools -> bool, ints -> int64, floats -> default float dtype."""
+    """PyTorch's inference: bools -> bool, ints -> int64, floats -> default float dtype,
+    complex numbers -> the default float dtype's complex type."""
     if isinstance(data, (np.ndarray, np.generic)):  # NumPy data keeps its dtype
         return _dtype.from_numpy(data.dtype).numpy
     arr = np.asarray(data)
@@ -42,6 +43,8 @@ def _infer_np_dtype(data: Any) -> np.dtype:
         return np.dtype(np.int64)
     if k == "f":
         return _dtype.get_default_dtype().numpy
+    if k == "c":
+        return _dtype.default_complex()
     if k == "O":
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     raise TypeError(f"can't convert data of type {arr.dtype}")

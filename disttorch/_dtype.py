@@ -3,7 +3,8 @@
 A :class:`dtype` wraps a NumPy dtype. ``bfloat16`` wraps ml_dtypes' NumPy bfloat16 (an
 optional dependency, imported the first time a bfloat16 tensor is made; NumPy gives it
 the kind ``'V'``, so "is floating" checks accept the kinds in :data:`FLOAT_KINDS`).
-Promotion follows PyTorch for the common cases: bool < integers < floating point; a
+Promotion follows PyTorch for the common cases: bool < integers < floating point <
+complex (float64 with complex64 gives complex128: the complex type keeps the wider float); a
 Python scalar never upcasts a tensor of its own category (``float32_tensor * 2.5`` stays
 float32), and an integer tensor combined with a Python float becomes the default
 floating dtype (float32); bfloat16 with float16 gives float32.
@@ -27,6 +28,10 @@ __all__ = [
     "int64",
     "uint8",
     "bool",
+    "complex64",
+    "complex128",
+    "cfloat",
+    "cdouble",
     "half",
     "float",
     "double",
@@ -56,9 +61,9 @@ class dtype:
         self.name = name
         self.numpy = np.dtype(np_dtype)
         self.is_floating_point = kind == 2
-        self.is_signed = self.numpy.kind in "if"
+        self.is_signed = self.numpy.kind in "ifc"
         self.itemsize = self.numpy.itemsize
-        self._kind = kind  # 0 bool, 1 integer, 2 floating
+        self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex
 
     def __repr__(self) -> str:
         return f"disttorch.{self.name}"
@@ -68,7 +73,25 @@ class dtype:
 
     @property
     def is_complex(self) -> bool:
-        return False
+        """True for ``complex64`` and ``complex128``."""
+        return self._kind == 3
+
+    def to_real(self) -> "dtype":
+        """The real dtype of a complex one (``complex64`` -> ``float32``); others unchanged."""
+        return _REAL_OF.get(self.name, self)
+
+    def to_complex(self) -> "dtype":
+        """The complex dtype of a floating one (``float32`` -> ``complex64``); complex ones
+        unchanged. Raises for other dtypes (PyTorch's ``complex32`` of float16 does not exist
+        here: NumPy has no half-precision complex)."""
+        if self._kind == 3:
+            return self
+        if self.name not in _COMPLEX_OF:
+            raise RuntimeError(
+                f"Unknown Complex ScalarType for {self.scalar_name} (disttorch has "
+                "complex64 and complex128, of float32 and float64)"
+            )
+        return _NAMES[_COMPLEX_OF[self.name]]
 
     @property
     def scalar_name(self) -> str:
@@ -125,14 +148,19 @@ int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool = dtype("bool", np.bool_, 0)  # noqa: A001 - PyTorch's name
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+cfloat, cdouble = complex64, complex128
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 
-_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
+_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128)
 _FROM_NUMPY = {d.numpy: d for d in _ALL}
 _NAMES = {d.name: d for d in _ALL}
 _NAMES["bfloat16"] = bfloat16
 _default = [float32]
+_REAL_OF = {"complex64": float32, "complex128": float64}
+_COMPLEX_OF = {"float32": "complex64", "float64": "complex128", "bfloat16": "complex64"}
 
 
 def _by_name(name: str) -> dtype:
@@ -151,6 +179,8 @@ _TYPE_NAMES = {
     "uint8": ("Byte", "unsigned char"),
     "bool": ("Bool", "bool"),
     "bfloat16": ("BFloat16", "c10::BFloat16"),
+    "complex64": ("ComplexFloat", "c10::complex<float>"),
+    "complex128": ("ComplexDouble", "c10::complex<double>"),
 }
 
 
@@ -207,8 +237,8 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
             return from_numpy(np_dtype)
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only "
-            "supported types are: float64, float32, float16, bfloat16, int64, int32, "
-            "int16, int8, uint8, and bool."
+            "supported types are: float64, float32, float16, bfloat16, complex64, "
+            "complex128, int64, int32, int16, int8, uint8, and bool."
         ) from None
 
 
@@ -222,6 +252,10 @@ def _promote(da: np.dtype, db: np.dtype) -> np.dtype:
     within a category, the wider type."""
     ka, kb = _kind_of(da), _kind_of(db)
     if ka != kb:
+        if min(ka, kb) == 2 and max(ka, kb) == 3:  # complex keeps the wider float's precision
+            return _complex_np(
+                max(da.itemsize // (2 if ka == 3 else 1), db.itemsize // (2 if kb == 3 else 1))
+            )
         return da if ka > kb else db
     if ka == 2 and bf16_numpy[0] is not None and bf16_numpy[0] in (da, db):
         other = db if da == bf16_numpy[0] else da
@@ -269,12 +303,24 @@ def arrays_result_type(arrays: list) -> np.dtype:
 
 def _kind_of(x) -> int:
     if isinstance(x, np.dtype):
-        return 0 if x.kind == "b" else (2 if x.kind in FLOAT_KINDS else 1)
+        return 0 if x.kind == "b" else (2 if x.kind in FLOAT_KINDS else (3 if x.kind == "c" else 1))
     if isinstance(x, (np.bool_, builtins.bool)):
         return 0
     if isinstance(x, (builtins.int, np.integer)):
         return 1
+    if isinstance(x, (builtins.complex, np.complexfloating)):
+        return 3
     return 2
+
+
+def _complex_np(float_itemsize: builtins.int) -> np.dtype:
+    """complex64 for floats of up to 4 bytes (no half-precision complex here), else complex128."""
+    return np.dtype(np.complex128 if float_itemsize > 4 else np.complex64)
+
+
+def default_complex() -> np.dtype:
+    """The complex NumPy dtype of the default float dtype (``torch.tensor(1j)``'s dtype)."""
+    return _complex_np(_default[0].itemsize)
 
 
 def _scalar_like(tensor_dtype: np.dtype, other) -> np.dtype:
@@ -282,6 +328,10 @@ def _scalar_like(tensor_dtype: np.dtype, other) -> np.dtype:
     kt, ko = _kind_of(tensor_dtype), _kind_of(other)
     if ko <= kt:
         return tensor_dtype
+    if ko == 3:  # a complex scalar: a floating tensor's complex type, else the scalar's (default)
+        if kt == 2:
+            return _complex_np(tensor_dtype.itemsize)
+        return other if isinstance(other, np.dtype) else default_complex()
     if ko == 2:
         return other if isinstance(other, np.dtype) else _default[0].numpy
     return np.dtype(np.int64) if not isinstance(other, np.dtype) else other

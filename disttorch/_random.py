@@ -147,11 +147,18 @@ def set_rng_state(state: Tensor) -> None:
     default_generator.set_state(state)
 
 
-def _float_dt(dtype: Any, op: str = "check_uniform_bounds") -> np.dtype:
+def _float_dt(dtype: Any, op: str = "check_uniform_bounds", complex_ok: bool = False) -> np.dtype:
     dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    if dt.kind not in "fV":
+    if dt.kind not in ("fVc" if complex_ok else "fV"):
         raise NotImplementedError(f"\"{op}\" not implemented for '{_dtype.scalar_type_name(dt)}'")
     return dt
+
+
+def _complex_draw(draw: Any, shape: tuple, dt: np.dtype, scale: float) -> np.ndarray:
+    """Complex samples: real and imaginary parts drawn independently (interleaved, as
+    PyTorch fills a complex tensor's real view), each scaled by ``scale``."""
+    pairs = draw(tuple(shape) + (2,)) * scale
+    return pairs.astype(np.float32 if dt == np.complex64 else np.float64).view(dt)[..., 0]
 
 
 def _out(arr: np.ndarray, requires_grad: bool) -> Tensor:
@@ -169,12 +176,16 @@ def rand(
     layout: Any = None,
     pin_memory: bool = False,
 ) -> Tensor:
-    """Uniform samples on [0, 1) (``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``)."""
+    """Uniform samples on [0, 1) (``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``);
+    for a complex dtype the real and imaginary parts are each uniform on [0, 1)."""
     check_layout("rand", layout, pin_memory)
     shape = _sizes("rand", sizes, size)
     if device is not None:
         _check_device(device)
-    dt = _float_dt(dtype)
+    dt = _float_dt(dtype, complex_ok=True)
+    if dt.kind == "c":
+        rng = _gen(generator)
+        return _out(_complex_draw(lambda sh: rng.random(sh, dtype=np.float64), shape, dt, 1.0), requires_grad)
     return _out(_gen(generator).random(shape, dtype=np.float64).astype(dt), requires_grad)
 
 
@@ -188,12 +199,17 @@ def randn(
     layout: Any = None,
     pin_memory: bool = False,
 ) -> Tensor:
-    """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``)."""
+    """Standard normal samples (``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``);
+    for a complex dtype, standard complex normal: real and imaginary parts each N(0, 1/2)."""
     check_layout("randn", layout, pin_memory)
     shape = _sizes("randn", sizes, size)
     if device is not None:
         _check_device(device)
-    dt = _float_dt(dtype, "normal_kernel_cpu")
+    dt = _float_dt(dtype, "normal_kernel_cpu", complex_ok=True)
+    if dt.kind == "c":
+        rng = _gen(generator)
+        draw = lambda sh: rng.standard_normal(sh, dtype=np.float64)  # noqa: E731
+        return _out(_complex_draw(draw, shape, dt, 0.5**0.5), requires_grad)
     return _out(_gen(generator).standard_normal(shape, dtype=np.float64).astype(dt), requires_grad)
 
 

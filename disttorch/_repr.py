@@ -95,6 +95,24 @@ class _Formatter:
         return s.rjust(self.max_width)
 
 
+class _ComplexFormatter:
+    """Formats complex elements as PyTorch does: the real parts padded by one formatter, the
+    imaginary parts by another, joined with their sign and a ``j`` (``1.0000+2.j``)."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.real, self.imag = _Formatter(arr.real), _Formatter(arr.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, v: complex) -> str:
+        re_s = self.real.format(v.real)
+        im_s = (self.imag.format(v.imag) + "j").lstrip()
+        return re_s + (im_s if im_s[0] in "+-" else "+" + im_s)
+
+
+def _formatter(arr: np.ndarray) -> "_Formatter | _ComplexFormatter":
+    return _ComplexFormatter(arr) if arr.dtype.kind == "c" else _Formatter(arr)
+
+
 def _summarized(arr: np.ndarray) -> np.ndarray:
     """The edges of ``arr`` that a summarised print shows (for sizing the formatter)."""
     if arr.ndim == 0:
@@ -124,7 +142,7 @@ def _vector(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> s
 
 def _body(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
     if arr.ndim == 0:
-        return fmt.format(arr.item())
+        return fmt.format(arr.item()).lstrip()
     if arr.ndim == 1:
         return _vector(arr, indent, summarize, fmt)
     n, edge = arr.shape[0], _opts["edgeitems"]
@@ -178,10 +196,10 @@ def tensor_repr(t) -> str:
             suffixes.append(f"size={tuple(arr.shape)}")
     else:
         summarize = arr.size > _opts["threshold"]
-        fmt = _Formatter(_summarized(arr) if summarize else arr)
+        fmt = _formatter(_summarized(arr) if summarize else arr)
         body = _body(arr, indent, summarize, fmt)
     name = arr.dtype.name
-    if name not in (_dtype.get_default_dtype().name, "int64", "bool"):
+    if name not in (_dtype.get_default_dtype().name, _dtype.default_complex().name, "int64", "bool"):
         suffixes.append(f"dtype=disttorch.{name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

@@ -234,8 +234,8 @@ class Tensor:
                 "want to use a computed variable in a subgraph that doesn't require "
                 "differentiation use var_no_grad = var.detach()."
             )
-        if requires_grad and self._data.dtype.kind not in "fV":
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._data.dtype.kind not in "fVc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._rg = bool(requires_grad)
         return self
 
@@ -481,10 +481,13 @@ class Tensor:
         return bool(self._data.reshape(()))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(_real_item(self, "int64_t"))
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(_real_item(self, "double"))
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -630,6 +633,16 @@ def _wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim + n if dim < 0 else dim
+
+
+def _real_item(t: Tensor, c_type: str) -> Any:
+    """``t.item()`` for ``int()``/``float()``: a complex value must have no imaginary part."""
+    v = t.item()
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+        return v.real
+    return v
 
 
 def _rebuild_tensor(arr: np.ndarray, requires_grad: bool) -> Tensor:

@@ -30,6 +30,8 @@ class finfo:
 
     def __init__(self, type: _dtype.dtype | None = None) -> None:
         d = _dtype.get_default_dtype() if type is None else type
+        if isinstance(d, _dtype.dtype) and d.is_complex:  # a complex type: its real parts' limits
+            d = d.to_real()
         if not isinstance(d, _dtype.dtype) or not d.is_floating_point:
             raise TypeError(
                 f"disttorch.finfo() requires a floating point input type. Use disttorch.iinfo to handle '{d}'"

@@ -39,6 +39,10 @@ def _root_grads(outputs: list, grad_outputs: list) -> list:
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind == "c":  # a complex loss has no gradient of its own
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
+                )
             g = Tensor._make(np.ones(out._data.shape, dtype=out._data.dtype))
         elif not isinstance(g, Tensor):
             g = tensor(g, dtype=out.dtype)

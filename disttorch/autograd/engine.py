@@ -107,6 +107,8 @@ def _sum_to(grad, shape: tuple, dtype: np.dtype):
     if grad._data.shape != shape:
         grad = grad._sum_to(shape)
     if grad._data.dtype != dtype:
+        if grad._data.dtype.kind == "c" and dtype.kind != "c":
+            grad = grad.real  # a real input of an op with a complex gradient: its real part
         grad = grad.to(from_numpy(dtype))
     return grad
 

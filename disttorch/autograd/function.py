@@ -363,7 +363,7 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
         return o if isinstance(o, Tensor) else Tensor._make(arr)
     if node._non_diff and any(o is nd for nd in node._non_diff):
         return o if isinstance(o, Tensor) else Tensor._make(arr)
-    if arr.dtype.kind not in "fV":
+    if arr.dtype.kind not in "fVc":
         return Tensor._make(arr)  # integer and bool results never require grad
     return Tensor._make(arr, node, i)
 

@@ -20,7 +20,14 @@ def _tensors(inputs: Any) -> tuple:
 def _flat_outputs(fn: Callable, inputs: tuple) -> list:
     out = fn(*inputs)
     outs = [out] if isinstance(out, Tensor) else list(out)
-    return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind in "fV"]
+    return [o for o in outs if isinstance(o, Tensor) and o._data.dtype.kind in "fVc"]
+
+
+def _as_reals(a: np.ndarray) -> np.ndarray:
+    """A flat float64 vector of ``a``'s values; a complex element is two (real, imaginary)."""
+    if a.dtype.kind == "c":
+        return np.stack([a.real, a.imag], -1).astype(np.float64).reshape(-1)
+    return a.astype(np.float64).reshape(-1)
 
 
 def gradcheck(
@@ -32,44 +39,49 @@ def gradcheck(
     rtol: float = 1e-3,
     raise_exception: bool = True,
 ) -> bool:
-    """Check ``fn``'s gradients w.r.t. every floating input that requires grad.
+    """Check ``fn``'s gradients w.r.t. every floating or complex input that requires grad.
 
     For each output element, backward gives one row of the Jacobian; central differences
-    ``(f(x + eps) - f(x - eps)) / 2 eps`` give the same row numerically. Use float64
-    inputs. Returns True, or raises (``raise_exception``) naming the input and the worst
-    element.
+    ``(f(x + eps) - f(x - eps)) / 2 eps`` give the same row numerically. Complex inputs and
+    outputs count as pairs of real numbers (PyTorch's convention: the gradient of a real
+    function w.r.t. ``z`` is ``dL/d(re z) + i dL/d(im z)``), so both the real and the
+    imaginary parts are perturbed and checked. Use float64/complex128 inputs. Returns True,
+    or raises (``raise_exception``) naming the input and the worst element.
     """
     inputs = _tensors(inputs)
     diff = [i for i, t in enumerate(inputs) if getattr(t, "requires_grad", False)]
     outs = _flat_outputs(fn, inputs)
     for oi, out in enumerate(outs):
-        n_out = out._data.size
-        analytic = [np.zeros((n_out, inputs[i]._data.size)) for i in diff]
-        for k in range(n_out):
+        o_cplx = out._data.dtype.kind == "c"
+        n_rows = _as_reals(out._data).size
+        analytic = [np.zeros((n_rows, _as_reals(inputs[i]._data).size)) for i in diff]
+        for row in range(n_rows):
             g = np.zeros(out._data.shape, dtype=out._data.dtype)
-            g.reshape(-1)[k] = 1
+            g.reshape(-1)[row // 2 if o_cplx else row] = (1j if row % 2 else 1) if o_cplx else 1
             out_k = _flat_outputs(fn, inputs)[oi]
             if not out_k.requires_grad:
                 break
             grads = autograd_grad(out_k, [inputs[i] for i in diff], Tensor._make(g), allow_unused=True)
             for j, gr in enumerate(grads):
                 if gr is not None:
-                    analytic[j][k] = gr._data.reshape(-1)
+                    analytic[j][row] = _as_reals(gr._data)
         for j, i in enumerate(diff):
             x = inputs[i]._data
             numeric = np.zeros_like(analytic[j])
             flat = x.reshape(-1) if x.flags.c_contiguous else None
             if flat is None:
                 raise ValueError("gradcheck needs contiguous inputs")
+            steps = (eps, eps * 1j) if x.dtype.kind == "c" else (eps,)
             for e in range(x.size):
                 orig = flat[e]
-                with no_grad():
-                    flat[e] = orig + eps
-                    plus = _flat_outputs(fn, inputs)[oi]._data.astype(np.float64).reshape(-1)
-                    flat[e] = orig - eps
-                    minus = _flat_outputs(fn, inputs)[oi]._data.astype(np.float64).reshape(-1)
-                    flat[e] = orig
-                numeric[:, e] = (plus - minus) / (2 * eps)
+                for s, step in enumerate(steps):
+                    with no_grad():
+                        flat[e] = orig + step
+                        plus = _as_reals(_flat_outputs(fn, inputs)[oi]._data)
+                        flat[e] = orig - step
+                        minus = _as_reals(_flat_outputs(fn, inputs)[oi]._data)
+                        flat[e] = orig
+                    numeric[:, e * len(steps) + s] = (plus - minus) / (2 * eps)
             bad = ~np.isclose(analytic[j], numeric, atol=atol, rtol=rtol)
             if bad.any():
                 if not raise_exception:
@@ -79,7 +91,8 @@ def gradcheck(
                     f"Jacobian mismatch for output {oi} with respect to input {i},\n"
                     f"numerical:{numeric[o, e]:.8g}\nanalytical:{analytic[j][o, e]:.8g}\n"
                     f"(at output element {o}, input element {e}; max abs difference "
-                    f"{np.abs(analytic[j] - numeric).max():.3g})"
+                    f"{np.abs(analytic[j] - numeric).max():.3g}; complex values count as "
+                    "(real, imaginary) pairs)"
                 )
     return True
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._random import Generator, _gen
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 
 __all__ = [
     "calculate_gain",
@@ -105,14 +106,21 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """Fill with values drawn from U(a, b)."""
+    """Fill with values drawn from U(a, b) (complex: the real and imaginary parts each)."""
+    if tensor._data.dtype.kind == "c":
+        with no_grad():
+            return tensor.uniform_(a, b, generator=generator)
     return _fill(tensor, _gen(generator).uniform(a, b, tensor._data.shape))
 
 
 def normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
-    """Fill with values drawn from N(mean, std**2)."""
+    """Fill with values drawn from N(mean, std**2) (complex, as PyTorch: the real and
+    imaginary parts each N(mean, std**2 / 2))."""
+    if tensor._data.dtype.kind == "c":
+        with no_grad():
+            return tensor.normal_(mean, std, generator=generator)
     return _fill(tensor, _gen(generator).normal(mean, std, tensor._data.shape))
 
 

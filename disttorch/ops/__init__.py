@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..autograd import backprop
 from . import (
     comparison,
+    complex,
     elementwise,
     indexing,
     inplace,
@@ -33,11 +34,13 @@ from . import (
     sparse,
     sparse_compressed,
     special,
+    spectral,
     tensor_attributes,
 )
 from ._numpy_names import accept_numpy_names
 
 FAMILIES = [
+    complex,  # first: its result_type (of tensors and numbers) is the public one
     elementwise,
     reduction,
     shape,
@@ -55,6 +58,7 @@ FAMILIES = [
     scatter_reduce,
     numeric_gradient,
     python_map,
+    spectral,
 ]
 
 
@@ -70,6 +74,7 @@ def _bind() -> None:
         for name in mod.TENSOR_METHODS:
             setattr(Tensor, name, accept_numpy_names(getattr(mod, name)))
     tensor_attributes.bind()
+    complex.bind()
     ew, la = elementwise, linalg
     Tensor.__add__ = Tensor.__radd__ = lambda a, b: ew.Add.apply(a, b)
     Tensor.__sub__ = lambda a, b: ew.Sub.apply(a, b)

@@ -67,6 +67,17 @@ def dims_tuple(dim: Any, ndim: int) -> tuple | None:
     return dims
 
 
+def no_complex(x: Any, message: str, error: type = NotImplementedError) -> None:
+    """Raise PyTorch's error (``message``) when ``x`` is a complex tensor the op does not take."""
+    if isinstance(x, Tensor) and x._data.dtype.kind == "c":
+        raise error(message)
+
+
+def complex_kernel_error(name: str, x: Tensor) -> NotImplementedError:
+    """PyTorch's message for a kernel without complex support: ``"name" not implemented for ...``."""
+    return NotImplementedError(f"\"{name}\" not implemented for '{scalar_type_name(x._data.dtype)}'")
+
+
 def float_input(x: Tensor, name: str) -> np.ndarray:
     """``x``'s array, which must be floating point (``name`` is the op, for the error)."""
     a = x._data

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import result_type
+from .._dtype import result_type, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, _dispatch
 from ._helpers import _dims, _return_type, _type_name, binary, broadcast_error, wrap_dim
@@ -69,7 +69,7 @@ TENSOR_METHODS = tuple(__all__)  # every comparison is also a Tensor method
 sort_type = _return_type("sort", ("values", "indices"))
 topk_type = _return_type("topk", ("values", "indices"))
 
-_OPERAND_TYPES = (Tensor, np.ndarray, int, float, bool, np.number, np.bool_, list, tuple)
+_OPERAND_TYPES = (Tensor, np.ndarray, int, float, complex, bool, np.number, np.bool_, list, tuple)
 
 
 def _operand(x: Any) -> Any:
@@ -91,8 +91,24 @@ def _elementwise(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- comparisons
+def _is_complex(x: Any) -> bool:
+    return (isinstance(x, Tensor) and x._data.dtype.kind == "c") or isinstance(x, complex)
+
+
+def _no_complex(x: Any, message: str) -> None:
+    """Raise PyTorch's error for ordering complex numbers (they have no order)."""
+    if _is_complex(x):
+        raise (NotImplementedError if message.startswith('"') else RuntimeError)(message)
+
+
 def _comparison(ufunc: Callable, name: str) -> Callable:
+    ordered = name not in ("eq", "ne")
+
     def compare(input: Tensor, other: Any) -> Tensor:
+        if ordered and (_is_complex(input) or _is_complex(other)):
+            c = input if _is_complex(input) else other
+            kind = scalar_type_name(c._data.dtype) if isinstance(c, Tensor) else "ComplexDouble"
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{kind}'")
         return Tensor._make(np.asarray(_elementwise(ufunc, input, other)))
 
     compare.__name__ = compare.__qualname__ = name
@@ -204,6 +220,8 @@ def fmod(input: Any, other: Any) -> Tensor:
 def _float_only(fn: Callable, name: str) -> Callable:
     def op(input: Tensor) -> Tensor:
         x = input._data
+        if x.dtype.kind == "c":
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
         return Tensor._make(fn(x) if x.dtype.kind in "fV" else x.copy())
 
     op.__name__ = op.__qualname__ = name
@@ -219,12 +237,18 @@ trunc = _float_only(np.trunc, "trunc")
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     """Round half to even (to ``decimals`` places). No gradient."""
     x = input._data
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     return Tensor._make(np.round(x, decimals) if x.dtype.kind in "fV" else x.copy())
 
 
 def sign(input: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (bool stays bool). No gradient."""
     x = input._data
+    if x.dtype.kind == "c":
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
+        )
     return Tensor._make(x.copy() if x.dtype.kind == "b" else np.sign(x))
 
 
@@ -306,6 +330,7 @@ def _arg(name: str, fn: Callable, input: Tensor, dim: int | None, keepdim: bool)
         if own is None:
             raise NotImplementedError(f"{name} is not supported on {type(input).__name__}")
         return own(input, dim, keepdim)
+    _no_complex(input, f"{name}(): does not support complex input")
     x = input._data
     if dim is None:
         if x.size == 0:
@@ -377,6 +402,7 @@ def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 
 def _ordered(input: Tensor, dim: int, descending: bool) -> tuple:
     """(dim index, order) with 0-dim inputs treated as one element."""
+    _no_complex(input, "Sort does not support complex dtypes on CPU")
     x = input._data
     d = wrap_dim(dim, x.ndim)
     if x.ndim == 0:
@@ -401,6 +427,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``;
     values pass gradients back to input."""
+    _no_complex(input, "topk does not support complex dtypes on CPU")
     x = input._data
     d = wrap_dim(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
@@ -423,6 +450,8 @@ def unique(
     ``dim``; optionally with ``inverse`` indices (shaped like the input, or one per slice)
     and per-value ``counts``."""
     x = input._data
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"\"unique\" not implemented for '{scalar_type_name(x.dtype)}'")
     axis = None if dim is None else wrap_dim(dim, x.ndim)
     values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=axis)
     out = [Tensor._make(values)]

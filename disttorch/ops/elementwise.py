@@ -15,6 +15,7 @@ tensor op instead, so that second derivatives flow through them.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -28,7 +29,7 @@ from ..autograd.grad_mode import recording
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
 from ..kernels.relu import relu as relu_kernel
-from ._helpers import arr, binary, broadcast_error, scalar_type_name
+from ._helpers import arr, binary, broadcast_error, no_complex, scalar_type_name
 from .comparison import floor_divide
 
 __all__ = [
@@ -155,6 +156,14 @@ def _operands(ctx: Any, a: Any, b: Any) -> None:
     ctx.scalars = (None if isinstance(a, Tensor) else a, None if isinstance(b, Tensor) else b)
 
 
+def _cj(x: Any) -> Any:
+    """The complex conjugate of a complex tensor or number, anything else as is: a
+    holomorphic op's gradient is ``grad * conj(f'(z))`` (PyTorch's convention)."""
+    if isinstance(x, Tensor):
+        return x.conj() if x._data.dtype.kind == "c" else x
+    return x.conjugate() if isinstance(x, complex) else x
+
+
 def _saved_operands(ctx: Any) -> tuple:
     ta, tb = ctx.saved_tensors
     sa, sb = ctx.scalars
@@ -197,15 +206,16 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        if ctx.needs_input_grad:
-            _operands(ctx, a, b)
+        if ctx.needs_input_grad:  # each operand is needed only for the other's gradient
+            na, nb = ctx.needs_input_grad
+            _operands(ctx, a if nb else None, b if na else None)
         return binary(np.multiply, a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        return (g * b if na else None), (g * a if nb else None)
+        return (g * _cj(b) if na else None), (g * _cj(a) if nb else None)
 
 
 class Div(Function):
@@ -220,7 +230,7 @@ class Div(Function):
                 out = np.true_divide(xa, xb)
             except ValueError:
                 raise broadcast_error(np.shape(xa), np.shape(xb)) from None
-        if rt.kind not in "fV":  # integer / integer gives the default float dtype
+        if rt.kind not in "fVc":  # integer / integer gives the default float dtype
             rt = get_default_dtype().numpy
         if out.dtype != rt:
             out = out.astype(rt)
@@ -233,18 +243,18 @@ class Div(Function):
     def backward(ctx, g):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        ga = g / b
+        ga = g / _cj(b)
         gb = None
         if nb:
             out = a / b if recording() else _const(ctx.out)
-            gb = -ga * out
+            gb = -ga * _cj(out)
         return (ga if na else None), gb
 
 
 def _int_power_check(xa: Any, xb: Any) -> None:
     """PyTorch refuses integer tensors to negative integer powers."""
-    ka = xa.dtype.kind if isinstance(xa, np.ndarray) else ("f" if isinstance(xa, float) else "i")
-    kb = xb.dtype.kind if isinstance(xb, np.ndarray) else ("f" if isinstance(xb, float) else "i")
+    ka = xa.dtype.kind if isinstance(xa, np.ndarray) else ("f" if isinstance(xa, (float, complex)) else "i")
+    kb = xb.dtype.kind if isinstance(xb, np.ndarray) else ("f" if isinstance(xb, (float, complex)) else "i")
     if ka in "iub" and kb in "iub" and np.any(np.asarray(xb) < 0):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
@@ -272,27 +282,30 @@ class Pow(Function):
             if isinstance(b, Tensor):
                 with np.errstate(divide="ignore", invalid="ignore"):
                     if recording():
-                        ga = g * where(_const(b._data == 0), 0.0, b * a ** (b - 1))
+                        ga = g * _cj(where(_const(b._data == 0), 0.0, b * a ** (b - 1)))
                     else:
                         xa, xb = a._data, b._data
-                        ga = g * _const(np.where(xb == 0, 0, xb * xa ** (xb - 1)))
+                        ga = g * _cj(_const(np.where(xb == 0, 0, xb * xa ** (xb - 1))))
             elif b == 0:
                 ga = g * 0
             elif b == 2:
-                ga = g * (a * 2)
+                ga = g * _cj(a * 2)
             else:
-                ga = g * (a ** (b - 1) * b)
+                ga = g * _cj(a ** (b - 1) * b)
         if nb:
             out = a**b if recording() else _const(ctx.out)
             if isinstance(a, Tensor):
                 # d/db a**b = a**b log a; PyTorch takes it as 0 where a == 0 and b >= 0.
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    dead = (a._data == 0) & (b._data >= 0)
-                    gb = g * (out * log(a))
+                    dead = (a._data == 0) & (b._data.real >= 0)
+                    gb = g * _cj(out * log(a))
                 if dead.any():
                     gb = where(_const(dead), 0.0, gb)
             else:
-                gb = g * out * (math.log(a) if a > 0 else (0.0 if a == 0 else math.nan))
+                if isinstance(a, complex) or (a < 0 and out._data.dtype.kind == "c"):
+                    gb = g * _cj(out * complex(np.log(complex(a))))
+                else:
+                    gb = g * _cj(out) * (math.log(a) if a > 0 else (0.0 if a == 0 else math.nan))
         return ga, gb
 
 
@@ -322,10 +335,15 @@ class Abs(Function):
     def forward(ctx, a):
         if ctx.needs_input_grad:
             ctx.sign = np.sign(a._data)
+            if a._data.dtype.kind == "c":  # d|z| = sgn(z), itself a function of z
+                ctx.save_for_backward(a)
         return np.abs(a._data)
 
     @staticmethod
     def backward(ctx, g):
+        if ctx.sign.dtype.kind == "c" and recording():
+            (a,) = ctx.saved_tensors
+            return g * a.sgn()
         return g * _const(ctx.sign)
 
 
@@ -341,7 +359,7 @@ class Square(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        return g * (a * 2)
+        return g * _cj(a * 2)
 
 
 # ---------------------------------------------------------------------- float-valued unary
@@ -358,7 +376,7 @@ class _FloatUnary(Function):
     @classmethod
     def forward(cls, ctx, a):
         x = a._data
-        if x.dtype.kind not in "fV":
+        if x.dtype.kind not in "fVc":
             x = x.astype(get_default_dtype().numpy)
         if cls.quiet:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -377,7 +395,7 @@ class _FloatUnary(Function):
         y = None
         if cls.uses_output:
             y = cls.apply(a) if recording() else _const(ctx.out)
-        return g * cls.derivative(a, y)
+        return g * _cj(cls.derivative(a, y))
 
     @staticmethod
     def derivative(x: Tensor, y: Tensor | None) -> Tensor:
@@ -629,6 +647,8 @@ class NanToNum(Function):
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
+    if x.dtype.kind == "c":
+        return 1 / (1 + np.exp(-x))
     out = np.exp(-np.abs(x))  # in (0, 1]: never overflows
     pos = x >= 0
     num = np.where(pos, 1, out)
@@ -659,6 +679,8 @@ class Relu(Function):
         x = a._data
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
+        if x.dtype.kind == "c":
+            raise NotImplementedError("clamp is not supported for complex types")
         if ctx.needs_input_grad:
             ctx.mask = x > 0
         return relu_kernel(x)
@@ -680,6 +702,8 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx, a, lo, hi):
         x, xl, xh = a._data, arr(lo), arr(hi)
+        if x.dtype.kind == "c" or any(np.iscomplexobj(v) for v in (xl, xh) if v is not None):
+            raise NotImplementedError("clamp is not supported for complex types")
         rt = x.dtype
         for bound in (xl, xh):
             if bound is not None:
@@ -730,6 +754,8 @@ class Maximum(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
+        if a._data.dtype.kind == "c" or b._data.dtype.kind == "c":
+            raise RuntimeError(f"{cls.__name__.lower()} not implemented for complex tensors.")
         out = binary(cls.ufunc, a, b)
         if ctx.needs_input_grad:
             xa, xb = a._data, b._data
@@ -800,10 +826,18 @@ class Cast(Function):
     @staticmethod
     def forward(ctx, a, dt):
         ctx.src = a._data.dtype
-        return a._data.astype(dt.numpy)
+        x = a._data
+        if x.dtype.kind == "c" and dt.numpy.kind != "c":
+            warnings.warn(
+                "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4
+            )
+            x = x.real
+        return x.astype(dt.numpy)
 
     @staticmethod
     def backward(ctx, g):
+        if g._data.dtype.kind == "c" and ctx.src.kind != "c":
+            g = g.real  # a real input made complex: the gradient's real part
         return Cast.apply(g, from_numpy(ctx.src)), None
 
 
@@ -1002,6 +1036,7 @@ def sigmoid(input: Tensor) -> Tensor:
 
 def erf(input: Tensor) -> Tensor:
     """The Gauss error function."""
+    no_complex(input, "\"erf_vml_cpu\" not implemented for 'ComplexFloat'")
     return Erf.apply(input)
 
 
@@ -1073,11 +1108,21 @@ absolute = abs
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 
 
+#: Python types given as a dtype to ``Tensor.to``
+_PY_TYPES = {
+    float: float64,
+    int: from_numpy(np.dtype(np.int64)),
+    bool: from_numpy(np.dtype(np.bool_)),
+    complex: from_numpy(np.dtype(np.complex128)),
+}
+
+
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-    """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists.
-    ``memory_format=`` (e.g. ``torch.channels_last``) returns a copy laid out so unless
-    ``self`` already is."""
-    target = kwargs.get("dtype")
+    """``to(dtype)``, ``to(device)``, ``to(other)``; only the CPU device exists. A Python type
+    is a dtype as PyTorch reads it: ``float`` float64, ``int`` int64, ``bool``, ``complex``
+    complex128. ``memory_format=`` (e.g. ``torch.channels_last``) returns a copy laid out so
+    unless ``self`` already is."""
+    target = _PY_TYPES.get(kwargs.get("dtype"), kwargs.get("dtype"))
     copy = kwargs.get("copy", False)
     fmt = kwargs.get("memory_format")
     if fmt is not None and fmt is not preserve_format:
@@ -1088,6 +1133,8 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     for a in args:
         if isinstance(a, _dtype_cls):
             target = a
+        elif a in _PY_TYPES:
+            target = _PY_TYPES[a]
         elif isinstance(a, Tensor):
             target = a.dtype
         elif isinstance(a, (str, device, int)) and not isinstance(a, bool):

@@ -71,7 +71,11 @@ def check_inplace(t: Tensor) -> None:
 
 def _check_cast(src: np.dtype, dst: np.dtype) -> None:
     """PyTorch's in-place casting rule: no float into integer, nothing but bool into bool."""
-    if (src.kind in "fV" and dst.kind in "iub") or (dst.kind == "b" and src.kind != "b"):
+    if (
+        (src.kind in "fVc" and dst.kind in "iub")
+        or (dst.kind == "b" and src.kind != "b")
+        or (src.kind == "c" and dst.kind != "c")
+    ):
         raise RuntimeError(
             f"result type {scalar_type_name(src)} can't be cast to "
             f"the desired output type {scalar_type_name(dst)}"
@@ -157,16 +161,19 @@ def _record(
     base = t._base
     if base is None:
         return _rebase(t, make_out(_alias(t, snapshot)), any_cast)
-    geom = _geometry(t, base)
+    pairs = _part_of_complex(t, base)
+    geom = _geometry(t, _as_pairs(base) if pairs else base)
     if geom is None:
         raise RuntimeError(_VIEW_MSG)
     base_alias = _alias(base, False)
-    current = AsStrided.apply(base_alias, geom)
+    frame = _as_pairs(base_alias) if pairs else base_alias
+    current = AsStrided.apply(frame, geom)
     out = make_out(shape.Clone.apply(current) if snapshot else current)
     if not any_cast:
         _check_cast(out._data.dtype, t._data.dtype)
-    _rebase(base, WriteRegion.apply(base_alias, out, geom))
-    fresh = AsStrided.apply(base, geom)
+    written = WriteRegion.apply(frame, out, geom)
+    _rebase(base, _from_pairs(written) if pairs else written)
+    fresh = AsStrided.apply(_as_pairs(base) if pairs else base, geom)
     t.grad_fn, t._output_nr, t._rg = fresh.grad_fn, 0, fresh._rg
     t._view_version = t._version_box[0]
     return t
@@ -178,11 +185,12 @@ def refresh_view(t: Tensor) -> None:
     called by ``Tensor._edge`` when the view is next used in the graph."""
     t._view_version = t._version_box[0]
     base = t._base
-    geom = _geometry(t, base)
+    pairs = _part_of_complex(t, base)
+    geom = _geometry(t, _as_pairs(base) if pairs else base)
     if geom is None or not base._rg:
         return
     with grad_mode.enable_grad():
-        fresh = AsStrided.apply(base, geom)
+        fresh = AsStrided.apply(_as_pairs(base) if pairs else base, geom)
     t.grad_fn, t._output_nr = fresh.grad_fn, 0
 
 
@@ -202,6 +210,26 @@ def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (), snap
 
 
 # ---------------------------------------------------------------------- views of a base
+def _part_of_complex(view: Tensor, base: Tensor) -> bool:
+    """True for a real view of a complex base (``z.real``, ``z.imag``, ``view_as_real(z)``):
+    its place is then measured in the base's (real, imaginary) pairs."""
+    return base._data.dtype.kind == "c" and view._data.dtype.kind != "c"
+
+
+def _as_pairs(t: Tensor) -> Tensor:
+    """The complex ``t`` as its (real, imaginary) pairs (``view_as_real``, in the graph)."""
+    from .complex import ViewAsReal  # the complex family binds methods of this one
+
+    return ViewAsReal.apply(t)
+
+
+def _from_pairs(t: Tensor) -> Tensor:
+    """(real, imaginary) pairs back as complex numbers (``view_as_complex``, in the graph)."""
+    from .complex import ViewAsComplex
+
+    return ViewAsComplex.apply(t)
+
+
 def _geometry(view: Tensor, base: Tensor) -> tuple | None:
     """Where ``view`` lies in its base: (shape, strides in elements, element offset), for
     a C-contiguous base (None otherwise)."""
@@ -436,8 +464,19 @@ _WITH_INPLACE = (
     "index_put",
     "scatter_reduce",
     "index_reduce",
+    "sgn",
+    "conj_physical",
 )
-_NO_SNAPSHOT = {"neg", "masked_fill", "index_fill", "index_add", "index_put", "scatter", "scatter_add"}
+_NO_SNAPSHOT = {
+    "conj_physical",
+    "neg",
+    "masked_fill",
+    "index_fill",
+    "index_add",
+    "index_put",
+    "scatter",
+    "scatter_add",
+}
 for _name in _WITH_INPLACE:
     globals()[_name + "_"] = _method_inplace(_name, _name not in _NO_SNAPSHOT)
 negative_ = globals()["neg_"]
@@ -602,22 +641,37 @@ def _float_only(t: Tensor, op: str) -> None:
         raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(t._data.dtype)}'")
 
 
+def _draw_shape(t: Tensor) -> tuple:
+    """The shape of the real samples filling ``t``: a complex tensor takes (real, imaginary)
+    pairs, as PyTorch fills its real view."""
+    return t._data.shape + ((2,) if t._data.dtype.kind == "c" else ())
+
+
+def _as_values(t: Tensor, draws: np.ndarray) -> np.ndarray:
+    """Samples drawn with :func:`_draw_shape` as values of ``t``'s dtype (pairs -> complex)."""
+    return draws[..., 0] + 1j * draws[..., 1] if t._data.dtype.kind == "c" else draws
+
+
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    """Fill with samples uniform on ``[a, b)``, in place."""
-    _float_only(self, "check_uniform_bounds")
+    """Fill with samples uniform on ``[a, b)``, in place (complex: each part on ``[a, b)``)."""
+    if self._data.dtype.kind != "c":
+        _float_only(self, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    u = _rng(generator).random(self._data.shape)
-    return _overwrite(self, u * (b - a) + a, Uniform)
+    u = _rng(generator).random(_draw_shape(self))
+    return _overwrite(self, _as_values(self, u * (b - a) + a), Uniform)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-    """Fill with samples from ``N(mean, std**2)``, in place."""
-    _float_only(self, "normal_kernel_cpu")
+    """Fill with samples from ``N(mean, std**2)``, in place. Complex tensors, as PyTorch's:
+    the real and imaginary parts each ``N(mean, std**2 / 2)``."""
+    if self._data.dtype.kind != "c":
+        _float_only(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    z = _rng(generator).standard_normal(self._data.shape)
-    return _overwrite(self, z * std + mean, Normal)
+    z = _rng(generator).standard_normal(_draw_shape(self))
+    scale = std / np.sqrt(2) if self._data.dtype.kind == "c" else std
+    return _overwrite(self, _as_values(self, z * scale + mean), Normal)
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:

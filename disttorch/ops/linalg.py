@@ -86,6 +86,8 @@ class Matmul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        if a._data.dtype.kind == "c":  # complex: grad @ conj(b)^T and conj(a)^T @ grad
+            a, b = a.conj(), b.conj()
         na, nb = ctx.needs_input_grad
         if a._data.ndim == 2 and b._data.ndim == 2:
             return (Matmul.apply(g, _mT(b)) if na else None), (Matmul.apply(_mT(a), g) if nb else None)
@@ -264,8 +266,8 @@ class Einsum(Function):
             seen = set(ctx.out_sub).union(*(ctx.subs[j] for j in others))
             mine = ctx.subs[i]
             kept = "".join(c for c in mine if c in seen)  # letters summed in op alone drop out
-            gi = Einsum.apply(
-                [ctx.out_sub] + [ctx.subs[j] for j in others], kept, g, *(operands[j] for j in others)
+            gi = Einsum.apply(  # complex operands enter conjugated (holomorphic in each)
+                [ctx.out_sub] + [ctx.subs[j] for j in others], kept, g, *(operands[j].conj() for j in others)
             )
             if kept != mine:  # constant along the dropped letters: broadcast back over them
                 shape = op._data.shape
@@ -327,6 +329,7 @@ class Tensordot(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        a, b = a.conj(), b.conj()  # complex: the gradient is g contracted with the conjugates
         da, db = ctx.dims
         free_a = [i for i in range(a._data.ndim) if i not in da]
         free_b = [j for j in range(b._data.ndim) if j not in db]

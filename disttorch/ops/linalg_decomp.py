@@ -11,6 +11,8 @@ square; qr: reduced, tall or square).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._tensor import Tensor
@@ -25,6 +27,12 @@ class LinAlgError(RuntimeError):
 
 def _T(x: np.ndarray) -> np.ndarray:
     return np.swapaxes(x, -1, -2)
+
+
+def _H(x: np.ndarray) -> np.ndarray:
+    """The conjugate transpose (the transpose of a real matrix): complex gradients of
+    holomorphic matrix functions use it where real ones use the transpose."""
+    return np.swapaxes(np.conj(x) if x.dtype.kind == "c" else x, -1, -2)
 
 
 def _c(x: np.ndarray) -> Tensor:
@@ -204,7 +212,7 @@ def _singular(name: str, x: np.ndarray) -> LinAlgError:
 
 
 class Inv(Function):
-    """``A^{-1}``; gradient ``-A^{-T} g A^{-T}``."""
+    """``A^{-1}``; gradient ``-A^{-H} g A^{-H}``."""
 
     _raw = True
 
@@ -217,13 +225,13 @@ class Inv(Function):
     @staticmethod
     @_fused("linalg.inv", _inv_jvp)
     def backward(ctx, g):
-        it = _T(ctx.inv)
+        it = _H(ctx.inv)
         return _c(-(it @ g._data @ it))
 
 
 class Solve(Function):
-    """``X = A^{-1} B`` (``B`` a batch of matrices); gradients ``gB = A^{-T} g`` and
-    ``gA = -gB X^T``."""
+    """``X = A^{-1} B`` (``B`` a batch of matrices); gradients ``gB = A^{-H} g`` and
+    ``gA = -gB X^H``."""
 
     _raw = True
 
@@ -244,8 +252,8 @@ class Solve(Function):
     @_fused("linalg.solve", _solve_jvp)
     def backward(ctx, g):
         gd = g._data if ctx.left else _T(g._data)
-        gb = np.linalg.solve(_T(ctx.A), gd)
-        ga = -gb @ _T(ctx.x)
+        gb = np.linalg.solve(_H(ctx.A), gd)
+        ga = -gb @ _H(ctx.x)
         if not ctx.left:
             ga, gb = _T(ga), _T(gb)
         return _c(ga), _c(gb), None
@@ -280,7 +288,7 @@ class SolveTriangular(Function):
 
 
 class Det(Function):
-    """``det(A)``; gradient ``g det(A) A^{-T}`` (via the SVD where ``A`` is singular)."""
+    """``det(A)``; gradient ``g conj(det(A)) A^{-H}`` (via the SVD where ``A`` is singular)."""
 
     _raw = True
 
@@ -295,22 +303,22 @@ class Det(Function):
     @_fused("linalg.det", _det_jvp)
     def backward(ctx, g):
         x, d = ctx.x, ctx.det
-        gd = (g._data * d)[..., None, None]
+        gd = (g._data * np.conj(d))[..., None, None]
         with np.errstate(all="ignore"):
             cof = np.linalg.pinv(x)  # equals inv(x) where x is invertible
-        out = gd * _T(cof)
+        out = gd * _H(cof)
         sing = d == 0
         if np.any(sing):  # adjugate from the SVD: det(U) det(V) prod_{j != i} s_j
             u, s, vh = np.linalg.svd(x)
             prod = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(s.shape[-1])], -1)
-            sign = np.linalg.det(u) * np.linalg.det(vh)
+            sign = np.conj(np.linalg.det(u) * np.linalg.det(vh))
             adjt = (u * (prod * sign[..., None])[..., None, :]) @ vh
             out = np.where(sing[..., None, None], g._data[..., None, None] * adjt, out)
         return _c(out.astype(x.dtype, copy=False))
 
 
 class Slogdet(Function):
-    """``(sign, log|det A|)``; the gradient of the log-determinant is ``g A^{-T}``."""
+    """``(sign, log|det A|)``; the gradient of the log-determinant is ``g A^{-H}``."""
 
     _raw = True
 
@@ -321,12 +329,12 @@ class Slogdet(Function):
         ctx.x, ctx.inputs = x, (a,)
         sign = np.asarray(sign, dtype=x.dtype)
         ctx.mark_non_differentiable(sign)
-        return sign, np.asarray(logabs, dtype=x.dtype)
+        return sign, np.asarray(logabs, dtype=x.real.dtype)
 
     @staticmethod
     @_fused("linalg.slogdet", _slogdet_jvp)
     def backward(ctx, gsign, glog):
-        return _c(glog._data[..., None, None] * _T(_inverse("linalg.slogdet", ctx.x)))
+        return _c(glog._data[..., None, None] * _H(_inverse("linalg.slogdet", ctx.x)))
 
 
 class Eigh(Function):
@@ -346,6 +354,8 @@ class Eigh(Function):
     @_fused("linalg.eigh", _eigh_jvp)
     def backward(ctx, gw, gv):
         w, v = ctx.w, ctx.v
+        if v.dtype.kind == "c":
+            return _c(_eigh_backward_complex(w, v, gw, gv)), None
         inner = np.zeros(v.shape, dtype=v.dtype)
         if gv is not None:
             e = w[..., None, :] - w[..., :, None]
@@ -356,6 +366,29 @@ class Eigh(Function):
         if gw is not None:
             inner = inner + gw._data[..., None] * np.eye(w.shape[-1], dtype=v.dtype)
         return _c(v @ inner @ _T(v)), None
+
+
+def _eigh_backward_complex(w: np.ndarray, v: np.ndarray, gw: Any, gv: Any) -> np.ndarray:
+    """PyTorch's eigh backward for Hermitian ``A``: ``V (diag(gL) + skew(V^H gV) / E) V^H``
+    with ``skew(X) = (X - X^H) / 2``; a loss that depends on the eigenvectors' phases raises."""
+    n = w.shape[-1]
+    inner = np.zeros(v.shape, dtype=v.dtype)
+    if gv is not None:
+        vhgv = _H(v) @ gv._data
+        diag = np.diagonal(vhgv, axis1=-2, axis2=-1)
+        if np.abs(diag.imag).max(initial=0) > 1e-2 * (1 + np.abs(diag).max(initial=0)):
+            raise RuntimeError(
+                "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+                "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                "so it is ill-defined."
+            )
+        e = w[..., None, :] - w[..., :, None]
+        e[..., np.arange(n), np.arange(n)] = 1
+        inner = 0.5 * (vhgv - _H(vhgv)) / e
+        inner[..., np.arange(n), np.arange(n)] = 0
+    if gw is not None:
+        inner = inner + gw._data[..., None] * np.eye(n, dtype=v.dtype)
+    return v @ inner @ _H(v)
 
 
 class SVD(Function):
@@ -380,8 +413,16 @@ class SVD(Function):
             gu = gu._data[..., :k]
         if gvh is not None:
             gvh = gvh._data[..., :k, :]
+        if u.dtype.kind == "c":  # svdvals: U and Vh get (materialised) zero gradients
+            gu = gu if gu is not None and gu.any() else None
+            gvh = gvh if gvh is not None and gvh.any() else None
         if gu is None and gvh is None:
             return _c((u * gs._data[..., None, :]) @ vh), None
+        if u.dtype.kind == "c":
+            raise NotImplementedError(
+                "linalg.svd: the gradient through U and Vh of a complex matrix is not supported in "
+                "disttorch (gradients through the singular values are: linalg.svdvals)"
+            )
         if ctx.full and ((gu is not None and m > k) or (gvh is not None and n > k)):
             raise NotImplementedError(
                 "The derivative of linalg.svd depends on the full U and Vh "
@@ -561,7 +602,8 @@ def expm_np(a: np.ndarray) -> np.ndarray:
 
 
 class MatrixExp(Function):
-    """``exp(A)``; the gradient is the upper-right block of ``exp([[A^T, g], [0, A^T]])``."""
+    """``exp(A)``; the gradient is the upper-right block of ``exp([[A^H, g], [0, A^H]])``
+    (``A^T`` for real ``A``). Computed in double precision (complex128 for complex ``A``)."""
 
     _raw = True
 
@@ -569,14 +611,17 @@ class MatrixExp(Function):
     def forward(ctx, a):
         x = a._data
         ctx.x, ctx.inputs = x, (a,)
-        return expm_np(x.astype(np.float64)).astype(x.dtype) if x.dtype != np.float64 else expm_np(x)
+        wide = np.complex128 if x.dtype.kind == "c" else np.float64
+        return expm_np(x.astype(wide)).astype(x.dtype) if x.dtype != wide else expm_np(x)
 
     @staticmethod
     @_fused("linalg.matrix_exp", _matrix_exp_jvp)
     def backward(ctx, g):
         x = ctx.x
         n = x.shape[-1]
-        big = np.zeros(x.shape[:-2] + (2 * n, 2 * n), dtype=np.float64)
-        big[..., :n, :n] = big[..., n:, n:] = _T(x)
+        big = np.zeros(
+            x.shape[:-2] + (2 * n, 2 * n), dtype=np.complex128 if x.dtype.kind == "c" else np.float64
+        )
+        big[..., :n, :n] = big[..., n:, n:] = _H(x)
         big[..., :n, n:] = g._data
         return _c(expm_np(big)[..., :n, n:].astype(x.dtype))

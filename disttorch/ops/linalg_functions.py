@@ -42,6 +42,7 @@ from .linalg_decomp import (
     SolveTriangular,
     tri_solve,
 )
+from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
 from .shape import cat, stack
 
@@ -169,18 +170,19 @@ class LDLFactorExResult(NamedTuple):
 
 
 # ---------------------------------------------------------------------- checks
-def _check_float(name: str, A: Tensor) -> None:
+def _check_float(name: str, A: Tensor, complex_ok: bool = False) -> None:
+    """``A`` must be float32/float64 (or complex, for the functions that support it)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
-    if A._data.dtype.kind != "f" or A._data.dtype == np.float16:
+    if A._data.dtype.kind not in ("fc" if complex_ok else "f") or A._data.dtype == np.float16:
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got "
             f"{scalar_type_name(A._data.dtype)}"
         )
 
 
-def _check_matrix(name: str, A: Tensor, square: bool = True) -> None:
-    _check_float(name, A)
+def _check_matrix(name: str, A: Tensor, square: bool = True, complex_ok: bool = False) -> None:
+    _check_float(name, A, complex_ok)
     if A._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     m, n = A._data.shape[-2:]
@@ -195,13 +197,13 @@ def _info(A: Tensor) -> Tensor:
 # ---------------------------------------------------------------------- inverses and solves
 def inv(A: Tensor, *, out: Any = None) -> Tensor:
     """The inverse of each square matrix of ``A``; raises :class:`LinAlgError` if singular."""
-    _check_matrix("linalg.inv", A)
+    _check_matrix("linalg.inv", A, complex_ok=True)
     return Inv.apply(A)
 
 
 def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExResult:
     """``(inverse, info)``; ``info`` is 0 where the inverse exists, else the LU pivot index."""
-    _check_matrix("linalg.inv_ex", A)
+    _check_matrix("linalg.inv_ex", A, complex_ok=True)
     try:
         return InvExResult(Inv.apply(A), _info(A))
     except LinAlgError:
@@ -223,8 +225,8 @@ def _vector_rhs(A: Tensor, B: Tensor) -> bool:
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``); ``B`` may be a
     (batch of) vector(s)."""
-    _check_matrix("linalg.solve", A)
-    _check_float("linalg.solve", B)
+    _check_matrix("linalg.solve", A, complex_ok=True)
+    _check_float("linalg.solve", B, complex_ok=True)
     if A._data.dtype != B._data.dtype:
         raise RuntimeError(
             f"linalg.solve: Expected A and B to have the same dtype, but found "
@@ -292,21 +294,21 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> T
 # ---------------------------------------------------------------------- determinants
 def det(A: Tensor, *, out: Any = None) -> Tensor:
     """The determinant of each square matrix of ``A``."""
-    _check_matrix("linalg.det", A)
+    _check_matrix("linalg.det", A, complex_ok=True)
     return Det.apply(A)
 
 
 def slogdet(A: Tensor, *, out: Any = None) -> SlogdetResult:
     """``(sign, logabsdet)`` of each square matrix; gradients flow through ``logabsdet``."""
-    _check_matrix("linalg.slogdet", A)
+    _check_matrix("linalg.slogdet", A, complex_ok=True)
     return SlogdetResult(*Slogdet.apply(A))
 
 
 # ---------------------------------------------------------------------- eigen and singular values
 def eigh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices (reading the ``UPLO``
-    triangle)."""
-    _check_matrix("linalg.eigh", A)
+    triangle); complex Hermitian matrices give real eigenvalues."""
+    _check_matrix("linalg.eigh", A, complex_ok=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return EighResult(*Eigh.apply(A, UPLO))
@@ -318,28 +320,23 @@ def eigvalsh(A: Tensor, UPLO: str = "L", *, out: Any = None) -> Tensor:
 
 
 def eig(A: Tensor, *, out: Any = None) -> EigResult:
-    """Eigen-decomposition of a general square matrix. Without complex tensors, only
-    matrices whose eigenvalues are all real are supported (no gradient)."""
-    _check_matrix("linalg.eig", A)
-    w, v = np.linalg.eig(A._data)
-    if np.iscomplexobj(w) and np.any(w.imag != 0):
-        raise NotImplementedError(
-            "linalg.eig: this matrix has complex eigenvalues, and disttorch "
-            "has no complex tensors; use eigh for symmetric matrices"
-        )
-    return EigResult(
-        Tensor._make(np.real(w).astype(A._data.dtype)), Tensor._make(np.real(v).astype(A._data.dtype))
-    )
+    """Eigenvalues and eigenvectors of a general square matrix (a batch of them): complex
+    tensors (complex64 for float32 input), each eigenvector of unit norm, as LAPACK's geev
+    gives them; differentiable (see :class:`disttorch.ops.linalg_eig.Eig`)."""
+    check_eig_input("linalg.eig", A)
+    return EigResult(*Eig.apply(A))
 
 
 def eigvals(A: Tensor, *, out: Any = None) -> Tensor:
-    """Eigenvalues of a general square matrix (real eigenvalues only, see :func:`eig`)."""
-    return eig(A)[0]
+    """The (complex) eigenvalues of a general square matrix, see :func:`eig`."""
+    check_eig_input("linalg.eigvals", A)
+    return Eig.apply(A)[0]
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None, out: Any = None) -> SVDResult:
-    """``A = U diag(S) Vh`` with singular values in descending order."""
-    _check_matrix("linalg.svd", A, square=False)
+    """``A = U diag(S) Vh`` with singular values in descending order (complex ``A``: real
+    ``S``; gradients through ``S`` only)."""
+    _check_matrix("linalg.svd", A, square=False, complex_ok=True)
     return SVDResult(*SVD.apply(A, full_matrices))
 
 
@@ -604,8 +601,8 @@ def matrix_power(A: Tensor, n: int, *, out: Any = None) -> Tensor:
 
 
 def matrix_exp(A: Tensor) -> Tensor:
-    """The matrix exponential of each square matrix of ``A``."""
-    _check_matrix("linalg.matrix_exp", A)
+    """The matrix exponential of each square matrix of ``A`` (real or complex)."""
+    _check_matrix("linalg.matrix_exp", A, complex_ok=True)
     return MatrixExp.apply(A)
 
 
@@ -616,13 +613,15 @@ def vector_norm(
     ``inf``, ``-inf`` or 0 (the number of non-zeros)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as "
             f"input. Got {scalar_type_name(x._data.dtype)}"
         )
     if dtype is not None:
         x = x.to(dtype)
+    if x._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
+        x = x.abs()
     if isinstance(dim, int):
         dim = (dim,)
     red = tuple(dim) if dim is not None else tuple(range(x.dim()))
@@ -679,7 +678,7 @@ def matrix_norm(
     out: Any = None,
 ) -> Tensor:
     """Matrix norms over the two ``dim``: 'fro', 'nuc', ``inf``, ``-inf``, 1, -1, 2, -2."""
-    _check_float("linalg.matrix_norm", A)
+    _check_float("linalg.matrix_norm", A, complex_ok=True)
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if dtype is not None:

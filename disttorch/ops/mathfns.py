@@ -23,7 +23,9 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..kernels.lu import unpack_np
 from ..kernels.special import i0 as _i0
+from . import complex as _complex
 from . import linalg_functions as _linalg
+from ._helpers import no_complex
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _method_inplace
@@ -246,26 +248,32 @@ def _t(x: Any, like: Tensor | None = None) -> Tensor:
 
 
 def _float(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind == "f" else x.to(get_default_dtype())
+    return x if x._data.dtype.kind in "fc" else x.to(get_default_dtype())
 
 
 # ---------------------------------------------------------------------- pointwise
 def acosh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic cosine ``log(x + sqrt(x^2 - 1))``."""
+    """Inverse hyperbolic cosine ``log(x + sqrt(x^2 - 1))`` (complex: the principal branch)."""
+    if input._data.dtype.kind == "c":
+        return _complex.Acosh.apply(input)
     x = _float(input)
     with np.errstate(invalid="ignore"):
         return log(x + sqrt(x * x - 1))
 
 
 def asinh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic sine (odd, stable for large |x|)."""
+    """Inverse hyperbolic sine (odd, stable for large |x|; complex: the principal branch)."""
+    if input._data.dtype.kind == "c":
+        return _complex.Asinh.apply(input)
     x = _float(input)
     ax = tabs(x)
     return x.sign() * log(ax + sqrt(ax * ax + 1))
 
 
 def atanh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic tangent ``0.5 * log((1 + x) / (1 - x))``."""
+    """Inverse hyperbolic tangent ``0.5 * log((1 + x) / (1 - x))`` (complex: the principal branch)."""
+    if input._data.dtype.kind == "c":
+        return _complex.Atanh.apply(input)
     x = _float(input)
     with np.errstate(divide="ignore", invalid="ignore"):
         return ((1 + x).log() - (1 - x).log()) * 0.5
@@ -276,11 +284,13 @@ arccosh, arcsinh, arctanh = acosh, asinh, atanh
 
 def deg2rad(input: Tensor) -> Tensor:
     """Degrees to radians."""
+    no_complex(input, "deg2rad is not supported for complex tensors.", RuntimeError)
     return _float(input) * (math.pi / 180)
 
 
 def rad2deg(input: Tensor) -> Tensor:
     """Radians to degrees."""
+    no_complex(input, "rad2deg is not supported for complex tensors.", RuntimeError)
     return _float(input) * (180 / math.pi)
 
 
@@ -454,8 +464,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """Dot product of two 1-D tensors (real tensors: no conjugation)."""
-    return input.dot(other)
+    """Dot product of two 1-D tensors, the first conjugated (``sum(conj(input) * other)``)."""
+    return input.conj().dot(other)
 
 
 def ger(input: Tensor, vec2: Tensor) -> Tensor:
@@ -805,12 +815,14 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Sum treating NaN as 0."""
+    no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
     x = where(Tensor._make(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
     return x.sum(dim, keepdim, dtype=dtype) if dim is not None else x.sum(dtype=dtype)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean over the non-NaN elements."""
+    no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
     cnt = Tensor._make((~np.isnan(input._data)).astype(input._data.dtype))
     s = nansum(input, dim, keepdim, dtype=dtype)
     c = cnt.sum(dim, keepdim) if dim is not None else cnt.sum()
@@ -906,7 +918,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: A
     if w is None:
         mean = x.mean(1, keepdim=True)
         xc = x - mean
-        c = matmul(xc, xc.mT) / max(n - correction, 0)
+        c = matmul(xc, xc.mT.conj()) / max(n - correction, 0)
     else:
         wsum = w.sum()
         mean = (x * w).sum(1, keepdim=True) / wsum
@@ -915,7 +927,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: A
             norm = wsum - correction
         else:
             norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
-        c = matmul(xc * w, xc.mT) / norm
+        c = matmul(xc * w, xc.mT.conj()) / norm
     return c.squeeze() if input.dim() < 2 else c
 
 
@@ -924,8 +936,11 @@ def corrcoef(input: Tensor) -> Tensor:
     c = cov(input)
     if c.dim() == 0:
         return c / c
-    d = sqrt(c.diagonal())
-    return clamp(c / d.unsqueeze(1) / d.unsqueeze(0), -1, 1)
+    d = sqrt(c.diagonal().real if c._data.dtype.kind == "c" else c.diagonal())
+    r = c / d.unsqueeze(1) / d.unsqueeze(0)
+    if r._data.dtype.kind == "c":  # complex: the real and imaginary parts each clipped to [-1, 1]
+        return _complex.complex(clamp(r.real, -1, 1), clamp(r.imag, -1, 1))
+    return clamp(r, -1, 1)
 
 
 # ---------------------------------------------------------------------- creation
@@ -1114,6 +1129,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """Histogram with ``bins`` equal bins over ``[min, max]`` (data range if both are 0)."""
+    no_complex(input, "\"aminmax_cpu\" not implemented for 'ComplexFloat'")
     x = input._data
     lo, hi = (float(x.min()), float(x.max())) if min == 0 and max == 0 and x.size else (min, max)
     if lo == hi:

@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
-from ._helpers import _dims, _return_type, _type_name, wrap_dim
+from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, wrap_dim
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
 from .shape import PadAlong, cat
@@ -138,7 +138,7 @@ def _count(shape: tuple, dims: tuple | None) -> int:
 
 
 def _float_dtype_check(name: str, x: np.ndarray) -> None:
-    if x.dtype.kind not in "fV":
+    if x.dtype.kind not in "fVc":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
 
 
@@ -170,7 +170,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         x = a._data
-        if x.dtype.kind not in "fV" and dtype is None:
+        if x.dtype.kind not in "fVc" and dtype is None:
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either "
                 f"a floating point or complex dtype. Got: {_type_name(a)}"
@@ -299,6 +299,10 @@ class MinDim(MaxDim):
 
 def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
     largest = name == "max"
+    if input._data.dtype.kind == "c" and other is None and not isinstance(dim, Tensor):
+        if dim is None:
+            raise NotImplementedError(f"\"{name}_all\" not implemented for '{_type_name(input)}'")
+        raise RuntimeError(f"{name}(): does not support complex input")
     if isinstance(dim, Tensor):
         other = dim
     if other is not None:
@@ -326,11 +330,15 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = N
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Max over ``dim`` (all dims by default); ties share the gradient evenly."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"max_values_cpu\" not implemented for '{_type_name(input)}'")
     return _reduce(Amax, input, dim, keepdim)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Min over ``dim`` (all dims by default); ties share the gradient evenly."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"min_values_cpu\" not implemented for '{_type_name(input)}'")
     return _reduce(Amin, input, dim, keepdim)
 
 
@@ -406,6 +414,8 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     Where a slice holds the median value more than once, the index returned may name a
     different one of those elements than PyTorch's.
     """
+    if input._data.dtype.kind == "c":
+        raise complex_kernel_error("median_cpu", input)
     if dim is None:
         return Median.apply(input)
     if not isinstance(dim, (int, np.integer)):
@@ -465,13 +475,13 @@ class Prod(Function):
         x, dims, keepdim = a._data, ctx.dims, ctx.keepdim
         if recording():
             gb = _expand_back(g, x.shape, dims, keepdim)
-            return gb * _prod_of_others_graph(a, dims), None, None, None
+            return gb * _prod_of_others_graph(a, dims).conj(), None, None, None
         if (x == 0).any():
             flat = x.reshape(-1) if dims is None else x
             others = _prod_of_others(flat, 0 if dims is None else dims[0]).reshape(x.shape)
         else:
             others = _kept_out(ctx, x.shape) / x
-        return _expand_back(g, x.shape, dims, keepdim, others), None, None, None
+        return _expand_back(g, x.shape, dims, keepdim, np.conj(others)), None, None, None
 
 
 @autocast_op("fp32")
@@ -600,11 +610,11 @@ class Logsumexp(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         x = a._data
-        if x.dtype.kind not in "fV":
+        if x.dtype.kind not in "fVc":
             x = x.astype(get_default_dtype().numpy)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             m = (
-                np.max(x, axis=dims, keepdims=True)
+                np.max(x.real, axis=dims, keepdims=True)  # complex: shifted by the largest real part
                 if x.size
                 else np.zeros(_kept_shape(x.shape, dims), x.dtype)
             )
@@ -621,10 +631,14 @@ class Logsumexp(Function):
         (a,) = ctx.saved_tensors
         if recording():
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
-            return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)), None, None
+            return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)).conj(), None, None
         return (
             _expand_back(
-                g, a._data.shape, ctx.dims, ctx.keepdim, np.exp(a._data - _kept_out(ctx, a._data.shape))
+                g,
+                a._data.shape,
+                ctx.dims,
+                ctx.keepdim,
+                np.conj(np.exp(a._data - _kept_out(ctx, a._data.shape))),
             ),
             None,
             None,
@@ -704,6 +718,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         raise ValueError(f"norm: p={p!r} is not supported; use a number, inf or 'fro'")
     if dtype is not None:
         input = cast(input, dtype)
+    if input._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
+        input = input.abs()
     dims = _dims(dim, input._data.ndim)
     return Norm.apply(input, dims, keepdim, float(p))
 
@@ -777,6 +793,12 @@ class Cumprod(Function):
             return g, None, None
         out = Cumprod.apply(a, dim, None) if recording() else Tensor._make(ctx.out)
         zero = x == 0
+        if x.dtype.kind == "c":  # holomorphic: the same formula with conjugates
+            if zero.any():
+                raise NotImplementedError(
+                    "cumprod: the gradient of a complex input with zeros is not supported"
+                )
+            return ReverseCumsum.apply(g * out.conj(), dim) / a.conj(), None, None
         if not zero.any():
             return ReverseCumsum.apply(g * out, dim) / a, None, None
         if recording():  # differentiable again, also with respect to the zeros

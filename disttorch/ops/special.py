@@ -22,7 +22,8 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels import special as K
-from .elementwise import exp, log, sigmoid, where
+from ._helpers import complex_kernel_error
+from .elementwise import Pow, exp, log, sigmoid, where
 
 __all__ = [
     "digamma",
@@ -64,6 +65,9 @@ class _Special(Function):
     @classmethod
     def forward(cls, ctx, *args):
         inputs, extra = args[: cls.n_inputs], args[cls.n_inputs :]
+        for a in inputs:
+            if isinstance(a, Tensor) and a._data.dtype.kind == "c":
+                raise complex_kernel_error(cls.name_, a)
         arrays = [_arr(a) for a in inputs]
         out_dtype = _float_dtype(*arrays)
         out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=np.float64) for a in arrays]))
@@ -401,7 +405,11 @@ def i1e(input: Tensor, *, out: Any = None) -> Tensor:
 
 
 def sinc(input: Tensor, *, out: Any = None) -> Tensor:
-    """The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0)."""
+    """The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0; complex inputs too)."""
+    if input._data.dtype.kind == "c":
+        zero = Tensor._make(input._data == 0)
+        px = input * math.pi
+        return where(zero, 1.0, px.sin() / where(zero, 1.0, px))
     return Sinc.apply(input)
 
 
@@ -422,6 +430,8 @@ def logit(input: Tensor, eps: float | None = None, *, out: Any = None) -> Tensor
 
 def exp2(input: Tensor, *, out: Any = None) -> Tensor:
     """``2 ** input``."""
+    if input._data.dtype.kind == "c":
+        return Pow.apply(2.0, input)
     return Exp2.apply(input)
 
 

@@ -40,8 +40,9 @@ TENSOR_PROPERTIES = ("H", "mH", "itemsize", "nbytes", "is_cpu", "is_nested")
 
 
 def adjoint(input: Tensor) -> Tensor:
-    """The conjugate transpose of the last two dims (for real tensors, ``input.mT``), a view."""
-    return shape._matrix_transpose(input)
+    """The conjugate transpose of the last two dims (for real tensors, ``input.mT``, a view;
+    complex ones are conjugated, as a copy)."""
+    return shape._matrix_transpose(input).conj()
 
 
 def detach_(input: Tensor) -> Tensor:
@@ -61,7 +62,7 @@ def H(self: Tensor) -> Tensor:
             f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D "
             "tensor. For batches of matrices, consider using tensor.mH"
         )
-    return self if self._data.ndim == 0 else shape.transpose(self, 0, 1)
+    return (self if self._data.ndim == 0 else shape.transpose(self, 0, 1)).conj()
 
 
 def mH(self: Tensor) -> Tensor:
@@ -70,7 +71,7 @@ def mH(self: Tensor) -> Tensor:
         raise RuntimeError(
             f"tensor.mH is only supported on matrices or batches of matrices. Got {self._data.ndim}-D tensor."
         )
-    return shape._matrix_transpose(self)
+    return shape._matrix_transpose(self).conj()
 
 
 def itemsize(self: Tensor) -> int:

@@ -28,6 +28,7 @@ from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..nn.modules.module import RemovableHandle
+from ..ops.complex import real_pairs
 from ..utils import trace
 
 __all__ = [
@@ -111,12 +112,17 @@ def _scalar(x: Any) -> float:
 
 class _ArrayState:
     """The NumPy face of one parameter's state for ``_update``: reading a tensor entry gives
-    its array (changes in place reach the tensor), storing an array stores a tensor."""
+    its array (changes in place reach the tensor), storing an array stores a tensor.
 
-    __slots__ = ("_s",)
+    For a complex parameter (``pairs``) the update sees real ``(..., 2)`` views, as PyTorch's
+    optimisers ``view_as_real`` them: complex state reads as such a view, and a float array of
+    pairs is stored as the complex tensor it stands for (PyTorch's state layout)."""
 
-    def __init__(self, state: dict) -> None:
+    __slots__ = ("_s", "_pairs")
+
+    def __init__(self, state: dict, pairs: bool = False) -> None:
         self._s = state
+        self._pairs = pairs
 
     def __bool__(self) -> bool:
         return bool(self._s)
@@ -126,12 +132,18 @@ class _ArrayState:
 
     def __getitem__(self, key: str) -> Any:
         v = self._s[key]
-        return v._data if isinstance(v, Tensor) else v
+        v = v._data if isinstance(v, Tensor) else v
+        return real_pairs(v) if self._pairs and isinstance(v, np.ndarray) and v.dtype.kind == "c" else v
 
     def get(self, key: str, default: Any = None) -> Any:
         return self[key] if key in self._s else default
 
     def __setitem__(self, key: str, value: Any) -> None:
+        if self._pairs and isinstance(value, np.ndarray) and value.ndim and value.shape[-1] == 2:
+            value = np.ascontiguousarray(value).view(
+                np.complex64 if value.dtype == np.float32 else np.complex128
+            )
+            value = value[..., 0]
         if isinstance(value, np.ndarray):
             old = self._s.get(key)
             if isinstance(old, Tensor) and old._data.shape == value.shape and old._data.dtype == value.dtype:
@@ -336,7 +348,11 @@ class Optimizer:
                 state = self.state.get(p)
                 if state is None:
                     state = {}
-                self._update(group, p._data, grad, _ArrayState(state))
+                param = p._data
+                pairs = param.dtype.kind == "c"
+                if pairs:  # as PyTorch: real and imaginary parts update apart
+                    param, grad = real_pairs(param), real_pairs(np.asarray(grad))
+                self._update(group, param, grad, _ArrayState(state, pairs))
                 if state and p not in self.state:  # no entry for stateless updates (plain SGD)
                     self.state[p] = state
                 p._bump_version()

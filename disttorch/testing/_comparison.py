@@ -100,7 +100,7 @@ def _mismatch_message(
     diff_type = a.dtype if a.dtype.kind in "fc" else np.dtype(np.int64)
     with np.errstate(all="ignore"):
         abs_diff = np.abs(a.astype(diff_type) - e.astype(diff_type))
-        rel_type = a.dtype if a.dtype.kind in "fc" else np.dtype(np.float32)
+        rel_type = abs_diff.dtype if a.dtype.kind in "fc" else np.dtype(np.float32)  # complex: real
         rel_diff = abs_diff.astype(rel_type) / np.abs(e).astype(rel_type)
     word = "equal" if exact else "close"
     allowed_a = "" if exact else f" (up to {atol} allowed)"

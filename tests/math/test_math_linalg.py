@@ -195,10 +195,12 @@ def test_lu_parity():
 def test_eig_real_spectrum():
     x = dt.tensor([[2.0, 1.0], [0.0, 3.0]], dtype=dt.float64)
     w, v = dt.linalg.eig(x)
-    np.testing.assert_allclose(sorted(w.numpy()), [2.0, 3.0])
-    np.testing.assert_allclose((x @ v).numpy(), (v * w).numpy(), atol=1e-12)
-    with pytest.raises(NotImplementedError, match="complex"):
-        dt.linalg.eigvals(dt.tensor([[0.0, -1.0], [1.0, 0.0]]))
+    assert w.dtype == dt.complex128 and v.dtype == dt.complex128
+    np.testing.assert_allclose(sorted(w.numpy().real), [2.0, 3.0])
+    np.testing.assert_allclose((x.cdouble() @ v).numpy(), (v * w).numpy(), atol=1e-12)
+    rot = dt.linalg.eigvals(dt.tensor([[0.0, -1.0], [1.0, 0.0]]))  # complex eigenvalues: +-i
+    assert rot.dtype == dt.complex64
+    np.testing.assert_allclose(sorted(rot.numpy().imag), [-1, 1], atol=1e-6)
 
 
 def test_errors():

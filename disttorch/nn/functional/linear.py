@@ -111,6 +111,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # PyTorch accepts a 1-D weight (a dot product over the last dim) and a sparse input
         out = input.matmul(weight if weight._data.ndim == 1 else weight.t())
         return out + bias if bias is not None else out
+    if weight._data.dtype.kind == "c":  # complex: through matmul, whose gradients conjugate
+        out = input.matmul(weight.mT)
+        return out + bias if bias is not None else out
     return LinearFunction.apply(input, weight, bias)
 
 
