@@ -1,0 +1,288 @@
+"""PyTorch's CPU sampling kernels on an :class:`MT19937Engine`: the same draws, in the same
+order, turned into numbers by the same arithmetic, so a seed gives PyTorch's values.
+
+Every function fills a whole array from bulk engine output (no Python loop per number,
+except the inherently sequential Fisher-Yates swaps of ``randperm``). ``dtype`` arguments
+are NumPy dtypes; float16/bfloat16 compute in float32 like PyTorch's ``opmath``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .cephes_f32 import fma_f32, log_f32, sincos_f32
+from .mt19937 import MT19937Engine
+
+__all__ = [
+    "uniform",
+    "normal",
+    "random_from_to",
+    "random_full_64",
+    "random_default",
+    "randperm",
+    "bernoulli_tensor",
+    "bernoulli_scalar",
+    "exponential",
+    "cauchy",
+    "geometric",
+    "log_normal",
+    "multinomial",
+]
+
+_U53 = np.uint64((1 << 53) - 1)
+_U24 = np.uint64((1 << 24) - 1)
+
+
+def _digits(dt: np.dtype) -> int:
+    return int(np.finfo(dt).nmant) + 1
+
+
+def _opmath(dt: np.dtype) -> np.dtype:
+    return np.dtype(np.float64) if dt == np.float64 else np.dtype(np.float32)
+
+
+def _unit(engine: MT19937Engine, n: int, op: np.dtype) -> np.ndarray:
+    """``uniform_real_distribution<op>(0, 1)``: 53 bits of ``random64()`` for double, 24 bits
+    of ``random()`` for float, scaled by 2**-bits (exact)."""
+    if op == np.float64:
+        return (engine.u64(n) & _U53).astype(np.float64) * (2.0**-53)
+    return (engine.u32(n) & _U24).astype(np.float32) * np.float32(2.0**-24)
+
+
+_SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitting constant
+
+
+def _fma64(a: np.ndarray, b: float, c: float) -> np.ndarray:
+    """``a * b + c`` of float64 values as a fused multiply-add (one rounding), which is how
+    the compiled kernels evaluate it: Dekker's exact product ``a*b = p + e`` and Knuth's exact
+    sum ``p + c = s + t``, then ``s + (t + e)``."""
+    p = a * b
+    ah = a * _SPLIT
+    ah = ah - (ah - a)
+    al = a - ah
+    bh = b * _SPLIT
+    bh = bh - (bh - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bb = s - p
+    t = (p - (s - bb)) + (c - bb)
+    return s + (t + e)
+
+
+def _fma(a: np.ndarray, b: float, c: float, op: np.dtype) -> np.ndarray:
+    """``a * b + c`` with one rounding in ``op`` (float32: the product is exact in float64)."""
+    if b == 1 and c == 0:
+        return np.asarray(a, dtype=op)
+    if op == np.float32:
+        return fma_f32(a, np.float32(b), np.float32(c))
+    return _fma64(np.asarray(a, dtype=np.float64), float(b), float(c))
+
+
+def uniform(
+    engine: MT19937Engine, n: int, dtype: np.dtype, low: float = 0.0, high: float = 1.0
+) -> np.ndarray:
+    """``uniform_(low, high)``: ``x * (high - low) + low`` in opmath (fused), a value rounding
+    to ``high`` replaced by ``low``."""
+    dt = np.dtype(dtype)
+    op = _opmath(dt)
+    lo, hi = op.type(low), op.type(high)
+    x = _unit(engine, n, op)
+    vals = _fma(x, hi - lo, lo, op).astype(dt)
+    vals[vals == dt.type(high)] = dt.type(low)
+    return vals
+
+
+def normal(
+    engine: MT19937Engine,
+    n: int,
+    dtype: np.dtype,
+    mean: float = 0.0,
+    std: float = 1.0,
+    contiguous: bool = True,
+) -> np.ndarray:
+    """``normal_(mean, std)``: for 16 or more contiguous elements, Box-Muller over blocks of 16
+    uniforms (pairs ``i`` and ``i+8``; the tail block redrawn over the last 16 slots); else
+    one scalar Box-Muller per element in double, the spare sample cached on the engine."""
+    dt = np.dtype(dtype)
+    if n >= 16 and contiguous:
+        return _normal_fill(engine, n, dt, mean, std)
+    return _normal_scalar(engine, n, mean, std).astype(dt)
+
+
+def _box_muller_16(u: np.ndarray, op: np.dtype, mean: float, std: float) -> np.ndarray:
+    """Blocks of 16 uniforms (rows of ``u``) to 16 normals each."""
+    u1, u2 = op.type(1) - u[:, :8], u[:, 8:]
+    if op == np.float32:
+        radius = np.sqrt(np.float32(-2) * log_f32(u1))
+        sin_t, cos_t = sincos_f32(np.float32(2.0 * math.pi) * u2)
+    else:
+        radius = np.sqrt(-2 * np.log(u1))
+        theta = (2.0 * math.pi) * u2
+        sin_t, cos_t = np.sin(theta), np.cos(theta)
+    out = np.empty_like(u)
+    out[:, :8] = _fma(radius * cos_t, std, mean, op)
+    out[:, 8:] = _fma(radius * sin_t, std, mean, op)
+    return out
+
+
+def _normal_fill(engine: MT19937Engine, n: int, dt: np.dtype, mean: float, std: float) -> np.ndarray:
+    op = _opmath(dt)
+    mean, std = op.type(mean), op.type(std)
+    full = n // 16 * 16
+    u = _unit(engine, n, op)
+    out = np.empty(n, dtype=op)
+    out[:full] = _box_muller_16(u[:full].reshape(-1, 16), op, mean, std).reshape(-1)
+    if n % 16:
+        out[n - 16 :] = _box_muller_16(_unit(engine, 16, op).reshape(1, 16), op, mean, std).reshape(-1)
+    return out.astype(dt, copy=False)
+
+
+def _normal_scalar(engine: MT19937Engine, n: int, mean: float, std: float) -> np.ndarray:
+    """``normal_distribution<double>`` called ``n`` times: a cached sample first, then pairs
+    ``(r cos t, r sin t)`` from two 53-bit uniforms (t from the first), the last odd ``sin``
+    cached."""
+    out = np.empty(n, dtype=np.float64)
+    start = 0
+    if n and engine.next_double_normal is not None:
+        out[0] = engine.next_double_normal
+        engine.next_double_normal = None
+        start = 1
+    pairs = (n - start + 1) // 2
+    if pairs:
+        u = _unit(engine, 2 * pairs, np.dtype(np.float64))
+        r = np.sqrt(-2.0 * np.log1p(-u[1::2]))
+        theta = (2.0 * math.pi) * u[0::2]
+        z = np.empty(2 * pairs)
+        z[0::2], z[1::2] = r * np.cos(theta), r * np.sin(theta)
+        out[start:] = z[: n - start]
+        if (n - start) % 2:
+            engine.next_double_normal = float(z[-1])
+    return _fma(out, std, mean, np.dtype(np.float64))
+
+
+def random_from_to(engine: MT19937Engine, n: int, dtype: np.dtype, range_: int, base: int) -> np.ndarray:
+    """``random_(from, to)``: ``base + draw % range``, the draw 64-bit when ``range >= 2**28``."""
+    draws = engine.u64(n) if range_ >= 1 << 28 else engine.u32(n)
+    r = draws % np.uint64(range_)
+    vals = (r.astype(np.int64) + np.int64(base)) if base >= 0 or range_ < 1 << 63 else None
+    if vals is None:  # base + r beyond int64 arithmetic: wrap in uint64 like the C++ cast
+        vals = (r + np.uint64(base & 0xFFFFFFFFFFFFFFFF)).view(np.int64)
+    return _cast(vals, dtype)
+
+
+def _cast(vals: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    dt = np.dtype(dtype)
+    if dt.kind in "iub":
+        return vals.astype(dt) if dt.kind != "b" else vals != 0
+    return vals.astype(dt)
+
+
+def random_full_64(engine: MT19937Engine, n: int, dtype: np.dtype) -> np.ndarray:
+    """``random_(-2**63, None)``: a 64-bit draw read as a signed integer."""
+    return _cast(engine.u64(n).view(np.int64), dtype)
+
+
+def random_default(engine: MT19937Engine, n: int, dtype: np.dtype) -> np.ndarray:
+    """``random_()`` without bounds: ``[0, max]`` of an integer dtype (``draw % (max + 1)``),
+    ``[0, 2**digits]`` of a floating dtype, ``draw & 1`` for bool; 64-bit draws for int64 and
+    float64, 32-bit ones otherwise."""
+    dt = np.dtype(dtype)
+    wide = dt in (np.dtype(np.int64), np.dtype(np.float64))
+    draws = engine.u64(n) if wide else engine.u32(n)
+    if dt.kind == "b":
+        return (draws & np.uint64(1)).astype(bool)
+    if dt.kind in "iu":
+        return (draws % np.uint64(int(np.iinfo(dt).max) + 1)).astype(dt)
+    return (draws % np.uint64((1 << _digits(dt)) + 1)).astype(dt)
+
+
+def randperm(engine: MT19937Engine, n: int) -> np.ndarray:
+    """PyTorch's CPU ``randperm``: Fisher-Yates from the front, swap ``i`` with
+    ``i + random() % (n - i)``; for ``n >= (2**32 - 1) // 20`` the "inside-out" variant with
+    ``random64() % (i + 1)``."""
+    if n < (2**32 - 1) // 20:
+        perm = list(range(n))
+        if n > 1:
+            offsets = (engine.u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+            for i, z in enumerate(offsets):
+                j = i + z
+                perm[i], perm[j] = perm[j], perm[i]
+        return np.array(perm, dtype=np.int64)
+    picks = (engine.u64(n) % np.arange(1, n + 1, dtype=np.uint64)).tolist()
+    perm = np.empty(n, dtype=np.int64)
+    for i, z in enumerate(picks):
+        perm[i] = perm[z]
+        perm[z] = i
+    return perm
+
+
+def bernoulli_tensor(engine: MT19937Engine, p: np.ndarray) -> np.ndarray:
+    """``bernoulli_(p_tensor)``: per element ``u < p`` with a 53-bit double uniform when ``p``
+    is float64, a 24-bit float uniform otherwise (in ``p``'s C order)."""
+    p = np.ascontiguousarray(p)
+    op = np.dtype(np.float64) if p.dtype == np.float64 else np.dtype(np.float32)
+    u = _unit(engine, p.size, op).reshape(p.shape)
+    return u < p.astype(op)
+
+
+def bernoulli_scalar(engine: MT19937Engine, n: int, p: float) -> np.ndarray:
+    """``bernoulli_(p)`` with a number ``p`` (the masks of ``dropout``): ``u < p`` per element
+    with a 53-bit double uniform. (PyTorch's source also has an MKL ``viRngBernoulli`` path
+    for Intel CPUs; the 2.13 CPU wheel, checked on an Intel CPU, takes this one.)"""
+    return _unit(engine, n, np.dtype(np.float64)) < p
+
+
+def exponential(engine: MT19937Engine, n: int, dtype: np.dtype, lambd: float) -> np.ndarray:
+    """``exponential_(lambd)``: ``-1/lambd * log1p(-u)`` with a 53-bit uniform, cast."""
+    u = _unit(engine, n, np.dtype(np.float64))
+    return ((-1.0 / lambd) * np.log1p(-u)).astype(dtype)
+
+
+def cauchy(engine: MT19937Engine, n: int, dtype: np.dtype, median: float, sigma: float) -> np.ndarray:
+    """``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 1/2))``, 53-bit ``u``."""
+    u = _unit(engine, n, np.dtype(np.float64))
+    return (median + sigma * np.tan(math.pi * (u - 0.5))).astype(dtype)
+
+
+def geometric(engine: MT19937Engine, n: int, dtype: np.dtype, p: float) -> np.ndarray:
+    """``geometric_(p)``: ``ceil(log(u) / log1p(-p))``, 53-bit ``u``."""
+    u = _unit(engine, n, np.dtype(np.float64))
+    with np.errstate(divide="ignore"):
+        return np.ceil(np.log(u) / math.log1p(-p)).astype(dtype)
+
+
+def log_normal(engine: MT19937Engine, n: int, dtype: np.dtype, mean: float, std: float) -> np.ndarray:
+    """``log_normal_(mean, std)``: ``exp`` of the scalar (per element) normal path."""
+    return np.exp(_normal_scalar(engine, n, mean, std)).astype(dtype)
+
+
+def multinomial(engine: MT19937Engine, rows: np.ndarray, num_samples: int, replacement: bool) -> np.ndarray:
+    """``multinomial`` of a 2-D array of non-negative weights (one distribution per row).
+
+    Without replacement (or for one sample): the exponential race ``argmax``/``topk`` of
+    ``w / q`` with ``q = exponential_(1)`` drawn in ``rows``' dtype over the whole array.
+    With replacement: per row the sequential cumulative sum in the weights' dtype,
+    normalised, its last entry set to 1, then per sample a 53-bit uniform located by
+    binary search (the first slot whose cumulative weight is not below it)."""
+    if not replacement or num_samples == 1:
+        q = exponential(engine, rows.size, rows.dtype, 1.0).reshape(rows.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = rows / q
+        keys = np.where(np.isnan(keys), -np.inf, keys)
+        if num_samples == 1:
+            return np.argmax(keys, axis=1)[:, None]
+        return np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    acc = np.float64 if rows.dtype == np.float64 else np.float32
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    for i, w in enumerate(rows.astype(acc)):
+        cdf = np.cumsum(w, dtype=acc)
+        total = cdf[-1]
+        if total > 0:
+            cdf = cdf / total
+        cdf[-1] = 1
+        u = _unit(engine, num_samples, np.dtype(np.float64))
+        out[i] = np.searchsorted(cdf.astype(np.float64), u, side="left")
+    return out
