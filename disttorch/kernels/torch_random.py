@@ -16,6 +16,7 @@ from .cephes_f32 import fma_f32, log_f32, sincos_f32
 from .mt19937 import MT19937Engine
 
 __all__ = [
+    "digits",
     "uniform",
     "normal",
     "random_from_to",
@@ -29,14 +30,19 @@ __all__ = [
     "geometric",
     "log_normal",
     "multinomial",
+    "poisson",
 ]
 
 _U53 = np.uint64((1 << 53) - 1)
 _U24 = np.uint64((1 << 24) - 1)
 
 
-def _digits(dt: np.dtype) -> int:
-    return int(np.finfo(dt).nmant) + 1
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def digits(dt: np.dtype) -> int:
+    """Mantissa bits (with the implicit one) of a floating dtype, bfloat16 included."""
+    return _DIGITS[np.dtype(dt).name]
 
 
 def _opmath(dt: np.dtype) -> np.dtype:
@@ -196,7 +202,7 @@ def random_default(engine: MT19937Engine, n: int, dtype: np.dtype) -> np.ndarray
         return (draws & np.uint64(1)).astype(bool)
     if dt.kind in "iu":
         return (draws % np.uint64(int(np.iinfo(dt).max) + 1)).astype(dt)
-    return (draws % np.uint64((1 << _digits(dt)) + 1)).astype(dt)
+    return (draws % np.uint64((1 << digits(dt)) + 1)).astype(dt)
 
 
 def randperm(engine: MT19937Engine, n: int) -> np.ndarray:
@@ -285,4 +291,67 @@ def multinomial(engine: MT19937Engine, rows: np.ndarray, num_samples: int, repla
         cdf[-1] = 1
         u = _unit(engine, num_samples, np.dtype(np.float64))
         out[i] = np.searchsorted(cdf.astype(np.float64), u, side="left")
+    return out
+
+
+class _UniformTape:
+    """53-bit uniforms for a sequential sampler that takes a data-dependent number of them:
+    read ahead in blocks, then the engine is rewound to exactly the draws consumed."""
+
+    def __init__(self, engine: MT19937Engine, block: int) -> None:
+        self._engine, self._start = engine, engine.bit_generator.state
+        self._block = max(int(block), 64)
+        self._buf: list[float] = []
+        self._used = 0
+        self._fetched = 0
+
+    def __call__(self) -> float:
+        if self._used == self._fetched:
+            self._buf.extend(_unit(self._engine, self._block, np.dtype(np.float64)).tolist())
+            self._fetched += self._block
+        self._used += 1
+        return self._buf[self._used - 1]
+
+    def close(self) -> None:
+        self._engine.bit_generator.state = self._start
+        self._engine.u32(2 * self._used)
+
+
+def _poisson_one(lam: float, uniform: _UniformTape) -> int:
+    if lam >= 10:  # transformed rejection with squeeze (Hörmann 1993, "PTRS")
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+        v_r = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = uniform() - 0.5
+            v = uniform()
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= v_r:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            accept = -lam + k * loglam - math.lgamma(k + 1.0)
+            if math.log(v) + math.log(inv_alpha) - math.log(a / (us * us) + b) <= accept:
+                return k
+    if lam == 0:
+        return 0
+    count, prod, limit = 0, 1.0, math.exp(-lam)
+    while True:
+        prod *= uniform()
+        if prod <= limit:
+            return count
+        count += 1
+
+
+def poisson(engine: MT19937Engine, lam: np.ndarray) -> np.ndarray:
+    """PyTorch's CPU ``poisson``: per rate in order, Hörmann's PTRS for ``lam >= 10``, else
+    multiply uniforms until the product drops to ``exp(-lam)`` (one Python step per draw)."""
+    tape = _UniformTape(engine, 2 * lam.size + 16)
+    try:
+        out = np.array([_poisson_one(float(x), tape) for x in lam], dtype=np.float64)
+    finally:
+        tape.close()
     return out
