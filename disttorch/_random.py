@@ -131,6 +131,13 @@ def _gen(generator: Generator | None) -> MT19937Engine:
     return generator._engine
 
 
+def _numpy_gen(generator: Generator | None = None) -> np.random.Generator:
+    """NumPy's samplers over ``generator``'s mt19937 stream, for the distributions whose
+    PyTorch sampler is not reproduced (gamma, binomial, von Mises): seeded and
+    reproducible, and they advance the same stream, but the numbers are not PyTorch's."""
+    return np.random.Generator(_gen(generator).bit_generator)
+
+
 def manual_seed(seed: int) -> Generator:
     """Seed the default generator (and return it)."""
     return default_generator.manual_seed(int(seed) if isinstance(seed, float) else seed)
@@ -265,7 +272,9 @@ def _random_array(engine: MT19937Engine, shape: tuple, dt: np.dtype, low: Any, h
     else:
         high = int(high)
         if low >= high:
-            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+            raise RuntimeError(
+                f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )
         if floating:
             low, high = _update_from(dt, low), _update_to(dt, high)
             if low >= high:
@@ -519,7 +528,9 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     uniforms below)."""
     lam = input._data
     if lam.dtype.kind not in "fV":
-        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_dtype.scalar_type_name(lam.dtype)}'")
+        raise NotImplementedError(
+            f"\"poisson_cpu\" not implemented for '{_dtype.scalar_type_name(lam.dtype)}'"
+        )
     if np.any(lam < 0) or np.any(np.isnan(lam)):
         raise RuntimeError("poisson expects all rates to be non-negative and not NaN")
     flat = np.ascontiguousarray(lam, dtype=np.float64).reshape(-1)

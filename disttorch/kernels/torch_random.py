@@ -90,8 +90,9 @@ def _fma(a: np.ndarray, b: float, c: float, op: np.dtype) -> np.ndarray:
 def uniform(
     engine: MT19937Engine, n: int, dtype: np.dtype, low: float = 0.0, high: float = 1.0
 ) -> np.ndarray:
-    """``uniform_(low, high)``: ``x * (high - low) + low`` in opmath (fused), a value rounding
-    to ``high`` replaced by ``low``."""
+    """``uniform_(low, high)``: ``x * (high - low) + low`` in opmath with one rounding (a fused
+    multiply-add, as PyTorch's kernel is compiled), a value rounding to ``high`` replaced by
+    ``low``."""
     dt = np.dtype(dtype)
     op = _opmath(dt)
     lo, hi = op.type(low), op.type(high)
