@@ -34,46 +34,67 @@ def fma_f32(a: np.ndarray, b: np.ndarray | np.float32, c: np.ndarray | np.float3
     return (np.asarray(a, np.float64) * np.float64(b) + np.asarray(c, np.float64)).astype(_F)
 
 
+class _Fused:
+    """Chains of float32 fused multiply-adds ``y = y * b + c`` on a float32 array ``y``: the
+    product and sum in float64 (the product exact there), rounded once to float32; three
+    array passes per step into preallocated buffers."""
+
+    def __init__(self, y: np.ndarray) -> None:
+        self.y = np.array(y, dtype=_F)  # a copy: steps write in place
+        self._t = np.empty(self.y.shape, dtype=np.float64)
+
+    def step(self, b: np.ndarray | float, c: np.ndarray | float = 0.0) -> "_Fused":
+        np.multiply(self.y, b, out=self._t, dtype=np.float64)
+        if not (np.isscalar(c) and c == 0):
+            np.add(self._t, c, out=self._t)
+        np.copyto(self.y, self._t, casting="same_kind")
+        return self
+
+
 def log_f32(x: np.ndarray) -> np.ndarray:
-    """Natural log of float32 ``x`` (NaN for ``x <= 0``): mantissa in [sqrt(1/2), sqrt(2)),
-    a degree-9 polynomial in ``m - 1`` and the exponent times ln 2 split in two parts."""
-    x = np.asarray(x, dtype=_F)
-    invalid = x <= 0
-    bits = np.maximum(x, _F(np.finfo(_F).tiny)).view(np.uint32)
-    e = ((bits >> np.uint32(23)).astype(np.int32) - 127).astype(_F) + _F(1)
+    """Natural log of positive normal float32 ``x`` (the uniforms ``1 - u`` of the Box-Muller
+    transform): mantissa in [sqrt(1/2), sqrt(2)), a degree-9 polynomial in ``m - 1`` and the
+    exponent times ln 2 split in two parts."""
+    bits = np.asarray(x, dtype=_F).view(np.uint32)
+    e = ((bits >> np.uint32(23)).astype(np.int32) - 126).astype(_F)
     m = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(_F)  # in [0.5, 1)
     small = m < _SQRTHF
-    e = e - small.astype(_F)
+    e -= small
     m = (m - _F(1)) + np.where(small, m, _F(0))
-    z = m * m
-    y = np.full_like(m, _LOG_P[0])
+    m64, z = m.astype(np.float64), m * m
+    y = _Fused(np.full(m.shape, _LOG_P[0]))
     for c in _LOG_P[1:]:
-        y = fma_f32(y, m, c)
-    y = fma_f32(y * m, z, e * _LOG_Q1)
-    y = fma_f32(-z, _F(0.5), y)
-    out = fma_f32(e, _LOG_Q2, m + y)
-    out[invalid] = np.nan
-    return out
+        y.step(m64, float(c))
+    y.step(m64).step(z, e * _LOG_Q1).step(1.0, z * _F(-0.5))
+    return _Fused(e).step(float(_LOG_Q2), m + y.y).y
+
+
+# by octant pair k = (j >> 1) & 3: the sign of sin, the sign of cos, and whether sin takes
+# the sine polynomial (else the cosine one, and cos the other)
+_SIN_SIGN = np.array([1, 1, -1, -1], dtype=_F)
+_COS_SIGN = np.array([1, -1, -1, 1], dtype=_F)
+_SIN_POLY = np.array([True, False, True, False])
 
 
 def sincos_f32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(sin(x), cos(x))`` of float32 ``x``: reduction by multiples of pi/4 in three parts,
-    then Cephes' sine and cosine polynomials on ``[-pi/4, pi/4]``."""
+    """``(sin(x), cos(x))`` of non-negative float32 ``x`` (the Box-Muller angles ``2 pi u``):
+    reduction by multiples of pi/4 in three parts, then Cephes' sine and cosine polynomials
+    on ``[-pi/4, pi/4]``."""
     x = np.asarray(x, dtype=_F)
-    neg = np.signbit(x)
-    ax = np.abs(x)
-    j = (ax * _FOPI).astype(np.int32)
-    j = (j + 1) & ~1
+    j = (x * _FOPI).astype(np.int32)
+    j += 1
+    j &= ~1
     y = j.astype(_F)
-    sin_flip = ((j & 4) != 0) ^ neg
-    cos_flip = ((~(j - 2)) & 4) != 0
-    use_sin_poly = (j & 2) == 0
-    r = fma_f32(y, _DP[2], fma_f32(y, _DP[1], fma_f32(y, _DP[0], ax)))
+    k = (j >> 1) & 3
+    r = x
+    for dp in _DP:  # r + y * DP_k, fused
+        r = _Fused(y).step(float(dp), r).y
     z = r * r
-    pc = fma_f32(fma_f32(_COS_P[0], z, _COS_P[1]), z, _COS_P[2]) * z
-    pc = fma_f32(pc, z, -(z * _F(0.5))) + _F(1)
-    ps = fma_f32(fma_f32(_SIN_P[0], z, _SIN_P[1]), z, _SIN_P[2]) * z
-    ps = fma_f32(ps, r, r)
-    s = np.where(use_sin_poly, ps, pc)
-    c = np.where(use_sin_poly, pc, ps)
-    return np.where(sin_flip, -s, s), np.where(cos_flip, -c, c)
+    pc = _Fused(np.full(r.shape, _COS_P[0])).step(z, float(_COS_P[1])).step(z, float(_COS_P[2])).y
+    pc = _Fused(pc * z).step(z, z * _F(-0.5)).y + _F(1)
+    ps = _Fused(np.full(r.shape, _SIN_P[0])).step(z, float(_SIN_P[1])).step(z, float(_SIN_P[2])).y
+    ps = _Fused(ps * z).step(r, r).y
+    use_sin_poly = _SIN_POLY[k]
+    s = np.where(use_sin_poly, ps, pc) * _SIN_SIGN[k]
+    c = np.where(use_sin_poly, pc, ps) * _COS_SIGN[k]
+    return s, c

@@ -33,7 +33,7 @@ __all__ = [
     "poisson",
 ]
 
-_U53 = np.uint64((1 << 53) - 1)
+_CHUNK = 1 << 15  # elements per block of the multi-pass float kernels
 _U24 = np.uint64((1 << 24) - 1)
 
 
@@ -53,8 +53,14 @@ def _unit(engine: MT19937Engine, n: int, op: np.dtype) -> np.ndarray:
     """``uniform_real_distribution<op>(0, 1)``: 53 bits of ``random64()`` for double, 24 bits
     of ``random()`` for float, scaled by 2**-bits (exact)."""
     if op == np.float64:
-        return (engine.u64(n) & _U53).astype(np.float64) * (2.0**-53)
-    return (engine.u32(n) & _U24).astype(np.float32) * np.float32(2.0**-24)
+        raw = engine.u32(2 * n)  # random64() = first draw high: keep its low 21 bits
+        bits = ((raw[0::2] & np.uint64(0x1FFFFF)) << np.uint64(32)) | raw[1::2]
+        out = bits.view(np.int64).astype(np.float64)  # from int64: NumPy's fast conversion
+        out *= 2.0**-53
+        return out
+    out = (engine.u32(n) & _U24).view(np.int64).astype(np.float32)
+    out *= np.float32(2.0**-24)
+    return out
 
 
 _SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitting constant
@@ -96,9 +102,9 @@ def uniform(
     dt = np.dtype(dtype)
     op = _opmath(dt)
     lo, hi = op.type(low), op.type(high)
-    x = _unit(engine, n, op)
-    vals = _fma(x, hi - lo, lo, op).astype(dt)
-    vals[vals == dt.type(high)] = dt.type(low)
+    vals = _fma(_unit(engine, n, op), hi - lo, lo, op).astype(dt, copy=False)
+    if not (lo == 0 and hi == 1 and dt == op):  # [0, 1) in opmath never rounds up to 1
+        vals[vals == dt.type(high)] = dt.type(low)
     return vals
 
 
@@ -141,7 +147,9 @@ def _normal_fill(engine: MT19937Engine, n: int, dt: np.dtype, mean: float, std: 
     full = n // 16 * 16
     u = _unit(engine, n, op)
     out = np.empty(n, dtype=op)
-    out[:full] = _box_muller_16(u[:full].reshape(-1, 16), op, mean, std).reshape(-1)
+    for lo in range(0, full, _CHUNK):  # blocks that stay in cache
+        hi = min(lo + _CHUNK, full)
+        out[lo:hi] = _box_muller_16(u[lo:hi].reshape(-1, 16), op, mean, std).reshape(-1)
     if n % 16:
         out[n - 16 :] = _box_muller_16(_unit(engine, 16, op).reshape(1, 16), op, mean, std).reshape(-1)
     return out.astype(dt, copy=False)
@@ -173,18 +181,16 @@ def _normal_scalar(engine: MT19937Engine, n: int, mean: float, std: float) -> np
 def random_from_to(engine: MT19937Engine, n: int, dtype: np.dtype, range_: int, base: int) -> np.ndarray:
     """``random_(from, to)``: ``base + draw % range``, the draw 64-bit when ``range >= 2**28``."""
     draws = engine.u64(n) if range_ >= 1 << 28 else engine.u32(n)
-    r = draws % np.uint64(range_)
-    vals = (r.astype(np.int64) + np.int64(base)) if base >= 0 or range_ < 1 << 63 else None
-    if vals is None:  # base + r beyond int64 arithmetic: wrap in uint64 like the C++ cast
-        vals = (r + np.uint64(base & 0xFFFFFFFFFFFFFFFF)).view(np.int64)
-    return _cast(vals, dtype)
+    vals = draws % np.uint64(range_)
+    vals += np.uint64(base & 0xFFFFFFFFFFFFFFFF)  # two's complement: base + r as int64
+    return _cast(vals.view(np.int64), dtype)
 
 
 def _cast(vals: np.ndarray, dtype: np.dtype) -> np.ndarray:
     dt = np.dtype(dtype)
-    if dt.kind in "iub":
-        return vals.astype(dt) if dt.kind != "b" else vals != 0
-    return vals.astype(dt)
+    if dt.kind == "b":
+        return vals != 0
+    return vals.astype(dt, copy=False)
 
 
 def random_full_64(engine: MT19937Engine, n: int, dtype: np.dtype) -> np.ndarray:
