@@ -145,7 +145,9 @@ def _normal_fill(engine: MT19937Engine, n: int, dt: np.dtype, mean: float, std: 
     op = _opmath(dt)
     mean, std = op.type(mean), op.type(std)
     full = n // 16 * 16
-    u = _unit(engine, n, op)
+    # float32/float64 draw all n uniforms, then redraw the tail block; float16/bfloat16
+    # (computed in float32) draw block by block: the tail block's 16 only
+    u = _unit(engine, n if dt == op else full, op)
     out = np.empty(n, dtype=op)
     for lo in range(0, full, _CHUNK):  # blocks that stay in cache
         hi = min(lo + _CHUNK, full)
