@@ -54,7 +54,9 @@ _DEFAULT_SEED = 67280421310721  # PyTorch's default seed
 
 class Generator:
     """A random number generator (PyTorch's CPU mt19937 stream); pass it as ``generator=``
-    to sampling functions. Seeded with ``67280421310721`` like PyTorch's."""
+    to sampling functions. A new one is seeded with ``67280421310721`` like PyTorch's; the
+    default generator (``torch.manual_seed``) starts from a random seed in every process,
+    like PyTorch's."""
 
     def __init__(self, device: Any = "cpu") -> None:
         _check_device(device)
@@ -120,6 +122,7 @@ class Generator:
 
 
 default_generator = Generator()
+default_generator.seed()  # as PyTorch: the default generator starts from 64 bits of OS entropy
 
 
 def _gen(generator: Generator | None) -> MT19937Engine:

@@ -348,3 +348,45 @@ def test_kernel_uniform_replaces_a_value_rounded_up_to_high():
     hi = 1.0 + 2.0**-20
     vals = K.uniform(e, 100000, np.dtype(np.float16), 1.0, hi)  # rounds to 1.0 or hi in float16
     assert np.all(vals == np.float16(1.0))
+
+
+class _Draws:
+    """A dataset whose items are draws of the worker's torch, NumPy and ``random`` streams."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        import random
+
+        return self.lib.tensor([float(self.lib.rand(1).item()), float(np.random.rand()), random.random()])
+
+
+@pytest.mark.parity
+@pytest.mark.timeout(120)
+def test_dataloader_worker_seeds(torch):
+    def draw(T):
+        loader = T.utils.data.DataLoader(_Draws(T), batch_size=2, num_workers=2)
+        return T.cat([b for b in loader])
+
+    ours, theirs = _both(torch, draw, seed=9)
+    np.testing.assert_array_equal(_np(ours).astype(np.float64), _np(theirs).astype(np.float64))
+
+
+@pytest.mark.timeout(120)
+def test_default_generator_starts_from_os_entropy():
+    import subprocess
+    import sys
+
+    code = "import disttorch; print(disttorch.initial_seed())"
+    seeds = {
+        int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    }
+    seeds.add(
+        int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    )
+    assert len(seeds) == 2 and all(0 <= s < 2**64 for s in seeds)
+    assert dt.Generator().initial_seed() == 67280421310721
