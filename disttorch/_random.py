@@ -5,15 +5,13 @@ The streams are PyTorch's CPU streams: a ``Generator`` is PyTorch's mt19937 engi
 like PyTorch, same 5056-byte ``get_state()``), and each sampler draws from it in PyTorch's
 order and transforms the draws with PyTorch's arithmetic (``disttorch/kernels/
 torch_random.py``). So ``manual_seed(s)`` gives PyTorch's numbers: bit for bit for
-``rand``/``uniform_``, ``randint``/``random_``, ``randperm``, float32 ``randn``/``normal_``,
-``bernoulli`` (dropout masks), ``multinomial``, ``exponential_``, ``cauchy_``,
-``geometric_``; float64 normals and the ``log``/``tan``-based samplers to the last bit of
-NumPy's versus the C library's elementary functions (equal draws, values within an ulp or
-two). Samplers PyTorch defines by a rejection loop or another library (``poisson``, gamma,
-binomial, von Mises, ...) draw from the same engine through NumPy's algorithms: reproducible
-with the seed, but other numbers than PyTorch's.
-"""
-
+``rand``/``uniform_``, ``randint``/``random_``, ``randperm``, float32/16 ``randn``/``normal_``,
+``bernoulli`` (dropout masks), ``multinomial``, ``poisson``, and the float32 results of
+``exponential_``, ``cauchy_``, ``geometric_``, ``log_normal_``; float64 normals and
+``log``/``tan``-based float64 samples to the last bit of NumPy's versus the C library's
+elementary functions (equal draws, values within an ulp or two). Gamma, binomial and von
+Mises sampling (PyTorch's own rejection samplers) draw from the same engine through NumPy's
+algorithms (``_numpy_gen``): reproducible with the seed, but other numbers than PyTorch's.
 from __future__ import annotations
 
 import secrets
