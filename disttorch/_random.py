@@ -12,6 +12,8 @@ torch_random.py``). So ``manual_seed(s)`` gives PyTorch's numbers: bit for bit f
 elementary functions (equal draws, values within an ulp or two). Gamma, binomial and von
 Mises sampling (PyTorch's own rejection samplers) draw from the same engine through NumPy's
 algorithms (``_numpy_gen``): reproducible with the seed, but other numbers than PyTorch's.
+"""
+
 from __future__ import annotations
 
 import secrets
