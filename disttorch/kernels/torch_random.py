@@ -219,19 +219,48 @@ def randperm(engine: MT19937Engine, n: int) -> np.ndarray:
     ``i + random() % (n - i)``; for ``n >= (2**32 - 1) // 20`` the "inside-out" variant with
     ``random64() % (i + 1)``."""
     if n < (2**32 - 1) // 20:
-        perm = list(range(n))
+        perm = np.arange(n, dtype=np.int64)
         if n > 1:
-            offsets = (engine.u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
-            for i, z in enumerate(offsets):
-                j = i + z
-                perm[i], perm[j] = perm[j], perm[i]
-        return np.array(perm, dtype=np.int64)
+            targets = engine.u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)
+            targets = targets.astype(np.int64) + np.arange(n - 1, dtype=np.int64)
+            _swap_forward(perm, targets)
+        return perm
     picks = (engine.u64(n) % np.arange(1, n + 1, dtype=np.uint64)).tolist()
     perm = np.empty(n, dtype=np.int64)
     for i, z in enumerate(picks):
         perm[i] = perm[z]
         perm[z] = i
     return perm
+
+
+_SEQUENTIAL = 1 << 12  # below this many swaps left, one Python step per swap is cheaper
+
+
+def _swap_forward(perm: np.ndarray, targets: np.ndarray) -> None:
+    """Apply the swaps ``perm[i] <-> perm[targets[i]]`` (``targets[i] >= i``) for ``i = 0, 1,
+    ...`` in order, in place. Runs of consecutive swaps that touch disjoint positions (each
+    target beyond the run and no target twice) are independent and done as one NumPy
+    assignment; a run of about ``sqrt(n - i)`` swaps qualifies, so the whole shuffle takes
+    ``O(sqrt(n))`` NumPy calls, and the last few thousand swaps one Python step each."""
+    n_swaps = len(targets)
+    i = 0
+    while n_swaps - i > _SEQUENTIAL:
+        width = min(n_swaps - i, 3 * math.isqrt(len(perm) - i) + 16)
+        idx = np.arange(i, i + width, dtype=np.int64)
+        tgt = targets[i : i + width]
+        lowest = np.minimum.accumulate(np.where(tgt == idx, len(perm), tgt))
+        run = int(np.count_nonzero(lowest >= idx + 1))  # every target at or past the run's end
+        order = np.argsort(tgt, kind="stable")
+        repeats = order[1:][tgt[order[1:]] == tgt[order[:-1]]]
+        if repeats.size:
+            run = min(run, int(repeats.min()))  # stop before a target's second use
+        idx, tgt = idx[:run], tgt[:run]
+        perm[idx], perm[tgt] = perm[tgt], perm[idx]
+        i += run
+    values, rest = perm.tolist(), targets[i:].tolist()
+    for k, j in enumerate(rest, start=i):
+        values[k], values[j] = values[j], values[k]
+    perm[i:] = values[i:]
 
 
 def bernoulli_tensor(engine: MT19937Engine, p: np.ndarray) -> np.ndarray:
