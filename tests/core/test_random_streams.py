@@ -390,3 +390,9 @@ def test_default_generator_starts_from_os_entropy():
     )
     assert len(seeds) == 2 and all(0 <= s < 2**64 for s in seeds)
     assert dt.Generator().initial_seed() == 67280421310721
+
+
+@pytest.mark.parity
+def test_multinomial_without_replacement_runs_into_zero_weights(torch):
+    ours, theirs = _both(torch, lambda T: T.multinomial(T.tensor([1.0, 0.0, 0.0]), 2))
+    _same(ours, theirs)
