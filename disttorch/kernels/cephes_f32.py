@@ -34,21 +34,16 @@ def fma_f32(a: np.ndarray, b: np.ndarray | np.float32, c: np.ndarray | np.float3
     return (np.asarray(a, np.float64) * np.float64(b) + np.asarray(c, np.float64)).astype(_F)
 
 
-class _Fused:
-    """Chains of float32 fused multiply-adds ``y = y * b + c`` on a float32 array ``y``: the
-    product and sum in float64 (the product exact there), rounded once to float32; three
-    array passes per step into preallocated buffers."""
-
-    def __init__(self, y: np.ndarray) -> None:
-        self.y = np.array(y, dtype=_F)  # a copy: steps write in place
-        self._t = np.empty(self.y.shape, dtype=np.float64)
-
-    def step(self, b: np.ndarray | float, c: np.ndarray | float = 0.0) -> "_Fused":
-        np.multiply(self.y, b, out=self._t, dtype=np.float64)
-        if not (np.isscalar(c) and c == 0):
-            np.add(self._t, c, out=self._t)
-        np.copyto(self.y, self._t, casting="same_kind")
-        return self
+def _fma32(a: np.ndarray | float, b: np.ndarray | float, c: np.ndarray | float | None, tmp: np.ndarray,
+           out: np.ndarray) -> np.ndarray:  # fmt: skip
+    """``out = a * b + c`` for float32 values with one rounding: the product (exact) and the
+    sum in the float64 buffer ``tmp``, then rounded into float32 ``out`` (three array passes,
+    no allocation; ``out`` may be ``a`` or ``c``)."""
+    np.multiply(a, b, out=tmp, dtype=np.float64)
+    if c is not None:
+        np.add(tmp, c, out=tmp)
+    np.copyto(out, tmp, casting="same_kind")
+    return out
 
 
 def log_f32(x: np.ndarray) -> np.ndarray:
@@ -60,20 +55,16 @@ def log_f32(x: np.ndarray) -> np.ndarray:
     m = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(_F)  # in [0.5, 1)
     small = m < _SQRTHF
     e -= small
-    m = (m - _F(1)) + np.where(small, m, _F(0))
+    m = (m - _F(1)) + m * small  # m * small: m or 0, exact (np.where is far slower)
     m64, z = m.astype(np.float64), m * m
-    y = _Fused(np.full(m.shape, _LOG_P[0]))
-    for c in _LOG_P[1:]:
-        y.step(m64, float(c))
-    y.step(m64).step(z, e * _LOG_Q1).step(1.0, z * _F(-0.5))
-    return _Fused(e).step(float(_LOG_Q2), m + y.y).y
-
-
-# by octant pair k = (j >> 1) & 3: the sign of sin, the sign of cos, and whether sin takes
-# the sine polynomial (else the cosine one, and cos the other)
-_SIN_SIGN = np.array([1, 1, -1, -1], dtype=_F)
-_COS_SIGN = np.array([1, -1, -1, 1], dtype=_F)
-_SIN_POLY = np.array([True, False, True, False])
+    tmp, y = np.empty(m.shape, np.float64), np.empty(m.shape, _F)
+    _fma32(float(_LOG_P[0]), m64, float(_LOG_P[1]), tmp, y)
+    for c in _LOG_P[2:]:
+        _fma32(y, m64, float(c), tmp, y)
+    _fma32(y, m64, None, tmp, y)
+    _fma32(y, z, e * _LOG_Q1, tmp, y)
+    _fma32(z, -0.5, y, tmp, y)
+    return _fma32(e, float(_LOG_Q2), m + y, tmp, y)
 
 
 def sincos_f32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -85,16 +76,26 @@ def sincos_f32(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     j += 1
     j &= ~1
     y = j.astype(_F)
-    k = (j >> 1) & 3
-    r = x
+    tmp, r = np.empty(x.shape, np.float64), x.copy()
     for dp in _DP:  # r + y * DP_k, fused
-        r = _Fused(y).step(float(dp), r).y
+        _fma32(y, float(dp), r, tmp, r)
     z = r * r
-    pc = _Fused(np.full(r.shape, _COS_P[0])).step(z, float(_COS_P[1])).step(z, float(_COS_P[2])).y
-    pc = _Fused(pc * z).step(z, z * _F(-0.5)).y + _F(1)
-    ps = _Fused(np.full(r.shape, _SIN_P[0])).step(z, float(_SIN_P[1])).step(z, float(_SIN_P[2])).y
-    ps = _Fused(ps * z).step(r, r).y
-    use_sin_poly = _SIN_POLY[k]
-    s = np.where(use_sin_poly, ps, pc) * _SIN_SIGN[k]
-    c = np.where(use_sin_poly, pc, ps) * _COS_SIGN[k]
+    pc, ps = np.empty_like(r), np.empty_like(r)
+    _fma32(float(_COS_P[0]), z, float(_COS_P[1]), tmp, pc)
+    _fma32(pc, z, float(_COS_P[2]), tmp, pc)
+    pc *= z
+    _fma32(pc, z, z * _F(-0.5), tmp, pc)
+    pc += _F(1)
+    _fma32(float(_SIN_P[0]), z, float(_SIN_P[1]), tmp, ps)
+    _fma32(ps, z, float(_SIN_P[2]), tmp, ps)
+    ps *= z
+    _fma32(ps, r, r, tmp, ps)
+    # by j mod 8: sin takes the sine polynomial for 0 and 4 (cos the other), sin is negative
+    # for 4 and 6, cos for 2 and 4; selected and signed by exact products (np.where is slow)
+    sin_poly = (j & 2) == 0
+    cos_poly = ~sin_poly
+    s = ps * sin_poly + pc * cos_poly
+    c = pc * sin_poly + ps * cos_poly
+    s *= _F(1) - (j & 4).astype(_F) * _F(0.5)
+    c *= _F(1) - ((j + 2) & 4).astype(_F) * _F(0.5)
     return s, c
