@@ -139,7 +139,8 @@ def test_uniform_normal_in_place_with_bounds_and_strides(torch):
         d = T.empty(20, 30).t().normal_(1.0, 2.0)  # non-contiguous: the scalar path
         e = T.empty(100).normal_(0.5, 2.0)
         f = T.empty(100, dtype=T.float16).uniform_(-1, 1)
-        return a, b, c, d, e, f
+        g = T.rand(100, dtype=T.bfloat16)
+        return a, b, c, d, e, f, g
 
     ours, theirs = _both(torch, draw)
     for a, b in zip(ours, theirs):
