@@ -662,6 +662,8 @@ def random_(self: Tensor, from_: Any = None, to: Any = _NO_TO, *, generator: Any
     for floats and ``[0, max]`` for integers."""
     if to is _NO_TO:
         from_, to = (None, None) if from_ is None else (0, from_)
+    elif from_ is None:
+        from_ = 0
     dt = self._data.dtype
     engine = _gen(generator)
     vals = _draw(self, lambda n: _random._random_array(engine, (n,), dt, from_, to))

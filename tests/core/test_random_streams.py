@@ -160,6 +160,7 @@ def test_randint_and_random_all_dtypes_and_ranges(torch):
             T.empty(40, dtype=T.int64).random_(-(2**63), None),  # full 64-bit range
             T.empty(40, dtype=T.uint8).random_(5, None),
             T.empty(40).random_(7),
+            T.empty(40).random_(to=9),
         ]
         for dtype in ("uint8", "int8", "int16", "int32", "int64", "float32", "float64", "bool", "float16"):
             out.append(T.empty(60, dtype=getattr(T, dtype)).random_())
