@@ -214,11 +214,14 @@ def random_default(engine: MT19937Engine, n: int, dtype: np.dtype) -> np.ndarray
     return (draws % np.uint64((1 << digits(dt)) + 1)).astype(dt)
 
 
+_RANDPERM_WIDE = (2**32 - 1) // 20  # from here on PyTorch shuffles with 64-bit draws
+
+
 def randperm(engine: MT19937Engine, n: int) -> np.ndarray:
     """PyTorch's CPU ``randperm``: Fisher-Yates from the front, swap ``i`` with
     ``i + random() % (n - i)``; for ``n >= (2**32 - 1) // 20`` the "inside-out" variant with
     ``random64() % (i + 1)``."""
-    if n < (2**32 - 1) // 20:
+    if n < _RANDPERM_WIDE:
         perm = np.arange(n, dtype=np.int64)
         if n > 1:
             targets = engine.u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)

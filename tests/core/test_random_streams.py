@@ -97,17 +97,19 @@ def test_seed_api_errors_and_values():
         g.set_state(dt.tensor(list(b"PCG64\x01" + bytes(50)), dtype=dt.uint8))
 
 
-def test_randperm_large_n_path_is_inside_out_fisher_yates():
-    # n >= (2**32 - 1) // 20 takes the 64-bit "inside-out" shuffle: check it on a small n
-    # through the kernel's own loop by comparing with a direct transcription.
-    e = MT19937Engine(3)
+def test_randperm_large_n_path_is_inside_out_fisher_yates(monkeypatch):
+    # n >= (2**32 - 1) // 20 takes the 64-bit "inside-out" shuffle (too large to compare with
+    # PyTorch here): run it on a small n and compare with PyTorch's algorithm written out.
+    monkeypatch.setattr(K, "_RANDPERM_WIDE", 10)
     n = 50
-    picks = (e.u64(n) % np.arange(1, n + 1, dtype=np.uint64)).tolist()
+    got = K.randperm(MT19937Engine(3), n)
+    e = MT19937Engine(3)
     perm = [0] * n
-    for i, z in enumerate(picks):
+    for i in range(n):
+        z = int(e.u64(1)[0]) % (i + 1)
         perm[i] = perm[z]
         perm[z] = i
-    assert sorted(perm) == list(range(n)) and perm != list(range(n))
+    assert got.tolist() == perm and sorted(perm) == list(range(n))
 
 
 # ----------------------------------------------------------------------------- parity
