@@ -102,7 +102,7 @@ class Generator:
         raw = new_state._data.tobytes()
         if raw.startswith(b"PCG64"):
             raise RuntimeError(
-                "this RNG state was saved by disttorch < 0.2 (a NumPy PCG64 stream); the "
+                "this RNG state was saved by an earlier disttorch (a NumPy PCG64 stream); the "
                 "generator is now PyTorch's mt19937 and cannot continue that stream: reseed "
                 "with manual_seed instead"
             )
