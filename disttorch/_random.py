@@ -97,7 +97,7 @@ class Generator:
         """Restore a state from ``get_state`` (this library's or PyTorch's), mid-stream
         position and cached normal sample included."""
         if not isinstance(new_state, Tensor) or new_state._data.dtype != np.uint8:
-            got = f"torch.{new_state.dtype}" if isinstance(new_state, Tensor) else type(new_state).__name__
+            got = f"a {new_state.dtype} tensor" if isinstance(new_state, Tensor) else type(new_state).__name__
             raise TypeError(f"RNG state must be a torch.ByteTensor (uint8), got {got}")
         raw = new_state._data.tobytes()
         if raw.startswith(b"PCG64"):
