@@ -380,6 +380,20 @@ def test_dataloader_worker_seeds(torch):
     np.testing.assert_array_equal(_np(ours).astype(np.float64), _np(theirs).astype(np.float64))
 
 
+@pytest.mark.parity
+@pytest.mark.timeout(120)
+def test_persistent_workers_draw_the_base_seed_once(torch):
+    def draw(T):
+        ds = T.utils.data.TensorDataset(T.arange(12))
+        loader = T.utils.data.DataLoader(
+            ds, batch_size=4, shuffle=True, num_workers=1, persistent_workers=True
+        )
+        return T.cat([b[0] for _ in range(2) for b in loader] + [T.rand(2)])
+
+    ours, theirs = _both(torch, draw, seed=4)
+    np.testing.assert_array_equal(_np(ours).astype(np.float64), _np(theirs).astype(np.float64))
+
+
 @pytest.mark.timeout(120)
 def test_default_generator_starts_from_os_entropy():
     import subprocess

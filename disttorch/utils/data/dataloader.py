@@ -110,6 +110,7 @@ class DataLoader:
         self.worker_init_fn, self.generator = worker_init_fn, generator
         self.multiprocessing_context = multiprocessing_context
         self.persistent_workers = persistent_workers
+        self._persistent_seed: int | None = None  # the base seed persistent workers keep
         self.pin_memory = pin_memory
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
@@ -168,8 +169,13 @@ class DataLoader:
                 stacklevel=2,
             )
         # As PyTorch, every iterator draws its workers' base seed first (one int64 random_()
-        # from ``generator`` or the default generator), before the sampler draws anything.
-        base_seed = int(_random_array(_gen(self.generator), (), np.dtype(np.int64), None, None))
+        # from ``generator`` or the default generator), before the sampler draws anything;
+        # with persistent workers PyTorch keeps its first iterator, so it draws only once.
+        base_seed = self._persistent_seed
+        if base_seed is None:
+            base_seed = int(_random_array(_gen(self.generator), (), np.dtype(np.int64), None, None))
+            if self.persistent_workers and self.num_workers > 0:
+                self._persistent_seed = base_seed
         if self.num_workers == 0:
             return self._single_process(fetch)
         return self._multi_process(fetch, base_seed)
