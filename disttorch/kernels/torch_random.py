@@ -1,9 +1,11 @@
 """PyTorch's CPU sampling kernels on an :class:`MT19937Engine`: the same draws, in the same
 order, turned into numbers by the same arithmetic, so a seed gives PyTorch's values.
 
-Every function fills a whole array from bulk engine output (no Python loop per number,
-except the inherently sequential Fisher-Yates swaps of ``randperm``). ``dtype`` arguments
-are NumPy dtypes; float16/bfloat16 compute in float32 like PyTorch's ``opmath``.
+Every function fills a whole array from bulk engine output, with no Python loop per
+number except where PyTorch's algorithm is itself sequential: the tail of ``randperm``'s
+Fisher-Yates swaps, ``multinomial`` with replacement (one step per row) and ``poisson``'s
+rejection sampler (one step per draw). ``dtype`` arguments are NumPy dtypes;
+float16/bfloat16 compute in float32 like PyTorch's ``opmath``.
 """
 
 from __future__ import annotations
