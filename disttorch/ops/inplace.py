@@ -25,13 +25,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import get_default_dtype, result_type, scalar_type_name
 from .. import _random
+from .._dtype import get_default_dtype, result_type, scalar_type_name
 from .._random import _gen
-from ..kernels import torch_random as _kr
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..kernels import torch_random as _kr
 from . import indexing, shape
 
 __all__: list = []  # everything here is a Tensor method
