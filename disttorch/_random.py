@@ -1,11 +1,22 @@
 """Random numbers: ``Generator``, the default generator and ``manual_seed``, and sampling
-functions (``rand``, ``randn``, ``randint``, ``randperm``, ...). Same seed, same numbers,
-every run (NumPy's PCG64 underneath; the streams differ from PyTorch's)."""
+functions (``rand``, ``randn``, ``randint``, ``randperm``, ...).
+
+The streams are PyTorch's CPU streams: a ``Generator`` is PyTorch's mt19937 engine (seeded
+like PyTorch, same 5056-byte ``get_state()``), and each sampler draws from it in PyTorch's
+order and transforms the draws with PyTorch's arithmetic (``disttorch/kernels/
+torch_random.py``). So ``manual_seed(s)`` gives PyTorch's numbers: bit for bit for
+``rand``/``uniform_``, ``randint``/``random_``, ``randperm``, float32/16 ``randn``/``normal_``,
+``bernoulli`` (dropout masks), ``multinomial``, ``poisson``, and the float32 results of
+``exponential_``, ``cauchy_``, ``geometric_``, ``log_normal_``; float64 normals and
+``log``/``tan``-based float64 samples to the last bit of NumPy's versus the C library's
+elementary functions (equal draws, values within an ulp or two). Gamma, binomial and von
+Mises sampling (PyTorch's own rejection samplers) draw from the same engine through NumPy's
+algorithms (``_numpy_gen``): reproducible with the seed, but other numbers than PyTorch's.
+"""
 
 from __future__ import annotations
 
-import io
-import pickle
+import secrets
 from typing import Any
 
 import numpy as np
@@ -13,6 +24,8 @@ import numpy as np
 from . import _dtype
 from ._creation import _size, _sizes, check_layout
 from ._tensor import _CPU, Tensor, _check_device
+from .kernels import torch_random as _k
+from .kernels.mt19937 import STATE_SIZE, MT19937Engine
 
 __all__ = [
     "Generator",
@@ -37,114 +50,121 @@ __all__ = [
 ]
 
 
+_DEFAULT_SEED = 67280421310721  # PyTorch's default seed
+
+
 class Generator:
-    """A random number generator; pass it as ``generator=`` to sampling functions."""
+    """A random number generator (PyTorch's CPU mt19937 stream); pass it as ``generator=``
+    to sampling functions. A new one is seeded with ``67280421310721`` like PyTorch's; the
+    default generator (``torch.manual_seed``) starts from a random seed in every process,
+    like PyTorch's."""
 
     def __init__(self, device: Any = "cpu") -> None:
         _check_device(device)
-        self._seed = 67280421310721  # PyTorch's default seed
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._engine = MT19937Engine(_DEFAULT_SEED)
 
     @property
     def device(self) -> Any:
         return _CPU
 
     def manual_seed(self, seed: int) -> "Generator":
-        """Reset the generator to the stream of ``seed``."""
-        self._seed = int(seed)
-        self._rng = np.random.Generator(np.random.PCG64(self._seed & 0xFFFFFFFFFFFFFFFF))
+        """Reset the generator to the stream of ``seed`` (an integer in ``[-2**63, 2**64)``;
+        negative seeds are taken modulo ``2**64``)."""
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        seed = int(seed)
+        if not -(2**63) <= seed < 2**64:
+            raise ValueError("Overflow when unpacking long long")
+        self._engine.manual_seed(seed)
         return self
 
     def seed(self) -> int:
-        """Seed from the OS and return the seed used."""
-        s = int(np.random.SeedSequence().entropy) & 0xFFFFFFFFFFFFFFFF
-        self.manual_seed(s)
+        """Seed from the OS (64 random bits) and return the seed used."""
+        s = secrets.randbits(64)
+        self._engine.manual_seed(s)
         return s
 
     def initial_seed(self) -> int:
-        return self._seed
+        """The seed the stream started from (as an unsigned 64-bit integer)."""
+        return self._engine.seed
 
     def get_state(self) -> Tensor:
-        """The generator's state as a uint8 tensor of plain bytes (for checkpoints): a tag,
-        the seed, PCG64's 128-bit state and increment and its buffered 32-bit output."""
-        st = self._rng.bit_generator.state
-        raw = (
-            _STATE_TAG
-            + self._seed.to_bytes(16, "little", signed=True)
-            + st["state"]["state"].to_bytes(16, "little")
-            + st["state"]["inc"].to_bytes(16, "little")
-            + bytes([st["has_uint32"]])
-            + st["uinteger"].to_bytes(4, "little")
-        )
-        return Tensor._make(np.frombuffer(raw, dtype=np.uint8).copy())
+        """The generator's state: a uint8 tensor of 5056 bytes in PyTorch's layout, so
+        ``torch.Generator.set_state`` accepts it and this accepts PyTorch's."""
+        raw = np.frombuffer(self._engine.get_state(), dtype=np.uint8).copy()
+        return Tensor._make(raw)
 
-    def set_state(self, state: Tensor) -> "Generator":
-        """Restore a state returned by ``get_state``."""
-        data = state._data if isinstance(state, Tensor) else np.asarray(state)
-        raw = data.astype(np.uint8).tobytes()
-        if raw[: len(_STATE_TAG)] == _STATE_TAG and len(raw) == _STATE_LEN:
-            at = len(_STATE_TAG)
-            seed = int.from_bytes(raw[at : at + 16], "little", signed=True)
-            st = {
-                "bit_generator": "PCG64",
-                "state": {
-                    "state": int.from_bytes(raw[at + 16 : at + 32], "little"),
-                    "inc": int.from_bytes(raw[at + 32 : at + 48], "little"),
-                },
-                "has_uint32": raw[at + 48],
-                "uinteger": int.from_bytes(raw[at + 49 :], "little"),
-            }
-        elif raw[:1] == b"\x80":  # the pickled form of earlier versions, read without running code
-            seed, st = _PlainUnpickler(io.BytesIO(raw)).load()
-        else:
-            raise ValueError(
-                f"not a generator state: expected the {_STATE_LEN}-byte uint8 tensor "
-                f"get_state() returns, got {len(raw)} bytes"
+    def set_state(self, new_state: Tensor) -> "Generator":
+        """Restore a state from ``get_state`` (this library's or PyTorch's), mid-stream
+        position and cached normal sample included."""
+        if not isinstance(new_state, Tensor) or new_state._data.dtype != np.uint8:
+            got = f"a {new_state.dtype} tensor" if isinstance(new_state, Tensor) else type(new_state).__name__
+            raise TypeError(f"RNG state must be a torch.ByteTensor (uint8), got {got}")
+        raw = new_state._data.tobytes()
+        if raw.startswith(b"PCG64"):
+            raise RuntimeError(
+                "this RNG state was saved by an earlier disttorch (a NumPy PCG64 stream); the "
+                "generator is now PyTorch's mt19937 and cannot continue that stream: reseed "
+                "with manual_seed instead"
             )
-        self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64())
-        self._rng.bit_generator.state = st
+        if len(raw) != STATE_SIZE:
+            raise RuntimeError(
+                f"Expected a CPUGeneratorImplState of size {STATE_SIZE} but found the input "
+                f"RNG state size to be {len(raw)}"
+            )
+        self._engine.set_state(raw)
         return self
 
+    def __reduce__(self) -> tuple:
+        return (Generator, ("cpu",), self._engine.get_state())
 
-class _PlainUnpickler(pickle.Unpickler):
-    """Reads the plain numbers, strings and dicts of an earlier version's pickled state and
-    refuses every global, so no byte of a state can name code to run."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"a generator state holds plain values only, not {module}.{name}")
-
-
-_STATE_TAG = b"PCG64\x01"
-_STATE_LEN = len(_STATE_TAG) + 16 * 3 + 1 + 4
+    def __setstate__(self, state: bytes) -> None:
+        self._engine.set_state(state)
 
 
 default_generator = Generator()
+default_generator.seed()  # as PyTorch: the default generator starts from 64 bits of OS entropy
 
 
-def _gen(generator: Generator | None) -> np.random.Generator:
-    return (generator or default_generator)._rng
+def _gen(generator: Generator | None) -> MT19937Engine:
+    """The engine of ``generator`` (the default generator for ``None``)."""
+    if generator is None:
+        return default_generator._engine
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    return generator._engine
+
+
+def _numpy_gen(generator: Generator | None = None) -> np.random.Generator:
+    """NumPy's samplers over ``generator``'s mt19937 stream, for the distributions whose
+    PyTorch sampler is not reproduced (gamma, binomial, von Mises): seeded and
+    reproducible, and they advance the same stream, but the numbers are not PyTorch's."""
+    return np.random.Generator(_gen(generator).bit_generator)
 
 
 def manual_seed(seed: int) -> Generator:
     """Seed the default generator (and return it)."""
-    return default_generator.manual_seed(seed)
+    return default_generator.manual_seed(int(seed) if isinstance(seed, float) else seed)
 
 
 def seed() -> int:
+    """Seed the default generator from the OS and return the seed."""
     return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The default generator's seed."""
     return default_generator.initial_seed()
 
 
 def get_rng_state() -> Tensor:
+    """The default generator's state (PyTorch's 5056-byte layout)."""
     return default_generator.get_state()
 
 
-def set_rng_state(state: Tensor) -> None:
-    default_generator.set_state(state)
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore the default generator's state."""
+    default_generator.set_state(new_state)
 
 
 def _float_dt(dtype: Any, op: str = "check_uniform_bounds", complex_ok: bool = False) -> np.dtype:
@@ -158,12 +178,131 @@ def _complex_draw(draw: Any, shape: tuple, dt: np.dtype, scale: float) -> np.nda
     """Complex samples: real and imaginary parts drawn independently (interleaved, as
     PyTorch fills a complex tensor's real view), each scaled by ``scale``."""
     pairs = draw(tuple(shape) + (2,)) * scale
-    return pairs.astype(np.float32 if dt == np.complex64 else np.float64).view(dt)[..., 0]
+    return pairs.astype(_real_dt(dt)).view(dt)[..., 0]
+
+
+def _real_dt(dt: np.dtype) -> np.dtype:
+    """The real dtype of complex ``dt``'s parts."""
+    return np.dtype(np.float32 if dt == np.complex64 else np.float64)
 
 
 def _out(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = Tensor._make(arr)
     return t.requires_grad_(True) if requires_grad else t
+
+
+def _memory_order(shape: tuple, strides: tuple, draw: Any) -> np.ndarray:
+    """``draw(n)``'s values laid out in memory order of an array with ``strides``, as
+    PyTorch's TensorIterator visits a non-contiguous output (outermost stride first)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    order = sorted(range(len(shape)), key=lambda d: -abs(strides[d]))
+    vals = draw(n).reshape([shape[d] for d in order])
+    return vals.transpose(np.argsort(order))
+
+
+def _uniform_array(
+    engine: MT19937Engine, shape: tuple, dt: np.dtype, low: float, high: float, strides: tuple | None = None
+) -> np.ndarray:
+    """``uniform_(low, high)`` values for an array of ``shape``."""
+    if strides is None or not shape:
+        return _k.uniform(engine, int(np.prod(shape, dtype=np.int64)), dt, low, high).reshape(shape)
+    return _memory_order(shape, strides, lambda n: _k.uniform(engine, n, dt, low, high))
+
+
+def _normal_array(
+    engine: MT19937Engine, shape: tuple, dt: np.dtype, mean: float, std: float, contiguous: bool = True,
+    strides: tuple | None = None,
+) -> np.ndarray:  # fmt: skip
+    """``normal_(mean, std)`` values for an array of ``shape``: PyTorch's 16-wide Box-Muller
+    for 16+ contiguous elements, the scalar path otherwise."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if contiguous or strides is None:
+        return _k.normal(engine, n, dt, mean, std, contiguous=contiguous).reshape(shape)
+    return _memory_order(shape, strides, lambda m: _k.normal(engine, m, dt, mean, std, contiguous=False))
+
+
+def _dtype_label(dt: np.dtype) -> str:
+    return f"torch.{_dtype.scalar_type_name(dt).lower()}" if dt.kind != "V" else "torch.bfloat16"
+
+
+def _update_from(dt: np.dtype, low: int) -> int:
+    """PyTorch's ``update_from``: the smallest ``from`` whose cast to float dtype ``dt`` does not
+    round below it."""
+    plus1 = int(np.array(low + 1, dtype=np.float64).astype(dt).astype(np.float64))
+    if plus1 < low:
+        n = abs(low + 1).bit_length() - 1
+        low = plus1 + (1 << (n - _k.digits(dt) + 1))
+    return low
+
+
+def _update_to(dt: np.dtype, high: int) -> int:
+    """PyTorch's ``update_to``: the mirror of :func:`_update_from` for the exclusive end."""
+    minus1 = int(np.array(high - 1, dtype=np.float64).astype(dt).astype(np.float64))
+    if minus1 >= high:
+        n = abs(high - 1).bit_length() - 1
+        high = minus1 - (1 << (n - _k.digits(dt) + 1))
+    return high
+
+
+def _check_in_range(dt: np.dtype, low: int, high_inc: int) -> None:
+    if dt.kind in "fV":
+        big = float(np.finfo(np.float32).max) if dt.kind == "V" else float(np.finfo(dt).max)
+        lo, hi = -big, big
+    elif dt.kind == "b":
+        lo, hi = 0, 1
+    else:
+        lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+    for value, name in ((low, "from"), (high_inc, "to - 1")):
+        if not lo <= value <= hi:
+            raise RuntimeError(f"{name} is out of bounds for {_dtype_label(dt)} (valid: [{lo}, {hi}])")
+
+
+def _random_array(engine: MT19937Engine, shape: tuple, dt: np.dtype, low: Any, high: Any) -> np.ndarray:
+    """``random_``'s values: ``low=None`` is ``random_()`` (``[0, max]`` of an integer dtype,
+    ``[0, 2**digits]`` of a float one); ``high=None`` means up to the dtype's maximum
+    (``low=-2**63`` then draws full 64-bit integers); else ``[low, high)``."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if low is None:
+        return _k.random_default(engine, n, dt).reshape(shape)
+    low = int(low)
+    floating = dt.kind in "fV"
+    if high is None:
+        if low == -(2**63):
+            if dt not in (np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float64)) and dt.kind != "V":
+                raise RuntimeError(
+                    "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16"
+                )
+            return _k.random_full_64(engine, n, dt).reshape(shape)
+        if floating:
+            high_inc = 1 << _k.digits(dt)
+            low = _update_from(dt, low)
+            if low >= high_inc:
+                raise RuntimeError(
+                    "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted "
+                    f"to dtype, but got from={low} > to_inc={high_inc}"
+                )
+        else:
+            high_inc = 1 if dt.kind == "b" else int(np.iinfo(dt).max)
+        _check_in_range(dt, low, high_inc)
+        range_ = high_inc - low + 1
+    else:
+        high = int(high)
+        if low >= high:
+            raise RuntimeError(
+                f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )
+        if floating:
+            low, high = _update_from(dt, low), _update_to(dt, high)
+            if low >= high:
+                raise RuntimeError(
+                    "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but "
+                    f"got from={low} >= to={high}"
+                )
+        _check_in_range(dt, low, high - 1)
+        range_ = high - low
+    if n == 0:
+        return np.empty(shape, dtype=dt)
+    return _k.random_from_to(engine, n, dt, range_, low).reshape(shape)
 
 
 def rand(
@@ -184,9 +323,10 @@ def rand(
         _check_device(device)
     dt = _float_dt(dtype, complex_ok=True)
     if dt.kind == "c":
-        rng = _gen(generator)
-        return _out(_complex_draw(lambda sh: rng.random(sh, dtype=np.float64), shape, dt, 1.0), requires_grad)
-    return _out(_gen(generator).random(shape, dtype=np.float64).astype(dt), requires_grad)
+        engine, real = _gen(generator), _real_dt(dt)
+        draw = lambda sh: _uniform_array(engine, sh, real, 0.0, 1.0)  # noqa: E731
+        return _out(_complex_draw(draw, shape, dt, 1.0), requires_grad)
+    return _out(_uniform_array(_gen(generator), shape, dt, 0.0, 1.0), requires_grad)
 
 
 def randn(
@@ -207,10 +347,10 @@ def randn(
         _check_device(device)
     dt = _float_dt(dtype, "normal_kernel_cpu", complex_ok=True)
     if dt.kind == "c":
-        rng = _gen(generator)
-        draw = lambda sh: rng.standard_normal(sh, dtype=np.float64)  # noqa: E731
-        return _out(_complex_draw(draw, shape, dt, 0.5**0.5), requires_grad)
-    return _out(_gen(generator).standard_normal(shape, dtype=np.float64).astype(dt), requires_grad)
+        engine, real = _gen(generator), _real_dt(dt)
+        draw = lambda sh: _normal_array(engine, sh, real, 0.0, 0.5**0.5)  # noqa: E731
+        return _out(_complex_draw(draw, shape, dt, 1.0), requires_grad)
+    return _out(_normal_array(_gen(generator), shape, dt, 0.0, 1.0), requires_grad)
 
 
 def randint(
@@ -233,11 +373,8 @@ def randint(
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
-    low, high = int(low), int(high)
-    if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    dt = _dtype.to_numpy(dtype) if dtype is not None else np.int64
-    out = _gen(generator).integers(low, high, _size((size,)), dtype=np.int64).astype(dt)
+    dt = _dtype.to_numpy(dtype) if dtype is not None else np.dtype(np.int64)
+    out = _random_array(_gen(generator), _size((size,)), dt, int(low), int(high))
     return _out(out, requires_grad)
 
 
@@ -256,7 +393,7 @@ def randperm(
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.int64
-    return _out(_gen(generator).permutation(int(n)).astype(dt), requires_grad)
+    return _out(_k.randperm(_gen(generator), int(n)).astype(dt), requires_grad)
 
 
 def rand_like(
@@ -370,8 +507,15 @@ def normal(
             if not isinstance(std, Tensor)
             else "normal expects all elements of std >= 0.0"
         )
-    z = _gen(generator).standard_normal(shape)
-    return _out((z * s + _value(mean)).astype(dt, copy=False), requires_grad)
+    engine = _gen(generator)
+    if isinstance(std, Tensor):  # PyTorch: normal_(0, 1), then mul_(std) and add_(mean)
+        z = _normal_array(engine, shape, dt, 0.0, 1.0)
+        out = (z * s.astype(dt, copy=False)).astype(dt, copy=False) + np.asarray(_value(mean), dtype=dt)
+    elif isinstance(mean, Tensor):  # PyTorch: normal_(0, std), then add_(mean)
+        out = _normal_array(engine, shape, dt, 0.0, float(std)) + mean._data.astype(dt, copy=False)
+    else:
+        out = _normal_array(engine, shape, dt, float(mean), float(std))
+    return _out(np.asarray(out, dtype=dt), requires_grad)
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
@@ -380,15 +524,25 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
     prob = input._data if p is None else p
     if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    u = _gen(generator).random(input._data.shape)
-    return Tensor._make((u < prob).astype(input._data.dtype))
+    return Tensor._make(_bernoulli_array(_gen(generator), input._data.shape, prob).astype(input._data.dtype))
+
+
+def _bernoulli_array(engine: MT19937Engine, shape: tuple, p: Any) -> np.ndarray:
+    """``bernoulli_(p)`` outcomes (bool) for ``shape``: a number ``p`` takes one double uniform
+    per element; a tensor ``p`` (broadcast to ``shape``) a double uniform when it is float64,
+    else a float one."""
+    if isinstance(p, np.ndarray) and p.ndim:
+        return _k.bernoulli_tensor(engine, np.broadcast_to(p, shape))
+    n = int(np.prod(shape, dtype=np.int64))
+    return _k.bernoulli_scalar(engine, n, float(p)).reshape(shape)
 
 
 def multinomial(
     input: Tensor, num_samples: int, replacement: bool = False, *, generator: Generator | None = None
 ) -> Tensor:
     """Indices sampled from the categorical distribution(s) with weights ``input`` (1-D, or
-    2-D with one distribution per row); without ``replacement`` each index at most once.
+    2-D with one distribution per row); without ``replacement`` each index at most once
+    (as PyTorch's CPU build, zero-weight indices fill up when the nonzero ones run out).
     Returns int64 of shape ``(num_samples,)`` or ``(rows, num_samples)``."""
     w = input._data
     if w.ndim not in (1, 2):
@@ -397,40 +551,34 @@ def multinomial(
         raise RuntimeError(
             f"multinomial only supports floating-point dtypes for input, got: {input.dtype.name.capitalize()}"
         )
-    rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
+    rows = w.reshape(-1, w.shape[-1])
     n_cat = rows.shape[1]
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > n_cat:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+    wide = rows.astype(np.float64)
+    if not np.all(np.isfinite(wide)) or np.any(wide < 0):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if np.any(rows.sum(1) <= 0):
+    if np.any(wide.sum(1) <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = _gen(generator)
-    if replacement:
-        cdf = np.cumsum(rows, axis=1)
-        cdf /= cdf[:, -1:]
-        u = rng.random((rows.shape[0], num_samples))
-        out = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
-        out = np.minimum(out, n_cat - 1)
-    else:
-        # Exponential race: the k smallest E_i / w_i are a weighted sample without replacement.
-        with np.errstate(divide="ignore"):
-            keys = rng.exponential(size=rows.shape) / rows
-        if num_samples > int((rows > 0).sum(1).min()):
-            raise RuntimeError(
-                "invalid multinomial distribution (with replacement=False, not "
-                "enough non-negative category to sample)"
-            )
-        out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
-    out = out.astype(np.int64)
+    out = _k.multinomial(_gen(generator), rows, int(num_samples), bool(replacement)).astype(np.int64)
     return Tensor._make(out.reshape(num_samples) if w.ndim == 1 else out)
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Samples from Poisson distributions with rates ``input`` (same shape and dtype)."""
-    return Tensor._make(_gen(generator).poisson(input._data).astype(input._data.dtype))
+    """Samples from Poisson distributions with rates ``input`` (same shape and dtype), by
+    PyTorch's CPU algorithm (Hörmann's transformed rejection for rates >= 10, products of
+    uniforms below)."""
+    lam = input._data
+    if lam.dtype.kind not in "fV":
+        raise NotImplementedError(
+            f"\"poisson_cpu\" not implemented for '{_dtype.scalar_type_name(lam.dtype)}'"
+        )
+    if np.any(lam < 0) or np.any(np.isnan(lam)):
+        raise RuntimeError("poisson expects all rates to be non-negative and not NaN")
+    flat = np.ascontiguousarray(lam, dtype=np.float64).reshape(-1)
+    return Tensor._make(_k.poisson(_gen(generator), flat).reshape(lam.shape).astype(lam.dtype))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:
@@ -467,5 +615,5 @@ def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) ->
             "binomial expects finite count >= 0 and 0 <= prob <= 1, got count "
             f"{n[bad].flat[0]} and prob {p[bad].flat[0]}"
         )
-    draws = _gen(generator).binomial(np.where(nan, 0, n).astype(np.int64), np.where(nan, 0, p))
+    draws = _numpy_gen(generator).binomial(np.where(nan, 0, n).astype(np.int64), np.where(nan, 0, p))
     return Tensor._make(np.where(nan, np.nan, draws).astype(n.dtype))

@@ -11,11 +11,10 @@ cumulative XOR; ``fast_forward`` jumps directly, point ``k`` being ``shift XOR``
 direction numbers of the set bits of ``gray(k) = k ^ (k >> 1)``.
 
 Scrambling is PyTorch's: a random lower-triangular binary matrix per dimension applied to
-the direction numbers (linear matrix scrambling) and a random digital shift. With
-``seed=`` the random bits come from the same 32-bit Mersenne Twister stream a seeded
-``torch.Generator`` yields, so scrambled sequences equal PyTorch's for the same seed too;
-without a seed they come from disttorch's default generator (``manual_seed`` makes them
-reproducible, but they differ from PyTorch's unseeded draws, as all our random streams do).
+the direction numbers (linear matrix scrambling) and a random digital shift, their bits
+drawn as PyTorch draws them: ``randint(2, ...)`` from a new ``Generator`` seeded with
+``seed``, or from the default generator when ``seed`` is None, so scrambled sequences equal
+PyTorch's (after the same ``manual_seed`` when unseeded).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._random import _gen
+from ._random import Generator, randint
 from ._tensor import Tensor
 
 __all__ = ["SobolEngine"]
@@ -71,13 +70,10 @@ def _direction_numbers(dimension: int) -> np.ndarray:
 
 
 def _random_bits(count: int, seed: int | None) -> np.ndarray:
-    """``count`` random bits as ``torch.randint(2, ...)`` draws them: from a Mersenne
-    Twister seeded as ``torch.Generator().manual_seed(seed)`` seeds it (the low bit of each
-    32-bit output), or from disttorch's default generator when ``seed`` is None."""
-    if seed is None:
-        return _gen(None).integers(0, 2, size=count, dtype=np.int64)
-    mt = np.random.RandomState(int(seed) & 0xFFFFFFFF)  # MT19937 with init_genrand, as PyTorch's
-    return (mt.randint(0, 2**32, size=count, dtype=np.uint32) & 1).astype(np.int64)
+    """``count`` random bits drawn by ``randint(2, ...)`` from a new generator seeded with
+    ``seed``, or from the default generator when ``seed`` is None."""
+    generator = None if seed is None else Generator().manual_seed(seed)
+    return randint(2, (count,), generator=generator)._data
 
 
 def _scrambled(v: np.ndarray, ltm: np.ndarray) -> np.ndarray:

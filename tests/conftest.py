@@ -37,6 +37,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("PyTorch is not installed: nothing to compare with (parity test)")
 
 
+@pytest.fixture(autouse=True)
+def _seeded_default_generator() -> None:
+    """Every test starts the default generator from seed 0: as in PyTorch, it otherwise
+    starts from OS entropy, and a test's numbers would change from run to run."""
+    import disttorch
+
+    disttorch.manual_seed(0)
+
+
 @pytest.fixture
 def torch():
     """The installed PyTorch, for parity tests (skipped without it). Test files that use this

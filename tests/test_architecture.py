@@ -8,9 +8,9 @@ the name, after the package has finished importing, so they re-export rather tha
 
 The layers, bottom to top (``DESIGN.md``)::
 
+    kernels     disttorch.kernels (pure NumPy, no Tensor: they import no other layer)
     core        disttorch._* (tensor, dtypes, creation, random, printing, faults), utils.trace
     autograd    disttorch.autograd
-    kernels     disttorch.kernels (pure NumPy, no Tensor)
     ops         disttorch.ops
     library     nn, optim, utils, distributed, datasets, serialization, viz, ...
     parallel    disttorch.nn.parallel (where nn and distributed meet)
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "disttorch"
 LAUNCHER = ROOT / "launcher"  # installed as disttorch.launcher (disttorch/launcher links to it)
 
-LAYERS = ("core", "autograd", "kernels", "ops", "library", "parallel", "package", "launcher")
+LAYERS = ("kernels", "core", "autograd", "ops", "library", "parallel", "package", "launcher")
 
 
 def _module_files() -> dict[str, Path]:

@@ -9,7 +9,7 @@ import numpy as np
 
 import disttorch as _dt
 
-from .._random import _gen
+from .._random import _bernoulli_array, _gen
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F
@@ -77,7 +77,7 @@ class Bernoulli(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         with no_grad():
             p = np.broadcast_to(self.probs._data, tuple(shape))
-            return _sample_like(_gen(None).random(p.shape) < p, self.probs)
+            return _sample_like(_bernoulli_array(_gen(None), p.shape, np.ascontiguousarray(p)), self.probs)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -8,7 +8,7 @@ import numpy as np
 
 import disttorch as _dt
 
-from .._random import _gen
+from .._random import _numpy_gen
 from .._tensor import Size, Tensor
 from ..ops.special import lgamma
 from . import constraints
@@ -85,7 +85,7 @@ class Binomial(Distribution):
         shape = tuple(self._extended_shape(sample_shape))
         n = np.broadcast_to(self.total_count._data, shape).astype(np.int64)
         p = np.broadcast_to(self.probs._data, shape)
-        return _sample_like(_gen(None).binomial(n, p), self.probs)
+        return _sample_like(_numpy_gen().binomial(n, p), self.probs)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

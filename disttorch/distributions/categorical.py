@@ -8,7 +8,7 @@ import numpy as np
 
 import disttorch as _dt
 
-from .._random import _gen
+from .._random import multinomial
 from .._tensor import Size, Tensor
 from . import constraints
 from .distribution import Distribution
@@ -75,11 +75,11 @@ class Categorical(Distribution):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        p = np.broadcast_to(self.probs._data, shape + (self._num_events,)).astype(np.float64)
-        cdf = np.cumsum(p, -1)
-        u = _gen(None).random(shape + (1,)) * cdf[..., -1:]
-        idx = np.minimum((u >= cdf).sum(-1), self._num_events - 1)
-        return Tensor._make(idx.astype(np.int64))
+        # PyTorch: multinomial(probs_2d, sample_shape.numel(), True).T, reshaped
+        probs_2d = self.probs._data.reshape(-1, self._num_events)
+        n = int(np.prod(tuple(sample_shape), dtype=np.int64))
+        idx = multinomial(Tensor._make(probs_2d), n, True)._data.T
+        return Tensor._make(np.ascontiguousarray(idx).reshape(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

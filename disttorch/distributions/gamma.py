@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._random import _gen
+from .._random import _numpy_gen
 from .._tensor import Size, Tensor
 from ..autograd.function import Function
 from ..kernels.special import digamma as digamma_np
@@ -61,7 +61,7 @@ class StandardGamma(Function):
     @staticmethod
     def forward(ctx, alpha):
         a = alpha._data
-        x = _gen(None).standard_gamma(a).astype(a.dtype, copy=False)
+        x = _numpy_gen().standard_gamma(a).astype(a.dtype, copy=False)
         x = np.maximum(x, np.finfo(a.dtype).tiny)
         if ctx.needs_input_grad:
             ctx.grad = standard_gamma_grad(x, a).astype(a.dtype, copy=False)

@@ -6,7 +6,7 @@ from typing import Any
 
 import disttorch as _dt
 
-from .._random import _gen
+from .._random import poisson
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F
@@ -14,7 +14,7 @@ from ..ops.special import lgamma
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import _one_of, _sample_like, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _one_of, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["NegativeBinomial"]
 
@@ -81,7 +81,7 @@ class NegativeBinomial(Distribution):
     def sample(self, sample_shape: Any = ()) -> Tensor:
         with no_grad():
             rate = self._gamma.sample(sample_shape)
-            return _sample_like(_gen(None).poisson(rate._data), rate)
+            return poisson(rate)
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

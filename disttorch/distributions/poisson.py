@@ -9,12 +9,12 @@ import numpy as np
 
 import disttorch as _dt
 
-from .._random import _gen
+from .._random import poisson
 from .._tensor import Size, Tensor
 from ..ops.special import lgamma
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _sample_like, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
@@ -48,7 +48,7 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = tuple(self._extended_shape(sample_shape))
-        return _sample_like(_gen(None).poisson(np.broadcast_to(self.rate._data, shape)), self.rate)
+        return poisson(Tensor._make(np.ascontiguousarray(np.broadcast_to(self.rate._data, shape))))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -9,7 +9,7 @@ import numpy as np
 
 import disttorch as _dt
 
-from .._random import _gen
+from .._random import _numpy_gen
 from .._tensor import Size, Tensor
 from . import constraints
 from .distribution import Distribution
@@ -102,7 +102,7 @@ class VonMises(Distribution):
         r = np.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho**2) / (2 * rho))
         x = np.zeros(shape)
         done = np.zeros(shape, dtype=bool)
-        rng = _gen(None)
+        rng = _numpy_gen()
         while not done.all():
             u1, u2, u3 = rng.random((3,) + shape)
             z = np.cos(math.pi * u1)

@@ -14,9 +14,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._random import Generator, _gen
+from .._random import Generator, _gen, _normal_array, _uniform_array
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..kernels import torch_random as _kr
 
 __all__ = [
     "calculate_gain",
@@ -105,12 +106,27 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> np.ndarray:
+    """``tensor.uniform_(a, b)``'s values (PyTorch's stream, in the tensor's dtype)."""
+    d = tensor._data
+    strides = None if d.flags.c_contiguous else d.strides
+    return _uniform_array(_gen(generator), d.shape, d.dtype, float(a), float(b), strides)
+
+
+def _normal(tensor: Tensor, mean: float, std: float, generator: Generator | None) -> np.ndarray:
+    """``tensor.normal_(mean, std)``'s values (PyTorch's stream, in the tensor's dtype)."""
+    d = tensor._data
+    contiguous = bool(d.flags.c_contiguous)
+    strides = None if contiguous else d.strides
+    return _normal_array(_gen(generator), d.shape, d.dtype, float(mean), float(std), contiguous, strides)
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with values drawn from U(a, b) (complex: the real and imaginary parts each)."""
     if tensor._data.dtype.kind == "c":
         with no_grad():
             return tensor.uniform_(a, b, generator=generator)
-    return _fill(tensor, _gen(generator).uniform(a, b, tensor._data.shape))
+    return _fill(tensor, _uniform(tensor, a, b, generator))
 
 
 def normal_(
@@ -121,7 +137,7 @@ def normal_(
     if tensor._data.dtype.kind == "c":
         with no_grad():
             return tensor.normal_(mean, std, generator=generator)
-    return _fill(tensor, _gen(generator).normal(mean, std, tensor._data.shape))
+    return _fill(tensor, _normal(tensor, mean, std, generator))
 
 
 def trunc_normal_(
@@ -132,15 +148,42 @@ def trunc_normal_(
     b: float = 2.0,
     generator: Generator | None = None,
 ) -> Tensor:
-    """Fill with N(mean, std**2) values redrawn until they fall in [a, b]."""
-    rng = _gen(generator)
-    n = tensor._data.size
-    out = rng.normal(mean, std, n)
-    bad = (out < a) | (out > b)
-    while bad.any():  # redraw only the rejected entries; rounds shrink geometrically
-        out[bad] = rng.normal(mean, std, int(bad.sum()))
-        bad = (out < a) | (out > b)
-    return _fill(tensor, out.reshape(tensor._data.shape))
+    """Fill with N(mean, std**2) values truncated to [a, b], by PyTorch's two samplers: when
+    [a, b] holds more than 30% of the mass, normals with the out-of-range ones redrawn (whole
+    fresh fills, as PyTorch draws them); else uniform candidates on [a, b] accepted with
+    probability ``pdf / pdf(mode)`` (``log u > log_pdf`` rejects)."""
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    dt = tensor._data.dtype
+    if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+        lo, hi = dt.type(a), dt.type(b)
+        out = _normal(tensor, mean, std, generator)
+        bad = (out < lo) | (out > hi)
+        while bad.any():
+            out = np.where(bad, _normal(tensor, mean, std, generator), out)
+            bad = (out < lo) | (out > hi)
+        return _fill(tensor, out)
+    log_peak = dt.type(-0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2)
+
+    def log_pdf(x: np.ndarray) -> np.ndarray:  # in the tensor's dtype, op by op like PyTorch
+        z = (x - dt.type(mean)) / dt.type(std)
+        return (z * z) * dt.type(-0.5) - log_peak
+
+    out = _uniform(tensor, a, b, generator)
+    pending = np.log(_uniform(tensor, 0.0, 1.0, generator)) > log_pdf(out)
+    while pending.any():
+        cand = _uniform(tensor, a, b, generator)
+        out = np.where(pending, cand, out)
+        pending = pending & (np.log(_uniform(tensor, 0.0, 1.0, generator)) > log_pdf(cand))
+    return _fill(tensor, out)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -186,7 +229,8 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std  # PyTorch's order of operations (the bound's rounding matters)
     return uniform_(tensor, -a, a, generator)
 
 
@@ -209,7 +253,8 @@ def kaiming_uniform_(
     if 0 in tensor._data.shape:
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std  # PyTorch's order of operations (the bound's rounding matters)
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -236,7 +281,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
         return tensor
     rows = tensor._data.shape[0]
     cols = tensor._data.size // rows
-    flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
+    dt = tensor._data.dtype  # PyTorch: new_empty((rows, cols)).normal_(0, 1), QR in that dtype
+    flat = _normal_array(_gen(generator), (rows, cols), dt, 0.0, 1.0)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -253,11 +299,9 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Gener
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor._data.shape
     zeros = int(math.ceil(sparsity * rows))
-    rng = _gen(generator)
-    values = rng.normal(0.0, std, (rows, cols))
-    if zeros:
-        order = np.argsort(rng.random((rows, cols)), axis=0)[:zeros]  # random distinct rows per column
-        values[order, np.arange(cols)[None, :]] = 0
+    values = _normal(tensor, 0.0, std, generator)
+    for col in range(cols):  # as PyTorch: one randperm of the rows per column, default generator
+        values[_kr.randperm(_gen(None), rows)[:zeros], col] = 0
     return _fill(tensor, values)
 
 

@@ -25,11 +25,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _random
 from .._dtype import get_default_dtype, result_type, scalar_type_name
 from .._random import _gen
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..kernels import torch_random as _kr
 from . import indexing, shape
 
 __all__: list = []  # everything here is a Tensor method
@@ -632,8 +634,10 @@ __setitem__ = setitem
 
 
 # ---------------------------------------------------------------------- samplers
-def _rng(generator: Any) -> np.random.Generator:
-    return _gen(generator)
+# Each draws from PyTorch's CPU stream of the generator (see disttorch/_random.py), in the
+# order PyTorch's kernel visits the tensor's memory.
+def _strides(t: Tensor) -> tuple | None:
+    return None if t._data.flags.c_contiguous else t._data.strides
 
 
 def _float_only(t: Tensor, op: str) -> None:
@@ -641,15 +645,24 @@ def _float_only(t: Tensor, op: str) -> None:
         raise NotImplementedError(f"\"{op}\" not implemented for '{scalar_type_name(t._data.dtype)}'")
 
 
-def _draw_shape(t: Tensor) -> tuple:
-    """The shape of the real samples filling ``t``: a complex tensor takes (real, imaginary)
-    pairs, as PyTorch fills its real view."""
-    return t._data.shape + ((2,) if t._data.dtype.kind == "c" else ())
+def _draw(t: Tensor, sample: Any) -> np.ndarray:
+    """``sample(n)``'s values laid out in ``t``'s memory order."""
+    shape = t._data.shape
+    if _strides(t) is None:
+        return sample(int(t._data.size)).reshape(shape)
+    return _random._memory_order(shape, t._data.strides, sample)
 
 
-def _as_values(t: Tensor, draws: np.ndarray) -> np.ndarray:
-    """Samples drawn with :func:`_draw_shape` as values of ``t``'s dtype (pairs -> complex)."""
-    return draws[..., 0] + 1j * draws[..., 1] if t._data.dtype.kind == "c" else draws
+def _sampled(t: Tensor, draw: Any) -> np.ndarray:
+    """``draw(shape, dtype, strides)`` (strides None when contiguous) as values of ``t``. A
+    complex ``t`` is drawn as PyTorch fills its real view: (real, imaginary) pairs."""
+    d = t._data
+    if d.dtype.kind != "c":
+        return draw(d.shape, d.dtype, _strides(t))
+    half = d.itemsize // 2
+    strides = None if _strides(t) is None else d.strides + (half,)
+    pairs = draw(d.shape + (2,), np.dtype(f"f{half}"), strides)
+    return np.ascontiguousarray(pairs).view(d.dtype)[..., 0]
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -658,8 +671,11 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = N
         _float_only(self, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    u = _rng(generator).random(_draw_shape(self))
-    return _overwrite(self, _as_values(self, u * (b - a) + a), Uniform)
+    engine = _gen(generator)
+    u = _sampled(
+        self, lambda shape, dt, st: _random._uniform_array(engine, shape, dt, float(a), float(b), st)
+    )
+    return _overwrite(self, u, Uniform)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -669,9 +685,13 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
         _float_only(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    z = _rng(generator).standard_normal(_draw_shape(self))
-    scale = std / np.sqrt(2) if self._data.dtype.kind == "c" else std
-    return _overwrite(self, _as_values(self, z * scale + mean), Normal)
+    engine = _gen(generator)
+    scale = float(std) / np.sqrt(2) if self._data.dtype.kind == "c" else float(std)
+    z = _sampled(
+        self,
+        lambda shape, dt, st: _random._normal_array(engine, shape, dt, float(mean), scale, st is None, st),
+    )
+    return _overwrite(self, z, Normal)
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
@@ -679,58 +699,72 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     prob = _operand(p)
     if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    u = _rng(generator).random(self._data.shape)
-    return _overwrite(self, u < prob, Bernoulli)
+    engine = _gen(generator)
+    if isinstance(p, Tensor):
+        draws = _random._bernoulli_array(engine, self._data.shape, np.asarray(prob))
+    else:
+        draws = _draw(self, lambda n: _random._bernoulli_array(engine, (n,), float(prob)))
+    return _overwrite(self, draws, Bernoulli)
 
 
-def random_(self: Tensor, from_: int = 0, to: int | None = None, *, generator: Any = None) -> Tensor:
+_NO_TO = object()
+
+
+def random_(self: Tensor, from_: Any = None, to: Any = _NO_TO, *, generator: Any = None) -> Tensor:
     """Fill with integers uniform on ``[from, to)``; ``random_(to)`` means ``[0, to)``;
-    without bounds, ``[0, 2**mantissa]`` for floats and the dtype's range for integers."""
+    ``random_(from, None)`` means up to the dtype's maximum; without bounds, ``[0, 2**mantissa]``
+    for floats and ``[0, max]`` for integers."""
+    if to is _NO_TO:
+        from_, to = (None, None) if from_ is None else (0, from_)
+    elif from_ is None:
+        from_ = 0
     dt = self._data.dtype
-    if to is None:
-        if from_ != 0:
-            from_, to = 0, from_
-        elif dt.kind in "fV":
-            to = 2 ** (np.finfo(dt).nmant + 1) + 1
-        elif dt.kind == "b":
-            to = 2
-        else:
-            to = int(np.iinfo(dt).max) + 1
-    if from_ >= to:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-    vals = _rng(generator).integers(from_, to, self._data.shape, dtype=np.int64)
+    engine = _gen(generator)
+    vals = _draw(self, lambda n: _random._random_array(engine, (n,), dt, from_, to))
     return _overwrite(self, vals, Random)
+
+
+def _continuous(self: Tensor, op: str, kernel: Any, args: tuple, generator: Any, node: type) -> Tensor:
+    """Fill a floating tensor with ``kernel(engine, n, dtype, *args)``'s samples."""
+    _float_only(self, op)
+    engine, dt = _gen(generator), self._data.dtype
+    return _overwrite(self, _draw(self, lambda n: kernel(engine, n, dt, *args)), node)
 
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples from the exponential distribution of rate ``lambd``, in place."""
-    _float_only(self, "exponential_cpu")
-    if lambd <= 0:
+    if self._data.dtype.kind not in "fV":
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {scalar_type_name(self._data.dtype)}"
+        )
+    if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return _overwrite(self, _rng(generator).exponential(1.0 / lambd, self._data.shape), Exponential)
+    return _continuous(self, "exponential_cpu", _kr.exponential, (float(lambd),), generator, Exponential)
 
 
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples from the Cauchy distribution ``median + sigma * tan(pi * (U - 1/2))``."""
-    _float_only(self, "cauchy_cpu")
     if sigma <= 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
-    return _overwrite(self, median + sigma * _rng(generator).standard_cauchy(self._data.shape), Cauchy)
+    return _continuous(self, "cauchy_cpu", _kr.cauchy, (float(median), float(sigma)), generator, Cauchy)
 
 
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    return _overwrite(self, _rng(generator).geometric(p, self._data.shape), Geometric)
+    engine, dt = _gen(generator), self._data.dtype
+    vals = _draw(self, lambda n: _kr.geometric(engine, n, dt, float(p)))
+    return _overwrite(self, vals, Geometric)
 
 
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
     """Fill with ``exp(N(mean, std**2))`` samples, in place."""
-    _float_only(self, "log_normal_cpu")
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    return _overwrite(self, _rng(generator).lognormal(mean, std, self._data.shape), LogNormal)
+    args = (float(mean), float(std))
+    return _continuous(self, "log_normal_cpu", _kr.log_normal, args, generator, LogNormal)
 
 
 def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:

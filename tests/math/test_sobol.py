@@ -107,3 +107,11 @@ def test_direction_numbers_of_all_21201_dimensions_equal_pytorch():
     torch = pytest.importorskip("torch")
     ours = SobolEngine(21201).sobolstate.numpy()
     np.testing.assert_array_equal(ours, torch.quasirandom.SobolEngine(21201).sobolstate.numpy())
+
+
+@pytest.mark.parity
+def test_unseeded_scrambles_draw_from_the_default_generator_as_pytorch(torch):
+    torch.manual_seed(3)
+    dt.manual_seed(3)
+    want = torch.quasirandom.SobolEngine(5, scramble=True).draw(6).numpy()
+    np.testing.assert_array_equal(SobolEngine(5, scramble=True).draw(6).numpy(), want)

@@ -160,7 +160,7 @@ def test_mlp_learns_synthetic_classification():
     model = nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 32), nn.GELU(), nn.Linear(32, 4))
     loss_fn = nn.CrossEntropyLoss()
     losses = []
-    for _step in range(150):
+    for _step in range(300):  # the blobs overlap: ~0.91 is the best accuracy; 150 steps reach ~0.90
         loss = loss_fn(model(x), y)
         model.zero_grad()
         loss.backward()

@@ -180,6 +180,9 @@ def test_gradients_match_pytorch_checkpoint():
 
 
 def test_checkpoint_under_autocast_replays_casts_and_leaves_cache_clean():
+    # seeded: the default generator starts from a random seed (as PyTorch's), and for some
+    # weights the two bfloat16 gradient sums below round one ulp apart
+    dt.manual_seed(0)
     lin = nn.Linear(4, 4)
     x = dt.randn(3, 4, requires_grad=True)
     with dt.autocast("cpu"):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..._random import _gen
 from ..._tensor import Tensor
+from ...kernels import torch_random as _kr
 from ...ops import elementwise as _ew
 from ...ops.inplace import _inplace
 from .activation import elu, hardtanh, leaky_relu, relu, selu, softmax
@@ -95,8 +96,14 @@ def rrelu(
             return leaky_relu(t, (lower + upper) / 2)
     else:
         a = input._data
-        slope = _gen(None).uniform(lower, upper, a.shape).astype(a.dtype)
-        slope_t = Tensor._make(np.where(a >= 0, 1, slope).astype(a.dtype))
+        # PyTorch draws one double U(lower, upper) slope per element <= 0, in order, with the
+        # bounds first rounded to the input's (opmath) precision
+        neg = a <= 0
+        op = np.float64 if a.dtype == np.float64 else np.float32
+        lo, hi = float(op(lower)), float(op(upper))
+        slope = np.ones(a.shape, dtype=a.dtype)
+        slope[neg] = _kr.uniform(_gen(None), int(neg.sum()), np.dtype(np.float64), lo, hi)
+        slope_t = Tensor._make(slope)
 
         def fn(t):
             return t * slope_t
@@ -110,9 +117,8 @@ def gumbel_softmax(
     """Sample from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
     ``g ~ Gumbel(0, 1)``. ``hard=True`` returns one-hot samples whose gradient is that of
     the soft sample (straight-through)."""
-    gumbels = Tensor._make(
-        -np.log(_gen(None).exponential(1.0, logits._data.shape)).astype(logits._data.dtype)
-    )
+    d = logits._data  # PyTorch: -empty_like(logits).exponential_().log()
+    gumbels = Tensor._make(-np.log(_kr.exponential(_gen(None), d.size, d.dtype, 1.0).reshape(d.shape)))
     y_soft = softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft

@@ -20,6 +20,7 @@ from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
+from ...kernels import torch_random as _kr
 from ...ops.shape import cat
 from ._numpy_backward import check_same_dtype, numpy_backward
 from .linear import linear
@@ -70,7 +71,8 @@ class ScaledDotProductAttention(Function):
         p = _softmax_last(s)
         keep = None
         if dropout_p > 0.0:
-            keep = _gen(None).random(p.shape, dtype=np.float32) >= dropout_p
+            # PyTorch's math path: dropout's noise, bernoulli_(1 - p) of the default generator
+            keep = _kr.bernoulli_scalar(_gen(None), p.size, 1.0 - dropout_p).reshape(p.shape)
             p_used = p * keep / np.asarray(1.0 - dropout_p, dtype=p.dtype)
         else:
             p_used = p

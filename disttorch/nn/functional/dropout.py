@@ -12,6 +12,7 @@ import numpy as np
 from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...kernels import torch_random as _kr
 from ._channels_last import keeps_channels_last
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
@@ -29,15 +30,20 @@ class DropoutFunction(Function):
         if p == 1:
             mask = np.zeros(mask_shape, dtype=a.dtype)
         else:
-            keep = _gen(None).random(mask_shape, dtype=np.float32) >= p
-            mask = keep.astype(a.dtype)
-            mask *= a.dtype.type(1 / (1 - p))
+            mask = _keep_mask(mask_shape, p, a.dtype)
+            mask /= a.dtype.type(1 - p)
         ctx.mask = mask
         return a * mask
 
     @staticmethod
     def backward(ctx, g):
         return g * Tensor._make(ctx.mask), None, None
+
+
+def _keep_mask(shape: tuple, p: float, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's dropout noise: ``bernoulli_(1 - p)`` of the default generator (1 = keep)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return _kr.bernoulli_scalar(_gen(None), n, 1 - p).reshape(shape).astype(dtype)
 
 
 def _check_p(p: float) -> None:
@@ -123,7 +129,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple) -
         return input
     if p == 1:
         return input * 0
-    keep = Tensor._make((_gen(None).random(mask_shape, dtype=np.float32) >= p).astype(input._data.dtype))
+    keep = Tensor._make(_keep_mask(mask_shape, p, input._data.dtype))
     a = ((1 - p) * (1 + p * _SELU_SATURATION**2)) ** -0.5
     shift = (keep - 1) * (a * _SELU_SATURATION) + a * _SELU_SATURATION * p
     return input * (keep * a) + shift

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._random import _gen
+from ..._random import _gen, _uniform_array
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from .activation import relu
@@ -185,7 +185,7 @@ def _fractional_max_pool(
             )
     n_, c = x.shape[0], x.shape[1]
     if _random_samples is None:
-        u = _gen(None).random((n_, c, d)).astype(x._data.dtype)
+        u = _uniform_array(_gen(None), (n_, c, d), x._data.dtype, 0.0, 1.0)  # PyTorch's torch.rand
     else:
         u = _random_samples._data.reshape(n_, c, d)
     flat = np.zeros((n_, c) + (1,) * (2 * d), dtype=np.int64)

@@ -72,9 +72,9 @@ class _SpectralNorm(Module):
         if ndim > 1:
             mat = as_matrix(weight, self.dim)._data
             h, w = mat.shape
-            rng = _random._gen(None)
-            self.register_buffer("_u", self._unit(rng.normal(0, 1, h).astype(mat.dtype)))
-            self.register_buffer("_v", self._unit(rng.normal(0, 1, w).astype(mat.dtype)))
+            engine = _random._gen(None)  # PyTorch: new_empty(h).normal_(0, 1), then w
+            self.register_buffer("_u", self._unit(_random._normal_array(engine, (h,), mat.dtype, 0.0, 1.0)))
+            self.register_buffer("_v", self._unit(_random._normal_array(engine, (w,), mat.dtype, 0.0, 1.0)))
             self._power_method(mat, 15)
 
     def _unit(self, a: np.ndarray) -> Tensor:
@@ -235,7 +235,9 @@ class _Orthogonal(Module):
             ortho = np.allclose(gram, np.eye(k), atol=10.0 * n * np.finfo(arr.dtype).eps)
             base = arr.copy() if ortho else _make_orthogonal(arr)
         else:
-            extra = _random._gen(None).normal(size=arr.shape[:-2] + (n, n - k)).astype(arr.dtype)
+            extra = _random._normal_array(
+                _random._gen(None), arr.shape[:-2] + (n, n - k), arr.dtype, 0.0, 1.0
+            )
             base = _make_orthogonal(np.concatenate([arr, extra], axis=-1))
         self.base = Tensor._make(base)
         neg_id = np.zeros(q_init._data.shape, dtype=arr.dtype)

@@ -80,9 +80,9 @@ class SpectralNorm:
         weight = module._parameters[name]
         mat = as_matrix(weight, dim)._data
         h, w = mat.shape
-        rng = _random._gen(None)
-        u = Tensor._make(_normalize(rng.normal(0, 1, h), eps).astype(mat.dtype))
-        v = Tensor._make(_normalize(rng.normal(0, 1, w), eps).astype(mat.dtype))
+        engine = _random._gen(None)  # PyTorch: weight.new_empty(h).normal_(0, 1), then w
+        u = Tensor._make(_normalize(_random._normal_array(engine, (h,), mat.dtype, 0.0, 1.0), eps))
+        v = Tensor._make(_normalize(_random._normal_array(engine, (w,), mat.dtype, 0.0, 1.0), eps))
         del module._parameters[name]
         module.register_parameter(name + "_orig", weight)
         setattr(module, name, weight.detach())

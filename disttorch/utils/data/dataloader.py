@@ -16,7 +16,9 @@ import threading
 import warnings
 from typing import Any, Callable, Iterable, Iterator
 
-from ..._random import Generator, default_generator
+import numpy as np
+
+from ..._random import Generator, _gen, _random_array
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -108,6 +110,7 @@ class DataLoader:
         self.worker_init_fn, self.generator = worker_init_fn, generator
         self.multiprocessing_context = multiprocessing_context
         self.persistent_workers = persistent_workers
+        self._persistent_seed: int | None = None  # the base seed persistent workers keep
         self.pin_memory = pin_memory
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
@@ -165,9 +168,17 @@ class DataLoader:
                 UserWarning,
                 stacklevel=2,
             )
+        # As PyTorch, every iterator draws its workers' base seed first (one int64 random_()
+        # from ``generator`` or the default generator), before the sampler draws anything;
+        # with persistent workers PyTorch keeps its first iterator, so it draws only once.
+        base_seed = self._persistent_seed
+        if base_seed is None:
+            base_seed = int(_random_array(_gen(self.generator), (), np.dtype(np.int64), None, None))
+            if self.persistent_workers and self.num_workers > 0:
+                self._persistent_seed = base_seed
         if self.num_workers == 0:
             return self._single_process(fetch)
-        return self._multi_process(fetch)
+        return self._multi_process(fetch, base_seed)
 
     def _single_process(self, fetch: _Fetch) -> Iterator[Any]:
         if self._iterable:
@@ -181,12 +192,10 @@ class DataLoader:
             for indices in self._index_sampler:
                 yield fetch(self.dataset, indices)
 
-    def _multi_process(self, fetch: _Fetch) -> Iterator[Any]:
+    def _multi_process(self, fetch: _Fetch, base_seed: int) -> Iterator[Any]:
         ctx = self.multiprocessing_context
         if ctx is None or isinstance(ctx, str):
             ctx = mp.get_context(ctx or ("fork" if "fork" in mp.get_all_start_methods() else "spawn"))
-        gen = self.generator or default_generator
-        base_seed = int(gen._rng.integers(0, 2**62))
         result_q = ctx.Queue()
         index_qs, workers = [], []
         for wid in range(self.num_workers):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
 
-from ..._random import Generator, default_generator, randint, randperm
+import numpy as np
+
+from ..._random import Generator, _gen, _random_array, multinomial, randint, randperm
 from ..._tensor import Tensor
 
 __all__ = [
@@ -42,8 +44,9 @@ class SequentialSampler(Sampler):
 
 class RandomSampler(Sampler):
     """A random permutation (or ``num_samples`` draws with ``replacement``, made lazily as
-    iteration proceeds), drawn from ``generator`` (the default generator when None, so
-    ``manual_seed`` fixes the order)."""
+    iteration proceeds), drawn from ``generator``; when None, as PyTorch, from a fresh
+    generator seeded by one int64 draw of the default generator (so ``manual_seed`` fixes
+    the order)."""
 
     def __init__(
         self,
@@ -65,7 +68,9 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
-        gen = self.generator or default_generator
+        gen = self.generator
+        if gen is None:
+            gen = Generator().manual_seed(int(_random_array(_gen(None), (), np.dtype(np.int64), None, None)))
         if self.replacement:  # drawn lazily, 32 at a time as PyTorch does: num_samples may be huge
             for _ in range(self.num_samples // 32):
                 yield from randint(0, n, (32,), generator=gen).tolist()
@@ -103,8 +108,6 @@ class WeightedRandomSampler(Sampler):
         replacement: bool = True,
         generator: Generator | None = None,
     ) -> None:
-        import numpy as np
-
         w = np.asarray(weights._data if isinstance(weights, Tensor) else weights, dtype=np.float64)
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {w.shape}")
@@ -112,9 +115,8 @@ class WeightedRandomSampler(Sampler):
         self.replacement, self.generator = replacement, generator
 
     def __iter__(self) -> Iterator[int]:
-        rng = (self.generator or default_generator)._rng
-        p = self.weights / self.weights.sum()
-        yield from rng.choice(len(p), self.num_samples, replace=self.replacement, p=p).tolist()
+        weights = Tensor._make(self.weights)  # PyTorch: multinomial of the float64 weights
+        yield from multinomial(weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples

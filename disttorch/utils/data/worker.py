@@ -93,7 +93,9 @@ def worker_loop(
     _end_with_parent(parent_pid, started_by_main_thread)
     _random.manual_seed(seed)
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    # As PyTorch: NumPy's global state from a SeedSequence hash of (worker id, base seed)
+    base = seed - worker_id
+    np.random.seed(np.random.SeedSequence([worker_id, base & 0xFFFFFFFF, base >> 32, 0]).generate_state(4))
     _info[0] = WorkerInfo(worker_id, num_workers, seed, dataset)
     try:
         if init_fn is not None:
