@@ -26,7 +26,7 @@ from ..kernels.special import i0 as _i0
 from . import linalg_functions as _linalg
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
-from .inplace import _method_inplace
+from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .shape import cat, stack
 from .special import Gammainc, Gammaincc
@@ -1283,12 +1283,6 @@ _WITH_INPLACE = (
     "cumprod",
     "tril",
     "triu",
-    "t",
-    "transpose",
-    "swapaxes",
-    "swapdims",
-    "squeeze",
-    "unsqueeze",
     "logical_and",
     "logical_or",
     "logical_xor",
@@ -1312,6 +1306,7 @@ _WITH_INPLACE = (
     "addmm",
 )
 _INPLACE_METHODS = {n + "_": _method_inplace(n) for n in _WITH_INPLACE}
+_INPLACE_METHODS.update({n + "_": _restride_inplace(n) for n in _RESTRIDE})
 
 
 def _fn_inplace(name: str) -> Any:
