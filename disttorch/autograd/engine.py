@@ -104,6 +104,8 @@ def _needed(deps: dict[Node, int], roots: Sequence[Node], targets: set) -> set:
 
 def _sum_to(grad, shape: tuple, dtype: np.dtype):
     """Sum a gradient back to an input's shape (undoing broadcasting) and dtype."""
+    if grad.is_sparse:  # a sparse gradient (an embedding table's) has its input's shape
+        return grad
     if grad._data.shape != shape:
         grad = grad._sum_to(shape)
     if grad._data.dtype != dtype:
@@ -120,7 +122,16 @@ def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
             out = hook(grad)
             if out is not None:
                 grad, shared = out, True
-    if leaf._grad is None:
+    if grad.is_sparse or (leaf._grad is not None and leaf._grad.is_sparse):
+        # sparse + sparse stays sparse (indices concatenated); sparse + dense is dense
+        old = leaf._grad
+        if old is None or (old.is_sparse and grad.is_sparse):
+            leaf._grad = grad if old is None else old + grad
+        else:
+            leaf._grad = (old.to_dense() if old.is_sparse else old) + (
+                grad.to_dense() if grad.is_sparse else grad
+            )
+    elif leaf._grad is None:
         if create_graph:
             leaf._grad = grad
         else:

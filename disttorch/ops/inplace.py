@@ -430,6 +430,29 @@ def _method_inplace(name: str, snapshot: bool = True) -> Callable:
     return method
 
 
+def _restride_inplace(name: str) -> Callable:
+    """``t.name_(*args)`` for a view op that changes only the shape and strides
+    (``unsqueeze_``, ``t_``, ...): ``t`` itself becomes the view of its own memory, as
+    PyTorch changes a tensor's metadata in place; its values are not written."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        fn = getattr(Tensor, name)
+        if grad_mode._state[0] and self._rg:
+            check_inplace(self)
+            out = fn(_alias(self, False), *args, **kwargs)
+            self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
+        else:
+            out = fn(self, *args, **kwargs)
+        self._data = out._data
+        return self
+
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In-place version of :meth:`Tensor.{name}`: changes the shape and strides only."
+    return method
+
+
+_RESTRIDE = ("t", "transpose", "swapaxes", "swapdims", "squeeze", "unsqueeze")
+
 _WITH_INPLACE = (
     "neg",
     "abs",

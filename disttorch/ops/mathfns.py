@@ -28,7 +28,7 @@ from . import linalg_functions as _linalg
 from ._helpers import no_complex
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
-from .inplace import _method_inplace
+from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .shape import cat, stack
 from .special import Gammainc, Gammaincc
@@ -1314,12 +1314,6 @@ _WITH_INPLACE = (
     "cumprod",
     "tril",
     "triu",
-    "t",
-    "transpose",
-    "swapaxes",
-    "swapdims",
-    "squeeze",
-    "unsqueeze",
     "logical_and",
     "logical_or",
     "logical_xor",
@@ -1343,6 +1337,7 @@ _WITH_INPLACE = (
     "addmm",
 )
 _INPLACE_METHODS = {n + "_": _method_inplace(n) for n in _WITH_INPLACE}
+_INPLACE_METHODS.update({n + "_": _restride_inplace(n) for n in _RESTRIDE})
 
 
 def _fn_inplace(name: str) -> Any:

@@ -66,14 +66,13 @@ def embedding_bag(
     """Reduce bags of embedding rows: ``input`` is ``(B, N)`` (fixed-size bags) or 1-D with
     ``offsets`` giving each bag's start. ``mode`` is ``'sum'``, ``'mean'`` or ``'max'``;
     ``per_sample_weights`` (``'sum'`` only) scales each row; rows at ``padding_idx`` are
-    left out (an empty bag gives zeros). ``scale_grad_by_freq`` and ``sparse`` gradients
-    are not supported."""
+    left out (an empty bag gives zeros). ``scale_grad_by_freq`` (not with ``'max'``) divides
+    each row's gradient by its index's frequency in ``input``; ``sparse=True`` makes
+    ``weight.grad`` a sparse COO tensor."""
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError(
-            "embedding_bag: scale_grad_by_freq and sparse gradients are not supported by disttorch"
-        )
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("embedding_bag: scale_grad_by_freq is not supported with mode='max'")
     if weight.ndim != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     if per_sample_weights is not None:
@@ -103,7 +102,7 @@ def embedding_bag(
         with grad_mode.no_grad():
             _renorm_rows(weight, flat, max_norm, norm_type)
     if mode == "max":
-        return _bag_max(flat, starts, ends, weight, padding_idx)
+        return _bag_max(flat, starts, ends, weight, padding_idx, sparse)
     # sum / mean: the rows of every kept index, in bag order, then one segmented sum
     lengths = ends - starts
     bag_of = np.repeat(np.arange(len(starts)), lengths)
@@ -112,7 +111,7 @@ def embedding_bag(
     kept = flat[pos]
     keep = kept != padding_idx if padding_idx is not None else np.ones(kept.shape, bool)
     pos, kept, bag_of = pos[keep], kept[keep], bag_of[keep]
-    rows = embedding(Tensor._make(kept), weight)  # (kept, D)
+    rows = embedding(Tensor._make(kept), weight, scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1)[Tensor._make(pos)].unsqueeze(-1)
     total = BagSum.apply(rows, bag_of, len(starts))
@@ -151,7 +150,12 @@ class BagSum(Function):
 
 
 def _bag_max(
-    flat: np.ndarray, starts: np.ndarray, ends: np.ndarray, weight: Tensor, padding_idx: int | None
+    flat: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    weight: Tensor,
+    padding_idx: int | None,
+    sparse: bool,
 ) -> Tensor:
     """Per-bag maximum over a padded ``(B, longest, D)`` gather (empty bags give zeros)."""
     lengths = ends - starts
@@ -165,7 +169,7 @@ def _bag_max(
     zero = Tensor._make(np.zeros((), dtype=weight._data.dtype))
     if not longest:
         return Tensor._make(np.zeros((b, weight.shape[1]), weight._data.dtype))
-    rows = embedding(Tensor._make(np.where(valid, picked, 0)), weight)  # (B, longest, D)
+    rows = embedding(Tensor._make(np.where(valid, picked, 0)), weight, sparse=sparse)  # (B, longest, D)
     low = Tensor._make(np.asarray(-np.inf, dtype=weight._data.dtype))
     best = (rows if valid.all() else _ew.where(Tensor._make(valid[..., None]), rows, low)).amax(1)
     return _ew.where(Tensor._make(valid.any(axis=1)[:, None]), best, zero)

@@ -32,6 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..._dtype import bf16_numpy
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels.reductions import column_sum
@@ -294,6 +295,17 @@ class BatchNormEval(Function):
         return gx, gw, gb, None, None, None
 
 
+def _mixed_precision(input: Tensor, *params: Tensor | None) -> bool:
+    """True for a float16/bfloat16 ``input`` with float32 parameters (running statistics,
+    weight, bias): PyTorch's CPU normalisations accept that mix, computing in float32 and
+    returning the input's dtype (parameter gradients stay float32)."""
+    dt = input._data.dtype
+    if dt != np.float16 and (bf16_numpy[0] is None or dt != bf16_numpy[0]):
+        return False
+    dts = {t._data.dtype for t in params if t is not None}
+    return dts == {np.dtype(np.float32)}
+
+
 def _check_channel_vector(t: Tensor | None, c: int, what: str) -> None:
     if t is not None and t._data.size != c:
         raise RuntimeError(f"{what} should contain {c} elements not {t._data.size}")
@@ -331,6 +343,9 @@ def batch_norm(
             f"batch_norm expects an input of at least 2 dimensions (N, C, *), "
             f"got input of size {list(x.shape)}"
         )
+    if _mixed_precision(input, running_mean, running_var, weight, bias):
+        out = batch_norm(input.float(), running_mean, running_var, weight, bias, training, momentum, eps)
+        return out.to(input.dtype)
     c = x.shape[1]
     for t, what in (
         (running_mean, "running_mean"),
@@ -426,6 +441,8 @@ def layer_norm(
     shape = (
         (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     )
+    if _mixed_precision(input, weight, bias):
+        return layer_norm(input.float(), normalized_shape, weight, bias, eps).to(input.dtype)
     x = input._data
     if x.ndim < len(shape) or tuple(x.shape[x.ndim - len(shape) :]) != tuple(shape):
         raise RuntimeError(
@@ -512,6 +529,8 @@ def group_norm(
         weight, bias: optional ``(C,)`` affine parameters.
         eps: added to the variance. Default: 1e-5.
     """
+    if _mixed_precision(input, weight, bias):
+        return group_norm(input.float(), num_groups, weight, bias, eps).to(input.dtype)
     x = input._data
     if x.ndim < 2 or x.shape[1] % num_groups:
         raise RuntimeError(
@@ -540,6 +559,11 @@ def instance_norm(
     running statistics given, those are updated with the per-instance statistics averaged
     over the batch; with ``use_input_stats=False`` the running statistics are used.
     """
+    if _mixed_precision(input, running_mean, running_var, weight, bias):
+        out = instance_norm(
+            input.float(), running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+        )
+        return out.to(input.dtype)
     x = input._data
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)

@@ -8,17 +8,21 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
+from ...ops.sparse import SparseTensor
 
 __all__ = ["embedding", "one_hot"]
 
 
 class EmbeddingFunction(Function):
-    """``weight[indices]``; the gradient of row ``padding_idx`` stays zero."""
+    """``weight[indices]``; the gradient of row ``padding_idx`` stays zero. With
+    ``scale_grad_by_freq`` each looked-up row's gradient is divided by how often its index
+    occurs in ``indices``; with ``sparse`` the weight's gradient is a sparse COO tensor
+    holding one row per looked-up index (uncoalesced, ``padding_idx`` left out)."""
 
     _raw = True
 
     @staticmethod
-    def forward(ctx, indices, weight, padding_idx):
+    def forward(ctx, indices, weight, padding_idx, scale_grad_by_freq=False, sparse=False):
         idx = indices._data
         w = weight._data
         if idx.dtype.kind not in "iu":
@@ -29,11 +33,33 @@ class EmbeddingFunction(Function):
         if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
             raise IndexError("index out of range in self")
         ctx.idx, ctx.num_weights, ctx.padding_idx = idx, w.shape[0], padding_idx
+        ctx.scale_grad_by_freq, ctx.sparse = scale_grad_by_freq, sparse
         return np.take(w, idx, axis=0)
 
     @staticmethod
     def backward(ctx, g):
-        return None, EmbeddingBackward.apply(g, ctx.idx, ctx.num_weights, ctx.padding_idx), None
+        idx = ctx.idx
+        if ctx.scale_grad_by_freq:
+            _, inverse, counts = np.unique(idx.reshape(-1), return_inverse=True, return_counts=True)
+            g = g * Tensor._make((1.0 / counts[inverse]).astype(g._data.dtype).reshape(idx.shape + (1,)))
+        if ctx.sparse:
+            grad = _sparse_rows(g, idx, ctx.num_weights, ctx.padding_idx)
+        else:
+            grad = EmbeddingBackward.apply(g, idx, ctx.num_weights, ctx.padding_idx)
+        return None, grad, None, None, None
+
+
+def _sparse_rows(g: Tensor, idx: np.ndarray, num_weights: int, padding_idx: int | None) -> Tensor:
+    """The gradient of an embedding table as a sparse COO tensor: row ``idx[i]`` gets
+    ``g[i]`` (repeated indices are kept, uncoalesced, as PyTorch's sparse gradient). It
+    is not itself differentiable (no double backward through a sparse gradient)."""
+    rows = idx.reshape(-1).astype(np.int64)
+    values = g._data.reshape(rows.size, -1)
+    if padding_idx is not None:
+        keep = rows != padding_idx
+        rows, values = rows[keep], values[keep]
+    values = Tensor._make(np.array(values))  # its own memory: optimisers and clipping write into it
+    return SparseTensor._build(rows[None, :], values, (num_weights, values.shape[1]), False)
 
 
 class EmbeddingBackward(Function):
@@ -99,18 +125,15 @@ def embedding(
     ``input`` of any shape; the result has shape ``input.shape + (embedding_dim,)``.
 
     ``padding_idx`` rows receive no gradient; ``max_norm`` renormalises (in place) the
-    rows that are read. ``scale_grad_by_freq`` and ``sparse`` gradients are not
-    supported.
+    rows that are read; ``scale_grad_by_freq`` divides each row's gradient by the number of
+    times its index occurs in ``input``; ``sparse=True`` makes ``weight.grad`` a sparse COO
+    tensor (for ``optim.SGD``, ``optim.SparseAdam``, ``optim.Adagrad``).
     """
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError(
-            "embedding: scale_grad_by_freq and sparse gradients are not supported by disttorch"
-        )
     padding_idx = _padding_index(padding_idx, weight._data.shape[0])
     if max_norm is not None:
         with grad_mode.no_grad():
             _renorm_rows(weight, np.asarray(input._data), max_norm, norm_type)
-    return EmbeddingFunction.apply(input, weight, padding_idx)
+    return EmbeddingFunction.apply(input, weight, padding_idx, scale_grad_by_freq, sparse)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -23,6 +23,14 @@ def _grads(parameters: Tensor | Iterable[Tensor]) -> list:
     return [p._grad for p in _as_list(parameters) if p._grad is not None]
 
 
+def _values(t: Tensor, coalesce: bool = False) -> np.ndarray:
+    """The array holding ``t``'s entries: a sparse tensor's stored values (summed over
+    repeated indices when ``coalesce``), else its data."""
+    if t.is_sparse:
+        return (t.coalesce() if coalesce else t)._values()._data
+    return t._data
+
+
 def get_total_norm(
     tensors: Tensor | Iterable[Tensor],
     norm_type: float = 2.0,
@@ -30,7 +38,7 @@ def get_total_norm(
     foreach: bool | None = None,
 ) -> Tensor:
     """The ``norm_type``-norm of all ``tensors`` together (as if concatenated)."""
-    arrays = [t._data for t in _as_list(tensors)]
+    arrays = [_values(t, coalesce=True) for t in _as_list(tensors)]
     norm_type = float(norm_type)
     if not arrays:
         return Tensor._make(np.zeros((), dtype=np.float32))
@@ -56,7 +64,8 @@ def clip_grads_with_norm_(
     """Scale gradients by ``min(1, max_norm / (total_norm + 1e-6))``."""
     coef = min(float(max_norm) / (float(total_norm) + 1e-6), 1.0)
     for g in _grads(parameters):
-        g._data *= g._data.dtype.type(coef)
+        arr = _values(g)
+        arr *= arr.dtype.type(coef)
         g._bump_version()
 
 
@@ -85,7 +94,8 @@ def clip_grad_value_(
     """Clamp every gradient entry of ``parameters`` to ``[-clip_value, clip_value]``."""
     clip_value = float(clip_value)
     for g in _grads(parameters):
-        np.clip(g._data, -clip_value, clip_value, out=g._data)
+        arr = _values(g)
+        np.clip(arr, -clip_value, clip_value, out=arr)
         g._bump_version()
 
 
