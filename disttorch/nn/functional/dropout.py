@@ -29,9 +29,9 @@ class DropoutFunction(Function):
         a = x._data
         if p == 1:
             mask = np.zeros(mask_shape, dtype=a.dtype)
-        else:
-            mask = _keep_mask(mask_shape, p, a.dtype)
-            mask /= a.dtype.type(1 - p)
+        else:  # PyTorch's noise: bernoulli_(1 - p).div_(1 - p) in the input's dtype
+            kept = a.dtype.type(1) / a.dtype.type(1 - p)
+            mask = np.where(_keep_mask(mask_shape, p), kept, a.dtype.type(0))
         ctx.mask = mask
         return a * mask
 
@@ -40,10 +40,10 @@ class DropoutFunction(Function):
         return g * Tensor._make(ctx.mask), None, None
 
 
-def _keep_mask(shape: tuple, p: float, dtype: np.dtype) -> np.ndarray:
-    """PyTorch's dropout noise: ``bernoulli_(1 - p)`` of the default generator (1 = keep)."""
+def _keep_mask(shape: tuple, p: float) -> np.ndarray:
+    """PyTorch's dropout draw: ``bernoulli_(1 - p)`` of the default generator (True = keep)."""
     n = int(np.prod(shape, dtype=np.int64))
-    return _kr.bernoulli_scalar(_gen(None), n, 1 - p).reshape(shape).astype(dtype)
+    return _kr.bernoulli_scalar(_gen(None), n, 1 - p).reshape(shape)
 
 
 def _check_p(p: float) -> None:
@@ -129,7 +129,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple) -
         return input
     if p == 1:
         return input * 0
-    keep = Tensor._make(_keep_mask(mask_shape, p, input._data.dtype))
+    keep = Tensor._make(_keep_mask(mask_shape, p).astype(input._data.dtype))
     a = ((1 - p) * (1 + p * _SELU_SATURATION**2)) ** -0.5
     shift = (keep - 1) * (a * _SELU_SATURATION) + a * _SELU_SATURATION * p
     return input * (keep * a) + shift
