@@ -101,3 +101,19 @@ def test_masks_match_torch():
         masks[-1].append(fc.weight.detach().numpy().copy())
     for ours, theirs in zip(*masks):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parity
+def test_random_pruning_draws_pytorch_s_masks(torch):
+    import torch.nn.utils.prune as tprune
+
+    for seed in (0, 5):
+        disttorch.manual_seed(seed)
+        torch.manual_seed(seed)
+        ours, theirs = nn.Linear(6, 5), torch.nn.Linear(6, 5)
+        prune.random_unstructured(ours, "weight", amount=0.4)
+        tprune.random_unstructured(theirs, "weight", amount=0.4)
+        np.testing.assert_array_equal(ours.weight_mask.numpy(), theirs.weight_mask.numpy())
+        prune.random_structured(ours, "weight", amount=2, dim=0)
+        tprune.random_structured(theirs, "weight", amount=2, dim=0)
+        np.testing.assert_array_equal(ours.weight_mask.numpy(), theirs.weight_mask.numpy())

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._random import _gen
+from ..._random import rand, rand_like
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ..modules.module import Module
@@ -269,7 +269,7 @@ class RandomUnstructured(BasePruningMethod):
         k = _n_to_prune(self.amount, t.numel())
         if k == 0:
             return Tensor._make(np.array(default_mask._data))
-        scores = _gen(None).random(t.numel())
+        scores = rand_like(t)._data.reshape(-1)  # as PyTorch: the k largest of rand_like(t) go
         return _zero_flat(default_mask, np.argpartition(-scores, k - 1)[:k])
 
     @classmethod
@@ -322,7 +322,8 @@ class RandomStructured(BasePruningMethod):
         k = _n_to_prune(self.amount, size)
         if k == 0:
             return Tensor._make(np.array(default_mask._data))
-        keep = np.sort(np.argsort(_gen(None).random(size))[: size - k])
+        scores = rand(size)._data  # as PyTorch: channels scoring above the k-th smallest stay
+        keep = scores > np.partition(scores, k - 1)[k - 1]
         return _channel_mask(t, self.dim, keep, default_mask)
 
     @classmethod
