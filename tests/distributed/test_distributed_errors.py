@@ -198,7 +198,7 @@ def intruders(rank: int, ws: int) -> int:
             s.connect(endpoint)
             header = wire.Header(wire.DATA, 0, 3, 0, wire.op_code("all_reduce"), 8, -1, 1000, 0, 0, 8000)
             s.send_multipart([wire.pack(header), np.full(1000, 1e9).tobytes()])
-            deadline, outcome = time.monotonic() + 5, None
+            deadline, outcome = time.monotonic() + 12, None  # a loaded machine is slow to refuse
             while outcome is None and time.monotonic() < deadline:
                 if mon.poll(100):
                     event = parse_monitor_message(mon.recv_multipart())["event"]
@@ -236,9 +236,9 @@ def intruders(rank: int, ws: int) -> int:
     return refused
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(120)
 def test_intruders_and_garbage_are_rejected_while_the_job_runs():
-    assert run_ranks(intruders, 2, timeout=45) == [3, 0]
+    assert run_ranks(intruders, 2, timeout=100) == [3, 0]
 
 
 def dropped(rank: int, ws: int) -> str:
