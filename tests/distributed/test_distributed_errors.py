@@ -194,7 +194,7 @@ def intruders(rank: int, ws: int) -> int:
             s = ctx.socket(zmq.DEALER)
             auth.configure_client(s, secret)
             s.setsockopt(zmq.ROUTING_ID, b"disttorch/0/0")  # pretends to be rank 0
-            mon = s.get_monitor_socket()
+            mon = auth.monitor_socket(s, zmq.EVENT_ALL)
             s.connect(endpoint)
             header = wire.Header(wire.DATA, 0, 3, 0, wire.op_code("all_reduce"), 8, -1, 1000, 0, 0, 8000)
             s.send_multipart([wire.pack(header), np.full(1000, 1e9).tobytes()])

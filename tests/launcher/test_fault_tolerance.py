@@ -249,7 +249,7 @@ class Fuzzer(threading.Thread):
         auth.configure_client(s, b"not the job secret")
         s.setsockopt(zmq.LINGER, 0)
         s.setsockopt(zmq.ROUTING_ID, b"disttorch/0/0")
-        mon = s.get_monitor_socket() if watch else None
+        mon = auth.monitor_socket(s, zmq.EVENT_ALL) if watch else None
         s.connect(f"tcp://127.0.0.1:{port}")
         for _ in range(3):
             try:

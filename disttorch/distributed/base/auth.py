@@ -58,6 +58,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import hmac
+import itertools
 import logging
 import os
 import secrets
@@ -88,6 +89,21 @@ def parse_monitor_message(frames: list) -> dict:
     return {"event": event, "value": value, "endpoint": frames[1]}
 
 
+_monitor_ids = itertools.count()
+
+
+def monitor_socket(socket: zmq.Socket, events: int) -> zmq.Socket:
+    """A socket receiving ``socket``'s monitor ``events``, at an address of its own.
+
+    pyzmq's default address is made from the socket's file descriptor, which a socket opened
+    just after another one closed can reuse while libzmq is still tearing down the old
+    monitor: the new monitor then fails with "Address already in use".
+    """
+    return socket.get_monitor_socket(
+        events, addr=f"inproc://disttorch.monitor.{os.getpid()}.{next(_monitor_ids)}"
+    )
+
+
 __all__ = [
     "ENV_SECRET",
     "ENV_ENCRYPT",
@@ -97,6 +113,7 @@ __all__ = [
     "configure_server",
     "encryption_enabled",
     "generate_secret",
+    "monitor_socket",
     "resolve_secret",
     "stop_authenticator",
 ]
@@ -438,7 +455,7 @@ class ConnectionWatcher:
         self.has_secret = has_secret
         self.authenticated = False
         self.disconnected_since: float | None = None
-        self.socket: zmq.Socket | None = socket.get_monitor_socket(_WATCHED_EVENTS)
+        self.socket: zmq.Socket | None = monitor_socket(socket, _WATCHED_EVENTS)
 
     def check(self) -> bool:
         """Read pending connection events; return whether a handshake has succeeded."""

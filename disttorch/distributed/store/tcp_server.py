@@ -109,7 +109,7 @@ class StoreServer:
         self._socket.heartbeat_timeout = protocol.HEARTBEAT_TIMEOUT_MS
         self._socket.ipv6 = ":" in host
         auth.configure_server(self._socket, secret, encrypt=encrypt)
-        self._monitor = self._socket.get_monitor_socket(_HANDSHAKE_FAILURES)
+        self._monitor = auth.monitor_socket(self._socket, _HANDSHAKE_FAILURES)
         self._secret_set = secret is not None
         self._auth_failed_at: float | None = None  # time of a failed handshake not yet acted on
         self._auth_error: str | None = None  # sticky: answer get/wait with this

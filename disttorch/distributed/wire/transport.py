@@ -342,7 +342,7 @@ class Transport:
         dealer.setsockopt(zmq.ROUTING_ID, self._identity(self.rank))
         dealer.setsockopt(zmq.RECONNECT_IVL, 100)
         auth.configure_client(dealer, self._secret, encrypt=self._encrypt)
-        monitor = dealer.get_monitor_socket(_MONITOR_EVENTS)
+        monitor = auth.monitor_socket(dealer, _MONITOR_EVENTS)
         dealer.connect(endpoint)
         p = _Peer(peer, dealer, monitor, self._identity(peer))
         self._peers[peer] = p
