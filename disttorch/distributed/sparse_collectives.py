@@ -46,14 +46,16 @@ def sparse_sum_across_ranks(
     values, in group-rank order (not coalesced). Every rank must call it.
 
     Raises:
-        ValueError: the ranks' tensors differ in shape, sparse dimensions or dtype.
+        RuntimeError: the ranks' tensors differ in shape, sparse dimensions or dtype.
     """
     from .collectives import all_gather
 
     pg = resolve_group(group)
     size = pg.size()
     if len(shape) > _MAX_DIMS:
-        raise ValueError(f"all_reduce of a sparse tensor supports at most {_MAX_DIMS} dims, got {len(shape)}")
+        raise RuntimeError(
+            f"all_reduce of a sparse tensor supports at most {_MAX_DIMS} dims, got {len(shape)}"
+        )
     meta = np.full(4 + _MAX_DIMS, -1, np.int64)
     meta[:4] = (indices.shape[1], indices.shape[0], len(shape), wire.dtype_code(values.dtype))
     meta[4 : 4 + len(shape)] = shape
@@ -61,7 +63,7 @@ def sparse_sum_across_ranks(
     all_gather(metas, meta, group=pg)
     for r, m in enumerate(metas):
         if not np.array_equal(m[1:], metas[0][1:]):
-            raise ValueError(
+            raise RuntimeError(
                 "all_reduce of a sparse tensor: the ranks' tensors differ: group rank 0 has "
                 f"{_describe(metas[0])} but group rank {r} has {_describe(m)}; every rank must "
                 "pass a sparse tensor of the same size, sparse dims and dtype"
@@ -100,8 +102,9 @@ def all_reduce_sparse(tensor: Any, op: ReduceOp, group: Any, async_op: bool) -> 
             "(convert with .to_sparse() or .to_dense())"
         )
     if op is not ReduceOp.SUM:
-        raise ValueError(
-            f"all_reduce of a sparse tensor only supports ReduceOp.SUM, got {op!r} (as PyTorch's gloo)"
+        raise RuntimeError(
+            "ProcessGroupGloo::allreduce: unsupported reduction operation (allreduce of sparse tensors "
+            f"only works with ReduceOp.SUM), got {op!r}"
         )
     local = tensor.coalesce()
     idx, val = sparse_sum_across_ranks(local._sp_indices, local._sp_values._data, local._sp_shape, pg)
