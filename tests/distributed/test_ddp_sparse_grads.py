@@ -270,3 +270,43 @@ def test_ddp_sparse_join_uneven_inputs(find_unused):
     for state in run_ranks(_join_worker, 2, args=(find_unused,), timeout=90):
         for k in ref:
             np.testing.assert_allclose(state[k], ref[k], rtol=1e-10, atol=1e-12, err_msg=k)
+
+
+def _functional_worker(rank, world):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    import disttorch.nn.functional as F
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+
+    class Table(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.table = torch.nn.Parameter(
+                torch.arange(VOCAB * DIM, dtype=torch.float64).reshape(VOCAB, DIM)
+            )
+
+        def forward(self, ids):
+            return F.embedding(ids, self.table, sparse=True)
+
+    dist.init_process_group()
+    try:
+        ids, _ = _data(world)
+        model = DDP(Table())
+        (model(torch.tensor(ids[0, rank])) ** 2).mean().backward()
+        return model.module.table.grad.layout == torch.strided, model.module.table.grad.numpy()
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.timeout(60)
+def test_ddp_unexpected_sparse_grad_is_reduced_densely():
+    """A sparse grad DDP did not expect (F.embedding on a plain Parameter) comes back dense, averaged."""
+    import disttorch as torch
+    import disttorch.nn.functional as F
+
+    ids, _ = _data(2)
+    table = torch.arange(VOCAB * DIM, dtype=torch.float64).reshape(VOCAB, DIM).requires_grad_()
+    (F.embedding(torch.tensor(ids[0].reshape(-1, ids.shape[-1])), table, sparse=True) ** 2).mean().backward()
+    for dense, grad in run_ranks(_functional_worker, 2, timeout=50):
+        assert dense
+        np.testing.assert_allclose(grad, table.grad.to_dense().numpy(), rtol=1e-12)

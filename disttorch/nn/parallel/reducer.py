@@ -34,7 +34,8 @@ Parameters that expect sparse gradients (``nn.Embedding``/``nn.EmbeddingBag`` wi
 sparse COO gradient is all-reduced (every rank's indices and values gathered, coalesced)
 and divided by the world size, in registration order on every rank. A rank where such a
 parameter got no gradient contributes an empty sparse tensor. Communication hooks see only
-the dense buckets.
+the dense buckets. A sparse gradient of any other parameter (``F.embedding(..., sparse=True)``
+on a plain ``Parameter``) is reduced in its dense bucket and comes back dense.
 """
 
 from __future__ import annotations
@@ -239,7 +240,9 @@ class Reducer:
         if self._recording:
             self._order.append(i)
         dst = bucket.slot(slot)
-        src = p._grad._data
+        # a sparse grad of a parameter DDP did not expect one for (e.g. F.embedding(..., sparse=True)
+        # on a plain Parameter) is reduced densely; the parameter then gets a dense averaged grad
+        src = p._grad.to_dense()._data if p._grad.is_sparse else p._grad._data
         if not np.shares_memory(src, dst):
             np.copyto(dst, src)
         self._mark_ready(bucket, i)
@@ -380,7 +383,7 @@ class Reducer:
             return
         if self.as_view:
             p._grad = Tensor._make(averaged)
-        elif p._grad is None:
+        elif p._grad is None or p._grad.is_sparse:
             p._grad = Tensor._make(averaged.copy())
         else:
             np.copyto(p._grad._data, averaged)
