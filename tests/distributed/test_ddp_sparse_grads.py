@@ -111,7 +111,6 @@ def _ddp_worker(rank, world, kind, accumulate, bag, use_spare, find_unused):
         ids, y = _data(world)
         model = _model(bag)
         ddp = DDP(model, find_unused_parameters=find_unused)
-        grads_sparse = []
         _train(ddp, _optimizer(model, kind), _batches(ids, y, rank, accumulate), accumulate, use_spare)
         # one more backward to inspect the averaged gradient's layout
         import disttorch as torch
