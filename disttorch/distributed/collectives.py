@@ -76,8 +76,13 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
         group: the process group (default: the default group).
         async_op: return a ``Work`` instead of waiting.
 
-    Every rank ends with bitwise identical values, whatever the algorithm.
+    Every rank ends with bitwise identical values, whatever the algorithm. A sparse COO
+    tensor is summed as gloo does (``ReduceOp.SUM`` only): it becomes the coalesced sum.
     """
+    if getattr(tensor, "is_sparse", False):
+        from .sparse_collectives import all_reduce_sparse
+
+        return all_reduce_sparse(tensor, op, group, async_op)
     pg = resolve_group(group)
     if pg is None:
         return None

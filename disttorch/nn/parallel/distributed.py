@@ -47,6 +47,13 @@ def _flat_broadcast(tensors: list[Tensor], src: int, group: Any) -> None:
             offset += n
 
 
+def _params_expecting_sparse_grads(module: Module) -> set[int]:
+    """ids of the weights of ``nn.Embedding``/``nn.EmbeddingBag`` modules with ``sparse=True``."""
+    from ..modules.sparse import Embedding, EmbeddingBag
+
+    return {id(m.weight) for m in module.modules() if isinstance(m, (Embedding, EmbeddingBag)) and m.sparse}
+
+
 class DistributedDataParallel(Module):
     """Data-parallel training of ``module`` across the ranks of ``process_group``.
 
@@ -70,6 +77,11 @@ class DistributedDataParallel(Module):
     parameter indices of each bucket. Unlike PyTorch, this also happens with
     ``find_unused_parameters=True``; parameters unused in that first backward go last.
     A communication hook may see different buckets from the second iteration on.
+
+    The weights of ``nn.Embedding``/``nn.EmbeddingBag`` with ``sparse=True`` get sparse COO
+    gradients: they stay out of the buckets and their gradients are averaged as sparse
+    tensors (every rank's indices and values all-gathered, coalesced, divided by the world
+    size), as PyTorch does with gloo. Communication hooks see only the dense buckets.
     """
 
     def __init__(
@@ -121,8 +133,14 @@ class DistributedDataParallel(Module):
                 [p for _, p in module.named_parameters()] + list(module.buffers()), src=0, group=process_group
             )
         cap = 25.0 if bucket_cap_mb is None else bucket_cap_mb
+        sparse_params = _params_expecting_sparse_grads(module)
         self.reducer = Reducer(
-            named, process_group, int(cap * 1024 * 1024), find_unused_parameters, gradient_as_bucket_view
+            named,
+            process_group,
+            int(cap * 1024 * 1024),
+            find_unused_parameters,
+            gradient_as_bucket_view,
+            [id(p) in sparse_params for _, p in named],
         )
 
     # ------------------------------------------------------------------ construction

@@ -28,6 +28,14 @@ A parameter that got no gradient is reported by name (``find_unused_parameters=F
 or counted as a zero contribution (``find_unused_parameters=True``, where a parameter
 unused on every rank keeps ``grad=None``). Either way the bucket is still reduced, so
 the ranks' collectives stay aligned and nothing hangs.
+
+Parameters that expect sparse gradients (``nn.Embedding``/``nn.EmbeddingBag`` with
+``sparse=True``) stay out of the buckets, as in PyTorch: after the dense buckets, each one's
+sparse COO gradient is all-reduced (every rank's indices and values gathered, coalesced)
+and divided by the world size, in registration order on every rank. A rank where such a
+parameter got no gradient contributes an empty sparse tensor. Communication hooks see only
+the dense buckets. A sparse gradient of any other parameter (``F.embedding(..., sparse=True)``
+on a plain ``Parameter``) is reduced in its dense bucket and comes back dense.
 """
 
 from __future__ import annotations
@@ -67,15 +75,21 @@ class _Bucket:
 
 
 def assign_buckets(
-    params: list, cap_bytes: int, first_cap_bytes: int = _FIRST_BUCKET_BYTES, order: list[int] | None = None
+    params: list,
+    cap_bytes: int,
+    first_cap_bytes: int = _FIRST_BUCKET_BYTES,
+    order: list[int] | None = None,
+    skip: set[int] | None = None,
 ) -> list[list[int]]:
     """Group parameter indices into buckets, taking the parameters in ``order`` (default:
-    reverse registration order): one dtype per bucket, about ``cap_bytes`` each (the
-    first at most ``first_cap_bytes``, and never more than ``cap_bytes``)."""
+    reverse registration order) except those in ``skip``: one dtype per bucket, about
+    ``cap_bytes`` each (the first at most ``first_cap_bytes``, and never more than ``cap_bytes``)."""
     first_cap_bytes = min(first_cap_bytes, cap_bytes)
     buckets: list[list[int]] = []
     open_: dict[np.dtype, tuple[list[int], int]] = {}
     for i in reversed(range(len(params))) if order is None else order:
+        if skip is not None and i in skip:
+            continue
         p = params[i]
         dt = p._data.dtype
         idxs, size = open_.get(dt, ([], 0))
@@ -100,9 +114,12 @@ class Reducer:
         bucket_cap_bytes: int,
         find_unused_parameters: bool,
         gradient_as_bucket_view: bool,
+        expect_sparse_gradient: list[bool] | None = None,
     ) -> None:
         self.names = [n for n, _ in named_params]
         self.params = [p for _, p in named_params]
+        sparse_flags = expect_sparse_gradient or [False] * len(self.params)
+        self.sparse_indices = [i for i, f in enumerate(sparse_flags) if f]
         self.process_group = process_group
         self.find_unused = find_unused_parameters
         self.as_view = gradient_as_bucket_view
@@ -110,7 +127,7 @@ class Reducer:
         self.buckets: list[_Bucket] = []
         self.bucket_param_indices: list[list[int]] = []
         self.locate: dict[int, tuple[_Bucket, int, int]] = {}
-        self._lay_out(assign_buckets(self.params, bucket_cap_bytes))
+        self._lay_out(assign_buckets(self.params, bucket_cap_bytes, skip=set(self.sparse_indices)))
         self._recording = True  # until the first synchronised backward has ended
         self._order: list[int] = []
         self._rebuild_from: list[int] | None = None
@@ -157,7 +174,11 @@ class Reducer:
             group = self._group()
             dist.broadcast(order, src=dist.get_global_rank(group, 0), group=group)
             self._rebuild_from = None
-            self._lay_out(assign_buckets(self.params, self.cap_bytes, order=order._data.tolist()))
+            self._lay_out(
+                assign_buckets(
+                    self.params, self.cap_bytes, order=order._data.tolist(), skip=set(self.sparse_indices)
+                )
+            )
 
     def _end_recording(self, order: list[int]) -> None:
         """The first synchronised backward is over: rebuild from ``order`` before the next."""
@@ -206,19 +227,33 @@ class Reducer:
         if not self._callback_queued:
             self._callback_queued = True
             queue_callback(self.finalize)
-        bucket, slot, i = self.locate[id(p)]
+        where = self.locate.get(id(p))
+        if where is None:  # a sparse-gradient parameter: reduced in finalize
+            i = self._index_of_sparse(p)
+            if not self._ready[i]:
+                self._ready[i] = self._used[i] = True
+            return
+        bucket, slot, i = where
         if self._ready[i]:
             return
         self._used[i] = True
         if self._recording:
             self._order.append(i)
         dst = bucket.slot(slot)
-        src = p._grad._data
+        # a sparse grad of a parameter DDP did not expect one for (e.g. F.embedding(..., sparse=True)
+        # on a plain Parameter) is reduced densely; the parameter then gets a dense averaged grad
+        src = p._grad.to_dense()._data if p._grad.is_sparse else p._grad._data
         if not np.shares_memory(src, dst):
             np.copyto(dst, src)
         self._mark_ready(bucket, i)
 
+    def _index_of_sparse(self, p: Tensor) -> int:
+        return next(i for i in self.sparse_indices if self.params[i] is p)
+
     def _mark_unused(self, p: Tensor) -> None:
+        if id(p) not in self.locate:  # a sparse-gradient parameter: contributes nothing
+            self._ready[self._index_of_sparse(p)] = True
+            return
         bucket, slot, i = self.locate[id(p)]
         bucket.slot(slot).fill(0)
         self._mark_ready(bucket, i)
@@ -275,6 +310,7 @@ class Reducer:
             for slot, p in enumerate(b.params):
                 self._write_grad(p, b.slot(slot), globally_used)
         trace.end("wait for buckets", start, "ddp")
+        self._reduce_sparse(globally_used, local=True)
         if missing and not self.find_unused:
             names = ", ".join(self.names[i] for i in missing)
             raise RuntimeError(
@@ -312,12 +348,42 @@ class Reducer:
         dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
         return used._data.astype(bool)
 
+    def _reduce_sparse(self, globally_used: np.ndarray | None, local: bool) -> None:
+        """Average the sparse gradients over the ranks, one parameter at a time in index
+        order. ``local=False`` (a joined rank): contribute nothing and keep the result to
+        the training ranks. A parameter unused on every rank (``find_unused_parameters``)
+        is skipped by all ranks alike and keeps ``grad=None``."""
+        from ...distributed.sparse_collectives import sparse_sum_across_ranks
+        from ...ops.sparse import SparseTensor
+
+        for i in self.sparse_indices:
+            if globally_used is not None and not globally_used[i]:
+                continue
+            p = self.params[i]
+            grad = p._grad if local and self._used[i] else None
+            if grad is not None and (not grad.is_sparse or grad.sparse_dim() != 1):
+                grad = grad.to_dense().to_sparse(1)  # e.g. the user replaced it by a dense tensor
+            if grad is None:
+                idx = np.zeros((1, 0), np.int64)
+                val = np.zeros((0,) + tuple(p.shape[1:]), p._data.dtype)
+            else:
+                grad = grad.coalesce()
+                idx, val = grad._sp_indices, grad._sp_values.detach()._data
+            with trace.span("all_reduce sparse grad", "comm"):
+                all_idx, all_val = sparse_sum_across_ranks(idx, val, tuple(p.shape), self.process_group)
+            if not local:
+                continue
+            scale = self._grad_scale / self._group().size()
+            summed = SparseTensor._build(all_idx, Tensor._make(all_val), tuple(p.shape), False).coalesce()
+            values = summed._sp_values._data * np.asarray(scale, summed._sp_values._data.dtype)
+            p._grad = SparseTensor._build(summed._sp_indices, Tensor._make(values), tuple(p.shape), True)
+
     def _write_grad(self, p: Tensor, averaged: np.ndarray, globally_used: np.ndarray | None) -> None:
         if globally_used is not None and not globally_used[self.locate[id(p)][2]]:
             return
         if self.as_view:
             p._grad = Tensor._make(averaged)
-        elif p._grad is None:
+        elif p._grad is None or p._grad.is_sparse:
             p._grad = Tensor._make(averaged.copy())
         else:
             np.copyto(p._grad._data, averaged)
@@ -334,16 +400,16 @@ class Reducer:
         for b in self.buckets:
             b.buffer.fill(0)
             self._launch(b)
+        globally_used = None
         if self.find_unused:
             from ... import distributed as dist
 
-            dist.all_reduce(
-                Tensor._make(np.zeros(len(self.params), np.int32)),
-                op=dist.ReduceOp.MAX,
-                group=self.process_group,
-            )
+            used = Tensor._make(np.zeros(len(self.params), np.int32))
+            dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
+            globally_used = used._data.astype(bool)
         for b in self.buckets:
             b.future.wait()
+        self._reduce_sparse(globally_used, local=False)
         if self._recording:
             self._end_recording([i for idxs in self.bucket_param_indices for i in idxs])
 
