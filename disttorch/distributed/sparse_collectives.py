@@ -48,8 +48,6 @@ def sparse_sum_across_ranks(
     Raises:
         RuntimeError: the ranks' tensors differ in shape, sparse dimensions or dtype.
     """
-    from .collectives import all_gather
-
     pg = resolve_group(group)
     size = pg.size()
     if len(shape) > _MAX_DIMS:
@@ -59,8 +57,7 @@ def sparse_sum_across_ranks(
     meta = np.full(4 + _MAX_DIMS, -1, np.int64)
     meta[:4] = (indices.shape[1], indices.shape[0], len(shape), wire.dtype_code(values.dtype))
     meta[4 : 4 + len(shape)] = shape
-    metas = [np.empty_like(meta) for _ in range(size)]
-    all_gather(metas, meta, group=pg)
+    metas = _gather_blocks(pg, meta, [meta.size] * size)
     for r, m in enumerate(metas):
         if not np.array_equal(m[1:], metas[0][1:]):
             raise RuntimeError(
