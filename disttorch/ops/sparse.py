@@ -184,20 +184,8 @@ class SparseTensor(SparseBase):
             "tensor is not supported (it would make it dense); use .to_dense()"
         )
 
-    def __radd__(self, other: Any) -> Tensor:
-        if isinstance(other, Tensor):
-            return other + self.to_dense()
-        return self.__add__(other)
-
-    add = __add__
-
-    def __sub__(self, other: Any) -> Tensor:
-        return self + (-other)
-
     def __rsub__(self, other: Any) -> Tensor:
         return other + (-self)
-
-    sub = __sub__
 
     def sum(self, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
         return _sparse_sum(self, dim, dtype)

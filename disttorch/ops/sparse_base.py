@@ -45,6 +45,21 @@ class SparseBase(Tensor):
             "convert with .to_dense() first"
         )
 
+    # ------------------------------------------------------------------ arithmetic
+    # Each layout's ``__add__`` adds two sparse tensors of its layout or a dense tensor.
+    def __radd__(self, other: Any) -> Tensor:
+        if isinstance(other, Tensor):
+            return other + self.to_dense()
+        return self.__add__(other)
+
+    def add(self, other: Any) -> Tensor:
+        return self.__add__(other)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return self + (-other)
+
+    sub = __sub__
+
     # ------------------------------------------------------------------ attributes
     @property
     def shape(self) -> Size:

@@ -357,18 +357,6 @@ class SparseCompressedTensor(SparseBase):
             "(it would make it dense); use .to_dense()"
         )
 
-    def __radd__(self, other: Any) -> Tensor:
-        if isinstance(other, Tensor):
-            return other + self.to_dense()
-        return self.__add__(other)
-
-    add = __add__
-
-    def __sub__(self, other: Any) -> Tensor:
-        return self + (-other)
-
-    sub = __sub__
-
     def sum(self, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
         """The sum of all elements (a dense 0-dim tensor); with ``dim``, the dense sum."""
         if dim is None:
