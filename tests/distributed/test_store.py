@@ -25,6 +25,7 @@ from disttorch.distributed.store import (
     PrefixStore,
     TCPStore,
     protocol,
+    tcp_server,
     tcp_store,
 )
 
@@ -530,6 +531,37 @@ def test_wrong_secret_is_refused_and_the_server_keeps_serving():
             good.set("still", "working")
         assert master.get("still") == b"working"
         assert master.num_keys() == 1
+
+
+@pytest.mark.timeout(40)
+def test_a_wait_for_workers_that_starts_after_a_refusal_fails_fast():
+    """The host can be slower than the refused process: its wait for workers starts after the
+    refusal's grace has passed, and must still fail fast rather than wait out its timeout."""
+    with TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=20), secret=None) as master:
+        with pytest.raises(AuthenticationError):
+            TCPStore("127.0.0.1", master.port, timeout=timedelta(seconds=5), secret=SECRET)
+        time.sleep(tcp_server.AUTH_FAILURE_GRACE + 0.5)
+        start = time.monotonic()
+        with pytest.raises(AuthenticationError, match="failed to authenticate"):
+            master._wait_for_workers(2)
+        assert time.monotonic() - start < tcp_server.AUTH_FAILURE_GRACE + 3
+
+
+@pytest.mark.timeout(40)
+def test_a_refusal_before_a_met_wait_for_workers_does_not_shorten_later_waits():
+    with TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=20), secret=None) as master:
+        with pytest.raises(AuthenticationError):
+            TCPStore("127.0.0.1", master.port, timeout=timedelta(seconds=5), secret=SECRET)
+        master._wait_for_workers(1)  # met at once: the rendezvous it guarded is complete
+        late = threading.Timer(
+            tcp_server.AUTH_FAILURE_GRACE + 1.0,
+            lambda: TCPStore("127.0.0.1", master.port, timeout=timedelta(seconds=5), secret=None).close(),
+        )
+        late.start()
+        try:
+            master._wait_for_workers(2)  # answered when the late process checks in, not refused
+        finally:
+            late.join()
 
 
 @pytest.mark.timeout(30)

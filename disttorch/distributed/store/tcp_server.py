@@ -19,7 +19,9 @@ A failed handshake (a process with another job secret, or none where one is set)
 watched on the server socket. If get/wait requests are still pending
 :data:`AUTH_FAILURE_GRACE` seconds later, they are answered with an authentication
 error (and so are new ones until another process checks in): the ranks waiting for a
-rank that cannot join fail fast instead of waiting out the whole timeout. (An outsider
+rank that cannot join fail fast instead of waiting out the whole timeout. A wait for
+workers that starts only after such a failure (the host was slower than the refused
+process) gets the same grace from when it starts, until a wait for workers is met. (An outsider
 who can reach the port during rendezvous can therefore end a job that is still waiting
 for a rank; it cannot join it or read it.)
 """
@@ -113,6 +115,7 @@ class StoreServer:
         self._secret_set = secret is not None
         self._auth_failed_at: float | None = None  # time of a failed handshake not yet acted on
         self._auth_error: str | None = None  # sticky: answer get/wait with this
+        self._refused_before_all_joined = False  # a handshake failed; no wait for workers met since
         try:
             if port == 0:
                 self.port = self._socket.bind_to_random_port(f"tcp://{endpoint_host(host)}")
@@ -185,8 +188,10 @@ class StoreServer:
     def _on_handshake_failures(self) -> None:
         while self._monitor.poll(0):
             event = auth.parse_monitor_message(self._monitor.recv_multipart())["event"]
-            if event & _HANDSHAKE_FAILURES and self._auth_failed_at is None:
-                self._auth_failed_at = time.monotonic()
+            if event & _HANDSHAKE_FAILURES:
+                self._refused_before_all_joined = True
+                if self._auth_failed_at is None:
+                    self._auth_failed_at = time.monotonic()
 
     def _fail_waiters_on_auth(self) -> None:
         """A handshake failed a while ago: whoever still waits is probably waiting for that
@@ -314,9 +319,12 @@ class StoreServer:
             self._workers_changed()
         elif command is Command.WAIT_WORKERS:
             if self._workers >= request.number:
+                self._all_joined()
                 self._reply(identity, rid, Status.OK)
             else:
                 self._park(identity, request, set())
+                if self._refused_before_all_joined and self._auth_failed_at is None:
+                    self._auth_failed_at = time.monotonic()  # the refused process may be one of them
 
     # ------------------------------------------------------------- waiters
 
@@ -371,9 +379,16 @@ class StoreServer:
                 else:
                     self._reply(waiter.identity, request.request_id, Status.OK)
 
+    def _all_joined(self) -> None:
+        """A wait for workers is met: the processes it counted have joined, so a handshake
+        refused before now was not one of them and need not cut later waits short."""
+        self._refused_before_all_joined = False
+        self._auth_failed_at = None
+
     def _workers_changed(self) -> None:
         for waiter in list(self._worker_waiters):
             if self._workers >= waiter.request.number:
+                self._all_joined()
                 self._retire(waiter)
                 self._reply(waiter.identity, waiter.request.request_id, Status.OK)
 
