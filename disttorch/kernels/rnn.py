@@ -24,6 +24,8 @@ its input state as a view of the previous step's output rows (no state copies), 
 state lives in two step-sized buffers, and when a backward will follow, forward turns each
 step's gates, while they are in cache, into the local derivatives backward multiplies by, so
 backward's loop is five element-wise products and the matrix product that carries ``dh``.
+The element-wise arithmetic of an LSTM step is ``lstm_cell.py``'s: NumPy passes, or the same
+formulas compiled by numba when it is installed (then a step's arithmetic is one pass).
 
 Gate order is PyTorch's: LSTM ``i, f, g, o``; GRU ``r, z, n``.
 """
@@ -33,6 +35,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import numpy as np
+
+from .lstm_cell import cell_arithmetic
 
 __all__ = [
     "gate_scale",
@@ -132,35 +136,36 @@ def lstm_forward(
     reverse: bool,
     post_scale: np.ndarray | None = None,
     save: bool = True,
+    bias: np.ndarray | None = None,
 ) -> tuple:
-    """One LSTM layer-direction (``xw``, ``w_hh_t`` prescaled by ``gate_scale``, both biases in
-    ``xw``); returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the
+    """One LSTM layer-direction (``xw``, ``w_hh_t`` and ``bias`` prescaled by ``gate_scale``;
+    ``bias = b_ih + b_hh``, added per step while a step's gates are in cache); returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the
     projection size (``H`` without projection). ``xw`` is the caller's temporary: it is
     overwritten.
 
     With ``save`` (a backward will follow), each step also stores, while its gates are in
-    cache, the local derivatives backward needs (``saved`` is None otherwise): in place of its
-    gates in ``xw``, ``fac`` such that ``d gate_pre = dc * fac`` for ``i, f, g`` and
-    ``dh * fac`` for ``o``; ``kc (N, H)`` with ``dc += dh * kc``; the forget gate; and the
-    step's input state ``h_{t-1}``. The cell state lives in two step-sized buffers."""
+    cache, the local derivatives backward needs (``saved`` is None otherwise): ``fac (N, 4H)``
+    such that ``d gate_pre = dc * fac`` for ``i, f, g`` and ``dh * fac`` for ``o``; ``kc (N, H)``
+    with ``dc += dh * kc``; the forget gate; and the step's input state ``h_{t-1}``. The cell
+    state lives in two step-sized buffers. The element-wise arithmetic of a step is
+    ``kernels/lstm_cell.py``'s (compiled when numba is installed)."""
     n, hs = xw.shape[0], c0.shape[1]
     bmax, p = h0.shape
     dt = xw.dtype
-    rec = np.empty((bmax, 4 * hs), dtype=dt)  # h @ W_hhᵀ of a step, then s (1 - s) of its gates
+    cell = cell_arithmetic(bmax, hs, dt, len(batch_sizes))
+    rec = np.empty((bmax, 4 * hs), dtype=dt)  # h @ W_hhᵀ of a step
     c_buf = np.empty((2, bmax, hs), dtype=dt)  # the cell state before / after a step
-    ig = np.empty((bmax, hs), dtype=dt)  # i * g, then (1 - g^2) * i
     tc_buf = np.empty((bmax, hs), dtype=dt)  # tanh(c)
     h_join = np.empty_like(h0)  # reverse direction: input states of a step where sequences join
     y = np.empty((n, p), dtype=dt)
     hc = np.empty((n, hs), dtype=dt) if w_hr is not None else None  # o * tanh(c) before projection
     w_r = np.ascontiguousarray(w_hr.T) if w_hr is not None else None
     if save:
+        fac = np.empty_like(xw)
         kc = np.empty((n, hs), dtype=dt)
         forget = np.empty((n, hs), dtype=dt)
         hprev = np.empty((n, p), dtype=dt)
     h_n, c_n = h0.copy(), c0.copy()  # rows are replaced as their sequences finish
-    half = gate_scale("LSTM", hs, dt)  # tanh(x/2) -> sigmoid(x) on i, f, o; g kept
-    half_off = 1 - half
     order = list(steps(batch_sizes, reverse))
     c_buf[1, :bmax] = c0
     ps = pb = None
@@ -182,44 +187,25 @@ def lstm_forward(
         np.matmul(h, w_hh_t, out=hw)
         if post_scale is not None:
             hw *= post_scale
-        g += hw
+        cell.gates(g, hw, bias)
         np.tanh(g, out=g)
-        g *= half
-        g += half_off
-        i, f, gg, o = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs : 3 * hs], g[:, 3 * hs :]
         ct = cc[:b]
-        np.multiply(f, c, out=ct)
-        np.multiply(i, gg, out=ig[:b])
-        ct += ig[:b]
+        cell.state(g, c, ct)
         tc = tc_buf[:b]
         np.tanh(ct, out=tc)
         hcur = y[s:e] if w_r is None else hc[s:e]
-        np.multiply(o, tc, out=hcur)
+        if save:
+            hprev[s:e] = h
+            cell.output(g, c, tc, hcur, (kc[s:e], forget[s:e], fac[s:e]))
+        else:
+            cell.output(g, c, tc, hcur, None)
         if w_r is not None:
             np.matmul(hcur, w_r, out=y[s:e])
         b_next = order[k + 1][2] if k + 1 < len(order) else 0
         if b_next < b:  # rows b_next: have had their last step
             h_n[b_next:b] = y[s + b_next : e]
             c_n[b_next:b] = ct[b_next:]
-        if save:
-            hprev[s:e] = h
-            forget[s:e] = f
-            kt = kc[s:e]
-            np.multiply(tc, tc, out=kt)
-            np.subtract(1, kt, out=kt)
-            kt *= o  # dc += dh * o (1 - tanh(c)^2)
-            d = rec[:b]
-            np.subtract(1, g, out=d)
-            d *= g  # s (1 - s) for i, f, o
-            dg = ig[:b]
-            np.multiply(gg, gg, out=dg)
-            np.subtract(1, dg, out=dg)
-            dg *= i  # dg = dc * i (1 - g^2)
-            np.multiply(d[:, :hs], gg, out=i)  # di = dc * g s_i'
-            np.multiply(d[:, hs : 2 * hs], c, out=f)  # df = dc * c_prev s_f'
-            gg[...] = dg
-            np.multiply(d[:, 3 * hs :], tc, out=o)  # do = dh * tanh(c) s_o'
-    saved = (xw, kc, forget, hprev, hc) if save else None
+    saved = (fac, kc, forget, hprev, hc) if save else None
     return y, h_n, c_n, saved
 
 
@@ -241,11 +227,11 @@ def lstm_backward(
     fac, kc, forget, hprev, hc = saved
     hs = kc.shape[1]
     bmax = dcn.shape[0]
+    cell = cell_arithmetic(bmax, hs, fac.dtype, len(batch_sizes))
     dgates = np.empty_like(fac)
     dh_out = np.empty_like(hprev) if w_hr is not None else None
     dh, dc = dhn.copy(), dcn.copy()
     dht_buf = np.empty_like(dh)
-    dct_buf = np.empty((bmax, hs), dtype=dc.dtype)
     for s, e, b in steps(batch_sizes, not reverse):
         dht = dht_buf[:b]
         np.add(dh[:b], dy[s:e], out=dht)
@@ -253,13 +239,7 @@ def lstm_backward(
             dh_out[s:e] = dht
             dht = dht @ w_hr
         d = dgates[s:e]
-        a = fac[s:e]
-        np.multiply(dht, a[:, 3 * hs :], out=d[:, 3 * hs :])
-        dct = dct_buf[:b]
-        np.multiply(dht, kc[s:e], out=dct)
-        dct += dc[:b]  # dc of this step
-        np.multiply(dct[:, None, :], a.reshape(b, 4, hs)[:, :3], out=d.reshape(b, 4, hs)[:, :3])
-        np.multiply(dct, forget[s:e], out=dc[:b])
+        cell.gates_grad(dht, fac[s:e], kc[s:e], forget[s:e], dc[:b], d)
         np.matmul(d, w_hh, out=dh[:b])
     return dgates, dh, dc, hprev, dh_out, hc
 

@@ -56,14 +56,17 @@ class RecurrentLayerFunction(Function):
         if mode != "GRU" and bhh is not None:  # b_hh adds linearly: fold it into b_ih
             bih = bhh if bih is None else bih + bhh
         xw = xa @ wih.T
-        if bih is not None:
+        step_bias = None  # LSTM adds the bias per step, while the step's gates are in cache
+        if mode == "LSTM" and bih is not None:
+            step_bias = bih if post is None else bih * post
+        elif bih is not None:
             xw += bih
         if post is not None:
             xw *= post
         save = any(ctx.needs_input_grad)  # a backward may follow: keep what it needs
         if mode == "LSTM":
             y, hn, cn, saved = K.lstm_forward(
-                xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse, post, save
+                xw, h0._data, c0._data, whh_t, whr, batch_sizes, reverse, post, save, step_bias
             )
             outs = (y, hn, cn)
         elif mode == "GRU":
