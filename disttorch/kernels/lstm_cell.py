@@ -24,19 +24,16 @@ gradients ``d`` of the gates and the cell-state gradient ``dc`` carried to the s
 ``fac`` holds the local derivatives: ``d = dc_t * fac`` for ``i, f, g`` and ``dh * fac`` for
 ``o``; ``kc = o (1 - tanh(c)^2)`` so that ``dc_t = dc + dh * kc``.
 
-``DISTTORCH_JIT=0`` turns the compiled loops off.
+``DISTTORCH_JIT=0`` turns the compiled loops off (see ``kernels/jit.py``).
 """
 
 from __future__ import annotations
 
-import logging
-import os
-
 import numpy as np
 
-__all__ = ["JitCell", "NumpyCell", "cell_arithmetic"]
+from .jit import compiled, njit
 
-logger = logging.getLogger("disttorch.kernels")
+__all__ = ["JitCell", "NumpyCell", "cell_arithmetic"]
 
 
 class NumpyCell:
@@ -109,10 +106,8 @@ class NumpyCell:
 
 
 def _compile():
-    """The numba loops (import numba only when a long LSTM first runs)."""
-    import numba
-
-    jit = numba.njit(cache=True, nogil=True, fastmath={"contract"})  # FMA; NaN and inf kept
+    """The numba loops (numba is imported only when a long LSTM first runs)."""
+    jit = njit()
     half, one = np.float32(0.5), np.float32(1)  # float32 constants keep float32 math in float32
 
     @jit
@@ -173,15 +168,12 @@ def _compile():
     return gates, state, output, output_save, gates_grad
 
 
-_loops = None  # the compiled loops, or False when numba is missing, off or failed
-
-
 class JitCell:
     """The step arithmetic as numba-compiled loops (float32 and float64, C-contiguous rows)."""
 
-    def __init__(self, hs: int) -> None:
+    def __init__(self, hs: int, loops: tuple) -> None:
         self.hs = hs
-        self._gates, self._state, self._output, self._output_save, self._gates_grad = _loops
+        self._gates, self._state, self._output, self._output_save, self._gates_grad = loops
 
     def gates(self, g: np.ndarray, hw: np.ndarray, bias: np.ndarray | None) -> None:
         if bias is None:
@@ -202,26 +194,11 @@ class JitCell:
         self._gates_grad(dht, fac, kc, forget, dc, d)
 
 
-def jit_available() -> bool:
-    """Whether the compiled loops can run (numba installed, ``DISTTORCH_JIT`` not ``0``)."""
-    global _loops
-    if _loops is None:
-        if os.environ.get("DISTTORCH_JIT", "1") == "0":
-            _loops = False
-        else:
-            try:
-                _loops = _compile()
-            except ImportError:
-                _loops = False
-            except Exception as error:  # noqa: BLE001 - e.g. no writable cache; NumPy still works
-                logger.warning("LSTM step loops not compiled (%s); using NumPy", error)
-                _loops = False
-    return _loops is not False
-
-
 def cell_arithmetic(bmax: int, hs: int, dtype: np.dtype, steps: int) -> NumpyCell | JitCell:
     """The arithmetic for a sequence of ``steps`` steps: compiled loops for float32/float64
     sequences long enough to repay a first compilation, NumPy otherwise."""
-    if steps >= 8 and np.dtype(dtype) in (np.float32, np.float64) and jit_available():
-        return JitCell(hs)
+    if steps >= 8 and np.dtype(dtype) in (np.float32, np.float64):
+        loops = compiled(_compile)
+        if loops is not None:
+            return JitCell(hs, loops)
     return NumpyCell(bmax, hs, dtype)

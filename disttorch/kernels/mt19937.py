@@ -66,6 +66,18 @@ class MT19937Engine:
         self._fresh = False
         return self._bits
 
+    def twister_state(self) -> tuple[np.ndarray, int]:
+        """A copy of the 624 state words and the index of the next one to temper (624: the
+        words are used up and twist first), for kernels that run the twister themselves;
+        hand the advanced state back with :meth:`set_twister_state`."""
+        st = self._bits.state["state"]
+        return np.array(st["key"], dtype=np.uint32), int(st["pos"])
+
+    def set_twister_state(self, key: np.ndarray, pos: int) -> None:
+        """Continue from ``key``/``pos`` (see :meth:`twister_state`)."""
+        self._fresh = False
+        self._set_key(key, pos)
+
     def u32(self, n: int) -> np.ndarray:
         """``n`` 32-bit outputs (``generator->random()``), as uint64."""
         self._fresh = False

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .cephes_f32 import fma_f32, log_f32, sincos_f32
+from .jit import compiled, njit
 from .mt19937 import MT19937Engine
 
 __all__ = [
@@ -284,9 +285,14 @@ def bernoulli_scalar(engine: MT19937Engine, n: int, p: float) -> np.ndarray:
     for Intel CPUs; the 2.13 CPU wheel, checked on an Intel CPU, takes this one.)"""
     # u = bits * 2**-53 < p with ``bits`` a 53-bit integer  <=>  bits < ceil(p * 2**53):
     # one integer comparison instead of a conversion to double and a product per element.
-    # Drawn in blocks that stay in cache: dropout masks run to millions of elements.
     threshold = np.uint64(math.ceil(min(max(p, 0.0), 1.0) * 2.0**53))
     out = np.empty(n, dtype=bool)
+    fused = compiled(_compile_bernoulli) if n >= _BLOCK else None
+    if fused is not None:  # the twister and the comparison in one compiled loop
+        key, pos = engine.twister_state()
+        engine.set_twister_state(key, fused(key, pos, threshold, out))
+        return out
+    # Drawn in blocks that stay in cache: dropout masks run to millions of elements.
     bits = np.empty(min(n, _BLOCK), dtype=np.uint64)
     for lo in range(0, n, _BLOCK):
         m = min(_BLOCK, n - lo)
@@ -297,6 +303,59 @@ def bernoulli_scalar(engine: MT19937Engine, n: int, p: float) -> np.ndarray:
         b |= pairs[:, 1]
         np.less(b, threshold, out=out[lo : lo + m])
     return out
+
+
+def _compile_bernoulli():
+    """``bernoulli_scalar``'s loop compiled (``kernels/jit.py``): mt19937's twist and tempering
+    (the reference algorithm of Matsumoto and Nishimura, as NumPy's ``MT19937`` runs it) and the
+    53-bit comparison per element, with no array of raw draws in between."""
+    jit = njit()
+    n_words, shift = 624, 397
+    upper, lower, matrix = np.uint32(0x80000000), np.uint32(0x7FFFFFFF), np.uint32(0x9908B0DF)
+    one = np.uint32(1)
+
+    @jit
+    def twist(key):  # pragma: no cover - compiled
+        for i in range(n_words):  # split at the wrap-arounds, so no index needs a modulo
+            nxt = key[i + 1] if i + 1 < n_words else key[0]
+            y = (key[i] & upper) | (nxt & lower)
+            mag = matrix if y & one else np.uint32(0)
+            far = key[i + shift] if i + shift < n_words else key[i + shift - n_words]
+            key[i] = far ^ (y >> one) ^ mag
+
+    @jit
+    def bernoulli(key, pos, threshold, out):  # pragma: no cover - compiled
+        words = np.empty(n_words, dtype=np.uint32)  # tempered outputs of the current state
+        low = np.uint32(0x1FFFFF)
+        n, k, hi, carry = out.shape[0], 0, np.uint32(0), False
+        while k < n:
+            if pos == n_words:
+                twist(key)
+                pos = 0
+            m = n_words - pos
+            for i in range(m):
+                y = key[pos + i]
+                y ^= y >> np.uint32(11)
+                y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+                y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+                words[i] = y ^ (y >> np.uint32(18))
+            j = 0
+            if carry:  # a 64-bit draw split over two twists: its high half came last time
+                bits = (np.uint64(hi & low) << np.uint64(32)) | np.uint64(words[0])
+                out[k] = bits < threshold
+                k, j, carry = k + 1, 1, False
+            pairs = min((m - j) // 2, n - k)
+            for q in range(pairs):
+                bits = (np.uint64(words[j + 2 * q] & low) << np.uint64(32)) | np.uint64(words[j + 2 * q + 1])
+                out[k + q] = bits < threshold
+            k += pairs
+            j += 2 * pairs
+            if k < n and j < m:
+                hi, carry, j = words[j], True, j + 1
+            pos += j
+        return pos
+
+    return bernoulli
 
 
 def exponential(engine: MT19937Engine, n: int, dtype: np.dtype, lambd: float) -> np.ndarray:

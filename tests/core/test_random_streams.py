@@ -225,6 +225,42 @@ def test_bernoulli_dropout_masks(torch):
         _same(a, b)
 
 
+@pytest.mark.parametrize("offset", [0, 1, 623, 624])
+@pytest.mark.parametrize("n", [K._BLOCK, K._BLOCK + 311, 3 * 624 * 17 + 5])
+def test_compiled_bernoulli_draws_the_numpy_path_bits(monkeypatch, n, offset):
+    """The compiled mask loop (numba, kernels/jit.py) against the NumPy blocks: the same mask
+    and the same engine state after, from any position in the twister's 624 words (an odd one
+    splits a 64-bit draw over two twists)."""
+    from disttorch.kernels import jit
+
+    if jit.compiled(K._compile_bernoulli) is None:
+        pytest.skip("numba is not installed (the optional 'fast' extra)")
+    masks, after = [], []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("DISTTORCH_JIT", flag)
+        engine = MT19937Engine(7)
+        engine.u32(offset)
+        masks.append(K.bernoulli_scalar(engine, n, 0.37))
+        after.append(engine.get_state())
+    np.testing.assert_array_equal(masks[0], masks[1])
+    assert after[0] == after[1]
+    assert abs(masks[0].mean() - 0.37) < 0.02
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("jit_flag", ["1", "0"])
+def test_large_dropout_masks_are_pytorchs(torch, monkeypatch, jit_flag):
+    monkeypatch.setenv("DISTTORCH_JIT", jit_flag)
+
+    def draw(T):
+        T.rand(3)  # start mid-way through the twister's words
+        return [T.nn.functional.dropout(T.ones(257, 301), 0.2), T.empty(70001).bernoulli_(0.6)]
+
+    ours, theirs = _both(torch, draw)
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+
+
 @pytest.mark.parity
 def test_exponential_cauchy_geometric_log_normal(torch):
     def draw(T):

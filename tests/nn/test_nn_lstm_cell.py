@@ -14,29 +14,35 @@ import pytest
 import disttorch as dt
 from disttorch import nn
 from disttorch.autograd import gradcheck
+from disttorch.kernels import jit
 from disttorch.kernels import lstm_cell as L
 from disttorch.nn.functional._recurrent import recurrent_layer
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _loops():
+    loops = jit.compiled(L._compile)
+    if loops is None:
+        pytest.skip("numba is not installed (the optional 'fast' extra)")
+    return loops
+
+
 @pytest.fixture(params=["numpy", "jit"])
 def arithmetic(request, monkeypatch):
     """Run the test with one implementation forced."""
     if request.param == "numpy":
-        monkeypatch.setattr(L, "_loops", False)
-    elif not L.jit_available():
-        pytest.skip("numba is not installed (the optional 'fast' extra)")
+        monkeypatch.setenv("DISTTORCH_JIT", "0")
+    else:
+        _loops()
     return request.param
 
 
 @pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-6), (np.float64, 1e-14)])
 def test_numpy_and_compiled_steps_give_the_same_numbers(dtype, tol):
-    if not L.jit_available():
-        pytest.skip("numba is not installed (the optional 'fast' extra)")
     b, hs = 5, 7
     results = []
-    for cell in (L.NumpyCell(b, hs, np.dtype(dtype)), L.JitCell(hs)):
+    for cell in (L.NumpyCell(b, hs, np.dtype(dtype)), L.JitCell(hs, _loops())):
         r = np.random.default_rng(1)
         pre = r.standard_normal((b, 4 * hs)).astype(dtype)
         hw = r.standard_normal((b, 4 * hs)).astype(dtype)
@@ -116,23 +122,29 @@ def test_short_sequences_and_other_dtypes_use_numpy():
 
 def test_disttorch_jit_0_turns_the_compiled_loops_off():
     code = (
-        "from disttorch.kernels import lstm_cell as L\n"
-        "import numpy as np\n"
-        "print(L.jit_available(), type(L.cell_arithmetic(2, 3, np.dtype(np.float32), 50)).__name__)\n"
+        "from disttorch.kernels import jit, lstm_cell as L\n"
+        "import sys, numpy as np\n"
+        "print(jit.compiled(L._compile), type(L.cell_arithmetic(2, 3, np.dtype(np.float32), 50)).__name__,"
+        " 'numba' in sys.modules)\n"
     )
     env = dict(os.environ, PYTHONPATH=REPO, DISTTORCH_JIT="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "NumpyCell"]
+    assert out.stdout.split() == ["None", "NumpyCell", "False"]
 
 
-def test_a_failed_compilation_falls_back_to_numpy(monkeypatch, caplog):
+def test_a_missing_numba_or_a_failed_compilation_falls_back_to_numpy(monkeypatch, caplog):
+    def missing():
+        raise ImportError("No module named 'numba'")
+
     def broken():
         raise RuntimeError("cannot cache function: no locator available")
 
-    monkeypatch.setattr(L, "_loops", None)
-    monkeypatch.setattr(L, "_compile", broken)
+    monkeypatch.setattr(jit, "_built", {})
+    assert jit.compiled(missing) is None
     with caplog.at_level("WARNING", logger="disttorch.kernels"):
-        assert not L.jit_available()
+        assert jit.compiled(broken) is None
+    assert "compiled loops unavailable (cannot cache function" in caplog.text
     assert "using NumPy" in caplog.text
+    monkeypatch.setattr(L, "_compile", broken)
     assert isinstance(L.cell_arithmetic(2, 3, np.dtype(np.float32), 50), L.NumpyCell)

@@ -1,0 +1,47 @@
+"""Optional compilation of the kernels' hottest loops with numba (the ``fast`` extra:
+``pip install 'disttorch[fast]'``).
+
+A kernel that has a compiled form hands a *builder* to :func:`compiled`: a function that
+imports numba, compiles the loops and returns them. :func:`compiled` runs each builder once
+per process and returns its result, or ``None`` when numba is not installed, cannot be
+imported, fails to compile, or ``DISTTORCH_JIT=0`` is set (read at every call, so it can be
+switched at run time). With ``None`` the kernel runs its NumPy form: both forms compute the
+same numbers, and the tests run both. Compiled code is cached on disk (numba's
+``cache=True``), so only the first process on a machine pays for compiling.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["compiled", "njit"]
+
+logger = logging.getLogger("disttorch.kernels")
+
+_built: dict[Callable[[], Any], Any] = {}
+
+
+def compiled(build: Callable[[], Any]) -> Any:
+    """``build()``'s result (compiled once), or ``None`` to use the NumPy form."""
+    if os.environ.get("DISTTORCH_JIT", "1") == "0":
+        return None
+    if build not in _built:
+        try:
+            _built[build] = build()
+        except ImportError:  # numba missing, or too old/new for this NumPy
+            _built[build] = None
+        except Exception as error:  # noqa: BLE001 - e.g. no writable cache directory
+            logger.warning("%s: compiled loops unavailable (%s); using NumPy", build.__module__, error)
+            _built[build] = None
+    return _built[build]
+
+
+def njit() -> Callable:
+    """numba's ``njit`` as the kernels use it: cached on disk, no GIL, fused multiply-adds
+    allowed (the only fast-math liberty: NaN and infinity behave as in NumPy)."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True, fastmath={"contract"})
