@@ -80,7 +80,7 @@ def _time(fn: Callable[[], None], repeat: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="timed rounds per case")
+    parser.add_argument("--repeat", type=int, default=9, help="timed rounds per case")
     parser.add_argument(KEEP_FLAG, action="store_true", help="keep OPENBLAS_CORETYPE as set")
     args = parser.parse_args()
     disttorch.manual_seed(0)

@@ -21,11 +21,11 @@ forms ``dX``, ``dW_ih``, ``dW_hh`` and the bias gradients with one matrix produc
 
 The LSTM kernels keep the time loop lean (profiled with ``benchmarks/layers.py``): a step reads
 its input state as a view of the previous step's output rows (no state copies), the cell
-state lives in two step-sized buffers, and when a backward will follow, forward turns each
-step's gates, while they are in cache, into the local derivatives backward multiplies by, so
-backward's loop is five element-wise products and the matrix product that carries ``dh``.
-The element-wise arithmetic of an LSTM step is ``lstm_cell.py``'s: NumPy passes, or the same
-formulas compiled by numba when it is installed (then a step's arithmetic is one pass).
+state lives in two step-sized buffers, and what backward needs is little: the activated
+gates stay where the input projection was, plus two ``(N, H)`` arrays of cell states (the
+memory traffic of saving, not the arithmetic, is what a step's saving costs). The element-wise
+arithmetic of an LSTM step is ``lstm_cell.py``'s: NumPy passes, or the same formulas compiled
+by numba when it is installed (then a step's arithmetic is a few passes).
 
 Gate order is PyTorch's: LSTM ``i, f, g, o``; GRU ``r, z, n``.
 """
@@ -139,32 +139,31 @@ def lstm_forward(
     bias: np.ndarray | None = None,
 ) -> tuple:
     """One LSTM layer-direction (``xw``, ``w_hh_t`` and ``bias`` prescaled by ``gate_scale``;
-    ``bias = b_ih + b_hh``, added per step while a step's gates are in cache); returns ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the
-    projection size (``H`` without projection). ``xw`` is the caller's temporary: it is
-    overwritten.
+    ``bias = b_ih + b_hh``, added per step while a step's gates are in cache); returns
+    ``(y (N, P), h_n (B, P), c_n (B, H), saved)`` where ``P`` is the projection size (``H``
+    without projection). ``xw`` is the caller's temporary: it is overwritten.
 
-    With ``save`` (a backward will follow), each step also stores, while its gates are in
-    cache, the local derivatives backward needs (``saved`` is None otherwise): ``fac (N, 4H)``
-    such that ``d gate_pre = dc * fac`` for ``i, f, g`` and ``dh * fac`` for ``o``; ``kc (N, H)``
-    with ``dc += dh * kc``; the forget gate; and the step's input state ``h_{t-1}``. The cell
-    state lives in two step-sized buffers. The element-wise arithmetic of a step is
-    ``kernels/lstm_cell.py``'s (compiled when numba is installed)."""
+    With ``save`` (a backward will follow; ``saved`` is None otherwise) the steps leave what
+    backward needs: the activated gates in place of ``xw``, each step's input cell state and
+    ``tanh`` of its new one (``(N, H)`` each), its input state ``h_{t-1}``, and with projection
+    ``o * tanh(c)``. The cell state lives in two step-sized buffers. The element-wise
+    arithmetic of a step is ``kernels/lstm_cell.py``'s (compiled when numba is installed)."""
     n, hs = xw.shape[0], c0.shape[1]
     bmax, p = h0.shape
     dt = xw.dtype
     cell = cell_arithmetic(bmax, hs, dt, len(batch_sizes))
     rec = np.empty((bmax, 4 * hs), dtype=dt)  # h @ W_hhᵀ of a step
     c_buf = np.empty((2, bmax, hs), dtype=dt)  # the cell state before / after a step
-    tc_buf = np.empty((bmax, hs), dtype=dt)  # tanh(c)
     h_join = np.empty_like(h0)  # reverse direction: input states of a step where sequences join
     y = np.empty((n, p), dtype=dt)
     hc = np.empty((n, hs), dtype=dt) if w_hr is not None else None  # o * tanh(c) before projection
     w_r = np.ascontiguousarray(w_hr.T) if w_hr is not None else None
     if save:
-        fac = np.empty_like(xw)
-        kc = np.empty((n, hs), dtype=dt)
-        forget = np.empty((n, hs), dtype=dt)
+        cprev = np.empty((n, hs), dtype=dt)
+        tcs = np.empty((n, hs), dtype=dt)
         hprev = np.empty((n, p), dtype=dt)
+    else:
+        tc_buf = np.empty((bmax, hs), dtype=dt)
     h_n, c_n = h0.copy(), c0.copy()  # rows are replaced as their sequences finish
     order = list(steps(batch_sizes, reverse))
     c_buf[1, :bmax] = c0
@@ -191,21 +190,20 @@ def lstm_forward(
         np.tanh(g, out=g)
         ct = cc[:b]
         cell.state(g, c, ct)
-        tc = tc_buf[:b]
+        tc = tcs[s:e] if save else tc_buf[:b]
         np.tanh(ct, out=tc)
         hcur = y[s:e] if w_r is None else hc[s:e]
+        cell.output(g, tc, hcur)
         if save:
             hprev[s:e] = h
-            cell.output(g, c, tc, hcur, (kc[s:e], forget[s:e], fac[s:e]))
-        else:
-            cell.output(g, c, tc, hcur, None)
+            cprev[s:e] = c
         if w_r is not None:
             np.matmul(hcur, w_r, out=y[s:e])
         b_next = order[k + 1][2] if k + 1 < len(order) else 0
         if b_next < b:  # rows b_next: have had their last step
             h_n[b_next:b] = y[s + b_next : e]
             c_n[b_next:b] = ct[b_next:]
-    saved = (fac, kc, forget, hprev, hc) if save else None
+    saved = (xw, cprev, tcs, hprev, hc) if save else None
     return y, h_n, c_n, saved
 
 
@@ -221,14 +219,12 @@ def lstm_backward(
 ) -> tuple:
     """Returns ``(dgates (N, 4H), dh0, dc0, hprev, dh_out, hc)``: pre-activation gate
     gradients, the initial-state gradients, and what ``dW_hh``/``dW_hr`` are formed from
-    (``dh_out`` is the gradient of each step's output ``h``, needed only with projection).
-    Per step only what depends on the incoming gradient is left: the local derivatives were
-    stored by ``lstm_forward``."""
-    fac, kc, forget, hprev, hc = saved
-    hs = kc.shape[1]
+    (``dh_out`` is the gradient of each step's output ``h``, needed only with projection)."""
+    gates, cprev, tcs, hprev, hc = saved
+    hs = cprev.shape[1]
     bmax = dcn.shape[0]
-    cell = cell_arithmetic(bmax, hs, fac.dtype, len(batch_sizes))
-    dgates = np.empty_like(fac)
+    cell = cell_arithmetic(bmax, hs, gates.dtype, len(batch_sizes))
+    dgates = np.empty_like(gates)
     dh_out = np.empty_like(hprev) if w_hr is not None else None
     dh, dc = dhn.copy(), dcn.copy()
     dht_buf = np.empty_like(dh)
@@ -239,7 +235,7 @@ def lstm_backward(
             dh_out[s:e] = dht
             dht = dht @ w_hr
         d = dgates[s:e]
-        cell.gates_grad(dht, fac[s:e], kc[s:e], forget[s:e], dc[:b], d)
+        cell.gates_grad(dht, gates[s:e], cprev[s:e], tcs[s:e], dc[:b], d)
         np.matmul(d, w_hh, out=dh[:b])
     return dgates, dh, dc, hprev, dh_out, hc
 

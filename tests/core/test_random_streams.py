@@ -234,7 +234,7 @@ def test_compiled_bernoulli_draws_the_numpy_path_bits(monkeypatch, n, offset):
     from disttorch.kernels import jit
 
     if jit.compiled(K._compile_bernoulli) is None:
-        pytest.skip("numba is not installed (the optional 'fast' extra)")
+        pytest.skip("no compiled loops: numba is not installed (the fast extra) or DISTTORCH_JIT=0")
     masks, after = [], []
     for flag in ("1", "0"):
         monkeypatch.setenv("DISTTORCH_JIT", flag)

@@ -24,7 +24,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _loops():
     loops = jit.compiled(L._compile)
     if loops is None:
-        pytest.skip("numba is not installed (the optional 'fast' extra)")
+        pytest.skip("no compiled loops: numba is not installed (the fast extra) or DISTTORCH_JIT=0")
     return loops
 
 
@@ -52,22 +52,37 @@ def test_numpy_and_compiled_steps_give_the_same_numbers(dtype, tol):
         ct, h = np.empty_like(c), np.empty_like(c)
         cell.state(g, c, ct)
         tc = np.tanh(ct)
-        h_plain = np.empty_like(c)
-        cell.output(g.copy(), c, tc, h_plain, None)
-        kc, forget, fac = np.empty_like(c), np.empty_like(c), np.empty((b, 4 * hs), dtype)
-        cell.output(g, c, tc, h, (kc, forget, fac))
-        dht, dc, d = r.standard_normal((b, hs)).astype(dtype), c.copy(), np.empty_like(fac)
-        cell.gates_grad(dht, fac, kc, forget, dc, d)
-        results.append((pre, ct, h_plain, h, kc, forget, fac, dc, d))
+        cell.output(g, tc, h)
+        dht, dc, d = r.standard_normal((b, hs)).astype(dtype), c.copy() * 0.5, np.empty_like(g)
+        cell.gates_grad(dht, g, c, tc, dc, d)
+        results.append((pre, g, ct, h, dc, d))
     for a, j in zip(*results):
         np.testing.assert_allclose(a, j, rtol=tol, atol=tol)
-    # the formulas themselves, on the NumPy results: sigmoid gates from tanh(x/2)
-    pre, ct, _, h, kc, forget, fac, _, _ = results[0]
-    i, f, gg, o = np.split(np.tanh(pre), 4, axis=1)
-    i, f, o = (0.5 * i + 0.5), (0.5 * f + 0.5), (0.5 * o + 0.5)
-    np.testing.assert_allclose(h, o * np.tanh(ct), rtol=tol * 10, atol=tol * 10)
-    np.testing.assert_allclose(forget, f, rtol=tol * 10)
-    np.testing.assert_allclose(kc, o * (1 - np.tanh(ct) ** 2), rtol=tol * 10, atol=tol * 10)
+    # the formulas themselves, on the NumPy results (sigmoid(x) = 0.5 tanh(x/2) + 0.5)
+    pre, g, ct, h, dc, d = results[0]
+    r = np.random.default_rng(1)
+    r.standard_normal((b, 4 * hs)), r.standard_normal((b, 4 * hs)), r.standard_normal(4 * hs)
+    c0 = r.standard_normal((b, hs)).astype(dtype)
+    dh0 = r.standard_normal((b, hs)).astype(dtype)
+    i, f, n, o = np.split(np.tanh(pre.astype(np.float64)), 4, axis=1)
+    i, f, o = 0.5 * i + 0.5, 0.5 * f + 0.5, 0.5 * o + 0.5
+    c1 = f * c0 + i * n
+    loose = dict(rtol=tol * 100, atol=tol * 100)
+    np.testing.assert_allclose(g, np.concatenate([i, f, n, o], axis=1), **loose)
+    np.testing.assert_allclose(ct, c1, **loose)
+    np.testing.assert_allclose(h, o * np.tanh(c1), **loose)
+    dct = 0.5 * c0 + dh0 * o * (1 - np.tanh(c1) ** 2)
+    np.testing.assert_allclose(dc, dct * f, **loose)
+    expect = np.concatenate(
+        [
+            dct * n * i * (1 - i),
+            dct * c0 * f * (1 - f),
+            dct * i * (1 - n * n),
+            dh0 * np.tanh(c1) * o * (1 - o),
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(d, expect, **loose)
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -140,6 +155,7 @@ def test_a_missing_numba_or_a_failed_compilation_falls_back_to_numpy(monkeypatch
     def broken():
         raise RuntimeError("cannot cache function: no locator available")
 
+    monkeypatch.delenv("DISTTORCH_JIT", raising=False)
     monkeypatch.setattr(jit, "_built", {})
     assert jit.compiled(missing) is None
     with caplog.at_level("WARNING", logger="disttorch.kernels"):
