@@ -7,7 +7,7 @@ COPY pyproject.toml README.md ./
 COPY disttorch ./disttorch
 COPY launcher ./launcher
 COPY examples ./examples
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir '.[fast]'  # numba: the compiled LSTM step and dropout masks
 # The agents' store (on node 0) listens on 29500; ranks pick their own free ports.
 EXPOSE 29500
 CMD ["disttorch-launch", "--nproc", "2", "examples/train_digits.py"]

@@ -1,6 +1,7 @@
-"""Pure-NumPy kernels: the speed tricks the op Functions call, apart from their math.
+"""NumPy kernels: the speed tricks the op Functions call, apart from their math.
 
-No Tensor and nothing else of disttorch here: arrays in, arrays out. Each kernel has its
+No Tensor and nothing else of disttorch here: arrays in, arrays out. A few loops also have a
+compiled form, used when the optional numba is installed (``jit.py``). Each kernel has its
 measurement in ``benchmarks/kernels.py`` (against the plain NumPy spelling and, when
 installed, PyTorch).
 
@@ -14,6 +15,10 @@ installed, PyTorch).
   family, zeta, erfc/erfcx/erfinv, normal CDF, Bessel, incomplete gamma, polynomials), float64.
 - ``lu.py``: LU factorisation with partial pivoting (batched) and its unpacking into P, L, U.
 - ``rnn.py``: the time loops of RNN, LSTM and GRU (forward saving the gates, backward through time).
+- ``lstm_cell.py``: an LSTM step's element-wise arithmetic, as NumPy passes or compiled loops.
+- ``jit.py``: compiles a kernel's loops with numba once per process (``DISTTORCH_JIT=0``: off).
+- ``mt19937.py``, ``torch_random.py``, ``cephes_f32.py``: PyTorch's CPU random streams
+  (dropout masks drawn by a compiled loop when numba is there).
 - ``sparse.py``: sparse @ dense row sums and sampled dot products in cache-sized blocks
   (measured in ``benchmarks/sparse.py``).
 """
