@@ -18,7 +18,7 @@ import ctypes
 import os
 import sys
 
-__all__ = ["KEEP_FLAG", "prepare_blas", "openblas_core", "describe"]
+__all__ = ["KEEP_FLAG", "prepare_blas", "openblas_core", "describe", "peer_torch", "print_ratios"]
 
 KEEP_FLAG = "--keep-openblas-coretype"
 _THREAD_VARS = (
@@ -85,3 +85,30 @@ def describe(torch_module=None) -> str:
     blas = f" (OpenBLAS {core} kernels{how})" if core else ""
     torch_part = f", torch {torch_module.__version__}" if torch_module is not None else ""
     return f"numpy {np.__version__}{blas}{torch_part}, {os.cpu_count()} cores"
+
+
+def peer_torch():
+    """PyTorch on one thread, the peer of a comparison; ``None`` when it is not installed."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    return torch
+
+
+def print_ratios(names, time_case, torch_module) -> None:
+    """One row per case name: ``time_case(lib, name)`` milliseconds for disttorch and, when
+    ``torch_module`` is given, for PyTorch, and their ratio (disttorch / torch; < 1 is faster)."""
+    import disttorch
+
+    width = max(map(len, names))
+    print(describe(torch_module))
+    print(f"{'case':{width}s} {'disttorch ms':>13s} {'torch ms':>10s} {'ratio':>7s}")
+    for name in names:
+        ours = time_case(disttorch, name)
+        if torch_module is None:
+            print(f"{name:{width}s} {ours:13.2f}")
+            continue
+        theirs = time_case(torch_module, name)
+        print(f"{name:{width}s} {ours:13.2f} {theirs:10.2f} {ours / theirs:7.2f}")

@@ -16,9 +16,13 @@ import os
 import sys
 import time
 
-import numpy as np
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from machine import peer_torch, prepare_blas, print_ratios  # noqa: E402
+
+prepare_blas()  # one thread, OpenBLAS's own kernels: before NumPy and PyTorch load
+
+import numpy as np  # noqa: E402
 
 R = np.random.default_rng(0)
 X = R.normal(size=(2000, 256))
@@ -79,28 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1)
-    except ImportError:
-        pass
-    import disttorch
-
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:
-        torch = None
-    print(f"{'case':40s} {'disttorch ms':>13s} {'torch ms':>10s} {'ratio':>7s}")
-    for name, fn in CASES.items():
-        ours = _time(disttorch, fn, args.repeat)
-        if torch is None:
-            print(f"{name:40s} {ours:13.2f}")
-            continue
-        theirs = _time(torch, fn, args.repeat)
-        print(f"{name:40s} {ours:13.2f} {theirs:10.2f} {ours / theirs:7.2f}")
+    print_ratios(list(CASES), lambda lib, name: _time(lib, CASES[name], args.repeat), peer_torch())
 
 
 if __name__ == "__main__":
