@@ -206,6 +206,18 @@ def _vector(v: Any, refs: tuple, refs_tuple: bool, create_graph: bool, fn_name: 
     return v
 
 
+def _inputs_and_vector(inputs: Any, v: Any, create_graph: bool, fn_name: str) -> tuple:
+    """``(inputs were a tuple, inputs, v)`` for the functions whose ``v`` is shaped like the
+    inputs (``jvp``, ``vhp``, ``hvp``)."""
+    in_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _prepare(inputs, create_graph, need_graph=True)
+    none_msg = (
+        "The vector v can only be None if the input to the user-provided function is a single "
+        "Tensor with a single element."
+    )
+    return in_tuple, inputs, _vector(v, inputs, in_tuple, create_graph, fn_name, none_msg)
+
+
 # ------------------------------------------------------------------ public functions
 
 
@@ -241,17 +253,7 @@ def jvp(
 
     Returns ``(func_output, jvp)``; ``jvp`` has the structure of ``func``'s output. ``v`` may be
     omitted when ``inputs`` is a single-element tensor."""
-    in_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-    inputs = _prepare(inputs, create_graph, need_graph=True)
-    v = _vector(
-        v,
-        inputs,
-        in_tuple,
-        create_graph,
-        "jvp",
-        "The vector v can only be None if the input to the user-provided function is a single "
-        "Tensor with a single element.",
-    )
+    in_tuple, inputs, v = _inputs_and_vector(inputs, v, create_graph, "jvp")
     out_tuple, outputs = _call(func, inputs, "jvp", strict)
     lin = Linearization(outputs, inputs)
     if strict:
@@ -410,17 +412,7 @@ def vhp(
 ) -> tuple:
     """``v^T H``: the product of ``v`` with the Hessian of the scalar ``func`` at ``inputs``.
     Returns ``(func_output, vhp)``, ``vhp`` with the structure of ``inputs``."""
-    in_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-    inputs = _prepare(inputs, create_graph, need_graph=True)
-    v = _vector(
-        v,
-        inputs,
-        in_tuple,
-        create_graph,
-        "vhp",
-        "The vector v can only be None if the input to the user-provided function is a single "
-        "Tensor with a single element.",
-    )
+    in_tuple, inputs, v = _inputs_and_vector(inputs, v, create_graph, "vhp")
     output, jac = _first_derivative(func, inputs, "vhp", strict)
     with grad_mode.set_grad_enabled(create_graph or grad_mode.is_grad_enabled()):
         res = _grad(jac, inputs, v, create_graph)
@@ -433,17 +425,7 @@ def hvp(
 ) -> tuple:
     """``H v``: the product of the Hessian of the scalar ``func`` at ``inputs`` with ``v``
     (double-backward trick). Returns ``(func_output, hvp)``, ``hvp`` shaped like ``inputs``."""
-    in_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-    inputs = _prepare(inputs, create_graph, need_graph=True)
-    v = _vector(
-        v,
-        inputs,
-        in_tuple,
-        create_graph,
-        "hvp",
-        "The vector v can only be None if the input to the user-provided function is a single "
-        "Tensor with a single element.",
-    )
+    in_tuple, inputs, v = _inputs_and_vector(inputs, v, create_graph, "hvp")
     output, jac = _first_derivative(func, inputs, "hvp", strict)
     jac = tuple(g if g is not None else zeros_like(x) for g, x in zip(jac, inputs))
     lin = Linearization(jac, inputs)
