@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import compiled, njit
+from .step_product import MIN_STEPS
 
 __all__ = ["JitCell", "NumpyCell", "cell_arithmetic"]
 
@@ -170,7 +171,7 @@ class JitCell:
 def cell_arithmetic(bmax: int, hs: int, dtype: np.dtype, steps: int) -> NumpyCell | JitCell:
     """The arithmetic for a sequence of ``steps`` steps: compiled loops for float32/float64
     sequences long enough to repay a first compilation, NumPy otherwise."""
-    if steps >= 8 and np.dtype(dtype) in (np.float32, np.float64):
+    if steps >= MIN_STEPS and np.dtype(dtype) in (np.float32, np.float64):
         loops = compiled(_compile)
         if loops is not None:
             return JitCell(hs, loops)

@@ -90,7 +90,7 @@ def rnn_forward(
     y = np.empty_like(xw)
     hprev = np.empty_like(xw)
     h = h0.copy()
-    product = StepProduct(w_hh_t, h0.shape[0])
+    product = StepProduct(w_hh_t, h0.shape[0], len(batch_sizes))
     for s, e, b in steps(batch_sizes, reverse):
         hprev[s:e] = h[:b]
         pre = y[s:e]
@@ -117,7 +117,7 @@ def rnn_backward(
     y, hprev = saved
     dpre = np.empty_like(y)
     dh = dhn.copy()
-    product = StepProduct(w_hh, dhn.shape[0])
+    product = StepProduct(w_hh, dhn.shape[0], len(batch_sizes))
     for s, e, b in steps(batch_sizes, not reverse):
         g = dpre[s:e]
         np.add(dh[:b], dy[s:e], out=g)
@@ -156,7 +156,7 @@ def lstm_forward(
     bmax, p = h0.shape
     dt = xw.dtype
     cell = cell_arithmetic(bmax, hs, dt, len(batch_sizes))
-    product = StepProduct(w_hh_t, bmax)
+    product = StepProduct(w_hh_t, bmax, len(batch_sizes))
     rec = np.empty((bmax, 4 * hs), dtype=dt)  # h @ W_hhᵀ of a step
     c_buf = np.empty((2, bmax, hs), dtype=dt)  # the cell state before / after a step
     h_join = np.empty_like(h0)  # reverse direction: input states of a step where sequences join
@@ -233,7 +233,7 @@ def lstm_backward(
     dh_out = np.empty_like(hprev) if w_hr is not None else None
     dh, dc = dhn.copy(), dcn.copy()
     dht_buf = np.empty_like(dh)
-    product = StepProduct(w_hh, bmax)
+    product = StepProduct(w_hh, bmax, len(batch_sizes))
     for s, e, b in steps(batch_sizes, not reverse):
         dht = dht_buf[:b]
         np.add(dh[:b], dy[s:e], out=dht)
@@ -268,7 +268,7 @@ def gru_forward(
     rec = np.empty((h0.shape[0], 3 * hs), dtype=xw.dtype)  # h @ W_hhᵀ (+ b_hh) of one step
     rn = np.empty_like(h0)  # r * (W_hn h + b_hn) of one step
     h = h0.copy()
-    product = StepProduct(w_hh_t, h0.shape[0])
+    product = StepProduct(w_hh_t, h0.shape[0], len(batch_sizes))
     for s, e, b in steps(batch_sizes, reverse):
         hp = h[:b]
         hprev[s:e] = hp
@@ -309,7 +309,7 @@ def gru_backward(
     dh = dhn.copy()
     dht_buf = np.empty_like(dh)
     tmp = np.empty_like(dh)
-    product = StepProduct(w_hh, dhn.shape[0])
+    product = StepProduct(w_hh, dhn.shape[0], len(batch_sizes))
     for s, e, b in steps(batch_sizes, not reverse):
         g = gates[s:e]
         r, z, nt = g[:, :hs], g[:, hs : 2 * hs], g[:, 2 * hs :]

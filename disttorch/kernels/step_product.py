@@ -22,19 +22,20 @@ import numpy as np
 __all__ = ["StepProduct"]
 
 WIDTHS = (16, 32, 64)  # the column blocks tried
+MIN_STEPS = 8  # loops shorter than this (a cell's step) skip set-up that pays off per step
 _fastest: dict[tuple, int] = {}  # (rows, K, G, dtype) -> block width measured fastest (0: one product)
 
 
 class StepProduct:
     """``product(h, out)`` writes ``h @ w`` (``h``: at most ``rows`` rows) into ``out``, a
-    C-contiguous ``(len(h), G)`` array."""
+    C-contiguous ``(len(h), G)`` array, for a loop of ``steps`` such products."""
 
-    def __init__(self, w: np.ndarray, rows: int) -> None:
+    def __init__(self, w: np.ndarray, rows: int, steps: int) -> None:
         self.w = w
         self.blocks: np.ndarray | None = None
         k, g = w.shape
         widths = [c for c in WIDTHS if g % c == 0 and g > c]
-        if not (w.flags.c_contiguous and widths and rows > 1):
+        if not (w.flags.c_contiguous and widths and rows > 1 and steps >= MIN_STEPS):
             return
         key = (rows, k, g, w.dtype.str)
         if key not in _fastest:

@@ -35,7 +35,7 @@ def test_every_form_computes_h_times_w(force, width, dtype):
     force(width)
     rng = np.random.default_rng(0)
     w = rng.standard_normal((40, 128)).astype(dtype)
-    product = S.StepProduct(w, rows=6)
+    product = S.StepProduct(w, rows=6, steps=20)
     assert (product.blocks is None) == (width == 0)
     if width:
         assert product.blocks.shape == (128 // width, 40, width)
@@ -48,9 +48,10 @@ def test_every_form_computes_h_times_w(force, width, dtype):
 
 def test_shapes_without_blocks_use_one_product():
     w = np.ones((8, 48), np.float32)  # 48 columns: only 16-column blocks divide them
-    assert S.StepProduct(np.ones((8, 40), np.float32), 4).blocks is None  # no width divides 40
-    assert S.StepProduct(np.asfortranarray(w), 4).blocks is None  # not C-contiguous
-    assert S.StepProduct(w, 1).blocks is None  # one row: nothing to gain
+    assert S.StepProduct(np.ones((8, 40), np.float32), 4, 20).blocks is None  # no width divides 40
+    assert S.StepProduct(np.asfortranarray(w), 4, 20).blocks is None  # not C-contiguous
+    assert S.StepProduct(w, 1, 20).blocks is None  # one row: nothing to gain
+    assert S.StepProduct(w, 4, S.MIN_STEPS - 1).blocks is None  # a cell's few steps: no blocked copy
     with pytest.raises(ValueError, match="C-contiguous"):
         S._blocked_view(np.ones((4, 48), np.float32).T.copy().T, 16)
 
@@ -66,9 +67,9 @@ def test_the_choice_is_measured_once_per_shape(monkeypatch):
 
     monkeypatch.setattr(S, "_measure", counting)
     w = np.ones((32, 96), np.float32)
-    choice = S.StepProduct(w, 8).blocks
-    S.StepProduct(w * 2, 8)
-    S.StepProduct(w, 4)
+    choice = S.StepProduct(w, 8, 20).blocks
+    S.StepProduct(w * 2, 8, 20)
+    S.StepProduct(w, 4, 20)
     assert calls == [(8, (32, 96), (16, 32)), (4, (32, 96), (16, 32))]
     assert S._fastest[(8, 32, 96, w.dtype.str)] in (0, 16, 32)
     assert choice is None or choice.shape[0] * choice.shape[2] == 96
