@@ -11,6 +11,7 @@ Above the core (it imports ``Tensor``), below the ops:
 - ``forward_ad.py``: dual tensors (forward-mode AD by the double-backward trick).
 - ``functional.py``: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``vhp``, ``hvp``.
 - ``fused_backward.py``: the node for backwards computed in NumPy (layers, decompositions).
+- ``variable.py``: the legacy ``Variable(t)`` call, which returns a tensor.
 - ``profiler.py``: ``record_function`` and the legacy ``profile`` (``torch.autograd.profiler``).
 """
 
@@ -26,6 +27,7 @@ from .engine import queue_callback
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
+from .variable import Variable
 
 __all__ = [
     "backward",
@@ -47,20 +49,6 @@ __all__ = [
     "forward_ad",
     "functional",
 ]
-
-
-class _ExecutionEngine:
-    """``Variable._execution_engine.queue_callback`` as in PyTorch."""
-
-    @staticmethod
-    def queue_callback(callback: Any) -> None:
-        queue_callback(callback)
-
-
-class Variable:
-    """Compatibility shim: PyTorch code reaches the engine through ``Variable``."""
-
-    _execution_engine = _ExecutionEngine()
 
 
 def __getattr__(name: str) -> Any:

@@ -61,21 +61,37 @@ class _GradMode:
         return wrapper
 
 
-class no_grad(_GradMode):
-    """Disable graph recording: ``with disttorch.no_grad(): ...`` or ``@disttorch.no_grad()``."""
+class _BareDecoratorMode(_GradMode):
+    """A grad mode that also decorates without brackets: ``@no_grad`` as ``@no_grad()``."""
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_BareDecoratorMode):
+    """Disable graph recording: ``with disttorch.no_grad(): ...``, ``@disttorch.no_grad()`` or
+    ``@disttorch.no_grad``."""
 
     _mode = False
 
 
-class enable_grad(_GradMode):
-    """Enable graph recording inside a ``no_grad`` region."""
+class enable_grad(_BareDecoratorMode):
+    """Enable graph recording inside a ``no_grad`` region (``@enable_grad`` works too)."""
 
     _mode = True
 
 
 class inference_mode(_GradMode):
     """Same as ``no_grad`` here (PyTorch's extra inference-tensor checks are not modelled);
-    ``torch.is_inference_mode_enabled()`` is True inside it."""
+    ``torch.is_inference_mode_enabled()`` is True inside it. ``@inference_mode`` without
+    brackets decorates as ``@inference_mode()``."""
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode: bool = True) -> None:
         self._mode = not mode
