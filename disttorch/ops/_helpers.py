@@ -67,6 +67,18 @@ def dims_tuple(dim: Any, ndim: int) -> tuple | None:
     return dims
 
 
+def scalar_as_vector(fn: Callable, input: Tensor, dim: int, *args: Any, **kwargs: Any) -> Any:
+    """``fn(input, dim, ...)`` for a 0-d ``input``: PyTorch treats a scalar's dim 0 (or -1) as the
+    one dim of a 1-element vector, so run ``fn`` on that vector and give 0-d results back
+    (a named tuple of results stays one)."""
+    wrap_dim(int(dim), 0)
+    out = fn(input.reshape(1), 0, *args, **kwargs)
+    if isinstance(out, tuple):
+        vals = [o.reshape(()) for o in out]
+        return type(out)(*vals) if hasattr(out, "_fields") else tuple(vals)
+    return out.reshape(())
+
+
 def no_complex(x: Any, message: str, error: type = NotImplementedError) -> None:
     """Raise PyTorch's error (``message``) when ``x`` is a complex tensor the op does not take."""
     if isinstance(x, Tensor) and x._data.dtype.kind == "c":
@@ -105,10 +117,12 @@ def _return_type(name: str, fields: tuple) -> type:
 
 
 def _dims(dim: Any, ndim: int) -> tuple | None:
-    """Reduction dims as a tuple of indices; None (and an empty list) mean every dim."""
+    """Reduction dims as a tuple of indices; None (and an empty list) mean every dim. A 0-d
+    tensor's one element is named by dim 0 or -1, so that reduces every dim too (None)."""
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return None
-    return dims_tuple(dim, ndim)
+    dims = dims_tuple(dim, ndim)
+    return None if ndim == 0 else dims
 
 
 def _type_name(t: Tensor) -> str:

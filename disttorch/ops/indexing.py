@@ -17,7 +17,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._helpers import broadcast_error, wrap_dim
+from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
 from .shape import Select
 
 __all__ = [
@@ -468,6 +468,8 @@ def _pad_corner(g: Tensor, shape: tuple) -> Tensor:
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
     x = input._data
+    if x.ndim == 0 and index._data.ndim == 0:
+        return scalar_as_vector(lambda v, d: gather(v, d, index.reshape(1)), input, dim)
     d = wrap_dim(dim, x.ndim)
     idx = _check_long(index, "gather")
     _check_gather_shapes(x, idx, d, "gather")
@@ -576,6 +578,8 @@ def _checked_vector_index(input: Tensor, dim: int, index: Tensor, op: str) -> tu
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The slices of ``input`` along ``dim`` at the positions in the 1-D ``index``."""
     d, idx = _checked_vector_index(input, dim, index, "index_select")
+    if input._data.ndim == 0 and idx.size == 1:
+        return scalar_as_vector(lambda v, d: IndexSelect.apply(v, d, idx.reshape(1)), input, d)
     return IndexSelect.apply(input, d, idx)
 
 

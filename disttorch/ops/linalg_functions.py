@@ -26,7 +26,7 @@ from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..kernels.lu import lu_factor_np, unpack_np
-from ._helpers import scalar_type_name
+from ._helpers import dims_tuple, scalar_type_name
 from .linalg import matmul
 from .linalg_decomp import (
     QR,
@@ -624,6 +624,8 @@ def vector_norm(
         x = x.abs()
     if isinstance(dim, int):
         dim = (dim,)
+    if dim is not None:
+        dims_tuple(dim, x.dim())  # PyTorch's IndexError for a dim out of range
     red = tuple(dim) if dim is not None else tuple(range(x.dim()))
     a = x.abs()
     if ord == math.inf:

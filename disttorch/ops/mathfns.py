@@ -25,7 +25,7 @@ from ..kernels.lu import unpack_np
 from ..kernels.special import i0 as _i0
 from . import complex as _complex
 from . import linalg_functions as _linalg
-from ._helpers import no_complex
+from ._helpers import no_complex, scalar_as_vector, wrap_dim
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
@@ -784,6 +784,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
 
 
 def _cum_extreme(input: Tensor, dim: int, ufunc: Any) -> tuple:
+    if input._data.ndim == 0:
+        return scalar_as_vector(_cum_extreme, input, dim, ufunc)
     x = np.moveaxis(input._data, dim, -1)
     vals = ufunc.accumulate(x, axis=-1)
     n = x.shape[-1]
@@ -807,6 +809,7 @@ def cummin(input: Tensor, dim: int) -> tuple:
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, stabilised by the overall maximum."""
+    dim = wrap_dim(dim, input._data.ndim)
     m = Tensor._make(np.max(input._data, axis=dim, keepdims=True))
     m = where(Tensor._make(np.isfinite(m._data)), m, 0.0)
     with np.errstate(divide="ignore"):
@@ -856,6 +859,10 @@ def _quantile(input, q, dim, keepdim, interpolation, fn) -> Tensor:
     qa = q._data if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
     if np.any((qa < 0) | (qa > 1)):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if dim is not None:
+        dim = wrap_dim(dim, input._data.ndim)
+        if input._data.ndim == 0:  # a scalar's one dim: the same as all of it
+            dim, keepdim = None, False
     out = fn(input._data, qa, axis=dim, keepdims=keepdim, method=interpolation)
     return Tensor._make(np.asarray(out, dtype=input._data.dtype))
 
@@ -863,6 +870,8 @@ def _quantile(input, q, dim, keepdim, interpolation, fn) -> Tensor:
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """Median ignoring NaN (the lower of the two middle values, as PyTorch)."""
     x = input._data
+    if dim is not None and x.ndim == 0:
+        return scalar_as_vector(nanmedian, input, dim, keepdim)
     if dim is None:
         v = x[~np.isnan(x)]
         return Tensor._make(np.asarray(np.sort(v)[(v.size - 1) // 2] if v.size else np.nan, dtype=x.dtype))
@@ -1140,6 +1149,8 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
     """The ``k``-th smallest value along ``dim`` and its index."""
+    if input._data.ndim == 0:
+        return scalar_as_vector(lambda x, d: kthvalue(x, k, d), input, dim)
     vals, idx = input.sort(dim)
     v = vals.narrow(dim, k - 1, 1)
     i = idx.narrow(dim, k - 1, 1)
@@ -1150,6 +1161,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     """Most frequent value along ``dim`` (the smallest on ties) and its last index."""
+    if input._data.ndim == 0:
+        return scalar_as_vector(mode, input, dim)
     x = np.moveaxis(input._data, dim, -1)
     s = np.sort(x, axis=-1)
     n = x.shape[-1]
@@ -1251,6 +1264,8 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Rescale each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` to that norm."""
+    if input.dim() < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
     others = tuple(d for d in builtins.range(input.dim()) if d != dim % input.dim())
     norms = _linalg.vector_norm(input, p, others, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)

@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
-from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, wrap_dim
+from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
 from .shape import PadAlong, cat
@@ -297,7 +297,7 @@ class MinDim(MaxDim):
     arg_fn, value_fn = staticmethod(np.argmin), staticmethod(np.min)
 
 
-def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> Any:
+def _max_min(input: Tensor, dim: Any, keepdim: bool, other: Any, *, name: str) -> Any:
     largest = name == "max"
     if input._data.dtype.kind == "c" and other is None and not isinstance(dim, Tensor):
         if dim is None:
@@ -309,9 +309,9 @@ def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> A
         return (maximum if largest else minimum)(input, other)
     if dim is None:
         return (Max if largest else Min).apply(input, None, keepdim)
-    d = wrap_dim(dim, input._data.ndim)
     if input._data.ndim == 0:  # a 0-dim tensor reduces over its single element
-        input = input.reshape(1)
+        return scalar_as_vector(_max_min, input, dim, keepdim, None, name=name)
+    d = wrap_dim(dim, input._data.ndim)
     values, indices = (MaxDim if largest else MinDim).apply(input, d, keepdim)
     return (max_type if largest else min_type)(values, indices)
 
@@ -319,13 +319,13 @@ def _max_min(name: str, input: Tensor, dim: Any, keepdim: bool, other: Any) -> A
 def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
     """The largest element; over ``dim``, the named tuple ``(values, indices)``;
     with a tensor as second argument, the elementwise :func:`maximum`."""
-    return _max_min("max", input, dim, keepdim, other)
+    return _max_min(input, dim, keepdim, other, name="max")
 
 
 def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:
     """The smallest element; over ``dim``, the named tuple ``(values, indices)``;
     with a tensor as second argument, the elementwise :func:`minimum`."""
-    return _max_min("min", input, dim, keepdim, other)
+    return _max_min(input, dim, keepdim, other, name="min")
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:

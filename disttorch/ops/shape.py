@@ -746,6 +746,8 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     dst = [wrap_dim(int(d), nd) for d in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    if nd == 0:  # a scalar's dim 0 (or -1) stays where it is
+        return Permute.apply(input, ())
     order = [d for d in range(nd) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -886,6 +888,8 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """Views of consecutive pieces along ``dim``: pieces of ``split_size`` (the last may be
     smaller), or of the sizes in a list."""
     shape = tensor._data.shape
+    if not shape:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, len(shape))
     n = shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
@@ -916,6 +920,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` pieces of ``ceil(size / chunks)`` (possibly fewer pieces)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     n = input._data.shape[wrap_dim(dim, input._data.ndim)]
     size = max(-(-n // chunks), 1) if n else 0
     return split(input, size, dim) if n else split(input, [0] * chunks, dim)
@@ -949,6 +955,9 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate tensors of equal shape except in ``dim``; dtypes are promoted. 1-D empty
     tensors are skipped, as in PyTorch."""
     tensors = _check_join(tensors, "torch.cat")
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     kept = [t for t in tensors if t._data.shape != (0,)]
     if not kept:
         return Clone.apply(tensors[0])
@@ -1029,6 +1038,8 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     nd = input._data.ndim
     ds = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
     ds = tuple(wrap_dim(int(d), nd) for d in ds)
+    if nd == 0:  # a scalar's dim 0 (or -1) is its one element: nothing to reverse
+        ds = ()
     if len(set(ds)) != len(ds):
         raise RuntimeError(
             f"dims has duplicates, original flip dims size={len(ds)}, but unique "
