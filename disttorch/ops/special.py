@@ -221,6 +221,14 @@ def _grad_to(t: Any) -> bool:
     return isinstance(t, Tensor)
 
 
+def _xlog_grad_x(fn: Callable, g: Tensor, x: Any, y: Any, pole: float) -> Tensor:
+    """d/dx of ``x * log(y)`` (``fn`` xlogy) or ``x * log1p(y)`` (xlog1py): ``log(y)`` times
+    ``g``, also at ``x == 0`` as in PyTorch; 0 only where ``x == 0`` and the log is undefined
+    (``y <= pole``), where the value is the constant 0."""
+    undefined = (np.asarray(_arr(x)) == 0) & (np.asarray(_arr(y)) <= pole)
+    return where(Tensor._make(undefined), 0.0, fn(g, y))
+
+
 class Xlogy(_Binary):
     """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
 
@@ -233,7 +241,7 @@ class Xlogy(_Binary):
 
     @classmethod
     def derivatives(cls, ctx, g, x, y):
-        gx = g * xlogy(Tensor._make((_arr(x) != 0).astype(ctx.out.dtype)), y) if _grad_to(x) else None
+        gx = _xlog_grad_x(xlogy, g, x, y, 0.0) if _grad_to(x) else None
         gy = g * x / y if _grad_to(y) else None
         return gx, gy
 
@@ -250,7 +258,7 @@ class Xlog1py(_Binary):
 
     @classmethod
     def derivatives(cls, ctx, g, x, y):
-        gx = g * xlog1py(Tensor._make((_arr(x) != 0).astype(ctx.out.dtype)), y) if _grad_to(x) else None
+        gx = _xlog_grad_x(xlog1py, g, x, y, -1.0) if _grad_to(x) else None
         gy = g * x / (y + 1) if _grad_to(y) else None
         return gx, gy
 

@@ -167,6 +167,40 @@ def test_gradcheck_binary():
     assert gradcheck(sp.xlog1py, (x, y))
 
 
+# x = 0 with y where the log is defined, undefined (0 or -1) and NaN; then x != 0
+XLOG_X = [0.0, 0.0, 0.0, 0.0, 1.5]
+XLOG_Y = [2.0, 0.0, -1.0, math.nan, 3.0]
+
+
+@pytest.mark.parametrize("name, log", [("xlogy", np.log), ("xlog1py", np.log1p)])
+def test_xlog_gradient_at_x_zero_is_the_log(name, log):
+    x = dt.tensor(XLOG_X, dtype=dt.float64, requires_grad=True)
+    y = dt.tensor(XLOG_Y, dtype=dt.float64)
+    getattr(sp, name)(x, y).sum().backward()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ref = log(np.array(XLOG_Y))
+    if name == "xlogy":
+        ref[1:3] = 0.0  # log(0) and log(-1) undefined at x = 0: the constant 0
+    else:
+        ref[2] = 0.0  # log1p(-1)
+    np.testing.assert_allclose(x.grad.numpy(), ref, equal_nan=True)
+    on_zero = dt.tensor([0.0], dtype=dt.float64, requires_grad=True)
+    assert gradcheck(lambda t: getattr(sp, name)(t, dt.tensor([2.0], dtype=dt.float64)), (on_zero,))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py"])
+def test_xlog_gradients_match_pytorch(torch, name):
+    grads = []
+    for lib in (dt, torch):
+        x = lib.tensor(XLOG_X, dtype=lib.float64, requires_grad=True)
+        y = lib.tensor(XLOG_Y, dtype=lib.float64, requires_grad=True)
+        getattr(lib.special, name)(x, y).sum().backward()
+        grads.append((x.grad.detach().numpy(), y.grad.detach().numpy()))
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, equal_nan=True)
+
+
 def test_known_values_and_dtypes():
     v = sp.gammaln(dt.tensor([0.5, 1.0, 10.0], dtype=dt.float64)).numpy()
     np.testing.assert_allclose(v, [math.lgamma(0.5), 0.0, math.lgamma(10.0)], rtol=1e-14, atol=1e-15)
