@@ -120,6 +120,11 @@ def _array(v: Any) -> Any:
     return v._data if isinstance(v, Tensor) else v
 
 
+def _tensor0(v: float, dtype: np.dtype) -> Tensor:
+    """A 0-d tensor of ``dtype`` holding ``v``."""
+    return Tensor._make(np.asarray(v, dtype=dtype))
+
+
 class LBFGS(Optimizer):
     """L-BFGS, as ``torch.optim.LBFGS``: ``step(closure)`` runs up to ``max_iter`` iterations
     (``max_eval`` closure calls, default ``max_iter * 5 // 4``), each a two-loop-recursion
@@ -220,7 +225,9 @@ class LBFGS(Optimizer):
         old_dirs = [_array(v) for v in state.get("old_dirs") or []]
         old_stps = [_array(v) for v in state.get("old_stps") or []]
         ro = [_scalar(v) for v in state.get("ro") or []]
-        h_diag = _scalar(state["H_diag"]) if "H_diag" in state else 1.0
+        h_diag = state.get("H_diag", 1)
+        h_diag = h_diag if isinstance(h_diag, int) else _scalar(h_diag)  # 1 until a curvature pair
+        al = [None if v is None else _scalar(v) for v in state.get("al") or [None] * history_size]
         prev_flat_grad = _array(state.get("prev_flat_grad"))
         prev_loss = state.get("prev_loss")
         n_iter = 0
@@ -229,7 +236,7 @@ class LBFGS(Optimizer):
             state["n_iter"] += 1
             if state["n_iter"] == 1:
                 d = -flat_grad
-                old_dirs, old_stps, ro, h_diag = [], [], [], 1.0
+                old_dirs, old_stps, ro, h_diag = [], [], [], 1
             else:
                 y = flat_grad - prev_flat_grad
                 s = d * t
@@ -243,7 +250,6 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / float(y @ y)
-                al = [0.0] * len(old_dirs)
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = float(old_stps[i] @ q) * ro[i]
@@ -287,8 +293,11 @@ class LBFGS(Optimizer):
         state["t"] = t
         state["old_dirs"] = [Tensor._make(v) for v in old_dirs]
         state["old_stps"] = [Tensor._make(v) for v in old_stps]
-        state["ro"] = ro
-        state["H_diag"] = h_diag
+        # scratch and curvature scalars as 0-d tensors of the parameters' dtype, as PyTorch's
+        # state holds them, so that state dicts move between the two libraries either way
+        state["ro"] = [_tensor0(v, flat_grad.dtype) for v in ro]
+        state["H_diag"] = h_diag if isinstance(h_diag, int) else _tensor0(h_diag, flat_grad.dtype)
+        state["al"] = [None if v is None else _tensor0(v, flat_grad.dtype) for v in al]
         state["prev_flat_grad"] = None if prev_flat_grad is None else Tensor._make(prev_flat_grad)
         state["prev_loss"] = prev_loss
         return orig_loss

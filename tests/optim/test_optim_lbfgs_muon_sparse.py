@@ -87,6 +87,21 @@ def test_lbfgs_rosenbrock_matches_pytorch_and_converges(torch, line_search_fn):
         np.testing.assert_allclose(out[0], [1.0, 1.0], atol=1e-5)
 
 
+def test_lbfgs_state_holds_pytorchs_keys_and_scalar_tensors():
+    w, b = _params(dt)
+    opt = optim.LBFGS([w, b], history_size=4, max_iter=3)
+    for _ in range(2):
+        opt.step(_closure(dt, opt, w, b))
+    state = opt.state_dict()["state"][0]
+    keys = {"func_evals", "n_iter", "d", "t", "old_dirs", "old_stps", "ro", "H_diag", "al"}
+    assert keys | {"prev_flat_grad", "prev_loss"} == set(state)
+    assert len(state["al"]) == 4 and state["al"][len(state["old_dirs"]) - 1] is not None
+    assert all(v.dim() == 0 and v.dtype == dt.float64 for v in state["ro"] + [state["H_diag"]])
+    fresh = optim.LBFGS([w, b], history_size=4, max_iter=3)
+    fresh.load_state_dict(opt.state_dict())  # and its own state loads back and steps on
+    fresh.step(_closure(dt, fresh, w, b))
+
+
 def test_lbfgs_needs_a_closure_and_one_group():
     p = dt.zeros(2, requires_grad=True)
     opt = optim.LBFGS([p])
@@ -189,6 +204,14 @@ def test_lbfgs_state_dict_moves_between_libraries(torch, kwargs):
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-10)
     # and back: disttorch's state loads in PyTorch
+    ours_state, their_state = d_opt.state_dict()["state"][0], t_opt.state_dict()["state"][0]
+    assert sorted(ours_state) == sorted(their_state)
+    for key in ("al", "ro"):  # the same scratch, entry by entry (None where never computed)
+        assert [v is None for v in ours_state[key]] == [v is None for v in their_state[key]]
+        for a, b in zip(ours_state[key], their_state[key]):
+            if a is not None:
+                assert a.dtype == dt.float64 and a.dim() == 0
+                np.testing.assert_allclose(a.item(), b.item(), rtol=1e-6, atol=1e-10)
     theirs2 = _params(torch, *(p.detach().numpy() for p in ours))
     t_opt2 = torch.optim.LBFGS(theirs2, **kwargs)
     t_opt2.load_state_dict(convert(d_opt.state_dict(), torch.tensor))
