@@ -16,11 +16,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._creation import check_layout
+from .._dtype import dtype as _dtype_cls
 from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
 from .._tensor import Tensor
 from ..autograd.function import Function, mark_view
 from ._helpers import wrap_dim
-from .elementwise import cast
+from .dtype_view import view_dtype
 
 __all__ = [
     "reshape",
@@ -581,13 +582,22 @@ def reshape(input: Tensor, *sizes: Any, shape: Sequence[int] | None = None) -> T
     return UnsafeView.apply(input, new)
 
 
-def view(input: Tensor, *shape: Any, size: Sequence[int] | None = None) -> Tensor:
+def view(
+    input: Tensor, *shape: Any, size: Sequence[int] | None = None, dtype: _dtype_cls | None = None
+) -> Tensor:
     """A view with a new shape (``view(2, 3)``, ``view((2, 3))`` or ``view(size=(2, 3))``);
-    raises when the strides do not allow one (use reshape). ``view(dtype)`` reinterprets
-    nothing here: it converts (a copy), unlike PyTorch."""
+    raises when the strides do not allow one (use reshape). ``view(dtype)`` (or
+    ``view(dtype=...)``) reads the same bytes as another dtype (see ``dtype_view``)."""
+    if len(shape) == 1 and isinstance(shape[0], _dtype_cls) and size is None and dtype is None:
+        shape, dtype = (), shape[0]
+    if dtype is not None or any(isinstance(s, _dtype_cls) for s in shape):
+        if shape or size is not None or not isinstance(dtype, _dtype_cls):
+            raise TypeError(
+                "view() received an invalid combination of arguments: expected one of "
+                "(torch.dtype dtype) or (tuple of ints size)"
+            )
+        return view_dtype(input, dtype)
     shape = _positional_or_keyword("view", shape, "size", size)
-    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
-        return cast(input, shape[0])
     new = _infer_shape(_shape_arg(shape), input._data.size)
     if not _viewable(input._data, new):
         raise RuntimeError(
