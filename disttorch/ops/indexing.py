@@ -123,7 +123,8 @@ class Slice(Function):
 
 
 class Index(Function):
-    """``input[advanced index]`` (integer arrays or boolean masks): a copy."""
+    """``input[advanced index]`` (integer arrays or boolean masks): a contiguous copy, as in
+    PyTorch (NumPy lays ``x[:, mask]`` out with the indexed dim first in memory)."""
 
     _raw = True
 
@@ -132,7 +133,7 @@ class Index(Function):
         x = a._data
         ctx.shape, ctx.index = x.shape, index
         try:
-            return x[index]
+            return np.ascontiguousarray(x[index])
         except IndexError as e:
             raise _index_error(e) from None
 

@@ -359,3 +359,28 @@ PARITY_CASES = {
 @pytest.mark.parametrize("name", sorted(PARITY_CASES))
 def test_op_matches_pytorch(name):
     assert_case_matches(name, *PARITY_CASES[name])
+
+
+ADVANCED_INDEXES = {
+    "mask_after_slice": lambda L, x: x[:, L.tensor([True, False, True, True])],
+    "ints_after_slice": lambda L, x: x[:, L.tensor([0, 2])],
+    "ints_last": lambda L, x: x[..., L.tensor([[0, 1]])],
+    "mask_first": lambda L, x: x[L.tensor([True, False, True])],
+    "ints_both": lambda L, x: x[L.tensor([0, 1]), L.tensor([1, 2])],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVANCED_INDEXES))
+def test_advanced_index_results_are_contiguous(name):
+    x = dt.arange(12.0).reshape(3, 4)
+    out = ADVANCED_INDEXES[name](dt, x)
+    assert out.is_contiguous()
+    assert out.view(-1).tolist() == out.reshape(-1).tolist()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(ADVANCED_INDEXES))
+def test_advanced_index_strides_match_pytorch(torch, name):
+    ours = ADVANCED_INDEXES[name](dt, dt.arange(12.0).reshape(3, 4))
+    theirs = ADVANCED_INDEXES[name](torch, torch.arange(12.0).reshape(3, 4))
+    assert ours.stride() == theirs.stride() and ours.tolist() == theirs.tolist()
