@@ -11,6 +11,7 @@ binding step by ``disttorch/ops/__init__.py``.
 from __future__ import annotations
 
 import builtins
+import numbers
 import weakref
 from typing import Any, Callable, Iterator
 
@@ -470,6 +471,15 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
+
+    def __contains__(self, element: Any) -> bool:
+        """``element in t``: whether any element of ``t`` equals ``element`` (a scalar or a
+        tensor broadcast against ``t``), as PyTorch's ``(element == t).any()``."""
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(
+                f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+            )
+        return bool((element == self).any())
 
     def __bool__(self) -> bool:
         if self._data.size != 1:

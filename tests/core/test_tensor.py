@@ -278,3 +278,32 @@ def test_top_level_numel_detach_is_floating_point():
             TypeError, match=f"{name}\\(\\): argument 'input' \\(position 1\\) must be Tensor, not int"
         ):
             getattr(dt, name)(3)
+
+
+CONTAINS_CASES = [
+    (lambda L: 3.0 in L.tensor([1.0, 3.0]), True),
+    (lambda L: 5 in L.tensor([[1, 3], [4, 5]]), True),
+    (lambda L: 7 in L.tensor([[1, 3], [4, 5]]), False),
+    (lambda L: L.tensor(3.0) in L.tensor([1.0, 3.0]), True),
+    (lambda L: L.tensor([1.0, 3.0]) in L.tensor([[1.0, 3.0], [0.0, 0.0]]), True),
+    (lambda L: 2 in L.tensor(2), True),
+    (lambda L: True in L.tensor([0, 1]), True),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CONTAINS_CASES)))
+def test_in_tensor_asks_whether_any_element_equals(i):
+    case, expected = CONTAINS_CASES[i]
+    assert case(dt) is expected
+
+
+def test_in_tensor_refuses_other_objects():
+    with pytest.raises(RuntimeError, match="Tensor.__contains__ only supports Tensor or scalar"):
+        "a" in dt.tensor([1.0])  # noqa: B015 - the membership test is what raises
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("i", range(len(CONTAINS_CASES)))
+def test_in_tensor_matches_pytorch(torch, i):
+    case, _ = CONTAINS_CASES[i]
+    assert case(dt) == case(torch)
