@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _dtype, _memory_format
 from ._dtype import dtype as _dtype_cls
+from ._linspace import linspace_values
 from ._tensor import Tensor, _check_device
 
 __all__ = [
@@ -339,7 +340,7 @@ def linspace(
     if device is not None:
         _check_device(device)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    t = Tensor._make(np.linspace(_number(start), _number(end), int(steps)).astype(np_dt))
+    t = Tensor._make(linspace_values(_number(start), _number(end), int(steps), np.dtype(np_dt)))
     return t.requires_grad_(True) if requires_grad else t
 
 

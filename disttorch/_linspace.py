@@ -1,0 +1,69 @@
+"""The values of ``linspace``, bit for bit as PyTorch's CPU kernel computes them.
+
+PyTorch computes ``step = (end - start) / (steps - 1)`` in the output dtype (in double for
+integer outputs), then fills the first half forward from ``start`` and the second half
+backward from ``end`` (so both ends are exact): ``start + step * i`` and
+``end - step * (steps - 1 - i)``, each a fused multiply-add rounded once. NumPy has no fused
+multiply-add, so it is built here from error-free transformations in float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["linspace_values"]
+
+_SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's constant, splits a float64 into two halves
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple:
+    """``a * b`` as ``p + err`` exactly (Dekker)."""
+    p = a * b
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` rounded once to float64 (up to the rarest of double roundings)."""
+    p, p_err = _two_product(a, b)
+    s = p + c
+    bb = s - p
+    s_err = (p - (s - bb)) + (c - bb)
+    return s + (p_err + s_err)
+
+
+def _linspace_half(start: float, end: float, steps: int, half: type) -> np.ndarray:
+    """float16 and bfloat16: PyTorch's same formulas, every operation rounded to ``half``
+    (its half types compute each op in float32 and round the result; no fused multiply-add)."""
+    first, last = half(start), half(end)
+    step = half(half(last - first) / half(steps - 1))
+    i = np.arange(steps)
+    forward = first + step * i.astype(half)
+    backward = last - step * (steps - 1 - i).astype(half)
+    return np.where(i < steps // 2, forward, backward).astype(half)
+
+
+def linspace_values(start: float, end: float, steps: int, dtype: np.dtype) -> np.ndarray:
+    """``steps`` values from ``start`` to ``end`` of ``dtype``, as PyTorch's CPU ``linspace``
+    (complex outputs: NumPy's spacing)."""
+    if steps == 0:
+        return np.empty(0, dtype=dtype)
+    if steps == 1:
+        return np.array([start], dtype=np.float64).astype(dtype)
+    if dtype.kind not in "fiuV":  # complex: NumPy's spacing
+        return np.linspace(start, end, steps).astype(dtype)
+    if dtype.itemsize == 2 and dtype.kind in "fV":
+        return _linspace_half(start, end, steps, dtype.type)
+    # the ends are first cast to the output dtype (an integer output truncates them)
+    step_type = dtype.type if dtype.kind == "f" else np.float64
+    first, last = (step_type(v if dtype.kind == "f" else np.trunc(v)) for v in (start, end))
+    step = np.float64(step_type((last - first) / step_type(steps - 1)))
+    i = np.arange(steps, dtype=np.float64)
+    forward = _fma(np.full(steps, step), i, np.full(steps, np.float64(first)))
+    backward = _fma(np.full(steps, -step), (steps - 1) - i, np.full(steps, np.float64(last)))
+    return np.where(np.arange(steps) < steps // 2, forward, backward).astype(dtype)
