@@ -199,3 +199,35 @@ def test_sdpa_parity_grouped_query_attention_and_bool_mask(torch):
         *(torch.tensor(a) for a in (q, k, v)), attn_mask=torch.tensor(mask), enable_gqa=True
     )
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# rows of queries: free, partly masked, every key masked (left padding)
+MASKED_ROWS = np.array([[True, True, True], [False, False, True], [False, False, False]])
+
+
+@pytest.mark.parametrize("float_mask", [False, True])
+def test_sdpa_row_with_every_key_masked_is_zero_not_nan(float_mask):
+    rng = np.random.default_rng(3)
+    q, k, v = (dt.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True) for _ in range(3))
+    mask = dt.tensor(MASKED_ROWS)
+    if float_mask:
+        mask = dt.zeros(3, 3, dtype=dt.float64).masked_fill(~mask, float("-inf"))
+    out = dt.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert np.isfinite(out.detach().numpy()).all() and (out[:, 2].detach().numpy() == 0).all()
+    out.sum().backward()
+    assert all(np.isfinite(t.grad.numpy()).all() for t in (q, k, v))
+    assert (q.grad[:, 2].numpy() == 0).all()
+
+
+@pytest.mark.parity
+def test_sdpa_fully_masked_row_matches_pytorch(torch):
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((2, 2, 3, 4)) for _ in range(3)]
+    results = []
+    for lib in (dt, torch):
+        q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=lib.tensor(MASKED_ROWS))
+        out.sum().backward()
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

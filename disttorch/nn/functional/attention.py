@@ -46,10 +46,19 @@ def _as_bias(mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def _softmax_last(s: np.ndarray) -> np.ndarray:
     """Numerically stable softmax over the last axis, in place on ``s``. (``fmax.reduce`` is
     the faster row max: a NaN row still ends up NaN through ``exp``; the row sums are a
-    matrix-vector product.)"""
-    s -= np.fmax.reduce(s, axis=-1, keepdims=True)
+    matrix-vector product.) A row whose every key is masked out (all -inf: left padding)
+    gets weights 0, so its output is 0 and not NaN, as PyTorch's CPU kernels give."""
+    row_max = np.fmax.reduce(s, axis=-1, keepdims=True)
+    masked_rows = row_max == -np.inf
+    any_masked = masked_rows.any()
+    if any_masked:
+        row_max[masked_rows] = 0.0
+    s -= row_max
     np.exp(s, out=s)
-    s *= (1.0 / (s @ np.ones(s.shape[-1], dtype=s.dtype)))[..., None]
+    total = s @ np.ones(s.shape[-1], dtype=s.dtype)
+    if any_masked:
+        total[masked_rows[..., 0]] = 1.0  # a row of zeros stays zeros
+    s *= (1.0 / total)[..., None]
     return s
 
 
