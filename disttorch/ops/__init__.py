@@ -17,6 +17,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..autograd import backprop
 from . import (
+    as_strided,
     comparison,
     complex,
     elementwise,
@@ -59,6 +60,7 @@ FAMILIES = [
     numeric_gradient,
     python_map,
     spectral,
+    as_strided,
 ]
 
 

@@ -1,0 +1,74 @@
+"""``Tensor.as_strided``: a view of the storage at any sizes, strides and offset, with its
+gradient summed back to the input's own elements."""
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.autograd import gradcheck, gradgradcheck
+
+CASES = {
+    "windows": lambda L, x: x.as_strided((3, 4), (2, 1)),
+    "offset": lambda L, x: x.as_strided((2, 3), (3, 1), 1),
+    "overlapping": lambda L, x: x.as_strided((4, 4), (1, 1)),
+    "slice_reads_before_itself": lambda L, x: x[3:7].as_strided((3,), (1,), 0),
+    "slice_default_offset": lambda L, x: x[3:7].as_strided((2, 2), (1, 2)),
+    "function": lambda L, x: L.as_strided(x.reshape(2, 5), (5,), (2,), 0),
+    "broadcast_stride_0": lambda L, x: x.as_strided((3, 2), (0, 1), 4),
+}
+
+
+def test_view_shares_memory_and_reads_the_storage():
+    x = dt.arange(10.0)
+    v = x.as_strided((2, 3), (3, 1), 1)
+    assert v.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]] and v.stride() == (3, 1)
+    assert x[2:6].as_strided((3,), (1,), 0).tolist() == [0.0, 1.0, 2.0]
+    z = dt.zeros(6)
+    z.as_strided((2,), (3,)).add_(1)
+    assert z.tolist() == [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+
+
+def test_overlapping_windows_sum_their_gradients():
+    a = dt.arange(6.0, requires_grad=True)
+    (a * 1).as_strided((2, 2), (1, 1)).sum().backward()
+    assert a.grad.tolist() == [1.0, 2.0, 1.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - {"slice_reads_before_itself"}))
+def test_gradcheck(name):
+    # (reading storage outside the input is not a function of the input: no gradcheck there)
+    x = dt.tensor(np.random.default_rng(0).standard_normal(10), requires_grad=True)
+    fn = lambda t: CASES[name](dt, t * 1.0)  # noqa: E731 - a non-leaf, as a view of a leaf would need
+    assert gradcheck(fn, (x,)) and gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (((4,), (3,), 1), "requiring a storage size of 44 are out of bounds for storage of size 40"),
+        (((4,), (-1,)), "Negative strides are not supported"),
+        (((4,), (1,), -1), "invalid storage offset -1"),
+        (((4,), (1, 2)), "mismatch in length of strides and shape"),
+    ],
+)
+def test_bad_geometry_raises_pytorchs_error(args, message):
+    with pytest.raises(RuntimeError, match=message):
+        dt.arange(10.0, dtype=dt.float32).as_strided(*args)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_as_strided_matches_pytorch(torch, name):
+    data = np.random.default_rng(1).standard_normal(10)
+    results = []
+    for lib in (dt, torch):
+        x = lib.tensor(data, requires_grad=True)
+        out = CASES[name](lib, x * 1.0)
+        (
+            out * lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)))
+        ).sum().backward()
+        results.append((tuple(out.shape), out.stride(), out.detach().numpy(), x.grad.numpy()))
+    (s1, st1, o1, g1), (s2, st2, o2, g2) = results
+    assert s1 == s2 and st1 == st2
+    np.testing.assert_array_equal(o1, o2)
+    np.testing.assert_allclose(g1, g2)
