@@ -17,7 +17,7 @@ import numpy as np
 from .._dtype import result_type, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, _dispatch
-from ._helpers import _dims, _return_type, _type_name, binary, broadcast_error, wrap_dim
+from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
 
 __all__ = [
     "eq",
@@ -106,8 +106,7 @@ def _comparison(ufunc: Callable, name: str) -> Callable:
 
     def compare(input: Tensor, other: Any) -> Tensor:
         if ordered and (_is_complex(input) or _is_complex(other)):
-            c = input if _is_complex(input) else other
-            kind = scalar_type_name(c._data.dtype) if isinstance(c, Tensor) else "ComplexDouble"
+            kind = scalar_type_name(np.dtype(result_type(arr(input), arr(other))))  # the promoted one
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{kind}'")
         return Tensor._make(np.asarray(_elementwise(ufunc, input, other)))
 

@@ -31,6 +31,7 @@ from ..kernels.erf import erf as erf_kernel
 from ..kernels.relu import relu as relu_kernel
 from ._helpers import arr, binary, broadcast_error, no_complex, scalar_type_name
 from .comparison import floor_divide
+from .dtype_rules import refuse_bool_subtraction, require_lerp_dtypes
 
 __all__ = [
     "add",
@@ -188,13 +189,8 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        try:
-            return binary(np.subtract, a, b)
-        except TypeError:
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with two bool tensors is not "
-                "supported. Use the `^` or `logical_xor()` operator instead."
-            ) from None
+        refuse_bool_subtraction(a, b)
+        return binary(np.subtract, a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -1025,7 +1021,9 @@ def nan_to_num(
 
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
-    """``input + weight * (end - input)``; ``weight`` is a number or a tensor."""
+    """``input + weight * (end - input)``; ``weight`` is a number or a tensor. ``end`` and a
+    tensor ``weight`` must have ``input``'s (floating or complex) dtype, as in PyTorch."""
+    require_lerp_dtypes(input, end, weight)
     return input + weight * (end - input)
 
 

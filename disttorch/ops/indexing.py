@@ -18,6 +18,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
+from .dtype_rules import require_source_dtype
 from .shape import Select
 
 __all__ = [
@@ -328,6 +329,7 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
         raise TypeError(
             f"index_put(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}"
         )
+    require_source_dtype("index_put", input, values)
     idx = _np_index(tuple(indices))
     if accumulate:
         return IndexPutAccumulate.apply(input, idx, values)
@@ -485,7 +487,7 @@ def _scatter_checks(input: Tensor, dim: int, index: Tensor, src: Any, op: str) -
     _check_gather_shapes(x, idx, d, op, src._data if isinstance(src, Tensor) else None)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
     if isinstance(src, Tensor) and src._data.dtype != x.dtype:
-        raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")  # every variant
     return d
 
 
@@ -587,6 +589,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` added to the slices along ``dim`` named by
     ``index`` (repeats accumulate)."""
+    require_source_dtype("index_add", input, source)
     d, idx = _checked_vector_index(input, dim, index, "index_add")
     expected = input._data.shape[:d] + (idx.size,) + input._data.shape[d + 1 :]
     if source._data.shape != expected and not (source._data.ndim == 0 and idx.size == 1):

@@ -33,6 +33,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..kernels import torch_random as _kr
 from . import indexing, shape
+from .dtype_rules import refuse_bool_subtraction, refuse_integer_addcdiv, require_lerp_dtypes
 
 __all__: list = []  # everything here is a Tensor method
 
@@ -338,7 +339,7 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> T
     """Unrecorded fast path: ``ufunc(t, other, out=t)`` with PyTorch's casting check."""
     x, o = t._data, _operand(other)
     rt = np.dtype(result_type(x, o))
-    if true_div and rt.kind not in "fV":
+    if true_div and rt.kind not in "fVc":
         rt = get_default_dtype().numpy
     _check_cast(rt, x.dtype)
     try:
@@ -364,6 +365,7 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``self -= alpha * other``."""
+    refuse_bool_subtraction(self, other)
     if _recording(self, other):
         return _record(self, lambda s: s.sub(other, alpha=alpha), snapshot=False)
     return _ufunc_(self, np.subtract, other if alpha == 1 else _operand(other) * alpha)
@@ -400,6 +402,7 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """In-place ``self += value * tensor1 / tensor2``."""
+    refuse_integer_addcdiv(tensor1, tensor2)
     if _recording(self, tensor1, tensor2):
         return _record(self, lambda s: s + tensor1 / tensor2 * value, snapshot=False)
     quot = np.true_divide(tensor1._data, tensor2._data)
@@ -410,6 +413,7 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
     """In-place ``self += weight * (end - self)``."""
+    require_lerp_dtypes(self, end, weight)
     if _recording(self, end, weight):
         return _record(self, lambda s: s + (end - s) * weight, snapshot=True)
     step = np.subtract(end._data, self._data)

@@ -17,6 +17,7 @@ from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ._helpers import broadcast_error
+from .dtype_rules import refuse_kernel, require_same_scalar_type
 from .sparse_base import SparseBase
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "einsum", "tensordot", "trace"]
@@ -178,7 +179,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     for name, v in (("vec1", input), ("vec2", vec2)):
         if v._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v._data.ndim}-D")
-    return Matmul.apply(input.unsqueeze(1), vec2.unsqueeze(0))
+    return input.unsqueeze(1) * vec2.unsqueeze(0)  # a product: promotes dtypes as PyTorch's
 
 
 @autocast_op("lower")
@@ -306,6 +307,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if len(operands) > 1:  # contracted by bmm in PyTorch: one dtype, and not bool
+        refuse_kernel("bmm", operands[0], "b")
+        require_same_scalar_type(*operands)
     subs, out = _einsum_subscripts(equation, [o._data.shape for o in operands])
     return Einsum.apply(subs, out, *operands)
 

@@ -27,6 +27,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..kernels.lu import lu_factor_np, unpack_np
 from ._helpers import dims_tuple, scalar_type_name
+from .dtype_rules import refuse_kernel, require_same_scalar_type
 from .linalg import matmul
 from .linalg_decomp import (
     QR,
@@ -737,7 +738,9 @@ def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Tensor:
-    """Cross product of 3-vectors along ``dim`` (broadcasting)."""
+    """Cross product of 3-vectors along ``dim`` (broadcasting); both of one dtype, not bool."""
+    refuse_kernel("cross", input, "b")
+    require_same_scalar_type(input, other)
     if input.dim() != other.dim():
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.shape[dim] != 3 or other.shape[dim] != 3:

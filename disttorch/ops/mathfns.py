@@ -26,6 +26,7 @@ from ..kernels.special import i0 as _i0
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import no_complex, scalar_as_vector, wrap_dim
+from .dtype_rules import refuse_integer_addcdiv, refuse_kernel, require_source_dtype
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
@@ -435,12 +436,17 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    """``input + value * tensor1 * tensor2``."""
-    return input + tensor1 * tensor2 * value
+    """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to (``value``
+    is a scalar of that dtype); not for bool."""
+    prod = tensor1 * tensor2
+    out = input + (prod if value == 1 else prod * value)
+    refuse_kernel("addcmul_cpu_out", out, "b")
+    return out
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    """``input + value * tensor1 / tensor2``."""
+    """``input + value * tensor1 / tensor2``; two integer tensors are refused, as in PyTorch."""
+    refuse_integer_addcdiv(tensor1, tensor2)
     return input + tensor1 / tensor2 * value
 
 
@@ -1485,11 +1491,13 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices ``index`` of ``dim`` replaced by ``source``."""
+    require_source_dtype("index_copy", input, source)
     return _scatter_into(input, (slice(None),) * (dim % input.dim()) + (index,), source)
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the ``True`` positions of ``mask`` filled from ``source`` in order."""
+    require_source_dtype("masked_scatter", input, source)
     m = np.broadcast_to(mask._data, input._data.shape)
     n = int(m.sum())
     return _scatter_into(input, Tensor._make(m.copy()), source.reshape(-1)[:n])
@@ -1497,6 +1505,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source`` written at the flat positions ``index``."""
+    require_source_dtype("put", input, source)
     flat = input.reshape(-1)
     out = (
         flat.index_add(0, index.reshape(-1), source.reshape(-1))

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._creation import check_layout
+from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
 from .._tensor import Tensor
@@ -426,14 +427,12 @@ class Clone(Function):
 
 
 def _join_dtype(arrays: Sequence[np.ndarray]) -> np.dtype:
-    """PyTorch's promotion across joined tensors: the highest category (bool < integer <
-    floating) wins with its own widest dtype (int64 with float32 gives float32)."""
+    """PyTorch's promotion across joined tensors (all of them dimensioned: int64 with float32
+    gives float32, float64 with complex64 gives complex128)."""
     first = arrays[0].dtype
     if all(a.dtype == first for a in arrays):
         return first
-    rank = {"b": 0, "u": 1, "i": 1, "f": 2}
-    top = max(rank[a.dtype.kind] for a in arrays)
-    return np.result_type(*[a.dtype for a in arrays if rank[a.dtype.kind] == top])
+    return arrays_result_type([np.atleast_1d(a) for a in arrays])
 
 
 class Cat(Function):

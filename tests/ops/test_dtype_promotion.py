@@ -1,0 +1,127 @@
+"""PyTorch's type-promotion rules op by op: which ops promote mixed dtypes (and to what),
+which refuse them, and with which error, over every pair of a set of dtypes; the in-place
+forms keep their own dtype or refuse a result they cannot hold."""
+
+import itertools
+
+import pytest
+
+import disttorch as dt
+
+DTYPES = ["bool", "uint8", "int32", "int64", "float32", "float64", "complex64"]
+PAIRS = list(itertools.product(DTYPES, DTYPES))
+I2 = (0, 1)  # an index of two positions
+
+
+def _ones(lib, dtype, shape):
+    return lib.ones(shape, dtype=getattr(lib, dtype))
+
+
+# name -> fn(lib, a, b): ``a(shape)`` / ``b(shape)`` make tensors of the pair's two dtypes
+OPS = {
+    "outer": lambda L, a, b: L.outer(a(4), b(3)),
+    "ger": lambda L, a, b: L.ger(a(4), b(3)),
+    "addr": lambda L, a, b: L.addr(a((4, 3)), a(4), b(3)),
+    "cross": lambda L, a, b: L.cross(a((2, 3)), b((2, 3)), dim=1),
+    "linalg.cross": lambda L, a, b: L.linalg.cross(a((2, 3)), b((2, 3))),
+    "kron": lambda L, a, b: L.kron(a((2, 2)), b((2, 2))),
+    "tensordot": lambda L, a, b: L.tensordot(a((2, 3)), b((3, 2)), dims=1),
+    "einsum": lambda L, a, b: L.einsum("ij,jk->ik", a((2, 3)), b((3, 2))),
+    "addcmul": lambda L, a, b: L.addcmul(a(3), b(3), b(3)),
+    "addcmul_mixed": lambda L, a, b: L.addcmul(a(3), a(3), b(3)),
+    "addcdiv": lambda L, a, b: L.addcdiv(a(3), b(3), b(3)),
+    "addcdiv_mixed": lambda L, a, b: L.addcdiv(a(3), a(3), b(3)),
+    "lerp": lambda L, a, b: L.lerp(a(3), b(3), 0.5),
+    "lerp_weight": lambda L, a, b: L.lerp(a(3), a(3), b(3)),
+    "where": lambda L, a, b: L.where(L.ones(3, dtype=L.bool), a(3), b(3)),
+    "index_add": lambda L, a, b: L.index_add(a(3), 0, L.tensor(I2), b(2)),
+    "index_copy": lambda L, a, b: L.index_copy(a(3), 0, L.tensor(I2), b(2)),
+    "index_put": lambda L, a, b: a(3).index_put((L.tensor([0]),), b(1)),
+    "put": lambda L, a, b: a(3).put(L.tensor([0]), b(1)),
+    "masked_scatter": lambda L, a, b: a(3).masked_scatter(L.ones(3, dtype=L.bool), b(3)),
+    "scatter": lambda L, a, b: L.scatter(a(3), 0, L.tensor(I2), b(2)),
+    "scatter_add": lambda L, a, b: L.scatter_add(a(3), 0, L.tensor(I2), b(2)),
+    "cat": lambda L, a, b: L.cat([a(3), b(3)]),
+    "stack": lambda L, a, b: L.stack([a(3), b(3)]),
+    "hstack": lambda L, a, b: L.hstack([a(3), b(3)]),
+    "eq": lambda L, a, b: L.eq(a(3), b(3)),
+    "lt": lambda L, a, b: a(3) < b(3),
+    "add": lambda L, a, b: a(3) + b(3),
+    "sub": lambda L, a, b: a(3) - b(3),
+    "sub_python_bool": lambda L, a, b: a(3) - True,
+    "mul": lambda L, a, b: a(3) * b(3),
+    "div": lambda L, a, b: a(3) / b(3),
+    "maximum": lambda L, a, b: L.maximum(a(3), b(3)),
+    # in-place forms: the result must fit ``self``'s dtype
+    "add_": lambda L, a, b: a(3).add_(b(3)),
+    "sub_": lambda L, a, b: a(3).sub_(b(3)),
+    "mul_": lambda L, a, b: a(3).mul_(b(3)),
+    "div_": lambda L, a, b: a(3).div_(b(3)),
+    "itruediv": lambda L, a, b: a(3).__itruediv__(b(3)),
+    "addcdiv_": lambda L, a, b: a(3).addcdiv_(b(3), b(3)),
+    "lerp_": lambda L, a, b: a(3).lerp_(b(3), 0.5),
+    "index_add_": lambda L, a, b: a(3).index_add_(0, L.tensor(I2), b(2)),
+    "index_copy_": lambda L, a, b: a(3).index_copy_(0, L.tensor(I2), b(2)),
+    "index_put_": lambda L, a, b: a(3).index_put_((L.tensor([0]),), b(1)),
+    "masked_scatter_": lambda L, a, b: a(3).masked_scatter_(L.ones(3, dtype=L.bool), b(3)),
+    "scatter_": lambda L, a, b: a(3).scatter_(0, L.tensor(I2), b(2)),
+    "copy_": lambda L, a, b: a(3).copy_(b(3)),
+    "eq_": lambda L, a, b: a(3).eq_(b(3)),
+}
+
+
+def _answer(lib, name, x, y):
+    """The result's dtype name, or the error's type and message."""
+    try:
+        out = OPS[name](lib, lambda s: _ones(lib, x, s), lambda s: _ones(lib, y, s))
+    except Exception as e:  # noqa: BLE001 - the error is the answer being compared
+        return type(e).__name__, str(e).split("\n")[0]
+    return str(out.dtype).split(".")[-1]
+
+
+def test_outer_of_integers_and_floats_promotes():
+    assert dt.outer(dt.arange(4), dt.ones(3)).dtype is dt.float32
+    assert dt.outer(dt.arange(4), dt.ones(3)).tolist()[3] == [3.0, 3.0, 3.0]
+    assert dt.cat([dt.ones(2), dt.ones(2, dtype=dt.complex64)]).dtype is dt.complex64
+
+
+@pytest.mark.parametrize(
+    "name, x, y, error, message",
+    [
+        ("cross", "float32", "float64", RuntimeError, "expected scalar type Float but found Double"),
+        ("cross", "bool", "bool", NotImplementedError, "\"cross\" not implemented for 'Bool'"),
+        ("einsum", "int64", "float32", RuntimeError, "expected scalar type Long but found Float"),
+        ("lerp", "float32", "float64", RuntimeError, "expected dtype float for `end` but got dtype double"),
+        ("lerp", "int64", "int64", NotImplementedError, "\"lerp_kernel_scalar\" not implemented for 'Long'"),
+        ("addcdiv", "float32", "int64", RuntimeError, "Integer division with addcdiv is no longer supported"),
+        (
+            "index_add",
+            "float32",
+            "int64",
+            RuntimeError,
+            r"self \(Float\) and source \(Long\) must have the same",
+        ),
+        ("sub", "float32", "bool", RuntimeError, "Subtraction, the `-` operator, with a bool tensor"),
+        (
+            "div_",
+            "float32",
+            "complex64",
+            RuntimeError,
+            "result type ComplexFloat can't be cast to the desired",
+        ),
+    ],
+)
+def test_refusals_raise_pytorchs_error(name, x, y, error, message):
+    with pytest.raises(error, match=message):
+        OPS[name](dt, lambda s: _ones(dt, x, s), lambda s: _ones(dt, y, s))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_promotion_matches_pytorch_over_dtype_pairs(torch, name):
+    wrong = []
+    for x, y in PAIRS:
+        ours, theirs = _answer(dt, name, x, y), _answer(torch, name, x, y)
+        if ours != theirs:
+            wrong.append((x, y, ours, theirs))
+    assert not wrong, wrong
