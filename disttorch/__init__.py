@@ -40,6 +40,8 @@ from ._dtype import (
 from ._tensor import Size, Tensor, detach, device, is_floating_point, is_tensor, numel
 from . import ops as _ops
 from .ops._numpy_names import accept_numpy_names as _accept_numpy_names
+from .ops.out_arg import OUT_FUNCTIONS as _OUT_FUNCTIONS
+from .ops.out_arg import accept_out as _accept_out
 from ._creation import (
     arange,
     as_tensor,
@@ -153,13 +155,19 @@ from ._buffers import asarray, empty_permuted, empty_strided, frombuffer, is_inf
 
 
 def _export_ops() -> None:
-    """Export every op family's public functions at the top level (``disttorch.add``)."""
+    """Export every op family's public functions at the top level (``disttorch.add``); give
+    ``out=`` to those PyTorch gives it (the factories imported above included)."""
     g = globals()
+    outside_ops = {name for name in _OUT_FUNCTIONS if name in g}  # zeros, arange, rand, ...
     for mod in _ops.FAMILIES:
         for name in getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]:
             obj = getattr(mod, name)
             if callable(obj) and not isinstance(obj, type) and name not in g and name.islower():
+                if name in _OUT_FUNCTIONS:
+                    obj = _accept_out(obj, name)  # torch.add(a, b, out=c)
                 g[name] = _accept_numpy_names(obj)  # torch.sum(x, axis=0) as PyTorch accepts
+    for name in outside_ops:
+        g[name] = _accept_out(g[name], name)
 
 
 _export_ops()

@@ -6,3 +6,6 @@ what is supported and how it differs from PyTorch); this package is their public
 
 from ..ops.linalg_functions import *  # noqa: F401,F403
 from ..ops.linalg_functions import __all__  # noqa: F401
+from ..ops.out_arg import accept_declared_out as _accept_declared_out
+
+_accept_declared_out(globals(), "linalg_")  # out= writes into the given tensor, as PyTorch

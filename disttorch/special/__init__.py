@@ -10,6 +10,7 @@ from .._tensor import Tensor
 from ..ops import special as _s
 from ..ops.comparison import round
 from ..ops.elementwise import erf, expm1, log1p
+from ..ops.out_arg import accept_declared_out as _accept_declared_out
 from ..ops.reduction import log_softmax, logsumexp, softmax
 from ..ops.special import (
     digamma,
@@ -177,3 +178,5 @@ hermite_polynomial_h = _poly_public(_s.HermiteH)
 hermite_polynomial_he = _poly_public(_s.HermiteHe)
 laguerre_polynomial_l = _poly_public(_s.LaguerreL)
 legendre_polynomial_p = _poly_public(_s.LegendreP)
+
+_accept_declared_out(globals(), "special_")  # out= writes into the given tensor, as PyTorch

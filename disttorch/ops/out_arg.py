@@ -1,0 +1,112 @@
+"""``out=``: the result written into a tensor the caller gives, for the top-level functions
+that take an ``out`` argument in PyTorch (``torch.add(a, b, out=c)``).
+
+One wrapper serves them all (``accept_out``, applied where the ops are exported): the
+function computes its result as usual, then the result is copied into ``out`` under
+PyTorch's rules: the result's dtype must be castable to ``out``'s (no float into an integer
+tensor, nothing but bool into bool), an ``out`` of another shape is resized (with PyTorch's
+deprecation warning when it held elements), and the function returns ``out``. Functions with
+several results take a tuple of tensors. The namespaces ``linalg``, ``special`` and ``fft``
+give it to every function that declares an ``out`` parameter (``accept_declared_out``). Factories (``zeros``, ``arange``, ...) without a
+``dtype`` make ``out``'s dtype. As in PyTorch, ``out=`` refuses inputs that require grad
+while grad mode is on.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from typing import Any, Callable
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from .inplace import _check_cast
+from .tensor_attributes import resize_
+
+__all__ = ["OUT_FUNCTIONS", "accept_out", "accept_declared_out"]
+
+#: the top-level functions PyTorch gives an ``out`` argument (checked against PyTorch 2.13)
+OUT_FUNCTIONS = frozenset(
+    """
+    abs acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin aminmax angle any
+    arange argmax argmin asin asinh atan atan2 atanh baddbmm bernoulli bitwise_and
+    bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor bmm bucketize cat
+    ceil chain_matmul cholesky cholesky_inverse cholesky_solve clamp clip column_stack complex
+    concat concatenate conj_physical copysign cos cosh cross cummax cummin cumprod cumsum deg2rad
+    diag diff digamma div divide dot dstack empty eq erf erfc erfinv exp exp2 expm1 eye fix
+    float_power floor floor_divide fmax fmin fmod frac frexp full gather gcd ge geqrf ger greater
+    greater_equal gt hamming_window heaviside histc hstack hypot i0 igamma igammac index_add
+    index_select inner inverse isneginf isposinf kron kthvalue lcm ldexp le lerp less less_equal
+    lgamma linspace log log10 log1p log2 logaddexp logaddexp2 logcumsumexp logical_and
+    logical_not logical_or logical_xor logit logspace logsumexp lt lu_solve lu_unpack
+    masked_select matmul matrix_power max maximum mean median min minimum mm mode msort mul
+    multinomial multiply mv mvlgamma nan_to_num nanmean nanquantile nansum ne neg negative
+    nextafter nonzero norm normal not_equal ones ormqr outer polar polygamma pow prod quantile
+    rad2deg rand randint randn randperm range reciprocal remainder renorm round row_stack rsqrt
+    scatter scatter_add searchsorted sgn sigmoid sign signbit sin sinc sinh softmax sort sqrt
+    square stack std sub subtract sum svd take_along_dim tan tanh tensordot topk
+    triangular_solve tril triu trunc var vdot vstack where xlogy zeros
+    """.split()
+)
+
+#: factories whose dtype, when not given, is ``out``'s
+_FACTORIES = frozenset(
+    "arange empty eye full linspace logspace ones rand randint randn randperm range zeros".split()
+)
+
+
+def _write(result: Tensor, out: Any, name: str) -> Tensor:
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    _check_cast(result._data.dtype, out._data.dtype)
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                f"which does not match the required output shape {list(result.shape)}. This behavior is "
+                "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                "elements with t.resize_(0).",
+                UserWarning,
+                stacklevel=3,
+            )
+        resize_(out, tuple(result.shape))
+    with grad_mode.no_grad():
+        out.copy_(result)
+    return out
+
+
+def accept_out(fn: Callable, name: str) -> Callable:
+    """``fn`` with PyTorch's ``out=`` keyword (see the module docstring)."""
+
+    @functools.wraps(fn)
+    def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:
+            return fn(*args, **kwargs)
+        if name in _FACTORIES and kwargs.get("dtype") is None and isinstance(out, Tensor):
+            kwargs["dtype"] = out.dtype
+        result = fn(*args, **kwargs)
+        results = result if isinstance(result, tuple) else (result,)
+        if grad_mode.is_grad_enabled() and any(r.requires_grad for r in results):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                "but one of the arguments requires grad."
+            )
+        if not isinstance(result, tuple):
+            return _write(result, out, name)
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
+        written = [_write(r, o, name) for r, o in zip(result, out)]
+        return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+
+    return with_out
+
+
+def accept_declared_out(namespace: dict, prefix: str) -> None:
+    """Give PyTorch's ``out=`` to every public function of ``namespace`` (a module's globals)
+    that declares an ``out`` parameter; ``prefix`` names them in errors (``linalg_inv()``)."""
+    for name in namespace.get("__all__", ()):
+        fn = namespace.get(name)
+        if callable(fn) and not isinstance(fn, type) and "out" in inspect.signature(fn).parameters:
+            namespace[name] = accept_out(fn, prefix + name)
