@@ -27,9 +27,9 @@ from .. import _faults
 from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
-from ..nn.modules.module import RemovableHandle
 from ..ops.complex import real_pairs
 from ..utils import trace
+from ..utils.hooks import RemovableHandle
 
 __all__ = [
     "Optimizer",
