@@ -149,6 +149,7 @@ from ._debug_flags import (
     set_warn_always,
 )
 from ._streams import AcceleratorError, Event, OutOfMemoryError, Stream
+from ._storage import TypedStorage, UntypedStorage, is_storage
 from ._buffers import asarray, empty_permuted, empty_strided, frombuffer, is_inference, to_dlpack, typename
 
 
@@ -206,6 +207,9 @@ _LAZY = (
     "return_types",
     "torch_version",
     "quasirandom",
+    "_C",
+    "__config__",
+    "storage",
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {

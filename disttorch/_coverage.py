@@ -87,10 +87,10 @@ _REASONS = {
         "embedding_renorm_ empty_quantized norm_except_dim resize_as_sparse_ sparse_resize_ "
         "sparse_resize_and_clear_ saddmm dsmm hsmm hspmm smm sspaddmm _nnz"
     ),
-    "storage objects and memory pinning/sharing (NumPy arrays own their memory)": (
-        "Storage StorageBase TypedStorage UntypedStorage BFloat16Storage BoolStorage ByteStorage "
+    "legacy typed storage classes and memory pinning/sharing (NumPy arrays own their memory)": (
+        "Storage StorageBase BFloat16Storage BoolStorage ByteStorage "
         "CharStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage ShortStorage "
-        "is_storage storage untyped_storage storage_type storage_offset is_set_to set_ pin_memory "
+        "storage_type is_set_to set_ pin_memory "
         "is_pinned share_memory_ is_shared record_stream from_file module_load reinforce volatile "
         "as_strided as_strided_ as_strided_scatter data_ptr const_data_ptr new new_empty_strided"
     ),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from .. import _storage
 from .._tensor import Tensor
 from ..autograd import backprop
 from . import (
@@ -75,6 +76,8 @@ def _bind() -> None:
             setattr(Tensor, name, accept_numpy_names(getattr(mod, name)))
     tensor_attributes.bind()
     complex.bind()
+    for name, fn in _storage.TENSOR_METHODS.items():
+        setattr(Tensor, name, fn)
     ew, la = elementwise, linalg
     Tensor.__add__ = Tensor.__radd__ = lambda a, b: ew.Add.apply(a, b)
     Tensor.__sub__ = lambda a, b: ew.Sub.apply(a, b)
