@@ -210,6 +210,7 @@ _LAZY = (
     "_C",
     "__config__",
     "storage",
+    "_dynamo",
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {

@@ -63,6 +63,14 @@ class UntypedStorage:
         """A storage holding a copy of ``buffer``'s bytes."""
         return cls(np.frombuffer(buffer, dtype=np.uint8, count=count, offset=offset).copy())
 
+    @classmethod
+    def from_file(cls, filename: str, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
+        """The first ``nbytes`` bytes of a file, memory-mapped: ``shared=True`` writes changes
+        back to the file, ``shared=False`` keeps them private (copy on write)."""
+        if nbytes == 0:
+            return cls(np.zeros(0, dtype=np.uint8))
+        return cls(np.memmap(filename, dtype=np.uint8, mode="r+" if shared else "c", shape=(nbytes,)))
+
     @property
     def device(self) -> device:
         return device("cpu")

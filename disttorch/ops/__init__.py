@@ -11,6 +11,8 @@ in-place change) is attached here, in one binding step, ``_bind``.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import types
 from typing import Any
 
@@ -28,6 +30,7 @@ from . import (
     linalg_lowrank,
     mathfns,
     numeric_gradient,
+    op_namespace,
     python_map,
     reduction,
     scatter_reduce,
@@ -112,3 +115,17 @@ def _as_method(fn: Any) -> Any:
 
 
 _bind()
+
+_NAMESPACES: dict[str, op_namespace.OpNamespace] = {}
+
+
+def __getattr__(name: str) -> Any:
+    """``torch.ops.aten`` and other operator namespaces (:mod:`.op_namespace`); a submodule
+    of this package that is not imported yet is imported instead."""
+    if name.startswith("_"):
+        raise AttributeError(f"module 'disttorch.ops' has no attribute '{name}'")
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name not in _NAMESPACES:
+        _NAMESPACES[name] = op_namespace.OpNamespace(name, FAMILIES if name == "aten" else ())
+    return _NAMESPACES[name]

@@ -54,3 +54,16 @@ def test_storage_is_the_memory_of_the_tensor_and_its_views():
 @pytest.mark.parity
 def test_same_answers_as_pytorch(torch):
     assert _answers(dt) == _answers(torch)
+
+
+def test_from_file_maps_a_file_and_asarray_reads_its_bytes(tmp_path):
+    path = tmp_path / "w.bin"
+    path.write_bytes(dt.arange(4.0).numpy().tobytes())
+    private = dt.UntypedStorage.from_file(str(path), shared=False, nbytes=16)
+    assert dt.asarray(private, dtype=dt.float32).tolist() == [0.0, 1.0, 2.0, 3.0]
+    private[0] = 1  # copy on write: the file keeps its bytes
+    assert path.read_bytes()[0] == 0
+    shared = dt.UntypedStorage.from_file(str(path), shared=True, nbytes=16)
+    shared[15] = 0
+    del shared
+    assert path.read_bytes()[15] == 0
