@@ -13,11 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .._random import Generator
-from .._tensor import device
+from .._tensor import Tensor, device
 from . import _nn
+
+#: the metaclass of ``Tensor`` (PyTorch's is a C type; disttorch's Tensor is a plain class)
+_TensorMeta = type(Tensor)
 
 __all__ = [
     "Generator",
+    "_TensorMeta",
     "_disabled_torch_function_impl",
     "_get_accelerator",
     "_get_default_device",
