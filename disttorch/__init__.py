@@ -220,6 +220,7 @@ _LAZY_ATTRS = {
     "vmap": ("func", "vmap"),
     "windows": ("signal", "windows"),
     "get_device_module": ("accelerator", "get_device_module"),
+    "PyTorchFileReader": ("serialization.file_reader", "PyTorchFileReader"),
 }
 
 

@@ -248,7 +248,7 @@ def untyped_storage(self: Tensor) -> UntypedStorage:
 def storage(self: Tensor) -> TypedStorage:
     """The memory as elements of this tensor's dtype (deprecated in PyTorch, which warns)."""
     _warn_typed_storage()
-    return TypedStorage(wrap_storage=untyped_storage(self), dtype=self.dtype, _internal=True)
+    return _typed_storage(self)
 
 
 def storage_offset(self: Tensor) -> int:
@@ -257,8 +257,18 @@ def storage_offset(self: Tensor) -> int:
     return (self.data_ptr() - start) // self._data.itemsize
 
 
+def _typed_storage(self: Tensor) -> TypedStorage:
+    """``storage()`` without the deprecation warning (what PyTorch's own code calls)."""
+    return TypedStorage(wrap_storage=untyped_storage(self), dtype=self.dtype, _internal=True)
+
+
 #: bound as ``Tensor`` methods in the ops binding step
-TENSOR_METHODS = {"untyped_storage": untyped_storage, "storage": storage, "storage_offset": storage_offset}
+TENSOR_METHODS = {
+    "untyped_storage": untyped_storage,
+    "storage": storage,
+    "_typed_storage": _typed_storage,
+    "storage_offset": storage_offset,
+}
 
 
 def is_storage(obj: Any) -> bool:
