@@ -221,6 +221,8 @@ _LAZY_ATTRS = {
     "windows": ("signal", "windows"),
     "get_device_module": ("accelerator", "get_device_module"),
     "PyTorchFileReader": ("serialization.file_reader", "PyTorchFileReader"),
+    "ScriptModule": ("jit", "ScriptModule"),
+    "ScriptFunction": ("jit", "ScriptFunction"),
 }
 
 

@@ -60,3 +60,14 @@ def test_aten_names_as_pytorch(torch):
     assert repr(dt.ops.aten.add.Tensor) == repr(torch.ops.aten.add.Tensor)
     assert repr(dt.ops.aten.add) == repr(torch.ops.aten.add)
     assert str(dt.ops.aten.add.default) == str(torch.ops.aten.add.default)
+
+
+def test_top_level_script_types_and_emit_nvtx():
+    assert dt.ScriptModule is dt.jit.ScriptModule and dt.ScriptFunction is dt.jit.ScriptFunction
+    from disttorch.autograd.profiler import emit_nvtx
+
+    with emit_nvtx(enabled=False):
+        pass
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        with emit_nvtx():
+            pass
