@@ -22,7 +22,7 @@ def test_names_answer_as_pytorch_cpu_build():
     assert rpc.is_available() is False and not hasattr(rpc, "api")
 
 
-def test_join_runs_disabled_and_refuses_enabled():
+def test_join_runs_disabled_and_refuses_what_cannot_join():
     class Model(Joinable):
         def join_hook(self, **kwargs):
             return None
@@ -31,7 +31,7 @@ def test_join_runs_disabled_and_refuses_enabled():
 
     with Join([Model()], enable=False):
         pass
-    with pytest.raises(NotImplementedError, match="give every rank the same number of batches"):
+    with pytest.raises(NotImplementedError, match="Model cannot shadow the collectives"):
         with Join([Model()], enable=True):
             pass
 

@@ -1,14 +1,16 @@
 """``torch.distributed.algorithms.join``: ``Join``, the context manager for uneven inputs,
 with ``Joinable`` and ``JoinHook``.
 
-PyTorch's ``Join`` lets ranks that run out of data keep answering the collectives of the
-ranks still training (DDP shadows their all-reduces). disttorch's DDP has no such shadowing,
-so ``Join(..., enable=False)`` (what libraries pass when inputs are even) runs the block
-unchanged and ``enable=True`` raises ``NotImplementedError`` instead of hanging a rank.
+``Join`` lets ranks that run out of data keep answering the collectives of the ranks still
+training. disttorch's ``DistributedDataParallel`` does this in its own ``join()`` context
+manager, so ``Join([ddp_model], enable=True)`` runs the block inside ``ddp_model.join()``
+(a joinable without a ``join()`` of its own, e.g. a ZeRO optimizer, is refused with
+``NotImplementedError``); ``enable=False`` runs the block unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -50,8 +52,8 @@ class Join:
     """``with Join(joinables, enable=...):`` around a training loop with uneven inputs.
 
     Raises:
-        NotImplementedError: with ``enable=True``: shadowing the collectives of joined
-            ranks is not supported by disttorch (give every rank the same number of batches).
+        NotImplementedError: with ``enable=True`` and a joinable that is not a
+            ``DistributedDataParallel`` (nothing else can shadow collectives here).
     """
 
     def __init__(
@@ -66,18 +68,29 @@ class Join:
         self._joinables, self._enable = list(joinables), enable
         self._throw_on_early_termination = throw_on_early_termination
         self._kwargs = kwargs
+        self._stack = contextlib.ExitStack()
 
     def __enter__(self) -> Join:
-        if self._enable:
+        if not self._enable:
+            return self
+        refused = [type(j).__name__ for j in self._joinables if not callable(getattr(j, "join", None))]
+        if refused:
             raise NotImplementedError(
-                "torch.distributed.algorithms.join.Join(enable=True) is not supported by disttorch: "
-                "its DDP cannot shadow the collectives of ranks that ran out of data; give every "
-                "rank the same number of batches (e.g. DistributedSampler(drop_last=True)) and pass enable=False"
+                f"Join(enable=True): {', '.join(refused)} cannot shadow the collectives of ranks that "
+                "ran out of data in disttorch (only DistributedDataParallel can); give every rank the "
+                "same number of batches and pass enable=False"
+            )
+        divide = self._kwargs.get("divide_by_initial_world_size", True)
+        for joinable in self._joinables:
+            self._stack.enter_context(
+                joinable.join(
+                    divide, enable=True, throw_on_early_termination=self._throw_on_early_termination
+                )
             )
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        self._stack.__exit__(*exc)
 
     @staticmethod
     def notify_join_context(joinable: Joinable) -> None:
