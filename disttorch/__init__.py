@@ -36,6 +36,9 @@ from ._dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._tensor import Size, Tensor, detach, device, is_floating_point, is_tensor, numel
 from . import ops as _ops
