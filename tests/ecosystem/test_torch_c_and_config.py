@@ -38,3 +38,18 @@ def test_parse_to_as_pytorch(torch):
         assert [str(x).replace("disttorch", "torch") for x in ours] == [str(x) for x in theirs]
     assert str(torch._C._get_accelerator()) == str(dt._C._get_accelerator())
     assert "USE_MKL=" in torch.__config__.show() and hasattr(torch.__config__, "parallel_info")
+
+
+def test_torch_home(monkeypatch, tmp_path):
+    monkeypatch.delenv("TORCH_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert dt.hub._get_torch_home() == str(tmp_path / "torch")
+    monkeypatch.setenv("TORCH_HOME", "~/th")
+    assert dt.hub._get_torch_home().endswith("/th") and dt.hub.get_dir().endswith("/th/hub")
+
+
+@pytest.mark.parity
+def test_torch_home_as_pytorch(torch, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("TORCH_HOME", raising=False)
+    assert dt.hub._get_torch_home() == torch.hub._get_torch_home()
