@@ -36,6 +36,9 @@ from ._dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._tensor import Size, Tensor, detach, device, is_floating_point, is_tensor, numel
 from . import ops as _ops
@@ -151,6 +154,7 @@ from ._debug_flags import (
     set_warn_always,
 )
 from ._streams import AcceleratorError, Event, OutOfMemoryError, Stream
+from ._storage import TypedStorage, UntypedStorage, is_storage
 from ._buffers import asarray, empty_permuted, empty_strided, frombuffer, is_inference, to_dlpack, typename
 
 
@@ -214,6 +218,10 @@ _LAZY = (
     "return_types",
     "torch_version",
     "quasirandom",
+    "_C",
+    "__config__",
+    "storage",
+    "_dynamo",
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {
@@ -223,6 +231,9 @@ _LAZY_ATTRS = {
     "vmap": ("func", "vmap"),
     "windows": ("signal", "windows"),
     "get_device_module": ("accelerator", "get_device_module"),
+    "PyTorchFileReader": ("serialization.file_reader", "PyTorchFileReader"),
+    "ScriptModule": ("jit", "ScriptModule"),
+    "ScriptFunction": ("jit", "ScriptFunction"),
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import _creation, _dtype
+from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor, _check_device
 
 __all__ = [
@@ -121,6 +122,12 @@ def asarray(
     if isinstance(obj, Tensor):
         out = obj if dtype is None or _dtype.to_numpy(dtype) == obj._data.dtype else obj.to(dtype)
         copied = out is not obj
+    elif isinstance(obj, (UntypedStorage, TypedStorage)):  # its bytes, read as ``dtype``
+        raw = obj.untyped()._bytes
+        want = np.dtype(
+            _dtype.to_numpy(dtype) if dtype is not None else getattr(obj, "dtype", _dtype.uint8).numpy
+        )
+        out, copied = Tensor._make(raw[: raw.size - raw.size % want.itemsize].view(want)), False
     elif any(hasattr(obj, a) for a in ("__array_interface__", "__array__", "__dlpack__")):
         src = np.asarray(obj)
         want = _dtype.to_numpy(dtype) if dtype is not None else src.dtype

@@ -19,14 +19,14 @@ _REASONS = {
         "GraphExecutorState IODescriptor InferredType IntType InterfaceType JITException ListType "
         "LiteScriptModule LockingLogger LoggerBase Node NoneType NoopLogger NumberType OperatorInfo "
         "OptionalType PyObjectType RRefType ScriptClass ScriptClassFunction ScriptDict "
-        "ScriptDictIterator ScriptDictKeyIterator ScriptFunction ScriptList ScriptListIterator "
-        "ScriptMethod ScriptModule ScriptModuleSerializer ScriptObject ScriptObjectProperty StaticModule "
+        "ScriptDictIterator ScriptDictKeyIterator ScriptList ScriptListIterator "
+        "ScriptMethod ScriptModuleSerializer ScriptObject ScriptObjectProperty StaticModule "
         "StreamObjType StringType SymBoolType SymIntType TensorType TracingState TupleType Type "
         "UnionType Use Value AggregationType AVG SUM fork wait import_ir_module "
         "import_ir_module_from_buffer parse_ir parse_schema parse_type_comment merge_type_from_type_comment "
         "unify_type_list classes PRIVATE_OPS ThroughputBenchmark BenchmarkConfig BenchmarkExecutionStats "
         "Tag DispatchKey DispatchKeySet ExcludeDispatchKeyGuard DisableTorchFunction "
-        "DisableTorchFunctionSubclass FatalError PyTorchFileReader PyTorchFileWriter "
+        "DisableTorchFunctionSubclass FatalError PyTorchFileWriter "
         "DeserializationStorageContext SerializationStorageContext sym_constrain_range "
         "sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not "
         "sym_sqrt sym_sum SymBool SymFloat SymInt while_loop slice_inverse segment_reduce classproperty "
@@ -65,10 +65,10 @@ _REASONS = {
         "get_file_path prepare_multiprocessing_environment profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 "
         "monitor package"
     ),
-    "dtypes NumPy cannot hold (sub-byte, fp8, fp4, unsigned 16-64 bit, complex32)": (
+    "dtypes NumPy cannot hold (sub-byte, fp8, fp4, complex32)": (
         "bit bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz float8_e5m2 "
         "float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 uint4 uint5 "
-        "uint6 uint7 uint16 uint32 uint64 complex32 chalf ComplexFloatStorage ComplexDoubleStorage"
+        "uint6 uint7 complex32 chalf ComplexFloatStorage ComplexDoubleStorage"
     ),
     "modules torch imports for its own use": (
         "builtins ctypes glob importlib inspect math os platform sys textwrap threading warnings "
@@ -87,10 +87,10 @@ _REASONS = {
         "embedding_renorm_ empty_quantized norm_except_dim resize_as_sparse_ sparse_resize_ "
         "sparse_resize_and_clear_ saddmm dsmm hsmm hspmm smm sspaddmm _nnz"
     ),
-    "storage objects and memory pinning/sharing (NumPy arrays own their memory)": (
-        "Storage StorageBase TypedStorage UntypedStorage BFloat16Storage BoolStorage ByteStorage "
+    "legacy typed storage classes and memory pinning/sharing (NumPy arrays own their memory)": (
+        "Storage StorageBase BFloat16Storage BoolStorage ByteStorage "
         "CharStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage ShortStorage "
-        "is_storage storage untyped_storage storage_type storage_offset is_set_to set_ pin_memory "
+        "storage_type is_set_to set_ pin_memory "
         "is_pinned share_memory_ is_shared record_stream from_file module_load reinforce volatile "
         "as_strided_ as_strided_scatter data_ptr const_data_ptr new new_empty_strided"
     ),

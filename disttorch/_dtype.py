@@ -27,6 +27,9 @@ __all__ = [
     "int32",
     "int64",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "bool",
     "complex64",
     "complex128",
@@ -147,6 +150,10 @@ int16 = dtype("int16", np.int16, 1)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
 uint8 = dtype("uint8", np.uint8, 1)
+#: the wide unsigned dtypes: stored and converted, but, as in PyTorch, not promoted with others
+uint16 = dtype("uint16", np.uint16, 1)
+uint32 = dtype("uint32", np.uint32, 1)
+uint64 = dtype("uint64", np.uint64, 1)
 bool = dtype("bool", np.bool_, 0)  # noqa: A001 - PyTorch's name
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
@@ -154,7 +161,23 @@ cfloat, cdouble = complex64, complex128
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 
-_ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128)
+_ALL = (
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    bool,
+    complex64,
+    complex128,
+)
+_WIDE_UNSIGNED = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 _FROM_NUMPY = {d.numpy: d for d in _ALL}
 _NAMES = {d.name: d for d in _ALL}
 _NAMES["bfloat16"] = bfloat16
@@ -177,6 +200,9 @@ _TYPE_NAMES = {
     "int32": ("Int", "int"),
     "int64": ("Long", "long int"),
     "uint8": ("Byte", "unsigned char"),
+    "uint16": ("UInt16", "uint16_t"),
+    "uint32": ("UInt32", "uint32_t"),
+    "uint64": ("UInt64", "uint64_t"),
     "bool": ("Bool", "bool"),
     "bfloat16": ("BFloat16", "c10::BFloat16"),
     "complex64": ("ComplexFloat", "c10::complex<float>"),
@@ -238,7 +264,7 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only "
             "supported types are: float64, float32, float16, bfloat16, complex64, "
-            "complex128, int64, int32, int16, int8, uint8, and bool."
+            "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
         ) from None
 
 
@@ -250,6 +276,11 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
 def _promote(da: np.dtype, db: np.dtype) -> np.dtype:
     """Two tensors' dtypes: the higher category wins as is (int64 + float32 is float32);
     within a category, the wider type."""
+    if da != db and (da in _WIDE_UNSIGNED or db in _WIDE_UNSIGNED):
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            f"{scalar_type_name(da)} and {scalar_type_name(db)}"
+        )
     ka, kb = _kind_of(da), _kind_of(db)
     if ka != kb:
         if min(ka, kb) == 2 and max(ka, kb) == 3:  # complex keeps the wider float's precision

@@ -20,15 +20,20 @@ __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_stat
 _hub_dir: list[str | None] = [None]
 
 
-def get_dir() -> str:
-    """The hub cache directory: ``set_dir``'s value, else ``$TORCH_HOME/hub``, else
-    ``$XDG_CACHE_HOME/torch/hub`` (``~/.cache/torch/hub``)."""
-    if _hub_dir[0] is not None:
-        return _hub_dir[0]
+def _get_torch_home() -> str:
+    """``$TORCH_HOME``, else ``$XDG_CACHE_HOME/torch`` (``~/.cache/torch``): where torch keeps
+    downloads (libraries put their own caches under it)."""
     torch_home = os.environ.get("TORCH_HOME") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "torch"
     )
-    return os.path.join(os.path.expanduser(torch_home), "hub")
+    return os.path.expanduser(torch_home)
+
+
+def get_dir() -> str:
+    """The hub cache directory: ``set_dir``'s value, else ``_get_torch_home()/hub``."""
+    if _hub_dir[0] is not None:
+        return _hub_dir[0]
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d: str | os.PathLike) -> None:

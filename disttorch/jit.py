@@ -96,6 +96,17 @@ def unused(fn: Callable) -> Callable:
     return fn
 
 
+def _overload(func: Callable) -> Callable:
+    """Declare a TorchScript overload signature of ``func``: returns it unchanged (in eager
+    Python the last definition, the implementation, is the one that runs)."""
+    return func
+
+
+def _overload_method(func: Callable) -> Callable:
+    """Declare a TorchScript overload of a method: returns it unchanged."""
+    return func
+
+
 def export(fn: Callable) -> Callable:
     """Decorator marking a method for TorchScript export: returns it unchanged."""
     return fn

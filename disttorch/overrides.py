@@ -13,6 +13,7 @@ from typing import Any
 from ._tensor import Tensor
 
 __all__ = [
+    "TorchFunctionMode",
     "get_ignored_functions",
     "get_overridable_functions",
     "get_testing_overrides",
@@ -101,3 +102,45 @@ def is_tensor_method_or_property(func: Callable) -> bool:
     """Whether ``func`` is a method or property of ``Tensor``."""
     name = getattr(func, "__name__", None)
     return name is not None and getattr(Tensor, name, None) is func
+
+
+_MODE_STACK: list[TorchFunctionMode] = []
+
+
+class TorchFunctionMode:
+    """A context manager whose ``__torch_function__(func, types, args, kwargs)`` PyTorch calls
+    for every torch function run inside it.
+
+    Difference from PyTorch: disttorch's ops do not dispatch through ``__torch_function__``,
+    so a mode is entered and exited (and listed by ``_get_current_function_mode_stack``) but
+    its ``__torch_function__`` is not called by the ops run inside it; a mode that only passes
+    calls through (Lightning's ``_EmptyInit(enabled=False)``) behaves the same.
+    """
+
+    inner: TorchFunctionMode | None = None
+
+    def __init__(self) -> None:
+        pass
+
+    def __torch_function__(
+        self, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
+    ) -> Any:
+        return func(*args, **(kwargs or {}))
+
+    def __enter__(self) -> TorchFunctionMode:
+        _MODE_STACK.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if _MODE_STACK and _MODE_STACK[-1] is self:
+            _MODE_STACK.pop()
+
+    @classmethod
+    def push(cls, *args: Any, **kwargs: Any) -> TorchFunctionMode:
+        """Make a mode and enter it."""
+        return cls(*args, **kwargs).__enter__()
+
+
+def _get_current_function_mode_stack() -> list[TorchFunctionMode]:
+    """The modes entered, innermost last."""
+    return list(_MODE_STACK)

@@ -6,9 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import __version__
-
-__all__ = ["TorchVersion", "internal_version"]
+__all__ = ["TorchVersion", "internal_version"]  # noqa: F822 (internal_version: __getattr__)
 
 
 def _parts(v: Any) -> tuple:
@@ -57,4 +55,11 @@ class TorchVersion(str):
     __hash__ = str.__hash__
 
 
-internal_version = TorchVersion(__version__)
+def __getattr__(name: str) -> object:
+    """``internal_version``: the package's ``__version__`` as a ``TorchVersion`` (read each
+    time: the ``import torch`` alias relabels it)."""
+    if name == "internal_version":
+        import disttorch
+
+        return TorchVersion(disttorch.__version__)
+    raise AttributeError(f"module 'disttorch.torch_version' has no attribute '{name}'")

@@ -137,6 +137,8 @@ def layer(module: str) -> str:
     second = parts[1]
     if second == "launcher":
         return "launcher"
+    if second in ("_dynamo",):
+        return "library"  # torch._dynamo's names stand on nn (OptimizedModule) and overrides
     if second.startswith("_") or module in ("disttorch.utils", "disttorch.utils.trace"):
         return "core"  # utils/__init__ imports nothing (``data`` is lazy); tracing is the ground floor
     if second in ("autograd", "kernels", "ops"):

@@ -6,18 +6,58 @@ importing NumPy or disttorch: disttorch is imported only when a program imports
 ``torch``. ``import torch.x`` returns the module ``disttorch.x`` itself (one module object
 under two names, so ``sys.modules["torch"] is disttorch``); a ``torch.x`` with no
 ``disttorch.x`` raises ``ModuleNotFoundError: No module named 'torch.x'``.
+
+Libraries ask who ``torch`` is before they use it (transformers, accelerate): under the alias
+``torch.__version__`` and ``importlib.metadata.version("torch")`` answer the PyTorch release
+whose API disttorch follows, with disttorch's own version as the local label
+(``2.13.0+disttorch.0.1.0``). Without the alias nothing answers for ``torch``, so a real
+PyTorch installed alongside is never shadowed.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.abc
+import importlib.metadata
 import importlib.util
 import os
+import pathlib
 import sys
 
 ENV = "DISTTORCH_AS_TORCH"
 _MARK = "_disttorch_as_torch_alias"
+#: the PyTorch release whose API disttorch follows (the oracle its tests compare with)
+PYTORCH_API_VERSION = "2.13.0"
+_LABEL = "+disttorch."
+
+
+def alias_version(own: str) -> str:
+    """``torch.__version__`` under the alias, from disttorch's version ``own``:
+    ``"2.13.0+disttorch.0.1.0"``."""
+    return PYTORCH_API_VERSION + _LABEL + own.split(_LABEL)[-1]
+
+
+def _disttorch() -> object:
+    return sys.modules.get("disttorch") or importlib.import_module("disttorch")
+
+
+class TorchDistribution(importlib.metadata.Distribution):
+    """The ``torch`` distribution under the alias: its metadata names disttorch's files and
+    the version :func:`alias_version` gives (nothing to install, so no ``RECORD``)."""
+
+    def read_text(self, filename: str) -> str | None:
+        if filename not in ("METADATA", "PKG-INFO"):
+            return None
+        version = alias_version(str(_disttorch().__version__))
+        return (
+            "Metadata-Version: 2.1\nName: torch\n"
+            f"Version: {version}\n"
+            f"Summary: disttorch {version.split(_LABEL)[-1]} standing in for PyTorch "
+            f"{PYTORCH_API_VERSION} (the 'import torch' alias)\n"
+        )
+
+    def locate_file(self, path: str | os.PathLike[str]) -> pathlib.Path:
+        return pathlib.Path(_disttorch().__file__).parent.parent / path
 
 
 def requested(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
@@ -45,8 +85,18 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             name, self, is_package=found.submodule_search_locations is not None
         )
 
+    def find_distributions(self, context=None):
+        """``importlib.metadata`` finds the ``torch`` distribution here (see the header)."""
+        name = getattr(context, "name", None)
+        if name is None or name.lower() == "torch":
+            yield TorchDistribution()
+
     def create_module(self, spec):
         module = importlib.import_module("disttorch" + spec.name[5:])
+        if spec.name == "torch" and _LABEL not in str(module.__version__):
+            from disttorch.torch_version import TorchVersion
+
+            module.__version__ = TorchVersion(alias_version(module.__version__))
         spec.loader_state = module.__spec__  # the import system overwrites __spec__; put it back
         return module
 

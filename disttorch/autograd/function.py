@@ -33,6 +33,10 @@ _seq = itertools.count()
 # NestedTensor: constituents) take over every Function applied to them: their module
 # registers ``handler(function_class, args)``; inside a handler, dispatch is off on that thread.
 _dispatch: dict = {}
+#: callables ``observer(function_class, args, output)`` told of every outermost op run
+#: (``torch.utils.flop_counter`` counts with one); nested ops of an op are not reported
+_observers: list = []
+_observing = [False]
 _dispatch_state = threading.local()
 
 
@@ -201,6 +205,8 @@ class Function(FunctionCtx, Node):
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run forward; when grad is enabled and an input requires grad, record a node."""
+        if _observers and not _observing[0]:
+            return _observed(cls, args)
         if _dispatch and not getattr(_dispatch_state, "off", 0):
             for a in args:
                 handler = _dispatch.get(type(a))
@@ -377,3 +383,15 @@ def once_differentiable(fn):
 
     wrapper.__name__ = getattr(fn, "__name__", "backward")
     return wrapper
+
+
+def _observed(cls: type, args: tuple) -> Any:
+    """Run ``cls.apply(*args)`` and tell the observers (ops it runs inside are not told)."""
+    _observing[0] = True
+    try:
+        out = cls.apply(*args)
+    finally:
+        _observing[0] = False
+    for observer in list(_observers):
+        observer(cls, args, out)
+    return out

@@ -27,7 +27,7 @@ from ..utils import trace
 from . import engine as _engine
 from . import function as _function
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile", "record_function"]
+__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "emit_nvtx", "profile", "record_function"]
 
 _ORIG_APPLY = _function.Function.__dict__["apply"].__func__
 _ORIG_CALL_BACKWARD = _engine._call_backward
@@ -529,3 +529,20 @@ class profile:
 
     def __str__(self) -> str:
         return str(self._check_finished())
+
+
+class emit_nvtx:  # noqa: N801 (PyTorch's name)
+    """``with emit_nvtx():`` marks every autograd op with an NVTX range for NVIDIA's tools.
+    As on PyTorch's CPU build, entering it enabled raises ``AssertionError`` (no CUDA);
+    ``enabled=False`` does nothing."""
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False) -> None:
+        self.enabled, self.record_shapes = enabled, record_shapes
+
+    def __enter__(self) -> emit_nvtx | None:
+        if not self.enabled:
+            return None
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    def __exit__(self, *exc: object) -> None:
+        return None

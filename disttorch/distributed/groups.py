@@ -83,6 +83,11 @@ class Backend:
     ZMQ = "zmq"
     NCCL = "nccl"
     MPI = "mpi"
+    #: the backend PyTorch names for each device type (only "cpu"'s runs here)
+    default_device_backend_map = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "mps": "gloo"}
+    backend_list = [UNDEFINED, GLOO, ZMQ, NCCL, MPI]
+    #: the device types each backend can run collectives on here
+    backend_capability = {"gloo": ["cpu"], "zmq": ["cpu"], "nccl": [], "mpi": []}
 
 
 def is_available() -> bool:

@@ -51,6 +51,9 @@ class ReduceOp(enum.Enum):
         return _UFUNCS[self]
 
 
+#: PyTorch's ``ReduceOp.RedOpType``, the type of ``ReduceOp.SUM`` & co: here the enum itself
+ReduceOp.RedOpType = ReduceOp  # type: ignore[attr-defined]
+
 _UFUNCS = {
     ReduceOp.SUM: np.add,
     ReduceOp.AVG: np.add,

@@ -11,9 +11,12 @@ in-place change) is attached here, in one binding step, ``_bind``.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import types
 from typing import Any
 
+from .. import _storage
 from .._tensor import Tensor
 from ..autograd import backprop
 from . import (
@@ -28,6 +31,7 @@ from . import (
     linalg_lowrank,
     mathfns,
     numeric_gradient,
+    op_namespace,
     python_map,
     reduction,
     scatter_reduce,
@@ -77,6 +81,8 @@ def _bind() -> None:
             setattr(Tensor, name, accept_numpy_names(getattr(mod, name)))
     tensor_attributes.bind()
     complex.bind()
+    for name, fn in _storage.TENSOR_METHODS.items():
+        setattr(Tensor, name, fn)
     ew, la = elementwise, linalg
     Tensor.__add__ = Tensor.__radd__ = lambda a, b: ew.Add.apply(a, b)
     Tensor.__sub__ = lambda a, b: ew.Sub.apply(a, b)
@@ -111,3 +117,17 @@ def _as_method(fn: Any) -> Any:
 
 
 _bind()
+
+_NAMESPACES: dict[str, op_namespace.OpNamespace] = {}
+
+
+def __getattr__(name: str) -> Any:
+    """``torch.ops.aten`` and other operator namespaces (:mod:`.op_namespace`); a submodule
+    of this package that is not imported yet is imported instead."""
+    if name.startswith("_"):
+        raise AttributeError(f"module 'disttorch.ops' has no attribute '{name}'")
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name not in _NAMESPACES:
+        _NAMESPACES[name] = op_namespace.OpNamespace(name, FAMILIES if name == "aten" else ())
+    return _NAMESPACES[name]

@@ -27,9 +27,9 @@ from .. import _faults
 from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
-from ..nn.modules.module import RemovableHandle
 from ..ops.complex import real_pairs
 from ..utils import trace
+from ..utils.hooks import RemovableHandle
 
 __all__ = [
     "Optimizer",
@@ -71,11 +71,13 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
 
 def _with_step_hooks(step: Callable) -> Callable:
     """Run the global and per-optimiser step hooks around ``step`` (once, even when a
-    subclass's ``step`` calls ``super().step()``)."""
+    subclass's ``step`` calls ``super().step()``). A subclass instance that never ran
+    ``Optimizer.__init__`` (a wrapper such as accelerate's ``AcceleratedOptimizer``) has no
+    hooks of its own and, as in PyTorch, runs none: the optimiser it wraps runs them."""
 
     @functools.wraps(step)
     def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self, "_in_step", False):
+        if getattr(self, "_in_step", False) or "_optimizer_step_pre_hooks" not in self.__dict__:
             return step(self, *args, **kwargs)
         for pre in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             result = pre(self, args, kwargs)

@@ -7,7 +7,7 @@ tensors exist.
 
 import importlib
 
-__all__ = ["data", "trace", "safetensors", "dlpack", "checkpoint", "tensorboard"]
+__all__ = ["data", "trace", "safetensors", "dlpack", "checkpoint", "tensorboard", "hooks"]
 
 
 def __getattr__(name: str):

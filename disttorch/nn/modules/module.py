@@ -9,8 +9,6 @@ forward hooks.
 
 from __future__ import annotations
 
-import itertools
-import weakref
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
@@ -19,32 +17,11 @@ import numpy as np
 from ... import _dtype
 from ..._tensor import Tensor, _check_device
 from ...autograd import grad_mode
+from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook
 
 __all__ = ["Module"]
-
-_hook_ids = itertools.count()
-
-
-class RemovableHandle:
-    """Returned by ``register_*_hook``; ``remove()`` unregisters the hook."""
-
-    def __init__(self, *hook_dicts: dict) -> None:
-        self.id = next(_hook_ids)
-        self._dicts = [weakref.ref(d) for d in hook_dicts]
-
-    def remove(self) -> None:
-        for ref in self._dicts:
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
 
 
 class _HookDict(OrderedDict):

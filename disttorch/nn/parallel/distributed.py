@@ -241,6 +241,21 @@ class DistributedDataParallel(Module):
         finally:
             self._join = None
 
+    def _get_ddp_logging_data(self) -> dict[str, Any]:
+        """The construction settings PyTorch's DDP logger reports (libraries read them to
+        suggest options); the run-time statistics of PyTorch's logger are not collected."""
+        dist = _dist()
+        return {
+            "world_size": dist.get_world_size(self.process_group),
+            "rank": dist.get_rank(self.process_group),
+            "module_name": type(self.module).__name__,
+            "backend_name": "gloo",
+            "broadcast_buffers": int(self.broadcast_buffers),
+            "find_unused_parameters": int(self.find_unused_parameters),
+            "gradient_as_bucket_view": int(self.gradient_as_bucket_view),
+            "static_graph": int(self.static_graph),
+        }
+
     def __getstate__(self) -> dict:
         raise RuntimeError("DistributedDataParallel cannot be pickled; save ddp.module.state_dict()")
 

@@ -14,7 +14,7 @@ import os
 import queue
 import threading
 import warnings
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 import numpy as np
 
@@ -25,6 +25,8 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .worker import WorkerError, _IterableExhausted, worker_loop
 
 __all__ = ["DataLoader"]
+
+T_co = TypeVar("T_co", covariant=True)
 
 
 def _fetch_map(dataset: Any, indices: Any, collate: Callable, batched: bool) -> Any:
@@ -57,7 +59,47 @@ class _Fetch:
         return _fetch_map(source, indices, self.collate, self.batched)
 
 
-class DataLoader:
+class _BaseDataLoaderIter:
+    """What iterating a ``DataLoader`` gives (as PyTorch's ``_BaseDataLoaderIter``): the
+    batches of one pass, ``len()`` of the loader, and how many were yielded."""
+
+    def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
+        self._dataset, self._num_workers = loader.dataset, loader.num_workers
+        self._index_sampler, self._auto_collation = loader._index_sampler, loader._auto_collation
+        self._collate_fn, self._drop_last = loader.collate_fn, loader.drop_last
+        self._length = loader._len_or_none()
+        self._batches, self._num_yielded = batches, 0
+
+    def __iter__(self) -> _BaseDataLoaderIter:
+        return self
+
+    def __next__(self) -> Any:
+        data = next(self._batches)
+        self._num_yielded += 1
+        return data
+
+    def __len__(self) -> int:
+        if self._length is None:
+            raise TypeError("this DataLoader's dataset has no len()")
+        return self._length
+
+    def __getstate__(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} cannot be pickled")
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """The iterator of a ``DataLoader`` with ``num_workers=0``: loads in this process."""
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    """The iterator of a ``DataLoader`` with worker processes; ``_shutdown_workers()`` stops
+    them before the pass ends (they are also stopped when it ends or the iterator is freed)."""
+
+    def _shutdown_workers(self) -> None:
+        self._batches.close()  # type: ignore[attr-defined] # a generator: its finally stops the workers
+
+
+class DataLoader(Generic[T_co]):
     """Iterate over ``dataset`` in batches, as ``torch.utils.data.DataLoader``.
 
     Args:
@@ -71,6 +113,10 @@ class DataLoader:
         generator: generator for the shuffling order and worker seeds.
         timeout: seconds to wait for a worker's batch before raising (0: the 300 s default
             watchdog only notices dead workers).
+        pin_memory / pin_memory_device: accepted; there is no accelerator memory to pin for
+            (a warning, as PyTorch's CPU build gives).
+        in_order: batches always come in sampler order here (``in_order=False`` allows, but
+            does not need, another order).
     """
 
     def __init__(
@@ -91,6 +137,8 @@ class DataLoader:
         *,
         prefetch_factor: int | None = None,
         persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
     ) -> None:
         if num_workers < 0:
             raise ValueError(
@@ -111,7 +159,8 @@ class DataLoader:
         self.multiprocessing_context = multiprocessing_context
         self.persistent_workers = persistent_workers
         self._persistent_seed: int | None = None  # the base seed persistent workers keep
-        self.pin_memory = pin_memory
+        self.pin_memory, self.pin_memory_device, self.in_order = pin_memory, pin_memory_device, in_order
+        self._iterator: _BaseDataLoaderIter | None = None
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle:
@@ -151,6 +200,12 @@ class DataLoader:
     def _index_sampler(self) -> Any:
         return self.batch_sampler if self._auto_collation else self.sampler
 
+    def _len_or_none(self) -> int | None:
+        try:
+            return len(self)
+        except TypeError:
+            return None
+
     def __len__(self) -> int:
         if self._iterable:
             n = len(self.dataset)
@@ -159,7 +214,7 @@ class DataLoader:
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return len(self._index_sampler)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> _BaseDataLoaderIter:
         fetch = _Fetch(self.collate_fn, self._auto_collation, self._iterable, self.drop_last)
         if self.pin_memory:  # as PyTorch's CPU build: nothing to pin for
             warnings.warn(
@@ -177,8 +232,8 @@ class DataLoader:
             if self.persistent_workers and self.num_workers > 0:
                 self._persistent_seed = base_seed
         if self.num_workers == 0:
-            return self._single_process(fetch)
-        return self._multi_process(fetch, base_seed)
+            return _SingleProcessDataLoaderIter(self, self._single_process(fetch))
+        return _MultiProcessingDataLoaderIter(self, self._multi_process(fetch, base_seed))
 
     def _single_process(self, fetch: _Fetch) -> Iterator[Any]:
         if self._iterable:

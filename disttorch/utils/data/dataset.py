@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Any, Iterator, Sequence
+from typing import Any, Generic, Iterator, Sequence, TypeVar
 
 from ..._random import Generator, default_generator, randperm
 from ..._tensor import Tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
 
+T_co = TypeVar("T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(Generic[T_co]):
     """A map-style dataset: implement ``__getitem__(index)`` and ``__len__``."""
 
     def __getitem__(self, index: int) -> Any:
@@ -23,7 +25,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """A dataset that is a stream: implement ``__iter__``. With DataLoader workers, each
     worker iterates its own copy; use ``get_worker_info()`` to split the stream."""
 
@@ -31,7 +33,7 @@ class IterableDataset(Dataset):
         raise NotImplementedError
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple]):
     """Samples are ``(t[i] for t in tensors)``; every tensor has the same first dim."""
 
     def __init__(self, *tensors: Tensor) -> None:
@@ -46,7 +48,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0]
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``."""
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]) -> None:
@@ -61,7 +63,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """Several map-style datasets one after another."""
 
     def __init__(self, datasets: Sequence[Dataset]) -> None:

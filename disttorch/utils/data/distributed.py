@@ -6,12 +6,12 @@ import math
 from typing import Any, Iterator
 
 from ..._random import Generator, randperm
-from .sampler import Sampler
+from .sampler import Sampler, T_co
 
 __all__ = ["DistributedSampler"]
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     """Restrict loading to rank ``rank``'s share of ``num_replicas`` equal shards.
 
     The indices (shuffled with ``seed + epoch`` when ``shuffle``) are padded by repeating

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Generic, Iterator, Sequence, TypeVar
 
 import numpy as np
 
@@ -18,8 +18,10 @@ __all__ = [
     "BatchSampler",
 ]
 
+T_co = TypeVar("T_co", covariant=True)
 
-class Sampler:
+
+class Sampler(Generic[T_co]):
     """Base class: an iterable of dataset indices (or of batches of indices)."""
 
     def __init__(self, data_source: Any = None) -> None:
@@ -29,7 +31,7 @@ class Sampler:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """0, 1, ..., len(data_source) - 1."""
 
     def __init__(self, data_source: Any) -> None:
@@ -42,7 +44,7 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """A random permutation (or ``num_samples`` draws with ``replacement``, made lazily as
     iteration proceeds), drawn from ``generator``; when None, as PyTorch, from a fresh
     generator seeded by one int64 draw of the default generator (so ``manual_seed`` fixes
@@ -84,7 +86,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given indices in random order."""
 
     def __init__(self, indices: Sequence[int], generator: Generator | None = None) -> None:
@@ -98,7 +100,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
 
     def __init__(
@@ -122,7 +124,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list]):
     """Group the indices of ``sampler`` into lists of ``batch_size``."""
 
     def __init__(self, sampler: Sampler | Sequence[int], batch_size: int, drop_last: bool) -> None:

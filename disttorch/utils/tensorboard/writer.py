@@ -18,7 +18,10 @@ import numpy as np
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+from . import media as _media
 from . import summary as _summary
+from .embedding import write_embedding
+from .graph import module_graph
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -224,6 +227,83 @@ class SummaryWriter:
                 w.file_writer.add_summary(s, global_step)
             for k, v in metric_dict.items():
                 w.add_scalar(k, v, global_step)
+
+    def add_histogram_raw(
+        self,
+        tag: str,
+        min: float,
+        max: float,
+        num: int,
+        sum: float,
+        sum_squares: float,
+        bucket_limits: Any,
+        bucket_counts: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+    ) -> None:
+        """Log a histogram given by its statistics and buckets (right edges and counts)."""
+        summary = _media.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_audio(
+        self,
+        tag: str,
+        snd_tensor: Any,
+        global_step: int | None = None,
+        sample_rate: int = 44100,
+        walltime: float | None = None,
+    ) -> None:
+        """Log a mono sound (shape (1, L) or (L,), values in [-1, 1]) as a WAV."""
+        self._get_file_writer().add_summary(_media.audio(tag, snd_tensor, sample_rate), global_step, walltime)
+
+    def add_pr_curve(
+        self,
+        tag: str,
+        labels: Any,
+        predictions: Any,
+        global_step: int | None = None,
+        num_thresholds: int = 127,
+        weights: Any = None,
+        walltime: float | None = None,
+    ) -> None:
+        """Log the precision-recall curve of binary ``labels`` against ``predictions`` in [0, 1]."""
+        summary = _media.pr_curve(tag, labels, predictions, num_thresholds, weights)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_custom_scalars(self, layout: dict) -> None:
+        """Lay out the custom-scalars dashboard: ``{category: {title: ["Multiline", [tags]]}}``
+        (or ``["Margin", [value, lower, upper]]``)."""
+        self._get_file_writer().add_summary(_media.custom_scalars(layout))
+
+    def add_embedding(
+        self,
+        mat: Any,
+        metadata: list | None = None,
+        label_img: Any = None,
+        global_step: int | None = None,
+        tag: str = "default",
+        metadata_header: list | None = None,
+    ) -> None:
+        """Save vectors (N, D) with labels and thumbnails for TensorBoard's projector, under
+        ``<log_dir>/<step, 5 digits>/<tag>/``."""
+        write_embedding(
+            self._get_file_writer().get_logdir(),
+            mat,
+            metadata,
+            label_img,
+            global_step or 0,
+            tag,
+            metadata_header,
+        )
+
+    def add_graph(
+        self, model: Any, input_to_model: Any = None, verbose: bool = False, use_strict_trace: bool = True
+    ) -> None:
+        """Log the graph of ``model``'s module calls on ``input_to_model`` (run once, without
+        gradients). Difference from PyTorch: nodes are leaf-module calls, not operators (there
+        is no TorchScript tracer)."""
+        graph = module_graph(model, input_to_model)
+        self._get_file_writer().add_event(Event(graph_def=graph.SerializeToString()))
 
     def flush(self) -> None:
         """Write every pending event to disk."""

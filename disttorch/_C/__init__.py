@@ -1,0 +1,52 @@
+"""``torch._C``: the few names of PyTorch's C extension that libraries call directly.
+
+PyTorch's ``torch._C`` is its compiled core; disttorch has none, so this package holds only
+the names libraries reach for, each answering as the CPU build does: usage logging (off
+unless asked for, so it does nothing), the current accelerator and default device (the
+CPU), ``Generator``, the ``__torch_function__`` opt-out and ``_nn._parse_to`` (how
+``Tensor.to`` reads its arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._random import Generator
+from .._tensor import Tensor, device
+from . import _nn
+
+#: the metaclass of ``Tensor`` (PyTorch's is a C type; disttorch's Tensor is a plain class)
+_TensorMeta = type(Tensor)
+
+__all__ = [
+    "Generator",
+    "_TensorMeta",
+    "_disabled_torch_function_impl",
+    "_get_accelerator",
+    "_get_default_device",
+    "_log_api_usage_once",
+    "_nn",
+]
+
+
+def _log_api_usage_once(event: str) -> None:
+    """Record that an API was used (PyTorch logs only to a handler set in C++; none here)."""
+
+
+def _get_accelerator(check: bool = False) -> device:
+    """The current accelerator: ``device('cpu')``, as on a build without GPUs."""
+    return device("cpu")
+
+
+def _get_default_device() -> str:
+    """The device new tensors go to by default: ``'cpu'``."""
+    return "cpu"
+
+
+def _disabled_torch_function_impl(
+    func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
+) -> Any:
+    """``__torch_function__ = torch._C._disabled_torch_function_impl`` makes a Tensor subclass
+    opt out of the protocol: the function runs as on a plain tensor."""
+    return func(*args, **(kwargs or {}))

@@ -1,0 +1,64 @@
+"""``torch._dynamo``: the graph compiler's names, as seen by code that runs eagerly.
+
+disttorch has no graph compiler (``torch.compile`` returns its argument), so nothing is ever
+being compiled: ``is_compiling()`` is False, the markers (``mark_dynamic``,
+``mark_static_address``, ``allow_in_graph``, ``disable``, ...) return what they mark and
+record nothing a program could observe, ``reset()`` has nothing to clear, and ``config``
+holds the settings libraries set. ``OptimizedModule`` (what PyTorch's ``torch.compile``
+returns for a module) wraps a module and runs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..compiler import allow_in_graph, assume_constant_result, disable, is_compiling, list_backends, reset
+from . import config, eval_frame, exc
+from .eval_frame import OptimizedModule, is_dynamo_supported
+
+__all__ = [
+    "OptimizedModule",
+    "allow_in_graph",
+    "assume_constant_result",
+    "config",
+    "disable",
+    "eval_frame",
+    "exc",
+    "graph_break",
+    "is_compiling",
+    "is_dynamo_supported",
+    "list_backends",
+    "mark_dynamic",
+    "mark_static",
+    "mark_static_address",
+    "maybe_mark_dynamic",
+    "reset",
+]
+
+
+def mark_dynamic(
+    t: Any,
+    index: Any,
+    *,
+    hint_override: int | None = None,
+    min: int | None = None,
+    max: int | None = None,
+    specialize_on: Any = None,
+) -> None:
+    """Mark dims of ``t`` as dynamic for the compiler (nothing is compiled here)."""
+
+
+def maybe_mark_dynamic(t: Any, index: Any) -> None:
+    """Mark dims of ``t`` as possibly dynamic (nothing is compiled here)."""
+
+
+def mark_static(t: Any, index: Any = None) -> None:
+    """Mark dims of ``t`` as static (nothing is compiled here)."""
+
+
+def mark_static_address(t: Any, guard: bool = False) -> None:
+    """Mark ``t``'s memory as fixed across calls, for CUDA graphs (none here)."""
+
+
+def graph_break(msg: str = "") -> None:
+    """Force a graph break (there is no graph: nothing to break)."""

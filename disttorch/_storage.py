@@ -1,0 +1,276 @@
+"""Storages: the memory under a tensor, as ``torch.UntypedStorage`` and ``torch.TypedStorage``.
+
+A disttorch tensor is a NumPy array; its storage is the buffer of the array at the root of
+its ``base`` chain (the array that owns the memory), seen as bytes. So views share one
+storage (same ``data_ptr()``, same ``nbytes()``), ``storage_offset()`` counts elements from
+its start, and writing through a storage changes the tensors over it. Libraries use this to
+find tensors that share memory (safetensors, transformers and accelerate when saving tied
+weights) and to name types (Lightning).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import _dtype
+from ._tensor import Tensor, device
+
+__all__ = ["TypedStorage", "UntypedStorage", "is_storage"]
+
+
+def root_bytes(arr: np.ndarray) -> np.ndarray:
+    """The bytes of the memory ``arr`` lies in (1-D uint8, shared with ``arr``): the buffer of
+    the array that owns it, or ``arr``'s own span when that owner is not one dense block."""
+    root = arr
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+        root = arr if arr.flags.c_contiguous or arr.flags.f_contiguous else _span(arr)
+    return root.reshape(-1, order="A").view(np.uint8)
+
+
+def _span(arr: np.ndarray) -> np.ndarray:
+    """The bytes from ``arr``'s lowest to its highest address, as one 1-D uint8 view."""
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.uint8)
+    extent = sum(abs(s) * (n - 1) for s, n in zip(arr.strides, arr.shape)) + arr.itemsize
+    lowest = arr[tuple(slice(n - 1, n) if s < 0 else slice(0, 1) for s, n in zip(arr.strides, arr.shape))]
+    first = lowest.reshape(-1).view(np.uint8)
+    return np.lib.stride_tricks.as_strided(first, shape=(extent,), strides=(1,))
+
+
+class UntypedStorage:
+    """Bytes of CPU memory: ``UntypedStorage(n)`` allocates ``n`` zeroed bytes;
+    ``tensor.untyped_storage()`` is the memory under a tensor (shared with it)."""
+
+    def __init__(self, size: int | Any = 0, *, device: Any = None) -> None:
+        if device is not None and str(device) not in ("cpu", "meta"):
+            raise RuntimeError(f"UntypedStorage: only CPU memory exists here, got device={device!r}")
+        if isinstance(size, np.ndarray):  # the memory of an array (used by tensors)
+            self._bytes = size
+        elif isinstance(size, int):
+            self._bytes = np.zeros(size, dtype=np.uint8)
+        else:
+            self._bytes = np.frombuffer(bytearray(bytes(size)), dtype=np.uint8)
+
+    @classmethod
+    def from_buffer(
+        cls, buffer: Any, byte_order: str = "native", count: int = -1, offset: int = 0, *, dtype: Any = None
+    ) -> UntypedStorage:
+        """A storage holding a copy of ``buffer``'s bytes."""
+        return cls(np.frombuffer(buffer, dtype=np.uint8, count=count, offset=offset).copy())
+
+    @classmethod
+    def from_file(cls, filename: str, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
+        """The first ``nbytes`` bytes of a file, memory-mapped: ``shared=True`` writes changes
+        back to the file, ``shared=False`` keeps them private (copy on write)."""
+        if nbytes == 0:
+            return cls(np.zeros(0, dtype=np.uint8))
+        return cls(np.memmap(filename, dtype=np.uint8, mode="r+" if shared else "c", shape=(nbytes,)))
+
+    @property
+    def device(self) -> device:
+        return device("cpu")
+
+    is_cuda = False
+    is_sparse = False
+
+    def nbytes(self) -> int:
+        return int(self._bytes.size)
+
+    size = nbytes
+
+    def __len__(self) -> int:
+        return int(self._bytes.size)
+
+    def element_size(self) -> int:
+        return 1
+
+    def data_ptr(self) -> int:
+        """The address of the first byte."""
+        return int(self._bytes.__array_interface__["data"][0])
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            return UntypedStorage(self._bytes[idx])
+        return int(self._bytes[idx])
+
+    def __setitem__(self, idx: int | slice, value: Any) -> None:
+        self._bytes[idx] = value
+
+    def tolist(self) -> list[int]:
+        return self._bytes.tolist()
+
+    def __iter__(self) -> Any:
+        return iter(self.tolist())
+
+    def fill_(self, value: int) -> UntypedStorage:
+        self._bytes[...] = value
+        return self
+
+    def copy_(self, source: UntypedStorage, non_blocking: bool | None = None) -> UntypedStorage:
+        if source.nbytes() != self.nbytes():
+            raise RuntimeError(f"copy_: sizes differ ({source.nbytes()} bytes into {self.nbytes()})")
+        self._bytes[...] = source._bytes
+        return self
+
+    def clone(self) -> UntypedStorage:
+        return UntypedStorage(self._bytes.copy())
+
+    def cpu(self) -> UntypedStorage:
+        return self
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_pinned(self, device: Any = "cuda") -> bool:
+        return False
+
+    def untyped(self) -> UntypedStorage:
+        return self
+
+    def _typed_storage(self) -> TypedStorage:
+        return TypedStorage(wrap_storage=self, dtype=_dtype.uint8, _internal=True)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UntypedStorage) and (self.data_ptr(), self.nbytes()) == (
+            other.data_ptr(),
+            other.nbytes(),
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.data_ptr(), self.nbytes()))
+
+    def __repr__(self) -> str:
+        body = "\n".join(f" {b}" for b in self._bytes.tolist())
+        return f"{body}\n[torch.storage.UntypedStorage(device=cpu) of size {self.nbytes()}]"
+
+
+def _warn_typed_storage() -> None:
+    warnings.warn(
+        "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+        "only storage class. This should only matter to you if you are using storages directly.  To "
+        "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+class TypedStorage:
+    """Elements of one dtype over an ``UntypedStorage`` (deprecated in PyTorch, which warns;
+    ``tensor.storage()`` returns one)."""
+
+    is_sparse = False
+
+    def __init__(
+        self,
+        *args: Any,
+        wrap_storage: UntypedStorage | None = None,
+        dtype: Any = None,
+        device: Any = None,
+        _internal: bool = False,
+    ) -> None:
+        if not _internal:
+            _warn_typed_storage()
+        self.dtype = dtype if dtype is not None else _dtype.get_default_dtype()
+        if wrap_storage is None:
+            count = args[0] if args and isinstance(args[0], int) else 0
+            values = (
+                None if not args or isinstance(args[0], int) else np.asarray(args[0], dtype=self.dtype.numpy)
+            )
+            wrap_storage = UntypedStorage(
+                count * self._itemsize() if values is None else values.reshape(-1).view(np.uint8).copy(),
+                device=device,
+            )
+        self._untyped_storage = wrap_storage
+
+    def _itemsize(self) -> int:
+        return int(np.dtype(self.dtype.numpy).itemsize)
+
+    def _elements(self) -> np.ndarray:
+        raw = self._untyped_storage._bytes
+        usable = raw[: raw.size - raw.size % self._itemsize()]
+        return usable.view(self.dtype.numpy)
+
+    @property
+    def device(self) -> Any:
+        return self._untyped_storage.device
+
+    def size(self) -> int:
+        return self.nbytes() // self._itemsize()
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def nbytes(self) -> int:
+        return self._untyped_storage.nbytes()
+
+    def element_size(self) -> int:
+        return self._itemsize()
+
+    def data_ptr(self) -> int:
+        return self._untyped_storage.data_ptr()
+
+    def untyped(self) -> UntypedStorage:
+        return self._untyped_storage
+
+    def _typed_storage(self) -> TypedStorage:
+        return self
+
+    def __getitem__(self, idx: int) -> Any:
+        return self._elements()[idx].item()
+
+    def __setitem__(self, idx: int | slice, value: Any) -> None:
+        self._elements()[idx] = value
+
+    def tolist(self) -> list:
+        return self._elements().tolist()
+
+    def cpu(self) -> TypedStorage:
+        return self
+
+    def is_shared(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        body = "\n".join(f" {v}" for v in self.tolist())
+        return f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self.size()}]"
+
+
+def untyped_storage(self: Tensor) -> UntypedStorage:
+    """The bytes of memory this tensor lies in, shared with it (and with its views)."""
+    return UntypedStorage(root_bytes(self._data))
+
+
+def storage(self: Tensor) -> TypedStorage:
+    """The memory as elements of this tensor's dtype (deprecated in PyTorch, which warns)."""
+    _warn_typed_storage()
+    return _typed_storage(self)
+
+
+def storage_offset(self: Tensor) -> int:
+    """Elements from the start of the storage to this tensor's first element."""
+    start = root_bytes(self._data).__array_interface__["data"][0]
+    return (self.data_ptr() - start) // self._data.itemsize
+
+
+def _typed_storage(self: Tensor) -> TypedStorage:
+    """``storage()`` without the deprecation warning (what PyTorch's own code calls)."""
+    return TypedStorage(wrap_storage=untyped_storage(self), dtype=self.dtype, _internal=True)
+
+
+#: bound as ``Tensor`` methods in the ops binding step
+TENSOR_METHODS = {
+    "untyped_storage": untyped_storage,
+    "storage": storage,
+    "_typed_storage": _typed_storage,
+    "storage_offset": storage_offset,
+}
+
+
+def is_storage(obj: Any) -> bool:
+    """Whether ``obj`` is a storage (untyped or typed)."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))

@@ -1,0 +1,111 @@
+"""``torch.ops.<namespace>.<op>.<overload>``: PyTorch's registry of operators by name.
+
+PyTorch registers every ATen operator under ``torch.ops.aten`` (``torch.ops.aten.add.Tensor``)
+and libraries name operators this way, mostly as keys of their own dispatch tables
+(PyG's ``Index``/``EdgeIndex`` list the ``aten`` ops they override). Here ``torch.ops.aten``
+names every operator: a packet (``aten.add``) and its overloads (``aten.add.Tensor``) are
+stable, hashable objects, and calling one runs disttorch's op of that name (the Tensor
+method, or the function of an op family) with the arguments given. An ATen operator that
+disttorch has no op for (``aten._sparse_addmm``) can be named but raises
+``NotImplementedError`` when called. Other namespaces hold operators of C++ extensions,
+which cannot load here: their ops raise ``AttributeError`` as when the extension is absent.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._tensor import Tensor
+
+__all__ = ["OpNamespace", "OpOverload", "OpOverloadPacket"]
+
+
+class OpOverload:
+    """One overload of an operator (``aten.add.Tensor``); calling it runs the op."""
+
+    def __init__(self, packet: OpOverloadPacket, overload: str) -> None:
+        self._packet, self._overloadname = packet, overload
+        self.__name__ = f"{packet._name}.{overload}"
+
+    def name(self) -> str:
+        return f"{self._packet._namespace}::{self._packet._name}" + (
+            "" if self._overloadname == "default" else f".{self._overloadname}"
+        )
+
+    @property
+    def overloadpacket(self) -> OpOverloadPacket:
+        return self._packet
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._packet(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<OpOverload(op='{self._packet._namespace}.{self._packet._name}', overload='{self._overloadname}')>"
+
+    def __str__(self) -> str:
+        return f"{self._packet._namespace}.{self._packet._name}.{self._overloadname}"
+
+
+class OpOverloadPacket:
+    """An operator with all its overloads (``aten.add``); ``.Tensor``, ``.default``, ...
+    give one overload, and calling the packet runs the op."""
+
+    def __init__(self, namespace: str, name: str, resolve: Callable[[str], Callable | None]) -> None:
+        self._namespace, self._name, self._resolve = namespace, name, resolve
+        self._overloads: dict[str, OpOverload] = {}
+        self.__name__ = name
+
+    def __getattr__(self, overload: str) -> OpOverload:
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        if overload not in self._overloads:
+            self._overloads[overload] = OpOverload(self, overload)
+        return self._overloads[overload]
+
+    def overloads(self) -> list[str]:
+        """The overloads named so far."""
+        return list(self._overloads)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fn = self._resolve(self._name)
+        if fn is None:
+            raise NotImplementedError(
+                f"{self._namespace}::{self._name} has no disttorch implementation (the operator can be "
+                "named, e.g. as a dispatch-table key, but not run)"
+            )
+        return fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='{self._namespace}.{self._name}')>"
+
+    def __str__(self) -> str:
+        return f"{self._namespace}.{self._name}"
+
+
+class OpNamespace(types.ModuleType):
+    """``torch.ops.<namespace>``: its operators by name (cached, so each is one object)."""
+
+    def __init__(self, name: str, families: Iterable[types.ModuleType] = ()) -> None:
+        super().__init__(f"torch.ops.{name}")
+        self.name = name
+        self._families = list(families)
+        self._packets: dict[str, OpOverloadPacket] = {}
+
+    def _function(self, op: str) -> Callable | None:
+        method = getattr(Tensor, op, None)
+        if callable(method):
+            return method
+        for family in self._families:
+            fn = getattr(family, op, None)
+            if callable(fn) and not isinstance(fn, type):
+                return fn
+        return None
+
+    def __getattr__(self, op: str) -> OpOverloadPacket:
+        if op.startswith("__") or not self._families:
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
+        if op not in self._packets:
+            self._packets[op] = OpOverloadPacket(self.name, op, self._function)
+        return self._packets[op]

@@ -1,0 +1,130 @@
+"""``Summary`` protos for the TensorBoard plugins beyond scalars and images: audio (WAV),
+precision-recall curves, raw histograms and the custom-scalars layout."""
+
+from __future__ import annotations
+
+import io
+import wave
+from typing import Any
+
+import numpy as np
+from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata
+from tensorboard.compat.proto.tensor_pb2 import TensorProto
+from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
+from tensorboard.plugins.custom_scalar import layout_pb2
+from tensorboard.plugins.pr_curve import plugin_data_pb2 as pr_data
+
+from .summary import to_numpy
+
+__all__ = ["audio", "custom_scalars", "histogram_raw", "pr_curve"]
+
+#: the smallest denominator of precision and recall (TensorBoard's pr_curve summary's)
+_MINIMUM_COUNT = 1e-7
+
+
+def audio(tag: str, sound: Any, sample_rate: int) -> Summary:
+    """Mono sound, values in [-1, 1] (clipped), as a 16-bit PCM WAV."""
+    samples = to_numpy(sound).astype(np.float64).squeeze()
+    if samples.ndim != 1:
+        raise ValueError(
+            f"add_audio: expected a 1-D sound (or shape (1, L)), got shape {list(samples.shape)}"
+        )
+    pcm = (np.clip(samples, -1.0, 1.0) * np.iinfo(np.int16).max).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(int(sample_rate))
+        w.writeframes(pcm.tobytes())
+    sound_proto = Summary.Audio(
+        sample_rate=float(sample_rate),
+        num_channels=1,
+        length_frames=pcm.size,
+        encoded_audio_string=buffer.getvalue(),
+        content_type="audio/wav",
+    )
+    return Summary(value=[Summary.Value(tag=tag, audio=sound_proto)])
+
+
+def _matrix(data: np.ndarray) -> TensorProto:
+    dims = [TensorShapeProto.Dim(size=int(n)) for n in data.shape]
+    return TensorProto(
+        dtype="DT_FLOAT", float_val=data.reshape(-1).tolist(), tensor_shape=TensorShapeProto(dim=dims)
+    )
+
+
+def pr_curve(
+    tag: str, labels: Any, predictions: Any, num_thresholds: int = 127, weights: Any = None
+) -> Summary:
+    """The precision-recall curve of binary ``labels`` against ``predictions`` in [0, 1], at
+    ``num_thresholds`` evenly spaced thresholds: rows TP, FP, TN, FN, precision, recall."""
+    labels = to_numpy(labels).astype(np.float64).reshape(-1)
+    predictions = to_numpy(predictions).astype(np.float64).reshape(-1)
+    if labels.shape != predictions.shape:
+        raise ValueError(f"add_pr_curve: {labels.size} labels but {predictions.size} predictions")
+    w = 1.0 if weights is None else to_numpy(weights).astype(np.float64).reshape(-1)
+    bucket = np.floor(predictions * (num_thresholds - 1)).astype(np.int32)
+    span = (0, num_thresholds - 1)
+    true_pos, _ = np.histogram(bucket, bins=num_thresholds, range=span, weights=labels * w)
+    false_pos, _ = np.histogram(bucket, bins=num_thresholds, range=span, weights=(1.0 - labels) * w)
+    tp = np.cumsum(true_pos[::-1])[::-1]  # predicted positive at threshold i: buckets >= i
+    fp = np.cumsum(false_pos[::-1])[::-1]
+    tn, fn = fp[0] - fp, tp[0] - tp
+    precision = tp / np.maximum(_MINIMUM_COUNT, tp + fp)
+    recall = tp / np.maximum(_MINIMUM_COUNT, tp + fn)
+    content = pr_data.PrCurvePluginData(version=0, num_thresholds=num_thresholds).SerializeToString()
+    meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="pr_curves", content=content))
+    data = np.stack((tp, fp, tn, fn, precision, recall))
+    return Summary(value=[Summary.Value(tag=tag, metadata=meta, tensor=_matrix(data))])
+
+
+def histogram_raw(
+    tag: str,
+    min: float,
+    max: float,
+    num: int,
+    sum: float,
+    sum_squares: float,
+    bucket_limits: Any,
+    bucket_counts: Any,
+) -> Summary:
+    """A histogram given by its statistics and buckets (``bucket_limits[i]`` is the right
+    edge of bucket ``i``, holding ``bucket_counts[i]`` values)."""
+    limits, counts = list(bucket_limits), list(bucket_counts)
+    if len(limits) != len(counts):
+        raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+    hist = HistogramProto(
+        min=min, max=max, num=num, sum=sum, sum_squares=sum_squares, bucket_limit=limits, bucket=counts
+    )
+    return Summary(value=[Summary.Value(tag=tag, histo=hist)])
+
+
+def custom_scalars(layout: dict) -> Summary:
+    """The custom-scalars dashboard: ``{category: {chart title: ["Multiline", [tags]]
+    or ["Margin", [value, lower, upper]]}}``."""
+    categories = []
+    for category, charts in layout.items():
+        built = []
+        for title, (kind, tags) in charts.items():
+            if kind == "Multiline":
+                built.append(
+                    layout_pb2.Chart(title=title, multiline=layout_pb2.MultilineChartContent(tag=tags))
+                )
+            elif kind == "Margin":
+                if len(tags) != 3:
+                    raise ValueError(f"a Margin chart takes [value, lower, upper] tags, got {tags!r}")
+                series = [layout_pb2.MarginChartContent.Series(value=tags[0], lower=tags[1], upper=tags[2])]
+                built.append(
+                    layout_pb2.Chart(title=title, margin=layout_pb2.MarginChartContent(series=series))
+                )
+            else:
+                raise ValueError(
+                    f"custom scalar chart {title!r}: kind must be 'Multiline' or 'Margin', got {kind!r}"
+                )
+        categories.append(layout_pb2.Category(title=category, chart=built))
+    proto = layout_pb2.Layout(category=categories)
+    meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="custom_scalars"))
+    tensor = TensorProto(
+        dtype="DT_STRING", string_val=[proto.SerializeToString()], tensor_shape=TensorShapeProto()
+    )
+    return Summary(value=[Summary.Value(tag="custom_scalars__config__", tensor=tensor, metadata=meta)])

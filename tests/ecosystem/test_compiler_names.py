@@ -1,0 +1,73 @@
+"""Names libraries import from ``torch._dynamo``, ``torch.ops``, ``torch.overrides``,
+``torch.jit`` and ``torch._tensor_str``, answering as PyTorch's CPU build does eagerly."""
+
+from __future__ import annotations
+
+import pytest
+
+import disttorch as dt
+from disttorch import _dynamo
+
+
+def test_dynamo_markers_change_nothing():
+    t = dt.ones(2)
+    assert _dynamo.is_compiling() is False and _dynamo.eval_frame.is_dynamo_supported()
+    assert _dynamo.mark_static_address(t) is None and _dynamo.mark_dynamic(t, 0) is None
+    assert _dynamo.allow_in_graph(len) is len and _dynamo.config.cache_size_limit == 8
+    assert issubclass(_dynamo.exc.Unsupported, RuntimeError)
+
+
+def test_optimized_module_wraps_and_runs_its_module():
+    lin = dt.nn.Linear(2, 1)
+    wrapped = _dynamo.OptimizedModule(lin)
+    x = dt.ones(3, 2)
+    assert dt.equal(wrapped(x), lin(x)) and wrapped.in_features == 2
+    assert list(wrapped.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+
+
+def test_aten_ops_are_named_and_run():
+    aten = dt.ops.aten
+    assert aten.add.Tensor is aten.add.Tensor and aten.add.Tensor.name() == "aten::add.Tensor"
+    assert aten.add.Tensor(dt.ones(2), dt.ones(2)).tolist() == [2.0, 2.0]
+    assert aten.cat.default([dt.ones(1), dt.zeros(1)]).tolist() == [1.0, 0.0]
+    with pytest.raises(NotImplementedError, match="aten::_sparse_addmm"):
+        aten._sparse_addmm.default(dt.ones(1))
+    with pytest.raises(AttributeError, match="'pyg' object has no attribute 'knn'"):
+        dt.ops.pyg.knn  # noqa: B018 (a C++ extension's namespace, not loaded)
+    from disttorch.ops import shape  # submodules still import
+
+    assert shape.__name__ == "disttorch.ops.shape"
+
+
+def test_function_modes_enter_and_leave_the_stack():
+    from disttorch.overrides import TorchFunctionMode, _get_current_function_mode_stack
+
+    with TorchFunctionMode() as mode:
+        assert _get_current_function_mode_stack() == [mode]
+    assert _get_current_function_mode_stack() == []
+
+
+def test_jit_overload_and_print_options():
+    assert dt.jit._overload(len) is len
+    from disttorch._tensor_str import PRINT_OPTS, _add_suffixes, _tensor_str
+
+    assert PRINT_OPTS.threshold == 1000 and _tensor_str(dt.arange(3.0), 0) == "[0., 1., 2.]"
+    assert _add_suffixes("tensor([1])", ["dtype=x"], 7, False) == "tensor([1]), dtype=x)"
+
+
+@pytest.mark.parity
+def test_aten_names_as_pytorch(torch):
+    assert repr(dt.ops.aten.add.Tensor) == repr(torch.ops.aten.add.Tensor)
+    assert repr(dt.ops.aten.add) == repr(torch.ops.aten.add)
+    assert str(dt.ops.aten.add.default) == str(torch.ops.aten.add.default)
+
+
+def test_top_level_script_types_and_emit_nvtx():
+    assert dt.ScriptModule is dt.jit.ScriptModule and dt.ScriptFunction is dt.jit.ScriptFunction
+    from disttorch.autograd.profiler import emit_nvtx
+
+    with emit_nvtx(enabled=False):
+        pass
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        with emit_nvtx():
+            pass

@@ -1,0 +1,60 @@
+"""``torch.distributed`` names libraries import at load: ``ReduceOp.RedOpType``,
+``constants``, ``rpc`` (absent, as in a build without RPC), ``algorithms.join`` and the
+functional collectives (run on two real ranks)."""
+
+from __future__ import annotations
+
+import pytest
+
+import disttorch.distributed as dist
+from disttorch.distributed import _functional_collectives as funcol
+from disttorch.distributed import constants, rpc
+from disttorch.distributed.algorithms.join import Join, Joinable
+
+from dist_helpers import run_ranks
+
+
+def test_names_answer_as_pytorch_cpu_build():
+    assert dist.ReduceOp.RedOpType.SUM == dist.ReduceOp.SUM and isinstance(
+        dist.ReduceOp.MAX, dist.ReduceOp.RedOpType
+    )
+    assert constants.default_pg_timeout.total_seconds() == 1800
+    assert rpc.is_available() is False and not hasattr(rpc, "api")
+
+
+def test_join_runs_disabled_and_refuses_what_cannot_join():
+    class Model(Joinable):
+        def join_hook(self, **kwargs):
+            return None
+
+        join_device = join_process_group = None
+
+    with Join([Model()], enable=False):
+        pass
+    with pytest.raises(NotImplementedError, match="Model cannot shadow the collectives"):
+        with Join([Model()], enable=True):
+            pass
+
+
+def _functional(rank: int, world: int) -> list:
+    import disttorch as dt
+
+    dist.init_process_group("gloo")
+    x = dt.tensor([float(rank + 1), 10.0 * (rank + 1)])
+    out = [funcol.all_reduce(x, "sum", None).tolist(), x.tolist()]
+    out.append(funcol.all_gather_tensor(x.view(1, 2), 0, None).tolist())
+    out.append(funcol.reduce_scatter_tensor(x, "sum", 0, None).tolist())
+    out.append(funcol.wait_tensor(funcol.broadcast(x, 1, None)).tolist())
+    y = (dt.arange(2.0) + rank).requires_grad_()
+    moved = funcol.all_to_all_single_autograd(y, None, None, None)
+    (moved * dt.tensor([1.0, 2.0])).sum().backward()
+    return [*out, moved.tolist(), y.grad.tolist()]
+
+
+@pytest.mark.timeout(120)
+def test_functional_collectives_on_two_ranks():
+    results = run_ranks(_functional, 2, timeout=90)
+    assert results[0][:5] == [[3.0, 30.0], [1.0, 10.0], [[1.0, 10.0], [2.0, 20.0]], [3.0], [2.0, 20.0]]
+    assert results[1][3] == [30.0]
+    assert results[0][5] == [0.0, 1.0] and results[1][5] == [1.0, 2.0]
+    assert results[0][6] == [1.0, 1.0] and results[1][6] == [2.0, 2.0]

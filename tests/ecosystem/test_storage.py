@@ -1,0 +1,69 @@
+"""Storages over a tensor's real memory: ``untyped_storage()``, ``storage()``,
+``storage_offset()`` and ``data_ptr()`` agree with each other and with PyTorch."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import disttorch as dt
+
+
+def _answers(torch) -> list:
+    base = torch.arange(6.0).view(2, 3)
+    row = base[1:]
+    col = base[:, 1]
+    s = row.untyped_storage()
+    out = [row.storage_offset(), col.storage_offset(), s.nbytes(), s.size(), len(s), s.element_size()]
+    out += [s.data_ptr() == base.data_ptr(), row.data_ptr() - s.data_ptr(), col.untyped_storage() == s]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        typed = row.storage()
+    out += [
+        "TypedStorage is deprecated" in str(w[0].message),
+        typed.size(),
+        typed.nbytes(),
+        typed[3],
+        typed.tolist(),
+    ]
+    out += [
+        str(typed.dtype).rsplit(".", 1)[-1],
+        typed.element_size(),
+        torch.is_storage(s),
+        torch.is_storage(row),
+    ]
+    out += [
+        torch.UntypedStorage(4).nbytes(),
+        torch.UntypedStorage.from_buffer(b"abcd", dtype=torch.uint8).tolist(),
+    ]
+    out += [repr(torch.UntypedStorage.from_buffer(b"ab", dtype=torch.uint8))]
+    return out
+
+
+def test_storage_is_the_memory_of_the_tensor_and_its_views():
+    x = dt.zeros(4)
+    view = x[2:]
+    assert view.untyped_storage() == x.untyped_storage() and view.storage_offset() == 2
+    x.untyped_storage()[10] = 0x80  # element 2 becomes float32 0x3F800000 (little-endian)
+    x.untyped_storage()[11] = 0x3F
+    assert view.tolist() == [1.0, 0.0] and x.tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert dt.ones(3).untyped_storage() != x.untyped_storage()
+
+
+@pytest.mark.parity
+def test_same_answers_as_pytorch(torch):
+    assert _answers(dt) == _answers(torch)
+
+
+def test_from_file_maps_a_file_and_asarray_reads_its_bytes(tmp_path):
+    path = tmp_path / "w.bin"
+    path.write_bytes(dt.arange(4.0).numpy().tobytes())
+    private = dt.UntypedStorage.from_file(str(path), shared=False, nbytes=16)
+    assert dt.asarray(private, dtype=dt.float32).tolist() == [0.0, 1.0, 2.0, 3.0]
+    private[0] = 1  # copy on write: the file keeps its bytes
+    assert path.read_bytes()[0] == 0
+    shared = dt.UntypedStorage.from_file(str(path), shared=True, nbytes=16)
+    shared[15] = 0
+    del shared
+    assert path.read_bytes()[15] == 0
