@@ -69,6 +69,7 @@ class _State:
         self.generation = 0
         self.groups: dict[int, ProcessGroup] = {}
         self.next_group_id = 1
+        self.pid = 0  # the process that initialized the default group
 
 
 _state = _State()
@@ -208,6 +209,7 @@ def init_process_group(
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is outside a world of {world_size} ranks")
     _state.store = store
+    _state.pid = os.getpid()
     try:
         # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
         _state.generation = store.add(f"disttorch/generation/{rank}", 1)
@@ -309,6 +311,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
             raise ValueError(
                 "Default process group has not been initialized, please make sure to call init_process_group."
             )
+        if os.getpid() != _state.pid:  # a forked child: the groups and store are the parent's
+            _forget_parents_groups()
+            return
         try:
             for gid in sorted(_state.groups, reverse=True):
                 _state.groups.pop(gid).destroy()
@@ -322,6 +327,17 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         return
     _state.groups.pop(group.group_id, None)
     group.destroy()
+
+
+def _forget_parents_groups() -> None:
+    """In a process forked after ``init_process_group``: drop the groups and the store without
+    touching their sockets, threads or server, which belong to the parent."""
+    for pg in _state.groups.values():
+        pg.destroy()  # only forgets, in a forked process
+    _state.groups.clear()
+    GroupMember.WORLD = None
+    _state.next_group_id = 1
+    _state.store = None
 
 
 def _release_store() -> None:

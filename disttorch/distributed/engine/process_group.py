@@ -306,6 +306,13 @@ class ProcessGroup:
         return None
 
     def _raise_if_broken(self) -> None:
+        if os.getpid() != self._pid:
+            raise DistBackendError(
+                f"process group {self.group_id} belongs to process {self._pid}, which this process "
+                f"({os.getpid()}) was forked from: its connections and communication thread stay "
+                "with the parent. Communicate from the parent, or start the child with "
+                "multiprocessing's 'spawn' and call init_process_group there"
+            )
         if self._error is not None:
             error = copy.copy(self._error)
             error.args = (f"process group {self.group_id} is unusable after an earlier error: {self._error}",)
@@ -551,9 +558,14 @@ class ProcessGroup:
             self._submit(Work("drop connections"), self.transport.close, (), async_op=False)
 
     def destroy(self) -> None:
-        """Stop the communication thread after the queued work, say goodbye, close sockets."""
+        """Stop the communication thread after the queued work, say goodbye, close sockets.
+
+        In a process forked from the group's own, only forget the group: the sockets and the
+        thread are the parent's."""
         _live_groups.discard(self)
         self._closing = True
+        if os.getpid() != self._pid:
+            return
         self._state_posted.set()  # the progress thread ends
         with self._idle:  # let queued work finish (it is bounded by its own timeout)
             self._idle.wait_for(lambda: self._pending == 0, timeout=self.timeout)
