@@ -18,6 +18,7 @@ import numpy as np
 
 from .algorithms import select
 from .base.errors import DistTimeoutError
+from .engine.peer_channel import Signature
 from .engine.work import Work
 from .groups import group_rank_of, resolve_group
 from .reduce_op import ReduceOp
@@ -44,6 +45,27 @@ def _reduce_op(op: Any, dtype: np.dtype) -> tuple[ReduceOp, np.ufunc]:
     if not isinstance(op, ReduceOp):
         raise TypeError(f"op must be a dist.ReduceOp (e.g. dist.ReduceOp.SUM), got {op!r}")
     return op, op.ufunc(dtype)
+
+
+def _agree_on_root(ch) -> None:
+    """First step of a rooted collective (broadcast, reduce, gather, scatter): every rank
+    learns every rank's signature, root included, and raises ``CollectiveMismatchError``
+    naming both sides if one differs.
+
+    Without it, ranks that disagree about the root can all finish the call: when every rank
+    names itself, each only sends and nobody receives a message to check, and the mismatch
+    surfaced one collective later, or never. A rank that finishes this all-gather holds the
+    signature of every rank, so every rank raises at this call (one tiny all-gather:
+    one exchange on 2 ranks, log2(n) rounds or n - 1 ring steps on more)."""
+    if ch.size == 1:
+        return
+    mine = np.array(ch.signature, np.int64)
+    table = np.zeros((ch.size, mine.size), np.int64)
+    table[ch.rank] = mine
+    select.all_gather(ch, table.reshape(-1), [mine.size] * ch.size)
+    for peer, theirs in enumerate(table):
+        if not np.array_equal(theirs, mine):
+            raise ch.disagreement(peer, Signature(*(int(v) for v in theirs)))
 
 
 def _finish_average(op: ReduceOp, buf: np.ndarray, size: int) -> None:
@@ -109,6 +131,7 @@ def broadcast(tensor: Any, src: int = 0, group=None, async_op: bool = False) -> 
     flat = Flat(tensor)
 
     def body(ch) -> None:
+        _agree_on_root(ch)
         if flat.flat.size:
             select.broadcast(ch, flat.flat, root)
         if ch.rank != root:
@@ -134,6 +157,7 @@ def reduce(
         flat.flat = flat.flat.copy()
 
     def body(ch) -> None:
+        _agree_on_root(ch)
         if flat.flat.size:
             select.reduce(ch, flat.flat, ufunc, root)
         if ch.rank == root:
@@ -306,6 +330,7 @@ def gather(
     )
 
     def body(ch) -> None:
+        _agree_on_root(ch)
         if source.flat.size:
             select.gather(ch, source.flat, [o.flat for o in outputs] if outputs else None, root)
         elif outputs:
@@ -333,6 +358,7 @@ def scatter(
     )
 
     def body(ch) -> None:
+        _agree_on_root(ch)
         if out.flat.size:
             select.scatter(ch, [s.flat for s in sources] if sources else None, out.flat, root)
         out.write_back()
