@@ -41,10 +41,10 @@ __all__ = [
 ]
 
 
-def _reduce_op(op: Any, dtype: np.dtype) -> tuple[ReduceOp, np.ufunc]:
+def _reduce_op(op: Any, dtype: np.dtype, collective: str) -> tuple[ReduceOp, np.ufunc]:
     if not isinstance(op, ReduceOp):
         raise TypeError(f"op must be a dist.ReduceOp (e.g. dist.ReduceOp.SUM), got {op!r}")
-    return op, op.ufunc(dtype)
+    return op, op.ufunc(dtype, collective)
 
 
 def _agree_on_root(ch) -> None:
@@ -109,7 +109,7 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
     if pg is None:
         return None
     flat = Flat(tensor)
-    op, ufunc = _reduce_op(op, flat.flat.dtype)
+    op, ufunc = _reduce_op(op, flat.flat.dtype, "all_reduce")
 
     def body(ch) -> None:
         if flat.flat.size:
@@ -152,7 +152,7 @@ def reduce(
         return None
     root = group_rank_of(pg, dst, "dst")
     flat = Flat(tensor, write=pg.rank() == root)
-    op, ufunc = _reduce_op(op, flat.flat.dtype)
+    op, ufunc = _reduce_op(op, flat.flat.dtype, "reduce")
     if pg.rank() != root and flat.is_view:
         flat.flat = flat.flat.copy()
 
@@ -234,7 +234,7 @@ def all_gather_into_tensor(
 def _reduce_scatter(
     name: str, pg, out: Flat, buf: np.ndarray, op: ReduceOp, result: list, async_op: bool
 ) -> Work | None:
-    op, ufunc = _reduce_op(op, buf.dtype)
+    op, ufunc = _reduce_op(op, buf.dtype, name)
     n, size = out.flat.size, pg.size()
 
     def body(ch) -> None:
