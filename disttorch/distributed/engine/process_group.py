@@ -33,6 +33,12 @@ a group is open ``os._exit`` is wrapped to do the same first (for up to
 :data:`EXIT_FLUSH_TIMEOUT` seconds): forked ``multiprocessing`` workers and scripts that end
 with ``os._exit`` right after a collective or ``send`` lose nothing.
 
+Threads and processes: a group's collectives are issued by one thread at a time (any
+thread, once the previous one's are done); a collective issued while another thread's are
+pending raises ``DistBackendError`` naming both and breaks the group on every rank (see
+:meth:`ProcessGroup._claim_for_this_thread`). A process forked from the group's own cannot
+use it: every call raises at once, and its ``destroy`` only forgets the group.
+
 After a failed collective the group is broken: the error is raised by the failed operation
 and by every later call on the group (create a new job, or group, to continue). A failed
 send or receive only raises to its caller.
