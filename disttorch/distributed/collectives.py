@@ -18,6 +18,7 @@ import numpy as np
 
 from .algorithms import select
 from .base.errors import DistTimeoutError
+from .engine.peer_channel import Signature
 from .engine.work import Work
 from .groups import group_rank_of, resolve_group
 from .reduce_op import ReduceOp
@@ -40,10 +41,31 @@ __all__ = [
 ]
 
 
-def _reduce_op(op: Any, dtype: np.dtype) -> tuple[ReduceOp, np.ufunc]:
+def _reduce_op(op: Any, dtype: np.dtype, collective: str) -> tuple[ReduceOp, np.ufunc]:
     if not isinstance(op, ReduceOp):
         raise TypeError(f"op must be a dist.ReduceOp (e.g. dist.ReduceOp.SUM), got {op!r}")
-    return op, op.ufunc(dtype)
+    return op, op.ufunc(dtype, collective)
+
+
+def _agree_on_root(ch) -> None:
+    """First step of a rooted collective (broadcast, reduce, gather, scatter): every rank
+    learns every rank's signature, root included, and raises ``CollectiveMismatchError``
+    naming both sides if one differs.
+
+    Without it, ranks that disagree about the root can all finish the call: when every rank
+    names itself, each only sends and nobody receives a message to check, and the mismatch
+    surfaced one collective later, or never. A rank that finishes this all-gather holds the
+    signature of every rank, so every rank raises at this call (one tiny all-gather:
+    one exchange on 2 ranks, log2(n) rounds or n - 1 ring steps on more)."""
+    if ch.size == 1:
+        return
+    mine = np.array(ch.signature, np.int64)
+    table = np.zeros((ch.size, mine.size), np.int64)
+    table[ch.rank] = mine
+    select.all_gather(ch, table.reshape(-1), [mine.size] * ch.size)
+    for peer, theirs in enumerate(table):
+        if not np.array_equal(theirs, mine):
+            raise ch.disagreement(peer, Signature(*(int(v) for v in theirs)))
 
 
 def _finish_average(op: ReduceOp, buf: np.ndarray, size: int) -> None:
@@ -87,7 +109,7 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
     if pg is None:
         return None
     flat = Flat(tensor)
-    op, ufunc = _reduce_op(op, flat.flat.dtype)
+    op, ufunc = _reduce_op(op, flat.flat.dtype, "all_reduce")
 
     def body(ch) -> None:
         if flat.flat.size:
@@ -109,6 +131,7 @@ def broadcast(tensor: Any, src: int = 0, group=None, async_op: bool = False) -> 
     flat = Flat(tensor)
 
     def body(ch) -> None:
+        _agree_on_root(ch)
         if flat.flat.size:
             select.broadcast(ch, flat.flat, root)
         if ch.rank != root:
@@ -129,11 +152,12 @@ def reduce(
         return None
     root = group_rank_of(pg, dst, "dst")
     flat = Flat(tensor, write=pg.rank() == root)
-    op, ufunc = _reduce_op(op, flat.flat.dtype)
+    op, ufunc = _reduce_op(op, flat.flat.dtype, "reduce")
     if pg.rank() != root and flat.is_view:
         flat.flat = flat.flat.copy()
 
     def body(ch) -> None:
+        _agree_on_root(ch)
         if flat.flat.size:
             select.reduce(ch, flat.flat, ufunc, root)
         if ch.rank == root:
@@ -210,7 +234,7 @@ def all_gather_into_tensor(
 def _reduce_scatter(
     name: str, pg, out: Flat, buf: np.ndarray, op: ReduceOp, result: list, async_op: bool
 ) -> Work | None:
-    op, ufunc = _reduce_op(op, buf.dtype)
+    op, ufunc = _reduce_op(op, buf.dtype, name)
     n, size = out.flat.size, pg.size()
 
     def body(ch) -> None:
@@ -306,6 +330,7 @@ def gather(
     )
 
     def body(ch) -> None:
+        _agree_on_root(ch)
         if source.flat.size:
             select.gather(ch, source.flat, [o.flat for o in outputs] if outputs else None, root)
         elif outputs:
@@ -333,6 +358,7 @@ def scatter(
     )
 
     def body(ch) -> None:
+        _agree_on_root(ch)
         if out.flat.size:
             select.scatter(ch, [s.flat for s in sources] if sources else None, out.flat, root)
         out.write_back()

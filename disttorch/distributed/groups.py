@@ -14,7 +14,10 @@ import time
 from datetime import timedelta
 from typing import Any, Iterable
 
-from .base.errors import AuthenticationError
+import numpy as np
+
+from .algorithms import select
+from .base.errors import AuthenticationError, DistBackendError
 from .engine.process_group import EXIT_FLUSH_TIMEOUT, ProcessGroup
 from .rendezvous import rendezvous
 from .store import TCPStore
@@ -69,6 +72,7 @@ class _State:
         self.generation = 0
         self.groups: dict[int, ProcessGroup] = {}
         self.next_group_id = 1
+        self.pid = 0  # the process that initialized the default group
 
 
 _state = _State()
@@ -213,6 +217,7 @@ def init_process_group(
     if not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is outside a world of {world_size} ranks")
     _state.store = store
+    _state.pid = os.getpid()
     try:
         # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
         _state.generation = store.add(f"disttorch/generation/{rank}", 1)
@@ -284,7 +289,11 @@ def new_group(
             order, as in PyTorch.
         timeout: the subgroup's collective timeout (default: the default group's).
         backend: as for :func:`init_process_group` (default: the default group's).
-        pg_options, use_local_synchronization, group_desc: accepted for compatibility.
+        use_local_synchronization: with ``False`` (the default) every rank of the default
+            group must call ``new_group``; the member lists are compared then, and ranks
+            that disagree raise ``DistBackendError`` naming who passed what. ``True``
+            skips that check (and, unlike PyTorch, still needs every rank to call).
+        pg_options, group_desc: accepted for compatibility.
 
     Returns:
         The new :class:`ProcessGroup` on members, ``GroupMember.NON_GROUP_MEMBER`` elsewhere.
@@ -296,11 +305,47 @@ def new_group(
         raise ValueError(f"new_group ranks must be distinct ranks in [0, {world.size()}), got {members}")
     group_id = _state.next_group_id
     _state.next_group_id += 1
+    if not use_local_synchronization:
+        _agree_on_members(world, group_id, members)
     if world.rank() not in members:
         return GroupMember.NON_GROUP_MEMBER
     seconds = world.timeout if timeout is None else _timeout_seconds(timeout)
     name = world.backend if backend is None else _backend_name(backend)
     return _create(group_id, members.index(world.rank()), members, seconds, name)
+
+
+def _agree_on_members(world: ProcessGroup, group_id: int, members: list[int]) -> None:
+    """Every rank of the default group tells every other which members it passed to
+    :func:`new_group` (an all-gather of one row of the membership table each), and all raise
+    ``DistBackendError`` naming the ranks if the rows differ.
+
+    Without it, ranks that disagree connect to each other under the same group id and give
+    wrong results silently. A rank that skipped this ``new_group`` meets it with its next
+    collective on the default group and every rank raises ``CollectiveMismatchError`` (a
+    rank that issues nothing is named by the stall warning, then the timeout)."""
+    n = world.size()
+    table = np.zeros((n, n), np.uint8)  # row r: the members rank r listed
+
+    def body(ch) -> None:
+        table[ch.rank, members] = 1
+        if n > 1:
+            select.all_gather(ch, table.reshape(-1), [n] * n)
+
+    world.collective("new_group", table.dtype, n, -1, body)
+    rows: dict[bytes, list[int]] = {}
+    for r in range(n):
+        rows.setdefault(table[r].tobytes(), []).append(r)
+    if len(rows) > 1:
+        said = "; ".join(
+            f"rank{'s' if len(who) > 1 else ''} {', '.join(map(str, who))} passed "
+            f"{np.flatnonzero(table[who[0]]).tolist()}"
+            for who in rows.values()
+        )
+        raise DistBackendError(
+            f"new_group (group {group_id}): the ranks disagree about its members: {said}. Every "
+            "rank of the default group must call new_group for every subgroup, in the same "
+            "order and with the same ranks"
+        )
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
@@ -314,6 +359,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
             raise ValueError(
                 "Default process group has not been initialized, please make sure to call init_process_group."
             )
+        if os.getpid() != _state.pid:  # a forked child: the groups and store are the parent's
+            _forget_parents_groups()
+            return
         try:
             for gid in sorted(_state.groups, reverse=True):
                 _state.groups.pop(gid).destroy()
@@ -327,6 +375,17 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         return
     _state.groups.pop(group.group_id, None)
     group.destroy()
+
+
+def _forget_parents_groups() -> None:
+    """In a process forked after ``init_process_group``: drop the groups and the store without
+    touching their sockets, threads or server, which belong to the parent."""
+    for pg in _state.groups.values():
+        pg.destroy()  # only forgets, in a forked process
+    _state.groups.clear()
+    GroupMember.WORLD = None
+    _state.next_group_id = 1
+    _state.store = None
 
 
 def _release_store() -> None:

@@ -19,7 +19,8 @@ class ReduceOp(enum.Enum):
     """Reduction operations for :func:`all_reduce`, :func:`reduce` and the reduce-scatters.
 
     Usable as ``dist.ReduceOp.SUM`` like PyTorch's. ``BAND``/``BOR``/``BXOR`` apply to
-    integer and bool tensors only.
+    integer and bool tensors only, ``AVG`` to floating-point and complex ones, and complex
+    tensors take only ``SUM`` and ``AVG`` (see :meth:`ufunc`).
     """
 
     SUM = 0
@@ -31,21 +32,36 @@ class ReduceOp(enum.Enum):
     BOR = 6
     BXOR = 7
 
-    def ufunc(self, dtype: np.dtype) -> np.ufunc:
+    def ufunc(self, dtype: np.dtype, collective: str = "all_reduce") -> np.ufunc:
         """The ufunc that combines two arrays of ``dtype`` for this op (``AVG`` sums).
 
-        Raises:
-            TypeError: the op is not defined for ``dtype`` (``AVG`` on integers or bool,
-                bitwise ops on floating point).
+        Which op applies to which dtype follows PyTorch with gloo, as do the error types:
+
+        - complex: ``SUM`` and ``AVG`` only (complex numbers are unordered, and PyTorch
+          refuses ``PRODUCT`` too): ``ValueError`` from ``all_reduce`` and ``RuntimeError``
+          from ``reduce`` and the reduce-scatters, as PyTorch raises them;
+        - floating point: every op but the bitwise ones (``RuntimeError``);
+        - integers and bool: every op but ``AVG`` (``RuntimeError``; PyTorch fails casting
+          the mean back to the integer dtype).
+
+        Args:
+            dtype: the tensor's dtype.
+            collective: the calling collective's name, for the message.
         """
         dtype = np.dtype(dtype)
+        if dtype.kind == "c" and self not in (ReduceOp.SUM, ReduceOp.AVG):
+            raise (ValueError if collective == "all_reduce" else RuntimeError)(
+                f"{collective} does not support ReduceOp.{self.name} on complex tensors ({dtype}): "
+                "only SUM and AVG are defined for them; reduce the real and imaginary parts "
+                "(torch.view_as_real) if that is what you mean"
+            )
         if self is ReduceOp.AVG and dtype.kind not in "fc":
-            raise TypeError(
+            raise RuntimeError(
                 f"ReduceOp.AVG needs a floating-point tensor, got {dtype}; "
                 "use ReduceOp.SUM and divide, or convert to a float dtype"
             )
         if self in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and dtype.kind not in "biu":
-            raise TypeError(f"ReduceOp.{self.name} needs an integer or bool tensor, got {dtype}")
+            raise RuntimeError(f"Cannot use ReduceOp.{self.name} with non-integral dtype {dtype}")
         if dtype.kind == "b":
             return _BOOL_UFUNCS[self]
         return _UFUNCS[self]

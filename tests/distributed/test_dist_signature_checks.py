@@ -114,3 +114,58 @@ def test_ddp_rank_that_stops_without_join_makes_the_others_raise():
 def test_ddp_uneven_with_join_still_trains():
     grads = run_ranks(ddp_uneven, 2, args=(True,), timeout=80)
     assert grads[0] == [6.0, 6.0, 2.0] and grads[1] == [6.0, 6.0]
+
+
+ROOTED = [
+    "broadcast",
+    "reduce",
+    "gather",
+    "scatter",
+    "broadcast_object_list",
+    "gather_object",
+    "scatter_object_list",
+]
+
+
+def rooted_at_call(rank: int, world: int, roots: list[int]) -> dict:
+    """Call every rooted collective with root ``roots[rank]``, each on a fresh group (a
+    mismatch breaks its group); report what each call itself did."""
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    root, x, outcomes = roots[rank], np.ones(6, np.float32), {}
+    for kind in ROOTED:
+        g = dist.new_group(list(range(world)))
+        listed = [np.ones(6, np.float32) for _ in range(world)] if rank == root else None
+        calls = {
+            "broadcast": lambda: dist.broadcast(x, src=root, group=g),
+            "reduce": lambda: dist.reduce(x, dst=root, group=g),
+            "gather": lambda: dist.gather(x, listed, dst=root, group=g),
+            "scatter": lambda: dist.scatter(x, listed, src=root, group=g),
+            "broadcast_object_list": lambda: dist.broadcast_object_list([rank, "x"], src=root, group=g),
+            "gather_object": lambda: dist.gather_object(rank, [None] * world if listed else None, root, g),
+            "scatter_object_list": lambda: dist.scatter_object_list(
+                [None], list(range(world)) if listed else None, src=root, group=g
+            ),
+        }
+        try:
+            calls[kind]()
+            outcomes[kind] = "returned"
+        except dist.CollectiveMismatchError as e:
+            outcomes[kind] = f"CollectiveMismatchError: {e}"
+    dist.destroy_process_group()  # the default group was never used: it closes cleanly
+    return outcomes
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("world,roots", [(2, [0, 1]), (3, [0, 1, 0])])
+def test_a_mismatched_root_raises_on_every_rank_at_that_call(world, roots):
+    # every rank names itself (nobody receives), and two ranks agree while the third differs
+    results = run_ranks(rooted_at_call, world, args=(roots,), timeout=130, env={"DISTTORCH_TIMEOUT": "60"})
+    for rank, outcomes in enumerate(results):
+        for kind in ROOTED:
+            outcome = outcomes[kind]
+            assert outcome.startswith("CollectiveMismatchError"), (
+                f"{kind} on rank {rank} of {world}: {outcome}"
+            )
+            assert re.search(r"root=(\d)[,)].* but rank \d.* called \w+\(.*root=(?!\1)\d", outcome), outcome

@@ -124,6 +124,26 @@ class PeerChannel:
         self._sent = [0] * self.size
         self._received = [0] * self.size
 
+    @property
+    def signature(self) -> Signature:
+        """What every rank must agree on for this collective."""
+        return self._sig
+
+    def disagreement(self, peer: int, theirs: Signature, seq: int | None = None) -> CollectiveMismatchError:
+        """The error for group rank ``peer`` having called ``theirs`` as collective ``seq``
+        (default: this one) where this rank called this collective (or, for a leftover of an
+        earlier collective, what this rank called then)."""
+        seq = self._op.seq if seq is None else seq
+        mine_seq, mine = self._op.seq, wire.describe(*self._sig)
+        if seq != mine_seq and seq in self._recent:  # a leftover of an earlier collective
+            mine_seq, mine = seq, self._recent[seq]
+        return CollectiveMismatchError(
+            f"{self._name(self.rank)} called {mine} #{mine_seq} but "
+            f"{self._name(peer)} called {wire.describe(*theirs)} #{seq}; "
+            "every rank must issue the same collectives in the same order with the same "
+            "dtype, size, root and reduce op"
+        )
+
     def send(self, peer: int, buf: np.ndarray) -> None:
         """Send contiguous ``buf`` to group rank ``peer``; returns when ``buf`` may be reused."""
         tracker = self._post(peer, buf)
@@ -177,15 +197,7 @@ class PeerChannel:
             self._op.seq,
             *sig,
         ):
-            mine_seq, mine = self._op.seq, wire.describe(*sig)
-            if h.seq != mine_seq and h.seq in self._recent:  # a leftover of an earlier collective
-                mine_seq, mine = h.seq, self._recent[h.seq]
-            raise CollectiveMismatchError(
-                f"{name(self.rank)} called {mine} #{mine_seq} but "
-                f"{name(peer)} called {wire.describe(h.op, h.dtype, h.numel, h.root, h.redop)} #{h.seq}; "
-                "every rank must issue the same collectives in the same order with the same "
-                "dtype, size, root and reduce op"
-            )
+            raise self.disagreement(peer, Signature(h.op, h.dtype, h.numel, h.root, h.redop), h.seq)
         expected = self._received[peer]
         if h.chunk != expected:
             raise DistBackendError(

@@ -33,6 +33,12 @@ a group is open ``os._exit`` is wrapped to do the same first (for up to
 :data:`EXIT_FLUSH_TIMEOUT` seconds): forked ``multiprocessing`` workers and scripts that end
 with ``os._exit`` right after a collective or ``send`` lose nothing.
 
+Threads and processes: a group's collectives are issued by one thread at a time (any
+thread, once the previous one's are done); a collective issued while another thread's are
+pending raises ``DistBackendError`` naming both and breaks the group on every rank (see
+:meth:`ProcessGroup._claim_for_this_thread`). A process forked from the group's own cannot
+use it: every call raises at once, and its ``destroy`` only forgets the group.
+
 After a failed collective the group is broken: the error is raised by the failed operation
 and by every later call on the group (create a new job, or group, to continue). A failed
 send or receive only raises to its caller.
@@ -112,6 +118,10 @@ def _exit_after_flush(status: int) -> NoReturn:
         _os_exit(status)
 
 
+def _raise(error: BaseException) -> NoReturn:
+    raise error
+
+
 class _PeerLocalError(Exception):
     """Wraps the failure of a send or receive: it is raised to the caller but, unlike a
     failed collective, leaves the group usable and is not reported to the other ranks."""
@@ -188,6 +198,7 @@ class ProcessGroup:
         self._exec_lock = threading.Lock()  # held while an operation uses the sockets
         self._caller = threading.local()  # .inline: run_async_inline() is active
         self._current: _Op | None = None
+        self._issuers: dict[threading.Thread, int] = {}  # threads with collectives pending
         self._pid = os.getpid()
         _live_groups.add(self)
         if os._exit is not _exit_after_flush:
@@ -244,16 +255,57 @@ class ProcessGroup:
         """
         self._raise_if_broken()
         self._inject_faults()
-        self._seq += 1
         sig = Signature(wire.op_code(op), wire.dtype_code(dtype), numel, root, wire.REDOPS.index(redop))
-        description = f"{wire.describe(*sig)} #{self._seq}"
-        self.recent[self._seq] = wire.describe(*sig)
-        if len(self.recent) > RECENT_SIGNATURES:
-            self.recent.popitem(last=False)
+        with self._pending_lock:  # one sequence number per call, taken by one thread at a time
+            self._claim_for_this_thread(wire.describe(*sig))
+            self._seq += 1
+            seq = self._seq
+            self.recent[seq] = wire.describe(*sig)
+            if len(self.recent) > RECENT_SIGNATURES:
+                self.recent.popitem(last=False)
+        description = f"{wire.describe(*sig)} #{seq}"
         work = Work(description, result)
+        issuer = threading.current_thread()
+        work.get_future().add_done_callback(lambda _f: self._release(issuer))
         return self._submit(
-            work, self._run_collective, (self._seq, sig, description, body, timeout or self.timeout), async_op
+            work, self._run_collective, (seq, sig, description, body, timeout or self.timeout), async_op
         )
+
+    def _claim_for_this_thread(self, what: str) -> None:
+        """Count a collective issued by the calling thread; raise if another thread's
+        collectives on this group are still pending (call with ``_pending_lock`` held).
+
+        Every rank numbers a group's collectives in the order they are issued. Two threads
+        issuing concurrently take the numbers in an order that differs between ranks, so
+        their collectives pair up wrongly across ranks (same sizes: wrong sums, no error).
+        There is no order both sides could agree on without the threads' help, so this is
+        refused: the group breaks on every rank (its peers are told), with an error naming
+        both threads. The group's own communication thread (callbacks of ``Future.then``)
+        is exempt: it runs one operation at a time, in the group's order."""
+        me = threading.current_thread()
+        if me is self._thread:
+            return
+        other = next((t for t, n in self._issuers.items() if n and t is not me), None)
+        if other is not None:
+            error = DistBackendError(
+                f"thread {me.name!r} issued {what} on process group {self.group_id} while "
+                f"collectives that thread {other.name!r} issued on it are still pending: "
+                "the ranks could pair the two threads' collectives in different orders and "
+                "give wrong results. Issue a group's collectives from one thread at a time "
+                "(wait for the other thread's work first), or give each thread its own group "
+                "(new_group)"
+            )
+            self._pending += 1  # the group breaks after the pending work, on every rank
+            self._queue.put((Work(f"refuse {what} from thread {me.name!r}"), _raise, (error,)))
+            raise error
+        self._issuers[me] = self._issuers.get(me, 0) + 1
+
+    def _release(self, issuer: threading.Thread) -> None:
+        """A collective ``issuer`` issued has finished (or failed)."""
+        with self._pending_lock:
+            left = self._issuers.pop(issuer, 0) - 1
+            if left > 0:
+                self._issuers[issuer] = left
 
     def point_to_point(
         self, description: str, body: Callable[[_Op, Work], Any], async_op: bool, result: Any = None
@@ -306,6 +358,13 @@ class ProcessGroup:
         return None
 
     def _raise_if_broken(self) -> None:
+        if os.getpid() != self._pid:
+            raise DistBackendError(
+                f"process group {self.group_id} belongs to process {self._pid}, which this process "
+                f"({os.getpid()}) was forked from: its connections and communication thread stay "
+                "with the parent. Communicate from the parent, or start the child with "
+                "multiprocessing's 'spawn' and call init_process_group there"
+            )
         if self._error is not None:
             error = copy.copy(self._error)
             error.args = (f"process group {self.group_id} is unusable after an earlier error: {self._error}",)
@@ -551,9 +610,14 @@ class ProcessGroup:
             self._submit(Work("drop connections"), self.transport.close, (), async_op=False)
 
     def destroy(self) -> None:
-        """Stop the communication thread after the queued work, say goodbye, close sockets."""
+        """Stop the communication thread after the queued work, say goodbye, close sockets.
+
+        In a process forked from the group's own, only forget the group: the sockets and the
+        thread are the parent's."""
         _live_groups.discard(self)
         self._closing = True
+        if os.getpid() != self._pid:
+            return
         self._state_posted.set()  # the progress thread ends
         with self._idle:  # let queued work finish (it is bounded by its own timeout)
             self._idle.wait_for(lambda: self._pending == 0, timeout=self.timeout)

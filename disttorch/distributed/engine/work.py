@@ -10,6 +10,7 @@ communication hooks use it.
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 from typing import Any, Callable
 
 __all__ = ["Work", "Future"]
@@ -88,6 +89,21 @@ class Future:
             fn(self)
 
 
+def _seconds(timeout: timedelta | float | None) -> float | None:
+    """``Work.wait``'s timeout in seconds; ``None`` for no limit (``None`` or zero)."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, timedelta):
+        seconds = timeout.total_seconds()
+    elif isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        seconds = float(timeout)
+    else:
+        raise TypeError(f"Work.wait(timeout=...) takes a datetime.timedelta or seconds, got {timeout!r}")
+    if seconds < 0:
+        raise ValueError(f"Work.wait(timeout=...) must not be negative, got {timeout!r}")
+    return seconds or None
+
+
 class Work:
     """Handle of one queued collective or point-to-point operation.
 
@@ -109,17 +125,21 @@ class Work:
         )
         return f"Work({self.description}, {state})"
 
-    def wait(self, timeout: float | None = None) -> bool:
+    def wait(self, timeout: timedelta | float | None = None) -> bool:
         """Block until the operation is done and return ``True``; re-raise its error.
 
         Args:
-            timeout: seconds to wait at most (``None``: until done; the process group's
-                own timeout still bounds every collective).
+            timeout: how long to wait at most, a ``timedelta`` as in PyTorch or a number of
+                seconds. ``None`` or zero (PyTorch's default ``timedelta(0)``): until done;
+                the process group's own timeout still bounds every collective.
 
         Raises:
-            TimeoutError: not done after ``timeout`` seconds (the operation goes on).
+            TimeoutError: not done after ``timeout`` (the operation goes on).
+            TypeError, ValueError: ``timeout`` is not a ``timedelta`` or a number of seconds,
+                or is negative.
             DistError: the error the operation failed with.
         """
+        timeout = _seconds(timeout)
         try:
             self._future.wait(timeout)
         except TimeoutError:

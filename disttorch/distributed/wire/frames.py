@@ -87,6 +87,7 @@ OPS = (
     "scatter_object_list",
     "send",
     "recv",
+    "new_group",
 )
 _OP_CODES = {name: i for i, name in enumerate(OPS)}
 #: Reduce ops by wire code: ``ReduceOp.X`` travels as ``REDOPS.index("X")`` (0: none).

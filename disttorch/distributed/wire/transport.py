@@ -440,6 +440,8 @@ class Transport:
         if not queue:
             return None
         header, payload = queue.popleft()
+        if not queue:  # one entry per (peer, tag) with messages waiting, never more
+            del self._stash[(peer, key)]
         fits = out is not None and header.nbytes == out.nbytes
         if header.kind == wire.SHM:
             self._inboxes[peer].take(header.tag, header.nbytes, out if fits else None)
@@ -450,14 +452,15 @@ class Transport:
     def stale(self, before_seq: int) -> wire.Header | None:
         """A stashed collective message of a collective before ``before_seq`` (which this rank
         has finished, so nobody will take it: the ranks disagreed about that collective)."""
-        for (_, key), queue in self._stash.items():
-            if key is None and queue and queue[0][0].seq < before_seq:
+        for peer in range(self.size):
+            queue = self._stash.get((peer, None))
+            if queue and queue[0][0].seq < before_seq:
                 return queue[0][0]
         return None
 
     def waiting_from(self, key: Key) -> list[int]:
         """Peers that have a stashed message on ``key``."""
-        return [peer for (peer, k), q in self._stash.items() if k == key and q]
+        return [peer for peer in range(self.size) if self._stash.get((peer, key))]
 
     def pump(self, timeout: float, want: tuple[int, Key, np.ndarray] | None = None) -> wire.Header | None:
         """Wait up to ``timeout`` seconds for traffic and file it away.

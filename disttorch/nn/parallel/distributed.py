@@ -2,8 +2,8 @@
 ranks while backward runs, so every rank takes the same optimiser step.
 
 Construction checks that every rank has the same parameters and copies rank 0's
-parameters and buffers to all. Each forward may broadcast buffers (``broadcast_buffers``)
-and arms the :class:`~disttorch.nn.parallel.reducer.Reducer`, whose hooks reduce
+parameters and buffers to all. A forward may broadcast buffers (``broadcast_buffers``,
+under PyTorch's rule) and arms the :class:`~disttorch.nn.parallel.reducer.Reducer`, whose hooks reduce
 gradient buckets during backward. A script only writes ``loss.backward();
 optimizer.step()``.
 """
@@ -62,7 +62,9 @@ class DistributedDataParallel(Module):
         device_ids, output_device: as for a CPU module in PyTorch: ``device_ids`` must be
             None or empty (a list of devices raises ValueError); ``output_device`` is ignored.
         broadcast_buffers: copy rank 0's buffers (e.g. BatchNorm statistics) to all ranks
-            at every forward.
+            before a forward, when the previous forward ran with gradients enabled and
+            outside ``no_sync`` (PyTorch's ``require_forward_param_sync``; the first forward
+            always does). A no-grad evaluation on one rank alone thus keeps the ranks in step.
         process_group: the group to average over (default: the whole world).
         bucket_cap_mb: target size of a gradient bucket, in MiB.
         find_unused_parameters: allow forward passes that do not use every parameter.
@@ -177,7 +179,11 @@ class DistributedDataParallel(Module):
                     with no_grad():
                         _flat_broadcast(bufs, src=0, group=self.process_group)
             out = self.module(*inputs, **kwargs)
-        if is_grad_enabled() and self.require_backward_grad_sync:
+        # As in PyTorch, the next forward broadcasts buffers only after a forward that will be
+        # followed by a synchronised backward; a no-grad forward on one rank (evaluating on
+        # the main rank) thus issues the broadcast its next training forward then skips.
+        self.require_forward_param_sync = is_grad_enabled() and self.require_backward_grad_sync
+        if self.require_forward_param_sync:
             self.reducer.prepare_for_backward(
                 out if self.find_unused_parameters else None, active_ranks=active
             )
@@ -297,9 +303,10 @@ class _JoinState:
                 )
             with no_grad():
                 bufs = list(ddp.module.buffers())
-                if ddp.broadcast_buffers and bufs:
+                if ddp.require_forward_param_sync and ddp.broadcast_buffers and bufs:
                     _flat_broadcast(bufs, src=0, group=ddp.process_group)
                 ddp.reducer.shadow_backward()
+            ddp.require_forward_param_sync = True  # the shadowed backward was synchronised
         counts: list = [None] * dist.get_world_size(ddp.process_group)
         dist.all_gather_object(counts, self.steps, group=ddp.process_group)
         authority = int(np.argmax(counts))

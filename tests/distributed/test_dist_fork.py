@@ -1,0 +1,63 @@
+"""A process forked after ``init_process_group`` shares its parent's group object but not its
+connections: a collective or a send in the child raises at once, naming the parent, and the
+child's exit leaves the parent's group working."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from dist_helpers import run_ranks
+
+
+def forked_child(rank: int, world: int) -> dict:
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    x = np.ones(4, np.float32)
+    dist.all_reduce(x)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: every use of the inherited group must fail fast
+        os.close(read)
+        messages = []
+        for call in (
+            lambda: dist.all_reduce(np.ones(4, np.float32)),
+            lambda: dist.broadcast(np.ones(4, np.float32), src=0),
+            lambda: dist.send(np.ones(1, np.float32), dst=1 - rank),
+            lambda: dist.barrier(),
+        ):
+            start = time.monotonic()
+            try:
+                call()
+                messages.append("returned")
+            except Exception as e:  # noqa: BLE001 - reported to the parent
+                messages.append(f"{type(e).__name__} {time.monotonic() - start:.1f}s: {e}")
+        os.write(write, "\n".join(messages).encode())
+        os.close(write)
+        try:
+            dist.destroy_process_group()  # forgets the group, touches nothing of the parent's
+        finally:
+            os._exit(0 if not dist.is_initialized() else 3)
+    os.close(write)
+    with os.fdopen(read) as f:
+        child = f.read()
+    _, status = os.waitpid(pid, 0)
+    dist.all_reduce(x)  # the parent's group still works
+    dist.destroy_process_group()
+    return {"child": child.splitlines(), "status": status, "sum": x.tolist()}
+
+
+@pytest.mark.timeout(90)
+def test_a_forked_child_cannot_use_its_parents_group():
+    results = run_ranks(forked_child, 2, timeout=80, env={"DISTTORCH_TIMEOUT": "60"})
+    for r in results:
+        assert r["status"] == 0 and r["sum"] == [4.0] * 4, r
+        assert len(r["child"]) == 4, r["child"]
+        for line in r["child"]:
+            name, seconds = line.split(" ")[:2]
+            assert name == "DistBackendError" and float(seconds.rstrip("s:")) < 2, line
+            assert "belongs to process" in line and "forked" in line, line
