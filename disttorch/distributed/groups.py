@@ -19,8 +19,7 @@ import numpy as np
 from .algorithms import select
 from .base.errors import AuthenticationError, DistBackendError
 from .engine.process_group import EXIT_FLUSH_TIMEOUT, ProcessGroup
-from .rendezvous import rendezvous
-from .store import TCPStore
+from .rendezvous import check_in, rendezvous
 from .wire.transport import flush_sent
 
 __all__ = [
@@ -221,8 +220,7 @@ def init_process_group(
     try:
         # A per-rank counter makes the keys of a re-initialized group (same store) fresh.
         _state.generation = store.add(f"disttorch/generation/{rank}", 1)
-        if _state.owns_store and isinstance(store, TCPStore) and store._server is not None:
-            store._wait_for_workers(world_size)
+        check_in(store, rank, world_size, seconds, _state.generation)
         GroupMember.WORLD = _create(0, rank, list(range(world_size)), seconds, name)
     except AuthenticationError as e:
         missing = _ranks_not_joined(store, world_size)

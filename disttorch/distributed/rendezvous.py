@@ -35,25 +35,43 @@ Under ``torchrun`` (``TORCHELASTIC_RUN_ID`` set, and not by ``disttorch-launch``
 hosts disttorch's store on a free port of its host and announces ``host:port`` in the
 agent's store (key ``disttorch/store/<run id>/<restart count>``, through
 :class:`~.store.c10d_client.C10dStoreClient`); the other ranks read it there and connect.
+
+Check-in (:func:`check_in`, run by ``init_process_group`` once the store is reached)
+    Every rank writes what it believes about the job (world size, how it secures its peer
+    connections); rank 0 waits for every rank, compares, and posts a verdict that every
+    rank reads. Settings that differ (``WORLD_SIZE``, ``DISTTORCH_ENCRYPT``, a job secret on
+    some ranks only) fail every rank at once, naming the setting and the ranks. A rank that
+    never calls ``init_process_group`` is named by rank 0 after :data:`JOIN_NOTICE_S`
+    seconds (and every :data:`JOIN_NOTICE_S` after), and when the timeout ends every rank
+    raises naming it, instead of a silent wait.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import logging
 import os
 import re
+import socket
+import time
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
-from .base.addresses import address_towards
+from .base import auth
+from .base.addresses import address_towards, check_resolves
+from .base.errors import DistStoreError
 from .store import FileStore, Store, TCPStore
 from .store.c10d_client import C10dStoreClient
+from .wire.transport import host_address
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "JOIN_NOTICE_S",
+    "check_in",
     "RendezvousConfig",
     "expand_hostlist",
     "local_rank",
@@ -63,6 +81,11 @@ __all__ = [
 
 #: torch.distributed's default process-group timeout.
 DEFAULT_TIMEOUT = timedelta(minutes=30)
+#: Seconds rank 0 waits for every rank to check in before it names the missing ones (and
+#: again every as many seconds, until the timeout).
+JOIN_NOTICE_S = 10.0
+
+logger = logging.getLogger("disttorch.distributed.rendezvous")
 
 _HOW_TO = (
     "Run with disttorch-launch (it sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT), "
@@ -88,12 +111,15 @@ _LAUNCHERS = (
 )
 
 
-def _int_var(env: Mapping[str, str], name: str) -> int:
+def _int_var(env: Mapping[str, str], name: str, least: int | None = None) -> int:
     text = env[name]
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise ValueError(f"environment variable {name} must be an integer, got {text!r}") from None
+    if least is not None and value < least:
+        raise ValueError(f"environment variable {name} must be an integer >= {least}, got {value}")
+    return value
 
 
 def local_rank(env: Mapping[str, str] | None = None) -> int:
@@ -168,7 +194,7 @@ def _env_rank_and_size(
     launcher = next((lch for lch in _LAUNCHERS if lch.rank in env), None)
     if launcher is not None:
         if rank < 0:
-            rank = _int_var(env, launcher.rank)
+            rank = _int_var(env, launcher.rank, least=0)
         if world_size < 0:
             if launcher.world_size not in env:
                 raise ValueError(
@@ -176,7 +202,7 @@ def _env_rank_and_size(
                     f"{launcher.world_size} expected (as {launcher.rank} is set by {launcher.name}), but not set. "
                     + _HOW_TO
                 )
-            world_size = _int_var(env, launcher.world_size)
+            world_size = _int_var(env, launcher.world_size, least=1)
     for value, name in ((rank, "RANK"), (world_size, "WORLD_SIZE")):
         if value < 0:
             raise ValueError(
@@ -358,6 +384,10 @@ def rendezvous(
     """
     env = os.environ if env is None else env
     config = parse_init_method(init_method, rank, world_size, env)
+    if config.kind == "tcp":
+        check_resolves(
+            config.host, "MASTER_ADDR" if (init_method or "env://").startswith("env") else "the host"
+        )
     store: Store
     if config.kind == "file":
         store = FileStore(config.path, config.world_size, timeout=timeout)
@@ -374,3 +404,127 @@ def rendezvous(
             wait_for_workers=False,
         )
     return store, config.rank, config.world_size
+
+
+def _peer_security() -> str:
+    """How this process secures its peer connections: ``CURVE``, ``PLAIN`` or ``none``
+    (no job secret), decided as the transport decides it."""
+    if auth.resolve_secret() is None:
+        return "none"
+    return "CURVE" if auth.encrypt_connections_at(host_address()) else "PLAIN"
+
+
+def _describe_security(mechanism: str) -> str:
+    return {
+        "CURVE": "encrypts its peer connections (CURVE)",
+        "PLAIN": "does not encrypt its peer connections (PLAIN)",
+        "none": f"has no {auth.ENV_SECRET}",
+    }.get(mechanism, mechanism)
+
+
+def _disagreement(rank: int, theirs: dict, mine: dict) -> str | None:
+    """What rank ``rank``'s check-in says differently from rank 0's, or None."""
+    if theirs.get("world_size") != mine["world_size"]:
+        return (
+            f"WORLD_SIZE differs between ranks: rank 0 has {mine['world_size']}, rank {rank} "
+            f"has {theirs.get('world_size')}; give every rank the same WORLD_SIZE"
+        )
+    if theirs.get("security") != mine["security"]:
+        return (
+            f"the ranks' security settings differ: rank 0 {_describe_security(mine['security'])}, "
+            f"rank {rank} {_describe_security(theirs.get('security', '?'))}; set the same "
+            f"{auth.ENV_ENCRYPT} and {auth.ENV_SECRET} on every rank"
+        )
+    return None
+
+
+def check_in(store: Store, rank: int, world_size: int, timeout: float, generation: int) -> None:
+    """Announce this rank in ``store`` and agree with rank 0 that every rank joined the same job.
+
+    Every rank writes its world size and peer security; rank 0 waits (up to ``timeout``
+    seconds) for ranks ``0 .. world_size - 1``, logs which are missing every
+    :data:`JOIN_NOTICE_S` seconds, compares what they wrote with its own, and posts the
+    verdict every rank reads.
+
+    Raises:
+        ValueError: a setting differs between ranks (naming it and the ranks).
+        DistStoreError: a rank never checked in within ``timeout`` (naming it).
+    """
+    prefix = f"disttorch/{generation}/checkin/"
+    mine = {"world_size": world_size, "security": _peer_security(), "host": socket.gethostname()}
+    store.set(f"{prefix}{rank}", json.dumps(mine))
+    if rank == 0:
+        verdict = _gather_check_ins(store, prefix, mine, timeout)
+        store.set(f"{prefix}verdict", json.dumps(verdict))
+        if verdict["error"]:  # the store lives in this process: keep it until they have read it
+            _await_readers(store, f"{prefix}read", verdict["checked_in"] - 1)
+    else:
+        key = f"{prefix}verdict"
+        store.wait([key], timedelta(seconds=timeout + 2 * JOIN_NOTICE_S))
+        verdict = json.loads(store.get(key))
+        if verdict["error"]:
+            store.add(f"{prefix}read", 1)
+        elif verdict["world_size"] != world_size:
+            verdict = {
+                "kind": "ValueError",
+                "error": f"WORLD_SIZE differs between ranks: rank 0 has {verdict['world_size']}, "
+                f"rank {rank} has {world_size}; give every rank the same WORLD_SIZE",
+            }
+    if verdict["error"]:
+        raise (ValueError if verdict["kind"] == "ValueError" else DistStoreError)(verdict["error"])
+
+
+#: Longest time rank 0 keeps the store open for the other ranks to read a failed verdict.
+_VERDICT_GRACE_S = 5.0
+
+
+def _await_readers(store: Store, counter: str, readers: int) -> None:
+    deadline = time.monotonic() + _VERDICT_GRACE_S
+    while store.add(counter, 0) < readers and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> dict:
+    """Rank 0's side of :func:`check_in`: the verdict (``error`` empty when all is well)."""
+    world_size = mine["world_size"]
+    seen = {0: mine}
+    started = time.monotonic()
+    deadline, notice = started + timeout, started + JOIN_NOTICE_S
+    while True:
+        for r in range(world_size):
+            if r not in seen and store.check([f"{prefix}{r}"]):
+                seen[r] = json.loads(store.get(f"{prefix}{r}"))
+                problem = _disagreement(r, seen[r], mine)
+                if problem:
+                    return _verdict(world_size, seen, "ValueError", problem)
+        missing = [r for r in range(world_size) if r not in seen]
+        if not missing:
+            return _verdict(world_size, seen, "", "")
+        now = time.monotonic()
+        names = ", ".join(f"rank {r}" for r in missing)
+        if now >= deadline:
+            return _verdict(
+                world_size,
+                seen,
+                "DistStoreError",
+                f"{names} never called init_process_group: rank 0 waited {timeout:g} s for "
+                f"them ({len(seen)} of {world_size} ranks checked in). Are they started, with "
+                "the same MASTER_ADDR, MASTER_PORT and WORLD_SIZE?",
+            )
+        if now >= notice:
+            logger.warning(
+                "rank 0 has waited %.0f s for %s to call init_process_group (%d of %d checked in)",
+                now - started,
+                names,
+                len(seen),
+                world_size,
+            )
+            notice += JOIN_NOTICE_S
+        try:
+            store.wait([f"{prefix}{r}" for r in missing], timedelta(seconds=min(1.0, deadline - now)))
+        except DistStoreError:
+            pass  # not all of them yet: read who did check in, then wait again
+
+
+def _verdict(world_size: int, seen: dict, kind: str, error: str) -> dict:
+    return {"world_size": world_size, "checked_in": len(seen), "kind": kind, "error": error}

@@ -6,21 +6,53 @@ flushed to disk, and the file is renamed over the target, so a crash never leave
 half-written file under the target's name. A target that exists and is not a regular file
 (``/dev/null``, a FIFO) is written into directly. Any ``OSError`` (a full disk, a missing
 folder, no permission) is re-raised naming the target.
+
+A write killed before its rename (SIGKILL, power loss) leaves its temporary file,
+``.<target name>.<12 hex digits>.tmp``; whoever owns the folder's targets removes those
+with :func:`remove_stale_temporaries` (the ``Checkpointer`` does at its next save or start).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable
 from typing import BinaryIO
 
+#: The temporary file of a write to target ``name``: ``.<name>.<token>.tmp``.
+_TEMPORARY = re.compile(r"\.(?P<target>.+)\.[0-9a-f]{12}\.tmp")
+
+
+def _temporary_path(path: str) -> str:
+    folder, name = os.path.split(os.path.abspath(path))
+    return os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
+
+
+def remove_stale_temporaries(folder: str, owns: Callable[[str], bool]) -> list[str]:
+    """Remove the temporary files that killed writes to targets ``owns(name)`` in ``folder``
+    left behind; return their paths. Only call it while no such write is running."""
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        match = _TEMPORARY.fullmatch(name)
+        if match is not None and owns(match["target"]):
+            try:
+                os.unlink(os.path.join(folder, name))
+                removed.append(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass
+    return removed
+
 
 def atomic_write(path: str, write: Callable[[BinaryIO], None]) -> None:
     """Call ``write(file)`` on a temporary file, then rename it to ``path``."""
     folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    tmp = _temporary_path(path)
     try:
         st = os.stat(path)
     except OSError:

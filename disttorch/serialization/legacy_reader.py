@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import names
-from .unpickler import _BUILTIN, Storage, StorageType, Unpickler, place
+from .unpickler import _BUILTIN, Storage, StorageType, Unpickler, check_memo_indices, place
 from .zip_reader import FormatError
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
@@ -99,6 +99,8 @@ def read(data: bytes, what: str, map_location: Any, weights_only: bool, **pickle
     start = stream.tell()
     scanner = _Scanner(stream, **pickle_args)
     try:
+        check_memo_indices(stream)
+        stream.seek(start)
         scanner.load()
     except (EOFError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         raise FormatError(f"{what} is a damaged legacy PyTorch checkpoint ({exc})") from None

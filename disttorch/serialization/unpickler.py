@@ -16,6 +16,7 @@ import _compat_pickle
 import collections
 import importlib
 import pickle
+import pickletools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -288,6 +289,32 @@ def resolve(module: str, name: str) -> Any:
     raise pickle.UnpicklingError(f"the file needs {module}.{name}, which disttorch does not provide")
 
 
+_MEMO_PUTS = frozenset(("PUT", "BINPUT", "LONG_BINPUT"))
+
+
+def check_memo_indices(file: Any) -> None:
+    """Read one pickle from ``file`` opcode by opcode (nothing is built) and refuse a memo
+    index beyond the number of opcodes before it.
+
+    A pickler numbers its memo entries 0, 1, 2, ..., so a real pickle's indices stay below
+    its opcode count. CPython's unpickler sizes its memo table by the largest index it meets
+    and fills it: an 8-byte pickle storing at index 2**27 would make it allocate and write
+    2 GiB. Bounding the indices keeps a load's memory proportional to the file.
+
+    Raises:
+        pickle.UnpicklingError: an index out of bounds, or a pickle that cannot be read.
+    """
+    try:
+        for count, (opcode, arg, _) in enumerate(pickletools.genops(file)):
+            if opcode.name in _MEMO_PUTS and not 0 <= arg <= count:
+                raise pickle.UnpicklingError(
+                    f"the pickle stores memo entry {arg} after only {count} opcodes; a pickler "
+                    "numbers its entries from 0, so the file was not written by one"
+                )
+    except (ValueError, EOFError) as exc:  # genops' own complaints: a truncated or bad opcode
+        raise pickle.UnpicklingError(f"the pickle is malformed: {exc}") from None
+
+
 class Unpickler(pickle.Unpickler):
     """Resolves globals as the module header says; storages come from ``persistent_load``."""
 
@@ -300,9 +327,17 @@ class Unpickler(pickle.Unpickler):
         **kwargs: Any,
     ) -> None:
         super().__init__(file, **kwargs)
+        self._file = file
         self._persistent = persistent_load
         self.weights_only = weights_only
         self.extra = extra_globals or {}
+
+    def load(self) -> Any:
+        """Unpickle one object, after :func:`check_memo_indices` has read the same pickle."""
+        start = self._file.tell()
+        check_memo_indices(self._file)
+        self._file.seek(start)
+        return super().load()
 
     def persistent_load(self, pid: Any) -> Any:
         if self._persistent is None:

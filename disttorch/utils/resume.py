@@ -15,7 +15,9 @@ were done, and every rank's random number generators. ``Checkpointer`` keeps all
 
 Saving is collective: every rank calls ``save``; the ranks' RNG states are gathered, and
 rank 0 writes ``step-<n>.pt`` atomically, then points ``latest`` at it (also atomically),
-so a crash at any moment leaves the previous complete checkpoint as the latest one.
+so a crash at any moment leaves the previous complete checkpoint as the latest one. The
+temporary files a killed save leaves are removed by rank 0 at the next save or
+``load_latest`` (a checkpoint directory belongs to one run at a time).
 Exactness needs a deterministic data order: a ``DistributedSampler`` (seeded by epoch)
 or a sampler with its own ``generator``.
 
@@ -39,7 +41,7 @@ import numpy as np
 from .. import _random
 from .._tensor import Tensor
 from ..serialization import load, save
-from ..serialization.files import atomic_write
+from ..serialization.files import atomic_write, remove_stale_temporaries
 from ..serialization.unpickler import Unpickler
 
 __all__ = ["Checkpointer", "TrainingState"]
@@ -178,6 +180,7 @@ class Checkpointer:
         if rank != 0:
             return None
         os.makedirs(self.directory, exist_ok=True)
+        self._remove_stale_temporaries()
         payload = {
             "epoch": epoch,
             "step": step,
@@ -195,8 +198,16 @@ class Checkpointer:
         self._prune(name)
         return path
 
+    def _owns(self, name: str) -> bool:
+        """Whether ``name`` is one of the files this checkpointer writes."""
+        return name == self.LATEST or (name.startswith("step-") and name.endswith(".pt"))
+
+    def _remove_stale_temporaries(self) -> None:
+        """Remove what saves killed before their rename left (rank 0, which alone writes)."""
+        remove_stale_temporaries(self.directory, self._owns)
+
     def _prune(self, newest: str) -> None:
-        names = sorted(n for n in os.listdir(self.directory) if n.startswith("step-") and n.endswith(".pt"))
+        names = sorted(n for n in os.listdir(self.directory) if self._owns(n) and n != self.LATEST)
         for old in names[: -self.keep] if self.keep > 0 else []:
             if old != newest:
                 os.unlink(os.path.join(self.directory, old))
@@ -239,6 +250,8 @@ class Checkpointer:
         RNG states are restored when ``batches`` has skipped the finished batches (or at
         once when there is nothing to skip), so data loading does not disturb them.
         """
+        if _dist_info()[0] == 0:
+            self._remove_stale_temporaries()
         path = self.latest_path()
         if path is None:
             self.state = TrainingState()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import struct
+import zlib
 
 import numpy as np
 import pytest
@@ -22,7 +24,7 @@ def header(**changes) -> wire.Header:
 def test_header_round_trip_and_description():
     h = header()
     assert wire.unpack(wire.pack(h), group=0, size=2) == h
-    assert len(wire.pack(h)) == wire.HEADER_SIZE == 53
+    assert len(wire.pack(h)) == wire.HEADER_SIZE == 69
     assert wire.describe(h.op, h.dtype, h.numel, h.root) == "all_reduce(float32[10])"
     assert (
         wire.describe(h.op, h.dtype, h.numel, h.root, wire.REDOPS.index("MAX"))
@@ -33,11 +35,15 @@ def test_header_round_trip_and_description():
     assert wire.describe(wire.op_code("broadcast"), h.dtype, 3, 1) == "broadcast(float32[3], root=1)"
 
 
+def _with_crc(body: bytes) -> bytes:
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
 @pytest.mark.parametrize(
     "frame,message",
     [
         (b"x" * 10, "header frame of 10 bytes"),
-        (b"XX" + wire.pack(header())[2:], "bad magic"),
+        (_with_crc(b"XX" + wire.pack(header())[2:-4]), "bad magic"),
         (wire.pack(header(kind=9)), "unknown message kind"),
         (wire.pack(header(group=3)), "group 3 arrived at group 0"),
         (wire.pack(header(sender=5)), "sender rank 5 outside a group of 2"),
@@ -47,6 +53,26 @@ def test_header_round_trip_and_description():
 def test_malformed_headers_are_rejected(frame, message):
     with pytest.raises(wire.MalformedHeader, match=message):
         wire.unpack(frame, group=0, size=2)
+
+
+def test_a_flipped_bit_anywhere_in_a_header_fails_its_crc():
+    frame = wire.pack(header())
+    for bit in range(len(frame) * 8):
+        damaged = bytearray(frame)
+        damaged[bit // 8] ^= 1 << (bit % 8)
+        with pytest.raises((wire.DamagedStream, wire.MalformedHeader)):
+            wire.unpack(bytes(damaged), group=0, size=2)
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 7, 8, 9, 4096 + 3])
+def test_a_flipped_bit_anywhere_in_a_payload_changes_its_checksum(nbytes):
+    payload = np.random.default_rng(nbytes).integers(0, 256, nbytes, dtype=np.uint8)
+    good = wire.checksum([payload])
+    assert wire.checksum([payload[:8], payload[8:]]) == good  # split at a word boundary
+    for bit in range(0, nbytes * 8, 7):
+        damaged = payload.copy()
+        damaged[bit // 8] ^= 1 << (bit % 8)
+        assert wire.checksum([damaged]) != good
 
 
 def test_unsupported_dtype_names_the_supported_ones():

@@ -173,3 +173,46 @@ def test_checkpoint_write_error_names_the_path(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="step-000000001.pt") as info:
         ck.save(0, 1)
     assert info.value.errno == 28
+
+
+_KILLED_SAVE = """
+import os, signal, sys
+import disttorch as dt
+from disttorch import nn
+from disttorch.serialization import zip_writer
+from disttorch.utils.resume import Checkpointer
+
+def write_then_die(obj, out, protocol):
+    out.write(b"PK half a checkpoint")
+    out.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+ck = Checkpointer(sys.argv[1], model=nn.Linear(3, 2))
+ck.load_latest()
+zip_writer.write = write_then_die
+ck.save(0, 1)
+"""
+
+
+def test_saves_killed_mid_write_leave_no_temporary_files_after_the_next_start(tmp_path):
+    import subprocess
+    import sys
+
+    ck, _ = _ckpt(tmp_path)
+    ck.save(0, 0)
+    (tmp_path / ".notes.0123456789ab.tmp").write_text("not the checkpointer's")
+    for _ in range(4):
+        run = subprocess.run([sys.executable, "-c", _KILLED_SAVE, str(tmp_path)], timeout=120)
+        assert run.returncode == -9
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp"))
+    assert len(left) == 2, left  # the last kill's file (each start removed the one before) and the user's
+    Checkpointer(tmp_path, model=nn.Linear(3, 2)).load_latest()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == [
+        ".notes.0123456789ab.tmp"
+    ]
+    (tmp_path / ".step-000000009.pt.fedcba987654.tmp").write_bytes(b"PK")
+    assert ck.save(0, 2) is not None
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == [
+        ".notes.0123456789ab.tmp"
+    ]
+    assert dt.load(ck.latest_path())["step"] == 2

@@ -318,3 +318,117 @@ def test_torch_files_referencing_one_storage_2000_times_are_held_once(tmp_path):
         out = []
         peak = _peak_mib(lambda path=path, out=out: out.append(dt.load(path)))
         assert len(out[0]) == 2000 and peak < 16, (legacy, peak)
+
+
+def _dtck_refs(refs: list, arrays: bytes = bytes(64)) -> bytes:
+    """A DTCK file whose pickle is the list of persistent references ``refs``."""
+
+    class P(pickle.Pickler):
+        def persistent_id(self, obj):
+            return obj[1] if isinstance(obj, tuple) and obj[:1] == ("ref",) else None
+
+    buf = io.BytesIO()
+    P(buf, 4).dump([("ref", r) for r in refs])
+    return _dtck(buf.getvalue(), arrays)
+
+
+@pytest.mark.parametrize(
+    "ref, says",
+    [
+        (("tensor", "<f4", (2**40,), 0, 4, False), "shape"),
+        (("tensor", "<f4", (2**38,), 0, 2**40, False), "outside"),
+        (("dtype", "no_such_dtype"), "unknown dtype 'no_such_dtype'"),
+        (("tensor", "<f4", (1,)), "expected \\(kind, dtype"),
+        ("just a string", "expected \\(kind, dtype"),
+        (("tensor", "<f4", (1,), -4, 4, False), "offset"),
+        (("tensor", "<f4", (-1,), 0, 4, False), "shape"),
+        (("tensor", "<f4", [1], 0, 4, False), "shape"),
+        (("tensor", "<f4", (3,), 0, 10, False), "claims 10 bytes"),
+        (("tensor", "|O", (1,), 0, 8, False), "element type"),
+        (("tensor", "f4,f4", (1,), 0, 8, False), "element type"),
+        (("module", "<f4", (1,), 0, 4, False), "kind 'module'"),
+        (("tensor", "<f4", (1,), 0, 4, "yes"), "requires_grad"),
+        (("tensor", "<f4", (1,), 0.5, 4, False), "offset"),
+    ],
+)
+def test_forged_dtck_references_give_one_clear_error(ref, says, tmp_path):
+    path = tmp_path / "forged.pt"
+    path.write_bytes(_dtck_refs([ref]))
+    with pytest.raises(RuntimeError, match=f"{path} is corrupt: .*{says}"):
+        dt.load(path)
+
+
+def test_malformed_dtck_structures_give_one_clear_error(tmp_path):
+    path = tmp_path / "broken.pt"
+    for structure in (b"", b"\x80\x04", b"\x80\x04]\x94(K\x01", b"\x80\x04Q.", b"\x80\x02h\x05."):
+        path.write_bytes(_dtck(structure))
+        with pytest.raises((RuntimeError, pickle.UnpicklingError), match=str(path)):
+            dt.load(path)
+
+
+def test_fuzzed_dtck_files_load_or_fail_clearly_in_bounded_memory(target, tmp_path):
+    """Random edits of a valid file's structure record (its checksum fixed up, as an
+    attacker would): every load succeeds or raises the loader's error naming the file;
+    none runs code or holds much more than the file."""
+    refs = [("tensor", "<f4", (2, 3), 0, 24, False), ("parameter", "<i8", (2,), 24, 16, True)]
+    refs += [("dtype", "float32"), ("ndarray", "|b1", (4,), 40, 4, False)]
+    valid = _dtck_refs(refs)
+    structure = valid[16 : 16 + struct.unpack_from("<Q", valid, 8)[0]]
+    rng = np.random.default_rng(0)
+    path = tmp_path / "fuzzed.pt"
+    outcomes = collections.Counter()
+    tracemalloc.start()
+    try:
+        for _ in range(400):
+            mutated = bytearray(structure)
+            for pos in rng.integers(0, len(mutated), rng.integers(1, 4)):
+                mutated[pos] = rng.integers(0, 256)
+            path.write_bytes(_dtck(bytes(mutated), bytes(64)))
+            try:
+                dt.load(path)
+                outcomes["loaded"] += 1
+            except (RuntimeError, pickle.UnpicklingError) as exc:
+                assert str(path) in str(exc), f"{type(exc).__name__}: {exc}"
+                outcomes[type(exc).__name__] += 1
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    assert peak < 16, f"fuzzed loads of a {len(valid)}-byte file peaked at {peak:.0f} MiB"
+    assert outcomes["FormatError"] > 0 and outcomes["UnpicklingError"] > 0, outcomes
+
+
+def _peak_rss_mib_of(code: str) -> float:
+    """Run ``code`` in a fresh interpreter; return its peak resident memory in MiB."""
+    import subprocess
+
+    script = code + "\nimport resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout.split()[-1]) / 1024
+
+
+@pytest.mark.parametrize("fmt", ["dtck", "legacy", "zip"])
+def test_a_far_memo_index_cannot_make_a_load_allocate_gigabytes(fmt, tmp_path):
+    """An 8-byte pickle storing at memo index 2**27 makes CPython's unpickler fill a 2 GiB
+    table; every format refuses it first."""
+    evil = b"\x80\x02Nr" + (2**27).to_bytes(4, "little") + b"."
+    if fmt == "dtck":
+        data = _dtck(evil)
+    elif fmt == "legacy":
+        data = _legacy(evil)
+    else:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            zf.writestr("archive/data.pkl", evil)
+            zf.writestr("archive/byteorder", "little")
+        data = buf.getvalue()
+    path = tmp_path / "memo.pt"
+    path.write_bytes(data)
+    code = (
+        "import pickle, disttorch\n"
+        f"try:\n    disttorch.load({str(path)!r})\n"
+        "except pickle.UnpicklingError as e:\n    assert 'memo entry' in str(e), e\n"
+        "else:\n    raise SystemExit('loaded')"
+    )
+    baseline = _peak_rss_mib_of("import pickle, disttorch")
+    assert _peak_rss_mib_of(code) < baseline + 64

@@ -11,6 +11,9 @@ launcher sets ``MASTER_ADDR=127.0.0.1``) is never reachable from the network:
   the real interface elsewhere), ``""``, ``0.0.0.0`` or ``*``: all interfaces;
 * anything else (an address this machine does not own, e.g. behind NAT):
   all interfaces, with a logged warning.
+
+A name that does not resolve at all is an error (:func:`check_resolves`), raised at once
+on every process rather than after a rendezvous that can never complete.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 import ipaddress
 import logging
 import socket
+
+from .errors import DistNetworkError
 
 logger = logging.getLogger("disttorch.distributed.store")
 
@@ -52,6 +57,20 @@ def _resolve(host: str) -> list[str]:
     except socket.gaierror:
         return []
     return list(dict.fromkeys(info[4][0] for info in infos))
+
+
+def check_resolves(host: str, setting: str = "the store host") -> None:
+    """Raise :class:`DistNetworkError` naming ``setting`` if ``host`` is neither an address
+    nor a name that resolves (``""``, ``*`` and ``0.0.0.0`` mean every interface: fine)."""
+    if host in ("", "*", _ANY, "::"):
+        return
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        raise DistNetworkError(
+            f"{setting}={host!r} does not resolve to an address ({error}); set it to the IP "
+            "address or host name of the machine running rank 0"
+        ) from None
 
 
 def _is_loopback_name(name: str) -> bool:
@@ -89,6 +108,7 @@ def listen_address(host: str) -> str:
         return _ANY
     if not _is_loopback_name(host.lower()) and _is_this_host(host):
         return _ANY
+    check_resolves(host)
     addresses = _resolve(host)
     if addresses and all(is_loopback(a) for a in addresses):
         return next((a for a in addresses if ":" not in a), addresses[0])

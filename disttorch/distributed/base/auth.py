@@ -421,6 +421,15 @@ def missing_secret_message(peer: str) -> str:
     )
 
 
+#: Handshake failures that mean the two sides use different mechanisms or keys.
+_SECURITY_MISMATCH = frozenset(
+    (
+        zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH,
+        zmq.PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC,
+        zmq.PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE,
+    )
+)
+
 _WATCHED_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
@@ -468,6 +477,8 @@ class ConnectionWatcher:
             elif kind == zmq.EVENT_DISCONNECTED:
                 if self.authenticated and self.disconnected_since is None:
                     self.disconnected_since = time.monotonic()
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                raise AuthenticationError(self._no_handshake(event))
             elif not self.has_secret:
                 raise AuthenticationError(missing_secret_message(self.peer))
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
@@ -476,13 +487,25 @@ class ConnectionWatcher:
                     f"the job secrets differ. Give every process the same {ENV_SECRET} (hex), "
                     "or leave it unset everywhere for a single-host job"
                 )
-            else:  # HANDSHAKE_FAILED_PROTOCOL / _NO_DETAIL (e.g. a CURVE server dropping a wrong key)
+            elif kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and event["value"] in _SECURITY_MISMATCH:
                 raise AuthenticationError(
-                    f"the handshake with the {self.peer} failed (ZeroMQ event value {event['value']}): "
-                    f"the job secrets differ, or one side has none. Set the same {ENV_SECRET} and "
-                    f"{ENV_ENCRYPT} for every process of the job"
+                    f"the {self.peer} uses other security settings (ZeroMQ protocol error "
+                    f"{event['value']:#x}): the job secrets differ, or one side has none. Set the "
+                    f"same {ENV_SECRET} and {ENV_ENCRYPT} for every process of the job"
                 )
+            else:
+                raise AuthenticationError(self._no_handshake(event))
         return self.authenticated
+
+    def _no_handshake(self, event: dict) -> str:
+        """What to say when the handshake failed without a reason: the listener timed out or
+        closed the connection (a program that does not speak ZeroMQ, or other security)."""
+        return (
+            f"the handshake with the {self.peer} failed (ZeroMQ event {event['event']:#x}, value "
+            f"{event['value']:#x}): the job secrets differ, or one side has none (set the same "
+            f"{ENV_SECRET} and {ENV_ENCRYPT} for every process of the job), or that port is used "
+            "by another program rather than this job's rank 0 (then choose a free MASTER_PORT)"
+        )
 
     def close(self) -> None:
         """Stop watching (safe to call more than once)."""

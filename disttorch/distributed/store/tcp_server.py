@@ -125,8 +125,8 @@ class StoreServer:
         except zmq.ZMQError as error:
             self._close_sockets()
             raise DistNetworkError(
-                f"the store cannot listen on {host}:{port}: {error} (is another job using the port? "
-                "pick another MASTER_PORT, or 0 to let the master choose)"
+                f"the store cannot listen on {host}:{port}: {error} (another program or job is "
+                "using that port: give the job a free MASTER_PORT; TCPStore(port=0) picks one)"
             ) from None
         self.host = host
         self._wake_address = f"inproc://disttorch-store-wake-{id(self)}"

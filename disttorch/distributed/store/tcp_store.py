@@ -22,7 +22,7 @@ from ..base.errors import AuthenticationError, DistNetworkError, DistStoreError
 from . import protocol
 from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
 from .protocol import Command, Status
-from .tcp_server import AUTH_ERROR_PREFIX, StoreServer
+from .tcp_server import AUTH_ERROR_PREFIX, HANDSHAKE_TIMEOUT_MS, StoreServer
 
 #: Where the master's own client connects when the server listens on all interfaces.
 _LOCAL_FOR_ANY = {"0.0.0.0": "127.0.0.1", "::": "::1"}
@@ -104,6 +104,9 @@ class TCPStore(Store):
         self._socket.reconnect_ivl_max = 1000
         self._socket.heartbeat_ivl = protocol.HEARTBEAT_INTERVAL_MS
         self._socket.heartbeat_timeout = protocol.HEARTBEAT_TIMEOUT_MS
+        # a listener that is no disttorch store (another program on the port) never finishes
+        # the handshake: give up on it as soon as the server gives up on a silent client
+        self._socket.handshake_ivl = HANDSHAKE_TIMEOUT_MS
         self._socket.ipv6 = ":" in connect_host
         auth.configure_client(self._socket, secret_bytes, encrypt=encrypt)
         self._watcher = auth.ConnectionWatcher(

@@ -101,6 +101,8 @@ HEARTBEAT_TIMEOUT_MS = 2500
 DEATH_GRACE = 0.5
 #: Longest single poll, in seconds: how often the caller's ``check`` hook runs while waiting.
 POLL_SLICE = 0.1
+#: Message numbers on a connection count modulo this (the header's ``link`` is a u32).
+LINK_MODULUS = 1 << 32
 
 _MONITOR_EVENTS = (
     zmq.EVENT_HANDSHAKE_SUCCEEDED
@@ -269,6 +271,11 @@ class Transport:
         tcp_host = host_address()
         # CURVE (encrypted, replay-proof) whenever peers may be reached off loopback
         self._encrypt = auth.encrypt_connections_at(tcp_host)
+        # message numbers per connection, and payload checksums where CURVE does not
+        # authenticate every byte (see frames.py)
+        self._links_sent = [0] * size
+        self._links_received = [0] * size
+        self._checksums = not self._encrypt
         self._stash: dict[tuple[int, Key], Deque[tuple[wire.Header, list[zmq.Frame]]]] = (
             collections.defaultdict(collections.deque)
         )
@@ -406,10 +413,12 @@ class Transport:
         if outbox is not None and header.kind == wire.DATA and buf.nbytes >= shm.MIN_BYTES:
             pos = outbox.put(buf)
             if pos is not None:
-                dealer.send_multipart([wire.pack(header._replace(kind=wire.SHM, tag=pos)), b""])
+                dealer.send_multipart(
+                    [self._header_frame(peer, header._replace(kind=wire.SHM, tag=pos)), b""]
+                )
                 return None
-        dealer.send(wire.pack(header), zmq.SNDMORE)
         data = buf.reshape(-1).view(np.uint8) if buf.size else b""
+        dealer.send(self._header_frame(peer, header, data), zmq.SNDMORE)
         if buf.nbytes < ZERO_COPY_MIN:
             dealer.send(data, copy=True)
             return None
@@ -427,7 +436,17 @@ class Transport:
         """Send a small control message (``ERROR`` text or ``BYE``) if the socket is still open."""
         p = self._peers.get(peer)
         if p is not None and not p.dealer.closed:
-            p.dealer.send_multipart([wire.pack(header._replace(nbytes=len(payload))), payload])
+            p.dealer.send_multipart(
+                [self._header_frame(peer, header._replace(nbytes=len(payload)), payload), payload]
+            )
+
+    def _header_frame(self, peer: int, header: wire.Header, payload=b"") -> bytes:
+        """``header`` packed for the next message to ``peer``: numbered, with the payload's
+        checksum where connections are not encrypted."""
+        link = self._links_sent[peer]
+        self._links_sent[peer] = (link + 1) % LINK_MODULUS
+        check = wire.checksum([payload]) if self._checksums and len(payload) else 0
+        return wire.pack(header._replace(link=link, check=check))
 
     # ------------------------------------------------------------------ receiving
     def take(self, peer: int, key: Key, out: np.ndarray | None) -> wire.Header | None:
@@ -494,6 +513,8 @@ class Transport:
             if header.kind == wire.BYE:
                 self._peers[header.sender].said_bye = True
                 continue
+            if header.kind == wire.SYNC:
+                continue  # its number was checked: nothing was lost before it
             key = header.tag if header.kind == wire.P2P else None
             if (
                 got is None
@@ -527,6 +548,8 @@ class Transport:
         nbytes = sum(len(f) for f in frames[2:])
         try:
             header = wire.unpack(raw.bytes, self.group_id, self.size)
+        except wire.DamagedStream as e:
+            raise self._damaged(identity.bytes, str(e)) from None
         except wire.MalformedHeader as e:
             _dropped.warning(
                 "dropped a malformed message on the peer socket of group %d: %s", self.group_id, e
@@ -539,17 +562,33 @@ class Transport:
                 identity.bytes,
             )
             return None
+        expected = self._links_received[header.sender]
+        if header.link != expected:
+            raise self._damaged(
+                identity.bytes,
+                f"message {header.link} arrived where message {expected} was expected (a message "
+                "was lost, duplicated or reordered)",
+            )
+        self._links_received[header.sender] = (expected + 1) % LINK_MODULUS
         if header.kind == wire.SHM:
             return header if self._inbox(header) else None
         if nbytes != header.nbytes:
-            _dropped.warning(
-                "dropped a message from %s: payload of %d bytes where its header announced %d",
-                self._name(header.sender),
-                nbytes,
-                header.nbytes,
+            raise self._damaged(
+                identity.bytes, f"a payload of {nbytes} bytes where its header announced {header.nbytes}"
             )
-            return None
+        if self._checksums and nbytes and wire.checksum(f.buffer for f in frames[2:]) != header.check:
+            raise self._damaged(identity.bytes, f"the payload of message {header.link} fails its checksum")
         return header
+
+    def _damaged(self, identity: bytes, what: str) -> DistNetworkError:
+        """The error for a damaged message on the connection of routing id ``identity``."""
+        sender = next((r for r in range(self.size) if self._identity(r) == identity), None)
+        who = self._name(sender) if sender is not None else f"connection {identity!r}"
+        return DistNetworkError(
+            f"the stream from {who} to {self._name(self.rank)} is damaged: {what}. A network "
+            f"fault or tampering; on networks you do not trust, leave {auth.ENV_ENCRYPT} unset "
+            "or 1 (CURVE authenticates every byte)"
+        )
 
     def _inbox(self, header: wire.Header) -> shm.Inbox | None:
         """The ring an ``SHM`` message points into (mapped on first use), if it is valid."""
@@ -577,6 +616,9 @@ class Transport:
         while p.monitor.poll(0):
             event = auth.parse_monitor_message(p.monitor.recv_multipart())["event"]
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                if p.connected:  # a new connection: tell the peer how many messages it should have
+                    sync = wire.Header(wire.SYNC, self.group_id, 0, 0, 0, 0, -1, -1, 0, self.rank, 0)
+                    p.dealer.send_multipart([self._header_frame(p.rank, sync), b""])
                 p.connected, p.disconnected_at = True, None
             elif event == zmq.EVENT_DISCONNECTED and p.connected:
                 p.disconnected_at = p.disconnected_at or time.monotonic()
@@ -617,12 +659,20 @@ class Transport:
     # ------------------------------------------------------------------ shutdown
     def say_goodbye(self, goodbye: wire.Header, wait: float) -> None:
         """Send ``goodbye`` (a ``BYE`` header) to live peers, then wait up to ``wait`` seconds
-        for theirs: what they sent before it has then arrived (see ``ProcessGroup.destroy``)."""
+        for theirs: what they sent before it has then arrived (see ``ProcessGroup.destroy``).
+        A damaged stream noticed meanwhile closes the transport and raises."""
+        try:
+            self._exchange_goodbyes(goodbye, wait)
+        except DistNetworkError:
+            self.close()
+            raise
+
+    def _exchange_goodbyes(self, goodbye: wire.Header, wait: float) -> None:
         self.pump(0)
         gone = self.gone_peers()
         live = [p for p in self._peers.values() if p.rank not in gone and p.connected]
         for p in live:
-            p.dealer.send_multipart([wire.pack(goodbye), b""])
+            p.dealer.send_multipart([self._header_frame(p.rank, goodbye), b""])
         self._goodbye_sent = True
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline and not all(p.rank in self.gone_peers() for p in live):
@@ -637,13 +687,13 @@ class Transport:
             return
         try:
             self.pump(0)  # learn who has left or died: no goodbye (and no linger) for them
-        except zmq.ZMQError:
-            pass
+        except (zmq.ZMQError, DistNetworkError):
+            pass  # closing anyway (a damaged stream was reported by whoever pumped before)
         self.closed = True
         gone = self.gone_peers()
         for p in self._peers.values():
             if goodbye is not None and p.rank not in gone and p.connected and not self._goodbye_sent:
-                p.dealer.send_multipart([wire.pack(goodbye), b""])
+                p.dealer.send_multipart([self._header_frame(p.rank, goodbye), b""])
             p.dealer.disable_monitor()
             p.monitor.close(linger=0)
             p.dealer.close(linger=0 if p.rank in gone or not p.connected else int(linger * 1000))

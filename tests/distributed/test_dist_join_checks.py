@@ -1,0 +1,105 @@
+"""A job whose ranks disagree, or cannot meet, fails on every process within seconds naming
+the cause: a MASTER_ADDR that does not resolve, WORLD_SIZE or DISTTORCH_ENCRYPT that differ
+between ranks, a MASTER_PORT another program holds, a rank that never calls
+init_process_group (rank 0 names it)."""
+
+from __future__ import annotations
+
+import socket
+from datetime import timedelta
+
+import pytest
+
+from dist_helpers import free_port, run_ranks
+
+#: Seconds a rank may take to fail, start-up included (the 2-core machine is slow to import).
+FAST = 40
+
+
+def _join(rank, world_size, timeout_s=None):
+    import disttorch as torch
+    import disttorch.distributed as dist
+
+    kwargs = {} if timeout_s is None else {"timeout": timedelta(seconds=timeout_s)}
+    dist.init_process_group("gloo", **kwargs)
+    t = torch.ones(2)
+    dist.all_reduce(t)
+    dist.destroy_process_group()
+    return t.tolist()
+
+
+def _all_fail(results, error: type, says: str) -> None:
+    for r in results:
+        assert not r.killed and r.error is not None, r.describe()
+        assert isinstance(r.error, error) and says in str(r.error), r.describe()
+        assert r.elapsed < FAST, r.describe()
+
+
+@pytest.mark.timeout(120)
+def test_a_master_addr_that_does_not_resolve_fails_every_rank_naming_it():
+    from disttorch.distributed import DistNetworkError
+
+    results = run_ranks(_join, 2, env={"MASTER_ADDR": "no-such-host.invalid"}, timeout=90, check=False)
+    _all_fail(results, DistNetworkError, "MASTER_ADDR='no-such-host.invalid' does not resolve")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sizes", [(2, 3), (3, 2)])
+def test_a_world_size_that_differs_between_ranks_fails_every_rank_naming_it(sizes):
+    envs = [{"WORLD_SIZE": n} for n in sizes]
+    results = run_ranks(_join, 2, rank_envs=envs, timeout=90, check=False)
+    _all_fail(
+        results, ValueError, f"WORLD_SIZE differs between ranks: rank 0 has {sizes[0]}, rank 1 has {sizes[1]}"
+    )
+
+
+@pytest.mark.timeout(120)
+def test_encryption_on_some_ranks_only_fails_every_rank_naming_the_setting():
+    envs = [{"DISTTORCH_ENCRYPT": "1"}, {"DISTTORCH_ENCRYPT": "1"}, {}]
+    results = run_ranks(_join, 3, rank_envs=envs, timeout=90, check=False)
+    _all_fail(results, ValueError, "DISTTORCH_ENCRYPT")
+    assert "rank 2 does not encrypt" in str(results[0].error)
+
+
+@pytest.mark.timeout(120)
+def test_a_master_port_held_by_another_program_fails_every_rank_naming_it():
+    port = free_port()
+    with socket.socket() as other:
+        other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        other.bind(("127.0.0.1", port))
+        other.listen(16)  # accepts connections and never answers, as a foreign server would
+        results = run_ranks(_join, 2, env={"MASTER_PORT": port}, timeout=90, check=False)
+    assert "using that port: give the job a free MASTER_PORT" in str(results[0].error), results[0].describe()
+    assert "MASTER_PORT=0" not in str(results[0].error)
+    assert "used by another program" in str(results[1].error), results[1].describe()
+    assert all(r.elapsed < FAST for r in results)
+
+
+def _rank_1_never_joins(rank, world_size):
+    import time
+
+    if rank == 1:
+        time.sleep(60)
+        return "never joined"
+    return _join(rank, world_size, timeout_s=14)
+
+
+@pytest.mark.timeout(150)
+def test_rank_0_names_a_rank_that_never_calls_init_process_group():
+    from disttorch.distributed import DistStoreError
+
+    results = run_ranks(_rank_1_never_joins, 2, timeout=100, check=False)
+    r = results[0]
+    assert isinstance(r.error, DistStoreError), r.describe()
+    assert "rank 1 never called init_process_group" in str(r.error), r.describe()
+    assert "waited 10 s for rank 1 to call init_process_group (1 of 2 checked in)" in r.stderr
+
+
+def test_a_negative_rank_in_the_environment_is_named_as_such():
+    from disttorch.distributed.rendezvous import parse_init_method
+
+    env = {"RANK": "-1", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+    with pytest.raises(ValueError, match="RANK must be an integer >= 0, got -1"):
+        parse_init_method("env://", env=env)
+    with pytest.raises(ValueError, match="WORLD_SIZE must be an integer >= 1, got 0"):
+        parse_init_method("env://", env={**env, "RANK": "0", "WORLD_SIZE": "0"})
