@@ -11,6 +11,8 @@ data-parallel rank, so N ranks with batch b match one process with batch N*b.
 Collectives are asynchronous (``async_op=True``): an all-gather started by a prefetch runs on
 the communication thread while the training thread computes, and so do reduce-scatters
 launched during backward; ``finish_reduce`` waits for them at the end of the backward pass.
+The all-gather moves bytes (any dtype); a bfloat16 reduction is summed in float32, as the
+wire reduces no bfloat16 (a difference from PyTorch, which sums in bfloat16).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ...._dtype import to_numpy
 from ....distributed import collectives
 from ....distributed.device_mesh import DeviceMesh
 from ._param import FSDPParam
@@ -61,8 +64,11 @@ class FSDPUnit:
             by_dtype.setdefault(p.dtype, []).append(p)
         self.layouts = []
         for dtype, ps in by_dtype.items():
-            comm = np.dtype(param_dtype) if param_dtype is not None and dtype.kind == "f" else dtype
-            reduce = np.dtype(reduce_dtype) if reduce_dtype is not None and dtype.kind == "f" else comm
+            floating = dtype.kind == "f"
+            comm = to_numpy(param_dtype) if param_dtype is not None and floating else dtype
+            reduce = to_numpy(reduce_dtype) if reduce_dtype is not None and floating else comm
+            if reduce.kind != "f":  # bfloat16 (no reduction on the wire): summed in float32
+                reduce = np.dtype(np.float32)
             self.layouts.append(_Layout(ps, comm, reduce))
         self.state = "sharded"  # "sharded" | "gathering" | "unsharded"
         self._gathers: list[tuple[_Layout, Any, np.ndarray]] = []
@@ -79,7 +85,9 @@ class FSDPUnit:
                     self._gathers.append((layout, None, send))
                     continue
                 recv = np.empty(self.n * layout.size, layout.comm_dtype)
-                work = collectives.all_gather_into_tensor(recv, send, group=self.shard_group, async_op=True)
+                work = collectives.all_gather_into_tensor(  # a copy: as bytes, whatever the dtype
+                    recv.view(np.uint8), send.view(np.uint8), group=self.shard_group, async_op=True
+                )
                 self._gathers.append((layout, work, recv))
             self.state = "gathering"
         if not async_op:
