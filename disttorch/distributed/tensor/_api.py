@@ -83,6 +83,12 @@ class DTensor(Tensor):
         """The shape of the whole tensor (``shape`` is the local piece's)."""
         return self._global_shape
 
+    def detach(self) -> "DTensor":
+        """A DTensor sharing this one's piece and layout, outside the graph."""
+        out = DTensor._wrap(self._data, self._mesh, self._placements, self._global_shape)
+        out._version_box = self._version_box
+        return out
+
     def to_local(self, *, grad_placements: Any = None) -> Tensor:
         """This rank's piece, as a plain tensor sharing memory."""
         return Tensor._make(self._data)

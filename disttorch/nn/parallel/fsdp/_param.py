@@ -62,6 +62,7 @@ class FSDPParam:
         self.chunk = chunk_rows(self.rows, n)
         self.padded_numel = self.chunk * self.row_numel
         start, stop = chunk_bounds(self.rows, n, r)
+        self.sharded_start = start
         local = np.array(param._data.reshape(rows_shape)[start:stop], copy=True)
         placements = (Shard(0),) if mesh.ndim == 1 else (Replicate(), Shard(0))
         self.sharded = ShardedParameter._wrap(local, mesh, placements, self.global_shape)
@@ -91,6 +92,15 @@ class FSDPParam:
         """Drop the whole parameter's memory and put the shard back into the module."""
         self.unsharded._data = np.empty(0, self.unsharded._data.dtype)
         self._install(self.sharded)
+
+    def write_back_unsharded(self) -> None:
+        """Copy this rank's rows of the whole parameter (changed in place) into its shard."""
+        whole = self.unsharded._data
+        if whole.size:
+            local = self.sharded._data
+            rows = whole.reshape((self.rows,) + self.row_shape)
+            start = self.sharded_start
+            np.copyto(local, rows[start : start + local.shape[0]].reshape(local.shape).astype(local.dtype))
 
     def _install(self, param: Parameter) -> None:
         for module, name in self.slots:
