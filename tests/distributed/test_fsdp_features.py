@@ -68,11 +68,14 @@ def _controls_worker(rank: int, world: int) -> dict:
     x, y = data("mlp", world)
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    seen = []  # the next unit's state while the first one runs: prefetched from the 2nd forward on
+    model[0].register_forward_pre_hook(lambda *_: seen.append(model[2]._fsdp_state.unit.state))
     for step, sync in ((0, False), (1, True)):
         model.set_requires_gradient_sync(sync)
         F.cross_entropy(model(torch.tensor(x[step, sl])), torch.tensor(y[step, sl])).backward()
         out[f"grad_after_{step}"] = model[0].weight.grad is not None
     opt.step()
+    out["prefetch"] = seen
     out["params"] = full_params(model)
     dist.destroy_process_group()
     return out
@@ -94,6 +97,7 @@ def test_unshard_reshard_and_gradient_accumulation():
         assert out["is_fsdp"] and out["name"] == "FSDPSequential"
         assert out["unsharded"] == (10, 12) and out["resharded"] == (5, 12)
         assert out["grad_after_0"] is False and out["grad_after_1"] is True
+        assert out["prefetch"][0] == "sharded" and out["prefetch"][1] in ("gathering", "unsharded")
         for name in expected:
             np.testing.assert_allclose(out["params"][name], expected[name], rtol=1e-10, err_msg=name)
 
