@@ -1,5 +1,5 @@
 """fully_shard on real processes: N ranks give the parameters of one process trained on the
-combined batch (float64), for an MLP, the benchmark CNN and GPT, and a model with tied
+combined batch and of DDP (float64), for an MLP, the benchmark CNN and GPT, and a model with tied
 weights; the optimiser holds only the local shards."""
 
 from __future__ import annotations
@@ -26,8 +26,15 @@ def _fsdp_worker(rank: int, world: int, kind: str, reshard: bool) -> tuple:
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
     train(model, kind, x[:, sl], y[:, sl])
     params = full_params(model)
+    ddp = None
+    if kind in ("mlp", "tied"):  # and DDP on the same slices
+        from disttorch.nn.parallel import DistributedDataParallel
+
+        replica = build(kind)
+        train(DistributedDataParallel(replica), kind, x[:, sl], y[:, sl])
+        ddp = full_params(replica)
     dist.destroy_process_group()
-    return params, local, total
+    return params, local, total, ddp
 
 
 def _reference(kind: str, world: int) -> dict:
@@ -44,9 +51,11 @@ def _reference(kind: str, world: int) -> dict:
 def test_fully_shard_matches_one_process(kind, world, reshard):
     expected = _reference(kind, world)
     results = run_ranks(_fsdp_worker, world, args=(kind, reshard), timeout=120)
-    for params, local, total in results:
+    for params, local, total, ddp in results:
         assert params.keys() == expected.keys()
         for name in expected:
             np.testing.assert_allclose(params[name], expected[name], rtol=1e-9, atol=1e-11, err_msg=name)
+            if ddp is not None:
+                np.testing.assert_allclose(params[name], ddp[name], rtol=1e-9, atol=1e-11, err_msg=name)
         assert local <= total / world + 64  # each rank keeps about 1/N (plus the rows of padding)
-    assert sum(local for _, local, _ in results) == results[0][2]
+    assert sum(r[1] for r in results) == results[0][2]

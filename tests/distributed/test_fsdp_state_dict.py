@@ -94,7 +94,12 @@ def _checkpoint_worker(rank: int, world: int, directory: str) -> dict:
     import disttorch as torch
     import disttorch.distributed as dist
     import disttorch.distributed.checkpoint as dcp
-    from disttorch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+    from disttorch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_optimizer_state_dict,
+        get_state_dict,
+        set_state_dict,
+    )
     from disttorch.distributed.fsdp import fully_shard
 
     dist.init_process_group()
@@ -124,6 +129,8 @@ def _checkpoint_worker(rank: int, world: int, directory: str) -> dict:
         step(model, opt, s)
     model_sd, optim_sd = get_state_dict(model, opt)
     dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=directory)
+    full_optim = get_optimizer_state_dict(model, opt, options=StateDictOptions(full_state_dict=True))
+    optim_shapes = {n: tuple(s["exp_avg"].shape) for n, s in full_optim["state"].items()}
     saved = full_params(model)
     step(model, opt, 2)
     straight = full_params(model)
@@ -136,7 +143,7 @@ def _checkpoint_worker(rank: int, world: int, directory: str) -> dict:
     step(resumed, opt2, 2)
     again = full_params(resumed)
     dist.destroy_process_group()
-    return {"straight": straight, "resumed": again, "saved": saved}
+    return {"straight": straight, "resumed": again, "saved": saved, "optim_shapes": optim_shapes}
 
 
 def test_sharded_checkpoint_resumes_bitwise_and_loads_in_one_process(tmp_path):
@@ -145,6 +152,7 @@ def test_sharded_checkpoint_resumes_bitwise_and_loads_in_one_process(tmp_path):
     directory = str(tmp_path / "ckpt")
     results = run_ranks(_checkpoint_worker, 2, args=(directory,), timeout=150)
     for out in results:
+        assert out["optim_shapes"] == {n: v.shape for n, v in out["saved"].items()}  # gathered whole
         for name, value in out["straight"].items():
             np.testing.assert_array_equal(out["resumed"][name], value, err_msg=name)
     plain = build("gpt")  # the sharded checkpoint, re-assembled into a whole model in one process
