@@ -105,13 +105,13 @@ def test_unshard_reshard_and_gradient_accumulation():
 def _precision_worker(rank: int, world: int) -> dict:
     import disttorch as torch
     import disttorch.distributed as dist
-    from disttorch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    from disttorch.distributed.fsdp import CPUOffloadPolicy, MixedPrecisionPolicy, fully_shard
 
     dist.init_process_group()
     model = build("mlp").float()
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    for m in units(model, "mlp"):
-        fully_shard(m, mp_policy=policy)
+    for m in units(model, "mlp"):  # CPU offload: accepted, a no-op where every rank is a CPU rank
+        fully_shard(m, mp_policy=policy, offload_policy=CPUOffloadPolicy())
     fully_shard(model, mp_policy=policy)
     x, y = data("mlp", world)
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
