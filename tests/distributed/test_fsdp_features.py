@@ -5,6 +5,7 @@ over a 2-D mesh."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from fsdp_models import BATCH, build, data, full_params, train, units
 
 from dist_helpers import run_ranks
@@ -15,6 +16,7 @@ def _mesh_worker(rank: int, world: int) -> dict:
     import disttorch.distributed as dist
     from disttorch.distributed.device_mesh import init_device_mesh
     from disttorch.distributed.tensor import DTensor, Shard, distribute_tensor
+    from disttorch.distributed.tensor._utils import compute_local_shape_and_global_offset
 
     mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("dp",))
     whole = torch.arange(15.0).reshape(5, 3)
@@ -27,6 +29,7 @@ def _mesh_worker(rank: int, world: int) -> dict:
         "full": shard.full_tensor().numpy(),
         "is_dtensor": isinstance(shard, DTensor),
         "from_local": DTensor.from_local(shard.to_local(), mesh, [Shard(0)]).global_shape,
+        "local_and_offset": compute_local_shape_and_global_offset((5, 3), mesh, [Shard(0)]),
     }
     mesh2 = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("replicate", "shard"))
     out["coordinate"] = mesh2.get_coordinate()
@@ -43,6 +46,10 @@ def test_device_mesh_1d_2d_and_dtensor():
         np.testing.assert_array_equal(out["local"], expected.reshape(-1, 3))
         np.testing.assert_array_equal(out["full"], np.arange(15.0).reshape(5, 3))
         assert out["is_dtensor"] and tuple(out["from_local"]) == (5, 3)
+        assert (
+            out["local_and_offset"]
+            == (((2, 3), (0, 0)), ((2, 3), (2, 0)), ((1, 3), (4, 0)), ((0, 3), (5, 0)))[rank]
+        )
         assert out["coordinate"] == [rank // 2, rank % 2]
         assert out["rows"] == [[rank % 2, rank % 2 + 2], [rank - rank % 2, rank - rank % 2 + 1]]
         assert out["sub"] == [rank - rank % 2, rank - rank % 2 + 1]
@@ -164,3 +171,20 @@ def test_hybrid_sharding_on_a_2d_mesh():
         assert local < total / 2 + 64  # sharded 2 ways, replicated across the 2 rows
         for name in expected:
             np.testing.assert_allclose(params[name], expected[name], rtol=1e-9, atol=1e-11, err_msg=name)
+
+
+def test_names_libraries_import_from_the_fsdp_modules():
+    """What transformers, accelerate and opacus import at load time (prompts' import list)."""
+    from disttorch.distributed._composable.fsdp import FSDPModule, fully_shard
+    from disttorch.distributed.checkpoint.hf_storage import HuggingFaceStorageReader
+    from disttorch.distributed.fsdp import CPUOffloadPolicy, FullyShardedDataParallel, MixedPrecisionPolicy
+    from disttorch.distributed.fsdp.fully_sharded_data_parallel import BackwardPrefetch, ShardingStrategy
+    from disttorch.distributed.fsdp.wrap import size_based_auto_wrap_policy, transformer_auto_wrap_policy
+    from disttorch.distributed.tensor.placement_types import Shard, _StridedShard
+
+    assert fully_shard.__name__ == "fully_shard" and FSDPModule and FullyShardedDataParallel
+    assert CPUOffloadPolicy and MixedPrecisionPolicy and BackwardPrefetch and ShardingStrategy
+    assert size_based_auto_wrap_policy and transformer_auto_wrap_policy
+    assert Shard.local_shard_size_and_offset(10, 4, 3) == (1, 9) and isinstance(_StridedShard(0, 2), Shard)
+    with pytest.raises(NotImplementedError, match="not supported"):
+        HuggingFaceStorageReader("ckpt")

@@ -160,3 +160,66 @@ def test_sharded_checkpoint_resumes_bitwise_and_loads_in_one_process(tmp_path):
     dcp.load({"model": sd}, checkpoint_id=directory, no_dist=True)
     for name, value in results[0]["saved"].items():
         np.testing.assert_array_equal(sd[name].numpy(), value, err_msg=name)
+
+
+def _pytorch_fsdp_worker(rank: int, world: int, state: dict) -> dict:
+    """PyTorch's fully_shard (gloo, CPU): load our full state dict, give it back gathered."""
+    import os
+    import sys
+
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+    from torch.distributed.fsdp import fully_shard
+
+    sys.path.insert(
+        0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "benchmarks")
+    )
+    from models import build_mlp
+
+    dist.init_process_group("gloo")
+    model = build_mlp(torch, (12, 10, 7, 3)).double()
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+    for m in (model[0], model[2]):
+        fully_shard(m)
+    fully_shard(model)
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    out = {k: v.numpy().copy() for k, v in get_model_state_dict(model, options=options).items()}
+    dist.destroy_process_group()
+    return out
+
+
+def _reload_worker(rank: int, world: int, state: dict) -> dict:
+    """Our fully_shard: load a full state dict (rank 0's only, broadcast), give it back."""
+    import disttorch
+    import disttorch.distributed as dist
+    from disttorch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        set_model_state_dict,
+    )
+    from disttorch.distributed.fsdp import fully_shard
+
+    dist.init_process_group()
+    model = build("mlp")
+    for m in (model[0], model[2]):
+        fully_shard(m)
+    fully_shard(model)
+    given = {k: disttorch.tensor(v) for k, v in state.items()} if rank == 0 else {}
+    set_model_state_dict(
+        model, given, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+    )
+    out = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    dist.destroy_process_group()
+    return {k: v.numpy().copy() for k, v in out.items()}
+
+
+def test_full_state_dict_round_trip_through_pytorch_fsdp(torch):
+    ours = run_ranks(_wrapper_worker, 2, args=("mlp", "FULL_SHARD"), timeout=120)[0]["full"]
+    theirs = run_ranks(_pytorch_fsdp_worker, 2, args=(ours,), timeout=120)
+    assert theirs[1] == {}
+    back = run_ranks(_reload_worker, 2, args=(theirs[0],), timeout=120)
+    assert back[1] == {}
+    for name, value in ours.items():
+        np.testing.assert_array_equal(theirs[0][name], value, err_msg=name)
+        np.testing.assert_array_equal(back[0][name], value, err_msg=name)

@@ -32,7 +32,7 @@ def _check_placements(mesh: DeviceMesh, placements: Sequence[Placement]) -> tupl
             f"got {len(placements)} placements {placements}"
         )
     for p in placements:
-        if not (isinstance(p, Replicate) or (isinstance(p, Shard) and p.dim == 0)):
+        if not (isinstance(p, Replicate) or (type(p) is Shard and p.dim == 0)):
             raise NotImplementedError(f"DTensor here supports Shard(0) and Replicate() placements, got {p}")
     if sum(isinstance(p, Shard) for p in placements) > 1:
         raise NotImplementedError("DTensor here shards along one mesh dimension at most")

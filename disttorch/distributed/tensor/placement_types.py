@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._layout import chunk_bounds
+
 __all__ = ["Placement", "Shard", "Replicate", "Partial"]
 
 
@@ -31,6 +33,25 @@ class Shard(Placement):
 
     def __repr__(self) -> str:
         return f"Shard(dim={self.dim})"
+
+    @staticmethod
+    def local_shard_size_and_offset(size_on_dim: int, num_chunks: int, rank: int) -> tuple[int, int]:
+        """``(rows, first row)`` of piece ``rank`` of ``size_on_dim`` rows cut ``num_chunks`` ways."""
+        start, stop = chunk_bounds(size_on_dim, num_chunks, rank)
+        return stop - start, start
+
+    _local_shard_size_and_offset = local_shard_size_and_offset
+
+
+@dataclass(frozen=True)
+class _StridedShard(Shard):
+    """PyTorch's interleaved sharding (``split_factor`` pieces per rank), named so that
+    ``isinstance`` checks work; DTensors here never use it (``DTensor`` refuses it)."""
+
+    split_factor: int = 1
+
+    def __repr__(self) -> str:
+        return f"_StridedShard(dim={self.dim}, sf={self.split_factor})"
 
 
 @dataclass(frozen=True)
