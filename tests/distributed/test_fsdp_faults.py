@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from fsdp_models import build, data, full_params, train
 
+from disttorch.distributed import DistError
+
 from dist_helpers import run_ranks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -20,13 +22,14 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 def _killed_worker(rank: int, world: int) -> None:
+    import datetime
     import signal
 
     import disttorch as torch
     import disttorch.distributed as dist
     from disttorch.distributed.fsdp import fully_shard
 
-    dist.init_process_group(timeout=__import__("datetime").timedelta(seconds=60))
+    dist.init_process_group(timeout=datetime.timedelta(seconds=60))
     model = build("mlp")
     for m in (model[0], model[2], model[4]):
         fully_shard(m)
@@ -41,7 +44,7 @@ def test_a_rank_killed_mid_gather_is_reported():
     assert results[1].returncode == -9
     error = results[0].error
     assert error is not None and not results[0].killed, results[0].describe()
-    assert isinstance(error, __import__("disttorch").distributed.DistError), repr(error)
+    assert isinstance(error, DistError), repr(error)
     assert "rank 1" in str(error), str(error)
 
 

@@ -79,7 +79,14 @@ def _controls_worker(rank: int, world: int) -> dict:
     model[0].register_forward_pre_hook(lambda *_: seen.append(model[2]._fsdp_state.unit.state))
     for step, sync in ((0, False), (1, True)):
         model.set_requires_gradient_sync(sync)
-        F.cross_entropy(model(torch.tensor(x[step, sl])), torch.tensor(y[step, sl])).backward()
+        loss = F.cross_entropy(model(torch.tensor(x[step, sl])), torch.tensor(y[step, sl]))
+        # between forward and backward: the units freed their whole parameters, the root did not
+        out[f"after_forward_{step}"] = [model[i]._fsdp_state.unit.state for i in (0, 2)] + [
+            model._fsdp_state.unit.state,
+            tuple(model[4].weight.shape),
+            model[0]._fsdp_state.unit.params[0].unsharded._data.size,
+        ]
+        loss.backward()
         out[f"grad_after_{step}"] = model[0].weight.grad is not None
     opt.step()
     out["prefetch"] = seen
@@ -104,6 +111,7 @@ def test_unshard_reshard_and_gradient_accumulation():
         assert out["is_fsdp"] and out["name"] == "FSDPSequential"
         assert out["unsharded"] == (10, 12) and out["resharded"] == (5, 12)
         assert out["grad_after_0"] is False and out["grad_after_1"] is True
+        assert out["after_forward_0"] == ["sharded", "sharded", "unsharded", (3, 7), 0]
         assert out["prefetch"][0] == "sharded" and out["prefetch"][1] in ("gathering", "unsharded")
         for name in expected:
             np.testing.assert_allclose(out["params"][name], expected[name], rtol=1e-10, err_msg=name)

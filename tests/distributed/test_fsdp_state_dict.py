@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from fsdp_models import BATCH, build, data, full_params, train
 
+import disttorch
+
 from dist_helpers import run_ranks
 
 
@@ -59,10 +61,10 @@ def test_wrapper_strategies_and_full_state_dict(kind, strategy):
     for name in expected:
         np.testing.assert_allclose(full[name], expected[name], rtol=1e-9, atol=1e-11, err_msg=name)
     for out in results:
-        assert out["units"] == (3 if kind == "gpt" else 3)  # root + two blocks / two Linear layers
+        assert out["units"] == 3  # the root and two blocks (GPT) or two Linear layers (MLP)
         assert out["summoned"] == {n: tuple(p.shape) for n, p in model.named_parameters()}
     plain = build(kind)  # the full state dict loads into a plain model
-    plain.load_state_dict({k: __import__("disttorch").tensor(v) for k, v in full.items()})
+    plain.load_state_dict({k: disttorch.tensor(v) for k, v in full.items()})
 
 
 def test_full_state_dict_loads_into_pytorch(torch):
@@ -79,10 +81,8 @@ def test_full_state_dict_loads_into_pytorch(torch):
     reference = torch.nn.Module.double(build_mlp(torch, (12, 10, 7, 3)))
     reference.load_state_dict({k: torch.from_numpy(v) for k, v in full.items()})
     ours = build("mlp")
-    ours.load_state_dict({k: __import__("disttorch").tensor(v) for k, v in full.items()})
+    ours.load_state_dict({k: disttorch.tensor(v) for k, v in full.items()})
     x = np.random.default_rng(0).standard_normal((5, 12))
-    import disttorch
-
     np.testing.assert_allclose(
         reference(torch.from_numpy(x)).detach().numpy(),
         ours(disttorch.tensor(x)).detach().numpy(),
@@ -191,7 +191,6 @@ def _pytorch_fsdp_worker(rank: int, world: int, state: dict) -> dict:
 
 def _reload_worker(rank: int, world: int, state: dict) -> dict:
     """Our fully_shard: load a full state dict (rank 0's only, broadcast), give it back."""
-    import disttorch
     import disttorch.distributed as dist
     from disttorch.distributed.checkpoint.state_dict import (
         StateDictOptions,
