@@ -74,8 +74,9 @@ def data(kind: str, world: int):
     return x, y
 
 
-def train(model, kind: str, x, y, opt_params=None, steps: int = STEPS) -> None:
-    """``steps`` Adam steps of cross-entropy on ``x``/``y`` (the rank's part of each batch)."""
+def train(model, kind: str, x, y, opt_params=None, steps: int = STEPS):
+    """``steps`` Adam steps of cross-entropy on ``x``/``y`` (the rank's part of each batch);
+    returns the optimiser."""
     import disttorch as torch
     import disttorch.nn.functional as F
 
@@ -89,6 +90,7 @@ def train(model, kind: str, x, y, opt_params=None, steps: int = STEPS) -> None:
         opt.zero_grad()
         loss.backward()
         opt.step()
+    return opt
 
 
 def full_params(model) -> dict:

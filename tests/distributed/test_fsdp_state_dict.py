@@ -35,14 +35,27 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
     units = sum(type(m).__name__.startswith("FSDP") for m in model.modules())
     x, y = data(kind, world)
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
-    train(wrapped, kind, x[:, sl], y[:, sl])
+    opt = train(wrapped, kind, x[:, sl], y[:, sl])
     config = FullStateDictConfig(offload_to_cpu=True, rank0_only=True)
     with FSDP.state_dict_type(wrapped, StateDictType.FULL_STATE_DICT, config):
         full = {k: v.numpy().copy() for k, v in wrapped.state_dict().items()}
+    with FSDP.state_dict_type(wrapped, StateDictType.FULL_STATE_DICT):  # the optimiser, whole, and back
+        optim_full = FSDP.optim_state_dict(wrapped, opt)
+        before = {k: v.numpy().copy() for k, v in opt.state_dict()["state"][0].items()}
+        opt.load_state_dict(FSDP.optim_state_dict_to_load(wrapped, opt, optim_full))
+        after = {k: v.numpy() for k, v in opt.state_dict()["state"][0].items()}
+    optim_shapes = {n: tuple(s["exp_avg"].shape) for n, s in optim_full["state"].items()}
     with FSDP.summon_full_params(wrapped):
         summoned = {n: tuple(p.shape) for n, p in model.named_parameters()}
     dist.destroy_process_group()
-    return {"full": full, "units": units, "summoned": summoned}
+    same = before.keys() == after.keys() and all(np.array_equal(before[k], after[k]) for k in before)
+    return {
+        "full": full,
+        "units": units,
+        "summoned": summoned,
+        "optim_shapes": optim_shapes,
+        "optim_same": same,
+    }
 
 
 @pytest.mark.parametrize(
@@ -63,6 +76,7 @@ def test_wrapper_strategies_and_full_state_dict(kind, strategy):
     for out in results:
         assert out["units"] == 3  # the root and two blocks (GPT) or two Linear layers (MLP)
         assert out["summoned"] == {n: tuple(p.shape) for n, p in model.named_parameters()}
+        assert out["optim_shapes"] == out["summoned"] and out["optim_same"]
     plain = build(kind)  # the full state dict loads into a plain model
     plain.load_state_dict({k: disttorch.tensor(v) for k, v in full.items()})
 

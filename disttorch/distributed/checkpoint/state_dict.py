@@ -193,11 +193,9 @@ def _state_value_in(value: Any, param: Any) -> Any:
     return value
 
 
-def set_optimizer_state_dict(
-    model: Any, optimizers: Any, optim_state_dict: dict, *, options: StateDictOptions | None = None
-) -> None:
-    """Load a state dict made by :func:`get_optimizer_state_dict` (full or sharded)."""
-    optimizer = optimizers[0] if isinstance(optimizers, (list, tuple)) else optimizers
+def loadable_optimizer_state_dict(model: Any, optimizer: Any, optim_state_dict: dict) -> dict:
+    """A state dict of :func:`get_optimizer_state_dict` (by name, full or sharded) in the
+    optimiser's own form (by index, this rank's shards), for ``optimizer.load_state_dict``."""
     params = _param_names(model, optimizer)
     index = {name: i for i, (name, _) in enumerate(params)}
     state = {}
@@ -207,7 +205,15 @@ def set_optimizer_state_dict(
     param_groups = [
         {**g, "params": [index[n] for n in g["params"]]} for g in optim_state_dict["param_groups"]
     ]
-    optimizer.load_state_dict({"state": state, "param_groups": param_groups})
+    return {"state": state, "param_groups": param_groups}
+
+
+def set_optimizer_state_dict(
+    model: Any, optimizers: Any, optim_state_dict: dict, *, options: StateDictOptions | None = None
+) -> None:
+    """Load a state dict made by :func:`get_optimizer_state_dict` (full or sharded)."""
+    optimizer = optimizers[0] if isinstance(optimizers, (list, tuple)) else optimizers
+    optimizer.load_state_dict(loadable_optimizer_state_dict(model, optimizer, optim_state_dict))
 
 
 def get_state_dict(

@@ -32,7 +32,13 @@ import numpy as np
 from ...._dtype import to_numpy
 from ...._tensor import Tensor
 from ....distributed import collectives, groups
-from ....distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, set_model_state_dict
+from ....distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    loadable_optimizer_state_dict,
+    set_model_state_dict,
+)
 from ....distributed.device_mesh import DeviceMesh, init_device_mesh
 from ....distributed.reduce_op import ReduceOp
 from ....distributed.tensor import DTensor
@@ -276,6 +282,30 @@ class FullyShardedDataParallel(Module):
             w._state_dict_config = state_dict_config
             w._optim_state_dict_config = optim_state_dict_config or OptimStateDictConfig()
         return previous
+
+    @staticmethod
+    def get_state_dict_type(module: Module) -> StateDictSettings:
+        """The state-dict settings of the wrappers in ``module``."""
+        wrappers = FullyShardedDataParallel.fsdp_modules(module)
+        if not wrappers:
+            raise ValueError("get_state_dict_type: the module holds no FullyShardedDataParallel")
+        return wrappers[0]._settings()
+
+    @staticmethod
+    def optim_state_dict(
+        model: Module, optim: Any, optim_state_dict: dict | None = None, group: Any = None
+    ) -> dict:
+        """The optimiser's state dict by parameter name, full (gathered) or sharded as the
+        wrapper's ``state_dict_type`` says (``rank0_only`` leaves the other ranks an empty dict)."""
+        wrappers = FullyShardedDataParallel.fsdp_modules(model)
+        options = wrappers[0]._options() if wrappers else StateDictOptions()
+        return get_optimizer_state_dict(model, optim, options=options)
+
+    @staticmethod
+    def optim_state_dict_to_load(model: Module, optim: Any, optim_state_dict: dict, **kwargs: Any) -> dict:
+        """Turn :meth:`optim_state_dict`'s result (full or sharded) into what
+        ``optim.load_state_dict`` takes on this rank."""
+        return loadable_optimizer_state_dict(model, optim, optim_state_dict)
 
     def _settings(self) -> StateDictSettings:
         return StateDictSettings(
