@@ -196,3 +196,27 @@ def test_names_libraries_import_from_the_fsdp_modules():
     assert Shard.local_shard_size_and_offset(10, 4, 3) == (1, 9) and isinstance(_StridedShard(0, 2), Shard)
     with pytest.raises(NotImplementedError, match="not supported"):
         HuggingFaceStorageReader("ckpt")
+
+
+def test_bad_input_is_reported():
+    import disttorch.nn as nn
+    from disttorch.distributed.device_mesh import init_device_mesh
+    from disttorch.distributed.fsdp import fully_shard
+    from disttorch.distributed.tensor import Shard
+    from disttorch.distributed.tensor.placement_types import _StridedShard
+
+    with pytest.raises(ValueError, match="expects an nn.Module"):
+        fully_shard(object())
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        fully_shard(nn.Linear(2, 2))
+    with pytest.raises(RuntimeError, match="'cuda' is not available"):
+        init_device_mesh("cuda", (1,))
+    from disttorch.distributed.tensor._api import _check_placements
+
+    class OneDim:
+        ndim = 1
+
+    with pytest.raises(ValueError, match="one placement per mesh dimension"):
+        _check_placements(OneDim(), [Shard(0), Shard(0)])
+    with pytest.raises(NotImplementedError, match="Shard\\(0\\) and Replicate"):
+        _check_placements(OneDim(), [_StridedShard(0, 2)])
