@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._dtype import from_numpy, to_numpy
+from ..._dtype import _by_name, from_numpy, to_numpy
 from ..._tensor import Tensor
 
 __all__ = [
@@ -50,9 +50,11 @@ def dtype_name(arr: np.ndarray) -> str:
 
 
 def numpy_dtype(name: str) -> np.dtype:
-    import disttorch
-
-    return to_numpy(getattr(disttorch, name))
+    """The NumPy dtype of a dtype name in the metadata (an unknown name is refused)."""
+    try:
+        return to_numpy(_by_name(name))
+    except KeyError:
+        raise ValueError(f"the checkpoint names an unknown dtype {name!r}") from None
 
 
 def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray]) -> None:
