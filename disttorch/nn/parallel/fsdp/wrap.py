@@ -72,8 +72,8 @@ class ModuleWrapPolicy:
 
 
 class CustomPolicy:
-    """A unit wherever ``lambda_fn(module)`` returns true (or a dict of per-unit arguments,
-    of which ``reshard_after_forward`` and ``sharding_strategy`` are honoured)."""
+    """A unit wherever ``lambda_fn(module)`` returns true or a non-empty dict (PyTorch's
+    per-unit arguments in such a dict are not applied: every unit takes the wrapper's)."""
 
     def __init__(self, lambda_fn: Callable[[Module], bool | dict]) -> None:
         self._fn = lambda_fn
