@@ -17,7 +17,7 @@ STEPS, BATCH = 3, 4
 
 
 def build(kind: str):
-    """The model ``kind`` (``mlp``, ``cnn``, ``gpt``, ``tied``), seeded, float64."""
+    """The model ``kind`` (``mlp``, ``cnn``, ``gpt``, ``gpt-ckpt``, ``tied``), seeded, float64."""
     from models import build_cnn, build_gpt, build_mlp
 
     import disttorch as torch
@@ -28,8 +28,22 @@ def build(kind: str):
         model = build_mlp(torch, (12, 10, 7, 3))
     elif kind == "cnn":
         model = build_cnn(torch)
-    elif kind == "gpt":
+    elif kind in ("gpt", "gpt-ckpt"):
         model = build_gpt(torch, vocab_size=11, block_size=8, n_layer=2, n_embd=16, n_head=2)
+        if kind == "gpt-ckpt":  # activation checkpointing: each block runs again in backward
+            from disttorch.utils.checkpoint import checkpoint
+
+            class Checkpointed(nn.Module):
+                def __init__(self, blocks) -> None:
+                    super().__init__()
+                    self.inner = blocks
+
+                def forward(self, x):
+                    for block in self.inner:
+                        x = checkpoint(block, x, use_reentrant=False)
+                    return x
+
+            model.blocks = Checkpointed(model.blocks)
     else:
 
         class Tied(nn.Module):
@@ -55,6 +69,8 @@ def units(model, kind: str) -> list:
         return [model[0], model[3]]
     if kind == "gpt":
         return list(model.blocks)
+    if kind == "gpt-ckpt":
+        return list(model.blocks.inner)
     return [model.body]
 
 

@@ -46,7 +46,14 @@ def _reference(kind: str, world: int) -> dict:
 
 @pytest.mark.parametrize(
     "kind,world,reshard",
-    [("mlp", 2, True), ("mlp", 3, False), ("cnn", 2, True), ("gpt", 2, True), ("tied", 2, True)],
+    [
+        ("mlp", 2, True),
+        ("mlp", 3, False),
+        ("cnn", 2, True),
+        ("gpt", 2, True),
+        ("gpt-ckpt", 2, True),
+        ("tied", 2, True),
+    ],
 )
 def test_fully_shard_matches_one_process(kind, world, reshard):
     expected = _reference(kind, world)

@@ -133,7 +133,9 @@ class FSDPState:
 
         if grad_mode.is_grad_enabled():
             _map_tensors(output, hook)
-        if self.unit is not None and (self.reshard_after_forward or not wants_grad):
+        # a forward run again inside this unit's backward (activation checkpointing) keeps
+        # the parameters: the backward about to run reads them
+        if self.unit is not None and not self._in_backward and (self.reshard_after_forward or not wants_grad):
             self.unit.reshard()
         if self.is_root:
             if not wants_grad:  # no backward follows: nothing stays gathered
