@@ -91,6 +91,12 @@ def _controls_worker(rank: int, world: int) -> dict:
     opt.step()
     out["prefetch"] = seen
     out["params"] = full_params(model)
+    tied = build("tied")  # a tie cut by a unit boundary is refused, not silently broken
+    fully_shard(tied.emb)
+    try:
+        fully_shard(tied)
+    except ValueError as e:
+        out["tie_error"] = str(e)
     dist.destroy_process_group()
     return out
 
@@ -111,6 +117,7 @@ def test_unshard_reshard_and_gradient_accumulation():
         assert out["is_fsdp"] and out["name"] == "FSDPSequential"
         assert out["unsharded"] == (10, 12) and out["resharded"] == (5, 12)
         assert out["grad_after_0"] is False and out["grad_after_1"] is True
+        assert "shared with a module fully_shard was applied to earlier" in out["tie_error"]
         assert out["after_forward_0"] == ["sharded", "sharded", "unsharded", (3, 7), 0]
         assert out["prefetch"][0] == "sharded" and out["prefetch"][1] in ("gathering", "unsharded")
         for name in expected:

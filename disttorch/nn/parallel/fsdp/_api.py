@@ -177,6 +177,12 @@ def _collect_params(module: Module, ignored: set[int]) -> dict[int, tuple[Parame
         for name, p in m._parameters.items():
             if p is None or id(p) in ignored or isinstance(p, ShardedParameter):
                 continue
+            if p.__dict__.get("_fsdp_sharded"):
+                raise ValueError(
+                    f"fully_shard: parameter '{name}' of {type(m).__name__} is shared with a module "
+                    "fully_shard was applied to earlier (tied weights); apply fully_shard to a module "
+                    "that holds every use of it (e.g. the root) instead"
+                )
             found.setdefault(id(p), (p, []))[1].append((m, name))
         stack.extend(
             c for c in reversed(list(m._modules.values())) if c is not None and not isinstance(c, FSDPModule)

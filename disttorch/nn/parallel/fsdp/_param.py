@@ -54,6 +54,7 @@ class FSDPParam:
 
     def __init__(self, param: Parameter, slots: list[tuple[Any, str]], mesh: DeviceMesh) -> None:
         self.slots = slots
+        param.__dict__["_fsdp_sharded"] = True  # a later unit meeting it again is a broken tie
         self.global_shape = tuple(param._data.shape)
         rows_shape = self.global_shape or (1,)
         self.rows, self.row_shape = rows_shape[0], tuple(rows_shape[1:])
