@@ -77,6 +77,12 @@ def _controls_worker(rank: int, world: int) -> dict:
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     seen = []  # the next unit's state while the first one runs: prefetched from the 2nd forward on
     model[0].register_forward_pre_hook(lambda *_: seen.append(model[2]._fsdp_state.unit.state))
+    seen_backward = []  # the previous unit's state when this one's backward starts (after FSDP's hook)
+
+    def watch_backward(_module, _args, out) -> None:
+        out.register_hook(lambda _grad: seen_backward.append(model[0]._fsdp_state.unit.state))
+
+    model[2].register_forward_hook(watch_backward)
     for step, sync in ((0, False), (1, True)):
         model.set_requires_gradient_sync(sync)
         loss = F.cross_entropy(model(torch.tensor(x[step, sl])), torch.tensor(y[step, sl]))
@@ -90,6 +96,7 @@ def _controls_worker(rank: int, world: int) -> dict:
         out[f"grad_after_{step}"] = model[0].weight.grad is not None
     opt.step()
     out["prefetch"] = seen
+    out["prefetch_backward"] = seen_backward
     out["params"] = full_params(model)
     tied = build("tied")  # a tie cut by a unit boundary is refused, not silently broken
     fully_shard(tied.emb)
@@ -120,6 +127,8 @@ def test_unshard_reshard_and_gradient_accumulation():
         assert "shared with a module fully_shard was applied to earlier" in out["tie_error"]
         assert out["after_forward_0"] == ["sharded", "sharded", "unsharded", (3, 7), 0]
         assert out["prefetch"][0] == "sharded" and out["prefetch"][1] in ("gathering", "unsharded")
+        assert out["prefetch_backward"][0] == "sharded"
+        assert out["prefetch_backward"][1] in ("gathering", "unsharded")
         for name in expected:
             np.testing.assert_allclose(out["params"][name], expected[name], rtol=1e-10, err_msg=name)
 
