@@ -105,8 +105,9 @@ def worker(lib_name: str, model: str, steps: int) -> None:
     dist.destroy_process_group()
 
 
-def run(lib_name: str, model: str, world: int, steps: int) -> dict:
-    """Start ``world`` rank processes and return rank 0's timings."""
+def run(lib_name: str, model: str, world: int, steps: int, script: str = __file__, extra: tuple = ()) -> dict:
+    """Start ``world`` rank processes of ``script --worker lib model steps *extra`` (this
+    file's by default) and return rank 0's ``RESULT`` line."""
     port = _free_port()
     procs = []
     for r in range(world):
@@ -123,7 +124,7 @@ def run(lib_name: str, model: str, world: int, steps: int) -> dict:
         )
         procs.append(
             subprocess.Popen(
-                [sys.executable, __file__, "--worker", lib_name, model, str(steps)],
+                [sys.executable, script, "--worker", lib_name, model, str(steps), *extra],
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

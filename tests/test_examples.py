@@ -73,6 +73,18 @@ def test_ddp_from_scratch_gives_identical_parameters():
 
 
 @pytest.mark.timeout(90)
+def test_fsdp_by_hand_matches_fully_shard_and_one_process():
+    out = rank0(run_ok("--nproc", 2, EXAMPLES / "fsdp_by_hand.py", "--steps", 3).stdout)
+    assert "all-gather weight (16, 10) x 2 ranks -> (32, 10)" in out, out
+    assert "reduce-scatter grad (32, 10) -> rank 0 keeps rows 0..15" in out, out
+    by_hand = float(re.search(r"max \|by hand - fully_shard\| *= (\S+)", out).group(1))
+    single = float(re.search(r"max \|fully_shard - one process on the batch of 16\| *= (\S+)", out).group(1))
+    ddp, fsdp = map(int, re.search(r"DDP (\d+), FSDP (\d+)", out).groups())
+    assert by_hand <= 1e-6 and single <= 1e-5, out
+    assert fsdp < 0.6 * ddp, out
+
+
+@pytest.mark.timeout(90)
 def test_train_digits_checkpoints_resumes_and_traces(tmp_path):
     ckpt, traces, metrics = tmp_path / "ckpt", tmp_path / "traces", tmp_path / "metrics"
     short = ("--epochs", 2, "--max-steps", 3, "--checkpoint-dir", ckpt)

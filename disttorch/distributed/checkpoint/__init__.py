@@ -1,0 +1,34 @@
+"""``disttorch.distributed.checkpoint`` (mirrors ``torch.distributed.checkpoint``): save and
+load sharded state dicts, each rank writing and reading only its own shards.
+
+    state = {"model": get_model_state_dict(model), "optim": get_optimizer_state_dict(model, opt)}
+    dcp.save(state, checkpoint_id="ckpt/step100")
+    dcp.load(state, checkpoint_id="ckpt/step100")      # in place, then set_*_state_dict
+
+``state_dict.py`` makes and loads the state dicts of sharded models (full or sharded);
+``_format.py`` is the directory layout (NumPy ``.npz`` bytes and JSON: nothing pickled).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .state_dict_loader import load
+from .state_dict_saver import save
+
+__all__ = ["save", "load", "FileSystemWriter", "FileSystemReader"]
+
+
+@dataclass
+class FileSystemWriter:
+    """Where :func:`save` writes (``save(..., storage_writer=FileSystemWriter(path))``)."""
+
+    path: str | os.PathLike
+
+
+@dataclass
+class FileSystemReader:
+    """Where :func:`load` reads."""
+
+    path: str | os.PathLike

@@ -1,0 +1,85 @@
+"""The on-disk form of a distributed checkpoint: a directory with one ``__<rank>_0.npz`` per
+rank (raw bytes of the tensor pieces that rank holds) and ``.metadata`` (JSON, written by
+rank 0: every key's dtype, global shape and pieces with their first row and file, and the
+plain values). Nothing in it is pickled, so loading a checkpoint runs no code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+
+from ..._dtype import _by_name, from_numpy, to_numpy
+from ..._tensor import Tensor
+
+__all__ = [
+    "flatten",
+    "METADATA",
+    "piece_file",
+    "read_pieces",
+    "write_pieces",
+    "write_metadata",
+    "read_metadata",
+]
+
+METADATA = ".metadata"
+
+
+def piece_file(rank: int) -> str:
+    return f"__{rank}_0.npz"
+
+
+def flatten(obj: Any, prefix: str = "") -> dict[str, tuple[Any, Any]]:
+    """Dotted key -> (container, index) for every leaf of nested dicts and lists."""
+    out: dict[str, tuple[Any, Any]] = {}
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+    for k, v in items:
+        key = f"{prefix}{k}"
+        if isinstance(v, (dict, list)) and not isinstance(v, Tensor):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = (obj, k)
+    return out
+
+
+def dtype_name(arr: np.ndarray) -> str:
+    return str(from_numpy(arr.dtype)).replace("disttorch.", "")
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The NumPy dtype of a dtype name in the metadata (an unknown name is refused)."""
+    try:
+        return to_numpy(_by_name(name))
+    except KeyError:
+        raise ValueError(f"the checkpoint names an unknown dtype {name!r}") from None
+
+
+def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray]) -> None:
+    """This rank's pieces, as raw bytes (the dtype is in the metadata)."""
+    arrays = {
+        f"p{i}": np.ascontiguousarray(a).view(np.uint8).reshape(-1) for i, a in enumerate(pieces.values())
+    }
+    with open(os.path.join(directory, piece_file(rank)), "wb") as f:
+        np.savez(f, **arrays)
+
+
+def read_pieces(directory: str, rank: int) -> Any:
+    return np.load(os.path.join(directory, piece_file(rank)), allow_pickle=False)
+
+
+def write_metadata(directory: str, metadata: dict) -> None:
+    path = os.path.join(directory, METADATA)
+    with open(path + ".tmp", "w") as f:
+        json.dump(metadata, f)
+    os.replace(path + ".tmp", path)
+
+
+def read_metadata(directory: str) -> dict:
+    path = os.path.join(directory, METADATA)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{directory} is not a distributed checkpoint: it has no {METADATA} file")
+    with open(path) as f:
+        return json.load(f)

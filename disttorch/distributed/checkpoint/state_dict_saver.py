@@ -1,0 +1,80 @@
+"""``save``: every rank writes the pieces it holds; rank 0 writes where they all are."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ..._tensor import Tensor
+from .. import groups, object_collectives
+from ..tensor import DTensor
+from ..tensor._layout import chunk_bounds
+from ._format import dtype_name, flatten, write_metadata, write_pieces
+
+__all__ = ["save"]
+
+
+def _rank_and_world() -> tuple[int, int]:
+    return (groups.get_rank(), groups.get_world_size()) if groups.is_initialized() else (0, 1)
+
+
+def save(
+    state_dict: dict,
+    *,
+    checkpoint_id: str | os.PathLike | None = None,
+    storage_writer: Any = None,
+    planner: Any = None,
+    process_group: Any = None,
+    no_dist: bool = False,
+) -> dict:
+    """Save ``state_dict`` (nested dicts of tensors, DTensors and plain values) into the
+    directory ``checkpoint_id``: each rank writes its own shards, rank 0 the replicated
+    tensors and the metadata. Every rank must call it. Returns the metadata."""
+    directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_writer.path)
+    rank, world = (0, 1) if no_dist else _rank_and_world()
+    os.makedirs(directory, exist_ok=True)
+    pieces: dict[str, np.ndarray] = {}
+    entries: dict[str, dict] = {}
+    plain: dict[str, Any] = {}
+    for key, (container, index) in flatten(state_dict).items():
+        value = container[index]
+        if isinstance(value, DTensor):
+            mesh = value.device_mesh
+            dim = mesh.ndim - 1
+            rows = value.global_shape[0] if value.global_shape else 1
+            start, _ = chunk_bounds(rows, mesh.size(dim), mesh.get_local_rank(dim))
+            first_replica = mesh.ndim == 1 or mesh.get_local_rank(0) == 0
+            spec = {"dtype": dtype_name(value._data), "shape": list(value.global_shape)}
+            entries[key] = spec
+            if first_replica:
+                pieces[key] = value._data
+                spec["pieces"] = [[rank, start, list(value._data.shape)]]
+        elif isinstance(value, Tensor):
+            entries[key] = {"dtype": dtype_name(value._data), "shape": list(value._data.shape)}
+            if rank == 0:
+                pieces[key] = value._data
+                entries[key]["pieces"] = [[0, 0, list(value._data.shape)]]
+        elif rank == 0:
+            plain[key] = value
+    write_pieces(directory, rank, pieces)
+    every = [(entries, list(pieces))]
+    if world > 1:
+        every = [None] * world
+        object_collectives.all_gather_object(every, (entries, list(pieces)))
+    metadata: dict[str, Any] = {"tensors": {}, "plain": plain, "world_size": world}
+    for rank_entries, order in every:
+        for key, spec in rank_entries.items():
+            merged = metadata["tensors"].setdefault(
+                key, {"dtype": spec["dtype"], "shape": spec["shape"], "pieces": []}
+            )
+            for piece in spec.get("pieces", []):
+                merged["pieces"].append(piece + [order.index(key)])
+    if rank == 0:
+        write_metadata(directory, metadata)
+    if world > 1:
+        from .. import collectives
+
+        collectives.barrier()
+    return metadata

@@ -1,0 +1,225 @@
+"""``DeviceMesh`` and ``init_device_mesh``: the ranks of a job laid out as an n-D array.
+
+A mesh of shape ``(2, 4)`` over 8 ranks is ``[[0, 1, 2, 3], [4, 5, 6, 7]]``. Every mesh
+dimension has one process group per line along it: along dim 1 the groups are ``{0..3}``
+and ``{4..7}``, along dim 0 they are ``{0, 4}``, ``{1, 5}``, ... Each rank keeps the group
+it belongs to for each dimension (``mesh.get_group(dim)``). Hybrid sharding uses a 2-D mesh
+``(replicate, shard)``: shard inside a host (dim 1), replicate across hosts (dim 0).
+
+Every rank must create the same meshes in the same order (``new_group`` is collective).
+Only the ``"cpu"`` device type exists here, as every rank is a CPU rank.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._tensor import Tensor
+from . import groups
+
+__all__ = ["DeviceMesh", "init_device_mesh"]
+
+
+def _check_device_type(device_type: str) -> str:
+    if device_type != "cpu":
+        raise RuntimeError(
+            f"DeviceMesh: device_type {device_type!r} is not available; disttorch ranks are 'cpu'"
+        )
+    return device_type
+
+
+class DeviceMesh:
+    """An n-D arrangement of global ranks with a process group along each dimension.
+
+    Args:
+        device_type: ``"cpu"``.
+        mesh: the global ranks, an n-D array-like (list, NumPy array or Tensor of ints)
+            holding every rank of the default group exactly once.
+        mesh_dim_names: a name per dimension, for ``mesh["name"]`` and ``get_group("name")``.
+    """
+
+    def __init__(
+        self,
+        device_type: str,
+        mesh: Any,
+        *,
+        mesh_dim_names: tuple[str, ...] | None = None,
+        _init_backend: bool = True,
+    ) -> None:
+        self.device_type = _check_device_type(device_type)
+        ranks = np.asarray(mesh._data if isinstance(mesh, Tensor) else mesh, dtype=np.int64)
+        if ranks.ndim == 0:
+            raise ValueError("DeviceMesh: mesh must have at least one dimension")
+        if mesh_dim_names is not None:
+            mesh_dim_names = tuple(mesh_dim_names)
+            if len(mesh_dim_names) != ranks.ndim or len(set(mesh_dim_names)) != len(mesh_dim_names):
+                raise RuntimeError(
+                    f"mesh_dim_names must be {ranks.ndim} distinct names (one per mesh dimension), "
+                    f"got {mesh_dim_names}"
+                )
+        self._ranks = ranks
+        self.mesh_dim_names = mesh_dim_names
+        self._groups: list[Any] = []
+        if _init_backend:
+            world = groups.get_world_size()
+            if sorted(ranks.reshape(-1).tolist()) != list(range(world)):
+                raise RuntimeError(
+                    f"DeviceMesh: the mesh must hold every rank of the default group (0..{world - 1}) "
+                    f"exactly once, got {ranks.tolist()}"
+                )
+            self._groups = [_group_along(ranks, dim) for dim in range(ranks.ndim)]
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def mesh(self) -> Tensor:
+        """The global ranks as an integer tensor of the mesh's shape."""
+        return Tensor._make(self._ranks.copy())
+
+    @property
+    def ndim(self) -> int:
+        return self._ranks.ndim
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._ranks.shape)
+
+    def size(self, mesh_dim: int | None = None) -> int:
+        """The number of ranks in the mesh, or along ``mesh_dim``."""
+        return self._ranks.size if mesh_dim is None else self._ranks.shape[self._dim(mesh_dim)]
+
+    def _dim(self, mesh_dim: int | str | None) -> int:
+        if mesh_dim is None:
+            if self.ndim != 1:
+                raise RuntimeError(
+                    f"Found the DeviceMesh have {self.ndim} dimensions; pass mesh_dim to choose one"
+                )
+            return 0
+        if isinstance(mesh_dim, str):
+            if not self.mesh_dim_names or mesh_dim not in self.mesh_dim_names:
+                raise KeyError(f"Mesh dimension '{mesh_dim}' does not exist; names are {self.mesh_dim_names}")
+            return self.mesh_dim_names.index(mesh_dim)
+        if not -self.ndim <= mesh_dim < self.ndim:
+            raise IndexError(f"mesh_dim {mesh_dim} is out of range for a {self.ndim}-D mesh")
+        return mesh_dim % self.ndim
+
+    # ------------------------------------------------------------------ this rank
+    def get_rank(self) -> int:
+        """This process's global rank."""
+        return groups.get_rank()
+
+    def get_coordinate(self) -> list[int] | None:
+        """This rank's index along every mesh dimension (``None`` if it is not in the mesh)."""
+        where = np.argwhere(self._ranks == groups.get_rank())
+        return [int(i) for i in where[0]] if len(where) else None
+
+    def get_local_rank(self, mesh_dim: int | str | None = None) -> int:
+        """This rank's index along ``mesh_dim`` (its rank in that dimension's group)."""
+        coordinate = self.get_coordinate()
+        if coordinate is None:
+            raise RuntimeError(f"rank {groups.get_rank()} is not part of this DeviceMesh")
+        return coordinate[self._dim(mesh_dim)]
+
+    def get_group(self, mesh_dim: int | str | None = None) -> Any:
+        """The process group of this rank along ``mesh_dim`` (may be omitted for a 1-D mesh)."""
+        return self._groups[self._dim(mesh_dim)]
+
+    def get_all_groups(self) -> list[Any]:
+        """This rank's group along every dimension, in dimension order."""
+        return list(self._groups)
+
+    # ------------------------------------------------------------------ sub-meshes
+    def __getitem__(self, names: str | tuple[str, ...]) -> "DeviceMesh":
+        """The sub-mesh of the named dimensions that contains this rank (``mesh["shard"]``)."""
+        wanted = (names,) if isinstance(names, str) else tuple(names)
+        dims = [self._dim(name) for name in wanted]
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"DeviceMesh: repeated dimension names in {wanted}")
+        coordinate = self.get_coordinate()
+        if coordinate is None:
+            raise RuntimeError(f"rank {groups.get_rank()} is not part of this DeviceMesh")
+        index = tuple(slice(None) if d in dims else coordinate[d] for d in range(self.ndim))
+        kept = sorted(dims)
+        ranks = np.transpose(self._ranks[index], [kept.index(d) for d in dims])
+        sub = DeviceMesh(self.device_type, ranks, mesh_dim_names=wanted, _init_backend=False)
+        sub._groups = [self._groups[d] for d in dims]
+        return sub
+
+    @classmethod
+    def from_group(
+        cls, group: Any, device_type: str, mesh: Any = None, *, mesh_dim_names: tuple[str, ...] | None = None
+    ) -> "DeviceMesh":
+        """A 1-D mesh over an existing process group (no new group is created)."""
+        ranks = groups.get_process_group_ranks(group) if mesh is None else mesh
+        out = cls(device_type, ranks, mesh_dim_names=mesh_dim_names, _init_backend=False)
+        if out.ndim != 1:
+            raise ValueError("DeviceMesh.from_group makes a 1-D mesh from one group")
+        out._groups = [group]
+        return out
+
+    # ------------------------------------------------------------------ identity
+    def __repr__(self) -> str:
+        names = f", mesh_dim_names={self.mesh_dim_names}" if self.mesh_dim_names else ""
+        return f"DeviceMesh('{self.device_type}', {self._ranks.tolist()}{names})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, DeviceMesh)
+            and np.array_equal(self._ranks, other._ranks)
+            and self.mesh_dim_names == other.mesh_dim_names
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._ranks.tobytes(), self._ranks.shape, self.mesh_dim_names))
+
+
+def _group_along(ranks: np.ndarray, dim: int) -> Any:
+    """Create every group along ``dim`` (collectively, in one order on every rank) and
+    return the one holding this rank. A line that spans the whole job reuses the default group."""
+    me = groups.get_rank()
+    lines = np.moveaxis(ranks, dim, -1).reshape(-1, ranks.shape[dim])
+    if (
+        lines.shape[0] == 1
+        and lines.shape[1] == groups.get_world_size()
+        and lines[0].tolist() == sorted(lines[0])
+    ):
+        return groups.GroupMember.WORLD
+    mine = None
+    for line in lines:
+        group = groups.new_group(ranks=line.tolist())
+        if me in line:
+            mine = group
+    return mine
+
+
+def init_device_mesh(
+    device_type: str,
+    mesh_shape: tuple[int, ...],
+    *,
+    mesh_dim_names: tuple[str, ...] | None = None,
+    backend_override: dict | None = None,
+) -> DeviceMesh:
+    """Lay the ranks of the default group out as ``mesh_shape`` (row-major) and create the
+    process groups along every dimension. Initialises the default group from the
+    environment (``env://``) if it does not exist yet, as PyTorch does.
+
+    Args:
+        device_type: ``"cpu"``.
+        mesh_shape: sizes whose product is the world size, e.g. ``(world,)`` or ``(hosts, per_host)``.
+        mesh_dim_names: a name per dimension, e.g. ``("replicate", "shard")``.
+        backend_override: accepted for compatibility; every group uses the default backend.
+    """
+    _check_device_type(device_type)
+    mesh_shape = tuple(int(s) for s in mesh_shape)
+    if not groups.is_initialized():
+        groups.init_process_group()
+    world = groups.get_world_size()
+    if math.prod(mesh_shape) != world:
+        raise RuntimeError(
+            f"init_device_mesh: mesh_shape {mesh_shape} holds {math.prod(mesh_shape)} ranks "
+            f"but the world size is {world}"
+        )
+    ranks = np.arange(world, dtype=np.int64).reshape(mesh_shape)
+    return DeviceMesh(device_type, ranks, mesh_dim_names=mesh_dim_names)

@@ -1,0 +1,17 @@
+"""``disttorch.distributed.tensor``: ``DTensor``, placements and the mesh they live on
+(mirrors ``torch.distributed.tensor``; the subset FSDP needs: row sharding and replication)."""
+
+from ..device_mesh import DeviceMesh, init_device_mesh
+from ._api import DTensor, distribute_tensor
+from .placement_types import Partial, Placement, Replicate, Shard
+
+__all__ = [
+    "DTensor",
+    "DeviceMesh",
+    "Partial",
+    "Placement",
+    "Replicate",
+    "Shard",
+    "distribute_tensor",
+    "init_device_mesh",
+]

@@ -1,0 +1,270 @@
+"""``fully_shard``, ``FSDPModule`` and the policies (mirrors ``torch.distributed.fsdp``'s
+per-parameter sharding, "FSDP2").
+
+    for block in model.blocks:
+        fully_shard(block)          # each block is a unit: gathered just before it runs
+    fully_shard(model)              # the root takes the remaining parameters
+    opt = torch.optim.Adam(model.parameters())   # the shards: 1/N of every parameter
+
+``fully_shard`` changes the module's class to ``FSDP<Class>`` (a subclass of
+:class:`FSDPModule` and the original class), replaces its parameters by
+:class:`~disttorch.distributed.tensor.DTensor` shards and registers the hooks of
+``_state.py``. ``CPUOffloadPolicy`` is accepted and changes nothing: every rank is a CPU rank
+and the parameters live in CPU memory already.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ....distributed import groups
+from ....distributed.device_mesh import DeviceMesh, init_device_mesh
+from ...modules.module import Module
+from ...parameter import Parameter
+from ._param import FSDPParam, ShardedParameter
+from ._state import FSDPState
+from ._unit import FSDPUnit
+
+__all__ = [
+    "fully_shard",
+    "FSDPModule",
+    "UnshardHandle",
+    "MixedPrecisionPolicy",
+    "OffloadPolicy",
+    "CPUOffloadPolicy",
+    "register_fsdp_forward_method",
+]
+
+
+@dataclass(frozen=True)
+class MixedPrecisionPolicy:
+    """Dtypes for gathered parameters (``param_dtype``: forward and backward compute),
+    gradient reduction (``reduce_dtype``) and the root's outputs (``output_dtype``);
+    ``cast_forward_inputs`` casts floating inputs to ``param_dtype``. ``None`` keeps the
+    parameter's own dtype. The shards and the optimiser stay in the parameter's dtype."""
+
+    param_dtype: Any = None
+    reduce_dtype: Any = None
+    output_dtype: Any = None
+    cast_forward_inputs: bool = True
+
+
+@dataclass
+class OffloadPolicy:
+    """No offloading (the default)."""
+
+
+@dataclass
+class CPUOffloadPolicy(OffloadPolicy):
+    """Keep the shards in CPU memory: a no-op here, where every rank computes on the CPU."""
+
+    pin_memory: bool = True
+
+
+_DEFAULT_MP = MixedPrecisionPolicy()
+_NO_OFFLOAD = OffloadPolicy()
+
+
+class UnshardHandle:
+    """What ``unshard(async_op=True)`` returns: ``wait()`` finishes the gather."""
+
+    def __init__(self, units: list[FSDPUnit]) -> None:
+        self._units = units
+
+    def wait(self) -> None:
+        for unit in self._units:
+            unit.wait_for_unshard()
+
+
+class FSDPModule:
+    """The methods ``fully_shard`` adds to a module (its class becomes ``FSDP<Class>``)."""
+
+    _fsdp_state: FSDPState
+
+    def _states(self, recurse: bool = True) -> list[FSDPState]:
+        modules = self.modules() if recurse else [self]
+        return [m._fsdp_state for m in modules if isinstance(m, FSDPModule)]
+
+    def unshard(self, async_op: bool = False) -> UnshardHandle | None:
+        """Gather this module's parameters (the whole ones replace the shards until
+        :meth:`reshard`); with ``async_op=True`` return a handle to wait on."""
+        unit = self._fsdp_state.unit
+        units = [unit] if unit is not None else []
+        for u in units:
+            u.unshard(async_op=True)
+        handle = UnshardHandle(units)
+        if async_op:
+            return handle
+        handle.wait()
+        return None
+
+    def reshard(self) -> None:
+        """Free this module's whole parameters; the module holds its shards again."""
+        if self._fsdp_state.unit is not None:
+            self._fsdp_state.unit.reshard()
+
+    def set_requires_gradient_sync(self, requires_gradient_sync: bool, *, recurse: bool = True) -> None:
+        """Whether backward reduce-scatters the gradients. ``False`` keeps the whole
+        gradients of every unit (gradient accumulation without communication, like DDP's
+        ``no_sync``); the next synchronised backward reduces the accumulated sum."""
+        for state in self._states(recurse):
+            state.requires_gradient_sync = requires_gradient_sync
+
+    def set_reshard_after_forward(self, reshard_after_forward: bool, recurse: bool = True) -> None:
+        """Whether the units free their parameters after forward (and gather again in backward)."""
+        for state in self._states(recurse):
+            if not state.is_root:
+                state.reshard_after_forward = reshard_after_forward
+
+    def set_reshard_after_backward(self, reshard_after_backward: bool, *, recurse: bool = True) -> None:
+        """Whether the units free their parameters after backward."""
+        for state in self._states(recurse):
+            state.reshard_after_backward = reshard_after_backward
+
+    def set_modules_to_forward_prefetch(self, modules: list["FSDPModule"]) -> None:
+        """Start these modules' all-gathers when this module's forward starts."""
+        self._fsdp_state.forward_prefetch = [_state_of(m) for m in modules]
+
+    def set_modules_to_backward_prefetch(self, modules: list["FSDPModule"]) -> None:
+        """Start these modules' all-gathers when this module's backward starts."""
+        self._fsdp_state.backward_prefetch = [_state_of(m) for m in modules]
+
+    def set_gradient_divide_factor(self, factor: float) -> None:
+        """Divide the summed gradients by ``factor`` instead of the data-parallel world size."""
+        for state in self._states():
+            if state.unit is not None:
+                state.unit.divide_factor = float(factor)
+
+    def set_is_last_backward(self, is_last_backward: bool) -> None:
+        """Accepted for compatibility: every backward here finishes its own reductions."""
+
+    def reset_iter_state(self) -> None:
+        """Free every unit and forget the pending backward state."""
+        for state in self._states():
+            state._in_backward = False
+            if state.unit is not None:
+                state.unit.reshard()
+
+
+def _state_of(module: Any) -> FSDPState:
+    if not isinstance(module, FSDPModule):
+        raise ValueError(f"expected a module fully_shard was applied to, got {type(module).__name__}")
+    return module._fsdp_state
+
+
+_classes: dict[type, type] = {}
+
+
+def _fsdp_class(cls: type) -> type:
+    """``FSDP<Class>``: the module's class with :class:`FSDPModule`'s methods in front."""
+    if cls not in _classes:
+        _classes[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls), {"__module__": cls.__module__})
+    return _classes[cls]
+
+
+def _collect_params(module: Module, ignored: set[int]) -> dict[int, tuple[Parameter, list]]:
+    """The parameters this unit takes: in ``module`` and its submodules, not inside a module
+    that is already fully sharded, not ignored; each with every slot that holds it."""
+    found: dict[int, tuple[Parameter, list]] = {}
+    stack = [module]
+    seen: set[int] = set()
+    while stack:
+        m = stack.pop()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        for name, p in m._parameters.items():
+            if p is None or id(p) in ignored or isinstance(p, ShardedParameter):
+                continue
+            if p.__dict__.get("_fsdp_sharded"):
+                raise ValueError(
+                    f"fully_shard: parameter '{name}' of {type(m).__name__} is shared with a module "
+                    "fully_shard was applied to earlier (tied weights); apply fully_shard to a module "
+                    "that holds every use of it (e.g. the root) instead"
+                )
+            found.setdefault(id(p), (p, []))[1].append((m, name))
+        stack.extend(
+            c for c in reversed(list(m._modules.values())) if c is not None and not isinstance(c, FSDPModule)
+        )
+    return found
+
+
+def fully_shard(
+    module: Module,
+    *,
+    mesh: DeviceMesh | None = None,
+    reshard_after_forward: bool | int | None = None,
+    shard_placement_fn: Callable | None = None,
+    mp_policy: MixedPrecisionPolicy = _DEFAULT_MP,
+    offload_policy: OffloadPolicy = _NO_OFFLOAD,
+    ignored_params: set | None = None,
+) -> Module:
+    """Shard ``module``'s parameters across the ranks of ``mesh`` and gather them around its
+    forward and backward. Apply it to submodules first, then to the root.
+
+    Args:
+        module: the module whose (not yet sharded) parameters form one unit.
+        mesh: a 1-D mesh (shard over it) or a 2-D ``(replicate, shard)`` mesh (hybrid:
+            shard inside a row, replicate across rows). Default: 1-D over every rank.
+        reshard_after_forward: free the whole parameters after forward and gather them
+            again for backward (``True``, the default) or keep them until after backward
+            (``False``: less communication, more memory). The root never frees after forward.
+        shard_placement_fn: only ``None`` or a function returning ``None``/``Shard(0)`` is supported.
+        mp_policy: :class:`MixedPrecisionPolicy`.
+        offload_policy: :class:`OffloadPolicy` or :class:`CPUOffloadPolicy` (a no-op on CPU).
+        ignored_params: parameters left whole and unsynchronised.
+
+    Returns:
+        ``module``, whose class is now ``FSDP<Class>``.
+    """
+    if not isinstance(module, Module):
+        raise ValueError(f"fully_shard expects an nn.Module, got {type(module).__name__}")
+    if isinstance(module, FSDPModule):
+        raise ValueError(f"fully_shard was already applied to this {type(module).__name__}")
+    if mesh is None:
+        if not groups.is_initialized():
+            raise RuntimeError(
+                "fully_shard needs the default process group: call dist.init_process_group() first"
+            )
+        mesh = init_device_mesh("cpu", (groups.get_world_size(),))
+    if mesh.ndim not in (1, 2):
+        raise ValueError(f"fully_shard expects a 1-D or 2-D mesh but got {mesh.ndim}-D: {mesh}")
+    if reshard_after_forward is None:
+        reshard_after_forward = True
+    if not isinstance(reshard_after_forward, bool):
+        raise NotImplementedError(
+            f"reshard_after_forward={reshard_after_forward}: resharding to a smaller world is not "
+            "supported; pass True or False"
+        )
+    if shard_placement_fn is not None:
+        for p in module.parameters():
+            placement = shard_placement_fn(p)
+            if placement is not None and getattr(placement, "dim", None) != 0:
+                raise NotImplementedError(
+                    f"shard_placement_fn returned {placement}: only Shard(0) is supported"
+                )
+    ignored = {id(p) for p in (ignored_params or ())}
+    params = [FSDPParam(p, slots, mesh) for p, slots in _collect_params(module, ignored).values()]
+    for fp in params:
+        fp.free_unsharded()
+    unit = None
+    if params:
+        unit = FSDPUnit(params, mesh, mp_policy.param_dtype, mp_policy.reduce_dtype)
+    module.__dict__["_fsdp_state"] = FSDPState(module, unit, reshard_after_forward, mp_policy)
+    module.__class__ = _fsdp_class(type(module))
+    return module
+
+
+def register_fsdp_forward_method(module: Module, method_name: str) -> None:
+    """Make ``module.<method_name>()`` gather and free like ``forward`` (e.g. ``generate``)."""
+    if not isinstance(module, FSDPModule):
+        return
+    state = module._fsdp_state
+    original = getattr(module, method_name)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs = state._pre_forward(module, args, kwargs)
+        return state._post_forward(module, args, original(*args, **kwargs))
+
+    setattr(module, method_name, wrapped)

@@ -1,0 +1,130 @@
+"""One parameter under FSDP: its shard (what the rank keeps), and its gathered form.
+
+The original parameter of global shape ``(d0, *rest)`` is cut along dim 0 as
+``torch.chunk`` cuts it: rank ``r`` of the shard group keeps rows
+``[r*c, min((r+1)*c, d0))`` with ``c = ceil(d0 / n)`` (a 0-d parameter counts as one row).
+For collectives every shard is padded to ``c`` rows, so all ranks send equal sizes.
+
+Two parameter objects stand for it, and exactly one of them sits in the module at a time:
+
+- ``sharded``: a :class:`ShardedParameter` (a ``DTensor`` that is an ``nn.Parameter``) whose
+  memory is the local shard. The optimiser sees only these.
+- ``unsharded``: a plain ``nn.Parameter`` that holds the whole parameter while its unit is
+  gathered and an empty array otherwise. The same object lives across iterations, so
+  autograd nodes that saved it read the refilled memory when backward gathers again.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...._tensor import Tensor
+from ....distributed.device_mesh import DeviceMesh
+from ....distributed.tensor import DTensor, Replicate, Shard
+from ....distributed.tensor._layout import chunk_bounds, chunk_rows
+from ...parameter import Parameter
+
+__all__ = ["ShardedParameter", "FSDPParam"]
+
+
+class ShardedParameter(DTensor, Parameter):
+    """A parameter whose memory is this rank's shard (a ``DTensor`` with ``Shard(0)``)."""
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + DTensor.__repr__(self)
+
+    def __reduce_ex__(self, protocol: int):
+        raise RuntimeError(
+            "a sharded FSDP parameter cannot be pickled on its own; save the model's state_dict "
+            "(sharded) or a full state dict (distributed.checkpoint.state_dict.get_model_state_dict)"
+        )
+
+
+class FSDPParam:
+    """The shard layout, the two parameter objects and the module slots of one parameter.
+
+    Args:
+        param: the original (whole) parameter, the same on every rank.
+        slots: every ``(module, attribute name)`` that holds it (several for tied weights).
+        mesh: 1-D (shard) or 2-D (replicate, shard); the last dimension shards.
+    """
+
+    def __init__(self, param: Parameter, slots: list[tuple[Any, str]], mesh: DeviceMesh) -> None:
+        self.slots = slots
+        param.__dict__["_fsdp_sharded"] = True  # a later unit meeting it again is a broken tie
+        self.global_shape = tuple(param._data.shape)
+        rows_shape = self.global_shape or (1,)
+        self.rows, self.row_shape = rows_shape[0], tuple(rows_shape[1:])
+        self.row_numel = math.prod(self.row_shape)
+        n, r = mesh.size(mesh.ndim - 1), mesh.get_local_rank(mesh.ndim - 1)
+        self.chunk = chunk_rows(self.rows, n)
+        self.padded_numel = self.chunk * self.row_numel
+        start, stop = chunk_bounds(self.rows, n, r)
+        self.sharded_start = start
+        local = np.array(param._data.reshape(rows_shape)[start:stop], copy=True)
+        placements = (Shard(0),) if mesh.ndim == 1 else (Replicate(), Shard(0))
+        self.sharded = ShardedParameter._wrap(local, mesh, placements, self.global_shape)
+        self.requires_grad = param.requires_grad
+        if self.requires_grad:
+            self.sharded.requires_grad_(True)
+        self.unsharded = Parameter(Tensor._make(np.empty(0, local.dtype)), self.requires_grad)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.sharded._data.dtype
+
+    def padded_shard(self, dtype: np.dtype) -> np.ndarray:
+        """The local shard, flat, padded to ``padded_numel``, in ``dtype``."""
+        out = np.zeros(self.padded_numel, dtype)
+        local = self.sharded._data.reshape(-1)
+        out[: local.size] = local
+        return out
+
+    def set_unsharded(self, pieces: np.ndarray) -> None:
+        """Install the whole parameter from every rank's padded shard (``(n, padded_numel)``)."""
+        whole = pieces.reshape((-1,) + self.row_shape)[: self.rows]
+        self.unsharded._data = np.ascontiguousarray(whole).reshape(self.global_shape)
+        self._install(self.unsharded)
+
+    def free_unsharded(self) -> None:
+        """Drop the whole parameter's memory and put the shard back into the module."""
+        self.unsharded._data = np.empty(0, self.unsharded._data.dtype)
+        self._install(self.sharded)
+
+    def write_back_unsharded(self) -> None:
+        """Copy this rank's rows of the whole parameter (changed in place) into its shard."""
+        whole = self.unsharded._data
+        if whole.size:
+            local = self.sharded._data
+            rows = whole.reshape((self.rows,) + self.row_shape)
+            start = self.sharded_start
+            np.copyto(local, rows[start : start + local.shape[0]].reshape(local.shape).astype(local.dtype))
+
+    def _install(self, param: Parameter) -> None:
+        for module, name in self.slots:
+            module._parameters[name] = param
+
+    def padded_grad(self, grad: np.ndarray | None, n: int, dtype: np.dtype) -> np.ndarray:
+        """The whole gradient padded to ``n * chunk`` rows, as ``(n, padded_numel)`` (zeros if none)."""
+        out = np.zeros((n * self.chunk,) + self.row_shape, dtype)
+        if grad is not None:
+            out[: self.rows] = grad.reshape((self.rows,) + self.row_shape)
+        return out.reshape(n, self.padded_numel)
+
+    def accumulate_sharded_grad(self, padded: np.ndarray) -> None:
+        """Add this rank's reduced gradient (its padded shard) into ``sharded.grad``."""
+        local = self.sharded._data
+        grad = padded[: local.size].reshape(local.shape).astype(local.dtype, copy=False)
+        current = self.sharded._grad
+        if current is None:
+            self.sharded._grad = DTensor._wrap(
+                np.array(grad, copy=True),
+                self.sharded.device_mesh,
+                self.sharded.placements,
+                self.global_shape,
+            )
+        else:
+            current._data += grad

@@ -1,0 +1,362 @@
+"""``FullyShardedDataParallel``: the wrapper form of FSDP (what Lightning and accelerate
+construct), as a thin layer over ``fully_shard``.
+
+The wrapper picks the units with ``auto_wrap_policy`` and applies ``fully_shard`` to them and
+then to the wrapped module, on a mesh that follows ``sharding_strategy``:
+
+==================  ==========================================  =====================
+strategy            mesh                                        reshard after forward
+==================  ==========================================  =====================
+FULL_SHARD          1-D over the group                          yes
+SHARD_GRAD_OP       1-D over the group                          no
+NO_SHARD            2-D ``(world, 1)``: replicate everywhere     no
+HYBRID_SHARD        2-D ``(hosts, ranks per host)``             yes
+_HYBRID_SHARD_ZERO2 2-D ``(hosts, ranks per host)``             no
+==================  ==========================================  =====================
+
+Differences from PyTorch's wrapper: the units are not replaced by nested wrappers (their
+class becomes ``FSDP<Class>`` as under ``fully_shard``), so parameter names never contain
+``_fsdp_wrapped_module`` below the top; the original parameters are always exposed (as
+with ``use_orig_params=True``); PyTorch's CPU build refuses this wrapper, ours runs on CPU
+ranks. ``state_dict()`` follows ``state_dict_type`` (full, gathered, or sharded DTensors).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from ...._dtype import to_numpy
+from ...._tensor import Tensor
+from ....distributed import collectives, groups
+from ....distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    loadable_optimizer_state_dict,
+    set_model_state_dict,
+)
+from ....distributed.device_mesh import DeviceMesh, init_device_mesh
+from ....distributed.reduce_op import ReduceOp
+from ....distributed.tensor import DTensor
+from ...modules.module import Module
+from ..distributed import _flat_broadcast
+from ._api import FSDPModule, MixedPrecisionPolicy, fully_shard
+from .api import (
+    FullStateDictConfig,
+    OptimStateDictConfig,
+    ShardedStateDictConfig,
+    ShardingStrategy,
+    StateDictConfig,
+    StateDictSettings,
+    StateDictType,
+)
+from .wrap import units_of
+
+__all__ = ["FullyShardedDataParallel"]
+
+_KEEP_GATHERED = (
+    ShardingStrategy.SHARD_GRAD_OP,
+    ShardingStrategy.NO_SHARD,
+    ShardingStrategy._HYBRID_SHARD_ZERO2,
+)
+
+
+def _mesh_for(strategy: ShardingStrategy, process_group: Any, device_mesh: DeviceMesh | None) -> DeviceMesh:
+    hybrid = strategy in (ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2)
+    if device_mesh is not None:
+        if hybrid != (device_mesh.ndim == 2):
+            raise ValueError(f"{strategy} needs a {'2' if hybrid else '1'}-D device_mesh, got {device_mesh}")
+        return device_mesh
+    if isinstance(process_group, tuple):
+        raise NotImplementedError(
+            "FullyShardedDataParallel: a (shard, replicate) tuple of process groups is not supported; "
+            "pass device_mesh=init_device_mesh('cpu', (hosts, per_host))"
+        )
+    if process_group is not None:
+        if hybrid or strategy is ShardingStrategy.NO_SHARD:
+            raise NotImplementedError(f"{strategy} with a process_group: pass device_mesh instead")
+        return DeviceMesh.from_group(process_group, "cpu")
+    world = groups.get_world_size()
+    if strategy is ShardingStrategy.NO_SHARD:
+        return init_device_mesh("cpu", (world, 1), mesh_dim_names=("replicate", "shard"))
+    if hybrid:
+        per_host = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        if world % per_host:
+            raise ValueError(
+                f"HYBRID_SHARD: world size {world} is not a multiple of LOCAL_WORLD_SIZE {per_host}"
+            )
+        return init_device_mesh("cpu", (world // per_host, per_host), mesh_dim_names=("replicate", "shard"))
+    return init_device_mesh("cpu", (world,))
+
+
+class FullyShardedDataParallel(Module):
+    """Shard ``module``'s parameters, gradients and optimiser state across ranks.
+
+    Args:
+        module: the model.
+        process_group: the group to shard over (default: every rank).
+        sharding_strategy: a :class:`ShardingStrategy` (default ``FULL_SHARD``).
+        cpu_offload: accepted; parameters are in CPU memory already.
+        auto_wrap_policy: which submodules become units (``wrap.py``); default: only the root.
+        backward_prefetch: accepted; the next unit is always prefetched when a unit's backward starts.
+        mixed_precision: a :class:`MixedPrecision`.
+        ignored_modules, ignored_states: modules or parameters left whole and unsynchronised.
+        sync_module_states: copy rank 0's parameters and buffers to every rank first.
+        forward_prefetch, limit_all_gathers, device_id: accepted for compatibility.
+        use_orig_params: accepted; the original parameters are always exposed (as shards).
+        device_mesh: a 1-D mesh, or a 2-D ``(replicate, shard)`` mesh for hybrid sharding.
+        param_init_fn: not supported (there is no meta device); must be ``None``.
+    """
+
+    def __init__(
+        self,
+        module: Module,
+        process_group: Any = None,
+        sharding_strategy: ShardingStrategy | None = None,
+        cpu_offload: Any = None,
+        auto_wrap_policy: Callable | None = None,
+        backward_prefetch: Any = None,
+        mixed_precision: Any = None,
+        ignored_modules: Any = None,
+        param_init_fn: Callable | None = None,
+        device_id: Any = None,
+        sync_module_states: bool = False,
+        forward_prefetch: bool = False,
+        limit_all_gathers: bool = True,
+        use_orig_params: bool = False,
+        ignored_states: Any = None,
+        device_mesh: DeviceMesh | None = None,
+    ) -> None:
+        super().__init__()
+        if param_init_fn is not None:
+            raise NotImplementedError(
+                "FullyShardedDataParallel(param_init_fn=...) is not supported: disttorch has no meta "
+                "device; build the module with real parameters"
+            )
+        if not groups.is_initialized():
+            raise RuntimeError(
+                "FullyShardedDataParallel needs the default process group: call init_process_group()"
+            )
+        strategy = sharding_strategy or ShardingStrategy.FULL_SHARD
+        self.sharding_strategy = strategy
+        mesh = _mesh_for(strategy, process_group, device_mesh)
+        ignored_ids, ignored_params = self._ignored(ignored_modules, ignored_states)
+        if sync_module_states:
+            tensors = [
+                t for t in list(module.parameters()) + list(module.buffers()) if id(t) not in ignored_params
+            ]
+            _flat_broadcast(tensors, 0, process_group)
+        policy = _policy(mixed_precision)
+        if mixed_precision is not None and mixed_precision.buffer_dtype is not None:
+            for b in module.buffers():
+                if b.is_floating_point():
+                    b._data = b._data.astype(to_numpy(mixed_precision.buffer_dtype))
+        kwargs = {
+            "mesh": mesh,
+            "reshard_after_forward": strategy not in _KEEP_GATHERED,
+            "mp_policy": policy,
+            "ignored_params": {p for p in module.parameters() if id(p) in ignored_params},
+        }
+        if auto_wrap_policy is not None:
+            for sub, _ in units_of(module, auto_wrap_policy, ignored_ids):
+                fully_shard(sub, **kwargs)
+        fully_shard(module, **kwargs)
+        self._fsdp_wrapped_module = module
+        self._state_dict_type = StateDictType.FULL_STATE_DICT
+        self._state_dict_config: StateDictConfig = FullStateDictConfig()
+        self._optim_state_dict_config = OptimStateDictConfig()
+
+    @staticmethod
+    def _ignored(ignored_modules: Any, ignored_states: Any) -> tuple[set[int], set[int]]:
+        modules = list(ignored_modules or [])
+        params = []
+        for item in ignored_states or []:
+            (modules if isinstance(item, Module) else params).append(item)
+        module_ids = {id(m) for top in modules for m in top.modules()}
+        param_ids = {id(p) for p in params} | {id(p) for top in modules for p in top.parameters()}
+        return module_ids, param_ids
+
+    @property
+    def module(self) -> Module:
+        """The wrapped module."""
+        return self._fsdp_wrapped_module
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fsdp_wrapped_module(*args, **kwargs)
+
+    # ------------------------------------------------------------------ gradient sync
+    @contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Accumulate gradients locally (whole, unreduced) inside the block; the first
+        backward after it reduces the sum."""
+        self.module.set_requires_gradient_sync(False)
+        try:
+            yield
+        finally:
+            self.module.set_requires_gradient_sync(True)
+
+    def clip_grad_norm_(self, max_norm: float, norm_type: float = 2.0) -> Tensor:
+        """Clip the gradients by their total norm over all shards (a collective); returns the norm."""
+        return clip_sharded_grad_norm_(self.parameters(), max_norm, norm_type)
+
+    # ------------------------------------------------------------------ whole parameters
+    @staticmethod
+    @contextmanager
+    def summon_full_params(
+        module: Module,
+        recurse: bool = True,
+        writeback: bool = True,
+        rank0_only: bool = False,
+        offload_to_cpu: bool = False,
+        with_grads: bool = False,
+    ) -> Iterator[None]:
+        """Inside the block the modules hold their whole parameters; with ``writeback`` the
+        changes made to them are kept (each rank takes back its own rows)."""
+        units = [m._fsdp_state.unit for m in module.modules() if isinstance(m, FSDPModule)]
+        units = [u for u in units if u is not None]
+        if not recurse:
+            units = units[-1:]
+        for u in units:
+            u.unshard()
+        try:
+            yield
+        finally:
+            for u in units:
+                if writeback:
+                    for p in u.params:
+                        p.write_back_unsharded()
+                u.reshard()
+
+    @staticmethod
+    def fsdp_modules(module: Module, root_only: bool = False) -> list:
+        """The wrappers in ``module`` (the top one if ``root_only``)."""
+        found = [m for m in module.modules() if isinstance(m, FullyShardedDataParallel)]
+        return found[:1] if root_only else found
+
+    # ------------------------------------------------------------------ state dicts
+    @staticmethod
+    @contextmanager
+    def state_dict_type(
+        module: Module,
+        state_dict_type: StateDictType,
+        state_dict_config: StateDictConfig | None = None,
+        optim_state_dict_config: OptimStateDictConfig | None = None,
+    ) -> Iterator[None]:
+        """Within the block, ``state_dict()``/``load_state_dict()`` of the wrappers in
+        ``module`` use ``state_dict_type``."""
+        wrappers = FullyShardedDataParallel.fsdp_modules(module)
+        before = [(w._state_dict_type, w._state_dict_config, w._optim_state_dict_config) for w in wrappers]
+        FullyShardedDataParallel.set_state_dict_type(
+            module, state_dict_type, state_dict_config, optim_state_dict_config
+        )
+        try:
+            yield
+        finally:
+            for w, (kind, config, optim_config) in zip(wrappers, before):
+                w._state_dict_type, w._state_dict_config, w._optim_state_dict_config = (
+                    kind,
+                    config,
+                    optim_config,
+                )
+
+    @staticmethod
+    def set_state_dict_type(
+        module: Module,
+        state_dict_type: StateDictType,
+        state_dict_config: StateDictConfig | None = None,
+        optim_state_dict_config: OptimStateDictConfig | None = None,
+    ) -> StateDictSettings:
+        """Set the state-dict type of every wrapper in ``module``; returns the previous settings."""
+        wrappers = FullyShardedDataParallel.fsdp_modules(module)
+        previous = None
+        for w in wrappers:
+            previous = previous or w._settings()
+            w._state_dict_type = state_dict_type
+            if state_dict_config is None:
+                full = state_dict_type is StateDictType.FULL_STATE_DICT
+                state_dict_config = FullStateDictConfig() if full else ShardedStateDictConfig()
+            w._state_dict_config = state_dict_config
+            w._optim_state_dict_config = optim_state_dict_config or OptimStateDictConfig()
+        return previous
+
+    @staticmethod
+    def get_state_dict_type(module: Module) -> StateDictSettings:
+        """The state-dict settings of the wrappers in ``module``."""
+        wrappers = FullyShardedDataParallel.fsdp_modules(module)
+        if not wrappers:
+            raise ValueError("get_state_dict_type: the module holds no FullyShardedDataParallel")
+        return wrappers[0]._settings()
+
+    @staticmethod
+    def optim_state_dict(
+        model: Module, optim: Any, optim_state_dict: dict | None = None, group: Any = None
+    ) -> dict:
+        """The optimiser's state dict by parameter name, full (gathered) or sharded as the
+        wrapper's ``state_dict_type`` says (``rank0_only`` leaves the other ranks an empty dict)."""
+        wrappers = FullyShardedDataParallel.fsdp_modules(model)
+        options = wrappers[0]._options() if wrappers else StateDictOptions()
+        return get_optimizer_state_dict(model, optim, options=options)
+
+    @staticmethod
+    def optim_state_dict_to_load(model: Module, optim: Any, optim_state_dict: dict, **kwargs: Any) -> dict:
+        """Turn :meth:`optim_state_dict`'s result (full or sharded) into what
+        ``optim.load_state_dict`` takes on this rank."""
+        return loadable_optimizer_state_dict(model, optim, optim_state_dict)
+
+    def _settings(self) -> StateDictSettings:
+        return StateDictSettings(
+            self._state_dict_type, self._state_dict_config, self._optim_state_dict_config
+        )
+
+    def _options(self) -> StateDictOptions:
+        full = self._state_dict_type is StateDictType.FULL_STATE_DICT
+        rank0_only = full and getattr(self._state_dict_config, "rank0_only", False)
+        return StateDictOptions(full_state_dict=full, cpu_offload=rank0_only)
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict:
+        """Full (gathered; every rank calls it) or sharded, as ``state_dict_type`` says; the
+        keys are the wrapped module's."""
+        if args or kwargs:
+            return super().state_dict(*args, **kwargs)
+        return get_model_state_dict(self.module, options=self._options())
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
+        """Load a full or sharded state dict with the wrapped module's keys."""
+        return set_model_state_dict(self.module, dict(state_dict), options=StateDictOptions(strict=strict))
+
+
+def _policy(mixed_precision: Any) -> MixedPrecisionPolicy:
+    if mixed_precision is None:
+        return MixedPrecisionPolicy()
+    return MixedPrecisionPolicy(
+        param_dtype=mixed_precision.param_dtype,
+        reduce_dtype=mixed_precision.reduce_dtype,
+        cast_forward_inputs=mixed_precision.cast_root_forward_inputs or mixed_precision.cast_forward_inputs,
+    )
+
+
+def clip_sharded_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0) -> Tensor:
+    """Scale the gradients of sharded parameters so that their total ``norm_type``-norm over
+    every rank's shard is at most ``max_norm``; returns the total norm."""
+    params = [p for p in parameters if p.grad is not None]
+    norm_type = float(norm_type)
+    local = [np.abs(p.grad._data.astype(np.float64)) for p in params]
+    meshes = [p.device_mesh for p in params if isinstance(p, DTensor)]
+    group = meshes[0].get_group(meshes[0].ndim - 1) if meshes else None  # replicas hold equal shards
+    if norm_type == float("inf"):
+        part = np.array([max((g.max() for g in local if g.size), default=0.0)])
+        collectives.all_reduce(part, op=ReduceOp.MAX, group=group)
+        total = float(part[0])
+    else:
+        part = np.array([sum(float((g**norm_type).sum()) for g in local)])
+        collectives.all_reduce(part, group=group)
+        total = float(part[0]) ** (1.0 / norm_type)
+    coef = max_norm / (total + 1e-6)
+    if coef < 1:
+        for p in params:
+            p.grad._data *= coef
+    return Tensor._make(np.array(total))
