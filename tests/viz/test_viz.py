@@ -37,6 +37,16 @@ def test_progress_bar_in_a_log_waits_min_interval_between_lines():
     assert out.getvalue().count("\n") == 1 and "100/100" in out.getvalue()
 
 
+def test_progress_bar_in_a_log_writes_a_line_per_tenth_and_none_just_before_the_end():
+    out = io.StringIO()
+    bar = ProgressBar(59, file=out, min_interval=0.0)
+    for _ in range(59):
+        bar.update(1)
+    bar.close()
+    done = [line.split("| ")[1].split()[0] for line in out.getvalue().splitlines()]
+    assert done == ["6/59", "12/59", "18/59", "24/59", "30/59", "36/59", "42/59", "48/59", "59/59"]
+
+
 def test_disabled_progress_bar_writes_nothing():
     out = io.StringIO()
     bar = ProgressBar(2, file=out, disable=True)
