@@ -2,6 +2,10 @@
 
 import io
 import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +187,18 @@ def test_plot_command_draws_traces_and_loss_curves(tmp_path, capsys):
 def test_metrics_of_a_rank_stopped_mid_line_keep_the_whole_lines(tmp_path):
     (tmp_path / "rank0.jsonl").write_text('{"rank": 0, "step": 1, "loss": 2.0}\n{"rank": 0, "st')
     assert read_metrics(tmp_path) == {0: [{"rank": 0, "step": 1, "loss": 2.0}]}
+
+
+def test_what_the_readme_picture_commands_write_is_ignored_by_git():
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("not a git checkout")
+    readme = (root / "README.md").read_text()
+    block = readme[readme.index("## Pictures: traces and loss curves") :].split("```bash")[1].split("```")[0]
+    written = re.findall(r"--(?:trace-dir|log-metrics|out) (\S+)", block)
+    assert sorted(written) == ["loss.png", "metrics", "trace.png", "traces"], written
+    for name in written:
+        check = subprocess.run(["git", "check-ignore", "-q", name], cwd=root, check=False)
+        assert check.returncode == 0, (
+            f"{name} (written by the README's picture commands) is not in .gitignore"
+        )
