@@ -184,6 +184,24 @@ def test_plot_command_draws_traces_and_loss_curves(tmp_path, capsys):
     assert "No such file" in capsys.readouterr().err
 
 
+@pytest.mark.timeout(60)
+def test_a_trace_of_the_whole_run_is_not_a_black_band_and_titles_are_singular(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib import figure, image
+
+    write_trace(tmp_path / "trace.json", steps=400)
+    assert plot_main([str(tmp_path), "--out", str(tmp_path / "all.png"), "--steps", "0"]) == 0
+    pixels = image.imread(tmp_path / "all.png")[..., :3]
+    black = (pixels.max(axis=-1) < 0.15).mean()
+    assert black < 0.02, f"{black:.1%} of the picture is black"
+    titles = []
+    monkeypatch.setattr(figure.Figure, "suptitle", lambda self, text, **kw: titles.append(text))
+    assert plot_main([str(tmp_path), "--out", str(tmp_path / "one.png"), "--steps", "1"]) == 0
+    assert titles and titles[-1].endswith("last step"), titles
+    with pytest.raises(SystemExit):
+        plot_main([str(tmp_path), "--out", str(tmp_path / "x.png"), "--steps", "-1"])
+
+
 def test_metrics_of_a_rank_stopped_mid_line_keep_the_whole_lines(tmp_path):
     (tmp_path / "rank0.jsonl").write_text('{"rank": 0, "step": 1, "loss": 2.0}\n{"rank": 0, "st')
     assert read_metrics(tmp_path) == {0: [{"rank": 0, "step": 1, "loss": 2.0}]}
