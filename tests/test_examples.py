@@ -166,4 +166,7 @@ def test_train_gpt_trains_and_prints_a_sample():
     assert after < before
     sample = out[out.index("sample at temperature 0.8:\n") + len("sample at temperature 0.8:\n") :]
     assert sample.startswith("ROMEO:\n") and len(sample.split("\ntrained")[0]) >= 40
-    assert "trained 4 steps" in out
+    done = re.search(r"trained 4 steps in [\d.]+ s: ([\d,.]+) windows/s \(([\d,]+) characters/s\)", out)
+    assert done, out
+    windows, characters = (float(g.replace(",", "")) for g in done.groups())
+    assert abs(characters - 16 * windows) <= 16  # a window is 16 characters: samples count windows
