@@ -10,7 +10,8 @@ averages the gradients during backward, and every rank takes the same optimiser 
 Rank 0 draws a progress bar, saves a checkpoint after every epoch (``--resume`` continues
 from the latest, as does a restart by ``disttorch-launch --max-restarts N``) and prints the
 test accuracy at the end. Resume with the same ``--epochs``: the learning-rate schedule
-is saved with the checkpoint.
+is saved with the checkpoint. Rank 0 locks the checkpoint folder while it runs: a second
+run started on the same folder stops at once and says so (give it its own ``--checkpoint-dir``).
 
 The script is written against PyTorch's API: replace ``import disttorch as torch`` by
 ``import torch`` (and the two disttorch-only imports) and it runs under torchrun.
@@ -19,8 +20,11 @@ The script is written against PyTorch's API: replace ``import disttorch as torch
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import socket
 import time
+from typing import IO
 
 import disttorch as torch
 import disttorch.distributed as dist
@@ -79,6 +83,29 @@ class DigitNet(nn.Module):
         return self.fc2(x)
 
 
+def lock_folder(folder: str) -> IO[str]:
+    """Lock the checkpoint folder for this run: two runs writing one folder would overwrite
+    each other's checkpoints. Returns the open lock file (the lock lasts while it is open, and
+    the system drops it when the process ends, however it ends); raises if another run holds it."""
+    os.makedirs(folder, exist_ok=True)
+    lock = open(os.path.join(folder, ".lock"), "a+", encoding="utf-8")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or "another process"
+        lock.close()
+        raise RuntimeError(
+            f"checkpoint folder {folder!r} is in use by another run ({holder}); wait for it to end, "
+            f"or give this run its own folder with --checkpoint-dir"
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+    lock.flush()
+    return lock
+
+
 def accuracy(model: nn.Module, images: torch.Tensor, labels: torch.Tensor) -> float:
     model.eval()
     with torch.no_grad():
@@ -109,14 +136,26 @@ def main() -> None:
     scheduler = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=args.lr, total_steps=args.epochs * steps
     )
+    if args.checkpoint_dir and rank == 0:
+        folder_lock = lock_folder(args.checkpoint_dir)  # noqa: F841 - held until this process ends
     ckpt = Checkpointer(args.checkpoint_dir or ".", model=net, optimizer=optimizer, scheduler=scheduler)
     start_epoch = 0
     restarted = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")) > 0  # disttorch-launch --max-restarts
     if args.resume or restarted:
         start_epoch = ckpt.load_latest().epoch
         if rank == 0:
-            where = ckpt.latest_path() or "nothing to resume: starting at epoch 1"
-            print(f"resuming from {where} at epoch {start_epoch + 1}", flush=True)
+            where = ckpt.latest_path()
+            if where is None:
+                print("nothing to resume: starting at epoch 1", flush=True)
+            elif start_epoch >= args.epochs:
+                print(
+                    f"{where} is the end of a finished run ({start_epoch} of {args.epochs} epochs): nothing "
+                    f"to train; the test accuracy of that model follows. A new run needs another "
+                    f"--checkpoint-dir (or no --resume)",
+                    flush=True,
+                )
+            else:
+                print(f"resuming from {where} at epoch {start_epoch + 1}", flush=True)
     metrics = MetricsLog(args.log_metrics, append=args.resume) if args.log_metrics else None
     if rank == 0:
         print(
@@ -148,7 +187,8 @@ def main() -> None:
 
     if rank == 0:
         seconds = time.perf_counter() - started
-        print(f"trained {args.epochs - start_epoch} epoch(s) in {seconds:.1f} s", flush=True)
+        if start_epoch < args.epochs:
+            print(f"trained {args.epochs - start_epoch} epoch(s) in {seconds:.1f} s", flush=True)
         print(
             f"test accuracy: {100 * accuracy(net, test_images, test_labels):.2f}% "
             f"({len(test_labels)} test images)",

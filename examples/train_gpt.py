@@ -182,7 +182,7 @@ def main() -> None:
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()
-        bar.update(1, loss=loss.item(), samples=x.numel() * world)
+        bar.update(1, loss=loss.item(), samples=len(x) * world)  # a sample is a window, not a character
         if metrics is not None:
             metrics.write(step=step, loss=loss.item())
         if rank == 0 and (step % args.eval_every == 0 or step == args.steps):
@@ -193,7 +193,13 @@ def main() -> None:
                 flush=True,
             )
     if rank == 0:
-        print(f"trained {args.steps} steps in {time.perf_counter() - started:.1f} s", flush=True)
+        elapsed = time.perf_counter() - started
+        windows_per_s = args.steps * args.batch_size * world / elapsed
+        print(
+            f"trained {args.steps} steps in {elapsed:.1f} s: {windows_per_s:,.1f} windows/s "
+            f"({windows_per_s * args.block_size:,.0f} characters/s)",
+            flush=True,
+        )
     if metrics is not None:
         metrics.close()
     if launched:

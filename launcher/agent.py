@@ -26,7 +26,7 @@ from typing import Callable, List, Optional, Tuple, TypeVar
 
 from . import output, reaper
 from .cli import LaunchConfig
-from .devices import blas_note, format_plan, plan_cores, thread_env
+from .devices import blas_note, format_plan, format_ranges, plan_cores, thread_env
 from .failure import RankExit, blame, format_summary, signal_name
 from .guardian import Guardian, sweep_files
 from .output import say
@@ -35,6 +35,8 @@ from .worker_env import WorldInfo, worker_env
 from .workers import WorkerGroup, WorkerSpec
 
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: A rank that exited 0 this long before the others is named (they may be waiting for it).
+EARLY_EXIT_NOTE_S = 5.0
 T = TypeVar("T")
 
 
@@ -163,6 +165,7 @@ class Agent:
         c = self.config
         remaining = c.nproc
         next_poll = time.monotonic() + c.monitor_interval
+        done: List[RankExit] = []  # ranks that exited 0 while others still run
         while True:
             if self.signal is not None:
                 return "signal", f"node {c.node_rank} was interrupted by {signal_name(self.signal)}"
@@ -176,6 +179,10 @@ class Agent:
                 remaining -= 1
                 if remaining == 0:
                     return "succeeded", None
+                done.append(ended)
+            if done and time.time() - done[0].time >= EARLY_EXIT_NOTE_S:
+                self._note_early_exits(group, done)
+                done = []
             if c.nnodes > 1 and time.monotonic() >= next_poll:
                 next_poll = time.monotonic() + c.monitor_interval
                 failed = self._try(lambda: rdzv.remote_failure(attempt))
@@ -183,6 +190,20 @@ class Agent:
                     return "lost", f"node {c.node_rank} lost contact with the agents' store"
                 if failed:
                     return "remote", None
+
+    def _note_early_exits(self, group: WorkerGroup, done: List[RankExit]) -> None:
+        """Say which ranks exited 0 while others still run: a rank that never joined the group,
+        or left it early, makes the others wait (in init_process_group or a collective) until
+        their timeout, and the launcher is the one that knows it has gone."""
+        running = sorted(s.rank for s in group.specs if s.local_rank not in group.ended)
+        if not running:
+            return
+        gone = format_ranges(sorted(e.rank for e in done))
+        say(
+            f"rank(s) {gone} exited 0 at least {EARLY_EXIT_NOTE_S:g} s ago while rank(s) "
+            f"{format_ranges(running)} still run: if those wait for {gone} (init_process_group, a "
+            f"collective), they wait until their timeout. Did {gone} skip init_process_group or end early?"
+        )
 
     def _let_others_end(self, group: WorkerGroup) -> None:
         """Give the other ranks ``--stop-delay`` seconds to notice the failure and exit on their own,

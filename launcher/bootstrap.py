@@ -15,8 +15,11 @@ It then:
    SIGILL prints every thread's Python stack, and ``kill -USR1 <pid>`` prints it on demand;
 3. runs the script as ``__main__`` with :mod:`runpy` (``sys.argv`` and ``sys.path[0]`` as
    ``python`` would set them);
-4. if the script raises, writes the traceback with rank, host, pid and time to
-   ``DISTTORCH_ERROR_FILE`` (see :mod:`disttorch._error_file`), prints it and exits with 1.
+4. if the script raises, writes the traceback with rank, host, pid, time and the line of the
+   user's code it came from to ``DISTTORCH_ERROR_FILE`` (see :mod:`disttorch._error_file`),
+   prints it and exits with 1. A rank that only reports a peer's failure (``PeerDiedError``)
+   prints the user's frames and the message, not the library's internals (the launcher's
+   summary shows the user's frames too; the full traceback stays in the error file).
 
 No decorator is needed in user code. Standard library only.
 """
@@ -28,16 +31,30 @@ import os
 import runpy
 import signal
 import sys
+import sysconfig
 import traceback
 from types import TracebackType
 from typing import List, Optional
 
+from disttorch import _error_file
 from disttorch._error_file import write_error_file
 
 from .reaper import die_with_parent
 
 AFFINITY_ENV = "DISTTORCH_CPU_AFFINITY"
 AGENT_PID_ENV = "DISTTORCH_AGENT_PID"
+#: Frames under these folders are not the user's code: disttorch, the launcher, the standard
+#: library and installed packages.
+_LIBRARY_ROOTS = tuple(
+    os.path.abspath(p) + os.sep
+    for p in {
+        os.path.dirname(os.path.abspath(_error_file.__file__)),  # the disttorch package
+        os.path.dirname(os.path.abspath(__file__)),
+        sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["purelib"],
+        sysconfig.get_paths()["platlib"],
+    }
+)
 _SKIPPED_FILES = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
 
 
@@ -55,6 +72,44 @@ def _user_traceback(tb: Optional[TracebackType]) -> Optional[TracebackType]:
     ):
         tb = tb.tb_next
     return tb
+
+
+def _in_user_code(filename: str) -> bool:
+    """Is this frame the user's (not disttorch's, the standard library's or an installed package's)?"""
+    path = os.path.abspath(filename)
+    return not filename.startswith("<") and not any(path.startswith(root) for root in _LIBRARY_ROOTS)
+
+
+def _one_line(exc: BaseException) -> str:
+    """``"ValueError: bad shape"``: the exception's type and the first line of its message
+    (a SyntaxError's message names the file and line)."""
+    name = type(exc).__qualname__
+    message = str(exc).strip().split("\n")[0]
+    return f"{name}: {message}" if message else name
+
+
+def _where(exc: BaseException, tb: Optional[TracebackType]) -> Optional[str]:
+    """The line of the user's code the exception came from, with its source:
+    ``"train.py, line 12, in step: raise ValueError(...)"``."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}, line {exc.lineno}"
+    frames = [f for f in traceback.extract_tb(tb) if _in_user_code(f.filename)]
+    if not frames:
+        return None
+    f = frames[-1]
+    return f"{f.filename}, line {f.lineno}, in {f.name}" + (f": {f.line.strip()}" if f.line else "")
+
+
+def _user_frames(exc: BaseException, tb: Optional[TracebackType]) -> str:
+    """The traceback as the user's code sees it: its frames and the message, without the
+    frames inside disttorch or other libraries and the exceptions chained to it."""
+    frames = [f for f in traceback.extract_tb(tb) if _in_user_code(f.filename)]
+    head = "Traceback (most recent call last, library frames left out):\n" if frames else ""
+    return (
+        head
+        + "".join(traceback.format_list(frames))
+        + "".join(traceback.format_exception_only(type(exc), exc))
+    )
 
 
 def _run(argv: List[str]) -> None:
@@ -88,14 +143,17 @@ def main(argv: Optional[List[str]] = None) -> None:
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: B902 - KeyboardInterrupt is a failure worth recording too
-        text = "".join(traceback.format_exception(type(exc), exc, _user_traceback(exc.__traceback__)))
-        error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        # A peer's death or silence reported here names that peer: the launcher blames it.
+        tb = _user_traceback(exc.__traceback__)
+        # A peer's death or silence reported here names that peer: the launcher blames it, and
+        # this rank's report is a consequence, shown without disttorch's internals.
         blamed = getattr(exc, "rank", None) if type(exc).__name__ == "PeerDiedError" else None
-        write_error_file(
-            "exception", error, text, **({"blamed_rank": blamed} if isinstance(blamed, int) else {})
-        )
-        sys.stderr.write(text)
+        full = "".join(traceback.format_exception(type(exc), exc, tb))
+        short = _user_frames(exc, tb)
+        extra = {"user_traceback": short, "where": _where(exc, tb)}
+        if isinstance(blamed, int):
+            extra["blamed_rank"] = blamed
+        write_error_file("exception", _one_line(exc), full, **extra)
+        sys.stderr.write(short if isinstance(blamed, int) else full)
         sys.stderr.flush()
         sys.exit(1)
 

@@ -12,7 +12,7 @@ import argparse
 import os
 import shutil
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional
+from typing import Dict, FrozenSet, List, NoReturn, Optional
 
 from disttorch._faults import FAULT_ENV, parse_faults
 
@@ -83,9 +83,19 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return ", ".join(s + metavar for s in shown)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Argument errors are one line (what was wrong, what was expected) and a pointer to
+    ``--help``, not the whole usage block before the message."""
+
+    def error(self, message: str) -> NoReturn:
+        if "required: script" in message:  # argparse's wording names the positional arguments
+            message = "no script given: expected disttorch-launch [options] script.py [script args]"
+        self.exit(2, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``disttorch-launch --help`` shows it)."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="disttorch-launch",
         description="Start, watch and report on the ranks of a disttorch job.\n\n"
         "Accepts torchrun's flags and gives workers torchrun's environment (RANK, LOCAL_RANK,\n"

@@ -1,8 +1,10 @@
 """What happened to each rank, and the summary box printed when a job fails.
 
 A :class:`RankExit` is one worker's end: exit code or signal, when, and what it recorded in
-its error file. :func:`format_summary` turns the root cause (the first rank to fail) and the
-other ranks' ends into the box the launcher prints, with a hint on what to do next.
+its error file. :func:`blame` finds the root cause: the first rank to fail, or the peer it
+reported, and a rank that raised on its own before a peer reported it. :func:`format_summary`
+turns the root cause (its error, the line of the user's code, its traceback) and the other
+ranks' ends (one line each) into the box the launcher prints, with a hint on what to do next.
 """
 
 from __future__ import annotations
@@ -44,6 +46,17 @@ class RankExit:
         """Did this rank fail on its own (non-zero exit or signal, not stopped by us)?"""
         return self.returncode != 0 and not self.stopped
 
+    @property
+    def failed_on_its_own(self) -> bool:
+        """Did this rank fail of its own exception or fault, not by reporting a peer's failure?"""
+        record = self.record or {}
+        return self.failed and record.get("kind") in ("exception", "fault") and "blamed_rank" not in record
+
+    def error(self, width: int = 160) -> str:
+        """The one-line error it recorded (``""`` without one), cut to ``width`` characters."""
+        text = str((self.record or {}).get("error", "")).strip().split("\n")[0]
+        return text if len(text) <= width else text[: width - 3] + "..."
+
     def how(self) -> str:
         """``"exit code 3"`` or ``"signal SIGKILL (9)"``."""
         if self.returncode < 0:
@@ -56,7 +69,7 @@ class RankExit:
             return "exited 0"
         if self.stopped:
             return f"stopped by the launcher ({self.how()})"
-        error = (self.record or {}).get("error")
+        error = self.error()
         return f"failed, {self.how()}" + (f": {error}" if error else "")
 
     def to_json(self) -> dict:
@@ -67,8 +80,14 @@ class RankExit:
         return cls(**data)
 
 
-def _hint(root: RankExit) -> List[str]:
+def _hint(root: RankExit, reported_by: Optional[RankExit]) -> List[str]:
     record = root.record or {}
+    if root.stopped:
+        by = f" after rank {reported_by.rank} reported it" if reported_by is not None else ""
+        return [
+            f"no traceback: the launcher stopped this rank ({root.how()}){by}: it was frozen, stuck",
+            "or too slow to answer. --dump-stacks prints where each rank was before it is stopped.",
+        ]
     if record.get("kind") == "fault":
         return [
             f"this was an injected fault ({record.get('fault')}); remove --inject-fault / "
@@ -104,6 +123,8 @@ def blame(first: RankExit, ranks: List[RankExit]) -> "tuple[RankExit, Optional[R
     peer = next((r for r in ranks if r.rank == blamed), None) if isinstance(blamed, int) else None
     if peer is None or peer is first:
         return first, None
+    if peer.failed_on_its_own:  # it raised or met a fault, and exited after the peer that noticed
+        return peer, None
     return peer, first
 
 
@@ -121,7 +142,7 @@ def format_summary(
     )
     bar = "=" * 72
     if reported_by is None:
-        headline = f"rank {root.rank} was the first to fail"
+        headline = f"rank {root.rank} was the first to fail" + (f": {root.error()}" if root.error() else "")
     elif root.returncode == 0:
         headline = f"rank {root.rank} ended while rank {reported_by.rank} still needed it"
     else:
@@ -137,25 +158,28 @@ def format_summary(
         f"  time       : {stamp}",
     ]
     if reported_by is not None:
-        lines.append(
-            f"  reported   : by rank {reported_by.rank}: {(reported_by.record or {}).get('error', '')}"
-        )
+        lines.append(f"  reported   : by rank {reported_by.rank}: {reported_by.error()}")
     record = root.record or {}
     if record.get("error"):
-        lines.append(f"  error      : {record['error']}")
-    if record.get("traceback"):
+        lines.append(f"  error      : {root.error(width=1000)}")
+    if record.get("where"):
+        lines.append(f"  where      : {record['where']}")
+    shown = record.get("user_traceback") or record.get("traceback")  # the full one is in the rank's log
+    if shown:
         lines.append("  traceback  :")
-        lines.extend("    " + line for line in record["traceback"].rstrip("\n").split("\n"))
-    lines.extend("  " + line for line in _hint(root))
+        lines.extend("    " + line for line in shown.rstrip("\n").split("\n"))
+    lines.extend("  " + line for line in _hint(root, reported_by))
     others = sorted((r for r in ranks if r.rank != root.rank), key=lambda r: r.rank)
     if others:
         lines.append("other ranks:")
-        lines.extend(
-            f"  rank {r.rank:<4} (node {r.node_rank}, pid {r.pid}): {r.status()}" for r in others if r.failed
-        )
+        same = root.error() and root.returncode
         alike: Dict[str, List[int]] = {}  # ranks that ended the same way share a line
         for r in others:
-            if not r.failed:
+            if r.failed and same and (r.error(), r.returncode) == (root.error(), root.returncode):
+                alike.setdefault(f"failed the same way as rank {root.rank}", []).append(r.rank)
+            elif r.failed:
+                lines.append(f"  rank {r.rank:<4} (node {r.node_rank}, pid {r.pid}): {r.status()}")
+            else:
                 alike.setdefault(r.status(), []).append(r.rank)
         for status, numbers in alike.items():
             label = f"rank {numbers[0]:<4}" if len(numbers) == 1 else f"ranks {format_ranges(numbers)}"

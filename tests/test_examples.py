@@ -110,8 +110,11 @@ def test_train_digits_checkpoints_resumes_and_traces(tmp_path):
 
     # --resume restores the model of the last epoch: nothing left to train, the same accuracy
     again = rank0(run_ok("--nproc", 2, EXAMPLES / "train_digits.py", *short, "--resume").stdout)
-    assert f"resuming from {ckpt / 'step-000000002.pt'} at epoch 3" in again
-    assert "trained 0 epoch(s)" in again
+    assert (
+        f"{ckpt / 'step-000000002.pt'} is the end of a finished run (2 of 2 epochs): nothing to train"
+        in again
+    )
+    assert "resuming from" not in again and "trained 0 epoch(s)" not in again
     assert f"test accuracy: {accuracy}%" in again
 
     # the merged trace of the first run renders to a PNG
@@ -120,6 +123,31 @@ def test_train_digits_checkpoints_resumes_and_traces(tmp_path):
     pytest.importorskip("matplotlib")
     assert plot([str(traces / "trace.json"), "--out", str(tmp_path / "trace.png")]) == 0
     assert (tmp_path / "trace.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.timeout(90)
+def test_train_digits_refuses_a_checkpoint_folder_another_run_holds(tmp_path):
+    import fcntl
+
+    with open(tmp_path / ".lock", "w") as held:  # another run's rank 0 holds the folder
+        held.write("pid 4242 on elsewhere\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        result = launch(
+            "--nproc",
+            2,
+            EXAMPLES / "train_digits.py",
+            "--epochs",
+            1,
+            "--max-steps",
+            1,
+            "--checkpoint-dir",
+            tmp_path,
+        )
+    assert result.returncode == 1
+    assert f"checkpoint folder '{tmp_path}' is in use by another run (pid 4242 on elsewhere)" in result.stderr
+    assert "rank 0 was the first to fail: RuntimeError" in result.stderr
+    assert not list(tmp_path.glob("step-*.pt"))
 
 
 @pytest.mark.timeout(90)
@@ -178,4 +206,7 @@ def test_train_gpt_trains_and_prints_a_sample():
     assert after < before
     sample = out[out.index("sample at temperature 0.8:\n") + len("sample at temperature 0.8:\n") :]
     assert sample.startswith("ROMEO:\n") and len(sample.split("\ntrained")[0]) >= 40
-    assert "trained 4 steps" in out
+    done = re.search(r"trained 4 steps in [\d.]+ s: ([\d,.]+) windows/s \(([\d,]+) characters/s\)", out)
+    assert done, out
+    windows, characters = (float(g.replace(",", "")) for g in done.groups())
+    assert abs(characters - 16 * windows) <= 16  # a window is 16 characters: samples count windows

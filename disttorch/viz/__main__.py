@@ -40,7 +40,10 @@ def _is_metrics_dir(path: str) -> bool:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.steps < 0:
+        parser.error(f"--steps: expected 0 (the whole run) or a number of steps >= 1, got {args.steps}")
     try:
         import matplotlib  # noqa: F401
     except ImportError:

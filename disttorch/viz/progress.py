@@ -7,8 +7,10 @@
     bar.close()
 
 It shows ``desc |#####.....| 40/120 loss 0.312  1830 samples/s  0:04``. When stderr is not
-a terminal (a log file, or the launcher's rank-prefixed pipe) it does not redraw: it
-prints a line every ``min_interval`` seconds and one at the end.
+a terminal (a log file, or the launcher's rank-prefixed pipe) it does not redraw: like
+tqdm in a log, it prints one line at the end, and before that a line only when another
+tenth of the total is done and ``min_interval`` seconds have passed since the last one (a
+short epoch is one line; a long run reads 10%, 20%, ...); never a line just before the final one.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class ProgressBar:
         desc (str): text before the bar.
         width (int): characters of the bar itself.
         file: the stream to write to.
-        min_interval (float): seconds between lines when ``file`` is not a terminal.
+        min_interval (float): the least seconds between lines when ``file`` is not a terminal.
         disable (bool): draw nothing (e.g. on ranks other than 0).
     """
 
@@ -38,7 +40,7 @@ class ProgressBar:
         desc: str = "",
         width: int = 30,
         file: Optional[IO[str]] = None,
-        min_interval: float = 2.0,
+        min_interval: float = 10.0,
         disable: bool = False,
     ) -> None:
         self.total, self.desc, self.width = total, desc, width
@@ -52,6 +54,7 @@ class ProgressBar:
         self._last_draw = (
             float("-inf") if self._tty else self.start
         )  # a log gets its first line after min_interval
+        self._logged_tenth = 0  # in a log: the tenth of the total its last line showed
 
     def update(self, steps: int = 1, *, loss: Optional[float] = None, samples: int = 0) -> None:
         """Advance by ``steps``; ``loss`` is shown as a running mean, ``samples`` feed the throughput."""
@@ -62,8 +65,13 @@ class ProgressBar:
         now = time.perf_counter()
         if self.disable:
             return
-        interval = 0.1 if self._tty else self.min_interval
-        if now - self._last_draw >= interval and self.done < self.total:
+        if self._tty:
+            if now - self._last_draw >= 0.1 and self.done < self.total:
+                self._draw(now)
+            return
+        tenth = 10 * self.done // max(self.total, 1)
+        if self._logged_tenth < tenth < 9 and now - self._last_draw >= self.min_interval:
+            self._logged_tenth = tenth
             self._draw(now)
 
     def close(self) -> None:

@@ -27,6 +27,8 @@ KINDS = (
     ("all_reduce", "all-reduce", "#C44E52"),
 )
 OTHER = ("other", "#8172B3")
+#: Up to this many steps the spans get white edges and buckets their ticks; over more they blur.
+FINE_STEPS = 20
 
 
 @dataclass
@@ -38,6 +40,10 @@ class Span:
     name: str
     start: float
     duration: float  # 0 for an instant
+
+
+def _median_duration(bars: list[tuple[float, float]]) -> float:
+    return sorted(d for _, d in bars)[len(bars) // 2]
 
 
 def _kind(name: str) -> tuple[str, str]:
@@ -109,7 +115,8 @@ def plot_trace(
     Args:
         path: a merged ``trace.json``, or the trace directory holding it.
         out: the PNG to write.
-        steps: show only the last ``steps`` training steps (None: everything).
+        steps: show only the last ``steps`` training steps (None or 0: everything; over
+            ``FINE_STEPS`` steps the spans lose their edges and the bucket ticks are left out).
         title: the figure's title (default: says what is shown).
     """
     import matplotlib
@@ -121,26 +128,39 @@ def plot_trace(
     spans = last_steps(load_trace(path), steps)
     ranks = sorted({s.rank for s in spans})
     x0 = min(s.start for s in spans)
+    shown_steps = max(sum(s.name == "forward" and s.rank == r for s in spans) for r in ranks)
+    # Over many steps, a span is a sliver: its white edge and the bucket ticks would cover it in black.
+    fine = shown_steps <= FINE_STEPS
     fig, ax = plt.subplots(figsize=(12, 1.3 + 0.75 * len(ranks)), dpi=110)
     lane_h, used = 0.34, {}
     for band, rank in enumerate(ranks):
         base = (len(ranks) - 1 - band) * 1.0  # rank 0 on top
-        # longest first, so that a span nested in another (waiting inside backward) is drawn on top
-        for s in sorted((s for s in spans if s.rank == rank), key=lambda s: -s.duration):
-            y = base + (0.08 if s.comm else 0.5)
+        bars: dict[tuple[float, str], list[tuple[float, float]]] = {}  # (lane, kind) -> spans
+        ticks = []
+        for s in spans:
+            if s.rank != rank:
+                continue
             label, colour = _kind(s.name)
             if s.duration > 0:
-                ax.broken_barh(
-                    [(s.start - x0, s.duration)],
-                    (y, lane_h),
-                    facecolors=colour,
-                    edgecolors="white",
-                    linewidth=0.4,
+                bars.setdefault((base + (0.08 if s.comm else 0.5), label), []).append(
+                    (s.start - x0, s.duration)
                 )
                 used[label] = colour
-            elif s.name.startswith("bucket"):
-                ax.plot([s.start - x0] * 2, [base + 0.5, base + 0.5 + lane_h], color="black", linewidth=1.2)
+            elif s.name.startswith("bucket") and fine:
+                ticks.append(s.start - x0)
                 used["bucket ready"] = "black"
+        # one call per lane and kind; the longer kinds first, so that a span nested in another
+        # (waiting inside backward) is drawn on top
+        for (y, label), xs in sorted(bars.items(), key=lambda item: -_median_duration(item[1])):
+            ax.broken_barh(
+                xs,
+                (y, lane_h),
+                facecolors=used[label],
+                edgecolors="white" if fine else "none",
+                linewidth=0.4 if fine else 0,
+            )
+        if ticks:
+            ax.vlines(ticks, base + 0.5, base + 0.5 + lane_h, color="black", linewidth=1.2)
     ax.set_yticks([(len(ranks) - 1 - b) + t for b in range(len(ranks)) for t in (0.25, 0.67)])
     ax.set_yticklabels([f"rank {r} {lane}" for r in ranks for lane in ("comm", "main")], fontsize=8)
     ax.set_ylim(-0.05, len(ranks))
@@ -148,7 +168,10 @@ def plot_trace(
         ax.axhline(b - 0.02, color="#DDDDDD", linewidth=0.8)
     ax.set_xlim(0, max(s.start + s.duration for s in spans) - x0)
     ax.set_xlabel("time (ms)")
-    shown = f"last {steps} steps" if steps else "whole run"
+    if not steps:
+        shown = f"whole run ({shown_steps} steps)"
+    else:
+        shown = "last step" if steps == 1 else f"last {steps} steps"
     handles = [Patch(color=c, label=name) for _, name, c in KINDS + (("",) + OTHER,) if name in used]
     if "bucket ready" in used:
         handles.append(plt.Line2D([], [], color="black", linewidth=1.2, label="bucket ready"))

@@ -403,6 +403,23 @@ def test_argument_errors(args, message, monkeypatch, capsys):
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--nproc", "0", "x.py"], "--nproc-per-node: expected an integer >= 1 or 'auto', got '0'"),
+        (["--nproc", "-1", "x.py"], "--nproc-per-node: expected an integer >= 1 or 'auto', got '-1'"),
+        (["--nproc", "2"], "no script given: expected disttorch-launch [options] script.py"),
+    ],
+)
+def test_argument_errors_are_one_line_without_the_usage_block(args, message, capsys):
+    with pytest.raises(SystemExit):
+        parse_args(args)
+    first, *rest = capsys.readouterr().err.splitlines()
+    assert first.startswith("disttorch-launch: error: ") and message in first, first
+    assert rest == ["(see disttorch-launch --help)"]
+
+
+@pytest.mark.timeout(60)
 def test_argument_error_exit_status_from_the_command_line():
     result = launch("--nproc-per-node", "0", ENV_DUMP)
     assert result.returncode == 2

@@ -2,6 +2,10 @@
 
 import io
 import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +39,16 @@ def test_progress_bar_in_a_log_waits_min_interval_between_lines():
         bar.update(1, loss=1.0)
     bar.close()
     assert out.getvalue().count("\n") == 1 and "100/100" in out.getvalue()
+
+
+def test_progress_bar_in_a_log_writes_a_line_per_tenth_and_none_just_before_the_end():
+    out = io.StringIO()
+    bar = ProgressBar(59, file=out, min_interval=0.0)
+    for _ in range(59):
+        bar.update(1)
+    bar.close()
+    done = [line.split("| ")[1].split()[0] for line in out.getvalue().splitlines()]
+    assert done == ["6/59", "12/59", "18/59", "24/59", "30/59", "36/59", "42/59", "48/59", "59/59"]
 
 
 def test_disabled_progress_bar_writes_nothing():
@@ -170,6 +184,39 @@ def test_plot_command_draws_traces_and_loss_curves(tmp_path, capsys):
     assert "No such file" in capsys.readouterr().err
 
 
+@pytest.mark.timeout(60)
+def test_a_trace_of_the_whole_run_is_not_a_black_band_and_titles_are_singular(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib import figure, image
+
+    write_trace(tmp_path / "trace.json", steps=400)
+    assert plot_main([str(tmp_path), "--out", str(tmp_path / "all.png"), "--steps", "0"]) == 0
+    pixels = image.imread(tmp_path / "all.png")[..., :3]
+    black = (pixels.max(axis=-1) < 0.15).mean()
+    assert black < 0.02, f"{black:.1%} of the picture is black"
+    titles = []
+    monkeypatch.setattr(figure.Figure, "suptitle", lambda self, text, **kw: titles.append(text))
+    assert plot_main([str(tmp_path), "--out", str(tmp_path / "one.png"), "--steps", "1"]) == 0
+    assert titles and titles[-1].endswith("last step"), titles
+    with pytest.raises(SystemExit):
+        plot_main([str(tmp_path), "--out", str(tmp_path / "x.png"), "--steps", "-1"])
+
+
 def test_metrics_of_a_rank_stopped_mid_line_keep_the_whole_lines(tmp_path):
     (tmp_path / "rank0.jsonl").write_text('{"rank": 0, "step": 1, "loss": 2.0}\n{"rank": 0, "st')
     assert read_metrics(tmp_path) == {0: [{"rank": 0, "step": 1, "loss": 2.0}]}
+
+
+def test_what_the_readme_picture_commands_write_is_ignored_by_git():
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("not a git checkout")
+    readme = (root / "README.md").read_text()
+    block = readme[readme.index("## Pictures: traces and loss curves") :].split("```bash")[1].split("```")[0]
+    written = re.findall(r"--(?:trace-dir|log-metrics|out) (\S+)", block)
+    assert sorted(written) == ["loss.png", "metrics", "trace.png", "traces"], written
+    for name in written:
+        check = subprocess.run(["git", "check-ignore", "-q", name], cwd=root, check=False)
+        assert check.returncode == 0, (
+            f"{name} (written by the README's picture commands) is not in .gitignore"
+        )

@@ -1,0 +1,100 @@
+"""The launcher's failure summary with real disttorch ranks: the rank that raised is the root
+cause even when the peer that noticed exits first; the ranks that only reported it show one
+line and no library internals; a frozen rank the launcher stopped is said to be stopped by it;
+a rank that exited 0 while the others wait for it is named."""
+
+import signal
+import time
+
+import pytest
+
+from disttorch.launcher.failure import RankExit, blame, format_summary
+
+from launcher_scripts.harness import SCRIPTS, launch, start
+
+PEERS = SCRIPTS / "peers.py"
+
+
+def rank_exit(rank, code, t, stopped=False, record=None):
+    return RankExit(rank, rank, 0, "h", 100 + rank, code, t, stopped=stopped, record=record)
+
+
+def test_a_rank_that_raised_is_the_root_cause_even_when_its_reporter_exited_first():
+    reporter = rank_exit(
+        0,
+        1,
+        10.0,
+        record={"kind": "exception", "error": "PeerDiedError: rank 1 left the group", "blamed_rank": 1},
+    )
+    raised = rank_exit(
+        1,
+        1,
+        10.4,
+        record={
+            "kind": "exception",
+            "error": "ValueError: rank 1 cannot go on",
+            "where": 'train.py, line 9, in step: raise ValueError("rank 1 cannot go on")',
+            "traceback": "Traceback (most recent call last):\n  ...\nValueError: rank 1 cannot go on\n",
+        },
+    )
+    root, by = blame(reporter, [reporter, raised])
+    assert root is raised and by is None
+    text = format_summary(root, [reporter, raised], 0, 0, reported_by=by)
+    assert "rank 1 was the first to fail: ValueError: rank 1 cannot go on" in text
+    assert "stopped responding" not in text
+    assert '  where      : train.py, line 9, in step: raise ValueError("rank 1 cannot go on")' in text
+    assert "  rank 0    (node 0, pid 100): failed, exit code 1: PeerDiedError: rank 1 left the group" in text
+
+
+def test_a_frozen_rank_the_launcher_stopped_is_not_said_to_be_killed_from_outside():
+    reporter = rank_exit(
+        0, 1, 10.0, record={"kind": "exception", "error": "PeerDiedError: x", "blamed_rank": 1}
+    )
+    frozen = rank_exit(1, -15, 12.0, stopped=True)
+    root, by = blame(reporter, [reporter, frozen])
+    text = format_summary(root, [reporter, frozen], 0, 0, reported_by=by)
+    assert "from outside the launcher" not in text
+    assert "the launcher stopped this rank (signal SIGTERM (15)) after rank 0 reported it" in text
+
+
+def test_ranks_that_failed_the_same_way_share_one_line():
+    ranks = [
+        rank_exit(r, 1, 10.0 + r, record={"kind": "exception", "error": "SyntaxError: x (a.py, line 2)"})
+        for r in range(3)
+    ]
+    text = format_summary(ranks[0], ranks, 0, 0)
+    assert "  ranks 1-2: failed the same way as rank 0" in text
+    assert text.count("SyntaxError") == 2  # the headline and the error line
+
+
+@pytest.mark.timeout(90)
+def test_the_rank_that_raised_leads_and_its_peer_reports_in_one_line(tmp_path):
+    result = launch("--nproc", 2, PEERS, "raise", timeout=80)
+    assert result.returncode == 1, result.stderr
+    summary = result.stderr[result.stderr.index("job failed") :]
+    assert "rank 1 was the first to fail: ValueError: rank 1 cannot go on" in summary, summary
+    assert "where      : " in summary and 'in step: raise ValueError("rank 1 cannot go on")' in summary
+    reporter = [line for line in summary.splitlines() if "rank 0 " in line and "(node 0" in line]
+    assert len(reporter) == 1 and "exit code 1" in reporter[0], summary
+    rank0 = [line for line in result.stderr.splitlines() if line.startswith("[rank0]:")]
+    assert rank0 and not any("process_group.py" in line or "peer_channel.py" in line for line in rank0), rank0
+    assert len(rank0) <= 8, rank0  # the user's frames and the message
+
+
+@pytest.mark.timeout(90)
+def test_a_rank_that_exits_0_while_the_others_wait_is_named(tmp_path):
+    proc = start("--nproc", 2, PEERS, "leave")
+    started = time.monotonic()
+    try:
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if "exited 0" in line and "still run" in line:
+                break
+        elapsed = time.monotonic() - started
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert "rank(s) 1 exited 0" in seen[-1] and "rank(s) 0 still run" in seen[-1], "".join(seen)
+    assert elapsed < 40, f"the launcher said it after {elapsed:.1f} s"

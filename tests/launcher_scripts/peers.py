@@ -1,0 +1,35 @@
+"""Test worker: ranks all-reduce in a loop; rank 1 breaks in the way argv asks.
+
+usage: peers.py MODE
+MODE: raise (rank 1 raises ValueError in its third step), freeze (rank 1 stops answering;
+the others time out after 3 s), leave (rank 1 exits 0 without joining the group; rank 0
+waits for it up to 60 s).
+"""
+
+import os
+import sys
+import time
+from datetime import timedelta
+
+import disttorch
+import disttorch.distributed as dist
+
+mode = sys.argv[1]
+if mode == "leave" and os.environ["RANK"] == "1":
+    sys.exit(0)
+dist.init_process_group("gloo", timeout=timedelta(seconds=60 if mode == "leave" else 3))
+rank = dist.get_rank()
+t = disttorch.ones(4)
+
+
+def step(i):
+    if rank == 1 and i == 3:
+        if mode == "raise":
+            raise ValueError("rank 1 cannot go on")
+        time.sleep(60)
+    dist.all_reduce(t)
+
+
+for i in range(6):
+    step(i)
+dist.destroy_process_group()
