@@ -40,3 +40,31 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
 
     parallel_over(a.shape, part, skip=(dim,), work=3 * a.size)
     return out, probs
+
+
+def softmax_last_(s: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis, in place on ``s`` (attention's weights). ``fmax.reduce``
+    is the faster row max: a NaN row still ends up NaN through ``exp``; the row sums are a
+    matrix-vector product."""
+
+    def part(index: tuple) -> None:
+        rows = s[index]
+        rows -= np.fmax.reduce(rows, axis=-1, keepdims=True)
+        np.exp(rows, out=rows)
+        rows *= (1.0 / (rows @ np.ones(rows.shape[-1], dtype=rows.dtype)))[..., None]
+
+    parallel_over(s.shape, part, skip=(-1,), work=3 * s.size)
+    return s
+
+
+def softmax_backward_last_(gp: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The gradient through a softmax over the last axis, ``P * (dP - rowsum(dP * P))``,
+    in place on ``gp`` (``dP``)."""
+
+    def part(index: tuple) -> None:
+        g, q = gp[index], p[index]
+        g -= np.einsum("...ij,...ij->...i", g, q)[..., None]
+        g *= q
+
+    parallel_over(gp.shape, part, skip=(-1,), work=3 * gp.size)
+    return gp

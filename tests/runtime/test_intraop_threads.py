@@ -165,6 +165,15 @@ _CASES = {
     "relu": (lambda a: F.relu(a), [(9, 33)]),
     "softmax dim 0": (lambda a: F.softmax(a, dim=0), [(7, 5, 3)]),
     "log_softmax": (lambda a: F.log_softmax(a, dim=-1), [(7, 5, 3)]),
+    "gelu": (lambda a: F.gelu(a.float()).double(), [(9, 33)]),
+    "gelu tanh": (lambda a: F.gelu(a, approximate="tanh"), [(9, 33)]),
+    "layer_norm": (lambda a: F.layer_norm(a, (5, 3)), [(7, 5, 3)]),
+    "group_norm": (lambda a: F.group_norm(a, 2), [(7, 4, 3)]),
+    "attention": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        [(3, 2, 5, 4)] * 3,
+    ),
+    "cross_entropy": (lambda a: F.cross_entropy(a, disttorch.tensor([1, 0, 4, 2, 2, 3, 0])), [(7, 5)]),
     "max_pool": (lambda a: F.max_pool2d(a, 3, 2, 1), [(5, 3, 9, 9)]),
     "avg_pool": (lambda a: F.avg_pool3d(a, 2, 1), [(5, 2, 4, 4, 4)]),
     "conv shifted": (lambda a, w: F.conv2d(a, w, padding=1), [(5, 16, 6, 6), (4, 16, 3, 3)]),
@@ -172,6 +181,9 @@ _CASES = {
     "conv1d": (lambda a, w: F.conv1d(a, w, dilation=2), [(5, 3, 20), (4, 3, 3)]),
     "conv transposed": (lambda a, w: F.conv_transpose2d(a, w, stride=2), [(5, 4, 6, 6), (4, 3, 3, 3)]),
 }
+
+
+_REDUCTIONS = {"layer_norm", "group_norm"}
 
 
 @pytest.mark.parametrize("case", list(_CASES))
@@ -185,8 +197,8 @@ def test_results_are_the_same_for_every_thread_count(split, case):
         runs[n] = _grads(fn, *inputs)
     for n in (2, 3):
         for i, (got, want) in enumerate(zip(runs[n], runs[1])):
-            if case.startswith("conv") and i == len(shapes) and len(shapes) == 2:
-                np.testing.assert_allclose(got, want, rtol=1e-12)  # the weight gradient: a sum over images
+            if case in _REDUCTIONS or (case.startswith("conv") and i == len(shapes) and len(shapes) == 2):
+                np.testing.assert_allclose(got, want, rtol=1e-12)  # norms; a weight gradient sums over images
             else:
                 assert np.array_equal(got, want), f"{case}: output {i} differs with {n} threads"
 

@@ -21,6 +21,7 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import torch_random as _kr
+from ...kernels.softmax import softmax_backward_last_, softmax_last_
 from ...ops.shape import cat
 from ._numpy_backward import check_same_dtype, numpy_backward
 from .linear import linear
@@ -43,16 +44,6 @@ def _as_bias(mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return mask.astype(dtype, copy=False)
 
 
-def _softmax_last(s: np.ndarray) -> np.ndarray:
-    """Numerically stable softmax over the last axis, in place on ``s``. (``fmax.reduce`` is
-    the faster row max: a NaN row still ends up NaN through ``exp``; the row sums are a
-    matrix-vector product.)"""
-    s -= np.fmax.reduce(s, axis=-1, keepdims=True)
-    np.exp(s, out=s)
-    s *= (1.0 / (s @ np.ones(s.shape[-1], dtype=s.dtype)))[..., None]
-    return s
-
-
 class ScaledDotProductAttention(Function):
     """Fused attention; returns ``(output, attention weights after dropout)``."""
 
@@ -68,7 +59,7 @@ class ScaledDotProductAttention(Function):
             s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
         if attn_mask is not None:
             s = s + _as_bias(attn_mask._data, s.dtype)
-        p = _softmax_last(s)
+        p = softmax_last_(s)
         keep = None
         if dropout_p > 0.0:
             # PyTorch's math path: dropout's noise, bernoulli_(1 - p) of the default generator
@@ -104,9 +95,7 @@ class ScaledDotProductAttention(Function):
             if ctx.keep is not None:
                 gp *= ctx.keep
                 gp /= np.asarray(1.0 - ctx.dropout_p, dtype=gp.dtype)
-            gs = gp  # softmax backward: P * (dP - rowsum(dP * P))
-            gs -= np.einsum("...ij,...ij->...i", gp, p)[..., None]
-            gs *= p
+            gs = softmax_backward_last_(gp, p)
             gmask = gs.copy() if need_mask else None
             gq = np.matmul(gs, k) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None
             gk = np.matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
