@@ -28,6 +28,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
+from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
 from ..kernels.threads import elementwise as _split
 from ._helpers import arr, binary, broadcast_error, no_complex, scalar_type_name
@@ -267,8 +268,10 @@ class Pow(Function):
     def forward(ctx, a, b):
         xa, xb = arr(a), arr(b)
         _int_power_check(xa, xb)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = binary(np.power, a, b)
+        out = power_kernel(xa, xb) if isinstance(xa, np.ndarray) else None  # integer/half-integer powers
+        if out is None:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                out = binary(np.power, a, b)
         if ctx.needs_input_grad:
             _operands(ctx, a, b)
             ctx.out = out
