@@ -40,6 +40,7 @@ __all__ = [
     "parallel_for",
     "parallel_over",
     "map_rows",
+    "matmul",
     "parts_for",
     "set_num_threads",
 ]
@@ -47,6 +48,11 @@ __all__ = [
 #: Elements of work below which one more thread costs more than it saves (the pool's
 #: hand-off is ~20-50 us; a float32 add streams ~1 element/ns): measured by benchmarks/threads.py.
 MIN_PART_ELEMENTS = 1 << 16
+
+
+#: Multiply-adds a BLAS thread must get before a single matrix product is given it: waking
+#: a BLAS thread costs tens of microseconds, and on a busy machine far more.
+MIN_BLAS_MACS = 1 << 21
 
 
 def default_num_threads() -> int:
@@ -223,3 +229,31 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
 
     parallel_for(len(dst), part, size)
     return out
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.matmul(a, b)`` on as many threads as its size is worth. A stack of float products
+    splits over the op's threads (one BLAS thread each; each product is the same BLAS call,
+    so the numbers do not depend on the split); a single product gets one BLAS thread per
+    :data:`MIN_BLAS_MACS` multiply-adds, up to the budget."""
+    if _budget.threads == 1 or a.ndim < 2 or b.ndim < 2 or _budget.region.locked():
+        return np.matmul(a, b)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    macs = int(np.prod(batch)) * a.shape[-2] * a.shape[-1] * b.shape[-1]
+    if batch and batch[0] > 1 and a.dtype == b.dtype and a.dtype in (np.float32, np.float64):
+        if parts_for(batch[0], macs) > 1:
+            out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=a.dtype)
+            xa, xb = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+            parallel_for(batch[0], lambda i, j: np.matmul(xa[i:j], xb[i:j], out=out[i:j]), macs)
+            return out
+    blas = max(1, min(_budget.threads, macs // MIN_BLAS_MACS))
+    if blas == _budget.threads:
+        return np.matmul(a, b)
+    libs = _budget.blas_pools()
+    for lib in libs:
+        lib.set_num_threads(blas)
+    try:
+        return np.matmul(a, b)
+    finally:
+        for lib in libs:
+            lib.set_num_threads(_budget.threads)

@@ -69,8 +69,9 @@ def _run_recorded(n: int, op) -> list:
         lambda x: F.softmax(x, dim=-1),
         lambda x: F.conv2d(x[:, None], disttorch.ones(4, 1, 3, 3)),
         lambda x: F.max_pool2d(x[:, None], 2),
+        lambda x: x @ x,
     ],
-    ids=["binary", "unary", "relu", "softmax", "conv", "pool"],
+    ids=["binary", "unary", "relu", "softmax", "conv", "pool", "batched matmul"],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
     x = disttorch.randn(8, 16, 16)
@@ -114,6 +115,24 @@ def test_blas_runs_one_thread_per_part_and_is_restored(split):
     seen = []
     threads.parallel_for(4, lambda a, b: seen.append(blas()), work=10)
     assert seen == [{1}, {1}] and blas() == {2}
+
+
+def test_a_small_matrix_product_runs_on_one_blas_thread(split, monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    disttorch.set_num_threads(2)
+    seen = []
+    real = np.matmul
+
+    def spy(a, b, **kwargs):
+        seen.append({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+        return real(a, b, **kwargs)
+
+    monkeypatch.setattr(threads.np, "matmul", spy)
+    threads.matmul(np.ones((8, 8)), np.ones((8, 8)))
+    big = np.ones((256, 256))
+    threads.matmul(big, big)
+    assert seen == [{1}, {2}]
 
 
 def test_nested_and_concurrent_ops_run_on_their_own_thread(split):
@@ -174,6 +193,8 @@ _CASES = {
         [(3, 2, 5, 4)] * 3,
     ),
     "cross_entropy": (lambda a: F.cross_entropy(a, disttorch.tensor([1, 0, 4, 2, 2, 3, 0])), [(7, 5)]),
+    "batched matmul": (lambda a, b: a @ b, [(6, 5, 7), (1, 7, 3)]),
+    "linear": (lambda a, w: F.linear(a, w), [(6, 5, 7), (4, 7)]),
     "max_pool": (lambda a: F.max_pool2d(a, 3, 2, 1), [(5, 3, 9, 9)]),
     "avg_pool": (lambda a: F.avg_pool3d(a, 2, 1), [(5, 2, 4, 4, 4)]),
     "conv shifted": (lambda a, w: F.conv2d(a, w, padding=1), [(5, 16, 6, 6), (4, 16, 3, 3)]),

@@ -22,6 +22,7 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import torch_random as _kr
 from ...kernels.softmax import softmax_backward_last_, softmax_last_
+from ...kernels.threads import matmul as blas_matmul
 from ...ops.shape import cat
 from ._numpy_backward import check_same_dtype, numpy_backward
 from .linear import linear
@@ -54,7 +55,7 @@ class ScaledDotProductAttention(Function):
     def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale):
         q, k, v = query._data, key._data, value._data
         qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
-        s = np.matmul(qs, k.swapaxes(-1, -2))
+        s = blas_matmul(qs, k.swapaxes(-1, -2))
         if is_causal:
             s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
         if attn_mask is not None:
@@ -67,7 +68,7 @@ class ScaledDotProductAttention(Function):
             p_used = p * keep / np.asarray(1.0 - dropout_p, dtype=p.dtype)
         else:
             p_used = p
-        out = np.matmul(p_used, v)
+        out = blas_matmul(p_used, v)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
         ctx.dropout_p, ctx.scale, ctx.is_causal, ctx.mask = dropout_p, scale, is_causal, attn_mask
         ctx.save_for_backward(query, key, value)
@@ -86,10 +87,10 @@ class ScaledDotProductAttention(Function):
                 g = grad._data
             else:  # only the weights output got a gradient
                 g = np.zeros(p.shape[:-1] + v.shape[-1:], dtype=p.dtype)
-            gv = np.matmul(p_used.swapaxes(-1, -2), g) if need_v else None
+            gv = blas_matmul(p_used.swapaxes(-1, -2), g) if need_v else None
             if not (need_q or need_k or need_mask):
                 return None, None, gv, None
-            gp = np.matmul(g, v.swapaxes(-1, -2))
+            gp = blas_matmul(g, v.swapaxes(-1, -2))
             if grad_weights is not None:
                 gp += grad_weights._data
             if ctx.keep is not None:
@@ -97,8 +98,8 @@ class ScaledDotProductAttention(Function):
                 gp /= np.asarray(1.0 - ctx.dropout_p, dtype=gp.dtype)
             gs = softmax_backward_last_(gp, p)
             gmask = gs.copy() if need_mask else None
-            gq = np.matmul(gs, k) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None
-            gk = np.matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
+            gq = blas_matmul(gs, k) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None
+            gk = blas_matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
             return gq, gk, gv, gmask
 
         def jvp(tq: Tensor | None, tk: Tensor | None, tv: Tensor | None, tmask: Tensor | None) -> Tensor:
