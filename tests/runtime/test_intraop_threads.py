@@ -224,6 +224,42 @@ def test_results_are_the_same_for_every_thread_count(split, case):
                 assert np.array_equal(got, want), f"{case}: output {i} differs with {n} threads"
 
 
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam"])
+def test_optimizer_updates_split_over_parameters_with_the_same_numbers(split, name):
+    results = {}
+    for n in (1, 3):
+        disttorch.set_num_threads(n)
+        disttorch.manual_seed(0)
+        params = [disttorch.randn(5, 4, requires_grad=True) for _ in range(5)]
+        kwargs = {"lr": 0.1, "momentum": 0.9} if name == "SGD" else {"lr": 0.1}
+        opt = getattr(disttorch.optim, name)(params, **kwargs)
+        for _ in range(3):
+            sum((p * p).sum() for p in params).backward()
+            opt.step()
+            opt.zero_grad()
+        results[n] = [p.detach().numpy().copy() for p in params]
+    assert all(np.array_equal(a, b) for a, b in zip(results[1], results[3]))
+
+
+def test_an_optimizer_step_runs_on_several_threads_only_when_allowed(split):
+    params = [disttorch.randn(64, requires_grad=True) for _ in range(6)]
+    opt = disttorch.optim.SGD(params, lr=0.1)
+    for p in params:
+        p.grad = disttorch.ones_like(p)
+    assert len(_run_recorded(3, opt.step)) == 2 and _run_recorded(1, opt.step) == []
+
+
+def test_collate_stacks_on_several_threads_with_the_same_batch(split):
+    from disttorch.utils.data import default_collate
+
+    samples = [disttorch.randn(3, 4) for _ in range(8)]
+    several = _run_recorded(4, lambda: default_collate(samples))
+    assert len(several) == 3
+    assert np.array_equal(default_collate(samples).numpy(), np.stack([s.numpy() for s in samples]))
+    with pytest.raises(ValueError, match="same shape"):
+        default_collate([np.zeros(3), np.zeros(1)])
+
+
 # ---------------------------------------------------------------------- fork
 @pytest.mark.timeout(90)
 def test_a_forked_child_makes_its_own_pool():
