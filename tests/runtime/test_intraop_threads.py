@@ -195,6 +195,7 @@ _CASES = {
     "cross_entropy": (lambda a: F.cross_entropy(a, disttorch.tensor([1, 0, 4, 2, 2, 3, 0])), [(7, 5)]),
     "batched matmul": (lambda a, b: a @ b, [(6, 5, 7), (1, 7, 3)]),
     "linear": (lambda a, w: F.linear(a, w), [(6, 5, 7), (4, 7)]),
+    "sum over dims": (lambda a: a.sum((0, 2)) + a.mean(-1).sum(0, keepdim=True), [(6, 5, 7)]),
     "max_pool": (lambda a: F.max_pool2d(a, 3, 2, 1), [(5, 3, 9, 9)]),
     "avg_pool": (lambda a: F.avg_pool3d(a, 2, 1), [(5, 2, 4, 4, 4)]),
     "conv shifted": (lambda a, w: F.conv2d(a, w, padding=1), [(5, 16, 6, 6), (4, 16, 3, 3)]),
@@ -204,7 +205,7 @@ _CASES = {
 }
 
 
-_REDUCTIONS = {"layer_norm", "group_norm"}
+_REDUCTIONS = {"layer_norm", "group_norm", "sum over dims"}
 
 
 @pytest.mark.parametrize("case", list(_CASES))
@@ -258,6 +259,19 @@ def test_collate_stacks_on_several_threads_with_the_same_batch(split):
     assert np.array_equal(default_collate(samples).numpy(), np.stack([s.numpy() for s in samples]))
     with pytest.raises(ValueError, match="same shape"):
         default_collate([np.zeros(3), np.zeros(1)])
+
+
+@pytest.mark.parametrize("dtype", [disttorch.float32, disttorch.float64, disttorch.int32, disttorch.bool])
+def test_a_whole_sum_is_deterministic_per_thread_count_and_close_across(split, dtype):
+    x = (disttorch.randn(1000, 37) * 100).to(dtype)
+    disttorch.set_num_threads(1)
+    one = x.sum().item()
+    disttorch.set_num_threads(3)
+    runs = {x.sum().item() for _ in range(3)}
+    assert len(runs) == 1 and runs.pop() == pytest.approx(one, rel=1e-5)
+    assert x.sum(dtype=disttorch.float64).dtype == disttorch.float64
+    assert x.float().mean().item() == pytest.approx(x.double().mean().item(), rel=1e-5)
+    assert x.sum((0, 1), keepdim=True).shape == (1, 1)
 
 
 # ---------------------------------------------------------------------- fork
