@@ -3,6 +3,10 @@ thread for three models (MLP, small CNN, small GPT; see ``models.py``), in distt
 when installed, in PyTorch, side by side in one run; print a table with the ratios.
 
     python benchmarks/train_step.py [--steps 20] [--models mlp,cnn,gpt] [--profile cnn]
+                                    [--threads N]
+
+``--threads N`` runs both libraries with ``set_num_threads(N)`` (wall time: CPU time adds
+up the threads) and adds each library's speed-up over one thread, measured in the same run.
 
 A ratio is disttorch's median step time over PyTorch's (lower is better); the two take
 turns step by step and CPU time is measured unless ``--clock wall`` (see ``time_steps``).
@@ -120,6 +124,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps per model")
     parser.add_argument("--models", default="mlp,cnn,gpt", help="comma-separated subset")
     parser.add_argument("--profile", default=None, help="profile disttorch on this model")
+    parser.add_argument("--threads", type=int, default=1, help="intra-op threads of both libraries")
     parser.add_argument(
         "--clock",
         choices=("cpu", "wall"),
@@ -134,6 +139,9 @@ def main() -> None:
         profile(args.profile, args.steps)
         return
     names = [n.strip() for n in args.models.split(",") if n.strip()]
+    if args.threads > 1:
+        threaded(names, args.threads, args.steps)
+        return
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     print(f"one training step, 1 thread, {args.clock} time, median of {args.steps}; {describe(torch)}")
     print(f"{'model':<6}{'disttorch ms':>14}{'torch ms':>11}{'ratio':>8}{'target':>8}  ")
@@ -148,6 +156,27 @@ def main() -> None:
         ratio = ours / theirs
         verdict = "ok" if ratio <= TARGETS[name] else "over"
         print(f"{name:<6}{ours:>14.2f}{theirs:>11.2f}{ratio:>8.2f}{TARGETS[name]:>8.1f}  {verdict}")
+
+
+def threaded(names: list, threads: int, steps: int) -> None:
+    """Wall time of a step on 1 and on ``threads`` threads, per library, and the speed-ups;
+    target: disttorch's speed-up >= 0.9x PyTorch's."""
+    libs = [disttorch] + ([torch] if torch is not None else [])
+    print(f"one training step, 1 vs {threads} threads, wall time, median of {steps}; {describe(torch)}")
+    print(f"{'model':<6}{'library':>10}{'1 thread ms':>13}{f'{threads} threads ms':>14}{'speed-up':>10}")
+    for name in names:
+        speedups = []
+        for lib in libs:
+            step = make_step(lib, name)
+            times = []
+            for n in (1, threads):
+                lib.set_num_threads(n)
+                times += time_steps([step], steps, clock=time.perf_counter)
+            lib.set_num_threads(1)
+            speedups.append(times[0] / times[1])
+            print(f"{name:<6}{lib.__name__:>10}{times[0]:>13.2f}{times[1]:>14.2f}{speedups[-1]:>10.2f}")
+        if len(speedups) == 2:
+            print(f"{name:<6}{'ratio':>10}{'':>27}{speedups[0] / speedups[1]:>10.2f}  (target >= 0.9)")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
 """``torch.set_num_threads`` and friends: this process's compute threads.
 
-disttorch's heavy kernels are NumPy's BLAS calls (matrix products, convolutions as matrix
-products), so "intra-op threads" are the BLAS (and OpenMP) thread pools loaded in this
-process; they are read and set with ``threadpoolctl`` (``pip install disttorch[threads]``).
-disttorch runs no inter-op thread pool: ``set_num_interop_threads`` is kept for
-``get_num_interop_threads`` with PyTorch's rule that it may be set once.
+The intra-op budget lives in ``kernels/threads.py``: how many threads one op may use, for
+the kernels it splits across its own pool and for NumPy's BLAS pools (reached through
+``threadpoolctl``), which get the same number. disttorch runs no inter-op thread pool:
+``set_num_interop_threads`` is kept for ``get_num_interop_threads`` with PyTorch's rule
+that it may be set once.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+from .kernels import threads as _intraop
 
 __all__ = [
     "get_num_interop_threads",
@@ -44,19 +46,18 @@ def _check_count(name: str, n: Any) -> int:
 
 
 def set_num_threads(int: int) -> None:
-    """Set the number of threads of this process's BLAS/OpenMP pools (NumPy's matrix
-    products) to ``int``."""
+    """Set the number of threads used for intra-op parallelism: the ops that split their
+    work (convolution, pooling, large element-wise ops, softmax, norms...) and NumPy's
+    BLAS/OpenMP pools (matrix products)."""
     n = _check_count("set_num_threads", int)
-    ctl = _controller()
-    ctl.limit(limits=n)
+    _controller().limit(limits=n, user_api="openmp")
+    _intraop.set_num_threads(n)
 
 
 def get_num_threads() -> int:
-    """The number of threads NumPy's BLAS uses in this process (the largest pool's size)."""
-    pools = [p for p in _controller().info() if p.get("user_api") in ("blas", "openmp")]
-    if not pools:
-        return 1
-    return max(int(p["num_threads"]) for p in pools)
+    """The number of threads used for intra-op parallelism (``OMP_NUM_THREADS`` at start,
+    else the usable cores, as in PyTorch)."""
+    return _intraop.get_num_threads()
 
 
 def set_num_interop_threads(int: int) -> None:

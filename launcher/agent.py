@@ -26,7 +26,7 @@ from typing import Callable, List, Optional, Tuple, TypeVar
 
 from . import output, reaper
 from .cli import LaunchConfig
-from .devices import blas_note, format_plan, format_ranges, plan_cores, thread_env
+from .devices import blas_note, format_plan, format_ranges, plan_cores, plan_threads
 from .failure import RankExit, blame, format_summary, signal_name
 from .guardian import Guardian, sweep_files
 from .output import say
@@ -51,7 +51,7 @@ class Agent:
     def __init__(self, config: LaunchConfig) -> None:
         self.config = config
         self.plan = plan_cores(config.nproc, config.cores_per_rank, config.bind_cores)
-        self.threads = thread_env(self.plan, os.environ)
+        self.threads = plan_threads(self.plan, os.environ)
         self.secret = config.job_secret or secrets.token_hex(32)  # single node: a fresh one per job
         self.signal: Optional[int] = None
         self.hurry = threading.Event()  # a second signal: skip the grace period
@@ -248,7 +248,7 @@ class Agent:
             trace_dir=c.trace_dir,
             faults=c.faults,
             cores=self.plan.cores[local_rank],
-            threads=self.threads,
+            threads=self.threads.env,
             as_torch=c.as_torch,
         )
         shown = c.local_ranks_filter is None or local_rank in c.local_ranks_filter

@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="nproc",
         default="1",
         metavar="N",
-        help="ranks on this node: an integer, or 'auto' (or 'cpu') = usable cores (default 1)",
+        help="ranks on this node: an integer, or 'auto' (or 'cpu') = usable cores // --cores-per-rank "
+        "(one rank per core by default) (default 1)",
     )
     workers.add_argument(
         "-m",
@@ -329,8 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="cores_per_rank",
         default=None,
         metavar="N",
-        help="cores for each rank, also its OMP/OpenBLAS/MKL thread count "
-        "(default: usable cores // nproc, at least 1)",
+        help="cores for each rank, also its thread count (disttorch's ops and OMP/OpenBLAS/MKL; "
+        "default: usable cores // nproc, at least 1)",
     )
     bind = cpu.add_mutually_exclusive_group()
     bind.add_argument(
@@ -431,8 +432,11 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
     parser = build_parser()
     a = parser.parse_args(argv)
     usable = len(os.sched_getaffinity(0))
-    if a.nproc in ("auto", "cpu"):
-        nproc = usable
+    cores = a.cores_per_rank
+    if cores is not None:
+        cores = int(_number(parser, "--cores-per-rank", cores, int, 1))
+    if a.nproc in ("auto", "cpu"):  # one rank per core, or per --cores-per-rank cores
+        nproc = max(1, usable // (cores or 1))
     elif a.nproc == "gpu":
         parser.error("--nproc-per-node gpu: no GPU support here; use an integer or 'auto' (= usable cores)")
     else:
@@ -486,9 +490,6 @@ def parse_args(argv: Optional[List[str]] = None) -> LaunchConfig:
             parser.error(f"--rdzv-conf: only join_timeout=SECONDS is understood, got {item!r}")
         join_timeout = value.strip()
 
-    cores = a.cores_per_rank
-    if cores is not None:
-        cores = int(_number(parser, "--cores-per-rank", cores, int, 1))
     try:
         plan_cores(nproc, cores, a.bind_cores)
     except ValueError as exc:

@@ -3,8 +3,13 @@
 Every local rank gets ``cores_per_rank`` cores. When the node has enough usable cores for
 all of them (``nproc * cores_per_rank <= usable``), rank ``i`` is pinned to its own slice of
 the usable cores (``DISTTORCH_CPU_AFFINITY``, applied by ``disttorch.launcher.bootstrap``), so ranks do
-not fight over cores. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS``
-are set to ``cores_per_rank`` unless the user set them, so BLAS does not oversubscribe.
+not fight over cores.
+
+Each rank runs as many threads as it has cores (disttorch's ops and NumPy's BLAS share
+that budget, see ``disttorch/kernels/threads.py``), unless the user's ``OMP_NUM_THREADS``
+says otherwise: :func:`plan_threads` decides, and sets ``OMP_NUM_THREADS``,
+``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` to that count where the user did not set
+them. The start table gives every rank's cores and threads and says why (:func:`format_plan`).
 
 NumPy's OpenBLAS picks its kernels for the CPU it runs on unless ``OPENBLAS_CORETYPE``
 names them. When that variable pins kernels without AVX-512 on a CPU that has it, the start
@@ -36,6 +41,7 @@ class CorePlan:
     usable: List[int]
     cores: List[Optional[List[int]]]  # per local rank; None = not pinned
     note: str  # why ranks are or are not pinned
+    why: str  # where cores_per_rank came from
 
     @property
     def pinned(self) -> bool:
@@ -58,6 +64,11 @@ def plan_cores(
     """
     usable = usable_cores() if usable is None else list(usable)
     per_rank = cores_per_rank if cores_per_rank is not None else max(1, len(usable) // nproc)
+    why = (
+        f"--cores-per-rank {cores_per_rank}"
+        if cores_per_rank is not None
+        else f"{len(usable)} usable cores / {nproc} rank{'s' if nproc > 1 else ''}"
+    )
     needed = nproc * per_rank
     enough = needed <= len(usable)
     if bind is True and not enough:
@@ -73,14 +84,29 @@ def plan_cores(
     else:
         note = "pinned"
     if bind is False or not enough:
-        return CorePlan(per_rank, usable, [None] * nproc, note)
+        return CorePlan(per_rank, usable, [None] * nproc, note, why)
     slices = [usable[i * per_rank : (i + 1) * per_rank] for i in range(nproc)]
-    return CorePlan(per_rank, usable, slices, note)
+    return CorePlan(per_rank, usable, slices, note, why)
 
 
-def thread_env(plan: CorePlan, user_env: Mapping[str, str]) -> Dict[str, str]:
-    """The BLAS/OpenMP thread-count variables to set: those the user did not set."""
-    return {name: str(plan.cores_per_rank) for name in THREAD_VARS if name not in user_env}
+@dataclass(frozen=True)
+class ThreadPlan:
+    """How many threads each local rank runs, why, and the variables that tell it so."""
+
+    count: int
+    why: str
+    env: Dict[str, str]  # the thread-count variables to set (those the user did not set)
+
+
+def plan_threads(plan: CorePlan, user_env: Mapping[str, str]) -> ThreadPlan:
+    """Threads per rank: the user's ``OMP_NUM_THREADS`` when it is a positive integer,
+    else the rank's cores (``plan.cores_per_rank``)."""
+    user = user_env.get("OMP_NUM_THREADS", "").strip()
+    if user.isdigit() and int(user) > 0:
+        count, why = int(user), f"OMP_NUM_THREADS={user} from your environment"
+    else:
+        count, why = plan.cores_per_rank, f"one per core: {plan.why}"
+    return ThreadPlan(count, why, {name: str(count) for name in THREAD_VARS if name not in user_env})
 
 
 def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> Set[str]:
@@ -121,18 +147,16 @@ def format_ranges(numbers: List[int]) -> str:
     return ",".join(parts) or "none"
 
 
-def format_plan(plan: CorePlan, global_ranks: List[int], threads: Mapping[str, str]) -> List[str]:
+def format_plan(plan: CorePlan, global_ranks: List[int], threads: ThreadPlan) -> List[str]:
     """The assignment table printed once at start, one string per line."""
-    thread_note = (
-        f"threads: {' '.join(f'{k}={v}' for k, v in threads.items())}"
-        if threads
-        else "threads: as set by the user"
-    )
+    variables = " ".join(f"{k}={v}" for k, v in threads.env.items()) or "the thread variables as you set them"
     lines = [
         f"cores: {len(plan.usable)} usable ({format_ranges(plan.usable)}), "
-        f"{plan.cores_per_rank} per rank, {plan.note}; {thread_note}",
-        f"{'rank':>6} {'local':>6}  cores",
+        f"{plan.cores_per_rank} per rank ({plan.why}), {plan.note}",
+        f"threads: {threads.count} per rank ({threads.why}); {variables}",
+        f"{'rank':>6} {'local':>6} {'threads':>8}  cores",
     ]
     for local, (rank, cores) in enumerate(zip(global_ranks, plan.cores)):
-        lines.append(f"{rank:>6} {local:>6}  {format_ranges(cores) if cores is not None else 'any'}")
+        where = format_ranges(cores) if cores is not None else "any"
+        lines.append(f"{rank:>6} {local:>6} {threads.count:>8}  {where}")
     return lines

@@ -13,7 +13,8 @@ disttorch's:
 - ``DISTTORCH_FAULT``: faults to inject (disttorch._faults), when any.
 - ``DISTTORCH_CPU_AFFINITY``: the cores this rank is pinned to, e.g. ``"2,3"`` (when pinned).
 - ``DISTTORCH_AGENT_PID``: the launcher's pid (workers die with it).
-- ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``: cores per rank, unless set.
+- ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``: threads per rank (the
+  user's ``OMP_NUM_THREADS``, else cores per rank), each unless set.
 - ``DISTTORCH_AS_TORCH=1`` and disttorch's alias ``sitecustomize`` directory first on
   ``PYTHONPATH`` (with ``--as-torch``): ``import torch`` gives disttorch in every process.
 """

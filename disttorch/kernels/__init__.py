@@ -5,12 +5,19 @@ compiled form, used when the optional numba is installed (``jit.py``). Each kern
 measurement in ``benchmarks/kernels.py`` (against the plain NumPy spelling and, when
 installed, PyTorch).
 
+- ``threads.py``: the intra-op thread budget (``torch.set_num_threads``) and the pool that
+  splits a kernel's work along a leading axis, BLAS held to one thread per part; matrix
+  products sized to their BLAS threads; ``benchmarks/threads.py`` measures the cut-over.
 - ``erf.py``: the error function (series and continued fraction), the package's one erf.
 - ``gelu.py``: exact GELU and its derivative in one pass over cache-sized blocks.
 - ``relu.py``: ``max(x, 0)`` against cached rows of zeros (vectorised where a scalar is not).
 - ``conv_shifted.py``: stride-1 convolution as K shifted matrix products (no im2col).
+- ``conv_columns.py``: convolution by columns (im2col), its weight gradient and col2im.
+- ``softmax.py``: softmax and log-softmax along one axis (also attention's, in place).
+- ``norms.py``: row normalisation for layer and group norm, and its gradient.
+- ``power.py``: ``x ** e`` for integer and half-integer scalar exponents.
 - ``windows.py``: strided window views, padding and cropping for convolution and pooling.
-- ``reductions.py``: column sums as one BLAS product.
+- ``reductions.py``: column sums as one BLAS product; sums split over threads.
 - ``special.py``: the special functions of ``torch.special`` and the distributions (gamma
   family, zeta, erfc/erfcx/erfinv, normal CDF, Bessel, incomplete gamma, polynomials), float64.
 - ``lu.py``: LU factorisation with partial pivoting (batched) and its unpacking into P, L, U.

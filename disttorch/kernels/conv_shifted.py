@@ -20,6 +20,10 @@ columns). The input gradient of a stride-1 convolution is another stride-1 convo
 
 Both loops take the batch a block of images at a time (:data:`BLOCK_BYTES` of output per
 block), so that the K partial products accumulate into an output block that stays in cache.
+The op's threads take consecutive ranges of images (``threads.parallel_for``), BLAS held to
+one thread each: the products are small, and threading each of them costs more than it
+gives. The output is bitwise the same for every thread count; the weight gradient adds
+each thread's partial sum in image order (a reduction: deterministic for a thread count).
 
 With few input channels per group each product is too thin to be fast, and im2col's one
 product over ``K * C`` rows wins (conv.py picks by :data:`MIN_CHANNELS`, measured on 3x3
@@ -31,6 +35,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from .threads import parallel_for
 
 __all__ = ["MIN_CHANNELS", "conv", "weight_grad"]
 
@@ -88,13 +94,18 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any) -> tuple:
     n, L = x.shape[0], lay.length
     out = np.empty((n, groups, w.shape[0] // groups, L), dtype=x.dtype)
     block = _images_per_block(out)
-    part = np.empty((block,) + out.shape[1:], dtype=x.dtype)
-    for i in range(0, n, block):
-        o, xb, p = out[i : i + block], xf[i : i + block], part[: min(block, n - i)]
-        np.matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=o)
-        for wk_k, s in zip(wk[1:], lay.shifts[1:]):
-            np.matmul(wk_k, xb[..., s : s + L], out=p)
-            o += p
+
+    def images(start: int, stop: int) -> None:
+        part = np.empty((block,) + out.shape[1:], dtype=x.dtype)
+        for i in range(start, stop, block):
+            j = min(i + block, stop)
+            o, xb, p = out[i:j], xf[i:j], part[: j - i]
+            np.matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=o)
+            for wk_k, s in zip(wk[1:], lay.shifts[1:]):
+                np.matmul(wk_k, xb[..., s : s + L], out=p)
+                o += p
+
+    parallel_for(n, images, work=out.size * len(lay.shifts))
     out = out.reshape((n, w.shape[0]) + lay.rows)
     return np.ascontiguousarray(out[_valid(lay)]), (xf, lay)
 
@@ -108,14 +119,22 @@ def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.
     rows[_valid(lay)] = g
     gr = rows.reshape(n, groups, o // groups, lay.length)
     L = lay.length
-    gw = np.zeros((len(lay.shifts), groups, o // groups, w_shape[1]), dtype=g.dtype)
     block = _images_per_block(gr)
-    part = np.empty((block,) + gw.shape[1:], dtype=g.dtype)
-    for i in range(0, n, block):
-        gb, xb, p = gr[i : i + block], xf[i : i + block], part[: min(block, n - i)]
-        for k, s in enumerate(lay.shifts):
-            np.matmul(gb, xb[..., s : s + L].swapaxes(-1, -2), out=p)
-            gw[k] += p.sum(axis=0)
+    parts: list = []
+
+    def images(start: int, stop: int) -> None:
+        gw = np.zeros((len(lay.shifts), groups, o // groups, w_shape[1]), dtype=g.dtype)
+        part = np.empty((block,) + gw.shape[1:], dtype=g.dtype)
+        for i in range(start, stop, block):
+            j = min(i + block, stop)
+            gb, xb, p = gr[i:j], xf[i:j], part[: j - i]
+            for k, s in enumerate(lay.shifts):
+                np.matmul(gb, xb[..., s : s + L].swapaxes(-1, -2), out=p)
+                gw[k] += p.sum(axis=0)
+        parts.append((start, gw))
+
+    parallel_for(n, images, work=gr.size * len(lay.shifts))
+    gw = sum(part for _, part in sorted(parts, key=lambda item: item[0]))  # a fixed order
     return np.moveaxis(gw, 0, -1).reshape(w_shape)
 
 

@@ -18,10 +18,12 @@ Measured by ``benchmarks/kernels.py``.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
 from .erf import erf
+from .threads import map_rows, parallel_for
 
 __all__ = ["gelu_with_derivative", "gelu_tanh_with_derivative"]
 
@@ -70,23 +72,28 @@ def _normal_block(x: np.ndarray, cdf: np.ndarray, kernel: np.ndarray, s: np.ndar
 
 def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:
     """``x * Phi(x)`` and (optionally) ``Phi(x) + x phi(x)``, block by block, so that the
-    about twenty in-place passes of each block run in cache."""
+    about twenty in-place passes of each block run in cache; the op's threads take ranges
+    of blocks (the same numbers for any thread count)."""
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty_like(flat)
     local = np.empty_like(flat) if with_derivative else None
-    n = min(_BLOCK, flat.size)
-    cdf, kernel, scratch = (np.empty(n, dtype=flat.dtype) for _ in range(3))
     inv_sqrt_2pi = flat.dtype.type(_INV_SQRT_2PI)
-    for start in range(0, flat.size, _BLOCK):
-        stop = min(start + _BLOCK, flat.size)
-        xs, m = flat[start:stop], stop - start
-        _normal_block(xs, cdf[:m], kernel[:m], scratch[:m])
-        np.multiply(xs, cdf[:m], out=out[start:stop])
-        if with_derivative:
-            d = local[start:stop]
-            np.multiply(xs, kernel[:m], out=d)
-            d *= inv_sqrt_2pi
-            d += cdf[:m]
+
+    def blocks(first: int, last: int) -> None:
+        n = min(_BLOCK, flat.size)
+        cdf, kernel, scratch = (np.empty(n, dtype=flat.dtype) for _ in range(3))
+        for start in range(first * _BLOCK, min(last * _BLOCK, flat.size), _BLOCK):
+            stop = min(start + _BLOCK, flat.size)
+            xs, m = flat[start:stop], stop - start
+            _normal_block(xs, cdf[:m], kernel[:m], scratch[:m])
+            np.multiply(xs, cdf[:m], out=out[start:stop])
+            if with_derivative:
+                d = local[start:stop]
+                np.multiply(xs, kernel[:m], out=d)
+                d *= inv_sqrt_2pi
+                d += cdf[:m]
+
+    parallel_for(-(-flat.size // _BLOCK), blocks, work=20 * flat.size)
     return out.reshape(x.shape), (local.reshape(x.shape) if with_derivative else None)
 
 
@@ -95,6 +102,21 @@ def gelu_with_derivative(x: np.ndarray, with_derivative: bool) -> tuple:
     asked, its derivative (computed alongside, while the block is in cache)."""
     if x.dtype != np.float64:
         return _gelu_float32(x, with_derivative)
+    return _by_rows(_gelu_float64, x, with_derivative)
+
+
+def _by_rows(kernel: Callable, x: np.ndarray, with_derivative: bool) -> tuple:
+    """``kernel(x, with_derivative)`` over the flat ``x``, split over the op's threads."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    parts = map_rows(
+        lambda rows: tuple(a for a in kernel(rows, with_derivative) if a is not None),
+        flat,
+        work=10 * flat.size,
+    )
+    return parts[0].reshape(x.shape), (parts[1].reshape(x.shape) if with_derivative else None)
+
+
+def _gelu_float64(x: np.ndarray, with_derivative: bool) -> tuple:
     cdf = erf(x * _SQRT_HALF)
     cdf += 1
     cdf *= 0.5
@@ -109,6 +131,10 @@ _TANH_K = 0.044715
 def gelu_tanh_with_derivative(x: np.ndarray, with_derivative: bool) -> tuple:
     """``0.5 x (1 + tanh(u))`` and (when asked, else ``None``) its derivative
     ``0.5 (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) u'``, in ``x``'s dtype."""
+    return _by_rows(_gelu_tanh, x, with_derivative)
+
+
+def _gelu_tanh(x: np.ndarray, with_derivative: bool) -> tuple:
     x2 = x * x
     th = np.tanh(_SQRT_2_OVER_PI * (x + _TANH_K * x2 * x))
     half_1p = 0.5 * (1 + th)

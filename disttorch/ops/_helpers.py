@@ -10,6 +10,7 @@ import numpy as np
 
 from .._dtype import get_default_dtype, result_type, scalar_type_name
 from .._tensor import Tensor, _wrap_dim
+from ..kernels.threads import elementwise
 
 __all__ = ["arr", "binary", "broadcast_error", "wrap_dim", "dims_tuple", "float_result", "scalar_type_name"]
 
@@ -35,11 +36,12 @@ def broadcast_error(sa: tuple, sb: tuple) -> RuntimeError:
 
 
 def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
-    """Apply a NumPy binary ufunc with PyTorch's dtype promotion and error messages."""
+    """Apply a NumPy binary ufunc with PyTorch's dtype promotion and error messages (on
+    the op's threads when the result is large)."""
     xa = a._data if isinstance(a, Tensor) else a
     xb = b._data if isinstance(b, Tensor) else b
     try:
-        out = ufunc(xa, xb)
+        out = elementwise(ufunc, xa, xb)
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(xb)) from None
     rt = result_type(xa, xb)

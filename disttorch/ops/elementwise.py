@@ -28,7 +28,9 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
+from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
+from ..kernels.threads import elementwise as _split
 from ._helpers import arr, binary, broadcast_error, no_complex, scalar_type_name
 from .comparison import floor_divide
 from .dtype_rules import refuse_bool_subtraction, require_lerp_dtypes
@@ -262,8 +264,10 @@ class Pow(Function):
     def forward(ctx, a, b):
         xa, xb = arr(a), arr(b)
         _int_power_check(xa, xb)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = binary(np.power, a, b)
+        out = power_kernel(xa, xb) if isinstance(xa, np.ndarray) else None  # integer/half-integer powers
+        if out is None:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                out = binary(np.power, a, b)
         if ctx.needs_input_grad:
             _operands(ctx, a, b)
             ctx.out = out
@@ -376,9 +380,9 @@ class _FloatUnary(Function):
             x = x.astype(get_default_dtype().numpy)
         if cls.quiet:
             with np.errstate(divide="ignore", invalid="ignore"):
-                out = cls.ufunc(x)
+                out = _split(cls.ufunc, x)
         else:
-            out = cls.ufunc(x)
+            out = _split(cls.ufunc, x)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             if cls.uses_output:
@@ -678,8 +682,8 @@ class Relu(Function):
         if x.dtype.kind == "c":
             raise NotImplementedError("clamp is not supported for complex types")
         if ctx.needs_input_grad:
-            ctx.mask = x > 0
-        return relu_kernel(x)
+            ctx.mask = _split(np.greater, x, 0)
+        return _split(relu_kernel, x)
 
     @staticmethod
     def backward(ctx, g):

@@ -16,6 +16,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
+from ..kernels.threads import matmul as blas_matmul
 from ._helpers import broadcast_error
 from .dtype_rules import refuse_kernel, require_same_scalar_type
 from .sparse_base import SparseBase
@@ -80,7 +81,7 @@ class Matmul(Function):
         if ctx.needs_input_grad:
             ctx.save_for_backward(a, b)
         try:
-            return np.matmul(x, y)
+            return blas_matmul(x, y)
         except ValueError:
             raise broadcast_error(x.shape[:-2], y.shape[:-2]) from None
 

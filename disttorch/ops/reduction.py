@@ -21,6 +21,7 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
+from ..kernels.reductions import add_reduce
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
@@ -157,7 +158,7 @@ class Sum(Function):
             out_dt = None
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        return np.add.reduce(x, axis=dims, dtype=out_dt, keepdims=keepdim)
+        return add_reduce(x, dims, out_dt, keepdim)
 
     @staticmethod
     def backward(ctx, g):
@@ -178,9 +179,7 @@ class Mean(Function):
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         n = _count(x.shape, dims)
-        total = np.add.reduce(
-            x, axis=dims, dtype=dtype.numpy if dtype is not None else None, keepdims=keepdim
-        )
+        total = add_reduce(x, dims, dtype.numpy if dtype is not None else None, keepdim)
         if n == 0:
             return np.full(np.shape(total), np.nan, dtype=total.dtype)
         return np.true_divide(total, n, dtype=total.dtype)

@@ -16,6 +16,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
+from ..kernels import softmax as _kernels
 from ._helpers import float_input
 
 __all__ = ["softmax", "log_softmax", "softmin"]
@@ -29,10 +30,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        a = float_input(x, "softmax")
-        e = a - a.max(axis=dim, keepdims=True)
-        np.exp(e, out=e)
-        e /= e.sum(axis=dim, keepdims=True)
+        e = _kernels.softmax(float_input(x, "softmax"), dim)
         ctx.save_for_backward(x)
         ctx.out, ctx.dim = e, dim
         return e
@@ -51,15 +49,10 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        a = float_input(x, "log_softmax")
-        shifted = a - a.max(axis=dim, keepdims=True)
-        e = np.exp(shifted)
-        s = e.sum(axis=dim, keepdims=True)
-        e /= s
+        out, probs = _kernels.log_softmax(float_input(x, "log_softmax"), dim)
         ctx.save_for_backward(x)
-        ctx.softmax, ctx.dim = e, dim
-        shifted -= np.log(s)
-        return shifted
+        ctx.softmax, ctx.dim = probs, dim
+        return out
 
     @staticmethod
     def backward(ctx, g):

@@ -27,6 +27,7 @@ from .. import _faults
 from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ..kernels.threads import parallel_for
 from ..ops.complex import real_pairs
 from ..utils import trace
 from ..utils.hooks import RemovableHandle
@@ -341,6 +342,7 @@ class Optimizer:
             _faults.maybe_inject("step")
         start = trace.begin("optimizer.step")
         for group in self.param_groups:
+            jobs = []
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -354,7 +356,15 @@ class Optimizer:
                 pairs = param.dtype.kind == "c"
                 if pairs:  # as PyTorch: real and imaginary parts update apart
                     param, grad = real_pairs(param), real_pairs(np.asarray(grad))
-                self._update(group, param, grad, _ArrayState(state, pairs))
+                jobs.append((p, param, grad, state, pairs))
+
+            def update(first: int, last: int, group: dict = group, jobs: list = jobs) -> None:
+                for _, param, grad, state, pairs in jobs[first:last]:
+                    self._update(group, param, grad, _ArrayState(state, pairs))
+
+            # the parameters' updates are independent: split over the op's threads (foreach)
+            parallel_for(len(jobs), update, work=4 * sum(job[1].size for job in jobs))
+            for p, _, _, state, _ in jobs:
                 if state and p not in self.state:  # no entry for stateless updates (plain SGD)
                     self.state[p] = state
                 p._bump_version()

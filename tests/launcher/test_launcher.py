@@ -90,7 +90,8 @@ def test_user_settings_win(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     env = read_env(tmp_path, 1)
-    assert env["OMP_NUM_THREADS"] == "7" and env["MKL_NUM_THREADS"] == "1"
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "7"
+    assert "threads: 7 per rank (OMP_NUM_THREADS=7 from your environment)" in result.stderr
     assert env["DISTTORCH_JOB_SECRET"] == "ab" * 16 and env["DISTTORCH_RUN_ID"] == "myjob"
     assert env["DISTTORCH_CPU_AFFINITY"] is None and "--no-bind-cores" in result.stderr
 

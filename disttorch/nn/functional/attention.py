@@ -21,6 +21,8 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import torch_random as _kr
+from ...kernels.softmax import softmax_backward_last_, softmax_last_
+from ...kernels.threads import matmul as blas_matmul
 from ...ops.shape import cat
 from ._numpy_backward import check_same_dtype, numpy_backward
 from .linear import linear
@@ -43,25 +45,6 @@ def _as_bias(mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return mask.astype(dtype, copy=False)
 
 
-def _softmax_last(s: np.ndarray) -> np.ndarray:
-    """Numerically stable softmax over the last axis, in place on ``s``. (``fmax.reduce`` is
-    the faster row max: a NaN row still ends up NaN through ``exp``; the row sums are a
-    matrix-vector product.) A row whose every key is masked out (all -inf: left padding)
-    gets weights 0, so its output is 0 and not NaN, as PyTorch's CPU kernels give."""
-    row_max = np.fmax.reduce(s, axis=-1, keepdims=True)
-    masked_rows = row_max == -np.inf
-    any_masked = masked_rows.any()
-    if any_masked:
-        row_max[masked_rows] = 0.0
-    s -= row_max
-    np.exp(s, out=s)
-    total = s @ np.ones(s.shape[-1], dtype=s.dtype)
-    if any_masked:
-        total[masked_rows[..., 0]] = 1.0  # a row of zeros stays zeros
-    s *= (1.0 / total)[..., None]
-    return s
-
-
 class ScaledDotProductAttention(Function):
     """Fused attention; returns ``(output, attention weights after dropout)``."""
 
@@ -72,12 +55,12 @@ class ScaledDotProductAttention(Function):
     def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale):
         q, k, v = query._data, key._data, value._data
         qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
-        s = np.matmul(qs, k.swapaxes(-1, -2))
+        s = blas_matmul(qs, k.swapaxes(-1, -2))
         if is_causal:
             s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
         if attn_mask is not None:
             s = s + _as_bias(attn_mask._data, s.dtype)
-        p = _softmax_last(s)
+        p = softmax_last_(s)
         keep = None
         if dropout_p > 0.0:
             # PyTorch's math path: dropout's noise, bernoulli_(1 - p) of the default generator
@@ -85,7 +68,7 @@ class ScaledDotProductAttention(Function):
             p_used = p * keep / np.asarray(1.0 - dropout_p, dtype=p.dtype)
         else:
             p_used = p
-        out = np.matmul(p_used, v)
+        out = blas_matmul(p_used, v)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
         ctx.dropout_p, ctx.scale, ctx.is_causal, ctx.mask = dropout_p, scale, is_causal, attn_mask
         ctx.save_for_backward(query, key, value)
@@ -104,21 +87,19 @@ class ScaledDotProductAttention(Function):
                 g = grad._data
             else:  # only the weights output got a gradient
                 g = np.zeros(p.shape[:-1] + v.shape[-1:], dtype=p.dtype)
-            gv = np.matmul(p_used.swapaxes(-1, -2), g) if need_v else None
+            gv = blas_matmul(p_used.swapaxes(-1, -2), g) if need_v else None
             if not (need_q or need_k or need_mask):
                 return None, None, gv, None
-            gp = np.matmul(g, v.swapaxes(-1, -2))
+            gp = blas_matmul(g, v.swapaxes(-1, -2))
             if grad_weights is not None:
                 gp += grad_weights._data
             if ctx.keep is not None:
                 gp *= ctx.keep
                 gp /= np.asarray(1.0 - ctx.dropout_p, dtype=gp.dtype)
-            gs = gp  # softmax backward: P * (dP - rowsum(dP * P))
-            gs -= np.einsum("...ij,...ij->...i", gp, p)[..., None]
-            gs *= p
+            gs = softmax_backward_last_(gp, p)
             gmask = gs.copy() if need_mask else None
-            gq = np.matmul(gs, k) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None
-            gk = np.matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
+            gq = blas_matmul(gs, k) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None
+            gk = blas_matmul(gs.swapaxes(-1, -2), ctx.qs) if need_k else None
             return gq, gk, gv, gmask
 
         def jvp(tq: Tensor | None, tk: Tensor | None, tv: Tensor | None, tmask: Tensor | None) -> Tensor:

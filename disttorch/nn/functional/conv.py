@@ -21,7 +21,9 @@ is preferred because copying windows is faster than adding into strided slices.
 Stride-1 convolutions with at least ``conv_shifted.MIN_CHANNELS`` input channels per
 group (the usual 3x3 layers of a CNN) skip the columns altogether: ``kernels/conv_shifted.py``
 computes them as K shifted matrix products over the flat padded input, forward, weight
-gradient and (being a stride-1 convolution itself) input gradient alike.
+gradient and (being a stride-1 convolution itself) input gradient alike. Both algorithms
+live in ``kernels/`` (``conv_columns.py``, ``conv_shifted.py``) and split the batch over
+the op's threads (``torch.set_num_threads``).
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
+from ...kernels import conv_columns as _conv_columns
 from ...kernels import conv_shifted as _conv_shifted
-from ...kernels.windows import crop_index, pad_spatial, window_slices, windows
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import check_same_dtype, numpy_backward
 
@@ -171,45 +173,20 @@ def _setup(
     return _Geometry(stride, pads, dilation, groups, kernel, out, unbatched, name)
 
 
-def _col2im(gcols: np.ndarray, padded_shape: tuple, geo: _Geometry) -> np.ndarray:
-    """Adjoint of the window view: add the columns ``(N, C, *kernel, *out)`` back into the
-    input positions they were read from, then drop the padding."""
-    gxp = np.zeros(padded_shape, dtype=gcols.dtype)
-    lead = (slice(None), slice(None))
-    for k in np.ndindex(*geo.kernel):
-        gxp[window_slices(k, geo.stride, geo.dilation, geo.out)] += gcols[lead + k]
-    inner = tuple(n - lo - hi for n, (lo, hi) in zip(padded_shape[2:], geo.pads))
-    return gxp[crop_index(inner, geo.pads)]
-
-
-def _im2col_matmul(x: np.ndarray, w: np.ndarray, geo: _Geometry) -> tuple:
-    """``(output, columns)`` of the convolution of arrays ``x`` (batched) and ``w``; the
-    columns are ``(N, groups, C/groups * K, P)``."""
-    n, groups = x.shape[0], geo.groups
-    xp = pad_spatial(x, geo.pads)
-    cols = np.ascontiguousarray(windows(xp, geo.kernel, geo.stride, geo.dilation, geo.out))
-    cols = cols.reshape(n, groups, -1, int(np.prod(geo.out)))
-    wm = w.reshape(groups, w.shape[0] // groups, -1)
-    out = np.matmul(wm, cols).reshape((n, w.shape[0]) + geo.out)
-    return out, cols
-
-
 def _conv_arrays(x: np.ndarray, w: np.ndarray, geo: _Geometry) -> tuple:
     """``(output, saved)``: the convolution of arrays ``x`` (batched) and ``w`` by the
     shifted products when they apply, else by im2col; ``saved`` is what
     :func:`_weight_grad` needs (the flat input, or the columns)."""
     if all(s == 1 for s in geo.stride) and w.shape[1] >= _conv_shifted.MIN_CHANNELS:
         return _conv_shifted.conv(x, w, geo)
-    return _im2col_matmul(x, w, geo)
+    return _conv_columns.conv(x, w, geo)
 
 
 def _weight_grad(g: np.ndarray, saved: Any, w_shape: tuple, geo: _Geometry) -> np.ndarray:
     """Weight gradient from the output gradient ``g`` and what :func:`_conv_arrays` saved."""
     if isinstance(saved, tuple):
         return _conv_shifted.weight_grad(g, saved, w_shape, geo.groups)
-    n, groups = g.shape[0], geo.groups
-    gm = g.reshape(n, groups, w_shape[0] // groups, -1)
-    return np.matmul(gm, saved.swapaxes(-1, -2)).sum(axis=0).reshape(w_shape)
+    return _conv_columns.weight_grad(g, saved, w_shape, geo.groups)
 
 
 def _input_grad_as_conv(g: np.ndarray, w: np.ndarray, geo: _Geometry, in_spatial: tuple) -> np.ndarray | None:
@@ -239,10 +216,7 @@ def _conv_input_grad(g: np.ndarray, w: np.ndarray, geo: _Geometry, padded_shape:
     in_spatial = tuple(n - lo - hi for n, (lo, hi) in zip(padded_shape[2:], geo.pads))
     gx = _input_grad_as_conv(g, w, geo, in_spatial)
     if gx is None:
-        n, groups = g.shape[0], geo.groups
-        wm = w.reshape(groups, w.shape[0] // groups, -1)
-        gcols = np.matmul(wm.swapaxes(-1, -2), g.reshape(n, groups, w.shape[0] // groups, -1))
-        gx = _col2im(gcols.reshape((n, padded_shape[1]) + geo.kernel + geo.out), padded_shape, geo)
+        gx = _conv_columns.col2im_input_grad(g, w, geo, padded_shape)
     return gx
 
 

@@ -3,13 +3,12 @@ and ``bilinear``."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..._dtype import c_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels.reductions import column_sum
+from ...kernels.threads import matmul as blas_matmul
 from ...ops.sparse_base import SparseBase
 
 __all__ = ["linear", "bilinear"]
@@ -38,9 +37,9 @@ class LinearFunction(Function):
                 f"mat1 and mat2 shapes cannot be multiplied ({rows}x{cols} and {wa.shape[1]}x{wa.shape[0]})"
             )
         if xa.ndim == 2:
-            out = np.matmul(xa, wa.T)
+            out = blas_matmul(xa, wa.T)
         else:
-            out = np.matmul(xa.reshape(-1, xa.shape[-1]), wa.T).reshape(xa.shape[:-1] + wa.shape[:1])
+            out = blas_matmul(xa.reshape(-1, xa.shape[-1]), wa.T).reshape(xa.shape[:-1] + wa.shape[:1])
         if b is not None:
             out += b._data
         ctx.save_for_backward(x, w)
@@ -67,8 +66,8 @@ class LinearGrad(Function):
         ga, xa = g._data.reshape(-1, g.shape[-1]), x._data.reshape(-1, x.shape[-1])
         ctx.save_for_backward(g, x, w)
         ctx.set_materialize_grads(False)  # an unused gradient stays None, not zeros of shape ()
-        gx = (ga @ w._data).reshape(x.shape) if need_x else None
-        gw = ga.T @ xa if need_w else None
+        gx = blas_matmul(ga, w._data).reshape(x.shape) if need_x else None
+        gw = blas_matmul(ga.T, xa) if need_w else None
         gb = column_sum(ga) if need_b else None
         return gx, gw, gb
 

@@ -22,6 +22,7 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
+from ...kernels.softmax import log_softmax
 from ...ops import elementwise as _ew
 from ...ops._helpers import broadcast_error
 from ...ops.softmax import Softmax
@@ -120,11 +121,7 @@ class CrossEntropyFunction(Function):
         if x.dtype.kind not in "fV":
             raise RuntimeError(f"cross_entropy: expected a floating point input, got {input.dtype}")
         n_classes = x.shape[1]
-        shifted = x - x.max(axis=1, keepdims=True)
-        e = np.exp(shifted)
-        s = e.sum(axis=1, keepdims=True)
-        logp = shifted
-        logp -= np.log(s)
+        logp, probs = log_softmax(x, 1)
         w = None if weight is None else _class_dim_view(weight._data.astype(x.dtype, copy=False), x.ndim)
         eps = x.dtype.type(label_smoothing)
         if t.shape == x.shape:  # probability targets
@@ -166,9 +163,8 @@ class CrossEntropyFunction(Function):
         else:
             out = per_entry[0] if unbatched else per_entry
         if ctx.needs_input_grad and ctx.needs_input_grad[0]:
-            e /= s
             ctx.save_for_backward(input)
-            ctx.softmax, ctx.coef, ctx.pick, ctx.denom = e, coef, pick, denom
+            ctx.softmax, ctx.coef, ctx.pick, ctx.denom = probs, coef, pick, denom
             ctx.w_t = w_t if coef is None else None
             ctx.reduction, ctx.unbatched = reduction, unbatched
         return out.astype(x.dtype, copy=False)

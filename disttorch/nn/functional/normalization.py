@@ -35,6 +35,7 @@ import numpy as np
 from ..._dtype import bf16_numpy
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...kernels.norms import normalize_rows, normalize_rows_backward
 from ...kernels.reductions import column_sum
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import check_same_dtype, numpy_backward
@@ -46,28 +47,6 @@ __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm"]
 # Layer and group norm normalise the rows of a 2-D view ``(rows, D)``. Row means and dot
 # products go through BLAS (``x @ ones / D``, ``einsum('ij,ij->i')``): one read of the data
 # and no temporaries, which is what makes a fused norm fast on small rows.
-def _normalize_rows(x: np.ndarray, eps: float) -> tuple:
-    """``(x̂, rstd)`` normalising each row of ``x`` ``(R, D)``; ``rstd`` is ``(R, 1)``."""
-    d = x.shape[1]
-    mean = x @ np.full(d, 1.0 / d, dtype=x.dtype)
-    xc = x - mean[:, None]
-    var = np.einsum("ij,ij->i", xc, xc) / d
-    rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)[:, None]
-    xc *= rstd
-    return xc, rstd
-
-
-def _normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> np.ndarray:
-    """Gradient through ``x̂ = (x - mean(x)) * rstd(x)`` (per row) given ``ĝ = dL/dx̂``."""
-    d = gxhat.shape[1]
-    m1 = gxhat @ np.full(d, 1.0 / d, dtype=gxhat.dtype)
-    m2 = np.einsum("ij,ij->i", gxhat, xhat) / d
-    gx = gxhat - m1[:, None]
-    gx -= xhat * m2[:, None].astype(gx.dtype, copy=False)
-    gx *= rstd
-    return gx
-
-
 def _affine(xhat: np.ndarray, weight: Tensor | None, bias: Tensor | None, shape: tuple) -> np.ndarray:
     """``x̂ * weight + bias`` with the parameters reshaped to broadcast as ``shape``."""
     out = xhat * weight._data.reshape(shape) if weight is not None else xhat.copy()
@@ -381,7 +360,7 @@ class LayerNormFn(Function):
     def forward(ctx, input, weight, bias, ndim, eps):
         x = input._data
         d = int(np.prod(x.shape[x.ndim - ndim :]))
-        xhat, rstd = _normalize_rows(x.reshape(-1, d), eps)
+        xhat, rstd = normalize_rows(x.reshape(-1, d), eps)
         ctx.xhat, ctx.rstd, ctx.ndim, ctx.eps = xhat, rstd, ndim, eps
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
@@ -401,7 +380,7 @@ class LayerNormFn(Function):
             gx = gw = gb = None
             if need_x:
                 gxhat = g2 * weight._data.reshape(-1) if weight is not None else g2
-                gx = _normalize_rows_backward(gxhat, xhat, ctx.rstd).reshape(g.shape)
+                gx = normalize_rows_backward(gxhat, xhat, ctx.rstd).reshape(g.shape)
             if need_w:
                 gw = np.einsum("ij,ij->j", g2, xhat).reshape(weight._data.shape)
             if need_b:
@@ -472,7 +451,7 @@ class GroupNormFn(Function):
     def forward(ctx, input, weight, bias, groups, eps):
         x = input._data
         n = x.shape[0]
-        xhat, rstd = _normalize_rows(x.reshape(n * groups, -1), eps)
+        xhat, rstd = normalize_rows(x.reshape(n * groups, -1), eps)
         xhat = xhat.reshape(x.shape)
         ctx.xhat, ctx.rstd, ctx.groups, ctx.eps = xhat, rstd, groups, eps
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
@@ -489,7 +468,7 @@ class GroupNormFn(Function):
             gx = gw = gb = None
             if need_x:
                 gxhat = g * weight._data.reshape(channel_shape(g)) if weight is not None else g
-                gx = _normalize_rows_backward(
+                gx = normalize_rows_backward(
                     gxhat.reshape(rows, -1), ctx.xhat.reshape(rows, -1), ctx.rstd
                 ).reshape(g.shape)
             if need_w:

@@ -8,7 +8,8 @@ loop over pixels). Max pooling keeps, per stage, which offset won (uint8); backw
 the gradient back through the stages to the winners. Average pooling divides the window
 sums by PyTorch's per-window divisor. Adaptive average pooling uses one small averaging
 matrix per spatial dim; adaptive max pooling gathers its (ragged) windows and takes one
-argmax.
+argmax. Max and average pooling, both directions, split the batch over the op's threads
+(``kernels.threads.map_rows``): the same numbers for every thread count.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
+from ...kernels.threads import map_rows
 from ...kernels.windows import crop_index, pad_spatial, window_range
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import numpy_backward
@@ -181,28 +183,10 @@ class MaxPoolNd(Function):
         x = input._data[None] if geo.unbatched else input._data
         if x.dtype.kind not in "fV":
             raise RuntimeError(f"max pooling expects a floating point input, got {x.dtype}")
-        a = pad_spatial(x, geo.pads, -np.inf)
-        shapes, winners = [], []
-        for axis, kernel, stride, dil, out in _stages(geo):
-            shapes.append(a.shape)
-            first = a[_along(axis, 0, stride, dil, out)]
-            if kernel == 1:
-                best, arg = first.copy(), np.zeros(first.shape, dtype=np.uint8)
-            else:
-                second = a[_along(axis, 1, stride, dil, out)]
-                # strict comparisons: the first maximum wins ties, as in PyTorch
-                arg = (second > first).view(np.uint8)
-                best = np.maximum(first, second)
-            for k in range(2, kernel):
-                cand = a[_along(axis, k, stride, dil, out)]
-                better = cand > best
-                np.maximum(best, cand, out=best)
-                np.copyto(arg, k, where=better)
-            winners.append(arg)
-            a = best
-        ctx.winners, ctx.shapes, ctx.geo = winners, shapes, geo
+        values, *winners = map_rows(lambda rows: _max_pool_rows(rows, geo), x)
+        ctx.winners, ctx.geo, ctx.in_shape = winners, geo, x.shape
         ctx.set_materialize_grads(False)  # the winners never get a gradient: no zero arrays
-        return (a[0] if geo.unbatched else a,) + tuple(winners)
+        return (values[0] if geo.unbatched else values,) + tuple(winners)
 
     @staticmethod
     def backward(ctx, grad, *_winners):
@@ -211,6 +195,55 @@ class MaxPoolNd(Function):
         return numpy_backward(
             "max_pool", lambda g: (_max_pool_backward(ctx, g),), grad, jvp=lambda t: _max_pool_jvp(ctx, t)
         )[0], None
+
+
+def _max_pool_rows(x: np.ndarray, geo: _PoolGeometry) -> tuple:
+    """``(values, *winners)`` of max pooling the images ``x``, one stage per spatial dim."""
+    a = pad_spatial(x, geo.pads, -np.inf)
+    winners = []
+    for axis, kernel, stride, dil, out in _stages(geo):
+        first = a[_along(axis, 0, stride, dil, out)]
+        if kernel == 1:
+            best, arg = first.copy(), np.zeros(first.shape, dtype=np.uint8)
+        else:
+            second = a[_along(axis, 1, stride, dil, out)]
+            # strict comparisons: the first maximum wins ties, as in PyTorch
+            arg = (second > first).view(np.uint8)
+            best = np.maximum(first, second)
+        for k in range(2, kernel):
+            cand = a[_along(axis, k, stride, dil, out)]
+            better = cand > best
+            np.maximum(best, cand, out=best)
+            np.copyto(arg, k, where=better)
+        winners.append(arg)
+        a = best
+    return (a, *winners)
+
+
+def _stage_shapes(images: tuple, geo: _PoolGeometry) -> list:
+    """The array shape each stage reduces, for images of shape ``images`` ``(N, C, *spatial)``."""
+    shape = list(images[:2]) + [s + lo + hi for s, (lo, hi) in zip(images[2:], geo.pads)]
+    shapes = []
+    for axis, *_, out in _stages(geo):
+        shapes.append(tuple(shape))
+        shape[axis] = out
+    return shapes
+
+
+def _unpad(g: np.ndarray, geo: _PoolGeometry) -> np.ndarray:
+    """The gradient of the unpadded input, from that of the padded one."""
+    return g[crop_index(tuple(n - lo - hi for n, (lo, hi) in zip(g.shape[2:], geo.pads)), geo.pads)]
+
+
+def _window_sums(x: np.ndarray, geo: _PoolGeometry) -> np.ndarray:
+    """The sum over each window of the images ``x`` (zero padding), one stage per spatial dim."""
+    a = pad_spatial(x, geo.pads)
+    for axis, kernel, stride, dil, out in _stages(geo):
+        total = a[_along(axis, 0, stride, dil, out)].copy()
+        for k in range(1, kernel):
+            total += a[_along(axis, k, stride, dil, out)]
+        a = total
+    return a
 
 
 def _max_pool_jvp(ctx: MaxPoolNd, t: Tensor) -> Tensor:
@@ -230,9 +263,15 @@ def _max_pool_backward(ctx: MaxPoolNd, g: np.ndarray) -> np.ndarray:
     geo = ctx.geo
     if geo.unbatched:
         g = g[None]
-    for stage, shape, arg in reversed(list(zip(_stages(geo), ctx.shapes, ctx.winners))):
-        g = _scatter_stage(g, shape, stage, arg)
-    gx = g[crop_index(tuple(n - lo - hi for n, (lo, hi) in zip(g.shape[2:], geo.pads)), geo.pads)]
+    in_shape = ctx.in_shape
+
+    def rows(g: np.ndarray, *winners: np.ndarray) -> tuple:
+        shapes = _stage_shapes((len(g),) + in_shape[1:], geo)
+        for stage, shape, arg in reversed(list(zip(_stages(geo), shapes, winners))):
+            g = _scatter_stage(g, shape, stage, arg)
+        return (_unpad(g, geo),)
+
+    (gx,) = map_rows(rows, g, *ctx.winners, work=2 * int(np.prod(in_shape)))
     return gx[0] if geo.unbatched else gx
 
 
@@ -350,16 +389,9 @@ class AvgPoolNd(Function):
     @staticmethod
     def forward(ctx, input, geo, divisor):
         x = input._data[None] if geo.unbatched else input._data
-        a = pad_spatial(x, geo.pads)
-        shapes = []
-        for axis, kernel, stride, dil, out in _stages(geo):
-            shapes.append(a.shape)
-            total = a[_along(axis, 0, stride, dil, out)].copy()
-            for k in range(1, kernel):
-                total += a[_along(axis, k, stride, dil, out)]
-            a = total
+        (a,) = map_rows(lambda rows: (_window_sums(rows, geo),), x)
         a /= np.asarray(divisor, dtype=a.dtype)
-        ctx.geo, ctx.divisor, ctx.shapes = geo, divisor, shapes
+        ctx.geo, ctx.divisor, ctx.in_shape = geo, divisor, x.shape
         return a[0] if geo.unbatched else a
 
     @staticmethod
@@ -381,9 +413,14 @@ def _avg_pool_backward(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
     if geo.unbatched:
         g = g[None]
     g = g / np.asarray(ctx.divisor, dtype=g.dtype)
-    for stage, shape in reversed(list(zip(_stages(geo), ctx.shapes))):
-        g = _scatter_stage(g, shape, stage)
-    gx = g[crop_index(tuple(n - lo - hi for n, (lo, hi) in zip(g.shape[2:], geo.pads)), geo.pads)]
+
+    def rows(g: np.ndarray) -> tuple:
+        shapes = _stage_shapes((len(g),) + ctx.in_shape[1:], geo)
+        for stage, shape in reversed(list(zip(_stages(geo), shapes))):
+            g = _scatter_stage(g, shape, stage)
+        return (_unpad(g, geo),)
+
+    (gx,) = map_rows(rows, g, work=2 * int(np.prod(ctx.in_shape)))
     return gx[0] if geo.unbatched else gx
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
+from ...kernels.threads import stack
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -25,14 +26,14 @@ def default_collate(batch: list) -> Any:
                 f"stack expects each tensor to be equal size, but got "
                 f"{[list(s) for s in shapes]} in the batch"
             )
-        return Tensor._make(np.stack([b._data for b in batch]))
+        return Tensor._make(stack([b._data for b in batch]))
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OSU":
             raise TypeError(
                 f"default_collate: batch must contain tensors, numpy arrays, numbers, "
                 f"dicts or lists; found {elem.dtype}"
             )
-        return Tensor._make(np.stack(batch))
+        return Tensor._make(stack(batch))
     if isinstance(elem, (bool, np.bool_)):
         return Tensor._make(np.array(batch, dtype=np.bool_))
     if isinstance(elem, (int, np.integer)):

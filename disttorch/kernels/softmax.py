@@ -1,0 +1,79 @@
+"""Softmax and log-softmax along one axis, stably (the maximum subtracted first), split
+over the op's threads along another axis (``threads.parallel_over``): every row is
+computed whole by one thread, so results are bitwise the same for any thread count."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .threads import parallel_over
+
+__all__ = ["log_softmax", "softmax"]
+
+
+def softmax(a: np.ndarray, dim: int) -> np.ndarray:
+    """``exp(a - max) / sum(exp(a - max))`` along ``dim``."""
+    out = np.empty_like(a)
+
+    def part(index: tuple) -> None:
+        x, e = a[index], out[index]
+        np.subtract(x, x.max(axis=dim, keepdims=True), out=e)
+        np.exp(e, out=e)
+        e /= e.sum(axis=dim, keepdims=True)
+
+    parallel_over(a.shape, part, skip=(dim,), work=3 * a.size)
+    return out
+
+
+def log_softmax(a: np.ndarray, dim: int) -> tuple:
+    """``(a - max - log(sum(exp(a - max))), softmax(a))`` along ``dim``: the result and the
+    probabilities backward needs, from one ``exp``."""
+    out, probs = np.empty_like(a), np.empty_like(a)
+
+    def part(index: tuple) -> None:
+        x, shifted, e = a[index], out[index], probs[index]
+        np.subtract(x, x.max(axis=dim, keepdims=True), out=shifted)
+        np.exp(shifted, out=e)
+        s = e.sum(axis=dim, keepdims=True)
+        e /= s
+        shifted -= np.log(s)
+
+    parallel_over(a.shape, part, skip=(dim,), work=3 * a.size)
+    return out, probs
+
+
+def softmax_last_(s: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis, in place on ``s`` (attention's weights). ``fmax.reduce``
+    is the faster row max: a NaN row still ends up NaN through ``exp``; the row sums are a
+    matrix-vector product. A row whose every key is masked out (all -inf: left padding)
+    gets weights 0, so its output is 0 and not NaN, as PyTorch's CPU kernels give."""
+
+    def part(index: tuple) -> None:
+        rows = s[index]
+        row_max = np.fmax.reduce(rows, axis=-1, keepdims=True)
+        masked = row_max == -np.inf
+        any_masked = masked.any()
+        if any_masked:
+            row_max[masked] = 0.0
+        rows -= row_max
+        np.exp(rows, out=rows)
+        total = rows @ np.ones(rows.shape[-1], dtype=rows.dtype)
+        if any_masked:
+            total[masked[..., 0]] = 1.0  # a row of zeros stays zeros
+        rows *= (1.0 / total)[..., None]
+
+    parallel_over(s.shape, part, skip=(-1,), work=3 * s.size)
+    return s
+
+
+def softmax_backward_last_(gp: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The gradient through a softmax over the last axis, ``P * (dP - rowsum(dP * P))``,
+    in place on ``gp`` (``dP``)."""
+
+    def part(index: tuple) -> None:
+        g, q = gp[index], p[index]
+        g -= np.einsum("...ij,...ij->...i", g, q)[..., None]
+        g *= q
+
+    parallel_over(gp.shape, part, skip=(-1,), work=3 * gp.size)
+    return gp

@@ -1,0 +1,278 @@
+"""Intra-op threads: how many threads one op may use, and the pool that runs its parts.
+
+One budget per process (``torch.set_num_threads``; at start ``OMP_NUM_THREADS``, which the
+launcher sets to each rank's cores, else the usable cores, as PyTorch does). NumPy's BLAS
+pool gets the same number, for matrix products that run alone. A kernel with more work
+than one thread should do splits it along a leading axis with :func:`parallel_for`: the
+parts run on a small pool of Python threads, each calling NumPy, which releases the GIL in
+its loops, copies and BLAS calls. While a split op runs, BLAS is held to one thread per
+part, so op threads and BLAS threads together never exceed the budget.
+
+Rules that keep results and costs predictable:
+
+- Parts are consecutive slices of the leading axis and every element is computed by the
+  same NumPy call whatever the split, so element-wise results are bitwise identical for
+  every thread count. A reduction across parts (a weight gradient's sum over images) adds
+  the parts' partial sums in a fixed order: deterministic for a thread count, within float
+  tolerance across thread counts (PyTorch documents the same of its own reductions).
+- An op splits only when each part gets at least :data:`MIN_PART_ELEMENTS` elements of work
+  (measured by ``benchmarks/threads.py``); smaller ops run as before, paying one comparison.
+- One split op at a time: a part that calls another op, or a second Python thread starting
+  an op while one is split, runs that op on its own thread (no nesting, no oversubscription).
+- A forked child (data-loader workers) starts without the parent's pool and makes its own.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, List, Optional, Tuple
+
+import numpy as np
+
+__all__ = [
+    "MIN_PART_ELEMENTS",
+    "default_num_threads",
+    "elementwise",
+    "get_num_threads",
+    "parallel_for",
+    "parallel_over",
+    "map_rows",
+    "matmul",
+    "stack",
+    "parts_for",
+    "set_num_threads",
+]
+
+#: Elements of work below which one more thread costs more than it saves (the pool's
+#: hand-off is ~20-50 us; a float32 add streams ~1 element/ns): measured by benchmarks/threads.py.
+MIN_PART_ELEMENTS = 1 << 16
+
+
+#: Multiply-adds a BLAS thread must get before a single matrix product is given it: waking
+#: a BLAS thread costs tens of microseconds, and on a busy machine far more.
+MIN_BLAS_MACS = 1 << 21
+
+
+def default_num_threads() -> int:
+    """``OMP_NUM_THREADS`` when it is a positive integer, else the cores this process may use."""
+    text = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class _Budget:
+    """The process's thread count, its worker pool and the BLAS pools it keeps in step."""
+
+    def __init__(self) -> None:
+        self.threads = default_num_threads()
+        self.pool: Optional[ThreadPoolExecutor] = None
+        self.region = threading.Lock()  # held while one op is split
+        self.blas: Optional[List[Any]] = None  # threadpoolctl's BLAS controllers, found on first use
+
+    def workers(self) -> ThreadPoolExecutor:
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="disttorch-intraop")
+        return self.pool
+
+    def blas_pools(self) -> List[Any]:
+        """NumPy's BLAS libraries (threadpoolctl controllers); empty without threadpoolctl."""
+        if self.blas is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+            except ImportError:
+                self.blas = []
+            else:
+                self.blas = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+        return self.blas
+
+    def forget_pool(self) -> None:
+        """In a forked child: the parent's threads did not come along."""
+        self.pool = None
+        self.region = threading.Lock()
+
+
+_budget = _Budget()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_budget.forget_pool)
+
+
+def blas_controllers() -> List[Any]:
+    """threadpoolctl's controllers of the BLAS libraries loaded in this process."""
+    return _budget.blas_pools()
+
+
+def get_num_threads() -> int:
+    """The number of threads an op may use in this process."""
+    return _budget.threads
+
+
+def set_num_threads(n: int) -> None:
+    """Let every op use ``n`` threads (split ops and NumPy's BLAS alike)."""
+    if n != _budget.threads and _budget.pool is not None:
+        _budget.pool.shutdown(wait=True)
+        _budget.pool = None
+    _budget.threads = n
+    _budget.blas = None  # find libraries loaded since, too
+    for lib in _budget.blas_pools():
+        lib.set_num_threads(n)
+
+
+def parts_for(rows: int, work: int) -> int:
+    """How many parts an op over ``rows`` leading rows touching ``work`` elements in all
+    splits into: 1 when the budget is one thread or the work is too small to share."""
+    if _budget.threads == 1:
+        return 1
+    return max(1, min(_budget.threads, rows, work // MIN_PART_ELEMENTS))
+
+
+def parallel_for(rows: int, body: Callable[[int, int], Any], work: int) -> None:
+    """Run ``body(start, stop)`` over consecutive slices of ``range(rows)`` that cover it,
+    on up to :func:`get_num_threads` threads (see :func:`parts_for`); ``work`` is the
+    number of elements the whole op touches. The calling thread runs the first slice; the
+    first exception raised by any slice is raised here, after every slice has finished."""
+    parts = parts_for(rows, work)
+    if parts == 1 or not _budget.region.acquire(blocking=False):
+        body(0, rows)
+        return
+    try:
+        bounds = [rows * i // parts for i in range(parts + 1)]
+        blas = _budget.blas_pools()
+        for lib in blas:
+            lib.set_num_threads(1)
+        try:
+            pool = _budget.workers()
+            futures = [
+                pool.submit(contextvars.copy_context().run, body, bounds[i], bounds[i + 1])
+                for i in range(1, parts)
+            ]
+            try:
+                body(bounds[0], bounds[1])
+            finally:
+                errors = [f.exception() for f in futures]
+            for error in errors:
+                if error is not None:
+                    raise error
+        finally:
+            for lib in blas:
+                lib.set_num_threads(_budget.threads)
+    finally:
+        _budget.region.release()
+
+
+def parallel_over(
+    shape: tuple, body: Callable[[tuple], Any], skip: Tuple[int, ...] = (), work: int = 0
+) -> None:
+    """Run ``body(index)`` over slices of an array of ``shape`` that cover it, each slice
+    taking a range of one axis that is not in ``skip`` (the axes the op reduces or mixes
+    along): the first with at least one row per thread, else the longest. ``work``: the
+    elements the op touches (default: the array's size)."""
+    free = [i for i in range(len(shape)) if i not in skip and i - len(shape) not in skip]
+    if not free:
+        body((Ellipsis,))
+        return
+    axis = next((i for i in free if shape[i] >= _budget.threads), max(free, key=lambda i: shape[i]))
+    lead = (slice(None),) * axis
+    parallel_for(shape[axis], lambda i, j: body(lead + (slice(i, j),)), work or int(np.prod(shape)))
+
+
+def map_rows(fn: Callable[..., tuple], *arrays: np.ndarray, work: int = 0) -> tuple:
+    """``fn(*arrays)`` for a function returning a tuple of arrays whose row ``i`` (leading
+    axis) depends only on row ``i`` of every argument: pooling over a batch, say. Split
+    over threads by rows when large (``work``: elements touched, default the arguments'
+    size); each thread copies its rows of the results into place."""
+    n = len(arrays[0])
+    if parts_for(n, work or sum(a.size for a in arrays)) == 1:
+        return fn(*arrays)
+    outs = [np.empty((n,) + r.shape[1:], dtype=r.dtype) for r in fn(*(a[:0] for a in arrays))]
+
+    def part(start: int, stop: int) -> None:
+        for out, rows in zip(outs, fn(*(a[start:stop] for a in arrays))):
+            out[start:stop] = rows
+
+    parallel_for(n, part, work or sum(a.size for a in arrays))
+    return tuple(outs)
+
+
+def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray:
+    """``fn(*args, **kwargs)`` for an element-wise NumPy function (a ufunc, or any function
+    whose every output element depends only on the inputs' elements at the same index),
+    split over threads when the result is large. Array arguments broadcast as NumPy
+    broadcasts them; scalars pass through. Bitwise the same result as the plain call."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    if not arrays or _budget.threads == 1:
+        return fn(*args, **kwargs)
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    size = int(np.prod(shape))
+    whole = all(a.shape == shape and a.flags.c_contiguous for a in arrays)  # split the flat buffer
+    full_c = all(a.flags.c_contiguous for a in arrays if a.shape == shape)  # else NumPy keeps their layout
+    if not shape or not full_c or parts_for(size if whole else shape[0], size) == 1:
+        return fn(*args, **kwargs)
+    with np.errstate(all="ignore"):  # the result's dtype, from one element
+        probe = fn(*(a.reshape(-1)[:1] if isinstance(a, np.ndarray) else a for a in args), **kwargs)
+    out = np.empty(shape, dtype=probe.dtype)
+    if whole:
+        flat = [a.reshape(-1) if isinstance(a, np.ndarray) else a for a in args]
+        dst = out.reshape(-1)
+    else:
+        flat = [np.broadcast_to(a, shape) if isinstance(a, np.ndarray) else a for a in args]
+        dst = out
+
+    def part(start: int, stop: int) -> None:
+        pieces = [a[start:stop] if isinstance(a, np.ndarray) else a for a in flat]
+        if isinstance(fn, np.ufunc):
+            fn(*pieces, out=dst[start:stop], **kwargs)
+        else:
+            dst[start:stop] = fn(*pieces, **kwargs)
+
+    parallel_for(len(dst), part, size)
+    return out
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.matmul(a, b)`` on as many threads as its size is worth. A stack of float products
+    splits over the op's threads (one BLAS thread each; each product is the same BLAS call,
+    so the numbers do not depend on the split); a single product gets one BLAS thread per
+    :data:`MIN_BLAS_MACS` multiply-adds, up to the budget."""
+    if _budget.threads == 1 or a.ndim < 2 or b.ndim < 2 or _budget.region.locked():
+        return np.matmul(a, b)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    macs = int(np.prod(batch)) * a.shape[-2] * a.shape[-1] * b.shape[-1]
+    if batch and batch[0] > 1 and a.dtype == b.dtype and a.dtype in (np.float32, np.float64):
+        if parts_for(batch[0], macs) > 1:
+            out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=a.dtype)
+            xa, xb = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+            parallel_for(batch[0], lambda i, j: np.matmul(xa[i:j], xb[i:j], out=out[i:j]), macs)
+            return out
+    blas = max(1, min(_budget.threads, macs // MIN_BLAS_MACS))
+    if blas == _budget.threads:
+        return np.matmul(a, b)
+    libs = _budget.blas_pools()
+    for lib in libs:
+        lib.set_num_threads(blas)
+    try:
+        return np.matmul(a, b)
+    finally:
+        for lib in libs:
+            lib.set_num_threads(_budget.threads)
+
+
+def stack(arrays: List[np.ndarray]) -> np.ndarray:
+    """``np.stack(arrays)`` (equal shapes and dtypes: a batch of samples), the copies split
+    over the op's threads when the batch is large."""
+    if (
+        parts_for(len(arrays), len(arrays) * arrays[0].size) == 1
+        or len({(a.shape, a.dtype) for a in arrays}) > 1
+    ):
+        return np.stack(arrays)  # (its error for unequal shapes)
+    out = np.empty((len(arrays),) + arrays[0].shape, dtype=arrays[0].dtype)
+
+    def copy(first: int, last: int) -> None:
+        for i in range(first, last):
+            out[i] = arrays[i]
+
+    parallel_for(len(arrays), copy, len(arrays) * arrays[0].size)
+    return out

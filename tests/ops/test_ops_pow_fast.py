@@ -1,0 +1,50 @@
+"""``x ** e`` for integer and half-integer scalar exponents (kernels/power.py): values
+against float64 NumPy on negative, zero, infinite and NaN bases, PyTorch's exact numbers
+for the exponents its own kernel special-cases, float64 gradient checks."""
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.autograd import gradcheck
+from disttorch.kernels.power import power
+
+RNG = np.random.default_rng(0)
+EDGES = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, -1e30], dtype=np.float32)
+X = np.concatenate([RNG.standard_normal(4000).astype(np.float32) * 3, EDGES])
+EXPONENTS = [0, 1, 2, 3, 4, 7, 16, -1, -2, -3, 0.5, -0.5, 1.5, -1.5, 2.5, 3.0, -2.0]
+
+
+@pytest.mark.parametrize("e", EXPONENTS)
+def test_fast_powers_match_the_exact_power(e):
+    x = X[~np.isin(X, [-np.inf, 0.0])] if abs(e) == 0.5 else X  # there: PyTorch's sqrt, rsqrt
+    got = (dt.from_numpy(x) ** e).numpy()
+    with np.errstate(all="ignore"):
+        want = np.power(x.astype(np.float64), e).astype(np.float32)  # overflow: inf, as float32
+    assert got.dtype == np.float32
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=0)
+
+
+def test_other_exponents_and_dtypes_take_the_general_power():
+    assert power(X, 0.3) is None and power(X, 17) is None and power(X, True) is None
+    assert power(X[:10].astype(np.float16), 2) is None and power(np.arange(3), 2) is None
+    assert (dt.tensor([4.0]) ** 0.3).item() == pytest.approx(4.0**0.3)
+
+
+@pytest.mark.parametrize("e", [2, 3, -1, -2, 0.5, -0.5])
+def test_the_exponents_pytorch_special_cases_give_its_numbers(torch, e):
+    x = X[np.isfinite(X) & (X != 0)]
+    theirs = torch.pow(torch.from_numpy(x), e).numpy()
+    ours = dt.pow(dt.from_numpy(x), e).numpy()
+    same = (ours == theirs) | (np.isnan(ours) & np.isnan(theirs))
+    if e == 0.5:  # PyTorch's vectorised pow(x, 0.5) is within an ulp of the rounded sqrt
+        np.testing.assert_allclose(ours, theirs, rtol=2e-7)
+    else:
+        assert same.all(), f"x ** {e}: {np.count_nonzero(~same)} elements differ from PyTorch"
+
+
+@pytest.mark.parametrize("e", [3, -2, 2.5, -1.5, 7])
+def test_fast_powers_gradcheck(e):
+    x = dt.tensor(RNG.uniform(0.5, 2.0, (3, 4)), requires_grad=True)
+    assert gradcheck(lambda t: t**e, (x,))

@@ -1,0 +1,294 @@
+"""Intra-op threads (kernels/threads.py): the budget is honoured, results do not depend on
+it, BLAS and op threads never oversubscribe, and forked children make their own pool.
+
+Tests lower ``MIN_PART_ELEMENTS`` so that small tensors take the split path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import disttorch
+import disttorch.nn.functional as F
+from disttorch.kernels import threads
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Every op with two or more rows splits; the budget is restored afterwards."""
+    monkeypatch.setattr(threads, "MIN_PART_ELEMENTS", 1)
+    before = disttorch.get_num_threads()
+    yield
+    disttorch.set_num_threads(before)
+
+
+class _RecordingPool(ThreadPoolExecutor):
+    """The op pool, recording the name of the thread that runs each submitted part."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers, thread_name_prefix="disttorch-intraop")
+        self.ran: list = []
+
+    def submit(self, fn, *args, **kwargs):
+        def record(*a, **k):
+            self.ran.append(threading.current_thread().name)
+            return fn(*a, **k)
+
+        return super().submit(record, *args, **kwargs)
+
+
+def _run_recorded(n: int, op) -> list:
+    disttorch.set_num_threads(n)
+    pool = _RecordingPool(max(1, n - 1))
+    threads._budget.pool = pool
+    try:
+        op()
+    finally:
+        threads._budget.pool = None
+        pool.shutdown()
+    return pool.ran
+
+
+# ---------------------------------------------------------------------- the budget
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: x * 2 + x,
+        lambda x: x.exp(),
+        lambda x: F.relu(x),
+        lambda x: F.softmax(x, dim=-1),
+        lambda x: F.conv2d(x[:, None], disttorch.ones(4, 1, 3, 3)),
+        lambda x: F.max_pool2d(x[:, None], 2),
+        lambda x: x @ x,
+    ],
+    ids=["binary", "unary", "relu", "softmax", "conv", "pool", "batched matmul"],
+)
+def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
+    x = disttorch.randn(8, 16, 16)
+    several = _run_recorded(4, lambda: op(x))
+    assert several and len(several) % 3 == 0  # three parts besides the caller's, per split op
+    assert all(name.startswith("disttorch-intraop") for name in several)
+    assert _run_recorded(1, lambda: op(x)) == []
+
+
+def test_set_num_threads_sets_the_op_budget_and_blas_together(split):
+    from threadpoolctl import threadpool_info
+
+    disttorch.set_num_threads(3)
+    assert disttorch.get_num_threads() == threads.get_num_threads() == 3
+    assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {3}
+
+
+def test_small_ops_do_not_split():
+    before = disttorch.get_num_threads()
+    try:
+        assert _run_recorded(4, lambda: disttorch.randn(100, 100) * 2) == []
+    finally:
+        disttorch.set_num_threads(before)
+
+
+def test_omp_num_threads_sets_the_budget_at_start():
+    code = "import disttorch; print(disttorch.get_num_threads())"
+    env = {**os.environ, "OMP_NUM_THREADS": "3", "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "3", out.stderr
+
+
+# ---------------------------------------------------------------------- oversubscription
+def test_blas_runs_one_thread_per_part_and_is_restored(split):
+    from threadpoolctl import threadpool_info
+
+    def blas() -> set:
+        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+    disttorch.set_num_threads(2)
+    seen = []
+    threads.parallel_for(4, lambda a, b: seen.append(blas()), work=10)
+    assert seen == [{1}, {1}] and blas() == {2}
+
+
+def test_a_small_matrix_product_runs_on_one_blas_thread(split, monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    disttorch.set_num_threads(2)
+    seen = []
+    real = np.matmul
+
+    def spy(a, b, **kwargs):
+        seen.append({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+        return real(a, b, **kwargs)
+
+    monkeypatch.setattr(threads.np, "matmul", spy)
+    threads.matmul(np.ones((8, 8)), np.ones((8, 8)))
+    big = np.ones((256, 256))
+    threads.matmul(big, big)
+    assert seen == [{1}, {2}]
+
+
+def test_nested_and_concurrent_ops_run_on_their_own_thread(split):
+    disttorch.set_num_threads(2)
+    inner = []
+
+    def part(a, b):
+        threads.parallel_for(4, lambda c, d: inner.append((c, d)), work=10)
+
+    threads.parallel_for(2, part, work=10)
+    assert sorted(inner) == [(0, 4), (0, 4)]  # each inner loop ran whole, unsplit
+
+
+def test_an_error_in_any_part_is_raised_after_all_parts_finish(split):
+    disttorch.set_num_threads(2)
+    done = []
+
+    def part(a, b):
+        if a:
+            raise ValueError("part two")
+        done.append(a)
+
+    with pytest.raises(ValueError, match="part two"):
+        threads.parallel_for(2, part, work=10)
+    assert done == [0]
+    threads.parallel_for(2, lambda a, b: done.append(a), work=10)  # the pool still works
+    assert sorted(done) == [0, 0, 1]
+
+
+def test_numpy_error_state_reaches_the_parts(split):
+    disttorch.set_num_threads(2)
+    x = disttorch.zeros(64, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert disttorch.log(x).isinf().all()
+
+
+# ---------------------------------------------------------------------- same numbers
+def _grads(fn, *inputs):
+    leaves = [t.clone().requires_grad_(True) for t in inputs]
+    out = fn(*leaves)
+    out.backward(disttorch.ones_like(out) * disttorch.arange(out.numel()).reshape(out.shape).sin())
+    return [out.detach().numpy()] + [t.grad.numpy() for t in leaves]
+
+
+_CASES = {
+    "binary broadcast": (lambda a, b: a * b[0] - a / 3, [(6, 5, 7), (2, 5, 7)]),
+    "unary": (lambda a: a.tanh().sigmoid().log1p(), [(9, 33)]),
+    "relu": (lambda a: F.relu(a), [(9, 33)]),
+    "softmax dim 0": (lambda a: F.softmax(a, dim=0), [(7, 5, 3)]),
+    "log_softmax": (lambda a: F.log_softmax(a, dim=-1), [(7, 5, 3)]),
+    "gelu": (lambda a: F.gelu(a.float()).double(), [(9, 33)]),
+    "gelu tanh": (lambda a: F.gelu(a, approximate="tanh"), [(9, 33)]),
+    "layer_norm": (lambda a: F.layer_norm(a, (5, 3)), [(7, 5, 3)]),
+    "group_norm": (lambda a: F.group_norm(a, 2), [(7, 4, 3)]),
+    "attention": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        [(3, 2, 5, 4)] * 3,
+    ),
+    "cross_entropy": (lambda a: F.cross_entropy(a, disttorch.tensor([1, 0, 4, 2, 2, 3, 0])), [(7, 5)]),
+    "batched matmul": (lambda a, b: a @ b, [(6, 5, 7), (1, 7, 3)]),
+    "linear": (lambda a, w: F.linear(a, w), [(6, 5, 7), (4, 7)]),
+    "sum over dims": (lambda a: a.sum((0, 2)) + a.mean(-1).sum(0, keepdim=True), [(6, 5, 7)]),
+    "max_pool": (lambda a: F.max_pool2d(a, 3, 2, 1), [(5, 3, 9, 9)]),
+    "avg_pool": (lambda a: F.avg_pool3d(a, 2, 1), [(5, 2, 4, 4, 4)]),
+    "conv shifted": (lambda a, w: F.conv2d(a, w, padding=1), [(5, 16, 6, 6), (4, 16, 3, 3)]),
+    "conv strided groups": (lambda a, w: F.conv2d(a, w, stride=2, groups=2), [(5, 4, 9, 9), (6, 2, 3, 3)]),
+    "conv1d": (lambda a, w: F.conv1d(a, w, dilation=2), [(5, 3, 20), (4, 3, 3)]),
+    "conv transposed": (lambda a, w: F.conv_transpose2d(a, w, stride=2), [(5, 4, 6, 6), (4, 3, 3, 3)]),
+}
+
+
+_REDUCTIONS = {"layer_norm", "group_norm", "sum over dims"}
+
+
+@pytest.mark.parametrize("case", list(_CASES))
+def test_results_are_the_same_for_every_thread_count(split, case):
+    fn, shapes = _CASES[case]
+    gen = disttorch.Generator().manual_seed(0)
+    inputs = [disttorch.randn(*s, generator=gen, dtype=disttorch.float64) for s in shapes]
+    runs = {}
+    for n in (1, 2, 3):
+        disttorch.set_num_threads(n)
+        runs[n] = _grads(fn, *inputs)
+    for n in (2, 3):
+        for i, (got, want) in enumerate(zip(runs[n], runs[1])):
+            if case in _REDUCTIONS or (case.startswith("conv") and i == len(shapes) and len(shapes) == 2):
+                np.testing.assert_allclose(got, want, rtol=1e-12)  # norms; a weight gradient sums over images
+            else:
+                assert np.array_equal(got, want), f"{case}: output {i} differs with {n} threads"
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam"])
+def test_optimizer_updates_split_over_parameters_with_the_same_numbers(split, name):
+    results = {}
+    for n in (1, 3):
+        disttorch.set_num_threads(n)
+        disttorch.manual_seed(0)
+        params = [disttorch.randn(5, 4, requires_grad=True) for _ in range(5)]
+        kwargs = {"lr": 0.1, "momentum": 0.9} if name == "SGD" else {"lr": 0.1}
+        opt = getattr(disttorch.optim, name)(params, **kwargs)
+        for _ in range(3):
+            sum((p * p).sum() for p in params).backward()
+            opt.step()
+            opt.zero_grad()
+        results[n] = [p.detach().numpy().copy() for p in params]
+    assert all(np.array_equal(a, b) for a, b in zip(results[1], results[3]))
+
+
+def test_an_optimizer_step_runs_on_several_threads_only_when_allowed(split):
+    params = [disttorch.randn(64, requires_grad=True) for _ in range(6)]
+    opt = disttorch.optim.SGD(params, lr=0.1)
+    for p in params:
+        p.grad = disttorch.ones_like(p)
+    assert len(_run_recorded(3, opt.step)) == 2 and _run_recorded(1, opt.step) == []
+
+
+def test_collate_stacks_on_several_threads_with_the_same_batch(split):
+    from disttorch.utils.data import default_collate
+
+    samples = [disttorch.randn(3, 4) for _ in range(8)]
+    several = _run_recorded(4, lambda: default_collate(samples))
+    assert len(several) == 3
+    assert np.array_equal(default_collate(samples).numpy(), np.stack([s.numpy() for s in samples]))
+    with pytest.raises(ValueError, match="same shape"):
+        default_collate([np.zeros(3), np.zeros(1)])
+
+
+@pytest.mark.parametrize("dtype", [disttorch.float32, disttorch.float64, disttorch.int32, disttorch.bool])
+def test_a_whole_sum_is_deterministic_per_thread_count_and_close_across(split, dtype):
+    x = (disttorch.randn(1000, 37) * 100).to(dtype)
+    disttorch.set_num_threads(1)
+    one = x.sum().item()
+    disttorch.set_num_threads(3)
+    runs = {x.sum().item() for _ in range(3)}
+    assert len(runs) == 1 and runs.pop() == pytest.approx(one, rel=1e-5)
+    assert x.sum(dtype=disttorch.float64).dtype == disttorch.float64
+    assert x.float().mean().item() == pytest.approx(x.double().mean().item(), rel=1e-5)
+    assert x.sum((0, 1), keepdim=True).shape == (1, 1)
+
+
+# ---------------------------------------------------------------------- fork
+@pytest.mark.timeout(90)
+def test_a_forked_child_makes_its_own_pool():
+    code = (
+        "import os, disttorch\n"
+        "from disttorch.kernels import threads\n"
+        "threads.MIN_PART_ELEMENTS = 1\n"
+        "disttorch.set_num_threads(2)\n"
+        "x = disttorch.randn(64, 64)\n"
+        "y = x * 2\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0 if bool(((x * 2) == y).all()) else 3)\n"
+        "print(os.waitpid(pid, 0)[1])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=80)
+    assert out.stdout.strip() == "0", out.stderr
