@@ -118,3 +118,33 @@ def test_a_group_start_that_fails_leaves_nothing(how):
     assert _dev_shm() == shm_before
     assert os.listdir(tmp) == []
     os.rmdir(tmp)
+
+
+def _disagree_at_the_call(rank: int, world: int, kind: str) -> str:
+    import numpy as np
+
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    try:
+        if kind == "root":
+            dist.broadcast(np.ones(6, np.float32), src=rank)
+        else:
+            dist.all_reduce(np.ones(5 + rank, np.float32))
+    except dist.CollectiveMismatchError as e:
+        return f"at the call: {e}"
+    return "no error"
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("kind", ["root", "size"])
+def test_ranks_that_disagree_fail_at_that_very_call_on_every_rank(kind):
+    from dist_helpers import run_ranks
+
+    results = run_ranks(_disagree_at_the_call, 3, args=(kind,), timeout=80, env={"DISTTORCH_TIMEOUT": "60"})
+    for rank, text in enumerate(results):
+        assert text.startswith("at the call: "), (rank, text)
+        if kind == "root":
+            assert f"root={rank}" in text and "broadcast(float32[6], root=" in text, text
+        else:
+            assert f"all_reduce(float32[{5 + rank}]" in text, text
