@@ -148,3 +148,24 @@ def test_ranks_that_disagree_fail_at_that_very_call_on_every_rank(kind):
             assert f"root={rank}" in text and "broadcast(float32[6], root=" in text, text
         else:
             assert f"all_reduce(float32[{5 + rank}]" in text, text
+
+
+def _destroy_after_a_failure(rank: int, world: int) -> str:
+    import numpy as np
+
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    try:
+        dist.all_reduce(np.ones(1000 + rank, np.float32))  # fails inside a sync
+    except dist.CollectiveMismatchError as e:
+        kept = e  # its traceback holds views of the segment
+    dist.destroy_process_group()
+    return type(kept).__name__
+
+
+@pytest.mark.timeout(90)
+def test_a_group_is_destroyed_while_a_failure_still_holds_views_of_the_segment():
+    from dist_helpers import run_ranks
+
+    assert run_ranks(_destroy_after_a_failure, 2, timeout=80) == ["CollectiveMismatchError"] * 2

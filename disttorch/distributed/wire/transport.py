@@ -593,7 +593,10 @@ class Transport:
             self.board.close()
             self.board = None
         if self._segment is not None:
-            self._segment.close()  # the memory goes when the host's last rank lets go of it
+            try:  # the memory goes when the host's last rank lets go of it
+                self._segment.close()
+            except BufferError:
+                pass  # a view is still alive (e.g. in a traceback): unmapped when it goes
             self._segment = None
 
 
