@@ -17,9 +17,9 @@ piece is cut into ``n`` slices (sizes differ by at most one element); slice ``s`
     1. write   every rank copies its piece into its slot
                    slot 0: a0 a1 a2 a3   slot 1: b0 b1 b2 b3   slot 2: c0 ...   slot 3: d0 ...
        sync
-    2. reduce  rank s combines slice s of all four slots, in slot order, into its own slot
+    2. reduce  rank s combines slice s of the other slots into slice s of its own, in place
                    slot 0: S0 a1 a2 a3   slot 1: b0 S1 b2 b3   slot 2: .. S2 ..  slot 3: .. S3
-                   (S1 = a1 + b1 + c1 + d1, computed by rank 1 alone)
+                   (S1 = b1 + a1 + c1 + d1, computed by rank 1 alone)
        sync
     3. read    every rank copies slice s from slot s, for every s: S0 S1 S2 S3
 
@@ -34,8 +34,9 @@ Small buffers (up to :data:`ONE_STEP_BYTES`) use the *one-step* variant: write, 
 every rank reduces the whole buffer from all slots itself, in slot order: one sync
 instead of two, ``n`` times the reading, which for a few KiB costs less than a sync.
 
-Every element is reduced exactly once, in slot order (by its owner, or by everyone in the
-same order in the one-step variant), and then only copied: every rank holds the same bits.
+Every element is reduced exactly once, by its slice's owner in a fixed order (or by
+everyone in slot order in the one-step variant), and then only copied: every rank holds
+the same bits, run after run.
 
 Rounds use the two halves of each slot in turn, so a rank may write round ``k + 1``
 while a slower one still reads round ``k`` (see ``wire/shm.py``): one sync per phase,
@@ -137,15 +138,15 @@ def reduce_to(board, buf: np.ndarray, op: Op, root: Optional[int], on_step=None,
             _trace(name, "reduce", rnd, board, buf, on_step)
             continue
         cuts = block_offsets(even_counts(piece.size, n), piece.size, n)
-        mine = slice(cuts[me], cuts[me + 1])
-        _reduce_into(piece[mine], [s[mine] for s in slots], op)
-        np.copyto(slots[me][mine], piece[mine])
+        mine = slots[me][cuts[me] : cuts[me + 1]]
+        for s in range(n):  # in place: my own values first, then the others' in slot order
+            if s != me:
+                op(mine, slots[s][cuts[me] : cuts[me + 1]], out=mine)
         board.sync()
         _trace(name, "reduce", rnd, board, buf, on_step)
         if root is None or root == me:
             for s in range(n):
-                if s != me:
-                    np.copyto(piece[cuts[s] : cuts[s + 1]], slots[s][cuts[s] : cuts[s + 1]])
+                np.copyto(piece[cuts[s] : cuts[s + 1]], slots[s][cuts[s] : cuts[s + 1]])
             _trace(name, "read", rnd, board, buf, on_step)
 
 

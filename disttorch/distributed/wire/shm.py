@@ -76,12 +76,13 @@ __all__ = [
 
 ENV_SHM = "DISTTORCH_SHM"
 #: Bytes of one half of a rank's slot: the most a rank moves through the segment per round.
-SLOT_BYTES = 1 << 20
+SLOT_BYTES = 2 << 20
 #: Seconds between two calls of the ``idle`` hook while a rank waits at a sync.
 CHECK_EVERY = 0.1
 _LINE = 64  # one control line per rank: counter, record 0 (3 words), record 1 (3 words)
 _PAGE = 4096
-_SPINS = 64  # counter reads before sleeping in the kernel
+_SPINS = 8  # counter reads before sleeping in the kernel: spinning longer takes the CPU
+# from the ranks still working whenever ranks outnumber cores
 _SYS_FUTEX, _FUTEX_WAIT, _FUTEX_WAKE = 202, 0, 1  # x86-64 Linux
 _libc = ctypes.CDLL(None, use_errno=True)
 
