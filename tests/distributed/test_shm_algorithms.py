@@ -209,10 +209,10 @@ def test_steps_are_reported_to_the_callback_and_the_debug_log(caplog):
         shm.all_reduce(ch, buf, np.add, on_step=lambda phase, rnd, b: steps.append((ch.rank, phase, rnd)))
 
     with caplog.at_level(logging.DEBUG, logger="disttorch.distributed.algorithms"):
-        run_threads(2, work, hosts=[[0, 1]], slot_bytes=1 << 16)
+        run_threads(3, work, hosts=[[0, 1, 2]], slot_bytes=1 << 16)
     rounds = -(-400_000 // (1 << 16))
-    for rank in (0, 1):
+    for rank in (0, 1, 2):
         assert [s[1:] for s in steps if s[0] == rank] == [
             (phase, rnd) for rnd in range(rounds) for phase in ("write", "reduce", "read")
         ]
-    assert "shm all_reduce board rank 1/2 round 6: read" in caplog.text
+    assert "shm all_reduce board rank 1/3 round 6: read" in caplog.text

@@ -32,7 +32,9 @@ bandwidth, ``N`` bytes take about ``3 N / B`` plus ``2 N / slot_bytes`` syncs.
 
 Small buffers (up to :data:`ONE_STEP_BYTES`) use the *one-step* variant: write, sync, and
 every rank reduces the whole buffer from all slots itself, in slot order: one sync
-instead of two, ``n`` times the reading, which for a few KiB costs less than a sync.
+instead of two, ``n`` times the reading, which for a few KiB costs less than a sync. So
+do two ranks at any size: there the one-step round moves ``4 N`` bytes per rank (copy
+in, read both slots, write the result), less than the two-step round's ``4.5 N``.
 
 Every element is reduced exactly once, by its slice's owner in a fixed order (or by
 everyone in slot order in the one-step variant), and then only copied: every rank holds
@@ -127,7 +129,7 @@ def reduce_to(board, buf: np.ndarray, op: Op, root: Optional[int], on_step=None,
     """Reduce ``buf`` over the board's ranks; the result lands in ``buf`` on board rank
     ``root``, or on every rank if ``root`` is ``None`` (other ranks' ``buf`` is scratch)."""
     n, me = board.size, board.rank
-    one_step = root is None and buf.nbytes <= ONE_STEP_BYTES
+    one_step = root is None and (n == 2 or buf.nbytes <= ONE_STEP_BYTES)
     for rnd, piece in enumerate(_pieces(buf, board.slot_bytes // buf.itemsize)):
         slots = [_view(s, buf.dtype, piece.size) for s in board.slots()]
         np.copyto(slots[me], piece)
