@@ -169,3 +169,29 @@ def test_a_group_is_destroyed_while_a_failure_still_holds_views_of_the_segment()
     from dist_helpers import run_ranks
 
     assert run_ranks(_destroy_after_a_failure, 2, timeout=80) == ["CollectiveMismatchError"] * 2
+
+
+def _different_algorithms(rank: int, world: int) -> str:
+    import os
+
+    import numpy as np
+
+    import disttorch.distributed as dist
+
+    os.environ["DISTTORCH_ALGORITHM"] = "ring" if rank == 0 else "shm"
+    dist.init_process_group()
+    try:
+        dist.all_reduce(np.ones(1000, np.float32))
+    except dist.CollectiveMismatchError as e:
+        return str(e)
+    return "no error"
+
+
+@pytest.mark.timeout(90)
+def test_ranks_that_chose_different_algorithms_fail_within_seconds():
+    from dist_helpers import run_ranks
+
+    results = run_ranks(_different_algorithms, 3, timeout=80, check=False, env={"DISTTORCH_TIMEOUT": "60"})
+    for r in results:
+        assert r.ok and "chose different algorithms" in r.value, r.describe()
+        assert r.elapsed < 30, f"rank {r.rank} took {r.elapsed:.0f} s"

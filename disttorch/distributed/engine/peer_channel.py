@@ -141,8 +141,21 @@ class PeerChannel:
         self.board: shm.Session | None = None
         if t is not None and t.board is not None:
             local = next(h for h in t.hosts if rank in h)
-            self.board = t.board.session(_stamp(op.seq, sig), lambda late, _: link.idle(op, local[late[0]]))
+            self.board = t.board.session(_stamp(op.seq, sig), lambda late, _: self._idle(local[late[0]]))
             self.board.mismatch = lambda peer, theirs: self._mismatch(local[peer], _unstamp(theirs))
+
+    def _idle(self, late: int) -> None:
+        """While this rank waits for ``late`` at a sync of the board: the group's health
+        checks, and on a single host a collective message that came over the sockets
+        meanwhile means its sender chose another algorithm."""
+        self._link.idle(self._op, late)
+        if len(self.hosts) == 1:
+            for peer in self._link.transport.waiting_from(None):
+                raise CollectiveMismatchError(
+                    f"in {self._op.description}, {self._name(peer)} sent a message over the "
+                    f"sockets while {self._name(self.rank)} waits in shared memory: the ranks "
+                    "chose different algorithms (is DISTTORCH_ALGORITHM the same on every rank?)"
+                )
 
     def send(self, peer: int, buf: np.ndarray) -> None:
         """Send contiguous ``buf`` to group rank ``peer``; returns when ``buf`` may be reused."""
