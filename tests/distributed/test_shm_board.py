@@ -139,3 +139,17 @@ def test_many_syncs_between_threads_keep_in_step():
         t.join(20)
     for r in range(n):
         assert seen[r] == [[(k + j) % 251 for j in range(n)] for k in range(rounds)]
+
+
+def test_memory_grows_with_the_ranks_and_only_with_what_is_touched():
+    per_rank = 2 * shm.SLOT_BYTES
+    assert shm.segment_bytes(64) - shm.segment_bytes(32) == 32 * per_rank, "linear in the ranks"
+    assert shm.segment_bytes(32) < 32 * per_rank + (1 << 20)
+    fd, mapping = shm.new_segment(32)
+    try:
+        assert os.fstat(fd).st_blocks == 0, "nothing is reserved up front"
+        np.frombuffer(mapping, np.uint8)[-1] = 1
+        assert 0 < os.fstat(fd).st_blocks * 512 <= 64 << 10, "a touched page is allocated alone"
+    finally:
+        os.close(fd)
+        mapping.close()
