@@ -23,11 +23,17 @@ piece is cut into ``n`` slices (sizes differ by at most one element); slice ``s`
        sync
     3. read    every rank copies slice s from slot s, for every s: S0 S1 S2 S3
 
-Each rank reads ``N`` bytes and writes ``N / n`` to reduce (the work and the memory
-traffic are spread over every core, as in the ring), and copies ``N`` in and ``N`` out:
-about ``3 N`` of memory traffic per rank whatever ``n``, against the ring's ``2 (n - 1)``
-socket steps moving ``2 (n - 1) / n * N`` bytes, each copied three times by the kernel
-and ZeroMQ. A round costs two syncs (``n`` counter reads each); with ``B`` one core's copy
+Memory traffic of each rank, for ``N`` bytes on ``n`` ranks (the work is spread over every
+core, as in the ring)::
+
+    step     reads      writes     with 4 ranks and N = 16 MiB
+    write    N          N          16 MiB in, 16 MiB out
+    reduce   N          N / n      16 MiB in,  4 MiB out
+    read     N          N          16 MiB in, 16 MiB out
+
+about ``3 N`` read and ``2 N`` written whatever ``n``, against the ring's ``2 (n - 1)``
+socket steps moving ``2 (n - 1) / n * N`` bytes, each copied by the kernel and ZeroMQ on
+the way. A round adds two syncs (``n`` counter reads each); with ``B`` one core's copy
 bandwidth, ``N`` bytes take about ``3 N / B`` plus ``2 N / slot_bytes`` syncs.
 
 Small buffers (up to :data:`ONE_STEP_BYTES`) use the *one-step* variant: write, sync, and
