@@ -271,7 +271,10 @@ class Transport:
                 self._router.bind(f"ipc://@disttorch-{secrets.token_hex(12)}-g{group_id}-r{rank}")
                 endpoints["ipc"] = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
             if shm.enabled() and size > 1:
-                handover, endpoints["board"] = shm.listen(size)
+                try:
+                    handover, endpoints["board"] = shm.listen(size)
+                except OSError as e:  # then the whole group goes over the sockets
+                    logger.warning("%s cannot offer shared memory (%s)", describe_rank(rank), e)
             self._router.bind(f"tcp://{tcp_host}:*")
             endpoints["tcp"] = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
             store.set(f"{prefix}ep/{rank}", json.dumps(endpoints))
