@@ -3,6 +3,9 @@
     python benchmarks/collectives.py                      # world sizes 2 and 4, 4 KiB .. 64 MiB
     python benchmarks/collectives.py --world 2 --max-size 4M --algorithms auto,ring
 
+``auto`` is the automatic choice: on one host, the shared-memory algorithms
+(``algorithms/shm.py``); ``ring`` and ``tree`` go over the sockets.
+
 For every world size the ranks are started as separate processes on this machine. Each
 rank measures, for each buffer size, the time of one float32 all-reduce (mean over as many
 iterations as fit in ``--budget`` seconds, after a warm-up), for each disttorch algorithm

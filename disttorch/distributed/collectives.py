@@ -467,7 +467,7 @@ def barrier(group=None, async_op: bool = False, device_ids: Any = None) -> Work 
         token.dtype,
         1,
         -1,
-        lambda ch: select.all_reduce(ch, token, np.maximum, algorithm="tree") if ch.size > 1 else None,
+        lambda ch: select.barrier(ch) if ch.size > 1 else None,
         None,
         async_op,
     )

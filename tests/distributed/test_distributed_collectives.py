@@ -224,15 +224,21 @@ def check_everything(rank: int, ws: int) -> dict:
     return {"failures": failures, "digests": digests}
 
 
-@pytest.mark.timeout(120)
-@pytest.mark.parametrize("world_size,transport", [(1, "ipc"), (2, "ipc"), (3, "ipc"), (4, "ipc"), (2, "tcp")])
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "world_size,transport",
+    [(1, "ipc"), (2, "ipc"), (3, "ipc"), (4, "ipc"), (8, "ipc"), (2, "tcp"), (3, "sockets")],
+)
 def test_every_collective(world_size, transport):
-    # "ipc": same-host defaults (ipc sockets, large payloads through shared memory);
+    # "ipc": same-host defaults (the shm algorithms through the host's shared segment);
+    # "sockets": ipc sockets without shared memory (ring, tree, star over the sockets);
     # "tcp": loopback tcp without shared memory (large payloads sent zero-copy over sockets).
-    env = {"DISTTORCH_TIMEOUT": "60"}
+    env = {"DISTTORCH_TIMEOUT": "120"}
     if transport == "tcp":
         env.update(DISTTORCH_SAME_HOST_TRANSPORT="tcp", DISTTORCH_SHM="0")
-    results = run_ranks(check_everything, world_size, timeout=100, env=env)
+    if transport == "sockets":
+        env.update(DISTTORCH_SHM="0")
+    results = run_ranks(check_everything, world_size, timeout=280, env=env)
     failures = [f for r in results for f in r["failures"]]
     assert not failures, "\n".join(failures[:30])
     for rank, r in enumerate(results[1:], 1):

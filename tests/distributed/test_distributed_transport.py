@@ -1,8 +1,7 @@
-"""Unit tests of the wire format and the shared-memory rings (no processes started)."""
+"""Unit tests of the wire format (no processes started)."""
 
 from __future__ import annotations
 
-import os
 import struct
 import zlib
 
@@ -11,7 +10,6 @@ import pytest
 
 from disttorch.distributed.reduce_op import ReduceOp
 from disttorch.distributed.wire import frames as wire
-from disttorch.distributed.wire import shm
 
 
 def header(**changes) -> wire.Header:
@@ -87,26 +85,3 @@ def test_reduce_op_ufuncs():
         ReduceOp.AVG.ufunc(np.int64)
     with pytest.raises(RuntimeError, match="Cannot use ReduceOp.BAND with non-integral"):
         ReduceOp.BAND.ufunc(np.float64)
-
-
-@pytest.mark.skipif(not shm.enabled(), reason="no writable /dev/shm")
-def test_shared_memory_ring_wraps_refuses_when_full_and_cleans_up():
-    token = shm.new_token()
-    outbox, inbox = shm.Outbox(token, 1), shm.Inbox(token, 1)
-    assert not os.path.exists(shm.path(token, 1)), "the receiver unlinks the file once mapped"
-    third = shm.RING_BYTES * 3 // 8
-    msgs = [np.full(third, k, np.uint8) for k in range(3)]
-    positions = [outbox.put(m) for m in msgs]
-    assert positions[:2] == [0, third] and positions[2] is None, "a full ring refuses"
-    assert outbox.put(np.zeros(shm.RING_BYTES // 2 + 1, np.uint8)) is None, "too large for any ring"
-    out = np.empty(third, np.uint8)
-    inbox.take(positions[0], third, out)
-    assert (out == 0).all()
-    pos = outbox.put(msgs[2])
-    assert pos == shm.RING_BYTES and pos % shm.RING_BYTES == 0, "wraps to the ring's start"
-    for p, k in ((positions[1], 1), (pos, 2)):
-        inbox.take(p, third, out)
-        assert (out == k).all()
-    assert shm.Inbox.valid(pos, third) and not shm.Inbox.valid(shm.RING_BYTES - 8, 16)
-    outbox.close()
-    inbox.close()

@@ -39,6 +39,8 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..wire import shm
+
 #: Seconds :meth:`ThreadChannel.recv` waits for a message before raising ``TimeoutError``.
 DEFAULT_TIMEOUT = 10.0
 
@@ -50,6 +52,13 @@ class Channel(Protocol):
     Attributes:
         rank (int): this process's index in the group, ``0 .. size - 1``.
         size (int): number of ranks in the group.
+
+    A channel may also offer (``None`` when it cannot):
+
+    * ``board``: the shared-memory board of this rank's host for this collective
+      (``slots()``, ``sync()``, see ``wire/shm.py``), used by ``shm.py``;
+    * ``hosts``: the ranks of every host (lists of group ranks), used by
+      ``hierarchical.py`` and the automatic choice.
     """
 
     rank: int
@@ -88,15 +97,31 @@ class ThreadWorld:
 
     Args:
         size (int): number of ranks.
-        timeout (float): seconds a ``recv`` waits before raising ``TimeoutError``.
+        timeout (float): seconds a ``recv`` (or a board sync) waits before raising ``TimeoutError``.
+        hosts (list of lists of int, optional): ranks grouped as if on hosts; the ranks of
+            each host then share a board (``wire/shm.py``) over an array of this process.
+        slot_bytes (int): bytes of one half of a board slot.
     """
 
-    def __init__(self, size: int, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        size: int,
+        timeout: float = DEFAULT_TIMEOUT,
+        hosts: list[list[int]] | None = None,
+        slot_bytes: int = shm.SLOT_BYTES,
+    ) -> None:
         if size < 1:
             raise ValueError(f"world size must be at least 1, got {size}")
         self.size = size
         self.timeout = timeout
+        self.hosts = hosts
+        self.aborted: str | None = None
         self._queues = {(src, dst): queue.Queue() for src in range(size) for dst in range(size)}
+        self._boards: dict[int, shm.Board] = {}
+        for host in hosts or []:
+            memory = np.zeros(shm.segment_bytes(len(host), slot_bytes), np.uint8)
+            for i, r in enumerate(host):
+                self._boards[r] = shm.Board(memory, i, len(host), slot_bytes)
 
     def channel(self, rank: int) -> "ThreadChannel":
         """Return the channel through which ``rank`` talks to the others."""
@@ -106,6 +131,7 @@ class ThreadWorld:
 
     def abort(self, reason: str) -> None:
         """Wake every waiting receiver with an error naming ``reason``."""
+        self.aborted = reason
         for q in self._queues.values():
             q.put(_Abort(reason))
 
@@ -124,6 +150,19 @@ class ThreadChannel:
         self.size = world.size
         self.bytes_sent = 0
         self.messages_sent = 0
+        self.hosts = world.hosts
+        board = world._boards.get(rank)
+        self.board = None
+        if board is not None and board.size > 1:
+            self.board = board.session((0, 0, 0), self._idle)
+
+    def _idle(self, late: list[int], waited: float) -> None:
+        if self.world.aborted:
+            raise RuntimeError(f"rank {self.rank}: gave up waiting at a sync: {self.world.aborted}")
+        if waited > self.world.timeout:
+            raise TimeoutError(
+                f"rank {self.rank}: board ranks {late} did not reach the sync within {waited:.1f} s"
+            )
 
     def _check_peer(self, peer: int) -> None:
         if not 0 <= peer < self.size or peer == self.rank:
@@ -165,10 +204,37 @@ class ThreadChannel:
         self.recv(recv_peer, recv_out)
 
 
+class SubChannel:
+    """Some ranks of a channel (``members``, group ranks in order) as a group of their own:
+    rank ``i`` here is ``members[i]`` there. No board, no hosts: for the socket algorithms
+    between the leaders of ``hierarchical.py``."""
+
+    board = None
+    hosts = None
+
+    def __init__(self, ch: Channel, members: list[int]) -> None:
+        self._ch, self._members = ch, list(members)
+        self.rank, self.size = self._members.index(ch.rank), len(self._members)
+
+    def send(self, peer: int, buf: np.ndarray) -> None:
+        """Send to member ``peer``."""
+        self._ch.send(self._members[peer], buf)
+
+    def recv(self, peer: int, out: np.ndarray) -> None:
+        """Receive from member ``peer``."""
+        self._ch.recv(self._members[peer], out)
+
+    def sendrecv(self, send_peer: int, send_buf: np.ndarray, recv_peer: int, recv_out: np.ndarray) -> None:
+        """Send to member ``send_peer`` and receive from member ``recv_peer`` at once."""
+        self._ch.sendrecv(self._members[send_peer], send_buf, self._members[recv_peer], recv_out)
+
+
 def run_threads(
     size: int,
     fn: Callable[[ThreadChannel], Any],
     timeout: float = DEFAULT_TIMEOUT,
+    hosts: list[list[int]] | None = None,
+    slot_bytes: int = shm.SLOT_BYTES,
 ) -> list[Any]:
     """Run ``fn(channel)`` on ``size`` ranks, one thread each, and return their results.
 
@@ -181,8 +247,9 @@ def run_threads(
         size (int): number of ranks.
         fn (callable): the work of one rank; receives that rank's :class:`ThreadChannel`.
         timeout (float): seconds each ``recv`` may wait.
+        hosts, slot_bytes: as for :class:`ThreadWorld` (ranks sharing a board).
     """
-    world = ThreadWorld(size, timeout)
+    world = ThreadWorld(size, timeout, hosts, slot_bytes)
     results: list[Any] = [None] * size
     failures: list[tuple[int, BaseException]] = []
     lock = threading.Lock()

@@ -7,6 +7,16 @@ the process group calls them.
 
 Automatic choice
 ----------------
+When the channel knows its hosts and every host's ranks share memory (``ch.hosts``):
+
+* the whole group on one host: ``shm`` (all_reduce, reduce_scatter, all_gather,
+  broadcast, reduce, barrier), whatever the size: memory beats the sockets at every size;
+* several hosts, one with several ranks: ``hierarchical`` for all_reduce, broadcast,
+  reduce and barrier (``shm`` inside each host, the choice below between the hosts'
+  leaders).
+
+Otherwise, and for the other collectives:
+
 ===============  ====================================  ======================================
 collective       small (<= ``SMALL_MESSAGE_BYTES``)    larger
 ===============  ====================================  ======================================
@@ -17,6 +27,7 @@ broadcast        tree (binomial)                       ring (scatter + all-gathe
 all_gather       tree (recursive doubling)             ring
 gather, scatter  star                                  star
 all_to_all       pairwise                              pairwise
+barrier          tree                                  tree
 ===============  ====================================  ======================================
 
 Why a threshold: with per-message latency ``a`` and bandwidth ``B``, recursive doubling
@@ -37,10 +48,12 @@ constant from it.
 
 Overrides
 ---------
-* ``algorithm="ring" | "tree" | "star" | ...`` argument: use that family; if it does not
-  implement the collective, ``ValueError`` lists those that do.
-* ``DISTTORCH_ALGORITHM=ring|tree|star|...`` environment variable: used when no argument
-  is given; collectives that family does not implement fall back to the automatic choice.
+* ``algorithm="ring" | "tree" | "shm" | "hierarchical" | ...`` argument: use that family;
+  if it does not implement the collective, or cannot run on this group's hosts,
+  ``ValueError`` says so.
+* ``DISTTORCH_ALGORITHM=ring|tree|shm|hierarchical|...`` environment variable: used when no
+  argument is given; collectives that family does not implement (or cannot run here)
+  fall back to the automatic choice.
   ``auto`` (or unset) means the automatic choice.
 * ``deterministic=True`` argument or ``DISTTORCH_DETERMINISTIC=1``: reductions
   (all_reduce, reduce_scatter, reduce) use ``deterministic.py`` whatever the algorithm
@@ -50,6 +63,7 @@ Overrides
 
 from __future__ import annotations
 
+import functools
 import os
 from types import ModuleType
 from typing import Callable, Optional, Sequence
@@ -57,7 +71,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from . import deterministic as _deterministic
-from . import pairwise, ring, star, tree
+from . import hierarchical, pairwise, ring, shm, star, tree
 from .channel import Channel
 
 #: Environment variable naming the preferred algorithm family (``auto`` if unset).
@@ -71,6 +85,8 @@ SMALL_MESSAGE_BYTES = 1 << 20
 
 #: Algorithm families by name.
 FAMILIES: dict[str, ModuleType] = {
+    "shm": shm,
+    "hierarchical": hierarchical,
     "ring": ring,
     "tree": tree,
     "star": star,
@@ -88,6 +104,7 @@ COLLECTIVES = (
     "gather",
     "scatter",
     "all_to_all",
+    "barrier",
 )
 
 #: Collectives that combine values (and so depend on the order of reduction).
@@ -114,7 +131,25 @@ def _deterministic_from_env() -> bool:
     raise ValueError(f"{DETERMINISTIC_ENV} must be 0 or 1, got {value!r}")
 
 
-def _automatic(collective: str, nbytes: int, world_size: int) -> str:
+Hosts = Optional[Sequence[Sequence[int]]]
+
+
+def _fits(name: str, collective: str, hosts: Hosts) -> bool:
+    """Whether family ``name`` implements ``collective`` and can run on this layout (``shm``:
+    one host sharing memory; ``hierarchical``: hosts known, one of them with several ranks)."""
+    if not hasattr(FAMILIES[name], collective):
+        return False
+    if name == "shm":
+        return bool(hosts) and len(hosts) == 1
+    if name == "hierarchical":
+        return bool(hosts) and len(hosts) > 1 and max(len(h) for h in hosts) > 1
+    return True
+
+
+def _automatic(collective: str, nbytes: int, world_size: int, hosts: Hosts = None) -> str:
+    for name in ("shm", "hierarchical"):
+        if _fits(name, collective, hosts):
+            return name
     small = nbytes <= SMALL_MESSAGE_BYTES
     if collective in ("all_reduce", "reduce_scatter", "reduce"):
         return "tree" if small else "ring"
@@ -124,6 +159,8 @@ def _automatic(collective: str, nbytes: int, world_size: int) -> str:
         return "tree" if small else "ring"
     if collective in ("gather", "scatter"):
         return "star"
+    if collective == "barrier":
+        return "tree"
     return "pairwise"
 
 
@@ -134,6 +171,7 @@ def choose(
     *,
     algorithm: Optional[str] = None,
     deterministic: Optional[bool] = None,
+    hosts: Hosts = None,
 ) -> str:
     """Name the algorithm family that runs ``collective`` on ``nbytes`` over ``world_size``.
 
@@ -145,6 +183,8 @@ def choose(
             ``"auto"`` chooses automatically.
         deterministic (bool, optional): rank-ordered reductions; ``None`` reads
             ``DISTTORCH_DETERMINISTIC``.
+        hosts (list of lists of int, optional): the group ranks of every host, when every
+            host's ranks share memory (``ch.hosts``); ``None`` if not.
 
     Example::
 
@@ -152,6 +192,10 @@ def choose(
         'ring'
         >>> choose("all_reduce", 4096, 4)
         'tree'
+        >>> choose("all_reduce", 4096, 4, hosts=[[0, 1, 2, 3]])
+        'shm'
+        >>> choose("all_reduce", 4096, 4, hosts=[[0, 1], [2, 3]])
+        'hierarchical'
     """
     _check_collective(collective)
     if deterministic is None:
@@ -167,14 +211,20 @@ def choose(
             raise ValueError(
                 f"{source}={algorithm!r} is not an algorithm; expected 'auto' or one of {sorted(FAMILIES)}"
             )
-        if hasattr(FAMILIES[algorithm], collective):
+        if _fits(algorithm, collective, hosts):
             return algorithm
-        if explicit:
+        if explicit and not hasattr(FAMILIES[algorithm], collective):
             raise ValueError(
                 f"algorithm {algorithm!r} does not implement {collective}; use one of "
                 f"{available(collective)} or 'auto'"
             )
-    return _automatic(collective, nbytes, world_size)
+        if explicit:
+            raise ValueError(
+                f"algorithm {algorithm!r} cannot run {collective} on this group: 'shm' needs "
+                "every rank on one host, 'hierarchical' several hosts, all sharing memory "
+                f"(hosts: {hosts}); use 'auto'"
+            )
+    return _automatic(collective, nbytes, world_size, hosts)
 
 
 def resolve(
@@ -184,14 +234,30 @@ def resolve(
     *,
     algorithm: Optional[str] = None,
     deterministic: Optional[bool] = None,
+    hosts: Hosts = None,
 ) -> Callable[..., None]:
-    """Return the function that runs ``collective``; arguments as for :func:`choose`."""
-    name = choose(collective, nbytes, world_size, algorithm=algorithm, deterministic=deterministic)
-    return getattr(FAMILIES[name], collective)
+    """Return the function that runs ``collective``; arguments as for :func:`choose`.
+
+    A hierarchical function comes with its ``across`` bound: the automatic choice for a
+    group of the hosts' leaders."""
+    name = choose(
+        collective, nbytes, world_size, algorithm=algorithm, deterministic=deterministic, hosts=hosts
+    )
+    run = getattr(FAMILIES[name], collective)
+    if name != "hierarchical":
+        return run
+    leaders = len(hosts)
+    if collective == "barrier":
+        return functools.partial(run, across=tree.barrier)
+    return functools.partial(run, across=resolve(collective, nbytes, leaders, deterministic=deterministic))
 
 
-# Entry points: choose by size and run. Signatures follow the Channel contract; the extra
-# keyword arguments are those of choose().
+# Entry points: choose by size and layout and run. Signatures follow the Channel contract;
+# the extra keyword arguments are those of choose().
+
+
+def _hosts(ch: Channel) -> Hosts:
+    return getattr(ch, "hosts", None)
 
 
 def all_reduce(
@@ -203,7 +269,9 @@ def all_reduce(
     deterministic: Optional[bool] = None,
 ) -> None:
     """Reduce ``buf`` over all ranks in place; every rank ends with identical bits."""
-    resolve("all_reduce", buf.nbytes, ch.size, algorithm=algorithm, deterministic=deterministic)(ch, buf, op)
+    resolve(
+        "all_reduce", buf.nbytes, ch.size, algorithm=algorithm, deterministic=deterministic, hosts=_hosts(ch)
+    )(ch, buf, op)
 
 
 def reduce_scatter(
@@ -216,9 +284,14 @@ def reduce_scatter(
     deterministic: Optional[bool] = None,
 ) -> None:
     """Reduce ``buf`` (blocks laid out by ``counts``); block ``ch.rank`` holds the result."""
-    resolve("reduce_scatter", buf.nbytes, ch.size, algorithm=algorithm, deterministic=deterministic)(
-        ch, buf, op, counts
-    )
+    resolve(
+        "reduce_scatter",
+        buf.nbytes,
+        ch.size,
+        algorithm=algorithm,
+        deterministic=deterministic,
+        hosts=_hosts(ch),
+    )(ch, buf, op, counts)
 
 
 def all_gather(
@@ -229,7 +302,7 @@ def all_gather(
     algorithm: Optional[str] = None,
 ) -> None:
     """Fill every block of ``buf`` (laid out by ``counts``) from the rank that owns it."""
-    resolve("all_gather", buf.nbytes, ch.size, algorithm=algorithm)(ch, buf, counts)
+    resolve("all_gather", buf.nbytes, ch.size, algorithm=algorithm, hosts=_hosts(ch))(ch, buf, counts)
 
 
 def broadcast(
@@ -240,7 +313,7 @@ def broadcast(
     algorithm: Optional[str] = None,
 ) -> None:
     """Copy ``buf`` from ``root`` to every rank."""
-    resolve("broadcast", buf.nbytes, ch.size, algorithm=algorithm)(ch, buf, root)
+    resolve("broadcast", buf.nbytes, ch.size, algorithm=algorithm, hosts=_hosts(ch))(ch, buf, root)
 
 
 def reduce(
@@ -253,9 +326,9 @@ def reduce(
     deterministic: Optional[bool] = None,
 ) -> None:
     """Reduce ``buf`` over all ranks into ``buf`` on ``root`` (scratch elsewhere)."""
-    resolve("reduce", buf.nbytes, ch.size, algorithm=algorithm, deterministic=deterministic)(
-        ch, buf, op, root
-    )
+    resolve(
+        "reduce", buf.nbytes, ch.size, algorithm=algorithm, deterministic=deterministic, hosts=_hosts(ch)
+    )(ch, buf, op, root)
 
 
 def gather(
@@ -267,7 +340,7 @@ def gather(
     algorithm: Optional[str] = None,
 ) -> None:
     """Collect every rank's ``send`` into ``recv[rank]`` on ``root``."""
-    resolve("gather", send.nbytes, ch.size, algorithm=algorithm)(ch, send, recv, root)
+    resolve("gather", send.nbytes, ch.size, algorithm=algorithm, hosts=_hosts(ch))(ch, send, recv, root)
 
 
 def scatter(
@@ -279,7 +352,7 @@ def scatter(
     algorithm: Optional[str] = None,
 ) -> None:
     """Send ``send[i]`` from ``root`` into ``recv`` on rank ``i``."""
-    resolve("scatter", recv.nbytes, ch.size, algorithm=algorithm)(ch, send, recv, root)
+    resolve("scatter", recv.nbytes, ch.size, algorithm=algorithm, hosts=_hosts(ch))(ch, send, recv, root)
 
 
 def all_to_all(
@@ -291,4 +364,11 @@ def all_to_all(
 ) -> None:
     """Send ``send_blocks[i]`` to rank ``i``; receive rank ``i``'s into ``recv_blocks[i]``."""
     nbytes = sum(b.nbytes for b in send_blocks)
-    resolve("all_to_all", nbytes, ch.size, algorithm=algorithm)(ch, send_blocks, recv_blocks)
+    resolve("all_to_all", nbytes, ch.size, algorithm=algorithm, hosts=_hosts(ch))(
+        ch, send_blocks, recv_blocks
+    )
+
+
+def barrier(ch: Channel, *, algorithm: Optional[str] = None) -> None:
+    """Return once every rank has called it."""
+    resolve("barrier", 0, ch.size, algorithm=algorithm, hosts=_hosts(ch))(ch)

@@ -300,3 +300,8 @@ def reduce(ch: Channel, buf: np.ndarray, op: Op, root: int) -> None:
             ch.recv((rel + mask + root) % n, scratch)
             op(buf, scratch, out=buf)
         mask <<= 1
+
+
+def barrier(ch: Channel) -> None:
+    """Return once every rank has called it: an all-reduce of one byte (recursive doubling)."""
+    all_reduce(ch, np.zeros(1, np.uint8), np.maximum)

@@ -16,6 +16,12 @@ sides instead of exchanging the wrong bytes::
 
 Buffers of 64 KiB and more are sent without a copy; ``send`` and ``sendrecv`` return only
 once ZeroMQ has let go of them (``Channel`` contract: the buffer may then be reused).
+
+When the transport shares memory with the ranks of this host (``wire/shm.py``), the channel
+also offers ``board`` (this collective's session of the host's segment: its syncs carry
+the same signature, compared at every sync, and wait under the same health checks as a
+receive) and ``hosts`` (the group ranks of every host), for ``algorithms/shm.py`` and
+``algorithms/hierarchical.py``; both are ``None`` otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import numpy as np
 
 from ..base.errors import CollectiveMismatchError, DistBackendError
 from ..wire import frames as wire
+from ..wire import shm
 from ..wire.transport import POLL_SLICE, Transport
 
 if TYPE_CHECKING:
@@ -90,6 +97,12 @@ class Link:
                 return header
             self._check(op, peer, key is not None)
 
+    def idle(self, op: _Op, peer: int) -> None:
+        """Between waits for ``peer`` outside the sockets (a shared-memory sync): take in
+        what the sockets bring (errors, goodbyes, liveness) and run the health check."""
+        self.transport.pump(0)
+        self._check(op, peer, False)
+
     def wait_sent(self, op: _Op, tracker, peer: int, p2p: bool = False) -> None:
         """Wait until a zero-copy send to ``peer`` has left its buffer."""
         while not tracker.done:
@@ -123,6 +136,26 @@ class PeerChannel:
         self._op, self._sig = op, sig
         self._sent = [0] * self.size
         self._received = [0] * self.size
+        t = getattr(link, "transport", None)  # None: a group of one (or a test double)
+        self.hosts: list[list[int]] | None = t.hosts if t is not None and t.shared else None
+        self.board: shm.Session | None = None
+        if t is not None and t.board is not None:
+            local = next(h for h in t.hosts if rank in h)
+            self.board = t.board.session(_stamp(op.seq, sig), lambda late, _: self._idle(local[late[0]]))
+            self.board.mismatch = lambda peer, theirs: self.disagreement(local[peer], *_unstamp(theirs))
+
+    def _idle(self, late: int) -> None:
+        """While this rank waits for ``late`` at a sync of the board: the group's health
+        checks, and on a single host a collective message that came over the sockets
+        meanwhile means its sender chose another algorithm."""
+        self._link.idle(self._op, late)
+        if len(self.hosts) == 1:
+            for peer in self._link.transport.waiting_from(None):
+                raise CollectiveMismatchError(
+                    f"in {self._op.description}, {self._name(peer)} sent a message over the "
+                    f"sockets while {self._name(self.rank)} waits in shared memory: the ranks "
+                    "chose different algorithms (is DISTTORCH_ALGORITHM the same on every rank?)"
+                )
 
     @property
     def signature(self) -> Signature:
@@ -193,10 +226,7 @@ class PeerChannel:
 
     def _verify(self, peer: int, h: wire.Header, out: np.ndarray) -> None:
         sig, name = self._sig, self._name
-        if h.kind not in (wire.DATA, wire.SHM) or (h.seq, h.op, h.dtype, h.numel, h.root, h.redop) != (
-            self._op.seq,
-            *sig,
-        ):
+        if h.kind != wire.DATA or (h.seq, h.op, h.dtype, h.numel, h.root, h.redop) != (self._op.seq, *sig):
             raise self.disagreement(peer, Signature(h.op, h.dtype, h.numel, h.root, h.redop), h.seq)
         expected = self._received[peer]
         if h.chunk != expected:
@@ -211,3 +241,16 @@ class PeerChannel:
                 f"{h.chunk} but {name(self.rank)} expected {out.nbytes} bytes; the ranks chose "
                 "different algorithms (is DISTTORCH_ALGORITHM the same on every rank?)"
             )
+
+
+def _stamp(seq: int, sig: Signature) -> shm.Stamp:
+    """A collective's sequence number and signature as the three words of a board stamp."""
+    code = sig.op | sig.dtype << 8 | sig.redop << 16 | (sig.root + 1) << 24
+    return seq, code, sig.numel & 0xFFFFFFFFFFFFFFFF
+
+
+def _unstamp(stamp: shm.Stamp) -> tuple[Signature, int]:
+    """A board stamp back as the collective's signature and sequence number."""
+    seq, code, numel = stamp
+    numel = numel - (1 << 64) if numel >= 1 << 63 else numel
+    return Signature(code & 0xFF, code >> 8 & 0xFF, numel, (code >> 24) - 1, code >> 16 & 0xFF), seq

@@ -1,131 +1,349 @@
-"""Shared-memory rings that carry large payloads between ranks on the same host.
+"""One shared-memory segment per host, shared by the ranks of a process group that live there.
 
-For every same-host peer, a rank owns an *outbox*: a file in ``/dev/shm`` (mode 0600, so
-only this user can map it) holding a ring of :data:`RING_BYTES` bytes, plus a read counter
-the receiving peer advances. A large collective message is copied into the ring and only
-its header travels over the ZeroMQ connection (kind ``SHM``, the ring position in the
-header's ``tag``); the receiver copies the bytes out and advances the read counter.
+The segment (what ``algorithms/shm.py`` computes in) holds, for each of the host's ``n``
+ranks, one 64-byte control line and a *slot* of two halves of :data:`SLOT_BYTES` each::
 
-Why: over a socket a payload is copied three times (into the kernel, out of it into a
-ZeroMQ message, into the destination) by three threads; through the ring it is copied
-twice, by the two ranks themselves, and ZeroMQ's I/O threads only see 52-byte headers,
-which matters on machines with few cores.
+    | line 0 | line 1 | ... | line n-1 | pad | slot 0 (half 0, half 1) | slot 1 | ... |
 
-Ordering and flow control: headers still travel in order over the peer's connection, so
-messages are received in the order they were sent whatever path their bytes took. A
-sender never waits for ring space: a message that does not fit (ring full, or larger than
-half the ring) goes over the socket instead. Only collective messages use the ring; they
-are consumed in order, so the ring is freed in order.
+Memory therefore grows with the ranks of a host, not with their square, and only the pages
+a collective really touches are ever allocated (a fresh segment is all holes).
 
-Setting ``DISTTORCH_SHM=0`` turns the rings off (everything goes over the sockets).
+No name, nothing left behind
+    The host's first rank (its *leader*) makes the segment with ``memfd_create``: an
+    anonymous file that lives only as long as some process holds its descriptor or a
+    mapping of it, so no ending (SIGKILL included, with or without the launcher) can
+    leave it behind, and no other user can open it. The descriptor reaches the host's
+    other ranks over a Unix socket in the *abstract* namespace (no file either) with
+    ``SCM_RIGHTS``. Both ends check the other's process id with ``SO_PEERCRED`` (a fact the
+    kernel vouches for) against the id that process published in the job's store, which
+    only holders of the job secret can write: a process the job does not know gets
+    nothing.
+
+Synchronisation: per-rank counters, no lock
+    Every rank owns the first word of its control line, a counter that only it writes.
+    :meth:`Session.sync` is a barrier: the rank raises its counter to ``c`` and waits
+    until every other counter reached ``c``. Before raising it, the rank writes what it
+    is doing (a *stamp*: the collective's sequence number and signature) into the record
+    ``c % 2`` of its line; after the wait it compares every rank's record ``c % 2`` with
+    its own, so ranks in different collectives fail at once instead of reading each
+    other's data. (A rank can overwrite record ``c % 2`` only at sync ``c + 2``, which
+    it reaches after everyone arrived at ``c + 1``, so after everyone compared at ``c``.)
+    Waiting spins a little, then sleeps in the kernel on the late rank's counter (a
+    ``futex``: the owner wakes its waiters after each raise), so ranks that outnumber the
+    cores do not steal them from the ranks still working. Every :data:`CHECK_EVERY`
+    seconds the waiter wakes anyway and calls the caller's ``idle`` hook, which raises
+    when a peer died, froze or reported an error, or the deadline passed.
+
+    Counters and data are plain stores to shared memory. On x86 stores are seen by
+    other cores in program order, so a rank that sees a counter also sees the data
+    written before it; on weaker memory models that needs fences Python cannot issue,
+    so :func:`enabled` is false there and collectives use the sockets.
+
+Double buffering
+    :meth:`Session.slots` hands out the slots of the next *round*, alternating halves. A
+    round writes its own slot, syncs, then reads others' slots. The half of round ``k``
+    is written again in round ``k + 2``, after round ``k + 1``'s sync, which no rank
+    passes before every rank finished reading round ``k``: one sync per round suffices.
+
+``DISTTORCH_SHM=0`` turns the segment off (the algorithms then go over the sockets).
 """
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
+import platform
 import secrets
+import socket
+import struct
+import time
+from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Outbox", "Inbox", "RING_BYTES", "MIN_BYTES", "enabled"]
+__all__ = [
+    "SLOT_BYTES",
+    "Board",
+    "Session",
+    "StampMismatch",
+    "enabled",
+    "new_segment",
+    "listen",
+    "hand_out",
+    "fetch",
+]
 
-#: Size of each ring (one per ordered pair of same-host ranks).
-RING_BYTES = 8 << 20
-#: Smaller payloads go over the socket (the header alone costs as much).
-MIN_BYTES = 64 << 10
-_DATA = 4096  # ring data starts one page into the file
-_DIR = "/dev/shm"
+ENV_SHM = "DISTTORCH_SHM"
+#: Bytes of one half of a rank's slot: the most a rank moves through the segment per round.
+SLOT_BYTES = 2 << 20
+#: Seconds between two calls of the ``idle`` hook while a rank waits at a sync.
+CHECK_EVERY = 0.1
+_LINE = 64  # one control line per rank: counter, record 0 (3 words), record 1 (3 words)
+_PAGE = 4096
+_SPINS = 8  # counter reads before sleeping in the kernel: spinning longer takes the CPU
+# from the ranks still working whenever ranks outnumber cores
+_SYS_FUTEX, _FUTEX_WAIT, _FUTEX_WAKE = 202, 0, 1  # x86-64 Linux
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def _futex_wait(address: int, expected: int, seconds: float) -> None:
+    """Sleep while the 32-bit word at ``address`` holds ``expected`` (at most ``seconds``)."""
+    ts = _Timespec(int(seconds), int(seconds % 1 * 1e9))
+    _libc.syscall(
+        _SYS_FUTEX,
+        ctypes.c_void_p(address),
+        _FUTEX_WAIT,
+        ctypes.c_uint32(expected),
+        ctypes.byref(ts),
+        None,
+        0,
+    )
+
+
+def _futex_wake(address: int) -> None:
+    """Wake every process or thread sleeping on the word at ``address``."""
+    _libc.syscall(_SYS_FUTEX, ctypes.c_void_p(address), _FUTEX_WAKE, ctypes.c_int(1 << 30), None, None, 0)
+
+
+#: A stamp: three words every rank must agree on at a sync (e.g. seq, op/dtype/root, numel).
+Stamp = tuple[int, int, int]
 
 
 def enabled() -> bool:
-    """Whether shared-memory rings may be used here (``DISTTORCH_SHM`` and ``/dev/shm``)."""
-    return os.environ.get("DISTTORCH_SHM", "1") != "0" and os.access(_DIR, os.W_OK)
+    """Whether ranks of this host may share a segment (``DISTTORCH_SHM``, memfd, x86-64)."""
+    return (
+        os.environ.get(ENV_SHM, "1") != "0"
+        and hasattr(os, "memfd_create")
+        and platform.machine().lower() in ("x86_64", "amd64")
+    )
 
 
-def new_token() -> str:
-    """A random name prefix for this rank's outboxes."""
-    return f"disttorch-{os.getpid()}-{secrets.token_hex(8)}"
+def segment_bytes(size: int, slot_bytes: int = SLOT_BYTES) -> int:
+    """Bytes of the segment for ``size`` ranks with halves of ``slot_bytes``."""
+    control = -(-size * _LINE // _PAGE) * _PAGE
+    return control + size * 2 * slot_bytes
 
 
-def path(token: str, receiver: int) -> str:
-    return os.path.join(_DIR, f"{token}-to{receiver}")
+class StampMismatch(Exception):
+    """Raised by :meth:`Session.sync` when a rank stamped the same sync differently.
+
+    Attributes:
+        peer (int): that rank's index on the board.
+        theirs (tuple): its stamp; ``mine`` this rank's.
+    """
+
+    def __init__(self, peer: int, theirs: Stamp, mine: Stamp) -> None:
+        super().__init__(f"board rank {peer} stamped {theirs}, this rank {mine}")
+        self.peer, self.theirs, self.mine = peer, theirs, mine
 
 
-class _Ring:
-    def __init__(self, file: str, create: bool) -> None:
-        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
-        fd = os.open(file, flags, 0o600)
-        try:
-            if create:
-                try:  # reserve the pages now: a full /dev/shm must fail here, not as SIGBUS later
-                    os.posix_fallocate(fd, 0, _DATA + RING_BYTES)
-                except OSError:
-                    os.unlink(file)
-                    raise
-            self._map = mmap.mmap(fd, _DATA + RING_BYTES)
-        finally:
-            os.close(fd)
-        self.counter = np.frombuffer(self._map, np.uint64, 1, 0)  # bytes consumed so far
-        self.data = np.frombuffer(self._map, np.uint8, RING_BYTES, _DATA)
+class Board:
+    """The segment as seen by one of the host's ranks.
+
+    Args:
+        memory: a writable buffer of :func:`segment_bytes` ``(size, slot_bytes)`` bytes
+            (a shared mapping between processes; any array between threads).
+        rank (int): this rank's index among the host's ranks.
+        size (int): number of ranks on the host.
+        slot_bytes (int): bytes of one half of a slot.
+    """
+
+    def __init__(self, memory, rank: int, size: int, slot_bytes: int = SLOT_BYTES) -> None:
+        raw = np.frombuffer(memory, np.uint8)
+        if raw.size < segment_bytes(size, slot_bytes):
+            raise ValueError(
+                f"a board of {size} ranks needs {segment_bytes(size, slot_bytes)} bytes, got {raw.size}"
+            )
+        self.rank, self.size, self.slot_bytes = rank, size, slot_bytes
+        self.lines = raw[: size * _LINE].view(np.uint64).reshape(size, _LINE // 8)
+        start = segment_bytes(size, slot_bytes) - size * 2 * slot_bytes
+        self.halves = raw[start : start + size * 2 * slot_bytes].reshape(size, 2, slot_bytes)
+        self.counter = int(self.lines[rank, 0])
+        self.round = 0
+
+    def address(self, rank: int) -> int:
+        """Memory address of ``rank``'s counter (its low 32 bits are the futex word)."""
+        return self.lines.ctypes.data + rank * _LINE
+
+    def session(self, stamp: Stamp, idle: Callable[[list[int], float], None]) -> "Session":
+        """The board for one collective: syncs carry ``stamp``; ``idle(late, waited)`` runs
+        every :data:`CHECK_EVERY` seconds of waiting, with the board ranks not there yet and
+        the seconds waited so far at this sync (it raises to stop waiting)."""
+        return Session(self, stamp, idle)
 
     def close(self) -> None:
-        del self.counter, self.data
-        self._map.close()
+        """Drop this rank's views (the mapping goes once its owner closes it)."""
+        del self.lines, self.halves
 
 
-class Outbox(_Ring):
-    """This rank's ring towards one same-host peer (created here, removed at close)."""
+class Session:
+    """What an algorithm sees of the board during one collective (``ch.board``): a sync
+    whose stamp differs on another rank raises ``mismatch(peer, their_stamp)``.
 
-    def __init__(self, token: str, receiver: int) -> None:
-        self.file = path(token, receiver)
-        super().__init__(self.file, create=True)
-        self.written = 0  # bytes written so far (ring position of the next one)
+    Attributes:
+        rank (int), size (int): this rank's index on the host and the host's rank count.
+        slot_bytes (int): bytes a rank may put in its slot per round.
+    """
 
-    def put(self, buf: np.ndarray) -> int | None:
-        """Copy contiguous ``buf`` into the ring; return its position, or ``None`` if it does
-        not fit now (the caller then sends it over the socket)."""
-        n = buf.nbytes
-        if n > RING_BYTES // 2:
-            return None
-        pos = self.written
-        if pos % RING_BYTES + n > RING_BYTES:  # would wrap: start at the ring's beginning
-            pos += RING_BYTES - pos % RING_BYTES
-        if pos + n - int(self.counter[0]) > RING_BYTES:
-            return None
-        start = pos % RING_BYTES
-        np.copyto(self.data[start : start + n], buf.reshape(-1).view(np.uint8))
-        self.written = pos + n
-        return pos
+    def __init__(self, board: Board, stamp: Stamp, idle: Callable[[list[int], float], None]) -> None:
+        self._board, self._stamp, self._idle = board, stamp, idle
+        self.rank, self.size, self.slot_bytes = board.rank, board.size, board.slot_bytes
+        #: ``mismatch(peer, their_stamp)`` makes the exception a disagreeing sync raises
+        self.mismatch: Callable[[int, Stamp], Exception] = lambda peer, theirs: StampMismatch(
+            peer, theirs, stamp
+        )
 
-    def close(self) -> None:
-        super().close()
+    def slots(self) -> list[np.ndarray]:
+        """The slots of the next round (one ``uint8`` array per host rank), the other half
+        from the previous round's."""
+        b = self._board
+        half = b.round % 2
+        b.round += 1
+        return [b.halves[r, half] for r in range(b.size)]
+
+    def sync(self) -> None:
+        """Wait until every host rank reached this point; raise ``mismatch(...)`` if one is
+        in another collective, or whatever ``idle`` raises while waiting."""
+        b = self._board
+        c = b.counter + 1
+        record = 1 + 3 * (c % 2)
+        b.lines[b.rank, record : record + 3] = self._stamp
+        b.lines[b.rank, 0] = c
+        b.counter = c
+        _futex_wake(b.address(b.rank))
+        self._wait(c)
+        stamps = b.lines[:, record : record + 3]
+        if not (stamps == stamps[b.rank]).all():
+            peer = int(np.flatnonzero((stamps != stamps[b.rank]).any(axis=1))[0])
+            raise self.mismatch(peer, tuple(int(x) for x in stamps[peer]))
+
+    def _wait(self, c: int) -> None:
+        b = self._board
+        counters = b.lines[:, 0]
+        for _ in range(_SPINS):
+            if counters.min() >= c:
+                return
+        start = time.monotonic()
+        check = start + CHECK_EVERY
+        while True:
+            late = np.flatnonzero(counters < c)
+            if late.size == 0:
+                return
+            now = time.monotonic()
+            if now >= check:
+                check = now + CHECK_EVERY
+                self._idle([int(r) for r in late], now - start)
+            seen = int(counters[late[0]])
+            if seen < c:
+                _futex_wait(b.address(int(late[0])), seen & 0xFFFFFFFF, max(1e-3, check - now))
+
+
+# ---------------------------------------------------------------------- the segment's hand-over
+
+
+def new_segment(size: int, slot_bytes: int = SLOT_BYTES) -> tuple[int, mmap.mmap]:
+    """Make an anonymous segment for ``size`` ranks: its descriptor and a mapping of it."""
+    fd = os.memfd_create("disttorch-board", os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, segment_bytes(size, slot_bytes))
+        return fd, mmap.mmap(fd, segment_bytes(size, slot_bytes))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def listen(backlog: int) -> tuple[socket.socket, str]:
+    """A Unix socket listening under a random abstract name (no file); the socket and name."""
+    name = f"disttorch-{secrets.token_hex(12)}"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    try:
+        sock.bind("\0" + name)
+        sock.listen(max(1, backlog))
+    except BaseException:
+        sock.close()
+        raise
+    return sock, name
+
+
+def _peer_pid(conn: socket.socket) -> tuple[int, int]:
+    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    return pid, uid
+
+
+def hand_out(
+    server: socket.socket, fd: int, pids: dict[int, int], deadline: float, describe: Callable[[int], str]
+) -> None:
+    """Give descriptor ``fd`` to each process of ``pids`` (rank -> pid) that connects to
+    ``server`` and names its rank, if the kernel says it is that pid of this user.
+
+    Raises ``TimeoutError`` naming the ranks that have not come by ``deadline``;
+    connections from anyone else are closed unanswered.
+    """
+    waiting = dict(pids)
+    while waiting:
+        server.settimeout(max(0.01, deadline - time.monotonic()))
         try:
-            os.unlink(self.file)
-        except FileNotFoundError:
-            pass
+            conn, _ = server.accept()
+        except socket.timeout:
+            names = ", ".join(describe(r) for r in sorted(waiting))
+            raise TimeoutError(f"{names} did not fetch the shared-memory segment") from None
+        with conn:
+            conn.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                rank = struct.unpack("<i", _recv_exact(conn, 4))[0]
+                pid, uid = _peer_pid(conn)
+                if waiting.get(rank) == pid and uid == os.getuid():
+                    socket.send_fds(conn, [b"ok"], [fd])
+                    del waiting[rank]
+            except OSError:
+                continue  # it went away or lied: it gets nothing
 
 
-class Inbox(_Ring):
-    """A peer's outbox towards this rank, mapped once the peer has made it (during the
-    group's start); the file is unlinked at once, so no ending can leave it behind."""
+def fetch(name: str, rank: int, leader_pid: int, deadline: float) -> int:
+    """Ask the leader listening at abstract ``name`` (process ``leader_pid``) for the
+    segment's descriptor, naming this process's ``rank``; return the descriptor."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC) as conn:
+        conn.settimeout(max(0.01, deadline - time.monotonic()))
+        conn.connect("\0" + name)
+        pid, uid = _peer_pid(conn)
+        if pid != leader_pid or uid != os.getuid():
+            raise PermissionError(
+                f"the shared-memory hand-over socket belongs to process {pid} (user {uid}), "
+                f"not to the job's process {leader_pid}"
+            )
+        conn.sendall(struct.pack("<i", rank))
+        _, fds, _, _ = socket.recv_fds(conn, 16, 1)
+        if len(fds) != 1:
+            raise ConnectionError("the leader closed the hand-over socket without a descriptor")
+        return fds[0]
 
-    def __init__(self, token: str, receiver: int) -> None:
-        file = path(token, receiver)
-        super().__init__(file, create=False)
-        try:
-            os.unlink(file)  # both ends have it mapped: nothing is left behind if a rank dies
-        except FileNotFoundError:
-            pass
 
-    @staticmethod
-    def valid(pos: int, nbytes: int) -> bool:
-        """Whether a message at ring position ``pos`` of ``nbytes`` bytes lies inside the ring."""
-        return 0 <= nbytes <= RING_BYTES // 2 and pos >= 0 and pos % RING_BYTES + nbytes <= RING_BYTES
+def _recv_exact(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("hand-over connection closed early")
+        data += chunk
+    return data
 
-    def take(self, pos: int, nbytes: int, out: np.ndarray | None) -> None:
-        """Copy the ``nbytes`` at ``pos`` into ``out`` (if given) and free their ring space."""
-        if out is not None and nbytes:
-            start = pos % RING_BYTES
-            np.copyto(out.reshape(-1).view(np.uint8), self.data[start : start + nbytes])
-        self.counter[0] = pos + nbytes
+
+def map_segment(fd: int, size: int, slot_bytes: int = SLOT_BYTES) -> mmap.mmap:
+    """Map the segment behind ``fd`` (``size`` ranks) and close ``fd``."""
+    try:
+        return mmap.mmap(fd, segment_bytes(size, slot_bytes))
+    finally:
+        os.close(fd)
+
+
+def host_groups(hosts: Sequence[str]) -> list[list[int]]:
+    """Ranks grouped by host key, in order of each host's first rank."""
+    groups: dict[str, list[int]] = {}
+    for rank, host in enumerate(hosts):
+        groups.setdefault(host, []).append(rank)
+    return list(groups.values())

@@ -8,9 +8,11 @@ frame of it reaches this module, and every frame is then validated (``wire.unpac
 malformed frames are dropped and logged, never acted on.
 
 Endpoints
-    A rank publishes ``{"host": ..., "ipc": ..., "tcp": ...}`` in the store under
-    ``<prefix>ep/<rank>``. A peer on the same host (same hostname and boot id) is reached
-    over ``ipc://`` (a Unix socket in a private 0700 temporary directory), others over
+    A rank publishes ``{"host": ..., "pid": ..., "ipc": ..., "board": ..., "tcp": ...}`` in
+    the store under ``<prefix>ep/<rank>``. A peer on the same host (same hostname, boot id
+    and network namespace) is reached over ``ipc://`` (a Unix socket in the abstract
+    namespace: it has no file, so nothing is left behind, and like the tcp endpoint it
+    serves only connections that prove the job secret), others over
     ``tcp://`` on the address of the interface that routes to ``MASTER_ADDR`` (never a
     hostname that may resolve to loopback). ``DISTTORCH_HOST_ADDR`` (an address) or
     ``DISTTORCH_IFNAME`` (an interface name) override it. When ``MASTER_ADDR`` is a
@@ -32,17 +34,22 @@ so that a flood of connections does not take this process's own descriptors.
         16 MiB    1.20 GB/s           1.75 GB/s
 
     so same-host peers use ipc (``DISTTORCH_SAME_HOST_TRANSPORT=tcp`` switches to tcp).
-    Collective payloads of 64 KiB and more between same-host peers skip the socket
-    altogether: they go through a shared-memory ring (``shm.py``) and only their header
-    travels over ipc.
+
+Shared memory
+    The ranks of one host also share one anonymous segment (``shm.py``): the host's first
+    rank makes it and hands its descriptor to the others over the abstract Unix socket
+    named ``board`` in its endpoint, checked against the ``pid`` each published. The
+    algorithms of ``algorithms/shm.py`` compute in it (:attr:`Transport.board`); it is
+    used only when every rank of the group published one (:attr:`Transport.shared`), so
+    that all ranks choose the same algorithms.
 
 Liveness
     Each DEALER has a socket monitor. A ``DISCONNECTED`` event from a peer that has not said
     goodbye (a ``BYE`` message, sent by ``destroy_process_group``) marks it dead after
     :data:`DEATH_GRACE` seconds, enough for a goodbye racing the disconnect to arrive. ZMTP
     heartbeats (every 0.5 s, 2.5 s timeout) catch peers that are frozen (SIGSTOP), cut off
-    or whose host vanished without closing its sockets; a same-host peer is not reconnected
-    (its ipc socket file is gone), a remote one must finish a new handshake. A killed, frozen
+    or whose host vanished without closing its sockets; a reconnection counts only once its
+    new handshake succeeds, which a frozen or dead process never finishes. A killed, frozen
     or cut-off process is therefore reported by every survivor within about 3.5 seconds.
 
 Threading: after construction a Transport is used by one thread only (its group's
@@ -51,19 +58,17 @@ communication thread); ZeroMQ sockets are not thread-safe.
 
 from __future__ import annotations
 
-import atexit
 import collections
 import fcntl
 import json
 import logging
+import mmap
 import os
-import shutil
+import secrets
 import socket
 import struct
-import tempfile
 import threading
 import time
-from datetime import timedelta
 from typing import Callable, Deque
 
 import numpy as np
@@ -71,7 +76,7 @@ import zmq
 
 from ..base import auth
 from ..base.addresses import address_towards
-from ..base.errors import AuthenticationError, DistError, DistNetworkError
+from ..base.errors import AuthenticationError, DistNetworkError
 from ..base.log import RateLimitedLog
 from . import frames as wire
 from . import shm
@@ -118,7 +123,6 @@ _dropped = RateLimitedLog(logger)
 Key = int | None  # None: collective traffic; an int: point-to-point traffic with that tag
 _context: zmq.Context | None = None
 _context_pid = 0
-_ipc_dir: str | None = None
 
 
 def _shared_context() -> zmq.Context:
@@ -151,44 +155,16 @@ def flush_sent(timeout: float) -> bool:
     return done.wait(timeout)
 
 
-#: Longest path of a Unix socket (``sizeof(sockaddr_un.sun_path) - 1`` on Linux), less room
-#: for the socket's own file name.
-_IPC_DIR_MAX_LEN = 107 - 24
-
-
-def _private_ipc_dir() -> str:
-    global _ipc_dir
-    if _ipc_dir is None or not os.path.isdir(_ipc_dir):
-        # mode 0700: only this user connects; the pid in the name lets the launcher sweep it.
-        # A temporary directory too deep for a socket path falls back to /tmp.
-        prefix = f"disttorch-ipc-{os.getpid()}-"
-        base = tempfile.gettempdir()
-        if len(os.path.join(base, prefix)) + 8 > _IPC_DIR_MAX_LEN:
-            base = "/tmp"
-        _ipc_dir = tempfile.mkdtemp(prefix=prefix, dir=base)
-    return _ipc_dir
-
-
-def _remove_ipc_socket(path: str) -> None:
-    """Unlink a bound ipc socket's file (the socket keeps its connections) and its directory
-    once empty."""
-    global _ipc_dir
-    try:
-        os.unlink(path)
-        os.rmdir(os.path.dirname(path))
-    except OSError:
-        return  # gone already, or other groups' sockets are still in the directory
-    if _ipc_dir == os.path.dirname(path):
-        _ipc_dir = None
-
-
 def _host_key() -> str:
+    """What ranks that can share memory and abstract Unix sockets have in common: the
+    host name, the kernel's boot id and the network namespace."""
     try:
         with open("/proc/sys/kernel/random/boot_id") as f:
             boot = f.read().strip()
+        netns = os.readlink("/proc/self/ns/net")
     except OSError:
-        boot = ""
-    return f"{socket.gethostname()}/{boot}"
+        boot = netns = ""
+    return f"{socket.gethostname()}/{boot}/{netns}"
 
 
 def _interface_address(ifname: str) -> str:
@@ -287,44 +263,47 @@ class Transport:
         self._tune(self._router)
         auth.configure_server(self._router, self._secret, encrypt=self._encrypt)
         same_host_ipc = os.environ.get(ENV_SAME_HOST, "ipc").lower() != "tcp"
-        endpoints = {"host": _host_key()}
-        self._shm_token = shm.new_token() if same_host_ipc and shm.enabled() else None
-        if self._shm_token:
-            endpoints["shm"] = self._shm_token
-        self._outboxes: dict[int, shm.Outbox] = {}
-        self._inboxes: dict[int, shm.Inbox] = {}
-        self._inbox_tokens: dict[int, str] = {}
-        ipc_path = None
-        if same_host_ipc:
-            ipc_path = os.path.join(_private_ipc_dir(), f"g{group_id}-r{rank}.sock")
-            self._router.bind(f"ipc://{ipc_path}")
-            endpoints["ipc"] = f"ipc://{ipc_path}"
-        self._router.bind(f"tcp://{tcp_host}:*")
-        endpoints["tcp"] = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
-        store.set(f"{prefix}ep/{rank}", json.dumps(endpoints))
+        endpoints = {"host": _host_key(), "pid": os.getpid()}
+        self.hosts: list[list[int]] = []  # group ranks by host, in order of their first rank
+        self.shared = False  # whether every host's ranks share a segment (``self.board`` here)
+        self.board: shm.Board | None = None
+        self._segment: mmap.mmap | None = None
         self._poller = zmq.Poller()
         self._poller.register(self._router, zmq.POLLIN)
         self._peers: dict[int, _Peer] = {}
         self._by_monitor: dict[zmq.Socket, _Peer] = {}
-        deadline = time.monotonic() + timeout
-        for peer in range(size):
-            if peer != rank:
-                info = json.loads(store.get(f"{prefix}ep/{peer}"))
-                local = same_host_ipc and info["host"] == endpoints["host"] and "ipc" in info
-                if local and self._shm_token and info.get("shm"):
-                    self._inbox_tokens[peer] = info["shm"]
-                    try:
-                        self._outboxes[peer] = shm.Outbox(self._shm_token, peer)
-                    except OSError as e:  # e.g. /dev/shm full: this direction uses the socket
-                        logger.warning(
-                            "no shared-memory ring towards %s (%s); large messages to it go over the socket",
-                            describe_rank(peer),
-                            e,
-                        )
-                self._connect(peer, info["ipc"] if local else info["tcp"])
-        self._await_handshakes(deadline)
-        store.set(f"{prefix}ready/{rank}", b"1")
-        self._remove_files(store, prefix, ipc_path, deadline)
+        handover = None
+        try:
+            if same_host_ipc:  # an abstract socket name: no file exists to be left behind
+                self._router.bind(f"ipc://@disttorch-{secrets.token_hex(12)}-g{group_id}-r{rank}")
+                endpoints["ipc"] = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
+            if shm.enabled() and size > 1:
+                try:
+                    handover, endpoints["board"] = shm.listen(size)
+                except OSError as e:  # then the whole group goes over the sockets
+                    logger.warning("%s cannot offer shared memory (%s)", describe_rank(rank), e)
+            self._router.bind(f"tcp://{tcp_host}:*")
+            endpoints["tcp"] = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
+            store.set(f"{prefix}ep/{rank}", json.dumps(endpoints))
+            deadline = time.monotonic() + timeout
+            infos = [
+                endpoints if p == rank else json.loads(store.get(f"{prefix}ep/{p}")) for p in range(size)
+            ]
+            for peer, info in enumerate(infos):
+                if peer != rank:
+                    local = same_host_ipc and info["host"] == endpoints["host"] and "ipc" in info
+                    self._connect(peer, info["ipc"] if local else info["tcp"])
+            self._await_handshakes(deadline)
+            self.hosts = shm.host_groups([info["host"] for info in infos])
+            self.shared = all("board" in info for info in infos)
+            if self.shared:
+                self._share_segment(infos, handover, deadline)
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            if handover is not None:
+                handover.close()
 
     # ------------------------------------------------------------------ setup
     @staticmethod
@@ -356,31 +335,31 @@ class Transport:
         self._by_monitor[monitor] = p
         self._poller.register(monitor, zmq.POLLIN)
 
-    def _remove_files(self, store, prefix: str, ipc_path: str | None, deadline: float) -> None:
-        """Once every peer has connected to this rank and made its rings: map the rings made
-        for this rank and remove every file the group needed (the ring files, this rank's
-        ipc socket and directory), so that no ending, SIGKILL included, leaves them behind.
-        (A connection that drops later is not re-established over ipc: a same-host peer whose
-        connection drops has died.)"""
-        if self.size == 1:
+    def _share_segment(self, infos: list[dict], handover, deadline: float) -> None:
+        """Map this host's shared-memory segment (``shm.py``): the host's first rank makes
+        it and hands its descriptor to the others, each checked against the pid it
+        published in the store."""
+        local = next(h for h in self.hosts if self.rank in h)
+        if len(local) == 1:
             return
+        leader = local[0]
         try:
-            store.wait(
-                [f"{prefix}ready/{p}" for p in range(self.size) if p != self.rank],
-                timedelta(seconds=max(1.0, deadline - time.monotonic())),
-            )
-        except DistError as e:
-            self.close()
+            if self.rank == leader:
+                fd, self._segment = shm.new_segment(len(local))
+                try:
+                    pids = {r: infos[r]["pid"] for r in local[1:]}
+                    shm.hand_out(handover, fd, pids, deadline, self._name)
+                finally:
+                    os.close(fd)
+            else:
+                fd = shm.fetch(infos[leader]["board"], self.rank, infos[leader]["pid"], deadline)
+                self._segment = shm.map_segment(fd, len(local))
+        except (OSError, TimeoutError) as e:
             raise DistNetworkError(
-                f"{self._name(self.rank)}: not every peer finished connecting within the timeout ({e})"
-            ) from None
-        for peer, token in self._inbox_tokens.items():
-            try:
-                self._inboxes[peer] = shm.Inbox(token, self.rank)  # unlinks the file
-            except FileNotFoundError:
-                pass  # that peer made no ring towards this rank (e.g. /dev/shm was full)
-        if ipc_path is not None:
-            _remove_ipc_socket(ipc_path)
+                f"{self._name(self.rank)} could not share memory with the ranks of its host "
+                f"({e}); are they running? (DISTTORCH_SHM=0 sends everything over sockets)"
+            ) from e
+        self.board = shm.Board(self._segment, local.index(self.rank), len(local))
 
     def _await_handshakes(self, deadline: float) -> None:
         while True:
@@ -409,14 +388,6 @@ class Transport:
         without a copy), or ``None`` when ``buf`` was copied and is free at once.
         """
         dealer = self._peers[peer].dealer
-        outbox = self._outboxes.get(peer)
-        if outbox is not None and header.kind == wire.DATA and buf.nbytes >= shm.MIN_BYTES:
-            pos = outbox.put(buf)
-            if pos is not None:
-                dealer.send_multipart(
-                    [self._header_frame(peer, header._replace(kind=wire.SHM, tag=pos)), b""]
-                )
-                return None
         data = buf.reshape(-1).view(np.uint8) if buf.size else b""
         dealer.send(self._header_frame(peer, header, data), zmq.SNDMORE)
         if buf.nbytes < ZERO_COPY_MIN:
@@ -462,9 +433,7 @@ class Transport:
         if not queue:  # one entry per (peer, tag) with messages waiting, never more
             del self._stash[(peer, key)]
         fits = out is not None and header.nbytes == out.nbytes
-        if header.kind == wire.SHM:
-            self._inboxes[peer].take(header.tag, header.nbytes, out if fits else None)
-        elif fits and header.nbytes:
+        if fits and header.nbytes:
             _copy_frames(payload, out)
         return header
 
@@ -524,9 +493,7 @@ class Transport:
                 and header.nbytes == want[2].nbytes
                 and not self._stash.get((header.sender, key))
             ):
-                if header.kind == wire.SHM:
-                    self._inboxes[header.sender].take(header.tag, header.nbytes, want[2])
-                elif header.nbytes:
+                if header.nbytes:
                     _copy_frames(payload, want[2])
                 got = header
             else:
@@ -570,8 +537,6 @@ class Transport:
                 "was lost, duplicated or reordered)",
             )
         self._links_received[header.sender] = (expected + 1) % LINK_MODULUS
-        if header.kind == wire.SHM:
-            return header if self._inbox(header) else None
         if nbytes != header.nbytes:
             raise self._damaged(
                 identity.bytes, f"a payload of {nbytes} bytes where its header announced {header.nbytes}"
@@ -589,27 +554,6 @@ class Transport:
             f"fault or tampering; on networks you do not trust, leave {auth.ENV_ENCRYPT} unset "
             "or 1 (CURVE authenticates every byte)"
         )
-
-    def _inbox(self, header: wire.Header) -> shm.Inbox | None:
-        """The ring an ``SHM`` message points into (mapped on first use), if it is valid."""
-        peer = header.sender
-        if peer not in self._inbox_tokens or not shm.Inbox.valid(header.tag, header.nbytes):
-            _dropped.warning(
-                "dropped a shared-memory message from %s outside its ring (position %d, %d bytes)",
-                self._name(peer),
-                header.tag,
-                header.nbytes,
-            )
-            return None
-        if peer not in self._inboxes:
-            try:
-                self._inboxes[peer] = shm.Inbox(self._inbox_tokens[peer], self.rank)
-            except OSError as e:
-                raise DistNetworkError(
-                    f"cannot map the shared memory of {self._name(peer)}: {e} "
-                    "(set DISTTORCH_SHM=0 to send everything over sockets)"
-                ) from e
-        return self._inboxes[peer]
 
     # ------------------------------------------------------------------ liveness
     def _on_monitor(self, p: _Peer) -> None:
@@ -699,10 +643,15 @@ class Transport:
             p.dealer.close(linger=0 if p.rank in gone or not p.connected else int(linger * 1000))
         self._router.close(linger=0)
         self._stash.clear()
-        for ring in [*self._outboxes.values(), *self._inboxes.values()]:
-            ring.close()
-        self._outboxes.clear()
-        self._inboxes.clear()
+        if self.board is not None:
+            self.board.close()
+            self.board = None
+        if self._segment is not None:
+            try:  # the memory goes when the host's last rank lets go of it
+                self._segment.close()
+            except BufferError:
+                pass  # a view is still alive (e.g. in a traceback): unmapped when it goes
+            self._segment = None
 
 
 def _copy_frames(frames: list[zmq.Frame], out: np.ndarray) -> None:
@@ -716,10 +665,3 @@ def _copy_frames(frames: list[zmq.Frame], out: np.ndarray) -> None:
         chunk = np.frombuffer(f.buffer, np.uint8)
         dest[pos : pos + chunk.size] = chunk
         pos += chunk.size
-
-
-@atexit.register
-def _remove_ipc_dir() -> None:
-    """Remove this process's ipc socket directory at interpreter exit."""
-    if _ipc_dir is not None:
-        shutil.rmtree(_ipc_dir, ignore_errors=True)

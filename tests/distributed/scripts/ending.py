@@ -1,4 +1,4 @@
-"""A rank that makes shared-memory rings and ipc sockets, starts a child process, then ends as
+"""A rank that shares memory with its host's ranks and binds ipc sockets, starts a child process, then ends as
 asked: normal | exception | exit (os._exit) | wait (until killed)."""
 
 import os
@@ -12,7 +12,7 @@ import disttorch.distributed as dist
 
 how, marker = sys.argv[1], sys.argv[2]
 dist.init_process_group("gloo")
-x = np.ones(1 << 16, np.float32)  # 256 KiB: through the shared-memory rings
+x = np.ones(1 << 16, np.float32)  # 256 KiB: through the shared-memory segment
 dist.all_reduce(x)
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", marker])
 print(f"READY {dist.get_rank()} {os.getpid()} {child.pid}", flush=True)
