@@ -147,7 +147,7 @@ def _proxied_all_reduces(rank, world_size, flip_at):
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("encrypt", ["0", "1"])
 def test_a_flipped_bit_on_the_wire_fails_loudly_and_fast(encrypt):
-    env = {"DISTTORCH_SAME_HOST_TRANSPORT": "tcp", "DISTTORCH_ENCRYPT": encrypt}
+    env = {"DISTTORCH_SAME_HOST_TRANSPORT": "tcp", "DISTTORCH_SHM": "0", "DISTTORCH_ENCRYPT": encrypt}
     results = run_ranks(_proxied_all_reduces, 2, args=(100_000,), env=env, timeout=120, check=False)
     for r in results:
         assert r.error is not None and not r.killed, r.describe()
