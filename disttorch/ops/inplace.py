@@ -33,7 +33,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..kernels import torch_random as _kr
 from . import indexing, shape
-from .dtype_rules import refuse_bool_subtraction, refuse_integer_addcdiv, require_lerp_dtypes
+from .dtype_rules import refuse_bool_subtraction, refuse_integer_addcdiv, refuse_kernel, require_lerp_dtypes
 
 __all__: list = []  # everything here is a Tensor method
 
@@ -391,7 +391,9 @@ def pow_(self: Tensor, exponent: Any) -> Tensor:
 
 
 def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    """In-place ``self += value * tensor1 * tensor2``."""
+    """In-place ``self += value * tensor1 * tensor2`` (not for three bool tensors, as PyTorch)."""
+    if all(t._data.dtype.kind == "b" for t in (self, tensor1, tensor2)):
+        refuse_kernel("addcmul_cpu_out", self, "b")
     if _recording(self, tensor1, tensor2):
         return _record(self, lambda s: s + tensor1 * tensor2 * value, snapshot=False)
     prod = np.multiply(tensor1._data, tensor2._data)

@@ -59,6 +59,8 @@ OPS = {
     "div_": lambda L, a, b: a(3).div_(b(3)),
     "itruediv": lambda L, a, b: a(3).__itruediv__(b(3)),
     "addcdiv_": lambda L, a, b: a(3).addcdiv_(b(3), b(3)),
+    "addcmul_": lambda L, a, b: a(3).addcmul_(b(3), b(3)),
+    "maximum_out": lambda L, a, b: L.maximum(b(3), b(3), out=a(3)),
     "lerp_": lambda L, a, b: a(3).lerp_(b(3), 0.5),
     "index_add_": lambda L, a, b: a(3).index_add_(0, L.tensor(I2), b(2)),
     "index_copy_": lambda L, a, b: a(3).index_copy_(0, L.tensor(I2), b(2)),
