@@ -236,3 +236,44 @@ def test_bad_input_is_reported():
         _check_placements(OneDim(), [Shard(0), Shard(0)])
     with pytest.raises(NotImplementedError, match="Shard\\(0\\) and Replicate"):
         _check_placements(OneDim(), [_StridedShard(0, 2)])
+
+
+def test_signatures_match_pytorch(torch):
+    """The argument names of the public FSDP, mesh, DTensor and checkpoint API are PyTorch's."""
+    import importlib
+    import inspect
+
+    pairs = [
+        ("distributed.fsdp", "fully_shard"),
+        ("distributed.fsdp", "MixedPrecisionPolicy"),
+        ("distributed.fsdp", "MixedPrecision"),
+        ("distributed.fsdp", "FullStateDictConfig"),
+        ("distributed.fsdp.wrap", "transformer_auto_wrap_policy"),
+        ("distributed.fsdp.wrap", "size_based_auto_wrap_policy"),
+        ("distributed.fsdp.wrap", "lambda_auto_wrap_policy"),
+        ("distributed.device_mesh", "init_device_mesh"),
+        ("distributed.tensor", "distribute_tensor"),
+        ("distributed.checkpoint", "save"),
+        ("distributed.checkpoint", "load"),
+        ("distributed.checkpoint.state_dict", "get_model_state_dict"),
+        ("distributed.checkpoint.state_dict", "set_model_state_dict"),
+        ("distributed.checkpoint.state_dict", "get_optimizer_state_dict"),
+        ("distributed.checkpoint.state_dict", "set_optimizer_state_dict"),
+        ("distributed.checkpoint.state_dict", "get_state_dict"),
+        ("distributed.checkpoint.state_dict", "set_state_dict"),
+    ]
+    for module, name in pairs:
+        ours = getattr(importlib.import_module(f"disttorch.{module}"), name)
+        theirs = getattr(importlib.import_module(f"torch.{module}"), name)
+        assert list(inspect.signature(ours).parameters) == list(inspect.signature(theirs).parameters), name
+    ours = importlib.import_module("disttorch.distributed.fsdp").FullyShardedDataParallel
+    theirs = torch.distributed.fsdp.FullyShardedDataParallel
+    for method in (
+        "__init__",
+        "summon_full_params",
+        "state_dict_type",
+        "optim_state_dict",
+        "clip_grad_norm_",
+    ):
+        a, b = inspect.signature(getattr(ours, method)), inspect.signature(getattr(theirs, method))
+        assert list(a.parameters)[: len(b.parameters)] == list(b.parameters), method

@@ -107,7 +107,7 @@ def set_model_state_dict(
         else:
             continue
         if isinstance(current, DTensor) and not isinstance(value, DTensor):
-            value = distribute_tensor(value, current.device_mesh, current.placements)
+            value = distribute_tensor(value, current.device_mesh, current.placements, src_data_rank=None)
         converted[key] = value
     return model.load_state_dict(converted, strict=options.strict)
 

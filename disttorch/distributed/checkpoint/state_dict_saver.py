@@ -28,6 +28,7 @@ def save(
     planner: Any = None,
     process_group: Any = None,
     no_dist: bool = False,
+    use_collectives: bool = True,
 ) -> dict:
     """Save ``state_dict`` (nested dicts of tensors, DTensors and plain values) into the
     directory ``checkpoint_id``: each rank writes its own shards, rank 0 the replicated

@@ -16,8 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._tensor import Tensor
-from .. import collectives
-from ..device_mesh import DeviceMesh
+from .. import collectives, groups
+from ..device_mesh import DeviceMesh, init_device_mesh
 from ._layout import chunk_bounds, gather_rows
 from .placement_types import Placement, Replicate, Shard
 
@@ -112,6 +112,7 @@ class DTensor(Tensor):
         run_check: bool = False,
         shape: Sequence[int] | None = None,
         stride: Any = None,
+        grad_placements: Any = None,
     ) -> "DTensor":
         """Make a DTensor from every rank's piece; the global shape is gathered unless ``shape`` is given."""
         if device_mesh is None:
@@ -136,11 +137,22 @@ class DTensor(Tensor):
 
 
 def distribute_tensor(
-    tensor: Tensor, device_mesh: DeviceMesh, placements: Sequence[Placement] | None = None, **kwargs: Any
+    tensor: Tensor,
+    device_mesh: DeviceMesh | None = None,
+    placements: Sequence[Placement] | None = None,
+    *,
+    src_data_rank: int | None = 0,
 ) -> DTensor:
-    """Cut ``tensor`` (the same whole on every rank) into this rank's piece."""
+    """Cut the whole ``tensor`` into this rank's piece: the whole of mesh rank
+    ``src_data_rank`` (broadcast first), or with ``None`` every rank's own (then it must be
+    the same everywhere). ``device_mesh`` defaults to a 1-D mesh over every rank."""
+    if device_mesh is None:
+        device_mesh = init_device_mesh("cpu", (groups.get_world_size(),))
     placements = _check_placements(device_mesh, placements or [Replicate()] * device_mesh.ndim)
     whole = tensor._data
+    if src_data_rank is not None and device_mesh.size() > 1:
+        whole = np.ascontiguousarray(whole).copy()
+        collectives.broadcast(whole, src=int(device_mesh._ranks.reshape(-1)[src_data_rank]))
     local = whole
     dim = _shard_dim(placements)
     if dim is not None:

@@ -199,6 +199,7 @@ def fully_shard(
     mp_policy: MixedPrecisionPolicy = _DEFAULT_MP,
     offload_policy: OffloadPolicy = _NO_OFFLOAD,
     ignored_params: set | None = None,
+    dp_mesh_dims: Any = None,
 ) -> Module:
     """Shard ``module``'s parameters across the ranks of ``mesh`` and gather them around its
     forward and backward. Apply it to submodules first, then to the root.
@@ -214,6 +215,7 @@ def fully_shard(
         mp_policy: :class:`MixedPrecisionPolicy`.
         offload_policy: :class:`OffloadPolicy` or :class:`CPUOffloadPolicy` (a no-op on CPU).
         ignored_params: parameters left whole and unsynchronised.
+        dp_mesh_dims: only ``None`` (the mesh is all data-parallel) is supported.
 
     Returns:
         ``module``, whose class is now ``FSDP<Class>``.
@@ -228,6 +230,10 @@ def fully_shard(
                 "fully_shard needs the default process group: call dist.init_process_group() first"
             )
         mesh = init_device_mesh("cpu", (groups.get_world_size(),))
+    if dp_mesh_dims is not None:
+        raise NotImplementedError(
+            "fully_shard(dp_mesh_dims=...) is not supported: pass a 1-D or 2-D data-parallel mesh"
+        )
     if mesh.ndim not in (1, 2):
         raise ValueError(f"fully_shard expects a 1-D or 2-D mesh but got {mesh.ndim}-D: {mesh}")
     if reshard_after_forward is None:
