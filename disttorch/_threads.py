@@ -56,7 +56,7 @@ def set_num_threads(int: int) -> None:
 
 def get_num_threads() -> int:
     """The number of threads used for intra-op parallelism (``OMP_NUM_THREADS`` at start,
-    else the usable cores, as in PyTorch)."""
+    else the usable cores; PyTorch counts physical cores)."""
     return _intraop.get_num_threads()
 
 

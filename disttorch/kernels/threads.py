@@ -1,8 +1,8 @@
 """Intra-op threads: how many threads one op may use, and the pool that runs its parts.
 
 One budget per process (``torch.set_num_threads``; at start ``OMP_NUM_THREADS``, which the
-launcher sets to each rank's cores, else the usable cores, as PyTorch does). NumPy's BLAS
-pool gets the same number, for matrix products that run alone. A kernel with more work
+launcher sets to each rank's cores, else the usable cores, where PyTorch counts physical
+cores). NumPy's BLAS pool gets the same number, for matrix products that run alone. A kernel with more work
 than one thread should do splits it along a leading axis with :func:`parallel_for`: the
 parts run on a small pool of Python threads, each calling NumPy, which releases the GIL in
 its loops, copies and BLAS calls. While a split op runs, BLAS is held to one thread per
