@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from .base.errors import AuthenticationError
 from .engine.process_group import EXIT_FLUSH_TIMEOUT, ProcessGroup
 from .rendezvous import check_in, rendezvous
+from .store import TCPStore
 from .wire.transport import flush_sent
 
 __all__ = [
@@ -307,6 +308,8 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
             raise ValueError(
                 "Default process group has not been initialized, please make sure to call init_process_group."
             )
+        if _state.owns_store and isinstance(_state.store, TCPStore):
+            _state.store.retire()  # a rank re-initialising meanwhile waits for the next store
         try:
             for gid in sorted(_state.groups, reverse=True):
                 _state.groups.pop(gid).destroy()
