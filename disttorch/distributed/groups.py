@@ -20,6 +20,7 @@ from .algorithms import select
 from .base.errors import AuthenticationError, DistBackendError
 from .engine.process_group import EXIT_FLUSH_TIMEOUT, ProcessGroup
 from .rendezvous import check_in, rendezvous
+from .store import TCPStore
 from .wire.transport import flush_sent
 
 __all__ = [
@@ -360,6 +361,8 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         if os.getpid() != _state.pid:  # a forked child: the groups and store are the parent's
             _forget_parents_groups()
             return
+        if _state.owns_store and isinstance(_state.store, TCPStore):
+            _state.store.retire()  # a rank re-initialising meanwhile waits for the next store
         try:
             for gid in sorted(_state.groups, reverse=True):
                 _state.groups.pop(gid).destroy()

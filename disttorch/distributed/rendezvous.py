@@ -457,7 +457,7 @@ def check_in(store: Store, rank: int, world_size: int, timeout: float, generatio
         verdict = _gather_check_ins(store, prefix, mine, timeout)
         store.set(f"{prefix}verdict", json.dumps(verdict))
         if verdict["error"]:  # the store lives in this process: keep it until they have read it
-            _await_readers(store, f"{prefix}read", verdict["checked_in"] - 1)
+            _await_readers(store, f"{prefix}read", world_size - 1)
     else:
         key = f"{prefix}verdict"
         store.wait([key], timedelta(seconds=timeout + 2 * JOIN_NOTICE_S))
@@ -479,6 +479,8 @@ _VERDICT_GRACE_S = 5.0
 
 
 def _await_readers(store: Store, counter: str, readers: int) -> None:
+    """Wait until ``readers`` ranks counted themselves in ``counter`` (a rank that checks in
+    after the verdict reads it too), for at most :data:`_VERDICT_GRACE_S`."""
     deadline = time.monotonic() + _VERDICT_GRACE_S
     while store.add(counter, 0) < readers and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -488,6 +490,9 @@ def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> 
     """Rank 0's side of :func:`check_in`: the verdict (``error`` empty when all is well)."""
     world_size = mine["world_size"]
     seen = {0: mine}
+    # The master of a TCPStore first waits for the processes to connect, which also makes a
+    # handshake refused before now (a rank with another secret) fail this wait fast.
+    connected = not (isinstance(store, TCPStore) and store._server is not None)
     started = time.monotonic()
     deadline, notice = started + timeout, started + JOIN_NOTICE_S
     while True:
@@ -496,16 +501,15 @@ def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> 
                 seen[r] = json.loads(store.get(f"{prefix}{r}"))
                 problem = _disagreement(r, seen[r], mine)
                 if problem:
-                    return _verdict(world_size, seen, "ValueError", problem)
+                    return _verdict(world_size, "ValueError", problem)
         missing = [r for r in range(world_size) if r not in seen]
         if not missing:
-            return _verdict(world_size, seen, "", "")
+            return _verdict(world_size, "", "")
         now = time.monotonic()
         names = ", ".join(f"rank {r}" for r in missing)
         if now >= deadline:
             return _verdict(
                 world_size,
-                seen,
                 "DistStoreError",
                 f"{names} never called init_process_group: rank 0 waited {timeout:g} s for "
                 f"them ({len(seen)} of {world_size} ranks checked in). Are they started, with "
@@ -520,11 +524,16 @@ def _gather_check_ins(store: Store, prefix: str, mine: dict, timeout: float) -> 
                 world_size,
             )
             notice += JOIN_NOTICE_S
+        if not connected:  # waits longer than the store's grace after a refused handshake
+            until = max(0.0, min(notice, deadline) - now)
+            connected = store.workers_joined(world_size, timedelta(seconds=until))
+            continue
+        pause = timedelta(seconds=min(1.0, deadline - now))
         try:
-            store.wait([f"{prefix}{r}" for r in missing], timedelta(seconds=min(1.0, deadline - now)))
+            store.wait([f"{prefix}{r}" for r in missing], pause)
         except DistStoreError:
             pass  # not all of them yet: read who did check in, then wait again
 
 
-def _verdict(world_size: int, seen: dict, kind: str, error: str) -> dict:
-    return {"world_size": world_size, "checked_in": len(seen), "kind": kind, "error": error}
+def _verdict(world_size: int, kind: str, error: str) -> dict:
+    return {"world_size": world_size, "kind": kind, "error": error}

@@ -12,8 +12,10 @@ import pytest
 
 from dist_helpers import free_port, run_ranks
 
-#: Seconds a rank may take to fail, start-up included (the 2-core machine is slow to import).
-FAST = 40
+#: Seconds a rank may take to fail, start-up included: under the load of a shared 2-core
+#: machine importing disttorch alone has taken 15 s (the failures themselves take 1-8 s; the
+#: hangs these tests guard against last the 30-minute default timeout).
+FAST = 60
 
 
 def _join(rank, world_size, timeout_s=None):
@@ -103,3 +105,88 @@ def test_a_negative_rank_in_the_environment_is_named_as_such():
         parse_init_method("env://", env=env)
     with pytest.raises(ValueError, match="WORLD_SIZE must be an integer >= 1, got 0"):
         parse_init_method("env://", env={**env, "RANK": "0", "WORLD_SIZE": "0"})
+
+
+def _three_inits(rank, world_size):
+    import disttorch as torch
+    import disttorch.distributed as dist
+
+    sums = []
+    for _ in range(3):
+        dist.init_process_group("gloo")
+        t = torch.ones(2) * (rank + 1)
+        dist.all_reduce(t)
+        sums.append(t.tolist())
+        dist.destroy_process_group()
+    return sums
+
+
+@pytest.mark.timeout(150)
+def test_init_after_destroy_works_again_and_again():
+    """A rank that re-initialises first reaches the old store (its host has not closed it
+    yet): the retiring store turns it away, and it joins the new one on the same port."""
+    results = run_ranks(_three_inits, 2, timeout=120)
+    assert results == [[[3.0, 3.0]] * 3] * 2
+
+
+_BY_HAND = """
+import sys, time
+import disttorch as torch, disttorch.distributed as dist
+started = time.monotonic()
+try:
+    dist.init_process_group("gloo")
+except Exception:
+    print(f"FAILED AFTER {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+    raise
+t = torch.ones(2)
+dist.all_reduce(t)
+print("RESULT", t.tolist(), flush=True)
+dist.destroy_process_group()
+"""
+
+
+@pytest.fixture
+def two_hosts():
+    import netns_helpers
+
+    if not netns_helpers.available():
+        pytest.skip("needs root and `ip netns`")
+    with netns_helpers.two_namespaces() as ns:
+        yield ns
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("without", [0, 1])
+def test_a_rank_without_a_secret_off_loopback_fails_every_rank_naming_it(two_hosts, without):
+    """Two hosts (network namespaces); one rank has the job secret, the other has none."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from dist_helpers import REPO
+
+    ns, secret, procs = two_hosts, os.urandom(32).hex(), []
+    for rank, (name, addr) in enumerate(((ns.a, ns.addr_a), (ns.b, ns.addr_b))):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTTORCH_", "RANK", "MASTER_"))}
+        env.update(
+            PYTHONPATH=REPO, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR=ns.addr_a, MASTER_PORT="29461"
+        )
+        env.update(DISTTORCH_HOST_ADDR=addr, DISTTORCH_SAME_HOST_TRANSPORT="tcp")
+        if rank != without:
+            env["DISTTORCH_JOB_SECRET"] = secret
+        argv = ns.run_in(name, [sys.executable, "-c", _BY_HAND])
+        procs.append(
+            subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        )
+    try:
+        outs = [p.communicate(timeout=100) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for rank, (p, (_, err)) in enumerate(zip(procs, outs)):
+        assert p.returncode != 0, f"rank {rank} should have failed:\n{err[-2000:]}"
+        assert "DISTTORCH_JOB_SECRET" in err, f"rank {rank}:\n{err[-2000:]}"
+        after = re.search(r"FAILED AFTER (\S+) s", err)
+        assert after and float(after.group(1)) < 20, f"rank {rank}:\n{err[-2000:]}"

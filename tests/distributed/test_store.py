@@ -621,3 +621,32 @@ def test_auth_helpers_protect_any_socket_pair():
             sock.close(linger=0)
     finally:
         ctx.term()
+
+
+@pytest.mark.timeout(60)
+def test_a_new_client_waits_out_a_retiring_store_and_joins_the_one_replacing_it():
+    """What a rank re-initialising before rank 0 closed its old store sees: turned away while
+    the old store retires, then answered by the new store on the same port."""
+    old = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, secret=SECRET)
+    port = old.port
+    old.set("from_the_old_store", b"1")
+    old.retire()
+    joined: list = []
+
+    def join() -> None:
+        client = TCPStore("127.0.0.1", port, timeout=timedelta(seconds=30), secret=SECRET)
+        joined.append((client, client.check(["from_the_old_store"])))
+
+    thread = threading.Thread(target=join)
+    thread.start()
+    time.sleep(0.5)
+    assert not joined, "a retiring store must turn new clients away"
+    old.close()
+    new = TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False, secret=SECRET)
+    thread.join(timeout=30)
+    client, saw_old_key = joined[0]
+    assert not saw_old_key
+    client.set("k", b"v")
+    assert new.get("k") == b"v"
+    client.close()
+    new.close()

@@ -41,7 +41,8 @@ def is_loopback(host: str) -> bool:
     return ip.is_loopback
 
 
-def _owns_address(address: str) -> bool:
+def owns_address(address: str) -> bool:
+    """Whether ``address`` (an IP address) belongs to one of this machine's interfaces."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         try:
@@ -102,7 +103,7 @@ def listen_address(host: str) -> str:
     except ValueError:
         literal = False
     if literal:
-        if is_loopback(host) or _owns_address(host):
+        if is_loopback(host) or owns_address(host):
             return host
         logger.warning("store host %s is not an address of this machine; listening on all interfaces", host)
         return _ANY
@@ -112,7 +113,7 @@ def listen_address(host: str) -> str:
     addresses = _resolve(host)
     if addresses and all(is_loopback(a) for a in addresses):
         return next((a for a in addresses if ":" not in a), addresses[0])
-    if any(_owns_address(a) for a in addresses):
+    if any(owns_address(a) for a in addresses):
         return _ANY
     logger.warning(
         "store host %r does not resolve to an address of this machine; listening on all interfaces", host

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import zmq
 from zmq.utils import z85
 
-from .addresses import is_loopback
+from .addresses import is_loopback, owns_address
 from .errors import AuthenticationError
 from .log import RateLimitedLog
 
@@ -237,12 +237,13 @@ def curve_keys(secret: bytes) -> CurveKeys:
 
 
 def _is_local_peer(address: str) -> bool:
-    """Whether a ZAP peer address is on this host: a loopback IP (tcp), or an ipc peer of this
-    user (ZeroMQ reports ipc peers as ``localhost:<uid>:<gid>:<pid>`` from ``SO_PEERCRED``)."""
+    """Whether a ZAP peer address is on this host: a loopback IP or one of this host's own
+    addresses (tcp), or an ipc peer of this user (ZeroMQ reports ipc peers as
+    ``localhost:<uid>:<gid>:<pid>`` from ``SO_PEERCRED``)."""
     parts = address.split(":")
     if len(parts) == 4 and parts[0] == "localhost":
         return parts[1] == str(os.geteuid())
-    return is_loopback(address)
+    return is_loopback(address) or owns_address(address)
 
 
 @dataclass(frozen=True)
@@ -421,6 +422,11 @@ def missing_secret_message(peer: str) -> str:
     )
 
 
+#: Said of a handshake that failed without a reason: it may not be a disttorch store at all.
+_OTHER_PROGRAM = (
+    "; or that port is used by another program rather than this job's rank 0 (then choose a free MASTER_PORT)"
+)
+
 #: Handshake failures that mean the two sides use different mechanisms or keys.
 _SECURITY_MISMATCH = frozenset(
     (
@@ -454,6 +460,7 @@ class ConnectionWatcher:
 
     Attributes:
         authenticated: a handshake has succeeded.
+        handshakes: how many have (more than one: the connection dropped and came back).
         disconnected_since: ``time.monotonic()`` when the connection dropped after
             authenticating, ``None`` while it is up (ZeroMQ keeps reconnecting meanwhile).
     """
@@ -463,6 +470,7 @@ class ConnectionWatcher:
         self.peer = peer
         self.has_secret = has_secret
         self.authenticated = False
+        self.handshakes = 0
         self.disconnected_since: float | None = None
         self.socket: zmq.Socket | None = monitor_socket(socket, _WATCHED_EVENTS)
 
@@ -473,14 +481,14 @@ class ConnectionWatcher:
             kind = event["event"]
             if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self.authenticated = True
+                self.handshakes += 1
                 self.disconnected_since = None
             elif kind == zmq.EVENT_DISCONNECTED:
                 if self.authenticated and self.disconnected_since is None:
                     self.disconnected_since = time.monotonic()
-            elif kind == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
-                raise AuthenticationError(self._no_handshake(event))
             elif not self.has_secret:
-                raise AuthenticationError(missing_secret_message(self.peer))
+                hint = _OTHER_PROGRAM if kind == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL else ""
+                raise AuthenticationError(missing_secret_message(self.peer) + hint)
             elif kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
                 raise AuthenticationError(
                     f"the {self.peer} refused this process's credentials (ZAP status {event['value']}): "
@@ -503,8 +511,7 @@ class ConnectionWatcher:
         return (
             f"the handshake with the {self.peer} failed (ZeroMQ event {event['event']:#x}, value "
             f"{event['value']:#x}): the job secrets differ, or one side has none (set the same "
-            f"{ENV_SECRET} and {ENV_ENCRYPT} for every process of the job), or that port is used "
-            "by another program rather than this job's rank 0 (then choose a free MASTER_PORT)"
+            f"{ENV_SECRET} and {ENV_ENCRYPT} for every process of the job)" + _OTHER_PROGRAM
         )
 
     def close(self) -> None:

@@ -59,6 +59,9 @@ HANDSHAKE_TIMEOUT_MS = 3_000
 AUTH_FAILURE_GRACE = 2.0
 #: Prefix of the ERROR replies that clients raise as ``AuthenticationError``.
 AUTH_ERROR_PREFIX = "AUTH: "
+#: The ERROR reply a retiring server gives a new client's HELLO (the client tries again,
+#: and reaches the server that replaces it on the same port).
+RETIRING = "RETIRING: this store is closing; a new one may take its port"
 _HANDSHAKE_FAILURES = (
     zmq.EVENT_HANDSHAKE_FAILED_AUTH
     | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
@@ -139,9 +142,16 @@ class StoreServer:
         self._pending = 0
         self._waiting_key_bytes = 0
         self._workers = 0
+        self._retiring = False
         self._closed = False
         self._thread = threading.Thread(target=self._serve, name=f"disttorch-store-{self.port}", daemon=True)
         self._thread.start()
+
+    def retire(self) -> None:
+        """Turn new clients away from now on (its process is about to close it): a process
+        that starts a new rendezvous on this port then waits for the store that replaces
+        this one instead of joining a store that is about to vanish with its keys."""
+        self._retiring = True
 
     def close(self) -> None:
         """Stop the server thread and release its port. Safe to call more than once."""
@@ -312,6 +322,8 @@ class StoreServer:
             self._reply(identity, rid, Status.OK, b"\x01" if table.delete(key) else b"\x00")
         elif command is Command.NUM_KEYS:
             self._reply(identity, rid, Status.OK, protocol.pack_i64(len(table)))
+        elif command is Command.HELLO and self._retiring:
+            self._reply(identity, rid, Status.ERROR, RETIRING.encode())
         elif command is Command.HELLO:
             self._workers += 1
             self._auth_error = None  # someone new joined: waiting may be worth it again

@@ -4,6 +4,12 @@ The master process runs a :class:`~.tcp_server.StoreServer` in a daemon thread
 and is also a client of it. Every client holds one long-lived DEALER socket,
 guarded by a lock so threads may share the store. Requests carry an id; a reply
 to a request the client already gave up on is recognised and discarded.
+
+A connection that drops and comes back while a request waits may have lost it (the
+server that took it may be gone, and a new one on the same port never saw it): a request
+that is safe to repeat (``HELLO``, ``SET``, ``GET``, ``CHECK``, ``WAIT``, ``NUM_KEYS``) is sent
+again; any other raises. A new client's ``HELLO`` that a retiring server turns away (see
+:meth:`StoreServer.retire`) is repeated until the store replacing it answers.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ..base.errors import AuthenticationError, DistNetworkError, DistStoreError
 from . import protocol
 from .base import DEFAULT_TIMEOUT, Key, Store, Value, key_bytes, timeout_error, value_bytes
 from .protocol import Command, Status
-from .tcp_server import AUTH_ERROR_PREFIX, HANDSHAKE_TIMEOUT_MS, StoreServer
+from .tcp_server import AUTH_ERROR_PREFIX, HANDSHAKE_TIMEOUT_MS, RETIRING, StoreServer
 
 #: Where the master's own client connects when the server listens on all interfaces.
 _LOCAL_FOR_ANY = {"0.0.0.0": "127.0.0.1", "::": "::1"}
@@ -32,6 +38,13 @@ DISCONNECT_GRACE_S = 2.0
 
 #: Extra time a client waits beyond a get/wait timeout for the server's TIMEOUT reply.
 _REPLY_GRACE_S = 10.0
+
+#: Requests sent again when the connection came back while they waited (see module docs).
+_REPEATABLE = frozenset(
+    (Command.HELLO, Command.SET, Command.GET, Command.CHECK, Command.WAIT, Command.NUM_KEYS)
+)
+#: Pause between HELLOs while a retiring server turns this client away.
+_RETIRING_RETRY_S = 0.05
 
 
 class TCPStore(Store):
@@ -124,12 +137,38 @@ class TCPStore(Store):
         self._closed = False
         try:
             self._socket.connect(f"tcp://{endpoint_host(connect_host)}:{self.port}")
-            self._request(Command.HELLO, wait=None, connecting=True)
+            self._hello()
             if is_master and wait_for_workers and world_size is not None:
                 self._wait_for_workers(world_size)
         except BaseException:
             self.close()
             raise
+
+    def _hello(self) -> None:
+        """Check in with the server; while a retiring one turns us away, try again."""
+        deadline = time.monotonic() + self.timeout.total_seconds()
+        while True:
+            try:
+                self._request(Command.HELLO, wait=None, connecting=True)
+                return
+            except DistStoreError as error:
+                if RETIRING not in str(error) or time.monotonic() > deadline:
+                    raise
+            time.sleep(_RETIRING_RETRY_S)
+
+    def retire(self) -> None:
+        """On the master: turn new clients away from now on (see :meth:`StoreServer.retire`)."""
+        if self._server is not None:
+            self._server.retire()
+
+    def workers_joined(self, world_size: int, timeout: timedelta) -> bool:
+        """On the master: wait up to ``timeout`` until ``world_size`` processes have connected;
+        return whether they have. (While it waits, a process refused at the handshake fails
+        the waiting requests of the job, as described in :mod:`.tcp_server`.)"""
+        status, _ = self._request(
+            Command.WAIT_WORKERS, protocol.pack_i64(world_size), self._timeout_frame(timeout), wait=timeout
+        )
+        return status is Status.OK
 
     def _wait_for_workers(self, world_size: int) -> None:
         status, payload = self._request(
@@ -244,13 +283,14 @@ class TCPStore(Store):
                 raise DistStoreError(f"{command.name} on a closed TCPStore ({self._where})")
             request_id = next(self._request_ids)
             self._socket.sndtimeo = max(1, int(patience * 1000))
+            frames = protocol.encode_request(command, request_id, *args)
             try:
-                self._socket.send_multipart(protocol.encode_request(command, request_id, *args))
+                self._socket.send_multipart(frames)
             except zmq.Again:
                 raise DistNetworkError(
                     f"could not send {command.name} to the store at {self._where} within {patience:g} s"
                 ) from None
-            status, payload = self._await_reply(command, request_id, patience, connecting)
+            status, payload = self._await_reply(command, request_id, patience, connecting, frames)
         if status is Status.ERROR:
             message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
             if message.startswith(AUTH_ERROR_PREFIX):
@@ -263,14 +303,17 @@ class TCPStore(Store):
         return status, payload
 
     def _await_reply(
-        self, command: Command, request_id: int, patience: float, connecting: bool
+        self, command: Command, request_id: int, patience: float, connecting: bool, frames: list[bytes]
     ) -> tuple[Status, list[bytes]]:
         """Wait up to ``patience`` seconds for the reply to ``request_id`` (lock held).
 
         Meanwhile: a handshake refusal raises AuthenticationError, a connection lost for
-        DISCONNECT_GRACE_S raises DistNetworkError, and close() from another thread raises.
+        DISCONNECT_GRACE_S raises DistNetworkError, a connection that came back gets the
+        request (``frames``) again if it is repeatable (else raises), and close() from
+        another thread raises.
         """
         deadline = time.monotonic() + patience
+        handshakes = self._watcher.handshakes
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -294,10 +337,24 @@ class TCPStore(Store):
                 raise DistStoreError(f"the TCPStore ({self._where}) was closed during {command.name}")
             if self._watcher.socket in ready:
                 self._watcher.check()
+                if self._watcher.handshakes > max(handshakes, 1):
+                    handshakes = self._watcher.handshakes
+                    self._repeat(command, frames)
             if self._socket in ready:
                 reply = self._receive(request_id)
                 if reply is not None:
                     return reply
+
+    def _repeat(self, command: Command, frames: list[bytes]) -> None:
+        """The connection came back while ``command`` waited: the server may never have seen
+        it (a new server on the same port), so send it again, or raise if repeating is unsafe."""
+        if command not in _REPEATABLE:
+            raise DistNetworkError(
+                f"the connection to the store at {self._where} dropped during {command.name} and "
+                "came back: the store may have restarted (its process re-initialised?), and "
+                f"{command.name} may or may not have been applied"
+            )
+        self._socket.send_multipart(frames)
 
     def _receive(self, request_id: int) -> tuple[Status, list[bytes]] | None:
         """Read one reply; return it if it answers ``request_id``, ``None`` for a stale one."""
