@@ -82,6 +82,16 @@ def test_the_rank_that_raised_leads_and_its_peer_reports_in_one_line(tmp_path):
 
 
 @pytest.mark.timeout(90)
+def test_a_frozen_rank_is_named_by_the_one_waiting_and_stopped_by_the_launcher():
+    result = launch("--nproc", 2, PEERS, "freeze", timeout=80)
+    assert result.returncode == 1, result.stderr
+    summary = result.stderr[result.stderr.index("job failed") :]
+    assert "waiting for rank 1" in summary.splitlines()[0], summary
+    assert "rank 1   : stopped by the launcher (signal SIGTERM (15))" in summary, summary
+    assert "from outside the launcher" not in summary
+
+
+@pytest.mark.timeout(90)
 def test_a_rank_that_exits_0_while_the_others_wait_is_named(tmp_path):
     proc = start("--nproc", 2, PEERS, "leave")
     started = time.monotonic()
