@@ -160,8 +160,8 @@ def format_summary(
     if reported_by is not None:
         lines.append(f"  reported   : by rank {reported_by.rank}: {reported_by.error()}")
     record = root.record or {}
-    if record.get("error"):
-        lines.append(f"  error      : {root.error(width=1000)}")
+    if record.get("error") and (reported_by is not None or len(root.error(width=1000)) > len(root.error())):
+        lines.append(f"  error      : {root.error(width=1000)}")  # not already whole in the headline
     if record.get("where"):
         lines.append(f"  where      : {record['where']}")
     shown = record.get("user_traceback") or record.get("traceback")  # the full one is in the rank's log

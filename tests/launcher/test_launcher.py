@@ -199,7 +199,7 @@ def test_tee_without_log_dir_uses_a_temporary_one(tmp_path):
             "raise",
             [
                 "exit       : exit code 1",
-                "error      : ValueError: rank 1 cannot go on",
+                "rank 1 was the first to fail: ValueError: rank 1 cannot go on",
                 "traceback  :",
                 "in deep_failure",
                 'raise ValueError(f"rank {rank} cannot go on")',

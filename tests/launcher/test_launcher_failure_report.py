@@ -64,7 +64,7 @@ def test_ranks_that_failed_the_same_way_share_one_line():
     ]
     text = format_summary(ranks[0], ranks, 0, 0)
     assert "  ranks 1-2: failed the same way as rank 0" in text
-    assert text.count("SyntaxError") == 2  # the headline and the error line
+    assert text.count("SyntaxError") == 1  # the headline says it all: no error line repeats it
 
 
 @pytest.mark.timeout(90)
@@ -79,6 +79,16 @@ def test_the_rank_that_raised_leads_and_its_peer_reports_in_one_line(tmp_path):
     rank0 = [line for line in result.stderr.splitlines() if line.startswith("[rank0]:")]
     assert rank0 and not any("process_group.py" in line or "peer_channel.py" in line for line in rank0), rank0
     assert len(rank0) <= 8, rank0  # the user's frames and the message
+
+
+@pytest.mark.timeout(90)
+def test_a_frozen_rank_is_named_by_the_one_waiting_and_stopped_by_the_launcher():
+    result = launch("--nproc", 2, PEERS, "freeze", timeout=80)
+    assert result.returncode == 1, result.stderr
+    summary = result.stderr[result.stderr.index("job failed") :]
+    assert "waiting for rank 1" in summary.splitlines()[0], summary
+    assert "rank 1   : stopped by the launcher (signal SIGTERM (15))" in summary, summary
+    assert "from outside the launcher" not in summary
 
 
 @pytest.mark.timeout(90)

@@ -1,14 +1,14 @@
 """Test worker: ranks all-reduce in a loop; rank 1 breaks in the way argv asks.
 
 usage: peers.py MODE
-MODE: raise (rank 1 raises ValueError in its third step), freeze (rank 1 stops answering;
-the others time out after 3 s), leave (rank 1 exits 0 without joining the group; rank 0
+MODE: raise (rank 1 raises ValueError in its third step), freeze (rank 1 stops itself with
+SIGSTOP; the others time out after 3 s), leave (rank 1 exits 0 without joining the group; rank 0
 waits for it up to 60 s).
 """
 
 import os
+import signal
 import sys
-import time
 from datetime import timedelta
 
 import disttorch
@@ -26,7 +26,7 @@ def step(i):
     if rank == 1 and i == 3:
         if mode == "raise":
             raise ValueError("rank 1 cannot go on")
-        time.sleep(60)
+        os.kill(os.getpid(), signal.SIGSTOP)  # frozen: not even its communication thread answers
     dist.all_reduce(t)
 
 
