@@ -15,8 +15,14 @@ from disttorch.distributed.wire import shm
 pytestmark = pytest.mark.skipif(not shm.enabled(), reason="needs memfd on x86-64 Linux")
 
 
-def _dev_shm() -> set[str]:
-    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+def _named_by_us() -> set[str]:
+    """Entries of /dev/shm and /tmp that carry this process's id (other jobs share them)."""
+    mark = f"-{os.getpid()}-"
+    found = set()
+    for folder in ("/dev/shm", "/tmp"):
+        if os.path.isdir(folder):
+            found |= {e for e in os.listdir(folder) if mark in e}
+    return found
 
 
 def _serve(server, fd, pids, seconds=5.0):
@@ -35,21 +41,20 @@ def _serve(server, fd, pids, seconds=5.0):
 
 @pytest.mark.timeout(30)
 def test_the_segment_reaches_a_named_process_and_has_no_name():
-    before, tmp_before = _dev_shm(), set(os.listdir("/tmp"))
     fd, mapping = shm.new_segment(2, slot_bytes=4096)
     server, name = shm.listen(1)
     thread, outcome = _serve(server, fd, {1: os.getpid()})
     got = shm.fetch(name, 1, os.getpid(), time.monotonic() + 5)
     thread.join()
     server.close()
-    os.close(fd)
     assert "error" not in outcome, outcome
     other = shm.map_segment(got, 2, slot_bytes=4096)
     a, b = np.frombuffer(mapping, np.uint8), np.frombuffer(other, np.uint8)
     a[-1] = 42
     assert b[-1] == 42, "both mappings show the same memory"
-    assert _dev_shm() == before, "no file appears in /dev/shm"
-    assert not {e for e in set(os.listdir("/tmp")) - tmp_before if "disttorch" in e}, "no file in /tmp"
+    assert os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:"), "anonymous: no name anywhere"
+    assert _named_by_us() == set(), "no file appears in /dev/shm or /tmp"
+    os.close(fd)
     del a, b
     mapping.close()
     other.close()

@@ -58,14 +58,17 @@ def _end(procs: dict) -> None:
         p.wait()
 
 
-def _dev_shm() -> set[str]:
-    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+def _named_after(procs: dict) -> set[str]:
+    """Entries of /dev/shm that carry the id of one of ``procs`` (other jobs share it)."""
+    marks = [f"-{p.pid}-" for p in procs.values()]
+    entries = os.listdir("/dev/shm") if os.path.isdir("/dev/shm") else []
+    return {e for e in entries if any(m in e for m in marks)}
 
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
 def test_a_rank_killed_or_frozen_mid_collective_is_named_by_every_survivor(how):
-    tmp, shm_before = tempfile.mkdtemp(prefix="dt-shm-"), _dev_shm()
+    tmp = tempfile.mkdtemp(prefix="dt-shm-")
     procs = _start([LOOP], 4, [0, 1, 2, 3], tmp)
     try:
         _ready(procs, 120)
@@ -80,7 +83,7 @@ def test_a_rank_killed_or_frozen_mid_collective_is_named_by_every_survivor(how):
         assert m, f"rank {rank} did not report\n{text}"
         assert float(m.group(1)) - hit_at < SURVIVOR_BOUND, text
         assert "rank 2" in m.group(2) and "all_reduce(float32[1048576], op=SUM)" in m.group(2), m.group(2)
-    assert _dev_shm() == shm_before
+    assert _named_after(procs) == set()
     assert os.listdir(tmp) == []
     os.rmdir(tmp)
 
@@ -102,7 +105,7 @@ def test_a_group_start_that_fails_leaves_nothing(how):
     """Ranks 0 and 1 make a group with rank 2, which never joins: they are inside the
     group's start (their endpoints published, waiting for rank 2's) when they are killed,
     or when their start times out."""
-    tmp, shm_before = tempfile.mkdtemp(prefix="dt-shm-"), _dev_shm()
+    tmp = tempfile.mkdtemp(prefix="dt-shm-")
     procs = _start(["-c", SKIP_GROUP], 3, [0, 1, 2], tmp, timeout="10")
     try:
         _ready(procs, 120)
@@ -115,7 +118,7 @@ def test_a_group_start_that_fails_leaves_nothing(how):
     finally:
         _end(procs)
     assert all(code != 0 for code in codes)
-    assert _dev_shm() == shm_before
+    assert _named_after(procs) == set()
     assert os.listdir(tmp) == []
     os.rmdir(tmp)
 
