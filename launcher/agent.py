@@ -28,7 +28,7 @@ from . import output, reaper
 from .cli import LaunchConfig
 from .devices import blas_note, format_plan, format_ranges, plan_cores, plan_threads
 from .failure import RankExit, blame, format_summary, signal_name
-from .guardian import Guardian, sweep_files
+from .guardian import Guardian
 from .output import say
 from .rendezvous import LocalRendezvous, Rendezvous, RendezvousError, StoreRendezvous
 from .worker_env import WorldInfo, worker_env
@@ -140,7 +140,6 @@ class Agent:
             group.stop(c.stop_grace, self.hurry)
             if group.all_reaped():
                 reaper.reap_leftovers(keep=self._own_children)
-            sweep_files(group.pids())  # rings and ipc directories of ranks that died half-way through init
             self._workers_running = False
         local = [group.ended[lr] for lr in sorted(group.ended)]
         gathered = self._try(lambda: rdzv.gather(attempt, local, note))

@@ -1,17 +1,13 @@
 """The guardian: a small process that outlives the launcher to end the job's process tree.
 
 The launcher's workers already die with it (``PR_SET_PDEATHSIG`` in ``bootstrap``), but what
-*they* started (DataLoader workers, subprocesses) does not, and a rank killed during
-``init_process_group`` may leave the files it had made (shared-memory rings in ``/dev/shm``
-named ``disttorch-<pid>-...``, an ipc socket directory ``disttorch-ipc-<pid>-...`` in the
-temporary directory). So the launcher starts a guardian, in its own session, and tells it
-the pid of every worker it starts over a pipe. When the pipe closes (the launcher ended in
-any way, ``kill -9`` included), the guardian SIGKILLs every process in the workers' process
-groups (each worker leads its own) and removes the files of those processes and the
-launcher's own run directory.
-
-The launcher also calls :func:`sweep_files` itself after each attempt, for the ranks of
-that attempt (the guardian is the safety net for when it cannot).
+*they* started (DataLoader workers, subprocesses) does not. So the launcher starts a
+guardian, in its own session, and tells it the pid of every worker it starts over a pipe.
+When the pipe closes (the launcher ended in any way, ``kill -9`` included), the guardian
+SIGKILLs every process in the workers' process groups (each worker leads its own) and
+removes the launcher's own run directory. (A rank leaves no file of its own to sweep: its
+shared memory is an anonymous ``memfd`` and its local sockets are abstract, so they vanish
+with the last process that holds them.)
 
 Protocol on the guardian's stdin: one line per worker, ``<pid>\\n``, or ``dir <path>\\n`` for a
 directory to remove at the end; end of file = the end.
@@ -19,19 +15,15 @@ directory to remove at the end; end of file = the end.
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterable
 
-__all__ = ["Guardian", "group_members", "sweep_files"]
-
-_SHM_DIR = "/dev/shm"
+__all__ = ["Guardian", "group_members"]
 
 
 def group_members(pgids: Iterable[int]) -> set[int]:
@@ -64,27 +56,6 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
     except OSError:
         return False
-
-
-def sweep_files(pids: Iterable[int], tmpdir: str | None = None) -> int:
-    """Remove the shared-memory rings and ipc directories of ``pids`` that are no longer
-    running. Returns how many entries were removed."""
-    places = {tmpdir or tempfile.gettempdir(), "/tmp"}  # /tmp: where too deep a TMPDIR falls back
-    removed = 0
-    for pid in pids:
-        if _alive(pid):
-            continue
-        for ring in glob.glob(os.path.join(_SHM_DIR, f"disttorch-{pid}-*")):
-            try:
-                os.unlink(ring)
-                removed += 1
-            except OSError:
-                pass
-        for tmp in places:
-            for directory in glob.glob(os.path.join(tmp, f"disttorch-ipc-{pid}-*")):
-                shutil.rmtree(directory, ignore_errors=True)
-                removed += 1
-    return removed
 
 
 class Guardian:
@@ -127,7 +98,7 @@ class Guardian:
         self._send(f"dir {path}")
 
     def close(self, wait: float = 10.0) -> None:
-        """End the guardian: it sweeps once more and exits."""
+        """End the guardian: it ends the workers' process groups once more and exits."""
         if self._proc is None:
             return
         try:
@@ -138,20 +109,18 @@ class Guardian:
         self._proc = None
 
 
-def _end_groups(pgids: set[int], wait: float = 5.0) -> set[int]:
-    """SIGKILL every process of the groups ``pgids``; return every pid seen in them."""
-    seen: set[int] = set(pgids)
+def _end_groups(pgids: set[int], wait: float = 5.0) -> None:
+    """SIGKILL every process of the groups ``pgids`` and wait (up to ``wait`` s) until they are gone."""
     deadline = time.monotonic() + wait
     while True:
         members = group_members(pgids)
-        seen |= members
         for pgid in pgids:
             try:
                 os.killpg(pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
         if not any(_alive(p) for p in members) or time.monotonic() > deadline:
-            return seen
+            return
         time.sleep(0.05)
 
 
@@ -166,7 +135,7 @@ def main() -> None:
             pgids.add(int(text))
         elif text.startswith("dir "):
             directories.append(text[4:])
-    sweep_files(_end_groups(pgids))
+    _end_groups(pgids)
     for directory in directories:
         shutil.rmtree(directory, ignore_errors=True)
 

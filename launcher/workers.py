@@ -137,10 +137,6 @@ class WorkerGroup:
         for thread in self._threads:
             thread.join(timeout=5.0)
 
-    def pids(self) -> List[int]:
-        """The pids of the workers started."""
-        return [p.pid for p in self._procs]
-
     def all_reaped(self) -> bool:
         """Has every worker been waited for (so no waiter thread still needs its exit status)?"""
         return len(self.ended) == len(self._procs)
