@@ -11,18 +11,18 @@ field       type   meaning
 ==========  =====  ================================================================
 magic       2s     ``b"DT"``
 version     u8     ``VERSION``; a peer with another version is rejected
-kind        u8     ``DATA`` (collective), ``SHM`` (collective, payload in shared memory),
-                   ``P2P``, ``ERROR`` (payload: utf-8 text), ``BYE``
+kind        u8     ``DATA`` (collective), ``P2P``, ``ERROR`` (payload: utf-8 text), ``BYE``,
+                   ``SYNC`` (after a reconnect)
 group       u32    process-group id (0 = default group, then 1, 2, ... in creation order)
 seq         u64    sequence number of the collective in its group (``DATA``/``ERROR``)
-tag         i64    user tag of a point-to-point message (``P2P``); ring position (``SHM``)
+tag         i64    user tag of a point-to-point message (``P2P``)
 op          u8     collective op code (index in ``OPS``); error class for ``ERROR``
 dtype       u8     dtype code (index in ``DTYPES``) of the collective's tensor
 root        i16    root (group rank) of a rooted collective, -1 otherwise
 numel       i64    element count per rank of the collective's tensor, -1 when ranks may differ
 chunk       u32    index of this message among those from this sender in this collective
 sender      u32    group rank of the sender
-nbytes      u64    payload size in bytes; the payload frame's length (empty for ``SHM``)
+nbytes      u64    payload size in bytes; the payload frame's length
 redop       u8     reduce op of the collective (index in ``REDOPS``; 0 when it has none)
 link        u32    number of this message among all sent on this connection (from 0,
                    modulo 2**32): checked by the receiver, so a lost, duplicated or
@@ -61,7 +61,6 @@ __all__ = [
     "P2P",
     "ERROR",
     "BYE",
-    "SHM",
     "OPS",
     "REDOPS",
     "op_code",
@@ -76,8 +75,8 @@ __all__ = [
 
 MAGIC = b"DT"
 VERSION = 3
-DATA, P2P, ERROR, BYE, SHM, SYNC = 1, 2, 3, 4, 5, 6
-KINDS = (DATA, P2P, ERROR, BYE, SHM, SYNC)
+DATA, P2P, ERROR, BYE, SYNC = 1, 2, 3, 4, 6  # 5 was a payload in a shared-memory ring (version 2)
+KINDS = (DATA, P2P, ERROR, BYE, SYNC)
 
 _STRUCT = struct.Struct("<2sBBIQqBBhqIIQBIQ")
 _CRC = struct.Struct("<I")
