@@ -70,8 +70,32 @@ def _run_recorded(n: int, op) -> list:
         lambda x: F.conv2d(x[:, None], disttorch.ones(4, 1, 3, 3)),
         lambda x: F.max_pool2d(x[:, None], 2),
         lambda x: x @ x,
+        lambda x: x.amax(),
+        lambda x: x.amin(-1),
+        lambda x: x.max(1),
+        lambda x: x.prod(),
+        lambda x: x.var((0, 2)),
+        lambda x: x.std(),
+        lambda x: x.norm(p=3),
+        lambda x: x.logsumexp(1),
     ],
-    ids=["binary", "unary", "relu", "softmax", "conv", "pool", "batched matmul"],
+    ids=[
+        "binary",
+        "unary",
+        "relu",
+        "softmax",
+        "conv",
+        "pool",
+        "batched matmul",
+        "amax",
+        "amin",
+        "max dim",
+        "prod",
+        "var",
+        "std",
+        "norm",
+        "logsumexp",
+    ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
     x = disttorch.randn(8, 16, 16)
@@ -202,10 +226,30 @@ _CASES = {
     "conv strided groups": (lambda a, w: F.conv2d(a, w, stride=2, groups=2), [(5, 4, 9, 9), (6, 2, 3, 3)]),
     "conv1d": (lambda a, w: F.conv1d(a, w, dilation=2), [(5, 3, 20), (4, 3, 3)]),
     "conv transposed": (lambda a, w: F.conv_transpose2d(a, w, stride=2), [(5, 4, 6, 6), (4, 3, 3, 3)]),
+    "max and min": (
+        lambda a: a.amax((0, 2)) + a.amin(1).sum() + a.max(-1).values.min(0).values,
+        [(6, 5, 7)],
+    ),
+    "whole max and min": (lambda a: a.max() - a.amin(), [(6, 5, 7)]),
+    "prod": (lambda a: a.prod(1).sum() + a[:2].prod(), [(6, 5, 7)]),
+    "var and std": (lambda a: a.var((0, 2)).sum() + a.std() + a.var(-1, correction=0).sum(), [(6, 5, 7)]),
+    "norms": (lambda a: a.norm() + a.norm(p=1, dim=0).sum() + a.norm(p=3, dim=(0, 2)).sum(), [(6, 5, 7)]),
+    "inf norms": (lambda a: a.norm(p=float("inf")) + a.norm(p=-float("inf"), dim=1).sum(), [(6, 5, 7)]),
+    "logsumexp": (lambda a: a.logsumexp(1).sum() + a.logsumexp((0, 1, 2)), [(6, 5, 7)]),
 }
 
 
-_REDUCTIONS = {"layer_norm", "group_norm", "sum over dims"}
+_REDUCTIONS = {
+    "layer_norm",
+    "group_norm",
+    "sum over dims",
+    "max and min",  # its backward sums gradients
+    "prod",
+    "var and std",
+    "norms",
+    "inf norms",
+    "logsumexp",
+}
 
 
 @pytest.mark.parametrize("case", list(_CASES))
@@ -217,6 +261,8 @@ def test_results_are_the_same_for_every_thread_count(split, case):
     for n in (1, 2, 3):
         disttorch.set_num_threads(n)
         runs[n] = _grads(fn, *inputs)
+    again = _grads(fn, *inputs)  # deterministic for a thread count
+    assert all(np.array_equal(a, b) for a, b in zip(again, runs[3])), f"{case} differs between runs"
     for n in (2, 3):
         for i, (got, want) in enumerate(zip(runs[n], runs[1])):
             if case in _REDUCTIONS or (case.startswith("conv") and i == len(shapes) and len(shapes) == 2):
