@@ -70,6 +70,9 @@ def _run_recorded(n: int, op) -> list:
         lambda x: F.conv2d(x[:, None], disttorch.ones(4, 1, 3, 3)),
         lambda x: F.max_pool2d(x[:, None], 2),
         lambda x: x @ x,
+        lambda x: F.batch_norm(x, None, None, training=True),
+        lambda x: F.adaptive_avg_pool2d(x, (5, 3)),
+        lambda x: F.adaptive_max_pool2d(x, (5, 3)),
         lambda x: x.amax(),
         lambda x: x.amin(-1),
         lambda x: x.max(1),
@@ -87,6 +90,9 @@ def _run_recorded(n: int, op) -> list:
         "conv",
         "pool",
         "batched matmul",
+        "batch_norm",
+        "adaptive avg pool",
+        "adaptive max pool",
         "amax",
         "amin",
         "max dim",
@@ -103,6 +109,25 @@ def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
     assert several and len(several) % 3 == 0  # three parts besides the caller's, per split op
     assert all(name.startswith("disttorch-intraop") for name in several)
     assert _run_recorded(1, lambda: op(x)) == []
+
+
+@pytest.mark.parametrize(
+    "backward",
+    [
+        lambda x: F.batch_norm(x, None, None, training=True),
+        lambda x: F.adaptive_avg_pool2d(x, (5, 3)),
+        lambda x: F.adaptive_max_pool2d(x, (5, 3)),
+        lambda x: F.embedding(disttorch.arange(64) % 16, x.reshape(128, 2)),
+    ],
+    ids=["batch_norm", "adaptive avg pool", "adaptive max pool", "embedding"],
+)
+def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
+    x = disttorch.randn(8, 16, 2, requires_grad=True)
+    out = backward(x)
+    g = disttorch.ones_like(out)
+    several = _run_recorded(4, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True))
+    assert several and len(several) % 3 == 0
+    assert _run_recorded(1, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True)) == []
 
 
 def test_set_num_threads_sets_the_op_budget_and_blas_together(split):
@@ -226,6 +251,11 @@ _CASES = {
     "conv strided groups": (lambda a, w: F.conv2d(a, w, stride=2, groups=2), [(5, 4, 9, 9), (6, 2, 3, 3)]),
     "conv1d": (lambda a, w: F.conv1d(a, w, dilation=2), [(5, 3, 20), (4, 3, 3)]),
     "conv transposed": (lambda a, w: F.conv_transpose2d(a, w, stride=2), [(5, 4, 6, 6), (4, 3, 3, 3)]),
+    "batch_norm": (lambda a, w, b: F.batch_norm(a, None, None, w, b, training=True), [(6, 5, 7), (5,), (5,)]),
+    "batch_norm 2d": (lambda a: F.batch_norm(a, None, None, training=True), [(5, 3, 4, 4)]),
+    "adaptive_avg_pool": (lambda a: F.adaptive_avg_pool2d(a, (3, 2)), [(5, 3, 7, 8)]),
+    "adaptive_max_pool": (lambda a: F.adaptive_max_pool3d(a, (3, 2, 4)), [(5, 3, 7, 5, 9)]),
+    "embedding": (lambda w: F.embedding(disttorch.tensor([[3, 1, 3, 0], [9, 3, 1, 1]]), w), [(10, 6)]),
     "max and min": (
         lambda a: a.amax((0, 2)) + a.amin(1).sum() + a.max(-1).values.min(0).values,
         [(6, 5, 7)],
@@ -243,6 +273,8 @@ _REDUCTIONS = {
     "layer_norm",
     "group_norm",
     "sum over dims",
+    "batch_norm",
+    "batch_norm 2d",
     "max and min",  # its backward sums gradients
     "prod",
     "var and std",
