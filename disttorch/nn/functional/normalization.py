@@ -104,7 +104,9 @@ def batch_norm_stats(x: np.ndarray) -> tuple:
 
 
 def _scale_shift(xc: np.ndarray, scale: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    return xc * scale + shift
+    out = xc * scale
+    out += shift
+    return out
 
 
 def batch_norm_elemt(
@@ -134,7 +136,10 @@ def batch_norm_backward_reduce(g: np.ndarray, xc: np.ndarray) -> tuple:
 
 
 def _input_grad(g: np.ndarray, xc: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    return g * a - xc * b - c
+    gx = g * a
+    gx -= xc * b
+    gx -= c
+    return gx
 
 
 def batch_norm_backward_elemt(
