@@ -130,6 +130,22 @@ def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
     assert _run_recorded(1, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True)) == []
 
 
+def test_bfloat16_casts_run_on_several_threads_with_the_same_bits(split):
+    x = disttorch.randn(8, 16, 16)
+    assert len(_run_recorded(4, lambda: x.to(disttorch.bfloat16))) == 3  # the cast: one split
+    assert _run_recorded(1, lambda: x.to(disttorch.bfloat16)) == []
+    low = x.to(disttorch.bfloat16)
+    # a bfloat16 op: float32 copy in, exp, rounded back to bfloat16: three splits
+    assert len(_run_recorded(4, low.exp)) == 9 and _run_recorded(1, low.exp) == []
+    disttorch.set_num_threads(1)
+    one = [low.exp().float().numpy(), x.to(disttorch.float16).numpy()]
+    disttorch.set_num_threads(3)
+    assert low.exp().dtype == disttorch.bfloat16 and np.array_equal(low.exp().float().numpy(), one[0])
+    assert np.array_equal(x.to(disttorch.float16).numpy(), one[1])
+    with disttorch.autocast("cpu", dtype=disttorch.bfloat16):
+        assert np.array_equal(F.linear(x, x[0]).numpy(), F.linear(low, low[0]).numpy())
+
+
 def test_set_num_threads_sets_the_op_budget_and_blas_together(split):
     from threadpoolctl import threadpool_info
 
