@@ -3,8 +3,8 @@
 
     python benchmarks/threads.py [--threads N] [--repeat 30]
 
-For float32 inputs of 2^12 ... 2^22 elements, times a multiply, an ``exp`` and a row
-softmax on one thread and split over ``N`` threads (default: the usable cores), with the
+For float32 inputs of 2^12 ... 2^22 elements, times a multiply, an ``exp``, a row
+softmax, a cast to bfloat16 and a whole-array max on one thread and split over ``N`` threads (default: the usable cores), with the
 cut-over disabled so that every size splits, and prints the speed-up. The smallest size
 whose speed-up is clearly above 1, divided by ``N``, is the work one part needs. Best of
 ``--repeat`` wall times (the machine's other load inflates the median, not the best).
@@ -21,12 +21,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from disttorch.kernels import softmax, threads  # noqa: E402
+import disttorch  # noqa: E402
+from disttorch.kernels import reductions, softmax, threads  # noqa: E402
 
 OPS = {
     "mul": lambda a, b: threads.elementwise(np.multiply, a, b),
     "exp": lambda a, b: threads.elementwise(np.exp, a),
     "softmax": lambda a, b: softmax.softmax(a.reshape(-1, 256), 1),
+    "to bf16": lambda a, b: threads.astype(a, disttorch.bfloat16.numpy),
+    "max": lambda a, b: reductions.ufunc_reduce(np.maximum, a, None),
 }
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from ..kernels.threads import astype
 from . import grad_mode
 
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
@@ -314,7 +315,7 @@ class _Upcast(Function):
 def _upcast(a: Any) -> Any:
     """``a`` (bfloat16/float16) as float32, recorded as an :class:`_Upcast` of ``a`` when
     autograd records (built by hand: going through ``apply`` would upcast again)."""
-    arr = a._data.astype(np.float32)
+    arr = astype(a._data, np.float32)
     if not (a._rg and _grad_state[0]):
         return Tensor._make(arr)
     node = _Upcast.__new__(_Upcast)
@@ -331,7 +332,7 @@ def _round(out: Any, low: np.dtype) -> Any:
     if isinstance(out, tuple):
         return tuple(_round(o, low) for o in out)
     if isinstance(out, (np.ndarray, np.generic)) and out.dtype == np.float32:
-        return out.astype(low)
+        return astype(out, low)
     return out
 
 

@@ -1,16 +1,16 @@
 """Fused reductions: sums that BLAS does in one pass where NumPy's own loop is slow, and
-sums split over the op's threads. Measured by ``benchmarks/kernels.py``.
+reductions (sums, products, max/min, any reduction of a slice) split over the op's threads. Measured by ``benchmarks/kernels.py``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from .threads import parallel_for, parallel_over, parts_for
 
-__all__ = ["add_reduce", "column_sum"]
+__all__ = ["add_reduce", "column_sum", "reduce_along", "ufunc_reduce"]
 
 
 def column_sum(a: np.ndarray) -> np.ndarray:
@@ -19,39 +19,63 @@ def column_sum(a: np.ndarray) -> np.ndarray:
     return np.ones(a.shape[0], dtype=a.dtype) @ a
 
 
-# ---------------------------------------------------------------------- sliding windows
+# ---------------------------------------------------------------------- split over threads
 
 
-def add_reduce(x: np.ndarray, axis: Optional[tuple], dtype: Any, keepdims: bool) -> np.ndarray:
-    """``np.add.reduce(x, axis, dtype=dtype, keepdims=keepdims)`` (``axis`` a tuple or None),
-    split over the op's threads when large. Summing some dims: ranges of a kept dim, each
-    output element summed whole by one thread (NumPy may order a slice's additions
-    otherwise than the whole array's). Summing every dim: each thread sums a range of the
-    flat array and the partial sums are added in order. Either way deterministic for a
-    thread count, within float tolerance across thread counts."""
+def ufunc_reduce(
+    ufunc: np.ufunc, x: np.ndarray, axis: Optional[tuple], dtype: Any = None, keepdims: bool = False
+) -> np.ndarray:
+    """``ufunc.reduce(x, axis, dtype=dtype, keepdims=keepdims)`` (``axis`` a tuple or None;
+    ``np.add``, ``np.multiply``, ``np.maximum``, ``np.minimum``), split over the op's threads
+    when large. Reducing some dims: ranges of a kept dim, each output element reduced whole
+    by one thread (NumPy may order a slice's additions otherwise than the whole array's).
+    Reducing every dim: each thread reduces a range of the flat array and the partial
+    results are combined in order. Sums and products are deterministic for a thread count,
+    within float tolerance across thread counts; a max or min is the same value for every
+    thread count."""
     dims = tuple(range(x.ndim)) if axis is None else tuple(d % x.ndim for d in axis)
     if not x.ndim or x.dtype.kind not in "fiub" or parts_for(x.size, x.size) == 1:
-        return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+        return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
     if len(dims) == x.ndim:
         if not x.flags.c_contiguous:
-            return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+            return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
         flat, parts = x.reshape(-1), parts_for(x.size, x.size)
-        partial = np.empty(parts, dtype=np.add.reduce(flat[:1], dtype=dtype).dtype)
+        partial = np.empty(parts, dtype=ufunc.reduce(flat[:1], dtype=dtype).dtype)
 
         def chunks(first: int, last: int) -> None:
             for i in range(first, last):
-                partial[i] = np.add.reduce(flat[x.size * i // parts : x.size * (i + 1) // parts], dtype=dtype)
+                partial[i] = ufunc.reduce(flat[x.size * i // parts : x.size * (i + 1) // parts], dtype=dtype)
 
         parallel_for(parts, chunks, work=x.size)
-        total = np.add.reduce(partial, dtype=partial.dtype)
+        total = ufunc.reduce(partial, dtype=partial.dtype)
         return total.reshape((1,) * x.ndim) if keepdims else total
-    out = np.empty(
-        tuple(1 if d in dims else n for d, n in enumerate(x.shape)),
-        dtype=np.add.reduce(x.reshape(-1)[:1], dtype=dtype).dtype,
+    out = reduce_along(
+        lambda block: ufunc.reduce(block, axis=dims, dtype=dtype, keepdims=True),
+        x,
+        dims,
+        ufunc.reduce(x.reshape(-1)[:1], dtype=dtype).dtype,
     )
+    return out if keepdims else out.reshape(tuple(n for d, n in enumerate(x.shape) if d not in dims))
+
+
+def add_reduce(x: np.ndarray, axis: Optional[tuple], dtype: Any, keepdims: bool) -> np.ndarray:
+    """``np.add.reduce`` split over the op's threads: :func:`ufunc_reduce`."""
+    return ufunc_reduce(np.add, x, axis, dtype, keepdims)
+
+
+def reduce_along(
+    fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, dims: tuple, dtype: Any, work: int = 0
+) -> np.ndarray:
+    """``fn(x)`` for a function reducing ``dims`` of ``x`` with the dims kept (``np.argmax``
+    over one dim, a variance, ...), split over ranges of a kept dim when large: each output
+    element is computed whole by one thread, from its own slice of ``x``. The result has
+    ``dtype`` and the kept-dims shape."""
+    if len(dims) == x.ndim or parts_for(x.size, work or x.size) == 1:
+        return fn(x)
+    out = np.empty(tuple(1 if d in dims else n for d, n in enumerate(x.shape)), dtype=dtype)
 
     def part(index: tuple) -> None:
-        np.add.reduce(x[index], axis=dims, dtype=dtype, keepdims=True, out=out[index])
+        out[index] = fn(x[index])
 
-    parallel_over(x.shape, part, skip=dims, work=x.size)
-    return out if keepdims else out.reshape(tuple(n for d, n in enumerate(x.shape) if d not in dims))
+    parallel_over(x.shape, part, skip=dims, work=work or x.size)
+    return out

@@ -34,6 +34,7 @@ import numpy as np
 
 __all__ = [
     "MIN_PART_ELEMENTS",
+    "astype",
     "default_num_threads",
     "elementwise",
     "get_num_threads",
@@ -229,6 +230,18 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
             dst[start:stop] = fn(*pieces, **kwargs)
 
     parallel_for(len(dst), part, size)
+    return out
+
+
+def astype(x: np.ndarray, dtype: Any) -> np.ndarray:
+    """``x.astype(dtype)`` (a new array), the conversion split over the op's threads when
+    large: each element goes through the same NumPy cast, so the bits are the same for
+    every thread count (bfloat16 autocast's casts to and from float32, ``Tensor.to``)."""
+    if _budget.threads == 1 or not x.ndim or not x.flags.c_contiguous or parts_for(x.size, 2 * x.size) == 1:
+        return x.astype(dtype)
+    out = np.empty(x.shape, dtype=dtype)
+    src, dst = x.reshape(-1), out.reshape(-1)
+    parallel_for(x.size, lambda i, j: np.copyto(dst[i:j], src[i:j], casting="unsafe"), 2 * x.size)
     return out
 
 

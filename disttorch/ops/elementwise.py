@@ -30,6 +30,7 @@ from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
 from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
+from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ._helpers import arr, binary, broadcast_error, no_complex, scalar_type_name
 from .comparison import floor_divide
@@ -832,7 +833,7 @@ class Cast(Function):
                 "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4
             )
             x = x.real
-        return x.astype(dt.numpy)
+        return _astype(x, dt.numpy)
 
     @staticmethod
     def backward(ctx, g):

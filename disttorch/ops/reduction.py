@@ -21,7 +21,8 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
-from ..kernels.reductions import add_reduce
+from ..kernels.reductions import add_reduce, reduce_along, ufunc_reduce
+from ..kernels.threads import elementwise as _split
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
@@ -219,7 +220,7 @@ class Amax(Function):
     """Max over dims; the gradient is shared evenly among the elements equal to the max."""
 
     _raw = True
-    np_fn = staticmethod(np.max)
+    ufunc = np.maximum
 
     @classmethod
     def forward(cls, ctx, a, dims, keepdim):
@@ -233,7 +234,7 @@ class Amax(Function):
                     f"'dim' argument."
                 )
             raise IndexError(f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
-        out = _shaped(np.asarray(cls.np_fn(x, axis=dims, keepdims=True)), x.shape, dims, keepdim)
+        out = _shaped(np.asarray(ufunc_reduce(cls.ufunc, x, dims, keepdims=True)), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
@@ -252,7 +253,7 @@ class Amax(Function):
 
 
 class Amin(Amax):
-    np_fn = staticmethod(np.min)
+    ufunc = np.minimum
 
 
 class Max(Amax):
@@ -276,8 +277,10 @@ class MaxDim(Function):
         if x.shape[dim] == 0:
             name = "max" if cls is MaxDim else "min"
             raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-        idx = cls.arg_fn(x, axis=dim, keepdims=True)
-        values = cls.value_fn(x, axis=dim, keepdims=True)  # NaN wins in both, as in PyTorch
+        idx = reduce_along(lambda b: cls.arg_fn(b, axis=dim, keepdims=True), x, (dim,), np.intp)
+        values = reduce_along(
+            lambda b: cls.value_fn(b, axis=dim, keepdims=True), x, (dim,), x.dtype
+        )  # NaN wins in both
         if ctx.needs_input_grad:
             ctx.shape, ctx.idx, ctx.dim, ctx.keepdim = x.shape, idx, dim, keepdim
         if not keepdim:
@@ -462,7 +465,7 @@ class Prod(Function):
     def forward(ctx, a, dims, keepdim, dtype):
         x = a._data
         out_dt = dtype.numpy if dtype is not None else (np.int64 if x.dtype.kind in "biu" else None)
-        out = np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=out_dt))
+        out = np.asarray(ufunc_reduce(np.multiply, x, dims, out_dt, keepdim))
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dims, ctx.keepdim = out, dims, keepdim
@@ -507,6 +510,19 @@ def _correction(dim: Any, unbiased: Any, correction: Any) -> tuple:
     return dim, correction
 
 
+def _variance(x: np.ndarray, dims: tuple | None, n: int) -> np.ndarray:
+    """The biased variance of real floats over ``dims`` (kept), as ``np.var`` computes it
+    (mean, squared deviations, their mean; divided as float64 into the input's dtype),
+    each step split over the op's threads."""
+
+    def mean(a: np.ndarray) -> np.ndarray:
+        total = ufunc_reduce(np.add, a, dims, keepdims=True)
+        return np.true_divide(total, np.intp(n)).astype(total.dtype, copy=False)
+
+    centred = _split(np.subtract, x, mean(x))
+    return mean(_split(np.multiply, centred, centred))
+
+
 class Var(Function):
     _raw = True
     take_sqrt = False
@@ -517,7 +533,8 @@ class Var(Function):
         _float_dtype_check("std and var", x)
         n = _count(x.shape, dims)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.asarray(np.var(x, axis=dims, keepdims=keepdim))
+            out = _variance(x, dims, n) if x.dtype.kind == "f" else np.var(x, axis=dims, keepdims=True)
+            out = _shaped(np.asarray(out), x.shape, dims, keepdim)
             if correction:  # n <= correction gives inf (nan for constant slices), as PyTorch
                 out = out * (n / (n - correction) if n > correction else np.inf)
             if cls.take_sqrt:
@@ -613,12 +630,13 @@ class Logsumexp(Function):
             x = x.astype(get_default_dtype().numpy)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             m = (
-                np.max(x.real, axis=dims, keepdims=True)  # complex: shifted by the largest real part
+                ufunc_reduce(np.maximum, x.real, dims, keepdims=True)  # complex: by the largest real part
                 if x.size
                 else np.zeros(_kept_shape(x.shape, dims), x.dtype)
             )
             m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)
-            out = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
+            shifted = _split(np.exp, _split(np.subtract, x, m))
+            out = np.log(ufunc_reduce(np.add, shifted, dims, keepdims=True)) + m
         out = _shaped(out, x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
@@ -661,20 +679,21 @@ class Norm(Function):
                 f"linalg.vector_norm: Expected a floating point or complex tensor "
                 f"as input. Got {_type_name(a)}"
             )
-        ax = np.abs(x)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             if p == 2:
-                out = np.sqrt(np.sum(x * x, axis=dims, keepdims=True))
+                out = np.sqrt(ufunc_reduce(np.add, _split(np.multiply, x, x), dims, keepdims=True))
             elif p == 1:
-                out = np.sum(ax, axis=dims, keepdims=True)
+                out = ufunc_reduce(np.add, _split(np.abs, x), dims, keepdims=True)
             elif p == math.inf:
-                out = np.max(ax, axis=dims, keepdims=True)
+                out = ufunc_reduce(np.maximum, _split(np.abs, x), dims, keepdims=True)
             elif p == -math.inf:
-                out = np.min(ax, axis=dims, keepdims=True)
+                out = ufunc_reduce(np.minimum, _split(np.abs, x), dims, keepdims=True)
             elif p == 0:
-                out = np.sum(x != 0, axis=dims, keepdims=True).astype(x.dtype)
+                out = ufunc_reduce(np.add, _split(np.not_equal, x, 0), dims, keepdims=True).astype(x.dtype)
             else:
-                out = np.sum(ax**p, axis=dims, keepdims=True) ** (1.0 / p)
+                out = ufunc_reduce(np.add, _split(np.power, _split(np.abs, x), p), dims, keepdims=True) ** (
+                    1.0 / p
+                )
         out = _shaped(np.asarray(out, dtype=x.dtype), x.shape, dims, keepdim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)

@@ -70,8 +70,38 @@ def _run_recorded(n: int, op) -> list:
         lambda x: F.conv2d(x[:, None], disttorch.ones(4, 1, 3, 3)),
         lambda x: F.max_pool2d(x[:, None], 2),
         lambda x: x @ x,
+        lambda x: F.batch_norm(x, None, None, training=True),
+        lambda x: F.adaptive_avg_pool2d(x, (5, 3)),
+        lambda x: F.adaptive_max_pool2d(x, (5, 3)),
+        lambda x: x.amax(),
+        lambda x: x.amin(-1),
+        lambda x: x.max(1),
+        lambda x: x.prod(),
+        lambda x: x.var((0, 2)),
+        lambda x: x.std(),
+        lambda x: x.norm(p=3),
+        lambda x: x.logsumexp(1),
     ],
-    ids=["binary", "unary", "relu", "softmax", "conv", "pool", "batched matmul"],
+    ids=[
+        "binary",
+        "unary",
+        "relu",
+        "softmax",
+        "conv",
+        "pool",
+        "batched matmul",
+        "batch_norm",
+        "adaptive avg pool",
+        "adaptive max pool",
+        "amax",
+        "amin",
+        "max dim",
+        "prod",
+        "var",
+        "std",
+        "norm",
+        "logsumexp",
+    ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
     x = disttorch.randn(8, 16, 16)
@@ -79,6 +109,41 @@ def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
     assert several and len(several) % 3 == 0  # three parts besides the caller's, per split op
     assert all(name.startswith("disttorch-intraop") for name in several)
     assert _run_recorded(1, lambda: op(x)) == []
+
+
+@pytest.mark.parametrize(
+    "backward",
+    [
+        lambda x: F.batch_norm(x, None, None, training=True),
+        lambda x: F.adaptive_avg_pool2d(x, (5, 3)),
+        lambda x: F.adaptive_max_pool2d(x, (5, 3)),
+        lambda x: F.embedding(disttorch.arange(64) % 16, x.reshape(128, 2)),
+    ],
+    ids=["batch_norm", "adaptive avg pool", "adaptive max pool", "embedding"],
+)
+def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
+    x = disttorch.randn(8, 16, 2, requires_grad=True)
+    out = backward(x)
+    g = disttorch.ones_like(out)
+    several = _run_recorded(4, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True))
+    assert several and len(several) % 3 == 0
+    assert _run_recorded(1, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True)) == []
+
+
+def test_bfloat16_casts_run_on_several_threads_with_the_same_bits(split):
+    x = disttorch.randn(8, 16, 16)
+    assert len(_run_recorded(4, lambda: x.to(disttorch.bfloat16))) == 3  # the cast: one split
+    assert _run_recorded(1, lambda: x.to(disttorch.bfloat16)) == []
+    low = x.to(disttorch.bfloat16)
+    # a bfloat16 op: float32 copy in, exp, rounded back to bfloat16: three splits
+    assert len(_run_recorded(4, low.exp)) == 9 and _run_recorded(1, low.exp) == []
+    disttorch.set_num_threads(1)
+    one = [low.exp().float().numpy(), x.to(disttorch.float16).numpy()]
+    disttorch.set_num_threads(3)
+    assert low.exp().dtype == disttorch.bfloat16 and np.array_equal(low.exp().float().numpy(), one[0])
+    assert np.array_equal(x.to(disttorch.float16).numpy(), one[1])
+    with disttorch.autocast("cpu", dtype=disttorch.bfloat16):
+        assert np.array_equal(F.linear(x, x[0]).numpy(), F.linear(low, low[0]).numpy())
 
 
 def test_set_num_threads_sets_the_op_budget_and_blas_together(split):
@@ -202,10 +267,37 @@ _CASES = {
     "conv strided groups": (lambda a, w: F.conv2d(a, w, stride=2, groups=2), [(5, 4, 9, 9), (6, 2, 3, 3)]),
     "conv1d": (lambda a, w: F.conv1d(a, w, dilation=2), [(5, 3, 20), (4, 3, 3)]),
     "conv transposed": (lambda a, w: F.conv_transpose2d(a, w, stride=2), [(5, 4, 6, 6), (4, 3, 3, 3)]),
+    "batch_norm": (lambda a, w, b: F.batch_norm(a, None, None, w, b, training=True), [(6, 5, 7), (5,), (5,)]),
+    "batch_norm 2d": (lambda a: F.batch_norm(a, None, None, training=True), [(5, 3, 4, 4)]),
+    "adaptive_avg_pool": (lambda a: F.adaptive_avg_pool2d(a, (3, 2)), [(5, 3, 7, 8)]),
+    "adaptive_max_pool": (lambda a: F.adaptive_max_pool3d(a, (3, 2, 4)), [(5, 3, 7, 5, 9)]),
+    "embedding": (lambda w: F.embedding(disttorch.tensor([[3, 1, 3, 0], [9, 3, 1, 1]]), w), [(10, 6)]),
+    "max and min": (
+        lambda a: a.amax((0, 2)) + a.amin(1).sum() + a.max(-1).values.min(0).values,
+        [(6, 5, 7)],
+    ),
+    "whole max and min": (lambda a: a.max() - a.amin(), [(6, 5, 7)]),
+    "prod": (lambda a: a.prod(1).sum() + a[:2].prod(), [(6, 5, 7)]),
+    "var and std": (lambda a: a.var((0, 2)).sum() + a.std() + a.var(-1, correction=0).sum(), [(6, 5, 7)]),
+    "norms": (lambda a: a.norm() + a.norm(p=1, dim=0).sum() + a.norm(p=3, dim=(0, 2)).sum(), [(6, 5, 7)]),
+    "inf norms": (lambda a: a.norm(p=float("inf")) + a.norm(p=-float("inf"), dim=1).sum(), [(6, 5, 7)]),
+    "logsumexp": (lambda a: a.logsumexp(1).sum() + a.logsumexp((0, 1, 2)), [(6, 5, 7)]),
 }
 
 
-_REDUCTIONS = {"layer_norm", "group_norm", "sum over dims"}
+_REDUCTIONS = {
+    "layer_norm",
+    "group_norm",
+    "sum over dims",
+    "batch_norm",
+    "batch_norm 2d",
+    "max and min",  # its backward sums gradients
+    "prod",
+    "var and std",
+    "norms",
+    "inf norms",
+    "logsumexp",
+}
 
 
 @pytest.mark.parametrize("case", list(_CASES))
@@ -217,6 +309,8 @@ def test_results_are_the_same_for_every_thread_count(split, case):
     for n in (1, 2, 3):
         disttorch.set_num_threads(n)
         runs[n] = _grads(fn, *inputs)
+    again = _grads(fn, *inputs)  # deterministic for a thread count
+    assert all(np.array_equal(a, b) for a, b in zip(again, runs[3])), f"{case} differs between runs"
     for n in (2, 3):
         for i, (got, want) in enumerate(zip(runs[n], runs[1])):
             if case in _REDUCTIONS or (case.startswith("conv") and i == len(shapes) and len(shapes) == 2):

@@ -28,7 +28,7 @@ between the steps, and reuses everything else:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels.norms import normalize_rows, normalize_rows_backward
 from ...kernels.reductions import column_sum
+from ...kernels.threads import elementwise, parallel_over
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import check_same_dtype, numpy_backward
 
@@ -79,33 +80,66 @@ def channel_shape(x: np.ndarray) -> tuple:
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+def _over_channels(x3: np.ndarray, body: Callable[[slice], Any]) -> None:
+    """``body(channels)`` over ranges of the channels of an ``(N, C, M)`` view, split over
+    the op's threads when large: each channel's statistic is computed whole by one thread."""
+    parallel_over(x3.shape, lambda index: body(index[1]), skip=(0, 2))
+
+
 def batch_norm_stats(x: np.ndarray) -> tuple:
     """Local per-channel ``(mean, biased variance, x - mean)`` of ``x`` ``(N, C, *)``; the
     statistics are ``(C,)``, the centred input has the shape of ``x``."""
     x3 = _ncm(x)
     count = x3.shape[0] * x3.shape[2]
-    mean = np.einsum("ncm->c", x3) / count
-    xc = x3 - _per_channel(mean, x.dtype)
-    var = np.einsum("ncm,ncm->c", xc, xc) / count
+    dt = np.einsum("ncm->c", x3[:, :0]).dtype
+    mean, var, xc = np.empty(x3.shape[1], dt), np.empty(x3.shape[1], dt), np.empty_like(x3)
+
+    def channels(c: slice) -> None:
+        mean[c] = np.einsum("ncm->c", x3[:, c]) / count
+        np.subtract(x3[:, c], _per_channel(mean[c], x.dtype), out=xc[:, c])
+        var[c] = np.einsum("ncm,ncm->c", xc[:, c], xc[:, c]) / count
+
+    _over_channels(x3, channels)
     return mean, var, xc.reshape(x.shape)
+
+
+def _scale_shift(xc: np.ndarray, scale: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    out = xc * scale
+    out += shift
+    return out
 
 
 def batch_norm_elemt(
     xc: np.ndarray, invstd: np.ndarray, weight: Tensor | None, bias: Tensor | None
 ) -> np.ndarray:
-    """``xc * invstd * weight + bias`` per channel, from the centred input ``xc``."""
-    scale = invstd if weight is None else invstd * weight._data
-    out = _ncm(xc) * _per_channel(scale, xc.dtype)
-    if bias is not None:
-        out += _per_channel(bias._data, xc.dtype)
-    return out.reshape(xc.shape)
+    """``xc * invstd * weight + bias`` per channel, from the centred input ``xc`` (element-wise:
+    split over the op's threads with the same numbers)."""
+    scale = _per_channel(invstd if weight is None else invstd * weight._data, xc.dtype)
+    if bias is None:
+        return elementwise(np.multiply, _ncm(xc), scale).reshape(xc.shape)
+    return elementwise(_scale_shift, _ncm(xc), scale, _per_channel(bias._data, xc.dtype)).reshape(xc.shape)
 
 
 def batch_norm_backward_reduce(g: np.ndarray, xc: np.ndarray) -> tuple:
     """Per-channel ``(sum(grad), sum(grad * xc))``: the bias gradient, and the weight
     gradient once multiplied by ``invstd``."""
-    g3 = _ncm(g)
-    return np.einsum("ncm->c", g3), np.einsum("ncm,ncm->c", g3, _ncm(xc))
+    g3, xc3 = _ncm(g), _ncm(xc)
+    dt = np.einsum("ncm->c", g3[:, :0]).dtype
+    sum_g, sum_gxc = np.empty(g3.shape[1], dt), np.empty(g3.shape[1], dt)
+
+    def channels(c: slice) -> None:
+        sum_g[c] = np.einsum("ncm->c", g3[:, c])
+        sum_gxc[c] = np.einsum("ncm,ncm->c", g3[:, c], xc3[:, c])
+
+    _over_channels(g3, channels)
+    return sum_g, sum_gxc
+
+
+def _input_grad(g: np.ndarray, xc: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    gx = g * a
+    gx -= xc * b
+    gx -= c
+    return gx
 
 
 def batch_norm_backward_elemt(
@@ -119,12 +153,18 @@ def batch_norm_backward_elemt(
 ) -> np.ndarray:
     """Input gradient of training-mode batch norm from the per-channel sums (over every
     process, in a synchronised variant) and the total number ``count`` of values per
-    channel: ``w * invstd * (grad - sum_g / count - x̂ * sum(grad * x̂) / count)``."""
+    channel: ``w * invstd * (grad - sum_g / count - x̂ * sum(grad * x̂) / count)``
+    (element-wise once the sums are known: split over the op's threads)."""
     a = invstd if weight is None else invstd * weight._data
     dt = g.dtype
-    gx = _ncm(g) * _per_channel(a, dt)
-    gx -= _ncm(xc) * _per_channel(a * invstd * invstd * sum_gxc / count, dt)
-    gx -= _per_channel(a * sum_g / count, dt)
+    gx = elementwise(
+        _input_grad,
+        _ncm(g),
+        _ncm(xc),
+        _per_channel(a, dt),
+        _per_channel(a * invstd * invstd * sum_gxc / count, dt),
+        _per_channel(a * sum_g / count, dt),
+    )
     return gx.reshape(g.shape)
 
 

@@ -8,7 +8,7 @@ loop over pixels). Max pooling keeps, per stage, which offset won (uint8); backw
 the gradient back through the stages to the winners. Average pooling divides the window
 sums by PyTorch's per-window divisor. Adaptive average pooling uses one small averaging
 matrix per spatial dim; adaptive max pooling gathers its (ragged) windows and takes one
-argmax. Max and average pooling, both directions, split the batch over the op's threads
+argmax. Max, average and adaptive pooling, both directions, split the batch over the op's threads
 (``kernels.threads.map_rows``): the same numbers for every thread count.
 """
 
@@ -530,13 +530,13 @@ class AdaptiveAvgPoolNd(Function):
         d = len(out_size)
         mats = [_averaging_matrix(s, o, x.dtype) for s, o in zip(x.shape[-d:], out_size)]
         ctx.mats, ctx.out_size = mats, out_size
-        return np.ascontiguousarray(_apply_along(x, mats, transpose=False))
+        return map_rows(lambda rows: (np.ascontiguousarray(_apply_along(rows, mats, False)),), x)[0]
 
     @staticmethod
     def backward(ctx, grad):
         gx = numpy_backward(
             "adaptive_avg_pool",
-            lambda g: (np.ascontiguousarray(_apply_along(g, ctx.mats, True)),),
+            lambda g: map_rows(lambda rows: (np.ascontiguousarray(_apply_along(rows, ctx.mats, True)),), g),
             grad,
             jvp=lambda t: AdaptiveAvgPoolNd.apply(t, ctx.out_size),  # linear: the op itself
         )
@@ -599,13 +599,17 @@ class AdaptiveMaxPoolNd(Function):
     def forward(ctx, input, out_size):
         x = input._data
         d = len(out_size)
-        lead = x.shape[:-d]
         flat_pos, valid = _adaptive_gather_index(x.shape[-d:], out_size)
-        gathered = x.reshape(lead + (-1,))[..., flat_pos]
-        gathered = np.where(valid, gathered, np.array(-np.inf, dtype=x.dtype))
-        arg = gathered.argmax(axis=-1)[..., None]
-        out = np.take_along_axis(gathered, arg, axis=-1)[..., 0]
-        pos = np.take_along_axis(np.broadcast_to(flat_pos, gathered.shape), arg, axis=-1)[..., 0]
+        plane = int(np.prod(x.shape[-d:]))
+
+        def rows(part: np.ndarray) -> tuple:  # the windows of a range of leading rows
+            gathered = part.reshape(part.shape[:-d] + (plane,))[..., flat_pos]
+            gathered = np.where(valid, gathered, np.array(-np.inf, dtype=x.dtype))
+            arg = gathered.argmax(axis=-1)[..., None]
+            out = np.take_along_axis(gathered, arg, axis=-1)[..., 0]
+            return out, np.take_along_axis(np.broadcast_to(flat_pos, gathered.shape), arg, axis=-1)[..., 0]
+
+        out, pos = map_rows(rows, x, work=x.size + 2 * flat_pos.size * (x.size // plane))
         ctx.pos, ctx.shape, ctx.d = pos, x.shape, d
         return out, pos
 
@@ -617,7 +621,15 @@ class AdaptiveMaxPoolNd(Function):
             return t.reshape(lead + (-1,)).gather(-1, index).reshape(ctx.pos.shape)
 
         gx = numpy_backward(
-            "adaptive_max_pool", lambda g: (_scatter_to_planes(g, ctx.pos, ctx.shape, ctx.d),), grad, jvp=jvp
+            "adaptive_max_pool",
+            lambda g: map_rows(
+                lambda g_rows, pos: (_scatter_to_planes(g_rows, pos, (len(g_rows),) + ctx.shape[1:], ctx.d),),
+                g,
+                ctx.pos,
+                work=int(np.prod(ctx.shape)),
+            ),
+            grad,
+            jvp=jvp,
         )
         return gx[0], None
 

@@ -8,6 +8,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
+from ...kernels.threads import parallel_for
 from ...ops.sparse import SparseTensor
 
 __all__ = ["embedding", "one_hot"]
@@ -78,11 +79,20 @@ class EmbeddingBackward(Function):
             rows, flat = rows[keep], flat[keep]
         out = np.zeros((num_weights, flat.shape[1]), dtype=gd.dtype)
         if rows.size:
-            # Sum equal rows with one sort and one segmented sum (much faster than np.add.at).
+            # Sum equal rows with one sort and one segmented sum (much faster than np.add.at);
+            # the op's threads take ranges of segments, each summed whole by one thread in
+            # the same order: the same numbers for every thread count.
             order = np.argsort(rows, kind="stable")
             sorted_rows = rows[order]
             starts = np.flatnonzero(np.concatenate(([True], sorted_rows[1:] != sorted_rows[:-1])))
-            out[sorted_rows[starts]] = np.add.reduceat(flat[order], starts, axis=0)
+            ends = np.append(starts[1:], rows.size)
+
+            def segments(first: int, last: int) -> None:
+                picked = flat[order[starts[first] : ends[last - 1]]]
+                sums = np.add.reduceat(picked, starts[first:last] - starts[first], axis=0)
+                out[sorted_rows[starts[first:last]]] = sums
+
+            parallel_for(len(starts), segments, work=2 * flat.size)
         ctx.idx = idx
         return out.reshape((num_weights,) + gd.shape[idx.ndim :])
 
