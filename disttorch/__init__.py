@@ -163,13 +163,25 @@ def _export_ops() -> None:
     ``out=`` to those PyTorch gives it (the factories imported above included)."""
     g = globals()
     outside_ops = {name for name in _OUT_FUNCTIONS if name in g}  # zeros, arange, rand, ...
+    names: dict[int, list[str]] = {}  # an op under all its names (atan, arctan): one object
+    ops: dict[int, object] = {}
+    seen: set[str] = set()  # a name two families export: the first family's wins
     for mod in _ops.FAMILIES:
         for name in getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]:
             obj = getattr(mod, name)
             if callable(obj) and not isinstance(obj, type) and name not in g and name.islower():
-                if name in _OUT_FUNCTIONS:
-                    obj = _accept_out(obj, name)  # torch.add(a, b, out=c)
-                g[name] = _accept_numpy_names(obj)  # torch.sum(x, axis=0) as PyTorch accepts
+                if name not in seen:
+                    seen.add(name)
+                    names.setdefault(id(obj), []).append(name)
+                    ops[id(obj)] = obj
+    for key, aliases in names.items():
+        obj = ops[key]
+        with_out = [name for name in aliases if name in _OUT_FUNCTIONS]
+        if with_out:
+            obj = _accept_out(obj, with_out[0])  # torch.add(a, b, out=c)
+        obj = _accept_numpy_names(obj)  # torch.sum(x, axis=0) as PyTorch accepts
+        for name in aliases:
+            g[name] = obj
     for name in outside_ops:
         g[name] = _accept_out(g[name], name)
 
