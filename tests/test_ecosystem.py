@@ -25,12 +25,7 @@ CORPUS = Path(os.environ.get("DISTTORCH_ECOSYSTEM_DIR") or ROOT.parent / "shared
 #: scripts that need fixes made on another branch (issue 31's "wrong results" list); they
 #: are run and reported as xfail until those land, then XPASS says to drop them from here
 KNOWN_GAPS = {
-    "safetensors": "Tensor.view(dtype=...) (reinterpreting bytes)",
-    "torchmetrics": "sum(dim=0) of a 0-d tensor",
-    "accelerate": "torch.distributed.tensor.DTensor (FSDP work) and Tensor.view(dtype=...)",
-    "opacus": "torch.distributed.tensor / fsdp names (FSDP work)",
-    "transformers": "torch.distributed.tensor / device_mesh names (FSDP work)",
-    "pyg": "x[:, bool_mask] contiguity",
+    "transformers": "torch.nn.attention.flex_attention (BlockMask, create_block_mask), imported at load",
 }
 
 
