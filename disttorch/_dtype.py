@@ -157,6 +157,8 @@ float8_e4m3fnuz = _MlDtype("float8_e4m3fnuz")
 float8_e5m2 = _MlDtype("float8_e5m2")
 float8_e5m2fnuz = _MlDtype("float8_e5m2fnuz")
 float8_e8m0fnu = _MlDtype("float8_e8m0fnu", signed=False)
+#: the dtypes :func:`convert` converts into itself (PyTorch's rules, not ml_dtypes')
+OWN_CONVERSION = (float8_e4m3fn, float8_e8m0fnu)
 _ML_DTYPES = (bfloat16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
@@ -320,6 +322,20 @@ def _promote(da: np.dtype, db: np.dtype) -> np.dtype:
         # PyTorch: bfloat16 with float16 is float32; with float32/float64, the wider one
         return other if other.itemsize > 2 else (da if da == db else np.dtype(np.float32))
     return np.promote_types(da, db)
+
+
+def convert(x: np.ndarray, target: dtype) -> np.ndarray:
+    """``x`` converted to ``target``, as PyTorch converts where ml_dtypes differs: into
+    ``float8_e4m3fn`` (no infinity) values past +-448, infinities included, saturate to
+    +-448; ``float8_e8m0fnu`` (a bare exponent) takes the magnitude, and zero becomes its
+    smallest value, 2**-127."""
+    if target in OWN_CONVERSION and x.dtype.kind in "fiuV":
+        x = x.astype(np.float64)  # exact for every source but huge integers, which saturate
+        if target is float8_e4m3fn:
+            x = np.clip(x, -448.0, 448.0)
+        else:
+            x = np.where(x == 0, 2.0**-127, np.abs(x))
+    return x.astype(target.numpy)
 
 
 def _is_float8(dt: np.dtype) -> builtins.bool:

@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._dtype import convert, float64, from_numpy, get_default_dtype, result_type
 from .._dtype import dtype as _dtype_cls
-from .._dtype import float64, from_numpy, get_default_dtype, result_type
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _check_device, _tensor_arg, device
 from ..autograd.function import Function
@@ -832,7 +832,7 @@ class Cast(Function):
                 "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4
             )
             x = x.real
-        return x.astype(dt.numpy)
+        return convert(x, dt)
 
     @staticmethod
     def backward(ctx, g):

@@ -47,3 +47,25 @@ def test_as_pytorch(torch, name):
     with pytest.raises(RuntimeError) as eb:
         torch.promote_types(theirs, torch.float32)
     assert str(ea.value) == str(eb.value)
+
+
+EDGES = [470.0, 500.0, 1e4, -1e4, float("inf"), float("-inf"), float("nan"), 0.0, -0.0, -2.7, 1e-40, 3e38]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", NAMES)
+def test_conversion_at_the_edges_as_pytorch(torch, name):
+    """Out of range, infinities, zero and negative numbers convert as PyTorch converts them
+    (e4m3fn saturates to +-448; e8m0fnu takes the magnitude, zero is 2**-127), by ``to``,
+    ``tensor(dtype=)`` and ``zeros``."""
+    ours, theirs = getattr(dt, name), getattr(torch, name)
+
+    def values(t):  # nan compares equal to nan (its bit pattern may differ)
+        return [repr(v) for v in t.float().tolist()]
+
+    for src in ("float32", "float64", "bfloat16"):
+        a = dt.tensor(EDGES, dtype=getattr(dt, src)).to(ours)
+        b = torch.tensor(EDGES, dtype=getattr(torch, src)).to(theirs)
+        assert values(a) == values(b), src
+    assert values(dt.tensor(EDGES, dtype=ours)) == values(torch.tensor(EDGES, dtype=theirs))
+    assert values(dt.zeros(2, dtype=ours)) == values(torch.zeros(2, dtype=theirs))
