@@ -14,6 +14,11 @@ _tune_malloc()
 from . import _dtype  # noqa: E402
 from ._dtype import (
     bfloat16,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
     bool,
     cdouble,
     cfloat,

@@ -65,9 +65,8 @@ _REASONS = {
         "get_file_path prepare_multiprocessing_environment profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 "
         "monitor package"
     ),
-    "dtypes NumPy cannot hold (sub-byte, fp8, fp4, complex32)": (
-        "bit bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz float8_e5m2 "
-        "float8_e5m2fnuz float8_e8m0fnu int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 uint4 uint5 "
+    "dtypes NumPy cannot hold (sub-byte, fp4, complex32)": (
+        "bit bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2 int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 uint4 uint5 "
         "uint6 uint7 complex32 chalf ComplexFloatStorage ComplexDoubleStorage"
     ),
     "modules torch imports for its own use": (

@@ -72,8 +72,11 @@ def tensor(
     if device is not None:
         _check_device(device)
     data = _from_data(data)
-    np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
-    t = Tensor._make(np.array(data, dtype=np_dt))
+    if dtype in _dtype.OWN_CONVERSION:
+        t = Tensor._make(_dtype.convert(np.array(data, dtype=np.float64), dtype))
+    else:
+        np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
+        t = Tensor._make(np.array(data, dtype=np_dt))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -137,6 +140,8 @@ def _filled(
     format or, for the ``*_like`` functions, the array whose layout ``preserve_format`` keeps."""
     if device is not None:
         _check_device(device)
+    if fill is not None and dtype is _dtype.float8_e8m0fnu:  # zero is its bit pattern 0, 2**-127
+        fill = _dtype.convert(np.array(fill, dtype=np.float64), dtype)[()]
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
     if like is None:
         arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)

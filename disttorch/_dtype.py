@@ -1,7 +1,7 @@
 """Data types: ``disttorch.float32`` and friends, and PyTorch's type-promotion rules.
 
-A :class:`dtype` wraps a NumPy dtype. ``bfloat16`` wraps ml_dtypes' NumPy bfloat16 (an
-optional dependency, imported the first time a bfloat16 tensor is made; NumPy gives it
+A :class:`dtype` wraps a NumPy dtype. ``bfloat16`` and the float8 types wrap ml_dtypes'
+NumPy types (an optional dependency, imported the first time one is used; NumPy gives them
 the kind ``'V'``, so "is floating" checks accept the kinds in :data:`FLOAT_KINDS`).
 Promotion follows PyTorch for the common cases: bool < integers < floating point <
 complex (float64 with complex64 gives complex128: the complex type keeps the wider float); a
@@ -19,6 +19,11 @@ import numpy as np
 __all__ = [
     "dtype",
     "bfloat16",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "float16",
     "float32",
     "float64",
@@ -107,41 +112,54 @@ class dtype:
         return c_type_name(self.numpy)
 
 
-class _BFloat16(dtype):
-    """``bfloat16``: its NumPy dtype comes from ml_dtypes, loaded on first use."""
+class _MlDtype(dtype):
+    """A dtype NumPy lacks (``bfloat16``, the float8 types): its NumPy dtype comes from
+    ml_dtypes, loaded the first time one of them is used."""
 
     __slots__ = ()
 
-    def __init__(self) -> None:
-        self.name, self.is_floating_point, self.is_signed, self.itemsize, self._kind = (
-            "bfloat16",
-            True,
-            True,
-            2,
-            2,
-        )
+    def __init__(self, name: str, signed: builtins.bool = True) -> None:
+        self.name, self.is_floating_point, self.is_signed, self._kind = name, True, signed, 2
+        self.itemsize = 2 if name == "bfloat16" else 1
 
     @property
     def numpy(self) -> np.dtype:  # type: ignore[override]
-        return bf16_numpy[0] if bf16_numpy[0] is not None else _load_bfloat16()
+        npd = _ML_NUMPY.get(self.name)
+        return npd if npd is not None else _load_ml_dtypes()[self.name]
 
 
-def _load_bfloat16() -> np.dtype:
-    """Import ml_dtypes and register its bfloat16 (clear error naming the pip command)."""
+# the ml_dtypes NumPy dtypes by name, once loaded (empty before)
+_ML_NUMPY: dict = {}
+
+
+def _load_ml_dtypes() -> dict:
+    """Import ml_dtypes and register its types (a clear error naming the pip command)."""
     try:
         import ml_dtypes
     except ImportError:
         raise ImportError(
-            "disttorch.bfloat16 needs the ml_dtypes package (NumPy's bfloat16): "
-            "pip install 'disttorch[bfloat16]' (or pip install ml_dtypes)"
+            "disttorch.bfloat16 and the float8 dtypes need the ml_dtypes package (NumPy's "
+            "bfloat16 and float8): pip install 'disttorch[bfloat16]' (or pip install ml_dtypes)"
         ) from None
-    npd = np.dtype(ml_dtypes.bfloat16)
-    _FROM_NUMPY[npd] = bfloat16
-    bf16_numpy[0] = npd
-    return npd
+    for d in _ML_DTYPES:
+        npd = np.dtype(getattr(ml_dtypes, d.name))
+        _ML_NUMPY[d.name] = npd
+        _FROM_NUMPY[npd] = d
+    bf16_numpy[0] = _ML_NUMPY["bfloat16"]
+    return _ML_NUMPY
 
 
-bfloat16 = _BFloat16()
+bfloat16 = _MlDtype("bfloat16")
+#: 8-bit floats: stored, created and converted (as PyTorch's CPU build, which has no
+#: arithmetic kernels for them); promotion with another dtype raises as in PyTorch
+float8_e4m3fn = _MlDtype("float8_e4m3fn")
+float8_e4m3fnuz = _MlDtype("float8_e4m3fnuz")
+float8_e5m2 = _MlDtype("float8_e5m2")
+float8_e5m2fnuz = _MlDtype("float8_e5m2fnuz")
+float8_e8m0fnu = _MlDtype("float8_e8m0fnu", signed=False)
+#: the dtypes :func:`convert` converts into itself (PyTorch's rules, not ml_dtypes')
+OWN_CONVERSION = (float8_e4m3fn, float8_e8m0fnu)
+_ML_DTYPES = (bfloat16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
@@ -180,7 +198,7 @@ _ALL = (
 _WIDE_UNSIGNED = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 _FROM_NUMPY = {d.numpy: d for d in _ALL}
 _NAMES = {d.name: d for d in _ALL}
-_NAMES["bfloat16"] = bfloat16
+_NAMES.update((d.name, d) for d in _ML_DTYPES)
 _default = [float32]
 _REAL_OF = {"complex64": float32, "complex128": float64}
 _COMPLEX_OF = {"float32": "complex64", "float64": "complex128", "bfloat16": "complex64"}
@@ -205,6 +223,11 @@ _TYPE_NAMES = {
     "uint64": ("UInt64", "uint64_t"),
     "bool": ("Bool", "bool"),
     "bfloat16": ("BFloat16", "c10::BFloat16"),
+    "float8_e4m3fn": ("Float8_e4m3fn", "c10::Float8_e4m3fn"),
+    "float8_e4m3fnuz": ("Float8_e4m3fnuz", "c10::Float8_e4m3fnuz"),
+    "float8_e5m2": ("Float8_e5m2", "c10::Float8_e5m2"),
+    "float8_e5m2fnuz": ("Float8_e5m2fnuz", "c10::Float8_e5m2fnuz"),
+    "float8_e8m0fnu": ("Float8_e8m0fnu", "c10::Float8_e8m0fnu"),
     "complex64": ("ComplexFloat", "c10::complex<float>"),
     "complex128": ("ComplexDouble", "c10::complex<double>"),
 }
@@ -258,12 +281,13 @@ def from_numpy(np_dtype: np.dtype) -> dtype:
     try:
         return _FROM_NUMPY[np.dtype(np_dtype)]
     except KeyError:
-        if np.dtype(np_dtype).name == "bfloat16" and bf16_numpy[0] is None:
-            _load_bfloat16()
+        if np.dtype(np_dtype).name in _NAMES and not _ML_NUMPY:
+            _load_ml_dtypes()
             return from_numpy(np_dtype)
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only "
-            "supported types are: float64, float32, float16, bfloat16, complex64, "
+            "supported types are: float64, float32, float16, bfloat16, float8 (e4m3fn, e4m3fnuz, "
+            "e5m2, e5m2fnuz, e8m0fnu), complex64, "
             "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool."
         ) from None
 
@@ -281,6 +305,11 @@ def _promote(da: np.dtype, db: np.dtype) -> np.dtype:
             "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
             f"{scalar_type_name(da)} and {scalar_type_name(db)}"
         )
+    if da != db and (_is_float8(da) or _is_float8(db)):
+        raise RuntimeError(
+            "Promotion for Float8 Types is not supported, attempted to promote "
+            f"{scalar_type_name(da)} and {scalar_type_name(db)}"
+        )
     ka, kb = _kind_of(da), _kind_of(db)
     if ka != kb:
         if min(ka, kb) == 2 and max(ka, kb) == 3:  # complex keeps the wider float's precision
@@ -293,6 +322,24 @@ def _promote(da: np.dtype, db: np.dtype) -> np.dtype:
         # PyTorch: bfloat16 with float16 is float32; with float32/float64, the wider one
         return other if other.itemsize > 2 else (da if da == db else np.dtype(np.float32))
     return np.promote_types(da, db)
+
+
+def convert(x: np.ndarray, target: dtype) -> np.ndarray:
+    """``x`` converted to ``target``, as PyTorch converts where ml_dtypes differs: into
+    ``float8_e4m3fn`` (no infinity) values past +-448, infinities included, saturate to
+    +-448; ``float8_e8m0fnu`` (a bare exponent) takes the magnitude, and zero becomes its
+    smallest value, 2**-127."""
+    if target in OWN_CONVERSION and x.dtype.kind in "fiuV":
+        x = x.astype(np.float64)  # exact for every source but huge integers, which saturate
+        if target is float8_e4m3fn:
+            x = np.clip(x, -448.0, 448.0)
+        else:
+            x = np.where(x == 0, 2.0**-127, np.abs(x))
+    return x.astype(target.numpy)
+
+
+def _is_float8(dt: np.dtype) -> builtins.bool:
+    return dt.name.startswith("float8")
 
 
 def result_type(a, b) -> np.dtype:

@@ -36,14 +36,15 @@ class finfo:
             raise TypeError(
                 f"disttorch.finfo() requires a floating point input type. Use disttorch.iinfo to handle '{d}'"
             )
-        if d is _dtype.bfloat16:
+        if isinstance(d, _dtype._MlDtype):  # bfloat16, float8: ml_dtypes knows their limits
             import ml_dtypes
 
             info = ml_dtypes.finfo(d.numpy)
         else:
             info = np.finfo(d.numpy)
         self.bits = d.itemsize * 8
-        self.eps = float(info.eps)
+        # PyTorch's c10 reports 2**-3 for float8_e5m2fnuz, where ml_dtypes says 2**-2
+        self.eps = 0.125 if d.name == "float8_e5m2fnuz" else float(info.eps)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)

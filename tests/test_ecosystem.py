@@ -22,15 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 #: beside the checkout, as the real-program corpus; ``DISTTORCH_ECOSYSTEM_DIR`` overrides it
 CORPUS = Path(os.environ.get("DISTTORCH_ECOSYSTEM_DIR") or ROOT.parent / "shared" / "ecosystem")
 
-#: scripts that need fixes made on another branch (issue 31's "wrong results" list); they
-#: are run and reported as xfail until those land, then XPASS says to drop them from here
+#: scripts that still fail and what they meet; they run and report xfail until the gap is
+#: closed, then XPASS says to drop them from here
 KNOWN_GAPS = {
-    "safetensors": "Tensor.view(dtype=...) (reinterpreting bytes)",
-    "torchmetrics": "sum(dim=0) of a 0-d tensor",
-    "accelerate": "torch.distributed.tensor.DTensor (FSDP work) and Tensor.view(dtype=...)",
-    "opacus": "torch.distributed.tensor / fsdp names (FSDP work)",
-    "transformers": "torch.distributed.tensor / device_mesh names (FSDP work)",
-    "pyg": "x[:, bool_mask] contiguity",
+    "transformers": (
+        "at import: torch.nn.attention.flex_attention (BlockMask, create_block_mask), then "
+        "torch.autograd.graph (saved_tensors_hooks, save_on_cpu), then torch.library.register_fake "
+        "of an operator named by string (no ATen dispatcher)"
+    ),
 }
 
 

@@ -22,8 +22,10 @@ from . import amp
 
 __all__ = [
     "amp",
+    "CUDAGraph",
     "Event",
     "Stream",
+    "StreamContext",
     "current_device",
     "current_stream",
     "default_generators",
@@ -37,6 +39,7 @@ __all__ = [
     "get_device_name",
     "get_device_properties",
     "get_rng_state",
+    "graph",
     "get_rng_state_all",
     "init",
     "initial_seed",
@@ -225,6 +228,38 @@ class Event:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError("torch.cuda.Event requires CUDA support" + HINT)
+
+
+class CUDAGraph:
+    """``torch.cuda.CUDAGraph``: a name for type hints; making one raises RuntimeError (as the
+    CPU build, whose class is a stand-in without CUDA)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("Tried to instantiate dummy base class CUDAGraph" + HINT)
+
+
+class graph:
+    """``with torch.cuda.graph(g):`` captures CUDA work; making one raises RuntimeError, as the
+    CPU build does when it makes the capture stream."""
+
+    def __init__(
+        self, cuda_graph: Any, pool: Any = None, stream: Any = None, capture_error_mode: str = "global"
+    ) -> None:
+        Stream()
+
+
+class StreamContext:
+    """``torch.cuda.StreamContext(stream)``: selects nothing on entry or exit (as the CPU build,
+    where no CUDA device is current)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
 
 
 @contextlib.contextmanager

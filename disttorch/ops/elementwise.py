@@ -20,8 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._dtype import OWN_CONVERSION, convert, float64, from_numpy, get_default_dtype, result_type
 from .._dtype import dtype as _dtype_cls
-from .._dtype import float64, from_numpy, get_default_dtype, result_type
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _check_device, _tensor_arg, device
 from ..autograd.function import Function
@@ -833,6 +833,8 @@ class Cast(Function):
                 "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4
             )
             x = x.real
+        if dt in OWN_CONVERSION:  # float8 kinds PyTorch converts otherwise than ml_dtypes
+            return convert(x, dt)
         return _astype(x, dt.numpy)
 
     @staticmethod

@@ -47,3 +47,11 @@ def test_worker_iterator_can_be_shut_down():
     it._shutdown_workers()
     with pytest.raises(StopIteration):
         next(it)
+
+
+def test_callable_type_names_of_the_loader_module():
+    """``_collate_fn_t``/``_worker_init_fn_t`` (opacus imports them) are PyTorch's types."""
+    from disttorch.utils.data.dataloader import _collate_fn_t, _worker_init_fn_t
+
+    assert repr(_worker_init_fn_t) == "collections.abc.Callable[[int], None]"
+    assert repr(_collate_fn_t) == "collections.abc.Callable[[list[~_T]], typing.Any]"

@@ -58,3 +58,15 @@ def test_functional_collectives_on_two_ranks():
     assert results[1][3] == [30.0]
     assert results[0][5] == [0.0, 1.0] and results[1][5] == [1.0, 2.0]
     assert results[0][6] == [1.0, 1.0] and results[1][6] == [2.0, 2.0]
+
+
+def test_old_tensor_package_name_is_the_new_one():
+    """``torch.distributed._tensor`` (opacus imports it) is ``torch.distributed.tensor``, its
+    ``experimental`` submodule included, with ``implicit_replication``."""
+    import disttorch.distributed.tensor as new
+    from disttorch.distributed._tensor import DTensor, Shard
+    from disttorch.distributed._tensor.experimental import implicit_replication
+
+    assert DTensor is new.DTensor and Shard is new.Shard
+    with implicit_replication() as entered:
+        assert entered is None

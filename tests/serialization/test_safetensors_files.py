@@ -88,7 +88,7 @@ def test_both_ways_with_safetensors_torch(tmp_path):
         want = v.float().numpy() if v.dtype == torch.bfloat16 else v.numpy()
         np.testing.assert_array_equal(np.asarray(got[k]._data, dtype=want.dtype), want)
     assert got["bf"].dtype == getattr(dt, "bfloat16", dt.float32)
-    assert got["u16"].dtype == dt.int32  # widened losslessly: disttorch has no uint16
+    assert got["u16"].dtype == dt.uint16  # disttorch keeps uint16 as it is
     st.save_file({"bf": got["bf"]}, tmp_path / "bf.safetensors")
     back = sttorch.load_file(tmp_path / "bf.safetensors")["bf"]
     np.testing.assert_array_equal(back.float().numpy(), tsrc["bf"].float().numpy())

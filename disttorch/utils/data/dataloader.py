@@ -8,6 +8,7 @@ worker that dies is reported, never waited on forever.
 
 from __future__ import annotations
 
+import collections.abc
 import itertools
 import multiprocessing as mp
 import os
@@ -27,6 +28,10 @@ from .worker import WorkerError, _IterableExhausted, worker_loop
 __all__ = ["DataLoader"]
 
 T_co = TypeVar("T_co", covariant=True)
+_T = TypeVar("_T")
+# the callables' types PyTorch's module names (libraries import them for their own hints)
+_worker_init_fn_t = collections.abc.Callable[[int], None]
+_collate_fn_t = collections.abc.Callable[[list[_T]], Any]
 
 
 def _fetch_map(dataset: Any, indices: Any, collate: Callable, batched: bool) -> Any:
