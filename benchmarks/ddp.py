@@ -29,39 +29,25 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import multirank  # noqa: E402
 from machine import KEEP_FLAG, describe, prepare_blas  # noqa: E402
-from ranks import (  # noqa: E402
-    BATCH,
-    REPO,
-    init_group,
-    launch,
-    libraries,
-    median_step,
-    open_library,
-    results_of,
-    training_step,
-)
 
 
 def worker(lib_name: str, model: str, steps: int) -> None:
     """One rank: build the model, wrap it in DDP, time synced and unsynced steps."""
-    sys.path.insert(0, REPO)
-    from models import build_cnn, build_gpt, build_mlp
-
-    lib = open_library(lib_name)
-    init_group(lib_name, lib)
+    lib = multirank.open_library(lib_name)
+    multirank.init_group(lib_name, lib)
     dist = lib.distributed
     rank = dist.get_rank()
-    lib.manual_seed(0)
-    net = {"mlp": build_mlp, "cnn": build_cnn, "gpt": build_gpt}[model](lib)
+    net = multirank.build_model(lib, model)
     ddp = lib.nn.parallel.DistributedDataParallel(net)
     opt = lib.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
-    step = training_step(lib, ddp, opt, model, BATCH[model], rank)
+    step = multirank.training_step(lib, ddp, opt, model, multirank.BATCH[model], rank)
     for _ in range(3):
         step()
-    t_sync = median_step(step, steps, dist.barrier)
+    t_sync = multirank.median_step(step, steps, dist.barrier)
     with ddp.no_sync():
-        t_local = median_step(step, steps, dist.barrier)
+        t_local = multirank.median_step(step, steps, dist.barrier)
     if rank == 0:
         print("RESULT " + json.dumps({"sync": t_sync, "local": t_local}), flush=True)
     dist.destroy_process_group()
@@ -70,8 +56,8 @@ def worker(lib_name: str, model: str, steps: int) -> None:
 def run(lib_name: str, model: str, world: int, steps: int, script: str = __file__, extra: tuple = ()) -> dict:
     """Start ``world`` rank processes of ``script --worker lib model steps *extra`` (this
     file's by default) and return rank 0's ``RESULT`` line."""
-    (out, err), *_ = launch([script, "--worker", lib_name, model, str(steps), *extra], world)
-    for result in results_of(out):
+    (out, err), *_ = multirank.launch([script, "--worker", lib_name, model, str(steps), *extra], world)
+    for result in multirank.results_of(out):
         return result
     raise RuntimeError(f"{lib_name} {model} world {world} failed:\n{err[-2000:]}")
 
@@ -87,7 +73,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     prepare_blas()  # one thread per rank and OpenBLAS's own kernels, inherited by the ranks
-    libs = libraries()
+    libs = multirank.libraries()
     worlds = [int(w) for w in args.worlds.split(",")]
     results: dict = {}
     for _ in range(args.rounds):
@@ -112,7 +98,7 @@ def main() -> None:
         base = None
         for world in worlds:
             d = results[(model, world, "disttorch")]
-            thr = world * BATCH[model] / d["sync"]
+            thr = world * multirank.BATCH[model] / d["sync"]
             base = base or (thr if world == 1 else None)
             row = (
                 f"{model:5} {world:>5} {d['sync'] * 1e3:>12.1f} "

@@ -24,9 +24,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import multirank  # noqa: E402
 from ddp import run  # noqa: E402
 from machine import KEEP_FLAG, describe, prepare_blas  # noqa: E402
-from ranks import BATCH, REPO, init_group, libraries, median_step, open_library, training_step  # noqa: E402
 
 
 def _local(t) -> int:
@@ -37,15 +37,11 @@ def _local(t) -> int:
 
 def worker(lib_name: str, model: str, steps: int, mode: str) -> None:
     """One rank: the model under DDP or FSDP; rank 0 prints its timing and memory."""
-    sys.path.insert(0, REPO)
-    from models import build_gpt, build_mlp
-
-    lib = open_library(lib_name)
-    init_group(lib_name, lib)
+    lib = multirank.open_library(lib_name)
+    multirank.init_group(lib_name, lib)
     dist = lib.distributed
     rank = dist.get_rank()
-    lib.manual_seed(0)
-    net = {"mlp": build_mlp, "gpt": build_gpt}[model](lib)
+    net = multirank.build_model(lib, model)
     if mode == "ddp":
         net = lib.nn.parallel.DistributedDataParallel(net)
     else:
@@ -56,10 +52,10 @@ def worker(lib_name: str, model: str, steps: int, mode: str) -> None:
             fully_shard(sub)
         fully_shard(net)
     opt = lib.optim.Adam(net.parameters(), lr=1e-3)
-    step = training_step(lib, net, opt, model, BATCH[model], rank, set_to_none=False)
+    step = multirank.training_step(lib, net, opt, model, multirank.BATCH[model], rank, set_to_none=False)
     for _ in range(3):
         step()
-    median = median_step(step, steps, dist.barrier)
+    median = multirank.median_step(step, steps, dist.barrier)
     params = list(net.parameters())
     kept = sum(_local(p) for p in params) + sum(_local(p.grad) for p in params if p.grad is not None)
     kept += sum(_local(v) for s in opt.state.values() for v in s.values() if hasattr(v, "numel") and v.dim())
@@ -85,7 +81,7 @@ def main() -> None:
     ap.add_argument(KEEP_FLAG, action="store_true", help="keep the environment's OPENBLAS_CORETYPE")
     args = ap.parse_args()
     prepare_blas()
-    libs = libraries()
+    libs = multirank.libraries()
     results: dict = {}
     for _ in range(args.rounds):
         for model in args.models.split(","):

@@ -24,18 +24,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import multirank  # noqa: E402
 from machine import KEEP_FLAG, describe  # noqa: E402
-from ranks import (  # noqa: E402
-    BATCH,
-    REPO,
-    init_group,
-    launch,
-    libraries,
-    median_step,
-    open_library,
-    results_of,
-    training_step,
-)
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -44,23 +34,19 @@ def worker(lib_name: str, model: str, batch: int, threads: int, steps: int) -> N
     """One rank: its share of the batch, ``threads`` threads, DDP when there are several."""
     import resource
 
-    sys.path.insert(0, REPO)
-    from models import build_cnn, build_gpt, build_mlp
-
-    lib = open_library(lib_name, threads)
+    lib = multirank.open_library(lib_name, threads)
     world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
     dist = lib.distributed
     if world > 1:
-        init_group(lib_name, lib)
-    lib.manual_seed(0)
-    net = {"mlp": build_mlp, "cnn": build_cnn, "gpt": build_gpt}[model](lib)
+        multirank.init_group(lib_name, lib)
+    net = multirank.build_model(lib, model)
     if world > 1:
         net = lib.nn.parallel.DistributedDataParallel(net)
     opt = lib.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    step = training_step(lib, net, opt, model, batch // world, rank)
+    step = multirank.training_step(lib, net, opt, model, batch // world, rank)
     for _ in range(2):
         step()
-    median = median_step(step, steps, dist.barrier if world > 1 else None)
+    median = multirank.median_step(step, steps, dist.barrier if world > 1 else None)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print("RESULT " + json.dumps({"step": median, "peak_kib": peak_kib}), flush=True)
     if world > 1:
@@ -69,7 +55,7 @@ def worker(lib_name: str, model: str, batch: int, threads: int, steps: int) -> N
 
 def run(lib_name: str, model: str, batch: int, ranks: int, threads: int, cores: list, steps: int) -> dict:
     """Start ``ranks`` processes of ``threads`` threads each; rank 0's step time, all ranks' peak."""
-    outputs = launch(
+    outputs = multirank.launch(
         [__file__, "--worker", lib_name, model, str(batch), str(threads), str(steps)],
         ranks,
         env={name: str(threads) for name in _THREAD_VARS},
@@ -78,7 +64,7 @@ def run(lib_name: str, model: str, batch: int, ranks: int, threads: int, cores: 
     )
     results, errors = [], []
     for out, err in outputs:
-        found = results_of(out)
+        found = multirank.results_of(out)
         results += found
         if not found:
             errors.append(err[-2000:])
@@ -97,10 +83,12 @@ def main() -> None:
     args = ap.parse_args()
     if KEEP_FLAG not in sys.argv:
         os.environ.pop("OPENBLAS_CORETYPE", None)
-    batches = dict(BATCH, **{k: int(v) for k, v in (kv.split("=") for kv in args.batch.split(",") if kv)})
+    batches = dict(
+        multirank.BATCH, **{k: int(v) for k, v in (kv.split("=") for kv in args.batch.split(",") if kv)}
+    )
     cores = sorted(os.sched_getaffinity(0))[: args.cores]
     splits = [(r, len(cores) // r) for r in range(1, len(cores) + 1) if len(cores) % r == 0]
-    libs = libraries()
+    libs = multirank.libraries()
     print(f"{len(cores)} cores, median step of {args.steps}, wall time; {describe(sys.modules.get('torch'))}")
     print(
         f"{'model':5} {'library':9} {'ranks x threads':>15} {'step ms':>9} {'samples/s':>10} {'peak MiB':>9} {'/ best torch':>12}"

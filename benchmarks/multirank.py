@@ -26,6 +26,7 @@ __all__ = [
     "results_of",
     "open_library",
     "init_group",
+    "build_model",
     "training_step",
     "median_step",
 ]
@@ -107,6 +108,15 @@ def init_group(lib_name: str, lib: Any) -> None:
         lib.distributed.init_process_group("gloo")
     else:
         lib.distributed.init_process_group()
+
+
+def build_model(lib: Any, model: str) -> Any:
+    """The model ``model`` (mlp, cnn or gpt) of ``models.py`` in ``lib``, from seed 0: the
+    same weights on every rank."""
+    from models import build_cnn, build_gpt, build_mlp
+
+    lib.manual_seed(0)
+    return {"mlp": build_mlp, "cnn": build_cnn, "gpt": build_gpt}[model](lib)
 
 
 def training_step(
