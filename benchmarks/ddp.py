@@ -24,82 +24,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import multirank  # noqa: E402
 from machine import KEEP_FLAG, describe, prepare_blas  # noqa: E402
-
-BATCH = {"mlp": 128, "cnn": 128, "gpt": 32}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def worker(lib_name: str, model: str, steps: int) -> None:
     """One rank: build the model, wrap it in DDP, time synced and unsynced steps."""
-    sys.path.insert(0, REPO)
-    import numpy as np
-    from models import build_cnn, build_gpt, build_mlp
-
-    if lib_name == "torch":
-        import torch as lib
-
-        lib.set_num_threads(1)
-        import torch.distributed as dist
-
-        dist.init_process_group("gloo")
-    else:
-        import disttorch as lib
-        import disttorch.distributed as dist
-
-        dist.init_process_group()
-    from_numpy = lib.from_numpy
+    lib = multirank.open_library(lib_name)
+    multirank.init_group(lib_name, lib)
+    dist = lib.distributed
     rank = dist.get_rank()
-    lib.manual_seed(0)
-    net = {"mlp": build_mlp, "cnn": build_cnn, "gpt": build_gpt}[model](lib)
+    net = multirank.build_model(lib, model)
     ddp = lib.nn.parallel.DistributedDataParallel(net)
     opt = lib.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
-    rng = np.random.default_rng(rank)
-    b = BATCH[model]
-    if model == "mlp":
-        x, y = rng.standard_normal((b, 784)).astype(np.float32), rng.integers(0, 10, b)
-    elif model == "cnn":
-        x, y = rng.standard_normal((b, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, b)
-    else:
-        tok = rng.integers(0, 65, (b, 65))
-        x, y = tok[:, :-1], tok[:, 1:]
-    x, y = from_numpy(np.ascontiguousarray(x)), from_numpy(np.ascontiguousarray(y))
-
-    def step() -> None:
-        out = ddp(x)
-        loss = lib.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
-    def timed(n: int) -> float:
-        times = []
-        for _ in range(n):
-            dist.barrier()
-            t = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - t)
-        return float(np.median(times))
-
+    step = multirank.training_step(lib, ddp, opt, model, multirank.BATCH[model], rank)
     for _ in range(3):
         step()
-    t_sync = timed(steps)
+    t_sync = multirank.median_step(step, steps, dist.barrier)
     with ddp.no_sync():
-        t_local = timed(steps)
+        t_local = multirank.median_step(step, steps, dist.barrier)
     if rank == 0:
         print("RESULT " + json.dumps({"sync": t_sync, "local": t_local}), flush=True)
     dist.destroy_process_group()
@@ -108,35 +56,9 @@ def worker(lib_name: str, model: str, steps: int) -> None:
 def run(lib_name: str, model: str, world: int, steps: int, script: str = __file__, extra: tuple = ()) -> dict:
     """Start ``world`` rank processes of ``script --worker lib model steps *extra`` (this
     file's by default) and return rank 0's ``RESULT`` line."""
-    port = _free_port()
-    procs = []
-    for r in range(world):
-        env = dict(
-            os.environ,
-            RANK=str(r),
-            WORLD_SIZE=str(world),
-            LOCAL_RANK=str(r),
-            LOCAL_WORLD_SIZE=str(world),
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port),
-            DISTTORCH_JOB_SECRET="ab" * 32,
-            PYTHONPATH=REPO,
-        )
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, script, "--worker", lib_name, model, str(steps), *extra],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    out, err = procs[0].communicate(timeout=900)
-    for p in procs[1:]:
-        p.communicate(timeout=120)
-    for line in out.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
+    (out, err), *_ = multirank.launch([script, "--worker", lib_name, model, str(steps), *extra], world)
+    for result in multirank.results_of(out):
+        return result
     raise RuntimeError(f"{lib_name} {model} world {world} failed:\n{err[-2000:]}")
 
 
@@ -151,12 +73,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     prepare_blas()  # one thread per rank and OpenBLAS's own kernels, inherited by the ranks
-    try:
-        import torch  # noqa: F401
-
-        libs = ["disttorch", "torch"]
-    except ImportError:
-        libs = ["disttorch"]
+    libs = multirank.libraries()
     worlds = [int(w) for w in args.worlds.split(",")]
     results: dict = {}
     for _ in range(args.rounds):
@@ -181,7 +98,7 @@ def main() -> None:
         base = None
         for world in worlds:
             d = results[(model, world, "disttorch")]
-            thr = world * BATCH[model] / d["sync"]
+            thr = world * multirank.BATCH[model] / d["sync"]
             base = base or (thr if world == 1 else None)
             row = (
                 f"{model:5} {world:>5} {d['sync'] * 1e3:>12.1f} "

@@ -16,16 +16,16 @@ each row keeps its fastest of ``--rounds`` rounds (see ``ddp.py``).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from ddp import BATCH, run  # noqa: E402
+import multirank  # noqa: E402
+from ddp import run  # noqa: E402
 from machine import KEEP_FLAG, describe, prepare_blas  # noqa: E402
 
 
@@ -37,60 +37,25 @@ def _local(t) -> int:
 
 def worker(lib_name: str, model: str, steps: int, mode: str) -> None:
     """One rank: the model under DDP or FSDP; rank 0 prints its timing and memory."""
-    sys.path.insert(0, REPO)
-    import numpy as np
-    from models import build_gpt, build_mlp
-
-    if lib_name == "torch":
-        import torch as lib
-
-        lib.set_num_threads(1)
-        import torch.distributed as dist
-        from torch.distributed.fsdp import fully_shard
-
-        dist.init_process_group("gloo")
-    else:
-        import disttorch as lib
-        import disttorch.distributed as dist
-        from disttorch.distributed.fsdp import fully_shard
-
-        dist.init_process_group()
+    lib = multirank.open_library(lib_name)
+    multirank.init_group(lib_name, lib)
+    dist = lib.distributed
     rank = dist.get_rank()
-    lib.manual_seed(0)
-    net = {"mlp": build_mlp, "gpt": build_gpt}[model](lib)
+    net = multirank.build_model(lib, model)
     if mode == "ddp":
         net = lib.nn.parallel.DistributedDataParallel(net)
     else:
+        fully_shard = importlib.import_module(f"{lib_name}.distributed.fsdp").fully_shard
         for sub in (
             net.blocks if model == "gpt" else [m for m in net if sum(p.numel() for p in m.parameters())]
         ):
             fully_shard(sub)
         fully_shard(net)
     opt = lib.optim.Adam(net.parameters(), lr=1e-3)
-    rng = np.random.default_rng(rank)
-    b = BATCH[model]
-    if model == "mlp":
-        x, y = rng.standard_normal((b, 784)).astype(np.float32), rng.integers(0, 10, b)
-    else:
-        tok = rng.integers(0, 65, (b, 65))
-        x, y = tok[:, :-1], tok[:, 1:]
-    x, y = lib.from_numpy(np.ascontiguousarray(x)), lib.from_numpy(np.ascontiguousarray(y))
-
-    def step() -> None:
-        out = net(x)
-        loss = lib.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
-        opt.zero_grad(set_to_none=False)
-        loss.backward()
-        opt.step()
-
+    step = multirank.training_step(lib, net, opt, model, multirank.BATCH[model], rank, set_to_none=False)
     for _ in range(3):
         step()
-    times = []
-    for _ in range(steps):
-        dist.barrier()
-        t = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t)
+    median = multirank.median_step(step, steps, dist.barrier)
     params = list(net.parameters())
     kept = sum(_local(p) for p in params) + sum(_local(p.grad) for p in params if p.grad is not None)
     kept += sum(_local(v) for s in opt.state.values() for v in s.values() if hasattr(v, "numel") and v.dim())
@@ -103,9 +68,7 @@ def worker(lib_name: str, model: str, steps: int, mode: str) -> None:
         peak = kept + tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     if rank == 0:
-        print(
-            "RESULT " + json.dumps({"step": float(np.median(times)), "kept": kept, "peak": peak}), flush=True
-        )
+        print("RESULT " + json.dumps({"step": median, "kept": kept, "peak": peak}), flush=True)
     dist.destroy_process_group()
 
 
@@ -118,12 +81,7 @@ def main() -> None:
     ap.add_argument(KEEP_FLAG, action="store_true", help="keep the environment's OPENBLAS_CORETYPE")
     args = ap.parse_args()
     prepare_blas()
-    try:
-        import torch  # noqa: F401
-
-        libs = ["disttorch", "torch"]
-    except ImportError:
-        libs = ["disttorch"]
+    libs = multirank.libraries()
     results: dict = {}
     for _ in range(args.rounds):
         for model in args.models.split(","):

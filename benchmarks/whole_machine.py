@@ -19,114 +19,52 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import multirank  # noqa: E402
 from machine import KEEP_FLAG, describe  # noqa: E402
 
-BATCH = {"mlp": 128, "cnn": 128, "gpt": 32}
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def worker(lib_name: str, model: str, batch: int, threads: int, steps: int) -> None:
     """One rank: its share of the batch, ``threads`` threads, DDP when there are several."""
     import resource
 
-    sys.path.insert(0, REPO)
-    import numpy as np
-    from models import build_cnn, build_gpt, build_mlp
-
-    if lib_name == "torch":
-        import torch as lib
-    else:
-        import disttorch as lib
-    lib.set_num_threads(threads)
+    lib = multirank.open_library(lib_name, threads)
     world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
     dist = lib.distributed
     if world > 1:
-        dist.init_process_group("gloo") if lib_name == "torch" else dist.init_process_group()
-    lib.manual_seed(0)
-    net = {"mlp": build_mlp, "cnn": build_cnn, "gpt": build_gpt}[model](lib)
+        multirank.init_group(lib_name, lib)
+    net = multirank.build_model(lib, model)
     if world > 1:
         net = lib.nn.parallel.DistributedDataParallel(net)
     opt = lib.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    rng = np.random.default_rng(rank)
-    b = batch // world
-    if model == "mlp":
-        x, y = rng.standard_normal((b, 784)).astype(np.float32), rng.integers(0, 10, b)
-    elif model == "cnn":
-        x, y = rng.standard_normal((b, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, b)
-    else:
-        tok = rng.integers(0, 65, (b, 65))
-        x, y = tok[:, :-1], tok[:, 1:]
-    x, y = lib.from_numpy(np.ascontiguousarray(x)), lib.from_numpy(np.ascontiguousarray(y))
-
-    def step() -> None:
-        out = net(x)
-        loss = lib.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-
+    step = multirank.training_step(lib, net, opt, model, batch // world, rank)
     for _ in range(2):
         step()
-    times = []
-    for _ in range(steps):
-        if world > 1:
-            dist.barrier()
-        t = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t)
+    median = multirank.median_step(step, steps, dist.barrier if world > 1 else None)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print("RESULT " + json.dumps({"step": float(np.median(times)), "peak_kib": peak_kib}), flush=True)
+    print("RESULT " + json.dumps({"step": median, "peak_kib": peak_kib}), flush=True)
     if world > 1:
         dist.destroy_process_group()
 
 
 def run(lib_name: str, model: str, batch: int, ranks: int, threads: int, cores: list, steps: int) -> dict:
     """Start ``ranks`` processes of ``threads`` threads each; rank 0's step time, all ranks' peak."""
-    port = _free_port()
-    procs = []
-    for r in range(ranks):
-        env = dict(
-            os.environ,
-            RANK=str(r),
-            WORLD_SIZE=str(ranks),
-            LOCAL_RANK=str(r),
-            LOCAL_WORLD_SIZE=str(ranks),
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port),
-            DISTTORCH_JOB_SECRET="ab" * 32,
-            PYTHONPATH=REPO,
-            **{name: str(threads) for name in _THREAD_VARS},
-        )
-        mine = cores[r * threads : (r + 1) * threads]
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, __file__, "--worker", lib_name, model, str(batch), str(threads), str(steps)],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                preexec_fn=lambda mine=mine: os.sched_setaffinity(0, mine),
-            )
-        )
+    outputs = multirank.launch(
+        [__file__, "--worker", lib_name, model, str(batch), str(threads), str(steps)],
+        ranks,
+        env={name: str(threads) for name in _THREAD_VARS},
+        cores=[cores[r * threads : (r + 1) * threads] for r in range(ranks)],
+        timeout=1800,
+    )
     results, errors = [], []
-    for p in procs:
-        out, err = p.communicate(timeout=1800)
-        found = [json.loads(line[7:]) for line in out.splitlines() if line.startswith("RESULT ")]
+    for out, err in outputs:
+        found = multirank.results_of(out)
         results += found
         if not found:
             errors.append(err[-2000:])
@@ -145,15 +83,12 @@ def main() -> None:
     args = ap.parse_args()
     if KEEP_FLAG not in sys.argv:
         os.environ.pop("OPENBLAS_CORETYPE", None)
-    batches = dict(BATCH, **{k: int(v) for k, v in (kv.split("=") for kv in args.batch.split(",") if kv)})
+    batches = dict(
+        multirank.BATCH, **{k: int(v) for k, v in (kv.split("=") for kv in args.batch.split(",") if kv)}
+    )
     cores = sorted(os.sched_getaffinity(0))[: args.cores]
     splits = [(r, len(cores) // r) for r in range(1, len(cores) + 1) if len(cores) % r == 0]
-    try:
-        import torch  # noqa: F401
-
-        libs = ["disttorch", "torch"]
-    except ImportError:
-        libs = ["disttorch"]
+    libs = multirank.libraries()
     print(f"{len(cores)} cores, median step of {args.steps}, wall time; {describe(sys.modules.get('torch'))}")
     print(
         f"{'model':5} {'library':9} {'ranks x threads':>15} {'step ms':>9} {'samples/s':>10} {'peak MiB':>9} {'/ best torch':>12}"

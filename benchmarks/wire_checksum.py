@@ -8,10 +8,8 @@ PLAIN (``DISTTORCH_ENCRYPT=0``, the only case that computes it), with checksums 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
-import subprocess
 import sys
 import time
 import zlib
@@ -20,12 +18,14 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+from all_reduce_pair import label, parse_size, run_pair  # noqa: E402
+
 from disttorch.distributed.wire import frames  # noqa: E402
 
 WORKER = """
-import json, sys, time
-import numpy as np
-import disttorch.distributed as dist
+import sys
+from all_reduce_pair import rank_main
 from disttorch.distributed.wire import transport
 
 if sys.argv[3] == "off":  # what the wire costs without the checksum (both ranks agree)
@@ -34,33 +34,8 @@ if sys.argv[3] == "off":  # what the wire costs without the checksum (both ranks
         init(self, *args, **kwargs)
         self._checksums = False
     transport.Transport.__init__ = without_checksums
-dist.init_process_group("gloo")
-out = {}
-for size in map(int, sys.argv[1].split(",")):
-    x = np.zeros(size // 4, np.float32)  # zeros: the sums stay finite
-    for _ in range(3):
-        dist.all_reduce(x)
-    best, n = float("inf"), max(10, min(1000, (64 << 20) // size))
-    for _ in range(int(sys.argv[2])):
-        dist.barrier()
-        start = time.perf_counter()
-        for _ in range(n):
-            dist.all_reduce(x)
-        best = min(best, (time.perf_counter() - start) / n)
-    out[size] = best
-if dist.get_rank() == 0:
-    print("RESULT " + json.dumps(out), flush=True)
-dist.destroy_process_group()
+rank_main(64 << 20, "zeros")  # zeros: the sums stay finite
 """
-
-
-def parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20}
-    return int(text[:-1]) * units[text[-1].upper()] if text[-1].upper() in units else int(text)
-
-
-def label(size: int) -> str:
-    return f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
 
 
 def best_of(fn, repeat: int) -> float:
@@ -76,25 +51,8 @@ def all_reduce_times(sizes: list[int], rounds: int, checksums: str) -> dict:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    secret, procs = os.urandom(32).hex(), []
-    for rank in range(2):
-        env = dict(
-            os.environ,
-            PYTHONPATH=ROOT,
-            RANK=str(rank),
-            WORLD_SIZE="2",
-            MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port),
-            DISTTORCH_JOB_SECRET=secret,
-            DISTTORCH_SAME_HOST_TRANSPORT="tcp",
-            DISTTORCH_ENCRYPT="0",
-        )
-        cmd = [sys.executable, "-c", WORKER, ",".join(map(str, sizes)), str(rounds), checksums]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True))
-    out = procs[0].communicate(timeout=600)[0]
-    procs[1].wait(timeout=60)
-    line = next(line for line in out.splitlines() if line.startswith("RESULT "))
-    return {int(k): v for k, v in json.loads(line[7:]).items()}
+    args = [",".join(map(str, sizes)), str(rounds), checksums]
+    return run_pair(WORKER, args, master=("127.0.0.1", port), env={"DISTTORCH_ENCRYPT": "0"})
 
 
 def main() -> None:

@@ -47,7 +47,10 @@ def parse_args() -> argparse.Namespace:
 
 
 def init_distributed() -> None:
-    """The launcher's environment (env://), or a world of one for plain ``python``."""
+    """The launcher's environment (env://), or a world of one for plain ``python``.
+
+    The same as in ``ddp_from_scratch.py`` and ``allreduce_by_hand.py``, on purpose: each
+    example reads, runs and can be copied on its own."""
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group()
     else:

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 
-import netns_helpers
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,14 +97,6 @@ def test_an_early_exit_is_reported_as_an_exit():
         assert proc.returncode == 1, text
         assert "AuthenticationError" not in text and "disagree on security" not in text, text
         assert "rank 1 left the group" in text, text
-
-
-@pytest.fixture
-def two_namespaces():
-    if not netns_helpers.available():
-        pytest.skip("needs root and `ip netns`")
-    with netns_helpers.two_namespaces() as ns:
-        yield ns
 
 
 @pytest.mark.timeout(150)

@@ -145,19 +145,9 @@ dist.destroy_process_group()
 """
 
 
-@pytest.fixture
-def two_hosts():
-    import netns_helpers
-
-    if not netns_helpers.available():
-        pytest.skip("needs root and `ip netns`")
-    with netns_helpers.two_namespaces() as ns:
-        yield ns
-
-
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("without", [0, 1])
-def test_a_rank_without_a_secret_off_loopback_fails_every_rank_naming_it(two_hosts, without):
+def test_a_rank_without_a_secret_off_loopback_fails_every_rank_naming_it(two_namespaces, without):
     """Two hosts (network namespaces); one rank has the job secret, the other has none."""
     import os
     import re
@@ -166,7 +156,7 @@ def test_a_rank_without_a_secret_off_loopback_fails_every_rank_naming_it(two_hos
 
     from dist_helpers import REPO
 
-    ns, secret, procs = two_hosts, os.urandom(32).hex(), []
+    ns, secret, procs = two_namespaces, os.urandom(32).hex(), []
     for rank, (name, addr) in enumerate(((ns.a, ns.addr_a), (ns.b, ns.addr_b))):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DISTTORCH_", "RANK", "MASTER_"))}
         env.update(

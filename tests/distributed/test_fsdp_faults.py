@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 
-import netns_helpers
 import numpy as np
 import pytest
 from fsdp_models import build, data, full_params, train
@@ -46,14 +45,6 @@ def test_a_rank_killed_mid_gather_is_reported():
     assert error is not None and not results[0].killed, results[0].describe()
     assert isinstance(error, DistError), repr(error)
     assert "rank 1" in str(error), str(error)
-
-
-@pytest.fixture
-def two_namespaces():
-    if not netns_helpers.available():
-        pytest.skip("needs root and `ip netns`")
-    with netns_helpers.two_namespaces() as ns:
-        yield ns
 
 
 @pytest.mark.timeout(240)

@@ -9,7 +9,6 @@ import re
 import subprocess
 import sys
 
-import netns_helpers
 import pytest
 
 from disttorch.distributed.wire import shm
@@ -21,13 +20,11 @@ SCRIPT = os.path.join(HERE, "scripts", "hierarchical_check.py")
 
 
 @pytest.fixture
-def two_hosts():
-    if not netns_helpers.available():
-        pytest.skip("needs root and `ip netns`")
+def two_hosts(request):
+    """The conftest's ``two_namespaces``, where this platform has the memfd segment."""
     if not shm.enabled():
         pytest.skip("needs memfd on x86-64 Linux")
-    with netns_helpers.two_namespaces() as ns:
-        yield ns
+    return request.getfixturevalue("two_namespaces")
 
 
 @pytest.mark.timeout(300)

@@ -54,6 +54,15 @@ def layout(ch: Channel, root: int | None = None) -> tuple[list[int], list[int]]:
     return local, leaders
 
 
+def _rooted_layout(ch: Channel, buf: np.ndarray, root: int) -> tuple[list[int], list[int], int]:
+    """For a collective rooted at ``root``, after checking ``buf`` and ``root``: this
+    rank's host, the leaders of all hosts, and this host's leader."""
+    check_buffer(buf)
+    check_root(root, ch.size)
+    local, leaders = layout(ch, root)
+    return local, leaders, next(r for r in leaders if r in local)
+
+
 def all_reduce(ch: Channel, buf: np.ndarray, op: Op, *, across: Callable[..., None]) -> None:
     """Reduce ``buf`` over all ranks in place: inside each host, ``across(sub, buf, op)``
     between the hosts' leaders, then back inside each host."""
@@ -72,12 +81,9 @@ def all_reduce(ch: Channel, buf: np.ndarray, op: Op, *, across: Callable[..., No
 def reduce(ch: Channel, buf: np.ndarray, op: Op, root: int, *, across: Callable[..., None]) -> None:
     """Reduce ``buf`` over all ranks into ``buf`` on ``root``: inside each host to its
     leader, then ``across(sub, buf, op, root)`` between the leaders."""
-    check_buffer(buf)
-    check_root(root, ch.size)
-    local, leaders = layout(ch, root)
+    local, leaders, leader = _rooted_layout(ch, buf, root)
     if buf.size == 0:
         return
-    leader = next(r for r in leaders if r in local)
     if len(local) > 1:
         shm.reduce_to(ch.board, buf, op, local.index(leader), name="reduce")
     if ch.rank == leader and len(leaders) > 1:
@@ -87,12 +93,9 @@ def reduce(ch: Channel, buf: np.ndarray, op: Op, root: int, *, across: Callable[
 def broadcast(ch: Channel, buf: np.ndarray, root: int, *, across: Callable[..., None]) -> None:
     """Copy ``buf`` from ``root``: ``across(sub, buf, root)`` to the other hosts' leaders,
     then inside each host."""
-    check_buffer(buf)
-    check_root(root, ch.size)
-    local, leaders = layout(ch, root)
+    local, leaders, leader = _rooted_layout(ch, buf, root)
     if buf.size == 0:
         return
-    leader = next(r for r in leaders if r in local)
     if ch.rank == leader and len(leaders) > 1:
         across(SubChannel(ch, leaders), buf, leaders.index(root))
     if len(local) > 1:

@@ -205,6 +205,20 @@ def broadcast(ch: Channel, buf: np.ndarray, root: int, *, on_step: Optional[Step
         broadcast_from(board, buf, root, on_step)
 
 
+def _block_pieces(ch: Channel, buf: np.ndarray, counts: Sequence[int], blocks_per_slot: int):
+    """For the block collectives, after checking ``buf`` and ``counts``: the board, the
+    bounds of each rank's block cut into pieces (``cuts[b][p]`` to ``cuts[b][p + 1]``) and
+    the number of pieces, so that one piece of ``blocks_per_slot`` blocks fits a slot;
+    ``None`` when ``buf`` is empty."""
+    check_buffer(buf)
+    board = board_of(ch)
+    offsets = block_offsets(counts, buf.size, ch.size)
+    if buf.size == 0:
+        return None
+    pieces = segment_count(counts, buf.itemsize, board.slot_bytes // blocks_per_slot)
+    return board, [piece_bounds(offsets[b], counts[b], pieces) for b in range(ch.size)], pieces
+
+
 def reduce_scatter(
     ch: Channel, buf: np.ndarray, op: Op, counts: Sequence[int], *, on_step: Optional[StepCallback] = None
 ) -> None:
@@ -215,15 +229,12 @@ def reduce_scatter(
     ``b`` times the largest piece), syncs, and reduces piece ``p`` of its own block from
     all slots. Other blocks of ``buf`` are left as they were.
     """
-    check_buffer(buf)
-    board = board_of(ch)
-    n, me = ch.size, ch.rank
-    offsets = block_offsets(counts, buf.size, n)
-    if buf.size == 0:
+    plan = _block_pieces(ch, buf, counts, blocks_per_slot=ch.size)
+    if plan is None:
         return
-    pieces = segment_count(counts, buf.itemsize, board.slot_bytes // n)
+    board, cuts, pieces = plan
+    n, me = ch.size, ch.rank
     width = -(-max(counts) // pieces)  # elements of the largest piece: the stride in a slot
-    cuts = [piece_bounds(offsets[b], counts[b], pieces) for b in range(n)]
     for p in range(pieces):
         slots = board.slots()
         for b in range(n):
@@ -240,14 +251,11 @@ def all_gather(
 ) -> None:
     """Fill every block of ``buf`` (laid out by ``counts``) from the rank that owns it:
     each round every rank writes a piece of its block, syncs, and copies everyone's."""
-    check_buffer(buf)
-    board = board_of(ch)
-    n, me = ch.size, ch.rank
-    offsets = block_offsets(counts, buf.size, n)
-    if buf.size == 0:
+    plan = _block_pieces(ch, buf, counts, blocks_per_slot=1)
+    if plan is None:
         return
-    pieces = segment_count(counts, buf.itemsize, board.slot_bytes)
-    cuts = [piece_bounds(offsets[b], counts[b], pieces) for b in range(n)]
+    board, cuts, pieces = plan
+    n, me = ch.size, ch.rank
     for p in range(pieces):
         slots = board.slots()
         own = buf[cuts[me][p] : cuts[me][p + 1]]
