@@ -9,7 +9,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
@@ -67,8 +66,8 @@ def _named_after(procs: dict) -> set[str]:
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
-def test_a_rank_killed_or_frozen_mid_collective_is_named_by_every_survivor(how):
-    tmp = tempfile.mkdtemp(prefix="dt-shm-")
+def test_a_rank_killed_or_frozen_mid_collective_is_named_by_every_survivor(how, tmp_path):
+    tmp = str(tmp_path)  # the ranks' TMPDIR: whatever they leave in it shows
     procs = _start([LOOP], 4, [0, 1, 2, 3], tmp)
     try:
         _ready(procs, 120)
@@ -101,11 +100,11 @@ dist.new_group([0, 1, 2])
 
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("how", ["SIGKILL", "timeout"])
-def test_a_group_start_that_fails_leaves_nothing(how):
+def test_a_group_start_that_fails_leaves_nothing(how, tmp_path):
     """Ranks 0 and 1 make a group with rank 2, which never joins: they are inside the
     group's start (their endpoints published, waiting for rank 2's) when they are killed,
     or when their start times out."""
-    tmp = tempfile.mkdtemp(prefix="dt-shm-")
+    tmp = str(tmp_path)  # the ranks' TMPDIR: whatever they leave in it shows
     procs = _start(["-c", SKIP_GROUP], 3, [0, 1, 2], tmp, timeout="10")
     try:
         _ready(procs, 120)
