@@ -56,6 +56,7 @@ raise :class:`AuthenticationError` instead of waiting for a timeout) or went awa
 from __future__ import annotations
 
 import binascii
+import errno
 import hashlib
 import hmac
 import itertools
@@ -445,6 +446,11 @@ _WATCHED_EVENTS = (
 )
 
 
+#: How long a listener may keep closing connections mid-handshake before that is a refusal (s).
+RESET_GRACE = 1.0
+_CLOSED = (errno.ECONNRESET, errno.EPIPE)  # the listener closed the connection under the handshake
+
+
 class ConnectionWatcher:
     """Watches a client socket's connection, so a refusal or a lost server raises instead of waiting.
 
@@ -472,6 +478,7 @@ class ConnectionWatcher:
         self.authenticated = False
         self.handshakes = 0
         self.disconnected_since: float | None = None
+        self._reset_since: float | None = None
         self.socket: zmq.Socket | None = monitor_socket(socket, _WATCHED_EVENTS)
 
     def check(self) -> bool:
@@ -482,10 +489,12 @@ class ConnectionWatcher:
             if kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self.authenticated = True
                 self.handshakes += 1
-                self.disconnected_since = None
+                self.disconnected_since = self._reset_since = None
             elif kind == zmq.EVENT_DISCONNECTED:
                 if self.authenticated and self.disconnected_since is None:
                     self.disconnected_since = time.monotonic()
+            elif self._closed_mid_handshake(event):
+                continue  # ZeroMQ reconnects: to the next listener on the port, or it fails again
             elif not self.has_secret:
                 hint = _OTHER_PROGRAM if kind == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL else ""
                 raise AuthenticationError(missing_secret_message(self.peer) + hint)
@@ -504,6 +513,17 @@ class ConnectionWatcher:
             else:
                 raise AuthenticationError(self._no_handshake(event))
         return self.authenticated
+
+    def _closed_mid_handshake(self, event: dict) -> bool:
+        """A listener that closed the connection in the middle of the handshake (a store shutting
+        down while a rank re-initialising reaches it) is forgiven for :data:`RESET_GRACE`
+        seconds; one that keeps doing so is refusing this process."""
+        if event["event"] != zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL or event["value"] not in _CLOSED:
+            return False
+        now = time.monotonic()
+        if self._reset_since is None:
+            self._reset_since = now
+        return now - self._reset_since < RESET_GRACE
 
     def _no_handshake(self, event: dict) -> str:
         """What to say when the handshake failed without a reason: the listener timed out or
