@@ -8,6 +8,10 @@ fault (see ``disttorch._faults``), it writes one JSON object there::
      "pid": 4242, "time": 1795000000.5, "error": "ValueError: bad shape",
      "traceback": "Traceback (most recent call last): ..."}
 
+An uncaught exception adds ``"where"`` (the line of the user's code that raised:
+``"train.py, line 12, in step: ..."``) and ``"user_traceback"`` (the traceback without
+disttorch's own frames), which the launcher's summary leads with.
+
 The launcher reads it back to name the root cause of a failed job. Standard library only.
 """
 
