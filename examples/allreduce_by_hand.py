@@ -27,7 +27,9 @@ Every rank records what it did; rank 0 gathers the records and prints one table 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import tempfile
 
 import disttorch as torch
@@ -46,7 +48,9 @@ def init_distributed() -> None:
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group()
     else:
-        store = os.path.join(tempfile.mkdtemp(), "store")
+        folder = tempfile.mkdtemp()
+        atexit.register(shutil.rmtree, folder, True)  # the store's file goes when the process ends
+        store = os.path.join(folder, "store")
         dist.init_process_group(init_method=f"file://{store}", rank=0, world_size=1)
 
 

@@ -27,8 +27,10 @@ how far apart the results are.
 from __future__ import annotations
 
 import argparse
+import atexit
 import copy
 import os
+import shutil
 import tempfile
 
 import disttorch as torch
@@ -54,7 +56,9 @@ def init_distributed() -> None:
     if "WORLD_SIZE" in os.environ:
         dist.init_process_group()
     else:
-        store = os.path.join(tempfile.mkdtemp(), "store")
+        folder = tempfile.mkdtemp()
+        atexit.register(shutil.rmtree, folder, True)  # the store's file goes when the process ends
+        store = os.path.join(folder, "store")
         dist.init_process_group(init_method=f"file://{store}", rank=0, world_size=1)
 
 
