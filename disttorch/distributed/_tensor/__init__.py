@@ -4,27 +4,10 @@ PyTorch keeps it (its ``experimental`` and ``_utils`` submodules are the new pac
 import sys
 from importlib import import_module
 
-from ..tensor import (
-    DeviceMesh,
-    DTensor,
-    Partial,
-    Placement,
-    Replicate,
-    Shard,
-    distribute_tensor,
-    init_device_mesh,
-)
+from .. import tensor as _tensor
+from ..tensor import *  # noqa: F403 - the same names under the old module path
+
+__all__ = list(_tensor.__all__)
 
 for _name in ("experimental", "_utils"):
     sys.modules[f"{__name__}.{_name}"] = import_module(f"disttorch.distributed.tensor.{_name}")
-
-__all__ = [
-    "DTensor",
-    "DeviceMesh",
-    "Partial",
-    "Placement",
-    "Replicate",
-    "Shard",
-    "distribute_tensor",
-    "init_device_mesh",
-]
