@@ -43,12 +43,13 @@ HOGWILD = """
     from disttorch import nn
 
 
-    def train(rank, model, barrier):
+    def train(rank, model, barrier, lock):
         opt = torch.optim.SGD(model.parameters(), lr=1.0)
         barrier.wait()                  # both processes hold the shared model before either updates
         for p in model.parameters():
             p.grad = torch.full(p.shape, float(rank + 1))
-        opt.step()                      # p -= (rank + 1), in the shared memory
+        with lock:                      # Hogwild's read-modify-writes may race; the test wants both
+            opt.step()                  # p -= (rank + 1), in the shared memory
         barrier.wait()
         line = f"child {rank} {model.weight.is_shared()} {type(model.weight).__name__}\\n"
         os.write(1, line.encode())      # one write: the two children's lines never interleave
@@ -61,8 +62,8 @@ HOGWILD = """
             for p in model.parameters():
                 p.zero_()
         model.share_memory()
-        barrier = mp.Barrier(2)
-        procs = [mp.Process(target=train, args=(r, model, barrier)) for r in range(2)]
+        barrier, lock = mp.Barrier(2), mp.Lock()
+        procs = [mp.Process(target=train, args=(r, model, barrier, lock)) for r in range(2)]
         for p in procs:
             p.start()
         for p in procs:
