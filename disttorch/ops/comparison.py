@@ -18,6 +18,7 @@ from .._dtype import result_type, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, _dispatch
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
+from .dtype_rules import check_kernel
 
 __all__ = [
     "eq",
@@ -161,11 +162,7 @@ def logical_not(input: Tensor) -> Tensor:
 
 def _bitwise(ufunc: Callable, name: str) -> Callable:
     def op(input: Any, other: Any) -> Tensor:
-        for x in (input, other):
-            if isinstance(x, Tensor) and x._data.dtype.kind in "fV":
-                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(x)}'")
-            if isinstance(x, float):
-                raise RuntimeError(f"{name}: a float operand is not supported, only integer and bool ones")
+        check_kernel(name, input, other)
         return Tensor._make(np.asarray(binary(ufunc, input, other)))
 
     op.__name__ = op.__qualname__ = name
@@ -193,7 +190,8 @@ def _check_int_zero(xa: Any, xb: Any) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
-def _division_like(ufunc: Callable, input: Any, other: Any) -> Tensor:
+def _division_like(ufunc: Callable, name: str, input: Any, other: Any) -> Tensor:
+    check_kernel(name, input, other)
     xa, xb = _operand(input), _operand(other)
     _check_int_zero(xa, xb)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -203,17 +201,17 @@ def _division_like(ufunc: Callable, input: Any, other: Any) -> Tensor:
 def floor_divide(input: Any, other: Any) -> Tensor:
     """``input // other``: division rounded down (toward minus infinity); integers stay
     integers. No gradient."""
-    return _division_like(np.floor_divide, input, other)
+    return _division_like(np.floor_divide, "floor_divide", input, other)
 
 
 def remainder(input: Any, other: Any) -> Tensor:
     """``input % other`` with the sign of ``other`` (Python's modulus). No gradient."""
-    return _division_like(np.remainder, input, other)
+    return _division_like(np.remainder, "remainder", input, other)
 
 
 def fmod(input: Any, other: Any) -> Tensor:
     """C-style remainder, with the sign of ``input``. No gradient."""
-    return _division_like(np.fmod, input, other)
+    return _division_like(np.fmod, "fmod", input, other)
 
 
 def _float_only(fn: Callable, name: str) -> Callable:

@@ -186,6 +186,20 @@ def view_as_complex(input: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- building
+def _check_parts(a: np.dtype, b: np.dtype) -> None:
+    """The two real parts of ``complex``/``polar``: both float32 or both float64."""
+    if a not in (np.float32, np.float64) or b not in (np.float32, np.float64):
+        raise RuntimeError(
+            "Expected both inputs to be Half, Float or Double tensors but got "
+            f"{_dtype.scalar_type_name(a)} and {_dtype.scalar_type_name(b)}"
+        )
+    if a != b:
+        raise RuntimeError(
+            f"Expected object of scalar type {_dtype.scalar_type_name(a)} but got scalar type "
+            f"{_dtype.scalar_type_name(b)} for second argument"
+        )
+
+
 class Complex(Function):
     """``real + i imag`` of two real tensors of the same floating dtype."""
 
@@ -194,16 +208,7 @@ class Complex(Function):
     @staticmethod
     def forward(ctx, re, im):
         a, b = re._data, im._data
-        if a.dtype != b.dtype:
-            raise RuntimeError(
-                f"Expected object of scalar type {_dtype.scalar_type_name(a.dtype)} but got scalar type "
-                f"{_dtype.scalar_type_name(b.dtype)} for second argument"
-            )
-        if a.dtype not in (np.float32, np.float64):
-            raise RuntimeError(
-                "Expected both inputs to be Half, Float or Double tensors but got "
-                f"{_dtype.scalar_type_name(a.dtype)} and {_dtype.scalar_type_name(b.dtype)}"
-            )
+        _check_parts(a.dtype, b.dtype)
         out = np.empty(
             np.broadcast_shapes(a.shape, b.shape), np.complex64 if a.dtype == np.float32 else np.complex128
         )
@@ -229,6 +234,7 @@ def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The complex tensor ``abs * (cos(angle) + i sin(angle))``."""
     _tensor_arg("polar", abs, "abs")
     _tensor_arg("polar", angle, "angle", 2)
+    _check_parts(abs._data.dtype, angle._data.dtype)
     res = Complex.apply(abs * angle.cos(), abs * angle.sin())
     return res if out is None else out.copy_(res)
 

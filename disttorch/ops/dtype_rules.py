@@ -11,6 +11,12 @@ PyTorch's own, so a program that catches or prints it sees the same thing:
   have the destination's dtype.
 - ``addcdiv``: no integer division; ``addcmul``: no bool result.
 - subtraction: no bool operand (tensor or Python bool).
+
+Many binary kernels promote their operands but have no loop for some of the dtypes they
+promote to (``fmod`` of two bools, ``gcd`` of floats, ``nextafter`` of integers): ``KERNELS``
+lists them, and ``check_kernel`` raises PyTorch's ``"fmod_cpu" not implemented for 'Bool'``.
+PyTorch checks that an in-place form can hold the promoted dtype *before* it picks a kernel,
+so the error carries that dtype (``promoted_dtype``) for the in-place machinery to check first.
 """
 
 from __future__ import annotations
@@ -19,11 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import c_type_name, scalar_type_name
+from .._dtype import c_type_name, result_type, scalar_type_name
 from .._tensor import Tensor
 from ._helpers import arr
 
 __all__ = [
+    "KERNELS",
+    "check_cast",
+    "check_kernel",
+    "kernel_error",
     "refuse_kernel",
     "require_same_scalar_type",
     "require_lerp_dtypes",
@@ -49,6 +59,74 @@ _SOURCE_MESSAGES = {
     ),
     "masked_scatter": "masked_scatter: expected self and source to have same dtypes but got{self} and {source}",
 }
+
+
+# op -> (PyTorch's CPU kernel, the NumPy kinds of promoted dtypes it has no loop for:
+# b bool, i/u integers, f/V floating (V is bfloat16), c complex), as PyTorch 2.13 answers
+_NOT_FLOAT = "biuc"
+KERNELS = {
+    "atan2": ("atan2_cpu", "c"),
+    "fmod": ("fmod_cpu", "bc"),
+    "remainder": ("remainder_cpu", "bc"),
+    "floor_divide": ("div_floor_cpu", "bc"),
+    "bitwise_and": ("bitwise_and_cpu", "fVc"),
+    "bitwise_or": ("bitwise_or_cpu", "fVc"),
+    "bitwise_xor": ("bitwise_xor_cpu", "fVc"),
+    "bitwise_left_shift": ("lshift_cpu", "bfVc"),
+    "bitwise_right_shift": ("rshift_cpu", "bfVc"),
+    "gcd": ("gcd_cpu", "bfVc"),
+    "lcm": ("lcm_cpu", "bfVc"),
+    "hypot": ("hypot_cpu", _NOT_FLOAT),
+    "logaddexp": ("logaddexp_cpu", _NOT_FLOAT),
+    "logaddexp2": ("logaddexp2_cpu", _NOT_FLOAT),
+    "nextafter": ("nextafter_cpu", _NOT_FLOAT),
+    "igamma": ("igamma_cpu", _NOT_FLOAT),
+    "igammac": ("igammac_cpu", _NOT_FLOAT),
+    "copysign": ("copysign_cpu", "c"),
+    "xlogy": ("xlogy_cpu", "c"),
+    "xlog1py": ("xlog1py_cpu", "c"),
+    "pow": ("pow", "b"),
+    "mse_loss": ("mse_cpu", "biuc"),
+    "huber_loss": ("huber_cpu", "biuc"),
+    "smooth_l1_loss": ("smooth_l1_cpu", "biuc"),
+}
+
+
+def _operand_array(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def check_cast(src: np.dtype, dst: np.dtype) -> None:
+    """PyTorch's rule for writing a result of dtype ``src`` into a tensor of dtype ``dst``
+    (in-place, ``out=``): no float into integer, nothing but bool into bool."""
+    if (
+        (src.kind in "fVc" and dst.kind in "iub")
+        or (dst.kind == "b" and src.kind != "b")
+        or (src.kind == "c" and dst.kind != "c")
+    ):
+        raise RuntimeError(
+            f"result type {scalar_type_name(src)} can't be cast to "
+            f"the desired output type {scalar_type_name(dst)}"
+        )
+
+
+def kernel_error(kernel: str, dtype: np.dtype) -> NotImplementedError:
+    """PyTorch's ``"kernel" not implemented for 'Bool'`` for the promoted ``dtype``, which the
+    error carries as ``promoted_dtype``."""
+    error = NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
+    error.promoted_dtype = dtype
+    return error
+
+
+def check_kernel(op: str, input: Any, other: Any) -> np.dtype:
+    """The dtype ``input`` and ``other`` (tensors or Python numbers) promote to; PyTorch's
+    ``NotImplementedError`` when ``op``'s kernel has no loop for it (with the dtype as its
+    ``promoted_dtype``)."""
+    dtype = result_type(_operand_array(input), _operand_array(other))
+    kernel, kinds = KERNELS[op]
+    if dtype.kind in kinds:
+        raise kernel_error(kernel, dtype)
+    return dtype
 
 
 def refuse_kernel(kernel: str, x: Tensor, kinds: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._dtype import OWN_CONVERSION, convert, float64, from_numpy, get_default_dtype, result_type
+from .._dtype import OWN_CONVERSION, complex128, convert, float64, from_numpy, get_default_dtype, result_type
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _check_device, _tensor_arg, device
@@ -32,9 +32,9 @@ from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
-from ._helpers import arr, binary, broadcast_error, no_complex, scalar_type_name
+from ._helpers import arr, binary, broadcast_error, no_complex
 from .comparison import floor_divide
-from .dtype_rules import refuse_bool_subtraction, require_lerp_dtypes
+from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
 
 __all__ = [
     "add",
@@ -263,6 +263,8 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if isinstance(b, Tensor):  # a Python bool exponent keeps a bool base bool, as in PyTorch
+            check_kernel("pow", a, b)
         xa, xb = arr(a), arr(b)
         _int_power_check(xa, xb)
         out = power_kernel(xa, xb) if isinstance(xa, np.ndarray) else None  # integer/half-integer powers
@@ -559,6 +561,7 @@ class Atan2(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        check_kernel("atan2", a, b)
         ctx.save_for_backward(a, b)
         out = binary(np.arctan2, a, b)
         return out if out.dtype.kind in "fV" else out.astype(get_default_dtype().numpy)
@@ -571,13 +574,6 @@ class Atan2(Function):
         return (scale * x if na else None), (-scale * y if nb else None)
 
 
-def _floating_pair(name: str, a: Tensor, b: Tensor) -> None:
-    """PyTorch implements ``logaddexp`` and ``hypot`` for floating results only."""
-    rt = result_type(a._data, b._data)
-    if rt.kind not in "fV":
-        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{scalar_type_name(rt)}'")
-
-
 class Logaddexp(Function):
     """``log(exp(input) + exp(other))`` without overflow; the gradients are
     ``sigmoid(input - other)`` and ``sigmoid(other - input)``."""
@@ -586,7 +582,7 @@ class Logaddexp(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _floating_pair("logaddexp", a, b)
+        check_kernel("logaddexp", a, b)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a, b)
         with np.errstate(invalid="ignore"):
@@ -609,7 +605,7 @@ class Hypot(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        _floating_pair("hypot", a, b)
+        check_kernel("hypot", a, b)
         out = binary(np.hypot, a, b)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a, b)
@@ -697,6 +693,28 @@ def _probe(x: np.ndarray, dt: np.dtype) -> np.ndarray:
     return np.empty((0,) if x.ndim else (), dtype=dt)
 
 
+def _refuse_bool_clamp(lo: Any, hi: Any, rt: np.dtype) -> None:
+    """PyTorch clamps bools only with one tensor bound (that is ``maximum``/``minimum``)."""
+    tensors = isinstance(lo, Tensor) or isinstance(hi, Tensor)
+    if tensors and (lo is None or hi is None):
+        return
+    bounds = "" if lo is not None and hi is not None else ("_min" if lo is not None else "_max")
+    raise kernel_error(f"clamp{bounds}{'' if tensors else '_scalar'}_cpu", rt)
+
+
+def _refuse_complex_clamp(a: Tensor, lo: Any, hi: Any) -> None:
+    """PyTorch's words for a complex clamp: a complex input, or tensor bounds whose kernel
+    (clamp, or the maximum/minimum one bound makes) has no complex loop."""
+    if a._data.dtype.kind == "c" or not any(isinstance(b, Tensor) for b in (lo, hi)):
+        raise NotImplementedError("clamp is not supported for complex types")
+    kernel = "clamp" if lo is not None and hi is not None else ("maximum" if lo is not None else "minimum")
+    dtype = a._data.dtype
+    for bound in (lo, hi):
+        if bound is not None:
+            dtype = result_type(_probe(a._data, dtype), arr(bound))
+    raise kernel_error(f"{kernel}_cpu", dtype)
+
+
 class Clamp(Function):
     _raw = True
 
@@ -704,11 +722,13 @@ class Clamp(Function):
     def forward(ctx, a, lo, hi):
         x, xl, xh = a._data, arr(lo), arr(hi)
         if x.dtype.kind == "c" or any(np.iscomplexobj(v) for v in (xl, xh) if v is not None):
-            raise NotImplementedError("clamp is not supported for complex types")
+            _refuse_complex_clamp(a, lo, hi)
         rt = x.dtype
         for bound in (xl, xh):
             if bound is not None:
                 rt = result_type(_probe(x, rt), bound)
+        if rt.kind == "b":
+            _refuse_bool_clamp(lo, hi, rt)
         out = x if rt == x.dtype else x.astype(rt)
         try:
             if xl is not None:
@@ -888,12 +908,16 @@ def pow(input: Any, exponent: Any) -> Tensor:
 
 
 def float_power(input: Any, exponent: Any) -> Tensor:
-    """``input ** exponent`` computed in float64."""
+    """``input ** exponent`` computed in float64 (complex128 when either is complex)."""
+    complex_ = any(
+        isinstance(v, complex) or (isinstance(v, Tensor) and v.is_complex()) for v in (input, exponent)
+    )
+    wide = complex128 if complex_ else float64
 
-    def to64(v: Any) -> Any:
-        return cast(v, float64) if isinstance(v, Tensor) else float(v)
+    def widen(v: Any) -> Any:
+        return cast(v, wide) if isinstance(v, Tensor) else wide.numpy.type(v).item()
 
-    return Pow.apply(to64(input), to64(exponent))
+    return Pow.apply(widen(input), widen(exponent))
 
 
 def neg(input: Tensor) -> Tensor:

@@ -33,7 +33,13 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..kernels import torch_random as _kr
 from . import indexing, shape
-from .dtype_rules import refuse_bool_subtraction, refuse_integer_addcdiv, refuse_kernel, require_lerp_dtypes
+from .dtype_rules import (
+    check_cast,
+    refuse_bool_subtraction,
+    refuse_integer_addcdiv,
+    refuse_kernel,
+    require_lerp_dtypes,
+)
 
 __all__: list = []  # everything here is a Tensor method
 
@@ -70,19 +76,6 @@ def check_inplace(t: Tensor) -> None:
         raise RuntimeError(_VIEW_OF_LEAF_MSG)
     if t._rg and t.grad_fn is None and base is None:
         raise RuntimeError(_LEAF_MSG)
-
-
-def _check_cast(src: np.dtype, dst: np.dtype) -> None:
-    """PyTorch's in-place casting rule: no float into integer, nothing but bool into bool."""
-    if (
-        (src.kind in "fVc" and dst.kind in "iub")
-        or (dst.kind == "b" and src.kind != "b")
-        or (src.kind == "c" and dst.kind != "c")
-    ):
-        raise RuntimeError(
-            f"result type {scalar_type_name(src)} can't be cast to "
-            f"the desired output type {scalar_type_name(dst)}"
-        )
 
 
 def _write(t: Tensor, values: Any) -> None:
@@ -135,7 +128,7 @@ def _rebase(t: Tensor, out: Tensor, any_cast: bool = False) -> Tensor:
         _forbid_backward(old, t)
     if out._data is not t._data:
         if not any_cast:
-            _check_cast(out._data.dtype, t._data.dtype)
+            check_cast(out._data.dtype, t._data.dtype)
         _write(t, out._data)
     t._bump_version()
     if out.grad_fn is not None:
@@ -173,7 +166,7 @@ def _record(
     current = AsStrided.apply(frame, geom)
     out = make_out(shape.Clone.apply(current) if snapshot else current)
     if not any_cast:
-        _check_cast(out._data.dtype, t._data.dtype)
+        check_cast(out._data.dtype, t._data.dtype)
     written = WriteRegion.apply(frame, out, geom)
     _rebase(base, _from_pairs(written) if pairs else written)
     fresh = AsStrided.apply(_as_pairs(base) if pairs else base, geom)
@@ -203,10 +196,15 @@ def _inplace(t: Tensor, fn: Callable[[Tensor], Tensor], others: tuple = (), snap
     ``snapshot`` is whether ``fn``'s backward may read ``t``'s input values (then the
     recorded graph gets a copy of them).
     """
-    if _recording(t, *others):
-        return _record(t, fn, snapshot)
-    out = fn(t)
-    _check_cast(out._data.dtype, t._data.dtype)
+    try:
+        if _recording(t, *others):
+            return _record(t, fn, snapshot)
+        out = fn(t)
+    except NotImplementedError as e:  # PyTorch refuses a result ``t`` cannot hold before it picks a kernel
+        if hasattr(e, "promoted_dtype"):
+            check_cast(e.promoted_dtype, t._data.dtype)
+        raise
+    check_cast(out._data.dtype, t._data.dtype)
     _write(t, out._data)
     t._bump_version()
     return t
@@ -341,7 +339,7 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> T
     rt = np.dtype(result_type(x, o))
     if true_div and rt.kind not in "fVc":
         rt = get_default_dtype().numpy
-    _check_cast(rt, x.dtype)
+    check_cast(rt, x.dtype)
     try:
         ufunc(x, o, out=x, casting="unsafe")
     except ValueError:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import c_type_name
+from .._dtype import c_type_name, scalar_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
@@ -74,6 +74,7 @@ class Matmul(Function):
                 f"expected m1 and m2 to have the same dtype, but got: "
                 f"{c_type_name(x.dtype)} != {c_type_name(y.dtype)}"
             )
+        refuse_kernel("addmm_impl_cpu_", a, "b")
         kx = x.shape[-1]
         ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
         if kx != ky:
@@ -147,6 +148,8 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{b1}, {k1}] but got: [{b2}, {k2}]."
         )
+    refuse_kernel("bmm", input, "b")
+    require_same_scalar_type(input, mat2)
     return Matmul.apply(input, mat2)
 
 
@@ -170,8 +173,9 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     if input._data.dtype != tensor._data.dtype:
         raise RuntimeError(
             f"dot : expected both vectors to have same dtype, but found "
-            f"{input.dtype.name} and {tensor.dtype.name}"
+            f"{scalar_type_name(input._data.dtype)} and {scalar_type_name(tensor._data.dtype)}"
         )
+    refuse_kernel("dot", input, "b")
     return Matmul.apply(input, tensor)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _random
 from .._dtype import dtype as _dtype_cls
-from .._dtype import get_default_dtype, to_numpy
+from .._dtype import from_numpy, get_default_dtype, scalar_type_name, to_numpy
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..kernels.lu import unpack_np
@@ -26,7 +26,7 @@ from ..kernels.special import i0 as _i0
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import no_complex, scalar_as_vector, wrap_dim
-from .dtype_rules import refuse_integer_addcdiv, refuse_kernel, require_source_dtype
+from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
@@ -296,8 +296,10 @@ def rad2deg(input: Tensor) -> Tensor:
 
 
 def copysign(input: Any, other: Any) -> Tensor:
-    """``|input|`` with the sign (bit) of ``other``."""
-    x, o = _float(_t(input)), _t(other)
+    """``|input|`` with the sign (bit) of ``other``, in the operands' floating dtype."""
+    rt = check_kernel("copysign", input, other)
+    x, o = _t(input), _t(other)
+    x = x.to(from_numpy(rt) if rt.kind in "fV" else get_default_dtype())
     neg = Tensor._make(np.signbit(o._data))
     return where(neg, -tabs(x), tabs(x))
 
@@ -305,6 +307,8 @@ def copysign(input: Any, other: Any) -> Tensor:
 def fmax(input: Tensor, other: Any) -> Tensor:
     """Elementwise maximum that ignores NaN (NaN only where both are NaN)."""
     o = _t(other, input)
+    no_complex(input, "fmax not implemented for complex tensors.", RuntimeError)
+    no_complex(o, "fmax not implemented for complex tensors.", RuntimeError)
     return where(
         Tensor._make(np.isnan(o._data)),
         input,
@@ -315,6 +319,8 @@ def fmax(input: Tensor, other: Any) -> Tensor:
 def fmin(input: Tensor, other: Any) -> Tensor:
     """Elementwise minimum that ignores NaN."""
     o = _t(other, input)
+    no_complex(input, "fmin not implemented for complex tensors.", RuntimeError)
+    no_complex(o, "fmin not implemented for complex tensors.", RuntimeError)
     return where(
         Tensor._make(np.isnan(o._data)),
         input,
@@ -333,13 +339,19 @@ def fix(input: Tensor) -> Tensor:
 
 
 def heaviside(input: Tensor, values: Any) -> Tensor:
-    """Step function: 0 below 0, 1 above, ``values`` at 0 (no gradient)."""
+    """Step function: 0 below 0, 1 above, ``values`` at 0 (no gradient). Both of one real dtype."""
     x, v = input._data, _t(values)._data
-    return Tensor._make(np.heaviside(x, v).astype(np.result_type(x, v)))
+    if x.dtype.kind == "c" or v.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if x.dtype != v.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return Tensor._make(np.heaviside(x, v).astype(x.dtype))
 
 
 def ldexp(input: Tensor, other: Any) -> Tensor:
-    """``input * 2 ** other``."""
+    """``input * 2 ** other`` (complex when ``other`` is)."""
+    if isinstance(other, Tensor) and other.is_complex():
+        return _float(input) * (2.0**other)
     return _float(input) * (
         2.0
         ** _t(other).to(
@@ -363,21 +375,25 @@ def frexp(input: Tensor) -> tuple:
 
 def gcd(input: Tensor, other: Any) -> Tensor:
     """Elementwise greatest common divisor of integers."""
+    check_kernel("gcd", input, other)
     return Tensor._make(np.gcd(input._data, _t(other)._data))
 
 
 def lcm(input: Tensor, other: Any) -> Tensor:
     """Elementwise least common multiple of integers."""
+    check_kernel("lcm", input, other)
     return Tensor._make(np.lcm(input._data, _t(other)._data))
 
 
 def nextafter(input: Tensor, other: Any) -> Tensor:
-    """The next float after ``input`` towards ``other``."""
-    return Tensor._make(np.nextafter(input._data, _t(other, input)._data))
+    """The next float after ``input`` towards ``other`` (floating tensors)."""
+    rt = check_kernel("nextafter", input, other)
+    return Tensor._make(np.nextafter(input._data.astype(rt), _t(other)._data.astype(rt)))
 
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:
-    """``log2(2^x + 2^y)`` computed stably."""
+    """``log2(2^x + 2^y)`` computed stably (floating tensors)."""
+    check_kernel("logaddexp2", input, other)
     ln2 = math.log(2)
     return (input * ln2).logaddexp(_t(other, input) * ln2) / ln2
 
@@ -1328,7 +1344,6 @@ _WITH_INPLACE = (
     "hypot",
     "log2",
     "log10",
-    "float_power",
     "absolute",
     "nan_to_num",
     "cumsum",
@@ -1359,6 +1374,23 @@ _WITH_INPLACE = (
 )
 _INPLACE_METHODS = {n + "_": _method_inplace(n) for n in _WITH_INPLACE}
 _INPLACE_METHODS.update({n + "_": _restride_inplace(n) for n in _RESTRIDE})
+
+
+def _float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place ``float_power``: ``self`` must already have the result's dtype (float64, or
+    complex128 when either operand is complex)."""
+    complex_ = self.is_complex() or isinstance(exponent, complex)
+    complex_ = complex_ or (isinstance(exponent, Tensor) and exponent.is_complex())
+    want = np.dtype(np.complex128 if complex_ else np.float64)
+    if self._data.dtype != want:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {scalar_type_name(self._data.dtype)} but the "
+            f"operation's result requires dtype {scalar_type_name(want)}"
+        )
+    return _method_inplace("float_power")(self, exponent)
+
+
+_INPLACE_METHODS["float_power_"] = _float_power_
 
 
 def _fn_inplace(name: str) -> Any:
@@ -1517,11 +1549,13 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     """``input << other`` for integers."""
+    check_kernel("bitwise_left_shift", input, other)
     return Tensor._make(np.left_shift(_t(input)._data, _t(other)._data))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     """``input >> other`` for integers."""
+    check_kernel("bitwise_right_shift", input, other)
     return Tensor._make(np.right_shift(_t(input)._data, _t(other)._data))
 
 

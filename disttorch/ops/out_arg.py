@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from .inplace import _check_cast
+from .dtype_rules import check_cast
 from .tensor_attributes import resize_
 
 __all__ = ["OUT_FUNCTIONS", "accept_out", "accept_declared_out"]
@@ -59,7 +59,7 @@ _FACTORIES = frozenset(
 def _write(result: Tensor, out: Any, name: str) -> Tensor:
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    _check_cast(result._data.dtype, out._data.dtype)
+    check_cast(result._data.dtype, out._data.dtype)
     if tuple(out.shape) != tuple(result.shape):
         if out.numel():
             warnings.warn(

@@ -23,6 +23,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels import special as K
 from ._helpers import complex_kernel_error
+from .dtype_rules import check_kernel
 from .elementwise import Pow, exp, log, sigmoid, where
 
 __all__ = [
@@ -55,16 +56,21 @@ def _arr(x: Any) -> Any:
 
 class _Special(Function):
     """``y = kernel(*inputs)`` computed in float64; ``derivatives(ctx, g, *inputs)`` returns
-    one gradient per input (a subclass without it raises on backward, as PyTorch does)."""
+    one gradient per input (a subclass without it raises on backward, as PyTorch does).
+    ``dtype_rule`` names the op's row in ``dtype_rules.KERNELS``, for binary kernels that
+    refuse some promoted dtypes."""
 
     _raw = True
     kernel: Callable = None
     name_ = ""
     n_inputs = 1
+    dtype_rule: str | None = None
 
     @classmethod
     def forward(cls, ctx, *args):
         inputs, extra = args[: cls.n_inputs], args[cls.n_inputs :]
+        if cls.dtype_rule is not None:
+            check_kernel(cls.dtype_rule, *inputs)
         for a in inputs:
             if isinstance(a, Tensor) and a._data.dtype.kind == "c":
                 raise complex_kernel_error(cls.name_, a)
@@ -233,6 +239,7 @@ class Xlogy(_Binary):
     """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
 
     name_ = "xlogy"
+    dtype_rule = "xlogy"
 
     @staticmethod
     def kernel(x, y):
@@ -250,6 +257,7 @@ class Xlog1py(_Binary):
     """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
 
     name_ = "xlog1py"
+    dtype_rule = "xlog1py"
 
     @staticmethod
     def kernel(x, y):
@@ -272,6 +280,7 @@ class Gammainc(_Binary):
     """Regularised lower incomplete gamma ``P(a, x)``; differentiable in ``x`` only."""
 
     name_ = "gammainc"
+    dtype_rule = "igamma"
     kernel = staticmethod(K.gammainc)
     sign = 1.0
 
@@ -289,6 +298,7 @@ class Gammainc(_Binary):
 
 class Gammaincc(Gammainc):
     name_ = "gammaincc"
+    dtype_rule = "igammac"
     kernel = staticmethod(K.gammaincc)
     sign = -1.0
 

@@ -70,6 +70,38 @@ OPS = {
     "copy_": lambda L, a, b: a(3).copy_(b(3)),
     "eq_": lambda L, a, b: a(3).eq_(b(3)),
 }
+# kernels that promote but have no loop for some dtypes (``dtype_rules.KERNELS``), their
+# in-place forms (which refuse a result they cannot hold first), and the ops with own rules
+for _name in (
+    "atan2 fmod remainder floor_divide bitwise_and bitwise_or bitwise_xor bitwise_left_shift "
+    "bitwise_right_shift gcd lcm hypot logaddexp2 nextafter igamma igammac copysign xlogy heaviside "
+    "pow fmax fmin"
+).split():
+    OPS[_name] = lambda L, a, b, n=_name: getattr(L, n)(a(3), b(3))
+    if _name not in ("fmax", "fmin"):
+        OPS[_name + "_"] = lambda L, a, b, n=_name: getattr(a(3), n + "_")(b(3))
+OPS.update(
+    {
+        "float_power": lambda L, a, b: L.float_power(a(3), b(3)),
+        "ldexp_complex": lambda L, a, b: L.ldexp(a(3), L.ones(3, dtype=L.complex64)),
+        "float_power_": lambda L, a, b: a(3).float_power_(b(3)),
+        "xlog1py": lambda L, a, b: L.special.xlog1py(a(3), b(3)),
+        "mm": lambda L, a, b: L.mm(a((2, 2)), b((2, 2))),
+        "matmul": lambda L, a, b: L.matmul(a((2, 2)), b((2, 2))),
+        "bmm": lambda L, a, b: L.bmm(a((2, 2, 2)), b((2, 2, 2))),
+        "dot": lambda L, a, b: L.dot(a(3), b(3)),
+        "polar": lambda L, a, b: L.polar(a(3), b(3)),
+        "complex": lambda L, a, b: L.complex(a(3), b(3)),
+        "clamp": lambda L, a, b: L.clamp(a(3), b(3), b(3)),
+        "clamp_": lambda L, a, b: a(3).clamp_(b(3), b(3)),
+        "clamp_min_tensor": lambda L, a, b: L.clamp(a(3), min=b(3)),
+        "clamp_scalar_bounds": lambda L, a, b: L.clamp(a(3), True, True),
+        "mse_loss": lambda L, a, b: L.nn.functional.mse_loss(a(3), b(3)),
+        "l1_loss": lambda L, a, b: L.nn.functional.l1_loss(a(3), b(3)),
+        "huber_loss": lambda L, a, b: L.nn.functional.huber_loss(a(3), b(3)),
+        "smooth_l1_loss": lambda L, a, b: L.nn.functional.smooth_l1_loss(a(3), b(3)),
+    }
+)
 
 
 def _answer(lib, name, x, y):
@@ -79,6 +111,15 @@ def _answer(lib, name, x, y):
     except Exception as e:  # noqa: BLE001 - the error is the answer being compared
         return type(e).__name__, str(e).split("\n")[0]
     return str(out.dtype).split(".")[-1]
+
+
+def test_losses_of_float_predictions_and_integer_targets_stay_float32():
+    """``input - target`` follows PyTorch's promotion, not NumPy's (which gives float64)."""
+    pred, target = dt.zeros(4, requires_grad=True), dt.arange(4)
+    for loss in (dt.nn.functional.mse_loss, dt.nn.functional.l1_loss, dt.nn.functional.smooth_l1_loss):
+        value = loss(pred, target)
+        value.backward()
+        assert value.dtype is dt.float32 and pred.grad.dtype is dt.float32
 
 
 def test_outer_of_integers_and_floats_promotes():
@@ -104,6 +145,22 @@ def test_outer_of_integers_and_floats_promotes():
             r"self \(Float\) and source \(Long\) must have the same",
         ),
         ("sub", "float32", "bool", RuntimeError, "Subtraction, the `-` operator, with a bool tensor"),
+        ("fmod", "bool", "bool", NotImplementedError, "\"fmod_cpu\" not implemented for 'Bool'"),
+        (
+            "gcd_",
+            "bool",
+            "float32",
+            RuntimeError,
+            "result type Float can't be cast to the desired output type Bool",
+        ),
+        (
+            "heaviside",
+            "float32",
+            "int64",
+            RuntimeError,
+            "not yet implemented for tensors with different dtypes",
+        ),
+        ("mse_loss", "int64", "int64", NotImplementedError, "\"mse_cpu\" not implemented for 'Long'"),
         (
             "div_",
             "float32",

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._dtype import scalar_type_name
+from ..._dtype import result_type, scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
@@ -25,6 +25,7 @@ from ...autograd.grad_mode import recording
 from ...kernels.softmax import log_softmax
 from ...ops import elementwise as _ew
 from ...ops._helpers import broadcast_error
+from ...ops.dtype_rules import check_cast, check_kernel, refuse_bool_subtraction
 from ...ops.softmax import Softmax
 from .activation import softplus
 
@@ -311,6 +312,26 @@ class _ElementwiseLoss:
         raise NotImplementedError
 
 
+def _difference_dtype(name: str, input: Tensor, target: Tensor, reduction: str) -> np.dtype:
+    """The dtype ``input - target`` is computed in, under PyTorch's rules for the loss ``name``:
+    promoted, floating only (``l1_loss`` reaches its integer refusal through the mean), and
+    ``huber_loss`` keeps ``input``'s dtype."""
+    if name == "l1_loss":
+        refuse_bool_subtraction(input, target)
+        dtype = result_type(input._data, target._data)
+        if dtype.kind in "iu" and reduction == "mean":
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                f"complex dtype. Got: {scalar_type_name(dtype)}"
+            )
+        return dtype
+    if name == "huber_loss":  # computed in input's dtype, which must hold the promoted one
+        check_cast(result_type(input._data, target._data), input._data.dtype)
+        check_kernel(name, input, target)
+        return input._data.dtype
+    return check_kernel(name, input, target)
+
+
 def _elementwise_loss(kind: type, name: str) -> type:
     """The Function computing ``kind``'s loss; called as ``apply(input, target, reduction, param)``."""
 
@@ -319,8 +340,9 @@ def _elementwise_loss(kind: type, name: str) -> type:
 
         @staticmethod
         def forward(ctx, input, target, reduction, param):
+            dtype = _difference_dtype(name, input, target, reduction)
             x, y = _pair(input, target, name)
-            d = x - y
+            d = np.subtract(x, y, dtype=dtype)
             ctx.save_for_backward(input, target)
             ctx.reduction, ctx.param, ctx.n = reduction, param, d.size
             return _reduce(kind.value(d, param), reduction)
