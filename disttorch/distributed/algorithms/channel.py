@@ -206,15 +206,16 @@ class ThreadChannel:
 
 class SubChannel:
     """Some ranks of a channel (``members``, group ranks in order) as a group of their own:
-    rank ``i`` here is ``members[i]`` there. No board, no hosts: for the socket algorithms
-    between the leaders of ``hierarchical.py``."""
+    rank ``i`` here is ``members[i]`` there. No hosts; a ``board`` only when given (the
+    host's board, whose rank ``i`` is ``members[i]``): for the socket algorithms between the
+    leaders of ``hierarchical.py``, and its shared-memory stages inside one host."""
 
-    board = None
     hosts = None
 
-    def __init__(self, ch: Channel, members: list[int]) -> None:
+    def __init__(self, ch: Channel, members: list[int], board=None) -> None:
         self._ch, self._members = ch, list(members)
         self.rank, self.size = self._members.index(ch.rank), len(self._members)
+        self.board = board
 
     def send(self, peer: int, buf: np.ndarray) -> None:
         """Send to member ``peer``."""
