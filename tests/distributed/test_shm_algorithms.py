@@ -166,6 +166,46 @@ def test_hierarchical_all_reduce_broadcast_reduce_and_barrier(hosts):
     assert all(b == bits[0] for b in bits), "every rank holds the same bits"
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("n_ranks", [2, 3, 4, 8])
+def test_a_buffer_in_the_arena_is_reduced_in_place_to_the_copying_paths_bits(n_ranks):
+    """Buffers every rank keeps at one offset of its arena are all-reduced where they are:
+    no slot is ever written (the copy in is saved), and the bits equal the copying path's."""
+    n = 5001  # float64: 40 KiB, above the one-step size; 157 slot pieces of 256 bytes
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n) for _ in range(n_ranks)]
+    ops = ["sum", "prod", "min", "max"]
+
+    def work(ch, in_arena):
+        board = ch.world.boards[ch.rank]
+        out = []
+        for op in ops:
+            buf = board.lease(n * 8).view(np.float64) if in_arena else np.empty(n)
+            buf[:] = inputs[ch.rank]
+            shm.all_reduce(ch, buf, OPS[op])
+            out.append(buf.copy())
+            board.release(buf)
+        return out, bool(board.halves.any())
+
+    hosts = [list(range(n_ranks))]
+    in_place = run_threads(n_ranks, lambda ch: work(ch, True), 30, hosts, SLOT, arena=1 << 20)
+    copied = run_threads(n_ranks, lambda ch: work(ch, False), 30, hosts, SLOT, arena=1 << 20)
+    for (got, slots_used), (want, _) in zip(in_place, copied):
+        assert not slots_used, "nothing was copied into the slots"
+        assert [g.tobytes() for g in got] == [w.tobytes() for w in copied[0][0]]
+        assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+
+
+def test_ranks_that_disagree_about_a_buffer_in_the_arena_fail_naming_the_rank():
+    def work(ch):
+        board = ch.world.boards[ch.rank]
+        buf = board.lease(80_000).view(np.float64) if ch.rank != 1 else np.zeros(10_000)
+        shm.all_reduce(ch, buf, np.add)
+
+    with pytest.raises(wire_shm.TagMismatch, match="board rank 1 came to this sync with no tag"):
+        run_threads(3, work, timeout=5, hosts=[[0, 1, 2]], arena=1 << 20)
+
+
 HOST_LAYOUTS = [[[0, 1], [2, 3]], [[0, 1, 2], [3]], [[0], [1, 2], [3, 4, 5]], [[0, 2], [1, 3, 4]]]
 
 

@@ -349,7 +349,7 @@ class Transport:
         leader = local[0]
         try:
             if self.rank == leader:
-                fd, self._segment = shm.new_segment(len(local))
+                fd, self._segment = shm.new_segment(len(local), arena=shm.arena_bytes())
                 try:
                     pids = {r: infos[r]["pid"] for r in local[1:]}
                     shm.hand_out(handover, fd, pids, deadline, self._name)
