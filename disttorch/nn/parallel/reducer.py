@@ -31,7 +31,8 @@ rank's bucket where it is instead of copying it in first. Every rank builds the 
 buckets in the same order, so they lie at the same offsets; rebuilding takes the new
 buffers before giving the old ones back (a ``.grad`` that is a bucket view moves from the
 old to the new). A bucket that does not fit, or any bucket of another group, is a
-private array; results are the same bits either way.
+private array; results are the same bits either way. A reducer's buffers stay leased until
+its buckets are rebuilt or the group ends (a ``.grad`` may still be a view of them).
 
 A parameter that got no gradient is reported by name (``find_unused_parameters=False``)
 or counted as a zero contribution (``find_unused_parameters=True``, where a parameter
