@@ -289,6 +289,11 @@ def test_the_automatic_choice_follows_the_environment(monkeypatch):
     assert select.choose("all_reduce", 64, 4, hosts=[[0, 1], [2, 3]]) == "hierarchical", "falls back"
     monkeypatch.setenv("DISTTORCH_ALGORITHM", "hierarchical")
     assert select.choose("all_reduce", 64, 4, hosts=[[0, 1], [2, 3]]) == "hierarchical"
+    assert select.choose("all_to_all", 64, 4, hosts=[[0, 1], [2, 3]]) == "hierarchical"
+    assert select.choose("gather", 64, 4, hosts=[[0, 1, 2, 3]]) == "star", "one host: falls back"
+    monkeypatch.setenv("DISTTORCH_ALGORITHM", "ring")
+    assert select.choose("all_gather", 64, 4, hosts=[[0, 1], [2, 3]]) == "ring"
+    assert select.choose("scatter", 64, 4, hosts=[[0, 1], [2, 3]]) == "hierarchical", "ring has none"
 
 
 def test_shm_needs_the_whole_group_on_one_board():
