@@ -31,6 +31,8 @@ Environment variables:
 ``DISTTORCH_JOB_SECRET``       the job secret every connection must prove (``base/auth.py``)
 ``DISTTORCH_ALGORITHM``        force an algorithm family (``algorithms/select.py``)
 ``DISTTORCH_DETERMINISTIC``    rank-ordered reductions (``algorithms/select.py``)
+``DISTTORCH_SHM``              ``0``: no shared memory between a host's ranks (``wire/shm.py``)
+``DISTTORCH_SHM_ARENA_MB``     MiB of each rank's arena in the segment (256; 0: none)
 ``DISTTORCH_FAULT``            fault injection (``disttorch/_faults.py``)
 =============================  ============================================================
 """

@@ -166,13 +166,114 @@ def test_hierarchical_all_reduce_broadcast_reduce_and_barrier(hosts):
     assert all(b == bits[0] for b in bits), "every rank holds the same bits"
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("n_ranks", [2, 3, 4, 8])
+def test_a_buffer_in_the_arena_is_reduced_in_place_to_the_copying_paths_bits(n_ranks):
+    """Buffers every rank keeps at one offset of its arena are all-reduced where they are:
+    no slot is ever written (the copy in is saved), and the bits equal the copying path's."""
+    n = 5001  # float64: 40 KiB, above the one-step size; 157 slot pieces of 256 bytes
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n) for _ in range(n_ranks)]
+    ops = ["sum", "prod", "min", "max"]
+
+    def work(ch, in_arena):
+        board = ch.world.boards[ch.rank]
+        out = []
+        for op in ops:
+            buf = board.lease(n * 8).view(np.float64) if in_arena else np.empty(n)
+            buf[:] = inputs[ch.rank]
+            shm.all_reduce(ch, buf, OPS[op])
+            out.append(buf.copy())
+            board.release(buf)
+        return out, bool(board.halves.any())
+
+    hosts = [list(range(n_ranks))]
+    in_place = run_threads(n_ranks, lambda ch: work(ch, True), 30, hosts, SLOT, arena=1 << 20)
+    copied = run_threads(n_ranks, lambda ch: work(ch, False), 30, hosts, SLOT, arena=1 << 20)
+    for (got, slots_used), (want, _) in zip(in_place, copied):
+        assert not slots_used, "nothing was copied into the slots"
+        assert [g.tobytes() for g in got] == [w.tobytes() for w in copied[0][0]]
+        assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+
+
+def test_ranks_that_disagree_about_a_buffer_in_the_arena_fail_naming_the_rank():
+    def work(ch):
+        board = ch.world.boards[ch.rank]
+        buf = board.lease(80_000).view(np.float64) if ch.rank != 1 else np.zeros(10_000)
+        shm.all_reduce(ch, buf, np.add)
+
+    with pytest.raises(wire_shm.TagMismatch, match="board rank 1 came to this sync with no tag"):
+        run_threads(3, work, timeout=5, hosts=[[0, 1, 2]], arena=1 << 20)
+
+
+HOST_LAYOUTS = [[[0, 1], [2, 3]], [[0, 1, 2], [3]], [[0], [1, 2], [3, 4, 5]], [[0, 2], [1, 3, 4]]]
+
+
+def block_collectives(ch, family: str, n_ranks: int) -> list:
+    """all_gather, reduce_scatter, gather, scatter and all_to_all through ``family`` over
+    uneven blocks (some empty) of several dtypes; what this rank ends with."""
+    run = functools.partial(select.resolve, algorithm=family, hosts=ch.hosts)
+    out = []
+    for dtype in ("float64", "float16", "int64", "bool", "complex64"):
+        for scale in (0, 1, 5):  # zero-size, a few elements, several slot rounds
+            counts = [scale * ((r * 3 + 1) % 4) for r in range(n_ranks)]
+            buf = np.zeros(sum(counts), dtype)
+            at = sum(counts[: ch.rank])
+            buf[at : at + counts[ch.rank]] = value(ch.rank, counts[ch.rank], dtype)
+            run("all_gather", buf.nbytes, n_ranks)(ch, buf, counts)
+            out.append(buf)
+            if dtype != "bool":
+                buf = value(ch.rank, sum(counts), dtype)
+                run("reduce_scatter", buf.nbytes, n_ranks)(ch, buf, np.add, counts)
+                out.append(buf[at : at + counts[ch.rank]])
+            sends = [value(ch.rank + d, scale * ((ch.rank + d) % 3), dtype) for d in range(n_ranks)]
+            recvs = [np.zeros(scale * ((s + ch.rank) % 3), dtype) for s in range(n_ranks)]
+            run("all_to_all", 0, n_ranks)(ch, sends, recvs)
+            out.extend(recvs)
+            for root in range(n_ranks):
+                mine = value(ch.rank, 3 * scale, dtype)
+                got = [np.zeros(3 * scale, dtype) for _ in range(n_ranks)] if ch.rank == root else None
+                run("gather", mine.nbytes, n_ranks)(ch, mine, got, root)
+                out.extend(got or [])
+                parts = [value(root + r, 2 * scale, dtype) for r in range(n_ranks)]
+                got = np.zeros(2 * scale, dtype)
+                run("scatter", got.nbytes, n_ranks)(ch, parts if ch.rank == root else None, got, root)
+                out.append(got)
+    return out
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("hosts", HOST_LAYOUTS)
+def test_hierarchical_block_collectives_give_the_flat_algorithms_bits(hosts):
+    """Every block collective through the hosts' leaders ends with exactly what the flat
+    algorithms (ring, pairwise, star) give, on every rank, with interleaved and uneven hosts."""
+    n_ranks = sum(len(h) for h in hosts)
+    for collective in ("all_gather", "reduce_scatter", "gather", "scatter", "all_to_all"):
+        assert select.choose(collective, 8, n_ranks, hosts=hosts) == "hierarchical"
+    layered = run_threads(n_ranks, lambda ch: block_collectives(ch, "hierarchical", n_ranks), 30, hosts, SLOT)
+    flat = run_threads(n_ranks, lambda ch: block_collectives(ch, "auto", n_ranks), 30)
+    for rank, (got, want) in enumerate(zip(layered, flat)):
+        assert len(got) == len(want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g.dtype == w.dtype and g.tobytes() == w.tobytes(), (rank, i)
+
+
+def test_hierarchical_all_to_all_names_blocks_of_the_wrong_size():
+    def work(ch):
+        sends = [np.zeros(2) for _ in range(4)]
+        recvs = [np.zeros(3 if ch.rank == 1 else 2) for _ in range(4)]
+        select.all_to_all(ch, sends, recvs)
+
+    with pytest.raises(ValueError, match="rank 0 sends 16 bytes to rank 1, whose receive block 0 holds 24"):
+        run_threads(4, work, timeout=5, hosts=[[0, 1], [2, 3]])
+
+
 def test_the_automatic_choice_knows_the_hosts():
     one, two = [[0, 1, 2, 3]], [[0, 1], [2, 3]]
     for collective in ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "barrier"):
         assert select.choose(collective, 1 << 24, 4, hosts=one) == "shm"
-    for collective in ("all_reduce", "broadcast", "reduce", "barrier"):
+    for collective in select.COLLECTIVES:
         assert select.choose(collective, 1 << 24, 4, hosts=two) == "hierarchical"
-    assert select.choose("all_gather", 1 << 24, 4, hosts=two) == "ring"
     assert select.choose("all_reduce", 1 << 24, 4, hosts=[[0], [1], [2], [3]]) == "ring"
     assert select.choose("all_reduce", 1 << 24, 4) == "ring", "no hosts known: sockets"
     assert select.choose("all_reduce", 64, 4, hosts=one, deterministic=True) == "deterministic"
@@ -188,6 +289,11 @@ def test_the_automatic_choice_follows_the_environment(monkeypatch):
     assert select.choose("all_reduce", 64, 4, hosts=[[0, 1], [2, 3]]) == "hierarchical", "falls back"
     monkeypatch.setenv("DISTTORCH_ALGORITHM", "hierarchical")
     assert select.choose("all_reduce", 64, 4, hosts=[[0, 1], [2, 3]]) == "hierarchical"
+    assert select.choose("all_to_all", 64, 4, hosts=[[0, 1], [2, 3]]) == "hierarchical"
+    assert select.choose("gather", 64, 4, hosts=[[0, 1, 2, 3]]) == "star", "one host: falls back"
+    monkeypatch.setenv("DISTTORCH_ALGORITHM", "ring")
+    assert select.choose("all_gather", 64, 4, hosts=[[0, 1], [2, 3]]) == "ring"
+    assert select.choose("scatter", 64, 4, hosts=[[0, 1], [2, 3]]) == "hierarchical", "ring has none"
 
 
 def test_shm_needs_the_whole_group_on_one_board():

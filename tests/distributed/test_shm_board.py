@@ -158,3 +158,51 @@ def test_memory_grows_with_the_ranks_and_only_with_what_is_touched():
     finally:
         os.close(fd)
         mapping.close()
+
+
+def test_leases_take_the_lowest_free_offset_and_agree_between_ranks():
+    memory = np.zeros(shm.segment_bytes(2, 256, arena=4096), np.uint8)
+    boards = [shm.Board(memory, r, 2, 256) for r in range(2)]
+    for b in boards:
+        first, second = b.lease(1000), b.lease(100)
+        assert [b.offset(first), b.offset(second)] == [0, 1024], "cache-line aligned, in order"
+        assert b.lease(4096) is None, "a lease that does not fit is refused"
+        b.release(first)
+        assert b.offset(b.lease(900)) == 0, "a freed range is reused"
+    assert not np.shares_memory(boards[0].arenas[0], boards[1].arenas[1]), "each rank its own arena"
+    assert boards[0].offset(np.zeros(8)) is None, "private memory is not in the arena"
+
+
+def test_the_arena_is_reserved_not_allocated_and_the_other_ranks_map_its_size():
+    fd, mapping = shm.new_segment(4, arena=64 << 20)
+    try:
+        assert os.fstat(fd).st_blocks == 0
+        other = shm.map_segment(os.dup(fd), 4)
+        board = shm.Board(other, 1, 4)
+        assert board.arenas.shape == (4, 64 << 20), "sized by the segment its maker made"
+        board.close()
+        other.close()
+    finally:
+        os.close(fd)
+        mapping.close()
+
+
+@pytest.mark.timeout(30)
+def test_a_rank_with_another_tag_fails_the_sync_naming_it():
+    boards = _boards(2)
+    errors = {}
+
+    def run(r):
+        session = boards[r].session((7, 1, 10), lambda late, waited: None)
+        try:
+            session.sync(tag=64) if r == 0 else session.sync()
+        except shm.TagMismatch as e:
+            errors[r] = e
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert list(errors) == [0], "only the tagged rank checks"
+    assert errors[0].peer == 1 and errors[0].theirs is None and "no tag" in str(errors[0])

@@ -101,6 +101,7 @@ class ThreadWorld:
         hosts (list of lists of int, optional): ranks grouped as if on hosts; the ranks of
             each host then share a board (``wire/shm.py``) over an array of this process.
         slot_bytes (int): bytes of one half of a board slot.
+        arena (int): bytes of each rank's arena on its board.
     """
 
     def __init__(
@@ -109,6 +110,7 @@ class ThreadWorld:
         timeout: float = DEFAULT_TIMEOUT,
         hosts: list[list[int]] | None = None,
         slot_bytes: int = shm.SLOT_BYTES,
+        arena: int = 0,
     ) -> None:
         if size < 1:
             raise ValueError(f"world size must be at least 1, got {size}")
@@ -117,11 +119,11 @@ class ThreadWorld:
         self.hosts = hosts
         self.aborted: str | None = None
         self._queues = {(src, dst): queue.Queue() for src in range(size) for dst in range(size)}
-        self._boards: dict[int, shm.Board] = {}
+        self.boards: dict[int, shm.Board] = {}  # rank -> its board, for ranks on hosts
         for host in hosts or []:
-            memory = np.zeros(shm.segment_bytes(len(host), slot_bytes), np.uint8)
+            memory = np.zeros(shm.segment_bytes(len(host), slot_bytes, arena), np.uint8)
             for i, r in enumerate(host):
-                self._boards[r] = shm.Board(memory, i, len(host), slot_bytes)
+                self.boards[r] = shm.Board(memory, i, len(host), slot_bytes)
 
     def channel(self, rank: int) -> "ThreadChannel":
         """Return the channel through which ``rank`` talks to the others."""
@@ -151,7 +153,7 @@ class ThreadChannel:
         self.bytes_sent = 0
         self.messages_sent = 0
         self.hosts = world.hosts
-        board = world._boards.get(rank)
+        board = world.boards.get(rank)
         self.board = None
         if board is not None and board.size > 1:
             self.board = board.session((0, 0, 0), self._idle)
@@ -206,15 +208,16 @@ class ThreadChannel:
 
 class SubChannel:
     """Some ranks of a channel (``members``, group ranks in order) as a group of their own:
-    rank ``i`` here is ``members[i]`` there. No board, no hosts: for the socket algorithms
-    between the leaders of ``hierarchical.py``."""
+    rank ``i`` here is ``members[i]`` there. No hosts; a ``board`` only when given (the
+    host's board, whose rank ``i`` is ``members[i]``): for the socket algorithms between the
+    leaders of ``hierarchical.py``, and its shared-memory stages inside one host."""
 
-    board = None
     hosts = None
 
-    def __init__(self, ch: Channel, members: list[int]) -> None:
+    def __init__(self, ch: Channel, members: list[int], board=None) -> None:
         self._ch, self._members = ch, list(members)
         self.rank, self.size = self._members.index(ch.rank), len(self._members)
+        self.board = board
 
     def send(self, peer: int, buf: np.ndarray) -> None:
         """Send to member ``peer``."""
@@ -235,6 +238,7 @@ def run_threads(
     timeout: float = DEFAULT_TIMEOUT,
     hosts: list[list[int]] | None = None,
     slot_bytes: int = shm.SLOT_BYTES,
+    arena: int = 0,
 ) -> list[Any]:
     """Run ``fn(channel)`` on ``size`` ranks, one thread each, and return their results.
 
@@ -247,9 +251,9 @@ def run_threads(
         size (int): number of ranks.
         fn (callable): the work of one rank; receives that rank's :class:`ThreadChannel`.
         timeout (float): seconds each ``recv`` may wait.
-        hosts, slot_bytes: as for :class:`ThreadWorld` (ranks sharing a board).
+        hosts, slot_bytes, arena: as for :class:`ThreadWorld` (ranks sharing a board).
     """
-    world = ThreadWorld(size, timeout, hosts, slot_bytes)
+    world = ThreadWorld(size, timeout, hosts, slot_bytes, arena)
     results: list[Any] = [None] * size
     failures: list[tuple[int, BaseException]] = []
     lock = threading.Lock()

@@ -11,11 +11,11 @@ When the channel knows its hosts and every host's ranks share memory (``ch.hosts
 
 * the whole group on one host: ``shm`` (all_reduce, reduce_scatter, all_gather,
   broadcast, reduce, barrier), whatever the size: memory beats the sockets at every size;
-* several hosts, one with several ranks: ``hierarchical`` for all_reduce, broadcast,
-  reduce and barrier (``shm`` inside each host, the choice below between the hosts'
-  leaders).
+* several hosts, one with several ranks: ``hierarchical`` for every collective (``shm``
+  inside each host, the choice below between the hosts' leaders; for gather and scatter
+  the leaders run an all_to_all).
 
-Otherwise, and for the other collectives:
+Otherwise (and for gather, scatter and all_to_all on one host):
 
 ===============  ====================================  ======================================
 collective       small (<= ``SMALL_MESSAGE_BYTES``)    larger
@@ -249,7 +249,8 @@ def resolve(
     leaders = len(hosts)
     if collective == "barrier":
         return functools.partial(run, across=tree.barrier)
-    return functools.partial(run, across=resolve(collective, nbytes, leaders, deterministic=deterministic))
+    between = "all_to_all" if collective in ("gather", "scatter") else collective
+    return functools.partial(run, across=resolve(between, nbytes, leaders, deterministic=deterministic))
 
 
 # Entry points: choose by size and layout and run. Signatures follow the Channel contract;

@@ -46,6 +46,25 @@ Every element is reduced exactly once, by its slice's owner in a fixed order (or
 everyone in slot order in the one-step variant), and then only copied: every rank holds
 the same bits, run after run.
 
+Buffers that already live in the segment: no copy in
+----------------------------------------------------
+A buffer that every rank keeps at the same offset of its *arena* (``wire/shm.py``; DDP
+puts its gradient buckets there) need not be written into a slot: the others can read it
+where it is. Then the whole buffer is one round, in place::
+
+    sync      (tagged with the offset: every rank's buffer is complete and where expected)
+    reduce    rank s combines slice s of the others' buffers into slice s of its own
+    sync
+    read      every rank copies slice s from rank s's buffer, for every s != me
+    sync      (nobody changes its buffer while another still reads it)
+
+Per rank ``N`` read and ``N / n`` written in the reduce, ``N`` read and written in the
+read: the ``N`` bytes of the write step are saved, and with them the rounds (a buffer of
+any size takes three syncs). The slices are cut piece by piece as in the copying rounds,
+so each element has the same owner and the same order of reduction: the bits equal the
+copying path's (on two ranks, where that path reduces in slot order, because the
+reductions are commutative). Buffers up to :data:`ONE_STEP_BYTES` take the copying path.
+
 Rounds use the two halves of each slot in turn, so a rank may write round ``k + 1``
 while a slower one still reads round ``k`` (see ``wire/shm.py``): one sync per phase,
 never a lock.
@@ -170,8 +189,37 @@ def broadcast_from(board, buf: np.ndarray, root: int, on_step=None) -> None:
         _trace("broadcast", "read", rnd, board, buf, on_step)
 
 
+def reduce_in_arena(board, buf: np.ndarray, op: Op, at: int, on_step=None) -> None:
+    """All-reduce ``buf``, which lies at offset ``at`` of this rank's arena as the others'
+    buffers lie in theirs, where it is (see the module docstring)."""
+    n, me = board.size, board.rank
+    bufs = [v.view(buf.dtype) for v in board.arena_views(at, buf.nbytes)]
+    per_round = max(1, board.slot_bytes // buf.itemsize)
+    pieces = [(start, min(buf.size, start + per_round)) for start in range(0, buf.size, per_round)]
+    cuts = [[a + c for c in block_offsets(even_counts(b - a, n), b - a, n)] for a, b in pieces]
+    board.sync(tag=at)
+    _trace("all_reduce", "write", 0, board, buf, on_step)
+    for cut in cuts:  # my slice of each piece: my own values first, then the others' in slot order
+        mine = bufs[me][cut[me] : cut[me + 1]]
+        for s in range(n):
+            if s != me:
+                op(mine, bufs[s][cut[me] : cut[me + 1]], out=mine)
+    board.sync()
+    _trace("all_reduce", "reduce", 0, board, buf, on_step)
+    for cut in cuts:
+        for s in range(n):
+            if s != me:
+                np.copyto(buf[cut[s] : cut[s + 1]], bufs[s][cut[s] : cut[s + 1]])
+    board.sync()
+    _trace("all_reduce", "read", 0, board, buf, on_step)
+
+
 def all_reduce(ch: Channel, buf: np.ndarray, op: Op, *, on_step: Optional[StepCallback] = None) -> None:
     """Reduce ``buf`` over all ranks in place; every rank ends with identical bits.
+
+    A buffer larger than :data:`ONE_STEP_BYTES` that lies in this rank's arena is reduced
+    where it is (:func:`reduce_in_arena`): every rank must then hold its buffer at the
+    same offset of its arena, else ``TagMismatch`` is raised.
 
     Args:
         ch (Channel): the group's channel; its ``board`` spans the group.
@@ -181,7 +229,12 @@ def all_reduce(ch: Channel, buf: np.ndarray, op: Op, *, on_step: Optional[StepCa
     """
     check_buffer(buf)
     board = board_of(ch)
-    if buf.size:
+    if not buf.size:
+        return
+    at = board.offset(buf) if buf.nbytes > ONE_STEP_BYTES else None
+    if at is not None:
+        reduce_in_arena(board, buf, op, at, on_step)
+    else:
         reduce_to(board, buf, op, None, on_step)
 
 

@@ -1,12 +1,22 @@
 """One shared-memory segment per host, shared by the ranks of a process group that live there.
 
 The segment (what ``algorithms/shm.py`` computes in) holds, for each of the host's ``n``
-ranks, one 64-byte control line and a *slot* of two halves of :data:`SLOT_BYTES` each::
+ranks, one 64-byte control line, a *slot* of two halves of :data:`SLOT_BYTES` each and an
+*arena* of :func:`arena_bytes`::
 
-    | line 0 | line 1 | ... | line n-1 | pad | slot 0 (half 0, half 1) | slot 1 | ... |
+    | line 0 | ... | line n-1 | pad | slot 0 (half 0, half 1) | ... | arena 0 | arena 1 | ... |
 
 Memory therefore grows with the ranks of a host, not with their square, and only the pages
 a collective really touches are ever allocated (a fresh segment is all holes).
+
+Arenas: buffers that already live in the segment
+    A rank may keep buffers of its own in its arena (:meth:`Board.lease`): DDP's gradient
+    buckets, which an all-reduce then reads where they are instead of copying them into
+    a slot first (``algorithms/shm.py``). Leases are taken in the same order with the same
+    sizes on every rank (one bucket layout for the group), so a buffer sits at the same
+    offset of every rank's arena; the all-reduce checks that at its first sync (the
+    sync's *tag*). The arena is reserved, not allocated: its pages cost memory only once
+    a buffer is written there, memory the buffer would take in the process anyway.
 
 No name, nothing left behind
     The host's first rank (its *leader*) makes the segment with ``memfd_create``: an
@@ -67,6 +77,7 @@ __all__ = [
     "Board",
     "Session",
     "StampMismatch",
+    "TagMismatch",
     "enabled",
     "new_segment",
     "listen",
@@ -75,11 +86,17 @@ __all__ = [
 ]
 
 ENV_SHM = "DISTTORCH_SHM"
+#: Environment variable: MiB of each rank's arena (read by the host's first rank).
+ENV_ARENA = "DISTTORCH_SHM_ARENA_MB"
+#: Default MiB of a rank's arena: reserved address space, memory only where written.
+ARENA_MB = 256
+_ALIGN = 64  # leases start on a cache line
 #: Bytes of one half of a rank's slot: the most a rank moves through the segment per round.
 SLOT_BYTES = 2 << 20
 #: Seconds between two calls of the ``idle`` hook while a rank waits at a sync.
 CHECK_EVERY = 0.1
-_LINE = 64  # one control line per rank: counter, record 0 (3 words), record 1 (3 words)
+_LINE = 64  # one control line per rank: counter, record 0 (3 words), record 1 (3 words), tag
+_TAG = 7  # the word of a line holding the tag of a sync: its counter << 32 | the tag
 _PAGE = 4096
 _SPINS = 8  # counter reads before sleeping in the kernel: spinning longer takes the CPU
 # from the ranks still working whenever ranks outnumber cores
@@ -123,10 +140,23 @@ def enabled() -> bool:
     )
 
 
-def segment_bytes(size: int, slot_bytes: int = SLOT_BYTES) -> int:
-    """Bytes of the segment for ``size`` ranks with halves of ``slot_bytes``."""
+def arena_bytes() -> int:
+    """Bytes of each rank's arena: ``DISTTORCH_SHM_ARENA_MB`` MiB (default :data:`ARENA_MB`)."""
+    text = os.environ.get(ENV_ARENA, str(ARENA_MB)).strip()
+    try:
+        mib = int(text)
+    except ValueError:
+        mib = -1
+    if mib < 0:
+        raise ValueError(f"{ENV_ARENA} must be a whole number of MiB (0 for no arena), got {text!r}")
+    return mib << 20
+
+
+def segment_bytes(size: int, slot_bytes: int = SLOT_BYTES, arena: int = 0) -> int:
+    """Bytes of the segment for ``size`` ranks with halves of ``slot_bytes`` and arenas of
+    ``arena`` bytes."""
     control = -(-size * _LINE // _PAGE) * _PAGE
-    return control + size * 2 * slot_bytes
+    return control + size * (2 * slot_bytes + arena)
 
 
 class StampMismatch(Exception):
@@ -142,12 +172,31 @@ class StampMismatch(Exception):
         self.peer, self.theirs, self.mine = peer, theirs, mine
 
 
+class TagMismatch(Exception):
+    """Raised by :meth:`Session.sync` when a rank passed another tag (or none) to the sync.
+
+    Attributes:
+        peer (int): that rank's index on the board; ``theirs`` its tag (``None``: it gave
+            none to this sync); ``mine`` this rank's.
+    """
+
+    def __init__(self, peer: int, theirs: int | None, mine: int) -> None:
+        said = "no tag" if theirs is None else f"tag {theirs}"
+        super().__init__(
+            f"board rank {peer} came to this sync with {said}, this rank with tag {mine}: the "
+            "ranks disagree about where the buffer lies in the segment (every rank must keep "
+            "it at the same offset of its arena, or none in the arena)"
+        )
+        self.peer, self.theirs, self.mine = peer, theirs, mine
+
+
 class Board:
     """The segment as seen by one of the host's ranks.
 
     Args:
-        memory: a writable buffer of :func:`segment_bytes` ``(size, slot_bytes)`` bytes
-            (a shared mapping between processes; any array between threads).
+        memory: a writable buffer of :func:`segment_bytes` ``(size, slot_bytes, arena)``
+            bytes (a shared mapping between processes; any array between threads); what
+            lies beyond the slots is shared out as the ranks' arenas.
         rank (int): this rank's index among the host's ranks.
         size (int): number of ranks on the host.
         slot_bytes (int): bytes of one half of a slot.
@@ -163,8 +212,39 @@ class Board:
         self.lines = raw[: size * _LINE].view(np.uint64).reshape(size, _LINE // 8)
         start = segment_bytes(size, slot_bytes) - size * 2 * slot_bytes
         self.halves = raw[start : start + size * 2 * slot_bytes].reshape(size, 2, slot_bytes)
+        arena = (raw.size - segment_bytes(size, slot_bytes)) // size // _ALIGN * _ALIGN
+        start += size * 2 * slot_bytes
+        self.arenas = raw[start : start + size * arena].reshape(size, arena)
+        self.leases: dict[int, int] = {}  # offset -> bytes of this rank's leases, in its arena
         self.counter = int(self.lines[rank, 0])
         self.round = 0
+
+    def lease(self, nbytes: int) -> np.ndarray | None:
+        """``nbytes`` of this rank's arena (``uint8``, cache-line aligned) at the lowest
+        offset where they fit, or ``None`` if they do not. Every rank that asks for the
+        same sizes in the same order gets the same offsets."""
+        at = 0
+        for start, size in sorted(self.leases.items()):
+            if start - at >= nbytes:
+                break
+            at = -(-(start + size) // _ALIGN) * _ALIGN
+        if nbytes <= 0 or at + nbytes > self.arenas.shape[1]:
+            return None
+        self.leases[at] = nbytes
+        return self.arenas[self.rank, at : at + nbytes]
+
+    def release(self, buf: np.ndarray) -> None:
+        """Give back the lease that starts where ``buf`` starts (nothing if none does)."""
+        at = self.offset(buf)
+        if at is not None:
+            self.leases.pop(at, None)
+
+    def offset(self, buf: np.ndarray) -> int | None:
+        """Where ``buf`` starts in this rank's arena, if it lies wholly inside it."""
+        if self.arenas.size == 0:
+            return None
+        at = buf.__array_interface__["data"][0] - self.arenas[self.rank].ctypes.data
+        return at if 0 <= at and at + buf.nbytes <= self.arenas.shape[1] else None
 
     def address(self, rank: int) -> int:
         """Memory address of ``rank``'s counter (its low 32 bits are the futex word)."""
@@ -177,8 +257,10 @@ class Board:
         return Session(self, stamp, idle)
 
     def close(self) -> None:
-        """Drop this rank's views (the mapping goes once its owner closes it)."""
+        """Drop this rank's views (the mapping goes once its owner closes it, and leased
+        buffers keep it while they live)."""
         del self.lines, self.halves
+        self.arenas, self.leases = np.empty((self.size, 0), np.uint8), {}
 
 
 class Session:
@@ -198,6 +280,14 @@ class Session:
             peer, theirs, stamp
         )
 
+    def offset(self, buf: np.ndarray) -> int | None:
+        """Where ``buf`` starts in this rank's arena, if it lies wholly inside it."""
+        return self._board.offset(buf)
+
+    def arena_views(self, at: int, nbytes: int) -> list[np.ndarray]:
+        """``nbytes`` at offset ``at`` of every host rank's arena (``uint8``)."""
+        return [arena[at : at + nbytes] for arena in self._board.arenas]
+
     def slots(self) -> list[np.ndarray]:
         """The slots of the next round (one ``uint8`` array per host rank), the other half
         from the previous round's."""
@@ -206,13 +296,19 @@ class Session:
         b.round += 1
         return [b.halves[r, half] for r in range(b.size)]
 
-    def sync(self) -> None:
+    def sync(self, tag: int | None = None) -> None:
         """Wait until every host rank reached this point; raise ``mismatch(...)`` if one is
-        in another collective, or whatever ``idle`` raises while waiting."""
+        in another collective, or whatever ``idle`` raises while waiting.
+
+        With ``tag`` (below 2**32), every rank must have passed the same tag to this very
+        sync (an arena offset, say), else :class:`TagMismatch` names the first that did
+        not. Check it before the next sync: a rank may overwrite its tag after that."""
         b = self._board
         c = b.counter + 1
         record = 1 + 3 * (c % 2)
         b.lines[b.rank, record : record + 3] = self._stamp
+        if tag is not None:
+            b.lines[b.rank, _TAG] = c << 32 | tag
         b.lines[b.rank, 0] = c
         b.counter = c
         _futex_wake(b.address(b.rank))
@@ -221,6 +317,12 @@ class Session:
         if not (stamps == stamps[b.rank]).all():
             peer = int(np.flatnonzero((stamps != stamps[b.rank]).any(axis=1))[0])
             raise self.mismatch(peer, tuple(int(x) for x in stamps[peer]))
+        if tag is not None:
+            tags = b.lines[:, _TAG]
+            if not (tags == tags[b.rank]).all():
+                peer = int(np.flatnonzero(tags != tags[b.rank])[0])
+                theirs = int(tags[peer])
+                raise TagMismatch(peer, theirs & 0xFFFFFFFF if theirs >> 32 == c else None, tag)
 
     def _wait(self, c: int) -> None:
         b = self._board
@@ -246,12 +348,13 @@ class Session:
 # ---------------------------------------------------------------------- the segment's hand-over
 
 
-def new_segment(size: int, slot_bytes: int = SLOT_BYTES) -> tuple[int, mmap.mmap]:
-    """Make an anonymous segment for ``size`` ranks: its descriptor and a mapping of it."""
+def new_segment(size: int, slot_bytes: int = SLOT_BYTES, arena: int = 0) -> tuple[int, mmap.mmap]:
+    """Make an anonymous segment for ``size`` ranks (arenas of ``arena`` bytes): its
+    descriptor and a mapping of it."""
     fd = os.memfd_create("disttorch-board", os.MFD_CLOEXEC)
     try:
-        os.ftruncate(fd, segment_bytes(size, slot_bytes))
-        return fd, mmap.mmap(fd, segment_bytes(size, slot_bytes))
+        os.ftruncate(fd, segment_bytes(size, slot_bytes, arena))
+        return fd, mmap.mmap(fd, segment_bytes(size, slot_bytes, arena))
     except BaseException:
         os.close(fd)
         raise
@@ -334,9 +437,13 @@ def _recv_exact(conn: socket.socket, n: int) -> bytes:
 
 
 def map_segment(fd: int, size: int, slot_bytes: int = SLOT_BYTES) -> mmap.mmap:
-    """Map the segment behind ``fd`` (``size`` ranks) and close ``fd``."""
+    """Map the segment behind ``fd`` (``size`` ranks; its arenas as its maker sized them)
+    and close ``fd``."""
     try:
-        return mmap.mmap(fd, segment_bytes(size, slot_bytes))
+        length = os.fstat(fd).st_size
+        if length < segment_bytes(size, slot_bytes):
+            raise ValueError(f"the segment has {length} bytes, too few for {size} ranks")
+        return mmap.mmap(fd, length)
     finally:
         os.close(fd)
 

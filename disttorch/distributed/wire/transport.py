@@ -93,6 +93,10 @@ ZERO_COPY_MIN = 64 * 1024
 #: several frames of one message. Before a connection has authenticated it can make this
 #: process hold at most one such frame, for at most :data:`HANDSHAKE_TIMEOUT_MS`.
 MAX_FRAME = 4 * 1024 * 1024
+#: What a frame may grow by on the way: CURVE sends each frame inside a MESSAGE command (its
+#: name, a nonce and a MAC: 33 bytes more), and ``ZMQ_MAXMSGSIZE`` counts those bytes too,
+#: so a limit of exactly :data:`MAX_FRAME` dropped the connection under a full frame.
+FRAME_SLACK = 1024
 #: An unauthenticated connection that has not finished its handshake is dropped after this.
 HANDSHAKE_TIMEOUT_MS = 3000
 #: Kernel socket buffer sizes requested for every peer socket.
@@ -316,7 +320,7 @@ class Transport:
         sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
         sock.setsockopt(zmq.HEARTBEAT_TTL, HEARTBEAT_TIMEOUT_MS)
         sock.setsockopt(zmq.LINGER, 0)
-        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME)
+        sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME + FRAME_SLACK)
         sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_TIMEOUT_MS)
 
     def _identity(self, rank: int) -> bytes:
@@ -345,7 +349,7 @@ class Transport:
         leader = local[0]
         try:
             if self.rank == leader:
-                fd, self._segment = shm.new_segment(len(local))
+                fd, self._segment = shm.new_segment(len(local), arena=shm.arena_bytes())
                 try:
                     pids = {r: infos[r]["pid"] for r in local[1:]}
                     shm.hand_out(handover, fd, pids, deadline, self._name)
