@@ -17,6 +17,7 @@ import numpy as np
 from .._dtype import result_type, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, _dispatch
+from ..kernels.reductions import scan_along
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
 
 __all__ = [
@@ -391,12 +392,15 @@ class PutAlongDim(Function):
 
 def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """Stable sort order along ``dim`` (equal elements keep their original order, also when
-    descending; NaN sorts as the largest value)."""
-    if not descending:
-        return np.argsort(x, axis=dim, kind="stable")
-    n = x.shape[dim]
-    rev = np.argsort(np.flip(x, dim), axis=dim, kind="stable")
-    return (n - 1) - np.flip(rev, dim)
+    descending; NaN sorts as the largest value), the slices split over the op's threads."""
+
+    def order(a: np.ndarray) -> np.ndarray:
+        if not descending:
+            return np.argsort(a, axis=dim, kind="stable")
+        rev = np.argsort(np.flip(a, dim), axis=dim, kind="stable")
+        return (a.shape[dim] - 1) - np.flip(rev, dim)
+
+    return scan_along(order, x, dim)
 
 
 def _ordered(input: Tensor, dim: int, descending: bool) -> tuple:

@@ -81,6 +81,19 @@ def _run_recorded(n: int, op) -> list:
         lambda x: x.std(),
         lambda x: x.norm(p=3),
         lambda x: x.logsumexp(1),
+        lambda x: x.cumsum(-1),
+        lambda x: x.cumprod(1),
+        lambda x: x.cummax(-1),
+        lambda x: x.logcumsumexp(0),
+        lambda x: x.sort(-1, descending=True),
+        lambda x: x.topk(3, 1),
+        lambda x: x.kthvalue(2, -1),
+        lambda x: x.median(1),
+        lambda x: x.nanmedian(-1),
+        lambda x: F.dropout(x, 0.3),
+        lambda x: F.dropout2d(x[None], 0.3),
+        lambda x: F.alpha_dropout(x, 0.3, training=True),
+        lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.3),
     ],
     ids=[
         "binary",
@@ -101,6 +114,19 @@ def _run_recorded(n: int, op) -> list:
         "std",
         "norm",
         "logsumexp",
+        "cumsum",
+        "cumprod",
+        "cummax",
+        "logcumsumexp",
+        "sort",
+        "topk",
+        "kthvalue",
+        "median dim",
+        "nanmedian dim",
+        "dropout",
+        "dropout2d",
+        "alpha_dropout",
+        "attention dropout",
     ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
@@ -118,8 +144,21 @@ def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
         lambda x: F.adaptive_avg_pool2d(x, (5, 3)),
         lambda x: F.adaptive_max_pool2d(x, (5, 3)),
         lambda x: F.embedding(disttorch.arange(64) % 16, x.reshape(128, 2)),
+        lambda x: x.cumsum(1),
+        lambda x: x.cumprod(0),
+        lambda x: F.dropout(x, 0.3),
+        lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.3),
     ],
-    ids=["batch_norm", "adaptive avg pool", "adaptive max pool", "embedding"],
+    ids=[
+        "batch_norm",
+        "adaptive avg pool",
+        "adaptive max pool",
+        "embedding",
+        "cumsum",
+        "cumprod",
+        "dropout",
+        "attention dropout",
+    ],
 )
 def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
     x = disttorch.randn(8, 16, 2, requires_grad=True)
@@ -282,6 +321,13 @@ _CASES = {
     "norms": (lambda a: a.norm() + a.norm(p=1, dim=0).sum() + a.norm(p=3, dim=(0, 2)).sum(), [(6, 5, 7)]),
     "inf norms": (lambda a: a.norm(p=float("inf")) + a.norm(p=-float("inf"), dim=1).sum(), [(6, 5, 7)]),
     "logsumexp": (lambda a: a.logsumexp(1).sum() + a.logsumexp((0, 1, 2)), [(6, 5, 7)]),
+    "cumsum": (lambda a: a.cumsum(0) + a.cumsum(-1) * a.cumsum(1), [(6, 5, 7)]),
+    "cumprod": (lambda a: a.cumprod(1) + a.cumprod(0), [(6, 5, 7)]),
+    "cumprod with zeros": (lambda a: (a * (a > -1)).cumprod(2), [(6, 5, 7)]),
+    "cummax and cummin": (lambda a: a.cummax(1).values + a.cummin(-1).values, [(6, 5, 7)]),
+    "logcumsumexp": (lambda a: a.logcumsumexp(0) + a.logcumsumexp(2), [(6, 5, 7)]),
+    "sort and topk": (lambda a: a.sort(1).values + a.sort(0, descending=True).values, [(6, 5, 7)]),
+    "medians": (lambda a: a.median(1).values + a.nanmedian(1).values + a.kthvalue(3, 1).values, [(6, 5, 7)]),
 }
 
 
@@ -317,6 +363,28 @@ def test_results_are_the_same_for_every_thread_count(split, case):
                 np.testing.assert_allclose(got, want, rtol=1e-12)  # norms; a weight gradient sums over images
             else:
                 assert np.array_equal(got, want), f"{case}: output {i} differs with {n} threads"
+
+
+@pytest.mark.parametrize(
+    "drop",
+    [
+        lambda x: F.dropout(x, 0.3),
+        lambda x: F.dropout3d(x, 0.5),
+        lambda x: F.alpha_dropout(x, 0.2, training=True),
+        lambda x: F.feature_alpha_dropout(x, 0.2, training=True),
+        lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.4),
+    ],
+    ids=["dropout", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "attention"],
+)
+def test_dropout_draws_the_same_mask_and_numbers_for_every_thread_count(split, drop):
+    x = disttorch.randn(6, 5, 4, 3, 7, dtype=disttorch.float64)
+    runs = {}
+    for n in (1, 2, 3):
+        disttorch.set_num_threads(n)
+        disttorch.manual_seed(0)
+        runs[n] = _grads(drop, x) + [disttorch.rand(5).numpy()]  # the stream goes on alike
+    for n in (2, 3):
+        assert all(np.array_equal(a, b) for a, b in zip(runs[n], runs[1])), f"{n} threads differ"
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam"])
