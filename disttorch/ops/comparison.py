@@ -18,6 +18,7 @@ from .._dtype import result_type, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, _dispatch
 from ..kernels.reductions import scan_along
+from ..kernels.threads import elementwise
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
 
 __all__ = [
@@ -83,10 +84,11 @@ def _operand(x: Any) -> Any:
 
 
 def _elementwise(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
-    """Apply a NumPy ufunc with broadcasting and PyTorch's error for bad shapes."""
+    """Apply a NumPy ufunc with broadcasting and PyTorch's error for bad shapes (on the op's
+    threads when the result is large)."""
     xa, xb = _operand(a), _operand(b)
     try:
-        return ufunc(xa, xb)
+        return elementwise(ufunc, xa, xb)
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(xb)) from None
 
@@ -249,23 +251,23 @@ def sign(input: Tensor) -> Tensor:
         raise NotImplementedError(
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
         )
-    return Tensor._make(x.copy() if x.dtype.kind == "b" else np.sign(x))
+    return Tensor._make(x.copy() if x.dtype.kind == "b" else elementwise(np.sign, x))
 
 
 # ---------------------------------------------------------------------- tests of values
 def isnan(input: Tensor) -> Tensor:
     """True where the element is NaN."""
-    return Tensor._make(np.isnan(input._data))
+    return Tensor._make(elementwise(np.isnan, input._data))
 
 
 def isinf(input: Tensor) -> Tensor:
     """True where the element is +inf or -inf."""
-    return Tensor._make(np.isinf(input._data))
+    return Tensor._make(elementwise(np.isinf, input._data))
 
 
 def isfinite(input: Tensor) -> Tensor:
     """True where the element is neither inf nor NaN."""
-    return Tensor._make(np.isfinite(input._data))
+    return Tensor._make(elementwise(np.isfinite, input._data))
 
 
 def _same_dtype(a: Tensor, b: Tensor) -> None:

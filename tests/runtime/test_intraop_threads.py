@@ -94,6 +94,20 @@ def _run_recorded(n: int, op) -> list:
         lambda x: F.dropout2d(x[None], 0.3),
         lambda x: F.alpha_dropout(x, 0.3, training=True),
         lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.3),
+        lambda x: x / 3.0,
+        lambda x: -x,
+        lambda x: x.abs(),
+        lambda x: x.sign(),
+        lambda x: x.square(),
+        lambda x: x.clamp(-1, 1),
+        lambda x: disttorch.where(x > 0, x, 1.0),
+        lambda x: x.isnan(),
+        lambda x: disttorch.maximum(x, x.flip(0)),
+        lambda x: F.leaky_relu(x),
+        lambda x: F.elu(x),
+        lambda x: F.selu(x),
+        lambda x: F.silu(x),
+        lambda x: F.softplus(x),
     ],
     ids=[
         "binary",
@@ -127,6 +141,20 @@ def _run_recorded(n: int, op) -> list:
         "dropout2d",
         "alpha_dropout",
         "attention dropout",
+        "divide",
+        "negative",
+        "abs",
+        "sign",
+        "square",
+        "clamp",
+        "where",
+        "comparison",
+        "maximum",
+        "leaky_relu",
+        "elu",
+        "selu",
+        "silu",
+        "softplus",
     ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
@@ -148,6 +176,11 @@ def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
         lambda x: x.cumprod(0),
         lambda x: F.dropout(x, 0.3),
         lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.3),
+        lambda x: F.silu(x),
+        lambda x: F.softplus(x),
+        lambda x: F.elu(x),
+        lambda x: F.leaky_relu(x),
+        lambda x: x.clamp(-1, 1),
     ],
     ids=[
         "batch_norm",
@@ -158,6 +191,11 @@ def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
         "cumprod",
         "dropout",
         "attention dropout",
+        "silu",
+        "softplus",
+        "elu",
+        "leaky_relu",
+        "clamp",
     ],
 )
 def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
@@ -327,6 +365,18 @@ _CASES = {
     "cummax and cummin": (lambda a: a.cummax(1).values + a.cummin(-1).values, [(6, 5, 7)]),
     "logcumsumexp": (lambda a: a.logcumsumexp(0) + a.logcumsumexp(2), [(6, 5, 7)]),
     "sort and topk": (lambda a: a.sort(1).values + a.sort(0, descending=True).values, [(6, 5, 7)]),
+    "more elementwise": (
+        lambda a, b: (
+            (a / b).abs().neg().clamp(-1, 0.5)
+            + disttorch.where(a > b, a, b).sign() * a.square()
+            + disttorch.maximum(a, b) * disttorch.minimum(a, b.flip(0))
+        ),
+        [(6, 5, 7), (6, 5, 7)],
+    ),
+    "activations": (
+        lambda a: F.leaky_relu(a) + F.elu(a) + F.selu(a) + F.silu(a) + F.softplus(a, 2.0, 1.0) + F.mish(a),
+        [(9, 33)],
+    ),
     "medians": (lambda a: a.median(1).values + a.nanmedian(1).values + a.kthvalue(3, 1).values, [(6, 5, 7)]),
 }
 
