@@ -207,6 +207,44 @@ def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
     assert _run_recorded(1, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True)) == []
 
 
+@pytest.mark.parametrize(
+    "loss",
+    [
+        lambda x, y: F.mse_loss(x, y),
+        lambda x, y: F.l1_loss(x, y, reduction="sum"),
+        lambda x, y: F.smooth_l1_loss(x, y),
+        lambda x, y: F.huber_loss(x, y),
+        lambda x, y: F.binary_cross_entropy(x, y, weight=y[0]),
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y),
+        lambda x, y: F.kl_div(x, y, reduction="batchmean"),
+        lambda x, y: F.cross_entropy(x, disttorch.arange(8 * 16).reshape(8, 16) % 16),
+        lambda x, y: F.cross_entropy(x, y, label_smoothing=0.1),
+        lambda x, y: F.nll_loss(x, (disttorch.arange(8 * 16).reshape(8, 16) % 16), reduction="none"),
+    ],
+    ids=[
+        "mse",
+        "l1",
+        "smooth_l1",
+        "huber",
+        "bce",
+        "bce_with_logits",
+        "kl_div",
+        "cross_entropy",
+        "soft targets",
+        "nll",
+    ],
+)
+def test_a_loss_runs_forward_and_backward_on_several_threads_only_when_allowed(split, loss):
+    x = (disttorch.rand(8, 16, 16) * 0.98 + 0.01).requires_grad_()  # probabilities, logits alike
+    y = disttorch.rand(8, 16, 16) * 0.98 + 0.01
+    assert len(_run_recorded(4, lambda: loss(x, y))) >= 3  # forward: at least one split
+    assert _run_recorded(1, lambda: loss(x, y)) == []
+    out = loss(x, y)
+    g = disttorch.ones_like(out)
+    assert len(_run_recorded(4, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True))) >= 3
+    assert _run_recorded(1, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True)) == []
+
+
 def test_bfloat16_casts_run_on_several_threads_with_the_same_bits(split):
     x = disttorch.randn(8, 16, 16)
     assert len(_run_recorded(4, lambda: x.to(disttorch.bfloat16))) == 3  # the cast: one split
@@ -320,6 +358,24 @@ def _grads(fn, *inputs):
     return [out.detach().numpy()] + [t.grad.numpy() for t in leaves]
 
 
+_CLASSES = disttorch.arange(42).reshape(6, 7) % 5
+
+
+def _losses(a, b, reduction: str):
+    """Every common loss but the class-index ones, between ``a`` and ``b``, summed."""
+    y, kl = b.sigmoid(), "batchmean" if reduction == "mean" else reduction
+    return (
+        F.mse_loss(a, b, reduction=reduction)
+        + F.l1_loss(a, b, reduction=reduction)
+        + F.smooth_l1_loss(a, b, reduction=reduction, beta=0.5)
+        + F.huber_loss(a, b, reduction=reduction, delta=0.7)
+        + F.binary_cross_entropy(a.sigmoid(), y, reduction=reduction)
+        + F.binary_cross_entropy_with_logits(a, y, reduction=reduction, pos_weight=b[0, 0].exp())
+        + F.kl_div(a.log_softmax(-1), b.softmax(-1), reduction=kl)
+        + F.kl_div(a.log_softmax(-1), b.log_softmax(-1), reduction=kl, log_target=True)
+    )
+
+
 _CASES = {
     "binary broadcast": (lambda a, b: a * b[0] - a / 3, [(6, 5, 7), (2, 5, 7)]),
     "unary": (lambda a: a.tanh().sigmoid().log1p(), [(9, 33)]),
@@ -377,11 +433,22 @@ _CASES = {
         lambda a: F.leaky_relu(a) + F.elu(a) + F.selu(a) + F.silu(a) + F.softplus(a, 2.0, 1.0) + F.mish(a),
         [(9, 33)],
     ),
+    "losses per entry": (lambda a, b: _losses(a, b, "none"), [(6, 5, 7), (6, 5, 7)]),
+    "losses reduced": (lambda a, b: _losses(a, b, "mean") + _losses(a, b, "sum"), [(6, 5, 7), (6, 5, 7)]),
+    "class losses per entry": (
+        lambda a: (
+            F.cross_entropy(a, _CLASSES, reduction="none", label_smoothing=0.1)
+            + F.cross_entropy(a, a.detach().flip(0).softmax(1), reduction="none", label_smoothing=0.2)
+            + F.nll_loss(a.log_softmax(1), _CLASSES, reduction="none", weight=disttorch.arange(5.0).double())
+        ),
+        [(6, 5, 7)],
+    ),
     "medians": (lambda a: a.median(1).values + a.nanmedian(1).values + a.kthvalue(3, 1).values, [(6, 5, 7)]),
 }
 
 
 _REDUCTIONS = {
+    "losses reduced",
     "layer_norm",
     "group_norm",
     "sum over dims",
