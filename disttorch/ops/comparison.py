@@ -224,7 +224,7 @@ def _float_only(fn: Callable, name: str) -> Callable:
         x = input._data
         if x.dtype.kind == "c":
             raise NotImplementedError(f"{name} is not supported for complex inputs")
-        return Tensor._make(fn(x) if x.dtype.kind in "fV" else x.copy())
+        return Tensor._make(elementwise(fn, x) if x.dtype.kind in "fV" else x.copy())
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). No gradient."
@@ -241,7 +241,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     x = input._data
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
-    return Tensor._make(np.round(x, decimals) if x.dtype.kind in "fV" else x.copy())
+    return Tensor._make(elementwise(np.round, x, decimals) if x.dtype.kind in "fV" else x.copy())
 
 
 def sign(input: Tensor) -> Tensor:

@@ -108,6 +108,10 @@ def _run_recorded(n: int, op) -> list:
         lambda x: F.selu(x),
         lambda x: F.silu(x),
         lambda x: F.softplus(x),
+        lambda x: x.floor(),
+        lambda x: x.round(decimals=1),
+        lambda x: F.glu(x),
+        lambda x: F.normalize(x, dim=-1),
     ],
     ids=[
         "binary",
@@ -155,6 +159,10 @@ def _run_recorded(n: int, op) -> list:
         "selu",
         "silu",
         "softplus",
+        "floor",
+        "round",
+        "glu (halves are views)",
+        "normalize",
     ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
@@ -267,6 +275,24 @@ def test_set_num_threads_sets_the_op_budget_and_blas_together(split):
     disttorch.set_num_threads(3)
     assert disttorch.get_num_threads() == threads.get_num_threads() == 3
     assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {3}
+
+
+def test_views_split_with_a_c_ordered_result_and_channels_last_keeps_its_layout(split):
+    disttorch.set_num_threads(3)
+    base = np.arange(6 * 8 * 10, dtype=np.float64).reshape(6, 8, 10)
+    for view in (base[:, ::2], base[::-1, :, 1:], np.broadcast_to(base[:, :1], base.shape)):
+        pool = _RecordingPool(2)
+        threads._budget.pool = pool
+        try:
+            got = threads.elementwise(np.multiply, view, view + 1)
+        finally:
+            threads._budget.pool = None
+            pool.shutdown()
+        assert len(pool.ran) == 2 and got.flags.c_contiguous
+        assert np.array_equal(got, view * (view + 1))
+    x = disttorch.randn(4, 3, 5, 6).contiguous(memory_format=disttorch.channels_last)
+    assert (x * 2).is_contiguous(memory_format=disttorch.channels_last)
+    assert F.relu(x).is_contiguous(memory_format=disttorch.channels_last)
 
 
 def test_small_ops_do_not_split():
@@ -443,12 +469,16 @@ _CASES = {
         ),
         [(6, 5, 7)],
     ),
+    "normalize": (lambda a: F.normalize(a, dim=1) + F.normalize(a, p=3.0, dim=-1), [(6, 5, 7)]),
+    "glu": (lambda a: F.glu(a, 1).sum(1, keepdim=True) + F.glu(a, -1).sum(-1, keepdim=True), [(6, 4, 8)]),
     "medians": (lambda a: a.median(1).values + a.nanmedian(1).values + a.kthvalue(3, 1).values, [(6, 5, 7)]),
 }
 
 
 _REDUCTIONS = {
     "losses reduced",
+    "normalize",  # a norm per row
+    "glu",  # its sums
     "layer_norm",
     "group_norm",
     "sum over dims",
