@@ -65,7 +65,12 @@ def _times(g: Tensor, local: Callable[..., np.ndarray], *arrays: Any) -> Tensor:
     dt = g._data.dtype
     if recording():
         return g * Tensor._make(elementwise(lambda *a: local(*a).astype(dt, copy=False), *arrays))
-    return Tensor._make(elementwise(lambda gg, *a: local(*a).astype(dt, copy=False) * gg, g._data, *arrays))
+
+    def times(gg: np.ndarray, *a: np.ndarray) -> np.ndarray:
+        out = local(*a).astype(dt, copy=False)  # a new array: multiplied in place
+        return np.multiply(out, gg, out=out)
+
+    return Tensor._make(elementwise(times, g._data, *arrays))
 
 
 class LeakyRelu(Function):
