@@ -893,9 +893,10 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
         return Tensor._make(np.asarray(np.sort(v)[(v.size - 1) // 2] if v.size else np.nan, dtype=x.dtype))
     dim = wrap_dim(dim, x.ndim)
 
-    def lower_median(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim (NaN sorts last)
+    def lower_median(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim
         pos = np.maximum(((~np.isnan(a)).sum(axis=dim, keepdims=True) - 1) // 2, 0)
-        return np.take_along_axis(np.argsort(a, axis=dim, kind="stable"), pos, axis=dim)
+        key = a.astype(np.float32) if a.dtype.kind == "V" else a  # NumPy's own floats sort NaN last
+        return np.take_along_axis(np.argsort(key, axis=dim, kind="stable"), pos, axis=dim)
 
     idx = reduce_along(lower_median, x, (dim,), np.intp)  # slices split over the op's threads
     vals = np.take_along_axis(x, idx, axis=dim)  # NaN where a slice is all NaN

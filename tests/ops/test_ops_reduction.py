@@ -592,3 +592,16 @@ def test_value_index_results_are_named_as_pytorchs(torch):
         np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
         assert type(getattr(dt.tensor(1.0), name)(*args[:-1], 0)).__name__ == name  # a 0-d input, too
     assert dt.return_types.cummax is type(dt.cummax(dt.tensor(x), 0))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_nanmedian_over_a_dim_skips_nans_in_every_float_dtype(torch, dtype):
+    v = [
+        [math.nan, 3, 1, 2, math.nan, 7, 0.5, 9, -1],
+        [4, math.inf, math.nan, -math.inf, math.inf, 5, 6, 7, 8],
+    ]
+    ours = dt.nanmedian(dt.tensor(v).to(getattr(dt, dtype)), 1)
+    theirs = torch.nanmedian(torch.tensor(v).to(getattr(torch, dtype)), 1)
+    assert ours.values.float().tolist() == theirs.values.float().tolist()
+    assert ours.indices.tolist() == theirs.indices.tolist()
