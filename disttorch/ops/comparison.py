@@ -17,7 +17,7 @@ import numpy as np
 from .._dtype import result_type, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, _dispatch
-from ..kernels.reductions import scan_along
+from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
 
@@ -301,22 +301,24 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))
 
 
-def _truth(fn: Callable, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+def _truth(fn: np.ufunc, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """``any`` (``fn`` = ``np.logical_or``) or ``all`` (``np.logical_and``) of the elements'
+    truth values, split over the op's threads when large."""
     x = input._data
-    out = np.asarray(fn(x, axis=_dims(dim, x.ndim), keepdims=keepdim))
+    out = np.asarray(ufunc_reduce(fn, x, _dims(dim, x.ndim), keepdims=keepdim))
     return Tensor._make(out.astype(np.uint8) if x.dtype == np.uint8 else out)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether any element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
     uint8 input, as PyTorch)."""
-    return _truth(np.any, input, dim, keepdim)
+    return _truth(np.logical_or, input, dim, keepdim)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether every element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
     uint8 input, as PyTorch)."""
-    return _truth(np.all, input, dim, keepdim)
+    return _truth(np.logical_and, input, dim, keepdim)
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
@@ -344,7 +346,8 @@ def _arg(name: str, fn: Callable, input: Tensor, dim: int | None, keepdim: bool)
         return Tensor._make(np.zeros((), dtype=np.int64))
     if x.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    return Tensor._make(np.asarray(fn(x, axis=d, keepdims=keepdim)))
+    idx = reduce_along(lambda a: fn(a, axis=d, keepdims=True), x, (d,), np.intp)  # slices on the op's threads
+    return Tensor._make(idx if keepdim else idx.squeeze(d))
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:

@@ -112,6 +112,10 @@ def _run_recorded(n: int, op) -> list:
         lambda x: x.round(decimals=1),
         lambda x: F.glu(x),
         lambda x: F.normalize(x, dim=-1),
+        lambda x: x.argmax(1),
+        lambda x: x.argmin(-1),
+        lambda x: x.any(),
+        lambda x: x.all(-1),
     ],
     ids=[
         "binary",
@@ -163,6 +167,10 @@ def _run_recorded(n: int, op) -> list:
         "round",
         "glu (halves are views)",
         "normalize",
+        "argmax",
+        "argmin",
+        "any",
+        "all dim",
     ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
@@ -466,6 +474,12 @@ _CASES = {
             F.cross_entropy(a, _CLASSES, reduction="none", label_smoothing=0.1)
             + F.cross_entropy(a, a.detach().flip(0).softmax(1), reduction="none", label_smoothing=0.2)
             + F.nll_loss(a.log_softmax(1), _CLASSES, reduction="none", weight=disttorch.arange(5.0).double())
+        ),
+        [(6, 5, 7)],
+    ),
+    "arg and truth reductions": (
+        lambda a: (
+            a * a.argmax(1, keepdim=True) + a.argmin(-1, keepdim=True) + (a > 0.5).any(0) + (a > -2).all()
         ),
         [(6, 5, 7)],
     ),
