@@ -17,7 +17,7 @@ installed, PyTorch).
 - ``norms.py``: row normalisation for layer and group norm, and its gradient.
 - ``power.py``: ``x ** e`` for integer and half-integer scalar exponents.
 - ``windows.py``: strided window views, padding and cropping for convolution and pooling.
-- ``reductions.py``: column sums as one BLAS product; sums split over threads.
+- ``reductions.py``: column sums as one BLAS product; reductions and scans split over threads.
 - ``special.py``: the special functions of ``torch.special`` and the distributions (gamma
   family, zeta, erfc/erfcx/erfinv, normal CDF, Bessel, incomplete gamma, polynomials), float64.
 - ``lu.py``: LU factorisation with partial pivoting (batched) and its unpacking into P, L, U.

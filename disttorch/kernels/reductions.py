@@ -1,5 +1,6 @@
 """Fused reductions: sums that BLAS does in one pass where NumPy's own loop is slow, and
-reductions (sums, products, max/min, any reduction of a slice) split over the op's threads. Measured by ``benchmarks/kernels.py``.
+reductions (sums, products, max/min, any reduction of a slice) and scans (a running sum, a
+sort along one dim) split over the op's threads. Measured by ``benchmarks/kernels.py``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import numpy as np
 
 from .threads import parallel_for, parallel_over, parts_for
 
-__all__ = ["add_reduce", "column_sum", "reduce_along", "ufunc_reduce"]
+__all__ = ["add_reduce", "column_sum", "reduce_along", "scan_along", "ufunc_reduce"]
 
 
 def column_sum(a: np.ndarray) -> np.ndarray:
@@ -70,9 +71,29 @@ def reduce_along(
     over one dim, a variance, ...), split over ranges of a kept dim when large: each output
     element is computed whole by one thread, from its own slice of ``x``. The result has
     ``dtype`` and the kept-dims shape."""
+    return _per_slice(fn, x, dims, tuple(1 if d in dims else n for d, n in enumerate(x.shape)), dtype, work)
+
+
+def scan_along(fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, dim: int, work: int = 0) -> np.ndarray:
+    """``fn(x)`` for a function whose result has ``x``'s shape and whose every slice along
+    ``dim`` depends only on the same slice of ``x`` (a running sum, a sort order), split over
+    ranges of another dim when large. Each slice is computed whole by one thread with the
+    same NumPy call, so the bits are the same for every thread count."""
+    if x.ndim < 2 or parts_for(x.size, work or x.size) == 1:
+        return fn(x)
+    dtype = fn(x[tuple(slice(0, 1) for _ in x.shape)]).dtype  # the result's dtype, from one element
+    return _per_slice(fn, x, (dim,), x.shape, dtype, work)
+
+
+def _per_slice(
+    fn: Callable[[np.ndarray], np.ndarray], x: np.ndarray, dims: tuple, shape: tuple, dtype: Any, work: int
+) -> np.ndarray:
+    """``fn(x)`` into a new array of ``shape`` and ``dtype``, split over ranges of a dim not in
+    ``dims`` (the dims ``fn`` works along) when large: each thread computes ``fn`` of its
+    own slice of ``x`` into the same slice of the result."""
     if len(dims) == x.ndim or parts_for(x.size, work or x.size) == 1:
         return fn(x)
-    out = np.empty(tuple(1 if d in dims else n for d, n in enumerate(x.shape)), dtype=dtype)
+    out = np.empty(shape, dtype=dtype)
 
     def part(index: tuple) -> None:
         out[index] = fn(x[index])

@@ -25,6 +25,7 @@ Rules that keep results and costs predictable:
 from __future__ import annotations
 
 import contextvars
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -206,12 +207,17 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     if not arrays or _budget.threads == 1:
         return fn(*args, **kwargs)
-    shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    size = int(np.prod(shape))
-    whole = all(a.shape == shape and a.flags.c_contiguous for a in arrays)  # split the flat buffer
-    full_c = all(a.flags.c_contiguous for a in arrays if a.shape == shape)  # else NumPy keeps their layout
-    if not shape or not full_c or parts_for(size if whole else shape[0], size) == 1:
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    size = math.prod(shape)
+    if size < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)
         return fn(*args, **kwargs)
+    whole = all(a.shape == shape and a.flags.c_contiguous for a in arrays)  # split the flat buffer
+    if not shape or parts_for(size if whole else shape[0], size) == 1:
+        return fn(*args, **kwargs)
+    if not whole and not all(_c_ordered(a) for a in arrays if a.shape == shape):
+        return fn(*args, **kwargs)  # NumPy keeps their layout (channels-last, say)
     with np.errstate(all="ignore"):  # the result's dtype, from one element
         probe = fn(*(a.reshape(-1)[:1] if isinstance(a, np.ndarray) else a for a in args), **kwargs)
     out = np.empty(shape, dtype=probe.dtype)
@@ -231,6 +237,15 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
 
     parallel_for(len(dst), part, size)
     return out
+
+
+def _c_ordered(a: np.ndarray) -> bool:
+    """Whether NumPy gives an element-wise result of ``a`` C order: its strides (those of
+    dims longer than one, and not broadcast) shrink from the first dim to the last, as in a
+    C-contiguous array, a slice of one or an expanded one. (A channels-last tensor's do not:
+    NumPy keeps its layout, and so must the split.)"""
+    steps = [abs(s) for s, n in zip(a.strides, a.shape) if n > 1 and s]
+    return all(x >= y for x, y in zip(steps, steps[1:]))
 
 
 def astype(x: np.ndarray, dtype: Any) -> np.ndarray:

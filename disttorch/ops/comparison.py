@@ -17,6 +17,8 @@ import numpy as np
 from .._dtype import result_type, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, _dispatch
+from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
+from ..kernels.threads import elementwise
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
 from .dtype_rules import check_kernel
 
@@ -83,10 +85,11 @@ def _operand(x: Any) -> Any:
 
 
 def _elementwise(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
-    """Apply a NumPy ufunc with broadcasting and PyTorch's error for bad shapes."""
+    """Apply a NumPy ufunc with broadcasting and PyTorch's error for bad shapes (on the op's
+    threads when the result is large)."""
     xa, xb = _operand(a), _operand(b)
     try:
-        return ufunc(xa, xb)
+        return elementwise(ufunc, xa, xb)
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(xb)) from None
 
@@ -219,7 +222,7 @@ def _float_only(fn: Callable, name: str) -> Callable:
         x = input._data
         if x.dtype.kind == "c":
             raise NotImplementedError(f"{name} is not supported for complex inputs")
-        return Tensor._make(fn(x) if x.dtype.kind in "fV" else x.copy())
+        return Tensor._make(elementwise(fn, x) if x.dtype.kind in "fV" else x.copy())
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). No gradient."
@@ -236,7 +239,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     x = input._data
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
-    return Tensor._make(np.round(x, decimals) if x.dtype.kind in "fV" else x.copy())
+    return Tensor._make(elementwise(np.round, x, decimals) if x.dtype.kind in "fV" else x.copy())
 
 
 def sign(input: Tensor) -> Tensor:
@@ -246,23 +249,23 @@ def sign(input: Tensor) -> Tensor:
         raise NotImplementedError(
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
         )
-    return Tensor._make(x.copy() if x.dtype.kind == "b" else np.sign(x))
+    return Tensor._make(x.copy() if x.dtype.kind == "b" else elementwise(np.sign, x))
 
 
 # ---------------------------------------------------------------------- tests of values
 def isnan(input: Tensor) -> Tensor:
     """True where the element is NaN."""
-    return Tensor._make(np.isnan(input._data))
+    return Tensor._make(elementwise(np.isnan, input._data))
 
 
 def isinf(input: Tensor) -> Tensor:
     """True where the element is +inf or -inf."""
-    return Tensor._make(np.isinf(input._data))
+    return Tensor._make(elementwise(np.isinf, input._data))
 
 
 def isfinite(input: Tensor) -> Tensor:
     """True where the element is neither inf nor NaN."""
-    return Tensor._make(np.isfinite(input._data))
+    return Tensor._make(elementwise(np.isfinite, input._data))
 
 
 def _same_dtype(a: Tensor, b: Tensor) -> None:
@@ -296,22 +299,24 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))
 
 
-def _truth(fn: Callable, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+def _truth(fn: np.ufunc, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """``any`` (``fn`` = ``np.logical_or``) or ``all`` (``np.logical_and``) of the elements'
+    truth values, split over the op's threads when large."""
     x = input._data
-    out = np.asarray(fn(x, axis=_dims(dim, x.ndim), keepdims=keepdim))
+    out = np.asarray(ufunc_reduce(fn, x, _dims(dim, x.ndim), keepdims=keepdim))
     return Tensor._make(out.astype(np.uint8) if x.dtype == np.uint8 else out)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether any element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
     uint8 input, as PyTorch)."""
-    return _truth(np.any, input, dim, keepdim)
+    return _truth(np.logical_or, input, dim, keepdim)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Whether every element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
     uint8 input, as PyTorch)."""
-    return _truth(np.all, input, dim, keepdim)
+    return _truth(np.logical_and, input, dim, keepdim)
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
@@ -339,7 +344,8 @@ def _arg(name: str, fn: Callable, input: Tensor, dim: int | None, keepdim: bool)
         return Tensor._make(np.zeros((), dtype=np.int64))
     if x.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    return Tensor._make(np.asarray(fn(x, axis=d, keepdims=keepdim)))
+    idx = reduce_along(lambda a: fn(a, axis=d, keepdims=True), x, (d,), np.intp)  # slices on the op's threads
+    return Tensor._make(idx if keepdim else idx.squeeze(d))
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -389,12 +395,15 @@ class PutAlongDim(Function):
 
 def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """Stable sort order along ``dim`` (equal elements keep their original order, also when
-    descending; NaN sorts as the largest value)."""
-    if not descending:
-        return np.argsort(x, axis=dim, kind="stable")
-    n = x.shape[dim]
-    rev = np.argsort(np.flip(x, dim), axis=dim, kind="stable")
-    return (n - 1) - np.flip(rev, dim)
+    descending; NaN sorts as the largest value), the slices split over the op's threads."""
+
+    def order(a: np.ndarray) -> np.ndarray:
+        if not descending:
+            return np.argsort(a, axis=dim, kind="stable")
+        rev = np.argsort(np.flip(a, dim), axis=dim, kind="stable")
+        return (a.shape[dim] - 1) - np.flip(rev, dim)
+
+    return scan_along(order, x, dim)
 
 
 def _ordered(input: Tensor, dim: int, descending: bool) -> tuple:

@@ -226,7 +226,7 @@ class Div(Function):
         rt = result_type(xa, xb)
         with np.errstate(divide="ignore", invalid="ignore"):
             try:
-                out = np.true_divide(xa, xb)
+                out = _split(np.true_divide, xa, xb)
             except ValueError:
                 raise broadcast_error(np.shape(xa), np.shape(xb)) from None
         if rt.kind not in "fVc":  # integer / integer gives the default float dtype
@@ -318,7 +318,7 @@ class Neg(Function):
     @staticmethod
     def forward(ctx, a):
         try:
-            return np.negative(a._data)
+            return _split(np.negative, a._data)
         except TypeError:
             raise RuntimeError(
                 "Negation, the `-` operator, on a bool tensor is not supported. If "
@@ -337,10 +337,10 @@ class Abs(Function):
     @staticmethod
     def forward(ctx, a):
         if ctx.needs_input_grad:
-            ctx.sign = np.sign(a._data)
+            ctx.sign = _split(np.sign, a._data)
             if a._data.dtype.kind == "c":  # d|z| = sgn(z), itself a function of z
                 ctx.save_for_backward(a)
-        return np.abs(a._data)
+        return _split(np.abs, a._data)
 
     @staticmethod
     def backward(ctx, g):
@@ -357,7 +357,7 @@ class Square(Function):
     def forward(ctx, a):
         ctx.save_for_backward(a)
         x = a._data
-        return np.square(x.astype(np.int64) if x.dtype.kind == "b" else x)
+        return _split(np.square, x.astype(np.int64) if x.dtype.kind == "b" else x)
 
     @staticmethod
     def backward(ctx, g):
@@ -732,9 +732,9 @@ class Clamp(Function):
         out = x if rt == x.dtype else x.astype(rt)
         try:
             if xl is not None:
-                out = np.maximum(out, xl)
+                out = _split(np.maximum, out, xl)
             if xh is not None:
-                out = np.minimum(out, xh)
+                out = _split(np.minimum, out, xh)
         except ValueError:
             other = xl if np.ndim(xl) else xh
             raise broadcast_error(x.shape, np.shape(other)) from None
@@ -759,13 +759,13 @@ def _clamp_masks(x: np.ndarray, lo: Any, hi: Any) -> tuple:
     """Where the gradient goes: to the input inside [lo, hi], to ``lo`` below it, to ``hi``
     above it (``hi`` wins when lo > hi), as PyTorch's clamp backward."""
     if lo is not None and hi is not None:
-        keep = (x >= lo) & (x <= hi)
-        to_lo = (x < lo) & (np.asarray(lo) < hi)
-        to_hi = (x > hi) | (np.asarray(hi) < lo)
+        keep = _split(lambda v, a, b: (v >= a) & (v <= b), x, lo, hi)
+        to_lo = _split(lambda v, a, b: (v < a) & (np.asarray(a) < b), x, lo, hi)
+        to_hi = _split(lambda v, a, b: (v > b) | (np.asarray(b) < a), x, lo, hi)
     elif lo is not None:
-        keep, to_lo, to_hi = x >= lo, x < lo, None
+        keep, to_lo, to_hi = _split(np.greater_equal, x, lo), _split(np.less, x, lo), None
     else:
-        keep, to_lo, to_hi = x <= hi, None, x > hi
+        keep, to_lo, to_hi = _split(np.less_equal, x, hi), None, _split(np.greater, x, hi)
     return keep, to_lo, to_hi
 
 
@@ -780,9 +780,8 @@ class Maximum(Function):
         out = binary(cls.ufunc, a, b)
         if ctx.needs_input_grad:
             xa, xb = a._data, b._data
-            wins = (xa > xb) if cls is Maximum else (xa < xb)
             # ties split the gradient evenly between the two inputs, as PyTorch does
-            ctx.weight_a = np.where(xa == xb, 0.5, wins.astype(np.float64))
+            ctx.weight_a = _split(_weight_of_first, xa, xb, cls is Maximum)
         return out
 
     @staticmethod
@@ -790,6 +789,13 @@ class Maximum(Function):
         wa = _const(ctx.weight_a.astype(g._data.dtype, copy=False))
         na, nb = ctx.needs_input_grad
         return (g * wa if na else None), (g * (1 - wa) if nb else None)
+
+
+def _weight_of_first(xa: np.ndarray, xb: np.ndarray, larger: bool) -> np.ndarray:
+    """The share of the gradient of ``maximum(xa, xb)`` (``larger``) or ``minimum`` that
+    goes to ``xa``: 1 where it wins, 0 where it loses, 0.5 on ties (float64)."""
+    wins = (xa > xb) if larger else (xa < xb)
+    return np.where(xa == xb, 0.5, wins.astype(np.float64))
 
 
 class Minimum(Maximum):
@@ -823,7 +829,7 @@ class Where(Function):
             else _two_scalars_type(xa, xb)
         )
         try:
-            out = np.where(c, xa, xb)
+            out = _split(np.where, c, xa, xb)
         except ValueError:
             raise RuntimeError(
                 f"shape mismatch: condition {list(c.shape)}, input "

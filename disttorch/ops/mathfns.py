@@ -22,10 +22,11 @@ from .._dtype import from_numpy, get_default_dtype, scalar_type_name, to_numpy
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..kernels.lu import unpack_np
+from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
 from . import complex as _complex
 from . import linalg_functions as _linalg
-from ._helpers import no_complex, scalar_as_vector, wrap_dim
+from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
 from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
@@ -805,18 +806,26 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     return input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim)
 
 
+_CUM_TYPES = {
+    np.maximum: _return_type("cummax", ("values", "indices")),
+    np.minimum: _return_type("cummin", ("values", "indices")),
+}
+kthvalue_type = _return_type("kthvalue", ("values", "indices"))
+nanmedian_type = _return_type("nanmedian", ("values", "indices"))
+mode_type = _return_type("mode", ("values", "indices"))
+
+
 def _cum_extreme(input: Tensor, dim: int, ufunc: Any) -> tuple:
     if input._data.ndim == 0:
         return scalar_as_vector(_cum_extreme, input, dim, ufunc)
-    x = np.moveaxis(input._data, dim, -1)
-    vals = ufunc.accumulate(x, axis=-1)
-    n = x.shape[-1]
-    hit = x == vals
-    idx = np.where(hit, np.arange(n), 0)
-    idx = np.maximum.accumulate(idx, axis=-1)
-    idx = np.moveaxis(idx, -1, dim).astype(np.int64)
-    values = input.gather(dim, Tensor._make(idx))
-    return values, Tensor._make(idx)
+    d = wrap_dim(dim, input._data.ndim)
+
+    def running_index(x: np.ndarray) -> np.ndarray:  # where each slice's running extreme was attained
+        positions = np.arange(x.shape[d], dtype=np.int64).reshape((-1,) + (1,) * (x.ndim - d - 1))
+        return np.maximum.accumulate(np.where(x == ufunc.accumulate(x, axis=d), positions, 0), axis=d)
+
+    idx = Tensor._make(scan_along(running_index, input._data, d))
+    return _CUM_TYPES[ufunc](input.gather(d, idx), idx)
 
 
 def cummax(input: Tensor, dim: int) -> tuple:
@@ -832,7 +841,8 @@ def cummin(input: Tensor, dim: int) -> tuple:
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, stabilised by the overall maximum."""
     dim = wrap_dim(dim, input._data.ndim)
-    m = Tensor._make(np.max(input._data, axis=dim, keepdims=True))
+    x = input._data
+    m = Tensor._make(ufunc_reduce(np.maximum, x, (dim,) if x.ndim else None, keepdims=True))
     m = where(Tensor._make(np.isfinite(m._data)), m, 0.0)
     with np.errstate(divide="ignore"):
         return (input - m).exp().cumsum(dim).log() + m
@@ -897,20 +907,18 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     if dim is None:
         v = x[~np.isnan(x)]
         return Tensor._make(np.asarray(np.sort(v)[(v.size - 1) // 2] if v.size else np.nan, dtype=x.dtype))
-    s = np.sort(np.where(np.isnan(x), np.inf, x), axis=dim)
-    cnt = (~np.isnan(x)).sum(axis=dim, keepdims=True)
-    pos = np.maximum((cnt - 1) // 2, 0)
-    vals = np.take_along_axis(s, pos, axis=dim)
-    vals = np.where(cnt == 0, np.nan, vals)
-    order = np.argsort(np.where(np.isnan(x), np.inf, x), axis=dim, kind="stable")
-    idx = np.take_along_axis(order, pos, axis=dim)
+    dim = wrap_dim(dim, x.ndim)
+
+    def lower_median(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim
+        pos = np.maximum(((~np.isnan(a)).sum(axis=dim, keepdims=True) - 1) // 2, 0)
+        key = a.astype(np.float32) if a.dtype.kind == "V" else a  # NumPy's own floats sort NaN last
+        return np.take_along_axis(np.argsort(key, axis=dim, kind="stable"), pos, axis=dim)
+
+    idx = reduce_along(lower_median, x, (dim,), np.intp)  # slices split over the op's threads
+    vals = np.take_along_axis(x, idx, axis=dim)  # NaN where a slice is all NaN
     if not keepdim:
         vals, idx = np.squeeze(vals, dim), np.squeeze(idx, dim)
-    from collections import namedtuple
-
-    return namedtuple("nanmedian", ["values", "indices"])(
-        Tensor._make(vals), Tensor._make(idx.astype(np.int64))
-    )
+    return nanmedian_type(Tensor._make(vals), Tensor._make(idx.astype(np.int64)))
 
 
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
@@ -1178,7 +1186,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     i = idx.narrow(dim, k - 1, 1)
     if not keepdim:
         v, i = v.squeeze(dim), i.squeeze(dim)
-    return v, i
+    return kthvalue_type(v, i)
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
@@ -1198,7 +1206,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     idx = n - 1 - np.argmax(hit[..., ::-1], axis=-1)
     if keepdim:
         vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
-    return Tensor._make(np.asarray(vals)), Tensor._make(np.asarray(idx, dtype=np.int64))
+    return mode_type(Tensor._make(np.asarray(vals)), Tensor._make(np.asarray(idx, dtype=np.int64)))
 
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:

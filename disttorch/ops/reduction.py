@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
-from ..kernels.reductions import add_reduce, reduce_along, ufunc_reduce
+from ..kernels.reductions import add_reduce, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
 from .elementwise import abs as _abs
@@ -395,12 +395,17 @@ class MedianDim(MaxDim):
         if n == 0:
             raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
         k = (n - 1) // 2
-        idx = np.take(np.argpartition(x, k, axis=dim), [k], axis=dim)  # NaN sorts last
-        if x.dtype.kind in "fV":
-            nan = np.isnan(x)
-            has_nan = nan.any(axis=dim, keepdims=True)
-            if has_nan.any():
-                idx = np.where(has_nan, np.argmax(nan, axis=dim, keepdims=True), idx)
+
+        def lower_median(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim
+            idx = np.take(np.argpartition(a, k, axis=dim), [k], axis=dim)  # NaN sorts last
+            if a.dtype.kind in "fV":
+                nan = np.isnan(a)
+                has_nan = nan.any(axis=dim, keepdims=True)
+                if has_nan.any():
+                    idx = np.where(has_nan, np.argmax(nan, axis=dim, keepdims=True), idx)
+            return idx
+
+        idx = reduce_along(lower_median, x, (dim,), np.intp)  # slices split over the op's threads
         values = np.take_along_axis(x, idx, axis=dim)
         if ctx.needs_input_grad:
             ctx.shape, ctx.idx, ctx.dim, ctx.keepdim = x.shape, idx, dim, keepdim
@@ -744,6 +749,10 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
 
 # ---------------------------------------------------------------------- cumsum
 class Cumsum(Function):
+    """Running sum along ``dim``. The scans here split over the op's threads along the
+    other dims (``kernels.reductions.scan_along``): each slice is summed whole, in order, by
+    one thread, so the bits are the same for every thread count."""
+
     _raw = True
 
     @staticmethod
@@ -753,7 +762,7 @@ class Cumsum(Function):
         out_dt = dtype.numpy if dtype is not None else (np.int64 if x.dtype.kind in "biu" else None)
         if x.ndim == 0:
             return x.astype(out_dt) if out_dt is not None else x.copy()
-        return np.cumsum(x, axis=dim, dtype=out_dt)
+        return scan_along(lambda b: np.cumsum(b, axis=dim, dtype=out_dt), x, dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -771,7 +780,7 @@ class ReverseCumsum(Function):
         if x.ndim == 0:
             return x.copy()
         ctx.dim = dim
-        return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim)
+        return scan_along(lambda b: np.flip(np.cumsum(np.flip(b, dim), axis=dim), dim), x, dim)
 
     @staticmethod
     def backward(ctx, gg):
@@ -797,7 +806,7 @@ class Cumprod(Function):
         if x.ndim == 0:
             out = x.astype(out_dt) if out_dt is not None else x.copy()
         else:
-            out = np.cumprod(x, axis=dim, dtype=out_dt)
+            out = scan_along(lambda b: np.cumprod(b, axis=dim, dtype=out_dt), x, dim)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             ctx.out, ctx.dim = out, dim
@@ -810,7 +819,7 @@ class Cumprod(Function):
         if x.ndim == 0:
             return g, None, None
         out = Cumprod.apply(a, dim, None) if recording() else Tensor._make(ctx.out)
-        zero = x == 0
+        zero = _split(np.equal, x, 0)
         if x.dtype.kind == "c":  # holomorphic: the same formula with conjugates
             if zero.any():
                 raise NotImplementedError(
@@ -821,7 +830,7 @@ class Cumprod(Function):
             return ReverseCumsum.apply(g * out, dim) / a, None, None
         if recording():  # differentiable again, also with respect to the zeros
             return _cumprod_grad_graph(a, g, dim), None, None
-        zeros_so_far = np.cumsum(zero, axis=dim)
+        zeros_so_far = scan_along(lambda b: np.cumsum(b, axis=dim), zero, dim)
         before = Tensor._make(zeros_so_far == 0)  # before the slice's first zero
         first = Tensor._make(zero & (zeros_so_far == 1))  # the first zero itself
         grad = where(before, ReverseCumsum.apply(g * out, dim) / where(before, a, 1.0), 0.0)

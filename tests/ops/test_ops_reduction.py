@@ -574,3 +574,34 @@ def test_parity_median_indices_and_int_results(torch):
     assert dt.cumprod(dt.tensor(v), 1).tolist() == torch.cumprod(torch.tensor(v), 1).tolist()
     assert dt.trace(dt.tensor(v)).item() == torch.trace(torch.tensor(v)).item()
     assert dt.median(dt.tensor(v)).item() == torch.median(torch.tensor(v)).item()
+
+
+@pytest.mark.parity
+def test_value_index_results_are_named_as_pytorchs(torch):
+    x = RNG.standard_normal((3, 5))
+    for name, args in [
+        ("cummax", (1,)),
+        ("cummin", (0,)),
+        ("kthvalue", (1, 1)),
+        ("nanmedian", (1,)),
+        ("mode", (1,)),
+    ]:
+        ours, theirs = getattr(dt.tensor(x), name)(*args), getattr(torch.tensor(x), name)(*args)
+        assert type(ours).__name__ == type(theirs).__name__ == name
+        assert ours._fields == ("values", "indices")
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        assert type(getattr(dt.tensor(1.0), name)(*args[:-1], 0)).__name__ == name  # a 0-d input, too
+    assert dt.return_types.cummax is type(dt.cummax(dt.tensor(x), 0))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_nanmedian_over_a_dim_skips_nans_in_every_float_dtype(torch, dtype):
+    v = [
+        [math.nan, 3, 1, 2, math.nan, 7, 0.5, 9, -1],
+        [4, math.inf, math.nan, -math.inf, math.inf, 5, 6, 7, 8],
+    ]
+    ours = dt.nanmedian(dt.tensor(v).to(getattr(dt, dtype)), 1)
+    theirs = torch.nanmedian(torch.tensor(v).to(getattr(torch, dtype)), 1)
+    assert ours.values.float().tolist() == theirs.values.float().tolist()
+    assert ours.indices.tolist() == theirs.indices.tolist()

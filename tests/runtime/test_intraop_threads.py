@@ -81,6 +81,41 @@ def _run_recorded(n: int, op) -> list:
         lambda x: x.std(),
         lambda x: x.norm(p=3),
         lambda x: x.logsumexp(1),
+        lambda x: x.cumsum(-1),
+        lambda x: x.cumprod(1),
+        lambda x: x.cummax(-1),
+        lambda x: x.logcumsumexp(0),
+        lambda x: x.sort(-1, descending=True),
+        lambda x: x.topk(3, 1),
+        lambda x: x.kthvalue(2, -1),
+        lambda x: x.median(1),
+        lambda x: x.nanmedian(-1),
+        lambda x: F.dropout(x, 0.3),
+        lambda x: F.dropout2d(x[None], 0.3),
+        lambda x: F.alpha_dropout(x, 0.3, training=True),
+        lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.3),
+        lambda x: x / 3.0,
+        lambda x: -x,
+        lambda x: x.abs(),
+        lambda x: x.sign(),
+        lambda x: x.square(),
+        lambda x: x.clamp(-1, 1),
+        lambda x: disttorch.where(x > 0, x, 1.0),
+        lambda x: x.isnan(),
+        lambda x: disttorch.maximum(x, x.flip(0)),
+        lambda x: F.leaky_relu(x),
+        lambda x: F.elu(x),
+        lambda x: F.selu(x),
+        lambda x: F.silu(x),
+        lambda x: F.softplus(x),
+        lambda x: x.floor(),
+        lambda x: x.round(decimals=1),
+        lambda x: F.glu(x),
+        lambda x: F.normalize(x, dim=-1),
+        lambda x: x.argmax(1),
+        lambda x: x.argmin(-1),
+        lambda x: x.any(),
+        lambda x: x.all(-1),
     ],
     ids=[
         "binary",
@@ -101,6 +136,41 @@ def _run_recorded(n: int, op) -> list:
         "std",
         "norm",
         "logsumexp",
+        "cumsum",
+        "cumprod",
+        "cummax",
+        "logcumsumexp",
+        "sort",
+        "topk",
+        "kthvalue",
+        "median dim",
+        "nanmedian dim",
+        "dropout",
+        "dropout2d",
+        "alpha_dropout",
+        "attention dropout",
+        "divide",
+        "negative",
+        "abs",
+        "sign",
+        "square",
+        "clamp",
+        "where",
+        "comparison",
+        "maximum",
+        "leaky_relu",
+        "elu",
+        "selu",
+        "silu",
+        "softplus",
+        "floor",
+        "round",
+        "glu (halves are views)",
+        "normalize",
+        "argmax",
+        "argmin",
+        "any",
+        "all dim",
     ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
@@ -118,8 +188,31 @@ def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
         lambda x: F.adaptive_avg_pool2d(x, (5, 3)),
         lambda x: F.adaptive_max_pool2d(x, (5, 3)),
         lambda x: F.embedding(disttorch.arange(64) % 16, x.reshape(128, 2)),
+        lambda x: x.cumsum(1),
+        lambda x: x.cumprod(0),
+        lambda x: F.dropout(x, 0.3),
+        lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.3),
+        lambda x: F.silu(x),
+        lambda x: F.softplus(x),
+        lambda x: F.elu(x),
+        lambda x: F.leaky_relu(x),
+        lambda x: x.clamp(-1, 1),
     ],
-    ids=["batch_norm", "adaptive avg pool", "adaptive max pool", "embedding"],
+    ids=[
+        "batch_norm",
+        "adaptive avg pool",
+        "adaptive max pool",
+        "embedding",
+        "cumsum",
+        "cumprod",
+        "dropout",
+        "attention dropout",
+        "silu",
+        "softplus",
+        "elu",
+        "leaky_relu",
+        "clamp",
+    ],
 )
 def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
     x = disttorch.randn(8, 16, 2, requires_grad=True)
@@ -127,6 +220,44 @@ def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
     g = disttorch.ones_like(out)
     several = _run_recorded(4, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True))
     assert several and len(several) % 3 == 0
+    assert _run_recorded(1, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True)) == []
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [
+        lambda x, y: F.mse_loss(x, y),
+        lambda x, y: F.l1_loss(x, y, reduction="sum"),
+        lambda x, y: F.smooth_l1_loss(x, y),
+        lambda x, y: F.huber_loss(x, y),
+        lambda x, y: F.binary_cross_entropy(x, y, weight=y[0]),
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y),
+        lambda x, y: F.kl_div(x, y, reduction="batchmean"),
+        lambda x, y: F.cross_entropy(x, disttorch.arange(8 * 16).reshape(8, 16) % 16),
+        lambda x, y: F.cross_entropy(x, y, label_smoothing=0.1),
+        lambda x, y: F.nll_loss(x, (disttorch.arange(8 * 16).reshape(8, 16) % 16), reduction="none"),
+    ],
+    ids=[
+        "mse",
+        "l1",
+        "smooth_l1",
+        "huber",
+        "bce",
+        "bce_with_logits",
+        "kl_div",
+        "cross_entropy",
+        "soft targets",
+        "nll",
+    ],
+)
+def test_a_loss_runs_forward_and_backward_on_several_threads_only_when_allowed(split, loss):
+    x = (disttorch.rand(8, 16, 16) * 0.98 + 0.01).requires_grad_()  # probabilities, logits alike
+    y = disttorch.rand(8, 16, 16) * 0.98 + 0.01
+    assert len(_run_recorded(4, lambda: loss(x, y))) >= 3  # forward: at least one split
+    assert _run_recorded(1, lambda: loss(x, y)) == []
+    out = loss(x, y)
+    g = disttorch.ones_like(out)
+    assert len(_run_recorded(4, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True))) >= 3
     assert _run_recorded(1, lambda: disttorch.autograd.grad(out, x, g, retain_graph=True)) == []
 
 
@@ -152,6 +283,24 @@ def test_set_num_threads_sets_the_op_budget_and_blas_together(split):
     disttorch.set_num_threads(3)
     assert disttorch.get_num_threads() == threads.get_num_threads() == 3
     assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {3}
+
+
+def test_views_split_with_a_c_ordered_result_and_channels_last_keeps_its_layout(split):
+    disttorch.set_num_threads(3)
+    base = np.arange(6 * 8 * 10, dtype=np.float64).reshape(6, 8, 10)
+    for view in (base[:, ::2], base[::-1, :, 1:], np.broadcast_to(base[:, :1], base.shape)):
+        pool = _RecordingPool(2)
+        threads._budget.pool = pool
+        try:
+            got = threads.elementwise(np.multiply, view, view + 1)
+        finally:
+            threads._budget.pool = None
+            pool.shutdown()
+        assert len(pool.ran) == 2 and got.flags.c_contiguous
+        assert np.array_equal(got, view * (view + 1))
+    x = disttorch.randn(4, 3, 5, 6).contiguous(memory_format=disttorch.channels_last)
+    assert (x * 2).is_contiguous(memory_format=disttorch.channels_last)
+    assert F.relu(x).is_contiguous(memory_format=disttorch.channels_last)
 
 
 def test_small_ops_do_not_split():
@@ -243,6 +392,24 @@ def _grads(fn, *inputs):
     return [out.detach().numpy()] + [t.grad.numpy() for t in leaves]
 
 
+_CLASSES = disttorch.arange(42).reshape(6, 7) % 5
+
+
+def _losses(a, b, reduction: str):
+    """Every common loss but the class-index ones, between ``a`` and ``b``, summed."""
+    y, kl = b.sigmoid(), "batchmean" if reduction == "mean" else reduction
+    return (
+        F.mse_loss(a, b, reduction=reduction)
+        + F.l1_loss(a, b, reduction=reduction)
+        + F.smooth_l1_loss(a, b, reduction=reduction, beta=0.5)
+        + F.huber_loss(a, b, reduction=reduction, delta=0.7)
+        + F.binary_cross_entropy(a.sigmoid(), y, reduction=reduction)
+        + F.binary_cross_entropy_with_logits(a, y, reduction=reduction, pos_weight=b[0, 0].exp())
+        + F.kl_div(a.log_softmax(-1), b.softmax(-1), reduction=kl)
+        + F.kl_div(a.log_softmax(-1), b.log_softmax(-1), reduction=kl, log_target=True)
+    )
+
+
 _CASES = {
     "binary broadcast": (lambda a, b: a * b[0] - a / 3, [(6, 5, 7), (2, 5, 7)]),
     "unary": (lambda a: a.tanh().sigmoid().log1p(), [(9, 33)]),
@@ -282,10 +449,50 @@ _CASES = {
     "norms": (lambda a: a.norm() + a.norm(p=1, dim=0).sum() + a.norm(p=3, dim=(0, 2)).sum(), [(6, 5, 7)]),
     "inf norms": (lambda a: a.norm(p=float("inf")) + a.norm(p=-float("inf"), dim=1).sum(), [(6, 5, 7)]),
     "logsumexp": (lambda a: a.logsumexp(1).sum() + a.logsumexp((0, 1, 2)), [(6, 5, 7)]),
+    "cumsum": (lambda a: a.cumsum(0) + a.cumsum(-1) * a.cumsum(1), [(6, 5, 7)]),
+    "cumprod": (lambda a: a.cumprod(1) + a.cumprod(0), [(6, 5, 7)]),
+    "cumprod with zeros": (lambda a: (a * (a > -1)).cumprod(2), [(6, 5, 7)]),
+    "cummax and cummin": (lambda a: a.cummax(1).values + a.cummin(-1).values, [(6, 5, 7)]),
+    "logcumsumexp": (lambda a: a.logcumsumexp(0) + a.logcumsumexp(2), [(6, 5, 7)]),
+    "sort and topk": (lambda a: a.sort(1).values + a.sort(0, descending=True).values, [(6, 5, 7)]),
+    "more elementwise": (
+        lambda a, b: (
+            (a / b).abs().neg().clamp(-1, 0.5)
+            + disttorch.where(a > b, a, b).sign() * a.square()
+            + disttorch.maximum(a, b) * disttorch.minimum(a, b.flip(0))
+        ),
+        [(6, 5, 7), (6, 5, 7)],
+    ),
+    "activations": (
+        lambda a: F.leaky_relu(a) + F.elu(a) + F.selu(a) + F.silu(a) + F.softplus(a, 2.0, 1.0) + F.mish(a),
+        [(9, 33)],
+    ),
+    "losses per entry": (lambda a, b: _losses(a, b, "none"), [(6, 5, 7), (6, 5, 7)]),
+    "losses reduced": (lambda a, b: _losses(a, b, "mean") + _losses(a, b, "sum"), [(6, 5, 7), (6, 5, 7)]),
+    "class losses per entry": (
+        lambda a: (
+            F.cross_entropy(a, _CLASSES, reduction="none", label_smoothing=0.1)
+            + F.cross_entropy(a, a.detach().flip(0).softmax(1), reduction="none", label_smoothing=0.2)
+            + F.nll_loss(a.log_softmax(1), _CLASSES, reduction="none", weight=disttorch.arange(5.0).double())
+        ),
+        [(6, 5, 7)],
+    ),
+    "arg and truth reductions": (
+        lambda a: (
+            a * a.argmax(1, keepdim=True) + a.argmin(-1, keepdim=True) + (a > 0.5).any(0) + (a > -2).all()
+        ),
+        [(6, 5, 7)],
+    ),
+    "normalize": (lambda a: F.normalize(a, dim=1) + F.normalize(a, p=3.0, dim=-1), [(6, 5, 7)]),
+    "glu": (lambda a: F.glu(a, 1).sum(1, keepdim=True) + F.glu(a, -1).sum(-1, keepdim=True), [(6, 4, 8)]),
+    "medians": (lambda a: a.median(1).values + a.nanmedian(1).values + a.kthvalue(3, 1).values, [(6, 5, 7)]),
 }
 
 
 _REDUCTIONS = {
+    "losses reduced",
+    "normalize",  # a norm per row
+    "glu",  # its sums
     "layer_norm",
     "group_norm",
     "sum over dims",
@@ -317,6 +524,28 @@ def test_results_are_the_same_for_every_thread_count(split, case):
                 np.testing.assert_allclose(got, want, rtol=1e-12)  # norms; a weight gradient sums over images
             else:
                 assert np.array_equal(got, want), f"{case}: output {i} differs with {n} threads"
+
+
+@pytest.mark.parametrize(
+    "drop",
+    [
+        lambda x: F.dropout(x, 0.3),
+        lambda x: F.dropout3d(x, 0.5),
+        lambda x: F.alpha_dropout(x, 0.2, training=True),
+        lambda x: F.feature_alpha_dropout(x, 0.2, training=True),
+        lambda x: F.scaled_dot_product_attention(x, x, x, dropout_p=0.4),
+    ],
+    ids=["dropout", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "attention"],
+)
+def test_dropout_draws_the_same_mask_and_numbers_for_every_thread_count(split, drop):
+    x = disttorch.randn(6, 5, 4, 3, 7, dtype=disttorch.float64)
+    runs = {}
+    for n in (1, 2, 3):
+        disttorch.set_num_threads(n)
+        disttorch.manual_seed(0)
+        runs[n] = _grads(drop, x) + [disttorch.rand(5).numpy()]  # the stream goes on alike
+    for n in (2, 3):
+        assert all(np.array_equal(a, b) for a, b in zip(runs[n], runs[1])), f"{n} threads differ"
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam"])

@@ -14,6 +14,7 @@ recorded (``create_graph=True``), so higher-order gradients are right too.
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
+from ...kernels.threads import elementwise
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
@@ -56,13 +58,19 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _times(g: Tensor, local: np.ndarray) -> Tensor:
-    """``g * local`` for a freshly computed local-derivative array (of the output's shape),
-    multiplied in place when no graph is recorded."""
-    local = local.astype(g._data.dtype, copy=False)
+def _times(g: Tensor, local: Callable[..., np.ndarray], *arrays: Any) -> Tensor:
+    """``g * local(*arrays)`` for an element-wise local derivative (of the output's shape),
+    computed with the product in one pass when no graph is recorded; split over the op's
+    threads when large (``kernels.threads.elementwise``)."""
+    dt = g._data.dtype
     if recording():
-        return g * Tensor._make(local)
-    return Tensor._make(np.multiply(local, g._data, out=local))
+        return g * Tensor._make(elementwise(lambda *a: local(*a).astype(dt, copy=False), *arrays))
+
+    def times(gg: np.ndarray, *a: np.ndarray) -> np.ndarray:
+        out = local(*a).astype(dt, copy=False)  # a new array: multiplied in place
+        return np.multiply(out, gg, out=out)
+
+    return Tensor._make(elementwise(times, g._data, *arrays))
 
 
 class LeakyRelu(Function):
@@ -71,13 +79,14 @@ class LeakyRelu(Function):
     @staticmethod
     def forward(ctx, x, negative_slope):
         a = float_input(x, "leaky_relu")
-        pos = a > 0
+        slope = a.dtype.type(negative_slope)
+        pos = elementwise(np.greater, a, 0)
         ctx.pos, ctx.slope = pos, negative_slope
-        return np.where(pos, a, a * a.dtype.type(negative_slope))
+        return elementwise(lambda v, p: np.where(p, v, v * slope), a, pos)
 
     @staticmethod
     def backward(ctx, g):  # the local derivative is piecewise constant: exact to any order
-        return _times(g, np.where(ctx.pos, 1, ctx.slope)), None
+        return _times(g, lambda pos: np.where(pos, 1, ctx.slope), ctx.pos), None
 
 
 class Elu(Function):
@@ -88,22 +97,26 @@ class Elu(Function):
     @staticmethod
     def forward(ctx, x, alpha, scale):
         a = float_input(x, "elu")
-        pos = a > 0
-        neg = alpha * np.expm1(np.minimum(a, 0))
+        pos = elementwise(np.greater, a, 0)
+        neg = elementwise(lambda v: alpha * np.expm1(np.minimum(v, 0)), a)
         ctx.save_for_backward(x)
         ctx.pos, ctx.neg, ctx.alpha, ctx.scale = pos, neg, alpha, scale
-        out = np.where(pos, a, neg)
-        return out * a.dtype.type(scale) if scale != 1 else out
+        if scale == 1:
+            return elementwise(np.where, pos, a, neg)
+        return elementwise(lambda p, v, n: np.where(p, v, n) * v.dtype.type(scale), pos, a, neg)
 
     @staticmethod
     def backward(ctx, g):
         if recording():
             (x,) = ctx.saved_tensors
             return g * (_ew.where(x > 0, 1.0, _ew.exp(x) * ctx.alpha) * ctx.scale), None, None
-        local = np.where(ctx.pos, 1, ctx.neg + ctx.alpha)
-        if ctx.scale != 1:
-            local = local * ctx.scale
-        return _times(g, local), None, None
+        alpha, scale = ctx.alpha, ctx.scale
+
+        def local(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
+            slope = np.where(pos, 1, neg + alpha)
+            return slope * scale if scale != 1 else slope
+
+        return _times(g, local, ctx.pos, ctx.neg), None, None
 
 
 class Gelu(Function):
@@ -161,10 +174,10 @@ class Silu(Function):
     @staticmethod
     def forward(ctx, x):
         a = float_input(x, "silu")
-        s = _sigmoid_array(a)
+        s = elementwise(_sigmoid_array, a)
         ctx.save_for_backward(x)
         ctx.s = s
-        return a * s
+        return elementwise(np.multiply, a, s)
 
     @staticmethod
     def backward(ctx, g):
@@ -172,8 +185,7 @@ class Silu(Function):
         if recording():
             s = _ew.sigmoid(x)
             return g * (s * (x * (1 - s) + 1))
-        s = ctx.s
-        return _times(g, s * (1 + x._data * (1 - s)))
+        return _times(g, lambda s, v: s * (1 + v * (1 - s)), ctx.s, x._data)
 
 
 class Softplus(Function):
@@ -184,12 +196,14 @@ class Softplus(Function):
     @staticmethod
     def forward(ctx, x, beta, threshold):
         a = float_input(x, "softplus")
-        bx = a * a.dtype.type(beta)
-        linear = bx > threshold
+        b = a.dtype.type(beta)
+        bx = elementwise(np.multiply, a, b)
+        linear = elementwise(np.greater, bx, threshold)
         ctx.save_for_backward(x)
         ctx.bx, ctx.linear, ctx.beta = bx, linear, beta
-        soft = np.logaddexp(0, np.where(linear, 0, bx)) / a.dtype.type(beta)
-        return np.where(linear, a, soft)
+        return elementwise(
+            lambda v, vb, lin: np.where(lin, v, np.logaddexp(0, np.where(lin, 0, vb)) / b), a, bx, linear
+        )
 
     @staticmethod
     def backward(ctx, g):
@@ -197,7 +211,7 @@ class Softplus(Function):
             (x,) = ctx.saved_tensors
             local = _ew.where(Tensor._make(ctx.linear), 1.0, _ew.sigmoid(x * ctx.beta))
             return g * local, None, None
-        return _times(g, np.where(ctx.linear, 1, _sigmoid_array(ctx.bx))), None, None
+        return _times(g, lambda lin, vb: np.where(lin, 1, _sigmoid_array(vb)), ctx.linear, ctx.bx), None, None
 
 
 # ---------------------------------------------------------------------- public functions

@@ -22,6 +22,7 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels import torch_random as _kr
 from ...kernels.softmax import softmax_backward_last_, softmax_last_
+from ...kernels.threads import elementwise
 from ...kernels.threads import matmul as blas_matmul
 from ...ops.shape import cat
 from ._numpy_backward import check_same_dtype, numpy_backward
@@ -45,6 +46,12 @@ def _as_bias(mask: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return mask.astype(dtype, copy=False)
 
 
+def _dropped(x: np.ndarray, keep: np.ndarray, keep_prob: np.generic) -> np.ndarray:
+    """Dropout of attention weights (or their gradient): ``x * keep / keep_prob``, element by
+    element, so that :func:`kernels.threads.elementwise` may split it."""
+    return x * keep / keep_prob
+
+
 class ScaledDotProductAttention(Function):
     """Fused attention; returns ``(output, attention weights after dropout)``."""
 
@@ -65,7 +72,7 @@ class ScaledDotProductAttention(Function):
         if dropout_p > 0.0:
             # PyTorch's math path: dropout's noise, bernoulli_(1 - p) of the default generator
             keep = _kr.bernoulli_scalar(_gen(None), p.size, 1.0 - dropout_p).reshape(p.shape)
-            p_used = p * keep / np.asarray(1.0 - dropout_p, dtype=p.dtype)
+            p_used = elementwise(_dropped, p, keep, p.dtype.type(1.0 - dropout_p))
         else:
             p_used = p
         out = blas_matmul(p_used, v)
@@ -94,8 +101,7 @@ class ScaledDotProductAttention(Function):
             if grad_weights is not None:
                 gp += grad_weights._data
             if ctx.keep is not None:
-                gp *= ctx.keep
-                gp /= np.asarray(1.0 - ctx.dropout_p, dtype=gp.dtype)
+                gp = elementwise(_dropped, gp, ctx.keep, gp.dtype.type(1.0 - ctx.dropout_p))
             gs = softmax_backward_last_(gp, p)
             gmask = gs.copy() if need_mask else None
             gq = blas_matmul(gs, k) * np.asarray(ctx.scale, dtype=gs.dtype) if need_q else None

@@ -13,6 +13,7 @@ from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels import torch_random as _kr
+from ...kernels.threads import astype, elementwise
 from ._channels_last import keeps_channels_last
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
@@ -20,7 +21,10 @@ __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "f
 
 class DropoutFunction(Function):
     """``x * mask``; the mask (zeros and ``1 / (1 - p)``) has ``mask_shape``, which
-    broadcasts over the entries of a channel for the channel-wise variants."""
+    broadcasts over the entries of a channel for the channel-wise variants. The random
+    draw is one sequence, as PyTorch's (its CPU ``bernoulli_`` is a serial loop over the
+    generator), so the same for every thread count; turning it into the mask and applying
+    that are split over the op's threads."""
 
     _raw = True
 
@@ -31,9 +35,9 @@ class DropoutFunction(Function):
             mask = np.zeros(mask_shape, dtype=a.dtype)
         else:  # PyTorch's noise: bernoulli_(1 - p).div_(1 - p) in the input's dtype
             kept = a.dtype.type(1) / a.dtype.type(1 - p)
-            mask = np.where(_keep_mask(mask_shape, p), kept, a.dtype.type(0))
+            mask = elementwise(np.where, _keep_mask(mask_shape, p), kept, a.dtype.type(0))
         ctx.mask = mask
-        return a * mask
+        return elementwise(np.multiply, a, mask)
 
     @staticmethod
     def backward(ctx, g):
@@ -129,7 +133,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple) -
         return input
     if p == 1:
         return input * 0
-    keep = Tensor._make(_keep_mask(mask_shape, p).astype(input._data.dtype))
+    keep = Tensor._make(astype(_keep_mask(mask_shape, p), input._data.dtype))
     a = ((1 - p) * (1 + p * _SELU_SATURATION**2)) ** -0.5
     shift = (keep - 1) * (a * _SELU_SATURATION) + a * _SELU_SATURATION * p
     return input * (keep * a) + shift

@@ -8,6 +8,12 @@ multiplies the upstream gradient by the per-entry derivative: from forward's arr
 the class-index losses (from a softmax recomputed in the graph under
 ``create_graph=True``), from tensor ops on the saved inputs for the others, so second
 derivatives are right throughout.
+
+Large inputs use the op's threads (``kernels.threads``): each per-entry loss is one
+element-wise function split by :func:`~disttorch.kernels.threads.elementwise` (the same bits
+for every thread count), the cross-entropy's rows by ``map_rows``, and the reduction's sum
+adds per-thread partial sums in order (deterministic for a thread count, within float
+tolerance across counts); backward runs on tensor ops, themselves split.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...autograd.grad_mode import recording
+from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
+from ...kernels.threads import elementwise, map_rows
 from ...ops import elementwise as _ew
 from ...ops._helpers import broadcast_error
 from ...ops.dtype_rules import check_cast, check_kernel, refuse_bool_subtraction
@@ -56,11 +64,16 @@ def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> 
 
 
 def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
+    """The per-entry ``loss`` reduced: its mean (divided as ``np.mean`` divides), its sum, or
+    itself for ``'none'``."""
+    if reduction == "none":
+        return loss
+    if not loss.size:
+        return np.asarray(loss.mean(dtype=loss.dtype) if reduction == "mean" else loss.sum(dtype=loss.dtype))
+    total = np.asarray(ufunc_reduce(np.add, loss, None, loss.dtype))
     if reduction == "mean":
-        return np.asarray(loss.mean(dtype=loss.dtype))
-    if reduction == "sum":
-        return np.asarray(loss.sum(dtype=loss.dtype))
-    return loss
+        return np.true_divide(total, np.intp(loss.size)).astype(loss.dtype)
+    return total
 
 
 # ---------------------------------------------------------------------- class-index targets
@@ -108,6 +121,18 @@ def _pick_weights(weight: Tensor | None, t: np.ndarray, valid: np.ndarray, dtype
     return np.where(valid, weight._data.astype(dtype, copy=False)[t], 0).astype(dtype, copy=False)
 
 
+def _probability_coef(t: np.ndarray, w: np.ndarray | None, eps: np.floating, n_classes: int) -> np.ndarray:
+    """Cross-entropy's coefficients for probability targets: ``t`` mixed with the uniform
+    distribution by ``eps`` (label smoothing), times the class weight ``w``; element-wise."""
+    coef = t.astype(eps.dtype, copy=True)
+    if eps > 0:
+        coef *= 1 - eps
+        coef += eps / n_classes
+    if w is not None:
+        coef *= w
+    return coef
+
+
 class CrossEntropyFunction(Function):
     """Fused cross-entropy. Forward computes the log-softmax once; the loss is
     ``-sum_c a_c log p_c`` per entry for a coefficient vector ``a`` (one-hot times the
@@ -133,12 +158,7 @@ class CrossEntropyFunction(Function):
                 )
             if ignore_index >= 0:
                 raise RuntimeError("ignore_index is not supported for floating point target")
-            coef = t.astype(x.dtype, copy=True)
-            if label_smoothing > 0:
-                coef *= 1 - eps
-                coef += eps / n_classes
-            if w is not None:
-                coef *= w
+            coef = elementwise(_probability_coef, t, w, eps, n_classes)
             denom = x.size // n_classes
             pick = None
         else:
@@ -148,14 +168,15 @@ class CrossEntropyFunction(Function):
             denom = w_t.sum()
             coef = None
             if label_smoothing > 0:
-                smooth = (eps / n_classes) * (w if w is not None else np.ones((), x.dtype))
-                coef = np.broadcast_to(smooth, x.shape) * np.expand_dims(valid, 1)
+                class_shape = (1, n_classes) + (1,) * (x.ndim - 2)
+                smooth = (eps / n_classes) * (w if w is not None else np.ones(class_shape, x.dtype))
+                coef = elementwise(np.multiply, smooth, np.expand_dims(valid, 1))
                 on_target = np.take_along_axis(coef, pick, 1) + (1 - eps) * np.expand_dims(w_t, 1)
                 np.put_along_axis(coef, pick, on_target, 1)
         if coef is None:
             per_entry = -np.take_along_axis(logp, pick, 1)[:, 0] * w_t
         else:
-            per_entry = -(logp * coef).sum(axis=1)
+            per_entry = map_rows(lambda lp, c: (-(lp * c).sum(axis=1),), logp, coef)[0]
         if reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: nan, as PyTorch
                 out = np.asarray(per_entry.sum() / x.dtype.type(denom))
@@ -182,13 +203,12 @@ class CrossEntropyFunction(Function):
             local = p * Tensor._make(coef.sum(axis=1, keepdims=True)) - Tensor._make(coef)
         elif ctx.coef is None:  # one-hot target: w_t * (softmax - onehot)
             w_t = np.expand_dims(ctx.w_t, 1)
-            local = ctx.softmax * w_t
+            local = elementwise(np.multiply, ctx.softmax, w_t)
             np.put_along_axis(local, ctx.pick, np.take_along_axis(local, ctx.pick, 1) - w_t, 1)
             local = Tensor._make(local)
         else:
-            local = ctx.softmax * ctx.coef.sum(axis=1, keepdims=True)
-            local -= ctx.coef
-            local = Tensor._make(local)
+            rows = map_rows(lambda p, c: (p * c.sum(axis=1, keepdims=True) - c,), ctx.softmax, ctx.coef)
+            local = Tensor._make(rows[0])
         if ctx.reduction == "mean":
             local = local / float(ctx.denom)
         if ctx.unbatched:
@@ -342,10 +362,10 @@ def _elementwise_loss(kind: type, name: str) -> type:
         def forward(ctx, input, target, reduction, param):
             dtype = _difference_dtype(name, input, target, reduction)
             x, y = _pair(input, target, name)
-            d = np.subtract(x, y, dtype=dtype)
+            loss = elementwise(lambda a, b: kind.value(np.subtract(a, b, dtype=dtype), param), x, y)
             ctx.save_for_backward(input, target)
-            ctx.reduction, ctx.param, ctx.n = reduction, param, d.size
-            return _reduce(kind.value(d, param), reduction)
+            ctx.reduction, ctx.param, ctx.n = reduction, param, loss.size
+            return _reduce(loss, reduction)
 
         @staticmethod
         def backward(ctx, g):
@@ -470,6 +490,37 @@ def _backward_of_sum(g: Tensor, local: Tensor, reduction: str, x: np.ndarray) ->
     return g * (local / n if n != 1 else local)
 
 
+def _binary_cross_entropy(p: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """Per-entry ``-w (y log p + (1 - y) log(1 - p))``, the logs clamped at -100, in ``p``'s dtype."""
+    with np.errstate(divide="ignore"):
+        logp = np.maximum(np.log(p), -100)
+        log1mp = np.maximum(np.log1p(-p), -100)
+    loss = -(y * logp + (1 - y) * log1mp)
+    return (loss if w is None else loss * w).astype(p.dtype, copy=False)
+
+
+def _binary_cross_entropy_with_logits(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray | None, pos_weight: np.ndarray | None
+) -> np.ndarray:
+    """Per-entry ``w [pos_weight y softplus(-x) + (1 - y) softplus(x)]``, in ``x``'s dtype."""
+    sp_neg = np.logaddexp(0, -x)  # -log sigmoid(x)
+    sp_pos = sp_neg + x  # -log(1 - sigmoid(x))
+    pos = y * sp_neg if pos_weight is None else pos_weight * y * sp_neg
+    loss = pos + (1 - y) * sp_pos
+    return (loss if w is None else loss * w).astype(x.dtype, copy=False)
+
+
+def _kl_div(x: np.ndarray, t: np.ndarray, log_target: bool) -> np.ndarray:
+    """Per-entry ``t (log t - x)`` (0 where ``t <= 0``), or ``exp(t) (t - x)`` for a log
+    target, in ``x``'s dtype."""
+    if log_target:
+        loss = np.exp(t) * (t - x)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = np.where(t > 0, t * (np.log(np.where(t > 0, t, 1)) - x), 0)
+    return loss.astype(x.dtype, copy=False)
+
+
 class BinaryCrossEntropy(Function):
     """``-w (y log p + (1 - y) log(1 - p))`` with the logs clamped at -100, as PyTorch.
     Backward (tensor ops, differentiable again): ``dp = w (p - y) / max(p (1 - p), 1e-12)``,
@@ -485,17 +536,12 @@ class BinaryCrossEntropy(Function):
                 f"Using a target size ({target.shape}) that is different to the input "
                 f"size ({input.shape}) is deprecated. Please ensure they have the same size."
             )
-        if np.any((p < 0) | (p > 1)):
+        if p.size and (ufunc_reduce(np.fmin, p, None) < 0 or ufunc_reduce(np.fmax, p, None) > 1):
             raise RuntimeError("all elements of input should be between 0 and 1")
-        with np.errstate(divide="ignore"):
-            logp = np.maximum(np.log(p), -100)
-            log1mp = np.maximum(np.log1p(-p), -100)
-        loss = -(y * logp + (1 - y) * log1mp)
-        if weight is not None:
-            loss = loss * weight._data
+        loss = elementwise(_binary_cross_entropy, p, y, None if weight is None else weight._data)
         ctx.save_for_backward(input, target)
         ctx.weight, ctx.reduction = weight, reduction
-        return _reduce(loss.astype(p.dtype, copy=False), reduction)
+        return _reduce(loss, reduction)
 
     @staticmethod
     def backward(ctx, g):
@@ -524,15 +570,11 @@ class BinaryCrossEntropyWithLogits(Function):
         x, y = input._data, target._data
         if x.shape != y.shape:
             raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-        sp_neg = np.logaddexp(0, -x)  # -log sigmoid(x)
-        sp_pos = sp_neg + x  # -log(1 - sigmoid(x))
-        pos = y * sp_neg if pos_weight is None else pos_weight._data * y * sp_neg
-        loss = pos + (1 - y) * sp_pos
-        if weight is not None:
-            loss = loss * weight._data
+        arrays = [None if t is None else t._data for t in (weight, pos_weight)]
+        loss = elementwise(_binary_cross_entropy_with_logits, x, y, *arrays)
         ctx.save_for_backward(input, target)
         ctx.weight, ctx.pos_weight, ctx.reduction = weight, pos_weight, reduction
-        return _reduce(loss.astype(x.dtype, copy=False), reduction)
+        return _reduce(loss, reduction)
 
     @staticmethod
     def backward(ctx, g):
@@ -588,16 +630,12 @@ class KlDiv(Function):
     @staticmethod
     def forward(ctx, input, target, reduction, log_target):
         x, t = input._data, target._data
-        if log_target:
-            loss = np.exp(t) * (t - x)
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                loss = np.where(t > 0, t * (np.log(np.where(t > 0, t, 1)) - x), 0)
-        loss = loss.astype(x.dtype, copy=False)
+        loss = elementwise(_kl_div, x, t, log_target)
         ctx.save_for_backward(input, target)
         ctx.reduction, ctx.log_target = reduction, log_target
         if reduction == "batchmean":
-            return np.asarray(loss.sum() / _mean_scale(reduction, x)).astype(x.dtype)
+            total = ufunc_reduce(np.add, loss, None) if loss.size else loss.sum()
+            return np.asarray(total / _mean_scale(reduction, x)).astype(x.dtype)
         return _reduce(loss, reduction)
 
     @staticmethod

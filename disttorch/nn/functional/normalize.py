@@ -6,6 +6,8 @@ import numpy as np
 
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.function import Function
+from ...kernels.reductions import reduce_along
+from ...kernels.threads import elementwise
 
 __all__ = ["normalize"]
 
@@ -20,25 +22,30 @@ class Normalize(Function):
     @staticmethod
     def forward(ctx, x, p, dim, eps):
         a = x._data
-        n = (
-            np.linalg.norm(a, ord=p, axis=dim, keepdims=True)
-            if p != 2
-            else np.sqrt((a * a).sum(axis=dim, keepdims=True))
-        )
-        n = n.astype(a.dtype, copy=False)
+
+        def norm(v: np.ndarray) -> np.ndarray:
+            if p != 2:
+                return np.linalg.norm(v, ord=p, axis=dim, keepdims=True)
+            return np.sqrt((v * v).sum(axis=dim, keepdims=True))
+
+        n = reduce_along(norm, a, (dim,), a.dtype, work=2 * a.size).astype(a.dtype, copy=False)
         denom = np.maximum(n, a.dtype.type(eps))
         ctx.save_for_backward(x)
         ctx.n, ctx.denom, ctx.p, ctx.dim, ctx.eps = n, denom, p, dim, eps
-        return a / denom
+        return elementwise(np.true_divide, a, denom)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         a, n, p = x._data, ctx.n, ctx.p
         above = n > ctx.eps
+
+        def coef_of(v: np.ndarray, norm: np.ndarray, big: np.ndarray) -> np.ndarray:
+            dn = np.sign(v) * np.abs(v) ** (p - 1) * norm ** (1 - p)
+            return np.where(big, dn / (norm * norm), 0).astype(v.dtype, copy=False)
+
         with np.errstate(divide="ignore", invalid="ignore"):
-            dn = np.sign(a) * np.abs(a) ** (p - 1) * n ** (1 - p)
-            coef = np.where(above, dn / (n * n), 0).astype(a.dtype, copy=False)
+            coef = elementwise(coef_of, a, n, above)
         gx = g / Tensor._make(ctx.denom)
         return gx - (g * x).sum(ctx.dim, keepdim=True) * Tensor._make(coef), None, None, None
 
