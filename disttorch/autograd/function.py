@@ -24,7 +24,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ..kernels.threads import astype
-from . import grad_mode
+from . import grad_mode, saved_hooks
 
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
 
@@ -139,6 +139,7 @@ class FunctionCtx:
     _saved: tuple | None = ()
     _saved_versions: tuple = ()
     _freed = False
+    _packed: tuple | None = None  # what saved-tensor hooks packed (see saved_hooks)
     _non_diff: tuple = ()
     materialize_grads = True
     needs_input_grad: tuple = ()
@@ -258,6 +259,9 @@ class Function(FunctionCtx, Node):
             with grad_mode.no_grad():
                 out = cls.forward(ctx, *args)
         out = _wrap(out, ctx)
+        hooks = saved_hooks.active()
+        if hooks is not None:
+            saved_hooks.pack_saved(ctx, hooks)
         if cls._view:
             mark_view(out, args[0])
         return out
