@@ -32,6 +32,15 @@ class _HookDict(OrderedDict):
         return (OrderedDict, (list(self.items()),))
 
 
+#: the ``state_dict`` key (under the module's prefix) of what ``get_extra_state`` returns
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+_NEVER_CALLED = (
+    "Reached a code path in Module.{}() that should never be called. Please file an issue at "
+    "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+)
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it missed and the keys it did not use."""
 
@@ -506,6 +515,17 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """What a subclass adds to its ``state_dict`` under ``"_extra_state"`` beside its
+        tensors (override it with ``set_extra_state``; any picklable object)."""
+        raise RuntimeError(_NEVER_CALLED.format("get_extra_state"))
+
+    def set_extra_state(self, state: Any) -> None:
+        """Take back what ``get_extra_state`` returned, from a loaded ``state_dict``."""
+        raise RuntimeError(_NEVER_CALLED.format("set_extra_state"))
 
     def state_dict(
         self, *args: Any, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
@@ -573,9 +593,16 @@ class Module:
                     self._buffers[name] = value.detach()
             else:
                 _copy_into(current, value)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        has_extra = type(self).set_extra_state is not Module.set_extra_state
+        if has_extra:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
         if strict:
             children = set(self._modules)
-            own = {n for n, _, _ in local}
+            own = {n for n, _, _ in local} | ({_EXTRA_STATE_KEY_SUFFIX} if has_extra else set())
             for key in state_dict:
                 if key.startswith(prefix):
                     rest = key[len(prefix) :]
