@@ -147,7 +147,7 @@ def _filled(
         arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
     else:
         if isinstance(like, np.ndarray):
-            arr = np.empty_like(like, dtype=np_dt, order="K")
+            arr = _memory_format.empty_like_dense(like, np_dt)
         else:
             arr = _memory_format.empty_in_format(size, np_dt, like)
         if fill is not None:
