@@ -24,12 +24,7 @@ CORPUS = Path(os.environ.get("DISTTORCH_ECOSYSTEM_DIR") or ROOT.parent / "shared
 
 #: scripts that still fail and what they meet; they run and report xfail until the gap is
 #: closed, then XPASS says to drop them from here
-KNOWN_GAPS = {
-    "transformers": (
-        "from_pretrained: models are built under `with torch.device('meta')` and loaded into "
-        "(no meta device: tensors without data)"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _runner():

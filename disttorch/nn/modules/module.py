@@ -14,8 +14,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from ... import _dtype
-from ..._tensor import Tensor, _check_device
+from ... import _creation, _dtype
+from ..._tensor import Tensor, _check_device, _wants_meta
 from ...autograd import grad_mode
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -443,23 +443,32 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device: Any) -> "Module":
+        """Parameters and buffers become uninitialised tensors of the same shapes on
+        ``device`` (how a module built on the meta device gets memory)."""
+        return self._apply(lambda t: _creation.empty_like(t, device=device))
+
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(tensor)``: floating parameters and buffers
-        are converted to the dtype; only the CPU device exists. ``memory_format=`` lays out
+        are converted to the dtype; the devices are the CPU and ``meta`` (a module on the meta
+        device cannot come back with ``to``: use ``to_empty``). ``memory_format=`` lays out
         the 4-d and 5-d parameters and buffers so (e.g. ``torch.channels_last``)."""
         fmt = kwargs.pop("memory_format", None)
         if fmt is not None:
             self._apply(lambda t: t.to(memory_format=fmt) if t.dim() in (4, 5) else t)
         target = kwargs.get("dtype")
+        dev = kwargs.get("device")
         for a in args:
             if isinstance(a, _dtype.dtype):
                 target = a
             elif isinstance(a, Tensor):
                 target = a.dtype
             elif a is not None:
-                _check_device(a)
-        if kwargs.get("device") is not None:
-            _check_device(kwargs["device"])
+                dev = a
+        if dev is not None:  # only the CPU and the meta device exist; moves touch only meta
+            to_meta = _wants_meta(dev)
+            if to_meta or any(t.is_meta for t in [*self.parameters(), *self.buffers()]):
+                self._apply(lambda t: t.to(dev))
         if target is None:
             return self
         if not target.is_floating_point:
