@@ -42,7 +42,6 @@ __all__ = [
 ]
 
 _DEFAULT_SPARSE_BLOCK_SIZE = 128
-_LARGE_SPARSE_BLOCK_SIZE = 1 << 30
 
 _score_mod_signature = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor], Tensor]
 _mask_mod_signature = Callable[[Tensor, Tensor, Tensor, Tensor], Tensor]
