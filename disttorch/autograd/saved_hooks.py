@@ -4,8 +4,9 @@ While a pair ``(pack_hook, unpack_hook)`` is innermost on this thread's stack, e
 autograd graph records hands what it saved for backward to ``pack_hook`` right after its
 forward and keeps only what that returns; its backward gets ``unpack_hook(packed)`` back.
 What a node saved is read from the node itself, so one place covers every op: the tensors of
-``ctx.save_for_backward`` (user Functions, ``torch.library`` operators) and the arrays that
-built-in ops keep as attributes of their node (each given to the hooks as a tensor). Which
+``ctx.save_for_backward`` (user Functions, ``torch.library`` operators; tensors they keep as
+plain ``ctx`` attributes are not saved tensors, as in PyTorch) and the arrays that built-in ops
+keep as attributes of their node (each given to the hooks as a tensor). Which
 tensors an op saves is its own choice, so the number of ``pack_hook`` calls may differ
 from PyTorch's for the same op; the gradients do not.
 """
@@ -61,7 +62,8 @@ def pack_saved(node: Any, hooks: tuple[Callable, Callable]) -> None:
     """Replace what ``node`` saved by ``pack_hook``'s results (kept in ``node._packed``)."""
     pack, unpack = hooks
     packed: dict[str, Any] = {}
-    for name, value in list(vars(node).items()):
+    # a user Function's saved tensors are only those of save_for_backward, as in PyTorch
+    for name, value in list(vars(node).items()) if node._raw else ():
         if isinstance(value, np.ndarray):
             packed[name] = (pack(Tensor._make(value)), True)
         elif isinstance(value, Tensor):

@@ -57,6 +57,7 @@ def test_user_function_saved_tensors_go_through_the_hooks():
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
+            ctx.kept = x * 1  # a plain attribute: not a saved tensor, never packed
             return x**3
 
         @staticmethod
@@ -69,6 +70,7 @@ def test_user_function_saved_tensors_go_through_the_hooks():
     with saved_tensors_hooks(lambda t: seen.append(t) or ("box", t), lambda p: p[1]):
         y = Cube.apply(x)
     assert any(t is x for t in seen)  # the input itself, as PyTorch hands it over
+    assert y.grad_fn.kept is not None and not any(t is y.grad_fn.kept for t in seen)
     y.sum().backward()
     assert x.grad.tolist() == [3.0, 12.0]
 
