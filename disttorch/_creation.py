@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtype, _memory_format
 from ._dtype import dtype as _dtype_cls
 from ._linspace import linspace_values
-from ._tensor import Tensor, _check_device
+from ._tensor import Tensor, _as_meta, _wants_meta
 
 __all__ = [
     "tensor",
@@ -69,14 +69,15 @@ def tensor(
     pin_memory: bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested list, array or tensor)."""
-    if device is not None:
-        _check_device(device)
+    meta = _wants_meta(device)
     data = _from_data(data)
     if dtype in _dtype.OWN_CONVERSION:
         t = Tensor._make(_dtype.convert(np.array(data, dtype=np.float64), dtype))
     else:
         np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
         t = Tensor._make(np.array(data, dtype=np_dt))
+    if meta:
+        t._data = _placed(t._data, True)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -133,13 +134,20 @@ def check_layout(fn: str, layout: Any = None, pin_memory: bool = False) -> None:
         )
 
 
+def _placed(arr: np.ndarray, meta: bool) -> np.ndarray:
+    """``arr`` as the array of a meta tensor, or of a CPU one (a plain ndarray, also when it
+    was made like a meta tensor's)."""
+    if meta:
+        return _as_meta(arr)
+    return arr if type(arr) is np.ndarray else arr.view(np.ndarray)
+
+
 def _filled(
     fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any = None, like: Any = None
 ) -> Tensor:
     """A new tensor of ``size`` (uninitialised when ``fill`` is None); ``like`` is a memory
     format or, for the ``*_like`` functions, the array whose layout ``preserve_format`` keeps."""
-    if device is not None:
-        _check_device(device)
+    meta = _wants_meta(device)
     if fill is not None and dtype is _dtype.float8_e8m0fnu:  # zero is its bit pattern 0, 2**-127
         fill = _dtype.convert(np.array(fill, dtype=np.float64), dtype)[()]
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
@@ -147,12 +155,12 @@ def _filled(
         arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
     else:
         if isinstance(like, np.ndarray):
-            arr = np.empty_like(like, dtype=np_dt, order="K")
+            arr = _memory_format.empty_like_dense(like, np_dt)
         else:
             arr = _memory_format.empty_in_format(size, np_dt, like)
-        if fill is not None:
+        if fill is not None and not meta:
             arr[...] = fill
-    t = Tensor._make(arr)
+    t = Tensor._make(_placed(arr, meta))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -226,6 +234,7 @@ def _like(
     """A new tensor shaped as ``input``; ``preserve_format`` (the default) keeps its layout."""
     keep = memory_format is None or memory_format is _memory_format.preserve_format
     dtype = dtype if dtype is not None else input.dtype
+    device = device if device is not None else input.device
     return _filled(
         fill, input._data.shape, dtype, requires_grad, device, input._data if keep else memory_format
     )
@@ -314,8 +323,7 @@ def arange(
     if end is None:
         start, end = 0, start
     start, end, step = _number(start), _number(end), _number(step)
-    if device is not None:
-        _check_device(device)
+    meta = _wants_meta(device)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
@@ -323,7 +331,7 @@ def arange(
     if dtype is None:
         is_float = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
-    t = Tensor._make(np.arange(start, end, step).astype(_dtype.to_numpy(dtype)))
+    t = Tensor._make(_placed(np.arange(start, end, step).astype(_dtype.to_numpy(dtype)), meta))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -342,10 +350,11 @@ def linspace(
     check_layout("linspace", layout, pin_memory)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    if device is not None:
-        _check_device(device)
+    meta = _wants_meta(device)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    t = Tensor._make(linspace_values(_number(start), _number(end), int(steps), np.dtype(np_dt)))
+    t = Tensor._make(
+        _placed(linspace_values(_number(start), _number(end), int(steps), np.dtype(np_dt)), meta)
+    )
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -363,15 +372,15 @@ def eye(
     check_layout("eye", layout, pin_memory)
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
-    if device is not None:
-        _check_device(device)
+    meta = _wants_meta(device)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
-    t = Tensor._make(np.eye(n, m, dtype=np_dt))
+    t = Tensor._make(_placed(np.eye(n, m, dtype=np_dt), meta))
     return t.requires_grad_(True) if requires_grad else t
 
 
 # ---------------------------------------------------------------------- Tensor.new_*
 def _new(self: Tensor, fill: Any, size: tuple, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
+    device = device if device is not None else self.device
     return _filled(fill, _size(size), dtype if dtype is not None else self.dtype, requires_grad, device)
 
 

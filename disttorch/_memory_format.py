@@ -123,6 +123,42 @@ def in_format(arr: np.ndarray, fmt: memory_format | None, copy: bool = False) ->
     return out
 
 
+def dense_order(arr: np.ndarray) -> list[int]:
+    """The dims of ``arr`` from outermost to innermost in memory, as PyTorch infers a dense
+    layout for an overlapping or holed tensor (``infer_dense_strides``): an insertion sort by
+    stride, where a zero stride leaves two dims in their order and equal strides put the
+    larger dim outside."""
+
+    def outer(a: int, b: int) -> int:  # 1: dim a goes outside dim b, -1: inside, 0: unknown
+        sa, sb = arr.strides[a], arr.strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa != sb:
+            return 1 if sa > sb else -1
+        return 1 if arr.shape[a] > arr.shape[b] else 0
+
+    perm = list(range(arr.ndim - 1, -1, -1))  # innermost first
+    for i in range(1, arr.ndim):
+        j = i
+        for k in range(i - 1, -1, -1):
+            cmp = outer(perm[k], perm[j])
+            if cmp > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif cmp < 0:
+                break
+    return perm[::-1]
+
+
+def empty_like_dense(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array shaped as ``arr``: with its strides when ``arr`` is dense, else
+    dense in the dim order :func:`dense_order` infers (PyTorch's ``preserve_format``)."""
+    if is_dense(arr):
+        return np.empty_like(arr, dtype=dtype, order="K")
+    order = dense_order(arr)
+    return np.empty(tuple(arr.shape[d] for d in order), dtype).transpose(np.argsort(order))
+
+
 def empty_in_format(shape: tuple, dtype: np.dtype, fmt: memory_format | None) -> np.ndarray:
     """An uninitialised array of ``shape`` laid out in ``fmt`` (row-major when None)."""
     order = None if fmt is None else _order(fmt, len(shape))

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _dtype
 from ._creation import _size, _sizes, check_layout
-from ._tensor import _CPU, Tensor, _check_device
+from ._tensor import _CPU, Tensor, _as_meta, _check_device, _wants_meta
 from .kernels import torch_random as _k
 from .kernels.mt19937 import STATE_SIZE, MT19937Engine
 
@@ -191,6 +191,11 @@ def _out(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
+def _meta_out(shape: tuple, dt: np.dtype, requires_grad: bool) -> Tensor:
+    """A meta tensor for a sampling function: nothing is drawn (the generator does not move)."""
+    return _out(_as_meta(np.zeros(shape, dt)), requires_grad)
+
+
 def _memory_order(shape: tuple, strides: tuple, draw: Any) -> np.ndarray:
     """``draw(n)``'s values laid out in memory order of an array with ``strides``, as
     PyTorch's TensorIterator visits a non-contiguous output (outermost stride first)."""
@@ -319,9 +324,10 @@ def rand(
     for a complex dtype the real and imaginary parts are each uniform on [0, 1)."""
     check_layout("rand", layout, pin_memory)
     shape = _sizes("rand", sizes, size)
-    if device is not None:
-        _check_device(device)
+    meta = _wants_meta(device)
     dt = _float_dt(dtype, complex_ok=True)
+    if meta:
+        return _meta_out(shape, dt, requires_grad)
     if dt.kind == "c":
         engine, real = _gen(generator), _real_dt(dt)
         draw = lambda sh: _uniform_array(engine, sh, real, 0.0, 1.0)  # noqa: E731
@@ -343,9 +349,10 @@ def randn(
     for a complex dtype, standard complex normal: real and imaginary parts each N(0, 1/2)."""
     check_layout("randn", layout, pin_memory)
     shape = _sizes("randn", sizes, size)
-    if device is not None:
-        _check_device(device)
+    meta = _wants_meta(device)
     dt = _float_dt(dtype, "normal_kernel_cpu", complex_ok=True)
+    if meta:
+        return _meta_out(shape, dt, requires_grad)
     if dt.kind == "c":
         engine, real = _gen(generator), _real_dt(dt)
         draw = lambda sh: _normal_array(engine, sh, real, 0.0, 0.5**0.5)  # noqa: E731
@@ -374,6 +381,8 @@ def randint(
     elif high is None:
         low, high = 0, low
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.dtype(np.int64)
+    if _wants_meta(device):
+        return _meta_out(_size((size,)), dt, requires_grad)
     out = _random_array(_gen(generator), _size((size,)), dt, int(low), int(high))
     return _out(out, requires_grad)
 

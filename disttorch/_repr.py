@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._meta_array import MetaArray
 
 __all__ = ["tensor_repr", "set_printoptions"]
 
@@ -190,7 +191,10 @@ def tensor_repr(t) -> str:
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
-    if arr.size == 0:
+    if type(arr) is MetaArray:  # no data to show
+        body = "..."
+        suffixes += ["device='meta'", f"size={tuple(arr.shape)}"]
+    elif arr.size == 0:
         body = "[]"
         if arr.ndim != 1:
             suffixes.append(f"size={tuple(arr.shape)}")
@@ -199,7 +203,10 @@ def tensor_repr(t) -> str:
         fmt = _formatter(_summarized(arr) if summarize else arr)
         body = _body(arr, indent, summarize, fmt)
     name = arr.dtype.name
-    if name not in (_dtype.get_default_dtype().name, _dtype.default_complex().name, "int64", "bool"):
+    implied = (_dtype.get_default_dtype().name,)  # a meta tensor's repr names every other dtype
+    if type(arr) is not MetaArray:
+        implied += (_dtype.default_complex().name, "int64", "bool")
+    if name not in implied:
         suffixes.append(f"dtype=disttorch.{name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

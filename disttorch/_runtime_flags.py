@@ -15,7 +15,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ._tensor import _check_device, device
+from ._tensor import _default_devices, _global_default, _wants_meta
+from ._tensor import device as _device
 
 __all__ = [
     "are_deterministic_algorithms_enabled",
@@ -81,13 +82,15 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 
 
 def set_default_device(device: Any) -> None:
-    """Set the device new tensors are created on. Only the CPU exists: ``"cpu"`` (or None)
-    is accepted; another device raises now, with the error the CPU build of PyTorch raises
+    """Set the device factory functions create tensors on: the CPU (``"cpu"`` or None) or
+    ``"meta"``; another device raises now, with the error the CPU build of PyTorch raises
     when the first tensor is created on it."""
-    if device is not None:
-        _check_device(device)
+    _global_default[0] = _device(device) if device is not None and _wants_meta(device) else None
 
 
-def get_default_device() -> device:
-    """``device(type='cpu')``: tensors are always created on the CPU."""
-    return device("cpu")
+def get_default_device() -> _device:
+    """The device factory functions create tensors on (``with torch.device(...)`` blocks
+    first, then ``set_default_device``'s)."""
+    if _default_devices:
+        return _default_devices[-1]
+    return _global_default[0] or _device("cpu")

@@ -19,9 +19,25 @@ import numpy as np
 
 from . import _dtype, _layout, _memory_format
 from ._dtype import dtype as _dtype_cls
+from ._meta_array import MetaArray
 from ._repr import tensor_repr
 
 __all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"]
+
+
+#: becomes True with the first meta tensor, so that ops skip the check until then
+_meta_in_use = [False]
+_NO_DATA = "Cannot copy out of meta tensor; no data!"
+
+
+def _as_meta(arr: np.ndarray) -> MetaArray:
+    """``arr``'s memory and layout as a meta tensor's array."""
+    _meta_in_use[0] = True
+    return arr.view(MetaArray)
+
+
+def _is_meta(t: Any) -> bool:
+    return type(t._data) is MetaArray
 
 
 class Size(tuple):
@@ -162,7 +178,7 @@ class Tensor:
 
     @property
     def device(self) -> "device":
-        return _CPU
+        return _META if type(self._data) is MetaArray else _CPU
 
     @property
     def is_cuda(self) -> bool:
@@ -181,8 +197,8 @@ class Tensor:
 
     @property
     def is_meta(self) -> bool:
-        """False: disttorch tensors always hold data."""
-        return False
+        """True for a tensor on the ``meta`` device (a shape and dtype, no data)."""
+        return type(self._data) is MetaArray
 
     is_sparse = False  # disttorch.ops.sparse.SparseTensor says True
     is_sparse_csr = False  # disttorch.ops.sparse_compressed: True for the sparse_csr layout
@@ -338,15 +354,24 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )
+        if type(self._data) is MetaArray:
+            raise TypeError(
+                "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                "to host memory first."
+            )
         return self._data
 
     def item(self) -> int | float | bool:
         """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if type(self._data) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.reshape(()).item()
 
     def tolist(self) -> Any:
+        if type(self._data) is MetaArray:
+            raise NotImplementedError(_NO_DATA)
         return self._data.tolist()
 
     def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
@@ -373,7 +398,9 @@ class Tensor:
         return self.to(target)
 
     def cpu(self, memory_format: Any = None) -> "Tensor":
-        """This tensor (it is on the CPU already)."""
+        """This tensor (it is on the CPU already); a meta tensor raises (it has no data)."""
+        if type(self._data) is MetaArray:
+            raise NotImplementedError(_NO_DATA)
         return self
 
     def cuda(self, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> "Tensor":
@@ -488,6 +515,8 @@ class Tensor:
                 f"{'no values' if self._data.size == 0 else 'more than one value'}"
                 " is ambiguous"
             )
+        if type(self._data) is MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return bool(self._data.reshape(()))
 
     def __int__(self) -> int:
@@ -579,13 +608,35 @@ class device:
         return (device, (self.type, self.index))
 
     def __enter__(self) -> "device":
-        """``with torch.device("cpu"):`` (the default device; another device raises as the
-        CPU build does when a tensor is created on it)."""
-        _check_device(self)
+        """``with torch.device("cpu"):`` or ``("meta")``: the device factory functions create
+        tensors on inside the block (another device raises as the CPU build does when a
+        tensor is created on it)."""
+        if self.type != "meta":
+            _check_device(self)
+        _default_devices.append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        return None
+        _default_devices.pop()
+
+
+#: the devices of the ``with torch.device(...)`` blocks entered (innermost last), and the
+#: device ``set_default_device`` chose (None: the CPU), which applies outside such blocks
+_default_devices: list = []
+_global_default: list = [None]
+
+
+def _wants_meta(d: Any = None) -> bool:
+    """Whether a tensor created for device ``d`` (None: the default device) is a meta tensor;
+    a device that does not exist here raises as in :func:`_check_device`."""
+    if d is None:
+        d = _default_devices[-1] if _default_devices else _global_default[0]
+        if d is None:
+            return False
+    if not isinstance(d, builtins.int) and device(d).type == "meta":
+        return True
+    _check_device(d)
+    return False
 
 
 _DEVICE_TYPES = (
@@ -613,6 +664,7 @@ _DEVICE_TYPES = (
 _NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 _NOT_COMPILED = {"cuda": "Torch not compiled with CUDA enabled", "xpu": "Torch not compiled with XPU enabled"}
 _CPU = device("cpu")
+_META = device("meta")
 
 
 def _check_device(d: Any) -> None:

@@ -1,21 +1,31 @@
-"""``torch.library``: custom operators defined in Python with ``custom_op``.
+"""``torch.library``: operators defined in Python and registered by name.
 
-``custom_op("ns::name", mutates_args=())`` wraps a function of tensors as an operator that
-runs eagerly; ``register_autograd(backward, setup_context=...)`` gives it a gradient (it
-runs through the autograd engine like every built-in op), ``register_kernel`` adds a
-per-device implementation (only ``"cpu"`` can run here) and ``register_fake`` records the
-shape function (kept, never needed without a tracer). The low-level registration API
-(``Library``, ``define``, ``impl``), which fills ATen's dispatcher, is not provided: its
-calls raise ``NotImplementedError``.
+Every operator lives in one registry under its qualified name ``"ns::op"`` and is called as
+``torch.ops.ns.op(...)`` (or ``torch.ops.ns.op.default(...)``). Two ways make one, as in
+PyTorch:
+
+- ``custom_op("ns::op", fn, mutates_args=())`` wraps a function of tensors; the returned
+  :class:`CustomOpDef` is callable too.
+- ``define("ns::op", "(Tensor x) -> Tensor")`` declares it and ``impl("ns::op", "cpu", fn)``
+  gives its kernel (``Library(ns, "DEF"/"FRAGMENT"/"IMPL")`` does the same per namespace).
+
+``register_autograd(op, backward, setup_context=...)`` gives an operator its gradient (it runs
+through the autograd engine as every built-in op does); without one, backward through its
+output raises as in PyTorch. ``register_kernel`` adds a per-device kernel (only ``"cpu"`` runs
+here) and ``register_fake`` records the shape function, which needs a tracer to be used and
+so is only kept. ``op`` may be the name, the ``CustomOpDef`` or the ``torch.ops`` object.
+The schema string is kept, not parsed: arguments bind by the kernel's own signature.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .autograd.function import Function
+from .ops import op_namespace
 
 __all__ = [
     "CustomOpDef",
@@ -28,26 +38,30 @@ __all__ = [
     "register_kernel",
 ]
 
+#: dispatch keys whose kernel runs on CPU tensors (PyTorch's names, compared lower-cased)
+_CPU_KEYS = {"cpu", "default", "compositeimplicitautograd", "compositeexplicitautograd", "autograd"}
+
 
 class CustomOpDef:
-    """A custom operator: call it like its function."""
+    """An operator registered under ``"ns::op"``: call it like its function."""
 
-    def __init__(self, name: str, fn: Callable, mutates_args: Iterable[str] | str) -> None:
-        if "::" not in name:
-            raise ValueError(f"custom_op: name must be 'namespace::op_name', got {name!r}")
-        self._name, self._fn, self._mutates = name, fn, mutates_args
-        self._kernels: dict[str, Callable] = {}
+    def __init__(
+        self, name: str, schema: str | None, fn: Callable | None = None, mutates_args: Any = ()
+    ) -> None:
+        self._name, self._schema, self._mutates = name, schema, mutates_args
+        self._kernels: dict[str, Callable] = {} if fn is None else {"cpu": fn}
         self._fake: Callable | None = None
         self._backward: Callable | None = None
         self._setup: Callable | None = None
-        functools.update_wrapper(self, fn)
+        if fn is not None:
+            functools.update_wrapper(self, fn)
 
     def register_kernel(self, device_types: str | Iterable[str], fn: Callable | None = None) -> Any:
         """Use ``fn`` on ``device_types`` (decorator when ``fn`` is omitted)."""
 
         def register(f: Callable) -> Callable:
             for d in [device_types] if isinstance(device_types, str) else device_types:
-                self._kernels[d] = f
+                self._kernels["cpu" if d.lower() in _CPU_KEYS else d.lower()] = f
             return f
 
         return register if fn is None else register(fn)
@@ -62,31 +76,58 @@ class CustomOpDef:
         backward returns one gradient (or None) per input."""
         self._backward, self._setup = backward, setup_context
 
-    def _impl(self) -> Callable:
-        return self._kernels.get("cpu", self._fn)
+    def _kernel(self) -> Callable:
+        kernel = self._kernels.get("cpu")
+        if kernel is None:
+            raise NotImplementedError(
+                f"Could not run '{self._name}' with arguments from the 'CPU' backend: no CPU kernel "
+                f"is registered (give one with torch.library.impl({self._name!r}, 'cpu', fn))"
+            )
+        return kernel
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._backward is None:
-            return self._impl()(*args, **kwargs)
+        kernel = self._kernel()
+        signature = inspect.signature(kernel)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        inputs = tuple(bound.arguments[p] for p in signature.parameters)
         op = self
 
         class CustomOpFunction(Function):
             @staticmethod
             def forward(ctx: Any, *inputs: Any) -> Any:
-                out = op._impl()(*inputs, **kwargs)
-                if op._setup is not None:
+                out = kernel(*inputs)
+                if op._setup is not None and isinstance(ctx, Function):  # a graph is recorded
                     op._setup(ctx, inputs, out)
                 return out
 
             @staticmethod
             def backward(ctx: Any, *grads: Any) -> Any:
+                if op._backward is None:
+                    raise RuntimeError(
+                        f"Trying to backward through {op._name.replace('::', '.')}.default but no "
+                        "autograd formula was registered. Please use register_autograd to add one."
+                    )
                 return op._backward(ctx, *grads)
 
-        CustomOpFunction.__name__ = self._name.split("::")[1]
-        return CustomOpFunction.apply(*args)
+        CustomOpFunction.__name__ = f"GeneratedBackwardFor_{self._name.replace('::', '_')}_default"
+        return CustomOpFunction.apply(*inputs)
 
     def __repr__(self) -> str:
         return f"<CustomOpDef({self._name})>"
+
+
+def _register(qualname: str, schema: str | None, fn: Callable | None, mutates_args: Any = ()) -> CustomOpDef:
+    if not isinstance(qualname, str) or qualname.count("::") != 1 or not all(qualname.split("::")):
+        raise ValueError(f"expected the operator's name as 'namespace::op_name', got {qualname!r}")
+    if qualname in op_namespace.REGISTERED:
+        raise RuntimeError(
+            f"Tried to register an operator ({qualname}) with the same name and overload name multiple "
+            "times. Each overload's schema should only be registered with a single call to def()."
+        )
+    op = CustomOpDef(qualname, schema, fn, mutates_args)
+    op_namespace.REGISTERED[qualname] = op
+    return op
 
 
 def custom_op(
@@ -98,68 +139,91 @@ def custom_op(
     device_types: str | Iterable[str] | None = None,
     schema: str | None = None,
 ) -> Any:
-    """Make ``fn`` the custom operator ``name`` (``"ns::op"``); a decorator when ``fn`` is omitted.
-    ``mutates_args`` (required, as in PyTorch) names the arguments it writes to (or ``"unknown"``)."""
+    """Make ``fn`` the operator ``name`` (``"ns::op"``), callable as ``torch.ops.ns.op``; a
+    decorator when ``fn`` is omitted. ``mutates_args`` (required, as in PyTorch) names the
+    arguments it writes to (or ``"unknown"``)."""
 
     def wrap(f: Callable) -> CustomOpDef:
-        op = CustomOpDef(name, f, mutates_args)
+        op = _register(name, schema, None if device_types is not None else f, mutates_args)
         if device_types is not None:
             op.register_kernel(device_types, f)
+        functools.update_wrapper(op, f)
         return op
 
     return wrap if fn is None else wrap(fn)
 
 
+def _lookup(op: Any) -> CustomOpDef:
+    """The registered operator that ``op`` (a name, a ``CustomOpDef`` or a ``torch.ops`` object) is."""
+    if isinstance(op, CustomOpDef):
+        return op
+    name = op.name() if isinstance(op, op_namespace.OpOverload) else op
+    if isinstance(op, op_namespace.OpOverloadPacket):
+        name = f"{op._namespace}::{op._name}"
+    if isinstance(name, str) and name in op_namespace.REGISTERED:
+        return op_namespace.REGISTERED[name]
+    if isinstance(name, str) and name.startswith("aten::"):
+        raise NotImplementedError(f"{name}: ATen's built-in operators cannot be re-registered in disttorch")
+    raise RuntimeError(f"operator {name} does not exist")
+
+
+def define(qualname: str, schema: str, *, lib: Any = None, tags: Any = ()) -> None:
+    """Declare the operator ``qualname`` (``"ns::op"``) with its ``schema``, e.g.
+    ``"(Tensor x) -> Tensor"``; ``impl`` gives it a kernel."""
+    _register(qualname, schema, None)
+
+
+def impl(qualname: Any, types: str | Iterable[str], func: Callable | None = None, *, lib: Any = None) -> Any:
+    """Use ``func`` as the kernel of ``qualname`` for the device ``types`` (decorator when
+    ``func`` is omitted)."""
+    return _lookup(qualname).register_kernel(types, func)
+
+
 def register_autograd(
-    op: CustomOpDef, backward: Callable, *, setup_context: Callable | None = None, lib: Any = None
+    op: Any, backward: Callable, *, setup_context: Callable | None = None, lib: Any = None
 ) -> None:
-    """``op.register_autograd(backward, setup_context=...)`` for a ``custom_op``."""
-    _custom(op, "register_autograd").register_autograd(backward, setup_context=setup_context)
+    """``op``'s gradient: ``setup_context(ctx, inputs, output)`` then ``backward(ctx, *grads)``."""
+    _lookup(op).register_autograd(backward, setup_context=setup_context)
 
 
-def register_fake(
-    op: CustomOpDef, fn: Callable | None = None, /, *, lib: Any = None, _stacklevel: int = 1
-) -> Any:
-    """``op.register_fake(fn)`` for a ``custom_op`` (decorator when ``fn`` is omitted)."""
-    target = _custom(op, "register_fake")
+def register_fake(op: Any, fn: Callable | None = None, /, *, lib: Any = None, _stacklevel: int = 1) -> Any:
+    """Record ``op``'s shape ("fake") implementation (decorator when ``fn`` is omitted)."""
+    target = _lookup(op)
     return target.register_fake if fn is None else target.register_fake(fn)
 
 
 def register_kernel(
-    op: CustomOpDef, device_types: str | Iterable[str], fn: Callable | None = None, /, *, lib: Any = None
+    op: Any, device_types: str | Iterable[str], fn: Callable | None = None, /, *, lib: Any = None
 ) -> Any:
-    """``op.register_kernel(device_types, fn)`` for a ``custom_op``."""
-    return _custom(op, "register_kernel").register_kernel(device_types, fn)
-
-
-def _custom(op: Any, api: str) -> CustomOpDef:
-    if not isinstance(op, CustomOpDef):
-        raise NotImplementedError(
-            f"torch.library.{api}: only operators made with torch.library.custom_op "
-            f"can be registered here (got {op!r}); ATen's dispatcher is not modelled"
-        )
-    return op
-
-
-def _no_dispatcher(api: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"torch.library.{api}: disttorch has no ATen dispatcher to register schemas or "
-        "kernels in; define the operator with torch.library.custom_op instead"
-    )
+    """Use ``fn`` as ``op``'s kernel on ``device_types`` (decorator when ``fn`` is omitted)."""
+    return _lookup(op).register_kernel(device_types, fn)
 
 
 class Library:
-    """``torch.library.Library(ns, kind)``: raises ``NotImplementedError`` (no ATen dispatcher)."""
+    """``Library(ns, kind)``: define (``kind="DEF"`` or ``"FRAGMENT"``) and implement operators of
+    the namespace ``ns`` by their short names."""
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = "") -> None:
-        raise _no_dispatcher("Library")
+        if kind not in ("DEF", "FRAGMENT", "IMPL"):
+            raise ValueError(f"Unsupported kind: {kind}")
+        self.ns, self.kind, self.dispatch_key = ns, kind, dispatch_key
 
+    def define(self, schema: str, alias_analysis: str = "", *, tags: Any = ()) -> str:
+        """Declare ``"name(Tensor x) -> Tensor"`` in this namespace; returns the name."""
+        if self.kind == "IMPL":
+            raise RuntimeError(
+                f"Library({self.ns!r}, 'IMPL') cannot define operators; use 'DEF' or 'FRAGMENT'"
+            )
+        name, paren, rest = schema.partition("(")
+        if not paren or not name.strip():
+            raise ValueError(f"expected a schema 'name(args) -> returns', got {schema!r}")
+        define(f"{self.ns}::{name.strip()}", paren + rest)
+        return name.strip()
 
-def define(qualname: str, schema: str, *, lib: Any = None, tags: Any = ()) -> None:
-    """Raises ``NotImplementedError`` (no ATen dispatcher); use ``custom_op``."""
-    raise _no_dispatcher("define")
+    def impl(self, op_name: Any, fn: Callable, dispatch_key: str = "", *, with_keyset: bool = False) -> None:
+        """Use ``fn`` as the kernel of ``op_name`` for ``dispatch_key`` (the library's by default)."""
+        name = op_name if not isinstance(op_name, str) or "::" in op_name else f"{self.ns}::{op_name}"
+        impl(name, dispatch_key or self.dispatch_key or "CompositeImplicitAutograd", fn)
 
-
-def impl(qualname: str, types: Any, func: Callable | None = None, *, lib: Any = None) -> None:
-    """Raises ``NotImplementedError`` (no ATen dispatcher); use ``custom_op``."""
-    raise _no_dispatcher("impl")
+    def __repr__(self) -> str:
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"

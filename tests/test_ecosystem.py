@@ -24,13 +24,7 @@ CORPUS = Path(os.environ.get("DISTTORCH_ECOSYSTEM_DIR") or ROOT.parent / "shared
 
 #: scripts that still fail and what they meet; they run and report xfail until the gap is
 #: closed, then XPASS says to drop them from here
-KNOWN_GAPS = {
-    "transformers": (
-        "at import: torch.nn.attention.flex_attention (BlockMask, create_block_mask), then "
-        "torch.autograd.graph (saved_tensors_hooks, save_on_cpu), then torch.library.register_fake "
-        "of an operator named by string (no ATen dispatcher)"
-    ),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _runner():

@@ -12,6 +12,8 @@ Above the core (it imports ``Tensor``), below the ops:
 - ``functional.py``: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``vhp``, ``hvp``.
 - ``fused_backward.py``: the node for backwards computed in NumPy (layers, decompositions).
 - ``variable.py``: the legacy ``Variable(t)`` call, which returns a tensor.
+- ``graph.py``: ``torch.autograd.graph`` (``saved_tensors_hooks``, ``save_on_cpu``, gradient
+  edges), over ``saved_hooks.py``, where nodes pack and unpack what they save.
 - ``profiler.py``: ``record_function`` and the legacy ``profile`` (``torch.autograd.profiler``).
 """
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import forward_ad, functional
+from . import forward_ad, functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .backprop import backward, grad
 from .engine import queue_callback
@@ -48,6 +50,7 @@ __all__ = [
     "set_detect_anomaly",
     "forward_ad",
     "functional",
+    "graph",
 ]
 
 

@@ -28,8 +28,8 @@ from .._memory_format import is_dense
 from .._tensor import Tensor
 from ..utils import trace
 from . import autocast_state as _autocast
-from . import grad_mode
-from .function import AccumulateGrad, Function, Node, gradient_edge
+from . import grad_mode, saved_hooks
+from .function import _FREED_MSG, AccumulateGrad, Function, Node, gradient_edge
 
 __all__ = ["run_backward", "queue_callback", "edges_needed"]
 
@@ -281,6 +281,8 @@ def _run(
             for node in executed:
                 node._saved = None
                 node._freed = True
+                if node._packed is not None:
+                    node._packed = ({}, None)  # the packed values go; backward again raises
 
     if inputs is None:
         return None
@@ -325,7 +327,16 @@ def _call_backward(node: Function, grads: list) -> tuple:
     """Call ``node.backward`` with materialised output gradients; check the result's arity."""
     if node.materialize_grads and any(g is None for g in grads):
         grads = [g if g is not None else _zeros_for(node, i) for i, g in enumerate(grads)]
-    out = node.backward(node, *grads)
+    if node._packed is None:
+        out = node.backward(node, *grads)
+    else:
+        if node._freed:
+            raise RuntimeError(_FREED_MSG)
+        saved_hooks.unpack_saved(node)
+        try:
+            out = node.backward(node, *grads)
+        finally:
+            saved_hooks.forget_unpacked(node)
     if not isinstance(out, tuple):
         out = (out,)
     n_in = len(node.next_edges)

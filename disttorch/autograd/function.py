@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._meta_array import MetaArray
+from .._tensor import Tensor, _meta_in_use
 from ..kernels.threads import astype
-from . import grad_mode
+from . import grad_mode, saved_hooks
 
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
 
@@ -139,6 +140,7 @@ class FunctionCtx:
     _saved: tuple | None = ()
     _saved_versions: tuple = ()
     _freed = False
+    _packed: tuple | None = None  # what saved-tensor hooks packed (see saved_hooks)
     _non_diff: tuple = ()
     materialize_grads = True
     needs_input_grad: tuple = ()
@@ -231,6 +233,8 @@ class Function(FunctionCtx, Node):
                     out = _wrap(cls.forward(_NULL_CTX, *args), None)
             if cls._view:
                 mark_view(out, args[0])
+            if _meta_in_use[0] and _any_meta(args):
+                _mark_meta(out)
             return out
 
         ctx = cls.__new__(cls)
@@ -258,9 +262,34 @@ class Function(FunctionCtx, Node):
             with grad_mode.no_grad():
                 out = cls.forward(ctx, *args)
         out = _wrap(out, ctx)
+        hooks = saved_hooks.active()
+        if hooks is not None:
+            saved_hooks.pack_saved(ctx, hooks)
         if cls._view:
             mark_view(out, args[0])
+        if _meta_in_use[0] and _any_meta(args):
+            _mark_meta(out)
         return out
+
+
+def _any_meta(args: tuple) -> bool:
+    """Whether an argument (or a tensor in a list or tuple argument) is a meta tensor."""
+    for a in args:
+        if isinstance(a, Tensor):
+            if type(a._data) is MetaArray:
+                return True
+        elif isinstance(a, (list, tuple)) and any(
+            isinstance(t, Tensor) and type(t._data) is MetaArray for t in a
+        ):
+            return True
+    return False
+
+
+def _mark_meta(out: Any) -> None:
+    """An op's output computed from a meta input is a meta tensor too (its values are not data)."""
+    for t in out if isinstance(out, (tuple, list)) else (out,):
+        if isinstance(t, Tensor) and type(t._data) is not MetaArray:
+            t._data = t._data.view(MetaArray)
 
 
 def gradient_edge(t: Tensor) -> tuple:

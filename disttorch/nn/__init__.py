@@ -4,7 +4,7 @@
 imported on first use, so ``import disttorch.nn`` does not load the distributed stack.
 """
 
-from . import common_types, functional, grad, init, utils
+from . import attention, common_types, functional, grad, init, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter

@@ -18,6 +18,7 @@ from .._random import Generator, _gen, _normal_array, _uniform_array
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..kernels import torch_random as _kr
+from ..ops.inplace import no_draw_on_meta
 
 __all__ = [
     "calculate_gain",
@@ -121,6 +122,7 @@ def _normal(tensor: Tensor, mean: float, std: float, generator: Generator | None
     return _normal_array(_gen(generator), d.shape, d.dtype, float(mean), float(std), contiguous, strides)
 
 
+@no_draw_on_meta
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with values drawn from U(a, b) (complex: the real and imaginary parts each)."""
     if tensor._data.dtype.kind == "c":
@@ -129,6 +131,7 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generato
     return _fill(tensor, _uniform(tensor, a, b, generator))
 
 
+@no_draw_on_meta
 def normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
 ) -> Tensor:
@@ -140,6 +143,7 @@ def normal_(
     return _fill(tensor, _normal(tensor, mean, std, generator))
 
 
+@no_draw_on_meta
 def trunc_normal_(
     tensor: Tensor,
     mean: float = 0.0,
@@ -273,6 +277,7 @@ def kaiming_normal_(
     return normal_(tensor, 0.0, std, generator)
 
 
+@no_draw_on_meta
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix (flattened beyond dim 0), scaled by ``gain``."""
     if tensor.dim() < 2:
@@ -292,6 +297,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
     return _fill(tensor, gain * q.reshape(tensor._data.shape))
 
 
+@no_draw_on_meta
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None) -> Tensor:
     """Fill a 2-D tensor from N(0, std**2) with a fraction ``sparsity`` of each column
     (``ceil(sparsity * rows)`` entries at random rows) set to zero."""

@@ -40,11 +40,16 @@ def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
     the op's threads when the result is large)."""
     xa = a._data if isinstance(a, Tensor) else a
     xb = b._data if isinstance(b, Tensor) else b
+    rt = result_type(xa, xb)
+    if rt.kind in "fc" and rt.itemsize >= 4:
+        # PyTorch computes in the result dtype: an integer tensor, or a 0-d tensor of a wider
+        # dtype, is cast to it first (NumPy would compute int64 * 0.05 in float64)
+        xa = xa.astype(rt) if isinstance(xa, np.ndarray) and xa.dtype != rt else xa
+        xb = xb.astype(rt) if isinstance(xb, np.ndarray) and xb.dtype != rt else xb
     try:
         out = elementwise(ufunc, xa, xb)
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(xb)) from None
-    rt = result_type(xa, xb)
     if out.dtype != rt:
         out = out.astype(rt)
     return out

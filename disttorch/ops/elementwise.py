@@ -23,7 +23,7 @@ import numpy as np
 from .._dtype import OWN_CONVERSION, complex128, convert, float64, from_numpy, get_default_dtype, result_type
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import preserve_format, suggest_memory_format
-from .._tensor import Tensor, _check_device, _tensor_arg, device
+from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels.erf import TWO_OVER_SQRT_PI
@@ -1160,6 +1160,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     target = _PY_TYPES.get(kwargs.get("dtype"), kwargs.get("dtype"))
     copy = kwargs.get("copy", False)
     fmt = kwargs.get("memory_format")
+    dev = None
     if fmt is not None and fmt is not preserve_format:
         out = self.to(*args, **{k: v for k, v in kwargs.items() if k != "memory_format"})
         if out is self and suggest_memory_format(self._data) is fmt:
@@ -1173,9 +1174,17 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         elif isinstance(a, Tensor):
             target = a.dtype
         elif isinstance(a, (str, device, int)) and not isinstance(a, bool):
-            _check_device(a)
+            dev = a
     if kwargs.get("device") is not None:
-        _check_device(kwargs["device"])
+        dev = kwargs["device"]
+    if dev is not None and _wants_meta(dev) != _is_meta(self):
+        if _is_meta(self):
+            raise NotImplementedError(
+                "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead "
+                "of torch.nn.Module.to() when moving module from meta to a different device."
+            )
+        dt = (target or self.dtype).numpy
+        return Tensor._make(_as_meta(np.zeros(self._data.shape, dt))).requires_grad_(self.requires_grad)
     if target is None or target.numpy == self._data.dtype:
         return self.clone() if copy else self
     return cast(self, target)

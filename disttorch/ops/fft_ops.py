@@ -207,6 +207,22 @@ def _axes_sizes(name: str, x: Tensor, s: Any, dim: Any) -> tuple:
     return axes, sizes
 
 
+def _check_out(op: str, out: Tensor | None, complex_result: bool) -> None:
+    """PyTorch's check of an ``out=`` tensor (the result is then cast into it): a complex
+    transform needs a complex ``out``, a real one a real floating ``out``."""
+    if out is None:
+        return
+    kind = out._data.dtype.kind
+    if complex_result and kind != "c":
+        raise RuntimeError(
+            f"{op} expects a complex output tensor, but got {_dtype.scalar_type_name(out._data.dtype)}"
+        )
+    if not complex_result and kind != "f":
+        raise RuntimeError(
+            f"{op} expects a floating point output tensor, but got {_dtype.scalar_type_name(out._data.dtype)}"
+        )
+
+
 def _one_dim(n: int | None, dim: int) -> tuple:
     return (None if n is None else (n,)), (dim,)
 
@@ -247,129 +263,219 @@ def _c2r(name: str, input: Tensor, s: Any, dim: Any, norm: str | None) -> Tensor
 
 
 # ---------------------------------------------------------------------- public transforms
-def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def fft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out: Any = None
+) -> Tensor:
     """The one-dimensional discrete Fourier transform of ``input`` along ``dim``, the signal
     zero-padded or trimmed to length ``n``. ``norm``: "backward" (no scaling, the default),
     "ortho" (1/sqrt(n)) or "forward" (1/n)."""
+    _check_out("fft", out, complex_result=True)
     s, d = _one_dim(n, dim)
     return _c2c("fft", input, s, d, norm, False)
 
 
-def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def ifft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out: Any = None
+) -> Tensor:
     """The one-dimensional inverse discrete Fourier transform (``norm="backward"`` scales by 1/n)."""
+    _check_out("ifft", out, complex_result=True)
     s, d = _one_dim(n, dim)
     return _c2c("ifft", input, s, d, norm, True)
 
 
 def fft2(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The two-dimensional discrete Fourier transform (``fftn`` over ``dim``)."""
+    _check_out("fftn", out, complex_result=True)
     return _c2c("fft2", input, s, dim, norm, False)
 
 
 def ifft2(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The two-dimensional inverse discrete Fourier transform."""
+    _check_out("fftn", out, complex_result=True)
     return _c2c("ifft2", input, s, dim, norm, True)
 
 
 def fftn(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The N-dimensional discrete Fourier transform over ``dim`` (default: the last
     ``len(s)`` dims, or every dim), each padded or trimmed to the length in ``s``."""
+    _check_out("fftn", out, complex_result=True)
     return _c2c("fftn", input, s, dim, norm, False)
 
 
 def ifftn(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The N-dimensional inverse discrete Fourier transform."""
+    _check_out("fftn", out, complex_result=True)
     return _c2c("ifftn", input, s, dim, norm, True)
 
 
-def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def rfft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out: Any = None
+) -> Tensor:
     """The Fourier transform of a real signal: the ``n // 2 + 1`` non-negative frequencies."""
+    _check_out("rfft", out, complex_result=True)
     s, d = _one_dim(n, dim)
     return _r2c("rfft", input, s, d, norm)
 
 
-def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def irfft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out: Any = None
+) -> Tensor:
     """The inverse of :func:`rfft`: a real signal of length ``n`` (default ``2 * (m - 1)``)
     from its one-sided spectrum (imaginary parts of the zero and Nyquist terms are ignored)."""
+    _check_out("irfft", out, complex_result=False)
     s, d = _one_dim(n, dim)
     return _c2r("irfft", input, s, d, norm)
 
 
 def rfft2(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The two-dimensional Fourier transform of a real input (the last dim one-sided)."""
+    _check_out("rfftn", out, complex_result=True)
     return _r2c("rfft2", input, s, dim, norm)
 
 
 def irfft2(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The inverse of :func:`rfft2`."""
+    _check_out("irfftn", out, complex_result=False)
     return _c2r("irfft2", input, s, dim, norm)
 
 
 def rfftn(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The N-dimensional Fourier transform of a real input (the last dim one-sided)."""
+    _check_out("rfftn", out, complex_result=True)
     return _r2c("rfftn", input, s, dim, norm)
 
 
 def irfftn(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The inverse of :func:`rfftn` (the last dim's length defaults to ``2 * (m - 1)``)."""
+    _check_out("irfftn", out, complex_result=False)
     return _c2r("irfftn", input, s, dim, norm)
 
 
-def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def hfft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out: Any = None
+) -> Tensor:
     """The Fourier transform of a Hermitian-symmetric signal given by its one-sided half:
     a real result of length ``n`` (default ``2 * (m - 1)``)."""
+    _check_out("hfft", out, complex_result=False)
     s, d = _one_dim(n, dim)
     return _c2r("hfft", _prepare("hfft", input).conj(), s, d, _DUAL[_norm(norm)])
 
 
-def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+def ihfft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *, out: Any = None
+) -> Tensor:
     """The inverse of :func:`hfft`: the one-sided half of the inverse transform of a real signal."""
+    _check_out("ihfft", out, complex_result=True)
     s, d = _one_dim(n, dim)
     return _r2c("ihfft", input, s, d, _DUAL[_norm(norm)]).conj()
 
 
 def hfft2(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The two-dimensional :func:`hfftn`."""
+    _check_out("hfftn", out, complex_result=False)
     return _c2r("hfft2", _prepare("hfft2", input).conj(), s, dim, _DUAL[_norm(norm)])
 
 
 def ihfft2(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1), norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The two-dimensional :func:`ihfftn`."""
+    _check_out("ihfftn", out, complex_result=True)
     return _r2c("ihfft2", input, s, dim, _DUAL[_norm(norm)]).conj()
 
 
 def hfftn(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The N-dimensional Fourier transform of a Hermitian-symmetric input given by its
     one-sided half along the last dim: a real result."""
+    _check_out("hfftn", out, complex_result=False)
     return _c2r("hfftn", _prepare("hfftn", input).conj(), s, dim, _DUAL[_norm(norm)])
 
 
 def ihfftn(
-    input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None, norm: str | None = None
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    out: Any = None,
 ) -> Tensor:
     """The N-dimensional inverse of :func:`hfftn` of a real input (the last dim one-sided)."""
+    _check_out("ihfftn", out, complex_result=True)
     return _r2c("ihfftn", input, s, dim, _DUAL[_norm(norm)]).conj()
 
 

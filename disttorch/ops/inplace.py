@@ -21,12 +21,14 @@ PyTorch's rules, and how they are kept here:
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import _random
 from .._dtype import get_default_dtype, result_type, scalar_type_name
+from .._meta_array import MetaArray
 from .._random import _gen
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -633,6 +635,8 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast to this shape, any dtype) into this tensor."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+    if type(src._data) is MetaArray and type(self._data) is not MetaArray:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if _recording(self, src):
         try:
             np.broadcast_shapes(src._data.shape, self._data.shape)
@@ -692,6 +696,19 @@ def _sampled(t: Tensor, draw: Any) -> np.ndarray:
     return np.ascontiguousarray(pairs).view(d.dtype)[..., 0]
 
 
+def no_draw_on_meta(sample: Callable) -> Callable:
+    """In-place sampling (``sample(tensor, ...)``) on a meta tensor draws nothing: there is no
+    data, and the generator does not move, as in PyTorch."""
+
+    @functools.wraps(sample)
+    def sample_unless_meta(*args: Any, **kwargs: Any) -> Any:
+        target = args[0] if args else kwargs.get("tensor", kwargs.get("self"))
+        return target if type(target._data) is MetaArray else sample(*args, **kwargs)
+
+    return sample_unless_meta
+
+
+@no_draw_on_meta
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples uniform on ``[a, b)``, in place (complex: each part on ``[a, b)``)."""
     if self._data.dtype.kind != "c":
@@ -705,6 +722,7 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = N
     return _overwrite(self, u, Uniform)
 
 
+@no_draw_on_meta
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples from ``N(mean, std**2)``, in place. Complex tensors, as PyTorch's:
     the real and imaginary parts each ``N(mean, std**2 / 2)``."""
@@ -721,6 +739,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any
     return _overwrite(self, z, Normal)
 
 
+@no_draw_on_meta
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """Fill with 1 with probability ``p`` (a number or a broadcastable tensor), else 0."""
     prob = _operand(p)
@@ -737,6 +756,7 @@ def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
 _NO_TO = object()
 
 
+@no_draw_on_meta
 def random_(self: Tensor, from_: Any = None, to: Any = _NO_TO, *, generator: Any = None) -> Tensor:
     """Fill with integers uniform on ``[from, to)``; ``random_(to)`` means ``[0, to)``;
     ``random_(from, None)`` means up to the dtype's maximum; without bounds, ``[0, 2**mantissa]``
@@ -758,6 +778,7 @@ def _continuous(self: Tensor, op: str, kernel: Any, args: tuple, generator: Any,
     return _overwrite(self, _draw(self, lambda n: kernel(engine, n, dt, *args)), node)
 
 
+@no_draw_on_meta
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples from the exponential distribution of rate ``lambd``, in place."""
     if self._data.dtype.kind not in "fV":
@@ -770,6 +791,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator: Any = None) -> 
     return _continuous(self, "exponential_cpu", _kr.exponential, (float(lambd),), generator, Exponential)
 
 
+@no_draw_on_meta
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with samples from the Cauchy distribution ``median + sigma * tan(pi * (U - 1/2))``."""
     if sigma <= 0:
@@ -777,6 +799,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     return _continuous(self, "cauchy_cpu", _kr.cauchy, (float(median), float(sigma)), generator, Cauchy)
 
 
+@no_draw_on_meta
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
     if not 0 < p < 1:
@@ -786,6 +809,7 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     return _overwrite(self, vals, Geometric)
 
 
+@no_draw_on_meta
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
     """Fill with ``exp(N(mean, std**2))`` samples, in place."""
     if std <= 0:

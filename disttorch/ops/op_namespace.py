@@ -8,7 +8,8 @@ stable, hashable objects, and calling one runs disttorch's op of that name (the 
 method, or the function of an op family) with the arguments given. An ATen operator that
 disttorch has no op for (``aten._sparse_addmm``) can be named but raises
 ``NotImplementedError`` when called. Other namespaces hold operators of C++ extensions,
-which cannot load here: their ops raise ``AttributeError`` as when the extension is absent.
+which cannot load here: their ops raise ``AttributeError`` as when the extension is absent,
+unless ``torch.library`` registered them by name (:data:`REGISTERED`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from typing import Any
 
 from .._tensor import Tensor
 
-__all__ = ["OpNamespace", "OpOverload", "OpOverloadPacket"]
+__all__ = ["OpNamespace", "OpOverload", "OpOverloadPacket", "REGISTERED"]
+
+#: operators registered by ``torch.library`` under their qualified name ``"ns::op"``
+REGISTERED: dict[str, Callable] = {}
 
 
 class OpOverload:
@@ -64,6 +68,10 @@ class OpOverloadPacket:
             self._overloads[overload] = OpOverload(self, overload)
         return self._overloads[overload]
 
+    @property
+    def _qualified_op_name(self) -> str:
+        return f"{self._namespace}::{self._name}"
+
     def overloads(self) -> list[str]:
         """The overloads named so far."""
         return list(self._overloads)
@@ -94,6 +102,8 @@ class OpNamespace(types.ModuleType):
         self._packets: dict[str, OpOverloadPacket] = {}
 
     def _function(self, op: str) -> Callable | None:
+        if f"{self.name}::{op}" in REGISTERED:
+            return REGISTERED[f"{self.name}::{op}"]
         method = getattr(Tensor, op, None)
         if callable(method):
             return method
@@ -104,7 +114,7 @@ class OpNamespace(types.ModuleType):
         return None
 
     def __getattr__(self, op: str) -> OpOverloadPacket:
-        if op.startswith("__") or not self._families:
+        if op.startswith("__") or not (self._families or f"{self.name}::{op}" in REGISTERED):
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
         if op not in self._packets:
             self._packets[op] = OpOverloadPacket(self.name, op, self._function)

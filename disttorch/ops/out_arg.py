@@ -77,8 +77,9 @@ def _write(result: Tensor, out: Any, name: str) -> Tensor:
     return out
 
 
-def accept_out(fn: Callable, name: str) -> Callable:
-    """``fn`` with PyTorch's ``out=`` keyword (see the module docstring)."""
+def accept_out(fn: Callable, name: str, declared: bool = False) -> Callable:
+    """``fn`` with PyTorch's ``out=`` keyword (see the module docstring); a ``declared``
+    ``out`` parameter of ``fn`` receives it too (to check it before computing)."""
 
     @functools.wraps(fn)
     def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
@@ -86,7 +87,7 @@ def accept_out(fn: Callable, name: str) -> Callable:
             return fn(*args, **kwargs)
         if name in _FACTORIES and kwargs.get("dtype") is None and isinstance(out, Tensor):
             kwargs["dtype"] = out.dtype
-        result = fn(*args, **kwargs)
+        result = fn(*args, out=out, **kwargs) if declared else fn(*args, **kwargs)
         results = result if isinstance(result, tuple) else (result,)
         if grad_mode.is_grad_enabled() and any(r.requires_grad for r in results):
             raise RuntimeError(
@@ -109,4 +110,4 @@ def accept_declared_out(namespace: dict, prefix: str) -> None:
     for name in namespace.get("__all__", ()):
         fn = namespace.get(name)
         if callable(fn) and not isinstance(fn, type) and "out" in inspect.signature(fn).parameters:
-            namespace[name] = accept_out(fn, prefix + name)
+            namespace[name] = accept_out(fn, prefix + name, declared=True)

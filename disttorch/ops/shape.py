@@ -221,11 +221,28 @@ class Expand(Function):
                     f"{i + lead}.  Target sizes: {list(shape)}.  Tensor sizes: "
                     f"{list(x.shape)}"
                 )
-        return np.broadcast_to(x, tuple(full))
+        return _expanded(x, full, lead)
 
     @staticmethod
     def backward(ctx, g):
         return sum_to(g, ctx.in_shape), None
+
+
+def _expanded(x: np.ndarray, full: list, lead: int) -> np.ndarray:
+    """``x`` viewed with shape ``full`` and PyTorch's strides: a new leading dim of size 1
+    strides over the dims after it, a dim stretched to more elements has stride 0. The view is
+    writable unless it shows an element twice (a stretched dim), as a PyTorch expand only
+    refuses writes that overlap."""
+    strides = [0] * len(full)
+    for i in range(len(full) - 1, -1, -1):
+        if i < lead and full[i] == 1:
+            strides[i] = full[i + 1] * strides[i + 1] if i + 1 < len(full) else x.itemsize
+        elif i >= lead and x.shape[i - lead] == full[i]:
+            strides[i] = x.strides[i - lead]
+    repeats = any(st == 0 and n > 1 for st, n in zip(strides, full))
+    return np.lib.stride_tricks.as_strided(
+        x, tuple(full), tuple(strides), subok=True, writeable=x.flags.writeable and not repeats
+    )
 
 
 class Permute(Function):

@@ -123,3 +123,21 @@ def test_conv_with_channels_last_weight_and_module_to():
     out = m(_x(2, 3, 8, 8).float())
     assert out.is_contiguous(memory_format=dt.channels_last)
     np.testing.assert_allclose(out.detach().numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parity
+def test_like_functions_keep_only_dense_layouts_as_pytorch(torch):
+    """``*_like`` keep the strides of a dense input (permuted or not) and lay out an
+    overlapping (expanded) or holed (stepped) input contiguously, as PyTorch does."""
+
+    def strides(lib):
+        base = lib.arange(24).reshape(2, 3, 4)
+        inputs = [
+            lib.arange(5).expand(3, -1),
+            base[:, :, ::2],
+            base.permute(2, 0, 1),
+            base.expand(2, 2, 3, 4).permute(1, 0, 3, 2),
+        ]
+        return [fn(x).stride() for x in inputs for fn in (lib.empty_like, lib.zeros_like, lib.ones_like)]
+
+    assert strides(dt) == strides(torch)

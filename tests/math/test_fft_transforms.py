@@ -169,3 +169,54 @@ def test_edge_cases():
     assert dt.fft.fftfreq(0).shape == (0,) and dt.fft.rfftfreq(0).shape == (0,)
     c = dt.fft.fftn(dt.zeros(2, 3), dim=())  # no dim: the input as complex
     assert c.dtype == dt.complex64 and c.shape == (2, 3)
+
+
+TRANSFORMS = [
+    "fft",
+    "ifft",
+    "rfft",
+    "irfft",
+    "hfft",
+    "ihfft",
+    "fft2",
+    "ifft2",
+    "rfft2",
+    "irfft2",
+    "hfft2",
+    "ihfft2",
+]
+TRANSFORMS += ["fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_out_argument_as_pytorch(torch, name):
+    """``out=`` receives the transform (resized when empty) and is returned; an ``out`` whose
+    dtype cannot hold the result raises as in PyTorch."""
+    x = np.random.default_rng(3).standard_normal((4, 6))
+    results = []
+    for lib in (dt, torch):
+        fn = getattr(lib.fft, name)
+        src = lib.tensor(x, dtype=lib.complex128 if name.startswith(("i", "h", "fft")) else lib.float64)
+        if name in ("ihfft", "ihfft2", "ihfftn", "rfft", "rfft2", "rfftn"):
+            src = lib.tensor(x)
+        want = fn(src)
+        out = lib.empty(0, dtype=want.dtype)
+        got = fn(src, out=out)
+        assert got is out and out.shape == want.shape
+        label = {"fft2": "fftn", "ifft2": "fftn", "ifftn": "fftn", "rfft2": "rfftn", "irfft2": "irfftn"}.get(
+            name, name
+        )
+        label = {"hfft2": "hfftn", "ihfft2": "ihfftn"}.get(name, label)  # PyTorch's names in the message
+        if want.is_complex():
+            with pytest.raises(
+                RuntimeError, match=f"{label} expects a complex output tensor, but got Double"
+            ):
+                fn(src, out=lib.empty(0, dtype=lib.float64))
+        else:
+            with pytest.raises(
+                RuntimeError, match=f"{label} expects a floating point output tensor, but got Long"
+            ):
+                fn(src, out=lib.empty(0, dtype=lib.int64))
+        results.append(np.asarray(out.tolist()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-12)

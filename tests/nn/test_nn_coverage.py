@@ -32,7 +32,6 @@ EXCLUDED: dict[str, str] = {
     "F.tf32_notes": "docstring fragments of PyTorch's documentation build",
     "F.assert_int_or_pair": "internal TorchScript argument check",
     "nn.factory_kwargs": "internal helper for device/dtype keyword arguments of PyTorch's modules",
-    "nn.attention": "SDPA backend selection (sdpa_kernel, flex_attention) for CUDA/flash kernels",
 }
 
 _NAMESPACES = {

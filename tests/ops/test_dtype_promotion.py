@@ -4,6 +4,7 @@ forms keep their own dtype or refuse a result they cannot hold."""
 
 import itertools
 
+import numpy as np
 import pytest
 
 import disttorch as dt
@@ -184,3 +185,19 @@ def test_promotion_matches_pytorch_over_dtype_pairs(torch, name):
         if ours != theirs:
             wrong.append((x, y, ours, theirs))
     assert not wrong, wrong
+
+
+@pytest.mark.parity
+def test_mixed_operands_are_computed_in_the_result_dtype_as_pytorch(torch):
+    """An integer tensor with a Python float, or a float32 tensor with a 0-d float64 tensor,
+    is computed in float32 (not in float64 and rounded), bit for bit as PyTorch."""
+    ints = np.arange(-40, 40)
+    floats = np.linspace(-3, 3, 81).astype(np.float32)
+    for op in ("__mul__", "__add__", "__sub__", "__rsub__", "__radd__"):
+        for scalar in (0.05, 1.7, -3.3):
+            mine = getattr(dt.tensor(ints), op)(scalar).numpy()
+            ref = getattr(torch.tensor(ints), op)(scalar).numpy()
+            assert mine.dtype == ref.dtype and np.array_equal(mine, ref), (op, scalar)
+        mine = getattr(dt.tensor(floats), op)(dt.tensor(0.1, dtype=dt.float64)).numpy()
+        ref = getattr(torch.tensor(floats), op)(torch.tensor(0.1, dtype=torch.float64)).numpy()
+        assert mine.dtype == ref.dtype and np.array_equal(mine, ref), op

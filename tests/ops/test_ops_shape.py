@@ -444,3 +444,19 @@ PARITY_GRAD = {  # name: (fn(lib, *float64 leaves), inputs)
 @pytest.mark.parametrize("name", list(PARITY_GRAD))
 def test_values_and_gradients_match_torch(name):
     assert_values_and_gradients_match(*PARITY_GRAD[name])
+
+
+@pytest.mark.parity
+def test_expand_strides_and_writes_as_pytorch(torch):
+    """``expand`` has PyTorch's strides (a new size-1 dim strides over the rest, a stretched
+    dim has stride 0); writing into it works unless an element shows twice."""
+    seen = []
+    for lib in (dt, torch):
+        base = lib.arange(6).view(2, 3)
+        views = [base.expand(1, 2, 3), base[:, :1].expand(2, 4, 2, -1), lib.arange(3).expand(2, 1, 3)]
+        buf = lib.arange(5).expand((1, -1))
+        buf.copy_(lib.ones(1, 5, dtype=lib.int64) * 7)  # no element repeats: allowed, written through
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            lib.zeros(3, 1).expand(3, 2).copy_(lib.ones(3, 2))
+        seen.append(([v.stride() for v in views], buf.tolist()))
+    assert seen[0] == seen[1]

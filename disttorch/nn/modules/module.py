@@ -14,8 +14,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from ... import _dtype
-from ..._tensor import Tensor, _check_device
+from ... import _creation, _dtype
+from ..._tensor import Tensor, _check_device, _wants_meta
 from ...autograd import grad_mode
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -30,6 +30,15 @@ class _HookDict(OrderedDict):
     def __reduce__(self) -> tuple:
         # pickled as the plain OrderedDict PyTorch writes; Module.__setstate__ converts back
         return (OrderedDict, (list(self.items()),))
+
+
+#: the ``state_dict`` key (under the module's prefix) of what ``get_extra_state`` returns
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+_NEVER_CALLED = (
+    "Reached a code path in Module.{}() that should never be called. Please file an issue at "
+    "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report this bug."
+)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -434,23 +443,32 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device: Any) -> "Module":
+        """Parameters and buffers become uninitialised tensors of the same shapes on
+        ``device`` (how a module built on the meta device gets memory)."""
+        return self._apply(lambda t: _creation.empty_like(t, device=device))
+
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(tensor)``: floating parameters and buffers
-        are converted to the dtype; only the CPU device exists. ``memory_format=`` lays out
+        are converted to the dtype; the devices are the CPU and ``meta`` (a module on the meta
+        device cannot come back with ``to``: use ``to_empty``). ``memory_format=`` lays out
         the 4-d and 5-d parameters and buffers so (e.g. ``torch.channels_last``)."""
         fmt = kwargs.pop("memory_format", None)
         if fmt is not None:
             self._apply(lambda t: t.to(memory_format=fmt) if t.dim() in (4, 5) else t)
         target = kwargs.get("dtype")
+        dev = kwargs.get("device")
         for a in args:
             if isinstance(a, _dtype.dtype):
                 target = a
             elif isinstance(a, Tensor):
                 target = a.dtype
             elif a is not None:
-                _check_device(a)
-        if kwargs.get("device") is not None:
-            _check_device(kwargs["device"])
+                dev = a
+        if dev is not None:  # only the CPU and the meta device exist; moves touch only meta
+            to_meta = _wants_meta(dev)
+            if to_meta or any(t.is_meta for t in [*self.parameters(), *self.buffers()]):
+                self._apply(lambda t: t.to(dev))
         if target is None:
             return self
         if not target.is_floating_point:
@@ -506,6 +524,17 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """What a subclass adds to its ``state_dict`` under ``"_extra_state"`` beside its
+        tensors (override it with ``set_extra_state``; any picklable object)."""
+        raise RuntimeError(_NEVER_CALLED.format("get_extra_state"))
+
+    def set_extra_state(self, state: Any) -> None:
+        """Take back what ``get_extra_state`` returned, from a loaded ``state_dict``."""
+        raise RuntimeError(_NEVER_CALLED.format("set_extra_state"))
 
     def state_dict(
         self, *args: Any, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
@@ -573,9 +602,16 @@ class Module:
                     self._buffers[name] = value.detach()
             else:
                 _copy_into(current, value)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        has_extra = type(self).set_extra_state is not Module.set_extra_state
+        if has_extra:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
         if strict:
             children = set(self._modules)
-            own = {n for n, _, _ in local}
+            own = {n for n, _, _ in local} | ({_EXTRA_STATE_KEY_SUFFIX} if has_extra else set())
             for key in state_dict:
                 if key.startswith(prefix):
                     rest = key[len(prefix) :]

@@ -1,0 +1,113 @@
+"""The ``meta`` device: tensors with a shape and dtype and no data, created by factory
+functions (``device="meta"``, ``with torch.device("meta")``, ``set_default_device``), kept
+meta by every op, and refusing to be read, as PyTorch's meta tensors."""
+
+from __future__ import annotations
+
+import pytest
+
+import disttorch as dt
+
+
+def _build(lib):
+    with lib.device("meta"):
+        net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.LayerNorm(4), lib.nn.Embedding(5, 4))
+        made = [lib.zeros(2), lib.arange(4).expand(2, -1), lib.randn(2, 3), lib.tensor([1.0]), lib.eye(2)]
+        inside = lib.get_default_device()
+    return net, made, inside
+
+
+@pytest.mark.parity
+def test_factories_and_modules_under_the_meta_device_as_pytorch(torch):
+    seen = []
+    for lib in (dt, torch):
+        net, made, inside = _build(lib)
+        params = [(n, tuple(p.shape), str(p.device), p.is_meta) for n, p in net.named_parameters()]
+        x = lib.empty(7, 3, device="meta")
+        y = net[1](net[0](x)).relu().sum(-1, keepdim=True).expand(7, 4)
+        views = [y.t(), y[2:], y.reshape(-1), lib.cat([y, y]), y.to(lib.float64), y.mean(0)]
+        seen.append(
+            (
+                params,
+                [
+                    (
+                        str(t.device),
+                        tuple(t.shape),
+                        t.stride(),
+                        repr(t).replace("dist", "").replace("torch.", ""),
+                    )
+                    for t in made
+                ],
+                str(inside),
+                str(lib.get_default_device()),
+                [(str(v.device), tuple(v.shape), str(v.dtype).split(".")[1]) for v in views],
+                repr(net[0].weight).replace("dist", "").replace("torch.", ""),
+            )
+        )
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parity
+def test_meta_tensors_refuse_to_be_read_as_pytorch(torch):
+    for lib in (dt, torch):
+        z = lib.zeros(2, device="meta")
+        with pytest.raises(RuntimeError, match="Tensor.item\\(\\) cannot be called on meta tensors"):
+            z[0].item()
+        with pytest.raises(RuntimeError, match="Tensor.item\\(\\) cannot be called on meta tensors"):
+            bool(z[0])
+        with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+            z.tolist()
+        with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+            z.to("cpu")
+        with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+            lib.zeros(2).copy_(z)
+        with pytest.raises(TypeError, match="can't convert meta device type tensor to numpy"):
+            z.numpy()
+        assert z.copy_(lib.ones(2)).is_meta  # writing into a meta tensor is allowed (and keeps no data)
+
+
+@pytest.mark.parity
+def test_to_empty_and_like_functions_move_off_the_meta_device(torch):
+    for lib in (dt, torch):
+        with lib.device("meta"):
+            lin = lib.nn.Linear(3, 2)
+        w = lin.weight
+        assert (
+            str(lib.empty_like(w).device) == "meta" and str(lib.empty_like(w, device="cpu").device) == "cpu"
+        )
+        assert str(w.new_zeros(3).device) == "meta"
+        lin.to_empty(device="cpu")
+        assert str(lin.weight.device) == "cpu" and isinstance(lin.weight, lib.nn.Parameter)
+        lin.weight.data.fill_(1.0)
+        lin.bias.data.zero_()
+        assert lin(lib.ones(1, 3)).tolist() == [[3.0, 3.0]]
+        assert str(lib.nn.Linear(2, 2).to("meta").weight.device) == "meta"
+        assert str(lib.ones(2).to("meta").device) == "meta"
+
+
+def test_sampling_on_the_meta_device_leaves_the_generator_alone():
+    dt.manual_seed(0)
+    expected = dt.rand(3).tolist()
+    dt.manual_seed(0)
+    meta = dt.empty(4, 4, device="meta")
+    dt.randn(5, device="meta"), dt.randint(0, 3, (2,), device="meta"), meta.uniform_(), meta.normal_()
+    dt.nn.init.kaiming_uniform_(meta)
+    assert dt.rand(3).tolist() == expected
+
+
+@pytest.mark.parity
+def test_set_default_device_meta(torch):
+    for lib in (dt, torch):
+        lib.set_default_device("meta")
+        try:
+            assert lib.ones(2).is_meta and str(lib.get_default_device()) == "meta"
+        finally:
+            lib.set_default_device(None)  # "cpu" would leave PyTorch a device mode (no fast paths)
+        assert not lib.ones(2).is_meta
+
+
+def test_gradients_flow_through_meta_graphs_as_meta_tensors():
+    w = dt.empty(3, 2, device="meta", requires_grad=True)
+    loss = (dt.ones(4, 3, device="meta") @ w).tanh().sum()
+    loss.backward()
+    assert w.grad.is_meta and tuple(w.grad.shape) == (3, 2)
