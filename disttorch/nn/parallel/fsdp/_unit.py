@@ -77,7 +77,10 @@ class FSDPUnit:
 
     # ------------------------------------------------------------------ gather / free
     def unshard(self, async_op: bool = False) -> None:
-        """Start gathering the whole parameters (no-op unless sharded); wait unless ``async_op``."""
+        """Start gathering the whole parameters (no-op unless sharded); wait unless ``async_op``.
+
+        A gather waited for at once is issued synchronously: with nothing else queued it then
+        runs in this thread, without the two hand-overs to the communication thread."""
         if self.state == "sharded":
             for layout in self.layouts:
                 send = np.empty(layout.size, layout.comm_dtype)
@@ -88,7 +91,7 @@ class FSDPUnit:
                     continue
                 recv = np.empty(self.n * layout.size, layout.comm_dtype)
                 work = collectives.all_gather_into_tensor(  # a copy: as bytes, whatever the dtype
-                    recv.view(np.uint8), send.view(np.uint8), group=self.shard_group, async_op=True
+                    recv.view(np.uint8), send.view(np.uint8), group=self.shard_group, async_op=async_op
                 )
                 self._gathers.append((layout, work, recv))
             self.state = "gathering"
