@@ -1,10 +1,11 @@
 """Lightning's FSDP strategies on CPU, an unmodified PyTorch program.
 
-``Trainer(strategy="fsdp")`` and ``Trainer(strategy=FSDPStrategy())`` refuse a CPU
-accelerator (Lightning checks it before any process group exists), so the script prints
-their errors. Lightning's other route to sharding, ``ModelParallelStrategy``, runs on CPU:
-``configure_model`` applies ``fully_shard`` to each block and to the root, and every rank
-keeps half of each parameter and of the AdamW state.
+``Trainer(strategy="fsdp")``, ``Trainer(strategy=FSDPStrategy())`` and
+``Fabric(strategy="fsdp")`` refuse a CPU accelerator (Lightning checks it before any
+process group exists), so the script prints their errors. Lightning's other route to
+sharding, ``ModelParallelStrategy``, runs on CPU: ``configure_model`` applies
+``fully_shard`` to each block and to the root, and every rank keeps half of each parameter
+and of the AdamW state.
 
 Run it on disttorch's process group, or on PyTorch's, the same way::
 
@@ -83,12 +84,17 @@ def trainer(strategy) -> L.Trainer:
 
 def main() -> None:
     torch.set_num_threads(1)
-    for strategy in ("fsdp", FSDPStrategy()):
+    refused = {
+        "Trainer(strategy='fsdp')": lambda: trainer("fsdp"),
+        "Trainer(strategy=FSDPStrategy())": lambda: trainer(FSDPStrategy()),
+        "Fabric(strategy='fsdp')": lambda: L.Fabric(accelerator="cpu", strategy="fsdp", devices=2),
+    }
+    for what, make in refused.items():
         try:
-            trainer(strategy)
+            make()
         except ValueError as error:
             if os.environ["RANK"] == "0":
-                print(f"strategy {type(strategy).__name__}: ValueError: {error}")
+                print(f"{what}: ValueError: {error}")
     L.seed_everything(0, verbose=False)
     x = torch.randn(256, 8)
     y = (x[:, :4].sum(1, keepdim=True) - x[:, 4:].prod(1, keepdim=True)).tanh()
