@@ -83,6 +83,12 @@ def _controls_worker(rank: int, world: int) -> dict:
         out.register_hook(lambda _grad: seen_backward.append(model[0]._fsdp_state.unit.state))
 
     model[2].register_forward_hook(watch_backward)
+    seen_root_backward = []  # the last unit's state when the root's backward starts
+
+    def watch_root(_module, _args, out) -> None:
+        out.register_hook(lambda _grad: seen_root_backward.append(model[2]._fsdp_state.unit.state))
+
+    model.register_forward_hook(watch_root)
     for step, sync in ((0, False), (1, True)):
         model.set_requires_gradient_sync(sync)
         loss = F.cross_entropy(model(torch.tensor(x[step, sl])), torch.tensor(y[step, sl]))
@@ -97,6 +103,7 @@ def _controls_worker(rank: int, world: int) -> dict:
     opt.step()
     out["prefetch"] = seen
     out["prefetch_backward"] = seen_backward
+    out["prefetch_root_backward"] = seen_root_backward
     out["params"] = full_params(model)
     tied = build("tied")  # a tie cut by a unit boundary is refused, not silently broken
     fully_shard(tied.emb)
@@ -129,6 +136,9 @@ def test_unshard_reshard_and_gradient_accumulation():
         assert out["prefetch"][0] == "sharded" and out["prefetch"][1] in ("gathering", "unsharded")
         assert out["prefetch_backward"][0] == "sharded"
         assert out["prefetch_backward"][1] in ("gathering", "unsharded")
+        # the root's backward prefetches the last unit, whose backward comes next
+        assert out["prefetch_root_backward"][0] == "sharded"
+        assert out["prefetch_root_backward"][1] in ("gathering", "unsharded")
         for name in expected:
             np.testing.assert_allclose(out["params"][name], expected[name], rtol=1e-10, err_msg=name)
 

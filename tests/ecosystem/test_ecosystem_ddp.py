@@ -1,7 +1,9 @@
-"""Lightning's ``Trainer(strategy="ddp", devices=2)`` and an accelerate-style script under
-``disttorch-launch --as-torch --nproc 2`` give the losses PyTorch gives under torchrun
-(``examples/ecosystem/reference/``, made with PyTorch 2.13 CPU, lightning 2.6.6 and
-accelerate 1.15). Each test skips when its library is not installed."""
+"""Lightning's and accelerate's data-parallel strategies under ``disttorch-launch --as-torch
+--nproc 2`` give the output PyTorch gives under torchrun (``examples/ecosystem/reference/``,
+made with PyTorch 2.13 CPU, lightning 2.6.6 and accelerate 1.15): DDP, and FSDP as far as
+each library offers it on CPU (Lightning refuses ``strategy="fsdp"`` there with the same
+error, and shards through ``ModelParallelStrategy`` + ``fully_shard``; accelerate falls back
+to DDP). Each test skips when its library is not installed."""
 
 from __future__ import annotations
 
@@ -34,7 +36,12 @@ def _matches(got: list[str], want: list[str]) -> bool:
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize(
     ("script", "library"),
-    [("lightning_ddp.py", "lightning"), ("accelerate_ddp.py", "accelerate")],
+    [
+        ("lightning_ddp.py", "lightning"),
+        ("accelerate_ddp.py", "accelerate"),
+        ("lightning_fsdp.py", "lightning"),
+        ("accelerate_fsdp.py", "accelerate"),
+    ],
 )
 def test_two_ranks_train_to_pytorchs_losses(tmp_path, script, library):
     if importlib.util.find_spec(library) is None:

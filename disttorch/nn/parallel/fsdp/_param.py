@@ -76,12 +76,12 @@ class FSDPParam:
     def dtype(self) -> np.dtype:
         return self.sharded._data.dtype
 
-    def padded_shard(self, dtype: np.dtype) -> np.ndarray:
-        """The local shard, flat, padded to ``padded_numel``, in ``dtype``."""
-        out = np.zeros(self.padded_numel, dtype)
+    def write_padded_shard(self, out: np.ndarray) -> None:
+        """Write the local shard, flat and padded with zeros, into ``out`` (``padded_numel``
+        elements of the collective's dtype): one copy, cast on the way."""
         local = self.sharded._data.reshape(-1)
         out[: local.size] = local
-        return out
+        out[local.size :] = 0
 
     def set_unsharded(self, pieces: np.ndarray) -> None:
         """Install the whole parameter from every rank's padded shard (``(n, padded_numel)``)."""
@@ -107,12 +107,22 @@ class FSDPParam:
         for module, name in self.slots:
             module._parameters[name] = param
 
-    def padded_grad(self, grad: np.ndarray | None, n: int, dtype: np.dtype) -> np.ndarray:
-        """The whole gradient padded to ``n * chunk`` rows, as ``(n, padded_numel)`` (zeros if none)."""
-        out = np.zeros((n * self.chunk,) + self.row_shape, dtype)
-        if grad is not None:
-            out[: self.rows] = grad.reshape((self.rows,) + self.row_shape)
-        return out.reshape(n, self.padded_numel)
+    def write_padded_grad(self, out: np.ndarray, grad: np.ndarray | None) -> None:
+        """Write the whole gradient into ``out``, this parameter's ``(n, padded_numel)`` columns
+        of the reduce-scatter buffer: row ``r`` gets rank ``r``'s chunk of rows, padded with
+        zeros (all zeros without a gradient). One copy, cast on the way, no temporary."""
+        n = out.shape[0]
+        if grad is None or self.padded_numel == 0:
+            out[...] = 0
+            return
+        pieces = out.reshape(n, self.chunk, self.row_numel, copy=False)  # the columns, split
+        rows = grad.reshape(self.rows, self.row_numel)
+        full, rest = divmod(self.rows, self.chunk)
+        pieces[:full] = rows[: full * self.chunk].reshape(full, self.chunk, self.row_numel)
+        if full < n:
+            pieces[full, :rest] = rows[full * self.chunk :]
+            pieces[full, rest:] = 0
+            pieces[full + 1 :] = 0
 
     def accumulate_sharded_grad(self, padded: np.ndarray) -> None:
         """Add this rank's reduced gradient (its padded shard) into ``sharded.grad``."""

@@ -147,14 +147,18 @@ class FSDPState:
 
     def _next_in(self, explicit: list | None, step: int) -> list["FSDPState"]:
         """The units to prefetch after this one: the explicit list, else the neighbour in
-        the recorded forward order (``step`` +1 forward, -1 backward)."""
+        the recorded forward order (``step`` +1 forward, -1 backward). Backward runs the
+        forward order in reverse after the root (first in that order, its parameters still
+        gathered), so the root's backward prefetches the last unit."""
         if explicit is not None:
             return [s for s in explicit if s.unit is not None]
         root = self.root
         if root is None or not root._order_recorded or self not in root.order:
             return []
         i = root.order.index(self) + step
-        if 0 <= i < len(root.order) and root.order[i].unit is not None:
+        if self is root and step < 0:
+            i = len(root.order) - 1
+        if 0 <= i < len(root.order) and root.order[i] is not self and root.order[i].unit is not None:
             return [root.order[i]]
         return []
 
@@ -171,9 +175,6 @@ class FSDPState:
         self._pending = {id(p) for p in self.unit.params if p.requires_grad}
         for nxt in self._next_in(self.backward_prefetch, -1):
             nxt.unit.unshard(async_op=True)
-
-    def _grad_hook(self, param_id: int) -> Any:
-        return lambda _param: self._grad_ready(param_id)
 
     def _grad_hook(self, param_id: int) -> Any:
         return lambda _param: self._grad_ready(param_id)

@@ -77,16 +77,21 @@ class FSDPUnit:
 
     # ------------------------------------------------------------------ gather / free
     def unshard(self, async_op: bool = False) -> None:
-        """Start gathering the whole parameters (no-op unless sharded); wait unless ``async_op``."""
+        """Start gathering the whole parameters (no-op unless sharded); wait unless ``async_op``.
+
+        A gather waited for at once is issued synchronously: with nothing else queued it then
+        runs in this thread, without the two hand-overs to the communication thread."""
         if self.state == "sharded":
             for layout in self.layouts:
-                send = np.concatenate([p.padded_shard(layout.comm_dtype) for p in layout.params])
+                send = np.empty(layout.size, layout.comm_dtype)
+                for p, offset in zip(layout.params, layout.offsets):
+                    p.write_padded_shard(send[offset : offset + p.padded_numel])
                 if self.n == 1:
                     self._gathers.append((layout, None, send))
                     continue
                 recv = np.empty(self.n * layout.size, layout.comm_dtype)
                 work = collectives.all_gather_into_tensor(  # a copy: as bytes, whatever the dtype
-                    recv.view(np.uint8), send.view(np.uint8), group=self.shard_group, async_op=True
+                    recv.view(np.uint8), send.view(np.uint8), group=self.shard_group, async_op=async_op
                 )
                 self._gathers.append((layout, work, recv))
             self.state = "gathering"
@@ -122,13 +127,12 @@ class FSDPUnit:
         for layout in self.layouts:
             if not any(p.requires_grad for p in layout.params):
                 continue
-            send = np.zeros((self.n, layout.size), layout.reduce_dtype)
+            send = np.empty((self.n, layout.size), layout.reduce_dtype)
             for p, offset in zip(layout.params, layout.offsets):
-                grad = p.unsharded._grad
-                if p.requires_grad:
-                    send[:, offset : offset + p.padded_numel] = p.padded_grad(
-                        None if grad is None else grad._data, self.n, layout.reduce_dtype
-                    )
+                grad = p.unsharded._grad if p.requires_grad else None
+                p.write_padded_grad(
+                    send[:, offset : offset + p.padded_numel], None if grad is None else grad._data
+                )
                 p.unsharded._grad = None
             recv = np.empty(layout.size, layout.reduce_dtype)
             if self.n == 1:
