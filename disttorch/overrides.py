@@ -2,11 +2,16 @@
 stand in for tensors. ``has_torch_function`` finds arguments whose type defines
 ``__torch_function__``; ``handle_torch_function`` dispatches a call to them, in PyTorch's
 order (subclasses before their bases, otherwise left to right). disttorch's own ops do not
-call the protocol; a library's functions can, with these helpers.
+call the protocol for tensor subclasses; a library's functions can, with these helpers.
+``TorchFunctionMode`` does see the calls user code makes while it is entered.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import threading
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -104,17 +109,107 @@ def is_tensor_method_or_property(func: Callable) -> bool:
     return name is not None and getattr(Tensor, name, None) is func
 
 
-_MODE_STACK: list[TorchFunctionMode] = []
+class _ModeStack(threading.local):
+    """The function modes entered in this thread, innermost last (PyTorch's are per thread too)."""
+
+    def __init__(self) -> None:
+        self.modes: list[TorchFunctionMode] = []
+
+
+_STACK = _ModeStack()
+
+# Tensor's own operators and protocols that dispatch (its public methods all do)
+_TENSOR_DUNDERS = tuple(
+    f"__{name}__"
+    for name in (
+        "add radd iadd sub rsub isub mul rmul imul matmul rmatmul imatmul truediv rtruediv itruediv "
+        "floordiv rfloordiv ifloordiv mod rmod imod pow rpow ipow neg pos abs invert and rand iand "
+        "or ror ior xor rxor ixor lshift rlshift ilshift rshift rrshift irshift eq ne lt le gt ge "
+        "getitem setitem len iter reversed contains bool float int index complex"
+    ).split()
+)
+# the namespaces whose functions dispatch (``torch.add``, ``F.relu``, ``nn.init.normal_``...)
+_NAMESPACES = ("", ".nn.functional", ".nn.init", ".linalg", ".fft", ".special")
+
+
+class _Patches:
+    """While any thread has a mode entered, every dispatching function is replaced, where
+    user code finds it (a namespace's attribute, a ``Tensor`` method), by a wrapper that
+    hands the call to the thread's innermost mode. With no mode entered the originals are
+    back, so ordinary runs pay nothing for the protocol."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.entered = 0  # modes entered, all threads together
+        self.saved: list[tuple[Any, str, Any]] = []  # (owner, name, original)
+
+    def enter(self) -> None:
+        with self.lock:
+            self.entered += 1
+            if self.entered == 1:
+                self.saved = list(_dispatching_places())
+                for owner, name, original in self.saved:
+                    setattr(owner, name, _dispatching(original, name))
+
+    def exit(self) -> None:
+        with self.lock:
+            self.entered -= 1
+            if self.entered == 0:
+                for owner, name, original in self.saved:
+                    setattr(owner, name, original)
+                self.saved = []
+
+
+_PATCHES = _Patches()
+
+
+def _dispatching_places() -> Iterable[tuple[Any, str, Any]]:
+    """(owner, name, function) of every function a mode sees called."""
+    import importlib
+
+    for suffix in _NAMESPACES:
+        module = importlib.import_module(__package__ + suffix)
+        for name, value in list(vars(module).items()):
+            if not name.startswith("_") and isinstance(value, types.FunctionType):
+                yield module, name, value
+    for name in dir(Tensor):
+        if name.startswith("_") and name not in _TENSOR_DUNDERS:
+            continue
+        value = inspect.getattr_static(Tensor, name)
+        if isinstance(value, types.FunctionType):
+            yield Tensor, name, value
+
+
+def _dispatching(original: Callable, name: str) -> Callable:
+    """``original``, handing each call to the innermost mode of the calling thread. That mode
+    is taken off the stack while it handles the call, so the ``func(*args)`` it makes reaches
+    the next mode out, or ``original`` itself, whose own inner calls then dispatch nowhere."""
+
+    @functools.wraps(original)
+    def public(*args: Any, **kwargs: Any) -> Any:
+        modes = _STACK.modes
+        if not modes:
+            return original(*args, **kwargs)
+        mode = modes.pop()
+        try:
+            return mode.__torch_function__(public, (), args, kwargs)
+        finally:
+            modes.append(mode)
+
+    public.__name__ = name  # an operator bound from a lambda is still ``__add__``
+    return public
 
 
 class TorchFunctionMode:
-    """A context manager whose ``__torch_function__(func, types, args, kwargs)`` PyTorch calls
-    for every torch function run inside it.
+    """A context manager whose ``__torch_function__(func, types, args, kwargs)`` is called for
+    every torch function, ``torch.nn.functional``/``nn.init``/``linalg``/``fft``/``special``
+    function and ``Tensor`` method or operator that user code calls inside it, in this
+    thread; ``func`` is the function called (``func is torch.Tensor.__getitem__`` holds), and
+    calling it inside the handler goes on to the next mode out, as in PyTorch.
 
-    Difference from PyTorch: disttorch's ops do not dispatch through ``__torch_function__``,
-    so a mode is entered and exited (and listed by ``_get_current_function_mode_stack``) but
-    its ``__torch_function__`` is not called by the ops run inside it; a mode that only passes
-    calls through (Lightning's ``_EmptyInit(enabled=False)``) behaves the same.
+    Differences from PyTorch: a function imported by name before the mode was entered
+    (``from torch import add``) and property reads (``x.shape``) do not dispatch, and an op's
+    own inner calls never do (PyTorch's run in C++).
     """
 
     inner: TorchFunctionMode | None = None
@@ -128,12 +223,15 @@ class TorchFunctionMode:
         return func(*args, **(kwargs or {}))
 
     def __enter__(self) -> TorchFunctionMode:
-        _MODE_STACK.append(self)
+        _PATCHES.enter()
+        _STACK.modes.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if _MODE_STACK and _MODE_STACK[-1] is self:
-            _MODE_STACK.pop()
+        modes = _STACK.modes
+        if self in modes:
+            modes.remove(self)
+            _PATCHES.exit()
 
     @classmethod
     def push(cls, *args: Any, **kwargs: Any) -> TorchFunctionMode:
@@ -142,5 +240,5 @@ class TorchFunctionMode:
 
 
 def _get_current_function_mode_stack() -> list[TorchFunctionMode]:
-    """The modes entered, innermost last."""
-    return list(_MODE_STACK)
+    """The modes entered in this thread, innermost last."""
+    return list(_STACK.modes)
