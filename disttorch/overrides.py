@@ -141,15 +141,20 @@ class _Patches:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.entered = 0  # modes entered, all threads together
-        self.saved: list[tuple[Any, str, Any]] = []  # (owner, name, original)
+        self.saved: list[tuple[Any, str, Any]] = []  # (owner, name, original: a function or staticmethod)
 
     def enter(self) -> None:
         with self.lock:
             self.entered += 1
             if self.entered == 1:
                 self.saved = list(_dispatching_places())
-                for owner, name, original in self.saved:
-                    setattr(owner, name, _dispatching(original, name))
+                wrappers: dict[int, Callable] = {}
+                for owner, name, bound in self.saved:  # one wrapper per function, wherever bound
+                    function = bound.__func__ if isinstance(bound, staticmethod) else bound
+                    wrapper = wrappers.setdefault(id(function), _dispatching(function, name))
+                    setattr(
+                        owner, name, staticmethod(wrapper) if isinstance(bound, staticmethod) else wrapper
+                    )
 
     def exit(self) -> None:
         with self.lock:
@@ -164,14 +169,29 @@ _PATCHES = _Patches()
 
 
 def _dispatching_places() -> Iterable[tuple[Any, str, Any]]:
-    """(owner, name, function) of every function a mode sees called."""
+    """(owner, name, function) of every function a mode sees called: the namespaces' public
+    functions, the same functions where the layers of ``nn`` bind them (``nn.Linear`` calls
+    ``linear`` by name, a convolution keeps ``staticmethod(conv2d)``, and PyTorch's mode sees
+    those calls), and Tensor's methods."""
     import importlib
+    import sys
 
+    public: set[int] = set()
     for suffix in _NAMESPACES:
         module = importlib.import_module(__package__ + suffix)
         for name, value in list(vars(module).items()):
             if not name.startswith("_") and isinstance(value, types.FunctionType):
+                public.add(id(value))
                 yield module, name, value
+    layers = [m for n, m in list(sys.modules.items()) if n.startswith(__package__ + ".nn.") and m is not None]
+    for module in layers:
+        for name, value in list(vars(module).items()):
+            if id(value) in public and isinstance(value, types.FunctionType):
+                yield module, name, value
+            elif isinstance(value, type) and value.__module__ == module.__name__:
+                for attr, kept in list(vars(value).items()):  # ``_conv = staticmethod(conv2d)``
+                    if isinstance(kept, staticmethod) and id(kept.__func__) in public:
+                        yield value, attr, kept
     for name in dir(Tensor):
         if name.startswith("_") and name not in _TENSOR_DUNDERS:
             continue
@@ -207,9 +227,9 @@ class TorchFunctionMode:
     thread; ``func`` is the function called (``func is torch.Tensor.__getitem__`` holds), and
     calling it inside the handler goes on to the next mode out, as in PyTorch.
 
-    Differences from PyTorch: a function imported by name before the mode was entered
-    (``from torch import add``) and property reads (``x.shape``) do not dispatch, and an op's
-    own inner calls never do (PyTorch's run in C++).
+    Differences from PyTorch: a function imported by name outside ``torch.nn`` before the
+    mode was entered (``from torch import add``) and property reads (``x.shape``) do not
+    dispatch, and an op's own inner calls never do (PyTorch's run in C++).
     """
 
     inner: TorchFunctionMode | None = None

@@ -27,7 +27,10 @@ def _recorder(lib):
 
 def _calls(lib):
     x, w = lib.ones(3), lib.empty(2, 3)
+    layer, conv, inputs = lib.nn.Linear(3, 2), lib.nn.Conv1d(1, 1, 2), lib.ones(1, 1, 4)
     with _recorder(lib) as rec:
+        layer(x)  # a layer's own functional call is seen, as in PyTorch
+        conv(inputs)
         lib.add(x, x)
         x.sum()
         lib.nn.functional.relu(x)
@@ -39,7 +42,17 @@ def _calls(lib):
 
 
 def test_a_mode_sees_functions_methods_and_init_calls():
-    assert _calls(dt) == ["add", "sum", "relu", "normal_", "__getitem__", "__len__", "stack"]
+    assert _calls(dt) == [
+        "linear",
+        "conv1d",
+        "add",
+        "sum",
+        "relu",
+        "normal_",
+        "__getitem__",
+        "__len__",
+        "stack",
+    ]
 
 
 @pytest.mark.parity
