@@ -141,28 +141,34 @@ class _Patches:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.entered = 0  # modes entered, all threads together
-        self.saved: list[tuple[Any, str, Any]] = []  # (owner, name, original: a function or staticmethod)
+        # (owner, name, original, wrapper), found and wrapped once: entering is then only setattr
+        self.swaps: list[tuple[Any, str, Any, Any]] | None = None
+
+    def _find(self) -> list[tuple[Any, str, Any, Any]]:
+        swaps, wrappers = [], {}
+        for owner, name, bound in _dispatching_places():  # one wrapper per function, wherever bound
+            function = bound.__func__ if isinstance(bound, staticmethod) else bound
+            wrapper = wrappers.setdefault(id(function), _dispatching(function, name))
+            swaps.append(
+                (owner, name, bound, staticmethod(wrapper) if isinstance(bound, staticmethod) else wrapper)
+            )
+        return swaps
 
     def enter(self) -> None:
         with self.lock:
             self.entered += 1
             if self.entered == 1:
-                self.saved = list(_dispatching_places())
-                wrappers: dict[int, Callable] = {}
-                for owner, name, bound in self.saved:  # one wrapper per function, wherever bound
-                    function = bound.__func__ if isinstance(bound, staticmethod) else bound
-                    wrapper = wrappers.setdefault(id(function), _dispatching(function, name))
-                    setattr(
-                        owner, name, staticmethod(wrapper) if isinstance(bound, staticmethod) else wrapper
-                    )
+                if self.swaps is None:
+                    self.swaps = self._find()
+                for owner, name, _, wrapper in self.swaps:
+                    setattr(owner, name, wrapper)
 
     def exit(self) -> None:
         with self.lock:
             self.entered -= 1
             if self.entered == 0:
-                for owner, name, original in self.saved:
+                for owner, name, original, _ in self.swaps:
                     setattr(owner, name, original)
-                self.saved = []
 
 
 _PATCHES = _Patches()
