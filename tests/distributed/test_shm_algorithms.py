@@ -206,6 +206,49 @@ def test_ranks_that_disagree_about_a_buffer_in_the_arena_fail_naming_the_rank():
         run_threads(3, work, timeout=5, hosts=[[0, 1, 2]], arena=1 << 20)
 
 
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("n_ranks", [2, 3, 4])
+def test_a_buffer_in_the_arena_is_broadcast_from_where_it_lies(n_ranks):
+    """Buffers every rank keeps at one offset of its arena are broadcast without a slot:
+    the others copy the root's arena; every dtype, odd sizes above the one-step size."""
+    steps = []
+
+    def work(ch):
+        board = ch.world.boards[ch.rank]
+        out = []
+        for dtype in DTYPES:
+            item = np.dtype(dtype).itemsize
+            for n in (shm.ONE_STEP_BYTES // item + 1, 70_001 // item):
+                root = n % n_ranks
+                buf = board.lease(n * item).view(dtype)
+                buf[:] = value(ch.rank, n, dtype)
+                shm.broadcast(ch, buf, root, on_step=lambda *step: steps.append((ch.rank, *step[:2])))
+                out.append(buf.tobytes() == value(root, n, dtype).tobytes())
+                board.release(buf)
+        return out, bool(board.halves.any())
+
+    for out, slots_used in run_threads(n_ranks, work, 30, [list(range(n_ranks))], SLOT, arena=1 << 20):
+        assert all(out), "every rank holds the root's bits"
+        assert not slots_used, "nothing was copied into the slots"
+    assert sorted(steps) == sorted((r, "read", 0) for r in range(n_ranks) for _ in range(2 * len(DTYPES)))
+
+
+@pytest.mark.parametrize("pad", [None, 64], ids=["private", "another-offset"])
+def test_ranks_that_disagree_about_a_broadcast_buffer_in_the_arena_fail_naming_the_rank(pad):
+    def work(ch):
+        board = ch.world.boards[ch.rank]
+        if ch.rank == 1 and pad is None:
+            buf = np.zeros(10_000)
+        else:
+            board.lease(pad if ch.rank == 1 else 0)  # rank 1's buffer lies further on
+            buf = board.lease(80_000).view(np.float64)
+        shm.broadcast(ch, buf, 0)
+
+    said = "no tag" if pad is None else "tag 64"
+    with pytest.raises(wire_shm.TagMismatch, match=f"board rank 1 came to this sync with {said}"):
+        run_threads(3, work, timeout=5, hosts=[[0, 1, 2]], arena=1 << 20)
+
+
 HOST_LAYOUTS = [[[0, 1], [2, 3]], [[0, 1, 2], [3]], [[0], [1, 2], [3, 4, 5]], [[0, 2], [1, 3, 4]]]
 
 

@@ -65,6 +65,16 @@ so each element has the same owner and the same order of reduction: the bits equ
 copying path's (on two ranks, where that path reduces in slot order, because the
 reductions are commutative). Buffers up to :data:`ONE_STEP_BYTES` take the copying path.
 
+A broadcast of such a buffer (ZeRO keeps its parameters there) needs no write at all: the
+root's buffer is already where the others can read it::
+
+    sync      (tagged with the offset)
+    read      every rank but the root copies the root's buffer into its own
+    sync      (the root does not change its buffer while another still reads it)
+
+Per receiving rank ``N`` read and written, nothing by the root, two syncs whatever ``N``,
+against the copying rounds' ``N`` written by the root and one sync per ``slot_bytes``.
+
 Rounds use the two halves of each slot in turn, so a rank may write round ``k + 1``
 while a slower one still reads round ``k`` (see ``wire/shm.py``): one sync per phase,
 never a lock.
@@ -75,6 +85,7 @@ The other collectives are rounds of the same kind:
 collective         one round                                                    syncs
 =================  ===========================================================  =====
 broadcast          the root writes; the others read its slot                    1
+broadcast, arena   the others read the root's buffer where it lies              2
 reduce             write; each reduces its slice; the root reads all slices     2
 reduce_scatter     write a piece of every block; rank s reduces block s's       1
 all_gather         write my block's piece; read every block's piece             1
@@ -214,6 +225,23 @@ def reduce_in_arena(board, buf: np.ndarray, op: Op, at: int, on_step=None) -> No
     _trace("all_reduce", "read", 0, board, buf, on_step)
 
 
+def broadcast_in_arena(board, buf: np.ndarray, root: int, at: int, on_step=None) -> None:
+    """Copy ``buf``, which lies at offset ``at`` of this rank's arena as the others'
+    buffers lie in theirs, from board rank ``root`` straight out of its arena (see the
+    module docstring)."""
+    board.sync(tag=at)
+    if board.rank != root:
+        np.copyto(buf, board.arena_views(at, buf.nbytes)[root].view(buf.dtype))
+    board.sync()
+    _trace("broadcast", "read", 0, board, buf, on_step)
+
+
+def _arena_offset(board, buf: np.ndarray) -> Optional[int]:
+    """Where ``buf`` lies in this rank's arena, if a collective should use it in place
+    there: larger than :data:`ONE_STEP_BYTES` and wholly in the arena; else ``None``."""
+    return board.offset(buf) if buf.nbytes > ONE_STEP_BYTES else None
+
+
 def all_reduce(ch: Channel, buf: np.ndarray, op: Op, *, on_step: Optional[StepCallback] = None) -> None:
     """Reduce ``buf`` over all ranks in place; every rank ends with identical bits.
 
@@ -231,7 +259,7 @@ def all_reduce(ch: Channel, buf: np.ndarray, op: Op, *, on_step: Optional[StepCa
     board = board_of(ch)
     if not buf.size:
         return
-    at = board.offset(buf) if buf.nbytes > ONE_STEP_BYTES else None
+    at = _arena_offset(board, buf)
     if at is not None:
         reduce_in_arena(board, buf, op, at, on_step)
     else:
@@ -250,11 +278,21 @@ def reduce(
 
 
 def broadcast(ch: Channel, buf: np.ndarray, root: int, *, on_step: Optional[StepCallback] = None) -> None:
-    """Copy ``buf`` from ``root`` to every rank."""
+    """Copy ``buf`` from ``root`` to every rank.
+
+    A buffer larger than :data:`ONE_STEP_BYTES` that lies in this rank's arena is read by
+    the others where it lies in the root's (:func:`broadcast_in_arena`): every rank must
+    then hold its buffer at the same offset of its arena, else ``TagMismatch`` is raised.
+    """
     check_buffer(buf)
     check_root(root, ch.size)
     board = board_of(ch)
-    if buf.size:
+    if not buf.size:
+        return
+    at = _arena_offset(board, buf)
+    if at is not None:
+        broadcast_in_arena(board, buf, root, at, on_step)
+    else:
         broadcast_from(board, buf, root, on_step)
 
 
