@@ -5,8 +5,10 @@ Every rank still holds every parameter and the full, averaged gradients (DDP gav
 ``step()``:
 
 1. runs the wrapped optimiser on this rank's shard only;
-2. broadcasts each shard's updated parameters from the rank that owns it (one coalesced
-   buffer per rank), so all replicas are identical again.
+2. broadcasts each shard's updated parameters from the rank that owns it (one flat
+   buffer per rank and dtype), so all replicas are identical again. On ranks of one host
+   sharing memory the parameters live in the segment and are broadcast where they lie,
+   without a copy (``shard_layout.py``).
 
 Shards are assigned greedily, largest parameter first, to the rank with the fewest
 elements so far: the same assignment on every rank, balanced by size.
@@ -14,12 +16,14 @@ elements so far: the same assignment on every rank, balanced by size.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from ..._tensor import Tensor
 from ...optim.optimizer import Optimizer
+from .shard_layout import ShardLayout
 
 __all__ = ["ZeroRedundancyOptimizer"]
 
@@ -63,6 +67,8 @@ class ZeroRedundancyOptimizer(Optimizer):
     ) -> None:
         if overlap_with_ddp:
             raise NotImplementedError("ZeroRedundancyOptimizer(overlap_with_ddp=True) is not supported")
+        from ..groups import resolve_group
+
         dist = _dist()
         self.process_group = process_group
         self.world_size = dist.get_world_size(process_group)
@@ -80,6 +86,9 @@ class ZeroRedundancyOptimizer(Optimizer):
         kept = [g for g in local_groups if g["params"]]
         self.optim = optimizer_class(kept, **defaults) if kept else None
         self._consolidated: dict | None = None
+        self._layout = ShardLayout(self._all_params, self.owner)
+        if self._layout.place(resolve_group(process_group)):
+            weakref.finalize(self, self._layout.close).atexit = False
 
     def _sync_options(self) -> None:
         """Copy options set on ``param_groups`` (e.g. by a scheduler) into the local optimiser."""
@@ -99,24 +108,13 @@ class ZeroRedundancyOptimizer(Optimizer):
         return loss
 
     def _broadcast_shards(self) -> None:
+        self._layout.broadcast(self.rank, self._broadcast)
+
+    def _broadcast(self, flat: np.ndarray, owner: int) -> None:
+        """Broadcast ``flat`` from group rank ``owner`` over the group."""
         dist = _dist()
-        for r in range(self.world_size):
-            shard = [p for p, o in zip(self._all_params, self.owner) if o == r]
-            if not shard:
-                continue
-            flat = (
-                np.concatenate([p._data.reshape(-1) for p in shard])
-                if self.rank == r
-                else np.empty(sum(p._data.size for p in shard), dtype=shard[0]._data.dtype)
-            )
-            src = dist.get_global_rank(self.process_group, r) if self.process_group is not None else r
-            dist.broadcast(Tensor._make(flat), src=src, group=self.process_group)
-            if self.rank != r:
-                offset = 0
-                for p in shard:
-                    np.copyto(p._data, flat[offset : offset + p._data.size].reshape(p._data.shape))
-                    p._bump_version()
-                    offset += p._data.size
+        src = dist.get_global_rank(self.process_group, owner) if self.process_group is not None else owner
+        dist.broadcast(Tensor._make(flat), src=src, group=self.process_group)
 
     # ---------------------------------------------------------------- checkpoints
     def consolidate_state_dict(self, to: int = 0) -> None:
@@ -160,12 +158,12 @@ class ZeroRedundancyOptimizer(Optimizer):
             return
         mine = [i for i, o in enumerate(self.owner) if o == self.rank]
         local_state = {j: state_dict["state"][i] for j, i in enumerate(mine) if i in state_dict["state"]}
-        local_groups = []
+        local, local_groups, index = iter(self.optim.param_groups), [], 0
         for g, nonempty in zip(self.param_groups, self._local_group_nonempty):
-            if nonempty:
-                local_groups.append({k: v for k, v in g.items() if k != "params"})
-        index = 0
-        for lg, og in zip(local_groups, self.optim.param_groups):
-            lg["params"] = list(range(index, index + len(og["params"])))
-            index += len(og["params"])
+            if nonempty:  # the saved options over the local optimiser's own (Adam's betas, ...)
+                og = next(local)
+                packed = {**og, **{k: v for k, v in g.items() if k != "params"}}
+                packed["params"] = list(range(index, index + len(og["params"])))
+                index += len(og["params"])
+                local_groups.append(packed)
         self.optim.load_state_dict({"state": local_state, "param_groups": local_groups})
