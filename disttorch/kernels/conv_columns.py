@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .threads import parallel_for
+from .threads import matmul, parallel_for
 from .windows import crop_index, pad_spatial, window_slices, windows
 
 __all__ = ["col2im_input_grad", "conv", "weight_grad"]
@@ -35,7 +35,7 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any) -> tuple:
 
     def images(start: int, stop: int) -> None:
         cols[start:stop].reshape(view[start:stop].shape)[...] = view[start:stop]
-        np.matmul(wm, cols[start:stop], out=out[start:stop])
+        matmul(wm, cols[start:stop], out=out[start:stop])
 
     parallel_for(n, images, work=cols.size + out.size * wm.shape[-1])
     return out.reshape((n, w.shape[0]) + geo.out), cols
@@ -49,7 +49,7 @@ def weight_grad(g: np.ndarray, cols: np.ndarray, w_shape: tuple, groups: int) ->
     parts: list = []
 
     def images(start: int, stop: int) -> None:
-        parts.append((start, np.matmul(gm[start:stop], cols[start:stop].swapaxes(-1, -2)).sum(axis=0)))
+        parts.append((start, matmul(gm[start:stop], cols[start:stop].swapaxes(-1, -2)).sum(axis=0)))
 
     parallel_for(n, images, work=gm.size * cols.shape[2])
     return sum(p for _, p in sorted(parts, key=lambda item: item[0])).reshape(w_shape)
@@ -64,7 +64,7 @@ def col2im_input_grad(g: np.ndarray, w: np.ndarray, geo: Any, padded_shape: tupl
     gxp = np.zeros(padded_shape, dtype=np.result_type(g, w))
 
     def images(start: int, stop: int) -> None:
-        gcols = np.matmul(wt, gm[start:stop])
+        gcols = matmul(wt, gm[start:stop])
         gcols = gcols.reshape((stop - start, padded_shape[1]) + geo.kernel + geo.out)
         dst, lead = gxp[start:stop], (slice(None), slice(None))
         for k in np.ndindex(*geo.kernel):

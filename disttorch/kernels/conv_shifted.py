@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .threads import parallel_for
+from .threads import matmul, parallel_for
 
 __all__ = ["MIN_CHANNELS", "conv", "weight_grad"]
 
@@ -100,9 +100,9 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any) -> tuple:
         for i in range(start, stop, block):
             j = min(i + block, stop)
             o, xb, p = out[i:j], xf[i:j], part[: j - i]
-            np.matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=o)
+            matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=o)
             for wk_k, s in zip(wk[1:], lay.shifts[1:]):
-                np.matmul(wk_k, xb[..., s : s + L], out=p)
+                matmul(wk_k, xb[..., s : s + L], out=p)
                 o += p
 
     parallel_for(n, images, work=out.size * len(lay.shifts))
@@ -129,7 +129,7 @@ def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.
             j = min(i + block, stop)
             gb, xb, p = gr[i:j], xf[i:j], part[: j - i]
             for k, s in enumerate(lay.shifts):
-                np.matmul(gb, xb[..., s : s + L].swapaxes(-1, -2), out=p)
+                matmul(gb, xb[..., s : s + L].swapaxes(-1, -2), out=p)
                 gw[k] += p.sum(axis=0)
         parts.append((start, gw))
 

@@ -2,11 +2,16 @@
 
 One budget per process (``torch.set_num_threads``; at start ``OMP_NUM_THREADS``, which the
 launcher sets to each rank's cores, else the usable cores, where PyTorch counts physical
-cores). NumPy's BLAS pool gets the same number, for matrix products that run alone. A kernel with more work
-than one thread should do splits it along a leading axis with :func:`parallel_for`: the
-parts run on a small pool of Python threads, each calling NumPy, which releases the GIL in
-its loops, copies and BLAS calls. While a split op runs, BLAS is held to one thread per
-part, so op threads and BLAS threads together never exceed the budget.
+cores). A kernel with more work than one thread should do splits it along a leading axis
+with :func:`parallel_for`: the parts run on a small pool of Python threads, each calling
+NumPy, which releases the GIL in its loops, copies and BLAS calls.
+
+This pool is the process's only one. NumPy's BLAS is held to one thread, on the thread
+that calls it, and :func:`matmul` splits a large product over the pool like any other op.
+Two pools would fight over the cores: OpenBLAS's threads keep spinning on a core for a
+while after each product they share, and an op split right after one runs its parts at
+about half speed (measured on 2 cores: a 2048x128 by 128x384 product split over this pool
+took 1.26 ms right after OpenBLAS's own 2 threads had worked, 0.64 ms after a pause).
 
 Rules that keep results and costs predictable:
 
@@ -53,9 +58,10 @@ __all__ = [
 MIN_PART_ELEMENTS = 1 << 16
 
 
-#: Multiply-adds a BLAS thread must get before a single matrix product is given it: waking
-#: a BLAS thread costs tens of microseconds, and on a busy machine far more.
-MIN_BLAS_MACS = 1 << 21
+#: A matrix product's multiply-adds that count as one element of work (a core does some
+#: 30 multiply-adds in the time a float32 add streams one element), so a product splits
+#: once each part gets about 2M of them.
+MACS_PER_ELEMENT = 32
 
 
 def default_num_threads() -> int:
@@ -67,7 +73,7 @@ def default_num_threads() -> int:
 
 
 class _Budget:
-    """The process's thread count, its worker pool and the BLAS pools it keeps in step."""
+    """The process's thread count, its worker pool and the BLAS pools it holds to one thread."""
 
     def __init__(self) -> None:
         self.threads = default_num_threads()
@@ -80,16 +86,17 @@ class _Budget:
             self.pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="disttorch-intraop")
         return self.pool
 
-    def blas_pools(self) -> List[Any]:
-        """NumPy's BLAS libraries (threadpoolctl controllers); empty without threadpoolctl."""
-        if self.blas is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-            except ImportError:
-                self.blas = []
-            else:
-                self.blas = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
-        return self.blas
+    def hold_blas(self) -> None:
+        """Find NumPy's BLAS libraries (those loaded by now) and hold each to one thread;
+        nothing without threadpoolctl."""
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            self.blas = []
+            return
+        self.blas = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+        for lib in self.blas:
+            lib.set_num_threads(1)
 
     def forget_pool(self) -> None:
         """In a forked child: the parent's threads did not come along."""
@@ -98,13 +105,9 @@ class _Budget:
 
 
 _budget = _Budget()
+_budget.hold_blas()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_budget.forget_pool)
-
-
-def blas_controllers() -> List[Any]:
-    """threadpoolctl's controllers of the BLAS libraries loaded in this process."""
-    return _budget.blas_pools()
 
 
 def get_num_threads() -> int:
@@ -113,14 +116,13 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Let every op use ``n`` threads (split ops and NumPy's BLAS alike)."""
+    """Let every op use ``n`` threads (matrix products too; BLAS stays on one thread, also
+    in libraries loaded since the start)."""
     if n != _budget.threads and _budget.pool is not None:
         _budget.pool.shutdown(wait=True)
         _budget.pool = None
     _budget.threads = n
-    _budget.blas = None  # find libraries loaded since, too
-    for lib in _budget.blas_pools():
-        lib.set_num_threads(n)
+    _budget.hold_blas()
 
 
 def parts_for(rows: int, work: int) -> int:
@@ -142,25 +144,18 @@ def parallel_for(rows: int, body: Callable[[int, int], Any], work: int) -> None:
         return
     try:
         bounds = [rows * i // parts for i in range(parts + 1)]
-        blas = _budget.blas_pools()
-        for lib in blas:
-            lib.set_num_threads(1)
+        pool = _budget.workers()
+        futures = [
+            pool.submit(contextvars.copy_context().run, body, bounds[i], bounds[i + 1])
+            for i in range(1, parts)
+        ]
         try:
-            pool = _budget.workers()
-            futures = [
-                pool.submit(contextvars.copy_context().run, body, bounds[i], bounds[i + 1])
-                for i in range(1, parts)
-            ]
-            try:
-                body(bounds[0], bounds[1])
-            finally:
-                errors = [f.exception() for f in futures]
-            for error in errors:
-                if error is not None:
-                    raise error
+            body(bounds[0], bounds[1])
         finally:
-            for lib in blas:
-                lib.set_num_threads(_budget.threads)
+            errors = [f.exception() for f in futures]
+        for error in errors:
+            if error is not None:
+                raise error
     finally:
         _budget.region.release()
 
@@ -260,32 +255,36 @@ def astype(x: np.ndarray, dtype: Any) -> np.ndarray:
     return out
 
 
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.matmul(a, b)`` on as many threads as its size is worth. A stack of float products
-    splits over the op's threads (one BLAS thread each; each product is the same BLAS call,
-    so the numbers do not depend on the split); a single product gets one BLAS thread per
-    :data:`MIN_BLAS_MACS` multiply-adds, up to the budget."""
-    if _budget.threads == 1 or a.ndim < 2 or b.ndim < 2 or _budget.region.locked():
-        return np.matmul(a, b)
+def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np.ndarray:
+    """``np.matmul(a, b, out=out)`` on as many threads as its size is worth. BLAS itself runs
+    on one thread (see the module docstring); a float product splits over the op's threads
+    instead: a stack of products by its leading batch dim (each product the same BLAS call,
+    so the numbers do not depend on the split), a single product by the rows or the columns
+    of its result, whichever are more (each part a smaller BLAS call, whose float32 rounding
+    may differ from the whole's: the same for a given thread count). Inside a split op's
+    part it is the plain call."""
+    if (
+        _budget.threads == 1
+        or _budget.region.locked()
+        or a.ndim < 2
+        or b.ndim < 2
+        or a.dtype != b.dtype
+        or a.dtype.kind not in "fc"
+    ):
+        return np.matmul(a, b, out=out)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    macs = int(np.prod(batch)) * a.shape[-2] * a.shape[-1] * b.shape[-1]
-    if batch and batch[0] > 1 and a.dtype == b.dtype and a.dtype in (np.float32, np.float64):
-        if parts_for(batch[0], macs) > 1:
-            out = np.empty(batch + (a.shape[-2], b.shape[-1]), dtype=a.dtype)
-            xa, xb = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-            parallel_for(batch[0], lambda i, j: np.matmul(xa[i:j], xb[i:j], out=out[i:j]), macs)
-            return out
-    blas = max(1, min(_budget.threads, macs // MIN_BLAS_MACS))
-    if blas == _budget.threads:
-        return np.matmul(a, b)
-    libs = _budget.blas_pools()
-    for lib in libs:
-        lib.set_num_threads(blas)
-    try:
-        return np.matmul(a, b)
-    finally:
-        for lib in libs:
-            lib.set_num_threads(_budget.threads)
+    m, n = a.shape[-2], b.shape[-1]
+    work = math.prod(batch) * m * a.shape[-1] * n // MACS_PER_ELEMENT
+    if out is None:
+        out = np.empty(batch + (m, n), dtype=a.dtype)
+    if batch and batch[0] > 1:
+        xa, xb = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+        parallel_for(batch[0], lambda i, j: np.matmul(xa[i:j], xb[i:j], out=out[i:j]), work)
+    elif m >= n:
+        parallel_for(m, lambda i, j: np.matmul(a[..., i:j, :], b, out=out[..., i:j, :]), work)
+    else:
+        parallel_for(n, lambda i, j: np.matmul(a, b[..., i:j], out=out[..., i:j]), work)
+    return out
 
 
 def stack(arrays: List[np.ndarray]) -> np.ndarray:

@@ -277,12 +277,16 @@ def test_bfloat16_casts_run_on_several_threads_with_the_same_bits(split):
         assert np.array_equal(F.linear(x, x[0]).numpy(), F.linear(low, low[0]).numpy())
 
 
-def test_set_num_threads_sets_the_op_budget_and_blas_together(split):
+def _blas_threads() -> set:
     from threadpoolctl import threadpool_info
 
+    return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+
+def test_set_num_threads_sets_the_op_budget_and_holds_blas_to_one_thread(split):
     disttorch.set_num_threads(3)
     assert disttorch.get_num_threads() == threads.get_num_threads() == 3
-    assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {3}
+    assert _blas_threads() == {1}
 
 
 def test_views_split_with_a_c_ordered_result_and_channels_last_keeps_its_layout(split):
@@ -319,34 +323,46 @@ def test_omp_num_threads_sets_the_budget_at_start():
 
 
 # ---------------------------------------------------------------------- oversubscription
-def test_blas_runs_one_thread_per_part_and_is_restored(split):
-    from threadpoolctl import threadpool_info
-
-    def blas() -> set:
-        return {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
-
+def test_blas_stays_on_one_thread_inside_and_outside_split_ops(split):
     disttorch.set_num_threads(2)
     seen = []
-    threads.parallel_for(4, lambda a, b: seen.append(blas()), work=10)
-    assert seen == [{1}, {1}] and blas() == {2}
+    threads.parallel_for(4, lambda a, b: seen.append(_blas_threads()), work=10)
+    assert seen == [{1}, {1}] and _blas_threads() == {1}
 
 
-def test_a_small_matrix_product_runs_on_one_blas_thread(split, monkeypatch):
-    from threadpoolctl import threadpool_info
+def test_a_large_matrix_product_splits_over_the_op_pool_and_a_small_one_does_not():
+    before = disttorch.get_num_threads()
+    rng = np.random.default_rng(0)
+    wide, tall = rng.standard_normal((64, 512)), rng.standard_normal((512, 64))
+    try:
+        assert _run_recorded(2, lambda: threads.matmul(np.ones((8, 8)), np.ones((8, 8)))) == []
+        for a, b in (
+            (tall, wide),
+            (wide.T, wide),
+            (np.stack([wide] * 4), np.stack([tall] * 4)),
+        ):  # rows, columns, a stack
+            got = []
+            assert len(_run_recorded(2, lambda a=a, b=b: got.append(threads.matmul(a, b)))) == 1
+            np.testing.assert_allclose(got[0], a @ b, rtol=1e-12)
+    finally:
+        disttorch.set_num_threads(before)
 
-    disttorch.set_num_threads(2)
-    seen = []
-    real = np.matmul
 
-    def spy(a, b, **kwargs):
-        seen.append({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
-        return real(a, b, **kwargs)
-
-    monkeypatch.setattr(threads.np, "matmul", spy)
-    threads.matmul(np.ones((8, 8)), np.ones((8, 8)))
-    big = np.ones((256, 256))
-    threads.matmul(big, big)
-    assert seen == [{1}, {2}]
+def test_a_split_float32_product_is_deterministic_per_thread_count_and_close_across():
+    before = disttorch.get_num_threads()
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((300, 200), np.float32), rng.standard_normal((200, 700), np.float32)
+    try:
+        runs = {}
+        for n in (1, 2, 3, 2):
+            disttorch.set_num_threads(n)
+            got = threads.matmul(a, b)
+            assert n not in runs or np.array_equal(got, runs[n])
+            runs[n] = got
+        for n in (2, 3):
+            np.testing.assert_allclose(runs[n], runs[1], rtol=1e-4, atol=1e-4)
+    finally:
+        disttorch.set_num_threads(before)
 
 
 def test_nested_and_concurrent_ops_run_on_their_own_thread(split):
