@@ -158,23 +158,32 @@ def main() -> None:
         print(f"{name:<6}{ours:>14.2f}{theirs:>11.2f}{ratio:>8.2f}{TARGETS[name]:>8.1f}  {verdict}")
 
 
-def threaded(names: list, threads: int, steps: int) -> None:
+def threaded(names: list, threads: int, steps: int, rounds: int = 5) -> None:
     """Wall time of a step on 1 and on ``threads`` threads, per library, and the speed-ups;
-    target: disttorch's speed-up >= 0.9x PyTorch's."""
+    target: disttorch's speed-up >= 0.9x PyTorch's. A library's two thread counts take turns
+    in ``rounds`` blocks of steps each (a warm-up step after each switch), so a drift in the
+    machine's speed touches both; the libraries run one after the other (in turns, each
+    one's idle threads would spin on the cores the other one needs)."""
     libs = [disttorch] + ([torch] if torch is not None else [])
-    print(f"one training step, 1 vs {threads} threads, wall time, median of {steps}; {describe(torch)}")
+    print(
+        f"one training step, 1 vs {threads} threads, wall time, median of {steps} in {rounds} turns; {describe(torch)}"
+    )
     print(f"{'model':<6}{'library':>10}{'1 thread ms':>13}{f'{threads} threads ms':>14}{'speed-up':>10}")
     for name in names:
         speedups = []
         for lib in libs:
             step = make_step(lib, name)
-            times = []
-            for n in (1, threads):
-                lib.set_num_threads(n)
-                times += time_steps([step], steps, clock=time.perf_counter)
+            times: dict = {1: [], threads: []}
+            for _ in range(rounds):
+                for n, record in times.items():
+                    lib.set_num_threads(n)
+                    record.append(
+                        time_steps([step], -(-steps // rounds), warmup=1, clock=time.perf_counter)[0]
+                    )
             lib.set_num_threads(1)
-            speedups.append(times[0] / times[1])
-            print(f"{name:<6}{lib.__name__:>10}{times[0]:>13.2f}{times[1]:>14.2f}{speedups[-1]:>10.2f}")
+            one, many = (statistics.median(times[n]) for n in (1, threads))
+            speedups.append(one / many)
+            print(f"{name:<6}{lib.__name__:>10}{one:>13.2f}{many:>14.2f}{speedups[-1]:>10.2f}")
         if len(speedups) == 2:
             print(f"{name:<6}{'ratio':>10}{'':>27}{speedups[0] / speedups[1]:>10.2f}  (target >= 0.9)")
 

@@ -93,7 +93,7 @@ def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:
                 d *= inv_sqrt_2pi
                 d += cdf[:m]
 
-    parallel_for(-(-flat.size // _BLOCK), blocks, work=20 * flat.size)
+    parallel_for(-(-flat.size // _BLOCK), blocks, work=40 * flat.size)
     return out.reshape(x.shape), (local.reshape(x.shape) if with_derivative else None)
 
 
@@ -111,7 +111,7 @@ def _by_rows(kernel: Callable, x: np.ndarray, with_derivative: bool) -> tuple:
     parts = map_rows(
         lambda rows: tuple(a for a in kernel(rows, with_derivative) if a is not None),
         flat,
-        work=10 * flat.size,
+        work=30 * flat.size,
     )
     return parts[0].reshape(x.shape), (parts[1].reshape(x.shape) if with_derivative else None)
 

@@ -26,7 +26,7 @@ def _rows(x: np.ndarray, eps: float) -> tuple:
 
 def normalize_rows(x: np.ndarray, eps: float) -> tuple:
     """``(x̂, rstd)`` normalising each row of ``x`` ``(R, D)``; ``rstd`` is ``(R, 1)``."""
-    return map_rows(lambda rows: _rows(rows, eps), x, work=3 * x.size)
+    return map_rows(lambda rows: _rows(rows, eps), x, work=8 * x.size)
 
 
 def _rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> tuple:
@@ -41,4 +41,4 @@ def _rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> tup
 
 def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray) -> np.ndarray:
     """Gradient through ``x̂ = (x - mean(x)) * rstd(x)`` (per row) given ``ĝ = dL/dx̂``."""
-    return map_rows(_rows_backward, gxhat, xhat, rstd, work=4 * gxhat.size)[0]
+    return map_rows(_rows_backward, gxhat, xhat, rstd, work=10 * gxhat.size)[0]

@@ -10,6 +10,10 @@ from .threads import parallel_over
 
 __all__ = ["log_softmax", "softmax"]
 
+#: Units of work (see ``threads.py``) per element: a max, an ``exp``, a sum and a division;
+#: a row softmax split over 2 threads pays from about 256k elements (benchmarks/threads.py).
+SOFTMAX_WORK = 16
+
 
 def softmax(a: np.ndarray, dim: int) -> np.ndarray:
     """``exp(a - max) / sum(exp(a - max))`` along ``dim``."""
@@ -21,7 +25,7 @@ def softmax(a: np.ndarray, dim: int) -> np.ndarray:
         np.exp(e, out=e)
         e /= e.sum(axis=dim, keepdims=True)
 
-    parallel_over(a.shape, part, skip=(dim,), work=3 * a.size)
+    parallel_over(a.shape, part, skip=(dim,), work=SOFTMAX_WORK * a.size)
     return out
 
 
@@ -38,7 +42,7 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
         e /= s
         shifted -= np.log(s)
 
-    parallel_over(a.shape, part, skip=(dim,), work=3 * a.size)
+    parallel_over(a.shape, part, skip=(dim,), work=SOFTMAX_WORK * a.size)
     return out, probs
 
 
@@ -62,7 +66,7 @@ def softmax_last_(s: np.ndarray) -> np.ndarray:
             total[masked[..., 0]] = 1.0  # a row of zeros stays zeros
         rows *= (1.0 / total)[..., None]
 
-    parallel_over(s.shape, part, skip=(-1,), work=3 * s.size)
+    parallel_over(s.shape, part, skip=(-1,), work=SOFTMAX_WORK * s.size)
     return s
 
 
@@ -75,5 +79,5 @@ def softmax_backward_last_(gp: np.ndarray, p: np.ndarray) -> np.ndarray:
         g -= np.einsum("...ij,...ij->...i", g, q)[..., None]
         g *= q
 
-    parallel_over(gp.shape, part, skip=(-1,), work=3 * gp.size)
+    parallel_over(gp.shape, part, skip=(-1,), work=SOFTMAX_WORK * gp.size)
     return gp

@@ -20,8 +20,11 @@ Rules that keep results and costs predictable:
   every thread count. A reduction across parts (a weight gradient's sum over images) adds
   the parts' partial sums in a fixed order: deterministic for a thread count, within float
   tolerance across thread counts (PyTorch documents the same of its own reductions).
-- An op splits only when each part gets at least :data:`MIN_PART_ELEMENTS` elements of work
+- An op splits only when each part gets at least :data:`MIN_PART_ELEMENTS` units of work
   (measured by ``benchmarks/threads.py``); smaller ops run as before, paying one comparison.
+  A unit is what a float32 multiply does to one element (about 0.1 ns of a core); a kernel
+  counts its work in these units: an ``exp`` costs some 8 per element, a multiply-add of a
+  matrix product 1/4.
 - One split op at a time: a part that calls another op, or a second Python thread starting
   an op while one is split, runs that op on its own thread (no nesting, no oversubscription).
 - A forked child (data-loader workers) starts without the parent's pool and makes its own.
@@ -53,15 +56,60 @@ __all__ = [
     "set_num_threads",
 ]
 
-#: Elements of work below which one more thread costs more than it saves (the pool's
-#: hand-off is ~20-50 us; a float32 add streams ~1 element/ns): measured by benchmarks/threads.py.
-MIN_PART_ELEMENTS = 1 << 16
+#: Units of work (float32 multiplies of one element) a part must get: handing a part to the
+#: pool and waiting for it costs about 60 us (two thread wake-ups), some 600k such units, so a
+#: part of 1M units gains a little. benchmarks/threads.py measures where a split starts to pay:
+#: on 2 cores a multiply at 2-4M elements, an exp or a row softmax at about 256k.
+MIN_PART_ELEMENTS = 1 << 20
 
 
-#: A matrix product's multiply-adds that count as one element of work (a core does some
-#: 30 multiply-adds in the time a float32 add streams one element), so a product splits
-#: once each part gets about 2M of them.
-MACS_PER_ELEMENT = 32
+#: A matrix product's multiply-adds per unit of work (BLAS does some 40 a nanosecond on
+#: one core), so a product splits once each part gets about 4M of them.
+MACS_PER_ELEMENT = 4
+
+#: Element-wise functions that cost about one unit per element; any other function (an
+#: ``exp``, a division, a power) counts :data:`COSTLY_ELEMENT` units per element.
+CHEAP_ELEMENTWISE = frozenset(
+    {
+        np.add,
+        np.subtract,
+        np.multiply,
+        np.negative,
+        np.positive,
+        np.absolute,
+        np.square,
+        np.maximum,
+        np.minimum,
+        np.fmax,
+        np.fmin,
+        np.greater,
+        np.greater_equal,
+        np.less,
+        np.less_equal,
+        np.equal,
+        np.not_equal,
+        np.logical_and,
+        np.logical_or,
+        np.logical_not,
+        np.logical_xor,
+        np.bitwise_and,
+        np.bitwise_or,
+        np.bitwise_xor,
+        np.invert,
+        np.sign,
+        np.floor,
+        np.ceil,
+        np.trunc,
+        np.rint,
+        np.copysign,
+        np.isnan,
+        np.isinf,
+        np.isfinite,
+        np.where,
+        np.clip,
+    }
+)
+COSTLY_ELEMENT = 8
 
 
 def default_num_threads() -> int:
@@ -206,10 +254,11 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
     if any(a.shape != shape for a in arrays):
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
     size = math.prod(shape)
-    if size < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)
+    work = size * (1 if fn in CHEAP_ELEMENTWISE else COSTLY_ELEMENT)
+    if work < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)
         return fn(*args, **kwargs)
     whole = all(a.shape == shape and a.flags.c_contiguous for a in arrays)  # split the flat buffer
-    if not shape or parts_for(size if whole else shape[0], size) == 1:
+    if not shape or parts_for(size if whole else shape[0], work) == 1:
         return fn(*args, **kwargs)
     if not whole and not all(_c_ordered(a) for a in arrays if a.shape == shape):
         return fn(*args, **kwargs)  # NumPy keeps their layout (channels-last, say)
@@ -230,7 +279,7 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
         else:
             dst[start:stop] = fn(*pieces, **kwargs)
 
-    parallel_for(len(dst), part, size)
+    parallel_for(len(dst), part, work)
     return out
 
 
@@ -247,11 +296,12 @@ def astype(x: np.ndarray, dtype: Any) -> np.ndarray:
     """``x.astype(dtype)`` (a new array), the conversion split over the op's threads when
     large: each element goes through the same NumPy cast, so the bits are the same for
     every thread count (bfloat16 autocast's casts to and from float32, ``Tensor.to``)."""
-    if _budget.threads == 1 or not x.ndim or not x.flags.c_contiguous or parts_for(x.size, 2 * x.size) == 1:
+    work = COSTLY_ELEMENT * x.size  # a cast to or from bfloat16 pays from about 256k elements
+    if _budget.threads == 1 or not x.ndim or not x.flags.c_contiguous or parts_for(x.size, work) == 1:
         return x.astype(dtype)
     out = np.empty(x.shape, dtype=dtype)
     src, dst = x.reshape(-1), out.reshape(-1)
-    parallel_for(x.size, lambda i, j: np.copyto(dst[i:j], src[i:j], casting="unsafe"), 2 * x.size)
+    parallel_for(x.size, lambda i, j: np.copyto(dst[i:j], src[i:j], casting="unsafe"), work)
     return out
 
 

@@ -27,7 +27,7 @@ from .. import _faults
 from .._dtype import float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
-from ..kernels.threads import parallel_for
+from ..kernels.threads import get_num_threads, parallel_for
 from ..ops.complex import real_pairs
 from ..utils import trace
 from ..utils.hooks import RemovableHandle
@@ -111,6 +111,19 @@ def _scalar_dtype() -> np.dtype:
 def _scalar(x: Any) -> float:
     """A Python float from a float or a one-element tensor (``lr`` may be a Tensor)."""
     return float(x.item() if isinstance(x, Tensor) else x)
+
+
+def _shares(sizes: list, n: int) -> list:
+    """The indices of ``sizes`` dealt into at most ``n`` shares of about equal total: the
+    largest first, each to the lightest share so far (one parameter's update is never cut,
+    so every parameter gets the same numbers whatever the thread count)."""
+    shares: list = [[] for _ in range(max(1, min(n, len(sizes))))]
+    totals = [0] * len(shares)
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        lightest = totals.index(min(totals))
+        shares[lightest].append(i)
+        totals[lightest] += sizes[i]
+    return shares
 
 
 class _ArrayState:
@@ -358,12 +371,19 @@ class Optimizer:
                     param, grad = real_pairs(param), real_pairs(np.asarray(grad))
                 jobs.append((p, param, grad, state, pairs))
 
-            def update(first: int, last: int, group: dict = group, jobs: list = jobs) -> None:
-                for _, param, grad, state, pairs in jobs[first:last]:
-                    self._update(group, param, grad, _ArrayState(state, pairs))
+            # the parameters' updates are independent: split over the op's threads (foreach),
+            # in shares of about equal size
+            shares = _shares([job[1].size for job in jobs], get_num_threads())
 
-            # the parameters' updates are independent: split over the op's threads (foreach)
-            parallel_for(len(jobs), update, work=4 * sum(job[1].size for job in jobs))
+            def update(
+                first: int, last: int, group: dict = group, jobs: list = jobs, shares: list = shares
+            ) -> None:
+                for share in shares[first:last]:
+                    for i in share:
+                        _, param, grad, state, pairs = jobs[i]
+                        self._update(group, param, grad, _ArrayState(state, pairs))
+
+            parallel_for(len(shares), update, work=4 * sum(job[1].size for job in jobs))
             for p, _, _, state, _ in jobs:
                 if state and p not in self.state:  # no entry for stateless updates (plain SGD)
                     self.state[p] = state

@@ -631,3 +631,10 @@ def test_a_forked_child_makes_its_own_pool():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=80)
     assert out.stdout.strip() == "0", out.stderr
+
+
+def test_an_optimizer_deals_its_parameters_into_shares_of_about_equal_size():
+    from disttorch.optim.optimizer import _shares
+
+    assert _shares([400, 1, 131, 1, 2, 1], 2) == [[0], [2, 4, 1, 3, 5]]
+    assert _shares([5, 5, 5], 4) == [[0], [1], [2]] and _shares([], 2) == [[]]
