@@ -47,6 +47,7 @@ __all__ = [
     "default_num_threads",
     "elementwise",
     "get_num_threads",
+    "lapack",
     "parallel_for",
     "parallel_over",
     "map_rows",
@@ -335,6 +336,25 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np
     else:
         parallel_for(n, lambda i, j: np.matmul(a, b[..., i:j], out=out[..., i:j]), work)
     return out
+
+
+def lapack(fn: Callable[..., Any], a: np.ndarray, *args: Any, **kwargs: Any) -> Any:
+    """``fn(a, *args, **kwargs)`` for a NumPy LAPACK routine (a decomposition, a solve,
+    an inverse). Its blocked algorithms thread only through BLAS, so while it runs on large
+    matrices (some ``n^3`` multiply-adds each, batches included, worth a part per thread),
+    BLAS gets up to the op budget and no other op splits; otherwise it runs as called."""
+    n = a.shape[-1] if a.ndim >= 2 else 0
+    parts = parts_for(_budget.threads, a.size * n // MACS_PER_ELEMENT)
+    if parts == 1 or not _budget.blas or not _budget.region.acquire(blocking=False):
+        return fn(a, *args, **kwargs)
+    try:
+        for lib in _budget.blas:
+            lib.set_num_threads(parts)
+        return fn(a, *args, **kwargs)
+    finally:
+        for lib in _budget.blas:
+            lib.set_num_threads(1)
+        _budget.region.release()
 
 
 def stack(arrays: List[np.ndarray]) -> np.ndarray:

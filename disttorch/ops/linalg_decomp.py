@@ -19,6 +19,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.fused_backward import fused_backward
 from ..kernels.lu import lu_factor_np
+from ..kernels.threads import lapack
 
 
 class LinAlgError(RuntimeError):
@@ -189,12 +190,12 @@ def tri_solve(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool = False) -> 
     if unit:
         n = a.shape[-1]
         t = t * (1 - np.eye(n, dtype=a.dtype)) + np.eye(n, dtype=a.dtype)
-    return np.linalg.solve(t, b)
+    return lapack(np.linalg.solve, t, b)
 
 
 def _inverse(name: str, x: np.ndarray) -> np.ndarray:
     try:
-        return np.linalg.inv(x)
+        return lapack(np.linalg.inv, x)
     except np.linalg.LinAlgError:
         raise _singular(name, x) from None
 
@@ -242,7 +243,7 @@ class Solve(Function):
         if not left:  # X A = B  <=>  A^T X^T = B^T
             A, B = _T(A), _T(B)
         try:
-            x = np.linalg.solve(A, B)
+            x = lapack(np.linalg.solve, A, B)
         except np.linalg.LinAlgError:
             raise _singular("linalg.solve", A) from None
         ctx.A, ctx.x, ctx.left = A, x, left
@@ -252,7 +253,7 @@ class Solve(Function):
     @_fused("linalg.solve", _solve_jvp)
     def backward(ctx, g):
         gd = g._data if ctx.left else _T(g._data)
-        gb = np.linalg.solve(_H(ctx.A), gd)
+        gb = lapack(np.linalg.solve, _H(ctx.A), gd)
         ga = -gb @ _H(ctx.x)
         if not ctx.left:
             ga, gb = _T(ga), _T(gb)
@@ -295,7 +296,7 @@ class Det(Function):
     @staticmethod
     def forward(ctx, a):
         x = a._data
-        d = np.linalg.det(x)
+        d = lapack(np.linalg.det, x)
         ctx.x, ctx.det, ctx.inputs = x, d, (a,)
         return np.asarray(d, dtype=x.dtype)
 
@@ -305,13 +306,13 @@ class Det(Function):
         x, d = ctx.x, ctx.det
         gd = (g._data * np.conj(d))[..., None, None]
         with np.errstate(all="ignore"):
-            cof = np.linalg.pinv(x)  # equals inv(x) where x is invertible
+            cof = lapack(np.linalg.pinv, x)  # equals inv(x) where x is invertible
         out = gd * _H(cof)
         sing = d == 0
         if np.any(sing):  # adjugate from the SVD: det(U) det(V) prod_{j != i} s_j
-            u, s, vh = np.linalg.svd(x)
+            u, s, vh = lapack(np.linalg.svd, x)
             prod = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(s.shape[-1])], -1)
-            sign = np.conj(np.linalg.det(u) * np.linalg.det(vh))
+            sign = np.conj(lapack(np.linalg.det, u) * lapack(np.linalg.det, vh))
             adjt = (u * (prod * sign[..., None])[..., None, :]) @ vh
             out = np.where(sing[..., None, None], g._data[..., None, None] * adjt, out)
         return _c(out.astype(x.dtype, copy=False))
@@ -325,7 +326,7 @@ class Slogdet(Function):
     @staticmethod
     def forward(ctx, a):
         x = a._data
-        sign, logabs = np.linalg.slogdet(x)
+        sign, logabs = lapack(np.linalg.slogdet, x)
         ctx.x, ctx.inputs = x, (a,)
         sign = np.asarray(sign, dtype=x.dtype)
         ctx.mark_non_differentiable(sign)
@@ -346,7 +347,7 @@ class Eigh(Function):
 
     @staticmethod
     def forward(ctx, a, uplo):
-        w, v = np.linalg.eigh(a._data, UPLO=uplo)
+        w, v = lapack(np.linalg.eigh, a._data, UPLO=uplo)
         ctx.w, ctx.v, ctx.inputs, ctx.uplo = w, v, (a,), uplo
         return w, v
 
@@ -398,7 +399,7 @@ class SVD(Function):
 
     @staticmethod
     def forward(ctx, a, full_matrices):
-        u, s, vh = np.linalg.svd(a._data, full_matrices=full_matrices)
+        u, s, vh = lapack(np.linalg.svd, a._data, full_matrices=full_matrices)
         k = s.shape[-1]
         ctx.u, ctx.s, ctx.vh, ctx.inputs = u[..., :k], s, vh[..., :k, :], (a,)
         ctx.full = full_matrices
@@ -484,7 +485,7 @@ class QR(Function):
 
     @staticmethod
     def forward(ctx, a, mode):
-        q, r = np.linalg.qr(a._data, mode="complete" if mode == "complete" else "reduced")
+        q, r = lapack(np.linalg.qr, a._data, mode="complete" if mode == "complete" else "reduced")
         ctx.q, ctx.r, ctx.mode, ctx.inputs = q, r, mode, (a,)
         return q, r
 
@@ -526,7 +527,7 @@ class Cholesky(Function):
     def forward(ctx, a, upper):
         x = a._data
         try:
-            low = np.linalg.cholesky(x)
+            low = lapack(np.linalg.cholesky, x)
         except np.linalg.LinAlgError:
             raise _not_pd("linalg.cholesky", x) from None
         ctx.low, ctx.inputs = low, (a,)
@@ -551,7 +552,7 @@ def _not_pd(name: str, x: np.ndarray) -> LinAlgError:
     for b, mat in enumerate(flat):
         for order in range(1, mat.shape[-1] + 1):
             try:
-                np.linalg.cholesky(mat[:order, :order])
+                lapack(np.linalg.cholesky, mat[:order, :order])
             except np.linalg.LinAlgError:
                 pre = f"(Batch element {b}): " if x.ndim > 2 else ""
                 return LinAlgError(
@@ -594,7 +595,7 @@ def expm_np(a: np.ndarray) -> np.ndarray:
     a6 = a4 @ a2
     u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * eye)
     v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
-    r = np.linalg.solve(v - u, v + u)
+    r = lapack(np.linalg.solve, v - u, v + u)
     for k in range(int(s.max()) if s.size else 0):
         sq = r @ r
         r = np.where((s > k)[..., None, None], sq, r)

@@ -10,6 +10,7 @@ import numpy as np
 from .._dtype import scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function
+from ..kernels.threads import lapack
 
 __all__ = ["Eig", "check_eig_input"]
 
@@ -48,7 +49,7 @@ class Eig(Function):
         x = a._data
         if not np.isfinite(x).all():
             raise RuntimeError("linalg.eig: input tensor should not contain infs or NaNs.")
-        w, v = np.linalg.eig(x)
+        w, v = lapack(np.linalg.eig, x)
         cdt = _COMPLEX.get(x.dtype, x.dtype)
         w, v = w.astype(cdt, copy=False), v.astype(cdt, copy=False)
         if ctx.needs_input_grad:
@@ -79,4 +80,4 @@ class Eig(Function):
         if gL is not None:
             inner = inner + gL.unsqueeze(-1) * eye.to(inner.dtype)
         rhs = (inner @ Vh)._data
-        return Tensor._make(np.linalg.solve(ctx.v.conj().swapaxes(-1, -2), rhs))
+        return Tensor._make(lapack(np.linalg.solve, ctx.v.conj().swapaxes(-1, -2), rhs))

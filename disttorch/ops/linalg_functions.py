@@ -26,6 +26,7 @@ from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..kernels.lu import lu_factor_np, unpack_np
+from ..kernels.threads import lapack
 from ._helpers import dims_tuple, scalar_type_name
 from .dtype_rules import refuse_kernel, require_same_scalar_type
 from .linalg import matmul
@@ -213,7 +214,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None) -> InvExRe
         lu_, _ = lu_factor_np(A._data)
         diag = np.diagonal(lu_, axis1=-2, axis2=-1) == 0
         info = np.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(np.int32)
-        return InvExResult(Tensor._make(np.linalg.pinv(A._data)), Tensor._make(info))
+        return InvExResult(Tensor._make(lapack(np.linalg.pinv, A._data)), Tensor._make(info))
 
 
 def _vector_rhs(A: Tensor, B: Tensor) -> bool:
@@ -359,7 +360,7 @@ def matrix_rank(
     ``eps * max(m, n)`` when neither is given)."""
     _check_matrix("linalg.matrix_rank", A, square=False)
     x = A._data
-    s = np.abs(np.linalg.eigvalsh(x)) if hermitian else np.linalg.svd(x, compute_uv=False)
+    s = np.abs(lapack(np.linalg.eigvalsh, x)) if hermitian else lapack(np.linalg.svd, x, compute_uv=False)
     if tol is not None:
         atol, rtol = tol, 0.0
     atol_v = 0.0 if atol is None else np.asarray(atol._data if isinstance(atol, Tensor) else atol)
@@ -409,7 +410,7 @@ def cholesky_ex(
     out_l = np.zeros_like(flat)
     for b, mat in enumerate(flat):
         try:
-            out_l[b] = np.linalg.cholesky(mat)
+            out_l[b] = lapack(np.linalg.cholesky, mat)
         except np.linalg.LinAlgError:
             info[b] = next(o for o in range(1, mat.shape[0] + 1) if not _is_pd(mat[:o, :o]))
     out_l = out_l.reshape(A._data.shape)
@@ -421,7 +422,7 @@ def cholesky_ex(
 
 def _is_pd(m: np.ndarray) -> bool:
     try:
-        np.linalg.cholesky(m)
+        lapack(np.linalg.cholesky, m)
         return True
     except np.linalg.LinAlgError:
         return False
@@ -465,9 +466,9 @@ def lu_solve(
         a = np.swapaxes(a, -1, -2)
     b = B._data
     x = (
-        np.linalg.solve(a, b)
+        lapack(np.linalg.solve, a, b)
         if left
-        else np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+        else np.swapaxes(lapack(np.linalg.solve, np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
     )
     return Tensor._make(x)
 
@@ -479,7 +480,7 @@ def ldl_factor_ex(
     the identity, 1-based): ``A = L D L^T`` with ``L`` unit lower-triangular, ``D``
     diagonal. Unlike LAPACK's ``sytrf`` no 2x2 pivot blocks are used."""
     _check_matrix("linalg.ldl_factor", A)
-    low = np.linalg.cholesky(A._data) if _is_pd_batch(A._data) else None
+    low = lapack(np.linalg.cholesky, A._data) if _is_pd_batch(A._data) else None
     if low is None:
         raise NotImplementedError("linalg.ldl_factor: only positive-definite matrices are supported")
     d = np.diagonal(low, axis1=-2, axis2=-1)
@@ -492,7 +493,7 @@ def ldl_factor_ex(
 
 def _is_pd_batch(x: np.ndarray) -> bool:
     try:
-        np.linalg.cholesky(x)
+        lapack(np.linalg.cholesky, x)
         return True
     except np.linalg.LinAlgError:
         return False
@@ -567,7 +568,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
     B2 = B.unsqueeze(-1) if vec else B
     x = matmul(pinv(A, rtol=rcond), B2)
     m, n = A.shape[-2:]
-    s = np.linalg.svd(A._data, compute_uv=False)
+    s = lapack(np.linalg.svd, A._data, compute_uv=False)
     eps = np.finfo(A._data.dtype).eps * max(m, n) if rcond is None else rcond
     rank = Tensor._make((s > eps * s[..., :1]).sum(-1).astype(np.int64))
     empty = Tensor._make(np.zeros((0,), dtype=A._data.dtype))

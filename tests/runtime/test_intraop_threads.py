@@ -638,3 +638,24 @@ def test_an_optimizer_deals_its_parameters_into_shares_of_about_equal_size():
 
     assert _shares([400, 1, 131, 1, 2, 1], 2) == [[0], [2, 4, 1, 3, 5]]
     assert _shares([5, 5, 5], 4) == [[0], [1], [2]] and _shares([], 2) == [[]]
+
+
+def test_a_large_decomposition_gives_blas_the_budget_while_it_runs_and_a_small_one_does_not():
+    before = disttorch.get_num_threads()
+    seen = []
+
+    def spy(a):
+        seen.append(_blas_threads())
+        return np.linalg.svd(a, compute_uv=False)
+
+    try:
+        disttorch.set_num_threads(2)
+        big, small = np.eye(400), np.eye(8)
+        np.testing.assert_allclose(threads.lapack(spy, big), np.ones(400))
+        threads.lapack(spy, small)
+        threads.parallel_for(2, lambda i, j: threads.lapack(spy, big), work=1 << 30)  # inside a split op
+        assert seen == [{2}, {1}, {1}, {1}] and _blas_threads() == {1}
+        s = disttorch.linalg.svdvals(disttorch.tensor(big))
+        assert np.allclose(s.numpy(), 1.0) and _blas_threads() == {1}
+    finally:
+        disttorch.set_num_threads(before)
