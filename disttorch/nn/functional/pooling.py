@@ -47,6 +47,10 @@ __all__ = [
     "adaptive_max_pool3d_with_indices",
 ]
 
+#: Units of work (``kernels/threads.py``) per input element of a pooling: each window stage
+#: compares, keeps the larger and records the winner (or adds), forward and backward alike.
+POOL_WORK = 6
+
 
 class _PoolGeometry(NamedTuple):
     kernel: tuple
@@ -183,7 +187,7 @@ class MaxPoolNd(Function):
         x = input._data[None] if geo.unbatched else input._data
         if x.dtype.kind not in "fV":
             raise RuntimeError(f"max pooling expects a floating point input, got {x.dtype}")
-        values, *winners = map_rows(lambda rows: _max_pool_rows(rows, geo), x)
+        values, *winners = map_rows(lambda rows: _max_pool_rows(rows, geo), x, work=POOL_WORK * x.size)
         ctx.winners, ctx.geo, ctx.in_shape = winners, geo, x.shape
         ctx.set_materialize_grads(False)  # the winners never get a gradient: no zero arrays
         return (values[0] if geo.unbatched else values,) + tuple(winners)
@@ -271,7 +275,7 @@ def _max_pool_backward(ctx: MaxPoolNd, g: np.ndarray) -> np.ndarray:
             g = _scatter_stage(g, shape, stage, arg)
         return (_unpad(g, geo),)
 
-    (gx,) = map_rows(rows, g, *ctx.winners, work=2 * int(np.prod(in_shape)))
+    (gx,) = map_rows(rows, g, *ctx.winners, work=POOL_WORK * int(np.prod(in_shape)))
     return gx[0] if geo.unbatched else gx
 
 
@@ -420,7 +424,7 @@ def _avg_pool_backward(ctx: AvgPoolNd, g: np.ndarray) -> np.ndarray:
             g = _scatter_stage(g, shape, stage)
         return (_unpad(g, geo),)
 
-    (gx,) = map_rows(rows, g, work=2 * int(np.prod(ctx.in_shape)))
+    (gx,) = map_rows(rows, g, work=POOL_WORK * int(np.prod(ctx.in_shape)))
     return gx[0] if geo.unbatched else gx
 
 
