@@ -27,6 +27,8 @@ class Adam(Optimizer):
     ``amsgrad`` uses the running maximum of ``v``.
     """
 
+    _elementwise_update = True
+
     def __init__(
         self,
         params: Iterable[Any],

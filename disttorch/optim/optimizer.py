@@ -15,11 +15,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from copy import deepcopy
 from itertools import chain
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -126,6 +127,72 @@ def _shares(sizes: list, n: int) -> list:
     return shares
 
 
+class _Piece:
+    """One ``_update`` call's share of a parameter: all of it (``part`` ``None``), or the
+    flat range ``part`` of it, its gradient and its state arrays."""
+
+    __slots__ = ("param", "grad", "state", "pairs", "part", "size", "step")
+
+    def __init__(
+        self, param: np.ndarray, grad: np.ndarray, state: dict, pairs: bool, part=None, step=None
+    ) -> None:
+        self.param, self.grad, self.state, self.pairs, self.part, self.step = (
+            param,
+            grad,
+            state,
+            pairs,
+            part,
+            step,
+        )
+        self.size = param.size if part is None else part.stop - part.start
+
+    def arrays(self) -> tuple:
+        """``(param, grad, state)`` as ``_update`` takes them."""
+        if self.part is None:
+            return self.param, self.grad, _ArrayState(self.state, self.pairs)
+        flat = self.param.reshape(-1)
+        return (
+            flat[self.part],
+            self.grad.reshape(-1)[self.part],
+            _ArrayState(self.state, part=self, whole=flat.size),
+        )
+
+
+class _SharedStep:
+    """The step count of a parameter updated in pieces: the first piece to ask adds one."""
+
+    def __init__(self) -> None:
+        self.lock, self.value = threading.Lock(), None
+
+
+def _pieces(jobs: list, n: int, elementwise: bool) -> list:
+    """The ``_Piece`` s of a step's ``jobs`` for ``n`` threads: a parameter larger than an
+    ``n``-th of all of them is cut into about that much when the update is element-wise and
+    its state exists (made whole on the first step), all of it contiguous."""
+    target = -(-sum(job[1].size for job in jobs) // n) if n > 1 and elementwise else 0
+    pieces = []
+    for _, param, grad, state, pairs in jobs:
+        arrays = [v._data if isinstance(v, Tensor) else v for v in state.values()]
+        cut = (
+            target
+            and param.size > target
+            and state
+            and not pairs
+            and param.flags.c_contiguous
+            and all(
+                a.flags.c_contiguous for a in arrays if isinstance(a, np.ndarray) and a.size == param.size
+            )
+        )
+        if not cut:
+            pieces.append(_Piece(param, grad, state, pairs))
+            continue
+        k, grad, step = -(-param.size // target), np.ascontiguousarray(grad), _SharedStep()
+        for i in range(k):
+            part = slice(param.size * i // k, param.size * (i + 1) // k)
+            pieces.append(_Piece(param, grad, state, pairs, part, step))
+    return pieces
+
+
 class _ArrayState:
     """The NumPy face of one parameter's state for ``_update``: reading a tensor entry gives
     its array (changes in place reach the tensor), storing an array stores a tensor.
@@ -134,11 +201,14 @@ class _ArrayState:
     optimisers ``view_as_real`` them: complex state reads as such a view, and a float array of
     pairs is stored as the complex tensor it stands for (PyTorch's state layout)."""
 
-    __slots__ = ("_s", "_pairs")
+    __slots__ = ("_s", "_pairs", "_piece", "_whole")
 
-    def __init__(self, state: dict, pairs: bool = False) -> None:
+    def __init__(
+        self, state: dict, pairs: bool = False, part: Optional[_Piece] = None, whole: int = 0
+    ) -> None:
         self._s = state
         self._pairs = pairs
+        self._piece, self._whole = part, whole  # a piece of a parameter of ``whole`` elements
 
     def __bool__(self) -> bool:
         return bool(self._s)
@@ -149,12 +219,16 @@ class _ArrayState:
     def __getitem__(self, key: str) -> Any:
         v = self._s[key]
         v = v._data if isinstance(v, Tensor) else v
+        if self._piece is not None and isinstance(v, np.ndarray) and v.ndim and v.size == self._whole:
+            return v.reshape(-1)[self._piece.part]
         return real_pairs(v) if self._pairs and isinstance(v, np.ndarray) and v.dtype.kind == "c" else v
 
     def get(self, key: str, default: Any = None) -> Any:
         return self[key] if key in self._s else default
 
     def __setitem__(self, key: str, value: Any) -> None:
+        if self._piece is not None:
+            raise RuntimeError(f"{key!r}: an update in pieces may not make state (element-wise updates only)")
         if self._pairs and isinstance(value, np.ndarray) and value.ndim and value.shape[-1] == 2:
             value = np.ascontiguousarray(value).view(
                 np.complex64 if value.dtype == np.float32 else np.complex128
@@ -170,7 +244,14 @@ class _ArrayState:
         self._s[key] = value
 
     def next_step(self) -> float:
-        """Add one to the 0-d ``step`` tensor (created at 0) and return its value."""
+        """Add one to the 0-d ``step`` tensor (created at 0) and return its value (once for
+        all the pieces of a parameter)."""
+        if self._piece is not None:
+            shared = self._piece.step
+            with shared.lock:
+                if shared.value is None:
+                    shared.value = _ArrayState(self._s).next_step()
+                return shared.value
         if "step" not in self._s:
             self["step"] = np.zeros((), _scalar_dtype())
         step = self["step"]
@@ -372,16 +453,16 @@ class Optimizer:
                 jobs.append((p, param, grad, state, pairs))
 
             # the parameters' updates are independent: split over the op's threads (foreach),
-            # in shares of about equal size
-            shares = _shares([job[1].size for job in jobs], get_num_threads())
+            # in shares of about equal size; an element-wise update may cut a large parameter
+            pieces = _pieces(jobs, get_num_threads(), self._elementwise_update)
+            shares = _shares([piece.size for piece in pieces], get_num_threads())
 
             def update(
-                first: int, last: int, group: dict = group, jobs: list = jobs, shares: list = shares
+                first: int, last: int, group: dict = group, pieces: list = pieces, shares: list = shares
             ) -> None:
                 for share in shares[first:last]:
                     for i in share:
-                        _, param, grad, state, pairs = jobs[i]
-                        self._update(group, param, grad, _ArrayState(state, pairs))
+                        self._update(group, *pieces[i].arrays())
 
             parallel_for(len(shares), update, work=4 * sum(job[1].size for job in jobs))
             for p, _, _, state, _ in jobs:
@@ -390,6 +471,11 @@ class Optimizer:
                 p._bump_version()
         trace.end("optimizer.step", start)
         return loss
+
+    #: Whether ``_update`` treats the parameter, its gradient and every state array of its
+    #: shape element by element, changing no other state than through ``state.next_step()``
+    #: (SGD, Adam): then a large parameter's update may be cut into pieces, once its state exists.
+    _elementwise_update = False
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: _ArrayState) -> None:
         raise NotImplementedError

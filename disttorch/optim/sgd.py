@@ -21,6 +21,8 @@ class SGD(Optimizer):
     accepted and give the same arithmetic.
     """
 
+    _elementwise_update = True
+
     def __init__(
         self,
         params: Iterable[Any],

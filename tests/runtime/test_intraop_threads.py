@@ -564,21 +564,58 @@ def test_dropout_draws_the_same_mask_and_numbers_for_every_thread_count(split, d
         assert all(np.array_equal(a, b) for a, b in zip(runs[n], runs[1])), f"{n} threads differ"
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "NAdam"])
-def test_optimizer_updates_split_over_parameters_with_the_same_numbers(split, name):
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("SGD", {"momentum": 0.9, "weight_decay": 0.01}),
+        ("SGD", {"momentum": 0.9, "nesterov": True}),
+        ("Adam", {}),
+        ("Adam", {"amsgrad": True, "weight_decay": 0.1}),
+        ("AdamW", {}),
+        ("RMSprop", {}),
+        ("Adagrad", {}),
+        ("NAdam", {}),
+    ],
+)
+def test_optimizer_updates_split_over_parameters_with_the_same_numbers(split, monkeypatch, name, kwargs):
+    from disttorch.optim import optimizer
+
+    cuts = []
+    real = optimizer._pieces
+    monkeypatch.setattr(optimizer, "_pieces", lambda *a: cuts.append(real(*a)) or cuts[-1])
     results = {}
     for n in (1, 3):
         disttorch.set_num_threads(n)
         disttorch.manual_seed(0)
-        params = [disttorch.randn(5, 4, requires_grad=True) for _ in range(5)]
-        kwargs = {"lr": 0.1, "momentum": 0.9} if name == "SGD" else {"lr": 0.1}
-        opt = getattr(disttorch.optim, name)(params, **kwargs)
+        params = [disttorch.randn(60, 7, requires_grad=True)] + [
+            disttorch.randn(5, 4, requires_grad=True) for _ in range(4)
+        ]
+        opt = getattr(disttorch.optim, name)(params, lr=0.1, **kwargs)
         for _ in range(3):
-            sum((p * p).sum() for p in params).backward()
+            sum((p * p * p).sum() for p in params).backward()
             opt.step()
             opt.zero_grad()
         results[n] = [p.detach().numpy().copy() for p in params]
     assert all(np.array_equal(a, b) for a, b in zip(results[1], results[3]))
+    # element-wise updates cut the large parameter once its state exists (after the first step)
+    cut = name in ("SGD", "Adam", "AdamW")
+    assert [len(p) for p in cuts] == [5, 5, 5, 5, 5 + 2 * cut, 5 + 2 * cut]
+
+
+def test_a_parameter_updated_in_pieces_counts_its_step_once():
+    before = disttorch.get_num_threads()
+    try:
+        disttorch.set_num_threads(2)
+        big = disttorch.zeros(1 << 19, requires_grad=True)
+        opt = disttorch.optim.Adam([big, disttorch.zeros(3, requires_grad=True)], lr=0.1)
+        for _ in range(3):
+            for p in opt.param_groups[0]["params"]:
+                p.grad = disttorch.ones_like(p)
+            opt.step()
+        assert float(opt.state[big]["step"]) == 3.0
+        assert np.allclose(big.detach().numpy(), -0.3, atol=1e-6)
+    finally:
+        disttorch.set_num_threads(before)
 
 
 def test_an_optimizer_step_runs_on_several_threads_only_when_allowed(split):
