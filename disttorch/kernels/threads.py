@@ -128,7 +128,7 @@ class _Budget:
         self.threads = default_num_threads()
         self.pool: Optional[ThreadPoolExecutor] = None
         self.region = threading.Lock()  # held while one op is split
-        self.blas: Optional[List[Any]] = None  # threadpoolctl's BLAS controllers, found on first use
+        self.blas: Optional[List[Any]] = None  # threadpoolctl's BLAS controllers (hold_blas)
 
     def workers(self) -> ThreadPoolExecutor:
         if self.pool is None:
