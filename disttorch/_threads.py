@@ -1,8 +1,9 @@
 """``torch.set_num_threads`` and friends: this process's compute threads.
 
 The intra-op budget lives in ``kernels/threads.py``: how many threads one op may use, for
-the kernels it splits across its own pool and for NumPy's BLAS pools (reached through
-``threadpoolctl``), which get the same number. disttorch runs no inter-op thread pool:
+the kernels it splits across its own pool, matrix products included; NumPy's BLAS (reached
+through ``threadpoolctl``) is held to one thread, except while a large LAPACK routine runs.
+disttorch runs no inter-op thread pool:
 ``set_num_interop_threads`` is kept for ``get_num_interop_threads`` with PyTorch's rule
 that it may be set once.
 """
@@ -47,8 +48,8 @@ def _check_count(name: str, n: Any) -> int:
 
 def set_num_threads(int: int) -> None:
     """Set the number of threads used for intra-op parallelism: the ops that split their
-    work (convolution, pooling, large element-wise ops, softmax, norms...) and NumPy's
-    BLAS/OpenMP pools (matrix products)."""
+    work (matrix products, convolution, pooling, large element-wise ops, softmax, norms...)
+    over disttorch's pool, LAPACK's routines through BLAS, and OpenMP libraries' pools."""
     n = _check_count("set_num_threads", int)
     _controller().limit(limits=n, user_api="openmp")
     _intraop.set_num_threads(n)
