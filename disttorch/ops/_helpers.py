@@ -10,7 +10,7 @@ import numpy as np
 
 from .._dtype import get_default_dtype, result_type, scalar_type_name
 from .._tensor import Tensor, _wrap_dim
-from ..kernels.threads import elementwise
+from ..kernels.threads import astype, elementwise
 
 __all__ = ["arr", "binary", "broadcast_error", "wrap_dim", "dims_tuple", "float_result", "scalar_type_name"]
 
@@ -44,8 +44,7 @@ def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
     if rt.kind in "fc" and rt.itemsize >= 4:
         # PyTorch computes in the result dtype: an integer tensor, or a 0-d tensor of a wider
         # dtype, is cast to it first (NumPy would compute int64 * 0.05 in float64)
-        xa = xa.astype(rt) if isinstance(xa, np.ndarray) and xa.dtype != rt else xa
-        xb = xb.astype(rt) if isinstance(xb, np.ndarray) and xb.dtype != rt else xb
+        xa, xb = _computed_in(rt, xa, xb), _computed_in(rt, xb, xa)
     try:
         out = elementwise(ufunc, xa, xb)
     except ValueError:
@@ -53,6 +52,17 @@ def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
     if out.dtype != rt:
         out = out.astype(rt)
     return out
+
+
+def _computed_in(rt: np.dtype, x: Any, other: Any) -> Any:
+    """``x`` cast to ``rt`` for a binary op that must compute in ``rt``, split over the op's
+    threads when large; a bool array beside an array of ``rt`` stays as it is (NumPy's loop
+    then reads it as 0 and 1 in ``rt`` itself: a ReLU's mask times its gradient)."""
+    if not isinstance(x, np.ndarray) or x.dtype == rt:
+        return x
+    if x.dtype == np.bool_ and isinstance(other, np.ndarray) and other.dtype == rt:
+        return x
+    return astype(x, rt)
 
 
 def float_result(out: np.ndarray) -> np.ndarray:
