@@ -326,6 +326,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     m, n = a.shape[-2], b.shape[-1]
     work = math.prod(batch) * m * a.shape[-1] * n // MACS_PER_ELEMENT
+    if work < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)
+        return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty(batch + (m, n), dtype=a.dtype)
     if batch and batch[0] > 1:

@@ -172,18 +172,7 @@ def _pieces(jobs: list, n: int, elementwise: bool) -> list:
     target = -(-sum(job[1].size for job in jobs) // n) if n > 1 and elementwise else 0
     pieces = []
     for _, param, grad, state, pairs in jobs:
-        arrays = [v._data if isinstance(v, Tensor) else v for v in state.values()]
-        cut = (
-            target
-            and param.size > target
-            and state
-            and not pairs
-            and param.flags.c_contiguous
-            and all(
-                a.flags.c_contiguous for a in arrays if isinstance(a, np.ndarray) and a.size == param.size
-            )
-        )
-        if not cut:
+        if not (target and param.size > target and state and not pairs and _contiguous(param, state)):
             pieces.append(_Piece(param, grad, state, pairs))
             continue
         k, grad, step = -(-param.size // target), np.ascontiguousarray(grad), _SharedStep()
@@ -191,6 +180,15 @@ def _pieces(jobs: list, n: int, elementwise: bool) -> list:
             part = slice(param.size * i // k, param.size * (i + 1) // k)
             pieces.append(_Piece(param, grad, state, pairs, part, step))
     return pieces
+
+
+def _contiguous(param: np.ndarray, state: dict) -> bool:
+    """Whether ``param`` and its state arrays of its size are C-contiguous (flat views of
+    them are then pieces of the arrays themselves)."""
+    arrays = [v._data if isinstance(v, Tensor) else v for v in state.values()]
+    return param.flags.c_contiguous and all(
+        a.flags.c_contiguous for a in arrays if isinstance(a, np.ndarray) and a.size == param.size
+    )
 
 
 class _ArrayState:
