@@ -243,6 +243,15 @@ def all_to_all(
     if host is not None:
         shm.all_gather(host, table.reshape(-1), [2 * n] * m)
     sent, wanted = table[:, 0], table[:, 1]
+    # Every rank of the host checks every local pair alike, before anything moves, so that
+    # all of them report the same first mismatch.
+    for i, src in enumerate(local):
+        for j, dst in enumerate(local):
+            if wanted[j, src] != sent[i, dst]:
+                raise ValueError(
+                    f"rank {src} sends {sent[i, dst]} bytes to rank {dst}, whose receive "
+                    f"block {src} holds {wanted[j, src]} bytes"
+                )
     # ... and every local rank's blocks, one rank after another, in rank order.
     starts = np.concatenate([[0], np.cumsum(sent.reshape(-1))])
     outgoing = np.empty(int(starts[-1]), np.uint8)
@@ -255,11 +264,6 @@ def all_to_all(
         return outgoing[starts[i * n + d] : starts[i * n + d + 1]]
 
     for i, src in enumerate(local):
-        if recvs[src].size != sent[i, ch.rank]:
-            raise ValueError(
-                f"rank {src} sends {sent[i, ch.rank]} bytes to rank {ch.rank}, whose receive "
-                f"block {src} holds {recvs[src].size} bytes"
-            )
         recvs[src][...] = block(i, ch.rank)
 
     # 2. Between the leaders: host A's message to host B holds, for each rank a of A and
