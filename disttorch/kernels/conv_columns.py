@@ -11,7 +11,7 @@ thread's partial sum in image order (deterministic for a thread count).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -21,10 +21,10 @@ from .windows import crop_index, pad_spatial, window_slices, windows
 __all__ = ["col2im_input_grad", "conv", "weight_grad"]
 
 
-def conv(x: np.ndarray, w: np.ndarray, geo: Any) -> tuple:
+def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = None) -> tuple:
     """``(output (N, O, *out), columns)`` of the convolution of ``x`` ``(N, C, *spatial)``
-    by ``w``; ``geo`` gives ``pads``, ``stride``, ``dilation``, ``groups``, ``kernel`` and
-    ``out``."""
+    by ``w``, plus ``bias`` ``(O,)`` when given (each thread adds it to its images);
+    ``geo`` gives ``pads``, ``stride``, ``dilation``, ``groups``, ``kernel`` and ``out``."""
     n, groups = x.shape[0], geo.groups
     xp = pad_spatial(x, geo.pads)
     view = windows(xp, geo.kernel, geo.stride, geo.dilation, geo.out)
@@ -36,6 +36,8 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any) -> tuple:
     def images(start: int, stop: int) -> None:
         cols[start:stop].reshape(view[start:stop].shape)[...] = view[start:stop]
         matmul(wm, cols[start:stop], out=out[start:stop])
+        if bias is not None:
+            out[start:stop] += bias.reshape(wm.shape[:2] + (1,))
 
     parallel_for(n, images, work=cols.size + out.size * wm.shape[-1])
     return out.reshape((n, w.shape[0]) + geo.out), cols

@@ -32,7 +32,7 @@ kernels).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -67,14 +67,21 @@ def _layout(spatial: tuple, pads: tuple, kernel: tuple, dilation: tuple) -> _Lay
     return _Layout(padded, rows, out, shifts, length, tail)
 
 
-def _flat_padded(x: np.ndarray, pads: tuple, lay: _Layout, groups: int) -> np.ndarray:
-    """``x`` ``(N, C, *spatial)`` zero-padded and flattened: ``(N, groups, C/groups, P + tail)``."""
+def _pad_into(flat: np.ndarray, x: np.ndarray, pads: tuple, lay: _Layout) -> None:
+    """Write the images ``x`` ``(n, C, *spatial)`` zero-padded and flattened into ``flat``
+    ``(n, groups, C/groups, P + tail)``."""
     n, c = x.shape[:2]
     size = int(np.prod(lay.padded))
-    flat = np.zeros((n, c, size + lay.tail), dtype=x.dtype)
-    plane = flat[:, :, :size].reshape((n, c) + lay.padded)
-    plane[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[2:], pads))] = x
-    return flat.reshape(n, groups, c // groups, -1)
+    rows = flat.reshape(n, c, -1)
+    rows[..., size:] = 0
+    plane = rows[..., :size].reshape((n, c) + lay.padded)
+    inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[2:], pads))
+    for dim in range(len(inner)):  # the borders of each spatial dim, then the interior
+        before = (Ellipsis, slice(0, inner[dim].start)) + (slice(None),) * (len(inner) - dim - 1)
+        after = (Ellipsis, slice(inner[dim].stop, None)) + (slice(None),) * (len(inner) - dim - 1)
+        plane[before] = 0
+        plane[after] = 0
+    plane[(Ellipsis,) + inner] = x
 
 
 def _per_offset(w: np.ndarray, groups: int) -> np.ndarray:
@@ -83,31 +90,40 @@ def _per_offset(w: np.ndarray, groups: int) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(wk, 3, 0))
 
 
-def conv(x: np.ndarray, w: np.ndarray, geo: Any) -> tuple:
-    """``(output (N, O, *out), saved)`` of the stride-1 convolution of ``x`` by ``w``; ``geo``
-    gives ``pads``, ``dilation``, ``groups`` and ``kernel`` (conv.py's geometry). ``saved``
-    (the flat input and its layout) is what :func:`weight_grad` needs."""
+def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = None) -> tuple:
+    """``(output (N, O, *out), saved)`` of the stride-1 convolution of ``x`` by ``w``, plus
+    ``bias`` ``(O,)`` when given; ``geo`` gives ``pads``, ``dilation``, ``groups`` and
+    ``kernel`` (conv.py's geometry). ``saved`` (the flat input and its layout) is what
+    :func:`weight_grad` needs.
+
+    Each thread pads its own images into the flat input, and crops each block's computed
+    grid into the output (adding the bias) while it is still in cache: nothing runs on one
+    thread."""
     groups = geo.groups
     lay = _layout(x.shape[2:], geo.pads, geo.kernel, geo.dilation)
-    xf = _flat_padded(x, geo.pads, lay, groups)
+    n, c, o, L = x.shape[0], x.shape[1], w.shape[0], lay.length
+    xf = np.empty((n, groups, c // groups, int(np.prod(lay.padded)) + lay.tail), dtype=x.dtype)
     wk = _per_offset(w, groups)
-    n, L = x.shape[0], lay.length
-    out = np.empty((n, groups, w.shape[0] // groups, L), dtype=x.dtype)
-    block = _images_per_block(out)
+    out = np.empty((n, o) + lay.out, dtype=x.dtype)
+    block = _images_per_block(o * L * x.itemsize)
 
     def images(start: int, stop: int) -> None:
-        part = np.empty((block,) + out.shape[1:], dtype=x.dtype)
+        grid = np.empty((block, groups, o // groups, L), dtype=x.dtype)  # a block's computed rows
+        part = np.empty_like(grid)
         for i in range(start, stop, block):
             j = min(i + block, stop)
-            o, xb, p = out[i:j], xf[i:j], part[: j - i]
-            matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=o)
+            xb, g, p = xf[i:j], grid[: j - i], part[: j - i]
+            _pad_into(xb, x[i:j], geo.pads, lay)
+            matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=g)
             for wk_k, s in zip(wk[1:], lay.shifts[1:]):
                 matmul(wk_k, xb[..., s : s + L], out=p)
-                o += p
+                g += p
+            out[i:j] = g.reshape((j - i, o) + lay.rows)[_valid(lay)]
+            if bias is not None:
+                out[i:j] += bias.reshape((o,) + (1,) * len(lay.out))
 
-    parallel_for(n, images, work=out.size * len(lay.shifts))
-    out = out.reshape((n, w.shape[0]) + lay.rows)
-    return np.ascontiguousarray(out[_valid(lay)]), (xf, lay)
+    parallel_for(n, images, work=n * o * L * len(lay.shifts))
+    return out, (xf, lay)
 
 
 def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.ndarray:
@@ -115,32 +131,31 @@ def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.
     :func:`conv` saved."""
     xf, lay = saved
     n, o = g.shape[:2]
-    rows = np.zeros((n, o) + lay.rows, dtype=g.dtype)  # g on the computed grid, 0 elsewhere
-    rows[_valid(lay)] = g
-    gr = rows.reshape(n, groups, o // groups, lay.length)
     L = lay.length
-    block = _images_per_block(gr)
+    block = _images_per_block(o * L * g.itemsize)
     parts: list = []
 
     def images(start: int, stop: int) -> None:
         gw = np.zeros((len(lay.shifts), groups, o // groups, w_shape[1]), dtype=g.dtype)
         part = np.empty((block,) + gw.shape[1:], dtype=g.dtype)
+        rows = np.zeros((block, o) + lay.rows, dtype=g.dtype)  # g on the computed grid, 0 elsewhere
         for i in range(start, stop, block):
             j = min(i + block, stop)
-            gb, xb, p = gr[i:j], xf[i:j], part[: j - i]
+            rows[: j - i][_valid(lay)] = g[i:j]  # the thrown-away columns stay 0
+            gb, xb, p = rows[: j - i].reshape(j - i, groups, o // groups, L), xf[i:j], part[: j - i]
             for k, s in enumerate(lay.shifts):
                 matmul(gb, xb[..., s : s + L].swapaxes(-1, -2), out=p)
                 gw[k] += p.sum(axis=0)
         parts.append((start, gw))
 
-    parallel_for(n, images, work=gr.size * len(lay.shifts))
+    parallel_for(n, images, work=n * o * L * len(lay.shifts))
     gw = sum(part for _, part in sorted(parts, key=lambda item: item[0]))  # a fixed order
     return np.moveaxis(gw, 0, -1).reshape(w_shape)
 
 
-def _images_per_block(per_image: np.ndarray) -> int:
-    """How many images of ``per_image`` ``(N, ...)`` fill :data:`BLOCK_BYTES` (at least one)."""
-    return max(1, BLOCK_BYTES // max(1, per_image[0].nbytes)) if len(per_image) else 1
+def _images_per_block(image_bytes: int) -> int:
+    """How many images of ``image_bytes`` each fill :data:`BLOCK_BYTES` (at least one)."""
+    return max(1, BLOCK_BYTES // max(1, image_bytes))
 
 
 def _valid(lay: _Layout) -> tuple:

@@ -173,13 +173,13 @@ def _setup(
     return _Geometry(stride, pads, dilation, groups, kernel, out, unbatched, name)
 
 
-def _conv_arrays(x: np.ndarray, w: np.ndarray, geo: _Geometry) -> tuple:
-    """``(output, saved)``: the convolution of arrays ``x`` (batched) and ``w`` by the
-    shifted products when they apply, else by im2col; ``saved`` is what
-    :func:`_weight_grad` needs (the flat input, or the columns)."""
+def _conv_arrays(x: np.ndarray, w: np.ndarray, geo: _Geometry, bias: np.ndarray | None = None) -> tuple:
+    """``(output, saved)``: the convolution of arrays ``x`` (batched) and ``w``, plus
+    ``bias`` when given, by the shifted products when they apply, else by im2col; ``saved``
+    is what :func:`_weight_grad` needs (the flat input, or the columns)."""
     if all(s == 1 for s in geo.stride) and w.shape[1] >= _conv_shifted.MIN_CHANNELS:
-        return _conv_shifted.conv(x, w, geo)
-    return _conv_columns.conv(x, w, geo)
+        return _conv_shifted.conv(x, w, geo, bias)
+    return _conv_columns.conv(x, w, geo, bias)
 
 
 def _weight_grad(g: np.ndarray, saved: Any, w_shape: tuple, geo: _Geometry) -> np.ndarray:
@@ -229,9 +229,7 @@ class ConvNd(Function):
     @staticmethod
     def forward(ctx, input, weight, bias, geo):
         x = input._data[None] if geo.unbatched else input._data
-        out, saved = _conv_arrays(x, weight._data, geo)
-        if bias is not None:
-            out += bias._data.reshape((-1,) + (1,) * len(geo.out))
+        out, saved = _conv_arrays(x, weight._data, geo, None if bias is None else bias._data)
         ctx.save_for_backward(weight)
         ctx.saved, ctx.geo = saved, geo
         ctx.padded_shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], geo.pads))
