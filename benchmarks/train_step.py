@@ -158,34 +158,49 @@ def main() -> None:
         print(f"{name:<6}{ours:>14.2f}{theirs:>11.2f}{ratio:>8.2f}{TARGETS[name]:>8.1f}  {verdict}")
 
 
-def threaded(names: list, threads: int, steps: int, rounds: int = 5) -> None:
+def threaded(names: list, threads: int, steps: int, rounds: int = 10) -> None:
     """Wall time of a step on 1 and on ``threads`` threads, per library, and the speed-ups;
-    target: disttorch's speed-up >= 0.9x PyTorch's. A library's two thread counts take turns
-    in ``rounds`` blocks of steps each (a warm-up step after each switch), so a drift in the
-    machine's speed touches both; the libraries run one after the other (in turns, each
-    one's idle threads would spin on the cores the other one needs)."""
+    target: disttorch's speed-up >= 0.9x PyTorch's.
+
+    The run is ``rounds`` rounds; in each, disttorch and then PyTorch take a block of steps
+    on one thread and a block on ``threads`` (two warm-up steps after each switch, and a pause
+    after PyTorch's blocks, in which its idle OpenMP threads stop spinning on the cores).
+    Each round gives both speed-ups, measured within a second or so of each other, and
+    their ratio; the table shows the medians over the rounds and the spread of the ratio
+    (the middle half of the rounds), so a drift in the machine's speed touches both
+    libraries alike and shows up as spread instead of as a biased ratio."""
     libs = [disttorch] + ([torch] if torch is not None else [])
+    per_block = max(1, -(-steps // rounds))
     print(
-        f"one training step, 1 vs {threads} threads, wall time, median of {steps} in {rounds} turns; {describe(torch)}"
+        f"one training step, 1 vs {threads} threads, wall time, {rounds} rounds of {per_block} steps per "
+        f"library and thread count; {describe(torch)}"
     )
     print(f"{'model':<6}{'library':>10}{'1 thread ms':>13}{f'{threads} threads ms':>14}{'speed-up':>10}")
     for name in names:
-        speedups = []
-        for lib in libs:
-            step = make_step(lib, name)
-            times: dict = {1: [], threads: []}
-            for _ in range(rounds):
-                for n, record in times.items():
+        step_of = {lib: make_step(lib, name) for lib in libs}
+        times: dict = {(lib, n): [] for lib in libs for n in (1, threads)}
+        for _ in range(rounds):
+            for lib in libs:
+                for n in (1, threads):
                     lib.set_num_threads(n)
-                    record.append(
-                        time_steps([step], -(-steps // rounds), warmup=1, clock=time.perf_counter)[0]
-                    )
-            lib.set_num_threads(1)
-            one, many = (statistics.median(times[n]) for n in (1, threads))
-            speedups.append(one / many)
-            print(f"{name:<6}{lib.__name__:>10}{one:>13.2f}{many:>14.2f}{speedups[-1]:>10.2f}")
-        if len(speedups) == 2:
-            print(f"{name:<6}{'ratio':>10}{'':>27}{speedups[0] / speedups[1]:>10.2f}  (target >= 0.9)")
+                    median = time_steps([step_of[lib]], per_block, warmup=2, clock=time.perf_counter)[0]
+                    times[lib, n].append(median)
+                lib.set_num_threads(1)
+                if lib is torch:
+                    time.sleep(0.3)
+        speedups = {lib: [a / b for a, b in zip(times[lib, 1], times[lib, threads])] for lib in libs}
+        for lib in libs:
+            one, many = (statistics.median(times[lib, n]) for n in (1, threads))
+            print(
+                f"{name:<6}{lib.__name__:>10}{one:>13.2f}{many:>14.2f}{statistics.median(speedups[lib]):>10.2f}"
+            )
+        if torch is not None:
+            ratios = sorted(a / b for a, b in zip(speedups[disttorch], speedups[torch]))
+            low, high = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+            print(
+                f"{name:<6}{'ratio':>10}{'':>27}{statistics.median(ratios):>10.2f}"
+                f"  (middle half of the rounds {low:.2f}-{high:.2f}; target >= 0.9)"
+            )
 
 
 if __name__ == "__main__":
