@@ -4,7 +4,9 @@
     python benchmarks/threads.py [--threads N] [--repeat 30]
 
 For float32 inputs of 2^12 ... 2^22 elements, times a multiply, an ``exp``, a row
-softmax, a cast to bfloat16 and a whole-array max on one thread and split over ``N`` threads (default: the usable cores), with the
+softmax, a cast to bfloat16, a whole-array max, a copy of a transposed view (``contiguous``)
+and a concatenation along dim 1 (``cat``) on one thread and split over ``N`` threads
+(default: the usable cores), with the
 cut-over disabled so that every size splits, and prints the speed-up. The smallest size
 whose speed-up is clearly above 1, divided by ``N``, is the work one part needs. Best of
 ``--repeat`` wall times (the machine's other load inflates the median, not the best).
@@ -30,6 +32,8 @@ OPS = {
     "softmax": lambda a, b: softmax.softmax(a.reshape(-1, 256), 1),
     "to bf16": lambda a, b: threads.astype(a, disttorch.bfloat16.numpy),
     "max": lambda a, b: reductions.ufunc_reduce(np.maximum, a, None),
+    "transpose": lambda a, b: threads.copy(a.reshape(-1, 64).T),
+    "cat": lambda a, b: threads.concatenate([a.reshape(-1, 64), b.reshape(-1, 64)], 1, a.dtype),
 }
 
 

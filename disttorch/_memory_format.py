@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels import threads
+
 __all__ = [
     "channels_last",
     "channels_last_3d",
@@ -112,10 +114,12 @@ def in_format(arr: np.ndarray, fmt: memory_format | None, copy: bool = False) ->
     """``arr``'s values laid out in ``fmt`` (``preserve_format``, None: dense, with the dims
     in the memory order of ``arr``'s strides); ``arr`` itself when already so and not ``copy``."""
     if fmt is None or fmt is preserve_format:
-        return np.array(arr, copy=True, order="K") if copy or not is_dense(arr) else arr
+        if not copy and is_dense(arr):
+            return arr
+        return threads.copy(arr) if arr.flags.c_contiguous else np.array(arr, copy=True, order="K")
     order = _order(fmt, arr.ndim)
     if order is None:
-        return np.array(arr, copy=True, order="C") if copy or not arr.flags.c_contiguous else arr
+        return threads.copy(arr) if copy or not arr.flags.c_contiguous else arr
     out = empty_in_format(arr.shape, arr.dtype, fmt)
     if not copy and arr.strides == out.strides:  # already laid out so, size-1 dims included
         return arr

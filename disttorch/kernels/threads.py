@@ -44,6 +44,8 @@ import numpy as np
 __all__ = [
     "MIN_PART_ELEMENTS",
     "astype",
+    "concatenate",
+    "copy",
     "default_num_threads",
     "elementwise",
     "elementwise_kernel",
@@ -317,16 +319,55 @@ def _c_ordered(a: np.ndarray) -> bool:
     return all(x >= y for x, y in zip(steps, steps[1:]))
 
 
-def astype(x: np.ndarray, dtype: Any) -> np.ndarray:
-    """``x.astype(dtype)`` (a new array), the conversion split over the op's threads when
-    large: each element goes through the same NumPy cast, so the bits are the same for
-    every thread count (bfloat16 autocast's casts to and from float32, ``Tensor.to``)."""
-    work = COSTLY_ELEMENT * x.size  # a cast to or from bfloat16 pays from about 256k elements
-    if _budget.threads == 1 or not x.ndim or not x.flags.c_contiguous or parts_for(x.size, work) == 1:
-        return x.astype(dtype)
+def copy(x: np.ndarray, dtype: Any = None) -> np.ndarray:
+    """A new C-ordered array with the values of ``x`` (any strides: a transposed, sliced or
+    expanded view), cast to ``dtype`` when given, the copy split over the op's threads when
+    large (``contiguous``, ``clone``, a ``reshape`` that cannot be a view). Every element
+    goes through the same NumPy copy or cast, so the bits are the same for every thread
+    count."""
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    # units per element (benchmarks/threads.py): a flat copy as a multiply, a strided read
+    # (a transposed view) 4, a cast as a costly function
+    work = x.size * (COSTLY_ELEMENT if dtype != x.dtype else 1 if x.flags.c_contiguous else 4)
+    if _budget.threads == 1 or not x.ndim or work < 2 * MIN_PART_ELEMENTS:
+        return np.array(x, dtype=dtype, order="C")
     out = np.empty(x.shape, dtype=dtype)
-    src, dst = x.reshape(-1), out.reshape(-1)
-    parallel_for(x.size, lambda i, j: np.copyto(dst[i:j], src[i:j], casting="unsafe"), work)
+    if x.flags.c_contiguous:  # split the flat buffers, whatever the shape
+        src, dst = x.reshape(-1), out.reshape(-1)
+        parallel_for(x.size, lambda i, j: np.copyto(dst[i:j], src[i:j], casting="unsafe"), work)
+    else:
+        parallel_over(x.shape, lambda index: np.copyto(out[index], x[index], casting="unsafe"), work=work)
+    return out
+
+
+def astype(x: np.ndarray, dtype: Any) -> np.ndarray:
+    """``x.astype(dtype)`` (a new array in the layout of ``x``), the conversion split over
+    the op's threads when ``x`` is C-contiguous and large (see :func:`copy`: bfloat16
+    autocast's casts to and from float32, ``Tensor.to``)."""
+    return copy(x, dtype) if x.flags.c_contiguous else x.astype(dtype)
+
+
+def concatenate(arrays: List[np.ndarray], axis: int, dtype: Any) -> np.ndarray:
+    """``np.concatenate(arrays, axis, dtype=dtype, casting="unsafe")``, the copies split
+    over the op's threads along another dim when the result is large (``cat``; bits as the
+    plain call's)."""
+    shape = list(arrays[0].shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    size = math.prod(shape)
+    work = 2 * size  # each part copies strided blocks of every array (benchmarks/threads.py)
+    if _budget.threads == 1 or work < 2 * MIN_PART_ELEMENTS or len(shape) < 2:
+        return np.concatenate(arrays, axis=axis, dtype=dtype, casting="unsafe")
+    out = np.empty(shape, dtype=dtype)
+    lead, offset, places = (slice(None),) * axis, 0, []
+    for a in arrays:
+        places.append((out[lead + (slice(offset, offset + a.shape[axis]),)], a))
+        offset += a.shape[axis]
+
+    def part(index: tuple) -> None:
+        for dst, src in places:
+            np.copyto(dst[index], src[index], casting="unsafe")
+
+    parallel_over(tuple(shape), part, skip=(axis,), work=work)
     return out
 
 

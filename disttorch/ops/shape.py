@@ -21,6 +21,7 @@ from .._dtype import dtype as _dtype_cls
 from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
 from .._tensor import Tensor
 from ..autograd.function import Function, mark_view
+from ..kernels import threads
 from ._helpers import wrap_dim
 from .dtype_view import view_dtype
 
@@ -175,9 +176,15 @@ class View(Function):
 
 
 class UnsafeView(View):
-    """``reshape`` of a tensor whose strides allow no view: the result is a copy."""
+    """``reshape`` of a tensor whose strides allow no view: the result is a copy (split over
+    the op's threads when large)."""
 
     _view = False
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.in_shape = a._data.shape
+        return threads.copy(a._data).reshape(shape)
 
 
 class Unsqueeze(View):
@@ -461,7 +468,7 @@ class Cat(Function):
     def forward(ctx, dim, *tensors):
         arrays = [t._data for t in tensors]
         ctx.dim, ctx.sizes = dim, [a.shape[dim] for a in arrays]
-        return np.concatenate(arrays, axis=dim, dtype=_join_dtype(arrays), casting="unsafe")
+        return threads.concatenate(arrays, dim, _join_dtype(arrays))
 
     @staticmethod
     def backward(ctx, g):

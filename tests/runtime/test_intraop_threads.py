@@ -116,6 +116,12 @@ def _run_recorded(n: int, op) -> list:
         lambda x: x.argmin(-1),
         lambda x: x.any(),
         lambda x: x.all(-1),
+        lambda x: x.transpose(0, 2).contiguous(),
+        lambda x: x.clone(),
+        lambda x: x.transpose(1, 2).reshape(-1),
+        lambda x: disttorch.cat([x, x.double()], 1),
+        lambda x: disttorch.cat([x, x[:3]]),
+        lambda x: x.to(disttorch.bfloat16),
     ],
     ids=[
         "binary",
@@ -171,6 +177,12 @@ def _run_recorded(n: int, op) -> list:
         "argmin",
         "any",
         "all dim",
+        "contiguous",
+        "clone",
+        "reshape copy",
+        "cat",
+        "cat dim 0",
+        "cast",
     ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
@@ -505,6 +517,13 @@ _CASES = {
     "normalize": (lambda a: F.normalize(a, dim=1) + F.normalize(a, p=3.0, dim=-1), [(6, 5, 7)]),
     "glu": (lambda a: F.glu(a, 1).sum(1, keepdim=True) + F.glu(a, -1).sum(-1, keepdim=True), [(6, 4, 8)]),
     "medians": (lambda a: a.median(1).values + a.nanmedian(1).values + a.kthvalue(3, 1).values, [(6, 5, 7)]),
+    "copies": (
+        lambda a, b: (
+            disttorch.cat([a.transpose(1, 2).reshape(6, -1), b.permute(0, 2, 1).contiguous().flatten(1)], 1)
+            + disttorch.cat([a.clone(), b], 2).sum(2).repeat(1, 14)
+        ),
+        [(6, 5, 7), (6, 5, 7)],
+    ),
 }
 
 
