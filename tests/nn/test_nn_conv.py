@@ -66,6 +66,24 @@ def test_conv2d_matches_loop_definition(stride, padding, dilation, groups):
     )
 
 
+def test_blocks_of_several_images_with_a_shorter_last_one_give_the_same_values_and_gradients(monkeypatch):
+    """Five images in blocks of two (2, 2, 1): each block is padded, multiplied, cropped and
+    given its bias in turn; the values match the loop definition and the gradients those of
+    one image per block."""
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((5, 4, 7, 8)), rng.standard_normal((6, 4, 3, 3)), rng.standard_normal(6)
+    runs = []
+    for image_bytes in (2 * 6 * 7 * 10 * 8, 1):  # two images of the computed grid (6 x 7 x 10 float64)
+        monkeypatch.setattr(shifted, "BLOCK_BYTES", image_bytes)
+        xt, wt, bt = (dt.tensor(a, requires_grad=True) for a in (x, w, b))
+        out = F.conv2d(xt, wt, bt, padding=1)
+        out.backward(dt.tensor(np.sin(np.arange(out.numel())).reshape(out.shape)))
+        runs.append([out.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()])
+    np.testing.assert_allclose(runs[0][0], reference_conv2d(x, w, b, (1, 1), (1, 1), (1, 1), 1), atol=1e-12)
+    for blocked, single in zip(runs[0], runs[1]):
+        np.testing.assert_allclose(blocked, single, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     "kw",
     [
