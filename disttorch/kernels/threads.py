@@ -351,11 +351,18 @@ def concatenate(arrays: List[np.ndarray], axis: int, dtype: Any) -> np.ndarray:
     """``np.concatenate(arrays, axis, dtype=dtype, casting="unsafe")``, the copies split
     over the op's threads along another dim when the result is large (``cat``; bits as the
     plain call's)."""
-    shape = list(arrays[0].shape)
+    first = arrays[0].shape
+    others = first[:axis] + first[axis + 1 :]  # the dims every array must share
+    if (
+        _budget.threads == 1
+        or len(first) < 2
+        or any(a.ndim != len(first) or a.shape[:axis] + a.shape[axis + 1 :] != others for a in arrays)
+    ):
+        return np.concatenate(arrays, axis=axis, dtype=dtype, casting="unsafe")  # (its error)
+    shape = list(first)
     shape[axis] = sum(a.shape[axis] for a in arrays)
-    size = math.prod(shape)
-    work = 2 * size  # each part copies strided blocks of every array (benchmarks/threads.py)
-    if _budget.threads == 1 or work < 2 * MIN_PART_ELEMENTS or len(shape) < 2:
+    work = 2 * math.prod(shape)  # each part copies strided blocks of every array (benchmarks/threads.py)
+    if work < 2 * MIN_PART_ELEMENTS:
         return np.concatenate(arrays, axis=axis, dtype=dtype, casting="unsafe")
     out = np.empty(shape, dtype=dtype)
     lead, offset, places = (slice(None),) * axis, 0, []

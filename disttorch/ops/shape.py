@@ -467,8 +467,9 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         arrays = [t._data for t in tensors]
+        out = threads.concatenate(arrays, dim, _join_dtype(arrays))  # raises first on bad shapes
         ctx.dim, ctx.sizes = dim, [a.shape[dim] for a in arrays]
-        return threads.concatenate(arrays, dim, _join_dtype(arrays))
+        return out
 
     @staticmethod
     def backward(ctx, g):

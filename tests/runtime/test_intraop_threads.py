@@ -6,6 +6,7 @@ Tests lower ``MIN_PART_ELEMENTS`` so that small tensors take the split path."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -720,3 +721,22 @@ def test_a_large_decomposition_gives_blas_the_budget_while_it_runs_and_a_small_o
         assert np.allclose(s.numpy(), 1.0) and _blas_threads() == {1}
     finally:
         disttorch.set_num_threads(before)
+
+
+@pytest.mark.parametrize(
+    "other,dim,message",
+    [
+        ((4, 1, 6), 0, "Sizes of tensors must match except in dimension 0. Expected size 5 but got size 1"),
+        ((4, 5, 1), 1, "Sizes of tensors must match except in dimension 1. Expected size 6 but got size 1"),
+        ((4, 5), 2, "Tensors must have same number of dimensions: got 3 and 2"),
+        ((4, 5, 6, 1), 1, "Tensors must have same number of dimensions: got 3 and 4"),
+    ],
+    ids=["broadcastable size", "broadcastable last dim", "fewer dims", "more dims"],
+)
+@pytest.mark.parametrize("n", [1, 2])
+def test_cat_of_mismatched_shapes_raises_pytorchs_error_split_or_not(split, other, dim, message, n):
+    """A size of 1 would broadcast into its slot of a split copy: the split checks the shapes
+    first and lets NumPy's error (worded as PyTorch's) through, on any thread count."""
+    disttorch.set_num_threads(n)
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        disttorch.cat([disttorch.randn(4, 5, 6), disttorch.randn(*other)], dim)
