@@ -1,6 +1,7 @@
 """Sliding windows over NumPy arrays, the ground convolution and pooling are built on:
-strided window views (no copy), the slice of outputs one kernel offset touches, spatial
-padding and the index that crops it off again. Measured by ``benchmarks/kernels.py``.
+strided window views (no copy), the slice of outputs one kernel offset touches, constant
+padding (``F.pad``'s, and the spatial padding of convolution and pooling) and the index that
+crops it off again. Measured by ``benchmarks/kernels.py``.
 """
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-__all__ = ["windows", "window_range", "window_slices", "pad_spatial", "crop_index"]
+from .threads import parallel_over
+
+__all__ = ["windows", "window_range", "window_slices", "pad_constant", "pad_spatial", "crop_index"]
 
 
 def windows(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> np.ndarray:
@@ -37,15 +40,32 @@ def window_slices(offset: tuple, stride: tuple, dilation: tuple, out: tuple) -> 
     )
 
 
+def pad_constant(x: np.ndarray, pairs: list, value: float = 0.0) -> np.ndarray:
+    """``x`` grown by ``pairs`` ``[(before, after), ...]`` (one pair per dim; a negative
+    amount crops), the new places filled with ``value``. A large array is filled and copied
+    by the op's threads, each taking a range of a dim that is not padded (the batch, the
+    channels); every element is the same whatever the split."""
+    shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, pairs))
+    src = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(x.shape, pairs))
+    dst = tuple(slice(max(lo, 0), m - max(hi, 0)) for m, (lo, hi) in zip(shape, pairs))
+    out = np.empty(shape, dtype=x.dtype)
+
+    def part(index: tuple) -> None:
+        block = out[index]
+        block.fill(value)
+        block[dst] = x[index][src]
+
+    padded = tuple(d for d, pair in enumerate(pairs) if pair != (0, 0))
+    parallel_over(shape, part, skip=padded, work=2 * out.size)  # a fill and a copy
+    return out
+
+
 def pad_spatial(x: np.ndarray, pads: tuple, value: float = 0.0) -> np.ndarray:
     """``x`` ``(N, C, *spatial)`` padded with ``value`` by ``pads`` ``((lo, hi), ...)``
     (``x`` itself when there is no padding)."""
     if not any(lo or hi for lo, hi in pads):
         return x
-    shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads))
-    xp = np.full(shape, value, dtype=x.dtype)
-    xp[crop_index(x.shape[2:], pads)] = x
-    return xp
+    return pad_constant(x, [(0, 0), (0, 0), *pads], value)
 
 
 def crop_index(inner: tuple, pads: tuple) -> tuple:

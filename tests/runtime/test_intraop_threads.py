@@ -123,6 +123,7 @@ def _run_recorded(n: int, op) -> list:
         lambda x: disttorch.cat([x, x.double()], 1),
         lambda x: disttorch.cat([x, x[:3]]),
         lambda x: x.to(disttorch.bfloat16),
+        lambda x: F.pad(x, (1, 2, -1, 3), value=0.5),
     ],
     ids=[
         "binary",
@@ -184,6 +185,7 @@ def _run_recorded(n: int, op) -> list:
         "cat",
         "cat dim 0",
         "cast",
+        "pad",
     ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
@@ -525,6 +527,7 @@ _CASES = {
         ),
         [(6, 5, 7), (6, 5, 7)],
     ),
+    "pad": (lambda a: F.pad(a, (2, 1, -1, 0), value=-3.0) * F.pad(a, (1, 2, 0, -1, 0, 0)), [(6, 5, 7)]),
 }
 
 

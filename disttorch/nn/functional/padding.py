@@ -9,6 +9,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...kernels.windows import pad_constant
 from ._axis_taps import AxisTaps
 from ._channels_last import keeps_channels_last
 
@@ -47,12 +48,8 @@ class ConstantPad(Function):
                 f"The input size {a.shape}, plus negative padding {pairs} resulted "
                 f"in a negative output size, which is invalid."
             )
-        out = np.full(new_shape, value, dtype=a.dtype)
-        src = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(a.shape, pairs))
-        dst = tuple(slice(max(lo, 0), m - max(hi, 0)) for m, (lo, hi) in zip(new_shape, pairs))
-        out[dst] = a[src]
         ctx.pairs = pairs
-        return out
+        return pad_constant(a, pairs, value)
 
     @staticmethod
     def backward(ctx, g):
