@@ -37,6 +37,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from .threads import matmul, parallel_for
+from .windows import pad_constant
 
 __all__ = ["MIN_CHANNELS", "conv", "weight_grad"]
 
@@ -74,14 +75,7 @@ def _pad_into(flat: np.ndarray, x: np.ndarray, pads: tuple, lay: _Layout) -> Non
     size = int(np.prod(lay.padded))
     rows = flat.reshape(n, c, -1)
     rows[..., size:] = 0
-    plane = rows[..., :size].reshape((n, c) + lay.padded)
-    inner = tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[2:], pads))
-    for dim in range(len(inner)):  # the borders of each spatial dim, then the interior
-        before = (Ellipsis, slice(0, inner[dim].start)) + (slice(None),) * (len(inner) - dim - 1)
-        after = (Ellipsis, slice(inner[dim].stop, None)) + (slice(None),) * (len(inner) - dim - 1)
-        plane[before] = 0
-        plane[after] = 0
-    plane[(Ellipsis,) + inner] = x
+    pad_constant(x, [(0, 0), (0, 0), *pads], 0, out=rows[..., :size].reshape((n, c) + lay.padded))
 
 
 def _per_offset(w: np.ndarray, groups: int) -> np.ndarray:

@@ -48,7 +48,6 @@ __all__ = [
     "copy",
     "default_num_threads",
     "elementwise",
-    "elementwise_kernel",
     "get_num_threads",
     "lapack",
     "parallel_for",
@@ -114,29 +113,6 @@ CHEAP_ELEMENTWISE = frozenset(
     }
 )
 COSTLY_ELEMENT = 8
-
-#: Element-wise kernels of disttorch's own that take ``out=`` as a ufunc does, with their
-#: units of work per element (see :func:`elementwise_kernel`).
-_KERNELS: dict = {}
-
-
-def elementwise_kernel(cost: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark a function as an element-wise kernel for :func:`elementwise`: it takes
-    ``out=`` like a ufunc (a part writes straight into its slice of the result, with no
-    copy) and costs ``cost`` units of work per element."""
-
-    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        _KERNELS[fn] = cost
-        return fn
-
-    return mark
-
-
-def _work_per_element(fn: Callable[..., Any]) -> int:
-    """Units of work per element of an element-wise function (see :data:`CHEAP_ELEMENTWISE`)."""
-    if fn in CHEAP_ELEMENTWISE:
-        return 1
-    return _KERNELS.get(fn, COSTLY_ELEMENT)
 
 
 def default_num_threads() -> int:
@@ -281,7 +257,7 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
     if any(a.shape != shape for a in arrays):
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
     size = math.prod(shape)
-    work = size * _work_per_element(fn)
+    work = size * (1 if fn in CHEAP_ELEMENTWISE else COSTLY_ELEMENT)
     if work < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)
         return fn(*args, **kwargs)
     whole = all(a.shape == shape and a.flags.c_contiguous for a in arrays)  # split the flat buffer
@@ -301,7 +277,7 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
 
     def part(start: int, stop: int) -> None:
         pieces = [a[start:stop] if isinstance(a, np.ndarray) else a for a in flat]
-        if isinstance(fn, np.ufunc) or fn in _KERNELS:
+        if isinstance(fn, np.ufunc):
             fn(*pieces, out=dst[start:stop], **kwargs)
         else:
             dst[start:stop] = fn(*pieces, **kwargs)

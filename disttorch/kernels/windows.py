@@ -6,6 +6,8 @@ crops it off again. Measured by ``benchmarks/kernels.py``.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -40,19 +42,24 @@ def window_slices(offset: tuple, stride: tuple, dilation: tuple, out: tuple) -> 
     )
 
 
-def pad_constant(x: np.ndarray, pairs: list, value: float = 0.0) -> np.ndarray:
+def pad_constant(
+    x: np.ndarray, pairs: list, value: float = 0.0, out: Optional[np.ndarray] = None
+) -> np.ndarray:
     """``x`` grown by ``pairs`` ``[(before, after), ...]`` (one pair per dim; a negative
-    amount crops), the new places filled with ``value``. A large array is filled and copied
-    by the op's threads, each taking a range of a dim that is not padded (the batch, the
-    channels); every element is the same whatever the split."""
+    amount crops), the new places filled with ``value``: a new array, or written into
+    ``out`` (the padded shape). A large array is filled and copied by the op's threads, each
+    taking a range of a dim that is not padded (the batch, the channels); every element is
+    the same whatever the split."""
     shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, pairs))
     src = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi) in zip(x.shape, pairs))
     dst = tuple(slice(max(lo, 0), m - max(hi, 0)) for m, (lo, hi) in zip(shape, pairs))
-    out = np.empty(shape, dtype=x.dtype)
+    out = np.empty(shape, dtype=x.dtype) if out is None else out
 
     def part(index: tuple) -> None:
         block = out[index]
-        block.fill(value)
+        for d, inner in enumerate(dst):  # the borders of each dim, then the interior
+            block[(slice(None),) * d + (slice(0, inner.start),)] = value
+            block[(slice(None),) * d + (slice(inner.stop, None),)] = value
         block[dst] = x[index][src]
 
     padded = tuple(d for d, pair in enumerate(pairs) if pair != (0, 0))
