@@ -4,7 +4,9 @@ One budget per process (``torch.set_num_threads``; at start ``OMP_NUM_THREADS``,
 launcher sets to each rank's cores, else the usable cores, where PyTorch counts physical
 cores). A kernel with more work than one thread should do splits it along a leading axis
 with :func:`parallel_for`: the parts run on a small pool of Python threads, each calling
-NumPy, which releases the GIL in its loops, copies and BLAS calls.
+NumPy, which releases the GIL in its loops, copies and BLAS calls
+(:mod:`disttorch.kernels.thread_pool`: with the ``fast`` extra its threads spin briefly
+between ops instead of sleeping, as OpenMP's do).
 
 This pool is the process's only one. NumPy's BLAS is held to one thread, on the thread
 that calls it, and :func:`matmul` splits a large product over the pool like any other op.
@@ -32,14 +34,14 @@ Rules that keep results and costs predictable:
 
 from __future__ import annotations
 
-import contextvars
 import math
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
+
+from disttorch.kernels.thread_pool import OpPool
 
 __all__ = [
     "MIN_PART_ELEMENTS",
@@ -60,8 +62,9 @@ __all__ = [
 ]
 
 #: Units of work (float32 multiplies of one element) a part must get: handing a part to the
-#: pool and waiting for it costs about 60 us (two thread wake-ups), some 600k such units, so a
-#: part of 1M units gains a little. benchmarks/threads.py measures where a split starts to pay:
+#: pool and waiting for it costs some 20-60 us (see ``thread_pool``: a GIL hand-off when the
+#: pool spins, two thread wake-ups when it sleeps), 200k-600k such units, so a part of 1M
+#: units gains a little. benchmarks/threads.py measures where a split starts to pay:
 #: on 2 cores a multiply at 2-4M elements, an exp or a row softmax at about 256k.
 MIN_PART_ELEMENTS = 1 << 20
 
@@ -128,13 +131,13 @@ class _Budget:
 
     def __init__(self) -> None:
         self.threads = default_num_threads()
-        self.pool: Optional[ThreadPoolExecutor] = None
+        self.pool: Optional[OpPool] = None
         self.region = threading.Lock()  # held while one op is split
         self.blas: Optional[List[Any]] = None  # threadpoolctl's BLAS controllers (hold_blas)
 
-    def workers(self) -> ThreadPoolExecutor:
+    def workers(self) -> OpPool:
         if self.pool is None:
-            self.pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="disttorch-intraop")
+            self.pool = OpPool(self.threads - 1)
         return self.pool
 
     def hold_blas(self) -> None:
@@ -170,7 +173,7 @@ def set_num_threads(n: int) -> None:
     """Let every op use ``n`` threads (matrix products too; BLAS stays on one thread, also
     in libraries loaded since the start)."""
     if n != _budget.threads and _budget.pool is not None:
-        _budget.pool.shutdown(wait=True)
+        _budget.pool.close()
         _budget.pool = None
     _budget.threads = n
     _budget.hold_blas()
@@ -195,18 +198,7 @@ def parallel_for(rows: int, body: Callable[[int, int], Any], work: int) -> None:
         return
     try:
         bounds = [rows * i // parts for i in range(parts + 1)]
-        pool = _budget.workers()
-        futures = [
-            pool.submit(contextvars.copy_context().run, body, bounds[i], bounds[i + 1])
-            for i in range(1, parts)
-        ]
-        try:
-            body(bounds[0], bounds[1])
-        finally:
-            errors = [f.exception() for f in futures]
-        for error in errors:
-            if error is not None:
-                raise error
+        _budget.workers().run([(body, bounds[i], bounds[i + 1]) for i in range(parts)])
     finally:
         _budget.region.release()
 

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ import pytest
 import disttorch
 import disttorch.nn.functional as F
 from disttorch.kernels import threads
+from disttorch.kernels.thread_pool import OpPool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,19 +33,22 @@ def split(monkeypatch):
     disttorch.set_num_threads(before)
 
 
-class _RecordingPool(ThreadPoolExecutor):
-    """The op pool, recording the name of the thread that runs each submitted part."""
+class _RecordingPool(OpPool):
+    """The op pool, recording the name of the thread that runs each part handed to a worker."""
 
     def __init__(self, workers: int) -> None:
-        super().__init__(workers, thread_name_prefix="disttorch-intraop")
+        super().__init__(workers)
         self.ran: list = []
 
-    def submit(self, fn, *args, **kwargs):
-        def record(*a, **k):
-            self.ran.append(threading.current_thread().name)
-            return fn(*a, **k)
+    def run(self, parts):
+        def recorded(body):
+            def part(start, stop):
+                self.ran.append(threading.current_thread().name)
+                return body(start, stop)
 
-        return super().submit(record, *args, **kwargs)
+            return part
+
+        super().run(parts[:1] + [(recorded(body), start, stop) for body, start, stop in parts[1:]])
 
 
 def _run_recorded(n: int, op) -> list:
@@ -56,7 +59,7 @@ def _run_recorded(n: int, op) -> list:
         op()
     finally:
         threads._budget.pool = None
-        pool.shutdown()
+        pool.close()
     return pool.ran
 
 
@@ -314,7 +317,7 @@ def test_views_split_with_a_c_ordered_result_and_channels_last_keeps_its_layout(
             got = threads.elementwise(np.multiply, view, view + 1)
         finally:
             threads._budget.pool = None
-            pool.shutdown()
+            pool.close()
         assert len(pool.ran) == 2 and got.flags.c_contiguous
         assert np.array_equal(got, view * (view + 1))
     x = disttorch.randn(4, 3, 5, 6).contiguous(memory_format=disttorch.channels_last)

@@ -1,0 +1,164 @@
+"""The op pool: worker threads that each run one part of a split op while the caller runs
+the first part (see :mod:`disttorch.kernels.threads` for what splits and when).
+
+One hand-off, the caller and worker ``w``::
+
+    caller                                worker w
+    ------                                --------
+    tasks[w] = (context, body, i, j)      watching posted[w]
+    posted[w] += 1  --------------------> takes the GIL, reads tasks[w]
+    body(0, i)   (NumPy lets go of the GIL)  body(i, j) in a copy of the caller's context
+    watching done[w]                      lets go of the GIL, then done[w] = posted[w]
+    done[w] seen  <----------------------
+    raises the first error of any part
+
+Each counter has one writer (``posted[w]`` the caller, ``done[w]`` worker ``w``) and only
+grows, so no lock is needed: a counter is stored after what it announces, the reader loads
+it with acquire ordering, and a task is read under the GIL the caller has let go of.
+
+Waiting is where the time goes. A thread that sleeps in the kernel between ops leaves its
+core idle, and on the 2-core development machine (a virtual machine) waking it took
+50-100 us, after which it ran its part 10-50% slower than the caller ran an equal one.
+OpenMP's threads spin for a while after each parallel region for that reason, and so do
+these: with the ``fast`` extra (numba), a waiting thread, worker or caller, first watches
+its counter in a compiled loop (:mod:`disttorch.kernels.spin_wait`) that does not hold the
+GIL and yields the core at every turn (a process with work to do gets it), for about
+:data:`SPIN_SECONDS`; only then does it sleep on a condition variable. Without numba it
+sleeps at once. A worker reports a finished part from inside that loop, after letting go
+of the GIL, so that the caller never has to sleep waiting for the GIL.
+
+What is left of a hand-off is the GIL: the worker that sees its part while the caller
+still runs Python sleeps until the caller's part enters NumPy (some 20 us on that
+machine, against some 60 us for a pool of sleeping threads).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from disttorch.kernels.jit import compiled
+
+__all__ = ["OpPool", "SPIN_SECONDS"]
+
+#: How long a waiting thread watches its counter before it sleeps: a training step's ops
+#: follow each other within a millisecond or so, and a spin keeps the core awake for the
+#: next one; a pause longer than this (a data-loader batch, an all-reduce) lets it sleep.
+SPIN_SECONDS = 0.002
+
+Part = Tuple[Callable[[int, int], Any], int, int]
+
+
+def _load_spin() -> Tuple[Callable, Callable]:
+    """The compiled waiting loops (:mod:`disttorch.kernels.spin_wait`, which needs numba),
+    compiled or loaded from numba's cache now rather than in the first split."""
+    from disttorch.kernels import spin_wait
+
+    counters = np.zeros(2, np.int64)
+    spin_wait.spin(counters, 0, 0, 1)
+    spin_wait.store_and_spin(counters, 1, 0, 0, 0, 1)
+    return spin_wait.spin, spin_wait.store_and_spin
+
+
+def _turns_for(seconds: float, spin: Callable) -> int:
+    """How many turns of ``spin`` take about ``seconds`` on this machine."""
+    counters = np.zeros(1, np.int64)
+    start = time.perf_counter()
+    spin(counters, 0, 1, 2000)
+    per_turn = max((time.perf_counter() - start) / 2000, 1e-8)
+    return max(1, int(seconds / per_turn))
+
+
+class OpPool:
+    """``workers`` threads that run the parts of split ops, handed over by :meth:`run`."""
+
+    def __init__(self, workers: int) -> None:
+        loops = compiled(_load_spin)
+        self.spin, self.store_and_spin = loops if loops else (None, None)
+        self.turns = _turns_for(SPIN_SECONDS, self.spin) if loops else 0
+        # counters[w]: parts posted to worker w; counters[workers + w]: parts it finished
+        self.counters = np.zeros(2 * workers, np.int64)
+        self.tasks: List[Optional[Tuple[contextvars.Context, Callable, int, int]]] = [None] * workers
+        self.errors: List[Optional[BaseException]] = [None] * workers
+        self.posted = threading.Condition()  # a sleeping worker waits on it for a part
+        self.finished = threading.Condition()  # a sleeping caller waits on it for the parts
+        self.caller_asleep = False
+        self.closing = False
+        self.threads = [
+            threading.Thread(target=self._serve, args=(w,), name=f"disttorch-intraop_{w}", daemon=True)
+            for w in range(workers)
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def run(self, parts: Sequence[Part]) -> None:
+        """Run ``parts[0]`` on this thread and ``parts[1:]`` on workers 0, 1, ...; return
+        when all finished, raising the first error of any part."""
+        for w, (body, start, stop) in enumerate(parts[1:]):
+            self.tasks[w] = (contextvars.copy_context(), body, start, stop)  # one each: a
+            # context runs on one thread at a time
+            self.counters[w] += 1
+        with self.posted:
+            self.posted.notify_all()
+        body, start, stop = parts[0]
+        try:
+            body(start, stop)
+        finally:
+            for w in range(len(parts) - 1):
+                self._wait_for_part(w)
+        for w in range(len(parts) - 1):
+            error, self.errors[w] = self.errors[w], None
+            if error is not None:
+                raise error
+
+    def close(self) -> None:
+        """Stop the workers (each finishes the part it runs) and wait for them."""
+        self.closing = True
+        with self.posted:
+            self.counters[: len(self.threads)] += 1
+            self.posted.notify_all()
+        for thread in self.threads:
+            thread.join()
+
+    def _wait_for_part(self, w: int) -> None:
+        """Until worker ``w`` finished the part posted to it: spin, then sleep. (A worker
+        that saw the caller awake reports without notifying; the caller that fell asleep
+        meanwhile notices within a millisecond.)"""
+        done, posted = len(self.threads) + w, int(self.counters[w])
+        if self.spin is not None and self.spin(self.counters, done, posted, self.turns):
+            return
+        with self.finished:
+            self.caller_asleep = True
+            while self.counters[done] < posted:
+                self.finished.wait(0.001)
+            self.caller_asleep = False
+
+    def _serve(self, w: int) -> None:
+        """Worker ``w``: wait for a part, run it, report it; until the pool closes."""
+        seen, done, spun = 0, len(self.threads) + w, False
+        while True:
+            if not spun and not (self.spin and self.spin(self.counters, w, seen + 1, self.turns)):
+                with self.posted:
+                    while self.counters[w] <= seen:
+                        self.posted.wait()
+            seen += 1
+            if self.closing:
+                return
+            context, body, start, stop = self.tasks[w]
+            self.tasks[w] = None
+            try:
+                context.run(body, start, stop)
+            except BaseException as error:  # noqa: BLE001 - raised again by the caller
+                self.errors[w] = error
+            if self.store_and_spin is not None and not self.caller_asleep:
+                # report, and spin for the next part, without the GIL
+                spun = self.store_and_spin(self.counters, done, seen, w, seen + 1, self.turns)
+            else:
+                with self.finished:
+                    self.counters[done] = seen
+                    self.finished.notify_all()
+                spun = False
