@@ -171,12 +171,13 @@ def get_num_threads() -> int:
 
 def set_num_threads(n: int) -> None:
     """Let every op use ``n`` threads (matrix products too; BLAS stays on one thread, also
-    in libraries loaded since the start)."""
-    if n != _budget.threads and _budget.pool is not None:
-        _budget.pool.close()
-        _budget.pool = None
-    _budget.threads = n
-    _budget.hold_blas()
+    in libraries loaded since the start). An op split on another thread finishes first."""
+    with _budget.region:
+        if n != _budget.threads and _budget.pool is not None:
+            _budget.pool.close()
+            _budget.pool = None
+        _budget.threads = n
+        _budget.hold_blas()
 
 
 def parts_for(rows: int, work: int) -> int:
@@ -197,6 +198,7 @@ def parallel_for(rows: int, body: Callable[[int, int], Any], work: int) -> None:
         body(0, rows)
         return
     try:
+        parts = min(parts, _budget.threads)  # (as the budget is now: it may have just changed)
         bounds = [rows * i // parts for i in range(parts + 1)]
         _budget.workers().run([(body, bounds[i], bounds[i + 1]) for i in range(parts)])
     finally:

@@ -127,6 +127,9 @@ def _run_recorded(n: int, op) -> list:
         lambda x: disttorch.cat([x, x[:3]]),
         lambda x: x.to(disttorch.bfloat16),
         lambda x: F.pad(x, (1, 2, -1, 3), value=0.5),
+        lambda x: F.pad(x, (2, 3), mode="reflect"),
+        lambda x: F.interpolate(x, scale_factor=2, mode="linear"),
+        lambda x: F.interpolate(x[None], size=(5, 20), mode="bicubic"),
     ],
     ids=[
         "binary",
@@ -189,6 +192,9 @@ def _run_recorded(n: int, op) -> list:
         "cat dim 0",
         "cast",
         "pad",
+        "reflect pad",
+        "linear interpolation",
+        "bicubic interpolation",
     ],
 )
 def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
@@ -215,6 +221,8 @@ def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
         lambda x: F.elu(x),
         lambda x: F.leaky_relu(x),
         lambda x: x.clamp(-1, 1),
+        lambda x: F.pad(x, (1, 1, 2, 0), mode="circular"),
+        lambda x: F.interpolate(x, size=11, mode="nearest"),
     ],
     ids=[
         "batch_norm",
@@ -230,6 +238,8 @@ def test_an_op_runs_on_several_threads_only_when_allowed(split, op):
         "elu",
         "leaky_relu",
         "clamp",
+        "circular pad",
+        "nearest interpolation",
     ],
 )
 def test_a_backward_runs_on_several_threads_only_when_allowed(split, backward):
@@ -323,6 +333,35 @@ def test_views_split_with_a_c_ordered_result_and_channels_last_keeps_its_layout(
     x = disttorch.randn(4, 3, 5, 6).contiguous(memory_format=disttorch.channels_last)
     assert (x * 2).is_contiguous(memory_format=disttorch.channels_last)
     assert F.relu(x).is_contiguous(memory_format=disttorch.channels_last)
+
+
+@pytest.mark.timeout(60)
+def test_changing_the_budget_from_another_thread_while_ops_split(split):
+    """set_num_threads waits for the op split on another thread, which keeps the parts it
+    was given; no part is lost or run twice."""
+    x = np.arange(64 * 8, dtype=np.float64).reshape(64, 8)
+    expected = np.exp(x / 100)
+    stop = threading.Event()
+    errors: list = []
+
+    def change() -> None:
+        try:
+            for n in [3, 1, 4, 2] * 50:
+                disttorch.set_num_threads(n)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            stop.set()
+
+    changer = threading.Thread(target=change)
+    disttorch.set_num_threads(2)
+    changer.start()
+    rounds = 0
+    while not stop.is_set() or rounds < 20:
+        assert np.array_equal(threads.elementwise(np.exp, x / 100), expected)
+        rounds += 1
+    changer.join()
+    assert not errors
 
 
 def test_small_ops_do_not_split():
@@ -531,6 +570,21 @@ _CASES = {
         [(6, 5, 7), (6, 5, 7)],
     ),
     "pad": (lambda a: F.pad(a, (2, 1, -1, 0), value=-3.0) * F.pad(a, (1, 2, 0, -1, 0, 0)), [(6, 5, 7)]),
+    "index pads": (
+        lambda a: (
+            F.pad(a, (2, 1, 1, 3), mode="reflect") * F.pad(a, (1, 2, 4, 0), mode="circular")
+            + F.pad(a, (3, 0, 2, 2), mode="replicate")
+        ),
+        [(3, 2, 5, 7)],
+    ),
+    "interpolation": (
+        lambda a: (
+            F.interpolate(a, scale_factor=(1.5, 0.7), mode="bilinear")
+            + F.interpolate(a, size=(7, 4), mode="bicubic", align_corners=True)
+            + F.interpolate(a, size=(7, 4), mode="nearest-exact")
+        ),
+        [(3, 2, 5, 6)],
+    ),
 }
 
 

@@ -5,13 +5,22 @@ are such ops. Backward adds every tap's weighted gradient back to its source pos
 the outputs are ordered by source (a stable argsort, skipped when the indices are already
 sorted) and each run of equal sources is summed by one ``np.add.reduceat``, no
 per-element scatter. The op and its adjoint are each other's backward, so gradients of
-any order are exact."""
+any order are exact.
+
+Both directions split over the op's threads along the other dims (the batch, the
+channels): each thread gathers (or sums back) its own slices with the same NumPy calls, so
+the bits do not depend on the thread count."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ...autograd.function import Function
+from ...kernels.threads import parallel_over
+
+#: Units of work per element and tap (``kernels/threads.py``): a gather along an axis
+#: reads with a stride, as a copy of a transposed view does.
+_TAP_WORK = 4
 
 __all__ = ["AxisTaps", "AxisTapsAdjoint"]
 
@@ -25,19 +34,8 @@ class AxisTaps(Function):
     @staticmethod
     def forward(ctx, x, axis, taps):
         a = x._data
-        view = [1] * a.ndim
-        view[axis] = -1
-        out = None
-        for idx, w in taps:
-            term = np.take(a, idx, axis=axis)
-            if w is not None:
-                term *= w.astype(a.dtype).reshape(view)
-            if out is None:
-                out = term
-            else:
-                out += term
         ctx.axis, ctx.taps, ctx.size = axis, taps, a.shape[axis]
-        return out
+        return _gather(a, axis, taps)
 
     @staticmethod
     def backward(ctx, grad):
@@ -60,22 +58,52 @@ class AxisTapsAdjoint(Function):
         return AxisTaps.apply(grad, ctx.axis, ctx.taps), None, None, None
 
 
+def _gather(a: np.ndarray, axis: int, taps: list) -> np.ndarray:
+    """``sum_t take(a, idx_t, axis) * w_t``, in ``a``'s dtype."""
+    shape = list(a.shape)
+    shape[axis] = len(taps[0][0])
+    out = np.empty(shape, dtype=a.dtype)
+    view = [1] * a.ndim
+    view[axis] = -1
+    weights = [None if w is None else w.astype(a.dtype).reshape(view) for _, w in taps]
+
+    def part(index: tuple) -> None:
+        src, dst = a[index], out[index]
+        for t, ((idx, _), w) in enumerate(zip(taps, weights)):
+            term = np.take(src, idx, axis=axis)
+            if w is not None:
+                term *= w
+            if t == 0:
+                dst[...] = term
+            else:
+                dst += term
+
+    parallel_over(tuple(shape), part, skip=(axis,), work=_TAP_WORK * len(taps) * out.size)
+    return out
+
+
 def _adjoint(g: np.ndarray, axis: int, taps: list, size: int) -> np.ndarray:
     shape = list(g.shape)
     shape[axis] = size
     gx = np.zeros(shape, dtype=g.dtype)
-    lead = (slice(None),) * axis
     view = [1] * g.ndim
     view[axis] = -1
+    plans = []  # per tap: its weights, the output order by source, and each source's run
     for idx, w in taps:
-        vals = g if w is None else g * w.astype(g.dtype).reshape(view)
-        if np.any(idx[1:] < idx[:-1]):
-            order = np.argsort(idx, kind="stable")
-            idx, vals = idx[order], np.take(vals, order, axis=axis)
-        uniq, starts = np.unique(idx, return_index=True)
-        sums = np.add.reduceat(vals, starts, axis=axis)
+        order = np.argsort(idx, kind="stable") if np.any(idx[1:] < idx[:-1]) else None
+        uniq, starts = np.unique(idx if order is None else idx[order], return_index=True)
         if uniq[-1] - uniq[0] + 1 == uniq.size:  # a contiguous range of sources: a slice
-            gx[lead + (slice(int(uniq[0]), int(uniq[-1]) + 1),)] += sums
-        else:
-            gx[lead + (uniq,)] += sums
+            uniq = slice(int(uniq[0]), int(uniq[-1]) + 1)
+        plans.append((None if w is None else w.astype(g.dtype).reshape(view), order, uniq, starts))
+    lead = (slice(None),) * axis
+
+    def part(index: tuple) -> None:
+        src, dst = g[index], gx[index]
+        for w, order, sources, starts in plans:
+            vals = src if w is None else src * w
+            if order is not None:
+                vals = np.take(vals, order, axis=axis)
+            dst[lead + (sources,)] += np.add.reduceat(vals, starts, axis=axis)
+
+    parallel_over(tuple(shape), part, skip=(axis,), work=_TAP_WORK * len(taps) * g.size)
     return gx
