@@ -6,7 +6,8 @@ imports numba, compiles the loops and returns them. :func:`compiled` runs each b
 per process and returns its result, or ``None`` when numba is not installed, cannot be
 imported, fails to compile, or ``DISTTORCH_JIT=0`` is set (read at every call, so it can be
 switched at run time). With ``None`` the kernel runs its NumPy form: both forms compute the
-same numbers, and the tests run both. Compiled code is cached on disk (numba's
+same numbers, and the tests run both. (The op pool's spin-wait, ``spin_wait.py``, has no
+NumPy form: without it the pool's threads sleep between ops instead of spinning.) Compiled code is cached on disk (numba's
 ``cache=True``), so only the first process on a machine pays for compiling.
 """
 
