@@ -70,12 +70,11 @@ def _gather(a: np.ndarray, axis: int, taps: list) -> np.ndarray:
     def part(index: tuple) -> None:
         src, dst = a[index], out[index]
         for t, ((idx, _), w) in enumerate(zip(taps, weights)):
-            term = np.take(src, idx, axis=axis)
+            # the first tap straight into place ("clip": unbuffered; the taps are in range)
+            term = np.take(src, idx, axis=axis, out=dst if t == 0 else None, mode="clip")
             if w is not None:
                 term *= w
-            if t == 0:
-                dst[...] = term
-            else:
+            if t:
                 dst += term
 
     parallel_over(tuple(shape), part, skip=(axis,), work=_TAP_WORK * len(taps) * out.size)
