@@ -62,11 +62,14 @@ __all__ = [
 ]
 
 #: Units of work (float32 multiplies of one element) a part must get: handing a part to the
-#: pool and waiting for it costs some 20-60 us (see ``thread_pool``: a GIL hand-off when the
-#: pool spins, two thread wake-ups when it sleeps), 200k-600k such units, so a part of 1M
-#: units gains a little. benchmarks/threads.py measures where a split starts to pay:
-#: on 2 cores a multiply at 2-4M elements, an exp or a row softmax at about 256k.
-MIN_PART_ELEMENTS = 1 << 20
+#: pool and waiting for it costs some 25-80 us (see ``thread_pool``: a GIL hand-off when the
+#: pool spins, two thread wake-ups when it sleeps), 250k-800k such units. benchmarks/threads.py
+#: measures where a split starts to pay: on 2 cores a multiply at 1-2M elements, an exp or a
+#: row softmax at about 256k. At 768k a part the CNN of ``benchmarks/train_step.py`` splits
+#: its ReLUs (1.6M elements, 1.4x faster split) and ran 2-5% faster at 2 threads than at 1M
+#: a part, the MLP and the GPT the same within the noise (an in-process A/B); at 512k the
+#: MLP and the GPT lost 2-3%.
+MIN_PART_ELEMENTS = 3 << 18
 
 
 #: A matrix product's multiply-adds per unit of work (BLAS does some 40 a nanosecond on
