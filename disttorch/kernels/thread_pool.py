@@ -132,7 +132,7 @@ class OpPool:
         that saw the caller awake reports without notifying; the caller that fell asleep
         meanwhile notices within a millisecond.)"""
         done, posted = len(self.threads) + w, int(self.counters[w])
-        if self.spin is not None and self.spin(self.counters, done, posted, self.turns):
+        if self._spin(done, posted):
             return
         with self.finished:
             self.caller_asleep = True
@@ -141,10 +141,12 @@ class OpPool:
             self.caller_asleep = False
 
     def _serve(self, w: int) -> None:
-        """Worker ``w``: wait for a part, run it, report it; until the pool closes."""
-        seen, done, spun = 0, len(self.threads) + w, False
+        """Worker ``w``: wait for a part, run it, report it; until the pool closes. Each
+        wait spins once (with numba), then sleeps."""
+        seen, done = 0, len(self.threads) + w
+        ready = self._spin(w, seen + 1)
         while True:
-            if not spun and not (self.spin and self.spin(self.counters, w, seen + 1, self.turns)):
+            if not ready:
                 with self.posted:
                     while self.counters[w] <= seen:
                         self.posted.wait()
@@ -159,9 +161,14 @@ class OpPool:
                 self.errors[w] = error
             if self.store_and_spin is not None and not self.caller_asleep:
                 # report, and spin for the next part, without the GIL
-                spun = self.store_and_spin(self.counters, done, seen, w, seen + 1, self.turns)
+                ready = self.store_and_spin(self.counters, done, seen, w, seen + 1, self.turns)
             else:
                 with self.finished:
                     self.counters[done] = seen
                     self.finished.notify_all()
-                spun = False
+                ready = self._spin(w, seen + 1)
+
+    def _spin(self, index: int, value: int) -> bool:
+        """Whether ``counters[index]`` reached ``value`` while spinning (False at once
+        without numba)."""
+        return self.spin is not None and self.spin(self.counters, index, value, self.turns)

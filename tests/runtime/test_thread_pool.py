@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextvars
 import random
+import sys
 import threading
 import time
 
@@ -140,3 +141,21 @@ def test_without_numba_the_pool_sleeps(monkeypatch):
         assert len(log) == 2
     finally:
         made.close()
+
+
+def _cpu_seconds(thread: threading.Thread) -> float:
+    """CPU time a thread has used so far (Linux: /proc/self/task/<tid>/stat)."""
+    import os
+
+    fields = open(f"/proc/self/task/{thread.native_id}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_idle_workers_stop_spinning_and_sleep(pool):
+    pool.run(_parts([], 4))
+    time.sleep(0.2)  # a spin lasts SPIN_SECONDS (5 ms), then the workers sleep
+    before = [_cpu_seconds(thread) for thread in pool.threads]
+    time.sleep(0.5)
+    used = [_cpu_seconds(thread) - start for thread, start in zip(pool.threads, before)]
+    assert max(used) < 0.05, f"idle workers used {used} s of CPU in 0.5 s"
