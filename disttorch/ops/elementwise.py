@@ -28,6 +28,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
+from ..kernels.lerp import lerp as lerp_kernel
 from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
 from ..kernels.threads import astype as _astype
@@ -621,6 +622,31 @@ class Hypot(Function):
         return (scale * a if na else None), (scale * b if nb else None)
 
 
+class Lerp(Function):
+    """``input + weight * (end - input)``, rounded as PyTorch rounds it (``kernels/lerp.py``).
+    Gradients: ``g * (1 - weight)`` to ``input``, ``g * weight`` to ``end``, and
+    ``g * (end - input)`` to a tensor ``weight`` (conjugated for complex tensors)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, w):
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b, w if isinstance(w, Tensor) else None)
+            ctx.weight = None if isinstance(w, Tensor) else w
+        return lerp_kernel(a._data, b._data, arr(w))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, w = ctx.saved_tensors
+        w = ctx.weight if w is None else w
+        na, nb, nw = ctx.needs_input_grad
+        ga = g * _cj(1 - w) if na else None
+        gb = g * _cj(w) if nb else None
+        gw = g * _cj(b - a) if nw else None
+        return ga, gb, gw
+
+
 class NanToNum(Function):
     """NaN, +inf and -inf replaced by the given numbers (integer and bool inputs are
     copied); the gradient passes where the input is finite and is 0 elsewhere."""
@@ -1061,7 +1087,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` is a number or a tensor. ``end`` and a
     tensor ``weight`` must have ``input``'s (floating or complex) dtype, as in PyTorch."""
     require_lerp_dtypes(input, end, weight)
-    return input + weight * (end - input)
+    return Lerp.apply(input, end, weight)
 
 
 def sigmoid(input: Tensor) -> Tensor:

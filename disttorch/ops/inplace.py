@@ -34,7 +34,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..kernels import torch_random as _kr
-from . import indexing, shape
+from . import elementwise, indexing, shape
 from .dtype_rules import (
     check_cast,
     refuse_bool_subtraction,
@@ -416,11 +416,7 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
     """In-place ``self += weight * (end - self)``."""
     require_lerp_dtypes(self, end, weight)
-    if _recording(self, end, weight):
-        return _record(self, lambda s: s + (end - s) * weight, snapshot=True)
-    step = np.subtract(end._data, self._data)
-    step *= _operand(weight)
-    return _ufunc_(self, np.add, step)
+    return _inplace(self, lambda s: elementwise.lerp(s, end, weight), (end, weight))
 
 
 def _method_inplace(name: str, snapshot: bool = True) -> Callable:
