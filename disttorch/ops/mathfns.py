@@ -27,9 +27,11 @@ from ..kernels.special import i0 as _i0
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
+from .comparison import sort
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
 from .elementwise import abs as tabs
-from .elementwise import clamp, log, maximum, minimum, sqrt, where
+from .elementwise import clamp, lerp, log, maximum, minimum, sqrt, where
+from .indexing import gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .shape import cat, stack
@@ -868,35 +870,109 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
 def quantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
-    """The ``q``-quantiles along ``dim`` (all elements when None), as ``numpy.quantile``."""
-    return _quantile(input, q, dim, keepdim, interpolation, np.quantile)
+    """The ``q``-quantiles along ``dim`` (of all elements when None): each slice sorted, the
+    element at rank ``q * (n - 1)`` (between two elements as ``interpolation`` says), NaN for
+    a slice with NaN. ``q`` is a number or a 1-D tensor of ``input``'s dtype; its quantiles
+    come first in the result. Gradients flow back to the elements picked."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
 @autocast_op("fp32")
 def nanquantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *, interpolation: str = "linear"
 ) -> Tensor:
-    """Quantiles ignoring NaN (see :func:`quantile`)."""
-    return _quantile(input, q, dim, keepdim, interpolation, np.nanquantile)
+    """Quantiles ignoring NaN: the ranks count each slice's numbers only (see :func:`quantile`);
+    NaN for a slice of NaN only."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-def _quantile(input, q, dim, keepdim, interpolation, fn) -> Tensor:
-    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
-        raise RuntimeError(
-            f"quantile() interpolation must be one of linear, lower, higher, midpoint "
-            f"or nearest. Got {interpolation}"
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+#: The longest slice whose ranks the input's float32 holds exactly (PyTorch's limit too).
+_QUANTILE_MAX_SLICE = 1 << 24
+
+
+def _quantile_q(name: str, input: Tensor, q: Any) -> np.ndarray:
+    """``q`` checked as PyTorch checks it, as an array of ``input``'s dtype."""
+    if isinstance(q, Tensor):
+        return q._data
+    if isinstance(q, bool) or not isinstance(q, (int, float, np.floating, np.integer)):
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments: q must be a float or a Tensor, "
+            f"got {type(q).__name__}"
         )
-    if isinstance(q, Tensor) and q._data.dtype != input._data.dtype:
+    if not 0 <= q <= 1:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+    return np.asarray(q, dtype=input._data.dtype if input._data.dtype.kind == "f" else np.float64)
+
+
+def _quantile_checks(input: Tensor, qa: np.ndarray, q_is_tensor: bool) -> None:
+    """PyTorch's checks, in its order and words."""
+    x = input._data
+    if x.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if qa.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if x.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if qa.dtype != x.dtype:
         raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
-    qa = q._data if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
-    if np.any((qa < 0) | (qa > 1)):
+    if q_is_tensor and not np.all((qa >= 0) & (qa <= 1)):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan) -> Tensor:
+    """PyTorch's definition: sort each slice; turn ``q`` into fractional ranks, in the
+    input's dtype (so the numbers are PyTorch's to the bit); pick the elements at the ranks
+    below and above, and interpolate with :func:`lerp`."""
+    qa = _quantile_q(name, input, q)
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(
+            "quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+            f"but got {interpolation}"
+        )
+    _quantile_checks(input, qa, isinstance(q, Tensor))
+    x = input._data
     if dim is not None:
-        dim = wrap_dim(dim, input._data.ndim)
-        if input._data.ndim == 0:  # a scalar's one dim: the same as all of it
-            dim, keepdim = None, False
-    out = fn(input._data, qa, axis=dim, keepdims=keepdim, method=interpolation)
-    return Tensor._make(np.asarray(out, dtype=input._data.dtype))
+        dim = wrap_dim(dim, x.ndim)
+    if dim is None or x.ndim == 0:
+        out_shape = (1,) * x.ndim if keepdim else ()
+        slices = input.reshape(1, -1)
+    else:
+        out_shape = x.shape[:dim] + ((1,) if keepdim else ()) + x.shape[dim + 1 :]
+        slices = input.movedim(dim, -1)
+    n = slices.shape[-1]
+    if n > _QUANTILE_MAX_SLICE:
+        raise RuntimeError("quantile() input tensor is too large")
+    values = sort(slices, -1).values  # NaN last
+    ranks = _quantile_ranks(values._data, qa.reshape(-1), ignore_nan, interpolation)
+    below = ranks.astype(np.int64)
+    out = gather(values, -1, Tensor._make(below))
+    if interpolation in ("linear", "midpoint"):
+        weight = np.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - np.floor(ranks)
+        above = gather(values, -1, Tensor._make(np.ceil(ranks).astype(np.int64)))
+        out = lerp(out, above, Tensor._make(weight))
+    out = out.squeeze(-1) if qa.ndim == 0 else out.movedim(-1, 0)
+    return out.reshape(qa.shape + out_shape)
+
+
+def _quantile_ranks(values: np.ndarray, q: np.ndarray, ignore_nan: bool, interpolation: str) -> np.ndarray:
+    """Each slice's fractional rank of each ``q`` (the last axis), in ``values``' dtype:
+    ``q * (n - 1)`` over the slice's numbers (``nanquantile``; 0 when it has none) or over
+    all its elements, the last for a slice with NaN (``quantile``, whose result is then NaN)."""
+    nan = np.isnan(values)
+    if ignore_nan:
+        count = (~nan).sum(-1, keepdims=True).astype(values.dtype)
+        ranks = np.maximum(q * (count - 1), 0)
+    else:
+        last = values.shape[-1] - 1
+        ranks = np.where(nan.any(-1, keepdims=True), values.dtype.type(last), q * values.dtype.type(last))
+    if interpolation == "lower":
+        return np.floor(ranks)
+    if interpolation == "higher":
+        return np.ceil(ranks)
+    if interpolation == "nearest":
+        return np.round(ranks)  # half to even, as PyTorch's round
+    return ranks
 
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
