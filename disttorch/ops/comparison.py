@@ -1,11 +1,13 @@
-"""Ops without gradients: comparisons (``== != < <= > >=``), logical and bitwise ops
-(``& | ^ ~``), integer-valued arithmetic (``//``, ``%``, ``fmod``), rounding, ``sign``,
-NaN/inf tests, closeness tests, ``any``/``all``, ``argmax``/``argmin``, and ordering
-(``sort``, ``argsort``, ``topk``, ``unique``).
+"""Ops on values rather than smooth functions: comparisons (``== != < <= > >=``), logical
+and bitwise ops (``& | ^ ~``), integer-valued arithmetic (``//``, ``%``, ``fmod``),
+rounding, ``sign``, NaN/inf tests, closeness tests, ``any``/``all``,
+``argmax``/``argmin``, and ordering (``sort``, ``argsort``, ``topk``, ``unique``).
 
-Their results are bool or integer tensors, or values that carry no gradient; they are
-computed straight on NumPy arrays without a graph node. ``sort`` and ``topk`` are the
-exception: their values are picked from the input and do pass gradients back to it.
+Most results are bool or integer tensors, or values that carry no gradient, computed
+straight on NumPy arrays without a graph node. The exceptions follow PyTorch: ``sort`` and
+``topk`` values are picked from the input and pass gradients back to it; ``%`` and
+``fmod`` pass gradients to both operands; rounding and ``sign`` pass zeros back
+(``flat.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
 from .dtype_rules import check_kernel
+from .flat import flat
 
 __all__ = [
     "eq",
@@ -193,28 +196,51 @@ def _check_int_zero(xa: Any, xb: Any) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
-def _division_like(ufunc: Callable, name: str, input: Any, other: Any) -> Tensor:
-    check_kernel(name, input, other)
-    xa, xb = _operand(input), _operand(other)
+def _division_like(ufunc: Callable, xa: Any, xb: Any) -> np.ndarray:
     _check_int_zero(xa, xb)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return Tensor._make(np.asarray(binary(ufunc, xa, xb)))
+        return np.asarray(binary(ufunc, xa, xb))
 
 
 def floor_divide(input: Any, other: Any) -> Tensor:
     """``input // other``: division rounded down (toward minus infinity); integers stay
     integers. No gradient."""
-    return _division_like(np.floor_divide, "floor_divide", input, other)
+    check_kernel("floor_divide", input, other)
+    return Tensor._make(_division_like(np.floor_divide, _operand(input), _operand(other)))
+
+
+class Modulo(Function):
+    """``input - q * other`` for a whole quotient ``q = rounding(input / other)``
+    (``fmod``: toward zero; ``remainder``: down). ``q`` is constant between its jumps, so
+    the gradient is ``g`` to ``input`` and ``-g * q`` to ``other``, as PyTorch's."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, ufunc, rounding):
+        xa, xb = _operand(a), _operand(b)
+        out = _division_like(ufunc, xa, xb)
+        if ctx.needs_input_grad and ctx.needs_input_grad[1]:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ctx.quotient = rounding(np.true_divide(xa, xb, dtype=out.dtype))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        na, nb = ctx.needs_input_grad[:2]
+        return (g if na else None), (-g * Tensor._make(ctx.quotient) if nb else None), None, None
 
 
 def remainder(input: Any, other: Any) -> Tensor:
-    """``input % other`` with the sign of ``other`` (Python's modulus). No gradient."""
-    return _division_like(np.remainder, "remainder", input, other)
+    """``input % other`` with the sign of ``other`` (Python's modulus)."""
+    check_kernel("remainder", input, other)
+    return Modulo.apply(input, other, np.remainder, np.floor)
 
 
 def fmod(input: Any, other: Any) -> Tensor:
-    """C-style remainder, with the sign of ``input``. No gradient."""
-    return _division_like(np.fmod, "fmod", input, other)
+    """C-style remainder, with the sign of ``input``."""
+    check_kernel("fmod", input, other)
+    return Modulo.apply(input, other, np.fmod, np.trunc)
 
 
 def _float_only(fn: Callable, name: str) -> Callable:
@@ -222,10 +248,10 @@ def _float_only(fn: Callable, name: str) -> Callable:
         x = input._data
         if x.dtype.kind == "c":
             raise NotImplementedError(f"{name} is not supported for complex inputs")
-        return Tensor._make(elementwise(fn, x) if x.dtype.kind in "fV" else x.copy())
+        return flat(elementwise(fn, x) if x.dtype.kind in "fV" else x.copy(), input)
 
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). No gradient."
+    op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). Zero gradient."
     return op
 
 
@@ -235,21 +261,21 @@ trunc = _float_only(np.trunc, "trunc")
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:
-    """Round half to even (to ``decimals`` places). No gradient."""
+    """Round half to even (to ``decimals`` places). Zero gradient."""
     x = input._data
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
-    return Tensor._make(elementwise(np.round, x, decimals) if x.dtype.kind in "fV" else x.copy())
+    return flat(elementwise(np.round, x, decimals) if x.dtype.kind in "fV" else x.copy(), input)
 
 
 def sign(input: Tensor) -> Tensor:
-    """-1, 0 or 1 by the sign of each element (bool stays bool). No gradient."""
+    """-1, 0 or 1 by the sign of each element (bool stays bool). Zero gradient."""
     x = input._data
     if x.dtype.kind == "c":
         raise NotImplementedError(
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
         )
-    return Tensor._make(x.copy() if x.dtype.kind == "b" else elementwise(np.sign, x))
+    return flat(x.copy() if x.dtype.kind == "b" else elementwise(np.sign, x), input)
 
 
 # ---------------------------------------------------------------------- tests of values

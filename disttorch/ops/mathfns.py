@@ -21,6 +21,7 @@ from .._dtype import dtype as _dtype_cls
 from .._dtype import from_numpy, get_default_dtype, scalar_type_name, to_numpy
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
+from ..autograd.function import Function
 from ..kernels.lu import unpack_np
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
@@ -31,6 +32,7 @@ from .comparison import sort
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
 from .elementwise import abs as tabs
 from .elementwise import clamp, lerp, log, maximum, minimum, sqrt, where
+from .flat import flat
 from .indexing import gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
@@ -370,10 +372,31 @@ class _Frexp(NamedTuple):
     exponent: Tensor
 
 
+class Frexp(Function):
+    """The mantissa of ``input = mantissa * 2 ** exponent``; its gradient is ``g / 2 ** exponent``
+    (the exponent is constant between its jumps)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        m, ex = np.frexp(a._data)
+        if ctx.needs_input_grad:
+            ctx.exponent = ex
+        return m
+
+    @staticmethod
+    def backward(ctx, g):
+        return g / Tensor._make(np.exp2(ctx.exponent).astype(g._data.dtype))
+
+
 def frexp(input: Tensor) -> tuple:
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, mantissa in [0.5, 1)."""
-    m, ex = np.frexp(input._data)
-    return _Frexp(Tensor._make(m), Tensor._make(ex.astype(np.int32)))
+    x = input._data
+    if x.dtype.kind not in "fV":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    exponent = np.frexp(x.astype(np.float32) if x.dtype.kind == "V" else x)[1]
+    return _Frexp(Frexp.apply(input), Tensor._make(exponent.astype(np.int32)))
 
 
 def gcd(input: Tensor, other: Any) -> Tensor:
@@ -980,9 +1003,10 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     x = input._data
     if dim is not None and x.ndim == 0:
         return scalar_as_vector(nanmedian, input, dim, keepdim)
-    if dim is None:
-        v = x[~np.isnan(x)]
-        return Tensor._make(np.asarray(np.sort(v)[(v.size - 1) // 2] if v.size else np.nan, dtype=x.dtype))
+    if dim is None:  # the flattened tensor as one slice (NaN when empty)
+        if x.size == 0:
+            return Tensor._make(np.asarray(np.nan, dtype=x.dtype))
+        return nanmedian(input.reshape(-1), 0).values
     dim = wrap_dim(dim, x.ndim)
 
     def lower_median(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim
@@ -991,10 +1015,9 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
         return np.take_along_axis(np.argsort(key, axis=dim, kind="stable"), pos, axis=dim)
 
     idx = reduce_along(lower_median, x, (dim,), np.intp)  # slices split over the op's threads
-    vals = np.take_along_axis(x, idx, axis=dim)  # NaN where a slice is all NaN
-    if not keepdim:
-        vals, idx = np.squeeze(vals, dim), np.squeeze(idx, dim)
-    return nanmedian_type(Tensor._make(vals), Tensor._make(idx.astype(np.int64)))
+    index = Tensor._make(idx.astype(np.int64))
+    vals = gather(input, dim, index)  # NaN where a slice is all NaN; the gradient goes there
+    return nanmedian_type(vals, index) if keepdim else nanmedian_type(vals.squeeze(dim), index.squeeze(dim))
 
 
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
@@ -1280,9 +1303,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     vals = vals.reshape(x.shape[:-1])
     hit = x == vals[..., None]
     idx = n - 1 - np.argmax(hit[..., ::-1], axis=-1)
-    if keepdim:
-        vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
-    return mode_type(Tensor._make(np.asarray(vals)), Tensor._make(np.asarray(idx, dtype=np.int64)))
+    index = Tensor._make(np.expand_dims(idx, dim).astype(np.int64))
+    vals = gather(input, dim, index)  # the last of the mode's elements: the gradient's place
+    return mode_type(vals, index) if keepdim else mode_type(vals.squeeze(dim), index.squeeze(dim))
 
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -1674,8 +1697,8 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
 
 
 def fill(input: Tensor, value: Any) -> Tensor:
-    """A tensor like ``input`` filled with ``value``."""
-    return Tensor._make(np.full(input._data.shape, _t(value)._data, dtype=input._data.dtype))
+    """A tensor like ``input`` filled with ``value`` (zero gradient to ``input``)."""
+    return flat(np.full(input._data.shape, _t(value)._data, dtype=input._data.dtype), input)
 
 
 def range(
