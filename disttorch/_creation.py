@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtype, _memory_format
 from ._dtype import dtype as _dtype_cls
 from ._linspace import linspace_values
-from ._tensor import Tensor, _as_meta, _wants_meta
+from ._tensor import Size, Tensor, _as_meta, _wants_meta
 
 __all__ = [
     "tensor",
@@ -454,5 +454,27 @@ def new_full(
     return _new(self, _number(fill_value), (size,), dtype, requires_grad, device)
 
 
-for _method in (new_tensor, new_zeros, new_ones, new_empty, new_full):
+def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
+    """PyTorch's legacy constructor, still found in older programs: ``x.new()`` (empty),
+    ``x.new(2, 3)`` or ``x.new(torch.Size([2, 3]))`` (uninitialised), ``x.new([1, 2])``
+    (a copy of the data in this tensor's dtype), ``x.new(other)`` (``other`` itself, which
+    must have this dtype). Prefer :meth:`new_empty` and :meth:`new_tensor`."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        other = args[0]
+        if other.dtype != self.dtype:
+            raise TypeError(f"new(): expected a tensor of dtype {self.dtype}, got one of dtype {other.dtype}")
+        return other
+    if not args or all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        return new_empty(self, args if args else (0,), device=device)
+    if len(args) == 1 and isinstance(args[0], Size):
+        return new_empty(self, args[0], device=device)
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
+        return new_tensor(self, args[0], device=device)
+    raise TypeError(
+        f"new(): expected sizes, a torch.Size, a sequence of data or a tensor, got "
+        f"{', '.join(type(a).__name__ for a in args)}"
+    )
+
+
+for _method in (new, new_tensor, new_zeros, new_ones, new_empty, new_full):
     setattr(Tensor, _method.__name__, _method)

@@ -35,6 +35,7 @@ from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ._helpers import arr, binary, broadcast_error, no_complex
 from .comparison import floor_divide
+from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
 
 __all__ = [
@@ -897,11 +898,13 @@ class Cast(Function):
 
 
 # ---------------------------------------------------------------------- public functions
+@scale_first("alpha")
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other`` with broadcasting."""
     return Add.apply(input, other if alpha == 1 else mul(other, alpha))
 
 
+@scale_first("alpha")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
     return Sub.apply(input, other if alpha == 1 else mul(other, alpha))

@@ -35,6 +35,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..kernels import torch_random as _kr
 from . import elementwise, indexing, shape
+from .deprecated_overloads import scale_first
 from .dtype_rules import (
     check_cast,
     refuse_bool_subtraction,
@@ -356,6 +357,7 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> T
 
 
 # ---------------------------------------------------------------------- arithmetic
+@scale_first("alpha")
 def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``self += alpha * other``."""
     if _recording(self, other):
@@ -363,6 +365,7 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     return _ufunc_(self, np.add, other if alpha == 1 else _operand(other) * alpha)
 
 
+@scale_first("alpha")
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``self -= alpha * other``."""
     refuse_bool_subtraction(self, other)
@@ -390,6 +393,7 @@ def pow_(self: Tensor, exponent: Any) -> Tensor:
     return _inplace(self, lambda s: s.pow(exponent), (exponent,))
 
 
+@scale_first("value")
 def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """In-place ``self += value * tensor1 * tensor2`` (not for three bool tensors, as PyTorch)."""
     if all(t._data.dtype.kind == "b" for t in (self, tensor1, tensor2)):
@@ -402,6 +406,7 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return _ufunc_(self, np.add, prod)
 
 
+@scale_first("value")
 def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """In-place ``self += value * tensor1 / tensor2``."""
     refuse_integer_addcdiv(tensor1, tensor2)
@@ -628,7 +633,9 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 
 
 def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
-    """Copy ``src`` (broadcast to this shape, any dtype) into this tensor."""
+    """Copy ``src`` (a tensor broadcast to this shape, of any dtype, or a number) into this tensor."""
+    if isinstance(src, (bool, int, float, complex, np.number, np.bool_)):
+        src = Tensor._make(np.asarray(src))
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
     if type(src._data) is MetaArray and type(self._data) is not MetaArray:

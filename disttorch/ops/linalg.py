@@ -18,6 +18,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels.threads import matmul as blas_matmul
 from ._helpers import broadcast_error
+from .deprecated_overloads import scales_first
 from .dtype_rules import refuse_kernel, require_same_scalar_type
 from .sparse_base import SparseBase
 
@@ -188,6 +189,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 @autocast_op("lower")
+@scales_first
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast to the product's shape)."""
     prod = mm(mat1, mat2)

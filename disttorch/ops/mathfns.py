@@ -29,6 +29,7 @@ from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
 from .comparison import sort
+from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
 from .elementwise import abs as tabs
 from .elementwise import clamp, lerp, log, maximum, minimum, sqrt, where
@@ -455,28 +456,33 @@ def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
     return (input if beta == 1 else input * beta) + prod
 
 
+@scales_first
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
     return _scaled(input, matmul(mat, vec), beta, alpha)
 
 
+@scales_first
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     return _scaled(input, vec1.outer(vec2), beta, alpha)
 
 
 @autocast_op("lower")
+@scales_first
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha)
 
 
 @autocast_op("lower")
+@scales_first
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
     return _scaled(input, batch1.bmm(batch2), beta, alpha)
 
 
+@scale_first("value")
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to (``value``
     is a scalar of that dtype); not for bool."""
@@ -486,6 +492,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return out
 
 
+@scale_first("value")
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``; two integer tensors are refused, as in PyTorch."""
     refuse_integer_addcdiv(tensor1, tensor2)

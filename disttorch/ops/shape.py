@@ -1061,9 +1061,10 @@ def repeat(input: Tensor, *sizes: Any, repeats: Sequence[int] | None = None) -> 
     return Repeat.apply(input, sizes)
 
 
-def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
-    """Like ``repeat``, with missing leading repetitions taken as 1."""
-    dims = _shape_arg((dims,))
+def tile(input: Tensor, *reps: Any, dims: Sequence[int] | None = None) -> Tensor:
+    """Like ``repeat``, with missing leading repetitions taken as 1; ``x.tile(2, 1)``,
+    ``x.tile((2, 1))`` or ``x.tile(dims=(2, 1))``."""
+    dims = _shape_arg(_positional_or_keyword("tile", reps, "dims", dims))
     return Repeat.apply(input, (1,) * (input._data.ndim - len(dims)) + dims)
 
 

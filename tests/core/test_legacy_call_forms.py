@@ -1,0 +1,102 @@
+"""Call forms older PyTorch programs use and PyTorch 2.13 still accepts: the deprecated
+scale-first overloads (``p.add_(-lr, grad)``, ``addcmul_(v, a, b)``, ``addmm(beta, x,
+alpha, m1, m2)``), the legacy constructor ``Tensor.new``, ``x.tile(2, 1)`` and
+``copy_(number)``."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+
+X = np.array([1.0, 2.0, 3.0])
+Y = np.array([0.5, 0.25, 2.0])
+M1, M2 = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2) / 4
+
+
+def _t(a):
+    return dt.tensor(a)
+
+
+SCALE_FIRST = {
+    "add": (lambda x, y: x.add(-0.1, y), X - 0.1 * Y),
+    "add_": (lambda x, y: x.add_(-0.1, y), X - 0.1 * Y),
+    "torch.add": (lambda x, y: dt.add(x, -0.1, y), X - 0.1 * Y),
+    "sub_": (lambda x, y: x.sub_(2.0, y), X - 2 * Y),
+    "addcmul_": (lambda x, y: x.addcmul_(0.5, y, y), X + 0.5 * Y * Y),
+    "addcdiv_": (lambda x, y: x.addcdiv_(-0.5, y, y + 1), X - 0.5 * Y / (Y + 1)),
+    "torch.addcdiv": (lambda x, y: dt.addcdiv(x, 0.5, y, y), X + 0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(SCALE_FIRST))
+def test_scale_first_overloads_warn_and_compute(name):
+    call, expect = SCALE_FIRST[name]
+    with pytest.warns(UserWarning, match="This overload of .* is deprecated"):
+        out = call(_t(X), _t(Y))
+    np.testing.assert_allclose(out.numpy(), expect)
+
+
+def test_beta_alpha_first_overloads():
+    c = np.ones((2, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(_t(c).addmm_(0.5, 2.0, _t(M1), _t(M2)).numpy(), 0.5 * c + 2 * M1 @ M2)
+        np.testing.assert_allclose(_t(c).addmm(0.5, _t(M1), _t(M2)).numpy(), 0.5 * c + M1 @ M2)
+        np.testing.assert_allclose(dt.addmm(3.0, _t(c), 0.5, _t(M1), _t(M2)).numpy(), 3 * c + 0.5 * M1 @ M2)
+        v = np.array([1.0, -1.0, 2.0])
+        np.testing.assert_allclose(dt.addmv(2.0, _t(c[0]), _t(M1), _t(v)).numpy(), 2 * c[0] + M1 @ v)
+
+
+def test_the_new_forms_stay_silent_and_bad_calls_still_fail():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _t(X).add_(_t(Y), alpha=2)
+        _t(X).addcmul_(_t(Y), _t(Y), value=0.5)
+        dt.addmm(_t(np.ones((2, 2))), _t(M1), _t(M2), beta=0.5)
+    with pytest.raises(TypeError):
+        _t(X).add(2, 3)  # two numbers: no overload takes them
+    with pytest.raises(TypeError, match="multiple values for argument 'alpha'"):
+        _t(X).add(2.0, _t(Y), alpha=3)
+
+
+def test_tensor_new():
+    x = dt.tensor([1.0, 2.0])
+    assert x.new().shape == (0,) and x.new().dtype == dt.float32
+    assert x.new(2, 3).shape == (2, 3) and x.new(dt.Size([4])).shape == (4,)
+    assert x.new((2, 3)).tolist() == [2.0, 3.0]  # a tuple is data, as in PyTorch
+    assert dt.tensor([1]).new([1.5, 2]).tolist() == [1, 2]
+    y = dt.tensor([3.0, 4.0])
+    assert x.new(y) is y
+    with pytest.raises(TypeError, match="expected a tensor of dtype"):
+        x.new(dt.tensor([1, 2]))
+    with pytest.raises(TypeError, match="new\\(\\): expected sizes"):
+        x.new(2.5)
+
+
+def test_tile_varargs_and_copy_from_a_number():
+    x = dt.ones(2, 2)
+    assert (
+        x.tile(2, 1).shape == (4, 2) and x.tile((2,)).shape == (2, 4) and x.tile(dims=(3, 1)).shape == (6, 2)
+    )
+    assert dt.zeros(3, dtype=dt.int64).copy_(2.7).tolist() == [2, 2, 2]
+    assert dt.zeros(2).copy_(True).tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="must be Tensor, not list"):
+        dt.zeros(2).copy_([1, 2])
+
+
+@pytest.mark.parity
+def test_legacy_forms_match_pytorch(torch):
+    for lib in (dt, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p, g, v = lib.tensor(X), lib.tensor(Y), lib.tensor(Y * 3)
+            p.add_(-0.1, g)
+            v.mul_(0.9).addcmul_(0.1, g, g)
+            p.addcdiv_(-0.01, g, v.sqrt().add_(1e-8))
+            out = lib.ones(2, 2, dtype=lib.float64).addmm_(0.5, 2.0, lib.tensor(M1), lib.tensor(M2))
+        if lib is dt:
+            ours = (p.numpy(), out.numpy())
+    np.testing.assert_array_equal(ours[0], p.numpy())
+    np.testing.assert_array_equal(ours[1], out.numpy())
