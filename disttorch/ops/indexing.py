@@ -11,10 +11,12 @@ zeros of the input's shape, accumulating where an integer index repeats (a weigh
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
+from .._dtype import c_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
@@ -64,6 +66,13 @@ def _np_index(index: Any) -> Any:
         a = index._data
         if a.dtype.kind not in "iub":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if a.dtype == np.uint8:  # a byte tensor is a mask, as before bool tensors existed
+            warnings.warn(
+                "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                UserWarning,
+                stacklevel=3,
+            )
+            return a.astype(bool)
         if a.ndim == 0 and a.dtype.kind in "iu":
             return int(a)
         return a
@@ -97,6 +106,11 @@ def _as_view_index(index: Any) -> tuple:
 
 def _index_error(e: Exception) -> IndexError:
     msg = str(e).replace("axis", "dimension")
+    if "array is 0-dimensional" in msg:
+        return IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+            "to convert a 0-dim tensor to a number"
+        )
     if "boolean index did not match" in msg:
         return IndexError(f"The shape of the mask does not match the shape of the indexed tensor: {msg}")
     return IndexError(msg)
@@ -618,7 +632,9 @@ def _check_mask(mask: Tensor, op: str) -> np.ndarray:
     if not isinstance(mask, Tensor):
         raise TypeError(f"{op}(): argument 'mask' must be Tensor, not {type(mask).__name__}")
     if mask._data.dtype != np.bool_:
-        raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+        raise RuntimeError(
+            f"{op} only supports boolean masks, but got mask with dtype {c_type_name(mask.dtype)}"
+        )
     return mask._data
 
 

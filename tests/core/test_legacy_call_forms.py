@@ -100,3 +100,23 @@ def test_legacy_forms_match_pytorch(torch):
             ours = (p.numpy(), out.numpy())
     np.testing.assert_array_equal(ours[0], p.numpy())
     np.testing.assert_array_equal(ours[1], out.numpy())
+
+
+def test_byte_tensor_index_is_a_mask():
+    x = dt.arange(6.0).reshape(2, 3)
+    mask = dt.tensor([[1, 0, 1], [0, 0, 1]], dtype=dt.uint8)
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        assert x[mask].tolist() == [0.0, 2.0, 5.0]
+    with pytest.warns(UserWarning):
+        assert x[dt.tensor([1, 0], dtype=dt.uint8)].tolist() == [[0.0, 1.0, 2.0]]
+    with pytest.warns(UserWarning):
+        x[mask] = -1.0
+    assert x.tolist() == [[-1.0, 1.0, -1.0], [3.0, 4.0, -1.0]]
+    assert x[dt.tensor([1, 0])].tolist()[0] == [3.0, 4.0, -1.0]  # int64: positions
+
+
+def test_indexing_a_zero_dim_tensor_names_item():
+    with pytest.raises(IndexError, match=r"invalid index of a 0-dim tensor. Use `tensor.item\(\)`"):
+        dt.tensor(3.0).sum()[0]
+    with pytest.raises(RuntimeError, match="but got mask with dtype unsigned char"):
+        dt.zeros(2).masked_fill(dt.tensor([1, 0], dtype=dt.uint8), 1.0)
