@@ -565,8 +565,10 @@ class Atan2(Function):
     def forward(ctx, a, b):
         check_kernel("atan2", a, b)
         ctx.save_for_backward(a, b)
-        out = binary(np.arctan2, a, b)
-        return out if out.dtype.kind in "fV" else out.astype(get_default_dtype().numpy)
+        xa, xb = arr(a), arr(b)
+        if result_type(xa, xb).kind in "biu":  # integers: the angle in the default float dtype
+            xa, xb = (np.asarray(v, dtype=get_default_dtype().numpy) for v in (xa, xb))
+        return binary(np.arctan2, xa, xb)
 
     @staticmethod
     def backward(ctx, g):

@@ -665,21 +665,37 @@ def cdist(
     return _linalg.vector_norm(diff, p, dim=-1)
 
 
+class DiagEmbed(Function):
+    """Zeros with the last dim of ``input`` on diagonal ``offset`` of the new dims ``d1``,
+    ``d2``; the gradient is that diagonal of ``g``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, offset, d1, d2):
+        x = a._data
+        m = x.shape[-1]
+        n = m + abs(offset)
+        out = np.zeros(x.shape[:-1] + (n, n), dtype=x.dtype)
+        idx = np.arange(m)
+        out[..., idx + max(-offset, 0), idx + max(offset, 0)] = x
+        ctx.where = offset, d1, d2
+        return np.moveaxis(out, (-2, -1), (d1, d2))
+
+    @staticmethod
+    def backward(ctx, g):
+        offset, d1, d2 = ctx.where
+        return g.diagonal(offset, d1, d2), None, None, None
+
+
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    """Batches of diagonal matrices whose diagonals are the last dim of ``input``."""
-    n = input.shape[-1] + abs(offset)
-    eye = np.eye(n, k=offset, dtype=input._data.dtype if input._data.dtype.kind == "f" else np.float64)
-    idx = np.arange(input.shape[-1])
-    sel = np.zeros((input.shape[-1], n, n), dtype=eye.dtype)
-    rows = idx + max(-offset, 0)
-    cols = idx + max(offset, 0)
-    sel[idx, rows, cols] = 1
-    out = (input.unsqueeze(-1).unsqueeze(-1) * Tensor._make(sel.astype(input._data.dtype))).sum(-3)
-    nd = out.dim()
-    d1, d2 = dim1 % nd, dim2 % nd
-    if (d1, d2) != (nd - 2, nd - 1):
-        out = out.movedim((nd - 2, nd - 1), (d1, d2))
-    return out
+    """Batches of diagonal matrices whose diagonals are the last dim of ``input``, on the
+    new dims ``dim1`` and ``dim2`` of the result."""
+    nd = input._data.ndim + 1
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return DiagEmbed.apply(input, int(offset), d1, d2)
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:

@@ -382,10 +382,11 @@ def polygamma(n: int, input: Tensor, *, out: Any = None) -> Tensor:
 
 
 def mvlgamma(input: Tensor, p: int, *, out: Any = None) -> Tensor:
-    """Multivariate log-gamma ``sum_{j<p} lgamma(x - j/2) + p(p-1)/4 log(pi)``; every
-    element must exceed ``(p - 1) / 2``."""
-    if np.any(input._data <= (p - 1) / 2):
-        raise RuntimeError("All elements must be greater than (p-1)/2")
+    """Multivariate log-gamma ``sum_{j<p} lgamma(x - j/2) + p(p-1)/4 log(pi)`` for ``p >= 1``
+    (at every element, as PyTorch 2.13: its definition's domain ``x > (p - 1) / 2`` is not
+    checked)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
     total = lgamma(input)
     for j in range(1, p):
         total = total + lgamma(input - j / 2)

@@ -234,8 +234,10 @@ def test_errors():
         sp.gammainc(x, dt.tensor([1.0, 1.0])).sum().backward()
     with pytest.raises(RuntimeError, match="negative n"):
         sp.polygamma(-1, x)
-    with pytest.raises(RuntimeError, match="greater than \\(p-1\\)/2"):
-        sp.multigammaln(dt.tensor([0.5]), 3)
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        sp.multigammaln(dt.tensor([0.5]), 0)
+    # PyTorch 2.13 computes the sum outside the domain x > (p-1)/2 too: inf at the poles
+    np.testing.assert_allclose(sp.multigammaln(dt.tensor([0.2, 0.5]), 2).numpy(), [3.5613, np.inf], rtol=1e-4)
 
 
 @pytest.mark.parametrize(

@@ -173,3 +173,19 @@ def test_constants_inplace_and_info():
     assert dt.promote_types(dt.int64, dt.float32) is dt.float32
     with pytest.raises(RuntimeError, match="ambiguous"):
         dt.is_nonzero(dt.tensor([1, 2]))
+
+
+def test_diag_embed_dims_dtypes_and_size():
+    """Any pair of new dims and offset (gradient: that diagonal of ``g``), the input's dtype
+    (bool too), and memory linear in the result (it built an n x n x n selector)."""
+    x = dt.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    for offset, d1, d2 in [(0, -2, -1), (1, 0, 2), (-1, -1, -3), (2, 0, 1)]:
+        assert gradcheck(lambda t, o=offset, a=d1, b=d2: dt.diag_embed(t, o, a, b), (x,))
+    y = dt.diag_embed(x, 1, 0, 2)
+    assert y.shape == (4, 2, 4) and y[0, 1, 1].item() == 3.0 and y[2, 0, 3].item() == 2.0
+    assert dt.diag_embed(dt.tensor([True, False])).dtype == dt.bool
+    assert dt.diagflat(dt.tensor([[1, 2]], dtype=dt.int8), -1).dtype == dt.int8
+    big = dt.diag_embed(dt.ones(3000))
+    assert big.shape == (3000, 3000) and big.sum().item() == 3000
+    with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical"):
+        dt.diag_embed(x, 0, 1, -2)

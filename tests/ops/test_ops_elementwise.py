@@ -518,3 +518,10 @@ def test_nan_to_num_gradient_passes_where_finite():
     assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
     y = leaf(RNG.normal(size=(3, 4)))
     assert gradcheck(dt.nan_to_num, (y,))
+
+
+def test_atan2_of_integers_is_the_float_angle():
+    """Integer inputs give the angle in the default float dtype (it was cast back to the
+    integers' dtype and truncated)."""
+    y, x = dt.tensor([1, -1, 3, 0]), dt.tensor([2, 2, -1, -5])
+    np.testing.assert_allclose(dt.atan2(y, x).numpy(), np.arctan2([1, -1, 3, 0], [2, 2, -1, -5]), rtol=1e-6)
