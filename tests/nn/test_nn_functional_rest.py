@@ -108,6 +108,11 @@ CASES = {
         [rn(6), np.sign(rn(6))],
         [True, False],
     ),
+    "hinge_embedding_other_targets": _case(  # y neither 1 nor -1: both parts, as PyTorch
+        lambda L, F, x, y: F.hinge_embedding_loss(x, y, reduction="none"),
+        [rn(6), np.array([1.0, -1.0, 0.5, 0.0, 2.0, -1.0])],
+        [True, False],
+    ),
     "soft_margin": _case(
         lambda L, F, x, y: F.soft_margin_loss(x, y), [rn(3, 4), np.sign(rn(3, 4))], [True, False]
     ),

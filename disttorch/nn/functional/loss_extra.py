@@ -81,11 +81,12 @@ def hinge_embedding_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
+    """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1`` (and, as PyTorch,
+    their sum where ``y`` is neither)."""
     reduction = _reduction(reduction, size_average, reduce)
     zero = _const(0, input)
-    margin_part = _ew.where(target == -1, relu(margin - input), zero)
-    same_part = _ew.where(target == 1, input, zero)
+    margin_part = _ew.where(target != 1, relu(margin - input), zero)
+    same_part = _ew.where(target != -1, input, zero)
     return _reduce(margin_part + same_part, reduction)
 
 
