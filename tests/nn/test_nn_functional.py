@@ -410,3 +410,36 @@ def test_gelu_third_derivative_matches_torch(approximate, torch):
 
     for ours, theirs in zip(derivatives(dt), derivatives(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+def test_pad_index_modes_large_and_negative_amounts():
+    """``replicate`` repeats the edge any number of times; ``circular`` wraps at most once
+    (what is left after cropping); negative amounts crop in every mode; gradients sum the
+    copies back."""
+    x = dt.arange(6.0, dtype=dt.float64).reshape(1, 2, 3)
+    assert F.pad(x, (5, 5), mode="replicate")[0, 0].tolist() == [0.0] * 6 + [1.0] + [2.0] * 6
+    assert F.pad(x, (-1, 2), mode="reflect")[0, 0].tolist() == [1.0, 2.0, 1.0, 0.0]
+    assert F.pad(x, (-1, 2), mode="replicate")[0, 0].tolist() == [1.0, 2.0, 2.0, 2.0]
+    assert F.pad(x, (3, 3), mode="circular")[0, 0].tolist() == [0.0, 1.0, 2.0] * 3
+    assert F.pad(x, (-1, 2), mode="circular")[0, 0].tolist() == [1.0, 2.0, 1.0, 2.0]
+    assert F.pad(x, (0, -3), mode="circular").shape == (1, 2, 0)
+    assert dt.nn.ReplicationPad2d(4)(dt.ones(2, 3, 4)).shape == (2, 11, 12)
+    y = dt.tensor(np.arange(12.0).reshape(1, 1, 3, 4), requires_grad=True)
+    for mode, amounts in (
+        ("replicate", (5, -1, 2, 6)),
+        ("circular", (-1, 3, 2, -1)),
+        ("reflect", (-1, 2, 2, 0)),
+    ):
+        assert gradcheck(lambda a, m=mode, p=amounts: F.pad(a, p, mode=m), (y,))
+    with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once"):
+        F.pad(x, (4, 0), mode="circular")
+    with pytest.raises(RuntimeError, match="Negative padding value is resulting in an empty dimension"):
+        F.pad(x, (-2, -2), mode="circular")
+    with pytest.raises(RuntimeError, match=r"input \(W: 3\) is too small. Calculated output W: 0"):
+        F.pad(x, (0, -3), mode="replicate")
+    with pytest.raises(RuntimeError, match="Expected 3D or 4D .* but got: \\[1, 2, 0, 4\\]"):
+        F.pad(dt.ones(1, 2, 0, 4), (1, 1, 1, 1), mode="replicate")
+
+
+def test_prelu_takes_an_integer_init():
+    assert dt.nn.PReLU(4, 4).weight.tolist() == [4.0] * 4

@@ -56,6 +56,33 @@ class ConstantPad(Function):
         return ConstantPad.apply(g, [(-lo, -hi) for lo, hi in ctx.pairs], 0), None, None
 
 
+def _source_index(mode: str, shape: tuple, d: int, pair: tuple, n_padded: int) -> np.ndarray:
+    """For each position of padded dim ``d``, the input position it copies. A negative
+    amount crops. ``reflect`` and ``replicate`` pad the whole dim and then crop; ``circular``
+    crops and then wraps what is left around, at most once (PyTorch's rules and messages)."""
+    n, (lo, hi) = shape[d], pair
+    size = n + lo + hi
+    if mode == "circular":
+        if lo > n or hi > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if size < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        kept = np.arange(n)[max(-lo, 0) : n - max(-hi, 0)]
+        if max(lo, hi) > len(kept):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        return np.concatenate([kept[len(kept) - max(lo, 0) :], kept, kept[: max(hi, 0)]])
+    if mode == "reflect" and max(lo, hi) >= n:
+        raise RuntimeError(
+            f"Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+            f"padding ({lo}, {hi}) at dimension {d} of input {list(shape)}"
+        )
+    if size < (1 if n_padded == 1 else 0):
+        name = "DHW"[d - len(shape) + 3]
+        raise RuntimeError(f"input ({name}: {n}) is too small. Calculated output {name}: {size}")
+    whole = np.pad(np.arange(n), (max(lo, 0), max(hi, 0)), mode=_INDEX_MODES[mode])
+    return whole[max(-lo, 0) : len(whole) - max(-hi, 0)]
+
+
 @keeps_channels_last
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad ``input``. ``pad`` lists (before, after) amounts starting from the last dim:
@@ -76,19 +103,14 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n_padded = len(pad) // 2
     shape = input._data.shape
-    for d in range(ndim - n_padded, ndim):
-        lo, hi = pairs[d]
-        too_big = (max(lo, hi) >= shape[d]) if mode == "reflect" else (max(lo, hi) > shape[d])
-        if min(lo, hi) < 0 or too_big or (mode == "replicate" and shape[d] == 0):
-            raise RuntimeError(
-                f"Argument #4: Padding size should be less than the corresponding "
-                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
-                f"of input {list(shape)}"
-            )
+    if mode == "replicate" and 0 in shape[ndim - n_padded :]:
+        raise RuntimeError(
+            f"Expected {n_padded + 1}D or {n_padded + 2}D (batch mode) tensor with possibly 0 batch size "
+            f"and other non-zero dimensions for input, but got: {list(shape)}"
+        )
     # Each padded dim is rebuilt by one gather along it (its adjoint sums the copies back).
     out = input
     for d in range(ndim - n_padded, ndim):
         if pairs[d] != (0, 0):
-            idx = np.pad(np.arange(shape[d]), pairs[d], mode=_INDEX_MODES[mode])
-            out = AxisTaps.apply(out, d, [(idx, None)])
+            out = AxisTaps.apply(out, d, [(_source_index(mode, shape, d, pairs[d], n_padded), None)])
     return out if out is not input else input.clone()

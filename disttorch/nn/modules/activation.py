@@ -262,7 +262,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init
-        self.weight = Parameter(_creation.full((num_parameters,), init, device=device, dtype=dtype))
+        self.weight = Parameter(_creation.full((num_parameters,), float(init), device=device, dtype=dtype))
 
     def reset_parameters(self) -> None:
         """Set every slope back to ``init``."""
