@@ -443,3 +443,24 @@ def test_pad_index_modes_large_and_negative_amounts():
 
 def test_prelu_takes_an_integer_init():
     assert dt.nn.PReLU(4, 4).weight.tolist() == [4.0] * 4
+
+
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (2, 3, 4)])
+def test_dropout3d_of_other_ranks_warns_and_drops_along_the_first_dim(shape):
+    dt.manual_seed(0)
+    with pytest.warns(UserWarning, match="Received a .*-D input to dropout3d, which is deprecated"):
+        out = F.dropout3d(dt.ones(*shape), 0.5).numpy()
+    rows = out.reshape(shape[0], -1) if len(shape) > 1 else out.reshape(-1, 1)
+    assert all(len(set(r.tolist())) == 1 for r in rows)  # one draw per leading index
+    assert set(np.unique(out).tolist()) <= {0.0, 2.0}
+
+
+@pytest.mark.parity
+def test_dropout3d_of_other_ranks_matches_pytorch(torch):
+    for shape in [(4,), (3, 4), (2, 3, 4)]:
+        outs = []
+        for lib in (dt, torch):
+            lib.manual_seed(3)
+            with pytest.warns(UserWarning):
+                outs.append(lib.nn.functional.dropout3d(lib.ones(*shape), 0.5).numpy())
+        np.testing.assert_array_equal(*outs)

@@ -120,8 +120,27 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of ``(N, C, D, H, W)`` / ``(C, D, H, W)`` inputs with probability ``p``."""
-    return _channel_dropout(input, p, training, 3, "dropout3d")
+    """Zero whole channels of ``(N, C, D, H, W)`` / ``(C, D, H, W)`` inputs with probability ``p``.
+
+    As in PyTorch: another number of dimensions warns (deprecated) and is taken as unbatched,
+    dropping along the first dimension."""
+    dim = input._data.ndim
+    if dim in (4, 5):
+        return _channel_dropout(input, p, training, 3, "dropout3d")
+    warnings.warn(
+        f"dropout3d: Received a {dim}-D input to dropout3d, which is deprecated and will result in an "
+        "error in a future release. To retain the behavior and silence this warning, please use dropout "
+        "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
+        "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
+        stacklevel=2,
+    )
+    _check_p(p)
+    if dim == 0:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0:
+        return input
+    shape = input._data.shape
+    return DropoutFunction.apply(input, p, shape[:1] + (1,) * (dim - 1) if dim > 1 else shape)
 
 
 _SELU_SATURATION = 1.7580993408473766  # SELU's scale * alpha: dropped entries become -this
