@@ -251,6 +251,8 @@ _LAZY_ATTRS = {
     "PyTorchFileReader": ("serialization.file_reader", "PyTorchFileReader"),
     "ScriptModule": ("jit", "ScriptModule"),
     "ScriptFunction": ("jit", "ScriptFunction"),
+    "_standard_gamma": ("distributions.gamma", "_standard_gamma"),
+    "_sample_dirichlet": ("distributions.dirichlet", "_sample_dirichlet"),
 }
 
 

@@ -9,9 +9,10 @@ torch_random.py``). So ``manual_seed(s)`` gives PyTorch's numbers: bit for bit f
 ``bernoulli`` (dropout masks), ``multinomial``, ``poisson``, and the float32 results of
 ``exponential_``, ``cauchy_``, ``geometric_``, ``log_normal_``; float64 normals and
 ``log``/``tan``-based float64 samples to the last bit of NumPy's versus the C library's
-elementary functions (equal draws, values within an ulp or two). Gamma, binomial and von
-Mises sampling (PyTorch's own rejection samplers) draw from the same engine through NumPy's
-algorithms (``_numpy_gen``): reproducible with the seed, but other numbers than PyTorch's.
+elementary functions (equal draws, values within an ulp or two). PyTorch's sequential
+rejection samplers are followed step by step too: gamma and Dirichlet
+(``kernels/torch_gamma.py``: ``Gamma``, ``Beta``, ``Chi2``, ``StudentT``, ...), binomial
+(``kernels/torch_binomial.py``) and ``poisson``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from . import _dtype
 from ._creation import _size, _sizes, check_layout
 from ._tensor import _CPU, Tensor, _as_meta, _check_device, _wants_meta
+from .kernels import torch_binomial as _kb
 from .kernels import torch_random as _k
 from .kernels.mt19937 import STATE_SIZE, MT19937Engine
 
@@ -133,13 +135,6 @@ def _gen(generator: Generator | None) -> MT19937Engine:
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     return generator._engine
-
-
-def _numpy_gen(generator: Generator | None = None) -> np.random.Generator:
-    """NumPy's samplers over ``generator``'s mt19937 stream, for the distributions whose
-    PyTorch sampler is not reproduced (gamma, binomial, von Mises): seeded and
-    reproducible, and they advance the same stream, but the numbers are not PyTorch's."""
-    return np.random.Generator(_gen(generator).bit_generator)
 
 
 def manual_seed(seed: int) -> Generator:
@@ -624,5 +619,5 @@ def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) ->
             "binomial expects finite count >= 0 and 0 <= prob <= 1, got count "
             f"{n[bad].flat[0]} and prob {p[bad].flat[0]}"
         )
-    draws = _numpy_gen(generator).binomial(np.where(nan, 0, n).astype(np.int64), np.where(nan, 0, p))
+    draws = _kb.binomial(_gen(generator), np.where(nan, 0, n), np.where(nan, 0, p))
     return Tensor._make(np.where(nan, np.nan, draws).astype(n.dtype))

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import disttorch as _dt
 
-from .._random import _numpy_gen
+from .._random import binomial
 from .._tensor import Size, Tensor
+from ..autograd.grad_mode import no_grad
 from ..ops.special import lgamma
 from . import constraints
 from .distribution import Distribution
 from .utils import (
     _one_of,
-    _sample_like,
     broadcast_all,
     lazy_property,
     logits_to_probs,
@@ -82,10 +80,9 @@ class Binomial(Distribution):
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
-        shape = tuple(self._extended_shape(sample_shape))
-        n = np.broadcast_to(self.total_count._data, shape).astype(np.int64)
-        p = np.broadcast_to(self.probs._data, shape)
-        return _sample_like(_numpy_gen().binomial(n, p), self.probs)
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            return binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

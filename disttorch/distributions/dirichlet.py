@@ -4,16 +4,50 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import disttorch as _dt
 
+from .._dtype import scalar_type_name
+from .._random import _gen
 from .._tensor import Tensor
+from ..autograd.function import Function
+from ..kernels.torch_gamma import dirichlet
 from ..ops.special import digamma, lgamma
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import _standard_gamma
-from .utils import _finfo
+from .gamma import standard_gamma_grad
 
-__all__ = ["Dirichlet"]
+__all__ = ["Dirichlet", "SampleDirichlet"]
+
+
+class SampleDirichlet(Function):
+    """PyTorch's Dirichlet draw (``kernels/torch_gamma.py``): gamma draws ``g`` over their sum
+    ``S``. Its gradient is the implicit one through that normalisation:
+    ``dL/dalpha_i = (dg_i/dalpha_i) / S * (grad_i - sum_j grad_j x_j)``."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, alpha, generator):
+        a = alpha._data
+        if a.dtype not in (np.float32, np.float64):
+            raise NotImplementedError(f"\"dirichlet\" not implemented for '{scalar_type_name(a.dtype)}'")
+        x, g = dirichlet(_gen(generator), a)
+        if ctx.needs_input_grad:
+            ctx.x = x
+            ctx.scale = (standard_gamma_grad(g, a) / g.sum(-1, keepdims=True)).astype(a.dtype)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        x = Tensor._make(ctx.x)
+        return (g - (g * x).sum(-1, keepdim=True)) * Tensor._make(ctx.scale), None
+
+
+def _sample_dirichlet(concentration: Tensor, generator: Any = None) -> Tensor:
+    """``torch._sample_dirichlet``: Dirichlet draws over the last dim, PyTorch's for a seed."""
+    return SampleDirichlet.apply(concentration, generator)
 
 
 class Dirichlet(ExponentialFamily):
@@ -34,10 +68,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        g = _standard_gamma(self.concentration.expand(*shape))
-        x = g / g.sum(-1, keepdim=True)
-        fi = _finfo(x)
-        return x.clamp(min=float(fi.tiny), max=1 - float(fi.eps))
+        return _sample_dirichlet(self.concentration.expand(*shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -7,11 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from .._random import _numpy_gen
+from .._dtype import scalar_type_name
+from .._random import _gen
 from .._tensor import Size, Tensor
 from ..autograd.function import Function
 from ..kernels.special import digamma as digamma_np
 from ..kernels.special import lgamma as lgamma_np
+from ..kernels.torch_gamma import standard_gamma
 from ..ops.special import digamma, lgamma
 from . import constraints
 from .exp_family import ExponentialFamily
@@ -59,21 +61,23 @@ class StandardGamma(Function):
     _raw = True
 
     @staticmethod
-    def forward(ctx, alpha):
+    def forward(ctx, alpha, generator):
         a = alpha._data
-        x = _numpy_gen().standard_gamma(a).astype(a.dtype, copy=False)
-        x = np.maximum(x, np.finfo(a.dtype).tiny)
+        if a.dtype not in (np.float32, np.float64):
+            raise NotImplementedError(f"\"gamma_cpu\" not implemented for '{scalar_type_name(a.dtype)}'")
+        x = standard_gamma(_gen(generator), a)
         if ctx.needs_input_grad:
             ctx.grad = standard_gamma_grad(x, a).astype(a.dtype, copy=False)
         return x
 
     @staticmethod
     def backward(ctx, g):
-        return g * Tensor._make(ctx.grad)
+        return g * Tensor._make(ctx.grad), None
 
 
-def _standard_gamma(alpha: Tensor) -> Tensor:
-    return StandardGamma.apply(alpha)
+def _standard_gamma(alpha: Tensor, generator: Any = None) -> Tensor:
+    """``torch._standard_gamma``: ``Gamma(alpha, 1)`` draws, PyTorch's for a seed."""
+    return StandardGamma.apply(alpha, generator)
 
 
 class Gamma(ExponentialFamily):

@@ -9,7 +9,8 @@ import numpy as np
 
 import disttorch as _dt
 
-from .._random import _numpy_gen
+from .._dtype import float64
+from .._random import rand
 from .._tensor import Size, Tensor
 from . import constraints
 from .distribution import Distribution
@@ -102,15 +103,14 @@ class VonMises(Distribution):
         r = np.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho**2) / (2 * rho))
         x = np.zeros(shape)
         done = np.zeros(shape, dtype=bool)
-        rng = _numpy_gen()
-        while not done.all():
-            u1, u2, u3 = rng.random((3,) + shape)
+        while not done.all():  # PyTorch's loop: a later acceptance replaces an earlier one
+            u1, u2, u3 = rand((3,) + shape, dtype=float64)._data
             z = np.cos(math.pi * u1)
             f = (1 + r * z) / (r + z)
             c = kappa * (r - f)
             with np.errstate(divide="ignore", invalid="ignore"):
-                accept = ~done & (((c * (2 - c) - u2) > 0) | (np.log(c / u2) + 1 - c >= 0))
-            x = np.where(accept, np.sign(u3 - 0.5) * np.arccos(np.clip(f, -1, 1)), x)
+                accept = ((c * (2 - c) - u2) > 0) | (np.log(c / u2) + 1 - c >= 0)
+                x = np.where(accept, np.sign(u3 - 0.5) * np.arccos(f), x)
             done |= accept
         out = (x + math.pi + loc) % (2 * math.pi) - math.pi
         return Tensor._make(out.astype(self.loc._data.dtype))

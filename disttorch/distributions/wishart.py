@@ -103,7 +103,8 @@ class Wishart(ExponentialFamily):
     def _chi2(self, batch_shape: tuple) -> Chi2:
         p = self._event_shape[-1]
         return Chi2(
-            self.df.unsqueeze(-1) - _dt.arange(p, dtype=self.df.dtype).expand(*batch_shape, p),
+            self.df.unsqueeze(-1)
+            - _dt.arange(p, dtype=self._unbroadcasted_scale_tril.dtype).expand(*batch_shape, p),
             validate_args=False,
         )
 
@@ -175,14 +176,27 @@ class Wishart(ExponentialFamily):
         return chol @ chol.transpose(-2, -1)
 
     def rsample(self, sample_shape: Any = (), max_try_correction: int | None = None) -> Tensor:
+        """Bartlett samples, drawn again where PyTorch 2.13 draws them again: its first test
+        marks the samples *inside* the support (``support.check`` is True for a positive
+        definite matrix), warns "Singular sample detected." and redraws those; then it
+        redraws the singular ones, up to ``max_try_correction`` times (default 10). Followed
+        as it is, so that a seed gives PyTorch's samples."""
         sample = self._bartlett_sampling(sample_shape)
-        for _ in range(10 if max_try_correction is None else max_try_correction):
-            singular = ~self.support.check(sample)._data
-            if not singular.any():
-                break
-            fresh = self._bartlett_sampling(sample_shape)
-            sample = _dt.where(Tensor._make(singular[..., None, None]), fresh, sample)
+        redraw = self._per_sample(self.support.check(sample))
+        if redraw.any():
+            warnings.warn("Singular sample detected.", stacklevel=2)
+            for _ in range(10 if max_try_correction is None else max_try_correction):
+                fresh = self._bartlett_sampling(redraw[redraw].shape)
+                sample[redraw] = fresh
+                redraw[redraw.clone()] = self._per_sample(~self.support.check(fresh))
+                if not redraw.any():
+                    break
         return sample
+
+    def _per_sample(self, mask: Tensor) -> Tensor:
+        """Whether any matrix of a batch is marked, per sample."""
+        batch = len(self._batch_shape)
+        return mask.reshape(*mask.shape[: mask.dim() - batch], -1).any(-1) if batch else mask
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

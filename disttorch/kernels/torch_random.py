@@ -34,6 +34,7 @@ __all__ = [
     "log_normal",
     "multinomial",
     "poisson",
+    "UniformTape",
 ]
 
 _CHUNK = 1 << 15  # elements per block of the multi-pass float kernels
@@ -411,7 +412,7 @@ def multinomial(engine: MT19937Engine, rows: np.ndarray, num_samples: int, repla
     return out
 
 
-class _UniformTape:
+class UniformTape:
     """53-bit uniforms for a sequential sampler that takes a data-dependent number of them:
     read ahead in blocks, then the engine is rewound to exactly the draws consumed."""
 
@@ -434,7 +435,7 @@ class _UniformTape:
         self._engine.u32(2 * self._used)
 
 
-def _poisson_one(lam: float, uniform: _UniformTape) -> int:
+def _poisson_one(lam: float, uniform: UniformTape) -> int:
     if lam >= 10:  # transformed rejection with squeeze (Hörmann 1993, "PTRS")
         slam, loglam = math.sqrt(lam), math.log(lam)
         b = 0.931 + 2.53 * slam
@@ -466,7 +467,7 @@ def _poisson_one(lam: float, uniform: _UniformTape) -> int:
 def poisson(engine: MT19937Engine, lam: np.ndarray) -> np.ndarray:
     """PyTorch's CPU ``poisson``: per rate in order, Hörmann's PTRS for ``lam >= 10``, else
     multiply uniforms until the product drops to ``exp(-lam)`` (one Python step per draw)."""
-    tape = _UniformTape(engine, 2 * lam.size + 16)
+    tape = UniformTape(engine, 2 * lam.size + 16)
     try:
         out = np.array([_poisson_one(float(x), tape) for x in lam], dtype=np.float64)
     finally:

@@ -336,8 +336,10 @@ def test_wishart_matches_pytorch(torch, kw):
         _close(getattr(ours, prop), getattr(theirs, prop))
     _close(ours.entropy(), theirs.entropy())
     dt.manual_seed(0)
-    samples = ours.rsample((20000,)).numpy()
-    np.testing.assert_allclose(samples.mean(0), ours.mean.numpy(), rtol=0.03, atol=0.05)
+    torch.manual_seed(0)
+    samples = ours.rsample((2000,)).numpy()  # PyTorch's draws, its redraws included
+    np.testing.assert_allclose(samples, theirs.rsample((2000,)).numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(samples.mean(0), ours.mean.numpy(), rtol=0.1, atol=0.5)
 
 
 @pytest.mark.parity
