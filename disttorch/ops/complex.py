@@ -339,7 +339,7 @@ class Sgn(Function):
         x = a._data
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
-        return np.sign(x)
+        return x.copy() if x.dtype.kind == "b" else np.sign(x)
 
     @staticmethod
     def backward(ctx, g):

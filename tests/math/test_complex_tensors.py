@@ -268,3 +268,9 @@ def test_to_python_types_as_pytorch():
         and x.to(bool).dtype == dt.bool
         and x.float().to(int).dtype == dt.int64
     )
+
+
+def test_sgn_of_bool_is_the_bool_tensor():
+    b = dt.tensor([True, False])
+    assert dt.sgn(b).dtype == dt.bool and dt.sgn(b).tolist() == [True, False]
+    assert b.clone().sgn_().tolist() == [True, False]
