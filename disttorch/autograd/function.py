@@ -201,6 +201,12 @@ class Function(FunctionCtx, Node):
             "your custom autograd.Function to use it with backward mode AD."
         )
 
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+        """Defined instead of taking ``ctx`` in ``forward`` (PyTorch's newer style): then
+        ``forward(*args)`` runs first and this saves what backward needs."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     def name(self) -> str:
         cls = type(self).__name__
         return cls + ("Backward0" if self._raw else "Backward")
@@ -230,7 +236,7 @@ class Function(FunctionCtx, Node):
                 out = _wrap(out if low is None else _round(out, low), None)
             else:
                 with grad_mode.no_grad():
-                    out = _wrap(cls.forward(_NULL_CTX, *args), None)
+                    out = _wrap(_user_forward(cls, _NULL_CTX, args), None)
             if cls._view:
                 mark_view(out, args[0])
             if _meta_in_use[0] and _any_meta(args):
@@ -260,7 +266,7 @@ class Function(FunctionCtx, Node):
                 out = _round(out, low)
         else:
             with grad_mode.no_grad():
-                out = cls.forward(ctx, *args)
+                out = _user_forward(cls, ctx, args)
         out = _wrap(out, ctx)
         hooks = saved_hooks.active()
         if hooks is not None:
@@ -270,6 +276,16 @@ class Function(FunctionCtx, Node):
         if _meta_in_use[0] and _any_meta(args):
             _mark_meta(out)
         return out
+
+
+def _user_forward(cls: type, ctx: Any, args: tuple) -> Any:
+    """A user Function's forward: ``forward(ctx, *args)``, or, when the class defines
+    ``setup_context``, ``forward(*args)`` and then ``setup_context(ctx, args, output)``."""
+    if cls.setup_context is Function.setup_context:
+        return cls.forward(ctx, *args)
+    out = cls.forward(*args)
+    cls.setup_context(ctx, args, out)
+    return out
 
 
 def _any_meta(args: tuple) -> bool:

@@ -424,3 +424,37 @@ def test_second_derivative_with_create_graph():
     (g,) = torch.autograd.grad(x**3, x, create_graph=True)
     (g2,) = torch.autograd.grad(g, x)
     assert g.item() == 12.0 and g2.item() == 12.0
+
+
+class _MulSetup(Function):
+    """PyTorch's newer style: ``forward`` without ``ctx``, then ``setup_context``."""
+
+    @staticmethod
+    def forward(a, b):
+        return a * b, (a > 0).to(torch.int64)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+        ctx.mark_non_differentiable(output[1])
+
+    @staticmethod
+    def backward(ctx, g, _):
+        a, b = ctx.saved_tensors
+        return g * b, g * a
+
+
+def test_function_with_setup_context():
+    a = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([0.5, 4.0, -1.0], dtype=torch.float64, requires_grad=True)
+    prod, positive = _MulSetup.apply(a, b)
+    assert prod.requires_grad and not positive.requires_grad and positive.tolist() == [1, 0, 1]
+    prod.sum().backward()
+    assert a.grad.tolist() == [0.5, 4.0, -1.0] and b.grad.tolist() == [1.0, -2.0, 3.0]
+    assert gradcheck(lambda x, y: _MulSetup.apply(x, y)[0], (a, b))
+    with torch.no_grad():
+        assert _MulSetup.apply(a, b)[0].tolist() == [0.5, -8.0, -3.0]
+    from disttorch.func import grad, vmap
+
+    assert grad(lambda t: _MulSetup.apply(t, t)[0].sum())(a.detach()).tolist() == [2.0, -4.0, 6.0]
+    assert vmap(lambda x, y: _MulSetup.apply(x, y)[0])(torch.ones(2, 3), torch.ones(2, 3)).shape == (2, 3)
