@@ -12,6 +12,7 @@ import pytest
 
 import disttorch as dt
 from disttorch import nn
+from disttorch.autograd import gradcheck
 
 R = np.random.default_rng(1)
 
@@ -362,9 +363,10 @@ def test_errors_name_what_is_wrong():
 
 
 @pytest.mark.parity
-def test_ctc_gradient_with_respect_to_log_probs_is_exact():
-    """PyTorch's CTC gradient w.r.t. log_probs is ours plus exp(log_probs) (the logits
-    gradient when log_probs comes from log_softmax); unbatched input works too."""
+def test_ctc_gradient_with_respect_to_log_probs_is_pytorchs():
+    """PyTorch's CTC gradient w.r.t. log_probs: exp(log_probs) minus the occupancy within each
+    input length, zero after it (the exact derivative lacks the exp term, which a log_softmax
+    before the loss removes); unbatched input works too."""
     torch = pytest.importorskip("torch")
     lp = np.log(R.dirichlet(np.ones(4), size=(6, 2)))
     tg, il, tl = np.array([[1, 2], [3, 0]]), np.array([6, 5]), np.array([2, 1])
@@ -373,9 +375,13 @@ def test_ctc_gradient_with_respect_to_log_probs_is_exact():
     torch.nn.functional.ctc_loss(
         xt, torch.tensor(tg), torch.tensor(il), torch.tensor(tl), reduction="sum"
     ).backward()
-    valid = np.arange(6)[:, None] < il[None, :]
-    expected = np.where(valid[..., None], xt.grad.numpy() - np.exp(lp), 0.0)
-    np.testing.assert_allclose(xd.grad.numpy(), expected, atol=1e-10)
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), atol=1e-10)
+    assert np.all(xd.grad.numpy()[5, 1] == 0)  # past the second sequence's input length
+    logits = dt.tensor(lp, requires_grad=True)  # through log_softmax: the exact logits gradient
+    nn.functional.ctc_loss(logits.log_softmax(2), dt.tensor(tg), il, tl, reduction="sum").backward()
+    assert gradcheck(
+        lambda z: nn.functional.ctc_loss(z.log_softmax(2), dt.tensor(tg), il, tl, reduction="sum"), (logits,)
+    )
     one = nn.functional.ctc_loss(dt.tensor(lp[:, 0]), dt.tensor(tg[0]), [6], [2], reduction="none")
     ref = torch.nn.functional.ctc_loss(
         torch.tensor(lp[:, 0]), torch.tensor(tg[0]), [6], [2], reduction="none"

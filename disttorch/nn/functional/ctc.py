@@ -4,7 +4,12 @@ Forward runs the alpha recursion in log space over the extended label sequence (
 between and around the labels), vectorised over the batch and the label positions, one
 NumPy step per time frame. Backward runs the beta recursion the same way and turns
 ``alpha + beta`` into the occupancy of each (frame, class), summed per class with one
-``np.bincount``: the gradient with respect to ``log_probs`` is minus that occupancy.
+``np.bincount``. The gradient with respect to ``log_probs`` is PyTorch's:
+``exp(log_probs)`` minus that occupancy, within each sequence's input length. The exact
+derivative is minus the occupancy alone; the ``exp`` term adds, per frame, a multiple of the
+softmax, which the backward of a ``log_softmax`` producing ``log_probs`` (the usual case)
+removes again, since each frame's occupancy sums to 1. For log-probabilities made another
+way the two differ, and PyTorch's is the one trained with.
 """
 
 from __future__ import annotations
@@ -121,7 +126,8 @@ def _ctc_backward(ctx: CtcLossFunction, g: np.ndarray) -> np.ndarray:
     flat = (np.arange(t_max)[:, None, None] * n + np.arange(n)[None, :, None]) * c + ext[None]
     gamma = np.bincount(flat.ravel(), occupancy.ravel(), minlength=t_max * n * c).reshape(t_max, n, c)
     scale = np.where(infinite & zero_infinity, 0.0, g.astype(np.float64))
-    grad = -gamma * scale[None, :, None]
+    within = (np.arange(t_max)[:, None] < in_len[None, :])[:, :, None]
+    grad = (np.where(within, np.exp(lp), 0.0) - gamma) * scale[None, :, None]
     if np.any(infinite & ~zero_infinity):
         grad[:, infinite & ~zero_infinity, :] = np.nan
     return grad.astype(g.dtype)
