@@ -81,9 +81,52 @@ def test_default_collate_structures():
     batch = default_collate(
         [(dt.ones(2), 1, 2.5, "a", {"k": np.zeros(3)}), (dt.zeros(2), 2, 3.5, "b", {"k": np.ones(3)})]
     )
+    assert isinstance(batch, list)  # tuples collate into a list, as PyTorch's
     t, ints, floats, strs, d = batch
     assert t.shape == (2, 2) and ints.dtype == dt.int64 and floats.dtype == dt.float64
-    assert strs == ["a", "b"] and d["k"].shape == (2, 3)
+    assert strs == ("a", "b") and d["k"].shape == (2, 3)  # strings: the batch as zip gives it
+    assert default_collate([{"s": "a"}, {"s": "b"}])["s"] == ["a", "b"]
+    assert (
+        default_collate([np.float32(1), np.float32(2)]).dtype == dt.float32
+    )  # NumPy scalars keep their dtype
+
+
+def test_collate_keeps_container_types():
+    import collections
+
+    class Batch(collections.UserDict):
+        extra = "kept"
+
+    out = default_collate([Batch(x=np.zeros(2)), Batch(x=np.ones(2))])
+    assert type(out) is Batch and out["x"].shape == (2, 2)
+    ordered = default_collate([collections.OrderedDict(b=1, a=2)] * 2)
+    assert type(ordered) is collections.OrderedDict and list(ordered) == ["b", "a"]
+    from disttorch.utils.data import default_convert
+
+    assert default_convert((np.float32(3), [np.arange(2)]))[0].dtype == dt.float32
+    assert isinstance(default_convert((1, 2)), list)
+    with pytest.raises(TypeError, match="found <class 'NoneType'>"):
+        default_collate([None, None])
+
+
+@pytest.mark.parity
+def test_default_collate_matches_pytorch(torch):
+    from torch.utils.data import default_collate as theirs
+
+    def shape_of(x):
+        if hasattr(x, "shape") and not isinstance(x, np.ndarray):
+            return ("tensor", tuple(x.shape), str(x.dtype).split(".")[-1], x.tolist())
+        if isinstance(x, dict):
+            return (type(x).__name__, {k: shape_of(v) for k, v in x.items()})
+        if isinstance(x, (list, tuple)):
+            return (type(x).__name__, [shape_of(v) for v in x])
+        return x
+
+    samples = [
+        (np.float32(i), i, float(i), f"s{i}", {"k": np.arange(2) + i, "t": (i, "x")}, [True, i])
+        for i in range(3)
+    ]
+    assert shape_of(default_collate(samples)) == shape_of(theirs(samples))
 
 
 def test_dataloader_batches_shuffle_drop_last():

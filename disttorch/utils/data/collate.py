@@ -1,9 +1,11 @@
 """``default_collate``: stack a list of samples into a batch, recursively through tuples,
-lists and dicts (tensors and NumPy arrays are stacked, numbers become tensors)."""
+lists and dicts (tensors and NumPy arrays are stacked, numbers become tensors), with
+PyTorch's container types in the result."""
 
 from __future__ import annotations
 
 import collections.abc
+import copy
 from typing import Any
 
 import numpy as np
@@ -14,10 +16,11 @@ from ...kernels.threads import stack
 __all__ = ["default_collate", "default_convert"]
 
 
-def default_collate(batch: list) -> Any:
-    """Collate samples: tensors -> stacked tensor (new first dim), NumPy arrays -> tensor,
-    floats -> float64 tensor, ints -> int64 tensor, bools -> bool tensor, strings -> list,
-    mappings/tuples/lists -> the same structure of collated fields."""
+def default_collate(batch: Any) -> Any:
+    """Collate samples as PyTorch's ``default_collate``: tensors and NumPy arrays -> stacked
+    tensor (new first dim), NumPy scalars -> tensor of their dtype, floats -> float64, ints ->
+    int64, bools -> bool; strings -> the batch as given; mappings (their own type kept),
+    namedtuples and lists -> the same structure of collated fields; tuples -> a list."""
     elem = batch[0]
     if isinstance(elem, Tensor):
         shapes = {b._data.shape for b in batch}
@@ -29,43 +32,72 @@ def default_collate(batch: list) -> Any:
         return Tensor._make(stack([b._data for b in batch]))
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OSU":
-            raise TypeError(
-                f"default_collate: batch must contain tensors, numpy arrays, numbers, "
-                f"dicts or lists; found {elem.dtype}"
-            )
+            raise TypeError(_unsupported(elem.dtype))
         return Tensor._make(stack(batch))
-    if isinstance(elem, (bool, np.bool_)):
+    if isinstance(elem, (np.number, np.bool_)):
+        return Tensor._make(np.array(batch))
+    if isinstance(elem, bool):
         return Tensor._make(np.array(batch, dtype=np.bool_))
-    if isinstance(elem, (int, np.integer)):
+    if isinstance(elem, int):
         return Tensor._make(np.array(batch, dtype=np.int64))
-    if isinstance(elem, (float, np.floating)):
+    if isinstance(elem, float):
         return Tensor._make(np.array(batch, dtype=np.float64))
     if isinstance(elem, (str, bytes)):
-        return list(batch)
+        return batch
     if isinstance(elem, collections.abc.Mapping):
-        collated = {k: default_collate([b[k] for b in batch]) for k in elem}
-        return collated if type(elem) is dict else type(elem)(collated)
+        return _rebuilt_mapping(elem, {k: default_collate([b[k] for b in batch]) for k in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         if any(len(b) != len(elem) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        collated = [default_collate(list(s)) for s in zip(*batch)]
-        return tuple(collated) if isinstance(elem, tuple) else collated
-    raise TypeError(
-        f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
-        f"or lists; found {type(elem).__name__}"
+        collated = [default_collate(s) for s in zip(*batch)]
+        return collated if isinstance(elem, tuple) else _rebuilt_sequence(elem, collated)
+    raise TypeError(_unsupported(type(elem)))
+
+
+def _unsupported(found: Any) -> str:
+    return (
+        f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {found}"
     )
 
 
+def _rebuilt_mapping(like: Any, values: dict) -> Any:
+    """``values`` in a mapping of ``like``'s type: a copy of a mutable one updated (it may
+    carry more than its items), else built from ``values``; a dict when neither works."""
+    try:
+        if isinstance(like, collections.abc.MutableMapping):
+            clone = copy.copy(like)
+            clone.update(values)
+            return clone
+        return type(like)(values)
+    except TypeError:
+        return values
+
+
+def _rebuilt_sequence(like: Any, values: list) -> Any:
+    """``values`` in a sequence of ``like``'s type where it can be built from a list."""
+    try:
+        return values if type(like) is list else type(like)(values)
+    except TypeError:
+        return values
+
+
 def default_convert(data: Any) -> Any:
-    """Used when batching is off: NumPy arrays become tensors, structures are kept."""
-    if isinstance(data, np.ndarray) and data.dtype.kind not in "OSU":
-        return Tensor._make(data)
+    """Used when batching is off: NumPy arrays and scalars become tensors, structures are
+    kept (tuples become lists, as PyTorch's)."""
+    if isinstance(data, (np.ndarray, np.number, np.bool_)):
+        return (
+            data
+            if isinstance(data, np.ndarray) and data.dtype.kind in "OSU"
+            else Tensor._make(np.asarray(data))
+        )
     if isinstance(data, collections.abc.Mapping):
-        return {k: default_convert(v) for k, v in data.items()}
+        return _rebuilt_mapping(data, {k: default_convert(v) for k, v in data.items()})
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(default_convert(d) for d in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(default_convert(d) for d in data)
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        return _rebuilt_sequence(data, [default_convert(d) for d in data])
     return data
