@@ -327,3 +327,40 @@ def test_sdpa_output_strides_and_kernel_errors_match_pytorch(torch):
                 except RuntimeError as e:
                     theirs = str(e)
             assert ours == theirs, (backend, kw)
+
+
+def test_causal_bias_masks_upper_left_and_lower_right():
+    from disttorch.nn.attention.bias import CausalBias, CausalVariant, causal_lower_right, causal_upper_left
+
+    upper, lower = causal_upper_left(2, 4), causal_lower_right(2, 4)
+    assert type(upper) is CausalBias and isinstance(lower, dt.Tensor)
+    assert upper.variant == CausalVariant.UPPER_LEFT and (lower.seq_len_q, lower.seq_len_kv) == (2, 4)
+    np.testing.assert_array_equal(upper.numpy(), [[1, 0, 0, 0], [1, 1, 0, 0]])
+    np.testing.assert_array_equal(lower._materialize().numpy(), [[1, 1, 1, 0], [1, 1, 1, 1]])
+    q, k, v = f64(1, 2, 2, 3), f64(1, 2, 4, 3, seed=1), f64(1, 2, 4, 3, seed=2)
+    same = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    np.testing.assert_allclose(
+        F.scaled_dot_product_attention(q, k, v, upper).detach().numpy(), same.detach().numpy()
+    )
+    qa, ka, va = (t.detach().numpy() for t in (q, k, v))
+    bias = np.where(lower.numpy(), 0.0, -np.inf)
+    got = F.scaled_dot_product_attention(q, k, v, lower).detach().numpy()
+    np.testing.assert_allclose(got, reference(qa, ka, va, bias), atol=1e-12)
+    with pytest.raises(AssertionError, match="2D"):
+        causal_upper_left(1, 2, 3)
+
+
+@pytest.mark.parity
+def test_causal_bias_matches_pytorch(torch):
+    import torch.nn.attention.bias  # noqa: F401  (a submodule PyTorch does not import itself)
+
+    from disttorch.nn.attention.bias import causal_lower_right, causal_upper_left
+
+    for make, theirs in (
+        (causal_upper_left, "causal_upper_left"),
+        (causal_lower_right, "causal_lower_right"),
+    ):
+        for size in ((3, 5), (5, 3), (4, 4)):
+            t = getattr(torch.nn.attention.bias, theirs)(*size)
+            np.testing.assert_array_equal(make(*size).numpy(), t._materialize().numpy())
+            assert repr(make(*size)) == repr(t)
