@@ -155,7 +155,7 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         if self._freed:
             raise RuntimeError(_FREED_MSG)
-        saved = self._saved
+        saved = self._saved_unpacked()
         for t, v in zip(saved, self._saved_versions):
             if t is not None and t._version_box[0] != v:
                 producer = f"output {t._output_nr} of {t.grad_fn.name()}" if t.grad_fn else "a leaf"
@@ -164,6 +164,14 @@ class FunctionCtx:
                     f"an inplace operation: [{t.dtype.name} {list(t.shape)}], which is {producer}, "
                     f"is at version {t._version_box[0]}; expected version {v} instead."
                 )
+        return saved
+
+    def _saved_unpacked(self) -> tuple:
+        """What ``save_for_backward`` kept, a saved output unpacked as that output (its
+        ``grad_fn`` this node, so a backward recorded under ``create_graph`` reaches it)."""
+        saved = self._saved
+        if any(type(t) is _SavedOutput for t in saved):
+            return tuple(t.unpack(self) if type(t) is _SavedOutput else t for t in saved)
         return saved
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
@@ -267,7 +275,9 @@ class Function(FunctionCtx, Node):
         else:
             with grad_mode.no_grad():
                 out = _user_forward(cls, ctx, args)
-        out = _wrap(out, ctx)
+        returned, out = out, _wrap(out, ctx)
+        if not cls._raw and ctx._saved:
+            _save_outputs_as_outputs(ctx, returned, out)
         hooks = saved_hooks.active()
         if hooks is not None:
             saved_hooks.pack_saved(ctx, hooks)
@@ -418,6 +428,37 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
     if arr.dtype.kind not in "fVc":
         return Tensor._make(arr)  # integer and bool results never require grad
     return Tensor._make(arr, node, i)
+
+
+class _SavedOutput:
+    """An output of a user Function that its forward saved for backward: kept as the output's
+    array, index and version counter (not the output tensor, which holds the node: no cycle)
+    and unpacked as a tensor of that output, as PyTorch unpacks a saved output."""
+
+    __slots__ = ("data", "index", "version_box")
+
+    def __init__(self, output: Tensor, index: int) -> None:
+        self.data, self.index, self.version_box = output._data, index, output._version_box
+
+    def unpack(self, node: Function) -> Tensor:
+        t = Tensor._make(self.data, node, self.index)
+        t._version_box = self.version_box
+        return t
+
+
+def _save_outputs_as_outputs(ctx: Function, returned: Any, out: Any) -> None:
+    """Where ``save_for_backward`` got a tensor that forward then returned, keep it as that
+    output (see :class:`_SavedOutput`) instead of the graph-less tensor forward made."""
+    returned = returned if isinstance(returned, tuple) else (returned,)
+    outs = out if isinstance(out, tuple) else (out,)
+
+    def as_output(t: Any) -> Any:
+        for i, (r, o) in enumerate(zip(returned, outs)):
+            if t is r and isinstance(o, Tensor) and o is not r and o.grad_fn is ctx:
+                return _SavedOutput(o, i)
+        return t
+
+    ctx._saved = tuple(as_output(t) for t in ctx._saved)
 
 
 def once_differentiable(fn):

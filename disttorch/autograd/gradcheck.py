@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._creation import empty
+from .._dtype import float64
 from .._tensor import Tensor
 from .backprop import grad as autograd_grad
 from .grad_mode import enable_grad, no_grad
@@ -97,20 +99,51 @@ def gradcheck(
     return True
 
 
-def gradgradcheck(
-    fn: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3
-) -> bool:
-    """Check second derivatives: gradcheck of the gradient computed with create_graph."""
-    inputs = _tensors(inputs)
+def _random_grad_output(out: Tensor) -> Tensor:
+    """A gradient for ``out`` drawn uniformly from [-1, 1) of the default generator, as
+    PyTorch's ``gradgradcheck`` draws it (``testing.make_tensor``), so both consume the same
+    random numbers."""
+    kind = out._data.dtype.kind
+    if kind == "c":
+        real = empty(*out.shape, 2, dtype=out.dtype.to_real()).uniform_(-1, 1)
+        g = Tensor._make(real._data.view(out._data.dtype).reshape(out._data.shape))
+    else:
+        g = empty(*out.shape, dtype=out.dtype if kind in "fV" else float64).uniform_(-1, 1)
+    return g.requires_grad_()
 
-    def first_grads(*xs: Any) -> tuple:
+
+def gradgradcheck(
+    fn: Callable,
+    inputs: Any,
+    grad_outputs: Any = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
+    """Check second derivatives: :func:`gradcheck` of ``(inputs, grad_outputs) -> the
+    gradients of fn's outputs w.r.t. inputs`` (computed with ``create_graph=True``), so
+    both the dependence on the inputs and on the output gradients is checked.
+
+    ``grad_outputs`` default to random tensors in [-1, 1), drawn from the default generator
+    as PyTorch draws them.
+    """
+    inputs = _tensors(inputs)
+    if grad_outputs is None:
+        grad_outputs = tuple(_random_grad_output(o) for o in _flat_outputs(fn, inputs) if o.requires_grad)
+    else:
+        grad_outputs = _tensors(grad_outputs)
+    n = len(inputs)
+
+    def first_grads(*args: Any) -> tuple:
+        xs, gs = args[:n], args[n:]
         with enable_grad():  # gradcheck evaluates the numerical side under no_grad
-            out = fn(*xs)
+            outs = [o for o in _flat_outputs(fn, xs) if o.requires_grad]
             return autograd_grad(
-                out.sum() if out._data.size != 1 else out,
-                [x for x in xs if x.requires_grad],
-                create_graph=True,
-                allow_unused=True,
+                outs, [x for x in xs if x.requires_grad], list(gs), create_graph=True, allow_unused=True
             )
 
-    return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol)
+    return gradcheck(
+        first_grads, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception
+    )
