@@ -204,6 +204,15 @@ class Function(FunctionCtx, Node):
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        """A subclass's ``vjp`` when it defines one. A subclass with only ``jvp`` (forward
+        mode) gets, for output gradients that are all zero (what forward-mode AD's
+        linearisation feeds in: ``J^T 0 = 0``), zero input gradients recorded as a node
+        whose derivative w.r.t. those output gradients is its ``jvp``."""
+        cls = type(ctx)
+        if cls.vjp is not Function.vjp:
+            return cls.vjp(ctx, *grad_outputs)
+        if cls.jvp is not Function.jvp and all(g is None or not g._data.any() for g in grad_outputs):
+            return _JvpOnlyGrads.apply(ctx, *grad_outputs)
         raise NotImplementedError(
             "You must implement either the backward or vjp method for "
             "your custom autograd.Function to use it with backward mode AD."
@@ -214,6 +223,21 @@ class Function(FunctionCtx, Node):
         """Defined instead of taking ``ctx`` in ``forward`` (PyTorch's newer style): then
         ``forward(*args)`` runs first and this saves what backward needs."""
         raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def vjp(ctx: Any, *grad_outputs: Any) -> Any:
+        """Another name for ``backward`` a subclass may define instead."""
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for "
+            "your custom autograd.Function to use it with backward mode AD."
+        )
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Forward-mode rule a subclass may define: output tangents from input tangents."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
 
     def name(self) -> str:
         cls = type(self).__name__
@@ -242,9 +266,11 @@ class Function(FunctionCtx, Node):
             if cls._raw:
                 out = cls.forward(_NULL_CTX, *fargs)
                 out = _wrap(out if low is None else _round(out, low), None)
-            else:
+            else:  # a user Function's forward may read back what it set on ctx
+                ctx = cls.__new__(cls)
+                ctx.needs_input_grad = (False,) * len(args)
                 with grad_mode.no_grad():
-                    out = _wrap(_user_forward(cls, _NULL_CTX, args), None)
+                    out = _wrap(_user_forward(cls, ctx, args), None)
             if cls._view:
                 mark_view(out, args[0])
             if _meta_in_use[0] and _any_meta(args):
@@ -296,6 +322,25 @@ def _user_forward(cls: type, ctx: Any, args: tuple) -> Any:
     out = cls.forward(*args)
     cls.setup_context(ctx, args, out)
     return out
+
+
+class _JvpOnlyGrads(Function):
+    """The input gradients of a user Function that defines only ``jvp``, for all-zero output
+    gradients: zeros, as a node whose derivative in the direction of input tangents is the
+    user's ``jvp`` (how forward-mode AD's linearisation reads a tangent through it)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, user_ctx, *grads):
+        ctx.user_ctx = user_ctx
+        ctx.set_materialize_grads(False)  # an input without a tangent gets None
+        return tuple(None if m is None else np.zeros(m[0], dtype=m[1]) for m in user_ctx._input_meta)
+
+    @staticmethod
+    def backward(ctx, *tangents):
+        out = type(ctx.user_ctx).jvp(ctx.user_ctx, *tangents)
+        return (None, *(out if isinstance(out, tuple) else (out,)))
 
 
 def _any_meta(args: tuple) -> bool:

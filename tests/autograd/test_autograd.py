@@ -545,3 +545,72 @@ def test_gradgradcheck_draws_its_output_gradients_as_pytorch():
         assert lib.autograd.gradgradcheck(lambda t: (t.exp(), t * 2), (x,))
         draws.append(lib.rand(4).tolist())
     assert draws[0] == draws[1]
+
+
+class _ExpForwardOnly(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.result = torch.exp(x)
+        return ctx.result
+
+    @staticmethod
+    def jvp(ctx, tangent):
+        return tangent * ctx.result
+
+
+class _SquareByVjp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def vjp(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad_out
+
+
+def test_custom_function_with_jvp_only_in_forward_mode_and_vjp_as_backward():
+    import disttorch.autograd.forward_ad as fwAD
+
+    x = torch.tensor([0.2, -0.5], dtype=torch.float64, requires_grad=True)
+    with fwAD.dual_level():
+        out = _ExpForwardOnly.apply(fwAD.make_dual(x, torch.tensor([1.0, 2.0], dtype=torch.float64)))
+        tangent = fwAD.unpack_dual(out).tangent
+    np.testing.assert_allclose(tangent.numpy(), np.exp([0.2, -0.5]) * [1.0, 2.0])
+    assert gradcheck(_ExpForwardOnly.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+    with pytest.raises(NotImplementedError, match="backward or vjp"):
+        _ExpForwardOnly.apply(x).sum().backward()
+    _SquareByVjp.apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.4, -1.0])
+
+
+def test_gradcheck_forward_mode_catches_a_wrong_jvp_and_takes_pytorchs_switches():
+    class WrongJvp(_ExpForwardOnly):
+        @staticmethod
+        def jvp(ctx, tangent):
+            return tangent * 2 * ctx.result
+
+    x = torch.tensor([0.2, -0.5], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch"):
+        gradcheck(WrongJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+    assert gradcheck(lambda t: t.sin(), (x,), check_forward_ad=True, nondet_tol=0.0, fast_mode=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'check_everything'"):
+        gradcheck(lambda t: t.sin(), (x,), check_everything=True)
+
+
+def test_custom_function_forward_reads_back_ctx_attributes_without_grad():
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.factor = 3.0
+            assert ctx.needs_input_grad == (False,)  # nothing records here
+            return x * ctx.factor
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.factor
+
+    assert Scale.apply(torch.ones(2)).tolist() == [3.0, 3.0]
+    with torch.no_grad():
+        assert Scale.apply(leaf([1.0])).tolist() == [3.0]
