@@ -137,6 +137,7 @@ from .autograd.autocast_state import (
     set_autocast_enabled,
 )
 from .amp import autocast
+from . import __future__  # noqa: E402  (torch.__future__: module conversion switches)
 from .autograd.autocast_state import set_autocast_gpu_dtype
 from .autograd.grad_mode import is_inference_mode_enabled
 from ._threads import init_num_threads

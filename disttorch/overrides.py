@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._tensor import Tensor
+from ._torch_function import handle_torch_function, has_torch_function
 
 __all__ = [
     "TorchFunctionMode",
@@ -29,51 +30,9 @@ __all__ = [
 ]
 
 
-def _overrides(obj: Any) -> bool:
-    kind = type(obj)
-    return (
-        kind is not Tensor
-        and getattr(kind, "__torch_function__", None) is not None
-        and getattr(kind, "__torch_function__", None) is not getattr(Tensor, "__torch_function__", None)
-    )
-
-
 def is_tensor_like(inp: Any) -> bool:
     """True for a Tensor or an object whose type defines ``__torch_function__``."""
     return isinstance(inp, Tensor) or hasattr(type(inp), "__torch_function__")
-
-
-def has_torch_function(relevant_args: Iterable[Any]) -> bool:
-    """Whether any of ``relevant_args`` overrides ``__torch_function__``."""
-    return any(_overrides(a) for a in relevant_args)
-
-
-def _overloaded_args(relevant_args: Iterable[Any]) -> list:
-    out: list = []
-    for arg in relevant_args:
-        if not _overrides(arg) or any(type(a) is type(arg) for a in out):
-            continue
-        at = next((i for i, a in enumerate(out) if issubclass(type(arg), type(a))), len(out))
-        out.insert(at, arg)
-    return out
-
-
-def handle_torch_function(
-    public_api: Callable, relevant_args: Iterable[Any], *args: Any, **kwargs: Any
-) -> Any:
-    """Call ``__torch_function__(public_api, types, args, kwargs)`` of the overriding arguments
-    until one returns something other than ``NotImplemented``; raise ``TypeError`` if none does."""
-    overloaded = _overloaded_args(relevant_args)
-    types = tuple(type(a) for a in overloaded)
-    for arg in overloaded:
-        result = type(arg).__torch_function__(public_api, types, args, kwargs)
-        if result is not NotImplemented:
-            return result
-    name = getattr(public_api, "__name__", repr(public_api))
-    raise TypeError(
-        f"no implementation found for '{name}' on types that implement __torch_function__: "
-        f"{[type(a) for a in overloaded]}"
-    )
 
 
 def get_ignored_functions() -> set[Callable]:

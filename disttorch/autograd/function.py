@@ -155,7 +155,7 @@ class FunctionCtx:
         """The tensors given to ``save_for_backward``, checked against in-place changes."""
         if self._freed:
             raise RuntimeError(_FREED_MSG)
-        saved = self._saved
+        saved = self._saved_unpacked()
         for t, v in zip(saved, self._saved_versions):
             if t is not None and t._version_box[0] != v:
                 producer = f"output {t._output_nr} of {t.grad_fn.name()}" if t.grad_fn else "a leaf"
@@ -164,6 +164,14 @@ class FunctionCtx:
                     f"an inplace operation: [{t.dtype.name} {list(t.shape)}], which is {producer}, "
                     f"is at version {t._version_box[0]}; expected version {v} instead."
                 )
+        return saved
+
+    def _saved_unpacked(self) -> tuple:
+        """What ``save_for_backward`` kept, a saved output unpacked as that output (its
+        ``grad_fn`` this node, so a backward recorded under ``create_graph`` reaches it)."""
+        saved = self._saved
+        if any(type(t) is _SavedOutput for t in saved):
+            return tuple(t.unpack(self) if type(t) is _SavedOutput else t for t in saved)
         return saved
 
     def mark_non_differentiable(self, *tensors: Any) -> None:
@@ -196,6 +204,15 @@ class Function(FunctionCtx, Node):
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        """A subclass's ``vjp`` when it defines one. A subclass with only ``jvp`` (forward
+        mode) gets, for output gradients that are all zero (what forward-mode AD's
+        linearisation feeds in: ``J^T 0 = 0``), zero input gradients recorded as a node
+        whose derivative w.r.t. those output gradients is its ``jvp``."""
+        cls = type(ctx)
+        if cls.vjp is not Function.vjp:
+            return cls.vjp(ctx, *grad_outputs)
+        if cls.jvp is not Function.jvp and all(g is None or not g._data.any() for g in grad_outputs):
+            return _JvpOnlyGrads.apply(ctx, *grad_outputs)
         raise NotImplementedError(
             "You must implement either the backward or vjp method for "
             "your custom autograd.Function to use it with backward mode AD."
@@ -206,6 +223,21 @@ class Function(FunctionCtx, Node):
         """Defined instead of taking ``ctx`` in ``forward`` (PyTorch's newer style): then
         ``forward(*args)`` runs first and this saves what backward needs."""
         raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def vjp(ctx: Any, *grad_outputs: Any) -> Any:
+        """Another name for ``backward`` a subclass may define instead."""
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for "
+            "your custom autograd.Function to use it with backward mode AD."
+        )
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Forward-mode rule a subclass may define: output tangents from input tangents."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
 
     def name(self) -> str:
         cls = type(self).__name__
@@ -234,9 +266,11 @@ class Function(FunctionCtx, Node):
             if cls._raw:
                 out = cls.forward(_NULL_CTX, *fargs)
                 out = _wrap(out if low is None else _round(out, low), None)
-            else:
+            else:  # a user Function's forward may read back what it set on ctx
+                ctx = cls.__new__(cls)
+                ctx.needs_input_grad = (False,) * len(args)
                 with grad_mode.no_grad():
-                    out = _wrap(_user_forward(cls, _NULL_CTX, args), None)
+                    out = _wrap(_user_forward(cls, ctx, args), None)
             if cls._view:
                 mark_view(out, args[0])
             if _meta_in_use[0] and _any_meta(args):
@@ -267,7 +301,9 @@ class Function(FunctionCtx, Node):
         else:
             with grad_mode.no_grad():
                 out = _user_forward(cls, ctx, args)
-        out = _wrap(out, ctx)
+        returned, out = out, _wrap(out, ctx)
+        if not cls._raw and ctx._saved:
+            _save_outputs_as_outputs(ctx, returned, out)
         hooks = saved_hooks.active()
         if hooks is not None:
             saved_hooks.pack_saved(ctx, hooks)
@@ -286,6 +322,25 @@ def _user_forward(cls: type, ctx: Any, args: tuple) -> Any:
     out = cls.forward(*args)
     cls.setup_context(ctx, args, out)
     return out
+
+
+class _JvpOnlyGrads(Function):
+    """The input gradients of a user Function that defines only ``jvp``, for all-zero output
+    gradients: zeros, as a node whose derivative in the direction of input tangents is the
+    user's ``jvp`` (how forward-mode AD's linearisation reads a tangent through it)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, user_ctx, *grads):
+        ctx.user_ctx = user_ctx
+        ctx.set_materialize_grads(False)  # an input without a tangent gets None
+        return tuple(None if m is None else np.zeros(m[0], dtype=m[1]) for m in user_ctx._input_meta)
+
+    @staticmethod
+    def backward(ctx, *tangents):
+        out = type(ctx.user_ctx).jvp(ctx.user_ctx, *tangents)
+        return (None, *(out if isinstance(out, tuple) else (out,)))
 
 
 def _any_meta(args: tuple) -> bool:
@@ -418,6 +473,37 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
     if arr.dtype.kind not in "fVc":
         return Tensor._make(arr)  # integer and bool results never require grad
     return Tensor._make(arr, node, i)
+
+
+class _SavedOutput:
+    """An output of a user Function that its forward saved for backward: kept as the output's
+    array, index and version counter (not the output tensor, which holds the node: no cycle)
+    and unpacked as a tensor of that output, as PyTorch unpacks a saved output."""
+
+    __slots__ = ("data", "index", "version_box")
+
+    def __init__(self, output: Tensor, index: int) -> None:
+        self.data, self.index, self.version_box = output._data, index, output._version_box
+
+    def unpack(self, node: Function) -> Tensor:
+        t = Tensor._make(self.data, node, self.index)
+        t._version_box = self.version_box
+        return t
+
+
+def _save_outputs_as_outputs(ctx: Function, returned: Any, out: Any) -> None:
+    """Where ``save_for_backward`` got a tensor that forward then returned, keep it as that
+    output (see :class:`_SavedOutput`) instead of the graph-less tensor forward made."""
+    returned = returned if isinstance(returned, tuple) else (returned,)
+    outs = out if isinstance(out, tuple) else (out,)
+
+    def as_output(t: Any) -> Any:
+        for i, (r, o) in enumerate(zip(returned, outs)):
+            if t is r and isinstance(o, Tensor) and o is not r and o.grad_fn is ctx:
+                return _SavedOutput(o, i)
+        return t
+
+    ctx._saved = tuple(as_output(t) for t in ctx._saved)
 
 
 def once_differentiable(fn):

@@ -71,7 +71,7 @@ def pack_saved(node: Any, hooks: tuple[Callable, Callable]) -> None:
         else:
             continue
         delattr(node, name)
-    saved = node._saved
+    saved = node._saved_unpacked() if node._saved else ()
     if saved:
         packed["_saved"] = tuple(None if t is None else pack(t) for t in saved)
         node._saved = ()

@@ -10,7 +10,7 @@ from .. import autograd
 from .._tensor import Tensor
 from ..ops.shape import stack
 from ._inputs import release, split_aux, track_args
-from ._pytree import tree_flatten, tree_map
+from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vmap"]
 
@@ -68,15 +68,34 @@ def vmap(
 
 
 def _stack_outputs(results: list, out_dims: Any) -> Any:
-    first = results[0]
-    if isinstance(first, Tensor):
-        return stack(results, dim=out_dims if isinstance(out_dims, int) else out_dims[0])
-    if isinstance(first, (tuple, list)):
-        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
-        return type(first)(_stack_outputs([r[k] for r in results], dims[k]) for k in range(len(first)))
-    raise ValueError(
-        f"vmap: the function must return tensors (or tuples of them), got {type(first).__name__}"
-    )
+    """Stack the per-slice outputs (a pytree of tensors) leaf by leaf; ``out_dims`` is an
+    int (or None) for every leaf, or a tree of them that is a prefix of the output's."""
+    flat, spec = tree_flatten(results[0])
+    for leaf in flat:
+        if not isinstance(leaf, Tensor):
+            raise ValueError(
+                "vmap: the function must return tensors (or tuples, lists or dicts of them), "
+                f"got {type(leaf).__name__}"
+            )
+    dims = _out_dims_per_leaf(out_dims, results[0])
+    columns = zip(*(tree_flatten(r)[0] for r in results))
+    stacked = [col[0] if d is None else stack(col, dim=d) for col, d in zip(columns, dims)]
+    return tree_unflatten(stacked, spec)
+
+
+def _out_dims_per_leaf(out_dims: Any, output: Any) -> list:
+    """``out_dims`` broadcast over the leaves of ``output`` (an int or None covers a subtree)."""
+    if out_dims is None or isinstance(out_dims, int):
+        return [out_dims] * len(tree_flatten(output)[0])
+    same = isinstance(out_dims, dict) == isinstance(output, dict) and isinstance(output, (tuple, list, dict))
+    if not same or len(out_dims) != len(output):
+        raise ValueError(
+            f"vmap: out_dims={out_dims!r} is not compatible with the structure of the outputs "
+            f"({type(output).__name__} of {len(output) if isinstance(output, (tuple, list, dict)) else 1})"
+        )
+    if isinstance(output, dict):
+        return [d for k in output for d in _out_dims_per_leaf(out_dims[k], output[k])]
+    return [d for sub_dims, sub in zip(out_dims, output) for d in _out_dims_per_leaf(sub_dims, sub)]
 
 
 def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:

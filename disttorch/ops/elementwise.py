@@ -235,9 +235,11 @@ class Div(Function):
             rt = get_default_dtype().numpy
         if out.dtype != rt:
             out = out.astype(rt)
-        if ctx.needs_input_grad:
-            _operands(ctx, a, b)
-            ctx.out = out
+        if ctx.needs_input_grad:  # b for both gradients; a and the output only for b's
+            nb = ctx.needs_input_grad[1]
+            _operands(ctx, a if nb else None, b)
+            if nb:
+                ctx.out = out
         return out
 
     @staticmethod
@@ -275,7 +277,8 @@ class Pow(Function):
                 out = binary(np.power, a, b)
         if ctx.needs_input_grad:
             _operands(ctx, a, b)
-            ctx.out = out
+            if ctx.needs_input_grad[1]:  # the output only for the exponent's gradient
+                ctx.out = out
         return out
 
     @staticmethod

@@ -17,7 +17,7 @@ kernel in ``kernels/lu.py``) so that the top-level legacy names (``disttorch.det
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from ..kernels.lu import lu_factor_np, unpack_np
 from ..kernels.threads import lapack
-from ._helpers import dims_tuple, scalar_type_name
+from ._helpers import _return_type, dims_tuple, scalar_type_name
 from .dtype_rules import refuse_kernel, require_same_scalar_type
 from .linalg import matmul
 from .linalg_decomp import (
@@ -95,80 +95,21 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------- result tuples
-class SlogdetResult(NamedTuple):
-    sign: Tensor
-    logabsdet: Tensor
-
-
-class EighResult(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
-
-
-class EigResult(NamedTuple):
-    eigenvalues: Tensor
-    eigenvectors: Tensor
-
-
-class SVDResult(NamedTuple):
-    U: Tensor
-    S: Tensor
-    Vh: Tensor
-
-
-class QRResult(NamedTuple):
-    Q: Tensor
-    R: Tensor
-
-
-class LstsqResult(NamedTuple):
-    solution: Tensor
-    residuals: Tensor
-    rank: Tensor
-    singular_values: Tensor
-
-
-class LUFactorResult(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-
-
-class LUFactorExResult(NamedTuple):
-    LU: Tensor
-    pivots: Tensor
-    info: Tensor
-
-
-class LUResult(NamedTuple):
-    P: Tensor
-    L: Tensor
-    U: Tensor
-
-
-class ExResult(NamedTuple):
-    result: Tensor
-    info: Tensor
-
-
-class CholeskyExResult(NamedTuple):
-    L: Tensor
-    info: Tensor
-
-
-class InvExResult(NamedTuple):
-    inverse: Tensor
-    info: Tensor
-
-
-class LDLFactorResult(NamedTuple):
-    LD: Tensor
-    pivots: Tensor
-
-
-class LDLFactorExResult(NamedTuple):
-    LD: Tensor
-    pivots: Tensor
-    info: Tensor
+# PyTorch's torch.return_types.linalg_* named tuples
+SlogdetResult = _return_type("linalg_slogdet", ("sign", "logabsdet"))
+EighResult = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+EigResult = _return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
+SVDResult = _return_type("linalg_svd", ("U", "S", "Vh"))
+QRResult = _return_type("linalg_qr", ("Q", "R"))
+LstsqResult = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+LUFactorResult = _return_type("linalg_lu_factor", ("LU", "pivots"))
+LUFactorExResult = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+LUResult = _return_type("linalg_lu", ("P", "L", "U"))
+ExResult = _return_type("linalg_solve_ex", ("result", "info"))
+CholeskyExResult = _return_type("linalg_cholesky_ex", ("L", "info"))
+InvExResult = _return_type("linalg_inv_ex", ("inverse", "info"))
+LDLFactorResult = _return_type("linalg_ldl_factor", ("LD", "pivots"))
+LDLFactorExResult = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 
 
 # ---------------------------------------------------------------------- checks

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -368,9 +368,7 @@ def ldexp(input: Tensor, other: Any) -> Tensor:
     )
 
 
-class _Frexp(NamedTuple):
-    mantissa: Tensor
-    exponent: Tensor
+_Frexp = _return_type("frexp", ("mantissa", "exponent"))
 
 
 class Frexp(Function):
@@ -541,9 +539,12 @@ def det(input: Tensor) -> Tensor:
     return _linalg.det(input)
 
 
+_SLOGDET = _return_type("slogdet", ("sign", "logabsdet"))
+
+
 def slogdet(input: Tensor) -> tuple:
-    """Alias of :func:`disttorch.linalg.slogdet`."""
-    return _linalg.slogdet(input)
+    """``(sign, logabsdet)`` as :func:`disttorch.linalg.slogdet` (``torch.return_types.slogdet``)."""
+    return _SLOGDET(*_linalg.slogdet(input))
 
 
 def logdet(input: Tensor) -> Tensor:
@@ -581,17 +582,21 @@ def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False) -> Tens
     return _linalg.matrix_rank(input, tol=tol, hermitian=symmetric)
 
 
+_QR = _return_type("qr", ("Q", "R"))
+_SVD = _return_type("svd", ("U", "S", "V"))
+
+
 def qr(input: Tensor, some: bool = True) -> tuple:
     """``(Q, R)`` (``some=False`` gives the complete Q)."""
-    return _linalg.qr(input, "reduced" if some else "complete")
+    return _QR(*_linalg.qr(input, "reduced" if some else "complete"))
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
     """``(U, S, V)`` — note V, not Vh, as the legacy ``torch.svd``."""
     u, s, vh = _linalg.svd(input, full_matrices=not some)
     if not compute_uv:
-        return type(_linalg.SVDResult(u, s, vh))(u * 0, s, vh * 0)
-    return u, s, vh.mT
+        return _SVD(u * 0, s, vh * 0)
+    return _SVD(u, s, vh.mT)
 
 
 @autocast_op("fp32")
@@ -621,7 +626,11 @@ def lu_unpack(
 ) -> tuple:
     """``(P, L, U)`` from ``linalg.lu_factor``'s result."""
     p, low, up = unpack_np(LU_data._data, LU_pivots._data)
-    return Tensor._make(p), Tensor._make(low), Tensor._make(up)
+    return _LU_UNPACK(Tensor._make(p), Tensor._make(low), Tensor._make(up))
+
+
+_LU_UNPACK = _return_type("lu_unpack", ("P", "L", "U"))
+_TRIANGULAR_SOLVE = _return_type("triangular_solve", ("solution", "cloned_coefficient"))
 
 
 def triangular_solve(
@@ -630,7 +639,7 @@ def triangular_solve(
     """``(solution, A)`` of the triangular system ``A X = b`` (legacy argument order)."""
     a = A.mT if transpose else A
     x = _linalg.solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
-    return x, A.clone()
+    return _TRIANGULAR_SOLVE(x, A.clone())
 
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
@@ -850,8 +859,11 @@ def msort(input: Tensor) -> Tensor:
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
     if dim is None:
-        return input.amin(), input.amax()
-    return input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim)
+        return _AMINMAX(input.amin(), input.amax())
+    return _AMINMAX(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
+
+
+_AMINMAX = _return_type("aminmax", ("min", "max"))
 
 
 _CUM_TYPES = {
@@ -1697,7 +1709,13 @@ def histogram(
     h, edges = np.histogram(
         input._data, bins=b, range=range, weights=None if weight is None else weight._data, density=density
     )
-    return Tensor._make(h.astype(input._data.dtype)), Tensor._make(edges.astype(input._data.dtype))
+    return _HISTOGRAM(
+        Tensor._make(h.astype(input._data.dtype)), Tensor._make(edges.astype(input._data.dtype))
+    )
+
+
+_HISTOGRAM = _return_type("histogram", ("hist", "bin_edges"))
+_HISTOGRAMDD = _return_type("histogramdd", ("hist", "bin_edges"))
 
 
 def histogramdd(
@@ -1709,7 +1727,7 @@ def histogramdd(
         input._data, bins=bins, range=rng, weights=None if weight is None else weight._data, density=density
     )
     dt = input._data.dtype
-    return Tensor._make(h.astype(dt)), [Tensor._make(e.astype(dt)) for e in edges]
+    return _HISTOGRAMDD(Tensor._make(h.astype(dt)), tuple(Tensor._make(e.astype(dt)) for e in edges))
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:

@@ -1,8 +1,8 @@
 """Tensor attributes and storage-shape methods of PyTorch's ``Tensor`` that need the ops:
 the conjugate transposes ``H``/``mH``/``adjoint`` (real tensors: plain transposes),
 ``itemsize``/``nbytes``, ``char()``, the device answers (``get_device``, ``is_cpu``,
-``is_nested``), ``dim_order``, ``grad_dtype`` and ``resize_``/``resize_as_`` (and their
-deprecated out-of-place forms).
+``is_nested``), ``dim_order``, ``grad_dtype``, ``resize_``/``resize_as_`` (and their
+deprecated out-of-place forms) and ``module_load``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype
 from .._buffers import is_inference
 from .._tensor import Tensor, _check_device
+from .._torch_function import handle_torch_function, has_torch_function
 from . import elementwise, shape
 
 __all__ = ["adjoint", "detach_", "get_device", "is_distributed", "is_inference", "resize_as_"]
@@ -34,9 +35,20 @@ TENSOR_METHODS = (
     "hardshrink",
     "prelu",
     "as_subclass",
+    "module_load",
 )
 #: read-only attributes, bound as properties
 TENSOR_PROPERTIES = ("H", "mH", "itemsize", "nbytes", "is_cpu", "is_nested")
+
+
+def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
+    """What ``nn.Module.load_state_dict`` swaps into the parameter or buffer ``self`` for
+    the value ``other`` when ``torch.__future__.get_swap_module_params_on_conversion()`` is
+    on: ``other.detach()`` with ``assign``, else ``self.copy_(other).detach()``. A type
+    with ``__torch_function__`` may replace it (e.g. to convert ``other`` to that type)."""
+    if has_torch_function((self, other)):
+        return handle_torch_function(Tensor.module_load, (self, other), self, other, assign=assign)
+    return other.detach() if assign else self.copy_(other).detach()
 
 
 def adjoint(input: Tensor) -> Tensor:

@@ -458,3 +458,159 @@ def test_function_with_setup_context():
 
     assert grad(lambda t: _MulSetup.apply(t, t)[0].sum())(a.detach()).tolist() == [2.0, -4.0, 6.0]
     assert vmap(lambda x, y: _MulSetup.apply(x, y)[0])(torch.ones(2, 3), torch.ones(2, 3)).shape == (2, 3)
+
+
+class _ExpSavingOutput(Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = torch.exp(x)
+        ctx.save_for_backward(result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (result,) = ctx.saved_tensors
+        return result * grad_out
+
+
+def test_custom_function_saved_output_unpacks_as_the_output_for_double_backward():
+    x = torch.tensor([0.5, -1.0], dtype=torch.float64, requires_grad=True)
+    out = _ExpSavingOutput.apply(x)
+    (g,) = torch.autograd.grad(out.sum(), x, create_graph=True)
+    assert g.grad_fn is not None
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), np.exp([0.5, -1.0]))
+    assert gradgradcheck(_ExpSavingOutput.apply, (x,))
+    seen = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.grad_fn) or t, lambda t: t):
+        _ExpSavingOutput.apply(x)
+    assert seen and seen[0] is not None and type(seen[0]).__name__ == "_ExpSavingOutput"
+    out = _ExpSavingOutput.apply(x)
+    out.add_(1)  # the saved output changed: backward must refuse, as PyTorch's
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_in_place_on_what_an_op_does_not_need_for_backward():
+    w = torch.ones(3, requires_grad=True)
+    c = (w * 1) / 2
+    c.add_(1)  # Div keeps its output only for the divisor's gradient
+    c.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [0.5] * 3)
+    w.grad = None
+    a = w * 1
+    c = a / torch.full((3,), 2.0)
+    a.add_(1)  # nor the dividend when the divisor needs no gradient
+    c.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [0.5] * 3)
+    w.grad = None
+    c = (w * 1) ** 2
+    c.add_(1)  # Pow keeps its output only for the exponent's gradient
+    c.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0] * 3)
+    b = w * 2
+    c = torch.ones(3) / b
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.add_(1)  # the divisor is needed, as in PyTorch
+        c.sum().backward()
+
+
+def test_gradgradcheck_checks_the_dependence_on_the_output_gradient():
+    class WrongInGrad(Function):  # backward ignores grad_out: only gradgradcheck's second half sees it
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad_out.detach()
+
+    x = torch.tensor([0.3, 0.7], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(WrongInGrad.apply, (x,))
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        gradgradcheck(WrongInGrad.apply, (x,))
+    g = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    assert gradgradcheck(lambda t: t.sin() * 3, (x,), (g,))
+
+
+@pytest.mark.parity
+def test_gradgradcheck_draws_its_output_gradients_as_pytorch():
+    real = pytest.importorskip("torch")  # this file names disttorch ``torch``
+    draws = []
+    for lib in (torch, real):
+        lib.manual_seed(0)
+        x = lib.rand(3, 2, dtype=lib.float64, requires_grad=True)
+        assert lib.autograd.gradgradcheck(lambda t: (t.exp(), t * 2), (x,))
+        draws.append(lib.rand(4).tolist())
+    assert draws[0] == draws[1]
+
+
+class _ExpForwardOnly(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.result = torch.exp(x)
+        return ctx.result
+
+    @staticmethod
+    def jvp(ctx, tangent):
+        return tangent * ctx.result
+
+
+class _SquareByVjp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def vjp(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad_out
+
+
+def test_custom_function_with_jvp_only_in_forward_mode_and_vjp_as_backward():
+    import disttorch.autograd.forward_ad as fwAD
+
+    x = torch.tensor([0.2, -0.5], dtype=torch.float64, requires_grad=True)
+    with fwAD.dual_level():
+        out = _ExpForwardOnly.apply(fwAD.make_dual(x, torch.tensor([1.0, 2.0], dtype=torch.float64)))
+        tangent = fwAD.unpack_dual(out).tangent
+    np.testing.assert_allclose(tangent.numpy(), np.exp([0.2, -0.5]) * [1.0, 2.0])
+    assert gradcheck(_ExpForwardOnly.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+    with pytest.raises(NotImplementedError, match="backward or vjp"):
+        _ExpForwardOnly.apply(x).sum().backward()
+    _SquareByVjp.apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.4, -1.0])
+
+
+def test_gradcheck_forward_mode_catches_a_wrong_jvp_and_takes_pytorchs_switches():
+    class WrongJvp(_ExpForwardOnly):
+        @staticmethod
+        def jvp(ctx, tangent):
+            return tangent * 2 * ctx.result
+
+    x = torch.tensor([0.2, -0.5], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch"):
+        gradcheck(WrongJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+    assert gradcheck(lambda t: t.sin(), (x,), check_forward_ad=True, nondet_tol=0.0, fast_mode=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'check_everything'"):
+        gradcheck(lambda t: t.sin(), (x,), check_everything=True)
+
+
+def test_custom_function_forward_reads_back_ctx_attributes_without_grad():
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.factor = 3.0
+            assert ctx.needs_input_grad == (False,)  # nothing records here
+            return x * ctx.factor
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.factor
+
+    assert Scale.apply(torch.ones(2)).tolist() == [3.0, 3.0]
+    with torch.no_grad():
+        assert Scale.apply(leaf([1.0])).tolist() == [3.0]

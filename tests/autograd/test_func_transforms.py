@@ -533,3 +533,34 @@ def test_hessian_of_two_norms_matches_pytorch(torch):
             func.hessian(lambda x: f(dt, x).sum())(dt.tensor(a)),
             torch.func.hessian(lambda x: f(torch, x).sum())(torch.tensor(a)),
         )
+
+
+def test_vmap_stacks_dict_and_nested_outputs_with_prefix_out_dims():
+    x = dt.tensor(A)
+    out = func.vmap(lambda r: {"s": r.sum(), "p": [r * 2, (r.exp(),)]}, out_dims={"s": 0, "p": 1})(x)
+    np.testing.assert_allclose(out["s"].numpy(), A.sum(1))
+    np.testing.assert_allclose(out["p"][0].numpy(), (A * 2).T)
+    np.testing.assert_allclose(out["p"][1][0].numpy(), np.exp(A).T)
+    const = dt.tensor(B)
+    assert func.vmap(lambda r: (r.sum(), const), out_dims=(0, None))(x)[1] is const
+    with pytest.raises(ValueError, match="not compatible with the structure"):
+        func.vmap(lambda r: (r, r), out_dims=(0, 0, 0))(x)
+    with pytest.raises(ValueError, match="must return tensors"):
+        func.vmap(lambda r: {"n": 1.0})(x)
+
+
+@pytest.mark.parity
+def test_vmap_of_grad_gives_per_sample_gradients_of_a_module_as_pytorch(torch):
+    def run(lib, mod):
+        lib.manual_seed(0)
+        model = mod.Sequential(mod.Linear(4, 3), mod.Tanh(), mod.Linear(3, 2)).double()
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        data, target = lib.tensor(A), lib.tensor([0, 1, 1])
+
+        def loss(p, x, t):
+            out = lib.func.functional_call(model, p, (x.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, t.unsqueeze(0))
+
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, data, target)
+
+    _close(run(dt, dt.nn), run(torch, torch.nn))

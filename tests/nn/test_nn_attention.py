@@ -231,3 +231,136 @@ def test_sdpa_fully_masked_row_matches_pytorch(torch):
         results.append([out.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)])
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def _heads_last(*shape, seed=0):
+    """A float64 ``(B, H, L, E)`` query stored as ``(B, L, H, E)``, as ``view(...).transpose(1, 2)``
+    of a projection makes it."""
+    b, h, n, e = shape
+    return f64(b, n, h, e, seed=seed).transpose(1, 2)
+
+
+def test_sdpa_output_laid_out_like_a_head_transposed_query_as_the_cpu_flash_kernel():
+    q, k, v = _heads_last(2, 3, 5, 4), _heads_last(2, 3, 5, 4, seed=1), f64(2, 3, 5, 4, seed=2)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.stride() == (60, 4, 12, 1)
+    merged = out.transpose(1, 2).view(2, 5, 12)  # PyTorch programs rely on this view
+    qa, ka, va = (t.detach().numpy() for t in (q, k, v))
+    np.testing.assert_allclose(
+        merged.detach().numpy(),
+        reference(qa, ka, va, np.triu(np.full((5, 5), -np.inf), 1)).swapaxes(1, 2).reshape(2, 5, 12),
+        atol=1e-12,
+    )
+
+    def merged_heads(a, b, c):  # a, b stored (B, L, H, E)
+        return (
+            F.scaled_dot_product_attention(a.transpose(1, 2), b.transpose(1, 2), c)
+            .transpose(1, 2)
+            .view(2, 5, 12)
+        )
+
+    assert gradcheck(merged_heads, (f64(2, 5, 3, 4), f64(2, 5, 3, 4, seed=1), v))
+    # the math kernel (dropout, 3-d inputs, another value size, broadcast batch) gives contiguous
+    for args, kw in [
+        ((q, k, v), dict(dropout_p=0.5)),
+        ((q, k, f64(2, 3, 5, 6)), {}),
+        ((q, k[:1], v[:1]), {}),
+    ]:
+        assert F.scaled_dot_product_attention(*args, **kw).is_contiguous()
+
+
+def test_sdpa_kernel_switches_refuse_what_the_cpu_build_cannot_run():
+    from disttorch.nn.attention import SDPBackend, sdpa_kernel
+
+    q = f64(2, 3, 5, 4)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        assert F.scaled_dot_product_attention(q, q, q).shape == (2, 3, 5, 4)
+        with pytest.raises(RuntimeError, match="No available kernel"):
+            F.scaled_dot_product_attention(q, q, q, dropout_p=0.1)
+        with pytest.raises(RuntimeError, match="No available kernel"):
+            F.scaled_dot_product_attention(q[0], q[0], q[0])
+    for backend in (SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+        with sdpa_kernel(backend), pytest.raises(RuntimeError, match="No viable backend"):
+            F.scaled_dot_product_attention(q, q, q)
+    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        assert F.scaled_dot_product_attention(q, q, q, dropout_p=0.1).shape == (2, 3, 5, 4)
+
+
+@pytest.mark.parity
+def test_sdpa_output_strides_and_kernel_errors_match_pytorch(torch):
+    from disttorch.nn.attention import SDPBackend as DB
+    from disttorch.nn.attention import sdpa_kernel as dk
+
+    def cases(lib):
+        def t(b, n, h, e):  # (B, H, L, E) stored heads-last
+            return lib.zeros(b, n, h, e).transpose(1, 2)
+
+        c = lib.zeros
+        return [
+            (t(2, 5, 3, 4), c(2, 3, 5, 4), c(2, 3, 5, 4)),
+            (c(2, 3, 5, 4), t(2, 5, 3, 4), t(2, 5, 3, 4)),
+            (t(2, 5, 3, 4), t(2, 7, 3, 4), t(2, 7, 3, 6)),
+            (lib.zeros(3, 2, 5, 4).transpose(0, 1), c(2, 3, 5, 4), c(2, 3, 5, 4)),
+            (lib.zeros(2, 5, 6, 4).transpose(1, 2)[:, :3], c(2, 3, 5, 4), c(2, 3, 5, 4)),
+            (t(2, 5, 3, 4), t(1, 5, 3, 4), t(1, 5, 3, 4)),
+        ]
+
+    for (q, k, v), (tq, tk, tv) in zip(cases(dt), cases(torch)):
+        for kw in ({}, {"dropout_p": 0.3}, {"is_causal": True}):
+            assert (
+                F.scaled_dot_product_attention(q, k, v, **kw).stride()
+                == torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, **kw).stride()
+            )
+    for backend in ("FLASH_ATTENTION", "EFFICIENT_ATTENTION"):
+        for kw in ({}, {"dropout_p": 0.3}):
+            q, tq = dt.zeros(2, 3, 5, 4), torch.zeros(2, 3, 5, 4)
+            with dk(getattr(DB, backend)):
+                try:
+                    F.scaled_dot_product_attention(q, q, q, **kw)
+                    ours = None
+                except RuntimeError as e:
+                    ours = str(e)
+            with torch.nn.attention.sdpa_kernel(getattr(torch.nn.attention.SDPBackend, backend)):
+                try:
+                    torch.nn.functional.scaled_dot_product_attention(tq, tq, tq, **kw)
+                    theirs = None
+                except RuntimeError as e:
+                    theirs = str(e)
+            assert ours == theirs, (backend, kw)
+
+
+def test_causal_bias_masks_upper_left_and_lower_right():
+    from disttorch.nn.attention.bias import CausalBias, CausalVariant, causal_lower_right, causal_upper_left
+
+    upper, lower = causal_upper_left(2, 4), causal_lower_right(2, 4)
+    assert type(upper) is CausalBias and isinstance(lower, dt.Tensor)
+    assert upper.variant == CausalVariant.UPPER_LEFT and (lower.seq_len_q, lower.seq_len_kv) == (2, 4)
+    np.testing.assert_array_equal(upper.numpy(), [[1, 0, 0, 0], [1, 1, 0, 0]])
+    np.testing.assert_array_equal(lower._materialize().numpy(), [[1, 1, 1, 0], [1, 1, 1, 1]])
+    q, k, v = f64(1, 2, 2, 3), f64(1, 2, 4, 3, seed=1), f64(1, 2, 4, 3, seed=2)
+    same = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    np.testing.assert_allclose(
+        F.scaled_dot_product_attention(q, k, v, upper).detach().numpy(), same.detach().numpy()
+    )
+    qa, ka, va = (t.detach().numpy() for t in (q, k, v))
+    bias = np.where(lower.numpy(), 0.0, -np.inf)
+    got = F.scaled_dot_product_attention(q, k, v, lower).detach().numpy()
+    np.testing.assert_allclose(got, reference(qa, ka, va, bias), atol=1e-12)
+    with pytest.raises(AssertionError, match="2D"):
+        causal_upper_left(1, 2, 3)
+
+
+@pytest.mark.parity
+def test_causal_bias_matches_pytorch(torch):
+    import torch.nn.attention.bias  # noqa: F401  (a submodule PyTorch does not import itself)
+
+    from disttorch.nn.attention.bias import causal_lower_right, causal_upper_left
+
+    for make, theirs in (
+        (causal_upper_left, "causal_upper_left"),
+        (causal_lower_right, "causal_lower_right"),
+    ):
+        for size in ((3, 5), (5, 3), (4, 4)):
+            t = getattr(torch.nn.attention.bias, theirs)(*size)
+            np.testing.assert_array_equal(make(*size).numpy(), t._materialize().numpy())
+            assert repr(make(*size)) == repr(t)

@@ -2,9 +2,10 @@
 :mod:`.flex_attention` (attention with user score and mask functions).
 
 ``sdpa_kernel(backends)`` sets the switches of ``torch.backends.cuda`` (``flash_sdp_enabled``,
-``math_sdp_enabled``, ...) inside a ``with`` block and restores them after, as PyTorch does;
-disttorch has one attention kernel, so the switches are kept and read back but change no result
-(PyTorch's CPU build, too, computes on CPU whichever backends are enabled).
+``math_sdp_enabled``, ...) inside a ``with`` block and restores them after, as PyTorch does.
+``scaled_dot_product_attention`` reads them as PyTorch's CPU build: the flash and math kernels
+run on CPU (disttorch computes both alike; flash lays its output out like the query), and
+with neither enabled, or flash alone for inputs it does not take, it raises as PyTorch does.
 """
 
 from __future__ import annotations

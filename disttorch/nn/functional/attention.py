@@ -20,6 +20,7 @@ from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
+from ...backends import cuda as _switches
 from ...kernels import torch_random as _kr
 from ...kernels.softmax import softmax_backward_last_, softmax_last_
 from ...kernels.threads import elementwise
@@ -59,7 +60,7 @@ class ScaledDotProductAttention(Function):
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
-    def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale):
+    def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale, fused=False):
         q, k, v = query._data, key._data, value._data
         qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
         s = blas_matmul(qs, k.swapaxes(-1, -2))
@@ -76,6 +77,8 @@ class ScaledDotProductAttention(Function):
         else:
             p_used = p
         out = blas_matmul(p_used, v)
+        if fused:
+            out = _laid_out_like(out, q)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
         ctx.dropout_p, ctx.scale, ctx.is_causal, ctx.mask = dropout_p, scale, is_causal, attn_mask
         ctx.save_for_backward(query, key, value)
@@ -121,7 +124,7 @@ class ScaledDotProductAttention(Function):
             value,
             jvp=jvp if grad is not None and grad_weights is None else None,
         )
-        return gq, gk, gv, gmask, None, None, None
+        return gq, gk, gv, gmask, None, None, None, None
 
 
 def _attention_jvp(
@@ -177,8 +180,10 @@ def _attention(
     dropout_p: float,
     is_causal: bool,
     scale: float | None,
+    fused: bool = False,
 ) -> tuple:
-    """Check shapes and run the fused attention; returns (output, weights)."""
+    """Check shapes and run the fused attention; returns (output, weights). ``fused``: lay the
+    output out as PyTorch's CPU flash kernel does (see :func:`_laid_out_like`)."""
     q, k, v = query._data, key._data, value._data
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise RuntimeError(
@@ -207,7 +212,7 @@ def _attention(
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     return ScaledDotProductAttention.apply(
-        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale)
+        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused
     )
 
 
@@ -244,7 +249,47 @@ def scaled_dot_product_attention(
         reps = query._data.shape[-3] // key._data.shape[-3]
         key = _repeat_heads(key, reps)
         value = _repeat_heads(value, reps)
-    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+    fused = _cpu_kernel(query, key, value, dropout_p) == "flash"
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused)[0]
+
+
+def _cpu_kernel(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -> str:
+    """The kernel PyTorch's CPU build picks, ``"flash"`` or ``"math"``, under the switches of
+    ``torch.backends.cuda`` (``nn.attention.sdpa_kernel``); raises as it does when the
+    enabled ones cannot run these inputs. Flash takes 4-d query, key and value with equal
+    batch sizes, equal heads (after grouped-query repetition), one embedding size, no empty
+    sequence, unit stride in the last dim, and no dropout."""
+    q, k, v = query._data, key._data, value._data
+    flash_ok = (
+        q.ndim == k.ndim == v.ndim == 4
+        and dropout_p == 0.0
+        and q.shape[0] == k.shape[0] == v.shape[0]
+        and q.shape[1] == k.shape[1] == v.shape[1]
+        and q.shape[3] == k.shape[3] == v.shape[3]
+        and min(q.shape[2], k.shape[2]) > 0
+        and all(a.strides[-1] == a.itemsize or a.shape[-1] == 1 for a in (q, k, v))
+    )
+    if _switches.flash_sdp_enabled() and flash_ok:
+        return "flash"
+    if _switches.math_sdp_enabled():
+        return "math"
+    if _switches.flash_sdp_enabled():
+        raise RuntimeError("No available kernel.  Aborting execution.")
+    raise RuntimeError(
+        "No viable backend for scaled_dot_product_attention was found. This is likely due to "
+        "turning off both the math kernel and the fused kernels."
+    )
+
+
+def _laid_out_like(out: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``out`` (shaped as ``q``) stored densely with its dims in the memory order of ``q``'s,
+    as PyTorch's CPU flash kernel allocates it (``empty_like(query)``): a query made by
+    ``x.view(B, L, H, E).transpose(1, 2)`` gives an output whose ``transpose(1, 2)`` can
+    ``view`` back to ``(B, L, H * E)``."""
+    order = sorted(range(q.ndim), key=lambda d: -q.strides[d])  # stable: ties keep dim order
+    if order == list(range(q.ndim)):
+        return out
+    return np.ascontiguousarray(out.transpose(order)).transpose(np.argsort(order))
 
 
 def _repeat_heads(t: Tensor, reps: int) -> Tensor:

@@ -14,9 +14,11 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from ... import __future__ as _future
 from ... import _creation, _dtype
 from ..._tensor import Tensor, _check_device, _wants_meta
 from ...autograd import grad_mode
+from ...utils._swap_tensors import swap_tensors
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook
@@ -63,6 +65,25 @@ def _copy_into(param: Tensor, value: Tensor) -> None:
     src = value._data if isinstance(value, Tensor) else np.asarray(value)
     np.copyto(param._data, src, casting="unsafe")
     param._bump_version()
+
+
+def _swap_loaded(current: Tensor, value: Tensor, assign: bool) -> None:
+    """``load_state_dict`` under ``torch.__future__``'s swap switch: swap what
+    ``current.module_load(value, assign)`` gives into ``current`` (a Parameter stays one,
+    with its ``requires_grad``)."""
+    with grad_mode.no_grad():  # as PyTorch loads a state dict
+        loaded = current.module_load(value, assign=assign)
+    if loaded is value or loaded is current:
+        raise RuntimeError(
+            "module_load returned one of self or other, please .detach() the result if "
+            "returning one of the inputs in module_load"
+        )
+    if isinstance(current, Parameter):
+        if isinstance(loaded, Parameter):
+            loaded.requires_grad_(current.requires_grad)
+        else:
+            loaded = Parameter(loaded, requires_grad=current.requires_grad)
+    swap_tensors(current, loaded)
 
 
 class Module:
@@ -426,22 +447,44 @@ class Module:
         their identity (their ``.data`` changes), as do their gradients."""
         for module in self.children():
             module._apply(fn)
-        for param in self._parameters.values():
+        swap = _future.get_swap_module_params_on_conversion()
+        overwrite = _future.get_overwrite_module_params_on_conversion()
+        for key, param in self._parameters.items():
             if param is None:
                 continue
             with grad_mode.no_grad():
                 new = fn(param)
+                grad = fn(param._grad) if param._grad is not None else None
+            if swap or overwrite:
+                self._convert_parameter(key, param, new, grad, swap)
+                continue
             if new._data is not param._data:
                 param._data = new._data
                 param._version_box = [0]
-            if param._grad is not None:
-                with grad_mode.no_grad():
-                    g = fn(param._grad)
-                param._grad = Tensor._make(g._data)
+            if grad is not None:
+                param._grad = Tensor._make(grad._data)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
         return self
+
+    def _convert_parameter(
+        self, key: str, param: Tensor, new: Tensor, grad: Tensor | None, swap: bool
+    ) -> None:
+        """``_apply`` under ``torch.__future__``: swap the converted values into ``param`` and
+        its gradient (both keep their identity), or give the module a new Parameter."""
+        fresh = Parameter(new.detach(), param.requires_grad) if isinstance(param, Parameter) else new
+        if not swap:
+            self._parameters[key] = fresh
+            if grad is not None:
+                fresh.grad = grad.detach()
+            return
+        old_grad = param._grad
+        swap_tensors(param, fresh)
+        if grad is not None:
+            if grad._data is not old_grad._data:
+                swap_tensors(old_grad, grad.detach())
+            param._grad = old_grad
 
     def to_empty(self, *, device: Any) -> "Module":
         """Parameters and buffers become uninitialised tensors of the same shapes on
@@ -595,7 +638,9 @@ class Module:
                     f"is {current.shape}."
                 )
                 continue
-            if assign:
+            if _future.get_swap_module_params_on_conversion():
+                _swap_loaded(current, value, assign)
+            elif assign:
                 if is_param:
                     setattr(self, name, Parameter(value.detach(), current.requires_grad))
                 else:

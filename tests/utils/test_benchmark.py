@@ -1,0 +1,99 @@
+"""torch.utils.benchmark: Timer's measurements (timeit, blocked and adaptive autorange, thread
+count), Measurement's statistics and repr, Compare's tables, and the layout against PyTorch."""
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.utils import benchmark
+
+
+def fake_measurement(times, number=10, **labels):
+    spec = benchmark.TaskSpec(stmt=labels.pop("stmt", "x + 1"), setup="pass", **labels)
+    return benchmark.Measurement(number, [t * number for t in times], spec)
+
+
+def test_timer_runs_the_statement_in_its_globals_with_its_thread_count():
+    seen = []
+    t = benchmark.Timer("seen.append(dt.get_num_threads())", globals={"seen": seen, "dt": dt}, num_threads=1)
+    m = t.timeit(5)
+    assert m.number_per_run == 5 and len(m.raw_times) == 1 and m.stmt == "seen.append(dt.get_num_threads())"
+    assert seen == [1] * 7  # two warm-up runs, then five
+    m = t.blocked_autorange(min_run_time=0.01)
+    assert sum(m.raw_times) >= 0.01 and all(s == 1 for s in seen)
+    blocks = []
+    m = benchmark.Timer("sum(range(50))").adaptive_autorange(
+        max_run_time=0.05, callback=lambda n, s: blocks.append(n)
+    )
+    assert len(blocks) == len(m.raw_times) >= 1 and m.median > 0
+    with pytest.raises(ValueError, match="only a `str` stmt"):
+        benchmark.Timer(lambda: None)
+    with pytest.raises(NotImplementedError, match="blocked_autorange"):
+        t.repeat()
+
+
+def test_measurement_statistics_and_repr():
+    m = fake_measurement([1e-6, 2e-6, 3e-6, 4e-6, 10e-6], label="adds", sub_label="small", description="f32")
+    assert m.times == pytest.approx([1e-6, 2e-6, 3e-6, 4e-6, 10e-6])
+    assert m.median == pytest.approx(3e-6) and m.mean == pytest.approx(4e-6)
+    assert m.iqr == pytest.approx(np.quantile(m.times, 0.75) - np.quantile(m.times, 0.25))
+    assert m.title == "adds: small" and m.as_row_name == "small" and m.env == "Unspecified env"
+    assert not m.meets_confidence() and m.has_warnings
+    lines = repr(m).splitlines()
+    assert lines[1:4] == ["adds: small", "f32", "  Median: 3.00 us"]
+    assert lines[5] == "  5 measurements, 10 runs per measurement, 1 thread"
+    assert lines[6].startswith("  WARNING: Interquartile range is 66.7% of the median measurement.")
+    one = fake_measurement([2.5e-3], number=3)
+    assert repr(one).splitlines()[1:] == ["x + 1", "  2.50 ms", "  1 measurement, 3 runs , 1 thread"]
+    merged = benchmark.Measurement.merge([one, fake_measurement([3.5e-3], number=1)])
+    assert (
+        len(merged) == 1
+        and merged[0].number_per_run == 1
+        and merged[0].times == pytest.approx([2.5e-3, 3.5e-3])
+    )
+    assert benchmark.select_unit(4.2e-5) == ("us", 1e-6) and benchmark.trim_sigfig(
+        3.14159, 2
+    ) == pytest.approx(3.1)
+
+
+def test_compare_lays_out_rows_columns_and_thread_groups():
+    results = [
+        fake_measurement([t * 1e-6] * 4, label="ops", sub_label=s, description=d, num_threads=n)
+        for n in (1, 2)
+        for s, t in (("add", 1.5), ("matmul", 12.25))
+        for d in ("f32", "f64")
+    ]
+    lines = str(benchmark.Compare(results)).splitlines()
+    assert lines[0].startswith("[") and " ops " in lines[0] and lines[0].endswith("]")
+    assert lines[1].split() == ["|", "f32", "|", "f64"]
+    assert lines[2].startswith("1 threads: ---") and lines[5].startswith("2 threads: ---")
+    assert lines[3].split() == ["add", "|", "1.5", "|", "1.5"] and lines[4].split()[2] == "12.2"
+    assert lines[-1] == "Times are in microseconds (us)."
+    with pytest.raises(ValueError, match="Measurement"):
+        benchmark.Compare([1.0])
+
+
+@pytest.mark.parity
+def test_repr_and_table_match_pytorch(torch):
+    from torch.utils import benchmark as theirs
+
+    def build(lib):
+        def one(times, **labels):
+            spec = lib.TaskSpec(stmt="x + 1", setup="y = 2", **labels)
+            return lib.Measurement(10, [t * 10 for t in times], spec)
+
+        ms = [
+            one([1e-6, 1.1e-6, 1.2e-6, 1.05e-6], label="L", sub_label=s, description=d)
+            for s in "ab"
+            for d in "cd"
+        ]
+        return ms, lib.Compare(ms)
+
+    (ours, our_table), (their, their_table) = build(benchmark), build(theirs)
+    for a, b in zip(ours, their):
+        assert repr(a).splitlines()[1:] == repr(b).splitlines()[1:]
+        assert a.significant_figures == b.significant_figures
+    assert str(our_table) == str(their_table)
+    our_table.trim_significant_figures()
+    their_table.trim_significant_figures()
+    assert str(our_table) == str(their_table)
