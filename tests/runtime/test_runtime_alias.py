@@ -274,3 +274,33 @@ def test_the_shadowed_sitecustomize_still_runs(tmp_path):
     )
     code = "import builtins, torch; print(getattr(builtins, 'OTHER_SITE_RAN', False), torch.__name__)"
     assert _run([sys.executable, "-c", code], tmp_path, env).strip() == "True disttorch"
+
+
+NAMES = (
+    "import torch\n"
+    "print(torch.float32, torch.ones(2, 3).shape, torch.strided)\n"
+    "print(torch.ones(2, dtype=torch.float64))\n"
+    "print(torch.ones(2, 2).max(0))\n"
+    "print(torch.nn.ParameterList([torch.nn.Parameter(torch.ones(2))]))\n"
+)
+NAMES_TORCH = """torch.float32 torch.Size([2, 3]) torch.strided
+tensor([1., 1.], dtype=torch.float64)
+torch.return_types.max(
+values=tensor([1., 1.]),
+indices=tensor([0, 0]))
+ParameterList(  (0): Parameter containing: [torch.float32 of size 2])
+"""
+
+
+@pytest.mark.timeout(120)
+def test_under_the_alias_reprs_name_torch(tmp_path):
+    """What a PyTorch program prints of dtypes, sizes, layouts and named results reads
+    ``torch.``, as under PyTorch; without the alias, disttorch's own name."""
+    script = tmp_path / "names.py"
+    script.write_text(NAMES)
+    got = _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env())
+    assert got == NAMES_TORCH
+    own = _run(
+        [sys.executable, "-c", NAMES.replace("import torch", "import disttorch as torch")], tmp_path, _env()
+    )
+    assert own == NAMES_TORCH.replace("torch.", "disttorch.")

@@ -46,7 +46,7 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, tuple[Any, Any]]:
 
 
 def dtype_name(arr: np.ndarray) -> str:
-    return str(from_numpy(arr.dtype)).replace("disttorch.", "")
+    return from_numpy(arr.dtype).name
 
 
 def numpy_dtype(name: str) -> np.dtype:
