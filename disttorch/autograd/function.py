@@ -27,7 +27,7 @@ from .._tensor import Tensor, _meta_in_use
 from ..kernels.threads import astype
 from . import grad_mode, saved_hooks
 
-__all__ = ["Function", "FunctionCtx", "AccumulateGrad", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "AccumulateGrad", "named_node", "once_differentiable"]
 
 _seq = itertools.count()
 
@@ -197,6 +197,7 @@ class Function(FunctionCtx, Node):
     _raw = False  # built-in ops: forward returns NumPy arrays
     _view = False  # the output is a view of the first input: it shares its version counter
     _blas = False  # a matrix-product op: float16 inputs are computed in float32 (see below)
+    _node_name = ""  # PyTorch's name for this node where the class name is not it (see name())
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
@@ -240,6 +241,11 @@ class Function(FunctionCtx, Node):
         )
 
     def name(self) -> str:
+        """The node's name, as ``grad_fn=<...>`` prints it: PyTorch's name for the same op
+        where the class or its forward set one (``_node_name``), else the class name and
+        ``Backward0`` (``Backward`` for a user Function, as PyTorch)."""
+        if self._node_name:
+            return self._node_name
         cls = type(self).__name__
         return cls + ("Backward0" if self._raw else "Backward")
 
@@ -312,6 +318,16 @@ class Function(FunctionCtx, Node):
         if _meta_in_use[0] and _any_meta(args):
             _mark_meta(out)
         return out
+
+
+def named_node(out: Any, name: str) -> Any:
+    """``out`` (a tensor, or a tuple led by one) with the node an op's ``apply`` just made
+    for it named ``name``: PyTorch's name for that op, where a caller builds it from a more
+    general node (``sum`` over a dim from ``Sum``: ``SumBackward1``)."""
+    first = out[0] if isinstance(out, tuple) else out
+    if isinstance(first, Tensor) and first.grad_fn is not None:
+        first.grad_fn._node_name = name
+    return out
 
 
 def _user_forward(cls: type, ctx: Any, args: tuple) -> Any:

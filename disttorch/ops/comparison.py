@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dtype import result_type, scalar_type_name
 from .._tensor import Tensor
-from ..autograd.function import Function, _dispatch
+from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
@@ -448,7 +448,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     d, idx = _ordered(input, dim, descending)
     if input._data.ndim == 0:
         return sort_type(input * 1, Tensor._make(idx))
-    return sort_type(TakeAlongDim.apply(input, idx, d), Tensor._make(idx))
+    return sort_type(named_node(TakeAlongDim.apply(input, idx, d), "SortBackward0"), Tensor._make(idx))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
@@ -468,7 +468,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if x.ndim == 0:
         return topk_type(input * 1, Tensor._make(np.zeros((), dtype=np.int64)))
     idx = np.take(_order(x, d, largest), np.arange(k), axis=d)
-    return topk_type(TakeAlongDim.apply(input, idx, d), Tensor._make(idx))
+    return topk_type(named_node(TakeAlongDim.apply(input, idx, d), "TopkBackward0"), Tensor._make(idx))
 
 
 def unique(

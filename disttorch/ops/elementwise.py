@@ -195,6 +195,8 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
         refuse_bool_subtraction(a, b)
+        if not isinstance(a, Tensor):  # number - tensor: PyTorch's rsub
+            ctx._node_name = "RsubBackward1"
         return binary(np.subtract, a, b)
 
     @staticmethod
@@ -269,6 +271,7 @@ class Pow(Function):
     def forward(ctx, a, b):
         if isinstance(b, Tensor):  # a Python bool exponent keeps a bool base bool, as in PyTorch
             check_kernel("pow", a, b)
+            ctx._node_name = "PowBackward1" if isinstance(a, Tensor) else "PowBackward2"
         xa, xb = arr(a), arr(b)
         _int_power_check(xa, xb)
         out = power_kernel(xa, xb) if isinstance(xa, np.ndarray) else None  # integer/half-integer powers
@@ -753,6 +756,9 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx, a, lo, hi):
         x, xl, xh = a._data, arr(lo), arr(hi)
+        ctx._node_name = (
+            "ClampBackward0" if isinstance(lo, Tensor) or isinstance(hi, Tensor) else "ClampBackward1"
+        )
         if x.dtype.kind == "c" or any(np.iscomplexobj(v) for v in (xl, xh) if v is not None):
             _refuse_complex_clamp(a, lo, hi)
         rt = x.dtype
@@ -881,6 +887,7 @@ class Where(Function):
 
 class Cast(Function):
     _raw = True
+    _node_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, a, dt):

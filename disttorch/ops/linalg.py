@@ -14,7 +14,7 @@ import numpy as np
 from .._dtype import c_type_name, scalar_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.autocast_state import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..kernels.threads import matmul as blas_matmul
 from ._helpers import broadcast_error
@@ -59,6 +59,15 @@ def _mismatch(sx: tuple, sy: tuple) -> RuntimeError:
     )
 
 
+#: PyTorch's node for a matrix product, by the operands' dims (3 standing for 3 or more)
+_MATMUL_NODE = {
+    (2, 2): "MmBackward0",
+    (2, 1): "MvBackward0",
+    (1, 2): "SqueezeBackward4",
+    (1, 1): "DotBackward0",
+}
+
+
 class Matmul(Function):
     _raw = True
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
@@ -76,6 +85,7 @@ class Matmul(Function):
                 f"{c_type_name(x.dtype)} != {c_type_name(y.dtype)}"
             )
         refuse_kernel("addmm_impl_cpu_", a, "b")
+        ctx._node_name = _MATMUL_NODE.get((min(x.ndim, 3), min(y.ndim, 3)), "UnsafeViewBackward0")
         kx = x.shape[-1]
         ky = y.shape[-2] if y.ndim > 1 else y.shape[0]
         if kx != ky:
@@ -151,7 +161,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
         )
     refuse_kernel("bmm", input, "b")
     require_same_scalar_type(input, mat2)
-    return Matmul.apply(input, mat2)
+    return named_node(Matmul.apply(input, mat2), "BmmBackward0")
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:

@@ -19,7 +19,7 @@ import numpy as np
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..kernels.reductions import add_reduce, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
@@ -206,13 +206,15 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     int64 unless ``dtype`` is given."""
     if isinstance(input, SparseBase):
         return input.sum(dim, keepdim, dtype)
-    return Sum.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
+    out = Sum.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
+    return out if dim is None else named_node(out, "SumBackward1")
 
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean of all elements, or over ``dim``; floating inputs only (as PyTorch), unless a
     floating ``dtype`` is given."""
-    return Mean.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
+    out = Mean.apply(input, _dims(dim, input._data.ndim), keepdim, dtype)
+    return out if dim is None else named_node(out, "MeanBackward1")
 
 
 # ---------------------------------------------------------------------- max, min, amax, amin
@@ -259,15 +261,20 @@ class Amin(Amax):
 class Max(Amax):
     """``max(input)`` over every element (gradient shared evenly among ties)."""
 
+    _node_name = "MaxBackward1"
+
 
 class Min(Amin):
     """``min(input)`` over every element (gradient shared evenly among ties)."""
+
+    _node_name = "MinBackward1"
 
 
 class MaxDim(Function):
     """``max(input, dim)``: ``(values, indices)``; the gradient goes to the selected element."""
 
     _raw = True
+    _node_name = "MaxBackward0"
     materialize_grads = False  # indices get no gradient
     arg_fn, value_fn = staticmethod(np.argmax), staticmethod(np.max)
 
@@ -297,6 +304,7 @@ class MaxDim(Function):
 
 class MinDim(MaxDim):
     arg_fn, value_fn = staticmethod(np.argmin), staticmethod(np.min)
+    _node_name = "MinBackward0"
 
 
 def _max_min(input: Tensor, dim: Any, keepdim: bool, other: Any, *, name: str) -> Any:
@@ -675,6 +683,7 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 # ---------------------------------------------------------------------- norm
 class Norm(Function):
     _raw = True
+    _node_name = "LinalgVectorNormBackward0"
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, p):

@@ -20,7 +20,7 @@ from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
 from .._tensor import Tensor
-from ..autograd.function import Function, mark_view
+from ..autograd.function import Function, mark_view, named_node
 from ..kernels import threads
 from ._helpers import wrap_dim
 from .dtype_view import view_dtype
@@ -707,7 +707,8 @@ def t(input: Tensor) -> Tensor:
     """Transpose of a tensor with at most 2 dims."""
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
-    return transpose(input, 0, 1) if input._data.ndim == 2 else View.apply(input, input._data.shape)
+    out = transpose(input, 0, 1) if input._data.ndim == 2 else View.apply(input, input._data.shape)
+    return named_node(out, "TBackward0")
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
@@ -725,7 +726,10 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     else:
         ds = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
         dims = {d for d in (wrap_dim(int(d), len(shape)) for d in ds) if shape and shape[d] == 1}
-    return Squeeze.apply(input, tuple(s for i, s in enumerate(shape) if i not in dims))
+    out = Squeeze.apply(input, tuple(s for i, s in enumerate(shape) if i not in dims))
+    if dim is None:
+        return out
+    return named_node(out, "SqueezeBackward1" if isinstance(dim, (int, np.integer)) else "SqueezeBackward2")
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.autocast_state import autocast_op
-from ...autograd.function import Function
+from ...autograd.function import Function, named_node
 from ...autograd.grad_mode import recording
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...kernels.threads import elementwise
@@ -267,12 +267,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``input`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _ew.clamp(input, min_val, max_val)
+    return named_node(_ew.clamp(input, min_val, max_val), "HardtanhBackward0")
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)``."""
-    return _ew.clamp(input, 0.0, 6.0)
+    return named_node(_ew.clamp(input, 0.0, 6.0), "HardtanhBackward0")
 
 
 def logsigmoid(input: Tensor) -> Tensor:

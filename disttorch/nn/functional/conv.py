@@ -224,6 +224,7 @@ class ConvNd(Function):
     """N-d convolution (cross-correlation, as PyTorch) by im2col and one batched matmul."""
 
     _raw = True
+    _node_name = "ConvolutionBackward0"
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
@@ -373,6 +374,7 @@ class ConvTransposeNd(Function):
     ``(out, in / groups, *K)``); its backward is that convolution's forward."""
 
     _raw = True
+    _node_name = "ConvolutionBackward0"
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod

@@ -27,6 +27,7 @@ class DropoutFunction(Function):
     that are split over the op's threads."""
 
     _raw = True
+    _node_name = "MulBackward0"
 
     @staticmethod
     def forward(ctx, x, p, mask_shape):

@@ -14,6 +14,16 @@ from ...ops.sparse_base import SparseBase
 __all__ = ["linear", "bilinear"]
 
 
+def _linear_node(ndim: int, bias: bool) -> str:
+    """PyTorch's node for a linear layer: addmm or mm for a 2-D input, else a reshape of
+    their result (a squeeze for a 1-D input without bias)."""
+    if ndim == 2:
+        return "AddmmBackward0" if bias else "MmBackward0"
+    if bias:
+        return "ViewBackward0"
+    return "SqueezeBackward4" if ndim == 1 else "UnsafeViewBackward0"
+
+
 class LinearFunction(Function):
     """``y = x @ W.T + b`` over the last dim of ``x``; leading dims are flattened into one
     matrix product. Backward: ``dx = g @ W``, ``dW = g.T @ x``, ``db = g.sum(leading)``,
@@ -43,6 +53,7 @@ class LinearFunction(Function):
         if b is not None:
             out += b._data
         ctx.save_for_backward(x, w)
+        ctx._node_name = _linear_node(xa.ndim, b is not None)
         return out
 
     @staticmethod

@@ -26,7 +26,7 @@ import numpy as np
 from ..._dtype import result_type, scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
-from ...autograd.function import Function
+from ...autograd.function import Function, named_node
 from ...autograd.grad_mode import recording
 from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
@@ -133,6 +133,11 @@ def _probability_coef(t: np.ndarray, w: np.ndarray | None, eps: np.floating, n_c
     return coef
 
 
+def _nll_node(ndim: int) -> str:
+    """PyTorch's node for a negative log-likelihood over a batched input of ``ndim`` dims."""
+    return "NllLossBackward0" if ndim <= 2 else "NllLoss2DBackward0"
+
+
 class CrossEntropyFunction(Function):
     """Fused cross-entropy. Forward computes the log-softmax once; the loss is
     ``-sum_c a_c log p_c`` per entry for a coefficient vector ``a`` (one-hot times the
@@ -146,6 +151,8 @@ class CrossEntropyFunction(Function):
         x, t, unbatched = _batched(input, target)
         if x.dtype.kind not in "fV":
             raise RuntimeError(f"cross_entropy: expected a floating point input, got {input.dtype}")
+        if t.shape != x.shape and not label_smoothing:  # PyTorch's log_softmax + nll_loss
+            ctx._node_name = _nll_node(x.ndim)
         n_classes = x.shape[1]
         logp, probs = log_softmax(x, 1)
         w = None if weight is None else _class_dim_view(weight._data.astype(x.dtype, copy=False), x.ndim)
@@ -226,6 +233,7 @@ class NllLoss(Function):
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):
         x, t, unbatched = _batched(input, target)
+        ctx._node_name = _nll_node(x.ndim)
         tt, valid = _class_targets(x, t, ignore_index)
         pick = np.expand_dims(tt, 1)
         w_t = _pick_weights(weight, tt, valid, x.dtype)
@@ -448,7 +456,9 @@ def l1_loss(
     input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
 ) -> Tensor:
     """Absolute error ``|input - target|``, reduced."""
-    return L1Loss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
+    reduction = _reduction(reduction, size_average, reduce)
+    out = L1Loss.apply(input, target, reduction, 0.0)
+    return named_node(out, {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(reduction, "AbsBackward0"))
 
 
 @autocast_op("fp32")

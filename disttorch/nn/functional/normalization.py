@@ -225,6 +225,7 @@ class BatchNormTrain(Function):
     """Batch norm with batch statistics (training mode); updates running stats in place."""
 
     _raw = True
+    _node_name = "NativeBatchNormBackward0"
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, momentum, eps):
@@ -271,6 +272,7 @@ class BatchNormEval(Function):
     """Batch norm with the running statistics (evaluation mode): an affine map per channel."""
 
     _raw = True
+    _node_name = "NativeBatchNormBackward0"
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps):
@@ -395,6 +397,7 @@ class LayerNormFn(Function):
     elementwise affine."""
 
     _raw = True
+    _node_name = "NativeLayerNormBackward0"
 
     @staticmethod
     def forward(ctx, input, weight, bias, ndim, eps):
@@ -486,6 +489,7 @@ class GroupNormFn(Function):
     ``(N * groups, -1)`` view), then the per-channel affine."""
 
     _raw = True
+    _node_name = "NativeGroupNormBackward0"
 
     @staticmethod
     def forward(ctx, input, weight, bias, groups, eps):

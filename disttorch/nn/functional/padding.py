@@ -38,6 +38,7 @@ class ConstantPad(Function):
     amounts negated, so backward is ``ConstantPad(g, -pairs, 0)``."""
 
     _raw = True
+    _node_name = "ConstantPadNdBackward0"
 
     @staticmethod
     def forward(ctx, x, pairs, value):

@@ -52,6 +52,12 @@ __all__ = [
 POOL_WORK = 6
 
 
+def _pool_node(pattern: str, spatial: int) -> str:
+    """PyTorch's node for a pooling of ``spatial`` dims: its 2-d or 3-d kernel's, and for 1-d
+    the squeeze around the 2-d kernel it calls."""
+    return "SqueezeBackward1" if spatial == 1 else pattern.format(spatial)
+
+
 class _PoolGeometry(NamedTuple):
     kernel: tuple
     stride: tuple
@@ -189,6 +195,7 @@ class MaxPoolNd(Function):
             raise RuntimeError(f"max pooling expects a floating point input, got {x.dtype}")
         values, *winners = map_rows(lambda rows: _max_pool_rows(rows, geo), x, work=POOL_WORK * x.size)
         ctx.winners, ctx.geo, ctx.in_shape = winners, geo, x.shape
+        ctx._node_name = _pool_node("MaxPool{}DWithIndicesBackward0", len(geo.kernel))
         ctx.set_materialize_grads(False)  # the winners never get a gradient: no zero arrays
         return (values[0] if geo.unbatched else values,) + tuple(winners)
 
@@ -396,6 +403,7 @@ class AvgPoolNd(Function):
         (a,) = map_rows(lambda rows: (_window_sums(rows, geo),), x)
         a /= np.asarray(divisor, dtype=a.dtype)
         ctx.geo, ctx.divisor, ctx.in_shape = geo, divisor, x.shape
+        ctx._node_name = _pool_node("AvgPool{}DBackward0", len(geo.kernel))
         return a[0] if geo.unbatched else a
 
     @staticmethod
@@ -534,6 +542,8 @@ class AdaptiveAvgPoolNd(Function):
         d = len(out_size)
         mats = [_averaging_matrix(s, o, x.dtype) for s, o in zip(x.shape[-d:], out_size)]
         ctx.mats, ctx.out_size = mats, out_size
+        whole = d == 2 and tuple(out_size) == (1, 1)  # PyTorch takes a mean then
+        ctx._node_name = "MeanBackward1" if whole else _pool_node("AdaptiveAvgPool{}DBackward0", d)
         return map_rows(lambda rows: (np.ascontiguousarray(_apply_along(rows, mats, False)),), x)[0]
 
     @staticmethod
@@ -603,6 +613,7 @@ class AdaptiveMaxPoolNd(Function):
     def forward(ctx, input, out_size):
         x = input._data
         d = len(out_size)
+        ctx._node_name = _pool_node("AdaptiveMaxPool{}DBackward0", d)
         flat_pos, valid = _adaptive_gather_index(x.shape[-d:], out_size)
         plane = int(np.prod(x.shape[-d:]))
 

@@ -21,6 +21,7 @@ class EmbeddingFunction(Function):
     holding one row per looked-up index (uncoalesced, ``padding_idx`` left out)."""
 
     _raw = True
+    _node_name = "EmbeddingBackward0"
 
     @staticmethod
     def forward(ctx, indices, weight, padding_idx, scale_grad_by_freq=False, sparse=False):

@@ -15,8 +15,9 @@ import numbers
 import warnings
 from typing import Any
 
-from ... import _creation
+from ... import _creation, _dtype
 from ..._tensor import Tensor
+from ...autograd.function import named_node
 from ...ops.indexing import index_select
 from .. import init
 from ..functional._recurrent import recurrent_layer, recurrent_stack
@@ -285,14 +286,24 @@ class RNNBase(Module):
         if packed:
             output = PackedSequence(y, batch_sizes, sorted_indices, unsorted_indices)
         else:
-            output = y.reshape(t_len, batch, y.shape[-1])
+            output = named_node(y.reshape(t_len, batch, y.shape[-1]), self._output_node(w0))
             if not batched:
                 output = output.squeeze(1)
                 hn = hn.squeeze(1)
                 cn = cn.squeeze(1) if cn is not None else None
             elif self.batch_first:
                 output = output.transpose(0, 1)
+                if not is_lstm:
+                    output = named_node(output, "TransposeBackward1")
         return output, hn, cn
+
+    def _output_node(self, weight: Tensor) -> str:
+        """PyTorch's node for a recurrent layer's time-major output: the concatenation of
+        the two directions, its oneDNN float32 LSTM kernel's, or the stack of the steps."""
+        if self.bidirectional:
+            return "CatBackward0"
+        fused = self.mode == "LSTM" and self.proj_size == 0 and weight.dtype == _dtype.float32
+        return "MkldnnRnnLayerBackward0" if fused else "StackBackward0"
 
 
 class RNN(RNNBase):
@@ -524,12 +535,21 @@ class RNNCellBase(Module):
             None,
             (batch,),
         )
-        h = res[0]
-        c = res[2] if is_lstm else None
+        h, c = res[0], (res[2] if is_lstm else None)
+        named_node(h, _CELL_NODE[self._mode])  # PyTorch's last op for h (c shares this node here)
         if not batched:
             h = h.squeeze(0)
             c = c.squeeze(0) if c is not None else None
         return h, c
+
+
+#: the last op of PyTorch's cell, which names the node of its new hidden state
+_CELL_NODE = {
+    "LSTM": "MulBackward0",
+    "GRU": "AddBackward0",
+    "RNN_TANH": "TanhBackward0",
+    "RNN_RELU": "ReluBackward0",
+}
 
 
 class RNNCell(RNNCellBase):

@@ -1,0 +1,60 @@
+"""Nodes carry PyTorch's names, so a printed tensor reads as under PyTorch
+(``tensor(..., grad_fn=<AddmmBackward0>)``), profiler tables too."""
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+
+CASES = {
+    "AddmmBackward0": lambda L, a: L.nn.Linear(5, 3)(a["x"]),
+    "MmBackward0": lambda L, a: L.nn.Linear(5, 3, bias=False)(a["x"]),
+    "ViewBackward0": lambda L, a: L.nn.Linear(5, 3)(a["x3"]),
+    "ConvolutionBackward0": lambda L, a: L.nn.Conv2d(3, 4, 3)(a["img"]),
+    "NllLossBackward0": lambda L, a: L.nn.functional.cross_entropy(a["x"], L.tensor([0, 1, 2, 3])),
+    "MeanBackward0": lambda L, a: L.nn.functional.l1_loss(a["x"], L.zeros(4, 5)),
+    "SumBackward1": lambda L, a: a["x"].sum(1),
+    "MeanBackward1": lambda L, a: a["x"].mean(0),
+    "MaxBackward1": lambda L, a: a["x"].max(),
+    "MaxBackward0": lambda L, a: a["x"].max(1)[0],
+    "MvBackward0": lambda L, a: a["x"] @ a["x"][0],
+    "BmmBackward0": lambda L, a: L.bmm(a["x3"], a["x3"].transpose(1, 2)),
+    "TBackward0": lambda L, a: a["x"].t(),
+    "SqueezeBackward1": lambda L, a: a["x"].unsqueeze(0).squeeze(0),
+    "ClampBackward1": lambda L, a: a["x"].clamp(0, 1),
+    "PowBackward1": lambda L, a: a["x"] ** a["x"],
+    "RsubBackward1": lambda L, a: 1 - a["x"],
+    "NativeLayerNormBackward0": lambda L, a: L.nn.functional.layer_norm(a["x"], (5,)),
+    "NativeBatchNormBackward0": lambda L, a: L.nn.BatchNorm2d(3)(a["img"]),
+    "MaxPool2DWithIndicesBackward0": lambda L, a: L.nn.functional.max_pool2d(a["img"], 2),
+    "AvgPool2DBackward0": lambda L, a: L.nn.functional.avg_pool2d(a["img"], 2),
+    "EmbeddingBackward0": lambda L, a: L.nn.Embedding(10, 3)(L.tensor([1, 2])),
+    "ToCopyBackward0": lambda L, a: a["x"].double(),
+    "SortBackward0": lambda L, a: a["x"].sort(1)[0],
+    "HardtanhBackward0": lambda L, a: L.nn.functional.relu6(a["x"]),
+    "MkldnnRnnLayerBackward0": lambda L, a: L.nn.LSTM(4, 5)(a["seq"])[0],
+    "TransposeBackward1": lambda L, a: L.nn.GRU(4, 5, batch_first=True)(a["seq"])[0],
+    "CatBackward0": lambda L, a: L.nn.GRU(4, 5, bidirectional=True)(a["seq"])[0],
+}
+
+
+def _args(lib):
+    rng = np.random.default_rng(0)
+    shapes = {"x": (4, 5), "x3": (2, 4, 5), "img": (2, 3, 8, 8), "seq": (3, 2, 4)}
+    return {
+        k: lib.tensor(rng.standard_normal(s), dtype=lib.float32, requires_grad=True)
+        for k, s in shapes.items()
+    }
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_node_names(name):
+    out = CASES[name](dt, _args(dt))
+    assert out.grad_fn.name() == name
+    assert f"grad_fn=<{name}>" in repr(out)
+
+
+@pytest.mark.parity
+def test_node_names_match_pytorch(torch):
+    for name, case in CASES.items():
+        assert case(torch, _args(torch)).grad_fn.name() == name, name
