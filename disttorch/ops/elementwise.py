@@ -14,6 +14,7 @@ tensor op instead, so that second derivatives flow through them.
 
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 from typing import Any, Callable
@@ -35,6 +36,7 @@ from ..kernels.threads import elementwise as _split
 from ._helpers import arr, binary, broadcast_error, no_complex
 from .comparison import floor_divide
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
+from .opmath import computed_in_float32, low_result, scalar_of
 
 __all__ = [
     "add",
@@ -873,12 +875,23 @@ class Cast(Function):
 # ---------------------------------------------------------------------- public functions
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other`` with broadcasting."""
-    return Add.apply(input, other if alpha == 1 else mul(other, alpha))
+    return Add.apply(input, other) if alpha == 1 else _scaled_step(Add, input, other, alpha)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
-    return Sub.apply(input, other if alpha == 1 else mul(other, alpha))
+    return Sub.apply(input, other) if alpha == 1 else _scaled_step(Sub, input, other, alpha)
+
+
+def _scaled_step(op: type[Function], input: Any, other: Any, alpha: Any) -> Tensor:
+    """``op(input, alpha * other)`` (``Add`` or ``Sub``); for 16-bit floats ``alpha`` is
+    rounded to their dtype and the result once, as in PyTorch."""
+    return _op_of_product(op, input, other, scalar_of(alpha, low_result(input, other)))
+
+
+@computed_in_float32
+def _op_of_product(op: type[Function], input: Any, other: Any, alpha: Any) -> Tensor:
+    return op.apply(input, mul(other, alpha))
 
 
 def mul(input: Any, other: Any) -> Tensor:
@@ -1057,11 +1070,18 @@ def nan_to_num(
     return NanToNum.apply(input, 0.0 if nan is None else nan, posinf, neginf)
 
 
+@computed_in_float32
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` is a number or a tensor. ``end`` and a
-    tensor ``weight`` must have ``input``'s (floating or complex) dtype, as in PyTorch."""
+    tensor ``weight`` must have ``input``'s (floating or complex) dtype, as in PyTorch. As
+    PyTorch's kernel, a weight of magnitude 0.5 or more steps back from ``end`` instead:
+    ``end - (1 - weight) * (end - input)`` (exact at ``weight == 1``)."""
     require_lerp_dtypes(input, end, weight)
-    return input + weight * (end - input)
+    diff = end - input
+    if not isinstance(weight, Tensor):
+        weight = np.asarray(weight, dtype=input._data.dtype).item()  # the kernel's scalar: 1 - w is exact
+        return input + weight * diff if builtins.abs(weight) < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
 def sigmoid(input: Tensor) -> Tensor:

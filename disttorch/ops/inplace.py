@@ -42,6 +42,7 @@ from .dtype_rules import (
     refuse_kernel,
     require_lerp_dtypes,
 )
+from .opmath import low_result, opmath_array, scalar_of
 
 __all__: list = []  # everything here is a Tensor method
 
@@ -360,7 +361,7 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``self += alpha * other``."""
     if _recording(self, other):
         return _record(self, lambda s: s.add(other, alpha=alpha), snapshot=False)
-    return _ufunc_(self, np.add, other if alpha == 1 else _operand(other) * alpha)
+    return _ufunc_(self, np.add, other if alpha == 1 else _scaled_operand(self, other, alpha))
 
 
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -368,7 +369,13 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     refuse_bool_subtraction(self, other)
     if _recording(self, other):
         return _record(self, lambda s: s.sub(other, alpha=alpha), snapshot=False)
-    return _ufunc_(self, np.subtract, other if alpha == 1 else _operand(other) * alpha)
+    return _ufunc_(self, np.subtract, other if alpha == 1 else _scaled_operand(self, other, alpha))
+
+
+def _scaled_operand(self: Tensor, other: Any, alpha: Any) -> Any:
+    """``alpha * other`` for an in-place add/sub: for 16-bit floats in float32 with ``alpha``
+    rounded to their dtype, so that the update is rounded once (as PyTorch's kernel)."""
+    return opmath_array(other) * scalar_of(alpha, low_result(self, other))
 
 
 def mul_(self: Tensor, other: Any) -> Tensor:
@@ -396,7 +403,7 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         refuse_kernel("addcmul_cpu_out", self, "b")
     if _recording(self, tensor1, tensor2):
         return _record(self, lambda s: s + tensor1 * tensor2 * value, snapshot=False)
-    prod = np.multiply(tensor1._data, tensor2._data)
+    prod = np.multiply(opmath_array(tensor1), opmath_array(tensor2))  # 16-bit: rounded once, by the add
     if value != 1:
         prod *= value
     return _ufunc_(self, np.add, prod)
@@ -407,20 +414,28 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     refuse_integer_addcdiv(tensor1, tensor2)
     if _recording(self, tensor1, tensor2):
         return _record(self, lambda s: s + tensor1 / tensor2 * value, snapshot=False)
-    quot = np.true_divide(tensor1._data, tensor2._data)
+    quot = np.true_divide(opmath_array(tensor1), opmath_array(tensor2))
     if value != 1:
         quot *= value
     return _ufunc_(self, np.add, quot)
 
 
 def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
-    """In-place ``self += weight * (end - self)``."""
+    """In-place ``self += weight * (end - self)``, as :func:`disttorch.lerp` (16-bit floats
+    computed in float32 and rounded once)."""
     require_lerp_dtypes(self, end, weight)
     if _recording(self, end, weight):
-        return _record(self, lambda s: s + (end - s) * weight, snapshot=True)
-    step = np.subtract(end._data, self._data)
-    step *= _operand(weight)
-    return _ufunc_(self, np.add, step)
+        return _record(self, lambda s: s.lerp(end, weight), snapshot=True)
+    a, b = opmath_array(self), opmath_array(end)
+    w = opmath_array(weight) if isinstance(weight, Tensor) else np.asarray(weight, dtype=a.dtype)[()]
+    diff = b - a
+    if not isinstance(w, np.ndarray):
+        out = a + w * diff if abs(w) < 0.5 else b - diff * (1 - w)
+    else:
+        out = np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+    self._data[...] = out
+    self._bump_version()
+    return self
 
 
 def _method_inplace(name: str, snapshot: bool = True) -> Callable:

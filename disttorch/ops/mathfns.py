@@ -32,6 +32,7 @@ from .elementwise import abs as tabs
 from .elementwise import clamp, log, maximum, minimum, sqrt, where
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
+from .opmath import computed_in_float32
 from .shape import cat, stack
 from .special import Gammainc, Gammaincc
 
@@ -430,28 +431,33 @@ def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
     return (input if beta == 1 else input * beta) + prod
 
 
+@computed_in_float32
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
     return _scaled(input, matmul(mat, vec), beta, alpha)
 
 
+@computed_in_float32
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     return _scaled(input, vec1.outer(vec2), beta, alpha)
 
 
 @autocast_op("lower")
+@computed_in_float32
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha)
 
 
 @autocast_op("lower")
+@computed_in_float32
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
     return _scaled(input, batch1.bmm(batch2), beta, alpha)
 
 
+@computed_in_float32
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to (``value``
     is a scalar of that dtype); not for bool."""
@@ -461,6 +467,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return out
 
 
+@computed_in_float32
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``; two integer tensors are refused, as in PyTorch."""
     refuse_integer_addcdiv(tensor1, tensor2)
