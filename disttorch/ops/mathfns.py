@@ -17,8 +17,8 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from .. import _random
+from .._dtype import FLOAT_KINDS, from_numpy, get_default_dtype, scalar_type_name, to_numpy
 from .._dtype import dtype as _dtype_cls
-from .._dtype import from_numpy, get_default_dtype, scalar_type_name, to_numpy
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..kernels.lu import unpack_np
@@ -251,7 +251,7 @@ def _t(x: Any, like: Tensor | None = None) -> Tensor:
 
 
 def _float(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(get_default_dtype())
+    return x if x._data.dtype.kind in FLOAT_KINDS + "c" else x.to(get_default_dtype())
 
 
 # ---------------------------------------------------------------------- pointwise
