@@ -108,3 +108,26 @@ def test_lerp_float32_parity(torch, weight):
     got = dt.lerp(dt.tensor(A), dt.tensor(B), weight).numpy()
     want = torch.lerp(torch.tensor(A), torch.tensor(B), weight).numpy()
     np.testing.assert_allclose(got, want, rtol=2e-7, atol=2e-7)  # PyTorch's fused multiply-add: 1 ulp
+
+
+@pytest.mark.parametrize("name", ["silu", "gelu", "leaky_relu", "elu"])
+def test_activation_gradient_rounded_once(name):
+    fn = getattr(F, name)
+    x32 = dt.tensor(A).bfloat16().float().requires_grad_()
+    g = dt.tensor(B).bfloat16()
+    fn(x32).backward(g.float())
+    x = dt.tensor(A).bfloat16().requires_grad_()
+    fn(x).backward(g)
+    assert x.grad.dtype is dt.bfloat16
+    np.testing.assert_array_equal(x.grad.float().numpy(), x32.grad.bfloat16().float().numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["silu", "gelu", "leaky_relu"])
+def test_activation_gradient_low_precision_parity(torch, name):
+    grads = []
+    for lib in (dt, torch):
+        x = lib.tensor(A).bfloat16().requires_grad_()
+        getattr(lib.nn.functional, name)(x).backward(lib.tensor(B).bfloat16())
+        grads.append(x.grad.float().numpy())
+    np.testing.assert_array_equal(*grads)
