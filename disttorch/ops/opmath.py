@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _dtype
+from .._layout import strided
 from .._tensor import Tensor
 
 __all__ = ["computed_in_float32", "is_low", "low_result", "opmath_array", "scalar_of"]
@@ -31,8 +32,11 @@ def opmath_array(x: Any) -> Any:
 
 
 def low_result(*args: Any) -> Any:
-    """The float16/bfloat16 dtype the tensors among ``args`` promote to, or None."""
+    """The float16/bfloat16 dtype the dense tensors among ``args`` promote to, or None
+    (None too when a sparse tensor takes part: sparse products keep their own rules)."""
     tensors = [a for a in args if isinstance(a, Tensor)]
+    if any(t.layout is not strided for t in tensors):
+        return None
     if not any(is_low(t._data.dtype) for t in tensors):
         return None
     rt = _dtype.arrays_result_type([t._data for t in tensors])
