@@ -24,6 +24,7 @@ from ..autograd.autocast_state import autocast_op
 from ..kernels.lu import unpack_np
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
+from ..kernels.threads import elementwise
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
@@ -347,7 +348,7 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if x.dtype != v.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return Tensor._make(np.heaviside(x, v).astype(x.dtype))
+    return Tensor._make(np.asarray(elementwise(np.heaviside, x, v), dtype=x.dtype))
 
 
 def ldexp(input: Tensor, other: Any) -> Tensor:
@@ -378,19 +379,19 @@ def frexp(input: Tensor) -> tuple:
 def gcd(input: Tensor, other: Any) -> Tensor:
     """Elementwise greatest common divisor of integers."""
     check_kernel("gcd", input, other)
-    return Tensor._make(np.gcd(input._data, _t(other)._data))
+    return Tensor._make(elementwise(np.gcd, input._data, _t(other)._data))
 
 
 def lcm(input: Tensor, other: Any) -> Tensor:
     """Elementwise least common multiple of integers."""
     check_kernel("lcm", input, other)
-    return Tensor._make(np.lcm(input._data, _t(other)._data))
+    return Tensor._make(elementwise(np.lcm, input._data, _t(other)._data))
 
 
 def nextafter(input: Tensor, other: Any) -> Tensor:
     """The next float after ``input`` towards ``other`` (floating tensors)."""
     rt = check_kernel("nextafter", input, other)
-    return Tensor._make(np.nextafter(input._data.astype(rt), _t(other)._data.astype(rt)))
+    return Tensor._make(elementwise(np.nextafter, input._data.astype(rt), _t(other)._data.astype(rt)))
 
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:
@@ -402,17 +403,17 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:
 
 def signbit(input: Tensor) -> Tensor:
     """True where the sign bit is set (also for -0.0)."""
-    return Tensor._make(np.signbit(input._data))
+    return Tensor._make(elementwise(np.signbit, input._data))
 
 
 def isposinf(input: Tensor) -> Tensor:
     """True where ``input`` is +inf."""
-    return Tensor._make(np.isposinf(input._data))
+    return Tensor._make(elementwise(np.isposinf, input._data))
 
 
 def isneginf(input: Tensor) -> Tensor:
     """True where ``input`` is -inf."""
-    return Tensor._make(np.isneginf(input._data))
+    return Tensor._make(elementwise(np.isneginf, input._data))
 
 
 def positive(input: Tensor) -> Tensor:
@@ -1565,13 +1566,13 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     """``input << other`` for integers."""
     check_kernel("bitwise_left_shift", input, other)
-    return Tensor._make(np.left_shift(_t(input)._data, _t(other)._data))
+    return Tensor._make(elementwise(np.left_shift, _t(input)._data, _t(other)._data))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     """``input >> other`` for integers."""
     check_kernel("bitwise_right_shift", input, other)
-    return Tensor._make(np.right_shift(_t(input)._data, _t(other)._data))
+    return Tensor._make(elementwise(np.right_shift, _t(input)._data, _t(other)._data))
 
 
 def histogram(

@@ -518,3 +518,21 @@ def test_nan_to_num_gradient_passes_where_finite():
     assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
     y = leaf(RNG.normal(size=(3, 4)))
     assert gradcheck(dt.nan_to_num, (y,))
+
+
+ZERO_DIM_OPS = {  # ops whose NumPy ufunc gives a NumPy scalar for 0-d arrays
+    "isnan": (0.3,), "isinf": (0.3,), "isfinite": (0.3,), "isposinf": (0.3,), "isneginf": (0.3,),
+    "signbit": (0.3,), "logical_not": (0.3,), "sign": (0.3,), "floor": (0.3,), "ceil": (0.3,),
+    "trunc": (0.3,), "round": (0.3,), "bitwise_not": (3,), "gcd": (4, 6), "lcm": (4, 6),
+    "bitwise_left_shift": (3, 1), "bitwise_right_shift": (3, 1), "nextafter": (0.3, 1.0),
+    "heaviside": (0.3, 0.5),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_DIM_OPS))
+def test_zero_dim_results_are_tensors_of_arrays(name):
+    args = [dt.tensor(v) for v in ZERO_DIM_OPS[name]]
+    out = getattr(dt, name)(*args)
+    assert isinstance(out._data, np.ndarray) and out.shape == ()
+    like = dt.zeros_like(out)  # needs the result's array layout (it raised on a NumPy scalar)
+    assert like.shape == () and like.dtype is out.dtype
