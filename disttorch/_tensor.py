@@ -52,6 +52,28 @@ class Size(tuple):
             n *= s
         return n
 
+    # slices, concatenations and repeats of a Size are Sizes, as in PyTorch
+    def __getitem__(self, key: Any) -> Any:
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other: Any) -> "Size":
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> "Size":
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n: Any) -> "Size":
+        if not isinstance(n, int):
+            return NotImplemented
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
 
 class _Handle:
     """Returned by ``register_hook``-style calls; ``remove()`` unregisters the hook."""
