@@ -20,6 +20,7 @@ from ...autograd import grad_mode
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook
+from ._state_dict_hooks import StateDictHooks
 
 __all__ = ["Module"]
 
@@ -65,7 +66,7 @@ def _copy_into(param: Tensor, value: Tensor) -> None:
     param._bump_version()
 
 
-class Module:
+class Module(StateDictHooks):
     """Base class for all neural network modules.
 
     Subclasses set parameters and submodules as attributes in ``__init__`` (after calling
@@ -547,11 +548,12 @@ class Module:
             destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args) :])[:3]
         if destination is None:
             destination = OrderedDict()
+        self._state_dict_pre_hooks_run(prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return destination
+        return self._state_dict_post_hooks_run(destination, prefix)
 
     def _load_from_state_dict(
         self,
@@ -566,6 +568,9 @@ class Module:
     ) -> None:
         """Load this module's own parameters and persistent buffers from ``state_dict``
         (keys under ``prefix``); record missing/unexpected keys and size mismatches."""
+        self._load_pre_hooks_run(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
         local = [(n, p, True) for n, p in self._parameters.items() if p is not None]
         local += [
             (n, b, False)
@@ -639,6 +644,7 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        state_dict = OrderedDict(state_dict)  # load pre-hooks may change it: never the caller's
         missing: list = []
         unexpected: list = []
         errors: list = []
@@ -648,6 +654,7 @@ class Module:
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
+            module._load_post_hooks_run(_IncompatibleKeys(missing, unexpected))
 
         load(self, "")
         if strict:
