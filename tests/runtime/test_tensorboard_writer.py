@@ -172,3 +172,32 @@ def test_images_and_figures_read_back(tmp_path):
     np.testing.assert_array_equal(px[:, 3:, 0], batch[1, 0])
     ev, px = pixels("fig")
     assert (ev.height, ev.width) == (50, 100) and px.shape[2] == 4
+
+
+def test_tensors_raw_pr_curves_and_chart_shortcuts(tmp_path):
+    from tensorboard.plugins.custom_scalar import layout_pb2
+    from tensorboard.util import tensor_util
+
+    with SummaryWriter(log_dir=str(tmp_path)) as w:
+        w.add_tensor("ints", dt.arange(6).reshape(2, 3), 1)
+        w.add_tensor("cplx", dt.tensor([1 + 2j], dtype=dt.complex64), 1)
+        w.add_tensor("half", dt.tensor([0.5, -1.0], dtype=dt.float16), 1)
+        w.add_pr_curve_raw("pr", [5, 3], [4, 2], [0, 2], [0, 2], [0.55, 0.6], [1.0, 0.6], 2, num_thresholds=2)
+        w.add_custom_scalars_multilinechart(["a", "b"], title="ab")
+        with pytest.raises(ValueError, match="value, lower, upper"):
+            w.add_custom_scalars_marginchart(["a", "b"])
+    acc = _load(tmp_path)
+    read = {
+        tag: tensor_util.make_ndarray(acc.Tensors(tag)[0].tensor_proto)
+        for tag in ("ints", "cplx", "half", "pr")
+    }
+    np.testing.assert_array_equal(read["ints"], np.arange(6).reshape(2, 3))
+    assert read["cplx"].tolist() == [1 + 2j] and read["half"].tolist() == [0.5, -1.0]
+    assert acc.Tensors("pr")[0].step == 2 and read["pr"].shape == (6, 2)
+    layout = layout_pb2.Layout.FromString(
+        acc.Tensors("custom_scalars__config__")[0].tensor_proto.string_val[0]
+    )
+    assert layout.category[0].chart[0].title == "ab" and list(layout.category[0].chart[0].multiline.tag) == [
+        "a",
+        "b",
+    ]
