@@ -20,6 +20,7 @@ import numpy as np
 from . import _dtype, _layout, _memory_format
 from ._dtype import dtype as _dtype_cls
 from ._meta_array import MetaArray
+from ._public_name import package_name
 from ._repr import tensor_repr
 
 __all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"]
@@ -44,7 +45,7 @@ class Size(tuple):
     """The shape of a tensor: a tuple of ints, printed as ``disttorch.Size([2, 3])``."""
 
     def __repr__(self) -> str:
-        return f"disttorch.Size({list(self)})"
+        return f"{package_name()}.Size({list(self)})"
 
     def numel(self) -> int:
         n = 1
