@@ -22,7 +22,7 @@ from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook
 from ._state_dict_hooks import StateDictHooks
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
 
 class _HookDict(OrderedDict):
@@ -31,6 +31,36 @@ class _HookDict(OrderedDict):
     def __reduce__(self) -> tuple:
         # pickled as the plain OrderedDict PyTorch writes; Module.__setstate__ converts back
         return (OrderedDict, (list(self.items()),))
+
+
+#: hooks of every module's call, run before the module's own (module_tracker, FlopCounterMode)
+_global_forward_pre_hooks = _HookDict()
+_global_forward_hooks = _HookDict()
+_global_forward_hooks_with_kwargs: set = set()
+_global_forward_hooks_always_called: set = set()
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, args)`` before the ``forward`` of every module, before the
+    module's own pre-hooks; a returned value replaces the positional arguments."""
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(
+    hook: Callable, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+    ``with_kwargs``) after the ``forward`` of every module, before the module's own hooks;
+    a returned value replaces the output. ``always_call`` runs it even if forward raised."""
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs.add(handle.id)
+    if always_call:
+        _global_forward_hooks_always_called.add(handle.id)
+    return handle
 
 
 #: the ``state_dict`` key (under the module's prefix) of what ``get_extra_state`` returns
@@ -728,13 +758,18 @@ class Module(StateDictHooks):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (
-            self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
         ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
+        for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -757,11 +792,14 @@ class Module(StateDictHooks):
         try:
             output = self.forward(*args, **kwargs)
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if (
+                    hook_id in self._forward_hooks_always_called
+                    or hook_id in _global_forward_hooks_always_called
+                ):
                     self._run_forward_hook(hook_id, hook, args, kwargs, None)
             raise
-        for hook_id, hook in list(self._forward_hooks.items()):
+        for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
             result = self._run_forward_hook(hook_id, hook, args, kwargs, output)
             if result is not None:
                 output = result
@@ -770,7 +808,7 @@ class Module(StateDictHooks):
         return output
 
     def _run_forward_hook(self, hook_id: int, hook: Callable, args: tuple, kwargs: dict, output: Any) -> Any:
-        if hook_id in self._forward_hooks_with_kwargs:
+        if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
             return hook(self, args, kwargs, output)
         return hook(self, args, output)
 
