@@ -36,7 +36,7 @@ from ..kernels.threads import elementwise as _split
 from ._helpers import arr, binary, broadcast_error, no_complex
 from .comparison import floor_divide
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
-from .opmath import computed_in_float32, low_result, scalar_of
+from .opmath import computed_in_float32, is_low, low_result, scalar_of
 
 __all__ = [
     "add",
@@ -149,6 +149,15 @@ TENSOR_METHODS = (
     "nan_to_num",
     "to",
 )
+
+
+def _as_returned(out: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """A forward result kept in float32 for a float16/bfloat16 op (``dt``, the gradient's
+    dtype), with the values the op returned: rounded to ``dt``, as PyTorch's derivative
+    formulas read the result (still float32, so the gradient is rounded once, at the end)."""
+    if is_low(dt) and out.dtype == np.float32:
+        return out.astype(dt).astype(np.float32)
+    return out
 
 
 def _const(a: np.ndarray) -> Tensor:
@@ -399,7 +408,7 @@ class _FloatUnary(Function):
         (a,) = ctx.saved_tensors
         y = None
         if cls.uses_output:
-            y = cls.apply(a) if recording() else _const(ctx.out)
+            y = cls.apply(a) if recording() else _const(_as_returned(ctx.out, g._data.dtype))
         return g * _cj(cls.derivative(a, y))
 
     @staticmethod

@@ -122,12 +122,36 @@ def test_activation_gradient_rounded_once(name):
     np.testing.assert_array_equal(x.grad.float().numpy(), x32.grad.bfloat16().float().numpy())
 
 
+GRADIENT_OPS = {  # name: op on the library L (inputs of A: in every op's domain after abs)
+    "silu": lambda L, x: L.nn.functional.silu(x),
+    "gelu": lambda L, x: L.nn.functional.gelu(x),
+    "leaky_relu": lambda L, x: L.nn.functional.leaky_relu(x),
+    "tanh": lambda L, x: L.tanh(x),
+    "sigmoid": lambda L, x: L.sigmoid(x),
+    "exp": lambda L, x: L.exp(x),
+    "sqrt": lambda L, x: L.sqrt(x.abs() + 0.5),
+}
+
+
 @pytest.mark.parity
-@pytest.mark.parametrize("name", ["silu", "gelu", "leaky_relu"])
-def test_activation_gradient_low_precision_parity(torch, name):
+@pytest.mark.parametrize("name", sorted(GRADIENT_OPS))
+def test_gradient_low_precision_parity(torch, name):
     grads = []
     for lib in (dt, torch):
         x = lib.tensor(A).bfloat16().requires_grad_()
-        getattr(lib.nn.functional, name)(x).backward(lib.tensor(B).bfloat16())
+        GRADIENT_OPS[name](lib, x).backward(lib.tensor(B).bfloat16())
         grads.append(x.grad.float().numpy())
     np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid", "exp"])
+def test_gradient_reads_the_rounded_result(name):
+    """d tanh = 1 - y^2 (and sigmoid's y (1 - y), exp's y) with y the bfloat16 result the op
+    returned, times the gradient in float32, rounded once."""
+    x = dt.tensor(A).bfloat16().requires_grad_()
+    y = GRADIENT_OPS[name](dt, x)
+    g = dt.tensor(B).bfloat16()
+    y.backward(g)
+    yf, gf = y.detach().float(), g.float()
+    local = {"tanh": 1 - yf * yf, "sigmoid": yf * (1 - yf), "exp": yf}[name]
+    np.testing.assert_array_equal(x.grad.float().numpy(), (gf * local).bfloat16().float().numpy())
