@@ -245,20 +245,16 @@ class Div(Function):
         if out.dtype != rt:
             out = out.astype(rt)
         if ctx.needs_input_grad:
-            _operands(ctx, a, b)
-            ctx.out = out
+            _operands(ctx, a, b)  # not the result: changing it in place leaves backward valid
         return out
 
     @staticmethod
     def backward(ctx, g):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        ga = g / _cj(b)
-        gb = None
-        if nb:
-            out = a / b if recording() else _const(ctx.out)
-            gb = -ga * _cj(out)
-        return (ga if na else None), gb
+        ga = g / _cj(b) if na else None
+        gb = -g * _cj(a / b / b) if nb else None
+        return ga, gb
 
 
 def _int_power_check(xa: Any, xb: Any) -> None:
