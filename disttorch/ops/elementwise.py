@@ -280,7 +280,8 @@ class Pow(Function):
                 out = binary(np.power, a, b)
         if ctx.needs_input_grad:
             _operands(ctx, a, b)
-            ctx.out = out
+            if ctx.needs_input_grad[1]:  # only the exponent's gradient reads the result
+                ctx.out = out
         return out
 
     @staticmethod
