@@ -201,3 +201,47 @@ def test_tensors_raw_pr_curves_and_chart_shortcuts(tmp_path):
         "a",
         "b",
     ]
+
+
+def _boxed_images(path, writer_cls, lib) -> dict:
+    pytest.importorskip("PIL")
+    import io
+
+    from PIL import Image
+
+    img = lib.zeros(3, 32, 40)
+    img[1] = lib.linspace(0, 1, 40)
+    with writer_cls(log_dir=str(path)) as w:
+        w.add_image_with_boxes(
+            "b", img, lib.tensor([[2, 3, 20, 25], [10, 5, 30, 30.5]]), 0, labels=["cat", "dog"]
+        )
+        w.add_image_with_boxes(
+            "r", (img * 255).byte(), lib.tensor([[1, 1, 10, 10]]), 0, rescale=2, labels="x"
+        )
+    acc = EventAccumulator(str(path), size_guidance={"images": 0})
+    acc.Reload()
+    out = {}
+    for tag in ("b", "r"):
+        im = acc.Images(tag)[0]
+        out[tag] = (im.width, im.height, np.asarray(Image.open(io.BytesIO(im.encoded_image_string))))
+    return out
+
+
+def test_image_with_boxes(tmp_path):
+    got = _boxed_images(tmp_path, SummaryWriter, dt)
+    w, h, px = got["b"]
+    assert (w, h, px.shape) == (40, 32, (32, 40, 3))
+    assert px[3, 10].tolist() == [255, 0, 0] and px[24, 2, 0] == 255  # the red outline
+    w, h, px = got["r"]
+    assert (w, h, px.shape) == (40, 32, (64, 80, 3))  # resized; the proto keeps the array's size
+
+
+def test_image_with_boxes_pixels_as_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    ours = _boxed_images(tmp_path / "ours", SummaryWriter, dt)
+    theirs = _boxed_images(tmp_path / "theirs", TorchWriter, torch)
+    for tag in ("b", "r"):
+        assert ours[tag][:2] == theirs[tag][:2]
+        np.testing.assert_array_equal(ours[tag][2], theirs[tag][2])

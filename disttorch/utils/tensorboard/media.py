@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import wave
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata
@@ -18,7 +18,7 @@ from tensorboard.plugins.pr_curve import plugin_data_pb2 as pr_data
 from ..._tensor import Tensor
 from .summary import to_numpy
 
-__all__ = ["audio", "custom_scalars", "histogram_raw", "pr_curve", "pr_curve_raw", "tensor"]
+__all__ = ["audio", "boxes_drawer", "custom_scalars", "histogram_raw", "pr_curve", "pr_curve_raw", "tensor"]
 
 #: the smallest denominator of precision and recall (TensorBoard's pr_curve summary's)
 _MINIMUM_COUNT = 1e-7
@@ -46,6 +46,29 @@ def audio(tag: str, sound: Any, sample_rate: int) -> Summary:
         content_type="audio/wav",
     )
     return Summary(value=[Summary.Value(tag=tag, audio=sound_proto)])
+
+
+def boxes_drawer(boxes: np.ndarray, labels: list | None, rescale: float) -> Callable[[Any], Any]:
+    """What ``add_image_with_boxes`` does to the Pillow image: each box ``(x0, y0, x1, y1)``
+    outlined in red (2 pixels), its label (if any) in black on red at its lower left corner
+    (Pillow's default font), then the image resized by ``rescale`` (Lanczos)."""
+
+    def draw(picture: Any) -> Any:
+        from PIL import Image, ImageDraw, ImageFont
+
+        pen, font = ImageDraw.Draw(picture), ImageFont.load_default()
+        for i, (x0, y0, x1, y1) in enumerate(np.asarray(boxes, dtype=np.float64).reshape(-1, 4).tolist()):
+            pen.line([(x0, y0), (x0, y1), (x1, y1), (x1, y0), (x0, y0)], width=2, fill="Red")
+            if labels is not None:
+                left, top, right, bottom = font.getbbox(labels[i])
+                height = bottom - top
+                pad = np.ceil(0.05 * height)
+                pen.rectangle([(x0, y1 - height - 2 * pad), (x0 + right - left, y1)], fill="Red")
+                pen.text((x0 + pad, y1 - height - pad), labels[i], fill="black", font=font)
+        size = (int(picture.width * rescale), int(picture.height * rescale))
+        return picture.resize(size, Image.Resampling.LANCZOS)
+
+    return draw
 
 
 def _matrix(data: np.ndarray) -> TensorProto:

@@ -175,6 +175,29 @@ class SummaryWriter:
             _summary.image(tag, _summary.to_hwc(arr, dataformats)), global_step, walltime
         )
 
+    def add_image_with_boxes(
+        self,
+        tag: str,
+        img_tensor: Any,
+        box_tensor: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        rescale: float = 1,
+        dataformats: str = "CHW",
+        labels: Any = None,
+    ) -> None:
+        """Log an image with boxes ``(N, 4)`` as ``(xmin, ymin, xmax, ymax)`` pixels drawn
+        in red, each with its label of ``labels`` (one string per box; otherwise none are
+        drawn), resized by ``rescale``. Needs Pillow."""
+        if isinstance(labels, str):
+            labels = [labels]
+        boxes = _summary.to_numpy(box_tensor).reshape(-1, 4)
+        if labels is not None and len(labels) != boxes.shape[0]:
+            labels = None
+        hwc = _summary.to_hwc(_summary.to_numpy(img_tensor), dataformats)
+        summary = _summary.image(tag, hwc, _media.boxes_drawer(boxes, labels, rescale))
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
     def add_images(
         self,
         tag: str,
