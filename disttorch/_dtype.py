@@ -16,7 +16,7 @@ import builtins
 
 import numpy as np
 
-from ._public_name import qualified
+from ._public_name import package_name
 
 __all__ = [
     "dtype",
@@ -76,7 +76,7 @@ class dtype:
         self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex
 
     def __repr__(self) -> str:
-        return qualified(self.name)
+        return f"{package_name()}.{self.name}"
 
     def __reduce__(self):
         return (_by_name, (self.name,))

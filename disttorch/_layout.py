@@ -4,7 +4,7 @@ compressed sparse layouts ``sparse_csr``, ``sparse_csc``, ``sparse_bsr``, ``spar
 
 from __future__ import annotations
 
-from ._public_name import qualified
+from ._public_name import package_name
 
 __all__ = [
     "jagged",
@@ -27,7 +27,7 @@ class layout:
         self.name = name
 
     def __repr__(self) -> str:
-        return qualified(self.name)
+        return f"{package_name()}.{self.name}"
 
     def __reduce__(self):
         return (_by_name, (self.name,))

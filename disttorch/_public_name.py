@@ -1,23 +1,15 @@
-"""The name the running program imports this package by: ``disttorch``, or ``torch`` when
-the ``import torch`` alias is on (``disttorch.as_torch``), so that reprs read as that
-program expects (``torch.float32``, ``torch.Size([2, 3])``, ``torch.return_types.max``).
-
-Only printed text follows it; module and class names (what pickles record) stay
-``disttorch``'s.
-"""
+"""The package name reprs print: ``torch`` while disttorch stands in for PyTorch (the
+``import torch`` alias, ``disttorch.as_torch``), ``disttorch`` otherwise. Under the alias a
+program that prints ``x.dtype`` or ``x.shape``, or edits ``str(dtype)`` (``.replace("torch.",
+"")``, as accelerate and transformers do), sees what it would see with PyTorch."""
 
 from __future__ import annotations
 
-__all__ = ["qualified", "use_torch_name"]
+import sys
 
-_NAME = ["disttorch"]
-
-
-def qualified(name: str) -> str:
-    """``name`` inside the package as the running program spells it: ``torch.float32``."""
-    return f"{_NAME[0]}.{name}"
+__all__ = ["package_name"]
 
 
-def use_torch_name() -> None:
-    """Print names as ``torch.<name>`` from now on (the alias calls this)."""
-    _NAME[0] = "torch"
+def package_name() -> str:
+    """``"torch"`` when ``sys.modules["torch"]`` is disttorch, else ``"disttorch"``."""
+    return "torch" if sys.modules.get("torch") is sys.modules.get("disttorch") else "disttorch"

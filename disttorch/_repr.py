@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _dtype
 from ._meta_array import MetaArray
-from ._public_name import qualified
+from ._public_name import package_name
 
 __all__ = ["tensor_repr", "set_printoptions"]
 
@@ -208,7 +208,7 @@ def tensor_repr(t) -> str:
     if type(arr) is not MetaArray:
         implied += (_dtype.default_complex().name, "int64", "bool")
     if name not in implied:
-        suffixes.append(f"dtype={qualified(name)}")
+        suffixes.append(f"dtype={package_name()}.{name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._rg:

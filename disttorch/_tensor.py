@@ -20,7 +20,7 @@ import numpy as np
 from . import _dtype, _layout, _memory_format
 from ._dtype import dtype as _dtype_cls
 from ._meta_array import MetaArray
-from ._public_name import qualified
+from ._public_name import package_name
 from ._repr import tensor_repr
 
 __all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"]
@@ -45,13 +45,35 @@ class Size(tuple):
     """The shape of a tensor: a tuple of ints, printed as ``disttorch.Size([2, 3])``."""
 
     def __repr__(self) -> str:
-        return qualified(f"Size({list(self)})")
+        return f"{package_name()}.Size({list(self)})"
 
     def numel(self) -> int:
         n = 1
         for s in self:
             n *= s
         return n
+
+    # slices, concatenations and repeats of a Size are Sizes, as in PyTorch
+    def __getitem__(self, key: Any) -> Any:
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other: Any) -> "Size":
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> "Size":
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n: Any) -> "Size":
+        if not isinstance(n, int):
+            return NotImplemented
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
 
 class _Handle:

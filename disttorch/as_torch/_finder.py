@@ -93,10 +93,6 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         module = importlib.import_module("disttorch" + spec.name[5:])
-        if spec.name == "torch":
-            from disttorch._public_name import use_torch_name
-
-            use_torch_name()  # reprs read torch.float32, torch.Size([2]), as the program expects
         if spec.name == "torch" and _LABEL not in str(module.__version__):
             from disttorch.torch_version import TorchVersion
 

@@ -12,6 +12,8 @@ import enum
 
 import numpy as np
 
+from .._dtype import FLOAT_KINDS
+
 __all__ = ["ReduceOp"]
 
 
@@ -55,7 +57,7 @@ class ReduceOp(enum.Enum):
                 "only SUM and AVG are defined for them; reduce the real and imaginary parts "
                 "(torch.view_as_real) if that is what you mean"
             )
-        if self is ReduceOp.AVG and dtype.kind not in "fc":
+        if self is ReduceOp.AVG and dtype.kind not in FLOAT_KINDS + "c":
             raise RuntimeError(
                 f"ReduceOp.AVG needs a floating-point tensor, got {dtype}; "
                 "use ReduceOp.SUM and divide, or convert to a float dtype"

@@ -246,22 +246,23 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
     """``fn(*args, **kwargs)`` for an element-wise NumPy function (a ufunc, or any function
     whose every output element depends only on the inputs' elements at the same index),
     split over threads when the result is large. Array arguments broadcast as NumPy
-    broadcasts them; scalars pass through. Bitwise the same result as the plain call."""
+    broadcasts them; scalars pass through. Bitwise the same result as the plain call, but
+    always an array: a ufunc of 0-d arrays gives a 0-d array, not a NumPy scalar."""
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     if not arrays or _budget.threads == 1:
-        return fn(*args, **kwargs)
+        return _whole(fn, args, kwargs)
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
         shape = np.broadcast_shapes(*(a.shape for a in arrays))
     size = math.prod(shape)
     work = size * (1 if fn in CHEAP_ELEMENTWISE else COSTLY_ELEMENT)
     if work < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)
-        return fn(*args, **kwargs)
+        return _whole(fn, args, kwargs)
     whole = all(a.shape == shape and a.flags.c_contiguous for a in arrays)  # split the flat buffer
     if not shape or parts_for(size if whole else shape[0], work) == 1:
-        return fn(*args, **kwargs)
+        return _whole(fn, args, kwargs)
     if not whole and not all(_c_ordered(a) for a in arrays if a.shape == shape):
-        return fn(*args, **kwargs)  # NumPy keeps their layout (channels-last, say)
+        return _whole(fn, args, kwargs)  # NumPy keeps their layout (channels-last, say)
     with np.errstate(all="ignore"):  # the result's dtype, from one element
         probe = fn(*(a.reshape(-1)[:1] if isinstance(a, np.ndarray) else a for a in args), **kwargs)
     out = np.empty(shape, dtype=probe.dtype)
@@ -281,6 +282,12 @@ def elementwise(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray
 
     parallel_for(len(dst), part, work)
     return out
+
+
+def _whole(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``fn`` on the whole arguments, a NumPy scalar result made a 0-d array."""
+    out = fn(*args, **kwargs)
+    return np.asarray(out) if isinstance(out, np.generic) else out
 
 
 def _c_ordered(a: np.ndarray) -> bool:

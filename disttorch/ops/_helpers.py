@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._dtype import get_default_dtype, result_type, scalar_type_name
-from .._public_name import qualified
+from .._public_name import package_name
 from .._tensor import Tensor, _wrap_dim
 from ..kernels.threads import astype, elementwise
 
@@ -126,7 +126,7 @@ def _return_type(name: str, fields: tuple) -> type:
 
     def __repr__(self: Any) -> str:
         body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return qualified(f"return_types.{name}(\n{body})")
+        return f"{package_name()}.return_types.{name}(\n{body})"
 
     cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__})
     cls.__module__ = "disttorch.return_types"

@@ -163,7 +163,7 @@ def logical_xor(input: Tensor, other: Tensor) -> Tensor:
 
 def logical_not(input: Tensor) -> Tensor:
     """Elementwise ``not input`` (nonzero is True), as a bool tensor."""
-    return Tensor._make(np.logical_not(input._data))
+    return Tensor._make(elementwise(np.logical_not, input._data))
 
 
 def _bitwise(ufunc: Callable, name: str) -> Callable:
@@ -186,7 +186,7 @@ def bitwise_not(input: Tensor) -> Tensor:
     """Elementwise ``~input`` of an integer or bool tensor."""
     if input._data.dtype.kind in "fV":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-    return Tensor._make(np.invert(input._data))
+    return Tensor._make(elementwise(np.invert, input._data))
 
 
 # ---------------------------------------------------------------------- integer-valued arithmetic

@@ -37,6 +37,7 @@ from ._helpers import arr, binary, broadcast_error, no_complex
 from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
+from .opmath import computed_in_float32, is_low, low_result, scalar_of
 
 __all__ = [
     "add",
@@ -151,6 +152,15 @@ TENSOR_METHODS = (
 )
 
 
+def _as_returned(out: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """A forward result kept in float32 for a float16/bfloat16 op (``dt``, the gradient's
+    dtype), with the values the op returned: rounded to ``dt``, as PyTorch's derivative
+    formulas read the result (still float32, so the gradient is rounded once, at the end)."""
+    if is_low(dt) and out.dtype == np.float32:
+        return out.astype(dt).astype(np.float32)
+    return out
+
+
 def _const(a: np.ndarray) -> Tensor:
     """A constant (no-grad) tensor over ``a``, for masks and saved results in backward."""
     return Tensor._make(a)
@@ -237,23 +247,17 @@ class Div(Function):
             rt = get_default_dtype().numpy
         if out.dtype != rt:
             out = out.astype(rt)
-        if ctx.needs_input_grad:  # b for both gradients; a and the output only for b's
-            nb = ctx.needs_input_grad[1]
-            _operands(ctx, a if nb else None, b)
-            if nb:
-                ctx.out = out
+        if ctx.needs_input_grad:
+            _operands(ctx, a, b)  # not the result: changing it in place leaves backward valid
         return out
 
     @staticmethod
     def backward(ctx, g):
         a, b = _saved_operands(ctx)
         na, nb = ctx.needs_input_grad
-        ga = g / _cj(b)
-        gb = None
-        if nb:
-            out = a / b if recording() else _const(ctx.out)
-            gb = -ga * _cj(out)
-        return (ga if na else None), gb
+        ga = g / _cj(b) if na else None
+        gb = -g * _cj(a / b / b) if nb else None
+        return ga, gb
 
 
 def _int_power_check(xa: Any, xb: Any) -> None:
@@ -405,7 +409,7 @@ class _FloatUnary(Function):
         (a,) = ctx.saved_tensors
         y = None
         if cls.uses_output:
-            y = cls.apply(a) if recording() else _const(ctx.out)
+            y = cls.apply(a) if recording() else _const(_as_returned(ctx.out, g._data.dtype))
         return g * _cj(cls.derivative(a, y))
 
     @staticmethod
@@ -913,13 +917,24 @@ class Cast(Function):
 @scale_first("alpha")
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other`` with broadcasting."""
-    return Add.apply(input, other if alpha == 1 else mul(other, alpha))
+    return Add.apply(input, other) if alpha == 1 else _scaled_step(Add, input, other, alpha)
 
 
 @scale_first("alpha")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
-    return Sub.apply(input, other if alpha == 1 else mul(other, alpha))
+    return Sub.apply(input, other) if alpha == 1 else _scaled_step(Sub, input, other, alpha)
+
+
+def _scaled_step(op: type[Function], input: Any, other: Any, alpha: Any) -> Tensor:
+    """``op(input, alpha * other)`` (``Add`` or ``Sub``); for 16-bit floats ``alpha`` is
+    rounded to their dtype and the result once, as in PyTorch."""
+    return _op_of_product(op, input, other, scalar_of(alpha, low_result(input, other)))
+
+
+@computed_in_float32
+def _op_of_product(op: type[Function], input: Any, other: Any, alpha: Any) -> Tensor:
+    return op.apply(input, mul(other, alpha))
 
 
 def mul(input: Any, other: Any) -> Tensor:
@@ -1100,7 +1115,10 @@ def nan_to_num(
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` is a number or a tensor. ``end`` and a
-    tensor ``weight`` must have ``input``'s (floating or complex) dtype, as in PyTorch."""
+    tensor ``weight`` must have ``input``'s (floating or complex) dtype, as in PyTorch. As
+    PyTorch's kernel, a weight of magnitude 0.5 or more steps back from ``end`` instead:
+    ``end - (1 - weight) * (end - input)`` (exact at ``weight == 1``), each one fused
+    multiply-add in float32 for 16- and 32-bit floats (``kernels/lerp.py``)."""
     require_lerp_dtypes(input, end, weight)
     return Lerp.apply(input, end, weight)
 

@@ -43,6 +43,7 @@ from .dtype_rules import (
     refuse_kernel,
     require_lerp_dtypes,
 )
+from .opmath import low_result, opmath_array, scalar_of
 
 __all__: list = []  # everything here is a Tensor method
 
@@ -362,7 +363,7 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``self += alpha * other``."""
     if _recording(self, other):
         return _record(self, lambda s: s.add(other, alpha=alpha), snapshot=False)
-    return _ufunc_(self, np.add, other if alpha == 1 else _operand(other) * alpha)
+    return _ufunc_(self, np.add, other if alpha == 1 else _scaled_operand(self, other, alpha))
 
 
 @scale_first("alpha")
@@ -371,7 +372,13 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     refuse_bool_subtraction(self, other)
     if _recording(self, other):
         return _record(self, lambda s: s.sub(other, alpha=alpha), snapshot=False)
-    return _ufunc_(self, np.subtract, other if alpha == 1 else _operand(other) * alpha)
+    return _ufunc_(self, np.subtract, other if alpha == 1 else _scaled_operand(self, other, alpha))
+
+
+def _scaled_operand(self: Tensor, other: Any, alpha: Any) -> Any:
+    """``alpha * other`` for an in-place add/sub: for 16-bit floats in float32 with ``alpha``
+    rounded to their dtype, so that the update is rounded once (as PyTorch's kernel)."""
+    return opmath_array(other) * scalar_of(alpha, low_result(self, other))
 
 
 def mul_(self: Tensor, other: Any) -> Tensor:
@@ -400,7 +407,7 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         refuse_kernel("addcmul_cpu_out", self, "b")
     if _recording(self, tensor1, tensor2):
         return _record(self, lambda s: s + tensor1 * tensor2 * value, snapshot=False)
-    prod = np.multiply(tensor1._data, tensor2._data)
+    prod = np.multiply(opmath_array(tensor1), opmath_array(tensor2))  # 16-bit: rounded once, by the add
     if value != 1:
         prod *= value
     return _ufunc_(self, np.add, prod)
@@ -412,14 +419,15 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     refuse_integer_addcdiv(tensor1, tensor2)
     if _recording(self, tensor1, tensor2):
         return _record(self, lambda s: s + tensor1 / tensor2 * value, snapshot=False)
-    quot = np.true_divide(tensor1._data, tensor2._data)
+    quot = np.true_divide(opmath_array(tensor1), opmath_array(tensor2))
     if value != 1:
         quot *= value
     return _ufunc_(self, np.add, quot)
 
 
 def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
-    """In-place ``self += weight * (end - self)``."""
+    """In-place ``self += weight * (end - self)``, as :func:`disttorch.lerp` (16-bit floats
+    computed in float32 and rounded once)."""
     require_lerp_dtypes(self, end, weight)
     return _inplace(self, lambda s: elementwise.lerp(s, end, weight), (end, weight))
 

@@ -20,6 +20,7 @@ from ..kernels.threads import matmul as blas_matmul
 from ._helpers import broadcast_error
 from .deprecated_overloads import scales_first
 from .dtype_rules import refuse_kernel, require_same_scalar_type
+from .opmath import computed_in_float32
 from .sparse_base import SparseBase
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "outer", "addmm", "einsum", "tensordot", "trace"]
@@ -200,6 +201,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 @autocast_op("lower")
 @scales_first
+@computed_in_float32
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast to the product's shape)."""
     prod = mm(mat1, mat2)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dtype import FLOAT_KINDS
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
@@ -556,7 +557,7 @@ def vector_norm(
     ``inf``, ``-inf`` or 0 (the number of non-zeros)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
-    if x._data.dtype.kind not in "fc":
+    if x._data.dtype.kind not in FLOAT_KINDS + "c":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as "
             f"input. Got {scalar_type_name(x._data.dtype)}"

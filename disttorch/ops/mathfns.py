@@ -17,14 +17,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _random
+from .._dtype import FLOAT_KINDS, from_numpy, get_default_dtype, scalar_type_name, to_numpy
 from .._dtype import dtype as _dtype_cls
-from .._dtype import from_numpy, get_default_dtype, scalar_type_name, to_numpy
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
 from ..kernels.lu import unpack_np
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
+from ..kernels.threads import elementwise
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
@@ -37,6 +38,7 @@ from .flat import flat
 from .indexing import gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
+from .opmath import computed_in_float32
 from .shape import cat, stack
 from .special import Gammainc, Gammaincc
 
@@ -255,7 +257,7 @@ def _t(x: Any, like: Tensor | None = None) -> Tensor:
 
 
 def _float(x: Tensor) -> Tensor:
-    return x if x._data.dtype.kind in "fc" else x.to(get_default_dtype())
+    return x if x._data.dtype.kind in FLOAT_KINDS + "c" else x.to(get_default_dtype())
 
 
 # ---------------------------------------------------------------------- pointwise
@@ -351,7 +353,7 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if x.dtype != v.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return Tensor._make(np.heaviside(x, v).astype(x.dtype))
+    return Tensor._make(np.asarray(elementwise(np.heaviside, x, v), dtype=x.dtype))
 
 
 def ldexp(input: Tensor, other: Any) -> Tensor:
@@ -401,19 +403,19 @@ def frexp(input: Tensor) -> tuple:
 def gcd(input: Tensor, other: Any) -> Tensor:
     """Elementwise greatest common divisor of integers."""
     check_kernel("gcd", input, other)
-    return Tensor._make(np.gcd(input._data, _t(other)._data))
+    return Tensor._make(elementwise(np.gcd, input._data, _t(other)._data))
 
 
 def lcm(input: Tensor, other: Any) -> Tensor:
     """Elementwise least common multiple of integers."""
     check_kernel("lcm", input, other)
-    return Tensor._make(np.lcm(input._data, _t(other)._data))
+    return Tensor._make(elementwise(np.lcm, input._data, _t(other)._data))
 
 
 def nextafter(input: Tensor, other: Any) -> Tensor:
     """The next float after ``input`` towards ``other`` (floating tensors)."""
     rt = check_kernel("nextafter", input, other)
-    return Tensor._make(np.nextafter(input._data.astype(rt), _t(other)._data.astype(rt)))
+    return Tensor._make(elementwise(np.nextafter, input._data.astype(rt), _t(other)._data.astype(rt)))
 
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:
@@ -425,17 +427,17 @@ def logaddexp2(input: Tensor, other: Any) -> Tensor:
 
 def signbit(input: Tensor) -> Tensor:
     """True where the sign bit is set (also for -0.0)."""
-    return Tensor._make(np.signbit(input._data))
+    return Tensor._make(elementwise(np.signbit, input._data))
 
 
 def isposinf(input: Tensor) -> Tensor:
     """True where ``input`` is +inf."""
-    return Tensor._make(np.isposinf(input._data))
+    return Tensor._make(elementwise(np.isposinf, input._data))
 
 
 def isneginf(input: Tensor) -> Tensor:
     """True where ``input`` is -inf."""
-    return Tensor._make(np.isneginf(input._data))
+    return Tensor._make(elementwise(np.isneginf, input._data))
 
 
 def positive(input: Tensor) -> Tensor:
@@ -455,12 +457,14 @@ def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
 
 
 @scales_first
+@computed_in_float32
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
     return _scaled(input, matmul(mat, vec), beta, alpha)
 
 
 @scales_first
+@computed_in_float32
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     return _scaled(input, vec1.outer(vec2), beta, alpha)
@@ -468,6 +472,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 
 @autocast_op("lower")
 @scales_first
+@computed_in_float32
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha)
@@ -475,12 +480,14 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
 
 @autocast_op("lower")
 @scales_first
+@computed_in_float32
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
     return _scaled(input, batch1.bmm(batch2), beta, alpha)
 
 
 @scale_first("value")
+@computed_in_float32
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to (``value``
     is a scalar of that dtype); not for bool."""
@@ -491,6 +498,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 
 @scale_first("value")
+@computed_in_float32
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``; two integer tensors are refused, as in PyTorch."""
     refuse_integer_addcdiv(tensor1, tensor2)
@@ -1692,13 +1700,13 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     """``input << other`` for integers."""
     check_kernel("bitwise_left_shift", input, other)
-    return Tensor._make(np.left_shift(_t(input)._data, _t(other)._data))
+    return Tensor._make(elementwise(np.left_shift, _t(input)._data, _t(other)._data))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     """``input >> other`` for integers."""
     check_kernel("bitwise_right_shift", input, other)
-    return Tensor._make(np.right_shift(_t(input)._data, _t(other)._data))
+    return Tensor._make(elementwise(np.right_shift, _t(input)._data, _t(other)._data))
 
 
 def histogram(

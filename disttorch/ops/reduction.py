@@ -554,8 +554,9 @@ class Var(Function):
                 out = np.sqrt(out)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
-            ctx.out, ctx.correction, ctx.n = out, correction, n
-            ctx.dims, ctx.keepdim = dims, keepdim
+            ctx.correction, ctx.n, ctx.dims, ctx.keepdim = correction, n, dims, keepdim
+            if cls.take_sqrt:  # only std's gradient reads the result
+                ctx.out = out
         return out
 
     @classmethod

@@ -10,9 +10,10 @@ positions no index names keep ``input``.
 The backward follows PyTorch's formulas: ``mean`` divides by the count of values reduced;
 ``prod`` takes the product of the *other* values (exact when a zero takes part); ``amax``
 and ``amin`` share the gradient evenly among all values equal to the result (ties split).
-One deliberate difference: with ``include_self=False`` an excluded ``input`` value that
-happens to equal the result does not take a share (PyTorch counts it and then drops its
-share, so the gradient there sums to less than one).
+As in PyTorch, with ``include_self=False`` an excluded ``input`` value equal to the result
+still counts as a tie and its share is dropped (the gradient there sums to less than one:
+PyG's ``global_max_pool`` of ReLU outputs, whose maximum 0 ties with the zeros it starts
+from, trains as in PyTorch only so).
 The backward is linear in the incoming gradient and built from tensor ops on it, so
 ``create_graph=True`` differentiates it again with respect to that gradient.
 """
@@ -140,7 +141,7 @@ def _weights(ctx: Any, scattered: np.ndarray) -> tuple:
         n = np.where(ctx.count == 0, 1, ctx.count).astype(x.dtype)
         return 1 / n, 1 / n, ones, None
     if reduce in ("amax", "amin"):
-        self_is = (x == out) & (ctx.include_self | ~scattered)
+        self_is = x == out  # an excluded input is counted too (its share dropped by the caller)
         src_is = vals == out.reshape(-1)[pos]
         n = self_is.astype(x.dtype).reshape(-1)
         np.add.at(n, pos, src_is.astype(x.dtype))

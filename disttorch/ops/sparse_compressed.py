@@ -31,7 +31,7 @@ import numpy as np
 from .. import _dtype
 from .._layout import layout as _layout_cls
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
-from .._public_name import qualified
+from .._public_name import package_name
 from .._repr import array_body, with_suffixes
 from .._tensor import Tensor, _check_device
 from .sparse import SparseTensor, SpMM, ToDense, _check_mm, to_coo
@@ -180,7 +180,7 @@ class SparseCompressedTensor(SparseBase):
             if arr.size == 0:
                 text += f", size={tuple(arr.shape)}"
             if arr.dtype != np.int64:
-                text += f", dtype={qualified(arr.dtype.name)}"
+                text += f", dtype={package_name()}.{arr.dtype.name}"
             parts.append(prefix + text + ")")
         vals = self._sp_values.detach()._data
         text = "values=tensor(" + array_body(vals, 21)
@@ -188,7 +188,7 @@ class SparseCompressedTensor(SparseBase):
             text += f", size={tuple(vals.shape)}"
         suffixes = [f"size={self._sp_shape}", f"nnz={self._nnz()}"]
         if vals.dtype.name not in (_dtype.get_default_dtype().name, "int64", "bool"):
-            suffixes.append(f"dtype={qualified(vals.dtype.name)}")
+            suffixes.append(f"dtype={package_name()}.{vals.dtype.name}")
         suffixes.append(f"layout={self._sp_layout}")
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")

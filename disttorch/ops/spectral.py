@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import scalar_type_name
-from .._public_name import qualified
+from .._public_name import package_name
 from .._tensor import Tensor, _tensor_arg
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
@@ -84,7 +84,7 @@ def _signature(name: str, input: Tensor, n_fft: int, hop: int, win: int, window:
         else f"{scalar_type_name(window._data.dtype)}Tensor{{{list(window._data.shape)}}}"
     )
     rest = "".join(f", {k}={v}" for k, v in more.items())
-    return f"{name}({qualified(kind)}, n_fft={n_fft}, hop_length={hop}, win_length={win}, window={w}{rest})"
+    return f"{name}({package_name()}.{kind}, n_fft={n_fft}, hop_length={hop}, win_length={win}, window={w}{rest})"
 
 
 def _window(

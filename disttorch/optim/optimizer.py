@@ -25,7 +25,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import _faults
-from .._dtype import float64, get_default_dtype
+from .._dtype import FLOAT_KINDS, float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
 from ..kernels.threads import get_num_threads, parallel_for
@@ -599,7 +599,7 @@ def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
     other floating tensors in the parameter's dtype), containers walked."""
     if isinstance(value, (Tensor, np.ndarray)):
         arr = np.array(value._data if isinstance(value, Tensor) else value)
-        if key != "step" and arr.dtype.kind == "f":
+        if key != "step" and arr.dtype.kind in FLOAT_KINDS:
             arr = arr.astype(param._data.dtype, copy=False)
         return Tensor._make(arr)
     if isinstance(value, dict):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dtype import FLOAT_KINDS
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.batchnorm import _BatchNorm
@@ -50,7 +51,7 @@ def get_ema_multi_avg_fn(decay: float = 0.999) -> Callable:
         for e, p in zip(ema_param_list, current_param_list):
             e._data[...] = (
                 e._data + (p._data - e._data) * (1 - decay)
-                if e._data.dtype.kind in "fc"
+                if e._data.dtype.kind in FLOAT_KINDS + "c"
                 else e._data * decay + p._data * (1 - decay)
             )
             e._bump_version()

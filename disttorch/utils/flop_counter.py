@@ -6,8 +6,9 @@ products times the batch; a bias add is not counted), a convolution (not transpo
 prod(weight shape) · prod(output spatial shape)``, and the counts are kept per operator
 (``torch.ops.aten.mm``, ``.bmm``, ``.addmm``, ``.convolution``). disttorch sees its ops
 through the autograd ``Function`` seam rather than a dispatcher, so the counts are those of
-forward passes (a ``backward()`` inside the mode is not counted) and they are attributed to
-``"Global"`` only (no per-module breakdown).
+forward passes (a ``backward()`` inside the mode is not counted). Each count goes to
+``"Global"`` and to every module whose forward is running (``utils.module_tracker``'s dotted
+names: ``"Net"``, ``"Net.encoder"``, ...), as PyTorch attributes them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..nn.functional.conv import ConvNd
 from ..nn.functional.linear import LinearFunction
 from ..ops import aten
 from ..ops.linalg import Matmul
+from .module_tracker import ModuleTracker
 
 __all__ = ["FlopCounterMode"]
 
@@ -59,12 +61,14 @@ class FlopCounterMode:
     ) -> None:
         self.depth, self.display = depth, display
         self.flop_counts: dict[str, dict[Any, int]] = defaultdict(lambda: defaultdict(int))
+        self.mod_tracker = ModuleTracker()
 
     def _observe(self, cls: type, args: tuple, out: Any) -> None:
         formula = _FORMULAS.get(cls)
         if formula is not None:
             op, flops = formula(args, out)
-            self.flop_counts["Global"][op] += int(flops)
+            for name in self.mod_tracker.parents:
+                self.flop_counts[name][op] += int(flops)
 
     def get_total_flops(self) -> int:
         return sum(self.flop_counts["Global"].values())
@@ -79,10 +83,12 @@ class FlopCounterMode:
 
     def __enter__(self) -> FlopCounterMode:
         self.flop_counts.clear()
+        self.mod_tracker.__enter__()
         _function._observers.append(self._observe)
         return self
 
     def __exit__(self, *exc: object) -> None:
         _function._observers.remove(self._observe)
+        self.mod_tracker.__exit__()
         if self.display:
             print(self.get_table(self.depth))

@@ -212,3 +212,31 @@ def test_double_backward_through_bfloat16_ops():
     (gx,) = dt.autograd.grad(lin(inp).tanh().sum(), [inp], create_graph=True)
     (gx**2).sum().backward()
     assert lin.weight.grad is not None and lin.weight.grad.dtype is dt.bfloat16
+
+
+def test_norms_clipping_and_state_accept_bfloat16():
+    x = dt.tensor([[3.0, 4.0], [0.0, 1.0]], dtype=dt.bfloat16, requires_grad=True)
+    assert dt.linalg.vector_norm(x).dtype is dt.bfloat16 and x.norm().float().item() == pytest.approx(
+        26**0.5, rel=1e-2
+    )
+    assert dt.dist(x, 2 * x).dtype is dt.bfloat16 and F.normalize(x, dim=1).dtype is dt.bfloat16
+    net = nn.Linear(2, 3).to(dt.bfloat16)
+    net(x.detach()).sum().backward()
+    total = nn.utils.clip_grad_norm_(net.parameters(), 0.1)
+    assert total.dtype is dt.bfloat16 and total.float().item() > 0.1
+    assert float(dt.linalg.vector_norm(dt.cat([p.grad.float().flatten() for p in net.parameters()]))) <= 0.101
+    # a loaded floating state takes the parameter's dtype, bfloat16 included
+    p = nn.Parameter(dt.ones(2))
+    opt = dt.optim.Adam([p])
+    p.grad = dt.ones(2)
+    opt.step()
+    sd = opt.state_dict()
+    sd["state"][0]["exp_avg"] = sd["state"][0]["exp_avg"].bfloat16()
+    opt.load_state_dict(sd)
+    assert opt.state[p]["exp_avg"].dtype is dt.float32
+
+
+def test_reduce_op_avg_accepts_bfloat16():
+    from disttorch.distributed import ReduceOp
+
+    assert ReduceOp.AVG.ufunc(dt.bfloat16.numpy, "all_reduce") is np.add

@@ -307,3 +307,20 @@ def test_in_tensor_refuses_other_objects():
 def test_in_tensor_matches_pytorch(torch, i):
     case, _ = CONTAINS_CASES[i]
     assert case(dt) == case(torch)
+
+
+def test_size_slices_and_concatenations_are_sizes():
+    s = dt.Size([2, 3, 4])
+    for v, want in (
+        (s[1:], (3, 4)),
+        (s[::-1], (4, 3, 2)),
+        (s + (5,), (2, 3, 4, 5)),
+        ((5,) + s, (5, 2, 3, 4)),
+        (s * 2, (2, 3, 4) * 2),
+        (2 * s, (2, 3, 4) * 2),
+        (dt.Size([1]) + dt.Size([2]), (1, 2)),
+    ):
+        assert type(v) is dt.Size and v == want
+    assert type(s[0]) is int and s[-1] == 4 and dt.zeros(2, 5).shape[1:].numel() == 5
+    with pytest.raises(TypeError):
+        s + [1]

@@ -69,14 +69,32 @@ def test_amax_ties_share_the_gradient():
     np.testing.assert_allclose(src.grad.numpy(), [1 / 3, 1 / 3, 1.0])
 
 
-def test_excluded_self_takes_no_share():
-    """include_self=False: an excluded input equal to the result is not a tie (PyTorch counts
-    it and loses half the gradient; the whole of it reaches the maximiser here)."""
+def test_excluded_self_counts_as_a_tie_as_in_pytorch():
+    """include_self=False: an excluded input equal to the result is counted as a tie and its
+    share dropped, as PyTorch does (the maximiser gets half here)."""
     s = dt.tensor([3.0, 5.0], requires_grad=True)
     src = dt.tensor([3.0, 1.0], requires_grad=True)
     s.scatter_reduce(0, dt.tensor([0, 0]), src, "amax", include_self=False).sum().backward()
-    np.testing.assert_allclose(src.grad.numpy(), [1.0, 0.0])
+    np.testing.assert_allclose(src.grad.numpy(), [0.5, 0.0])
     np.testing.assert_allclose(s.grad.numpy(), [0.0, 1.0])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+def test_ties_with_excluded_self_parity(torch, reduce):
+    """PyG's global max pool: zeros scattered into with include_self=False, ReLU-like ties."""
+    x = np.array([[0.0, 1.0], [0.0, 1.0], [0.0, 0.5], [2.0, 2.0], [2.0, 1.0]])
+    idx = np.array([[0, 0], [0, 0], [0, 0], [1, 1], [1, 1]])
+    w = np.array([[1.0, 2.0], [3.0, 4.0]])
+    grads = []
+    for lib in (dt, torch):
+        src = lib.tensor(x, requires_grad=True)
+        out = lib.zeros(2, 2, dtype=lib.float64).scatter_reduce(
+            0, lib.tensor(idx), src, reduce, include_self=False
+        )
+        (out * lib.tensor(w)).sum().backward()
+        grads.append(src.grad.numpy())
+    np.testing.assert_allclose(*grads)
 
 
 def test_src_larger_than_index_gets_zero_gradient_outside():

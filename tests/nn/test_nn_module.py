@@ -444,3 +444,22 @@ def test_load_state_dict_error_message_matches(torch):
     with pytest.raises(RuntimeError) as de:
         d.load_state_dict(bad_d)
     assert str(de.value).replace("disttorch", "torch") == str(te.value)
+
+
+def test_global_module_forward_hooks_run_first_and_are_removable():
+    from disttorch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+    calls = []
+    lin = nn.Linear(2, 2)
+    lin.register_forward_pre_hook(lambda m, a: calls.append("own pre"))
+    lin.register_forward_hook(lambda m, a, o: calls.append("own post"))
+    pre = register_module_forward_pre_hook(lambda m, a: calls.append(("pre", type(m).__name__)))
+    post = register_module_forward_hook(lambda m, a, kw, o: o * 0, with_kwargs=True)
+    try:
+        out = lin(dt.ones(1, 2))
+        assert calls == [("pre", "Linear"), "own pre", "own post"] and float(out.abs().sum()) == 0.0
+    finally:
+        pre.remove()
+        post.remove()
+    calls.clear()
+    assert float(nn.Linear(2, 2)(dt.ones(1, 2)).abs().sum()) > 0 and calls == []

@@ -525,3 +525,21 @@ def test_atan2_of_integers_is_the_float_angle():
     integers' dtype and truncated)."""
     y, x = dt.tensor([1, -1, 3, 0]), dt.tensor([2, 2, -1, -5])
     np.testing.assert_allclose(dt.atan2(y, x).numpy(), np.arctan2([1, -1, 3, 0], [2, 2, -1, -5]), rtol=1e-6)
+
+
+ZERO_DIM_OPS = {  # ops whose NumPy ufunc gives a NumPy scalar for 0-d arrays
+    "isnan": (0.3,), "isinf": (0.3,), "isfinite": (0.3,), "isposinf": (0.3,), "isneginf": (0.3,),
+    "signbit": (0.3,), "logical_not": (0.3,), "sign": (0.3,), "floor": (0.3,), "ceil": (0.3,),
+    "trunc": (0.3,), "round": (0.3,), "bitwise_not": (3,), "gcd": (4, 6), "lcm": (4, 6),
+    "bitwise_left_shift": (3, 1), "bitwise_right_shift": (3, 1), "nextafter": (0.3, 1.0),
+    "heaviside": (0.3, 0.5),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_DIM_OPS))
+def test_zero_dim_results_are_tensors_of_arrays(name):
+    args = [dt.tensor(v) for v in ZERO_DIM_OPS[name]]
+    out = getattr(dt, name)(*args)
+    assert isinstance(out._data, np.ndarray) and out.shape == ()
+    like = dt.zeros_like(out)  # needs the result's array layout (it raised on a NumPy scalar)
+    assert like.shape == () and like.dtype is out.dtype

@@ -492,3 +492,35 @@ def test_in_place_error_messages_match_pytorch(torch):
     ]
     for op in ops:
         assert message(dt, op) == message(torch, op)
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_in_place_change_of_a_quotient_keeps_its_backward(shape):
+    """Div's backward needs its operands, not its result (as PyTorch's): scaling a loss in
+    place after dividing it (transformers' Trainer does) still differentiates."""
+    a = dt.full(shape, 3.0, dtype=dt.float64, requires_grad=True)
+    b = dt.full(shape, 2.0, dtype=dt.float64, requires_grad=True)
+    y = a / b
+    y *= 4
+    y.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.full(shape, 2.0))
+    np.testing.assert_allclose(b.grad.numpy(), np.full(shape, -3.0))
+    assert gradcheck(
+        lambda p, q: p / q,
+        (
+            dt.rand(3, dtype=dt.float64, requires_grad=True),
+            (dt.rand(3, dtype=dt.float64) + 1).requires_grad_(),
+        ),
+    )
+
+
+@pytest.mark.parametrize("op", [lambda x: x**2, lambda x: x**0.5, lambda x: x.var()])
+def test_in_place_change_of_a_result_its_backward_does_not_read(op):
+    """Powers with a constant exponent and variances differentiate from their inputs (as in
+    PyTorch), so their result may be changed in place before backward."""
+    x = dt.tensor([1.0, 2.0, 4.0], dtype=dt.float64, requires_grad=True)
+    y = op(x)
+    want = dt.autograd.grad(op(x).sum() * 3, x)[0]
+    y *= 3
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), want.numpy())

@@ -304,3 +304,22 @@ def test_under_the_alias_reprs_name_torch(tmp_path):
         [sys.executable, "-c", NAMES.replace("import torch", "import disttorch as torch")], tmp_path, _env()
     )
     assert own == NAMES_TORCH.replace("torch.", "disttorch.")
+
+
+def test_reprs_name_torch_under_the_alias(monkeypatch):
+    """What a program prints (or edits: ``str(dtype).replace("torch.", "")``) is PyTorch's
+    text while disttorch stands in for it, and disttorch's own otherwise."""
+    import disttorch as dt
+
+    x = dt.zeros(2, dtype=dt.float64)
+    assert (repr(dt.float32), repr(x.shape), repr(dt.strided)) == (
+        "disttorch.float32",
+        "disttorch.Size([2])",
+        "disttorch.strided",
+    )
+    monkeypatch.setitem(sys.modules, "torch", dt)
+    assert str(dt.float32) == "torch.float32" and str(x.dtype).replace("torch.", "") == "float64"
+    assert repr(x.shape) == "torch.Size([2])" and repr(dt.strided) == "torch.strided"
+    assert repr(x) == "tensor([0., 0.], dtype=torch.float64)"
+    assert repr(dt.max(dt.ones(2, 2), 0)).startswith("torch.return_types.max(")
+    assert "torch.float32" in repr(dt.nn.ParameterList([dt.nn.Parameter(dt.ones(1))]))

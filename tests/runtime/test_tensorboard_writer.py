@@ -172,3 +172,76 @@ def test_images_and_figures_read_back(tmp_path):
     np.testing.assert_array_equal(px[:, 3:, 0], batch[1, 0])
     ev, px = pixels("fig")
     assert (ev.height, ev.width) == (50, 100) and px.shape[2] == 4
+
+
+def test_tensors_raw_pr_curves_and_chart_shortcuts(tmp_path):
+    from tensorboard.plugins.custom_scalar import layout_pb2
+    from tensorboard.util import tensor_util
+
+    with SummaryWriter(log_dir=str(tmp_path)) as w:
+        w.add_tensor("ints", dt.arange(6).reshape(2, 3), 1)
+        w.add_tensor("cplx", dt.tensor([1 + 2j], dtype=dt.complex64), 1)
+        w.add_tensor("half", dt.tensor([0.5, -1.0], dtype=dt.float16), 1)
+        w.add_pr_curve_raw("pr", [5, 3], [4, 2], [0, 2], [0, 2], [0.55, 0.6], [1.0, 0.6], 2, num_thresholds=2)
+        w.add_custom_scalars_multilinechart(["a", "b"], title="ab")
+        with pytest.raises(ValueError, match="value, lower, upper"):
+            w.add_custom_scalars_marginchart(["a", "b"])
+    acc = _load(tmp_path)
+    read = {
+        tag: tensor_util.make_ndarray(acc.Tensors(tag)[0].tensor_proto)
+        for tag in ("ints", "cplx", "half", "pr")
+    }
+    np.testing.assert_array_equal(read["ints"], np.arange(6).reshape(2, 3))
+    assert read["cplx"].tolist() == [1 + 2j] and read["half"].tolist() == [0.5, -1.0]
+    assert acc.Tensors("pr")[0].step == 2 and read["pr"].shape == (6, 2)
+    layout = layout_pb2.Layout.FromString(
+        acc.Tensors("custom_scalars__config__")[0].tensor_proto.string_val[0]
+    )
+    assert layout.category[0].chart[0].title == "ab" and list(layout.category[0].chart[0].multiline.tag) == [
+        "a",
+        "b",
+    ]
+
+
+def _boxed_images(path, writer_cls, lib) -> dict:
+    pytest.importorskip("PIL")
+    import io
+
+    from PIL import Image
+
+    img = lib.zeros(3, 32, 40)
+    img[1] = lib.linspace(0, 1, 40)
+    with writer_cls(log_dir=str(path)) as w:
+        w.add_image_with_boxes(
+            "b", img, lib.tensor([[2, 3, 20, 25], [10, 5, 30, 30.5]]), 0, labels=["cat", "dog"]
+        )
+        w.add_image_with_boxes(
+            "r", (img * 255).byte(), lib.tensor([[1, 1, 10, 10]]), 0, rescale=2, labels="x"
+        )
+    acc = EventAccumulator(str(path), size_guidance={"images": 0})
+    acc.Reload()
+    out = {}
+    for tag in ("b", "r"):
+        im = acc.Images(tag)[0]
+        out[tag] = (im.width, im.height, np.asarray(Image.open(io.BytesIO(im.encoded_image_string))))
+    return out
+
+
+def test_image_with_boxes(tmp_path):
+    got = _boxed_images(tmp_path, SummaryWriter, dt)
+    w, h, px = got["b"]
+    assert (w, h, px.shape) == (40, 32, (32, 40, 3))
+    assert px[3, 10].tolist() == [255, 0, 0] and px[24, 2, 0] == 255  # the red outline
+    w, h, px = got["r"]
+    assert (w, h, px.shape) == (40, 32, (64, 80, 3))  # resized; the proto keeps the array's size
+
+
+def test_image_with_boxes_pixels_as_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    ours = _boxed_images(tmp_path / "ours", SummaryWriter, dt)
+    theirs = _boxed_images(tmp_path / "theirs", TorchWriter, torch)
+    for tag in ("b", "r"):
+        assert ours[tag][:2] == theirs[tag][:2]
+        np.testing.assert_array_equal(ours[tag][2], theirs[tag][2])

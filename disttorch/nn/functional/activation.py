@@ -27,6 +27,7 @@ from ...kernels.threads import elementwise
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
+from ...ops.opmath import is_low
 from ...ops.softmax import log_softmax, softmax, softmin
 
 __all__ = [
@@ -61,14 +62,17 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def _times(g: Tensor, local: Callable[..., np.ndarray], *arrays: Any) -> Tensor:
     """``g * local(*arrays)`` for an element-wise local derivative (of the output's shape),
     computed with the product in one pass when no graph is recorded; split over the op's
-    threads when large (``kernels.threads.elementwise``)."""
+    threads when large (``kernels.threads.elementwise``). A float16/bfloat16 gradient is
+    multiplied in float32 and rounded once, as PyTorch's fused backward kernels do."""
     dt = g._data.dtype
     if recording():
         return g * Tensor._make(elementwise(lambda *a: local(*a).astype(dt, copy=False), *arrays))
+    wide = np.dtype(np.float32) if is_low(dt) else dt
 
     def times(gg: np.ndarray, *a: np.ndarray) -> np.ndarray:
-        out = local(*a).astype(dt, copy=False)  # a new array: multiplied in place
-        return np.multiply(out, gg, out=out)
+        out = local(*a).astype(wide, copy=False)  # a new array: multiplied in place
+        np.multiply(out, gg, out=out)
+        return out.astype(dt, copy=False)
 
     return Tensor._make(elementwise(times, g._data, *arrays))
 

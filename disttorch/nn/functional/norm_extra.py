@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ... import _dtype
 from ..._tensor import Tensor
+from ..._type_info import finfo
 from .padding import pad
 from .pooling import avg_pool2d, avg_pool3d
 
@@ -20,7 +22,9 @@ def rms_norm(
     eps: float | None = None,
 ) -> Tensor:
     """Root-mean-square normalisation over the trailing ``normalized_shape`` dims:
-    ``x / sqrt(mean(x^2) + eps) * weight``; ``eps`` defaults to the dtype's machine epsilon."""
+    ``x / sqrt(mean(x^2) + eps) * weight``, in the dtype of ``input``. float16 and bfloat16
+    inputs are computed in float32 (rounded once, at the end), and ``eps`` defaults to the
+    machine epsilon of the dtype computed in."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if tuple(input.shape[input.ndim - k :]) != shape or k > input.ndim:
@@ -33,11 +37,15 @@ def rms_norm(
             f"Expected weight to be of same shape as normalized_shape, but got weight of "
             f"shape {list(weight.shape)} and normalized_shape = {list(shape)}"
         )
+    low = input.dtype in (_dtype.float16, _dtype.bfloat16)
+    x = input.float() if low else input
     if eps is None:
-        eps = float(np.finfo(input._data.dtype).eps)
+        eps = finfo(x.dtype).eps
     dims = tuple(range(input.ndim - k, input.ndim))
-    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
-    return out * weight if weight is not None else out
+    out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.to(x.dtype)
+    return out.to(input.dtype)
 
 
 def local_response_norm(

@@ -9,7 +9,7 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..._public_name import qualified
+from ..._public_name import package_name
 from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
@@ -337,7 +337,7 @@ class ParameterList(Module):
 
     def extra_repr(self) -> str:
         return "\n".join(
-            _param_line(i, p, qualified(p.dtype.name) if isinstance(p, Tensor) else "")
+            _param_line(i, p, f"{package_name()}.{p.dtype.name}" if isinstance(p, Tensor) else "")
             for i, p in enumerate(self)
         )
 

@@ -22,8 +22,9 @@ from ...utils._swap_tensors import swap_tensors
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook
+from ._state_dict_hooks import StateDictHooks
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
 
 class _HookDict(OrderedDict):
@@ -32,6 +33,36 @@ class _HookDict(OrderedDict):
     def __reduce__(self) -> tuple:
         # pickled as the plain OrderedDict PyTorch writes; Module.__setstate__ converts back
         return (OrderedDict, (list(self.items()),))
+
+
+#: hooks of every module's call, run before the module's own (module_tracker, FlopCounterMode)
+_global_forward_pre_hooks = _HookDict()
+_global_forward_hooks = _HookDict()
+_global_forward_hooks_with_kwargs: set = set()
+_global_forward_hooks_always_called: set = set()
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, args)`` before the ``forward`` of every module, before the
+    module's own pre-hooks; a returned value replaces the positional arguments."""
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(
+    hook: Callable, *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+    ``with_kwargs``) after the ``forward`` of every module, before the module's own hooks;
+    a returned value replaces the output. ``always_call`` runs it even if forward raised."""
+    handle = RemovableHandle(_global_forward_hooks)
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs.add(handle.id)
+    if always_call:
+        _global_forward_hooks_always_called.add(handle.id)
+    return handle
 
 
 #: the ``state_dict`` key (under the module's prefix) of what ``get_extra_state`` returns
@@ -86,7 +117,7 @@ def _swap_loaded(current: Tensor, value: Tensor, assign: bool) -> None:
     swap_tensors(current, loaded)
 
 
-class Module:
+class Module(StateDictHooks):
     """Base class for all neural network modules.
 
     Subclasses set parameters and submodules as attributes in ``__init__`` (after calling
@@ -590,11 +621,12 @@ class Module:
             destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args) :])[:3]
         if destination is None:
             destination = OrderedDict()
+        self._state_dict_pre_hooks_run(prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return destination
+        return self._state_dict_post_hooks_run(destination, prefix)
 
     def _load_from_state_dict(
         self,
@@ -609,6 +641,9 @@ class Module:
     ) -> None:
         """Load this module's own parameters and persistent buffers from ``state_dict``
         (keys under ``prefix``); record missing/unexpected keys and size mismatches."""
+        self._load_pre_hooks_run(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
         local = [(n, p, True) for n, p in self._parameters.items() if p is not None]
         local += [
             (n, b, False)
@@ -684,6 +719,7 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        state_dict = OrderedDict(state_dict)  # load pre-hooks may change it: never the caller's
         missing: list = []
         unexpected: list = []
         errors: list = []
@@ -693,6 +729,7 @@ class Module:
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
+            module._load_post_hooks_run(_IncompatibleKeys(missing, unexpected))
 
         load(self, "")
         if strict:
@@ -766,13 +803,18 @@ class Module:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (
-            self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
         ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
+        for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -795,11 +837,14 @@ class Module:
         try:
             output = self.forward(*args, **kwargs)
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if (
+                    hook_id in self._forward_hooks_always_called
+                    or hook_id in _global_forward_hooks_always_called
+                ):
                     self._run_forward_hook(hook_id, hook, args, kwargs, None)
             raise
-        for hook_id, hook in list(self._forward_hooks.items()):
+        for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
             result = self._run_forward_hook(hook_id, hook, args, kwargs, output)
             if result is not None:
                 output = result
@@ -808,7 +853,7 @@ class Module:
         return output
 
     def _run_forward_hook(self, hook_id: int, hook: Callable, args: tuple, kwargs: dict, output: Any) -> Any:
-        if hook_id in self._forward_hooks_with_kwargs:
+        if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
             return hook(self, args, kwargs, output)
         return hook(self, args, output)
 

@@ -4,7 +4,7 @@ scalars, histograms, text, and the hparams plugin's experiment/session records."
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from google.protobuf import struct_pb2
@@ -129,20 +129,24 @@ def to_hwc(arr: np.ndarray, dataformats: str) -> np.ndarray:
     return np.stack([hw] * 3, axis=2)
 
 
-def image(tag: str, hwc: np.ndarray) -> Summary:
+def image(tag: str, hwc: np.ndarray, draw: Callable[[Any], Any] | None = None) -> Summary:
     """A PNG image from ``(H, W, C)`` values: floats in [0, 1] or uint8 in [0, 255]
-    (out-of-range values clipped). Needs Pillow."""
+    (out-of-range values clipped). ``draw``, given the Pillow image, returns the image to
+    store (with boxes drawn, resized). Needs Pillow."""
     try:
         from PIL import Image
     except ImportError:
         raise ImportError("SummaryWriter.add_image needs Pillow: pip install pillow") from None
     scale = 1.0 if hwc.dtype == np.uint8 else 255.0
     pixels = (hwc.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
-    h, w, c = pixels.shape
+    h, w, c = pixels.shape  # the proto's size is the array's, also for a resized picture (as PyTorch)
     if c not in (3, 4):
         raise ValueError(f"an image needs 1, 3 or 4 channels, got {c}")
+    picture = Image.fromarray(pixels)
+    if draw is not None:
+        picture = draw(picture)
     buf = io.BytesIO()
-    Image.fromarray(pixels).save(buf, format="PNG")
+    picture.save(buf, format="PNG")
     return Summary(
         value=[
             Summary.Value(

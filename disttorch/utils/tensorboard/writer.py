@@ -175,6 +175,29 @@ class SummaryWriter:
             _summary.image(tag, _summary.to_hwc(arr, dataformats)), global_step, walltime
         )
 
+    def add_image_with_boxes(
+        self,
+        tag: str,
+        img_tensor: Any,
+        box_tensor: Any,
+        global_step: int | None = None,
+        walltime: float | None = None,
+        rescale: float = 1,
+        dataformats: str = "CHW",
+        labels: Any = None,
+    ) -> None:
+        """Log an image with boxes ``(N, 4)`` as ``(xmin, ymin, xmax, ymax)`` pixels drawn
+        in red, each with its label of ``labels`` (one string per box; otherwise none are
+        drawn), resized by ``rescale``. Needs Pillow."""
+        if isinstance(labels, str):
+            labels = [labels]
+        boxes = _summary.to_numpy(box_tensor).reshape(-1, 4)
+        if labels is not None and len(labels) != boxes.shape[0]:
+            labels = None
+        hwc = _summary.to_hwc(_summary.to_numpy(img_tensor), dataformats)
+        summary = _summary.image(tag, hwc, _media.boxes_drawer(boxes, labels, rescale))
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
     def add_images(
         self,
         tag: str,
@@ -269,6 +292,46 @@ class SummaryWriter:
         """Log the precision-recall curve of binary ``labels`` against ``predictions`` in [0, 1]."""
         summary = _media.pr_curve(tag, labels, predictions, num_thresholds, weights)
         self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_pr_curve_raw(
+        self,
+        tag: str,
+        true_positive_counts: Any,
+        false_positive_counts: Any,
+        true_negative_counts: Any,
+        false_negative_counts: Any,
+        precision: Any,
+        recall: Any,
+        global_step: int | None = None,
+        num_thresholds: int = 127,
+        weights: Any = None,
+        walltime: float | None = None,
+    ) -> None:
+        """Log a precision-recall curve already computed: counts, precision and recall at
+        each of ``num_thresholds`` thresholds (``weights`` is unused, as in PyTorch)."""
+        rows = (true_positive_counts, false_positive_counts, true_negative_counts, false_negative_counts)
+        summary = _media.pr_curve_raw(tag, (*rows, precision, recall), num_thresholds)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_tensor(
+        self, tag: str, tensor: Any, global_step: int | None = None, walltime: float | None = None
+    ) -> None:
+        """Log a whole tensor (its dtype, shape and values)."""
+        self._get_file_writer().add_summary(_media.tensor(tag, tensor), global_step, walltime)
+
+    def add_custom_scalars_multilinechart(
+        self, tags: list, category: str = "default", title: str = "untitled"
+    ) -> None:
+        """A custom-scalars chart of the scalars ``tags`` drawn together."""
+        self.add_custom_scalars({category: {title: ["Multiline", tags]}})
+
+    def add_custom_scalars_marginchart(
+        self, tags: list, category: str = "default", title: str = "untitled"
+    ) -> None:
+        """A custom-scalars chart of a value and its margin: ``tags`` is [value, lower, upper]."""
+        if len(tags) != 3:
+            raise ValueError(f"a margin chart takes [value, lower, upper] tags, got {tags!r}")
+        self.add_custom_scalars({category: {title: ["Margin", tags]}})
 
     def add_custom_scalars(self, layout: dict) -> None:
         """Lay out the custom-scalars dashboard: ``{category: {title: ["Multiline", [tags]]}}``

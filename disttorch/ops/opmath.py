@@ -1,0 +1,70 @@
+"""16-bit floats in ops that PyTorch fuses into one CPU kernel (``addmm``, ``addcmul``,
+``lerp``, ...): PyTorch computes them in float32 (its "opmath" type) and rounds the result
+to float16/bfloat16 once. Ours are composed of several ops, each of which would round; the
+helpers here compute them in float32 and round once, as PyTorch's kernels do."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _dtype
+from .._layout import strided
+from .._tensor import Tensor
+
+__all__ = ["computed_in_float32", "is_low", "low_result", "opmath_array", "scalar_of"]
+
+_F16 = np.dtype(np.float16)
+
+
+def is_low(dt: np.dtype) -> bool:
+    """True for float16 and bfloat16 NumPy dtypes."""
+    bf = _dtype.bf16_numpy[0]
+    return dt == _F16 or (bf is not None and dt == bf)
+
+
+def opmath_array(x: Any) -> Any:
+    """A float16/bfloat16 array (or a tensor's array) as float32; anything else unchanged."""
+    a = x._data if isinstance(x, Tensor) else x
+    return a.astype(np.float32) if isinstance(a, np.ndarray) and is_low(a.dtype) else a
+
+
+def low_result(*args: Any) -> Any:
+    """The float16/bfloat16 dtype the dense tensors among ``args`` promote to, or None
+    (None too when a sparse tensor takes part: sparse products keep their own rules)."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if any(t.layout is not strided for t in tensors):
+        return None
+    if not any(is_low(t._data.dtype) for t in tensors):
+        return None
+    rt = _dtype.arrays_result_type([t._data for t in tensors])
+    return next(t.dtype for t in tensors if t._data.dtype == rt) if is_low(rt) else None
+
+
+def scalar_of(value: Any, dt: Any) -> Any:
+    """A real Python number rounded to the 16-bit dtype ``dt`` (when not None), as PyTorch
+    converts an ``alpha`` to the tensors' scalar type."""
+    if dt is None or isinstance(value, (complex, bool)):
+        return value
+    return float(np.asarray(value, dtype=dt.numpy).astype(np.float32))
+
+
+def computed_in_float32(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """Decorate a composite op: when its tensor arguments promote to float16 or bfloat16,
+    they are given to it as float32 and its result is rounded back once (differentiably)."""
+
+    @functools.wraps(fn)
+    def op(*args: Any, **kwargs: Any) -> Tensor:
+        low = low_result(*args, *kwargs.values())
+        if low is None:
+            return fn(*args, **kwargs)
+
+        def up(a: Any) -> Any:
+            return a.float() if isinstance(a, Tensor) and is_low(a._data.dtype) else a
+
+        out = fn(*map(up, args), **{k: up(v) for k, v in kwargs.items()})
+        return out.to(low)
+
+    return op

@@ -1,0 +1,157 @@
+"""Ops that PyTorch fuses into one CPU kernel (addmm, baddbmm, addcmul, addcdiv, lerp, add
+with alpha, their in-place forms, rms_norm): on float16/bfloat16 they are computed in float32
+and rounded once, bit for bit as PyTorch's; lerp steps back from ``end`` for weights of 0.5
+or more, as PyTorch's kernel."""
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+import disttorch.nn.functional as F
+from disttorch.autograd import gradcheck
+
+pytest.importorskip("ml_dtypes")
+
+RNG = np.random.default_rng(11)
+A, B, C = (RNG.normal(size=(16, 24)).astype(np.float32) for _ in range(3))
+POS = RNG.uniform(0.5, 1.5, size=(16, 24)).astype(np.float32)
+W = RNG.uniform(-0.2, 1.2, size=(16, 24)).astype(np.float32)
+M1, M2 = RNG.normal(size=(16, 8)).astype(np.float32), RNG.normal(size=(8, 24)).astype(np.float32)
+B1, B2 = RNG.normal(size=(2, 16, 8)).astype(np.float32), RNG.normal(size=(2, 8, 24)).astype(np.float32)
+
+CASES = {  # name: (op on the library L, its inputs)
+    "addmm": (lambda L, x, m1, m2: L.addmm(x, m1, m2, beta=0.5, alpha=1.5), (A, M1, M2)),
+    "baddbmm": (lambda L, x, b1, b2: L.baddbmm(x, b1, b2), (A, B1, B2)),
+    "addcmul": (lambda L, x, y, z: L.addcmul(x, y, z, value=0.3), (A, B, C)),
+    "addcdiv": (lambda L, x, y, z: L.addcdiv(x, y, z, value=-0.3), (A, B, POS)),
+    "lerp_small": (lambda L, x, y: L.lerp(x, y, 0.1), (A, B)),
+    "lerp_large": (lambda L, x, y: L.lerp(x, y, 0.7), (A, B)),
+    "lerp_tensor": (lambda L, x, y, w: L.lerp(x, y, w), (A, B, W)),
+    "add_alpha": (lambda L, x, y: L.add(x, y, alpha=0.37), (A, B)),
+    "sub_alpha": (lambda L, x, y: L.sub(x, y, alpha=0.37), (A, B)),
+    "addcmul_": (lambda L, x, y, z: x.clone().addcmul_(y, z, value=0.3), (A, B, C)),
+    "addcdiv_": (lambda L, x, y, z: x.clone().addcdiv_(y, z, value=-0.3), (A, B, POS)),
+    "lerp_small_": (lambda L, x, y: x.clone().lerp_(y, 0.1), (A, B)),
+    "lerp_large_": (lambda L, x, y: x.clone().lerp_(y, 0.7), (A, B)),
+    "lerp_tensor_": (lambda L, x, y, w: x.clone().lerp_(y, w), (A, B, W)),
+    "add_alpha_": (lambda L, x, y: x.clone().add_(y, alpha=0.37), (A, B)),
+    "sub_alpha_": (lambda L, x, y: x.clone().sub_(y, alpha=0.37), (A, B)),
+    "rms_norm": (lambda L, x, w: L.nn.functional.rms_norm(x, (24,), w), (A * 1e-3, W[0])),
+}
+
+
+def _bits(t) -> np.ndarray:
+    return t.float().numpy() if hasattr(t, "numpy") else t
+
+
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rounded_once_as_float32_compute(name, low):
+    fn, arrays = CASES[name]
+    dl = getattr(dt, low)
+    out = fn(dt, *(dt.tensor(a).to(dl) for a in arrays))
+    assert out.dtype is dl
+    # the same op on the float32 values of the 16-bit inputs, rounded to 16 bits at the end
+    ref = fn(dt, *(dt.tensor(a).to(dl).float() for a in arrays)).to(dl)
+    if name.startswith("add_alpha") or name.startswith("sub_alpha"):  # alpha is a 16-bit scalar
+        rounded = float(dt.tensor(0.37).to(dl))
+        x, y = (dt.tensor(a).to(dl).float() for a in arrays)
+        ref = (x + rounded * y if "add" in name else x - rounded * y).to(dl)
+    np.testing.assert_array_equal(out.float().numpy(), ref.float().numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_low_precision_parity(torch, name, low):
+    fn, arrays = CASES[name]
+    got = fn(dt, *(dt.tensor(a).to(getattr(dt, low)) for a in arrays))
+    want = fn(torch, *(torch.tensor(a).to(getattr(torch, low)) for a in arrays))
+    g, w = got.float().numpy(), want.float().numpy()
+    if name.startswith(("addcmul", "addcdiv", "lerp")):  # PyTorch's kernels use fused multiply-adds
+        assert np.mean(g != w) < 0.02
+        np.testing.assert_allclose(g, w, rtol=1e-2, atol=1e-2)
+    else:
+        np.testing.assert_array_equal(g, w)
+
+
+def test_rms_norm_low_precision_epsilon_and_dtype():
+    x = dt.full((2, 4), 1e-2).bfloat16()
+    # eps defaults to float32's epsilon, not bfloat16's (which would swamp mean(x^2) = 1e-4)
+    np.testing.assert_allclose(F.rms_norm(x, (4,)).float().numpy(), 1.0, rtol=1e-2)
+    assert F.rms_norm(x, (4,), dt.ones(4)).dtype is dt.bfloat16
+    assert F.rms_norm(x.float(), (4,), dt.ones(4).bfloat16()).dtype is dt.float32
+    assert F.rms_norm(x.double(), (4,), dt.ones(4)).dtype is dt.float64
+
+
+@pytest.mark.parametrize("weight", [0.2, 0.5, 0.9, "tensor"])
+def test_lerp_gradcheck(weight):
+    x = dt.tensor(RNG.normal(size=(3, 4)), requires_grad=True)
+    y = dt.tensor(RNG.normal(size=(3, 4)), requires_grad=True)
+    if weight == "tensor":
+        w = dt.tensor(RNG.uniform(-0.8, 1.2, size=(3, 4)), requires_grad=True)
+        assert gradcheck(dt.lerp, (x, y, w))
+    else:
+        assert gradcheck(lambda a, b: dt.lerp(a, b, weight), (x, y))
+
+
+def test_lerp_matches_its_in_place_form_and_ends_exactly():
+    x, y = dt.tensor(A), dt.tensor(B)
+    for w in (0.1, 0.5, 0.7, 1.0):
+        assert dt.equal(dt.lerp(x, y, w), x.clone().lerp_(y, w))
+    assert dt.equal(dt.lerp(x, y, 1.0), y) and dt.equal(dt.lerp(x, y, 0.0), x)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("weight", [0.1, 0.6, 0.9])
+def test_lerp_float32_parity(torch, weight):
+    got = dt.lerp(dt.tensor(A), dt.tensor(B), weight).numpy()
+    want = torch.lerp(torch.tensor(A), torch.tensor(B), weight).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-7, atol=2e-7)  # PyTorch's fused multiply-add: 1 ulp
+
+
+@pytest.mark.parametrize("name", ["silu", "gelu", "leaky_relu", "elu"])
+def test_activation_gradient_rounded_once(name):
+    fn = getattr(F, name)
+    x32 = dt.tensor(A).bfloat16().float().requires_grad_()
+    g = dt.tensor(B).bfloat16()
+    fn(x32).backward(g.float())
+    x = dt.tensor(A).bfloat16().requires_grad_()
+    fn(x).backward(g)
+    assert x.grad.dtype is dt.bfloat16
+    np.testing.assert_array_equal(x.grad.float().numpy(), x32.grad.bfloat16().float().numpy())
+
+
+GRADIENT_OPS = {  # name: op on the library L (inputs of A: in every op's domain after abs)
+    "silu": lambda L, x: L.nn.functional.silu(x),
+    "gelu": lambda L, x: L.nn.functional.gelu(x),
+    "leaky_relu": lambda L, x: L.nn.functional.leaky_relu(x),
+    "tanh": lambda L, x: L.tanh(x),
+    "sigmoid": lambda L, x: L.sigmoid(x),
+    "exp": lambda L, x: L.exp(x),
+    "sqrt": lambda L, x: L.sqrt(x.abs() + 0.5),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(GRADIENT_OPS))
+def test_gradient_low_precision_parity(torch, name):
+    grads = []
+    for lib in (dt, torch):
+        x = lib.tensor(A).bfloat16().requires_grad_()
+        GRADIENT_OPS[name](lib, x).backward(lib.tensor(B).bfloat16())
+        grads.append(x.grad.float().numpy())
+    np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid", "exp"])
+def test_gradient_reads_the_rounded_result(name):
+    """d tanh = 1 - y^2 (and sigmoid's y (1 - y), exp's y) with y the bfloat16 result the op
+    returned, times the gradient in float32, rounded once."""
+    x = dt.tensor(A).bfloat16().requires_grad_()
+    y = GRADIENT_OPS[name](dt, x)
+    g = dt.tensor(B).bfloat16()
+    y.backward(g)
+    yf, gf = y.detach().float(), g.float()
+    local = {"tanh": 1 - yf * yf, "sigmoid": yf * (1 - yf), "exp": yf}[name]
+    np.testing.assert_array_equal(x.grad.float().numpy(), (gf * local).bfloat16().float().numpy())
