@@ -247,8 +247,8 @@ class Div(Function):
             rt = get_default_dtype().numpy
         if out.dtype != rt:
             out = out.astype(rt)
-        if ctx.needs_input_grad:
-            _operands(ctx, a, b)  # not the result: changing it in place leaves backward valid
+        if ctx.needs_input_grad:  # as PyTorch: the divisor, the dividend only for the divisor's gradient
+            _operands(ctx, a if ctx.needs_input_grad[1] else None, b)
         return out
 
     @staticmethod
