@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 import disttorch as _dt
 
-from .._dtype import scalar_type_name
 from .._random import _gen
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -16,7 +13,7 @@ from ..kernels.torch_gamma import dirichlet
 from ..ops.special import digamma, lgamma
 from . import constraints
 from .exp_family import ExponentialFamily
-from .gamma import standard_gamma_grad
+from .gamma import require_float32_or_64, standard_gamma_grad
 
 __all__ = ["Dirichlet", "SampleDirichlet"]
 
@@ -31,8 +28,7 @@ class SampleDirichlet(Function):
     @staticmethod
     def forward(ctx, alpha, generator):
         a = alpha._data
-        if a.dtype not in (np.float32, np.float64):
-            raise NotImplementedError(f"\"dirichlet\" not implemented for '{scalar_type_name(a.dtype)}'")
+        require_float32_or_64(a, "dirichlet")
         x, g = dirichlet(_gen(generator), a)
         if ctx.needs_input_grad:
             ctx.x = x

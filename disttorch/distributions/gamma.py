@@ -21,7 +21,7 @@ from .utils import _finfo, broadcast_all
 
 _SERIES_MAX_X = 2500.0
 
-__all__ = ["Gamma", "StandardGamma", "standard_gamma_grad"]
+__all__ = ["Gamma", "StandardGamma", "require_float32_or_64", "standard_gamma_grad"]
 
 
 def standard_gamma_grad(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
@@ -55,6 +55,12 @@ def standard_gamma_grad(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     return out
 
 
+def require_float32_or_64(a: np.ndarray, kernel: str) -> None:
+    """PyTorch's samplers take float32 and float64 only: its error for other dtypes."""
+    if a.dtype not in (np.float32, np.float64):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(a.dtype)}'")
+
+
 class StandardGamma(Function):
     """A ``Gamma(alpha, 1)`` sample whose gradient is the implicit reparameterisation one."""
 
@@ -63,8 +69,7 @@ class StandardGamma(Function):
     @staticmethod
     def forward(ctx, alpha, generator):
         a = alpha._data
-        if a.dtype not in (np.float32, np.float64):
-            raise NotImplementedError(f"\"gamma_cpu\" not implemented for '{scalar_type_name(a.dtype)}'")
+        require_float32_or_64(a, "gamma_cpu")
         x = standard_gamma(_gen(generator), a)
         if ctx.needs_input_grad:
             ctx.grad = standard_gamma_grad(x, a).astype(a.dtype, copy=False)
