@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._dtype import result_type, scalar_type_name
-from .._tensor import Tensor
+from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
@@ -303,6 +303,8 @@ def isclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> Tensor:
     """True where ``|input - other| <= atol + rtol * |other|`` (same dtypes required)."""
+    _tensor_arg("isclose", input)
+    _tensor_arg("isclose", other, "other", 2)
     _same_dtype(input, other)
     return Tensor._make(
         np.asarray(
@@ -317,6 +319,8 @@ def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
     """Whether every element of ``input`` is close to ``other`` (see :func:`isclose`)."""
+    _tensor_arg("allclose", input)
+    _tensor_arg("allclose", other, "other", 2)
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 

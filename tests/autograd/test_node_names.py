@@ -32,6 +32,11 @@ CASES = {
     "ToCopyBackward0": lambda L, a: a["x"].double(),
     "SortBackward0": lambda L, a: a["x"].sort(1)[0],
     "HardtanhBackward0": lambda L, a: L.nn.functional.relu6(a["x"]),
+    "UpsampleNearest2DBackward0": lambda L, a: L.nn.Upsample(scale_factor=2)(a["img"]),
+    "UpsampleBilinear2DBackward0": lambda L, a: L.nn.functional.interpolate(
+        a["img"], scale_factor=2, mode="bilinear"
+    ),
+    "UpsampleLinear1DBackward0": lambda L, a: L.nn.functional.interpolate(a["x3"], size=7, mode="linear"),
     "MkldnnRnnLayerBackward0": lambda L, a: L.nn.LSTM(4, 5)(a["seq"])[0],
     "TransposeBackward1": lambda L, a: L.nn.GRU(4, 5, batch_first=True)(a["seq"])[0],
     "CatBackward0": lambda L, a: L.nn.GRU(4, 5, bidirectional=True)(a["seq"])[0],

@@ -213,3 +213,16 @@ PARITY_NO_GRAD = {  # compare values and dtypes on int64 inputs
 @pytest.mark.parametrize("name", sorted(PARITY_NO_GRAD))
 def test_no_grad_ops_match_torch(name):
     assert_no_grad_op_matches(PARITY_NO_GRAD[name], INTS)
+
+
+def test_isclose_and_allclose_name_a_non_tensor_argument():
+    import pytest as _pytest
+
+    with _pytest.raises(
+        TypeError, match=r"allclose\(\): argument 'input' \(position 1\) must be Tensor, not list"
+    ):
+        dt.allclose([1.0], dt.ones(1))
+    with pytest.raises(
+        TypeError, match=r"isclose\(\): argument 'other' \(position 2\) must be Tensor, not float"
+    ):
+        dt.isclose(dt.ones(1), 1.0)

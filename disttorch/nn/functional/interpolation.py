@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.function import named_node
 from ._axis_taps import AxisTaps
 from ._channels_last import keeps_channels_last
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -98,6 +99,17 @@ def _axis_taps(size: int, out: int, mode: str, scale: float | None, align_corner
     return [(base, 1.0 - t), (np.minimum(base + 1, size - 1), t)]
 
 
+#: the name of PyTorch's upsampling kernel for each mode (its node: ``UpsampleBilinear2DBackward0``)
+_NODE_OF_MODE = {
+    "nearest": "Nearest",
+    "nearest-exact": "NearestExact",
+    "linear": "Linear",
+    "bilinear": "Bilinear",
+    "bicubic": "Bicubic",
+    "trilinear": "Trilinear",
+}
+
+
 @keeps_channels_last
 def interpolate(
     input: Tensor,
@@ -161,7 +173,9 @@ def interpolate(
         if sizes[i] != input.shape[2 + i] or scales[i] not in (None, 1.0) or mode == "bicubic":
             taps = _axis_taps(input.shape[2 + i], sizes[i], mode, scales[i], bool(align_corners))
             out = AxisTaps.apply(out, 2 + i, taps)
-    return out if out is not input else input.clone()
+    if out is input:
+        return input.clone()
+    return named_node(out, f"Upsample{_NODE_OF_MODE[mode]}{d}DBackward0")  # PyTorch's kernel's node
 
 
 def upsample(
