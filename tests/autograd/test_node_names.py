@@ -37,6 +37,12 @@ CASES = {
         a["img"], scale_factor=2, mode="bilinear"
     ),
     "UpsampleLinear1DBackward0": lambda L, a: L.nn.functional.interpolate(a["x3"], size=7, mode="linear"),
+    "ScaledDotProductFlashAttentionForCpuBackward0": lambda L, a: (
+        L.nn.functional.scaled_dot_product_attention(a["img"], a["img"], a["img"])
+    ),
+    "UnsafeViewBackward0": lambda L, a: L.nn.functional.scaled_dot_product_attention(
+        a["x3"], a["x3"], a["x3"]
+    ),
     "MkldnnRnnLayerBackward0": lambda L, a: L.nn.LSTM(4, 5)(a["seq"])[0],
     "TransposeBackward1": lambda L, a: L.nn.GRU(4, 5, batch_first=True)(a["seq"])[0],
     "CatBackward0": lambda L, a: L.nn.GRU(4, 5, bidirectional=True)(a["seq"])[0],

@@ -19,7 +19,7 @@ from ..._dtype import from_numpy
 from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
-from ...autograd.function import Function
+from ...autograd.function import Function, named_node
 from ...backends import cuda as _switches
 from ...kernels import torch_random as _kr
 from ...kernels.softmax import softmax_backward_last_, softmax_last_
@@ -250,7 +250,10 @@ def scaled_dot_product_attention(
         key = _repeat_heads(key, reps)
         value = _repeat_heads(value, reps)
     fused = _cpu_kernel(query, key, value, dropout_p) == "flash"
-    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused)[0]
+    out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused)[0]
+    return named_node(
+        out, "ScaledDotProductFlashAttentionForCpuBackward0" if fused else "UnsafeViewBackward0"
+    )
 
 
 def _cpu_kernel(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -> str:
