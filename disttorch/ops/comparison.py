@@ -244,11 +244,13 @@ def fmod(input: Any, other: Any) -> Tensor:
 
 
 def _float_only(fn: Callable, name: str) -> Callable:
+    node = name.capitalize() + "Backward0"  # PyTorch's: FloorBackward0
+
     def op(input: Tensor) -> Tensor:
         x = input._data
         if x.dtype.kind == "c":
             raise NotImplementedError(f"{name} is not supported for complex inputs")
-        return flat(elementwise(fn, x) if x.dtype.kind in "fV" else x.copy(), input)
+        return flat(elementwise(fn, x) if x.dtype.kind in "fV" else x.copy(), node, input)
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise ``{name}`` (integers are returned unchanged). Zero gradient."
@@ -265,7 +267,8 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:
     x = input._data
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"round_vml_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
-    return flat(elementwise(np.round, x, decimals) if x.dtype.kind in "fV" else x.copy(), input)
+    out = elementwise(np.round, x, decimals) if x.dtype.kind in "fV" else x.copy()
+    return flat(out, "RoundBackward1" if decimals else "RoundBackward0", input)
 
 
 def sign(input: Tensor) -> Tensor:
@@ -275,7 +278,7 @@ def sign(input: Tensor) -> Tensor:
         raise NotImplementedError(
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
         )
-    return flat(x.copy() if x.dtype.kind == "b" else elementwise(np.sign, x), input)
+    return flat(x.copy() if x.dtype.kind == "b" else elementwise(np.sign, x), "SignBackward0", input)
 
 
 # ---------------------------------------------------------------------- tests of values

@@ -19,18 +19,23 @@ __all__ = ["flat"]
 
 
 class Flat(Function):
-    """``value``, computed already, as a function of ``inputs`` with a zero derivative."""
+    """``value``, computed already, as a function of ``inputs`` with a zero derivative; the
+    node takes the name PyTorch gives the op (``FloorBackward0``)."""
+
+    _raw = True  # no tensor ops inside: no grad-mode switch, no ctx when nothing records
 
     @staticmethod
-    def forward(ctx, value, *inputs):
+    def forward(ctx, value, name, *inputs):
+        ctx._node_name = name
         return value
 
     @staticmethod
     def backward(ctx, g):
-        zeros = [None if m is None else Tensor._make(np.zeros(*m)) for m in ctx._input_meta[1:]]
-        return (None, *zeros)
+        zeros = [None if m is None else Tensor._make(np.zeros(*m)) for m in ctx._input_meta[2:]]
+        return (None, None, *zeros)
 
 
-def flat(value: np.ndarray, *inputs: Any) -> Tensor:
-    """``value`` as the result of a piecewise-constant op of ``inputs`` (tensors or numbers)."""
-    return Flat.apply(value, *inputs)
+def flat(value: np.ndarray, name: str, *inputs: Any) -> Tensor:
+    """``value`` as the result of a piecewise-constant op of ``inputs`` (tensors or numbers),
+    its node named ``name`` as PyTorch names it."""
+    return Flat.apply(value, name, *inputs)

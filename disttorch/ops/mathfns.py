@@ -1747,7 +1747,7 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
 
 def fill(input: Tensor, value: Any) -> Tensor:
     """A tensor like ``input`` filled with ``value`` (zero gradient to ``input``)."""
-    return flat(np.full(input._data.shape, _t(value)._data, dtype=input._data.dtype), input)
+    return flat(np.full(input._data.shape, _t(value)._data, dtype=input._data.dtype), "FillBackward0", input)
 
 
 def range(

@@ -43,6 +43,9 @@ CASES = {
     "UnsafeViewBackward0": lambda L, a: L.nn.functional.scaled_dot_product_attention(
         a["x3"], a["x3"], a["x3"]
     ),
+    "FloorBackward0": lambda L, a: L.floor(a["x"]),
+    "RoundBackward1": lambda L, a: a["x"].round(decimals=1),
+    "SignBackward0": lambda L, a: L.sign(a["x"]),
     "MkldnnRnnLayerBackward0": lambda L, a: L.nn.LSTM(4, 5)(a["seq"])[0],
     "TransposeBackward1": lambda L, a: L.nn.GRU(4, 5, batch_first=True)(a["seq"])[0],
     "CatBackward0": lambda L, a: L.nn.GRU(4, 5, bidirectional=True)(a["seq"])[0],
