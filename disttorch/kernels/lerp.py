@@ -6,17 +6,17 @@ PyTorch computes ``lerp(start, end, w)`` from the nearer end, which keeps ``w = 
     |w| < 0.5:  start + w       * (end - start)
     otherwise:  end   + (w - 1) * (end - start)
 
-each as one fused multiply-add, in float32 for float32, float16 and bfloat16 tensors. A
-float32 product is exact in float64, so the fused step is the float64 multiply-add rounded
-to float32: the same bits as PyTorch but for a double-rounding tie (about one in 2**29).
-float64 and complex tensors take the same two formulas unfused, and may differ from
-PyTorch's vector kernel in the last bit.
+each as one fused multiply-add (:func:`disttorch.kernels.fma.fma`), in float32 for
+float32, float16 and bfloat16 tensors, in float64 for float64: the same bits as PyTorch but
+for a double-rounding tie (about one in 2**29). Complex tensors take the same two formulas
+unfused, and may differ from PyTorch's kernel in the last bit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .fma import fma
 from .threads import elementwise
 
 __all__ = ["lerp"]
@@ -30,7 +30,10 @@ def lerp(start: np.ndarray, end: np.ndarray, weight: np.ndarray | float) -> np.n
     compute = np.dtype(np.float32) if narrow else dtype
     w = weight.astype(compute, copy=False) if isinstance(weight, np.ndarray) else compute.type(weight)
     out = elementwise(
-        _fused if narrow else _unfused, start.astype(compute, copy=False), end.astype(compute, copy=False), w
+        _unfused if dtype.kind == "c" else _fused,
+        start.astype(compute, copy=False),
+        end.astype(compute, copy=False),
+        w,
     )
     return out.astype(dtype, copy=False)
 
@@ -47,8 +50,6 @@ def _unfused(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _fused(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """The float32 multiply-add rounded once (by way of float64, where the product is exact)."""
+    """The multiply-add rounded once."""
     base, coeff, diff = _nearer_end(a, b, w)
-    out = np.multiply(coeff, diff, dtype=np.float64)
-    out += base
-    return out.astype(np.float32)
+    return fma(coeff, diff, base)

@@ -1,0 +1,58 @@
+"""Fused multiply-add: ``a * b + c`` rounded once, as a CPU's FMA instruction rounds it.
+
+PyTorch's compiled CPU kernels let the compiler fuse a multiply and the add that follows it
+into one FMA, so some of its results are rounded once where NumPy's separate ``*`` and
+``+`` round twice. Kernels that must give PyTorch's bits (``lerp.py``, the anti-aliased
+resampling of ``nn/functional/_antialias.py``) fuse the same steps with :func:`fma`:
+
+- float32 (and narrower, computed in float32): the product of two float32 numbers is exact
+  in float64, so the float64 sum rounded to float32 is the fused result, but for a
+  double-rounding tie (about one in 2**29);
+- float64: the product's rounding error comes from Dekker's split (each factor cut into two
+  halves of 26 bits whose products are exact), the sum's from Knuth's two-sum, and the
+  errors are added back before the last rounding: the fused result but for rare ties.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["fma"]
+
+#: Dekker's splitting constant for float64: 2**27 + 1 cuts a 53-bit significand in two
+#: halves of at most 26 bits, whose pairwise products are exact.
+_SPLIT = 134217729.0
+
+
+def fma(a: np.ndarray | float, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """``a * b + c`` (broadcast) rounded once, in the float dtype of the arrays (float32 or
+    float64; a float16/bfloat16 caller computes in float32 first)."""
+    dtype = np.result_type(a, b, c)
+    if dtype.itemsize <= 4:
+        out = np.multiply(a, b, dtype=np.float64)
+        out += c
+        return out.astype(dtype)
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    with np.errstate(invalid="ignore", over="ignore"):
+        product = a * b
+        product_error = _product_error(a, b, product)
+        total = product + c
+        back = total - product  # Knuth's two-sum: total + sum_error == product + c exactly
+        sum_error = (product - (total - back)) + (c - back)
+        fused = total + (sum_error + product_error)
+    # infinities and NaNs (and overflowing splits) take the plain result, as FMA gives them
+    return np.where(np.isfinite(fused), fused, product + c)
+
+
+def _product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
+    """``a * b - product`` exactly (Dekker), for ``product`` the rounded ``a * b``."""
+    a_high, a_low = _split(a)
+    b_high, b_low = _split(b)
+    return ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+
+
+def _split(x: np.ndarray) -> tuple:
+    """``(high, low)`` with ``high + low == x``, each with at most 26 significant bits."""
+    scaled = _SPLIT * x
+    high = scaled - (scaled - x)
+    return high, x - high
