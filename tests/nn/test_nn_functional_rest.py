@@ -329,8 +329,6 @@ def test_deprecated_upsample_names_warn_and_match_interpolate():
         assert tuple(DF.upsample(x, size=(4, 2)).shape) == (1, 2, 4, 2)
     with pytest.raises(RuntimeError, match="divisible by groups"):
         DF.channel_shuffle(dt.tensor(rn(1, 5, 2)), 2)
-    with pytest.raises(ValueError, match="antialias"):
-        DF.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True)
 
 
 @pytest.mark.parity

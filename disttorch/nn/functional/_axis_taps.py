@@ -1,7 +1,9 @@
 """``AxisTaps``: an op that rebuilds one axis of a tensor from a few weighted gathers
 along it, ``out = sum_t take(x, idx_t, axis) * w_t``. Interpolation (1, 2 or 4 taps per
-output position) and the index-based paddings (reflect, replicate, circular: one tap)
-are such ops. Backward adds every tap's weighted gradient back to its source positions:
+output position; anti-aliased, as many as its stretched filter covers) and the index-based
+paddings (reflect, replicate, circular: one tap) are such ops. A tap may name the outputs
+that add it with one fused multiply-add (``kernels/fma.py``), where PyTorch's compiled
+kernel fuses that step. Backward adds every tap's weighted gradient back to its source positions:
 the outputs are ordered by source (a stable argsort, skipped when the indices are already
 sorted) and each run of equal sources is summed by one ``np.add.reduceat``, no
 per-element scatter. The op and its adjoint are each other's backward, so gradients of
@@ -16,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.function import Function
+from ...kernels.fma import fma
 from ...kernels.threads import parallel_over
 
 #: Units of work per element and tap (``kernels/threads.py``): a gather along an axis
@@ -26,8 +29,9 @@ __all__ = ["AxisTaps", "AxisTapsAdjoint"]
 
 
 class AxisTaps(Function):
-    """``forward(x, axis, taps)`` with ``taps`` a list of ``(indices, weights or None)``,
-    each of the output length along ``axis``."""
+    """``forward(x, axis, taps)`` with ``taps`` a list of ``(indices, weights or None)`` or
+    ``(indices, weights, fused)``, each of the output length along ``axis``; ``fused`` (bool)
+    marks the outputs that add this tap with one fused multiply-add."""
 
     _raw = True
 
@@ -65,13 +69,17 @@ def _gather(a: np.ndarray, axis: int, taps: list) -> np.ndarray:
     out = np.empty(shape, dtype=a.dtype)
     view = [1] * a.ndim
     view[axis] = -1
-    weights = [None if w is None else w.astype(a.dtype).reshape(view) for _, w in taps]
+    weights = [None if tap[1] is None else tap[1].astype(a.dtype).reshape(view) for tap in taps]
+    fused = [tap[2].reshape(view) if len(tap) > 2 and tap[2].any() else None for tap in taps]
 
     def part(index: tuple) -> None:
         src, dst = a[index], out[index]
-        for t, ((idx, _), w) in enumerate(zip(taps, weights)):
+        for t, (tap, w, where) in enumerate(zip(taps, weights, fused)):
             # the first tap straight into place ("clip": unbuffered; the taps are in range)
-            term = np.take(src, idx, axis=axis, out=dst if t == 0 else None, mode="clip")
+            term = np.take(src, tap[0], axis=axis, out=dst if t == 0 else None, mode="clip")
+            if t and where is not None:
+                dst[...] = np.where(where, fma(term, w, dst), dst + term * w)
+                continue
             if w is not None:
                 term *= w
             if t:
@@ -88,7 +96,7 @@ def _adjoint(g: np.ndarray, axis: int, taps: list, size: int) -> np.ndarray:
     view = [1] * g.ndim
     view[axis] = -1
     plans = []  # per tap: its weights, the output order by source, and each source's run
-    for idx, w in taps:
+    for idx, w, *_ in taps:
         order = np.argsort(idx, kind="stable") if np.any(idx[1:] < idx[:-1]) else None
         uniq, starts = np.unique(idx if order is None else idx[order], return_index=True)
         if uniq[-1] - uniq[0] + 1 == uniq.size:  # a contiguous range of sources: a slice

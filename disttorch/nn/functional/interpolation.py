@@ -1,7 +1,8 @@
 """``interpolate`` (and the deprecated ``upsample``, ``upsample_nearest``,
 ``upsample_bilinear``): nearest, nearest-exact, linear, bilinear, bicubic, trilinear and
 area resizing with PyTorch's source-coordinate rules (``align_corners``, ``scale_factor``,
-``recompute_scale_factor``).
+``recompute_scale_factor``), and anti-aliased bilinear, bicubic and lanczos resizing of
+images (``antialias=True``, ``_antialias.py``).
 
 Interpolation is separable: each spatial dim is resampled in turn by one ``AxisTaps`` op
 that gathers its few neighbouring rows (1 for nearest, 2 for linear, 4 for cubic) and sums
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.function import named_node
+from ._antialias import antialias_taps, resize_uint8
 from ._axis_taps import AxisTaps
 from ._channels_last import keeps_channels_last
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -26,7 +28,9 @@ from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool
 __all__ = ["interpolate", "upsample", "upsample_bilinear", "upsample_nearest"]
 
 
-_DIMS_OF_MODE = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+_DIMS_OF_MODE = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3, "lanczos": 2}
+
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos", "area", "nearest-exact")
 
 
 def _output_geometry(
@@ -107,6 +111,7 @@ _NODE_OF_MODE = {
     "bilinear": "Bilinear",
     "bicubic": "Bicubic",
     "trilinear": "Trilinear",
+    "lanczos": "Lanczos",
 }
 
 
@@ -124,27 +129,21 @@ def interpolate(
 
     Args:
         mode: ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D input), ``'bilinear'``
-            (4-D), ``'bicubic'`` (4-D), ``'trilinear'`` (5-D) or ``'area'``.
+            (4-D), ``'bicubic'`` (4-D), ``'trilinear'`` (5-D), ``'lanczos'`` (4-D, with
+            ``antialias=True``) or ``'area'``.
         align_corners: linear/cubic modes only: map the corner pixels' centres onto each
             other (True) or the corners of the pixel grid (False, the default).
         recompute_scale_factor: compute the source coordinates from the output size
             instead of the given ``scale_factor``.
-        antialias: only False is supported (the anti-aliased down-sampling filter is not
-            implemented; a ValueError says so).
+        antialias: bilinear, bicubic and lanczos modes of 4-D float32/float64/uint8 input:
+            when shrinking, widen the filter over every input pixel an output pixel covers
+            (the result matches PIL's resizing with ``align_corners=False``).
     """
     d = input.ndim - 2
-    if d not in (1, 2, 3):
+    if d not in (1, 2, 3) or mode not in _MODES:
         raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-            f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
-            f"trilinear | area | nearest-exact (got {mode})"
-        )
-    valid = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
-    if mode not in valid:
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
-            f"{input.ndim}D) for the modes: nearest | linear | bilinear | bicubic | "
-            f"trilinear | area | nearest-exact (got {mode})"
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            f"the modes: {' | '.join(_MODES)} (got {mode})"
         )
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
@@ -152,12 +151,6 @@ def interpolate(
                 "align_corners option can only be set with the interpolating modes: "
                 "linear | bilinear | bicubic | trilinear"
             )
-    elif _DIMS_OF_MODE[mode] != d:
-        raise NotImplementedError(
-            f"Got {input.ndim}D input, but {mode} mode needs {_DIMS_OF_MODE[mode] + 2}D input"
-        )
-    if antialias:
-        raise ValueError("interpolate: antialias=True is not supported by disttorch; use antialias=False")
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     sizes, scales = _output_geometry(tuple(input.shape), d, size, scale_factor, recompute_scale_factor)
@@ -166,8 +159,29 @@ def interpolate(
             f"Input and output sizes should be greater than 0, but got input "
             f"({', '.join(map(str, input.shape[2:]))}) output ({', '.join(map(str, sizes))})"
         )
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+            "4-D tensor as input"
+        )
+    if mode == "lanczos" and d == 2:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    if mode in _DIMS_OF_MODE and _DIMS_OF_MODE[mode] != d:
+        if mode in ("bicubic", "lanczos"):
+            raise NotImplementedError(
+                f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                f"the modes: {' | '.join(_MODES)} (got {mode})"
+            )
+        raise NotImplementedError(
+            f"Got {input.ndim}D input, but {mode} mode needs {_DIMS_OF_MODE[mode] + 2}D input"
+        )
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[d - 1](input, sizes)
+    if antialias:
+        return _antialiased(input, sizes, mode, scales, bool(align_corners))
     out = input
     for i in range(d):
         if sizes[i] != input.shape[2 + i] or scales[i] not in (None, 1.0) or mode == "bicubic":
@@ -176,6 +190,31 @@ def interpolate(
     if out is input:
         return input.clone()
     return named_node(out, f"Upsample{_NODE_OF_MODE[mode]}{d}DBackward0")  # PyTorch's kernel's node
+
+
+def _antialiased(input: Tensor, sizes: tuple, mode: str, scales: tuple, align_corners: bool) -> Tensor:
+    """Anti-aliased resizing of ``(N, C, H, W)``: the width, then the height (PyTorch's
+    order, which decides the float rounding), each only if its size changes."""
+    dtype = input._data.dtype
+    if dtype == np.uint8:  # fixed point; no gradient
+        data = input._data
+        for axis in (3, 2):
+            if sizes[axis - 2] != data.shape[axis]:
+                data = resize_uint8(data, axis, sizes[axis - 2], mode, scales[axis - 2], align_corners)
+        return Tensor._make(data if data is not input._data else data.copy())
+    if dtype not in (np.float32, np.float64):
+        raise NotImplementedError(
+            f"\"compute_index_ranges_weights\" not implemented for '{input.dtype.scalar_name}'"
+        )
+    out = input
+    for axis in (3, 2):
+        size = input.shape[axis]
+        if sizes[axis - 2] != size:
+            taps = antialias_taps(size, sizes[axis - 2], mode, scales[axis - 2], align_corners, dtype)
+            out = AxisTaps.apply(out, axis, taps)
+    if out is input:
+        return input.clone()
+    return named_node(out, f"Upsample{_NODE_OF_MODE[mode]}2DAaBackward0")
 
 
 def upsample(
