@@ -3,38 +3,17 @@
 PyTorch computes ``step = (end - start) / (steps - 1)`` in the output dtype (in double for
 integer outputs), then fills the first half forward from ``start`` and the second half
 backward from ``end`` (so both ends are exact): ``start + step * i`` and
-``end - step * (steps - 1 - i)``, each a fused multiply-add rounded once. NumPy has no fused
-multiply-add, so it is built here from error-free transformations in float64.
+``end - step * (steps - 1 - i)``, each a fused multiply-add rounded once
+(:func:`disttorch.kernels.fma.fma`, in float64).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .kernels.fma import fma
+
 __all__ = ["linspace_values"]
-
-_SPLIT = 134217729.0  # 2**27 + 1: Veltkamp's constant, splits a float64 into two halves
-
-
-def _two_product(a: np.ndarray, b: np.ndarray) -> tuple:
-    """``a * b`` as ``p + err`` exactly (Dekker)."""
-    p = a * b
-    t = _SPLIT * a
-    ah = t - (t - a)
-    al = a - ah
-    t = _SPLIT * b
-    bh = t - (t - b)
-    bl = b - bh
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
-def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``a * b + c`` rounded once to float64 (up to the rarest of double roundings)."""
-    p, p_err = _two_product(a, b)
-    s = p + c
-    bb = s - p
-    s_err = (p - (s - bb)) + (c - bb)
-    return s + (p_err + s_err)
 
 
 def _linspace_half(start: float, end: float, steps: int, half: type) -> np.ndarray:
@@ -64,6 +43,6 @@ def linspace_values(start: float, end: float, steps: int, dtype: np.dtype) -> np
     first, last = (step_type(v if dtype.kind == "f" else np.trunc(v)) for v in (start, end))
     step = np.float64(step_type((last - first) / step_type(steps - 1)))
     i = np.arange(steps, dtype=np.float64)
-    forward = _fma(np.full(steps, step), i, np.full(steps, np.float64(first)))
-    backward = _fma(np.full(steps, -step), (steps - 1) - i, np.full(steps, np.float64(last)))
+    forward = fma(np.full(steps, step), i, np.full(steps, np.float64(first)))
+    backward = fma(np.full(steps, -step), (steps - 1) - i, np.full(steps, np.float64(last)))
     return np.where(np.arange(steps) < steps // 2, forward, backward).astype(dtype)

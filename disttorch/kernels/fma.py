@@ -2,8 +2,9 @@
 
 PyTorch's compiled CPU kernels let the compiler fuse a multiply and the add that follows it
 into one FMA, so some of its results are rounded once where NumPy's separate ``*`` and
-``+`` round twice. Kernels that must give PyTorch's bits (``lerp.py``, the anti-aliased
-resampling of ``nn/functional/_antialias.py``) fuse the same steps with :func:`fma`:
+``+`` round twice. Code that must give PyTorch's bits (``lerp.py``, ``linspace``, the
+anti-aliased resampling of ``nn/functional/_antialias.py``, ``grid_sample``'s coordinates)
+fuses the same steps with :func:`fma`:
 
 - float32 (and narrower, computed in float32): the product of two float32 numbers is exact
   in float64, so the float64 sum rounded to float32 is the fused result, but for a

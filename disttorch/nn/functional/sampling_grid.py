@@ -2,10 +2,13 @@
 maps, and sampling an input at grid locations with bilinear/trilinear, nearest or bicubic
 interpolation and zeros/border/reflection padding.
 
-The coordinate transforms (unnormalising, clamping, reflecting) are tensor ops, so the
-gradient reaches the grid through them. Bilinear/trilinear sampling is one
-``LinearSample`` op (input gradient by ``np.bincount``, coordinate gradient in closed
-form); nearest and bicubic sampling gather with ``Tensor.gather``.
+The coordinate transforms (unnormalising, clamping, reflecting) are one op,
+``SourceCoord``, with PyTorch's rounding and derivatives (a clamped coordinate on the
+border itself gets none), so the gradient reaches the grid through it as in PyTorch.
+Bilinear/trilinear sampling is one ``LinearSample`` op (input gradient by ``np.bincount``,
+coordinate gradient in closed form); nearest and bicubic sampling gather with
+``Tensor.gather``. ``affine_grid`` builds its base grid in the output dtype as PyTorch
+does, so identity maps land exactly on pixel centres in both.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..._linspace import linspace_values
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
-from ...ops import elementwise as _ew
+from ...kernels.fma import fma
+from ...ops.flat import flat as zero_gradient
 from ._numpy_backward import numpy_backward
 from .interpolation import _cubic_weights
 
@@ -27,9 +32,15 @@ GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 
 
-def _base_coords(n: int, align_corners: bool) -> np.ndarray:
-    c = np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
-    return c if align_corners else c * (n - 1) / n
+def _base_coords(n: int, align_corners: bool, dtype: np.dtype) -> np.ndarray:
+    """The ``n`` centres of an axis in ``[-1, 1]`` coordinates, computed in ``dtype`` as
+    PyTorch computes them (its ``linspace``, then ``* (n - 1) / n``), so a grid point lands
+    on the same side of a pixel centre as in PyTorch (where ``grid_sample``'s gradient
+    changes)."""
+    if n <= 1:
+        return np.zeros(1, dtype)
+    c = linspace_values(-1.0, 1.0, n, dtype)
+    return c if align_corners else c * dtype.type(n - 1) / dtype.type(n)
 
 
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
@@ -47,7 +58,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
                 f"Got {list(theta.shape)}."
             )
         n, _, h, w = size
-        axes = [_base_coords(w, align_corners), _base_coords(h, align_corners)]
+        axes = [_base_coords(s, align_corners, theta._data.dtype) for s in (w, h)]
         grid_shape = (h, w)
     elif len(size) == 5:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
@@ -56,11 +67,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
                 f"Got {list(theta.shape)}."
             )
         n, _, dd, h, w = size
-        axes = [
-            _base_coords(w, align_corners),
-            _base_coords(h, align_corners),
-            _base_coords(dd, align_corners),
-        ]
+        axes = [_base_coords(s, align_corners, theta._data.dtype) for s in (w, h, dd)]
         grid_shape = (dd, h, w)
     else:
         raise NotImplementedError(
@@ -72,36 +79,73 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     if theta.shape[0] != n:
         raise ValueError(f"Expected theta batch {theta.shape[0]} to match size batch {n}")
     mesh = np.meshgrid(*reversed(axes), indexing="ij")[::-1]  # x (w) first
-    base = np.stack([*mesh, np.ones(grid_shape)], axis=-1).reshape(-1, len(axes) + 1)
-    base_t = Tensor._make(base.astype(theta._data.dtype))
+    base = np.stack([*mesh, np.ones(grid_shape, mesh[0].dtype)], axis=-1).reshape(-1, len(axes) + 1)
+    base_t = Tensor._make(base)
     out = base_t.matmul(theta.transpose(1, 2))  # (N, P, dims)
     return out.reshape(n, *grid_shape, len(axes))
 
 
-def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
-    return (coord + 1) * ((size - 1) / 2) if align_corners else ((coord + 1) * size - 1) / 2
+def _unnormalize(coord: np.ndarray, size: int, align_corners: bool, planar: bool) -> tuple:
+    """``(pixel coordinate, its derivative)`` of a ``[-1, 1]`` grid coordinate: ``(c + 1) *
+    (size - 1) / 2`` (align_corners) or ``((c + 1) * size - 1) / 2``, rounded as PyTorch's
+    kernels round them, so that a point at a pixel centre stays on the same side of it
+    (where the gradient jumps): its 2-D kernel computes ``(c + 1) * scale`` and
+    ``fma(c + 1, size / 2, -1/2)``, its 3-D kernel the formulas as written."""
+    ft = coord.dtype.type
+    scale = ft((size - 1) / 2) if align_corners else ft(size / 2)
+    shifted = coord + ft(1)
+    if planar:
+        value = shifted * scale if align_corners else fma(shifted, scale, ft(-0.5))
+    else:
+        value = shifted / ft(2) * ft(size - 1) if align_corners else (shifted * ft(size) - ft(1)) / ft(2)
+    return value, scale
 
 
-def _reflect(coord: Tensor, lo2: int, hi2: int) -> Tensor:
-    """Reflect coordinates into ``[lo2/2, hi2/2]`` (PyTorch's reflect_coordinates)."""
+def _reflect(x: np.ndarray, lo2: int, hi2: int) -> tuple:
+    """``(x reflected into [lo2/2, hi2/2], derivative +-1)``, PyTorch's
+    ``reflect_coordinates`` (a zero span gives zeros)."""
     if lo2 == hi2:
-        return coord * 0
-    lo, span = lo2 / 2, (hi2 - lo2) / 2
-    x = (coord - lo).abs()
-    flips = np.floor(x._data / span)
-    extra = x - Tensor._make(flips * span)
-    even = Tensor._make(np.fmod(flips, 2) == 0)
-    return _ew.where(even, extra + lo, span - extra + lo)
+        return np.zeros_like(x), np.zeros_like(x)
+    ft = x.dtype.type
+    lo, span = ft(lo2 / 2), ft((hi2 - lo2) / 2)
+    x = x - lo
+    sign = np.where(x < 0, ft(-1), ft(1))
+    x = np.abs(x)
+    extra = np.fmod(x, span)
+    even = np.floor(x / span) % 2 == 0
+    return np.where(even, extra + lo, span - extra + lo), np.where(even, sign, -sign)
 
 
-def _compute_coord(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
-    coord = _unnormalize(coord, size, align_corners)
-    if padding_mode == "border":
-        coord = coord.clamp(0, size - 1)
-    elif padding_mode == "reflection":
-        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
-        coord = coord.clamp(0, size - 1)
-    return coord
+def _clip(x: np.ndarray, size: int) -> tuple:
+    """``(x clamped to [0, size - 1], derivative)``: PyTorch counts the borders themselves
+    as outside (derivative 0 there), unlike ``clamp``."""
+    ft = x.dtype.type
+    return np.clip(x, ft(0), ft(size - 1)), ((x > 0) & (x < size - 1)).astype(x.dtype)
+
+
+class SourceCoord(Function):
+    """Pixel coordinates of grid coordinates (of a 2-D grid if ``planar``, else 3-D) along
+    one axis of ``size`` pixels, padded
+    (``'zeros'``: as they are; ``'border'``: clamped; ``'reflection'``: reflected, then
+    clamped); the backward multiplies by the derivative PyTorch's kernel uses."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, coord, size, padding_mode, align_corners, planar):
+        x, slope = _unnormalize(coord._data, size, align_corners, planar)
+        if padding_mode == "reflection":
+            x, turn = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+            slope = slope * turn
+        if padding_mode in ("border", "reflection"):
+            x, inside = _clip(x, size)
+            slope = slope * inside
+        ctx.slope = slope
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * Tensor._make(np.asarray(ctx.slope, dtype=grad._data.dtype)), None, None, None, None
 
 
 def _gather_corner(flat: Tensor, idx: list, sizes: list) -> Tensor:
@@ -234,13 +278,13 @@ def grid_sample(
     flat = input.reshape(n, c, -1)
     g = grid.reshape(n, -1, d)
     coords = [g[:, :, i] for i in range(d)]
-    if mode == "bicubic":
-        coords = [_unnormalize(cd, s, align_corners) for cd, s in zip(coords, sizes)]
-    else:
-        coords = [_compute_coord(cd, s, padding_mode, align_corners) for cd, s in zip(coords, sizes)]
+    padding = "zeros" if mode == "bicubic" else padding_mode  # bicubic pads its taps instead
+    coords = [SourceCoord.apply(cd, s, padding, align_corners, d == 2) for cd, s in zip(coords, sizes)]
     if mode == "nearest":
         idx = [np.rint(cd._data).astype(np.int64) for cd in coords]  # round half to even, as PyTorch
         out = _gather_corner(flat, idx, sizes)
+        if grid.requires_grad:  # the grid gets a zero gradient, as in PyTorch (not None)
+            out = out + zero_gradient(np.zeros((), out._data.dtype), "GridSamplerBackward", grid)
     elif mode == "bilinear":
         out = LinearSample.apply(flat, sizes, *coords)
     else:
@@ -270,9 +314,5 @@ def _pad_index(ix: np.ndarray, size: int, padding_mode: str, align_corners: bool
     """Integer tap position under ``border``/``reflection`` padding (bicubic taps)."""
     x = ix.astype(np.float64)
     if padding_mode == "reflection":
-        x = (
-            _reflect(Tensor._make(x), 0, 2 * (size - 1))._data
-            if align_corners
-            else _reflect(Tensor._make(x), -1, 2 * size - 1)._data
-        )
+        x = _reflect(x, 0, 2 * (size - 1))[0] if align_corners else _reflect(x, -1, 2 * size - 1)[0]
     return np.clip(x, 0, size - 1).astype(np.int64)
