@@ -46,8 +46,8 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        u = _dt.rand(*shape, dtype=self.loc.dtype)
-        return self.loc + self.scale * (math.pi * (u - 0.5)).tan()
+        eps = _dt.empty(tuple(shape), dtype=self.loc.dtype).cauchy_()  # PyTorch's stream
+        return self.loc + eps * self.scale
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

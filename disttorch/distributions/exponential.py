@@ -10,7 +10,7 @@ import disttorch as _dt
 from .._tensor import Size, Tensor
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _finfo, _uniform, broadcast_all
+from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
@@ -49,10 +49,9 @@ class Exponential(ExponentialFamily):
         return self.rate.pow(-2)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
+        """Unit exponential draws (``Tensor.exponential_``, PyTorch's stream) over ``rate``."""
         shape = self._extended_shape(sample_shape)
-        u = _uniform(shape, self.rate)
-        fi = _finfo(self.rate)
-        return -(1 - u).clamp(min=float(fi.tiny)).log() / self.rate
+        return _dt.empty(tuple(shape), dtype=self.rate.dtype).exponential_() / self.rate
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

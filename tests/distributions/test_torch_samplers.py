@@ -90,3 +90,37 @@ def test_samples_match_pytorch(torch):
             ours, theirs = _samples(dt, seed), _samples(torch, seed)
             for name in theirs:
                 np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def _exponential_family_samples(lib):
+    """Draws of the distributions built on ``exponential_``/``cauchy_``, each after a seed."""
+    draws = []
+    for make in (
+        lambda D: D.Exponential(lib.tensor([1.0, 2.0])).rsample((3,)),
+        lambda D: D.Pareto(1.0, 2.0).sample((3,)),
+        lambda D: D.Weibull(1.0, 2.0).sample((3,)),
+        lambda D: D.Cauchy(0.5, 2.0).rsample((3,)),
+        lambda D: D.HalfCauchy(2.0).sample((3,)),
+    ):
+        lib.manual_seed(7)
+        draws.append(make(lib.distributions).tolist())
+    return draws
+
+
+def test_exponential_and_cauchy_draw_from_the_tensor_samplers():
+    """``Exponential`` divides ``exponential_()`` draws by the rate and ``Cauchy`` scales
+    ``cauchy_()`` draws, as PyTorch's do, so a seed gives the samplers' numbers."""
+    dt.manual_seed(7)
+    unit = dt.empty(2, 2).exponential_()
+    dt.manual_seed(7)
+    assert dt.allclose(D.Exponential(dt.tensor([1.0, 4.0])).rsample((2,)), unit / dt.tensor([1.0, 4.0]))
+    dt.manual_seed(7)
+    eps = dt.empty(3).cauchy_()
+    dt.manual_seed(7)
+    assert dt.allclose(D.Cauchy(1.0, 3.0).sample((3,)), 1.0 + eps * 3.0)
+
+
+def test_exponential_family_samples_match_pytorch(torch):
+    """The same draws (the transforms' ``exp``/``pow`` may differ in the last bit)."""
+    for ours, theirs in zip(_exponential_family_samples(dt), _exponential_family_samples(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
