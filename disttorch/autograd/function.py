@@ -15,13 +15,14 @@ and returns tensors and runs with grad disabled. Every backward works on tensors
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import weakref
 from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from .. import _debug_flags, _dtype
 from .._meta_array import MetaArray
 from .._tensor import Tensor, _meta_in_use
 from ..kernels.threads import astype
@@ -45,6 +46,30 @@ _dispatch_state = threading.local()
 def register_function_dispatch(kind: type, handler: Any) -> None:
     """Route ``Function.apply`` calls that have an argument of type ``kind`` to ``handler``."""
     _dispatch[kind] = handler
+
+
+def modified_inplace_message(t: Tensor, producer: Any, version: int, expected: int) -> str:
+    """PyTorch's error for a tensor a backward needs that was changed in place since:
+    ``[torch.FloatTensor [2, 3]], which is output 0 of Exp, is at version 1; ...`` (the
+    producing node named without its ``Backward0``; nothing about a leaf)."""
+    which = ""
+    if producer is not None:
+        which = f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', producer.name())},"
+    if _debug_flags.is_anomaly_enabled():
+        hint = (
+            "Hint: the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        )
+    else:
+        hint = (
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{t.type()} {list(t.shape)}]{which} is at version {version}; expected version "
+        f"{expected} instead. {hint}"
+    )
 
 
 class dispatch_disabled:
@@ -158,12 +183,7 @@ class FunctionCtx:
         saved = self._saved_unpacked()
         for t, v in zip(saved, self._saved_versions):
             if t is not None and t._version_box[0] != v:
-                producer = f"output {t._output_nr} of {t.grad_fn.name()}" if t.grad_fn else "a leaf"
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{t.dtype.name} {list(t.shape)}], which is {producer}, "
-                    f"is at version {t._version_box[0]}; expected version {v} instead."
-                )
+                raise RuntimeError(modified_inplace_message(t, t.grad_fn, t._version_box[0], v))
         return saved
 
     def _saved_unpacked(self) -> tuple:

@@ -32,7 +32,7 @@ from .._meta_array import MetaArray
 from .._random import _gen
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, modified_inplace_message
 from ..kernels import torch_random as _kr
 from . import elementwise, indexing, shape
 from .deprecated_overloads import scale_first
@@ -112,11 +112,7 @@ def _keeps_array(node: Any, arr: np.ndarray) -> bool:
 def _forbid_backward(node: Any, t: Tensor) -> None:
     """Make ``node``'s backward raise: the output it kept has just been overwritten."""
     v = t._version_box[0]
-    msg = (
-        "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{t.dtype.name} {list(t.shape)}], which is output "
-        f"{t._output_nr} of {node.name()}, is at version {v + 1}; expected version {v} instead."
-    )
+    msg = modified_inplace_message(t, node, v + 1, v)  # now: the tensor itself is not kept
 
     def backward(*_: Any) -> None:
         raise RuntimeError(msg)

@@ -524,3 +524,35 @@ def test_in_place_change_of_a_result_its_backward_does_not_read(op):
     y *= 3
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), want.numpy())
+
+
+def _modified_messages(lib):
+    """The errors of backward through tensors changed in place after they were saved."""
+    messages = []
+    for make, square in ((lambda u: u.exp(), False), (lambda u: lib.tanh(u), False), (lambda u: u * 1, True)):
+        u = lib.randn(2, 3, requires_grad=True)
+        t = make(u)
+        s = t * t if square else t  # exp and tanh keep their output; a product its operands
+        t.add_(1)
+        with pytest.raises(RuntimeError) as info:
+            s.sum().backward()
+        messages.append(str(info.value))
+    a, c = lib.randn(3, requires_grad=True), lib.randn(3)
+    s = a * c
+    c.add_(1)  # a tensor that is not the output of a node
+    with pytest.raises(RuntimeError) as info:
+        s.sum().backward()
+    messages.append(str(info.value))
+    return messages
+
+
+def test_modified_message_names_type_node_and_versions():
+    exp, tanh, mul, leaf = _modified_messages(dt)
+    assert "[torch.FloatTensor [2, 3]], which is output 0 of Exp, is at version 1; expected version 0" in exp
+    assert "output 0 of Tanh," in tanh and "set_detect_anomaly(True, check_nan=False)" in tanh
+    assert "output 0 of Add," in mul  # the node that made it now: the in-place add
+    assert "[torch.FloatTensor [3]] is at version 1; expected version 0 instead. Hint" in leaf
+
+
+def test_modified_messages_match_pytorch(torch):
+    assert _modified_messages(dt) == _modified_messages(torch)
