@@ -217,6 +217,7 @@ class Function(FunctionCtx, Node):
     _raw = False  # built-in ops: forward returns NumPy arrays
     _view = False  # the output is a view of the first input: it shares its version counter
     _blas = False  # a matrix-product op: float16 inputs are computed in float32 (see below)
+    _own_16_bit = False  # forward takes float16/bfloat16 arrays itself (no float32 copies)
     _node_name = ""  # PyTorch's name for this node where the class name is not it (see name())
 
     @staticmethod
@@ -280,7 +281,7 @@ class Function(FunctionCtx, Node):
                 if handler is not None:
                     return handler(cls, args)
         fargs, low = args, None
-        if (_bf16[0] is not None or cls._blas) and cls._raw and not cls._view:
+        if (_bf16[0] is not None or cls._blas) and cls._raw and not cls._view and not cls._own_16_bit:
             fargs, low = _low_precision_compute(args, cls._blas)
         needs = False
         if _grad_state[0]:

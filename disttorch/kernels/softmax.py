@@ -1,6 +1,10 @@
 """Softmax and log-softmax along one axis, stably (the maximum subtracted first), split
 over the op's threads along another axis (``threads.parallel_over``): every row is
-computed whole by one thread, so results are bitwise the same for any thread count."""
+computed whole by one thread, so results are bitwise the same for any thread count.
+
+float16 and bfloat16 rows are computed in float32 and rounded as PyTorch's kernels round
+them: a softmax once at the end; a log-softmax's row sum and its log are each rounded to
+the 16-bit type (PyTorch keeps them in a tensor of the input's type) before the result."""
 
 from __future__ import annotations
 
@@ -15,8 +19,14 @@ __all__ = ["log_softmax", "softmax"]
 SOFTMAX_WORK = 16
 
 
+def _is_16_bit(a: np.ndarray) -> bool:
+    return a.dtype.itemsize == 2 and a.dtype.kind in "fV"  # float16, bfloat16 (ml_dtypes)
+
+
 def softmax(a: np.ndarray, dim: int) -> np.ndarray:
     """``exp(a - max) / sum(exp(a - max))`` along ``dim``."""
+    if _is_16_bit(a):
+        return softmax(a.astype(np.float32), dim).astype(a.dtype)
     out = np.empty_like(a)
 
     def part(index: tuple) -> None:
@@ -32,6 +42,9 @@ def softmax(a: np.ndarray, dim: int) -> np.ndarray:
 def log_softmax(a: np.ndarray, dim: int) -> tuple:
     """``(a - max - log(sum(exp(a - max))), softmax(a))`` along ``dim``: the result and the
     probabilities backward needs, from one ``exp``."""
+    low = a.dtype if _is_16_bit(a) else None
+    if low is not None:
+        a = a.astype(np.float32)
     out, probs = np.empty_like(a), np.empty_like(a)
 
     def part(index: tuple) -> None:
@@ -40,10 +53,14 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
         np.exp(shifted, out=e)
         s = e.sum(axis=dim, keepdims=True)
         e /= s
-        shifted -= np.log(s)
+        if low is not None:  # the sum and its log pass through the 16-bit type
+            s = s.astype(low).astype(np.float32)
+            shifted -= np.log(s).astype(low).astype(np.float32)
+        else:
+            shifted -= np.log(s)
 
     parallel_over(a.shape, part, skip=(dim,), work=SOFTMAX_WORK * a.size)
-    return out, probs
+    return (out, probs) if low is None else (out.astype(low), probs.astype(low))
 
 
 def softmax_last_(s: np.ndarray) -> np.ndarray:

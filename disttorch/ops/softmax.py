@@ -18,6 +18,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels import softmax as _kernels
 from ._helpers import float_input
+from .opmath import is_low
 
 __all__ = ["softmax", "log_softmax", "softmin"]
 
@@ -43,20 +44,29 @@ class Softmax(Function):
 
 class LogSoftmax(Function):
     """``x - max - log(sum(exp(x - max)))`` along ``dim``; backward
-    ``g - softmax(x) * sum(g)``."""
+    ``g - softmax(x) * sum(g)``. float16/bfloat16 inputs: the kernel rounds as PyTorch's
+    does, and backward computes in float32 from ``exp(output)`` and rounds once, as
+    PyTorch's backward kernel."""
 
     _raw = True
+    _own_16_bit = True
 
     @staticmethod
     def forward(ctx, x, dim):
         out, probs = _kernels.log_softmax(float_input(x, "log_softmax"), dim)
         ctx.save_for_backward(x)
+        if is_low(out.dtype):
+            probs = np.exp(out.astype(np.float32))
         ctx.softmax, ctx.dim = probs, dim
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return g - _softmax_of_saved(ctx, ctx.softmax) * g.sum(ctx.dim, keepdim=True), None
+        probs = _softmax_of_saved(ctx, ctx.softmax)
+        if is_low(g._data.dtype):
+            wide = g.float()
+            return (wide - probs.float() * wide.sum(ctx.dim, keepdim=True)).to(g.dtype), None
+        return g - probs * g.sum(ctx.dim, keepdim=True), None
 
 
 def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:

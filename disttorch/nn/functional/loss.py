@@ -9,6 +9,11 @@ the class-index losses (from a softmax recomputed in the graph under
 ``create_graph=True``), from tensor ops on the saved inputs for the others, so second
 derivatives are right throughout.
 
+A class-index loss over a batch of ``(N, C)`` entries is added up in PyTorch's cascade
+order (``kernels/cascade_sum.py``), so its mean or sum has PyTorch's bits. float16 and
+bfloat16 ``cross_entropy`` is PyTorch's composition, ``nll_loss(log_softmax(x))``, each
+computed in the 16-bit type as PyTorch's kernels round it.
+
 Large inputs use the op's threads (``kernels.threads``): each per-entry loss is one
 element-wise function split by :func:`~disttorch.kernels.threads.elementwise` (the same bits
 for every thread count), the cross-entropy's rows by ``map_rows``, and the reduction's sum
@@ -28,13 +33,16 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...autograd.grad_mode import recording
+from ...kernels.cascade_sum import cascade_sum
 from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
 from ...kernels.threads import elementwise, map_rows
 from ...ops import elementwise as _ew
 from ...ops._helpers import broadcast_error
 from ...ops.dtype_rules import check_cast, check_kernel, refuse_bool_subtraction
+from ...ops.opmath import is_low
 from ...ops.softmax import Softmax
+from ...ops.softmax import log_softmax as log_softmax_op
 from .activation import softplus
 
 __all__ = [
@@ -138,6 +146,27 @@ def _nll_node(ndim: int) -> str:
     return "NllLossBackward0" if ndim <= 2 else "NllLoss2DBackward0"
 
 
+def _batch_mean_or_sum(
+    per_entry: np.ndarray, w_t: np.ndarray, valid: np.ndarray, weighted: bool, reduction: str
+) -> tuple:
+    """``(loss, divisor)`` of a class-index loss over a batch of ``(N, C)`` entries, added
+    as PyTorch's ``nll_loss`` adds them (``kernels/cascade_sum.py``), so the loss has its
+    bits; the divisor (``'mean'``) is the targets' summed weights, their count unweighted."""
+    dtype = per_entry.dtype
+    counted = None if valid.all() else valid
+    total = cascade_sum(per_entry, counted)
+    divisor = cascade_sum(w_t, counted) if weighted else dtype.type(np.count_nonzero(valid))
+    if reduction == "sum":
+        return np.asarray(total, dtype), divisor
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # all ignored: nan
+        return np.asarray(np.asarray(total, dtype) / np.asarray(divisor, dtype)), divisor
+
+
+def _summed(a: np.ndarray) -> np.generic:
+    """The sum of ``a`` in its dtype; float16/bfloat16 added in float32 and rounded once."""
+    return a.sum(dtype=np.float32).astype(a.dtype) if is_low(a.dtype) else a.sum()
+
+
 class CrossEntropyFunction(Function):
     """Fused cross-entropy. Forward computes the log-softmax once; the loss is
     ``-sum_c a_c log p_c`` per entry for a coefficient vector ``a`` (one-hot times the
@@ -184,7 +213,9 @@ class CrossEntropyFunction(Function):
             per_entry = -np.take_along_axis(logp, pick, 1)[:, 0] * w_t
         else:
             per_entry = map_rows(lambda lp, c: (-(lp * c).sum(axis=1),), logp, coef)[0]
-        if reduction == "mean":
+        if coef is None and x.ndim == 2 and reduction != "none":
+            out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
+        elif reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: nan, as PyTorch
                 out = np.asarray(per_entry.sum() / x.dtype.type(denom))
         elif reduction == "sum":
@@ -226,9 +257,11 @@ class CrossEntropyFunction(Function):
 
 
 class NllLoss(Function):
-    """``-w[t] * input[n, t]`` per entry (input holds log-probabilities)."""
+    """``-w[t] * input[n, t]`` per entry (input holds log-probabilities), computed in the
+    input's dtype as PyTorch does (float16 and bfloat16 too)."""
 
     _raw = True
+    _own_16_bit = True
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):
@@ -238,22 +271,27 @@ class NllLoss(Function):
         pick = np.expand_dims(tt, 1)
         w_t = _pick_weights(weight, tt, valid, x.dtype)
         per_entry = -np.take_along_axis(x, pick, 1)[:, 0] * w_t
-        if reduction == "mean":
+        denom = None
+        if x.ndim == 2 and reduction != "none":
+            out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
+        elif reduction == "mean":
+            denom = _summed(w_t)
             with np.errstate(invalid="ignore", divide="ignore"):
-                out = np.asarray(per_entry.sum() / w_t.sum())
+                out = np.asarray(_summed(per_entry) / denom)
         elif reduction == "sum":
-            out = np.asarray(per_entry.sum())
+            out = np.asarray(_summed(per_entry))
         else:
             out = per_entry[0] if unbatched else per_entry
-        ctx.shape, ctx.pick, ctx.w_t, ctx.reduction, ctx.unbatched = x.shape, pick, w_t, reduction, unbatched
+        ctx.shape, ctx.pick, ctx.w_t, ctx.denom = x.shape, pick, w_t, denom
+        ctx.reduction, ctx.unbatched = reduction, unbatched
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         local = np.zeros(ctx.shape, dtype=g._data.dtype)
         w_t = -ctx.w_t
-        if ctx.reduction == "mean":
-            w_t = w_t / ctx.w_t.sum()
+        if ctx.reduction == "mean":  # (PyTorch: weight * -(1 / total weight), in the dtype)
+            w_t = ctx.w_t * (-1 / np.asarray(ctx.denom, ctx.w_t.dtype))
         np.put_along_axis(local, ctx.pick, np.expand_dims(w_t, 1).astype(local.dtype), 1)
         if ctx.unbatched:
             local = local[0]
@@ -288,6 +326,11 @@ def cross_entropy(
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if is_low(input._data.dtype) and not label_smoothing and target._data.dtype.kind in "iu" and input.ndim:
+        # float16/bfloat16 class targets: PyTorch's own composition, which rounds the
+        # log-probabilities to the 16-bit type before the loss adds them up
+        log_probs = log_softmax_op(input, 1 if input.ndim > 1 else 0)
+        return nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
 
 

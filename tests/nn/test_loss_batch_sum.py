@@ -1,0 +1,100 @@
+"""The batch sum of ``nll_loss``/``cross_entropy`` (``kernels/cascade_sum.py``) and their
+16-bit forms: PyTorch's eight-level cascade, term for term, so a classification loss has
+PyTorch's bits; float16/bfloat16 log-probabilities rounded where PyTorch rounds them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+from disttorch.kernels.cascade_sum import cascade_sum
+
+rng = np.random.default_rng(4)
+
+
+def _loop(terms, valid):
+    """The cascade written as PyTorch's kernel loops, one entry at a time."""
+    n, levels = len(terms), 8
+    power = max(4, math.ceil(math.log2(n)) // 4) if n > 1 else 4
+    mask = (1 << power) - 1
+    parts = [terms.dtype.type(0)] * levels
+    for b in range(n):
+        if not valid[b]:
+            continue
+        parts[0] = parts[0] + terms[b]
+        for j in range(levels - 1):
+            if b & (mask << (j * power)):
+                break
+            parts[j + 1], parts[j] = parts[j + 1] + parts[j], terms.dtype.type(0)
+    total = terms.dtype.type(0)
+    for p in parts:
+        total = total + p
+    return total
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 17, 300, 5000])
+def test_cascade_adds_as_the_loop_does(n):
+    terms = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(np.float32)
+    valid = rng.random(n) > 0.2
+    assert cascade_sum(terms, valid) == _loop(terms, valid)
+    assert cascade_sum(terms) == _loop(terms, np.ones(n, bool))
+
+
+def test_cascade_is_not_a_plain_sum():
+    """Some batch sums round otherwise than NumPy's pairwise sum (the test can fail)."""
+    differs = 0
+    for _ in range(50):
+        terms = rng.standard_normal(300).astype(np.float32)
+        differs += cascade_sum(terms) != terms.sum()
+    assert differs > 5
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_classification_losses_match_pytorch(torch, dtype, weighted):
+    """Batch means and sums of ``(N, C)`` losses are PyTorch's bits (with class weights and
+    ignored targets); 16-bit log-softmax outputs are too, and gradients are within a unit
+    in the last place of the 16-bit type."""
+    for n in (7, 300):
+        x = rng.standard_normal((n, 10)).astype(np.float32) * 3
+        y = rng.integers(0, 10, n)
+        y[0] = -100
+        w = rng.uniform(0.2, 2.0, 10).astype(np.float32)
+        for reduction in ("mean", "sum"):
+            for name in ("cross_entropy", "nll_loss"):
+                results = []
+                for lib in (torch, dt):
+                    d = getattr(lib, dtype)
+                    xi = lib.tensor(x).to(d).requires_grad_(True)
+                    inp = lib.log_softmax(xi, 1) if name == "nll_loss" else xi
+                    weight = lib.tensor(w).to(d) if weighted else None
+                    loss = getattr(lib.nn.functional, name)(
+                        inp, lib.tensor(y), weight=weight, reduction=reduction
+                    )
+                    loss.backward()
+                    results.append((loss.detach().double().item(), xi.grad.double().numpy()))
+                (loss_t, grad_t), (loss_d, grad_d) = results
+                if dtype == "float32" and not weighted or dtype in ("bfloat16", "float16"):
+                    assert loss_d == loss_t, (name, n, reduction)
+                else:  # (float64 logits: NumPy's exp/log may differ from PyTorch's in the last bit)
+                    assert loss_d == pytest.approx(loss_t, rel=1e-12 if dtype == "float64" else 1e-6)
+                ulp = {"bfloat16": 2.0**-7, "float16": 2.0**-10}.get(dtype, 1e-6)
+                np.testing.assert_allclose(grad_d, grad_t, rtol=0, atol=2 * ulp * np.abs(grad_t).max())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_16_bit_log_softmax_matches_pytorch(torch, dtype):
+    x = rng.standard_normal((64, 1000)).astype(np.float32)
+    g = rng.standard_normal((64, 1000)).astype(np.float32)
+    results = []
+    for lib in (torch, dt):
+        d = getattr(lib, dtype)
+        xi = lib.tensor(x).to(d).requires_grad_(True)
+        out = lib.log_softmax(xi, -1)
+        out.backward(lib.tensor(g).to(d))
+        results.append((out.detach().float().numpy(), xi.grad.float().numpy()))
+    assert np.array_equal(results[1][0], results[0][0])
+    assert np.count_nonzero(results[1][1] != results[0][1]) < 20  # exp may differ in the last bit
