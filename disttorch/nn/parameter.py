@@ -33,9 +33,13 @@ class _ParameterMeta(type):
     ``Parameter(t)`` (e.g. a ``DTensor``), which keeps its own type, as in PyTorch."""
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        if cls is Parameter and getattr(obj, "_is_param", False) and isinstance(obj, Tensor):
+        if issubclass(type(obj), cls):
             return True
-        return super().__instancecheck__(obj)
+        if type(obj) is Tensor:  # the common miss, answered without attribute look-ups
+            return False
+        if cls is Parameter and isinstance(obj, Tensor) and getattr(obj, "__dict__", {}).get("_is_param"):
+            return True
+        return type.__instancecheck__(cls, obj)  # e.g. an object whose __class__ says Parameter
 
 
 def _flagged_subclass(data: Any, requires_grad: bool) -> Tensor | None:
