@@ -44,11 +44,12 @@ class _ParameterMeta(type):
 
 def _flagged_subclass(data: Any, requires_grad: bool) -> Tensor | None:
     """PyTorch's path for tensor subclasses: ``data.detach()``, flagged as a parameter,
-    when the subclass keeps its type through ``detach`` (``DTensor`` does); else ``None``."""
-    if type(data) is Tensor or isinstance(data, Parameter) or not isinstance(data, Tensor):
+    when ``detach`` keeps a tensor subclass (``DTensor`` does, also for FSDP's sharded
+    parameters); else ``None``."""
+    if type(data) in (Tensor, Parameter) or not isinstance(data, Tensor):
         return None
     t = data.detach()
-    if type(t) is not type(data) or not hasattr(t, "__dict__"):
+    if type(t) is Tensor or not hasattr(t, "__dict__"):
         return None  # our subclasses do not carry their type through ops: a plain Parameter
     t.requires_grad_(requires_grad)
     t.__dict__["_is_param"] = True

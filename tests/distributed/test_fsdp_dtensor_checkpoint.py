@@ -50,6 +50,8 @@ def _worker(rank: int, world: int) -> dict:
     }
     resumed.load_state_dict(shards, strict=False, assign=True)
     same_objects = all(p is shards[n] for n, p in resumed.named_parameters())
+    again = torch.nn.Parameter(next(model.parameters()))  # of a sharded parameter: a DTensor
+    kinds.append(f"{type(again).__name__}/{isinstance(again, torch.nn.Parameter)}")
     opt2 = torch.optim.Adam(resumed.parameters(), lr=1e-2)
     _init_optim_state(opt2)
     mine = opt2.state_dict()
@@ -83,7 +85,7 @@ def _worker(rank: int, world: int) -> dict:
 
 def test_dtensor_api_checkpoint_resumes_the_run():
     for out in run_ranks(_worker, 2, timeout=120):
-        assert out["kinds"] == ["DTensor"]  # exp_avg / exp_avg_sq of a shard are DTensors
+        assert out["kinds"] == ["DTensor", "DTensor/True"]  # exp_avg / exp_avg_sq of a shard are DTensors
         assert out["same_objects"] and out["all_dtensors"]
         for name, value in out["straight"].items():
             np.testing.assert_allclose(out["resumed"][name], value, rtol=1e-12, atol=1e-14, err_msg=name)
