@@ -100,6 +100,12 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         spec.loader_state = module.__spec__  # the import system overwrites __spec__; put it back
         return module
 
+    def get_code(self, fullname):
+        """``python -m torch.x`` (runpy asks the loader for code to run as ``__main__``):
+        the code of ``disttorch.x``."""
+        real = importlib.util.find_spec("disttorch" + fullname[5:])
+        return real.loader.get_code(real.name)
+
     def exec_module(self, module):
         """Nothing to run (the disttorch module ran when imported); keep its own ``__spec__``."""
         spec = module.__spec__

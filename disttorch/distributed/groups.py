@@ -192,13 +192,16 @@ def init_process_group(
         world_size: number of ranks (``-1``: from the init method).
         rank: this process's rank (``-1``: from the init method).
         store: a key-value store all ranks share (then ``rank`` and ``world_size`` are required).
-        group_name, pg_options, device_id: accepted for compatibility; unused.
+        group_name, pg_options: accepted for compatibility; unused.
+        device_id: the accelerator to bind the group to; this CPU build has none, so any
+            value but ``None`` raises ``ValueError``, as PyTorch's CPU build answers.
 
     Raises:
         ValueError: the default group exists already, or the arguments are inconsistent.
     """
     if is_initialized():
         raise ValueError("trying to initialize the default process group twice!")
+    _check_device_id(device_id)
     name = _backend_name(backend)
     seconds = _timeout_seconds(timeout)
     if store is None:
@@ -235,6 +238,24 @@ def init_process_group(
         _release_store()
         raise
     atexit.register(_destroy_at_exit)
+
+
+def _check_device_id(device_id: Any) -> None:
+    """Refuse a ``device_id``: there is no accelerator to bind a group to (PyTorch's CPU
+    build refuses an index, an accelerator and the CPU alike, with these messages)."""
+    if device_id is None:
+        return
+    if isinstance(device_id, int):
+        raise ValueError(
+            "device_id is an int, but no accelerator support is found from the current compilation. "
+            "Please use a different compiled version that supports your accelerator."
+        )
+    if getattr(device_id, "type", None) != "cpu":
+        raise ValueError(
+            f"device_id {device_id} does not match the current compilation's accelerator support: None. "
+            "Please use a different compiled version that supports your accelerator."
+        )
+    raise ValueError("init_process_group device_id parameter must be an accelerator with an index")
 
 
 def _ranks_not_joined(store, world_size: int) -> list[int]:

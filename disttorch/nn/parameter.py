@@ -28,10 +28,40 @@ def _array_of(data: Any) -> tuple:
     return data._data, data._version_box
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type):
+    """``isinstance(t, Parameter)`` is also true for a tensor subclass made a parameter by
+    ``Parameter(t)`` (e.g. a ``DTensor``), which keeps its own type, as in PyTorch."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        if issubclass(type(obj), cls):
+            return True
+        if type(obj) is Tensor:  # the common miss, answered without attribute look-ups
+            return False
+        if cls is Parameter and isinstance(obj, Tensor) and getattr(obj, "__dict__", {}).get("_is_param"):
+            return True
+        return type.__instancecheck__(cls, obj)  # e.g. an object whose __class__ says Parameter
+
+
+def _flagged_subclass(data: Any, requires_grad: bool) -> Tensor | None:
+    """PyTorch's path for tensor subclasses: ``data.detach()``, flagged as a parameter,
+    when ``detach`` keeps a tensor subclass (``DTensor`` does, also for FSDP's sharded
+    parameters); else ``None``."""
+    if type(data) in (Tensor, Parameter) or not isinstance(data, Tensor):
+        return None
+    t = data.detach()
+    if type(t) is Tensor or not hasattr(t, "__dict__"):
+        return None  # our subclasses do not carry their type through ops: a plain Parameter
+    t.requires_grad_(requires_grad)
+    t.__dict__["_is_param"] = True
+    return t
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A tensor that is a module parameter.
 
     Shares memory with ``data``; it is a leaf and requires grad unless told otherwise.
+    A tensor subclass whose ``detach()`` keeps its type (``DTensor``) stays of its type,
+    detached and flagged, and counts as a ``Parameter``, as in PyTorch.
 
     Args:
         data (Tensor, optional): parameter values (an empty tensor when omitted).
@@ -39,6 +69,10 @@ class Parameter(Tensor):
     """
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
+        if cls is Parameter:
+            flagged = _flagged_subclass(data, requires_grad)
+            if flagged is not None:
+                return flagged  # type: ignore[return-value]
         arr, version = _array_of(data)
         self = object.__new__(cls)
         Tensor._init_state(self, arr)

@@ -465,7 +465,7 @@ class Optimizer:
             parallel_for(len(shares), update, work=4 * sum(job[1].size for job in jobs))
             for p, _, _, state, _ in jobs:
                 if state and p not in self.state:  # no entry for stateless updates (plain SGD)
-                    self.state[p] = state
+                    self.state[p] = {k: _laid_out_as(p, v, k) for k, v in state.items()}
                 p._bump_version()
         trace.end("optimizer.step", start)
         return loss
@@ -594,14 +594,25 @@ def _dense_grad(grad: Tensor) -> np.ndarray:
     return grad._data
 
 
+def _laid_out_as(param: Tensor, value: Any, key: Any) -> Any:
+    """A state tensor of ``param``'s shape laid out as ``param`` is: a ``DTensor``
+    parameter's ``exp_avg`` is a ``DTensor`` with its placements, as PyTorch's ``zeros_like``
+    makes it (``step`` and tensors of other shapes stay plain)."""
+    same_layout = getattr(param, "_same_layout", None)
+    if same_layout is None or key == "step" or not isinstance(value, Tensor):
+        return value
+    return same_layout(value._data) if value._data.shape == param._data.shape else value
+
+
 def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
     """A loaded state value as this library keeps it: tensors copied (``step`` as saved,
-    other floating tensors in the parameter's dtype), containers walked."""
+    other floating tensors in the parameter's dtype, laid out as the parameter), containers
+    walked."""
     if isinstance(value, (Tensor, np.ndarray)):
         arr = np.array(value._data if isinstance(value, Tensor) else value)
         if key != "step" and arr.dtype.kind in FLOAT_KINDS:
             arr = arr.astype(param._data.dtype, copy=False)
-        return Tensor._make(arr)
+        return _laid_out_as(param, Tensor._make(arr), key)
     if isinstance(value, dict):
         return {k: _cast_state(param, v, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -287,3 +287,21 @@ def test_signatures_match_pytorch(torch):
     ):
         a, b = inspect.signature(getattr(ours, method)), inspect.signature(getattr(theirs, method))
         assert list(a.parameters)[: len(b.parameters)] == list(b.parameters), method
+
+
+@pytest.mark.parity
+def test_old_dtensor_module_paths_match_pytorch(torch):
+    """The tensor-parallel examples import the mesh and placements under the old
+    ``torch.distributed._tensor`` paths (and ``torch.distributed.tensor.device_mesh``)."""
+    import importlib
+
+    for module, name in [
+        ("distributed._tensor.device_mesh", "init_device_mesh"),
+        ("distributed._tensor.device_mesh", "DeviceMesh"),
+        ("distributed.tensor.device_mesh", "init_device_mesh"),
+        ("distributed._tensor.placement_types", "Shard"),
+        ("distributed._tensor.placement_types", "Replicate"),
+    ]:
+        ours = importlib.import_module(f"disttorch.{module}")
+        assert hasattr(importlib.import_module(f"torch.{module}"), name)
+        assert getattr(ours, name) is getattr(importlib.import_module("disttorch.distributed.tensor"), name)

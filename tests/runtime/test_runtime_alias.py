@@ -203,6 +203,61 @@ def test_launcher_as_torch_gives_every_rank_the_alias(tmp_path):
         assert f"rank {rank} disttorch [3.0, 3.0] disttorch True" in out, out
 
 
+RANKS = textwrap.dedent("""
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    t = torch.ones(2) * (dist.get_rank() + 1)
+    dist.all_reduce(t)
+    print("rank", dist.get_rank(), dist.get_world_size(), type(t).__module__, t.tolist(), flush=True)
+    dist.destroy_process_group()
+""")
+
+
+@pytest.mark.timeout(120)
+def test_as_torch_runs_a_torch_module_as_main(tmp_path):
+    """``python -m disttorch.as_torch -m torch.x`` runs ``disttorch.x`` as ``__main__``."""
+    prog = tmp_path / "ranks.py"
+    prog.write_text(RANKS)
+    out = _run(
+        [sys.executable, "-m", "disttorch.as_torch", "-m", "torch.distributed.run"]
+        + ["--standalone", "--nproc-per-node", "2", str(prog)],
+        tmp_path,
+        _env(),
+    )
+    for rank in (0, 1):
+        assert f"rank {rank} 2 disttorch._tensor [3.0, 3.0]" in out, out
+
+
+@pytest.mark.timeout(120)
+def test_distributed_run_launches_a_disttorch_script_like_torchrun(tmp_path):
+    prog = tmp_path / "ranks.py"
+    prog.write_text(
+        RANKS.replace("import torch\n", "import disttorch as torch\n").replace(
+            "import torch.distributed as dist", "import disttorch.distributed as dist"
+        )
+    )
+    out = _run(
+        [sys.executable, "-m", "disttorch.distributed.run", "--nproc_per_node", "2", str(prog)],
+        tmp_path,
+        _env(),
+    )
+    for rank in (0, 1):
+        assert f"rank {rank} 2 disttorch._tensor [3.0, 3.0]" in out, out
+
+
+@pytest.mark.parity
+def test_distributed_run_has_torchruns_entry_point(torch):
+    import inspect
+
+    import torch.distributed.run as theirs
+
+    import disttorch.distributed.run as ours
+
+    assert list(inspect.signature(ours.main).parameters) == list(inspect.signature(theirs.main).parameters)
+
+
 def _build(src: Path, out: Path, editable: bool) -> Path:
     hook = "build_editable" if editable else "build_wheel"
     code = f"from setuptools import build_meta as b; print(b.{hook}({str(out)!r}))"

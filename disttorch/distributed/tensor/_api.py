@@ -89,6 +89,11 @@ class DTensor(Tensor):
         out._version_box = self._version_box
         return out
 
+    def _same_layout(self, local: np.ndarray) -> "DTensor":
+        """A DTensor laid out as this one (mesh, placements, global shape) holding ``local``,
+        an array of this one's local shape (an optimiser's state of a DTensor parameter)."""
+        return DTensor._wrap(local, self._mesh, self._placements, self._global_shape)
+
     def to_local(self, *, grad_placements: Any = None) -> Tensor:
         """This rank's piece, as a plain tensor sharing memory."""
         return Tensor._make(self._data)

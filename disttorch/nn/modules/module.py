@@ -676,8 +676,12 @@ class Module(StateDictHooks):
             if _future.get_swap_module_params_on_conversion():
                 _swap_loaded(current, value, assign)
             elif assign:
-                if is_param:
-                    setattr(self, name, Parameter(value.detach(), current.requires_grad))
+                if is_param:  # a Parameter is taken as it is (PyTorch's identity)
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(current.requires_grad)
+                    else:
+                        value = Parameter(value.detach(), current.requires_grad)
+                    setattr(self, name, value)
                 else:
                     self._buffers[name] = value.detach()
             else:

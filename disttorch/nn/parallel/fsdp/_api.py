@@ -20,9 +20,10 @@ from typing import Any, Callable
 
 from ....distributed import groups
 from ....distributed.device_mesh import DeviceMesh, init_device_mesh
+from ....distributed.tensor import DTensor
 from ...modules.module import Module
 from ...parameter import Parameter
-from ._param import FSDPParam, ShardedParameter
+from ._param import FSDPParam
 from ._state import FSDPState
 from ._unit import FSDPUnit
 
@@ -175,7 +176,7 @@ def _collect_params(module: Module, ignored: set[int]) -> dict[int, tuple[Parame
             continue
         seen.add(id(m))
         for name, p in m._parameters.items():
-            if p is None or id(p) in ignored or isinstance(p, ShardedParameter):
+            if p is None or id(p) in ignored or isinstance(p, DTensor):
                 continue
             if p.__dict__.get("_fsdp_sharded"):
                 raise ValueError(
@@ -254,6 +255,8 @@ def fully_shard(
     params = [FSDPParam(p, slots, mesh) for p, slots in _collect_params(module, ignored).values()]
     for fp in params:
         fp.free_unsharded()
+        # load_state_dict(assign=True) may put new shards in: the unit takes them
+        fp.slots[0][0].register_load_state_dict_post_hook(lambda *_, fp=fp: fp.reset_sharded_param())
     unit = None
     if params:
         unit = FSDPUnit(params, mesh, mp_policy.param_dtype, mp_policy.reduce_dtype)

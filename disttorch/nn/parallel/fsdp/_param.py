@@ -103,6 +103,32 @@ class FSDPParam:
             start = self.sharded_start
             np.copyto(local, rows[start : start + local.shape[0]].reshape(local.shape).astype(local.dtype))
 
+    def reset_sharded_param(self) -> None:
+        """Adopt a shard that replaced ours in the module (``load_state_dict(assign=True)``
+        with ``nn.Parameter(distribute_tensor(...))``, as PyTorch's FSDP2 does): it must be a
+        DTensor with the same global shape, placements, local shape and dtype."""
+        module, name = self.slots[0]
+        new = module._parameters.get(name)
+        if new is self.sharded or new is self.unsharded:
+            return
+        qualname = f"{type(module).__name__}.{name}"
+        if not isinstance(new, DTensor):
+            raise RuntimeError(
+                f"fully_shard: parameter '{qualname}' was replaced by a {type(new).__name__}; a "
+                "fully-sharded module takes only DTensor shards (nn.Parameter(distribute_tensor("
+                "full, param.device_mesh, param.placements)))"
+            )
+        want = (self.global_shape, self.sharded.placements, self.sharded._data.shape, self.dtype)
+        got = (new.global_shape, new.placements, new._data.shape, new._data.dtype)
+        if got != want:
+            raise RuntimeError(
+                f"fully_shard: the shard assigned to '{qualname}' has (global shape, placements, "
+                f"local shape, dtype) {got}, expected {want}"
+            )
+        new.requires_grad_(self.requires_grad)
+        self.sharded = new
+        self._install(new)
+
     def _install(self, param: Parameter) -> None:
         for module, name in self.slots:
             module._parameters[name] = param

@@ -88,6 +88,9 @@ class FSDPState:
             return
         self.root = self
         self.states = [m._fsdp_state for m in self.module.modules() if hasattr(m, "_fsdp_state")]
+        for state in self.states:  # shards put into the modules since fully_shard
+            for p in state.unit.params if state.unit is not None else ():
+                p.reset_sharded_param()
         for state in self.states:
             if state is not self:
                 if state.root is not None and state.root is not state:
