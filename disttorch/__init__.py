@@ -267,6 +267,11 @@ def __getattr__(name: str):
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
         return getattr(importlib.import_module(f".{module}", __name__), attr)
+    if name.startswith("_foreach_"):  # torch._foreach_add_(params, ...): ops over tensor lists
+        from .ops import foreach
+
+        if hasattr(foreach, name):
+            return getattr(foreach, name)
     if not name.startswith("_"):  # torch.conv2d, torch.layer_norm, ...: nn.functional's ops
         from .nn.functional import torch_aliases
 
