@@ -254,6 +254,9 @@ _LAZY_ATTRS = {
     "ScriptFunction": ("jit", "ScriptFunction"),
     "_standard_gamma": ("distributions.gamma", "_standard_gamma"),
     "_sample_dirichlet": ("distributions.dirichlet", "_sample_dirichlet"),
+    "_segment_reduce": ("ops.segments", "_segment_reduce"),
+    "_convert_indices_from_coo_to_csr": ("ops.segments", "_convert_indices_from_coo_to_csr"),
+    "_convert_indices_from_csr_to_coo": ("ops.segments", "_convert_indices_from_csr_to_coo"),
 }
 
 
