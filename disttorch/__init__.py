@@ -254,6 +254,9 @@ _LAZY_ATTRS = {
     "ScriptFunction": ("jit", "ScriptFunction"),
     "_standard_gamma": ("distributions.gamma", "_standard_gamma"),
     "_sample_dirichlet": ("distributions.dirichlet", "_sample_dirichlet"),
+    "_segment_reduce": ("ops.segments", "_segment_reduce"),
+    "_convert_indices_from_coo_to_csr": ("ops.segments", "_convert_indices_from_coo_to_csr"),
+    "_convert_indices_from_csr_to_coo": ("ops.segments", "_convert_indices_from_csr_to_coo"),
 }
 
 
@@ -267,6 +270,11 @@ def __getattr__(name: str):
     if name in _LAZY_ATTRS:
         module, attr = _LAZY_ATTRS[name]
         return getattr(importlib.import_module(f".{module}", __name__), attr)
+    if name.startswith("_foreach_"):  # torch._foreach_add_(params, ...): ops over tensor lists
+        from .ops import foreach
+
+        if hasattr(foreach, name):
+            return getattr(foreach, name)
     if not name.startswith("_"):  # torch.conv2d, torch.layer_norm, ...: nn.functional's ops
         from .nn.functional import torch_aliases
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,10 @@ from urllib.parse import urlparse
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_state_dict_from_url", "set_dir"]
 
 _hub_dir: list[str | None] = [None]
+
+# The hash prefix in a checkpoint's file name (``resnet18-f37072fd.pth`` -> ``f37072fd``),
+# which PyTorch's downloader checks with ``check_hash``; libraries parse cached names with it.
+HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 
 
 def _get_torch_home() -> str:

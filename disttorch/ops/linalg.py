@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import c_type_name, scalar_type_name
+from .._dtype import c_type_name, from_numpy, result_type, scalar_type_name
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
@@ -326,11 +326,30 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    if len(operands) > 1:  # contracted by bmm in PyTorch: one dtype, and not bool
-        refuse_kernel("bmm", operands[0], "b")
-        require_same_scalar_type(*operands)
     subs, out = _einsum_subscripts(equation, [o._data.shape for o in operands])
+    contracted = _contracted_operands(subs, out)
+    if contracted:  # contracted by bmm in PyTorch: one dtype, and not bool
+        refuse_kernel("bmm", operands[contracted[0]], "b")
+        require_same_scalar_type(*(operands[i] for i in contracted))
+    dtype = _promoted_dtype([o._data for o in operands])
+    operands = tuple(o if o._data.dtype == dtype else o.to(from_numpy(dtype)) for o in operands)
     return Einsum.apply(subs, out, *operands)
+
+
+def _contracted_operands(subs: list, out: str) -> list[int]:
+    """The operands that share a summed subscript: PyTorch multiplies those with ``bmm``
+    (one dtype); the others meet by broadcast multiplication, which promotes dtypes."""
+    shared = [c for c in set("".join(subs)) - set(out) if sum(c in t for t in subs) > 1]
+    return sorted({i for c in shared for i, t in enumerate(subs) if c in t})
+
+
+def _promoted_dtype(arrays: list) -> np.dtype:
+    """The dtype of multiplying ``arrays`` one after another (PyTorch's promotion; einsum
+    first aligns every operand to all subscripts, so a 0-dim operand counts in full)."""
+    acc = np.empty(0, arrays[0].dtype)
+    for a in arrays[1:]:
+        acc = np.empty(0, result_type(acc, np.empty(0, a.dtype)))
+    return acc.dtype
 
 
 # ---------------------------------------------------------------------- tensordot, trace

@@ -53,3 +53,13 @@ def test_torch_home_as_pytorch(torch, monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("TORCH_HOME", raising=False)
     assert dt.hub._get_torch_home() == torch.hub._get_torch_home()
+
+
+def test_hub_hash_regex_reads_checkpoint_names():
+    assert dt.hub.HASH_REGEX.search("resnet18-f37072fd.pth").group(1) == "f37072fd"
+    assert dt.hub.HASH_REGEX.search("model.pth") is None
+
+
+@pytest.mark.parity
+def test_hub_hash_regex_as_pytorch(torch):
+    assert dt.hub.HASH_REGEX.pattern == torch.hub.HASH_REGEX.pattern

@@ -72,3 +72,37 @@ def test_load_hooks_see_and_change_keys():
     m.register_load_state_dict_post_hook(lambda module, keys: 1)
     with pytest.raises(RuntimeError, match="must return None"):
         m.load_state_dict({"weight": w, "bias": dt.zeros(2)})
+
+
+class OwnLoader(nn.Module):
+    """Overrides ``_load_from_state_dict`` with PyTorch's seven parameters (as torchmetrics'
+    ``Metric`` does), and records what it was given."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.seen = []
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        self.seen.append((prefix, dict(local_metadata)))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
+
+
+@pytest.mark.parametrize("assign", [False, True])
+def test_load_from_state_dict_has_pytorchs_signature(assign):
+    src, dst = OwnLoader(), nn.Sequential(OwnLoader())
+    sd = {"0." + k: v for k, v in src.state_dict().items()}
+    dst.load_state_dict(sd, assign=assign)
+    assert dst[0].seen == [("0.", {"assign_to_params_buffers": True} if assign else {})]
+    assert dt.equal(dst[0].lin.weight, src.lin.weight)
+    if assign:  # the checkpoint's own storage
+        assert dst[0].lin.weight.data_ptr() == sd["0.lin.weight"].data_ptr()
+
+
+def test_load_passes_saved_metadata_to_each_module():
+    dst = nn.Sequential(OwnLoader())
+    sd = dict(OwnLoader().state_dict())
+    sd = type("SD", (dict,), {})({"0." + k: v for k, v in sd.items()})
+    sd._metadata = {"0": {"version": 3}}
+    dst.load_state_dict(sd)
+    assert dst[0].seen == [("0.", {"version": 3})]

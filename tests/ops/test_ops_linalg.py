@@ -186,6 +186,52 @@ def test_einsum_list_form_second_order_and_errors():
         dt.einsum("ij,jk->ik", a, leaf(2, 2))
 
 
+EINSUM_DTYPES = [  # (equation, operand dtypes): an error, or the result's dtype
+    ("i,j->ij", ("int64", "float32")),
+    ("ij,ij->ij", ("float64", "float32")),
+    ("i,j->", ("int64", "float32")),
+    ("ij,->ij", ("float32", "float64")),
+    ("i,j->ij", ("bool", "float32")),
+    ("ij,jk->ik", ("int64", "float32")),
+    ("ij,ij->i", ("float64", "float32")),
+    ("ij,jk,kl->il", ("float32", "float32", "float64")),
+    ("ij,jk->ik", ("bool", "bool")),
+]
+
+
+def _einsum_dtype(lib, eq, dtypes):
+    ops = [lib.ones((2,) * n, dtype=getattr(lib, d)) for n, d in zip(_einsum_ndims(eq), dtypes, strict=True)]
+    try:
+        return str(lib.einsum(eq, *ops).dtype).split(".")[-1]
+    except (RuntimeError, NotImplementedError) as e:
+        return type(e).__name__ + ": " + str(e)
+
+
+def _einsum_ndims(eq):
+    return [len(t) for t in eq.split("->")[0].split(",")]
+
+
+def test_einsum_promotes_unless_it_contracts():
+    """A subscript summed across operands is a ``bmm`` in PyTorch (one dtype); otherwise the
+    operands are multiplied by broadcasting, with type promotion."""
+    got = {(eq, d): _einsum_dtype(dt, eq, d) for eq, d in EINSUM_DTYPES}
+    assert got[("i,j->ij", ("int64", "float32"))] == "float32"
+    assert got[("ij,ij->ij", ("float64", "float32"))] == "float64"
+    assert got[("ij,->ij", ("float32", "float64"))] == "float64"
+    assert (
+        got[("ij,jk->ik", ("int64", "float32"))] == "RuntimeError: expected scalar type Long but found Float"
+    )
+    assert got[("ij,jk->ik", ("bool", "bool"))].startswith("NotImplementedError")
+    a, b = leaf(3), dt.arange(4)
+    assert gradcheck(lambda x: dt.einsum("i,j->ij", x, b), (a,))
+
+
+@pytest.mark.parity
+def test_einsum_dtypes_as_pytorch(torch):
+    for eq, dtypes in EINSUM_DTYPES:
+        assert _einsum_dtype(dt, eq, dtypes) == _einsum_dtype(torch, eq, dtypes), (eq, dtypes)
+
+
 # ---------------------------------------------------------------------- parity with PyTorch
 # name: (fn(lib, *float64 leaves), inputs) -- fn uses only API both libraries share
 PS = (3, 4)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tracemalloc
+import typing
 import warnings
 from pathlib import Path
 
@@ -337,3 +338,19 @@ def test_dataloader_pin_memory_warns_like_the_cpu_build(real_torch):
         assert batches == [[0, 1], [2, 3]]
         messages.append([str(x.message) for x in w if "pin_memory" in str(x.message)])
     assert messages[0] == messages[1] and len(messages[0]) == 1
+
+
+def test_jit_annotations_are_typing_names():
+    from disttorch.jit.annotations import Dict, List, Optional, Tuple
+
+    assert (List, Tuple, Dict, Optional) == (typing.List, typing.Tuple, typing.Dict, typing.Optional)
+
+
+@pytest.mark.parity
+def test_jit_annotations_as_pytorch(torch):
+    import torch.jit.annotations as theirs
+
+    import disttorch.jit.annotations as ours
+
+    for name in ours.__all__:
+        assert getattr(ours, name) is getattr(theirs, name)

@@ -101,7 +101,6 @@ class _NormBase(Module):
         missing_keys: list,
         unexpected_keys: list,
         error_msgs: list,
-        assign: bool = False,
     ) -> None:
         # Checkpoints from before num_batches_tracked existed load with a count of 0.
         key = prefix + "num_batches_tracked"
@@ -109,7 +108,7 @@ class _NormBase(Module):
             state_dict = dict(state_dict)
             state_dict[key] = _creation.tensor(0, dtype=int64)
         super()._load_from_state_dict(
-            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs, assign
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )
 
 

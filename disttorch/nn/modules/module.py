@@ -637,10 +637,11 @@ class Module(StateDictHooks):
         missing_keys: list,
         unexpected_keys: list,
         error_msgs: list,
-        assign: bool = False,
     ) -> None:
         """Load this module's own parameters and persistent buffers from ``state_dict``
-        (keys under ``prefix``); record missing/unexpected keys and size mismatches."""
+        (keys under ``prefix``); record missing/unexpected keys and size mismatches.
+        ``local_metadata["assign_to_params_buffers"]`` is ``load_state_dict``'s ``assign``."""
+        assign = local_metadata.get("assign_to_params_buffers", False)
         self._load_pre_hooks_run(
             state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )
@@ -723,13 +724,19 @@ class Module(StateDictHooks):
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        metadata = getattr(state_dict, "_metadata", None) or {}  # per-module versions, if saved
         state_dict = OrderedDict(state_dict)  # load pre-hooks may change it: never the caller's
         missing: list = []
         unexpected: list = []
         errors: list = []
 
         def load(module: Module, prefix: str) -> None:
-            module._load_from_state_dict(state_dict, prefix, {}, True, missing, unexpected, errors, assign)
+            local_metadata = dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(
+                state_dict, prefix, local_metadata, True, missing, unexpected, errors
+            )
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")

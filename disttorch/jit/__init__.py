@@ -65,7 +65,7 @@ def trace(
         raise RuntimeError(f"torch.jit.trace expects a function or an nn.Module, got {type(func).__name__}")  # noqa: TRY004
     if example_inputs is None and example_kwarg_inputs is None:
         raise RuntimeError("torch.jit.trace needs example_inputs (or example_kwarg_inputs)")
-    from .autograd import no_grad
+    from ..autograd import no_grad
 
     args = (
         example_inputs
