@@ -1,0 +1,91 @@
+"""Torch functions hand foreign arguments to their ``__torch_function__``.
+
+disttorch's ops do not dispatch on ``__torch_function__`` (their hot path stays free of it).
+A program that uses ``torch.fx`` needs them to: ``torch.relu(proxy)`` and ``F.linear(proxy,
+w)`` must record nodes, while tracing and when a graph is built by hand from proxies. So
+importing ``torch.fx`` swaps every public function of ``torch`` and ``torch.nn.functional``
+for a twin that first looks for an argument that is not a Tensor but has a
+``__torch_function__`` (a :class:`~disttorch.fx.Proxy`), directly or inside a list or tuple
+argument (``torch.cat([p, q])``), and if it finds one calls
+:func:`~disttorch.overrides.handle_torch_function`. The twin replaces the function wherever
+a disttorch module bound it (``from .functional import relu`` included), carries the
+function's name and the public module it lives in (``torch.relu`` prints, pickles and
+generates code as ``torch.relu``), and costs other calls one scan of their arguments."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._tensor import Tensor
+from .._torch_function import handle_torch_function
+
+__all__ = ["install"]
+
+_FOREIGN: dict[type, bool] = {}
+_installed = False
+
+
+def _is_foreign(value: Any) -> bool:
+    kind = type(value)
+    verdict = _FOREIGN.get(kind)
+    if verdict is None:
+        verdict = _FOREIGN[kind] = (
+            not issubclass(kind, Tensor) and getattr(kind, "__torch_function__", None) is not None
+        )
+    return verdict
+
+
+def _foreign_args(values: Iterable[Any]) -> list:
+    found = []
+    for v in values:
+        if type(v) in (list, tuple):
+            found.extend(x for x in v if _is_foreign(x))
+        elif _is_foreign(v):
+            found.append(v)
+    return found
+
+
+def _dispatching(fn: Callable, module: str, name: str) -> Callable:
+    @functools.wraps(fn)
+    def twin(*args: Any, **kwargs: Any) -> Any:
+        foreign = _foreign_args(args)
+        if kwargs:
+            foreign += _foreign_args(kwargs.values())
+        if foreign:
+            return handle_torch_function(twin, foreign, *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    twin.__module__ = module
+    twin.__name__ = twin.__qualname__ = name  # an alias (torch.arctan of atan) keeps its own name
+    return twin
+
+
+def install() -> None:
+    """Swap the public functions of ``torch`` and ``torch.nn.functional`` for dispatching
+    twins, in every loaded disttorch module (once per process)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    import disttorch
+    import disttorch.nn.functional as functional
+
+    twins: dict[int, dict[str, Callable]] = {}  # original -> its twin under each public name
+    for namespace in (functional, disttorch):  # a function in both is named after torch
+        for name, value in vars(namespace).items():
+            if isinstance(value, types.FunctionType) and not name.startswith("_") and name.islower():
+                twins.setdefault(id(value), {})[name] = _dispatching(value, namespace.__name__, name)
+    for mod_name, module in list(sys.modules.items()):
+        if module is None or not (mod_name == "disttorch" or mod_name.startswith("disttorch.")):
+            continue
+        if mod_name.startswith("disttorch.fx"):
+            continue
+        namespace = vars(module)
+        for name, value in list(namespace.items()):
+            named = twins.get(id(value)) if isinstance(value, types.FunctionType) else None
+            if named is not None:
+                namespace[name] = named.get(name) or next(iter(named.values()))

@@ -1,0 +1,93 @@
+"""Modules the fx tests trace, built from either library (``lib`` is disttorch or PyTorch),
+so one test can trace the same program in both and compare."""
+
+from types import ModuleType
+from typing import Any
+
+
+def mlp(lib: ModuleType) -> Any:
+    """Linear, ReLU, a parameter read in forward, torch functions, methods and operators."""
+
+    class MLP(lib.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = lib.nn.Linear(4, 8)
+            self.act = lib.nn.ReLU()
+            self.fc2 = lib.nn.Linear(8, 3)
+            self.scale = lib.nn.Parameter(lib.ones(3))
+
+        def forward(self, x):
+            h = self.act(self.fc1(x))
+            y = self.fc2(h) * self.scale
+            return lib.tanh(y).sum(dim=-1) + lib.sigmoid(y)[:, 0] / 2
+
+    return MLP()
+
+
+def cnn(lib: ModuleType) -> Any:
+    """Conv, batch norm, pooling inside a Sequential (traced through), flatten, Linear."""
+
+    class CNN(lib.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = lib.nn.Sequential(
+                lib.nn.Conv2d(1, 4, 3, padding=1), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.MaxPool2d(2)
+            )
+            self.head = lib.nn.Linear(4 * 2 * 2, 5)
+
+        def forward(self, x):
+            x = self.features(x)
+            return self.head(lib.flatten(x, 1))
+
+    return CNN()
+
+
+def two_inputs(lib: ModuleType) -> Any:
+    """``x + y``, ``torch.add`` and ``x.add``: the three spellings of one op."""
+
+    class M(lib.nn.Module):
+        def forward(self, x, y):
+            return x + y, lib.add(x, y), x.add(y)
+
+    return M()
+
+
+def branchy(lib: ModuleType) -> Any:
+    """A data-dependent ``if``: cannot be traced."""
+
+    class Branchy(lib.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                return x
+            return -x
+
+    return Branchy()
+
+
+TWO_INPUTS_CODE = """
+
+
+def forward(self, x, y):
+    add = x + y
+    add_1 = torch.add(x, y)
+    add_2 = x.add(y);  x = y = None
+    return (add, add_1, add_2)
+    """
+
+MLP_CODE = """
+
+
+def forward(self, x):
+    fc1 = self.fc1(x);  x = None
+    act = self.act(fc1);  fc1 = None
+    fc2 = self.fc2(act);  act = None
+    scale = self.scale
+    mul = fc2 * scale;  fc2 = scale = None
+    tanh = torch.tanh(mul)
+    sum_1 = tanh.sum(dim = -1);  tanh = None
+    sigmoid = torch.sigmoid(mul);  mul = None
+    getitem = sigmoid[(slice(None, None, None), 0)];  sigmoid = None
+    truediv = getitem / 2;  getitem = None
+    add = sum_1 + truediv;  sum_1 = truediv = None
+    return add
+    """
