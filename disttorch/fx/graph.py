@@ -201,6 +201,18 @@ class Graph:
             g.output(rv, type_expr=old_out.type)
         return g
 
+    def __getstate__(self) -> dict:
+        # the owning module pickles the graph, not the other way round; tracer classes may be local
+        return {
+            k: v for k, v in self.__dict__.items() if k not in ("owning_module", "_insert", "_tracer_cls")
+        }
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.owning_module = None
+        self._tracer_cls = None
+        self._insert = self._root.prepend
+
     # ------------------------------------------------------------------ editing
     def erase_node(self, to_erase: Node) -> None:
         """Remove ``to_erase``, which must have no users left."""

@@ -117,7 +117,9 @@ def replace_pattern(
             raise ValueError(
                 f"replace_pattern: the replacement takes {len(rep_inputs)} inputs, the pattern {len(inputs)}"
             )
-        with graph.inserting_before(anchor):
+        order = {n: i for i, n in enumerate(graph.nodes)}
+        first_user = min(anchor.users, key=order.__getitem__, default=anchor)  # as PyTorch places it
+        with graph.inserting_before(first_user):
             out = graph.graph_copy(replacement_graph, dict(zip(rep_inputs, inputs)))
         if not isinstance(out, Node):
             raise NotImplementedError("replace_pattern: the replacement must return exactly one value")
