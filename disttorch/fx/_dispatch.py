@@ -10,11 +10,18 @@ argument (``torch.cat([p, q])``), and if it finds one calls
 :func:`~disttorch.overrides.handle_torch_function`. The twin replaces the function wherever
 a disttorch module bound it (``from .functional import relu`` included), carries the
 function's name and the public module it lives in (``torch.relu`` prints, pickles and
-generates code as ``torch.relu``), and costs other calls one scan of their arguments."""
+generates code as ``torch.relu``), and costs other calls one scan of their arguments.
+
+PyTorch's Python-level ``torch.nn.functional`` functions hand ``__torch_function__`` their
+required parameters positionally and every parameter with a default by keyword, defaults
+included (``F.relu(p)`` is recorded as ``relu(p, inplace=False)``); their twins do the
+same. Those PyTorch implements in C++ (``F.linear``, ``F.conv2d``, ...) pass the call as
+written, like the functions of ``torch``."""
 
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -25,6 +32,14 @@ from .._torch_function import handle_torch_function
 
 __all__ = ["install"]
 
+#: functions of ``torch.nn.functional`` that PyTorch implements in C++ (calls pass as written)
+_NATIVE_FUNCTIONAL = frozenset(
+    "adaptive_avg_pool1d avg_pool1d avg_pool2d avg_pool3d bilinear celu_ channel_shuffle conv1d "
+    "conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d conv_transpose3d cosine_similarity "
+    "elu_ gelu hardshrink hardtanh_ leaky_relu_ linear logsigmoid native_channel_shuffle one_hot "
+    "pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu relu_ rrelu_ "
+    "scaled_dot_product_attention selu_ softplus softshrink threshold_".split()
+)
 _FOREIGN: dict[type, bool] = {}
 _installed = False
 
@@ -49,13 +64,40 @@ def _foreign_args(values: Iterable[Any]) -> list:
     return found
 
 
+def _by_keyword(signature: inspect.Signature, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``args``/``kwargs`` as PyTorch's Python functionals pass them on: required parameters
+    positionally, the others (defaults filled in) by keyword."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs  # the function itself will say what is wrong
+    bound.apply_defaults()
+    positional, keywords = [], {}
+    for name, value in bound.arguments.items():
+        param = signature.parameters[name]
+        if param.kind is param.VAR_POSITIONAL:
+            positional.extend(value)
+        elif param.kind is param.VAR_KEYWORD:
+            keywords.update(value)
+        elif param.default is param.empty and param.kind is not param.KEYWORD_ONLY and not keywords:
+            positional.append(value)
+        else:
+            keywords[name] = value
+    return tuple(positional), keywords
+
+
 def _dispatching(fn: Callable, module: str, name: str) -> Callable:
+    normalise = module.endswith(".functional") and name not in _NATIVE_FUNCTIONAL
+    signature = inspect.signature(fn) if normalise else None
+
     @functools.wraps(fn)
     def twin(*args: Any, **kwargs: Any) -> Any:
         foreign = _foreign_args(args)
         if kwargs:
             foreign += _foreign_args(kwargs.values())
         if foreign:
+            if signature is not None:
+                args, kwargs = _by_keyword(signature, args, kwargs)
             return handle_torch_function(twin, foreign, *args, **kwargs)
         return fn(*args, **kwargs)
 

@@ -52,6 +52,19 @@ def two_inputs(lib: ModuleType) -> Any:
     return M()
 
 
+def functional(lib: ModuleType) -> Any:
+    """``torch.nn.functional`` calls: recorded with their defaults by keyword, as PyTorch does."""
+    F = lib.nn.functional
+
+    class Functional(lib.nn.Module):
+        def forward(self, x):
+            a = F.softmax(F.relu(x), dim=1)
+            b = F.dropout(a, 0.2, training=self.training)
+            return F.leaky_relu(F.layer_norm(b, (3,)), 0.1), F.max_pool2d(x.unsqueeze(0), 2)
+
+    return Functional()
+
+
 def branchy(lib: ModuleType) -> Any:
     """A data-dependent ``if``: cannot be traced."""
 
@@ -90,4 +103,18 @@ def forward(self, x):
     truediv = getitem / 2;  getitem = None
     add = sum_1 + truediv;  sum_1 = truediv = None
     return add
+    """
+
+FUNCTIONAL_CODE = """
+
+
+def forward(self, x):
+    relu = torch.nn.functional.relu(x, inplace = False)
+    softmax = torch.nn.functional.softmax(relu, dim = 1, _stacklevel = 3, dtype = None);  relu = None
+    dropout = torch.nn.functional.dropout(softmax, p = 0.2, training = True, inplace = False);  softmax = None
+    layer_norm = torch.nn.functional.layer_norm(dropout, (3,), weight = None, bias = None, eps = 1e-05);  dropout = None
+    leaky_relu = torch.nn.functional.leaky_relu(layer_norm, negative_slope = 0.1, inplace = False);  layer_norm = None
+    unsqueeze = x.unsqueeze(0);  x = None
+    max_pool2d = torch.nn.functional.max_pool2d(unsqueeze, 2, stride = None, padding = 0, dilation = 1, ceil_mode = False, return_indices = False);  unsqueeze = None
+    return (leaky_relu, max_pool2d)
     """

@@ -3,7 +3,7 @@ eager one does (values and gradients), leaves, parameters, ``wrap``, and PyTorch
 
 import numpy as np
 import pytest
-from fx_models import MLP_CODE, TWO_INPUTS_CODE, branchy, cnn, mlp, two_inputs
+from fx_models import FUNCTIONAL_CODE, MLP_CODE, TWO_INPUTS_CODE, branchy, cnn, functional, mlp, two_inputs
 
 import disttorch as dt
 import disttorch.fx as fx
@@ -62,6 +62,13 @@ def test_three_spellings_of_add_and_a_traced_function():
     assert gm.code == TWO_INPUTS_CODE
     f = fx.symbolic_trace(lambda x: dt.relu(x) + 1)
     assert f(dt.tensor([-1.0, 2.0])).tolist() == [1.0, 3.0]
+
+
+def test_functional_calls_carry_their_defaults_by_keyword():
+    gm = fx.symbolic_trace(functional(dt))
+    assert gm.code == FUNCTIONAL_CODE
+    x = dt.randn(2, 3)
+    assert [t.shape for t in gm(x)] == [(2, 3), (1, 1, 1)]
 
 
 def test_wrap_records_a_call_and_the_code_says_so():
@@ -131,7 +138,7 @@ def test_custom_tracer_lowers_relu_and_tags_nodes():
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("build", [mlp, cnn, two_inputs])
+@pytest.mark.parametrize("build", [mlp, cnn, two_inputs, functional])
 def test_code_and_graph_text_match_pytorch(torch, build):
     ours, theirs = fx.symbolic_trace(build(dt)), torch.fx.symbolic_trace(build(torch))
     assert ours.code == theirs.code

@@ -1,0 +1,32 @@
+"""Importing torch.fx makes torch functions dispatch to ``__torch_function__`` of non-tensor
+arguments, without changing what they do for tensors."""
+
+import pickle
+
+import disttorch as dt
+import disttorch.fx  # noqa: F401  (installs the dispatching twins)
+
+
+class _Seen:
+    calls: list = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append((func.__name__, args, kwargs))
+        return "handled"
+
+
+def test_foreign_arguments_dispatch_directly_in_lists_and_by_keyword():
+    s = _Seen()
+    assert dt.relu(s) == "handled" and dt.cat([dt.ones(1), s]) == "handled"
+    assert dt.nn.functional.relu(s) == "handled"
+    assert _Seen.calls[-1] == ("relu", (s,), {"inplace": False})  # PyTorch's functional convention
+
+
+def test_tensors_are_untouched_and_aliases_keep_their_names():
+    assert dt.nn.functional.relu(dt.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
+    assert dt.arctan.__name__ == "arctan" and dt.atan.__name__ == "atan"
+    assert (
+        dt.relu.__module__ == "disttorch" and dt.nn.functional.softmax.__module__ == "disttorch.nn.functional"
+    )
+    assert pickle.loads(pickle.dumps(dt.relu)) is dt.relu
