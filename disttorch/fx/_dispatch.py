@@ -3,8 +3,8 @@
 disttorch's ops do not dispatch on ``__torch_function__`` (their hot path stays free of it).
 A program that uses ``torch.fx`` needs them to: ``torch.relu(proxy)`` and ``F.linear(proxy,
 w)`` must record nodes, while tracing and when a graph is built by hand from proxies. So
-importing ``torch.fx`` swaps every public function of ``torch`` and ``torch.nn.functional``
-for a twin that first looks for an argument that is not a Tensor but has a
+importing ``torch.fx`` swaps the public functions of ``torch`` that take tensors, and those of
+``torch.nn.functional``, for twins that first look for an argument that is not a Tensor but has a
 ``__torch_function__`` (a :class:`~disttorch.fx.Proxy`), directly or inside a list or tuple
 argument (``torch.cat([p, q])``), and if it finds one calls
 :func:`~disttorch.overrides.handle_torch_function`. The twin replaces the function wherever
@@ -106,6 +106,16 @@ def _dispatching(fn: Callable, module: str, name: str) -> Callable:
     return twin
 
 
+#: where the functions of ``torch`` that take tensors come from (not its settings and switches)
+_TENSOR_MODULES = ("disttorch.ops.", "disttorch._tensor", "disttorch._random", "disttorch._creation")
+
+
+def _takes_tensors(namespace: types.ModuleType, value: Any) -> bool:
+    if not isinstance(value, types.FunctionType):
+        return False
+    return namespace.__name__ != "disttorch" or value.__module__.startswith(_TENSOR_MODULES)
+
+
 def install() -> None:
     """Swap the public functions of ``torch`` and ``torch.nn.functional`` for dispatching
     twins, in every loaded disttorch module (once per process)."""
@@ -119,7 +129,7 @@ def install() -> None:
     twins: dict[int, dict[str, Callable]] = {}  # original -> its twin under each public name
     for namespace in (functional, disttorch):  # a function in both is named after torch
         for name, value in vars(namespace).items():
-            if isinstance(value, types.FunctionType) and not name.startswith("_") and name.islower():
+            if _takes_tensors(namespace, value) and not name.startswith("_") and name.islower():
                 twins.setdefault(id(value), {})[name] = _dispatching(value, namespace.__name__, name)
     for mod_name, module in list(sys.modules.items()):
         if module is None or not (mod_name == "disttorch" or mod_name.startswith("disttorch.")):
