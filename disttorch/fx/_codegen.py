@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._namespace import Namespace
-from .node import OPERATOR_FORMATS, Node, _qualified_name, map_arg
+from .node import INPLACE_FORMATS, OPERATOR_FORMATS, Node, _qualified_name, map_arg
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -171,7 +171,11 @@ def python_code(graph: Graph, root_module: str, *, verbose: bool = False) -> Pyt
         if node.op == "output":
             body.append(f"return {_repr_arg(node.args[0], names)}")
             continue
-        line = f"{node.name} = {_expression(node, root_module, names)}"
+        inplace = INPLACE_FORMATS.get(node.target) if node.op == "call_function" and not node.kwargs else None
+        if inplace is not None and inplace.count("{}") == len(node.args):  # x += 2;  iadd = x
+            line = f"{inplace.format(*(_repr_arg(a, names) for a in node.args))};  {node.name} = {_repr_arg(node.args[0], names)}"
+        else:
+            line = f"{node.name} = {_expression(node, root_module, names)}"
         if node.op == "call_function" and node.meta.get("is_wrapped"):
             call = f'{WRAP_CALL}("{names.name_of(node.target)}")'
             if call not in wrapped:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -235,20 +236,34 @@ class Tracer(TracerBase):
                 raise NotImplementedError(
                     f"symbolic_trace: forward's *{p.name} cannot be traced; give its arguments names"
                 )
-            default = p.default
-            if p.name in concrete_args and concrete_args[p.name] is not PH:
-                args.append(concrete_args[p.name])  # fixed: the program is specialised on it
+            if p.name in concrete_args:
+                args.append(self._concrete(p.name, concrete_args[p.name]))
                 continue
-            args.append(
-                self.create_proxy(
-                    "placeholder",
-                    p.name,
-                    () if default is p.empty else (default,),
-                    {},
-                    type_expr=_annotation(p),
-                )
-            )
+            default = () if p.default is p.empty else (p.default,)
+            args.append(self.create_proxy("placeholder", p.name, default, {}, type_expr=_annotation(p)))
         return args
+
+    def _concrete(self, name: str, value: Any) -> Any:
+        """A ``concrete_args`` entry: still an input (``<name>_1``), but the program is
+        specialised on ``value`` and checks, when run, that it is given that value."""
+        proxy = self.create_proxy("placeholder", f"{name}_1", (), {})
+        if value is PH:
+            return proxy
+        message = f"{name} has been specialized to have value {value} but got another value"
+        if value is None:
+            self.create_proxy("call_function", _assert_is_none, (proxy, message), {})
+        elif isinstance(value, (str, int, float, bool, complex)):
+            import disttorch
+
+            disttorch._assert(proxy == value, message)
+        else:
+            warnings.warn(
+                f"Was not able to add assertion to guarantee correct input {name} to specialized "
+                "function. It is up to the user to make sure that your inputs match the inputs "
+                "you specialized the function with.",
+                stacklevel=3,
+            )
+        return value
 
     @staticmethod
     def _collect_tensor_attrs(root: Module) -> dict[int, str]:
@@ -258,6 +273,12 @@ class Tracer(TracerBase):
                 if isinstance(v, Tensor) and not isinstance(v, Parameter):
                     found.setdefault(id(v), f"{prefix}.{k}" if prefix else k)
         return found
+
+
+def _assert_is_none(value: object, msg: str) -> None:
+    """The check of a ``concrete_args`` entry fixed to ``None``."""
+    if value is not None:
+        raise AssertionError(msg)
 
 
 def _annotation(p: inspect.Parameter) -> Any:

@@ -286,3 +286,21 @@ OPERATOR_FORMATS: dict[Callable, str] = {
     operator.neg: "-{}",
     operator.invert: "~{}",
 }
+
+#: in-place operators: generated code writes the statement, then names its first operand
+INPLACE_FORMATS: dict[Callable, str] = {
+    operator.iadd: "{} += {}",
+    operator.iand: "{} &= {}",
+    operator.ifloordiv: "{} //= {}",
+    operator.ilshift: "{} <<= {}",
+    operator.imod: "{} %= {}",
+    operator.imul: "{} *= {}",
+    operator.imatmul: "{} @= {}",
+    operator.ior: "{} |= {}",
+    operator.ipow: "{} **= {}",
+    operator.irshift: "{} >>= {}",
+    operator.isub: "{} -= {}",
+    operator.itruediv: "{} /= {}",
+    operator.ixor: "{} ^= {}",
+    operator.setitem: "{}[{}] = {}",
+}

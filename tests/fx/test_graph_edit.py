@@ -115,3 +115,17 @@ def test_graph_module_from_a_dict_root_and_deepcopy_and_pickle():
         assert other(inp).tolist() == gm(inp).tolist()
     with pytest.raises(RuntimeError, match="referenced target sub.lin but that target was not provided"):
         fx.GraphModule({}, g)
+
+
+def test_inplace_operators_are_written_as_statements():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.call_function(operator.setitem, (x, 0, 1.0))
+    g.call_function(operator.iadd, (x, 2))
+    g.output(x)
+    gm = fx.GraphModule(dt.nn.Module(), g)
+    assert gm.code.splitlines()[4:6] == [
+        "    x[0] = 1.0;  setitem = x;  setitem = None",
+        "    x += 2;  iadd = x;  iadd = None",
+    ]
+    assert gm(dt.zeros(2)).tolist() == [3.0, 2.0]

@@ -153,3 +153,40 @@ def test_trace_errors_match_pytorch(torch):
     with pytest.raises(fx.proxy.TraceError) as ours:
         fx.symbolic_trace(branchy(dt))
     assert str(ours.value) == str(theirs.value)
+
+
+def _specialised(x, flag, z):
+    if flag:
+        x = x + 1
+    return x if z is None else x * z
+
+
+SPECIALISED_CODE = """
+
+
+def forward(self, x, flag_1, z_1):
+    eq = flag_1 == True;  flag_1 = None
+    _assert = torch._assert(eq, 'flag has been specialized to have value True but got another value');  eq = _assert = None
+    _assert_is_none = torch.fx._symbolic_trace._assert_is_none(z_1, 'z has been specialized to have value None but got another value');  z_1 = _assert_is_none = None
+    add = x + 1;  x = None
+    return add
+    """
+
+
+def test_concrete_args_specialise_and_check_their_values():
+    gm = fx.symbolic_trace(_specialised, concrete_args={"flag": True, "z": None})
+    assert gm.code == SPECIALISED_CODE
+    assert gm(dt.zeros(1), True, None).tolist() == [1.0]
+    with pytest.raises(
+        AssertionError, match="flag has been specialized to have value True but got another value"
+    ):
+        gm(dt.zeros(1), False, None)
+    kept = fx.symbolic_trace(_specialised, concrete_args={"flag": False, "z": fx.PH})
+    assert kept(dt.ones(1), False, dt.full((1,), 3.0)).tolist() == [3.0]
+
+
+@pytest.mark.parity
+def test_concrete_args_code_matches_pytorch(torch):
+    ours = fx.symbolic_trace(_specialised, concrete_args={"flag": True, "z": None})
+    theirs = torch.fx.symbolic_trace(_specialised, concrete_args={"flag": True, "z": None})
+    assert ours.code == theirs.code
