@@ -16,7 +16,11 @@ PyTorch's Python-level ``torch.nn.functional`` functions hand ``__torch_function
 required parameters positionally and every parameter with a default by keyword, defaults
 included (``F.relu(p)`` is recorded as ``relu(p, inplace=False)``); their twins do the
 same. Those PyTorch implements in C++ (``F.linear``, ``F.conv2d``, ...) pass the call as
-written, like the functions of ``torch``."""
+written, like the functions of ``torch``.
+
+A tensor on the left of an operator with a proxy on the right (``self.buf + x``) records, as
+in PyTorch, the tensor method the operator stands for (``buf.add(x)``): Tensor's binary
+operators get twins too."""
 
 from __future__ import annotations
 
@@ -116,6 +120,43 @@ def _takes_tensors(namespace: types.ModuleType, value: Any) -> bool:
     return namespace.__name__ != "disttorch" or value.__module__.startswith(_TENSOR_MODULES)
 
 
+#: Tensor operator -> the method PyTorch records for it when the right operand is a proxy
+_TENSOR_OPERATORS = {
+    "__add__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__truediv__": "div",
+    "__floordiv__": "__floordiv__",
+    "__mod__": "remainder",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+    "__getitem__": "__getitem__",
+    "__and__": "__and__",
+    "__or__": "__or__",
+    "__xor__": "__xor__",
+    "__lshift__": "__lshift__",
+    "__rshift__": "__rshift__",
+}
+
+
+def _operator_twin(operator: Callable, dunder: str, method: str) -> Callable:
+    @functools.wraps(operator)
+    def twin(self: Tensor, other: Any) -> Any:
+        foreign = _foreign_args((other,))
+        if foreign:
+            return handle_torch_function(getattr(Tensor, method), foreign, self, other)
+        return operator(self, other)
+
+    twin.__name__ = twin.__qualname__ = dunder  # Tensor.__floordiv__ is named so (not floor_divide)
+    return twin
+
+
 def install() -> None:
     """Swap the public functions of ``torch`` and ``torch.nn.functional`` for dispatching
     twins, in every loaded disttorch module (once per process)."""
@@ -123,6 +164,9 @@ def install() -> None:
     if _installed:
         return
     _installed = True
+    for dunder, method in _TENSOR_OPERATORS.items():
+        if hasattr(Tensor, dunder):  # (shifts exist only where Tensor has them)
+            setattr(Tensor, dunder, _operator_twin(getattr(Tensor, dunder), dunder, method))
     import disttorch
     import disttorch.nn.functional as functional
 

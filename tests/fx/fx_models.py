@@ -65,6 +65,22 @@ def functional(lib: ModuleType) -> Any:
     return Functional()
 
 
+def buffered(lib: ModuleType) -> Any:
+    """Tensors on the left of operators: a buffer, a plain tensor attribute, a constant."""
+
+    class Buffered(lib.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("buf", lib.ones(3))
+            self.c = lib.zeros(3)
+
+        def forward(self, x):
+            a = self.buf + x
+            return a, self.c * x, lib.ones(3) - a, x + self.buf, self.buf.sum() + x, self.buf[x.argmax()]
+
+    return Buffered()
+
+
 def branchy(lib: ModuleType) -> Any:
     """A data-dependent ``if``: cannot be traced."""
 
@@ -117,4 +133,24 @@ def forward(self, x):
     unsqueeze = x.unsqueeze(0);  x = None
     max_pool2d = torch.nn.functional.max_pool2d(unsqueeze, 2, stride = None, padding = 0, dilation = 1, ceil_mode = False, return_indices = False);  unsqueeze = None
     return (leaky_relu, max_pool2d)
+    """
+
+BUFFERED_CODE = """
+
+
+def forward(self, x):
+    buf = self.buf
+    add = buf.add(x);  buf = None
+    c = self.c
+    mul = c.mul(x);  c = None
+    _tensor_constant0 = self._tensor_constant0
+    sub = _tensor_constant0.sub(add);  _tensor_constant0 = None
+    buf_1 = self.buf
+    add_1 = x + buf_1;  buf_1 = None
+    _tensor_constant1 = self._tensor_constant1
+    add_2 = _tensor_constant1.add(x);  _tensor_constant1 = None
+    argmax = x.argmax();  x = None
+    buf_2 = self.buf
+    getitem = buf_2.__getitem__(argmax);  buf_2 = argmax = None
+    return (add, mul, sub, add_1, add_2, getitem)
     """

@@ -3,7 +3,18 @@ eager one does (values and gradients), leaves, parameters, ``wrap``, and PyTorch
 
 import numpy as np
 import pytest
-from fx_models import FUNCTIONAL_CODE, MLP_CODE, TWO_INPUTS_CODE, branchy, cnn, functional, mlp, two_inputs
+from fx_models import (
+    BUFFERED_CODE,
+    FUNCTIONAL_CODE,
+    MLP_CODE,
+    TWO_INPUTS_CODE,
+    branchy,
+    buffered,
+    cnn,
+    functional,
+    mlp,
+    two_inputs,
+)
 
 import disttorch as dt
 import disttorch.fx as fx
@@ -69,6 +80,15 @@ def test_functional_calls_carry_their_defaults_by_keyword():
     assert gm.code == FUNCTIONAL_CODE
     x = dt.randn(2, 3)
     assert [t.shape for t in gm(x)] == [(2, 3), (1, 1, 1)]
+
+
+def test_tensor_left_of_an_operator_records_the_tensor_method():
+    model = buffered(dt)
+    gm = fx.symbolic_trace(model)
+    assert gm.code == BUFFERED_CODE
+    x = dt.tensor([0.0, 5.0, 1.0])
+    assert [t.tolist() for t in gm(x)] == [t.tolist() for t in model(x)]
+    assert "buf" in dict(gm.named_buffers()) and "c" in dict(gm.named_buffers())
 
 
 def test_wrap_records_a_call_and_the_code_says_so():
@@ -138,7 +158,7 @@ def test_custom_tracer_lowers_relu_and_tags_nodes():
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("build", [mlp, cnn, two_inputs, functional])
+@pytest.mark.parametrize("build", [mlp, cnn, two_inputs, functional, buffered])
 def test_code_and_graph_text_match_pytorch(torch, build):
     ours, theirs = fx.symbolic_trace(build(dt)), torch.fx.symbolic_trace(build(torch))
     assert ours.code == theirs.code
