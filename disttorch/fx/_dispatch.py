@@ -175,13 +175,36 @@ def install() -> None:
         for name, value in vars(namespace).items():
             if _takes_tensors(namespace, value) and not name.startswith("_") and name.islower():
                 twins.setdefault(id(value), {})[name] = _dispatching(value, namespace.__name__, name)
+
+    def twin_of(name: str, value: Any) -> Callable | None:
+        named = twins.get(id(value)) if isinstance(value, types.FunctionType) else None
+        return None if named is None else named.get(name) or next(iter(named.values()))
+
     for mod_name, module in list(sys.modules.items()):
-        if module is None or not (mod_name == "disttorch" or mod_name.startswith("disttorch.")):
-            continue
-        if mod_name.startswith("disttorch.fx"):
+        if module is None or not mod_name.startswith("disttorch") or mod_name.startswith("disttorch.fx"):
             continue
         namespace = vars(module)
         for name, value in list(namespace.items()):
-            named = twins.get(id(value)) if isinstance(value, types.FunctionType) else None
-            if named is not None:
-                namespace[name] = named.get(name) or next(iter(named.values()))
+            twin = twin_of(name, value)
+            if twin is not None:
+                namespace[name] = twin
+            elif isinstance(value, type) and value.__module__ == mod_name:
+                for attr, kept in list(vars(value).items()):  # a layer's ``_conv = staticmethod(conv2d)``
+                    twin = (
+                        twin_of(kept.__func__.__name__, kept.__func__)
+                        if isinstance(kept, staticmethod)
+                        else None
+                    )
+                    if twin is not None:
+                        setattr(value, attr, staticmethod(twin))
+    _forget_mode_swaps()
+
+
+def _forget_mode_swaps() -> None:
+    """``torch.overrides`` modes cache, on first use, the functions they wrap: let them find
+    the twins instead (unless a mode is active now, whose swaps stay as they are)."""
+    from .. import overrides
+
+    with overrides._PATCHES.lock:
+        if overrides._PATCHES.entered == 0:
+            overrides._PATCHES.swaps = None

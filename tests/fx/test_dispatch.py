@@ -30,3 +30,24 @@ def test_tensors_are_untouched_and_aliases_keep_their_names():
         dt.relu.__module__ == "disttorch" and dt.nn.functional.softmax.__module__ == "disttorch.nn.functional"
     )
     assert pickle.loads(pickle.dumps(dt.relu)) is dt.relu
+
+
+def test_function_modes_wrap_the_twins_and_leave_them_in_place():
+    from disttorch.overrides import TorchFunctionMode
+
+    class Names(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    conv = dt.nn.Conv1d(1, 1, 2)
+    with Names() as mode:
+        conv(dt.ones(1, 1, 4))
+        dt.relu(dt.ones(1))
+    assert mode.names == ["conv1d", "relu"]
+    gm = disttorch.fx.symbolic_trace(lambda x: dt.relu(x))  # the twins are back after the mode
+    assert "torch.relu(x)" in gm.code
