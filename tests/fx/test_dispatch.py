@@ -44,10 +44,10 @@ def test_function_modes_wrap_the_twins_and_leave_them_in_place():
             self.names.append(func.__name__)
             return func(*args, **(kwargs or {}))
 
-    conv = dt.nn.Conv1d(1, 1, 2)
+    conv, x, y = dt.nn.Conv1d(1, 1, 2), dt.ones(1, 1, 4), dt.ones(1)
     with Names() as mode:
-        conv(dt.ones(1, 1, 4))
-        dt.relu(dt.ones(1))
+        conv(x)
+        dt.relu(y)
     assert mode.names == ["conv1d", "relu"]
     gm = disttorch.fx.symbolic_trace(lambda x: dt.relu(x))  # the twins are back after the mode
     assert "torch.relu(x)" in gm.code
