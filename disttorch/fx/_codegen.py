@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import typing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,12 +63,12 @@ class _Globals:
         """An expression naming ``obj`` (``torch.relu``, ``len``, ``__main___my_fn``)."""
         if getattr(builtins, getattr(obj, "__name__", ""), None) is obj:
             return obj.__name__
-        qualified = _qualified_name(obj)
-        if qualified.startswith("torch.") and _resolve(_torch(), qualified.split(".")[1:]) is obj:
-            return qualified
         for name, value in self.values.items():
             if value is obj:
                 return name
+        qualified = _qualified_name(obj)
+        if qualified.startswith("torch.") and _resolve(_torch(), qualified.split(".")[1:]) is obj:
+            return qualified
         name = self._names.create_name(qualified.replace(".", "_"), obj)
         self.values[name] = obj
         return name
@@ -105,6 +106,39 @@ def _repr_arg(arg: Any, names: _Globals) -> str:
     if isinstance(arg, torch.device):
         return f"device({str(arg)!r})"
     return repr(arg)
+
+
+#: the containers ``typing`` spells with a capital (``list[int]`` is written ``typing_List[int]``)
+_TYPING_ORIGINS = {
+    list: typing.List,
+    dict: typing.Dict,
+    tuple: typing.Tuple,
+    set: typing.Set,
+    frozenset: typing.FrozenSet,
+    type: typing.Type,
+}
+_ABBREVIATIONS = {"bool": "b8", "bfloat16": "bf16"}
+
+
+def _type_repr(o: Any, names: _Globals) -> str:
+    """An annotation in generated code: ``torch.Tensor``, ``int``, ``typing_List[int]``."""
+    if o == ():
+        return "()"
+    origin = getattr(o, "__origin__", None)
+    if origin is not None:
+        args = getattr(o, "__args__", None)
+        inner = f"[{','.join(_type_repr(a, names) for a in args)}]" if args else ""
+        return names.name_of(_TYPING_ORIGINS.get(origin, origin)) + inner
+    return names.name_of(o)
+
+
+def _shape_annotation(meta: Any) -> str | None:
+    """``"f32[50, 1000]"``: what ``print_readable`` shows of a node ``ShapeProp`` annotated."""
+    if not (isinstance(meta, tuple) and hasattr(meta, "_fields") and "dtype" in meta._fields):
+        return None
+    name = str(meta.dtype).rpartition(".")[2]
+    abbr = _ABBREVIATIONS.get(name) or name[0] + "".join(c for c in name if c.isdigit())
+    return f'"{abbr}[{", ".join(str(d) for d in meta.shape)}]"'
 
 
 def _call_args(args: tuple, kwargs: dict, names: _Globals) -> str:
@@ -160,22 +194,29 @@ def python_code(graph: Graph, root_module: str, *, verbose: bool = False) -> Pyt
     params: list[str] = []
     body: list[str] = []
     wrapped: list[str] = []
+    returns = ""
     for node in graph.nodes:
+        annotation = f" : {_type_repr(node.type, names)}" if node.type is not None else ""
+        shape = _shape_annotation(node.meta.get("tensor_meta")) if verbose else None
+        if shape is not None:
+            annotation = f": {shape}"
         if node.op == "placeholder":
-            params.append(
-                node.target if not node.args else f"{node.target} = {_repr_arg(node.args[0], names)}"
-            )
+            default = f" = {_repr_arg(node.args[0], names)}" if node.args else ""
+            params.append(f"{node.target}{annotation}{default}")
             if node.name != node.target:
                 body.append(f"{node.name} = {node.target}")
             continue
         if node.op == "output":
+            if node.type is not None:
+                returns = f" -> {_type_repr(node.type, names)}"
             body.append(f"return {_repr_arg(node.args[0], names)}")
             continue
         inplace = INPLACE_FORMATS.get(node.target) if node.op == "call_function" and not node.kwargs else None
         if inplace is not None and inplace.count("{}") == len(node.args):  # x += 2;  iadd = x
             line = f"{inplace.format(*(_repr_arg(a, names) for a in node.args))};  {node.name} = {_repr_arg(node.args[0], names)}"
         else:
-            line = f"{node.name} = {_expression(node, root_module, names)}"
+            typed = annotation if shape is not None else ""
+            line = f"{node.name}{typed} = {_expression(node, root_module, names)}"
         if node.op == "call_function" and node.meta.get("is_wrapped"):
             call = f'{WRAP_CALL}("{names.name_of(node.target)}")'
             if call not in wrapped:
@@ -189,5 +230,5 @@ def python_code(graph: Graph, root_module: str, *, verbose: bool = False) -> Pyt
     if verbose:
         body.insert(0, "# No stacktrace found for following nodes")
     code = "\n".join(f"    {line}" for line in [*body, ""])
-    src = f"\n{chr(10).join(wrapped)}\n\ndef forward({', '.join([root_module, *params])}):\n{code}"
+    src = f"\n{chr(10).join(wrapped)}\n\ndef forward({', '.join([root_module, *params])}){returns}:\n{code}"
     return PythonCode(src, names.values)

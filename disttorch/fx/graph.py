@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["Graph", "PythonCode"]
 
 
-class _NodeList:
+class _node_list:  # PyTorch's name for the view (type(graph.nodes))
     """The nodes of a graph, in order; iterating survives erasing the current node."""
 
     def __init__(self, graph: Graph, reverse: bool = False) -> None:
@@ -42,8 +42,8 @@ class _NodeList:
                 yield cur
             cur = getattr(cur, step)
 
-    def __reversed__(self) -> _NodeList:
-        return _NodeList(self._graph, not self._reverse)
+    def __reversed__(self) -> _node_list:
+        return _node_list(self._graph, not self._reverse)
 
 
 class Graph:
@@ -65,9 +65,9 @@ class Graph:
         self._tracer_extras = tracer_extras
 
     @property
-    def nodes(self) -> _NodeList:
+    def nodes(self) -> _node_list:
         """The nodes in program order (``reversed(graph.nodes)`` walks backwards)."""
-        return _NodeList(self)
+        return _node_list(self)
 
     # ------------------------------------------------------------------ where nodes go
     @contextmanager

@@ -56,11 +56,12 @@ def _assign_path(value: Any, root: Module, target: str) -> None:
     _assign(value, root, field)
 
 
-def _rebuild(state: dict, graph: Graph, class_name: str) -> GraphModule:
-    """Unpickle a :class:`GraphModule` (its modules' state, then its graph)."""
+def _rebuild(state: dict, graph: Graph) -> GraphModule:
+    """Unpickle a :class:`GraphModule` (its modules' state, then its graph); as in PyTorch,
+    the copy's class is called ``GraphModule``."""
     gm = GraphModule.__new__(GraphModule)
+    type(gm).__name__ = "GraphModule"
     gm.__dict__.update(state)
-    type(gm).__name__ = class_name
     gm.graph = graph
     return gm
 
@@ -196,18 +197,11 @@ class GraphModule(Module):
 
     def __deepcopy__(self, memo: dict) -> GraphModule:
         out = GraphModule.__new__(GraphModule)
+        type(out).__name__ = "GraphModule"  # as PyTorch names its copies
         memo[id(self)] = out
         out.__dict__.update(copy.deepcopy(self._state(), memo))
-        type(out).__name__ = type(self).__name__
         out.graph = copy.deepcopy(self.graph, memo)
         return out
 
-    def __copy__(self) -> GraphModule:
-        out = GraphModule.__new__(GraphModule)
-        out.__dict__.update(self._state())
-        type(out).__name__ = type(self).__name__
-        out.graph = self.graph
-        return out
-
     def __reduce__(self) -> tuple:
-        return (_rebuild, (self._state(), self.graph, type(self).__name__))
+        return (_rebuild, (self._state(), self.graph))

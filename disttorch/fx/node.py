@@ -51,8 +51,19 @@ def _qualified_name(fn: Any) -> str:
     if module == "_operator":
         module = "operator"
     if module == "disttorch" or module.startswith("disttorch."):
+        import disttorch
+
+        if isinstance(fn, type) and getattr(disttorch, name, None) is fn:  # torch.Tensor, torch.Size
+            return f"torch.{name}"
         module = "torch" + module[len("disttorch") :]
     return f"{module}.{name}"
+
+
+def _type_repr(o: Any) -> str:
+    """A type annotation as ``format_node`` shows it (``torch.Tensor``, ``int``)."""
+    if isinstance(o, type):
+        return o.__qualname__ if o.__module__ == "builtins" else _qualified_name(o)
+    return repr(o)
 
 
 def _format_arg(arg: Any, max_list_len: float = float("inf")) -> str:
@@ -243,9 +254,8 @@ class Node:
             if placeholder_names is not None:
                 placeholder_names.append(self.target)
             default = f"(default={self.args[0]})" if self.args else ""
-            return (
-                f"%{self.name} : [num_users={len(self.users)}] = placeholder[target={self.target}]{default}"
-            )
+            typename = f"{_type_repr(self.type)} " if self.type else ""
+            return f"%{self.name} : {typename}[num_users={len(self.users)}] = placeholder[target={self.target}]{default}"
         if self.op == "get_attr":
             return f"%{self.name} : [num_users={len(self.users)}] = get_attr[target={self.target}]"
         if self.op == "output":

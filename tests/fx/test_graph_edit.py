@@ -111,7 +111,8 @@ def test_graph_module_from_a_dict_root_and_deepcopy_and_pickle():
     assert type(gm).__name__ == "Tiny" and gm.sub.lin is lin
     inp = dt.ones(1, 2)
     for other in (copy.deepcopy(gm), pickle.loads(pickle.dumps(gm))):
-        assert type(other).__name__ == "Tiny" and other.code == gm.code and other.sub.lin is not lin
+        assert type(other).__name__ == "GraphModule"  # as PyTorch names its copies
+        assert other.code == gm.code and other.sub.lin is not lin
         assert other(inp).tolist() == gm(inp).tolist()
     with pytest.raises(RuntimeError, match="referenced target sub.lin but that target was not provided"):
         fx.GraphModule({}, g)

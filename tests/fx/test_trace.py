@@ -210,3 +210,35 @@ def test_concrete_args_code_matches_pytorch(torch):
     ours = fx.symbolic_trace(_specialised, concrete_args={"flag": True, "z": None})
     theirs = torch.fx.symbolic_trace(_specialised, concrete_args={"flag": True, "z": None})
     assert ours.code == theirs.code
+
+
+def _annotated(x: dt.Tensor, y: int = 3, z: "dt.Tensor | None" = None) -> dt.Tensor:
+    return x * y
+
+
+def test_annotations_reach_the_signature_and_the_graph():
+    from typing import List, Optional, Tuple
+
+    def f(a: float, b: List[int], c: Optional[int] = None) -> Tuple[dt.Tensor, int]:
+        return a + 1
+
+    code = fx.symbolic_trace(f).code
+    assert (
+        "def forward(self, a : float, b : typing_List[int], c : typing_Union[int,NoneType] = None) -> typing_Tuple[torch.Tensor,int]:"
+        in code
+    )
+    gm = fx.symbolic_trace(_annotated)
+    assert "%x : torch.Tensor [num_users=1] = placeholder[target=x]" in str(gm.graph)
+    assert gm(dt.ones(1)).tolist() == [3.0]
+
+
+def test_print_readable_shows_shapes_after_shape_prop():
+    from disttorch.fx.passes.shape_prop import ShapeProp
+
+    gm = fx.symbolic_trace(lambda x: dt.relu(x).sum(0))
+    ShapeProp(gm).propagate(dt.ones(4, 2))
+    readable = gm.print_readable(print_output=False)
+    assert (
+        'def forward(self, x: "f32[4, 2]"):' in readable and 'relu: "f32[4, 2]" = torch.relu(x)' in readable
+    )
+    assert 'sum_1: "f32[2]" = relu.sum(0)' in readable
