@@ -10,6 +10,7 @@ is restored when the trace ends, however it ends."""
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import math
@@ -56,7 +57,8 @@ def wrap(fn_or_name: Callable | str) -> Callable | str:
         raise AssertionError("wrap must be called with a function or the name of one")
     if isinstance(fn_or_name, Callable) and caller.f_globals.get(name) is not fn_or_name:
         raise NotImplementedError(f"wrap({name}): the function must be a global of the calling module")
-    _WRAPPED.append((caller.f_globals, name))
+    if not any(g is caller.f_globals and n == name for g, n in _WRAPPED):
+        _WRAPPED.append((caller.f_globals, name))
     return fn_or_name
 
 
@@ -81,6 +83,9 @@ def _recording(fn: Callable) -> Callable:
     return patched
 
 
+_ABSENT = object()
+
+
 @contextmanager
 def _patched(targets: list[tuple[Any, str, Any]]) -> Iterator[None]:
     """Set ``setattr(obj, name, value)`` (or ``dict[name] = value``) for each, restore after."""
@@ -88,7 +93,7 @@ def _patched(targets: list[tuple[Any, str, Any]]) -> Iterator[None]:
     try:
         for obj, name, value in targets:
             if isinstance(obj, dict):
-                saved.append((obj, name, obj[name]))
+                saved.append((obj, name, obj.get(name, _ABSENT)))
                 obj[name] = value
             else:
                 saved.append((obj, name, obj.__dict__[name]))
@@ -96,7 +101,9 @@ def _patched(targets: list[tuple[Any, str, Any]]) -> Iterator[None]:
         yield
     finally:
         for obj, name, old in reversed(saved):
-            if isinstance(obj, dict):
+            if isinstance(obj, dict) and old is _ABSENT:
+                del obj[name]  # a builtin wrap("len") shadowed in the module for the trace
+            elif isinstance(obj, dict):
                 obj[name] = old
             else:
                 setattr(obj, name, old)
@@ -212,7 +219,11 @@ class Tracer(TracerBase):
             (Module, "__call__", module_call),
             (Module, "__getattr__", module_getattr),
         ]
-        patches += [(g, name, _recording(g[name])) for g, name in _WRAPPED if name in g]
+        patches += [
+            (g, name, _recording(g[name] if name in g else getattr(builtins, name)))
+            for g, name in _WRAPPED
+            if name in g or hasattr(builtins, name)
+        ]
         fn_globals = getattr(fn, "__globals__", {})
         patches += [
             (fn_globals, k, _recording(v)) for k, v in fn_globals.items() if id(v) in self._autowrap_ids

@@ -69,6 +69,12 @@ class Graph:
         """The nodes in program order (``reversed(graph.nodes)`` walks backwards)."""
         return _node_list(self)
 
+    def find_nodes(self, *, op: str, target: Target | None = None, sort: bool = True) -> list[Node]:
+        """The nodes of kind ``op`` (and ``target``, required for ``call_function``), in order."""
+        if op == "call_function" and target is None:
+            raise AssertionError("target must not be None for call_function op")
+        return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]
+
     # ------------------------------------------------------------------ where nodes go
     @contextmanager
     def _insert_point(self, insert: Callable[[Node], None]) -> Iterator[None]:

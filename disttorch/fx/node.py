@@ -125,6 +125,16 @@ class Node:
         self._erased = False
         self._update_args_kwargs(args, kwargs)
 
+    @property
+    def stack_trace(self) -> str | None:
+        """Where in the traced program this node was made (``meta["stack_trace"]``; not
+        recorded by this tracer, so ``None`` unless set)."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace: str | None) -> None:
+        self.meta["stack_trace"] = trace
+
     # ------------------------------------------------------------------ the linked list
     @property
     def next(self) -> Node:
