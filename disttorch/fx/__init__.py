@@ -17,7 +17,7 @@ from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap  # noqa: E402
 from .graph import Graph  # noqa: E402
 from .graph_module import GraphModule  # noqa: E402
 from .interpreter import Interpreter, Transformer  # noqa: E402
-from .node import Node, map_arg  # noqa: E402
+from .node import Node, has_side_effect, map_arg  # noqa: E402
 from .proxy import Proxy  # noqa: E402
 from .subgraph_rewriter import replace_pattern  # noqa: E402
 
@@ -30,6 +30,7 @@ __all__ = [
     "Proxy",
     "Tracer",
     "Transformer",
+    "has_side_effect",
     "map_arg",
     "node",
     "passes",

@@ -8,15 +8,27 @@ import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Union
 
+from .._torch_function import _assert
+
 if TYPE_CHECKING:
     from .graph import Graph
 
-__all__ = ["Argument", "Node", "Target", "map_aggregate", "map_arg"]
+__all__ = ["Argument", "Node", "Target", "has_side_effect", "map_aggregate", "map_arg"]
 
 #: what a node calls: a function for ``call_function``, a name for the other kinds
 Target = Union[Callable[..., Any], str]
 #: a node's argument: a node, a constant, or a tuple/list/dict/slice of arguments
 Argument = Any
+
+#: functions whose calls dead-code elimination keeps though nobody uses their result
+_side_effectful_functions: set[Callable] = {operator.setitem, _assert}
+
+
+def has_side_effect(fn: Callable) -> Callable:
+    """Mark ``fn`` as having side effects: its nodes survive ``eliminate_dead_code``."""
+    _side_effectful_functions.add(fn)
+    return fn
+
 
 OPCODES = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output", "root")
 
@@ -242,18 +254,17 @@ class Node:
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
     def is_impure(self) -> bool:
-        """Whether removing this node could change what the program does (inputs, outputs,
-        in-place methods and module calls are kept by dead-code elimination)."""
+        """Whether removing this node could change what the program does: inputs, outputs,
+        calls of functions marked by :func:`has_side_effect` (``torch._assert``,
+        ``operator.setitem``) and of modules with ``_is_impure`` set. As in PyTorch, method
+        calls count as pure (an unused ``x.add_(1)`` is dead code)."""
         if self.op in ("placeholder", "output"):
             return True
-        if self.op == "call_method":
-            return (
-                isinstance(self.target, str) and self.target.endswith("_") and not self.target.endswith("__")
-            )
-        if self.op == "call_module" and self.graph.owning_module is not None:
-            module = self.graph.owning_module.get_submodule(self.target)
-            return getattr(module, "_is_impure", False)
-        return self.op == "call_function" and getattr(self.target, "_is_impure", False)
+        if self.op == "call_module":
+            if self.graph.owning_module is None:
+                raise AssertionError("self.graph.owning_module not set for purity check")
+            return getattr(self.graph.owning_module.get_submodule(self.target), "_is_impure", False)
+        return self.op == "call_function" and self.target in _side_effectful_functions
 
     # ------------------------------------------------------------------ printing
     def format_node(

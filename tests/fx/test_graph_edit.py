@@ -130,3 +130,18 @@ def test_inplace_operators_are_written_as_statements():
         "    x += 2;  iadd = x;  iadd = None",
     ]
     assert gm(dt.zeros(2)).tolist() == [3.0, 2.0]
+
+
+def test_dead_code_keeps_asserts_and_marked_functions_as_pytorch_does():
+    def noisy(x):
+        return x
+
+    fx.has_side_effect(noisy)
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.call_function(dt._assert, (x, "msg"))
+    g.call_function(noisy, (x,))
+    g.call_method("add_", (x, 1))  # a method call counts as pure, as in PyTorch
+    g.output(x)
+    assert g.eliminate_dead_code()
+    assert [n.op for n in g.nodes] == ["placeholder", "call_function", "call_function", "output"]
