@@ -55,8 +55,6 @@ def wrap(fn_or_name: Callable | str) -> Callable | str:
     name = fn_or_name if isinstance(fn_or_name, str) else getattr(fn_or_name, "__name__", None)
     if not isinstance(name, str):
         raise AssertionError("wrap must be called with a function or the name of one")
-    if isinstance(fn_or_name, Callable) and caller.f_globals.get(name) is not fn_or_name:
-        raise NotImplementedError(f"wrap({name}): the function must be a global of the calling module")
     if not any(g is caller.f_globals and n == name for g, n in _WRAPPED):
         _WRAPPED.append((caller.f_globals, name))
     return fn_or_name
