@@ -172,9 +172,12 @@ def install() -> None:
 
     twins: dict[int, dict[str, Callable]] = {}  # original -> its twin under each public name
     for namespace in (functional, disttorch):  # a function in both is named after torch
-        for name, value in vars(namespace).items():
+        for name, value in list(vars(namespace).items()):
             if _takes_tensors(namespace, value) and not name.startswith("_") and name.islower():
-                twins.setdefault(id(value), {})[name] = _dispatching(value, namespace.__name__, name)
+                home = namespace.__name__
+                if name in _NATIVE_FUNCTIONAL and getattr(disttorch, name, None) is value:
+                    home = "disttorch"  # F.conv2d is torch.conv2d in PyTorch, and prints so
+                twins.setdefault(id(value), {})[name] = _dispatching(value, home, name)
 
     def twin_of(name: str, value: Any) -> Callable | None:
         named = twins.get(id(value)) if isinstance(value, types.FunctionType) else None

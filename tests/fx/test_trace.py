@@ -91,6 +91,12 @@ def test_tensor_left_of_an_operator_records_the_tensor_method():
     assert "buf" in dict(gm.named_buffers()) and "c" in dict(gm.named_buffers())
 
 
+def test_functionals_pytorch_runs_in_cpp_are_named_as_there():
+    w = dt.ones(1, 1, 3, 3)
+    code = fx.symbolic_trace(lambda x: dt.nn.functional.conv2d(x, w, padding=1)).code
+    assert "conv2d = torch.conv2d(x, _tensor_constant0, padding = 1)" in code
+
+
 def test_wrap_records_a_call_and_the_code_says_so():
     def forward(x):
         return _leaf_fn(x) + 1
