@@ -191,16 +191,35 @@ def install() -> None:
             twin = twin_of(name, value)
             if twin is not None:
                 namespace[name] = twin
+            elif isinstance(value, types.FunctionType) and value.__module__ == mod_name:
+                _retarget_defaults(value, twin_of)
             elif isinstance(value, type) and value.__module__ == mod_name:
-                for attr, kept in list(vars(value).items()):  # a layer's ``_conv = staticmethod(conv2d)``
-                    twin = (
-                        twin_of(kept.__func__.__name__, kept.__func__)
-                        if isinstance(kept, staticmethod)
-                        else None
-                    )
-                    if twin is not None:
-                        setattr(value, attr, staticmethod(twin))
+                _retarget_class(value, twin_of)
     _forget_mode_swaps()
+
+
+def _retarget_class(cls: type, twin_of: Callable[[str, Any], Callable | None]) -> None:
+    """A class's staticmethods holding a function (``_conv = staticmethod(conv2d)``) and its
+    methods' defaults (``activation=F.relu``) name the twins, so ``activation is F.relu``
+    still holds."""
+    for attr, kept in list(vars(cls).items()):
+        inner = kept.__func__ if isinstance(kept, (staticmethod, classmethod)) else kept
+        if not isinstance(inner, types.FunctionType):
+            continue
+        twin = twin_of(inner.__name__, inner) if isinstance(kept, staticmethod) else None
+        if twin is not None:
+            setattr(cls, attr, staticmethod(twin))
+        else:
+            _retarget_defaults(inner, twin_of)
+
+
+def _retarget_defaults(fn: types.FunctionType, twin_of: Callable[[str, Any], Callable | None]) -> None:
+    if fn.__defaults__:
+        fn.__defaults__ = tuple(twin_of(getattr(d, "__name__", ""), d) or d for d in fn.__defaults__)
+    if fn.__kwdefaults__:
+        fn.__kwdefaults__ = {
+            k: twin_of(getattr(d, "__name__", ""), d) or d for k, d in fn.__kwdefaults__.items()
+        }
 
 
 def _forget_mode_swaps() -> None:
