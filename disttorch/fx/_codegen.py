@@ -204,7 +204,7 @@ def python_code(graph: Graph, root_module: str, *, verbose: bool = False) -> Pyt
             default = f" = {_repr_arg(node.args[0], names)}" if node.args else ""
             params.append(f"{node.target}{annotation}{default}")
             if node.name != node.target:
-                body.append(f"{node.name} = {node.target}")
+                body.append(f"{node.name} = {node.target.lstrip('*')}")  # *args: _args = args
             continue
         if node.op == "output":
             if node.type is not None:

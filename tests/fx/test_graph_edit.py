@@ -145,3 +145,14 @@ def test_dead_code_keeps_asserts_and_marked_functions_as_pytorch_does():
     g.output(x)
     assert g.eliminate_dead_code()
     assert [n.op for n in g.nodes] == ["placeholder", "call_function", "call_function", "output"]
+
+
+def test_star_placeholders_generate_starred_parameters():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    args = g.placeholder("*args")
+    g.output(g.call_function(operator.add, (x, g.call_function(operator.getitem, (args, 0)))))
+    gm = fx.GraphModule(dt.nn.Module(), g)
+    assert gm.code.splitlines()[3:5] == ["def forward(self, x, *args):", "    _args = args"]
+    assert gm(dt.ones(1), dt.ones(1)).tolist() == [2.0]
+    assert fx.Interpreter(gm).run(dt.ones(1), dt.ones(1)).tolist() == [2.0]
