@@ -14,6 +14,7 @@ import builtins
 import functools
 import inspect
 import math
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -202,7 +203,7 @@ class Tracer(TracerBase):
         self.graph = Graph(tracer_cls=type(self))
         self.submodule_paths = None
         self.tensor_attrs = self._collect_tensor_attrs(self.root)
-        args = self._placeholders(fn, len(bound), concrete_args or {})
+        fn, args = self._placeholders(fn, len(bound), concrete_args or {})
         parameter_proxy_cache: dict[str, Any] = {}
         original_call, original_getattr = Module.__call__, Module.__getattr__
         tracer = self
@@ -237,20 +238,25 @@ class Tracer(TracerBase):
         )
         return self.graph
 
-    def _placeholders(self, fn: Callable, skip: int, concrete_args: dict[str, Any]) -> list:
-        params = list(inspect.signature(fn).parameters.values())[skip:]
+    def _placeholders(self, fn: Callable, skip: int, concrete_args: dict[str, Any]) -> tuple[Callable, list]:
+        """``fn`` (made to take every parameter positionally when it has ``*args`` or
+        ``**kwargs``) and the placeholders (or concrete values) to call it with."""
+        params = list(inspect.signature(fn).parameters.values())
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+            fn = _all_positional(fn)
+            params.sort(key=lambda p: _CODE_ORDER[p.kind])
         args = []
-        for p in params:
+        for p in params[skip:]:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise NotImplementedError(
-                    f"symbolic_trace: forward's *{p.name} cannot be traced; give its arguments names"
-                )
+                stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
+                args.append(self.create_proxy("placeholder", f"{stars}{p.name}", (), {}))
+                continue
             if p.name in concrete_args:
                 args.append(self._concrete(p.name, concrete_args[p.name]))
                 continue
             default = () if p.default is p.empty else (p.default,)
             args.append(self.create_proxy("placeholder", p.name, default, {}, type_expr=_annotation(p)))
-        return args
+        return fn, args
 
     def _concrete(self, name: str, value: Any) -> Any:
         """A ``concrete_args`` entry: still an input (``<name>_1``), but the program is
@@ -282,6 +288,33 @@ class Tracer(TracerBase):
                 if isinstance(v, Tensor) and not isinstance(v, Parameter):
                     found.setdefault(id(v), f"{prefix}.{k}" if prefix else k)
         return found
+
+
+#: where each kind of parameter sits in a code object: positional, keyword-only, *args, **kwargs
+_CODE_ORDER = {
+    inspect.Parameter.POSITIONAL_ONLY: 0,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD: 0,
+    inspect.Parameter.KEYWORD_ONLY: 1,
+    inspect.Parameter.VAR_POSITIONAL: 2,
+    inspect.Parameter.VAR_KEYWORD: 3,
+}
+
+
+def _all_positional(fn: Callable) -> Callable:
+    """``fn`` taking all its parameters positionally, in its code's order, ``*args`` and
+    ``**kwargs`` included as plain parameters (so a proxy can stand for each)."""
+    if not isinstance(fn, types.FunctionType):
+        raise NotImplementedError(f"symbolic_trace: cannot trace *args/**kwargs of {fn!r}")
+    co = fn.__code__
+    varargs = bool(co.co_flags & inspect.CO_VARARGS) + bool(co.co_flags & inspect.CO_VARKEYWORDS)
+    code = co.replace(
+        co_argcount=co.co_argcount + co.co_kwonlyargcount + varargs,
+        co_kwonlyargcount=0,
+        co_flags=co.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS),
+    )
+    return types.FunctionType(
+        code, fn.__globals__, fn.__name__, None, fn.__closure__
+    )  # (no annotations: as PyTorch)
 
 
 def _assert_is_none(value: object, msg: str) -> None:

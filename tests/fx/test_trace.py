@@ -248,3 +248,37 @@ def test_print_readable_shows_shapes_after_shape_prop():
         'def forward(self, x: "f32[4, 2]"):' in readable and 'relu: "f32[4, 2]" = torch.relu(x)' in readable
     )
     assert 'sum_1: "f32[2]" = relu.sum(0)' in readable
+
+
+class _Starred(dt.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = dt.nn.Linear(2, 2)
+
+    def forward(self, x, *args, scale: float = 2.0, **kwargs):
+        return self.lin(x) * scale + args[0] + kwargs["b"]
+
+
+def test_star_args_and_kwargs_become_starred_inputs():
+    model = _Starred()
+    gm = fx.symbolic_trace(model)
+    assert gm.code.splitlines()[3:6] == [
+        "def forward(self, x, scale : float = 2.0, *args, **kwargs):",
+        "    _args = args",
+        "    _kwargs = kwargs",
+    ]
+    x, y = dt.ones(1, 2), dt.full((1, 2), 3.0)
+    assert gm(x, 2.0, y, b=y).tolist() == model(x, y, b=y).tolist()
+
+
+@pytest.mark.parity
+def test_star_args_code_matches_pytorch(torch):
+    class Starred(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+
+        def forward(self, x, *args, scale: float = 2.0, **kwargs):
+            return self.lin(x) * scale + args[0] + kwargs["b"]
+
+    assert fx.symbolic_trace(_Starred()).code == torch.fx.symbolic_trace(Starred()).code
