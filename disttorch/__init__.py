@@ -149,6 +149,7 @@ from ._memory_format import (
     memory_format,
     preserve_format,
 )
+from ._torch_function import _assert  # torch._assert: an assert that fx can record
 from ._debug_flags import (
     get_deterministic_debug_mode,
     is_anomaly_check_nan_enabled,

@@ -1,6 +1,6 @@
 """The ``__torch_function__`` protocol's dispatch, at the core layer so that Tensor methods
 (``Tensor.module_load``) can offer it; ``torch.overrides`` re-exports it with the rest of
-the protocol's helpers."""
+the protocol's helpers. ``torch._assert`` (an assert that tracing records) dispatches here."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from ._tensor import Tensor
 
-__all__ = ["handle_torch_function", "has_torch_function"]
+__all__ = ["_assert", "handle_torch_function", "has_torch_function"]
 
 
 def _overrides(obj: Any) -> bool:
@@ -52,3 +52,16 @@ def handle_torch_function(
         f"no implementation found for '{name}' on types that implement __torch_function__: "
         f"{[type(a) for a in overloaded]}"
     )
+
+
+def _assert(condition: Any, message: str) -> None:
+    """``torch._assert``: ``assert condition, message`` that a tracer can record (a proxy
+    condition goes to its ``__torch_function__``)."""
+    if type(condition) is not Tensor and has_torch_function((condition,)):
+        return handle_torch_function(_assert, (condition,), condition, message)
+    if not condition:
+        raise AssertionError(message)
+    return None
+
+
+_assert.__module__ = "disttorch"  # published as torch._assert: pickles and prints by that name
