@@ -314,9 +314,10 @@ class Angle(Function):
             x = x.astype(_dtype.get_default_dtype().numpy)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
-        out = np.angle(x)
-        if x.dtype.kind != "c":
-            out = np.where(np.isnan(x), x, out)
+        if x.dtype.kind == "c":
+            out = np.angle(x)
+        else:  # (-0.0 is not below zero: its angle is 0, where np.angle gives pi)
+            out = np.where(np.isnan(x), x, np.where(x < 0, np.pi, 0.0))
         return out.astype(x.real.dtype, copy=False)
 
     @staticmethod

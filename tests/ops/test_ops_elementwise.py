@@ -547,3 +547,11 @@ def test_zero_dim_results_are_tensors_of_arrays(name):
     assert isinstance(out._data, np.ndarray) and out.shape == ()
     like = dt.zeros_like(out)  # needs the result's array layout (it raised on a NumPy scalar)
     assert like.shape == () and like.dtype is out.dtype
+
+
+def test_angle_of_negative_zero_is_zero():
+    """A real tensor's angle is pi below zero only: -0.0 gives 0 (NumPy's angle gives pi),
+    NaN stays NaN, as PyTorch answers."""
+    out = dt.tensor([-2.0, -0.0, 0.0, 3.0, float("nan")]).angle().numpy()
+    np.testing.assert_array_equal(out[:4], np.array([np.pi, 0.0, 0.0, 0.0], np.float32))
+    assert np.isnan(out[4]) and not np.signbit(out[1])
