@@ -27,7 +27,16 @@ from ..utils import trace
 from . import engine as _engine
 from . import function as _function
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "emit_nvtx", "profile", "record_function"]
+__all__ = [
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "emit_nvtx",
+    "enter_range",
+    "exit_range",
+    "profile",
+    "record_function",
+]
 
 _ORIG_APPLY = _function.Function.__dict__["apply"].__func__
 _ORIG_CALL_BACKWARD = _engine._call_backward
@@ -62,6 +71,24 @@ class record_function:
                 return fn(*args, **kwargs)
 
         return wrapped
+
+
+def enter_range(name: str, args: str | None = None) -> record_function:
+    """``torch.ops.profiler._record_function_enter``: open a ``record_function`` range and
+    return its handle (what code traced through ``record_function`` calls)."""
+    handle = record_function(name, args)
+    handle.__enter__()
+    return handle
+
+
+def exit_range(handle: record_function) -> None:
+    """``torch.ops.profiler._record_function_exit``: close the range of ``handle``."""
+    if not isinstance(handle, record_function):
+        raise TypeError(
+            f"_record_function_exit(): expected the handle _record_function_enter returned, got "
+            f"{type(handle).__name__}"
+        )
+    handle.__exit__(None, None, None)
 
 
 def _shapes(args: tuple) -> list:

@@ -9,7 +9,9 @@ method, or the function of an op family) with the arguments given. An ATen opera
 disttorch has no op for (``aten._sparse_addmm``) can be named but raises
 ``NotImplementedError`` when called. Other namespaces hold operators of C++ extensions,
 which cannot load here: their ops raise ``AttributeError`` as when the extension is absent,
-unless ``torch.library`` registered them by name (:data:`REGISTERED`).
+unless ``torch.library`` registered them by name (:data:`REGISTERED`). The profiler's range
+operators (``torch.ops.profiler._record_function_enter``/``_exit``, which code traced through
+``record_function`` calls) are registered from the start.
 """
 
 from __future__ import annotations
@@ -19,11 +21,18 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._tensor import Tensor
+from .._torch_function import handle_torch_function, has_torch_function
+from ..autograd.profiler import enter_range, exit_range
 
 __all__ = ["OpNamespace", "OpOverload", "OpOverloadPacket", "REGISTERED"]
 
-#: operators registered by ``torch.library`` under their qualified name ``"ns::op"``
-REGISTERED: dict[str, Callable] = {}
+#: operators registered by ``torch.library`` (and the profiler's) under their qualified
+#: name ``"ns::op"``
+REGISTERED: dict[str, Callable] = {
+    "profiler::_record_function_enter": enter_range,
+    "profiler::_record_function_enter_new": enter_range,
+    "profiler::_record_function_exit": exit_range,
+}
 
 
 class OpOverload:
@@ -77,6 +86,11 @@ class OpOverloadPacket:
         return list(self._overloads)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        foreign = [
+            a for a in (*args, *kwargs.values()) if not isinstance(a, Tensor) and has_torch_function((a,))
+        ]
+        if foreign:  # an fx proxy: the call is recorded, as PyTorch's operators dispatch it
+            return handle_torch_function(self, foreign, *args, **kwargs)
         fn = self._resolve(self._name)
         if fn is None:
             raise NotImplementedError(

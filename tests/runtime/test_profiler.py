@@ -206,3 +206,28 @@ def test_flops_match_pytorch():
         got = {e.key: e.flops for e in prof.key_averages()}
         counts.append([got[n] for n in names])
     assert counts[0] == counts[1]
+
+
+def test_record_function_operators_open_and_close_a_range():
+    """``torch.ops.profiler._record_function_enter``/``_exit``, which code traced through
+    ``record_function`` calls, label a range as ``record_function`` does."""
+    with dt.autograd.profiler.profile() as prof:
+        handle = dt.ops.profiler._record_function_enter("labelled")
+        dt.randn(8) * 2
+        dt.ops.profiler._record_function_exit(handle)
+    assert [e.name for e in prof.function_events].count("labelled") == 1
+    with pytest.raises(TypeError, match="expected the handle"):
+        dt.ops.profiler._record_function_exit(3)
+
+
+def test_operators_called_on_fx_proxies_are_recorded():
+    """``torch.ops`` operators hand fx proxies to ``__torch_function__``, as PyTorch's do: a
+    traced call becomes a node whose target is the operator."""
+
+    def f(x):
+        return dt.ops.aten.relu(x) + 1
+
+    gm = dt.fx.symbolic_trace(f)
+    assert dt.ops.aten.relu in [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    x = dt.randn(5)
+    assert dt.equal(gm(x), f(x))
