@@ -41,7 +41,8 @@ def softmax(a: np.ndarray, dim: int) -> np.ndarray:
 
 def log_softmax(a: np.ndarray, dim: int) -> tuple:
     """``(a - max - log(sum(exp(a - max))), softmax(a))`` along ``dim``: the result and the
-    probabilities backward needs, from one ``exp``."""
+    probabilities backward needs, from one ``exp``. For float16/bfloat16 the probabilities
+    are PyTorch's backward's: ``exp`` of the rounded result, in float32."""
     low = a.dtype if _is_16_bit(a) else None
     if low is not None:
         a = a.astype(np.float32)
@@ -52,15 +53,16 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
         np.subtract(x, x.max(axis=dim, keepdims=True), out=shifted)
         np.exp(shifted, out=e)
         s = e.sum(axis=dim, keepdims=True)
-        e /= s
-        if low is not None:  # the sum and its log pass through the 16-bit type
+        if low is None:
+            e /= s
+            shifted -= np.log(s)
+        else:  # the sum and its log pass through the 16-bit type
             s = s.astype(low).astype(np.float32)
             shifted -= np.log(s).astype(low).astype(np.float32)
-        else:
-            shifted -= np.log(s)
+            np.exp(shifted.astype(low).astype(np.float32), out=e)
 
     parallel_over(a.shape, part, skip=(dim,), work=SOFTMAX_WORK * a.size)
-    return (out, probs) if low is None else (out.astype(low), probs.astype(low))
+    return (out, probs) if low is None else (out.astype(low), probs)
 
 
 def softmax_last_(s: np.ndarray) -> np.ndarray:

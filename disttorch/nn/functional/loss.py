@@ -184,6 +184,7 @@ class CrossEntropyFunction(Function):
             ctx._node_name = _nll_node(x.ndim)
         n_classes = x.shape[1]
         logp, probs = log_softmax(x, 1)
+        probs = probs.astype(x.dtype, copy=False)  # (float16's come in float32)
         w = None if weight is None else _class_dim_view(weight._data.astype(x.dtype, copy=False), x.ndim)
         eps = x.dtype.type(label_smoothing)
         if t.shape == x.shape:  # probability targets
