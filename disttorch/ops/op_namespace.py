@@ -22,16 +22,28 @@ from typing import Any
 
 from .._tensor import Tensor
 from .._torch_function import handle_torch_function, has_torch_function
-from ..autograd.profiler import enter_range, exit_range
 
 __all__ = ["OpNamespace", "OpOverload", "OpOverloadPacket", "REGISTERED"]
+
+
+def _enter_range(name: str, args: str | None = None) -> Any:
+    from ..autograd.profiler import enter_range  # (the profiler loads when first used)
+
+    return enter_range(name, args)
+
+
+def _exit_range(handle: Any) -> None:
+    from ..autograd.profiler import exit_range
+
+    exit_range(handle)
+
 
 #: operators registered by ``torch.library`` (and the profiler's) under their qualified
 #: name ``"ns::op"``
 REGISTERED: dict[str, Callable] = {
-    "profiler::_record_function_enter": enter_range,
-    "profiler::_record_function_enter_new": enter_range,
-    "profiler::_record_function_exit": exit_range,
+    "profiler::_record_function_enter": _enter_range,
+    "profiler::_record_function_enter_new": _enter_range,
+    "profiler::_record_function_exit": _exit_range,
 }
 
 
