@@ -23,6 +23,27 @@ def _torch():
     return pytest.importorskip("torch")
 
 
+def name_recorder(lib=dt):
+    """A ``TorchFunctionMode`` of ``lib`` (disttorch or PyTorch) that lists the names of the
+    functions called inside it (``.names``) and runs them."""
+    base = (
+        dt.overrides.TorchFunctionMode
+        if lib is dt
+        else __import__("torch.overrides").overrides.TorchFunctionMode
+    )
+
+    class Recorder(base):
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.names.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    return Recorder()
+
+
 def pos(shape) -> np.ndarray:
     """Random float64 values in [0.3, 2): the domain of log, sqrt, ..."""
     return PARITY_RNG.uniform(0.3, 2.0, shape)

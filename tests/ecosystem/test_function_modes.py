@@ -5,30 +5,16 @@ it), as PyTorch's does; with no mode entered the functions are the originals."""
 import threading
 
 import pytest
+from parity_helpers import name_recorder
 
 import disttorch as dt
 from disttorch.overrides import TorchFunctionMode, _get_current_function_mode_stack
 
 
-def _recorder(lib):
-    base = TorchFunctionMode if lib is dt else __import__("torch.overrides").overrides.TorchFunctionMode
-
-    class Recorder(base):
-        def __init__(self):
-            super().__init__()
-            self.names = []
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.names.append(func.__name__)
-            return func(*args, **(kwargs or {}))
-
-    return Recorder()
-
-
 def _calls(lib):
     x, w = lib.ones(3), lib.empty(2, 3)
     layer, conv, inputs = lib.nn.Linear(3, 2), lib.nn.Conv1d(1, 1, 2), lib.ones(1, 1, 4)
-    with _recorder(lib) as rec:
+    with name_recorder(lib) as rec:
         layer(x)  # a layer's own functional call is seen, as in PyTorch
         conv(inputs)
         lib.add(x, x)

@@ -3,6 +3,8 @@ arguments, without changing what they do for tensors."""
 
 import pickle
 
+from parity_helpers import name_recorder
+
 import disttorch as dt
 import disttorch.fx  # noqa: F401  (installs the dispatching twins)
 
@@ -33,19 +35,8 @@ def test_tensors_are_untouched_and_aliases_keep_their_names():
 
 
 def test_function_modes_wrap_the_twins_and_leave_them_in_place():
-    from disttorch.overrides import TorchFunctionMode
-
-    class Names(TorchFunctionMode):
-        def __init__(self):
-            super().__init__()
-            self.names = []
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.names.append(func.__name__)
-            return func(*args, **(kwargs or {}))
-
     conv, x, y = dt.nn.Conv1d(1, 1, 2), dt.ones(1, 1, 4), dt.ones(1)
-    with Names() as mode:
+    with name_recorder() as mode:
         conv(x)
         dt.relu(y)
     assert mode.names == ["conv1d", "relu"]
