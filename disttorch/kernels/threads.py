@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -56,6 +56,7 @@ __all__ = [
     "parallel_over",
     "map_rows",
     "matmul",
+    "matmuls",
     "stack",
     "parts_for",
     "set_num_threads",
@@ -366,30 +367,107 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np
     of its result, whichever are more (each part a smaller BLAS call, whose float32 rounding
     may differ from the whole's: the same for a given thread count). Inside a split op's
     part it is the plain call."""
-    if (
-        _budget.threads == 1
-        or _budget.region.locked()
-        or a.ndim < 2
-        or b.ndim < 2
-        or a.dtype != b.dtype
-        or a.dtype.kind not in "fc"
-    ):
-        return np.matmul(a, b, out=out)
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    m, n = a.shape[-2], b.shape[-1]
-    work = math.prod(batch) * m * a.shape[-1] * n // MACS_PER_ELEMENT
-    if work < 2 * MIN_PART_ELEMENTS:  # too small to split (parts_for's test, without its cost)
-        return np.matmul(a, b, out=out)
-    if out is None:
-        out = np.empty(batch + (m, n), dtype=a.dtype)
+    return matmuls([(a, b)], [out])[0]
+
+
+def matmuls(
+    products: Sequence[Tuple[np.ndarray, np.ndarray]], outs: Optional[Sequence[Optional[np.ndarray]]] = None
+) -> List[np.ndarray]:
+    """``[np.matmul(a, b, out=out) for (a, b), out in zip(products, outs)]`` for independent
+    products (a layer's input and weight gradients, say), run side by side on the op's
+    threads: each thread takes whole products while there are at least as many as threads
+    (the same BLAS calls as one thread makes, so the same numbers), and a product left to
+    several threads is split as :func:`matmul` splits one. Two threads each computing a
+    whole product run faster than both splitting each product in turn: every part of a
+    split product packs the shared operand again, and there is one hand-off, not two."""
+    outs = list(outs) if outs is not None else [None] * len(products)
+    if _budget.threads > 1 and not _budget.region.locked():
+        works = [_product_work(a, b) for a, b in products]
+        parts = min(_budget.threads, sum(works) // MIN_PART_ELEMENTS)
+        if parts >= 2 and 0 not in works:
+            for i, ((a, b), out) in enumerate(zip(products, outs)):
+                if out is None:
+                    outs[i] = np.empty(_product_shape(a, b), dtype=a.dtype)
+            if parts <= len(products):
+                _run(_whole_products(products, outs, works, parts))
+            else:
+                shares = _shares(works, parts)
+                _run(
+                    [task for p, out, k in zip(products, outs, shares) for task in _split_product(*p, out, k)]
+                )
+            return outs
+    return [np.matmul(a, b, out=out) for (a, b), out in zip(products, outs)]
+
+
+def _product_work(a: np.ndarray, b: np.ndarray) -> int:
+    """Units of work of ``a @ b`` when the op's threads may share it, else 0 (not a float
+    product of matrices of one dtype)."""
+    if a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype or a.dtype.kind not in "fc":
+        return 0
+    shape = _product_shape(a, b)
+    return math.prod(shape[:-1]) * a.shape[-1] * shape[-1] // MACS_PER_ELEMENT
+
+
+def _product_shape(a: np.ndarray, b: np.ndarray) -> tuple:
+    """The shape of ``a @ b`` (2-D or more), NumPy's broadcasting error if there is none."""
+    return np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+
+
+def _shares(works: List[int], parts: int) -> List[int]:
+    """``parts`` threads shared out among products by their work, at least one each."""
+    shares = [max(1, parts * w // sum(works)) for w in works]
+    while sum(shares) < parts:  # the rounding's leftovers go to the most work per thread
+        shares[max(range(len(works)), key=lambda i: works[i] / shares[i])] += 1
+    while sum(shares) > parts:
+        shares[max(range(len(works)), key=lambda i: shares[i])] -= 1
+    return shares
+
+
+def _whole_products(
+    products: Sequence, outs: List[np.ndarray], works: List[int], parts: int
+) -> List[Callable[[], Any]]:
+    """``parts`` tasks that each compute some of the products whole: the largest first,
+    each to the task with the least work so far."""
+    loads: List[Tuple[int, List[int]]] = [(0, []) for _ in range(parts)]
+    for i in sorted(range(len(products)), key=lambda i: -works[i]):
+        t = min(range(parts), key=lambda t: loads[t][0])
+        loads[t] = (loads[t][0] + works[i], loads[t][1] + [i])
+
+    def task(indices: List[int]) -> Callable[[], Any]:
+        return lambda: [np.matmul(*products[i], out=outs[i]) for i in indices]
+
+    return [task(indices) for _, indices in loads]
+
+
+def _split_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> List[Callable[[], Any]]:
+    """``a @ b`` into ``out`` as ``k`` tasks: a stack of products by its leading batch dim,
+    a single product by the rows or the columns of its result, whichever are more."""
+    batch = out.shape[:-2]
     if batch and batch[0] > 1:
-        xa, xb = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-        parallel_for(batch[0], lambda i, j: np.matmul(xa[i:j], xb[i:j], out=out[i:j]), work)
-    elif m >= n:
-        parallel_for(m, lambda i, j: np.matmul(a[..., i:j, :], b, out=out[..., i:j, :]), work)
+        a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+        rows, part = batch[0], lambda i, j: np.matmul(a[i:j], b[i:j], out=out[i:j])
+    elif out.shape[-2] >= out.shape[-1]:
+        rows, part = out.shape[-2], lambda i, j: np.matmul(a[..., i:j, :], b, out=out[..., i:j, :])
     else:
-        parallel_for(n, lambda i, j: np.matmul(a, b[..., i:j], out=out[..., i:j]), work)
-    return out
+        rows, part = out.shape[-1], lambda i, j: np.matmul(a, b[..., i:j], out=out[..., i:j])
+    k = min(k, rows)
+    bounds = [rows * i // k for i in range(k + 1)]
+    return [lambda i=bounds[t], j=bounds[t + 1]: part(i, j) for t in range(k)]
+
+
+def _run(tasks: List[Callable[[], Any]]) -> None:
+    """Run ``tasks`` on the op's threads, the first on this one; one task each. Runs them in
+    turn on this thread when another op is split right now."""
+    split = len(tasks) > 1 and _budget.region.acquire(blocking=False)
+    try:
+        if split and len(tasks) <= _budget.threads:  # (the budget may have just changed)
+            _budget.workers().run([(lambda i, _: tasks[i](), t, t + 1) for t in range(len(tasks))])
+        else:
+            for task in tasks:
+                task()
+    finally:
+        if split:
+            _budget.region.release()
 
 
 def lapack(fn: Callable[..., Any], a: np.ndarray, *args: Any, **kwargs: Any) -> Any:

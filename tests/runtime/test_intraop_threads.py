@@ -422,6 +422,59 @@ def test_a_split_float32_product_is_deterministic_per_thread_count_and_close_acr
         disttorch.set_num_threads(before)
 
 
+def test_independent_products_run_side_by_side_each_whole_with_one_threads_bits():
+    """Two threads, two products: each runs whole on its own thread (one hand-off), so the
+    float32 results are the one-thread results to the bit; with more threads than products
+    the products split, deterministically."""
+    before = disttorch.get_num_threads()
+    rng = np.random.default_rng(2)
+    g, w, x = (rng.standard_normal(s, np.float32) for s in ((300, 200), (200, 700), (300, 700)))
+    products = [(g, w), (g.T, x)]
+    try:
+        disttorch.set_num_threads(1)
+        one = [g @ w, g.T @ x]
+        ran: list = []
+        for n in (2, 2, 4, 4):
+            got = []
+            ran.append(_run_recorded(n, lambda: got.extend(threads.matmuls(products))))
+            assert [r.shape for r in got] == [(300, 700), (200, 700)]
+            if n == 2:
+                assert all(np.array_equal(a, b) for a, b in zip(got, one))
+            else:
+                for a, b in zip(got, one):
+                    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+        assert [len(r) for r in ran] == [1, 1, 3, 3]  # parts handed to the workers
+        disttorch.set_num_threads(2)  # a product that cannot split runs as called
+        assert [r.dtype for r in threads.matmuls([(g, w), (g.astype(np.int64), w.astype(np.int64))])] == [
+            np.float32,
+            np.int64,
+        ]
+    finally:
+        disttorch.set_num_threads(before)
+
+
+def test_linear_backward_computes_its_two_products_side_by_side():
+    """The input and weight gradients of a linear layer are one hand-off at two threads,
+    the same numbers as one thread's."""
+    before = disttorch.get_num_threads()
+    rng = np.random.default_rng(3)
+    x = disttorch.tensor(rng.standard_normal((256, 512), np.float32), requires_grad=True)
+    layer = disttorch.nn.Linear(512, 384)
+    out = layer(x)
+    g = disttorch.tensor(rng.standard_normal(out.shape, np.float32))
+    try:
+        disttorch.set_num_threads(1)
+        one = disttorch.autograd.grad(out, (x, layer.weight), g, retain_graph=True)
+        got = []
+        ran = _run_recorded(
+            2, lambda: got.extend(disttorch.autograd.grad(out, (x, layer.weight), g, retain_graph=True))
+        )
+        assert len(ran) == 1
+        assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(got, one))
+    finally:
+        disttorch.set_num_threads(before)
+
+
 def test_nested_and_concurrent_ops_run_on_their_own_thread(split):
     disttorch.set_num_threads(2)
     inner = []

@@ -9,6 +9,7 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
 from ...kernels.reductions import column_sum
 from ...kernels.threads import matmul as blas_matmul
+from ...kernels.threads import matmuls
 from ...ops.sparse_base import SparseBase
 
 __all__ = ["linear", "bilinear"]
@@ -77,8 +78,12 @@ class LinearGrad(Function):
         ga, xa = g._data.reshape(-1, g.shape[-1]), x._data.reshape(-1, x.shape[-1])
         ctx.save_for_backward(g, x, w)
         ctx.set_materialize_grads(False)  # an unused gradient stays None, not zeros of shape ()
-        gx = blas_matmul(ga, w._data).reshape(x.shape) if need_x else None
-        gw = blas_matmul(ga.T, xa) if need_w else None
+        products = {"x": (ga, w._data)} if need_x else {}
+        if need_w:
+            products["w"] = (ga.T, xa)
+        grads = dict(zip(products, matmuls(list(products.values()))))  # side by side on the op's threads
+        gx = grads["x"].reshape(x.shape) if need_x else None
+        gw = grads.get("w")
         gb = column_sum(ga) if need_b else None
         return gx, gw, gb
 
