@@ -106,7 +106,6 @@ from ._runtime_flags import (
     set_float32_matmul_precision,
     use_deterministic_algorithms,
 )
-from ._compile import compile
 from ._legacy_types import (
     BFloat16Tensor,
     BoolTensor,
@@ -244,6 +243,7 @@ _LAZY = (
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {
+    "compile": ("compiler", "compile"),
     "ModuleDict": ("nn", "ModuleDict"),
     "ParameterDict": ("nn", "ParameterDict"),
     "GradScaler": ("amp", "GradScaler"),

@@ -1,15 +1,20 @@
-"""``torch.compiler``: the controls of ``torch.compile``. disttorch runs every program
-eagerly (``torch.compile`` returns its argument), so the markers return what they mark,
-``is_compiling()`` is False and ``reset()`` has nothing to clear."""
+"""``torch.compile`` and ``torch.compiler``, the controls of compilation. disttorch runs every
+program eagerly: ``torch.compile(module)`` hands back what PyTorch hands back, an
+``OptimizedModule`` that holds the module as ``_orig_mod`` (so state_dict keys and parameter
+names carry PyTorch's ``_orig_mod.`` prefix, and a checkpoint saved from it loads where
+PyTorch's would) and calls it; a compiled function is the function itself. The markers return
+what they mark, ``is_compiling()`` is False and ``reset()`` has nothing to clear."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from ._compile import compile
+from ._compile import _BACKENDS, check_arguments
+from .nn.modules.module import Module
 
 __all__ = [
+    "OptimizedModule",
     "allow_in_graph",
     "assume_constant_result",
     "compile",
@@ -21,6 +26,83 @@ __all__ = [
     "reset",
     "substitute_in_graph",
 ]
+
+
+def compile(
+    model: Callable | None = None,
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend: str | Callable = "inductor",
+    mode: str | None = None,
+    options: dict | None = None,
+    disable: bool = False,
+) -> Any:
+    """``torch.compile``: a module wrapped in an ``OptimizedModule``, as PyTorch wraps it, a
+    function unchanged (with no ``model``, a decorator that does either). Either computes
+    exactly what the eager model computes: nothing is compiled."""
+    check_arguments(model, backend=backend, mode=mode, options=options)
+    if model is None:
+        return _compiled
+    return _compiled(model)
+
+
+def _compiled(model: Callable) -> Any:
+    return OptimizedModule(model) if isinstance(model, Module) else model
+
+
+class OptimizedModule(Module):
+    """A module as ``torch.compile`` returns it (``torch._dynamo.eval_frame.OptimizedModule``
+    in PyTorch): the original is ``_orig_mod``, calling runs it, attributes are read from it
+    and written to it (but the wrapper's own), and ``training`` is the original's."""
+
+    _own = frozenset({"_orig_mod", "dynamo_ctx"})
+
+    def __init__(self, mod: Module, dynamo_ctx: Any = None) -> None:
+        super().__init__()
+        self._modules["_orig_mod"] = mod  # before any other attribute: those go to it
+        self.dynamo_ctx = dynamo_ctx
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._orig_mod(*args, **kwargs)
+
+    @property
+    def training(self) -> bool:
+        return self._orig_mod.training
+
+    @training.setter
+    def training(self, value: bool) -> None:
+        if "_orig_mod" in self.__dict__.get("_modules", {}):  # (Module.__init__ sets it first)
+            self._orig_mod.training = value
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        return getattr(self._modules["_orig_mod"], name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._is_own(name) or "_orig_mod" not in self.__dict__.get("_modules", {}):
+            super().__setattr__(name, value)
+        else:
+            setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self._is_own(name):
+            super().__delattr__(name)
+        else:
+            delattr(self._orig_mod, name)
+
+    def _is_own(self, name: str) -> bool:
+        return hasattr(type(self), name) or name in self._own
+
+    def __len__(self) -> int:
+        if not hasattr(type(self._orig_mod), "__len__"):
+            raise TypeError(f"{type(self._orig_mod).__name__} does not support len()")
+        return len(self._orig_mod)
+
+    def __dir__(self) -> list:
+        own = self._orig_mod.__dir__()
+        return own + [name for name in super().__dir__() if name not in own]
 
 
 def _marker(fn: Callable | None = None, *args: Any, **kwargs: Any) -> Any:
@@ -69,6 +151,4 @@ def cudagraph_mark_step_begin() -> None:
 
 def list_backends(exclude_tags: Any = ("debug", "experimental")) -> list[str]:
     """The backend names ``torch.compile`` accepts (all run eagerly here)."""
-    from ._compile import _BACKENDS
-
     return sorted(_BACKENDS)

@@ -82,7 +82,10 @@ def test_threads_without_threadpoolctl_name_the_pip_command(monkeypatch):
 def test_compile_and_jit_return_callables_computing_the_same():
     model = nn.Linear(3, 2)
     x = disttorch.randn(4, 3)
-    assert disttorch.compile(model) is model and disttorch.compile(model, mode="max-autotune") is model
+    for compiled in (disttorch.compile(model), disttorch.compile(model, mode="max-autotune")):
+        assert compiled._orig_mod is model and compiled.weight is model.weight
+        np.testing.assert_array_equal(compiled(x).detach().numpy(), model(x).detach().numpy())
+    assert disttorch.compile()(model)._orig_mod is model
 
     @disttorch.compile
     def f(a):
@@ -103,6 +106,49 @@ def test_compile_and_jit_return_callables_computing_the_same():
     with pytest.raises(RuntimeError, match="example_inputs"):
         disttorch.jit.trace(model)
     assert not disttorch.jit.is_scripting() and disttorch.jit.ignore(f) is f
+
+
+def _compiled_module_facts(lib) -> list:
+    """What a program sees of ``lib.compile(module)``: its class, names, state_dict keys,
+    where attributes go, ``training``, ``len``, and ``Module.compile`` in place."""
+    model = lib.nn.Sequential(lib.nn.Linear(3, 2))
+    compiled = lib.compile(model)
+    compiled.note = 1  # set through the wrapper: lands on the module
+    compiled.eval()
+    before = list(model.state_dict())
+    plain = lib.nn.Linear(2, 2)
+    in_place = plain.compile(mode="max-autotune")
+    try:
+        lib.compile(plain, mode="fast")
+        refused = ""
+    except RuntimeError as error:
+        refused = str(error)
+    return [
+        type(compiled).__name__,
+        repr(compiled),
+        list(compiled.state_dict()),
+        [name for name, _ in compiled.named_parameters()],
+        getattr(model, "note", None),
+        (compiled.training, model.training, len(compiled)),
+        before,
+        (in_place, list(plain.state_dict())),
+        refused,
+    ]
+
+
+@pytest.mark.parity
+def test_a_compiled_module_is_what_pytorchs_compile_returns(torch):
+    assert _compiled_module_facts(disttorch) == _compiled_module_facts(torch)
+
+
+def test_a_compiled_module_checkpoint_loads_into_a_compiled_twin():
+    src, dst = nn.Linear(3, 2), nn.Linear(3, 2)
+    state = disttorch.compile(src).state_dict()
+    assert list(state) == ["_orig_mod.weight", "_orig_mod.bias"]
+    disttorch.compile(dst).load_state_dict(state)
+    assert disttorch.equal(dst.weight, src.weight)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        nn.Linear(3, 2).load_state_dict(state)
 
 
 def test_onnx_imports_and_export_says_what_to_do():

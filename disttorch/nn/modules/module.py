@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import __future__ as _future
 from ... import _creation, _dtype
+from ..._compile import check_arguments
 from ..._tensor import Tensor, _check_device, _wants_meta
 from ...autograd import grad_mode
 from ...utils._swap_tensors import swap_tensors
@@ -583,6 +584,12 @@ class Module(StateDictHooks):
     def cpu(self) -> "Module":
         """Parameters already live on the CPU: returns ``self``."""
         return self
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """``torch.compile`` this module's calls in place, as PyTorch's ``Module.compile``:
+        nothing is compiled here, so its arguments are checked and the module runs as
+        before (its state_dict keys unchanged, as in PyTorch)."""
+        check_arguments(**{k: v for k, v in kwargs.items() if k in ("backend", "mode", "options")})
 
     def cuda(self, device: Any = None) -> "Module":
         """Raises as PyTorch's CPU build does (AssertionError: no CUDA; RuntimeError for an
