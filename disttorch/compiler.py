@@ -48,7 +48,13 @@ def compile(
 
 
 def _compiled(model: Callable) -> Any:
-    return OptimizedModule(model) if isinstance(model, Module) else model
+    return OptimizedModule(model, _eager) if isinstance(model, Module) else model
+
+
+def _eager(fn: Callable) -> Callable:
+    """An ``OptimizedModule``'s ``dynamo_ctx``, which libraries apply to more methods of the
+    module (Lightning's ``from_compiled``): PyTorch's compiles them, this returns them."""
+    return fn
 
 
 class OptimizedModule(Module):

@@ -86,6 +86,8 @@ def test_compile_and_jit_return_callables_computing_the_same():
         assert compiled._orig_mod is model and compiled.weight is model.weight
         np.testing.assert_array_equal(compiled(x).detach().numpy(), model(x).detach().numpy())
     assert disttorch.compile()(model)._orig_mod is model
+    step = model.forward  # libraries compile more methods through the wrapper's context
+    assert disttorch.compile(model).dynamo_ctx(step) is step
 
     @disttorch.compile
     def f(a):
