@@ -1,0 +1,1 @@
+"""``torch.distributed.algorithms._checkpoint``: the ``checkpoint_wrapper`` submodule."""

@@ -1,0 +1,41 @@
+"""``torch.distributed.distributed_c10d``: the module where PyTorch defines the process-group
+API that ``torch.distributed`` re-exports. Libraries import from it by this name, public
+names and a few private helpers alike; here it re-exports ``disttorch.distributed``'s API and
+adds those helpers."""
+
+from __future__ import annotations
+
+from . import *  # noqa: F403 (the whole public API, by the package's __all__)
+from . import __all__ as _api
+from .engine.process_group import ProcessGroup
+from .groups import GroupMember, _default, get_global_rank
+from .reduce_op import ReduceOp
+
+__all__ = [*_api, "supports_complex"]
+
+#: PyTorch's private name for :func:`get_global_rank`.
+_get_global_rank = get_global_rank
+
+
+def _get_default_group() -> ProcessGroup:
+    """The default process group (``init_process_group``'s); ValueError before it exists."""
+    return _default()
+
+
+def _rank_not_in_group(group: ProcessGroup | None) -> bool:
+    """Whether this process is outside ``group`` (``new_group`` handed it the non-member
+    marker); ``None`` means the default group, which every rank is in."""
+    return group is not None and group is GroupMember.NON_GROUP_MEMBER
+
+
+def supports_complex(reduce_op: ReduceOp) -> bool:
+    """Whether ``reduce_op`` may reduce complex tensors: not MAX, MIN, PRODUCT or the bitwise
+    ops (complex numbers have no order, and PyTorch refuses their product too)."""
+    return reduce_op not in (
+        ReduceOp.MAX,
+        ReduceOp.MIN,
+        ReduceOp.PRODUCT,
+        ReduceOp.BAND,
+        ReduceOp.BOR,
+        ReduceOp.BXOR,
+    )
