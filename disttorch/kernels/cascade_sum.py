@@ -30,21 +30,44 @@ def cascade_sum(terms: np.ndarray, valid: np.ndarray | None = None) -> np.generi
     """The sum of the 1-D ``terms`` (in their dtype) where ``valid`` (default: all), in
     PyTorch's cascade order."""
     n = terms.shape[0]
-    power = max(4, int(np.ceil(np.log2(n))) // 4) if n > 1 else 4
-    index = np.arange(n) if valid is None else np.flatnonzero(valid)
-    level = terms if valid is None else terms[index]
+    power = max(4, (n - 1).bit_length() // 4) if n > 1 else 4  # (n - 1).bit_length(): ceil(log2 n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if valid is None:
+            return _every_entry(terms, 1 << power)
+        return _some_entries(terms, np.flatnonzero(valid), power)
+
+
+def _every_entry(terms: np.ndarray, step: int) -> np.generic:
+    """The cascade when every entry counts. Entry 0 is carried to the top level at once;
+    the others fill level 0, whose every ``step`` entries (a block) carry into level 1 as
+    their sum, whose every ``step`` block sums carry into level 2, and so on: each level
+    keeps the sum of its unfinished block."""
+    zero = np.zeros((), terms.dtype)
+    level, kept = terms[1:], []
+    for _ in range(_LEVELS - 1):
+        if not level.size:
+            break
+        full = level.size // step
+        kept.append(_in_order(level[full * step :], zero))
+        level = np.add.accumulate(level[: full * step].reshape(full, step), axis=1)[:, -1]
+    kept.append(_in_order(np.concatenate([terms[:1], level]), zero))  # the top level
+    return _in_order(np.array(kept, dtype=terms.dtype), zero)
+
+
+def _some_entries(terms: np.ndarray, index: np.ndarray, power: int) -> np.generic:
+    """The cascade over the entries at ``index`` (the others add nothing and carry nothing)."""
+    level = terms[index]
     zero = np.zeros((), terms.dtype)
     parts = []
-    with np.errstate(over="ignore", invalid="ignore"):
-        for j in range(1, _LEVELS):
-            if level.size == 1 and index[0] == 0:  # entry 0 alone: carried to the top as it is
-                break
-            ends = index % (1 << (power * j)) == 0  # entries after which this level carries
-            carried, rest = _block_sums(level, ends, zero, 1 << power if valid is None else 0)
-            parts.append(rest)
-            level, index = carried, index[ends]
-        parts.append(_in_order(level, zero))
-        return _in_order(np.array(parts, dtype=terms.dtype), zero)
+    for j in range(1, _LEVELS):
+        if level.size == 1 and index[0] == 0:  # entry 0 alone: carried to the top as it is
+            break
+        ends = index % (1 << (power * j)) == 0  # entries after which this level carries
+        carried, rest = _block_sums(level, ends, zero)
+        parts.append(rest)
+        level, index = carried, index[ends]
+    parts.append(_in_order(level, zero))
+    return _in_order(np.array(parts, dtype=terms.dtype), zero)
 
 
 def _in_order(values: np.ndarray, zero: np.ndarray) -> np.generic:
@@ -52,16 +75,11 @@ def _in_order(values: np.ndarray, zero: np.ndarray) -> np.generic:
     return np.add.accumulate(values)[-1] if values.size else zero[()]
 
 
-def _block_sums(values: np.ndarray, ends: np.ndarray, zero: np.ndarray, step: int) -> tuple:
+def _block_sums(values: np.ndarray, ends: np.ndarray, zero: np.ndarray) -> tuple:
     """``(sums of the blocks that end at an `ends` entry, the sum of the entries after
-    the last one)``, each summed in order from zero. ``step``: the blocks' length when every
-    entry of the batch counts (entry 0, then blocks of ``step``), else 0."""
+    the last one)``, each summed in order from zero."""
     if not values.size:
         return values, zero[()]
-    if step:  # entry 0 carried alone, then whole blocks: rows of a reshape
-        full = (values.size - 1) // step
-        blocks = np.add.accumulate(values[1 : 1 + full * step].reshape(full, step), axis=1)[:, -1]
-        return np.concatenate([values[:1], blocks]), _in_order(values[1 + full * step :], zero)
     block = np.concatenate([[0], np.cumsum(ends[:-1])])  # the block of each entry
     starts = np.flatnonzero(np.concatenate([[True], block[1:] != block[:-1]]))
     grid = np.zeros((block[-1] + 1, int(np.diff(np.append(starts, values.size)).max())), values.dtype)

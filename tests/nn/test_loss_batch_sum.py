@@ -35,7 +35,7 @@ def _loop(terms, valid):
     return total
 
 
-@pytest.mark.parametrize("n", [1, 5, 16, 17, 300, 5000])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 16, 17, 256, 257, 300, 5000, 65537])
 def test_cascade_adds_as_the_loop_does(n):
     terms = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(np.float32)
     valid = rng.random(n) > 0.2
