@@ -244,17 +244,24 @@ class CrossEntropyFunction(Function):
             w_t = np.expand_dims(ctx.w_t, 1)
             local = elementwise(np.multiply, ctx.softmax, w_t)
             np.put_along_axis(local, ctx.pick, np.take_along_axis(local, ctx.pick, 1) - w_t, 1)
-            local = Tensor._make(local)
         else:
-            rows = map_rows(lambda p, c: (p * c.sum(axis=1, keepdims=True) - c,), ctx.softmax, ctx.coef)
-            local = Tensor._make(rows[0])
+            local = map_rows(lambda p, c: (p * c.sum(axis=1, keepdims=True) - c,), ctx.softmax, ctx.coef)[0]
         if ctx.reduction == "mean":
             local = local / float(ctx.denom)
         if ctx.unbatched:
             local = local.reshape(-1)
         elif ctx.reduction == "none":
             g = g.unsqueeze(1)
-        return g * local, None, None, None, None, None
+        if isinstance(local, Tensor):
+            return g * local, None, None, None, None, None
+        return (
+            Tensor._make(elementwise(np.multiply, g._data, local)),
+            None,
+            None,
+            None,
+            None,
+            None,
+        )  # (no graph)
 
 
 class NllLoss(Function):
