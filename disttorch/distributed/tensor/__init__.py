@@ -1,5 +1,7 @@
 """``disttorch.distributed.tensor``: ``DTensor``, placements and the mesh they live on
-(mirrors ``torch.distributed.tensor``; the subset FSDP needs: row sharding and replication)."""
+(mirrors ``torch.distributed.tensor``): ``Shard(d)``/``Replicate()``/``Partial()`` layouts,
+redistribution between them, and ops on DTensors by sharding propagation. FSDP keeps its
+shards as DTensors; tensor parallelism (``parallel/``) computes on them."""
 
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._api import DTensor, distribute_tensor
