@@ -5,6 +5,7 @@ shards as DTensors; tensor parallelism (``parallel/``) computes on them."""
 
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._api import DTensor, distribute_tensor
+from ._module_api import distribute_module
 from .placement_types import Partial, Placement, Replicate, Shard
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "Placement",
     "Replicate",
     "Shard",
+    "distribute_module",
     "distribute_tensor",
     "init_device_mesh",
 ]

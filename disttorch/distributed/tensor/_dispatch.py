@@ -7,7 +7,8 @@ needs and which layout the output gets, redistributes the arguments (differentia
 plain tensors holding the pieces), runs the op on the pieces, and wraps the result as a
 DTensor that shares the op's autograd node. Gradients flow through plain tensors, so
 backward never meets a DTensor; a DTensor leaf's ``.grad`` is its piece's gradient,
-laid out as the leaf (``DTensor.grad``).
+laid out as the leaf (``DTensor.grad``). A replicated input of an op whose output differs
+between ranks (sharded or partial) gets the sum of every rank's gradient (``SumGradients``).
 
 An op without a rule raises ``NotImplementedError`` naming the op and the layouts, as
 PyTorch does. A plain tensor next to DTensors must be 0-d (a scalar), unless inside
@@ -22,7 +23,7 @@ from ..._tensor import Tensor
 from ...autograd.function import dispatch_disabled
 from ._op_schema import RULES, OpCall, TensorSpec
 from ._ops import pointwise_rule_for
-from ._redistribute import Redistribute
+from ._redistribute import Redistribute, SumGradients
 from .placement_types import Replicate
 
 __all__ = ["dispatch", "implicit_replication_state"]
@@ -67,6 +68,11 @@ def dispatch(DTensor: type, cls: type, args: tuple) -> Any:
             want = strategy.inputs.get(i, spec.placements)
             if isinstance(args[i], DTensor) or want != spec.placements:
                 local[i] = Redistribute.apply(args[i], call.mesh, spec.placements, want, spec.shape)
+            summed = tuple(
+                m for m, p in enumerate(want) if p.is_replicate() and not strategy.output[m].is_replicate()
+            )
+            if summed and local[i].requires_grad:
+                local[i] = SumGradients.apply(local[i], call.mesh, summed)
         out = (strategy.compute or cls.apply)(*local)
     if isinstance(out, tuple):
         return tuple(DTensor._share(o, call.mesh, strategy.output, strategy.shape) for o in out)

@@ -37,7 +37,7 @@ from ..reduce_op import ReduceOp
 from ._layout import chunk_bounds, gather_dim, local_chunk, reduce_scatter_dim
 from .placement_types import Partial, Placement, Replicate
 
-__all__ = ["Redistribute", "redistribute_local", "reduce_op_of"]
+__all__ = ["Redistribute", "SumGradients", "redistribute_local", "reduce_op_of"]
 
 
 def reduce_op_of(partial: Partial) -> ReduceOp:
@@ -153,3 +153,28 @@ class Redistribute(Function):
         back_src, back_dst = _backward_layouts(src, dst)
         grad = redistribute_local(np.asarray(g._data), mesh, back_src, back_dst, global_shape)
         return Tensor._make(grad), None, None, None, None
+
+
+class SumGradients(Function):
+    """The identity, whose backward sums the gradient over ``mesh_dims``.
+
+    A replicated input of an op whose ranks compute different pieces (``x`` in ``x @ W``
+    with ``W`` cut by columns, a norm's weight on sequence shards) gets on every rank the
+    gradient of that rank's piece only: a partial sum, which PyTorch keeps as ``Partial``
+    and reduces on use. Here gradients are plain pieces, so it is reduced at once.
+    """
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x: Tensor, mesh: DeviceMesh, mesh_dims: tuple[int, ...]) -> np.ndarray:
+        ctx.where = (mesh, mesh_dims)
+        return x._data.view()
+
+    @staticmethod
+    def backward(ctx, g: Tensor) -> tuple:
+        mesh, mesh_dims = ctx.where
+        total = np.array(g._data, copy=True)
+        for m in mesh_dims:
+            collectives.all_reduce(total, group=mesh.get_group(m))
+        return Tensor._make(total), None, None
