@@ -94,6 +94,7 @@ def _layouts_2d(rank: int, world: int) -> dict:
     out["partial_to_nested"] = nested.redistribute(mesh, [Shard(1), Shard(1)]).to_local().numpy().copy()
     out["partial_shard"] = summand.redistribute(mesh, [Replicate(), Replicate()]).to_local().numpy().copy()
     out["sub_tp"] = distribute_tensor(whole, mesh["tp"], [Shard(0)]).to_local().numpy().copy()
+    out["repr"] = (repr(mesh), repr(mesh["tp"]), repr(mesh["dp"]))
     return out
 
 
@@ -116,6 +117,11 @@ def test_nested_and_2d_layouts_move_between_each_other():
         whole_rows = np.concatenate([sums[0] + sums[2], sums[1] + sums[3]], axis=1)
         np.testing.assert_allclose(out["partial_shard"], whole_rows)
         np.testing.assert_array_equal(out["sub_tp"], _chunk(WHOLE, 0, 2, tp))
+        assert out["repr"] == (  # PyTorch's form
+            "DeviceMesh((dp=2, tp=2), 'cpu', stride=(2, 1))",
+            "DeviceMesh((tp=2), 'cpu', stride=(1,))",
+            "DeviceMesh((dp=2), 'cpu', stride=(2,))",
+        )
 
 
 def _gradients(rank: int, world: int) -> dict:

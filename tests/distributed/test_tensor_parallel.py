@@ -119,7 +119,11 @@ def _tp_worker(rank: int, world: int, mode: str) -> dict:
         parallelize_module,
     )
 
-    mesh = init_device_mesh("cpu", (world,))
+    if mode == "2d":  # tensor parallel inside each data-parallel replica of a (dp, tp) mesh
+        mesh = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("dp", "tp"))["tp"]
+        mode = "tp"
+    else:
+        mesh = init_device_mesh("cpu", (world,))
     out: dict = {}
     if mode in ("tp", "sp"):
         model = _mlp(torch)
@@ -233,6 +237,12 @@ def test_tensor_parallel_matches_one_process(mode):
     import disttorch
 
     _compare(run_ranks(_tp_worker, 2, args=(mode,), timeout=120), _reference(disttorch, mode), mode)
+
+
+def test_tensor_parallel_on_the_tp_dimension_of_a_2d_mesh():
+    import disttorch
+
+    _compare(run_ranks(_tp_worker, 4, args=("2d",), timeout=180), _reference(disttorch, "tp"), "tp")
 
 
 @pytest.mark.parametrize("mode", MODES)
