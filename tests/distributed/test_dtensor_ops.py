@@ -58,6 +58,7 @@ def _ops(rank: int, world: int) -> dict:
         "add_broadcast": seen(d(x, Shard(0)) + d(b[:1].expand(8).contiguous(), Replicate())),
         "relu": seen(torch.relu(d(x, Shard(1)))),
         "softmax": seen(torch.softmax(d(x, Shard(2)), -1)),
+        "layer_norm_rows": seen(F.layer_norm(d(x, Shard(1)), (8,), d(w[0].contiguous(), Replicate()))),
     }
     partial = DTensor.from_local(x * (rank + 1), mesh, [Partial()])
     out["partial_plus_replicate"] = seen(partial + d(x, Replicate()))
@@ -113,6 +114,7 @@ def test_sharding_propagation_matches_the_whole():
         "add_broadcast": ("(Shard(dim=0),)", X + B[0]),
         "relu": ("(Shard(dim=1),)", np.maximum(X, 0)),
         "softmax": ("(Replicate(),)", torch.softmax(x, -1).numpy()),
+        "layer_norm_rows": ("(Shard(dim=1),)", F.layer_norm(x, (8,), torch.tensor(W[0])).numpy()),
         "partial_plus_replicate": ("(Partial(sum),)", X * 3 + X),
         "partial_times_scalar": ("(Partial(sum),)", X * 6),
         "relu_of_partial": ("(Replicate(),)", np.maximum(X * 3, 0)),

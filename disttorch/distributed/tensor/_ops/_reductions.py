@@ -4,7 +4,8 @@
 ``mean`` over an evenly sharded dimension leaves ``Partial("avg")`` (the mean of equal-sized
 blocks' means); unevenly sharded, the input is gathered first, which is exact. Shards of
 the other dimensions stay (renumbered when the reduced dimensions go). Both are linear,
-so a ``Partial("sum")`` input stays a summand. Softmax needs its dimension whole.
+so a ``Partial("sum")`` input stays a summand. Softmax and layer norm need the dimensions
+they normalise whole: a shard of them is gathered, shards of the others stay.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 from .._op_schema import OpCall, OpStrategy, register
 from ..placement_types import Partial, Placement, Replicate, Shard
 
-__all__ = ["reduction", "softmax"]
+__all__ = ["layer_norm", "reduction", "softmax"]
 
 
 @register("Sum", "Mean")
@@ -53,3 +54,15 @@ def softmax(call: OpCall) -> OpStrategy:
     a, dim = call.specs[0], call.args[1] % max(call.specs[0].ndim, 1)
     layout = tuple(Replicate() if p.is_partial() or p.is_shard(dim) else p for p in a.placements)
     return OpStrategy({0: layout}, layout, a.shape)
+
+
+@register("LayerNormFn")
+def layer_norm(call: OpCall) -> OpStrategy:
+    """``F.layer_norm(x, shape, weight, bias)`` over ``x``'s last ``len(shape)`` dimensions."""
+    x, normalized = call.specs[0], call.args[3]
+    whole_from = x.ndim - normalized
+    layout = tuple(
+        Replicate() if p.is_partial() or (p.is_shard() and p.dim >= whole_from) else p for p in x.placements
+    )
+    inputs = {i: (layout if i == 0 else call.replicate()) for i in call.specs}
+    return OpStrategy(inputs, layout, x.shape)
