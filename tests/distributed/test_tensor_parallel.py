@@ -239,6 +239,45 @@ def test_tensor_parallel_matches_one_process(mode):
     _compare(run_ranks(_tp_worker, 2, args=(mode,), timeout=120), _reference(disttorch, mode), mode)
 
 
+def _fsdp_tp_worker(rank: int, world: int) -> dict:
+    """2-D: tensor parallel over "tp", fully_shard over "dp"; dp replica r trains on INPUTS[i] * (r + 1)."""
+    import disttorch as torch
+    from disttorch.distributed.device_mesh import init_device_mesh
+    from disttorch.distributed.fsdp import fully_shard
+    from disttorch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    mesh = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("dp", "tp"))
+    dp = mesh["dp"].get_local_rank()
+    model = parallelize_module(
+        _mlp(torch), mesh["tp"], {"in_proj": ColwiseParallel(), "out_proj": RowwiseParallel()}
+    )
+    fully_shard(model, mesh=mesh["dp"])
+    losses = _train_mlp(torch, model, [torch.tensor(x * (dp + 1)) for x in INPUTS])
+    pieces = {}
+    for name, p in model.named_parameters():  # this rank's tensor-parallel piece, gathered over dp
+        pieces[name] = p.full_tensor().detach().numpy()
+    return {"losses": losses, "pieces": pieces, "tp": mesh["tp"].get_local_rank()}
+
+
+def test_fully_shard_over_dp_of_a_tensor_parallel_model():
+    import disttorch as torch
+
+    model = _mlp(torch)  # one process: the mean of the two replicas' losses
+    opt = torch.optim.AdamW(model.parameters(), lr=0.25, foreach=True)
+    for x in INPUTS:
+        loss = (model(torch.tensor(x)).sum() + model(torch.tensor(2 * x)).sum()) / 2
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    want = {n: p.detach().numpy() for n, p in model.named_parameters()}
+    cuts = {"in_proj.weight": 0, "in_proj.bias": 0, "out_proj.weight": 1}  # out_proj.bias is replicated
+    for out in run_ranks(_fsdp_tp_worker, 4, timeout=180):
+        for name, value in want.items():
+            if name in cuts:
+                value = np.array_split(value, 2, axis=cuts[name])[out["tp"]]
+            np.testing.assert_allclose(out["pieces"][name], value, rtol=1e-9, atol=1e-11, err_msg=name)
+
+
 def test_tensor_parallel_on_the_tp_dimension_of_a_2d_mesh():
     import disttorch
 
