@@ -287,3 +287,55 @@ def test_tensor_parallel_on_the_tp_dimension_of_a_2d_mesh():
 @pytest.mark.parametrize("mode", MODES)
 def test_tensor_parallel_matches_pytorch(torch, mode):
     _compare(run_ranks(_tp_worker, 2, args=(mode,), timeout=120), _reference(torch, mode), mode)
+
+
+def _distribute_module_worker(rank: int, world: int) -> dict:
+    import disttorch as torch
+    from disttorch.distributed.device_mesh import init_device_mesh
+    from disttorch.distributed.tensor import DTensor, Replicate, Shard, distribute_module, distribute_tensor
+
+    mesh = init_device_mesh("cpu", (world,))
+    model = _mlp(torch)
+    model.register_buffer("scale", torch.tensor([2.0], dtype=torch.float64))
+
+    def partition(name, module, mesh):
+        if name == "in_proj":
+            module.register_parameter(
+                "weight", torch.nn.Parameter(distribute_tensor(module.weight, mesh, [Shard(0)]))
+            )
+
+    seen = []
+    distribute_module(
+        model,
+        mesh,
+        partition,
+        input_fn=lambda mod, inputs, mesh: (DTensor.from_local(inputs[0], mesh, [Replicate()]),),
+        output_fn=lambda mod, outputs, mesh: seen.append(outputs.placements) or outputs.full_tensor(),
+    )
+    out = {
+        "layouts": {n: (type(p).__name__, p.placements) for n, p in model.named_parameters()},
+        "is_param": all(isinstance(p, torch.nn.Parameter) for p in model.parameters()),
+        "buffer": (type(model.scale).__name__, model.scale.placements),
+    }
+    y = model(torch.tensor(INPUTS[0]))
+    out["y"] = (type(y).__name__, y.detach().numpy().copy(), seen)
+    try:
+        distribute_module(model, mesh)
+    except RuntimeError as e:
+        out["twice"] = str(e)
+    return out
+
+
+def test_distribute_module_partitions_replicates_and_hooks():
+    import disttorch
+
+    want = _mlp(disttorch)(disttorch.tensor(INPUTS[0])).detach().numpy()
+    for out in run_ranks(_distribute_module_worker, 2, timeout=120):
+        layouts = {n: (kind, repr(p)) for n, (kind, p) in out["layouts"].items()}
+        assert layouts["in_proj.weight"] == ("DTensor", "(Shard(dim=0),)")
+        assert layouts["in_proj.bias"] == layouts["out_proj.weight"] == ("DTensor", "(Replicate(),)")
+        assert out["is_param"] and out["buffer"][0] == "DTensor"
+        kind, y, seen = out["y"]
+        assert kind == "Tensor" and repr(seen) == "[(Partial(sum),)]"  # in_proj's output columns, contracted
+        np.testing.assert_allclose(y, want, rtol=1e-12)
+        assert "only be called once" in out["twice"]
