@@ -339,3 +339,33 @@ def test_distribute_module_partitions_replicates_and_hooks():
         assert kind == "Tensor" and repr(seen) == "[(Partial(sum),)]"  # in_proj's output columns, contracted
         np.testing.assert_allclose(y, want, rtol=1e-12)
         assert "only be called once" in out["twice"]
+
+
+def test_signatures_match_pytorch(torch):
+    """The argument names of the DTensor and tensor-parallel API are PyTorch's."""
+    import inspect
+
+    import torch.distributed.tensor as pt_tensor
+    import torch.distributed.tensor.parallel as pt_parallel
+
+    import disttorch.distributed.tensor as dt_tensor
+    import disttorch.distributed.tensor.parallel as dt_parallel
+
+    def names(fn):
+        return [p for p in inspect.signature(fn).parameters if p != "self"]
+
+    pairs = [
+        (dt_parallel.parallelize_module, pt_parallel.parallelize_module),
+        (dt_tensor.distribute_module, pt_tensor.distribute_module),
+        (dt_tensor.distribute_tensor, pt_tensor.distribute_tensor),
+        (dt_tensor.DTensor.from_local, pt_tensor.DTensor.from_local),
+        (dt_tensor.DTensor.to_local, pt_tensor.DTensor.to_local),
+        (dt_tensor.DTensor.full_tensor, pt_tensor.DTensor.full_tensor),
+        (dt_tensor.DTensor.redistribute, pt_tensor.DTensor.redistribute),
+    ]
+    for style in ("ColwiseParallel", "RowwiseParallel", "SequenceParallel", "PrepareModuleInput"):
+        pairs.append((getattr(dt_parallel, style).__init__, getattr(pt_parallel, style).__init__))
+    pairs += [(dt_parallel.PrepareModuleOutput.__init__, pt_parallel.PrepareModuleOutput.__init__)]
+    for ours, theirs in pairs:
+        assert names(ours) == names(theirs), ours.__qualname__
+    assert sorted(dt_parallel.__all__) == sorted(pt_parallel.__all__)

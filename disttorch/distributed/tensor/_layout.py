@@ -16,7 +16,7 @@ import numpy as np
 from .. import collectives
 from ..reduce_op import ReduceOp
 
-__all__ = ["chunk_rows", "chunk_bounds", "local_chunk", "gather_rows", "gather_dim", "reduce_scatter_dim"]
+__all__ = ["chunk_rows", "chunk_bounds", "local_chunk", "gather_dim", "reduce_scatter_dim"]
 
 
 def chunk_rows(size: int, n: int) -> int:
@@ -35,11 +35,6 @@ def local_chunk(whole: np.ndarray, dim: int, n: int, index: int) -> np.ndarray:
     """Piece ``index`` of ``whole`` cut ``n`` ways along ``dim`` (a copy)."""
     start, stop = chunk_bounds(whole.shape[dim], n, index)
     return np.array(np.take(whole, np.arange(start, stop), axis=dim), copy=True)
-
-
-def gather_rows(local: np.ndarray, size: int, group: Any, n: int) -> np.ndarray:
-    """The whole ``size``-row array from every rank's piece along dim 0."""
-    return gather_dim(local, 0, size, group, n)
 
 
 def gather_dim(local: np.ndarray, dim: int, size: int, group: Any, n: int) -> np.ndarray:
