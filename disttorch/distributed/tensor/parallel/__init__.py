@@ -3,7 +3,8 @@
 
 The implementation lives in ``disttorch.nn.parallel.tensor_parallel`` (the styles know
 ``nn`` modules, and ``distributed`` never imports ``nn``); this package re-exports it
-lazily, on first use of a name (PEP 562 ``__getattr__``, which also answers ``__all__``).
+lazily, on first use of a name (PEP 562 ``__getattr__``, which also answers ``__all__``); its
+submodules ``api``, ``style`` and ``loss`` do the same for theirs.
 """
 
 from typing import Any
