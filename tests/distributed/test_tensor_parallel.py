@@ -92,7 +92,7 @@ def _train_mlp(lib, model, inputs, optimizer_kind="adamw"):
         loss.backward()
         opt.step()
         opt.zero_grad()
-        losses.append(float(loss))
+        losses.append(loss.item())
     return losses
 
 
@@ -197,7 +197,7 @@ def _reference(lib, mode: str) -> dict:
         x = lib.tensor(INPUTS[0], requires_grad=True)
         loss = lib.nn.functional.cross_entropy(model(x), lib.tensor(TARGETS))
         loss.backward()
-        out["loss"] = float(loss)
+        out["loss"] = loss.item()
         out["x_grad"] = x.grad.numpy().copy()
         out["grads"] = {n: p.grad.numpy().copy() for n, p in model.named_parameters()}
     return out
