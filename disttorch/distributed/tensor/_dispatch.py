@@ -1,7 +1,8 @@
 """Ops on DTensors: sharding propagation, one rule per op (``_ops/``).
 
-Every op of disttorch is a ``Function``; ``Function.apply`` hands a call that has a
-``DTensor`` argument to :func:`dispatch` (registered when the first DTensor is made).
+Every op of disttorch is a ``Function``; ``Function.apply`` hands a call that has an
+argument of type ``DTensor`` to :func:`dispatch` (registered when the first DTensor is
+made; FSDP's ``ShardedParameter``, a subclass, computes on its shard as a plain tensor).
 It looks up the op's rule by the op's name, asks it which layout each tensor argument
 needs and which layout the output gets, redistributes the arguments (differentiably, as
 plain tensors holding the pieces), runs the op on the pieces, and wraps the result as a
