@@ -22,15 +22,15 @@ from ..placement_types import Partial, Placement, Replicate, Shard
 __all__ = ["pointwise", "pointwise_rule_for"]
 
 _ELEMENTWISE_MODULE = "disttorch.ops.elementwise"
-#: pointwise Functions that live outside ``ops.elementwise`` (activations of ``nn.functional``)
-_ACTIVATIONS = frozenset({"LeakyRelu", "Elu", "Gelu", "Silu", "Softplus", "Clone"})
+#: pointwise Functions that live outside ``ops.elementwise``: ``nn.functional``'s activations, ``clone``
+_POINTWISE_ELSEWHERE = frozenset({"LeakyRelu", "Elu", "Gelu", "Silu", "Softplus", "Clone"})
 _LINEAR_UNARY = frozenset({"Neg", "Clone", "Cast"})
 _LINEAR_BINARY = frozenset({"Add", "Sub"})
 
 
 def pointwise_rule_for(cls: type) -> Callable[[OpCall], OpStrategy] | None:
     """The pointwise rule if ``cls`` is a pointwise op, else None."""
-    if cls.__module__ == _ELEMENTWISE_MODULE or cls.__name__ in _ACTIVATIONS:
+    if cls.__module__ == _ELEMENTWISE_MODULE or cls.__name__ in _POINTWISE_ELSEWHERE:
         return pointwise
     return None
 
