@@ -13,6 +13,7 @@ Only the ``"cpu"`` device type exists here, as every rank is a CPU rank.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -160,9 +161,31 @@ class DeviceMesh:
         return out
 
     # ------------------------------------------------------------------ identity
+    def _strides(self) -> tuple[int, ...]:
+        """How far apart in global rank neighbours along each dimension are (for a size-1
+        dimension, the row-major stride)."""
+        out = []
+        for d, size in enumerate(self._ranks.shape):
+            if size > 1:
+                first = self._ranks.reshape(-1)[0]
+                out.append(int(np.moveaxis(self._ranks, d, 0)[1].reshape(-1)[0] - first))
+            else:
+                out.append(math.prod(self._ranks.shape[d + 1 :]))
+        return tuple(out)
+
     def __repr__(self) -> str:
-        names = f", mesh_dim_names={self.mesh_dim_names}" if self.mesh_dim_names else ""
-        return f"DeviceMesh('{self.device_type}', {self._ranks.tolist()}{names})"
+        """PyTorch's form: ``DeviceMesh((dp=2, tp=2), 'cpu', stride=(2, 1))`` (the ranks
+        too when ``TORCH_DISTRIBUTED_DEBUG=DETAIL``)."""
+        if self.mesh_dim_names:
+            sizes = "(" + ", ".join(f"{k}={v}" for k, v in zip(self.mesh_dim_names, self.shape)) + ")"
+        else:
+            sizes = str(self.shape)
+        detail = (
+            f", Mesh: {self._ranks.tolist()}"
+            if os.environ.get("TORCH_DISTRIBUTED_DEBUG", "") == "DETAIL"
+            else ""
+        )
+        return f"DeviceMesh({sizes}, '{self.device_type}', stride={self._strides()}{detail})"
 
     def __eq__(self, other: object) -> bool:
         return (

@@ -113,5 +113,5 @@ def full_params(model) -> dict:
     """Every parameter by name as a NumPy array (whole: sharded ones are gathered)."""
     out = {}
     for name, p in model.named_parameters():
-        out[name] = p.full_tensor().numpy() if hasattr(p, "full_tensor") else p.detach().numpy()
+        out[name] = p.full_tensor().detach().numpy() if hasattr(p, "full_tensor") else p.detach().numpy()
     return out

@@ -26,9 +26,11 @@ def _mesh_worker(rank: int, world: int) -> dict:
         "local_rank": mesh.get_local_rank("dp"),
         "group_size": dist.get_world_size(mesh.get_group()),
         "local": shard.to_local().numpy().copy(),
-        "full": shard.full_tensor().numpy(),
+        "full": shard.full_tensor().detach().numpy(),
         "is_dtensor": isinstance(shard, DTensor),
-        "from_local": DTensor.from_local(shard.to_local(), mesh, [Shard(0)]).global_shape,
+        "from_local": DTensor.from_local(
+            shard.to_local(), mesh, [Shard(0)], shape=(5, 3), stride=(3, 1)
+        ).global_shape,
         "local_and_offset": compute_local_shape_and_global_offset((5, 3), mesh, [Shard(0)]),
     }
     mesh2 = init_device_mesh("cpu", (2, world // 2), mesh_dim_names=("replicate", "shard"))
@@ -237,15 +239,15 @@ def test_bad_input_is_reported():
         fully_shard(nn.Linear(2, 2))
     with pytest.raises(RuntimeError, match="'cuda' is not available"):
         init_device_mesh("cuda", (1,))
-    from disttorch.distributed.tensor._api import _check_placements
+    from disttorch.distributed.tensor._api import normalize_placements
 
     class OneDim:
         ndim = 1
 
-    with pytest.raises(ValueError, match="one placement per mesh dimension"):
-        _check_placements(OneDim(), [Shard(0), Shard(0)])
-    with pytest.raises(NotImplementedError, match="Shard\\(0\\) and Replicate"):
-        _check_placements(OneDim(), [_StridedShard(0, 2)])
+    with pytest.raises(ValueError, match="same length as `device_mesh.ndim`"):
+        normalize_placements(OneDim(), [Shard(0), Shard(0)], 2)
+    with pytest.raises(NotImplementedError, match="_StridedShard"):
+        normalize_placements(OneDim(), [_StridedShard(0, 2)], 2)
 
 
 def test_signatures_match_pytorch(torch):

@@ -1,47 +1,105 @@
 """``DTensor``: a tensor spread over a ``DeviceMesh``, one piece per rank.
 
-Here a DTensor's own memory is its local piece: its ``shape``, arithmetic and optimiser
-updates are those of the local shard (FSDP's optimisers run on the shards this way).
-Where PyTorch's DTensor reports the global shape, ours keeps it in ``global_shape`` (the
-one difference: PyTorch dispatches every op to the local piece behind a global-shape
-facade). ``full_tensor()`` gathers the whole; ``to_local()`` is the piece.
+Here a DTensor's own memory is its local piece: its ``shape`` and in-place arithmetic
+(optimiser updates) are those of the local piece, and it keeps the shape of the whole in
+``global_shape`` (PyTorch's DTensor reports the global shape as ``shape``; this is the one
+difference). Ops that take DTensors go through sharding propagation (``_dispatch.py``): a
+rule per op says which layout its inputs need and which layout its output has, the inputs
+are redistributed, the op runs on the local pieces, and the output is a DTensor again.
 
-Supported layouts: ``Shard(0)`` along a mesh dimension and ``Replicate()`` along the others.
+Layouts, one placement per mesh dimension (``placement_types.py``): ``Shard(d)`` for any
+tensor dimension (uneven sizes split as ``torch.chunk`` splits them), ``Replicate()`` and
+``Partial(op)``. ``redistribute`` moves between any two (``_redistribute.py``);
+``from_local``, ``to_local``, ``full_tensor`` and ``redistribute`` are differentiable.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.function import Function, dispatch_disabled, register_function_dispatch
 from .. import collectives, groups
 from ..device_mesh import DeviceMesh, init_device_mesh
-from ._layout import chunk_bounds, gather_rows
-from .placement_types import Placement, Replicate, Shard
+from ._dispatch import dispatch
+from ._redistribute import Redistribute, redistribute_local
+from .placement_types import Placement, Replicate, Shard, _StridedShard
 
 __all__ = ["DTensor", "distribute_tensor"]
 
 
-def _check_placements(mesh: DeviceMesh, placements: Sequence[Placement]) -> tuple[Placement, ...]:
-    placements = tuple(placements)
+def normalize_placements(
+    mesh: DeviceMesh, placements: Sequence[Placement] | None, ndim: int
+) -> tuple[Placement, ...]:
+    """One placement per mesh dimension (all ``Replicate()`` when None), ``Shard`` dims made
+    non-negative for a tensor of ``ndim`` dimensions; a clear error for anything else."""
+    placements = tuple(placements) if placements is not None else (Replicate(),) * mesh.ndim
     if len(placements) != mesh.ndim:
         raise ValueError(
-            f"DTensor needs one placement per mesh dimension: the mesh is {mesh.ndim}-D, "
-            f"got {len(placements)} placements {placements}"
+            f"`placements` must have the same length as `device_mesh.ndim`! Found placements "
+            f"length: {len(placements)}, and device_mesh.ndim: {mesh.ndim}."
         )
+    out = []
     for p in placements:
-        if not (isinstance(p, Replicate) or (type(p) is Shard and p.dim == 0)):
-            raise NotImplementedError(f"DTensor here supports Shard(0) and Replicate() placements, got {p}")
-    if sum(isinstance(p, Shard) for p in placements) > 1:
-        raise NotImplementedError("DTensor here shards along one mesh dimension at most")
-    return placements
+        if isinstance(p, _StridedShard):
+            raise NotImplementedError(f"DTensor here does not support {p}")
+        if not isinstance(p, Placement):
+            raise TypeError(f"placements must be Shard, Replicate or Partial, got {p!r}")
+        if isinstance(p, Shard):
+            rank = max(ndim, 1)  # a 0-d tensor is cut as one row (FSDP's convention)
+            if not -rank <= p.dim < rank:
+                raise IndexError(f"{p} is out of range for a tensor of {ndim} dimensions")
+            p = Shard(p.dim % rank)
+        out.append(p)
+    return tuple(out)
 
 
-def _shard_dim(placements: tuple[Placement, ...]) -> int | None:
-    """The mesh dimension that splits the rows, if any."""
-    return next((i for i, p in enumerate(placements) if isinstance(p, Shard)), None)
+class _FromLocal(Function):
+    """The local piece, as the same values in a new node (the gradient passes through)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x: Tensor) -> np.ndarray:
+        return x._data.view()
+
+    @staticmethod
+    def backward(ctx, g: Tensor) -> Tensor:
+        return g
+
+
+class _ToLocal(Function):
+    """A DTensor's piece as a plain tensor; the gradient of the piece, read as laid out by
+    ``grad_placements``, is moved to the DTensor's own layout."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, x: "DTensor", grad_placements: tuple | None) -> np.ndarray:
+        ctx.move = (x._mesh, grad_placements, x._placements, x._global_shape)
+        return x._data.view()
+
+    @staticmethod
+    def backward(ctx, g: Tensor) -> tuple:
+        mesh, src, dst, shape = ctx.move
+        if src is None:
+            return g, None
+        dst = tuple(Replicate() if p.is_partial() else p for p in dst)
+        return Tensor._make(redistribute_local(np.asarray(g._data), mesh, src, dst, shape)), None
+
+
+_routed: list = []
+
+
+def _route_ops_here() -> None:
+    """Send ops on DTensors to the sharding propagation (``_dispatch``) from the first DTensor
+    on; until then ``Function.apply`` pays nothing for it."""
+    if not _routed:
+        register_function_dispatch(DTensor, functools.partial(dispatch, DTensor))
+        _routed.append(True)
 
 
 class DTensor(Tensor):
@@ -54,21 +112,32 @@ class DTensor(Tensor):
     _placements: tuple[Placement, ...]
     _global_shape: tuple[int, ...]
 
-    def _init_spec(
-        self, mesh: DeviceMesh, placements: Sequence[Placement], global_shape: Sequence[int]
-    ) -> None:
-        self._mesh = mesh
-        self._placements = _check_placements(mesh, placements)
-        self._global_shape = tuple(int(s) for s in global_shape)
-
     @classmethod
     def _wrap(
         cls, local: np.ndarray, mesh: DeviceMesh, placements: Sequence[Placement], global_shape: Any
     ) -> "DTensor":
+        """A new leaf DTensor over ``local``."""
         t = object.__new__(cls)
         Tensor._init_state(t, local)
-        t._init_spec(mesh, placements, global_shape)
+        t._set_spec(mesh, placements, global_shape)
         return t
+
+    @classmethod
+    def _share(
+        cls, t: Tensor, mesh: DeviceMesh, placements: Sequence[Placement], global_shape: Any
+    ) -> "DTensor":
+        """A DTensor that is ``t`` for autograd (same node, same memory) with this layout."""
+        out = object.__new__(cls)
+        Tensor._init_state(out, t._data, t.grad_fn, t._output_nr)
+        out._rg = t._rg
+        out._set_spec(mesh, placements, global_shape)
+        return out
+
+    def _set_spec(self, mesh: DeviceMesh, placements: Sequence[Placement], global_shape: Any) -> None:
+        _route_ops_here()
+        self._global_shape = tuple(int(s) for s in global_shape)
+        self._mesh = mesh
+        self._placements = normalize_placements(mesh, placements, len(self._global_shape))
 
     @property
     def device_mesh(self) -> DeviceMesh:
@@ -83,6 +152,18 @@ class DTensor(Tensor):
         """The shape of the whole tensor (``shape`` is the local piece's)."""
         return self._global_shape
 
+    @property
+    def grad(self) -> "DTensor | None":
+        """The gradient, a DTensor laid out as this tensor (its local piece's gradient)."""
+        g = self._grad
+        if g is not None and not isinstance(g, DTensor):
+            g = self._grad = self._same_layout(g._data)
+        return g
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        Tensor.grad.fset(self, value)
+
     def detach(self) -> "DTensor":
         """A DTensor sharing this one's piece and layout, outside the graph."""
         out = DTensor._wrap(self._data, self._mesh, self._placements, self._global_shape)
@@ -94,19 +175,48 @@ class DTensor(Tensor):
         an array of this one's local shape (an optimiser's state of a DTensor parameter)."""
         return DTensor._wrap(local, self._mesh, self._placements, self._global_shape)
 
-    def to_local(self, *, grad_placements: Any = None) -> Tensor:
-        """This rank's piece, as a plain tensor sharing memory."""
-        return Tensor._make(self._data)
+    # ------------------------------------------------------------------ layouts
+    def to_local(self, *, grad_placements: Sequence[Placement] | None = None) -> Tensor:
+        """This rank's piece, as a plain tensor sharing memory; differentiable. The gradient
+        that reaches the piece is read as laid out by ``grad_placements`` (default: this
+        tensor's placements) and moved to this tensor's layout."""
+        if grad_placements is not None:
+            grad_placements = normalize_placements(self._mesh, grad_placements, len(self._global_shape))
+            if grad_placements == self._placements:
+                grad_placements = None
+        with dispatch_disabled():
+            return _ToLocal.apply(self, grad_placements)
 
-    def full_tensor(self, *, grad_placements: Any = None) -> Tensor:
-        """The whole tensor, gathered from the shards (a collective: every rank calls it)."""
-        dim = _shard_dim(self._placements)
-        if dim is None:
-            return Tensor._make(self._data.copy())
-        rows_shape = self._global_shape or (1,)
-        local = self._data.reshape((-1,) + tuple(rows_shape[1:]))
-        whole = gather_rows(local, rows_shape[0], self._mesh.get_group(dim), self._mesh.size(dim))
-        return Tensor._make(whole.reshape(self._global_shape))
+    def redistribute(
+        self,
+        device_mesh: DeviceMesh | None = None,
+        placements: Sequence[Placement] | None = None,
+        *,
+        async_op: bool = False,
+        forward_dtype: Any = None,
+        backward_dtype: Any = None,
+    ) -> "DTensor":
+        """This tensor laid out by ``placements`` on the same mesh (a collective: every rank
+        of the mesh calls it); differentiable, the gradient moves back the reverse way."""
+        if device_mesh is not None and device_mesh != self._mesh:
+            raise NotImplementedError("Cross device mesh comm not supported yet!")
+        if placements is None:
+            raise RuntimeError("placements is needed for redistribute!")
+        dst = normalize_placements(self._mesh, placements, len(self._global_shape))
+        for p in dst:
+            if p.is_partial() and p not in self._placements:
+                raise RuntimeError(
+                    f"Can not redistribute from {self._placements} to {dst}, redistributing to Partial is for "
+                    "internal use only!"
+                )
+        with dispatch_disabled():
+            out = Redistribute.apply(self, self._mesh, self._placements, dst, self._global_shape)
+        return DTensor._share(out, self._mesh, dst, self._global_shape)
+
+    def full_tensor(self, *, grad_placements: Sequence[Placement] | None = None) -> Tensor:
+        """The whole tensor on every rank (a collective); differentiable."""
+        whole = self.redistribute(self._mesh, (Replicate(),) * self._mesh.ndim)
+        return whole.to_local(grad_placements=grad_placements).reshape(self._global_shape)
 
     @staticmethod
     def from_local(
@@ -119,26 +229,48 @@ class DTensor(Tensor):
         stride: Any = None,
         grad_placements: Any = None,
     ) -> "DTensor":
-        """Make a DTensor from every rank's piece; the global shape is gathered unless ``shape`` is given."""
+        """A DTensor whose piece on this rank is ``local_tensor`` (sharing memory);
+        differentiable. Without ``shape`` the global shape assumes even shards (every
+        ``Shard(d)`` multiplies dim ``d`` by its mesh dimension's size), as PyTorch does;
+        pass ``shape`` and ``stride`` for uneven ones. ``run_check`` broadcasts the piece
+        along the replicated mesh dimensions so that they agree."""
         if device_mesh is None:
-            raise ValueError("DTensor.from_local needs a device_mesh")
-        placements = _check_placements(device_mesh, placements or [Replicate()] * device_mesh.ndim)
-        local = local_tensor._data
-        dim = _shard_dim(placements)
+            device_mesh = init_device_mesh("cpu", (groups.get_world_size(),))
+        if (shape is None) != (stride is None):
+            raise RuntimeError(
+                f"Found shape:{shape}, stride:{stride}. Please pass both shape and stride at the same time."
+            )
+        ndim = local_tensor.dim()
+        placements = normalize_placements(device_mesh, placements, ndim)
         if shape is None:
-            shape = local.shape
-            if dim is not None:
-                rows = np.array([local.shape[0] if local.ndim else 1], np.int64)
-                every = np.empty(device_mesh.size(dim), np.int64)
-                collectives.all_gather_into_tensor(every, rows, group=device_mesh.get_group(dim))
-                shape = (int(every.sum()),) + local.shape[1:]
-        return DTensor._wrap(local, device_mesh, placements, shape)
+            shape = list(local_tensor._data.shape)
+            for mesh_dim, p in enumerate(placements):
+                if p.is_shard():
+                    shape[p.dim] *= device_mesh.size(mesh_dim)
+        if run_check:
+            for mesh_dim, p in enumerate(placements):
+                if p.is_replicate():
+                    _broadcast_along(local_tensor._data, device_mesh, mesh_dim, 0)
+        with dispatch_disabled():
+            piece = _FromLocal.apply(local_tensor)
+        return DTensor._share(piece, device_mesh, placements, shape)
 
     def __repr__(self) -> str:
         return (
             f"DTensor(local_tensor={Tensor._make(self._data)!r}, device_mesh={self._mesh!r}, "
             f"placements={self._placements})"
         )
+
+
+def _broadcast_along(array: np.ndarray, mesh: DeviceMesh, mesh_dim: int, index: int) -> None:
+    """Overwrite ``array`` with that of the rank at ``index`` along ``mesh_dim`` (same
+    coordinates elsewhere), in place."""
+    if mesh.size(mesh_dim) == 1:
+        return
+    coordinate = mesh.get_coordinate()
+    coordinate[mesh_dim] = index
+    src = int(mesh._ranks[tuple(coordinate)])
+    collectives.broadcast(array, src=src, group=mesh.get_group(mesh_dim))
 
 
 def distribute_tensor(
@@ -148,22 +280,24 @@ def distribute_tensor(
     *,
     src_data_rank: int | None = 0,
 ) -> DTensor:
-    """Cut the whole ``tensor`` into this rank's piece: the whole of mesh rank
-    ``src_data_rank`` (broadcast first), or with ``None`` every rank's own (then it must be
-    the same everywhere). ``device_mesh`` defaults to a 1-D mesh over every rank."""
+    """Cut the whole ``tensor`` into this rank's piece laid out by ``placements``: the whole
+    held by mesh index ``src_data_rank`` along every mesh dimension (broadcast first), or
+    with ``None`` every rank's own (then it must be the same everywhere). ``device_mesh``
+    defaults to a 1-D mesh over every rank. The result is a leaf that requires grad if
+    ``tensor`` does."""
     if device_mesh is None:
         device_mesh = init_device_mesh("cpu", (groups.get_world_size(),))
-    placements = _check_placements(device_mesh, placements or [Replicate()] * device_mesh.ndim)
-    whole = tensor._data
-    if src_data_rank is not None and device_mesh.size() > 1:
-        whole = np.ascontiguousarray(whole).copy()
-        collectives.broadcast(whole, src=int(device_mesh._ranks.reshape(-1)[src_data_rank]))
-    local = whole
-    dim = _shard_dim(placements)
-    if dim is not None:
-        rows = whole.reshape((-1,) + whole.shape[1:]) if whole.ndim else whole.reshape(1)
-        start, stop = chunk_bounds(rows.shape[0], device_mesh.size(dim), device_mesh.get_local_rank(dim))
-        local = rows[start:stop]
+    if isinstance(tensor, DTensor):
+        raise ValueError(
+            "distribute_tensor: the tensor is already a DTensor; use DTensor.redistribute to change its layout"
+        )
+    placements = normalize_placements(device_mesh, placements, tensor.dim())
+    whole = np.array(tensor._data, copy=True)
+    if src_data_rank is not None:
+        for mesh_dim in range(device_mesh.ndim):
+            _broadcast_along(whole, device_mesh, mesh_dim, src_data_rank)
+    rows = whole.reshape(1) if whole.ndim == 0 else whole  # a 0-d tensor is cut as one row
+    local = redistribute_local(rows, device_mesh, (Replicate(),) * device_mesh.ndim, placements, rows.shape)
     out = DTensor._wrap(np.array(local, copy=True), device_mesh, placements, whole.shape)
     if tensor.requires_grad:
         out.requires_grad_(True)

@@ -1,6 +1,11 @@
-"""Where a shard's rows lie: ``torch.chunk``'s split of ``size`` rows into ``n`` pieces
-(``ceil(size / n)`` rows each, the last ones shorter or empty), and the gathering of such
-pieces back into the whole along dimension 0 through one ``all_gather_into_tensor``."""
+"""Where a shard's elements lie along one tensor dimension: ``torch.chunk``'s split of
+``size`` rows into ``n`` pieces (``ceil(size / n)`` rows each, the last ones shorter or
+empty), and the collectives that move such pieces along one mesh dimension: gathering
+them into the whole, reduce-scattering summands into them, cutting a rank's own piece.
+
+Collectives need equal blocks, so uneven pieces travel padded to ``chunk_rows`` and the
+padding is dropped on arrival. Every function takes the tensor dimension ``dim``; the
+collective runs on that dimension moved to the front."""
 
 from __future__ import annotations
 
@@ -9,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from .. import collectives
+from ..reduce_op import ReduceOp
 
-__all__ = ["chunk_rows", "chunk_bounds", "gather_rows"]
+__all__ = ["chunk_rows", "chunk_bounds", "local_chunk", "gather_dim", "reduce_scatter_dim"]
 
 
 def chunk_rows(size: int, n: int) -> int:
@@ -25,12 +31,35 @@ def chunk_bounds(size: int, n: int, index: int) -> tuple[int, int]:
     return start, min(start + rows, size)
 
 
-def gather_rows(local: np.ndarray, size: int, group: Any, n: int) -> np.ndarray:
-    """The whole ``size``-row array from every rank's piece along dim 0 (pieces padded to
-    equal length for the collective, the padding dropped after)."""
+def local_chunk(whole: np.ndarray, dim: int, n: int, index: int) -> np.ndarray:
+    """Piece ``index`` of ``whole`` cut ``n`` ways along ``dim`` (a copy)."""
+    start, stop = chunk_bounds(whole.shape[dim], n, index)
+    return np.array(np.take(whole, np.arange(start, stop), axis=dim), copy=True)
+
+
+def gather_dim(local: np.ndarray, dim: int, size: int, group: Any, n: int) -> np.ndarray:
+    """The whole array, ``size`` long along ``dim``, from every rank's piece along ``dim``
+    (pieces padded to equal length for the collective, the padding dropped after)."""
+    front = np.moveaxis(local, dim, 0)
     rows = chunk_rows(size, n)
-    padded = np.zeros((rows,) + local.shape[1:], local.dtype)
-    padded[: local.shape[0]] = local
-    out = np.empty((n * rows,) + local.shape[1:], local.dtype)
+    padded = np.zeros((rows,) + front.shape[1:], local.dtype)
+    padded[: front.shape[0]] = front
+    out = np.empty((n * rows,) + front.shape[1:], local.dtype)
     collectives.all_gather_into_tensor(out, padded, group=group)
-    return out[:size]
+    return np.ascontiguousarray(np.moveaxis(out[:size], 0, dim))
+
+
+def reduce_scatter_dim(
+    summand: np.ndarray, dim: int, op: ReduceOp, group: Any, n: int, index: int
+) -> np.ndarray:
+    """This rank's piece (``index`` of ``n`` along ``dim``) of the reduction of every rank's
+    whole ``summand``: one ``reduce_scatter_tensor`` over blocks padded to equal length."""
+    front = np.moveaxis(summand, dim, 0)
+    size = front.shape[0]
+    rows = chunk_rows(size, n)
+    padded = np.zeros((n * rows,) + front.shape[1:], summand.dtype)
+    padded[:size] = front
+    out = np.empty((rows,) + front.shape[1:], summand.dtype)
+    collectives.reduce_scatter_tensor(out, padded, op=op, group=group)
+    start, stop = chunk_bounds(size, n, index)
+    return np.ascontiguousarray(np.moveaxis(out[: stop - start], 0, dim))

@@ -164,9 +164,10 @@ def _fsdp_class(cls: type) -> type:
     return _classes[cls]
 
 
-def _collect_params(module: Module, ignored: set[int]) -> dict[int, tuple[Parameter, list]]:
+def _collect_params(module: Module, ignored: set[int], mesh: Any) -> dict[int, tuple[Parameter, list]]:
     """The parameters this unit takes: in ``module`` and its submodules, not inside a module
-    that is already fully sharded, not ignored; each with every slot that holds it."""
+    that is already fully sharded, not ignored, not already shards on ``mesh`` (a
+    tensor-parallel DTensor on another mesh is taken); each with every slot that holds it."""
     found: dict[int, tuple[Parameter, list]] = {}
     stack = [module]
     seen: set[int] = set()
@@ -176,7 +177,7 @@ def _collect_params(module: Module, ignored: set[int]) -> dict[int, tuple[Parame
             continue
         seen.add(id(m))
         for name, p in m._parameters.items():
-            if p is None or id(p) in ignored or isinstance(p, DTensor):
+            if p is None or id(p) in ignored or (isinstance(p, DTensor) and p.device_mesh == mesh):
                 continue
             if p.__dict__.get("_fsdp_sharded"):
                 raise ValueError(
@@ -252,7 +253,7 @@ def fully_shard(
                     f"shard_placement_fn returned {placement}: only Shard(0) is supported"
                 )
     ignored = {id(p) for p in (ignored_params or ())}
-    params = [FSDPParam(p, slots, mesh) for p, slots in _collect_params(module, ignored).values()]
+    params = [FSDPParam(p, slots, mesh) for p, slots in _collect_params(module, ignored, mesh).values()]
     for fp in params:
         fp.free_unsharded()
         # load_state_dict(assign=True) may put new shards in: the unit takes them

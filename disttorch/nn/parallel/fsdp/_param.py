@@ -10,7 +10,10 @@ Two parameter objects stand for it, and exactly one of them sits in the module a
 - ``sharded``: a :class:`ShardedParameter` (a ``DTensor`` that is an ``nn.Parameter``) whose
   memory is the local shard. The optimiser sees only these.
 - ``unsharded``: a plain ``nn.Parameter`` that holds the whole parameter while its unit is
-  gathered and an empty array otherwise. The same object lives across iterations, so
+  gathered and an empty array otherwise. Of a tensor-parallel parameter (a ``DTensor`` on
+  another mesh, 2-D FSDP + TP), "whole" is this rank's tensor-parallel piece: FSDP shards
+  that piece over its own mesh, and the gathered piece is a ``DTensor`` with the
+  tensor-parallel layout again, so the ops of the forward run by sharding propagation. The same object lives across iterations, so
   autograd nodes that saved it read the refilled memory when backward gathers again.
 """
 
@@ -70,7 +73,12 @@ class FSDPParam:
         self.requires_grad = param.requires_grad
         if self.requires_grad:
             self.sharded.requires_grad_(True)
-        self.unsharded = Parameter(Tensor._make(np.empty(0, local.dtype)), self.requires_grad)
+        empty = np.empty(0, local.dtype)
+        if isinstance(param, DTensor):  # a tensor-parallel piece: gathered, it is that DTensor again
+            empty = DTensor._wrap(empty, param.device_mesh, param.placements, param.global_shape)
+        else:
+            empty = Tensor._make(empty)
+        self.unsharded = Parameter(empty, self.requires_grad)
 
     @property
     def dtype(self) -> np.dtype:
