@@ -53,7 +53,7 @@ class RRef(Generic[T]):
         self._value = value  # the owner's value future; None on users
         self._user = user  # a fork this worker must release when it is deleted
         self._confirmed = False
-        self._error: BaseException | None = None
+        self._error: api.RemoteError | None = None  # why remote() failed (rebuilt at each raise)
         self._lock = threading.Lock()
 
     @classmethod
@@ -68,7 +68,7 @@ class RRef(Generic[T]):
         try:
             ok, value = reply.wait()
             if not ok:
-                self._error = value.rebuild()
+                self._error = value
         except BaseException as e:  # noqa: BLE001 - e.g. the creation timed out or the owner died
             msg = str(e)
             if msg.startswith("RPC ran for more than set timeout"):
@@ -76,7 +76,7 @@ class RRef(Generic[T]):
                     "RRef creation via rpc.remote() timed out, and it is possible that the RRef on the owner "
                     f"node does not exist. ({msg})"
                 )
-            self._error = RuntimeError(msg)
+            self._error = api.RemoteError(RuntimeError, msg)
         self._confirmed = True
 
     # --------------------------------------------------------------------- who and where
@@ -113,7 +113,7 @@ class RRef(Generic[T]):
         if self._value is not None:
             return self._value.wait()
         if self._error is not None:
-            raise self._error
+            raise self._error.rebuild()
         return api.rpc_sync(self._owner_id, _fetch, args=(self._rref_id,), timeout=timeout)
 
     # --------------------------------------------------------------------- proxies
