@@ -23,14 +23,15 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from ...futures import Future
+from .. import groups
 from ..base import auth
-from ..rendezvous import parse_init_method, rendezvous
-from ..store import PrefixStore, Store
+from ..rendezvous import RendezvousConfig, parse_init_method, rendezvous
+from ..store import PrefixStore, Store, TCPStore
 from ..wire.transport import host_address
 from . import dist_autograd_container as contexts
 from . import owned, serialization
@@ -79,7 +80,7 @@ class _State:
     store: Store
     pool: ThreadPoolExecutor
     options: TensorPipeRpcBackendOptions
-    rref_ids: Any = field(default=None)
+    owns_store: bool  # False when it is the default process group's
 
     def worker(self, to: str | int | WorkerInfo) -> WorkerInfo:
         if isinstance(to, WorkerInfo):
@@ -154,7 +155,11 @@ def init_rpc(
             raise RuntimeError("RPC is already initialized")
         size = -1 if world_size is None else world_size
         config = parse_init_method(options.init_method, rank, size)
-        store, rank, world_size = rendezvous(options.init_method, rank, size)
+        shared = _process_group_store(config)
+        if shared is None:
+            store, rank, world_size = rendezvous(options.init_method, rank, size)
+        else:
+            store, rank, world_size = shared, config.rank, config.world_size
         store = PrefixStore("rpc/", store)
         secret = auth.resolve_secret()
         context, router, endpoint = Agent.bind(host_address(config.host or None), secret)
@@ -175,8 +180,24 @@ def init_rpc(
         pool = ThreadPoolExecutor(options.num_worker_threads, thread_name_prefix=f"disttorch-rpc-{name}")
         by_id = {r: WorkerInfo(entry["name"], r) for r, entry in found.items()}
         contexts.init(rank)
-        _state = _State(me, {w.name: w for w in by_id.values()}, by_id, agent, store, pool, options)
+        _state = _State(
+            me, {w.name: w for w in by_id.values()}, by_id, agent, store, pool, options, shared is None
+        )
         agent.connect({r: (entry["name"], entry["endpoint"]) for r, entry in found.items()}, secret)
+
+
+def _process_group_store(config: RendezvousConfig) -> Store | None:
+    """The default process group's store, when the RPC job meets at the same address (as
+    PyTorch's multi-tenant store lets a script call ``init_process_group`` and ``init_rpc``
+    with the same ``MASTER_ADDR``/``MASTER_PORT``)."""
+    store = groups._state.store
+    if (
+        config.kind == "tcp"
+        and isinstance(store, TCPStore)
+        and (store.host, store.port) == (config.host, config.port)
+    ):
+        return store
+    return None
 
 
 def shutdown(graceful: bool = True, timeout: float = 0) -> None:
@@ -207,7 +228,8 @@ def shutdown(graceful: bool = True, timeout: float = 0) -> None:
         contexts.init(state.me.id)
         if quiet:
             _leave_store(state)
-        state.store.close()
+        if state.owns_store:
+            state.store.close()
 
 
 def _wait_for_quiet_job(state: _State, timeout: float) -> None:
