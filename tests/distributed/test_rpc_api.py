@@ -137,3 +137,25 @@ def test_calls_before_init_rpc_say_so():
         rpc.rpc_sync("worker1", print)
     with pytest.raises(RuntimeError, match="Worker name must match"):
         rpc.init_rpc("bad name!", rank=0, world_size=1)
+
+
+def _beside_process_group(rank: int, world: int) -> list:
+    import rpc_helpers as h
+
+    import disttorch as dt
+    import disttorch.distributed as dist
+    from disttorch.distributed import rpc
+
+    dist.init_process_group("gloo")  # the same MASTER_ADDR/MASTER_PORT as init_rpc below
+    rpc.init_rpc(f"worker{rank}", rank=rank, world_size=world)
+    total = dt.tensor([float(rank)])
+    dist.all_reduce(total)
+    value = rpc.rpc_sync(f"worker{(rank + 1) % world}", h.add, args=(rank, 10))
+    rpc.shutdown()
+    dist.barrier()  # the process group outlives RPC's shutdown
+    dist.destroy_process_group()
+    return [total.item(), value]
+
+
+def test_rpc_meets_at_the_address_of_the_process_group():
+    assert run_ranks(_beside_process_group, 2, timeout=60) == [[1.0, 10], [1.0, 11]]
