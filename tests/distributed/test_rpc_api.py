@@ -159,3 +159,22 @@ def _beside_process_group(rank: int, world: int) -> list:
 
 def test_rpc_meets_at_the_address_of_the_process_group():
     assert run_ranks(_beside_process_group, 2, timeout=60) == [[1.0, 10], [1.0, 11]]
+
+
+def _raising_callback(rank: int, world: int) -> int:
+    import rpc_helpers as h
+
+    from disttorch.distributed import rpc
+
+    rpc.init_rpc(f"worker{rank}", rank=rank, world_size=world)
+    value = 0
+    if rank == 0:
+        fut = rpc.rpc_async("worker1", h.add, args=(1, 2))
+        fut.add_done_callback(lambda _f: 1 / 0)  # runs on the I/O thread, and raises
+        value = rpc.rpc_sync("worker1", h.add, args=(3, 4), timeout=10)  # still answered
+    rpc.shutdown()
+    return value
+
+
+def test_a_callback_that_raises_does_not_stop_the_agent():
+    assert run_ranks(_raising_callback, 2, timeout=60)[0] == 7

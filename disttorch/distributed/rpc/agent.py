@@ -274,14 +274,16 @@ class Agent:
                     self._drain(sock, lambda frames, p=dealers[sock]: self._on_reply(p, frames))
             self._expire()
 
-    @staticmethod
-    def _drain(sock: zmq.Socket, handle: Callable[[list], None]) -> None:
+    def _drain(self, sock: zmq.Socket, handle: Callable[[list], None]) -> None:
         while True:
             try:
                 frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
-            handle(frames)
+            try:
+                handle(frames)
+            except Exception:  # noqa: BLE001 - one bad message must not stop the I/O thread
+                logger.exception("RPC worker %d failed to handle a message", self.rank)
 
     def _send_out(self, frames: list) -> None:
         where, peer = frames[0].bytes, _PIECES.unpack(frames[1].bytes)[0]
