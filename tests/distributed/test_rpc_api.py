@@ -57,7 +57,7 @@ def test_calls_results_and_errors():
         "On WorkerInfo(id=1, name=worker1):\nValueError('the remote message')"
     )
     assert "in raise_value_error" in out["remote_error"]
-    assert out["unknown"] == "Unknown destination worker nobody"
+    assert out["unknown"] == "name:worker0,rank:0 could not find destination name nobody"  # PyTorch's words
     assert out["timeout"] == "RPC ran for more than set timeout (300 ms) and will now be marked with an error"
     assert out["big"] == float(sum(range(3_000_000))) + 3_000_000
 

@@ -43,7 +43,7 @@ def backward(context_id: int, roots: Sequence[Tensor], retain_graph: bool = Fals
             raise RuntimeError(f"element {i} of the roots does not require grad and does not have a grad_fn")
         if root.numel() != 1:
             raise RuntimeError(
-                f"the roots of dist_autograd.backward must be scalars; root {i} has shape {tuple(root.shape)}"
+                f"root {i} of shape {tuple(root.shape)} is not a scalar, all roots need to be scalar"
             )
     _propagate(ctx, roots, [ones_like(r) for r in roots])
 

@@ -86,8 +86,11 @@ class _State:
         if isinstance(to, WorkerInfo):
             to = to.name
         found = self.by_id.get(to) if isinstance(to, int) else self.workers.get(to)
-        if found is None:
-            raise RuntimeError(f"Unknown destination worker {to}")
+        if found is None:  # PyTorch's words
+            what = "rank" if isinstance(to, int) else "name"
+            raise RuntimeError(
+                f"name:{self.me.name},rank:{self.me.id} could not find destination {what} {to}"
+            )
         return found
 
 
