@@ -91,3 +91,19 @@ def weight_grad(context_id: int):
 
 def weight_value():
     return _weight[0].detach().clone()
+
+
+# ------------------------------------------------------------------ answers completed on the I/O thread
+_kept: list = []
+
+
+def keep_remote_rref(owner: str) -> None:
+    """Hold, on this worker, a user RRef to a tensor that ``owner`` keeps."""
+    _kept.append(rpc.remote(owner, dt.ones, args=(3,)))
+
+
+@rpc.functions.async_execution
+def kept_rref_after_call(other: str) -> dt.futures.Future:
+    """Answer with the kept RRef once a call to ``other`` returns (its future completes on
+    the I/O thread; sending the RRef on to the caller needs a call to its owner)."""
+    return rpc.rpc_async(other, add, args=(1, 2)).then(lambda _f: _kept[0])

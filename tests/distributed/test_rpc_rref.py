@@ -81,3 +81,22 @@ def test_rref_needs_init_rpc():
 
     with pytest.raises(RuntimeError, match="RPC has not been initialized"):
         rpc.RRef(1)
+
+
+def _rref_in_a_late_answer(rank: int, world: int) -> float:
+    import rpc_helpers as h
+
+    from disttorch.distributed import rpc
+
+    rpc.init_rpc(f"worker{rank}", rank=rank, world_size=world)
+    total = 0.0
+    if rank == 2:
+        rpc.rpc_sync("worker0", h.keep_remote_rref, args=("worker1",))
+        rref = rpc.rpc_sync("worker0", h.kept_rref_after_call, args=("worker1",), timeout=10)
+        total = float(rref.to_here().sum())
+    rpc.shutdown()
+    return total
+
+
+def test_an_async_answer_forwards_an_rref_to_a_third_worker():
+    assert run_ranks(_rref_in_a_late_answer, 3, timeout=60)[2] == 3.0

@@ -11,6 +11,9 @@ of ``rref.py`` sees the messages of one worker in the order they were sent; func
 
 An exception raised by the function is re-raised in the caller with its type and a message
 naming the worker, the exception and the remote traceback, as PyTorch does.
+
+The futures of calls complete on the I/O thread, and so do the callbacks added to them
+(``then``, ``add_done_callback``): a callback must not wait for another call's result.
 """
 
 from __future__ import annotations
@@ -428,7 +431,9 @@ def _run(
             except Exception as e:  # noqa: BLE001
                 finish(None, e)
 
-        result.add_done_callback(done)
+        # answered from a worker thread: the future may complete on the I/O thread, where
+        # pickling the answer must not happen (an RRef in it may need a call of its own)
+        result.add_done_callback(lambda fut: state.pool.submit(done, fut))
     else:
         finish(result, None)
 
