@@ -171,6 +171,9 @@ def init_rpc(
         context, router, endpoint = Agent.bind(host_address(config.host or None), secret)
         store.set(f"worker/{rank}", json.dumps({"name": name, "endpoint": endpoint}))
         found = {r: json.loads(store.get(f"worker/{r}")) for r in range(world_size)}
+        store.set(f"read/{rank}", "1")
+        if rank == 0:  # it may host the store: everyone reads the table before it can go
+            store.wait([f"read/{r}" for r in range(world_size)])
         names: dict[str, int] = {}
         for r, entry in found.items():
             if entry["name"] in names:
