@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Callable
 
 __all__ = [
@@ -15,8 +16,26 @@ __all__ = [
     "is_inference_mode_enabled",
 ]
 
-# One flag per process. A list so hot paths read it with one index, not an attribute.
-_state = [True]
+
+class _PerThread(threading.local):
+    """A flag with one value per thread, read and written as ``flag[0]``.
+
+    Grad mode is per thread, as PyTorch's: a thread starts with ``initial`` whatever the
+    thread that started it has set (an RPC worker thread records the graph of the call it
+    runs while the main thread evaluates under ``no_grad``).
+    """
+
+    def __init__(self, initial: bool) -> None:
+        self.value = initial
+
+    def __getitem__(self, _index: int) -> bool:
+        return self.value
+
+    def __setitem__(self, _index: int, value: bool) -> None:
+        self.value = value
+
+
+_state = _PerThread(True)
 
 
 def is_grad_enabled() -> bool:
@@ -117,7 +136,7 @@ class inference_mode(_GradMode):
         return wrapper
 
 
-_inference = [False]
+_inference = _PerThread(False)
 
 
 def is_inference_mode_enabled() -> bool:

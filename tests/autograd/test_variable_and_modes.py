@@ -67,3 +67,22 @@ def test_variable_and_bare_decorators_match_pytorch(torch):
             return lib.is_inference_mode_enabled()
 
         assert off() is False and inference() is True
+
+
+def test_grad_mode_is_per_thread_as_pytorchs():
+    import threading
+
+    seen = {}
+
+    def other_thread():
+        a = dt.ones(2, requires_grad=True)
+        seen["enabled"] = dt.is_grad_enabled()
+        seen["inference"] = dt.is_inference_mode_enabled()
+        seen["recorded"] = (a * 2).requires_grad
+
+    with dt.inference_mode():
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+        assert not dt.is_grad_enabled()
+    assert seen == {"enabled": True, "inference": False, "recorded": True}

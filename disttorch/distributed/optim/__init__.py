@@ -1,5 +1,6 @@
-"""Distributed optimisers: ``ZeroRedundancyOptimizer``."""
+"""Distributed optimisers: ``ZeroRedundancyOptimizer``, ``DistributedOptimizer`` (over RPC)."""
 
+from .distributed_optimizer import DistributedOptimizer
 from .zero_redundancy_optimizer import ZeroRedundancyOptimizer
 
-__all__ = ["ZeroRedundancyOptimizer"]
+__all__ = ["DistributedOptimizer", "ZeroRedundancyOptimizer"]
