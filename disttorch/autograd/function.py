@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _debug_flags, _dtype
+from .._inference import saved_version
 from .._meta_array import MetaArray
 from .._tensor import Tensor, _meta_in_use
 from ..kernels.threads import astype
@@ -173,7 +174,7 @@ class FunctionCtx:
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for backward; modifying one in place afterwards makes backward raise."""
         self._saved = tensors
-        self._saved_versions = tuple(t._version_box[0] if t is not None else 0 for t in tensors)
+        self._saved_versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from .._inference import enabled as _inference
+
 __all__ = [
     "no_grad",
     "enable_grad",
@@ -84,9 +86,11 @@ class enable_grad(_BareDecoratorMode):
 
 
 class inference_mode(_GradMode):
-    """Same as ``no_grad`` here (PyTorch's extra inference-tensor checks are not modelled);
-    ``torch.is_inference_mode_enabled()`` is True inside it. ``@inference_mode`` without
-    brackets decorates as ``@inference_mode()``."""
+    """``no_grad`` that also makes the tensors created inside it inference tensors
+    (``is_inference()``; see ``disttorch._inference`` for what they refuse afterwards);
+    ``torch.is_inference_mode_enabled()`` is True inside it. ``inference_mode(False)`` turns
+    it off (and grad mode on) inside one; ``@inference_mode`` without brackets decorates as
+    ``@inference_mode()``."""
 
     def __new__(cls, mode: Any = True) -> Any:
         if isinstance(mode, bool):
@@ -115,9 +119,6 @@ class inference_mode(_GradMode):
                 return fn(*args, **kwargs)
 
         return wrapper
-
-
-_inference = [False]
 
 
 def is_inference_mode_enabled() -> bool:
