@@ -289,6 +289,10 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its ``_base``)."""
+        return self._base is not None
+
     @property
     def grad(self) -> "Tensor | None":
         return self._grad

@@ -168,6 +168,7 @@ class FunctionCtx:
     _freed = False
     _packed: tuple | None = None  # what saved-tensor hooks packed (see saved_hooks)
     _non_diff: tuple = ()
+    _dirty: tuple = ()
     materialize_grads = True
     needs_input_grad: tuple = ()
 
@@ -200,7 +201,10 @@ class FunctionCtx:
         self._non_diff = tensors
 
     def mark_dirty(self, *tensors: Any) -> None:
-        """Accepted for compatibility; in-place user Functions are not otherwise modelled."""
+        """Mark inputs that forward modified in place. Each must be returned as an output:
+        that output is the input tensor itself, its version bumped and (when a graph is
+        recorded) rebased onto this node, as an in-place op's result is."""
+        self._dirty = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
         """When False, backward receives None for outputs that got no gradient."""
@@ -298,7 +302,10 @@ class Function(FunctionCtx, Node):
                 ctx = cls.__new__(cls)
                 ctx.needs_input_grad = (False,) * len(args)
                 with grad_mode.no_grad():
-                    out = _wrap(_user_forward(cls, ctx, args), None)
+                    returned = _user_forward(cls, ctx, args)
+                if ctx._dirty:
+                    _mark_dirty_outputs(ctx, returned, recorded=False)
+                out = _wrap(returned, None)
             if cls._view:
                 mark_view(out, args[0])
             if _meta_in_use[0] and _any_meta(args):
@@ -329,6 +336,8 @@ class Function(FunctionCtx, Node):
         else:
             with grad_mode.no_grad():
                 out = _user_forward(cls, ctx, args)
+            if ctx._dirty:
+                _mark_dirty_outputs(ctx, out, recorded=True)
         returned, out = out, _wrap(out, ctx)
         if not cls._raw and ctx._saved:
             _save_outputs_as_outputs(ctx, returned, out)
@@ -508,9 +517,40 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
         return o if isinstance(o, Tensor) else Tensor._make(arr)
     if node._non_diff and any(o is nd for nd in node._non_diff):
         return o if isinstance(o, Tensor) else Tensor._make(arr)
+    if node._dirty and any(o is d for d in node._dirty):  # an input changed in place: rebase it
+        o.grad_fn, o._output_nr, o._rg = node, i, True
+        return o
     if arr.dtype.kind not in "fVc":
         return Tensor._make(arr)  # integer and bool results never require grad
     return Tensor._make(arr, node, i)
+
+
+_DIRTY_NOT_RETURNED = (
+    "Some elements marked as dirty during the forward method were not returned as output. "
+    "The inputs that are modified inplace must all be outputs of the Function."
+)
+
+
+def _mark_dirty_outputs(ctx: Function, returned: Any, recorded: bool) -> None:
+    """Check and bump the inputs a user Function's forward marked dirty (see ``mark_dirty``):
+    each must be returned; a leaf that requires grad may not be changed while recording."""
+    outs = returned if isinstance(returned, tuple) else (returned,)
+    for d in ctx._dirty:
+        if not any(o is d for o in outs):
+            raise RuntimeError(_DIRTY_NOT_RETURNED)
+        if recorded and d._rg and d.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        if recorded and d._base is not None and d._base._rg:
+            raise NotImplementedError(
+                f"{type(ctx).__name__}: mark_dirty on a view of a tensor that requires grad is not "
+                "supported by disttorch; clone() the view before passing it in"
+            )
+        d._version_box[0] += 1
+    if ctx._saved:  # a dirty tensor saved in forward is saved as it now is
+        ctx._saved_versions = tuple(
+            t._version_box[0] if any(t is d for d in ctx._dirty) else v
+            for t, v in zip(ctx._saved, ctx._saved_versions)
+        )
 
 
 class _SavedOutput:
