@@ -71,6 +71,12 @@ def _collect(roots: Sequence[Node]) -> dict[Node, int]:
 _needed_stack: list[set | None] = []
 
 
+def restricted_to_inputs() -> bool:
+    """Whether the backward pass now running computes gradients for given ``inputs`` only
+    (``autograd.grad``, or ``backward(inputs=...)``)."""
+    return bool(_needed_stack) and _needed_stack[-1] is not None
+
+
 def edges_needed(node: Any) -> tuple[bool, ...]:
     """For each input edge of ``node`` (whose backward is running): does the current pass need
     a gradient along it? (``autograd.grad(outputs, inputs)`` runs only the part of the graph
