@@ -418,3 +418,32 @@ def test_sdpa_batch_and_head_errors_as_pytorch(torch):
             assert a == b
         else:
             np.testing.assert_allclose(np.array(a), np.array(b), atol=2e-4)
+
+
+def _mask_and_causal(lib) -> list:
+    gen = np.random.default_rng(1)
+    got = []
+    for shape in ((2, 4, 3, 8), (2, 3, 8)):
+        q = lib.tensor(gen.standard_normal(shape), dtype=lib.float32)
+        k = lib.tensor(gen.standard_normal((*shape[:-2], 5, 8)), dtype=lib.float32)
+        mask = lib.tensor(gen.random((shape[-2], 5)) > 0.3)
+        try:
+            out = lib.nn.functional.scaled_dot_product_attention(q, k, k, attn_mask=mask, is_causal=True)
+            both = mask & lib.ones(shape[-2], 5, dtype=lib.bool).tril()
+            ref = lib.nn.functional.scaled_dot_product_attention(q, k, k, attn_mask=both)
+            got.append(bool(lib.allclose(out, ref, equal_nan=True)))
+        except RuntimeError as e:
+            got.append(str(e))
+    return got
+
+
+def test_sdpa_mask_with_causal_where_the_flash_kernel_runs():
+    assert _mask_and_causal(dt) == [
+        True,
+        "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
+    ]
+
+
+@pytest.mark.parity
+def test_sdpa_mask_with_causal_as_pytorch(torch):
+    assert _mask_and_causal(dt) == _mask_and_causal(torch)

@@ -207,7 +207,7 @@ def _attention(
             f"scaled_dot_product_attention: key and value must have the same "
             f"sequence length, got key {list(k.shape)} and value {list(v.shape)}"
         )
-    if is_causal and attn_mask is not None:
+    if is_causal and attn_mask is not None and not fused:  # PyTorch's flash kernel applies both
         raise RuntimeError(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
         )
@@ -241,7 +241,9 @@ def scaled_dot_product_attention(
             (added to the scores).
         dropout_p: dropout probability on the attention weights (applied whenever > 0, as
             PyTorch; pass 0.0 in evaluation).
-        is_causal: mask out keys after each query (upper triangle); excludes ``attn_mask``.
+        is_causal: mask out keys after each query (upper triangle). With ``attn_mask`` it
+            raises, except where PyTorch's CPU flash kernel runs (4-d inputs, see
+            ``_cpu_kernel``), which applies both.
         scale: score scale. Default: ``1 / sqrt(E)``.
         enable_gqa: let the query have more heads than key/value (grouped-query attention):
             key and value heads are repeated to match.
