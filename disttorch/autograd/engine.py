@@ -363,5 +363,8 @@ def _call_backward(node: Function, grads: list) -> tuple:
 
 
 def _zeros_for(node: Function, i: int):
-    shape, dt = node._output_meta[i]
+    meta = node._output_meta[i]
+    if meta is None:  # a user Function's output that is not a tensor: backward gets None
+        return None
+    shape, dt = meta
     return Tensor._make(np.zeros(shape, dtype=dt))

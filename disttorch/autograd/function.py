@@ -305,7 +305,7 @@ class Function(FunctionCtx, Node):
                     returned = _user_forward(cls, ctx, args)
                 if ctx._dirty:
                     _mark_dirty_outputs(ctx, returned, recorded=False)
-                out = _wrap(returned, None)
+                out = _wrap(returned, None, user=True)
             if cls._view:
                 mark_view(out, args[0])
             if _meta_in_use[0] and _any_meta(args):
@@ -338,7 +338,7 @@ class Function(FunctionCtx, Node):
                 out = _user_forward(cls, ctx, args)
             if ctx._dirty:
                 _mark_dirty_outputs(ctx, out, recorded=True)
-        returned, out = out, _wrap(out, ctx)
+        returned, out = out, _wrap(out, ctx, user=not cls._raw)
         if not cls._raw and ctx._saved:
             _save_outputs_as_outputs(ctx, returned, out)
         hooks = saved_hooks.active()
@@ -491,16 +491,24 @@ def mark_view(view: Any, source: Any) -> None:
     view._view_version = source._version_box[0]  # a later change makes the view re-derive its node
 
 
-def _wrap(out: Any, node: Function | None) -> Any:
-    """Turn forward's result (arrays or tensors, one or a tuple) into output tensors."""
+def _wrap(out: Any, node: Function | None, user: bool = False) -> Any:
+    """Turn forward's result (arrays or tensors, one or a tuple) into output tensors. What a
+    ``user`` Function returns that is not a tensor passes through as it is, and its backward
+    gets None for it, as in PyTorch."""
     if isinstance(out, tuple):
-        outs = tuple(_wrap_one(o, node, i, Tensor) for i, o in enumerate(out))
+        outs = tuple(
+            o if user and not isinstance(o, Tensor) else _wrap_one(o, node, i, Tensor)
+            for i, o in enumerate(out)
+        )
         if node is not None:
             node._n_outputs = len(out)
+            none_meta = None if user else ((), np.float32)
             node._output_meta = [
-                (o._data.shape, o._data.dtype) if o is not None else ((), np.float32) for o in outs
+                (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else none_meta for o in outs
             ]
         return outs
+    if user and not isinstance(out, Tensor):
+        return out
     return _wrap_one(out, node, 0, Tensor)
 
 
