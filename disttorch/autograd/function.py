@@ -169,6 +169,7 @@ class FunctionCtx:
     _packed: tuple | None = None  # what saved-tensor hooks packed (see saved_hooks)
     _non_diff: tuple = ()
     _dirty: tuple = ()
+    _saved_forward: tuple | None = None  # (tensors, versions) from save_for_forward
     materialize_grads = True
     needs_input_grad: tuple = ()
 
@@ -176,6 +177,13 @@ class FunctionCtx:
         """Keep tensors for backward; modifying one in place afterwards makes backward raise."""
         self._saved = tensors
         self._saved_versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for ``jvp``, which reads them as ``saved_tensors``. (disttorch takes the
+        forward-mode derivative of a Function that has a backward from that backward, so only
+        a Function with ``jvp`` alone reads them.)"""
+        versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
+        self._saved_forward = (tensors, versions)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -386,7 +394,14 @@ class _JvpOnlyGrads(Function):
 
     @staticmethod
     def backward(ctx, *tangents):
-        out = type(ctx.user_ctx).jvp(ctx.user_ctx, *tangents)
+        user = ctx.user_ctx
+        kept = user._saved, user._saved_versions
+        if user._saved_forward is not None:  # jvp reads what save_for_forward kept
+            user._saved, user._saved_versions = user._saved_forward
+        try:
+            out = type(user).jvp(user, *tangents)
+        finally:
+            user._saved, user._saved_versions = kept
         return (None, *(out if isinstance(out, tuple) else (out,)))
 
 
