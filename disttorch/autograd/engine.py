@@ -236,6 +236,8 @@ def _run(
             if needed is not None and node not in needed:
                 continue
             grads = _run_pre_hooks(node, grads)
+            if node._node_pre_hooks:
+                grads = _run_node_pre_hooks(node, grads)
             if capture:
                 for nr, g in enumerate(grads):
                     idx = capture.get((id(node), nr))
@@ -246,10 +248,14 @@ def _run(
             if isinstance(node, AccumulateGrad):
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads[0], id(grads[0]) in shared_ids, create_graph)
+                    if node._node_hooks:
+                        _run_node_hooks(node, (), grads)
                 continue
             # A node no gradient reached (e.g. the old values under an overwriting in-place
             # op) passes nothing on, but still releases its inputs' nodes.
             in_grads = () if all(g is None for g in grads) else _call_backward(node, grads)
+            if node._node_hooks and in_grads:
+                in_grads = _run_node_hooks(node, in_grads, grads)
             executed.append(node)
             for i, edge in enumerate(node.next_edges):
                 if edge is None:
@@ -305,6 +311,36 @@ def _run(
                 "behavior."
             )
     return captured
+
+
+def _run_node_pre_hooks(node: Node, grads: list) -> list:
+    """The node's own pre-hooks (``Node.register_prehook``): each may replace the gradients."""
+    for hook in list(node._node_pre_hooks):
+        out = hook(tuple(grads))
+        if out is not None:
+            grads = _checked_hook_result(hook, out, len(grads))
+    return grads
+
+
+def _run_node_hooks(node: Node, in_grads: tuple, grads: list) -> tuple:
+    """The node's own hooks (``Node.register_hook``), after its backward: each may replace
+    the input gradients."""
+    for hook in list(node._node_hooks):
+        out = hook(tuple(in_grads), tuple(grads))
+        if out is not None:
+            in_grads = tuple(_checked_hook_result(hook, out, len(in_grads)))
+    return in_grads
+
+
+def _checked_hook_result(hook: Callable, out: Any, expected: int) -> list:
+    """A node hook's returned gradients, as many as it was given (PyTorch's error otherwise)."""
+    out = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(out) != expected:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(out)}, but expected {expected})"
+        )
+    return out
 
 
 def _run_pre_hooks(node: Node, grads: list) -> list:

@@ -18,6 +18,7 @@ import itertools
 import re
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from .. import _debug_flags, _dtype
 from .._inference import saved_version
 from .._meta_array import MetaArray
-from .._tensor import Tensor, _meta_in_use
+from .._tensor import Tensor, _Handle, _meta_in_use
 from ..kernels.threads import astype
 from . import grad_mode, saved_hooks
 
@@ -129,6 +130,8 @@ class Node:
     next_edges: tuple = ()
     _pre_hooks: dict | None = None  # output index -> tensor hooks on that output
     _retained: dict | None = None  # output index -> weakref of a tensor that retains grad
+    _node_pre_hooks: list | None = None  # register_prehook's, run before backward
+    _node_hooks: list | None = None  # register_hook's, run after backward
     _n_outputs = 1
 
     def name(self) -> str:
@@ -142,8 +145,26 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
-    def register_hook(self, hook):  # pragma: no cover - rarely used on nodes directly
-        raise NotImplementedError("register hooks on tensors: Tensor.register_hook")
+    def register_prehook(self, fn: Callable) -> _Handle:
+        """Call ``fn(grad_outputs)`` before this node's backward (after the hooks of the tensors
+        it made); a returned tuple replaces ``grad_outputs``."""
+        if self._node_pre_hooks is None:
+            self._node_pre_hooks = []
+        self._node_pre_hooks.append(fn)
+        return _Handle(self._node_pre_hooks, fn)
+
+    def register_hook(self, fn: Callable) -> _Handle:
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward; a returned tuple
+        (one entry per input) replaces ``grad_inputs``."""
+        if self._node_hooks is None:
+            self._node_hooks = []
+        self._node_hooks.append(fn)
+        return _Handle(self._node_hooks, fn)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of the user's own, kept with the node."""
+        return self.__dict__.setdefault("_metadata", {})
 
 
 class AccumulateGrad(Node):

@@ -52,6 +52,9 @@ _STRUCTURE = frozenset(
         "_output_meta",
         "_pre_hooks",
         "_retained",
+        "_node_pre_hooks",
+        "_node_hooks",
+        "_metadata",
         "backward",
     }
 )
