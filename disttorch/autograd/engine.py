@@ -29,7 +29,7 @@ from .._tensor import Tensor
 from ..utils import trace
 from . import autocast_state as _autocast
 from . import grad_mode, saved_hooks
-from .function import _FREED_MSG, AccumulateGrad, Function, Node, gradient_edge
+from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, gradient_edge
 
 __all__ = ["run_backward", "queue_callback", "edges_needed"]
 
@@ -198,9 +198,12 @@ def _run(
     input_edges = []
     if inputs is not None:
         for i, t in enumerate(inputs):
-            if not t._rg:
+            if isinstance(t, GradientEdge):
+                e = (t.node, t.output_nr)
+            elif not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            e = gradient_edge(t)
+            else:
+                e = gradient_edge(t)
             input_edges.append(e)
             capture.setdefault((id(e[0]), e[1]), i)
         needed = _needed(deps, root_nodes, {e[0] for e in input_edges})

@@ -19,7 +19,7 @@ import re
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -177,7 +177,11 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        """PyTorch's name of the node, its C++ class: ``torch::autograd::AccumulateGrad``."""
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
 
 class FunctionCtx:
@@ -444,6 +448,15 @@ def _mark_meta(out: Any) -> None:
     for t in out if isinstance(out, (tuple, list)) else (out,):
         if isinstance(t, Tensor) and type(t._data) is not MetaArray:
             t._data = t._data.view(MetaArray)
+
+
+class GradientEdge(NamedTuple):
+    """``torch.autograd.graph.GradientEdge``: where gradients for a tensor flow in, the
+    ``node`` and which of its outputs; ``autograd.grad`` takes one in place of a tensor."""
+
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
 
 
 def gradient_edge(t: Tensor) -> tuple:

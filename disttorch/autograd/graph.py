@@ -5,7 +5,9 @@ pass what it saves for backward through ``pack_hook``, and its backward read it 
 ``unpack_hook`` (see :mod:`.saved_hooks` for where and what); ``save_on_cpu`` is such a pair
 that keeps a CPU copy (disttorch's tensors are all on the CPU, so it is a copy and nothing
 else); ``disable_saved_tensors_hooks(message)`` makes installing hooks raise ``message``.
-``register_multi_grad_hook`` calls one hook with the gradients of several tensors.
+``register_multi_grad_hook`` calls one hook with the gradients of several tensors;
+``get_gradient_edge`` names where a tensor's gradient flows in, ``increment_version`` marks
+tensors as changed in place.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from typing import Any
 
 from .._tensor import Tensor
 from . import engine, saved_hooks
-from .function import Node
+from .function import GradientEdge, Node, gradient_edge
 
 __all__ = [
+    "GradientEdge",
     "Node",
+    "get_gradient_edge",
+    "increment_version",
     "disable_saved_tensors_hooks",
     "register_multi_grad_hook",
     "save_on_cpu",
@@ -123,3 +128,20 @@ def register_multi_grad_hook(tensors: Any, fn: Callable, *, mode: str = "all") -
         return hook
 
     return _MultiHandle([t.register_hook(gather(i)) for i, t in enumerate(tensors) if t.requires_grad])
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The node (and output) a gradient for ``tensor`` flows into: its ``grad_fn``, or a leaf's
+    ``AccumulateGrad``; ``autograd.grad`` takes it as an input."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require gradients"
+        )
+    return GradientEdge(*gradient_edge(tensor))
+
+
+def increment_version(tensor: Any) -> None:
+    """Count ``tensor`` (or each tensor of an iterable) as modified in place, as an in-place op
+    does: a node that saved it then refuses to run backward."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._version_box[0] += 1
