@@ -15,6 +15,7 @@ __all__ = [
     "is_grad_enabled",
     "inference_mode",
     "is_inference_mode_enabled",
+    "set_multithreading_enabled",
 ]
 
 # One flag per process. A list so hot paths read it with one index, not an attribute.
@@ -139,3 +140,27 @@ class set_grad_enabled(_GradMode):
 
     def __exit__(self, *exc: Any) -> None:
         _state[0] = self._prev
+
+
+#: whether backward may run on worker threads (disttorch's always runs on the calling thread)
+_multithreading = [True]
+
+
+class set_multithreading_enabled:
+    """Enable or disable multithreaded backward; takes effect at once and is undone on
+    leaving a ``with``. disttorch's backward always runs on the calling thread, so this only
+    keeps the flag."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev, self.mode = _multithreading[0], bool(mode)
+        _multithreading[0] = self.mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        _multithreading[0] = self.prev
+
+    def clone(self) -> set_multithreading_enabled:
+        """A copy of this switch (it sets the flag again)."""
+        return type(self)(self.mode)

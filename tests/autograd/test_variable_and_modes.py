@@ -67,3 +67,18 @@ def test_variable_and_bare_decorators_match_pytorch(torch):
             return lib.is_inference_mode_enabled()
 
         assert off() is False and inference() is True
+
+
+def test_set_multithreading_enabled_keeps_its_flag():
+    from disttorch.autograd import grad_mode
+
+    with dt.autograd.set_multithreading_enabled(False):
+        assert grad_mode._multithreading == [False]
+        a = dt.ones(2, requires_grad=True)
+        (a * 2).sum().backward()
+        assert a.grad.tolist() == [2.0, 2.0]
+    assert grad_mode._multithreading == [True]
+    switch = dt.autograd.set_multithreading_enabled(False)
+    assert grad_mode._multithreading == [False] and switch.clone().mode is False
+    switch.__exit__(None, None, None)
+    assert grad_mode._multithreading == [True]
