@@ -207,3 +207,30 @@ def test_same_as_pytorch_outside(torch):
 @pytest.mark.parity
 def test_same_decorators_as_pytorch(torch):
     assert _decorated(dt) == _decorated(torch)
+
+
+def _load_into_inference_params(torch) -> str:
+    with torch.inference_mode():
+        lin = torch.nn.Linear(2, 2)
+    try:
+        lin.load_state_dict(torch.nn.Linear(2, 2).state_dict())
+    except RuntimeError as e:
+        return str(e)
+    return "loaded"
+
+
+def test_load_state_dict_reports_the_refused_copy():
+    w, b = dt.Size([2, 2]), dt.Size([2])
+    assert _load_into_inference_params(dt) == (
+        "Error(s) in loading state_dict for Linear:\n\t"
+        f'While copying the parameter named "weight", whose dimensions in the model are {w} '
+        f"and whose dimensions in the checkpoint are {w}, an exception occurred : ({INPLACE!r},).\n\t"
+        f'While copying the parameter named "bias", whose dimensions in the model are {b} '
+        f"and whose dimensions in the checkpoint are {b}, an exception occurred : ({INPLACE!r},)."
+    )
+
+
+@pytest.mark.parity
+def test_load_state_dict_error_as_pytorch(torch):
+    ours = _load_into_inference_params(dt).replace(repr(dt.Size([2])).split("(")[0], "torch.Size")
+    assert ours == _load_into_inference_params(torch)

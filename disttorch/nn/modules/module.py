@@ -700,19 +700,27 @@ class Module(StateDictHooks):
                     f"is {current.shape}."
                 )
                 continue
-            if _future.get_swap_module_params_on_conversion():
-                _swap_loaded(current, value, assign)
-            elif assign:
-                if is_param:  # a Parameter is taken as it is (PyTorch's identity)
-                    if isinstance(value, Parameter):
-                        value.requires_grad_(current.requires_grad)
+            swap = _future.get_swap_module_params_on_conversion()
+            try:
+                if swap:
+                    _swap_loaded(current, value, assign)
+                elif assign:
+                    if is_param:  # a Parameter is taken as it is (PyTorch's identity)
+                        if isinstance(value, Parameter):
+                            value.requires_grad_(current.requires_grad)
+                        else:
+                            value = Parameter(value.detach(), current.requires_grad)
+                        setattr(self, name, value)
                     else:
-                        value = Parameter(value.detach(), current.requires_grad)
-                    setattr(self, name, value)
+                        self._buffers[name] = value.detach()
                 else:
-                    self._buffers[name] = value.detach()
-            else:
-                _copy_into(current, value)
+                    _copy_into(current, value)
+            except Exception as ex:  # reported with the other errors, as PyTorch does
+                error_msgs.append(
+                    f'While {"swapping" if swap else "copying"} the parameter named "{key}", whose dimensions '
+                    f"in the model are {current.size()} and whose dimensions in the checkpoint are "
+                    f"{value.size()}, an exception occurred : {ex.args}."
+                )
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         has_extra = type(self).set_extra_state is not Module.set_extra_state
         if has_extra:
