@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import _creation, _dtype
+from ._inference import INFERENCE
 from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor, _check_device
 
@@ -173,7 +174,7 @@ def typename(obj: Any) -> str:
 
 
 def is_inference(input: Tensor) -> bool:
-    """False: disttorch's ``inference_mode`` works as ``no_grad`` and makes no inference tensors."""
+    """Whether ``input`` is an inference tensor (made inside ``inference_mode()``)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"is_inference(): argument 'input' must be Tensor, not {type(input).__name__}")
-    return False
+    return input._version_box is INFERENCE

@@ -17,8 +17,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from . import _dtype, _layout, _memory_format
+from . import _dtype, _inference, _layout, _memory_format
 from ._dtype import dtype as _dtype_cls
+from ._inference import INFERENCE
 from ._meta_array import MetaArray
 from ._public_name import package_name
 from ._repr import tensor_repr
@@ -28,6 +29,7 @@ __all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"
 
 #: becomes True with the first meta tensor, so that ops skip the check until then
 _meta_in_use = [False]
+_inference_on = _inference.enabled  # read by every tensor made: is it an inference tensor?
 _NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
@@ -138,7 +140,7 @@ class Tensor:
         self.grad_fn = grad_fn
         self._rg = grad_fn is not None
         self._output_nr = output_nr
-        self._version_box = [0]
+        self._version_box = INFERENCE if _inference_on.value else [0]
         self._hooks = None
         self._post_hooks = None
         self._acc = None
@@ -154,7 +156,7 @@ class Tensor:
         t.grad_fn = grad_fn
         t._rg = grad_fn is not None
         t._output_nr = output_nr
-        t._version_box = [0]
+        t._version_box = INFERENCE if _inference_on.value else [0]
         t._hooks = None
         t._post_hooks = None
         t._acc = None
@@ -249,6 +251,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._version_box is INFERENCE:
+            raise RuntimeError(_inference.VERSION_MSG)
         return self._version_box[0]
 
     def _bump_version(self) -> None:
@@ -276,12 +280,18 @@ class Tensor:
             )
         if requires_grad and self._data.dtype.kind not in "fVc":
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        if requires_grad:
+            _inference.check_requires_grad(self._version_box)
         self._rg = bool(requires_grad)
         return self
 
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its ``_base``)."""
+        return self._base is not None
 
     @property
     def grad(self) -> "Tensor | None":
@@ -307,8 +317,12 @@ class Tensor:
     @property
     def data(self) -> "Tensor":
         """This tensor's values, detached from the graph (shares memory). Unlike
-        ``detach()``, changes made through it are invisible to autograd's version checks."""
-        return Tensor._make(self._data)
+        ``detach()``, changes made through it are invisible to autograd's version checks
+        (of an inference tensor, it is an inference tensor)."""
+        t = Tensor._make(self._data)
+        if self._version_box is INFERENCE:
+            t._version_box = INFERENCE
+        return t
 
     @data.setter
     def data(self, value: "Tensor") -> None:

@@ -27,7 +27,14 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .backprop import backward, grad
 from .engine import queue_callback
 from .function import Function, FunctionCtx, once_differentiable
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+    set_multithreading_enabled,
+)
 from .gradcheck import gradcheck, gradgradcheck
 from .variable import Variable
 
@@ -40,6 +47,7 @@ __all__ = [
     "no_grad",
     "enable_grad",
     "set_grad_enabled",
+    "set_multithreading_enabled",
     "is_grad_enabled",
     "inference_mode",
     "queue_callback",

@@ -14,6 +14,7 @@ import numpy as np
 from .._creation import tensor, zeros_like
 from .._tensor import Tensor
 from .engine import run_backward
+from .function import GradientEdge
 
 __all__ = ["backward", "grad", "stack_rows", "tensor_backward"]
 
@@ -21,7 +22,7 @@ __all__ = ["backward", "grad", "stack_rows", "tensor_backward"]
 def _as_list(x: Any) -> list:
     if x is None:
         return []
-    return [x] if isinstance(x, Tensor) else list(x)
+    return [x] if isinstance(x, (Tensor, GradientEdge)) else list(x)
 
 
 def _root_grads(outputs: list, grad_outputs: list) -> list:

@@ -29,7 +29,7 @@ from .._tensor import Tensor
 from ..utils import trace
 from . import autocast_state as _autocast
 from . import grad_mode, saved_hooks
-from .function import _FREED_MSG, AccumulateGrad, Function, Node, gradient_edge
+from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, gradient_edge
 
 __all__ = ["run_backward", "queue_callback", "edges_needed"]
 
@@ -69,6 +69,12 @@ def _collect(roots: Sequence[Node]) -> dict[Node, int]:
 
 #: the ``needed`` node set of each backward pass in progress (innermost last; None: every node)
 _needed_stack: list[set | None] = []
+
+
+def restricted_to_inputs() -> bool:
+    """Whether the backward pass now running computes gradients for given ``inputs`` only
+    (``autograd.grad``, or ``backward(inputs=...)``)."""
+    return bool(_needed_stack) and _needed_stack[-1] is not None
 
 
 def edges_needed(node: Any) -> tuple[bool, ...]:
@@ -192,9 +198,12 @@ def _run(
     input_edges = []
     if inputs is not None:
         for i, t in enumerate(inputs):
-            if not t._rg:
+            if isinstance(t, GradientEdge):
+                e = (t.node, t.output_nr)
+            elif not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            e = gradient_edge(t)
+            else:
+                e = gradient_edge(t)
             input_edges.append(e)
             capture.setdefault((id(e[0]), e[1]), i)
         needed = _needed(deps, root_nodes, {e[0] for e in input_edges})
@@ -230,6 +239,8 @@ def _run(
             if needed is not None and node not in needed:
                 continue
             grads = _run_pre_hooks(node, grads)
+            if node._node_pre_hooks:
+                grads = _run_node_pre_hooks(node, grads)
             if capture:
                 for nr, g in enumerate(grads):
                     idx = capture.get((id(node), nr))
@@ -240,10 +251,14 @@ def _run(
             if isinstance(node, AccumulateGrad):
                 if accumulate and grads[0] is not None:
                     _accumulate(node.variable, grads[0], id(grads[0]) in shared_ids, create_graph)
+                    if node._node_hooks:
+                        _run_node_hooks(node, (), grads)
                 continue
             # A node no gradient reached (e.g. the old values under an overwriting in-place
             # op) passes nothing on, but still releases its inputs' nodes.
             in_grads = () if all(g is None for g in grads) else _call_backward(node, grads)
+            if node._node_hooks and in_grads:
+                in_grads = _run_node_hooks(node, in_grads, grads)
             executed.append(node)
             for i, edge in enumerate(node.next_edges):
                 if edge is None:
@@ -299,6 +314,36 @@ def _run(
                 "behavior."
             )
     return captured
+
+
+def _run_node_pre_hooks(node: Node, grads: list) -> list:
+    """The node's own pre-hooks (``Node.register_prehook``): each may replace the gradients."""
+    for hook in list(node._node_pre_hooks):
+        out = hook(tuple(grads))
+        if out is not None:
+            grads = _checked_hook_result(hook, out, len(grads))
+    return grads
+
+
+def _run_node_hooks(node: Node, in_grads: tuple, grads: list) -> tuple:
+    """The node's own hooks (``Node.register_hook``), after its backward: each may replace
+    the input gradients."""
+    for hook in list(node._node_hooks):
+        out = hook(tuple(in_grads), tuple(grads))
+        if out is not None:
+            in_grads = tuple(_checked_hook_result(hook, out, len(in_grads)))
+    return in_grads
+
+
+def _checked_hook_result(hook: Callable, out: Any, expected: int) -> list:
+    """A node hook's returned gradients, as many as it was given (PyTorch's error otherwise)."""
+    out = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(out) != expected:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(
+            f"hook '{name}' has returned an incorrect number of values (got {len(out)}, but expected {expected})"
+        )
+    return out
 
 
 def _run_pre_hooks(node: Node, grads: list) -> list:
@@ -357,5 +402,8 @@ def _call_backward(node: Function, grads: list) -> tuple:
 
 
 def _zeros_for(node: Function, i: int):
-    shape, dt = node._output_meta[i]
+    meta = node._output_meta[i]
+    if meta is None:  # a user Function's output that is not a tensor: backward gets None
+        return None
+    shape, dt = meta
     return Tensor._make(np.zeros(shape, dtype=dt))

@@ -18,13 +18,15 @@ import itertools
 import re
 import threading
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import _debug_flags, _dtype
+from .._inference import saved_version
 from .._meta_array import MetaArray
-from .._tensor import Tensor, _meta_in_use
+from .._tensor import Tensor, _Handle, _meta_in_use
 from ..kernels.threads import astype
 from . import grad_mode, saved_hooks
 
@@ -128,6 +130,8 @@ class Node:
     next_edges: tuple = ()
     _pre_hooks: dict | None = None  # output index -> tensor hooks on that output
     _retained: dict | None = None  # output index -> weakref of a tensor that retains grad
+    _node_pre_hooks: list | None = None  # register_prehook's, run before backward
+    _node_hooks: list | None = None  # register_hook's, run after backward
     _n_outputs = 1
 
     def name(self) -> str:
@@ -141,8 +145,26 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
-    def register_hook(self, hook):  # pragma: no cover - rarely used on nodes directly
-        raise NotImplementedError("register hooks on tensors: Tensor.register_hook")
+    def register_prehook(self, fn: Callable) -> _Handle:
+        """Call ``fn(grad_outputs)`` before this node's backward (after the hooks of the tensors
+        it made); a returned tuple replaces ``grad_outputs``."""
+        if self._node_pre_hooks is None:
+            self._node_pre_hooks = []
+        self._node_pre_hooks.append(fn)
+        return _Handle(self._node_pre_hooks, fn)
+
+    def register_hook(self, fn: Callable) -> _Handle:
+        """Call ``fn(grad_inputs, grad_outputs)`` after this node's backward; a returned tuple
+        (one entry per input) replaces ``grad_inputs``."""
+        if self._node_hooks is None:
+            self._node_hooks = []
+        self._node_hooks.append(fn)
+        return _Handle(self._node_hooks, fn)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of the user's own, kept with the node."""
+        return self.__dict__.setdefault("_metadata", {})
 
 
 class AccumulateGrad(Node):
@@ -155,7 +177,11 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        """PyTorch's name of the node, its C++ class: ``torch::autograd::AccumulateGrad``."""
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
 
 class FunctionCtx:
@@ -167,13 +193,22 @@ class FunctionCtx:
     _freed = False
     _packed: tuple | None = None  # what saved-tensor hooks packed (see saved_hooks)
     _non_diff: tuple = ()
+    _dirty: tuple = ()
+    _saved_forward: tuple | None = None  # (tensors, versions) from save_for_forward
     materialize_grads = True
     needs_input_grad: tuple = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors for backward; modifying one in place afterwards makes backward raise."""
         self._saved = tensors
-        self._saved_versions = tuple(t._version_box[0] if t is not None else 0 for t in tensors)
+        self._saved_versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep tensors for ``jvp``, which reads them as ``saved_tensors``. (disttorch takes the
+        forward-mode derivative of a Function that has a backward from that backward, so only
+        a Function with ``jvp`` alone reads them.)"""
+        versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
+        self._saved_forward = (tensors, versions)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -199,7 +234,10 @@ class FunctionCtx:
         self._non_diff = tensors
 
     def mark_dirty(self, *tensors: Any) -> None:
-        """Accepted for compatibility; in-place user Functions are not otherwise modelled."""
+        """Mark inputs that forward modified in place. Each must be returned as an output:
+        that output is the input tensor itself, its version bumped and (when a graph is
+        recorded) rebased onto this node, as an in-place op's result is."""
+        self._dirty = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
         """When False, backward receives None for outputs that got no gradient."""
@@ -284,7 +322,7 @@ class Function(FunctionCtx, Node):
         if (_bf16[0] is not None or cls._blas) and cls._raw and not cls._view and not cls._own_16_bit:
             fargs, low = _low_precision_compute(args, cls._blas)
         needs = False
-        if _grad_state[0]:
+        if _grad_state.value:
             for a in args:
                 if isinstance(a, Tensor) and a._rg:
                     needs = True
@@ -297,7 +335,10 @@ class Function(FunctionCtx, Node):
                 ctx = cls.__new__(cls)
                 ctx.needs_input_grad = (False,) * len(args)
                 with grad_mode.no_grad():
-                    out = _wrap(_user_forward(cls, ctx, args), None)
+                    returned = _user_forward(cls, ctx, args)
+                if ctx._dirty:
+                    _mark_dirty_outputs(ctx, returned, recorded=False)
+                out = _wrap(returned, None, user=True)
             if cls._view:
                 mark_view(out, args[0])
             if _meta_in_use[0] and _any_meta(args):
@@ -328,7 +369,9 @@ class Function(FunctionCtx, Node):
         else:
             with grad_mode.no_grad():
                 out = _user_forward(cls, ctx, args)
-        returned, out = out, _wrap(out, ctx)
+            if ctx._dirty:
+                _mark_dirty_outputs(ctx, out, recorded=True)
+        returned, out = out, _wrap(out, ctx, user=not cls._raw)
         if not cls._raw and ctx._saved:
             _save_outputs_as_outputs(ctx, returned, out)
         hooks = saved_hooks.active()
@@ -376,7 +419,14 @@ class _JvpOnlyGrads(Function):
 
     @staticmethod
     def backward(ctx, *tangents):
-        out = type(ctx.user_ctx).jvp(ctx.user_ctx, *tangents)
+        user = ctx.user_ctx
+        kept = user._saved, user._saved_versions
+        if user._saved_forward is not None:  # jvp reads what save_for_forward kept
+            user._saved, user._saved_versions = user._saved_forward
+        try:
+            out = type(user).jvp(user, *tangents)
+        finally:
+            user._saved, user._saved_versions = kept
         return (None, *(out if isinstance(out, tuple) else (out,)))
 
 
@@ -398,6 +448,15 @@ def _mark_meta(out: Any) -> None:
     for t in out if isinstance(out, (tuple, list)) else (out,):
         if isinstance(t, Tensor) and type(t._data) is not MetaArray:
             t._data = t._data.view(MetaArray)
+
+
+class GradientEdge(NamedTuple):
+    """``torch.autograd.graph.GradientEdge``: where gradients for a tensor flow in, the
+    ``node`` and which of its outputs; ``autograd.grad`` takes one in place of a tensor."""
+
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
 
 
 def gradient_edge(t: Tensor) -> tuple:
@@ -453,7 +512,7 @@ def _upcast(a: Any) -> Any:
     """``a`` (bfloat16/float16) as float32, recorded as an :class:`_Upcast` of ``a`` when
     autograd records (built by hand: going through ``apply`` would upcast again)."""
     arr = astype(a._data, np.float32)
-    if not (a._rg and _grad_state[0]):
+    if not (a._rg and _grad_state.value):
         return Tensor._make(arr)
     node = _Upcast.__new__(_Upcast)
     node.next_edges = (gradient_edge(a),)
@@ -481,16 +540,24 @@ def mark_view(view: Any, source: Any) -> None:
     view._view_version = source._version_box[0]  # a later change makes the view re-derive its node
 
 
-def _wrap(out: Any, node: Function | None) -> Any:
-    """Turn forward's result (arrays or tensors, one or a tuple) into output tensors."""
+def _wrap(out: Any, node: Function | None, user: bool = False) -> Any:
+    """Turn forward's result (arrays or tensors, one or a tuple) into output tensors. What a
+    ``user`` Function returns that is not a tensor passes through as it is, and its backward
+    gets None for it, as in PyTorch."""
     if isinstance(out, tuple):
-        outs = tuple(_wrap_one(o, node, i, Tensor) for i, o in enumerate(out))
+        outs = tuple(
+            o if user and not isinstance(o, Tensor) else _wrap_one(o, node, i, Tensor)
+            for i, o in enumerate(out)
+        )
         if node is not None:
             node._n_outputs = len(out)
+            none_meta = None if user else ((), np.float32)
             node._output_meta = [
-                (o._data.shape, o._data.dtype) if o is not None else ((), np.float32) for o in outs
+                (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else none_meta for o in outs
             ]
         return outs
+    if user and not isinstance(out, Tensor):
+        return out
     return _wrap_one(out, node, 0, Tensor)
 
 
@@ -507,9 +574,40 @@ def _wrap_one(o: Any, node: Function | None, i: int, Tensor: type) -> Any:
         return o if isinstance(o, Tensor) else Tensor._make(arr)
     if node._non_diff and any(o is nd for nd in node._non_diff):
         return o if isinstance(o, Tensor) else Tensor._make(arr)
+    if node._dirty and any(o is d for d in node._dirty):  # an input changed in place: rebase it
+        o.grad_fn, o._output_nr, o._rg = node, i, True
+        return o
     if arr.dtype.kind not in "fVc":
         return Tensor._make(arr)  # integer and bool results never require grad
     return Tensor._make(arr, node, i)
+
+
+_DIRTY_NOT_RETURNED = (
+    "Some elements marked as dirty during the forward method were not returned as output. "
+    "The inputs that are modified inplace must all be outputs of the Function."
+)
+
+
+def _mark_dirty_outputs(ctx: Function, returned: Any, recorded: bool) -> None:
+    """Check and bump the inputs a user Function's forward marked dirty (see ``mark_dirty``):
+    each must be returned; a leaf that requires grad may not be changed while recording."""
+    outs = returned if isinstance(returned, tuple) else (returned,)
+    for d in ctx._dirty:
+        if not any(o is d for o in outs):
+            raise RuntimeError(_DIRTY_NOT_RETURNED)
+        if recorded and d._rg and d.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        if recorded and d._base is not None and d._base._rg:
+            raise NotImplementedError(
+                f"{type(ctx).__name__}: mark_dirty on a view of a tensor that requires grad is not "
+                "supported by disttorch; clone() the view before passing it in"
+            )
+        d._version_box[0] += 1
+    if ctx._saved:  # a dirty tensor saved in forward is saved as it now is
+        ctx._saved_versions = tuple(
+            t._version_box[0] if any(t is d for d in ctx._dirty) else v
+            for t, v in zip(ctx._saved, ctx._saved_versions)
+        )
 
 
 class _SavedOutput:

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any, Callable
+
+from .._inference import enabled as _inference
+from .._thread_flag import ThreadFlag
 
 __all__ = [
     "no_grad",
@@ -14,28 +16,11 @@ __all__ = [
     "is_grad_enabled",
     "inference_mode",
     "is_inference_mode_enabled",
+    "set_multithreading_enabled",
 ]
 
 
-class _PerThread(threading.local):
-    """A flag with one value per thread, read and written as ``flag[0]``.
-
-    Grad mode is per thread, as PyTorch's: a thread starts with ``initial`` whatever the
-    thread that started it has set (an RPC worker thread records the graph of the call it
-    runs while the main thread evaluates under ``no_grad``).
-    """
-
-    def __init__(self, initial: bool) -> None:
-        self.value = initial
-
-    def __getitem__(self, _index: int) -> bool:
-        return self.value
-
-    def __setitem__(self, _index: int, value: bool) -> None:
-        self.value = value
-
-
-_state = _PerThread(True)
+_state = ThreadFlag(True)  # grad mode, per thread
 
 
 def is_grad_enabled() -> bool:
@@ -103,9 +88,11 @@ class enable_grad(_BareDecoratorMode):
 
 
 class inference_mode(_GradMode):
-    """Same as ``no_grad`` here (PyTorch's extra inference-tensor checks are not modelled);
-    ``torch.is_inference_mode_enabled()`` is True inside it. ``@inference_mode`` without
-    brackets decorates as ``@inference_mode()``."""
+    """``no_grad`` that also makes the tensors created inside it inference tensors
+    (``is_inference()``; see ``disttorch._inference`` for what they refuse afterwards);
+    ``torch.is_inference_mode_enabled()`` is True inside it. ``inference_mode(False)`` turns
+    it off (and grad mode on) inside one; ``@inference_mode`` without brackets decorates as
+    ``@inference_mode()``."""
 
     def __new__(cls, mode: Any = True) -> Any:
         if isinstance(mode, bool):
@@ -136,9 +123,6 @@ class inference_mode(_GradMode):
         return wrapper
 
 
-_inference = _PerThread(False)
-
-
 def is_inference_mode_enabled() -> bool:
     """Whether an ``inference_mode()`` block is active."""
     return _inference[0]
@@ -157,3 +141,27 @@ class set_grad_enabled(_GradMode):
 
     def __exit__(self, *exc: Any) -> None:
         _state[0] = self._prev
+
+
+#: whether backward may run on worker threads (disttorch's always runs on the calling thread)
+_multithreading = [True]
+
+
+class set_multithreading_enabled:
+    """Enable or disable multithreaded backward; takes effect at once and is undone on
+    leaving a ``with``. disttorch's backward always runs on the calling thread, so this only
+    keeps the flag."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev, self.mode = _multithreading[0], bool(mode)
+        _multithreading[0] = self.mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        _multithreading[0] = self.prev
+
+    def clone(self) -> set_multithreading_enabled:
+        """A copy of this switch (it sets the flag again)."""
+        return type(self)(self.mode)

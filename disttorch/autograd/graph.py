@@ -5,6 +5,9 @@ pass what it saves for backward through ``pack_hook``, and its backward read it 
 ``unpack_hook`` (see :mod:`.saved_hooks` for where and what); ``save_on_cpu`` is such a pair
 that keeps a CPU copy (disttorch's tensors are all on the CPU, so it is a copy and nothing
 else); ``disable_saved_tensors_hooks(message)`` makes installing hooks raise ``message``.
+``register_multi_grad_hook`` calls one hook with the gradients of several tensors;
+``get_gradient_edge`` names where a tensor's gradient flows in, ``increment_version`` marks
+tensors as changed in place.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
-from . import saved_hooks
-from .function import Node
+from . import engine, saved_hooks
+from .function import GradientEdge, Node, gradient_edge
 
 __all__ = [
+    "GradientEdge",
     "Node",
+    "get_gradient_edge",
+    "increment_version",
     "disable_saved_tensors_hooks",
+    "register_multi_grad_hook",
     "save_on_cpu",
     "saved_tensors_hooks",
 ]
@@ -67,3 +74,74 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc: Any) -> None:
         saved_hooks.pop()
+
+
+class _MultiHandle:
+    """Removes the tensor hooks of one ``register_multi_grad_hook`` call."""
+
+    def __init__(self, handles: list) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self) -> _MultiHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors: Any, fn: Callable, *, mode: str = "all") -> _MultiHandle:
+    """Call ``fn`` with the gradients of several tensors, once per backward pass.
+
+    ``mode="all"``: ``fn(grads)``, a tuple with each tensor's gradient (None for a tensor the
+    pass gave none), when the pass has computed them (disttorch: at the end of the pass).
+    ``mode="any"``: ``fn(grad)`` with the first gradient the pass computes for any of them.
+    Returns a handle whose ``remove()`` unregisters it.
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    if mode == "any":
+        last_pass: list = [None]
+
+        def first(grad: Tensor) -> None:
+            current = engine._callback_stack[-1] if engine._callback_stack else None
+            if last_pass[0] is not current:
+                last_pass[0] = current
+                fn(grad)
+
+        return _MultiHandle([t.register_hook(first) for t in tensors if t.requires_grad])
+    pending: dict = {}  # id of a pass's callback list -> the gradients gathered in it
+
+    def gather(i: int) -> Callable:
+        def hook(grad: Tensor) -> None:
+            key = id(engine._callback_stack[-1])
+            grads = pending.get(key)
+            if grads is None:
+                grads = pending[key] = [None] * len(tensors)
+                engine.queue_callback(lambda: fn(tuple(pending.pop(key))))
+            grads[i] = grad
+
+        return hook
+
+    return _MultiHandle([t.register_hook(gather(i)) for i, t in enumerate(tensors) if t.requires_grad])
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The node (and output) a gradient for ``tensor`` flows into: its ``grad_fn``, or a leaf's
+    ``AccumulateGrad``; ``autograd.grad`` takes it as an input."""
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require gradients"
+        )
+    return GradientEdge(*gradient_edge(tensor))
+
+
+def increment_version(tensor: Any) -> None:
+    """Count ``tensor`` (or each tensor of an iterable) as modified in place, as an in-place op
+    does: a node that saved it then refuses to run backward."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._version_box[0] += 1

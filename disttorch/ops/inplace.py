@@ -16,7 +16,8 @@ PyTorch's rules, and how they are kept here:
   PyTorch does; on a view of a leaf that requires grad it raises.
 * Every in-place write bumps the version counter shared with the tensor's views; a node
   that saved the tensor (``save_for_backward``) then refuses to run backward, and so does
-  a node that kept the overwritten array as its output.
+  a node that kept the overwritten array as its output. An inference tensor's counter
+  refuses the bump outside ``inference_mode``: the op raises, after writing, as PyTorch's.
 """
 
 from __future__ import annotations

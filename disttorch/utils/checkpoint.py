@@ -11,8 +11,9 @@ then exactly those of the un-checkpointed graph: they reach parameters ``fn`` us
 tensors it closes over, ``autograd.grad`` works, and checkpoints nest.
 
 ``use_reentrant=True`` (PyTorch's old default) keeps its observable rules: keyword
-arguments are refused, and when no tensor argument requires grad a warning is given
-and the outputs do not require grad.
+arguments are refused, when no tensor argument requires grad a warning is given
+and the outputs do not require grad, and a backward pass restricted to some ``inputs``
+(``autograd.grad``, ``backward(inputs=...)``) that reaches the checkpoint raises.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from .. import _random
 from .._tensor import Tensor
 from ..autograd import autocast_state as _autocast
+from ..autograd import engine as _engine
 from ..autograd import function as _function
 from ..autograd import grad_mode
 
@@ -50,8 +52,18 @@ _STRUCTURE = frozenset(
         "_output_meta",
         "_pre_hooks",
         "_retained",
+        "_node_pre_hooks",
+        "_node_hooks",
+        "_metadata",
         "backward",
     }
+)
+
+
+_REENTRANT_GRAD_MSG = (
+    "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an "
+    "`inputs` parameter to .backward(). To resolve this error, you can either set "
+    "use_reentrant=False, or call .backward() without passing the `inputs` argument."
 )
 
 
@@ -115,10 +127,11 @@ class _Recomputation:
         autocast_state: tuple,
         recompute_ctx: ContextManager,
         check: bool,
+        reentrant: bool,
     ) -> None:
         self.fn, self.args, self.kwargs, self.nodes = fn, args, kwargs, nodes
         self.rng_state, self.autocast_state = rng_state, autocast_state
-        self.recompute_ctx, self.check = recompute_ctx, check
+        self.recompute_ctx, self.check, self.reentrant = recompute_ctx, check, reentrant
         self.done = False
 
     def release(self) -> None:
@@ -141,6 +154,8 @@ class _Recomputation:
         """Run ``fn`` again and hand each original node its twin's saved state."""
         if self.done:
             return
+        if self.reentrant and _engine.restricted_to_inputs():
+            raise RuntimeError(_REENTRANT_GRAD_MSG)
         self.done = True
         st = _autocast._state
         prev_rng = _random.get_rng_state() if self.rng_state is not None else None
@@ -250,6 +265,7 @@ def checkpoint(
             autocast_state,
             recompute_ctx,
             determinism_check == "default",
+            bool(use_reentrant),
         ).release()
     return outputs
 

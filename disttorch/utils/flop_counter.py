@@ -3,8 +3,10 @@ the matrix products and convolutions run inside it.
 
 As PyTorch counts them: a product of ``(m, k)`` by ``(k, n)`` is ``2·m·k·n`` (batched
 products times the batch; a bias add is not counted), a convolution (not transposed) ``2 · batch ·
-prod(weight shape) · prod(output spatial shape)``, and the counts are kept per operator
-(``torch.ops.aten.mm``, ``.bmm``, ``.addmm``, ``.convolution``). disttorch sees its ops
+prod(weight shape) · prod(output spatial shape)``, a recurrent layer the products its PyTorch
+CPU kernel runs (``nn.functional._recurrent.layer_products``: none for the fused float32
+LSTM), and the counts are kept per operator (``torch.ops.aten.mm``, ``.bmm``, ``.addmm``,
+``.convolution``). disttorch sees its ops
 through the autograd ``Function`` seam rather than a dispatcher, so the counts are those of
 forward passes (a ``backward()`` inside the mode is not counted). Each count goes to
 ``"Global"`` and to every module whose forward is running (``utils.module_tracker``'s dotted
@@ -18,6 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from ..autograd import function as _function
+from ..nn.functional._recurrent import RecurrentLayerFunction, layer_products
 from ..nn.functional.conv import ConvNd
 from ..nn.functional.linear import LinearFunction
 from ..ops import aten
@@ -27,28 +30,38 @@ from .module_tracker import ModuleTracker
 __all__ = ["FlopCounterMode"]
 
 
-def _matmul_flops(args: tuple, out: Any) -> tuple[Any, int]:
+def _matmul_flops(args: tuple, out: Any) -> list[tuple[Any, int]]:
     a, b = args[0].shape, args[1].shape
     k = a[-1]
     batch_out = math.prod(out.shape) if out.dim() else 1
     flops = 2 * batch_out * k
     if len(b) >= 3:  # both batched; a batch of matrices times one matrix is one mm
-        return aten.bmm, flops
-    return aten.mm, flops
+        return [(aten.bmm, flops)]
+    return [(aten.mm, flops)]
 
 
-def _linear_flops(args: tuple, out: Any) -> tuple[Any, int]:
+def _linear_flops(args: tuple, out: Any) -> list[tuple[Any, int]]:
     flops = 2 * math.prod(out.shape) * args[1].shape[-1]
-    return (aten.addmm if args[2] is not None else aten.mm), flops
+    return [(aten.addmm if args[2] is not None else aten.mm, flops)]
 
 
-def _conv_flops(args: tuple, out: Any) -> tuple[Any, int]:
+def _conv_flops(args: tuple, out: Any) -> list[tuple[Any, int]]:
     weight, geo = args[1], args[3]
     batch = 1 if geo.unbatched else out.shape[0]
-    return aten.convolution, 2 * batch * math.prod(weight.shape) * math.prod(geo.out)
+    return [(aten.convolution, 2 * batch * math.prod(weight.shape) * math.prod(geo.out))]
 
 
-_FORMULAS = {Matmul: _matmul_flops, LinearFunction: _linear_flops, ConvNd: _conv_flops}
+def _recurrent_flops(args: tuple, out: Any) -> list[tuple[Any, int]]:
+    return layer_products(args)
+
+
+#: each counted Function's ``formula(args, output) -> [(aten op, flops), ...]``
+_FORMULAS = {
+    Matmul: _matmul_flops,
+    LinearFunction: _linear_flops,
+    ConvNd: _conv_flops,
+    RecurrentLayerFunction: _recurrent_flops,
+}
 
 
 class FlopCounterMode:
@@ -66,9 +79,9 @@ class FlopCounterMode:
     def _observe(self, cls: type, args: tuple, out: Any) -> None:
         formula = _FORMULAS.get(cls)
         if formula is not None:
-            op, flops = formula(args, out)
-            for name in self.mod_tracker.parents:
-                self.flop_counts[name][op] += int(flops)
+            for op, flops in formula(args, out):
+                for name in self.mod_tracker.parents:
+                    self.flop_counts[name][op] += int(flops)
 
     def get_total_flops(self) -> int:
         return sum(self.flop_counts["Global"].values())

@@ -564,3 +564,44 @@ def test_vmap_of_grad_gives_per_sample_gradients_of_a_module_as_pytorch(torch):
         return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, data, target)
 
     _close(run(dt, dt.nn), run(torch, torch.nn))
+
+
+def _strict_calls(torch) -> list:
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(2, 2, bias=False)
+            self.b = torch.nn.Linear(2, 2, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    call = torch.func.functional_call
+    lin, x = torch.nn.Linear(2, 2), torch.ones(2)
+    got = []
+    for params, kw in (
+        ({"weight": torch.zeros(2, 2)}, {}),
+        ({"weight": torch.zeros(2, 2), "bias": torch.zeros(2), "junk": torch.zeros(1)}, {}),
+        ({"weight": torch.zeros(2, 2), "junk": torch.zeros(1)}, {}),
+    ):
+        try:
+            call(lin, params, (x,), strict=True, **kw)
+        except RuntimeError as e:
+            got.append(str(e))
+    got.append(call(Tied(), {"a.weight": torch.eye(2) * 2}, (x,), strict=True).tolist())  # the tie fills b
+    return got
+
+
+def test_functional_call_strict_messages_and_ties():
+    assert _strict_calls(dt) == [
+        "Error(s) in reparametrizing for Linear:\n\tMissing key(s): 'bias'.",
+        "Error(s) in reparametrizing for Linear:\n\tUnexpected key(s): 'junk'.",
+        "Error(s) in reparametrizing for Linear:\n\tUnexpected key(s): 'junk'.\n\tMissing key(s): 'bias'.",
+        [4.0, 4.0],
+    ]
+
+
+@pytest.mark.parity
+def test_functional_call_strict_as_pytorch(torch):
+    assert _strict_calls(dt) == _strict_calls(torch)

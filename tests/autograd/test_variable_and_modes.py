@@ -86,3 +86,18 @@ def test_grad_mode_is_per_thread_as_pytorchs():
         thread.join()
         assert not dt.is_grad_enabled()
     assert seen == {"enabled": True, "inference": False, "recorded": True}
+
+
+def test_set_multithreading_enabled_keeps_its_flag():
+    from disttorch.autograd import grad_mode
+
+    with dt.autograd.set_multithreading_enabled(False):
+        assert grad_mode._multithreading == [False]
+        a = dt.ones(2, requires_grad=True)
+        (a * 2).sum().backward()
+        assert a.grad.tolist() == [2.0, 2.0]
+    assert grad_mode._multithreading == [True]
+    switch = dt.autograd.set_multithreading_enabled(False)
+    assert grad_mode._multithreading == [False] and switch.clone().mode is False
+    switch.__exit__(None, None, None)
+    assert grad_mode._multithreading == [True]

@@ -66,7 +66,7 @@ def test_sdpa_dropout_zeroes_weights_and_rescales():
 
 
 def test_sdpa_errors():
-    with pytest.raises(RuntimeError, match="same embedding size"):
+    with pytest.raises(RuntimeError, match=r"batch2 tensor to be: \[2, 4\] but got: \[2, 3\]"):
         F.scaled_dot_product_attention(dt.randn(2, 3, 4), dt.randn(2, 5, 3), dt.randn(2, 5, 3))
     with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when is_causal=True"):
         F.scaled_dot_product_attention(
@@ -364,3 +364,86 @@ def test_causal_bias_matches_pytorch(torch):
             t = getattr(torch.nn.attention.bias, theirs)(*size)
             np.testing.assert_array_equal(make(*size).numpy(), t._materialize().numpy())
             assert repr(make(*size)) == repr(t)
+
+
+#: (key shape, value shape, enable_gqa) against a query (2, 4, 3, 8)
+_HEAD_CASES = [
+    ((2, 2, 5, 8), (2, 2, 5, 8), False),
+    ((2, 3, 5, 8), (2, 3, 5, 8), True),
+    ((3, 4, 5, 8), (3, 4, 5, 8), False),
+    ((2, 4, 5, 8), (2, 2, 5, 8), False),
+    ((2, 4, 5, 8), (2, 2, 5, 8), True),
+    ((2, 2, 5, 8), (2, 4, 5, 8), True),
+    ((4, 5, 8), (2, 2, 5, 8), False),
+    ((2, 4, 5, 7), (2, 4, 5, 8), False),
+    ((5, 8), (5, 8), False),
+    ((2, 1, 5, 8), (2, 1, 5, 8), True),
+]
+
+
+def _sdpa_heads(lib) -> list:
+    gen = np.random.default_rng(0)
+    q = lib.tensor(gen.standard_normal((2, 4, 3, 8)), dtype=lib.float32)
+    got = []
+    for k_shape, v_shape, gqa in _HEAD_CASES:
+        k = lib.tensor(gen.standard_normal(k_shape), dtype=lib.float32)
+        v = lib.tensor(gen.standard_normal(v_shape), dtype=lib.float32)
+        try:
+            out = lib.nn.functional.scaled_dot_product_attention(q, k, v, enable_gqa=gqa)
+            got.append(np.round(out.numpy(), 4).tolist())
+        except RuntimeError as e:
+            got.append(str(e))
+    return got
+
+
+def test_sdpa_batch_and_head_errors():
+    got = _sdpa_heads(dt)
+    assert (
+        got[0] == "The size of tensor a (4) must match the size of tensor b (2) at non-singleton dimension 1"
+    )
+    assert got[1] == "Number of heads in key and value must divide the number of heads in "
+    assert (
+        got[2] == "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"
+    )
+    assert got[3] == got[6] == got[0]
+    assert got[7] == "Expected size for first two dimensions of batch2 tensor to be: [8, 8] but got: [8, 7]."
+    assert all(isinstance(g, list) for g in (got[4], got[5], got[8], got[9]))
+
+
+@pytest.mark.parity
+def test_sdpa_batch_and_head_errors_as_pytorch(torch):
+    ours, theirs = _sdpa_heads(dt), _sdpa_heads(torch)
+    for a, b in zip(ours, theirs):
+        if isinstance(b, str):
+            assert a == b
+        else:
+            np.testing.assert_allclose(np.array(a), np.array(b), atol=2e-4)
+
+
+def _mask_and_causal(lib) -> list:
+    gen = np.random.default_rng(1)
+    got = []
+    for shape in ((2, 4, 3, 8), (2, 3, 8)):
+        q = lib.tensor(gen.standard_normal(shape), dtype=lib.float32)
+        k = lib.tensor(gen.standard_normal((*shape[:-2], 5, 8)), dtype=lib.float32)
+        mask = lib.tensor(gen.random((shape[-2], 5)) > 0.3)
+        try:
+            out = lib.nn.functional.scaled_dot_product_attention(q, k, k, attn_mask=mask, is_causal=True)
+            both = mask & lib.ones(shape[-2], 5, dtype=lib.bool).tril()
+            ref = lib.nn.functional.scaled_dot_product_attention(q, k, k, attn_mask=both)
+            got.append(bool(lib.allclose(out, ref, equal_nan=True)))
+        except RuntimeError as e:
+            got.append(str(e))
+    return got
+
+
+def test_sdpa_mask_with_causal_where_the_flash_kernel_runs():
+    assert _mask_and_causal(dt) == [
+        True,
+        "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
+    ]
+
+
+@pytest.mark.parity
+def test_sdpa_mask_with_causal_as_pytorch(torch):
+    assert _mask_and_causal(dt) == _mask_and_causal(torch)

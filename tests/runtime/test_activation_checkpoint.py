@@ -142,6 +142,15 @@ def test_reentrant_rules_and_errors():
         checkpoint(lin, dt.randn(2, 3), use_reentrant=True, k=1)
     with pytest.raises(ValueError, match="determinism_check"):
         checkpoint(lin, dt.randn(2, 3), use_reentrant=False, determinism_check="x")
+    a = dt.randn(3, requires_grad=True)
+    for restricted in (lambda o: dt.autograd.grad(o.sum(), a), lambda o: o.sum().backward(inputs=[a])):
+        out = checkpoint(lambda t: t.exp() * t, a, use_reentrant=True)
+        with pytest.raises(
+            RuntimeError, match=r"use_reentrant=True, torch.utils.checkpoint is incompatible with \.grad\(\)"
+        ):
+            restricted(out)
+        out = checkpoint(lambda t: t.exp() * t, a, use_reentrant=False)
+        restricted(out)
     flip = [False]
 
     def unstable(a):

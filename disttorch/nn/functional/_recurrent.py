@@ -6,6 +6,14 @@ runs in NumPy (``kernels/rnn.py``) saving the gates, and backward through time r
 gate gradients of every step, from which ``dX``, ``dW_ih``, ``dW_hh``, ``dW_hr`` and the bias
 gradients are one matrix product (or column sum) each. The recurrent modules of
 ``nn.modules.rnn`` stack these per layer and direction.
+
+Each layer also names the PyTorch CPU kernel it stands for (``kernel``), so that
+``torch.utils.flop_counter`` counts the matrix products that kernel runs
+(:func:`layer_products`): ``"rows"``, the input projection of all steps as one product over
+contiguous rows then one product of the hidden state per step (``addmm`` with biases, else
+``mm``); ``"strided"``, the same over a padded input that is not contiguous time-major
+(``batch_first``), whose projection is an ``mm`` and a separate bias add; ``"onednn"``,
+PyTorch's fused float32 LSTM layer, one operator whose products are not counted.
 """
 
 from __future__ import annotations
@@ -14,20 +22,31 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...backends import mkldnn as _mkldnn
 from ...kernels import rnn as K
 from ...kernels.reductions import column_sum
+from ...ops import aten
 from ...ops.shape import cat, stack
 from ._numpy_backward import numpy_backward
 from .dropout import dropout as _dropout
 
-__all__ = ["RecurrentLayerFunction", "recurrent_layer", "recurrent_stack"]
+__all__ = [
+    "RecurrentLayerFunction",
+    "layer_products",
+    "padded_kernel",
+    "recurrent_layer",
+    "recurrent_stack",
+    "runs_onednn",
+]
 
 # Sequences at least this long get their weights prepared once (sigmoid rows halved, W_hhᵀ
 # made contiguous); shorter ones (a cell's single step) scale each step's gates instead.
 _PREPARE_MIN_STEPS = 8
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_KERNELS = ("rows", "strided", "onednn")
 
 
 def _arr(t: Tensor | None) -> np.ndarray | None:
@@ -36,12 +55,13 @@ def _arr(t: Tensor | None) -> np.ndarray | None:
 
 class RecurrentLayerFunction(Function):
     """``(x (N, I), h0 (B, P), c0 (B, H) or None, W_ih, W_hh, b_ih, b_hh, W_hr, mode,
-    batch_sizes, reverse) -> (y (N, P), h_n (B, P)[, c_n (B, H)])`` over a packed sequence."""
+    batch_sizes, reverse, kernel) -> (y (N, P), h_n (B, P)[, c_n (B, H)])`` over a packed
+    sequence."""
 
     _raw = True
 
     @staticmethod
-    def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, batch_sizes, reverse):
+    def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, batch_sizes, reverse, kernel):
         xa, wih, whh = x._data, w_ih._data, w_hh._data
         bih, bhh, whr = _arr(b_ih), _arr(b_hh), _arr(w_hr)
         scale = K.gate_scale(mode, whh.shape[0] // _GATES[mode], whh.dtype)
@@ -121,7 +141,7 @@ class RecurrentLayerFunction(Function):
 
         anchor = next(g for g in (gy, ghn, gcn) if g is not None)
         out = numpy_backward(f"{mode.lower()} layer", grads, anchor, x, w_ih, w_hh, w_hr)
-        return (*out, None, None, None)
+        return (*out, None, None, None, None)
 
 
 def recurrent_layer(
@@ -136,6 +156,7 @@ def recurrent_layer(
     w_hr: Tensor | None,
     batch_sizes: Sequence[int],
     reverse: bool = False,
+    kernel: str = "rows",
 ) -> tuple:
     """Run one layer-direction of a recurrent network over a packed sequence.
 
@@ -146,15 +167,55 @@ def recurrent_layer(
         w_ih, w_hh, b_ih, b_hh, w_hr: the layer's parameters in PyTorch's layout.
         batch_sizes: the non-increasing number of sequences at each time step.
         reverse: run from the last time step to the first.
+        kernel: the PyTorch CPU kernel the layer stands for when its products are counted
+            (``"rows"``, ``"strided"`` or ``"onednn"``, see the module's header).
 
     Returns:
         ``(y (N, P), h_n (B, P))`` and, for LSTM, ``c_n (B, H)`` as a third element.
     """
     if mode not in _GATES:
         raise ValueError(f"Unknown mode '{mode}'")
+    if kernel not in _KERNELS:
+        raise ValueError(f"Unknown recurrent kernel '{kernel}', expected one of {_KERNELS}")
+    sizes = tuple(int(b) for b in batch_sizes)
     return RecurrentLayerFunction.apply(
-        x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, tuple(int(b) for b in batch_sizes), bool(reverse)
+        x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, sizes, bool(reverse), kernel
     )
+
+
+def layer_products(args: tuple) -> list[tuple[object, int]]:
+    """The matrix products one :class:`RecurrentLayerFunction` call computes, as PyTorch's CPU
+    kernel for the layer runs them: ``[(aten op, flops), ...]`` from the call's arguments.
+
+    Over ``N`` rows (``sum(batch_sizes)``), ``G`` gates of ``H`` units and a hidden state of
+    width ``P``: the input projection ``2·N·I·G·H``, the hidden products ``2·N·P·G·H`` (one per
+    step, each over that step's batch), and an LSTM's projection ``2·N·H·P``.
+    """
+    x, _, _, w_ih, w_hh, b_ih, b_hh, w_hr, _, _, _, kernel = args
+    if kernel == "onednn":
+        return []
+    rows, gates_h, width = x.shape[0], w_hh.shape[0], w_hh.shape[1]
+    with_bias = aten.addmm if b_ih is not None else aten.mm
+    products = [
+        (aten.mm if kernel == "strided" else with_bias, 2 * rows * w_ih.shape[1] * gates_h),
+        (aten.addmm if b_hh is not None else aten.mm, 2 * rows * width * gates_h),
+    ]
+    if w_hr is not None:
+        products.append((aten.mm, 2 * rows * w_hr.shape[1] * w_hr.shape[0]))
+    return products
+
+
+def runs_onednn(mode: str, dtype: _dtype.dtype, projected: bool) -> bool:
+    """Whether PyTorch's CPU build runs a recurrent network over a padded input as its fused
+    oneDNN layer: a float32 LSTM without projection, while ``torch.backends.mkldnn`` is enabled."""
+    return mode == "LSTM" and not projected and dtype == _dtype.float32 and bool(_mkldnn.enabled)
+
+
+def padded_kernel(mode: str, x: Tensor, projected: bool) -> str:
+    """The PyTorch CPU kernel of the first layer over the padded time-major input ``x (T, B, I)``."""
+    if runs_onednn(mode, x.dtype, projected):
+        return "onednn"
+    return "rows" if x.is_contiguous() else "strided"
 
 
 def recurrent_stack(
@@ -169,12 +230,14 @@ def recurrent_stack(
     has_biases: bool,
     dropout: float = 0.0,
     training: bool = False,
+    kernel: str = "rows",
 ) -> tuple:
     """All layers and directions of a recurrent network over packed rows ``x (N, I)``.
 
     ``weights[layer * D + direction]`` is ``[w_ih, w_hh(, b_ih, b_hh)(, w_hr)]``; ``h0``/``c0``
     are ``(num_layers * D, B, ·)``. Dropout applies to every layer's output but the last
-    while ``training``. Returns ``(y (N, D*P), h_n, c_n or None)``.
+    while ``training``. ``kernel`` is the first layer's (see :func:`recurrent_layer`); the
+    layers above read contiguous rows. Returns ``(y (N, D*P), h_n, c_n or None)``.
     """
     num_directions = 2 if bidirectional else 1
     hs, cs = [], []
@@ -197,12 +260,14 @@ def recurrent_stack(
                 w_hr,
                 batch_sizes,
                 reverse=direction == 1,
+                kernel=kernel,
             )
             outs.append(res[0])
             hs.append(res[1])
             if c0 is not None:
                 cs.append(res[2])
         x = outs[0] if num_directions == 1 else cat(outs, dim=1)
+        kernel = "onednn" if kernel == "onednn" else "rows"
         if dropout > 0 and training and layer < num_layers - 1:
             x = _dropout(x, dropout, True)
     return x, stack(hs), stack(cs) if c0 is not None else None

@@ -25,6 +25,7 @@ from ...kernels import torch_random as _kr
 from ...kernels.softmax import softmax_backward_last_, softmax_last_
 from ...kernels.threads import elementwise
 from ...kernels.threads import matmul as blas_matmul
+from ...ops._helpers import broadcast_error
 from ...ops.shape import cat
 from ._numpy_backward import check_same_dtype, numpy_backward
 from .linear import linear
@@ -193,17 +194,20 @@ def _attention(
         )
     check_same_dtype(q, k, "key")
     check_same_dtype(q, v, "value")
-    if q.shape[-1] != k.shape[-1]:
+    batch = _batch_shape(q.shape[:-2], k.shape[:-2])  # Q Kᵀ, then (Q Kᵀ) V, as PyTorch's math
+    _batch_shape(batch, v.shape[:-2])
+    if q.shape[-1] != k.shape[-1]:  # the message of the product Q Kᵀ over the flattened batch
+        n = math.prod(batch)
         raise RuntimeError(
-            f"scaled_dot_product_attention: query and key must have the same "
-            f"embedding size, got query {list(q.shape)} and key {list(k.shape)}"
+            f"Expected size for first two dimensions of batch2 tensor to be: [{n}, {q.shape[-1]}] "
+            f"but got: [{n}, {k.shape[-1]}]."
         )
     if k.shape[-2] != v.shape[-2]:
         raise RuntimeError(
             f"scaled_dot_product_attention: key and value must have the same "
             f"sequence length, got key {list(k.shape)} and value {list(v.shape)}"
         )
-    if is_causal and attn_mask is not None:
+    if is_causal and attn_mask is not None and not fused:  # PyTorch's flash kernel applies both
         raise RuntimeError(
             "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
         )
@@ -237,7 +241,9 @@ def scaled_dot_product_attention(
             (added to the scores).
         dropout_p: dropout probability on the attention weights (applied whenever > 0, as
             PyTorch; pass 0.0 in evaluation).
-        is_causal: mask out keys after each query (upper triangle); excludes ``attn_mask``.
+        is_causal: mask out keys after each query (upper triangle). With ``attn_mask`` it
+            raises, except where PyTorch's CPU flash kernel runs (4-d inputs, see
+            ``_cpu_kernel``), which applies both.
         scale: score scale. Default: ``1 / sqrt(E)``.
         enable_gqa: let the query have more heads than key/value (grouped-query attention):
             key and value heads are repeated to match.
@@ -245,10 +251,8 @@ def scaled_dot_product_attention(
     Returns:
         ``(..., L, Ev)``.
     """
-    if enable_gqa and query._data.ndim >= 3 and key._data.shape[-3] != query._data.shape[-3]:
-        reps = query._data.shape[-3] // key._data.shape[-3]
-        key = _repeat_heads(key, reps)
-        value = _repeat_heads(value, reps)
+    if enable_gqa:
+        key, value = _grouped_heads(query, key, value)
     fused = _cpu_kernel(query, key, value, dropout_p) == "flash"
     out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale, fused)[0]
     return named_node(
@@ -295,8 +299,31 @@ def _laid_out_like(out: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(out.transpose(order)).transpose(np.argsort(order))
 
 
+def _batch_shape(a: tuple, b: tuple) -> tuple:
+    """The broadcast of two batch shapes, or PyTorch's error naming the first bad dim."""
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        raise broadcast_error(a, b) from None
+
+
+def _grouped_heads(query: Tensor, key: Tensor, value: Tensor) -> tuple:
+    """``enable_gqa``: key and value with each head repeated to the query's head count (each
+    count must divide the query's, as PyTorch checks)."""
+    if min(query._data.ndim, key._data.ndim, value._data.ndim) < 3:
+        return key, value
+    hq, hk, hv = query._data.shape[-3], key._data.shape[-3], value._data.shape[-3]
+    if hq == hk == hv:
+        return key, value
+    if hk == 0 or hv == 0 or hq % hk or hq % hv:
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")
+    return _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
+
+
 def _repeat_heads(t: Tensor, reps: int) -> Tensor:
     """Repeat each head of ``(..., H, S, E)`` ``reps`` times in place order (GQA)."""
+    if reps == 1:
+        return t
     shape = t.shape
     lead, h = tuple(shape[:-3]), shape[-3]
     expanded = t.unsqueeze(-3).expand(*lead, h, reps, shape[-2], shape[-1])

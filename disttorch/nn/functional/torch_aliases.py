@@ -16,7 +16,7 @@ from typing import Any
 from ... import _creation
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
-from ._recurrent import recurrent_layer, recurrent_stack
+from ._recurrent import padded_kernel, recurrent_layer, recurrent_stack
 
 __all__ = [
     "ALIASES",
@@ -422,7 +422,7 @@ def _sequence(mode: str, packed: bool, a: dict) -> tuple:
                 f"{mode.lower()}: batch_sizes {list(steps)} must be positive, non-increasing and sum to "
                 f"the {x.shape[0]} rows of data"
             )
-        rows = x
+        rows, kernel = x, "rows"
     else:
         x = a["input"]
         if not isinstance(x, Tensor) or x.dim() != 3:
@@ -432,6 +432,7 @@ def _sequence(mode: str, packed: bool, a: dict) -> tuple:
             )
         x = x.transpose(0, 1) if a["batch_first"] else x
         steps = (x.shape[1],) * x.shape[0]
+        kernel = padded_kernel(mode, x, len(weights[0]) in (3, 5))
         rows = x.reshape(x.shape[0] * x.shape[1], x.shape[2])
     batch, w_hh = steps[0] if steps else 0, weights[0][1]
     _check_state(mode, "hx" if mode != "LSTM" else "hx[0]", hx[0], (layers, batch, w_hh.shape[1]))
@@ -449,6 +450,7 @@ def _sequence(mode: str, packed: bool, a: dict) -> tuple:
         has_biases,
         a["dropout"],
         a["train"],
+        kernel,
     )
     if packed:
         return y, hn, cn

@@ -25,7 +25,13 @@ from ..parameter import Buffer, Parameter
 from ._backward_hook import BackwardHook
 from ._state_dict_hooks import StateDictHooks
 
-__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
+__all__ = [
+    "Module",
+    "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+]
 
 
 class _HookDict(OrderedDict):
@@ -41,6 +47,9 @@ _global_forward_pre_hooks = _HookDict()
 _global_forward_hooks = _HookDict()
 _global_forward_hooks_with_kwargs: set = set()
 _global_forward_hooks_always_called: set = set()
+#: full backward (pre-)hooks of every module, run before the module's own
+_global_backward_hooks = _HookDict()
+_global_backward_pre_hooks = _HookDict()
 
 
 def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
@@ -63,6 +72,23 @@ def register_module_forward_hook(
         _global_forward_hooks_with_kwargs.add(handle.id)
     if always_call:
         _global_forward_hooks_always_called.add(handle.id)
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, grad_output)`` for every module whose outputs' gradients arrive,
+    before the module's own backward pre-hooks; a returned tuple replaces ``grad_output``."""
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """Call ``hook(module, grad_input, grad_output)`` for every module once the gradients of
+    its tensor inputs are computed, before the module's own backward hooks; a returned tuple
+    replaces ``grad_input``."""
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
     return handle
 
 
@@ -681,19 +707,27 @@ class Module(StateDictHooks):
                     f"is {current.shape}."
                 )
                 continue
-            if _future.get_swap_module_params_on_conversion():
-                _swap_loaded(current, value, assign)
-            elif assign:
-                if is_param:  # a Parameter is taken as it is (PyTorch's identity)
-                    if isinstance(value, Parameter):
-                        value.requires_grad_(current.requires_grad)
+            swap = _future.get_swap_module_params_on_conversion()
+            try:
+                if swap:
+                    _swap_loaded(current, value, assign)
+                elif assign:
+                    if is_param:  # a Parameter is taken as it is (PyTorch's identity)
+                        if isinstance(value, Parameter):
+                            value.requires_grad_(current.requires_grad)
+                        else:
+                            value = Parameter(value.detach(), current.requires_grad)
+                        setattr(self, name, value)
                     else:
-                        value = Parameter(value.detach(), current.requires_grad)
-                    setattr(self, name, value)
+                        self._buffers[name] = value.detach()
                 else:
-                    self._buffers[name] = value.detach()
-            else:
-                _copy_into(current, value)
+                    _copy_into(current, value)
+            except Exception as ex:  # reported with the other errors, as PyTorch does
+                error_msgs.append(
+                    f'While {"swapping" if swap else "copying"} the parameter named "{key}", whose dimensions '
+                    f"in the model are {current.size()} and whose dimensions in the checkpoint are "
+                    f"{value.size()}, an exception occurred : {ex.args}."
+                )
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         has_extra = type(self).set_extra_state is not Module.set_extra_state
         if has_extra:
@@ -827,6 +861,8 @@ class Module(StateDictHooks):
             or self._backward_pre_hooks
             or _global_forward_pre_hooks
             or _global_forward_hooks
+            or _global_backward_hooks
+            or _global_backward_pre_hooks
         ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
@@ -847,10 +883,10 @@ class Module(StateDictHooks):
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         backward_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            backward_hook = BackwardHook(
-                self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values())
-            )
+        full_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+        pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+        if full_hooks or pre_hooks:
+            backward_hook = BackwardHook(self, full_hooks, pre_hooks)
             args = backward_hook.setup_input_hook(args)
         try:
             output = self.forward(*args, **kwargs)

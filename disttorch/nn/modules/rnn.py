@@ -15,12 +15,12 @@ import numbers
 import warnings
 from typing import Any
 
-from ... import _creation, _dtype
+from ... import _creation
 from ..._tensor import Tensor
 from ...autograd.function import named_node
 from ...ops.indexing import index_select
 from .. import init
-from ..functional._recurrent import recurrent_layer, recurrent_stack
+from ..functional._recurrent import padded_kernel, recurrent_layer, recurrent_stack, runs_onednn
 from ..parameter import Parameter
 from .module import Module
 from .packed_sequence import PackedSequence
@@ -200,9 +200,9 @@ class RNNBase(Module):
         return index_select(hx, 1, permutation)
 
     # ------------------------------------------------------------------ the stack
-    def _run(self, x: Tensor, batch_sizes: tuple, h0: Tensor, c0: Tensor | None) -> tuple:
-        """All layers and directions over packed rows ``x (N, I)``; returns
-        ``(y (N, D*P), h_n, c_n or None)``."""
+    def _run(self, x: Tensor, batch_sizes: tuple, h0: Tensor, c0: Tensor | None, kernel: str) -> tuple:
+        """All layers and directions over packed rows ``x (N, I)``, the first layer standing
+        for PyTorch's ``kernel``; returns ``(y (N, D*P), h_n, c_n or None)``."""
         return recurrent_stack(
             self.mode,
             x,
@@ -215,6 +215,7 @@ class RNNBase(Module):
             self.bias,
             self.dropout,
             self.training,
+            kernel,
         )
 
     def _forward(self, input: Any, hx: Any) -> tuple:
@@ -257,9 +258,10 @@ class RNNBase(Module):
         if packed:
             self.check_input(data, batch_sizes)
             bs = tuple(batch_sizes._data.tolist())
-            x = data
+            x, kernel = data, "rows"
         else:
             self.check_input(input, None)
+            kernel = padded_kernel(self.mode, input, self.proj_size > 0)
             t_len, batch = input.shape[0], input.shape[1]
             bs = (batch,) * t_len
             x = input.reshape(t_len * batch, input.shape[2])
@@ -280,7 +282,7 @@ class RNNBase(Module):
             else:
                 c0 = None
                 self.check_hidden_size(h0, expected)
-        y, hn, cn = self._run(x, bs, h0, c0)
+        y, hn, cn = self._run(x, bs, h0, c0, kernel)
         hn = self.permute_hidden(hn, unsorted_indices)
         cn = self.permute_hidden(cn, unsorted_indices)
         if packed:
@@ -302,7 +304,7 @@ class RNNBase(Module):
         the two directions, its oneDNN float32 LSTM kernel's, or the stack of the steps."""
         if self.bidirectional:
             return "CatBackward0"
-        fused = self.mode == "LSTM" and self.proj_size == 0 and weight.dtype == _dtype.float32
+        fused = runs_onednn(self.mode, weight.dtype, self.proj_size > 0)
         return "MkldnnRnnLayerBackward0" if fused else "StackBackward0"
 
 

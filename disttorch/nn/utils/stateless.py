@@ -26,14 +26,6 @@ def _swapped(
 ) -> Iterator[None]:
     names = dict(module.named_parameters(remove_duplicate=False))
     names.update(dict(module.named_buffers(remove_duplicate=False)))
-    if strict:
-        missing = sorted(set(names) - set(tensors))
-        unexpected = sorted(set(tensors) - set(names))
-        if missing or unexpected:
-            raise RuntimeError(
-                f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
-                f"Missing key(s): {missing}.\n\tUnexpected key(s): {unexpected}."
-            )
     replace = dict(tensors)
     if tie_weights:  # a tensor shared under several names is replaced under all of them
         by_id: dict = {}
@@ -44,6 +36,18 @@ def _swapped(
                 for alias in by_id[id(names[name])]:
                     if alias not in tensors:
                         replace[alias] = replace[name]
+    if strict:
+        missing = sorted(set(names) - set(replace))
+        unexpected = sorted(set(replace) - set(names))
+        errors = []
+        if unexpected:
+            errors.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+        if missing:
+            errors.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in reparametrizing for {module._get_name()}:\n\t" + "\n\t".join(errors)
+            )
     saved = []
     try:
         for name, value in replace.items():
