@@ -79,13 +79,14 @@ def test_grad_mode_is_per_thread_as_pytorchs():
         seen["enabled"] = dt.is_grad_enabled()
         seen["inference"] = dt.is_inference_mode_enabled()
         seen["recorded"] = (a * 2).requires_grad
+        seen["inference tensor"] = dt.ones(1).is_inference()
 
     with dt.inference_mode():
         thread = threading.Thread(target=other_thread)
         thread.start()
         thread.join()
         assert not dt.is_grad_enabled()
-    assert seen == {"enabled": True, "inference": False, "recorded": True}
+    assert seen == {"enabled": True, "inference": False, "recorded": True, "inference tensor": False}
 
 
 def test_set_multithreading_enabled_keeps_its_flag():
