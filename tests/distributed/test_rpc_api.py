@@ -178,3 +178,38 @@ def _raising_callback(rank: int, world: int) -> int:
 
 def test_a_callback_that_raises_does_not_stop_the_agent():
     assert run_ranks(_raising_callback, 2, timeout=60)[0] == 7
+
+
+def _gather(rank: int, world: int) -> dict:
+    import disttorch as dt
+    from disttorch.distributed import rpc
+    from disttorch.distributed.rpc import api
+
+    @api._require_initialized
+    def helper() -> str:
+        return "ran"
+
+    out: dict = {}
+    try:
+        helper()
+    except RuntimeError as e:
+        out["before"] = str(e)
+    rpc.init_rpc(f"worker{rank}", rank=rank, world_size=world)
+    out["helper"] = helper()
+    first = api._all_gather({"rank": rank, "t": dt.full((2,), float(rank))})
+    out["first"] = {name: (v["rank"], v["t"].tolist()) for name, v in first.items()}
+    out["second"] = api._all_gather(rank * 10, timeout=20)  # a second round: its own keys
+    if rank < 2:
+        out["pair"] = api._all_gather(rank, worker_names=["worker0", "worker1"])
+    rpc.shutdown()
+    return out
+
+
+def test_all_gather_and_require_initialized_as_libraries_call_them():
+    outs = run_ranks(_gather, 3, timeout=90)
+    for rank, out in enumerate(outs):
+        assert out["before"] == "RPC has not been initialized. Call torch.distributed.rpc.init_rpc first."
+        assert out["helper"] == "ran"
+        assert out["first"] == {f"worker{r}": (r, [float(r)] * 2) for r in range(3)}
+        assert out["second"] == {f"worker{r}": 10 * r for r in range(3)}
+        assert rank == 2 or out["pair"] == {"worker0": 0, "worker1": 1}

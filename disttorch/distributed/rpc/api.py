@@ -18,7 +18,9 @@ The futures of calls complete on the I/O thread, and so do the callbacks added t
 
 from __future__ import annotations
 
+import functools
 import json
+import pickle
 import re
 import sys
 import threading
@@ -263,21 +265,21 @@ def _wait_for_quiet_job(state: _State, timeout: float) -> None:
         round_no += 1
 
 
-def _wait_keys(state: _State, keys: list[str], deadline: float | None) -> None:
+def _wait_keys(state: _State, keys: list[str], deadline: float | None, what: str = "RPC shutdown") -> None:
     while True:
         try:
             state.store.wait(keys, _ROUND_POLL)
             return
         except Exception:  # noqa: BLE001 - the store's timeout: look at the workers, wait again
-            _check_deadline(state, deadline)
+            _check_deadline(state, deadline, what)
 
 
-def _check_deadline(state: _State, deadline: float | None) -> None:
+def _check_deadline(state: _State, deadline: float | None, what: str = "RPC shutdown") -> None:
     dead = state.agent.failures()
     if dead:
-        raise RuntimeError(f"RPC shutdown cannot wait for the other workers: {'; '.join(dead)}")
+        raise RuntimeError(f"{what} cannot wait for the other workers: {'; '.join(dead)}")
     if deadline is not None and time.monotonic() > deadline:
-        raise RuntimeError("RPC shutdown timed out waiting for the outstanding work of the workers")
+        raise RuntimeError(f"{what} timed out waiting for the other workers")
 
 
 def _leave_store(state: _State) -> None:
@@ -288,6 +290,42 @@ def _leave_store(state: _State) -> None:
             state.store.wait([f"left/{r}" for r in state.by_id], timedelta(seconds=30))
         except Exception:  # noqa: BLE001 - a worker that died after the quiet rounds: nothing to wait for
             pass
+
+
+# ---------------------------------------------------------------------------- helpers libraries call
+_gathers: dict[str, int] = {}  # how many ``_all_gather`` calls each set of workers has made
+
+
+def _require_initialized(func: Callable) -> Callable:
+    """``func``, raising PyTorch's error when called before ``init_rpc`` (a decorator that
+    libraries put on their RPC helpers)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        require_state()
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _all_gather(obj: Any, worker_names: list[str] | None = None, timeout: float = UNSET_RPC_TIMEOUT) -> dict:
+    """``{name: obj}`` of every worker named (default: all), returned on each of them. Each
+    of them calls it, with the same names, in the same order (PyTorch's private helper, with
+    which libraries agree on something at start-up). The objects travel through the job's
+    store, which only workers that proved the job secret reach."""
+    state = require_state()
+    names = sorted(worker_names or state.workers)
+    if state.me.name not in names:
+        raise ValueError(f"_all_gather: this worker ({state.me.name}) is not among the workers named {names}")
+    group = ",".join(names)
+    with _init_lock:
+        number = _gathers.get(group, 0)
+        _gathers[group] = number + 1
+    keys = [f"all_gather/{group}/{number}/{name}" for name in names]
+    state.store.set(keys[names.index(state.me.name)], pickle.dumps(obj))
+    limit = _timeout(state, timeout)
+    _wait_keys(state, keys, time.monotonic() + limit if limit > 0 else None, "_all_gather")
+    return {name: pickle.loads(value) for name, value in zip(names, state.store.multi_get(keys))}
 
 
 # ---------------------------------------------------------------------------- the caller's side
