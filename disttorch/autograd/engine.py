@@ -67,6 +67,15 @@ def _collect(roots: Sequence[Node]) -> dict[Node, int]:
     return deps
 
 
+def reachable_leaves(tensors: Sequence[Tensor]) -> list[Tensor]:
+    """The leaf tensors (those with an ``AccumulateGrad``, and any of ``tensors`` without a
+    node) that a backward pass from ``tensors`` would reach, each once."""
+    found = {id(t): t for t in tensors if t.grad_fn is None}
+    nodes = _collect([t.grad_fn for t in tensors if t.grad_fn is not None])
+    found.update((id(node.variable), node.variable) for node in nodes if isinstance(node, AccumulateGrad))
+    return list(found.values())
+
+
 #: the ``needed`` node set of each backward pass in progress (innermost last; None: every node)
 _needed_stack: list[set | None] = []
 

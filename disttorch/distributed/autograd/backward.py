@@ -16,8 +16,7 @@ from collections.abc import Sequence
 
 from ..._creation import ones_like
 from ..._tensor import Tensor
-from ...autograd.engine import run_backward
-from ...autograd.function import AccumulateGrad
+from ...autograd.engine import reachable_leaves, run_backward
 from ...futures import wait_all
 from ..rpc import api
 from ..rpc import dist_autograd_container as contexts
@@ -48,30 +47,10 @@ def backward(context_id: int, roots: Sequence[Tensor], retain_graph: bool = Fals
     _propagate(ctx, roots, [ones_like(r) for r in roots])
 
 
-def _leaves(tensors: list[Tensor]) -> list[Tensor]:
-    """The leaf tensors (requiring grad) the graph of ``tensors`` reaches."""
-    found: dict[int, Tensor] = {}
-    stack = [t.grad_fn for t in tensors if t.grad_fn is not None]
-    seen = set()
-    for t in tensors:
-        if t.grad_fn is None:
-            found[id(t)] = t
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, AccumulateGrad):
-            found[id(node.variable)] = node.variable
-            continue
-        stack.extend(edge[0] for edge in node.next_edges if edge is not None)
-    return list(found.values())
-
-
 def _propagate(ctx: contexts.DistAutogradContext, tensors: list[Tensor], grads: list[Tensor]) -> None:
     """Backward from ``tensors`` (with ``grads``) on this worker, then on the workers that sent
     the leaves it reaches."""
-    leaves = _leaves(tensors)
+    leaves = reachable_leaves(tensors)
     with _engine_lock:
         leaf_grads = run_backward(
             tensors, grads, retain_graph=True, create_graph=False, inputs=leaves, accumulate=False

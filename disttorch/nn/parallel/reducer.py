@@ -55,8 +55,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.engine import queue_callback
-from ...autograd.function import AccumulateGrad
+from ...autograd.engine import queue_callback, reachable_leaves
 from ...utils import trace
 from .comm_hooks import GradBucket, allreduce_hook
 
@@ -438,20 +437,7 @@ class Reducer:
 
 def _reachable_leaves(outputs: Any) -> set[int]:
     """ids of the leaf tensors the autograd graph of ``outputs`` reaches."""
-    roots = [t.grad_fn for t in _tensors_in(outputs) if t.grad_fn is not None]
-    seen: set[int] = set()
-    leaves: set[int] = set()
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, AccumulateGrad):
-            leaves.add(id(node.variable))
-            continue
-        stack.extend(e[0] for e in node.next_edges if e is not None)
-    return leaves
+    return {id(t) for t in reachable_leaves(_tensors_in(outputs))}
 
 
 def _tensors_in(obj: Any) -> list[Tensor]:
