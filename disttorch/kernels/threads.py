@@ -367,6 +367,8 @@ def matmul(a: np.ndarray, b: np.ndarray, out: Optional[np.ndarray] = None) -> np
     of its result, whichever are more (each part a smaller BLAS call, whose float32 rounding
     may differ from the whole's: the same for a given thread count). Inside a split op's
     part it is the plain call."""
+    if _budget.threads == 1:  # (the common case, without the lists of ``matmuls``)
+        return np.matmul(a, b, out=out)
     return matmuls([(a, b)], [out])[0]
 
 
