@@ -21,6 +21,7 @@ from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
+from ..kernels.torch_topk import topk_order
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
 from .dtype_rules import check_kernel
 from .flat import flat
@@ -474,8 +475,41 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
         return topk_type(input * 1, Tensor._make(np.zeros((), dtype=np.int64)))
-    idx = np.take(_order(x, d, largest), np.arange(k), axis=d)
+    order = _order(x, d, largest)
+    idx = np.take(order, np.arange(k), axis=d)
+    _ties_as_pytorch(x, order, idx, d, k, largest, sorted)
     return topk_type(named_node(TakeAlongDim.apply(input, idx, d), "TopkBackward0"), Tensor._make(idx))
+
+
+def _ties_as_pytorch(
+    x: np.ndarray, order: np.ndarray, idx: np.ndarray, d: int, k: int, largest: bool, sorted: bool
+) -> None:
+    """Rewrite in ``idx`` the slices where equal values decide which indices come first
+    (equal values among the first ``k + 1`` in order) with PyTorch's CPU kernel's choice
+    (:mod:`..kernels.torch_topk`). Other slices keep the sorted order, which is PyTorch's when
+    ``sorted``; unsorted, PyTorch leaves its order unspecified."""
+    if k == 0 or x.dtype.kind not in "fiu":
+        return
+    top = np.moveaxis(
+        np.take_along_axis(x, np.take(order, np.arange(min(k + 1, x.shape[d])), axis=d), d), d, -1
+    )
+    same = top[..., 1:] == top[..., :-1]
+    if x.dtype.kind == "f":
+        same |= np.isnan(top[..., 1:]) & np.isnan(top[..., :-1])
+    tied = np.flatnonzero(same.any(axis=-1))
+    if tied.size == 0:
+        return
+    rows, out = np.moveaxis(x, d, -1).reshape(-1, x.shape[d]), np.moveaxis(idx, d, -1)
+    flat_out = out.reshape(-1, k) if out.flags.c_contiguous else None
+    done: dict = {}  # identical slices (a batch of zeros, say) are replayed once
+    for r in tied:
+        key = rows[r].tobytes()
+        if key not in done:
+            done[key] = topk_order(rows[r], k, largest, sorted)
+        if flat_out is not None:
+            flat_out[r] = done[key]
+        else:
+            out[np.unravel_index(r, out.shape[:-1])] = done[key]
 
 
 def unique(

@@ -163,12 +163,44 @@ def test_topk_values_indices_and_errors():
     x = dt.tensor([[1.0, 9.0, 3.0, 7.0], [4.0, 4.0, 0.0, 8.0]])
     out = dt.topk(x, 2)
     assert out.values.tolist() == [[9.0, 7.0], [8.0, 4.0]]
-    assert out.indices.tolist() == [[1, 3], [3, 0]]
+    assert out.indices.tolist() == [[1, 3], [3, 1]]  # PyTorch's order of the tied 4s
     small = x.topk(2, dim=0, largest=False)
     assert small.values.tolist() == [[1.0, 4.0, 0.0, 7.0], [4.0, 9.0, 3.0, 8.0]]
     assert "return_types.topk(" in repr(out)
     with pytest.raises(RuntimeError, match="selected index k out of range"):
         dt.topk(dt.ones(3), 4)
+
+
+def test_topk_gives_equal_values_in_pytorchs_order():
+    """PyTorch's CPU kernel selects with the C++ library's unstable algorithms: ties come out
+    in the order those leave them (the answers below are PyTorch 2.13's)."""
+    assert dt.zeros(100).topk(5).indices.tolist() == [65, 68, 67, 66, 69]
+    assert dt.zeros(3, 10).topk(5, 1, True, True).indices.tolist() == [[8, 6, 7, 5, 9]] * 3
+    x = dt.tensor([[0.0, 1.0, 1.0, 0.0, 1.0, 0.5, 1.0]])
+    assert x.topk(4).indices.tolist() == [[1, 6, 4, 2]]
+    assert x.topk(5, largest=False).indices.tolist() == [[0, 3, 5, 6, 4]]
+    assert x.topk(7, sorted=False).indices.tolist() == [[1, 6, 4, 5, 2, 3, 0]]
+    # along a leading dim: the tied column replayed, the other one sorted
+    y = dt.tensor([[2.0, 0.0], [2.0, 1.0], [2.0, 3.0]])
+    assert y.topk(2, dim=0).indices.tolist() == [[0, 2], [1, 1]]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_topk_indices_match_pytorch_on_ties_and_nans(torch, dtype):
+    rng = np.random.default_rng(7)
+    for n, k in [(1, 1), (4, 2), (7, 7), (17, 3), (20, 1), (100, 5), (129, 2), (300, 4), (40, 39)]:
+        a = rng.integers(0, 3, size=(3, n)).astype(dtype)
+        if dtype != "int64":
+            a[rng.random(a.shape) < 0.1] = np.nan
+        for dim, largest, ordered in [(1, True, True), (1, False, True), (1, True, False), (0, True, True)]:
+            kk = min(k, a.shape[dim])
+            ours = dt.tensor(a).topk(kk, dim, largest, ordered)
+            theirs = torch.tensor(a).topk(kk, dim, largest, ordered)
+            np.testing.assert_array_equal(
+                ours.indices.numpy(), theirs.indices.numpy(), err_msg=f"{n} {k} {dim}"
+            )
+            np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
 
 
 def test_sort_and_topk_values_pass_gradients():
