@@ -1,0 +1,20 @@
+"""``disttorch.distributed.pipelining`` (mirrors ``torch.distributed.pipelining``):
+``PipelineStage``, ``ScheduleGPipe``, ``Schedule1F1B``.
+
+The implementation lives in ``disttorch.nn.parallel.pipelining`` (``distributed`` never
+imports ``nn``); this package re-exports it lazily, on first use of a name (PEP 562).
+"""
+
+from typing import Any
+
+_NAMES = ("PipelineStage", "ScheduleGPipe", "Schedule1F1B")
+
+
+def __getattr__(name: str) -> Any:
+    from ...nn.parallel import pipelining
+
+    if name == "__all__":
+        return list(_NAMES)
+    if name in _NAMES:
+        return getattr(pipelining, name)
+    raise AttributeError(f"module 'disttorch.distributed.pipelining' has no attribute '{name}'")
