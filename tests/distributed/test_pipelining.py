@@ -29,27 +29,42 @@ def _batch(lib):
 def _pipelined(rank: int, world: int) -> dict:
     import disttorch as dt
     import disttorch.distributed as dist
-    from disttorch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+    from disttorch.distributed.pipelining import (
+        PipelineStage,
+        Schedule1F1B,
+        ScheduleGPipe,
+        SplitPoint,
+        pipeline,
+    )
 
     dist.init_process_group("gloo")
     model = _model(dt)
     part = model[:2] if rank == 0 else model[2:]
     x, y = _batch(dt)
     out: dict = {}
-    for schedule in (ScheduleGPipe, Schedule1F1B):
+    pipe = pipeline(_model(dt), mb_args=(x.chunk(N_MB)[0],), split_spec={"2": SplitPoint.BEGINNING})
+    runs = {
+        "ScheduleGPipe": (ScheduleGPipe, part, lambda: PipelineStage(part, rank, 2, dt.device("cpu"))),
+        "Schedule1F1B": (Schedule1F1B, part, lambda: PipelineStage(part, rank, 2, dt.device("cpu"))),
+        "pipeline": (
+            Schedule1F1B,
+            pipe.get_stage_module(rank),
+            lambda: pipe.build_stage(rank, dt.device("cpu")),
+        ),
+    }
+    for name, (schedule, part, make_stage) in runs.items():
         part.zero_grad(set_to_none=True)
-        stage = PipelineStage(part, rank, 2, dt.device("cpu"))
-        sched = schedule(stage, N_MB, loss_fn=dt.nn.functional.mse_loss)
+        sched = schedule(make_stage(), N_MB, loss_fn=dt.nn.functional.mse_loss)
         losses: list = []
         result = sched.step(x) if rank == 0 else sched.step(target=y, losses=losses)
-        out[schedule.__name__] = {
+        out[name] = {
             "grads": {n: p.grad.tolist() for n, p in part.named_parameters()},
             "losses": [v.item() for v in losses],
             "output": None if result is None else result.tolist(),
         }
         with dt.no_grad():
             evaluated = sched.eval(x) if rank == 0 else sched.eval()
-        out[schedule.__name__]["eval"] = None if evaluated is None else evaluated.tolist()
+        out[name]["eval"] = None if evaluated is None else evaluated.tolist()
     errors = {}
     for key, call in {
         "stage_index": lambda: PipelineStage(part, 2, 2, dt.device("cpu")),
@@ -92,7 +107,7 @@ def pipelined() -> list:
 
 
 def _check(pipelined: list, ref: dict) -> None:
-    for name in ("ScheduleGPipe", "Schedule1F1B"):
+    for name in ("ScheduleGPipe", "Schedule1F1B", "pipeline"):
         first, last = pipelined[0][name], pipelined[1][name]
         grads = {**first["grads"], **last["grads"]}  # a Sequential's slice keeps its layers' names
         assert grads.keys() == ref["grads"].keys()
@@ -102,6 +117,36 @@ def _check(pipelined: list, ref: dict) -> None:
         np.testing.assert_allclose(last["output"], ref["output"], rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(last["eval"], ref["output"], rtol=1e-5, atol=1e-7)
         assert first["output"] is None and first["losses"] == [] and first["eval"] is None
+
+
+def test_pipeline_cuts_a_traced_model_at_split_spec_and_pipe_split():
+    import disttorch as dt
+    from disttorch.distributed.pipelining import SplitPoint, pipe_split, pipeline
+
+    class Net(dt.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layers = dt.nn.ModuleList([dt.nn.Linear(4, 4) for _ in range(4)])
+            self.skip = dt.nn.Linear(4, 4)
+
+        def forward(self, x):
+            s = self.skip(x)  # used by the last stage: handed on through the middle one
+            for i, layer in enumerate(self.layers):
+                x = dt.tanh(layer(x))
+                if i == 2:
+                    pipe_split()
+            return x + s
+
+    dt.manual_seed(0)
+    net, x = Net(), dt.randn(3, 4)
+    pipe = pipeline(net, mb_args=(x,), split_spec={"layers.1": SplitPoint.BEGINNING})
+    assert pipe.num_stages == 3
+    assert [len(list(pipe.get_stage_module(i).parameters())) for i in range(3)] == [4, 4, 2]
+    np.testing.assert_allclose(pipe.split_gm(x).detach().numpy(), net(x).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(pipe(x).detach().numpy(), net(x).detach().numpy(), rtol=1e-6)
+    assert net(x) is not None  # pipe_split outside pipeline() does nothing
+    with pytest.raises(ValueError, match="split_spec names 'layers.9'"):
+        pipeline(net, mb_args=(x,), split_spec={"layers.9": SplitPoint.END})
 
 
 def test_pipelined_gradients_and_losses_equal_the_unpipelined_models(pipelined):

@@ -1,5 +1,6 @@
 """``disttorch.distributed.pipelining`` (mirrors ``torch.distributed.pipelining``):
-``PipelineStage``, ``ScheduleGPipe``, ``Schedule1F1B``.
+``PipelineStage``, ``ScheduleGPipe``, ``Schedule1F1B``, ``pipeline``, ``pipe_split``,
+``SplitPoint``, ``build_stage``.
 
 The implementation lives in ``disttorch.nn.parallel.pipelining`` (``distributed`` never
 imports ``nn``); this package re-exports it lazily, on first use of a name (PEP 562).
@@ -7,7 +8,16 @@ imports ``nn``); this package re-exports it lazily, on first use of a name (PEP 
 
 from typing import Any
 
-_NAMES = ("PipelineStage", "ScheduleGPipe", "Schedule1F1B")
+_NAMES = (
+    "Pipe",
+    "PipelineStage",
+    "Schedule1F1B",
+    "ScheduleGPipe",
+    "SplitPoint",
+    "build_stage",
+    "pipe_split",
+    "pipeline",
+)
 
 
 def __getattr__(name: str) -> Any:
