@@ -160,6 +160,47 @@ def test_pipelined_gradients_and_losses_equal_pytorchs(pipelined, torch):
     _check(pipelined, _reference(torch))
 
 
+def _pytorch_pipelined(rank: int, world: int) -> dict:
+    """ScheduleGPipe and Schedule1F1B of PyTorch's own pipelining, over gloo."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+
+    dist.init_process_group("gloo")
+    model = _model(torch)
+    part = model[:2] if rank == 0 else model[2:]
+    x, y = _batch(torch)
+    out = {}
+    for schedule in (ScheduleGPipe, Schedule1F1B):
+        part.zero_grad(set_to_none=True)
+        sched = schedule(
+            PipelineStage(part, rank, 2, torch.device("cpu")), N_MB, loss_fn=torch.nn.functional.mse_loss
+        )
+        losses: list = []
+        result = sched.step(x) if rank == 0 else sched.step(target=y, losses=losses)
+        out[schedule.__name__] = {
+            "grads": {n: p.grad.tolist() for n, p in part.named_parameters()},
+            "losses": [v.item() for v in losses],
+            "output": None if result is None else result.tolist(),
+        }
+    dist.destroy_process_group()
+    return out
+
+
+@pytest.mark.parity
+def test_pipelined_run_equals_pytorchs_pipelining(pipelined, torch):
+    theirs = run_ranks(_pytorch_pipelined, 2, timeout=120)
+    for name in ("ScheduleGPipe", "Schedule1F1B"):
+        for rank in (0, 1):
+            ours, want = pipelined[rank][name], theirs[rank][name]
+            assert ours["grads"].keys() == want["grads"].keys()
+            for n, g in want["grads"].items():
+                np.testing.assert_allclose(ours["grads"][n], g, rtol=1e-5, atol=1e-7, err_msg=f"{name} {n}")
+            np.testing.assert_allclose(ours["losses"], want["losses"], rtol=1e-5)
+            if want["output"] is not None:
+                np.testing.assert_allclose(ours["output"], want["output"], rtol=1e-5, atol=1e-7)
+
+
 def test_pipelining_refuses_what_pytorch_refuses(pipelined):
     e = pipelined[0]["errors"]
     assert e["stage_index"] == ("ValueError", "Stage index 2 is out of range of 2")
