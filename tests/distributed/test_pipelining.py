@@ -1,5 +1,6 @@
 """torch.distributed.pipelining on real processes: a model cut into two stages, run by
-ScheduleGPipe and Schedule1F1B, gives the losses, outputs and gradients of the unpipelined
+ScheduleGPipe, Schedule1F1B and ScheduleInterleaved1F1B (two stages per rank), or cut by
+pipeline(), gives the losses, outputs and gradients of the unpipelined
 model on the same batch (and PyTorch's, when it is installed); a rank that dies in the
 middle of a schedule is reported, never waited for."""
 
@@ -33,32 +34,42 @@ def _pipelined(rank: int, world: int) -> dict:
         PipelineStage,
         Schedule1F1B,
         ScheduleGPipe,
+        ScheduleInterleaved1F1B,
         SplitPoint,
         pipeline,
     )
 
     dist.init_process_group("gloo")
+    mse = dt.nn.functional.mse_loss
     model = _model(dt)
     part = model[:2] if rank == 0 else model[2:]
     x, y = _batch(dt)
     out: dict = {}
     pipe = pipeline(_model(dt), mb_args=(x.chunk(N_MB)[0],), split_spec={"2": SplitPoint.BEGINNING})
-    runs = {
-        "ScheduleGPipe": (ScheduleGPipe, part, lambda: PipelineStage(part, rank, 2, dt.device("cpu"))),
-        "Schedule1F1B": (Schedule1F1B, part, lambda: PipelineStage(part, rank, 2, dt.device("cpu"))),
+    cpu = dt.device("cpu")
+    quarters = [model[0:1], model[1:3], model[3:4], model[4:5]]  # 4 stages, 2 per rank
+    runs = {  # name: (this rank's modules, a schedule over their stages)
+        "ScheduleGPipe": ([part], lambda: ScheduleGPipe(PipelineStage(part, rank, 2, cpu), N_MB, mse)),
+        "Schedule1F1B": ([part], lambda: Schedule1F1B(PipelineStage(part, rank, 2, cpu), N_MB, mse)),
         "pipeline": (
-            Schedule1F1B,
-            pipe.get_stage_module(rank),
-            lambda: pipe.build_stage(rank, dt.device("cpu")),
+            [pipe.get_stage_module(rank)],
+            lambda: Schedule1F1B(pipe.build_stage(rank, cpu), N_MB, mse),
+        ),
+        "ScheduleInterleaved1F1B": (
+            [quarters[rank], quarters[rank + 2]],
+            lambda: ScheduleInterleaved1F1B(
+                [PipelineStage(quarters[s], s, 4, cpu) for s in (rank, rank + 2)], N_MB, mse
+            ),
         ),
     }
-    for name, (schedule, part, make_stage) in runs.items():
-        part.zero_grad(set_to_none=True)
-        sched = schedule(make_stage(), N_MB, loss_fn=dt.nn.functional.mse_loss)
+    for name, (parts, make_schedule) in runs.items():
+        for p in parts:
+            p.zero_grad(set_to_none=True)
+        sched = make_schedule()
         losses: list = []
         result = sched.step(x) if rank == 0 else sched.step(target=y, losses=losses)
         out[name] = {
-            "grads": {n: p.grad.tolist() for n, p in part.named_parameters()},
+            "grads": {n: p.grad.tolist() for m in parts for n, p in m.named_parameters()},
             "losses": [v.item() for v in losses],
             "output": None if result is None else result.tolist(),
         }
@@ -107,7 +118,7 @@ def pipelined() -> list:
 
 
 def _check(pipelined: list, ref: dict) -> None:
-    for name in ("ScheduleGPipe", "Schedule1F1B", "pipeline"):
+    for name in ("ScheduleGPipe", "Schedule1F1B", "pipeline", "ScheduleInterleaved1F1B"):
         first, last = pipelined[0][name], pipelined[1][name]
         grads = {**first["grads"], **last["grads"]}  # a Sequential's slice keeps its layers' names
         assert grads.keys() == ref["grads"].keys()
@@ -161,25 +172,41 @@ def test_pipelined_gradients_and_losses_equal_pytorchs(pipelined, torch):
 
 
 def _pytorch_pipelined(rank: int, world: int) -> dict:
-    """ScheduleGPipe and Schedule1F1B of PyTorch's own pipelining, over gloo."""
+    """The schedules of PyTorch's own pipelining, over gloo."""
     import torch
     import torch.distributed as dist
-    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+    from torch.distributed.pipelining import (
+        PipelineStage,
+        Schedule1F1B,
+        ScheduleGPipe,
+        ScheduleInterleaved1F1B,
+    )
 
     dist.init_process_group("gloo")
     model = _model(torch)
     part = model[:2] if rank == 0 else model[2:]
+    quarters = [model[0:1], model[1:3], model[3:4], model[4:5]]
     x, y = _batch(torch)
+    cpu, mse = torch.device("cpu"), torch.nn.functional.mse_loss
+    runs = {
+        "ScheduleGPipe": ([part], lambda: ScheduleGPipe(PipelineStage(part, rank, 2, cpu), N_MB, mse)),
+        "Schedule1F1B": ([part], lambda: Schedule1F1B(PipelineStage(part, rank, 2, cpu), N_MB, mse)),
+        "ScheduleInterleaved1F1B": (
+            [quarters[rank], quarters[rank + 2]],
+            lambda: ScheduleInterleaved1F1B(
+                [PipelineStage(quarters[s], s, 4, cpu) for s in (rank, rank + 2)], N_MB, mse
+            ),
+        ),
+    }
     out = {}
-    for schedule in (ScheduleGPipe, Schedule1F1B):
-        part.zero_grad(set_to_none=True)
-        sched = schedule(
-            PipelineStage(part, rank, 2, torch.device("cpu")), N_MB, loss_fn=torch.nn.functional.mse_loss
-        )
+    for name, (parts, make_schedule) in runs.items():
+        for p in parts:
+            p.zero_grad(set_to_none=True)
+        sched = make_schedule()
         losses: list = []
         result = sched.step(x) if rank == 0 else sched.step(target=y, losses=losses)
-        out[schedule.__name__] = {
-            "grads": {n: p.grad.tolist() for n, p in part.named_parameters()},
+        out[name] = {
+            "grads": {n: p.grad.tolist() for m in parts for n, p in m.named_parameters()},
             "losses": [v.item() for v in losses],
             "output": None if result is None else result.tolist(),
         }
@@ -190,7 +217,7 @@ def _pytorch_pipelined(rank: int, world: int) -> dict:
 @pytest.mark.parity
 def test_pipelined_run_equals_pytorchs_pipelining(pipelined, torch):
     theirs = run_ranks(_pytorch_pipelined, 2, timeout=120)
-    for name in ("ScheduleGPipe", "Schedule1F1B"):
+    for name in ("ScheduleGPipe", "Schedule1F1B", "ScheduleInterleaved1F1B"):
         for rank in (0, 1):
             ours, want = pipelined[rank][name], theirs[rank][name]
             assert ours["grads"].keys() == want["grads"].keys()

@@ -1,5 +1,5 @@
 """``disttorch.distributed.pipelining`` (mirrors ``torch.distributed.pipelining``):
-``PipelineStage``, ``ScheduleGPipe``, ``Schedule1F1B``, ``pipeline``, ``pipe_split``,
+``PipelineStage``, ``ScheduleGPipe``, ``Schedule1F1B``, ``ScheduleInterleaved1F1B``, ``pipeline``, ``pipe_split``,
 ``SplitPoint``, ``build_stage``.
 
 The implementation lives in ``disttorch.nn.parallel.pipelining`` (``distributed`` never
@@ -13,6 +13,7 @@ _NAMES = (
     "PipelineStage",
     "Schedule1F1B",
     "ScheduleGPipe",
+    "ScheduleInterleaved1F1B",
     "SplitPoint",
     "build_stage",
     "pipe_split",

@@ -1,6 +1,7 @@
 """``PipelineStage``: one piece of a model, on one rank, and the messages between pieces.
 
-Stage ``i`` of ``n`` runs on rank ``i`` of its process group. For each microbatch:
+Stage ``i`` of ``n`` runs on rank ``i % ranks`` of its process group (one stage per rank,
+or several for the interleaved schedule). For each microbatch:
 
 * forward: stage 0 takes the schedule's input, any other stage receives the previous
   stage's activations (``dist.irecv`` through ``batch_isend_irecv``), runs its module, and
@@ -33,8 +34,9 @@ from ....distributed import P2POp, batch_isend_irecv, get_global_rank, get_rank,
 
 __all__ = ["PipelineStage"]
 
-# message tags: activations, gradients and the one-time shape header travel apart
-_FWD_TAG, _BWD_TAG, _META_TAG = 0x5F01, 0x5F02, 0x5F03
+# message tags: activations, gradients and the one-time shape header travel apart, each
+# tagged with the receiving stage (two ranks may exchange messages for several stage pairs)
+_FWD_TAG, _BWD_TAG, _META_TAG = 0x50000, 0x60000, 0x70000
 _META_LEN = 64
 _DTYPES = (
     dtypes.float32, dtypes.float64, dtypes.float16, dtypes.bfloat16, dtypes.int64, dtypes.int32,
@@ -82,7 +84,7 @@ class PipelineStage:
 
     Args:
         submodule: the module this stage runs.
-        stage_index: this stage's index (stage ``i`` runs on rank ``i`` of ``group``).
+        stage_index: this stage's index (stage ``i`` runs on rank ``i % size`` of ``group``).
         num_stages: how many stages the pipeline has.
         device: the device of this stage (``cpu``).
         input_args: an example microbatch input of this stage (a tensor or tuple), giving
@@ -118,14 +120,11 @@ class PipelineStage:
             raise RuntimeError(
                 f"Pipeline group size {self.group_size} cannot be larger than number of stages {num_stages}"
             )
-        if self.group_size != num_stages:
+        if num_stages % self.group_size != 0 or self.group_rank != stage_index % self.group_size:
             raise RuntimeError(
-                f"PipelineStage: disttorch runs one stage per rank: {num_stages} stages need a "
-                f"group of {num_stages} ranks, this one has {self.group_size}"
-            )
-        if self.group_rank != stage_index:
-            raise RuntimeError(
-                f"PipelineStage: stage {stage_index} must run on group rank {stage_index}, not {self.group_rank}"
+                f"PipelineStage: stage {stage_index} of {num_stages} runs on group rank "
+                f"{stage_index} % {self.group_size} (the stages are dealt round the ranks, the "
+                f"same number to each), not on group rank {self.group_rank}"
             )
         self._in_metas = _metas(_as_tuple(input_args)) if input_args is not None and stage_index > 0 else None
         self._sent_metas = False
@@ -147,17 +146,18 @@ class PipelineStage:
         self._sends: list = []
 
     def _rank_of(self, stage: int) -> int:
-        return stage if self.group is None else get_global_rank(self.group, stage)
+        group_rank = stage % self.group_size
+        return group_rank if self.group is None else get_global_rank(self.group, group_rank)
 
     def _receive(self, shapes: list[tuple[tuple, Any]], stage: int, tag: int) -> list[Tensor]:
         bufs = [empty(shape, dtype=dtype) for shape, dtype in shapes]
-        ops = [P2POp(irecv, b, self._rank_of(stage), self.group, tag) for b in bufs]
+        ops = [P2POp(irecv, b, self._rank_of(stage), self.group, tag + self.stage_index) for b in bufs]
         for work in batch_isend_irecv(ops):
             work.wait()
         return bufs
 
     def _send(self, tensors: list[Tensor], stage: int, tag: int) -> None:
-        ops = [P2POp(isend, t, self._rank_of(stage), self.group, tag) for t in tensors]
+        ops = [P2POp(isend, t, self._rank_of(stage), self.group, tag + stage) for t in tensors]
         self._sends += batch_isend_irecv(ops)
 
     def wait_sends(self) -> None:
@@ -180,7 +180,7 @@ class PipelineStage:
                 for t in inputs:
                     if t.is_floating_point():
                         t.requires_grad_(True)
-        out = self.submod(*inputs, **(kwargs or {}))
+        out = self.submod(*inputs, **((kwargs or {}) if self.is_first else {}))
         outputs = _as_tuple(out)
         if self.has_backward:
             self.fwd_cache[mb] = (inputs, outputs)
