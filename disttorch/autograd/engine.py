@@ -10,7 +10,8 @@
    sum each input gradient back to the input's shape (broadcasting) and dtype, and add it
    to the buffer of the node that produced that input.
 4. A leaf's ``AccumulateGrad`` runs the leaf's hooks, adds into ``.grad`` (a fresh array
-   of its own, never aliased), then its post-accumulate-grad hooks.
+   of its own, never aliased; or hands the gradient to the thread's ``grad_sink``, as
+   distributed autograd does), then its post-accumulate-grad hooks.
 5. After the walk, callbacks queued with ``queue_callback`` run (DDP waits for its buckets
    there), and saved tensors are freed unless ``retain_graph``.
 """
@@ -28,7 +29,7 @@ from .._memory_format import is_dense
 from .._tensor import Tensor
 from ..utils import trace
 from . import autocast_state as _autocast
-from . import grad_mode, saved_hooks
+from . import grad_mode, grad_sink, saved_hooks
 from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, gradient_edge
 
 __all__ = ["run_backward", "queue_callback", "edges_needed"]
@@ -131,12 +132,25 @@ def _sum_to(grad, shape: tuple, dtype: np.dtype):
 
 
 def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
-    """Add ``grad`` into ``leaf.grad``; the stored gradient never aliases another tensor."""
+    """The leaf's hooks, ``grad`` added to ``leaf.grad`` (or handed to the thread's grad sink),
+    then its post-accumulate-grad hooks."""
     if leaf._hooks:
         for hook in leaf._hooks:
             out = hook(grad)
             if out is not None:
                 grad, shared = out, True
+    sink = grad_sink.current()
+    if sink is not None:
+        sink.accumulate(leaf, grad)
+    else:
+        _add_to_grad(leaf, grad, shared, create_graph)
+    if leaf._post_hooks:
+        for hook in list(leaf._post_hooks):
+            hook(leaf)
+
+
+def _add_to_grad(leaf, grad, shared: bool, create_graph: bool) -> None:
+    """``leaf.grad += grad``; the stored gradient never aliases another tensor."""
     if grad.is_sparse or (leaf._grad is not None and leaf._grad.is_sparse):
         # sparse + sparse stays sparse (indices concatenated); sparse + dense is dense
         old = leaf._grad
@@ -163,9 +177,6 @@ def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
     else:
         np.add(leaf._grad._data, grad._data, out=leaf._grad._data)
         leaf._grad._bump_version()
-    if leaf._post_hooks:
-        for hook in list(leaf._post_hooks):
-            hook(leaf)
 
 
 def run_backward(

@@ -87,6 +87,7 @@ from .launch_defaults import get_default_backend_for_device, is_torchelastic_lau
 from .object_collectives import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
 from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .reduce_op import ReduceOp
+from .remote_device import _remote_device
 from .store import FileStore, PrefixStore, Store, TCPStore
 
 #: ``dist.group.WORLD`` is the default group, as in PyTorch.

@@ -107,3 +107,21 @@ def kept_rref_after_call(other: str) -> dt.futures.Future:
     """Answer with the kept RRef once a call to ``other`` returns (its future completes on
     the I/O thread; sending the RRef on to the caller needs a call to its owner)."""
     return rpc.rpc_async(other, add, args=(1, 2)).then(lambda _f: _kept[0])
+
+
+# ------------------------------------------------------------------ objects handed to a worker
+_held: list = []
+
+
+def hold(obj) -> None:
+    """Keep ``obj`` (e.g. a RemoteModule that arrived by RPC) on this worker."""
+    _held.append(obj)
+
+
+def held() -> list:
+    return list(_held)
+
+
+def remote_module_forward(module, x):
+    """Run a RemoteModule that arrived by RPC, on this worker."""
+    return module.forward(x)

@@ -44,6 +44,18 @@ def _distributed(rank: int, world: int) -> dict:
             dist_autograd.get_gradients(cid)
         except RuntimeError as err:
             out["released"] = (str(err), cid)
+        with dist_autograd.context() as cid:  # retain_graph: the graph may be run again
+            y = rpc.rpc_sync("worker1", h.times_weight, args=(a,))
+            loss = (y * y).sum()
+            dist_autograd.backward(cid, [loss], retain_graph=True)
+            first = dist_autograd.get_gradients(cid)[a].tolist()
+            dist_autograd.backward(cid, [loss])
+            out["retained"] = [first, dist_autograd.get_gradients(cid)[a].tolist()]
+            for key, root in (("freed", loss), ("freed_remote", y.sum())):
+                try:
+                    dist_autograd.backward(cid, [root])
+                except RuntimeError as err:
+                    out[key] = str(err)
         with dist_autograd.context() as cid:
             loss = rpc.rpc_sync("worker1", h.times_weight, args=(a,)).sum()
             dist_autograd.backward(cid, [loss])
@@ -88,3 +100,17 @@ def test_a_context_is_released_when_it_exits(distributed):
 
 def test_distributed_optimizer_steps_the_owners_parameters(distributed):
     np.testing.assert_allclose(distributed["stepped"], np.array(W) - 0.5 * np.array(A), rtol=1e-12)
+
+
+def test_retain_graph_lets_a_context_run_backward_again(distributed):
+    first, second = distributed["retained"]
+    np.testing.assert_allclose(first, 2 * (np.array(A) * np.array(W) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(second, 2 * np.array(first), rtol=1e-12)
+
+
+def test_without_retain_graph_a_second_backward_raises_pytorchs_error(distributed):
+    again = "Trying to backward through the graph a second time"
+    assert distributed["freed"].startswith("Error on Node 0: " + again)
+    # the local part had nothing to free: the error comes from worker 1's part, as in PyTorch
+    assert distributed["freed_remote"].startswith("Error on Node 0: ")
+    assert "Error on Node 1: " + again in distributed["freed_remote"]

@@ -8,11 +8,13 @@ roots to its leaves; a gradient reaching a received tensor is sent back to the w
 sent it, which goes on from the tensor it sent, and so on across the workers. Gradients of
 the leaves (parameters) accumulate in the context on their own worker, never in ``.grad``:
 read them with :func:`get_gradients`, or step them with
-``torch.distributed.optim.DistributedOptimizer``.
+``torch.distributed.optim.DistributedOptimizer``. DDP's hooks fire as in a local backward
+and all-reduce into the context.
 
-Differences from PyTorch: the graph of a context is kept until the context exits, whatever
-``retain_graph`` says (a second ``backward`` in one context accumulates again instead of
-raising); each gradient crossing a worker boundary is one RPC of its own.
+Each worker's part of a backward frees the graph it ran unless ``retain_graph=True``, as in
+PyTorch. Difference from PyTorch: each gradient crossing a worker boundary is one RPC of its
+own and runs that worker's graph once, so two sends that share graph nodes need
+``retain_graph=True``.
 """
 
 from .backward import backward

@@ -1,12 +1,19 @@
 """``dist_autograd.backward``: a backward pass that follows the RPCs of a context.
 
 On each worker the local part of the graph runs through the ordinary engine
-(``autograd.engine.run_backward``), asked for the gradients of the part's leaves instead of
-filling ``.grad``. A leaf received by RPC sends its gradient back to the worker that sent
-the tensor, which runs backward from that tensor in turn (:func:`_backward_from_send`); the
-other leaves accumulate in the context. The pass returns once every worker's part is done.
-Backward being linear, a tensor that gets its gradient in several pieces simply runs once
-per piece.
+(``autograd.engine.run_backward``) with the leaves' gradients redirected
+(``autograd.grad_sink``) to this pass: a leaf received by RPC sends its gradient back to the
+worker that sent the tensor, which runs backward from that tensor in turn
+(:func:`_backward_from_send`); every other leaf accumulates in the context, never in
+``.grad``. The leaves' hooks run as in a local pass, so DDP's reducer all-reduces the
+gradients of its parameters during the pass and writes the averages into the context
+(as PyTorch's reducer does under distributed autograd). The pass returns once every
+worker's part is done. Backward being linear, a tensor that gets its gradient in several
+pieces simply runs once per piece.
+
+Each worker's part frees the graph it ran unless ``retain_graph=True``, as PyTorch: a second
+``backward`` through it in the same context then raises PyTorch's error, prefixed by
+``Error on Node <worker id>:`` as PyTorch's distributed engine prefixes it.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ from collections.abc import Sequence
 
 from ..._creation import ones_like
 from ..._tensor import Tensor
-from ...autograd.engine import reachable_leaves, run_backward
+from ...autograd import grad_sink
+from ...autograd.engine import run_backward
 from ...futures import wait_all
 from ..rpc import api
 from ..rpc import dist_autograd_container as contexts
@@ -33,7 +41,8 @@ def backward(context_id: int, roots: Sequence[Tensor], retain_graph: bool = Fals
     Args:
         context_id: the id ``dist_autograd.context()`` gave.
         roots: scalar tensors that require grad (a gradient of 1 starts from each).
-        retain_graph: accepted as in PyTorch; the graph is kept until the context exits.
+        retain_graph: keep the graph of every worker's part, so that it may be
+            backpropagated again in this context.
     """
     ctx = contexts.get(context_id)
     roots = list(roots)
@@ -44,31 +53,52 @@ def backward(context_id: int, roots: Sequence[Tensor], retain_graph: bool = Fals
             raise RuntimeError(
                 f"root {i} of shape {tuple(root.shape)} is not a scalar, all roots need to be scalar"
             )
-    _propagate(ctx, roots, [ones_like(r) for r in roots])
+    _propagate(ctx, roots, [ones_like(r) for r in roots], retain_graph)
 
 
-def _propagate(ctx: contexts.DistAutogradContext, tensors: list[Tensor], grads: list[Tensor]) -> None:
-    """Backward from ``tensors`` (with ``grads``) on this worker, then on the workers that sent
-    the leaves it reaches."""
-    leaves = reachable_leaves(tensors)
-    with _engine_lock:
-        leaf_grads = run_backward(
-            tensors, grads, retain_graph=True, create_graph=False, inputs=leaves, accumulate=False
-        )
-    onward = []
-    for leaf, grad in zip(leaves, leaf_grads):
-        if grad is None:
-            continue
-        received = ctx.recvs.get(id(leaf))
+class _PassSink:
+    """Where one worker's part of a distributed backward puts leaf gradients: the context,
+    or (a leaf received by RPC) the list of gradients to send back to its sender."""
+
+    def __init__(self, ctx: contexts.DistAutogradContext) -> None:
+        self.ctx = ctx
+        self.onward: list[tuple[int, int, Tensor]] = []  # (sender, send id, gradient)
+
+    def accumulate(self, leaf: Tensor, grad: Tensor) -> None:
+        received = self.ctx.recvs.get(id(leaf))
         if received is None:
-            ctx.accumulate(leaf, grad)
+            self.ctx.accumulate(leaf, grad)
         else:
             _, sender, send_id = received
-            onward.append(api.rpc_async(sender, _backward_from_send, args=(ctx.context_id, send_id, grad)))
-    wait_all(onward)
+            self.onward.append((sender, send_id, grad))
+
+    def get(self, leaf: Tensor) -> Tensor | None:
+        return self.ctx.grads.get(leaf)
+
+    def set(self, leaf: Tensor, grad: Tensor) -> None:
+        with self.ctx.lock:
+            self.ctx.grads[leaf] = grad
 
 
-def _backward_from_send(context_id: int, send_id: int, grad: Tensor) -> None:
+def _propagate(
+    ctx: contexts.DistAutogradContext, tensors: list[Tensor], grads: list[Tensor], retain_graph: bool
+) -> None:
+    """Backward from ``tensors`` (with ``grads``) on this worker, then on the workers that sent
+    the leaves it reaches."""
+    sink = _PassSink(ctx)
+    try:
+        with _engine_lock, grad_sink.redirect_to(sink):
+            run_backward(tensors, grads, retain_graph=retain_graph, create_graph=False)
+        onward = [
+            api.rpc_async(sender, _backward_from_send, args=(ctx.context_id, send_id, grad, retain_graph))
+            for sender, send_id, grad in sink.onward
+        ]
+        wait_all(onward)
+    except RuntimeError as e:
+        raise RuntimeError(f"Error on Node {api.require_state().me.id}: {e}") from e
+
+
+def _backward_from_send(context_id: int, send_id: int, grad: Tensor, retain_graph: bool) -> None:
     """On the worker that sent a tensor: go on backward from it with the gradient it got."""
     ctx = contexts.get(context_id)
-    _propagate(ctx, [ctx.sends[send_id]], [grad])
+    _propagate(ctx, [ctx.sends[send_id]], [grad], retain_graph)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 
-__all__ = ["Session", "dumps", "loads", "current_peer"]
+__all__ = ["Session", "dumps", "loads", "current_peer", "in_message"]
 
 _local = threading.local()
 
@@ -60,6 +60,12 @@ def current_peer() -> int:
             "rpc_async, remote or to_here)"
         )
     return session.peer
+
+
+def in_message() -> bool:
+    """Whether this thread is pickling or unpickling an RPC message (objects that may travel
+    only by RPC, such as ``RemoteModule``, ask)."""
+    return getattr(_local, "session", None) is not None
 
 
 def _is_dense(obj: Any) -> bool:

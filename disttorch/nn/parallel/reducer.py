@@ -18,6 +18,10 @@ ranks keep the same layout and issue the same collectives. During backward:
    launches what is left, waits for every bucket, and writes the averaged gradients
    back into ``.grad``.
 
+Inside a distributed backward (``torch.distributed.autograd``) the same hooks fire, but a
+parameter's gradient lives in the autograd context instead of ``.grad``: the reducer reads
+and writes gradients through ``autograd.grad_sink``, which sees the context's value there.
+
 The last bucket is always launched in step 3, and its exchange runs in the training
 thread when the communication thread is idle (``ProcessGroup.run_async_inline``): it holds
 the first layers' gradients, which backward produces at its very end, so there is nothing
@@ -56,6 +60,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.engine import queue_callback, reachable_leaves
+from ...autograd.grad_sink import grad_of, set_grad
 from ...utils import trace
 from .comm_hooks import GradBucket, allreduce_hook
 
@@ -259,7 +264,8 @@ class Reducer:
         dst = bucket.slot(slot)
         # a sparse grad of a parameter DDP did not expect one for (e.g. F.embedding(..., sparse=True)
         # on a plain Parameter) is reduced densely; the parameter then gets a dense averaged grad
-        src = p._grad.to_dense()._data if p._grad.is_sparse else p._grad._data
+        grad = grad_of(p)
+        src = grad.to_dense()._data if grad.is_sparse else grad._data
         if not np.shares_memory(src, dst):
             np.copyto(dst, src)
         self._mark_ready(bucket, i)
@@ -377,7 +383,7 @@ class Reducer:
             if globally_used is not None and not globally_used[i]:
                 continue
             p = self.params[i]
-            grad = p._grad if local and self._used[i] else None
+            grad = grad_of(p) if local and self._used[i] else None
             if grad is not None and (not grad.is_sparse or grad.sparse_dim() != 1):
                 grad = grad.to_dense().to_sparse(1)  # e.g. the user replaced it by a dense tensor
             if grad is None:
@@ -393,18 +399,19 @@ class Reducer:
             scale = self._grad_scale / self._group().size()
             summed = SparseTensor._build(all_idx, Tensor._make(all_val), tuple(p.shape), False).coalesce()
             values = summed._sp_values._data * np.asarray(scale, summed._sp_values._data.dtype)
-            p._grad = SparseTensor._build(summed._sp_indices, Tensor._make(values), tuple(p.shape), True)
+            set_grad(p, SparseTensor._build(summed._sp_indices, Tensor._make(values), tuple(p.shape), True))
 
     def _write_grad(self, p: Tensor, averaged: np.ndarray, globally_used: np.ndarray | None) -> None:
         if globally_used is not None and not globally_used[self.locate[id(p)][2]]:
             return
+        grad = grad_of(p)
         if self.as_view:
-            p._grad = Tensor._make(averaged)
-        elif p._grad is None or p._grad.is_sparse:
-            p._grad = Tensor._make(averaged.copy())
+            set_grad(p, Tensor._make(averaged))
+        elif grad is None or grad.is_sparse:
+            set_grad(p, Tensor._make(averaged.copy()))
         else:
-            np.copyto(p._grad._data, averaged)
-            p._grad._bump_version()
+            np.copyto(grad._data, averaged)
+            grad._bump_version()
 
     def shadow_backward(self) -> None:
         """For a rank that has joined (no data left): reduce zero buckets in the same

@@ -1,0 +1,1 @@
+"""``disttorch.distributed.nn.api`` (mirrors ``torch.distributed.nn.api``): ``remote_module``."""
