@@ -54,6 +54,7 @@ class LinearFunction(Function):
     _raw = True
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
     _backward_saves = _linear_fields
+    _profiled_as = "aten::linear"
 
     @staticmethod
     def forward(ctx, x, w, b):
