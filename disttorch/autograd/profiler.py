@@ -124,10 +124,14 @@ def _flops(name: str, args: tuple, out: Any) -> int:
 _event_names: dict = {}
 
 
-def op_event_name(cls: type) -> str:
+def op_event_name(cls: type, args: tuple) -> str:
     """The profiler's name for a built-in op's forward: the class's ``_profiled_as`` where it
-    sets one, else PyTorch's operator read off the op's node name (``NativeLayerNormBackward0``:
+    sets one (a name, or a function of the call's arguments giving it), else PyTorch's
+    operator read off the op's node name (``NativeLayerNormBackward0``:
     ``aten::native_layer_norm``); a user-defined Function is named by its class."""
+    custom = cls.__dict__.get("_profiled_as")
+    if callable(custom):
+        return custom(*args)
     name = _event_names.get(cls)
     if name is None:
         name = cls.__dict__.get("_profiled_as") or cls.__name__
@@ -155,7 +159,7 @@ def _profiled_apply(cls: type, *args: Any) -> Any:
         flops = _flops(cls.__name__, args, out)
         if flops:
             extra["flops"] = flops
-    trace.end(op_event_name(cls), start, "cpu_op", **extra)
+    trace.end(op_event_name(cls, args), start, "cpu_op", **extra)
     return out
 
 

@@ -228,6 +228,7 @@ class ConvNd(Function):
     _node_name = "ConvolutionBackward0"
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
     _tensor_slots = 3  # input, weight, bias
+    _profiled_as = staticmethod(lambda input, weight, bias, geo: f"aten::{geo.name}")  # aten::conv2d
     _backward_saves = {
         "input": lambda ctx: ctx.inputs[0],
         "weight": saved(0),
