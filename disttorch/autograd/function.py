@@ -296,7 +296,7 @@ class Function(FunctionCtx, Node):
 
     def __dir__(self) -> list[str]:
         """The attributes, with this node's ``_saved_*`` names those of PyTorch's node only."""
-        own = [n for n in super().__dir__() if not n.startswith(("_saved_", "_raw_saved_"))]
+        own = [n for n in super().__dir__() if n != "_saved" and not n.startswith(("_saved_", "_raw_saved_"))]
         return sorted({*own, *saved_fields.field_names(self)})
 
     @classmethod
