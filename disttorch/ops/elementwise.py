@@ -750,7 +750,11 @@ class Erf(_FloatUnary):
 
 
 class Relu(Function):
+    """``max(x, 0)``; keeps its output, as PyTorch's (whose in-place change then makes backward
+    raise), and passes the gradient where it is positive."""
+
     _raw = True
+    _backward_saves = {"result": kept("out", 0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -759,13 +763,14 @@ class Relu(Function):
             raise RuntimeError("Boolean inputs not supported for relu")
         if x.dtype.kind == "c":
             raise NotImplementedError("clamp is not supported for complex types")
+        out = relu_kernel(x)
         if ctx.needs_input_grad:
-            ctx.mask = _split(np.greater, x, 0)
-        return relu_kernel(x)
+            ctx.out = out
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        return g * _const(ctx.mask)
+        return g * _const(_split(np.greater, ctx.out, 0))
 
 
 # ---------------------------------------------------------------------- selection

@@ -20,6 +20,8 @@ CASES = {
     "tanh": lambda L, a: a["x"].tanh(),
     "sigmoid": lambda L, a: a["x"].sigmoid(),
     "sqrt": lambda L, a: a["p"].sqrt(),
+    "relu": lambda L, a: a["x"].relu(),
+    "functional_relu": lambda L, a: L.nn.functional.relu(a["x"]),
     "pow_number": lambda L, a: a["x"].pow(2),
     "pow_tensor": lambda L, a: a["p"].pow(a["y"]),
     "number_pow": lambda L, a: 2 ** a["x"],
@@ -89,7 +91,19 @@ def test_saved_fields_match_pytorch(torch, case):
             assert mine[name] == value, name
 
 
-RAW_CASES = ["mul", "div", "sin", "exp", "tanh", "sigmoid", "pow_number", "pow_tensor", "mm", "softmax"]
+RAW_CASES = [
+    "mul",
+    "div",
+    "sin",
+    "exp",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "pow_number",
+    "pow_tensor",
+    "mm",
+    "softmax",
+]
 
 
 @pytest.mark.parametrize("case", RAW_CASES)
@@ -262,3 +276,17 @@ def test_next_functions_list_pytorchs_tensor_inputs(torch, expr):
         return eval(expr, {"torch": L, "x": x}).grad_fn
 
     assert _next_names(build(dt)) == _next_names(build(torch))
+
+
+def test_relu_output_changed_in_place_makes_backward_raise_as_pytorch(torch):
+    def attempt(L):
+        x = L.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = L.relu(x * 1)
+        y.add_(1)
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            return str(e).split(" Hint")[0]
+        return None
+
+    assert attempt(dt) == attempt(torch) is not None
