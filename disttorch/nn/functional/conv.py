@@ -238,6 +238,7 @@ class ConvNd(Function):
         "groups": lambda ctx: ctx.geo.groups,
         "transposed": lambda ctx: False,
         "output_padding": lambda ctx: (0,) * len(ctx.geo.stride),
+        "bias_sym_sizes_opt": lambda ctx: ctx.bias_sizes,
     }
 
     @staticmethod
@@ -246,6 +247,7 @@ class ConvNd(Function):
         out, saved = _conv_arrays(x, weight._data, geo, None if bias is None else bias._data)
         ctx.save_for_backward(weight)
         ctx.saved, ctx.geo = saved, geo
+        ctx.bias_sizes = (0,) if bias is None else tuple(bias.shape)
         ctx.padded_shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], geo.pads))
         ctx.inputs = (input,)  # only for the double-backward guard (see numpy_backward)
         return out[0] if geo.unbatched else out
