@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import warnings
 import weakref
 from typing import Any, Callable, Iterator
 
@@ -41,6 +42,15 @@ def _as_meta(arr: np.ndarray) -> MetaArray:
 
 def _is_meta(t: Any) -> bool:
     return type(t._data) is MetaArray
+
+
+_NON_LEAF_GRAD_MSG = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
 
 
 class Size(tuple):
@@ -295,7 +305,12 @@ class Tensor:
 
     @property
     def grad(self) -> "Tensor | None":
-        return self._grad
+        """The gradient backward accumulated here; reading it on a non-leaf that does not
+        retain grad warns, as PyTorch's (it is never populated there)."""
+        g = self._grad
+        if g is None and self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_MSG, UserWarning, stacklevel=2)
+        return g
 
     @grad.setter
     def grad(self, value: "Tensor | None") -> None:

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from . import library_opcheck
+from ._tensor import Tensor
 from .autograd.function import Function
 from .ops import op_namespace
 
@@ -33,6 +35,7 @@ __all__ = [
     "custom_op",
     "define",
     "impl",
+    "opcheck",
     "register_autograd",
     "register_fake",
     "register_kernel",
@@ -85,18 +88,21 @@ class CustomOpDef:
             )
         return kernel
 
+    def _bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """The call's arguments by the kernel's parameter names (defaults filled in)."""
+        bound = inspect.signature(self._kernel()).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kernel = self._kernel()
-        signature = inspect.signature(kernel)
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        inputs = tuple(bound.arguments[p] for p in signature.parameters)
+        inputs = tuple(self._bind(args, kwargs).values())
         op = self
 
         class CustomOpFunction(Function):
             @staticmethod
             def forward(ctx: Any, *inputs: Any) -> Any:
-                out = kernel(*inputs)
+                out = kernel(*(_below_autograd(a) for a in inputs))
                 if op._setup is not None and any(ctx.needs_input_grad):  # a graph is recorded
                     op._setup(ctx, inputs, out)
                 return out
@@ -115,6 +121,17 @@ class CustomOpDef:
 
     def __repr__(self) -> str:
         return f"<CustomOpDef({self._name})>"
+
+
+def _below_autograd(value: Any) -> Any:
+    """An argument as an operator's kernel sees it, below autograd: tensors (also in a list
+    or tuple) detached, sharing their memory, so ``x.numpy()`` works on an input that
+    requires grad and a mutated argument is written in place."""
+    if isinstance(value, Tensor):
+        return value.detach()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_below_autograd(v) for v in value)
+    return value
 
 
 def _register(qualname: str, schema: str | None, fn: Callable | None, mutates_args: Any = ()) -> CustomOpDef:
@@ -165,6 +182,23 @@ def _lookup(op: Any) -> CustomOpDef:
     if isinstance(name, str) and name.startswith("aten::"):
         raise NotImplementedError(f"{name}: ATen's built-in operators cannot be re-registered in disttorch")
     raise RuntimeError(f"operator {name} does not exist")
+
+
+def opcheck(
+    op: Any,
+    args: tuple,
+    kwargs: dict | None = None,
+    *,
+    test_utils: str | Sequence[str] = library_opcheck.DEFAULT_TEST_UTILS,
+    raise_exception: bool = True,
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> dict[str, Any]:
+    """Check that the custom operator ``op`` keeps its registration's promises on the sample
+    ``args``/``kwargs`` (see :mod:`disttorch.library_opcheck` for the four tests). Returns
+    ``{test: "SUCCESS" or the exception}``; with ``raise_exception`` the first failure raises
+    ``OpCheckError`` instead."""
+    return library_opcheck.run(_lookup(op), args, kwargs, test_utils, raise_exception)
 
 
 def define(qualname: str, schema: str, *, lib: Any = None, tags: Any = ()) -> None:

@@ -14,6 +14,8 @@ Above the core (it imports ``Tensor``), below the ops:
 - ``variable.py``: the legacy ``Variable(t)`` call, which returns a tensor.
 - ``graph.py``: ``torch.autograd.graph`` (``saved_tensors_hooks``, ``save_on_cpu``, gradient
   edges), over ``saved_hooks.py``, where nodes pack and unpack what they save.
+- ``saved_fields.py``: ``grad_fn._saved_<name>``/``_raw_saved_<name>``, what a node saved by
+  PyTorch's names, from the table beside each op's backward.
 - ``profiler.py``: ``record_function`` and the legacy ``profile`` (``torch.autograd.profiler``).
 """
 

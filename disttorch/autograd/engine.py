@@ -317,7 +317,7 @@ def _run(
                 node._saved = None
                 node._freed = True
                 if node._packed is not None:
-                    node._packed = ({}, None)  # the packed values go; backward again raises
+                    node._packed = {}  # the packed values go; backward again raises
 
     if inputs is None:
         return None

@@ -15,7 +15,6 @@ and returns tensors and runs with grad disabled. Every backward works on tensors
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 import weakref
 from collections.abc import Callable
@@ -23,12 +22,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import _debug_flags, _dtype
+from .. import _dtype
 from .._inference import saved_version
 from .._meta_array import MetaArray
 from .._tensor import Tensor, _Handle, _meta_in_use
 from ..kernels.threads import astype
-from . import grad_mode, saved_hooks
+from . import grad_mode, saved_fields, saved_hooks
+from .saved_fields import FREED_MSG as _FREED_MSG
+from .saved_fields import modified_inplace_message
 
 __all__ = ["Function", "FunctionCtx", "AccumulateGrad", "named_node", "once_differentiable"]
 
@@ -50,30 +51,6 @@ def register_function_dispatch(kind: type, handler: Any) -> None:
     _dispatch[kind] = handler
 
 
-def modified_inplace_message(t: Tensor, producer: Any, version: int, expected: int) -> str:
-    """PyTorch's error for a tensor a backward needs that was changed in place since:
-    ``[torch.FloatTensor [2, 3]], which is output 0 of Exp, is at version 1; ...`` (the
-    producing node named without its ``Backward0``; nothing about a leaf)."""
-    which = ""
-    if producer is not None:
-        which = f", which is output {t._output_nr} of {re.sub(r'Backward[0-9]*$', '', producer.name())},"
-    if _debug_flags.is_anomaly_enabled():
-        hint = (
-            "Hint: the backtrace further above shows the operation that failed to compute its "
-            "gradient. The variable in question was changed in there or anywhere later. Good luck!"
-        )
-    else:
-        hint = (
-            "Hint: enable anomaly detection to find the operation that failed to compute its "
-            "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
-        )
-    return (
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [{t.type()} {list(t.shape)}]{which} is at version {version}; expected version "
-        f"{expected} instead. {hint}"
-    )
-
-
 class dispatch_disabled:
     """Within this block, Functions run on the dispatching subclasses as on plain tensors."""
 
@@ -87,14 +64,6 @@ class dispatch_disabled:
 _grad_state = grad_mode._state
 _bf16 = _dtype.bf16_numpy  # [None] until a bfloat16 tensor exists
 _F16 = np.dtype(np.float16)
-
-_FREED_MSG = (
-    "Trying to backward through the graph a second time (or directly access saved "
-    "tensors after they have already been freed). Saved intermediate values of the "
-    "graph are freed when you call .backward() or autograd.grad(). Specify "
-    "retain_graph=True if you need to backward through the graph a second time or "
-    "if you need to access saved tensors after calling backward."
-)
 
 
 class _NullCtx:
@@ -133,14 +102,19 @@ class Node:
     _node_pre_hooks: list | None = None  # register_prehook's, run before backward
     _node_hooks: list | None = None  # register_hook's, run after backward
     _n_outputs = 1
+    _unlisted: tuple = ()  # indices of the arguments that are not PyTorch's tensor inputs
 
     def name(self) -> str:
         return type(self).__name__
 
     @property
     def next_functions(self) -> tuple:
-        """``((node, output_nr), ...)`` for each input, ``(None, 0)`` where none."""
-        return tuple(e if e is not None else (None, 0) for e in self.next_edges)
+        """``((node, output_nr), ...)`` for each of PyTorch's tensor inputs of the op,
+        ``(None, 0)`` where that input does not require grad."""
+        hidden = self._unlisted
+        return tuple(
+            e if e is not None else (None, 0) for i, e in enumerate(self.next_edges) if i not in hidden
+        )
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -191,7 +165,7 @@ class FunctionCtx:
     _saved: tuple | None = ()
     _saved_versions: tuple = ()
     _freed = False
-    _packed: tuple | None = None  # what saved-tensor hooks packed (see saved_hooks)
+    _packed: dict | None = None  # what saved-tensor hooks packed (see saved_hooks)
     _non_diff: tuple = ()
     _dirty: tuple = ()
     _saved_forward: tuple | None = None  # (tensors, versions) from save_for_forward
@@ -257,6 +231,11 @@ class Function(FunctionCtx, Node):
     _blas = False  # a matrix-product op: float16 inputs are computed in float32 (see below)
     _own_16_bit = False  # forward takes float16/bfloat16 arrays itself (no float32 copies)
     _node_name = ""  # PyTorch's name for this node where the class name is not it (see name())
+    # Which arguments ``next_functions`` lists, as PyTorch lists the tensor inputs of its op:
+    # the first ``_tensor_slots`` (optional tensors: None counts), floating-point tensors, and,
+    # where ``_wraps_numbers`` (PyTorch's op takes a tensor there), numbers after the first.
+    _tensor_slots = 0
+    _wraps_numbers = False
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
@@ -308,6 +287,18 @@ class Function(FunctionCtx, Node):
         cls = type(self).__name__
         return cls + ("Backward0" if self._raw else "Backward")
 
+    def __getattr__(self, attr: str) -> Any:
+        """``_saved_<name>`` / ``_raw_saved_<name>``: what this node saved, by PyTorch's
+        names (see :mod:`.saved_fields`); other missing attributes raise as PyTorch's nodes do."""
+        if attr.startswith(("_saved_", "_raw_saved_")):
+            return saved_fields.lookup(self, attr)
+        raise AttributeError(f"'{self.name()}' object has no attribute '{attr}'")
+
+    def __dir__(self) -> list[str]:
+        """The attributes, with this node's ``_saved_*`` names those of PyTorch's node only."""
+        own = [n for n in super().__dir__() if n != "_saved" and not n.startswith(("_saved_", "_raw_saved_"))]
+        return sorted({*own, *saved_fields.field_names(self)})
+
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run forward; when grad is enabled and an input requires grad, record a node."""
@@ -349,7 +340,8 @@ class Function(FunctionCtx, Node):
         edges = []
         needs_grad = []
         meta = []
-        for a in args:
+        unlisted = []
+        for i, a in enumerate(args):
             if isinstance(a, Tensor) and a._rg:
                 edges.append(gradient_edge(a))
                 needs_grad.append(True)
@@ -358,6 +350,10 @@ class Function(FunctionCtx, Node):
                 edges.append(None)
                 needs_grad.append(False)
                 meta.append(None)
+                if i >= cls._tensor_slots and not _listed_input(cls, a, i):
+                    unlisted.append(i)
+        if unlisted:
+            ctx._unlisted = tuple(unlisted)
         ctx.next_edges = tuple(edges)
         ctx.needs_input_grad = tuple(needs_grad)
         ctx._input_meta = tuple(meta)
@@ -382,6 +378,14 @@ class Function(FunctionCtx, Node):
         if _meta_in_use[0] and _any_meta(args):
             _mark_meta(out)
         return out
+
+
+def _listed_input(cls: type, a: Any, i: int) -> bool:
+    """Whether PyTorch's op has a tensor input where ``cls.apply`` got ``a`` (which does not
+    require grad) as argument ``i`` (see ``Function._tensor_slots``)."""
+    if isinstance(a, Tensor):
+        return a._data.dtype.kind in "fcV"
+    return cls._wraps_numbers and i > 0 and isinstance(a, (int, float, complex))
 
 
 def named_node(out: Any, name: str) -> Any:

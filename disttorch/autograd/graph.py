@@ -7,12 +7,15 @@ that keeps a CPU copy (disttorch's tensors are all on the CPU, so it is a copy a
 else); ``disable_saved_tensors_hooks(message)`` makes installing hooks raise ``message``.
 ``register_multi_grad_hook`` calls one hook with the gradients of several tensors;
 ``get_gradient_edge`` names where a tensor's gradient flows in, ``increment_version`` marks
-tensors as changed in place.
+tensors as changed in place; ``allow_mutation_on_saved_tensors()`` lets a program change in
+place a tensor the graph saved and still run backward on the values it had.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._tensor import Tensor
@@ -22,6 +25,7 @@ from .function import GradientEdge, Node, gradient_edge
 __all__ = [
     "GradientEdge",
     "Node",
+    "allow_mutation_on_saved_tensors",
     "get_gradient_edge",
     "increment_version",
     "disable_saved_tensors_hooks",
@@ -61,6 +65,55 @@ class save_on_cpu(saved_tensors_hooks):
             return tensor.to(device)
 
         super().__init__(pack, unpack)
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one ``allow_mutation_on_saved_tensors`` block: the copies of the tensors
+    saved inside it (``clear()`` drops them; leaving the block does)."""
+
+    def __init__(self) -> None:
+        self.cloned: list[Tensor] = []
+        self.active = True
+
+    def clear(self) -> None:
+        self.cloned.clear()
+
+
+_mutation_state = threading.local()
+_BACKWARD_OUTSIDE = (
+    "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+    "in which the graph was originally recorded."
+)
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors() -> Iterator[_AllowMutationOnSavedContext]:
+    """Within this block, a tensor saved for backward may be changed in place: backward (run
+    inside the same block) reads the values it had when it was saved. PyTorch clones a saved
+    tensor when it is about to be mutated; disttorch has no hook before an in-place write, so
+    it keeps a copy of every tensor saved inside the block (memory as if each were mutated).
+    Blocks do not nest; backward after the block raises ``AssertionError``."""
+    if getattr(_mutation_state, "ctx", None) is not None:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+
+    def pack(tensor: Tensor) -> int:
+        ctx.cloned.append(tensor.detach().clone())
+        return len(ctx.cloned) - 1
+
+    def unpack(index: int) -> Tensor:
+        if not ctx.active:
+            raise AssertionError(_BACKWARD_OUTSIDE)
+        return ctx.cloned[index]
+
+    _mutation_state.ctx = ctx
+    try:
+        with saved_tensors_hooks(pack, unpack):
+            yield ctx
+    finally:
+        _mutation_state.ctx = None
+        ctx.active = False
+        ctx.clear()
 
 
 class disable_saved_tensors_hooks:

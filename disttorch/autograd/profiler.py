@@ -4,9 +4,9 @@ the event lists both profilers return (``key_averages().table()``, Chrome traces
 Recording is built on :mod:`disttorch.utils.trace`: a running profiler adds a sink to it,
 so it receives the spans disttorch already records (forward, backward,
 optimizer.step, DDP's buckets and all-reduces) and the ``record_function`` ranges, and
-while it runs every op is timed too: each ``Function.apply`` (forward, named after the
-op's Function, e.g. ``Matmul``, ``LinearFunction``) and each backward node the engine
-runs (e.g. ``MatmulBackward0``). Op timing is installed only while a profiler runs, so it
+while it runs every op is timed too: each ``Function.apply`` (forward, named as PyTorch's
+operator, ``aten::matmul``, ``aten::linear``: see :func:`op_event_name`; a user Function by
+its class) and each backward node the engine runs (e.g. ``MmBackward0``). Op timing is installed only while a profiler runs, so it
 costs nothing otherwise. Times are wall-clock microseconds on the CPU.
 """
 
@@ -16,6 +16,7 @@ import functools
 import gzip
 import json
 import os
+import re
 import socket
 import threading
 from collections import defaultdict
@@ -120,6 +121,29 @@ def _flops(name: str, args: tuple, out: Any) -> int:
     return 0
 
 
+_event_names: dict = {}
+
+
+def op_event_name(cls: type, args: tuple) -> str:
+    """The profiler's name for a built-in op's forward: the class's ``_profiled_as`` where it
+    sets one (a name, or a function of the call's arguments giving it), else PyTorch's
+    operator read off the op's node name (``NativeLayerNormBackward0``:
+    ``aten::native_layer_norm``); a user-defined Function is named by its class."""
+    custom = cls.__dict__.get("_profiled_as")
+    if callable(custom):
+        return custom(*args)
+    name = _event_names.get(cls)
+    if name is None:
+        name = cls.__dict__.get("_profiled_as") or cls.__name__
+        if cls._raw and "_profiled_as" not in cls.__dict__:
+            node = cls._node_name or re.sub(r"(Function|Fn)$", "", cls.__name__)
+            stem = re.sub(r"Backward\d*$", "", node)
+            stem = re.sub(r"(\d)D", r"\1d", stem)  # MaxPool2D: max_pool2d
+            name = "aten::" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", stem).lower()
+        _event_names[cls] = name
+    return name
+
+
 def _profiled_apply(cls: type, *args: Any) -> Any:
     rec = _recording[0] if _recording else None
     if rec is None:
@@ -135,7 +159,7 @@ def _profiled_apply(cls: type, *args: Any) -> Any:
         flops = _flops(cls.__name__, args, out)
         if flops:
             extra["flops"] = flops
-    trace.end(cls.__name__, start, "cpu_op", **extra)
+    trace.end(op_event_name(cls, args), start, "cpu_op", **extra)
     return out
 
 

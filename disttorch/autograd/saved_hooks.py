@@ -21,7 +21,7 @@ import numpy as np
 
 from .._tensor import Tensor
 
-__all__ = ["active", "forget_unpacked", "pack_saved", "push", "pop", "unpack_saved"]
+__all__ = ["active", "forget_unpacked", "pack_one", "pack_saved", "push", "pop", "unpack_one", "unpack_saved"]
 
 _local = threading.local()
 #: how many hook pairs are installed on any thread (a cheap test before the thread-local one)
@@ -61,39 +61,59 @@ def active() -> tuple[Callable, Callable] | None:
 def pack_saved(node: Any, hooks: tuple[Callable, Callable]) -> None:
     """Replace what ``node`` saved by ``pack_hook``'s results (kept in ``node._packed``)."""
     pack, unpack = hooks
-    packed: dict[str, Any] = {}
     # a user Function's saved tensors are only those of save_for_backward, as in PyTorch
     for name, value in list(vars(node).items()) if node._raw else ():
-        if isinstance(value, np.ndarray):
-            packed[name] = (pack(Tensor._make(value)), True)
-        elif isinstance(value, Tensor):
-            packed[name] = (pack(value), False)
-        else:
-            continue
-        delattr(node, name)
-    saved = node._saved_unpacked() if node._saved else ()
-    if saved:
-        packed["_saved"] = tuple(None if t is None else pack(t) for t in saved)
-        node._saved = ()
-    node._packed = (packed, unpack)
+        if isinstance(value, (np.ndarray, Tensor)):
+            pack_one(node, name, pack, unpack)
+    if node._saved:
+        for i, t in enumerate(node._saved_unpacked()):
+            if t is not None:
+                pack_one(node, i, pack, unpack)
+
+
+def pack_one(node: Any, key: int | str, pack: Callable, unpack: Callable) -> None:
+    """Hand one thing ``node`` saved to ``pack`` and keep only its result, to be given to
+    ``unpack`` when backward runs: ``key`` is an index into ``save_for_backward``'s
+    tensors, or the name of an attribute holding an array or a tensor."""
+    if isinstance(key, int):
+        saved = list(node._saved_unpacked())
+        tensor, is_array = saved[key], False
+        saved[key] = None
+        node._saved = tuple(saved)
+    else:
+        value = node.__dict__.pop(key)
+        is_array = isinstance(value, np.ndarray)
+        tensor = Tensor._make(value) if is_array else value
+    if node._packed is None:
+        node._packed = {}
+    node._packed[key] = (pack(tensor), is_array, unpack)
+
+
+def unpack_one(node: Any, key: int | str) -> Tensor:
+    """``unpack_hook``'s tensor for what ``node`` packed under ``key``."""
+    packed, _, unpack = node._packed[key]
+    return unpack(packed)
 
 
 def unpack_saved(node: Any) -> None:
     """Put back on ``node`` what ``unpack_hook`` makes of each packed value."""
-    packed, unpack = node._packed
-    for name, value in packed.items():
-        if name == "_saved":
-            node._saved = tuple(None if p is None else unpack(p) for p in value)
-            node._saved_versions = tuple(0 if t is None else t._version_box[0] for t in node._saved)
+    saved = list(node._saved or ())
+    versions = list(node._saved_versions)
+    for key, (_, is_array, _) in node._packed.items():
+        tensor = unpack_one(node, key)
+        if isinstance(key, int):
+            saved[key], versions[key] = tensor, tensor._version_box[0]
         else:
-            tensor = unpack(value[0])
-            setattr(node, name, tensor._data if value[1] else tensor)
+            setattr(node, key, tensor._data if is_array else tensor)
+    node._saved, node._saved_versions = tuple(saved), tuple(versions)
 
 
 def forget_unpacked(node: Any) -> None:
     """Drop the unpacked values again once backward used them (the packed ones stay)."""
-    for name in node._packed[0]:
-        if name == "_saved":
-            node._saved = ()
+    saved = list(node._saved or ())
+    for key in node._packed:
+        if isinstance(key, int):
+            saved[key] = None
         else:
-            node.__dict__.pop(name, None)
+            node.__dict__.pop(key, None)
+    node._saved = tuple(saved)

@@ -26,6 +26,7 @@ from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
+from ..autograd.saved_fields import kept, saved
 from ..kernels.erf import TWO_OVER_SQRT_PI
 from ..kernels.erf import erf as erf_kernel
 from ..kernels.lerp import lerp as lerp_kernel
@@ -180,6 +181,22 @@ def _cj(x: Any) -> Any:
     return x.conjugate() if isinstance(x, complex) else x
 
 
+def _wrapped(i: int) -> Callable[[Any], Any]:
+    """The ``i``-th operand of a binary op when it was a Python number: PyTorch saves it as
+    a 0-dim tensor (int64, float64 or complex128), disttorch keeps the number."""
+
+    def operand(ctx: Any) -> Tensor | None:
+        number = ctx.scalars[i]
+        return None if number is None else Tensor._make(np.asarray(number))
+
+    return operand
+
+
+def _number(i: int) -> Callable[[Any], Any]:
+    """The ``i``-th operand of a binary op when it was a Python number, as that number."""
+    return lambda ctx: ctx.scalars[i]
+
+
 def _saved_operands(ctx: Any) -> tuple:
     ta, tb = ctx.saved_tensors
     sa, sb = ctx.scalars
@@ -189,6 +206,9 @@ def _saved_operands(ctx: Any) -> tuple:
 # ---------------------------------------------------------------------- arithmetic
 class Add(Function):
     _raw = True
+    _wraps_numbers = True
+    # ``alpha`` other than 1 is a separate product node before this one
+    _backward_saves = {"alpha": lambda ctx: 1}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -201,6 +221,8 @@ class Add(Function):
 
 class Sub(Function):
     _raw = True
+    _wraps_numbers = True
+    _backward_saves = {"alpha": lambda ctx: 1}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -216,6 +238,8 @@ class Sub(Function):
 
 class Mul(Function):
     _raw = True
+    _wraps_numbers = True
+    _backward_saves = {"self": saved(0, _wrapped(0)), "other": saved(1, _wrapped(1))}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -233,6 +257,8 @@ class Mul(Function):
 
 class Div(Function):
     _raw = True
+    _wraps_numbers = True
+    _backward_saves = {"self": saved(0, _wrapped(0)), "other": saved(1, _wrapped(1))}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -270,6 +296,17 @@ def _int_power_check(xa: Any, xb: Any) -> None:
 
 class Pow(Function):
     _raw = True
+
+    @staticmethod
+    def _backward_saves(ctx: Any) -> dict:
+        """``PowBackward0`` (tensor ** number) keeps the number and no result, ``PowBackward2``
+        (number ** tensor) keeps the number base."""
+        name = ctx.name()
+        return {
+            "self": _number(0) if name == "PowBackward2" else saved(0),
+            "exponent": _number(1) if name == "PowBackward0" else saved(1),
+            **({} if name == "PowBackward0" else {"result": kept("out", 0)}),
+        }
 
     @staticmethod
     def forward(ctx, a, b):
@@ -387,6 +424,11 @@ class _FloatUnary(Function):
     ufunc: Callable = None
     uses_output = False  # derivative reads y (kept from forward, recomputed under create_graph)
     quiet = False  # silence NumPy's warnings for inputs outside the domain (log(0)...)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """PyTorch's name for what the op saves: the output when its derivative reads it."""
+        super().__init_subclass__(**kwargs)
+        cls._backward_saves = {"result": kept("out", 0)} if cls.uses_output else {"self": saved(0)}
 
     @classmethod
     def forward(cls, ctx, a):
@@ -708,7 +750,11 @@ class Erf(_FloatUnary):
 
 
 class Relu(Function):
+    """``max(x, 0)``; keeps its output, as PyTorch's (whose in-place change then makes backward
+    raise), and passes the gradient where it is positive."""
+
     _raw = True
+    _backward_saves = {"result": kept("out", 0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -717,13 +763,14 @@ class Relu(Function):
             raise RuntimeError("Boolean inputs not supported for relu")
         if x.dtype.kind == "c":
             raise NotImplementedError("clamp is not supported for complex types")
+        out = relu_kernel(x)
         if ctx.needs_input_grad:
-            ctx.mask = _split(np.greater, x, 0)
-        return relu_kernel(x)
+            ctx.out = out
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        return g * _const(ctx.mask)
+        return g * _const(_split(np.greater, ctx.out, 0))
 
 
 # ---------------------------------------------------------------------- selection
@@ -855,6 +902,7 @@ def _two_scalars_type(a: Any, b: Any) -> np.dtype:
 
 class Where(Function):
     _raw = True
+    _wraps_numbers = True
 
     @staticmethod
     def forward(ctx, cond, a, b):

@@ -16,6 +16,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
+from ..autograd.saved_fields import operand_fields, saved
 from ..kernels.threads import matmul as blas_matmul
 from ._helpers import broadcast_error
 from .deprecated_overloads import scales_first
@@ -69,9 +70,21 @@ _MATMUL_NODE = {
 }
 
 
+#: what PyTorch's node for each kind of matrix product saves
+_MATMUL_FIELDS = {
+    "MmBackward0": {**operand_fields("self", saved(0)), **operand_fields("mat2", saved(1))},
+    "MvBackward0": {"self": saved(0), "vec": saved(1)},
+    "DotBackward0": {"self": saved(0), "tensor": saved(1)},
+}
+
+
 class Matmul(Function):
     _raw = True
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
+
+    @staticmethod
+    def _backward_saves(ctx: Any) -> dict:
+        return _MATMUL_FIELDS.get(ctx.name(), {})
 
     @staticmethod
     def forward(ctx, a, b):

@@ -21,6 +21,7 @@ from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
+from ..autograd.saved_fields import ABSENT
 from ..kernels.reductions import add_reduce, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
@@ -145,8 +146,21 @@ def _float_dtype_check(name: str, x: np.ndarray) -> None:
 
 
 # ---------------------------------------------------------------------- sum, mean
+def _reduction_fields(ctx: Any) -> dict:
+    """What PyTorch's ``SumBackward``/``MeanBackward`` nodes save: the input's sizes (and
+    element count, for mean), and for a reduction over given dims those and ``keepdim``."""
+    fields: dict = {"self_sym_sizes": lambda ctx: ctx.shape}
+    if isinstance(ctx, Mean):
+        fields["self_sym_numel"] = lambda ctx: _count(ctx.shape, None)
+    if ctx.name().endswith("Backward1"):
+        fields["dim"] = lambda ctx: ctx.dims if ctx.dims is not None else ABSENT
+        fields["keepdim"] = lambda ctx: ctx.keepdim
+    return fields
+
+
 class Sum(Function):
     _raw = True
+    _backward_saves = _reduction_fields
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
@@ -168,6 +182,7 @@ class Sum(Function):
 
 class Mean(Function):
     _raw = True
+    _backward_saves = _reduction_fields
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):

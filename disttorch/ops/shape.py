@@ -163,6 +163,7 @@ class View(Function):
 
     _raw = True
     _view = True
+    _backward_saves = {"self_sym_sizes": lambda ctx: ctx.in_shape}
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -188,7 +189,7 @@ class UnsafeView(View):
 
 
 class Unsqueeze(View):
-    pass
+    _backward_saves = {}  # PyTorch's saves the dim, which this node does not know
 
 
 class Squeeze(View):
@@ -252,9 +253,25 @@ def _expanded(x: np.ndarray, full: list, lead: int) -> np.ndarray:
     )
 
 
+def _transposed_dims(ctx: Any) -> tuple:
+    """The two dims a transpose swapped, read off its permutation."""
+    moved = [i for i, d in enumerate(ctx.dims) if i != d]
+    return tuple(moved) if moved else (0, 0)
+
+
+def _permute_fields(ctx: Any) -> dict:
+    """``PermuteBackward0`` saves ``dims``, ``TransposeBackward0`` ``dim0``/``dim1``;
+    ``TBackward0`` nothing."""
+    name = ctx.name()
+    if name == "TransposeBackward0":
+        return {"dim0": lambda ctx: _transposed_dims(ctx)[0], "dim1": lambda ctx: _transposed_dims(ctx)[1]}
+    return {"dims": lambda ctx: tuple(ctx.dims)} if name == "PermuteBackward0" else {}
+
+
 class Permute(Function):
     _raw = True
     _view = True
+    _backward_saves = _permute_fields
 
     @staticmethod
     def forward(ctx, a, dims):

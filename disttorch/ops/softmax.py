@@ -16,6 +16,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
+from ..autograd.saved_fields import kept
 from ..kernels import softmax as _kernels
 from ._helpers import float_input
 from .opmath import is_low
@@ -28,6 +29,7 @@ class Softmax(Function):
     ``y * (g - sum(g * y))``."""
 
     _raw = True
+    _backward_saves = {"dim": lambda ctx: ctx.dim, "result": kept("out", 0)}
 
     @staticmethod
     def forward(ctx, x, dim):
@@ -50,6 +52,13 @@ class LogSoftmax(Function):
 
     _raw = True
     _own_16_bit = True
+    _backward_saves = {
+        "dim": lambda ctx: ctx.dim,
+        # the output is not kept (backward reads the softmax): recomputed from the input
+        "result": lambda ctx: Tensor._make(
+            _kernels.log_softmax(ctx.saved_tensors[0]._data, ctx.dim)[0], ctx, 0
+        ),
+    }
 
     @staticmethod
     def forward(ctx, x, dim):

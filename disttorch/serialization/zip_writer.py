@@ -96,13 +96,8 @@ class _Pickler(pickle._Pickler):
         return NotImplemented
 
     def _reduce_tensor(self, t: Tensor) -> tuple:
-        if t.requires_grad and not t.is_leaf:
-            raise RuntimeError(
-                "Cowardly refusing to serialize non-leaf tensor which requires_grad, "
-                "since autograd does not support crossing process boundaries. If you "
-                "just want to transfer the data, call detach() on the tensor before "
-                "serializing."
-            )
+        # a non-leaf that requires grad is saved as its values (loaded: a leaf that requires
+        # grad), as PyTorch's torch.save does; only multiprocessing refuses it
         from ..nn.parameter import Parameter  # nn sits above the core: imported when saving
 
         if isinstance(t, Parameter):

@@ -40,17 +40,17 @@ def test_records_ops_ranges_and_spans(setup):
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         _step(*setup)
     avg = {e.key: e for e in prof.key_averages()}
-    assert avg["LinearFunction"].count == 2 and avg["AddmmBackward0"].count == 2  # PyTorch's node name
-    assert {"forward_pass", "backward", "optimizer.step", "Tanh"} <= set(avg)
+    assert avg["aten::linear"].count == 2 and avg["AddmmBackward0"].count == 2  # PyTorch's node name
+    assert {"forward_pass", "backward", "optimizer.step", "aten::tanh"} <= set(avg)
     fwd = avg["forward_pass"]
-    assert fwd.cpu_time_total >= avg["LinearFunction"].cpu_time_total > 0
+    assert fwd.cpu_time_total >= avg["aten::linear"].cpu_time_total > 0
     assert fwd.self_cpu_time_total < fwd.cpu_time_total  # ops inside are its children
     events = prof.events()
-    lin = next(e for e in events if e.name == "LinearFunction")
+    lin = next(e for e in events if e.name == "aten::linear")
     assert lin.cpu_parent is not None and lin.cpu_parent.name == "forward_pass"
     assert lin.input_shapes == [[32, 8], [16, 8], [16]]
     shaped = prof.key_averages(group_by_input_shape=True)
-    assert sum(e.key == "LinearFunction" for e in shaped) == 2  # two input shapes
+    assert sum(e.key == "aten::linear" for e in shaped) == 2  # two input shapes
 
 
 def test_table_sort_and_row_limit(setup):
@@ -76,7 +76,7 @@ def test_chrome_trace_is_valid_json(setup, tmp_path):
     doc = json.loads(path.read_text())
     events = doc["traceEvents"]
     names = {e["name"] for e in events}
-    assert {"forward_pass", "LinearFunction", "backward"} <= names
+    assert {"forward_pass", "aten::linear", "backward"} <= names
     for e in events:
         assert {"name", "ph", "pid", "tid"} <= set(e)
         if e["ph"] == "X":
@@ -161,7 +161,7 @@ def test_legacy_autograd_profiler(setup):
     ):
         _step(*setup)
     keys = {e.key for e in prof.key_averages()}
-    assert {"block", "LinearFunction"} <= keys
+    assert {"block", "aten::linear"} <= keys
     assert "Self CPU time total" in prof.key_averages().table(sort_by="self_cpu_time_total")
 
     @record_function("decorated")
@@ -182,9 +182,9 @@ def test_with_flops_counts_matrix_products():
         _ = x @ x.t()
         _ = x + 1
     flops = {e.key: e.flops for e in prof.key_averages()}
-    assert flops["LinearFunction"] == 2 * 16 * 4 * 8
-    assert flops["ConvNd"] == 2 * (2 * 5 * 4 * 4) * (3 * 3 * 3)
-    assert flops["Matmul"] == 2 * 16 * 16 * 8 and flops["Add"] == 0
+    assert flops["aten::linear"] == 2 * 16 * 4 * 8
+    assert flops["aten::conv2d"] == 2 * (2 * 5 * 4 * 4) * (3 * 3 * 3)
+    assert flops["aten::matmul"] == 2 * 16 * 16 * 8 and flops["aten::add"] == 0
     assert "Total MFLOPs" in prof.key_averages().table()
 
 
@@ -193,7 +193,7 @@ def test_flops_match_pytorch():
     torch = pytest.importorskip("torch")
     counts = []
     for lib, names in (
-        (dt, ("LinearFunction", "ConvNd", "Matmul")),
+        (dt, ("aten::linear", "aten::conv2d", "aten::matmul")),
         (torch, ("aten::addmm", "aten::conv2d", "aten::mm")),
     ):
         lib.manual_seed(0)
@@ -231,3 +231,24 @@ def test_operators_called_on_fx_proxies_are_recorded():
     assert dt.ops.aten.relu in [n.target for n in gm.graph.nodes if n.op == "call_function"]
     x = dt.randn(5)
     assert dt.equal(gm(x), f(x))
+
+
+@pytest.mark.parity
+def test_forward_ops_carry_the_names_pytorch_records():
+    """A script that reads ``key_averages()`` rows by name (``aten::linear``) finds them."""
+    torch = pytest.importorskip("torch")
+    names = []
+    for lib in (dt, torch):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(
+            lib.nn.Conv2d(3, 4, 3), lib.nn.ReLU(), lib.nn.Flatten(), lib.nn.Linear(64, 5)
+        )
+        x = lib.randn(2, 3, 6, 6)
+        with lib.profiler.profile() as prof:
+            out = model(x).tanh().softmax(1)
+            lib.nn.functional.cross_entropy(out, lib.tensor([0, 1]))
+        names.append({e.key for e in prof.key_averages() if e.key.startswith("aten::")})
+    ours, theirs = names
+    assert {"aten::conv2d", "aten::linear", "aten::relu", "aten::tanh", "aten::softmax"} <= ours
+    assert "aten::cross_entropy_loss" in ours
+    assert ours <= theirs

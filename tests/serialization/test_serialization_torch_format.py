@@ -177,11 +177,26 @@ def test_round_trip_keeps_types_and_sharing(tmp_path):
     assert r["t"][2, 2].item() == -1.0 and r["slice"][1, 1].item() == -1.0
 
 
-def test_non_leaf_tensor_requiring_grad_is_refused(tmp_path):
+def test_non_leaf_tensor_requiring_grad_saves_as_a_leaf_that_requires_grad(tmp_path):
+    """As PyTorch's torch.save (the saved-tensor hooks tutorial saves what pack_hook gets)."""
     x = dt.randn(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="non-leaf tensor"):
-        dt.save({"y": x * 2}, tmp_path / "y.pt")
-    assert not (tmp_path / "y.pt").exists()
+    y = x * 2
+    dt.save({"y": y}, tmp_path / "y.pt")
+    back = dt.load(tmp_path / "y.pt")["y"]
+    assert back.requires_grad and back.is_leaf and back.equal(y.detach())
+
+
+@pytest.mark.parity
+def test_non_leaf_tensor_requiring_grad_loads_in_pytorch_as_saved_there(tmp_path):
+    torch = pytest.importorskip("torch")
+    dt.save(dt.tensor([1.0, 2.0], requires_grad=True) * 3, tmp_path / "ours.pt")
+    torch.save(torch.tensor([1.0, 2.0], requires_grad=True) * 3, tmp_path / "theirs.pt")
+    ours, theirs = torch.load(tmp_path / "ours.pt"), torch.load(tmp_path / "theirs.pt")
+    assert (ours.requires_grad, ours.is_leaf, ours.tolist()) == (
+        theirs.requires_grad,
+        theirs.is_leaf,
+        theirs.tolist(),
+    )
 
 
 # ------------------------------------------------------------------ with PyTorch installed

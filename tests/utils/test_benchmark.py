@@ -97,3 +97,16 @@ def test_repr_and_table_match_pytorch(torch):
     our_table.trim_significant_figures()
     their_table.trim_significant_figures()
     assert str(our_table) == str(their_table)
+
+
+def test_measurement_repr_names_pytorchs_class_under_the_alias(monkeypatch):
+    """A program that prints a ``Measurement`` under the ``import torch`` alias reads
+    PyTorch's first line; without it, disttorch's own class."""
+    import sys
+
+    import disttorch
+
+    m = fake_measurement([1e-6])
+    assert repr(m).startswith("<disttorch.utils.benchmark.common.Measurement object at 0x")
+    monkeypatch.setitem(sys.modules, "torch", disttorch)
+    assert repr(m).startswith("<torch.utils.benchmark.utils.common.Measurement object at 0x")

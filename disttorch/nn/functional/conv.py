@@ -35,6 +35,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
+from ...autograd.saved_fields import saved
 from ...kernels import conv_columns as _conv_columns
 from ...kernels import conv_shifted as _conv_shifted
 from ._channels_last import keeps_channels_last
@@ -226,6 +227,19 @@ class ConvNd(Function):
     _raw = True
     _node_name = "ConvolutionBackward0"
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
+    _tensor_slots = 3  # input, weight, bias
+    _profiled_as = staticmethod(lambda input, weight, bias, geo: f"aten::{geo.name}")  # aten::conv2d
+    _backward_saves = {
+        "input": lambda ctx: ctx.inputs[0],
+        "weight": saved(0),
+        "stride": lambda ctx: ctx.geo.stride,
+        "padding": lambda ctx: tuple(lo for lo, _ in ctx.geo.pads),
+        "dilation": lambda ctx: ctx.geo.dilation,
+        "groups": lambda ctx: ctx.geo.groups,
+        "transposed": lambda ctx: False,
+        "output_padding": lambda ctx: (0,) * len(ctx.geo.stride),
+        "bias_sym_sizes_opt": lambda ctx: ctx.bias_sizes,
+    }
 
     @staticmethod
     def forward(ctx, input, weight, bias, geo):
@@ -233,6 +247,7 @@ class ConvNd(Function):
         out, saved = _conv_arrays(x, weight._data, geo, None if bias is None else bias._data)
         ctx.save_for_backward(weight)
         ctx.saved, ctx.geo = saved, geo
+        ctx.bias_sizes = (0,) if bias is None else tuple(bias.shape)
         ctx.padded_shape = x.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], geo.pads))
         ctx.inputs = (input,)  # only for the double-backward guard (see numpy_backward)
         return out[0] if geo.unbatched else out

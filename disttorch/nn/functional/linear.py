@@ -7,6 +7,7 @@ from ..._dtype import c_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
+from ...autograd.saved_fields import operand_fields, saved
 from ...kernels.reductions import column_sum
 from ...kernels.threads import matmul as blas_matmul
 from ...kernels.threads import matmuls
@@ -25,6 +26,26 @@ def _linear_node(ndim: int, bias: bool) -> str:
     return "SqueezeBackward4" if ndim == 1 else "UnsafeViewBackward0"
 
 
+def _transposed_weight(ctx: Function) -> Tensor:
+    """``weight.t()``, the second operand of PyTorch's product for a linear layer."""
+    return Tensor._make(saved(1).value(ctx)._data.T)
+
+
+def _linear_fields(ctx: Function) -> dict:
+    """What PyTorch's ``AddmmBackward0``/``MmBackward0`` for a 2-D input saves."""
+    name = ctx.name()
+    if name == "AddmmBackward0":
+        return {
+            "alpha": lambda ctx: 1,
+            "beta": lambda ctx: 1,
+            **operand_fields("mat1", saved(0)),
+            **operand_fields("mat2", _transposed_weight),
+        }
+    if name == "MmBackward0":
+        return {**operand_fields("self", saved(0)), **operand_fields("mat2", _transposed_weight)}
+    return {}
+
+
 class LinearFunction(Function):
     """``y = x @ W.T + b`` over the last dim of ``x``; leading dims are flattened into one
     matrix product. Backward: ``dx = g @ W``, ``dW = g.T @ x``, ``db = g.sum(leading)``,
@@ -32,6 +53,8 @@ class LinearFunction(Function):
 
     _raw = True
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
+    _backward_saves = _linear_fields
+    _profiled_as = "aten::linear"
 
     @staticmethod
     def forward(ctx, x, w, b):

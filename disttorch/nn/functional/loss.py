@@ -174,6 +174,7 @@ class CrossEntropyFunction(Function):
     ``(sum_c a_c) * softmax - a``, scaled by the reduction."""
 
     _raw = True
+    _profiled_as = "aten::cross_entropy_loss"
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing):

@@ -35,6 +35,7 @@ import numpy as np
 from ..._dtype import bf16_numpy
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from ...autograd.saved_fields import kept, saved
 from ...kernels.norms import normalize_rows, normalize_rows_backward
 from ...kernels.reductions import column_sum
 from ...kernels.threads import elementwise, parallel_over
@@ -398,13 +399,23 @@ class LayerNormFn(Function):
 
     _raw = True
     _node_name = "NativeLayerNormBackward0"
+    _tensor_slots = 3  # input, weight, bias
+    _backward_saves = {
+        "input": lambda ctx: ctx.inputs[0],
+        "weight": saved(0),
+        "bias": kept("bias"),
+        "normalized_shape": lambda ctx: tuple(ctx.inputs[0].shape[ctx.inputs[0].dim() - ctx.ndim :]),
+        # the mean and 1/std of each normalised row, with the normalised dims kept as 1s
+        "result1": lambda ctx: _row_stat(ctx, ctx.inputs[0]._data.reshape(ctx.xhat.shape).mean(1)),
+        "result2": lambda ctx: _row_stat(ctx, ctx.rstd),
+    }
 
     @staticmethod
     def forward(ctx, input, weight, bias, ndim, eps):
         x = input._data
         d = int(np.prod(x.shape[x.ndim - ndim :]))
         xhat, rstd = normalize_rows(x.reshape(-1, d), eps)
-        ctx.xhat, ctx.rstd, ctx.ndim, ctx.eps = xhat, rstd, ndim, eps
+        ctx.xhat, ctx.rstd, ctx.ndim, ctx.eps, ctx.bias = xhat, rstd, ndim, eps, bias
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
         out = xhat * weight._data.reshape(d) if weight is not None else xhat.copy()
@@ -442,6 +453,12 @@ class LayerNormFn(Function):
 
         gx, gw, gb = numpy_backward("layer_norm", grads, grad, weight, *ctx.inputs, jvp=jvp)
         return gx, gw, gb, None, None
+
+
+def _row_stat(ctx: LayerNormFn, per_row: np.ndarray) -> Tensor:
+    """A per-row statistic of ``layer_norm`` in the shape PyTorch saves it in."""
+    shape = ctx.inputs[0].shape
+    return Tensor._make(per_row.reshape(tuple(shape[: len(shape) - ctx.ndim]) + (1,) * ctx.ndim))
 
 
 def layer_norm(

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ..._public_name import package_name
+
 __all__ = ["Measurement", "TaskSpec", "select_unit", "trim_sigfig", "unit_to_english"]
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -158,7 +160,10 @@ class Measurement:
     def __repr__(self) -> str:
         n = len(self.raw_times)
         unit, scale = select_unit(self.median)
-        lines = [object.__repr__(self), self.task_spec.summarize()]
+        head = object.__repr__(self)
+        if package_name() == "torch":  # under the alias, PyTorch's module path
+            head = f"<torch.utils.benchmark.utils.common.Measurement object at {id(self):#x}>"
+        lines = [head, self.task_spec.summarize()]
         lines.append(f"  {'Median: ' if n > 1 else ''}{self.median / scale:.2f} {unit}")
         if n >= 4:
             p25, p75 = self._quantile(0.25) / scale, self._quantile(0.75) / scale
