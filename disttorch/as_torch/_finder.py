@@ -93,6 +93,12 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         module = importlib.import_module("disttorch" + spec.name[5:])
+        if spec.name == "torch":
+            # PyTorch's functions always hand foreign arguments to __torch_function__;
+            # disttorch's do once torch.fx is imported, which swaps them for twins. Under
+            # the alias that happens now, before a library keeps ``torch.lt`` anywhere
+            # (``{"min": torch.lt}``), so ``f is torch.lt`` holds for the whole program.
+            importlib.import_module("disttorch.fx")
         if spec.name == "torch" and _LABEL not in str(module.__version__):
             from disttorch.torch_version import TorchVersion
 

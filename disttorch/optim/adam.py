@@ -79,7 +79,8 @@ class Adam(Optimizer):
                 grad = grad + wd * param
         m, v = state["exp_avg"], state["exp_avg_sq"]
         # one scratch array for every intermediate (the step is memory-bound)
-        t = np.subtract(grad, m, dtype=param.dtype)
+        t = np.empty_like(param)  # (an ufunc's result of 0-d operands is a scalar, not an array)
+        np.subtract(grad, m, out=t)
         t *= 1 - b1
         m += t
         np.multiply(grad, grad, out=t)

@@ -66,7 +66,8 @@ class RMSprop(Optimizer):
         if wd:
             grad = grad + wd * param
         sq = state["square_avg"]
-        t = np.multiply(grad, grad, dtype=param.dtype)  # one scratch array for the intermediates
+        t = np.empty_like(param)  # one scratch array for the intermediates (an array even 0-d)
+        np.multiply(grad, grad, out=t)
         t *= 1 - alpha
         sq *= alpha
         sq += t

@@ -392,6 +392,58 @@ def test_fp16_compression_hook_is_close_to_full_precision():
     np.testing.assert_allclose(half, full, rtol=2e-3, atol=2e-4)
 
 
+def _compressed(rank, world):
+    import disttorch as torch
+    import disttorch.distributed as dist
+    from disttorch import nn
+    from disttorch.distributed.algorithms.ddp_comm_hooks import default_hooks as hooks
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group()
+    grads = {}
+    for name, hook in [
+        ("full", None),
+        ("bf16", hooks.bf16_compress_hook),
+        ("fp16_wrapped", hooks.fp16_compress_wrapper(hooks.allreduce_hook)),
+        ("bf16_wrapped", hooks.bf16_compress_wrapper(hooks.allreduce_hook)),
+    ]:
+        torch.manual_seed(0)
+        model = _mlp(nn)
+        ddp = DDP(model)
+        if hook is not None:
+            ddp.register_comm_hook(None, hook)
+        x, y = _batches(torch, world, 4, 1)[0]
+        sl = slice(rank * 4, (rank + 1) * 4)
+        nn.functional.cross_entropy(ddp(x[sl]), y[sl]).backward()
+        grads[name] = np.concatenate([p.grad.numpy().ravel() for p in model.parameters()])
+        assert all(p.grad.dtype == torch.float32 for p in model.parameters())
+    dist.destroy_process_group()
+    return grads
+
+
+@pytest.mark.timeout(60)
+def test_bf16_hook_and_the_compression_wrappers_are_close_to_full_precision():
+    """``bf16_compress_hook`` and ``fp16/bf16_compress_wrapper(allreduce_hook)`` (what
+    accelerate's ``DistributedDataParallelKwargs(comm_hook=..., comm_wrapper=...)`` registers)
+    average the gradients in half precision and hand back float32 gradients."""
+    grads, _ = run_ranks(_compressed, 2, timeout=45)
+    full = grads["full"]
+    for name, tol in (("bf16", 1e-2), ("fp16_wrapped", 2e-3), ("bf16_wrapped", 1e-2)):
+        assert not np.array_equal(grads[name], full), name
+        np.testing.assert_allclose(grads[name], full, rtol=tol, atol=tol / 10, err_msg=name)
+
+
+def test_powersgd_state_is_kept_and_its_hooks_say_they_are_unsupported():
+    from disttorch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
+
+    state = powerSGD_hook.PowerSGDState(None, matrix_approximation_rank=2, start_powerSGD_iter=10)
+    assert state.matrix_approximation_rank == 2 and state.start_powerSGD_iter == 10
+    assert state.use_error_feedback and state.iter == 0
+    for hook in (powerSGD_hook.powerSGD_hook, powerSGD_hook.batched_powerSGD_hook):
+        with pytest.raises(NotImplementedError, match="PowerSGD"):
+            hook(state, None)
+
+
 def _trace(rank, world):
     import disttorch as torch
     import disttorch.distributed as dist

@@ -149,3 +149,25 @@ def test_five_steps_match_pytorch(name, kwargs):
         o1.step()
         o2.step()
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("Adam", {"lr": 0.1}),
+        ("AdamW", {"lr": 0.1, "amsgrad": True}),
+        ("RMSprop", {"lr": 0.01}),
+        ("RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.9}),
+    ],
+)
+def test_a_zero_dim_parameter_steps_like_a_one_element_one(name, kwargs):
+    """A scalar parameter (``nn.Parameter(torch.tensor(0.5))``, a learnt temperature or
+    gate) updates as a 1-element one does, and its state keeps its 0-d shape."""
+    scalar, single = _param(0.5), _param([0.5])
+    for p in (scalar, single):
+        opt = getattr(optim, name)([p], **kwargs)
+        for g in (0.3, -0.2, 0.7):
+            _set_grad(p, np.reshape(g, p.shape))
+            opt.step()
+        assert all(v.shape == p.shape for k, v in opt.state[p].items() if k != "step")
+    assert scalar.shape == () and scalar.item() == single.item()

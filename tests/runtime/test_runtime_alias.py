@@ -378,3 +378,20 @@ def test_reprs_name_torch_under_the_alias(monkeypatch):
     assert repr(x) == "tensor([0., 0.], dtype=torch.float64)"
     assert repr(dt.max(dt.ones(2, 2), 0)).startswith("torch.return_types.max(")
     assert "torch.float32" in repr(dt.nn.ParameterList([dt.nn.Parameter(dt.ones(1))]))
+
+
+@pytest.mark.timeout(120)
+def test_under_the_alias_a_torch_function_kept_early_is_the_one_torch_names_later(tmp_path):
+    """A library keeps ``torch.lt`` in a table at import (``{"min": torch.lt}``) and later
+    compares ``op == torch.lt``: importing ``torch.fx`` in between (which makes the functions
+    hand proxies to ``__torch_function__``) must not change what ``torch.lt`` is."""
+    script = tmp_path / "kept.py"
+    script.write_text(
+        "import torch\n"
+        "MODES = {'min': torch.lt, 'max': torch.gt}\n"
+        "import torch.fx\n"
+        "import torch.nn.functional as F\n"
+        "print(MODES['min'] is torch.lt, MODES['max'] == torch.gt, F.relu is torch.nn.functional.relu)\n"
+    )
+    got = _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env())
+    assert got.split() == ["True", "True", "True"]
