@@ -575,9 +575,11 @@ class Tensor:
         return int(_real_item(self, "int64_t"))
 
     def __float__(self) -> float:
+        _warn_scalar_of_graph(self)
         return float(_real_item(self, "double"))
 
     def __complex__(self) -> complex:
+        _warn_scalar_of_graph(self)
         return complex(self.item())
 
     def __index__(self) -> int:
@@ -747,6 +749,21 @@ def _wrap_dim(dim: int, ndim: int) -> int:
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
     return dim + n if dim < 0 else dim
+
+
+_scalar_warning = [True]  # PyTorch warns once per process
+
+
+def _warn_scalar_of_graph(t: Tensor) -> None:
+    """PyTorch's warning, once, when ``float()``/``complex()`` reads a tensor that requires grad."""
+    if t._rg and _scalar_warning[0]:
+        _scalar_warning[0] = False
+        warnings.warn(
+            "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+            "Consider using tensor.detach() first.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _real_item(t: Tensor, c_type: str) -> Any:
