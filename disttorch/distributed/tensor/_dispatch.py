@@ -76,5 +76,6 @@ def dispatch(DTensor: type, cls: type, args: tuple) -> Any:
                 local[i] = SumGradients.apply(local[i], call.mesh, summed)
         out = (strategy.compute or cls.apply)(*local)
     if isinstance(out, tuple):
-        return tuple(DTensor._share(o, call.mesh, strategy.output, strategy.shape) for o in out)
+        shapes = strategy.shape if isinstance(strategy.shape, list) else [strategy.shape] * len(out)
+        return tuple(DTensor._share(o, call.mesh, strategy.output, s) for o, s in zip(out, shapes))
     return DTensor._share(out, call.mesh, strategy.output, strategy.shape)

@@ -36,8 +36,8 @@ __all__ = ["ShardedParameter", "FSDPParam"]
 class ShardedParameter(DTensor, Parameter):
     """A parameter whose memory is this rank's shard (a ``DTensor`` with ``Shard(0)``)."""
 
-    def __repr__(self) -> str:
-        return "Parameter containing:\n" + DTensor.__repr__(self)
+    def __repr__(self) -> str:  # PyTorch prints a DTensor parameter as the DTensor
+        return DTensor.__repr__(self)
 
     def __reduce_ex__(self, protocol: int):
         raise RuntimeError(
