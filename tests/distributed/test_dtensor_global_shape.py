@@ -128,6 +128,7 @@ def _refusals_worker(rank: int, world: int) -> dict:
     _torch, dist = _init("disttorch")
     from disttorch.distributed.device_mesh import init_device_mesh
     from disttorch.distributed.tensor import Shard, distribute_tensor
+    from disttorch.distributed.tensor.placement_types import _StridedShard
 
     mesh = init_device_mesh("cpu", (world,))
     uneven = distribute_tensor(_torch.tensor(WHOLE), mesh, [Shard(0)])  # 5 rows over 2 ranks
@@ -137,6 +138,9 @@ def _refusals_worker(rank: int, world: int) -> dict:
         "merge_uneven": lambda: uneven.view(40, 3),
         "shard_not_leading": lambda: inner.reshape(40, 3),
         "bad_size": lambda: inner.view(7, -1),
+        "strided": lambda: (
+            distribute_tensor(_torch.tensor(WHOLE), mesh, [_StridedShard(0, split_factor=1)]) + 1
+        ),
     }.items():
         try:
             make()
@@ -154,6 +158,12 @@ def test_views_that_do_not_keep_the_sharding_are_refused_by_name():
         kind, message = out["shard_not_leading"]
         assert kind == "NotImplementedError" and "Shard(dim=1)" in message and "[40, 3]" in message
         assert out["bad_size"] == ("RuntimeError", "shape '[7, -1]' is invalid for input of size 120")
+        kind, message = out["strided"]
+        assert (
+            kind == "NotImplementedError"
+            and "_StridedShard(dim=0, sf=1)" in message
+            and "redistribute" in message
+        )
 
 
 def _fsdp_param_worker(rank: int, world: int, lib: str) -> dict:

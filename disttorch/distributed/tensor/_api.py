@@ -17,6 +17,7 @@ tensor dimension (uneven sizes split as ``torch.chunk`` splits them), ``Replicat
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Any, Sequence
@@ -30,7 +31,7 @@ from ..device_mesh import DeviceMesh, init_device_mesh
 from ._dispatch import dispatch
 from ._redistribute import Redistribute, redistribute_local
 from ._view_methods import GlobalViewMethods
-from .placement_types import Placement, Replicate, Shard, _StridedShard
+from .placement_types import Placement, Replicate, Shard
 
 __all__ = ["DTensor", "distribute_tensor"]
 
@@ -48,15 +49,13 @@ def normalize_placements(
         )
     out = []
     for p in placements:
-        if isinstance(p, _StridedShard):
-            raise NotImplementedError(f"DTensor here does not support {p}")
         if not isinstance(p, Placement):
             raise TypeError(f"placements must be Shard, Replicate or Partial, got {p!r}")
         if isinstance(p, Shard):
             rank = max(ndim, 1)  # a 0-d tensor is cut as one row (FSDP's convention)
             if not -rank <= p.dim < rank:
                 raise IndexError(f"{p} is out of range for a tensor of {ndim} dimensions")
-            p = Shard(p.dim % rank)
+            p = dataclasses.replace(p, dim=p.dim % rank)
         out.append(p)
     return tuple(out)
 
