@@ -82,6 +82,7 @@ def _metadata_worker(rank: int, world: int, lib: str) -> dict:
     views = {
         "view_split": lambda: d1.view(5, 2, 4, 3),
         "view_infer": lambda: d1.view(5, 4, -1),
+        "view_numpy_size": lambda: d0.view(np.int64(96)),
         "reshape_merge": lambda: d0.reshape(-1, 3),
         "flatten": lambda: d0.flatten(),
         "flatten_inner": lambda: d1.flatten(1),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from ..._dtype import dtype as _dtype_cls
 from ...ops import shape as shape_ops
 from ...ops.shape import Narrow, Split, Squeeze, UnsafeView, Unsqueeze, View
 
@@ -30,7 +31,7 @@ class GlobalViewMethods:
 
     def view(self, *shape: Any, size: Sequence[int] | None = None, dtype: Any = None) -> Any:
         """A view with a new global shape (``-1`` inferred from the global size)."""
-        if dtype is not None or (len(shape) == 1 and not isinstance(shape[0], (int, tuple, list))):
+        if dtype is not None or (len(shape) == 1 and isinstance(shape[0], _dtype_cls)):
             return shape_ops.view(self, *shape, size=size, dtype=dtype)  # a dtype view
         sizes = shape_ops._shape_arg(shape_ops._positional_or_keyword("view", shape, "size", size))
         return View.apply(self, shape_ops._infer_shape(sizes, self._global_numel()))
