@@ -161,7 +161,7 @@ def main() -> None:
 
     # Memory: what every rank keeps between steps (parameters + gradients; SGD keeps no state)
     whole_bytes = 2 * sum(p.numel() * p.element_size() for p in single.parameters())
-    shard_bytes = 2 * sum(p.numel() * p.element_size() for p in sharded.parameters())
+    shard_bytes = 2 * sum(p.to_local().numel() * p.element_size() for p in sharded.parameters())
     whole = [p.full_tensor() for p in sharded.parameters()]  # gathered, to compare
     by_hand = [s.gather(world).detach() for pair in shards for s in pair]
     if rank == 0:

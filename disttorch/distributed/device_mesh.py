@@ -63,6 +63,7 @@ class DeviceMesh:
                 )
         self._ranks = ranks
         self.mesh_dim_names = mesh_dim_names
+        self._root_mesh: DeviceMesh | None = None  # the mesh this one was sliced from (mesh["dp"])
         self._groups: list[Any] = []
         if _init_backend:
             world = groups.get_world_size()
@@ -146,6 +147,7 @@ class DeviceMesh:
         ranks = np.transpose(self._ranks[index], [kept.index(d) for d in dims])
         sub = DeviceMesh(self.device_type, ranks, mesh_dim_names=wanted, _init_backend=False)
         sub._groups = [self._groups[d] for d in dims]
+        sub._root_mesh = self._root_mesh or self
         return sub
 
     @classmethod

@@ -730,39 +730,52 @@ def t(input: Tensor) -> Tensor:
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view with a size-1 dim inserted at ``dim``."""
-    shape = input._data.shape
+    return Unsqueeze.apply(input, unsqueezed_shape(input._data.shape, dim))
+
+
+def unsqueezed_shape(shape: tuple, dim: int) -> tuple:
+    """The shape ``unsqueeze(dim)`` gives a tensor of ``shape``."""
     d = wrap_dim(dim, len(shape) + 1)
-    return Unsqueeze.apply(input, shape[:d] + (1,) + shape[d:])
+    return shape[:d] + (1,) + shape[d:]
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     """A view without size-1 dims (all of them, or those in ``dim`` that have size 1)."""
-    shape = input._data.shape
-    if dim is None:
-        dims = {i for i, s in enumerate(shape) if s == 1}
-    else:
-        ds = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        dims = {d for d in (wrap_dim(int(d), len(shape)) for d in ds) if shape and shape[d] == 1}
-    out = Squeeze.apply(input, tuple(s for i, s in enumerate(shape) if i not in dims))
+    out = Squeeze.apply(input, squeezed_shape(input._data.shape, dim))
     if dim is None:
         return out
     return named_node(out, "SqueezeBackward1" if isinstance(dim, (int, np.integer)) else "SqueezeBackward2")
 
 
+def squeezed_shape(shape: tuple, dim: Any = None) -> tuple:
+    """The shape ``squeeze(dim)`` gives a tensor of ``shape``."""
+    if dim is None:
+        dims = {i for i, s in enumerate(shape) if s == 1}
+    else:
+        ds = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+        dims = {d for d in (wrap_dim(int(d), len(shape)) for d in ds) if shape and shape[d] == 1}
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one (a view when possible)."""
-    shape = input._data.shape
+    new = flattened_shape(input._data.shape, start_dim, end_dim)
+    return input if new is None else reshape(input, new)
+
+
+def flattened_shape(shape: tuple, start_dim: int, end_dim: int) -> tuple | None:
+    """The shape ``flatten(start_dim, end_dim)`` gives a tensor of ``shape`` (None: unchanged)."""
     if not shape:
-        return reshape(input, (1,))
+        return (1,)
     s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
-        return input
+        return None
     n = 1
     for d in shape[s : e + 1]:
         n *= d
-    return reshape(input, shape[:s] + (n,) + shape[e + 1 :])
+    return shape[:s] + (n,) + shape[e + 1 :]
 
 
 def ravel(input: Tensor) -> Tensor:
@@ -772,7 +785,11 @@ def ravel(input: Tensor) -> Tensor:
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one may be -1)."""
-    shape = input._data.shape
+    return reshape(input, unflattened_shape(input._data.shape, dim, sizes))
+
+
+def unflattened_shape(shape: tuple, dim: int, sizes: Sequence[int]) -> tuple:
+    """The shape ``unflatten(dim, sizes)`` gives a tensor of ``shape``."""
     d = wrap_dim(dim, len(shape))
     sizes = tuple(int(s) for s in sizes)
     if not sizes:
@@ -784,7 +801,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
             f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
             f"of dim {dim} ({shape[d]}) in the input tensor"
         ) from None
-    return reshape(input, shape[:d] + sizes + shape[d + 1 :])
+    return shape[:d] + sizes + shape[d + 1 :]
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
@@ -942,7 +959,14 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
 def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """Views of consecutive pieces along ``dim``: pieces of ``split_size`` (the last may be
     smaller), or of the sizes in a list."""
-    shape = tensor._data.shape
+    d, sizes = split_sizes(tensor._data.shape, split_size_or_sections, dim)
+    if len(sizes) == 1:
+        return (Narrow.apply(tensor, d, 0, sizes[0]),)
+    return _mark_views(Split.apply(tensor, tuple(sizes), d), tensor)
+
+
+def split_sizes(shape: tuple, split_size_or_sections: Any, dim: int) -> tuple[int, list[int]]:
+    """``split``'s dimension (non-negative) and pieces' sizes for a tensor of ``shape``."""
     if not shape:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, len(shape))
@@ -966,20 +990,22 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                 f"tensor's size at dimension {d}), but got split_sizes={sizes}"
             )
-    if len(sizes) == 1:
-        return (Narrow.apply(tensor, d, 0, sizes[0]),)
-    return _mark_views(Split.apply(tensor, tuple(sizes), d), tensor)
+    return d, sizes
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """Split into ``chunks`` pieces of ``ceil(size / chunks)`` (possibly fewer pieces)."""
+    return split(input, chunk_split_arg(input._data.shape, chunks, dim), dim)
+
+
+def chunk_split_arg(shape: tuple, chunks: int, dim: int) -> Any:
+    """The ``split`` argument that ``chunk(chunks, dim)`` amounts to for a tensor of ``shape``."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    if input._data.ndim == 0:
+    if not shape:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
-    n = input._data.shape[wrap_dim(dim, input._data.ndim)]
-    size = max(-(-n // chunks), 1) if n else 0
-    return split(input, size, dim) if n else split(input, [0] * chunks, dim)
+    n = shape[wrap_dim(dim, len(shape))]
+    return max(-(-n // chunks), 1) if n else [0] * chunks
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:

@@ -108,7 +108,7 @@ def test_sharding_propagation_matches_the_whole():
         "mean_even": ("(Partial(avg),)", X.mean(0)),
         "mean_uneven": ("(Replicate(),)", X.mean(1, keepdims=True)),
         "sum_kept": ("(Shard(dim=1),)", X.sum(0)),
-        "view_split": ("(Shard(dim=2),)", X.reshape(4, 3, 4, 2)),  # the view takes local sizes
+        "view_split": ("(Shard(dim=2),)", X.reshape(4, 3, 2, 4)),  # the view takes global sizes
         "reshape_merge": ("(Shard(dim=0),)", X.reshape(-1, 8)),
         "transpose": ("(Shard(dim=0),)", X.transpose(2, 1, 0)),
         "add_broadcast": ("(Shard(dim=0),)", X + B[0]),

@@ -21,7 +21,7 @@ def _fsdp_worker(rank: int, world: int, kind: str, reshard: bool) -> tuple:
     for m in units(model, kind):
         fully_shard(m, reshard_after_forward=reshard)
     fully_shard(model)
-    local = sum(p.numel() for p in model.parameters())
+    local = sum(p.to_local().numel() for p in model.parameters())  # the shards (shape is global)
     x, y = data(kind, world)
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
     train(model, kind, x[:, sl], y[:, sl])

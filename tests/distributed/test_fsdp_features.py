@@ -72,7 +72,7 @@ def _controls_worker(rank: int, world: int) -> dict:
     model[0].unshard()
     out["unsharded"] = tuple(model[0].weight.shape)
     model[0].reshard()
-    out["resharded"] = tuple(model[0].weight.shape)
+    out["resharded"] = (tuple(model[0].weight.shape), tuple(model[0].weight.to_local().shape))
     # two micro-batches: the first without gradient sync, the second reduces their sum
     x, y = data("mlp", world)
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
@@ -131,7 +131,7 @@ def test_unshard_reshard_and_gradient_accumulation():
     expected = full_params(model)
     for out in run_ranks(_controls_worker, world, timeout=90):
         assert out["is_fsdp"] and out["name"] == "FSDPSequential"
-        assert out["unsharded"] == (10, 12) and out["resharded"] == (5, 12)
+        assert out["unsharded"] == (10, 12) and out["resharded"] == ((10, 12), (5, 12))
         assert out["grad_after_0"] is False and out["grad_after_1"] is True
         assert "shared with a module fully_shard was applied to earlier" in out["tie_error"]
         assert out["after_forward_0"] == ["sharded", "sharded", "unsharded", (3, 7), 0]
@@ -186,7 +186,7 @@ def _hybrid_worker(rank: int, world: int, kind: str) -> tuple:
     for m in units(model, kind):
         fully_shard(m, mesh=mesh)
     fully_shard(model, mesh=mesh)
-    local = sum(p.numel() for p in model.parameters())
+    local = sum(p.to_local().numel() for p in model.parameters())  # the shards (shape is global)
     x, y = data(kind, world)
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
     train(model, kind, x[:, sl], y[:, sl])
@@ -246,8 +246,8 @@ def test_bad_input_is_reported():
 
     with pytest.raises(ValueError, match="same length as `device_mesh.ndim`"):
         normalize_placements(OneDim(), [Shard(0), Shard(0)], 2)
-    with pytest.raises(NotImplementedError, match="_StridedShard"):
-        normalize_placements(OneDim(), [_StridedShard(0, 2)], 2)
+    # kept (its dim made non-negative): FSDP's shard of a tensor-parallel piece uses it
+    assert normalize_placements(OneDim(), [_StridedShard(-2, 2)], 2) == (_StridedShard(0, 2),)
 
 
 def test_signatures_match_pytorch(torch):

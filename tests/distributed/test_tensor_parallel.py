@@ -253,10 +253,14 @@ def _fsdp_tp_worker(rank: int, world: int) -> dict:
     )
     fully_shard(model, mesh=mesh["dp"])
     losses = _train_mlp(torch, model, [torch.tensor(x * (dp + 1)) for x in INPUTS])
-    pieces = {}
-    for name, p in model.named_parameters():  # this rank's tensor-parallel piece, gathered over dp
-        pieces[name] = p.full_tensor().detach().numpy()
-    return {"losses": losses, "pieces": pieces, "tp": mesh["tp"].get_local_rank()}
+    whole = {}
+    for name, p in model.named_parameters():  # one DTensor over (dp, tp): gathered whole
+        whole[name] = p.full_tensor().detach().numpy()
+    return {
+        "losses": losses,
+        "whole": whole,
+        "meshes": {tuple(p.device_mesh.shape) for p in model.parameters()},
+    }
 
 
 def test_fully_shard_over_dp_of_a_tensor_parallel_model():
@@ -270,12 +274,10 @@ def test_fully_shard_over_dp_of_a_tensor_parallel_model():
         opt.step()
         opt.zero_grad()
     want = {n: p.detach().numpy() for n, p in model.named_parameters()}
-    cuts = {"in_proj.weight": 0, "in_proj.bias": 0, "out_proj.weight": 1}  # out_proj.bias is replicated
     for out in run_ranks(_fsdp_tp_worker, 4, timeout=180):
+        assert out["meshes"] == {(2, 2)}
         for name, value in want.items():
-            if name in cuts:
-                value = np.array_split(value, 2, axis=cuts[name])[out["tp"]]
-            np.testing.assert_allclose(out["pieces"][name], value, rtol=1e-9, atol=1e-11, err_msg=name)
+            np.testing.assert_allclose(out["whole"][name], value, rtol=1e-9, atol=1e-11, err_msg=name)
 
 
 def test_tensor_parallel_on_the_tp_dimension_of_a_2d_mesh():

@@ -3,32 +3,39 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..._tensor import Tensor
 from ..tensor import DTensor
-from ..tensor._layout import chunk_bounds
+from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import flatten, numpy_dtype, read_metadata, read_pieces
 
 __all__ = ["load"]
 
 
-def _rows_from(directory: str, spec: dict, start: int, stop: int, files: dict) -> np.ndarray:
-    """Rows ``[start, stop)`` of the saved tensor, from the pieces that overlap them."""
+def _box_from(
+    directory: str, spec: dict, offset: Sequence[int], shape: Sequence[int], files: dict
+) -> np.ndarray:
+    """The block of the saved tensor that starts at ``offset`` and has ``shape``, from the
+    pieces that overlap it (a piece's start is a global index, or a row for dim 0 in
+    checkpoints written before pieces had several dimensions)."""
     dtype = numpy_dtype(spec["dtype"])
-    shape = spec["shape"] or [1]
-    out = np.empty([stop - start] + shape[1:], dtype)
+    out = np.empty(shape, dtype)
     for rank, first, piece_shape, index in spec["pieces"]:
-        count = piece_shape[0] if piece_shape else 1
-        lo, hi = max(start, first), min(stop, first + count)
-        if lo >= hi:
+        piece_shape = piece_shape or [1]
+        first = [first] + [0] * (len(piece_shape) - 1) if isinstance(first, int) else first
+        lo = [max(a, b) for a, b in zip(offset, first)]
+        hi = [min(a + n, b + m) for a, n, b, m in zip(offset, shape, first, piece_shape)]
+        if any(low >= high for low, high in zip(lo, hi)):
             continue
         if rank not in files:
             files[rank] = read_pieces(directory, rank)
-        piece = files[rank][f"p{index}"].view(dtype).reshape([count] + shape[1:])
-        out[lo - start : hi - start] = piece[lo - first : hi - first]
+        piece = files[rank][f"p{index}"].view(dtype).reshape(piece_shape)
+        here = tuple(slice(low - a, high - a) for low, high, a in zip(lo, hi, offset))
+        there = tuple(slice(low - b, high - b) for low, high, b in zip(lo, hi, first))
+        out[here] = piece[there]
     return out
 
 
@@ -42,8 +49,8 @@ def load(
     no_dist: bool = False,
 ) -> None:
     """Load the checkpoint in ``checkpoint_id`` into ``state_dict`` in place: every tensor's
-    memory is overwritten (a DTensor's with its own rows, re-cut if the world size
-    changed), plain values are replaced. Keys absent from the checkpoint raise."""
+    memory is overwritten (a DTensor's with its own block, re-cut if the world size or
+    layout changed), plain values are replaced. Keys absent from the checkpoint raise."""
     directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_reader.path)
     metadata = read_metadata(directory)
     files: dict[int, Any] = {}
@@ -58,13 +65,13 @@ def load(
                 raise RuntimeError(
                     f"Size mismatch for {key}: the checkpoint holds shape {spec['shape']}, the state_dict {list(shape)}"
                 )
-            rows = shape[0] if shape else 1
-            start, stop = 0, rows
+            rows_shape = shape or (1,)  # a 0-d tensor is laid out as one row
+            local, offset = rows_shape, (0,) * len(rows_shape)
             if isinstance(value, DTensor):
-                mesh = value.device_mesh
-                dim = mesh.ndim - 1
-                start, stop = chunk_bounds(rows, mesh.size(dim), mesh.get_local_rank(dim))
-            data = _rows_from(directory, spec, start, stop, files)
+                local, offset = compute_local_shape_and_global_offset(
+                    rows_shape, value.device_mesh, value.placements
+                )
+            data = _box_from(directory, spec, offset, local, files)
             np.copyto(value._data, data.reshape(value._data.shape).astype(value._data.dtype, copy=False))
             value._bump_version()
         elif key in metadata["plain"]:

@@ -1,4 +1,6 @@
-"""``save``: every rank writes the pieces it holds; rank 0 writes where they all are."""
+"""``save``: every rank writes the pieces it holds; rank 0 writes where they all are (per
+piece: the rank, the global index of its first element, its shape). Of a DTensor's
+replicas along its ``Replicate`` mesh dimensions only the first writes."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import numpy as np
 from ..._tensor import Tensor
 from .. import groups, object_collectives
 from ..tensor import DTensor
-from ..tensor._layout import chunk_bounds
+from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import dtype_name, flatten, write_metadata, write_pieces
 
 __all__ = ["save"]
@@ -42,16 +44,17 @@ def save(
     for key, (container, index) in flatten(state_dict).items():
         value = container[index]
         if isinstance(value, DTensor):
-            mesh = value.device_mesh
-            dim = mesh.ndim - 1
-            rows = value.global_shape[0] if value.global_shape else 1
-            start, _ = chunk_bounds(rows, mesh.size(dim), mesh.get_local_rank(dim))
-            first_replica = mesh.ndim == 1 or mesh.get_local_rank(0) == 0
+            mesh, placements = value.device_mesh, value.placements
+            # a 0-d tensor is laid out as one row (FSDP's convention)
+            _, offset = compute_local_shape_and_global_offset(value.global_shape or (1,), mesh, placements)
+            first_replica = all(
+                mesh.get_local_rank(m) == 0 for m, p in enumerate(placements) if not p.is_shard()
+            )
             spec = {"dtype": dtype_name(value._data), "shape": list(value.global_shape)}
             entries[key] = spec
             if first_replica:
                 pieces[key] = value._data
-                spec["pieces"] = [[rank, start, list(value._data.shape)]]
+                spec["pieces"] = [[rank, list(offset), list(value._data.shape)]]
         elif isinstance(value, Tensor):
             entries[key] = {"dtype": dtype_name(value._data), "shape": list(value._data.shape)}
             if rank == 0:

@@ -1,11 +1,13 @@
 """``DTensor``: a tensor spread over a ``DeviceMesh``, one piece per rank.
 
-Here a DTensor's own memory is its local piece: its ``shape`` and in-place arithmetic
-(optimiser updates) are those of the local piece, and it keeps the shape of the whole in
-``global_shape`` (PyTorch's DTensor reports the global shape as ``shape``; this is the one
-difference). Ops that take DTensors go through sharding propagation (``_dispatch.py``): a
-rule per op says which layout its inputs need and which layout its output has, the inputs
-are redistributed, the op runs on the local pieces, and the output is a DTensor again.
+Here a DTensor's own memory (``_data``) is its local piece, so in-place arithmetic on it
+(optimiser updates) works on the piece; its metadata is the whole tensor's, as in PyTorch:
+``shape``, ``size()``, ``numel()``, ``dim()``/``ndim``, ``stride()`` and ``len()`` describe
+the global tensor, ``to_local()`` gives the piece. Ops that take DTensors go through
+sharding propagation (``_dispatch.py``): a rule per op says which layout its inputs need
+and which layout its output has, the inputs are redistributed, the op runs on the local
+pieces, and the output is a DTensor again. Views and reshapes take global sizes
+(``_view_methods.py``) and the view rules turn them into the pieces' sizes.
 
 Layouts, one placement per mesh dimension (``placement_types.py``): ``Shard(d)`` for any
 tensor dimension (uneven sizes split as ``torch.chunk`` splits them), ``Replicate()`` and
@@ -15,18 +17,21 @@ tensor dimension (uneven sizes split as ``torch.chunk`` splits them), ``Replicat
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 from typing import Any, Sequence
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ..._tensor import Size, Tensor, _wrap_dim
 from ...autograd.function import Function, dispatch_disabled, register_function_dispatch
 from .. import collectives, groups
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._dispatch import dispatch
 from ._redistribute import Redistribute, redistribute_local
-from .placement_types import Placement, Replicate, Shard, _StridedShard
+from ._view_methods import GlobalViewMethods
+from .placement_types import Placement, Replicate, Shard
 
 __all__ = ["DTensor", "distribute_tensor"]
 
@@ -44,15 +49,13 @@ def normalize_placements(
         )
     out = []
     for p in placements:
-        if isinstance(p, _StridedShard):
-            raise NotImplementedError(f"DTensor here does not support {p}")
         if not isinstance(p, Placement):
             raise TypeError(f"placements must be Shard, Replicate or Partial, got {p!r}")
         if isinstance(p, Shard):
             rank = max(ndim, 1)  # a 0-d tensor is cut as one row (FSDP's convention)
             if not -rank <= p.dim < rank:
                 raise IndexError(f"{p} is out of range for a tensor of {ndim} dimensions")
-            p = Shard(p.dim % rank)
+            p = dataclasses.replace(p, dim=p.dim % rank)
         out.append(p)
     return tuple(out)
 
@@ -102,8 +105,9 @@ def _route_ops_here() -> None:
         _routed.append(True)
 
 
-class DTensor(Tensor):
-    """A tensor whose memory is this rank's piece of a whole laid out over ``device_mesh``.
+class DTensor(GlobalViewMethods, Tensor):
+    """A tensor whose memory is this rank's piece of a whole laid out over ``device_mesh``;
+    its shape, strides and size are the whole's.
 
     Build one with :func:`distribute_tensor` or :meth:`DTensor.from_local`.
     """
@@ -111,6 +115,7 @@ class DTensor(Tensor):
     _mesh: DeviceMesh
     _placements: tuple[Placement, ...]
     _global_shape: tuple[int, ...]
+    _global_stride: tuple[int, ...] | None = None  # the whole's, where known (else derived from the piece's)
 
     @classmethod
     def _wrap(
@@ -149,8 +154,54 @@ class DTensor(Tensor):
 
     @property
     def global_shape(self) -> tuple[int, ...]:
-        """The shape of the whole tensor (``shape`` is the local piece's)."""
+        """The shape of the whole tensor, as a tuple (``shape`` as a ``Size``)."""
         return self._global_shape
+
+    # ------------------------------------------------------------------ the whole's metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._global_shape)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        """The global shape, or the global size of dimension ``dim``."""
+        if dim is None:
+            return Size(self._global_shape)
+        return self._global_shape[_wrap_dim(dim, len(self._global_shape))]
+
+    def dim(self) -> int:
+        return len(self._global_shape)
+
+    ndim = property(dim)
+    ndimension = dim
+
+    def numel(self) -> int:
+        return math.prod(self._global_shape)
+
+    nelement = numel
+
+    def __len__(self) -> int:
+        if not self._global_shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._global_shape[0]
+
+    def stride(self, dim: int | None = None) -> tuple | int:
+        """The whole's strides: those of the tensor ``distribute_tensor`` cut, those given to
+        ``from_local(stride=)``, else derived from the piece's as PyTorch derives them: along
+        each mesh dimension that shards tensor dimension ``d``, every stride at least ``d``'s
+        (the dimensions laid out outside it) grows by that mesh dimension's size."""
+        st = self._global_stride or self._strides_of_whole()
+        return st if dim is None else st[_wrap_dim(dim, len(st))]
+
+    def _strides_of_whole(self) -> tuple[int, ...]:
+        local = self._data
+        if local.ndim != len(self._global_shape):  # FSDP's 0-d parameter, kept as one row
+            return ()
+        st = [s // local.itemsize for s in local.strides]
+        for mesh_dim, p in enumerate(self._placements):
+            if p.is_shard():
+                n = self._mesh.size(mesh_dim)
+                st = [s * n if i != p.dim and s >= st[p.dim] else s for i, s in enumerate(st)]
+        return tuple(st)
 
     @property
     def grad(self) -> "DTensor | None":
@@ -168,6 +219,7 @@ class DTensor(Tensor):
         """A DTensor sharing this one's piece and layout, outside the graph."""
         out = DTensor._wrap(self._data, self._mesh, self._placements, self._global_shape)
         out._version_box = self._version_box
+        out._global_stride = self._global_stride
         return out
 
     def _same_layout(self, local: np.ndarray) -> "DTensor":
@@ -253,7 +305,10 @@ class DTensor(Tensor):
                     _broadcast_along(local_tensor._data, device_mesh, mesh_dim, 0)
         with dispatch_disabled():
             piece = _FromLocal.apply(local_tensor)
-        return DTensor._share(piece, device_mesh, placements, shape)
+        out = DTensor._share(piece, device_mesh, placements, shape)
+        if stride is not None:
+            out._global_stride = tuple(int(s) for s in stride)
+        return out
 
     def __repr__(self) -> str:
         return (
@@ -299,6 +354,7 @@ def distribute_tensor(
     rows = whole.reshape(1) if whole.ndim == 0 else whole  # a 0-d tensor is cut as one row
     local = redistribute_local(rows, device_mesh, (Replicate(),) * device_mesh.ndim, placements, rows.shape)
     out = DTensor._wrap(np.array(local, copy=True), device_mesh, placements, whole.shape)
+    out._global_stride = tuple(tensor.stride())
     if tensor.requires_grad:
         out.requires_grad_(True)
     return out

@@ -25,7 +25,7 @@ from ...autograd.function import dispatch_disabled
 from ._op_schema import RULES, OpCall, TensorSpec
 from ._ops import pointwise_rule_for
 from ._redistribute import Redistribute, SumGradients
-from .placement_types import Replicate
+from .placement_types import Replicate, _StridedShard
 
 __all__ = ["dispatch", "implicit_replication_state"]
 
@@ -43,6 +43,11 @@ def _call(DTensor: type, cls: type, args: tuple) -> OpCall:
             if a._mesh != mesh:
                 raise NotImplementedError(
                     f"{name}: DTensor does not support cross-mesh operations ({mesh}, {a._mesh})"
+                )
+            if any(isinstance(p, _StridedShard) for p in a._placements):
+                raise NotImplementedError(
+                    f"{name}: arg{i} is laid out as {a._placements}; ops by sharding propagation do not take "
+                    "_StridedShard, redistribute it first"
                 )
             specs[i] = TensorSpec(a._placements, a._global_shape, a._data.shape)
         elif isinstance(a, Tensor):
@@ -76,5 +81,6 @@ def dispatch(DTensor: type, cls: type, args: tuple) -> Any:
                 local[i] = SumGradients.apply(local[i], call.mesh, summed)
         out = (strategy.compute or cls.apply)(*local)
     if isinstance(out, tuple):
-        return tuple(DTensor._share(o, call.mesh, strategy.output, strategy.shape) for o in out)
+        shapes = strategy.shape if isinstance(strategy.shape, list) else [strategy.shape] * len(out)
+        return tuple(DTensor._share(o, call.mesh, strategy.output, s) for o, s in zip(out, shapes))
     return DTensor._share(out, call.mesh, strategy.output, strategy.shape)

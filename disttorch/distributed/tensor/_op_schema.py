@@ -59,11 +59,12 @@ class OpCall:
 
 @dataclass
 class OpStrategy:
-    """The layouts a call needs (``inputs``: argument index -> placements) and gives."""
+    """The layouts a call needs (``inputs``: argument index -> placements) and gives; the
+    output's global ``shape`` (a list of them for an op with several outputs)."""
 
     inputs: dict[int, Placements]
     output: Placements
-    shape: tuple[int, ...]
+    shape: tuple[int, ...] | list[tuple[int, ...]]
     compute: Callable[..., Any] | None = field(default=None)
 
 

@@ -13,9 +13,10 @@ Along one mesh dimension the moves are:
 
 A layout over several mesh dimensions is reached in three passes: gather every shard that
 changes, and every shard cut inside a tensor dimension whose outer cut changes (the
-innermost mesh dimension first), then reduce the partials that change, then cut the new
-shards (the outermost first), so nested shards of one tensor dimension come out in
-``torch.chunk`` order whatever the uneven sizes.
+innermost cut first), then reduce the partials that change, then cut the new shards (the
+outermost first), so nested shards of one tensor dimension come out in ``torch.chunk``
+order whatever the uneven sizes. Cuts nest in mesh order, a ``_StridedShard`` inside the
+plain ones (``placement_types.cut_order``).
 
 :class:`Redistribute` is the differentiable move: its backward moves the gradient back
 (the gradient of a ``Partial`` tensor is ``Replicate``, as in PyTorch: the backward of
@@ -35,7 +36,7 @@ from .. import collectives
 from ..device_mesh import DeviceMesh
 from ..reduce_op import ReduceOp
 from ._layout import chunk_bounds, gather_dim, local_chunk, reduce_scatter_dim
-from .placement_types import Partial, Placement, Replicate
+from .placement_types import Partial, Placement, Replicate, cut_order
 
 __all__ = ["Redistribute", "SumGradients", "redistribute_local", "reduce_op_of"]
 
@@ -56,7 +57,8 @@ def _size_at(
     dim = placements[mesh_dim].dim
     size = global_shape[dim]
     coordinate = mesh.get_coordinate()
-    for i in range(mesh_dim):
+    order = cut_order(placements)
+    for i in order[: order.index(mesh_dim)]:
         if placements[i].is_shard(dim):
             start, stop = chunk_bounds(size, mesh.size(i), coordinate[i])
             size = stop - start
@@ -87,12 +89,14 @@ def redistribute_local(
     coordinate = mesh.get_coordinate()
     # 1. gather the shards that change, and those cut inside a tensor dimension whose outer cut changes
     changed = [p != q for p, q in zip(current, dst)]
+    order = cut_order(current)
 
     def outer_change(i: int, dim: int) -> bool:
-        return any(changed[k] and (current[k].is_shard(dim) or dst[k].is_shard(dim)) for k in range(i))
+        outer = order[: order.index(i)]
+        return any(changed[k] and (current[k].is_shard(dim) or dst[k].is_shard(dim)) for k in outer)
 
     gather = [i for i, p in enumerate(current) if p.is_shard() and (changed[i] or outer_change(i, p.dim))]
-    for i in sorted(gather, reverse=True):
+    for i in sorted(gather, key=order.index, reverse=True):
         size = _size_at(global_shape, mesh, current, i)
         local = gather_dim(local, current[i].dim, size, mesh.get_group(i), mesh.size(i))
         current[i] = Replicate()
@@ -113,7 +117,8 @@ def redistribute_local(
             collectives.all_reduce(local, op=op, group=mesh.get_group(i))
             current[i] = Replicate()
     # 3. cut the new shards and partition the new partials, outermost first
-    for i, p in enumerate(dst):
+    for i in cut_order(dst):
+        p = dst[i]
         if current[i] == p:
             continue
         if p.is_shard():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..device_mesh import DeviceMesh
-from .placement_types import Placement, Shard
+from .placement_types import Placement, Shard, cut_order
 
 __all__ = ["compute_local_shape_and_global_offset"]
 
@@ -19,7 +19,8 @@ def compute_local_shape_and_global_offset(
     coordinate = mesh.get_coordinate()
     if coordinate is None:
         return (0,) * len(shape), tuple(global_shape)
-    for mesh_dim, placement in enumerate(placements):
+    for mesh_dim in cut_order(placements):
+        placement = placements[mesh_dim]
         if isinstance(placement, Shard):
             size, start = Shard.local_shard_size_and_offset(
                 shape[placement.dim], mesh.size(mesh_dim), coordinate[mesh_dim]

@@ -5,10 +5,11 @@ or ``Partial()`` (every rank holds a summand)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from ._layout import chunk_bounds
 
-__all__ = ["Placement", "Shard", "Replicate", "Partial"]
+__all__ = ["Placement", "Shard", "Replicate", "Partial", "cut_order"]
 
 
 class Placement:
@@ -45,8 +46,11 @@ class Shard(Placement):
 
 @dataclass(frozen=True)
 class _StridedShard(Shard):
-    """PyTorch's interleaved sharding (``split_factor`` pieces per rank), named so that
-    ``isinstance`` checks work; DTensors here never use it (``DTensor`` refuses it)."""
+    """A cut made inside the pieces of the later mesh dimensions' cuts of the same tensor
+    dimension (``split_factor``: how many pieces those make), as PyTorch lays out FSDP's
+    shard of a tensor-parallel piece: ``(_StridedShard(0, sf=tp), Shard(0))`` on ``(dp, tp)``
+    is row-chunk ``dp`` of the ``tp``-th row-chunk. Ops by sharding propagation refuse it
+    (``redistribute`` first); ``redistribute``, ``full_tensor`` and ``to_local`` take it."""
 
     split_factor: int = 1
 
@@ -70,3 +74,9 @@ class Partial(Placement):
 
     def __repr__(self) -> str:
         return f"Partial({self.reduce_op})"
+
+
+def cut_order(placements: Sequence[Placement]) -> list[int]:
+    """The mesh dimensions in the order their cuts nest (outermost first): mesh order, each
+    ``_StridedShard`` after the plain ones (it cuts inside their pieces)."""
+    return sorted(range(len(placements)), key=lambda i: (isinstance(placements[i], _StridedShard), i))

@@ -164,6 +164,17 @@ def _fsdp_class(cls: type) -> type:
     return _classes[cls]
 
 
+def _sharded_over(p: Parameter, mesh: Any) -> bool:
+    """Whether ``p`` is already a shard over ``mesh`` (or over ``mesh`` and a
+    tensor-parallel mesh after it, 2-D FSDP + TP)."""
+    if not isinstance(p, DTensor):
+        return False
+    names = p.device_mesh.mesh_dim_names
+    return p.device_mesh == mesh or bool(
+        mesh.mesh_dim_names and names and names[: mesh.ndim] == mesh.mesh_dim_names
+    )
+
+
 def _collect_params(module: Module, ignored: set[int], mesh: Any) -> dict[int, tuple[Parameter, list]]:
     """The parameters this unit takes: in ``module`` and its submodules, not inside a module
     that is already fully sharded, not ignored, not already shards on ``mesh`` (a
@@ -177,7 +188,7 @@ def _collect_params(module: Module, ignored: set[int], mesh: Any) -> dict[int, t
             continue
         seen.add(id(m))
         for name, p in m._parameters.items():
-            if p is None or id(p) in ignored or (isinstance(p, DTensor) and p.device_mesh == mesh):
+            if p is None or id(p) in ignored or _sharded_over(p, mesh):
                 continue
             if p.__dict__.get("_fsdp_sharded"):
                 raise ValueError(

@@ -13,7 +13,9 @@ Two parameter objects stand for it, and exactly one of them sits in the module a
   gathered and an empty array otherwise. Of a tensor-parallel parameter (a ``DTensor`` on
   another mesh, 2-D FSDP + TP), "whole" is this rank's tensor-parallel piece: FSDP shards
   that piece over its own mesh, and the gathered piece is a ``DTensor`` with the
-  tensor-parallel layout again, so the ops of the forward run by sharding propagation. The same object lives across iterations, so
+  tensor-parallel layout again, so the ops of the forward run by sharding propagation. The
+  shard is then, as in PyTorch, one DTensor over ``(dp, tp)`` of the global shape
+  (``_with_tensor_parallel``); ``global_shape`` here stays the shape FSDP gathers. The same object lives across iterations, so
   autograd nodes that saved it read the refilled memory when backward gathers again.
 """
 
@@ -28,6 +30,7 @@ from ...._tensor import Tensor
 from ....distributed.device_mesh import DeviceMesh
 from ....distributed.tensor import DTensor, Replicate, Shard
 from ....distributed.tensor._layout import chunk_bounds, chunk_rows
+from ....distributed.tensor.placement_types import _StridedShard
 from ...parameter import Parameter
 
 __all__ = ["ShardedParameter", "FSDPParam"]
@@ -36,8 +39,8 @@ __all__ = ["ShardedParameter", "FSDPParam"]
 class ShardedParameter(DTensor, Parameter):
     """A parameter whose memory is this rank's shard (a ``DTensor`` with ``Shard(0)``)."""
 
-    def __repr__(self) -> str:
-        return "Parameter containing:\n" + DTensor.__repr__(self)
+    def __repr__(self) -> str:  # PyTorch prints a DTensor parameter as the DTensor
+        return DTensor.__repr__(self)
 
     def __reduce_ex__(self, protocol: int):
         raise RuntimeError(
@@ -69,7 +72,10 @@ class FSDPParam:
         self.sharded_start = start
         local = np.array(param._data.reshape(rows_shape)[start:stop], copy=True)
         placements = (Shard(0),) if mesh.ndim == 1 else (Replicate(), Shard(0))
-        self.sharded = ShardedParameter._wrap(local, mesh, placements, self.global_shape)
+        layout = (mesh, placements, self.global_shape)
+        if isinstance(param, DTensor):
+            layout = _with_tensor_parallel(mesh, placements, param) or layout
+        self.sharded = ShardedParameter._wrap(local, *layout)
         self.requires_grad = param.requires_grad
         if self.requires_grad:
             self.sharded.requires_grad_(True)
@@ -126,7 +132,7 @@ class FSDPParam:
                 "fully-sharded module takes only DTensor shards (nn.Parameter(distribute_tensor("
                 "full, param.device_mesh, param.placements)))"
             )
-        want = (self.global_shape, self.sharded.placements, self.sharded._data.shape, self.dtype)
+        want = (self.sharded.global_shape, self.sharded.placements, self.sharded._data.shape, self.dtype)
         got = (new.global_shape, new.placements, new._data.shape, new._data.dtype)
         if got != want:
             raise RuntimeError(
@@ -164,11 +170,21 @@ class FSDPParam:
         grad = padded[: local.size].reshape(local.shape).astype(local.dtype, copy=False)
         current = self.sharded._grad
         if current is None:
-            self.sharded._grad = DTensor._wrap(
-                np.array(grad, copy=True),
-                self.sharded.device_mesh,
-                self.sharded.placements,
-                self.global_shape,
-            )
+            self.sharded._grad = self.sharded._same_layout(np.array(grad, copy=True))
         else:
             current._data += grad
+
+
+def _with_tensor_parallel(mesh: DeviceMesh, placements: tuple, param: DTensor) -> tuple | None:
+    """The layout of FSDP's shard of tensor-parallel piece ``param`` as PyTorch gives it: one
+    DTensor of ``param``'s global shape over the mesh of both (``(dp, tp)``, sliced from their
+    common root), FSDP's ``Shard(0)`` cutting inside the tensor-parallel pieces
+    (``_StridedShard(0, sf)``) when those cut dim 0 too. None where the meshes share no root."""
+    tp = param.device_mesh
+    root = mesh._root_mesh
+    if root is None or root is not tp._root_mesh or not mesh.mesh_dim_names or not tp.mesh_dim_names:
+        return None
+    both = root[mesh.mesh_dim_names + tp.mesh_dim_names]
+    cuts = math.prod(tp.size(i) for i, p in enumerate(param.placements) if p.is_shard(0))
+    fsdp = _StridedShard(0, split_factor=cuts) if cuts > 1 else Shard(0)
+    return both, placements[:-1] + (fsdp,) + tuple(param.placements), param.global_shape
