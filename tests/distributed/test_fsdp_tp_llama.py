@@ -192,13 +192,20 @@ def _one_process() -> tuple[list, dict]:
     return losses, {name: p.detach().numpy() for name, p in model.named_parameters()}
 
 
-def test_fsdp_tp_llama_trains_as_one_process_and_its_checkpoint_loads_whole(tmp_path):
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory) -> tuple[list, str]:
+    """disttorch's four ranks (one launch for the tests below) and their checkpoint's folder."""
+    directory = str(tmp_path_factory.mktemp("fsdp_tp") / "ckpt")
+    return run_ranks(_worker, 4, args=("disttorch", directory), timeout=240), directory
+
+
+def test_fsdp_tp_llama_trains_as_one_process_and_its_checkpoint_loads_whole(ours):
     import disttorch
     import disttorch.distributed.checkpoint as dcp
 
     losses, params = _one_process()
-    directory = str(tmp_path / "ckpt")
-    for rank, out in enumerate(run_ranks(_worker, 4, args=("disttorch", directory), timeout=240)):
+    results, directory = ours
+    for rank, out in enumerate(results):
         np.testing.assert_allclose(out["losses"], [step[rank // 2] for step in losses], rtol=1e-9)
         for name, value in params.items():
             np.testing.assert_allclose(out["whole"][name], value, rtol=1e-9, atol=1e-12, err_msg=name)
@@ -212,10 +219,9 @@ def test_fsdp_tp_llama_trains_as_one_process_and_its_checkpoint_loads_whole(tmp_
 
 
 @pytest.mark.parity
-def test_fsdp_tp_llama_matches_pytorch(torch):
-    ours = run_ranks(_worker, 4, args=("disttorch",), timeout=240)
+def test_fsdp_tp_llama_matches_pytorch(torch, ours):
     theirs = run_ranks(_worker, 4, args=("torch",), timeout=240)
-    for mine, want in zip(ours, theirs):
+    for mine, want in zip(ours[0], theirs):
         assert mine["layout"] == want["layout"]
         np.testing.assert_allclose(mine["losses"], want["losses"], rtol=1e-9)
         for name, value in want["whole"].items():
