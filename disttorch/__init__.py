@@ -260,6 +260,8 @@ _LAZY = (
     "__config__",
     "storage",
     "_dynamo",
+    "ao",
+    "quantization",
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {

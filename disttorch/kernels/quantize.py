@@ -109,9 +109,14 @@ def int8_linear(
     """``x @ w.T + bias`` in float32 from quantized rows ``qx`` (..., K) and weights ``qw``
     (N, K) with per-output-channel ``w_scale``/``w_zero_point`` (length 1 or N): the products
     summed exactly as integers (a float64 BLAS product of integers below 2**53 is exact), then
-    ``acc * (x_scale * w_scale) + bias`` in float32, as fbgemm requantizes for a float output."""
+    ``acc * float32(x_scale * w_scale) + bias`` as one fused multiply-add rounded to float32,
+    as fbgemm requantizes for a float output."""
     a = qx.astype(np.float64) - x_zero_point
     w = qw.astype(np.float64) - w_zero_point.astype(np.float64)[:, None]
-    acc = (a @ w.T).astype(np.float32)
-    out = acc * (np.float32(x_scale) * w_scale.astype(np.float32))
-    return out if bias is None else out + bias.astype(np.float32, copy=False)
+    acc = (a @ w.T).astype(np.float32).astype(np.float64)  # fbgemm converts the int32 sum to float
+    multiplier = (np.float32(x_scale) * w_scale.astype(np.float32)).astype(np.float64)
+    # acc * multiplier + bias as one fused multiply-add: exact in float64, rounded once
+    out = acc * multiplier
+    if bias is not None:
+        out += bias.astype(np.float64)
+    return out.astype(np.float32)

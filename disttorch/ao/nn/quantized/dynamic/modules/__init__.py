@@ -1,0 +1,5 @@
+"""The dynamically quantized modules: ``Linear``, ``LSTM``, ``GRU``."""
+
+from .linear import Linear
+
+__all__ = ["Linear"]

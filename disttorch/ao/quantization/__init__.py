@@ -1,0 +1,41 @@
+"""``torch.ao.quantization`` (also ``torch.quantization``): eager-mode quantization.
+
+Dynamic quantization (``quantize_dynamic``) replaces float layers by
+``ao.nn.quantized.dynamic`` ones; observers choose quantization parameters exactly as
+PyTorch's do; ``QConfig`` says which observers a module gets.
+"""
+
+from .observer import (
+    MinMaxObserver,
+    ObserverBase,
+    PerChannelMinMaxObserver,
+    PlaceholderObserver,
+    default_dynamic_quant_observer,
+    default_observer,
+    default_per_channel_weight_observer,
+    default_placeholder_observer,
+    default_weight_observer,
+)
+from .qconfig import QConfig, default_dynamic_qconfig, per_channel_dynamic_qconfig
+from .quantization_mappings import get_default_dynamic_quant_module_mappings
+from .quantize import convert, propagate_qconfig_, quantize_dynamic, swap_module
+
+__all__ = [
+    "MinMaxObserver",
+    "ObserverBase",
+    "PerChannelMinMaxObserver",
+    "PlaceholderObserver",
+    "QConfig",
+    "convert",
+    "default_dynamic_qconfig",
+    "default_dynamic_quant_observer",
+    "default_observer",
+    "default_per_channel_weight_observer",
+    "default_placeholder_observer",
+    "default_weight_observer",
+    "get_default_dynamic_quant_module_mappings",
+    "per_channel_dynamic_qconfig",
+    "propagate_qconfig_",
+    "quantize_dynamic",
+    "swap_module",
+]

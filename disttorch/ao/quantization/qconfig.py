@@ -1,0 +1,32 @@
+"""``QConfig``: which observers make a module's activation and weight quantization
+parameters, and PyTorch's default configurations."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .observer import (
+    default_dynamic_quant_observer,
+    default_per_channel_weight_observer,
+    default_weight_observer,
+)
+
+__all__ = ["QConfig", "default_dynamic_qconfig", "per_channel_dynamic_qconfig"]
+
+
+class QConfig(NamedTuple):
+    """Observer classes (or ``with_args`` partials) for a module's activation and weight:
+    each call makes a fresh observer."""
+
+    activation: Any
+    weight: Any
+
+
+#: dynamic quantization: activations quantized per call to quint8, weights per-tensor
+#: symmetric qint8 (PyTorch's default for quantize_dynamic with dtype=qint8)
+default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer, weight=default_weight_observer)
+#: as above, with one weight scale per output channel
+per_channel_dynamic_qconfig = QConfig(
+    activation=default_dynamic_quant_observer,
+    weight=default_per_channel_weight_observer,
+)
