@@ -9,6 +9,7 @@ from typing import Any
 from ..... import _dtype
 from ....._tensor import Tensor
 from .....nn.modules.module import Module
+from .utils import record_version
 
 __all__ = ["LinearPackedParams"]
 
@@ -43,6 +44,7 @@ class LinearPackedParams(Module):
         return x
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        record_version(destination, prefix, self._version)
         super()._save_to_state_dict(destination, prefix, keep_vars)
         destination[prefix + "dtype"] = self.dtype
         destination[prefix + "_packed_params"] = self._weight_bias()

@@ -17,7 +17,7 @@ from ......_tensor import Tensor
 from ......kernels import quantize as qk
 from ......nn.modules.module import Module
 from ...modules.linear import LinearPackedParams
-from ...modules.utils import quantize_weight
+from ...modules.utils import quantize_weight, record_version
 
 __all__ = ["Linear", "quantize_input"]
 
@@ -105,6 +105,7 @@ class Linear(Module):
         self._packed_params.set_weight_bias(w, b)
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        record_version(destination, prefix, self._version)
         super()._save_to_state_dict(destination, prefix, keep_vars)
         destination[prefix + "scale"] = tensor(self.scale)
         destination[prefix + "zero_point"] = tensor(self.zero_point)
