@@ -135,7 +135,12 @@ class _Pickler(pickle._Pickler):
         if t.qscheme() is _qscheme.per_tensor_affine:
             params = (t.qscheme(), t.q_scale(), t.q_zero_point())
         else:
-            params = (t.qscheme(), t.q_per_channel_scales(), t.q_per_channel_zero_points(), t.q_per_channel_axis())
+            params = (
+                t.qscheme(),
+                t.q_per_channel_scales(),
+                t.q_per_channel_zero_points(),
+                t.q_per_channel_axis(),
+            )
         args = (ref, offset, tuple(t._data.shape), strides, params, False, collections.OrderedDict())
         return TorchGlobal("torch._utils", "_rebuild_qtensor"), args
 
