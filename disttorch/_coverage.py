@@ -39,7 +39,7 @@ _REASONS = {
         "quint4x2 quantize_per_tensor_dynamic quantized_batch_norm quantized_gru quantized_gru_cell "
         "quantized_lstm quantized_lstm_cell quantized_max_pool1d quantized_max_pool2d quantized_max_pool3d "
         "quantized_rnn_relu_cell quantized_rnn_tanh_cell choose_qparams_optimized "
-        "fake_quantize_per_channel_affine fake_quantize_per_tensor_affine fused_moving_avg_obs_fake_quant"
+        "fused_moving_avg_obs_fake_quant"
     ),
     "vendor kernels (cuDNN, MIOpen, oneDNN/MKL-DNN, fbgemm, Vulkan, MPS, IPU, XLA, MAIA)": (
         "cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution cudnn_convolution_add_relu "
