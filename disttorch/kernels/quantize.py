@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["qrange", "quantize", "dequantize", "choose_qparams", "int8_linear"]
+__all__ = ["qrange", "quantize", "dequantize", "choose_qparams", "int8_linear", "int8_linear_requantized"]
 
 _RANGES = {
     np.dtype(np.uint8): (0, 255),
@@ -120,3 +120,46 @@ def int8_linear(
     if bias is not None:
         out += bias.astype(np.float64)
     return out.astype(np.float32)
+
+
+def _saturation_correction(qx: np.ndarray, qw: np.ndarray) -> np.ndarray:
+    """What fbgemm's 16-bit pair sums lose: its uint8 x int8 product (``vpmaddubsw``) adds
+    the products of neighbouring pairs ``k = 2i, 2i+1`` into int16 with saturation before
+    widening. Returns ``sum(sat16(pair) - pair)`` per (row, output), usually all zero."""
+    k = qx.shape[1]
+    if k % 2:
+        qx, qw = np.pad(qx, ((0, 0), (0, 1))), np.pad(qw, ((0, 0), (0, 1)))
+    a, w = qx.astype(np.int32), qw.astype(np.int32)
+    out = np.zeros((a.shape[0], w.shape[0]), np.int64)
+    rows = max(1, 2**22 // max(1, a.shape[0] * a.shape[1]))  # bound the (rows, N, K) temporary
+    for start in range(0, w.shape[0], rows):
+        prods = a[:, None, :] * w[None, start : start + rows, :]
+        pairs = prods[..., 0::2] + prods[..., 1::2]
+        out[:, start : start + rows] = (np.clip(pairs, -32768, 32767) - pairs).sum(-1)
+    return out
+
+
+def int8_linear_requantized(
+    qx: np.ndarray,
+    x_scale: float,
+    x_zero_point: int,
+    qw: np.ndarray,
+    w_scale: np.ndarray,
+    bias: np.ndarray | None,
+    out_scale: float,
+    out_zero_point: int,
+) -> np.ndarray:
+    """A static quantized linear layer's uint8 output, as fbgemm computes it: integer
+    products of uint8 rows ``qx`` (2-d) and symmetric int8 weights ``qw`` (pairs summed with
+    16-bit saturation), the float bias divided by ``x_scale * w_scale`` and added, the sum
+    multiplied by ``x_scale * w_scale / out_scale``, rounded half to even, plus
+    ``out_zero_point``, clamped to [0, 255] (all in float32)."""
+    acc = qx.astype(np.float64) @ qw.astype(np.float64).T + _saturation_correction(qx, qw)
+    acc -= x_zero_point * qw.astype(np.int64).sum(axis=1)
+    f32 = np.float32
+    act_times_w = f32(x_scale) * w_scale.astype(f32)
+    raw = acc.astype(f32)
+    if bias is not None:
+        raw = raw + bias.astype(f32) / act_times_w
+    q = np.rint(raw * (act_times_w / f32(out_scale))) + out_zero_point
+    return np.clip(q, 0, 255).astype(np.uint8)

@@ -7,11 +7,12 @@ from typing import Any, NamedTuple
 
 from .observer import (
     default_dynamic_quant_observer,
+    default_observer,
     default_per_channel_weight_observer,
     default_weight_observer,
 )
 
-__all__ = ["QConfig", "default_dynamic_qconfig", "per_channel_dynamic_qconfig"]
+__all__ = ["QConfig", "default_qconfig", "default_dynamic_qconfig", "per_channel_dynamic_qconfig"]
 
 
 class QConfig(NamedTuple):
@@ -22,6 +23,9 @@ class QConfig(NamedTuple):
     weight: Any
 
 
+#: static quantization with min/max observers: activations quint8 in [0, 127], weights
+#: per-tensor symmetric qint8 (PyTorch's ``default_qconfig``)
+default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
 #: dynamic quantization: activations quantized per call to quint8, weights per-tensor
 #: symmetric qint8 (PyTorch's default for quantize_dynamic with dtype=qint8)
 default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer, weight=default_weight_observer)

@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+from ...nn.modules.activation import ReLU
 from ...nn.modules.linear import Linear
 from ...nn.modules.rnn import GRU, LSTM
+from ..nn import quantized as nnq
 from ..nn.quantized import dynamic as nnqd
+from .stubs import DeQuantStub, QuantStub
 
-__all__ = ["DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS", "get_default_dynamic_quant_module_mappings"]
+__all__ = [
+    "DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS",
+    "DEFAULT_STATIC_QUANT_MODULE_MAPPINGS",
+    "get_default_dynamic_quant_module_mappings",
+    "get_default_static_quant_module_mappings",
+]
 
 #: float module class -> its dynamically quantized class (``quantize_dynamic``'s default)
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict = {Linear: nnqd.Linear, LSTM: nnqd.LSTM, GRU: nnqd.GRU}
+#: float module class -> its static quantized class (``convert``'s default). ``nn.ReLU`` is
+#: here because disttorch's ``F.relu`` does not take quantized tensors (PyTorch's does).
+DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict = {
+    QuantStub: nnq.Quantize,
+    DeQuantStub: nnq.DeQuantize,
+    Linear: nnq.Linear,
+    ReLU: nnq.ReLU,
+}
+#: the float modules whose outputs ``prepare`` observes (the stubs' and layers' outputs)
+OBSERVED = (QuantStub, Linear)
 
 
 def get_default_dynamic_quant_module_mappings() -> dict:
     """A copy of the default float -> dynamically quantized module mapping."""
     return dict(DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS)
+
+
+def get_default_static_quant_module_mappings() -> dict:
+    """A copy of the default float -> static quantized module mapping."""
+    return dict(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS)

@@ -1,18 +1,23 @@
 """Eager-mode quantization's walks over a model: ``propagate_qconfig_`` (which modules get
-which ``QConfig``), ``convert`` (swap each configured module for its quantized class) and
-``quantize_dynamic`` (both, with dynamic quantization's defaults)."""
+which ``QConfig``), ``prepare`` (attach observers to the outputs to quantize), ``convert``
+(swap each configured module for its quantized class) and ``quantize_dynamic``."""
 
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any
 
 from ... import _dtype
 from ...nn.modules.module import Module
 from .qconfig import default_dynamic_qconfig
-from .quantization_mappings import get_default_dynamic_quant_module_mappings
+from .quantization_mappings import (
+    OBSERVED,
+    get_default_dynamic_quant_module_mappings,
+    get_default_static_quant_module_mappings,
+)
 
-__all__ = ["propagate_qconfig_", "convert", "swap_module", "quantize_dynamic"]
+__all__ = ["propagate_qconfig_", "prepare", "convert", "swap_module", "quantize_dynamic"]
 
 
 def propagate_qconfig_(
@@ -30,6 +35,31 @@ def _propagate(module: Module, spec: dict, parent: Any, prefix: str) -> None:
     module.qconfig = qconfig
     for name, child in module.named_children():
         _propagate(child, spec, qconfig, f"{prefix}.{name}" if prefix else name)
+
+
+def _observe_output(module: Module, inputs: Any, output: Any) -> None:
+    module.activation_post_process(output)
+
+
+def prepare(model: Module, inplace: bool = False, allow_list: Any = None, **kwargs: Any) -> Module:
+    """Attach an observer (``qconfig.activation()``, as ``activation_post_process``) to the
+    output of every ``QuantStub`` and quantizable layer that has a ``qconfig``; run
+    calibration data through the result, then ``convert`` it."""
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model)
+    if not any(getattr(m, "qconfig", None) is not None for m in model.modules()):
+        warnings.warn(
+            "None of the submodule got qconfig applied. Make sure you passed correct configuration "
+            "through `qconfig_dict` or by assigning the `.qconfig` attribute directly on submodules",
+            stacklevel=2,
+        )
+    observed = tuple(allow_list) if allow_list is not None else OBSERVED
+    for m in list(model.modules()):
+        if type(m) in observed and getattr(m, "qconfig", None) is not None:
+            m.add_module("activation_post_process", m.qconfig.activation())
+            m._observer_hook = m.register_forward_hook(_observe_output)
+    return model
 
 
 def swap_module(mod: Module, mapping: dict, custom_module_class_mapping: dict | None = None) -> Module:
@@ -54,11 +84,15 @@ def convert(
     attributes afterwards."""
     if not inplace:
         module = copy.deepcopy(module)
-    _convert(module, get_default_dynamic_quant_module_mappings() if mapping is None else mapping)
+    _convert(module, get_default_static_quant_module_mappings() if mapping is None else mapping)
     if remove_qconfig:
         for m in module.modules():
             if "qconfig" in vars(m):
                 del m.qconfig
+            if "_observer_hook" in vars(m):  # an observed module left float: drop its observer
+                m._observer_hook.remove()
+                del m._observer_hook
+                del m.activation_post_process
     return module
 
 

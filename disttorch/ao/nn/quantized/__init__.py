@@ -2,6 +2,6 @@
 quantized ones)."""
 
 from . import dynamic
-from .modules import LinearPackedParams
+from .modules import DeQuantize, Linear, LinearPackedParams, Quantize, ReLU
 
-__all__ = ["dynamic", "LinearPackedParams"]
+__all__ = ["dynamic", "DeQuantize", "Linear", "LinearPackedParams", "Quantize", "ReLU"]

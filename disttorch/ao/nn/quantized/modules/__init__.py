@@ -1,5 +1,8 @@
-"""Quantized modules' building blocks (PyTorch's ``torch.ao.nn.quantized.modules``)."""
+"""Quantized modules (PyTorch's ``torch.ao.nn.quantized.modules``): static ``Linear``,
+``ReLU``, ``Quantize``/``DeQuantize``, and the packed weights the linear layers share."""
 
-from .linear import LinearPackedParams
+from .activation import ReLU
+from .linear import Linear, LinearPackedParams
+from .quantize import DeQuantize, Quantize
 
-__all__ = ["LinearPackedParams"]
+__all__ = ["DeQuantize", "Linear", "LinearPackedParams", "Quantize", "ReLU"]
