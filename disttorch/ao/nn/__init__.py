@@ -1,5 +1,6 @@
-"""``torch.ao.nn``: the quantized counterparts of ``torch.nn`` modules."""
+"""``torch.ao.nn``: the quantized counterparts of ``torch.nn`` modules, and the fused
+(``intrinsic``) modules quantization works on."""
 
-from . import quantized
+from . import intrinsic, quantized
 
-__all__ = ["quantized"]
+__all__ = ["intrinsic", "quantized"]

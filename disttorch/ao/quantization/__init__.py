@@ -7,6 +7,7 @@ Dynamic quantization (``quantize_dynamic``) replaces float layers by
 do; ``QConfig`` says which observers a module gets.
 """
 
+from .fuse_modules import fuse_known_modules, fuse_modules, get_fuser_method
 from .observer import (
     MinMaxObserver,
     ObserverBase,
@@ -42,6 +43,9 @@ __all__ = [
     "default_placeholder_observer",
     "default_qconfig",
     "default_weight_observer",
+    "fuse_known_modules",
+    "fuse_modules",
+    "get_fuser_method",
     "get_default_dynamic_quant_module_mappings",
     "get_default_static_quant_module_mappings",
     "per_channel_dynamic_qconfig",

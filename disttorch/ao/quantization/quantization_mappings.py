@@ -5,7 +5,9 @@ from __future__ import annotations
 from ...nn.modules.activation import ReLU
 from ...nn.modules.linear import Linear
 from ...nn.modules.rnn import GRU, LSTM
+from ..nn import intrinsic as nni
 from ..nn import quantized as nnq
+from ..nn.intrinsic import quantized as nniq
 from ..nn.quantized import dynamic as nnqd
 from .stubs import DeQuantStub, QuantStub
 
@@ -25,9 +27,10 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict = {
     DeQuantStub: nnq.DeQuantize,
     Linear: nnq.Linear,
     ReLU: nnq.ReLU,
+    nni.LinearReLU: nniq.LinearReLU,
 }
 #: the float modules whose outputs ``prepare`` observes (the stubs' and layers' outputs)
-OBSERVED = (QuantStub, Linear)
+OBSERVED = (QuantStub, Linear, nni.LinearReLU)
 
 
 def get_default_dynamic_quant_module_mappings() -> dict:

@@ -54,12 +54,19 @@ def prepare(model: Module, inplace: bool = False, allow_list: Any = None, **kwar
             "through `qconfig_dict` or by assigning the `.qconfig` attribute directly on submodules",
             stacklevel=2,
         )
-    observed = tuple(allow_list) if allow_list is not None else OBSERVED
-    for m in list(model.modules()):
-        if type(m) in observed and getattr(m, "qconfig", None) is not None:
-            m.add_module("activation_post_process", m.qconfig.activation())
-            m._observer_hook = m.register_forward_hook(_observe_output)
+    _add_observers(model, tuple(allow_list) if allow_list is not None else OBSERVED)
     return model
+
+
+def _add_observers(module: Module, observed: tuple) -> None:
+    """Observe the outputs of ``observed`` modules; a fused module is observed as a whole."""
+    for child in list(module.children()):
+        if type(child) in observed:
+            if getattr(child, "qconfig", None) is not None:
+                child.add_module("activation_post_process", child.qconfig.activation())
+                child._observer_hook = child.register_forward_hook(_observe_output)
+        else:
+            _add_observers(child, observed)
 
 
 def swap_module(mod: Module, mapping: dict, custom_module_class_mapping: dict | None = None) -> Module:
