@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["qrange", "quantize", "dequantize", "choose_qparams", "int8_linear", "int8_linear_requantized"]
+__all__ = [
+    "qrange",
+    "quantize",
+    "dequantize",
+    "choose_qparams",
+    "int8_linear",
+    "int8_linear_requantized",
+    "conv2d_requantized",
+]
 
 _RANGES = {
     np.dtype(np.uint8): (0, 255),
@@ -163,3 +171,44 @@ def int8_linear_requantized(
         raw = raw + bias.astype(f32) / act_times_w
     q = np.rint(raw * (act_times_w / f32(out_scale))) + out_zero_point
     return np.clip(q, 0, 255).astype(np.uint8)
+
+
+def conv2d_requantized(
+    qx: np.ndarray,
+    x_scale: float,
+    x_zero_point: int,
+    qw: np.ndarray,
+    w_scale: np.ndarray,
+    bias: np.ndarray | None,
+    out_scale: float,
+    out_zero_point: int,
+    stride: tuple,
+    padding: tuple,
+    dilation: tuple,
+    groups: int,
+) -> np.ndarray:
+    """A static quantized 2-d convolution's uint8 output (N, O, Ho, Wo) from uint8 input
+    ``qx`` (N, C, H, W) and symmetric int8 weights ``qw`` (O, C/groups, kh, kw) with one scale
+    per output channel (length 1 or O): exact integer sums over each window (the input
+    padded with its zero point), then the requantization of :func:`int8_linear_requantized`.
+    Bit for bit as PyTorch's while the activations use 7 bits (its default qconfigs), where
+    its 16-bit pair sums cannot saturate."""
+    (ph, pw), (sh, sw), (dh, dw) = padding, stride, dilation
+    a = np.pad(qx.astype(np.float64) - x_zero_point, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    o, cg, kh, kw = qw.shape
+    span = ((kh - 1) * dh + 1, (kw - 1) * dw + 1)
+    win = np.lib.stride_tricks.sliding_window_view(a, span, axis=(2, 3))[:, :, ::sh, ::sw, ::dh, ::dw]
+    n, _, ho, wo = win.shape[:4]
+    og = o // groups
+    acc = np.empty((n, ho, wo, o), np.float64)
+    for g in range(groups):
+        cols = win[:, g * cg : (g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * ho * wo, cg * kh * kw)
+        w = qw[g * og : (g + 1) * og].reshape(og, -1).astype(np.float64)
+        acc[..., g * og : (g + 1) * og] = (cols @ w.T).reshape(n, ho, wo, og)
+    f32 = np.float32
+    act_times_w = f32(x_scale) * np.broadcast_to(w_scale.astype(f32), (o,))
+    raw = acc.astype(f32)
+    if bias is not None:
+        raw = raw + bias.astype(f32) / act_times_w
+    q = np.rint(raw * (act_times_w / f32(out_scale))) + out_zero_point
+    return np.clip(q, 0, 255).astype(np.uint8).transpose(0, 3, 1, 2).copy()

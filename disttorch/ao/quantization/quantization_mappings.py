@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...nn.modules.activation import ReLU
+from ...nn.modules.conv import Conv2d
 from ...nn.modules.linear import Linear
 from ...nn.modules.rnn import GRU, LSTM
 from ..nn import intrinsic as nni
@@ -26,11 +27,13 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict = {
     QuantStub: nnq.Quantize,
     DeQuantStub: nnq.DeQuantize,
     Linear: nnq.Linear,
+    Conv2d: nnq.Conv2d,
+    nni.ConvReLU2d: nniq.ConvReLU2d,
     ReLU: nnq.ReLU,
     nni.LinearReLU: nniq.LinearReLU,
 }
 #: the float modules whose outputs ``prepare`` observes (the stubs' and layers' outputs)
-OBSERVED = (QuantStub, Linear, nni.LinearReLU)
+OBSERVED = (QuantStub, Linear, nni.LinearReLU, Conv2d, nni.ConvReLU2d)
 
 
 def get_default_dynamic_quant_module_mappings() -> dict:

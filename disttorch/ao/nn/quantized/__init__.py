@@ -2,6 +2,6 @@
 quantized ones)."""
 
 from . import dynamic
-from .modules import DeQuantize, Linear, LinearPackedParams, Quantize, ReLU
+from .modules import Conv2d, DeQuantize, Linear, LinearPackedParams, Quantize, ReLU
 
-__all__ = ["dynamic", "DeQuantize", "Linear", "LinearPackedParams", "Quantize", "ReLU"]
+__all__ = ["dynamic", "Conv2d", "DeQuantize", "Linear", "LinearPackedParams", "Quantize", "ReLU"]

@@ -1,8 +1,9 @@
-"""Quantized modules (PyTorch's ``torch.ao.nn.quantized.modules``): static ``Linear``,
+"""Quantized modules (PyTorch's ``torch.ao.nn.quantized.modules``): static ``Linear``, ``Conv2d``,
 ``ReLU``, ``Quantize``/``DeQuantize``, and the packed weights the linear layers share."""
 
 from .activation import ReLU
+from .conv import Conv2d
 from .linear import Linear, LinearPackedParams
 from .quantize import DeQuantize, Quantize
 
-__all__ = ["DeQuantize", "Linear", "LinearPackedParams", "Quantize", "ReLU"]
+__all__ = ["Conv2d", "DeQuantize", "Linear", "LinearPackedParams", "Quantize", "ReLU"]

@@ -104,17 +104,17 @@ class Linear(Module):
         if not x.is_quantized or x.dtype is not _dtype.quint8:
             raise RuntimeError("QuantizedLinear expects a quint8 quantized input (put a QuantStub before it)")
         weight, bias = self._packed_params._weight_bias()
-        if weight.qscheme() is not _qscheme.per_tensor_affine:
-            raise NotImplementedError(
-                "static quantized Linear with per-channel weights is not supported in disttorch"
-            )
+        if weight.qscheme() is _qscheme.per_channel_affine:
+            w_scale = weight.q_per_channel_scales().numpy()
+        else:
+            w_scale = np.array([weight.q_scale()])
         rows = x._data.reshape(-1, x._data.shape[-1])
         out = qk.int8_linear_requantized(
             rows,
             x.q_scale(),
             x.q_zero_point(),
             weight._data,
-            np.array([weight.q_scale()]),
+            w_scale,
             None if bias is None else bias.detach().numpy(),
             self.scale,
             self.zero_point,
