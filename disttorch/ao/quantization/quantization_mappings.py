@@ -29,6 +29,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict = {
     Linear: nnq.Linear,
     Conv2d: nnq.Conv2d,
     nni.ConvReLU2d: nniq.ConvReLU2d,
+    nnq.FloatFunctional: nnq.QFunctional,
     ReLU: nnq.ReLU,
     nni.LinearReLU: nniq.LinearReLU,
 }

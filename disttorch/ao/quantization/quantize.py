@@ -10,6 +10,7 @@ from typing import Any
 
 from ... import _dtype
 from ...nn.modules.module import Module
+from ..nn.quantized import FloatFunctional
 from .qconfig import default_dynamic_qconfig
 from .quantization_mappings import (
     OBSERVED,
@@ -61,7 +62,9 @@ def prepare(model: Module, inplace: bool = False, allow_list: Any = None, **kwar
 def _add_observers(module: Module, observed: tuple) -> None:
     """Observe the outputs of ``observed`` modules; a fused module is observed as a whole."""
     for child in list(module.children()):
-        if type(child) in observed:
+        if isinstance(child, FloatFunctional) and getattr(child, "qconfig", None) is not None:
+            child.activation_post_process = child.qconfig.activation()  # its ops call it
+        elif type(child) in observed:
             if getattr(child, "qconfig", None) is not None:
                 child.add_module("activation_post_process", child.qconfig.activation())
                 child._observer_hook = child.register_forward_hook(_observe_output)

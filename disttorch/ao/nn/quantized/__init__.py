@@ -2,6 +2,25 @@
 quantized ones)."""
 
 from . import dynamic
-from .modules import Conv2d, DeQuantize, Linear, LinearPackedParams, Quantize, ReLU
+from .modules import (
+    Conv2d,
+    DeQuantize,
+    FloatFunctional,
+    Linear,
+    LinearPackedParams,
+    QFunctional,
+    Quantize,
+    ReLU,
+)
 
-__all__ = ["dynamic", "Conv2d", "DeQuantize", "Linear", "LinearPackedParams", "Quantize", "ReLU"]
+__all__ = [
+    "dynamic",
+    "Conv2d",
+    "DeQuantize",
+    "FloatFunctional",
+    "QFunctional",
+    "Linear",
+    "LinearPackedParams",
+    "Quantize",
+    "ReLU",
+]

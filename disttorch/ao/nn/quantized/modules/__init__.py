@@ -3,7 +3,17 @@
 
 from .activation import ReLU
 from .conv import Conv2d
+from .functional_modules import FloatFunctional, QFunctional
 from .linear import Linear, LinearPackedParams
 from .quantize import DeQuantize, Quantize
 
-__all__ = ["Conv2d", "DeQuantize", "Linear", "LinearPackedParams", "Quantize", "ReLU"]
+__all__ = [
+    "Conv2d",
+    "DeQuantize",
+    "FloatFunctional",
+    "QFunctional",
+    "Linear",
+    "LinearPackedParams",
+    "Quantize",
+    "ReLU",
+]
