@@ -3,13 +3,24 @@
 Dynamic quantization (``quantize_dynamic``) replaces float layers by
 ``ao.nn.quantized.dynamic`` ones; static quantization marks the quantized region with
 ``QuantStub``/``DeQuantStub``, ``prepare``s observers, calibrates and ``convert``s to
-``ao.nn.quantized`` modules. Observers choose quantization parameters exactly as PyTorch's
-do; ``QConfig`` says which observers a module gets.
+``ao.nn.quantized`` modules; quantization-aware training (``prepare_qat``) trains with
+fake-quantized weights and activations first. Observers choose quantization parameters
+exactly as PyTorch's do; ``QConfig`` says which observers a module gets.
 """
 
+from .fake_quantize import (
+    FakeQuantize,
+    default_fake_quant,
+    default_weight_fake_quant,
+    disable_fake_quant,
+    disable_observer,
+    enable_fake_quant,
+    enable_observer,
+)
 from .fuse_modules import fuse_known_modules, fuse_modules, get_fuser_method
 from .observer import (
     MinMaxObserver,
+    MovingAverageMinMaxObserver,
     ObserverBase,
     PerChannelMinMaxObserver,
     PlaceholderObserver,
@@ -19,17 +30,26 @@ from .observer import (
     default_placeholder_observer,
     default_weight_observer,
 )
-from .qconfig import QConfig, default_dynamic_qconfig, default_qconfig, per_channel_dynamic_qconfig
+from .qconfig import (
+    QConfig,
+    default_dynamic_qconfig,
+    default_qat_qconfig,
+    default_qconfig,
+    per_channel_dynamic_qconfig,
+)
 from .quantization_mappings import (
     get_default_dynamic_quant_module_mappings,
+    get_default_qat_module_mappings,
     get_default_static_quant_module_mappings,
 )
-from .quantize import convert, prepare, propagate_qconfig_, quantize_dynamic, swap_module
+from .quantize import convert, prepare, prepare_qat, propagate_qconfig_, quantize_dynamic, swap_module
 from .stubs import DeQuantStub, QuantStub
 
 __all__ = [
-    "MinMaxObserver",
     "DeQuantStub",
+    "FakeQuantize",
+    "MinMaxObserver",
+    "MovingAverageMinMaxObserver",
     "ObserverBase",
     "PerChannelMinMaxObserver",
     "PlaceholderObserver",
@@ -38,18 +58,27 @@ __all__ = [
     "convert",
     "default_dynamic_qconfig",
     "default_dynamic_quant_observer",
+    "default_fake_quant",
     "default_observer",
     "default_per_channel_weight_observer",
     "default_placeholder_observer",
+    "default_qat_qconfig",
     "default_qconfig",
+    "default_weight_fake_quant",
     "default_weight_observer",
+    "disable_fake_quant",
+    "disable_observer",
+    "enable_fake_quant",
+    "enable_observer",
     "fuse_known_modules",
     "fuse_modules",
-    "get_fuser_method",
     "get_default_dynamic_quant_module_mappings",
+    "get_default_qat_module_mappings",
     "get_default_static_quant_module_mappings",
+    "get_fuser_method",
     "per_channel_dynamic_qconfig",
     "prepare",
+    "prepare_qat",
     "propagate_qconfig_",
     "quantize_dynamic",
     "swap_module",

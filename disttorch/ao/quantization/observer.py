@@ -23,6 +23,7 @@ from ...nn.modules.module import Module
 __all__ = [
     "ObserverBase",
     "MinMaxObserver",
+    "MovingAverageMinMaxObserver",
     "PerChannelMinMaxObserver",
     "PlaceholderObserver",
     "calculate_qmin_qmax",
@@ -190,6 +191,50 @@ class MinMaxObserver(_UniformObserver):
         """Forget what was seen."""
         self.min_val.copy_(tensor(float("inf")))
         self.max_val.copy_(tensor(float("-inf")))
+
+
+class MovingAverageMinMaxObserver(MinMaxObserver):
+    """Like ``MinMaxObserver``, but the minimum and maximum move towards each new tensor's by
+    ``averaging_constant`` (the first tensor sets them): what ``FakeQuantize`` uses in QAT."""
+
+    def __init__(
+        self,
+        averaging_constant: float = 0.01,
+        dtype: Any = None,
+        qscheme: Any = None,
+        reduce_range: bool = False,
+        quant_min: int | None = None,
+        quant_max: int | None = None,
+        eps: float = _EPS,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self.averaging_constant = averaging_constant
+        super().__init__(
+            dtype=dtype,
+            qscheme=qscheme,
+            reduce_range=reduce_range,
+            quant_min=quant_min,
+            quant_max=quant_max,
+            eps=eps,
+            is_dynamic=is_dynamic,
+            **kwargs,
+        )
+
+    def forward(self, x_orig: Tensor) -> Tensor:
+        """Move the running minimum and maximum towards ``x_orig``'s; return it unchanged."""
+        if x_orig.numel() == 0:
+            return x_orig
+        x = x_orig.detach().to(self.min_val.dtype).numpy()
+        lo, hi = self.min_val.numpy(), self.max_val.numpy()
+        c = np.float32(self.averaging_constant)
+        if lo == np.inf and hi == -np.inf:
+            lo, hi = x.min(), x.max()
+        else:
+            lo, hi = lo + c * (x.min() - lo), hi + c * (x.max() - hi)
+        self.min_val.copy_(tensor(np.float32(lo)))
+        self.max_val.copy_(tensor(np.float32(hi)))
+        return x_orig
 
 
 class PerChannelMinMaxObserver(_UniformObserver):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from .fake_quantize import default_fake_quant, default_weight_fake_quant
 from .observer import (
     default_dynamic_quant_observer,
     default_observer,
@@ -12,7 +13,13 @@ from .observer import (
     default_weight_observer,
 )
 
-__all__ = ["QConfig", "default_qconfig", "default_dynamic_qconfig", "per_channel_dynamic_qconfig"]
+__all__ = [
+    "QConfig",
+    "default_qconfig",
+    "default_qat_qconfig",
+    "default_dynamic_qconfig",
+    "per_channel_dynamic_qconfig",
+]
 
 
 class QConfig(NamedTuple):
@@ -26,6 +33,9 @@ class QConfig(NamedTuple):
 #: static quantization with min/max observers: activations quint8 in [0, 127], weights
 #: per-tensor symmetric qint8 (PyTorch's ``default_qconfig``)
 default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
+#: quantization-aware training: fake-quantized activations (quint8, 7 bits) and weights
+#: (per-tensor symmetric qint8), moving-average observers (PyTorch's ``default_qat_qconfig``)
+default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_weight_fake_quant)
 #: dynamic quantization: activations quantized per call to quint8, weights per-tensor
 #: symmetric qint8 (PyTorch's default for quantize_dynamic with dtype=qint8)
 default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer, weight=default_weight_observer)

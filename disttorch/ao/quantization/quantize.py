@@ -15,10 +15,11 @@ from .qconfig import default_dynamic_qconfig
 from .quantization_mappings import (
     OBSERVED,
     get_default_dynamic_quant_module_mappings,
+    get_default_qat_module_mappings,
     get_default_static_quant_module_mappings,
 )
 
-__all__ = ["propagate_qconfig_", "prepare", "convert", "swap_module", "quantize_dynamic"]
+__all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "swap_module", "quantize_dynamic"]
 
 
 def propagate_qconfig_(
@@ -38,8 +39,10 @@ def _propagate(module: Module, spec: dict, parent: Any, prefix: str) -> None:
         _propagate(child, spec, qconfig, f"{prefix}.{name}" if prefix else name)
 
 
-def _observe_output(module: Module, inputs: Any, output: Any) -> None:
-    module.activation_post_process(output)
+def _observe_output(module: Module, inputs: Any, output: Any) -> Any:
+    """The forward hook ``prepare`` adds: the observer's result replaces the output (the
+    output itself for an observer, its fake-quantized form for a ``FakeQuantize``)."""
+    return module.activation_post_process(output)
 
 
 def prepare(model: Module, inplace: bool = False, allow_list: Any = None, **kwargs: Any) -> Module:
@@ -70,6 +73,24 @@ def _add_observers(module: Module, observed: tuple) -> None:
                 child._observer_hook = child.register_forward_hook(_observe_output)
         else:
             _add_observers(child, observed)
+
+
+def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = False) -> Module:
+    """Quantization-aware training: swap configured layers for their QAT forms (weights
+    fake-quantized) and attach ``qconfig.activation()`` fake quantizers to their outputs;
+    train, then ``convert`` (after ``eval()``)."""
+    if not model.training:
+        raise AssertionError("prepare_qat only works on models in training mode")
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model)
+    convert(
+        model,
+        get_default_qat_module_mappings() if mapping is None else mapping,
+        inplace=True,
+        remove_qconfig=False,
+    )
+    return prepare(model, inplace=True)
 
 
 def swap_module(mod: Module, mapping: dict, custom_module_class_mapping: dict | None = None) -> Module:

@@ -163,7 +163,9 @@ class Conv2d(Module):
             raise AssertionError(
                 "Input float module must have observer attached (call prepare and calibrate first)"
             )
-        weight_observer = mod.qconfig.weight()
+        weight_observer = getattr(mod, "weight_fake_quant", None)  # a QAT layer's, else a fresh one
+        if weight_observer is None:
+            weight_observer = mod.qconfig.weight()
         weight_observer(conv.weight)
         q = cls(
             conv.in_channels,

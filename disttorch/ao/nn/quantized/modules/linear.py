@@ -179,7 +179,9 @@ class Linear(Module):
             raise AssertionError(
                 "Input float module must have observer attached (call prepare and calibrate first)"
             )
-        weight_observer = mod.qconfig.weight()
+        weight_observer = getattr(mod, "weight_fake_quant", None)  # a QAT layer's, else a fresh one
+        if weight_observer is None:
+            weight_observer = mod.qconfig.weight()
         weight_observer(mod.weight)
         qlinear = cls(mod.in_features, mod.out_features, dtype=weight_observer.dtype)
         qlinear.set_weight_bias(quantize_weight(mod.weight.detach().float(), weight_observer), mod.bias)
