@@ -18,6 +18,7 @@ from .fake_quantize import (
     enable_observer,
 )
 from .fuse_modules import fuse_known_modules, fuse_modules, get_fuser_method
+from .histogram_observer import HistogramObserver
 from .observer import (
     MinMaxObserver,
     MovingAverageMinMaxObserver,
@@ -35,6 +36,7 @@ from .qconfig import (
     default_dynamic_qconfig,
     default_qat_qconfig,
     default_qconfig,
+    get_default_qconfig,
     per_channel_dynamic_qconfig,
 )
 from .quantization_mappings import (
@@ -48,6 +50,7 @@ from .stubs import DeQuantStub, QuantStub
 __all__ = [
     "DeQuantStub",
     "FakeQuantize",
+    "HistogramObserver",
     "MinMaxObserver",
     "MovingAverageMinMaxObserver",
     "ObserverBase",
@@ -73,6 +76,7 @@ __all__ = [
     "fuse_known_modules",
     "fuse_modules",
     "get_default_dynamic_quant_module_mappings",
+    "get_default_qconfig",
     "get_default_qat_module_mappings",
     "get_default_static_quant_module_mappings",
     "get_fuser_method",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from .fake_quantize import default_fake_quant, default_weight_fake_quant
+from .histogram_observer import HistogramObserver
 from .observer import (
     default_dynamic_quant_observer,
     default_observer,
@@ -15,6 +16,7 @@ from .observer import (
 
 __all__ = [
     "QConfig",
+    "get_default_qconfig",
     "default_qconfig",
     "default_qat_qconfig",
     "default_dynamic_qconfig",
@@ -44,3 +46,21 @@ per_channel_dynamic_qconfig = QConfig(
     activation=default_dynamic_quant_observer,
     weight=default_per_channel_weight_observer,
 )
+
+
+_BACKENDS = ("fbgemm", "x86", "qnnpack", "onednn")
+
+
+def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
+    """PyTorch's default post-training qconfig for ``backend``: histogram-observed activations
+    (7 bits for x86/fbgemm) and per-channel symmetric qint8 weights (per-tensor for qnnpack).
+    The quantized modules compute as PyTorch's x86/fbgemm kernels whichever backend is named."""
+    if backend not in _BACKENDS:
+        raise AssertionError(f"backend: {backend} not supported. backend must be one of {list(_BACKENDS)}")
+    if version != 0:
+        raise AssertionError(
+            f"Version number: {version} in get_default_qconfig is not supported. Version number must be 0"
+        )
+    reduce_range = backend in ("fbgemm", "x86")
+    weight = default_weight_observer if backend == "qnnpack" else default_per_channel_weight_observer
+    return QConfig(activation=HistogramObserver.with_args(reduce_range=reduce_range), weight=weight)
