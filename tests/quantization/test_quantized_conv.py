@@ -76,3 +76,31 @@ def test_cnn_as_pytorch(torch, per_channel):
         ours.conv2(our_conv).int_repr().numpy(), theirs.conv2(their_conv).int_repr().numpy()
     )
     np.testing.assert_allclose(ours(dt.from_numpy(x)).numpy(), theirs(torch.from_numpy(x)).numpy(), atol=1e-6)
+
+
+def test_quantized_batch_norm_by_hand():
+    bn = nnq.BatchNorm2d(2)
+    bn.scale, bn.zero_point = dt.tensor(0.1), dt.tensor(10)
+    x = dt.quantize_per_tensor(dt.tensor([[[[1.0]], [[-1.0]]]]), 0.05, 20, dt.quint8)
+    y = bn(x)  # fresh statistics: the identity (up to eps)
+    assert (
+        repr(bn)
+        == "QuantizedBatchNorm2d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    )
+    assert y.int_repr().flatten().tolist() == [20, 0] and y.q_scale() == pytest.approx(0.1)
+
+
+@pytest.mark.parity
+def test_quantized_batch_norm_as_pytorch(torch):
+    rng = np.random.default_rng(0)
+    c = 4
+    x = (rng.standard_normal((2, c, 5, 5)) * 2).astype(np.float32)
+    params = [rng.uniform(0.5, 2, c), rng.standard_normal(c), rng.standard_normal(c), rng.uniform(0.5, 2, c)]
+    outs = []
+    for lib, qnn in ((torch, torch.ao.nn.quantized), (dt, nnq)):
+        bn = qnn.BatchNorm2d(c)
+        for name, value in zip(("weight", "bias", "running_mean", "running_var"), params, strict=True):
+            getattr(bn, name).data = lib.from_numpy(value.astype(np.float32))
+        bn.scale, bn.zero_point = lib.tensor(0.043), lib.tensor(77)
+        outs.append(bn(lib.quantize_per_tensor(lib.from_numpy(x), 0.021, 64, lib.quint8)).int_repr().numpy())
+    np.testing.assert_array_equal(outs[0], outs[1])

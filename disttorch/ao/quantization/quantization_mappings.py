@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...nn.modules.activation import ReLU
+from ...nn.modules.batchnorm import BatchNorm2d
 from ...nn.modules.conv import Conv2d
 from ...nn.modules.linear import Linear
 from ...nn.modules.rnn import GRU, LSTM
@@ -31,6 +32,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict = {
     DeQuantStub: nnq.DeQuantize,
     Linear: nnq.Linear,
     Conv2d: nnq.Conv2d,
+    BatchNorm2d: nnq.BatchNorm2d,
     nni.ConvReLU2d: nniq.ConvReLU2d,
     nnq.FloatFunctional: nnq.QFunctional,
     ReLU: nnq.ReLU,
@@ -41,7 +43,16 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict = {
 #: float module class -> its QAT class (``prepare_qat``'s default)
 DEFAULT_QAT_MODULE_MAPPINGS: dict = {Linear: nnqat.Linear, Conv2d: nnqat.Conv2d}
 #: the float modules whose outputs ``prepare`` observes (the stubs' and layers' outputs)
-OBSERVED = (QuantStub, Linear, nni.LinearReLU, Conv2d, nni.ConvReLU2d, nnqat.Linear, nnqat.Conv2d)
+OBSERVED = (
+    QuantStub,
+    Linear,
+    nni.LinearReLU,
+    Conv2d,
+    nni.ConvReLU2d,
+    BatchNorm2d,
+    nnqat.Linear,
+    nnqat.Conv2d,
+)
 
 
 def get_default_dynamic_quant_module_mappings() -> dict:

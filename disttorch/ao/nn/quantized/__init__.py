@@ -3,6 +3,7 @@ quantized ones)."""
 
 from . import dynamic
 from .modules import (
+    BatchNorm2d,
     Conv2d,
     DeQuantize,
     FloatFunctional,
@@ -14,6 +15,7 @@ from .modules import (
 )
 
 __all__ = [
+    "BatchNorm2d",
     "dynamic",
     "Conv2d",
     "DeQuantize",
