@@ -161,6 +161,26 @@ from ._debug_flags import (
 )
 from ._streams import AcceleratorError, Event, OutOfMemoryError, Stream
 from ._storage import TypedStorage, UntypedStorage, is_storage
+from ._qscheme import (
+    per_channel_affine,
+    per_channel_affine_float_qparams,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qscheme,
+)
+from ._dtype import qint8, qint32, quint8
+from ._quantize import (
+    dequantize,
+    int_repr,
+    q_per_channel_axis,
+    q_per_channel_scales,
+    q_per_channel_zero_points,
+    q_scale,
+    q_zero_point,
+    quantize_per_channel,
+    quantize_per_tensor,
+)
 from ._buffers import asarray, empty_permuted, empty_strided, frombuffer, is_inference, to_dlpack, typename
 
 
@@ -240,6 +260,8 @@ _LAZY = (
     "__config__",
     "storage",
     "_dynamo",
+    "ao",
+    "quantization",
 )
 #: other lazily resolved names: ``torch.<name>`` -> (module, attribute)
 _LAZY_ATTRS = {

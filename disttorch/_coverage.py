@@ -33,16 +33,13 @@ _REASONS = {
         "thread_safe_generator hash_tensor compiled_with_cxx11_abi cond cpp functional index "
         "DType DimOrDims"
     ),
-    "quantisation (no quantised kernels on NumPy)": (
-        "QInt32Storage QInt8Storage QUInt2x4Storage QUInt4x2Storage QUInt8Storage qint32 qint8 quint2x4 "
-        "quint4x2 quint8 qscheme per_channel_affine per_channel_affine_float_qparams per_channel_symmetric "
-        "per_tensor_affine per_tensor_symmetric quantize_per_channel quantize_per_tensor "
-        "quantize_per_tensor_dynamic quantized_batch_norm quantized_gru quantized_gru_cell quantized_lstm "
-        "quantized_lstm_cell quantized_max_pool1d quantized_max_pool2d quantized_max_pool3d "
-        "quantized_rnn_relu_cell quantized_rnn_tanh_cell dequantize int_repr q_per_channel_axis "
-        "q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point choose_qparams_optimized "
-        "fake_quantize_per_channel_affine fake_quantize_per_tensor_affine fused_moving_avg_obs_fake_quant "
-        "is_quantized ao quantization"
+    "quantisation beyond disttorch's quantized tensors and modules (quantized storages, "
+    "free-function quantized kernels)": (
+        "QInt32Storage QInt8Storage QUInt2x4Storage QUInt4x2Storage QUInt8Storage quint2x4 "
+        "quint4x2 quantize_per_tensor_dynamic quantized_batch_norm quantized_gru quantized_gru_cell "
+        "quantized_lstm quantized_lstm_cell quantized_max_pool1d quantized_max_pool2d quantized_max_pool3d "
+        "quantized_rnn_relu_cell quantized_rnn_tanh_cell choose_qparams_optimized "
+        "fused_moving_avg_obs_fake_quant"
     ),
     "vendor kernels (cuDNN, MIOpen, oneDNN/MKL-DNN, fbgemm, Vulkan, MPS, IPU, XLA, MAIA)": (
         "cudnn_affine_grid_generator cudnn_batch_norm cudnn_convolution cudnn_convolution_add_relu "

@@ -40,6 +40,9 @@ __all__ = [
     "bool",
     "complex64",
     "complex128",
+    "quint8",
+    "qint8",
+    "qint32",
     "cfloat",
     "cdouble",
     "half",
@@ -73,7 +76,7 @@ class dtype:
         self.is_floating_point = kind == 2
         self.is_signed = self.numpy.kind in "ifc"
         self.itemsize = self.numpy.itemsize
-        self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex
+        self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex, 4 quantized
 
     def __repr__(self) -> str:
         return f"{package_name()}.{self.name}"
@@ -151,6 +154,37 @@ def _load_ml_dtypes() -> dict:
     return _ML_NUMPY
 
 
+class _QDtype(dtype):
+    """A quantized element type (``quint8``, ``qint8``, ``qint32``): a quantized tensor keeps
+    its integer representation in ``numpy`` (uint8, int8, int32) next to a scale and zero
+    point; no NumPy array has this dtype itself, so :func:`from_numpy` never answers it."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, np_dtype: type) -> None:
+        self.name, self.numpy, self.is_floating_point = name, np.dtype(np_dtype), False
+        self.itemsize, self._kind = self.numpy.itemsize, 4
+
+    @property
+    def is_signed(self) -> builtins.bool:  # type: ignore[override]
+        raise RuntimeError("isSignedType not supported for quantized types")
+
+    @property
+    def scalar_name(self) -> str:
+        return _TYPE_NAMES[self.name][0]
+
+    @property
+    def c_name(self) -> str:
+        return _TYPE_NAMES[self.name][1]
+
+
+#: quantized dtypes: an integer representation with a scale and zero point (PyTorch's
+#: quantized tensors, made by ``quantize_per_tensor`` and ``quantize_per_channel``)
+quint8 = _QDtype("quint8", np.uint8)
+qint8 = _QDtype("qint8", np.int8)
+qint32 = _QDtype("qint32", np.int32)
+QUANTIZED = (quint8, qint8, qint32)
+
 bfloat16 = _MlDtype("bfloat16")
 #: 8-bit floats: stored, created and converted (as PyTorch's CPU build, which has no
 #: arithmetic kernels for them); promotion with another dtype raises as in PyTorch
@@ -201,6 +235,7 @@ _WIDE_UNSIGNED = (np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 _FROM_NUMPY = {d.numpy: d for d in _ALL}
 _NAMES = {d.name: d for d in _ALL}
 _NAMES.update((d.name, d) for d in _ML_DTYPES)
+_NAMES.update((d.name, d) for d in QUANTIZED)
 _default = [float32]
 _REAL_OF = {"complex64": float32, "complex128": float64}
 _COMPLEX_OF = {"float32": "complex64", "float64": "complex128", "bfloat16": "complex64"}
@@ -232,6 +267,9 @@ _TYPE_NAMES = {
     "float8_e8m0fnu": ("Float8_e8m0fnu", "c10::Float8_e8m0fnu"),
     "complex64": ("ComplexFloat", "c10::complex<float>"),
     "complex128": ("ComplexDouble", "c10::complex<double>"),
+    "quint8": ("QUInt8", "c10::quint8"),
+    "qint8": ("QInt8", "c10::qint8"),
+    "qint32": ("QInt32", "c10::qint32"),
 }
 
 

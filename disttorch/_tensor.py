@@ -236,6 +236,7 @@ class Tensor:
         return type(self._data) is MetaArray
 
     is_sparse = False  # disttorch.ops.sparse.SparseTensor says True
+    is_quantized = False  # disttorch._qtensor.QuantizedTensor says True
     is_sparse_csr = False  # disttorch.ops.sparse_compressed: True for the sparse_csr layout
 
     @property
@@ -448,6 +449,45 @@ class Tensor:
         if not isinstance(target, _dtype_cls):
             raise TypeError(f"type(): expected a dtype, a legacy tensor type or its name, got {dtype!r}")
         return self.to(target)
+
+    def dequantize(self) -> "Tensor":
+        """This tensor as float32 (itself when float32 already): only a quantized tensor has
+        other values to give."""
+        return self if self._data.dtype == np.float32 else self.float()
+
+    def _not_quantized(self, op: str) -> Any:
+        raise NotImplementedError(
+            f"Could not run 'aten::{op}' with arguments from the 'CPU' backend: the tensor is "
+            "not quantized (make one with quantize_per_tensor / quantize_per_channel)"
+        )
+
+    def qscheme(self) -> Any:
+        """A quantized tensor's scheme; a plain tensor raises, as in PyTorch."""
+        return self._not_quantized("qscheme")
+
+    def int_repr(self) -> "Tensor":
+        """A quantized tensor's integers; a plain tensor raises, as in PyTorch."""
+        return self._not_quantized("int_repr")
+
+    def q_scale(self) -> float:
+        """A quantized tensor's scale; a plain tensor raises, as in PyTorch."""
+        return self._not_quantized("q_scale")
+
+    def q_zero_point(self) -> int:
+        """A quantized tensor's zero point; a plain tensor raises, as in PyTorch."""
+        return self._not_quantized("q_zero_point")
+
+    def q_per_channel_scales(self) -> "Tensor":
+        """A per-channel quantized tensor's scales; a plain tensor raises, as in PyTorch."""
+        return self._not_quantized("q_per_channel_scales")
+
+    def q_per_channel_zero_points(self) -> "Tensor":
+        """A per-channel quantized tensor's zero points; a plain tensor raises."""
+        return self._not_quantized("q_per_channel_zero_points")
+
+    def q_per_channel_axis(self) -> int:
+        """A per-channel quantized tensor's axis; a plain tensor raises, as in PyTorch."""
+        return self._not_quantized("q_per_channel_axis")
 
     def cpu(self, memory_format: Any = None) -> "Tensor":
         """This tensor (it is on the CPU already); a meta tensor raises (it has no data)."""

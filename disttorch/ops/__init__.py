@@ -24,6 +24,7 @@ from . import (
     comparison,
     complex,
     elementwise,
+    fake_quantize,
     indexing,
     inplace,
     linalg,
@@ -65,6 +66,7 @@ FAMILIES = [
     python_map,
     spectral,
     as_strided,
+    fake_quantize,
 ]
 
 

@@ -60,6 +60,9 @@ STORAGES = {
     "ComplexDoubleStorage": "complex128",
 }
 STORAGE_OF = {v: k for k, v in STORAGES.items()}
+# quantized tensors' storages: their integer representation's NumPy dtype, by quantized dtype
+QUANTIZED_STORAGES = {"QInt8Storage": "int8", "QUInt8Storage": "uint8", "QInt32Storage": "int32"}
+QUANTIZED_STORAGE_OF = {"qint8": "QInt8Storage", "quint8": "QUInt8Storage", "qint32": "QInt32Storage"}
 # NumPy dtype name -> torch's canonical dtype name
 TORCH_NAME_OF = {
     "float32": "float32",

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _qscheme
+from .._qtensor import QuantizedTensor
 from .._tensor import Size, Tensor, device
 from . import names
 
@@ -135,6 +136,33 @@ def rebuild_tensor_v3(
     return _make_tensor(_view(storage, np_name, storage_offset, size, stride), requires_grad)
 
 
+def rebuild_qtensor(
+    storage: Storage,
+    storage_offset: int,
+    size: tuple,
+    stride: tuple,
+    quantizer_params: tuple,
+    requires_grad: bool,
+    backward_hooks: Any,
+) -> Tensor:
+    """A quantized tensor: its integer storage and ``(qscheme, scale(s), zero point(s)[, axis])``."""
+    arr = _view(storage, None, storage_offset, size, stride)
+    qdtype = {"int8": _dtype.qint8, "uint8": _dtype.quint8, "int32": _dtype.qint32}.get(arr.dtype.name)
+    scheme = quantizer_params[0] if quantizer_params else None
+    if qdtype is None or scheme not in (_qscheme.per_tensor_affine, _qscheme.per_channel_affine):
+        raise pickle.UnpicklingError(
+            f"a quantized tensor of storage {arr.dtype} and scheme {scheme!r}: disttorch reads "
+            "qint8/quint8/qint32 tensors quantized per_tensor_affine or per_channel_affine"
+        )
+    if scheme is _qscheme.per_tensor_affine:
+        _, scale, zero_point = quantizer_params
+        return QuantizedTensor._build(arr, qdtype, scheme, float(scale), int(zero_point))
+    _, scales, zero_points, axis = quantizer_params
+    scales = np.asarray(scales._data, dtype=np.float64)
+    zero_points = np.asarray(zero_points._data, dtype=np.int64)
+    return QuantizedTensor._build(arr, qdtype, scheme, scales, zero_points, int(axis))
+
+
 def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any, state: Any = None) -> Any:
     from ..nn.parameter import Parameter
 
@@ -215,7 +243,7 @@ def _builtin_globals() -> dict:
         "torch._utils._rebuild_parameter_with_state": rebuild_parameter,
         "torch._utils._rebuild_device_tensor_from_cpu_tensor": rebuild_device_tensor_from_cpu_tensor,
         "torch._tensor._rebuild_from_type_v2": rebuild_from_type_v2,
-        "torch._utils._rebuild_qtensor": _unsupported("a quantized tensor"),
+        "torch._utils._rebuild_qtensor": rebuild_qtensor,
         "torch._utils._rebuild_sparse_tensor": _unsupported("a sparse tensor"),
         "torch._utils._rebuild_meta_tensor_no_storage": _unsupported("a meta tensor"),
         "torch._utils._rebuild_nested_tensor": _unsupported("a nested tensor"),
@@ -228,6 +256,12 @@ def _builtin_globals() -> dict:
         table[f"torch.{storage}"] = StorageType(np_name)
     for name in names.TORCH_DTYPES:
         table[f"torch.{name}"] = _LazyDtype(name)
+    for storage, np_name in names.QUANTIZED_STORAGES.items():
+        table[f"torch.{storage}"] = StorageType(np_name)
+    for qdtype in _dtype.QUANTIZED:
+        table[f"torch.{qdtype.name}"] = qdtype
+    for scheme in (_qscheme.per_tensor_affine, _qscheme.per_channel_affine):
+        table[f"torch.{scheme.name}"] = scheme
     return table
 
 

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _qscheme
 from .._tensor import Size, Tensor, device
 from . import names
 
@@ -53,6 +53,7 @@ class _StorageRef:
 
     def __init__(self, key: str, flat: np.ndarray) -> None:
         self.key, self.flat = key, flat
+        self.storage_class: str | None = None  # a quantized tensor's (``QInt8Storage``...)
 
 
 class _Pickler(pickle._Pickler):
@@ -68,6 +69,8 @@ class _Pickler(pickle._Pickler):
     def persistent_id(self, obj: Any) -> Any:
         if isinstance(obj, _StorageRef):
             np_name = obj.flat.dtype.name
+            if obj.storage_class is not None:
+                return ("storage", TorchGlobal("torch", obj.storage_class), obj.key, "cpu", obj.flat.size)
             if np_name in names.STORAGE_OF:
                 return (
                     "storage",
@@ -100,6 +103,8 @@ class _Pickler(pickle._Pickler):
         # grad), as PyTorch's torch.save does; only multiprocessing refuses it
         from ..nn.parameter import Parameter  # nn sits above the core: imported when saving
 
+        if t.is_quantized:
+            return self._reduce_qtensor(t)
         if isinstance(t, Parameter):
             plain = Tensor._make(t._data)
             return (
@@ -116,6 +121,23 @@ class _Pickler(pickle._Pickler):
             return TorchGlobal("torch._utils", "_rebuild_tensor_v2"), args
         dtype_global = TorchGlobal("torch", names.TORCH_NAME_OF[np_name])
         return TorchGlobal("torch._utils", "_rebuild_tensor_v3"), args + (dtype_global,)
+
+    def _reduce_qtensor(self, t: Tensor) -> tuple:
+        """A quantized tensor as PyTorch writes it: ``_rebuild_qtensor(storage, offset, size,
+        stride, (qscheme, scale(s), zero point(s)[, axis]), requires_grad, hooks)``."""
+        ref, offset, strides = self._storage_of(t._data)
+        ref.storage_class = names.QUANTIZED_STORAGE_OF[t.dtype.name]
+        if t.qscheme() is _qscheme.per_tensor_affine:
+            params = (t.qscheme(), t.q_scale(), t.q_zero_point())
+        else:
+            params = (
+                t.qscheme(),
+                t.q_per_channel_scales(),
+                t.q_per_channel_zero_points(),
+                t.q_per_channel_axis(),
+            )
+        args = (ref, offset, tuple(t._data.shape), strides, params, False, collections.OrderedDict())
+        return TorchGlobal("torch._utils", "_rebuild_qtensor"), args
 
     def _storage_of(self, arr: np.ndarray) -> tuple:
         """The storage ``arr`` views (its root buffer when it is a plain strided view of one),
@@ -171,11 +193,17 @@ class _Pickler(pickle._Pickler):
         self.memoize(obj)
 
     def save_dtype(self, obj: _dtype.dtype) -> None:
-        self.save_global(TorchGlobal("torch", names.TORCH_NAME_OF[obj.numpy.name]))
+        name = obj.name if obj in _dtype.QUANTIZED else names.TORCH_NAME_OF[obj.numpy.name]
+        self.save(TorchGlobal("torch", name))  # through save: a repeated dtype is a memo lookup
+
+    def save_qscheme(self, obj: _qscheme.qscheme) -> None:
+        self.save(TorchGlobal("torch", obj.name))
 
     dispatch[TorchGlobal] = save_global
     dispatch[_dtype.dtype] = save_dtype
     dispatch[type(_dtype.bfloat16)] = save_dtype  # a dtype subclass: its NumPy dtype loads on first use
+    dispatch[type(_dtype.qint8)] = save_dtype
+    dispatch[_qscheme.qscheme] = save_qscheme
 
 
 def _aligned_info(name: str, offset: int, size: int) -> zipfile.ZipInfo:

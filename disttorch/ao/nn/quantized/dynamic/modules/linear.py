@@ -1,0 +1,153 @@
+"""``DynamicQuantizedLinear`` (``torch.ao.nn.quantized.dynamic.Linear``): a linear layer
+whose weight is stored as qint8 and whose input is quantized to quint8 at every call, as
+PyTorch's fbgemm backend does: the input's range chosen per call with 7-bit activations
+(``reduce_range``), the products summed as integers, the sum scaled back to float32 and
+the float bias added."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...... import _dtype, _qscheme
+from ......_creation import tensor
+from ......_quantize import quantize_per_tensor
+from ......_tensor import Tensor
+from ......kernels import quantize as qk
+from ......nn.modules.module import Module
+from ...modules.linear import LinearPackedParams
+from ...modules.utils import quantize_weight, record_version
+
+__all__ = ["Linear", "quantize_input"]
+
+
+def quantize_input(x: np.ndarray, reduce_range: bool = True) -> tuple:
+    """``(q, scale, zero_point)``: ``x`` (float32) quantized to uint8 over its own range, as
+    fbgemm quantizes a dynamic layer's input."""
+    lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
+    scale, zero_point = qk.choose_qparams(lo, hi, 0, 255, reduce_range)
+    return qk.quantize(x, scale, zero_point, np.uint8), scale, zero_point
+
+
+def linear_dynamic(x: Tensor, weight: Tensor, bias: Tensor | None, reduce_range: bool = True) -> Tensor:
+    """``x @ weight.T + bias`` with ``x`` quantized per call (``quantized::linear_dynamic``)."""
+    arr = x.detach().numpy().astype(np.float32, copy=False)
+    if arr.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(arr.shape[:-1]))}x{arr.shape[-1]} "
+            f"and {weight.shape[1]}x{weight.shape[0]})"
+        )
+    qx, x_scale, x_zp = quantize_input(arr, reduce_range)
+    if weight.qscheme() is _qscheme.per_channel_affine:
+        w_scale = weight.q_per_channel_scales().numpy().astype(np.float32)
+        w_zp = weight.q_per_channel_zero_points().numpy()
+    else:
+        w_scale = np.array([weight.q_scale()], dtype=np.float32)
+        w_zp = np.array([weight.q_zero_point()])
+    b = None if bias is None else bias.detach().numpy()
+    out = qk.int8_linear(qx, x_scale, x_zp, weight._data, w_scale, w_zp, b)
+    return Tensor._make(out.astype(arr.dtype, copy=False))
+
+
+class Linear(Module):
+    """A dynamically quantized linear layer: ``y = dequant(quant(x) @ quant(W).T) + b``.
+
+    Args:
+        in_features, out_features: as ``nn.Linear``.
+        bias_: whether the layer has a bias (float, not quantized).
+        dtype: the weight's dtype (``qint8``).
+    """
+
+    _version = 4
+
+    def __init__(
+        self, in_features: int, out_features: int, bias_: bool = True, dtype: Any = _dtype.qint8
+    ) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.scale, self.zero_point = 1.0, 0
+        self._packed_params = LinearPackedParams(dtype)
+        weight = quantize_per_tensor(
+            Tensor._make(np.zeros((out_features, in_features), np.float32)), 1.0, 0, dtype
+        )
+        self._packed_params.set_weight_bias(
+            weight, Tensor._make(np.zeros(out_features, np.float32)) if bias_ else None
+        )
+        self.version = 4
+
+    def forward(self, x: Tensor) -> Tensor:
+        weight, bias = self._packed_params._weight_bias()
+        return linear_dynamic(x, weight, bias, reduce_range=True)
+
+    def _get_name(self) -> str:
+        return "DynamicQuantizedLinear"
+
+    def __repr__(self) -> str:  # PyTorch hides the packed parameters
+        return f"{self._get_name()}({self.extra_repr()})"
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}"
+        )
+
+    def weight(self) -> Tensor:
+        """The quantized (qint8) weight."""
+        return self._packed_params._weight_bias()[0]
+
+    def bias(self) -> Tensor | None:
+        """The float bias (or None)."""
+        return self._packed_params._weight_bias()[1]
+
+    def set_weight_bias(self, w: Tensor, b: Tensor | None) -> None:
+        """Replace the quantized weight and the float bias."""
+        self._packed_params.set_weight_bias(w, b)
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        record_version(destination, prefix, self._version)
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "scale"] = tensor(self.scale)
+        destination[prefix + "zero_point"] = tensor(self.zero_point)
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Any,
+        prefix: str,
+        local_metadata: dict,
+        strict: bool,
+        missing_keys: list,
+        unexpected_keys: list,
+        error_msgs: list,
+    ) -> None:
+        for key, cast in (("scale", float), ("zero_point", int)):
+            if prefix + key in state_dict:
+                setattr(self, key, cast(state_dict.pop(prefix + key).item()))
+            elif strict:
+                missing_keys.append(prefix + key)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
+
+    @classmethod
+    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> "Linear":
+        """The dynamically quantized form of ``mod`` (an ``nn.Linear`` with a ``qconfig``):
+        its weight observed and quantized by ``mod.qconfig.weight()``, its bias kept."""
+        from ......nn.modules.linear import Linear as FloatLinear
+
+        if not isinstance(mod, FloatLinear):
+            raise AssertionError(
+                f"nn.quantized.dynamic.Linear.from_float only works for one of ['Linear'], got {type(mod)}"
+            )
+        if getattr(mod, "qconfig", None) is None or mod.qconfig.weight is None:
+            raise AssertionError("Input float module must have qconfig defined")
+        observer = mod.qconfig.weight()
+        if observer.dtype is not _dtype.qint8:
+            raise AssertionError(
+                f"The only supported dtypes for dynamic quantized linear are qint8 (and float16 in "
+                f"PyTorch; not in disttorch), got: {observer.dtype}"
+            )
+        observer(mod.weight)
+        qlinear = cls(mod.in_features, mod.out_features, dtype=observer.dtype)
+        qlinear.set_weight_bias(quantize_weight(mod.weight.detach().float(), observer), mod.bias)
+        return qlinear

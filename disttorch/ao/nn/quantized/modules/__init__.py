@@ -1,0 +1,21 @@
+"""Quantized modules (PyTorch's ``torch.ao.nn.quantized.modules``): static ``Linear``, ``Conv2d``,
+``ReLU``, ``Quantize``/``DeQuantize``, and the packed weights the linear layers share."""
+
+from .activation import ReLU
+from .batchnorm import BatchNorm2d
+from .conv import Conv2d
+from .functional_modules import FloatFunctional, QFunctional
+from .linear import Linear, LinearPackedParams
+from .quantize import DeQuantize, Quantize
+
+__all__ = [
+    "BatchNorm2d",
+    "Conv2d",
+    "DeQuantize",
+    "FloatFunctional",
+    "QFunctional",
+    "Linear",
+    "LinearPackedParams",
+    "Quantize",
+    "ReLU",
+]

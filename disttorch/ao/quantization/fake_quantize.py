@@ -1,0 +1,128 @@
+"""``FakeQuantize``: a module that observes the tensors passing through it (by default with a
+``MovingAverageMinMaxObserver``) and returns them fake-quantized with the scale and zero point
+chosen so far, so quantization-aware training sees quantization's rounding while gradients
+flow straight through (``fake_quantize_per_tensor_affine``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import _dtype, _qscheme
+from ..._creation import tensor
+from ..._tensor import Tensor
+from ...nn.modules.module import Module
+from ...ops.fake_quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
+from .observer import MovingAverageMinMaxObserver, _with_args
+
+__all__ = [
+    "FakeQuantize",
+    "default_fake_quant",
+    "default_weight_fake_quant",
+    "disable_fake_quant",
+    "disable_observer",
+    "enable_fake_quant",
+    "enable_observer",
+]
+
+_PER_CHANNEL = (_qscheme.per_channel_affine, _qscheme.per_channel_symmetric)
+_INT_RANGE = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-(2**31), 2**31 - 1)}
+
+
+class FakeQuantize(Module):
+    """Observe, then fake-quantize: ``scale``/``zero_point`` buffers follow the observer while
+    ``observer_enabled``; the output is fake-quantized while ``fake_quant_enabled``."""
+
+    with_args = classmethod(_with_args)
+
+    def __init__(
+        self,
+        observer: Any = MovingAverageMinMaxObserver,
+        quant_min: int | None = None,
+        quant_max: int | None = None,
+        is_dynamic: bool = False,
+        **observer_kwargs: Any,
+    ) -> None:
+        super().__init__()
+        if quant_min is not None and quant_max is not None:
+            if quant_min > quant_max:
+                raise AssertionError("quant_min must be less than or equal to quant_max")
+            lo, hi = _INT_RANGE.get(observer_kwargs.get("dtype", _dtype.quint8).name, (quant_min, quant_max))
+            if lo > quant_min:
+                raise AssertionError("quant_min out of bound")
+            if quant_max > hi:
+                raise AssertionError("quant_max out of bound")
+            observer_kwargs.update({"quant_min": quant_min, "quant_max": quant_max})
+        observer_kwargs["is_dynamic"] = is_dynamic
+        self.activation_post_process = observer(**observer_kwargs)
+        self.quant_min = self.activation_post_process.quant_min
+        self.quant_max = self.activation_post_process.quant_max
+        self.is_dynamic = self.activation_post_process.is_dynamic
+        self.register_buffer("fake_quant_enabled", tensor([1], dtype=_dtype.uint8))
+        self.register_buffer("observer_enabled", tensor([1], dtype=_dtype.uint8))
+        self.register_buffer("scale", tensor([1.0]))
+        self.register_buffer("zero_point", tensor([0], dtype=_dtype.int32))
+        self.dtype = self.activation_post_process.dtype
+        self.qscheme = self.activation_post_process.qscheme
+        self.ch_axis = getattr(self.activation_post_process, "ch_axis", -1)
+        self.is_per_channel = self.qscheme in _PER_CHANNEL
+
+    def calculate_qparams(self) -> tuple:
+        return self.activation_post_process.calculate_qparams()
+
+    def forward(self, X: Tensor) -> Tensor:
+        if self.observer_enabled[0] == 1:
+            self.activation_post_process(X.detach())
+            scale, zero_point = self.calculate_qparams()
+            self.scale = scale.float()
+            self.zero_point = zero_point.to(_dtype.int32)
+        if self.fake_quant_enabled[0] == 1:
+            if self.is_per_channel:
+                return fake_quantize_per_channel_affine(
+                    X, self.scale, self.zero_point, self.ch_axis, self.quant_min, self.quant_max
+                )
+            return fake_quantize_per_tensor_affine(
+                X, self.scale, self.zero_point, self.quant_min, self.quant_max
+            )
+        return X
+
+    def extra_repr(self) -> str:
+        return (
+            f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled={self.observer_enabled}, "
+            f"quant_min={self.activation_post_process.quant_min}, quant_max={self.activation_post_process.quant_max}, "
+            f"dtype={self.dtype}, qscheme={self.qscheme}, ch_axis={self.ch_axis}, "
+            f"scale={self.scale}, zero_point={self.zero_point}"
+        )
+
+
+def _switch(name: str, value: int):
+    def switch(mod: Module) -> None:
+        if isinstance(mod, FakeQuantize):
+            getattr(mod, name)[0] = value
+
+    switch.__doc__ = f"Set ``{name}`` of a ``FakeQuantize`` (use with ``model.apply``)."
+    return switch
+
+
+enable_fake_quant = _switch("fake_quant_enabled", 1)
+disable_fake_quant = _switch("fake_quant_enabled", 0)
+enable_observer = _switch("observer_enabled", 1)
+disable_observer = _switch("observer_enabled", 0)
+
+#: activations: quint8 over [0, 127] (reduce_range), moving-average min/max
+default_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver,
+    quant_min=0,
+    quant_max=255,
+    dtype=_dtype.quint8,
+    qscheme=_qscheme.per_tensor_affine,
+    reduce_range=True,
+)
+#: weights: per-tensor symmetric qint8
+default_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver,
+    quant_min=-128,
+    quant_max=127,
+    dtype=_dtype.qint8,
+    qscheme=_qscheme.per_tensor_symmetric,
+    reduce_range=False,
+)

@@ -1,0 +1,59 @@
+"""The quantization tutorials' scripts (examples/quantization) run unmodified under the
+``import torch`` alias, and print what PyTorch prints: the dynamic ones everything (model,
+losses, logits; sizes within 1%); the static/QAT one its losses and accuracies, its model
+but for the calibrated scales' last digits (float training rounds differently), sizes within
+10%."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "quantization"
+SCRIPTS = ["dynamic_lstm_lm.py", "dynamic_bert.py", "static_cnn.py"]
+_TIMED = re.compile(r"elapsed|\d s, quantized|^Size")
+_SCALES = re.compile(r"scale=[0-9.e-]+")
+_TOLERANCE = {"static_cnn.py": 0.1}
+
+
+def _run(script: str, *python_args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore", *python_args, str(EXAMPLES / script)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def _sizes(out: str) -> list:
+    return [float(line.split()[-1]) for line in out.splitlines() if line.startswith("Size (MB):")]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_runs_under_the_alias_and_shrinks_the_model(script):
+    out = _run(script, "-m", "disttorch.as_torch")
+    assert "QuantizedLinear(in_features=" in out
+    float_size, quantized_size = _sizes(out)[:2]
+    assert quantized_size < 0.7 * float_size
+
+
+@pytest.mark.parity
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_prints_what_pytorch_prints(torch, script):
+    ours, theirs = _run(script, "-m", "disttorch.as_torch"), _run(script)
+
+    def strip(out: str) -> list:
+        lines = [line for line in out.splitlines() if not _TIMED.search(line)]
+        if script in _TOLERANCE:
+            lines = [_SCALES.sub("scale=", line) for line in lines if not line.startswith("qat loss")]
+        return lines
+
+    assert strip(ours) == strip(theirs)
+    for a, b in zip(_sizes(ours), _sizes(theirs), strict=True):
+        assert abs(a - b) < _TOLERANCE.get(script, 0.01) * b
