@@ -4,6 +4,7 @@ losses, logits; sizes within 1%); the static/QAT one its losses and accuracies, 
 but for the calibrated scales' last digits (float training rounds differently), sizes within
 10%."""
 
+import functools
 import re
 import subprocess
 import sys
@@ -18,6 +19,7 @@ _SCALES = re.compile(r"scale=[0-9.e-]+")
 _TOLERANCE = {"static_cnn.py": 0.1}
 
 
+@functools.cache  # each script runs once per library, for both tests
 def _run(script: str, *python_args: str) -> str:
     result = subprocess.run(
         [sys.executable, "-W", "ignore", *python_args, str(EXAMPLES / script)],
