@@ -11,13 +11,11 @@ from typing import Any
 import numpy as np
 
 from ...... import _dtype, _qscheme
-from ......_creation import tensor
-from ......_quantize import quantize_per_tensor
 from ......_tensor import Tensor
 from ......kernels import quantize as qk
 from ......nn.modules.module import Module
-from ...modules.linear import LinearPackedParams
-from ...modules.utils import quantize_weight, record_version
+from ...modules.linear import Linear as StaticLinear
+from ...modules.utils import quantize_weight
 
 __all__ = ["Linear", "quantize_input"]
 
@@ -50,8 +48,10 @@ def linear_dynamic(x: Tensor, weight: Tensor, bias: Tensor | None, reduce_range:
     return Tensor._make(out.astype(arr.dtype, copy=False))
 
 
-class Linear(Module):
+class Linear(StaticLinear):
     """A dynamically quantized linear layer: ``y = dequant(quant(x) @ quant(W).T) + b``.
+    As in PyTorch it is a static quantized ``Linear`` (weights, state dict, accessors) whose
+    forward takes and gives float tensors.
 
     Args:
         in_features, out_features: as ``nn.Linear``.
@@ -64,16 +64,7 @@ class Linear(Module):
     def __init__(
         self, in_features: int, out_features: int, bias_: bool = True, dtype: Any = _dtype.qint8
     ) -> None:
-        super().__init__()
-        self.in_features, self.out_features = in_features, out_features
-        self.scale, self.zero_point = 1.0, 0
-        self._packed_params = LinearPackedParams(dtype)
-        weight = quantize_per_tensor(
-            Tensor._make(np.zeros((out_features, in_features), np.float32)), 1.0, 0, dtype
-        )
-        self._packed_params.set_weight_bias(
-            weight, Tensor._make(np.zeros(out_features, np.float32)) if bias_ else None
-        )
+        super().__init__(in_features, out_features, bias_, dtype)
         self.version = 4
 
     def forward(self, x: Tensor) -> Tensor:
@@ -83,50 +74,10 @@ class Linear(Module):
     def _get_name(self) -> str:
         return "DynamicQuantizedLinear"
 
-    def __repr__(self) -> str:  # PyTorch hides the packed parameters
-        return f"{self._get_name()}({self.extra_repr()})"
-
     def extra_repr(self) -> str:
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}"
-        )
-
-    def weight(self) -> Tensor:
-        """The quantized (qint8) weight."""
-        return self._packed_params._weight_bias()[0]
-
-    def bias(self) -> Tensor | None:
-        """The float bias (or None)."""
-        return self._packed_params._weight_bias()[1]
-
-    def set_weight_bias(self, w: Tensor, b: Tensor | None) -> None:
-        """Replace the quantized weight and the float bias."""
-        self._packed_params.set_weight_bias(w, b)
-
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        record_version(destination, prefix, self._version)
-        super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + "scale"] = tensor(self.scale)
-        destination[prefix + "zero_point"] = tensor(self.zero_point)
-
-    def _load_from_state_dict(
-        self,
-        state_dict: Any,
-        prefix: str,
-        local_metadata: dict,
-        strict: bool,
-        missing_keys: list,
-        unexpected_keys: list,
-        error_msgs: list,
-    ) -> None:
-        for key, cast in (("scale", float), ("zero_point", int)):
-            if prefix + key in state_dict:
-                setattr(self, key, cast(state_dict.pop(prefix + key).item()))
-            elif strict:
-                missing_keys.append(prefix + key)
-        super()._load_from_state_dict(
-            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )
 
     @classmethod
