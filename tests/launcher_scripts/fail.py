@@ -25,6 +25,15 @@ def record(name, pid):
     os.replace(os.path.join(pid_dir, f"{name}.pid.tmp"), os.path.join(pid_dir, f"{name}.pid"))
 
 
+def alive(pid):
+    """Whether ``pid`` runs (not a zombie); a process reaped between two reads is gone too."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return "zombie" not in f.read()
+    except OSError:  # FileNotFoundError, or ProcessLookupError mid-read
+        return False
+
+
 def deep_failure():
     raise ValueError(f"rank {rank} cannot go on")
 
@@ -58,8 +67,7 @@ else:
         peer = os.path.join(pid_dir, f"rank{failing}.pid")
         while not os.path.exists(peer):
             time.sleep(0.01)
-        status = f"/proc/{int(open(peer).read())}/status"
-        while os.path.exists(status) and "zombie" not in open(status).read():
+        while alive(int(open(peer).read())):
             time.sleep(0.01)
         raise ConnectionError(f"rank {rank} lost its peer rank {failing}")
     time.sleep(60)
