@@ -1,30 +1,55 @@
-"""``torch.jit``: ``script`` and ``trace`` return a callable that computes the same thing.
+"""``torch.jit``: ``script`` and ``trace`` return what computes the same thing, and
+``save``/``load`` keep it in a file.
 
-There is no TorchScript compiler in disttorch: ``script(obj)`` returns ``obj`` itself and
-``trace(func, example_inputs)`` runs ``func`` once on the example inputs (so a wrong
-signature fails there, as tracing would) and returns ``func``. Results are identical to
-the eager program; nothing is compiled or sped up. ``save``/``load`` of TorchScript
-archives are not available (use ``torch.save`` of a ``state_dict``).
+There is no TorchScript compiler in disttorch; nothing is compiled or sped up, and results
+are those of the eager program. For an ``nn.Module``, ``script`` and ``trace`` return a
+script module (``jit/_script_module.py``): a view of the module that shares its parameters
+and runs its Python, prints as PyTorch's script modules print, and ``save``s an archive
+that ``load`` reads back in any disttorch process (``jit/_archive.py``:
+the module pickled with its classes from ``__main__``; PyTorch's TorchScript archives
+cannot be read, nor ours by PyTorch). ``trace`` runs the module on the example inputs as
+often as PyTorch's trace does (once, and four more times without grad when it checks the
+trace), so batch-norm statistics and the random stream move as they would. A function
+given to ``script`` or ``trace`` comes back unchanged.
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
+
+from ..nn.modules.module import Module
+from ._archive import read as read_archive
+from ._archive import write as write_archive
+from ._script_module import (
+    RecursiveScriptModule,
+    ScriptModule,
+    TopLevelTracedModule,
+    TracedModule,
+    script_view,
+)
 
 __all__ = [
     "Final",
+    "RecursiveScriptModule",
     "ScriptFunction",
     "ScriptModule",
+    "TopLevelTracedModule",
+    "TracedModule",
     "annotate",
     "export",
     "fork",
+    "freeze",
     "ignore",
     "is_scripting",
     "is_tracing",
     "load",
+    "optimize_for_inference",
     "save",
     "script",
+    "script_method",
     "trace",
     "trace_module",
     "unused",
@@ -37,13 +62,16 @@ T = TypeVar("T")
 def script(
     obj: T, optimize: Any = None, _frames_up: int = 0, _rcb: Any = None, example_inputs: Any = None
 ) -> T:
-    """Return ``obj`` (a function or ``nn.Module``) unchanged: it computes what the
-    scripted version would. No compilation happens."""
+    """A script module of an ``nn.Module`` (see the module docstring); a function or class
+    unchanged: it computes what the scripted version would. No compilation happens."""
+    _deprecated("torch.jit.script", "Please switch to `torch.compile` or `torch.export`.")
     if not callable(obj) and not isinstance(obj, type):
         raise RuntimeError(
             f"torch.jit.script expects a function, a class or an nn.Module, got "  # noqa: TRY004
             f"{type(obj).__name__}"
         )
+    if isinstance(obj, Module) and not isinstance(obj, ScriptModule):
+        return script_view(obj, RecursiveScriptModule)
     return obj
 
 
@@ -58,9 +86,12 @@ def trace(
     example_kwarg_inputs: dict | None = None,
     **kwargs: Any,
 ) -> T:
-    """Run ``func`` once on ``example_inputs`` (a tensor or a tuple of them) and return
-    ``func`` unchanged: it computes what the traced version would (including data-dependent
-    control flow, which a real trace would freeze)."""
+    """Run ``func`` on ``example_inputs`` (a tensor or a tuple of them) as PyTorch's trace
+    runs it: once, and with ``check_trace`` four more times without grad (the check
+    re-traces and compares). Return a traced module for an ``nn.Module``, else ``func``
+    unchanged: it computes what the traced version would (including data-dependent control
+    flow, which a real trace would freeze)."""
+    _deprecated("torch.jit.trace", "Please switch to `torch.compile` or `torch.export`.")
     if not callable(func):
         raise RuntimeError(f"torch.jit.trace expects a function or an nn.Module, got {type(func).__name__}")  # noqa: TRY004
     if example_inputs is None and example_kwarg_inputs is None:
@@ -72,8 +103,13 @@ def trace(
         if isinstance(example_inputs, tuple)
         else (() if example_inputs is None else (example_inputs,))
     )
-    with no_grad():
-        func(*args, **(example_kwarg_inputs or {}))
+    func(*args, **(example_kwarg_inputs or {}))
+    if check_trace:
+        with no_grad():
+            for _ in range(4):
+                func(*args, **(example_kwarg_inputs or {}))
+    if isinstance(func, Module) and not isinstance(func, ScriptModule):
+        return script_view(func, TopLevelTracedModule, TracedModule)
     return func
 
 
@@ -151,27 +187,69 @@ except ImportError:  # pragma: no cover
     Final = Any  # type: ignore[assignment,misc]
 
 
-class ScriptModule:
-    """Placeholder type for ``isinstance(m, torch.jit.ScriptModule)`` checks: nothing is
-    ever a ScriptModule in disttorch."""
-
-
 class ScriptFunction:
-    """Placeholder type for ``isinstance(f, torch.jit.ScriptFunction)`` checks: nothing is
-    ever a ScriptFunction in disttorch."""
+    """Placeholder type for ``isinstance(f, torch.jit.ScriptFunction)`` checks: a scripted
+    function is the function itself in disttorch."""
 
 
-def save(m: Any, f: Any, _extra_files: Any = None) -> None:
-    """Not available: there are no TorchScript archives (use ``torch.save(m.state_dict(), f)``)."""
-    raise RuntimeError(
-        "torch.jit.save is not available in disttorch (no TorchScript): save the "
-        "weights with torch.save(model.state_dict(), path)"
-    )
+def script_method(fn: Callable) -> Callable:
+    """Decorator of the legacy ``ScriptModule`` subclass API: returns the method unchanged."""
+    return fn
 
 
-def load(f: Any, map_location: Any = None, _extra_files: Any = None) -> Any:
-    """Not available: there are no TorchScript archives (use ``torch.load`` of a state_dict)."""
-    raise RuntimeError(
-        "torch.jit.load is not available in disttorch (no TorchScript archives): "
-        "load a state_dict with torch.load and model.load_state_dict"
-    )
+def save(m: Any, f: str | os.PathLike | BinaryIO, _extra_files: dict | None = None) -> None:
+    """Write the script module ``m`` to ``f`` (a path or a writable binary file), with
+    ``_extra_files`` (name -> str or bytes) beside it; :func:`load` reads it back."""
+    _deprecated("torch.jit.save", "Please switch to `torch.export`.")
+    if not isinstance(m, ScriptModule):
+        method = "save_to_buffer" if hasattr(f, "write") else "save"
+        raise AttributeError(f"'{type(m).__name__}' object has no attribute '{method}'")
+    m.save(f, _extra_files)
+
+
+def load(
+    f: str | os.PathLike | BinaryIO, map_location: Any = None, _extra_files: dict | None = None
+) -> RecursiveScriptModule:
+    """The script module in a file :func:`save` wrote (everything lives on the CPU, so
+    ``map_location`` changes nothing); fills ``_extra_files`` (name -> anything) with the
+    saved extra files' bytes. Loading unpickles the file, which can run code from it: load
+    only archives you trust. PyTorch's own TorchScript archives cannot be read (no
+    TorchScript interpreter): the error says so."""
+    _deprecated("torch.jit.load", "Please switch to `torch.export`.")
+    return script_view(read_archive(f, _extra_files), RecursiveScriptModule)
+
+
+def freeze(
+    mod: ScriptModule, preserved_attrs: list | None = None, optimize_numerics: bool = True
+) -> RecursiveScriptModule:
+    """A script module of ``mod``, which must be a script module in eval mode (as PyTorch
+    requires); nothing is inlined or folded here."""
+    _deprecated("torch.jit.freeze", "Please use `torch.compile` instead.")
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError(
+            "Freezing expects a ScriptModule as input. Please use torch.jit.script or "
+            "torch.jit.trace to script your 'nn.Module'."
+        )
+    if mod.training:
+        raise RuntimeError(
+            "Freezing is currently only implemented for modules in eval mode. Please call "
+            ".eval() on your module before freezing."
+        )
+    return script_view(mod, RecursiveScriptModule)
+
+
+def optimize_for_inference(mod: ScriptModule, other_methods: list | None = None) -> RecursiveScriptModule:
+    """:func:`freeze` of ``mod`` (in eval mode); no graph rewriting happens here."""
+    _deprecated("torch.jit.optimize_for_inference", "Please use `torch.compile` instead.")
+    if not isinstance(mod, ScriptModule):
+        raise RuntimeError(
+            "optimize_for_inference expects a ScriptModule as input. Please use torch.jit.script "
+            "or torch.jit.trace to script your 'nn.Module'."
+        )
+    return freeze(mod.eval() if mod.training else mod)
+
+
+def _deprecated(name: str, instead: str) -> None:
+    """PyTorch 2.13's deprecation warning for ``name``: a ``DeprecationWarning`` raised from
+    inside the library, so that Python's default filters hide it, as they hide PyTorch's."""
+    warnings.warn(f"`{name}` is deprecated. {instead}", DeprecationWarning, stacklevel=2)

@@ -31,11 +31,13 @@ import contextlib
 import io
 import os
 import pickle
+import warnings
+import zipfile
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from .._atomic_file import atomic_write
 from . import dtck_reader, legacy_reader, zip_reader, zip_writer
-from .files import atomic_write
 from .unpickler import _user_safe
 from .zip_reader import FormatError
 
@@ -171,6 +173,8 @@ def _load_stream(
     if head[:4] == b"PK\x03\x04":
         if start:
             fh = io.BytesIO(fh.read())
+        if _is_script_archive(fh):
+            return _load_script_archive(fh, weights_only)
         return zip_reader.read(fh, what, map_location, weights_only, mmap_path, size, **pickle_args)
     if mmap_path is not None:
         raise ValueError(f"{what}: mmap=True needs a file in PyTorch's zip format")
@@ -179,6 +183,39 @@ def _load_stream(
     if head[:1] == b"\x80":
         return legacy_reader.read(fh.read(), what, map_location, weights_only, **pickle_args)
     raise FormatError(_describe(head, what, size))
+
+
+def _is_script_archive(fh: BinaryIO) -> bool:
+    """Whether the zip in ``fh`` is a ``torch.jit.save`` archive (``fh`` rewound)."""
+    from ..jit._archive import is_script_archive  # (jit stands beside serialization)
+
+    try:
+        with zipfile.ZipFile(fh) as zf:
+            return is_script_archive(zf.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False  # the zip reader says what is wrong with it
+    finally:
+        fh.seek(0)
+
+
+def _load_script_archive(fh: BinaryIO, weights_only: bool) -> Any:
+    """What PyTorch's ``torch.load`` does with a TorchScript archive: warn, refuse under
+    ``weights_only`` (loading runs the archive's pickle), else hand it to ``torch.jit.load``."""
+    warnings.warn(
+        "'torch.load' received a zip file that looks like a TorchScript archive dispatching to "
+        "'torch.jit.load' (call 'torch.jit.load' directly to silence this warning)",
+        UserWarning,
+        stacklevel=4,
+    )
+    if weights_only:
+        raise RuntimeError(
+            "Cannot use ``weights_only=True`` with TorchScript archives passed to ``torch.load``. "
+            "Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it "
+            "can result in arbitrary code execution. Do it only if you got the file from a trusted source."
+        )
+    from ..jit import load as jit_load
+
+    return jit_load(fh)
 
 
 def _describe(head: bytes, what: str, size: int) -> str:

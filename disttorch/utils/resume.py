@@ -39,9 +39,9 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _random
+from .._atomic_file import atomic_write, remove_stale_temporaries
 from .._tensor import Tensor
 from ..serialization import load, save
-from ..serialization.files import atomic_write, remove_stale_temporaries
 from ..serialization.unpickler import Unpickler
 
 __all__ = ["Checkpointer", "TrainingState"]

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic_file import atomic_write
 from .._tensor import Tensor
 from ..serialization import names
-from ..serialization.files import atomic_write
 
 __all__ = ["load", "load_file", "save", "save_file"]
 
