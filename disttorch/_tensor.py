@@ -128,21 +128,30 @@ class Tensor:
     __array_priority__ = 1000
 
     # ------------------------------------------------------------------ construction
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Tensor":
+    def __new__(cls, *args: Any, device: Any = None) -> "Tensor":
+        """PyTorch's legacy constructor: ``Tensor()`` (empty), ``Tensor(data)`` (a float
+        tensor of the default dtype), ``Tensor(other)`` (a tensor sharing ``other``'s memory
+        and dtype) or ``Tensor(*sizes)`` / ``Tensor(size)`` (uninitialised)."""
+        if device is not None and str(device) != "cpu":
+            raise RuntimeError(
+                f"legacy constructor expects device type: cpu but device type: {device} was passed"
+            )
+        default = _dtype.get_default_dtype().numpy
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            arr = args[0]._data
+        elif len(args) == 1 and isinstance(args[0], Size):
+            arr = np.empty(tuple(args[0]), dtype=default)
+        elif len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            arr = np.array(args[0], dtype=default)
+        else:
+            arr = np.empty(tuple(int(a) for a in args) if args else (0,), dtype=default)
         self = object.__new__(cls)
-        self._init_state(np.empty(0, dtype=_dtype.get_default_dtype().numpy))
+        self._init_state(arr)
         return self
 
-    def __init__(self, *args: Any) -> None:
-        """``Tensor(data)`` or ``Tensor(*sizes)``: a tensor of the default float dtype."""
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            arr = np.array(
-                args[0]._data if isinstance(args[0], Tensor) else args[0],
-                dtype=_dtype.get_default_dtype().numpy,
-            )
-        else:
-            arr = np.empty(tuple(int(a) for a in args), dtype=_dtype.get_default_dtype().numpy)
-        self._data = arr
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing: :meth:`__new__` built the tensor, so a subclass whose ``__init__`` calls
+        ``super().__init__()`` keeps its data, as in PyTorch."""
 
     def _init_state(self, arr: np.ndarray, grad_fn: Any = None, output_nr: int = 0) -> None:
         self._data = arr

@@ -93,9 +93,6 @@ class MaskedTensor(Tensor):
             self.requires_grad_(True)
         return self
 
-    def __init__(self, data: Tensor, mask: Tensor, requires_grad: bool = False) -> None:
-        pass  # __new__ built it
-
     @classmethod
     def _wrap(cls, t: Tensor, mask: np.ndarray) -> "MaskedTensor":
         """A MaskedTensor that is ``t`` for autograd (same node, same values) with ``mask``."""

@@ -81,9 +81,6 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
             self.requires_grad_(True)
         return self
 
-    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
-        pass
-
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
@@ -168,9 +165,6 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
         np_dtype = (dtype if dtype is not None else _dtype.get_default_dtype()).numpy
         return Parameter.__new__(cls, Tensor._make(np.empty(0, dtype=np_dtype)), requires_grad)
 
-    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
-        pass
-
     def __reduce_ex__(self, protocol: int):
         return (UninitializedParameter, (self._rg, None, None))
 
@@ -189,8 +183,3 @@ class UninitializedBuffer(_UninitializedMixin, Tensor):
         self = object.__new__(cls)
         Tensor._init_state(self, np.empty(0, dtype=np_dtype))
         return self
-
-    def __init__(
-        self, requires_grad: bool = False, device: Any = None, dtype: Any = None, persistent: bool = True
-    ) -> None:
-        pass

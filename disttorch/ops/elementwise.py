@@ -435,11 +435,17 @@ class _FloatUnary(Function):
         x = a._data
         if x.dtype.kind not in "fVc":
             x = x.astype(get_default_dtype().numpy)
+        half = x.dtype == np.float16  # computed in float32 and rounded once, as PyTorch's kernels
+        if half:
+            x = x.astype(np.float32)
         if cls.quiet:
             with np.errstate(divide="ignore", invalid="ignore"):
                 out = _split(cls.ufunc, x)
         else:
             out = _split(cls.ufunc, x)
+        if half:
+            with np.errstate(over="ignore"):  # beyond float16's range: inf, as PyTorch's
+                out = out.astype(np.float16)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
             if cls.uses_output:
@@ -516,7 +522,7 @@ class Sqrt(_FloatUnary):
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:
-    out = np.sqrt(x)
+    out = np.sqrt(x, out=np.empty_like(x))  # (an array also for a 0-d x, where NumPy gives a scalar)
     return np.reciprocal(out, out=out)
 
 
@@ -727,7 +733,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
     if x.dtype.kind == "c":
         return 1 / (1 + np.exp(-x))
-    out = np.exp(-np.abs(x))  # in (0, 1]: never overflows
+    out = np.exp(-np.abs(x), out=np.empty_like(x))  # in (0, 1]: never overflows; an array for a 0-d x
     pos = x >= 0
     num = np.where(pos, 1, out)
     return np.divide(num, 1 + out, out=out).astype(x.dtype, copy=False)

@@ -120,3 +120,55 @@ def test_indexing_a_zero_dim_tensor_names_item():
         dt.tensor(3.0).sum()[0]
     with pytest.raises(RuntimeError, match="but got mask with dtype unsigned char"):
         dt.zeros(2).masked_fill(dt.tensor([1, 0], dtype=dt.uint8), 1.0)
+
+
+# ---------------------------------------------------------------------- the legacy constructor
+def _legacy_constructor_facts(L) -> list:
+    """What a program sees of ``Tensor(...)``: empty, sizes, data, another tensor (shared
+    memory and dtype), and a subclass whose ``__init__`` calls ``super().__init__()``."""
+
+    class Tagged(L.Tensor):
+        @staticmethod
+        def __new__(cls, data, tag=None):
+            return super().__new__(cls, data)
+
+        def __init__(self, data, tag=None):
+            super().__init__()
+            self.tag = tag
+
+    other = L.tensor([1, 2])
+    alias = L.Tensor(other)
+    alias[0] = 9
+    kept = L.Tensor([1.0, 2.0])
+    kept.__init__()  # nothing: the constructor's work is in __new__
+    tagged = Tagged([3.0, 4.0], tag="t")
+    return [
+        tuple(L.Tensor().shape),
+        tuple(L.Tensor(2, 0).shape),
+        tuple(L.Tensor(L.Size([2, 3])).shape),
+        str(L.Tensor([[1, 2]]).dtype).split(".")[-1],
+        other.tolist(),
+        str(alias.dtype).split(".")[-1],
+        kept.tolist(),
+        (tagged.tolist(), tagged.tag, type(tagged).__name__),
+    ]
+
+
+def test_the_legacy_constructor_builds_in_new():
+    assert _legacy_constructor_facts(dt) == [
+        (0,),
+        (2, 0),
+        (2, 3),
+        "float32",
+        [9, 2],
+        "int64",
+        [1.0, 2.0],
+        ([3.0, 4.0], "t", "Tagged"),
+    ]
+    with pytest.raises(RuntimeError, match="legacy constructor expects device type: cpu"):
+        dt.Tensor(2, device="meta")
+
+
+@pytest.mark.parity
+def test_the_legacy_constructor_as_pytorch(torch):
+    assert _legacy_constructor_facts(dt) == _legacy_constructor_facts(torch)

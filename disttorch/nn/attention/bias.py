@@ -37,9 +37,6 @@ class CausalBias(Tensor):
         self.variant, self.seq_len_q, self.seq_len_kv = variant, seq_len_q, seq_len_kv
         return self
 
-    def __init__(self, variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> None:
-        pass
-
     def _materialize(self, device: object = None) -> Tensor:
         """The mask as a plain boolean tensor."""
         return Tensor._make(self._data.copy())

@@ -70,7 +70,7 @@ def _times(g: Tensor, local: Callable[..., np.ndarray], *arrays: Any) -> Tensor:
     wide = np.dtype(np.float32) if is_low(dt) else dt
 
     def times(gg: np.ndarray, *a: np.ndarray) -> np.ndarray:
-        out = local(*a).astype(wide, copy=False)  # a new array: multiplied in place
+        out = np.asarray(local(*a)).astype(wide, copy=False)  # a new array (0-d too): multiplied in place
         np.multiply(out, gg, out=out)
         return out.astype(dt, copy=False)
 
@@ -178,10 +178,11 @@ class Silu(Function):
     @staticmethod
     def forward(ctx, x):
         a = float_input(x, "silu")
-        s = elementwise(_sigmoid_array, a)
+        wide = a.astype(np.float32) if a.dtype == np.float16 else a  # rounded once, as PyTorch's
+        s = elementwise(_sigmoid_array, wide)
         ctx.save_for_backward(x)
         ctx.s = s
-        return elementwise(np.multiply, a, s)
+        return elementwise(np.multiply, wide, s).astype(a.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
