@@ -28,6 +28,8 @@ def softmax(a: np.ndarray, dim: int) -> np.ndarray:
     if _is_16_bit(a):
         return softmax(a.astype(np.float32), dim).astype(a.dtype)
     out = np.empty_like(a)
+    if not a.size:  # (an empty row has no maximum)
+        return out
 
     def part(index: tuple) -> None:
         x, e = a[index], out[index]
@@ -47,6 +49,8 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
     if low is not None:
         a = a.astype(np.float32)
     out, probs = np.empty_like(a), np.empty_like(a)
+    if not a.size:  # (an empty row has no maximum)
+        return (out, probs) if low is None else (out.astype(low), probs)
 
     def part(index: tuple) -> None:
         x, shifted, e = a[index], out[index], probs[index]

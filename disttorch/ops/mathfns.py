@@ -910,6 +910,8 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, stabilised by the overall maximum."""
     dim = wrap_dim(dim, input._data.ndim)
     x = input._data
+    if not x.size:  # nothing to stabilise (and no maximum of nothing)
+        return input.exp().cumsum(dim).log()
     m = Tensor._make(ufunc_reduce(np.maximum, x, (dim,) if x.ndim else None, keepdims=True))
     m = where(Tensor._make(np.isfinite(m._data)), m, 0.0)
     with np.errstate(divide="ignore"):

@@ -982,7 +982,9 @@ def split_sizes(shape: tuple, split_size_or_sections: Any, dim: int) -> tuple[in
                 )
             sizes = [0]
         else:
-            sizes = [size] * (n // size) + ([n % size] if n % size else [])
+            sizes = [size] * (n // size) + ([n % size] if n % size else []) or [
+                0
+            ]  # (an empty dim: one empty piece)
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != n or any(s < 0 for s in sizes):

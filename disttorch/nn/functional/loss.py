@@ -76,8 +76,12 @@ def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
     itself for ``'none'``."""
     if reduction == "none":
         return loss
-    if not loss.size:
-        return np.asarray(loss.mean(dtype=loss.dtype) if reduction == "mean" else loss.sum(dtype=loss.dtype))
+    if not loss.size:  # the mean of nothing is NaN, quietly, as in PyTorch
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.asarray(
+                loss.mean(dtype=loss.dtype) if reduction == "mean" else loss.sum(dtype=loss.dtype)
+            )
     total = np.asarray(ufunc_reduce(np.add, loss, None, loss.dtype))
     if reduction == "mean":
         return np.true_divide(total, np.intp(loss.size)).astype(loss.dtype)
