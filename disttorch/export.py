@@ -1,48 +1,40 @@
-"""``torch.export``: importable; capturing a program raises ``RuntimeError`` (disttorch has no
-graph capture). ``save``/``load`` of exported programs raise the same error."""
+"""``torch.export``: a module's forward captured as a graph, with ``torch.fx``'s symbolic
+tracing (disttorch has no TorchDynamo and no ATen operators).
+
+``export(module, args)`` traces ``module`` with :func:`disttorch.fx.symbolic_trace`, runs the
+graph on the example inputs and checks it gives what the module gives, and returns an
+:class:`ExportedProgram`. Its graph's nodes are the module's own calls (layers, torch
+functions, tensor methods), where PyTorch's are ATen operators, and ``print(ep)`` shows that
+graph's code. What fx cannot trace, PyTorch's export cannot either (control flow on a
+tensor's values), with one difference: control flow on a shape, which PyTorch's export
+specialises to the example's shape, raises fx's ``TraceError`` here. ``dynamic_shapes`` is
+checked against the inputs as PyTorch checks it; the graph itself works for any shape the
+module accepts. ``ep.module()`` is a ``GraphModule`` computing what the module computes,
+sharing its parameters and buffers. ``save``/``load`` write and read an archive
+(``_module_archive.py``) in any disttorch process; PyTorch's ``.pt2`` files cannot be read,
+nor ours by PyTorch.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+import os
+import warnings
+from typing import Any, BinaryIO
 
-from ._no_graph_capture import no_graph_capture
+from ._module_archive import EXPORTED_PROGRAM
+from ._module_archive import read as read_archive
+from ._module_archive import write as write_archive
+from .fx import GraphModule, symbolic_trace
+from .nn.modules.module import Module
+from .utils import _pytree
 
-__all__ = ["Dim", "ExportedProgram", "export", "load", "save"]
-
-
-class ExportedProgram:
-    """Never constructed here (no graph capture)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise no_graph_capture("torch.export.ExportedProgram")
-
-
-def export(
-    mod: Any,
-    args: tuple = (),
-    kwargs: dict | None = None,
-    *,
-    dynamic_shapes: Any = None,
-    strict: bool = False,
-    preserve_module_call_signature: tuple = (),
-) -> ExportedProgram:
-    """Raises ``RuntimeError``: disttorch cannot capture a graph."""
-    raise no_graph_capture("torch.export.export")
-
-
-def save(ep: Any, f: Any, **kwargs: Any) -> None:
-    """Raises ``RuntimeError`` (there are no exported programs here)."""
-    raise no_graph_capture("torch.export.save")
-
-
-def load(f: Any, **kwargs: Any) -> ExportedProgram:
-    """Raises ``RuntimeError`` (there are no exported programs here)."""
-    raise no_graph_capture("torch.export.load")
+__all__ = ["Dim", "ExportGraphSignature", "ExportedProgram", "export", "load", "save"]
 
 
 class Dim:
-    """``torch.export.Dim(name, *, min=None, max=None)``: a named dynamic dimension, kept for
-    ``dynamic_shapes`` specs (which nothing consumes here)."""
+    """``torch.export.Dim(name, *, min=None, max=None)``: a named dynamic dimension of a
+    ``dynamic_shapes`` spec."""
 
     AUTO, STATIC, DYNAMIC = "AUTO", "STATIC", "DYNAMIC"
 
@@ -51,3 +43,155 @@ class Dim:
 
     def __repr__(self) -> str:
         return f"Dim({self.__name__!r}, min={self.min}, max={self.max})"
+
+
+class ExportGraphSignature:
+    """What the graph's inputs and outputs are: the module's parameters and buffers (by
+    their ``state_dict`` names), the user's inputs and the outputs (by node name)."""
+
+    def __init__(
+        self, parameters: list[str], buffers: list[str], user_inputs: tuple, user_outputs: tuple
+    ) -> None:
+        self.parameters, self.buffers = parameters, buffers
+        self.user_inputs, self.user_outputs = user_inputs, user_outputs
+
+    def __str__(self) -> str:
+        lines = ["# inputs"]
+        lines += [f"p_{n.replace('.', '_')}: PARAMETER target='{n}'" for n in self.parameters]
+        lines += [f"b_{n.replace('.', '_')}: BUFFER target='{n}'" for n in self.buffers]
+        lines += [f"{n}: USER_INPUT" for n in self.user_inputs]
+        lines += ["", "# outputs"] + [f"{n}: USER_OUTPUT" for n in self.user_outputs]
+        return "\n".join(lines)
+
+
+class ExportedProgram:
+    """A module's forward as a graph (see the module docstring). Not callable itself, as in
+    PyTorch: call :meth:`module`'s result."""
+
+    def __init__(self, root: Module, graph_module: GraphModule, example_inputs: tuple) -> None:
+        self._root, self.graph_module, self.example_inputs = root, graph_module, example_inputs
+        nodes = list(graph_module.graph.nodes)
+        outputs = _pytree.tree_leaves(nodes[-1].args[0]) if nodes and nodes[-1].op == "output" else []
+        self.graph_signature = ExportGraphSignature(
+            [name for name, _ in root.named_parameters()],
+            [name for name, _ in root.named_buffers()],
+            tuple(n.target for n in nodes if n.op == "placeholder"),
+            tuple(getattr(o, "name", str(o)) for o in outputs),
+        )
+        self.range_constraints: dict = {}
+
+    @property
+    def graph(self) -> Any:
+        return self.graph_module.graph
+
+    @property
+    def state_dict(self) -> dict:
+        """The module's parameters and buffers by name (the tensors themselves)."""
+        return {**dict(self._root.named_parameters()), **dict(self._root.named_buffers())}
+
+    def module(self) -> GraphModule:
+        """A ``GraphModule`` running the graph, sharing the module's parameters and buffers."""
+        return GraphModule(self._root, self.graph_module.graph, "GraphModule")
+
+    def run_decompositions(self, decomp_table: dict | None = None, **kwargs: Any) -> ExportedProgram:
+        """This program: its nodes are already the calls disttorch runs (no ATen to lower)."""
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Unable to call ExportedProgram directly. You should use `exported_program.module()` instead."
+        )
+
+    def __str__(self) -> str:
+        code = self.graph_module.code.strip("\n").replace("\n", "\n        ")
+        return (
+            "ExportedProgram:\n    class GraphModule(torch.nn.Module):\n        "
+            + code
+            + "\n\nGraph signature: \n    "
+            + str(self.graph_signature).replace("\n", "\n    ")
+            + f"\n\nRange constraints: {self.range_constraints}\n"
+        )
+
+
+def export(
+    mod: Module,
+    args: tuple = (),
+    kwargs: dict | None = None,
+    *,
+    dynamic_shapes: Any = None,
+    strict: bool = False,
+    preserve_module_call_signature: tuple = (),
+) -> ExportedProgram:
+    """Capture ``mod``'s forward on the example ``args``/``kwargs`` (see the module
+    docstring). Raises fx's ``TraceError`` (``torch.fx.proxy``) where the forward's control flow depends on a
+    traced value, and ``ValueError`` when the graph disagrees with the module on the examples."""
+    if not isinstance(mod, Module):
+        raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got {type(mod)}.")
+    if not isinstance(args, tuple):
+        raise ValueError(f"Expecting `args` to be a tuple of example positional inputs, got {type(args)}")
+    kwargs = dict(kwargs or {})
+    bound = inspect.signature(mod.forward).bind(*args, **kwargs)
+    _check_dynamic_shapes(list(bound.arguments), dynamic_shapes)
+    # an argument the example leaves out keeps its default, as a constant of the graph
+    left_out = {
+        p.name: p.default
+        for p in bound.signature.parameters.values()
+        if p.name not in bound.arguments and p.default is not inspect.Parameter.empty
+    }
+    with warnings.catch_warnings():  # (fx cannot check a default that is no number: a constant here)
+        warnings.filterwarnings("ignore", message="Was not able to add assertion")
+        traced = _without_inputs(symbolic_trace(mod, concrete_args=left_out), [f"{n}_1" for n in left_out])
+    from .autograd.grad_mode import no_grad
+
+    with no_grad():
+        expected, got = mod(*args, **kwargs), traced(*args, **kwargs)
+    if _pytree.tree_structure(expected) != _pytree.tree_structure(got):
+        raise ValueError("torch.export: the traced graph returns another structure than the module")
+    return ExportedProgram(mod, traced, (args, kwargs))
+
+
+def _without_inputs(traced: GraphModule, names: list[str]) -> GraphModule:
+    """``traced`` without the placeholders ``names`` (the inputs fx keeps for arguments fixed
+    to their defaults) and the checks of their values, which are all that use them."""
+    doomed = {n for n in traced.graph.nodes if n.op == "placeholder" and n.name in names}
+    for node in traced.graph.nodes:
+        if any(arg in doomed for arg in node._input_nodes):
+            doomed.add(node)
+    for node in reversed(list(traced.graph.nodes)):
+        if node in doomed:
+            traced.graph.erase_node(node)
+    traced.recompile()
+    return traced
+
+
+def _check_dynamic_shapes(names: list[str], dynamic_shapes: Any) -> None:
+    """PyTorch's check of a ``dynamic_shapes`` dict: its keys are the names of the inputs."""
+    if not isinstance(dynamic_shapes, dict):
+        return
+    if sorted(dynamic_shapes) != sorted(names):
+        raise ValueError(
+            "When `dynamic_shapes` is specified as a dict, its top-level keys must be the arg names "
+            f"{names} of `inputs`, but here they are {list(dynamic_shapes)}. Alternatively, you could "
+            "also ignore arg names entirely and specify `dynamic_shapes` as a list/tuple matching `inputs`."
+        )
+
+
+def save(
+    ep: ExportedProgram, f: str | os.PathLike | BinaryIO, *, extra_files: dict | None = None, **kwargs: Any
+) -> None:
+    """Write ``ep`` to ``f`` (a path or a writable binary file), with ``extra_files``
+    (name -> str or bytes); :func:`load` reads it back."""
+    if not isinstance(ep, ExportedProgram):
+        raise TypeError(
+            f"The 'ep' parameter must be an instance of 'ExportedProgram', got '{type(ep).__name__}' instead."
+        )
+    write_archive(ep, f, EXPORTED_PROGRAM, extra_files)
+
+
+def load(
+    f: str | os.PathLike | BinaryIO, *, extra_files: dict | None = None, **kwargs: Any
+) -> ExportedProgram:
+    """The exported program in a file :func:`save` wrote; fills ``extra_files`` with the saved
+    extra files' bytes. Loading unpickles the file, which can run code from it: load only
+    archives you trust."""
+    return read_archive(f, EXPORTED_PROGRAM, extra_files)

@@ -15,6 +15,7 @@ import functools
 import inspect
 import math
 import types
+import typing
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -234,7 +235,7 @@ class Tracer(TracerBase):
             "output",
             (self.create_arg(result),),
             {},
-            type_expr=fn.__annotations__.get("return", None),
+            type_expr=_annotations(fn).get("return"),
         )
         return self.graph
 
@@ -242,6 +243,7 @@ class Tracer(TracerBase):
         """``fn`` (made to take every parameter positionally when it has ``*args`` or
         ``**kwargs``) and the placeholders (or concrete values) to call it with."""
         params = list(inspect.signature(fn).parameters.values())
+        hints = _annotations(fn)
         if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
             fn = _all_positional(fn)
             params.sort(key=lambda p: _CODE_ORDER[p.kind])
@@ -255,7 +257,7 @@ class Tracer(TracerBase):
                 args.append(self._concrete(p.name, concrete_args[p.name]))
                 continue
             default = () if p.default is p.empty else (p.default,)
-            args.append(self.create_proxy("placeholder", p.name, default, {}, type_expr=_annotation(p)))
+            args.append(self.create_proxy("placeholder", p.name, default, {}, type_expr=hints.get(p.name)))
         return fn, args
 
     def _concrete(self, name: str, value: Any) -> Any:
@@ -323,8 +325,15 @@ def _assert_is_none(value: object, msg: str) -> None:
         raise AssertionError(msg)
 
 
-def _annotation(p: inspect.Parameter) -> Any:
-    return None if p.annotation is p.empty else p.annotation
+def _annotations(fn: Callable) -> dict[str, Any]:
+    """``fn``'s annotations as types: a string (``from __future__ import annotations``) is
+    resolved in ``fn``'s globals, and one that cannot be is left out (the code is written
+    without it)."""
+    raw = getattr(fn, "__annotations__", None) or {}
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:  # noqa: BLE001 - a name not defined at run time
+        return {k: v for k, v in raw.items() if not isinstance(v, str)}
 
 
 def symbolic_trace(

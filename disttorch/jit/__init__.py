@@ -5,7 +5,7 @@ There is no TorchScript compiler in disttorch; nothing is compiled or sped up, a
 are those of the eager program. For an ``nn.Module``, ``script`` and ``trace`` return a
 script module (``jit/_script_module.py``): a view of the module that shares its parameters
 and runs its Python, prints as PyTorch's script modules print, and ``save``s an archive
-that ``load`` reads back in any disttorch process (``jit/_archive.py``:
+that ``load`` reads back in any disttorch process (``_module_archive.py``:
 the module pickled with its classes from ``__main__``; PyTorch's TorchScript archives
 cannot be read, nor ours by PyTorch). ``trace`` runs the module on the example inputs as
 often as PyTorch's trace does (once, and four more times without grad when it checks the
@@ -20,9 +20,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any, BinaryIO, TypeVar
 
+from .._module_archive import SCRIPT_MODULE
+from .._module_archive import read as read_archive
 from ..nn.modules.module import Module
-from ._archive import read as read_archive
-from ._archive import write as write_archive
 from ._script_module import (
     RecursiveScriptModule,
     ScriptModule,
@@ -216,7 +216,7 @@ def load(
     only archives you trust. PyTorch's own TorchScript archives cannot be read (no
     TorchScript interpreter): the error says so."""
     _deprecated("torch.jit.load", "Please switch to `torch.export`.")
-    return script_view(read_archive(f, _extra_files), RecursiveScriptModule)
+    return script_view(read_archive(f, SCRIPT_MODULE, _extra_files), RecursiveScriptModule)
 
 
 def freeze(

@@ -8,7 +8,7 @@ shares the original's parameters, buffers and attributes (as PyTorch's script mo
 share the parameter tensors of the module they came from), wraps each child the same way,
 and prints as PyTorch prints its script modules (``original_name=...``). Its ``save``
 writes an archive that :func:`disttorch.jit.load` reads back
-(``jit/_archive.py``).
+(``_module_archive.py``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from __future__ import annotations
 import copy
 from typing import Any, BinaryIO, Callable
 
+from .._module_archive import SCRIPT_MODULE
+from .._module_archive import write as write_archive
 from ..nn.modules.module import Module
-from ._archive import write as write_archive
 
 __all__ = [
     "RecursiveScriptModule",
@@ -42,7 +43,7 @@ class ScriptModule(Module):
 
     def save(self, f: str | BinaryIO, _extra_files: dict | None = None) -> None:
         """Write this module to ``f`` (a path or a binary file), as ``torch.jit.save``."""
-        write_archive(original_module(self), f, _extra_files)
+        write_archive(original_module(self), f, SCRIPT_MODULE, _extra_files)
 
     def save_to_buffer(self, _extra_files: dict | None = None) -> bytes:
         """The archive :meth:`save` would write, as bytes."""

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from .._atomic_file import atomic_write
+from .._module_archive import SCRIPT_MODULE, kind_of
 from . import dtck_reader, legacy_reader, zip_reader, zip_writer
 from .unpickler import _user_safe
 from .zip_reader import FormatError
@@ -187,11 +188,9 @@ def _load_stream(
 
 def _is_script_archive(fh: BinaryIO) -> bool:
     """Whether the zip in ``fh`` is a ``torch.jit.save`` archive (``fh`` rewound)."""
-    from ..jit._archive import is_script_archive  # (jit stands beside serialization)
-
     try:
         with zipfile.ZipFile(fh) as zf:
-            return is_script_archive(zf.namelist())
+            return kind_of(zf.namelist()) == SCRIPT_MODULE
     except (zipfile.BadZipFile, OSError):
         return False  # the zip reader says what is wrong with it
     finally:
