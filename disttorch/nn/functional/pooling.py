@@ -368,6 +368,10 @@ def max_pool2d(
         return_indices: also return the argmax positions (flat index ``h * W + w`` into
             each input plane, as PyTorch; for ``max_unpool2d``).
     """
+    if input.is_quantized:
+        from .quantized import max_pool2d as quantized_max_pool2d
+
+        return quantized_max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
     return _max_pool(
         "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
     )
@@ -490,6 +494,12 @@ def avg_pool2d(
         count_include_pad: count the zero padding in the divisor. Default: True.
         divisor_override: divide every window by this number instead.
     """
+    if input.is_quantized:
+        from .quantized import avg_pool2d as quantized_avg_pool2d
+
+        return quantized_avg_pool2d(
+            input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+        )
     return _avg_pool(
         "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
     )
@@ -577,6 +587,10 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed ``(H_out, W_out)`` (an int, a pair, None keeps a size) over
     ``(N, C, H, W)`` or ``(C, H, W)``."""
+    if input.is_quantized:
+        from .quantized import adaptive_avg_pool2d as quantized_adaptive_avg_pool2d
+
+        return quantized_adaptive_avg_pool2d(input, output_size)
     _check_adaptive(input._data, 2, "adaptive_avg_pool2d")
     return AdaptiveAvgPoolNd.apply(input, _output_size(output_size, input._data.shape[-2:], 2))
 
