@@ -3,7 +3,7 @@ parameters (scale and zero point) from what they saw, with PyTorch's arithmetic 
 round half to even), so ``calculate_qparams`` answers exactly as PyTorch's does.
 
 ``MinMaxObserver`` (running min/max of the whole tensor), ``PerChannelMinMaxObserver``
-(min/max per index of ``ch_axis``), ``PlaceholderObserver`` (records nothing: the dtype of a
+(min/max per index of ``ch_axis``), their moving-average forms (QAT), ``PlaceholderObserver`` (records nothing: the dtype of a
 dynamically quantized activation), and ``calculate_qmin_qmax``.
 """
 
@@ -24,6 +24,7 @@ __all__ = [
     "ObserverBase",
     "MinMaxObserver",
     "MovingAverageMinMaxObserver",
+    "MovingAveragePerChannelMinMaxObserver",
     "PerChannelMinMaxObserver",
     "PlaceholderObserver",
     "calculate_qmin_qmax",
@@ -268,10 +269,14 @@ class PerChannelMinMaxObserver(_UniformObserver):
         rows = x.reshape(x.shape[0], -1)
         lo, hi = rows.min(axis=1), rows.max(axis=1)
         if self.min_val.numel():
-            lo, hi = np.minimum(lo, self.min_val.numpy()), np.maximum(hi, self.max_val.numpy())
+            lo, hi = self._merge(lo, hi, self.min_val.numpy(), self.max_val.numpy())
         self.min_val = from_numpy(lo.copy())
         self.max_val = from_numpy(hi.copy())
         return x_orig
+
+    def _merge(self, lo: np.ndarray, hi: np.ndarray, old_lo: np.ndarray, old_hi: np.ndarray) -> tuple:
+        """The running minima and maxima after a tensor with per-channel ``lo``/``hi``."""
+        return np.minimum(lo, old_lo), np.maximum(hi, old_hi)
 
     def calculate_qparams(self) -> tuple:
         """``(scales, zero_points)``: float32 and int64 tensors, one value per channel."""
@@ -279,6 +284,41 @@ class PerChannelMinMaxObserver(_UniformObserver):
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
+    """Like ``PerChannelMinMaxObserver``, but each channel's minimum and maximum move towards
+    the new tensor's by ``averaging_constant`` (the first tensor sets them): QAT weights."""
+
+    def __init__(
+        self,
+        averaging_constant: float = 0.01,
+        ch_axis: int = 0,
+        dtype: Any = None,
+        qscheme: Any = None,
+        reduce_range: bool = False,
+        quant_min: int | None = None,
+        quant_max: int | None = None,
+        eps: float = _EPS,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            ch_axis=ch_axis,
+            dtype=dtype,
+            qscheme=qscheme,
+            reduce_range=reduce_range,
+            quant_min=quant_min,
+            quant_max=quant_max,
+            eps=eps,
+            is_dynamic=is_dynamic,
+            **kwargs,
+        )
+        self.averaging_constant = averaging_constant
+
+    def _merge(self, lo: np.ndarray, hi: np.ndarray, old_lo: np.ndarray, old_hi: np.ndarray) -> tuple:
+        c = np.float32(self.averaging_constant)
+        return old_lo + c * (lo - old_lo), old_hi + c * (hi - old_hi)
 
 
 class PlaceholderObserver(ObserverBase):

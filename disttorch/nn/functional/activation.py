@@ -273,7 +273,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``input`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if input.is_quantized:
+    if input.is_quantized:  # nn.functional.quantized.hardtanh
         return input.clamp(min_val, max_val)
     return named_node(_ew.clamp(input, min_val, max_val), "HardtanhBackward0")
 

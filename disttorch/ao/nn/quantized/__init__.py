@@ -1,7 +1,7 @@
 """``torch.ao.nn.quantized``: quantized modules (``dynamic`` holds the dynamically
 quantized ones)."""
 
-from . import dynamic
+from . import dynamic, functional
 from .modules import (
     BatchNorm2d,
     Conv2d,
@@ -11,12 +11,13 @@ from .modules import (
     LinearPackedParams,
     QFunctional,
     Quantize,
-    ReLU,
+    ReLU6,
 )
 
 __all__ = [
     "BatchNorm2d",
     "dynamic",
+    "functional",
     "Conv2d",
     "DeQuantize",
     "FloatFunctional",
@@ -24,5 +25,5 @@ __all__ = [
     "Linear",
     "LinearPackedParams",
     "Quantize",
-    "ReLU",
+    "ReLU6",
 ]

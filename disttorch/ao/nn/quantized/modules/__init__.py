@@ -1,7 +1,7 @@
 """Quantized modules (PyTorch's ``torch.ao.nn.quantized.modules``): static ``Linear``, ``Conv2d``,
 ``ReLU``, ``Quantize``/``DeQuantize``, and the packed weights the linear layers share."""
 
-from .activation import ReLU
+from .activation import ReLU6
 from .batchnorm import BatchNorm2d
 from .conv import Conv2d
 from .functional_modules import FloatFunctional, QFunctional
@@ -17,5 +17,5 @@ __all__ = [
     "Linear",
     "LinearPackedParams",
     "Quantize",
-    "ReLU",
+    "ReLU6",
 ]
