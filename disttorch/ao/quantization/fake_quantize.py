@@ -17,7 +17,12 @@ from ..._tensor import Tensor
 from ...kernels import quantize as qk
 from ...nn.modules.module import Module
 from ...ops.fake_quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine
-from .observer import MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, _with_args
+from .observer import (
+    MovingAverageMinMaxObserver,
+    MovingAveragePerChannelMinMaxObserver,
+    _resize_to_loaded,
+    _with_args,
+)
 
 __all__ = [
     "FakeQuantize",
@@ -96,6 +101,10 @@ class FakeQuantize(Module):
             )
         return X
 
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
+        _resize_to_loaded(self, state_dict, prefix, ("scale", "zero_point"))
+        super()._load_from_state_dict(state_dict, prefix, *args)
+
     def extra_repr(self) -> str:
         return (
             f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled={self.observer_enabled}, "
@@ -145,8 +154,11 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
             )
             for a, b in zip(lo.tolist(), hi.tolist())
         ]
-        self.scale = from_numpy(np.array([p[0] for p in params], np.float32))
-        self.zero_point = from_numpy(np.array([p[1] for p in params], np.int32))
+        for buffer, values in (
+            (self.scale, [p[0] for p in params]),
+            (self.zero_point, [p[1] for p in params]),
+        ):
+            buffer.resize_(len(values)).copy_(from_numpy(np.array(values, buffer.numpy().dtype)))  # in place
         if self.is_per_channel:
             return fake_quantize_per_channel_affine(
                 X, self.scale, self.zero_point, self.ch_axis, observer.quant_min, observer.quant_max

@@ -64,6 +64,14 @@ def calculate_qmin_qmax(
     raise AssertionError(f"observers quantize to qint8, quint8, qint32 (and their int types), got {dtype}")
 
 
+def _resize_to_loaded(module: Module, state_dict: Any, prefix: str, names: tuple) -> None:
+    """Resize buffers whose size depends on what was observed (per-channel minima, scales)
+    to the loaded entries' sizes before ``load_state_dict`` copies them in, as PyTorch does."""
+    for name in names:
+        if prefix + name in state_dict:
+            getattr(module, name).resize_(tuple(state_dict[prefix + name].shape))
+
+
 def _with_args(cls: type, **kwargs: Any) -> functools.partial:
     return functools.partial(cls, **kwargs)
 
@@ -277,6 +285,10 @@ class PerChannelMinMaxObserver(_UniformObserver):
     def _merge(self, lo: np.ndarray, hi: np.ndarray, old_lo: np.ndarray, old_hi: np.ndarray) -> tuple:
         """The running minima and maxima after a tensor with per-channel ``lo``/``hi``."""
         return np.minimum(lo, old_lo), np.maximum(hi, old_hi)
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
+        _resize_to_loaded(self, state_dict, prefix, ("min_val", "max_val"))
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
     def calculate_qparams(self) -> tuple:
         """``(scales, zero_points)``: float32 and int64 tensors, one value per channel."""
