@@ -80,3 +80,13 @@ def test_averages_round_half_to_even_and_keep_qparams():
     assert r.int_repr().tolist() == [10, 12]
     with pytest.raises(NotImplementedError, match="per-channel"):
         dt.quantize_per_channel(dt.ones(2, 2), dt.tensor([0.1, 0.2]), dt.tensor([0, 0]), 0, dt.qint8).mean()
+
+
+def test_ao_functional_refuses_float_inputs():
+    qf = dt.ao.nn.quantized.functional
+    x = dt.quantize_per_tensor(dt.randn(1, 2, 4, 4), 0.1, 5, dt.quint8)
+    assert dt.equal(qf.avg_pool2d(x, 2).int_repr(), dt.nn.functional.avg_pool2d(x, 2).int_repr())
+    assert qf.clamp(x, -0.2, 0.2).int_repr().max().item() == 7
+    with pytest.raises(ValueError, match="Input to 'quantized.max_pool2d' must be quantized!"):
+        qf.max_pool2d(dt.randn(1, 1, 2, 2), 2)
+    assert type(dt.ao.nn.quantized.ReLU6()(x)).__name__ == "QuantizedTensor"

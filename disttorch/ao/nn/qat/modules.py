@@ -9,8 +9,8 @@ from typing import Any
 
 from ....nn.functional.linear import linear as linear_fn
 from ....nn.modules import conv, linear
+from ....nn.modules.container import Sequential
 from ....nn.modules.module import Module
-from ..intrinsic.fused import _FusedModule
 
 __all__ = ["Linear", "Conv2d"]
 
@@ -23,7 +23,7 @@ def _float_layer(cls: type, mod: Module) -> Module:
         )
     if getattr(mod, "qconfig", None) is None:
         raise AssertionError("Input float module must have a valid qconfig")
-    return mod[0] if isinstance(mod, _FusedModule) else mod
+    return mod[0] if isinstance(mod, Sequential) else mod  # a fused module holds the layer first
 
 
 def _adopt(qat: Module, mod: Module) -> Module:
