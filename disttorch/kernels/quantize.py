@@ -12,6 +12,8 @@ requantization.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = [
@@ -146,10 +148,24 @@ def int8_linear(
     return out.astype(np.float32)
 
 
+@functools.cache
+def _pairs_saturate() -> bool:
+    """Whether fbgemm sums int8 products in 16-bit pairs on this CPU: with AVX2 or AVX512
+    (``vpmaddubsw``), not with AVX512-VNNI, whose ``vpdpbusd`` sums them into 32 bits exactly."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # NumPy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__ as features
+    return not features.get("AVX512VNNI", False)
+
+
 def _saturation_correction(qx: np.ndarray, qw: np.ndarray) -> np.ndarray:
     """What fbgemm's 16-bit pair sums lose: its uint8 x int8 product (``vpmaddubsw``) adds
     the products of neighbouring pairs ``k = 2i, 2i+1`` into int16 with saturation before
-    widening. Returns ``sum(sat16(pair) - pair)`` per (row, output), usually all zero."""
+    widening. Returns ``sum(sat16(pair) - pair)`` per (row, output), usually all zero; all
+    zero on a CPU with VNNI."""
+    if not _pairs_saturate():
+        return np.zeros((qx.shape[0], qw.shape[0]), np.int64)
     k = qx.shape[1]
     if k % 2:
         qx, qw = np.pad(qx, ((0, 0), (0, 1))), np.pad(qw, ((0, 0), (0, 1)))

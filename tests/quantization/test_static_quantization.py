@@ -1,6 +1,6 @@
 """Eager static quantization: QuantStub/DeQuantStub, prepare (observers), calibration, convert
-to quantized Linear/ReLU/Quantize/DeQuantize; the quantized Linear bit for bit as PyTorch's
-(fbgemm's 16-bit pair saturation included)."""
+to quantized Linear/Quantize/DeQuantize (nn.ReLU takes quantized tensors); the quantized Linear
+bit for bit as PyTorch's (fbgemm's 16-bit pair saturation included, on CPUs without VNNI)."""
 
 import numpy as np
 import pytest
