@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ... import _dtype
 from .fake_quantize import (
     FakeQuantize,
     FusedMovingAvgObsFakeQuantize,
@@ -17,6 +18,7 @@ from .fake_quantize import (
 from .histogram_observer import HistogramObserver
 from .observer import (
     MovingAverageMinMaxObserver,
+    PlaceholderObserver,
     default_dynamic_quant_observer,
     default_observer,
     default_per_channel_weight_observer,
@@ -30,6 +32,7 @@ __all__ = [
     "default_qconfig",
     "default_qat_qconfig",
     "default_dynamic_qconfig",
+    "float16_dynamic_qconfig",
     "per_channel_dynamic_qconfig",
 ]
 
@@ -51,7 +54,12 @@ default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_weig
 #: dynamic quantization: activations quantized per call to quint8, weights per-tensor
 #: symmetric qint8 (PyTorch's default for quantize_dynamic with dtype=qint8)
 default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer, weight=default_weight_observer)
-#: as above, with one weight scale per output channel
+#: float16 dynamic quantization: weights rounded to float16, float32 activations
+float16_dynamic_qconfig = QConfig(
+    activation=PlaceholderObserver.with_args(dtype=_dtype.float16, is_dynamic=True),
+    weight=PlaceholderObserver.with_args(dtype=_dtype.float16),
+)
+#: as above (qint8), with one weight scale per output channel
 per_channel_dynamic_qconfig = QConfig(
     activation=default_dynamic_quant_observer,
     weight=default_per_channel_weight_observer,
