@@ -1,7 +1,8 @@
 """``QuantizedTensor``: a tensor of a quantized dtype (``quint8``, ``qint8``, ``qint32``),
 kept as its integer representation (``_data``, uint8/int8/int32) and the affine map back to
 reals: one scale and zero point (``per_tensor_affine``) or one per index of an axis
-(``per_channel_affine``).
+(``per_channel_affine``; ``per_channel_affine_float_qparams`` with float zero points, the
+weights of quantized embeddings).
 
 As in PyTorch, a quantized tensor has no autograd and no arithmetic of its own: it is made
 by ``quantize_per_tensor``/``quantize_per_channel``, read with ``dequantize()``/
@@ -85,7 +86,7 @@ class QuantizedTensor(Tensor):
         return Tensor._make(self._scale.copy())
 
     def q_per_channel_zero_points(self) -> Tensor:
-        """The int64 zero points of a per-channel quantized tensor."""
+        """The zero points of a per-channel quantized tensor (int64; float32 for float qparams)."""
         self._expect(per_channel=True)
         return Tensor._make(self._zero_point.copy())
 

@@ -70,8 +70,9 @@ def quantize(x: np.ndarray, scale, zero_point, np_dtype: np.dtype, axis: int | N
 
 def dequantize(q: np.ndarray, scale, zero_point, axis: int | None = None) -> np.ndarray:
     """The float32 values of integer representation ``q``: ``(q - zero_point) * scale``, in
-    float32 for one scale, in float64 (rounded once to float32) for per-channel float64 ones."""
-    wide = np.float32 if axis is None else np.float64
+    float32 for one scale or float zero points, in float64 (rounded once to float32) for
+    per-channel float64 scales with integer zero points."""
+    wide = np.float32 if axis is None or np.asarray(zero_point).dtype.kind == "f" else np.float64
     s = _along(np.asarray(scale, dtype=wide), axis, q.ndim)
     zp = _along(np.asarray(zero_point, dtype=wide), axis, q.ndim)
     return ((q.astype(wide) - zp) * s).astype(np.float32, copy=False)

@@ -31,6 +31,7 @@ __all__ = [
     "default_observer",
     "default_weight_observer",
     "default_dynamic_quant_observer",
+    "default_float_qparams_observer",
     "default_per_channel_weight_observer",
     "default_placeholder_observer",
 ]
@@ -135,6 +136,10 @@ class _UniformObserver(ObserverBase):
         if np.any(lo > hi):
             raise AssertionError(f"min {min_val} should be less than max {max_val}")
         qmin, qmax = self.quant_min, self.quant_max
+        if self.qscheme is _qscheme.per_channel_affine_float_qparams:  # zero point: -min / scale
+            scale = (hi - lo) / np.float32(qmax - qmin)
+            scale = np.where(scale > self.eps.numpy()[0], scale, np.float32(1.0)).astype(np.float32)
+            return from_numpy(scale), from_numpy((-1 * lo / scale).astype(np.float32))
         lo_neg = np.minimum(lo, np.float32(0))
         hi_pos = np.maximum(hi, np.float32(0))
         eps = self.eps.numpy()[0]
@@ -373,3 +378,7 @@ default_dynamic_quant_observer = PlaceholderObserver.with_args(
     dtype=_dtype.quint8, quant_min=0, quant_max=255, is_dynamic=True
 )
 default_placeholder_observer = PlaceholderObserver
+#: embedding weights: per-row quint8 with float zero points (PyTorch's ``default_float_qparams_observer``)
+default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
+    dtype=_dtype.quint8, qscheme=_qscheme.per_channel_affine_float_qparams, ch_axis=0
+)

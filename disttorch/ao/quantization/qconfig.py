@@ -20,6 +20,7 @@ from .observer import (
     MovingAverageMinMaxObserver,
     PlaceholderObserver,
     default_dynamic_quant_observer,
+    default_float_qparams_observer,
     default_observer,
     default_per_channel_weight_observer,
     default_weight_observer,
@@ -33,6 +34,7 @@ __all__ = [
     "default_qat_qconfig",
     "default_dynamic_qconfig",
     "float16_dynamic_qconfig",
+    "float_qparams_weight_only_qconfig",
     "per_channel_dynamic_qconfig",
 ]
 
@@ -58,6 +60,10 @@ default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer, wei
 float16_dynamic_qconfig = QConfig(
     activation=PlaceholderObserver.with_args(dtype=_dtype.float16, is_dynamic=True),
     weight=PlaceholderObserver.with_args(dtype=_dtype.float16),
+)
+#: weight-only quantization of embeddings: rows quint8 with float scales and zero points
+float_qparams_weight_only_qconfig = QConfig(
+    activation=PlaceholderObserver, weight=default_float_qparams_observer
 )
 #: as above (qint8), with one weight scale per output channel
 per_channel_dynamic_qconfig = QConfig(

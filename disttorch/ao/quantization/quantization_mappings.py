@@ -7,6 +7,7 @@ from ...nn.modules.batchnorm import BatchNorm2d
 from ...nn.modules.conv import Conv2d
 from ...nn.modules.linear import Linear
 from ...nn.modules.rnn import GRU, LSTM
+from ...nn.modules.sparse import Embedding, EmbeddingBag
 from ..nn import intrinsic as nni
 from ..nn import qat as nnqat
 from ..nn import quantized as nnq
@@ -25,7 +26,13 @@ __all__ = [
 ]
 
 #: float module class -> its dynamically quantized class (``quantize_dynamic``'s default)
-DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict = {Linear: nnqd.Linear, LSTM: nnqd.LSTM, GRU: nnqd.GRU}
+DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict = {
+    Linear: nnqd.Linear,
+    LSTM: nnqd.LSTM,
+    GRU: nnqd.GRU,
+    Embedding: nnq.Embedding,
+    EmbeddingBag: nnq.EmbeddingBag,
+}
 #: float module class -> its static quantized class (``convert``'s default); ``nn.ReLU``,
 #: pooling and ``Flatten`` stay float modules that take quantized tensors
 DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict = {
@@ -37,6 +44,8 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict = {
     nni.ConvReLU2d: nniq.ConvReLU2d,
     nnq.FloatFunctional: nnq.QFunctional,
     ReLU6: nnq.ReLU6,
+    Embedding: nnq.Embedding,
+    EmbeddingBag: nnq.EmbeddingBag,
     nni.LinearReLU: nniq.LinearReLU,
     nnqat.Linear: nnq.Linear,
     nnqat.Conv2d: nnq.Conv2d,

@@ -9,7 +9,9 @@ import warnings
 from typing import Any
 
 from ... import _dtype
+from ...nn.modules.linear import Linear
 from ...nn.modules.module import Module
+from ...nn.modules.rnn import GRU, LSTM
 from ..nn.quantized import FloatFunctional
 from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 from .quantization_mappings import (
@@ -164,8 +166,8 @@ def quantize_dynamic(
         )
     if mapping is None:
         mapping = get_default_dynamic_quant_module_mappings()
-    if qconfig_spec is None:
-        qconfig_spec = dict.fromkeys(mapping, defaults[dtype])
+    if qconfig_spec is None:  # the recurrent and linear layers (embeddings need their own qconfig)
+        qconfig_spec = dict.fromkeys((Linear, LSTM, GRU), defaults[dtype])
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict.fromkeys(qconfig_spec, defaults[dtype])
     if not inplace:

@@ -4,6 +4,7 @@
 from .activation import ReLU6
 from .batchnorm import BatchNorm2d
 from .conv import Conv2d
+from .embedding_ops import Embedding, EmbeddingBag, EmbeddingPackedParams
 from .functional_modules import FloatFunctional, QFunctional
 from .linear import Linear, LinearPackedParams
 from .quantize import DeQuantize, Quantize
@@ -12,6 +13,9 @@ __all__ = [
     "BatchNorm2d",
     "Conv2d",
     "DeQuantize",
+    "Embedding",
+    "EmbeddingBag",
+    "EmbeddingPackedParams",
     "FloatFunctional",
     "QFunctional",
     "Linear",
