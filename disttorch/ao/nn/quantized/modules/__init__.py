@@ -1,5 +1,6 @@
 """Quantized modules (PyTorch's ``torch.ao.nn.quantized.modules``): static ``Linear``, ``Conv2d``,
-``ReLU``, ``Quantize``/``DeQuantize``, and the packed weights the linear layers share."""
+``BatchNorm2d``, ``ReLU6``, ``Quantize``/``DeQuantize``, weight-only ``Embedding``/``EmbeddingBag``,
+and the packed weights the linear layers share."""
 
 from .activation import ReLU6
 from .batchnorm import BatchNorm2d
