@@ -48,6 +48,7 @@ from ._dtype import (
 from ._tensor import Size, Tensor, detach, device, is_floating_point, is_tensor, numel
 from . import ops as _ops
 from .ops._numpy_names import accept_numpy_names as _accept_numpy_names
+from .ops.method_twins import route_to_method as _route_to_method
 from .ops.out_arg import OUT_FUNCTIONS as _OUT_FUNCTIONS
 from .ops.out_arg import accept_out as _accept_out
 from ._creation import (
@@ -206,6 +207,9 @@ def _export_ops() -> None:
         if with_out:
             obj = _accept_out(obj, with_out[0])  # torch.add(a, b, out=c)
         obj = _accept_numpy_names(obj)  # torch.sum(x, axis=0) as PyTorch accepts
+        method = next((name for name in aliases if callable(getattr(Tensor, name, None))), None)
+        if method is not None:  # torch.reshape(dtensor, ...) as dtensor.reshape(...)
+            obj = _route_to_method(obj, method)
         for name in aliases:
             g[name] = obj
     for name in outside_ops:

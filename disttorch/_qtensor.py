@@ -1,12 +1,16 @@
 """``QuantizedTensor``: a tensor of a quantized dtype (``quint8``, ``qint8``, ``qint32``),
 kept as its integer representation (``_data``, uint8/int8/int32) and the affine map back to
 reals: one scale and zero point (``per_tensor_affine``) or one per index of an axis
-(``per_channel_affine``).
+(``per_channel_affine``; ``per_channel_affine_float_qparams`` with float zero points, the
+weights of quantized embeddings).
 
 As in PyTorch, a quantized tensor has no autograd and no arithmetic of its own: it is made
 by ``quantize_per_tensor``/``quantize_per_channel``, read with ``dequantize()``/
 ``int_repr()``/``q_scale()``..., viewed (``view``, ``reshape``, indexing, ``t``...) and
-handed to quantized modules; other ops raise as PyTorch's ``QuantizedCPU`` backend does.
+handed to quantized modules. The ops PyTorch's quantized backend has for the layers between
+quantized modules keep the input's scale and zero point: ``relu``, ``clamp`` (hardtanh,
+ReLU6), ``mean`` (the integer sum averaged and rounded half to even, as PyTorch's kernel);
+pooling is in ``nn.functional.quantized``. Other ops raise as PyTorch's backend does.
 """
 
 from __future__ import annotations
@@ -21,13 +25,14 @@ from ._repr import array_body, with_suffixes
 from ._tensor import Tensor
 from .kernels import quantize as qk
 
-__all__ = ["QuantizedTensor"]
+__all__ = ["QuantizedTensor", "cat"]
 
 
 class QuantizedTensor(Tensor):
     """A quantized tensor (``x.is_quantized`` is True); see the module header."""
 
     is_quantized = True
+    _functions_call_methods = True
 
     @classmethod
     def _build(
@@ -81,7 +86,7 @@ class QuantizedTensor(Tensor):
         return Tensor._make(self._scale.copy())
 
     def q_per_channel_zero_points(self) -> Tensor:
-        """The int64 zero points of a per-channel quantized tensor."""
+        """The zero points of a per-channel quantized tensor (int64; float32 for float qparams)."""
         self._expect(per_channel=True)
         return Tensor._make(self._zero_point.copy())
 
@@ -175,6 +180,42 @@ class QuantizedTensor(Tensor):
     def permute(self, *dims: Any) -> QuantizedTensor:
         return self._per_tensor_view("permute", np.transpose(self._data, _shape_arg(dims)))
 
+    # ------------------------------------------------------------------ quantized ops
+    def _per_tensor_data(self, what: str) -> np.ndarray:
+        if self._per_channel():
+            raise NotImplementedError(
+                f"{what} of a per-channel quantized tensor is not supported in disttorch"
+            )
+        return self._data
+
+    def relu(self) -> QuantizedTensor:
+        """``max(x, 0)``: the integers clamped below at the zero point (same scale)."""
+        data = self._per_tensor_data("relu")
+        return self._like(np.maximum(data, data.dtype.type(self._zero_point)))
+
+    def clamp(self, min: float | None = None, max: float | None = None) -> QuantizedTensor:
+        """Values clamped to ``[min, max]`` (bounds quantized with this tensor's scale)."""
+        data = self._per_tensor_data("clamp")
+        lo, hi = qk.qrange(data.dtype)
+        if min is not None:
+            lo = qk.quantize(np.float32([min]), self._scale, self._zero_point, data.dtype)[0]
+        if max is not None:
+            hi = qk.quantize(np.float32([max]), self._scale, self._zero_point, data.dtype)[0]
+        return self._like(np.clip(data, lo, hi).astype(data.dtype))
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> QuantizedTensor:
+        """The mean over ``dim`` (all dims by default) with this tensor's scale and zero point."""
+        if dtype is not None and dtype is not self._qdtype:
+            raise RuntimeError(f"quantized mean keeps the input's dtype {self._qdtype}, got dtype={dtype}")
+        data = self._per_tensor_data("mean")
+        dims = (
+            tuple(range(data.ndim)) if dim is None or dim == [] else (dim,) if isinstance(dim, int) else dim
+        )
+        dims = tuple(d % max(data.ndim, 1) for d in dims)
+        acc = (data.astype(np.int64) - int(self._zero_point)).sum(axis=dims, keepdims=keepdim)
+        count = int(np.prod([data.shape[d] for d in dims]))
+        return self._like(qk.average_requantized(acc, count, int(self._zero_point), data.dtype))
+
     def __reduce_ex__(self, protocol: int):
         return (
             QuantizedTensor._build,
@@ -183,6 +224,18 @@ class QuantizedTensor(Tensor):
 
     def __deepcopy__(self, memo: dict) -> QuantizedTensor:
         return self.clone()
+
+
+def cat(tensors: list, dim: int = 0) -> QuantizedTensor:
+    """``torch.cat`` of quantized tensors: requantized with the first one's scale and zero
+    point (their integers joined as they are where all share it), as PyTorch's kernel."""
+    first = tensors[0]
+    if any(not t.is_quantized or t.dtype is not first.dtype or t._per_channel() for t in tensors):
+        raise RuntimeError("quantized cat expects per-tensor quantized tensors of one dtype")
+    if all(t._scale == first._scale and t._zero_point == first._zero_point for t in tensors):
+        return first._like(np.concatenate([t._data for t in tensors], axis=dim))
+    values = np.concatenate([t.dequantize()._data for t in tensors], axis=dim)
+    return first._like(qk.quantize(values, first._scale, first._zero_point, first._data.dtype))
 
 
 def _shape_arg(args: tuple) -> tuple:
@@ -201,7 +254,7 @@ def _unsupported(op: str):
 
 
 for _op in (
-    "add sub mul div matmul neg pow sum mean max min abs exp log sqrt float double half to "
+    "add sub mul div matmul neg pow sum max min abs exp log sqrt float double half to "
     "__add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __matmul__ "
     "__rmatmul__ __neg__ __pow__ __rpow__ backward"
 ).split():

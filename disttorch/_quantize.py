@@ -84,7 +84,8 @@ def quantize_per_channel(
     input: Tensor, scales: Tensor, zero_points: Tensor, axis: int, dtype: _dtype.dtype
 ) -> QuantizedTensor:
     """``input`` (float32) quantized with one scale and zero point per index of ``axis``
-    (``scales``: 1-d floats, ``zero_points``: 1-d integers, as long as that axis)."""
+    (``scales``: 1-d floats, ``zero_points``: 1-d integers, as long as that axis; float zero
+    points give the ``per_channel_affine_float_qparams`` scheme, quint8 only)."""
     arr = _check_input(input, dtype)
     _deprecation_once()
     if not 0 <= axis < arr.ndim:
@@ -100,10 +101,15 @@ def quantize_per_channel(
         raise RuntimeError(
             f"length of scales must equal to channel, expected {arr.shape[axis]} got, {s.size}"
         )
-    if zp_in.dtype.kind not in "iu":
-        raise NotImplementedError(
-            "quantize_per_channel with float zero points (PyTorch's "
-            "per_channel_affine_float_qparams scheme) is not supported in disttorch"
+    if zp_in.dtype.kind == "f":  # per_channel_affine_float_qparams: x ~ (q - zero_point) * scale
+        if dtype is not _dtype.quint8:
+            raise RuntimeError(
+                f"quantize_per_channel with float zero points quantizes to quint8, got {dtype}"
+            )
+        zp = zp_in.astype(np.float32).reshape(-1)
+        q = qk.quantize(arr, s, zp.astype(np.float64), dtype.numpy, axis)
+        return QuantizedTensor._build(
+            q, dtype, _qscheme.per_channel_affine_float_qparams, s.astype(np.float32), zp, axis
         )
     zp = zp_in.astype(np.int64).reshape(-1)
     qmin, qmax = qk.qrange(dtype.numpy)

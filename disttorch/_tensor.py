@@ -246,6 +246,9 @@ class Tensor:
 
     is_sparse = False  # disttorch.ops.sparse.SparseTensor says True
     is_quantized = False  # disttorch._qtensor.QuantizedTensor says True
+    #: whether ``torch.<name>(x, ...)`` calls this class's override of method ``name``
+    #: (``ops.method_twins``): DTensor and QuantizedTensor
+    _functions_call_methods = False
     is_sparse_csr = False  # disttorch.ops.sparse_compressed: True for the sparse_csr layout
 
     @property

@@ -12,6 +12,8 @@ requantization.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "int8_linear",
     "int8_linear_requantized",
     "conv2d_requantized",
+    "average_requantized",
 ]
 
 _RANGES = {
@@ -67,23 +70,37 @@ def quantize(x: np.ndarray, scale, zero_point, np_dtype: np.dtype, axis: int | N
 
 def dequantize(q: np.ndarray, scale, zero_point, axis: int | None = None) -> np.ndarray:
     """The float32 values of integer representation ``q``: ``(q - zero_point) * scale``, in
-    float32 for one scale, in float64 (rounded once to float32) for per-channel float64 ones."""
-    wide = np.float32 if axis is None else np.float64
+    float32 for one scale or float zero points, in float64 (rounded once to float32) for
+    per-channel float64 scales with integer zero points."""
+    wide = np.float32 if axis is None or np.asarray(zero_point).dtype.kind == "f" else np.float64
     s = _along(np.asarray(scale, dtype=wide), axis, q.ndim)
     zp = _along(np.asarray(zero_point, dtype=wide), axis, q.ndim)
     return ((q.astype(wide) - zp) * s).astype(np.float32, copy=False)
 
 
 def choose_qparams(
-    lo: float, hi: float, qmin: int, qmax: int, reduce_range: bool = False
+    lo: float,
+    hi: float,
+    qmin: int,
+    qmax: int,
+    reduce_range: bool = False,
+    preserve_sparsity: bool = False,
 ) -> tuple[float, int]:
     """fbgemm's scale (float32) and zero point for values in ``[lo, hi]``: the range widened to
     hold 0, a zero or overflowing scale replaced by 0.1, tiny scales raised to
     ``SMALL_SCALE_THRESHOLD``, the zero point taken from the end with the smaller error and
     rounded into ``[qmin, qmax]``; ``reduce_range`` halves the integer range (7 bits for 8),
-    as fbgemm does for activations so that products of pairs cannot saturate 16 bits."""
+    as fbgemm does for activations so that products of pairs cannot saturate 16 bits.
+    ``preserve_sparsity`` (symmetric schemes) makes a range that spans 0 symmetric, with the
+    zero point in the middle of the integer range."""
     if reduce_range:
         qmin, qmax = qmin // 2, qmax // 2
+    lo, hi = np.float32(lo), np.float32(hi)
+    symmetric = preserve_sparsity and lo < 0 < hi
+    if symmetric:
+        sym_min, sym_max = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        max_scale = max(abs(lo / np.float32(sym_min)), abs(hi / np.float32(sym_max)))  # float32
+        lo, hi = np.float32(float(max_scale) * sym_min), np.float32(float(max_scale) * sym_max)
     lo, hi = np.float32(min(lo, 0.0)), np.float32(max(hi, 0.0))
     scale = (float(hi) - float(lo)) / (qmax - qmin)
     if np.float32(scale) == 0 or np.isinf(np.float32(1.0) / np.float32(scale)):
@@ -101,6 +118,8 @@ def choose_qparams(
     err_min = abs(qmin) - abs(float(lo) / scale)
     err_max = abs(qmax) - abs(float(hi) / scale)
     initial = from_min if err_min < err_max else from_max
+    if symmetric:
+        initial = (qmin + qmax) / 2
     zero_point = qmin if initial < qmin else qmax if initial > qmax else int(np.rint(initial))
     return float(np.float32(scale)), zero_point
 
@@ -130,10 +149,24 @@ def int8_linear(
     return out.astype(np.float32)
 
 
+@functools.cache
+def _pairs_saturate() -> bool:
+    """Whether fbgemm sums int8 products in 16-bit pairs on this CPU: with AVX2 or AVX512
+    (``vpmaddubsw``), not with AVX512-VNNI, whose ``vpdpbusd`` sums them into 32 bits exactly."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # NumPy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__ as features
+    return not features.get("AVX512VNNI", False)
+
+
 def _saturation_correction(qx: np.ndarray, qw: np.ndarray) -> np.ndarray:
     """What fbgemm's 16-bit pair sums lose: its uint8 x int8 product (``vpmaddubsw``) adds
     the products of neighbouring pairs ``k = 2i, 2i+1`` into int16 with saturation before
-    widening. Returns ``sum(sat16(pair) - pair)`` per (row, output), usually all zero."""
+    widening. Returns ``sum(sat16(pair) - pair)`` per (row, output), usually all zero; all
+    zero on a CPU with VNNI."""
+    if not _pairs_saturate():
+        return np.zeros((qx.shape[0], qw.shape[0]), np.int64)
     k = qx.shape[1]
     if k % 2:
         qx, qw = np.pad(qx, ((0, 0), (0, 1))), np.pad(qw, ((0, 0), (0, 1)))
@@ -212,3 +245,13 @@ def conv2d_requantized(
         raw = raw + bias.astype(f32) / act_times_w
     q = np.rint(raw * (act_times_w / f32(out_scale))) + out_zero_point
     return np.clip(q, 0, 255).astype(np.uint8).transpose(0, 3, 1, 2).copy()
+
+
+def average_requantized(
+    acc: np.ndarray, count: np.ndarray | int, zero_point: int, np_dtype: np.dtype
+) -> np.ndarray:
+    """Quantized averages with the input's scale, as PyTorch's quantized average pooling and
+    mean compute them: integer sums ``acc`` of ``q - zero_point`` over windows of ``count``
+    elements, ``zero_point + acc / count`` rounded half to even, clamped to the dtype."""
+    qmin, qmax = qrange(np_dtype)
+    return np.clip(np.rint(zero_point + acc / np.asarray(count, np.float64)), qmin, qmax).astype(np_dtype)

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import _qtensor
 from .._creation import check_layout
 from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
@@ -1038,6 +1039,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate tensors of equal shape except in ``dim``; dtypes are promoted. 1-D empty
     tensors are skipped, as in PyTorch."""
     tensors = _check_join(tensors, "torch.cat")
+    if tensors[0].is_quantized:
+        return _qtensor.cat(tensors, dim)
     for i, t in enumerate(tensors):
         if t._data.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")

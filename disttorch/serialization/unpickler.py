@@ -145,7 +145,8 @@ def rebuild_qtensor(
     requires_grad: bool,
     backward_hooks: Any,
 ) -> Tensor:
-    """A quantized tensor: its integer storage and ``(qscheme, scale(s), zero point(s)[, axis])``."""
+    """A quantized tensor: its integer storage and ``(qscheme, scale(s), zero point(s)[, axis])``
+    (float zero points under ``per_channel_affine``: the float-qparams scheme, as PyTorch)."""
     arr = _view(storage, None, storage_offset, size, stride)
     qdtype = {"int8": _dtype.qint8, "uint8": _dtype.quint8, "int32": _dtype.qint32}.get(arr.dtype.name)
     scheme = quantizer_params[0] if quantizer_params else None
@@ -158,6 +159,10 @@ def rebuild_qtensor(
         _, scale, zero_point = quantizer_params
         return QuantizedTensor._build(arr, qdtype, scheme, float(scale), int(zero_point))
     _, scales, zero_points, axis = quantizer_params
+    if zero_points._data.dtype.kind == "f":  # per_channel_affine_float_qparams (embedding weights)
+        scales, zero_points = (np.asarray(t._data, dtype=np.float32) for t in (scales, zero_points))
+        scheme = _qscheme.per_channel_affine_float_qparams
+        return QuantizedTensor._build(arr, qdtype, scheme, scales, zero_points, int(axis))
     scales = np.asarray(scales._data, dtype=np.float64)
     zero_points = np.asarray(zero_points._data, dtype=np.int64)
     return QuantizedTensor._build(arr, qdtype, scheme, scales, zero_points, int(axis))

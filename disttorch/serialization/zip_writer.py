@@ -129,9 +129,9 @@ class _Pickler(pickle._Pickler):
         ref.storage_class = names.QUANTIZED_STORAGE_OF[t.dtype.name]
         if t.qscheme() is _qscheme.per_tensor_affine:
             params = (t.qscheme(), t.q_scale(), t.q_zero_point())
-        else:
+        else:  # float qparams too: PyTorch writes per_channel_affine, the zero points' dtype tells
             params = (
-                t.qscheme(),
+                _qscheme.per_channel_affine,
                 t.q_per_channel_scales(),
                 t.q_per_channel_zero_points(),
                 t.q_per_channel_axis(),

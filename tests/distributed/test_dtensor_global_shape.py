@@ -1,7 +1,8 @@
 """A DTensor's metadata is the whole tensor's, as in PyTorch: ``shape``, ``size()``,
 ``numel()``, ``dim()``/``ndim``, ``stride()``, ``len()``, ``repr``; ``to_local()`` is the
 piece; views and reshapes take global sizes and carry the sharding; ``from_local(shape=,
-stride=)`` describes uneven shards; a ``fully_shard`` parameter is a DTensor of the full
+stride=)`` describes uneven shards; the torch-namespace forms (``torch.reshape(dt, ...)``)
+answer as the methods; a ``fully_shard`` parameter is a DTensor of the full
 shape. Each is compared with PyTorch's DTensor (gloo, CPU) on the same mesh and layout."""
 
 from __future__ import annotations
@@ -92,12 +93,22 @@ def _metadata_worker(rank: int, world: int, lib: str) -> dict:
         "unsqueeze": lambda: d1.unsqueeze(0),
         "squeeze": lambda: d1.unsqueeze(2).squeeze(2),
         "view_split_sharded": lambda: d0.view(2, 2, 8, 3),
+        # the torch-namespace twins answer as the methods do
+        "fn_reshape": lambda: torch.reshape(d0, (-1, 3)),
+        "fn_reshape_keywords": lambda: torch.reshape(input=d0, shape=(8, 12)),
+        "fn_flatten": lambda: torch.flatten(d0),
+        "fn_flatten_inner": lambda: torch.flatten(d1, 1),
+        "fn_unflatten": lambda: torch.unflatten(d1, 1, (4, 2)),
+        "fn_unsqueeze": lambda: torch.unsqueeze(d1, 0),
+        "fn_squeeze": lambda: torch.squeeze(d1.unsqueeze(2), 2),
     }
     for name, make in views.items():
         out[name] = _seen(make())
     out["split"] = [_seen(t) for t in d1.split(3, dim=2)]
     out["chunk"] = [_seen(t) for t in d1.chunk(2, dim=0)]
     out["split_sharded_dim"] = [_seen(t) for t in d1.split(4, dim=1)]
+    out["fn_split"] = [_seen(t) for t in torch.split(d1, 3, dim=2)]
+    out["fn_chunk"] = [_seen(t) for t in torch.chunk(d1, 2, dim=0)]
     dist.destroy_process_group()
     return out
 

@@ -59,8 +59,6 @@ def test_repr_state_dict_and_load():
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="Don't know how to quantize with default settings"):
-        aq.quantize_dynamic(_model(dt), {dt.nn.Linear}, dtype=dt.float16)
     q = aq.quantize_dynamic(_model(dt), {dt.nn.Linear}, dtype=dt.qint8)
     with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
         q(dt.randn(2, 15))
@@ -87,3 +85,45 @@ def test_outputs_bitwise_as_pytorch(torch, per_channel):
             results.append((q[0].weight().int_repr().numpy(), q(lib.from_numpy(x)).detach().numpy()))
         np.testing.assert_array_equal(results[0][0], results[1][0])
         np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def _float16_run(lib) -> list:
+    nn = lib.nn
+    rng = np.random.default_rng(0)
+    lib.manual_seed(0)
+    model = nn.Sequential(
+        nn.Linear(20, 7), nn.ReLU(), nn.Linear(7, 3), nn.LSTM(3, 5, num_layers=2), nn.GRU(5, 4)
+    )
+    q = lib.ao.quantization.quantize_dynamic(model, dtype=lib.float16)
+    x = lib.tensor(rng.standard_normal((6, 20)).astype(np.float32))
+    h = q[2](q[1](q[0](x)))
+    seq = q[3](h[:, None])[0]
+    return [
+        repr(q).replace("disttorch.", "torch."),
+        list(q.state_dict()),
+        q[0].weight().numpy(),
+        h.detach().numpy(),
+        seq.detach().numpy(),
+        q[4](seq)[0].detach().numpy(),
+    ]
+
+
+@pytest.mark.parity
+def test_float16_dynamic_as_pytorch(torch):
+    ours, theirs = _float16_run(dt), _float16_run(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_array_equal(ours[2], theirs[2])  # the weight rounded to float16
+    for a, b in zip(ours[3:], theirs[3:]):  # float32 products: equal to their summation order
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_float16_weights_saturate_with_a_warning():
+    layer = dt.nn.Linear(2, 1)
+    with dt.no_grad():
+        layer.weight.copy_(dt.tensor([[1e6, 1.0 + 2**-12]]))
+    with pytest.warns(UserWarning, match="outside the range of fp16"):
+        q = aq.quantize_dynamic(dt.nn.Sequential(layer), {dt.nn.Linear}, dtype=dt.float16)
+    assert q[0].weight().tolist() == [[65504.0, 1.0]]  # clamped; rounded to float16 (ties to even)
+    assert "dtype=disttorch.float16)" in repr(q[0]) and "qscheme" not in repr(q[0])
+    with pytest.raises(ValueError, match="Don't know how to quantize with default settings"):
+        aq.quantize_dynamic(dt.nn.Sequential(layer), dtype=dt.quint8)

@@ -64,8 +64,29 @@ def test_errors():
     with pytest.raises(AssertionError, match="did not find fuser method"):
         aq.fuse_modules(_model(dt, aq), ["fc1", "conv"])
     model = _model(dt, aq).train()
-    with pytest.raises(NotImplementedError, match="call model.eval\\(\\) before fuse_modules"):
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):  # fuse_modules_qat is for training
         aq.fuse_modules(model, ["conv", "bn"])
+    model.bn.eval()
+    with pytest.raises(AssertionError, match="must be in the same mode"):
+        aq.fuse_modules_qat(model, ["conv", "bn"])
+
+
+def test_fuse_modules_qat_keeps_batch_norm_and_prepare_qat_makes_qat_layers():
+    from disttorch.ao.nn.intrinsic import qat as nniqat
+
+    model = _model(dt, aq).train()
+    fused = aq.fuse_modules_qat(model, [["conv", "bn", "relu"], ["fc1", "relu2"]])
+    assert type(fused.conv) is nni.ConvBnReLU2d and type(fused.bn) is dt.nn.Identity and fused.bn.training
+    assert fused.conv[1] is not model.bn and type(fused.fc1) is nni.LinearReLU
+    fused.qconfig = aq.get_default_qat_qconfig("x86")
+    prepared = aq.prepare_qat(fused)
+    assert type(prepared.conv) is nniqat.ConvBnReLU2d and type(prepared.fc1) is nniqat.LinearReLU
+    assert isinstance(prepared.conv.weight_fake_quant, aq.FusedMovingAvgObsFakeQuantize)
+    assert prepared.conv.bn.training
+    prepared.apply(nniqat.freeze_bn_stats)
+    assert prepared.conv.freeze_bn and not prepared.conv.train().bn.training
+    prepared.apply(nniqat.update_bn_stats)
+    assert prepared.conv.bn.training
 
 
 @pytest.mark.parity

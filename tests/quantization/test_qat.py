@@ -88,3 +88,50 @@ def test_training_and_conversion_as_pytorch(torch):
     np.testing.assert_allclose(
         q_ours(dt.from_numpy(x)).numpy(), q_theirs(torch.from_numpy(x)).numpy(), atol=1e-6
     )
+
+
+def _fake_quantizers(lib, seed: int) -> list:
+    """What the default QAT fake quantizers (fused and not, per tensor and per channel) give
+    over a few steps, the observer switched off half way."""
+    aq = lib.ao.quantization
+    rng = np.random.default_rng(seed)
+    modules = [
+        aq.get_default_qat_qconfig("x86").activation(),
+        aq.default_fused_per_channel_wt_fake_quant(),
+        aq.default_fused_wt_fake_quant(),
+        aq.default_per_channel_weight_fake_quant(),
+        aq.get_default_qat_qconfig("qnnpack", version=0).activation(),
+    ]
+    out = []
+    for step in range(4):
+        x = lib.tensor(
+            (rng.standard_normal((6, 5)) * rng.uniform(0.01, 5) + rng.uniform(-3, 3)).astype(np.float32)
+        )
+        x[2] = -abs(x[2])  # a channel of negative values only: fbgemm's zero point 127
+        if step == 2:
+            for m in modules:
+                m.apply(aq.disable_observer)
+        for m in modules:
+            out.append((m(x).detach().numpy(), m.scale.numpy().copy(), m.zero_point.numpy().copy()))
+    out += [tuple(v.numpy() for v in m.calculate_qparams()) for m in modules]
+    return out
+
+
+@pytest.mark.parity
+def test_default_qat_fake_quantizers_as_pytorch(torch):
+    for seed in range(8):
+        for ours, theirs in zip(_fake_quantizers(dt, seed), _fake_quantizers(torch, seed), strict=True):
+            for a, b in zip(ours, theirs, strict=True):
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a, b)
+
+
+def test_fused_fake_quantize_keeps_sparsity_for_symmetric_weights():
+    fq = aq.default_fused_wt_fake_quant()
+    fq(dt.tensor([-1.0, 0.5]))
+    assert fq.scale.tolist() == [np.float32(1 / 128)] and fq.zero_point.tolist() == [0]
+    assert fq.calculate_qparams()[0].tolist() == [np.float32(1 / 127.5)]  # the observer's own rule
+    with pytest.raises(AssertionError, match="only works with MovingAverageMinMaxObserver"):
+        aq.FusedMovingAvgObsFakeQuantize(observer=aq.MinMaxObserver)
+    with pytest.raises(AssertionError, match="Version number must be 0 or 1"):
+        aq.get_default_qat_qconfig("x86", version=2)

@@ -1,6 +1,6 @@
 """Eager static quantization: QuantStub/DeQuantStub, prepare (observers), calibration, convert
-to quantized Linear/ReLU/Quantize/DeQuantize; the quantized Linear bit for bit as PyTorch's
-(fbgemm's 16-bit pair saturation included)."""
+to quantized Linear/Quantize/DeQuantize (nn.ReLU takes quantized tensors); the quantized Linear
+bit for bit as PyTorch's (fbgemm's 16-bit pair saturation included, on CPUs without VNNI)."""
 
 import numpy as np
 import pytest
@@ -48,7 +48,7 @@ def test_prepare_calibrate_convert():
     assert [type(m) for m in (q.quant, q.fc1, q.relu, q.fc2, q.dequant)] == [
         nnq.Quantize,
         nnq.Linear,
-        nnq.ReLU,
+        dt.nn.ReLU,  # takes quantized tensors itself, as in PyTorch
         nnq.Linear,
         nnq.DeQuantize,
     ]

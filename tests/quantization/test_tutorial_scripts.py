@@ -59,3 +59,13 @@ def test_prints_what_pytorch_prints(torch, script):
     assert strip(ours) == strip(theirs)
     for a, b in zip(_sizes(ours), _sizes(theirs), strict=True):
         assert abs(a - b) < _TOLERANCE.get(script, 0.01) * b
+
+
+@pytest.mark.timeout(120)
+def test_qat_mobilenet_runs_under_the_alias():
+    """The MobileNetV2 QAT script (its numbers are compared with PyTorch's in test_qat_mobilenet)."""
+    out = _run("qat_mobilenet.py", "-m", "disttorch.as_torch")
+    assert "(0): ConvBnReLU2d(" in out and "FusedMovingAvgObsFakeQuantize(" in out
+    assert out.count(": loss ") == 6 and "epoch 2: quantized accuracy" in out
+    assert "QuantizedConvReLU2d(" in out and "(skip_add): QFunctional(" in out
+    assert "output integers [[" in out

@@ -3,7 +3,7 @@ parameters (scale and zero point) from what they saw, with PyTorch's arithmetic 
 round half to even), so ``calculate_qparams`` answers exactly as PyTorch's does.
 
 ``MinMaxObserver`` (running min/max of the whole tensor), ``PerChannelMinMaxObserver``
-(min/max per index of ``ch_axis``), ``PlaceholderObserver`` (records nothing: the dtype of a
+(min/max per index of ``ch_axis``), their moving-average forms (QAT), ``PlaceholderObserver`` (records nothing: the dtype of a
 dynamically quantized activation), and ``calculate_qmin_qmax``.
 """
 
@@ -24,12 +24,14 @@ __all__ = [
     "ObserverBase",
     "MinMaxObserver",
     "MovingAverageMinMaxObserver",
+    "MovingAveragePerChannelMinMaxObserver",
     "PerChannelMinMaxObserver",
     "PlaceholderObserver",
     "calculate_qmin_qmax",
     "default_observer",
     "default_weight_observer",
     "default_dynamic_quant_observer",
+    "default_float_qparams_observer",
     "default_per_channel_weight_observer",
     "default_placeholder_observer",
 ]
@@ -61,6 +63,14 @@ def calculate_qmin_qmax(
     if dtype.name in ("qint32", "int32"):
         return -(2**31), 2**31 - 1
     raise AssertionError(f"observers quantize to qint8, quint8, qint32 (and their int types), got {dtype}")
+
+
+def _resize_to_loaded(module: Module, state_dict: Any, prefix: str, names: tuple) -> None:
+    """Resize buffers whose size depends on what was observed (per-channel minima, scales)
+    to the loaded entries' sizes before ``load_state_dict`` copies them in, as PyTorch does."""
+    for name in names:
+        if prefix + name in state_dict:
+            getattr(module, name).resize_(tuple(state_dict[prefix + name].shape))
 
 
 def _with_args(cls: type, **kwargs: Any) -> functools.partial:
@@ -126,6 +136,10 @@ class _UniformObserver(ObserverBase):
         if np.any(lo > hi):
             raise AssertionError(f"min {min_val} should be less than max {max_val}")
         qmin, qmax = self.quant_min, self.quant_max
+        if self.qscheme is _qscheme.per_channel_affine_float_qparams:  # zero point: -min / scale
+            scale = (hi - lo) / np.float32(qmax - qmin)
+            scale = np.where(scale > self.eps.numpy()[0], scale, np.float32(1.0)).astype(np.float32)
+            return from_numpy(scale), from_numpy((-1 * lo / scale).astype(np.float32))
         lo_neg = np.minimum(lo, np.float32(0))
         hi_pos = np.maximum(hi, np.float32(0))
         eps = self.eps.numpy()[0]
@@ -268,10 +282,18 @@ class PerChannelMinMaxObserver(_UniformObserver):
         rows = x.reshape(x.shape[0], -1)
         lo, hi = rows.min(axis=1), rows.max(axis=1)
         if self.min_val.numel():
-            lo, hi = np.minimum(lo, self.min_val.numpy()), np.maximum(hi, self.max_val.numpy())
+            lo, hi = self._merge(lo, hi, self.min_val.numpy(), self.max_val.numpy())
         self.min_val = from_numpy(lo.copy())
         self.max_val = from_numpy(hi.copy())
         return x_orig
+
+    def _merge(self, lo: np.ndarray, hi: np.ndarray, old_lo: np.ndarray, old_hi: np.ndarray) -> tuple:
+        """The running minima and maxima after a tensor with per-channel ``lo``/``hi``."""
+        return np.minimum(lo, old_lo), np.maximum(hi, old_hi)
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
+        _resize_to_loaded(self, state_dict, prefix, ("min_val", "max_val"))
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
     def calculate_qparams(self) -> tuple:
         """``(scales, zero_points)``: float32 and int64 tensors, one value per channel."""
@@ -279,6 +301,41 @@ class PerChannelMinMaxObserver(_UniformObserver):
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
+    """Like ``PerChannelMinMaxObserver``, but each channel's minimum and maximum move towards
+    the new tensor's by ``averaging_constant`` (the first tensor sets them): QAT weights."""
+
+    def __init__(
+        self,
+        averaging_constant: float = 0.01,
+        ch_axis: int = 0,
+        dtype: Any = None,
+        qscheme: Any = None,
+        reduce_range: bool = False,
+        quant_min: int | None = None,
+        quant_max: int | None = None,
+        eps: float = _EPS,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            ch_axis=ch_axis,
+            dtype=dtype,
+            qscheme=qscheme,
+            reduce_range=reduce_range,
+            quant_min=quant_min,
+            quant_max=quant_max,
+            eps=eps,
+            is_dynamic=is_dynamic,
+            **kwargs,
+        )
+        self.averaging_constant = averaging_constant
+
+    def _merge(self, lo: np.ndarray, hi: np.ndarray, old_lo: np.ndarray, old_hi: np.ndarray) -> tuple:
+        c = np.float32(self.averaging_constant)
+        return old_lo + c * (lo - old_lo), old_hi + c * (hi - old_hi)
 
 
 class PlaceholderObserver(ObserverBase):
@@ -321,3 +378,7 @@ default_dynamic_quant_observer = PlaceholderObserver.with_args(
     dtype=_dtype.quint8, quant_min=0, quant_max=255, is_dynamic=True
 )
 default_placeholder_observer = PlaceholderObserver
+#: embedding weights: per-row quint8 with float zero points (PyTorch's ``default_float_qparams_observer``)
+default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
+    dtype=_dtype.quint8, qscheme=_qscheme.per_channel_affine_float_qparams, ch_axis=0
+)

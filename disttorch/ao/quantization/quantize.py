@@ -9,9 +9,11 @@ import warnings
 from typing import Any
 
 from ... import _dtype
+from ...nn.modules.linear import Linear
 from ...nn.modules.module import Module
+from ...nn.modules.rnn import GRU, LSTM
 from ..nn.quantized import FloatFunctional
-from .qconfig import default_dynamic_qconfig
+from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 from .quantization_mappings import (
     OBSERVED,
     get_default_dynamic_quant_module_mappings,
@@ -153,21 +155,21 @@ def quantize_dynamic(
         qconfig_spec: a set of module types (or qualified names) to quantize with
             ``dtype``'s default ``QConfig``, or a dict from types/names to ``QConfig``;
             ``None``: every Linear, LSTM and GRU.
-        dtype: ``disttorch.qint8`` (PyTorch's float16 dynamic quantization is not here).
+        dtype: ``disttorch.qint8`` or ``disttorch.float16`` (weights rounded to float16).
         mapping: float class -> quantized class (default: the dynamic mapping).
         inplace: change ``model`` itself instead of a deep copy.
     """
-    if dtype is not _dtype.qint8:
+    defaults = {_dtype.qint8: default_dynamic_qconfig, _dtype.float16: float16_dynamic_qconfig}
+    if dtype not in defaults:
         raise ValueError(
-            f"Don't know how to quantize with default settings for {dtype}. Provide full qconfig "
-            "please (disttorch quantizes dynamically to qint8)"
+            f"Don't know how to quantize with default settings for {dtype}. Provide full qconfig please"
         )
     if mapping is None:
         mapping = get_default_dynamic_quant_module_mappings()
-    if qconfig_spec is None:
-        qconfig_spec = dict.fromkeys(mapping, default_dynamic_qconfig)
+    if qconfig_spec is None:  # the recurrent and linear layers (embeddings need their own qconfig)
+        qconfig_spec = dict.fromkeys((Linear, LSTM, GRU), defaults[dtype])
     elif isinstance(qconfig_spec, set):
-        qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
+        qconfig_spec = dict.fromkeys(qconfig_spec, defaults[dtype])
     if not inplace:
         model = copy.deepcopy(model)
     model.eval()

@@ -112,6 +112,8 @@ class DTensor(GlobalViewMethods, Tensor):
     Build one with :func:`distribute_tensor` or :meth:`DTensor.from_local`.
     """
 
+    _functions_call_methods = True  # torch.reshape(dt, ...) is dt.reshape(...): global sizes
+
     _mesh: DeviceMesh
     _placements: tuple[Placement, ...]
     _global_shape: tuple[int, ...]

@@ -4,8 +4,7 @@ A plain tensor's ``view``/``reshape``/``flatten``/... work out the new shape fro
 tensor's own memory; a DTensor's memory is only its piece, so here the new shape is
 worked out from the global shape (with the same helpers of ``ops.shape``) and handed to
 the same view op, whose sharding rule (``_ops/_views.py``) turns it into the piece's.
-The module functions (``torch.reshape(dt, ...)``) read the piece's sizes; call these as
-methods (``dt.reshape(...)``), as models do.
+The module functions (``torch.reshape(dt, ...)``) call these methods (``ops.method_twins``).
 """
 
 from __future__ import annotations

@@ -222,6 +222,8 @@ class Softplus(Function):
 # ---------------------------------------------------------------------- public functions
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` elementwise. ``inplace`` is accepted; the result is a new tensor."""
+    if input.is_quantized:
+        return input.relu()
     return _ew.relu(input)
 
 
@@ -272,11 +274,15 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """``input`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.is_quantized:  # nn.functional.quantized.hardtanh
+        return input.clamp(min_val, max_val)
     return named_node(_ew.clamp(input, min_val, max_val), "HardtanhBackward0")
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)``."""
+    if input.is_quantized:
+        return input.clamp(0.0, 6.0)
     return named_node(_ew.clamp(input, 0.0, 6.0), "HardtanhBackward0")
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function
+from ...kernels import quantize as qk
 from ...kernels.threads import map_rows
 from ...kernels.windows import crop_index, pad_spatial, window_range
 from ._channels_last import keeps_channels_last
@@ -368,6 +369,12 @@ def max_pool2d(
         return_indices: also return the argmax positions (flat index ``h * W + w`` into
             each input plane, as PyTorch; for ``max_unpool2d``).
     """
+    if input.is_quantized:  # the integers' order is the values': pool them as they are
+        if return_indices:
+            raise NotImplementedError("return_indices is not yet implemented!")
+        ints = Tensor._make(input._per_tensor_data("max_pool2d").astype(np.float32))
+        out = max_pool2d(ints, kernel_size, stride, padding, dilation, ceil_mode)
+        return input._like(out._data.astype(input._data.dtype))
     return _max_pool(
         "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
     )
@@ -490,6 +497,13 @@ def avg_pool2d(
         count_include_pad: count the zero padding in the divisor. Default: True.
         divisor_override: divide every window by this number instead.
     """
+    if input.is_quantized:  # PyTorch's kernel: zero_point + sum(q - zero_point) / divisor, to even
+        zero_point = int(input._zero_point)
+        centred = Tensor._make(input._per_tensor_data("avg_pool2d").astype(np.float64) - zero_point)
+        mean = avg_pool2d(
+            centred, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
+        )
+        return input._like(qk.average_requantized(mean._data, 1, zero_point, input._data.dtype))  # exact
     return _avg_pool(
         "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
     )
@@ -577,8 +591,28 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to a fixed ``(H_out, W_out)`` (an int, a pair, None keeps a size) over
     ``(N, C, H, W)`` or ``(C, H, W)``."""
+    if input.is_quantized:
+        return _adaptive_avg_pool2d_quantized(input, output_size)
     _check_adaptive(input._data, 2, "adaptive_avg_pool2d")
     return AdaptiveAvgPoolNd.apply(input, _output_size(output_size, input._data.shape[-2:], 2))
+
+
+def _adaptive_avg_pool2d_quantized(input: Tensor, output_size: Any) -> Tensor:
+    """A quantized input's adaptive average pooling with its qparams, as PyTorch's kernel:
+    exact integer sums of ``q - zero_point`` over each window, ``zero_point + sum / count``
+    rounded half to even."""
+    data = input._per_tensor_data("adaptive_avg_pool2d")
+    _check_adaptive(data, 2, "adaptive_avg_pool2d")
+    out_size = _output_size(output_size, data.shape[-2:], 2)
+    sums = data.astype(np.int64) - int(input._zero_point)
+    counts = np.ones((1, 1), np.int64)
+    for axis, size, out in ((-2, data.shape[-2], out_size[0]), (-1, data.shape[-1], out_size[1])):
+        start, end = _adaptive_ranges(size, out)
+        running = np.cumsum(sums, axis=axis)
+        running = np.concatenate([np.zeros_like(np.take(running, [0], axis=axis)), running], axis=axis)
+        sums = np.take(running, end, axis=axis) - np.take(running, start, axis=axis)
+        counts = counts * ((end - start)[:, None] if axis == -2 else (end - start)[None, :])
+    return input._like(qk.average_requantized(sums, counts, int(input._zero_point), data.dtype))
 
 
 def _spread(a: np.ndarray, i: int, d: int) -> np.ndarray:

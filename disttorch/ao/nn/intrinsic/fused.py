@@ -1,6 +1,7 @@
-"""Fused float modules (``torch.ao.nn.intrinsic``): a layer and the activation after it held
-as one ``Sequential``, so that quantization treats them as one op (``fuse_modules`` makes
-them; ``convert`` turns them into fused quantized layers)."""
+"""Fused float modules (``torch.ao.nn.intrinsic``): a run of layers (conv + batch norm +
+ReLU, linear + ReLU, ...) held as one ``Sequential``, so that quantization treats them as
+one op (``fuse_modules`` / ``fuse_modules_qat`` make them; ``prepare_qat`` and ``convert``
+turn them into QAT and quantized layers)."""
 
 from __future__ import annotations
 
@@ -11,48 +12,69 @@ from ....nn.modules.conv import Conv1d, Conv2d, Conv3d
 from ....nn.modules.linear import Linear
 from ....nn.modules.module import Module
 
-__all__ = ["BNReLU2d", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "LinearReLU"]
+__all__ = [
+    "BNReLU2d",
+    "ConvBn2d",
+    "ConvBnReLU2d",
+    "ConvReLU1d",
+    "ConvReLU2d",
+    "ConvReLU3d",
+    "LinearReLU",
+]
 
 
 class _FusedModule(Sequential):
-    """Two float modules run one after the other; each subclass checks their types."""
+    """Float modules run one after the other; each subclass names their types."""
 
     _parts: tuple = ()
 
-    def __init__(self, first: Module, relu: Module) -> None:
-        if type(first) is not self._parts[0] or type(relu) is not ReLU:
+    def __init__(self, *modules: Module) -> None:
+        if tuple(type(m) for m in modules) != self._parts:
+            got = "".join(str(type(m)) for m in modules)
+            names = " and ".join(p.__name__ for p in self._parts)
             raise AssertionError(
-                f"Incorrect types for input modules{type(first)}{type(relu)}: {type(self).__name__} fuses "
-                f"{self._parts[0].__name__} and ReLU"
+                f"Incorrect types for input modules{got}: {type(self).__name__} fuses {names}"
             )
-        super().__init__(first, relu)
+        super().__init__(*modules)
 
 
 class ConvReLU1d(_FusedModule):
     """Conv1d followed by ReLU."""
 
-    _parts = (Conv1d,)
+    _parts = (Conv1d, ReLU)
 
 
 class ConvReLU2d(_FusedModule):
     """Conv2d followed by ReLU."""
 
-    _parts = (Conv2d,)
+    _parts = (Conv2d, ReLU)
 
 
 class ConvReLU3d(_FusedModule):
     """Conv3d followed by ReLU."""
 
-    _parts = (Conv3d,)
+    _parts = (Conv3d, ReLU)
+
+
+class ConvBn2d(_FusedModule):
+    """Conv2d followed by BatchNorm2d, for quantization-aware training (``fuse_modules_qat``)."""
+
+    _parts = (Conv2d, BatchNorm2d)
+
+
+class ConvBnReLU2d(_FusedModule):
+    """Conv2d, BatchNorm2d and ReLU, for quantization-aware training."""
+
+    _parts = (Conv2d, BatchNorm2d, ReLU)
 
 
 class LinearReLU(_FusedModule):
     """Linear followed by ReLU."""
 
-    _parts = (Linear,)
+    _parts = (Linear, ReLU)
 
 
 class BNReLU2d(_FusedModule):
     """BatchNorm2d followed by ReLU."""
 
-    _parts = (BatchNorm2d,)
+    _parts = (BatchNorm2d, ReLU)

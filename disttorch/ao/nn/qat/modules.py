@@ -1,5 +1,7 @@
 """QAT ``Linear`` and ``Conv2d``: the float layers with their weight passed through
-``weight_fake_quant`` (``qconfig.weight()``) on every forward."""
+``weight_fake_quant`` (``qconfig.weight()``) on every forward. ``from_float`` takes the
+float layer (or, for the fused QAT subclasses, the fused float module holding it) and shares
+its parameters."""
 
 from __future__ import annotations
 
@@ -7,15 +9,26 @@ from typing import Any
 
 from ....nn.functional.linear import linear as linear_fn
 from ....nn.modules import conv, linear
+from ....nn.modules.container import Sequential
 from ....nn.modules.module import Module
 
 __all__ = ["Linear", "Conv2d"]
 
 
+def _float_layer(cls: type, mod: Module) -> Module:
+    """The float layer ``cls.from_float`` copies: ``mod``, or the first module of a fused one."""
+    if type(mod) is not cls._FLOAT_MODULE:
+        raise AssertionError(
+            f"qat.{cls.__name__}.from_float only works for {cls._FLOAT_MODULE.__name__}, got {type(mod).__name__}"
+        )
+    if getattr(mod, "qconfig", None) is None:
+        raise AssertionError("Input float module must have a valid qconfig")
+    return mod[0] if isinstance(mod, Sequential) else mod  # a fused module holds the layer first
+
+
 def _adopt(qat: Module, mod: Module) -> Module:
-    """``qat`` takes ``mod``'s parameters (the same objects) and qconfig."""
+    """``qat`` takes ``mod``'s parameters (the same objects)."""
     qat.weight, qat.bias = mod.weight, mod.bias
-    qat.qconfig = mod.qconfig
     return qat
 
 
@@ -39,11 +52,10 @@ class Linear(linear.Linear):
     @classmethod
     def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> "Linear":
         """The QAT form of a float ``nn.Linear`` with a ``qconfig`` (sharing its parameters)."""
-        if type(mod) is not cls._FLOAT_MODULE:
-            raise AssertionError(f"qat.Linear.from_float only works for {cls._FLOAT_MODULE.__name__}")
-        if getattr(mod, "qconfig", None) is None:
-            raise AssertionError("Input float module must have a valid qconfig")
-        return _adopt(cls(mod.in_features, mod.out_features, mod.bias is not None, qconfig=mod.qconfig), mod)
+        layer = _float_layer(cls, mod)
+        return _adopt(
+            cls(layer.in_features, layer.out_features, layer.bias is not None, qconfig=mod.qconfig), layer
+        )
 
     def to_float(self) -> Module:
         """The plain ``nn.Linear`` with these parameters."""
@@ -71,22 +83,19 @@ class Conv2d(conv.Conv2d):
     @classmethod
     def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> "Conv2d":
         """The QAT form of a float ``nn.Conv2d`` with a ``qconfig`` (sharing its parameters)."""
-        if type(mod) is not cls._FLOAT_MODULE:
-            raise AssertionError(f"qat.Conv2d.from_float only works for {cls._FLOAT_MODULE.__name__}")
-        if getattr(mod, "qconfig", None) is None:
-            raise AssertionError("Input float module must have a valid qconfig")
-        if mod.padding_mode != "zeros":
+        conv = _float_layer(cls, mod)
+        if conv.padding_mode != "zeros":
             raise NotImplementedError("qat.Conv2d supports padding_mode='zeros'")
         qat = cls(
-            mod.in_channels,
-            mod.out_channels,
-            mod.kernel_size,
-            stride=mod.stride,
-            padding=mod.padding,
-            dilation=mod.dilation,
-            groups=mod.groups,
-            bias=mod.bias is not None,
-            padding_mode=mod.padding_mode,
+            conv.in_channels,
+            conv.out_channels,
+            conv.kernel_size,
+            stride=conv.stride,
+            padding=conv.padding,
+            dilation=conv.dilation,
+            groups=conv.groups,
+            bias=conv.bias is not None,
+            padding_mode=conv.padding_mode,
             qconfig=mod.qconfig,
         )
-        return _adopt(qat, mod)
+        return _adopt(qat, conv)

@@ -25,7 +25,10 @@ class LinearReLU(Linear):
 
     @classmethod
     def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> "LinearReLU":
-        """From a prepared ``intrinsic.LinearReLU``: its Linear's weight, its output observer."""
+        """From a prepared ``intrinsic.LinearReLU`` (its Linear's weight, its output observer)
+        or a trained QAT ``LinearReLU``."""
+        if not hasattr(mod, "__getitem__"):  # the QAT layer: a Linear itself
+            return super().from_float(mod)
         linear = mod[0]
         linear.qconfig = mod.qconfig
         linear.activation_post_process = mod.activation_post_process

@@ -1,32 +1,29 @@
-"""``ReLU`` on quantized tensors: the integers clamped below at the zero point, the scale and
-zero point kept (PyTorch applies ``nn.ReLU`` to quantized tensors through its quantized
-backend; here ``convert`` swaps ``nn.ReLU`` for this module, which prints as ``ReLU()``)."""
+"""``QuantizedReLU6``: ``min(max(x, 0), 6)`` of a quantized tensor, its scale and zero point
+kept (``convert`` makes it from ``nn.ReLU6``). Plain ``nn.ReLU``, ``nn.Hardtanh``, pooling
+and ``flatten`` take quantized tensors themselves, as in PyTorch."""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
 from ....._tensor import Tensor
+from .....nn.modules.activation import ReLU
 from .....nn.modules.module import Module
 
-__all__ = ["ReLU"]
+__all__ = ["ReLU6"]
 
 
-class ReLU(Module):
-    """``max(x, 0)`` of a per-tensor quantized tensor, in its own quantized form."""
+class ReLU6(ReLU):
+    """ReLU6 of a per-tensor quantized tensor, in its own quantized form."""
 
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, x: Tensor) -> Tensor:
-        if not x.is_quantized:
-            raise RuntimeError("quantized ReLU expects a quantized tensor (put a QuantStub before it)")
-        return x._like(np.maximum(x._data, x._data.dtype.type(x.q_zero_point())))
+    def forward(self, input: Tensor) -> Tensor:
+        if not input.is_quantized:
+            raise RuntimeError("QuantizedReLU6 expects a quantized tensor (put a QuantStub before it)")
+        return input.clamp(0.0, 6.0)
 
     def _get_name(self) -> str:
-        return "ReLU"
+        return "QuantizedReLU6"
 
-    @classmethod
-    def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> "ReLU":
-        return cls(getattr(mod, "inplace", False))
+    @staticmethod
+    def from_float(mod: Module, use_precomputed_fake_quant: bool = False) -> Any:
+        return ReLU6(getattr(mod, "inplace", False))

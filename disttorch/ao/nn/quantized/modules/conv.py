@@ -155,14 +155,17 @@ class Conv2d(Module):
 
     @classmethod
     def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> "Conv2d":
-        """From a prepared float ``nn.Conv2d`` (or the conv of a fused module): its weight
-        quantized by ``qconfig.weight()``, its output qparams from its observer."""
+        """From a prepared float ``nn.Conv2d`` (or the conv of a fused module) or a trained QAT
+        conv (its batch norm folded in first): its weight quantized by its fake quantizer or
+        ``qconfig.weight()``, its output qparams from its observer."""
         observer = getattr(mod, "activation_post_process", None)
         conv = mod[0] if hasattr(mod, "__getitem__") else mod
         if observer is None:
             raise AssertionError(
                 "Input float module must have observer attached (call prepare and calibrate first)"
             )
+        if hasattr(mod, "fold_bn"):  # QAT ConvBn2d / ConvBnReLU2d
+            mod.fold_bn()
         weight_observer = getattr(mod, "weight_fake_quant", None)  # a QAT layer's, else a fresh one
         if weight_observer is None:
             weight_observer = mod.qconfig.weight()

@@ -16,7 +16,7 @@ from ....._quantize import quantize_per_tensor
 from ....._tensor import Tensor
 from .....kernels import quantize as qk
 from .....nn.modules.module import Module
-from .utils import quantize_weight, record_version
+from .utils import fp16_weight, quantize_weight, record_version
 
 __all__ = ["LinearPackedParams", "Linear"]
 
@@ -29,16 +29,19 @@ class LinearPackedParams(Module):
 
     def __init__(self, dtype: _dtype.dtype = _dtype.qint8) -> None:
         super().__init__()
-        if dtype is not _dtype.qint8:
-            raise RuntimeError(
-                f"Unsupported dtype on dynamic quantized linear: {dtype} (disttorch has qint8)"
-            )
+        if dtype not in (_dtype.qint8, _dtype.float16):
+            raise RuntimeError(f"Unsupported dtype on dynamic quantized linear: {dtype} (qint8 or float16)")
         self.dtype = dtype
         self._packed_params: tuple = ()
 
     def set_weight_bias(self, weight: Tensor, bias: Tensor | None) -> None:
-        """Keep ``weight`` (quantized qint8) and ``bias`` (float or None)."""
-        if not weight.is_quantized or weight.dtype is not _dtype.qint8:
+        """Keep ``weight`` (quantized qint8; for ``float16`` params a float weight, stored
+        rounded to float16) and ``bias`` (float or None)."""
+        if self.dtype is _dtype.float16:
+            if weight.is_quantized:
+                raise RuntimeError("the weight of a float16 dynamic linear layer must be a float tensor")
+            weight = fp16_weight(weight)
+        elif not weight.is_quantized or weight.dtype is not _dtype.qint8:
             raise RuntimeError(
                 f"the weight of a quantized linear layer must be a qint8 tensor, got {weight.dtype}"
             )
@@ -96,7 +99,7 @@ class Linear(Module):
         self._packed_params = LinearPackedParams(dtype)
         zeros = Tensor._make(np.zeros((out_features, in_features), np.float32))
         self._packed_params.set_weight_bias(
-            quantize_per_tensor(zeros, 1.0, 0, dtype),
+            zeros if dtype is _dtype.float16 else quantize_per_tensor(zeros, 1.0, 0, dtype),
             Tensor._make(np.zeros(out_features, np.float32)) if bias_ else None,
         )
 

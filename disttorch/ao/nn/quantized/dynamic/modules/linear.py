@@ -2,7 +2,8 @@
 whose weight is stored as qint8 and whose input is quantized to quint8 at every call, as
 PyTorch's fbgemm backend does: the input's range chosen per call with 7-bit activations
 (``reduce_range``), the products summed as integers, the sum scaled back to float32 and
-the float bias added."""
+the float bias added. With ``dtype=float16`` the weight is stored rounded to float16 (clamped
+to its range) and the product is a float32 one."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from ......_tensor import Tensor
 from ......kernels import quantize as qk
 from ......nn.modules.module import Module
 from ...modules.linear import Linear as StaticLinear
-from ...modules.utils import quantize_weight
+from ...modules.utils import fp16_weight, quantize_weight
 
-__all__ = ["Linear", "quantize_input"]
+__all__ = ["Linear", "linear_dynamic", "pack_weight", "quantize_input"]
 
 
 def quantize_input(x: np.ndarray, reduce_range: bool = True) -> tuple:
@@ -28,14 +29,32 @@ def quantize_input(x: np.ndarray, reduce_range: bool = True) -> tuple:
     return qk.quantize(x, scale, zero_point, np.uint8), scale, zero_point
 
 
+def pack_weight(weight: Tensor, observer: Any) -> Tensor:
+    """A float weight as a dynamic layer keeps it, by its qconfig's weight ``observer``: qint8
+    quantized with the qparams it observed, or (``float16``) rounded to float16, values
+    beyond its range clamped with a warning as PyTorch's packing does, kept as float32."""
+    if observer.dtype is _dtype.float16:
+        return fp16_weight(weight)
+    if observer.dtype is not _dtype.qint8:
+        raise AssertionError(
+            f"The only supported dtypes for dynamic quantized layers are qint8 and float16, got: {observer.dtype}"
+        )
+    observer(weight)
+    return quantize_weight(weight.detach().float(), observer)
+
+
 def linear_dynamic(x: Tensor, weight: Tensor, bias: Tensor | None, reduce_range: bool = True) -> Tensor:
-    """``x @ weight.T + bias`` with ``x`` quantized per call (``quantized::linear_dynamic``)."""
+    """``x @ weight.T + bias`` with ``x`` quantized per call (``quantized::linear_dynamic``),
+    or with float16-rounded float ``weight`` a float32 product (``linear_dynamic_fp16``)."""
     arr = x.detach().numpy().astype(np.float32, copy=False)
     if arr.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(arr.shape[:-1]))}x{arr.shape[-1]} "
             f"and {weight.shape[1]}x{weight.shape[0]})"
         )
+    if not weight.is_quantized:
+        out = arr @ weight.numpy().T
+        return Tensor._make(out if bias is None else out + bias.detach().numpy())
     qx, x_scale, x_zp = quantize_input(arr, reduce_range)
     if weight.qscheme() is _qscheme.per_channel_affine:
         w_scale = weight.q_per_channel_scales().numpy().astype(np.float32)
@@ -75,10 +94,8 @@ class Linear(StaticLinear):
         return "DynamicQuantizedLinear"
 
     def extra_repr(self) -> str:
-        return (
-            f"in_features={self.in_features}, out_features={self.out_features}, "
-            f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}"
-        )
+        s = f"in_features={self.in_features}, out_features={self.out_features}, dtype={self._packed_params.dtype}"
+        return s + (f", qscheme={self.weight().qscheme()}" if self.weight().is_quantized else "")
 
     @classmethod
     def from_float(cls, mod: Module, use_precomputed_fake_quant: bool = False) -> "Linear":
@@ -93,12 +110,7 @@ class Linear(StaticLinear):
         if getattr(mod, "qconfig", None) is None or mod.qconfig.weight is None:
             raise AssertionError("Input float module must have qconfig defined")
         observer = mod.qconfig.weight()
-        if observer.dtype is not _dtype.qint8:
-            raise AssertionError(
-                f"The only supported dtypes for dynamic quantized linear are qint8 (and float16 in "
-                f"PyTorch; not in disttorch), got: {observer.dtype}"
-            )
-        observer(mod.weight)
+        weight = pack_weight(mod.weight, observer)
         qlinear = cls(mod.in_features, mod.out_features, dtype=observer.dtype)
-        qlinear.set_weight_bias(quantize_weight(mod.weight.detach().float(), observer), mod.bias)
+        qlinear.set_weight_bias(weight, mod.bias)
         return qlinear

@@ -1,6 +1,7 @@
 """``DynamicQuantizedLSTM`` and ``DynamicQuantizedGRU`` (``torch.ao.nn.quantized.dynamic.LSTM``
 / ``GRU``): recurrent layers whose weight matrices are stored as qint8, every product a
-dynamically quantized linear (activations quantized per call, as fbgemm does).
+dynamically quantized linear (activations quantized per call, as fbgemm does), or rounded
+to float16 (``dtype=float16``), every product a float32 one.
 
 As PyTorch's CPU kernel does, a layer's input projection is one product over the whole
 sequence (one activation range for all steps) and the hidden projection one per step; the
@@ -19,8 +20,7 @@ from ......_tensor import Tensor
 from ......nn.modules.container import ModuleList
 from ......nn.modules.module import Module
 from ......nn.modules.rnn import RNNBase
-from ...modules.utils import quantize_weight
-from .linear import linear_dynamic
+from .linear import linear_dynamic, pack_weight
 
 __all__ = ["LSTM", "GRU", "PackedParameter"]
 
@@ -110,12 +110,8 @@ class _DynamicRNN(Module):
             quantized = []
             for key in ("weight_ih", "weight_hh"):
                 observer = mod.qconfig.weight()
-                if observer.dtype is not _dtype.qint8:
-                    raise AssertionError(
-                        f"dynamic quantized {cls._mode} supports qint8 weights, got {observer.dtype}"
-                    )
-                observer(weights[key])
-                quantized.append(quantize_weight(weights[key].detach().float(), observer))
+                qrnn.dtype = observer.dtype
+                quantized.append(pack_weight(weights[key], observer))
             biases = [weights[k].detach() if k in weights else None for k in ("bias_ih", "bias_hh")]
             packed.append(PackedParameter((*quantized, *biases)))
         qrnn._all_weight_values = ModuleList(packed)
