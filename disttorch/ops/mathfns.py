@@ -26,6 +26,7 @@ from ..kernels.lu import unpack_np
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
 from ..kernels.threads import elementwise
+from ..kernels.torch_select import kthvalue_index
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
@@ -1322,15 +1323,32 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple:
-    """The ``k``-th smallest value along ``dim`` and its index."""
+    """The ``k``-th smallest value along ``dim`` (NaN the largest) and its index: where the
+    value occurs more than once in a slice, the one PyTorch's quickselect leaves there
+    (``kernels/torch_select.py``)."""
     if input._data.ndim == 0:
         return scalar_as_vector(lambda x, d: kthvalue(x, k, d), input, dim)
-    vals, idx = input.sort(dim)
-    v = vals.narrow(dim, k - 1, 1)
-    i = idx.narrow(dim, k - 1, 1)
-    if not keepdim:
-        v, i = v.squeeze(dim), i.squeeze(dim)
-    return kthvalue_type(v, i)
+    x = input._data
+    dim = wrap_dim(dim, x.ndim)
+    if not 1 <= k <= x.shape[dim]:
+        raise RuntimeError("kthvalue(): selected number k out of range for dimension " + str(dim))
+
+    def kth_index(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim
+        idx = np.take(np.argsort(a, axis=dim, kind="stable"), [k - 1], axis=dim)
+        kth = np.take_along_axis(a, idx, axis=dim)
+        same = a == kth
+        if a.dtype.kind in "fcV":
+            same |= np.isnan(a) & np.isnan(kth)
+        tied = np.argwhere(np.moveaxis(same.sum(axis=dim, keepdims=True) > 1, dim, -1)[..., 0])
+        rows, out = np.moveaxis(a, dim, -1), np.moveaxis(idx, dim, -1)  # (views)
+        for at in map(tuple, tied):
+            out[at] = kthvalue_index(rows[at], k)
+        return idx
+
+    idx = reduce_along(kth_index, x, (dim,), np.intp)  # slices split over the op's threads
+    index = Tensor._make(idx.astype(np.int64))
+    vals = gather(input, dim, index)
+    return kthvalue_type(vals, index) if keepdim else kthvalue_type(vals.squeeze(dim), index.squeeze(dim))
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:

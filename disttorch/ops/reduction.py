@@ -420,7 +420,9 @@ class MedianDim(MaxDim):
         k = (n - 1) // 2
 
         def lower_median(a: np.ndarray) -> np.ndarray:  # each slice's index, kept dim
-            idx = np.take(np.argpartition(a, k, axis=dim), [k], axis=dim)  # NaN sorts last
+            # PyTorch selects the k-th in (value, index) order: among equal values the
+            # k-th of a stable sort (NaN sorts last)
+            idx = np.take(np.argsort(a, axis=dim, kind="stable"), [k], axis=dim)
             if a.dtype.kind in "fV":
                 nan = np.isnan(a)
                 has_nan = nan.any(axis=dim, keepdims=True)
@@ -439,10 +441,9 @@ class MedianDim(MaxDim):
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The median of all elements (for an even count, the lower of the two middle values;
-    NaN if any element is NaN); over ``dim``, the named tuple ``(values, indices)``.
-
-    Where a slice holds the median value more than once, the index returned may name a
-    different one of those elements than PyTorch's.
+    NaN if any element is NaN); over ``dim``, the named tuple ``(values, indices)``. Where
+    a slice holds the median value more than once, the index is PyTorch's: that of the
+    element at the median's place when equal values keep their order.
     """
     if input._data.dtype.kind == "c":
         raise complex_kernel_error("median_cpu", input)
