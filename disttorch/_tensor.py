@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _dtype, _inference, _layout, _memory_format
 from ._dtype import dtype as _dtype_cls
+from ._grad_flag import grad_enabled
 from ._inference import INFERENCE
 from ._meta_array import MetaArray
 from ._public_name import package_name
@@ -807,8 +808,9 @@ _scalar_warning = [True]  # PyTorch warns once per process
 
 
 def _warn_scalar_of_graph(t: Tensor) -> None:
-    """PyTorch's warning, once, when ``float()``/``complex()`` reads a tensor that requires grad."""
-    if t._rg and _scalar_warning[0]:
+    """PyTorch's warning, once, when ``float()``/``complex()`` reads a tensor that requires
+    grad while grad mode is on (``LBFGS.step``, under ``no_grad``, reads its loss quietly)."""
+    if t._rg and _scalar_warning[0] and grad_enabled[0]:
         _scalar_warning[0] = False
         warnings.warn(
             "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"

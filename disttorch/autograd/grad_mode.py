@@ -6,8 +6,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from .._grad_flag import grad_enabled as _state  # grad mode, per thread
 from .._inference import enabled as _inference
-from .._thread_flag import ThreadFlag
 
 __all__ = [
     "no_grad",
@@ -18,9 +18,6 @@ __all__ = [
     "is_inference_mode_enabled",
     "set_multithreading_enabled",
 ]
-
-
-_state = ThreadFlag(True)  # grad mode, per thread
 
 
 def is_grad_enabled() -> bool:

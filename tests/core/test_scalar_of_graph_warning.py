@@ -1,5 +1,5 @@
 """``float()``/``complex()`` of a tensor that requires grad warns once per process, as PyTorch
-2.13 does; ``int()``, ``item()``, formatting and detached tensors do not."""
+2.13 does; ``int()``, ``item()``, formatting, detached tensors and reads under ``no_grad`` do not."""
 
 import subprocess
 import sys
@@ -14,6 +14,8 @@ l = (x * 2).sum()
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     int(l), l.item(), "{{:.2f}}".format(l), float(l.detach()), complex(torch.ones(()))
+    with torch.no_grad():
+        float(l)  # (LBFGS reads its loss so: quietly)
     print(len(caught))
     float(l)
     float(l)
@@ -32,7 +34,7 @@ def _run(lib: str) -> str:
 
 def test_the_first_float_of_a_tensor_in_a_graph_warns_once():
     assert _run("disttorch") == (
-        "0\n['Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.'] [10]\n"
+        "0\n['Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.'] [12]\n"
     )
 
 
