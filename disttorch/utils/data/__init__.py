@@ -2,7 +2,16 @@
 
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
-from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
 from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
@@ -21,6 +30,8 @@ __all__ = [
     "TensorDataset",
     "Subset",
     "ConcatDataset",
+    "ChainDataset",
+    "StackDataset",
     "random_split",
     "Sampler",
     "SequentialSampler",

@@ -37,7 +37,8 @@ _collate_fn_t = collections.abc.Callable[[list[_T]], Any]
 def _fetch_map(dataset: Any, indices: Any, collate: Callable, batched: bool) -> Any:
     if not batched:
         return collate(dataset[indices])
-    return collate([dataset[i] for i in indices])
+    many = getattr(dataset, "__getitems__", None)  # a batch in one call (HF datasets, Subset, ...)
+    return collate(many(indices) if many else [dataset[i] for i in indices])
 
 
 def _fetch_iter(it: Iterator, n: int | None, collate: Callable, drop_last: bool) -> Any:

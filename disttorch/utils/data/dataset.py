@@ -1,5 +1,6 @@
 """Datasets: map-style (``Dataset``) and iterable (``IterableDataset``), and the helpers
-``TensorDataset``, ``Subset``, ``ConcatDataset`` and ``random_split``."""
+``TensorDataset``, ``StackDataset``, ``Subset``, ``ConcatDataset``, ``ChainDataset`` and
+``random_split``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from typing import Any, Generic, Iterator, Sequence, TypeVar
 from ..._random import Generator, default_generator, randperm
 from ..._tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset", "random_split"]
+__all__ = [
+    "ChainDataset",
+    "ConcatDataset",
+    "Dataset",
+    "IterableDataset",
+    "StackDataset",
+    "Subset",
+    "TensorDataset",
+    "random_split",
+]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -32,6 +42,9 @@ class IterableDataset(Dataset[T_co]):
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError
 
+    def __add__(self, other: "Dataset") -> "ChainDataset":
+        return ChainDataset([self, other])
+
 
 class TensorDataset(Dataset[tuple]):
     """Samples are ``(t[i] for t in tensors)``; every tensor has the same first dim."""
@@ -48,6 +61,48 @@ class TensorDataset(Dataset[tuple]):
         return self.tensors[0].shape[0]
 
 
+class StackDataset(Dataset[T_co]):
+    """Datasets of one length side by side: sample ``i`` is ``(d[i] for d in args)``, or the
+    dict ``{name: d[i]}`` of the ``kwargs`` datasets."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                "input/output, but both types are given."
+            )
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        self.datasets: tuple | dict = args or kwargs
+        sizes = [len(d) for d in (args or kwargs.values())]
+        if any(n != sizes[0] for n in sizes):
+            raise ValueError("Size mismatch between datasets")
+        self._length = sizes[0]
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {name: d[index] for name, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """The samples at ``indices``: each dataset's own ``__getitems__`` where it has one."""
+        named = self.datasets if isinstance(self.datasets, dict) else dict(enumerate(self.datasets))
+        columns = {}
+        for name, d in named.items():
+            many = getattr(d, "__getitems__", None)
+            columns[name] = list(many(indices)) if many is not None else [d[i] for i in indices]
+            if len(columns[name]) != len(indices):
+                raise ValueError(
+                    f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(columns[name])}"
+                )
+        if isinstance(self.datasets, dict):
+            return [{name: col[j] for name, col in columns.items()} for j in range(len(indices))]
+        return [tuple(col[j] for col in columns.values()) for j in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
+
+
 class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``."""
 
@@ -58,6 +113,14 @@ class Subset(Dataset[T_co]):
         if isinstance(idx, list):
             return self.dataset[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
+
+    def __getitems__(self, indices: list) -> list:
+        """The samples at ``indices``, in one call of the dataset's own ``__getitems__``
+        where it has one (the DataLoader fetches a batch so)."""
+        many = getattr(self.dataset, "__getitems__", None)
+        if callable(many):
+            return many([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -90,6 +153,27 @@ class ConcatDataset(Dataset[T_co]):
         d = bisect.bisect_right(self.cumulative_sizes, idx)
         start = self.cumulative_sizes[d - 1] if d else 0
         return self.datasets[d][idx - start]
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after another: the stream of each in turn."""
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
 
 
 def random_split(
