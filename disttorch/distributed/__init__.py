@@ -154,3 +154,16 @@ __all__ = [
     "get_default_backend_for_device",
     "is_torchelastic_launched",
 ]
+
+#: the submodules ``import torch.distributed`` makes attributes in PyTorch; here each loads
+#: on first use (``torch.distributed.distributed_c10d._get_default_group()`` after a bare
+#: ``import torch``)
+_EAGER_IN_PYTORCH = ("autograd", "constants", "device_mesh", "distributed_c10d", "rpc", "utils")
+
+
+def __getattr__(name: str):
+    if name in _EAGER_IN_PYTORCH:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...distributed.utils import _broadcast_coalesced
 from ...utils import trace
 from ..modules.module import Module
 from .reducer import Reducer
@@ -28,23 +29,6 @@ def _dist():
     from ... import distributed as dist
 
     return dist
-
-
-def _flat_broadcast(tensors: list[Tensor], src: int, group: Any) -> None:
-    """Broadcast many tensors as one buffer per dtype (one collective each, not one per tensor)."""
-    dist = _dist()
-    by_dtype: dict[np.dtype, list[Tensor]] = {}
-    for t in tensors:
-        by_dtype.setdefault(t._data.dtype, []).append(t)
-    for dt_, ts in by_dtype.items():
-        flat = np.concatenate([t._data.reshape(-1) for t in ts]) if ts else np.zeros(0, dt_)
-        dist.broadcast(Tensor._make(flat), src=src, group=group)
-        offset = 0
-        for t in ts:
-            n = t._data.size
-            np.copyto(t._data, flat[offset : offset + n].reshape(t._data.shape))
-            t._bump_version()
-            offset += n
 
 
 def _params_expecting_sparse_grads(module: Module) -> set[int]:
@@ -131,7 +115,7 @@ class DistributedDataParallel(Module):
             )
         self._check_same_parameters(module)
         with no_grad():
-            _flat_broadcast(
+            _broadcast_coalesced(
                 [p for _, p in module.named_parameters()] + list(module.buffers()), src=0, group=process_group
             )
         cap = 25.0 if bucket_cap_mb is None else bucket_cap_mb
@@ -177,7 +161,7 @@ class DistributedDataParallel(Module):
                 bufs = list(self.module.buffers())
                 if bufs:
                     with no_grad():
-                        _flat_broadcast(bufs, src=0, group=self.process_group)
+                        _broadcast_coalesced(bufs, src=0, group=self.process_group)
             out = self.module(*inputs, **kwargs)
         # As in PyTorch, the next forward broadcasts buffers only after a forward that will be
         # followed by a synchronised backward; a no-grad forward on one rank (evaluating on
@@ -304,14 +288,14 @@ class _JoinState:
             with no_grad():
                 bufs = list(ddp.module.buffers())
                 if ddp.require_forward_param_sync and ddp.broadcast_buffers and bufs:
-                    _flat_broadcast(bufs, src=0, group=ddp.process_group)
+                    _broadcast_coalesced(bufs, src=0, group=ddp.process_group)
                 ddp.reducer.shadow_backward()
             ddp.require_forward_param_sync = True  # the shadowed backward was synchronised
         counts: list = [None] * dist.get_world_size(ddp.process_group)
         dist.all_gather_object(counts, self.steps, group=ddp.process_group)
         authority = int(np.argmax(counts))
         with no_grad():
-            _flat_broadcast(
+            _broadcast_coalesced(
                 [p for _, p in ddp.module.named_parameters()] + list(ddp.module.buffers()),
                 src=authority,
                 group=ddp.process_group,

@@ -42,8 +42,8 @@ from ....distributed.checkpoint.state_dict import (
 from ....distributed.device_mesh import DeviceMesh, init_device_mesh
 from ....distributed.reduce_op import ReduceOp
 from ....distributed.tensor import DTensor
+from ....distributed.utils import _broadcast_coalesced
 from ...modules.module import Module
-from ..distributed import _flat_broadcast
 from ._api import FSDPModule, MixedPrecisionPolicy, fully_shard
 from .api import (
     FullStateDictConfig,
@@ -149,7 +149,7 @@ class FullyShardedDataParallel(Module):
             tensors = [
                 t for t in list(module.parameters()) + list(module.buffers()) if id(t) not in ignored_params
             ]
-            _flat_broadcast(tensors, 0, process_group)
+            _broadcast_coalesced(tensors, 0, process_group)
         policy = _policy(mixed_precision)
         if mixed_precision is not None and mixed_precision.buffer_dtype is not None:
             for b in module.buffers():
