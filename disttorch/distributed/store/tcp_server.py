@@ -21,9 +21,11 @@ watched on the server socket. If get/wait requests are still pending
 error (and so are new ones until another process checks in): the ranks waiting for a
 rank that cannot join fail fast instead of waiting out the whole timeout. A wait for
 workers that starts only after such a failure (the host was slower than the refused
-process) gets the same grace from when it starts, until a wait for workers is met. (An outsider
+process) gets the same grace from when it starts, until a wait for workers is met. Once
+one is met and none is pending, every process the job waits for has joined: a refused
+handshake then comes from an outsider, and is logged and otherwise ignored. (An outsider
 who can reach the port during rendezvous can therefore end a job that is still waiting
-for a rank; it cannot join it or read it.)
+for a rank; it cannot join it or read it, nor end it once it runs.)
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ class StoreServer:
         self._auth_failed_at: float | None = None  # time of a failed handshake not yet acted on
         self._auth_error: str | None = None  # sticky: answer get/wait with this
         self._refused_before_all_joined = False  # a handshake failed; no wait for workers met since
+        self._all_in = False  # a wait for workers was met and none is pending
         try:
             if port == 0:
                 self.port = self._socket.bind_to_random_port(f"tcp://{endpoint_host(host)}")
@@ -198,7 +201,14 @@ class StoreServer:
     def _on_handshake_failures(self) -> None:
         while self._monitor.poll(0):
             event = auth.parse_monitor_message(self._monitor.recv_multipart())["event"]
-            if event & _HANDSHAKE_FAILURES:
+            if not event & _HANDSHAKE_FAILURES:
+                continue
+            if self._all_in:
+                self._bad_input.warning(
+                    "refused a connection that failed to authenticate after every process of "
+                    "the job joined (another program or an outsider); the job goes on"
+                )
+            else:
                 self._refused_before_all_joined = True
                 if self._auth_failed_at is None:
                     self._auth_failed_at = time.monotonic()
@@ -334,6 +344,7 @@ class StoreServer:
                 self._all_joined()
                 self._reply(identity, rid, Status.OK)
             else:
+                self._all_in = False
                 self._park(identity, request, set())
                 if self._refused_before_all_joined and self._auth_failed_at is None:
                     self._auth_failed_at = time.monotonic()  # the refused process may be one of them
@@ -396,6 +407,7 @@ class StoreServer:
         refused before now was not one of them and need not cut later waits short."""
         self._refused_before_all_joined = False
         self._auth_failed_at = None
+        self._all_in = not any(w.request.number > self._workers for w in self._worker_waiters)
 
     def _workers_changed(self) -> None:
         for waiter in list(self._worker_waiters):
