@@ -120,6 +120,7 @@ class StoreServer:
         self._secret_set = secret is not None
         self._auth_failed_at: float | None = None  # time of a failed handshake not yet acted on
         self._auth_error: str | None = None  # sticky: answer get/wait with this
+        self._refusal: str | None = None  # why the last process was refused (None: its handshake failed)
         self._refused_before_all_joined = False  # a handshake failed; no wait for workers met since
         self._all_in = False  # a wait for workers was met and none is pending
         try:
@@ -201,20 +202,25 @@ class StoreServer:
     def _on_handshake_failures(self) -> None:
         while self._monitor.poll(0):
             event = auth.parse_monitor_message(self._monitor.recv_multipart())["event"]
-            if not event & _HANDSHAKE_FAILURES:
-                continue
-            if self._all_in:
-                self._bad_input.warning(
-                    "refused a connection that failed to authenticate after every process of "
-                    "the job joined (another program or an outsider); the job goes on"
-                )
-            else:
-                self._refused_before_all_joined = True
-                if self._auth_failed_at is None:
-                    self._auth_failed_at = time.monotonic()
+            if event & _HANDSHAKE_FAILURES:
+                self._refused(None)
+
+    def _refused(self, why: str | None) -> None:
+        """A process that can never join was turned away: ``why`` (``None``: its handshake
+        failed). Before every process joined, the waits still pending a grace later fail."""
+        if self._all_in:
+            self._bad_input.warning(
+                "refused a process after every process of the job joined (%s); the job goes on",
+                why or "its handshake failed: another program or an outsider",
+            )
+            return
+        self._refused_before_all_joined = True
+        self._refusal = why
+        if self._auth_failed_at is None:
+            self._auth_failed_at = time.monotonic()
 
     def _fail_waiters_on_auth(self) -> None:
-        """A handshake failed a while ago: whoever still waits is probably waiting for that
+        """A process was refused a while ago: whoever still waits is probably waiting for that
         process, which can never join. Fail them (and later waits) with a clear error."""
         self._auth_failed_at = None
         if not self._pending:
@@ -229,6 +235,9 @@ class StoreServer:
             f"{AUTH_ERROR_PREFIX}a process failed to authenticate with the store "
             f"(another job secret, none where one is set, or another host); it can never "
             f"join, so this request is failed instead of waiting for it. Set {need}"
+            if self._refusal is None
+            else f"a process was refused by the store: {self._refusal}. It can never join, so "
+            "this request is failed instead of waiting for it"
         )
         for _, _, waiter in list(self._deadlines):
             if not waiter.done:
@@ -270,6 +279,8 @@ class StoreServer:
             request = protocol.parse_request(body)
         except ProtocolError as error:
             self._drop(identity, body[0], str(error))
+            if isinstance(error, protocol.VersionMismatch):
+                self._refused(str(error))
             return
         try:
             self._execute(identity, request)
@@ -281,11 +292,8 @@ class StoreServer:
         self._bad_input.warning(
             "dropped malformed store request from peer %s: %s", identity.hex()[:16], reason
         )
-        if header is not None:
-            try:
-                _, request_id = protocol.parse_header(header)
-            except ProtocolError:
-                return
+        request_id = protocol.request_id_of(header) if header is not None else None
+        if request_id is not None:
             self._reply(identity, request_id, Status.ERROR, f"malformed request: {reason}".encode())
 
     def _reply(self, identity: bytes, request_id: int, status: Status, *payload: bytes) -> None:
