@@ -34,8 +34,11 @@ _T = TypeVar("_T")
 #: How often the main process looks for dead workers while it waits for a batch (PyTorch
 #: learns of them from SIGCHLD at once).
 _WORKER_CHECK_S = 0.1
-#: How long ending an iterator waits for each worker to leave before killing it.
+#: How long ending an iterator waits for each worker to leave before killing it, and how
+#: long after a worker died (it may have died holding the result queue's lock, which the
+#: others then wait for as they flush their last results on exit).
 _WORKER_JOIN_S = 5.0
+_WORKER_JOIN_AFTER_DEATH_S = 0.5
 # the callables' types PyTorch's module names (libraries import them for their own hints)
 _worker_init_fn_t = collections.abc.Callable[[int], None]
 _collate_fn_t = collections.abc.Callable[[list[_T]], Any]
@@ -316,8 +319,9 @@ class DataLoader(Generic[T_co]):
         finally:
             for iq in index_qs:
                 iq.put(None)
+            died = any(w.exitcode not in (None, 0) for w in workers)
             for w in workers:
-                w.join(timeout=_WORKER_JOIN_S)
+                w.join(timeout=_WORKER_JOIN_AFTER_DEATH_S if died else _WORKER_JOIN_S)
                 if w.is_alive():  # SIGKILL: a stopped (SIGSTOP) worker never ends on SIGTERM
                     w.kill()
                     w.join()
