@@ -406,6 +406,12 @@ def _all_to_all(
     pg, name: str, send: list[np.ndarray], recv: list[np.ndarray], finish: Any, result: Any, async_op: bool
 ) -> Work | None:
     def body(ch) -> None:
+        me = ch.rank
+        if send[me].size != recv[me].size:  # in the collective, so that the peers hear of it
+            raise ValueError(
+                f"{name}: group rank {me} sends {send[me].size} elements to itself but its "
+                f"receive block for itself holds {recv[me].size}; {_own_block_hint(name, me)}"
+            )
         if ch.size > 1:
             select.all_to_all(ch, send, recv)
         else:
@@ -413,6 +419,12 @@ def _all_to_all(
         finish()
 
     return pg.collective(name, send[0].dtype, -1, -1, body, result, async_op)
+
+
+def _own_block_hint(name: str, me: int) -> str:
+    if name == "all_to_all_single":
+        return f"input_split_sizes[{me}] must equal output_split_sizes[{me}]"
+    return f"input_tensor_list[{me}] and output_tensor_list[{me}] must have as many elements"
 
 
 def all_to_all_single(

@@ -95,7 +95,12 @@ def _view(storage: Storage, np_name: str | None, offset: int, size: tuple, strid
             "is corrupt"
         )
     item = flat.dtype.itemsize
-    return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * item for s in stride))
+    try:
+        return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * item for s in stride))
+    except (ValueError, OverflowError) as exc:  # more elements or bytes than NumPy can index
+        raise pickle.UnpicklingError(
+            f"invalid tensor geometry: size {size}, stride {stride}, offset {offset} ({exc})"
+        ) from None
 
 
 def _make_tensor(arr: np.ndarray, requires_grad: bool) -> Tensor:

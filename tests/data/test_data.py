@@ -154,6 +154,55 @@ def test_worker_exception_is_reraised_with_its_traceback():
         list(DataLoader(Boom(10), batch_size=2, num_workers=2))
 
 
+class Dies(Dataset):
+    """Its worker ends (``how``: SIGKILL, os._exit or SIGSTOP) when it reaches sample 4."""
+
+    def __init__(self, how):
+        self.how = how
+
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        if i == 4:
+            import os
+            import signal
+
+            if self.how == "exit":
+                os._exit(7)
+            os.kill(os.getpid(), signal.SIGKILL if self.how == "kill" else signal.SIGSTOP)
+        return i
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("kill", r"DataLoader worker \(pid \d+\) is killed by signal: Killed\."),
+        ("exit", r"DataLoader worker \(pid \d+\) exited unexpectedly with exit code 7\. Details are lost"),
+    ],
+    ids=["SIGKILL", "os._exit"],
+)
+def test_a_dead_worker_is_named_at_once_as_pytorch_names_it(how, message):
+    import time
+
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=message):
+        list(DataLoader(Dies(how), batch_size=2, num_workers=2))
+    assert time.monotonic() - start < 3  # before: the next 5-second check
+
+
+@pytest.mark.timeout(60)
+def test_a_stopped_worker_times_out_and_is_killed(monkeypatch):
+    """SIGTERM never ends a stopped process: ending the iterator hung in its join."""
+    import disttorch.utils.data.dataloader as loader
+
+    monkeypatch.setattr(loader, "_WORKER_JOIN_S", 0.2)
+    it = iter(DataLoader(Dies("stop"), batch_size=2, num_workers=2, timeout=0.5))
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
+        list(it)
+
+
 @pytest.mark.timeout(60)
 def test_iterable_dataset_with_workers_uses_worker_info():
     out = sorted(x for b in DataLoader(Stream(10), batch_size=3, num_workers=2) for x in b.tolist())

@@ -169,3 +169,46 @@ def test_a_mismatched_root_raises_on_every_rank_at_that_call(world, roots):
                 f"{kind} on rank {rank} of {world}: {outcome}"
             )
             assert re.search(r"root=(\d)[,)].* but rank \d.* called \w+\(.*root=(?!\1)\d", outcome), outcome
+
+
+def all_to_all_sizes(rank: int, world: int) -> dict:
+    """all_to_all calls whose sizes disagree, each on a fresh group (a failure breaks its
+    group); what each call did on this rank."""
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    ones = [np.ones(n, np.float32) for n in (2, 3)]
+    calls = {  # rank 1 keeps 3 elements for itself but has room for 2
+        "own-split": lambda g: dist.all_to_all_single(
+            np.zeros(4, np.float32), np.ones(4, np.float32), [2, 2], [2, 2] if rank == 0 else [1, 3], g
+        ),
+        "own-list": lambda g: dist.all_to_all(
+            [np.zeros(2, np.float32) for _ in range(2)], [ones[0], ones[rank]], group=g
+        ),
+        # rank 1 sends 3 elements to rank 0, which has room for 2
+        "cross-split": lambda g: dist.all_to_all_single(
+            np.zeros(4, np.float32), np.ones(4 + rank, np.float32), [2, 2], [2 + rank, 2], g
+        ),
+    }
+    outcomes = {}
+    for kind, call in calls.items():
+        try:
+            call(dist.new_group([0, 1]))
+            outcomes[kind] = "returned"
+        except (ValueError, dist.DistBackendError) as e:
+            outcomes[kind] = f"{type(e).__name__}: {e}"
+    dist.destroy_process_group()
+    return outcomes
+
+
+@pytest.mark.timeout(60)
+def test_all_to_all_sizes_that_disagree_are_named():
+    own = "group rank 1 sends 3 elements to itself but its receive block for itself holds 2"
+    r0, r1 = run_ranks(all_to_all_sizes, 2, timeout=50, env={"DISTTORCH_TIMEOUT": "30"})
+    for outcomes in (r0, r1):  # rank 1 raises, rank 0 hears of it
+        assert own in outcomes["own-split"] and "input_split_sizes[1]" in outcomes["own-split"], outcomes
+        assert own in outcomes["own-list"] and "input_tensor_list[1]" in outcomes["own-list"], outcomes
+    assert r0["cross-split"].startswith("CollectiveMismatchError"), r0
+    sent = r"rank 1 \(group \d+ rank 1\) sent 12 bytes as message 0 but rank 0 \(group \d+ rank 0\) expected 8 bytes"
+    assert re.search(sent, r0["cross-split"]), r0
+    assert "input_split_sizes against output_split_sizes" in r0["cross-split"], r0

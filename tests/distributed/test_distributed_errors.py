@@ -95,6 +95,29 @@ def test_timeout_names_collective_and_silent_rank():
     assert isinstance(e1, dist.DistTimeoutError) and "reported by rank 0" in str(e1), results[1].describe()
 
 
+def crossed_groups(rank: int, ws: int) -> str:
+    """Two groups of the same ranks; each rank waits in a collective of its own group."""
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    mine = [dist.new_group([0, 1], timeout=timedelta(seconds=1 if r == rank == 0 else 3)) for r in (0, 1)]
+    try:
+        dist.all_reduce(np.ones(3), group=mine[rank])
+    except (dist.DistTimeoutError, dist.PeerDiedError) as e:
+        return str(e)
+    return "returned"
+
+
+@pytest.mark.timeout(40)
+def test_a_timeout_names_the_other_groups_collective_its_peer_waits_in():
+    # before, rank 0 said only that rank 1 "has not started a collective" (in group 1)
+    text = run_ranks(crossed_groups, 2, timeout=30)[0]
+    assert "all_reduce(float64[3], op=SUM) #1 timed out on rank 0 (group 1 rank 0)" in text, text
+    assert (
+        "Meanwhile rank 1 is in all_reduce(float64[3], op=SUM) #1 of group 2, which rank 0 has not" in text
+    ), text
+
+
 def dead_peer(rank: int, ws: int) -> tuple[float, str, str]:
     import disttorch.distributed as dist
 

@@ -53,6 +53,18 @@ def test_malformed_headers_are_rejected(frame, message):
         wire.unpack(frame, group=0, size=2)
 
 
+def test_a_header_of_another_version_names_both_versions():
+    """A rank of another disttorch: its messages fail loudly (they were dropped, and the
+    ranks waited out their timeout)."""
+    frame = wire.pack(header())
+    same_size = _with_crc(frame[:2] + bytes([wire.VERSION + 1]) + frame[3:-4])
+    for other in (same_size, frame[:2] + bytes([wire.VERSION - 1]) + b"a shorter layout"):
+        with pytest.raises(
+            wire.VersionMismatch, match=f"wire version \\d+ where this rank speaks {wire.VERSION}"
+        ):
+            wire.unpack(other, group=0, size=2)
+
+
 def test_a_flipped_bit_anywhere_in_a_header_fails_its_crc():
     frame = wire.pack(header())
     for bit in range(len(frame) * 8):

@@ -75,6 +75,33 @@ def test_a_process_the_job_did_not_name_gets_nothing():
 
 
 @pytest.mark.timeout(30)
+def test_a_silent_outsider_does_not_hold_up_the_hand_over():
+    """The abstract name is listed in /proc/net/unix for every user: another process that
+    connects first and sends nothing made the leader wait for it until the deadline."""
+    import subprocess
+    import sys
+
+    fd, mapping = shm.new_segment(2, slot_bytes=4096)
+    server, name = shm.listen(4)
+    hold = "import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.connect(chr(0) + sys.argv[1]); print(1, flush=True); time.sleep(30)"
+    outsider = subprocess.Popen([sys.executable, "-c", hold, name], stdout=subprocess.PIPE)
+    try:
+        assert outsider.stdout.readline() == b"1\n"  # connected, silent
+        thread, outcome = _serve(server, fd, {1: os.getpid()}, seconds=5.0)
+        start = time.monotonic()
+        os.close(shm.fetch(name, 1, os.getpid(), time.monotonic() + 5))
+        thread.join()
+        assert "error" not in outcome, outcome
+        assert time.monotonic() - start < 2
+    finally:
+        outsider.kill()
+        outsider.wait()
+        server.close()
+        os.close(fd)
+        mapping.close()
+
+
+@pytest.mark.timeout(30)
 def test_a_socket_of_another_process_is_not_trusted():
     server, name = shm.listen(1)
     with pytest.raises(PermissionError, match="not to the job's process"):

@@ -565,6 +565,35 @@ def test_a_refusal_before_a_met_wait_for_workers_does_not_shorten_later_waits():
 
 
 @pytest.mark.timeout(30)
+def test_a_refusal_after_every_worker_joined_fails_no_wait(monkeypatch):
+    """Once the job's processes have all joined, a refused handshake is an outsider's: the
+    job's waits go on (before, every pending and later get/wait failed with an
+    authentication error, so anyone who could reach the port could end a running job)."""
+    monkeypatch.setattr(tcp_server, "AUTH_FAILURE_GRACE", 0.2)
+    with TCPStore(
+        "127.0.0.1",
+        0,
+        2,
+        is_master=True,
+        timeout=timedelta(seconds=10),
+        wait_for_workers=False,
+        secret=SECRET,
+    ) as master:
+        with TCPStore("127.0.0.1", master.port, 2, timeout=timedelta(seconds=10), secret=SECRET) as client:
+            master._wait_for_workers(2)
+            with pytest.raises(AuthenticationError):
+                TCPStore("127.0.0.1", master.port, timeout=timedelta(seconds=5), secret="ab" * 16)
+            late = threading.Timer(0.8, lambda: master.set("late", "value"))
+            late.start()
+            assert client.get("late") == b"value"  # waited past the grace
+            late.join()
+            later = threading.Timer(0.1, lambda: master.set("later", "value"))
+            later.start()
+            assert client.get("later") == b"value"
+            later.join()
+
+
+@pytest.mark.timeout(30)
 def test_secret_from_environment_and_encrypted_mode(monkeypatch):
     monkeypatch.setenv("DISTTORCH_JOB_SECRET", SECRET)
     monkeypatch.setenv("DISTTORCH_ENCRYPT", "1")

@@ -280,9 +280,12 @@ def test_malformed_frames_are_dropped_logged_and_answered(master, caplog):
             replies = []
             while (frames := member.reply(timeout_ms=1000)) is not None:
                 replies.append(protocol.decode_reply(frames))
-            # every request whose header was readable got an ERROR naming the problem
-            assert sorted(r[0] for r in replies) == list(range(8, 18))
+            # every request with a header of the right size got an ERROR naming the problem
+            assert sorted(r[0] for r in replies) == [0, 7, *range(8, 18)]
             assert all(status is Status.ERROR for _, status, _ in replies)
+            other_version = next(payload[0] for rid, _, payload in replies if rid == 0)
+            assert b"store protocol version 9 where the store speaks 1" in other_version
+            assert b"different disttorch versions" in other_version
             assert any(b"SET takes 2 argument frames, got 1" in payload[0] for _, _, payload in replies)
             member.send(protocol.encode_request(Command.SET, 99, b"valid", b"after junk"))
             assert protocol.decode_reply(member.reply()) == (99, Status.OK, [])
@@ -292,6 +295,34 @@ def test_malformed_frames_are_dropped_logged_and_answered(master, caplog):
         member.close()
     assert master.get("valid") == b"after junk"
     assert master.num_keys() == 1
+
+
+@pytest.mark.timeout(30)
+def test_a_process_of_another_version_fails_fast_on_both_sides(master, monkeypatch):
+    """A process of another disttorch (another store protocol) is answered with an error
+    naming both versions, and the waits for it fail after the refusal's grace (both sides
+    waited out their whole timeout before)."""
+    monkeypatch.setattr(tcp_server, "AUTH_FAILURE_GRACE", 0.2)
+    waiting: dict = {}
+
+    def wait_for_it() -> None:
+        try:
+            master.get("from the other version")
+        except DistStoreError as error:
+            waiting["error"] = error
+
+    waiter = threading.Thread(target=wait_for_it)
+    waiter.start()
+    other = RawClient(master.port, bytes.fromhex(SECRET))
+    try:
+        other.send([struct.pack("!BBQ", protocol.PROTOCOL_VERSION + 1, Command.HELLO, 5)])
+        rid, status, payload = protocol.decode_reply(other.reply())
+    finally:
+        other.close()
+    assert (rid, status) == (5, Status.ERROR)
+    assert b"store protocol version 2 where the store speaks 1" in payload[0]
+    waiter.join(timeout=10)
+    assert "different disttorch versions" in str(waiting.get("error")), waiting
 
 
 @pytest.mark.timeout(60)

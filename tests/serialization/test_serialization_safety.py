@@ -163,6 +163,33 @@ def test_legacy_storage_claiming_more_than_the_file_is_refused():
         _peak_mib(lambda: out.append(dt.load(io.BytesIO(data))))
 
 
+@pytest.mark.parametrize(
+    ("size", "stride"),
+    [((2**62, 2**62), (0, 0)), ((1,), (2**62,)), ((2, 1), (1, 2**63 - 1))],
+    ids=["too-many-elements", "stride-bytes-overflow", "largest-stride"],
+)
+def test_tensor_geometry_numpy_cannot_index_is_refused(size, stride):
+    """Sizes and strides inside the storage's bounds that no array can have."""
+    from disttorch.serialization.zip_writer import TorchGlobal, _Pickler
+
+    class Rebuild:
+        def __reduce__(self):
+            return TorchGlobal("torch._utils", "_rebuild_tensor_v2"), ("ref", 0, size, stride, False, None)
+
+    class P(_Pickler):
+        def persistent_id(self, obj):
+            return ("storage", TorchGlobal("torch", "FloatStorage"), "0", "cpu", 4) if obj == "ref" else None
+
+    pkl = io.BytesIO()
+    P(pkl, 2).dump({"w": Rebuild()})
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", pkl.getvalue())
+        zf.writestr("archive/data/0", bytes(16))
+    with pytest.raises(pickle.UnpicklingError, match=r"invalid tensor geometry: size \("):
+        dt.load(io.BytesIO(buf.getvalue()))
+
+
 def test_compressed_records_are_refused_not_inflated(tmp_path):
     """A deflated record could expand 1000-fold; PyTorch's writers never compress."""
     dt.save({"w": dt.zeros(100000)}, tmp_path / "w.pt")

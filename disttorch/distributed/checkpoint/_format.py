@@ -2,6 +2,11 @@
 rank (raw bytes of the tensor pieces that rank holds) and ``.metadata`` (JSON, written by
 rank 0: every key's dtype, global shape and pieces with their first row and file, and the
 plain values). Nothing in it is pickled, so loading a checkpoint runs no code.
+
+Every file is written whole or not at all (temporary file, ``fsync``, rename). Each piece
+file carries the id of its save, and the metadata the ids of the files it describes: a save
+interrupted over an earlier checkpoint leaves files of two saves, which loading refuses
+rather than mixing them.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import numpy as np
 
 from ..._dtype import _by_name, from_numpy, to_numpy
 from ..._tensor import Tensor
+from ...serialization.files import atomic_write
 
 __all__ = [
     "flatten",
@@ -26,6 +32,7 @@ __all__ = [
 ]
 
 METADATA = ".metadata"
+_SAVE_ID = "save_id"  # the array of a piece file that holds its save's id
 
 
 def piece_file(rank: int) -> str:
@@ -57,24 +64,34 @@ def numpy_dtype(name: str) -> np.dtype:
         raise ValueError(f"the checkpoint names an unknown dtype {name!r}") from None
 
 
-def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray]) -> None:
-    """This rank's pieces, as raw bytes (the dtype is in the metadata)."""
+def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_id: str) -> None:
+    """This rank's pieces, as raw bytes (the dtype is in the metadata), and ``save_id``."""
     arrays = {
         f"p{i}": np.ascontiguousarray(a).view(np.uint8).reshape(-1) for i, a in enumerate(pieces.values())
     }
-    with open(os.path.join(directory, piece_file(rank)), "wb") as f:
-        np.savez(f, **arrays)
+    arrays[_SAVE_ID] = np.frombuffer(save_id.encode(), np.uint8)
+    atomic_write(os.path.join(directory, piece_file(rank)), lambda f: np.savez(f, **arrays))
 
 
-def read_pieces(directory: str, rank: int) -> Any:
-    return np.load(os.path.join(directory, piece_file(rank)), allow_pickle=False)
+def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
+    """Rank ``rank``'s pieces; refused unless they belong to save ``save_id`` (``None``: a
+    checkpoint written before saves had ids)."""
+    path = os.path.join(directory, piece_file(rank))
+    files = np.load(path, allow_pickle=False)
+    if save_id is not None:
+        found = files[_SAVE_ID].tobytes().decode() if _SAVE_ID in files.files else None
+        if found != save_id:
+            raise RuntimeError(
+                f"{path} was written by another save than {os.path.join(directory, METADATA)} "
+                "(a save that did not finish, over an earlier checkpoint?): the checkpoint mixes "
+                "two saves; load an earlier checkpoint or save this one again"
+            )
+    return files
 
 
 def write_metadata(directory: str, metadata: dict) -> None:
-    path = os.path.join(directory, METADATA)
-    with open(path + ".tmp", "w") as f:
-        json.dump(metadata, f)
-    os.replace(path + ".tmp", path)
+    data = json.dumps(metadata).encode()
+    atomic_write(os.path.join(directory, METADATA), lambda f: f.write(data))
 
 
 def read_metadata(directory: str) -> dict:

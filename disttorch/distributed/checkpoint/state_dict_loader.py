@@ -30,8 +30,8 @@ def _box_from(
         hi = [min(a + n, b + m) for a, n, b, m in zip(offset, shape, first, piece_shape)]
         if any(low >= high for low, high in zip(lo, hi)):
             continue
-        if rank not in files:
-            files[rank] = read_pieces(directory, rank)
+        if rank not in files:  # a checkpoint written before saves had ids
+            files[rank] = read_pieces(directory, rank, None)
         piece = files[rank][f"p{index}"].view(dtype).reshape(piece_shape)
         here = tuple(slice(low - a, high - a) for low, high, a in zip(lo, hi, offset))
         there = tuple(slice(low - b, high - b) for low, high, b in zip(lo, hi, first))
@@ -53,7 +53,8 @@ def load(
     layout changed), plain values are replaced. Keys absent from the checkpoint raise."""
     directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_reader.path)
     metadata = read_metadata(directory)
-    files: dict[int, Any] = {}
+    # every file is checked against the metadata before any tensor is overwritten
+    files = {r: read_pieces(directory, r, save_id) for r, save_id in enumerate(metadata.get("save_ids", ()))}
     for key, (container, index) in flatten(state_dict).items():
         value = container[index]
         if isinstance(value, Tensor):

@@ -5,6 +5,7 @@ replicas along its ``Replicate`` mesh dimensions only the first writes."""
 from __future__ import annotations
 
 import os
+import secrets
 from typing import Any
 
 import numpy as np
@@ -62,13 +63,19 @@ def save(
                 entries[key]["pieces"] = [[0, 0, list(value._data.shape)]]
         elif rank == 0:
             plain[key] = value
-    write_pieces(directory, rank, pieces)
-    every = [(entries, list(pieces))]
+    save_id = secrets.token_hex(8)
+    write_pieces(directory, rank, pieces, save_id)
+    every = [(entries, list(pieces), save_id)]
     if world > 1:
         every = [None] * world
-        object_collectives.all_gather_object(every, (entries, list(pieces)))
-    metadata: dict[str, Any] = {"tensors": {}, "plain": plain, "world_size": world}
-    for rank_entries, order in every:
+        object_collectives.all_gather_object(every, (entries, list(pieces), save_id))
+    metadata: dict[str, Any] = {
+        "tensors": {},
+        "plain": plain,
+        "world_size": world,
+        "save_ids": [ids for _, _, ids in every],
+    }
+    for rank_entries, order, _ in every:
         for key, spec in rank_entries.items():
             merged = metadata["tensors"].setdefault(
                 key, {"dtype": spec["dtype"], "shape": spec["shape"], "pieces": []}

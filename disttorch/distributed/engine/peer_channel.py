@@ -236,10 +236,17 @@ class PeerChannel:
             )
         self._received[peer] += 1
         if h.nbytes != out.nbytes:
+            why = (
+                # sizes that vary between pairs (all_to_all) come from each rank's own arguments
+                "the sizes that ranks send each other must match what their peers receive "
+                "(input_split_sizes against output_split_sizes, or the tensors of "
+                "input_tensor_list against output_tensor_list)"
+                if sig.numel < 0
+                else "the ranks chose different algorithms (is DISTTORCH_ALGORITHM the same on every rank?)"
+            )
             raise CollectiveMismatchError(
                 f"in {self._op.description}, {name(peer)} sent {h.nbytes} bytes as message "
-                f"{h.chunk} but {name(self.rank)} expected {out.nbytes} bytes; the ranks chose "
-                "different algorithms (is DISTTORCH_ALGORITHM the same on every rank?)"
+                f"{h.chunk} but {name(self.rank)} expected {out.nbytes} bytes; {why}"
             )
 
 

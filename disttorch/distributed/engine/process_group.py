@@ -601,7 +601,33 @@ class ProcessGroup:
             else:
                 where = "in" if phase == "in" else "done with"
                 parts.append(f"{who} {'are' if many else 'is'} {where} {what} #{seq}")
-        return "Progress: " + "; ".join(parts)
+        behind = [m for (seq, _, _), members in groups.items() if seq < int(mine[0]) for m in members]
+        return "Progress: " + "; ".join(parts) + self._elsewhere(behind)
+
+    def _elsewhere(self, members: list[int]) -> str:
+        """The collectives that ``members`` (behind in this group) are in, in the other groups
+        of this process that they belong to: e.g. two ranks that each wait in another group."""
+        where = [
+            (self.ranks[m], pg)
+            for m in members
+            for pg in sorted(_live_groups, key=lambda g: g.group_id)
+            if pg is not self and pg.store is self.store and self.ranks[m] in pg.ranks
+        ]
+        try:
+            states = self.store.multi_get([f"{pg.prefix}state/{pg.ranks.index(r)}" for r, pg in where])
+        except Exception:  # noqa: BLE001 - the store may be gone with rank 0
+            return ""
+        notes = []
+        for (r, pg), raw in zip(where, states):
+            seq, what, phase = raw.decode().split("|")
+            if phase == "in" and int(seq) > pg._seq:  # one this process has not called
+                notes.append(f"rank {r} is in {what} #{seq} of group {pg.group_id}")
+        if not notes:
+            return ""
+        return (
+            f". Meanwhile {'; '.join(notes)}, which rank {self.ranks[self._rank]} has not called: "
+            "ranks must call the collectives of the groups they share in the same order"
+        )
 
     # ------------------------------------------------------------------ shutdown
     def _on_drop_fault(self, fault: Any) -> None:

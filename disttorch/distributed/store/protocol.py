@@ -89,6 +89,10 @@ class ProtocolError(ValueError):
     """A message does not follow the store protocol (the server drops it)."""
 
 
+class VersionMismatch(ProtocolError):
+    """A request of another protocol version: its sender runs another disttorch."""
+
+
 @dataclass(frozen=True)
 class Request:
     """One validated request: command, request id, keys, and the other arguments."""
@@ -165,13 +169,22 @@ def _timeout(frame: bytes) -> int:
     return timeout_ms
 
 
+def request_id_of(frame: bytes) -> int | None:
+    """The request id in a request header of any protocol version (``None``: no header)."""
+    return _REQUEST_HEADER.unpack(frame)[2] if len(frame) == _REQUEST_HEADER.size else None
+
+
 def parse_header(frame: bytes) -> tuple[Command, int]:
     """Validate a request header; return (command, request id)."""
     if len(frame) != _REQUEST_HEADER.size:
         raise ProtocolError(f"request header must be {_REQUEST_HEADER.size} bytes, got {len(frame)}")
     version, command, request_id = _REQUEST_HEADER.unpack(frame)
     if version != PROTOCOL_VERSION:
-        raise ProtocolError(f"protocol version {version} is not the expected {PROTOCOL_VERSION}")
+        raise VersionMismatch(
+            f"store protocol version {version} where the store speaks {PROTOCOL_VERSION}: the "
+            "process and the store run different disttorch versions; install the same one "
+            "on every host"
+        )
     try:
         return Command(command), request_id
     except ValueError:

@@ -21,9 +21,11 @@ watched on the server socket. If get/wait requests are still pending
 error (and so are new ones until another process checks in): the ranks waiting for a
 rank that cannot join fail fast instead of waiting out the whole timeout. A wait for
 workers that starts only after such a failure (the host was slower than the refused
-process) gets the same grace from when it starts, until a wait for workers is met. (An outsider
+process) gets the same grace from when it starts, until a wait for workers is met. Once
+one is met and none is pending, every process the job waits for has joined: a refused
+handshake then comes from an outsider, and is logged and otherwise ignored. (An outsider
 who can reach the port during rendezvous can therefore end a job that is still waiting
-for a rank; it cannot join it or read it.)
+for a rank; it cannot join it or read it, nor end it once it runs.)
 """
 
 from __future__ import annotations
@@ -118,7 +120,9 @@ class StoreServer:
         self._secret_set = secret is not None
         self._auth_failed_at: float | None = None  # time of a failed handshake not yet acted on
         self._auth_error: str | None = None  # sticky: answer get/wait with this
+        self._refusal: str | None = None  # why the last process was refused (None: its handshake failed)
         self._refused_before_all_joined = False  # a handshake failed; no wait for workers met since
+        self._all_in = False  # a wait for workers was met and none is pending
         try:
             if port == 0:
                 self.port = self._socket.bind_to_random_port(f"tcp://{endpoint_host(host)}")
@@ -199,12 +203,24 @@ class StoreServer:
         while self._monitor.poll(0):
             event = auth.parse_monitor_message(self._monitor.recv_multipart())["event"]
             if event & _HANDSHAKE_FAILURES:
-                self._refused_before_all_joined = True
-                if self._auth_failed_at is None:
-                    self._auth_failed_at = time.monotonic()
+                self._refused(None)
+
+    def _refused(self, why: str | None) -> None:
+        """A process that can never join was turned away: ``why`` (``None``: its handshake
+        failed). Before every process joined, the waits still pending a grace later fail."""
+        if self._all_in:
+            self._bad_input.warning(
+                "refused a process after every process of the job joined (%s); the job goes on",
+                why or "its handshake failed: another program or an outsider",
+            )
+            return
+        self._refused_before_all_joined = True
+        self._refusal = why
+        if self._auth_failed_at is None:
+            self._auth_failed_at = time.monotonic()
 
     def _fail_waiters_on_auth(self) -> None:
-        """A handshake failed a while ago: whoever still waits is probably waiting for that
+        """A process was refused a while ago: whoever still waits is probably waiting for that
         process, which can never join. Fail them (and later waits) with a clear error."""
         self._auth_failed_at = None
         if not self._pending:
@@ -219,6 +235,9 @@ class StoreServer:
             f"{AUTH_ERROR_PREFIX}a process failed to authenticate with the store "
             f"(another job secret, none where one is set, or another host); it can never "
             f"join, so this request is failed instead of waiting for it. Set {need}"
+            if self._refusal is None
+            else f"a process was refused by the store: {self._refusal}. It can never join, so "
+            "this request is failed instead of waiting for it"
         )
         for _, _, waiter in list(self._deadlines):
             if not waiter.done:
@@ -260,6 +279,8 @@ class StoreServer:
             request = protocol.parse_request(body)
         except ProtocolError as error:
             self._drop(identity, body[0], str(error))
+            if isinstance(error, protocol.VersionMismatch):
+                self._refused(str(error))
             return
         try:
             self._execute(identity, request)
@@ -271,11 +292,8 @@ class StoreServer:
         self._bad_input.warning(
             "dropped malformed store request from peer %s: %s", identity.hex()[:16], reason
         )
-        if header is not None:
-            try:
-                _, request_id = protocol.parse_header(header)
-            except ProtocolError:
-                return
+        request_id = protocol.request_id_of(header) if header is not None else None
+        if request_id is not None:
             self._reply(identity, request_id, Status.ERROR, f"malformed request: {reason}".encode())
 
     def _reply(self, identity: bytes, request_id: int, status: Status, *payload: bytes) -> None:
@@ -334,6 +352,7 @@ class StoreServer:
                 self._all_joined()
                 self._reply(identity, rid, Status.OK)
             else:
+                self._all_in = False
                 self._park(identity, request, set())
                 if self._refused_before_all_joined and self._auth_failed_at is None:
                     self._auth_failed_at = time.monotonic()  # the refused process may be one of them
@@ -396,6 +415,7 @@ class StoreServer:
         refused before now was not one of them and need not cut later waits short."""
         self._refused_before_all_joined = False
         self._auth_failed_at = None
+        self._all_in = not any(w.request.number > self._workers for w in self._worker_waiters)
 
     def _workers_changed(self) -> None:
         for waiter in list(self._worker_waiters):

@@ -10,7 +10,8 @@ Header fields (``HEADER`` below):
 field       type   meaning
 ==========  =====  ================================================================
 magic       2s     ``b"DT"``
-version     u8     ``VERSION``; a peer with another version is rejected
+version     u8     ``VERSION``; a message of another version fails loudly (its sender
+                   runs another disttorch)
 kind        u8     ``DATA`` (collective), ``P2P``, ``ERROR`` (payload: utf-8 text), ``BYE``,
                    ``SYNC`` (after a reconnect)
 group       u32    process-group id (0 = default group, then 1, 2, ... in creation order)
@@ -136,6 +137,10 @@ class MalformedHeader(ValueError):
     """A frame that is not a valid disttorch header (dropped and logged by the transport)."""
 
 
+class VersionMismatch(ValueError):
+    """A header of another wire version: its sender runs another disttorch."""
+
+
 class DamagedStream(ValueError):
     """A header or payload that fails its check: the stream between two ranks was damaged."""
 
@@ -187,18 +192,24 @@ def unpack(frame: bytes, group: int, size: int) -> Header:
 
     Raises:
         DamagedStream: the header fails its CRC.
-        MalformedHeader: wrong length, magic or version, unknown kind, op or dtype, a
+        VersionMismatch: the magic of a header of another version (any length).
+        MalformedHeader: wrong length or magic, unknown kind, op or dtype, a
             foreign group, or a sender outside ``0 .. size-1``.
     """
+    # another version's header may have another size; one of this size is checked for damage first
+    other = len(frame) > len(MAGIC) and frame[: len(MAGIC)] == MAGIC and frame[len(MAGIC)] != VERSION
+    if len(frame) == HEADER_SIZE:
+        (crc,) = _CRC.unpack_from(frame, _STRUCT.size)
+        if zlib.crc32(memoryview(frame)[: _STRUCT.size]) != crc:
+            raise DamagedStream("a message header fails its CRC-32")
+    if other:
+        raise VersionMismatch(f"wire version {frame[len(MAGIC)]} where this rank speaks {VERSION}")
     if len(frame) != HEADER_SIZE:
         raise MalformedHeader(f"header frame of {len(frame)} bytes, expected {HEADER_SIZE}")
-    (crc,) = _CRC.unpack_from(frame, _STRUCT.size)
-    if zlib.crc32(memoryview(frame)[: _STRUCT.size]) != crc:
-        raise DamagedStream("a message header fails its CRC-32")
-    magic, version, *fields = _STRUCT.unpack_from(frame)
+    magic, _, *fields = _STRUCT.unpack_from(frame)
     h = Header(*fields)
-    if magic != MAGIC or version != VERSION:
-        raise MalformedHeader(f"bad magic/version {magic!r}/{version}, expected {MAGIC!r}/{VERSION}")
+    if magic != MAGIC:
+        raise MalformedHeader(f"bad magic {magic!r}, expected {MAGIC!r}")
     if h.kind not in KINDS:
         raise MalformedHeader(f"unknown message kind {h.kind}")
     if h.group != group:

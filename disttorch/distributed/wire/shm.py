@@ -95,6 +95,8 @@ _ALIGN = 64  # leases start on a cache line
 SLOT_BYTES = 2 << 20
 #: Seconds between two calls of the ``idle`` hook while a rank waits at a sync.
 CHECK_EVERY = 0.1
+#: Seconds a process of the job has, once connected to the hand-over socket, to name its rank.
+HAND_OVER_READ_S = 2.0
 _LINE = 64  # one control line per rank: counter, record 0 (3 words), record 1 (3 words), tag
 _TAG = 7  # the word of a line holding the tag of a sync: its counter << 32 | the tag
 _PAGE = 4096
@@ -396,11 +398,16 @@ def hand_out(
             names = ", ".join(describe(r) for r in sorted(waiting))
             raise TimeoutError(f"{names} did not fetch the shared-memory segment") from None
         with conn:
-            conn.settimeout(max(0.01, deadline - time.monotonic()))
+            # The name is visible in /proc/net/unix to every user of the host: a process
+            # that is not one of the job's is closed before anything is read from it, and a
+            # rank has a short while to name itself, so no connection holds up the others.
+            conn.settimeout(max(0.01, min(HAND_OVER_READ_S, deadline - time.monotonic())))
             try:
-                rank = struct.unpack("<i", _recv_exact(conn, 4))[0]
                 pid, uid = _peer_pid(conn)
-                if waiting.get(rank) == pid and uid == os.getuid():
+                if pid not in waiting.values() or uid != os.getuid():
+                    continue
+                rank = struct.unpack("<i", _recv_exact(conn, 4))[0]
+                if waiting.get(rank) == pid:
                     socket.send_fds(conn, [b"ok"], [fd])
                     del waiting[rank]
             except OSError:

@@ -521,6 +521,11 @@ class Transport:
             header = wire.unpack(raw.bytes, self.group_id, self.size)
         except wire.DamagedStream as e:
             raise self._damaged(identity.bytes, str(e)) from None
+        except wire.VersionMismatch as e:
+            raise DistNetworkError(
+                f"{self._sender(identity.bytes)} sent {self._name(self.rank)} a message in {e}: the "
+                "ranks run different disttorch versions; install the same one on every host"
+            ) from None
         except wire.MalformedHeader as e:
             _dropped.warning(
                 "dropped a malformed message on the peer socket of group %d: %s", self.group_id, e
@@ -549,12 +554,15 @@ class Transport:
             raise self._damaged(identity.bytes, f"the payload of message {header.link} fails its checksum")
         return header
 
+    def _sender(self, identity: bytes) -> str:
+        """The rank on the connection of routing id ``identity``, by name."""
+        sender = next((r for r in range(self.size) if self._identity(r) == identity), None)
+        return self._name(sender) if sender is not None else f"connection {identity!r}"
+
     def _damaged(self, identity: bytes, what: str) -> DistNetworkError:
         """The error for a damaged message on the connection of routing id ``identity``."""
-        sender = next((r for r in range(self.size) if self._identity(r) == identity), None)
-        who = self._name(sender) if sender is not None else f"connection {identity!r}"
         return DistNetworkError(
-            f"the stream from {who} to {self._name(self.rank)} is damaged: {what}. A network "
+            f"the stream from {self._sender(identity)} to {self._name(self.rank)} is damaged: {what}. A network "
             f"fault or tampering; on networks you do not trust, leave {auth.ENV_ENCRYPT} unset "
             "or 1 (CURVE authenticates every byte)"
         )

@@ -13,7 +13,9 @@ import itertools
 import multiprocessing as mp
 import os
 import queue
+import signal
 import threading
+import time
 import warnings
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
@@ -29,6 +31,14 @@ __all__ = ["DataLoader"]
 
 T_co = TypeVar("T_co", covariant=True)
 _T = TypeVar("_T")
+#: How often the main process looks for dead workers while it waits for a batch (PyTorch
+#: learns of them from SIGCHLD at once).
+_WORKER_CHECK_S = 0.1
+#: How long ending an iterator waits for each worker to leave before killing it, and how
+#: long after a worker died (it may have died holding the result queue's lock, which the
+#: others then wait for as they flush their last results on exit).
+_WORKER_JOIN_S = 5.0
+_WORKER_JOIN_AFTER_DEATH_S = 0.5
 # the callables' types PyTorch's module names (libraries import them for their own hints)
 _worker_init_fn_t = collections.abc.Callable[[int], None]
 _collate_fn_t = collections.abc.Callable[[list[_T]], Any]
@@ -51,6 +61,30 @@ def _fetch_iter(it: Iterator, n: int | None, collate: Callable, drop_last: bool)
     if not batch or (drop_last and len(batch) < n):
         return None
     return collate(batch)
+
+
+def _check_workers(workers: list) -> None:
+    """Raise PyTorch's error for the first worker that ended while batches were due."""
+    dead = [w for w in workers if not w.is_alive()]
+    if not dead:
+        return
+    code = dead[0].exitcode
+    if code is not None and code < 0:
+        message = f"DataLoader worker (pid {dead[0].pid}) is killed by signal: {signal.strsignal(-code)}."
+        if -code == signal.SIGBUS:
+            message += (
+                " It is possible that dataloader's workers are out of shared memory. "
+                "Please try to raise your shared memory limit."
+            )
+    elif code:
+        message = (
+            f"DataLoader worker (pid {dead[0].pid}) exited unexpectedly with exit code {code}. "
+            "Details are lost due to multiprocessing. Rerunning with num_workers=0 may give "
+            "better error trace."
+        )
+    else:
+        message = f"DataLoader worker (pid(s) {', '.join(str(w.pid) for w in dead)}) exited unexpectedly"
+    raise RuntimeError(message)
 
 
 class _Fetch:
@@ -286,10 +320,11 @@ class DataLoader(Generic[T_co]):
         finally:
             for iq in index_qs:
                 iq.put(None)
+            died = any(w.exitcode not in (None, 0) for w in workers)
             for w in workers:
-                w.join(timeout=5)
-                if w.is_alive():
-                    w.terminate()
+                w.join(timeout=_WORKER_JOIN_AFTER_DEATH_S if died else _WORKER_JOIN_S)
+                if w.is_alive():  # SIGKILL: a stopped (SIGSTOP) worker never ends on SIGTERM
+                    w.kill()
                     w.join()
 
     def _drive(self, index_qs: list, result_q: Any, workers: list) -> Iterator[Any]:
@@ -321,17 +356,14 @@ class DataLoader(Generic[T_co]):
 
         for _ in range(self.prefetch_factor * n_workers):
             send_one()
-        wait = self.timeout if self.timeout > 0 else 5.0
         while received < sent:
+            waited_since = time.monotonic()
             while received not in pending:
                 try:
-                    batch_no, data = result_q.get(timeout=wait)
+                    batch_no, data = result_q.get(timeout=_WORKER_CHECK_S)
                 except queue.Empty:
-                    dead = [i for i, w in enumerate(workers) if not w.is_alive()]
-                    if dead:
-                        codes = ", ".join(f"worker {i} (exit code {workers[i].exitcode})" for i in dead)
-                        raise RuntimeError(f"DataLoader worker(s) exited unexpectedly: {codes}") from None
-                    if self.timeout > 0:
+                    _check_workers(workers)
+                    if 0 < self.timeout <= time.monotonic() - waited_since:
                         raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds") from None
                     continue
                 if isinstance(data, WorkerError):

@@ -1,0 +1,44 @@
+"""A distributed checkpoint is written file by file, each whole or not at all; a save that
+stops half-way over an earlier checkpoint leaves files of two saves, which loading refuses
+(before touching the state dict) instead of mixing them."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+import disttorch.distributed.checkpoint as dcp
+
+
+def _state(value: float) -> dict:
+    return {"w": dt.full((3, 2), value), "step": int(value)}
+
+
+def test_a_save_writes_only_its_files(tmp_path):
+    dcp.save(_state(1.0), checkpoint_id=str(tmp_path), no_dist=True)
+    assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.npz"]  # no temporary left
+
+
+def test_pieces_of_another_save_are_refused_before_anything_is_loaded(tmp_path):
+    dcp.save(_state(1.0), checkpoint_id=str(tmp_path), no_dist=True)
+    earlier = (tmp_path / ".metadata").read_bytes()
+    dcp.save(_state(2.0), checkpoint_id=str(tmp_path), no_dist=True)
+    (tmp_path / ".metadata").write_bytes(earlier)  # the second save stopped before its metadata
+    target = _state(0.0)
+    with pytest.raises(RuntimeError, match=r"__0_0\.npz was written by another save .* mixes two saves"):
+        dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
+    assert target["step"] == 0 and np.all(target["w"].numpy() == 0)
+
+
+def test_a_checkpoint_written_before_saves_had_ids_loads(tmp_path):
+    dcp.save(_state(3.0), checkpoint_id=str(tmp_path), no_dist=True)
+    metadata = json.loads((tmp_path / ".metadata").read_text())
+    del metadata["save_ids"]
+    (tmp_path / ".metadata").write_text(json.dumps(metadata))
+    target = _state(0.0)
+    dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
+    assert target["step"] == 3 and np.all(target["w"].numpy() == 3)
