@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..._atomic_file import atomic_write
 from ..._dtype import _by_name, from_numpy, to_numpy
 from ..._tensor import Tensor
-from ...serialization.files import atomic_write
 
 __all__ = [
     "flatten",
