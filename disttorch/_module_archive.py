@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import zipfile
 from typing import Any, BinaryIO
-
-import cloudpickle
 
 from ._atomic_file import atomic_write
 
@@ -53,6 +52,8 @@ def kind_of(names: list[str]) -> str | None:
 def write(obj: Any, f: FileLike, record: str, extra_files: dict | None = None) -> None:
     """Write ``obj`` as the archive kind ``record``, with ``extra_files`` (name -> str or
     bytes), to ``f``: a path (written atomically) or a writable binary file."""
+    import cloudpickle  # (loaded when an archive is written: not at ``import disttorch``)
+
     records = [(record, cloudpickle.dumps(obj)), ("version", _VERSION)]
     for name, content in (extra_files or {}).items():
         records.append((f"extra/{name}", content.encode() if isinstance(content, str) else bytes(content)))
@@ -91,7 +92,7 @@ def read(f: FileLike, record: str, extra_files: dict | None = None) -> Any:
         for name in extra_files or {}:
             entry = f"{prefix}extra/{name}"
             extra_files[name] = zf.read(entry) if entry in names else b""
-        return cloudpickle.loads(zf.read(prefix + record))
+        return pickle.loads(zf.read(prefix + record))  # (cloudpickle's pickles are plain pickles)
 
 
 def _not_this_kind(what: str, names: list[str], record: str) -> str:
