@@ -5,6 +5,7 @@ as the plain optimiser on every rank, with mixed dtypes, tied weights, a non-con
 parameter, a replaced ``.data`` and a reloaded state; with the arena off or too small the
 copying path gives the same bits; a collected optimiser gives its arena back."""
 
+import functools
 import hashlib
 
 import pytest
@@ -111,18 +112,23 @@ def _check(runs, in_arena: bool) -> str:
     return digests.pop()
 
 
+@functools.cache  # the 2-rank Adam run serves both tests below
+def _runs(world: int, opt_name: str, arena_mib: str | None = None) -> list:
+    env = None if arena_mib is None else {"DISTTORCH_SHM_ARENA_MB": arena_mib}
+    return run_ranks(_train, world, args=(opt_name,), timeout=240, env=env)
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("world, opt_name", [(2, "Adam"), (3, "SGD"), (4, "Adam")])
 def test_zero_parameters_live_in_the_segment_and_train_to_the_plain_optimisers_bits(world, opt_name):
-    _check(run_ranks(_train, world, args=(opt_name,), timeout=240), in_arena=True)
+    _check(_runs(world, opt_name), in_arena=True)
 
 
 @pytest.mark.timeout(300)
 def test_zero_falls_back_to_copies_when_the_arena_is_off_or_too_small():
-    shared = _check(run_ranks(_train, 2, args=("Adam",), timeout=240), in_arena=True)
+    shared = _check(_runs(2, "Adam"), in_arena=True)
     for mib in ("0", "1"):
-        runs = run_ranks(_train, 2, args=("Adam",), timeout=240, env={"DISTTORCH_SHM_ARENA_MB": mib})
-        assert _check(runs, in_arena=False) == shared
+        assert _check(_runs(2, "Adam", mib), in_arena=False) == shared
 
 
 def test_only_contiguous_parameters_that_share_no_memory_become_views_of_the_arena():
