@@ -232,6 +232,8 @@ _LAZY = (
     "backends",
     "mps",
     "xpu",
+    "mtia",
+    "types",
     "version",
     "multiprocessing",
     "jit",

@@ -52,7 +52,7 @@ _REASONS = {
         "fbgemm_linear_int8_weight_fp32_activation fbgemm_linear_quantize_weight "
         "fbgemm_pack_gemm_matrix_fp16 fbgemm_pack_quantized_matrix is_vulkan_available to_mkldnn "
         "is_mkldnn is_vulkan is_ipu is_xla is_maia is_mps is_mtia ipu has_mkl has_lapack has_openmp "
-        "has_spectral mtia"
+        "has_spectral Tensor.mtia"
     ),
     "autocast switches of IPU and XLA devices (deprecated in PyTorch; no such devices here)": (
         "get_autocast_ipu_dtype get_autocast_xla_dtype is_autocast_ipu_enabled is_autocast_xla_enabled "
@@ -68,7 +68,7 @@ _REASONS = {
     ),
     "modules torch imports for its own use": (
         "builtins ctypes glob importlib inspect math os platform sys textwrap threading warnings "
-        "functools types torch TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
+        "functools torch TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
         "common_args common_notes factory_common_args multi_dim_common Tensor"
     ),
     "functionalisation and view-replay internals (their non-copy forms exist)": (

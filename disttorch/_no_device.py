@@ -1,6 +1,6 @@
 """The errors a CPU-only build raises when a program reaches for an accelerator.
 
-One place for the wording so ``torch.cuda``, ``torch.xpu``, ``torch.mps``,
+One place for the wording so ``torch.cuda``, ``torch.xpu``, ``torch.mps``, ``torch.mtia``,
 ``torch.accelerator`` and the tensor/module methods say the same thing.
 """
 
@@ -29,6 +29,11 @@ def no_xpu() -> NoReturn:
 def no_mps(what: str) -> NoReturn:
     """RuntimeError, as ``torch.mps`` functions raise without the MPS backend."""
     raise RuntimeError(f"Cannot execute {what} without MPS backend." + HINT)
+
+
+def no_mtia(what: str) -> NoReturn:
+    """RuntimeError, as ``torch.mtia`` functions raise without the MTIA backend."""
+    raise RuntimeError(f"Cannot execute {what} without MTIA backend." + HINT)
 
 
 def no_accelerator() -> NoReturn:

@@ -29,7 +29,10 @@ __all__ = [
     "is_initialized",
     "is_available",
     "is_gloo_available",
+    "is_backend_available",
     "is_nccl_available",
+    "is_ucc_available",
+    "is_xccl_available",
     "is_mpi_available",
     "Backend",
     "get_rank",
@@ -111,6 +114,22 @@ def is_nccl_available() -> bool:
 
 def is_mpi_available() -> bool:
     """``False``: disttorch has no MPI backend (``env://`` reads Open MPI's variables, though)."""
+    return False
+
+
+def is_backend_available(backend: str) -> bool:
+    """Whether ``backend`` can run here: the ZeroMQ backend (``"gloo"``, ``"zmq"``), not the
+    GPU, MPI or UCC ones PyTorch names."""
+    return str(backend).lower() in (Backend.GLOO, Backend.ZMQ)
+
+
+def is_ucc_available() -> bool:
+    """``False``: disttorch has no UCC backend."""
+    return False
+
+
+def is_xccl_available() -> bool:
+    """``False``: disttorch has no XPU backend."""
     return False
 
 
