@@ -1,4 +1,5 @@
-"""``torch.distributed.elastic.multiprocessing.errors``: ``@record`` on a worker's entry point.
+"""``torch.distributed.elastic.multiprocessing.errors``: ``@record`` on a worker's entry point,
+and the failure report of ``torch.distributed.launcher`` (``ChildFailedError``).
 
 In PyTorch, ``@record`` writes an uncaught exception of the decorated function to the error
 file the elastic agent gave the worker, so that ``torchrun`` can name the root cause. A
@@ -11,11 +12,16 @@ instead of ending the process. Any other exception passes through unchanged.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import functools
+import signal
+import socket
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["record"]
+__all__ = ["ChildFailedError", "ProcessFailure", "record"]
 
 _R = TypeVar("_R")
 
@@ -35,3 +41,74 @@ def record(fn: Callable[..., _R], error_handler: Any = None) -> Callable[..., _R
             raise
 
     return wrapper
+
+
+@dataclasses.dataclass
+class ProcessFailure:
+    """A worker that failed: its local rank, pid and exit code, and what it reported (its
+    traceback; PyTorch reads it from ``error_file``, disttorch's launcher sends it back)."""
+
+    local_rank: int
+    pid: int
+    exitcode: int
+    error_file: str = "<N/A>"
+    message: str = ""
+    timestamp: int = dataclasses.field(default_factory=lambda: int(time.time()))
+
+    def signal_name(self) -> str:
+        """The signal that ended the worker (``SIGKILL``...), or ``<N/A>``."""
+        if self.exitcode < 0:
+            try:
+                return signal.Signals(-self.exitcode).name
+            except ValueError:
+                return f"signal {-self.exitcode}"
+        return "<N/A>"
+
+    def timestamp_isoformat(self) -> str:
+        return datetime.datetime.fromtimestamp(self.timestamp).isoformat(sep="_")
+
+
+class ChildFailedError(Exception):
+    """Workers of a launch failed; the message lays out each, the first observed as the root
+    cause, as PyTorch's does. ``failures`` maps global ranks to :class:`ProcessFailure`."""
+
+    def __init__(self, name: str, failures: dict[int, ProcessFailure]) -> None:
+        self.name, self.failures = name, failures
+        super().__init__(self.format_msg())
+
+    def get_first_failure(self) -> tuple[int, ProcessFailure]:
+        rank = min(self.failures, key=lambda r: self.failures[r].timestamp)
+        return rank, self.failures[rank]
+
+    def format_msg(self, boarder_delim: str = "=", section_delim: str = "-") -> str:
+        title = f"{self.name} FAILED"
+        root, _ = self.get_first_failure()
+        parts = {rank: self._format_failure(i, rank, f) for i, (rank, f) in enumerate(self.failures.items())}
+        width = min(max([len(title), *(w for _, w in parts.values())]), 60)
+        others = [text for rank, (text, _) in parts.items() if rank != root] or ["  <NO_OTHER_FAILURES>"]
+        return "\n".join(
+            [
+                "",
+                boarder_delim * width,
+                title,
+                section_delim * width,
+                "Failures:",
+                "\n".join(others),
+                section_delim * width,
+                "Root Cause (first observed failure):",
+                parts[root][0],
+                boarder_delim * width,
+            ]
+        )
+
+    @staticmethod
+    def _format_failure(idx: int, rank: int, failure: ProcessFailure) -> tuple[str, int]:
+        name = failure.signal_name()
+        text = (
+            f"[{idx}]:\n  time      : {failure.timestamp_isoformat()}\n  host      : {socket.getfqdn()}\n"
+            f"  rank      : {rank} (local_rank: {failure.local_rank})\n"
+            f"  exitcode  : {failure.exitcode} (pid: {failure.pid}){'' if name == '<N/A>' else f' ({name})'}\n"
+            f"  error_file: {failure.error_file}\n"
+            f"  traceback : {failure.message.rstrip().replace(chr(10), chr(10) + '  ')}"
+        )
+        return text, max(len(line) for line in text.split("\n"))

@@ -1,0 +1,70 @@
+"""``torch.distributed.launcher.api``: ``elastic_launch`` runs a function on a node's workers
+with torchrun's environment (accelerate's ``notebook_launcher`` does this), returns their
+results, restarts them after a failure up to ``max_restarts``, then raises ``ChildFailedError``
+naming the first failure."""
+
+import os
+
+import pytest
+
+import disttorch
+from disttorch.distributed.elastic.multiprocessing.errors import ChildFailedError
+from disttorch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+
+def _all_reduce(scale):
+    import disttorch.distributed as dist
+
+    dist.init_process_group()  # everything from the environment the launch gave
+    t = disttorch.tensor([float(dist.get_rank() + 1)]) * scale
+    dist.all_reduce(t)
+    env = {k: os.environ[k] for k in ("LOCAL_RANK", "WORLD_SIZE", "TORCHELASTIC_RESTART_COUNT")}
+    dist.destroy_process_group()
+    return t.item(), env
+
+
+def _fails_once(marker):
+    if os.environ["RANK"] == "1" and not os.path.exists(marker):
+        open(marker, "w").close()
+        raise ValueError("rank 1 fails the first time")
+    return int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+
+
+def _always_fails():
+    if os.environ["RANK"] == "1":
+        raise ValueError("rank 1 always fails")
+    return "fine"
+
+
+def _config(**kwargs):
+    return LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=2, start_method="fork", **kwargs)
+
+
+@pytest.mark.timeout(120)
+def test_workers_get_torchruns_environment_and_return_their_results():
+    results = elastic_launch(_config(max_restarts=0), _all_reduce)(2.0)
+    assert sorted(results) == [0, 1]
+    for local, (total, env) in results.items():
+        assert total == 6.0 and env == {
+            "LOCAL_RANK": str(local),
+            "WORLD_SIZE": "2",
+            "TORCHELASTIC_RESTART_COUNT": "0",
+        }
+
+
+@pytest.mark.timeout(120)
+def test_a_failure_restarts_the_workers_then_is_reported(tmp_path):
+    assert elastic_launch(_config(max_restarts=1), _fails_once)(str(tmp_path / "failed")) == {0: 1, 1: 1}
+    with pytest.raises(ChildFailedError) as caught:
+        elastic_launch(_config(max_restarts=1), _always_fails)()
+    message = str(caught.value)
+    assert "_always_fails FAILED" in message and "rank      : 1 (local_rank: 1)" in message
+    assert "ValueError: rank 1 always fails" in message
+    assert list(caught.value.failures) == [1]
+
+
+def test_settings_it_cannot_honour_are_refused():
+    with pytest.raises(ValueError, match="min_nodes .* must equal max_nodes"):
+        LaunchConfig(min_nodes=1, max_nodes=2, nproc_per_node=2)
+    with pytest.raises(ValueError, match="needs rdzv_endpoint"):
+        elastic_launch(LaunchConfig(min_nodes=2, max_nodes=2, nproc_per_node=1), _always_fails)()
