@@ -149,6 +149,17 @@ from ._memory_format import (
     preserve_format,
 )
 from ._torch_function import _assert  # torch._assert: an assert that fx can record
+from ._checks import (
+    _check,
+    _check_index,
+    _check_is_size,
+    _check_not_implemented,
+    _check_tensor_all,
+    _check_tensor_all_with,
+    _check_type,
+    _check_value,
+    _check_with,
+)
 from ._debug_flags import (
     get_deterministic_debug_mode,
     is_anomaly_check_nan_enabled,
