@@ -309,6 +309,13 @@ def __getattr__(name: str):
 
         if hasattr(foreach, name):
             return getattr(foreach, name)
+    if name.endswith("_copy") and not name.startswith("_"):  # torch.expand_copy: a view's copy
+        from .ops import view_copies
+
+        try:
+            return view_copies.resolve(name)
+        except AttributeError:
+            pass
     if not name.startswith("_"):  # torch.conv2d, torch.layer_norm, ...: nn.functional's ops
         from .nn.functional import torch_aliases
 
