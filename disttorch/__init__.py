@@ -150,6 +150,7 @@ from ._memory_format import (
 )
 from ._torch_function import _assert  # torch._assert: an assert that fx can record
 from ._checks import (
+    _assert_async,
     _check,
     _check_index,
     _check_is_size,
@@ -289,6 +290,7 @@ _LAZY_ATTRS = {
     "_standard_gamma": ("distributions.gamma", "_standard_gamma"),
     "_sample_dirichlet": ("distributions.dirichlet", "_sample_dirichlet"),
     "_segment_reduce": ("ops.segments", "_segment_reduce"),
+    "_softmax_backward_data": ("ops.softmax", "_softmax_backward_data"),
     "_convert_indices_from_coo_to_csr": ("ops.segments", "_convert_indices_from_coo_to_csr"),
     "_convert_indices_from_csr_to_coo": ("ops.segments", "_convert_indices_from_csr_to_coo"),
 }

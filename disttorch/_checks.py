@@ -21,6 +21,7 @@ __all__ = [
     "_check_type",
     "_check_value",
     "_check_with",
+    "_assert_async",
 ]
 
 _DEFAULT_MESSAGE = (
@@ -93,3 +94,19 @@ def _check_tensor_all_with(error_type: type, cond: Tensor, message: Callable[[],
 def _check_tensor_all(cond: Tensor, message: Callable[[], Any] | None = None) -> None:
     """``RuntimeError`` unless every element of the bool tensor ``cond`` is True."""
     _check_tensor_all_with(RuntimeError, cond, message)
+
+
+def _assert_async(input: Tensor, assert_msg: str | None = None) -> None:
+    """``RuntimeError`` unless the one-element tensor ``input`` is nonzero (PyTorch checks
+    it asynchronously on a device; on the CPU at once)."""
+    n = input.numel()
+    if n != 1:
+        raise RuntimeError(
+            f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} is ambiguous"
+        )
+    if not input._data.reshape(()).item():
+        raise RuntimeError(
+            assert_msg
+            if assert_msg is not None
+            else "Expected Tensor with single nonzero value, but got zero"
+        )

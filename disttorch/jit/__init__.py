@@ -25,6 +25,7 @@ __all__ = [
     "load",
     "save",
     "script",
+    "script_if_tracing",
     "trace",
     "trace_module",
     "unused",
@@ -93,6 +94,12 @@ def ignore(drop: Any = False, **kwargs: Any) -> Any:
 
 def unused(fn: Callable) -> Callable:
     """Decorator marking a method unused by TorchScript: returns it unchanged."""
+    return fn
+
+
+def script_if_tracing(fn: Callable) -> Callable:
+    """Decorator that compiles ``fn`` only while tracing: nothing is traced here, so it
+    returns ``fn`` unchanged (transformers' ViTDet decorates a helper with it)."""
     return fn
 
 

@@ -55,6 +55,19 @@ def test_tensor_checks_and_argument_errors():
         dt._check_tensor_all(dt.tensor([1]))
 
 
+def test_assert_async():
+    dt._assert_async(dt.tensor(True))
+    dt._assert_async(dt.tensor([2]))
+    with pytest.raises(RuntimeError, match="Expected Tensor with single nonzero value, but got zero"):
+        dt._assert_async(dt.tensor(0.0))
+    with pytest.raises(RuntimeError, match="^custom$"):
+        dt._assert_async(dt.tensor(False), "custom")
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        dt._assert_async(dt.tensor([True, True]))
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
+        dt._assert_async(dt.tensor([]))
+
+
 @pytest.mark.parity
 def test_messages_match_pytorch(torch):
     cases = [
@@ -63,6 +76,7 @@ def test_messages_match_pytorch(torch):
         lambda lib: lib._check(lib.tensor(True)),
         lambda lib: lib._check(False, "text"),
         lambda lib: lib._check_tensor_all_with(IndexError, lib.tensor([False]), lambda: "i"),
+        lambda lib: lib._assert_async(lib.tensor(0)),
     ]
     for case in cases:
         errors = []
