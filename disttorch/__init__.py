@@ -230,6 +230,7 @@ __version__ = "0.1.0"
 
 _LAZY = (
     "nn",
+    "types",
     "optim",
     "utils",
     "distributed",

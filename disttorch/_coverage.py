@@ -68,7 +68,7 @@ _REASONS = {
     ),
     "modules torch imports for its own use": (
         "builtins ctypes glob importlib inspect math os platform sys textwrap threading warnings "
-        "functools types torch TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
+        "functools torch TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
         "common_args common_notes factory_common_args multi_dim_common Tensor"
     ),
     "functionalisation internals": (

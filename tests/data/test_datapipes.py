@@ -28,7 +28,8 @@ def test_shuffler_gives_pytorchs_order_and_passes_through_when_off():
 def test_dataloader_switches_and_seeds_the_shufflers():
     dt.manual_seed(0)
     loader = DataLoader(IterableWrapper(range(6)).shuffle(), batch_size=4, shuffle=True)
-    assert [b.tolist() for b in loader] == [[3, 4, 0, 2], [5, 1]]  # PyTorch 2.13's
+    assert [b.tolist() for b in loader] == [[4, 0, 3, 5], [2, 1]]  # PyTorch 2.13's, reseeded
+    assert [b.tolist() for b in loader] == [[3, 4, 0, 2], [5, 1]]  # every epoch
     plain = DataLoader(IterableWrapper(range(6)).shuffle(), batch_size=6, shuffle=False)
     assert [b.tolist() for b in plain] == [[0, 1, 2, 3, 4, 5]]
     with pytest.warns(UserWarning, match="does not contain a `Shuffler`. Adding one at the end"):

@@ -1,14 +1,15 @@
 """``IterDataPipe``: an ``IterableDataset`` that restarts its state (``reset``) each time a
-new iteration begins, with the functional form ``dp.shuffle()``."""
+new iteration begins; ``functional_datapipe(name)`` makes a DataPipe class callable as
+``dp.<name>(...)`` (``dp.shuffle()``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..dataset import IterableDataset
 
-__all__ = ["IterDataPipe"]
+__all__ = ["IterDataPipe", "functional_datapipe"]
 
 
 class IterDataPipe(IterableDataset):
@@ -30,8 +31,17 @@ class IterDataPipe(IterableDataset):
     def reset(self) -> None:
         """Restart any state before a new iteration (nothing by default)."""
 
-    def shuffle(self, *, buffer_size: int = 10000) -> IterDataPipe:
-        """This DataPipe's items through a shuffling buffer of ``buffer_size``."""
-        from .iter.combinatorics import ShufflerIterDataPipe
 
-        return ShufflerIterDataPipe(self, buffer_size=buffer_size)
+def functional_datapipe(name: str) -> Callable[[type], type]:
+    """Class decorator: ``dp.<name>(*args)`` builds ``cls(dp, *args)`` on every IterDataPipe."""
+
+    def register(cls: type) -> type:
+        def method(self: IterDataPipe, *args: Any, **kwargs: Any) -> Any:
+            return cls(self, *args, **kwargs)
+
+        method.__name__ = name
+        method.__doc__ = cls.__doc__
+        setattr(IterDataPipe, name, method)
+        return cls
+
+    return register

@@ -7,11 +7,12 @@ from collections.abc import Iterator, Sized
 from typing import Any
 
 from ..... import _creation, _dtype
-from ..datapipe import IterDataPipe
+from ..datapipe import IterDataPipe, functional_datapipe
 
 __all__ = ["ShufflerIterDataPipe"]
 
 
+@functional_datapipe("shuffle")
 class ShufflerIterDataPipe(IterDataPipe):
     """Items of ``datapipe`` shuffled through a buffer of ``buffer_size``: once the buffer is
     full, each new item replaces a random one, which is yielded; the rest come out in
