@@ -489,15 +489,20 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 #: PyTorch sorts a 1-D integer tensor of at least this many elements ascending with a
 #: (stable) radix sort
 _RADIX_SORT_MIN = 32768
+#: the longest slice whose ties are replayed: the replay takes a Python step per comparison
+#: (about 10 ms for this many elements), so longer slices (a vocabulary-sized sort in
+#: sampling, say) keep the stable order of equal values
+_SORT_REPLAY_MAX = 8192
 
 
 def _sort_ties_as_pytorch(x: np.ndarray, order: np.ndarray, d: int, descending: bool) -> None:
     """Rewrite in the stable ``order`` the slices where equal values are reordered by
     PyTorch's unstable CPU sort: the C++ library's ``sort`` (:mod:`..kernels.torch_topk`) of
     slices longer than its insertion-sort threshold, except where PyTorch sorts stably (a
-    large 1-D integer tensor sorted ascending: a radix sort)."""
+    large 1-D integer tensor sorted ascending: a radix sort), and up to ``_SORT_REPLAY_MAX``
+    elements (longer slices keep equal values in input order)."""
     n = x.shape[d]
-    if n <= SORT_THRESHOLD or x.dtype.kind not in "fiub":
+    if n <= SORT_THRESHOLD or n > _SORT_REPLAY_MAX or x.dtype.kind not in "fiub":
         return
     if x.ndim == 1 and x.dtype.kind in "iu" and not descending and n >= _RADIX_SORT_MIN:
         return

@@ -5,6 +5,7 @@ tensors (a tuple of them for the splitting ones), differentiable as the view is.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from .._memory_format import contiguous_format
@@ -54,6 +55,7 @@ def _fresh(out: Any) -> Any:
     return out.clone(memory_format=contiguous_format)
 
 
+@functools.cache
 def resolve(name: str) -> Callable[..., Any]:
     """``torch.<view>_copy`` for a name ending in ``_copy`` (AttributeError for others)."""
     view = name[: -len("_copy")] if name.endswith("_copy") else ""

@@ -173,6 +173,7 @@ def test_unstable_sort_orders_ties_as_pytorch():
     assert zeros.sort().indices[1].tolist() == ints("10 19 18 17 16 15 14 13 12 11 0 9 8 7 6 5 4 3 2 1")
     assert dt.tensor([True, False] * 10).sort().indices[:4].tolist() == [1, 19, 17, 15]
     assert (dt.arange(40000) % 3).sort().indices[:4].tolist() == [0, 3, 6, 9]  # a radix sort: stable
+    assert dt.zeros(9000).sort().indices[:3].tolist() == [0, 1, 2]  # over 8192: not replayed (stable)
 
 
 @pytest.mark.parity
