@@ -481,21 +481,28 @@ def all_to_all_single(
     return _all_to_all(pg, "all_to_all_single", send, recv, out.write_back, [output], async_op)
 
 
-def barrier(group=None, async_op: bool = False, device_ids: Any = None) -> Work | None:
-    """Block until every rank of ``group`` has reached this barrier."""
+def barrier(
+    group=None, async_op: bool = False, device_ids: Any = None, timeout: timedelta | None = None
+) -> Work | None:
+    """Block until every rank of ``group`` has reached this barrier; with ``timeout``, raise
+    ``TimeoutError`` when it takes longer (instead of the group's own timeout)."""
     pg = resolve_group(group)
     if pg is None:
         return None
     token = np.zeros(1, np.uint8)
-    return pg.collective(
+    work = pg.collective(
         "barrier",
         token.dtype,
         1,
         -1,
         lambda ch: select.barrier(ch) if ch.size > 1 else None,
         None,
-        async_op,
+        async_op or timeout is not None,
     )
+    if async_op or timeout is None:
+        return work
+    work.wait(timeout=timeout)
+    return None
 
 
 def monitored_barrier(group=None, timeout: timedelta | None = None, wait_all_ranks: bool = False) -> None:

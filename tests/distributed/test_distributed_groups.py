@@ -72,7 +72,7 @@ def api_and_subgroups(rank: int, ws: int) -> None:
         dist.new_group([0, 0])
     if rank in (1, 3):
         dist.destroy_process_group(odd)
-    dist.barrier()
+    dist.barrier(timeout=timedelta(seconds=30))
     dist.destroy_process_group()
 
 
