@@ -150,6 +150,18 @@ from ._memory_format import (
     preserve_format,
 )
 from ._torch_function import _assert  # torch._assert: an assert that fx can record
+from ._checks import (
+    _assert_async,
+    _check,
+    _check_index,
+    _check_is_size,
+    _check_not_implemented,
+    _check_tensor_all,
+    _check_tensor_all_with,
+    _check_type,
+    _check_value,
+    _check_with,
+)
 from ._debug_flags import (
     get_deterministic_debug_mode,
     is_anomaly_check_nan_enabled,
@@ -222,6 +234,7 @@ __version__ = "0.1.0"
 
 _LAZY = (
     "nn",
+    "types",
     "optim",
     "utils",
     "distributed",
@@ -284,6 +297,7 @@ _LAZY_ATTRS = {
     "_standard_gamma": ("distributions.gamma", "_standard_gamma"),
     "_sample_dirichlet": ("distributions.dirichlet", "_sample_dirichlet"),
     "_segment_reduce": ("ops.segments", "_segment_reduce"),
+    "_softmax_backward_data": ("ops.softmax", "_softmax_backward_data"),
     "_convert_indices_from_coo_to_csr": ("ops.segments", "_convert_indices_from_coo_to_csr"),
     "_convert_indices_from_csr_to_coo": ("ops.segments", "_convert_indices_from_csr_to_coo"),
 }
@@ -304,6 +318,13 @@ def __getattr__(name: str):
 
         if hasattr(foreach, name):
             return getattr(foreach, name)
+    if name.endswith("_copy") and not name.startswith("_"):  # torch.expand_copy: a view's copy
+        from .ops import view_copies
+
+        try:
+            return view_copies.resolve(name)
+        except AttributeError:
+            pass
     if not name.startswith("_"):  # torch.conv2d, torch.layer_norm, ...: nn.functional's ops
         from .nn.functional import torch_aliases
 

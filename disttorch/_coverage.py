@@ -71,11 +71,7 @@ _REASONS = {
         "functools torch TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
         "common_args common_notes factory_common_args multi_dim_common Tensor"
     ),
-    "functionalisation and view-replay internals (their non-copy forms exist)": (
-        "alias_copy as_strided_copy ccol_indices_copy col_indices_copy crow_indices_copy detach_copy "
-        "diagonal_copy expand_copy indices_copy narrow_copy permute_copy row_indices_copy select_copy "
-        "slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy "
-        "unfold_copy unsqueeze_copy values_copy view_as_complex_copy view_as_real_copy view_copy "
+    "functionalisation internals": (
         "batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt batch_norm_gather_stats "
         "batch_norm_gather_stats_with_counts batch_norm_stats batch_norm_update_stats native_batch_norm "
         "native_channel_shuffle native_dropout native_group_norm native_layer_norm native_norm "

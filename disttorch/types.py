@@ -1,49 +1,44 @@
-"""``torch.types``: the aliases PyTorch's own type hints use, which libraries import for theirs
-(``Number``, ``_size``, ``Device``, ``FileLike``, ...). disttorch has no symbolic shapes, so the
-``*LikeType`` aliases are the plain Python types."""
+"""``torch.types``: the type aliases PyTorch's annotations use (``Number``, ``Device``,
+``FileLike``, ``_size``, ``_TensorOrTensors``, ...), which libraries import for their own
+annotations (transformers' ESMFold). No symbolic shapes here: the ``*LikeType`` aliases
+are the plain Python types."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import IO, Optional, Union
+from typing import IO, Union
 
-from ._dtype import dtype as _dtype
-from ._layout import layout as _layout
-from ._qscheme import qscheme as _qscheme
-from ._storage import UntypedStorage as Storage
+from ._dtype import dtype as _dtype  # noqa: F401  (PyTorch names these aliases too)
+from ._layout import layout as _layout  # noqa: F401
+from ._qscheme import qscheme as _qscheme  # noqa: F401
+from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Size, Tensor
 from ._tensor import device as _device
+from .autograd.graph import GradientEdge
 
-__all__ = [
-    "BoolLikeType",
-    "Device",
-    "FileLike",
-    "FloatLikeType",
-    "IntLikeType",
-    "Number",
-    "Storage",
-    "_bool",
-    "_bytes",
-    "_complex",
-    "_device",
-    "_dtype",
-    "_float",
-    "_int",
-    "_layout",
-    "_qscheme",
-    "_size",
-    "_str",
-    "_symsize",
-]
+__all__ = ["Device", "FileLike", "Number", "Storage"]
+
+_bool = bool
+_bytes = bytes
+_complex = complex
+_float = float
+_int = int
+_str = str
 
 _TensorOrTensors = Union[Tensor, Sequence[Tensor]]
-_TensorOrOptionalTensors = Union[Optional[Tensor], Sequence[Optional[Tensor]]]
+_TensorOrOptionalTensors = Union[Tensor, Sequence[Union[Tensor, None]]]
+_TensorOrTensorsOrGradEdge = Union[Tensor, Sequence[Tensor], GradientEdge, Sequence[GradientEdge]]
 _size = Union[Size, list[int], tuple[int, ...]]
 _symsize = _size
-_int, _float, _bool, _complex, _str, _bytes = int, float, bool, complex, str, bytes
-IntLikeType, FloatLikeType, BoolLikeType = int, float, bool
-_Number = (int, float, bool)
+_dispatchkey = str
+IntLikeType = int
+FloatLikeType = float
+BoolLikeType = bool
+PySymType = Union[int, float, bool]
+py_sym_types = (int, float, bool)
+_Number = (bool, int, float)
 Number = Union[int, float, bool]
-Device = Optional[Union[_device, str, int]]
+Device = Union[_device, str, int, None]
+Storage = Union[TypedStorage, UntypedStorage]
 FileLike = Union[str, os.PathLike, IO[bytes]]

@@ -10,10 +10,13 @@ build does; the flags of the other device types are kept but change nothing.
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
@@ -112,14 +115,24 @@ class autocast:
         return decorated
 
 
-def _cast_floats(value: Any, dtype: _dtype.dtype) -> Any:
-    """``value`` with every floating tensor in it (also inside lists, tuples, dicts) cast."""
+def _cast(value: Any, device_type: str, dtype: _dtype.dtype) -> Any:
+    """``value`` with every float16/bfloat16/float32 tensor on ``device_type`` in it cast to
+    ``dtype`` (float64 ones are left alone), through mappings (keys too), lists, tuples and
+    other iterables (a generator for those); strings, bytes and NumPy arrays pass through.
+    PyTorch's ``torch.amp.autocast_mode._cast``, which ``custom_fwd(cast_inputs=)`` and
+    models' own autocast helpers call."""
     if isinstance(value, Tensor):
-        return value.to(dtype) if value.is_floating_point() else value
-    if isinstance(value, (list, tuple)):
-        return type(value)(_cast_floats(v, dtype) for v in value)
-    if isinstance(value, dict):
-        return {k: _cast_floats(v, dtype) for k, v in value.items()}
+        eligible = (
+            value.is_floating_point() and value.device.type == device_type and value.dtype != _dtype.float64
+        )
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes, np.ndarray)):
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype) for k, v in value.items()}
+    if isinstance(value, collections.abc.Iterable):
+        cast = (_cast(v, device_type, dtype) for v in value)
+        return type(value)(cast) if isinstance(value, (list, tuple)) else cast
     return value
 
 
@@ -148,7 +161,7 @@ def custom_fwd(
         if not on:
             return fwd(ctx, *args, **kwargs)
         with autocast(device_type, enabled=False):
-            return fwd(ctx, *_cast_floats(args, cast_inputs), **_cast_floats(kwargs, cast_inputs))
+            return fwd(ctx, *_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs))
 
     return decorate_fwd
 

@@ -65,8 +65,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``autograd.profiler`` on first use (PEP 562): it is needed only while profiling, so
+    """``autograd.profiler`` (and its ``_profiler_enabled``, ``_disable_profiler``) on first use
+    (PEP 562): it is needed only while profiling, so
     ``import disttorch`` does not pay for it."""
     if name == "profiler":
         return importlib.import_module(".profiler", __name__)
+    if name in ("_profiler_enabled", "_disable_profiler"):
+        return getattr(importlib.import_module(".profiler", __name__), name)
     raise AttributeError(f"module 'disttorch.autograd' has no attribute '{name}'")

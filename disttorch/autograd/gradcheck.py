@@ -167,6 +167,9 @@ _ACCEPTED = frozenset(
 )
 
 
+_GRADGRAD_ACCEPTED = frozenset(("gen_non_contig_grad_outputs", "check_fwd_over_rev", "check_rev_over_rev"))
+
+
 def _random_grad_output(out: Tensor) -> Tensor:
     """A gradient for ``out`` drawn uniformly from [-1, 1) of the default generator, as
     PyTorch's ``gradgradcheck`` draws it (``testing.make_tensor``), so both consume the same
@@ -189,14 +192,20 @@ def gradgradcheck(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    **accepted: Any,
 ) -> bool:
     """Check second derivatives: :func:`gradcheck` of ``(inputs, grad_outputs) -> the
     gradients of fn's outputs w.r.t. inputs`` (computed with ``create_graph=True``), so
     both the dependence on the inputs and on the output gradients is checked.
 
     ``grad_outputs`` default to random tensors in [-1, 1), drawn from the default generator
-    as PyTorch draws them.
+    as PyTorch draws them. PyTorch's other switches (``gen_non_contig_grad_outputs``,
+    ``check_fwd_over_rev``, ``check_rev_over_rev``, and :func:`gradcheck`'s) are accepted;
+    the extra checks they select are not run.
     """
+    unknown = set(accepted) - _ACCEPTED - _GRADGRAD_ACCEPTED
+    if unknown:
+        raise TypeError(f"gradgradcheck() got an unexpected keyword argument '{sorted(unknown)[0]}'")
     inputs = _tensors(inputs)
     if grad_outputs is None:
         grad_outputs = tuple(_random_grad_output(o) for o in _flat_outputs(fn, inputs) if o.requires_grad)

@@ -170,6 +170,20 @@ def _profiled_call_backward(node: Any, grads: list) -> tuple:
     return out
 
 
+def _profiler_enabled() -> bool:
+    """Whether a profiler is recording (``torch.autograd._profiler_enabled``)."""
+    return bool(_recording)
+
+
+def _disable_profiler() -> None:
+    """Stop the running profiler's recording, if any (``torch.autograd._disable_profiler``:
+    what Lightning calls to close a profiler left open)."""
+    with _install_lock:
+        running = list(_recording)
+    for recorder in running:
+        recorder.stop()
+
+
 class _Recorder:
     """One recording window: collects trace events and times ops while active."""
 

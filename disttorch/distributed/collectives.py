@@ -20,7 +20,7 @@ from .algorithms import select
 from .base.errors import DistTimeoutError
 from .engine.peer_channel import Signature
 from .engine.work import Work
-from .groups import group_rank_of, resolve_group
+from .groups import group_rank_of, resolve_group, root_global_rank
 from .reduce_op import ReduceOp
 from .tensor_io import Flat, array_of
 
@@ -122,11 +122,15 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
     )
 
 
-def broadcast(tensor: Any, src: int = 0, group=None, async_op: bool = False) -> Work | None:
-    """Copy ``tensor`` from global rank ``src`` into ``tensor`` on every rank of ``group``."""
+def broadcast(
+    tensor: Any, src: int | None = None, group=None, async_op: bool = False, group_src: int | None = None
+) -> Work | None:
+    """Copy ``tensor`` from global rank ``src`` (or ``group``'s rank ``group_src``) into
+    ``tensor`` on every rank of ``group``."""
     pg = resolve_group(group)
     if pg is None:
         return None
+    src = root_global_rank(pg, src, group_src)
     root = group_rank_of(pg, src, "src")
     flat = Flat(tensor)
 
@@ -141,15 +145,22 @@ def broadcast(tensor: Any, src: int = 0, group=None, async_op: bool = False) -> 
 
 
 def reduce(
-    tensor: Any, dst: int = 0, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False
+    tensor: Any,
+    dst: int | None = None,
+    op: ReduceOp = ReduceOp.SUM,
+    group=None,
+    async_op: bool = False,
+    group_dst: int | None = None,
 ) -> Work | None:
-    """Reduce ``tensor`` over all ranks into ``tensor`` on global rank ``dst``.
+    """Reduce ``tensor`` over all ranks into ``tensor`` on global rank ``dst`` (or ``group``'s
+    rank ``group_dst``).
 
     Tensors on the other ranks are left unchanged (the algorithms work on a copy there).
     """
     pg = resolve_group(group)
     if pg is None:
         return None
+    dst = root_global_rank(pg, dst, group_dst)
     root = group_rank_of(pg, dst, "dst")
     flat = Flat(tensor, write=pg.rank() == root)
     op, ufunc = _reduce_op(op, flat.flat.dtype, "reduce")
@@ -313,9 +324,15 @@ def _root_list(
 
 
 def gather(
-    tensor: Any, gather_list: list | None = None, dst: int = 0, group=None, async_op: bool = False
+    tensor: Any,
+    gather_list: list | None = None,
+    dst: int | None = None,
+    group=None,
+    async_op: bool = False,
+    group_dst: int | None = None,
 ) -> Work | None:
-    """Collect ``tensor`` from every rank into ``gather_list`` on global rank ``dst``.
+    """Collect ``tensor`` from every rank into ``gather_list`` on global rank ``dst`` (or
+    ``group``'s rank ``group_dst``).
 
     ``gather_list`` (``world_size`` tensors the size of ``tensor``) is required on ``dst``
     and must be ``None`` elsewhere.
@@ -323,6 +340,7 @@ def gather(
     pg = resolve_group(group)
     if pg is None:
         return None
+    dst = root_global_rank(pg, dst, group_dst)
     root = group_rank_of(pg, dst, "dst")
     source = Flat(tensor, write=False)
     outputs = _root_list(
@@ -342,15 +360,22 @@ def gather(
 
 
 def scatter(
-    tensor: Any, scatter_list: list | None = None, src: int = 0, group=None, async_op: bool = False
+    tensor: Any,
+    scatter_list: list | None = None,
+    src: int | None = None,
+    group=None,
+    async_op: bool = False,
+    group_src: int | None = None,
 ) -> Work | None:
-    """Send ``scatter_list[i]`` from global rank ``src`` into ``tensor`` on group rank ``i``.
+    """Send ``scatter_list[i]`` from global rank ``src`` (or ``group``'s rank ``group_src``)
+    into ``tensor`` on group rank ``i``.
 
     ``scatter_list`` is required on ``src`` and must be ``None`` elsewhere.
     """
     pg = resolve_group(group)
     if pg is None:
         return None
+    src = root_global_rank(pg, src, group_src)
     root = group_rank_of(pg, src, "src")
     out = Flat(tensor, read=False)
     sources = _root_list(
@@ -468,21 +493,28 @@ def all_to_all_single(
     return _all_to_all(pg, "all_to_all_single", send, recv, out.write_back, [output], async_op)
 
 
-def barrier(group=None, async_op: bool = False, device_ids: Any = None) -> Work | None:
-    """Block until every rank of ``group`` has reached this barrier."""
+def barrier(
+    group=None, async_op: bool = False, device_ids: Any = None, timeout: timedelta | None = None
+) -> Work | None:
+    """Block until every rank of ``group`` has reached this barrier; with ``timeout``, raise
+    ``TimeoutError`` when it takes longer (instead of the group's own timeout)."""
     pg = resolve_group(group)
     if pg is None:
         return None
     token = np.zeros(1, np.uint8)
-    return pg.collective(
+    work = pg.collective(
         "barrier",
         token.dtype,
         1,
         -1,
         lambda ch: select.barrier(ch) if ch.size > 1 else None,
         None,
-        async_op,
+        async_op or timeout is not None,
     )
+    if async_op or timeout is None:
+        return work
+    work.wait(timeout=timeout)
+    return None
 
 
 def monitored_barrier(group=None, timeout: timedelta | None = None, wait_all_ranks: bool = False) -> None:

@@ -479,6 +479,26 @@ def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
     return ranks[group_rank]
 
 
+def peer_global_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | None) -> int | None:
+    """The global rank of a collective's root or a message's peer, given as a global rank
+    (``src``/``dst``) or as a rank in ``pg`` (``group_src``/``group_dst``), never both;
+    None when neither is given."""
+    if group_rank is None:
+        return global_rank
+    if global_rank is not None:
+        raise ValueError("Can't specify both group_rank and global_rank")
+    return get_global_rank(pg, group_rank)
+
+
+def root_global_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | None) -> int:
+    """:func:`peer_global_rank` for a rank that must be given (a collective's root, a send's
+    destination)."""
+    rank = peer_global_rank(pg, global_rank, group_rank)
+    if rank is None:
+        raise ValueError("Must specify global_rank or group_rank")
+    return rank
+
+
 def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
     """The rank in ``group`` of global rank ``global_rank``."""
     return group_rank_of(resolve_group(group), global_rank)

@@ -17,7 +17,7 @@ import cloudpickle
 import numpy as np
 
 from . import collectives as c
-from .groups import group_rank_of, resolve_group
+from .groups import group_rank_of, resolve_group, root_global_rank
 
 __all__ = ["broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list"]
 
@@ -36,14 +36,18 @@ def _padded(buf: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def broadcast_object_list(object_list: list, src: int = 0, group=None, device: Any = None) -> None:
-    """Replace ``object_list``'s entries on every rank by those of global rank ``src``.
+def broadcast_object_list(
+    object_list: list, src: int | None = None, group=None, device: Any = None, group_src: int | None = None
+) -> None:
+    """Replace ``object_list``'s entries on every rank by those of global rank ``src`` (or
+    ``group``'s rank ``group_src``).
 
     Every rank passes a list of the same length; non-src entries are placeholders.
     """
     pg = resolve_group(group)
     if pg is None:
         return
+    src = root_global_rank(pg, src, group_src)
     is_src = pg.rank() == group_rank_of(pg, src, "src")
     payloads = [_to_bytes(o) for o in object_list] if is_src else []
     sizes = np.array([p.size for p in payloads] if is_src else [0] * len(object_list), np.int64)
@@ -73,12 +77,19 @@ def all_gather_object(object_list: list, obj: Any, group=None) -> None:
         object_list[r] = _from_bytes(gathered[r * width : r * width + sizes[r]])
 
 
-def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0, group=None) -> None:
-    """Collect ``obj`` from every rank into ``object_gather_list`` on global rank ``dst``
-    (``None`` elsewhere)."""
+def gather_object(
+    obj: Any,
+    object_gather_list: list | None = None,
+    dst: int | None = None,
+    group=None,
+    group_dst: int | None = None,
+) -> None:
+    """Collect ``obj`` from every rank into ``object_gather_list`` on global rank ``dst`` (or
+    ``group``'s rank ``group_dst``; ``None`` elsewhere)."""
     pg = resolve_group(group)
     if pg is None:
         return
+    dst = root_global_rank(pg, dst, group_dst)
     is_dst = pg.rank() == group_rank_of(pg, dst, "dst")
     if is_dst and (object_gather_list is None or len(object_gather_list) != pg.size()):
         raise ValueError(f"object_gather_list must be a list of {pg.size()} entries on the dst rank")
@@ -94,13 +105,18 @@ def gather_object(obj: Any, object_gather_list: list | None = None, dst: int = 0
 
 
 def scatter_object_list(
-    scatter_object_output_list: list, scatter_object_input_list: list | None = None, src: int = 0, group=None
+    scatter_object_output_list: list,
+    scatter_object_input_list: list | None = None,
+    src: int | None = None,
+    group=None,
+    group_src: int | None = None,
 ) -> None:
-    """Send ``scatter_object_input_list[i]`` from global rank ``src`` to group rank ``i``, which
-    finds it in ``scatter_object_output_list[0]``."""
+    """Send ``scatter_object_input_list[i]`` from global rank ``src`` (or ``group``'s rank
+    ``group_src``) to group rank ``i``, which finds it in ``scatter_object_output_list[0]``."""
     pg = resolve_group(group)
     if pg is None:
         return
+    src = root_global_rank(pg, src, group_src)
     if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
         raise ValueError("scatter_object_output_list must be a list with at least one element")
     is_src = pg.rank() == group_rank_of(pg, src, "src")

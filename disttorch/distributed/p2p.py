@@ -14,7 +14,7 @@ from typing import Any
 
 from .base.errors import DistBackendError
 from .engine.work import Work
-from .groups import group_rank_of, resolve_group
+from .groups import group_rank_of, peer_global_rank, resolve_group, root_global_rank
 from .tensor_io import Flat
 from .wire import frames as wire
 
@@ -33,11 +33,15 @@ def _peer(pg, rank: int | None, what: str) -> int | None:
     return peer
 
 
-def isend(tensor: Any, dst: int, group=None, tag: int = 0) -> Work | None:
-    """Send ``tensor`` to global rank ``dst`` asynchronously; do not modify it before ``wait()``."""
+def isend(
+    tensor: Any, dst: int | None = None, group=None, tag: int = 0, group_dst: int | None = None
+) -> Work | None:
+    """Send ``tensor`` to global rank ``dst`` (or ``group``'s rank ``group_dst``)
+    asynchronously; do not modify it before ``wait()``."""
     pg = resolve_group(group)
     if pg is None:
         return None
+    dst = root_global_rank(pg, dst, group_dst)
     peer = _peer(pg, dst, "destination")
     flat = Flat(tensor, write=False)
     header = wire.Header(
@@ -64,8 +68,11 @@ def isend(tensor: Any, dst: int, group=None, tag: int = 0) -> Work | None:
     )
 
 
-def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work | None:
-    """Receive into ``tensor`` from global rank ``src`` (any rank if ``None``) asynchronously.
+def irecv(
+    tensor: Any, src: int | None = None, group=None, tag: int = 0, group_src: int | None = None
+) -> Work | None:
+    """Receive into ``tensor`` from global rank ``src`` (or ``group``'s rank ``group_src``;
+    any rank if neither) asynchronously.
 
     ``work.result()`` is ``[tensor]``; the sender's global rank is ``work.source_rank``
     after completion.
@@ -73,6 +80,7 @@ def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work
     pg = resolve_group(group)
     if pg is None:
         return None
+    src = peer_global_rank(pg, src, group_src)
     peer = _peer(pg, src, "source")
     flat = Flat(tensor, read=False)
     tag = int(tag)
@@ -99,20 +107,22 @@ def irecv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> Work
     return pg.point_to_point(description, body, async_op=True, result=[tensor])
 
 
-def send(tensor: Any, dst: int, group=None, tag: int = 0) -> None:
-    """Send ``tensor`` to global rank ``dst`` (returns once ``tensor`` may be modified)."""
-    work = isend(tensor, dst, group, tag)
+def send(tensor: Any, dst: int | None = None, group=None, tag: int = 0, group_dst: int | None = None) -> None:
+    """Send ``tensor`` to global rank ``dst`` (or ``group``'s rank ``group_dst``; returns once
+    ``tensor`` may be modified)."""
+    work = isend(tensor, dst, group, tag, group_dst)
     if work is not None:
         work.wait()
 
 
-def recv(tensor: Any, src: int | None = None, group=None, tag: int = 0) -> int:
-    """Receive into ``tensor`` from global rank ``src`` (any rank if ``None``).
+def recv(tensor: Any, src: int | None = None, group=None, tag: int = 0, group_src: int | None = None) -> int:
+    """Receive into ``tensor`` from global rank ``src`` (or ``group``'s rank ``group_src``;
+    any rank if neither).
 
     Returns:
         The sender's global rank (-1 on ranks outside ``group``).
     """
-    work = irecv(tensor, src, group, tag)
+    work = irecv(tensor, src, group, tag, group_src)
     if work is None:
         return -1
     work.wait()

@@ -49,6 +49,7 @@ __all__ = [
     "optimize_for_inference",
     "save",
     "script",
+    "script_if_tracing",
     "script_method",
     "trace",
     "trace_module",
@@ -129,6 +130,12 @@ def ignore(drop: Any = False, **kwargs: Any) -> Any:
 
 def unused(fn: Callable) -> Callable:
     """Decorator marking a method unused by TorchScript: returns it unchanged."""
+    return fn
+
+
+def script_if_tracing(fn: Callable) -> Callable:
+    """Decorator that compiles ``fn`` only while tracing: nothing is traced here, so it
+    returns ``fn`` unchanged (transformers' ViTDet decorates a helper with it)."""
     return fn
 
 

@@ -1,17 +1,20 @@
-"""The order in which PyTorch's CPU ``topk`` returns equal elements.
+"""The order in which PyTorch's CPU ``topk`` and unstable ``sort`` return equal elements.
 
 PyTorch's CPU kernel copies a slice into (value, index) pairs and, with the C++ library's
 unstable algorithms, either ``partial_sort``s the first ``k`` (when ``64 * k <= n``) or
 ``nth_element``s the ``k``-th into place and then ``sort``s the ``k - 1`` before it (only
 when ``sorted``). With distinct values that is the sorted order, but equal values (and,
 unsorted, all values) come out in the order those algorithms leave them: a slice of zeros
-``topk(5)`` of 100 gives indices 65, 68, 67, 66, 69.
+``topk(5)`` of 100 gives indices 65, 68, 67, 66, 69. ``sort`` (``stable=False``, the
+default) is the C++ library's ``sort`` of the whole slice: stable up to 16 elements (an
+insertion sort), not beyond.
 
 This module replays the GNU C++ library's algorithms (introselect, introsort, heap select)
 step by step on one slice, so that ties come out as PyTorch's do. The comparison sees only
 an integer key per element (the element's rank among the slice's distinct values, NaN the
 largest; negated for the smallest ``k``), which is all the algorithms ever look at. One
-Python step per comparison: :func:`topk_order` is meant for the slices where ties decide.
+Python step per comparison: :func:`topk_order` and :func:`sort_order` are meant for the
+slices where ties decide.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from typing import List
 
 import numpy as np
 
-__all__ = ["topk_order"]
+__all__ = ["SORT_THRESHOLD", "sort_order", "topk_order"]
 
-_SORT_THRESHOLD = 16  # introsort leaves runs this short to the final insertion sort
+SORT_THRESHOLD = 16  # introsort leaves runs this short to the final insertion sort
 
 
 def _lg(n: int) -> int:
@@ -165,7 +168,7 @@ class _Slice:
         self._insertion_sort(first, last)
 
     def _introsort_loop(self, first: int, last: int, depth: int) -> None:
-        while last - first > _SORT_THRESHOLD:
+        while last - first > SORT_THRESHOLD:
             if depth == 0:
                 self.partial_sort(first, last, last)
                 return
@@ -178,9 +181,9 @@ class _Slice:
         if first == last:
             return
         self._introsort_loop(first, last, 2 * _lg(last - first))
-        if last - first > _SORT_THRESHOLD:
-            self._insertion_sort(first, first + _SORT_THRESHOLD)
-            for j in range(first + _SORT_THRESHOLD, last):
+        if last - first > SORT_THRESHOLD:
+            self._insertion_sort(first, first + SORT_THRESHOLD)
+            for j in range(first + SORT_THRESHOLD, last):
                 self._linear_insert(j)
         else:
             self._insertion_sort(first, last)
@@ -210,3 +213,10 @@ def topk_order(row: np.ndarray, k: int, largest: bool, sorted: bool) -> np.ndarr
         if sorted:
             s.sort(0, k - 1)
     return np.asarray(s.index[:k], dtype=np.int64)
+
+
+def sort_order(row: np.ndarray, descending: bool) -> np.ndarray:
+    """The indices PyTorch's CPU ``sort(stable=False)`` gives for one 1-D slice ``row``."""
+    s = _Slice(_keys(row, descending))
+    s.sort(0, row.shape[0])
+    return np.asarray(s.index, dtype=np.int64)

@@ -339,3 +339,27 @@ kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
 sparse = _deprecated(sparse_)
+
+
+# PyTorch's private no-grad fillers, which libraries call directly (PyG's GraphMask explainer);
+# the public initialisers here never record a graph, so these are the same functions.
+def _no_grad_uniform_(tensor: Tensor, a: float, b: float, generator: Generator | None = None) -> Tensor:
+    return uniform_(tensor, a, b, generator)
+
+
+def _no_grad_normal_(tensor: Tensor, mean: float, std: float, generator: Generator | None = None) -> Tensor:
+    return normal_(tensor, mean, std, generator)
+
+
+def _no_grad_trunc_normal_(
+    tensor: Tensor, mean: float, std: float, a: float, b: float, generator: Generator | None = None
+) -> Tensor:
+    return trunc_normal_(tensor, mean, std, a, b, generator)
+
+
+def _no_grad_fill_(tensor: Tensor, val: float) -> Tensor:
+    return constant_(tensor, val)
+
+
+def _no_grad_zero_(tensor: Tensor) -> Tensor:
+    return zeros_(tensor)

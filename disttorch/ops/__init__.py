@@ -42,6 +42,7 @@ from . import (
     special,
     spectral,
     tensor_attributes,
+    view_copies,
 )
 from ._numpy_names import accept_numpy_names
 
@@ -67,6 +68,7 @@ FAMILIES = [
     spectral,
     as_strided,
     fake_quantize,
+    view_copies,
 ]
 
 

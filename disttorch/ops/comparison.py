@@ -21,7 +21,7 @@ from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
-from ..kernels.torch_topk import topk_order
+from ..kernels.torch_topk import SORT_THRESHOLD, sort_order, topk_order
 from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
 from .dtype_rules import check_kernel
 from .flat import flat
@@ -440,28 +440,32 @@ def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     return scan_along(order, x, dim)
 
 
-def _ordered(input: Tensor, dim: int, descending: bool) -> tuple:
-    """(dim index, order) with 0-dim inputs treated as one element."""
+def _ordered(input: Tensor, dim: int, descending: bool, stable: bool) -> tuple:
+    """(dim index, order) with 0-dim inputs treated as one element; unstable, equal values
+    come out in the order PyTorch's CPU kernel leaves them (:func:`_sort_ties_as_pytorch`)."""
     _no_complex(input, "Sort does not support complex dtypes on CPU")
     x = input._data
     d = wrap_dim(dim, x.ndim)
     if x.ndim == 0:
         return d, np.zeros((), dtype=np.int64)
-    return d, _order(x, d, descending)
+    order = _order(x, d, descending)
+    if not stable:
+        _sort_ties_as_pytorch(x, order, d, descending)
+    return d, order
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """``(values, indices)`` sorted along ``dim``; values pass gradients back to input.
-    The sort is always stable."""
-    d, idx = _ordered(input, dim, descending)
+    ``stable=False`` orders equal values as PyTorch's CPU kernel does."""
+    d, idx = _ordered(input, dim, descending, bool(stable))
     if input._data.ndim == 0:
         return sort_type(input * 1, Tensor._make(idx))
     return sort_type(named_node(TakeAlongDim.apply(input, idx, d), "SortBackward0"), Tensor._make(idx))
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
-    """Indices that sort ``input`` along ``dim`` (stable)."""
-    return Tensor._make(_ordered(input, dim, descending)[1])
+    """Indices that sort ``input`` along ``dim`` (equal values ordered as by :func:`sort`)."""
+    return Tensor._make(_ordered(input, dim, descending, bool(stable))[1])
 
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
@@ -477,21 +481,43 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         return topk_type(input * 1, Tensor._make(np.zeros((), dtype=np.int64)))
     order = _order(x, d, largest)
     idx = np.take(order, np.arange(k), axis=d)
-    _ties_as_pytorch(x, order, idx, d, k, largest, sorted)
+    if k > 0 and x.dtype.kind in "fiu":
+        _replay_tied(x, order, idx, d, k + 1, lambda row: topk_order(row, k, largest, sorted))
     return topk_type(named_node(TakeAlongDim.apply(input, idx, d), "TopkBackward0"), Tensor._make(idx))
 
 
-def _ties_as_pytorch(
-    x: np.ndarray, order: np.ndarray, idx: np.ndarray, d: int, k: int, largest: bool, sorted: bool
-) -> None:
-    """Rewrite in ``idx`` the slices where equal values decide which indices come first
-    (equal values among the first ``k + 1`` in order) with PyTorch's CPU kernel's choice
-    (:mod:`..kernels.torch_topk`). Other slices keep the sorted order, which is PyTorch's when
-    ``sorted``; unsorted, PyTorch leaves its order unspecified."""
-    if k == 0 or x.dtype.kind not in "fiu":
+#: PyTorch sorts a 1-D integer tensor of at least this many elements ascending with a
+#: (stable) radix sort
+_RADIX_SORT_MIN = 32768
+#: the longest slice whose ties are replayed: the replay takes a Python step per comparison
+#: (about 10 ms for this many elements), so longer slices (a vocabulary-sized sort in
+#: sampling, say) keep the stable order of equal values
+_SORT_REPLAY_MAX = 8192
+
+
+def _sort_ties_as_pytorch(x: np.ndarray, order: np.ndarray, d: int, descending: bool) -> None:
+    """Rewrite in the stable ``order`` the slices where equal values are reordered by
+    PyTorch's unstable CPU sort: the C++ library's ``sort`` (:mod:`..kernels.torch_topk`) of
+    slices longer than its insertion-sort threshold, except where PyTorch sorts stably (a
+    large 1-D integer tensor sorted ascending: a radix sort), and up to ``_SORT_REPLAY_MAX``
+    elements (longer slices keep equal values in input order)."""
+    n = x.shape[d]
+    if n <= SORT_THRESHOLD or n > _SORT_REPLAY_MAX or x.dtype.kind not in "fiub":
         return
+    if x.ndim == 1 and x.dtype.kind in "iu" and not descending and n >= _RADIX_SORT_MIN:
+        return
+    _replay_tied(x, order, order, d, n, lambda row: sort_order(row, descending))
+
+
+def _replay_tied(
+    x: np.ndarray, order: np.ndarray, idx: np.ndarray, d: int, width: int, replay: Callable
+) -> None:
+    """Rewrite in ``idx`` (the first positions of ``order`` along ``d``) the slices where
+    equal values decide which indices come first (equal values among the first ``width`` in
+    ``order``) with ``replay(slice)``, PyTorch's CPU kernel's choice. Other slices keep the
+    sorted order, which is PyTorch's."""
     top = np.moveaxis(
-        np.take_along_axis(x, np.take(order, np.arange(min(k + 1, x.shape[d])), axis=d), d), d, -1
+        np.take_along_axis(x, np.take(order, np.arange(min(width, x.shape[d])), axis=d), d), d, -1
     )
     same = top[..., 1:] == top[..., :-1]
     if x.dtype.kind == "f":
@@ -500,12 +526,12 @@ def _ties_as_pytorch(
     if tied.size == 0:
         return
     rows, out = np.moveaxis(x, d, -1).reshape(-1, x.shape[d]), np.moveaxis(idx, d, -1)
-    flat_out = out.reshape(-1, k) if out.flags.c_contiguous else None
+    flat_out = out.reshape(-1, out.shape[-1]) if out.flags.c_contiguous else None
     done: dict = {}  # identical slices (a batch of zeros, say) are replayed once
     for r in tied:
         key = rows[r].tobytes()
         if key not in done:
-            done[key] = topk_order(rows[r], k, largest, sorted)
+            done[key] = replay(rows[r])
         if flat_out is not None:
             flat_out[r] = done[key]
         else:

@@ -861,7 +861,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
 
 def msort(input: Tensor) -> Tensor:
     """Sort along dim 0 (values only)."""
-    return input.sort(0)[0]
+    return input.sort(0, stable=True)[0]
 
 
 # ---------------------------------------------------------------------- reductions
@@ -1012,7 +1012,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan) -> Tensor
     n = slices.shape[-1]
     if n > _QUANTILE_MAX_SLICE:
         raise RuntimeError("quantile() input tensor is too large")
-    values = sort(slices, -1).values  # NaN last
+    values = sort(slices, -1, stable=True).values  # NaN last
     ranks = _quantile_ranks(values._data, qa.reshape(-1), ignore_nan, interpolation)
     below = ranks.astype(np.int64)
     out = gather(values, -1, Tensor._make(below))

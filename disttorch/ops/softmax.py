@@ -128,3 +128,15 @@ def softmin(
     """``softmax(-x)`` along ``dim``."""
     input, dim = _prepare(input, dim, dtype, "softmin")
     return Softmax.apply(-input, dim)
+
+
+def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype: Any) -> Tensor:
+    """The gradient of ``softmax`` along ``dim`` given its ``output``:
+    ``output * (grad_output - sum(grad_output * output))`` (``torch._softmax_backward_data``,
+    which custom softmax Functions call; a float32 gradient of a 16-bit input is rounded to
+    ``input_dtype``). Differentiable."""
+    d = _wrap_dim(dim, output.dim())
+    grad = output * (grad_output - (grad_output * output).sum(d, keepdim=True))
+    if grad.dtype == _dtype.float32 and input_dtype in (_dtype.float16, _dtype.bfloat16):
+        return grad.to(input_dtype)
+    return grad

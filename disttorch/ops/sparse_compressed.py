@@ -24,6 +24,7 @@ values), where PyTorch's is sometimes dense; products also accept BSC operands.
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any
 
 import numpy as np
@@ -529,31 +530,29 @@ def _inferred_size(layout: _layout_cls, cidx: np.ndarray, pidx: np.ndarray, vals
 
 
 def _constructor(layout: _layout_cls, cname: str, pname: str) -> Any:
-    def make(
-        compressed: Any,
-        plain: Any,
-        values: Any,
-        size: Any = None,
-        *,
-        dtype: Any = None,
-        device: Any = None,
-        pin_memory: bool = False,
-        requires_grad: bool = False,
-        check_invariants: bool | None = None,
-    ) -> SparseCompressedTensor:
-        return sparse_compressed_tensor(
-            compressed,
-            plain,
-            values,
-            size,
-            dtype=dtype,
-            layout=layout,
-            device=device,
-            requires_grad=requires_grad,
-            check_invariants=check_invariants,
-        )
+    """``sparse_<layout>_tensor(cname, pname, values, size=None, *, ...)``: its index
+    arguments named as PyTorch names them (``crow_indices=...`` works as a keyword)."""
+    generic = inspect.signature(sparse_compressed_tensor)
+    names = {"compressed_indices": cname, "plain_indices": pname}
+    signature = generic.replace(
+        parameters=[
+            p.replace(name=names.get(p.name, p.name))
+            for p in generic.parameters.values()
+            if p.name != "layout"
+        ]
+    )
+
+    def make(*args: Any, **kwargs: Any) -> SparseCompressedTensor:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise TypeError(f"{make.__name__}(): {error} (signature: {make.__name__}{signature})") from None
+        given = bound.arguments
+        compressed, plain = given.pop(cname), given.pop(pname)
+        return sparse_compressed_tensor(compressed, plain, **given, layout=layout)
 
     make.__name__ = make.__qualname__ = f"sparse_{layout.name[7:]}_tensor"
+    make.__signature__ = signature  # type: ignore[attr-defined]
     make.__doc__ = (
         f"A sparse tensor in {layout.name[7:].upper()} layout from ``{cname}``, ``{pname}`` and "
         f"``values`` (see :func:`sparse_compressed_tensor`; ``{layout}``)."

@@ -101,7 +101,8 @@ def schedule(
     return schedule_fn
 
 
-def _always_record(step: int) -> ProfilerAction:
+def _default_schedule_fn(_: int) -> ProfilerAction:
+    """The schedule of a profiler given none (PyTorch's name): record every step."""
     return ProfilerAction.RECORD
 
 
@@ -163,7 +164,7 @@ class profile:
     ) -> None:
         self.activities = set(activities) if activities is not None else supported_activities()
         self.record_cpu = ProfilerActivity.CPU in self.activities
-        self.schedule = schedule or _always_record
+        self.schedule = schedule or _default_schedule_fn
         self.record_steps = schedule is not None  # "ProfilerStep#N" ranges, as PyTorch
         self.on_trace_ready = on_trace_ready
         self.record_shapes, self.profile_memory = record_shapes, profile_memory

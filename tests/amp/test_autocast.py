@@ -282,3 +282,20 @@ def test_custom_fwd_cast_inputs():
     assert y.dtype is dt.float32
     y.sum().backward()
     assert x.grad.dtype is dt.bfloat16
+
+
+def test_cast_leaves_float64_integers_and_other_devices_alone():
+    """``torch.amp.autocast_mode._cast`` (and so ``custom_fwd(cast_inputs=)``): PyTorch's
+    eligibility rule, through nested containers."""
+    from disttorch.amp.autocast_mode import _cast
+
+    half, double, ints = (
+        dt.ones(2, dtype=dt.float16),
+        dt.ones(2, dtype=dt.float64),
+        dt.ones(2, dtype=dt.int64),
+    )
+    out = _cast({"a": [half, (double, ints)], "s": "text"}, "cpu", dt.bfloat16)
+    assert out["a"][0].dtype is dt.bfloat16 and out["a"][1][0] is double and out["a"][1][1] is ints
+    assert out["s"] == "text" and isinstance(out["a"][1], tuple)
+    assert _cast(half, "cuda", dt.float32) is half
+    assert [t.dtype for t in _cast(iter([half]), "cpu", dt.float32)] == [dt.float32]  # a generator

@@ -597,6 +597,13 @@ def test_gradcheck_forward_mode_catches_a_wrong_jvp_and_takes_pytorchs_switches(
     assert gradcheck(lambda t: t.sin(), (x,), check_forward_ad=True, nondet_tol=0.0, fast_mode=True)
     with pytest.raises(TypeError, match="unexpected keyword argument 'check_everything'"):
         gradcheck(lambda t: t.sin(), (x,), check_everything=True)
+    assert gradgradcheck(
+        lambda t: t.sin(), (x,), check_rev_over_rev=True, gen_non_contig_grad_outputs=True, nondet_tol=0.0
+    )
+    with pytest.raises(
+        TypeError, match=r"gradgradcheck\(\) got an unexpected keyword argument 'check_everything'"
+    ):
+        gradgradcheck(lambda t: t.sin(), (x,), check_everything=True)
 
 
 def test_custom_function_forward_reads_back_ctx_attributes_without_grad():

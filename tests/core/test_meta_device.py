@@ -82,6 +82,10 @@ def test_to_empty_and_like_functions_move_off_the_meta_device(torch):
         lin.bias.data.zero_()
         assert lin(lib.ones(1, 3)).tolist() == [[3.0, 3.0]]
         assert str(lib.nn.Linear(2, 2).to("meta").weight.device) == "meta"
+        with lib.device("meta"):
+            seq = lib.nn.Sequential(lib.nn.Linear(2, 2))
+        seq.to_empty(device="cpu", recurse=False)  # only the Sequential's own (none)
+        assert str(seq[0].weight.device) == "meta"
         assert str(lib.ones(2).to("meta").device) == "meta"
 
 

@@ -49,6 +49,22 @@ def api_and_subgroups(rank: int, ws: int) -> None:
     for work, t, want in works:
         work.wait()
         assert t.item() == want, (t.item(), want)
+    if rank in (1, 3):  # roots and peers named by their rank in the group (PyTorch 2.13's keywords)
+        b = disttorch.tensor([float(rank)])
+        dist.broadcast(b, group=odd, group_src=1)  # odd's rank 1 is global rank 3
+        assert b.item() == 3.0
+        objects = [rank]
+        dist.broadcast_object_list(objects, group=odd, group_src=0)
+        assert objects == [1]
+        if rank == 1:
+            dist.send(disttorch.tensor([7.0]), group=odd, group_dst=1)
+        else:
+            got = disttorch.zeros(1)
+            assert dist.recv(got, group=odd, group_src=0) == 1 and got.item() == 7.0
+        with pytest.raises(ValueError, match="Can't specify both group_rank and global_rank"):
+            dist.broadcast(b, src=3, group=odd, group_src=1)
+        with pytest.raises(ValueError, match="Must specify global_rank or group_rank"):
+            dist.reduce(b, group=odd)
     if low is not dist.GroupMember.NON_GROUP_MEMBER:
         with pytest.raises(ValueError, match="not part of group"):
             dist.broadcast(np.zeros(1), src=3, group=low)
@@ -56,7 +72,7 @@ def api_and_subgroups(rank: int, ws: int) -> None:
         dist.new_group([0, 0])
     if rank in (1, 3):
         dist.destroy_process_group(odd)
-    dist.barrier()
+    dist.barrier(timeout=timedelta(seconds=30))
     dist.destroy_process_group()
 
 

@@ -3,6 +3,7 @@ read back with TensorBoard's own EventAccumulator."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import numpy as np
@@ -58,3 +59,40 @@ def test_pr_curve_as_pytorch(torch):
     ours = media.pr_curve("pr", labels, preds, num_thresholds=7).value[0].tensor
     ref = theirs.pr_curve("pr", labels, preds, num_thresholds=7).value[0].tensor
     assert np.allclose(ours.float_val, ref.float_val) and ours.tensor_shape == ref.tensor_shape
+
+
+def test_mesh_parts_are_read_back(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.mesh import metadata
+
+    vertices = dt.tensor([[[1.0, 1, 1], [-1, -1, 1], [1, -1, -1], [-1, 1, -1]]])
+    faces = dt.tensor([[[0, 2, 3], [0, 3, 1]]], dtype=dt.int32)
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_mesh("m", vertices=vertices, faces=faces, config_dict={"camera": {"fov": 60}}, global_step=3)
+        with pytest.raises(ValueError, match="batch, points, 3"):
+            w.add_mesh("bad", vertices=dt.ones(4, 3))
+    acc = EventAccumulator(str(tmp_path), size_guidance={"tensors": 0})
+    acc.Reload()
+    assert sorted(acc.Tags()["tensors"]) == ["m_FACE", "m_VERTEX"]
+    event = acc.Tensors("m_VERTEX")[0]
+    assert event.step == 3 and list(event.tensor_proto.float_val) == vertices.flatten().tolist()
+    assert [d.size for d in event.tensor_proto.tensor_shape.dim] == [1, 4, 3]
+    data = metadata.parse_plugin_metadata(acc.SummaryMetadata("m_FACE").plugin_data.content)
+    assert (
+        data.name == "m" and list(data.shape) == [1, 2, 3] and data.json_config == '{"camera": {"fov": 60}}'
+    )
+
+
+def test_video_tiles_the_batch_and_says_when_moviepy_is_missing(tmp_path, capsys):
+    from disttorch.utils.tensorboard.mesh_video import _frames
+
+    clips = np.arange(3 * 2 * 1 * 2 * 2, dtype=np.uint8).reshape(3, 2, 1, 2, 2)
+    frames = _frames(clips)  # 3 clips padded to 4 (the last black), in one row (as PyTorch)
+    assert frames.shape == (2, 2, 8, 1)
+    assert frames[1, :, 2:4, 0].tolist() == clips[1, 1, 0].tolist() and not frames[:, :, 6:].any()
+    assert _frames(np.ones((8, 1, 3, 2, 2), np.float32)).shape == (1, 4, 8, 3)  # 2 rows of 4
+    if importlib.util.find_spec("moviepy") is not None:
+        pytest.skip("moviepy is installed")
+    with SummaryWriter(str(tmp_path)) as w:
+        w.add_video("v", dt.rand(1, 2, 3, 4, 4))
+    assert capsys.readouterr().out == "add_video needs package moviepy\n"

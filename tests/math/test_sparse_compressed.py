@@ -3,6 +3,7 @@ errors, conversions between all layouts, batched and hybrid tensors, repr, produ
 gradients to the dense operand and the values (gradcheck), and parity with PyTorch."""
 
 import copy
+import inspect
 import pickle
 
 import numpy as np
@@ -127,6 +128,29 @@ def test_constructors_with_and_without_size():
     v = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
     nonleaf = dt.sparse_csr_tensor([0, 2, 3], [0, 2, 2], v * 2, (2, 3))
     assert nonleaf.requires_grad and not nonleaf.is_leaf and nonleaf.grad_fn is not None
+
+
+def test_constructors_take_pytorchs_keyword_names():
+    """PyG builds its adjacency with ``sparse_csr_tensor(crow_indices=..., col_indices=...,
+    values=..., size=...)``."""
+    c = dt.sparse_csr_tensor(
+        crow_indices=dt.tensor([0, 1, 2]), col_indices=dt.tensor([1, 0]), values=[1.0, 2.0], size=(2, 2)
+    )
+    np.testing.assert_array_equal(c.to_dense().numpy(), [[0, 1], [2, 0]])
+    s = dt.sparse_csc_tensor([0, 1, 2], row_indices=[1, 0], values=[1.0, 2.0], dtype=dt.float64)
+    assert s.dtype == dt.float64 and s.to_dense().tolist() == [[0, 2], [1, 0]]
+    blocks = dt.arange(8.0).reshape(2, 2, 2)
+    assert dt.sparse_bsr_tensor(crow_indices=[0, 1, 2], col_indices=[0, 1], values=blocks).shape == (4, 4)
+    assert dt.sparse_bsc_tensor(ccol_indices=[0, 1, 2], row_indices=[0, 1], values=blocks).shape == (4, 4)
+    assert list(inspect.signature(dt.sparse_csr_tensor).parameters)[:3] == [
+        "crow_indices",
+        "col_indices",
+        "values",
+    ]
+    with pytest.raises(
+        TypeError, match=r"sparse_csr_tensor\(\): missing a required argument: 'crow_indices'"
+    ):
+        dt.sparse_csr_tensor(compressed_indices=[0], col_indices=[], values=[])
 
 
 @pytest.mark.parametrize(

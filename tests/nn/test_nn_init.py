@@ -93,3 +93,16 @@ def test_orthogonal():
     np.testing.assert_allclose(q @ q.T, 4 * np.eye(3), atol=1e-5)
     q = init.orthogonal_(big(6, 4)).numpy()
     np.testing.assert_allclose(q.T @ q, np.eye(4), atol=1e-5)
+
+
+def test_private_no_grad_fillers_are_the_initialisers():
+    w = torch.empty(3, 4, requires_grad=True)
+    torch.manual_seed(0)
+    init._no_grad_uniform_(w, -0.5, 0.5)
+    torch.manual_seed(0)
+    assert w.tolist() == init.uniform_(torch.empty(3, 4), -0.5, 0.5).tolist() and w.grad_fn is None
+    assert init._no_grad_fill_(w, 2.0).tolist() == [[2.0] * 4] * 3 and not init._no_grad_zero_(w).any()
+    assert (
+        init._no_grad_normal_(w, 0.0, 1.0) is w
+        and init._no_grad_trunc_normal_(w, 0, 1, -1, 1).abs().max() <= 1
+    )

@@ -87,6 +87,10 @@ def test_activation_modules_match_functional_and_repr():
     assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)"
     assert repr(nn.ELU()) == "ELU(alpha=1.0)"
     assert repr(nn.Softplus()) == "Softplus(beta=1.0, threshold=20.0)"
+    with pytest.warns(FutureWarning, match="`min_value` is deprecated and renamed to `min_val`"):
+        assert repr(nn.Hardtanh(min_value=-2.0)) == "Hardtanh(min_val=-2.0, max_val=1.0)"
+    with pytest.warns(FutureWarning, match="`max_value`"):
+        assert nn.Hardtanh(max_value=3.0).max_val == 3.0
 
 
 # ---------------------------------------------------------------------- dropout

@@ -378,6 +378,45 @@ def test_regression_loss_parity(torch, name, kwargs):
     )
 
 
+@pytest.mark.parametrize("name, kwargs", [("mse_loss", {}), ("l1_loss", {}), ("huber_loss", {"delta": 0.5})])
+def test_weighted_regression_losses_gradcheck_and_errors(name, kwargs):
+    rng = np.random.default_rng(5)
+    x = dt.tensor(rng.normal(size=(2, 3)), requires_grad=True)
+    y = dt.tensor(rng.normal(size=(2, 3)))
+    w = dt.tensor(rng.uniform(0.1, 1.0, size=(2, 3)), requires_grad=True)
+    fn = getattr(F, name)
+    for reduction in ("mean", "sum", "none"):
+        assert gradcheck(lambda a, b: fn(a, y, reduction=reduction, weight=b, **kwargs), (x, w))
+    by_count = name == "huber_loss"  # PyTorch's weighted Huber 'mean' divides by the count
+    total = (fn(x, y, reduction="none", **kwargs) * w).sum()
+    expected = total / (6 if by_count else w.sum())
+    assert dt.allclose(fn(x, y, weight=w, **kwargs), expected)
+    with pytest.raises(ValueError, match="Weights and input must have the same size"):
+        fn(x, y, weight=dt.ones(3), **kwargs)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [
+        ("mse_loss", {}),
+        ("l1_loss", {"reduction": "sum"}),
+        ("huber_loss", {"delta": 0.4}),
+        ("mse_loss", {"reduction": "none"}),
+    ],
+)
+def test_weighted_regression_loss_parity(torch, name, kwargs):
+    dx, tx = both((4, 3), 8)
+    dy, ty = both((4, 3), 9)
+    dw, tw = both((4, 3), 10, low=0.1)
+    check(
+        getattr(F, name)(dx, dy, weight=dw, **kwargs),
+        getattr(torch.nn.functional, name)(tx, ty, weight=tw, **kwargs),
+        [dx, dy, dw],
+        [tx, ty, tw],
+    )
+
+
 @pytest.mark.parity
 def test_binary_and_kl_loss_parity(torch):
     dp, tp = both((4, 3), 10, low=0.05)

@@ -135,7 +135,7 @@ def test_shared_parameters_and_modules_are_deduplicated():
     assert [n for n, _ in m.named_parameters()] == ["bias", "a.w"]
     assert [n for n, _ in m.named_parameters(remove_duplicate=False)] == ["bias", "a.w", "b.w"]
     seq = nn.Sequential(m.a, m.a)
-    assert len(list(seq.modules())) == 2
+    assert len(list(seq.modules())) == 2 and len(list(seq.modules(remove_duplicate=False))) == 3
     assert [n for n, _ in seq.named_modules(remove_duplicate=False)] == ["", "0", "1"]
     assert len(list(seq.children())) == 1
 

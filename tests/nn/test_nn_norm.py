@@ -154,6 +154,23 @@ def test_layernorm_module():
     np.testing.assert_allclose(out.detach().numpy().std(-1), 1, atol=1e-3)
 
 
+def test_batch_and_instance_norms_take_bias_false():
+    """``bias=False`` (keyword) keeps the affine weight only, in every batch/instance norm."""
+    made = [
+        nn.BatchNorm1d(3, bias=False),
+        nn.InstanceNorm2d(3, affine=True, bias=False),
+        nn.SyncBatchNorm(3, bias=False),
+        nn.LazyBatchNorm1d(bias=False),
+        nn.LazyInstanceNorm1d(bias=False),
+    ]
+    for m in made:
+        assert m.bias is None and m.weight is not None, m
+    assert "affine=True, bias=False" in repr(made[1])
+    lazy = made[3]
+    lazy(dt.randn(4, 3))
+    assert type(lazy) is nn.BatchNorm1d and [n for n, _ in lazy.named_parameters()] == ["weight"]
+
+
 def test_group_norm_values_gradcheck_and_module():
     x, w, b = f64(2, 6, 5), f64(6, seed=1), f64(6, seed=2)
     xa = x.detach().numpy().reshape(2, 3, -1)

@@ -159,6 +159,43 @@ def test_sort_argsort_stable_and_descending():
         dt.sort(dt.ones(3), dim=3)
 
 
+def test_unstable_sort_orders_ties_as_pytorch():
+    """PyTorch's CPU ``sort(stable=False)`` is the C++ library's introsort: equal values in
+    slices over 16 elements come out in its order (the answers below are PyTorch 2.13's)."""
+    x = (dt.arange(20) % 3).float()
+    ints = lambda text: [int(i) for i in text.split()]  # noqa: E731
+    assert x.sort(descending=True).indices.tolist() == ints(
+        "2 17 5 14 8 11 10 19 16 13 7 4 1 0 9 12 6 15 3 18"
+    )
+    assert x.argsort().tolist() == ints("18 3 15 6 12 9 0 10 19 16 13 7 4 1 11 8 14 5 17 2")
+    assert x.sort(stable=True).indices.tolist() == ints("0 3 6 9 12 15 18 1 4 7 10 13 16 19 2 5 8 11 14 17")
+    zeros = dt.zeros(20).expand(2, 20)
+    assert zeros.sort().indices[1].tolist() == ints("10 19 18 17 16 15 14 13 12 11 0 9 8 7 6 5 4 3 2 1")
+    assert dt.tensor([True, False] * 10).sort().indices[:4].tolist() == [1, 19, 17, 15]
+    assert (dt.arange(40000) % 3).sort().indices[:4].tolist() == [0, 3, 6, 9]  # a radix sort: stable
+    assert dt.zeros(9000).sort().indices[:3].tolist() == [0, 1, 2]  # over 8192: not replayed (stable)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_unstable_sort_indices_match_pytorch_on_ties_and_nans(torch, dtype):
+    rng = np.random.default_rng(3)
+    for shape in [(16,), (17,), (300,), (3, 40), (33, 2, 5)]:
+        a = rng.integers(0, 3, size=shape).astype(dtype)
+        if dtype == "float32":
+            a[rng.random(shape) < 0.1] = np.nan
+        for dim in range(len(shape)):
+            for descending in (False, True):
+                ours = dt.tensor(a).sort(dim=dim, descending=descending)
+                theirs = torch.tensor(a).sort(dim=dim, descending=descending)
+                np.testing.assert_array_equal(
+                    ours.indices.numpy(), theirs.indices.numpy(), err_msg=f"{shape} {dim}"
+                )
+                np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+                argsorted = dt.tensor(a).argsort(dim=dim, descending=descending)
+                np.testing.assert_array_equal(argsorted.numpy(), theirs.indices.numpy())
+
+
 def test_topk_values_indices_and_errors():
     x = dt.tensor([[1.0, 9.0, 3.0, 7.0], [4.0, 4.0, 0.0, 8.0]])
     out = dt.topk(x, 2)

@@ -87,3 +87,18 @@ PARITY_GRAD = {  # name: (fn(lib, *float64 leaves), inputs)
 @pytest.mark.parametrize("name", list(PARITY_GRAD))
 def test_values_and_gradients_match_torch(name):
     assert_values_and_gradients_match(*PARITY_GRAD[name], rtol=1e-6, atol=1e-9)  # one case is float32
+
+
+def test_softmax_backward_data_is_softmaxs_gradient():
+    """``torch._softmax_backward_data``, which custom softmax Functions call in backward."""
+    x = dt.tensor(PARITY_RNG.normal(size=(3, 4)), requires_grad=True)
+    g = dt.tensor(PARITY_RNG.normal(size=(3, 4)), requires_grad=True)
+    y = F.softmax(x, 1)
+    (expected,) = dt.autograd.grad(y, x, g, retain_graph=True)
+    got = dt._softmax_backward_data(g, y, -1, dt.float64)
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert gradcheck(
+        lambda a, b: dt._softmax_backward_data(a, b, 0, dt.float64), (g, y.detach().requires_grad_())
+    )
+    half = dt._softmax_backward_data(g.float(), y.float(), 1, dt.float16)
+    assert half.dtype == dt.float16

@@ -154,6 +154,25 @@ def test_no_overhead_and_nothing_recorded_outside(setup):
     assert outer is not None
 
 
+def test_profiler_enabled_and_disable_profiler():
+    """Lightning's PyTorchProfiler closes a profiler left open with these, and falls back to
+    ``profiler._default_schedule_fn`` (record every step)."""
+    from disttorch.autograd import function
+    from disttorch.profiler import ProfilerAction
+    from disttorch.profiler.profiler import _default_schedule_fn
+
+    assert not dt.autograd._profiler_enabled()
+    apply_before = function.Function.__dict__["apply"].__func__
+    prof = profile()
+    prof.__enter__()
+    assert dt.autograd._profiler_enabled()
+    dt.autograd._disable_profiler()
+    assert not dt.autograd._profiler_enabled()
+    assert function.Function.__dict__["apply"].__func__ is apply_before
+    dt.autograd._disable_profiler()  # none running: nothing to do
+    assert _default_schedule_fn(7) is ProfilerAction.RECORD
+
+
 def test_legacy_autograd_profiler(setup):
     with (
         dt.autograd.profiler.profile(record_shapes=True) as prof,

@@ -108,6 +108,7 @@ def test_compile_and_jit_return_callables_computing_the_same():
     with pytest.raises(RuntimeError, match="example_inputs"):
         disttorch.jit.trace(model)
     assert not disttorch.jit.is_scripting() and disttorch.jit.ignore(f) is f
+    assert disttorch.jit.script_if_tracing(f) is f  # nothing traces here: runs as it is
 
 
 def _compiled_module_facts(lib) -> list:

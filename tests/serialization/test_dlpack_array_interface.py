@@ -26,6 +26,13 @@ def test_dlpack_with_numpy():
     u = dt.from_dlpack(np.arange(3.0))
     assert u.dtype == dt.float64 and u.tolist() == [0.0, 1.0, 2.0]
     assert dt.from_dlpack(t) is t
+    source = np.arange(3.0)
+    copied, shared = dt.from_dlpack(source, device="cpu", copy=True), dt.from_dlpack(source, copy=False)
+    source[0] = 7.0
+    assert copied[0].item() == 0.0 and shared[0].item() == 7.0
+    assert dt.from_dlpack(t, copy=True) is not t and dt.from_dlpack(t, copy=True).tolist() == t.tolist()
+    with pytest.raises(AssertionError, match="CUDA"):
+        dt.from_dlpack(source, device="cuda")
     with pytest.raises(TypeError, match="__dlpack__"):
         dt.from_dlpack([1, 2])
     with pytest.raises(BufferError, match="stream"):

@@ -499,20 +499,53 @@ HuberLoss = _elementwise_loss(_Huber, "huber_loss")
 SmoothL1Loss = _elementwise_loss(_SmoothL1, "smooth_l1_loss")
 
 
+def _weighted(
+    loss: type, input: Tensor, target: Tensor, weight: Tensor, reduction: str, arg: float, by_weight: bool
+) -> Tensor:
+    """``weight * loss`` elementwise (``weight`` shaped as ``input``), reduced as PyTorch's
+    weighted losses: 'mean' divides by the weights' sum (``by_weight``) or by the count."""
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = loss.apply(input, target, "none", arg) * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.sum() / weight.sum() if by_weight else weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
 @autocast_op("fp32")
 def mse_loss(
-    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
 ) -> Tensor:
-    """Squared error ``(input - target)^2``, reduced."""
-    return MseLoss.apply(input, target, _reduction(reduction, size_average, reduce), 0.0)
+    """Squared error ``(input - target)^2``, reduced; ``weight`` (shaped as ``input``) weighs
+    each element, and 'mean' is then the weighted mean."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if weight is not None:
+        return _weighted(MseLoss, input, target, weight, reduction, 0.0, by_weight=True)
+    return MseLoss.apply(input, target, reduction, 0.0)
 
 
 @autocast_op("fp32")
 def l1_loss(
-    input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
+    input: Tensor,
+    target: Tensor,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
 ) -> Tensor:
-    """Absolute error ``|input - target|``, reduced."""
+    """Absolute error ``|input - target|``, reduced; ``weight`` as in :func:`mse_loss`."""
     reduction = _reduction(reduction, size_average, reduce)
+    if weight is not None:
+        return _weighted(L1Loss, input, target, weight, reduction, 0.0, by_weight=True)
     out = L1Loss.apply(input, target, reduction, 0.0)
     return named_node(out, {"mean": "MeanBackward0", "sum": "SumBackward0"}.get(reduction, "AbsBackward0"))
 
@@ -533,10 +566,15 @@ def smooth_l1_loss(
 
 
 @autocast_op("fp32")
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
-    """``0.5 d^2`` below ``delta``, ``delta (|d| - 0.5 delta)`` above."""
+def huber_loss(
+    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight: Tensor | None = None
+) -> Tensor:
+    """``0.5 d^2`` below ``delta``, ``delta (|d| - 0.5 delta)`` above; ``weight`` (shaped as
+    ``input``) weighs each element ('mean' then still divides by the count, as PyTorch)."""
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        return _weighted(HuberLoss, input, target, weight, reduction, delta, by_weight=False)
     return HuberLoss.apply(input, target, _reduction(reduction), delta)
 
 

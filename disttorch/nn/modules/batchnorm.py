@@ -197,8 +197,10 @@ class _LazyNorm(LazyModuleMixin):
         track_running_stats: bool = True,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
-        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype)
+        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
         self._lazy_params("weight", "bias")
         self._lazy_buffers("running_mean", "running_var")
 

@@ -451,9 +451,10 @@ class Module(StateDictHooks):
             sub_prefix = prefix + ("." if prefix else "") + name
             yield from module.named_modules(memo, sub_prefix, remove_duplicate)
 
-    def modules(self) -> Iterator["Module"]:
-        """This module and every descendant, each once."""
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator["Module"]:
+        """This module and every descendant, each once (or as often as it is reached, with
+        ``remove_duplicate=False``)."""
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     # ------------------------------------------------------------------ modes and grads
@@ -500,11 +501,13 @@ class Module(StateDictHooks):
         return self
 
     # ------------------------------------------------------------------ dtype / device
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
-        """Replace every parameter's and buffer's values by ``fn`` of them; parameters keep
-        their identity (their ``.data`` changes), as do their gradients."""
-        for module in self.children():
-            module._apply(fn)
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        """Replace every parameter's and buffer's values by ``fn`` of them (also the
+        submodules' with ``recurse``); parameters keep their identity (their ``.data``
+        changes), as do their gradients."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         swap = _future.get_swap_module_params_on_conversion()
         overwrite = _future.get_overwrite_module_params_on_conversion()
         for key, param in self._parameters.items():
@@ -544,10 +547,11 @@ class Module(StateDictHooks):
                 swap_tensors(old_grad, grad.detach())
             param._grad = old_grad
 
-    def to_empty(self, *, device: Any) -> "Module":
+    def to_empty(self, *, device: Any, recurse: bool = True) -> "Module":
         """Parameters and buffers become uninitialised tensors of the same shapes on
-        ``device`` (how a module built on the meta device gets memory)."""
-        return self._apply(lambda t: _creation.empty_like(t, device=device))
+        ``device`` (how a module built on the meta device gets memory); with
+        ``recurse=False`` only this module's own."""
+        return self._apply(lambda t: _creation.empty_like(t, device=device), recurse=recurse)
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(tensor)``: floating parameters and buffers

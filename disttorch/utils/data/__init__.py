@@ -1,7 +1,10 @@
-"""Data loading: datasets, samplers (incl. ``DistributedSampler``), ``DataLoader``."""
+"""Data loading: datasets, samplers (incl. ``DistributedSampler``), ``DataLoader``; the
+iterable DataPipe base and shuffler (``datapipes``, ``graph_settings``)."""
 
+from . import datapipes, graph_settings
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
+from .datapipes.datapipe import IterDataPipe
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -27,6 +30,7 @@ __all__ = [
     "DataLoader",
     "Dataset",
     "IterableDataset",
+    "IterDataPipe",
     "TensorDataset",
     "Subset",
     "ConcatDataset",

@@ -22,7 +22,9 @@ from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 import numpy as np
 
 from ..._random import Generator, _gen, _random_array
+from . import graph_settings
 from .collate import default_collate, default_convert
+from .datapipes.datapipe import IterDataPipe
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .worker import WorkerError, _IterableExhausted, worker_loop
@@ -203,7 +205,10 @@ class DataLoader(Generic[T_co]):
         self._iterator: _BaseDataLoaderIter | None = None
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
-            if shuffle:
+            if isinstance(dataset, IterDataPipe):  # shuffle switches the DataPipe's shufflers
+                if shuffle is not None:
+                    self.dataset = dataset = graph_settings.apply_shuffle_settings(dataset, shuffle=shuffle)
+            elif shuffle:
                 raise ValueError(
                     f"DataLoader with IterableDataset: expected unspecified shuffle "
                     f"option, but got shuffle={shuffle}"
@@ -263,6 +268,9 @@ class DataLoader(Generic[T_co]):
                 UserWarning,
                 stacklevel=2,
             )
+        if isinstance(self.dataset, IterDataPipe):  # as PyTorch: a seed for its random pipes first
+            shared = int(_random_array(_gen(self.generator), (), np.dtype(np.int64), None, None))
+            graph_settings.apply_random_seed(self.dataset, Generator().manual_seed(shared))
         # As PyTorch, every iterator draws its workers' base seed first (one int64 random_()
         # from ``generator`` or the default generator), before the sampler draws anything;
         # with persistent workers PyTorch keeps its first iterator, so it draws only once.

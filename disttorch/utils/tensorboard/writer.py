@@ -19,6 +19,7 @@ from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from . import media as _media
+from . import mesh_video as _mesh_video
 from . import summary as _summary
 from .embedding import write_embedding
 from .graph import module_graph
@@ -278,6 +279,34 @@ class SummaryWriter:
     ) -> None:
         """Log a mono sound (shape (1, L) or (L,), values in [-1, 1]) as a WAV."""
         self._get_file_writer().add_summary(_media.audio(tag, snd_tensor, sample_rate), global_step, walltime)
+
+    def add_video(
+        self,
+        tag: str,
+        vid_tensor: Any,
+        global_step: int | None = None,
+        fps: float = 4,
+        walltime: float | None = None,
+    ) -> None:
+        """Log a video ``(N, T, C, H, W)`` (floats in [0, 1] or uint8; a batch tiled into a
+        grid) as an animated GIF. Needs moviepy (with ``moviepy.editor``)."""
+        self._get_file_writer().add_summary(_mesh_video.video(tag, vid_tensor, fps), global_step, walltime)
+
+    def add_mesh(
+        self,
+        tag: str,
+        vertices: Any,
+        colors: Any = None,
+        faces: Any = None,
+        config_dict: dict | None = None,
+        global_step: int | None = None,
+        walltime: float | None = None,
+    ) -> None:
+        """Log a 3-D mesh or point cloud for TensorBoard's mesh plugin: ``vertices``, and
+        optionally ``colors`` (per vertex) and ``faces`` (vertex indices), each ``(B, N, 3)``;
+        ``config_dict`` configures the three.js scene (camera, lights, material)."""
+        summary = _mesh_video.mesh(tag, vertices, colors, faces, config_dict)
+        self._get_file_writer().add_summary(summary, global_step, walltime)
 
     def add_pr_curve(
         self,

@@ -1,0 +1,35 @@
+"""Usages of the ecosystem libraries beyond the yardstick's scripts (``probes/t_NAME.py``, each
+with PyTorch 2.13's output in ``probes/reference/``), run and judged as the yardstick runs
+its own: an unmodified script with ``import torch`` meaning disttorch, its stdout compared
+with PyTorch's. Each probe covers calls that failed before a fix (transformers'
+``torch._check_with``, Opacus's expanded weights, Lightning's PyTorch profiler, accelerate's
+batch dispatcher, PyG's ``GraphUNet``). A probe skips when its library is not installed in
+the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
+``run.py`` (its runner and comparison are reused)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_ecosystem import CORPUS, _installed, _python, _runner
+
+PROBES = Path(__file__).resolve().parent / "probes"
+NAMES = sorted(p.stem[2:] for p in PROBES.glob("t_*.py"))
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", NAMES)
+def test_probe_matches_pytorch(name, tmp_path):
+    if not (CORPUS / "run.py").is_file():
+        pytest.skip(f"no ecosystem runner at {CORPUS}")
+    python = _python()
+    if python is None:
+        pytest.skip("no Python without PyTorch to run the probes in (set DISTTORCH_ECOSYSTEM_PYTHON)")
+    run = _runner()
+    (probe,) = run.select(run.discover(str(PROBES)), [name])
+    if not _installed(python, probe["library"].replace("-", "_")):
+        pytest.skip(f"{probe['library']} is not installed for {python}")
+    result = run.run_script(probe, [python, "-m", "disttorch.as_torch"], str(tmp_path), 600)
+    verdict = run.judge(probe, result, str(PROBES / "reference"), 600)
+    assert verdict["ok"], f"{name}: {verdict['detail']}\n{result['stderr'][-3000:]}"
