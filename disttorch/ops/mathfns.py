@@ -30,7 +30,7 @@ from ..kernels.torch_select import kthvalue_index
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
-from .comparison import sort
+from .comparison import _sort_ties_as_pytorch, sort
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
 from .elementwise import abs as tabs
@@ -1352,23 +1352,26 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
-    """Most frequent value along ``dim`` (the smallest on ties) and its last index."""
+    """Most frequent value along ``dim`` (the smallest on ties) and the index PyTorch's CPU
+    kernel gives: it sorts the slice with the C++ library's unstable sort and takes the last
+    element of the value's run (``sort``'s tie replay, :mod:`..kernels.torch_topk`). A slice
+    with NaNs, which PyTorch's comparison leaves unordered, may give another index."""
     if input._data.ndim == 0:
         return scalar_as_vector(mode, input, dim)
-    x = np.moveaxis(input._data, dim, -1)
-    s = np.sort(x, axis=-1)
-    n = x.shape[-1]
-    flat = s.reshape(-1, n)
-    vals = np.empty(flat.shape[0], dtype=x.dtype)
-    for r, row in enumerate(flat):  # one np.unique per row (rows, not elements)
-        u, c = np.unique(row, return_counts=True)
-        vals[r] = u[np.argmax(c)]
-    vals = vals.reshape(x.shape[:-1])
-    hit = x == vals[..., None]
-    idx = n - 1 - np.argmax(hit[..., ::-1], axis=-1)
-    index = Tensor._make(np.expand_dims(idx, dim).astype(np.int64))
-    vals = gather(input, dim, index)  # the last of the mode's elements: the gradient's place
-    return mode_type(vals, index) if keepdim else mode_type(vals.squeeze(dim), index.squeeze(dim))
+    x = input._data
+    d = wrap_dim(dim, x.ndim)
+    order = np.argsort(x, axis=d, kind="stable")
+    _sort_ties_as_pytorch(x, order, d, descending=False)
+    ordered = np.moveaxis(np.take_along_axis(x, order, axis=d), d, -1)
+    rows, flat_order = ordered.reshape(-1, x.shape[d]), np.moveaxis(order, d, -1).reshape(-1, x.shape[d])
+    idx = np.empty(rows.shape[0], dtype=np.int64)
+    for r, row in enumerate(rows):  # one pass per slice (rows, not elements)
+        ends = np.append(np.flatnonzero(row[1:] != row[:-1]), row.size - 1)  # each run's last place
+        lengths = np.diff(ends, prepend=-1)
+        idx[r] = flat_order[r, ends[np.argmax(lengths)]]  # the first longest run: the smallest value
+    index = Tensor._make(np.expand_dims(idx.reshape(ordered.shape[:-1]), d))
+    vals = gather(input, d, index)  # the gradient goes to the chosen element
+    return mode_type(vals, index) if keepdim else mode_type(vals.squeeze(d), index.squeeze(d))
 
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
