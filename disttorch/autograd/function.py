@@ -25,6 +25,7 @@ import numpy as np
 from .. import _dtype
 from .._inference import saved_version
 from .._meta_array import MetaArray
+from .._public_name import package_name
 from .._tensor import Tensor, _Handle, _meta_in_use
 from ..kernels.threads import astype
 from . import grad_mode, saved_fields, saved_hooks
@@ -286,6 +287,14 @@ class Function(FunctionCtx, Node):
             return self._node_name
         cls = type(self).__name__
         return cls + ("Backward0" if self._raw else "Backward")
+
+    def __repr__(self) -> str:
+        """A node of a Python ``autograd.Function`` (a user's, a custom op's, one of PyTorch's
+        written in Python) prints as PyTorch's, whose class it makes in
+        ``torch.autograd.function``; built-in ops print their bare name, as PyTorch's C++ nodes."""
+        if self._raw or self._node_name:
+            return super().__repr__()
+        return f"<{package_name()}.autograd.function.{self.name()} object at {id(self):#x}>"
 
     def __getattr__(self, attr: str) -> Any:
         """``_saved_<name>`` / ``_raw_saved_<name>``: what this node saved, by PyTorch's
