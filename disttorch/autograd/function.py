@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -237,6 +238,24 @@ class Function(FunctionCtx, Node):
     # where ``_wraps_numbers`` (PyTorch's op takes a tensor there), numbers after the first.
     _tensor_slots = 0
     _wraps_numbers = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """A user's ``MyFunction()`` (``apply`` makes its nodes without calling this)."""
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """``MyFunction()(x)``, the legacy style with a non-static forward, as PyTorch refuses it."""
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
