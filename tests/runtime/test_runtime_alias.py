@@ -115,6 +115,11 @@ def test_as_torch_runs_a_module_and_sets_argv_and_path_like_python(tmp_path):
         _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env()).strip()
         == "True 7 disttorch"
     )
+    # as Python: __file__ (and so tracebacks and warnings) joined to the working directory,
+    # argv[0] as given
+    script.write_text("import sys\nprint(__file__, sys.argv[0])\n")
+    out = _run([sys.executable, "-m", "disttorch.as_torch", os.path.join("sub", "s.py")], tmp_path, _env())
+    assert out.split() == [os.path.join(str(tmp_path), "sub", "s.py"), os.path.join("sub", "s.py")]
     missing = subprocess.run(
         [sys.executable, "-m", "disttorch.as_torch", "nope.py"],
         cwd=tmp_path,
