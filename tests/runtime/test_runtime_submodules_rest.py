@@ -283,3 +283,22 @@ def test_torch_functional_names_as_pytorch(torch):
     import disttorch.functional as ours
 
     assert sorted(ours.__all__) == sorted(theirs.__all__)
+
+
+def test_torch_types_aliases_annotate():
+    """``from torch.types import Number, Device, _size`` (annotations in programs) imports."""
+    from disttorch.types import Device, Number, Storage, _size
+
+    def pad(size: _size, fill: Number = 0, device: Device = None) -> dt.Tensor:
+        return dt.full(size, fill, device=device)
+
+    assert pad((2,), 1).tolist() == [1, 1] and Storage is dt.UntypedStorage
+
+
+@pytest.mark.parity
+def test_torch_types_names_as_pytorch(torch):
+    import torch.types as theirs
+
+    import disttorch.types as ours
+
+    assert ours.__all__ == theirs.__all__
