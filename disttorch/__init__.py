@@ -12,6 +12,7 @@ from ._malloc import tune_malloc as _tune_malloc
 _tune_malloc()
 
 from . import _dtype  # noqa: E402
+from . import _public_name  # noqa: E402
 from ._dtype import (
     bfloat16,
     float8_e4m3fn,
@@ -301,6 +302,8 @@ _LAZY_ATTRS = {
     "_convert_indices_from_coo_to_csr": ("ops.segments", "_convert_indices_from_coo_to_csr"),
     "_convert_indices_from_csr_to_coo": ("ops.segments", "_convert_indices_from_csr_to_coo"),
 }
+
+_public_name.name_top_level_classes(_public_name.package_name())
 
 
 def __getattr__(name: str):

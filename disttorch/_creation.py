@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype, _memory_format
+from . import _dtype, _memory_format, _native_warnings
 from ._dtype import dtype as _dtype_cls
 from ._linspace import linspace_values
 from ._tensor import Size, Tensor, _as_meta, _wants_meta
@@ -60,6 +60,30 @@ def _from_data(data: Any) -> Any:
     return data
 
 
+def _warn_copy_construct(call: str) -> None:
+    _native_warnings.warn(
+        "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+        f"sourceTensor.detach().clone().requires_grad_(True), rather than {call}."
+    )
+
+
+_NOT_WRITABLE = (
+    "The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
+    "This means writing to this tensor will result in undefined behavior. You may want to copy "
+    "the array to protect its data or make it writable before converting it to a tensor. This "
+    "type of warning will be suppressed for the rest of this program. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/utils/tensor_numpy.cpp:213.)"
+)
+
+
+def _shared(ndarray: np.ndarray) -> Tensor:
+    """A tensor over ``ndarray``'s memory; a read-only array warns once, as PyTorch's."""
+    _dtype.from_numpy(ndarray.dtype)
+    if not ndarray.flags.writeable:
+        _native_warnings.warn(_NOT_WRITABLE, once=True)
+    return Tensor._make(ndarray)
+
+
 def tensor(
     data: Any,
     *,
@@ -69,6 +93,8 @@ def tensor(
     pin_memory: bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested list, array or tensor)."""
+    if isinstance(data, Tensor):
+        _warn_copy_construct("torch.tensor(sourceTensor)")
     meta = _wants_meta(device)
     data = _from_data(data)
     if dtype in _dtype.OWN_CONVERSION:
@@ -88,8 +114,7 @@ def as_tensor(data: Any, dtype: _dtype_cls | None = None, device: Any = None) ->
     if isinstance(data, Tensor):
         return data if dtype is None or dtype.numpy == data._data.dtype else data.to(dtype)
     if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype):
-        _dtype.from_numpy(data.dtype)
-        return Tensor._make(data)
+        return _shared(data)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -97,8 +122,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``ndarray``."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    _dtype.from_numpy(ndarray.dtype)
-    return Tensor._make(ndarray)
+    return _shared(ndarray)
 
 
 def _sizes(fn: str, sizes: tuple, size: Any) -> tuple:
@@ -388,6 +412,9 @@ def new_tensor(
     self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """A copy of ``data`` as a tensor of this tensor's dtype (unless ``dtype`` is given)."""
+    if isinstance(data, Tensor):
+        _warn_copy_construct("tensor.new_tensor(sourceTensor)")
+        data = data._data
     return tensor(
         data, dtype=dtype if dtype is not None else self.dtype, device=device, requires_grad=requires_grad
     )

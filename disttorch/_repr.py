@@ -73,13 +73,10 @@ class _Formatter:
         mag = np.abs(vals)
         lo, hi = mag.min(), mag.max()
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
-        if self.int_mode:
-            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-        else:
-            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-        self.max_width = max(len(self._text(v)) for v in vals.tolist())
-        if _opts["sci_mode"] is not None:
+        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        if _opts["sci_mode"] is not None:  # forced before the widths, as PyTorch's
             self.sci_mode = _opts["sci_mode"]
+        self.max_width = max(len(self._text(v)) for v in vals.tolist())
 
     def _text(self, v: float) -> str:
         p = self.precision
@@ -195,7 +192,7 @@ def tensor_repr(t) -> str:
     if type(arr) is MetaArray:  # no data to show
         body = "..."
         suffixes += ["device='meta'", f"size={tuple(arr.shape)}"]
-    elif arr.size == 0:
+    elif arr.size == 0:  # no elements to tell an integer dtype by: any but the default is named
         body = "[]"
         if arr.ndim != 1:
             suffixes.append(f"size={tuple(arr.shape)}")
@@ -205,7 +202,7 @@ def tensor_repr(t) -> str:
         body = _body(arr, indent, summarize, fmt)
     name = arr.dtype.name
     implied = (_dtype.get_default_dtype().name,)  # a meta tensor's repr names every other dtype
-    if type(arr) is not MetaArray:
+    if type(arr) is not MetaArray and arr.size:
         implied += (_dtype.default_complex().name, "int64", "bool")
     if name not in implied:
         suffixes.append(f"dtype={package_name()}.{name}")

@@ -50,7 +50,8 @@ _NON_LEAF_GRAD_MSG = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
     "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
     "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
-    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered "
+    "internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)"
 )
 
 

@@ -38,6 +38,7 @@ from typing import List, Optional
 
 from disttorch import _error_file
 from disttorch._error_file import write_error_file
+from disttorch.as_torch._script import run_script
 
 from .reaper import die_with_parent
 
@@ -121,7 +122,7 @@ def _run(argv: List[str]) -> None:
         script = argv[0]
         sys.argv = list(argv)
         sys.path[0] = os.path.dirname(os.path.abspath(script))
-        runpy.run_path(script, run_name="__main__")
+        run_script(script)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -10,6 +10,7 @@ import runpy
 import sys
 
 from . import enable_for_children, install
+from ._script import run_script
 
 USAGE = "usage: python -m disttorch.as_torch (prog.py | -m module) [ARGS...]"
 
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     sys.argv = args
     sys.path[0] = os.path.dirname(os.path.abspath(script))
-    runpy.run_path(script, run_name="__main__")
+    run_script(script)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,10 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             # the alias that happens now, before a library keeps ``torch.lt`` anywhere
             # (``{"min": torch.lt}``), so ``f is torch.lt`` holds for the whole program.
             importlib.import_module("disttorch.fx")
+        if spec.name == "torch":
+            from disttorch._public_name import name_top_level_classes
+
+            name_top_level_classes("torch")  # type(x) prints <class 'torch.Tensor'>
         if spec.name == "torch" and _LABEL not in str(module.__version__):
             from disttorch.torch_version import TorchVersion
 

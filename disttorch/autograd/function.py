@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -25,6 +26,7 @@ import numpy as np
 from .. import _dtype
 from .._inference import saved_version
 from .._meta_array import MetaArray
+from .._public_name import package_name
 from .._tensor import Tensor, _Handle, _meta_in_use
 from ..kernels.threads import astype
 from . import grad_mode, saved_fields, saved_hooks
@@ -237,6 +239,24 @@ class Function(FunctionCtx, Node):
     _tensor_slots = 0
     _wraps_numbers = False
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """A user's ``MyFunction()`` (``apply`` makes its nodes without calling this)."""
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself. Instantiating an autograd "
+            "function will raise an error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """``MyFunction()(x)``, the legacy style with a non-static forward, as PyTorch refuses it."""
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
@@ -286,6 +306,14 @@ class Function(FunctionCtx, Node):
             return self._node_name
         cls = type(self).__name__
         return cls + ("Backward0" if self._raw else "Backward")
+
+    def __repr__(self) -> str:
+        """A node of a Python ``autograd.Function`` (a user's, a custom op's, one of PyTorch's
+        written in Python) prints as PyTorch's, whose class it makes in
+        ``torch.autograd.function``; built-in ops print their bare name, as PyTorch's C++ nodes."""
+        if self._raw or self._node_name:
+            return super().__repr__()
+        return f"<{package_name()}.autograd.function.{self.name()} object at {id(self):#x}>"
 
     def __getattr__(self, attr: str) -> Any:
         """``_saved_<name>`` / ``_raw_saved_<name>``: what this node saved, by PyTorch's

@@ -102,7 +102,7 @@ def _bind() -> None:
     Tensor.backward = backprop.tensor_backward
     Tensor._refresh_view = inplace.refresh_view
     Tensor.mT = property(shape._matrix_transpose)
-    Tensor.T = property(lambda a: shape.permute(a, tuple(reversed(range(a._data.ndim)))))
+    Tensor.T = property(shape._reversed_dims)
     for mod in FAMILIES:
         for name, fn in getattr(mod, "TENSOR_OPERATORS", {}).items():
             setattr(Tensor, name, _as_method(accept_numpy_names(fn)))

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import _random
+from .. import _native_warnings, _random
 from .._dtype import FLOAT_KINDS, from_numpy, get_default_dtype, scalar_type_name, to_numpy
 from .._dtype import dtype as _dtype_cls
 from .._tensor import Tensor
@@ -660,6 +660,13 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """Cross product along ``dim`` (the first dim of size 3 when omitted)."""
     if dim is None:
+        _native_warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+            "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change "
+            "to agree with that of linalg.cross in a future release. (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:63.)",
+            once=True,
+        )
         dim = next(i for i, s in enumerate(np.broadcast_shapes(input.shape, other.shape)) if s == 3)
     return _linalg.cross(input, other, dim=dim)
 

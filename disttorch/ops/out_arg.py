@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from typing import Any, Callable
 
+from .. import _native_warnings
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .dtype_rules import check_cast
@@ -62,14 +62,13 @@ def _write(result: Tensor, out: Any, name: str) -> Tensor:
     check_cast(result._data.dtype, out._data.dtype)
     if tuple(out.shape) != tuple(result.shape):
         if out.numel():
-            warnings.warn(
+            _native_warnings.warn(
                 f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
                 f"which does not match the required output shape {list(result.shape)}. This behavior is "
                 "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
                 "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                "elements with t.resize_(0).",
-                UserWarning,
-                stacklevel=3,
+                "elements with t.resize_(0). (Triggered internally at "
+                "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)"
             )
         resize_(out, tuple(result.shape))
     with grad_mode.no_grad():

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _native_warnings
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
@@ -596,6 +597,19 @@ class Std(Var):
     take_sqrt = True
 
 
+def _spread(cls: type, name: str, input: Tensor, dim: Any, keepdim: bool, correction: Any) -> Tensor:
+    """``cls`` (Var or Std) over ``dim``, warning as PyTorch when no degree of freedom is left."""
+    out = _reduce(cls, input, dim, keepdim, correction)
+    n = input.numel() / out.numel() if out.numel() else 0
+    if n - correction <= 0:
+        _native_warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel). (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/ReduceOps.cpp:1861.)"
+        )
+    return out
+
+
 def var(
     input: Tensor,
     dim: Any = None,
@@ -607,7 +621,7 @@ def var(
     """Variance over ``dim`` (all by default) with Bessel's ``correction`` (default 1);
     ``unbiased=False`` is ``correction=0``."""
     dim, c = _correction(dim, unbiased, correction)
-    return _reduce(Var, input, dim, keepdim, c)
+    return _spread(Var, "var", input, dim, keepdim, c)
 
 
 def std(
@@ -620,7 +634,7 @@ def std(
 ) -> Tensor:
     """Standard deviation over ``dim`` (all by default) with ``correction`` (default 1)."""
     dim, c = _correction(dim, unbiased, correction)
-    return _reduce(Std, input, dim, keepdim, c)
+    return _spread(Std, "std", input, dim, keepdim, c)
 
 
 def var_mean(
@@ -632,8 +646,8 @@ def var_mean(
     correction: int | float | None = None,
 ) -> tuple:
     """``(var(input, dim), mean(input, dim))``."""
-    v = var(input, dim, unbiased, keepdim, correction=correction)
-    return v, mean(input, _correction(dim, unbiased, correction)[0], keepdim)
+    dim, c = _correction(dim, unbiased, correction)
+    return _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
 
 
 def std_mean(
@@ -645,8 +659,8 @@ def std_mean(
     correction: int | float | None = None,
 ) -> tuple:
     """``(std(input, dim), mean(input, dim))``."""
-    s = std(input, dim, unbiased, keepdim, correction=correction)
-    return s, mean(input, _correction(dim, unbiased, correction)[0], keepdim)
+    dim, c = _correction(dim, unbiased, correction)
+    return _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
 
 
 # ---------------------------------------------------------------------- logsumexp

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .. import _qtensor
+from .. import _native_warnings, _qtensor
 from .._creation import check_layout
 from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
@@ -719,6 +719,26 @@ def _matrix_transpose(input: Tensor) -> Tensor:
             f"{input._data.ndim}-D tensor."
         )
     return transpose(input, -2, -1)
+
+
+def _reversed_dims(input: Tensor) -> Tensor:
+    """``input.T``: the dims reversed; PyTorch warns (once) on other than 2-D tensors."""
+    ndim = input._data.ndim
+    if ndim == 0:
+        _native_warnings.warn(
+            "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases. "
+            "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4321.)",
+            once=True,
+        )
+    elif ndim != 2:
+        _native_warnings.warn(
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+            "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+            "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+            "tensor. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4314.)",
+            once=True,
+        )
+    return permute(input, tuple(reversed(range(ndim))))
 
 
 def t(input: Tensor) -> Tensor:

@@ -7,12 +7,11 @@ chosen with PyTorch's deprecation warning); ``disttorch.softmax`` and ``Tensor.s
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native_warnings
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
@@ -86,10 +85,9 @@ def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:
 
 
 def _softmax_dim(ndim: int, name: str) -> int:
-    warnings.warn(
+    _native_warnings.warn(  # at the program's line, as PyTorch's _stacklevel puts it
         f"Implicit dimension choice for {name} has been deprecated. Change the call "
-        f"to include dim=X as an argument.",
-        stacklevel=3,
+        f"to include dim=X as an argument."
     )
     return 0 if ndim in (0, 1, 3) else 1
 

@@ -84,7 +84,7 @@ class SparseTensor(SparseBase):
         val = repr(self._sp_values.detach()).replace("\n", "\n" + " " * 14)
         return (
             f"tensor(indices={ind},\n       values={val},\n       size={self._sp_shape}, "
-            f"nnz={self._nnz()}, layout=disttorch.sparse_coo)"
+            f"nnz={self._nnz()}, layout={sparse_coo})"
         )
 
     __str__ = __repr__

@@ -3,6 +3,7 @@ end-of-pass callbacks, custom Functions, higher-order gradients, gradcheck, and 
 engine's guarantees (iterative, each node once, freed graphs, unaliased ``.grad``)."""
 
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -281,6 +282,34 @@ def test_custom_function_forward_backward_and_grad_fn():
     assert x.grad.tolist() == [6.0, 24.0]
     assert gradcheck(lambda t: Cube.apply(t, 0.5), (leaf([0.3, -1.2], torch.float64),))
     assert gradgradcheck(lambda t: Cube.apply(t, 0.5), (leaf([0.3, -1.2], torch.float64),))
+
+
+def _instantiate_and_call(lib):
+    """``MyFunction()(x)``, the legacy style: what it warns and what it raises."""
+
+    class Legacy(lib.autograd.Function):
+        def forward(self, x):
+            return x
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn = Legacy()
+    with pytest.raises(RuntimeError) as raised:
+        fn(lib.ones(1))
+    [w] = caught
+    return w.category, str(w.message).replace(type(fn).__qualname__, "Legacy"), str(raised.value)
+
+
+def test_instantiating_a_function_warns_and_calling_it_raises():
+    category, message, error = _instantiate_and_call(torch)
+    assert category is DeprecationWarning and "should not be instantiated" in message
+    assert error.startswith("Legacy autograd function with non-static forward method is deprecated")
+
+
+@pytest.mark.parity
+def test_instantiating_a_function_as_pytorch():
+    real = pytest.importorskip("torch")  # this file names disttorch ``torch``
+    assert _instantiate_and_call(torch) == _instantiate_and_call(real)
 
 
 def test_custom_function_needs_input_grad_and_non_differentiable_outputs():

@@ -72,3 +72,28 @@ def test_node_names(name):
 def test_node_names_match_pytorch(torch):
     for name, case in CASES.items():
         assert case(torch, _args(torch)).grad_fn.name() == name, name
+
+
+def _node_reprs(lib):
+    """``repr(grad_fn)`` without its address: a built-in op's node, a user Function's node."""
+
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = lib.ones(2, requires_grad=True)
+    return [repr(y.grad_fn).split(" at 0x")[0] for y in (x * 2, Cube.apply(x))]
+
+
+def test_python_function_nodes_print_their_module():
+    assert _node_reprs(dt) == ["<MulBackward0 object", "<disttorch.autograd.function.CubeBackward object"]
+
+
+@pytest.mark.parity
+def test_node_reprs_match_pytorch(torch):
+    assert [r.replace("disttorch.", "torch.") for r in _node_reprs(dt)] == _node_reprs(torch)

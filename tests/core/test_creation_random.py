@@ -1,6 +1,9 @@
 """Creating tensors (from data, filled, ranges, ``_like``) and random sampling with seeds
 and generators: values, dtypes, shapes, determinism and error messages."""
 
+import os
+import warnings
+
 import numpy as np
 import pytest
 
@@ -27,10 +30,58 @@ def test_tensor_from_nested_tensors_and_scalars():
     assert torch.tensor([[torch.tensor(1), 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
     assert torch.tensor(3).shape == () and torch.tensor([]).shape == (0,)
     w = torch.tensor([1.0, 2.0], requires_grad=True)
-    c = torch.tensor(w)
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):  # as PyTorch
+        c = torch.tensor(w)
     assert not c.requires_grad and not np.shares_memory(c.numpy(), w.detach().numpy())
     with pytest.raises(TypeError):
         torch.tensor("abc")
+
+
+def _copy_construct_warnings(lib):
+    """What ``tensor(t)`` / ``t.new_tensor(t)`` warn, each line once, and where."""
+    x = lib.ones(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(2):
+            lib.tensor(x)
+        x.new_tensor(x)
+        lib.tensor([1.0]), lib.as_tensor(x)
+    return [
+        (str(w.message).rpartition(" rather than ")[2], w.category, os.path.basename(w.filename))
+        for w in caught
+    ]
+
+
+def test_copy_constructing_from_a_tensor_warns_at_the_callers_line():
+    assert _copy_construct_warnings(torch) == [
+        ("torch.tensor(sourceTensor).", UserWarning, "test_creation_random.py"),
+        ("tensor.new_tensor(sourceTensor).", UserWarning, "test_creation_random.py"),
+    ]
+
+
+@pytest.mark.parity
+def test_copy_construct_warnings_as_pytorch():
+    real = pytest.importorskip("torch")  # this file names disttorch ``torch``
+    assert _copy_construct_warnings(torch) == _copy_construct_warnings(real)
+
+
+def test_native_once_warnings_come_once(monkeypatch):
+    """A read-only array shared (``from_numpy``, ``as_tensor``) and ``cross`` without ``dim``
+    warn once per process, as PyTorch's TORCH_WARN_ONCE."""
+    from disttorch import _native_warnings
+
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    a = np.ones(3)
+    a.flags.writeable = False
+    v = torch.tensor([1.0, 0.0, 0.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.from_numpy(a), torch.as_tensor(a), torch.tensor(a)
+        torch.cross(v, v), torch.cross(v, v), torch.cross(v, v, dim=0)
+    texts = [str(w.message) for w in caught]
+    assert len(texts) == 2 and all(os.path.basename(w.filename) == "test_creation_random.py" for w in caught)
+    assert texts[0].startswith("The given NumPy array is not writable") and "suppressed" in texts[0]
+    assert texts[1].startswith("Using torch.cross without specifying the dim arg is deprecated.")
 
 
 # ---------------------------------------------------------------------- filled

@@ -244,6 +244,41 @@ def test_set_printoptions_matches_pytorch_layout():
     assert repr(x) == "tensor([ 1.2346,  2.5000, -3.0000])"
 
 
+def _edge_reprs(lib):
+    """Reprs PyTorch words specially: forced scientific notation (signs aligned), empty
+    tensors of a non-default dtype (named: no element to tell it by), a sparse layout."""
+    x = lib.tensor([-0.12045, 0.29091, -0.18543])
+    try:
+        lib.set_printoptions(sci_mode=True)
+        sci = repr(x)
+    finally:
+        lib.set_printoptions(profile="default")
+    empties = [lib.tensor([], dtype=d) for d in (lib.int64, lib.bool, lib.float32, lib.float64)]
+    sparse = repr(lib.tensor([[0.0, 1.0]]).to_sparse()).split("layout=")[1]
+    return [sci, *map(repr, empties), repr(lib.zeros(0, 2, dtype=lib.int64)), sparse]
+
+
+def test_edge_reprs():
+    assert _edge_reprs(dt) == [
+        "tensor([-1.2045e-01,  2.9091e-01, -1.8543e-01])",
+        "tensor([], dtype=disttorch.int64)",
+        "tensor([], dtype=disttorch.bool)",
+        "tensor([])",
+        "tensor([], dtype=disttorch.float64)",
+        "tensor([], size=(0, 2), dtype=disttorch.int64)",
+        "disttorch.sparse_coo)",
+    ]
+
+
+@pytest.mark.parity
+def test_edge_reprs_as_pytorch(monkeypatch):
+    real = pytest.importorskip("torch")
+    monkeypatch.setitem(__import__("sys").modules, "torch", dt)  # disttorch's reprs then say torch.
+    ours = _edge_reprs(dt)
+    monkeypatch.setitem(__import__("sys").modules, "torch", real)
+    assert ours == _edge_reprs(real)
+
+
 # ---------------------------------------------------------------------- parity with PyTorch
 @pytest.mark.parity
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import pytest
 from parity_helpers import both, check
 
 import disttorch as dt
+from disttorch import nn
 from disttorch.autograd import gradcheck, gradgradcheck
 from disttorch.nn import functional as F
 
@@ -295,8 +296,32 @@ def test_pad_errors():
         r"input dimension, but got: padding \(4, 4\) at dimension 2",
     ):
         F.pad(dt.randn(1, 2, 3), (4, 4), mode="reflect")
-    with pytest.raises(ValueError, match="Padding length must be divisible by 2"):
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
         F.pad(dt.randn(2, 2), (1,))
+    with pytest.raises(RuntimeError, match="Padding length should be less than or equal to two times"):
+        F.pad(dt.randn(2, 2), (1,) * 6)
+    with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 4D input tensor"):
+        nn.ReflectionPad2d((1, 1))(dt.randn(1, 1, 2, 2))  # the pad's length, not the layer, decides
+    assert nn.ReplicationPad1d((1, 1, 1, 1))(dt.zeros(1, 2, 2)).shape == (1, 4, 4)
+    assert nn.ConstantPad2d((1, 2), 3.5)(dt.zeros(1, 2, 2)).shape == (1, 2, 5)
+
+
+@pytest.mark.parity
+def test_pad_errors_as_pytorch(torch):
+    def errors(lib):
+        got = []
+        for x, p, mode in [
+            ((2, 2), (1,), "reflect"),
+            ((2,), (1, 1), "reflect"),
+            ((2, 3), (1,) * 4, "replicate"),
+        ]:
+            try:
+                lib.nn.functional.pad(lib.zeros(x), p, mode=mode)
+            except Exception as e:  # noqa: BLE001 - the type and text are what is compared
+                got.append((type(e).__name__, str(e)))
+        return got
+
+    assert errors(dt) == errors(torch) and len(errors(dt)) == 3
 
 
 def test_normalize_unit_norm_and_gradcheck():

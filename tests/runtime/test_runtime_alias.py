@@ -115,6 +115,11 @@ def test_as_torch_runs_a_module_and_sets_argv_and_path_like_python(tmp_path):
         _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env()).strip()
         == "True 7 disttorch"
     )
+    # as Python: __file__ (and so tracebacks and warnings) joined to the working directory,
+    # argv[0] as given
+    script.write_text("import sys\nprint(__file__, sys.argv[0])\n")
+    out = _run([sys.executable, "-m", "disttorch.as_torch", os.path.join("sub", "s.py")], tmp_path, _env())
+    assert out.split() == [os.path.join(str(tmp_path), "sub", "s.py"), os.path.join("sub", "s.py")]
     missing = subprocess.run(
         [sys.executable, "-m", "disttorch.as_torch", "nope.py"],
         cwd=tmp_path,
@@ -210,7 +215,7 @@ RANKS = textwrap.dedent("""
     dist.init_process_group("gloo")
     t = torch.ones(2) * (dist.get_rank() + 1)
     dist.all_reduce(t)
-    print("rank", dist.get_rank(), dist.get_world_size(), type(t).__module__, t.tolist(), flush=True)
+    print("rank", dist.get_rank(), dist.get_world_size(), torch.__name__, t.tolist(), flush=True)
     dist.destroy_process_group()
 """)
 
@@ -227,7 +232,7 @@ def test_as_torch_runs_a_torch_module_as_main(tmp_path):
         _env(),
     )
     for rank in (0, 1):
-        assert f"rank {rank} 2 disttorch._tensor [3.0, 3.0]" in out, out
+        assert f"rank {rank} 2 disttorch [3.0, 3.0]" in out, out
 
 
 @pytest.mark.timeout(120)
@@ -244,7 +249,7 @@ def test_distributed_run_launches_a_disttorch_script_like_torchrun(tmp_path):
         _env(),
     )
     for rank in (0, 1):
-        assert f"rank {rank} 2 disttorch._tensor [3.0, 3.0]" in out, out
+        assert f"rank {rank} 2 disttorch [3.0, 3.0]" in out, out
 
 
 @pytest.mark.parity
@@ -337,6 +342,7 @@ NAMES = (
     "print(torch.ones(2, dtype=torch.float64))\n"
     "print(torch.ones(2, 2).max(0))\n"
     "print(torch.nn.ParameterList([torch.nn.Parameter(torch.ones(2))]))\n"
+    "print(type(torch.ones(1)), torch.Size, type(torch.float32), torch.device)\n"
 )
 NAMES_TORCH = """torch.float32 torch.Size([2, 3]) torch.strided
 tensor([1., 1.], dtype=torch.float64)
@@ -344,6 +350,7 @@ torch.return_types.max(
 values=tensor([1., 1.]),
 indices=tensor([0, 0]))
 ParameterList(  (0): Parameter containing: [torch.float32 of size 2])
+<class 'torch.Tensor'> <class 'torch.Size'> <class 'torch.dtype'> <class 'torch.device'>
 """
 
 

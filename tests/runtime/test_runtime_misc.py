@@ -385,7 +385,10 @@ def test_dataloader_pin_memory_warns_like_the_cpu_build(real_torch):
             warnings.simplefilter("always")
             batches = [b.tolist() for b in loader]
         assert batches == [[0, 1], [2, 3]]
-        messages.append([str(x.message) for x in w if "pin_memory" in str(x.message)])
+        pins = [x for x in w if "pin_memory" in str(x.message)]
+        # shown where the library's iterator is made: once per process, not once per loop
+        assert [x.filename.endswith(os.path.join("utils", "data", "dataloader.py")) for x in pins] == [True]
+        messages.append([str(x.message) for x in pins])
     assert messages[0] == messages[1] and len(messages[0]) == 1
 
 

@@ -263,3 +263,41 @@ def test_return_types_and_torch_version(torch):
     assert isinstance(v, str)
     tv = torch.torch_version.TorchVersion("2.10.1")
     assert (tv > "2.9") == (v > "2.9")
+
+
+def test_torch_functional_is_the_top_level_functions():
+    """``import torch.functional as F`` (as tutorials do): PyTorch's module of Python-written
+    tensor functions, each the same object as ``torch.<name>``."""
+    import disttorch.functional as F
+
+    for name in F.__all__:
+        assert getattr(F, name) is getattr(dt, name), name
+    assert F.einsum("ij->ji", dt.ones(2, 3)).shape == (3, 2)
+
+
+@pytest.mark.parity
+def test_torch_functional_names_as_pytorch(torch):
+    import torch.functional as theirs
+
+    import disttorch.functional as ours
+
+    assert sorted(ours.__all__) == sorted(theirs.__all__)
+
+
+def test_torch_types_aliases_annotate():
+    """``from torch.types import Number, Device, _size`` (annotations in programs) imports."""
+    from disttorch.types import Device, Number, Storage, _size
+
+    def pad(size: _size, fill: Number = 0, device: Device = None) -> dt.Tensor:
+        return dt.full(size, fill, device=device)
+
+    assert pad((2,), 1).tolist() == [1, 1] and Storage is dt.UntypedStorage
+
+
+@pytest.mark.parity
+def test_torch_types_names_as_pytorch(torch):
+    import torch.types as theirs
+
+    import disttorch.types as ours
+
+    assert ours.__all__ == theirs.__all__

@@ -21,9 +21,9 @@ _INDEX_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 def _pairs(pad: Sequence[int], ndim: int) -> list[tuple[int, int]]:
     """(before, after) per dim of the input, from PyTorch's last-dim-first flat list."""
     if len(pad) % 2:
-        raise ValueError("Padding length must be divisible by 2")
+        raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > ndim:
-        raise ValueError(
+        raise RuntimeError(
             "Padding length should be less than or equal to two times the input "
             "dimension but got padding length {} and input of dimension {}".format(len(pad), ndim)
         )
@@ -103,6 +103,14 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     if value:
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n_padded = len(pad) // 2
+    if ndim not in (n_padded + 1, n_padded + 2):  # PyTorch's kernels pad batched or unbatched 1-3D
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
     shape = input._data.shape
     if mode == "replicate" and 0 in shape[ndim - n_padded :]:
         raise RuntimeError(

@@ -29,7 +29,8 @@ __all__ = [
 
 
 class _PadNd(Module):
-    """``padding``: an int (every side) or ``2 * d`` ints (last dim first, before/after)."""
+    """``padding``: an int (every side) or ints (last dim first, before/after): usually ``2 * d``,
+    but kept as given and checked by ``F.pad`` at forward, as PyTorch does."""
 
     _dims = 1
     _mode = "constant"
@@ -41,17 +42,12 @@ class _PadNd(Module):
             self.padding = (padding,) * (2 * d)
         else:
             self.padding = tuple(int(p) for p in padding)
-            if len(self.padding) != 2 * d:
-                raise ValueError(f"{type(self).__name__} expects padding of {2 * d} ints, got {padding}")
         self.value = value
 
     def forward(self, input: Tensor) -> Tensor:
         if self._mode == "constant":
             return pad(input, self.padding, "constant", self.value)
-        d = self._dims
-        if input.ndim not in (d + 1, d + 2):
-            raise ValueError(f"expected {d + 1}D or {d + 2}D input (got {input.ndim}D input)")
-        return pad(input, self.padding, self._mode)
+        return pad(input, self.padding, self._mode)  # F.pad checks the sizes, as in PyTorch
 
     def extra_repr(self) -> str:
         return f"{self.padding}"

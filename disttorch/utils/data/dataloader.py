@@ -111,6 +111,15 @@ class _BaseDataLoaderIter:
         self._collate_fn, self._drop_last = loader.collate_fn, loader.drop_last
         self._length = loader._len_or_none()
         self._batches, self._num_yielded = batches, 0
+        if loader.pin_memory:  # as PyTorch's CPU build: nothing to pin for
+            # stacklevel 2: the subclass's __init__, so (as in PyTorch) the default filter shows
+            # it once per kind of iterator, not at every loop over a loader
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, then device "
+                "pinned memory won't be used.",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def __iter__(self) -> _BaseDataLoaderIter:
         return self
@@ -132,10 +141,16 @@ class _BaseDataLoaderIter:
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
     """The iterator of a ``DataLoader`` with ``num_workers=0``: loads in this process."""
 
+    def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
+        super().__init__(loader, batches)
+
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """The iterator of a ``DataLoader`` with worker processes; ``_shutdown_workers()`` stops
     them before the pass ends (they are also stopped when it ends or the iterator is freed)."""
+
+    def __init__(self, loader: DataLoader, batches: Iterator[Any]) -> None:
+        super().__init__(loader, batches)
 
     def _shutdown_workers(self) -> None:
         self._batches.close()  # type: ignore[attr-defined] # a generator: its finally stops the workers
@@ -261,13 +276,6 @@ class DataLoader(Generic[T_co]):
 
     def __iter__(self) -> _BaseDataLoaderIter:
         fetch = _Fetch(self.collate_fn, self._auto_collation, self._iterable, self.drop_last)
-        if self.pin_memory:  # as PyTorch's CPU build: nothing to pin for
-            warnings.warn(
-                "'pin_memory' argument is set as true but no accelerator is found, then device "
-                "pinned memory won't be used.",
-                UserWarning,
-                stacklevel=2,
-            )
         if isinstance(self.dataset, IterDataPipe):  # as PyTorch: a seed for its random pipes first
             shared = int(_random_array(_gen(self.generator), (), np.dtype(np.int64), None, None))
             graph_settings.apply_random_seed(self.dataset, Generator().manual_seed(shared))

@@ -1,0 +1,30 @@
+"""Warnings PyTorch raises from its C++ core (``TORCH_WARN``, ``TORCH_WARN_ONCE``).
+
+Python sees such a warning at the line of Python code that called into the library, not at a
+line inside it: :func:`warn` gives ``warnings.warn`` the stack level of the first frame outside
+disttorch, so the default filter shows it once per line of the program, as PyTorch's. With
+``once=True`` it is raised at most once per process (``TORCH_WARN_ONCE``) whatever the filters.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+__all__ = ["warn"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_warned_once: set[str] = set()
+
+
+def warn(message: str, category: type[Warning] = UserWarning, *, once: bool = False) -> None:
+    """Warn ``message`` at the program's line that called disttorch (see the module doc)."""
+    if once:
+        if message in _warned_once:
+            return
+        _warned_once.add(message)
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

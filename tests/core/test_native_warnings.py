@@ -1,0 +1,56 @@
+"""Warnings PyTorch raises from C++ (and softmax's implicit dim): at the program's line,
+with PyTorch's text, once per process where PyTorch warns once."""
+
+import os
+import warnings
+
+import pytest
+
+import disttorch as dt
+from disttorch import _native_warnings
+
+
+def _per_line_warnings(lib):
+    """(first words, file) of each warning of calls that PyTorch warns about at every line."""
+    x, out = lib.ones(3), lib.empty(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lib.add(x, x, out=out)
+        lib.ones(1).std(), lib.ones(1).var(), lib.var_mean(lib.ones(1)), lib.std_mean(lib.ones(2, 1), 1)
+        lib.ones(2).std()  # two elements: no warning
+        lib.nn.functional.softmax(x)
+    return [(str(w.message), os.path.basename(w.filename)) for w in caught]
+
+
+def test_per_line_warnings_name_the_callers_line():
+    got = _per_line_warnings(dt)
+    assert [m.split("(")[0] for m, _ in got] == [
+        "An output with one or more elements was resized since it had shape [2], which does not "
+        "match the required output shape [3]. This behavior is deprecated, and in a future PyTorch "
+        "release outputs will not be resized unless they have zero elements. You can explicitly "
+        "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_",
+        "std",
+        "var",
+        "var_mean",
+        "std_mean",
+        "Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X as an argument.",
+    ]
+    assert {f for _, f in got} == {"test_native_warnings.py"}
+
+
+@pytest.mark.parity
+def test_per_line_warnings_as_pytorch(torch):
+    assert _per_line_warnings(dt) == _per_line_warnings(torch)
+
+
+def test_transposing_other_than_matrices_warns_once_per_kind(monkeypatch):
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            dt.ones(3).T, dt.ones(2, 3, 4).T, dt.tensor(1.0).T, dt.ones(2, 3).T
+    assert [str(w.message).split(" ")[:3] for w in caught] == [
+        ["The", "use", "of"],
+        ["Tensor.T", "is", "deprecated"],
+    ]
+    assert dt.ones(2, 3, 4).T.shape == (4, 3, 2)
