@@ -38,6 +38,7 @@ from typing import List, Optional
 
 from disttorch import _error_file
 from disttorch._error_file import write_error_file
+from disttorch._run_script import run_script
 
 from .reaper import die_with_parent
 
@@ -120,8 +121,7 @@ def _run(argv: List[str]) -> None:
     else:
         script = argv[0]
         sys.argv = list(argv)
-        sys.path[0] = os.path.dirname(os.path.abspath(script))
-        runpy.run_path(script, run_name="__main__")
+        run_script(script)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

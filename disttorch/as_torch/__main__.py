@@ -1,6 +1,6 @@
 """``python -m disttorch.as_torch prog.py ARGS`` / ``python -m disttorch.as_torch -m pkg.mod ARGS``:
 run an unmodified PyTorch program on disttorch in this process, as ``python prog.py`` would
-(``sys.argv``, ``sys.path[0]`` and ``__main__`` as Python sets them), with the alias on here
+(``sys.argv``, ``sys.path[0]``, ``__main__`` and its absolute ``__file__`` as Python sets them), with the alias on here
 and in every Python process the program starts."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import os
 import runpy
 import sys
 
+from .._run_script import run_script
 from . import enable_for_children, install
 
 USAGE = "usage: python -m disttorch.as_torch (prog.py | -m module) [ARGS...]"
@@ -35,8 +36,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{USAGE}\nerror: can't open file {os.path.abspath(script)!r}: no such file", file=sys.stderr)
         raise SystemExit(2)
     sys.argv = args
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
-    runpy.run_path(script, run_name="__main__")
+    run_script(script)
 
 
 if __name__ == "__main__":

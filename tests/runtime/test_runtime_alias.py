@@ -109,11 +109,11 @@ def test_as_torch_runs_a_module_and_sets_argv_and_path_like_python(tmp_path):
     script.parent.mkdir()
     (script.parent / "helper.py").write_text("VALUE = 7\n")
     script.write_text(
-        "import sys, helper, torch\nprint(sys.argv[0].endswith('s.py'), helper.VALUE, torch.__name__)\n"
+        "import sys, helper, torch\nprint(sys.argv[0], helper.VALUE, torch.__name__, __file__)\n"
     )
-    assert (
-        _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env()).strip()
-        == "True 7 disttorch"
+    # argv[0] as given, __file__ (and so tracebacks and warnings) absolute, as Python sets them
+    assert _run([sys.executable, "-m", "disttorch.as_torch", "sub/s.py"], tmp_path, _env()).strip() == (
+        f"sub/s.py 7 disttorch {script}"
     )
     missing = subprocess.run(
         [sys.executable, "-m", "disttorch.as_torch", "nope.py"],

@@ -40,7 +40,7 @@ from ....distributed.checkpoint.state_dict import (
     set_model_state_dict,
 )
 from ....distributed.device_mesh import DeviceMesh, init_device_mesh
-from ....distributed.reduce_op import ReduceOp
+from ....distributed.reduce_ops import ReduceOp
 from ....distributed.tensor import DTensor
 from ...modules.module import Module
 from ..distributed import _flat_broadcast
