@@ -85,20 +85,22 @@ def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:
     return Tensor._make(probs)
 
 
-def _softmax_dim(ndim: int, name: str) -> int:
+def _softmax_dim(ndim: int, name: str, stacklevel: int) -> int:
+    """The dim PyTorch picks when none is given, with its warning; ``stacklevel`` counts as
+    PyTorch's ``_stacklevel`` does (3: the caller of ``F.softmax``)."""
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call "
         f"to include dim=X as an argument.",
-        stacklevel=3,
+        stacklevel=stacklevel + 2,  # + _prepare and the torch-function dispatch wrapper
     )
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _prepare(input: Tensor, dim: Any, dtype: Any, name: str) -> tuple:
+def _prepare(input: Tensor, dim: Any, dtype: Any, name: str, stacklevel: int) -> tuple:
     if dtype is not None:
         input = input.to(dtype)
     if dim is None:
-        dim = _softmax_dim(input._data.ndim, name)
+        dim = _softmax_dim(input._data.ndim, name, stacklevel)
     return input, _wrap_dim(dim, input._data.ndim)
 
 
@@ -106,7 +108,7 @@ def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
 ) -> Tensor:
     """``exp(x_i) / sum_j exp(x_j)`` along ``dim`` (the max is subtracted first)."""
-    input, dim = _prepare(input, dim, dtype, "softmax")
+    input, dim = _prepare(input, dim, dtype, "softmax", _stacklevel)
     if input._data.ndim == 0:
         return Softmax.apply(input.reshape(1), 0).reshape(())
     return Softmax.apply(input, dim)
@@ -116,7 +118,7 @@ def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
 ) -> Tensor:
     """``log(softmax(x))`` along ``dim``, computed stably in one pass."""
-    input, dim = _prepare(input, dim, dtype, "log_softmax")
+    input, dim = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
     if input._data.ndim == 0:
         return LogSoftmax.apply(input.reshape(1), 0).reshape(())
     return LogSoftmax.apply(input, dim)
@@ -126,5 +128,5 @@ def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _dtype.dtype | None = None
 ) -> Tensor:
     """``softmax(-x)`` along ``dim``."""
-    input, dim = _prepare(input, dim, dtype, "softmin")
+    input, dim = _prepare(input, dim, dtype, "softmin", _stacklevel)
     return Softmax.apply(-input, dim)
