@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype
+from .._dispatch_frames import wrapper_frames
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
@@ -91,7 +92,8 @@ def _softmax_dim(ndim: int, name: str, stacklevel: int) -> int:
     warnings.warn(
         f"Implicit dimension choice for {name} has been deprecated. Change the call "
         f"to include dim=X as an argument.",
-        stacklevel=stacklevel + 2,  # + _prepare and the torch-function dispatch wrapper
+        # + _prepare and the dispatch wrappers above softmax & co
+        stacklevel=stacklevel + 1 + wrapper_frames(3),
     )
     return 0 if ndim in (0, 1, 3) else 1
 
