@@ -14,8 +14,12 @@ import types
 from importlib.machinery import SourceFileLoader
 
 
-def run_script(script: str) -> None:
-    """Run ``script`` as the program's ``__main__`` module, ``sys.path[0]`` its directory."""
+def run_script(script: str, report_errors: bool = False) -> None:
+    """Run ``script`` as the program's ``__main__`` module, ``sys.path[0]`` its directory.
+
+    With ``report_errors``, an exception the script does not catch is printed as Python
+    prints it, its traceback starting at the script's own frame (not at the frames that
+    started it), and ends the process with status 1."""
     path = os.path.abspath(script)
     sys.path[0] = os.path.dirname(path)
     if not os.path.isfile(path) or not path.endswith(".py"):
@@ -32,4 +36,18 @@ def run_script(script: str) -> None:
     with io.open_code(path) as source:
         code = compile(source.read(), path, "exec")
     sys.modules["__main__"] = main
-    exec(code, main.__dict__)
+    if not report_errors:
+        exec(code, main.__dict__)
+        return
+    try:
+        exec(code, main.__dict__)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as error:
+        tb = error.__traceback__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        if tb is not None:
+            error.with_traceback(tb)  # the hook prints the exception's own traceback
+        sys.excepthook(type(error), error, error.__traceback__)
+        raise SystemExit(1) from None

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{USAGE}\nerror: can't open file {os.path.abspath(script)!r}: no such file", file=sys.stderr)
         raise SystemExit(2)
     sys.argv = args
-    run_script(script)
+    run_script(script, report_errors=True)
 
 
 if __name__ == "__main__":
