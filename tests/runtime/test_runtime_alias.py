@@ -115,6 +115,21 @@ def test_as_torch_runs_a_module_and_sets_argv_and_path_like_python(tmp_path):
     assert _run([sys.executable, "-m", "disttorch.as_torch", "sub/s.py"], tmp_path, _env()).strip() == (
         f"sub/s.py 7 disttorch {script}"
     )
+    (script.parent / "fails.py").write_text("import torch\n\ndef f():\n    raise ValueError('boom')\n\nf()\n")
+    failed = subprocess.run(
+        [sys.executable, "-m", "disttorch.as_torch", "sub/fails.py"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    # an uncaught exception's traceback starts at the script, as python's does
+    assert failed.returncode == 1 and failed.stderr.startswith(
+        f'Traceback (most recent call last):\n  File "{script.parent / "fails.py"}", line 6, in <module>\n'
+    ), failed.stderr
+    assert failed.stderr.endswith("ValueError: boom\n")
     missing = subprocess.run(
         [sys.executable, "-m", "disttorch.as_torch", "nope.py"],
         cwd=tmp_path,
