@@ -27,7 +27,10 @@ def _app_state(rank: int, world: int, directory: str) -> dict:
 
         def load_state_dict(self, state_dict):
             set_state_dict(
-                self.model, self.optimizer, model_state_dict=state_dict["model"], optim_state_dict=state_dict["optim"]
+                self.model,
+                self.optimizer,
+                model_state_dict=state_dict["model"],
+                optim_state_dict=state_dict["optim"],
             )
 
     def build(seed):
