@@ -1,6 +1,6 @@
 """``dcp.save``/``dcp.load`` of ``Stateful`` values (the distributed-checkpoint recipe's
 ``AppState`` wrapper around an FSDP model and its optimiser, through ``get_state_dict`` and
-``set_state_dict``), on one real rank."""
+``set_state_dict``, on one real rank) and ``format_utils``' conversions to and from ``torch.save``."""
 
 from __future__ import annotations
 
@@ -66,3 +66,29 @@ def test_stateful_values_are_saved_and_loaded_through_their_own_state_dicts(tmp_
     assert out["params"] and out["optim steps"] == [1.0, 1.0, 1.0, 1.0]
     assert out["step"] == 7 and out["stateful"] == (True, False)
     assert out["wrapper keys"] == "<All keys matched successfully>" and out["zeroed"]
+
+
+def test_format_utils_convert_both_ways_keeping_the_nesting(tmp_path):
+    """``dcp_to_torch_save`` rebuilds the saved nesting (names with dots, int keys, lists,
+    0-d tensors, plain values); ``torch_save_to_dcp`` writes what ``dcp.load`` reads back."""
+    import disttorch as dt
+    import disttorch.distributed.checkpoint as dcp
+    from disttorch.distributed.checkpoint.format_utils import dcp_to_torch_save, torch_save_to_dcp
+
+    state = {
+        "app": {"model": {"net1.weight": dt.arange(6.0).reshape(2, 3), "net1.bias": dt.ones(2)}},
+        "optim": {"state": {0: {"step": dt.tensor(3.0), "exp_avg": dt.full((2,), 0.5)}}, "lr": 0.1},
+        "hist": [dt.zeros(1), 7],
+    }
+    dcp.save(state, checkpoint_id=tmp_path / "ckpt")
+    dcp_to_torch_save(tmp_path / "ckpt", tmp_path / "whole.pt")
+    whole = dt.load(tmp_path / "whole.pt")
+    assert sorted(whole["app"]["model"]) == ["net1.bias", "net1.weight"]
+    assert dt.equal(whole["app"]["model"]["net1.weight"], state["app"]["model"]["net1.weight"])
+    assert list(whole["optim"]["state"]) == [0] and whole["optim"]["lr"] == 0.1
+    assert whole["optim"]["state"][0]["step"].shape == () and float(whole["optim"]["state"][0]["step"]) == 3.0
+    assert isinstance(whole["hist"], list) and whole["hist"][1] == 7
+    torch_save_to_dcp(tmp_path / "whole.pt", tmp_path / "again")
+    template = {"app": {"model": {"net1.weight": dt.zeros(2, 3), "net1.bias": dt.zeros(2)}}}
+    dcp.load(template, checkpoint_id=tmp_path / "again")
+    assert dt.equal(template["app"]["model"]["net1.weight"], state["app"]["model"]["net1.weight"])

@@ -13,7 +13,7 @@ from ..._tensor import Tensor
 from .. import groups, object_collectives
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
-from ._format import dtype_name, flatten, write_metadata, write_pieces
+from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_pieces
 from .stateful import stateful_to_state_dict
 
 __all__ = ["save"]
@@ -71,6 +71,8 @@ def save(
         every = [None] * world
         object_collectives.all_gather_object(every, (entries, list(pieces)))
     metadata: dict[str, Any] = {"tensors": {}, "plain": plain, "world_size": world}
+    if rank == 0:
+        metadata["paths"] = leaf_paths(state_dict)  # the nesting, for format_utils
     for rank_entries, order in every:
         for key, spec in rank_entries.items():
             merged = metadata["tensors"].setdefault(
