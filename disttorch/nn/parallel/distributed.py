@@ -211,9 +211,16 @@ class DistributedDataParallel(Module):
 
     def register_comm_hook(self, state: Any, hook: Callable) -> None:
         """Reduce buckets with ``hook(state, bucket) -> Future`` instead of the default
-        all-reduce (see ``disttorch.nn.parallel.comm_hooks``)."""
+        all-reduce (see ``disttorch.nn.parallel.comm_hooks``). The bfloat16 hooks
+        (``bf16_compress_hook``, ``bf16_compress_wrapper(...)``) raise ``TypeError`` here, as
+        in PyTorch's CPU build."""
         if not callable(hook):
             raise TypeError(f"communication hook must be callable, got {type(hook).__name__}")
+        if getattr(hook, "__name__", None) in ("bf16_compress_hook", "bf16_compress_wrapper_hook"):
+            # PyTorch's CPU build refuses them (they need NCCL or XCCL); so does disttorch
+            raise TypeError(
+                "BF16 all reduce communication hook required CUDA 11+ and NCCL 2.10+ or XPU and XCCL"
+            )
         self.reducer.comm_state, self.reducer.comm_hook = state, hook
 
     # ------------------------------------------------------------------ uneven inputs
