@@ -4,7 +4,8 @@ PyTorch's ``torch._C`` is its compiled core; disttorch has none, so this package
 the names libraries reach for, each answering as the CPU build does: usage logging (off
 unless asked for, so it does nothing), the current accelerator and default device (the
 CPU), ``Generator``, the ``__torch_function__`` opt-out and ``_nn._parse_to`` (how
-``Tensor.to`` reads its arguments).
+``Tensor.to`` reads its arguments), and the distributed errors (``_DistStoreError`` & co,
+which are ``torch.distributed``'s ``DistStoreError`` & co).
 """
 
 from __future__ import annotations
@@ -50,3 +51,15 @@ def _disabled_torch_function_impl(
     """``__torch_function__ = torch._C._disabled_torch_function_impl`` makes a Tensor subclass
     opt out of the protocol: the function runs as on a plain tensor."""
     return func(*args, **(kwargs or {}))
+
+
+#: ``torch._C._DistStoreError`` & co: the classes ``torch.distributed`` exports without the underscore
+_DIST_ERRORS = ("_DistError", "_DistStoreError", "_DistNetworkError", "_DistBackendError")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DIST_ERRORS:
+        from ..distributed.base import errors
+
+        return getattr(errors, name[1:])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """``python -m disttorch.as_torch prog.py ARGS`` / ``python -m disttorch.as_torch -m pkg.mod ARGS``:
 run an unmodified PyTorch program on disttorch in this process, as ``python prog.py`` would
-(``sys.argv``, ``sys.path[0]`` and ``__main__`` as Python sets them), with the alias on here
+(``sys.argv``, ``sys.path[0]``, ``__main__`` and its absolute ``__file__`` as Python sets them), with the alias on here
 and in every Python process the program starts."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(2)
     sys.argv = args
     sys.path[0] = os.path.dirname(os.path.abspath(script))
-    run_script(script)
+    run_script(script, report_errors=True)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,13 @@ import zipfile
 __all__ = ["run_script"]
 
 
-def run_script(path: str) -> None:
+def run_script(path: str, report_errors: bool = False) -> None:
     """Run the file ``path`` as ``__main__`` (``sys.argv`` and ``sys.path`` are the caller's to
-    set); a directory or zip file with a ``__main__.py`` goes through ``runpy``."""
+    set); a directory or zip file with a ``__main__.py`` goes through ``runpy``.
+
+    With ``report_errors``, an exception the program does not catch is printed as Python
+    prints it, its traceback starting at the program's own frame (not at the frames that
+    started it), and ends the process with status 1."""
     if not os.path.isfile(path) or zipfile.is_zipfile(path):
         runpy.run_path(path, run_name="__main__")
         return
@@ -39,4 +43,18 @@ def run_script(path: str) -> None:
         __cached__=None,
     )
     sys.modules["__main__"] = main  # pickling and multiprocessing find the program's names here
-    exec(code, main.__dict__)
+    if not report_errors:
+        exec(code, main.__dict__)
+        return
+    try:
+        exec(code, main.__dict__)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as error:
+        tb = error.__traceback__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        if tb is not None:
+            error.with_traceback(tb)  # the hook prints the exception's own traceback
+        sys.excepthook(type(error), error, error.__traceback__)
+        raise SystemExit(1) from None

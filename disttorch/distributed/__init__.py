@@ -11,7 +11,7 @@ Where things live, floor by floor (each imports only the floors below it):
 - API (this folder): ``groups.py`` (init, groups, ranks), ``collectives.py`` (tensor
   collectives and barriers), ``p2p.py`` (send/recv), ``object_collectives.py``,
   ``rendezvous.py`` (``init_method`` and the launcher's variables to a store),
-  ``tensor_io.py``, ``reduce_op.py``; ``algorithms/`` (ring, tree, star ..., over a
+  ``tensor_io.py``, ``reduce_ops.py``; ``algorithms/`` (ring, tree, star ..., over a
   ``Channel``) and ``optim/`` (ZeRO) beside it.
 - ``engine/``: the process group (communication thread, ordering, timeouts, dead peers),
   its ``Work``, and the ``PeerChannel`` that carries one collective's messages.
@@ -89,7 +89,7 @@ from .groups import (
 from .launch_defaults import get_default_backend_for_device, is_torchelastic_launched
 from .object_collectives import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
 from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
-from .reduce_op import ReduceOp
+from .reduce_ops import ReduceOp, reduce_op
 from .remote_device import _remote_device
 from .store import FileStore, PrefixStore, Store, TCPStore
 
@@ -120,6 +120,7 @@ __all__ = [
     "get_group_rank",
     "default_pg_timeout",
     "ReduceOp",
+    "reduce_op",
     "Work",
     "Future",
     "Store",

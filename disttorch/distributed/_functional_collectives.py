@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..ops.shape import cat
 from . import collectives
 from .groups import get_world_size
-from .reduce_op import ReduceOp
+from .reduce_ops import ReduceOp
 
 __all__ = [
     "all_gather_tensor",

@@ -21,7 +21,7 @@ from .base.errors import DistTimeoutError
 from .engine.peer_channel import Signature
 from .engine.work import Work
 from .groups import group_rank_of, resolve_group, root_global_rank
-from .reduce_op import ReduceOp
+from .reduce_ops import ReduceOp
 from .tensor_io import Flat, array_of
 
 __all__ = [

@@ -78,7 +78,7 @@ class DeviceMesh:
     @property
     def mesh(self) -> Tensor:
         """The global ranks as an integer tensor of the mesh's shape."""
-        return Tensor._make(self._ranks.copy())
+        return Tensor._make(self._ranks.astype(np.int32))  # PyTorch keeps the ranks as int32
 
     @property
     def ndim(self) -> int:

@@ -9,7 +9,7 @@ from . import *  # noqa: F403 (the whole public API, by the package's __all__)
 from . import __all__ as _api
 from .engine.process_group import ProcessGroup
 from .groups import GroupMember, _default, get_global_rank
-from .reduce_op import ReduceOp
+from .reduce_ops import ReduceOp
 
 __all__ = [*_api, "supports_complex"]
 

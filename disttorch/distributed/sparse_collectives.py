@@ -16,7 +16,7 @@ import numpy as np
 from .algorithms import select
 from .engine.work import Work
 from .groups import resolve_group
-from .reduce_op import ReduceOp
+from .reduce_ops import ReduceOp
 from .wire import frames as wire
 
 __all__ = ["all_reduce_sparse", "sparse_sum_across_ranks"]

@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from disttorch.distributed.reduce_op import ReduceOp
+from disttorch.distributed.reduce_ops import ReduceOp
 from disttorch.distributed.wire import frames as wire
 
 

@@ -37,6 +37,7 @@ def _mesh_worker(rank: int, world: int) -> dict:
     out["coordinate"] = mesh2.get_coordinate()
     out["rows"] = [dist.get_process_group_ranks(mesh2.get_group(d)) for d in ("replicate", "shard")]
     out["sub"] = mesh2["shard"].mesh.tolist()
+    out["mesh dtype"] = str(mesh2.mesh.dtype)
     dist.destroy_process_group()
     return out
 
@@ -55,6 +56,7 @@ def test_device_mesh_1d_2d_and_dtensor():
         assert out["coordinate"] == [rank // 2, rank % 2]
         assert out["rows"] == [[rank % 2, rank % 2 + 2], [rank - rank % 2, rank - rank % 2 + 1]]
         assert out["sub"] == [rank - rank % 2, rank - rank % 2 + 1]
+        assert out["mesh dtype"].endswith(".int32")  # as PyTorch's mesh tensors
 
 
 def _controls_worker(rank: int, world: int) -> dict:

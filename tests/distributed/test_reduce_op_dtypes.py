@@ -100,3 +100,24 @@ def test_the_table_is_what_pytorch_answers(torch):
                     assert got is pytorch_rule(collective, dtype, op), (collective, dtype, op, got)
     finally:
         tdist.destroy_process_group()
+
+
+def test_reduce_op_prints_and_has_its_deprecated_name():
+    """``ReduceOp.SUM`` prints as PyTorch's ``RedOpType.SUM``; the tutorials' deprecated
+    ``dist.reduce_op.SUM`` is ``ReduceOp.SUM`` with PyTorch's ``FutureWarning``."""
+    import disttorch.distributed as dist
+
+    assert (str(dist.ReduceOp.SUM), repr(dist.ReduceOp.MAX)) == ("RedOpType.SUM", "<RedOpType.MAX: 4>")
+    with pytest.warns(FutureWarning, match="`torch.distributed.reduce_op` is deprecated") as caught:
+        assert dist.reduce_op.SUM is dist.ReduceOp.SUM
+    assert caught[0].filename == __file__
+    with pytest.warns(FutureWarning), pytest.raises(AttributeError, match="NOPE"):
+        dist.reduce_op.NOPE
+
+
+def test_reduce_op_prints_as_pytorchs(torch):
+    import disttorch.distributed as dist
+
+    for op in ("SUM", "MAX", "BXOR"):
+        ours, theirs = getattr(dist.ReduceOp, op), getattr(torch.distributed.ReduceOp, op)
+        assert (str(ours), repr(ours), f"{ours}") == (str(theirs), repr(theirs), f"{theirs}")

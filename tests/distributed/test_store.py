@@ -679,3 +679,27 @@ def test_a_new_client_waits_out_a_retiring_store_and_joins_the_one_replacing_it(
     assert new.get("k") == b"v"
     client.close()
     new.close()
+
+
+def test_master_listen_fd_use_libuv_and_multi_tenant_as_pytorch_names_them():
+    """``TCPStore(..., master_listen_fd=fd)`` serves on the port of the socket it is handed,
+    ``use_libuv`` reads back as ``libuvBackend``, ``multi_tenant=True`` is refused, and
+    ``torch._C._DistStoreError`` is the store's error class (the TCPStore tutorial's names)."""
+    import disttorch
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    server = TCPStore("127.0.0.1", port, 1, True, master_listen_fd=listener.detach(), use_libuv=False)
+    try:
+        assert server.port == port and server.libuvBackend is False
+        client = TCPStore("127.0.0.1", port, timeout=timedelta(seconds=5))
+        client.set("k", "v")
+        assert server.get("k") == b"v" and client.libuvBackend is True
+        with pytest.raises(disttorch._C._DistStoreError):
+            client.wait(["missing"], timedelta(seconds=0.1))
+        client.close()
+    finally:
+        server.close()
+    with pytest.raises(NotImplementedError, match="multi_tenant"):
+        TCPStore("127.0.0.1", 0, 1, True, multi_tenant=True)

@@ -1,6 +1,7 @@
 """``torch.distributed`` names libraries import at load: ``ReduceOp.RedOpType``,
-``constants``, ``rpc`` (available, with its ``api`` module), ``algorithms.join`` and the
-functional collectives (run on two real ranks)."""
+``constants``, ``rpc`` (available, with its ``api`` module), ``algorithms.join`` (its
+joinables run in ``tests/distributed/test_join.py``) and the functional collectives (run on
+two real ranks)."""
 
 from __future__ import annotations
 
@@ -22,18 +23,15 @@ def test_names_answer_as_pytorch_cpu_build():
     assert rpc.is_available() is True and hasattr(rpc, "api")
 
 
-def test_join_runs_disabled_and_refuses_what_cannot_join():
-    class Model(Joinable):
+def test_join_needs_joinables_that_implement_its_members():
+    class Partial(Joinable):
         def join_hook(self, **kwargs):
             return None
 
-        join_device = join_process_group = None
-
-    with Join([Model()], enable=False):
-        pass
-    with pytest.raises(NotImplementedError, match="Model cannot shadow the collectives"):
-        with Join([Model()], enable=True):
-            pass
+    with pytest.raises(TypeError, match="abstract"):
+        Partial()
+    with pytest.raises(ValueError, match="at least one joinable"):
+        Join([])
 
 
 def _functional(rank: int, world: int) -> list:

@@ -392,31 +392,46 @@ def test_fp16_compression_hook_is_close_to_full_precision():
     np.testing.assert_allclose(half, full, rtol=2e-3, atol=2e-4)
 
 
+def _renamed(hook):
+    """``hook`` under another name: PyTorch's CPU build refuses to register the bf16 hooks by
+    name, yet their arithmetic is still disttorch's to test."""
+    return lambda state, bucket: hook(state, bucket)
+
+
 def _compressed(rank, world):
     import disttorch as torch
     import disttorch.distributed as dist
     from disttorch import nn
     from disttorch.distributed.algorithms.ddp_comm_hooks import default_hooks as hooks
+    from disttorch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
     from disttorch.nn.parallel import DistributedDataParallel as DDP
 
     dist.init_process_group()
     grads = {}
-    for name, hook in [
-        ("full", None),
-        ("bf16", hooks.bf16_compress_hook),
-        ("fp16_wrapped", hooks.fp16_compress_wrapper(hooks.allreduce_hook)),
-        ("bf16_wrapped", hooks.bf16_compress_wrapper(hooks.allreduce_hook)),
+    powersgd_state = powersgd.PowerSGDState(None, start_powerSGD_iter=3)
+    for name, state, hook in [
+        ("full", None, None),
+        ("bf16", None, _renamed(hooks.bf16_compress_hook)),
+        ("fp16_wrapped", None, hooks.fp16_compress_wrapper(hooks.allreduce_hook)),
+        ("bf16_wrapped", None, _renamed(hooks.bf16_compress_wrapper(hooks.allreduce_hook))),
+        ("powerSGD", powersgd_state, powersgd.powerSGD_hook),
     ]:
         torch.manual_seed(0)
         model = _mlp(nn)
         ddp = DDP(model)
         if hook is not None:
-            ddp.register_comm_hook(None, hook)
+            ddp.register_comm_hook(state, hook)
         x, y = _batches(torch, world, 4, 1)[0]
         sl = slice(rank * 4, (rank + 1) * 4)
         nn.functional.cross_entropy(ddp(x[sl]), y[sl]).backward()
         grads[name] = np.concatenate([p.grad.numpy().ravel() for p in model.parameters()])
         assert all(p.grad.dtype == torch.float32 for p in model.parameters())
+    grads["powerSGD iter"] = powersgd_state.iter
+    for hook in (hooks.bf16_compress_hook, hooks.bf16_compress_wrapper(hooks.allreduce_hook)):
+        try:
+            ddp.register_comm_hook(None, hook)
+        except TypeError as e:
+            grads.setdefault("bf16 refused", []).append(str(e))
     dist.destroy_process_group()
     return grads
 
@@ -425,23 +440,33 @@ def _compressed(rank, world):
 def test_bf16_hook_and_the_compression_wrappers_are_close_to_full_precision():
     """``bf16_compress_hook`` and ``fp16/bf16_compress_wrapper(allreduce_hook)`` (what
     accelerate's ``DistributedDataParallelKwargs(comm_hook=..., comm_wrapper=...)`` registers)
-    average the gradients in half precision and hand back float32 gradients."""
+    average the gradients in half precision and hand back float32 gradients; registering the
+    bf16 ones raises TypeError, as in PyTorch's CPU build."""
     grads, _ = run_ranks(_compressed, 2, timeout=45)
+    assert (
+        grads["bf16 refused"]
+        == ["BF16 all reduce communication hook required CUDA 11+ and NCCL 2.10+ or XPU and XCCL"] * 2
+    )
     full = grads["full"]
+    # PowerSGD's hook averages plainly until start_powerSGD_iter, counting iterations
+    assert np.array_equal(grads["powerSGD"], full) and grads["powerSGD iter"] == 1
     for name, tol in (("bf16", 1e-2), ("fp16_wrapped", 2e-3), ("bf16_wrapped", 1e-2)):
         assert not np.array_equal(grads[name], full), name
         np.testing.assert_allclose(grads[name], full, rtol=tol, atol=tol / 10, err_msg=name)
 
 
-def test_powersgd_state_is_kept_and_its_hooks_say_they_are_unsupported():
+def test_powersgd_state_is_kept_and_its_hooks_say_compression_is_unsupported():
     from disttorch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
 
     state = powerSGD_hook.PowerSGDState(None, matrix_approximation_rank=2, start_powerSGD_iter=10)
     assert state.matrix_approximation_rank == 2 and state.start_powerSGD_iter == 10
     assert state.use_error_feedback and state.iter == 0
+    state.iter = 10  # compression would start here
     for hook in (powerSGD_hook.powerSGD_hook, powerSGD_hook.batched_powerSGD_hook):
-        with pytest.raises(NotImplementedError, match="PowerSGD"):
+        with pytest.raises(NotImplementedError, match="PowerSGD compression"):
             hook(state, None)
+    with pytest.raises(ValueError, match="Expect `start_powerSGD_iter` > 1"):
+        powerSGD_hook.PowerSGDState(None, start_powerSGD_iter=1)
 
 
 def _trace(rank, world):

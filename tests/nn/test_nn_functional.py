@@ -151,9 +151,18 @@ def test_softmax_sums_to_one_and_dim_errors():
         IndexError, match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 3\)"
     ):
         F.softmax(x, 3)
-    with pytest.warns(UserWarning, match="Implicit dimension choice"):
+    with pytest.warns(UserWarning, match="Implicit dimension choice") as caught:
         out = F.softmax(dt.ones(2, 4))
     np.testing.assert_allclose(values(out), 0.25)
+    assert caught[0].filename == __file__  # the caller's line, as PyTorch's warning names it
+
+    class Passing(dt.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Passing(), pytest.warns(UserWarning, match="Implicit dimension choice") as caught:
+        F.log_softmax(dt.ones(2, 4))  # dispatch wrappers in between are not the caller
+    assert caught[0].filename == __file__
 
 
 def test_log_softmax_backward_is_softmax_minus_upstream():

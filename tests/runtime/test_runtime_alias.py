@@ -109,17 +109,27 @@ def test_as_torch_runs_a_module_and_sets_argv_and_path_like_python(tmp_path):
     script.parent.mkdir()
     (script.parent / "helper.py").write_text("VALUE = 7\n")
     script.write_text(
-        "import sys, helper, torch\nprint(sys.argv[0].endswith('s.py'), helper.VALUE, torch.__name__)\n"
+        "import sys, helper, torch\nprint(sys.argv[0], helper.VALUE, torch.__name__, __file__)\n"
     )
-    assert (
-        _run([sys.executable, "-m", "disttorch.as_torch", str(script)], tmp_path, _env()).strip()
-        == "True 7 disttorch"
+    # argv[0] as given, __file__ (and so tracebacks and warnings) absolute, as Python sets them
+    assert _run([sys.executable, "-m", "disttorch.as_torch", "sub/s.py"], tmp_path, _env()).strip() == (
+        f"sub/s.py 7 disttorch {script}"
     )
-    # as Python: __file__ (and so tracebacks and warnings) joined to the working directory,
-    # argv[0] as given
-    script.write_text("import sys\nprint(__file__, sys.argv[0])\n")
-    out = _run([sys.executable, "-m", "disttorch.as_torch", os.path.join("sub", "s.py")], tmp_path, _env())
-    assert out.split() == [os.path.join(str(tmp_path), "sub", "s.py"), os.path.join("sub", "s.py")]
+    (script.parent / "fails.py").write_text("import torch\n\ndef f():\n    raise ValueError('boom')\n\nf()\n")
+    failed = subprocess.run(
+        [sys.executable, "-m", "disttorch.as_torch", "sub/fails.py"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    # an uncaught exception's traceback starts at the script, as python's does
+    assert failed.returncode == 1 and failed.stderr.startswith(
+        f'Traceback (most recent call last):\n  File "{script.parent / "fails.py"}", line 6, in <module>\n'
+    ), failed.stderr
+    assert failed.stderr.endswith("ValueError: boom\n")
     missing = subprocess.run(
         [sys.executable, "-m", "disttorch.as_torch", "nope.py"],
         cwd=tmp_path,

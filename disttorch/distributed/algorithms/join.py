@@ -1,20 +1,48 @@
 """``torch.distributed.algorithms.join``: ``Join``, the context manager for uneven inputs,
-with ``Joinable`` and ``JoinHook``.
+with ``Joinable`` and ``JoinHook``, as PyTorch's.
 
-``Join`` lets ranks that run out of data keep answering the collectives of the ranks still
-training. disttorch's ``DistributedDataParallel`` does this in its own ``join()`` context
-manager, so ``Join([ddp_model], enable=True)`` runs the block inside ``ddp_model.join()``
-(a joinable without a ``join()`` of its own, e.g. a ZeRO optimizer, is refused with
-``NotImplementedError``); ``enable=False`` runs the block unchanged.
+Every iteration, the first joinable of a rank still training calls
+``Join.notify_join_context`` before its collectives: an all-reduce of 1 (the heartbeat). A
+rank that ran out of data leaves the ``with`` block and, in ``__exit__``, answers each
+heartbeat with 0; while the sum is not 0 it runs every joinable's ``JoinHook.main_hook``
+(shadowing one iteration of its collectives), then, once all ranks have joined, every
+``post_hook(is_last_joiner)``. ``DistributedDataParallel`` and ``ZeroRedundancyOptimizer``
+are joinables; so is any class that implements ``Joinable``'s three members.
 """
 
 from __future__ import annotations
 
-import contextlib
+import warnings
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Join", "JoinHook", "Joinable"]
+
+
+def _dist() -> Any:
+    from ... import distributed
+
+    return distributed
+
+
+def _scalar(value: float, device: Any) -> Any:
+    from ... import ones
+
+    return ones(1, device=device) * value
+
+
+@dataclass
+class _JoinConfig:
+    """What ``Join`` tells each of its joinables (as ``joinable._join_config``)."""
+
+    enable: bool
+    throw_on_early_termination: bool
+    is_first_joinable: bool
+
+    @staticmethod
+    def construct_disabled_join_config() -> _JoinConfig:
+        return _JoinConfig(enable=False, throw_on_early_termination=False, is_first_joinable=False)
 
 
 class JoinHook:
@@ -28,10 +56,12 @@ class JoinHook:
 
 
 class Joinable(ABC):
-    """A class whose collectives ``Join`` can shadow (PyTorch's DDP and ZeRO are)."""
+    """A class whose collectives ``Join`` can shadow (DDP and ZeRO are). Subclasses call
+    ``Joinable.__init__`` and ``Join.notify_join_context(self)`` before their collectives."""
 
     def __init__(self) -> None:
         super().__init__()
+        self._join_config = _JoinConfig.construct_disabled_join_config()
 
     @abstractmethod
     def join_hook(self, **kwargs: Any) -> JoinHook:
@@ -49,11 +79,14 @@ class Joinable(ABC):
 
 
 class Join:
-    """``with Join(joinables, enable=...):`` around a training loop with uneven inputs.
+    """``with Join(joinables, enable=..., throw_on_early_termination=..., **kwargs):`` around
+    a training loop with uneven inputs; ``kwargs`` go to every ``joinable.join_hook``
+    (``divide_by_initial_world_size`` for DDP).
 
     Raises:
-        NotImplementedError: with ``enable=True`` and a joinable that is not a
-            ``DistributedDataParallel`` (nothing else can shadow collectives here).
+        ValueError: no joinables, or joinables of different process groups.
+        RuntimeError: with ``throw_on_early_termination=True``, on every rank as soon as one
+            runs out of inputs.
     """
 
     def __init__(
@@ -65,34 +98,79 @@ class Join:
     ) -> None:
         if len(joinables) == 0:
             raise ValueError("The join context manager requires at least one joinable")
-        self._joinables, self._enable = list(joinables), enable
+        self._joinables = joinables
+        self._join_hooks = [joinable.join_hook(**kwargs) for joinable in joinables]
+        self._enable = enable
         self._throw_on_early_termination = throw_on_early_termination
-        self._kwargs = kwargs
-        self._stack = contextlib.ExitStack()
+        for i, joinable in enumerate(joinables):
+            joinable._join_config = _JoinConfig(enable, throw_on_early_termination, is_first_joinable=i == 0)
+        self._process_group = joinables[0].join_process_group
+        if any(j.join_process_group != self._process_group for j in joinables[1:]):
+            raise ValueError("Using join context manager with multiple process groups")
+        self._device = joinables[0].join_device
+        self._rank = _dist().get_rank(self._process_group)
 
-    def __enter__(self) -> Join:
-        if not self._enable:
-            return self
-        refused = [type(j).__name__ for j in self._joinables if not callable(getattr(j, "join", None))]
-        if refused:
-            raise NotImplementedError(
-                f"Join(enable=True): {', '.join(refused)} cannot shadow the collectives of ranks that "
-                "ran out of data in disttorch (only DistributedDataParallel can); give every rank the "
-                "same number of batches and pass enable=False"
-            )
-        divide = self._kwargs.get("divide_by_initial_world_size", True)
-        for joinable in self._joinables:
-            self._stack.enter_context(
-                joinable.join(
-                    divide, enable=True, throw_on_early_termination=self._throw_on_early_termination
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        """Shadow the ranks still training until all have joined, then run the post-hooks."""
+        if not self._enable or exc_type is not None:
+            return
+        is_last_joiner = True
+        skew = 0
+        while self._nonjoined() != 0:
+            if skew == _WARN_THRESHOLD + 1:
+                warnings.warn(
+                    f"Detected uneven input skew of greater than {_WARN_THRESHOLD}. This means that "
+                    f"rank {self._rank} has at least {_WARN_THRESHOLD} fewer inputs than other "
+                    "currently-active ranks. This level of skew could lead to performance "
+                    "degradation during training.",
+                    stacklevel=2,
                 )
-            )
-        return self
+            if self._throw_on_early_termination:
+                _dist().all_reduce(_scalar(1, self._device), group=self._process_group)
+                raise RuntimeError(f"Rank {self._rank} exhausted all inputs.")
+            for hook in self._join_hooks:
+                hook.main_hook()
+            is_last_joiner = False
+            skew += 1
+        for hook in self._join_hooks:
+            hook.post_hook(is_last_joiner)
 
-    def __exit__(self, *exc: object) -> None:
-        self._stack.__exit__(*exc)
+    def _nonjoined(self) -> int:
+        """Answer one heartbeat with 0: the number of ranks still training."""
+        count = _scalar(0, self._device)
+        _dist().all_reduce(count, group=self._process_group)
+        return int(count.item())
 
     @staticmethod
-    def notify_join_context(joinable: Joinable) -> None:
-        """Called by a ``Joinable`` before its collectives; returns None (no join in progress)."""
-        return None
+    def notify_join_context(joinable: Joinable) -> Any:
+        """The heartbeat, sent by the first joinable of a ``Join`` before its collectives:
+        an asynchronous all-reduce of 1 whose ``Work`` is returned (its result: how many
+        ranks are still training); ``None`` for the other joinables and outside a ``Join``.
+
+        Raises:
+            RuntimeError: with ``throw_on_early_termination=True``, when a rank has joined.
+        """
+        config = getattr(joinable, "_join_config", None)
+        if config is None:
+            raise AssertionError(
+                f"{type(joinable).__name__} has no _join_config: a Joinable must call Joinable.__init__"
+            )
+        if not config.is_first_joinable or not config.enable:
+            return None
+        dist, device, group = _dist(), joinable.join_device, joinable.join_process_group
+        work = dist.all_reduce(_scalar(1, device), group=group, async_op=True)
+        if config.throw_on_early_termination:
+            should_throw = _scalar(0, device)
+            dist.all_reduce(should_throw, group=group)
+            if should_throw.item():
+                raise RuntimeError(
+                    "Detected at least one rank that exhausted inputs. Throwing across all ranks."
+                )
+        return work
+
+
+#: iterations of skew after which a joined rank warns
+_WARN_THRESHOLD = 1000

@@ -52,6 +52,43 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, tuple[Any, Any]]:
     return out
 
 
+def leaf_paths(obj: Any, prefix: str = "", path: tuple = ()) -> dict[str, list]:
+    """Dotted key (as :func:`flatten` names it) -> the dict keys (``str``/``int``) and list
+    indices (``[i]``) leading to that leaf: the nesting a dotted key loses when names hold
+    dots (``model`` -> ``net1.weight``), in a form JSON keeps."""
+    out: dict[str, list] = {}
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+    for k, v in items:
+        key, step = f"{prefix}{k}", (k if isinstance(obj, dict) else [k])
+        if isinstance(v, (dict, list)) and not isinstance(v, Tensor):
+            out.update(leaf_paths(v, key + ".", (*path, step)))
+        else:
+            out[key] = [*path, step]
+    return out
+
+
+def nest(leaves: dict[str, Any], paths: dict[str, list]) -> dict:
+    """The nested dicts and lists :func:`leaf_paths` describes, holding ``leaves``."""
+    root: dict = {}
+    for key, value in leaves.items():
+        node: Any = root
+        steps = paths[key]
+        for step, following in zip(steps, steps[1:]):
+            index = step[0] if isinstance(step, list) else step
+            if isinstance(node, list):
+                node.extend([None] * (index + 1 - len(node)))
+            if (node[index] if isinstance(node, list) else node.get(index)) is None:
+                node[index] = [] if isinstance(following, list) else {}
+            node = node[index]
+        last = steps[-1]
+        if isinstance(last, list):
+            node.extend([None] * (last[0] + 1 - len(node)))
+            node[last[0]] = value
+        else:
+            node[last] = value
+    return root
+
+
 def dtype_name(arr: np.ndarray) -> str:
     return from_numpy(arr.dtype).name
 

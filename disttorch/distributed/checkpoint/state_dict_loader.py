@@ -11,6 +11,7 @@ from ..._tensor import Tensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import flatten, numpy_dtype, read_metadata, read_pieces
+from .stateful import Stateful, stateful_to_state_dict
 
 __all__ = ["load"]
 
@@ -50,8 +51,20 @@ def load(
 ) -> None:
     """Load the checkpoint in ``checkpoint_id`` into ``state_dict`` in place: every tensor's
     memory is overwritten (a DTensor's with its own block, re-cut if the world size or
-    layout changed), plain values are replaced. Keys absent from the checkpoint raise."""
-    directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_reader.path)
+    layout changed), plain values are replaced. Keys absent from the checkpoint raise. A
+    top-level ``Stateful`` value is loaded through its ``state_dict()``, then given the
+    result with ``load_state_dict``."""
+    stateful = stateful_to_state_dict(state_dict)
+    _load_in_place(stateful, checkpoint_id if checkpoint_id is not None else storage_reader.path)
+    for key, value in state_dict.items():
+        if isinstance(value, Stateful):
+            value.load_state_dict(stateful[key])
+        else:
+            state_dict[key] = stateful[key]  # a plain top-level value may have been replaced
+
+
+def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:
+    directory = os.fspath(checkpoint_id)
     metadata = read_metadata(directory)
     # every file is checked against the metadata before any tensor is overwritten
     files = {r: read_pieces(directory, r, save_id) for r, save_id in enumerate(metadata.get("save_ids", ()))}

@@ -14,7 +14,8 @@ from ..._tensor import Tensor
 from .. import groups, object_collectives
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
-from ._format import dtype_name, flatten, write_metadata, write_pieces
+from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_pieces
+from .stateful import stateful_to_state_dict
 
 __all__ = ["save"]
 
@@ -35,7 +36,9 @@ def save(
 ) -> dict:
     """Save ``state_dict`` (nested dicts of tensors, DTensors and plain values) into the
     directory ``checkpoint_id``: each rank writes its own shards, rank 0 the replicated
-    tensors and the metadata. Every rank must call it. Returns the metadata."""
+    tensors and the metadata; a top-level ``Stateful`` value is saved as its
+    ``state_dict()``. Every rank must call it. Returns the metadata."""
+    state_dict = stateful_to_state_dict(state_dict)
     directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_writer.path)
     rank, world = (0, 1) if no_dist else _rank_and_world()
     os.makedirs(directory, exist_ok=True)
@@ -75,6 +78,8 @@ def save(
         "world_size": world,
         "save_ids": [ids for _, _, ids in every],
     }
+    if rank == 0:
+        metadata["paths"] = leaf_paths(state_dict)  # the nesting, for format_utils
     for rank_entries, order, _ in every:
         for key, spec in rank_entries.items():
             merged = metadata["tensors"].setdefault(

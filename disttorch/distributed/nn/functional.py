@@ -35,7 +35,7 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from .. import collectives as c
 from ..groups import get_rank, get_world_size
-from ..reduce_op import ReduceOp
+from ..reduce_ops import ReduceOp
 
 __all__ = [
     "all_gather",

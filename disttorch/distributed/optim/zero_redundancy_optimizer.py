@@ -23,6 +23,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...optim.optimizer import Optimizer
+from ..algorithms.join import Join, Joinable, JoinHook
 from .shard_layout import ShardLayout
 
 __all__ = ["ZeroRedundancyOptimizer"]
@@ -45,7 +46,7 @@ def partition(sizes: list[int], world_size: int) -> list[int]:
     return owner
 
 
-class ZeroRedundancyOptimizer(Optimizer):
+class ZeroRedundancyOptimizer(Optimizer, Joinable):
     """Wrap ``optimizer_class`` so its state is sharded across the ranks of ``process_group``.
 
     Args:
@@ -75,6 +76,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         self.rank = dist.get_rank(process_group)
         self.optimizer_class = optimizer_class
         super().__init__(params, defaults)
+        Joinable.__init__(self)
         self._all_params = [p for g in self.param_groups for p in g["params"]]
         self.owner = partition([p._data.size for p in self._all_params], self.world_size)
         owner_of = {id(p): r for p, r in zip(self._all_params, self.owner)}
@@ -85,10 +87,23 @@ class ZeroRedundancyOptimizer(Optimizer):
         self._local_group_nonempty = [bool(g["params"]) for g in local_groups]
         kept = [g for g in local_groups if g["params"]]
         self.optim = optimizer_class(kept, **defaults) if kept else None
+        self._fill_group_options(optimizer_class, defaults)
         self._consolidated: dict | None = None
         self._layout = ShardLayout(self._all_params, self.owner)
         if self._layout.place(resolve_group(process_group)):
             weakref.finalize(self, self._layout.close).atexit = False
+
+    def _fill_group_options(self, optimizer_class: type, defaults: dict) -> None:
+        """Give ``param_groups`` every option of the wrapped optimiser (its defaults included),
+        as PyTorch's do; a rank that owns no parameter asks an optimiser over an empty one."""
+        local = self.optim
+        if local is None:
+            from ... import zeros
+
+            local = optimizer_class([zeros(0, requires_grad=True)], **defaults)
+        for g in self.param_groups:
+            for key, value in local.defaults.items():
+                g.setdefault(key, value)
 
     def _sync_options(self) -> None:
         """Copy options set on ``param_groups`` (e.g. by a scheduler) into the local optimiser."""
@@ -102,10 +117,25 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update this rank's shard, then broadcast every shard from its owner."""
+        Join.notify_join_context(self)
         self._sync_options()
         loss = self.optim.step(closure) if self.optim is not None else (closure() if closure else None)
         self._broadcast_shards()
         return loss
+
+    def join_hook(self, **kwargs: Any) -> JoinHook:
+        """A joined rank still steps (with the gradients it has) and broadcasts its shard."""
+        return _ZeROJoinHook(self)
+
+    @property
+    def join_device(self) -> Any:
+        from ... import device
+
+        return device("cpu")
+
+    @property
+    def join_process_group(self) -> Any:
+        return self.process_group
 
     def _broadcast_shards(self) -> None:
         self._layout.broadcast(self.rank, self._broadcast)
@@ -167,3 +197,11 @@ class ZeroRedundancyOptimizer(Optimizer):
                 index += len(og["params"])
                 local_groups.append(packed)
         self.optim.load_state_dict({"state": local_state, "param_groups": local_groups})
+
+
+class _ZeROJoinHook(JoinHook):
+    def __init__(self, zero: ZeroRedundancyOptimizer) -> None:
+        self.zero = zero
+
+    def main_hook(self) -> None:
+        self.zero.step()

@@ -15,6 +15,7 @@ again; any other raises. A new client's ``HELLO`` that a retiring server turns a
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -47,6 +48,17 @@ _REPEATABLE = frozenset(
 _RETIRING_RETRY_S = 0.05
 
 
+def _port_of_listening_fd(fd: int, is_master: bool) -> int:
+    """The port a listening socket is bound to, the socket closed (the server binds it anew)."""
+    if not is_master:
+        raise ValueError("master_listen_fd is only used by the master (is_master=True)")
+    listener = socket.socket(fileno=fd)
+    try:
+        return listener.getsockname()[1]
+    finally:
+        listener.close()
+
+
 class TCPStore(Store):
     """A key-value store served over TCP by the master process (mirrors ``torch.distributed.TCPStore``).
 
@@ -61,6 +73,12 @@ class TCPStore(Store):
             all workers to check in.
         wait_for_workers: on the master, wait in the constructor until ``world_size``
             processes have connected.
+        multi_tenant: PyTorch's sharing of one server by several stores of a process on one
+            port; ``True`` raises ``NotImplementedError``.
+        master_listen_fd: on the master, a bound listening socket to serve on: disttorch
+            closes it and serves on its port (the port is free for an instant in between).
+        use_libuv: accepted (PyTorch's choice of server implementation); read back as
+            ``libuvBackend``.
         secret: the job secret (hex string or bytes); defaults to the
             ``DISTTORCH_JOB_SECRET`` environment variable. Without a secret the
             store accepts only loopback connections. With a secret, the store's
@@ -89,9 +107,21 @@ class TCPStore(Store):
         is_master: bool = False,
         timeout: timedelta = DEFAULT_TIMEOUT,
         wait_for_workers: bool = True,
+        multi_tenant: bool = False,
+        master_listen_fd: int | None = None,
+        use_libuv: bool = True,
         secret: str | bytes | None = None,
     ) -> None:
         super().__init__(timeout)
+        if multi_tenant:
+            raise NotImplementedError(
+                "TCPStore(multi_tenant=True) is not supported by disttorch: give each store its own "
+                "port (or port 0 on the master), or share one TCPStore object"
+            )
+        #: PyTorch's name for which server implementation runs; disttorch has one (ZeroMQ)
+        self.libuvBackend = bool(use_libuv)
+        if master_listen_fd is not None:
+            port = _port_of_listening_fd(master_listen_fd, is_master)
         if world_size is not None and world_size < 1:
             raise ValueError(f"world_size must be a positive number of processes or None, got {world_size}")
         if not 0 <= port <= 65535 or (port == 0 and not is_master):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import collectives
-from ..reduce_op import ReduceOp
+from ..reduce_ops import ReduceOp
 
 __all__ = ["chunk_rows", "chunk_bounds", "local_chunk", "gather_dim", "reduce_scatter_dim"]
 

@@ -34,7 +34,7 @@ from ..._tensor import Tensor
 from ...autograd.function import Function
 from .. import collectives
 from ..device_mesh import DeviceMesh
-from ..reduce_op import ReduceOp
+from ..reduce_ops import ReduceOp
 from ._layout import chunk_bounds, gather_dim, local_chunk, reduce_scatter_dim
 from .placement_types import Partial, Placement, Replicate, cut_order
 

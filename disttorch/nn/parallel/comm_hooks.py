@@ -125,7 +125,8 @@ def _compress_wrapper(np_dtype: Any, hook: Any) -> Any:
 
         return hook(state, small).then(decompress)
 
-    compressing.__name__ = compressing.__qualname__ = f"{np.dtype(np_dtype).name}_compress_wrapper_hook"
+    short = {"float16": "fp16", "bfloat16": "bf16"}[np.dtype(np_dtype).name]
+    compressing.__name__ = compressing.__qualname__ = f"{short}_compress_wrapper_hook"  # PyTorch's names
     return compressing
 
 

@@ -31,6 +31,12 @@ def _dist():
     return dist
 
 
+def _join():
+    from ...distributed.algorithms import join
+
+    return join
+
+
 def _params_expecting_sparse_grads(module: Module) -> set[int]:
     """ids of the weights of ``nn.Embedding``/``nn.EmbeddingBag`` modules with ``sparse=True``."""
     from ..modules.sparse import Embedding, EmbeddingBag
@@ -106,7 +112,8 @@ class DistributedDataParallel(Module):
         self.static_graph = static_graph
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
-        self._join: _JoinState | None = None
+        self._join_config = _join()._JoinConfig.construct_disabled_join_config()
+        self._divide_by_initial_world_size = True
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         if not named:
             raise RuntimeError(
@@ -156,7 +163,7 @@ class DistributedDataParallel(Module):
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         with trace.span("forward", "step"):
-            active = self._join.notify_active() if self._join is not None else None
+            active = self._notify_join_context()
             if self.require_forward_param_sync and self.broadcast_buffers:
                 bufs = list(self.module.buffers())
                 if bufs:
@@ -188,22 +195,28 @@ class DistributedDataParallel(Module):
 
     def register_comm_hook(self, state: Any, hook: Callable) -> None:
         """Reduce buckets with ``hook(state, bucket) -> Future`` instead of the default
-        all-reduce (see ``disttorch.nn.parallel.comm_hooks``)."""
+        all-reduce (see ``disttorch.nn.parallel.comm_hooks``). The bfloat16 hooks
+        (``bf16_compress_hook``, ``bf16_compress_wrapper(...)``) raise ``TypeError`` here, as
+        in PyTorch's CPU build."""
         if not callable(hook):
             raise TypeError(f"communication hook must be callable, got {type(hook).__name__}")
+        if getattr(hook, "__name__", None) in ("bf16_compress_hook", "bf16_compress_wrapper_hook"):
+            # PyTorch's CPU build refuses them (they need NCCL or XCCL); so does disttorch
+            raise TypeError(
+                "BF16 all reduce communication hook required CUDA 11+ and NCCL 2.10+ or XPU and XCCL"
+            )
         self.reducer.comm_state, self.reducer.comm_hook = state, hook
 
     # ------------------------------------------------------------------ uneven inputs
-    @contextmanager
     def join(
         self,
         divide_by_initial_world_size: bool = True,
         enable: bool = True,
         throw_on_early_termination: bool = False,
-    ) -> Iterator[None]:
-        """Train on uneven inputs: a rank that runs out of data keeps answering the other
-        ranks' collectives with zeros until every rank is done, then all ranks take the
-        parameters of the rank that trained longest.
+    ) -> Any:
+        """Train on uneven inputs: ``Join([self], ...)``. A rank that runs out of data keeps
+        answering the other ranks' collectives with zeros until every rank is done, then all
+        ranks take the parameters of the last rank to join.
 
         Args:
             divide_by_initial_world_size: divide the summed gradients by the size of the
@@ -211,8 +224,8 @@ class DistributedDataParallel(Module):
                 as zero). With False, divide by the number of ranks still training, so a
                 step's gradient is the mean over the batches that were actually seen.
             enable: with False this context manager does nothing.
-            throw_on_early_termination: raise on a rank that runs out of inputs while
-                others still train, instead of shadowing them.
+            throw_on_early_termination: raise on every rank as soon as one runs out of
+                inputs, instead of shadowing them.
 
         With ``divide_by_initial_world_size=False`` DDP multiplies whatever a communication
         hook returns by ``world size / ranks still training``. That is right for
@@ -221,15 +234,39 @@ class DistributedDataParallel(Module):
         something else ends up off by the same factor. (PyTorch applies the number of
         ranks still training only to its built-in reduction, not to a registered hook.)
         """
-        if not enable:
-            yield
-            return
-        self._join = _JoinState(self, divide_by_initial_world_size)
-        try:
-            yield
-            self._join.shadow_until_all_joined(throw_on_early_termination)
-        finally:
-            self._join = None
+        return _join().Join(
+            [self],
+            enable,
+            throw_on_early_termination,
+            divide_by_initial_world_size=divide_by_initial_world_size,
+        )
+
+    def join_hook(self, **kwargs: Any) -> Any:
+        """The ``JoinHook`` of a rank that has joined: it shadows the buffer broadcast and the
+        gradient all-reduces of each step, then syncs the final model (``Join``'s keyword
+        ``divide_by_initial_world_size``, default True, is read here)."""
+        self._divide_by_initial_world_size = kwargs.get("divide_by_initial_world_size", True)
+        return _DDPJoinHook(self)
+
+    @property
+    def join_device(self) -> Any:
+        from ... import device
+
+        return device("cpu")
+
+    @property
+    def join_process_group(self) -> Any:
+        return self.process_group
+
+    def _notify_join_context(self) -> int | None:
+        """Send ``Join``'s heartbeat; return how many ranks are still training if the
+        gradients are to be divided by that number, else None."""
+        if not self._join_config.enable:
+            return None
+        work = _join().Join.notify_join_context(self)
+        if work is None or self._divide_by_initial_world_size:
+            return None
+        return int(work.result()[0].item())
 
     def _get_ddp_logging_data(self) -> dict[str, Any]:
         """The construction settings PyTorch's DDP logger reports (libraries read them to
@@ -250,50 +287,31 @@ class DistributedDataParallel(Module):
         raise RuntimeError("DistributedDataParallel cannot be pickled; save ddp.module.state_dict()")
 
 
-class _JoinState:
-    """Book-keeping for ``join()``: every forward of a rank still training starts with an
-    all-reduce of 1; a joined rank answers with 0 and shadows the rest of the step."""
+class _DDPJoinHook:
+    """What a joined rank runs for DDP: per step of the others, their buffer broadcast and
+    gradient all-reduces with zeros; at the end, the parameters and buffers of the highest
+    rank among the last to join, on every rank."""
 
-    def __init__(self, ddp: DistributedDataParallel, divide_by_initial_world_size: bool) -> None:
+    def __init__(self, ddp: DistributedDataParallel) -> None:
         self.ddp = ddp
-        self.divide_by_initial_world_size = divide_by_initial_world_size
-        self.steps = 0
 
-    def _active_count(self, me: int) -> int:
-        dist = _dist()
-        flag = Tensor._make(np.array([me], dtype=np.int64))
-        dist.all_reduce(flag, group=self.ddp.process_group)
-        return int(flag._data[0])
-
-    def notify_active(self) -> int | None:
-        """Count this forward; return how many ranks are still training if the gradients
-        are to be divided by that number (``divide_by_initial_world_size=False``), else None."""
-        self.steps += 1
-        active = self._active_count(1)
-        return None if self.divide_by_initial_world_size else active
-
-    def shadow_until_all_joined(self, throw: bool) -> None:
-        dist = _dist()
+    def main_hook(self) -> None:
         ddp = self.ddp
-        while True:
-            active = self._active_count(0)
-            if active == 0:
-                break
-            if throw:
-                raise RuntimeError(
-                    f"rank {dist.get_rank(ddp.process_group)} ran out of inputs "
-                    "early while other ranks are still training "
-                    "(throw_on_early_termination=True)"
-                )
-            with no_grad():
-                bufs = list(ddp.module.buffers())
-                if ddp.require_forward_param_sync and ddp.broadcast_buffers and bufs:
-                    _broadcast_coalesced(bufs, src=0, group=ddp.process_group)
-                ddp.reducer.shadow_backward()
-            ddp.require_forward_param_sync = True  # the shadowed backward was synchronised
-        counts: list = [None] * dist.get_world_size(ddp.process_group)
-        dist.all_gather_object(counts, self.steps, group=ddp.process_group)
-        authority = int(np.argmax(counts))
+        with no_grad():
+            bufs = list(ddp.module.buffers())
+            if ddp.require_forward_param_sync and ddp.broadcast_buffers and bufs:
+                _broadcast_coalesced(bufs, src=0, group=ddp.process_group)
+            ddp.reducer.shadow_backward()
+        ddp.require_forward_param_sync = True  # the shadowed backward was synchronised
+
+    def post_hook(self, is_last_joiner: bool) -> None:
+        dist, ddp = _dist(), self.ddp
+        rank = dist.get_rank(ddp.process_group)
+        common = Tensor._make(np.array([rank if is_last_joiner else -1], dtype=np.int64))
+        dist.all_reduce(common, op=dist.ReduceOp.MAX, group=ddp.process_group)
+        authority = int(common._data[0])
+        if ddp.process_group is not None:
+            authority = dist.get_global_rank(ddp.process_group, authority)
         with no_grad():
             _broadcast_coalesced(
                 [p for _, p in ddp.module.named_parameters()] + list(ddp.module.buffers()),

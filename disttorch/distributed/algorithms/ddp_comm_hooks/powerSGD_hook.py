@@ -1,8 +1,8 @@
 """``torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook``: the state of PyTorch's
 PowerSGD gradient compression (low-rank approximations of each gradient matrix, with error
-feedback). disttorch's DDP has no PowerSGD: the state can be built and inspected (libraries
-such as accelerate import this module to offer it), and the hooks raise
-``NotImplementedError``."""
+feedback). As PyTorch's, the hooks run the plain averaging all-reduce for the first
+``start_powerSGD_iter`` iterations (default 1000); the compression itself is not implemented
+in disttorch: from that iteration on the hooks raise ``NotImplementedError``."""
 
 from __future__ import annotations
 
@@ -37,20 +37,37 @@ class PowerSGDState:
         self.compression_stats_logging_frequency = compression_stats_logging_frequency
         self.batch_tensors_with_same_shape = batch_tensors_with_same_shape
         self.iter = 0
+        if (use_error_feedback or warm_start) and start_powerSGD_iter <= 1:
+            raise ValueError(
+                "Expect `start_powerSGD_iter` > 1 if `use_error_feedback` or `warm_start` is enabled, "
+                "because PowerSGD can only be applied after the first two iterations in DDP."
+            )
+
+    def maybe_increase_iter(self, bucket: Any) -> None:
+        """Count an iteration when its last bucket (bucket 0) is reduced."""
+        if bucket.is_last():
+            self.iter += 1
 
 
-def _unsupported(name: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{name} is not supported by disttorch's DistributedDataParallel (no PowerSGD compression); "
-        "use the default all-reduce (no comm hook), fp16_compress_hook or bf16_compress_hook"
+def _hook(name: str, state: PowerSGDState, bucket: Any) -> Any:
+    if state.iter < state.start_powerSGD_iter:
+        from .default_hooks import allreduce_hook
+
+        state.maybe_increase_iter(bucket)
+        return allreduce_hook(state.process_group, bucket)
+    raise NotImplementedError(
+        f"{name}: PowerSGD compression (from iteration start_powerSGD_iter={state.start_powerSGD_iter} "
+        "on) is not supported by disttorch's DistributedDataParallel; use the default all-reduce "
+        "(no comm hook), fp16_compress_hook or bf16_compress_hook"
     )
 
 
 def powerSGD_hook(state: PowerSGDState, bucket: Any) -> Any:  # noqa: N802 (PyTorch's name)
-    """Raises ``NotImplementedError``: disttorch's DDP does not support PowerSGD."""
-    raise _unsupported("powerSGD_hook")
+    """The averaging all-reduce of ``bucket`` for the first ``state.start_powerSGD_iter``
+    iterations; then ``NotImplementedError`` (no PowerSGD compression in disttorch)."""
+    return _hook("powerSGD_hook", state, bucket)
 
 
 def batched_powerSGD_hook(state: PowerSGDState, bucket: Any) -> Any:  # noqa: N802 (PyTorch's name)
-    """Raises ``NotImplementedError``: disttorch's DDP does not support PowerSGD."""
-    raise _unsupported("batched_powerSGD_hook")
+    """As :func:`powerSGD_hook`."""
+    return _hook("batched_powerSGD_hook", state, bucket)

@@ -22,7 +22,7 @@ import numpy as np
 from ...._tensor import Tensor
 from ....autograd.function import Function
 from ... import collectives
-from ...reduce_op import ReduceOp
+from ...reduce_ops import ReduceOp
 from .._op_schema import OpCall, OpStrategy, register
 from .._utils import compute_local_shape_and_global_offset
 from ..placement_types import Replicate

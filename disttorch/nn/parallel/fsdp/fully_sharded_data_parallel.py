@@ -34,13 +34,14 @@ from ...._tensor import Tensor
 from ....distributed import collectives, groups
 from ....distributed.checkpoint.state_dict import (
     StateDictOptions,
+    clean_key,
     get_model_state_dict,
     get_optimizer_state_dict,
     loadable_optimizer_state_dict,
     set_model_state_dict,
 )
 from ....distributed.device_mesh import DeviceMesh, init_device_mesh
-from ....distributed.reduce_op import ReduceOp
+from ....distributed.reduce_ops import ReduceOp
 from ....distributed.tensor import DTensor
 from ....distributed.utils import _broadcast_coalesced
 from ...modules.module import Module
@@ -325,8 +326,10 @@ class FullyShardedDataParallel(Module):
         return get_model_state_dict(self.module, options=self._options())
 
     def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
-        """Load a full or sharded state dict with the wrapped module's keys."""
-        return set_model_state_dict(self.module, dict(state_dict), options=StateDictOptions(strict=strict))
+        """Load a full or sharded state dict with the wrapped module's keys (or this
+        wrapper's own, ``_fsdp_wrapped_module.`` prefixes and all)."""
+        plain = {clean_key(k): v for k, v in state_dict.items()}
+        return set_model_state_dict(self.module, plain, options=StateDictOptions(strict=strict))
 
 
 def _policy(mixed_precision: Any) -> MixedPrecisionPolicy:

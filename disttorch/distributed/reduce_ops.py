@@ -9,12 +9,13 @@ logical or and ``PRODUCT``/``MIN`` a logical and, as in PyTorch.
 from __future__ import annotations
 
 import enum
+import warnings
 
 import numpy as np
 
 from .._dtype import FLOAT_KINDS
 
-__all__ = ["ReduceOp"]
+__all__ = ["ReduceOp", "reduce_op"]
 
 
 class ReduceOp(enum.Enum):
@@ -33,6 +34,12 @@ class ReduceOp(enum.Enum):
     BAND = 5
     BOR = 6
     BXOR = 7
+
+    def __repr__(self) -> str:
+        return f"<RedOpType.{self.name}: {self.value}>"
+
+    def __str__(self) -> str:
+        return f"RedOpType.{self.name}"
 
     def ufunc(self, dtype: np.dtype, collective: str = "all_reduce") -> np.ufunc:
         """The ufunc that combines two arrays of ``dtype`` for this op (``AVG`` sums).
@@ -91,3 +98,25 @@ _BOOL_UFUNCS = {
     ReduceOp.BOR: np.logical_or,
     ReduceOp.BXOR: np.logical_xor,
 }
+
+
+class _reduce_op:
+    """PyTorch's deprecated ``dist.reduce_op``: ``reduce_op.SUM`` is ``ReduceOp.SUM``, with a
+    ``FutureWarning`` on every attribute read, as PyTorch warns."""
+
+    def __getattr__(self, name: str) -> ReduceOp:
+        warnings.warn(
+            "`torch.distributed.reduce_op` is deprecated, please use `torch.distributed.ReduceOp` instead",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if name == "__members__":
+            return ReduceOp.__members__
+        try:
+            return ReduceOp[name]
+        except KeyError:
+            raise AttributeError(f"'_reduce_op' object has no attribute '{name}'") from None
+
+
+#: ``dist.reduce_op``, the deprecated name of :class:`ReduceOp`
+reduce_op = _reduce_op()
