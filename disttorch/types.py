@@ -12,12 +12,12 @@ from typing import IO, Union
 from ._dtype import dtype as _dtype  # noqa: F401  (PyTorch names these aliases too)
 from ._layout import layout as _layout  # noqa: F401
 from ._qscheme import qscheme as _qscheme  # noqa: F401
-from ._storage import TypedStorage, UntypedStorage
+from ._storage import UntypedStorage
 from ._tensor import Size, Tensor
 from ._tensor import device as _device
 from .autograd.graph import GradientEdge
 
-__all__ = ["Device", "FileLike", "Number", "Storage"]
+__all__ = ["Number", "Device", "FileLike", "Storage"]  # (PyTorch's order)
 
 _bool = bool
 _bytes = bytes
@@ -40,5 +40,5 @@ py_sym_types = (int, float, bool)
 _Number = (bool, int, float)
 Number = Union[int, float, bool]
 Device = Union[_device, str, int, None]
-Storage = Union[TypedStorage, UntypedStorage]
+Storage = UntypedStorage  # (a class, as PyTorch's: isinstance works)
 FileLike = Union[str, os.PathLike, IO[bytes]]
