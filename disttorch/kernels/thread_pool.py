@@ -30,6 +30,11 @@ of the GIL, so that the caller never has to sleep waiting for the GIL.
 What is left of a hand-off is the GIL: the worker that sees its part while the caller
 still runs Python sleeps until the caller's part enters NumPy (some 20 us on that
 machine, against some 60 us for a pool of sleeping threads).
+
+A part may also be a list of matrix products (rows of :mod:`disttorch.kernels.cblas_gemm`,
+posted by :meth:`OpPool.run_products`): a worker waiting in its compiled loop runs it
+there, without taking the GIL at all, and goes on waiting (with numba; without it there
+are no such parts).
 """
 
 from __future__ import annotations
@@ -41,9 +46,10 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from disttorch.kernels.gemm_parts import FIELDS
 from disttorch.kernels.jit import compiled
 
-__all__ = ["OpPool", "SPIN_SECONDS"]
+__all__ = ["MAX_PRODUCTS", "OpPool", "SPIN_SECONDS"]
 
 #: How long a waiting thread watches its counter before it sleeps: a training step's split
 #: ops mostly follow each other within a millisecond or two, and a spin keeps the core awake
@@ -52,18 +58,28 @@ __all__ = ["OpPool", "SPIN_SECONDS"]
 #: 0.87-0.96 over five runs, 2 ms 0.82-0.90, in the same A/B.)
 SPIN_SECONDS = 0.005
 
+#: The most matrix products one worker's part may hold (a part of more runs as Python).
+MAX_PRODUCTS = 8
+
 Part = Tuple[Callable[[int, int], Any], int, int]
 
 
-def _load_spin() -> Tuple[Callable, Callable]:
-    """The compiled waiting loops (:mod:`disttorch.kernels.spin_wait`, which needs numba),
-    compiled or loaded from numba's cache now rather than in the first split."""
-    from disttorch.kernels import spin_wait
+PYTHON_PART, WAKE_CALLER = 1, 2  # spin_wait.serve's answers (besides 0: nothing posted)
 
-    counters = np.zeros(2, np.int64)
+
+def _load_spin() -> Tuple[Callable, Callable, Callable]:
+    """The compiled loops (:mod:`disttorch.kernels.spin_wait`, which needs numba): waiting,
+    a worker's serving and running matrix products, compiled or loaded from numba's cache
+    now rather than in the first split."""
+    from disttorch.kernels import cblas_gemm, spin_wait
+
+    counters = np.zeros(3, np.int64)
+    parts = np.zeros((1, MAX_PRODUCTS, FIELDS), np.int64)
     spin_wait.spin(counters, 0, 0, 1)
-    spin_wait.store_and_spin(counters, 1, 0, 0, 0, 1)
-    return spin_wait.spin, spin_wait.store_and_spin
+    assert (spin_wait.PYTHON_PART, spin_wait.WAKE_CALLER) == (PYTHON_PART, WAKE_CALLER)
+    spin_wait.serve(counters, parts, np.zeros(1, np.int64), 0, 1, 0, 1)
+    cblas_gemm.run_parts(parts[0], 0)
+    return spin_wait.spin, spin_wait.serve, cblas_gemm.run_parts
 
 
 def _turns_for(seconds: float, spin: Callable) -> int:
@@ -80,15 +96,19 @@ class OpPool:
 
     def __init__(self, workers: int) -> None:
         loops = compiled(_load_spin)
-        self.spin, self.store_and_spin = loops if loops else (None, None)
+        self.spin, self.serve, self.run_parts = loops if loops else (None, None, None)
         self.turns = _turns_for(SPIN_SECONDS, self.spin) if loops else 0
-        # counters[w]: parts posted to worker w; counters[workers + w]: parts it finished
-        self.counters = np.zeros(2 * workers, np.int64)
+        # counters[w]: parts posted to worker w; counters[workers + w]: parts it finished;
+        # counters[-1]: 1 while the caller sleeps waiting for parts
+        self.counters = np.zeros(2 * workers + 1, np.int64)
+        # products[w, :counts[w]]: the matrix products of the part posted to worker w (none:
+        # a part for Python, in tasks[w])
+        self.products = np.zeros((workers, MAX_PRODUCTS, FIELDS), np.int64)
+        self.counts = np.zeros(workers, np.int64)
         self.tasks: List[Optional[Tuple[contextvars.Context, Callable, int, int]]] = [None] * workers
         self.errors: List[Optional[BaseException]] = [None] * workers
         self.posted = threading.Condition()  # a sleeping worker waits on it for a part
         self.finished = threading.Condition()  # a sleeping caller waits on it for the parts
-        self.caller_asleep = False
         self.closing = False
         self.threads = [
             threading.Thread(target=self._serve, args=(w,), name=f"disttorch-intraop_{w}", daemon=True)
@@ -104,6 +124,7 @@ class OpPool:
         for w, (body, start, stop) in enumerate(parts[1:]):
             self.tasks[w] = (contextvars.copy_context(), body, start, stop)  # one each: a
             # context runs on one thread at a time
+            self.counts[w] = 0
             self.counters[w] += 1
         with self.posted:
             self.posted.notify_all()
@@ -111,41 +132,80 @@ class OpPool:
         try:
             body(start, stop)
         finally:
-            for w in range(len(parts) - 1):
-                self._wait_for_part(w)
+            self._wait_for_parts(len(parts) - 1)
         for w in range(len(parts) - 1):
             error, self.errors[w] = self.errors[w], None
             if error is not None:
                 raise error
 
+    @property
+    def runs_products(self) -> bool:
+        """Whether :meth:`run_products` may be called (numba compiled the pool's loops)."""
+        return self.serve is not None
+
+    def run_products(self, products: np.ndarray, bounds: Sequence[int]) -> None:
+        """Run the matrix products ``products[bounds[0]:bounds[1]]`` (rows laid out as
+        :mod:`disttorch.kernels.gemm_parts` says) on this thread and each next slice of
+        ``bounds`` on workers 0, 1, ... (at most :data:`MAX_PRODUCTS` a worker); return when
+        all finished. Each runs in compiled code, without the GIL."""
+        for w in range(len(bounds) - 2):
+            count = bounds[w + 2] - bounds[w + 1]
+            self.products[w, :count] = products[bounds[w + 1] : bounds[w + 2]]
+            self.counts[w] = count
+            self.counters[w] += 1
+        with self.posted:
+            self.posted.notify_all()
+        try:
+            self.run_parts(products[bounds[0] : bounds[1]], bounds[1] - bounds[0])
+        finally:
+            self._wait_for_parts(len(bounds) - 2)
+
     def close(self) -> None:
         """Stop the workers (each finishes the part it runs) and wait for them."""
         self.closing = True
         with self.posted:
+            self.counts[:] = 0
             self.counters[: len(self.threads)] += 1
             self.posted.notify_all()
         for thread in self.threads:
             thread.join()
 
-    def _wait_for_part(self, w: int) -> None:
-        """Until worker ``w`` finished the part posted to it: spin, then sleep. (A worker
-        that saw the caller awake reports without notifying; the caller that fell asleep
-        meanwhile notices within a millisecond.)"""
-        done, posted = len(self.threads) + w, int(self.counters[w])
-        if self._spin(done, posted):
-            return
-        with self.finished:
-            self.caller_asleep = True
-            while self.counters[done] < posted:
-                self.finished.wait(0.001)
-            self.caller_asleep = False
+    def _wait_for_parts(self, workers: int) -> None:
+        """Until workers ``0 .. workers-1`` finished the parts posted to them: spin, then
+        sleep, with ``counters[-1]`` set so that a worker that reports notifies. (One that
+        saw it unset just before reports without notifying; the caller notices within a
+        millisecond.)"""
+        for w in range(workers):
+            done, posted = len(self.threads) + w, int(self.counters[w])
+            if self._spin(done, posted):
+                continue
+            with self.finished:
+                self.counters[-1] = 1
+                while self.counters[done] < posted:
+                    self.finished.wait(0.001)
+                self.counters[-1] = 0
 
     def _serve(self, w: int) -> None:
-        """Worker ``w``: wait for a part, run it, report it; until the pool closes. Each
-        wait spins once (with numba), then sleeps."""
+        """Worker ``w``: wait for a part, run it, report it; until the pool closes. With
+        numba it waits in :func:`~disttorch.kernels.spin_wait.serve`, which runs the parts
+        that are matrix products itself, and sleeps once that has spun for nothing."""
         seen, done = 0, len(self.threads) + w
-        ready = self._spin(w, seen + 1)
         while True:
+            if self.serve is not None and not self.counters[-1]:
+                # report, serve the matrix products, and spin for the next part, without the GIL
+                seen, status = self.serve(
+                    self.counters, self.products, self.counts, w, done, seen, self.turns
+                )
+                if status == WAKE_CALLER:
+                    with self.finished:
+                        self.finished.notify_all()
+                    continue
+                ready = status == PYTHON_PART
+            else:
+                with self.finished:
+                    self.counters[done] = seen
+                    self.finished.notify_all()
+                ready = self._spin(w, seen + 1)
             if not ready:
                 with self.posted:
                     while self.counters[w] <= seen:
@@ -153,20 +213,15 @@ class OpPool:
             seen += 1
             if self.closing:
                 return
+            if self.counts[w]:
+                self.run_parts(self.products[w], self.counts[w])  # (woke from sleep for it)
+                continue
             context, body, start, stop = self.tasks[w]
             self.tasks[w] = None
             try:
                 context.run(body, start, stop)
             except BaseException as error:  # noqa: BLE001 - raised again by the caller
                 self.errors[w] = error
-            if self.store_and_spin is not None and not self.caller_asleep:
-                # report, and spin for the next part, without the GIL
-                ready = self.store_and_spin(self.counters, done, seen, w, seen + 1, self.turns)
-            else:
-                with self.finished:
-                    self.counters[done] = seen
-                    self.finished.notify_all()
-                ready = self._spin(w, seen + 1)
 
     def _spin(self, index: int, value: int) -> bool:
         """Whether ``counters[index]`` reached ``value`` while spinning (False at once

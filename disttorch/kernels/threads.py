@@ -10,6 +10,9 @@ between ops instead of sleeping, as OpenMP's do).
 
 This pool is the process's only one. NumPy's BLAS is held to one thread, on the thread
 that calls it, and :func:`matmul` splits a large product over the pool like any other op.
+With the ``fast`` extra the parts of products go to the pool as data, not Python
+(:mod:`disttorch.kernels.gemm_parts`): each thread calls BLAS from compiled code, and a
+worker starts its part without waiting for the GIL.
 Two pools would fight over the cores: OpenBLAS's threads keep spinning on a core for a
 while after each product they share, and an op split right after one runs its parts at
 about half speed (measured on 2 cores: a 2048x128 by 128x384 product split over this pool
@@ -41,11 +44,13 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from disttorch.kernels.thread_pool import OpPool
+from disttorch.kernels.gemm_parts import Gemm, find_gemm
+from disttorch.kernels.thread_pool import MAX_PRODUCTS, OpPool
 
 __all__ = [
     "MIN_PART_ELEMENTS",
     "astype",
+    "blas_gemm",
     "concatenate",
     "copy",
     "default_num_threads",
@@ -138,6 +143,7 @@ class _Budget:
         self.pool: Optional[OpPool] = None
         self.region = threading.Lock()  # held while one op is split
         self.blas: Optional[List[Any]] = None  # threadpoolctl's BLAS controllers (hold_blas)
+        self.gemm: Optional[Gemm] = None  # their CBLAS products, for compiled code to call
 
     def workers(self) -> OpPool:
         if self.pool is None:
@@ -155,6 +161,9 @@ class _Budget:
         self.blas = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
         for lib in self.blas:
             lib.set_num_threads(1)
+        # NumPy's own BLAS first (another library's gemm may round otherwise)
+        paths = sorted((lib.filepath for lib in self.blas), key=lambda path: "numpy" not in path)
+        self.gemm = find_gemm(paths)
 
     def forget_pool(self) -> None:
         """In a forked child: the parent's threads did not come along."""
@@ -182,6 +191,12 @@ def set_num_threads(n: int) -> None:
             _budget.pool = None
         _budget.threads = n
         _budget.hold_blas()
+
+
+def blas_gemm(dtype: Any) -> Optional[Tuple[int, int]]:
+    """``(kind, address)`` of NumPy's BLAS ``gemm`` for ``dtype``, for compiled code to call
+    (see :mod:`disttorch.kernels.gemm_parts`), or ``None``."""
+    return None if _budget.gemm is None else _budget.gemm.addresses.get(np.dtype(dtype))
 
 
 def parts_for(rows: int, work: int) -> int:
@@ -391,12 +406,19 @@ def matmuls(
                 if out is None:
                     outs[i] = np.empty(_product_shape(a, b), dtype=a.dtype)
             if parts <= len(products):
-                _run(_whole_products(products, outs, works, parts))
+                groups = _whole_products(works, parts)
+                if not _run_compiled(_whole_rows(products, outs, groups)):
+                    _run([_products_task(products, outs, group) for group in groups])
             else:
                 shares = _shares(works, parts)
-                _run(
-                    [task for p, out, k in zip(products, outs, shares) for task in _split_product(*p, out, k)]
-                )
+                if not _run_compiled(_split_rows(products, outs, shares)):
+                    _run(
+                        [
+                            task
+                            for p, out, k in zip(products, outs, shares)
+                            for task in _split_product(*p, out, k)
+                        ]
+                    )
             return outs
     return [np.matmul(a, b, out=out) for (a, b), out in zip(products, outs)]
 
@@ -425,20 +447,47 @@ def _shares(works: List[int], parts: int) -> List[int]:
     return shares
 
 
-def _whole_products(
-    products: Sequence, outs: List[np.ndarray], works: List[int], parts: int
-) -> List[Callable[[], Any]]:
-    """``parts`` tasks that each compute some of the products whole: the largest first,
-    each to the task with the least work so far."""
+def _whole_products(works: List[int], parts: int) -> List[List[int]]:
+    """The products (indices) each of ``parts`` threads computes whole: the largest first,
+    each to the thread with the least work so far."""
     loads: List[Tuple[int, List[int]]] = [(0, []) for _ in range(parts)]
-    for i in sorted(range(len(products)), key=lambda i: -works[i]):
+    for i in sorted(range(len(works)), key=lambda i: -works[i]):
         t = min(range(parts), key=lambda t: loads[t][0])
         loads[t] = (loads[t][0] + works[i], loads[t][1] + [i])
+    return [indices for _, indices in loads]
 
-    def task(indices: List[int]) -> Callable[[], Any]:
-        return lambda: [np.matmul(*products[i], out=outs[i]) for i in indices]
 
-    return [task(indices) for _, indices in loads]
+def _products_task(products: Sequence, outs: List[np.ndarray], indices: List[int]) -> Callable[[], Any]:
+    return lambda: [np.matmul(*products[i], out=outs[i]) for i in indices]
+
+
+def _whole_rows(
+    products: Sequence, outs: List[np.ndarray], groups: List[List[int]]
+) -> Optional[Tuple[np.ndarray, List[int]]]:
+    """The products as rows for compiled code, each thread's ``groups`` in turn, and where
+    each thread's rows start and end; ``None`` when there is no compiled code or some
+    product does not qualify (see ``gemm_parts``)."""
+    if _budget.gemm is None or any(len(group) > MAX_PRODUCTS for group in groups):
+        return None
+    rows = [_budget.gemm.row(a, b, out) for (a, b), out in zip(products, outs)]
+    if any(row is None for row in rows):
+        return None
+    table = np.stack([rows[i] for group in groups for i in group])
+    return table, np.cumsum([0] + [len(group) for group in groups]).tolist()
+
+
+def _split_rows(
+    products: Sequence, outs: List[np.ndarray], shares: List[int]
+) -> Optional[Tuple[np.ndarray, List[int]]]:
+    """The parts of the products, ``shares[i]`` threads for product ``i``, one row for
+    each thread (see :func:`_whole_rows`)."""
+    if _budget.gemm is None:
+        return None
+    tables = [_budget.gemm.split(a, b, out, k) for (a, b), out, k in zip(products, outs, shares)]
+    if any(table is None for table in tables):
+        return None
+    table = tables[0] if len(tables) == 1 else np.concatenate(tables)
+    return table, list(range(len(table) + 1))
 
 
 def _split_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> List[Callable[[], Any]]:
@@ -470,6 +519,23 @@ def _run(tasks: List[Callable[[], Any]]) -> None:
     finally:
         if split:
             _budget.region.release()
+
+
+def _run_compiled(work: Optional[Tuple[np.ndarray, List[int]]]) -> bool:
+    """Run the rows of matrix products ``work[0][bounds[t]:bounds[t + 1]]`` on thread ``t``
+    of the op's threads (``bounds = work[1]``), in compiled code (:meth:`OpPool.run_products`);
+    False, having run nothing, when there is no such work, the pool has no compiled code, or
+    another op is split right now."""
+    if work is None or len(work[1]) - 1 > _budget.threads or not _budget.region.acquire(blocking=False):
+        return False
+    try:
+        pool = _budget.workers()
+        if not pool.runs_products:
+            return False
+        pool.run_products(*work)
+        return True
+    finally:
+        _budget.region.release()
 
 
 def lapack(fn: Callable[..., Any], a: np.ndarray, *args: Any, **kwargs: Any) -> Any:

@@ -34,7 +34,8 @@ def split(monkeypatch):
 
 
 class _RecordingPool(OpPool):
-    """The op pool, recording the name of the thread that runs each part handed to a worker."""
+    """The op pool, recording the name of the thread that runs each part handed to a worker
+    (for matrix products run in compiled code: of each worker that reported one finished)."""
 
     def __init__(self, workers: int) -> None:
         super().__init__(workers)
@@ -49,6 +50,13 @@ class _RecordingPool(OpPool):
             return part
 
         super().run(parts[:1] + [(recorded(body), start, stop) for body, start, stop in parts[1:]])
+
+    def run_products(self, products, bounds):
+        workers = len(self.threads)
+        before = self.counters[workers:].copy()
+        super().run_products(products, bounds)
+        finished = self.counters[workers:] - before
+        self.ran.extend(f"disttorch-intraop_{w}" for w in range(workers) for _ in range(finished[w]))
 
 
 def _run_recorded(n: int, op) -> list:

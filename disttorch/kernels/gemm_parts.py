@@ -1,0 +1,162 @@
+"""Matrix products as rows of integers that compiled code runs without the GIL
+(:mod:`disttorch.kernels.cblas_gemm`): the parts of a split product, or whole products,
+for the op pool's threads. A row of :data:`FIELDS` int64s::
+
+    KIND  ADDRESS  TRANS_A TRANS_B  M N K  A LDA  B LDB  C LDC  BATCH STEP_A STEP_B STEP_C
+
+means ``C[i] = A[i] @ B[i]`` for ``i < BATCH``: ``M x N`` row-major results, ``A``, ``B``,
+``C`` and the ``STEP``s byte addresses and byte strides, leading dimensions (``LD*``) in
+elements, ``TRANS_*`` CBLAS's transpose flags, ``KIND`` the element type and ``ADDRESS``
+the CBLAS ``gemm`` for it.
+
+A product qualifies when NumPy itself would hand its operands to BLAS unchanged: float32 or
+float64 in native byte order, each matrix with unit stride along its rows or its columns
+(a transposed view is fine; a view with steps is not), the result with unit stride along
+its rows and not overlapping an operand, and stacks whose batch dims flatten into one
+stride (broadcast operands included). Products that NumPy runs otherwise than with
+``gemm`` (a matrix-vector product; ``x @ x.T`` as ``syrk``: refused whenever both
+operands start at one address) and anything else stay with ``np.matmul``, so that a whole
+product has NumPy's numbers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["FIELDS", "Gemm", "find_gemm"]
+
+KIND, ADDRESS, TRANS_A, TRANS_B, M, N, K, A, LDA, B, LDB, C, LDC, BATCH, STEP_A, STEP_B, STEP_C = range(17)
+FIELDS = 17
+FLOAT32, FLOAT64 = 1, 2  # KIND: sgemm, dgemm
+_PLANS = 512  # products planned before the plans are forgotten
+
+NO_TRANS, TRANS = 111, 112  # CBLAS_TRANSPOSE
+# 64-bit-index CBLAS names, NumPy's bundled OpenBLAS first
+_SYMBOLS = ("scipy_cblas_{}gemm64_", "cblas_{}gemm64_")
+
+
+class Gemm:
+    """The addresses of one BLAS library's ``sgemm``/``dgemm`` and the rows that call them.
+
+    A training step makes the same products at every step, on new arrays: the rows for a
+    product's shapes, strides and split are planned once (relative to the operands' first
+    elements) and each call only adds the three addresses."""
+
+    def __init__(self, addresses: dict) -> None:
+        self.addresses = addresses  # dtype -> (KIND, address)
+        self.plans: dict = {}  # (shapes, strides, dtypes, k) -> rows without addresses, or None
+
+    def split(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> Optional[np.ndarray]:
+        """``a @ b`` into ``out`` as ``k`` rows (or fewer when there is less to share): a stack
+        split by its batch, a single product by the rows or the columns of ``out``,
+        whichever are more; ``None`` when the product does not qualify."""
+        key = (a.shape, b.shape, out.shape, a.strides, b.strides, out.strides, a.dtype, b.dtype, out.dtype, k)
+        plan = self.plans.get(key, False)
+        if plan is False:
+            if len(self.plans) >= _PLANS:
+                self.plans.clear()
+            plan = self.plans[key] = self._plan(a, b, out, k)
+        if plan is None:
+            return None
+        where = [_address(x) for x in (a, b, out)]
+        if where[0] == where[1] or np.may_share_memory(out, a) or np.may_share_memory(out, b):
+            return None  # x @ x.T is NumPy's syrk; an out that overlaps needs NumPy's copy
+        rows = plan.copy()
+        rows[:, A] += where[0]
+        rows[:, B] += where[1]
+        rows[:, C] += where[2]
+        return rows
+
+    def row(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Optional[np.ndarray]:
+        """The whole product ``a @ b`` into ``out`` as one row, or ``None``."""
+        rows = self.split(a, b, out, 1)
+        return None if rows is None else rows[0]
+
+    def _plan(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> Optional[np.ndarray]:
+        """:meth:`split`'s rows with the operands at address 0, or ``None``."""
+        kind = self.addresses.get(out.dtype)
+        if kind is None or a.dtype != out.dtype or b.dtype != out.dtype or not out.dtype.isnative:
+            return None
+        m, n, depth = a.shape[-2], b.shape[-1], a.shape[-1]
+        if 0 in (m, depth, n) or m == 1 or n == 1:
+            return None  # nothing to compute, or NumPy's gemv
+        size = out.itemsize
+        forms = [_form(x.strides[-2:], r, c, size) for x, r, c in ((a, m, depth), (b, depth, n), (out, m, n))]
+        steps = _batch_steps([a, b, out], out.shape[:-2])
+        if None in forms or forms[2][0] != NO_TRANS or steps is None:
+            return None
+        (ta, lda), (tb, ldb), (_, ldc) = forms
+        whole = [*kind, ta, tb, m, n, depth, 0, lda, 0, ldb, 0, ldc, math.prod(out.shape[:-2]), *steps]
+        if whole[BATCH] > 1:
+            field, shifts = BATCH, [(A, steps[0]), (B, steps[1]), (C, steps[2])]
+        elif m >= n:
+            field, shifts = M, [(A, a.strides[-2]), (C, out.strides[-2])]
+        else:
+            field, shifts = N, [(B, b.strides[-1]), (C, out.strides[-1])]
+        total = whole[field]
+        k = min(k, total)
+        rows = np.array([whole] * k, dtype=np.int64)
+        for t in range(k):
+            start, stop = total * t // k, total * (t + 1) // k
+            rows[t, field] = stop - start
+            for at, shift in shifts:
+                rows[t, at] = start * shift
+        return rows
+
+
+def find_gemm(paths: Sequence[str]) -> Optional[Gemm]:
+    """The first of these loaded BLAS libraries with 64-bit-index CBLAS ``sgemm`` and
+    ``dgemm`` (NumPy's OpenBLAS), or ``None``."""
+    for path in paths:
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _SYMBOLS:
+            try:
+                single, double = (getattr(library, name.format(t)) for t in "sd")
+            except AttributeError:
+                continue
+            return Gemm(
+                {
+                    np.dtype(np.float32): (FLOAT32, ctypes.cast(single, ctypes.c_void_p).value),
+                    np.dtype(np.float64): (FLOAT64, ctypes.cast(double, ctypes.c_void_p).value),
+                }
+            )
+    return None
+
+
+def _form(strides: Tuple[int, int], rows: int, cols: int, size: int) -> Optional[Tuple[int, int]]:
+    """``(CBLAS_TRANSPOSE, leading dimension)`` of a ``rows x cols`` matrix with these byte
+    strides, or ``None`` when BLAS cannot read it in place."""
+    across, down = strides[1], strides[0]
+    if (across == size or cols == 1) and (rows == 1 or (down % size == 0 and down >= cols * size)):
+        return NO_TRANS, down // size if rows > 1 else cols
+    if (down == size or rows == 1) and (cols == 1 or (across % size == 0 and across >= rows * size)):
+        return TRANS, across // size if cols > 1 else rows
+    return None
+
+
+def _batch_steps(arrays: List[np.ndarray], batch: tuple) -> Optional[List[int]]:
+    """Each array's byte step from one product of the flattened batch to the next (0 for a
+    broadcast one), or ``None`` when some array's batch dims do not flatten into one step."""
+    steps = []
+    for x in arrays:
+        own = x.shape[:-2]
+        strides = (0,) * (len(batch) - len(own)) + tuple(
+            s if n > 1 else 0 for s, n in zip(x.strides[:-2], own)
+        )
+        dims = [(n, s) for n, s in zip(batch, strides) if n > 1]
+        for (_, outer), (n, inner) in zip(dims, dims[1:]):
+            if outer != inner * n:
+                return None
+        steps.append(dims[-1][1] if dims else 0)
+    return steps
+
+
+def _address(x: np.ndarray) -> int:
+    return x.__array_interface__["data"][0]

@@ -1,0 +1,186 @@
+"""Matrix products run from compiled code (kernels/gemm_parts.py, kernels/cblas_gemm.py, the
+op pool's ``run_products``): a product that qualifies gives NumPy's bits, its parts cover
+it exactly, anything NumPy would not hand to ``gemm`` unchanged is refused, and the pool's
+workers run the parts whether they spin or sleep."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from disttorch.kernels import threads
+from disttorch.kernels.gemm_parts import BATCH, FIELDS
+from disttorch.kernels.thread_pool import MAX_PRODUCTS, OpPool
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    if threads._budget.gemm is None:
+        pytest.skip("no 64-bit-index CBLAS found in NumPy's BLAS (or no threadpoolctl)")
+    return threads._budget.gemm
+
+
+@pytest.fixture(scope="module")
+def run_parts():
+    pytest.importorskip("numba")
+    from disttorch.kernels.cblas_gemm import run_parts
+
+    return run_parts
+
+
+def _random(shape, dtype, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _layouts(dtype):
+    """(a, b) pairs of every layout BLAS reads in place."""
+    a, b = _random((37, 29), dtype, 1), _random((29, 23), dtype, 2)
+    return {
+        "contiguous": (a, b),
+        "a transposed": (np.ascontiguousarray(a.T).T, b),
+        "b transposed": (a, np.ascontiguousarray(b.T).T),
+        "row slices": (_random((50, 40), dtype)[5:42, 3:32], b),
+        "stack": (_random((6, 37, 29), dtype), _random((6, 29, 23), dtype)),
+        "broadcast stack": (_random((2, 3, 37, 29), dtype), b),
+        "broadcast both dims": (_random((1, 1, 37, 29), dtype), _random((2, 3, 29, 23), dtype)),
+    }
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", list(_layouts(np.float32)), ids=lambda name: name.replace(" ", "-"))
+def test_a_whole_product_run_compiled_has_numpys_bits(gemm, run_parts, dtype, layout):
+    a, b = _layouts(dtype)[layout]
+    expected = np.matmul(a, b)
+    out = np.full(expected.shape, np.nan, dtype)
+    row = gemm.row(a, b, out)
+    assert row is not None
+    run_parts(row[None], 1)
+    assert np.array_equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shapes", [((6, 37, 29), (6, 29, 23)), ((40, 29), (29, 23)), ((9, 29), (29, 40))])
+@pytest.mark.parametrize("k", [2, 3, 4, 100])
+def test_the_parts_of_a_split_cover_the_product(gemm, run_parts, dtype, shapes, k):
+    """Each part is a smaller ``gemm``: the result equals NumPy's products of the same slices
+    (a stack's by batch, else by the longer side of the result), except that NumPy makes a
+    slice of one row or column a matrix-vector product: there, close."""
+    a, b = _random(shapes[0], dtype, 3), _random(shapes[1], dtype, 4)
+    out = np.full(np.matmul(a, b).shape, np.nan, dtype)
+    parts = gemm.split(a, b, out, k)
+    run_parts(parts, len(parts))
+    axis = 0 if a.ndim == 3 else (-2 if out.shape[-2] >= out.shape[-1] else -1)
+    total = out.shape[axis]
+    assert len(parts) == min(k, total)
+    pieces = []
+    for t in range(len(parts)):
+        i, j = total * t // len(parts), total * (t + 1) // len(parts)
+        if axis == 0:
+            pieces.append(np.matmul(a[i:j], b[i:j]))
+        elif axis == -2:
+            pieces.append(np.matmul(a[i:j], b))
+        else:
+            pieces.append(np.matmul(a, b[:, i:j]))
+    if min(p.shape[axis] for p in pieces) > 1 or axis == 0:
+        assert np.array_equal(out, np.concatenate(pieces, axis=axis))
+    else:
+        np.testing.assert_allclose(out, np.concatenate(pieces, axis=axis), rtol=1e-5, atol=1e-5)
+
+
+def test_products_numpy_would_not_hand_to_gemm_unchanged_are_refused(gemm):
+    a, b = _random((8, 6), np.float32), _random((6, 5), np.float32)
+    out = np.empty((8, 5), np.float32)
+    big = _random((8, 8), np.float32)
+    refused = {
+        "a with steps": (_random((8, 12), np.float32)[:, ::2], b, out),
+        "b with steps": (a, _random((6, 10), np.float32)[:, ::2], out),
+        "out with steps": (a, b, np.empty((8, 10), np.float32)[:, ::2]),
+        "out overlaps a": (big[:, :6], _random((6, 6), np.float32), big[:, 2:]),
+        "integers": (a.astype(np.int64), b.astype(np.int64), out.astype(np.int64)),
+        "float16": (a.astype(np.float16), b.astype(np.float16), out.astype(np.float16)),
+        "complex": (a.astype(np.complex64), b.astype(np.complex64), out.astype(np.complex64)),
+        "mixed dtypes": (a.astype(np.float64), b, out),
+        "byte-swapped": (a.astype(">f4"), b.astype(">f4"), out.astype(">f4")),
+        "a row vector (gemv)": (a[:1], b, out[:1]),
+        "a column result (gemv)": (a, b[:, :1], out[:, :1]),
+        "x @ x.T (syrk)": (a, a.T, np.empty((8, 8), np.float32)),
+        "empty": (a[:, :0], b[:0], out),
+        "batch dims that do not flatten": (
+            _random((2, 1, 8, 6), np.float32),
+            _random((1, 3, 6, 5), np.float32),
+            np.empty((2, 3, 8, 5), np.float32),
+        ),
+    }
+    for name, (x, y, z) in refused.items():
+        assert gemm.row(x, y, z) is None, name
+        assert gemm.split(x, y, z, 2) is None, name
+
+
+@pytest.fixture(params=["spin", "sleep at once"])
+def pool(request):
+    made = OpPool(3)
+    if not made.runs_products:
+        made.close()
+        pytest.skip("numba is not installed: no compiled products")
+    if request.param == "sleep at once":
+        made.turns = 1
+    yield made
+    made.close()
+
+
+def test_the_pool_runs_products_on_its_workers_whether_they_spin_or_sleep(gemm, pool):
+    a, b = _random((8, 64, 48), np.float32), _random((8, 48, 32), np.float32)
+    expected = np.matmul(a, b)
+    for _ in range(3):  # again, after the workers went back to waiting (or to sleep)
+        out = np.full(expected.shape, np.nan, np.float32)
+        parts = gemm.split(a, b, out, 8)  # 8 one-product parts: 2 for the caller, 2 each
+        before = pool.counters[3:6].copy()
+        pool.run_products(parts, [0, 2, 4, 6, 8])
+        assert (pool.counters[3:6] - before).tolist() == [1, 1, 1]  # one part each, reported
+        assert np.array_equal(out, expected)
+
+
+def test_python_parts_and_products_alternate_on_the_same_workers(gemm, pool):
+    a, b = _random((4, 16, 8), np.float64), _random((4, 8, 16), np.float64)
+    out = np.empty((4, 16, 16))
+    log: list = []
+    for _ in range(3):
+        pool.run_products(gemm.split(a, b, out, 4), [0, 1, 2, 3, 4])
+        pool.run([(lambda i, j: log.append(i), t, t + 1) for t in range(4)])
+    assert sorted(log) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert np.array_equal(out, np.matmul(a, b))
+
+
+def test_split_matmul_runs_compiled_with_the_python_splits_numbers(gemm, monkeypatch):
+    """``threads.matmuls`` on three threads: the compiled parts give the bits of the same
+    parts as ``np.matmul`` calls (the path without numba), for split and whole products."""
+    monkeypatch.setattr(threads, "MIN_PART_ELEMENTS", 1)
+    before = threads.get_num_threads()
+    threads.set_num_threads(3)
+    try:
+        if not threads._budget.workers().runs_products:
+            pytest.skip("numba is not installed: no compiled products")
+        products = [
+            [(_random((96, 40), np.float32), _random((40, 72), np.float32))],  # split by rows
+            [(_random((5, 30, 20), np.float32), _random((20, 30), np.float32))],  # by batch
+            [(_random((24, 16), np.float32), _random((16, 8), np.float32))] * 4,  # whole, 4 on 3
+        ]
+        for group in products:
+            compiled = threads.matmuls(group)
+            threads._budget.gemm = None
+            plain = threads.matmuls(group)
+            threads._budget.gemm = gemm
+            assert all(np.array_equal(x, y) for x, y in zip(compiled, plain))
+    finally:
+        threads._budget.gemm = gemm
+        threads.set_num_threads(before)
+
+
+def test_a_worker_takes_at_most_max_products(gemm):
+    assert MAX_PRODUCTS >= 2 and FIELDS > BATCH
+    pieces = [(_random((8, 8), np.float32), _random((8, 8), np.float32))] * (2 * MAX_PRODUCTS + 1)
+    groups = threads._whole_products([1] * len(pieces), 2)
+    assert max(len(g) for g in groups) > MAX_PRODUCTS
+    assert threads._whole_rows(pieces, [np.empty((8, 8), np.float32)] * len(pieces), groups) is None
