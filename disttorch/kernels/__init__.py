@@ -8,10 +8,14 @@ installed, PyTorch).
 - ``threads.py``: the intra-op thread budget (``torch.set_num_threads``) and the pool that
   splits a kernel's work along a leading axis, BLAS held to one thread per part; matrix
   products sized to their BLAS threads; ``benchmarks/threads.py`` measures the cut-over.
+  ``thread_pool.py``: the worker threads; ``spin_wait.py``: their compiled waiting loops.
+- ``gemm_parts.py``, ``cblas_gemm.py``: matrix products as rows of integers, and the compiled
+  loop that runs them through NumPy's own BLAS ``gemm`` without the GIL.
 - ``erf.py``: the error function (series and continued fraction), the package's one erf.
 - ``gelu.py``: exact GELU and its derivative in one pass over cache-sized blocks.
 - ``relu.py``: ``max(x, 0)`` against cached rows of zeros (vectorised where a scalar is not).
-- ``conv_shifted.py``: stride-1 convolution as K shifted matrix products (no im2col).
+- ``conv_shifted.py``: stride-1 convolution as K shifted matrix products (no im2col);
+  ``conv_products.py``: a block's products and sums as one compiled call without the GIL.
 - ``conv_columns.py``: convolution by columns (im2col), its weight gradient and col2im.
 - ``softmax.py``: softmax and log-softmax along one axis (also attention's, in place).
 - ``norms.py``: row normalisation for layer and group norm, and its gradient.

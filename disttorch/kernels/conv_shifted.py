@@ -24,6 +24,9 @@ The op's threads take consecutive ranges of images (``threads.parallel_for``), B
 one thread each: the products are small, and threading each of them costs more than it
 gives. The output is bitwise the same for every thread count; the weight gradient adds
 each thread's partial sum in image order (a reduction: deterministic for a thread count).
+With the ``fast`` extra a block's products and sums are one compiled call that does not
+hold the GIL (:mod:`disttorch.kernels.conv_products`; the same numbers), so the threads do
+not queue for the GIL between the products.
 
 With few input channels per group each product is too thin to be fast, and im2col's one
 product over ``K * C`` rows wins (conv.py picks by :data:`MIN_CHANNELS`, measured on 3x3
@@ -36,7 +39,8 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from .threads import matmul, parallel_for
+from .jit import compiled
+from .threads import blas_gemm, get_num_threads, matmul, parallel_for, parts_for
 from .windows import pad_constant
 
 __all__ = ["MIN_CHANNELS", "conv", "weight_grad"]
@@ -100,6 +104,9 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = No
     wk = _per_offset(w, groups)
     out = np.empty((n, o) + lay.out, dtype=x.dtype)
     block = _images_per_block(o * L * x.itemsize)
+    work = n * o * L * len(lay.shifts)
+    fast = _compiled(x.dtype, min(o // groups, L) > 1, n, work)
+    shifts = np.array(lay.shifts, dtype=np.int64)
 
     def images(start: int, stop: int) -> None:
         grid = np.empty((block, groups, o // groups, L), dtype=x.dtype)  # a block's computed rows
@@ -108,15 +115,18 @@ def conv(x: np.ndarray, w: np.ndarray, geo: Any, bias: Optional[np.ndarray] = No
             j = min(i + block, stop)
             xb, g, p = xf[i:j], grid[: j - i], part[: j - i]
             _pad_into(xb, x[i:j], geo.pads, lay)
-            matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=g)
-            for wk_k, s in zip(wk[1:], lay.shifts[1:]):
-                matmul(wk_k, xb[..., s : s + L], out=p)
-                g += p
+            if fast:
+                fast[0].forward(wk, xb, shifts, g, p, *fast[1:])
+            else:
+                matmul(wk[0], xb[..., lay.shifts[0] : lay.shifts[0] + L], out=g)
+                for wk_k, s in zip(wk[1:], lay.shifts[1:]):
+                    matmul(wk_k, xb[..., s : s + L], out=p)
+                    g += p
             out[i:j] = g.reshape((j - i, o) + lay.rows)[_valid(lay)]
             if bias is not None:
                 out[i:j] += bias.reshape((o,) + (1,) * len(lay.out))
 
-    parallel_for(n, images, work=n * o * L * len(lay.shifts))
+    parallel_for(n, images, work=work)
     return out, (xf, lay)
 
 
@@ -128,6 +138,9 @@ def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.
     L = lay.length
     block = _images_per_block(o * L * g.itemsize)
     parts: list = []
+    work = n * o * L * len(lay.shifts)
+    fast = _compiled(g.dtype, min(o // groups, w_shape[1]) > 1, n, work)
+    shifts = np.array(lay.shifts, dtype=np.int64)
 
     def images(start: int, stop: int) -> None:
         gw = np.zeros((len(lay.shifts), groups, o // groups, w_shape[1]), dtype=g.dtype)
@@ -137,14 +150,36 @@ def weight_grad(g: np.ndarray, saved: tuple, w_shape: tuple, groups: int) -> np.
             j = min(i + block, stop)
             rows[: j - i][_valid(lay)] = g[i:j]  # the thrown-away columns stay 0
             gb, xb, p = rows[: j - i].reshape(j - i, groups, o // groups, L), xf[i:j], part[: j - i]
+            if fast:
+                fast[0].weight(gb, xb, shifts, p, gw, *fast[1:])
+                continue
             for k, s in enumerate(lay.shifts):
                 matmul(gb, xb[..., s : s + L].swapaxes(-1, -2), out=p)
                 gw[k] += p.sum(axis=0)
         parts.append((start, gw))
 
-    parallel_for(n, images, work=n * o * L * len(lay.shifts))
+    parallel_for(n, images, work=work)
     gw = sum(part for _, part in sorted(parts, key=lambda item: item[0]))  # a fixed order
     return np.moveaxis(gw, 0, -1).reshape(w_shape)
+
+
+def _compiled(dtype: np.dtype, matrices: bool, n: int, work: int) -> Optional[tuple]:
+    """``(conv_products, kind, address)`` when the compiled block loops can run this op
+    (``kind``, ``address``: NumPy's BLAS ``gemm`` for ``dtype``), else ``None``. They need numba and NumPy's BLAS ``gemm`` for ``dtype``,
+    and products whose sides are all longer than one (NumPy multiplies a vector otherwise,
+    with other roundings). With several threads, they run only when the op splits by
+    images: one that does not lets :func:`threads.matmul` split its products instead."""
+    gemm = blas_gemm(dtype) if matrices else None
+    if gemm is None or (get_num_threads() > 1 and parts_for(n, work) == 1):
+        return None
+    loops = compiled(_load_products)
+    return None if loops is None else (loops, *gemm)
+
+
+def _load_products() -> Any:
+    from . import conv_products
+
+    return conv_products
 
 
 def _images_per_block(image_bytes: int) -> int:

@@ -1,0 +1,72 @@
+"""The shifted products of :mod:`disttorch.kernels.conv_shifted` for one block of images, as
+compiled loops (numba, the ``fast`` extra) that call BLAS themselves and never take the GIL.
+
+The NumPy form makes one ``np.matmul`` per kernel offset and one addition into the block's
+sum after each, some 20 calls a block; every call lets go of the GIL and takes it back, and
+on several threads each such hand-back waits for the GIL while another thread runs Python.
+Here a thread's whole block is one call. Each product is the ``gemm`` NumPy's ``matmul``
+makes for the same operands, and the additions go in the same order, so the numbers are the
+same bit for bit (``tests/nn/test_conv_compiled.py``).
+
+- ``forward(wk, xb, shifts, g, p, kind, address)``: ``g[i, q] = sum_k wk[k, q] @ xb[i, q, :,
+  s_k : s_k + L]`` for every image ``i`` and group ``q`` (``L = g.shape[-1]``), each product
+  after the first made in ``p`` and added to ``g``.
+- ``weight(gb, xb, shifts, p, gw, kind, address)``: ``gw[k] += sum_i gb[i] @ xb[i, :, :, s_k
+  : s_k + L]ᵀ``, the images' products made in ``p`` and summed in image order.
+
+Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
+"""
+
+from __future__ import annotations
+
+from .cblas_gemm import gemm
+from .gemm_parts import NO_TRANS, TRANS
+from .jit import njit
+
+__all__ = ["forward", "weight"]
+
+
+@njit()
+def forward(wk, xb, shifts, g, p, kind, address):  # pragma: no cover - compiled
+    images, groups, rows, length = g.shape
+    depth, size = wk.shape[3], g.itemsize
+    ldb = xb.strides[2] // size
+    for i in range(images):
+        for q in range(groups):
+            plane = xb.ctypes.data + i * xb.strides[0] + q * xb.strides[1]
+            for k in range(len(shifts)):
+                into = g[i, q] if k == 0 else p[i, q]
+                gemm(
+                    kind, address, NO_TRANS, NO_TRANS, rows, length, depth,
+                    wk[k, q].ctypes.data, depth, plane + shifts[k] * size, ldb, into.ctypes.data, length,
+                )  # fmt: skip
+                if k:
+                    _add_into(g[i, q].ravel(), into.ravel())
+
+
+@njit()
+def weight(gb, xb, shifts, p, gw, kind, address):  # pragma: no cover - compiled
+    images, groups, rows, length = gb.shape
+    depth, size = gw.shape[3], gb.itemsize
+    ldb = xb.strides[2] // size
+    for k in range(len(shifts)):
+        for i in range(images):
+            for q in range(groups):
+                plane = xb.ctypes.data + i * xb.strides[0] + q * xb.strides[1]
+                gemm(
+                    kind, address, NO_TRANS, TRANS, rows, depth, length,
+                    gb[i, q].ctypes.data, length, plane + shifts[k] * size, ldb, p[i, q].ctypes.data, depth,
+                )  # fmt: skip
+        total = p[0].copy().ravel()
+        for i in range(1, images):
+            _add_into(total, p[i].ravel())
+        _add_into(gw[k].ravel(), total)
+
+
+@njit()
+def _add_into(into, values):  # pragma: no cover - compiled
+    """``into += values`` for 1-D arrays: the loops above pass ``ravel()`` views of slices of
+    C-contiguous arrays (an augmented assignment to a slice, ``g[i, q] += p[i, q]``, would
+    copy the slice back onto itself)."""
+    for j in range(into.size):
+        into[j] += values[j]
