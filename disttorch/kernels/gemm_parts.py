@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -109,9 +110,13 @@ class Gemm:
 
 
 def find_gemm(paths: Sequence[str]) -> Optional[Gemm]:
-    """The first of these loaded BLAS libraries with 64-bit-index CBLAS ``sgemm`` and
-    ``dgemm`` (NumPy's OpenBLAS), or ``None``."""
+    """The first of these loaded BLAS libraries that NumPy ships inside its own package
+    (another library's ``gemm`` may round otherwise) and that has 64-bit-index CBLAS
+    ``sgemm`` and ``dgemm`` (NumPy's OpenBLAS), or ``None``."""
+    home = os.path.dirname(os.path.abspath(np.__file__))  # .../numpy; wheels: .../numpy.libs too
     for path in paths:
+        if not os.path.abspath(path).startswith(home):
+            continue
         try:
             library = ctypes.CDLL(path)
         except OSError:

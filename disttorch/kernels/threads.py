@@ -161,9 +161,7 @@ class _Budget:
         self.blas = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
         for lib in self.blas:
             lib.set_num_threads(1)
-        # NumPy's own BLAS first (another library's gemm may round otherwise)
-        paths = sorted((lib.filepath for lib in self.blas), key=lambda path: "numpy" not in path)
-        self.gemm = find_gemm(paths)
+        self.gemm = find_gemm([lib.filepath for lib in self.blas])
 
     def forget_pool(self) -> None:
         """In a forked child: the parent's threads did not come along."""

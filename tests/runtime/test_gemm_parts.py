@@ -184,3 +184,17 @@ def test_a_worker_takes_at_most_max_products(gemm):
     groups = threads._whole_products([1] * len(pieces), 2)
     assert max(len(g) for g in groups) > MAX_PRODUCTS
     assert threads._whole_rows(pieces, [np.empty((8, 8), np.float32)] * len(pieces), groups) is None
+
+
+def test_only_numpys_own_blas_is_called(gemm, tmp_path):
+    """A BLAS library outside NumPy's package (another library's, which may round otherwise)
+    or one that cannot be loaded is not used."""
+    from threadpoolctl import threadpool_info
+
+    from disttorch.kernels.gemm_parts import find_gemm
+
+    ours = [p["filepath"] for p in threadpool_info() if p["user_api"] == "blas" and "numpy" in p["filepath"]]
+    assert find_gemm(ours) is not None
+    outside = tmp_path / "libopenblas64_.so"
+    outside.symlink_to(ours[0])  # loads, has the symbols, but is not NumPy's
+    assert find_gemm([str(outside), str(tmp_path / "missing.so")]) is None
