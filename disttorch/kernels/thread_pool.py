@@ -110,6 +110,8 @@ class OpPool:
         self.posted = threading.Condition()  # a sleeping worker waits on it for a part
         self.finished = threading.Condition()  # a sleeping caller waits on it for the parts
         self.closing = False
+        self.busy = 0  # workers 0 .. busy-1 may be running parts: _drain before posting more
+        self.operands: Sequence[np.ndarray] = ()  # what the posted matrix products point into
         self.threads = [
             threading.Thread(target=self._serve, args=(w,), name=f"disttorch-intraop_{w}", daemon=True)
             for w in range(workers)
@@ -121,18 +123,18 @@ class OpPool:
         """Run ``parts[0]`` on this thread and ``parts[1:]`` on workers 0, 1, ...; return
         when all finished, raising the first error of any part. One caller at a time
         (``threads.py`` holds its region lock around each split)."""
+        self._drain()
         for w, (body, start, stop) in enumerate(parts[1:]):
             self.tasks[w] = (contextvars.copy_context(), body, start, stop)  # one each: a
             # context runs on one thread at a time
             self.counts[w] = 0
             self.counters[w] += 1
-        with self.posted:
-            self.posted.notify_all()
+        self._post(len(parts) - 1)
         body, start, stop = parts[0]
         try:
             body(start, stop)
         finally:
-            self._wait_for_parts(len(parts) - 1)
+            self._drain()
         for w in range(len(parts) - 1):
             error, self.errors[w] = self.errors[w], None
             if error is not None:
@@ -143,22 +145,27 @@ class OpPool:
         """Whether :meth:`run_products` may be called (numba compiled the pool's loops)."""
         return self.serve is not None
 
-    def run_products(self, products: np.ndarray, bounds: Sequence[int]) -> None:
+    def run_products(
+        self, products: np.ndarray, bounds: Sequence[int], operands: Sequence[np.ndarray]
+    ) -> None:
         """Run the matrix products ``products[bounds[0]:bounds[1]]`` (rows laid out as
         :mod:`disttorch.kernels.gemm_parts` says) on this thread and each next slice of
         ``bounds`` on workers 0, 1, ... (at most :data:`MAX_PRODUCTS` a worker); return when
-        all finished. Each runs in compiled code, without the GIL."""
+        all finished. Each runs in compiled code, without the GIL. The rows hold only
+        addresses: the pool keeps ``operands`` (the arrays they point into) alive until every
+        part has finished, even when the wait is interrupted (``KeyboardInterrupt``)."""
+        self._drain()
+        self.operands = operands
         for w in range(len(bounds) - 2):
             count = bounds[w + 2] - bounds[w + 1]
             self.products[w, :count] = products[bounds[w + 1] : bounds[w + 2]]
             self.counts[w] = count
             self.counters[w] += 1
-        with self.posted:
-            self.posted.notify_all()
+        self._post(len(bounds) - 2)
         try:
             self.run_parts(products[bounds[0] : bounds[1]], bounds[1] - bounds[0])
         finally:
-            self._wait_for_parts(len(bounds) - 2)
+            self._drain()
 
     def close(self) -> None:
         """Stop the workers (each finishes the part it runs) and wait for them."""
@@ -170,12 +177,19 @@ class OpPool:
         for thread in self.threads:
             thread.join()
 
-    def _wait_for_parts(self, workers: int) -> None:
-        """Until workers ``0 .. workers-1`` finished the parts posted to them: spin, then
-        sleep, with ``counters[-1]`` set so that a worker that reports notifies. (One that
-        saw it unset just before reports without notifying; the caller notices within a
-        millisecond.)"""
-        for w in range(workers):
+    def _post(self, workers: int) -> None:
+        """Wake the workers that sleep (parts were posted to workers ``0 .. workers-1``, in
+        their counters)."""
+        self.busy = workers
+        with self.posted:
+            self.posted.notify_all()
+
+    def _drain(self) -> None:
+        """Until every part posted has finished: spin, then sleep, with ``counters[-1]`` set
+        so that a worker that reports notifies. (One that saw it unset just before reports
+        without notifying; the caller notices within a millisecond.) A split whose wait was
+        interrupted is drained by the next one before it posts anything."""
+        for w in range(self.busy):
             done, posted = len(self.threads) + w, int(self.counters[w])
             if self._spin(done, posted):
                 continue
@@ -184,6 +198,7 @@ class OpPool:
                 while self.counters[done] < posted:
                     self.finished.wait(0.001)
                 self.counters[-1] = 0
+        self.busy, self.operands = 0, ()
 
     def _serve(self, w: int) -> None:
         """Worker ``w``: wait for a part, run it, report it; until the pool closes. With

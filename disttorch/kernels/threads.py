@@ -405,11 +405,11 @@ def matmuls(
                     outs[i] = np.empty(_product_shape(a, b), dtype=a.dtype)
             if parts <= len(products):
                 groups = _whole_products(works, parts)
-                if not _run_compiled(_whole_rows(products, outs, groups)):
+                if not _run_compiled(_whole_rows(products, outs, groups), _operands(products, outs)):
                     _run([_products_task(products, outs, group) for group in groups])
             else:
                 shares = _shares(works, parts)
-                if not _run_compiled(_split_rows(products, outs, shares)):
+                if not _run_compiled(_split_rows(products, outs, shares), _operands(products, outs)):
                     _run(
                         [
                             task
@@ -519,7 +519,11 @@ def _run(tasks: List[Callable[[], Any]]) -> None:
             _budget.region.release()
 
 
-def _run_compiled(work: Optional[Tuple[np.ndarray, List[int]]]) -> bool:
+def _operands(products: Sequence, outs: List[np.ndarray]) -> List[np.ndarray]:
+    return [x for pair in products for x in pair] + outs
+
+
+def _run_compiled(work: Optional[Tuple[np.ndarray, List[int]]], operands: List[np.ndarray]) -> bool:
     """Run the rows of matrix products ``work[0][bounds[t]:bounds[t + 1]]`` on thread ``t``
     of the op's threads (``bounds = work[1]``), in compiled code (:meth:`OpPool.run_products`);
     False, having run nothing, when there is no such work, the pool has no compiled code, or
@@ -530,7 +534,7 @@ def _run_compiled(work: Optional[Tuple[np.ndarray, List[int]]]) -> bool:
         pool = _budget.workers()
         if not pool.runs_products:
             return False
-        pool.run_products(*work)
+        pool.run_products(*work, operands)
         return True
     finally:
         _budget.region.release()

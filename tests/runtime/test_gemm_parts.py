@@ -137,9 +137,28 @@ def test_the_pool_runs_products_on_its_workers_whether_they_spin_or_sleep(gemm, 
         out = np.full(expected.shape, np.nan, np.float32)
         parts = gemm.split(a, b, out, 8)  # 8 one-product parts: 2 for the caller, 2 each
         before = pool.counters[3:6].copy()
-        pool.run_products(parts, [0, 2, 4, 6, 8])
+        pool.run_products(parts, [0, 2, 4, 6, 8], (a, b, out))
         assert (pool.counters[3:6] - before).tolist() == [1, 1, 1]  # one part each, reported
         assert np.array_equal(out, expected)
+
+
+def test_the_pool_keeps_the_operands_of_products_until_they_finished(gemm, pool, monkeypatch):
+    """The rows hold bare addresses: after an interrupted wait the arrays stay referenced by
+    the pool until the next split has drained the parts."""
+    a, b = _random((8, 64, 48), np.float32), _random((8, 48, 32), np.float32)
+    out = np.empty((8, 64, 32), np.float32)
+    waits = pool._spin
+
+    def interrupted(index: int, value: int) -> bool:
+        monkeypatch.setattr(pool, "_spin", waits)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pool, "_spin", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pool.run_products(gemm.split(a, b, out, 4), [0, 1, 2, 3, 4], (a, b, out))
+    assert any(x is out for x in pool.operands)
+    pool.run([(lambda i, j: None, t, t + 1) for t in range(4)])
+    assert pool.operands == () and np.array_equal(out, np.matmul(a, b))
 
 
 def test_python_parts_and_products_alternate_on_the_same_workers(gemm, pool):
@@ -147,7 +166,7 @@ def test_python_parts_and_products_alternate_on_the_same_workers(gemm, pool):
     out = np.empty((4, 16, 16))
     log: list = []
     for _ in range(3):
-        pool.run_products(gemm.split(a, b, out, 4), [0, 1, 2, 3, 4])
+        pool.run_products(gemm.split(a, b, out, 4), [0, 1, 2, 3, 4], (a, b, out))
         pool.run([(lambda i, j: log.append(i), t, t + 1) for t in range(4)])
     assert sorted(log) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
     assert np.array_equal(out, np.matmul(a, b))

@@ -51,10 +51,10 @@ class _RecordingPool(OpPool):
 
         super().run(parts[:1] + [(recorded(body), start, stop) for body, start, stop in parts[1:]])
 
-    def run_products(self, products, bounds):
+    def run_products(self, products, bounds, operands):
         workers = len(self.threads)
         before = self.counters[workers:].copy()
-        super().run_products(products, bounds)
+        super().run_products(products, bounds, operands)
         finished = self.counters[workers:] - before
         self.ran.extend(f"disttorch-intraop_{w}" for w in range(workers) for _ in range(finished[w]))
 

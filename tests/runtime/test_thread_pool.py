@@ -108,6 +108,26 @@ def test_the_callers_error_waits_for_the_workers(pool):
     assert len(log) == 3
 
 
+def test_an_interrupted_wait_is_finished_before_the_next_split(pool, monkeypatch):
+    """Ctrl-C while the caller waits (a ``KeyboardInterrupt`` out of its wait): the workers'
+    parts still run to the end, the next split waits for them before posting its own, and
+    nothing is lost or run twice."""
+    log: list = []
+    waits = pool._spin
+
+    def interrupted(index: int, value: int) -> bool:
+        monkeypatch.setattr(pool, "_spin", waits)  # only the first wait is interrupted
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pool, "_spin", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pool.run([(lambda i, j: None, 0, 1)] + _parts(log, 4, pause=0.05)[1:])
+    assert pool.busy == 3
+    pool.run(_parts(log, 4))
+    assert sorted(entry[:2] for entry in log) == sorted([(1, 2), (2, 3), (3, 4)] * 2 + [(0, 1)])
+    assert pool.busy == 0
+
+
 def test_many_hand_offs_of_uneven_parts_lose_none(pool):
     rng = random.Random(0)
     counts = [0] * 4
