@@ -12,7 +12,8 @@ installed, PyTorch).
 - ``gemm_parts.py``, ``cblas_gemm.py``: matrix products as rows of integers, and the compiled
   loop that runs them through NumPy's own BLAS ``gemm`` without the GIL.
 - ``erf.py``: the error function (series and continued fraction), the package's one erf.
-- ``gelu.py``: exact GELU and its derivative in one pass over cache-sized blocks.
+- ``gelu.py``: exact GELU and its derivative in one pass over cache-sized blocks;
+  ``gelu_blocks.py``: a float32 block as two compiled loops around NumPy's ``exp``.
 - ``relu.py``: ``max(x, 0)`` against cached rows of zeros (vectorised where a scalar is not).
 - ``conv_shifted.py``: stride-1 convolution as K shifted matrix products (no im2col);
   ``conv_products.py``: a block's products and sums as one compiled call without the GIL.

@@ -23,6 +23,7 @@ from typing import Callable
 import numpy as np
 
 from .erf import erf
+from .jit import compiled
 from .threads import map_rows, parallel_for
 
 __all__ = ["gelu_with_derivative", "gelu_tanh_with_derivative"]
@@ -73,11 +74,16 @@ def _normal_block(x: np.ndarray, cdf: np.ndarray, kernel: np.ndarray, s: np.ndar
 def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:
     """``x * Phi(x)`` and (optionally) ``Phi(x) + x phi(x)``, block by block, so that the
     about twenty in-place passes of each block run in cache; the op's threads take ranges
-    of blocks (the same numbers for any thread count)."""
+    of blocks (the same numbers for any thread count). With numba a float32 block is two
+    compiled loops around NumPy's ``exp`` (:mod:`disttorch.kernels.gelu_blocks`, the same
+    numbers)."""
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty_like(flat)
     local = np.empty_like(flat) if with_derivative else None
     inv_sqrt_2pi = flat.dtype.type(_INV_SQRT_2PI)
+    loops = compiled(_load_blocks) if flat.dtype == np.float32 else None
+    k = np.array([_BETA, _GAMMA * _BETA, *_MONIC[::-1], -0.5, 0.5, _INV_SQRT_2PI], dtype=flat.dtype)
+    no_local = flat[:0]
 
     def blocks(first: int, last: int) -> None:
         n = min(_BLOCK, flat.size)
@@ -85,6 +91,18 @@ def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:
         for start in range(first * _BLOCK, min(last * _BLOCK, flat.size), _BLOCK):
             stop = min(start + _BLOCK, flat.size)
             xs, m = flat[start:stop], stop - start
+            if loops is not None:
+                loops.before_exp(xs, k, cdf[:m], kernel[:m])
+                np.exp(kernel[:m], out=kernel[:m])
+                loops.after_exp(
+                    xs,
+                    k,
+                    cdf[:m],
+                    kernel[:m],
+                    out[start:stop],
+                    no_local if local is None else local[start:stop],
+                )
+                continue
             _normal_block(xs, cdf[:m], kernel[:m], scratch[:m])
             np.multiply(xs, cdf[:m], out=out[start:stop])
             if with_derivative:
@@ -95,6 +113,12 @@ def _gelu_float32(x: np.ndarray, with_derivative: bool) -> tuple:
 
     parallel_for(-(-flat.size // _BLOCK), blocks, work=40 * flat.size)
     return out.reshape(x.shape), (local.reshape(x.shape) if with_derivative else None)
+
+
+def _load_blocks():
+    from . import gelu_blocks
+
+    return gelu_blocks
 
 
 def gelu_with_derivative(x: np.ndarray, with_derivative: bool) -> tuple:

@@ -40,9 +40,14 @@ def compiled(build: Callable[[], Any]) -> Any:
     return _built[build]
 
 
-def njit() -> Callable:
+def njit(contract: bool = True) -> Callable:
     """numba's ``njit`` as the kernels use it: cached on disk, no GIL, fused multiply-adds
-    allowed (the only fast-math liberty: NaN and infinity behave as in NumPy)."""
+    allowed (the only fast-math liberty: NaN and infinity behave as in NumPy). With
+    ``contract=False``, for a loop that must give a NumPy form's bits, every multiply and
+    add rounds on its own, as NumPy's passes do, and a division by zero gives NumPy's
+    infinity or NaN instead of raising (without that check, divisions vectorise)."""
     import numba
 
-    return numba.njit(cache=True, nogil=True, fastmath={"contract"})
+    if contract:
+        return numba.njit(cache=True, nogil=True, fastmath={"contract"})
+    return numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")
