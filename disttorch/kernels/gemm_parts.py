@@ -34,6 +34,7 @@ KIND, ADDRESS, TRANS_A, TRANS_B, M, N, K, A, LDA, B, LDB, C, LDC, BATCH, STEP_A,
 FIELDS = 17
 FLOAT32, FLOAT64 = 1, 2  # KIND: sgemm, dgemm
 _PLANS = 512  # products planned before the plans are forgotten
+_MAX_ROWS = 4096  # a stack whose batch dims do not flatten gives a row per outer index
 
 NO_TRANS, TRANS = 111, 112  # CBLAS_TRANSPOSE
 # 64-bit-index CBLAS names, NumPy's bundled OpenBLAS first
@@ -49,12 +50,15 @@ class Gemm:
 
     def __init__(self, addresses: dict) -> None:
         self.addresses = addresses  # dtype -> (KIND, address)
-        self.plans: dict = {}  # (shapes, strides, dtypes, k) -> rows without addresses, or None
+        self.plans: dict = {}  # (shapes, strides, dtypes, k) -> (rows without addresses, bounds) or None
 
-    def split(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> Optional[np.ndarray]:
-        """``a @ b`` into ``out`` as ``k`` rows (or fewer when there is less to share): a stack
-        split by its batch, a single product by the rows or the columns of ``out``,
-        whichever are more; ``None`` when the product does not qualify."""
+    def split(
+        self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int
+    ) -> Optional[Tuple[np.ndarray, List[int]]]:
+        """``a @ b`` into ``out`` shared among ``k`` threads (or fewer when there is less to
+        share): ``(rows, bounds)``, thread ``t`` running ``rows[bounds[t]:bounds[t + 1]]``;
+        ``None`` when the product does not qualify. A stack is split by its batch, a single
+        product by the rows or the columns of ``out``, whichever are more."""
         key = (a.shape, b.shape, out.shape, a.strides, b.strides, out.strides, a.dtype, b.dtype, out.dtype, k)
         plan = self.plans.get(key, False)
         if plan is False:
@@ -66,19 +70,19 @@ class Gemm:
         where = [_address(x) for x in (a, b, out)]
         if where[0] == where[1] or np.may_share_memory(out, a) or np.may_share_memory(out, b):
             return None  # x @ x.T is NumPy's syrk; an out that overlaps needs NumPy's copy
-        rows = plan.copy()
+        rows = plan[0].copy()
         rows[:, A] += where[0]
         rows[:, B] += where[1]
         rows[:, C] += where[2]
-        return rows
+        return rows, plan[1]
 
-    def row(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Optional[np.ndarray]:
-        """The whole product ``a @ b`` into ``out`` as one row, or ``None``."""
-        rows = self.split(a, b, out, 1)
-        return None if rows is None else rows[0]
+    def rows(self, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> Optional[np.ndarray]:
+        """The whole product ``a @ b`` into ``out`` as rows for one thread, or ``None``."""
+        work = self.split(a, b, out, 1)
+        return None if work is None else work[0]
 
-    def _plan(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> Optional[np.ndarray]:
-        """:meth:`split`'s rows with the operands at address 0, or ``None``."""
+    def _plan(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> Optional[tuple]:
+        """:meth:`split`'s rows with the operands at address 0, and its bounds, or ``None``."""
         kind = self.addresses.get(out.dtype)
         if kind is None or a.dtype != out.dtype or b.dtype != out.dtype or not out.dtype.isnative:
             return None
@@ -87,12 +91,27 @@ class Gemm:
             return None  # nothing to compute, or NumPy's gemv
         size = out.itemsize
         forms = [_form(x.strides[-2:], r, c, size) for x, r, c in ((a, m, depth), (b, depth, n), (out, m, n))]
-        steps = _batch_steps([a, b, out], out.shape[:-2])
-        if None in forms or forms[2][0] != NO_TRANS or steps is None:
+        if None in forms or forms[2][0] != NO_TRANS:
             return None
+        batch = out.shape[:-2]
+        strides = [_batch_strides(x, batch) for x in (a, b, out)]
+        cut = _flat_from(strides, batch)
+        outer, inner = batch[:cut], math.prod(batch[cut:])
+        if math.prod(outer) > _MAX_ROWS:
+            return None
+        steps = [
+            next((s for s, n in zip(x[::-1], batch[::-1]) if n > 1), 0) if inner > 1 else 0 for x in strides
+        ]
         (ta, lda), (tb, ldb), (_, ldc) = forms
-        whole = [*kind, ta, tb, m, n, depth, 0, lda, 0, ldb, 0, ldc, math.prod(out.shape[:-2]), *steps]
-        if whole[BATCH] > 1:
+        whole = [*kind, ta, tb, m, n, depth, 0, lda, 0, ldb, 0, ldc, inner, *steps]
+        if outer and math.prod(outer) > 1:  # one row per index of the outer batch dims
+            rows = np.array([whole] * math.prod(outer), dtype=np.int64)
+            for r, index in enumerate(np.ndindex(*outer)):
+                for at, x in zip((A, B, C), strides):
+                    rows[r, at] = sum(i * s for i, s in zip(index, x))
+            k = min(k, len(rows))
+            return rows, [len(rows) * t // k for t in range(k + 1)]
+        if inner > 1:
             field, shifts = BATCH, [(A, steps[0]), (B, steps[1]), (C, steps[2])]
         elif m >= n:
             field, shifts = M, [(A, a.strides[-2]), (C, out.strides[-2])]
@@ -106,7 +125,7 @@ class Gemm:
             rows[t, field] = stop - start
             for at, shift in shifts:
                 rows[t, at] = start * shift
-        return rows
+        return rows, list(range(k + 1))
 
 
 def find_gemm(paths: Sequence[str]) -> Optional[Gemm]:
@@ -146,21 +165,25 @@ def _form(strides: Tuple[int, int], rows: int, cols: int, size: int) -> Optional
     return None
 
 
-def _batch_steps(arrays: List[np.ndarray], batch: tuple) -> Optional[List[int]]:
-    """Each array's byte step from one product of the flattened batch to the next (0 for a
-    broadcast one), or ``None`` when some array's batch dims do not flatten into one step."""
-    steps = []
-    for x in arrays:
-        own = x.shape[:-2]
-        strides = (0,) * (len(batch) - len(own)) + tuple(
-            s if n > 1 else 0 for s, n in zip(x.strides[:-2], own)
-        )
-        dims = [(n, s) for n, s in zip(batch, strides) if n > 1]
-        for (_, outer), (n, inner) in zip(dims, dims[1:]):
-            if outer != inner * n:
-                return None
-        steps.append(dims[-1][1] if dims else 0)
-    return steps
+def _batch_strides(x: np.ndarray, batch: tuple) -> tuple:
+    """``x``'s byte strides along the result's batch dims ``batch`` (0 where it is broadcast)."""
+    own = x.shape[:-2]
+    return (0,) * (len(batch) - len(own)) + tuple(s if n > 1 else 0 for s, n in zip(x.strides[:-2], own))
+
+
+def _flat_from(strides: List[tuple], batch: tuple) -> int:
+    """The first batch dim from which every array's batch dims flatten into one stride (a
+    dim of length 1 never breaks the run)."""
+    cut = len(batch)
+    inner = None  # (length, strides) of the last dim longer than one in the run so far
+    for d in range(len(batch) - 1, -1, -1):
+        if batch[d] == 1:
+            cut = d
+            continue
+        if inner is not None and any(x[d] != x[inner[0]] * batch[inner[0]] for x in strides):
+            break
+        inner, cut = (d,), d
+    return cut
 
 
 def _address(x: np.ndarray) -> int:

@@ -58,8 +58,9 @@ __all__ = ["MAX_PRODUCTS", "OpPool", "SPIN_SECONDS"]
 #: 0.87-0.96 over five runs, 2 ms 0.82-0.90, in the same A/B.)
 SPIN_SECONDS = 0.005
 
-#: The most matrix products one worker's part may hold (a part of more runs as Python).
-MAX_PRODUCTS = 8
+#: The most matrix products (rows) one worker's part may hold (a part of more runs as
+#: Python): attention's products over ``(batch, heads)`` come as a row per batch index.
+MAX_PRODUCTS = 64
 
 Part = Tuple[Callable[[int, int], Any], int, int]
 

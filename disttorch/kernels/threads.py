@@ -465,27 +465,32 @@ def _whole_rows(
     """The products as rows for compiled code, each thread's ``groups`` in turn, and where
     each thread's rows start and end; ``None`` when there is no compiled code or some
     product does not qualify (see ``gemm_parts``)."""
-    if _budget.gemm is None or any(len(group) > MAX_PRODUCTS for group in groups):
+    if _budget.gemm is None:
         return None
-    rows = [_budget.gemm.row(a, b, out) for (a, b), out in zip(products, outs)]
-    if any(row is None for row in rows):
+    rows = [_budget.gemm.rows(a, b, out) for (a, b), out in zip(products, outs)]
+    if any(r is None for r in rows):
         return None
-    table = np.stack([rows[i] for group in groups for i in group])
-    return table, np.cumsum([0] + [len(group) for group in groups]).tolist()
+    tables = [np.concatenate([rows[i] for i in group]) for group in groups]
+    return np.concatenate(tables), np.cumsum([0] + [len(t) for t in tables]).tolist()
 
 
 def _split_rows(
     products: Sequence, outs: List[np.ndarray], shares: List[int]
 ) -> Optional[Tuple[np.ndarray, List[int]]]:
-    """The parts of the products, ``shares[i]`` threads for product ``i``, one row for
-    each thread (see :func:`_whole_rows`)."""
+    """The parts of the products, ``shares[i]`` threads for product ``i``, each thread's
+    rows in turn (see :func:`_whole_rows`)."""
     if _budget.gemm is None:
         return None
-    tables = [_budget.gemm.split(a, b, out, k) for (a, b), out, k in zip(products, outs, shares)]
-    if any(table is None for table in tables):
+    works = [_budget.gemm.split(a, b, out, k) for (a, b), out, k in zip(products, outs, shares)]
+    if any(work is None for work in works):
         return None
-    table = tables[0] if len(tables) == 1 else np.concatenate(tables)
-    return table, list(range(len(table) + 1))
+    if len(works) == 1:
+        return works[0]
+    bounds, offset = [0], 0
+    for rows, own in works:
+        bounds.extend(offset + bound for bound in own[1:])
+        offset += len(rows)
+    return np.concatenate([rows for rows, _ in works]), bounds
 
 
 def _split_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, k: int) -> List[Callable[[], Any]]:
@@ -528,7 +533,12 @@ def _run_compiled(work: Optional[Tuple[np.ndarray, List[int]]], operands: List[n
     of the op's threads (``bounds = work[1]``), in compiled code (:meth:`OpPool.run_products`);
     False, having run nothing, when there is no such work, the pool has no compiled code, or
     another op is split right now."""
-    if work is None or len(work[1]) - 1 > _budget.threads or not _budget.region.acquire(blocking=False):
+    if (
+        work is None
+        or len(work[1]) - 1 > _budget.threads
+        or max(np.diff(work[1])) > MAX_PRODUCTS
+        or not _budget.region.acquire(blocking=False)
+    ):
         return False
     try:
         pool = _budget.workers()

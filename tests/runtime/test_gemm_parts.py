@@ -45,6 +45,12 @@ def _layouts(dtype):
         "stack": (_random((6, 37, 29), dtype), _random((6, 29, 23), dtype)),
         "broadcast stack": (_random((2, 3, 37, 29), dtype), b),
         "broadcast both dims": (_random((1, 1, 37, 29), dtype), _random((2, 3, 29, 23), dtype)),
+        # batch dims that do not flatten into one stride: a row per outer index
+        "heads of a transposed view": (
+            _random((4, 37, 3, 29), dtype).transpose(0, 2, 1, 3),
+            _random((4, 3, 29, 23), dtype),
+        ),
+        "broadcast in one dim only": (_random((2, 1, 37, 29), dtype), _random((1, 3, 29, 23), dtype)),
     }
 
 
@@ -54,9 +60,9 @@ def test_a_whole_product_run_compiled_has_numpys_bits(gemm, run_parts, dtype, la
     a, b = _layouts(dtype)[layout]
     expected = np.matmul(a, b)
     out = np.full(expected.shape, np.nan, dtype)
-    row = gemm.row(a, b, out)
-    assert row is not None
-    run_parts(row[None], 1)
+    rows = gemm.rows(a, b, out)
+    assert rows is not None
+    run_parts(rows, len(rows))
     assert np.array_equal(out, expected)
 
 
@@ -69,11 +75,11 @@ def test_the_parts_of_a_split_cover_the_product(gemm, run_parts, dtype, shapes, 
     slice of one row or column a matrix-vector product: there, close."""
     a, b = _random(shapes[0], dtype, 3), _random(shapes[1], dtype, 4)
     out = np.full(np.matmul(a, b).shape, np.nan, dtype)
-    parts = gemm.split(a, b, out, k)
+    parts, bounds = gemm.split(a, b, out, k)
     run_parts(parts, len(parts))
     axis = 0 if a.ndim == 3 else (-2 if out.shape[-2] >= out.shape[-1] else -1)
     total = out.shape[axis]
-    assert len(parts) == min(k, total)
+    assert len(parts) == min(k, total) and bounds == list(range(len(parts) + 1))
     pieces = []
     for t in range(len(parts)):
         i, j = total * t // len(parts), total * (t + 1) // len(parts)
@@ -87,6 +93,18 @@ def test_the_parts_of_a_split_cover_the_product(gemm, run_parts, dtype, shapes, 
         assert np.array_equal(out, np.concatenate(pieces, axis=axis))
     else:
         np.testing.assert_allclose(out, np.concatenate(pieces, axis=axis), rtol=1e-5, atol=1e-5)
+
+
+def test_a_stack_whose_batch_dims_do_not_flatten_splits_by_its_outer_index(gemm, run_parts):
+    """Attention's ``(batch, heads)`` products on a transposed view: a row per batch index,
+    each running its heads, the rows shared out among the threads."""
+    a = _random((5, 16, 3, 8), np.float32).transpose(0, 2, 1, 3)  # (5, 3, 16, 8), heads strided
+    b = _random((5, 3, 8, 16), np.float32)
+    out = np.full((5, 3, 16, 16), np.nan, np.float32)
+    rows, bounds = gemm.split(a, b, out, 2)
+    assert len(rows) == 5 and bounds == [0, 2, 5]
+    run_parts(rows, len(rows))
+    assert np.array_equal(out, np.matmul(a, b))
 
 
 def test_products_numpy_would_not_hand_to_gemm_unchanged_are_refused(gemm):
@@ -107,14 +125,14 @@ def test_products_numpy_would_not_hand_to_gemm_unchanged_are_refused(gemm):
         "a column result (gemv)": (a, b[:, :1], out[:, :1]),
         "x @ x.T (syrk)": (a, a.T, np.empty((8, 8), np.float32)),
         "empty": (a[:, :0], b[:0], out),
-        "batch dims that do not flatten": (
-            _random((2, 1, 8, 6), np.float32),
-            _random((1, 3, 6, 5), np.float32),
-            np.empty((2, 3, 8, 5), np.float32),
+        "too many outer batch indices": (
+            _random((4097, 2, 2, 3), np.float32).transpose(0, 2, 1, 3),
+            _random((3, 5), np.float32),
+            np.empty((4097, 2, 2, 5), np.float32),
         ),
     }
     for name, (x, y, z) in refused.items():
-        assert gemm.row(x, y, z) is None, name
+        assert gemm.rows(x, y, z) is None, name
         assert gemm.split(x, y, z, 2) is None, name
 
 
@@ -135,7 +153,7 @@ def test_the_pool_runs_products_on_its_workers_whether_they_spin_or_sleep(gemm, 
     expected = np.matmul(a, b)
     for _ in range(3):  # again, after the workers went back to waiting (or to sleep)
         out = np.full(expected.shape, np.nan, np.float32)
-        parts = gemm.split(a, b, out, 8)  # 8 one-product parts: 2 for the caller, 2 each
+        parts, _ = gemm.split(a, b, out, 8)  # 8 one-product parts: 2 for the caller, 2 each
         before = pool.counters[3:6].copy()
         pool.run_products(parts, [0, 2, 4, 6, 8], (a, b, out))
         assert (pool.counters[3:6] - before).tolist() == [1, 1, 1]  # one part each, reported
@@ -155,7 +173,7 @@ def test_the_pool_keeps_the_operands_of_products_until_they_finished(gemm, pool,
 
     monkeypatch.setattr(pool, "_spin", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        pool.run_products(gemm.split(a, b, out, 4), [0, 1, 2, 3, 4], (a, b, out))
+        pool.run_products(*gemm.split(a, b, out, 4), (a, b, out))
     assert any(x is out for x in pool.operands)
     pool.run([(lambda i, j: None, t, t + 1) for t in range(4)])
     assert pool.operands == () and np.array_equal(out, np.matmul(a, b))
@@ -166,7 +184,7 @@ def test_python_parts_and_products_alternate_on_the_same_workers(gemm, pool):
     out = np.empty((4, 16, 16))
     log: list = []
     for _ in range(3):
-        pool.run_products(gemm.split(a, b, out, 4), [0, 1, 2, 3, 4], (a, b, out))
+        pool.run_products(*gemm.split(a, b, out, 4), (a, b, out))
         pool.run([(lambda i, j: log.append(i), t, t + 1) for t in range(4)])
     assert sorted(log) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
     assert np.array_equal(out, np.matmul(a, b))
@@ -198,22 +216,7 @@ def test_split_matmul_runs_compiled_with_the_python_splits_numbers(gemm, monkeyp
 
 
 def test_a_worker_takes_at_most_max_products(gemm):
-    assert MAX_PRODUCTS >= 2 and FIELDS > BATCH
-    pieces = [(_random((8, 8), np.float32), _random((8, 8), np.float32))] * (2 * MAX_PRODUCTS + 1)
-    groups = threads._whole_products([1] * len(pieces), 2)
-    assert max(len(g) for g in groups) > MAX_PRODUCTS
-    assert threads._whole_rows(pieces, [np.empty((8, 8), np.float32)] * len(pieces), groups) is None
-
-
-def test_only_numpys_own_blas_is_called(gemm, tmp_path):
-    """A BLAS library outside NumPy's package (another library's, which may round otherwise)
-    or one that cannot be loaded is not used."""
-    from threadpoolctl import threadpool_info
-
-    from disttorch.kernels.gemm_parts import find_gemm
-
-    ours = [p["filepath"] for p in threadpool_info() if p["user_api"] == "blas" and "numpy" in p["filepath"]]
-    assert find_gemm(ours) is not None
-    outside = tmp_path / "libopenblas64_.so"
-    outside.symlink_to(ours[0])  # loads, has the symbols, but is not NumPy's
-    assert find_gemm([str(outside), str(tmp_path / "missing.so")]) is None
+    """A share of more rows than a worker's part holds runs as Python instead."""
+    rows = np.zeros((2 * MAX_PRODUCTS + 1, FIELDS), np.int64)
+    assert FIELDS > BATCH
+    assert not threads._run_compiled((rows, [0, 1, len(rows)]), [])
