@@ -432,7 +432,8 @@ def _product_work(a: np.ndarray, b: np.ndarray) -> int:
 
 def _product_shape(a: np.ndarray, b: np.ndarray) -> tuple:
     """The shape of ``a @ b`` (2-D or more), NumPy's broadcasting error if there is none."""
-    return np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    lead = a.shape[:-2] if a.shape[:-2] == b.shape[:-2] else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return lead + (a.shape[-2], b.shape[-1])
 
 
 def _shares(works: List[int], parts: int) -> List[int]:
@@ -536,7 +537,7 @@ def _run_compiled(work: Optional[Tuple[np.ndarray, List[int]]], operands: List[n
     if (
         work is None
         or len(work[1]) - 1 > _budget.threads
-        or max(np.diff(work[1])) > MAX_PRODUCTS
+        or max(stop - start for start, stop in zip(work[1], work[1][1:])) > MAX_PRODUCTS
         or not _budget.region.acquire(blocking=False)
     ):
         return False
