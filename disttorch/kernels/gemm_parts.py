@@ -87,7 +87,7 @@ class Gemm:
         if kind is None or a.dtype != out.dtype or b.dtype != out.dtype or not out.dtype.isnative:
             return None
         m, n, depth = a.shape[-2], b.shape[-1], a.shape[-1]
-        if 0 in (m, depth, n) or m == 1 or n == 1:
+        if 0 in out.shape or depth == 0 or m == 1 or n == 1:
             return None  # nothing to compute, or NumPy's gemv
         size = out.itemsize
         forms = [_form(x.strides[-2:], r, c, size) for x, r, c in ((a, m, depth), (b, depth, n), (out, m, n))]

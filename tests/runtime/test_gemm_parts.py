@@ -125,6 +125,7 @@ def test_products_numpy_would_not_hand_to_gemm_unchanged_are_refused(gemm):
         "a column result (gemv)": (a, b[:, :1], out[:, :1]),
         "x @ x.T (syrk)": (a, a.T, np.empty((8, 8), np.float32)),
         "empty": (a[:, :0], b[:0], out),
+        "empty batch": (_random((0, 8, 6), np.float32), b, np.empty((0, 8, 5), np.float32)),
         "too many outer batch indices": (
             _random((4097, 2, 2, 3), np.float32).transpose(0, 2, 1, 3),
             _random((3, 5), np.float32),
