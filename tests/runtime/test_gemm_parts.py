@@ -191,6 +191,61 @@ def test_python_parts_and_products_alternate_on_the_same_workers(gemm, pool):
     assert np.array_equal(out, np.matmul(a, b))
 
 
+def test_many_hand_offs_of_products_and_python_parts_lose_none(gemm, pool):
+    rng = np.random.default_rng(0)
+    log: list = []
+    for trial in range(100):
+        n = int(rng.choice([8, 48, 128]))
+        a, b = _random((4, n, n), np.float32, trial), _random((4, n, n), np.float32, trial + 1)
+        out = np.full((4, n, n), np.nan, np.float32)
+        pool.run_products(*gemm.split(a, b, out, 4), (a, b, out))
+        assert np.array_equal(out, np.matmul(a, b))
+        if trial % 7 == 0:
+            pool.run([(lambda i, j: log.append(i), t, t + 1) for t in range(4)])
+    assert sorted(log) == sorted(list(range(4)) * len(range(0, 100, 7)))
+
+
+class _AnsweringPool(OpPool):
+    """The op pool, recording what its worker's compiled loop answered each time it returned."""
+
+    def __init__(self, workers: int) -> None:
+        self.answers: list = []
+        super().__init__(workers)
+
+    def _serve(self, w: int) -> None:
+        serve = self.serve
+        if serve is not None:
+            self.serve = lambda *args: self.answers.append(serve(*args)) or self.answers[-1]
+        super()._serve(w)
+
+
+def test_a_worker_that_finishes_products_while_the_caller_sleeps_wakes_it(gemm):
+    """The caller's part is tiny and the worker's long: the caller falls asleep waiting, and
+    the worker, reporting from its compiled loop, returns to Python to wake it."""
+    made = _AnsweringPool(1)
+    if not made.runs_products:
+        made.close()
+        pytest.skip("numba is not installed: no compiled products")
+    try:
+        small = [np.ones((2, 2), np.float32), np.ones((2, 2), np.float32), np.empty((2, 2), np.float32)]
+        large = [_random((800, 800), np.float32, 5), _random((800, 800), np.float32, 6)]
+        large.append(np.empty((800, 800), np.float32))
+        rows = np.concatenate([gemm.rows(*small), gemm.rows(*large)])
+        tiny = np.concatenate([gemm.rows(*small)] * 2)
+        spin = made._spin
+        for _ in range(5):
+            made.run_products(tiny, [0, 1, 2], small)  # the worker now waits in its compiled loop
+            made._spin = lambda index, value: False  # the caller sleeps at once
+            made.run_products(rows, [0, 1, 2], small + large)
+            made._spin = spin
+            if any(status == 2 for _, status in made.answers):  # spin_wait.WAKE_CALLER
+                break
+        assert np.array_equal(large[2], np.matmul(large[0], large[1]))
+        assert any(status == 2 for _, status in made.answers)
+    finally:
+        made.close()
+
+
 def test_split_matmul_runs_compiled_with_the_python_splits_numbers(gemm, monkeypatch):
     """``threads.matmuls`` on three threads: the compiled parts give the bits of the same
     parts as ``np.matmul`` calls (the path without numba), for split and whole products."""
