@@ -21,7 +21,9 @@ When the transport shares memory with the ranks of this host (``wire/shm.py``), 
 also offers ``board`` (this collective's session of the host's segment: its syncs carry
 the same signature, compared at every sync, and wait under the same health checks as a
 receive) and ``hosts`` (the group ranks of every host), for ``algorithms/shm.py`` and
-``algorithms/hierarchical.py``; both are ``None`` otherwise.
+``algorithms/hierarchical.py``; both are ``None`` otherwise. The board then also carries
+which collective each rank of the host is in: while this collective waits (on the sockets
+or the board), a host rank in another collective of the same sequence number is a mismatch.
 """
 
 from __future__ import annotations
@@ -143,6 +145,15 @@ class PeerChannel:
             local = next(h for h in t.hosts if rank in h)
             self.board = t.board.session(_stamp(op.seq, sig), lambda late, _: self._idle(local[late[0]]))
             self.board.mismatch = lambda peer, theirs: self.disagreement(local[peer], *_unstamp(theirs))
+            op.watch = self._watch_board
+
+    def _watch_board(self) -> None:
+        """Part of the group's health check while this collective waits: raise if a rank of
+        this host is in another collective under this one's sequence number (one that waits
+        on the sockets while the others wait in shared memory, say)."""
+        hit = self.board.disagreeing()
+        if hit is not None:
+            raise self.board.mismatch(*hit)
 
     def _idle(self, late: int) -> None:
         """While this rank waits for ``late`` at a sync of the board: the group's health

@@ -141,6 +141,8 @@ class _Op:
         self.deadline = self.started + timeout
         self.stall_at = self.started + stall
         self.heard: set[int] = set()
+        #: more health checks of the running collective (the channel's look at the host's board)
+        self.watch: Callable[[], None] | None = None
 
 
 class ProcessGroup:
@@ -489,6 +491,8 @@ class ProcessGroup:
                 "report for why it stopped",
                 self.ranks[peer],
             )
+        if op.watch is not None:
+            op.watch()
         now = time.monotonic()
         self._publish_state()
         if now >= op.deadline:
