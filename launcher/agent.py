@@ -249,6 +249,7 @@ class Agent:
             cores=self.plan.cores[local_rank],
             threads=self.threads.env,
             as_torch=c.as_torch,
+            guardian_pid=self.guardian.pid,
         )
         shown = c.local_ranks_filter is None or local_rank in c.local_ranks_filter
         redirected = c.redirects.get(local_rank, frozenset())

@@ -3,8 +3,12 @@
 - The launcher makes itself a *child subreaper*: a process started by a worker that
   outlives its parent is re-parented to the launcher (not to PID 1, which in a container may
   never reap it), and :func:`reap_leftovers` kills and reaps such processes at teardown.
-- Each worker asks for SIGKILL when the launcher dies (*parent-death signal*), so even a
-  ``kill -9`` of the launcher leaves no worker running.
+- Each worker asks for a signal when the launcher dies (*parent-death signal*), so even a
+  ``kill -9`` of the launcher leaves no worker running: SIGKILL, or, when the launcher has a
+  guardian (``guardian.py``), SIGSTOP, and the worker is a subreaper itself. A stopped worker
+  still holds every process it started (those whose parent died were re-parented to it,
+  whatever session they moved to), so the guardian finds them all below it, ends them, then
+  the worker.
 
 Both use ``prctl``; elsewhere than Linux they do nothing.
 """
@@ -33,9 +37,9 @@ def become_subreaper() -> bool:
     return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """Get SIGKILL when the parent process (``parent_pid``) dies; exit now if it already has."""
-    if _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL)) and os.getppid() != parent_pid:
+def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> None:
+    """Get ``signum`` when the parent process (``parent_pid``) dies; exit now if it already has."""
+    if _prctl(_PR_SET_PDEATHSIG, int(signum)) and os.getppid() != parent_pid:
         os._exit(1)  # the launcher died before the signal was armed
 
 
