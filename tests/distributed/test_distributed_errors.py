@@ -118,6 +118,30 @@ def test_a_timeout_names_the_other_groups_collective_its_peer_waits_in():
     ), text
 
 
+def crossed_receives(rank: int, ws: int) -> str:
+    """Each rank waits to receive from the other (one ``recv``, one ``irecv(...).wait()``)."""
+    import disttorch.distributed as dist
+
+    dist.init_process_group(timeout=timedelta(seconds=1.5))
+    dist.all_reduce(np.ones(2))
+    try:
+        if rank == 0:
+            dist.recv(np.zeros(3, np.float32), src=1)
+        else:
+            dist.irecv(np.zeros(5), src=0, tag=7).wait()
+    except dist.DistTimeoutError as e:
+        return str(e)
+    return "returned"
+
+
+@pytest.mark.timeout(40)
+def test_a_timeout_names_the_sends_and_receives_the_ranks_wait_in():
+    # before, the progress said only "ranks 0, 1 are done with all_reduce(float64[2], op=SUM) #1"
+    for text in run_ranks(crossed_receives, 2, timeout=30):
+        assert "rank 0 is in recv(float32[3]) from rank 1 tag 0, after #1" in text, text
+        assert "rank 1 is in recv(float64[5]) from rank 0 tag 7, after #1" in text, text
+
+
 def dead_peer(rank: int, ws: int) -> tuple[float, str, str]:
     import disttorch.distributed as dist
 

@@ -23,7 +23,8 @@ While it waits for a peer the communication thread checks, every 0.1 s:
 - **Timeout**: an operation still running after the group's ``timeout`` raises
   ``DistTimeoutError`` naming the collective, the peer it waits for and where every rank is.
 - **Stalls**: after ``DISTTORCH_STALL_WARNING`` seconds (default 10) a warning names the
-  ranks that are behind. Every rank publishes "the collective I am in / last finished" in
+  ranks that are behind. Every rank publishes "the collective I am in / last finished" (or
+  the send or receive it waits in, after which collective) in
   the store at most once a second while it is busy, so this costs nothing per collective.
 
 Nothing sent is lost at exit: ZeroMQ sends from its own I/O thread, so when an operation
@@ -430,10 +431,14 @@ class ProcessGroup:
 
     def _run_p2p(self, description: str, body: Callable[[_Op, Work], Any], work: Work) -> None:
         self._current = op = _Op(self._seq, description, self.timeout, self.stall_warning)
+        before = self._state
+        self._set_state(f"{self._seq}|{description}|p2p")  # a progress report names it
         try:
             body(op, work)
         except Exception as e:  # noqa: BLE001 - concerns this pair of ranks only
             raise _PeerLocalError(e) from e
+        finally:
+            self._set_state(before)
 
     def _break(self, error: BaseException) -> None:
         """Mark the group broken and tell the peers why (unless a peer told us)."""
@@ -577,7 +582,8 @@ class ProcessGroup:
             logger.debug("could not publish progress: %s", e)
 
     def _progress(self, raise_on_mismatch: _Op | None = None) -> str:
-        """Where every rank is, e.g. "rank 2 is at all_reduce(...) #41 (done); ranks 0, 1, 3 in ... #42"."""
+        """Where every rank is, e.g. "rank 2 is done with all_reduce(...) #41; ranks 0, 1, 3 are
+        in ... #42; rank 4 is in recv(float32[8]) from rank 0 tag 0, after #41"."""
         self._state_time = 0.0
         self._publish_state(wait=True)
         try:
@@ -600,7 +606,10 @@ class ProcessGroup:
         for (seq, what, phase), members in sorted(groups.items()):
             many = len(members) > 1
             who = f"rank{'s' if many else ''} {', '.join(str(self.ranks[m]) for m in members)}"
-            if seq == 0:
+            if phase == "p2p":  # a send or receive, between two collectives
+                after = f"after #{seq}" if seq else "before any collective"
+                parts.append(f"{who} {'are' if many else 'is'} in {what}, {after}")
+            elif seq == 0:
                 parts.append(f"{who} {'have' if many else 'has'} not started a collective")
             else:
                 where = "in" if phase == "in" else "done with"
