@@ -56,7 +56,7 @@ class Agent:
         self.signal: Optional[int] = None
         self.hurry = threading.Event()  # a second signal: skip the grace period
         self._workers_running = False
-        self._run_dir = tempfile.mkdtemp(prefix="disttorch-launch-")
+        self._run_dir = reaper.make_run_dir()
         self._log_root = config.log_dir
         wants_logs = any(config.redirects.values()) or any(config.tee.values())
         if self._log_root is None and wants_logs:

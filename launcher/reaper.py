@@ -11,13 +11,20 @@
   the worker.
 
 Both use ``prctl``; elsewhere than Linux they do nothing.
+
+- The launcher's run directory is named after its process (:func:`make_run_dir`), so the next
+  launcher removes it if every process of a job was killed at once (the guardian included)
+  and none was left to remove it.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import sys
+import tempfile
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -30,6 +37,40 @@ def _prctl(option: int, value: int) -> bool:
 
     libc = ctypes.CDLL(None, use_errno=True)
     return libc.prctl(option, value, 0, 0, 0) == 0
+
+
+_RUN_DIR = "disttorch-launch-"
+
+
+def _pid_namespace() -> str:
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+def make_run_dir() -> str:
+    """A new run directory for this launcher, ``disttorch-launch-<pid namespace>-<pid>-...``
+    in the temporary folder, after removing those of this user's launchers (in this pid
+    namespace) that are dead."""
+    root, space = tempfile.gettempdir(), _pid_namespace()
+    pattern = re.compile(rf"{_RUN_DIR}{space}-(\d+)-")
+    for entry in os.listdir(root):
+        m = pattern.match(entry)
+        path = os.path.join(root, entry)
+        if m and not _running(int(m.group(1))) and os.lstat(path).st_uid == os.getuid():
+            shutil.rmtree(path, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{_RUN_DIR}{space}-{os.getpid()}-")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def become_subreaper() -> bool:
