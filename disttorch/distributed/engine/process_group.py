@@ -431,8 +431,8 @@ class ProcessGroup:
 
     def _run_p2p(self, description: str, body: Callable[[_Op, Work], Any], work: Work) -> None:
         self._current = op = _Op(self._seq, description, self.timeout, self.stall_warning)
-        before = self._state
-        self._set_state(f"{self._seq}|{description}|p2p")  # a progress report names it
+        before = self._state  # after the last collective this thread ran (later ones may be queued)
+        self._set_state(f"{before.split('|', 1)[0]}|{description}|p2p")  # a progress report names it
         try:
             body(op, work)
         except Exception as e:  # noqa: BLE001 - concerns this pair of ranks only
@@ -595,7 +595,7 @@ class ProcessGroup:
             seq, what, phase = raw.decode().split("|")
             groups.setdefault((int(seq), what, phase), []).append(r)
         mine = self._state.split("|")
-        if raise_on_mismatch is not None:
+        if raise_on_mismatch is not None and mine[2] == "in":
             for (seq, what, phase), members in groups.items():
                 if seq == int(mine[0]) and phase == "in" and what != mine[1]:
                     raise CollectiveMismatchError(
