@@ -172,6 +172,9 @@ class Agent:
                 ended: Optional[RankExit] = group.exits.get(timeout=c.monitor_interval)
             except queue.Empty:
                 ended = None
+            restarted = self.guardian.ensure_running()
+            if restarted is not None:
+                self._own_children.add(restarted)  # the launcher's, not a worker's leftover
             if ended is not None:
                 if ended.returncode != 0:
                     return "failed", None

@@ -101,9 +101,13 @@ class Guardian:
     """The launcher's handle on its guardian process (see the module docs)."""
 
     def __init__(self) -> None:
-        self._proc: subprocess.Popen | None = None
+        self._told: list[str] = []  # every line sent, for a guardian started again
+        self._proc = self._start()
+
+    @staticmethod
+    def _start() -> subprocess.Popen | None:
         try:
-            self._proc = subprocess.Popen(
+            return subprocess.Popen(
                 # the file itself, isolated: the guardian needs the standard library only, so it
                 # starts at once and nothing on the job's path (or disttorch's import) can break it
                 [sys.executable, "-I", os.path.abspath(__file__)],
@@ -113,7 +117,18 @@ class Guardian:
                 close_fds=True,
             )
         except OSError:
-            self._proc = None  # no guardian: the launcher's own teardown still runs
+            return None  # no guardian: the launcher's own teardown still runs
+
+    def ensure_running(self) -> int | None:
+        """Start the guardian again if it died (killed on its own: the workers stop rather than
+        die with the launcher, so they need one), telling it every worker and directory once
+        more. Returns the new guardian's pid, or ``None`` when it was running."""
+        if self._proc is None or self._proc.poll() is None:
+            return None
+        self._proc = self._start()
+        for line in self._told:
+            self._write(line)
+        return self.pid
 
     @property
     def pid(self) -> int | None:
@@ -124,13 +139,17 @@ class Guardian:
         self._send(str(pid))
 
     def _send(self, line: str) -> None:
+        self._told.append(line)
+        self._write(line)
+
+    def _write(self, line: str) -> None:
         if self._proc is None:
             return
         try:
             self._proc.stdin.write(f"{line}\n".encode())
             self._proc.stdin.flush()
         except (BrokenPipeError, ValueError):
-            self._proc = None
+            pass  # it died: ensure_running starts another
 
     def remove_at_end(self, path: str) -> None:
         """Have the guardian remove directory ``path`` when the launcher has ended."""

@@ -103,6 +103,7 @@ def _gone_within(marker: str, seconds: float) -> list[psutil.Process]:
         "launcher_SIGTERM",
         "launcher_SIGKILL",
         "launcher_SIGKILL_detached",  # the rank's child left its session: still ended
+        "guardian_then_launcher_SIGKILL_detached",  # the launcher starts another guardian
     ],
 )
 def test_no_ending_leaves_files_or_processes(ending):
@@ -116,6 +117,13 @@ def test_no_ending_leaves_files_or_processes(ending):
         lines, pids = _wait_ready(proc, 2, 90)
         if ending == "kill_rank":
             os.kill(pids[1], signal.SIGKILL)
+        elif ending.startswith("guardian_"):
+            (guardian,) = [
+                p for p in psutil.Process(proc.pid).children() if "guardian.py" in " ".join(p.cmdline())
+            ]
+            guardian.kill()
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGKILL)
         elif ending.startswith("launcher_"):
             proc.send_signal(getattr(signal, ending.split("_")[1]))  # the launcher alone
         proc.wait(60)
