@@ -344,3 +344,40 @@ def test_gather_and_scatter_list_errors_name_the_argument():
     assert "gather_list[0] has 4 elements, the input 3" in messages[2]
     assert "scatter_list" in messages[3] and "float64" in messages[3], messages[3]
     assert messages[4] == repr([[0.0] * 3, [1.0] * 3])
+
+
+def _barrier_against_all_reduce(rank: int, world: int, barrier_rank: int) -> str:
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    try:
+        if rank == barrier_rank:
+            dist.monitored_barrier()  # over the sockets, while the others sync in shared memory
+        else:
+            dist.all_reduce(np.ones(1000, np.float32))
+    except dist.CollectiveMismatchError as e:
+        return str(e)
+    return "no error"
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("barrier_rank, shm", [(0, "1"), (1, "1"), (0, "0")])
+def test_ranks_that_wait_for_each_other_in_different_collectives_fail_within_seconds(barrier_rank, shm):
+    # each waits for the other to send first: no message shows the mismatch; before, it was
+    # reported at the 10 s stall warning (with shared memory: the board shows it at once)
+    from disttorch.distributed.wire import shm as shared
+
+    if shm == "1" and not shared.enabled():
+        pytest.skip("needs memfd on x86-64 Linux")
+    results = run_ranks(
+        _barrier_against_all_reduce,
+        3,
+        args=(barrier_rank,),
+        timeout=80,
+        check=False,
+        env={"DISTTORCH_TIMEOUT": "60", "DISTTORCH_STALL_WARNING": "30", "DISTTORCH_SHM": shm},
+    )
+    for r in results:
+        assert r.ok and "monitored_barrier(uint8[1]) #1" in r.value, r.describe()
+        assert "all_reduce(float32[1000], op=SUM) #1" in r.value, r.value
+        assert r.elapsed < 8, f"rank {r.rank} took {r.elapsed:.0f} s"

@@ -198,37 +198,3 @@ def test_ranks_that_chose_different_algorithms_fail_within_seconds():
         assert r.ok and "chose different algorithms" in r.value, r.describe()
         assert r.elapsed < 30, f"rank {r.rank} took {r.elapsed:.0f} s"
 
-
-def _barrier_against_all_reduce(rank: int, world: int, barrier_rank: int) -> str:
-    import numpy as np
-
-    import disttorch.distributed as dist
-
-    dist.init_process_group()
-    try:
-        if rank == barrier_rank:
-            dist.monitored_barrier()  # over the sockets, while the others sync in shared memory
-        else:
-            dist.all_reduce(np.ones(1000, np.float32))
-    except dist.CollectiveMismatchError as e:
-        return str(e)
-    return "no error"
-
-
-@pytest.mark.timeout(90)
-@pytest.mark.parametrize("barrier_rank", [0, 1])
-def test_a_socket_collective_against_a_shared_memory_one_is_a_mismatch_at_once(barrier_rank):
-    from dist_helpers import run_ranks
-
-    results = run_ranks(
-        _barrier_against_all_reduce,
-        3,
-        args=(barrier_rank,),
-        timeout=80,
-        check=False,
-        env={"DISTTORCH_TIMEOUT": "60", "DISTTORCH_STALL_WARNING": "30"},
-    )
-    for r in results:
-        assert r.ok and "monitored_barrier(uint8[1]) #1" in r.value, r.describe()
-        assert "all_reduce(float32[1000], op=SUM) #1" in r.value and f"rank {barrier_rank} called" in r.value
-        assert r.elapsed < 8, f"rank {r.rank} took {r.elapsed:.0f} s"

@@ -23,7 +23,9 @@ the same signature, compared at every sync, and wait under the same health check
 receive) and ``hosts`` (the group ranks of every host), for ``algorithms/shm.py`` and
 ``algorithms/hierarchical.py``; both are ``None`` otherwise. The board then also carries
 which collective each rank of the host is in: while this collective waits (on the sockets
-or the board), a host rank in another collective of the same sequence number is a mismatch.
+or the board), a host rank in another collective of the same sequence number is a mismatch,
+as is a message of this sequence number with another signature from any peer, waiting in
+the transport's stash while this rank waits for another peer.
 """
 
 from __future__ import annotations
@@ -145,13 +147,21 @@ class PeerChannel:
             local = next(h for h in t.hosts if rank in h)
             self.board = t.board.session(_stamp(op.seq, sig), lambda late, _: self._idle(local[late[0]]))
             self.board.mismatch = lambda peer, theirs: self.disagreement(local[peer], *_unstamp(theirs))
-            op.watch = self._watch_board
+        if t is not None:
+            op.watch = self._watch
 
-    def _watch_board(self) -> None:
-        """Part of the group's health check while this collective waits: raise if a rank of
-        this host is in another collective under this one's sequence number (one that waits
-        on the sockets while the others wait in shared memory, say)."""
-        hit = self.board.disagreeing()
+    def _watch(self) -> None:
+        """Part of the group's health check while this collective waits: raise if a peer is in
+        another collective under this one's sequence number, as a message it sent (and this
+        rank does not wait for yet) or, on this host, the board says. (A rank waiting for one
+        peer would otherwise see the others' disagreement only at the stall warning.)"""
+        t = self._link.transport
+        for peer in t.waiting_from(None):
+            h = t.first(peer, None)
+            theirs = Signature(h.op, h.dtype, h.numel, h.root, h.redop)
+            if h.seq == self._op.seq and theirs != self._sig:
+                raise self.disagreement(peer, theirs)
+        hit = self.board.disagreeing() if self.board is not None else None
         if hit is not None:
             raise self.board.mismatch(*hit)
 

@@ -22,6 +22,11 @@ While it waits for a peer the communication thread checks, every 0.1 s:
   and later operation raises ``PeerDiedError`` naming it.
 - **Timeout**: an operation still running after the group's ``timeout`` raises
   ``DistTimeoutError`` naming the collective, the peer it waits for and where every rank is.
+- **Mismatch no message shows**: ranks that each wait for the other to send first (a
+  ``monitored_barrier`` against an ``all_reduce``, say) see no message. After
+  :data:`MISMATCH_PROBE_AFTER` seconds a waiting rank reads the others' progress from the store
+  (in the background, so a store that stopped answering holds up nothing) and raises the
+  mismatch when a rank is in another collective under the same sequence number.
 - **Stalls**: after ``DISTTORCH_STALL_WARNING`` seconds (default 10) a warning names the
   ranks that are behind. Every rank publishes "the collective I am in / last finished" (or
   the send or receive it waits in, after which collective) in
@@ -80,6 +85,10 @@ ENV_STALL_WARNING = "DISTTORCH_STALL_WARNING"
 ENV_FAULT = "DISTTORCH_FAULT"
 #: Seconds between two publications of a rank's progress in the store.
 STATE_INTERVAL = 1.0
+#: Seconds a collective waits before this rank reads the others' progress (in the background,
+#: then every half :data:`STATE_INTERVAL`) to see whether one is in another collective under the
+#: same sequence number: a mismatch no message shows (each waits for the other to send first).
+MISMATCH_PROBE_AFTER = 1.0
 #: Seconds ``destroy`` waits for the peers' goodbyes (to see a collective they disagreed on).
 GOODBYE_WAIT = 0.5
 #: How many finished collectives' signatures are kept to name a late mismatch.
@@ -141,6 +150,7 @@ class _Op:
         self.started = time.monotonic()
         self.deadline = self.started + timeout
         self.stall_at = self.started + stall
+        self.probe_at = self.started + MISMATCH_PROBE_AFTER
         self.heard: set[int] = set()
         #: more health checks of the running collective (the channel's look at the host's board)
         self.watch: Callable[[], None] | None = None
@@ -183,6 +193,8 @@ class ProcessGroup:
         self._state_to_publish = ""
         self._state_posted = threading.Event()
         self._publisher: threading.Thread | None = None
+        self._probe = False  # the progress thread is to read every rank's progress
+        self._seen_states: list[bytes] | None = None  # what it read last
         self.store.set(f"{self.prefix}state/{rank}", self._state)
         self.transport = (
             Transport(store, self.prefix, rank, len(ranks), group_id, timeout, self.name)
@@ -500,6 +512,13 @@ class ProcessGroup:
             op.watch()
         now = time.monotonic()
         self._publish_state()
+        if now >= op.started + MISMATCH_PROBE_AFTER and self._state.endswith("|in"):
+            mismatch = self._mismatch(self._seen_states)
+            if mismatch is not None:
+                raise mismatch
+            if now >= op.probe_at:
+                op.probe_at = now + STATE_INTERVAL / 2
+                self._request_probe()
         if now >= op.deadline:
             raise DistTimeoutError(
                 f"{op.description} timed out on {self.name(self._rank)} after "
@@ -561,6 +580,14 @@ class ProcessGroup:
             self._store_state(self._state)
             return
         self._state_to_publish = self._state
+        self._wake_publisher()
+
+    def _request_probe(self) -> None:
+        """Have the progress thread read every rank's progress (into ``_seen_states``)."""
+        self._probe = True
+        self._wake_publisher()
+
+    def _wake_publisher(self) -> None:
         if self._publisher is None:
             self._publisher = threading.Thread(
                 target=self._publish_loop, daemon=True, name=f"disttorch-pg{self.group_id}-progress"
@@ -569,11 +596,23 @@ class ProcessGroup:
         self._state_posted.set()
 
     def _publish_loop(self) -> None:
+        published = None
         while not self._closing:
             self._state_posted.wait()
             self._state_posted.clear()
-            if not self._closing:
-                self._store_state(self._state_to_publish)
+            if self._closing:
+                return
+            if self._state_to_publish != published:
+                published = self._state_to_publish
+                self._store_state(published)
+            if self._probe:
+                self._probe = False
+                try:
+                    self._seen_states = self.store.multi_get(
+                        [f"{self.prefix}state/{r}" for r in range(self.size())]
+                    )
+                except Exception as e:  # noqa: BLE001 - progress reports are best effort
+                    logger.debug("could not read the ranks' progress: %s", e)
 
     def _store_state(self, state: str) -> None:
         try:
@@ -590,18 +629,14 @@ class ProcessGroup:
             states = self.store.multi_get([f"{self.prefix}state/{r}" for r in range(self.size())])
         except Exception as e:  # noqa: BLE001 - the store may be gone with rank 0
             return f"(progress of the other ranks unknown: {e})"
+        mismatch = self._mismatch(states) if raise_on_mismatch is not None else None
+        if mismatch is not None:
+            raise mismatch
         groups: dict[tuple[int, str, str], list[int]] = {}
         for r, raw in enumerate(states):
             seq, what, phase = raw.decode().split("|")
             groups.setdefault((int(seq), what, phase), []).append(r)
         mine = self._state.split("|")
-        if raise_on_mismatch is not None and mine[2] == "in":
-            for (seq, what, phase), members in groups.items():
-                if seq == int(mine[0]) and phase == "in" and what != mine[1]:
-                    raise CollectiveMismatchError(
-                        f"{self.name(self._rank)} called {mine[1]} #{seq} but "
-                        f"{self.name(members[0])} called {what} #{seq}"
-                    )
         parts = []
         for (seq, what, phase), members in sorted(groups.items()):
             many = len(members) > 1
@@ -616,6 +651,22 @@ class ProcessGroup:
                 parts.append(f"{who} {'are' if many else 'is'} {where} {what} #{seq}")
         behind = [m for (seq, _, _), members in groups.items() if seq < int(mine[0]) for m in members]
         return "Progress: " + "; ".join(parts) + self._elsewhere(behind)
+
+    def _mismatch(self, states: list[bytes] | None) -> CollectiveMismatchError | None:
+        """The error for a rank whose progress in ``states`` (as the ranks published it) is
+        another collective under the sequence number of the one this rank is in, if any. (A
+        published state may be old, but a rank's n-th collective stays what it was.)"""
+        seq, mine, phase = self._state.split("|")
+        if states is None or phase != "in":
+            return None
+        for r, raw in enumerate(states):
+            their_seq, what, their_phase = raw.decode().split("|")
+            if their_seq == seq and their_phase == "in" and what != mine:
+                return CollectiveMismatchError(
+                    f"{self.name(self._rank)} called {mine} #{seq} but {self.name(r)} called {what} "
+                    f"#{seq}; every rank must issue the same collectives in the same order"
+                )
+        return None
 
     def _elsewhere(self, members: list[int]) -> str:
         """The collectives that ``members`` (behind in this group) are in, in the other groups
