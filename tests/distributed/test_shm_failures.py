@@ -197,4 +197,3 @@ def test_ranks_that_chose_different_algorithms_fail_within_seconds():
     for r in results:
         assert r.ok and "chose different algorithms" in r.value, r.describe()
         assert r.elapsed < 30, f"rank {r.rank} took {r.elapsed:.0f} s"
-
