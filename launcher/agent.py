@@ -56,7 +56,7 @@ class Agent:
         self.signal: Optional[int] = None
         self.hurry = threading.Event()  # a second signal: skip the grace period
         self._workers_running = False
-        self._run_dir = tempfile.mkdtemp(prefix="disttorch-launch-")
+        self._run_dir = reaper.make_run_dir()
         self._log_root = config.log_dir
         wants_logs = any(config.redirects.values()) or any(config.tee.values())
         if self._log_root is None and wants_logs:
@@ -172,6 +172,9 @@ class Agent:
                 ended: Optional[RankExit] = group.exits.get(timeout=c.monitor_interval)
             except queue.Empty:
                 ended = None
+            restarted = self.guardian.ensure_running()
+            if restarted is not None:
+                self._own_children.add(restarted)  # the launcher's, not a worker's leftover
             if ended is not None:
                 if ended.returncode != 0:
                     return "failed", None
@@ -249,6 +252,7 @@ class Agent:
             cores=self.plan.cores[local_rank],
             threads=self.threads.env,
             as_torch=c.as_torch,
+            guardian_pid=self.guardian.pid,
         )
         shown = c.local_ranks_filter is None or local_rank in c.local_ranks_filter
         redirected = c.redirects.get(local_rank, frozenset())

@@ -8,7 +8,9 @@ The launcher starts each rank as::
 
 It then:
 
-0. arranges to be killed if the launcher dies (``DISTTORCH_AGENT_PID``, see disttorch.launcher.reaper);
+0. arranges to be killed if the launcher dies (``DISTTORCH_AGENT_PID``, see disttorch.launcher.reaper),
+   or, when the launcher has a guardian (``DISTTORCH_GUARDIAN_PID``), to be stopped, with every
+   process it starts kept below it (a child subreaper), for the guardian to end them all;
 1. pins this process to the cores in ``DISTTORCH_CPU_AFFINITY`` (e.g. ``"0,1"``), before
    any library starts its threads;
 2. enables :mod:`faulthandler`, so a rank that dies of SIGSEGV, SIGABRT, SIGBUS, SIGFPE or
@@ -40,7 +42,8 @@ from disttorch import _error_file
 from disttorch._error_file import write_error_file
 from disttorch.as_torch._script import run_script
 
-from .reaper import die_with_parent
+from .guardian import GUARDIAN_PID_ENV
+from .reaper import become_subreaper, die_with_parent
 
 AFFINITY_ENV = "DISTTORCH_CPU_AFFINITY"
 AGENT_PID_ENV = "DISTTORCH_AGENT_PID"
@@ -133,7 +136,8 @@ def main(argv: Optional[List[str]] = None) -> None:
             "usage: python -m disttorch.launcher.bootstrap (script.py | -m module | --exec program) [args...]"
         )
     if os.environ.get(AGENT_PID_ENV):
-        die_with_parent(int(os.environ[AGENT_PID_ENV]))
+        guarded = bool(os.environ.get(GUARDIAN_PID_ENV)) and become_subreaper()
+        die_with_parent(int(os.environ[AGENT_PID_ENV]), signal.SIGSTOP if guarded else signal.SIGKILL)
     _pin_cores()
     if argv[0] == "--exec":
         os.execvp(argv[1], argv[1:])

@@ -3,17 +3,28 @@
 - The launcher makes itself a *child subreaper*: a process started by a worker that
   outlives its parent is re-parented to the launcher (not to PID 1, which in a container may
   never reap it), and :func:`reap_leftovers` kills and reaps such processes at teardown.
-- Each worker asks for SIGKILL when the launcher dies (*parent-death signal*), so even a
-  ``kill -9`` of the launcher leaves no worker running.
+- Each worker asks for a signal when the launcher dies (*parent-death signal*), so even a
+  ``kill -9`` of the launcher leaves no worker running: SIGKILL, or, when the launcher has a
+  guardian (``guardian.py``), SIGSTOP, and the worker is a subreaper itself. A stopped worker
+  still holds every process it started (those whose parent died were re-parented to it,
+  whatever session they moved to), so the guardian finds them all below it, ends them, then
+  the worker.
 
 Both use ``prctl``; elsewhere than Linux they do nothing.
+
+- The launcher's run directory is named after its process (:func:`make_run_dir`), so the next
+  launcher removes it if every process of a job was killed at once (the guardian included)
+  and none was left to remove it.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
 import sys
+import tempfile
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -28,14 +39,48 @@ def _prctl(option: int, value: int) -> bool:
     return libc.prctl(option, value, 0, 0, 0) == 0
 
 
+_RUN_DIR = "disttorch-launch-"
+
+
+def _pid_namespace() -> str:
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
+def make_run_dir() -> str:
+    """A new run directory for this launcher, ``disttorch-launch-<pid namespace>-<pid>-...``
+    in the temporary folder, after removing those of this user's launchers (in this pid
+    namespace) that are dead."""
+    root, space = tempfile.gettempdir(), _pid_namespace()
+    pattern = re.compile(rf"{_RUN_DIR}{space}-(\d+)-")
+    for entry in os.listdir(root):
+        m = pattern.match(entry)
+        path = os.path.join(root, entry)
+        if m and not _running(int(m.group(1))) and os.lstat(path).st_uid == os.getuid():
+            shutil.rmtree(path, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{_RUN_DIR}{space}-{os.getpid()}-")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def become_subreaper() -> bool:
     """Adopt this process's orphaned descendants (so they can be reaped). Returns success."""
     return _prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
-def die_with_parent(parent_pid: int) -> None:
-    """Get SIGKILL when the parent process (``parent_pid``) dies; exit now if it already has."""
-    if _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL)) and os.getppid() != parent_pid:
+def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> None:
+    """Get ``signum`` when the parent process (``parent_pid``) dies; exit now if it already has."""
+    if _prctl(_PR_SET_PDEATHSIG, int(signum)) and os.getppid() != parent_pid:
         os._exit(1)  # the launcher died before the signal was armed
 
 

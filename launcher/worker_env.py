@@ -13,6 +13,8 @@ disttorch's:
 - ``DISTTORCH_FAULT``: faults to inject (disttorch._faults), when any.
 - ``DISTTORCH_CPU_AFFINITY``: the cores this rank is pinned to, e.g. ``"2,3"`` (when pinned).
 - ``DISTTORCH_AGENT_PID``: the launcher's pid (workers die with it).
+- ``DISTTORCH_GUARDIAN_PID``: the pid of the launcher's guardian, when it has one (workers
+  stop with the launcher, and the guardian ends them with every process they started).
 - ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``: threads per rank (the
   user's ``OMP_NUM_THREADS``, else cores per rank), each unless set.
 - ``DISTTORCH_AS_TORCH=1`` and disttorch's alias ``sitecustomize`` directory first on
@@ -64,6 +66,7 @@ def worker_env(
     cores: Optional[List[int]],
     threads: Mapping[str, str],
     as_torch: bool = False,
+    guardian_pid: Optional[int] = None,
 ) -> Dict[str, str]:
     """Return the full environment for local rank ``local_rank``: ``base`` plus the variables above."""
     rank = world.rank_offset + local_rank
@@ -98,6 +101,7 @@ def worker_env(
         ("DISTTORCH_TRACE_DIR", trace_dir),
         ("DISTTORCH_FAULT", faults or None),
         ("DISTTORCH_CPU_AFFINITY", ",".join(map(str, cores)) if cores else None),
+        ("DISTTORCH_GUARDIAN_PID", str(guardian_pid) if guardian_pid is not None else None),
     ):
         if value is None:
             env.pop(name, None)

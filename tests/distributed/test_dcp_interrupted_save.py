@@ -42,3 +42,34 @@ def test_a_checkpoint_written_before_saves_had_ids_loads(tmp_path):
     target = _state(0.0)
     dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
     assert target["step"] == 3 and np.all(target["w"].numpy() == 3)
+
+
+def _save_with_a_full_disk_on_rank_1(rank: int, world: int, directory: str) -> str:
+    import errno
+
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    if rank == 1:  # this rank's disk is full
+
+        def enospc(fd):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        os.fsync = enospc
+    try:
+        dcp.save(_state(float(rank)), checkpoint_id=directory)
+    except dcp.CheckpointException as e:
+        assert list(e.failures) == [1] and e.failures[1][0].errno == errno.ENOSPC
+        return str(e)
+    return "saved"
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_that_cannot_write_fails_the_save_on_every_rank_and_no_metadata_is_written(tmp_path):
+    from dist_helpers import run_ranks
+
+    texts = run_ranks(_save_with_a_full_disk_on_rank_1, 2, args=(str(tmp_path),), timeout=50)
+    for text in texts:
+        assert text.startswith("CheckpointException ranks:dict_keys([1])") and "(RANK 1)" in text, text
+        assert "No space left on device" in text and "__1_0.npz" in text, text
+    assert sorted(os.listdir(tmp_path)) == ["__0_0.npz"]  # no metadata: nothing looks finished

@@ -94,20 +94,38 @@ def _gone_within(marker: str, seconds: float) -> list[psutil.Process]:
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(
     "ending",
-    ["normal", "exception", "exit", "kill_rank", "launcher_SIGINT", "launcher_SIGTERM", "launcher_SIGKILL"],
+    [
+        "normal",
+        "exception",
+        "exit",
+        "kill_rank",
+        "launcher_SIGINT",
+        "launcher_SIGTERM",
+        "launcher_SIGKILL",
+        "launcher_SIGKILL_detached",  # the rank's child left its session: still ended
+        "guardian_then_launcher_SIGKILL_detached",  # the launcher starts another guardian
+    ],
 )
 def test_no_ending_leaves_files_or_processes(ending):
     tmp = tempfile.mkdtemp(prefix="dt-end-", dir="/tmp")  # short: ipc socket paths must fit 107 bytes
     before = sorted(os.listdir(tmp))
     marker = f"disttorch-ending-{uuid.uuid4().hex}"
     how = ending if ending in ("normal", "exception", "exit") else "wait"
+    how += "_detached" if ending.endswith("_detached") else ""
     proc = _launch(how, tmp, marker)
     try:
         lines, pids = _wait_ready(proc, 2, 90)
         if ending == "kill_rank":
             os.kill(pids[1], signal.SIGKILL)
+        elif ending.startswith("guardian_"):
+            (guardian,) = [
+                p for p in psutil.Process(proc.pid).children() if "guardian.py" in " ".join(p.cmdline())
+            ]
+            guardian.kill()
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGKILL)
         elif ending.startswith("launcher_"):
-            proc.send_signal(getattr(signal, ending.split("_")[1]))
+            proc.send_signal(getattr(signal, ending.split("_")[1]))  # the launcher alone
         proc.wait(60)
     finally:
         if proc.poll() is None:

@@ -118,6 +118,30 @@ def test_a_timeout_names_the_other_groups_collective_its_peer_waits_in():
     ), text
 
 
+def crossed_receives(rank: int, ws: int) -> str:
+    """Each rank waits to receive from the other (one ``recv``, one ``irecv(...).wait()``)."""
+    import disttorch.distributed as dist
+
+    dist.init_process_group(timeout=timedelta(seconds=1.5))
+    dist.all_reduce(np.ones(2))
+    try:
+        if rank == 0:
+            dist.recv(np.zeros(3, np.float32), src=1)
+        else:
+            dist.irecv(np.zeros(5), src=0, tag=7).wait()
+    except dist.DistTimeoutError as e:
+        return str(e)
+    return "returned"
+
+
+@pytest.mark.timeout(40)
+def test_a_timeout_names_the_sends_and_receives_the_ranks_wait_in():
+    # before, the progress said only "ranks 0, 1 are done with all_reduce(float64[2], op=SUM) #1"
+    for text in run_ranks(crossed_receives, 2, timeout=30):
+        assert "rank 0 is in recv(float32[3]) from rank 1 tag 0, after #1" in text, text
+        assert "rank 1 is in recv(float64[5]) from rank 0 tag 7, after #1" in text, text
+
+
 def dead_peer(rank: int, ws: int) -> tuple[float, str, str]:
     import disttorch.distributed as dist
 
@@ -320,3 +344,40 @@ def test_gather_and_scatter_list_errors_name_the_argument():
     assert "gather_list[0] has 4 elements, the input 3" in messages[2]
     assert "scatter_list" in messages[3] and "float64" in messages[3], messages[3]
     assert messages[4] == repr([[0.0] * 3, [1.0] * 3])
+
+
+def _barrier_against_all_reduce(rank: int, world: int, barrier_rank: int) -> str:
+    import disttorch.distributed as dist
+
+    dist.init_process_group()
+    try:
+        if rank == barrier_rank:
+            dist.monitored_barrier()  # over the sockets, while the others sync in shared memory
+        else:
+            dist.all_reduce(np.ones(1000, np.float32))
+    except dist.CollectiveMismatchError as e:
+        return str(e)
+    return "no error"
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("barrier_rank, shm", [(0, "1"), (1, "1"), (0, "0")])
+def test_ranks_that_wait_for_each_other_in_different_collectives_fail_within_seconds(barrier_rank, shm):
+    # each waits for the other to send first: no message shows the mismatch; before, it was
+    # reported at the 10 s stall warning (with shared memory: the board shows it at once)
+    from disttorch.distributed.wire import shm as shared
+
+    if shm == "1" and not shared.enabled():
+        pytest.skip("needs memfd on x86-64 Linux")
+    results = run_ranks(
+        _barrier_against_all_reduce,
+        3,
+        args=(barrier_rank,),
+        timeout=80,
+        check=False,
+        env={"DISTTORCH_TIMEOUT": "60", "DISTTORCH_STALL_WARNING": "30", "DISTTORCH_SHM": shm},
+    )
+    for r in results:
+        assert r.ok and "monitored_barrier(uint8[1]) #1" in r.value, r.describe()
+        assert "all_reduce(float32[1000], op=SUM) #1" in r.value, r.value
+        assert r.elapsed < 8, f"rank {r.rank} took {r.elapsed:.0f} s"

@@ -106,3 +106,37 @@ def test_a_connection_without_the_job_secret_gets_nothing_unpickled(tmp_path):
     out = run_ranks(_outsider, 2, timeout=60, env={"MARKER": marker})[0]
     assert out["-wrong-secret"] == 0 and out["-no-secret"] == 0
     assert out["created"] == ["made-member"]
+
+
+def _outsider_at_the_store(rank: int, world: int) -> dict:
+    import zmq
+
+    from disttorch.distributed import rpc
+    from disttorch.distributed.base import auth
+
+    rpc.init_rpc(f"worker{rank}", rank=rank, world_size=world)  # no process group
+    out: dict = {}
+    if rank == 0:
+        ctx = zmq.Context()
+        sock = ctx.socket(zmq.DEALER)
+        sock.linger = 0
+        auth.configure_client(sock, bytes(range(32)))  # another secret: its handshake fails
+        sock.connect(f"tcp://127.0.0.1:{os.environ['MASTER_PORT']}")
+        sock.send(b"hello")
+        time.sleep(0.3)
+        cpu, wall = time.process_time(), time.monotonic()
+        rpc.shutdown()  # waits for worker 1 past the store's grace after a refused handshake (2 s)
+        out["cpu"], out["wall"] = time.process_time() - cpu, time.monotonic() - wall
+        out["answered"] = sock.poll(0)
+        sock.close()
+        ctx.term()
+    else:
+        time.sleep(2.8)
+        rpc.shutdown()
+    return out
+
+
+def test_an_outsider_at_the_store_neither_ends_nor_spins_the_shutdown_of_an_rpc_only_job():
+    out = run_ranks(_outsider_at_the_store, 2, timeout=60)[0]
+    assert out["wall"] > 2 and out["cpu"] < 0.1 * out["wall"], out  # it waited, and without spinning
+    assert out["answered"] == 0, "the outsider got an answer"

@@ -175,7 +175,8 @@ def test_many_syncs_between_threads_keep_in_step():
 
 def test_memory_grows_with_the_ranks_and_only_with_what_is_touched():
     per_rank = 2 * shm.SLOT_BYTES
-    assert shm.segment_bytes(64) - shm.segment_bytes(32) == 32 * per_rank, "linear in the ranks"
+    extra = shm.segment_bytes(64) - shm.segment_bytes(32) - 32 * per_rank
+    assert 0 <= extra <= 32 * 4096 // 16, "linear in the ranks (slots, and control lines of 128 bytes)"
     assert shm.segment_bytes(32) < 32 * per_rank + (1 << 20)
     fd, mapping = shm.new_segment(32)
     try:

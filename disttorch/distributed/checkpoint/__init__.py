@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .api import CheckpointException
 from .state_dict_loader import load
 from .state_dict_saver import save
 
-__all__ = ["save", "load", "FileSystemWriter", "FileSystemReader"]
+__all__ = ["save", "load", "CheckpointException", "FileSystemWriter", "FileSystemReader"]
 
 
 @dataclass

@@ -1,6 +1,10 @@
 """``save``: every rank writes the pieces it holds; rank 0 writes where they all are (per
 piece: the rank, the global index of its first element, its shape). Of a DTensor's
-replicas along its ``Replicate`` mesh dimensions only the first writes."""
+replicas along its ``Replicate`` mesh dimensions only the first writes.
+
+A rank that fails to write (a full disk, say) tells the others: every rank then raises
+``CheckpointException`` naming the failed ranks and their errors, and no metadata is
+written (so the directory never looks like a finished checkpoint)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from .. import groups, object_collectives
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_pieces
+from .api import WRAPPED_EXCEPTION, CheckpointException, attempt
 from .stateful import stateful_to_state_dict
 
 __all__ = ["save"]
@@ -41,7 +46,6 @@ def save(
     state_dict = stateful_to_state_dict(state_dict)
     directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_writer.path)
     rank, world = (0, 1) if no_dist else _rank_and_world()
-    os.makedirs(directory, exist_ok=True)
     pieces: dict[str, np.ndarray] = {}
     entries: dict[str, dict] = {}
     plain: dict[str, Any] = {}
@@ -67,30 +71,45 @@ def save(
         elif rank == 0:
             plain[key] = value
     save_id = secrets.token_hex(8)
-    write_pieces(directory, rank, pieces, save_id)
-    every = [(entries, list(pieces), save_id)]
+    failure = attempt(lambda: _write_pieces(directory, rank, pieces, save_id))
+    every = [(entries, list(pieces), save_id, failure)]
     if world > 1:
         every = [None] * world
-        object_collectives.all_gather_object(every, (entries, list(pieces), save_id))
+        object_collectives.all_gather_object(every, (entries, list(pieces), save_id, failure))
+    _raise_failures({r: failed for r, (*_, failed) in enumerate(every) if failed is not None})
     metadata: dict[str, Any] = {
         "tensors": {},
         "plain": plain,
         "world_size": world,
-        "save_ids": [ids for _, _, ids in every],
+        "save_ids": [ids for _, _, ids, _ in every],
     }
     if rank == 0:
         metadata["paths"] = leaf_paths(state_dict)  # the nesting, for format_utils
-    for rank_entries, order, _ in every:
+    for rank_entries, order, _, _ in every:
         for key, spec in rank_entries.items():
             merged = metadata["tensors"].setdefault(
                 key, {"dtype": spec["dtype"], "shape": spec["shape"], "pieces": []}
             )
             for piece in spec.get("pieces", []):
                 merged["pieces"].append(piece + [order.index(key)])
-    if rank == 0:
-        write_metadata(directory, metadata)
-    if world > 1:
-        from .. import collectives
-
-        collectives.barrier()
+    failure = attempt(lambda: write_metadata(directory, metadata)) if rank == 0 else None
+    if world > 1:  # rank 0's outcome, and no rank returns before the metadata is written
+        outcome = [failure]
+        object_collectives.broadcast_object_list(outcome, src=0)
+        failure = outcome[0]
+    _raise_failures({0: failure} if failure is not None else {})
     return metadata
+
+
+def _write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_id: str) -> None:
+    os.makedirs(directory, exist_ok=True)
+    write_pieces(directory, rank, pieces, save_id)
+
+
+def _raise_failures(failures: dict[int, WRAPPED_EXCEPTION]) -> None:
+    if failures:
+        raise CheckpointException(
+            f"the checkpoint save failed on rank{'s' if len(failures) > 1 else ''} "
+            f"{', '.join(map(str, failures))}",
+            failures,
+        )

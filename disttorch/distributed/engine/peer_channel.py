@@ -21,7 +21,11 @@ When the transport shares memory with the ranks of this host (``wire/shm.py``), 
 also offers ``board`` (this collective's session of the host's segment: its syncs carry
 the same signature, compared at every sync, and wait under the same health checks as a
 receive) and ``hosts`` (the group ranks of every host), for ``algorithms/shm.py`` and
-``algorithms/hierarchical.py``; both are ``None`` otherwise.
+``algorithms/hierarchical.py``; both are ``None`` otherwise. The board then also carries
+which collective each rank of the host is in: while this collective waits (on the sockets
+or the board), a host rank in another collective of the same sequence number is a mismatch,
+as is a message of this sequence number with another signature from any peer, waiting in
+the transport's stash while this rank waits for another peer.
 """
 
 from __future__ import annotations
@@ -143,6 +147,23 @@ class PeerChannel:
             local = next(h for h in t.hosts if rank in h)
             self.board = t.board.session(_stamp(op.seq, sig), lambda late, _: self._idle(local[late[0]]))
             self.board.mismatch = lambda peer, theirs: self.disagreement(local[peer], *_unstamp(theirs))
+        if t is not None:
+            op.watch = self._watch
+
+    def _watch(self) -> None:
+        """Part of the group's health check while this collective waits: raise if a peer is in
+        another collective under this one's sequence number, as a message it sent (and this
+        rank does not wait for yet) or, on this host, the board says. (A rank waiting for one
+        peer would otherwise see the others' disagreement only at the stall warning.)"""
+        t = self._link.transport
+        for peer in t.waiting_from(None):
+            h = t.first(peer, None)
+            theirs = Signature(h.op, h.dtype, h.numel, h.root, h.redop)
+            if h.seq == self._op.seq and theirs != self._sig:
+                raise self.disagreement(peer, theirs)
+        hit = self.board.disagreeing() if self.board is not None else None
+        if hit is not None:
+            raise self.board.mismatch(*hit)
 
     def _idle(self, late: int) -> None:
         """While this rank waits for ``late`` at a sync of the board: the group's health

@@ -22,8 +22,14 @@ While it waits for a peer the communication thread checks, every 0.1 s:
   and later operation raises ``PeerDiedError`` naming it.
 - **Timeout**: an operation still running after the group's ``timeout`` raises
   ``DistTimeoutError`` naming the collective, the peer it waits for and where every rank is.
+- **Mismatch no message shows**: ranks that each wait for the other to send first (a
+  ``monitored_barrier`` against an ``all_reduce``, say) see no message. After
+  :data:`MISMATCH_PROBE_AFTER` seconds a waiting rank reads the others' progress from the store
+  (in the background, so a store that stopped answering holds up nothing) and raises the
+  mismatch when a rank is in another collective under the same sequence number.
 - **Stalls**: after ``DISTTORCH_STALL_WARNING`` seconds (default 10) a warning names the
-  ranks that are behind. Every rank publishes "the collective I am in / last finished" in
+  ranks that are behind. Every rank publishes "the collective I am in / last finished" (or
+  the send or receive it waits in, after which collective) in
   the store at most once a second while it is busy, so this costs nothing per collective.
 
 Nothing sent is lost at exit: ZeroMQ sends from its own I/O thread, so when an operation
@@ -79,6 +85,10 @@ ENV_STALL_WARNING = "DISTTORCH_STALL_WARNING"
 ENV_FAULT = "DISTTORCH_FAULT"
 #: Seconds between two publications of a rank's progress in the store.
 STATE_INTERVAL = 1.0
+#: Seconds a collective waits before this rank reads the others' progress (in the background,
+#: then every half :data:`STATE_INTERVAL`) to see whether one is in another collective under the
+#: same sequence number: a mismatch no message shows (each waits for the other to send first).
+MISMATCH_PROBE_AFTER = 1.0
 #: Seconds ``destroy`` waits for the peers' goodbyes (to see a collective they disagreed on).
 GOODBYE_WAIT = 0.5
 #: How many finished collectives' signatures are kept to name a late mismatch.
@@ -140,7 +150,10 @@ class _Op:
         self.started = time.monotonic()
         self.deadline = self.started + timeout
         self.stall_at = self.started + stall
+        self.probe_at = self.started + MISMATCH_PROBE_AFTER
         self.heard: set[int] = set()
+        #: more health checks of the running collective (the channel's look at the host's board)
+        self.watch: Callable[[], None] | None = None
 
 
 class ProcessGroup:
@@ -180,6 +193,8 @@ class ProcessGroup:
         self._state_to_publish = ""
         self._state_posted = threading.Event()
         self._publisher: threading.Thread | None = None
+        self._probe = False  # the progress thread is to read every rank's progress
+        self._seen_states: list[bytes] | None = None  # what it read last
         self.store.set(f"{self.prefix}state/{rank}", self._state)
         self.transport = (
             Transport(store, self.prefix, rank, len(ranks), group_id, timeout, self.name)
@@ -428,10 +443,14 @@ class ProcessGroup:
 
     def _run_p2p(self, description: str, body: Callable[[_Op, Work], Any], work: Work) -> None:
         self._current = op = _Op(self._seq, description, self.timeout, self.stall_warning)
+        before = self._state  # after the last collective this thread ran (later ones may be queued)
+        self._set_state(f"{before.split('|', 1)[0]}|{description}|p2p")  # a progress report names it
         try:
             body(op, work)
         except Exception as e:  # noqa: BLE001 - concerns this pair of ranks only
             raise _PeerLocalError(e) from e
+        finally:
+            self._set_state(before)
 
     def _break(self, error: BaseException) -> None:
         """Mark the group broken and tell the peers why (unless a peer told us)."""
@@ -489,8 +508,17 @@ class ProcessGroup:
                 "report for why it stopped",
                 self.ranks[peer],
             )
+        if op.watch is not None:
+            op.watch()
         now = time.monotonic()
         self._publish_state()
+        if now >= op.started + MISMATCH_PROBE_AFTER and self._state.endswith("|in"):
+            mismatch = self._mismatch(self._seen_states)
+            if mismatch is not None:
+                raise mismatch
+            if now >= op.probe_at:
+                op.probe_at = now + STATE_INTERVAL / 2
+                self._request_probe()
         if now >= op.deadline:
             raise DistTimeoutError(
                 f"{op.description} timed out on {self.name(self._rank)} after "
@@ -552,6 +580,14 @@ class ProcessGroup:
             self._store_state(self._state)
             return
         self._state_to_publish = self._state
+        self._wake_publisher()
+
+    def _request_probe(self) -> None:
+        """Have the progress thread read every rank's progress (into ``_seen_states``)."""
+        self._probe = True
+        self._wake_publisher()
+
+    def _wake_publisher(self) -> None:
         if self._publisher is None:
             self._publisher = threading.Thread(
                 target=self._publish_loop, daemon=True, name=f"disttorch-pg{self.group_id}-progress"
@@ -560,11 +596,23 @@ class ProcessGroup:
         self._state_posted.set()
 
     def _publish_loop(self) -> None:
+        published = None
         while not self._closing:
             self._state_posted.wait()
             self._state_posted.clear()
-            if not self._closing:
-                self._store_state(self._state_to_publish)
+            if self._closing:
+                return
+            if self._state_to_publish != published:
+                published = self._state_to_publish
+                self._store_state(published)
+            if self._probe:
+                self._probe = False
+                try:
+                    self._seen_states = self.store.multi_get(
+                        [f"{self.prefix}state/{r}" for r in range(self.size())]
+                    )
+                except Exception as e:  # noqa: BLE001 - progress reports are best effort
+                    logger.debug("could not read the ranks' progress: %s", e)
 
     def _store_state(self, state: str) -> None:
         try:
@@ -573,36 +621,52 @@ class ProcessGroup:
             logger.debug("could not publish progress: %s", e)
 
     def _progress(self, raise_on_mismatch: _Op | None = None) -> str:
-        """Where every rank is, e.g. "rank 2 is at all_reduce(...) #41 (done); ranks 0, 1, 3 in ... #42"."""
+        """Where every rank is, e.g. "rank 2 is done with all_reduce(...) #41; ranks 0, 1, 3 are
+        in ... #42; rank 4 is in recv(float32[8]) from rank 0 tag 0, after #41"."""
         self._state_time = 0.0
         self._publish_state(wait=True)
         try:
             states = self.store.multi_get([f"{self.prefix}state/{r}" for r in range(self.size())])
         except Exception as e:  # noqa: BLE001 - the store may be gone with rank 0
             return f"(progress of the other ranks unknown: {e})"
+        mismatch = self._mismatch(states) if raise_on_mismatch is not None else None
+        if mismatch is not None:
+            raise mismatch
         groups: dict[tuple[int, str, str], list[int]] = {}
         for r, raw in enumerate(states):
             seq, what, phase = raw.decode().split("|")
             groups.setdefault((int(seq), what, phase), []).append(r)
         mine = self._state.split("|")
-        if raise_on_mismatch is not None:
-            for (seq, what, phase), members in groups.items():
-                if seq == int(mine[0]) and phase == "in" and what != mine[1]:
-                    raise CollectiveMismatchError(
-                        f"{self.name(self._rank)} called {mine[1]} #{seq} but "
-                        f"{self.name(members[0])} called {what} #{seq}"
-                    )
         parts = []
         for (seq, what, phase), members in sorted(groups.items()):
             many = len(members) > 1
             who = f"rank{'s' if many else ''} {', '.join(str(self.ranks[m]) for m in members)}"
-            if seq == 0:
+            if phase == "p2p":  # a send or receive, between two collectives
+                after = f"after #{seq}" if seq else "before any collective"
+                parts.append(f"{who} {'are' if many else 'is'} in {what}, {after}")
+            elif seq == 0:
                 parts.append(f"{who} {'have' if many else 'has'} not started a collective")
             else:
                 where = "in" if phase == "in" else "done with"
                 parts.append(f"{who} {'are' if many else 'is'} {where} {what} #{seq}")
         behind = [m for (seq, _, _), members in groups.items() if seq < int(mine[0]) for m in members]
         return "Progress: " + "; ".join(parts) + self._elsewhere(behind)
+
+    def _mismatch(self, states: list[bytes] | None) -> CollectiveMismatchError | None:
+        """The error for a rank whose progress in ``states`` (as the ranks published it) is
+        another collective under the sequence number of the one this rank is in, if any. (A
+        published state may be old, but a rank's n-th collective stays what it was.)"""
+        seq, mine, phase = self._state.split("|")
+        if states is None or phase != "in":
+            return None
+        for r, raw in enumerate(states):
+            their_seq, what, their_phase = raw.decode().split("|")
+            if their_seq == seq and their_phase == "in" and what != mine:
+                return CollectiveMismatchError(
+                    f"{self.name(self._rank)} called {mine} #{seq} but {self.name(r)} called {what} "
+                    f"#{seq}; every rank must issue the same collectives in the same order"
+                )
+        return None
 
     def _elsewhere(self, members: list[int]) -> str:
         """The collectives that ``members`` (behind in this group) are in, in the other groups

@@ -176,6 +176,8 @@ def init_rpc(
         store.set(f"read/{rank}", "1")
         if rank == 0:  # it may host the store: everyone reads the table before it can go
             store.wait([f"read/{r}" for r in range(world_size)])
+            if shared is None:
+                _all_joined(store.underlying_store, world_size)
         names: dict[str, int] = {}
         for r, entry in found.items():
             if entry["name"] in names:
@@ -195,6 +197,14 @@ def init_rpc(
             me, {w.name: w for w in by_id.values()}, by_id, agent, store, pool, options, shared is None
         )
         agent.connect({r: (entry["name"], entry["endpoint"]) for r, entry in found.items()}, secret)
+
+
+def _all_joined(store: Store, world_size: int) -> None:
+    """Tell the store this process hosts that every worker has joined: from now on a refused
+    handshake comes from an outsider and is ignored, instead of failing the job's waits (as
+    it does while a worker may still be missing)."""
+    if isinstance(store, TCPStore) and store._server is not None:
+        store.workers_joined(world_size, timedelta(seconds=5))
 
 
 def _process_group_store(config: RendezvousConfig) -> Store | None:
@@ -267,11 +277,14 @@ def _wait_for_quiet_job(state: _State, timeout: float) -> None:
 
 def _wait_keys(state: _State, keys: list[str], deadline: float | None, what: str = "RPC shutdown") -> None:
     while True:
+        asked = time.monotonic()
         try:
             state.store.wait(keys, _ROUND_POLL)
             return
-        except Exception:  # noqa: BLE001 - the store's timeout: look at the workers, wait again
+        except Exception as e:  # noqa: BLE001 - the store's timeout: look at the workers, wait again
             _check_deadline(state, deadline, what)
+            if time.monotonic() - asked < _ROUND_POLL.total_seconds() / 2:  # not a timeout: no retry
+                raise RuntimeError(f"{what} cannot wait for the other workers: {e}") from e
 
 
 def _check_deadline(state: _State, deadline: float | None, what: str = "RPC shutdown") -> None:

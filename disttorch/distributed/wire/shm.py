@@ -1,7 +1,7 @@
 """One shared-memory segment per host, shared by the ranks of a process group that live there.
 
 The segment (what ``algorithms/shm.py`` computes in) holds, for each of the host's ``n``
-ranks, one 64-byte control line, a *slot* of two halves of :data:`SLOT_BYTES` each and an
+ranks, one 128-byte control line, a *slot* of two halves of :data:`SLOT_BYTES` each and an
 *arena* of :func:`arena_bytes`::
 
     | line 0 | ... | line n-1 | pad | slot 0 (half 0, half 1) | ... | arena 0 | arena 1 | ... |
@@ -43,6 +43,11 @@ Synchronisation: per-rank counters, no lock
     cores do not steal them from the ranks still working. Every :data:`CHECK_EVERY`
     seconds the waiter wakes anyway and calls the caller's ``idle`` hook, which raises
     when a peer died, froze or reported an error, or the deadline passed.
+
+    A rank also writes the stamp of every collective it enters into its line
+    (:meth:`Board.announce`), whether or not the collective syncs on the board, so a rank
+    waiting for a peer (at a sync or on the sockets) sees at once when that peer is in
+    another collective under the same sequence number (:meth:`Session.disagreeing`).
 
     Counters and data are plain stores to shared memory. On x86 stores are seen by
     other cores in program order, so a rank that sees a counter also sees the data
@@ -97,8 +102,10 @@ SLOT_BYTES = 2 << 20
 CHECK_EVERY = 0.1
 #: Seconds a process of the job has, once connected to the hand-over socket, to name its rank.
 HAND_OVER_READ_S = 2.0
-_LINE = 64  # one control line per rank: counter, record 0 (3 words), record 1 (3 words), tag
+_LINE = 128  # one control line per rank: counter, record 0 (3 words), record 1 (3 words), tag,
+# then the collective the rank is in now (3 words)
 _TAG = 7  # the word of a line holding the tag of a sync: its counter << 32 | the tag
+_NOW = 8  # the first of the three words: the stamp of the collective the rank is in now
 _PAGE = 4096
 _SPINS = 8  # counter reads before sleeping in the kernel: spinning longer takes the CPU
 # from the ranks still working whenever ranks outnumber cores
@@ -252,6 +259,24 @@ class Board:
         """Memory address of ``rank``'s counter (its low 32 bits are the futex word)."""
         return self.lines.ctypes.data + rank * _LINE
 
+    def announce(self, stamp: Stamp) -> None:
+        """Publish ``stamp`` as the collective this rank is in now (sequence number last,
+        after a zero, so a reader never takes one collective's sequence number with another's
+        signature)."""
+        line = self.lines[self.rank]
+        line[_NOW] = 0
+        line[_NOW + 1] = stamp[1]
+        line[_NOW + 2] = stamp[2]
+        line[_NOW] = stamp[0]
+
+    def current(self, rank: int) -> Stamp | None:
+        """The stamp of the collective board rank ``rank`` is in now (``None``: none yet, or it
+        is writing a new one)."""
+        line = self.lines[rank]
+        seq = int(line[_NOW])
+        code, numel = int(line[_NOW + 1]), int(line[_NOW + 2])
+        return (seq, code, numel) if seq != 0 and int(line[_NOW]) == seq else None
+
     def session(self, stamp: Stamp, idle: Callable[[list[int], float], None]) -> "Session":
         """The board for one collective: syncs carry ``stamp``; ``idle(late, waited)`` runs
         every :data:`CHECK_EVERY` seconds of waiting, with the board ranks not there yet and
@@ -277,10 +302,20 @@ class Session:
     def __init__(self, board: Board, stamp: Stamp, idle: Callable[[list[int], float], None]) -> None:
         self._board, self._stamp, self._idle = board, stamp, idle
         self.rank, self.size, self.slot_bytes = board.rank, board.size, board.slot_bytes
+        board.announce(stamp)
         #: ``mismatch(peer, their_stamp)`` makes the exception a disagreeing sync raises
         self.mismatch: Callable[[int, Stamp], Exception] = lambda peer, theirs: StampMismatch(
             peer, theirs, stamp
         )
+
+    def disagreeing(self) -> tuple[int, Stamp] | None:
+        """The first board rank in a collective of this one's sequence number but with another
+        signature, and its stamp (``None`` if there is none)."""
+        for peer in range(self.size):
+            theirs = self._board.current(peer) if peer != self.rank else None
+            if theirs is not None and theirs[0] == self._stamp[0] and theirs != self._stamp:
+                return peer, theirs
+        return None
 
     def offset(self, buf: np.ndarray) -> int | None:
         """Where ``buf`` starts in this rank's arena, if it lies wholly inside it."""

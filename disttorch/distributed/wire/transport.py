@@ -441,6 +441,11 @@ class Transport:
             _copy_frames(payload, out)
         return header
 
+    def first(self, peer: int, key: Key) -> wire.Header | None:
+        """The header of the oldest stashed message from ``peer`` on ``key``, left in place."""
+        queue = self._stash.get((peer, key))
+        return queue[0][0] if queue else None
+
     def stale(self, before_seq: int) -> wire.Header | None:
         """A stashed collective message of a collective before ``before_seq`` (which this rank
         has finished, so nobody will take it: the ranks disagreed about that collective)."""

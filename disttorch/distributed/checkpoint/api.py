@@ -1,0 +1,47 @@
+"""``CheckpointException`` (``torch.distributed.checkpoint.api``'s): what every rank raises when
+a rank failed its part of a save, with each failed rank's exception and traceback."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Callable
+
+__all__ = ["CheckpointException", "WRAPPED_EXCEPTION", "attempt"]
+
+#: A failed rank's exception and the frames it was raised through.
+WRAPPED_EXCEPTION = tuple[BaseException, traceback.StackSummary]
+
+
+class CheckpointException(BaseException):
+    """Raised on every rank when a checkpoint save failed on some ranks.
+
+    Attributes:
+        failures: the failed ranks, each with its exception and traceback frames.
+    """
+
+    def __init__(self, msg: str, failures: dict[int, WRAPPED_EXCEPTION]) -> None:
+        super().__init__(msg, failures)
+        self._failures = failures
+
+    @property
+    def failures(self) -> dict[int, WRAPPED_EXCEPTION]:
+        """The failed ranks, each with its exception and the frames it was raised through."""
+        return self._failures
+
+    def __str__(self) -> str:
+        text = f"CheckpointException ranks:{self._failures.keys()}\n"
+        for rank, (exc, trace) in self._failures.items():
+            text += f"Traceback (most recent call last): (RANK {rank})\n"
+            if trace is not None:
+                text += "".join(traceback.format_list(trace))
+            text += "".join(traceback.format_exception_only(type(exc), exc))
+        return text
+
+
+def attempt(step: Callable[[], None]) -> WRAPPED_EXCEPTION | None:
+    """Run ``step``; its exception and frames if it raised (to send to the other ranks)."""
+    try:
+        step()
+    except Exception as exc:  # noqa: BLE001 - every failure is reported to every rank
+        return exc, traceback.StackSummary.from_list(traceback.extract_tb(exc.__traceback__))
+    return None
