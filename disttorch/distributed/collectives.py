@@ -18,6 +18,7 @@ import numpy as np
 
 from .algorithms import select
 from .base.errors import DistTimeoutError
+from .comm_record import record
 from .engine.peer_channel import Signature
 from .engine.work import Work
 from .groups import group_rank_of, resolve_group, root_global_rank
@@ -101,6 +102,7 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
     Every rank ends with bitwise identical values, whatever the algorithm. A sparse COO
     tensor is summed as gloo does (``ReduceOp.SUM`` only): it becomes the coalesced sum.
     """
+    record("c10d.allreduce_")
     if getattr(tensor, "is_sparse", False):
         from .sparse_collectives import all_reduce_sparse
 
@@ -127,6 +129,7 @@ def broadcast(
 ) -> Work | None:
     """Copy ``tensor`` from global rank ``src`` (or ``group``'s rank ``group_src``) into
     ``tensor`` on every rank of ``group``."""
+    record("c10d.broadcast_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -157,6 +160,7 @@ def reduce(
 
     Tensors on the other ranks are left unchanged (the algorithms work on a copy there).
     """
+    record("c10d.reduce_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -182,6 +186,7 @@ def reduce(
 
 def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = False) -> Work | None:
     """Gather ``tensor`` from every rank into ``tensor_list`` (entry ``i`` from group rank ``i``)."""
+    record("c10d.allgather_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -219,6 +224,7 @@ def all_gather_into_tensor(
     ``output_tensor`` holds ``world_size`` times the elements of ``input_tensor`` (shaped
     ``(world_size * n, ...)`` or ``(world_size, n, ...)``).
     """
+    record("c10d._allgather_base_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -263,6 +269,7 @@ def reduce_scatter(
     output: Any, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False
 ) -> Work | None:
     """Reduce ``input_list`` element-wise over all ranks; group rank ``i`` gets entry ``i``."""
+    record("c10d.reduce_scatter_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -285,6 +292,7 @@ def reduce_scatter_tensor(
     output: Any, input: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False
 ) -> Work | None:
     """Reduce ``input`` (``world_size`` blocks) over all ranks; group rank ``i`` gets block ``i``."""
+    record("c10d._reduce_scatter_base_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -337,6 +345,7 @@ def gather(
     ``gather_list`` (``world_size`` tensors the size of ``tensor``) is required on ``dst``
     and must be ``None`` elsewhere.
     """
+    record("c10d.gather_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -372,6 +381,7 @@ def scatter(
 
     ``scatter_list`` is required on ``src`` and must be ``None`` elsewhere.
     """
+    record("c10d.scatter_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -396,6 +406,7 @@ def all_to_all(
 ) -> Work | None:
     """Send ``input_tensor_list[i]`` to group rank ``i``; receive rank ``i``'s into
     ``output_tensor_list[i]``. Sizes may differ between pairs of ranks."""
+    record("c10d.alltoall_")
     pg = resolve_group(group)
     if pg is None:
         return None
@@ -466,6 +477,7 @@ def all_to_all_single(
     land in the ``output_split_sizes[i]`` rows of ``output``. Without split sizes dim 0 is
     split evenly.
     """
+    record("c10d.alltoall_base_")
     pg = resolve_group(group)
     if pg is None:
         return None

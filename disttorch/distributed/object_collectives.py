@@ -17,6 +17,7 @@ import cloudpickle
 import numpy as np
 
 from . import collectives as c
+from .comm_record import counted_as
 from .groups import group_rank_of, resolve_group, root_global_rank
 
 __all__ = ["broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list"]
@@ -34,6 +35,13 @@ def _padded(buf: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros(size, np.uint8)
     out[: buf.size] = buf
     return out
+
+
+def _all_gather(out: np.ndarray, piece: np.ndarray, group: Any) -> None:
+    """Every rank's ``piece`` into ``out``, counted (``CommDebugMode``) as the list all-gather
+    (``c10d.allgather_``) PyTorch's object collectives issue."""
+    with counted_as("c10d.allgather_"):
+        c.all_gather_into_tensor(out, piece, group)
 
 
 def broadcast_object_list(
@@ -69,10 +77,10 @@ def all_gather_object(object_list: list, obj: Any, group=None) -> None:
         raise ValueError(f"object_list must have one entry per rank ({pg.size()}), has {len(object_list)}")
     payload = _to_bytes(obj)
     sizes = np.empty(pg.size(), np.int64)
-    c.all_gather_into_tensor(sizes, np.array([payload.size], np.int64), group)
+    _all_gather(sizes, np.array([payload.size], np.int64), group)
     width = int(sizes.max())
     gathered = np.empty(pg.size() * width, np.uint8)
-    c.all_gather_into_tensor(gathered, _padded(payload, width), group)
+    _all_gather(gathered, _padded(payload, width), group)
     for r in range(pg.size()):
         object_list[r] = _from_bytes(gathered[r * width : r * width + sizes[r]])
 
@@ -95,7 +103,7 @@ def gather_object(
         raise ValueError(f"object_gather_list must be a list of {pg.size()} entries on the dst rank")
     payload = _to_bytes(obj)
     sizes = np.empty(pg.size(), np.int64)
-    c.all_gather_into_tensor(sizes, np.array([payload.size], np.int64), group)
+    _all_gather(sizes, np.array([payload.size], np.int64), group)
     width = int(sizes.max())
     outputs = [np.empty(width, np.uint8) for _ in range(pg.size())] if is_dst else None
     c.gather(_padded(payload, width), outputs, dst, group)
