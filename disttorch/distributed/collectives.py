@@ -21,7 +21,7 @@ from .base.errors import DistTimeoutError
 from .comm_record import record
 from .engine.peer_channel import Signature
 from .engine.work import Work
-from .groups import group_rank_of, resolve_group, root_global_rank
+from .groups import group_rank_of, member_group, root_global_rank
 from .reduce_ops import ReduceOp
 from .tensor_io import Flat, array_of
 
@@ -107,7 +107,7 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
         from .sparse_collectives import all_reduce_sparse
 
         return all_reduce_sparse(tensor, op, group, async_op)
-    pg = resolve_group(group)
+    pg = member_group(group, "all_reduce")
     if pg is None:
         return None
     flat = Flat(tensor)
@@ -130,7 +130,7 @@ def broadcast(
     """Copy ``tensor`` from global rank ``src`` (or ``group``'s rank ``group_src``) into
     ``tensor`` on every rank of ``group``."""
     record("c10d.broadcast_")
-    pg = resolve_group(group)
+    pg = member_group(group, "broadcast")
     if pg is None:
         return None
     src = root_global_rank(pg, src, group_src)
@@ -161,7 +161,7 @@ def reduce(
     Tensors on the other ranks are left unchanged (the algorithms work on a copy there).
     """
     record("c10d.reduce_")
-    pg = resolve_group(group)
+    pg = member_group(group, "reduce")
     if pg is None:
         return None
     dst = root_global_rank(pg, dst, group_dst)
@@ -187,7 +187,7 @@ def reduce(
 def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = False) -> Work | None:
     """Gather ``tensor`` from every rank into ``tensor_list`` (entry ``i`` from group rank ``i``)."""
     record("c10d.allgather_")
-    pg = resolve_group(group)
+    pg = member_group(group, "all_gather")
     if pg is None:
         return None
     size, n = pg.size(), array_of(tensor).size
@@ -225,7 +225,7 @@ def all_gather_into_tensor(
     ``(world_size * n, ...)`` or ``(world_size, n, ...)``).
     """
     record("c10d._allgather_base_")
-    pg = resolve_group(group)
+    pg = member_group(group, "all_gather_single")
     if pg is None:
         return None
     size = pg.size()
@@ -270,7 +270,7 @@ def reduce_scatter(
 ) -> Work | None:
     """Reduce ``input_list`` element-wise over all ranks; group rank ``i`` gets entry ``i``."""
     record("c10d.reduce_scatter_")
-    pg = resolve_group(group)
+    pg = member_group(group, "reduce_scatter")
     if pg is None:
         return None
     out = Flat(output, "output", read=False)
@@ -293,7 +293,7 @@ def reduce_scatter_tensor(
 ) -> Work | None:
     """Reduce ``input`` (``world_size`` blocks) over all ranks; group rank ``i`` gets block ``i``."""
     record("c10d._reduce_scatter_base_")
-    pg = resolve_group(group)
+    pg = member_group(group, "reduce_scatter_single")
     if pg is None:
         return None
     out = Flat(output, "output", read=False)
@@ -346,7 +346,7 @@ def gather(
     and must be ``None`` elsewhere.
     """
     record("c10d.gather_")
-    pg = resolve_group(group)
+    pg = member_group(group, "gather")
     if pg is None:
         return None
     dst = root_global_rank(pg, dst, group_dst)
@@ -382,7 +382,7 @@ def scatter(
     ``scatter_list`` is required on ``src`` and must be ``None`` elsewhere.
     """
     record("c10d.scatter_")
-    pg = resolve_group(group)
+    pg = member_group(group, "scatter")
     if pg is None:
         return None
     src = root_global_rank(pg, src, group_src)
@@ -407,7 +407,7 @@ def all_to_all(
     """Send ``input_tensor_list[i]`` to group rank ``i``; receive rank ``i``'s into
     ``output_tensor_list[i]``. Sizes may differ between pairs of ranks."""
     record("c10d.alltoall_")
-    pg = resolve_group(group)
+    pg = member_group(group, "all_to_all")
     if pg is None:
         return None
     size = pg.size()
@@ -478,7 +478,7 @@ def all_to_all_single(
     split evenly.
     """
     record("c10d.alltoall_base_")
-    pg = resolve_group(group)
+    pg = member_group(group, "all_to_all_single")
     if pg is None:
         return None
     size = pg.size()
@@ -510,7 +510,7 @@ def barrier(
 ) -> Work | None:
     """Block until every rank of ``group`` has reached this barrier; with ``timeout``, raise
     ``TimeoutError`` when it takes longer (instead of the group's own timeout)."""
-    pg = resolve_group(group)
+    pg = member_group(group, "barrier")
     if pg is None:
         return None
     token = np.zeros(1, np.uint8)
@@ -537,7 +537,7 @@ def monitored_barrier(group=None, timeout: timedelta | None = None, wait_all_ran
     ``wait_all_ranks=True``, all of them), e.g. ``"Ranks 1, 3 failed to pass
     monitoredBarrier in 5.0 s"``, and the other ranks raise the same report.
     """
-    pg = resolve_group(group)
+    pg = member_group(group, "monitored_barrier")
     if pg is None:
         return None
     seconds = (

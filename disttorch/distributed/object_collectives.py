@@ -18,7 +18,7 @@ import numpy as np
 
 from . import collectives as c
 from .comm_record import counted_as
-from .groups import group_rank_of, resolve_group, root_global_rank
+from .groups import group_rank_of, member_group, root_global_rank
 
 __all__ = ["broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list"]
 
@@ -52,7 +52,7 @@ def broadcast_object_list(
 
     Every rank passes a list of the same length; non-src entries are placeholders.
     """
-    pg = resolve_group(group)
+    pg = member_group(group, "broadcast_object_list")
     if pg is None:
         return
     src = root_global_rank(pg, src, group_src)
@@ -70,7 +70,7 @@ def broadcast_object_list(
 
 def all_gather_object(object_list: list, obj: Any, group=None) -> None:
     """Fill ``object_list`` (one entry per rank) with ``obj`` from every rank of ``group``."""
-    pg = resolve_group(group)
+    pg = member_group(group, "all_gather_object")
     if pg is None:
         return
     if len(object_list) != pg.size():
@@ -94,7 +94,7 @@ def gather_object(
 ) -> None:
     """Collect ``obj`` from every rank into ``object_gather_list`` on global rank ``dst`` (or
     ``group``'s rank ``group_dst``; ``None`` elsewhere)."""
-    pg = resolve_group(group)
+    pg = member_group(group, "gather_object")
     if pg is None:
         return
     dst = root_global_rank(pg, dst, group_dst)
@@ -121,7 +121,7 @@ def scatter_object_list(
 ) -> None:
     """Send ``scatter_object_input_list[i]`` from global rank ``src`` (or ``group``'s rank
     ``group_src``) to group rank ``i``, which finds it in ``scatter_object_output_list[0]``."""
-    pg = resolve_group(group)
+    pg = member_group(group, "scatter_object_list")
     if pg is None:
         return
     src = root_global_rank(pg, src, group_src)
