@@ -1,11 +1,17 @@
 """``save``: every rank writes the pieces it holds; rank 0 writes where they all are (per
 piece: the rank, the global index of its first element, its shape). Of a DTensor's
-replicas along its ``Replicate`` mesh dimensions only the first writes."""
+replicas along its ``Replicate`` mesh dimensions only the first writes.
+
+``async_save`` returns a ``concurrent.futures.Future`` of the metadata, as PyTorch's does, but
+saves before it returns: PyTorch writes from a background thread whose collectives run beside
+the training thread's, while a disttorch group takes collectives from one thread at a time."""
 
 from __future__ import annotations
 
 import os
 import secrets
+from concurrent.futures import Future
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -17,7 +23,15 @@ from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_pieces
 from .stateful import stateful_to_state_dict
 
-__all__ = ["save"]
+__all__ = ["AsyncCheckpointerType", "async_save", "save"]
+
+
+class AsyncCheckpointerType(Enum):
+    """How PyTorch's ``async_save`` runs the save (a thread or a process); disttorch saves
+    before ``async_save`` returns either way."""
+
+    THREAD = "thread"
+    PROCESS = "process"
 
 
 def _rank_and_world() -> tuple[int, int]:
@@ -94,3 +108,39 @@ def save(
 
         collectives.barrier()
     return metadata
+
+
+def async_save(
+    state_dict: dict,
+    *,
+    checkpoint_id: str | os.PathLike | None = None,
+    storage_writer: Any = None,
+    planner: Any = None,
+    process_group: Any = None,
+    async_checkpointer_type: AsyncCheckpointerType = AsyncCheckpointerType.THREAD,
+    async_stager: Any = None,
+    no_dist: bool = False,
+    use_collectives: bool = True,
+) -> Future:
+    """:func:`save`, with its metadata (or its error) in a completed ``Future``; the files are
+    written when it returns, so the state may change at once. Every rank must call it."""
+    if not isinstance(async_checkpointer_type, AsyncCheckpointerType):
+        raise TypeError(
+            f"async_save: async_checkpointer_type must be an AsyncCheckpointerType, got {async_checkpointer_type!r}"
+        )
+    done: Future = Future()
+    try:
+        done.set_result(
+            save(
+                state_dict,
+                checkpoint_id=checkpoint_id,
+                storage_writer=storage_writer,
+                planner=planner,
+                process_group=process_group,
+                no_dist=no_dist,
+                use_collectives=use_collectives,
+            )
+        )
+    except Exception as error:  # noqa: BLE001 - PyTorch hands a failed save back through the future
+        done.set_exception(error)
+    return done
