@@ -2,6 +2,9 @@
 PyTorch's operator names, in total, by kind and by module (forward and backward), and the
 tracing table, log file and JSON dump as PyTorch 2.13 prints them for a tensor-parallel MLP."""
 
+import contextlib
+import importlib.util
+import io
 import json
 import os
 
@@ -18,7 +21,7 @@ def comm_debug_run(rank: int, world: int, lib: str, out_dir: str) -> dict:
         import torch.distributed as dist
         import torch.distributed._functional_collectives as funcol
         from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
-        from torch.distributed.tensor.debug import CommDebugMode
+        from torch.distributed.tensor.debug import CommDebugMode, visualize_sharding
         from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
         dist.init_process_group("gloo")
@@ -27,7 +30,7 @@ def comm_debug_run(rank: int, world: int, lib: str, out_dir: str) -> dict:
         import disttorch.distributed as dist
         import disttorch.distributed._functional_collectives as funcol
         from disttorch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
-        from disttorch.distributed.tensor.debug import CommDebugMode
+        from disttorch.distributed.tensor.debug import CommDebugMode, visualize_sharding
         from disttorch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
         dist.init_process_group()
@@ -109,6 +112,18 @@ def comm_debug_run(rank: int, world: int, lib: str, out_dir: str) -> dict:
         DTensor.from_local(torch.ones(4, 4), mesh, [Partial()]).redistribute(mesh, [Shard(0)])
     layouts["P -> S(0)"] = {str(k): v for k, v in comm_mode.get_comm_counts().items()}
     seen["layouts"] = layouts
+    shown = io.StringIO()
+    columns, rows = (
+        distribute_tensor(torch.ones(8, 6), mesh, [Shard(1)]),
+        distribute_tensor(torch.ones(5), mesh, [Shard(0)]),
+    )
+    try:  # PyTorch's table with the tabulate package (rank 0 prints); without it, its ValueError
+        with contextlib.redirect_stdout(shown):
+            visualize_sharding(columns)
+            visualize_sharding(rows)
+        seen["visualize"] = shown.getvalue()
+    except ValueError as e:
+        seen["visualize"] = str(e)
     try:  # as in PyTorch, the second forward in one block unwinds the module stack twice
         with comm_mode:
             model(x)
@@ -187,6 +202,17 @@ def test_counts_by_kind_and_total_as_pytorch(seen):
         "P -> S(0)": {"c10d_functional.reduce_scatter_tensor": 1},
     }
     assert seen["twice"] == "IndexError"
+
+
+@pytest.mark.timeout(90)
+def test_visualize_sharding_prints_pytorchs_table(seen):
+    if importlib.util.find_spec("tabulate") is None:
+        assert seen["visualize"] == "`visualize_sharding` requires either `rich` or `tabulate`."
+        return
+    assert seen["visualize"] == (
+        "         Col 0-2    Col 3-5\n-------  ---------  ---------\nRow 0-7  cpu:0      cpu:1\n"
+        "         Col 0-0\n-------  ---------\nRow 0-2  cpu:0\nRow 3-4  cpu:1\n"
+    )
 
 
 @pytest.mark.timeout(90)
