@@ -340,7 +340,7 @@ def _broadcast_along(array: np.ndarray, mesh: DeviceMesh, mesh_dim: int, index: 
     coordinates elsewhere), in place."""
     if mesh.size(mesh_dim) == 1:
         return
-    coordinate = mesh.get_coordinate()
+    coordinate = list(mesh.get_coordinate())
     coordinate[mesh_dim] = index
     src = int(mesh._ranks[tuple(coordinate)])
     collectives.broadcast(array, src=src, group=mesh.get_group(mesh_dim))
