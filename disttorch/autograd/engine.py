@@ -32,10 +32,15 @@ from . import autocast_state as _autocast
 from . import grad_mode, grad_sink, saved_hooks
 from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, gradient_edge
 
-__all__ = ["run_backward", "queue_callback", "edges_needed"]
+__all__ = ["backward_in_progress", "run_backward", "queue_callback", "edges_needed"]
 
 # One list of end-of-pass callbacks per backward pass in progress (passes can nest).
 _callback_stack: list[list[Callable[[], None]]] = []
+
+
+def backward_in_progress() -> bool:
+    """Whether a backward pass is running (PyTorch: a graph task is current)."""
+    return bool(_callback_stack)
 
 
 def queue_callback(callback: Callable[[], None]) -> None:

@@ -396,7 +396,10 @@ class EventList(list):
     ) -> str:
         """A text table of the events, like PyTorch's: name, self CPU time and share, total
         CPU time and share, average, number of calls (and input shapes / memory when
-        recorded), sorted by ``sort_by`` (descending), at most ``row_limit`` rows."""
+        recorded), sorted by ``sort_by`` (descending), at most ``row_limit`` rows; ``""`` when
+        nothing was recorded (as PyTorch's)."""
+        if not len(self):
+            return ""
         rows = list(self)
         if top_level_events_only:
             rows = [e for e in rows if getattr(e, "cpu_parent", None) is None]

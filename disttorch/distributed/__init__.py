@@ -168,9 +168,17 @@ __all__ = [
 _EAGER_IN_PYTORCH = ("autograd", "constants", "device_mesh", "distributed_c10d", "rpc", "utils")
 
 
+#: names PyTorch re-exports from ``torch.distributed.device_mesh`` (loaded on first use here)
+_FROM_DEVICE_MESH = ("DeviceMesh", "init_device_mesh")
+
+
 def __getattr__(name: str):
     if name in _EAGER_IN_PYTORCH:
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _FROM_DEVICE_MESH:
+        from . import device_mesh
+
+        return getattr(device_mesh, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

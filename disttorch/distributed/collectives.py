@@ -18,9 +18,10 @@ import numpy as np
 
 from .algorithms import select
 from .base.errors import DistTimeoutError
+from .comm_record import record
 from .engine.peer_channel import Signature
 from .engine.work import Work
-from .groups import group_rank_of, resolve_group, root_global_rank
+from .groups import group_rank_of, member_group, root_global_rank
 from .reduce_ops import ReduceOp
 from .tensor_io import Flat, array_of
 
@@ -101,11 +102,12 @@ def all_reduce(tensor: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: b
     Every rank ends with bitwise identical values, whatever the algorithm. A sparse COO
     tensor is summed as gloo does (``ReduceOp.SUM`` only): it becomes the coalesced sum.
     """
+    record("c10d.allreduce_")
     if getattr(tensor, "is_sparse", False):
         from .sparse_collectives import all_reduce_sparse
 
         return all_reduce_sparse(tensor, op, group, async_op)
-    pg = resolve_group(group)
+    pg = member_group(group, "all_reduce")
     if pg is None:
         return None
     flat = Flat(tensor)
@@ -127,7 +129,8 @@ def broadcast(
 ) -> Work | None:
     """Copy ``tensor`` from global rank ``src`` (or ``group``'s rank ``group_src``) into
     ``tensor`` on every rank of ``group``."""
-    pg = resolve_group(group)
+    record("c10d.broadcast_")
+    pg = member_group(group, "broadcast")
     if pg is None:
         return None
     src = root_global_rank(pg, src, group_src)
@@ -157,7 +160,8 @@ def reduce(
 
     Tensors on the other ranks are left unchanged (the algorithms work on a copy there).
     """
-    pg = resolve_group(group)
+    record("c10d.reduce_")
+    pg = member_group(group, "reduce")
     if pg is None:
         return None
     dst = root_global_rank(pg, dst, group_dst)
@@ -182,7 +186,8 @@ def reduce(
 
 def all_gather(tensor_list: list, tensor: Any, group=None, async_op: bool = False) -> Work | None:
     """Gather ``tensor`` from every rank into ``tensor_list`` (entry ``i`` from group rank ``i``)."""
-    pg = resolve_group(group)
+    record("c10d.allgather_")
+    pg = member_group(group, "all_gather")
     if pg is None:
         return None
     size, n = pg.size(), array_of(tensor).size
@@ -219,7 +224,8 @@ def all_gather_into_tensor(
     ``output_tensor`` holds ``world_size`` times the elements of ``input_tensor`` (shaped
     ``(world_size * n, ...)`` or ``(world_size, n, ...)``).
     """
-    pg = resolve_group(group)
+    record("c10d._allgather_base_")
+    pg = member_group(group, "all_gather_single")
     if pg is None:
         return None
     size = pg.size()
@@ -263,7 +269,8 @@ def reduce_scatter(
     output: Any, input_list: list, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False
 ) -> Work | None:
     """Reduce ``input_list`` element-wise over all ranks; group rank ``i`` gets entry ``i``."""
-    pg = resolve_group(group)
+    record("c10d.reduce_scatter_")
+    pg = member_group(group, "reduce_scatter")
     if pg is None:
         return None
     out = Flat(output, "output", read=False)
@@ -285,7 +292,8 @@ def reduce_scatter_tensor(
     output: Any, input: Any, op: ReduceOp = ReduceOp.SUM, group=None, async_op: bool = False
 ) -> Work | None:
     """Reduce ``input`` (``world_size`` blocks) over all ranks; group rank ``i`` gets block ``i``."""
-    pg = resolve_group(group)
+    record("c10d._reduce_scatter_base_")
+    pg = member_group(group, "reduce_scatter_single")
     if pg is None:
         return None
     out = Flat(output, "output", read=False)
@@ -337,7 +345,8 @@ def gather(
     ``gather_list`` (``world_size`` tensors the size of ``tensor``) is required on ``dst``
     and must be ``None`` elsewhere.
     """
-    pg = resolve_group(group)
+    record("c10d.gather_")
+    pg = member_group(group, "gather")
     if pg is None:
         return None
     dst = root_global_rank(pg, dst, group_dst)
@@ -372,7 +381,8 @@ def scatter(
 
     ``scatter_list`` is required on ``src`` and must be ``None`` elsewhere.
     """
-    pg = resolve_group(group)
+    record("c10d.scatter_")
+    pg = member_group(group, "scatter")
     if pg is None:
         return None
     src = root_global_rank(pg, src, group_src)
@@ -396,7 +406,8 @@ def all_to_all(
 ) -> Work | None:
     """Send ``input_tensor_list[i]`` to group rank ``i``; receive rank ``i``'s into
     ``output_tensor_list[i]``. Sizes may differ between pairs of ranks."""
-    pg = resolve_group(group)
+    record("c10d.alltoall_")
+    pg = member_group(group, "all_to_all")
     if pg is None:
         return None
     size = pg.size()
@@ -466,7 +477,8 @@ def all_to_all_single(
     land in the ``output_split_sizes[i]`` rows of ``output``. Without split sizes dim 0 is
     split evenly.
     """
-    pg = resolve_group(group)
+    record("c10d.alltoall_base_")
+    pg = member_group(group, "all_to_all_single")
     if pg is None:
         return None
     size = pg.size()
@@ -498,7 +510,7 @@ def barrier(
 ) -> Work | None:
     """Block until every rank of ``group`` has reached this barrier; with ``timeout``, raise
     ``TimeoutError`` when it takes longer (instead of the group's own timeout)."""
-    pg = resolve_group(group)
+    pg = member_group(group, "barrier")
     if pg is None:
         return None
     token = np.zeros(1, np.uint8)
@@ -525,7 +537,7 @@ def monitored_barrier(group=None, timeout: timedelta | None = None, wait_all_ran
     ``wait_all_ranks=True``, all of them), e.g. ``"Ranks 1, 3 failed to pass
     monitoredBarrier in 5.0 s"``, and the other ranks raise the same report.
     """
-    pg = resolve_group(group)
+    pg = member_group(group, "monitored_barrier")
     if pg is None:
         return None
     seconds = (

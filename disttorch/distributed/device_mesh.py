@@ -112,10 +112,11 @@ class DeviceMesh:
         """This process's global rank."""
         return groups.get_rank()
 
-    def get_coordinate(self) -> list[int] | None:
-        """This rank's index along every mesh dimension (``None`` if it is not in the mesh)."""
+    def get_coordinate(self) -> tuple[int, ...] | None:
+        """This rank's index along every mesh dimension, a tuple as in PyTorch 2.13 (``None`` if
+        it is not in the mesh)."""
         where = np.argwhere(self._ranks == groups.get_rank())
-        return [int(i) for i in where[0]] if len(where) else None
+        return tuple(int(i) for i in where[0]) if len(where) else None
 
     def get_local_rank(self, mesh_dim: int | str | None = None) -> int:
         """This rank's index along ``mesh_dim`` (its rank in that dimension's group)."""

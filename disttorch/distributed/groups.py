@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import os
 import time
+import warnings
 from datetime import timedelta
 from typing import Any, Iterable
 
@@ -155,6 +156,18 @@ def resolve_group(group: Any) -> ProcessGroup | None:
     if not isinstance(group, ProcessGroup):
         raise TypeError(f"group must be a ProcessGroup from new_group() or None, got {type(group).__name__}")
     return group
+
+
+def member_group(group: Any, op: str) -> ProcessGroup | None:
+    """:func:`resolve_group` for collective ``op``; on a rank outside ``group``, PyTorch's
+    warning that ``op`` runs on a rank that does not belong to it (and ``None``)."""
+    pg = resolve_group(group)
+    if pg is None:
+        warnings.warn(
+            f"Running {op} on global rank {get_rank()} which does not belong to the given group.",
+            stacklevel=3,
+        )
+    return pg
 
 
 def _timeout_seconds(timeout: timedelta | float | None) -> float:

@@ -17,7 +17,8 @@ import cloudpickle
 import numpy as np
 
 from . import collectives as c
-from .groups import group_rank_of, resolve_group, root_global_rank
+from .comm_record import counted_as
+from .groups import group_rank_of, member_group, root_global_rank
 
 __all__ = ["broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list"]
 
@@ -36,6 +37,13 @@ def _padded(buf: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def _all_gather(out: np.ndarray, piece: np.ndarray, group: Any) -> None:
+    """Every rank's ``piece`` into ``out``, counted (``CommDebugMode``) as the list all-gather
+    (``c10d.allgather_``) PyTorch's object collectives issue."""
+    with counted_as("c10d.allgather_"):
+        c.all_gather_into_tensor(out, piece, group)
+
+
 def broadcast_object_list(
     object_list: list, src: int | None = None, group=None, device: Any = None, group_src: int | None = None
 ) -> None:
@@ -44,7 +52,7 @@ def broadcast_object_list(
 
     Every rank passes a list of the same length; non-src entries are placeholders.
     """
-    pg = resolve_group(group)
+    pg = member_group(group, "broadcast_object_list")
     if pg is None:
         return
     src = root_global_rank(pg, src, group_src)
@@ -62,17 +70,17 @@ def broadcast_object_list(
 
 def all_gather_object(object_list: list, obj: Any, group=None) -> None:
     """Fill ``object_list`` (one entry per rank) with ``obj`` from every rank of ``group``."""
-    pg = resolve_group(group)
+    pg = member_group(group, "all_gather_object")
     if pg is None:
         return
     if len(object_list) != pg.size():
         raise ValueError(f"object_list must have one entry per rank ({pg.size()}), has {len(object_list)}")
     payload = _to_bytes(obj)
     sizes = np.empty(pg.size(), np.int64)
-    c.all_gather_into_tensor(sizes, np.array([payload.size], np.int64), group)
+    _all_gather(sizes, np.array([payload.size], np.int64), group)
     width = int(sizes.max())
     gathered = np.empty(pg.size() * width, np.uint8)
-    c.all_gather_into_tensor(gathered, _padded(payload, width), group)
+    _all_gather(gathered, _padded(payload, width), group)
     for r in range(pg.size()):
         object_list[r] = _from_bytes(gathered[r * width : r * width + sizes[r]])
 
@@ -86,7 +94,7 @@ def gather_object(
 ) -> None:
     """Collect ``obj`` from every rank into ``object_gather_list`` on global rank ``dst`` (or
     ``group``'s rank ``group_dst``; ``None`` elsewhere)."""
-    pg = resolve_group(group)
+    pg = member_group(group, "gather_object")
     if pg is None:
         return
     dst = root_global_rank(pg, dst, group_dst)
@@ -95,7 +103,7 @@ def gather_object(
         raise ValueError(f"object_gather_list must be a list of {pg.size()} entries on the dst rank")
     payload = _to_bytes(obj)
     sizes = np.empty(pg.size(), np.int64)
-    c.all_gather_into_tensor(sizes, np.array([payload.size], np.int64), group)
+    _all_gather(sizes, np.array([payload.size], np.int64), group)
     width = int(sizes.max())
     outputs = [np.empty(width, np.uint8) for _ in range(pg.size())] if is_dst else None
     c.gather(_padded(payload, width), outputs, dst, group)
@@ -113,7 +121,7 @@ def scatter_object_list(
 ) -> None:
     """Send ``scatter_object_input_list[i]`` from global rank ``src`` (or ``group``'s rank
     ``group_src``) to group rank ``i``, which finds it in ``scatter_object_output_list[0]``."""
-    pg = resolve_group(group)
+    pg = member_group(group, "scatter_object_list")
     if pg is None:
         return
     src = root_global_rank(pg, src, group_src)

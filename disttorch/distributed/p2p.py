@@ -14,7 +14,7 @@ from typing import Any
 
 from .base.errors import DistBackendError
 from .engine.work import Work
-from .groups import group_rank_of, peer_global_rank, resolve_group, root_global_rank
+from .groups import group_rank_of, member_group, peer_global_rank, root_global_rank
 from .tensor_io import Flat
 from .wire import frames as wire
 
@@ -38,7 +38,7 @@ def isend(
 ) -> Work | None:
     """Send ``tensor`` to global rank ``dst`` (or ``group``'s rank ``group_dst``)
     asynchronously; do not modify it before ``wait()``."""
-    pg = resolve_group(group)
+    pg = member_group(group, "isend")
     if pg is None:
         return None
     dst = root_global_rank(pg, dst, group_dst)
@@ -77,7 +77,7 @@ def irecv(
     ``work.result()`` is ``[tensor]``; the sender's global rank is ``work.source_rank``
     after completion.
     """
-    pg = resolve_group(group)
+    pg = member_group(group, "irecv")
     if pg is None:
         return None
     src = peer_global_rank(pg, src, group_src)

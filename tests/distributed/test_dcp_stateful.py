@@ -1,4 +1,4 @@
-"""``dcp.save``/``dcp.load`` of ``Stateful`` values (the distributed-checkpoint recipe's
+"""``dcp.save``/``dcp.async_save``/``dcp.load`` of ``Stateful`` values (the distributed-checkpoint recipe's
 ``AppState`` wrapper around an FSDP model and its optimiser, through ``get_state_dict`` and
 ``set_state_dict``, on one real rank) and ``format_utils``' conversions to and from ``torch.save``."""
 
@@ -42,12 +42,16 @@ def _app_state(rank: int, world: int, directory: str) -> dict:
     model, opt = build(0)
     model(torch.ones(3, 4)).sum().backward()
     opt.step()
-    dcp.save({"app": AppState(model, opt), "step": 7}, checkpoint_id=directory)
+    # the async-checkpoint recipe's call: a future of the metadata, the files written
+    future = dcp.async_save({"app": AppState(model, opt), "step": 7}, checkpoint_id=directory)
     saved = [p.detach().clone() for p in model.parameters()]
+    model(torch.ones(3, 4)).sum().backward()  # the state changes at once, after the save
+    opt.step()
     fresh, fresh_opt = build(1)
     state = {"app": AppState(fresh, fresh_opt), "step": 0}
     dcp.load(state, checkpoint_id=directory)
     out = {
+        "future": (type(future).__module__, future.done(), sorted(future.result()["tensors"])[:1]),
         "params": all(torch.equal(a, b) for a, b in zip(saved, fresh.parameters())),
         "optim steps": [float(s["step"]) for s in fresh_opt.state_dict()["state"].values()],
         "step": state["step"],
@@ -63,6 +67,7 @@ def _app_state(rank: int, world: int, directory: str) -> dict:
 @pytest.mark.timeout(90)
 def test_stateful_values_are_saved_and_loaded_through_their_own_state_dicts(tmp_path):
     (out,) = run_ranks(_app_state, 1, (str(tmp_path / "ckpt"),), timeout=75)
+    assert out["future"] == ("concurrent.futures._base", True, ["app.model.0.bias"])
     assert out["params"] and out["optim steps"] == [1.0, 1.0, 1.0, 1.0]
     assert out["step"] == 7 and out["stateful"] == (True, False)
     assert out["wrapper keys"] == "<All keys matched successfully>" and out["zeroed"]

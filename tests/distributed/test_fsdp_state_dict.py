@@ -33,6 +33,7 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
         model, sharding_strategy=ShardingStrategy[strategy], auto_wrap_policy=policy, sync_module_states=True
     )
     units = sum(type(m).__name__.startswith("FSDP") for m in model.modules())
+    shown = repr(wrapped)
     x, y = data(kind, world)
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
     opt = train(wrapped, kind, x[:, sl], y[:, sl])
@@ -52,6 +53,7 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
     return {
         "full": full,
         "units": units,
+        "repr": shown,
         "summoned": summoned,
         "optim_shapes": optim_shapes,
         "optim_same": same,
@@ -75,6 +77,9 @@ def test_wrapper_strategies_and_full_state_dict(kind, strategy):
         np.testing.assert_allclose(full[name], expected[name], rtol=1e-9, atol=1e-11, err_msg=name)
     for out in results:
         assert out["units"] == 3  # the root and two blocks (GPT) or two Linear layers (MLP)
+        # printed as PyTorch's nested wrappers, under the modules' own class names
+        assert out["repr"].startswith("FullyShardedDataParallel(\n  (_fsdp_wrapped_module): ")
+        assert out["repr"].count("FullyShardedDataParallel(\n") == 3 and "FSDP" not in out["repr"]
         assert out["summoned"] == {n: tuple(p.shape) for n, p in model.named_parameters()}
         assert out["optim_shapes"] == out["summoned"] and out["optim_same"]
     plain = build(kind)  # the full state dict loads into a plain model

@@ -182,6 +182,9 @@ def test_legacy_autograd_profiler(setup):
     keys = {e.key for e in prof.key_averages()}
     assert {"block", "aten::linear"} <= keys
     assert "Self CPU time total" in prof.key_averages().table(sort_by="self_cpu_time_total")
+    with dt.autograd.profiler.profile() as empty:  # nothing recorded: an empty table, as PyTorch's
+        pass
+    assert empty.key_averages().table() == "" and empty.table() == ""
 
     @record_function("decorated")
     def f(x):

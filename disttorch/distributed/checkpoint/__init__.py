@@ -4,6 +4,7 @@ load sharded state dicts, each rank writing and reading only its own shards.
     state = {"model": get_model_state_dict(model), "optim": get_optimizer_state_dict(model, opt)}
     dcp.save(state, checkpoint_id="ckpt/step100")
     dcp.load(state, checkpoint_id="ckpt/step100")      # in place, then set_*_state_dict
+    dcp.async_save(state, checkpoint_id="ckpt/step200").result()  # saved before it returns
 
 ``state_dict.py`` makes and loads the state dicts of sharded models (full or sharded);
 ``_format.py`` is the directory layout (NumPy ``.npz`` bytes and JSON: nothing pickled).
@@ -16,9 +17,17 @@ from dataclasses import dataclass
 
 from .api import CheckpointException
 from .state_dict_loader import load
-from .state_dict_saver import save
+from .state_dict_saver import AsyncCheckpointerType, async_save, save
 
-__all__ = ["save", "load", "CheckpointException", "FileSystemWriter", "FileSystemReader"]
+__all__ = [
+    "AsyncCheckpointerType",
+    "CheckpointException",
+    "async_save",
+    "save",
+    "load",
+    "FileSystemWriter",
+    "FileSystemReader",
+]
 
 
 @dataclass

@@ -4,12 +4,18 @@ replicas along its ``Replicate`` mesh dimensions only the first writes.
 
 A rank that fails to write (a full disk, say) tells the others: every rank then raises
 ``CheckpointException`` naming the failed ranks and their errors, and no metadata is
-written (so the directory never looks like a finished checkpoint)."""
+written (so the directory never looks like a finished checkpoint).
+
+``async_save`` returns a ``concurrent.futures.Future`` of the metadata, as PyTorch's does, but
+saves before it returns: PyTorch writes from a background thread whose collectives run beside
+the training thread's, while a disttorch group takes collectives from one thread at a time."""
 
 from __future__ import annotations
 
 import os
 import secrets
+from concurrent.futures import Future
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -22,7 +28,15 @@ from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_piec
 from .api import WRAPPED_EXCEPTION, CheckpointException, attempt
 from .stateful import stateful_to_state_dict
 
-__all__ = ["save"]
+__all__ = ["AsyncCheckpointerType", "async_save", "save"]
+
+
+class AsyncCheckpointerType(Enum):
+    """How PyTorch's ``async_save`` runs the save (a thread or a process); disttorch saves
+    before ``async_save`` returns either way."""
+
+    THREAD = "thread"
+    PROCESS = "process"
 
 
 def _rank_and_world() -> tuple[int, int]:
@@ -113,3 +127,39 @@ def _raise_failures(failures: dict[int, WRAPPED_EXCEPTION]) -> None:
             f"{', '.join(map(str, failures))}",
             failures,
         )
+
+
+def async_save(
+    state_dict: dict,
+    *,
+    checkpoint_id: str | os.PathLike | None = None,
+    storage_writer: Any = None,
+    planner: Any = None,
+    process_group: Any = None,
+    async_checkpointer_type: AsyncCheckpointerType = AsyncCheckpointerType.THREAD,
+    async_stager: Any = None,
+    no_dist: bool = False,
+    use_collectives: bool = True,
+) -> Future:
+    """:func:`save`, with its metadata (or its error) in a completed ``Future``; the files are
+    written when it returns, so the state may change at once. Every rank must call it."""
+    if not isinstance(async_checkpointer_type, AsyncCheckpointerType):
+        raise TypeError(
+            f"async_save: async_checkpointer_type must be an AsyncCheckpointerType, got {async_checkpointer_type!r}"
+        )
+    done: Future = Future()
+    try:
+        done.set_result(
+            save(
+                state_dict,
+                checkpoint_id=checkpoint_id,
+                storage_writer=storage_writer,
+                planner=planner,
+                process_group=process_group,
+                no_dist=no_dist,
+                use_collectives=use_collectives,
+            )
+        )
+    except Exception as error:  # noqa: BLE001 - PyTorch hands a failed save back through the future
+        done.set_exception(error)
+    return done

@@ -27,6 +27,7 @@ import numpy as np
 from ..._tensor import Size, Tensor, _wrap_dim
 from ...autograd.function import Function, dispatch_disabled, register_function_dispatch
 from .. import collectives, groups
+from ..comm_record import counted_as
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._dispatch import dispatch
 from ._redistribute import Redistribute, redistribute_local
@@ -217,6 +218,21 @@ class DTensor(GlobalViewMethods, Tensor):
     def grad(self, value: Tensor | None) -> None:
         Tensor.grad.fset(self, value)
 
+    @property
+    def data(self) -> "DTensor":
+        """This DTensor's piece and layout, detached from the graph (shares memory), as
+        PyTorch's ``.data`` of a DTensor (a DTensor parameter's ``.data`` is a DTensor)."""
+        out = DTensor._wrap(self._data, self._mesh, self._placements, self._global_shape)
+        out._global_stride = self._global_stride
+        return out
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        Tensor.data.fset(self, value)
+        if isinstance(value, DTensor):
+            self._set_spec(value._mesh, value._placements, value._global_shape)
+            self._global_stride = value._global_stride
+
     def detach(self) -> "DTensor":
         """A DTensor sharing this one's piece and layout, outside the graph."""
         out = DTensor._wrap(self._data, self._mesh, self._placements, self._global_shape)
@@ -324,7 +340,7 @@ def _broadcast_along(array: np.ndarray, mesh: DeviceMesh, mesh_dim: int, index: 
     coordinates elsewhere), in place."""
     if mesh.size(mesh_dim) == 1:
         return
-    coordinate = mesh.get_coordinate()
+    coordinate = list(mesh.get_coordinate())
     coordinate[mesh_dim] = index
     src = int(mesh._ranks[tuple(coordinate)])
     collectives.broadcast(array, src=src, group=mesh.get_group(mesh_dim))
@@ -351,8 +367,9 @@ def distribute_tensor(
     placements = normalize_placements(device_mesh, placements, tensor.dim())
     whole = np.array(tensor._data, copy=True)
     if src_data_rank is not None:
-        for mesh_dim in range(device_mesh.ndim):
-            _broadcast_along(whole, device_mesh, mesh_dim, src_data_rank)
+        for mesh_dim, p in enumerate(placements):  # PyTorch scatters the shards, broadcasts the rest
+            with counted_as("c10d.scatter_" if p.is_shard() else "c10d.broadcast_"):
+                _broadcast_along(whole, device_mesh, mesh_dim, src_data_rank)
     rows = whole.reshape(1) if whole.ndim == 0 else whole  # a 0-d tensor is cut as one row
     local = redistribute_local(rows, device_mesh, (Replicate(),) * device_mesh.ndim, placements, rows.shape)
     out = DTensor._wrap(np.array(local, copy=True), device_mesh, placements, whole.shape)

@@ -11,6 +11,9 @@ backward never meets a DTensor; a DTensor leaf's ``.grad`` is its piece's gradie
 laid out as the leaf (``DTensor.grad``). A replicated input of an op whose output differs
 between ranks (sharded or partial) gets the sum of every rank's gradient (``SumGradients``).
 
+An identity Function marked ``_layout_preserving`` (module backward hooks wrap a module's
+inputs and outputs in one) runs on the pieces, each output laid out as its argument.
+
 An op without a rule raises ``NotImplementedError`` naming the op and the layouts, as
 PyTorch does. A plain tensor next to DTensors must be 0-d (a scalar), unless inside
 ``implicit_replication()``, where it counts as replicated.
@@ -60,9 +63,24 @@ def _call(DTensor: type, cls: type, args: tuple) -> OpCall:
     return OpCall(cls, args, mesh, specs)
 
 
+def _preserve_layouts(DTensor: type, cls: type, args: tuple) -> tuple:
+    """Run an identity Function (``_layout_preserving``: output ``i`` is its ``i``-th tensor
+    argument, as the module backward hooks' capture Functions) on the pieces; each output is
+    laid out as its argument."""
+    with dispatch_disabled():
+        out = cls.apply(*args)
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    return tuple(
+        DTensor._share(o, a._mesh, a._placements, a._global_shape) if isinstance(a, DTensor) else o
+        for o, a in zip(out, tensors)
+    )
+
+
 def dispatch(DTensor: type, cls: type, args: tuple) -> Any:
     """Run op ``cls`` on ``args`` (some of them of type ``DTensor``, the class this handler
     is registered for) by its sharding rule."""
+    if getattr(cls, "_layout_preserving", False):
+        return _preserve_layouts(DTensor, cls, args)
     call = _call(DTensor, cls, args)
     rule = RULES.get(call.name) or pointwise_rule_for(cls)
     if rule is None:

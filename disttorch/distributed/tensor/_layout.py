@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import collectives
+from ..comm_record import counted_as
 from ..reduce_ops import ReduceOp
 
 __all__ = ["chunk_rows", "chunk_bounds", "local_chunk", "gather_dim", "reduce_scatter_dim"]
@@ -45,7 +46,8 @@ def gather_dim(local: np.ndarray, dim: int, size: int, group: Any, n: int) -> np
     padded = np.zeros((rows,) + front.shape[1:], local.dtype)
     padded[: front.shape[0]] = front
     out = np.empty((n * rows,) + front.shape[1:], local.dtype)
-    collectives.all_gather_into_tensor(out, padded, group=group)
+    with counted_as("c10d_functional.all_gather_into_tensor"):
+        collectives.all_gather_into_tensor(out, padded, group=group)
     return np.ascontiguousarray(np.moveaxis(out[:size], 0, dim))
 
 
@@ -60,6 +62,7 @@ def reduce_scatter_dim(
     padded = np.zeros((n * rows,) + front.shape[1:], summand.dtype)
     padded[:size] = front
     out = np.empty((rows,) + front.shape[1:], summand.dtype)
-    collectives.reduce_scatter_tensor(out, padded, op=op, group=group)
+    with counted_as("c10d_functional.reduce_scatter_tensor"):
+        collectives.reduce_scatter_tensor(out, padded, op=op, group=group)
     start, stop = chunk_bounds(size, n, index)
     return np.ascontiguousarray(np.moveaxis(out[: stop - start], 0, dim))

@@ -33,6 +33,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from .. import collectives
+from ..comm_record import counted_as
 from ..device_mesh import DeviceMesh
 from ..reduce_ops import ReduceOp
 from ._layout import chunk_bounds, gather_dim, local_chunk, reduce_scatter_dim
@@ -114,7 +115,8 @@ def redistribute_local(
             current[i] = target
         else:
             local = np.array(local, copy=True)
-            collectives.all_reduce(local, op=op, group=mesh.get_group(i))
+            with counted_as("c10d_functional.all_reduce"):
+                collectives.all_reduce(local, op=op, group=mesh.get_group(i))
             current[i] = Replicate()
     # 3. cut the new shards and partition the new partials, outermost first
     for i in cut_order(dst):
@@ -181,5 +183,6 @@ class SumGradients(Function):
         mesh, mesh_dims = ctx.where
         total = np.array(g._data, copy=True)
         for m in mesh_dims:
-            collectives.all_reduce(total, group=mesh.get_group(m))
+            with counted_as("c10d_functional.all_reduce"):
+                collectives.all_reduce(total, group=mesh.get_group(m))
         return Tensor._make(total), None, None

@@ -11,12 +11,17 @@ __all__ = ["compute_local_shape_and_global_offset"]
 
 
 def compute_local_shape_and_global_offset(
-    global_shape: Sequence[int], mesh: DeviceMesh, placements: Sequence[Placement]
+    global_shape: Sequence[int],
+    mesh: DeviceMesh,
+    placements: Sequence[Placement],
+    coordinate: Sequence[int] | None = None,
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """This rank's piece of a tensor of ``global_shape`` laid out by ``placements`` on
-    ``mesh``: its shape and the global index of its first element."""
+    """The piece of a tensor of ``global_shape`` laid out by ``placements`` on ``mesh`` that
+    the rank at mesh ``coordinate`` holds (default: this rank): its shape and the global
+    index of its first element."""
     shape, offset = list(global_shape), [0] * len(global_shape)
-    coordinate = mesh.get_coordinate()
+    if coordinate is None:
+        coordinate = mesh.get_coordinate()
     if coordinate is None:
         return (0,) * len(shape), tuple(global_shape)
     for mesh_dim in cut_order(placements):

@@ -15,6 +15,7 @@ class _CaptureOutputGrads(Function):
     """Identity on the module's output tensors; backward records ``grad_output``."""
 
     _raw = True
+    _layout_preserving = True  # on DTensors: each output laid out as its input
 
     @staticmethod
     def forward(ctx, state, *tensors):
@@ -35,6 +36,7 @@ class _CaptureInputGrads(Function):
     ``grad_input`` and passes on what they return."""
 
     _raw = True
+    _layout_preserving = True
 
     @staticmethod
     def forward(ctx, state, *tensors):

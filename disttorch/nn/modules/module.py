@@ -925,9 +925,15 @@ class Module(StateDictHooks):
         return ""
 
     def __repr__(self) -> str:
+        return self._render_repr(self._get_name(), repr)
+
+    def _render_repr(self, name: str, child_repr: Callable[[Module], str]) -> str:
+        """``name(extra_repr, (child): child_repr(child), ...)`` laid out as PyTorch's ``repr``."""
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [f"({name}): " + _addindent(repr(module), 2) for name, module in self._modules.items()]
+        child_lines = [
+            f"({key}): " + _addindent(child_repr(module), 2) for key, module in self._modules.items()
+        ]
         lines = extra_lines + child_lines
         body = ""
         if lines:
@@ -935,4 +941,4 @@ class Module(StateDictHooks):
                 body = extra_lines[0]
             else:
                 body = "\n  " + "\n  ".join(lines) + "\n"
-        return f"{self._get_name()}({body})"
+        return f"{name}({body})"

@@ -16,7 +16,8 @@ _HYBRID_SHARD_ZERO2 2-D ``(hosts, ranks per host)``             no
 
 Differences from PyTorch's wrapper: the units are not replaced by nested wrappers (their
 class becomes ``FSDP<Class>`` as under ``fully_shard``), so parameter names never contain
-``_fsdp_wrapped_module`` below the top; the original parameters are always exposed (as
+``_fsdp_wrapped_module`` below the top (``repr`` still shows PyTorch's nesting: each unit as a
+``FullyShardedDataParallel`` around its module, under the module's own class name); the original parameters are always exposed (as
 with ``use_orig_params=True``); PyTorch's CPU build refuses this wrapper, ours runs on CPU
 ranks. ``state_dict()`` follows ``state_dict_type`` (full, gathered, or sharded DTensors).
 """
@@ -44,7 +45,7 @@ from ....distributed.device_mesh import DeviceMesh, init_device_mesh
 from ....distributed.reduce_ops import ReduceOp
 from ....distributed.tensor import DTensor
 from ....distributed.utils import _broadcast_coalesced
-from ...modules.module import Module
+from ...modules.module import Module, _addindent
 from ._api import FSDPModule, MixedPrecisionPolicy, fully_shard
 from .api import (
     FullStateDictConfig,
@@ -162,10 +163,13 @@ class FullyShardedDataParallel(Module):
             "mp_policy": policy,
             "ignored_params": {p for p in module.parameters() if id(p) in ignored_params},
         }
-        if auto_wrap_policy is not None:
-            for sub, _ in units_of(module, auto_wrap_policy, ignored_ids):
-                fully_shard(sub, **kwargs)
+        units = (
+            [sub for sub, _ in units_of(module, auto_wrap_policy, ignored_ids)] if auto_wrap_policy else []
+        )
+        for sub in units:
+            fully_shard(sub, **kwargs)
         fully_shard(module, **kwargs)
+        self._unit_ids = frozenset(map(id, units))
         self._fsdp_wrapped_module = module
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config: StateDictConfig = FullStateDictConfig()
@@ -180,6 +184,9 @@ class FullyShardedDataParallel(Module):
         module_ids = {id(m) for top in modules for m in top.modules()}
         param_ids = {id(p) for p in params} | {id(p) for top in modules for p in top.parameters()}
         return module_ids, param_ids
+
+    def __repr__(self) -> str:
+        return _wrapper_repr(self._fsdp_wrapped_module, self._unit_ids)
 
     @property
     def module(self) -> Module:
@@ -330,6 +337,23 @@ class FullyShardedDataParallel(Module):
         wrapper's own, ``_fsdp_wrapped_module.`` prefixes and all)."""
         plain = {clean_key(k): v for k, v in state_dict.items()}
         return set_model_state_dict(self.module, plain, options=StateDictOptions(strict=strict))
+
+
+def _wrapper_repr(module: Module, units: frozenset[int]) -> str:
+    """``FullyShardedDataParallel((_fsdp_wrapped_module): ...)`` around ``module``, in which each
+    unit of ``units`` (ids) is wrapped alike, every module under its own class name (not
+    ``FSDP<Class>``), as PyTorch's nested wrappers print."""
+
+    def child_repr(child: Module) -> str:
+        return _wrapper_repr(child, units) if id(child) in units else plain(child)
+
+    def plain(child: Module) -> str:
+        if isinstance(child, FullyShardedDataParallel):
+            return repr(child)
+        name = type(child).__bases__[1].__name__ if isinstance(child, FSDPModule) else child._get_name()
+        return child._render_repr(name, child_repr)
+
+    return f"FullyShardedDataParallel(\n  (_fsdp_wrapped_module): {_addindent(plain(module), 2)}\n)"
 
 
 def _policy(mixed_precision: Any) -> MixedPrecisionPolicy:
