@@ -151,6 +151,7 @@ from ._memory_format import (
     preserve_format,
 )
 from ._torch_function import _assert  # torch._assert: an assert that fx can record
+from . import _function_dispatch  # noqa: F401  (a dispatching Tensor subclass installs it)
 from ._checks import (
     _assert_async,
     _check,

@@ -1,16 +1,19 @@
-"""Torch functions hand foreign arguments to their ``__torch_function__``.
+"""Torch functions and Tensor methods hand dispatching arguments to their ``__torch_function__``.
 
-disttorch's ops do not dispatch on ``__torch_function__`` (their hot path stays free of it).
-A program that uses ``torch.fx`` needs them to: ``torch.relu(proxy)`` and ``F.linear(proxy,
-w)`` must record nodes, while tracing and when a graph is built by hand from proxies. So
-importing ``torch.fx`` swaps the public functions of ``torch`` that take tensors, and those of
-``torch.nn.functional``, for twins that first look for an argument that is not a Tensor but has a
-``__torch_function__`` (a :class:`~disttorch.fx.Proxy`), directly or inside a list or tuple
-argument (``torch.cat([p, q])``), and if it finds one calls
-:func:`~disttorch.overrides.handle_torch_function`. The twin replaces the function wherever
-a disttorch module bound it (``from .functional import relu`` included), carries the
-function's name and the public module it lives in (``torch.relu`` prints, pickles and
-generates code as ``torch.relu``), and costs other calls one scan of their arguments.
+disttorch's ops do not look for ``__torch_function__`` until a program needs them to.
+Importing ``torch.fx`` (whose proxies must record ``torch.relu(proxy)``; ``import torch``
+under the alias imports it) calls :func:`install`, which swaps the public functions of
+``torch`` and ``torch.nn.functional`` and Tensor's binary operators; the first ``Tensor``
+subclass that dispatches (a user's ``class MyT(torch.Tensor)``, PyG's ``EdgeIndex``) also
+swaps every other public method, protocol and ``T``/``data``-like property of ``Tensor``.
+Each is swapped for a twin that first looks for an argument that dispatches (see
+:mod:`._torch_function`), directly or inside a list or tuple argument (``torch.cat([p,
+q])``), and if they find one call :func:`~disttorch.overrides.handle_torch_function` with
+the twin as the function. A function's twin replaces it wherever a disttorch module bound
+it (``from .functional import relu`` included), carries the function's name and the public
+module it lives in (``torch.relu`` prints, pickles and generates code as ``torch.relu``),
+and costs other calls one look-up per argument. A function a program imported by name
+before the first such subclass existed (``from torch import cat``) keeps not dispatching.
 
 PyTorch's Python-level ``torch.nn.functional`` functions hand ``__torch_function__`` their
 required parameters positionally and every parameter with a default by keyword, defaults
@@ -18,9 +21,8 @@ included (``F.relu(p)`` is recorded as ``relu(p, inplace=False)``); their twins 
 same. Those PyTorch implements in C++ (``F.linear``, ``F.conv2d``, ...) pass the call as
 written, like the functions of ``torch``.
 
-A tensor on the left of an operator with a proxy on the right (``self.buf + x``) records, as
-in PyTorch, the tensor method the operator stands for (``buf.add(x)``): Tensor's binary
-operators get twins too."""
+An operator hands over the tensor method it stands for, as in PyTorch: ``x * 2`` and
+``self.buf + proxy`` reach ``__torch_function__`` as ``Tensor.mul`` and ``Tensor.add``."""
 
 from __future__ import annotations
 
@@ -28,11 +30,11 @@ import functools
 import inspect
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor
-from .._torch_function import handle_torch_function
+from ._tensor import Tensor
+from ._torch_function import _VERDICT, _type_dispatches, handle_torch_function, relevant_args
 
 __all__ = ["install"]
 
@@ -44,28 +46,7 @@ _NATIVE_FUNCTIONAL = frozenset(
     "pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu relu_ rrelu_ "
     "scaled_dot_product_attention selu_ softplus softshrink threshold_".split()
 )
-_FOREIGN: dict[type, bool] = {}
 _installed = False
-
-
-def _is_foreign(value: Any) -> bool:
-    kind = type(value)
-    verdict = _FOREIGN.get(kind)
-    if verdict is None:
-        verdict = _FOREIGN[kind] = (
-            not issubclass(kind, Tensor) and getattr(kind, "__torch_function__", None) is not None
-        )
-    return verdict
-
-
-def _foreign_args(values: Iterable[Any]) -> list:
-    found = []
-    for v in values:
-        if type(v) in (list, tuple):
-            found.extend(x for x in v if _is_foreign(x))
-        elif _is_foreign(v):
-            found.append(v)
-    return found
 
 
 def _by_keyword(signature: inspect.Signature, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -96,13 +77,20 @@ def _dispatching(fn: Callable, module: str, name: str) -> Callable:
 
     @functools.wraps(fn)
     def twin(*args: Any, **kwargs: Any) -> Any:
-        foreign = _foreign_args(args)
-        if kwargs:
-            foreign += _foreign_args(kwargs.values())
-        if foreign:
+        for v in args:  # the common case, plain tensors and numbers, decided inline
+            if _VERDICT.get(type(v)) is not False:
+                break
+        else:
+            for v in kwargs.values():
+                if _VERDICT.get(type(v)) is not False:
+                    break
+            else:
+                return fn(*args, **kwargs)
+        relevant = relevant_args(args, kwargs)
+        if relevant:
             if signature is not None:
                 args, kwargs = _by_keyword(signature, args, kwargs)
-            return handle_torch_function(twin, foreign, *args, **kwargs)
+            return handle_torch_function(twin, relevant, *args, **kwargs)
         return fn(*args, **kwargs)
 
     twin.__module__ = module
@@ -120,13 +108,12 @@ def _takes_tensors(namespace: types.ModuleType, value: Any) -> bool:
     return namespace.__name__ != "disttorch" or value.__module__.startswith(_TENSOR_MODULES)
 
 
-#: Tensor operator -> the method PyTorch records for it when the right operand is a proxy
+#: Tensor operator -> the method PyTorch hands ``__torch_function__`` for it
 _TENSOR_OPERATORS = {
     "__add__": "add",
     "__sub__": "sub",
     "__mul__": "mul",
     "__truediv__": "div",
-    "__floordiv__": "__floordiv__",
     "__mod__": "remainder",
     "__pow__": "pow",
     "__matmul__": "matmul",
@@ -136,37 +123,83 @@ _TENSOR_OPERATORS = {
     "__le__": "le",
     "__gt__": "gt",
     "__ge__": "ge",
-    "__getitem__": "__getitem__",
-    "__and__": "__and__",
-    "__or__": "__or__",
-    "__xor__": "__xor__",
-    "__lshift__": "__lshift__",
-    "__rshift__": "__rshift__",
 }
+#: Tensor's other operators and protocols that dispatch under their own name
+_TENSOR_DUNDERS = tuple(
+    f"__{name}__"
+    for name in (
+        "radd iadd rsub isub rmul imul rmatmul imatmul rtruediv itruediv floordiv rfloordiv "
+        "ifloordiv rmod imod rpow ipow neg pos abs invert and rand iand or ror ior xor rxor ixor "
+        "lshift rlshift ilshift rshift rrshift irshift getitem setitem len iter reversed "
+        "contains bool float int index complex repr"
+    ).split()
+)
+#: Tensor properties whose reads dispatch (their results are tensors)
+_TENSOR_PROPERTIES = ("T", "mT", "H", "mH", "data", "real", "imag")
 
 
-def _operator_twin(operator: Callable, dunder: str, method: str) -> Callable:
-    @functools.wraps(operator)
-    def twin(self: Tensor, other: Any) -> Any:
-        foreign = _foreign_args((other,))
-        if foreign:
-            return handle_torch_function(getattr(Tensor, method), foreign, self, other)
-        return operator(self, other)
+def _method_twin(method: Callable, name: str, public: str | None = None) -> Callable:
+    """``method`` of Tensor, handing a call with a dispatching argument to
+    ``__torch_function__`` as ``Tensor.<public>`` (the twin itself unless given)."""
 
-    twin.__name__ = twin.__qualname__ = dunder  # Tensor.__floordiv__ is named so (not floor_divide)
+    @functools.wraps(method)
+    def twin(*args: Any, **kwargs: Any) -> Any:
+        for v in args:  # the common case, plain tensors and numbers, decided inline
+            if _VERDICT.get(type(v)) is not False:
+                break
+        else:
+            for v in kwargs.values():
+                if _VERDICT.get(type(v)) is not False:
+                    break
+            else:
+                return method(*args, **kwargs)
+        relevant = relevant_args(args, kwargs)
+        if relevant:
+            api = twin if public is None else getattr(Tensor, public)
+            return handle_torch_function(api, relevant, *args, **kwargs)
+        return method(*args, **kwargs)
+
+    twin.__name__ = twin.__qualname__ = name  # Tensor.__floordiv__ is named so (not floor_divide)
     return twin
 
 
+def _property_twin(prop: property, name: str) -> property:
+    return property(_method_twin(prop.fget, name), prop.fset, prop.fdel, prop.__doc__)
+
+
+_twinned: set[str] = set()  # Tensor attributes swapped already
+
+
+def _install_tensor_methods(names: Any) -> None:
+    for name in names:
+        value = inspect.getattr_static(Tensor, name, None)
+        if name in _twinned or value is None:
+            continue
+        if isinstance(value, types.FunctionType):
+            setattr(Tensor, name, _method_twin(value, name, _TENSOR_OPERATORS.get(name)))
+        elif isinstance(value, property) and name in _TENSOR_PROPERTIES and value.fget is not None:
+            setattr(Tensor, name, _property_twin(value, name))
+        else:
+            continue
+        _twinned.add(name)
+
+
+def _install_all_tensor_methods() -> None:
+    """Every public method, operator and protocol of Tensor dispatches (for its subclasses)."""
+    _install_tensor_methods(
+        n for n in dir(Tensor) if not n.startswith("_") or n in _TENSOR_DUNDERS or n in _TENSOR_OPERATORS
+    )
+    _forget_mode_swaps()
+
+
 def install() -> None:
-    """Swap the public functions of ``torch`` and ``torch.nn.functional`` for dispatching
-    twins, in every loaded disttorch module (once per process)."""
+    """Swap the public functions of ``torch`` and ``torch.nn.functional`` and Tensor's
+    operators for dispatching twins, in every loaded disttorch module (once per process)."""
     global _installed
     if _installed:
         return
     _installed = True
-    for dunder, method in _TENSOR_OPERATORS.items():
-        if hasattr(Tensor, dunder):  # (shifts exist only where Tensor has them)
-            setattr(Tensor, dunder, _operator_twin(getattr(Tensor, dunder), dunder, method))
+    _install_tensor_methods(_TENSOR_OPERATORS)
     import disttorch
     import disttorch.nn.functional as functional
 
@@ -198,6 +231,21 @@ def install() -> None:
     _forget_mode_swaps()
 
 
+def _on_subclass(cls: type, **kwargs: Any) -> None:
+    """``Tensor.__init_subclass__``: the first subclass that dispatches installs the twins."""
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    if not _all_methods[0] and _type_dispatches(cls):
+        _all_methods[0] = True
+        install()
+        _install_all_tensor_methods()
+
+
+_all_methods = [False]  # whether every Tensor method has its twin
+
+
+Tensor.__init_subclass__ = classmethod(_on_subclass)
+
+
 def _retarget_class(cls: type, twin_of: Callable[[str, Any], Callable | None]) -> None:
     """A class's staticmethods holding a function (``_conv = staticmethod(conv2d)``) and its
     methods' defaults (``activation=F.relu``) name the twins, so ``activation is F.relu``
@@ -225,7 +273,7 @@ def _retarget_defaults(fn: types.FunctionType, twin_of: Callable[[str, Any], Cal
 def _forget_mode_swaps() -> None:
     """``torch.overrides`` modes cache, on first use, the functions they wrap: let them find
     the twins instead (unless a mode is active now, whose swaps stay as they are)."""
-    from .. import overrides
+    from . import overrides
 
     with overrides._PATCHES.lock:
         if overrides._PATCHES.entered == 0:

@@ -1,0 +1,115 @@
+"""Tensor subclasses keep their type through ops (``Tensor.__torch_function__`` and
+``_convert``), dispatch to their own ``__torch_function__``, and opt out with
+``torch._C._disabled_torch_function_impl`` (as ``nn.Parameter`` does), as in PyTorch."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+
+
+def _kinds(lib) -> dict:
+    """The result types of ops on a plain subclass, a logging one and parameters."""
+    F = lib.nn.functional
+
+    class MyT(lib.Tensor):
+        pass
+
+    class Logged(lib.Tensor):
+        calls: list = []
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            cls.calls.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    class MyParam(lib.nn.Parameter):
+        pass
+
+    t = lib.arange(6.0).reshape(2, 3).as_subclass(MyT)
+    results = {
+        "add": t + 1,
+        "radd": 1 + t,
+        "sum": t.sum(),
+        "getitem": t[0],
+        "cat": lib.cat([t, t]),
+        "linear": F.linear(t, lib.ones(4, 3)),
+        "relu": lib.relu(t),
+        "T": t.T,
+        "data": t.data,
+        "detach": t.detach(),
+        "plain_times_sub": lib.ones(2, 3) * t,
+        "to": t.to(lib.float64),
+        "max": t.max(dim=1),
+        "split": t.split(1),
+        "layer": lib.nn.Linear(3, 2)(t),
+    }
+    out = {
+        k: [type(x).__name__ for x in v] if isinstance(v, (tuple, list)) else type(v).__name__
+        for k, v in results.items()
+    }
+    out["max_type"] = type(results["max"]).__name__
+    out["item"] = type(t.sum().item()).__name__
+    out["repr"] = repr(lib.ones(2, 2).as_subclass(MyT))
+    x = lib.zeros(3).as_subclass(Logged)
+    Logged.calls.clear()
+    y = lib.add(x * 2, 1, alpha=3).sum()
+    out["logged"] = (list(Logged.calls), type(y).__name__)
+    p = MyParam(lib.ones(2))
+    q = lib.nn.Parameter(lib.ones(2))
+    out["param"] = [type(p).__name__, type(p * 2).__name__, type(q * 2).__name__, type(q.detach()).__name__]
+    out["param_opts_out"] = lib.nn.Parameter.__torch_function__ is lib._C._disabled_torch_function_impl
+    with lib._C.DisableTorchFunctionSubclass():
+        out["disabled"] = type(t + 1).__name__
+    out["has_tf"] = (lib.overrides.has_torch_function((t,)), lib.overrides.has_torch_function((lib.ones(1),)))
+    w = lib.ones(3, requires_grad=True)
+    s = (w.as_subclass(MyT) * 2).sum()
+    s.backward()
+    out["grad"] = (type(s).__name__, s.grad_fn.name(), w.grad.tolist())
+    return out
+
+
+def test_subclasses_keep_their_type_through_ops():
+    out = _kinds(dt)
+    assert out["add"] == out["cat"] == out["linear"] == out["layer"] == out["plain_times_sub"] == "MyT"
+    assert out["max"] == ["MyT", "MyT"] and out["max_type"] == "max"
+    assert out["logged"] == (["mul", "add", "sum"], "Logged")
+    assert out["param"] == ["MyParam", "Tensor", "Tensor", "Tensor"] and out["param_opts_out"]
+    assert out["disabled"] == "Tensor" and out["has_tf"] == (True, False)
+    assert out["repr"].startswith("MyT([[1., 1.],") and out["grad"] == ("MyT", "AliasBackward0", [2.0] * 3)
+
+
+@pytest.mark.parity
+def test_subclasses_match_pytorch(torch):
+    assert _kinds(dt) == _kinds(torch)
+
+
+def _pickled(lib):
+    class Tagged(lib.Tensor):
+        pass
+
+    globals()["Tagged"] = Tagged  # picklable by reference
+    Tagged.__qualname__ = "Tagged"
+    t = lib.arange(3.0).as_subclass(Tagged)
+    t.note = "kept"
+    back = pickle.loads(pickle.dumps(t))
+    return type(back).__name__, back.note, back.tolist()
+
+
+def test_a_pickled_subclass_comes_back_as_itself():
+    assert _pickled(dt) == ("Tagged", "kept", [0.0, 1.0, 2.0])
+
+
+def test_an_op_keeps_its_inputs_objects_untouched():
+    class Sub(dt.Tensor):
+        pass
+
+    plain = dt.ones(2)
+    s = dt.zeros(2).as_subclass(Sub)
+    out = plain.expand_as(s)  # may return ``plain`` itself: shown as Sub, ``plain`` stays
+    assert type(plain) is dt.Tensor and type(out) is Sub
+    np.testing.assert_array_equal(out.numpy(), [1.0, 1.0])
