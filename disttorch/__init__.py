@@ -278,6 +278,7 @@ _LAZY = (
     "torch_version",
     "quasirandom",
     "_C",
+    "_utils",
     "__config__",
     "storage",
     "_dynamo",
