@@ -152,6 +152,7 @@ from ._memory_format import (
 )
 from ._torch_function import _assert  # torch._assert: an assert that fx can record
 from . import _function_dispatch  # noqa: F401  (a dispatching Tensor subclass installs it)
+from . import _subclass  # noqa: F401  (Tensor._make_subclass, Tensor._make_wrapper_subclass)
 from ._checks import (
     _assert_async,
     _check,

@@ -34,7 +34,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ._tensor import Tensor
-from ._torch_function import _VERDICT, _type_dispatches, handle_torch_function, relevant_args
+from ._torch_function import (
+    _VERDICT,
+    _type_dispatches,
+    dispatch_args,
+    handle_torch_dispatch,
+    handle_torch_function,
+    relevant_args,
+)
 
 __all__ = ["install"]
 
@@ -91,6 +98,9 @@ def _dispatching(fn: Callable, module: str, name: str) -> Callable:
             if signature is not None:
                 args, kwargs = _by_keyword(signature, args, kwargs)
             return handle_torch_function(twin, relevant, *args, **kwargs)
+        wrapped = dispatch_args(args, kwargs)
+        if wrapped:
+            return handle_torch_dispatch(aten_op(name, fn), wrapped, args, kwargs)
         return fn(*args, **kwargs)
 
     twin.__module__ = module
@@ -157,6 +167,15 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
         if relevant:
             api = twin if public is None else getattr(Tensor, public)
             return handle_torch_function(api, relevant, *args, **kwargs)
+        if name in _METADATA:
+            if args and isinstance(getattr(args[0], "_data", None), Tensor):
+                args = (args[0]._data, *args[1:])  # a wrapper keeping its tensor as ``_data``
+            return method(*args, **kwargs)
+        wrapped = dispatch_args(args, kwargs)
+        if wrapped:
+            if name == "__getitem__":
+                return _dispatch_indexing(method, *args)
+            return handle_torch_dispatch(aten_op(public or name, method), wrapped, args, kwargs)
         return method(*args, **kwargs)
 
     twin.__name__ = twin.__qualname__ = name  # Tensor.__floordiv__ is named so (not floor_divide)
@@ -165,6 +184,83 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
 
 def _property_twin(prop: property, name: str) -> property:
     return property(_method_twin(prop.fget, name), prop.fset, prop.fdel, prop.__doc__)
+
+
+#: Tensor methods a wrapper subclass answers from its own sizes and dtype (PyTorch's
+#: ``_make_wrapper_subclass`` keeps them), never through ``__torch_dispatch__``; a wrapper
+#: that keeps its inner tensor as ``_data`` (PyG's ``EdgeIndex``), which is disttorch's own
+#: name for a tensor's array, answers from that tensor
+_METADATA = frozenset(
+    "size dim ndimension numel nelement stride is_contiguous storage_offset element_size "
+    "is_floating_point is_complex is_signed get_device requires_grad_ __len__".split()
+)
+#: op names whose ATen overload takes a second tensor (``aten.add.Tensor``)
+_TENSOR_OVERLOADS = frozenset(
+    "add sub mul div eq ne lt le gt ge pow remainder rsub add_ sub_ mul_ div_ pow_ "
+    "maximum minimum atan2 fmod bitwise_and bitwise_or bitwise_xor where".split()
+)
+_OWN_PACKETS: dict[str, Any] = {}
+
+
+def aten_op(name: str, fn: Callable) -> Any:
+    """The ATen operator ``__torch_dispatch__`` is handed for the function ``name``:
+    ``torch.ops.aten.<name>.Tensor`` for binary arithmetic and comparisons, else
+    ``.default``; one made for ``name`` that runs ``fn`` where ``torch.ops.aten`` has no
+    op of that name (``__getitem__``)."""
+    from .ops import aten  # the operator registry sits above the core
+
+    overload = "Tensor" if name in _TENSOR_OVERLOADS else "default"
+    if not name.startswith("_") and aten._function(name) is not None:
+        return getattr(getattr(aten, name), overload)
+    if name not in _OWN_PACKETS:
+        from .ops.op_namespace import OpOverloadPacket
+
+        _OWN_PACKETS[name] = OpOverloadPacket("aten", name, lambda _name: fn)
+    return getattr(_OWN_PACKETS[name], overload)
+
+
+def _indexing_steps(key: Any) -> list[tuple[str, tuple]] | None:
+    """``tensor[key]`` as PyTorch's dispatcher sees it, one step per indexed dim: an int
+    selects (``aten.select.int``), a slice slices (``aten.slice.Tensor``; ``:`` is no step),
+    a tensor indexes (``aten.index.Tensor``); None for keys left whole (``...``, None)."""
+    steps: list[tuple[str, tuple]] = []
+    dim = 0
+    for item in key if isinstance(key, tuple) else (key,):
+        if isinstance(item, int) and not isinstance(item, bool):
+            steps.append(("select.int", (dim, item)))
+        elif isinstance(item, slice):
+            if not all(v is None or isinstance(v, int) for v in (item.start, item.stop, item.step)):
+                return None
+            if item != slice(None):
+                bounds = (dim, item.start or 0, sys.maxsize if item.stop is None else item.stop)
+                steps.append(("slice.Tensor", bounds if item.step in (None, 1) else (*bounds, item.step)))
+            dim += 1
+        elif isinstance(item, Tensor) and not isinstance(key, tuple):
+            steps.append(("index.Tensor", ([item],)))
+        else:
+            return None
+    return steps
+
+
+def _dispatch_indexing(getitem: Callable, tensor: Tensor, key: Any) -> Any:
+    """``tensor[key]`` for a wrapper subclass: its ``__torch_dispatch__`` called once per
+    step of :func:`_indexing_steps` (or with ``__getitem__`` itself for other keys)."""
+    from .ops import aten
+
+    steps = _indexing_steps(key)
+    if steps is None:
+        return handle_torch_dispatch(aten_op("__getitem__", getitem), [tensor], (tensor, key), {})
+    out = tensor
+    for op, extra in steps:
+        packet, overload = op.split(".")
+        args = (out, *extra)
+        wrapped = dispatch_args(args)
+        out = (
+            handle_torch_dispatch(getattr(getattr(aten, packet), overload), wrapped, args, {})
+            if wrapped
+            else (getattr(getattr(aten, packet), overload)(*args))
+        )
+    return out
 
 
 _twinned: set[str] = set()  # Tensor attributes swapped already

@@ -22,7 +22,9 @@ __all__ = [
     "DisableTorchFunction",
     "DisableTorchFunctionSubclass",
     "_assert",
+    "_disabled_torch_dispatch_impl",
     "_disabled_torch_function_impl",
+    "dispatch_args",
     "handle_torch_function",
     "has_torch_function",
 ]
@@ -81,36 +83,89 @@ _VERDICT: dict[type, bool] = {
 }
 
 
+def _disabled_torch_dispatch_impl(
+    func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
+) -> Any:
+    """``Tensor.__torch_dispatch__`` (``torch._C._disabled_torch_dispatch_impl``): a type
+    that keeps it does not dispatch below the public functions."""
+    return func(*args, **(kwargs or {}))
+
+
+#: types whose ``__torch_function__`` dispatches, and those with a ``__torch_dispatch__``
+_TF: set[type] = set()
+_TD: set[type] = set()
+
+
 def _type_dispatches(kind: type) -> bool:
-    """Whether objects of type ``kind`` dispatch (remembered per type)."""
-    tf = getattr(kind, "__torch_function__", None)
+    """Whether objects of type ``kind`` dispatch, through ``__torch_function__`` or (a Tensor
+    subclass) ``__torch_dispatch__`` (remembered per type; never lists and tuples, whose
+    items callers look into)."""
+    if kind is list or kind is tuple:
+        return False
     own = issubclass(kind, Tensor) and kind.__module__.split(".", 1)[0] == "disttorch"
-    verdict = _VERDICT[kind] = not own and tf is not None and tf is not _disabled_torch_function_impl
+    tf = getattr(kind, "__torch_function__", None)
+    td = getattr(kind, "__torch_dispatch__", None)
+    if not own and tf is not None and tf is not _disabled_torch_function_impl:
+        _TF.add(kind)
+    if not own and issubclass(kind, Tensor) and td is not None and td is not _disabled_torch_dispatch_impl:
+        _TD.add(kind)
+    verdict = _VERDICT[kind] = kind in _TF or kind in _TD
     return verdict
 
 
 def _overrides(obj: Any) -> bool:
+    """Whether ``obj``'s ``__torch_function__`` dispatches."""
     kind = type(obj)
-    verdict = _VERDICT.get(kind)
-    return _type_dispatches(kind) if verdict is None else verdict
+    if _VERDICT.get(kind) is None:
+        _type_dispatches(kind)
+    return kind in _TF
 
 
 def relevant_args(args: tuple, kwargs: dict | None = None) -> list:
-    """The arguments of a call (directly, or one level down in a list or tuple) that dispatch;
-    empty inside a ``DisableTorchFunction`` block. Costs plain calls one look-up per argument."""
+    """The arguments of a call (directly, or one level down in a list or tuple) whose
+    ``__torch_function__`` dispatches; empty inside a ``DisableTorchFunction`` block."""
+    if _STATE.disabled:
+        return []
+    return [v for v in _flat(args, kwargs) if _overrides(v)]
+
+
+def dispatch_args(args: tuple, kwargs: dict | None = None) -> list:
+    """The tensor arguments of a call (as :func:`relevant_args` finds them) whose type has
+    a ``__torch_dispatch__``."""
+    return [v for v in _flat(args, kwargs) if _VERDICT.get(type(v)) and type(v) in _TD]
+
+
+def _flat(args: tuple, kwargs: dict | None) -> list:
     found: list = []
     for values in (args, kwargs.values()) if kwargs else (args,):
         for v in values:
             kind = type(v)
             if kind is list or kind is tuple:
-                found.extend(x for x in v if _overrides(x))
-            elif _VERDICT.get(kind) is False:
-                continue
-            elif _overrides(v):
+                found.extend(x for x in v if _VERDICT.get(type(x)) is not False)
+            elif _VERDICT.get(kind) is not False:
                 found.append(v)
-    if found and _STATE.disabled:
-        return []
+    for v in found:
+        if _VERDICT.get(type(v)) is None:
+            _type_dispatches(type(v))
     return found
+
+
+def handle_torch_dispatch(func: Callable, dispatching: list, args: tuple, kwargs: dict) -> Any:
+    """Call ``__torch_dispatch__(func, types, args, kwargs)`` of the types of ``dispatching``
+    (subclasses first) until one returns something other than ``NotImplemented``."""
+    kinds: list = []
+    for kind in (type(a) for a in dispatching):
+        if kind not in kinds:
+            at = next((i for i, k in enumerate(kinds) if issubclass(kind, k)), len(kinds))
+            kinds.insert(at, kind)
+    types = tuple(kinds)
+    for kind in kinds:
+        result = kind.__torch_dispatch__(func, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    raise TypeError(
+        f"no implementation found for '{func}' on types that implement __torch_dispatch__: {kinds}"
+    )
 
 
 def has_torch_function(relevant_args: Iterable[Any]) -> bool:
@@ -173,6 +228,7 @@ def _convert(ret: Any, cls: type) -> Any:
 
 
 Tensor.__torch_function__ = classmethod(_tensor_torch_function)
+Tensor.__torch_dispatch__ = staticmethod(_disabled_torch_dispatch_impl)
 
 
 def _assert(condition: Any, message: str) -> None:

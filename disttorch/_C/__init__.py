@@ -18,6 +18,7 @@ from .._tensor import Tensor, device
 from .._torch_function import (
     DisableTorchFunction,
     DisableTorchFunctionSubclass,
+    _disabled_torch_dispatch_impl,
     _disabled_torch_function_impl,
     _is_torch_function_enabled,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "DisableTorchFunctionSubclass",
     "Generator",
     "_TensorMeta",
+    "_disabled_torch_dispatch_impl",
     "_disabled_torch_function_impl",
     "_get_accelerator",
     "_get_default_device",

@@ -113,3 +113,64 @@ def test_an_op_keeps_its_inputs_objects_untouched():
     out = plain.expand_as(s)  # may return ``plain`` itself: shown as Sub, ``plain`` stays
     assert type(plain) is dt.Tensor and type(out) is Sub
     np.testing.assert_array_equal(out.numpy(), [1.0, 1.0])
+
+
+def _wrapper(lib) -> list:
+    """A wrapper subclass (``_make_wrapper_subclass`` + ``__torch_dispatch__``) that keeps
+    its data in ``elem`` and logs the ATen operators it is handed."""
+
+    def unwrap(x):
+        return x.elem if isinstance(x, W) else [unwrap(v) for v in x] if isinstance(x, list) else x
+
+    class W(lib.Tensor):
+        __torch_function__ = lib._C._disabled_torch_function_impl
+        log: list = []
+
+        @staticmethod
+        def __new__(cls, elem):
+            r = lib.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype, requires_grad=False)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            cls.log.append(str(func))
+            out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+            return W(out) if isinstance(out, lib.Tensor) else out
+
+    w = W(lib.arange(12.0).reshape(3, 4))
+    out = [tuple(w.shape), w.dim(), w.numel(), w.size(1), str(w.dtype).rsplit(".", 1)[-1]]
+    results = [w * 2 + 1, lib.sum(w), lib.cat([w, w]), w[1], w[:, 1:3], w[lib.tensor([0, 2])]]
+    out += [(type(r).__name__, r.elem.tolist()) for r in results]
+    out.append(list(W.log))
+
+    class P(lib.Tensor):
+        pass
+
+    base = lib.ones(2)
+    m = lib.Tensor._make_subclass(P, base, True)
+    with lib.no_grad():
+        m[0] = 5.0
+    out.append((type(m).__name__, m.requires_grad, m.is_leaf, base.tolist(), type(m.detach() + 1).__name__))
+    return out
+
+
+def test_wrapper_subclasses_dispatch_aten_operators():
+    out = _wrapper(dt)
+    assert out[:5] == [(3, 4), 2, 12, 4, "float32"]
+    assert out[5] == ("W", [[1.0, 3.0, 5.0, 7.0], [9.0, 11.0, 13.0, 15.0], [17.0, 19.0, 21.0, 23.0]])
+    assert out[11] == [
+        "aten.mul.Tensor",
+        "aten.add.Tensor",
+        "aten.sum.default",
+        "aten.cat.default",
+        "aten.select.int",
+        "aten.slice.Tensor",
+        "aten.index.Tensor",
+    ]
+    assert out[12] == ("P", True, True, [5.0, 1.0], "P")
+
+
+@pytest.mark.parity
+def test_wrapper_subclasses_match_pytorch(torch):
+    assert _wrapper(dt) == _wrapper(torch)
