@@ -6,7 +6,15 @@ import torch.nn.functional as F
 import torch_geometric
 from torch_geometric import EdgeIndex, Index
 from torch_geometric.data import Batch, Data
-from torch_geometric.nn import GATv2Conv, GCNConv, GINConv, SAGEConv, TopKPooling, global_add_pool, global_max_pool
+from torch_geometric.nn import (
+    GATv2Conv,
+    GCNConv,
+    GINConv,
+    SAGEConv,
+    TopKPooling,
+    global_add_pool,
+    global_max_pool,
+)
 from torch_geometric.utils import to_undirected
 
 torch.manual_seed(0)
@@ -18,7 +26,14 @@ def r(t, n=8):
 
 
 ei = EdgeIndex([[0, 1, 1, 2, 3], [1, 0, 2, 1, 2]], sparse_size=(4, 4))
-print(type(ei).__name__, tuple(ei.shape), str(ei.dtype).rsplit(".", 1)[-1], ei.is_sorted, ei.sparse_size(), ei.numel())
+print(
+    type(ei).__name__,
+    tuple(ei.shape),
+    str(ei.dtype).rsplit(".", 1)[-1],
+    ei.is_sorted,
+    ei.sparse_size(),
+    ei.numel(),
+)
 print(ei)
 s, perm = ei.sort_by("col")
 print("sort_by col", type(s).__name__, s.tolist(), perm.tolist(), s.is_sorted_by_col)
@@ -38,7 +53,14 @@ val = torch.rand(5)
 print("weighted", r(srow.matmul(x, input_value=val), 12))
 print("add", type(ei + 1).__name__, type(ei.float()).__name__, type(ei.sum()).__name__)
 idx = Index([0, 1, 1, 2, 2, 2], dim_size=4, is_sorted=True)
-print("Index", type(idx).__name__, idx.get_indptr().tolist(), idx.dim_size, type(idx[1:]).__name__, type(idx + 0).__name__)
+print(
+    "Index",
+    type(idx).__name__,
+    idx.get_indptr().tolist(),
+    idx.dim_size,
+    type(idx[1:]).__name__,
+    type(idx + 0).__name__,
+)
 print(idx)
 
 und = to_undirected(torch.tensor([[0, 1, 2, 3, 4], [1, 2, 3, 4, 0]]))
@@ -47,7 +69,9 @@ x5 = torch.randn(5, 4)
 for conv in (
     GCNConv(4, 3),
     SAGEConv(4, 3),
-    GINConv(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3)), train_eps=True),
+    GINConv(
+        torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3)), train_eps=True
+    ),
     GATv2Conv(4, 3, heads=2, concat=False),
 ):
     torch.manual_seed(1)
@@ -60,7 +84,9 @@ for conv in (
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv1 = GINConv(torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16)))
+        self.conv1 = GINConv(
+            torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16))
+        )
         self.pool = TopKPooling(16, ratio=0.5)
         self.conv2 = GATv2Conv(16, 16, heads=2, concat=False)
         self.lin = torch.nn.Linear(32, 2)
