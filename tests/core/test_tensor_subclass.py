@@ -174,3 +174,15 @@ def test_wrapper_subclasses_dispatch_aten_operators():
 @pytest.mark.parity
 def test_wrapper_subclasses_match_pytorch(torch):
     assert _wrapper(dt) == _wrapper(torch)
+
+
+def test_a_batch_of_subclass_samples_is_of_their_type():
+    from disttorch.utils.data import DataLoader
+
+    class Tagged(dt.Tensor):
+        pass
+
+    samples = [dt.tensor([float(i), 1.0]).as_subclass(Tagged) for i in range(4)]
+    batches = list(DataLoader(samples, batch_size=2))
+    assert [type(b) for b in batches] == [Tagged, Tagged]
+    assert batches[1].tolist() == [[2.0, 1.0], [3.0, 1.0]]
