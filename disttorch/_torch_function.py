@@ -27,6 +27,8 @@ __all__ = [
     "dispatch_args",
     "handle_torch_function",
     "has_torch_function",
+    "has_torch_function_unary",
+    "has_torch_function_variadic",
 ]
 
 
@@ -172,6 +174,16 @@ def has_torch_function(relevant_args: Iterable[Any]) -> bool:
     """Whether any of ``relevant_args`` overrides ``__torch_function__`` (never inside a
     ``DisableTorchFunction`` block)."""
     return _STATE.disabled == 0 and any(_overrides(a) for a in relevant_args)
+
+
+def has_torch_function_unary(obj: Any) -> bool:
+    """``has_torch_function((obj,))``."""
+    return has_torch_function((obj,))
+
+
+def has_torch_function_variadic(*args: Any) -> bool:
+    """``has_torch_function(args)``."""
+    return has_torch_function(args)
 
 
 def _overloaded_args(relevant_args: Iterable[Any]) -> list:

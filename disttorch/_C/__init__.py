@@ -22,6 +22,9 @@ from .._torch_function import (
     _disabled_torch_function_impl,
     _is_torch_function_enabled,
 )
+from .._torch_function import has_torch_function as _has_torch_function
+from .._torch_function import has_torch_function_unary as _has_torch_function_unary
+from .._torch_function import has_torch_function_variadic as _has_torch_function_variadic
 from . import _nn
 
 #: the metaclass of ``Tensor`` (PyTorch's is a C type; disttorch's Tensor is a plain class)
@@ -36,6 +39,9 @@ __all__ = [
     "_disabled_torch_function_impl",
     "_get_accelerator",
     "_get_default_device",
+    "_has_torch_function",
+    "_has_torch_function_unary",
+    "_has_torch_function_variadic",
     "_is_torch_function_enabled",
     "_log_api_usage_once",
     "_nn",

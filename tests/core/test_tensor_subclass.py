@@ -66,6 +66,13 @@ def _kinds(lib) -> dict:
     with lib._C.DisableTorchFunctionSubclass():
         out["disabled"] = type(t + 1).__name__
     out["has_tf"] = (lib.overrides.has_torch_function((t,)), lib.overrides.has_torch_function((lib.ones(1),)))
+    out["has_tf_forms"] = (
+        lib.overrides.has_torch_function_unary(t),
+        lib._C._has_torch_function_variadic(1, lib.ones(1)),
+        lib._C._has_torch_function_unary(lib.ones(1)),
+        lib.overrides.has_torch_function((lib.nn.Parameter(lib.ones(1)),)),
+        lib.Tensor._base.__get__ in lib.overrides.get_default_nowrap_functions(),
+    )
     w = lib.ones(3, requires_grad=True)
     s = (w.as_subclass(MyT) * 2).sum()
     s.backward()
@@ -80,6 +87,7 @@ def test_subclasses_keep_their_type_through_ops():
     assert out["logged"] == (["mul", "add", "sum"], "Logged")
     assert out["param"] == ["MyParam", "Tensor", "Tensor", "Tensor"] and out["param_opts_out"]
     assert out["disabled"] == "Tensor" and out["has_tf"] == (True, False)
+    assert out["has_tf_forms"] == (True, False, False, False, True)
     assert out["repr"].startswith("MyT([[1., 1.],") and out["grad"] == ("MyT", "AliasBackward0", [2.0] * 3)
 
 
