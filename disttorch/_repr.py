@@ -212,4 +212,7 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
-    return _with_suffixes(prefix + body, suffixes, indent)
+    text = _with_suffixes(prefix + body, suffixes, indent)
+    if not own and getattr(t, "__dict__", {}).get("_is_param"):  # a subclass made a Parameter
+        return f"Parameter({text})"
+    return text

@@ -62,6 +62,7 @@ def _kinds(lib) -> dict:
     p = MyParam(lib.ones(2))
     q = lib.nn.Parameter(lib.ones(2))
     out["param"] = [type(p).__name__, type(p * 2).__name__, type(q * 2).__name__, type(q.detach()).__name__]
+    out["subclass_param_repr"] = repr(lib.nn.Parameter(lib.ones(2, 2).as_subclass(MyT)))
     out["param_opts_out"] = lib.nn.Parameter.__torch_function__ is lib._C._disabled_torch_function_impl
     with lib._C.DisableTorchFunctionSubclass():
         out["disabled"] = type(t + 1).__name__
