@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from .._torch_function import _disabled_torch_function_impl
+from .._torch_function import _disabled_torch_function_impl, has_torch_function
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
@@ -120,9 +120,12 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     """
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Tensor:
-        arr, version = _array_of(data)
-        t = Tensor._make(arr)
-        t._version_box = version
+        if type(data) is not Tensor and has_torch_function((data,)):
+            t = data.detach()  # a tensor subclass stays itself, detached (PyTorch's way)
+        else:
+            arr, version = _array_of(data)
+            t = Tensor._make(arr)
+            t._version_box = version
         t._rg = bool(data is not None and data._rg and data.grad_fn is None)
         t.persistent = persistent
         t._is_buffer = True

@@ -62,6 +62,8 @@ def _kinds(lib) -> dict:
     p = MyParam(lib.ones(2))
     q = lib.nn.Parameter(lib.ones(2))
     out["param"] = [type(p).__name__, type(p * 2).__name__, type(q * 2).__name__, type(q.detach()).__name__]
+    b = lib.nn.Buffer(lib.ones(2).as_subclass(MyT))
+    out["buffer"] = (type(b).__name__, isinstance(b, lib.nn.Buffer), type(lib.nn.Buffer(lib.ones(1))).__name__)
     out["subclass_param_repr"] = repr(lib.nn.Parameter(lib.ones(2, 2).as_subclass(MyT)))
     out["param_opts_out"] = lib.nn.Parameter.__torch_function__ is lib._C._disabled_torch_function_impl
     with lib._C.DisableTorchFunctionSubclass():
@@ -89,6 +91,7 @@ def test_subclasses_keep_their_type_through_ops():
     assert out["param"] == ["MyParam", "Tensor", "Tensor", "Tensor"] and out["param_opts_out"]
     assert out["disabled"] == "Tensor" and out["has_tf"] == (True, False)
     assert out["has_tf_forms"] == (True, False, False, False, True)
+    assert out["buffer"] == ("MyT", True, "Tensor")
     assert out["repr"].startswith("MyT([[1., 1.],") and out["grad"] == ("MyT", "AliasBackward0", [2.0] * 3)
 
 
