@@ -63,7 +63,11 @@ def _kinds(lib) -> dict:
     q = lib.nn.Parameter(lib.ones(2))
     out["param"] = [type(p).__name__, type(p * 2).__name__, type(q * 2).__name__, type(q.detach()).__name__]
     b = lib.nn.Buffer(lib.ones(2).as_subclass(MyT))
-    out["buffer"] = (type(b).__name__, isinstance(b, lib.nn.Buffer), type(lib.nn.Buffer(lib.ones(1))).__name__)
+    out["buffer"] = (
+        type(b).__name__,
+        isinstance(b, lib.nn.Buffer),
+        type(lib.nn.Buffer(lib.ones(1))).__name__,
+    )
     out["subclass_param_repr"] = repr(lib.nn.Parameter(lib.ones(2, 2).as_subclass(MyT)))
     out["param_opts_out"] = lib.nn.Parameter.__torch_function__ is lib._C._disabled_torch_function_impl
     with lib._C.DisableTorchFunctionSubclass():
