@@ -178,7 +178,8 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
             return handle_torch_dispatch(aten_op(public or name, method), wrapped, args, kwargs)
         return method(*args, **kwargs)
 
-    twin.__name__ = twin.__qualname__ = name  # Tensor.__floordiv__ is named so (not floor_divide)
+    twin.__name__ = name  # Tensor.__floordiv__ is named so (not floor_divide)
+    twin.__module__, twin.__qualname__ = "disttorch._tensor", f"Tensor.{name}"  # pickles by reference
     return twin
 
 
