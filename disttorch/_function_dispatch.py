@@ -206,16 +206,18 @@ _OWN_PACKETS: dict[str, Any] = {}
 def aten_op(name: str, fn: Callable) -> Any:
     """The ATen operator ``__torch_dispatch__`` is handed for the function ``name``:
     ``torch.ops.aten.<name>.Tensor`` for binary arithmetic and comparisons, else
-    ``.default``; one made for ``name`` that runs ``fn`` where ``torch.ops.aten`` has no
-    op of that name (``__getitem__``)."""
+    ``.default``. An operator ``torch.ops.aten`` cannot run yet (``aten.linear``, a
+    functional's name) runs ``fn`` from then on; one that is no ATen name (``__getitem__``)
+    is made apart."""
     from .ops import aten  # the operator registry sits above the core
+    from .ops.op_namespace import REGISTERED, OpOverloadPacket
 
     overload = "Tensor" if name in _TENSOR_OVERLOADS else "default"
-    if not name.startswith("_") and aten._function(name) is not None:
+    if not name.startswith("__"):
+        if aten._function(name) is None:
+            REGISTERED[f"aten::{name}"] = fn
         return getattr(getattr(aten, name), overload)
     if name not in _OWN_PACKETS:
-        from .ops.op_namespace import OpOverloadPacket
-
         _OWN_PACKETS[name] = OpOverloadPacket("aten", name, lambda _name: fn)
     return getattr(_OWN_PACKETS[name], overload)
 

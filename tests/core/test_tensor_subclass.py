@@ -202,3 +202,24 @@ def test_a_batch_of_subclass_samples_is_of_their_type():
     batches = list(DataLoader(samples, batch_size=2))
     assert [type(b) for b in batches] == [Tagged, Tagged]
     assert batches[1].tolist() == [[2.0, 1.0], [3.0, 1.0]]
+
+
+def test_a_composite_function_reaches_torch_dispatch_as_the_registered_aten_operator():
+    seen = []
+
+    class W(dt.Tensor):
+        __torch_function__ = dt._C._disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, elem):
+            r = dt.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*[a.elem if isinstance(a, W) else a for a in args], **(kwargs or {}))
+
+    out = dt.nn.functional.linear(dt.ones(1, 3), W(dt.ones(2, 3)))
+    assert out.tolist() == [[3.0, 3.0]] and seen == [dt.ops.aten.linear.default]
