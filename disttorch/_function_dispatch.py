@@ -140,7 +140,7 @@ _TENSOR_DUNDERS = tuple(
     for name in (
         "radd iadd rsub isub rmul imul rmatmul imatmul rtruediv itruediv floordiv rfloordiv "
         "ifloordiv rmod imod rpow ipow neg pos abs invert and rand iand or ror ior xor rxor ixor "
-        "lshift rlshift ilshift rshift rrshift irshift getitem setitem len iter reversed "
+        "lshift rlshift ilshift rshift rrshift irshift getitem setitem len reversed "
         "contains bool float int index complex repr"
     ).split()
 )
@@ -283,10 +283,16 @@ def _install_tensor_methods(names: Any) -> None:
         _twinned.add(name)
 
 
+#: public Tensor methods PyTorch never dispatches (``as_subclass`` is how a handler unwraps)
+_IGNORED = frozenset(("as_subclass", "stride"))
+
+
 def _install_all_tensor_methods() -> None:
     """Every public method, operator and protocol of Tensor dispatches (for its subclasses)."""
     _install_tensor_methods(
-        n for n in dir(Tensor) if not n.startswith("_") or n in _TENSOR_DUNDERS or n in _TENSOR_OPERATORS
+        n
+        for n in dir(Tensor)
+        if (not n.startswith("_") and n not in _IGNORED) or n in _TENSOR_DUNDERS or n in _TENSOR_OPERATORS
     )
     _forget_mode_swaps()
 

@@ -603,9 +603,11 @@ class Tensor:
         return self._data.shape[0]
 
     def __iter__(self) -> Iterator["Tensor"]:
+        """The slices along dim 0, as ``unbind(0)`` gives them (``UnbindBackward0``; a
+        subclass's ``__torch_function__`` sees ``unbind``), as PyTorch iterates."""
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def __contains__(self, element: Any) -> bool:
         """``element in t``: whether any element of ``t`` equals ``element`` (a scalar or a

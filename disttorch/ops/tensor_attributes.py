@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtype
 from .._buffers import is_inference
 from .._tensor import Tensor, _check_device
-from .._torch_function import handle_torch_function, has_torch_function
+from .._torch_function import DisableTorchFunctionSubclass, handle_torch_function, has_torch_function
 from ..autograd.function import named_node
 from . import elementwise, shape
 
@@ -247,7 +247,12 @@ def as_subclass(self: Tensor, cls: type) -> Tensor:
             "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
             "possible. Make sure your class inherits from Tensor."
         )
-    out = named_node(shape.view_as(self, self), "AliasBackward0") if self.requires_grad else self.detach()
+    if self.requires_grad:
+        with DisableTorchFunctionSubclass():  # as PyTorch's, never dispatched (handlers unwrap with it)
+            out = named_node(shape.view_as(self, self), "AliasBackward0")
+    else:
+        out = Tensor._make(self._data)
+        out._version_box = self._version_box
     try:
         out.__class__ = cls
     except TypeError:  # cls adds slots of its own: build an instance and move the state over

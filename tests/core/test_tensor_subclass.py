@@ -223,3 +223,27 @@ def test_a_composite_function_reaches_torch_dispatch_as_the_registered_aten_oper
 
     out = dt.nn.functional.linear(dt.ones(1, 3), W(dt.ones(2, 3)))
     assert out.tolist() == [[3.0, 3.0]] and seen == [dt.ops.aten.linear.default]
+
+
+def _unwrapping(lib) -> tuple:
+    """A handler that unwraps with ``as_subclass`` (which never dispatches) and rewraps."""
+
+    class U(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            args = [a.as_subclass(lib.Tensor) if isinstance(a, cls) else a for a in args]
+            out = func(*args, **(kwargs or {}))
+            return out.as_subclass(cls) if isinstance(out, lib.Tensor) else out
+
+    u = lib.arange(6.0).view(2, 3).as_subclass(U)
+    rows = [x.grad_fn for x in lib.ones(2, 2, requires_grad=True) * 1]
+    return type(u * 2).__name__, u.stride(), [type(r).__name__ for r in u], [g.name() for g in rows]
+
+
+def test_a_handler_unwraps_with_as_subclass():
+    assert _unwrapping(dt) == ("U", (3, 1), ["Tensor", "Tensor"], ["UnbindBackward0"] * 2)
+
+
+@pytest.mark.parity
+def test_unwrapping_matches_pytorch(torch):
+    assert _unwrapping(dt) == _unwrapping(torch)
