@@ -133,14 +133,21 @@ _TENSOR_OPERATORS = {
     "__le__": "le",
     "__gt__": "gt",
     "__ge__": "ge",
+    "__floordiv__": "__floordiv__",
+    "__getitem__": "__getitem__",
+    "__and__": "__and__",
+    "__or__": "__or__",
+    "__xor__": "__xor__",
+    "__lshift__": "__lshift__",
+    "__rshift__": "__rshift__",
 }
 #: Tensor's other operators and protocols that dispatch under their own name
 _TENSOR_DUNDERS = tuple(
     f"__{name}__"
     for name in (
-        "radd iadd rsub isub rmul imul rmatmul imatmul rtruediv itruediv floordiv rfloordiv "
-        "ifloordiv rmod imod rpow ipow neg pos abs invert and rand iand or ror ior xor rxor ixor "
-        "lshift rlshift ilshift rshift rrshift irshift getitem setitem len reversed "
+        "radd iadd rsub isub rmul imul rmatmul imatmul rtruediv itruediv rfloordiv "
+        "ifloordiv rmod imod rpow ipow neg pos abs invert rand iand ror ior rxor ixor "
+        "rlshift ilshift rrshift irshift setitem len reversed "
         "contains bool float int index complex repr"
     ).split()
 )
