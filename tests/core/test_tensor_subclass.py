@@ -247,3 +247,39 @@ def test_a_handler_unwraps_with_as_subclass():
 @pytest.mark.parity
 def test_unwrapping_matches_pytorch(torch):
     assert _unwrapping(dt) == _unwrapping(torch)
+
+
+def test_python_dispatch_helpers_for_wrapper_subclasses():
+    from disttorch.utils import _python_dispatch as pd
+
+    class Two(dt.Tensor):
+        __torch_function__ = dt._C._disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, a, b):
+            r = dt.Tensor._make_wrapper_subclass(cls, a.shape, dtype=a.dtype)
+            r.a, r.b = a, b
+            return r
+
+        def __tensor_flatten__(self):
+            return ["a", "b"], None
+
+        @staticmethod
+        def __tensor_unflatten__(inner, ctx, size, stride):
+            return Two(inner["a"], inner["b"])
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    t = Two(dt.ones(2), dt.zeros(2))
+    doubled = pd.transform_subclass(t, lambda name, x: x * 2 + (name == "b"))
+    assert pd.is_traceable_wrapper_subclass(t) and not pd.is_traceable_wrapper_subclass(dt.ones(1))
+    assert type(doubled) is Two and doubled.a.tolist() == [2.0, 2.0] and doubled.b.tolist() == [1.0, 1.0]
+    assert pd.return_and_correct_aliasing(None, (), {}, t) is t and pd._get_current_dispatch_mode() is None
+
+    class Logging(pd.TorchDispatchMode):
+        pass
+
+    with pytest.raises(NotImplementedError, match="TorchFunctionMode"), Logging():
+        pass
