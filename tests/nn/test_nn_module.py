@@ -468,7 +468,6 @@ def test_global_module_forward_hooks_run_first_and_are_removable():
 def test_a_deep_copied_modules_hook_handle_removes_the_copys_hook():
     """A lazy layer's one-time pre-hook removes itself through its handle (PyG's lazy
     ``Linear``); in a deep copy the handle removes the copy's hook, not the original's."""
-    import copy
 
     class Lazy(dt.nn.Module):
         def __init__(self):
