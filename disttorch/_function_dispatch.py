@@ -263,13 +263,9 @@ def _dispatch_indexing(getitem: Callable, tensor: Tensor, key: Any) -> Any:
     out = tensor
     for op, extra in steps:
         packet, overload = op.split(".")
-        args = (out, *extra)
-        wrapped = dispatch_args(args)
-        out = (
-            handle_torch_dispatch(getattr(getattr(aten, packet), overload), wrapped, args, {})
-            if wrapped
-            else (getattr(getattr(aten, packet), overload)(*args))
-        )
+        func, args = getattr(getattr(aten, packet), overload), (out, *extra)
+        wrapped = dispatch_args(args)  # (a step's result may be a plain tensor)
+        out = handle_torch_dispatch(func, wrapped, args, {}) if wrapped else func(*args)
     return out
 
 
