@@ -151,6 +151,8 @@ from ._memory_format import (
     preserve_format,
 )
 from ._torch_function import _assert  # torch._assert: an assert that fx can record
+from . import _function_dispatch  # noqa: F401  (a dispatching Tensor subclass installs it)
+from . import _subclass  # noqa: F401  (Tensor._make_subclass, Tensor._make_wrapper_subclass)
 from ._checks import (
     _assert_async,
     _check,
@@ -277,6 +279,7 @@ _LAZY = (
     "torch_version",
     "quasirandom",
     "_C",
+    "_utils",
     "__config__",
     "storage",
     "_dynamo",

@@ -186,7 +186,9 @@ def with_suffixes(text: str, suffixes: list, indent: int) -> str:
 def tensor_repr(t) -> str:
     """The ``repr`` of a tensor in PyTorch's form."""
     arr = t._data
-    prefix = "tensor("
+    kind = type(t)
+    own = kind.__module__.split(".", 1)[0] in ("disttorch", "torch")  # torch: under the alias
+    prefix = "tensor(" if own else f"{kind.__name__}("  # a user's subclass shows its name
     indent = len(prefix)
     suffixes = []
     if type(arr) is MetaArray:  # no data to show
@@ -210,4 +212,7 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
-    return _with_suffixes(prefix + body, suffixes, indent)
+    text = _with_suffixes(prefix + body, suffixes, indent)
+    if not own and getattr(t, "__dict__", {}).get("_is_param"):  # a subclass made a Parameter
+        return f"Parameter({text})"
+    return text

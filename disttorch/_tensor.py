@@ -186,10 +186,12 @@ class Tensor:
         return t
 
     def __reduce_ex__(self, protocol: int):
-        return (
-            _rebuild_tensor,
-            (np.ascontiguousarray(self._data).reshape(self._data.shape), self._rg and self.grad_fn is None),
-        )
+        args = (np.ascontiguousarray(self._data).reshape(self._data.shape), self._rg and self.grad_fn is None)
+        kind = type(self)
+        if kind is Tensor or kind.__module__.split(".", 1)[0] == "disttorch":
+            return (_rebuild_tensor, args)
+        # a user's subclass comes back as itself, with its attributes (PyTorch's way)
+        return (_rebuild_from_type_v2, (_rebuild_tensor, kind, args, dict(self.__dict__)))
 
     # ------------------------------------------------------------------ basic attributes
     @property
@@ -601,9 +603,11 @@ class Tensor:
         return self._data.shape[0]
 
     def __iter__(self) -> Iterator["Tensor"]:
+        """The slices along dim 0, as ``unbind(0)`` gives them (``UnbindBackward0``; a
+        subclass's ``__torch_function__`` sees ``unbind``), as PyTorch iterates."""
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def __contains__(self, element: Any) -> bool:
         """``element in t``: whether any element of ``t`` equals ``element`` (a scalar or a
@@ -835,6 +839,22 @@ def _rebuild_tensor(arr: np.ndarray, requires_grad: bool) -> Tensor:
     t = Tensor._make(arr)
     t._rg = requires_grad
     return t
+
+
+def _rebuild_from_type_v2(func: Any, new_type: type, args: tuple, state: Any) -> Tensor:
+    """``torch._tensor._rebuild_from_type_v2``: ``func(*args)`` shown as ``new_type``, with
+    the attributes ``state`` (a dict, or ``(dict, slots)``) set on it, or given to the
+    type's own ``__setstate__``."""
+    ret = func(*args)
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    if getattr(new_type, "__setstate__", None) is not None:
+        ret.__setstate__(state)
+        return ret
+    for part in state if isinstance(state, tuple) else (state,):
+        for key, value in (part or {}).items():
+            setattr(ret, key, value)
+    return ret
 
 
 def is_tensor(obj: Any) -> bool:

@@ -1,8 +1,9 @@
 """``torch.overrides``: the helpers of the ``__torch_function__`` protocol for types that
 stand in for tensors. ``has_torch_function`` finds arguments whose type defines
 ``__torch_function__``; ``handle_torch_function`` dispatches a call to them, in PyTorch's
-order (subclasses before their bases, otherwise left to right). disttorch's own ops do not
-call the protocol for tensor subclasses; a library's functions can, with these helpers.
+order (subclasses before their bases, otherwise left to right). disttorch's functions and
+Tensor methods call the protocol once a program has such a type (see
+``disttorch._function_dispatch``); a library's functions can, with these helpers.
 ``TorchFunctionMode`` does see the calls user code makes while it is entered.
 """
 
@@ -16,15 +17,23 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._tensor import Tensor
-from ._torch_function import handle_torch_function, has_torch_function
+from ._torch_function import (
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+)
 
 __all__ = [
     "TorchFunctionMode",
+    "get_default_nowrap_functions",
     "get_ignored_functions",
     "get_overridable_functions",
     "get_testing_overrides",
     "handle_torch_function",
     "has_torch_function",
+    "has_torch_function_unary",
+    "has_torch_function_variadic",
     "is_tensor_like",
     "is_tensor_method_or_property",
 ]
@@ -33,6 +42,12 @@ __all__ = [
 def is_tensor_like(inp: Any) -> bool:
     """True for a Tensor or an object whose type defines ``__torch_function__``."""
     return isinstance(inp, Tensor) or hasattr(type(inp), "__torch_function__")
+
+
+def get_default_nowrap_functions() -> set[Callable]:
+    """The reads ``Tensor.__torch_function__`` returns as they are, never as the subclass:
+    ``_base``, ``grad`` and ``_grad``."""
+    return {Tensor._base.__get__, Tensor.grad.__get__, Tensor._grad.__get__}
 
 
 def get_ignored_functions() -> set[Callable]:

@@ -15,17 +15,34 @@ from typing import Any
 
 from .._random import Generator
 from .._tensor import Tensor, device
+from .._torch_function import (
+    DisableTorchFunction,
+    DisableTorchFunctionSubclass,
+    _disabled_torch_dispatch_impl,
+    _disabled_torch_function_impl,
+    _is_torch_function_enabled,
+)
+from .._torch_function import has_torch_function as _has_torch_function
+from .._torch_function import has_torch_function_unary as _has_torch_function_unary
+from .._torch_function import has_torch_function_variadic as _has_torch_function_variadic
 from . import _nn
 
 #: the metaclass of ``Tensor`` (PyTorch's is a C type; disttorch's Tensor is a plain class)
 _TensorMeta = type(Tensor)
 
 __all__ = [
+    "DisableTorchFunction",
+    "DisableTorchFunctionSubclass",
     "Generator",
     "_TensorMeta",
+    "_disabled_torch_dispatch_impl",
     "_disabled_torch_function_impl",
     "_get_accelerator",
     "_get_default_device",
+    "_has_torch_function",
+    "_has_torch_function_unary",
+    "_has_torch_function_variadic",
+    "_is_torch_function_enabled",
     "_log_api_usage_once",
     "_nn",
 ]
@@ -43,14 +60,6 @@ def _get_accelerator(check: bool = False) -> device:
 def _get_default_device() -> str:
     """The device new tensors go to by default: ``'cpu'``."""
     return "cpu"
-
-
-def _disabled_torch_function_impl(
-    func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
-) -> Any:
-    """``__torch_function__ = torch._C._disabled_torch_function_impl`` makes a Tensor subclass
-    opt out of the protocol: the function runs as on a plain tensor."""
-    return func(*args, **(kwargs or {}))
 
 
 #: ``torch._C._DistStoreError`` & co: the classes ``torch.distributed`` exports without the underscore

@@ -4,13 +4,13 @@ into a runnable module (``GraphModule``), run or rewrite it node by node (``Inte
 ``Transformer``, ``replace_pattern``), and annotate it with shapes (``passes.shape_prop``).
 
 Importing it lets torch functions dispatch to ``__torch_function__`` of proxies (see
-``_dispatch``)."""
+``disttorch._function_dispatch``)."""
 
 from __future__ import annotations
 
-from . import _dispatch
+from .. import _function_dispatch
 
-_dispatch.install()
+_function_dispatch.install()
 
 from . import node, passes, proxy  # noqa: E402
 from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap  # noqa: E402

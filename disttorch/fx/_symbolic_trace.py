@@ -6,7 +6,10 @@ While a trace runs, ``Module.__call__`` and ``Module.__getattr__`` are patched s
 submodule calls go through :meth:`Tracer.call_module` (leaves become ``call_module``
 nodes) and parameters read in ``forward`` become ``get_attr`` nodes; functions marked by
 ``wrap`` (and ``math`` functions) are patched in the globals that name them. Everything
-is restored when the trace ends, however it ends."""
+is restored when the trace ends, however it ends. The patching helpers keep PyTorch's
+names (``_Patcher``, ``_autowrap_check``, ``_patch_wrapped_functions``,
+``_orig_module_call``...) and ``Tracer.create_args_for_root`` is there, so a library's own
+``Tracer.trace`` written against PyTorch's (PyG's ``to_hetero``) runs."""
 
 from __future__ import annotations
 
@@ -17,8 +20,8 @@ import math
 import types
 import typing
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from types import FunctionType
 from typing import Any
 
 from .._tensor import Tensor
@@ -31,6 +34,21 @@ from .node import Argument, map_aggregate
 from .proxy import Proxy, TracerBase
 
 __all__ = ["PH", "Tracer", "symbolic_trace", "wrap"]
+__all__ += ["FunctionType", "Proxy", "ScriptObject", "compatibility"]  # names PyTorch's module has
+
+#: what a trace patches back to (PyTorch's names; libraries that trace read them)
+_orig_module_call = Module.__call__
+_orig_module_getattr = Module.__getattr__
+
+
+class ScriptObject:
+    """``torch._C.ScriptObject``: a TorchScript class instance (none exist here)."""
+
+
+def compatibility(is_backward_compatible: bool = False) -> Callable[[Callable], Callable]:
+    """``torch.fx._compatibility.compatibility``: marks an API's stability; returns it."""
+    return lambda fn: fn
+
 
 #: (globals dict, name) of every function ``wrap`` marked
 _WRAPPED: list[tuple[dict, str]] = []
@@ -86,27 +104,72 @@ def _recording(fn: Callable) -> Callable:
 _ABSENT = object()
 
 
-@contextmanager
-def _patched(targets: list[tuple[Any, str, Any]]) -> Iterator[None]:
-    """Set ``setattr(obj, name, value)`` (or ``dict[name] = value``) for each, restore after."""
-    saved = []
-    try:
-        for obj, name, value in targets:
-            if isinstance(obj, dict):
-                saved.append((obj, name, obj.get(name, _ABSENT)))
-                obj[name] = value
+class _Patcher:
+    """The patches of one trace: functions in globals dicts (``patch``) and methods of
+    classes (``patch_method``), undone in reverse order when the ``with`` block ends,
+    however it ends. A patch marked ``deduplicate`` is not patched over again."""
+
+    def __init__(self) -> None:
+        self.patches_made: list[tuple[Any, str, Any]] = []
+        self.visited: set[int] = set()
+
+    def patch(self, frame_dict: dict, name: str, new_fn: Callable, deduplicate: bool = True) -> None:
+        """``frame_dict[name] = new_fn`` (a builtin of that name is shadowed, then unshadowed)."""
+        new_fn._fx_already_patched = deduplicate
+        old = frame_dict.get(name, _ABSENT)
+        if getattr(old, "_fx_already_patched", False):
+            return
+        self.patches_made.append((frame_dict, name, old))
+        frame_dict[name] = new_fn
+
+    def patch_method(self, cls: type, name: str, new_fn: Callable, deduplicate: bool = True) -> None:
+        """``cls.<name> = new_fn`` (put back, or removed if ``cls`` only inherited it)."""
+        new_fn._fx_already_patched = deduplicate
+        if getattr(getattr(cls, name, None), "_fx_already_patched", False):
+            return
+        self.patches_made.append((cls, name, cls.__dict__.get(name, _ABSENT)))
+        setattr(cls, name, new_fn)
+
+    def visit_once(self, thing: Any) -> bool:
+        """True the first time ``thing`` is seen by this patcher."""
+        if id(thing) in self.visited:
+            return False
+        self.visited.add(id(thing))
+        return True
+
+    def __enter__(self) -> _Patcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self.patches_made:
+            owner, name, old = self.patches_made.pop()
+            if isinstance(owner, dict):
+                if old is _ABSENT:
+                    del owner[name]
+                else:
+                    owner[name] = old
+            elif old is _ABSENT:
+                delattr(owner, name)
             else:
-                saved.append((obj, name, obj.__dict__[name]))
-                setattr(obj, name, value)
-        yield
-    finally:
-        for obj, name, old in reversed(saved):
-            if isinstance(obj, dict) and old is _ABSENT:
-                del obj[name]  # a builtin wrap("len") shadowed in the module for the trace
-            elif isinstance(obj, dict):
-                obj[name] = old
-            else:
-                setattr(obj, name, old)
+                setattr(owner, name, old)
+        self.visited.clear()
+
+
+def _patch_wrapped_functions(patcher: _Patcher) -> None:
+    """Record the functions ``wrap`` marked (also builtins, shadowed in their module)."""
+    for frame_dict, name in _WRAPPED:
+        if name in frame_dict or hasattr(builtins, name):
+            original = frame_dict[name] if name in frame_dict else getattr(builtins, name)
+            patcher.patch(frame_dict, name, _recording(original))
+
+
+def _autowrap_check(patcher: _Patcher, frame_dict: dict, function_ids: set[int]) -> None:
+    """Record the functions of ``frame_dict`` (a module's globals) whose ids are in
+    ``function_ids`` (``math`` functions), once per dict and trace."""
+    if patcher.visit_once(frame_dict):
+        for name, value in list(frame_dict.items()):
+            if not name.startswith("_") and callable(value) and id(value) in function_ids:
+                patcher.patch(frame_dict, name, _recording(value))
 
 
 class Tracer(TracerBase):
@@ -121,16 +184,17 @@ class Tracer(TracerBase):
         param_shapes_constant: bool = False,
     ) -> None:
         super().__init__()
-        self._autowrap_ids = {
+        self._autowrap_function_ids = {
             id(v)
             for m in autowrap_modules
             for k, v in vars(m).items()
             if not k.startswith("_") and callable(v)
         }
-        self._autowrap_ids |= {id(f) for f in autowrap_functions}
+        self._autowrap_function_ids |= {id(f) for f in autowrap_functions}
+        self._autowrap_search: list[types.ModuleType] = list(autowrap_modules)
         self.param_shapes_constant = param_shapes_constant
         self.submodule_paths: dict[Module, str] | None = None
-        self.tensor_attrs: dict[int, str] = {}
+        self.tensor_attrs: dict[Any, str] = {}  # tensor (or ScriptObject) -> its attribute name
 
     # ------------------------------------------------------------------ overridable policy
     def is_leaf_module(self, m: Module, module_qualified_name: str) -> bool:
@@ -178,14 +242,14 @@ class Tracer(TracerBase):
         if isinstance(a, Module):
             return self.create_node("get_attr", self.path_of_module(a), (), {})
         if isinstance(a, Tensor):
-            name = self.tensor_attrs.get(id(a))
+            name = self.tensor_attrs.get(a)
             if name is None:
                 i = 0
                 while hasattr(self.root, f"_tensor_constant{i}"):
                     i += 1
                 name = f"_tensor_constant{i}"
                 setattr(self.root, name, a)
-                self.tensor_attrs[id(a)] = name
+                self.tensor_attrs[a] = name
             return self.create_node("get_attr", name, (), {})
         return super().create_arg(a)
 
@@ -193,43 +257,33 @@ class Tracer(TracerBase):
     def trace(self, root: Module | Callable[..., Any], concrete_args: dict[str, Any] | None = None) -> Graph:
         """Run ``root`` (a module's ``forward``, or a function) on proxies; return the graph.
         ``concrete_args`` fixes some inputs to values (``PH`` keeps one an input)."""
-        if isinstance(root, Module):
-            self.root = root
-            fn = type(root).forward
-            bound: tuple = (root,)
-        else:
-            self.root = Module()
-            fn = root
-            bound = ()
+        is_module = isinstance(root, Module)
+        self.root = root if is_module else Module()
+        fn = type(root).forward if is_module else root
         self.graph = Graph(tracer_cls=type(self))
         self.submodule_paths = None
         self.tensor_attrs = self._collect_tensor_attrs(self.root)
-        fn, args = self._placeholders(fn, len(bound), concrete_args or {})
+        fn_globals = getattr(fn, "__globals__", {})  # (before a placeholder rewrite of fn)
+        fn, args = self.create_args_for_root(fn, is_module, concrete_args)
         parameter_proxy_cache: dict[str, Any] = {}
-        original_call, original_getattr = Module.__call__, Module.__getattr__
         tracer = self
 
         def module_call(mod: Module, *a: Any, **k: Any) -> Any:
-            return tracer.call_module(mod, lambda *a2, **k2: original_call(mod, *a2, **k2), a, k)
+            forward_globals = getattr(getattr(mod, "forward", mod), "__globals__", {})
+            _autowrap_check(patcher, forward_globals, tracer._autowrap_function_ids)
+            return tracer.call_module(mod, lambda *a2, **k2: _orig_module_call(mod, *a2, **k2), a, k)
 
         def module_getattr(mod: Module, attr: str) -> Any:
-            return tracer.getattr(attr, original_getattr(mod, attr), parameter_proxy_cache)
+            return tracer.getattr(attr, _orig_module_getattr(mod, attr), parameter_proxy_cache)
 
-        patches: list[tuple[Any, str, Any]] = [
-            (Module, "__call__", module_call),
-            (Module, "__getattr__", module_getattr),
-        ]
-        patches += [
-            (g, name, _recording(g[name] if name in g else getattr(builtins, name)))
-            for g, name in _WRAPPED
-            if name in g or hasattr(builtins, name)
-        ]
-        fn_globals = getattr(fn, "__globals__", {})
-        patches += [
-            (fn_globals, k, _recording(v)) for k, v in fn_globals.items() if id(v) in self._autowrap_ids
-        ]
-        with _patched(patches):
-            result = fn(*bound, *args)
+        with _Patcher() as patcher:
+            patcher.patch_method(Module, "__call__", module_call, deduplicate=False)
+            patcher.patch_method(Module, "__getattr__", module_getattr, deduplicate=False)
+            _patch_wrapped_functions(patcher)
+            _autowrap_check(patcher, fn_globals, self._autowrap_function_ids)
+            for module in self._autowrap_search:
+                _autowrap_check(patcher, vars(module), self._autowrap_function_ids)
+            result = fn(*args)
         self.create_node(
             "output",
             "output",
@@ -238,6 +292,15 @@ class Tracer(TracerBase):
             type_expr=_annotations(fn).get("return"),
         )
         return self.graph
+
+    def create_args_for_root(
+        self, root_fn: Callable, is_module: bool, concrete_args: dict[str, Any] | None = None
+    ) -> tuple[Callable, list]:
+        """``root_fn`` (rewritten to take ``*args``/``**kwargs`` positionally, if it has them)
+        and what to call it with: the root module (for a module's ``forward``), then a
+        placeholder proxy (or a ``concrete_args`` value) per parameter."""
+        fn, args = self._placeholders(root_fn, int(is_module), concrete_args or {})
+        return fn, [self.root, *args] if is_module else args
 
     def _placeholders(self, fn: Callable, skip: int, concrete_args: dict[str, Any]) -> tuple[Callable, list]:
         """``fn`` (made to take every parameter positionally when it has ``*args`` or
@@ -283,12 +346,12 @@ class Tracer(TracerBase):
         return value
 
     @staticmethod
-    def _collect_tensor_attrs(root: Module) -> dict[int, str]:
-        found = {id(t): name for name, t in root.named_buffers()}
+    def _collect_tensor_attrs(root: Module) -> dict[Any, str]:
+        found = {t: name for name, t in root.named_buffers()}
         for prefix, m in root.named_modules():
             for k, v in vars(m).items():
                 if isinstance(v, Tensor) and not isinstance(v, Parameter):
-                    found.setdefault(id(v), f"{prefix}.{k}" if prefix else k)
+                    found.setdefault(v, f"{prefix}.{k}" if prefix else k)
         return found
 
 

@@ -10,7 +10,6 @@ import copy
 import inspect
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ._codegen import PythonCode, python_code
@@ -46,6 +45,20 @@ class _node_list:  # PyTorch's name for the view (type(graph.nodes))
         return _node_list(self._graph, not self._reverse)
 
 
+class _InsertPoint:
+    """Moves a graph's insertion point when made; a ``with`` block's end moves it back."""
+
+    def __init__(self, graph: Graph, insert: Callable[[Node], None]) -> None:
+        self.graph = graph
+        self.saved, graph._insert = graph._insert, insert
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        self.graph._insert = self.saved
+
+
 class Graph:
     """A program as a list of nodes (see :class:`Node`). ``owning_module`` is the
     :class:`GraphModule` that runs it, if any."""
@@ -76,29 +89,24 @@ class Graph:
         return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]
 
     # ------------------------------------------------------------------ where nodes go
-    @contextmanager
-    def _insert_point(self, insert: Callable[[Node], None]) -> Iterator[None]:
-        saved, self._insert = self._insert, insert
-        try:
-            yield
-        finally:
-            self._insert = saved
-
     def inserting_before(self, n: Node | None = None) -> Any:
-        """Context manager: nodes created inside go just before ``n`` (the start if ``None``)."""
+        """Nodes created from now on go just before ``n`` (the start if ``None``); used as a
+        context manager, only until its block ends (as PyTorch's, the call itself moves the
+        insertion point: libraries call it without ``with``)."""
         if n is None:
             return self.inserting_after(self._root)
         if n.graph is not self:
             raise AssertionError("Node to insert before is not in graph.")
-        return self._insert_point(n.prepend)
+        return _InsertPoint(self, n.prepend)
 
     def inserting_after(self, n: Node | None = None) -> Any:
-        """Context manager: nodes created inside go just after ``n`` (the end if ``None``)."""
+        """Nodes created from now on go just after ``n`` (the end if ``None``); see
+        :meth:`inserting_before`."""
         if n is None:
             return self.inserting_before(self._root)
         if n.graph is not self:
             raise AssertionError("Node to insert after is not in graph.")
-        return self._insert_point(n.append)
+        return _InsertPoint(self, n.append)
 
     # ------------------------------------------------------------------ building
     def create_node(

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from .._torch_function import _disabled_torch_function_impl, has_torch_function
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
 
@@ -50,7 +51,7 @@ def _flagged_subclass(data: Any, requires_grad: bool) -> Tensor | None:
         return None
     t = data.detach()
     if type(t) is Tensor or not hasattr(t, "__dict__"):
-        return None  # our subclasses do not carry their type through ops: a plain Parameter
+        return None  # detach() gave a plain tensor (disttorch's own subclasses): a plain Parameter
     t.requires_grad_(requires_grad)
     t.__dict__["_is_param"] = True
     return t
@@ -67,6 +68,9 @@ class Parameter(Tensor, metaclass=_ParameterMeta):
         data (Tensor, optional): parameter values (an empty tensor when omitted).
         requires_grad (bool): whether the parameter requires gradient. Default: ``True``.
     """
+
+    # ops on a parameter (and on a subclass of it) return plain tensors, as in PyTorch
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> "Parameter":
         if cls is Parameter:
@@ -116,9 +120,12 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     """
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Tensor:
-        arr, version = _array_of(data)
-        t = Tensor._make(arr)
-        t._version_box = version
+        if type(data) is not Tensor and has_torch_function((data,)):
+            t = data.detach()  # a tensor subclass stays itself, detached (PyTorch's way)
+        else:
+            arr, version = _array_of(data)
+            t = Tensor._make(arr)
+            t._version_box = version
         t._rg = bool(data is not None and data._rg and data.grad_fn is None)
         t.persistent = persistent
         t._is_buffer = True

@@ -958,6 +958,9 @@ class Cast(Function):
             x = x.real
         if dt in OWN_CONVERSION:  # float8 kinds PyTorch converts otherwise than ml_dtypes
             return convert(x, dt)
+        if x.dtype.kind == "f" and dt.numpy.kind in "iu":  # nan/inf/out of range: PyTorch's
+            with np.errstate(invalid="ignore"):  # undefined values, without NumPy's warning
+                return _astype(x, dt.numpy)
         return _astype(x, dt.numpy)
 
     @staticmethod

@@ -78,6 +78,8 @@ def _np_index(index: Any) -> Any:
         return a
     if isinstance(index, list):
         a = np.asarray([i._data if isinstance(i, Tensor) else i for i in index])
+        if a.size == 0 and a.dtype.kind == "f":  # ``[]`` selects nothing, as an empty int64 index
+            a = a.astype(np.int64)
         if a.dtype.kind not in "iub":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return a

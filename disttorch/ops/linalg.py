@@ -283,9 +283,10 @@ class Einsum(Function):
         try:
             # NumPy's contraction planner (BLAS where it can) pays off beyond tiny operands
             big = len(arrays) > 2 or max(a.size for a in arrays) > 256
-            return np.asarray(np.einsum(eq, *arrays, optimize=big))
+            out = np.asarray(np.einsum(eq, *arrays, optimize=big))
         except ValueError:
             raise _einsum_size_error(subs, arrays) from None
+        return _pytorch_layout(out, subs, out_sub)
 
     @staticmethod
     def backward(ctx, g):
@@ -308,6 +309,24 @@ class Einsum(Function):
                 gi = gi.expand(shape)
             grads.append(gi)
         return (None, None) + tuple(grads)
+
+
+def _pytorch_layout(out: np.ndarray, subs: list, out_sub: str) -> np.ndarray:
+    """A two-operand einsum's result laid out in memory as PyTorch's (its ``bmm`` writes the
+    letters of both operands, then the left's own, then the right's own, each in output
+    order, and permutes that to the output's order), so a later ``view`` works where
+    PyTorch's does (Longformer views ``einsum("bcwd,bcdh->bcwh", ...)``) and ``stride()``
+    agrees; other results keep NumPy's layout."""
+    if len(subs) != 2 or out.ndim < 2 or any(len(set(t)) != len(t) for t in subs):
+        return out
+    left, right = subs
+    order = [c for c in out_sub if c in left and c in right]
+    order += [c for c in out_sub if c in left and c not in right]
+    order += [c for c in out_sub if c in right and c not in left]
+    if len(order) != len(out_sub):
+        return out
+    perm = [out_sub.index(c) for c in order]
+    return np.ascontiguousarray(out.transpose(perm)).transpose(np.argsort(perm))
 
 
 def _einsum_size_error(subs: list, arrays: list) -> RuntimeError:

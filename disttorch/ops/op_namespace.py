@@ -38,9 +38,23 @@ def _exit_range(handle: Any) -> None:
     exit_range(handle)
 
 
-#: operators registered by ``torch.library`` (and the profiler's) under their qualified
-#: name ``"ns::op"``
+def _aten_slice(
+    input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+) -> Tensor:
+    """``aten::slice``: ``input[start:end:step]`` along ``dim`` (a view)."""
+    return input[(slice(None),) * (dim % max(input.dim(), 1)) + (slice(start, end, step),)]
+
+
+def _aten_index(input: Tensor, indices: list) -> Tensor:
+    """``aten::index``: ``input`` indexed by one tensor (or None, all) per leading dim."""
+    return input[tuple(slice(None) if i is None else i for i in indices)]
+
+
+#: operators registered by ``torch.library`` (and the profiler's, and ATen's indexing
+#: steps that disttorch has no Tensor method for) under their qualified name ``"ns::op"``
 REGISTERED: dict[str, Callable] = {
+    "aten::slice": _aten_slice,
+    "aten::index": _aten_index,
     "profiler::_record_function_enter": _enter_range,
     "profiler::_record_function_enter_new": _enter_range,
     "profiler::_record_function_exit": _exit_range,

@@ -15,7 +15,8 @@ import numpy as np
 from .. import _dtype
 from .._buffers import is_inference
 from .._tensor import Tensor, _check_device
-from .._torch_function import handle_torch_function, has_torch_function
+from .._torch_function import DisableTorchFunctionSubclass, handle_torch_function, has_torch_function
+from ..autograd.function import named_node
 from . import elementwise, shape
 
 __all__ = ["adjoint", "detach_", "get_device", "is_distributed", "is_inference", "resize_as_"]
@@ -239,14 +240,19 @@ def _set_grad_dtype(self: Tensor, value: Any) -> None:
 def as_subclass(self: Tensor, cls: type) -> Tensor:
     """A ``cls`` instance sharing ``self``'s memory: changes to either show in the other,
     and the result stays attached to the autograd graph (a view of ``self`` when ``self``
-    requires grad). ``cls`` must be a subclass of ``Tensor``. Ops on the result return plain
-    ``Tensor`` objects (disttorch has no ``__torch_function__`` dispatch to keep the class)."""
+    requires grad). ``cls`` must be a subclass of ``Tensor``. Ops on the result return ``cls``
+    objects unless ``cls`` opts out of ``__torch_function__`` (as ``Parameter`` does)."""
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(
             "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
             "possible. Make sure your class inherits from Tensor."
         )
-    out = shape.view_as(self, self) if self.requires_grad else self.detach()
+    if self.requires_grad:
+        with DisableTorchFunctionSubclass():  # as PyTorch's, never dispatched (handlers unwrap with it)
+            out = named_node(shape.view_as(self, self), "AliasBackward0")
+    else:
+        out = Tensor._make(self._data)
+        out._version_box = self._version_box
     try:
         out.__class__ = cls
     except TypeError:  # cls adds slots of its own: build an instance and move the state over

@@ -186,7 +186,9 @@ def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any, st
 def rebuild_from_type_v2(func: Callable, new_type: Any, args: tuple, state: Any) -> Any:
     ret = func(*args)
     if new_type is not Tensor and not isinstance(ret, new_type):
-        raise pickle.UnpicklingError(f"cannot rebuild a tensor as {new_type!r}")
+        if not (isinstance(new_type, type) and issubclass(new_type, Tensor)):
+            raise pickle.UnpicklingError(f"cannot rebuild a tensor as {new_type!r}")
+        ret = ret.as_subclass(new_type)
     _set_state(ret, state)
     return ret
 

@@ -99,6 +99,17 @@ class _Pickler(pickle._Pickler):
         return NotImplemented
 
     def _reduce_tensor(self, t: Tensor) -> tuple:
+        kind = type(t)
+        if kind is not Tensor and kind.__module__.split(".", 1)[0] != "disttorch":
+            # a user's subclass: its values, then its type and attributes (PyTorch's way)
+            rebuild, args = self._reduce_plain(Tensor._make(t._data), t.requires_grad)
+            return (
+                TorchGlobal("torch._tensor", "_rebuild_from_type_v2"),
+                (rebuild, kind, args, dict(t.__dict__)),
+            )
+        return self._reduce_plain(t, t.requires_grad)
+
+    def _reduce_plain(self, t: Tensor, requires_grad: bool) -> tuple:
         # a non-leaf that requires grad is saved as its values (loaded: a leaf that requires
         # grad), as PyTorch's torch.save does; only multiprocessing refuses it
         from ..nn.parameter import Parameter  # nn sits above the core: imported when saving
@@ -116,7 +127,7 @@ class _Pickler(pickle._Pickler):
         np_name = t._data.dtype.name
         if np_name not in names.TORCH_NAME_OF:
             raise TypeError(f"cannot save a tensor of NumPy dtype {t._data.dtype}")
-        args = (ref, offset, tuple(t._data.shape), strides, bool(t.requires_grad), hooks)
+        args = (ref, offset, tuple(t._data.shape), strides, bool(requires_grad), hooks)
         if np_name in names.STORAGE_OF:
             return TorchGlobal("torch._utils", "_rebuild_tensor_v2"), args
         dtype_global = TorchGlobal("torch", names.TORCH_NAME_OF[np_name])

@@ -3,7 +3,8 @@ with PyTorch 2.13's output in ``probes/reference/``), run and judged as the yard
 its own: an unmodified script with ``import torch`` meaning disttorch, its stdout compared
 with PyTorch's. Each probe covers calls that failed before a fix (transformers'
 ``torch._check_with``, Opacus's expanded weights, Lightning's PyTorch profiler, accelerate's
-batch dispatcher, PyG's ``GraphUNet``). A probe skips when its library is not installed in
+batch dispatcher, PyG's ``GraphUNet``, PyG's ``EdgeIndex``/``Index`` tensor subclasses and
+its ``to_hetero`` tracer). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 

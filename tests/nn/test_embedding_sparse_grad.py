@@ -101,3 +101,29 @@ def test_matches_torch():
         results.append((e.weight.detach().numpy(), f.weight.grad.numpy()))
     for ours, theirs in zip(results[0], results[1]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def _index_dtype_errors(lib):
+    out = []
+    for dtype in (lib.float32, lib.bool, lib.int16, lib.uint8, lib.bfloat16):
+        try:
+            lib.nn.functional.embedding(lib.zeros(2, dtype=dtype), lib.ones(3, 2))
+        except RuntimeError as e:
+            out.append(str(e))
+    out.append(tuple(lib.nn.functional.embedding(lib.zeros(2, dtype=lib.int32), lib.ones(3, 2)).shape))
+    return out
+
+
+def test_embedding_indices_must_be_long_or_int():
+    """ImageGPT fed float pixels to its embedding: PyTorch names the type (legacy names)."""
+    out = _index_dtype_errors(disttorch)
+    assert len(out) == 6 and "torch.FloatTensor" in out[0] and "CPUBoolType" in out[1]
+    assert "torch.ByteTensor" in out[3] and out[5] == (2, 2)
+
+
+@pytest.mark.parity
+def test_embedding_index_errors_match_pytorch(torch):
+    ours = [
+        s.replace("disttorch.", "torch.") if isinstance(s, str) else s for s in _index_dtype_errors(disttorch)
+    ]
+    assert ours == _index_dtype_errors(torch)

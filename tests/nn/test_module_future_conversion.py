@@ -68,7 +68,9 @@ def test_module_load_and_its_torch_function_override(future):
     class Same(dt.Tensor):
         @classmethod
         def __torch_function__(cls, func, types, args=(), kwargs=None):
-            return args[0]
+            if func is dt.Tensor.module_load:
+                return args[0]
+            return super().__torch_function__(func, types, args, kwargs)
 
     m.register_buffer("scale", dt.zeros(2).as_subclass(Same))
     with pytest.raises(RuntimeError, match="module_load returned one of self or other"):

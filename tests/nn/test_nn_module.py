@@ -463,3 +463,29 @@ def test_global_module_forward_hooks_run_first_and_are_removable():
         post.remove()
     calls.clear()
     assert float(nn.Linear(2, 2)(dt.ones(1, 2)).abs().sum()) > 0 and calls == []
+
+
+def test_a_deep_copied_modules_hook_handle_removes_the_copys_hook():
+    """A lazy layer's one-time pre-hook removes itself through its handle (PyG's lazy
+    ``Linear``); in a deep copy the handle removes the copy's hook, not the original's."""
+
+    class Lazy(dt.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+            self._hook = self.register_forward_pre_hook(self.init_once)
+
+        def init_once(self, module, args):
+            self.calls += 1
+            self._hook.remove()
+            del self._hook
+
+        def forward(self, x):
+            return x
+
+    a = Lazy()
+    b = copy.deepcopy(a)
+    assert b._hook.hooks_dict_ref() is b._forward_pre_hooks
+    for m in (b, b, a, a):
+        m(dt.ones(1))
+    assert (a.calls, b.calls, len(a._forward_pre_hooks), len(b._forward_pre_hooks)) == (1, 1, 0, 0)

@@ -192,3 +192,29 @@ def test_pool2d_parity(torch, make):
 )
 def test_pool1d_parity(torch, make):
     run_both(make(dt.nn), make(torch.nn), randn(2, 3, 9))
+
+
+def _oversized_windows(lib):
+    """One window larger than the padded input (ceil_mode), as EfficientNet's head pools a
+    1x1 map of 2560 channels with a 2560 kernel: values, gradients and indices."""
+    g = lib.Generator().manual_seed(0)
+    z = lib.randn(1, 3, 2, 3, generator=g, dtype=lib.float64).requires_grad_()
+    outs = [
+        lib.nn.functional.avg_pool2d(z, 7, ceil_mode=True, padding=2),
+        lib.nn.functional.avg_pool2d(z, 9, ceil_mode=True, padding=1, count_include_pad=False),
+        lib.nn.functional.max_pool2d(z, 8, ceil_mode=True, padding=1),
+    ]
+    grads = lib.autograd.grad(sum(o.sum() for o in outs), z)[0]
+    _, idx = lib.nn.functional.max_pool2d(z, 8, ceil_mode=True, padding=3, return_indices=True)
+    big = lib.nn.AvgPool2d(2560, ceil_mode=True)(lib.ones(1, 2560, 1, 1))
+    return [o.tolist() for o in outs], grads.tolist(), idx.tolist(), tuple(big.shape), float(big.sum())
+
+
+def test_a_window_larger_than_the_input_pools_the_padded_input():
+    outs, grads, idx, big_shape, big_sum = _oversized_windows(dt)
+    assert big_shape == (1, 2560, 1, 1) and big_sum == 2560.0 and len(outs) == 3
+
+
+@pytest.mark.parity
+def test_oversized_windows_match_pytorch(torch):
+    assert _oversized_windows(dt) == _oversized_windows(torch)

@@ -61,16 +61,18 @@ def test_assign_load_keeps_a_parameters_identity():
     assert _assign_load(dt) == (True, True, False, "Parameter", False, True)
 
 
-def test_plain_subclass_without_typed_detach_becomes_a_parameter():
-    """Our subclasses do not carry their type through ops by themselves: one whose detach()
-    gives a plain tensor is made a plain Parameter sharing its memory (as before)."""
+def test_plain_subclass_stays_itself_as_a_parameter():
+    """A subclass keeps its type through ``detach()`` (``Tensor.__torch_function__``), so
+    ``Parameter(t)`` is ``t``'s detached twin of the same type, flagged as a parameter and
+    sharing its memory, as in PyTorch."""
 
     class Plain(dt.Tensor):
         pass
 
     t = dt.ones(2).as_subclass(Plain)
     p = dt.nn.Parameter(t)
-    assert type(p) is dt.nn.Parameter and p.data_ptr() == t.data_ptr()
+    assert type(p) is Plain and isinstance(p, dt.nn.Parameter) and p.requires_grad
+    assert p.data_ptr() == t.data_ptr()
 
 
 @pytest.mark.parity

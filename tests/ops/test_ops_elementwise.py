@@ -555,3 +555,13 @@ def test_angle_of_negative_zero_is_zero():
     out = dt.tensor([-2.0, -0.0, 0.0, 3.0, float("nan")]).angle().numpy()
     np.testing.assert_array_equal(out[:4], np.array([np.pi, 0.0, 0.0, 0.0], np.float32))
     assert np.isnan(out[4]) and not np.signbit(out[1])
+
+
+def test_casting_non_finite_floats_to_integers_is_silent():
+    """``(-inf).long()`` (x-transformers' relative-position buckets take ``log(0)``) gives
+    PyTorch's undefined value without NumPy's RuntimeWarning."""
+    x = dt.tensor([float("-inf"), float("nan"), 1e30, 2.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert x.long().tolist() == [-(2**63)] * 3 + [2]
+        assert x.int().tolist() == [-(2**31)] * 3 + [2]

@@ -384,3 +384,14 @@ def test_advanced_index_strides_match_pytorch(torch, name):
     ours = ADVANCED_INDEXES[name](dt, dt.arange(12.0).reshape(3, 4))
     theirs = ADVANCED_INDEXES[name](torch, torch.arange(12.0).reshape(3, 4))
     assert ours.stride() == theirs.stride() and ours.tolist() == theirs.tolist()
+
+
+def test_an_empty_list_index_selects_nothing():
+    """``scores[i, []] = -inf`` (transformers' no-repeat-ngram processor with no banned
+    token yet): an empty list is an empty int64 index, as in PyTorch; an empty float
+    tensor is still refused."""
+    s = dt.zeros(2, 5)
+    s[0, []] = -1.0
+    assert s.sum().item() == 0.0 and dt.arange(5.0)[[]].shape == (0,)
+    with pytest.raises(IndexError, match="must be long, int, byte or bool"):
+        s[0, dt.tensor([])] = 3.0

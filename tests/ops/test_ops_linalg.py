@@ -389,3 +389,33 @@ def test_tensordot_errors():
         dt.tensordot(a, b, dims=2.0)
     with pytest.raises(TypeError, match="'dims_self' \\(position 3\\) must be tuple of ints, not int"):
         dt.tensordot(a, b, dims=(1, 0))
+
+
+_LAYOUT_CASES = [
+    ("bcwd,bcdh->bcwh", ((4, 3, 6, 5), (4, 3, 5, 2))),
+    ("bhqk,bhkd->bqhd", ((2, 3, 4, 6), (2, 3, 6, 5))),
+    ("bhqd,bhkd->bhqk", ((2, 3, 4, 5), (2, 3, 6, 5))),
+    ("ij,jk->ik", ((3, 4), (4, 5))),
+    ("i,j->ij", ((3,), (4,))),
+]
+
+
+def _einsum_strides(lib):
+    g = lib.Generator().manual_seed(0)
+    return [
+        lib.einsum(eq, *(lib.randn(*s, generator=g) for s in shapes)).stride() for eq, shapes in _LAYOUT_CASES
+    ]
+
+
+def test_einsum_results_are_laid_out_as_pytorchs():
+    """Longformer views ``einsum("bcwd,bcdh->bcwh", ...)``: PyTorch's result is contiguous."""
+    strides = _einsum_strides(dt)
+    assert strides[0] == (36, 12, 2, 1) and strides[1] == (60, 5, 20, 1)
+    g = dt.Generator().manual_seed(1)
+    a, b = dt.randn(2, 3, 6, 5, generator=g), dt.randn(2, 3, 5, 2, generator=g)
+    assert dt.einsum("bcwd,bcdh->bcwh", a, b).view(2, 18, 2).shape == (2, 18, 2)
+
+
+@pytest.mark.parity
+def test_einsum_strides_match_pytorch(torch):
+    assert _einsum_strides(dt) == _einsum_strides(torch)

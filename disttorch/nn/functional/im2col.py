@@ -90,8 +90,8 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     blocks = _blocks((h + 2 * pads[0], w + 2 * pads[1]), kernel, dil, stride)
     if min(blocks) < 1:
         raise RuntimeError(
-            f"Given input with spatial size ({h}, {w}), kernel_size={list(kernel)}, "
-            f"dilation={list(dil)}, padding={list(pads)}, calculated shape of the array of "
+            f"Given input with spatial size ({h}, {w}), kernel_size={tuple(kernel)}, "
+            f"dilation={tuple(dil)}, padding={tuple(pads)}, calculated shape of the array of "
             f"sliding blocks as ({blocks[0]}, {blocks[1]}), but its components must be at "
             f"least one."
         )

@@ -116,7 +116,7 @@ def _geometry(
     if any(v <= 0 for v in dil):
         raise RuntimeError(f"dilation should be greater than zero, but got dilation {list(dil)}")
     spatial = x.shape[-d:]
-    out, pads = [], []
+    out, pads, kept = [], [], []
     for size, k, s, p, dl in zip(spatial, kernel, stride, pad, dil):
         span = dl * (k - 1) + 1
         if p > span // 2:
@@ -128,8 +128,15 @@ def _geometry(
         o = (-(-num // s) if ceil_mode else num // s) + 1
         if ceil_mode and (o - 1) * s >= size + p:
             o -= 1  # the last window must start inside the input or its left padding
+        if o == 1 and dl == 1 and k > size + 2 * p:
+            # one window larger than the padded input (ceil_mode; EfficientNet pools a 1x1
+            # map with a 2560 kernel): it sees the padded input, and padding it to the
+            # kernel's size would take kernel**d elements per channel
+            k = span = size + 2 * p
         out.append(o)
+        kept.append(k)
         pads.append((p, max(p, (o - 1) * s + span - size - p)))
+    kernel = tuple(kept)
     if any(o <= 0 for o in out):
         c = x.shape[-d - 1]
         raise RuntimeError(

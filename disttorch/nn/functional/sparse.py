@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _dtype
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.function import Function
@@ -27,11 +28,6 @@ class EmbeddingFunction(Function):
     def forward(ctx, indices, weight, padding_idx, scale_grad_by_freq=False, sparse=False):
         idx = indices._data
         w = weight._data
-        if idx.dtype.kind not in "iu":
-            raise RuntimeError(
-                f"Expected tensor for argument #1 'indices' to have one of the "
-                f"following scalar types: Long, Int; but got {indices.dtype} instead"
-            )
         if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
             raise IndexError("index out of range in self")
         ctx.idx, ctx.num_weights, ctx.padding_idx = idx, w.shape[0], padding_idx
@@ -144,6 +140,14 @@ def embedding(
     if max_norm is not None:
         with grad_mode.no_grad():
             _renorm_rows(weight, np.asarray(input._data), max_norm, norm_type)
+    if input.dtype not in (_dtype.int64, _dtype.int32):
+        # PyTorch names the type as its legacy tensor type, or its C++ type name
+        name = input.dtype.name
+        kind = {"bool": "CPUBoolType", "bfloat16": "CPUBFloat16Type"}.get(name, input.type())
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {kind} instead (while checking arguments for embedding)"
+        )
     return EmbeddingFunction.apply(input, weight, padding_idx, scale_grad_by_freq, sparse)
 
 

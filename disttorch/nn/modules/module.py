@@ -9,6 +9,7 @@ forward hooks.
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
@@ -40,6 +41,14 @@ class _HookDict(OrderedDict):
     def __reduce__(self) -> tuple:
         # pickled as the plain OrderedDict PyTorch writes; Module.__setstate__ converts back
         return (OrderedDict, (list(self.items()),))
+
+    def __deepcopy__(self, memo: dict) -> _HookDict:
+        # a copy of its own type, so a copied module keeps it and the copied handles that
+        # point at it (PyG's lazy layers remove their hook through one) remove from it
+        out = memo[id(self)] = _HookDict()
+        for key, hook in self.items():
+            out[key] = copy.deepcopy(hook, memo)
+        return out
 
 
 #: hooks of every module's call, run before the module's own (module_tracker, FlopCounterMode)

@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..._tensor import Tensor
+from ..._torch_function import handle_torch_function, has_torch_function
 from ...kernels.threads import stack
+from ...ops.shape import stack as stack_tensors
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -29,6 +31,9 @@ def default_collate(batch: Any) -> Any:
                 f"stack expects each tensor to be equal size, but got "
                 f"{[list(s) for s in shapes]} in the batch"
             )
+        if type(elem) is not Tensor and has_torch_function(batch):
+            # a subclass's batch is of its type: torch.stack dispatches, as in PyTorch
+            return handle_torch_function(stack_tensors, batch, batch)
         return Tensor._make(stack([b._data for b in batch]))
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OSU":

@@ -1,0 +1,388 @@
+"""Torch functions and Tensor methods hand dispatching arguments to their ``__torch_function__``.
+
+disttorch's ops do not look for ``__torch_function__`` until a program needs them to.
+Importing ``torch.fx`` (whose proxies must record ``torch.relu(proxy)``; ``import torch``
+under the alias imports it) calls :func:`install`, which swaps the public functions of
+``torch`` and ``torch.nn.functional`` and Tensor's binary operators; the first ``Tensor``
+subclass that dispatches (a user's ``class MyT(torch.Tensor)``, PyG's ``EdgeIndex``) also
+swaps every other public method, protocol and ``T``/``data``-like property of ``Tensor``.
+Each is swapped for a twin that first looks for an argument that dispatches (see
+:mod:`._torch_function`), directly or inside a list or tuple argument (``torch.cat([p,
+q])``), and if they find one call :func:`~disttorch.overrides.handle_torch_function` with
+the twin as the function. A function's twin replaces it wherever a disttorch module bound
+it (``from .functional import relu`` included), carries the function's name and the public
+module it lives in (``torch.relu`` prints, pickles and generates code as ``torch.relu``),
+and costs other calls one look-up per argument. A function a program imported by name
+before the first such subclass existed (``from torch import cat``) keeps not dispatching.
+
+PyTorch's Python-level ``torch.nn.functional`` functions hand ``__torch_function__`` their
+required parameters positionally and every parameter with a default by keyword, defaults
+included (``F.relu(p)`` is recorded as ``relu(p, inplace=False)``); their twins do the
+same. Those PyTorch implements in C++ (``F.linear``, ``F.conv2d``, ...) pass the call as
+written, like the functions of ``torch``.
+
+An operator hands over the tensor method it stands for, as in PyTorch: ``x * 2`` and
+``self.buf + proxy`` reach ``__torch_function__`` as ``Tensor.mul`` and ``Tensor.add``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ._tensor import Tensor
+from ._torch_function import (
+    _VERDICT,
+    _type_dispatches,
+    dispatch_args,
+    handle_torch_dispatch,
+    handle_torch_function,
+    relevant_args,
+)
+
+__all__ = ["install"]
+
+#: functions of ``torch.nn.functional`` that PyTorch implements in C++ (calls pass as written)
+_NATIVE_FUNCTIONAL = frozenset(
+    "adaptive_avg_pool1d avg_pool1d avg_pool2d avg_pool3d bilinear celu_ channel_shuffle conv1d "
+    "conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d conv_transpose3d cosine_similarity "
+    "elu_ gelu hardshrink hardtanh_ leaky_relu_ linear logsigmoid native_channel_shuffle one_hot "
+    "pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu relu_ rrelu_ "
+    "scaled_dot_product_attention selu_ softplus softshrink threshold_".split()
+)
+_installed = False
+
+
+def _by_keyword(signature: inspect.Signature, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``args``/``kwargs`` as PyTorch's Python functionals pass them on: required parameters
+    positionally, the others (defaults filled in) by keyword."""
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs  # the function itself will say what is wrong
+    bound.apply_defaults()
+    positional, keywords = [], {}
+    for name, value in bound.arguments.items():
+        param = signature.parameters[name]
+        if param.kind is param.VAR_POSITIONAL:
+            positional.extend(value)
+        elif param.kind is param.VAR_KEYWORD:
+            keywords.update(value)
+        elif param.default is param.empty and param.kind is not param.KEYWORD_ONLY and not keywords:
+            positional.append(value)
+        else:
+            keywords[name] = value
+    return tuple(positional), keywords
+
+
+def _dispatching(fn: Callable, module: str, name: str) -> Callable:
+    normalise = module.endswith(".functional") and name not in _NATIVE_FUNCTIONAL
+    signature = inspect.signature(fn) if normalise else None
+
+    @functools.wraps(fn)
+    def twin(*args: Any, **kwargs: Any) -> Any:
+        for v in args:  # the common case, plain tensors and numbers, decided inline
+            if _VERDICT.get(type(v)) is not False:
+                break
+        else:
+            for v in kwargs.values():
+                if _VERDICT.get(type(v)) is not False:
+                    break
+            else:
+                return fn(*args, **kwargs)
+        relevant = relevant_args(args, kwargs)
+        if relevant:
+            if signature is not None:
+                args, kwargs = _by_keyword(signature, args, kwargs)
+            return handle_torch_function(twin, relevant, *args, **kwargs)
+        wrapped = dispatch_args(args, kwargs)
+        if wrapped:
+            return handle_torch_dispatch(aten_op(name, fn), wrapped, args, kwargs)
+        return fn(*args, **kwargs)
+
+    twin.__module__ = module
+    twin.__name__ = twin.__qualname__ = name  # an alias (torch.arctan of atan) keeps its own name
+    return twin
+
+
+#: where the functions of ``torch`` that take tensors come from (not its settings and switches)
+_TENSOR_MODULES = ("disttorch.ops.", "disttorch._tensor", "disttorch._random", "disttorch._creation")
+
+
+def _takes_tensors(namespace: types.ModuleType, value: Any) -> bool:
+    if not isinstance(value, types.FunctionType):
+        return False
+    return namespace.__name__ != "disttorch" or value.__module__.startswith(_TENSOR_MODULES)
+
+
+#: Tensor operator -> the method PyTorch hands ``__torch_function__`` for it
+_TENSOR_OPERATORS = {
+    "__add__": "add",
+    "__sub__": "sub",
+    "__mul__": "mul",
+    "__truediv__": "div",
+    "__mod__": "remainder",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__eq__": "eq",
+    "__ne__": "ne",
+    "__lt__": "lt",
+    "__le__": "le",
+    "__gt__": "gt",
+    "__ge__": "ge",
+    "__floordiv__": "__floordiv__",
+    "__getitem__": "__getitem__",
+    "__and__": "__and__",
+    "__or__": "__or__",
+    "__xor__": "__xor__",
+    "__lshift__": "__lshift__",
+    "__rshift__": "__rshift__",
+}
+#: Tensor's other operators and protocols that dispatch under their own name
+_TENSOR_DUNDERS = tuple(
+    f"__{name}__"
+    for name in (
+        "radd iadd rsub isub rmul imul rmatmul imatmul rtruediv itruediv rfloordiv "
+        "ifloordiv rmod imod rpow ipow neg pos abs invert rand iand ror ior rxor ixor "
+        "rlshift ilshift rrshift irshift setitem len reversed "
+        "contains bool float int index complex repr"
+    ).split()
+)
+#: Tensor properties whose reads dispatch (their results are tensors)
+_TENSOR_PROPERTIES = ("T", "mT", "H", "mH", "data", "real", "imag")
+
+
+def _method_twin(method: Callable, name: str, public: str | None = None) -> Callable:
+    """``method`` of Tensor, handing a call with a dispatching argument to
+    ``__torch_function__`` as ``Tensor.<public>`` (the twin itself unless given)."""
+
+    @functools.wraps(method)
+    def twin(*args: Any, **kwargs: Any) -> Any:
+        for v in args:  # the common case, plain tensors and numbers, decided inline
+            if _VERDICT.get(type(v)) is not False:
+                break
+        else:
+            for v in kwargs.values():
+                if _VERDICT.get(type(v)) is not False:
+                    break
+            else:
+                return method(*args, **kwargs)
+        relevant = relevant_args(args, kwargs)
+        if relevant:
+            api = twin if public is None else getattr(Tensor, public)
+            return handle_torch_function(api, relevant, *args, **kwargs)
+        if name in _METADATA:
+            if args and isinstance(getattr(args[0], "_data", None), Tensor):
+                args = (args[0]._data, *args[1:])  # a wrapper keeping its tensor as ``_data``
+            return method(*args, **kwargs)
+        wrapped = dispatch_args(args, kwargs)
+        if wrapped:
+            if name == "__getitem__":
+                return _dispatch_indexing(method, *args)
+            return handle_torch_dispatch(aten_op(public or name, method), wrapped, args, kwargs)
+        return method(*args, **kwargs)
+
+    twin.__name__ = name  # Tensor.__floordiv__ is named so (not floor_divide)
+    twin.__module__, twin.__qualname__ = "disttorch._tensor", f"Tensor.{name}"  # pickles by reference
+    return twin
+
+
+def _property_twin(prop: property, name: str) -> property:
+    return property(_method_twin(prop.fget, name), prop.fset, prop.fdel, prop.__doc__)
+
+
+#: Tensor methods a wrapper subclass answers from its own sizes and dtype (PyTorch's
+#: ``_make_wrapper_subclass`` keeps them), never through ``__torch_dispatch__``; a wrapper
+#: that keeps its inner tensor as ``_data`` (PyG's ``EdgeIndex``), which is disttorch's own
+#: name for a tensor's array, answers from that tensor
+_METADATA = frozenset(
+    "size dim ndimension numel nelement stride is_contiguous storage_offset element_size "
+    "is_floating_point is_complex is_signed get_device requires_grad_ __len__".split()
+)
+#: op names whose ATen overload takes a second tensor (``aten.add.Tensor``)
+_TENSOR_OVERLOADS = frozenset(
+    "add sub mul div eq ne lt le gt ge pow remainder rsub add_ sub_ mul_ div_ pow_ "
+    "maximum minimum atan2 fmod bitwise_and bitwise_or bitwise_xor where".split()
+)
+_OWN_PACKETS: dict[str, Any] = {}
+
+
+def aten_op(name: str, fn: Callable) -> Any:
+    """The ATen operator ``__torch_dispatch__`` is handed for the function ``name``:
+    ``torch.ops.aten.<name>.Tensor`` for binary arithmetic and comparisons, else
+    ``.default``. An operator ``torch.ops.aten`` cannot run yet (``aten.linear``, a
+    functional's name) runs ``fn`` from then on; one that is no ATen name (``__getitem__``)
+    is made apart."""
+    from .ops import aten  # the operator registry sits above the core
+    from .ops.op_namespace import REGISTERED, OpOverloadPacket
+
+    overload = "Tensor" if name in _TENSOR_OVERLOADS else "default"
+    if not name.startswith("__"):
+        if aten._function(name) is None:
+            REGISTERED[f"aten::{name}"] = fn
+        return getattr(getattr(aten, name), overload)
+    if name not in _OWN_PACKETS:
+        _OWN_PACKETS[name] = OpOverloadPacket("aten", name, lambda _name: fn)
+    return getattr(_OWN_PACKETS[name], overload)
+
+
+def _indexing_steps(key: Any) -> list[tuple[str, tuple]] | None:
+    """``tensor[key]`` as PyTorch's dispatcher sees it, one step per indexed dim: an int
+    selects (``aten.select.int``), a slice slices (``aten.slice.Tensor``; ``:`` is no step),
+    a tensor indexes (``aten.index.Tensor``); None for keys left whole (``...``, None)."""
+    steps: list[tuple[str, tuple]] = []
+    dim = 0
+    for item in key if isinstance(key, tuple) else (key,):
+        if isinstance(item, int) and not isinstance(item, bool):
+            steps.append(("select.int", (dim, item)))
+        elif isinstance(item, slice):
+            if not all(v is None or isinstance(v, int) for v in (item.start, item.stop, item.step)):
+                return None
+            if item != slice(None):
+                bounds = (dim, item.start or 0, sys.maxsize if item.stop is None else item.stop)
+                steps.append(("slice.Tensor", bounds if item.step in (None, 1) else (*bounds, item.step)))
+            dim += 1
+        elif isinstance(item, Tensor) and not isinstance(key, tuple):
+            steps.append(("index.Tensor", ([item],)))
+        else:
+            return None
+    return steps
+
+
+def _dispatch_indexing(getitem: Callable, tensor: Tensor, key: Any) -> Any:
+    """``tensor[key]`` for a wrapper subclass: its ``__torch_dispatch__`` called once per
+    step of :func:`_indexing_steps` (or with ``__getitem__`` itself for other keys)."""
+    from .ops import aten
+
+    steps = _indexing_steps(key)
+    if steps is None:
+        return handle_torch_dispatch(aten_op("__getitem__", getitem), [tensor], (tensor, key), {})
+    out = tensor
+    for op, extra in steps:
+        packet, overload = op.split(".")
+        func, args = getattr(getattr(aten, packet), overload), (out, *extra)
+        wrapped = dispatch_args(args)  # (a step's result may be a plain tensor)
+        out = handle_torch_dispatch(func, wrapped, args, {}) if wrapped else func(*args)
+    return out
+
+
+_twinned: set[str] = set()  # Tensor attributes swapped already
+
+
+def _install_tensor_methods(names: Any) -> None:
+    for name in names:
+        value = inspect.getattr_static(Tensor, name, None)
+        if name in _twinned or value is None:
+            continue
+        if isinstance(value, types.FunctionType):
+            setattr(Tensor, name, _method_twin(value, name, _TENSOR_OPERATORS.get(name)))
+        elif isinstance(value, property) and name in _TENSOR_PROPERTIES and value.fget is not None:
+            setattr(Tensor, name, _property_twin(value, name))
+        else:
+            continue
+        _twinned.add(name)
+
+
+#: public Tensor methods PyTorch never dispatches (``as_subclass`` is how a handler unwraps)
+_IGNORED = frozenset(("as_subclass", "stride"))
+
+
+def _install_all_tensor_methods() -> None:
+    """Every public method, operator and protocol of Tensor dispatches (for its subclasses)."""
+    _install_tensor_methods(
+        n
+        for n in dir(Tensor)
+        if (not n.startswith("_") and n not in _IGNORED) or n in _TENSOR_DUNDERS or n in _TENSOR_OPERATORS
+    )
+    _forget_mode_swaps()
+
+
+def install() -> None:
+    """Swap the public functions of ``torch`` and ``torch.nn.functional`` and Tensor's
+    operators for dispatching twins, in every loaded disttorch module (once per process)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    _install_tensor_methods(_TENSOR_OPERATORS)
+    import disttorch
+    import disttorch.nn.functional as functional
+
+    twins: dict[int, dict[str, Callable]] = {}  # original -> its twin under each public name
+    for namespace in (functional, disttorch):  # a function in both is named after torch
+        for name, value in list(vars(namespace).items()):
+            if _takes_tensors(namespace, value) and not name.startswith("_") and name.islower():
+                home = namespace.__name__
+                if name in _NATIVE_FUNCTIONAL and getattr(disttorch, name, None) is value:
+                    home = "disttorch"  # F.conv2d is torch.conv2d in PyTorch, and prints so
+                twins.setdefault(id(value), {})[name] = _dispatching(value, home, name)
+
+    def twin_of(name: str, value: Any) -> Callable | None:
+        named = twins.get(id(value)) if isinstance(value, types.FunctionType) else None
+        return None if named is None else named.get(name) or next(iter(named.values()))
+
+    for mod_name, module in list(sys.modules.items()):
+        if module is None or not mod_name.startswith("disttorch") or mod_name.startswith("disttorch.fx"):
+            continue
+        namespace = vars(module)
+        for name, value in list(namespace.items()):
+            twin = twin_of(name, value)
+            if twin is not None:
+                namespace[name] = twin
+            elif isinstance(value, types.FunctionType) and value.__module__ == mod_name:
+                _retarget_defaults(value, twin_of)
+            elif isinstance(value, type) and value.__module__ == mod_name:
+                _retarget_class(value, twin_of)
+    _forget_mode_swaps()
+
+
+def _on_subclass(cls: type, **kwargs: Any) -> None:
+    """``Tensor.__init_subclass__``: the first subclass that dispatches installs the twins."""
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    if not _all_methods[0] and _type_dispatches(cls):
+        _all_methods[0] = True
+        install()
+        _install_all_tensor_methods()
+
+
+_all_methods = [False]  # whether every Tensor method has its twin
+
+
+Tensor.__init_subclass__ = classmethod(_on_subclass)
+
+
+def _retarget_class(cls: type, twin_of: Callable[[str, Any], Callable | None]) -> None:
+    """A class's staticmethods holding a function (``_conv = staticmethod(conv2d)``) and its
+    methods' defaults (``activation=F.relu``) name the twins, so ``activation is F.relu``
+    still holds."""
+    for attr, kept in list(vars(cls).items()):
+        inner = kept.__func__ if isinstance(kept, (staticmethod, classmethod)) else kept
+        if not isinstance(inner, types.FunctionType):
+            continue
+        twin = twin_of(inner.__name__, inner) if isinstance(kept, staticmethod) else None
+        if twin is not None:
+            setattr(cls, attr, staticmethod(twin))
+        else:
+            _retarget_defaults(inner, twin_of)
+
+
+def _retarget_defaults(fn: types.FunctionType, twin_of: Callable[[str, Any], Callable | None]) -> None:
+    if fn.__defaults__:
+        fn.__defaults__ = tuple(twin_of(getattr(d, "__name__", ""), d) or d for d in fn.__defaults__)
+    if fn.__kwdefaults__:
+        fn.__kwdefaults__ = {
+            k: twin_of(getattr(d, "__name__", ""), d) or d for k, d in fn.__kwdefaults__.items()
+        }
+
+
+def _forget_mode_swaps() -> None:
+    """``torch.overrides`` modes cache, on first use, the functions they wrap: let them find
+    the twins instead (unless a mode is active now, whose swaps stay as they are)."""
+    from . import overrides
+
+    with overrides._PATCHES.lock:
+        if overrides._PATCHES.entered == 0:
+            overrides._PATCHES.swaps = None

@@ -1,0 +1,285 @@
+"""Tensor subclasses keep their type through ops (``Tensor.__torch_function__`` and
+``_convert``), dispatch to their own ``__torch_function__``, and opt out with
+``torch._C._disabled_torch_function_impl`` (as ``nn.Parameter`` does), as in PyTorch."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+
+
+def _kinds(lib) -> dict:
+    """The result types of ops on a plain subclass, a logging one and parameters."""
+    F = lib.nn.functional
+
+    class MyT(lib.Tensor):
+        pass
+
+    class Logged(lib.Tensor):
+        calls: list = []
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            cls.calls.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    class MyParam(lib.nn.Parameter):
+        pass
+
+    t = lib.arange(6.0).reshape(2, 3).as_subclass(MyT)
+    results = {
+        "add": t + 1,
+        "radd": 1 + t,
+        "sum": t.sum(),
+        "getitem": t[0],
+        "cat": lib.cat([t, t]),
+        "linear": F.linear(t, lib.ones(4, 3)),
+        "relu": lib.relu(t),
+        "T": t.T,
+        "data": t.data,
+        "detach": t.detach(),
+        "plain_times_sub": lib.ones(2, 3) * t,
+        "to": t.to(lib.float64),
+        "max": t.max(dim=1),
+        "split": t.split(1),
+        "layer": lib.nn.Linear(3, 2)(t),
+    }
+    out = {
+        k: [type(x).__name__ for x in v] if isinstance(v, (tuple, list)) else type(v).__name__
+        for k, v in results.items()
+    }
+    out["max_type"] = type(results["max"]).__name__
+    out["item"] = type(t.sum().item()).__name__
+    out["repr"] = repr(lib.ones(2, 2).as_subclass(MyT))
+    x = lib.zeros(3).as_subclass(Logged)
+    Logged.calls.clear()
+    y = lib.add(x * 2, 1, alpha=3).sum()
+    out["logged"] = (list(Logged.calls), type(y).__name__)
+    p = MyParam(lib.ones(2))
+    q = lib.nn.Parameter(lib.ones(2))
+    out["param"] = [type(p).__name__, type(p * 2).__name__, type(q * 2).__name__, type(q.detach()).__name__]
+    b = lib.nn.Buffer(lib.ones(2).as_subclass(MyT))
+    out["buffer"] = (
+        type(b).__name__,
+        isinstance(b, lib.nn.Buffer),
+        type(lib.nn.Buffer(lib.ones(1))).__name__,
+    )
+    out["subclass_param_repr"] = repr(lib.nn.Parameter(lib.ones(2, 2).as_subclass(MyT)))
+    out["param_opts_out"] = lib.nn.Parameter.__torch_function__ is lib._C._disabled_torch_function_impl
+    with lib._C.DisableTorchFunctionSubclass():
+        out["disabled"] = type(t + 1).__name__
+    out["has_tf"] = (lib.overrides.has_torch_function((t,)), lib.overrides.has_torch_function((lib.ones(1),)))
+    out["has_tf_forms"] = (
+        lib.overrides.has_torch_function_unary(t),
+        lib._C._has_torch_function_variadic(1, lib.ones(1)),
+        lib._C._has_torch_function_unary(lib.ones(1)),
+        lib.overrides.has_torch_function((lib.nn.Parameter(lib.ones(1)),)),
+        lib.Tensor._base.__get__ in lib.overrides.get_default_nowrap_functions(),
+    )
+    w = lib.ones(3, requires_grad=True)
+    s = (w.as_subclass(MyT) * 2).sum()
+    s.backward()
+    out["grad"] = (type(s).__name__, s.grad_fn.name(), w.grad.tolist())
+    return out
+
+
+def test_subclasses_keep_their_type_through_ops():
+    out = _kinds(dt)
+    assert out["add"] == out["cat"] == out["linear"] == out["layer"] == out["plain_times_sub"] == "MyT"
+    assert out["max"] == ["MyT", "MyT"] and out["max_type"] == "max"
+    assert out["logged"] == (["mul", "add", "sum"], "Logged")
+    assert out["param"] == ["MyParam", "Tensor", "Tensor", "Tensor"] and out["param_opts_out"]
+    assert out["disabled"] == "Tensor" and out["has_tf"] == (True, False)
+    assert out["has_tf_forms"] == (True, False, False, False, True)
+    assert out["buffer"] == ("MyT", True, "Tensor")
+    assert out["repr"].startswith("MyT([[1., 1.],") and out["grad"] == ("MyT", "AliasBackward0", [2.0] * 3)
+
+
+@pytest.mark.parity
+def test_subclasses_match_pytorch(torch):
+    assert _kinds(dt) == _kinds(torch)
+
+
+def _pickled(lib):
+    class Tagged(lib.Tensor):
+        pass
+
+    globals()["Tagged"] = Tagged  # picklable by reference
+    Tagged.__qualname__ = "Tagged"
+    t = lib.arange(3.0).as_subclass(Tagged)
+    t.note = "kept"
+    back = pickle.loads(pickle.dumps(t))
+    return type(back).__name__, back.note, back.tolist()
+
+
+def test_a_pickled_subclass_comes_back_as_itself():
+    assert _pickled(dt) == ("Tagged", "kept", [0.0, 1.0, 2.0])
+
+
+def test_an_op_keeps_its_inputs_objects_untouched():
+    class Sub(dt.Tensor):
+        pass
+
+    plain = dt.ones(2)
+    s = dt.zeros(2).as_subclass(Sub)
+    out = plain.expand_as(s)  # may return ``plain`` itself: shown as Sub, ``plain`` stays
+    assert type(plain) is dt.Tensor and type(out) is Sub
+    np.testing.assert_array_equal(out.numpy(), [1.0, 1.0])
+
+
+def _wrapper(lib) -> list:
+    """A wrapper subclass (``_make_wrapper_subclass`` + ``__torch_dispatch__``) that keeps
+    its data in ``elem`` and logs the ATen operators it is handed."""
+
+    def unwrap(x):
+        return x.elem if isinstance(x, W) else [unwrap(v) for v in x] if isinstance(x, list) else x
+
+    class W(lib.Tensor):
+        __torch_function__ = lib._C._disabled_torch_function_impl
+        log: list = []
+
+        @staticmethod
+        def __new__(cls, elem):
+            r = lib.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype, requires_grad=False)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            cls.log.append(str(func))
+            out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+            return W(out) if isinstance(out, lib.Tensor) else out
+
+    w = W(lib.arange(12.0).reshape(3, 4))
+    out = [tuple(w.shape), w.dim(), w.numel(), w.size(1), str(w.dtype).rsplit(".", 1)[-1]]
+    results = [w * 2 + 1, lib.sum(w), lib.cat([w, w]), w[1], w[:, 1:3], w[lib.tensor([0, 2])]]
+    out += [(type(r).__name__, r.elem.tolist()) for r in results]
+    out.append(list(W.log))
+
+    class P(lib.Tensor):
+        pass
+
+    base = lib.ones(2)
+    m = lib.Tensor._make_subclass(P, base, True)
+    with lib.no_grad():
+        m[0] = 5.0
+    out.append((type(m).__name__, m.requires_grad, m.is_leaf, base.tolist(), type(m.detach() + 1).__name__))
+    return out
+
+
+def test_wrapper_subclasses_dispatch_aten_operators():
+    out = _wrapper(dt)
+    assert out[:5] == [(3, 4), 2, 12, 4, "float32"]
+    assert out[5] == ("W", [[1.0, 3.0, 5.0, 7.0], [9.0, 11.0, 13.0, 15.0], [17.0, 19.0, 21.0, 23.0]])
+    assert out[11] == [
+        "aten.mul.Tensor",
+        "aten.add.Tensor",
+        "aten.sum.default",
+        "aten.cat.default",
+        "aten.select.int",
+        "aten.slice.Tensor",
+        "aten.index.Tensor",
+    ]
+    assert out[12] == ("P", True, True, [5.0, 1.0], "P")
+
+
+@pytest.mark.parity
+def test_wrapper_subclasses_match_pytorch(torch):
+    assert _wrapper(dt) == _wrapper(torch)
+
+
+def test_a_batch_of_subclass_samples_is_of_their_type():
+    from disttorch.utils.data import DataLoader
+
+    class Tagged(dt.Tensor):
+        pass
+
+    samples = [dt.tensor([float(i), 1.0]).as_subclass(Tagged) for i in range(4)]
+    batches = list(DataLoader(samples, batch_size=2))
+    assert [type(b) for b in batches] == [Tagged, Tagged]
+    assert batches[1].tolist() == [[2.0, 1.0], [3.0, 1.0]]
+
+
+def test_a_composite_function_reaches_torch_dispatch_as_the_registered_aten_operator():
+    seen = []
+
+    class W(dt.Tensor):
+        __torch_function__ = dt._C._disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, elem):
+            r = dt.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*[a.elem if isinstance(a, W) else a for a in args], **(kwargs or {}))
+
+    out = dt.nn.functional.linear(dt.ones(1, 3), W(dt.ones(2, 3)))
+    assert out.tolist() == [[3.0, 3.0]] and seen == [dt.ops.aten.linear.default]
+
+
+def _unwrapping(lib) -> tuple:
+    """A handler that unwraps with ``as_subclass`` (which never dispatches) and rewraps."""
+
+    class U(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            args = [a.as_subclass(lib.Tensor) if isinstance(a, cls) else a for a in args]
+            out = func(*args, **(kwargs or {}))
+            return out.as_subclass(cls) if isinstance(out, lib.Tensor) else out
+
+    u = lib.arange(6.0).view(2, 3).as_subclass(U)
+    rows = [x.grad_fn for x in lib.ones(2, 2, requires_grad=True) * 1]
+    return type(u * 2).__name__, u.stride(), [type(r).__name__ for r in u], [g.name() for g in rows]
+
+
+def test_a_handler_unwraps_with_as_subclass():
+    assert _unwrapping(dt) == ("U", (3, 1), ["Tensor", "Tensor"], ["UnbindBackward0"] * 2)
+
+
+@pytest.mark.parity
+def test_unwrapping_matches_pytorch(torch):
+    assert _unwrapping(dt) == _unwrapping(torch)
+
+
+def test_python_dispatch_helpers_for_wrapper_subclasses():
+    from disttorch.utils import _python_dispatch as pd
+
+    class Two(dt.Tensor):
+        __torch_function__ = dt._C._disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, a, b):
+            r = dt.Tensor._make_wrapper_subclass(cls, a.shape, dtype=a.dtype)
+            r.a, r.b = a, b
+            return r
+
+        def __tensor_flatten__(self):
+            return ["a", "b"], None
+
+        @staticmethod
+        def __tensor_unflatten__(inner, ctx, size, stride):
+            return Two(inner["a"], inner["b"])
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    t = Two(dt.ones(2), dt.zeros(2))
+    doubled = pd.transform_subclass(t, lambda name, x: x * 2 + (name == "b"))
+    assert pd.is_traceable_wrapper_subclass(t) and not pd.is_traceable_wrapper_subclass(dt.ones(1))
+    assert type(doubled) is Two and doubled.a.tolist() == [2.0, 2.0] and doubled.b.tolist() == [1.0, 1.0]
+    assert pd.return_and_correct_aliasing(None, (), {}, t) is t and pd._get_current_dispatch_mode() is None
+
+    class Logging(pd.TorchDispatchMode):
+        pass
+
+    with pytest.raises(NotImplementedError, match="TorchFunctionMode"), Logging():
+        pass
