@@ -5,6 +5,7 @@ program that prints ``x.dtype`` or ``x.shape``, or edits ``str(dtype)`` (``.repl
 
 from __future__ import annotations
 
+import importlib
 import sys
 from types import ModuleType
 
@@ -101,8 +102,16 @@ def publish(module: ModuleType) -> None:
     sys.modules.setdefault(public_module(name), module)
 
 
+#: small namespaces of classes made elsewhere (``torch._C.Generator``, ``torch.return_types.max``,
+#: ``torch.storage.UntypedStorage``), imported with the alias so that those classes have their
+#: PyTorch paths before anyone asks
+NAMESPACES = ("disttorch._C", "disttorch.return_types", "disttorch.storage")
+
+
 def publish_loaded() -> None:
     """:func:`publish` every disttorch module imported so far (when the alias comes on)."""
+    for name in NAMESPACES:
+        importlib.import_module(name)
     for name, module in list(sys.modules.items()):
         if module is not None and (name == "disttorch" or name.startswith("disttorch.")):
             publish(module)

@@ -26,6 +26,7 @@ PROBE = textwrap.dedent("""
     print(type(model[1]), type(model[2]), type(model[3]), nn.SyncBatchNorm, torch.optim.Adafactor)
     print(torch.Tensor, torch.Size, torch.finfo, torch.layout, torch.nn.Parameter, torch.autograd.Function)
     print(torch.utils.data.DataLoader, torch.distributions.Normal, torch.typename(model[0]))
+    print(type(torch.max(torch.ones(2, 2), 0)), torch.Generator, torch.UntypedStorage)
     classes = [type(m) for m in model.modules()] + [type(opt), type(sched)]
     print([a for op, a, _ in pickletools.genops(pickle.dumps(classes, protocol=2)) if op.name == "GLOBAL"])
     print(type(pickle.loads(pickle.dumps(model))[1]), inspect.getsource(nn.Linear.__init__)[:20])
