@@ -54,3 +54,23 @@ def test_transposing_other_than_matrices_warns_once_per_kind(monkeypatch):
         ["Tensor.T", "is", "deprecated"],
     ]
     assert dt.ones(2, 3, 4).T.shape == (4, 3, 2)
+
+
+def _python_warnings(lib):
+    """(text, file) of the warnings PyTorch raises in Python for legacy arguments."""
+    theta = lib.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grid = lib.nn.functional.affine_grid(theta, (1, 1, 2, 2))
+        lib.nn.functional.grid_sample(lib.ones(1, 1, 2, 2), grid)
+        lib.nn.functional.nll_loss(lib.zeros(2, 3), lib.tensor([0, 1]), size_average=False)
+        lib.nn.MSELoss(reduce=False)
+    return [(str(w.message), os.path.basename(w.filename)) for w in caught]
+
+
+@pytest.mark.parity
+def test_align_corners_and_size_average_warnings_as_pytorchs(torch):
+    ours, theirs = _python_warnings(dt), _python_warnings(torch)
+    assert [m for m, _ in ours] == [m for m, _ in theirs]
+    here = os.path.basename(__file__)
+    assert [f for _, f in ours[:2]] == [f for _, f in theirs[:2]] == [here, here]  # the caller's line

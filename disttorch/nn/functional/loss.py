@@ -61,11 +61,16 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> str:
-    """Resolve the legacy ``size_average``/``reduce`` flags and check ``reduction``."""
+    """Resolve the legacy ``size_average``/``reduce`` flags (with PyTorch's deprecation
+    warning, at the line that resolves them, as PyTorch's) and check ``reduction``."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn(
+            f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+            stacklevel=2,
+        )
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
