@@ -1783,7 +1783,12 @@ def fill(input: Tensor, value: Any) -> Tensor:
 def range(
     start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None, **kw: Any
 ) -> Tensor:
-    """Deprecated inclusive ``arange``: ``start, start + step, ..., end``."""
+    """Deprecated inclusive ``arange``: ``start, start + step, ..., end`` (warns, as PyTorch)."""
+    _native_warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its behavior "
+        "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+        "values in [start, end)."
+    )
     if end is None:
         start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1

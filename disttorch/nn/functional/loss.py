@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import _native_warnings
 from ..._dtype import result_type, scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
@@ -373,11 +374,10 @@ def _pair(input: Tensor, target: Tensor, name: str) -> tuple:
     """Both arrays broadcast together, warning (as PyTorch) when the shapes differ."""
     x, y = input._data, target._data
     if x.shape != y.shape:
-        warnings.warn(
+        _native_warnings.warn(  # at the program's line, as PyTorch's (stacklevel=2 there)
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to "
-            f"broadcasting. Please ensure they have the same size.",
-            stacklevel=4,
+            f"broadcasting. Please ensure they have the same size."
         )
         try:
             x, y = np.broadcast_arrays(x, y)

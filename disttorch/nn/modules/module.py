@@ -9,6 +9,7 @@ forward hooks.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
@@ -655,6 +656,13 @@ class Module(StateDictHooks):
         Tensors are detached (sharing memory) unless ``keep_vars=True``.
         """
         if args:  # the legacy positional form state_dict(destination, prefix, keep_vars)
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                " for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
             destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args) :])[:3]
         if destination is None:
             destination = OrderedDict()
