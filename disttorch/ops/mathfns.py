@@ -21,7 +21,7 @@ from .._dtype import FLOAT_KINDS, from_numpy, get_default_dtype, scalar_type_nam
 from .._dtype import dtype as _dtype_cls
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ..kernels.lu import unpack_np
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
@@ -672,8 +672,8 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    """``p``-norm of ``input - other``."""
-    return _linalg.vector_norm(input - other, p)
+    """``p``-norm of ``input - other`` (PyTorch's node: ``DistBackward0``)."""
+    return named_node(_linalg.vector_norm(input - other, p), "DistBackward0")
 
 
 @autocast_op("fp32")

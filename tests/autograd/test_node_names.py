@@ -44,6 +44,7 @@ CASES = {
         a["x3"], a["x3"], a["x3"]
     ),
     "FloorBackward0": lambda L, a: L.floor(a["x"]),
+    "DistBackward0": lambda L, a: L.dist(a["x"], a["x"] * 2),
     "RoundBackward1": lambda L, a: a["x"].round(decimals=1),
     "SignBackward0": lambda L, a: L.sign(a["x"]),
     "MkldnnRnnLayerBackward0": lambda L, a: L.nn.LSTM(4, 5)(a["seq"])[0],

@@ -117,3 +117,18 @@ def test_random_pruning_draws_pytorch_s_masks(torch):
         prune.random_structured(ours, "weight", amount=2, dim=0)
         tprune.random_structured(theirs, "weight", amount=2, dim=0)
         np.testing.assert_array_equal(ours.weight_mask.numpy(), theirs.weight_mask.numpy())
+
+
+@pytest.mark.parity
+def test_hook_dicts_print_as_pytorchs(torch):
+    """The pruning tutorial prints ``module._forward_pre_hooks``."""
+    reprs = []
+    for lib in (disttorch, torch):
+        layer = lib.nn.Linear(2, 2)
+        empty = repr(layer._forward_pre_hooks)
+        lib.nn.utils.prune.random_unstructured(layer, name="weight", amount=0.5)
+        pruned = repr(layer._forward_pre_hooks).split(" object at ")[0]
+        reprs.append((empty, pruned.replace("disttorch.", "torch.")))
+    assert (
+        reprs[0] == reprs[1] == ("OrderedDict()", "OrderedDict([(0, <torch.nn.utils.prune.RandomUnstructured")
+    )

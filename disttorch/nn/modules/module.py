@@ -42,6 +42,10 @@ class _HookDict(OrderedDict):
         # pickled as the plain OrderedDict PyTorch writes; Module.__setstate__ converts back
         return (OrderedDict, (list(self.items()),))
 
+    def __repr__(self) -> str:
+        """As PyTorch's hook dicts print: ``OrderedDict([(0, <hook>)])``."""
+        return "OrderedDict" + OrderedDict.__repr__(self)[len(type(self).__name__) :]
+
 
 #: hooks of every module's call, run before the module's own (module_tracker, FlopCounterMode)
 _global_forward_pre_hooks = _HookDict()
