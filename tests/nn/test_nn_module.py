@@ -463,3 +463,27 @@ def test_global_module_forward_hooks_run_first_and_are_removable():
         post.remove()
     calls.clear()
     assert float(nn.Linear(2, 2)(dt.ones(1, 2)).abs().sum()) > 0 and calls == []
+
+
+@pytest.mark.parity
+def test_with_kwargs_hook_ids_are_kept_as_pytorchs(torch):
+    """``_forward_hooks_with_kwargs`` is an id -> True dict, emptied by the handle's removal."""
+    seen = []
+    for lib in (dt, torch):
+        layer = lib.nn.Linear(1, 1)
+        handle = layer.register_forward_hook(lambda m, a, k, o: None, with_kwargs=True, always_call=True)
+        pre = layer.register_forward_pre_hook(lambda m, a, k: None, with_kwargs=True)
+        kept = [
+            dict(d) == {h.id: True}
+            for d, h in (
+                (layer._forward_hooks_with_kwargs, handle),
+                (layer._forward_hooks_always_called, handle),
+                (layer._forward_pre_hooks_with_kwargs, pre),
+            )
+        ]
+        text = repr(layer._forward_hooks_with_kwargs).replace(str(handle.id), "N")
+        handle.remove(), pre.remove()
+        seen.append(
+            (kept, text, len(layer._forward_hooks_with_kwargs), len(layer._forward_pre_hooks_with_kwargs))
+        )
+    assert seen[0] == seen[1] == ([True, True, True], "OrderedDict([(N, True)])", 0, 0)
