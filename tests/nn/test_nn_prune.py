@@ -1,6 +1,7 @@
 """``nn.utils.prune``: masks, the reparametrization (``<name>_orig``, ``<name>_mask``, the
 forward pre-hook), combined pruning, ``global_unstructured``, ``remove`` and the errors."""
 
+import importlib
 import re
 
 import numpy as np
@@ -128,7 +129,7 @@ def test_hook_dicts_print_as_pytorchs(torch):
     for lib in (disttorch, torch):
         layer = lib.nn.Linear(2, 2)
         empty = repr(layer._forward_pre_hooks)
-        lib.nn.utils.prune.random_unstructured(layer, name="weight", amount=0.5)
+        importlib.import_module(f"{lib.__name__}.nn.utils.prune").random_unstructured(layer, "weight", 0.5)
         pruned = repr(layer._forward_pre_hooks).split(" object at ")[0]  # keys: a global hook counter
         reprs.append((empty, re.sub(r"\(\d+, ", "(N, ", pruned.replace("disttorch.", "torch."))))
     expected = ("OrderedDict()", "OrderedDict([(N, <torch.nn.utils.prune.RandomUnstructured")
