@@ -55,8 +55,8 @@ __all__ = [
     "prelu",
 ]
 
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _Op = TypeVar("_Op", bound=Callable[..., Tensor])
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
