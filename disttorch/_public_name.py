@@ -5,9 +5,19 @@ program that prints ``x.dtype`` or ``x.shape``, or edits ``str(dtype)`` (``.repl
 
 from __future__ import annotations
 
+import importlib
 import sys
+from types import ModuleType
 
-__all__ = ["name_top_level_classes", "package_name"]
+__all__ = [
+    "defined_in",
+    "name_top_level_classes",
+    "package_name",
+    "private_module",
+    "public_module",
+    "publish",
+    "publish_loaded",
+]
 
 
 def package_name() -> str:
@@ -26,3 +36,82 @@ def name_top_level_classes(package: str) -> None:
     top = sys.modules["disttorch"]
     for name in TOP_LEVEL_CLASSES:
         getattr(top, name).__module__ = package
+
+
+#: private disttorch modules -> the module where PyTorch defines (and disttorch re-exports)
+#: their classes: ``nn.CELU`` prints ``torch.nn.modules.activation.CELU`` under the alias
+PYTORCH_HOMES = {
+    "disttorch._layout": "disttorch",
+    "disttorch._memory_format": "disttorch",
+    "disttorch._qscheme": "disttorch",
+    "disttorch._streams": "disttorch",
+    "disttorch._type_info": "disttorch",
+    "disttorch._random": "disttorch._C",
+    "disttorch._storage": "disttorch.storage",
+    "disttorch.autograd.function": "disttorch.autograd.graph",
+    "disttorch.nn.modules.activation_extra": "disttorch.nn.modules.activation",
+    "disttorch.nn.modules.attention": "disttorch.nn.modules.activation",
+    "disttorch.nn.modules.loss_extra": "disttorch.nn.modules.loss",
+    "disttorch.nn.modules.sync_batchnorm": "disttorch.nn.modules.batchnorm",
+    "disttorch.optim.adafactor": "disttorch.optim",
+    "disttorch.optim.muon": "disttorch.optim",
+    "disttorch.distributed.base.errors": "disttorch.distributed",
+    "disttorch.distributed.engine.process_group": "disttorch.distributed.distributed_c10d",
+    "disttorch.distributed.engine.work": "disttorch.distributed.distributed_c10d",
+    "disttorch.distributed.groups": "disttorch.distributed.distributed_c10d",
+    "disttorch.distributed.p2p": "disttorch.distributed.distributed_c10d",
+    "disttorch.distributed.reduce_ops": "disttorch.distributed.distributed_c10d",
+    "disttorch.distributed.store.base": "disttorch.distributed.distributed_c10d",
+    "disttorch.distributed.store.prefix_store": "disttorch.distributed.distributed_c10d",
+}
+
+
+def public_module(name: str) -> str:
+    """``disttorch.x`` as PyTorch names it: ``torch.x`` (other names unchanged)."""
+    return "torch" + name[9:] if name == "disttorch" or name.startswith("disttorch.") else name
+
+
+def private_module(name: str) -> str:
+    """The disttorch module a published name stands for: ``torch.x`` -> ``disttorch.x``."""
+    return "disttorch" + name[5:] if name == "torch" or name.startswith("torch.") else name
+
+
+def defined_in(cls: type, module_name: str) -> bool:
+    """Whether ``cls`` was defined in the disttorch module ``module_name``, published or not."""
+    return private_module(cls.__module__) == module_name
+
+
+def publish(module: ModuleType) -> None:
+    """Under the alias, give the classes of the disttorch module ``module`` PyTorch's paths, so
+    ``type(model.fc)`` prints ``<class 'torch.nn.modules.linear.Linear'>`` and pickles name
+    ``torch.`` paths; and register ``module`` under its ``torch.`` name too (``inspect`` and
+    ``typing`` look a class's module up in ``sys.modules``). A class moves to its
+    :data:`PYTORCH_HOMES` module when that module holds it (checked from either side, as
+    either may finish loading first)."""
+    name = module.__name__
+    for key, value in list(vars(module).items()):
+        if not isinstance(value, type):
+            continue
+        home = private_module(value.__module__)
+        if home == name:
+            target = PYTORCH_HOMES.get(name)
+            holder = sys.modules.get(target) if target else None
+            value.__module__ = public_module(target if getattr(holder, key, None) is value else name)
+        elif PYTORCH_HOMES.get(home) == name:
+            value.__module__ = public_module(name)
+    sys.modules.setdefault(public_module(name), module)
+
+
+#: small namespaces of classes made elsewhere (``torch._C.Generator``, ``torch.return_types.max``,
+#: ``torch.storage.UntypedStorage``), imported with the alias so that those classes have their
+#: PyTorch paths before anyone asks
+NAMESPACES = ("disttorch._C", "disttorch.return_types", "disttorch.storage")
+
+
+def publish_loaded() -> None:
+    """:func:`publish` every disttorch module imported so far (when the alias comes on)."""
+    for name in NAMESPACES:
+        importlib.import_module(name)
+    for name, module in list(sys.modules.items()):
+        if module is not None and (name == "disttorch" or name.startswith("disttorch.")):
+            publish(module)

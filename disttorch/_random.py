@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _memory_format
 from ._creation import _size, _sizes, check_layout
 from ._tensor import _CPU, Tensor, _as_meta, _check_device, _wants_meta
 from .kernels import torch_binomial as _kb
@@ -400,6 +400,14 @@ def randperm(
     return _out(_k.randperm(_gen(generator), int(n)).astype(dt), requires_grad)
 
 
+def _layout(input: Tensor, memory_format: Any = None) -> tuple | None:
+    """``input``'s strides when a ``*_like`` draw keeps its non-contiguous layout, else None:
+    PyTorch's ``empty_like`` preserves the layout, and the fill then runs in memory order."""
+    a = input._data
+    keep = memory_format is None or memory_format is _memory_format.preserve_format
+    return a.strides if keep and type(a) is np.ndarray and a.ndim > 1 and not a.flags.c_contiguous else None
+
+
 def rand_like(
     input: Tensor,
     *,
@@ -411,8 +419,12 @@ def rand_like(
     pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
-    """``rand`` with ``input``'s shape (and dtype unless given)."""
+    """``rand`` with ``input``'s shape (and dtype unless given), in its layout (see
+    :func:`_layout`)."""
     check_layout("rand_like", layout, pin_memory)
+    strides, dt = _layout(input, memory_format), _float_dt(dtype or input.dtype, complex_ok=True)
+    if strides is not None and dt.kind != "c":
+        return _out(_uniform_array(_gen(generator), input._data.shape, dt, 0.0, 1.0, strides), requires_grad)
     return rand(
         input._data.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad
     )
@@ -429,8 +441,13 @@ def randn_like(
     pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
-    """``randn`` with ``input``'s shape (and dtype unless given)."""
+    """``randn`` with ``input``'s shape (and dtype unless given), in its layout (see
+    :func:`_layout`; PyTorch's scalar normal path then, as for any non-contiguous tensor)."""
     check_layout("randn_like", layout, pin_memory)
+    strides, dt = _layout(input, memory_format), _float_dt(dtype or input.dtype, "normal_kernel_cpu", True)
+    if strides is not None and dt.kind != "c":
+        engine = _gen(generator)
+        return _out(_normal_array(engine, input._data.shape, dt, 0.0, 1.0, False, strides), requires_grad)
     return randn(
         input._data.shape, generator=generator, dtype=dtype or input.dtype, requires_grad=requires_grad
     )
@@ -449,11 +466,16 @@ def randint_like(
     pin_memory: bool = False,
     memory_format: Any = None,
 ) -> Tensor:
-    """``randint`` with ``input``'s shape (and dtype unless given); ``randint_like(x, high)``
-    samples from ``[0, high)``."""
+    """``randint`` with ``input``'s shape (and dtype unless given), in its layout (see
+    :func:`_layout`); ``randint_like(x, high)`` samples from ``[0, high)``."""
     check_layout("randint_like", layout, pin_memory)
     if high is None:
         low, high = 0, low
+    strides = _layout(input, memory_format)
+    if strides is not None:
+        engine, dt = _gen(generator), _dtype.to_numpy(dtype or input.dtype)
+        draw = lambda n: _random_array(engine, (n,), dt, int(low), int(high))  # noqa: E731
+        return _out(_memory_order(input._data.shape, strides, draw), requires_grad)
     return randint(
         low,
         high,

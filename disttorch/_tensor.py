@@ -55,6 +55,9 @@ _NON_LEAF_GRAD_MSG = (
 )
 
 
+_NUMPY_OF_GRAD = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+
+
 class Size(tuple):
     """The shape of a tensor: a tuple of ints, printed as ``disttorch.Size([2, 3])``."""
 
@@ -420,9 +423,7 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying NumPy array (shares memory)."""
         if self._rg and not force:
-            raise RuntimeError(
-                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
-            )
+            raise RuntimeError(_NUMPY_OF_GRAD)
         if type(self._data) is MetaArray:
             raise TypeError(
                 "can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
@@ -577,12 +578,17 @@ class Tensor:
         return self.to(_dtype.uint8)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._rg:
+            raise RuntimeError(_NUMPY_OF_GRAD)
         return self._data if dtype is None else self._data.astype(dtype)
 
     @property
     def __array_interface__(self) -> dict:
         """NumPy's array interface of the data (``np.asarray(t)`` shares its memory). Absent
-        for bfloat16, which the interface cannot describe (NumPy then uses ``__array__``)."""
+        for bfloat16, which the interface cannot describe, and for a tensor that requires
+        grad, whose ``__array__`` raises as ``numpy()`` does (NumPy then uses ``__array__``)."""
+        if self._rg:
+            raise AttributeError("__array_interface__ of a tensor that requires grad: use detach()")
         if self._data.dtype.kind == "V":
             raise AttributeError("__array_interface__ cannot describe bfloat16 data")
         return self._data.__array_interface__

@@ -16,6 +16,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ._public_name import defined_in
 from ._tensor import Tensor
 from ._torch_function import (
     handle_torch_function,
@@ -168,7 +169,7 @@ def _dispatching_places() -> Iterable[tuple[Any, str, Any]]:
         for name, value in list(vars(module).items()):
             if id(value) in public and isinstance(value, types.FunctionType):
                 yield module, name, value
-            elif isinstance(value, type) and value.__module__ == module.__name__:
+            elif isinstance(value, type) and defined_in(value, module.__name__):
                 for attr, kept in list(vars(value).items()):  # ``_conv = staticmethod(conv2d)``
                     if isinstance(kept, staticmethod) and id(kept.__func__) in public:
                         yield value, attr, kept

@@ -7,6 +7,9 @@ from typing import Any
 
 from .ops._helpers import RETURN_TYPES
 
+# the types made so far, in the namespace (the import alias gives them ``torch.`` paths)
+globals().update(RETURN_TYPES)
+
 
 def __getattr__(name: str) -> Any:
     if name in RETURN_TYPES:

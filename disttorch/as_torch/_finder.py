@@ -72,6 +72,8 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     _disttorch_as_torch_alias = True
 
     def find_spec(self, name, path=None, target=None):
+        if name.startswith("disttorch."):
+            return self._publishing_spec(name, path, target)
         if name != "torch" and not name.startswith("torch."):
             return None
         real = "disttorch" + name[5:]
@@ -84,6 +86,18 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(
             name, self, is_package=found.submodule_search_locations is not None
         )
+
+    def _publishing_spec(self, name, path, target):
+        """The spec the other finders give ``disttorch.x``, its loader wrapped so the module's
+        classes get their ``torch.`` paths once it has run (see :class:`_PublishingLoader`)."""
+        for finder in sys.meta_path:
+            find = None if getattr(finder, _MARK, False) else getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                if hasattr(spec.loader, "exec_module"):
+                    spec.loader = _PublishingLoader(spec.loader)
+                return spec
+        return None
 
     def find_distributions(self, context=None):
         """``importlib.metadata`` finds the ``torch`` distribution here (see the header)."""
@@ -100,9 +114,9 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             # (``{"min": torch.lt}``), so ``f is torch.lt`` holds for the whole program.
             importlib.import_module("disttorch.fx")
         if spec.name == "torch":
-            from disttorch._public_name import name_top_level_classes
+            from disttorch._public_name import publish_loaded
 
-            name_top_level_classes("torch")  # type(x) prints <class 'torch.Tensor'>
+            publish_loaded()  # type(x) prints <class 'torch.Tensor'>, Linear's module torch.nn...
         if spec.name == "torch" and _LABEL not in str(module.__version__):
             from disttorch.torch_version import TorchVersion
 
@@ -121,6 +135,28 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         spec = module.__spec__
         if spec is not None and spec.loader_state is not None:
             module.__spec__ = spec.loader_state
+
+
+class _PublishingLoader:
+    """A ``disttorch.x`` module's own loader, which after running the module hands it to
+    ``disttorch._public_name.publish`` while ``torch`` is disttorch (modules imported before
+    that are published all at once when ``torch`` is first imported)."""
+
+    def __init__(self, loader) -> None:
+        self._loader = loader
+
+    def __getattr__(self, name):  # get_source, get_code, get_resource_reader, ...
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self._loader.exec_module(module)
+        if sys.modules.get("torch") is sys.modules.get("disttorch") is not None:
+            from disttorch._public_name import publish
+
+            publish(module)
 
 
 def installed() -> bool:

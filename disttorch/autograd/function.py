@@ -33,7 +33,7 @@ from . import grad_mode, saved_fields, saved_hooks
 from .saved_fields import FREED_MSG as _FREED_MSG
 from .saved_fields import modified_inplace_message
 
-__all__ = ["Function", "FunctionCtx", "AccumulateGrad", "named_node", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "AccumulateGrad", "ShownNode", "named_node", "once_differentiable"]
 
 _seq = itertools.count()
 
@@ -141,6 +141,18 @@ class Node:
     def metadata(self) -> dict:
         """A dict of the user's own, kept with the node."""
         return self.__dict__.setdefault("_metadata", {})
+
+
+class ShownNode(Node):
+    """A node of PyTorch's graph that a fused disttorch op does not make (the ``TBackward0``
+    of a linear layer's weight): listed in ``next_functions`` so the graph reads as
+    PyTorch's; gradients never pass through it."""
+
+    def __init__(self, name: str, *edges: tuple | None) -> None:
+        self._name, self.next_edges = name, edges
+
+    def name(self) -> str:
+        return self._name
 
 
 class AccumulateGrad(Node):

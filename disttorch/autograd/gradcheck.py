@@ -13,7 +13,11 @@ from . import forward_ad
 from .backprop import grad as autograd_grad
 from .grad_mode import enable_grad, no_grad
 
-__all__ = ["gradcheck", "gradgradcheck"]
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+
+
+class GradcheckError(RuntimeError):
+    """A gradient of ``gradcheck``/``gradgradcheck`` disagrees with its finite differences."""
 
 
 def _tensors(inputs: Any) -> tuple:
@@ -143,7 +147,7 @@ def gradcheck(
                 if not raise_exception:
                     return False
                 o, e = np.argwhere(bad)[0]
-                raise RuntimeError(
+                raise GradcheckError(
                     f"{what} mismatch for output {oi} with respect to input {i},\n"
                     f"numerical:{numeric[o, e]:.8g}\nanalytical:{analytic[o, e]:.8g}\n"
                     f"(at output element {o}, input element {e}; max abs difference "

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _native_warnings
 from .._random import Generator, _gen, _normal_array, _uniform_array
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -255,6 +256,7 @@ def kaiming_uniform_(
     """He uniform: U(-bound, bound) with bound = gain * sqrt(3 / fan) and gain from
     ``calculate_gain(nonlinearity, a)``."""
     if 0 in tensor._data.shape:
+        _native_warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -271,6 +273,7 @@ def kaiming_normal_(
 ) -> Tensor:
     """He normal: N(0, std**2) with std = gain / sqrt(fan)."""
     if 0 in tensor._data.shape:
+        _native_warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)

@@ -424,6 +424,11 @@ class _FloatUnary(Function):
     ufunc: Callable = None
     uses_output = False  # derivative reads y (kept from forward, recomputed under create_graph)
     quiet = False  # silence NumPy's warnings for inputs outside the domain (log(0)...)
+    #: PyTorch's fused backward kernel, ``(g, y) -> dx`` on real arrays (``tanh_backward``,
+    #: ``sigmoid_backward``), in its operation order; the 16-bit dtypes in ``fused_widens``
+    #: are computed in float32 and rounded once
+    fused_backward: Callable | None = None
+    fused_widens: tuple[str, ...] = ("float16", "bfloat16")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """PyTorch's name for what the op saves: the output when its derivative reads it."""
@@ -455,6 +460,13 @@ class _FloatUnary(Function):
     @classmethod
     def backward(cls, ctx, g):
         (a,) = ctx.saved_tensors
+        dt = g._data.dtype
+        if cls.fused_backward is not None and dt.kind in "fV" and not recording():
+            wide = np.float32 if dt.name in cls.fused_widens else dt
+            y = _as_returned(ctx.out, dt)
+            return Tensor._make(
+                cls.fused_backward(g._data.astype(wide), y.astype(wide)).astype(dt, copy=False)
+            )
         y = None
         if cls.uses_output:
             y = cls.apply(a) if recording() else _const(_as_returned(ctx.out, g._data.dtype))
@@ -566,8 +578,17 @@ class Tan(_FloatUnary):
         return y * y + 1
 
 
+def _one_minus_square(y: np.ndarray) -> np.ndarray:
+    """``1 - y * y`` rounded once, as the fused multiply-add of PyTorch's vectorised float32
+    kernels computes it (float32's square is exact in float64)."""
+    if y.dtype == np.float32:
+        return (1 - np.square(y, dtype=np.float64)).astype(np.float32)
+    return 1 - y * y
+
+
 class Tanh(_FloatUnary):
     ufunc, uses_output = np.tanh, True
+    fused_backward = staticmethod(lambda g, y: g * _one_minus_square(y))
 
     @staticmethod
     def derivative(x, y):
@@ -741,6 +762,8 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 class Sigmoid(_FloatUnary):
     ufunc, uses_output = _sigmoid, True
+    fused_backward = staticmethod(lambda g, y: g * (1 - y) * y)
+    fused_widens = ("bfloat16",)  # float16's kernel steps in float16
 
     @staticmethod
     def derivative(x, y):

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._dtype import c_type_name
 from .._tensor import Tensor
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
 from .dtype_rules import require_source_dtype
 from .shape import Select
@@ -229,13 +229,39 @@ def _split_mixed(index: Any) -> tuple | None:
     return tuple(basic), tuple(advanced)
 
 
+def _view_node_name(index: Any, shape: tuple) -> str:
+    """PyTorch's node for ``x[index]`` (a basic index): its last step, ``select`` for an
+    int, ``slice``, ``unsqueeze`` for None; in a tuple a slice written as the whole dim
+    (``:``, ``0:n``, stop past the end; not ``-n:``) is no step, and with no step left the
+    node is ``AliasBackward0``."""
+    if isinstance(index, slice):
+        return "SliceBackward0"
+    if not isinstance(index, tuple):
+        index = (index,)
+    spans = sum(1 for i in index if i is not None and i is not Ellipsis)
+    name, dim = "AliasBackward0", 0
+    for i in index:
+        if i is None:
+            name = "UnsqueezeBackward0"
+        elif i is Ellipsis:
+            dim += len(shape) - spans
+        elif isinstance(i, slice):
+            whole = i.start in (None, 0) and i.step in (None, 1) and (i.stop is None or i.stop >= shape[dim])
+            if not whole:
+                name = "SliceBackward0"
+            dim += 1
+        else:
+            name, dim = "SelectBackward0", dim + 1
+    return name
+
+
 def _read(input: Tensor, idx: Any) -> Tensor:
     if _is_basic(idx):
-        idx = _as_view_index(idx)
-        for i in idx:
+        view = _as_view_index(idx)
+        for i in view:
             if isinstance(i, slice) and i.step is not None and i.step <= 0:
                 raise ValueError("step must be greater than zero")
-        return Slice.apply(input, idx)
+        return named_node(Slice.apply(input, view), _view_node_name(idx, input._data.shape))
     mixed = _split_mixed(idx)
     if mixed is not None:
         return Index.apply(_read(input, mixed[0]), mixed[1])

@@ -21,7 +21,7 @@ from .._dtype import FLOAT_KINDS, from_numpy, get_default_dtype, scalar_type_nam
 from .._dtype import dtype as _dtype_cls
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ..kernels.lu import unpack_np
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
@@ -672,8 +672,8 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    """``p``-norm of ``input - other``."""
-    return _linalg.vector_norm(input - other, p)
+    """``p``-norm of ``input - other`` (PyTorch's node: ``DistBackward0``)."""
+    return named_node(_linalg.vector_norm(input - other, p), "DistBackward0")
 
 
 @autocast_op("fp32")
@@ -1783,7 +1783,12 @@ def fill(input: Tensor, value: Any) -> Tensor:
 def range(
     start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None, **kw: Any
 ) -> Tensor:
-    """Deprecated inclusive ``arange``: ``start, start + step, ..., end``."""
+    """Deprecated inclusive ``arange``: ``start, start + step, ..., end`` (warns, as PyTorch)."""
+    _native_warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its behavior "
+        "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+        "values in [start, end)."
+    )
     if end is None:
         start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1

@@ -947,9 +947,10 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
         tensors = tuple(tensors[0])
     if indexing is None:
         warnings.warn(
-            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. "
+            "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)",
             UserWarning,
-            stacklevel=2,
+            stacklevel=1,  # PyTorch's is raised in its own functional.py, not at the caller's line
         )
         indexing = "ij"
     if indexing not in ("ij", "xy"):

@@ -138,18 +138,21 @@ class LRScheduler:
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
                 warnings.warn(
-                    "Seems like `optimizer.step()` has been overridden after learning rate "
-                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
-                    "before `lr_scheduler.step()`.",
+                    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                    "initialization. Please, make sure to call `optimizer.step()` before "
+                    "`lr_scheduler.step()`. See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                     UserWarning,
                     stacklevel=2,
                 )
             elif not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn(
-                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. You "
-                    "should call them in the opposite order: `optimizer.step()` before "
-                    "`lr_scheduler.step()`. Failure to do this will result in skipping the "
-                    "first value of the learning rate schedule.",
+                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                    "In PyTorch 1.1.0 and later, you should call them in the opposite order: "
+                    "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
+                    "will result in PyTorch skipping the first value of the learning rate schedule. "
+                    "See more details at "
+                    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                     UserWarning,
                     stacklevel=2,
                 )

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype, _qscheme
+from .._public_name import package_name
 from .._qtensor import QuantizedTensor
 from .._tensor import Size, Tensor, device
 from . import names
@@ -361,6 +362,27 @@ def check_memo_indices(file: Any) -> None:
         raise pickle.UnpicklingError(f"the pickle is malformed: {exc}") from None
 
 
+def weights_only_failure(full: str) -> str:
+    """PyTorch's message for a ``weights_only`` load that met the global ``full``, which is
+    neither on its allow-list nor allowed by the user (bold escapes included)."""
+    torch = package_name()
+    return (
+        "Weights only load failed. This file can still be loaded, to do so you have two options, "
+        "\x1b[1mdo those steps only if you trust the source of the checkpoint\x1b[0m. \n\t(1) In "
+        "PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+        "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will "
+        "likely succeed, but it can result in arbitrary code execution. Do it only if you got the "
+        "file from a trusted source.\n\t(2) Alternatively, to load with `weights_only=True` please "
+        "check the recommended steps in the following error message.\n\tWeightsUnpickler error: "
+        f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "
+        f"`{torch}.serialization.add_safe_globals([{full}])` or the "
+        f"`{torch}.serialization.safe_globals([{full}])` context manager to allowlist this global "
+        "if you trust this class/function.\n\nCheck the documentation of torch.load to learn more "
+        "about types accepted by default with weights_only "
+        "https://pytorch.org/docs/stable/generated/torch.load.html."
+    )
+
+
 class Unpickler(pickle.Unpickler):
     """Resolves globals as the module header says; storages come from ``persistent_load``."""
 
@@ -410,13 +432,7 @@ class Unpickler(pickle.Unpickler):
                     obj = None
                 if obj is not None and any(obj is (e[0] if isinstance(e, tuple) else e) for e in _user_safe):
                     return obj
-            raise pickle.UnpicklingError(
-                f"Weights only load failed: the file refers to the global {full}, which is not "
-                "a tensor, storage, dtype, number, string or container, and was not allowed "
-                f"with disttorch.serialization.add_safe_globals([{name}]) or the "
-                f"safe_globals([{name}]) context manager. Allow it only if you trust where the "
-                "file came from; weights_only=False would run any code the file contains."
-            )
+            raise pickle.UnpicklingError(weights_only_failure(full))
         try:
             return resolve(module, name)
         except (ImportError, AttributeError) as exc:

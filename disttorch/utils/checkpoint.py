@@ -10,10 +10,13 @@ original node takes back the saved state of its twin in the new run. The gradien
 then exactly those of the un-checkpointed graph: they reach parameters ``fn`` uses and
 tensors it closes over, ``autograd.grad`` works, and checkpoints nest.
 
-``use_reentrant=True`` (PyTorch's old default) keeps its observable rules: keyword
-arguments are refused, when no tensor argument requires grad a warning is given
-and the outputs do not require grad, and a backward pass restricted to some ``inputs``
-(``autograd.grad``, ``backward(inputs=...)``) that reaches the checkpoint raises.
+``use_reentrant=True`` (PyTorch's old default) is PyTorch's reentrant design instead
+(:class:`CheckpointFunction`): one node, ``CheckpointFunctionBackward``, over the call's
+tensor arguments; forward records nothing inside, and backward recomputes and runs a
+backward pass of its own. Its rules are PyTorch's: keyword arguments are refused, when no
+tensor argument requires grad a warning is given and the outputs do not require grad, and
+a backward pass restricted to some ``inputs`` (``autograd.grad``, ``backward(inputs=...)``)
+that reaches the checkpoint raises.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from typing import Any
 from .. import _random
 from .._tensor import Tensor
 from ..autograd import autocast_state as _autocast
+from ..autograd import backprop as _backprop
 from ..autograd import engine as _engine
 from ..autograd import function as _function
 from ..autograd import grad_mode
 
 __all__ = [
     "CheckpointError",
+    "CheckpointFunction",
     "checkpoint",
     "checkpoint_sequential",
     "detach_variable",
@@ -114,6 +119,69 @@ def _nodes_since(outputs: Any, start: int) -> list:
     return sorted(found, key=lambda n: n._seq_nr)
 
 
+def _autocast_state() -> tuple:
+    """What :func:`_replayed` needs of the autocast state of a forward run."""
+    st = _autocast._state
+    return dict(st.enabled), dict(st.dtypes), st.cache_enabled, dict(st.cache)
+
+
+@contextlib.contextmanager
+def _replayed(rng_state: Any, autocast_state: tuple) -> Any:
+    """Recording, with the RNG state (unless None) and autocast state of a forward run (its
+    weight-cast cache as it was when the forward began, so casts hit and miss as they did);
+    the live states come back afterwards."""
+    st = _autocast._state
+    prev_rng = _random.get_rng_state() if rng_state is not None else None
+    prev_ac = (st.enabled, st.dtypes, st.suspended, st.cache_enabled, st.cache)
+    try:
+        if rng_state is not None:
+            _random.set_rng_state(rng_state)
+        enabled, dtypes, cache_enabled, cache = autocast_state
+        st.enabled, st.dtypes = dict(enabled), dict(dtypes)
+        st.cache_enabled, st.cache = cache_enabled, dict(cache)
+        st.suspended = 0
+        st.refresh()
+        with grad_mode.enable_grad():
+            yield
+    finally:
+        st.enabled, st.dtypes, st.suspended, st.cache_enabled, st.cache = prev_ac
+        st.refresh()
+        if prev_rng is not None:
+            _random.set_rng_state(prev_rng)
+
+
+class CheckpointFunction(_function.Function):
+    """``use_reentrant=True``: PyTorch's reentrant checkpoint, one node
+    (``CheckpointFunctionBackward``) whose inputs are the call's tensor arguments. Forward
+    runs the function without recording; backward runs it again, recording, and runs a
+    backward pass of its own through that graph (parameters get their gradients there)."""
+
+    @staticmethod
+    def forward(ctx: Any, run_function: Callable, preserve_rng_state: bool, *args: Any) -> Any:
+        ctx.run_function = run_function
+        ctx.rng_state = _random.get_rng_state() if preserve_rng_state else None
+        ctx.autocast_state = _autocast_state()
+        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(*(a for a in args if isinstance(a, Tensor)))
+        with grad_mode.no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        if _engine.restricted_to_inputs():
+            raise RuntimeError(_REENTRANT_GRAD_MSG)
+        tensors = iter(ctx.saved_tensors)
+        inputs = detach_variable(tuple(next(tensors) if a is None else a for a in ctx.inputs))
+        with _replayed(ctx.rng_state, ctx.autocast_state):
+            outputs = ctx.run_function(*inputs)
+        outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
+        pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
+        _backprop.backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None, *(a.grad if isinstance(a, Tensor) else None for a in inputs))
+
+
 class _Recomputation:
     """The nodes of one checkpointed call and how to refill them."""
 
@@ -157,27 +225,9 @@ class _Recomputation:
         if self.reentrant and _engine.restricted_to_inputs():
             raise RuntimeError(_REENTRANT_GRAD_MSG)
         self.done = True
-        st = _autocast._state
-        prev_rng = _random.get_rng_state() if self.rng_state is not None else None
-        prev_ac = (st.enabled, st.dtypes, st.suspended, st.cache_enabled, st.cache)
         start = next(_function._seq)
-        try:
-            if self.rng_state is not None:
-                _random.set_rng_state(self.rng_state)
-            # the forward's autocast state, with its weight-cast cache as it was when the
-            # forward began (so casts hit and miss as they did), apart from the live cache
-            enabled, dtypes, cache_enabled, cache = self.autocast_state
-            st.enabled, st.dtypes = dict(enabled), dict(dtypes)
-            st.cache_enabled, st.cache = cache_enabled, dict(cache)
-            st.suspended = 0
-            st.refresh()
-            with grad_mode.enable_grad(), self.recompute_ctx:
-                outputs = self.fn(*self.args, **self.kwargs)
-        finally:
-            st.enabled, st.dtypes, st.suspended, st.cache_enabled, st.cache = prev_ac
-            st.refresh()
-            if prev_rng is not None:
-                _random.set_rng_state(prev_rng)
+        with _replayed(self.rng_state, self.autocast_state), self.recompute_ctx:
+            outputs = self.fn(*self.args, **self.kwargs)
         twins = _nodes_since(outputs, start)
         if self.check and [type(n) for n in twins] != [type(n) for n in self.nodes]:
             raise CheckpointError(
@@ -208,9 +258,8 @@ def checkpoint(
         function: what to run (a module or any callable of tensors).
         args: its arguments (tensors or anything else).
         use_reentrant: PyTorch's two variants; pass it explicitly (None warns, as PyTorch
-            2.13 does, and means True). ``False`` is recommended. Both recompute the same
-            way here; ``True`` refuses keyword arguments and gives outputs that do not
-            require grad when no tensor argument does (PyTorch's rules for it).
+            2.13 does, and means True). ``False`` is recommended; ``True`` is
+            :class:`CheckpointFunction` (see the module's header).
         preserve_rng_state (keyword, default True): replay the RNG state of the forward
             run during recomputation, so random ops (dropout) draw the same values.
         context_fn: returns two context managers, entered around the forward run and
@@ -243,11 +292,9 @@ def checkpoint(
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         if not any(t.requires_grad for t in _flatten_tensors(args)):
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
-            with grad_mode.no_grad():
-                return function(*args)
+        return CheckpointFunction.apply(function, preserve, *args)
     forward_ctx, recompute_ctx = context_fn()
-    st = _autocast._state
-    autocast_state = (dict(st.enabled), dict(st.dtypes), st.cache_enabled, dict(st.cache))
+    autocast_state = _autocast_state()
     rng_state = _random.get_rng_state() if preserve else None
     start = next(_function._seq)
     with forward_ctx:

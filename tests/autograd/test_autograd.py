@@ -10,6 +10,7 @@ import pytest
 
 import disttorch as torch
 from disttorch.autograd import Function, gradcheck, gradgradcheck
+from disttorch.autograd.gradcheck import GradcheckError
 
 FREED_MSG = "Trying to backward through the graph a second time"
 
@@ -364,8 +365,9 @@ def test_gradcheck_catches_a_wrong_backward():
     x = leaf([1.0, 2.0], torch.float64)
     assert gradcheck(lambda t: t * 2, (x,))
     assert not gradcheck(Wrong.apply, (x,), raise_exception=False)
-    with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
+    with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0") as info:
         gradcheck(Wrong.apply, (x,))
+    assert type(info.value) is GradcheckError and type(info.value).__name__ == "GradcheckError"
 
 
 # ---------------------------------------------------------------------- engine

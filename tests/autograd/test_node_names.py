@@ -44,6 +44,7 @@ CASES = {
         a["x3"], a["x3"], a["x3"]
     ),
     "FloorBackward0": lambda L, a: L.floor(a["x"]),
+    "DistBackward0": lambda L, a: L.dist(a["x"], a["x"] * 2),
     "RoundBackward1": lambda L, a: a["x"].round(decimals=1),
     "SignBackward0": lambda L, a: L.sign(a["x"]),
     "MkldnnRnnLayerBackward0": lambda L, a: L.nn.LSTM(4, 5)(a["seq"])[0],
@@ -97,3 +98,38 @@ def test_python_function_nodes_print_their_module():
 @pytest.mark.parity
 def test_node_reprs_match_pytorch(torch):
     assert [r.replace("disttorch.", "torch.") for r in _node_reprs(dt)] == _node_reprs(torch)
+
+
+#: basic indexing: PyTorch names the last step (select, slice, unsqueeze; a whole-dim slice
+#: inside a tuple is no step, and with none left the node is an alias)
+INDEXES = ["[0, 0]", "[:, 0]", "[0, 1:]", "[:, :]", "[:]", "[0:100]", "[:, 0:100]", "[:, -3:]"]
+INDEXES += ["[None, 0]", "[0, None]", "[...]", "[..., 0, :]", "[(slice(None),)]", "[-1]", "[::2]"]
+
+
+@pytest.mark.parity
+def test_basic_index_node_names_match_pytorch(torch):
+    for index in INDEXES:
+        names = [eval(f"lib.ones(2, 3, 4, requires_grad=True){index}").grad_fn.name() for lib in (dt, torch)]
+        assert names[0] == names[1], index
+
+
+def _graph(node, depth=0):
+    """A node and the names below it, as nested lists (AccumulateGrad as "acc")."""
+    if node is None:
+        return None
+    name = "acc" if "AccumulateGrad" in node.name() else node.name()
+    return [name, *[_graph(n, depth + 1) for n, _ in node.next_functions]] if depth < 4 else name
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_graph_reads_as_pytorchs(torch, bias):
+    """``loss.grad_fn.next_functions[0][0].next_functions[0][0]`` (the 60-minute blitz) is
+    the bias's AccumulateGrad: addmm(bias, input, weight.t()), under views for N-d input."""
+    for shape in [(4, 3), (2, 4, 3), (3,)]:
+        for input_grad in (True, False):
+            graphs = []
+            for lib in (dt, torch):
+                layer = lib.nn.Linear(3, 2, bias=bias)
+                graphs.append(_graph(layer(lib.ones(*shape, requires_grad=input_grad)).grad_fn))
+            assert graphs[0] == graphs[1], (shape, input_grad)

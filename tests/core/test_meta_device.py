@@ -115,3 +115,28 @@ def test_gradients_flow_through_meta_graphs_as_meta_tensors():
     loss = (dt.ones(4, 3, device="meta") @ w).tanh().sum()
     loss.backward()
     assert w.grad.is_meta and tuple(w.grad.shape) == (3, 2)
+
+
+#: layers whose constructors take ``device=``: their parameters and buffers are made there
+DEVICE_LAYERS = {
+    "Conv2d": lambda L, **k: L.nn.Conv2d(3, 4, 3, **k),
+    "ConvTranspose1d": lambda L, **k: L.nn.ConvTranspose1d(3, 4, 3, **k),
+    "BatchNorm2d": lambda L, **k: L.nn.BatchNorm2d(4, **k),
+    "LayerNorm": lambda L, **k: L.nn.LayerNorm(4, **k),
+    "GroupNorm": lambda L, **k: L.nn.GroupNorm(2, 4, **k),
+    "RMSNorm": lambda L, **k: L.nn.RMSNorm(4, **k),
+    "LSTM": lambda L, **k: L.nn.LSTM(3, 4, **k),
+    "GRUCell": lambda L, **k: L.nn.GRUCell(3, 4, **k),
+    "MultiheadAttention": lambda L, **k: L.nn.MultiheadAttention(4, 2, **k),
+    "TransformerEncoderLayer": lambda L, **k: L.nn.TransformerEncoderLayer(4, 2, 8, **k),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEVICE_LAYERS))
+def test_layers_made_with_device_meta_are_meta_and_draw_nothing(torch, name):
+    for lib in (dt, torch):
+        lib.manual_seed(0)
+        layer = DEVICE_LAYERS[name](lib, device="meta")
+        tensors = [*layer.parameters(), *layer.buffers()]
+        assert tensors and all(t.device.type == "meta" for t in tensors), (lib.__name__, name)
+        assert lib.randn(1).item() == pytest.approx(1.5409960746765137)  # the generator did not move

@@ -54,3 +54,33 @@ def test_transposing_other_than_matrices_warns_once_per_kind(monkeypatch):
         ["Tensor.T", "is", "deprecated"],
     ]
     assert dt.ones(2, 3, 4).T.shape == (4, 3, 2)
+
+
+def _python_warnings(lib):
+    """(text, file) of the warnings PyTorch raises in Python for legacy calls and arguments."""
+    theta = lib.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grid = lib.nn.functional.affine_grid(theta, (1, 1, 2, 2))
+        lib.nn.functional.grid_sample(lib.ones(1, 1, 2, 2), grid)
+        lib.nn.functional.nll_loss(lib.zeros(2, 3), lib.tensor([0, 1]), size_average=False)
+        lib.nn.MSELoss(reduce=False)
+        lib.nn.functional.mse_loss(lib.ones(3, 1), lib.ones(3))
+        lib.range(0, 2)
+        lib.nn.functional.upsample(lib.ones(1, 1, 2, 2), scale_factor=2)
+        lib.nn.init.kaiming_uniform_(lib.empty(0, 3))
+        lib.meshgrid(lib.arange(2), lib.arange(2))
+        lib.nn.Linear(1, 1).state_dict(None, "x.")
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1)
+        lib.optim.lr_scheduler.StepLR(opt, 1).step()
+        lib.utils.data.DataLoader([1], num_workers=os.cpu_count() + 1)
+    return [(str(w.message), os.path.basename(w.filename)) for w in caught]
+
+
+@pytest.mark.parity
+def test_python_warnings_of_legacy_calls_as_pytorchs(torch):
+    ours, theirs = _python_warnings(dt), _python_warnings(torch)
+    assert [m.replace("disttorch.Size", "torch.Size") for m, _ in ours] == [m for m, _ in theirs]
+    here = os.path.basename(__file__)
+    at_caller = [i for i, (_, f) in enumerate(theirs) if f == here]
+    assert at_caller == [i for i, (_, f) in enumerate(ours) if f == here] and len(at_caller) == 8

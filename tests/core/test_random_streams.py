@@ -450,3 +450,31 @@ def test_default_generator_starts_from_os_entropy():
 def test_multinomial_without_replacement_runs_into_zero_weights(torch):
     ours, theirs = _both(torch, lambda T: T.multinomial(T.tensor([1.0, 0.0, 0.0]), 2))
     _same(ours, theirs)
+
+
+def _layout_draws(lib):
+    """Draws whose noise PyTorch makes with ``empty_like`` (the input's layout) and fills in
+    memory order: a transposed input's values come out in its own order."""
+    lib.manual_seed(0)
+    x = lib.arange(1.0, 25.0).reshape(4, 6).t()
+    lstm = lib.nn.LSTM(3, 4, batch_first=True)  # its output is a transposed view, as PyTorch's
+    out, _ = lstm(lib.ones(2, 5, 3))
+    lib.manual_seed(1)
+    return [
+        lib.nn.functional.dropout(x, 0.5),
+        lib.nn.functional.alpha_dropout(x, 0.5, training=True),
+        lib.nn.functional.dropout(out, 0.5) != 0,
+        lib.rand_like(x),
+        lib.randn_like(lib.ones(3, 20).t()),
+        lib.randint_like(x, 10),
+        lib.rand_like(x, memory_format=lib.contiguous_format),
+        lib.rand(2),
+    ]
+
+
+@pytest.mark.parity
+def test_like_draws_and_dropout_follow_the_inputs_layout_as_pytorch(torch):
+    ours, theirs = _layout_draws(dt), _layout_draws(torch)
+    for a, b in zip(ours, theirs):
+        assert a.stride() == b.stride()
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-6)

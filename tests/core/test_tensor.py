@@ -105,6 +105,23 @@ def test_item_tolist_numpy():
     assert w.detach().numpy().shape == (2,)
 
 
+@pytest.mark.parametrize(
+    "convert", [np.asarray, np.array, lambda t: np.exp(t), lambda t: np.asarray(t, dtype=np.float64)]
+)
+def test_numpy_conversion_of_a_tensor_that_requires_grad_raises(torch, convert):
+    for lib in (torch, dt):
+        for t in (
+            lib.ones(2, requires_grad=True),
+            lib.nn.Parameter(lib.ones(2)),
+            lib.ones(2, requires_grad=True) * 2,
+        ):
+            with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+                convert(t)
+    assert not hasattr(dt.ones(1, requires_grad=True), "__array_interface__")
+    assert np.asarray(dt.ones(2, requires_grad=True).detach()).tolist() == [1.0, 1.0]
+    assert np.asarray(dt.ones(2, requires_grad=True).bfloat16().detach().float()).shape == (2,)
+
+
 def test_from_numpy_shares_memory_and_checks_dtype():
     a = np.arange(4, dtype=np.int32)
     t = dt.from_numpy(a)

@@ -489,3 +489,27 @@ def test_a_deep_copied_modules_hook_handle_removes_the_copys_hook():
     for m in (b, b, a, a):
         m(dt.ones(1))
     assert (a.calls, b.calls, len(a._forward_pre_hooks), len(b._forward_pre_hooks)) == (1, 1, 0, 0)
+
+
+@pytest.mark.parity
+def test_with_kwargs_hook_ids_are_kept_as_pytorchs(torch):
+    """``_forward_hooks_with_kwargs`` is an id -> True dict, emptied by the handle's removal."""
+    seen = []
+    for lib in (dt, torch):
+        layer = lib.nn.Linear(1, 1)
+        handle = layer.register_forward_hook(lambda m, a, k, o: None, with_kwargs=True, always_call=True)
+        pre = layer.register_forward_pre_hook(lambda m, a, k: None, with_kwargs=True)
+        kept = [
+            dict(d) == {h.id: True}
+            for d, h in (
+                (layer._forward_hooks_with_kwargs, handle),
+                (layer._forward_hooks_always_called, handle),
+                (layer._forward_pre_hooks_with_kwargs, pre),
+            )
+        ]
+        text = repr(layer._forward_hooks_with_kwargs).replace(str(handle.id), "N")
+        handle.remove(), pre.remove()
+        seen.append(
+            (kept, text, len(layer._forward_hooks_with_kwargs), len(layer._forward_pre_hooks_with_kwargs))
+        )
+    assert seen[0] == seen[1] == ([True, True, True], "OrderedDict([(N, True)])", 0, 0)

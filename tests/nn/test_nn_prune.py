@@ -1,6 +1,9 @@
 """``nn.utils.prune``: masks, the reparametrization (``<name>_orig``, ``<name>_mask``, the
 forward pre-hook), combined pruning, ``global_unstructured``, ``remove`` and the errors."""
 
+import importlib
+import re
+
 import numpy as np
 import pytest
 
@@ -117,3 +120,17 @@ def test_random_pruning_draws_pytorch_s_masks(torch):
         prune.random_structured(ours, "weight", amount=2, dim=0)
         tprune.random_structured(theirs, "weight", amount=2, dim=0)
         np.testing.assert_array_equal(ours.weight_mask.numpy(), theirs.weight_mask.numpy())
+
+
+@pytest.mark.parity
+def test_hook_dicts_print_as_pytorchs(torch):
+    """The pruning tutorial prints ``module._forward_pre_hooks``."""
+    reprs = []
+    for lib in (disttorch, torch):
+        layer = lib.nn.Linear(2, 2)
+        empty = repr(layer._forward_pre_hooks)
+        importlib.import_module(f"{lib.__name__}.nn.utils.prune").random_unstructured(layer, "weight", 0.5)
+        pruned = repr(layer._forward_pre_hooks).split(" object at ")[0]  # keys: a global hook counter
+        reprs.append((empty, re.sub(r"\(\d+, ", "(N, ", pruned.replace("disttorch.", "torch."))))
+    expected = ("OrderedDict()", "OrderedDict([(N, <torch.nn.utils.prune.RandomUnstructured")
+    assert reprs[0] == reprs[1] == expected

@@ -256,3 +256,13 @@ def test_swap_in_optimizer_params_and_state_restores_the_live_optimizer():
     with pytest.raises(ValueError, match="parameters"):
         with optim.swap_in_optimizer_params_and_state(opt, {}, sd):
             pass
+
+
+@pytest.mark.parity
+def test_repr_of_several_groups_as_pytorchs(torch):
+    reprs = []
+    for lib in (dt, torch):
+        a, b = lib.nn.Parameter(lib.ones(1)), lib.nn.Parameter(lib.ones(1))
+        opt = lib.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.05}], lr=0.1, momentum=0.9)
+        reprs.append(repr(opt))
+    assert reprs[0] == reprs[1] and "\n\nParameter Group 1\n" in reprs[0]

@@ -207,3 +207,30 @@ def test_checkpoint_under_autocast_replays_casts_and_leaves_cache_clean():
         warm = lin(x)
     (ref.float().sum() + warm.float().sum()).backward()
     np.testing.assert_allclose(g.numpy(), lin.weight.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parity
+def test_reentrant_checkpoint_is_one_node_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    wv, xv = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((2, 4)).astype(np.float32)
+
+    def run(lib):
+        w, x = lib.tensor(wv, requires_grad=True), lib.tensor(xv, requires_grad=True)
+        calls = []
+
+        def fn(h, scale):
+            calls.append(lib.is_grad_enabled())
+            return (h @ w.t()).tanh() * scale, h.exp()
+
+        out, other = lib.utils.checkpoint.checkpoint(fn, x, 2.0, use_reentrant=True)
+        node = out.grad_fn
+        seen = (node.name(), other.grad_fn is node, [type(n).__name__ for n, _ in node.next_functions])
+        (out.sum() + other.sum()).backward()
+        return seen, calls, [t.grad.numpy() for t in (w, x)]
+
+    ours, theirs = run(dt), run(torch)
+    assert ours[0] == theirs[0] == ("CheckpointFunctionBackward", True, ["AccumulateGrad"])
+    assert ours[1] == theirs[1] == [False, True]  # forward without recording, backward recomputes
+    for a, b in zip(ours[2], theirs[2]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

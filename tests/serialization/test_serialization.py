@@ -79,3 +79,24 @@ def test_crash_during_save_leaves_previous_checkpoint_intact(tmp_path, monkeypat
     monkeypatch.undo()
     assert dt.load(path)["v"].item() == 1.0
     assert [p.name for p in tmp_path.iterdir()] == ["ck.pt"]
+
+
+class _Pickled(dt.nn.Module):
+    pass
+
+
+@pytest.mark.parity
+def test_weights_only_refusal_says_what_pytorchs_says(torch):
+    messages = []
+    for lib, module in ((dt, _Pickled()), (torch, torch.nn.Module())):
+        buf = io.BytesIO()
+        lib.save(module, buf)
+        buf.seek(0)
+        with pytest.raises(pickle.UnpicklingError) as info:
+            lib.load(buf)
+        messages.append(str(info.value))
+    ours, theirs = messages
+    own = f"{_Pickled.__module__}._Pickled"
+    assert ours == theirs.replace("torch.nn.modules.module.Module", own).replace(
+        "torch.serialization", "disttorch.serialization"
+    )

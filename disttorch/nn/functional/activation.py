@@ -13,8 +13,9 @@ recorded (``create_graph=True``), so higher-order gradients are right too.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -27,7 +28,8 @@ from ...kernels.threads import elementwise
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
-from ...ops.opmath import is_low
+from ...ops.opmath import computed_in_float32, is_low
+from ...ops.shape import cat
 from ...ops.softmax import log_softmax, softmax, softmin
 
 __all__ = [
@@ -53,10 +55,29 @@ __all__ = [
     "prelu",
 ]
 
+_Op = TypeVar("_Op", bound=Callable[..., Tensor])
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def fused(node: str) -> Callable[[_Op], _Op]:
+    """Decorate an activation that PyTorch computes in one CPU kernel: its result's
+    ``grad_fn`` is named ``node``, and a float16/bfloat16 input is computed in float32 and
+    rounded once (forward and backward), as that kernel does, not once per step."""
+
+    def wrap(fn: _Op) -> _Op:
+        wide = computed_in_float32(fn)
+
+        @functools.wraps(fn)
+        def op(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+            low = isinstance(input, Tensor) and is_low(input._data.dtype)
+            return named_node((wide if low else fn)(input, *args, **kwargs), node)
+
+        return op  # type: ignore[return-value]
+
+    return wrap
 
 
 def _times(g: Tensor, local: Callable[..., np.ndarray], *arrays: Any) -> Tensor:
@@ -227,21 +248,25 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return _ew.relu(input)
 
 
+@fused("LeakyReluBackward0")
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x if x > 0 else negative_slope * x``."""
     return LeakyRelu.apply(input, negative_slope)
 
 
+@fused("EluBackward0")
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x if x > 0 else alpha * (exp(x) - 1)``."""
     return Elu.apply(input, alpha, 1.0)
 
 
+@fused("EluBackward0")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
     return Elu.apply(input, _SELU_ALPHA, _SELU_SCALE)
 
 
+@fused("GeluBackward0")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``; ``approximate='tanh'`` uses
     ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
@@ -265,6 +290,7 @@ def sigmoid(input: Tensor) -> Tensor:
     return _ew.sigmoid(input)
 
 
+@fused("SoftplusBackward0")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``; linear where ``beta * x > threshold``."""
     return Softplus.apply(input, beta, threshold)
@@ -288,19 +314,22 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
-    return -Softplus.apply(-input, 1.0, 20.0)
+    return named_node(-Softplus.apply(-input, 1.0, 20.0), "LogSigmoidBackward0")
 
 
+@fused("MishBackward0")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
     return input * _ew.tanh(Softplus.apply(input, 1.0, 20.0))
 
 
+@fused("HardsigmoidBackward0")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``clamp(x / 6 + 1/2, 0, 1)``."""
     return _ew.clamp(input / 6.0 + 0.5, 0.0, 1.0)
 
 
+@fused("HardswishBackward0")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``."""
     return input * _ew.clamp(input + 3.0, 0.0, 6.0) / 6.0
@@ -314,11 +343,43 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     n = input._data.shape[d]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
-    lead = (slice(None),) * d
-    return input[lead + (slice(0, n // 2),)] * _ew.sigmoid(input[lead + (slice(n // 2, n),)])
+    return Glu.apply(input, d)
+
+
+class Glu(Function):
+    """``a * sigmoid(b)`` of the halves ``a, b`` of ``dim``, as PyTorch's kernels: forward
+    float16/bfloat16 in float32, rounded once; backward ``g * s`` and ``(1 - s) * s * a * g``
+    from the sigmoid ``s`` rounded to the input's dtype, the second rounded once."""
+
+    _raw, _own_16_bit = True, True
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        a, b = np.split(float_input(x, "glu"), 2, axis=dim)
+        wide = np.float32 if is_low(a.dtype) else a.dtype
+        s = elementwise(_sigmoid_array, b.astype(wide))
+        ctx.save_for_backward(x)
+        ctx.dim, ctx.s = dim, s.astype(a.dtype)
+        return elementwise(np.multiply, a.astype(wide), s).astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        if recording():
+            a, b = x.chunk(2, ctx.dim)
+            s = _ew.sigmoid(b)
+            return cat([g * s, (1 - s) * s * a * g], ctx.dim), None
+        dt = g._data.dtype
+        wide = np.float32 if is_low(dt) else dt
+        a = np.split(x._data, 2, axis=ctx.dim)[0].astype(wide)
+        s, gw = ctx.s.astype(wide), g._data.astype(wide)
+        ga = elementwise(np.multiply, gw, s).astype(dt)
+        gb = elementwise(lambda sv, av, gv: (1 - sv) * sv * av * gv, s, a, gw).astype(dt)
+        return Tensor._make(np.concatenate([ga, gb], axis=ctx.dim)), None
 
 
 @autocast_op("lower")
+@fused("PreluKernelBackward0")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x if x > 0 else weight * x``; ``weight`` has one entry, or one per channel
     (dim 1 of the input)."""

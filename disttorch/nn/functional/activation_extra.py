@@ -18,7 +18,7 @@ from ..._tensor import Tensor
 from ...kernels import torch_random as _kr
 from ...ops import elementwise as _ew
 from ...ops.inplace import _inplace
-from .activation import elu, hardtanh, leaky_relu, relu, selu, softmax
+from .activation import elu, fused, hardtanh, leaky_relu, relu, selu, softmax
 
 __all__ = [
     "celu",
@@ -44,25 +44,32 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    fn = (lambda t: elu(t / alpha) * alpha) if alpha != 1 else elu
+
+    @fused("CeluBackward0")
+    def fn(t: Tensor) -> Tensor:
+        return elu(t / alpha) * alpha if alpha != 1 else elu(t)
+
     return _inplace(input, fn) if inplace else fn(input)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x if x > threshold else value``."""
 
+    @fused("ThresholdBackward0")
     def fn(t: Tensor) -> Tensor:
         return _ew.where(t > threshold, t, Tensor._make(np.asarray(value, dtype=t._data.dtype)))
 
     return _inplace(input, fn) if inplace else fn(input)
 
 
+@fused("HardshrinkBackward0")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x if |x| > lambd else 0``."""
     zero = Tensor._make(np.zeros((), dtype=input._data.dtype))
     return _ew.where(input.abs() > lambd, input, zero)
 
 
+@fused("SoftshrinkBackward0")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd if x > lambd``, ``x + lambd if x < -lambd``, else 0."""
     if lambd < 0:

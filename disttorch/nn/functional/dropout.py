@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ..._random import _gen
+from ..._random import _gen, _memory_order
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...kernels import torch_random as _kr
@@ -36,7 +36,7 @@ class DropoutFunction(Function):
             mask = np.zeros(mask_shape, dtype=a.dtype)
         else:  # PyTorch's noise: bernoulli_(1 - p).div_(1 - p) in the input's dtype
             kept = a.dtype.type(1) / a.dtype.type(1 - p)
-            mask = elementwise(np.where, _keep_mask(mask_shape, p), kept, a.dtype.type(0))
+            mask = elementwise(np.where, _keep_mask(mask_shape, p, a), kept, a.dtype.type(0))
         ctx.mask = mask
         return elementwise(np.multiply, a, mask)
 
@@ -45,10 +45,16 @@ class DropoutFunction(Function):
         return g * Tensor._make(ctx.mask), None, None
 
 
-def _keep_mask(shape: tuple, p: float) -> np.ndarray:
-    """PyTorch's dropout draw: ``bernoulli_(1 - p)`` of the default generator (True = keep)."""
+def _keep_mask(shape: tuple, p: float, like: np.ndarray) -> np.ndarray:
+    """PyTorch's dropout draw: ``bernoulli_(1 - p)`` of the default generator (True = keep),
+    into a mask of ``like``'s layout when it has ``like``'s shape (PyTorch's noise is
+    ``empty_like(input)``, filled in memory order: a transposed input, a batch-first RNN's
+    output, draws in its own order), else contiguous (the channel-wise noise)."""
+    engine = _gen(None)
+    if shape == like.shape and like.ndim > 1 and not like.flags.c_contiguous:
+        return _memory_order(shape, like.strides, lambda n: _kr.bernoulli_scalar(engine, n, 1 - p))
     n = int(np.prod(shape, dtype=np.int64))
-    return _kr.bernoulli_scalar(_gen(None), n, 1 - p).reshape(shape)
+    return _kr.bernoulli_scalar(engine, n, 1 - p).reshape(shape)
 
 
 def _check_p(p: float) -> None:
@@ -153,7 +159,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, mask_shape: tuple) -
         return input
     if p == 1:
         return input * 0
-    keep = Tensor._make(astype(_keep_mask(mask_shape, p), input._data.dtype))
+    keep = Tensor._make(astype(_keep_mask(mask_shape, p, input._data), input._data.dtype))
     a = ((1 - p) * (1 + p * _SELU_SATURATION**2)) ** -0.5
     shift = (keep - 1) * (a * _SELU_SATURATION) + a * _SELU_SATURATION * p
     return input * (keep * a) + shift

@@ -13,11 +13,11 @@ sum per tap, never a loop over pixels. ``'area'`` is adaptive average pooling.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
+from ... import _native_warnings
 from ..._tensor import Tensor
 from ...autograd.function import named_node
 from ._antialias import antialias_taps, resize_uint8
@@ -225,25 +225,21 @@ def upsample(
     align_corners: bool | None = None,
 ) -> Tensor:
     """Deprecated alias of :func:`interpolate` (warns, as PyTorch)."""
-    warnings.warn(
-        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2
-    )
+    _native_warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """Deprecated: ``interpolate(..., mode='nearest')``."""
-    warnings.warn(
-        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=2,
+    _native_warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead."
     )
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
-    warnings.warn(
-        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
-        stacklevel=2,
+    _native_warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead."
     )
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..._dtype import c_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
-from ...autograd.function import Function
+from ...autograd.function import Function, ShownNode
 from ...autograd.saved_fields import operand_fields, saved
 from ...kernels.reductions import column_sum
 from ...kernels.threads import matmul as blas_matmul
@@ -78,12 +78,30 @@ class LinearFunction(Function):
             out += b._data
         ctx.save_for_backward(x, w)
         ctx._node_name = _linear_node(xa.ndim, b is not None)
+        ctx.input_ndim = xa.ndim
         return out
 
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         return LinearGrad.apply(g, x, w, ctx.needs_input_grad)
+
+    @property
+    def next_functions(self) -> tuple:
+        """PyTorch's graph of the layer: ``addmm(bias, input, weight.t())`` (``mm`` without
+        bias), for other than 2-D input over a view of the input and under a view of the
+        product (an unsqueeze and a squeeze for a 1-D input without bias)."""
+        edges = super().next_functions
+        x, w = (e if e[0] is not None else None for e in edges[:2])
+        bias = edges[2:]
+        product = (*bias, x, (ShownNode("TBackward0", w), 0) if w is not None else None)
+        ndim = getattr(self, "input_ndim", 2)
+        if ndim == 2:
+            return tuple(e or (None, 0) for e in product)
+        if x is not None:
+            flat = "UnsqueezeBackward0" if ndim == 1 and not bias else "ViewBackward0"
+            product = (*bias, (ShownNode(flat, x), 0), product[-1])
+        return ((ShownNode("AddmmBackward0" if bias else "MmBackward0", *product), 0),)
 
 
 class LinearGrad(Function):

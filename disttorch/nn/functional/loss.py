@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import _native_warnings
 from ..._dtype import result_type, scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
@@ -61,11 +62,16 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> str:
-    """Resolve the legacy ``size_average``/``reduce`` flags and check ``reduction``."""
+    """Resolve the legacy ``size_average``/``reduce`` flags (with PyTorch's deprecation
+    warning, at the line that resolves them, as PyTorch's) and check ``reduction``."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = ("mean" if size_average else "sum") if reduce else "none"
+        warnings.warn(
+            f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+            stacklevel=2,
+        )
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -368,11 +374,10 @@ def _pair(input: Tensor, target: Tensor, name: str) -> tuple:
     """Both arrays broadcast together, warning (as PyTorch) when the shapes differ."""
     x, y = input._data, target._data
     if x.shape != y.shape:
-        warnings.warn(
+        _native_warnings.warn(  # at the program's line, as PyTorch's (stacklevel=2 there)
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to "
-            f"broadcasting. Please ensure they have the same size.",
-            stacklevel=4,
+            f"broadcasting. Please ensure they have the same size."
         )
         try:
             x, y = np.broadcast_arrays(x, y)

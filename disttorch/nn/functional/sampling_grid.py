@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ... import _native_warnings
 from ..._linspace import linspace_values
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
@@ -43,10 +44,21 @@ def _base_coords(n: int, align_corners: bool, dtype: np.dtype) -> np.ndarray:
     return c if align_corners else c * dtype.type(n - 1) / dtype.type(n)
 
 
+def _warn_align_corners() -> None:
+    """PyTorch's warning when ``affine_grid``/``grid_sample`` are called without
+    ``align_corners``, at the program's line that called."""
+    _native_warnings.warn(
+        "Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+        "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+        "grid_sample for details."
+    )
+
+
 def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
     """Sampling grid ``(N, H, W, 2)`` (or ``(N, D, H, W, 3)``) of the affine maps ``theta``
     ``(N, 2, 3)`` (``(N, 3, 4)``) over an output of ``size``, in ``[-1, 1]`` coordinates."""
     if align_corners is None:
+        _warn_align_corners()
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -257,6 +269,8 @@ def grid_sample(
             f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', "
             f"or 'reflection', but got: '{padding_mode}'"
         )
+    if align_corners is None:
+        _warn_align_corners()
     align_corners = bool(align_corners)
     d = input.ndim - 2
     if d not in (2, 3) or grid.ndim != input.ndim or grid.shape[-1] != d:

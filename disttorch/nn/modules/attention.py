@@ -65,7 +65,7 @@ class MultiheadAttention(Module):
             raise AssertionError("embed_dim must be divisible by num_heads")
 
         def param(*shape: int) -> Parameter:
-            return Parameter(_creation.empty(*shape, dtype=dtype))
+            return Parameter(_creation.empty(*shape, device=device, dtype=dtype))
 
         if self._qkv_same_embed_dim:
             self.in_proj_weight = param(3 * embed_dim, embed_dim)
@@ -77,7 +77,9 @@ class MultiheadAttention(Module):
             self.v_proj_weight = param(embed_dim, self.vdim)
             self.register_parameter("in_proj_weight", None)
         self.register_parameter("in_proj_bias", param(3 * embed_dim) if bias else None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        self.out_proj = NonDynamicallyQuantizableLinear(
+            embed_dim, embed_dim, bias=bias, device=device, dtype=dtype
+        )
         if add_bias_kv:
             self.bias_k, self.bias_v = param(1, 1, embed_dim), param(1, 1, embed_dim)
         else:

@@ -52,15 +52,16 @@ class _NormBase(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         self._has_bias = affine and bias
         self.register_parameter(
-            "weight", Parameter(_creation.empty(num_features, dtype=dtype)) if affine else None
+            "weight", Parameter(_creation.empty(num_features, device=device, dtype=dtype)) if affine else None
         )
         self.register_parameter(
-            "bias", Parameter(_creation.empty(num_features, dtype=dtype)) if self._has_bias else None
+            "bias",
+            Parameter(_creation.empty(num_features, device=device, dtype=dtype)) if self._has_bias else None,
         )
         if track_running_stats:
-            self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=int64))
+            self.register_buffer("running_mean", _creation.zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", _creation.ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

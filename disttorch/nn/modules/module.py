@@ -10,6 +10,7 @@ forward hooks.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
@@ -50,12 +51,18 @@ class _HookDict(OrderedDict):
             out[key] = copy.deepcopy(hook, memo)
         return out
 
+    def __repr__(self) -> str:
+        """As PyTorch's hook dicts print: ``OrderedDict([(0, <hook>)])``."""
+        return "OrderedDict" + OrderedDict.__repr__(self)[len(type(self).__name__) :]
+
 
 #: hooks of every module's call, run before the module's own (module_tracker, FlopCounterMode)
 _global_forward_pre_hooks = _HookDict()
 _global_forward_hooks = _HookDict()
-_global_forward_hooks_with_kwargs: set = set()
-_global_forward_hooks_always_called: set = set()
+#: the ids of the global forward hooks registered ``with_kwargs`` / ``always_call`` (id -> True,
+#: as PyTorch keeps them)
+_global_forward_hooks_with_kwargs = _HookDict()
+_global_forward_hooks_always_called = _HookDict()
 #: full backward (pre-)hooks of every module, run before the module's own
 _global_backward_hooks = _HookDict()
 _global_backward_pre_hooks = _HookDict()
@@ -75,12 +82,15 @@ def register_module_forward_hook(
     """Call ``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
     ``with_kwargs``) after the ``forward`` of every module, before the module's own hooks;
     a returned value replaces the output. ``always_call`` runs it even if forward raised."""
-    handle = RemovableHandle(_global_forward_hooks)
+    handle = RemovableHandle(
+        _global_forward_hooks,
+        extra_dict=[_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called],
+    )
     _global_forward_hooks[handle.id] = hook
     if with_kwargs:
-        _global_forward_hooks_with_kwargs.add(handle.id)
+        _global_forward_hooks_with_kwargs[handle.id] = True
     if always_call:
-        _global_forward_hooks_always_called.add(handle.id)
+        _global_forward_hooks_always_called[handle.id] = True
     return handle
 
 
@@ -183,10 +193,10 @@ class Module(StateDictHooks):
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = OrderedDict()
         d["_forward_pre_hooks"] = _HookDict()
-        d["_forward_pre_hooks_with_kwargs"] = set()
+        d["_forward_pre_hooks_with_kwargs"] = _HookDict()
         d["_forward_hooks"] = _HookDict()
-        d["_forward_hooks_with_kwargs"] = set()
-        d["_forward_hooks_always_called"] = set()
+        d["_forward_hooks_with_kwargs"] = _HookDict()
+        d["_forward_hooks_always_called"] = _HookDict()
         d["_backward_hooks"] = _HookDict()
         d["_backward_pre_hooks"] = _HookDict()
 
@@ -383,9 +393,11 @@ class Module(StateDictHooks):
             "_forward_pre_hooks_with_kwargs",
             "_forward_hooks_with_kwargs",
             "_forward_hooks_always_called",
-            "_non_persistent_buffers_set",
         ):
-            self.__dict__.setdefault(name, set())
+            ids = self.__dict__.get(name) or ()  # a dict id -> True (PyTorch's, ours), or an older set
+            if not isinstance(ids, _HookDict):
+                self.__dict__[name] = _HookDict((i, True) for i in ids)
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
     # ------------------------------------------------------------------ iteration
     def _named_members(
@@ -664,6 +676,13 @@ class Module(StateDictHooks):
         Tensors are detached (sharing memory) unless ``keep_vars=True``.
         """
         if args:  # the legacy positional form state_dict(destination, prefix, keep_vars)
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                " for details.",
+                FutureWarning,
+                stacklevel=2,
+            )
             destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args) :])[:3]
         if destination is None:
             destination = OrderedDict()
@@ -822,10 +841,10 @@ class Module(StateDictHooks):
         one value that is wrapped into a tuple) replaces the positional arguments. With
         ``with_kwargs=True`` the hook is ``hook(module, args, kwargs)`` and may return
         ``(args, kwargs)``."""
-        handle = RemovableHandle(self._forward_pre_hooks)
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
-            self._forward_pre_hooks_with_kwargs.add(handle.id)
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -836,12 +855,15 @@ class Module(StateDictHooks):
         """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces
         the output. With ``with_kwargs=True`` the hook is ``hook(module, args, kwargs,
         output)``; ``always_call=True`` runs it even if forward raised."""
-        handle = RemovableHandle(self._forward_hooks)
+        handle = RemovableHandle(
+            self._forward_hooks,
+            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
+        )
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
-            self._forward_hooks_with_kwargs.add(handle.id)
+            self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
-            self._forward_hooks_always_called.add(handle.id)
+            self._forward_hooks_always_called[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle

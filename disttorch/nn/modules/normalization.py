@@ -43,10 +43,11 @@ class LayerNorm(Module):
         self._has_bias = elementwise_affine and bias
         shape = self.normalized_shape
         self.register_parameter(
-            "weight", Parameter(_creation.empty(*shape, dtype=dtype)) if elementwise_affine else None
+            "weight",
+            Parameter(_creation.empty(*shape, device=device, dtype=dtype)) if elementwise_affine else None,
         )
         self.register_parameter(
-            "bias", Parameter(_creation.empty(*shape, dtype=dtype)) if self._has_bias else None
+            "bias", Parameter(_creation.empty(*shape, device=device, dtype=dtype)) if self._has_bias else None
         )
         self.reset_parameters()
 
@@ -97,10 +98,11 @@ class GroupNorm(Module):
         self.eps, self.affine = eps, affine
         self._has_bias = affine and bias
         self.register_parameter(
-            "weight", Parameter(_creation.empty(num_channels, dtype=dtype)) if affine else None
+            "weight", Parameter(_creation.empty(num_channels, device=device, dtype=dtype)) if affine else None
         )
         self.register_parameter(
-            "bias", Parameter(_creation.empty(num_channels, dtype=dtype)) if self._has_bias else None
+            "bias",
+            Parameter(_creation.empty(num_channels, device=device, dtype=dtype)) if self._has_bias else None,
         )
         self.reset_parameters()
 
@@ -145,7 +147,9 @@ class RMSNorm(Module):
         self.eps, self.elementwise_affine = eps, elementwise_affine
         self.register_parameter(
             "weight",
-            Parameter(_creation.empty(*self.normalized_shape, dtype=dtype)) if elementwise_affine else None,
+            Parameter(_creation.empty(*self.normalized_shape, device=device, dtype=dtype))
+            if elementwise_affine
+            else None,
         )
         self.reset_parameters()
 

@@ -156,6 +156,32 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._batches.close()  # type: ignore[attr-defined] # a generator: its finally stops the workers
 
 
+def _warn_if_too_many_workers(num_workers: int) -> None:
+    """PyTorch's warning when a loader would start more workers than the CPUs this process may
+    use (``os.sched_getaffinity``, else ``os.cpu_count``), at the loader's line that checks (once
+    when it is made, once for its iterators, under the default filter)."""
+    if not num_workers:
+        return
+    cpuset_checked = hasattr(os, "sched_getaffinity")
+    suggest = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+    if suggest is not None and num_workers <= suggest:
+        return
+    if suggest is None:
+        advice = "DataLoader is not able to compute a suggested max number of worker in current system."
+    else:
+        unchecked = "" if cpuset_checked else " (`cpuset` is not taken into account)"
+        advice = (
+            f"Our suggested max number of worker in current system is {suggest}{unchecked}, which is "
+            "smaller than what this DataLoader is going to create."
+        )
+    warnings.warn(
+        f"This DataLoader will create {num_workers} worker processes in total. {advice} Please be "
+        "aware that excessive worker creation might get DataLoader running slow or even freeze, "
+        "lower the worker number to avoid potential slowness/freeze if necessary.",
+        stacklevel=2,
+    )
+
+
 class DataLoader(Generic[T_co]):
     """Iterate over ``dataset`` in batches, as ``torch.utils.data.DataLoader``.
 
@@ -255,6 +281,7 @@ class DataLoader(Generic[T_co]):
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
+        _warn_if_too_many_workers(num_workers)
 
     @property
     def _index_sampler(self) -> Any:
@@ -289,6 +316,7 @@ class DataLoader(Generic[T_co]):
                 self._persistent_seed = base_seed
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self, self._single_process(fetch))
+        _warn_if_too_many_workers(self.num_workers)  # as PyTorch's: when made, and for each iterator
         return _MultiProcessingDataLoaderIter(self, self._multi_process(fetch, base_seed))
 
     def _single_process(self, fetch: _Fetch) -> Iterator[Any]:

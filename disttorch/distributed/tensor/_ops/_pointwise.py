@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from ...._public_name import defined_in
 from .._op_schema import OpCall, OpStrategy
 from ..placement_types import Partial, Placement, Replicate, Shard
 
@@ -30,7 +31,7 @@ _LINEAR_BINARY = frozenset({"Add", "Sub"})
 
 def pointwise_rule_for(cls: type) -> Callable[[OpCall], OpStrategy] | None:
     """The pointwise rule if ``cls`` is a pointwise op, else None."""
-    if cls.__module__ == _ELEMENTWISE_MODULE or cls.__name__ in _POINTWISE_ELSEWHERE:
+    if defined_in(cls, _ELEMENTWISE_MODULE) or cls.__name__ in _POINTWISE_ELSEWHERE:
         return pointwise
     return None
 
