@@ -11,6 +11,7 @@ from types import ModuleType
 
 __all__ = [
     "defined_in",
+    "is_disttorch_class",
     "name_top_level_classes",
     "package_name",
     "private_module",
@@ -74,6 +75,13 @@ def public_module(name: str) -> str:
 def private_module(name: str) -> str:
     """The disttorch module a published name stands for: ``torch.x`` -> ``disttorch.x``."""
     return "disttorch" + name[5:] if name == "torch" or name.startswith("torch.") else name
+
+
+def is_disttorch_class(cls: type) -> bool:
+    """Whether disttorch defines ``cls``: its module is ``disttorch.x``, or ``torch.x`` once the
+    alias published it (a user's subclass, PyTorch's own classes without the alias: no)."""
+    top = cls.__module__.split(".", 1)[0]
+    return top == "disttorch" or (top == "torch" and sys.modules.get("torch") is sys.modules.get("disttorch"))
 
 
 def defined_in(cls: type, module_name: str) -> bool:

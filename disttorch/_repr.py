@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _dtype
 from ._meta_array import MetaArray
-from ._public_name import package_name
+from ._public_name import is_disttorch_class, package_name
 
 __all__ = ["tensor_repr", "set_printoptions"]
 
@@ -187,7 +187,7 @@ def tensor_repr(t) -> str:
     """The ``repr`` of a tensor in PyTorch's form."""
     arr = t._data
     kind = type(t)
-    own = kind.__module__.split(".", 1)[0] in ("disttorch", "torch")  # torch: under the alias
+    own = is_disttorch_class(kind)
     prefix = "tensor(" if own else f"{kind.__name__}("  # a user's subclass shows its name
     indent = len(prefix)
     suffixes = []

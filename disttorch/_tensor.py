@@ -23,7 +23,7 @@ from ._dtype import dtype as _dtype_cls
 from ._grad_flag import grad_enabled
 from ._inference import INFERENCE
 from ._meta_array import MetaArray
-from ._public_name import package_name
+from ._public_name import is_disttorch_class, package_name
 from ._repr import tensor_repr
 
 __all__ = ["Tensor", "Size", "is_tensor", "is_floating_point", "numel", "detach"]
@@ -191,7 +191,7 @@ class Tensor:
     def __reduce_ex__(self, protocol: int):
         args = (np.ascontiguousarray(self._data).reshape(self._data.shape), self._rg and self.grad_fn is None)
         kind = type(self)
-        if kind is Tensor or kind.__module__.split(".", 1)[0] == "disttorch":
+        if kind is Tensor or is_disttorch_class(kind):
             return (_rebuild_tensor, args)
         # a user's subclass comes back as itself, with its attributes (PyTorch's way)
         return (_rebuild_from_type_v2, (_rebuild_tensor, kind, args, dict(self.__dict__)))

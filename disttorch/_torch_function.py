@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ._public_name import is_disttorch_class
 from ._tensor import Tensor
 
 __all__ = [
@@ -104,7 +105,7 @@ def _type_dispatches(kind: type) -> bool:
     items callers look into)."""
     if kind is list or kind is tuple:
         return False
-    own = issubclass(kind, Tensor) and kind.__module__.split(".", 1)[0] == "disttorch"
+    own = issubclass(kind, Tensor) and is_disttorch_class(kind)
     tf = getattr(kind, "__torch_function__", None)
     td = getattr(kind, "__torch_dispatch__", None)
     if not own and tf is not None and tf is not _disabled_torch_function_impl:

@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, ClassVar
 import numpy as np
 
 from .. import _dtype, _qscheme
+from .._public_name import is_disttorch_class
 from .._tensor import Size, Tensor, device
 from . import names
 
@@ -100,7 +101,7 @@ class _Pickler(pickle._Pickler):
 
     def _reduce_tensor(self, t: Tensor) -> tuple:
         kind = type(t)
-        if kind is not Tensor and kind.__module__.split(".", 1)[0] != "disttorch":
+        if kind is not Tensor and not is_disttorch_class(kind):
             # a user's subclass: its values, then its type and attributes (PyTorch's way)
             rebuild, args = self._reduce_plain(Tensor._make(t._data), t.requires_grad)
             return (
