@@ -27,10 +27,11 @@ from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
 from ..kernels.threads import elementwise
 from ..kernels.torch_select import kthvalue_index
+from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
 from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
-from .comparison import _sort_ties_as_pytorch, sort
+from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
 from .elementwise import abs as tabs
@@ -898,7 +899,11 @@ def _cum_extreme(input: Tensor, dim: int, ufunc: Any) -> tuple:
 
     def running_index(x: np.ndarray) -> np.ndarray:  # where each slice's running extreme was attained
         positions = np.arange(x.shape[d], dtype=np.int64).reshape((-1,) + (1,) * (x.ndim - d - 1))
-        return np.maximum.accumulate(np.where(x == ufunc.accumulate(x, axis=d), positions, 0), axis=d)
+        with np.errstate(invalid="ignore"):  # (NaNs: no warning, as in PyTorch)
+            attained = x == ufunc.accumulate(x, axis=d)
+        if x.dtype.kind in FLOAT_KINDS:  # a NaN is the extreme from there on (the last NaN's index)
+            attained |= np.isnan(x)
+        return np.maximum.accumulate(np.where(attained, positions, 0), axis=d)
 
     idx = Tensor._make(scan_along(running_index, input._data, d))
     return _CUM_TYPES[ufunc](input.gather(d, idx), idx)
@@ -1275,8 +1280,8 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
 # ---------------------------------------------------------------------- searching and counting
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
     """Index of the bucket of each element (``boundaries`` sorted, 1-D)."""
-    x = input._data if isinstance(input, Tensor) else np.asarray(input)
-    out = np.searchsorted(boundaries._data, x, side="right" if right else "left")
+    x = sortable(input._data if isinstance(input, Tensor) else np.asarray(input))
+    out = np.searchsorted(sortable(boundaries._data), x, side="right" if right else "left")
     return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
 
 
@@ -1291,8 +1296,8 @@ def searchsorted(
 ) -> Tensor:
     """Insertion indices of ``input`` into the innermost dim of ``sorted_sequence``."""
     sd = "right" if (side == "right" or right) else "left"
-    seq = sorted_sequence._data
-    x = input._data if isinstance(input, Tensor) else np.asarray(input)
+    seq = sortable(sorted_sequence._data)
+    x = sortable(input._data if isinstance(input, Tensor) else np.asarray(input))
     if sorter is not None:
         seq = np.take_along_axis(seq, sorter._data, -1)
     if seq.ndim == 1:
@@ -1360,15 +1365,18 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     """Most frequent value along ``dim`` (the smallest on ties) and the index PyTorch's CPU
-    kernel gives: it sorts the slice with the C++ library's unstable sort and takes the last
-    element of the value's run (``sort``'s tie replay, :mod:`..kernels.torch_topk`). A slice
-    with NaNs, which PyTorch's comparison leaves unordered, may give another index."""
+    kernel gives: it sorts the slice with the C++ library's unstable sort and ``<`` (under
+    which a NaN is neither before nor after anything) and takes the last element of the
+    first longest run of equal values (a NaN is a run of its own). The slices with ties or
+    NaNs are sorted by a replay of that sort (:func:`..kernels.torch_topk.mode_order`)."""
     if input._data.ndim == 0:
         return scalar_as_vector(mode, input, dim)
     x = input._data
     d = wrap_dim(dim, x.ndim)
-    order = np.argsort(x, axis=d, kind="stable")
-    _sort_ties_as_pytorch(x, order, d, descending=False)
+    order = np.argsort(sortable(x), axis=d, kind="stable")
+    if x.shape[d] and replays(x.shape[d]) and x.dtype.kind in "fiubV":
+        nans = np.moveaxis(np.isnan(x), d, -1).any(axis=-1) if x.dtype.kind in "fV" else None
+        _replay_tied(x, order, order, d, x.shape[d], mode_order, also=nans)
     ordered = np.moveaxis(np.take_along_axis(x, order, axis=d), d, -1)
     rows, flat_order = ordered.reshape(-1, x.shape[d]), np.moveaxis(order, d, -1).reshape(-1, x.shape[d])
     idx = np.empty(rows.shape[0], dtype=np.int64)
