@@ -71,7 +71,8 @@ def lgamma(x) -> np.ndarray:
 
 
 def digamma(x) -> np.ndarray:
-    """psi(x) = d/dx log Gamma(x): -inf at 0 and NaN at negative integers, as PyTorch."""
+    """psi(x) = d/dx log Gamma(x): -inf at +0, +inf at -0 and NaN at negative integers
+    (and -inf), as PyTorch."""
     x = _f64(x)
     with np.errstate(all="ignore"):
         neg = x < 0
@@ -87,7 +88,7 @@ def digamma(x) -> np.ndarray:
         )
         out = acc + np.log(z) - 0.5 / z - series
         out = np.where(neg, out - math.pi / np.tan(math.pi * x), out)
-        out = np.where(x == 0, -np.inf, out)
+        out = np.where(x == 0, np.copysign(np.inf, -x), out)
         out = np.where(neg & (x == np.floor(x)), np.nan, out)
         return np.where(x == np.inf, np.inf, out)
 

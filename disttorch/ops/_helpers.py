@@ -55,6 +55,19 @@ def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
     return out
 
 
+def _real_sign(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # (bfloat16 NaNs)
+        return np.greater(x, 0).astype(x.dtype) - np.less(x, 0).astype(x.dtype)
+
+
+def sign_array(x: np.ndarray) -> np.ndarray:
+    """PyTorch's ``sign`` of a real array: -1, 0 or 1, where NaN and -0.0 give 0 (NumPy's
+    gives NaN and -0.0); a bool array stays as it is (a copy)."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return elementwise(_real_sign if x.dtype.kind in "fV" else np.sign, x)
+
+
 def _computed_in(rt: np.dtype, x: Any, other: Any) -> Any:
     """``x`` cast to ``rt`` for a binary op that must compute in ``rt``, split over the op's
     threads when large; a bool array beside an array of ``rt`` stays as it is (NumPy's loop

@@ -22,7 +22,7 @@ from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
 from ..kernels.torch_topk import SORT_THRESHOLD, replays, sort_order, topk_order
-from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
+from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, sign_array, wrap_dim
 from .dtype_rules import check_kernel
 from .flat import flat
 
@@ -279,7 +279,7 @@ def sign(input: Tensor) -> Tensor:
         raise NotImplementedError(
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
         )
-    return flat(x.copy() if x.dtype.kind == "b" else elementwise(np.sign, x), "SignBackward0", input)
+    return flat(sign_array(x), "SignBackward0", input)
 
 
 # ---------------------------------------------------------------------- tests of values

@@ -30,7 +30,7 @@ from ..kernels.torch_select import kthvalue_index
 from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
-from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
+from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_dim
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
@@ -925,7 +925,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     x = input._data
     if not x.size:  # nothing to stabilise (and no maximum of nothing)
         return input.exp().cumsum(dim).log()
-    m = Tensor._make(ufunc_reduce(np.maximum, x, (dim,) if x.ndim else None, keepdims=True))
+    m = Tensor._make(np.asarray(ufunc_reduce(np.maximum, x, (dim,) if x.ndim else None, keepdims=True)))
     m = where(Tensor._make(np.isfinite(m._data)), m, 0.0)
     with np.errstate(divide="ignore"):
         return (input - m).exp().cumsum(dim).log() + m
@@ -1736,15 +1736,16 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
-    """``input << other`` for integers."""
+    """``input << other`` for integers (dtypes promoted as for ``add``: a Python int or a
+    0-dim tensor does not widen a tensor's dtype)."""
     check_kernel("bitwise_left_shift", input, other)
-    return Tensor._make(elementwise(np.left_shift, _t(input)._data, _t(other)._data))
+    return Tensor._make(binary(np.left_shift, input, other))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
-    """``input >> other`` for integers."""
+    """``input >> other`` for integers (dtypes promoted as for ``add``)."""
     check_kernel("bitwise_right_shift", input, other)
-    return Tensor._make(elementwise(np.right_shift, _t(input)._data, _t(other)._data))
+    return Tensor._make(binary(np.right_shift, input, other))
 
 
 def histogram(
@@ -1879,3 +1880,19 @@ TENSOR_OPERATORS["bernoulli"] = lambda self, *args, **kw: _random.bernoulli(self
 TENSOR_OPERATORS["multinomial"] = lambda self, *args, **kw: _random.multinomial(self, *args, **kw)
 for _n in ("index_copy", "masked_scatter", "put", "bitwise_left_shift", "bitwise_right_shift"):
     TENSOR_OPERATORS[_n + "_"] = _method_inplace(_n)
+
+TENSOR_OPERATORS.update(
+    {
+        "__lshift__": bitwise_left_shift,
+        "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
+        "__rshift__": bitwise_right_shift,
+        "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
+    }
+)
+# augmented assignments work in place (a view's base sees them), as PyTorch's do
+for _dunder, _n in (("ilshift", "bitwise_left_shift"), ("irshift", "bitwise_right_shift")):
+    TENSOR_OPERATORS[f"__{_dunder}__"] = _method_inplace(_n)
+for _dunder, _n in (("iand", "bitwise_and"), ("ior", "bitwise_or"), ("ixor", "bitwise_xor")):
+    TENSOR_OPERATORS[f"__{_dunder}__"] = _method_inplace(_n)
+for _dunder, _n in (("imod", "remainder"), ("ifloordiv", "floor_divide"), ("idiv", "div")):
+    TENSOR_OPERATORS[f"__{_dunder}__"] = _method_inplace(_n)

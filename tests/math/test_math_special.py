@@ -257,3 +257,11 @@ def test_second_derivatives_through_the_saved_output(name, values):
     """Derivatives written with the output ``y`` recompute it in the graph under create_graph."""
     x = dt.tensor(values, dtype=dt.float64, requires_grad=True)
     assert gradgradcheck(getattr(dt.special, name), (x,))
+
+
+def test_digamma_at_signed_zeros_and_infinities():
+    """PyTorch's kernel: +inf at -0.0, -inf at +0.0, NaN at -inf and at negative integers."""
+    x = dt.tensor([-0.0, 0.0, -np.inf, np.inf, -3.0], dtype=dt.float64)
+    assert dt.digamma(x).tolist()[:2] == [np.inf, -np.inf]
+    out = dt.special.digamma(x.float()).numpy()
+    assert np.isnan(out[[2, 4]]).all() and out[3] == np.inf

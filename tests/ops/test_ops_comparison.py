@@ -70,6 +70,27 @@ def test_logical_and_bitwise_ops():
         ~dt.ones(2)
 
 
+def test_shift_operators_and_augmented_assignments_work_in_place():
+    i = dt.tensor([1, 2, 3])
+    assert (i << 1).tolist() == [2, 4, 6] and (1 << i).tolist() == [2, 4, 8]
+    assert (i >> 1).tolist() == [0, 1, 1] and (8 >> i).tolist() == [4, 2, 1]
+    small = dt.tensor(3, dtype=dt.int32)  # a Python int does not widen the dtype
+    assert (small >> 1).dtype == dt.int32 and dt.bitwise_left_shift(small, 2).dtype == dt.int32
+    with pytest.raises(NotImplementedError, match="lshift_cpu"):
+        dt.ones(2) << 1
+    base = dt.tensor([[12, 10], [7, 5]])
+    row = base[0]
+    row &= 6
+    row |= 1
+    row ^= 2
+    row <<= 1
+    row >>= 1
+    row %= 4
+    row //= 2
+    assert base.tolist() == [[1, 0], [7, 5]]
+    assert reversed(dt.tensor([1, 2, 3])).tolist() == [3, 2, 1] and reversed(dt.tensor(4)).item() == 4
+
+
 def test_floor_divide_remainder_fmod():
     a = dt.tensor([-7, 7, 5])
     assert (a // 2).tolist() == [-4, 3, 2] and (a // 2).dtype == dt.int64
@@ -94,7 +115,10 @@ def test_rounding_sign_and_value_tests():
     np.testing.assert_array_equal(x.round().numpy(), np.round(x.numpy()))
     np.testing.assert_array_equal(x.trunc().numpy(), np.trunc(x.numpy()))
     np.testing.assert_allclose(dt.round(dt.tensor([1.2345]), decimals=2).numpy(), [1.23])
-    np.testing.assert_array_equal(dt.sign(x).numpy(), np.sign(x.numpy()))
+    sign = [-1.0, -1.0, 0.0, 1.0, 1.0, 0.0, 1.0, -1.0]  # PyTorch's: NaN gives 0
+    assert dt.sign(x).tolist() == sign and dt.sgn(x).tolist() == sign
+    assert not np.signbit(dt.sign(dt.tensor([-0.0, np.nan])).numpy()).any()  # +0.0, not -0.0 or NaN
+    assert dt.sign(x.bfloat16()).float().tolist() == sign
     assert dt.sign(dt.tensor([-3, 0, 2])).tolist() == [-1, 0, 1]
     assert dt.sign(dt.tensor([True, False])).dtype == dt.bool
     assert x.isnan().tolist() == [False] * 5 + [True, False, False]

@@ -206,9 +206,10 @@ class Softplus(Function):
         linear = elementwise(np.greater, bx, threshold)
         ctx.save_for_backward(x)
         ctx.bx, ctx.linear, ctx.beta = bx, linear, beta
-        return elementwise(
-            lambda v, vb, lin: np.where(lin, v, np.logaddexp(0, np.where(lin, 0, vb)) / b), a, bx, linear
-        )
+        with np.errstate(invalid="ignore"):  # NaN in, NaN out, without NumPy's warning
+            return elementwise(
+                lambda v, vb, lin: np.where(lin, v, np.logaddexp(0, np.where(lin, 0, vb)) / b), a, bx, linear
+            )
 
     @staticmethod
     def backward(ctx, g):
