@@ -93,7 +93,7 @@ def _bind() -> None:
     Tensor.__rsub__ = lambda a, b: ew.Sub.apply(b, a)
     Tensor.__mul__ = Tensor.__rmul__ = lambda a, b: ew.Mul.apply(a, b)
     Tensor.__truediv__ = lambda a, b: ew.Div.apply(a, b)
-    Tensor.__rtruediv__ = lambda a, b: ew.Div.apply(b, a)
+    Tensor.__rtruediv__ = lambda a, b: ew.Mul.apply(ew.reciprocal(a), b)  # PyTorch's: 1/a times b
     Tensor.__div__, Tensor.__rdiv__ = (
         Tensor.__truediv__,
         Tensor.__rtruediv__,

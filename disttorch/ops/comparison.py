@@ -216,6 +216,7 @@ class Modulo(Function):
     the gradient is ``g`` to ``input`` and ``-g * q`` to ``other``, as PyTorch's."""
 
     _raw = True
+    _rounds_numbers = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b, ufunc, rounding):
@@ -466,7 +467,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     ``stable=False`` orders equal values as PyTorch's CPU kernel does."""
     d, idx = _ordered(input, dim, descending, bool(stable))
     if input._data.ndim == 0:
-        return sort_type(input * 1, Tensor._make(idx))
+        return sort_type(named_node(input.clone(), "SortBackward0"), Tensor._make(idx))
     return sort_type(named_node(TakeAlongDim.apply(input, idx, d), "SortBackward0"), Tensor._make(idx))
 
 
@@ -485,7 +486,9 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
-        return topk_type(input * 1, Tensor._make(np.zeros((), dtype=np.int64)))
+        return topk_type(
+            named_node(input.clone(), "TopkBackward0"), Tensor._make(np.zeros((), dtype=np.int64))
+        )
     order = _order(x, d, largest)
     idx = np.take(order, np.arange(k), axis=d)
     if k > 0 and x.dtype.kind in "fiuV":

@@ -34,8 +34,8 @@ from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_d
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
+from .elementwise import Logaddexp2, clamp, lerp, log, maximum, minimum, sqrt, where
 from .elementwise import abs as tabs
-from .elementwise import clamp, lerp, log, maximum, minimum, sqrt, where
 from .flat import flat
 from .indexing import gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
@@ -422,9 +422,7 @@ def nextafter(input: Tensor, other: Any) -> Tensor:
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:
     """``log2(2^x + 2^y)`` computed stably (floating tensors)."""
-    check_kernel("logaddexp2", input, other)
-    ln2 = math.log(2)
-    return (input * ln2).logaddexp(_t(other, input) * ln2) / ln2
+    return Logaddexp2.apply(input, _t(other, input))
 
 
 def signbit(input: Tensor) -> Tensor:
@@ -1079,8 +1077,11 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
 
 
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """Trapezoid-rule integral of ``y`` along ``dim`` (spacing ``dx`` or sample points ``x``)."""
+    """Trapezoid-rule integral of ``y`` along ``dim`` (spacing ``dx`` or sample points ``x``);
+    0 over an empty dim."""
     n = y.shape[dim]
+    if n == 0:
+        return y.sum(dim) * 0
     a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
     if x is not None:
         xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
@@ -1092,8 +1093,10 @@ trapz = trapezoid
 
 
 def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """Running trapezoid-rule integral along ``dim``."""
+    """Running trapezoid-rule integral along ``dim`` (``n - 1`` values; none for an empty dim)."""
     n = y.shape[dim]
+    if n == 0:
+        return _float(y) * 1
     a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
     if x is not None:
         xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
@@ -1420,7 +1423,7 @@ def repeat_interleave(
     """Repeat each element (along ``dim``, of the flattened input when None) ``repeats`` times."""
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         r = input._data
-        return Tensor._make(np.repeat(np.arange(r.size), r).astype(np.int64))
+        return Tensor._make(np.repeat(np.arange(r.size), r).astype(r.dtype))  # (repeats' dtype)
     x = input if dim is not None else input.reshape(-1)
     d = 0 if dim is None else dim % x.dim()
     reps = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
@@ -1792,7 +1795,9 @@ def fill(input: Tensor, value: Any) -> Tensor:
 def range(
     start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None, **kw: Any
 ) -> Tensor:
-    """Deprecated inclusive ``arange``: ``start, start + step, ..., end``."""
+    """Deprecated inclusive ``arange``: ``start, start + step, ..., end`` (numbers or
+    one-element tensors)."""
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if end is None:
         start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1

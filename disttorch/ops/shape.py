@@ -190,7 +190,24 @@ class UnsafeView(View):
 
 
 class Unsqueeze(View):
+    """A view with a size-1 dim inserted: the other dims keep their strides, and the new
+    one's is PyTorch's (the next dim's extent, 1 at the end), which NumPy's reshape of a
+    non-contiguous array (or one with size-1 dims) may not give."""
+
     _backward_saves = {}  # PyTorch's saves the dim, which this node does not know
+
+    @staticmethod
+    def forward(ctx, a, shape, d):
+        x = a._data
+        ctx.in_shape = x.shape
+        out = x.reshape(shape)
+        new = x.strides[d] * x.shape[d] if d < x.ndim else x.itemsize
+        strides = x.strides[:d] + (new,) + x.strides[d:]
+        return out if out.strides == strides else np.lib.stride_tricks.as_strided(x, shape, strides)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape), None, None
 
 
 class Squeeze(View):
@@ -751,7 +768,8 @@ def t(input: Tensor) -> Tensor:
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view with a size-1 dim inserted at ``dim``."""
-    return Unsqueeze.apply(input, unsqueezed_shape(input._data.shape, dim))
+    d = wrap_dim(dim, input._data.ndim + 1)
+    return Unsqueeze.apply(input, unsqueezed_shape(input._data.shape, d), d)
 
 
 def unsqueezed_shape(shape: tuple, dim: int) -> tuple:

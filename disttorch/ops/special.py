@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import get_default_dtype
+from .._dtype import arrays_result_type, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
@@ -44,10 +44,11 @@ TENSOR_METHODS = ("lgamma", "digamma", "mvlgamma", "erfc", "erfinv", "i0", "sinc
 
 
 def _float_dtype(*arrays: Any) -> np.dtype:
-    dts = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    if not dts:
-        return get_default_dtype().numpy
-    return np.result_type(*dts)
+    """The result dtype of a special function of ``arrays`` (and numbers): PyTorch's
+    promotion (a 0-dim tensor does not widen a dimensioned one), integers giving the
+    default float dtype."""
+    rt = arrays_result_type([a for a in arrays if isinstance(a, np.ndarray)] or [np.zeros(())])
+    return rt if rt.kind in "fV" else get_default_dtype().numpy
 
 
 def _arr(x: Any) -> Any:
@@ -149,7 +150,9 @@ I1e = _unary(
 )
 Entr = _unary(
     "entr",
-    lambda x: np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)), np.where(x == 0, 0.0, -np.inf)),
+    lambda x: np.where(
+        x > 0, -x * np.log(np.where(x > 0, x, 1)), np.where(x < 0, -np.inf, np.where(x == 0, 0.0, x))
+    ),
     lambda x, y: -(log(x) + 1),
 )
 
@@ -221,6 +224,7 @@ class Logit(_Special):
 
 class _Binary(_Special):
     n_inputs = 2
+    _rounds_numbers = (0, 1)
 
 
 def _grad_to(t: Any) -> bool:
