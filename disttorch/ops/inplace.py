@@ -158,7 +158,13 @@ def _record(
     check_inplace(t)
     base = t._base
     if base is None:
-        return _rebase(t, make_out(_alias(t, snapshot)), any_cast)
+        alias = _alias(t, snapshot)
+        out = make_out(alias)
+        if out.grad_fn is None and t.grad_fn is not None:
+            # new values that do not depend on the graph (a comparison, a random sample): the
+            # graph before gets zero gradient through ``t`` from here on, as in PyTorch
+            out = Copy.apply(alias, Tensor._make(out._data.astype(t._data.dtype, copy=False)))
+        return _rebase(t, out, any_cast)
     pairs = _part_of_complex(t, base)
     geom = _geometry(t, _as_pairs(base) if pairs else base)
     if geom is None:

@@ -200,7 +200,7 @@ class Polygamma(_Special):
 
 class Logit(_Special):
     """``log(p / (1 - p))`` of ``p`` clamped to ``[eps, 1 - eps]`` (no clamp if eps is None);
-    the gradient is 0 outside that interval, as PyTorch's."""
+    the gradient is 0 outside that interval (NaN outside [0, 1] without eps), as PyTorch's."""
 
     name_ = "logit"
 
@@ -219,6 +219,8 @@ class Logit(_Special):
             d = 1 / (xd * (1 - xd))
             if eps is not None:
                 d = np.where((xd < eps) | (xd > 1 - eps), 0.0, d)
+            else:  # outside [0, 1] the logit is NaN, and so is its gradient
+                d = np.where((xd < 0) | (xd > 1), np.nan, d)
         return (g * Tensor._make(d.astype(ctx.out.dtype)),)
 
 

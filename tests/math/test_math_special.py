@@ -265,3 +265,14 @@ def test_digamma_at_signed_zeros_and_infinities():
     assert dt.digamma(x).tolist()[:2] == [np.inf, -np.inf]
     out = dt.special.digamma(x.float()).numpy()
     assert np.isnan(out[[2, 4]]).all() and out[3] == np.inf
+
+
+def test_logit_gradient_outside_the_unit_interval():
+    """Without ``eps`` the gradient is NaN where the logit is (outside [0, 1]); with it, 0
+    outside ``[eps, 1 - eps]`` (PyTorch's)."""
+    x = dt.tensor([-0.5, 0.3, 1.2], dtype=dt.float64, requires_grad=True)
+    sp.logit(x).sum().backward()
+    assert np.isnan(x.grad.numpy()[[0, 2]]).all() and np.isclose(x.grad.numpy()[1], 1 / 0.21)
+    x.grad = None
+    sp.logit(x, eps=0.1).sum().backward()
+    assert x.grad.numpy()[[0, 2]].tolist() == [0.0, 0.0]
