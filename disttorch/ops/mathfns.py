@@ -917,8 +917,11 @@ def cummin(input: Tensor, dim: int) -> tuple:
     return _cum_extreme(input, dim, np.minimum)
 
 
+@computed_in_float32
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    """``log(cumsum(exp(x)))`` along ``dim``, stabilised by the overall maximum."""
+    """``log(cumsum(exp(x)))`` along ``dim``, stabilised by the overall maximum (floating and
+    complex inputs; 16-bit floats computed in float32, as PyTorch's kernel)."""
+    refuse_kernel("logcumsumexp_out_cpu", input, "biu")
     dim = wrap_dim(dim, input._data.ndim)
     x = input._data
     if not x.size:  # nothing to stabilise (and no maximum of nothing)
@@ -937,12 +940,17 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """Mean over the non-NaN elements."""
+    """Mean over the non-NaN elements (in ``dtype`` when given: a floating one)."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
+    if dtype is not None and dtype.numpy.kind not in "fVc":
+        raise RuntimeError(
+            "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {scalar_type_name(dtype.numpy)}"
+        )
     cnt = Tensor._make((~np.isnan(input._data)).astype(input._data.dtype))
     s = nansum(input, dim, keepdim, dtype=dtype)
     c = cnt.sum(dim, keepdim) if dim is not None else cnt.sum()
-    return s / c
+    return (s / c).to(s.dtype)
 
 
 @autocast_op("fp32")

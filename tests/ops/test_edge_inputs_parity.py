@@ -37,6 +37,12 @@ CASES = {
         str(L.special.xlog1py(L.tensor([1, 2]), 2.5).dtype).split(".")[-1],
     ],
     "rtruediv": lambda L: [0.7 / L.linspace(-3, 3, 61), 3 / L.tensor([1, 2, 0])],  # reciprocal, times
+    "nanmean_dtype": lambda L: [
+        L.nanmean(L.tensor([[1.5, float("nan")], [2.25, 3.0]]), 0, dtype=d) for d in (L.float16, L.float64)
+    ],
+    "logcumsumexp_16_bit": lambda L: [  # computed in float32, rounded once
+        L.logcumsumexp(L.linspace(-3, 3, 40).reshape(2, 20).to(d), 1) for d in (L.bfloat16, L.float16)
+    ],
     "unsqueeze_strides": lambda L: [
         L.ones(3, 4).t().unsqueeze(-1).stride(),
         L.ones(3, 1).t().unsqueeze(1).stride(),
@@ -50,8 +56,10 @@ def _plain(out):
     if isinstance(out, (tuple, list)):
         return [_plain(o) for o in out]
     if hasattr(out, "dtype") and hasattr(out, "shape"):
-        vals = out.detach().resolve_conj().numpy() if hasattr(out, "resolve_conj") else out.numpy()
-        return (str(out.dtype).split(".")[-1], tuple(out.shape), np.asarray(vals).tolist())
+        name = str(out.dtype).split(".")[-1]
+        vals = out.detach().float() if name == "bfloat16" else out.detach()
+        vals = vals.resolve_conj() if hasattr(vals, "resolve_conj") else vals
+        return (name, tuple(out.shape), vals.numpy().tolist())
     return out
 
 
@@ -68,3 +76,14 @@ def test_complex_normalize_gradient_is_pytorchs_composite():
     np.testing.assert_allclose(out.detach().abs().numpy(), np.abs([3 + 4j, 1j]) / np.sqrt(26))
     (out.abs() * dt.tensor([1.0, 2.0], dtype=dt.float64)).sum().backward()
     assert z.grad is not None and z.grad.dtype == dt.complex128
+
+
+def test_integer_dtypes_refused_with_pytorchs_errors():
+    with pytest.raises(
+        RuntimeError, match="Optional dtype must be either a floating point or complex dtype. Got: Long"
+    ):
+        dt.ones(3).mean(dtype=dt.int64)
+    with pytest.raises(RuntimeError, match="nanmean.*Got: Bool"):
+        dt.nanmean(dt.ones(3), dtype=dt.bool)
+    with pytest.raises(NotImplementedError, match="\"logcumsumexp_out_cpu\" not implemented for 'Long'"):
+        dt.logcumsumexp(dt.tensor([1, 2]), 0)
