@@ -130,13 +130,11 @@ def zeta(s, q) -> np.ndarray:
             fac = fac * (s + k) / w
             k += 1
             fac = fac * (s + k) / w
-        out = total
-        out = np.where(s == 1, np.inf, out)
-        out = np.where(s < 1, np.nan, out)
         bad_q = (q <= 0) & (q == np.floor(q))
-        out = np.where(bad_q, np.inf, out)
+        out = np.where(bad_q, np.inf, total)
         out = np.where((q <= 0) & ~bad_q & (s != np.floor(s)), np.nan, out)
-        return out
+        out = np.where(s < 1, np.nan, out)  # (s is checked first, as in Cephes's zeta)
+        return np.where(s == 1, np.inf, out)
 
 
 def polygamma(n: int, x) -> np.ndarray:

@@ -331,6 +331,8 @@ def allclose(
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same shape and the same elements."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"equal(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))
 
 

@@ -17,7 +17,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _native_warnings, _random
-from .._dtype import FLOAT_KINDS, from_numpy, get_default_dtype, scalar_type_name, to_numpy
+from .._dtype import (
+    FLOAT_KINDS,
+    arrays_result_type,
+    from_numpy,
+    get_default_dtype,
+    scalar_type_name,
+    to_numpy,
+)
 from .._dtype import dtype as _dtype_cls
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
@@ -359,17 +366,16 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
 
 
 def ldexp(input: Tensor, other: Any) -> Tensor:
-    """``input * 2 ** other`` (complex when ``other`` is)."""
+    """``input * 2 ** other`` (complex when ``other`` is), as PyTorch: the power in
+    ``other``'s floating dtype (the default one for integers), the product written in the
+    dtype ``input`` and ``other`` promote to (a floating one)."""
     if isinstance(other, Tensor) and other.is_complex():
         return _float(input) * (2.0**other)
-    return _float(input) * (
-        2.0
-        ** _t(other).to(
-            get_default_dtype()
-            if not isinstance(other, Tensor) or other._data.dtype.kind != "f"
-            else other.dtype
-        )
-    )
+    other = _t(other)
+    power = 2.0 ** (other if other._data.dtype.kind in FLOAT_KINDS else other.to(get_default_dtype()))
+    out = _float(input) * power
+    rt = arrays_result_type([input._data, other._data])
+    return out if rt.kind not in FLOAT_KINDS or out._data.dtype == rt else out.to(from_numpy(rt))
 
 
 _Frexp = _return_type("frexp", ("mantissa", "exponent"))

@@ -43,6 +43,14 @@ CASES = {
     "logcumsumexp_16_bit": lambda L: [  # computed in float32, rounded once
         L.logcumsumexp(L.linspace(-3, 3, 40).reshape(2, 20).to(d), 1) for d in (L.bfloat16, L.float16)
     ],
+    "ldexp_dtypes": lambda L: [
+        L.ldexp(L.tensor(0.5, dtype=L.float64), L.tensor([1, -2, 3])),
+        L.ldexp(L.tensor([1, 2]), L.tensor([1, 2])),
+        L.ldexp(L.tensor([1.0, 2]).half(), L.tensor([1, 2])),
+    ],
+    "zeta_poles": lambda L: L.special.zeta(
+        L.tensor([0.5, 2.0, 1.0, 2.0, 3.0]), L.tensor([-1.0, -1.0, -1.0, 1.0, -0.5])
+    ),
     "unsqueeze_strides": lambda L: [
         L.ones(3, 4).t().unsqueeze(-1).stride(),
         L.ones(3, 1).t().unsqueeze(1).stride(),
