@@ -679,7 +679,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """``self[index] = value`` (``value`` broadcast; a tensor or a number)."""
-    idx = indexing._np_index(index)
+    idx = indexing.as_index(index)
     if _recording(self, value):
         _record(self, lambda a: indexing.CopySlices.apply(a, idx, value), snapshot=False)
         return

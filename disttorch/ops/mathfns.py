@@ -710,7 +710,9 @@ class DiagEmbed(Function):
         idx = np.arange(m)
         out[..., idx + max(-offset, 0), idx + max(offset, 0)] = x
         ctx.where = offset, d1, d2
-        return np.moveaxis(out, (-2, -1), (d1, d2))
+        if (d1, d2) == (x.ndim - 1, x.ndim):
+            return out
+        return np.ascontiguousarray(np.moveaxis(out, (-2, -1), (d1, d2)))  # (PyTorch's is contiguous)
 
     @staticmethod
     def backward(ctx, g):

@@ -1244,4 +1244,9 @@ def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
     return split(self, split_size, dim)
 
 
-TENSOR_OPERATORS = {"split": _split_method}
+def _flip_method(self: Tensor, *dims: Any) -> Tensor:
+    """``t.flip(dims)``, or ``t.flip(0, 1)`` with the dims as arguments (as PyTorch's)."""
+    return flip(self, dims[0] if len(dims) == 1 else dims)
+
+
+TENSOR_OPERATORS = {"split": _split_method, "flip": _flip_method}

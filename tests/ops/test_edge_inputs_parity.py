@@ -51,6 +51,17 @@ CASES = {
     "zeta_poles": lambda L: L.special.zeta(
         L.tensor([0.5, 2.0, 1.0, 2.0, 3.0]), L.tensor([-1.0, -1.0, -1.0, 1.0, -0.5])
     ),
+    "flip_dims_as_arguments": lambda L: L.arange(6).reshape(2, 3).flip(0, 1),
+    "diag_embed_contiguous": lambda L: [
+        L.diag_embed(L.arange(6.0).reshape(2, 3), offset=-1, dim1=0, dim2=2).stride(),
+        L.diag_embed(L.arange(6.0).reshape(2, 3)).stride(),
+    ],
+    "index_empty_list": lambda L: L.arange(6).reshape(2, 3)[[]],
+    "index_nested_list_is_a_tuple": lambda L: [
+        L.arange(12).reshape(3, 4)[[[0, 1], [1, 2]]],
+        L.arange(12).reshape(3, 4)[[L.tensor([0, 2]), slice(1, 3)]],
+        L.arange(12).reshape(3, 4)[[0, 2]],
+    ],
     "unsqueeze_strides": lambda L: [
         L.ones(3, 4).t().unsqueeze(-1).stride(),
         L.ones(3, 1).t().unsqueeze(1).stride(),
