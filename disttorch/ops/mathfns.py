@@ -1361,6 +1361,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
         return scalar_as_vector(lambda x, d: kthvalue(x, k, d), input, dim)
     x = input._data
     dim = wrap_dim(dim, x.ndim)
+    if x.shape[dim] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= x.shape[dim]:
         raise RuntimeError("kthvalue(): selected number k out of range for dimension " + str(dim))
 
@@ -1392,6 +1394,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
         return scalar_as_vector(mode, input, dim)
     x = input._data
     d = wrap_dim(dim, x.ndim)
+    if x.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     order = np.argsort(sortable(x), axis=d, kind="stable")
     if x.shape[d] and replays(x.shape[d]) and x.dtype.kind in "fiubV":
         nans = np.moveaxis(np.isnan(x), d, -1).any(axis=-1) if x.dtype.kind in "fV" else None

@@ -534,6 +534,9 @@ class Repeat(Function):
     def forward(ctx, a, repeats):
         x = a._data
         shape = (1,) * (len(repeats) - x.ndim) + x.shape
+        if any(r < 0 for r in repeats):
+            out = [s * r for s, r in zip(shape, repeats)]
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {out}")
         ctx.in_shape, ctx.shape, ctx.repeats = x.shape, shape, repeats
         return np.tile(x.reshape(shape), repeats)
 

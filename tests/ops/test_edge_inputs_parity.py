@@ -106,3 +106,21 @@ def test_integer_dtypes_refused_with_pytorchs_errors():
         dt.nanmean(dt.ones(3), dtype=dt.bool)
     with pytest.raises(NotImplementedError, match="\"logcumsumexp_out_cpu\" not implemented for 'Long'"):
         dt.logcumsumexp(dt.tensor([1, 2]), 0)
+
+
+ERRORS = {  # PyTorch's error type and message
+    "mode_empty": lambda L: L.ones(0).mode(),
+    "kthvalue_empty": lambda L: L.ones(2, 0).kthvalue(1),
+    "repeat_negative": lambda L: L.ones(2).repeat(-1),
+    "tile_negative": lambda L: L.ones(2).tile(2, -1),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_edge_input_errors_match_pytorch(torch, name):
+    with pytest.raises(Exception) as theirs:
+        ERRORS[name](torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        ERRORS[name](dt)
+    assert str(ours.value) == str(theirs.value)
