@@ -340,19 +340,22 @@ def _truth(fn: np.ufunc, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
     """``any`` (``fn`` = ``np.logical_or``) or ``all`` (``np.logical_and``) of the elements'
     truth values, split over the op's threads when large."""
     x = input._data
-    out = np.asarray(ufunc_reduce(fn, x, _dims(dim, x.ndim), keepdims=keepdim))
+    if isinstance(dim, (tuple, list)) and not dim:  # no dims: each element's own truth
+        out = x != 0
+    else:
+        out = np.asarray(ufunc_reduce(fn, x, _dims(dim, x.ndim), keepdims=keepdim))
     return Tensor._make(out.astype(np.uint8) if x.dtype == np.uint8 else out)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether any element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
-    uint8 input, as PyTorch)."""
+    """Whether any element (over ``dim``, or all; none for an empty tuple of dims) is nonzero,
+    as a bool tensor (uint8 for uint8 input, as PyTorch)."""
     return _truth(np.logical_or, input, dim, keepdim)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether every element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
-    uint8 input, as PyTorch)."""
+    """Whether every element (over ``dim``, or all; none for an empty tuple of dims) is
+    nonzero, as a bool tensor (uint8 for uint8 input, as PyTorch)."""
     return _truth(np.logical_and, input, dim, keepdim)
 
 

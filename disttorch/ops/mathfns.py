@@ -882,7 +882,8 @@ def msort(input: Tensor) -> Tensor:
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
     if dim is None:
-        return _AMINMAX(input.amin(), input.amax())
+        dims = tuple(builtins.range(input.dim()))  # (this module defines torch.range)
+        return _AMINMAX(input.amin(dims, keepdim=keepdim), input.amax(dims, keepdim=keepdim))
     return _AMINMAX(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
 
 
@@ -944,7 +945,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     """Sum treating NaN as 0."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
     x = where(Tensor._make(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
-    return x.sum(dim, keepdim, dtype=dtype) if dim is not None else x.sum(dtype=dtype)
+    return x.sum(dim, keepdim, dtype=dtype)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -957,8 +958,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
         )
     cnt = Tensor._make((~np.isnan(input._data)).astype(input._data.dtype))
     s = nansum(input, dim, keepdim, dtype=dtype)
-    c = cnt.sum(dim, keepdim) if dim is not None else cnt.sum()
-    return (s / c).to(s.dtype)
+    return (s / cnt.sum(dim, keepdim)).to(s.dtype)
 
 
 @autocast_op("fp32")

@@ -62,6 +62,12 @@ CASES = {
         L.arange(12).reshape(3, 4)[[L.tensor([0, 2]), slice(1, 3)]],
         L.arange(12).reshape(3, 4)[[0, 2]],
     ],
+    "reductions_keepdim_without_dim": lambda L: [
+        L.nansum(L.ones(2, 3), keepdim=True),
+        L.nanmean(L.ones(2, 3), keepdim=True),
+        *L.aminmax(L.arange(6.0).reshape(2, 3), keepdim=True),
+    ],
+    "any_all_over_no_dims": lambda L: [L.tensor([[0, 2]]).any(dim=()), L.ones(2, dtype=L.uint8).all(dim=())],
     "unsqueeze_strides": lambda L: [
         L.ones(3, 4).t().unsqueeze(-1).stride(),
         L.ones(3, 1).t().unsqueeze(1).stride(),
