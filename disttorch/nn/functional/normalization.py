@@ -381,7 +381,11 @@ def batch_norm(
         if t is not None:
             check_same_dtype(x, t._data, what)
     if training:
-        if x.size // c <= 1:
+        if x.size == 0:  # an empty batch: an empty result, the running statistics untouched
+            shape = (1, c) + (1,) * (x.ndim - 2)
+            out = input * weight.reshape(shape) if weight is not None else input.clone()
+            return out + bias.reshape(shape) if bias is not None else out
+        if x.size // c == 1:
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size {input.shape!r}"
             )
