@@ -270,6 +270,7 @@ def _float(x: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- pointwise
+@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
 def acosh(input: Tensor) -> Tensor:
     """Inverse hyperbolic cosine ``log(x + sqrt(x^2 - 1))`` (complex: the principal branch)."""
     if input._data.dtype.kind == "c":
@@ -279,6 +280,7 @@ def acosh(input: Tensor) -> Tensor:
         return log(x + sqrt(x * x - 1))
 
 
+@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
 def asinh(input: Tensor) -> Tensor:
     """Inverse hyperbolic sine (odd, stable for large |x|; complex: the principal branch)."""
     if input._data.dtype.kind == "c":
@@ -288,6 +290,7 @@ def asinh(input: Tensor) -> Tensor:
     return x.sign() * log(ax + sqrt(ax * ax + 1))
 
 
+@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
 def atanh(input: Tensor) -> Tensor:
     """Inverse hyperbolic tangent ``0.5 * log((1 + x) / (1 - x))`` (complex: the principal branch)."""
     if input._data.dtype.kind == "c":

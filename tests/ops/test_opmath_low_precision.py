@@ -191,3 +191,19 @@ def test_numbers_beside_16_bit_tensors_as_pytorch(torch, name, low):
     for g, w in zip(got, want):
         assert str(g.dtype).split(".")[1] == str(w.dtype).split(".")[1]
         np.testing.assert_array_equal(g.float().numpy(), w.float().numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", ["asinh", "acosh", "atanh", "nn.functional.mish", "nn.functional.hardswish"])
+def test_composite_unary_ops_round_once_as_pytorch(torch, name, low):
+    """Composed of several ops, these compute 16-bit floats in float32 and round once."""
+    a = np.random.default_rng(1).standard_normal(500).astype(np.float32) * 2
+
+    def call(L):
+        fn = L
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        return fn(L.tensor(a).to(getattr(L, low))).float().numpy()
+
+    np.testing.assert_array_equal(call(dt), call(torch))

@@ -27,7 +27,7 @@ from ...kernels.threads import elementwise
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
-from ...ops.opmath import is_low
+from ...ops.opmath import computed_in_float32, is_low
 from ...ops.softmax import log_softmax, softmax, softmin
 
 __all__ = [
@@ -292,6 +292,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     return -Softplus.apply(-input, 1.0, 20.0)
 
 
+@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
     return input * _ew.tanh(Softplus.apply(input, 1.0, 20.0))
@@ -302,6 +303,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     return _ew.clamp(input / 6.0 + 0.5, 0.0, 1.0)
 
 
+@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``."""
     return input * _ew.clamp(input + 3.0, 0.0, 6.0) / 6.0
