@@ -67,6 +67,7 @@ def lgamma(x) -> np.ndarray:
             st = (xh - 0.5) * np.log(xh) - xh + _LOG_SQRT_2PI + 1 / (12 * xh)
             out = np.where(huge, st, out)
         out = np.where((x <= 0) & (x == np.floor(x)), np.inf, out)
+        out = np.where((x == 1) | (x == 2), 0.0, out)  # exactly, as C's lgamma (Lanczos: 1e-15)
         return np.where(np.isinf(x), np.inf, out)
 
 

@@ -276,3 +276,9 @@ def test_logit_gradient_outside_the_unit_interval():
     x.grad = None
     sp.logit(x, eps=0.1).sum().backward()
     assert x.grad.numpy()[[0, 2]].tolist() == [0.0, 0.0]
+
+
+def test_lgamma_is_exactly_zero_at_one_and_two():
+    """As C's lgamma (a Poisson log-likelihood's ``lgamma(k + 1)`` for k = 0, 1)."""
+    for dtype in (dt.float64, dt.float32, dt.bfloat16):
+        assert dt.lgamma(dt.tensor([1.0, 2.0], dtype=dtype)).tolist() == [0.0, 0.0]
