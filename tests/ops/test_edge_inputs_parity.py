@@ -130,3 +130,10 @@ def test_edge_input_errors_match_pytorch(torch, name):
     with pytest.raises(type(theirs.value)) as ours:
         ERRORS[name](dt)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_linalg_functions_without_complex_support_say_so():
+    with pytest.raises(NotImplementedError, match="linalg.qr: complex inputs are not supported"):
+        dt.linalg.qr(dt.ones(3, 2, dtype=dt.complex64))
+    with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input. Got Long"):
+        dt.linalg.qr(dt.ones(3, 2, dtype=dt.int64))
