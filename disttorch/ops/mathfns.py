@@ -321,7 +321,10 @@ def copysign(input: Any, other: Any) -> Tensor:
     x, o = _t(input), _t(other)
     x = x.to(from_numpy(rt) if rt.kind in "fV" else get_default_dtype())
     neg = Tensor._make(np.signbit(o._data))
-    return where(neg, -tabs(x), tabs(x))
+    out = where(neg, -tabs(x), tabs(x))
+    if o.requires_grad:  # a zero gradient to ``other`` (PyTorch's, not None); + -0.0 keeps every value
+        out = out + flat(np.full((), -0.0, dtype=out._data.dtype), "CopysignBackward0", o)
+    return out
 
 
 def fmax(input: Tensor, other: Any) -> Tensor:
@@ -423,10 +426,26 @@ def lcm(input: Tensor, other: Any) -> Tensor:
     return Tensor._make(elementwise(np.lcm, input._data, _t(other)._data))
 
 
+class NextAfter(Function):
+    """The next float after ``input`` towards ``other``; as PyTorch's, the gradient passes
+    to ``input`` unchanged and ``other`` gets zeros."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, rt):
+        ctx.shapes = a._data.shape, b._data.shape
+        return elementwise(np.nextafter, a._data.astype(rt), b._data.astype(rt))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.sum_to_size(ctx.shapes[0]), Tensor._make(np.zeros(ctx.shapes[1], g._data.dtype)), None
+
+
 def nextafter(input: Tensor, other: Any) -> Tensor:
     """The next float after ``input`` towards ``other`` (floating tensors)."""
     rt = check_kernel("nextafter", input, other)
-    return Tensor._make(elementwise(np.nextafter, input._data.astype(rt), _t(other)._data.astype(rt)))
+    return NextAfter.apply(input, _t(other), rt)
 
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:

@@ -22,7 +22,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels import special as K
-from ._helpers import complex_kernel_error
+from ._helpers import broadcast_error, complex_kernel_error
 from .dtype_rules import check_kernel
 from .elementwise import Pow, exp, log, sigmoid, where
 
@@ -76,6 +76,11 @@ class _Special(Function):
             if isinstance(a, Tensor) and a._data.dtype.kind == "c":
                 raise complex_kernel_error(cls.name_, a)
         arrays = [_arr(a) for a in inputs]
+        if len(arrays) == 2:
+            try:
+                np.broadcast_shapes(np.shape(arrays[0]), np.shape(arrays[1]))
+            except ValueError:
+                raise broadcast_error(np.shape(arrays[0]), np.shape(arrays[1])) from None
         out_dtype = _float_dtype(*arrays)
         out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=np.float64) for a in arrays]))
         out = out.astype(out_dtype, copy=False)

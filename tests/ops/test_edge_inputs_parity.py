@@ -137,3 +137,24 @@ def test_linalg_functions_without_complex_support_say_so():
         dt.linalg.qr(dt.ones(3, 2, dtype=dt.complex64))
     with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input. Got Long"):
         dt.linalg.qr(dt.ones(3, 2, dtype=dt.int64))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["copysign", "nextafter"])
+def test_gradients_of_both_operands_as_pytorch(torch, name):
+    """``other`` gets zeros (not None: an optimizer would skip it), ``input`` PyTorch's."""
+    grads = []
+    for L in (dt, torch):
+        x = L.tensor([[1.5, -2.0, 0.0]], dtype=L.float64, requires_grad=True)
+        y = L.tensor([[-1.0], [3.0]], dtype=L.float64, requires_grad=True)
+        out = getattr(L, name)(x, y)
+        out.backward(L.ones_like(out))
+        grads.append((out.detach().numpy().tolist(), x.grad.numpy().tolist(), y.grad.numpy().tolist()))
+    assert grads[0] == grads[1]
+
+
+def test_special_functions_refuse_unbroadcastable_shapes_with_pytorchs_error():
+    with pytest.raises(
+        RuntimeError, match="The size of tensor a \\(4\\) must match the size of tensor b \\(3\\)"
+    ):
+        dt.xlogy(dt.ones(4), dt.ones(4, 3))
