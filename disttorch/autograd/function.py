@@ -538,7 +538,8 @@ def _rounded_scalar(a: Any, low: np.dtype) -> Any:
     """A real number, or a 0-dim tensor that does not require grad, with its value rounded
     to the 16-bit dtype ``low`` (its type kept); anything else as it is."""
     if isinstance(a, (int, float)) and not isinstance(a, bool):
-        return float(np.asarray(a, dtype=np.float32).astype(low))
+        with np.errstate(over="ignore"):  # (beyond the dtype's range: inf, as PyTorch)
+            return float(np.asarray(a, dtype=np.float32).astype(low))
     if isinstance(a, Tensor) and a._data.ndim == 0 and a._data.dtype.kind in "fiu" and not a._rg:
         return Tensor._make(a._data.astype(low).astype(a._data.dtype))
     return a

@@ -56,7 +56,8 @@ def binary(ufunc: Callable, a: Any, b: Any, exact_scalar: bool = False) -> np.nd
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(xb)) from None
     if out.dtype != rt:
-        out = out.astype(rt)
+        with np.errstate(over="ignore"):  # (a 16-bit result beyond its range: inf, silently)
+            out = out.astype(rt)
     return out
 
 
@@ -84,7 +85,8 @@ def in_half(rt: np.dtype, x: Any, exact_scalar: bool = False) -> Any:
         return np.float32(x) if exact_scalar and x.ndim == 0 else astype(x, rt)
     if isinstance(x, bool) or not isinstance(x, (int, float, np.number)):
         return x
-    return np.float32(x) if exact_scalar else np.asarray(x, dtype=np.float32).astype(rt)
+    with np.errstate(over="ignore"):  # (a number beyond the dtype's range: inf, as PyTorch)
+        return np.float32(x) if exact_scalar else np.asarray(x, dtype=np.float32).astype(rt)
 
 
 def _wrapped_int(rt: np.dtype, x: Any) -> Any:

@@ -278,7 +278,8 @@ class Div(Function):
         if rt.kind not in "fVc":  # integer / integer gives the default float dtype
             rt = get_default_dtype().numpy
         if out.dtype != rt:
-            out = out.astype(rt)
+            with np.errstate(over="ignore"):  # (a 16-bit quotient beyond its range: inf)
+                out = out.astype(rt)
         if ctx.needs_input_grad:  # as PyTorch: the divisor, the dividend only for the divisor's gradient
             _operands(ctx, a if ctx.needs_input_grad[1] else None, b)
         return out

@@ -356,7 +356,11 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False, exac
     elif rt.itemsize == 2 and rt.kind in "fV" and np.ndim(o) == 0:
         o = in_half(rt, o, exact)
     try:
-        ufunc(x, o, out=x, casting="unsafe")
+        if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
+            with np.errstate(over="ignore"):  # (a result beyond the 16-bit range: inf, silently)
+                ufunc(x, o, out=x, casting="unsafe")
+        else:
+            ufunc(x, o, out=x, casting="unsafe")
     except ValueError:
         if not x.flags.writeable:
             raise RuntimeError(_OVERLAP_MSG) from None
