@@ -15,9 +15,10 @@ This module replays the GNU C++ library's algorithms (introselect, introsort, he
 step by step on one slice, so that ties come out as PyTorch's do. The comparison sees only
 a key per element (the element's rank among the slice's distinct values, NaN the largest or,
 for ``mode``, NaN itself; negated for the smallest first), which is all the algorithms ever
-look at. The algorithms are written once, in :func:`_algorithms`: as Python over lists (one
-step per comparison, quick enough for short slices) and, with numba (the ``fast`` extra),
-compiled over arrays for slices longer than ``PYTHON_MAX``.
+look at. The algorithms are written once, as functions of ``k`` (the keys; ``a`` goes before
+``b`` when ``k[a] > k[b]``) and ``i`` (the indices, moved with them): run as Python over
+lists (one step per comparison, quick enough for short slices) and, with numba (the
+``fast`` extra), compiled over arrays for slices longer than ``PYTHON_MAX``.
 """
 
 from __future__ import annotations
