@@ -201,6 +201,8 @@ class Unsqueeze(View):
         x = a._data
         ctx.in_shape = x.shape
         out = x.reshape(shape)
+        if x.flags.c_contiguous and 1 not in x.shape:  # (NumPy's strides are PyTorch's)
+            return out
         new = x.strides[d] * x.shape[d] if d < x.ndim else x.itemsize
         strides = x.strides[:d] + (new,) + x.strides[d:]
         return out if out.strides == strides else np.lib.stride_tricks.as_strided(x, shape, strides)
