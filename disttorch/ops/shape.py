@@ -773,8 +773,9 @@ def t(input: Tensor) -> Tensor:
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view with a size-1 dim inserted at ``dim``."""
-    d = wrap_dim(dim, input._data.ndim + 1)
-    return Unsqueeze.apply(input, unsqueezed_shape(input._data.shape, d), d)
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape) + 1)
+    return Unsqueeze.apply(input, shape[:d] + (1,) + shape[d:], d)
 
 
 def unsqueezed_shape(shape: tuple, dim: int) -> tuple:
