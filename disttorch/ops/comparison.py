@@ -593,7 +593,13 @@ def _rmod(a: Tensor, b: Any) -> Tensor:
     return remainder(b, a)
 
 
+def _count_nonzero_method(self: Tensor, *dims: Any, dim: Any = None) -> Tensor:
+    """``t.count_nonzero(dim)``, or with the dims as arguments (``t.count_nonzero(0, 2)``)."""
+    return count_nonzero(self, (dims if len(dims) > 1 else dims[0]) if dims else dim)
+
+
 TENSOR_OPERATORS = {
+    "count_nonzero": _count_nonzero_method,
     "__eq__": _dunder(eq),
     "__ne__": _dunder(ne),
     "__lt__": _dunder(lt),

@@ -52,6 +52,9 @@ CASES = {
         L.tensor([0.5, 2.0, 1.0, 2.0, 3.0]), L.tensor([-1.0, -1.0, -1.0, 1.0, -0.5])
     ),
     "flip_dims_as_arguments": lambda L: L.arange(6).reshape(2, 3).flip(0, 1),
+    "count_nonzero_dims_as_arguments": lambda L: L.tensor([[[0, 1], [2, 0]], [[3, 0], [0, 0]]]).count_nonzero(
+        0, 2
+    ),
     "diag_embed_contiguous": lambda L: [
         L.diag_embed(L.arange(6.0).reshape(2, 3), offset=-1, dim1=0, dim2=2).stride(),
         L.diag_embed(L.arange(6.0).reshape(2, 3)).stride(),
