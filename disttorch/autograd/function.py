@@ -250,6 +250,10 @@ class Function(FunctionCtx, Node):
     # where ``_wraps_numbers`` (PyTorch's op takes a tensor there), numbers after the first.
     _tensor_slots = 0
     _wraps_numbers = False
+    # The positions of arguments that PyTorch casts to a 16-bit float result's dtype before
+    # computing when they are numbers or 0-dim tensors of another dtype (``bf16_tensor + 0.7``
+    # adds bfloat16(0.7); ``mul``/``div`` read a second operand unrounded)
+    _rounds_numbers: tuple = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """A user's ``MyFunction()`` (``apply`` makes its nodes without calling this)."""
@@ -351,7 +355,7 @@ class Function(FunctionCtx, Node):
                     return handler(cls, args)
         fargs, low = args, None
         if (_bf16[0] is not None or cls._blas) and cls._raw and not cls._view and not cls._own_16_bit:
-            fargs, low = _low_precision_compute(args, cls._blas)
+            fargs, low = _low_precision_compute(args, cls._blas, cls._rounds_numbers)
         needs = False
         if _grad_state.value:
             for a in args:
@@ -517,7 +521,7 @@ def gradient_edge(t: Tensor) -> tuple:
     return (acc, 0)
 
 
-def _low_precision_compute(args: tuple, blas: bool) -> tuple:
+def _low_precision_compute(args: tuple, blas: bool, rounds: tuple = ()) -> tuple:
     """16-bit float inputs of a built-in op: NumPy computes little in bfloat16, and
     matrix products in float16 without BLAS (a hundred times slower), so the op's forward
     sees float32 copies of its bfloat16 inputs (and, for ``_blas`` ops, of its float16
@@ -533,11 +537,24 @@ def _low_precision_compute(args: tuple, blas: bool) -> tuple:
     rt = _dtype.arrays_result_type([a._data for a in args if isinstance(a, Tensor)])
     low = rt if rt in low_types and not any(isinstance(a, _dtype.dtype) for a in args) else None
     fargs = []
-    for a in args:
+    for i, a in enumerate(args):
         if isinstance(a, Tensor) and a._data.dtype in low_types:
             a = _upcast(a)
+        elif low is not None and i in rounds:
+            a = _rounded_scalar(a, low)
         fargs.append(a)
     return tuple(fargs), low
+
+
+def _rounded_scalar(a: Any, low: np.dtype) -> Any:
+    """A real number, or a 0-dim tensor that does not require grad, with its value rounded
+    to the 16-bit dtype ``low`` (its type kept); anything else as it is."""
+    if isinstance(a, (int, float)) and not isinstance(a, bool):
+        with np.errstate(over="ignore"):  # (beyond the dtype's range: inf, as PyTorch)
+            return float(np.asarray(a, dtype=np.float32).astype(low))
+    if isinstance(a, Tensor) and a._data.ndim == 0 and a._data.dtype.kind in "fiu" and not a._rg:
+        return Tensor._make(a._data.astype(low).astype(a._data.dtype))
+    return a
 
 
 class _Upcast(Function):

@@ -11,6 +11,7 @@ thread's partial sum in image order (deterministic for a thread count).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import numpy as np
@@ -47,7 +48,7 @@ def weight_grad(g: np.ndarray, cols: np.ndarray, w_shape: tuple, groups: int) ->
     """Gradient of the weight from the output gradient ``g`` ``(N, O, *out)`` and the
     columns :func:`conv` returned."""
     n = g.shape[0]
-    gm = g.reshape(n, groups, w_shape[0] // groups, -1)
+    gm = g.reshape(n, groups, w_shape[0] // groups, math.prod(g.shape[2:]))  # (n may be 0)
     parts: list = []
 
     def images(start: int, stop: int) -> None:
@@ -62,7 +63,7 @@ def col2im_input_grad(g: np.ndarray, w: np.ndarray, geo: Any, padded_shape: tupl
     gradient ``Wᵀ @ g`` added back into the windows they were read from, padding dropped."""
     n, groups = g.shape[0], geo.groups
     wt = w.reshape(groups, w.shape[0] // groups, -1).swapaxes(-1, -2)
-    gm = g.reshape(n, groups, w.shape[0] // groups, -1)
+    gm = g.reshape(n, groups, w.shape[0] // groups, math.prod(g.shape[2:]))  # (n may be 0)
     gxp = np.zeros(padded_shape, dtype=np.result_type(g, w))
 
     def images(start: int, stop: int) -> None:

@@ -32,6 +32,8 @@ def _integer_power(x: np.ndarray, n: int) -> np.ndarray:
 
 
 def _power(x: np.ndarray, e: float) -> np.ndarray:
+    if x.ndim == 0:  # (NumPy's arithmetic on 0-d arrays gives scalars, which out= cannot take)
+        return _power(x.reshape(1), e).reshape(())
     n = int(e)
     if e == n:
         if n == 0:

@@ -3,8 +3,11 @@ over the op's threads along another axis (``threads.parallel_over``): every row 
 computed whole by one thread, so results are bitwise the same for any thread count.
 
 float16 and bfloat16 rows are computed in float32 and rounded as PyTorch's kernels round
-them: a softmax once at the end; a log-softmax's row sum and its log are each rounded to
-the 16-bit type (PyTorch keeps them in a tensor of the input's type) before the result."""
+them: a softmax once at the end; a log-softmax along the last dim with its row sum and
+its log each rounded to the 16-bit type (PyTorch keeps them in a tensor of the input's
+type) before the result, along another dim (PyTorch's other kernel) once at the end.
+(PyTorch's softmax along another dim rounds ``exp(x - max)`` to 16 bits first in the part
+of a row that does not fill its CPU vectors: not replayed, a 16-bit ulp apart there.)"""
 
 from __future__ import annotations
 
@@ -21,6 +24,11 @@ SOFTMAX_WORK = 16
 
 def _is_16_bit(a: np.ndarray) -> bool:
     return a.dtype.itemsize == 2 and a.dtype.kind in "fV"  # float16, bfloat16 (ml_dtypes)
+
+
+def _last(a: np.ndarray, dim: int) -> bool:
+    """Whether ``dim`` is ``a``'s last dim (PyTorch's last-dim kernel; 0-d arrays too)."""
+    return a.ndim == 0 or dim % a.ndim == a.ndim - 1
 
 
 def softmax(a: np.ndarray, dim: int) -> np.ndarray:
@@ -46,6 +54,7 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
     probabilities backward needs, from one ``exp``. For float16/bfloat16 the probabilities
     are PyTorch's backward's: ``exp`` of the rounded result, in float32."""
     low = a.dtype if _is_16_bit(a) else None
+    rounds_sum = low is not None and _last(a, dim)
     if low is not None:
         a = a.astype(np.float32)
     out, probs = np.empty_like(a), np.empty_like(a)
@@ -60,10 +69,13 @@ def log_softmax(a: np.ndarray, dim: int) -> tuple:
         if low is None:
             e /= s
             shifted -= np.log(s)
-        else:  # the sum and its log pass through the 16-bit type
+            return
+        if rounds_sum:  # the sum and its log pass through the 16-bit type
             s = s.astype(low).astype(np.float32)
             shifted -= np.log(s).astype(low).astype(np.float32)
-            np.exp(shifted.astype(low).astype(np.float32), out=e)
+        else:
+            shifted -= np.log(s)
+        np.exp(shifted.astype(low).astype(np.float32), out=e)
 
     parallel_over(a.shape, part, skip=(dim,), work=SOFTMAX_WORK * a.size)
     return (out, probs) if low is None else (out.astype(low), probs)

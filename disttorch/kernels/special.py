@@ -67,11 +67,13 @@ def lgamma(x) -> np.ndarray:
             st = (xh - 0.5) * np.log(xh) - xh + _LOG_SQRT_2PI + 1 / (12 * xh)
             out = np.where(huge, st, out)
         out = np.where((x <= 0) & (x == np.floor(x)), np.inf, out)
+        out = np.where((x == 1) | (x == 2), 0.0, out)  # exactly, as C's lgamma (Lanczos: 1e-15)
         return np.where(np.isinf(x), np.inf, out)
 
 
 def digamma(x) -> np.ndarray:
-    """psi(x) = d/dx log Gamma(x): -inf at 0 and NaN at negative integers, as PyTorch."""
+    """psi(x) = d/dx log Gamma(x): -inf at +0, +inf at -0 and NaN at negative integers
+    (and -inf), as PyTorch."""
     x = _f64(x)
     with np.errstate(all="ignore"):
         neg = x < 0
@@ -87,7 +89,7 @@ def digamma(x) -> np.ndarray:
         )
         out = acc + np.log(z) - 0.5 / z - series
         out = np.where(neg, out - math.pi / np.tan(math.pi * x), out)
-        out = np.where(x == 0, -np.inf, out)
+        out = np.where(x == 0, np.copysign(np.inf, -x), out)
         out = np.where(neg & (x == np.floor(x)), np.nan, out)
         return np.where(x == np.inf, np.inf, out)
 
@@ -129,13 +131,11 @@ def zeta(s, q) -> np.ndarray:
             fac = fac * (s + k) / w
             k += 1
             fac = fac * (s + k) / w
-        out = total
-        out = np.where(s == 1, np.inf, out)
-        out = np.where(s < 1, np.nan, out)
         bad_q = (q <= 0) & (q == np.floor(q))
-        out = np.where(bad_q, np.inf, out)
+        out = np.where(bad_q, np.inf, total)
         out = np.where((q <= 0) & ~bad_q & (s != np.floor(s)), np.nan, out)
-        return out
+        out = np.where(s < 1, np.nan, out)  # (s is checked first, as in Cephes's zeta)
+        return np.where(s == 1, np.inf, out)
 
 
 def polygamma(n: int, x) -> np.ndarray:

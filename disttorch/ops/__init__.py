@@ -93,12 +93,18 @@ def _bind() -> None:
     Tensor.__rsub__ = lambda a, b: ew.Sub.apply(b, a)
     Tensor.__mul__ = Tensor.__rmul__ = lambda a, b: ew.Mul.apply(a, b)
     Tensor.__truediv__ = lambda a, b: ew.Div.apply(a, b)
-    Tensor.__rtruediv__ = lambda a, b: ew.Div.apply(b, a)
+    Tensor.__rtruediv__ = lambda a, b: ew.Mul.apply(ew.reciprocal(a), b)  # PyTorch's: 1/a times b
+    Tensor.__div__, Tensor.__rdiv__ = (
+        Tensor.__truediv__,
+        Tensor.__rtruediv__,
+    )  # PyTorch keeps Python 2's names
     Tensor.__pow__ = lambda a, b: ew.Pow.apply(a, b)
     Tensor.__rpow__ = lambda a, b: ew.Pow.apply(b, a)
     Tensor.__matmul__ = lambda a, b: la.matmul(a, b)  # through autocast
     Tensor.__rmatmul__ = lambda a, b: la.matmul(b, a)
     Tensor.__neg__ = lambda a: ew.Neg.apply(a)
+    Tensor.__reversed__ = lambda a: a if a.dim() == 0 else a.flip(0)
+    Tensor.__long__, Tensor.__nonzero__ = Tensor.__int__, Tensor.__bool__
     Tensor.backward = backprop.tensor_backward
     Tensor._refresh_view = inplace.refresh_view
     Tensor.mT = property(shape._matrix_transpose)

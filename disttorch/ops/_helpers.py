@@ -36,9 +36,10 @@ def broadcast_error(sa: tuple, sb: tuple) -> RuntimeError:
     return RuntimeError(f"shapes {list(sa)} and {list(sb)} are not broadcastable")
 
 
-def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
+def binary(ufunc: Callable, a: Any, b: Any, exact_scalar: bool = False) -> np.ndarray:
     """Apply a NumPy binary ufunc with PyTorch's dtype promotion and error messages (on
-    the op's threads when the result is large)."""
+    the op's threads when the result is large). ``exact_scalar``: a number (or 0-d tensor)
+    as ``b`` of a 16-bit float op enters unrounded, as in PyTorch's ``mul`` and ``div``."""
     xa = a._data if isinstance(a, Tensor) else a
     xb = b._data if isinstance(b, Tensor) else b
     rt = result_type(xa, xb)
@@ -46,13 +47,55 @@ def binary(ufunc: Callable, a: Any, b: Any) -> np.ndarray:
         # PyTorch computes in the result dtype: an integer tensor, or a 0-d tensor of a wider
         # dtype, is cast to it first (NumPy would compute int64 * 0.05 in float64)
         xa, xb = _computed_in(rt, xa, xb), _computed_in(rt, xb, xa)
+    elif rt.kind in "fV":
+        xa, xb = in_half(rt, xa), in_half(rt, xb, exact_scalar)
+    elif rt.kind in "iu":
+        xa, xb = _wrapped_int(rt, xa), _wrapped_int(rt, xb)
     try:
         out = elementwise(ufunc, xa, xb)
     except ValueError:
         raise broadcast_error(np.shape(xa), np.shape(xb)) from None
     if out.dtype != rt:
-        out = out.astype(rt)
+        with np.errstate(over="ignore"):  # (a 16-bit result beyond its range: inf, silently)
+            out = out.astype(rt)
     return out
+
+
+def _real_sign(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # (bfloat16 NaNs)
+        return np.greater(x, 0).astype(x.dtype) - np.less(x, 0).astype(x.dtype)
+
+
+def sign_array(x: np.ndarray) -> np.ndarray:
+    """PyTorch's ``sign`` of a real array: -1, 0 or 1, where NaN and -0.0 give 0 (NumPy's
+    gives NaN and -0.0); a bool array stays as it is (a copy)."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return elementwise(_real_sign if x.dtype.kind in "fV" else np.sign, x)
+
+
+def in_half(rt: np.dtype, x: Any, exact_scalar: bool = False) -> Any:
+    """An operand of a binary op whose result is 16-bit float ``rt``, as PyTorch's kernel
+    sees it: a number or an array of another dtype cast to ``rt`` (a Python float beside a
+    bfloat16 tensor is rounded to bfloat16 first), except, with ``exact_scalar``, a number
+    or 0-d array, which stays as a float32 (``mul``/``div`` read it unrounded)."""
+    if isinstance(x, np.ndarray):
+        if x.dtype == rt or x.dtype == np.bool_:
+            return x
+        return np.float32(x) if exact_scalar and x.ndim == 0 else astype(x, rt)
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.number)):
+        return x
+    with np.errstate(over="ignore"):  # (a number beyond the dtype's range: inf, as PyTorch)
+        return np.float32(x) if exact_scalar else np.asarray(x, dtype=np.float32).astype(rt)
+
+
+def _wrapped_int(rt: np.dtype, x: Any) -> Any:
+    """A Python int outside integer dtype ``rt``'s range as PyTorch casts it: wrapped
+    (``uint8_tensor - 1`` subtracts 255); NumPy would raise OverflowError."""
+    if type(x) is not int:
+        return x
+    info = np.iinfo(rt)
+    return x if info.min <= x <= info.max else np.asarray(x, dtype=np.int64).astype(rt)
 
 
 def _computed_in(rt: np.dtype, x: Any, other: Any) -> Any:

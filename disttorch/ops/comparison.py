@@ -21,8 +21,8 @@ from .._tensor import Tensor, _tensor_arg
 from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
-from ..kernels.torch_topk import SORT_THRESHOLD, sort_order, topk_order
-from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, wrap_dim
+from ..kernels.torch_topk import SORT_THRESHOLD, replays, sort_order, topk_order
+from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, sign_array, wrap_dim
 from .dtype_rules import check_kernel
 from .flat import flat
 
@@ -216,6 +216,7 @@ class Modulo(Function):
     the gradient is ``g`` to ``input`` and ``-g * q`` to ``other``, as PyTorch's."""
 
     _raw = True
+    _rounds_numbers = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b, ufunc, rounding):
@@ -279,7 +280,7 @@ def sign(input: Tensor) -> Tensor:
         raise NotImplementedError(
             "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
         )
-    return flat(x.copy() if x.dtype.kind == "b" else elementwise(np.sign, x), "SignBackward0", input)
+    return flat(sign_array(x), "SignBackward0", input)
 
 
 # ---------------------------------------------------------------------- tests of values
@@ -330,6 +331,8 @@ def allclose(
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same shape and the same elements."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"equal(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))
 
 
@@ -337,19 +340,22 @@ def _truth(fn: np.ufunc, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
     """``any`` (``fn`` = ``np.logical_or``) or ``all`` (``np.logical_and``) of the elements'
     truth values, split over the op's threads when large."""
     x = input._data
-    out = np.asarray(ufunc_reduce(fn, x, _dims(dim, x.ndim), keepdims=keepdim))
+    if isinstance(dim, (tuple, list)) and not dim:  # no dims: each element's own truth
+        out = x != 0
+    else:
+        out = np.asarray(ufunc_reduce(fn, x, _dims(dim, x.ndim), keepdims=keepdim))
     return Tensor._make(out.astype(np.uint8) if x.dtype == np.uint8 else out)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether any element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
-    uint8 input, as PyTorch)."""
+    """Whether any element (over ``dim``, or all; none for an empty tuple of dims) is nonzero,
+    as a bool tensor (uint8 for uint8 input, as PyTorch)."""
     return _truth(np.logical_or, input, dim, keepdim)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Whether every element (over ``dim``, or all) is nonzero, as a bool tensor (uint8 for
-    uint8 input, as PyTorch)."""
+    """Whether every element (over ``dim``, or all; none for an empty tuple of dims) is
+    nonzero, as a bool tensor (uint8 for uint8 input, as PyTorch)."""
     return _truth(np.logical_and, input, dim, keepdim)
 
 
@@ -427,11 +433,18 @@ class PutAlongDim(Function):
         return TakeAlongDim.apply(g, ctx.index, ctx.dim), None, None, None
 
 
+def sortable(x: np.ndarray) -> np.ndarray:
+    """``x`` in a dtype whose NumPy sorts and searches order NaN last: bfloat16 (which
+    ml_dtypes compares so that NumPy's sorts leave NaNs in place) as float32, exactly."""
+    return x.astype(np.float32) if x.dtype.kind == "V" else x
+
+
 def _order(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     """Stable sort order along ``dim`` (equal elements keep their original order, also when
     descending; NaN sorts as the largest value), the slices split over the op's threads."""
 
     def order(a: np.ndarray) -> np.ndarray:
+        a = sortable(a)
         if not descending:
             return np.argsort(a, axis=dim, kind="stable")
         rev = np.argsort(np.flip(a, dim), axis=dim, kind="stable")
@@ -459,7 +472,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
     ``stable=False`` orders equal values as PyTorch's CPU kernel does."""
     d, idx = _ordered(input, dim, descending, bool(stable))
     if input._data.ndim == 0:
-        return sort_type(input * 1, Tensor._make(idx))
+        return sort_type(named_node(input.clone(), "SortBackward0"), Tensor._make(idx))
     return sort_type(named_node(TakeAlongDim.apply(input, idx, d), "SortBackward0"), Tensor._make(idx))
 
 
@@ -478,10 +491,12 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
-        return topk_type(input * 1, Tensor._make(np.zeros((), dtype=np.int64)))
+        return topk_type(
+            named_node(input.clone(), "TopkBackward0"), Tensor._make(np.zeros((), dtype=np.int64))
+        )
     order = _order(x, d, largest)
     idx = np.take(order, np.arange(k), axis=d)
-    if k > 0 and x.dtype.kind in "fiu":
+    if k > 0 and x.dtype.kind in "fiuV":
         _replay_tied(x, order, idx, d, k + 1, lambda row: topk_order(row, k, largest, sorted))
     return topk_type(named_node(TakeAlongDim.apply(input, idx, d), "TopkBackward0"), Tensor._make(idx))
 
@@ -489,20 +504,16 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 #: PyTorch sorts a 1-D integer tensor of at least this many elements ascending with a
 #: (stable) radix sort
 _RADIX_SORT_MIN = 32768
-#: the longest slice whose ties are replayed: the replay takes a Python step per comparison
-#: (about 10 ms for this many elements), so longer slices (a vocabulary-sized sort in
-#: sampling, say) keep the stable order of equal values
-_SORT_REPLAY_MAX = 8192
 
 
 def _sort_ties_as_pytorch(x: np.ndarray, order: np.ndarray, d: int, descending: bool) -> None:
     """Rewrite in the stable ``order`` the slices where equal values are reordered by
     PyTorch's unstable CPU sort: the C++ library's ``sort`` (:mod:`..kernels.torch_topk`) of
     slices longer than its insertion-sort threshold, except where PyTorch sorts stably (a
-    large 1-D integer tensor sorted ascending: a radix sort), and up to ``_SORT_REPLAY_MAX``
-    elements (longer slices keep equal values in input order)."""
+    large 1-D integer tensor sorted ascending: a radix sort). Without numba, slices longer
+    than :data:`..kernels.torch_topk.PYTHON_MAX` keep equal values in input order."""
     n = x.shape[d]
-    if n <= SORT_THRESHOLD or n > _SORT_REPLAY_MAX or x.dtype.kind not in "fiub":
+    if n <= SORT_THRESHOLD or not replays(n) or x.dtype.kind not in "fiubV":
         return
     if x.ndim == 1 and x.dtype.kind in "iu" and not descending and n >= _RADIX_SORT_MIN:
         return
@@ -510,19 +521,27 @@ def _sort_ties_as_pytorch(x: np.ndarray, order: np.ndarray, d: int, descending: 
 
 
 def _replay_tied(
-    x: np.ndarray, order: np.ndarray, idx: np.ndarray, d: int, width: int, replay: Callable
+    x: np.ndarray,
+    order: np.ndarray,
+    idx: np.ndarray,
+    d: int,
+    width: int,
+    replay: Callable,
+    also: np.ndarray | None = None,
 ) -> None:
     """Rewrite in ``idx`` (the first positions of ``order`` along ``d``) the slices where
     equal values decide which indices come first (equal values among the first ``width`` in
-    ``order``) with ``replay(slice)``, PyTorch's CPU kernel's choice. Other slices keep the
-    sorted order, which is PyTorch's."""
+    ``order``), and those where ``also`` (one flag per slice, in C order) is set, with
+    ``replay(slice)``, PyTorch's CPU kernel's choice. Other slices keep the sorted order,
+    which is PyTorch's."""
     top = np.moveaxis(
         np.take_along_axis(x, np.take(order, np.arange(min(width, x.shape[d])), axis=d), d), d, -1
     )
     same = top[..., 1:] == top[..., :-1]
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":  # (V: bfloat16)
         same |= np.isnan(top[..., 1:]) & np.isnan(top[..., :-1])
-    tied = np.flatnonzero(same.any(axis=-1))
+    tied = same.any(axis=-1).reshape(-1)
+    tied = np.flatnonzero(tied if also is None else tied | also.reshape(-1))
     if tied.size == 0:
         return
     rows, out = np.moveaxis(x, d, -1).reshape(-1, x.shape[d]), np.moveaxis(idx, d, -1)
@@ -547,13 +566,16 @@ def unique(
 ) -> Any:
     """The distinct elements (sorted), over the flattened tensor or as distinct slices along
     ``dim``; optionally with ``inverse`` indices (shaped like the input, or one per slice)
-    and per-value ``counts``."""
+    and per-value ``counts``. Each NaN is distinct (PyTorch compares with ``!=``)."""
     x = input._data
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"unique\" not implemented for '{scalar_type_name(x.dtype)}'")
     axis = None if dim is None else wrap_dim(dim, x.ndim)
-    values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=axis)
-    out = [Tensor._make(values)]
+    nan_kw = {"equal_nan": False} if axis is None else {}
+    values, inverse, counts = np.unique(
+        sortable(x), return_inverse=True, return_counts=True, axis=axis, **nan_kw
+    )
+    out = [Tensor._make(values.astype(x.dtype, copy=False))]
     if return_inverse:
         inv = inverse.reshape(x.shape) if axis is None else inverse.reshape(-1)
         out.append(Tensor._make(inv.astype(np.int64, copy=False)))
@@ -571,7 +593,13 @@ def _rmod(a: Tensor, b: Any) -> Tensor:
     return remainder(b, a)
 
 
+def _count_nonzero_method(self: Tensor, *dims: Any, dim: Any = None) -> Tensor:
+    """``t.count_nonzero(dim)``, or with the dims as arguments (``t.count_nonzero(0, 2)``)."""
+    return count_nonzero(self, (dims if len(dims) > 1 else dims[0]) if dims else dim)
+
+
 TENSOR_OPERATORS = {
+    "count_nonzero": _count_nonzero_method,
     "__eq__": _dunder(eq),
     "__ne__": _dunder(ne),
     "__lt__": _dunder(lt),

@@ -24,6 +24,7 @@ from .. import _dtype
 from .._tensor import Tensor, _tensor_arg
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
+from ._helpers import sign_array
 from .elementwise import _FloatUnary
 
 __all__ = [
@@ -340,7 +341,7 @@ class Sgn(Function):
         x = a._data
         if ctx.needs_input_grad:
             ctx.save_for_backward(a)
-        return x.copy() if x.dtype.kind == "b" else np.sign(x)
+        return np.sign(x) if x.dtype.kind == "c" else sign_array(x)
 
     @staticmethod
     def backward(ctx, g):

@@ -34,7 +34,7 @@ from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
-from ._helpers import arr, binary, broadcast_error, no_complex
+from ._helpers import arr, binary, broadcast_error, in_half, no_complex
 from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
@@ -205,6 +205,7 @@ def _saved_operands(ctx: Any) -> tuple:
 
 # ---------------------------------------------------------------------- arithmetic
 class Add(Function):
+    _rounds_numbers = (0, 1)
     _raw = True
     _wraps_numbers = True
     # ``alpha`` other than 1 is a separate product node before this one
@@ -220,6 +221,7 @@ class Add(Function):
 
 
 class Sub(Function):
+    _rounds_numbers = (0, 1)
     _raw = True
     _wraps_numbers = True
     _backward_saves = {"alpha": lambda ctx: 1}
@@ -237,6 +239,7 @@ class Sub(Function):
 
 
 class Mul(Function):
+    _rounds_numbers = (0,)
     _raw = True
     _wraps_numbers = True
     _backward_saves = {"self": saved(0, _wrapped(0)), "other": saved(1, _wrapped(1))}
@@ -246,7 +249,7 @@ class Mul(Function):
         if ctx.needs_input_grad:  # each operand is needed only for the other's gradient
             na, nb = ctx.needs_input_grad
             _operands(ctx, a if nb else None, b if na else None)
-        return binary(np.multiply, a, b)
+        return binary(np.multiply, a, b, exact_scalar=True)
 
     @staticmethod
     def backward(ctx, g):
@@ -256,6 +259,7 @@ class Mul(Function):
 
 
 class Div(Function):
+    _rounds_numbers = (0,)
     _raw = True
     _wraps_numbers = True
     _backward_saves = {"self": saved(0, _wrapped(0)), "other": saved(1, _wrapped(1))}
@@ -264,6 +268,8 @@ class Div(Function):
     def forward(ctx, a, b):
         xa, xb = arr(a), arr(b)
         rt = result_type(xa, xb)
+        if rt.kind in "fV" and rt.itemsize == 2:  # as PyTorch: a divisor number stays unrounded
+            xa, xb = in_half(rt, xa), in_half(rt, xb, exact_scalar=True)
         with np.errstate(divide="ignore", invalid="ignore"):
             try:
                 out = _split(np.true_divide, xa, xb)
@@ -272,7 +278,8 @@ class Div(Function):
         if rt.kind not in "fVc":  # integer / integer gives the default float dtype
             rt = get_default_dtype().numpy
         if out.dtype != rt:
-            out = out.astype(rt)
+            with np.errstate(over="ignore"):  # (a 16-bit quotient beyond its range: inf)
+                out = out.astype(rt)
         if ctx.needs_input_grad:  # as PyTorch: the divisor, the dividend only for the divisor's gradient
             _operands(ctx, a if ctx.needs_input_grad[1] else None, b)
         return out
@@ -295,6 +302,7 @@ def _int_power_check(xa: Any, xb: Any) -> None:
 
 
 class Pow(Function):
+    _rounds_numbers = (0, 1)
     _raw = True
 
     @staticmethod
@@ -638,6 +646,8 @@ class Atan(_FloatUnary):
 class Atan2(Function):
     """``atan2(input, other)``: the angle of the point (other, input)."""
 
+    _rounds_numbers = (0, 1)
+
     _raw = True
 
     @staticmethod
@@ -659,30 +669,44 @@ class Atan2(Function):
 
 class Logaddexp(Function):
     """``log(exp(input) + exp(other))`` without overflow; the gradients are
-    ``sigmoid(input - other)`` and ``sigmoid(other - input)``."""
+    ``sigmoid(input - other)`` and ``sigmoid(other - input)``. :class:`Logaddexp2` is its
+    base-2 twin (the differences scaled by ``ln 2``)."""
+
+    _rounds_numbers = (0, 1)
 
     _raw = True
+    ufunc = staticmethod(np.logaddexp)
+    scale = 1.0
 
-    @staticmethod
-    def forward(ctx, a, b):
-        check_kernel("logaddexp", a, b)
+    @classmethod
+    def forward(cls, ctx, a, b):
+        check_kernel(cls.ufunc.__name__, a, b)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a, b)
         with np.errstate(invalid="ignore"):
-            return binary(np.logaddexp, a, b)
+            return binary(cls.ufunc, a, b)
 
-    @staticmethod
-    def backward(ctx, g):
+    @classmethod
+    def backward(cls, ctx, g):
         a, b = ctx.saved_tensors
         na, nb = ctx.needs_input_grad
         with np.errstate(invalid="ignore"):  # both -inf (or both +inf): NaN, as PyTorch
-            d = a - b
+            d = a - b if cls.scale == 1.0 else (a - b) * cls.scale
             return (g * sigmoid(d) if na else None), (g * sigmoid(-d) if nb else None)
+
+
+class Logaddexp2(Logaddexp):
+    """``log2(2**input + 2**other)`` without overflow."""
+
+    ufunc = staticmethod(np.logaddexp2)
+    scale = math.log(2)
 
 
 class Hypot(Function):
     """``sqrt(input**2 + other**2)`` without overflow; the gradients are ``input / out``
     and ``other / out`` (NaN where both are 0, as PyTorch's)."""
+
+    _rounds_numbers = (0, 1)
 
     _raw = True
 
@@ -888,6 +912,7 @@ def _clamp_masks(x: np.ndarray, lo: Any, hi: Any) -> tuple:
 
 
 class Maximum(Function):
+    _rounds_numbers = (0, 1)
     _raw = True
     ufunc = staticmethod(np.maximum)
 
@@ -1265,7 +1290,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     ``where(condition)`` alone returns the tuple of index tensors of the True entries.
     """
     if input is None and other is None:
-        return tuple(Tensor._make(i) for i in np.nonzero(condition._data))
+        return tuple(Tensor._make(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(condition._data)))
     return Where.apply(condition, input, other)
 
 

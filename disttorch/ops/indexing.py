@@ -77,6 +77,8 @@ def _np_index(index: Any) -> Any:
             return int(a)
         return a
     if isinstance(index, list):
+        if not index:  # ``x[[]]``: no rows
+            return np.zeros(0, dtype=np.int64)
         a = np.asarray([i._data if isinstance(i, Tensor) else i for i in index])
         if a.size == 0 and a.dtype.kind == "f":  # ``[]`` selects nothing, as an empty int64 index
             a = a.astype(np.int64)
@@ -84,6 +86,18 @@ def _np_index(index: Any) -> Any:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return a
     return index
+
+
+def as_index(index: Any) -> Any:
+    """A whole index as PyTorch reads it: a short list holding a sequence, tensor, slice,
+    ``None`` or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``),
+    as NumPy once read it; any other index as it is. Then :func:`_np_index`."""
+    if type(index) is list and len(index) < 32:
+        for i in index:
+            if i is None or i is Ellipsis or isinstance(i, (Tensor, list, tuple, slice)):
+                index = tuple(index)
+                break
+    return _np_index(index)
 
 
 def _is_basic(index: Any) -> bool:
@@ -275,7 +289,7 @@ def getitem(input: Tensor, index: Any) -> Tensor:
         if not -n <= index < n:
             raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
         return Select.apply(input, 0, index + n if index < 0 else index)
-    return _read(input, _np_index(index))
+    return _read(input, as_index(index))
 
 
 __getitem__ = getitem

@@ -36,6 +36,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function, modified_inplace_message
 from ..kernels import torch_random as _kr
 from . import elementwise, indexing, shape
+from ._helpers import _wrapped_int, in_half
 from .deprecated_overloads import scale_first
 from .dtype_rules import (
     check_cast,
@@ -157,7 +158,13 @@ def _record(
     check_inplace(t)
     base = t._base
     if base is None:
-        return _rebase(t, make_out(_alias(t, snapshot)), any_cast)
+        alias = _alias(t, snapshot)
+        out = make_out(alias)
+        if out.grad_fn is None and t.grad_fn is not None:
+            # new values that do not depend on the graph (a comparison, a random sample): the
+            # graph before gets zero gradient through ``t`` from here on, as in PyTorch
+            out = Copy.apply(alias, Tensor._make(out._data.astype(t._data.dtype, copy=False)))
+        return _rebase(t, out, any_cast)
     pairs = _part_of_complex(t, base)
     geom = _geometry(t, _as_pairs(base) if pairs else base)
     if geom is None:
@@ -334,15 +341,26 @@ def _operand(other: Any) -> Any:
     return other._data if isinstance(other, Tensor) else other
 
 
-def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False) -> Tensor:
-    """Unrecorded fast path: ``ufunc(t, other, out=t)`` with PyTorch's casting check."""
+def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False, exact: bool = False) -> Tensor:
+    """Unrecorded fast path: ``ufunc(t, other, out=t)`` with PyTorch's casting check; a
+    Python int wraps into an integer dtype, and a number (or 0-dim array) beside a 16-bit
+    float tensor is rounded to its dtype first, or with ``exact`` (``mul_``, ``div_``) read
+    unrounded, as PyTorch's kernels read it."""
     x, o = t._data, _operand(other)
     rt = np.dtype(result_type(x, o))
     if true_div and rt.kind not in "fVc":
         rt = get_default_dtype().numpy
     check_cast(rt, x.dtype)
+    if rt.kind in "iu":
+        o = _wrapped_int(rt, o)
+    elif rt.itemsize == 2 and rt.kind in "fV" and np.ndim(o) == 0:
+        o = in_half(rt, o, exact)
     try:
-        ufunc(x, o, out=x, casting="unsafe")
+        if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
+            with np.errstate(over="ignore"):  # (a result beyond the 16-bit range: inf, silently)
+                ufunc(x, o, out=x, casting="unsafe")
+        else:
+            ufunc(x, o, out=x, casting="unsafe")
     except ValueError:
         if not x.flags.writeable:
             raise RuntimeError(_OVERLAP_MSG) from None
@@ -360,7 +378,9 @@ def add_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``self += alpha * other``."""
     if _recording(self, other):
         return _record(self, lambda s: s.add(other, alpha=alpha), snapshot=False)
-    return _ufunc_(self, np.add, other if alpha == 1 else _scaled_operand(self, other, alpha))
+    if alpha == 1:
+        return _ufunc_(self, np.add, other)
+    return _ufunc_(self, np.add, _scaled_operand(self, other, alpha), exact=True)
 
 
 @scale_first("alpha")
@@ -369,7 +389,9 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     refuse_bool_subtraction(self, other)
     if _recording(self, other):
         return _record(self, lambda s: s.sub(other, alpha=alpha), snapshot=False)
-    return _ufunc_(self, np.subtract, other if alpha == 1 else _scaled_operand(self, other, alpha))
+    if alpha == 1:
+        return _ufunc_(self, np.subtract, other)
+    return _ufunc_(self, np.subtract, _scaled_operand(self, other, alpha), exact=True)
 
 
 def _scaled_operand(self: Tensor, other: Any, alpha: Any) -> Any:
@@ -382,13 +404,13 @@ def mul_(self: Tensor, other: Any) -> Tensor:
     """In-place ``self *= other``."""
     if _recording(self, other):
         return _record(self, lambda s: s.mul(other), snapshot=True)
-    return _ufunc_(self, np.multiply, other)
+    return _ufunc_(self, np.multiply, other, exact=True)
 
 
 def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """In-place ``self /= other`` (or with ``rounding_mode`` 'trunc' / 'floor')."""
     if rounding_mode is None and not _recording(self, other):
-        return _ufunc_(self, np.true_divide, other, true_div=True)
+        return _ufunc_(self, np.true_divide, other, true_div=True, exact=True)
     return _inplace(self, lambda s: s.div(other, rounding_mode=rounding_mode), (other,))
 
 
@@ -407,7 +429,7 @@ def addcmul_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     prod = np.multiply(opmath_array(tensor1), opmath_array(tensor2))  # 16-bit: rounded once, by the add
     if value != 1:
         prod *= value
-    return _ufunc_(self, np.add, prod)
+    return _ufunc_(self, np.add, prod, exact=True)
 
 
 @scale_first("value")
@@ -419,7 +441,7 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     quot = np.true_divide(opmath_array(tensor1), opmath_array(tensor2))
     if value != 1:
         quot *= value
-    return _ufunc_(self, np.add, quot)
+    return _ufunc_(self, np.add, quot, exact=True)
 
 
 def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
@@ -661,7 +683,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """``self[index] = value`` (``value`` broadcast; a tensor or a number)."""
-    idx = indexing._np_index(index)
+    idx = indexing.as_index(index)
     if _recording(self, value):
         _record(self, lambda a: indexing.CopySlices.apply(a, idx, value), snapshot=False)
         return

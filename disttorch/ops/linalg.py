@@ -500,7 +500,7 @@ class Trace(Function):
         if x.dtype.kind == "b":
             raise NotImplementedError("\"trace\" not implemented for 'Bool'")
         ctx.shape = x.shape
-        return np.asarray(np.trace(x, dtype=np.int64 if x.dtype.kind in "iu" else None))
+        return np.asarray(np.trace(x, dtype=np.int64 if x.dtype.kind in "iu" else x.dtype))
 
     @staticmethod
     def backward(ctx, g):

@@ -17,7 +17,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _native_warnings, _random
-from .._dtype import FLOAT_KINDS, from_numpy, get_default_dtype, scalar_type_name, to_numpy
+from .._dtype import (
+    FLOAT_KINDS,
+    arrays_result_type,
+    from_numpy,
+    get_default_dtype,
+    scalar_type_name,
+    to_numpy,
+)
 from .._dtype import dtype as _dtype_cls
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
@@ -27,14 +34,15 @@ from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.special import i0 as _i0
 from ..kernels.threads import elementwise
 from ..kernels.torch_select import kthvalue_index
+from ..kernels.torch_topk import mode_order, replays
 from . import complex as _complex
 from . import linalg_functions as _linalg
-from ._helpers import _return_type, no_complex, scalar_as_vector, wrap_dim
-from .comparison import _sort_ties_as_pytorch, sort
+from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_dim
+from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
+from .elementwise import Logaddexp2, clamp, lerp, log, maximum, minimum, sqrt, where
 from .elementwise import abs as tabs
-from .elementwise import clamp, lerp, log, maximum, minimum, sqrt, where
 from .flat import flat
 from .indexing import gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
@@ -262,6 +270,7 @@ def _float(x: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- pointwise
+@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
 def acosh(input: Tensor) -> Tensor:
     """Inverse hyperbolic cosine ``log(x + sqrt(x^2 - 1))`` (complex: the principal branch)."""
     if input._data.dtype.kind == "c":
@@ -271,6 +280,7 @@ def acosh(input: Tensor) -> Tensor:
         return log(x + sqrt(x * x - 1))
 
 
+@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
 def asinh(input: Tensor) -> Tensor:
     """Inverse hyperbolic sine (odd, stable for large |x|; complex: the principal branch)."""
     if input._data.dtype.kind == "c":
@@ -280,6 +290,7 @@ def asinh(input: Tensor) -> Tensor:
     return x.sign() * log(ax + sqrt(ax * ax + 1))
 
 
+@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
 def atanh(input: Tensor) -> Tensor:
     """Inverse hyperbolic tangent ``0.5 * log((1 + x) / (1 - x))`` (complex: the principal branch)."""
     if input._data.dtype.kind == "c":
@@ -310,7 +321,10 @@ def copysign(input: Any, other: Any) -> Tensor:
     x, o = _t(input), _t(other)
     x = x.to(from_numpy(rt) if rt.kind in "fV" else get_default_dtype())
     neg = Tensor._make(np.signbit(o._data))
-    return where(neg, -tabs(x), tabs(x))
+    out = where(neg, -tabs(x), tabs(x))
+    if o.requires_grad:  # a zero gradient to ``other`` (PyTorch's, not None); + -0.0 keeps every value
+        out = out + flat(np.full((), -0.0, dtype=out._data.dtype), "CopysignBackward0", o)
+    return out
 
 
 def fmax(input: Tensor, other: Any) -> Tensor:
@@ -358,17 +372,16 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
 
 
 def ldexp(input: Tensor, other: Any) -> Tensor:
-    """``input * 2 ** other`` (complex when ``other`` is)."""
+    """``input * 2 ** other`` (complex when ``other`` is), as PyTorch: the power in
+    ``other``'s floating dtype (the default one for integers), the product written in the
+    dtype ``input`` and ``other`` promote to (a floating one)."""
     if isinstance(other, Tensor) and other.is_complex():
         return _float(input) * (2.0**other)
-    return _float(input) * (
-        2.0
-        ** _t(other).to(
-            get_default_dtype()
-            if not isinstance(other, Tensor) or other._data.dtype.kind != "f"
-            else other.dtype
-        )
-    )
+    other = _t(other)
+    power = 2.0 ** (other if other._data.dtype.kind in FLOAT_KINDS else other.to(get_default_dtype()))
+    out = _float(input) * power
+    rt = arrays_result_type([input._data, other._data])
+    return out if rt.kind not in FLOAT_KINDS or out._data.dtype == rt else out.to(from_numpy(rt))
 
 
 _Frexp = _return_type("frexp", ("mantissa", "exponent"))
@@ -413,17 +426,31 @@ def lcm(input: Tensor, other: Any) -> Tensor:
     return Tensor._make(elementwise(np.lcm, input._data, _t(other)._data))
 
 
+class NextAfter(Function):
+    """The next float after ``input`` towards ``other``; as PyTorch's, the gradient passes
+    to ``input`` unchanged and ``other`` gets zeros."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, rt):
+        ctx.shapes = a._data.shape, b._data.shape
+        return elementwise(np.nextafter, a._data.astype(rt), b._data.astype(rt))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.sum_to_size(ctx.shapes[0]), Tensor._make(np.zeros(ctx.shapes[1], g._data.dtype)), None
+
+
 def nextafter(input: Tensor, other: Any) -> Tensor:
     """The next float after ``input`` towards ``other`` (floating tensors)."""
     rt = check_kernel("nextafter", input, other)
-    return Tensor._make(elementwise(np.nextafter, input._data.astype(rt), _t(other)._data.astype(rt)))
+    return NextAfter.apply(input, _t(other), rt)
 
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:
     """``log2(2^x + 2^y)`` computed stably (floating tensors)."""
-    check_kernel("logaddexp2", input, other)
-    ln2 = math.log(2)
-    return (input * ln2).logaddexp(_t(other, input) * ln2) / ln2
+    return Logaddexp2.apply(input, _t(other, input))
 
 
 def signbit(input: Tensor) -> Tensor:
@@ -705,7 +732,9 @@ class DiagEmbed(Function):
         idx = np.arange(m)
         out[..., idx + max(-offset, 0), idx + max(offset, 0)] = x
         ctx.where = offset, d1, d2
-        return np.moveaxis(out, (-2, -1), (d1, d2))
+        if (d1, d2) == (x.ndim - 1, x.ndim):
+            return out
+        return np.ascontiguousarray(np.moveaxis(out, (-2, -1), (d1, d2)))  # (PyTorch's is contiguous)
 
     @staticmethod
     def backward(ctx, g):
@@ -875,7 +904,8 @@ def msort(input: Tensor) -> Tensor:
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> tuple:
     """``(min, max)`` over ``dim`` (all elements when None)."""
     if dim is None:
-        return _AMINMAX(input.amin(), input.amax())
+        dims = tuple(builtins.range(input.dim()))  # (this module defines torch.range)
+        return _AMINMAX(input.amin(dims, keepdim=keepdim), input.amax(dims, keepdim=keepdim))
     return _AMINMAX(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
 
 
@@ -898,7 +928,11 @@ def _cum_extreme(input: Tensor, dim: int, ufunc: Any) -> tuple:
 
     def running_index(x: np.ndarray) -> np.ndarray:  # where each slice's running extreme was attained
         positions = np.arange(x.shape[d], dtype=np.int64).reshape((-1,) + (1,) * (x.ndim - d - 1))
-        return np.maximum.accumulate(np.where(x == ufunc.accumulate(x, axis=d), positions, 0), axis=d)
+        with np.errstate(invalid="ignore"):  # (NaNs: no warning, as in PyTorch)
+            attained = x == ufunc.accumulate(x, axis=d)
+        if x.dtype.kind in FLOAT_KINDS:  # a NaN is the extreme from there on (the last NaN's index)
+            attained |= np.isnan(x)
+        return np.maximum.accumulate(np.where(attained, positions, 0), axis=d)
 
     idx = Tensor._make(scan_along(running_index, input._data, d))
     return _CUM_TYPES[ufunc](input.gather(d, idx), idx)
@@ -914,13 +948,16 @@ def cummin(input: Tensor, dim: int) -> tuple:
     return _cum_extreme(input, dim, np.minimum)
 
 
+@computed_in_float32
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    """``log(cumsum(exp(x)))`` along ``dim``, stabilised by the overall maximum."""
+    """``log(cumsum(exp(x)))`` along ``dim``, stabilised by the overall maximum (floating and
+    complex inputs; 16-bit floats computed in float32, as PyTorch's kernel)."""
+    refuse_kernel("logcumsumexp_out_cpu", input, "biu")
     dim = wrap_dim(dim, input._data.ndim)
     x = input._data
     if not x.size:  # nothing to stabilise (and no maximum of nothing)
         return input.exp().cumsum(dim).log()
-    m = Tensor._make(ufunc_reduce(np.maximum, x, (dim,) if x.ndim else None, keepdims=True))
+    m = Tensor._make(np.asarray(ufunc_reduce(np.maximum, x, (dim,) if x.ndim else None, keepdims=True)))
     m = where(Tensor._make(np.isfinite(m._data)), m, 0.0)
     with np.errstate(divide="ignore"):
         return (input - m).exp().cumsum(dim).log() + m
@@ -930,16 +967,20 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     """Sum treating NaN as 0."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
     x = where(Tensor._make(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
-    return x.sum(dim, keepdim, dtype=dtype) if dim is not None else x.sum(dtype=dtype)
+    return x.sum(dim, keepdim, dtype=dtype)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """Mean over the non-NaN elements."""
+    """Mean over the non-NaN elements (in ``dtype`` when given: a floating one)."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
+    if dtype is not None and dtype.numpy.kind not in "fVc":
+        raise RuntimeError(
+            "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {scalar_type_name(dtype.numpy)}"
+        )
     cnt = Tensor._make((~np.isnan(input._data)).astype(input._data.dtype))
     s = nansum(input, dim, keepdim, dtype=dtype)
-    c = cnt.sum(dim, keepdim) if dim is not None else cnt.sum()
-    return s / c
+    return (s / cnt.sum(dim, keepdim)).to(s.dtype)
 
 
 @autocast_op("fp32")
@@ -1074,8 +1115,11 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
 
 
 def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """Trapezoid-rule integral of ``y`` along ``dim`` (spacing ``dx`` or sample points ``x``)."""
+    """Trapezoid-rule integral of ``y`` along ``dim`` (spacing ``dx`` or sample points ``x``);
+    0 over an empty dim."""
     n = y.shape[dim]
+    if n == 0:
+        return y.sum(dim) * 0
     a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
     if x is not None:
         xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
@@ -1087,8 +1131,10 @@ trapz = trapezoid
 
 
 def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
-    """Running trapezoid-rule integral along ``dim``."""
+    """Running trapezoid-rule integral along ``dim`` (``n - 1`` values; none for an empty dim)."""
     n = y.shape[dim]
+    if n == 0:
+        return _float(y) * 1
     a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
     if x is not None:
         xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
@@ -1275,8 +1321,8 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
 # ---------------------------------------------------------------------- searching and counting
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
     """Index of the bucket of each element (``boundaries`` sorted, 1-D)."""
-    x = input._data if isinstance(input, Tensor) else np.asarray(input)
-    out = np.searchsorted(boundaries._data, x, side="right" if right else "left")
+    x = sortable(input._data if isinstance(input, Tensor) else np.asarray(input))
+    out = np.searchsorted(sortable(boundaries._data), x, side="right" if right else "left")
     return Tensor._make(np.asarray(out, dtype=np.int32 if out_int32 else np.int64))
 
 
@@ -1291,8 +1337,8 @@ def searchsorted(
 ) -> Tensor:
     """Insertion indices of ``input`` into the innermost dim of ``sorted_sequence``."""
     sd = "right" if (side == "right" or right) else "left"
-    seq = sorted_sequence._data
-    x = input._data if isinstance(input, Tensor) else np.asarray(input)
+    seq = sortable(sorted_sequence._data)
+    x = sortable(input._data if isinstance(input, Tensor) else np.asarray(input))
     if sorter is not None:
         seq = np.take_along_axis(seq, sorter._data, -1)
     if seq.ndim == 1:
@@ -1337,6 +1383,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
         return scalar_as_vector(lambda x, d: kthvalue(x, k, d), input, dim)
     x = input._data
     dim = wrap_dim(dim, x.ndim)
+    if x.shape[dim] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= x.shape[dim]:
         raise RuntimeError("kthvalue(): selected number k out of range for dimension " + str(dim))
 
@@ -1360,15 +1408,20 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     """Most frequent value along ``dim`` (the smallest on ties) and the index PyTorch's CPU
-    kernel gives: it sorts the slice with the C++ library's unstable sort and takes the last
-    element of the value's run (``sort``'s tie replay, :mod:`..kernels.torch_topk`). A slice
-    with NaNs, which PyTorch's comparison leaves unordered, may give another index."""
+    kernel gives: it sorts the slice with the C++ library's unstable sort and ``<`` (under
+    which a NaN is neither before nor after anything) and takes the last element of the
+    first longest run of equal values (a NaN is a run of its own). The slices with ties or
+    NaNs are sorted by a replay of that sort (:func:`..kernels.torch_topk.mode_order`)."""
     if input._data.ndim == 0:
         return scalar_as_vector(mode, input, dim)
     x = input._data
     d = wrap_dim(dim, x.ndim)
-    order = np.argsort(x, axis=d, kind="stable")
-    _sort_ties_as_pytorch(x, order, d, descending=False)
+    if x.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    order = np.argsort(sortable(x), axis=d, kind="stable")
+    if x.shape[d] and replays(x.shape[d]) and x.dtype.kind in "fiubV":
+        nans = np.moveaxis(np.isnan(x), d, -1).any(axis=-1) if x.dtype.kind in "fV" else None
+        _replay_tied(x, order, order, d, x.shape[d], mode_order, also=nans)
     ordered = np.moveaxis(np.take_along_axis(x, order, axis=d), d, -1)
     rows, flat_order = ordered.reshape(-1, x.shape[d]), np.moveaxis(order, d, -1).reshape(-1, x.shape[d])
     idx = np.empty(rows.shape[0], dtype=np.int64)
@@ -1412,7 +1465,7 @@ def repeat_interleave(
     """Repeat each element (along ``dim``, of the flattened input when None) ``repeats`` times."""
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         r = input._data
-        return Tensor._make(np.repeat(np.arange(r.size), r).astype(np.int64))
+        return Tensor._make(np.repeat(np.arange(r.size), r).astype(r.dtype))  # (repeats' dtype)
     x = input if dim is not None else input.reshape(-1)
     d = 0 if dim is None else dim % x.dim()
     reps = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
@@ -1728,15 +1781,16 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
-    """``input << other`` for integers."""
+    """``input << other`` for integers (dtypes promoted as for ``add``: a Python int or a
+    0-dim tensor does not widen a tensor's dtype)."""
     check_kernel("bitwise_left_shift", input, other)
-    return Tensor._make(elementwise(np.left_shift, _t(input)._data, _t(other)._data))
+    return Tensor._make(binary(np.left_shift, input, other))
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
-    """``input >> other`` for integers."""
+    """``input >> other`` for integers (dtypes promoted as for ``add``)."""
     check_kernel("bitwise_right_shift", input, other)
-    return Tensor._make(elementwise(np.right_shift, _t(input)._data, _t(other)._data))
+    return Tensor._make(binary(np.right_shift, input, other))
 
 
 def histogram(
@@ -1783,12 +1837,14 @@ def fill(input: Tensor, value: Any) -> Tensor:
 def range(
     start: float = 0, end: float | None = None, step: float = 1, *, dtype: Any = None, **kw: Any
 ) -> Tensor:
-    """Deprecated inclusive ``arange``: ``start, start + step, ..., end`` (warns, as PyTorch)."""
+    """Deprecated inclusive ``arange``: ``start, start + step, ..., end`` (numbers or
+    one-element tensors; warns, as PyTorch)."""
     _native_warnings.warn(
         "torch.range is deprecated and will be removed in a future release because its behavior "
         "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
         "values in [start, end)."
     )
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if end is None:
         start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1
@@ -1876,3 +1932,19 @@ TENSOR_OPERATORS["bernoulli"] = lambda self, *args, **kw: _random.bernoulli(self
 TENSOR_OPERATORS["multinomial"] = lambda self, *args, **kw: _random.multinomial(self, *args, **kw)
 for _n in ("index_copy", "masked_scatter", "put", "bitwise_left_shift", "bitwise_right_shift"):
     TENSOR_OPERATORS[_n + "_"] = _method_inplace(_n)
+
+TENSOR_OPERATORS.update(
+    {
+        "__lshift__": bitwise_left_shift,
+        "__rlshift__": lambda self, other: bitwise_left_shift(other, self),
+        "__rshift__": bitwise_right_shift,
+        "__rrshift__": lambda self, other: bitwise_right_shift(other, self),
+    }
+)
+# augmented assignments work in place (a view's base sees them), as PyTorch's do
+for _dunder, _n in (("ilshift", "bitwise_left_shift"), ("irshift", "bitwise_right_shift")):
+    TENSOR_OPERATORS[f"__{_dunder}__"] = _method_inplace(_n)
+for _dunder, _n in (("iand", "bitwise_and"), ("ior", "bitwise_or"), ("ixor", "bitwise_xor")):
+    TENSOR_OPERATORS[f"__{_dunder}__"] = _method_inplace(_n)
+for _dunder, _n in (("imod", "remainder"), ("ifloordiv", "floor_divide"), ("idiv", "div")):
+    TENSOR_OPERATORS[f"__{_dunder}__"] = _method_inplace(_n)

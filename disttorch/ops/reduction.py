@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import _native_warnings
-from .._dtype import get_default_dtype
+from .._dtype import get_default_dtype, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function, named_node
@@ -192,6 +192,11 @@ class Mean(Function):
             raise RuntimeError(
                 f"mean(): could not infer output dtype. Input dtype must be either "
                 f"a floating point or complex dtype. Got: {_type_name(a)}"
+            )
+        if dtype is not None and dtype.numpy.kind not in "fVc":
+            raise RuntimeError(
+                f"mean(): could not infer output dtype. Optional dtype must be either "
+                f"a floating point or complex dtype. Got: {scalar_type_name(dtype.numpy)}"
             )
         if ctx.needs_input_grad:
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim

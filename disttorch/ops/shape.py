@@ -190,7 +190,26 @@ class UnsafeView(View):
 
 
 class Unsqueeze(View):
+    """A view with a size-1 dim inserted: the other dims keep their strides, and the new
+    one's is PyTorch's (the next dim's extent, 1 at the end), which NumPy's reshape of a
+    non-contiguous array (or one with size-1 dims) may not give."""
+
     _backward_saves = {}  # PyTorch's saves the dim, which this node does not know
+
+    @staticmethod
+    def forward(ctx, a, shape, d):
+        x = a._data
+        ctx.in_shape = x.shape
+        out = x.reshape(shape)
+        if x.flags.c_contiguous and 1 not in x.shape:  # (NumPy's strides are PyTorch's)
+            return out
+        new = x.strides[d] * x.shape[d] if d < x.ndim else x.itemsize
+        strides = x.strides[:d] + (new,) + x.strides[d:]
+        return out if out.strides == strides else np.lib.stride_tricks.as_strided(x, shape, strides)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape), None, None
 
 
 class Squeeze(View):
@@ -517,6 +536,9 @@ class Repeat(Function):
     def forward(ctx, a, repeats):
         x = a._data
         shape = (1,) * (len(repeats) - x.ndim) + x.shape
+        if any(r < 0 for r in repeats):
+            out = [s * r for s, r in zip(shape, repeats)]
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {out}")
         ctx.in_shape, ctx.shape, ctx.repeats = x.shape, shape, repeats
         return np.tile(x.reshape(shape), repeats)
 
@@ -751,7 +773,9 @@ def t(input: Tensor) -> Tensor:
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """A view with a size-1 dim inserted at ``dim``."""
-    return Unsqueeze.apply(input, unsqueezed_shape(input._data.shape, dim))
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape) + 1)
+    return Unsqueeze.apply(input, shape[:d] + (1,) + shape[d:], d)
 
 
 def unsqueezed_shape(shape: tuple, dim: int) -> tuple:
@@ -1227,4 +1251,9 @@ def _split_method(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
     return split(self, split_size, dim)
 
 
-TENSOR_OPERATORS = {"split": _split_method}
+def _flip_method(self: Tensor, *dims: Any) -> Tensor:
+    """``t.flip(dims)``, or ``t.flip(0, 1)`` with the dims as arguments (as PyTorch's)."""
+    return flip(self, dims[0] if len(dims) == 1 else dims)
+
+
+TENSOR_OPERATORS = {"split": _split_method, "flip": _flip_method}

@@ -25,9 +25,11 @@ __all__ = ["softmax", "log_softmax", "softmin"]
 
 class Softmax(Function):
     """``exp(x - max) / sum(exp(x - max))`` along ``dim``; backward
-    ``y * (g - sum(g * y))``."""
+    ``y * (g - sum(g * y))``. float16/bfloat16 inputs: the kernel rounds as PyTorch's does,
+    and backward computes in float32 and rounds once, as PyTorch's backward kernel."""
 
     _raw = True
+    _own_16_bit = True
     _backward_saves = {"dim": lambda ctx: ctx.dim, "result": kept("out", 0)}
 
     @staticmethod
@@ -40,6 +42,9 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         y = _softmax_of_saved(ctx, ctx.out)
+        if is_low(g._data.dtype):
+            wide, yw = g.float(), y.float()
+            return (yw * (wide - (wide * yw).sum(ctx.dim, keepdim=True))).to(g.dtype), None
         return y * (g - (g * y).sum(ctx.dim, keepdim=True)), None
 
 

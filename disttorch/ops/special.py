@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import get_default_dtype
+from .._dtype import arrays_result_type, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..kernels import special as K
-from ._helpers import complex_kernel_error
+from ._helpers import broadcast_error, complex_kernel_error
 from .dtype_rules import check_kernel
 from .elementwise import Pow, exp, log, sigmoid, where
 
@@ -44,10 +44,11 @@ TENSOR_METHODS = ("lgamma", "digamma", "mvlgamma", "erfc", "erfinv", "i0", "sinc
 
 
 def _float_dtype(*arrays: Any) -> np.dtype:
-    dts = [a.dtype for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    if not dts:
-        return get_default_dtype().numpy
-    return np.result_type(*dts)
+    """The result dtype of a special function of ``arrays`` (and numbers): PyTorch's
+    promotion (a 0-dim tensor does not widen a dimensioned one), integers giving the
+    default float dtype."""
+    rt = arrays_result_type([a for a in arrays if isinstance(a, np.ndarray)] or [np.zeros(())])
+    return rt if rt.kind in "fV" else get_default_dtype().numpy
 
 
 def _arr(x: Any) -> Any:
@@ -75,6 +76,11 @@ class _Special(Function):
             if isinstance(a, Tensor) and a._data.dtype.kind == "c":
                 raise complex_kernel_error(cls.name_, a)
         arrays = [_arr(a) for a in inputs]
+        if len(arrays) == 2:
+            try:
+                np.broadcast_shapes(np.shape(arrays[0]), np.shape(arrays[1]))
+            except ValueError:
+                raise broadcast_error(np.shape(arrays[0]), np.shape(arrays[1])) from None
         out_dtype = _float_dtype(*arrays)
         out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=np.float64) for a in arrays]))
         out = out.astype(out_dtype, copy=False)
@@ -149,7 +155,9 @@ I1e = _unary(
 )
 Entr = _unary(
     "entr",
-    lambda x: np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)), np.where(x == 0, 0.0, -np.inf)),
+    lambda x: np.where(
+        x > 0, -x * np.log(np.where(x > 0, x, 1)), np.where(x < 0, -np.inf, np.where(x == 0, 0.0, x))
+    ),
     lambda x, y: -(log(x) + 1),
 )
 
@@ -197,7 +205,7 @@ class Polygamma(_Special):
 
 class Logit(_Special):
     """``log(p / (1 - p))`` of ``p`` clamped to ``[eps, 1 - eps]`` (no clamp if eps is None);
-    the gradient is 0 outside that interval, as PyTorch's."""
+    the gradient is 0 outside that interval (NaN outside [0, 1] without eps), as PyTorch's."""
 
     name_ = "logit"
 
@@ -216,11 +224,14 @@ class Logit(_Special):
             d = 1 / (xd * (1 - xd))
             if eps is not None:
                 d = np.where((xd < eps) | (xd > 1 - eps), 0.0, d)
+            else:  # outside [0, 1] the logit is NaN, and so is its gradient
+                d = np.where((xd < 0) | (xd > 1), np.nan, d)
         return (g * Tensor._make(d.astype(ctx.out.dtype)),)
 
 
 class _Binary(_Special):
     n_inputs = 2
+    _rounds_numbers = (0, 1)
 
 
 def _grad_to(t: Any) -> bool:

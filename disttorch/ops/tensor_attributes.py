@@ -132,8 +132,11 @@ def xpu(self: Tensor, device: Any = None, non_blocking: bool = False, **kwargs: 
 
 
 def hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
-    """``x`` where ``|x| > lambd``, else 0 (``nn.functional.hardshrink``)."""
-    return elementwise.where(self.abs() > lambd, self, 0.0)
+    """``x`` where ``|x| > lambd``, else 0 (``nn.functional.hardshrink``); NaN stays NaN,
+    with a zero gradient, as in PyTorch."""
+    zero = Tensor._make(np.zeros((), dtype=self._data.dtype))
+    out = elementwise.where(self.abs() > lambd, self, zero)
+    return elementwise.where(self.isnan(), self.detach(), out)
 
 
 def prelu(self: Tensor, weight: Tensor) -> Tensor:

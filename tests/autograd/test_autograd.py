@@ -522,6 +522,23 @@ def test_custom_function_saved_output_unpacks_as_the_output_for_double_backward(
         out.sum().backward()
 
 
+def test_in_place_result_without_gradient_cuts_the_graph_before():
+    """``y.eq_(0)`` or ``y.bernoulli_()`` on a tensor of the graph: its new values do not
+    depend on the graph, so the graph before gets zero gradient through it (as PyTorch's)."""
+    x = torch.tensor([1.0, 0.0, 2.0], requires_grad=True)
+    for step in (lambda y: y.eq_(0), lambda y: y.lt_(1.5), lambda y: y.bernoulli_(0.5)):
+        y = x * 1
+        step(y)
+        assert y.requires_grad
+        (y * x).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
+        x.grad = None
+    y = x * 1
+    y[1:].gt_(0.5)  # a view: only its region is cut
+    (y * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 0.0, 1.0])
+
+
 def test_in_place_on_what_an_op_does_not_need_for_backward():
     w = torch.ones(3, requires_grad=True)
     c = (w * 1) / 2

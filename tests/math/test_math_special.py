@@ -257,3 +257,28 @@ def test_second_derivatives_through_the_saved_output(name, values):
     """Derivatives written with the output ``y`` recompute it in the graph under create_graph."""
     x = dt.tensor(values, dtype=dt.float64, requires_grad=True)
     assert gradgradcheck(getattr(dt.special, name), (x,))
+
+
+def test_digamma_at_signed_zeros_and_infinities():
+    """PyTorch's kernel: +inf at -0.0, -inf at +0.0, NaN at -inf and at negative integers."""
+    x = dt.tensor([-0.0, 0.0, -np.inf, np.inf, -3.0], dtype=dt.float64)
+    assert dt.digamma(x).tolist()[:2] == [np.inf, -np.inf]
+    out = dt.special.digamma(x.float()).numpy()
+    assert np.isnan(out[[2, 4]]).all() and out[3] == np.inf
+
+
+def test_logit_gradient_outside_the_unit_interval():
+    """Without ``eps`` the gradient is NaN where the logit is (outside [0, 1]); with it, 0
+    outside ``[eps, 1 - eps]`` (PyTorch's)."""
+    x = dt.tensor([-0.5, 0.3, 1.2], dtype=dt.float64, requires_grad=True)
+    sp.logit(x).sum().backward()
+    assert np.isnan(x.grad.numpy()[[0, 2]]).all() and np.isclose(x.grad.numpy()[1], 1 / 0.21)
+    x.grad = None
+    sp.logit(x, eps=0.1).sum().backward()
+    assert x.grad.numpy()[[0, 2]].tolist() == [0.0, 0.0]
+
+
+def test_lgamma_is_exactly_zero_at_one_and_two():
+    """As C's lgamma (a Poisson log-likelihood's ``lgamma(k + 1)`` for k = 0, 1)."""
+    for dtype in (dt.float64, dt.float32, dt.bfloat16):
+        assert dt.lgamma(dt.tensor([1.0, 2.0], dtype=dtype)).tolist() == [0.0, 0.0]

@@ -32,6 +32,7 @@ def _case(fn, arrays, grad=None):
 
 IMG = rn(2, 3, 5, 6)
 SMALL_IMG = rn(1, 2, 4, 5)  # bicubic reads 16 pixels per output: a smaller numerical Jacobian
+WITH_NAN = np.array([np.nan, 0.3, -2.0, 1.0, -0.05, 0.1, -0.3, 0.2])
 CASES = {
     "pixel_shuffle": _case(lambda L, F, x: F.pixel_shuffle(x, 2), [rn(2, 8, 3, 4)]),
     "pixel_unshuffle": _case(lambda L, F, x: F.pixel_unshuffle(x, 2), [rn(2, 2, 4, 6)]),
@@ -96,6 +97,11 @@ CASES = {
     "threshold": _case(lambda L, F, x: F.threshold(x, 0.1, -2.0), [rn(4, 5)]),
     "hardshrink": _case(lambda L, F, x: F.hardshrink(x, 0.3), [rn(4, 5)]),
     "softshrink": _case(lambda L, F, x: F.softshrink(x, 0.3), [rn(4, 5)]),
+    # NaN stays NaN (PyTorch's kernels compare with <=), with its gradient passed through
+    "threshold_nan": _case(lambda L, F, x: F.threshold(x, 0.1, -2.0), [WITH_NAN]),
+    "hardshrink_nan": _case(lambda L, F, x: F.hardshrink(x, 0.3) + x.hardshrink(0.2), [WITH_NAN]),
+    "softshrink_nan": _case(lambda L, F, x: F.softshrink(x, 0.3), [WITH_NAN]),
+    "softplus_nan": _case(lambda L, F, x: F.softplus(x), [WITH_NAN]),
     "tanhshrink": _case(lambda L, F, x: F.tanhshrink(x), [rn(4, 5)]),
     "softsign": _case(lambda L, F, x: F.softsign(x), [rn(4, 5)]),
     "margin_ranking": _case(
@@ -236,6 +242,7 @@ CASES = {
     ),
 }
 NO_GRADCHECK = {"rrelu_eval", "hardshrink", "softshrink", "threshold", "grid_sample_nearest"}
+NO_GRADCHECK |= {"threshold_nan", "hardshrink_nan", "softshrink_nan", "softplus_nan"}
 
 
 def _ours(arrays, grad):

@@ -454,3 +454,23 @@ def test_binary_and_kl_loss_parity(torch):
         [dx, dy],
         [tx, ty],
     )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"label_smoothing": 0.2, "weight": [1.0, 2.0, 0.5]}, {"reduction": "none"}, {"reduction": "sum"}],
+)
+def test_probability_targets_that_require_grad_get_pytorchs_gradient(torch, kw):
+    """A soft target computed from the model (distillation, say) gets a gradient too."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 4))
+    results = []
+    for L in (dt, torch):
+        x, y = L.tensor(a, requires_grad=True), L.tensor(b, requires_grad=True)
+        k = dict(kw, **({"weight": L.tensor(kw["weight"], dtype=L.float64)} if "weight" in kw else {}))
+        out = L.nn.functional.cross_entropy(x, L.softmax(y, 1), **k)
+        out.sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy(), y.grad.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

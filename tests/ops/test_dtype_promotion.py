@@ -201,3 +201,16 @@ def test_mixed_operands_are_computed_in_the_result_dtype_as_pytorch(torch):
         mine = getattr(dt.tensor(floats), op)(dt.tensor(0.1, dtype=dt.float64)).numpy()
         ref = getattr(torch.tensor(floats), op)(torch.tensor(0.1, dtype=torch.float64)).numpy()
         assert mine.dtype == ref.dtype and np.array_equal(mine, ref), op
+
+
+@pytest.mark.parity
+def test_python_ints_wrap_into_small_integer_dtypes_as_pytorch(torch):
+    """PyTorch casts a Python int to the tensor's integer dtype (wrapping); NumPy would raise."""
+    for lib_ops in (
+        lambda L, u: (u - 1, u * -1, u + 256, u.clone().add_(-1), u.clone().mul_(-3)),
+        lambda L, u: (u.int() * 2**40, u.int() + 2**33),
+    ):
+        ours = lib_ops(dt, dt.tensor([0, 3, 255], dtype=dt.uint8))
+        theirs = lib_ops(torch, torch.tensor([0, 3, 255], dtype=torch.uint8))
+        for o, t in zip(ours, theirs):
+            assert o.tolist() == t.tolist() and str(o.dtype)[-5:] == str(t.dtype)[-5:]

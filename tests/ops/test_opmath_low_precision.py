@@ -155,3 +155,55 @@ def test_gradient_reads_the_rounded_result(name):
     yf, gf = y.detach().float(), g.float()
     local = {"tanh": 1 - yf * yf, "sigmoid": yf * (1 - yf), "exp": yf}[name]
     np.testing.assert_array_equal(x.grad.float().numpy(), (gf * local).bfloat16().float().numpy())
+
+
+SCALAR_OPS = {  # a 16-bit tensor with a number or a 0-dim tensor of another dtype
+    "add": lambda L, x: (x + 0.7, 0.7 + x, x + L.tensor(0.7, dtype=L.float64)),
+    "sub": lambda L, x: (x - 1e-3, 1.3 - x, x.clone().sub_(0.7), x.clone().add_(0.7)),
+    "mul": lambda L, x: (x * 0.7, x * L.tensor(0.7, dtype=L.float64), x.clone().mul_(0.7)),
+    "div": lambda L, x: (x / 0.7, 0.7 / x, x.clone().div_(0.7), L.tensor(0.7).double() / x),
+    "remainder": lambda L, x: (x % 0.7, L.fmod(x, L.tensor(0.7, dtype=L.float64))),
+    "pow": lambda L, x: (x.abs() ** 0.7, L.atan2(x, L.tensor(0.7)), L.hypot(x, L.tensor(0.7))),
+    "maximum": lambda L, x: (L.maximum(x, L.tensor(0.7, dtype=L.float64)), L.logaddexp(x, L.tensor(0.7))),
+}
+
+
+def test_numbers_beside_16_bit_tensors_are_rounded_except_by_mul_and_div():
+    """PyTorch's kernels cast a number to the 16-bit dtype first (``x + 0.7`` adds
+    bfloat16(0.7)), but ``mul``/``div`` read a second operand unrounded, in float32."""
+    for low in (dt.bfloat16, dt.float16):
+        x = dt.tensor(np.linspace(-3, 3, 101, dtype=np.float32)).to(low)
+        rounded = float(dt.tensor(0.7).to(low))
+        np.testing.assert_array_equal(
+            (x + 0.7).float().numpy(), (x.float() + rounded).to(low).float().numpy()
+        )
+        np.testing.assert_array_equal((x * 0.7).float().numpy(), (x.float() * 0.7).to(low).float().numpy())
+        np.testing.assert_array_equal(x.clone().add_(0.7).float().numpy(), (x + 0.7).float().numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", sorted(SCALAR_OPS))
+def test_numbers_beside_16_bit_tensors_as_pytorch(torch, name, low):
+    a = np.linspace(-3, 3, 101, dtype=np.float32)
+    got = SCALAR_OPS[name](dt, dt.tensor(a).to(getattr(dt, low)))
+    want = SCALAR_OPS[name](torch, torch.tensor(a).to(getattr(torch, low)))
+    for g, w in zip(got, want):
+        assert str(g.dtype).split(".")[1] == str(w.dtype).split(".")[1]
+        np.testing.assert_array_equal(g.float().numpy(), w.float().numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", ["asinh", "acosh", "atanh", "nn.functional.mish", "nn.functional.hardswish"])
+def test_composite_unary_ops_round_once_as_pytorch(torch, name, low):
+    """Composed of several ops, these compute 16-bit floats in float32 and round once."""
+    a = np.random.default_rng(1).standard_normal(500).astype(np.float32) * 2
+
+    def call(L):
+        fn = L
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        return fn(L.tensor(a).to(getattr(L, low))).float().numpy()
+
+    np.testing.assert_array_equal(call(dt), call(torch))

@@ -9,6 +9,7 @@ from parity_helpers import INTS, assert_no_grad_op_matches
 
 import disttorch as dt
 from disttorch.autograd import gradcheck
+from disttorch.kernels.torch_topk import PYTHON_MAX, replays
 
 RNG = np.random.default_rng(3)
 A = RNG.integers(-3, 4, size=(3, 4)).astype(np.float32)
@@ -69,6 +70,27 @@ def test_logical_and_bitwise_ops():
         ~dt.ones(2)
 
 
+def test_shift_operators_and_augmented_assignments_work_in_place():
+    i = dt.tensor([1, 2, 3])
+    assert (i << 1).tolist() == [2, 4, 6] and (1 << i).tolist() == [2, 4, 8]
+    assert (i >> 1).tolist() == [0, 1, 1] and (8 >> i).tolist() == [4, 2, 1]
+    small = dt.tensor(3, dtype=dt.int32)  # a Python int does not widen the dtype
+    assert (small >> 1).dtype == dt.int32 and dt.bitwise_left_shift(small, 2).dtype == dt.int32
+    with pytest.raises(NotImplementedError, match="lshift_cpu"):
+        dt.ones(2) << 1
+    base = dt.tensor([[12, 10], [7, 5]])
+    row = base[0]
+    row &= 6
+    row |= 1
+    row ^= 2
+    row <<= 1
+    row >>= 1
+    row %= 4
+    row //= 2
+    assert base.tolist() == [[1, 0], [7, 5]]
+    assert reversed(dt.tensor([1, 2, 3])).tolist() == [3, 2, 1] and reversed(dt.tensor(4)).item() == 4
+
+
 def test_floor_divide_remainder_fmod():
     a = dt.tensor([-7, 7, 5])
     assert (a // 2).tolist() == [-4, 3, 2] and (a // 2).dtype == dt.int64
@@ -93,7 +115,10 @@ def test_rounding_sign_and_value_tests():
     np.testing.assert_array_equal(x.round().numpy(), np.round(x.numpy()))
     np.testing.assert_array_equal(x.trunc().numpy(), np.trunc(x.numpy()))
     np.testing.assert_allclose(dt.round(dt.tensor([1.2345]), decimals=2).numpy(), [1.23])
-    np.testing.assert_array_equal(dt.sign(x).numpy(), np.sign(x.numpy()))
+    sign = [-1.0, -1.0, 0.0, 1.0, 1.0, 0.0, 1.0, -1.0]  # PyTorch's: NaN gives 0
+    assert dt.sign(x).tolist() == sign and dt.sgn(x).tolist() == sign
+    assert not np.signbit(dt.sign(dt.tensor([-0.0, np.nan])).numpy()).any()  # +0.0, not -0.0 or NaN
+    assert dt.sign(x.bfloat16()).float().tolist() == sign
     assert dt.sign(dt.tensor([-3, 0, 2])).tolist() == [-1, 0, 1]
     assert dt.sign(dt.tensor([True, False])).dtype == dt.bool
     assert x.isnan().tolist() == [False] * 5 + [True, False, False]
@@ -173,26 +198,59 @@ def test_unstable_sort_orders_ties_as_pytorch():
     assert zeros.sort().indices[1].tolist() == ints("10 19 18 17 16 15 14 13 12 11 0 9 8 7 6 5 4 3 2 1")
     assert dt.tensor([True, False] * 10).sort().indices[:4].tolist() == [1, 19, 17, 15]
     assert (dt.arange(40000) % 3).sort().indices[:4].tolist() == [0, 3, 6, 9]  # a radix sort: stable
-    assert dt.zeros(9000).sort().indices[:3].tolist() == [0, 1, 2]  # over 8192: not replayed (stable)
+
+
+def test_long_slices_are_replayed_by_the_compiled_form(monkeypatch):
+    """Slices over ``PYTHON_MAX`` elements are replayed by the compiled form; without it
+    (no numba, or ``DISTTORCH_JIT=0``) they keep equal values in input order."""
+    if not replays(PYTHON_MAX + 1):
+        pytest.skip("no compiled loops: numba is not installed (the fast extra) or DISTTORCH_JIT=0")
+    assert dt.zeros(9000).sort().indices[:3].tolist() == [6003, 5995, 5996]  # PyTorch 2.13's
+    monkeypatch.setenv("DISTTORCH_JIT", "0")
+    assert dt.zeros(9000).sort().indices[:3].tolist() == [0, 1, 2]
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_long_slices_with_ties_match_pytorch(torch):
+    if not replays(PYTHON_MAX + 1):
+        pytest.skip("no compiled loops: numba is not installed (the fast extra) or DISTTORCH_JIT=0")
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 40, (2, 9000)).astype(np.float32)
+    a[0, rng.random(9000) < 0.1] = np.nan
+    for descending in (False, True):
+        ours = dt.tensor(a).sort(dim=1, descending=descending).indices.numpy()
+        np.testing.assert_array_equal(
+            ours, torch.tensor(a).sort(dim=1, descending=descending).indices.numpy()
+        )
+    ints = a[1].astype(np.int64)  # 1-D integers under the radix sort's threshold
+    np.testing.assert_array_equal(
+        dt.tensor(ints).sort().indices.numpy(), torch.tensor(ints).sort().indices.numpy()
+    )
+    ours, theirs = dt.tensor(a).topk(3000, dim=1), torch.tensor(a).topk(3000, dim=1)
+    np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+    np.testing.assert_array_equal(
+        dt.tensor(ints).mode().indices.numpy(), torch.tensor(ints).mode().indices.numpy()
+    )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "bfloat16"])
 def test_unstable_sort_indices_match_pytorch_on_ties_and_nans(torch, dtype):
     rng = np.random.default_rng(3)
     for shape in [(16,), (17,), (300,), (3, 40), (33, 2, 5)]:
-        a = rng.integers(0, 3, size=shape).astype(dtype)
-        if dtype == "float32":
+        a = rng.integers(0, 3, size=shape).astype("float32" if dtype == "bfloat16" else dtype)
+        if dtype in ("float32", "bfloat16"):
             a[rng.random(shape) < 0.1] = np.nan
+        x, t = dt.tensor(a).to(getattr(dt, dtype)), torch.tensor(a).to(getattr(torch, dtype))
         for dim in range(len(shape)):
             for descending in (False, True):
-                ours = dt.tensor(a).sort(dim=dim, descending=descending)
-                theirs = torch.tensor(a).sort(dim=dim, descending=descending)
+                ours = x.sort(dim=dim, descending=descending)
+                theirs = t.sort(dim=dim, descending=descending)
                 np.testing.assert_array_equal(
                     ours.indices.numpy(), theirs.indices.numpy(), err_msg=f"{shape} {dim}"
                 )
-                np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
-                argsorted = dt.tensor(a).argsort(dim=dim, descending=descending)
+                np.testing.assert_array_equal(ours.values.float().numpy(), theirs.values.float().numpy())
+                argsorted = x.argsort(dim=dim, descending=descending)
                 np.testing.assert_array_equal(argsorted.numpy(), theirs.indices.numpy())
 
 
@@ -261,6 +319,36 @@ def test_unique_variants():
     rows = dt.tensor([[1, 2], [0, 5], [1, 2]])
     u, inv, cnt = dt.unique(rows, dim=0, return_inverse=True, return_counts=True)
     assert u.tolist() == [[0, 5], [1, 2]] and inv.tolist() == [1, 0, 1] and cnt.tolist() == [1, 2]
+
+
+NAN_ORDER_OPS = {
+    "sort": lambda L, x: x.sort(),
+    "argsort_desc": lambda L, x: x.argsort(descending=True),
+    "topk": lambda L, x: x.topk(3),
+    "msort": lambda L, x: L.msort(x.t()),
+    "unique": lambda L, x: x.unique(return_inverse=True, return_counts=True),
+    "searchsorted": lambda L, x: L.searchsorted(L.tensor([0.0, 1, 2]).to(x.dtype), x),
+    "bucketize": lambda L, x: L.bucketize(x, L.tensor([0.0, 1]).to(x.dtype), right=True),
+    "cummax": lambda L, x: x.cummax(1),
+    "cummin": lambda L, x: x.cummin(1),
+    "mode": lambda L, x: x.mode(1),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("op", sorted(NAN_ORDER_OPS))
+def test_nans_order_as_in_pytorch(torch, op, dtype):
+    """NaN sorts last (also in bfloat16, whose NumPy sorts leave NaNs in place), each NaN is
+    a distinct value of ``unique``, and a running extreme is NaN from the first NaN on."""
+    a = np.array([[1, np.nan, 0, 2, np.nan, 1, 0, -np.inf], [0, 3, 0, np.nan, 1, 1, 2, 2]], np.float32)
+    ours = NAN_ORDER_OPS[op](dt, dt.tensor(a).to(getattr(dt, dtype)))
+    theirs = NAN_ORDER_OPS[op](torch, torch.tensor(a).to(getattr(torch, dtype)))
+    for o, t in zip(
+        ours if isinstance(ours, tuple) else [ours], theirs if isinstance(theirs, tuple) else [theirs]
+    ):
+        assert str(o.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+        np.testing.assert_array_equal(o.float().numpy(), t.float().numpy())
 
 
 # ---------------------------------------------------------------------- parity with PyTorch

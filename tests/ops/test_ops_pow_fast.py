@@ -48,3 +48,14 @@ def test_the_exponents_pytorch_special_cases_give_its_numbers(torch, e):
 def test_fast_powers_gradcheck(e):
     x = dt.tensor(RNG.uniform(0.5, 2.0, (3, 4)), requires_grad=True)
     assert gradcheck(lambda t: t**e, (x,))
+
+
+def test_zero_dim_arrays():
+    """A 0-d array (NumPy's arithmetic turns it into a scalar) for every exponent form, and
+    the backward of a 0-dim tensor's p-norm, which takes this path."""
+    for e, want in ((-2, 0.25), (3, 8.0), (2.5, 2.0**2.5), (-0.5, 2.0**-0.5)):
+        out = power(np.asarray(2.0), e)
+        assert isinstance(out, np.ndarray) and out.shape == () and np.isclose(out, want)
+    x = dt.tensor(-2.0, dtype=dt.float64, requires_grad=True)
+    x.norm(-1, keepdim=True).backward()
+    assert x.grad.item() == -1.0

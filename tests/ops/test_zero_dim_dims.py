@@ -120,3 +120,8 @@ def test_scalar_dims_match_pytorch(torch, name):
         for keepdim in (False, True):
             ours, theirs = _run(dt, name, d, keepdim), _run(torch, name, d, keepdim)
             assert _same(ours, theirs), (name, d, keepdim, ours, theirs)
+
+
+def test_low_precision_zero_dim_keeps_its_dtype():
+    x = dt.tensor(1.5, dtype=dt.float16)
+    assert dt.logcumsumexp(x, 0).dtype == dt.float16 and dt.logcumsumexp(x, 0).item() == 1.5

@@ -55,7 +55,8 @@ class GlobalViewMethods:
         return self.reshape(shape_ops.unflattened_shape(tuple(self.shape), dim, sizes))
 
     def unsqueeze(self, dim: int) -> Any:
-        return Unsqueeze.apply(self, shape_ops.unsqueezed_shape(tuple(self.shape), dim))
+        d = shape_ops.wrap_dim(dim, len(self.shape) + 1)
+        return Unsqueeze.apply(self, shape_ops.unsqueezed_shape(tuple(self.shape), d), d)
 
     def squeeze(self, dim: Any = None) -> Any:
         return Squeeze.apply(self, shape_ops.squeezed_shape(tuple(self.shape), dim))

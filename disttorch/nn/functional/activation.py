@@ -227,9 +227,10 @@ class Softplus(Function):
         linear = elementwise(np.greater, bx, threshold)
         ctx.save_for_backward(x)
         ctx.bx, ctx.linear, ctx.beta = bx, linear, beta
-        return elementwise(
-            lambda v, vb, lin: np.where(lin, v, np.logaddexp(0, np.where(lin, 0, vb)) / b), a, bx, linear
-        )
+        with np.errstate(invalid="ignore"):  # NaN in, NaN out, without NumPy's warning
+            return elementwise(
+                lambda v, vb, lin: np.where(lin, v, np.logaddexp(0, np.where(lin, 0, vb)) / b), a, bx, linear
+            )
 
     @staticmethod
     def backward(ctx, g):
@@ -302,14 +303,14 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         raise ValueError("min_val cannot be greater than max_val")
     if input.is_quantized:  # nn.functional.quantized.hardtanh
         return input.clamp(min_val, max_val)
+    if input._data.dtype.kind in "iu":  # the bounds in the tensor's dtype: an integer result
+        min_val, max_val = int(min_val), int(max_val)
     return named_node(_ew.clamp(input, min_val, max_val), "HardtanhBackward0")
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)``."""
-    if input.is_quantized:
-        return input.clamp(0.0, 6.0)
-    return named_node(_ew.clamp(input, 0.0, 6.0), "HardtanhBackward0")
+    return hardtanh(input, 0.0, 6.0)
 
 
 def logsigmoid(input: Tensor) -> Tensor:

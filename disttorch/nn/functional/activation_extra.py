@@ -18,6 +18,7 @@ from ..._tensor import Tensor
 from ...kernels import torch_random as _kr
 from ...ops import elementwise as _ew
 from ...ops.inplace import _inplace
+from ...ops.tensor_attributes import hardshrink as _hardshrink
 from .activation import elu, fused, hardtanh, leaky_relu, relu, selu, softmax
 
 __all__ = [
@@ -57,25 +58,26 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
     @fused("ThresholdBackward0")
     def fn(t: Tensor) -> Tensor:
-        return _ew.where(t > threshold, t, Tensor._make(np.asarray(value, dtype=t._data.dtype)))
+        # (NaN is not <= threshold: it stays NaN, as in PyTorch)
+        return _ew.where(t <= threshold, Tensor._make(np.asarray(value, dtype=t._data.dtype)), t)
 
     return _inplace(input, fn) if inplace else fn(input)
 
 
 @fused("HardshrinkBackward0")
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``x if |x| > lambd else 0``."""
-    zero = Tensor._make(np.zeros((), dtype=input._data.dtype))
-    return _ew.where(input.abs() > lambd, input, zero)
+    """``x if |x| > lambd else 0`` (NaN stays NaN)."""
+    return _hardshrink(input, lambd)
 
 
 @fused("SoftshrinkBackward0")
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``x - lambd if x > lambd``, ``x + lambd if x < -lambd``, else 0."""
+    """``x - lambd if x > lambd``, ``x + lambd if x < -lambd``, else 0 (NaN stays NaN)."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    zero = Tensor._make(np.zeros((), dtype=input._data.dtype))
-    return _ew.where(input > lambd, input - lambd, _ew.where(input < -lambd, input + lambd, zero))
+    # ``input * 0`` inside: -0.0 for negative inputs and NaN for NaN (with a zero gradient),
+    # as PyTorch's kernels give
+    return _ew.where(input > lambd, input - lambd, _ew.where(input < -lambd, input + lambd, input * 0))
 
 
 def tanhshrink(input: Tensor) -> Tensor:

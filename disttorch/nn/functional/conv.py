@@ -28,6 +28,7 @@ the op's threads (``torch.set_num_threads``).
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -288,7 +289,7 @@ def _conv_backward(ctx: ConvNd, weight: Tensor, g: np.ndarray) -> tuple:
     w = weight._data
     gx = gw = gb = None
     if need_b:
-        gb = np.einsum("ncm->c", g.reshape(g.shape[0], g.shape[1], -1))
+        gb = np.einsum("ncm->c", g.reshape(g.shape[0], g.shape[1], math.prod(g.shape[2:])))
     if need_w:
         gw = _weight_grad(g, ctx.saved, w.shape, geo)
     if need_x:
@@ -437,7 +438,7 @@ def _conv_transpose_backward(ctx: ConvTransposeNd, input: Tensor, weight: Tensor
     gw = _weight_grad(x, saved, w.shape, geo) if need_w else None
     gb = None
     if need_b:
-        gb = np.einsum("ncm->c", g.reshape(g.shape[0], g.shape[1], -1))
+        gb = np.einsum("ncm->c", g.reshape(g.shape[0], g.shape[1], math.prod(g.shape[2:])))
     if geo.unbatched:
         gx = gx[0]
     return (gx if need_x else None), gw, gb

@@ -350,7 +350,27 @@ def cross_entropy(
         # log-probabilities to the 16-bit type before the loss adds them up
         log_probs = log_softmax_op(input, 1 if input.ndim > 1 else 0)
         return nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if target.requires_grad and target._data.dtype.kind in "fVc":
+        return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def _soft_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None, reduction: str, label_smoothing: float
+) -> Tensor:
+    """Cross-entropy with probability targets that require grad, composed of differentiable
+    ops (the fused Function gives a target no gradient): ``-sum_c w_c t_c log_softmax(x)_c``,
+    the mean over the batch elements."""
+    dim = 1 if input.ndim > 1 else 0
+    logp = log_softmax_op(input, dim)
+    if weight is not None:
+        logp = logp * weight.reshape((-1,) + (1,) * (input.ndim - dim - 1))
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / input.shape[dim]
+    loss = -(target * logp).sum(dim)
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.sum() / max(loss.numel(), 1)
 
 
 @autocast_op("fp32")

@@ -28,6 +28,7 @@ between the steps, and reuses everything else:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -63,7 +64,7 @@ def _affine(xhat: np.ndarray, weight: Tensor | None, bias: Tensor | None, shape:
 # ``xc = x - mean``; with ``invstd`` that is all backward needs (``x̂ = xc * invstd``).
 def _ncm(x: np.ndarray) -> np.ndarray:
     """``x`` ``(N, C, *)`` viewed as ``(N, C, M)``."""
-    return x.reshape(x.shape[0], x.shape[1], -1)
+    return x.reshape(x.shape[0], x.shape[1], math.prod(x.shape[2:]))  # (N may be 0)
 
 
 def _per_channel(v: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -380,7 +381,11 @@ def batch_norm(
         if t is not None:
             check_same_dtype(x, t._data, what)
     if training:
-        if x.size // c <= 1:
+        if x.size == 0:  # an empty batch: an empty result, the running statistics untouched
+            shape = (1, c) + (1,) * (x.ndim - 2)
+            out = input * weight.reshape(shape) if weight is not None else input.clone()
+            return out + bias.reshape(shape) if bias is not None else out
+        if x.size // c == 1:
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size {input.shape!r}"
             )
@@ -512,7 +517,7 @@ class GroupNormFn(Function):
     def forward(ctx, input, weight, bias, groups, eps):
         x = input._data
         n = x.shape[0]
-        xhat, rstd = normalize_rows(x.reshape(n * groups, -1), eps)
+        xhat, rstd = normalize_rows(x.reshape(n * groups, math.prod(x.shape[1:]) // groups), eps)
         xhat = xhat.reshape(x.shape)
         ctx.xhat, ctx.rstd, ctx.groups, ctx.eps = xhat, rstd, groups, eps
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
@@ -525,12 +530,12 @@ class GroupNormFn(Function):
 
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
-            rows = g.shape[0] * ctx.groups
+            rows, cols = g.shape[0] * ctx.groups, math.prod(g.shape[1:]) // ctx.groups
             gx = gw = gb = None
             if need_x:
                 gxhat = g * weight._data.reshape(channel_shape(g)) if weight is not None else g
                 gx = normalize_rows_backward(
-                    gxhat.reshape(rows, -1), ctx.xhat.reshape(rows, -1), ctx.rstd
+                    gxhat.reshape(rows, cols), ctx.xhat.reshape(rows, cols), ctx.rstd
                 ).reshape(g.shape)
             if need_w:
                 gw = np.einsum("ncm,ncm->c", _ncm(g), _ncm(ctx.xhat))
@@ -540,9 +545,9 @@ class GroupNormFn(Function):
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             (x,) = ctx.inputs
-            rows = x.shape[0] * ctx.groups
+            rows, cols = x.shape[0] * ctx.groups, math.prod(x.shape[1:]) // ctx.groups
             xhat, dxhat = _normalized_rows_jvp(
-                x.reshape(rows, -1), tx.reshape(rows, -1) if tx is not None else None, ctx.eps
+                x.reshape(rows, cols), tx.reshape(rows, cols) if tx is not None else None, ctx.eps
             )
             shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
             dxhat = dxhat.reshape(x.shape) if dxhat is not None else None

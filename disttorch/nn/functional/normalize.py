@@ -56,4 +56,6 @@ def normalize(
     """``input / max(||input||_p, eps)`` along ``dim``."""
     if out is not None:
         raise NotImplementedError("normalize: the out= argument is not supported")
+    if input.is_complex():  # PyTorch's composite form: the norm of the magnitudes
+        return input / input.norm(p, dim, keepdim=True).clamp_min(eps)
     return Normalize.apply(input, float(p), _wrap_dim(dim, input._data.ndim), eps)

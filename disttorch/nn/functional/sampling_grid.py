@@ -13,6 +13,7 @@ does, so identity maps land exactly on pixel centres in both.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -289,8 +290,8 @@ def grid_sample(
     n, c = input.shape[0], input.shape[1]
     sizes = [input.shape[-1 - i] for i in range(d)]  # x (W), y (H), z (D)
     out_spatial = tuple(grid.shape[1:-1])
-    flat = input.reshape(n, c, -1)
-    g = grid.reshape(n, -1, d)
+    flat = input.reshape(n, c, math.prod(input.shape[2:]))
+    g = grid.reshape(n, math.prod(out_spatial), d)
     coords = [g[:, :, i] for i in range(d)]
     padding = "zeros" if mode == "bicubic" else padding_mode  # bicubic pads its taps instead
     coords = [SourceCoord.apply(cd, s, padding, align_corners, d == 2) for cd, s in zip(coords, sizes)]

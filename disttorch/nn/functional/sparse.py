@@ -52,7 +52,7 @@ def _sparse_rows(g: Tensor, idx: np.ndarray, num_weights: int, padding_idx: int 
     ``g[i]`` (repeated indices are kept, uncoalesced, as PyTorch's sparse gradient). It
     is not itself differentiable (no double backward through a sparse gradient)."""
     rows = idx.reshape(-1).astype(np.int64)
-    values = g._data.reshape(rows.size, -1)
+    values = g._data.reshape(rows.size, g._data.shape[-1])
     if padding_idx is not None:
         keep = rows != padding_idx
         rows, values = rows[keep], values[keep]
@@ -70,7 +70,7 @@ class EmbeddingBackward(Function):
     def forward(ctx, g, idx, num_weights, padding_idx):
         gd = g._data
         rows = idx.reshape(-1)
-        flat = gd.reshape(rows.size, -1)
+        flat = gd.reshape(rows.size, gd.shape[-1])
         if padding_idx is not None:
             keep = rows != padding_idx
             rows, flat = rows[keep], flat[keep]

@@ -15,7 +15,7 @@ dimension gather it first, as PyTorch does.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 from ...._tensor import Tensor
 from .._op_schema import OpCall, OpStrategy, register
@@ -75,8 +75,8 @@ def view(call: OpCall) -> OpStrategy:
         output.append(Shard(outs[0]))
     local, _ = compute_local_shape_and_global_offset(target, call.mesh, output)
 
-    def compute(x: Tensor, _global: tuple) -> Tensor:
-        return call.op.apply(x, local)
+    def compute(x: Tensor, _global: tuple, *rest: Any) -> Tensor:
+        return call.op.apply(x, local, *rest)  # (Unsqueeze's dim: the same locally)
 
     return OpStrategy({}, tuple(output), target, compute)
 
