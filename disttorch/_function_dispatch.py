@@ -78,21 +78,26 @@ def _by_keyword(signature: inspect.Signature, args: tuple, kwargs: dict) -> tupl
     return tuple(positional), keywords
 
 
+def _plain(args: tuple, kwargs: dict) -> bool:
+    """Whether no argument can dispatch (plain tensors, numbers, None...: the common case,
+    decided from the types already seen, without looking into lists)."""
+    for v in args:
+        if _VERDICT.get(type(v)) is not False:
+            return False
+    for v in kwargs.values():
+        if _VERDICT.get(type(v)) is not False:
+            return False
+    return True
+
+
 def _dispatching(fn: Callable, module: str, name: str) -> Callable:
     normalise = module.endswith(".functional") and name not in _NATIVE_FUNCTIONAL
     signature = inspect.signature(fn) if normalise else None
 
     @functools.wraps(fn)
     def twin(*args: Any, **kwargs: Any) -> Any:
-        for v in args:  # the common case, plain tensors and numbers, decided inline
-            if _VERDICT.get(type(v)) is not False:
-                break
-        else:
-            for v in kwargs.values():
-                if _VERDICT.get(type(v)) is not False:
-                    break
-            else:
-                return fn(*args, **kwargs)
+        if _plain(args, kwargs):
+            return fn(*args, **kwargs)
         relevant = relevant_args(args, kwargs)
         if relevant:
             if signature is not None:
@@ -161,15 +166,8 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
 
     @functools.wraps(method)
     def twin(*args: Any, **kwargs: Any) -> Any:
-        for v in args:  # the common case, plain tensors and numbers, decided inline
-            if _VERDICT.get(type(v)) is not False:
-                break
-        else:
-            for v in kwargs.values():
-                if _VERDICT.get(type(v)) is not False:
-                    break
-            else:
-                return method(*args, **kwargs)
+        if _plain(args, kwargs):
+            return method(*args, **kwargs)
         relevant = relevant_args(args, kwargs)
         if relevant:
             api = twin if public is None else getattr(Tensor, public)
