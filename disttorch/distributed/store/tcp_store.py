@@ -314,12 +314,7 @@ class TCPStore(Store):
             request_id = next(self._request_ids)
             self._socket.sndtimeo = max(1, int(patience * 1000))
             frames = protocol.encode_request(command, request_id, *args)
-            try:
-                self._socket.send_multipart(frames)
-            except zmq.Again:
-                raise DistNetworkError(
-                    f"could not send {command.name} to the store at {self._where} within {patience:g} s"
-                ) from None
+            self._send(command, frames, patience)
             status, payload = self._await_reply(command, request_id, patience, connecting, frames)
         if status is Status.ERROR:
             message = payload[0].decode("utf-8", "replace") if payload else "no reason given"
@@ -331,6 +326,31 @@ class TCPStore(Store):
                 )
             raise DistStoreError(f"the store at {self._where} refused {command.name}: {message}")
         return status, payload
+
+    def _send(self, command: Command, frames: list[bytes], patience: float) -> None:
+        """Send a request within ``patience`` seconds (lock held). ZeroMQ holds a DEALER's
+        messages while it has no connection, and a handshake the server refused leaves none:
+        meanwhile a refusal raises AuthenticationError, as it does while a reply is awaited
+        (a blocking send would wait out ``patience`` and report the store unreachable)."""
+        deadline = time.monotonic() + patience
+        poller = None
+        while True:
+            try:
+                self._socket.send_multipart(frames, flags=zmq.NOBLOCK)
+                return
+            except zmq.Again:
+                pass
+            now = time.monotonic()
+            if now >= deadline:
+                raise DistNetworkError(
+                    f"could not send {command.name} to the store at {self._where} within {patience:g} s"
+                )
+            if poller is None:
+                poller = zmq.Poller()
+                poller.register(self._socket, zmq.POLLOUT)
+                poller.register(self._watcher.socket, zmq.POLLIN)
+            if self._watcher.socket in dict(poller.poll(max(1, int(min(deadline - now, 0.1) * 1000)))):
+                self._watcher.check()
 
     def _await_reply(
         self, command: Command, request_id: int, patience: float, connecting: bool, frames: list[bytes]
