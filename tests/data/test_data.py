@@ -203,6 +203,41 @@ def test_a_stopped_worker_times_out_and_is_killed(monkeypatch):
         list(it)
 
 
+class StopsItsSender:
+    """Unpickled in the main process, it stops (SIGSTOP) the worker that pickled it."""
+
+    def __init__(self):
+        import os
+
+        self.pid = os.getpid()
+
+    def __reduce__(self):
+        import os
+        import signal
+
+        return (os.kill, (self.pid, signal.SIGSTOP))
+
+
+def stop_then_tensor(batch):
+    return StopsItsSender(), dt.tensor(batch)
+
+
+@pytest.mark.timeout(30)
+def test_a_worker_stopped_before_its_tensor_is_received_still_times_out(monkeypatch):
+    """A tensor crosses in shared memory, which the receiver asks its sender for: a worker
+    stopped between sending a batch and that request froze the loader in ``Queue.get``,
+    past its timeout (seen in CI: the worker stopped itself at its next sample)."""
+    import disttorch.multiprocessing  # noqa: F401  (tensors cross in shared memory)
+    import disttorch.utils.data.dataloader as loader
+
+    monkeypatch.setattr(loader, "_WORKER_JOIN_S", 0.2)
+    loader_ = DataLoader(
+        list(range(4)), batch_size=2, num_workers=1, timeout=0.5, collate_fn=stop_then_tensor
+    )
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
+        list(loader_)
+
+
 @pytest.mark.timeout(60)
 def test_iterable_dataset_with_workers_uses_worker_info():
     out = sorted(x for b in DataLoader(Stream(10), batch_size=3, num_workers=2) for x in b.tolist())

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..._random import Generator, _gen, _random_array
 from . import graph_settings
+from ._receiver import ResultReceiver
 from .collate import default_collate, default_convert
 from .datapipes.datapipe import IterDataPipe
 from .dataset import IterableDataset
@@ -359,8 +360,9 @@ class DataLoader(Generic[T_co]):
             w.start()
             index_qs.append(iq)
             workers.append(w)
+        receiver = ResultReceiver(result_q)
         try:
-            yield from self._drive(index_qs, result_q, workers)
+            yield from self._drive(index_qs, receiver, workers)
         finally:
             for iq in index_qs:
                 iq.put(None)
@@ -370,8 +372,9 @@ class DataLoader(Generic[T_co]):
                 if w.is_alive():  # SIGKILL: a stopped (SIGSTOP) worker never ends on SIGTERM
                     w.kill()
                     w.join()
+            receiver.close(_WORKER_JOIN_AFTER_DEATH_S)
 
-    def _drive(self, index_qs: list, result_q: Any, workers: list) -> Iterator[Any]:
+    def _drive(self, index_qs: list, receiver: ResultReceiver, workers: list) -> Iterator[Any]:
         """Keep ``prefetch_factor`` batches per worker in flight; yield results in order."""
         n_workers = len(workers)
         tasks: Iterator = (
@@ -404,12 +407,15 @@ class DataLoader(Generic[T_co]):
             waited_since = time.monotonic()
             while received not in pending:
                 try:
-                    batch_no, data = result_q.get(timeout=_WORKER_CHECK_S)
+                    batch_no, data = receiver.get(timeout=_WORKER_CHECK_S)
                 except queue.Empty:
                     _check_workers(workers)
                     if 0 < self.timeout <= time.monotonic() - waited_since:
                         raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds") from None
                     continue
+                except Exception:  # a result broken off by its sender's death: name the death
+                    _check_workers(workers)
+                    raise
                 if isinstance(data, WorkerError):
                     data.reraise()
                 pending[batch_no] = data
