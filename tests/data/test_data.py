@@ -238,6 +238,26 @@ def test_a_worker_stopped_before_its_tensor_is_received_still_times_out(monkeypa
         list(loader_)
 
 
+class ThreadCounts(Dataset):
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        return dt.get_num_threads()
+
+
+@pytest.mark.timeout(60)
+def test_workers_run_their_ops_on_one_thread_as_pytorchs():
+    before = dt.get_num_threads()
+    dt.set_num_threads(2)
+    try:
+        counts = [b.tolist() for b in DataLoader(ThreadCounts(), batch_size=2, num_workers=1)]
+        assert counts == [[1, 1]]
+        assert dt.get_num_threads() == 2  # the main process keeps its own
+    finally:
+        dt.set_num_threads(before)
+
+
 @pytest.mark.timeout(60)
 def test_iterable_dataset_with_workers_uses_worker_info():
     out = sorted(x for b in DataLoader(Stream(10), batch_size=3, num_workers=2) for x in b.tolist())

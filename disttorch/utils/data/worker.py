@@ -2,6 +2,7 @@
 collates the samples, and puts ``(batch_number, batch or error)`` on the shared result
 queue. ``get_worker_info()`` tells dataset code which worker it runs in.
 
+A worker runs its ops on one thread, as PyTorch's (``torch.get_num_threads()`` is 1 there).
 A worker ends with the process that started it, even one killed by SIGKILL: on Linux it asks
 for SIGKILL at its parent's death (``PR_SET_PDEATHSIG``, when its parent started it from the
 main thread, since the signal follows the starting thread), and it checks its parent's pid
@@ -21,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ... import _random
+from ...kernels import threads as _intraop
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -91,6 +93,9 @@ def worker_loop(
 ) -> None:
     """Body of a worker process; ends when it receives ``None`` or its parent ``parent_pid`` dies."""
     _end_with_parent(parent_pid, started_by_main_thread)
+    # As PyTorch's workers: one thread per op (the cores are the training's and the other
+    # workers'; a worker's first split would also start a pool and load the compiled kernels)
+    _intraop.set_num_threads(1)
     _random.manual_seed(seed)
     random.seed(seed)
     # As PyTorch: NumPy's global state from a SeedSequence hash of (worker id, base seed)
