@@ -15,6 +15,7 @@ import _codecs
 import _compat_pickle
 import collections
 import importlib
+import operator
 import pickle
 import pickletools
 import sys
@@ -80,8 +81,14 @@ def _view(storage: Storage, np_name: str | None, offset: int, size: tuple, strid
     if not isinstance(storage, Storage):
         raise pickle.UnpicklingError(f"expected a storage to rebuild a tensor, got {type(storage).__name__}")
     flat = storage.elements(np_name)
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    offset = int(offset)
+    try:  # integers only: int() would turn a size of 2.5 or "3" into a shape
+        size, stride = tuple(operator.index(s) for s in size), tuple(operator.index(s) for s in stride)
+        offset = operator.index(offset)
+    except TypeError:
+        raise pickle.UnpicklingError(
+            f"invalid tensor geometry: size {size!r}, stride {stride!r}, offset {offset!r} "
+            "(sizes, strides and the offset must be integers)"
+        ) from None
     if len(size) != len(stride) or offset < 0 or min(size + stride, default=0) < 0:
         raise pickle.UnpicklingError(
             f"invalid tensor geometry: size {size}, stride {stride}, offset {offset}"

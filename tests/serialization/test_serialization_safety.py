@@ -165,11 +165,12 @@ def test_legacy_storage_claiming_more_than_the_file_is_refused():
 
 @pytest.mark.parametrize(
     ("size", "stride"),
-    [((2**62, 2**62), (0, 0)), ((1,), (2**62,)), ((2, 1), (1, 2**63 - 1))],
-    ids=["too-many-elements", "stride-bytes-overflow", "largest-stride"],
+    [((2**62, 2**62), (0, 0)), ((1,), (2**62,)), ((2, 1), (1, 2**63 - 1)), ((2.5,), (1,)), ((2,), ("1",))],
+    ids=["too-many-elements", "stride-bytes-overflow", "largest-stride", "float-size", "text-stride"],
 )
 def test_tensor_geometry_numpy_cannot_index_is_refused(size, stride):
-    """Sizes and strides inside the storage's bounds that no array can have."""
+    """Sizes and strides inside the storage's bounds that no array can have, or not integers
+    (PyTorch refuses them too; int() made a size of 2.5 a shape of 2)."""
     from disttorch.serialization.zip_writer import TorchGlobal, _Pickler
 
     class Rebuild:
