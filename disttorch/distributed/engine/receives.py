@@ -74,7 +74,7 @@ class PostedReceives:
 
     def deadline(self) -> float:
         """The earliest deadline of the posted receives (``time.monotonic()`` seconds)."""
-        return min((r.op.deadline for q in self._streams.values() for r in q), default=float("inf"))
+        return min((q[0].op.deadline for q in self._streams.values()), default=float("inf"))
 
     def serve(self) -> None:
         """Complete every receive whose message the transport has stashed."""
@@ -107,14 +107,16 @@ class PostedReceives:
 
     def check(self, check: Callable[[_Op, int | None, bool], None]) -> None:
         """Fail each receive for which the group's health check ``check(op, peer, p2p)``
-        raises (its peer is gone, its deadline passed, a peer reported an error)."""
+        raises (its peer is gone, its deadline passed, a peer reported an error). Within a
+        stream the later receives have the same peer and later deadlines: each stream is
+        checked from its oldest receive up to the first that passes."""
         for key, q in list(self._streams.items()):
-            for r in list(q):
+            while q:
                 try:
-                    check(r.op, r.peer, True)
+                    check(q[0].op, q[0].peer, True)
+                    break
                 except Exception as e:  # noqa: BLE001 - handed to the receive's Work
-                    q.remove(r)
-                    r.work._fail(e)
+                    q.popleft().work._fail(e)
             if not q:
                 del self._streams[key]
 
