@@ -19,6 +19,7 @@ import operator
 import pickle
 import pickletools
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -217,6 +218,11 @@ def _set_state(obj: Any, state: Any) -> None:
         for k, v in state.items():
             if not isinstance(k, str) or k.startswith("__"):
                 raise pickle.UnpicklingError(f"a tensor's saved attribute has an invalid name: {k!r:.60}")
+            if isinstance(getattr(type(obj), k, None), types.MemberDescriptorType):
+                raise pickle.UnpicklingError(
+                    f"a tensor's saved attribute {k!r} would overwrite its internal state (a slot of "
+                    f"{type(obj).__name__}); no PyTorch file holds one: the file is corrupt or crafted"
+                )
             setattr(obj, k, v)
 
 

@@ -191,6 +191,34 @@ def test_tensor_geometry_numpy_cannot_index_is_refused(size, stride):
         dt.load(io.BytesIO(buf.getvalue()))
 
 
+@pytest.mark.parametrize("name", ["_data", "grad_fn", "_version_box", "_base", "_hooks"])
+def test_saved_attributes_cannot_overwrite_a_tensors_internals(name):
+    """A tensor's saved Python attributes are set on it at load; a crafted file naming one of
+    its internal slots made a broken tensor (its array a list, a fake grad_fn...)."""
+    from disttorch.serialization.zip_writer import TorchGlobal, _Pickler
+
+    tensor_args = ("ref", 0, (4,), (1,), False, None)
+    rebuild = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+
+    class Rebuild:
+        def __reduce__(self):
+            args = (rebuild, TorchGlobal("torch", "Tensor"), tensor_args, {name: 1})
+            return TorchGlobal("torch._tensor", "_rebuild_from_type_v2"), args
+
+    class P(_Pickler):
+        def persistent_id(self, obj):
+            return ("storage", TorchGlobal("torch", "FloatStorage"), "0", "cpu", 4) if obj == "ref" else None
+
+    pkl = io.BytesIO()
+    P(pkl, 2).dump({"w": Rebuild()})
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", pkl.getvalue())
+        zf.writestr("archive/data/0", bytes(16))
+    with pytest.raises(pickle.UnpicklingError, match=f"'{name}' would overwrite its internal state"):
+        dt.load(io.BytesIO(buf.getvalue()))
+
+
 def test_compressed_records_are_refused_not_inflated(tmp_path):
     """A deflated record could expand 1000-fold; PyTorch's writers never compress."""
     dt.save({"w": dt.zeros(100000)}, tmp_path / "w.pt")
