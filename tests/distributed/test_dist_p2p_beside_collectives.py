@@ -28,7 +28,7 @@ def collectives_and_p2p(rank: int, world: int) -> dict:
             out["recv"] = buf.tolist()
             dist.send(np.full(4, 5.0, np.float32), dst=1, tag=3)
         else:
-            time.sleep(0.3)  # after this rank's collective thread is inside its first all_reduce
+            time.sleep(0.2)  # after this rank's collective thread is inside its first all_reduce
             dist.send(np.arange(4, dtype=np.float32), dst=0)
             buf = np.zeros(4, np.float32)
             dist.recv(buf, src=0, tag=3)
@@ -36,7 +36,7 @@ def collectives_and_p2p(rank: int, world: int) -> dict:
 
     def collectives() -> None:
         if rank == 0:
-            time.sleep(0.6)  # rank 0 issues its all_reduce after its recv is waiting
+            time.sleep(0.4)  # rank 0 issues its all_reduce after its recv is waiting
         sums = []
         for i in range(3):
             x = np.full(3, float(rank + i), np.float32)
