@@ -10,7 +10,8 @@ It then:
 
 0. arranges to be killed if the launcher dies (``DISTTORCH_AGENT_PID``, see disttorch.launcher.reaper),
    or, when the launcher has a guardian (``DISTTORCH_GUARDIAN_PID``), to be stopped, with every
-   process it starts kept below it (a child subreaper), for the guardian to end them all;
+   process it starts kept below it (a child subreaper), for the guardian to end them all; a
+   thread then reaps the orphans it adopts as they exit (never its own children);
 1. pins this process to the cores in ``DISTTORCH_CPU_AFFINITY`` (e.g. ``"0,1"``), before
    any library starts its threads;
 2. enables :mod:`faulthandler`, so a rank that dies of SIGSEGV, SIGABRT, SIGBUS, SIGFPE or
@@ -43,7 +44,7 @@ from disttorch._error_file import write_error_file
 from disttorch.as_torch._script import run_script
 
 from .guardian import GUARDIAN_PID_ENV
-from .reaper import become_subreaper, die_with_parent
+from .reaper import become_subreaper, die_with_parent, reap_adopted_orphans
 
 AFFINITY_ENV = "DISTTORCH_CPU_AFFINITY"
 AGENT_PID_ENV = "DISTTORCH_AGENT_PID"
@@ -135,12 +136,15 @@ def main(argv: Optional[List[str]] = None) -> None:
         sys.exit(
             "usage: python -m disttorch.launcher.bootstrap (script.py | -m module | --exec program) [args...]"
         )
+    guarded = False
     if os.environ.get(AGENT_PID_ENV):
         guarded = bool(os.environ.get(GUARDIAN_PID_ENV)) and become_subreaper()
         die_with_parent(int(os.environ[AGENT_PID_ENV]), signal.SIGSTOP if guarded else signal.SIGKILL)
     _pin_cores()
     if argv[0] == "--exec":
         os.execvp(argv[1], argv[1:])
+    if guarded:  # orphans of its descendants become its children: reap them as they exit
+        reap_adopted_orphans()
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     try:

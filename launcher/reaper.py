@@ -12,6 +12,13 @@
 
 Both use ``prctl``; elsewhere than Linux they do nothing.
 
+- A worker that is a subreaper adopts its descendants' orphans, which nobody else would
+  reap: :func:`reap_adopted_orphans` starts a thread that reaps them when they exit, and
+  only them. It tells an adopted process from one the worker started itself (whose exit
+  status belongs to its ``subprocess``/``multiprocessing`` handle) by having seen it below
+  another of the worker's processes before; an orphan born and ended between two looks
+  (:data:`ORPHAN_SCAN` seconds) is not recognised and stays a zombie until the worker ends.
+
 - The launcher's run directory is named after its process (:func:`make_run_dir`), so the next
   launcher removes it if every process of a job was killed at once (the guardian included)
   and none was left to remove it.
@@ -25,9 +32,13 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
+import time
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+#: Seconds between two looks at a subreaper worker's descendants for orphans to reap.
+ORPHAN_SCAN = 0.25
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -127,3 +138,74 @@ def reap_leftovers(keep: set) -> int:
         except ChildProcessError:
             pass
     return len(leftovers)
+
+
+def _children_of(pid: int) -> list:
+    """The children of process ``pid`` (every thread's, zombies included), from /proc."""
+    kids = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return kids
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                kids += [int(k) for k in f.read().split()]
+        except OSError:
+            pass
+    return kids
+
+
+def _state_and_start(pid: int):
+    """``(state, start time)`` of process ``pid`` from /proc, or ``None`` if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()  # state, ppid, ..., start time is the 20th
+    return (fields[0], fields[19]) if len(fields) > 19 else None
+
+
+def _reap_adopted(seen: dict) -> dict:
+    """Reap the exited children of this process that ``seen`` (pid -> start time) holds as
+    descendants seen below another process; return the new ``seen``: every grandchild and
+    further descendant now, and the adopted children still running."""
+    me = os.getpid()
+    direct = _children_of(me)
+    kept = {}
+    for pid in direct:
+        known = seen.get(pid)
+        now = _state_and_start(pid) if known is not None else None
+        if now is None or now[1] != known:
+            continue  # started by this process (or a new process under a reused pid)
+        if now[0] != "Z":
+            kept[pid] = known
+            continue
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    todo = list(direct)
+    while todo:
+        for pid in _children_of(todo.pop()):
+            now = _state_and_start(pid)
+            if now is not None:
+                kept[pid] = now[1]
+                todo.append(pid)
+    return kept
+
+
+def reap_adopted_orphans(interval: float = ORPHAN_SCAN) -> threading.Thread:
+    """Start a daemon thread that reaps this subreaper's adopted orphans as they exit (every
+    ``interval`` seconds), never a child this process started itself."""
+
+    def run() -> None:
+        seen: dict = {}
+        while True:
+            seen = _reap_adopted(seen)
+            time.sleep(interval)
+
+    thread = threading.Thread(target=run, name="disttorch-orphan-reaper", daemon=True)
+    thread.start()
+    return thread

@@ -5,7 +5,8 @@ the same tag, so differently tagged streams between two ranks do not block each 
 Messages between two ranks with the same tag arrive in the order they were sent. The
 header's dtype and element count are checked against the receiving tensor: a mismatch
 raises naming both sides instead of reinterpreting bytes. Sends and receives run on the
-group's communication thread, in order with its collectives.
+group's communication thread, in order with its collectives; a receive waiting for its
+message does not hold that thread up (see ``engine/receives.py``).
 """
 
 from __future__ import annotations
@@ -89,8 +90,7 @@ def irecv(
         f"{'any rank' if src is None else f'rank {src}'} tag {tag}"
     )
 
-    def body(op, work: Work) -> None:
-        h = pg.link.receive(op, peer, tag, flat.flat)
+    def finish(h: wire.Header, work: Work) -> None:
         if (h.dtype, h.numel, h.nbytes) != (
             wire.dtype_code(flat.flat.dtype),
             flat.flat.size,
@@ -104,7 +104,7 @@ def irecv(
         flat.write_back()
         work.source_rank = pg.ranks[h.sender]
 
-    return pg.point_to_point(description, body, async_op=True, result=[tensor])
+    return pg.post_receive(description, peer, tag, flat.flat, finish, result=[tensor])
 
 
 def send(tensor: Any, dst: int | None = None, group=None, tag: int = 0, group_dst: int | None = None) -> None:

@@ -15,9 +15,11 @@ import _codecs
 import _compat_pickle
 import collections
 import importlib
+import operator
 import pickle
 import pickletools
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -80,8 +82,14 @@ def _view(storage: Storage, np_name: str | None, offset: int, size: tuple, strid
     if not isinstance(storage, Storage):
         raise pickle.UnpicklingError(f"expected a storage to rebuild a tensor, got {type(storage).__name__}")
     flat = storage.elements(np_name)
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    offset = int(offset)
+    try:  # integers only: int() would turn a size of 2.5 or "3" into a shape
+        size, stride = tuple(operator.index(s) for s in size), tuple(operator.index(s) for s in stride)
+        offset = operator.index(offset)
+    except TypeError:
+        raise pickle.UnpicklingError(
+            f"invalid tensor geometry: size {size!r}, stride {stride!r}, offset {offset!r} "
+            "(sizes, strides and the offset must be integers)"
+        ) from None
     if len(size) != len(stride) or offset < 0 or min(size + stride, default=0) < 0:
         raise pickle.UnpicklingError(
             f"invalid tensor geometry: size {size}, stride {stride}, offset {offset}"
@@ -210,6 +218,11 @@ def _set_state(obj: Any, state: Any) -> None:
         for k, v in state.items():
             if not isinstance(k, str) or k.startswith("__"):
                 raise pickle.UnpicklingError(f"a tensor's saved attribute has an invalid name: {k!r:.60}")
+            if isinstance(getattr(type(obj), k, None), types.MemberDescriptorType):
+                raise pickle.UnpicklingError(
+                    f"a tensor's saved attribute {k!r} would overwrite its internal state (a slot of "
+                    f"{type(obj).__name__}); no PyTorch file holds one: the file is corrupt or crafted"
+                )
             setattr(obj, k, v)
 
 

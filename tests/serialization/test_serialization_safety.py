@@ -165,11 +165,12 @@ def test_legacy_storage_claiming_more_than_the_file_is_refused():
 
 @pytest.mark.parametrize(
     ("size", "stride"),
-    [((2**62, 2**62), (0, 0)), ((1,), (2**62,)), ((2, 1), (1, 2**63 - 1))],
-    ids=["too-many-elements", "stride-bytes-overflow", "largest-stride"],
+    [((2**62, 2**62), (0, 0)), ((1,), (2**62,)), ((2, 1), (1, 2**63 - 1)), ((2.5,), (1,)), ((2,), ("1",))],
+    ids=["too-many-elements", "stride-bytes-overflow", "largest-stride", "float-size", "text-stride"],
 )
 def test_tensor_geometry_numpy_cannot_index_is_refused(size, stride):
-    """Sizes and strides inside the storage's bounds that no array can have."""
+    """Sizes and strides inside the storage's bounds that no array can have, or not integers
+    (PyTorch refuses them too; int() made a size of 2.5 a shape of 2)."""
     from disttorch.serialization.zip_writer import TorchGlobal, _Pickler
 
     class Rebuild:
@@ -187,6 +188,34 @@ def test_tensor_geometry_numpy_cannot_index_is_refused(size, stride):
         zf.writestr("archive/data.pkl", pkl.getvalue())
         zf.writestr("archive/data/0", bytes(16))
     with pytest.raises(pickle.UnpicklingError, match=r"invalid tensor geometry: size \("):
+        dt.load(io.BytesIO(buf.getvalue()))
+
+
+@pytest.mark.parametrize("name", ["_data", "grad_fn", "_version_box", "_base", "_hooks"])
+def test_saved_attributes_cannot_overwrite_a_tensors_internals(name):
+    """A tensor's saved Python attributes are set on it at load; a crafted file naming one of
+    its internal slots made a broken tensor (its array a list, a fake grad_fn...)."""
+    from disttorch.serialization.zip_writer import TorchGlobal, _Pickler
+
+    tensor_args = ("ref", 0, (4,), (1,), False, None)
+    rebuild = TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+
+    class Rebuild:
+        def __reduce__(self):
+            args = (rebuild, TorchGlobal("torch", "Tensor"), tensor_args, {name: 1})
+            return TorchGlobal("torch._tensor", "_rebuild_from_type_v2"), args
+
+    class P(_Pickler):
+        def persistent_id(self, obj):
+            return ("storage", TorchGlobal("torch", "FloatStorage"), "0", "cpu", 4) if obj == "ref" else None
+
+    pkl = io.BytesIO()
+    P(pkl, 2).dump({"w": Rebuild()})
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", pkl.getvalue())
+        zf.writestr("archive/data/0", bytes(16))
+    with pytest.raises(pickle.UnpicklingError, match=f"'{name}' would overwrite its internal state"):
         dt.load(io.BytesIO(buf.getvalue()))
 
 

@@ -63,12 +63,24 @@ class Link:
     ``receive`` is the receive loop (the transport's stash, then pumping it until the
     message is there) and ``wait_sent`` waits for a zero-copy send to leave its buffer.
     While they wait they call ``check(op, peer, p2p)``, the group's health check (errors
-    peers reported, peers gone, the deadline, stall warnings), which raises to stop them.
+    peers reported, peers gone, the deadline, stall warnings), which raises to stop them,
+    and after every pump ``arrived()``, which completes the group's posted receives.
     """
 
-    def __init__(self, transport: Transport, check: Callable[[_Op, int | None, bool], None]) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        check: Callable[[_Op, int | None, bool], None],
+        arrived: Callable[[], None] = lambda: None,
+    ) -> None:
         self.transport = transport
         self._check = check
+        self._arrived = arrived
+
+    def _pump(self, timeout: float, want: tuple | None = None) -> wire.Header | None:
+        header = self.transport.pump(timeout, want)
+        self._arrived()
+        return header
 
     def send(self, peer: int, header: wire.Header, buf: np.ndarray):
         """Post ``header`` + ``buf`` to ``peer``; a tracker when sent without a copy, else None."""
@@ -94,7 +106,9 @@ class Link:
             # Look in the stash before and after waiting: a message and a goodbye may
             # arrive together, and the message must win.
             header = (
-                take() or t.pump(min(POLL_SLICE, max(0.0, op.deadline - time.monotonic())), want) or take()
+                take()
+                or self._pump(min(POLL_SLICE, max(0.0, op.deadline - time.monotonic())), want)
+                or take()
             )
             if header is not None:
                 op.heard.add(header.sender)
@@ -104,7 +118,7 @@ class Link:
     def idle(self, op: _Op, peer: int) -> None:
         """Between waits for ``peer`` outside the sockets (a shared-memory sync): take in
         what the sockets bring (errors, goodbyes, liveness) and run the health check."""
-        self.transport.pump(0)
+        self._pump(0)
         self._check(op, peer, False)
 
     def wait_sent(self, op: _Op, tracker, peer: int, p2p: bool = False) -> None:
@@ -115,7 +129,7 @@ class Link:
             except Exception:  # noqa: BLE001 - zmq.NotDone: still in flight
                 pass
             if not tracker.done:
-                self.transport.pump(0)
+                self._pump(0)
                 self._check(op, peer, p2p)
 
 

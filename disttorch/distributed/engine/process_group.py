@@ -2,6 +2,9 @@
 
 Every operation on a group (collective or point-to-point) is queued, in the order the caller
 issues it, to the group's single communication thread, which runs them one after another.
+A receive only posts itself there (``engine/receives.py``): it waits for its message without
+holding the thread, so collectives and sends issued after it (by its thread or another) go
+on, and whatever next pumps the sockets completes it.
 The caller's thread only validates arguments and enqueues; a synchronous call then waits
 for its :class:`~disttorch.distributed.engine.work.Work`, an ``async_op=True`` call returns it.
 (A synchronous call that finds the group idle runs in the caller's thread: same order,
@@ -27,6 +30,11 @@ While it waits for a peer the communication thread checks, every 0.1 s:
   :data:`MISMATCH_PROBE_AFTER` seconds a waiting rank reads the others' progress from the store
   (in the background, so a store that stopped answering holds up nothing) and raises the
   mismatch when a rank is in another collective under the same sequence number.
+- **Crossed groups**: two ranks blocked (synchronous calls) in collectives of two groups
+  they share, each in the one the other has not called, wait for each other for ever; seen
+  in the store's progress for :data:`CROSSED_WAIT` seconds, this is raised as a
+  ``CollectiveMismatchError`` naming both groups and ranks. (Issued with ``async_op=True``,
+  such collectives complete: each group has its own communication thread.)
 - **Stalls**: after ``DISTTORCH_STALL_WARNING`` seconds (default 10) a warning names the
   ranks that are behind. Every rank publishes "the collective I am in / last finished" (or
   the send or receive it waits in, after which collective) in
@@ -75,8 +83,9 @@ from ..base.errors import (
     PeerDiedError,
 )
 from ..wire import frames as wire
-from ..wire.transport import Transport, flush_sent
+from ..wire.transport import POLL_SLICE, Transport, flush_sent
 from .peer_channel import Link, PeerChannel, Signature
+from .receives import PostedReceives
 from .work import Work
 
 __all__ = ["ProcessGroup", "ENV_STALL_WARNING"]
@@ -93,6 +102,15 @@ MISMATCH_PROBE_AFTER = 1.0
 GOODBYE_WAIT = 0.5
 #: How many finished collectives' signatures are kept to name a late mismatch.
 RECENT_SIGNATURES = 256
+#: Seconds two ranks must be seen blocked in collectives of two groups, each in one the other
+#: has not called, before it is reported as the deadlock it is (the progress they publish may
+#: be up to :data:`STATE_INTERVAL` old).
+CROSSED_WAIT = 2.0
+#: Longest poll of the communication thread while receives are posted (how long an operation
+#: queued meanwhile may wait for it).
+RECEIVE_POLL = 0.02
+#: What an operation's ``run`` returns when its Work completes later (a posted receive).
+_DEFERRED = object()
 
 logger = logging.getLogger("disttorch.distributed")
 
@@ -128,6 +146,12 @@ def _exit_after_flush(status: int) -> NoReturn:
         _os_exit(status)
 
 
+def _parse(state: bytes | str) -> tuple[int, str, str, bool]:
+    """A rank's published progress ``seq|what|phase[|blocked]`` as (seq, what, phase, blocked)."""
+    seq, what, phase, *blocked = (state.decode() if isinstance(state, bytes) else state).split("|")
+    return int(seq), what, phase, bool(blocked)
+
+
 def _raise(error: BaseException) -> NoReturn:
     raise error
 
@@ -152,6 +176,7 @@ class _Op:
         self.stall_at = self.started + stall
         self.probe_at = self.started + MISMATCH_PROBE_AFTER
         self.heard: set[int] = set()
+        self.crossed_since: float | None = None  # since when a crossed-groups deadlock is seen
         #: more health checks of the running collective (the channel's look at the host's board)
         self.watch: Callable[[], None] | None = None
 
@@ -195,13 +220,19 @@ class ProcessGroup:
         self._publisher: threading.Thread | None = None
         self._probe = False  # the progress thread is to read every rank's progress
         self._seen_states: list[bytes] | None = None  # what it read last
+        self._seen_elsewhere: list[tuple[int, ProcessGroup, bytes]] = []  # behind ranks, other groups
         self.store.set(f"{self.prefix}state/{rank}", self._state)
         self.transport = (
             Transport(store, self.prefix, rank, len(ranks), group_id, timeout, self.name)
             if len(ranks) > 1
             else None
         )
-        self.link = Link(self.transport, self.check) if self.transport is not None else None
+        self._receives = PostedReceives(self.transport) if self.transport is not None else None
+        self._receives_checked = 0.0
+        self._settled = self._state  # the state to show again when no send or receive is waiting
+        self.link = (
+            Link(self.transport, self.check, self._receives.serve) if self.transport is not None else None
+        )
         self._seq = 0
         self.recent: collections.OrderedDict[int, str] = collections.OrderedDict()  # seq -> signature
         self._error: BaseException | None = None
@@ -283,7 +314,10 @@ class ProcessGroup:
         issuer = threading.current_thread()
         work.get_future().add_done_callback(lambda _f: self._release(issuer))
         return self._submit(
-            work, self._run_collective, (seq, sig, description, body, timeout or self.timeout), async_op
+            work,
+            self._run_collective,
+            (seq, sig, description, body, timeout or self.timeout, not async_op),
+            async_op,
         )
 
     def _claim_for_this_thread(self, what: str) -> None:
@@ -330,6 +364,26 @@ class ProcessGroup:
         self._raise_if_broken()
         work = Work(description, result)
         return self._submit(work, self._run_p2p, (description, body, work), async_op)
+
+    def post_receive(
+        self, description: str, peer: int | None, tag: int, out: np.ndarray, finish, result: Any = None
+    ) -> Work:
+        """Post a receive into contiguous ``out`` from group rank ``peer`` (``None``: any) on
+        ``tag``; ``finish(header, work)`` checks the message once it is in ``out`` (it raises
+        to fail the receive). Returns its Work, completed when the message has arrived."""
+        self._raise_if_broken()
+        work = Work(description, result)
+        op_args = (description, peer, tag, out, finish, work)
+        return self._submit(work, self._post_receive, op_args, async_op=True)
+
+    def _post_receive(self, description: str, peer: int | None, tag: int, out, finish, work: Work):
+        op = _Op(self._seq, description, self.timeout, self.stall_warning)
+        self._receives.post(op, peer, tag, out, finish, work)
+        self._show_receives()
+        if getattr(self._caller, "inline", False):  # run_async_inline: complete it here and now
+            while not work.is_completed():
+                self._pump_receives(POLL_SLICE)
+        return _DEFERRED
 
     @contextmanager
     def run_async_inline(self) -> Iterator[None]:
@@ -394,10 +448,15 @@ class ProcessGroup:
     # ------------------------------------------------------------------ the communication thread
     def _loop(self) -> None:
         while True:
+            waiting = bool(self._receives)
             try:
-                item = self._queue.get(timeout=STATE_INTERVAL)
+                item = self._queue.get_nowait() if waiting else self._queue.get(timeout=STATE_INTERVAL)
             except queue.Empty:
-                self._publish_state()
+                if waiting:
+                    with self._exec_lock:
+                        self._pump_receives(RECEIVE_POLL)
+                else:
+                    self._publish_state()
                 continue
             if item is None:
                 return
@@ -412,22 +471,68 @@ class ProcessGroup:
             work._fail(self._error)
             return
         try:
-            run(*args)
+            deferred = run(*args) is _DEFERRED
         except _PeerLocalError as e:
             work._fail(e.error)
         except BaseException as e:  # noqa: BLE001 - every failure goes to the Work
             self._break(e)
             work._fail(e)
+            if self._receives:
+                self._receives.fail_all(e)
         else:
-            work._complete()
+            if not deferred:
+                work._complete()
         finally:
             self._current = None
 
+    def _pump_receives(self, timeout: float) -> None:
+        """While receives are posted and nothing else runs: take in what arrives within
+        ``timeout`` seconds, complete the receives it is for, and (every poll slice, and at
+        the first deadline) fail those whose peer is gone or whose deadline passed."""
+        if self.transport.closed:
+            self._receives.fail_all(
+                DistNetworkError(f"{self.name(self._rank)} has closed its connections to the group")
+            )
+        else:
+            deadline = self._receives.deadline()
+            try:
+                self.transport.pump(max(0.0, min(timeout, deadline - time.monotonic())))
+            except Exception as e:  # noqa: BLE001 - a damaged stream breaks the group
+                self._break(e)
+                self._receives.fail_all(e)
+                return
+            self._receives.serve()
+            now = time.monotonic()
+            if now >= min(self._receives_checked + POLL_SLICE, deadline):
+                self._receives_checked = now
+                self._receives.check(self.check)
+        self._show_receives()
+
+    def _show_receives(self) -> None:
+        """Show the receive waiting longest in this rank's progress, between collectives."""
+        if _parse(self._state)[2] == "in":
+            return
+        first = self._receives.first() if self._receives else None
+        if first is None:
+            if self._state.endswith("|p2p"):
+                self._state = self._settled
+            return
+        if not self._state.endswith("|p2p"):
+            self._settled = self._state
+        self._state = f"{self._settled.split('|', 1)[0]}|{first.op.description}|p2p"
+
     def _run_collective(
-        self, seq: int, sig: Signature, description: str, body: Callable[[PeerChannel], None], timeout: float
+        self,
+        seq: int,
+        sig: Signature,
+        description: str,
+        body: Callable[[PeerChannel], None],
+        timeout: float,
+        blocked: bool,
     ) -> None:
+        """Run collective ``seq``; ``blocked``: its caller waits for it (a synchronous call)."""
         self._current = op = _Op(seq, description, timeout, self.stall_warning)
-        self._set_state(f"{seq}|{description.rsplit(' #', 1)[0]}|in")
+        self._set_state(f"{seq}|{description.rsplit(' #', 1)[0]}|in{'|blocked' if blocked else ''}")
         if self.transport is not None:
             if self.transport.closed:
                 raise DistNetworkError(
@@ -443,14 +548,16 @@ class ProcessGroup:
 
     def _run_p2p(self, description: str, body: Callable[[_Op, Work], Any], work: Work) -> None:
         self._current = op = _Op(self._seq, description, self.timeout, self.stall_warning)
-        before = self._state  # after the last collective this thread ran (later ones may be queued)
-        self._set_state(f"{before.split('|', 1)[0]}|{description}|p2p")  # a progress report names it
+        if not self._state.endswith("|p2p"):  # after the last collective this thread ran
+            self._settled = self._state
+        self._set_state(f"{self._settled.split('|', 1)[0]}|{description}|p2p")  # a progress report names it
         try:
             body(op, work)
         except Exception as e:  # noqa: BLE001 - concerns this pair of ranks only
             raise _PeerLocalError(e) from e
         finally:
-            self._set_state(before)
+            self._set_state(self._settled)
+            self._show_receives()
 
     def _break(self, error: BaseException) -> None:
         """Mark the group broken and tell the peers why (unless a peer told us)."""
@@ -512,8 +619,8 @@ class ProcessGroup:
             op.watch()
         now = time.monotonic()
         self._publish_state()
-        if now >= op.started + MISMATCH_PROBE_AFTER and self._state.endswith("|in"):
-            mismatch = self._mismatch(self._seen_states)
+        if now >= op.started + MISMATCH_PROBE_AFTER and _parse(self._state)[2] == "in":
+            mismatch = self._mismatch(self._seen_states) or self._crossed(op, now)
             if mismatch is not None:
                 raise mismatch
             if now >= op.probe_at:
@@ -608,9 +715,13 @@ class ProcessGroup:
             if self._probe:
                 self._probe = False
                 try:
-                    self._seen_states = self.store.multi_get(
-                        [f"{self.prefix}state/{r}" for r in range(self.size())]
-                    )
+                    states = self.store.multi_get([f"{self.prefix}state/{r}" for r in range(self.size())])
+                    mine = _parse(self._state)[0]
+                    behind = [m for m, raw in enumerate(states) if _parse(raw)[0] < mine]
+                    where = self._shared_groups(behind)
+                    elsewhere = self.store.multi_get([key for _, _, key in where]) if where else []
+                    self._seen_states = states
+                    self._seen_elsewhere = [(r, pg, raw) for (r, pg, _), raw in zip(where, elsewhere)]
                 except Exception as e:  # noqa: BLE001 - progress reports are best effort
                     logger.debug("could not read the ranks' progress: %s", e)
 
@@ -634,9 +745,9 @@ class ProcessGroup:
             raise mismatch
         groups: dict[tuple[int, str, str], list[int]] = {}
         for r, raw in enumerate(states):
-            seq, what, phase = raw.decode().split("|")
-            groups.setdefault((int(seq), what, phase), []).append(r)
-        mine = self._state.split("|")
+            seq, what, phase, _ = _parse(raw)
+            groups.setdefault((seq, what, phase), []).append(r)
+        mine = _parse(self._state)
         parts = []
         for (seq, what, phase), members in sorted(groups.items()):
             many = len(members) > 1
@@ -649,18 +760,18 @@ class ProcessGroup:
             else:
                 where = "in" if phase == "in" else "done with"
                 parts.append(f"{who} {'are' if many else 'is'} {where} {what} #{seq}")
-        behind = [m for (seq, _, _), members in groups.items() if seq < int(mine[0]) for m in members]
+        behind = [m for (seq, _, _), members in groups.items() if seq < mine[0] for m in members]
         return "Progress: " + "; ".join(parts) + self._elsewhere(behind)
 
     def _mismatch(self, states: list[bytes] | None) -> CollectiveMismatchError | None:
         """The error for a rank whose progress in ``states`` (as the ranks published it) is
         another collective under the sequence number of the one this rank is in, if any. (A
         published state may be old, but a rank's n-th collective stays what it was.)"""
-        seq, mine, phase = self._state.split("|")
+        seq, mine, phase, _ = _parse(self._state)
         if states is None or phase != "in":
             return None
         for r, raw in enumerate(states):
-            their_seq, what, their_phase = raw.decode().split("|")
+            their_seq, what, their_phase, _ = _parse(raw)
             if their_seq == seq and their_phase == "in" and what != mine:
                 return CollectiveMismatchError(
                     f"{self.name(self._rank)} called {mine} #{seq} but {self.name(r)} called {what} "
@@ -668,23 +779,67 @@ class ProcessGroup:
                 )
         return None
 
-    def _elsewhere(self, members: list[int]) -> str:
-        """The collectives that ``members`` (behind in this group) are in, in the other groups
-        of this process that they belong to: e.g. two ranks that each wait in another group."""
-        where = [
-            (self.ranks[m], pg)
+    def _shared_groups(self, members: list[int]) -> list[tuple[int, ProcessGroup, str]]:
+        """``(global rank, group, store key of its progress there)`` for every other group of
+        this process that each of ``members`` (group ranks) belongs to."""
+        return [
+            (self.ranks[m], pg, f"{pg.prefix}state/{pg.ranks.index(self.ranks[m])}")
             for m in members
             for pg in sorted(_live_groups, key=lambda g: g.group_id)
             if pg is not self and pg.store is self.store and self.ranks[m] in pg.ranks
         ]
+
+    def _crossed(self, op: _Op, now: float) -> CollectiveMismatchError | None:
+        """The error for this rank and another being blocked, for :data:`CROSSED_WAIT` seconds,
+        in collectives of two groups, each in one the other has not called (from the progress
+        the last probe read), after breaking the other group with it too; ``None`` while that
+        is not (or not long enough) the case."""
+        seq, what, _, blocked = _parse(self._state)
+        hit = None
+        if blocked and self._seen_states is not None:
+            for r, pg, raw in self._seen_elsewhere:
+                their_seq, their_what, phase, their_blocked = _parse(raw)
+                here = _parse(self._seen_states[self.ranks.index(r)])[0]
+                if phase == "in" and their_blocked and their_seq > pg._seq and here < seq:
+                    hit = (r, pg, their_what, their_seq)
+                    break
+        if hit is None:
+            op.crossed_since = None
+            return None
+        op.crossed_since = op.crossed_since or now
+        if now - op.crossed_since < CROSSED_WAIT:
+            return None
+        r, pg, their_what, their_seq = hit
+        me = self.ranks[self._rank]
+        error = CollectiveMismatchError(
+            f"rank {me} is blocked in {what} #{seq} of group {self.group_id}, waiting for rank {r}, "
+            f"which is blocked in {their_what} #{their_seq} of group {pg.group_id}, which rank {me} has "
+            f"not called: ranks {me} and {r} called the collectives of groups {self.group_id} and "
+            f"{pg.group_id} in different orders and wait for each other for ever. Call the "
+            "collectives of groups that share ranks in the same order on every rank (or issue "
+            "them with async_op=True and wait for them after)"
+        )
+        pg._break_soon(error)  # the other rank waits in that group: it is told there
+        return error
+
+    def _break_soon(self, error: BaseException) -> None:
+        """Break this group with ``error`` after its pending work, on every rank."""
+        with self._pending_lock:
+            self._pending += 1
+        self._queue.put((Work(f"break: {error}"), _raise, (error,)))
+
+    def _elsewhere(self, members: list[int]) -> str:
+        """The collectives that ``members`` (behind in this group) are in, in the other groups
+        of this process that they belong to: e.g. two ranks that each wait in another group."""
+        where = self._shared_groups(members)
         try:
-            states = self.store.multi_get([f"{pg.prefix}state/{pg.ranks.index(r)}" for r, pg in where])
+            states = self.store.multi_get([key for _, _, key in where])
         except Exception:  # noqa: BLE001 - the store may be gone with rank 0
             return ""
         notes = []
-        for (r, pg), raw in zip(where, states):
-            seq, what, phase = raw.decode().split("|")
-            if phase == "in" and int(seq) > pg._seq:  # one this process has not called
+        for (r, pg, _), raw in zip(where, states):
+            seq, what, phase, _ = _parse(raw)
+            if phase == "in" and seq > pg._seq:  # one this process has not called
                 notes.append(f"rank {r} is in {what} #{seq} of group {pg.group_id}")
         if not notes:
             return ""
@@ -717,6 +872,16 @@ class ProcessGroup:
         self._thread.join(timeout=0.5)
         if self._faults:
             _faults.unregister_drop_handler(self._on_drop_fault)
+        if self._receives:
+            with self._exec_lock:
+                if not self.transport.closed:
+                    self.transport.pump(0)
+                    self._receives.serve()
+                self._receives.fail_all(
+                    DistBackendError(
+                        f"process group {self.group_id} was destroyed while this receive waited for its message"
+                    )
+                )
         if self.transport is not None:
             mismatch = None
             goodbye = wire.Header(wire.BYE, self.group_id, self._seq, 0, 0, 0, -1, -1, 0, self._rank, 0)

@@ -52,8 +52,8 @@ Liveness
     new handshake succeeds, which a frozen or dead process never finishes. A killed, frozen
     or cut-off process is therefore reported by every survivor within about 3.5 seconds.
 
-Threading: after construction a Transport is used by one thread only (its group's
-communication thread); ZeroMQ sockets are not thread-safe.
+Threading: after construction a Transport is used by one thread at a time (whichever holds
+its group's execution lock); ZeroMQ sockets are not thread-safe.
 """
 
 from __future__ import annotations
@@ -458,6 +458,14 @@ class Transport:
     def waiting_from(self, key: Key) -> list[int]:
         """Peers that have a stashed message on ``key``."""
         return [peer for peer in range(self.size) if self._stash.get((peer, key))]
+
+    def p2p_waiting(self) -> list[tuple[int, int]]:
+        """(peer, tag) of every point-to-point stream with a stashed message."""
+        return [key for key in self._stash if key[1] is not None]
+
+    def stashed(self) -> int:
+        """How many streams have a stashed message."""
+        return len(self._stash)
 
     def pump(self, timeout: float, want: tuple[int, Key, np.ndarray] | None = None) -> wire.Header | None:
         """Wait up to ``timeout`` seconds for traffic and file it away.
