@@ -602,6 +602,9 @@ class ProcessGroup:
             gone = gone if wanted <= gone.keys() else {}
         else:  # a peer that left in good order did its part; it matters only if we wait for it
             gone = {p: how for p, how in gone.items() if how == "died" or p == waiting_for}
+        now = time.monotonic()
+        if now >= op.deadline:  # the timeout came first: a peer that then left in order
+            gone = {p: how for p, how in gone.items() if how == "died"}  # (its own timeout) is no news
         if gone:
             peer, how = sorted(gone.items())[0]
             what = (
@@ -617,7 +620,6 @@ class ProcessGroup:
             )
         if op.watch is not None:
             op.watch()
-        now = time.monotonic()
         self._publish_state()
         if now >= op.started + MISMATCH_PROBE_AFTER and _parse(self._state)[2] == "in":
             mismatch = self._mismatch(self._seen_states) or self._crossed(op, now)
