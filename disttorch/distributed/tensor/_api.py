@@ -25,11 +25,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._tensor import Size, Tensor, _wrap_dim
+from ...autograd.engine import add_to_grad
 from ...autograd.function import Function, dispatch_disabled, register_function_dispatch
 from .. import collectives, groups
 from ..comm_record import counted_as
 from ..device_mesh import DeviceMesh, init_device_mesh
 from ._dispatch import dispatch
+from ._partial_grad import PartialGrad, with_partial
 from ._redistribute import Redistribute, redistribute_local
 from ._view_methods import GlobalViewMethods
 from .placement_types import Placement, Replicate, Shard
@@ -217,6 +219,36 @@ class DTensor(GlobalViewMethods, Tensor):
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
         Tensor.grad.fset(self, value)
+
+    def _add_grad(self, grad: Tensor, shared: bool, create_graph: bool) -> None:
+        """The engine's ``.grad += grad`` for a DTensor leaf: a summand (``PartialGrad``)
+        is kept as a ``Partial`` gradient, as PyTorch keeps it; a gradient of another
+        layout than the one held is moved to it first."""
+        old = self._grad
+        held = old._placements if isinstance(old, DTensor) else self._placements
+        layout = with_partial(self._placements, grad)
+        if old is None and layout == self._placements or old is not None and layout == held:
+            add_to_grad(
+                self,
+                Tensor._make(grad._data) if isinstance(grad, PartialGrad) else grad,
+                shared,
+                create_graph,
+            )
+        elif old is None:
+            self._grad = DTensor._wrap(
+                np.array(grad._data, copy=True), self._mesh, layout, self._global_shape
+            )
+        else:
+            moved = redistribute_local(np.asarray(grad._data), self._mesh, layout, held, self._global_shape)
+            add_to_grad(self, Tensor._make(moved), False, create_graph)
+
+    def _piece_laid_out_as(self, other: Tensor) -> np.ndarray:
+        """This tensor's piece relaid as ``other`` (a parameter of the same global shape) is
+        laid out: a ``Partial`` gradient reduced for the optimiser's step; no autograd."""
+        want = getattr(other, "_placements", self._placements)
+        if want == self._placements:
+            return self._data
+        return redistribute_local(self._data, self._mesh, self._placements, want, self._global_shape)
 
     @property
     def data(self) -> "DTensor":
