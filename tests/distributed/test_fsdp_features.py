@@ -105,6 +105,10 @@ def _controls_worker(rank: int, world: int) -> dict:
         loss.backward()
         out[f"grad_after_{step}"] = model[0].weight.grad is not None
     opt.step()
+    # clip_grad_norm_ of sharded gradients: the whole gradients' norm, a replicated DTensor
+    total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1e-3)
+    out["clip"] = (type(total).__name__, total.placements, float(total.full_tensor()))
+    out["clipped"] = float(torch.nn.utils.get_total_norm([p.grad for p in model.parameters()]))
     out["prefetch"] = seen
     out["prefetch_backward"] = seen_backward
     out["prefetch_root_backward"] = seen_root_backward
@@ -122,6 +126,7 @@ def _controls_worker(rank: int, world: int) -> dict:
 def test_unshard_reshard_and_gradient_accumulation():
     import disttorch as torch
     import disttorch.nn.functional as F
+    from disttorch.distributed.tensor import Replicate
 
     world = 2
     model = build("mlp")
@@ -131,7 +136,13 @@ def test_unshard_reshard_and_gradient_accumulation():
         F.cross_entropy(model(torch.tensor(x[step])), torch.tensor(y[step])).backward()
     opt.step()
     expected = full_params(model)
+    grad_norm = float(
+        np.sqrt(sum((p.grad.numpy().astype(np.float64) ** 2).sum() for p in model.parameters()))
+    )
     for out in run_ranks(_controls_worker, world, timeout=90):
+        assert out["clip"][:2] == ("DTensor", (Replicate(),))
+        np.testing.assert_allclose(out["clip"][2], grad_norm, rtol=1e-6)
+        np.testing.assert_allclose(out["clipped"], 1e-3, rtol=1e-4)
         assert out["is_fsdp"] and out["name"] == "FSDPSequential"
         assert out["unsharded"] == (10, 12) and out["resharded"] == ((10, 12), (5, 12))
         assert out["grad_after_0"] is False and out["grad_after_1"] is True

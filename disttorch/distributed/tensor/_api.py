@@ -30,6 +30,7 @@ from ...autograd.function import Function, dispatch_disabled, register_function_
 from .. import collectives, groups
 from ..comm_record import counted_as
 from ..device_mesh import DeviceMesh, init_device_mesh
+from ..reduce_ops import ReduceOp
 from ._dispatch import dispatch
 from ._partial_grad import PartialGrad, with_partial
 from ._redistribute import Redistribute, redistribute_local
@@ -241,6 +242,33 @@ class DTensor(GlobalViewMethods, Tensor):
         else:
             moved = redistribute_local(np.asarray(grad._data), self._mesh, layout, held, self._global_shape)
             add_to_grad(self, Tensor._make(moved), False, create_graph)
+
+    def _norm_of_whole(self, norm_type: float) -> float:
+        """The ``norm_type``-norm of the whole tensor, every element counted once (a
+        ``Partial`` piece reduced first, then one all-reduce over each sharding mesh
+        dimension): what ``clip_grad_norm_`` needs of a DTensor gradient."""
+        layout = tuple(Replicate() if p.is_partial() else p for p in self._placements)
+        piece = np.abs(
+            redistribute_local(self._data, self._mesh, self._placements, layout, self._global_shape)
+        )
+        piece = piece.astype(np.float64, copy=False)
+        if math.isinf(norm_type):
+            value, op = (float(piece.max()) if piece.size else 0.0), ReduceOp.MAX
+        elif norm_type == 0:
+            value, op = float(np.count_nonzero(piece)), ReduceOp.SUM
+        else:
+            value, op = float((piece**norm_type).sum()), ReduceOp.SUM
+        total = np.asarray([value], np.float64)
+        for mesh_dim, p in enumerate(layout):
+            if p.is_shard():
+                with counted_as("c10d_functional.all_reduce"):
+                    collectives.all_reduce(total, op=op, group=self._mesh.get_group(mesh_dim))
+        value = float(total[0])
+        return value if math.isinf(norm_type) or norm_type == 0 else value ** (1.0 / norm_type)
+
+    def _replicated_scalar(self, value: np.ndarray) -> "DTensor":
+        """``value`` (0-d) as a DTensor replicated over this tensor's mesh (a total norm)."""
+        return DTensor._wrap(np.asarray(value), self._mesh, (Replicate(),) * self._mesh.ndim, ())
 
     def _piece_laid_out_as(self, other: Tensor) -> np.ndarray:
         """This tensor's piece relaid as ``other`` (a parameter of the same global shape) is
