@@ -59,6 +59,31 @@ def test_device_mesh_1d_2d_and_dtensor():
         assert out["mesh dtype"].endswith(".int32")  # as PyTorch's mesh tensors
 
 
+def _memory_between_steps(torch, fully_shard) -> tuple:
+    """(bytes of the whole parameters, bytes held by the model between steps): built whole,
+    sharded, two SGD steps, measured by tracemalloc (NumPy reports its buffers to it)."""
+    import gc
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        model = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.Linear(512, 512))
+        whole = sum(p.numel() * p.element_size() for p in model.parameters())
+        for layer in model:
+            fully_shard(layer)
+        fully_shard(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(2):
+            model(torch.ones(4, 512)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        gc.collect()
+        return whole, tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
 def _controls_worker(rank: int, world: int) -> dict:
     import disttorch as torch
     import disttorch.distributed as dist
@@ -113,6 +138,7 @@ def _controls_worker(rank: int, world: int) -> dict:
     out["prefetch_backward"] = seen_backward
     out["prefetch_root_backward"] = seen_root_backward
     out["params"] = full_params(model)
+    out["memory"] = _memory_between_steps(torch, fully_shard)
     tied = build("tied")  # a tie cut by a unit boundary is refused, not silently broken
     fully_shard(tied.emb)
     try:
@@ -143,6 +169,10 @@ def test_unshard_reshard_and_gradient_accumulation():
         assert out["clip"][:2] == ("DTensor", (Replicate(),))
         np.testing.assert_allclose(out["clip"][2], grad_norm, rtol=1e-6)
         np.testing.assert_allclose(out["clipped"], 1e-3, rtol=1e-4)
+        # between steps a rank holds its 1/N of the parameters: no whole parameter, gradient
+        # or reduce-scatter buffer (1 MiB per layer here) is left behind
+        whole, held = out["memory"]
+        assert whole / world <= held < whole / world + 2**19, (whole, held)
         assert out["is_fsdp"] and out["name"] == "FSDPSequential"
         assert out["unsharded"] == (10, 12) and out["resharded"] == ((10, 12), (5, 12))
         assert out["grad_after_0"] is False and out["grad_after_1"] is True

@@ -130,9 +130,7 @@ class FSDPUnit:
             send = np.empty((self.n, layout.size), layout.reduce_dtype)
             for p, offset in zip(layout.params, layout.offsets):
                 grad = p.unsharded._grad if p.requires_grad else None
-                if (
-                    grad is not None
-                ):  # a tensor-parallel gradient laid out as its parameter (Partial: reduced)
+                if grad is not None:  # laid out as its parameter (a Partial tensor-parallel one: reduced)
                     relaid = getattr(grad, "_piece_laid_out_as", None)
                     grad = grad._data if relaid is None else relaid(p.unsharded)
                 p.write_padded_grad(send[:, offset : offset + p.padded_numel], grad)
