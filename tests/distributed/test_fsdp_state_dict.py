@@ -46,6 +46,7 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
         opt.load_state_dict(FSDP.optim_state_dict_to_load(wrapped, opt, optim_full))
         after = {k: v.numpy() for k, v in opt.state_dict()["state"][0].items()}
     optim_shapes = {n: tuple(s["exp_avg"].shape) for n, s in optim_full["state"].items()}
+    optim_keys = {tuple(s) for s in optim_full["state"].values()}
     with FSDP.summon_full_params(wrapped):
         summoned = {n: tuple(p.shape) for n, p in model.named_parameters()}
     dist.destroy_process_group()
@@ -57,6 +58,7 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
         "summoned": summoned,
         "optim_shapes": optim_shapes,
         "optim_same": same,
+        "optim_keys": optim_keys,
     }
 
 
@@ -82,6 +84,7 @@ def test_wrapper_strategies_and_full_state_dict(kind, strategy):
         assert out["repr"].count("FullyShardedDataParallel(\n") == 3 and "FSDP" not in out["repr"]
         assert out["summoned"] == {n: tuple(p.shape) for n, p in model.named_parameters()}
         assert out["optim_shapes"] == out["summoned"] and out["optim_same"]
+        assert out["optim_keys"] == {("exp_avg", "exp_avg_sq", "step")}  # PyTorch's: in name order
     plain = build(kind)  # the full state dict loads into a plain model
     plain.load_state_dict({k: disttorch.tensor(v) for k, v in full.items()})
 

@@ -304,10 +304,14 @@ class FullyShardedDataParallel(Module):
         model: Module, optim: Any, optim_state_dict: dict | None = None, group: Any = None
     ) -> dict:
         """The optimiser's state dict by parameter name, full (gathered) or sharded as the
-        wrapper's ``state_dict_type`` says (``rank0_only`` leaves the other ranks an empty dict)."""
+        wrapper's ``state_dict_type`` says (``rank0_only`` leaves the other ranks an empty dict);
+        each parameter's states in name order, as PyTorch's."""
         wrappers = FullyShardedDataParallel.fsdp_modules(model)
         options = wrappers[0]._options() if wrappers else StateDictOptions()
-        return get_optimizer_state_dict(model, optim, options=options)
+        out = get_optimizer_state_dict(model, optim, options=options)
+        if out:
+            out["state"] = {name: dict(sorted(entry.items())) for name, entry in out["state"].items()}
+        return out
 
     @staticmethod
     def optim_state_dict_to_load(model: Module, optim: Any, optim_state_dict: dict, **kwargs: Any) -> dict:
