@@ -55,7 +55,6 @@ _BACKWARD = {
     "Sigmoid": ("aten.sigmoid_backward.default", ("grad", "out")),
     "Softmax": ("aten._softmax_backward_data.default", ("grad", "out")),
     "LogSoftmax": ("aten._log_softmax_backward_data.default", ("grad", "out")),
-    "LayerNormFn": ("aten.native_layer_norm_backward.default", ("grad", 0)),
     "EmbeddingFunction": ("aten.embedding_dense_backward.default", ("grad", 1)),
     "Neg": ("aten.neg.default", ("grad",)),
 }
@@ -120,6 +119,16 @@ def _linear(args: tuple, out: Any, backward: bool) -> list[ATenOp]:
     return ops
 
 
+def _layer_norm_backward(args: tuple, out: Any, grad: Any, mesh: Any) -> list[ATenOp]:
+    """``native_layer_norm_backward(grad, input, shape, mean, rstd, weight, bias, mask)``:
+    ``mean`` and ``rstd`` are the input's shape with the normalised dimensions kept as 1."""
+    x, weight, bias, ndim = args[0], args[1], args[2], args[3]
+    shape = x._global_shape
+    stats = (Size(shape[: len(shape) - ndim] + (1,) * ndim), x._placements)
+    specs = [grad, _spec(x), stats, stats] + [s for s in (_spec(weight), _spec(bias)) if s is not None]
+    return [("aten.native_layer_norm_backward.default", specs, mesh)]
+
+
 def _reduction_name(cls_name: str, args: tuple) -> str:
     whole = len(args) < 2 or args[1] is None
     if cls_name == "Sum":
@@ -150,6 +159,10 @@ def backward_ops(cls: type, args: tuple, out: Any) -> list[ATenOp]:
     grad = (Size(out._global_shape), _grad_layout(out._placements)) if mesh is not None else None
     if name in ("Sum", "Mean"):
         return [("aten.expand.default", [grad] if grad else [], mesh)]
+    if name == "LayerNormFn":
+        if mesh is None or not hasattr(args[0], "_placements"):
+            return [("aten.native_layer_norm_backward.default", [], mesh)]
+        return _layer_norm_backward(args, out, grad, mesh)
     if name not in _BACKWARD:
         return []
     aten, inputs = _BACKWARD[name]
