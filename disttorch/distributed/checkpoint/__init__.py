@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 
 from .api import CheckpointException
-from .state_dict_loader import load
-from .state_dict_saver import AsyncCheckpointerType, async_save, save
+from .state_dict_loader import load, load_state_dict
+from .state_dict_saver import AsyncCheckpointerType, async_save, save, save_state_dict
 
 __all__ = [
     "AsyncCheckpointerType",
@@ -25,6 +25,8 @@ __all__ = [
     "async_save",
     "save",
     "load",
+    "save_state_dict",
+    "load_state_dict",
     "FileSystemWriter",
     "FileSystemReader",
 ]
