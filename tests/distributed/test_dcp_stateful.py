@@ -110,7 +110,9 @@ def test_deprecated_save_state_dict_and_load_state_dict(tmp_path):
 
     saved = {"model": torch.nn.Linear(3, 2).state_dict()}
     with pytest.warns(FutureWarning, match="`save_state_dict` is deprecated"):
-        dcp.save_state_dict(state_dict=saved, storage_writer=dcp.FileSystemWriter(str(tmp_path)))
+        dcp.save_state_dict(
+            state_dict=saved, storage_writer=dcp.FileSystemWriter(str(tmp_path), cache_staged_state_dict=True)
+        )
     assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp"]
     loaded = {"model": torch.nn.Linear(3, 2).state_dict()}
     with pytest.warns(FutureWarning, match="`load_state_dict` is deprecated"):
