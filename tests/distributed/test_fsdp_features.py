@@ -291,6 +291,13 @@ def test_bad_input_is_reported():
         normalize_placements(OneDim(), [Shard(0), Shard(0)], 2)
     # kept (its dim made non-negative): FSDP's shard of a tensor-parallel piece uses it
     assert normalize_placements(OneDim(), [_StridedShard(-2, 2)], 2) == (_StridedShard(0, 2),)
+    # reshard_after_forward as an int (a smaller group to reshard to), checked as PyTorch's
+    from disttorch.nn.parallel.fsdp._api import _reshard_after_forward
+
+    assert _reshard_after_forward(None, 4) is True and _reshard_after_forward(4, 4) is True
+    assert _reshard_after_forward(1, 4) is False and _reshard_after_forward(2, 4) is False
+    with pytest.raises(ValueError, match="it should be a factor of 4, not 3"):
+        _reshard_after_forward(3, 4)
 
 
 def test_signatures_match_pytorch(torch):
