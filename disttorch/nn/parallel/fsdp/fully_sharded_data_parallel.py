@@ -349,6 +349,12 @@ def _wrapper_repr(module: Module, units: frozenset[int]) -> str:
     ``FSDP<Class>``), as PyTorch's nested wrappers print."""
 
     def child_repr(child: Module) -> str:
+        inner = getattr(child, "_checkpoint_wrapped_module", None)
+        if inner is not None and id(inner) in units:
+            # apply_activation_checkpointing after the wrapper: PyTorch's checkpoint wrapper
+            # goes inside the unit's FSDP wrapper, around the module
+            body = child._render_repr(child._get_name(), lambda c: plain(c) if c is inner else child_repr(c))
+            return f"FullyShardedDataParallel(\n  (_fsdp_wrapped_module): {_addindent(body, 2)}\n)"
         return _wrapper_repr(child, units) if id(child) in units else plain(child)
 
     def plain(child: Module) -> str:
