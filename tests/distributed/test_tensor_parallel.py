@@ -176,9 +176,10 @@ def _tp_worker(rank: int, world: int, mode: str) -> dict:
         x = torch.tensor(INPUTS[0], requires_grad=True)
         logits = model(x)
         out["logits"] = logits.placements
-        with loss_parallel():
+        with loss_parallel(), CommDebugMode() as comm_mode:
             loss = torch.nn.functional.cross_entropy(logits, torch.tensor(TARGETS))
             loss.backward()
+        out["loss_comms"] = {str(k): v for k, v in comm_mode.get_comm_counts().items()}
         out["loss"] = float(loss.full_tensor())
         out["x_grad"] = x.grad.numpy().copy()
         out["grads"] = {n: p.grad.full_tensor().numpy() for n, p in model.named_parameters()}
@@ -233,6 +234,8 @@ def _compare(outs: list, want: dict, mode: str) -> None:
         np.testing.assert_allclose(np.sum([o["losses"] for o in outs], axis=0), want["losses"], rtol=1e-10)
     if mode == "loss":
         assert repr(outs[0]["logits"]) == "(Shard(dim=1),)"
+        # PyTorch 2.13's: the loss's three (max, sum, target logit), two in backward
+        assert outs[0]["loss_comms"] == {"c10d_functional.all_reduce": 5}
     if mode == "block":  # PyTorch 2.13's: the sequence-parallel norm's weight keeps a Partial
         # gradient, the all-gathered input of ffn.w1 gets one reduce-scatter (no all-reduce)
         for out in outs:
