@@ -131,8 +131,16 @@ def _controls_worker(rank: int, world: int) -> dict:
         out[f"grad_after_{step}"] = model[0].weight.grad is not None
     opt.step()
     # clip_grad_norm_ of sharded gradients: the whole gradients' norm, a replicated DTensor
-    total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1e-3)
-    out["clip"] = (type(total).__name__, total.placements, float(total.full_tensor()))
+    from disttorch.distributed.tensor.debug import CommDebugMode
+
+    with CommDebugMode() as comm_mode:  # one all-reduce of the partial norms, as PyTorch's
+        total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1e-3)
+    out["clip"] = (
+        type(total).__name__,
+        total.placements,
+        float(total.full_tensor()),
+        comm_mode.get_total_counts(),
+    )
     out["clipped"] = float(torch.nn.utils.get_total_norm([p.grad for p in model.parameters()]))
     out["prefetch"] = seen
     out["prefetch_backward"] = seen_backward
@@ -166,7 +174,7 @@ def test_unshard_reshard_and_gradient_accumulation():
         np.sqrt(sum((p.grad.numpy().astype(np.float64) ** 2).sum() for p in model.parameters()))
     )
     for out in run_ranks(_controls_worker, world, timeout=90):
-        assert out["clip"][:2] == ("DTensor", (Replicate(),))
+        assert out["clip"][:2] == ("DTensor", (Replicate(),)) and out["clip"][3] == 1
         np.testing.assert_allclose(out["clip"][2], grad_norm, rtol=1e-6)
         np.testing.assert_allclose(out["clipped"], 1e-3, rtol=1e-4)
         # between steps a rank holds its 1/N of the parameters: no whole parameter, gradient

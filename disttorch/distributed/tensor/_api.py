@@ -243,28 +243,38 @@ class DTensor(GlobalViewMethods, Tensor):
             moved = redistribute_local(np.asarray(grad._data), self._mesh, layout, held, self._global_shape)
             add_to_grad(self, Tensor._make(moved), False, create_graph)
 
-    def _norm_of_whole(self, norm_type: float) -> float:
-        """The ``norm_type``-norm of the whole tensor, every element counted once (a
-        ``Partial`` piece reduced first, then one all-reduce over each sharding mesh
-        dimension): what ``clip_grad_norm_`` needs of a DTensor gradient."""
-        layout = tuple(Replicate() if p.is_partial() else p for p in self._placements)
-        piece = np.abs(
-            redistribute_local(self._data, self._mesh, self._placements, layout, self._global_shape)
-        )
-        piece = piece.astype(np.float64, copy=False)
-        if math.isinf(norm_type):
-            value, op = (float(piece.max()) if piece.size else 0.0), ReduceOp.MAX
-        elif norm_type == 0:
-            value, op = float(np.count_nonzero(piece)), ReduceOp.SUM
-        else:
-            value, op = float((piece**norm_type).sum()), ReduceOp.SUM
-        total = np.asarray([value], np.float64)
-        for mesh_dim, p in enumerate(layout):
-            if p.is_shard():
+    @staticmethod
+    def _joint_norm(tensors: Sequence["DTensor"], norm_type: float) -> float:
+        """The ``norm_type``-norm of the whole tensors together, every element counted once:
+        each rank's part of its pieces (a ``Partial`` piece reduced first), then one
+        all-reduce per mesh dimension that shards them, as PyTorch's ``clip_grad_norm_``
+        reduces its partial norms once (tensors sharded alike share the collectives)."""
+        inf = math.isinf(norm_type)
+        parts: list[list] = []  # [mesh, sharding mesh dims, part] per layout family
+        for t in tensors:
+            layout = tuple(Replicate() if p.is_partial() else p for p in t._placements)
+            piece = redistribute_local(t._data, t._mesh, t._placements, layout, t._global_shape)
+            piece = np.abs(piece).astype(np.float64, copy=False)
+            if inf:
+                value = float(piece.max()) if piece.size else 0.0
+            else:
+                value = float(np.count_nonzero(piece)) if norm_type == 0 else float((piece**norm_type).sum())
+            dims = tuple(m for m, p in enumerate(layout) if p.is_shard())
+            entry = next((e for e in parts if e[0] == t._mesh and e[1] == dims), None)
+            if entry is None:
+                entry = [t._mesh, dims, 0.0]
+                parts.append(entry)
+            entry[2] = max(entry[2], value) if inf else entry[2] + value
+        total = 0.0
+        for mesh, dims, value in parts:
+            box = np.asarray([value], np.float64)
+            for m in dims:
                 with counted_as("c10d_functional.all_reduce"):
-                    collectives.all_reduce(total, op=op, group=self._mesh.get_group(mesh_dim))
-        value = float(total[0])
-        return value if math.isinf(norm_type) or norm_type == 0 else value ** (1.0 / norm_type)
+                    collectives.all_reduce(
+                        box, op=ReduceOp.MAX if inf else ReduceOp.SUM, group=mesh.get_group(m)
+                    )
+            total = max(total, float(box[0])) if inf else total + float(box[0])
+        return total if inf or norm_type == 0 else total ** (1.0 / norm_type)
 
     def _replicated_scalar(self, value: np.ndarray) -> "DTensor":
         """``value`` (0-d) as a DTensor replicated over this tensor's mesh (a total norm)."""

@@ -22,17 +22,14 @@ def _as_list(tensors: Tensor | Iterable[Tensor]) -> list:
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list:
     """The gradients, a DTensor parameter's as a DTensor (``.grad``)."""
     return [
-        p.grad if hasattr(p, "_norm_of_whole") else p._grad
+        p.grad if hasattr(p, "_joint_norm") else p._grad
         for p in _as_list(parameters)
         if p._grad is not None
     ]
 
 
 def _norm(t: Tensor, norm_type: float) -> float:
-    """The ``norm_type``-norm of ``t``; of a DTensor, of the whole it is a piece of (a collective)."""
-    whole = getattr(t, "_norm_of_whole", None)
-    if whole is not None:
-        return whole(norm_type)
+    """The ``norm_type``-norm of ``t``."""
     a = _values(t, coalesce=True)
     if math.isinf(norm_type):
         return float(np.abs(a).max()) if a.size else 0.0
@@ -60,8 +57,11 @@ def get_total_norm(
     norm_type = float(norm_type)
     if not tensors:
         return Tensor._make(np.zeros((), dtype=np.float32))
-    dtype = tensors[0]._data.dtype
-    per = [_norm(t, norm_type) for t in tensors]
+    dtype = _values(tensors[0]).dtype
+    pieces = [t for t in tensors if hasattr(t, "_joint_norm")]  # DTensors: the wholes' norm, jointly
+    per = [_norm(t, norm_type) for t in tensors if not hasattr(t, "_joint_norm")]
+    if pieces:
+        per.append(pieces[0]._joint_norm(pieces, norm_type))
     total = max(per) if math.isinf(norm_type) else float(np.linalg.norm(np.asarray(per), norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
