@@ -32,7 +32,7 @@ from . import autocast_state as _autocast
 from . import grad_mode, grad_sink, saved_hooks
 from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, gradient_edge
 
-__all__ = ["backward_in_progress", "run_backward", "queue_callback", "edges_needed"]
+__all__ = ["add_to_grad", "backward_in_progress", "run_backward", "queue_callback", "edges_needed"]
 
 # One list of end-of-pass callbacks per backward pass in progress (passes can nest).
 _callback_stack: list[list[Callable[[], None]]] = []
@@ -148,13 +148,17 @@ def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
     if sink is not None:
         sink.accumulate(leaf, grad)
     else:
-        _add_to_grad(leaf, grad, shared, create_graph)
+        own = getattr(leaf, "_add_grad", None)  # a leaf that lays out its gradient itself (DTensor)
+        if own is None:
+            add_to_grad(leaf, grad, shared, create_graph)
+        else:
+            own(grad, shared, create_graph)
     if leaf._post_hooks:
         for hook in list(leaf._post_hooks):
             hook(leaf)
 
 
-def _add_to_grad(leaf, grad, shared: bool, create_graph: bool) -> None:
+def add_to_grad(leaf, grad, shared: bool, create_graph: bool) -> None:
     """``leaf.grad += grad``; the stored gradient never aliases another tensor."""
     if grad.is_sparse or (leaf._grad is not None and leaf._grad.is_sparse):
         # sparse + sparse stays sparse (indices concatenated); sparse + dense is dense

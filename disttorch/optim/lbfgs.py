@@ -169,7 +169,7 @@ class LBFGS(Optimizer):
     def _gather_flat_grad(self) -> np.ndarray:
         return np.concatenate(
             [
-                np.zeros(p._data.size, p._data.dtype) if p.grad is None else np.ravel(_dense_grad(p.grad))
+                np.zeros(p._data.size, p._data.dtype) if p.grad is None else np.ravel(_dense_grad(p.grad, p))
                 for p in self._params
             ]
         )

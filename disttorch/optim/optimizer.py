@@ -440,7 +440,7 @@ class Optimizer:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = _dense_grad(p.grad)
+                grad = _dense_grad(p.grad, p)
                 if group.get("maximize", False):
                     grad = -grad
                 state = self.state.get(p)
@@ -589,11 +589,13 @@ def swap_in_optimizer_params_and_state(
         optimizer.state = original_state
 
 
-def _dense_grad(grad: Tensor) -> np.ndarray:
-    """The gradient as a dense array (a sparse gradient is densified)."""
+def _dense_grad(grad: Tensor, param: Tensor) -> np.ndarray:
+    """The gradient as a dense array laid out as ``param`` (a sparse gradient is densified,
+    a ``Partial`` DTensor gradient reduced)."""
     if getattr(grad, "is_sparse", False):
         return grad.to_dense()._data
-    return grad._data
+    relaid = getattr(grad, "_piece_laid_out_as", None)
+    return grad._data if relaid is None else relaid(param)
 
 
 def _laid_out_as(param: Tensor, value: Any, key: Any) -> Any:

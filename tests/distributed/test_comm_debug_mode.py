@@ -234,9 +234,14 @@ def test_module_tracing_table_log_and_parameter_info_as_pytorch(seen):
         "            Net.mlp.net2\n            *module type: class 'disttorch.nn.modules.linear.Linear'\n"
         "            *Parameter List\n             *weight: (Shard(dim=1),)\n             *bias: (Replicate(),)\n"
     ) in table1
+    assert (  # and each DTensor operation, with its arguments' shapes and placements
+        "\033[1;33m                **aten.addmm.default\033[0m\n"
+        "\033[1;31m                  shape: [disttorch.Size([10]), disttorch.Size([8, 16]), disttorch.Size([16, 10])]\033[0m\n"
+        "\033[1;31m                  sharding: [(Replicate(),), (Shard(dim=1),), (Shard(dim=0),)]\033[0m\n"
+    ) in table1
 
 
-def _module(fqn, module_type="", parameters=(), children=(), forward=(), backward=()):
+def _module(fqn, module_type="", parameters=(), children=(), forward=(), backward=(), ops=((), ())):
     return {
         "fqn": fqn,
         "module_type": module_type,
@@ -244,10 +249,43 @@ def _module(fqn, module_type="", parameters=(), children=(), forward=(), backwar
         "children": list(children),
         "collectives_forward": list(forward),
         "collectives_backward": list(backward),
-        "operations_forward": [],
-        "operations_backward": [],
+        "operations_forward": list(ops[0]),
+        "operations_backward": list(ops[1]),
         "operations_checkpointing": [],
     }
+
+
+def _op(name, is_bw, *args):
+    """One DTensor operation as PyTorch's JSON dump lists it: (shape, placements) per argument."""
+    return {
+        "name": f"aten.{name}",
+        "input_shape": [f"disttorch.Size({list(shape)})" for shape, _ in args],
+        "input_sharding": [placements for _, placements in args],
+        "device_mesh": "DeviceMesh((2,), 'cpu', stride=(1,))",
+        "is_bw": is_bw,
+        "is_activation_checkpointing": False,
+    }
+
+
+S0, S1, R = "(Shard(dim=0),)", "(Shard(dim=1),)", "(Replicate(),)"
+# PyTorch 2.13's operations of the column- and row-parallel layers at noise level 1: addmm
+# forward; backward the input's mm, the weight's mm and the bias's sum
+NET1_OPS = (
+    [_op("addmm.default", False, ((16,), S0), ((8, 10), R), ((10, 16), S1))],
+    [
+        _op("mm.default", True, ((8, 16), S1), ((16, 10), S0)),
+        _op("mm.default", True, ((16, 8), S0), ((8, 10), R)),
+        _op("sum.dim_IntList", True, ((8, 16), S1)),
+    ],
+)
+NET2_OPS = (
+    [_op("addmm.default", False, ((10,), R), ((8, 16), S1), ((16, 10), S0))],
+    [
+        _op("mm.default", True, ((8, 10), R), ((10, 16), S1)),
+        _op("mm.default", True, ((10, 8), R), ((8, 16), S1)),
+        _op("sum.dim_IntList", True, ((8, 10), R)),
+    ],
+)
 
 
 @pytest.mark.timeout(90)
@@ -262,6 +300,7 @@ def test_json_dump_holds_pytorchs_module_tree(seen):
                 linear,
                 [("weight", "(Shard(dim=0),)"), ("bias", "(Shard(dim=0),)")],
                 backward=ALL_REDUCE,
+                ops=NET1_OPS,
             ),
             _module("Net.mlp.relu", "class 'disttorch.nn.modules.activation.ReLU'"),
             _module(
@@ -269,6 +308,7 @@ def test_json_dump_holds_pytorchs_module_tree(seen):
                 linear,
                 [("weight", "(Shard(dim=1),)"), ("bias", "(Replicate(),)")],
                 forward=ALL_REDUCE,
+                ops=NET2_OPS,
             ),
         ],
         forward=ALL_REDUCE,

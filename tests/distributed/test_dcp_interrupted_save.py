@@ -20,7 +20,7 @@ def _state(value: float) -> dict:
 
 def test_a_save_writes_only_its_files(tmp_path):
     dcp.save(_state(1.0), checkpoint_id=str(tmp_path), no_dist=True)
-    assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.npz"]  # no temporary left
+    assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp"]  # no temporary left
 
 
 def test_pieces_of_another_save_are_refused_before_anything_is_loaded(tmp_path):
@@ -29,7 +29,7 @@ def test_pieces_of_another_save_are_refused_before_anything_is_loaded(tmp_path):
     dcp.save(_state(2.0), checkpoint_id=str(tmp_path), no_dist=True)
     (tmp_path / ".metadata").write_bytes(earlier)  # the second save stopped before its metadata
     target = _state(0.0)
-    with pytest.raises(RuntimeError, match=r"__0_0\.npz was written by another save .* mixes two saves"):
+    with pytest.raises(RuntimeError, match=r"__0_0\.distcp was written by another save .* mixes two saves"):
         dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
     assert target["step"] == 0 and np.all(target["w"].numpy() == 0)
 
@@ -71,5 +71,5 @@ def test_a_rank_that_cannot_write_fails_the_save_on_every_rank_and_no_metadata_i
     texts = run_ranks(_save_with_a_full_disk_on_rank_1, 2, args=(str(tmp_path),), timeout=50)
     for text in texts:
         assert text.startswith("CheckpointException ranks:dict_keys([1])") and "(RANK 1)" in text, text
-        assert "No space left on device" in text and "__1_0.npz" in text, text
-    assert sorted(os.listdir(tmp_path)) == ["__0_0.npz"]  # no metadata: nothing looks finished
+        assert "No space left on device" in text and "__1_0.distcp" in text, text
+    assert sorted(os.listdir(tmp_path)) == ["__0_0.distcp"]  # no metadata: nothing looks finished

@@ -97,3 +97,27 @@ def test_format_utils_convert_both_ways_keeping_the_nesting(tmp_path):
     template = {"app": {"model": {"net1.weight": dt.zeros(2, 3), "net1.bias": dt.zeros(2)}}}
     dcp.load(template, checkpoint_id=tmp_path / "again")
     assert dt.equal(template["app"]["model"]["net1.weight"], state["app"]["model"]["net1.weight"])
+
+
+def test_deprecated_save_state_dict_and_load_state_dict(tmp_path):
+    """The first DCP recipe's calls: ``save_state_dict(storage_writer=FileSystemWriter(...))``
+    and ``load_state_dict(..., no_dist=True)``, each with PyTorch's FutureWarning, and
+    PyTorch's file names."""
+    import os
+
+    import disttorch as torch
+    import disttorch.distributed.checkpoint as dcp
+
+    saved = {"model": torch.nn.Linear(3, 2).state_dict()}
+    with pytest.warns(FutureWarning, match="`save_state_dict` is deprecated"):
+        dcp.save_state_dict(
+            state_dict=saved, storage_writer=dcp.FileSystemWriter(str(tmp_path), cache_staged_state_dict=True)
+        )
+    assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp"]
+    loaded = {"model": torch.nn.Linear(3, 2).state_dict()}
+    with pytest.warns(FutureWarning, match="`load_state_dict` is deprecated"):
+        dcp.load_state_dict(
+            state_dict=loaded, storage_reader=dcp.FileSystemReader(str(tmp_path)), no_dist=True
+        )
+    for key, value in saved["model"].items():
+        assert torch.equal(loaded["model"][key], value)

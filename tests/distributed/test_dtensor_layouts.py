@@ -11,6 +11,7 @@ import pytest
 from dist_helpers import run_ranks
 
 WHOLE = np.arange(35.0).reshape(5, 7) / 7  # uneven over 2 and 4 ranks along both dims
+COLUMNS = np.arange(28.0).reshape(7, 4) / 10
 
 
 def _chunk(a: np.ndarray, dim: int, n: int, i: int) -> np.ndarray:
@@ -150,6 +151,22 @@ def _gradients(rank: int, world: int) -> dict:
     x = distribute_tensor(torch.tensor(WHOLE), mesh, [Replicate()]).requires_grad_()
     (x.to_local(grad_placements=[Partial()]) * (rank + 1)).sum().backward()
     out["grad_placements"] = x.grad.to_local().numpy().copy()
+    # summands of a replicated tensor's gradient (its sharded uses) meet a whole one (a
+    # replicated use): added as summands and reduced once, where the layout asks (here a
+    # reduce-scatter back to x's shards); a parameter's gradient stays Partial (PyTorch's)
+    x = distribute_tensor(torch.tensor(WHOLE), mesh, [Shard(0)]).requires_grad_()
+    w = distribute_tensor(torch.tensor(COLUMNS), mesh, [Shard(1)]).requires_grad_()
+    b, b_alone = (
+        distribute_tensor(torch.tensor(WHOLE[0]), mesh, [Replicate()]).requires_grad_() for _ in "ab"
+    )
+    xr = x.redistribute(mesh, [Replicate()])
+    loss = (xr @ w).to_local().sum() + (xr * xr).to_local().sum()
+    loss = loss + (x + b).to_local().sum() + (b * b).to_local().sum() + (x * b_alone).to_local().sum()
+    loss.backward()
+    out["summands"] = {
+        name: (t.grad.placements, t.grad.full_tensor().numpy().copy()) for name, t in (("x", x), ("b", b))
+    }
+    out["summands"]["b_alone"] = (b_alone.grad.placements, b_alone.grad.full_tensor().numpy().copy())
     # from_local: run_check makes the replicas agree, shape without stride is an error
     mine = torch.full((2,), float(rank))
     out["run_check"] = DTensor.from_local(mine, mesh, [Replicate()], run_check=True).to_local().numpy().copy()
@@ -179,6 +196,12 @@ def test_redistribute_and_local_views_are_differentiable():
         np.testing.assert_array_equal(
             out["grad_placements"], np.full(WHOLE.shape, sum(range(1, world + 1)), float)
         )
+        layouts = {k: repr(v[0]) for k, v in out["summands"].items()}
+        assert layouts == {"x": "(Shard(dim=0),)", "b": "(Partial(sum),)", "b_alone": "(Partial(sum),)"}
+        x_grad = COLUMNS.sum(1) + 2 * WHOLE + 1 + WHOLE[0]
+        np.testing.assert_allclose(out["summands"]["x"][1], x_grad)
+        np.testing.assert_allclose(out["summands"]["b"][1], len(WHOLE) + 2 * WHOLE[0])
+        np.testing.assert_allclose(out["summands"]["b_alone"][1], WHOLE.sum(0))
         np.testing.assert_array_equal(out["run_check"], [0.0, 0.0])
         assert "pass both shape and stride" in out["shape_error"]
         assert "Shard(dim=2) is out of range" in out["dim_error"]

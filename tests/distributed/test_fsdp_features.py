@@ -59,6 +59,31 @@ def test_device_mesh_1d_2d_and_dtensor():
         assert out["mesh dtype"].endswith(".int32")  # as PyTorch's mesh tensors
 
 
+def _memory_between_steps(torch, fully_shard) -> tuple:
+    """(bytes of the whole parameters, bytes held by the model between steps): built whole,
+    sharded, two SGD steps, measured by tracemalloc (NumPy reports its buffers to it)."""
+    import gc
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        model = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.Linear(512, 512))
+        whole = sum(p.numel() * p.element_size() for p in model.parameters())
+        for layer in model:
+            fully_shard(layer)
+        fully_shard(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(2):
+            model(torch.ones(4, 512)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        gc.collect()
+        return whole, tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
 def _controls_worker(rank: int, world: int) -> dict:
     import disttorch as torch
     import disttorch.distributed as dist
@@ -105,10 +130,23 @@ def _controls_worker(rank: int, world: int) -> dict:
         loss.backward()
         out[f"grad_after_{step}"] = model[0].weight.grad is not None
     opt.step()
+    # clip_grad_norm_ of sharded gradients: the whole gradients' norm, a replicated DTensor
+    from disttorch.distributed.tensor.debug import CommDebugMode
+
+    with CommDebugMode() as comm_mode:  # one all-reduce of the partial norms, as PyTorch's
+        total = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1e-3)
+    out["clip"] = (
+        type(total).__name__,
+        total.placements,
+        float(total.full_tensor()),
+        comm_mode.get_total_counts(),
+    )
+    out["clipped"] = float(torch.nn.utils.get_total_norm([p.grad for p in model.parameters()]))
     out["prefetch"] = seen
     out["prefetch_backward"] = seen_backward
     out["prefetch_root_backward"] = seen_root_backward
     out["params"] = full_params(model)
+    out["memory"] = _memory_between_steps(torch, fully_shard)
     tied = build("tied")  # a tie cut by a unit boundary is refused, not silently broken
     fully_shard(tied.emb)
     try:
@@ -122,6 +160,7 @@ def _controls_worker(rank: int, world: int) -> dict:
 def test_unshard_reshard_and_gradient_accumulation():
     import disttorch as torch
     import disttorch.nn.functional as F
+    from disttorch.distributed.tensor import Replicate
 
     world = 2
     model = build("mlp")
@@ -131,7 +170,17 @@ def test_unshard_reshard_and_gradient_accumulation():
         F.cross_entropy(model(torch.tensor(x[step])), torch.tensor(y[step])).backward()
     opt.step()
     expected = full_params(model)
+    grad_norm = float(
+        np.sqrt(sum((p.grad.numpy().astype(np.float64) ** 2).sum() for p in model.parameters()))
+    )
     for out in run_ranks(_controls_worker, world, timeout=90):
+        assert out["clip"][:2] == ("DTensor", (Replicate(),)) and out["clip"][3] == 1
+        np.testing.assert_allclose(out["clip"][2], grad_norm, rtol=1e-6)
+        np.testing.assert_allclose(out["clipped"], 1e-3, rtol=1e-4)
+        # between steps a rank holds its 1/N of the parameters: no whole parameter, gradient
+        # or reduce-scatter buffer (1 MiB per layer here) is left behind
+        whole, held = out["memory"]
+        assert whole / world <= held < whole / world + 2**19, (whole, held)
         assert out["is_fsdp"] and out["name"] == "FSDPSequential"
         assert out["unsharded"] == (10, 12) and out["resharded"] == ((10, 12), (5, 12))
         assert out["grad_after_0"] is False and out["grad_after_1"] is True
@@ -250,6 +299,13 @@ def test_bad_input_is_reported():
         normalize_placements(OneDim(), [Shard(0), Shard(0)], 2)
     # kept (its dim made non-negative): FSDP's shard of a tensor-parallel piece uses it
     assert normalize_placements(OneDim(), [_StridedShard(-2, 2)], 2) == (_StridedShard(0, 2),)
+    # reshard_after_forward as an int (a smaller group to reshard to), checked as PyTorch's
+    from disttorch.nn.parallel.fsdp._api import _reshard_after_forward
+
+    assert _reshard_after_forward(None, 4) is True and _reshard_after_forward(4, 4) is True
+    assert _reshard_after_forward(1, 4) is False and _reshard_after_forward(2, 4) is False
+    with pytest.raises(ValueError, match="it should be a factor of 4, not 3"):
+        _reshard_after_forward(3, 4)
 
 
 def test_signatures_match_pytorch(torch):

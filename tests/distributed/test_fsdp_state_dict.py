@@ -33,6 +33,13 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
         model, sharding_strategy=ShardingStrategy[strategy], auto_wrap_policy=policy, sync_module_states=True
     )
     units = sum(type(m).__name__.startswith("FSDP") for m in model.modules())
+    if kind == "gpt":  # checkpointing the wrapped blocks: PyTorch's wrapper goes inside FSDP's
+        from disttorch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
+            apply_activation_checkpointing,
+        )
+
+        block = type(model.blocks[0]).__bases__[1]
+        apply_activation_checkpointing(wrapped, check_fn=lambda m: isinstance(m, block))
     shown = repr(wrapped)
     x, y = data(kind, world)
     sl = slice(rank * BATCH, (rank + 1) * BATCH)
@@ -46,8 +53,11 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
         opt.load_state_dict(FSDP.optim_state_dict_to_load(wrapped, opt, optim_full))
         after = {k: v.numpy() for k, v in opt.state_dict()["state"][0].items()}
     optim_shapes = {n: tuple(s["exp_avg"].shape) for n, s in optim_full["state"].items()}
+    optim_keys = {tuple(s) for s in optim_full["state"].values()}
     with FSDP.summon_full_params(wrapped):
-        summoned = {n: tuple(p.shape) for n, p in model.named_parameters()}
+        summoned = {
+            n.replace("_checkpoint_wrapped_module.", ""): tuple(p.shape) for n, p in model.named_parameters()
+        }
     dist.destroy_process_group()
     same = before.keys() == after.keys() and all(np.array_equal(before[k], after[k]) for k in before)
     return {
@@ -57,6 +67,7 @@ def _wrapper_worker(rank: int, world: int, kind: str, strategy: str) -> dict:
         "summoned": summoned,
         "optim_shapes": optim_shapes,
         "optim_same": same,
+        "optim_keys": optim_keys,
     }
 
 
@@ -80,8 +91,14 @@ def test_wrapper_strategies_and_full_state_dict(kind, strategy):
         # printed as PyTorch's nested wrappers, under the modules' own class names
         assert out["repr"].startswith("FullyShardedDataParallel(\n  (_fsdp_wrapped_module): ")
         assert out["repr"].count("FullyShardedDataParallel(\n") == 3 and "FSDP" not in out["repr"]
+        if kind == "gpt":
+            assert (
+                "(1): FullyShardedDataParallel(\n        (_fsdp_wrapped_module): CheckpointWrapper(\n"
+                "          (_checkpoint_wrapped_module): Block(\n"
+            ) in out["repr"]
         assert out["summoned"] == {n: tuple(p.shape) for n, p in model.named_parameters()}
         assert out["optim_shapes"] == out["summoned"] and out["optim_same"]
+        assert out["optim_keys"] == {("exp_avg", "exp_avg_sq", "step")}  # PyTorch's: in name order
     plain = build(kind)  # the full state dict loads into a plain model
     plain.load_state_dict({k: disttorch.tensor(v) for k, v in full.items()})
 

@@ -110,6 +110,7 @@ def _tp_worker(rank: int, world: int, mode: str) -> dict:
     import disttorch as torch
     from disttorch.distributed.device_mesh import init_device_mesh
     from disttorch.distributed.tensor import Replicate, Shard
+    from disttorch.distributed.tensor.debug import CommDebugMode
     from disttorch.distributed.tensor.parallel import (
         ColwiseParallel,
         PrepareModuleInput,
@@ -155,8 +156,13 @@ def _tp_worker(rank: int, world: int, mode: str) -> dict:
         )
         y = model(torch.tensor(TOKENS))  # a plain tensor: this rank's part of the sequence
         out["y"] = np.concatenate([piece.numpy() for piece in _all_gather(torch, y.detach())], axis=1)
-        (y**2).sum().backward()
+        with CommDebugMode() as comm_mode:
+            (y**2).sum().backward()
+        out["backward_comms"] = {str(k): v for k, v in comm_mode.get_comm_counts().items()}
+        out["grad_layouts"] = {n: p.grad.placements for n, p in model.named_parameters()}
         out["grads"] = {n: p.grad.full_tensor().numpy() for n, p in model.named_parameters()}
+        torch.optim.SGD(model.parameters(), lr=0.1).step()  # a Partial gradient is reduced for the step
+        out["stepped"] = _whole(model.norm.weight)
     else:  # loss_parallel
         model = _mlp(torch)
         parallelize_module(
@@ -170,9 +176,10 @@ def _tp_worker(rank: int, world: int, mode: str) -> dict:
         x = torch.tensor(INPUTS[0], requires_grad=True)
         logits = model(x)
         out["logits"] = logits.placements
-        with loss_parallel():
+        with loss_parallel(), CommDebugMode() as comm_mode:
             loss = torch.nn.functional.cross_entropy(logits, torch.tensor(TARGETS))
             loss.backward()
+        out["loss_comms"] = {str(k): v for k, v in comm_mode.get_comm_counts().items()}
         out["loss"] = float(loss.full_tensor())
         out["x_grad"] = x.grad.numpy().copy()
         out["grads"] = {n: p.grad.full_tensor().numpy() for n, p in model.named_parameters()}
@@ -227,6 +234,20 @@ def _compare(outs: list, want: dict, mode: str) -> None:
         np.testing.assert_allclose(np.sum([o["losses"] for o in outs], axis=0), want["losses"], rtol=1e-10)
     if mode == "loss":
         assert repr(outs[0]["logits"]) == "(Shard(dim=1),)"
+        # PyTorch 2.13's: the loss's three (max, sum, target logit), two in backward
+        assert outs[0]["loss_comms"] == {"c10d_functional.all_reduce": 5}
+    if mode == "block":  # PyTorch 2.13's: the sequence-parallel norm's weight keeps a Partial
+        # gradient, the all-gathered input of ffn.w1 gets one reduce-scatter (no all-reduce)
+        for out in outs:
+            assert out["backward_comms"] == {
+                "c10d_functional.all_gather_into_tensor": 2,
+                "c10d_functional.reduce_scatter_tensor": 1,
+            }
+            layouts = {n: repr(p) for n, p in out["grad_layouts"].items()}
+            assert layouts["norm.weight"] == "(Partial(sum),)"
+            assert layouts["ffn.w1.weight"] == "(Shard(dim=0),)"
+            stepped = BLOCK["norm.weight"] - 0.1 * want["grads"]["norm.weight"]
+            np.testing.assert_allclose(out["stepped"], stepped, rtol=1e-10)
 
 
 MODES = ["tp", "sp", "block", "loss"]

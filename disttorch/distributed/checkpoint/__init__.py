@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from .api import CheckpointException
-from .state_dict_loader import load
-from .state_dict_saver import AsyncCheckpointerType, async_save, save
+from .state_dict_loader import load, load_state_dict
+from .state_dict_saver import AsyncCheckpointerType, async_save, save, save_state_dict
 
 __all__ = [
     "AsyncCheckpointerType",
@@ -25,6 +26,8 @@ __all__ = [
     "async_save",
     "save",
     "load",
+    "save_state_dict",
+    "load_state_dict",
     "FileSystemWriter",
     "FileSystemReader",
 ]
@@ -32,9 +35,19 @@ __all__ = [
 
 @dataclass
 class FileSystemWriter:
-    """Where :func:`save` writes (``save(..., storage_writer=FileSystemWriter(path))``)."""
+    """Where :func:`save` writes (``save(..., storage_writer=FileSystemWriter(path))``).
+    PyTorch's tuning arguments are accepted and change nothing: every rank writes one file
+    (``single_file_per_rank``), synced, whole or not at all."""
 
     path: str | os.PathLike
+    single_file_per_rank: bool = True
+    sync_files: bool = True
+    thread_count: int = 1
+    per_thread_copy_ahead: int = 10_000_000
+    cache_staged_state_dict: bool = False
+    overwrite: bool = True
+    _extensions: Any = None
+    serialization_format: Any = None
 
 
 @dataclass
@@ -42,3 +55,4 @@ class FileSystemReader:
     """Where :func:`load` reads."""
 
     path: str | os.PathLike
+    _extension_registry: Any = None

@@ -1,6 +1,6 @@
-"""The on-disk form of a distributed checkpoint: a directory with one ``__<rank>_0.npz`` per
-rank (raw bytes of the tensor pieces that rank holds) and ``.metadata`` (JSON, written by
-rank 0: every key's dtype, global shape and pieces with their first row and file, and the
+"""The on-disk form of a distributed checkpoint: a directory with one ``__<rank>_0.distcp`` per
+rank (PyTorch's file names; the bytes are NumPy's ``.npz`` of the tensor pieces that rank
+holds) and ``.metadata`` (JSON, written by rank 0: every key's dtype, global shape and pieces with their first row and file, and the
 plain values). Nothing in it is pickled, so loading a checkpoint runs no code.
 
 Every file is written whole or not at all (temporary file, ``fsync``, rename). Each piece
@@ -36,7 +36,7 @@ _SAVE_ID = "save_id"  # the array of a piece file that holds its save's id
 
 
 def piece_file(rank: int) -> str:
-    return f"__{rank}_0.npz"
+    return f"__{rank}_0.distcp"  # PyTorch's name; the bytes are NumPy's .npz
 
 
 def flatten(obj: Any, prefix: str = "") -> dict[str, tuple[Any, Any]]:

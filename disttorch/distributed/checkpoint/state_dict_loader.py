@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -13,7 +14,7 @@ from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import flatten, numpy_dtype, read_metadata, read_pieces
 from .stateful import Stateful, stateful_to_state_dict
 
-__all__ = ["load"]
+__all__ = ["load", "load_state_dict"]
 
 
 def _box_from(
@@ -61,6 +62,23 @@ def load(
             value.load_state_dict(stateful[key])
         else:
             state_dict[key] = stateful[key]  # a plain top-level value may have been replaced
+
+
+def load_state_dict(
+    state_dict: dict,
+    storage_reader: Any,
+    process_group: Any = None,
+    coordinator_rank: int = 0,
+    no_dist: bool = False,
+    planner: Any = None,
+) -> None:
+    """Deprecated (PyTorch's too, with a ``FutureWarning``): :func:`load` from ``storage_reader``."""
+    warnings.warn(
+        "`load_state_dict` is deprecated and will be removed in future versions. Please use `load` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    load(state_dict, storage_reader=storage_reader, process_group=process_group, no_dist=no_dist)
 
 
 def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import warnings
 from concurrent.futures import Future
 from enum import Enum
 from typing import Any
@@ -28,7 +29,7 @@ from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_piec
 from .api import WRAPPED_EXCEPTION, CheckpointException, attempt
 from .stateful import stateful_to_state_dict
 
-__all__ = ["AsyncCheckpointerType", "async_save", "save"]
+__all__ = ["AsyncCheckpointerType", "async_save", "save", "save_state_dict"]
 
 
 class AsyncCheckpointerType(Enum):
@@ -113,6 +114,23 @@ def save(
         failure = outcome[0]
     _raise_failures({0: failure} if failure is not None else {})
     return metadata
+
+
+def save_state_dict(
+    state_dict: dict,
+    storage_writer: Any,
+    process_group: Any = None,
+    coordinator_rank: int = 0,
+    no_dist: bool = False,
+    planner: Any = None,
+) -> dict:
+    """Deprecated (PyTorch's too, with a ``FutureWarning``): :func:`save` into ``storage_writer``."""
+    warnings.warn(
+        "`save_state_dict` is deprecated and will be removed in future versions.Please use `save` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return save(state_dict, storage_writer=storage_writer, process_group=process_group, no_dist=no_dist)
 
 
 def _write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_id: str) -> None:

@@ -462,6 +462,7 @@ class ProcessGroup:
                 return
             with self._exec_lock:
                 self._execute(*item)
+            item = None  # the operation's buffers go now, not when the next one arrives
             with self._idle:
                 self._pending -= 1
                 self._idle.notify_all()

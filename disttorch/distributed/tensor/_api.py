@@ -25,11 +25,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._tensor import Size, Tensor, _wrap_dim
+from ...autograd.engine import add_to_grad
 from ...autograd.function import Function, dispatch_disabled, register_function_dispatch
 from .. import collectives, groups
 from ..comm_record import counted_as
 from ..device_mesh import DeviceMesh, init_device_mesh
+from ..reduce_ops import ReduceOp
 from ._dispatch import dispatch
+from ._partial_grad import PartialGrad, with_partial
 from ._redistribute import Redistribute, redistribute_local
 from ._view_methods import GlobalViewMethods
 from .placement_types import Placement, Replicate, Shard
@@ -217,6 +220,73 @@ class DTensor(GlobalViewMethods, Tensor):
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
         Tensor.grad.fset(self, value)
+
+    def _add_grad(self, grad: Tensor, shared: bool, create_graph: bool) -> None:
+        """The engine's ``.grad += grad`` for a DTensor leaf: a summand (``PartialGrad``)
+        is kept as a ``Partial`` gradient, as PyTorch keeps it; a gradient of another
+        layout than the one held is moved to it first."""
+        old = self._grad
+        held = old._placements if isinstance(old, DTensor) else self._placements
+        layout = with_partial(self._placements, grad)
+        if old is None and layout == self._placements or old is not None and layout == held:
+            add_to_grad(
+                self,
+                Tensor._make(grad._data) if isinstance(grad, PartialGrad) else grad,
+                shared,
+                create_graph,
+            )
+        elif old is None:
+            self._grad = DTensor._wrap(
+                np.array(grad._data, copy=True), self._mesh, layout, self._global_shape
+            )
+        else:
+            moved = redistribute_local(np.asarray(grad._data), self._mesh, layout, held, self._global_shape)
+            add_to_grad(self, Tensor._make(moved), False, create_graph)
+
+    @staticmethod
+    def _joint_norm(tensors: Sequence["DTensor"], norm_type: float) -> float:
+        """The ``norm_type``-norm of the whole tensors together, every element counted once:
+        each rank's part of its pieces (a ``Partial`` piece reduced first), then one
+        all-reduce per mesh dimension that shards them, as PyTorch's ``clip_grad_norm_``
+        reduces its partial norms once (tensors sharded alike share the collectives)."""
+        inf = math.isinf(norm_type)
+        parts: list[list] = []  # [mesh, sharding mesh dims, part] per layout family
+        for t in tensors:
+            layout = tuple(Replicate() if p.is_partial() else p for p in t._placements)
+            piece = redistribute_local(t._data, t._mesh, t._placements, layout, t._global_shape)
+            piece = np.abs(piece).astype(np.float64, copy=False)
+            if inf:
+                value = float(piece.max()) if piece.size else 0.0
+            else:
+                value = float(np.count_nonzero(piece)) if norm_type == 0 else float((piece**norm_type).sum())
+            dims = tuple(m for m, p in enumerate(layout) if p.is_shard())
+            entry = next((e for e in parts if e[0] == t._mesh and e[1] == dims), None)
+            if entry is None:
+                entry = [t._mesh, dims, 0.0]
+                parts.append(entry)
+            entry[2] = max(entry[2], value) if inf else entry[2] + value
+        total = 0.0
+        for mesh, dims, value in parts:
+            box = np.asarray([value], np.float64)
+            for m in dims:
+                with counted_as("c10d_functional.all_reduce"):
+                    collectives.all_reduce(
+                        box, op=ReduceOp.MAX if inf else ReduceOp.SUM, group=mesh.get_group(m)
+                    )
+            total = max(total, float(box[0])) if inf else total + float(box[0])
+        return total if inf or norm_type == 0 else total ** (1.0 / norm_type)
+
+    def _replicated_scalar(self, value: np.ndarray) -> "DTensor":
+        """``value`` (0-d) as a DTensor replicated over this tensor's mesh (a total norm)."""
+        return DTensor._wrap(np.asarray(value), self._mesh, (Replicate(),) * self._mesh.ndim, ())
+
+    def _piece_laid_out_as(self, other: Tensor) -> np.ndarray:
+        """This tensor's piece relaid as ``other`` (a parameter of the same global shape) is
+        laid out: a ``Partial`` gradient reduced for the optimiser's step; no autograd."""
+        want = getattr(other, "_placements", self._placements)
+        if want == self._placements:
+            return self._data
+        return redistribute_local(self._data, self._mesh, self._placements, want, self._global_shape)
 
     @property
     def data(self) -> "DTensor":

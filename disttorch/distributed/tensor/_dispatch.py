@@ -9,7 +9,9 @@ plain tensors holding the pieces), runs the op on the pieces, and wraps the resu
 DTensor that shares the op's autograd node. Gradients flow through plain tensors, so
 backward never meets a DTensor; a DTensor leaf's ``.grad`` is its piece's gradient,
 laid out as the leaf (``DTensor.grad``). A replicated input of an op whose output differs
-between ranks (sharded or partial) gets the sum of every rank's gradient (``SumGradients``).
+between ranks (sharded or partial) gets the sum of every rank's gradient (``SumGradients``):
+reduced at once, or handed on as a summand where PyTorch keeps it ``Partial``
+(``_partial_grad.py``).
 
 An identity Function marked ``_layout_preserving`` (module backward hooks wrap a module's
 inputs and outputs in one) runs on the pieces, each output laid out as its argument.
@@ -96,7 +98,9 @@ def dispatch(DTensor: type, cls: type, args: tuple) -> Any:
                 m for m, p in enumerate(want) if p.is_replicate() and not strategy.output[m].is_replicate()
             )
             if summed and local[i].requires_grad:
-                local[i] = SumGradients.apply(local[i], call.mesh, summed)
+                local[i] = SumGradients.apply(
+                    local[i], call.mesh, summed, isinstance(local[i].grad_fn, Redistribute)
+                )
         out = (strategy.compute or cls.apply)(*local)
     if isinstance(out, tuple):
         shapes = strategy.shape if isinstance(strategy.shape, list) else [strategy.shape] * len(out)

@@ -31,12 +31,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...autograd.function import AccumulateGrad, Function, gradient_edge
 from .. import collectives
 from ..comm_record import counted_as
 from ..device_mesh import DeviceMesh
 from ..reduce_ops import ReduceOp
 from ._layout import chunk_bounds, gather_dim, local_chunk, reduce_scatter_dim
+from ._partial_grad import PartialGrad, with_partial
 from .placement_types import Partial, Placement, Replicate, cut_order
 
 __all__ = ["Redistribute", "SumGradients", "redistribute_local", "reduce_op_of"]
@@ -144,22 +145,49 @@ def _backward_layouts(
 
 
 class Redistribute(Function):
-    """``x`` (this rank's piece under ``src``) as its piece under ``dst``; differentiable."""
+    """``x`` (this rank's piece under ``src``) as its piece under ``dst``; differentiable.
+
+    A gradient that reaches it as a summand (:class:`PartialGrad`) is reduced on the way
+    back (``Partial -> Shard``: a reduce-scatter), or, when nothing moved and ``x`` is a
+    ``DTensor`` whose own node can take a summand (another redistribution, or a parameter),
+    passed on as it is."""
 
     _raw = True
 
     @staticmethod
     def forward(ctx, x: Tensor, mesh: DeviceMesh, src: Any, dst: Any, global_shape: Any) -> np.ndarray:
         ctx.move = (mesh, src, dst, global_shape)
+        ctx.passes_summands = tuple(src) == tuple(dst) and _takes_summands(x)
         out = redistribute_local(x._data, mesh, src, dst, global_shape)
         return out if out is not x._data else out.view()
 
     @staticmethod
     def backward(ctx, g: Tensor) -> tuple:
         mesh, src, dst, global_shape = ctx.move
+        if isinstance(g, PartialGrad) and ctx.passes_summands:
+            return g, None, None, None, None
         back_src, back_dst = _backward_layouts(src, dst)
-        grad = redistribute_local(np.asarray(g._data), mesh, back_src, back_dst, global_shape)
+        grad = redistribute_local(
+            np.asarray(g._data), mesh, with_partial(back_src, g), back_dst, global_shape
+        )
         return Tensor._make(grad), None, None, None, None
+
+
+def _takes_summands(x: Tensor) -> bool:
+    """Whether the node that gets the gradient of ``x`` takes a :class:`PartialGrad`: a
+    redistribution or a ``DTensor`` leaf's, also behind the identity nodes of module
+    backward hooks (``_layout_preserving``: output ``i`` is input ``i + 1``)."""
+    if not x._rg:
+        return False
+    node, nr = gradient_edge(x)
+    while getattr(node, "_layout_preserving", False):
+        edge = node.next_edges[nr + 1]
+        if edge is None:
+            return False
+        node, nr = edge
+    if isinstance(node, AccumulateGrad):
+        return hasattr(node.variable, "_placements")
+    return isinstance(node, Redistribute)
 
 
 class SumGradients(Function):
@@ -167,22 +195,20 @@ class SumGradients(Function):
 
     A replicated input of an op whose ranks compute different pieces (``x`` in ``x @ W``
     with ``W`` cut by columns, a norm's weight on sequence shards) gets on every rank the
-    gradient of that rank's piece only: a partial sum, which PyTorch keeps as ``Partial``
-    and reduces on use. Here gradients are plain pieces, so it is reduced at once.
+    gradient of that rank's piece only: a partial sum. With ``defer`` (the input is a
+    redistribution's output) it goes on as a :class:`PartialGrad`, reduced where PyTorch
+    reduces it; otherwise it is all-reduced at once.
     """
 
     _raw = True
 
     @staticmethod
-    def forward(ctx, x: Tensor, mesh: DeviceMesh, mesh_dims: tuple[int, ...]) -> np.ndarray:
-        ctx.where = (mesh, mesh_dims)
+    def forward(ctx, x: Tensor, mesh: DeviceMesh, mesh_dims: tuple[int, ...], defer: bool) -> np.ndarray:
+        ctx.where = (mesh, mesh_dims, defer)
         return x._data.view()
 
     @staticmethod
     def backward(ctx, g: Tensor) -> tuple:
-        mesh, mesh_dims = ctx.where
-        total = np.array(g._data, copy=True)
-        for m in mesh_dims:
-            with counted_as("c10d_functional.all_reduce"):
-                collectives.all_reduce(total, group=mesh.get_group(m))
-        return Tensor._make(total), None, None
+        mesh, mesh_dims, defer = ctx.where
+        summand = PartialGrad.of(g, mesh, mesh_dims)
+        return (summand if defer else summand.reduced()), None, None, None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import operator
 import warnings
 from collections import OrderedDict
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..._public_name import package_name
 from ..._tensor import Tensor
@@ -202,9 +202,13 @@ class ModuleList(Module):
 
     def __repr__(self) -> str:
         """Like Module's, but runs of identical children print once: ``(0-2): 3 x Linear(...)``."""
-        reprs = [repr(m) for m in self]
+        return self._render_repr(self._get_name(), repr)
+
+    def _render_repr(self, name: str, child_repr: Callable[[Module], str]) -> str:
+        """``__repr__`` with each child shown by ``child_repr`` (FSDP's wrappers print so)."""
+        reprs = [child_repr(m) for m in self]
         if not reprs:
-            return self._get_name() + "()"
+            return name + "()"
         lines = []
         start = 0
         for i in range(1, len(reprs) + 1):
@@ -215,7 +219,7 @@ class ModuleList(Module):
                 else:
                     lines.append(f"({start}-{i - 1}): {i - start} x {body}")
                 start = i
-        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+        return name + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

@@ -20,7 +20,20 @@ def _as_list(tensors: Tensor | Iterable[Tensor]) -> list:
 
 
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list:
-    return [p._grad for p in _as_list(parameters) if p._grad is not None]
+    """The gradients, a DTensor parameter's as a DTensor (``.grad``)."""
+    return [
+        p.grad if hasattr(p, "_joint_norm") else p._grad
+        for p in _as_list(parameters)
+        if p._grad is not None
+    ]
+
+
+def _norm(t: Tensor, norm_type: float) -> float:
+    """The ``norm_type``-norm of ``t``."""
+    a = _values(t, coalesce=True)
+    if math.isinf(norm_type):
+        return float(np.abs(a).max()) if a.size else 0.0
+    return float(np.linalg.norm(a.reshape(-1).astype(np.float64, copy=False), norm_type))
 
 
 def _values(t: Tensor, coalesce: bool = False) -> np.ndarray:
@@ -37,17 +50,19 @@ def get_total_norm(
     error_if_nonfinite: bool = False,
     foreach: bool | None = None,
 ) -> Tensor:
-    """The ``norm_type``-norm of all ``tensors`` together (as if concatenated)."""
-    arrays = [_values(t, coalesce=True) for t in _as_list(tensors)]
+    """The ``norm_type``-norm of all ``tensors`` together (as if concatenated); of DTensors
+    (FSDP's and tensor parallelism's gradients), the norm of the whole tensors, as a
+    DTensor replicated over the first one's mesh (as PyTorch's)."""
+    tensors = _as_list(tensors)
     norm_type = float(norm_type)
-    if not arrays:
+    if not tensors:
         return Tensor._make(np.zeros((), dtype=np.float32))
-    dtype = arrays[0].dtype
-    if math.isinf(norm_type):
-        total = max(float(np.abs(a).max()) if a.size else 0.0 for a in arrays)
-    else:
-        per = [np.linalg.norm(a.reshape(-1).astype(np.float64, copy=False), norm_type) for a in arrays]
-        total = float(np.linalg.norm(np.asarray(per), norm_type))
+    dtype = _values(tensors[0]).dtype
+    pieces = [t for t in tensors if hasattr(t, "_joint_norm")]  # DTensors: the wholes' norm, jointly
+    per = [_norm(t, norm_type) for t in tensors if not hasattr(t, "_joint_norm")]
+    if pieces:
+        per.append(pieces[0]._joint_norm(pieces, norm_type))
+    total = max(per) if math.isinf(norm_type) else float(np.linalg.norm(np.asarray(per), norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
@@ -55,6 +70,9 @@ def get_total_norm(
             f"the gradients by the non-finite norm anyway, set "
             f"`error_if_nonfinite=False`"
         )
+    whole = next((t for t in tensors if hasattr(t, "_replicated_scalar")), None)
+    if whole is not None:
+        return whole._replicated_scalar(np.asarray(total, dtype=dtype))
     return Tensor._make(np.asarray(total, dtype=dtype))
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from ...._tensor import Tensor
 from ....autograd.function import Function
 from ... import collectives
+from ...comm_record import counted_as
 from ...reduce_ops import ReduceOp
 from .._op_schema import OpCall, OpStrategy, register
 from .._utils import compute_local_shape_and_global_offset
@@ -47,17 +48,20 @@ class ParallelCrossEntropy(Function):
         t = np.asarray(target._data).reshape(-1)
         rows = np.arange(len(t))
         top = logits.max(axis=1) if logits.shape[1] else np.full(len(t), -np.inf, logits.dtype)
-        collectives.all_reduce(top, op=ReduceOp.MAX, group=group)
+        with counted_as("c10d_functional.all_reduce"):  # PyTorch's are functional collectives
+            collectives.all_reduce(top, op=ReduceOp.MAX, group=group)
         e = np.exp(logits - top[:, None])
         total = e.sum(axis=1)
-        collectives.all_reduce(total, op=ReduceOp.SUM, group=group)
+        with counted_as("c10d_functional.all_reduce"):
+            collectives.all_reduce(total, op=ReduceOp.SUM, group=group)
         valid = t != ignore_index
         here = valid & (t >= start) & (t < start + logits.shape[1])
         local_t = np.where(here, t - start, 0)
         picked = np.where(here, logits[rows, np.clip(local_t, 0, max(logits.shape[1] - 1, 0))], 0).astype(
             logits.dtype
         )
-        collectives.all_reduce(picked, op=ReduceOp.SUM, group=group)
+        with counted_as("c10d_functional.all_reduce"):
+            collectives.all_reduce(picked, op=ReduceOp.SUM, group=group)
         losses = np.where(valid, top + np.log(total) - picked, 0).astype(logits.dtype)
         ctx.saved = (e / total[:, None], here, local_t, valid, reduction, x._data.shape)
         if reduction == "none":

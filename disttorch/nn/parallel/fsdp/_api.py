@@ -15,6 +15,7 @@ and the parameters live in CPU memory already.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -26,6 +27,9 @@ from ...parameter import Parameter
 from ._param import FSDPParam
 from ._state import FSDPState
 from ._unit import FSDPUnit
+
+_log = logging.getLogger(__name__)
+_warned_once: list = []  # PyTorch warns of reshard_after_forward=1 once per process
 
 __all__ = [
     "fully_shard",
@@ -203,6 +207,29 @@ def _collect_params(module: Module, ignored: set[int], mesh: Any) -> dict[int, t
     return found
 
 
+def _reshard_after_forward(value: bool | int | None, shard_size: int) -> bool:
+    """``reshard_after_forward`` as a bool, an int checked and read as PyTorch reads it."""
+    if value is None:
+        return True
+    if not isinstance(value, (bool, int)):
+        raise ValueError(
+            f"reshard_after_forward should be a bool or an int representing the group size to reshard to, not {value}"
+        )
+    if isinstance(value, bool):
+        return value
+    if value < 1 or value > shard_size or shard_size % value != 0:
+        raise ValueError(
+            f"If passing reshard_after_forward as an int, it should be a factor of {shard_size}, not {value}"
+        )
+    if value == 1 and not _warned_once:
+        _warned_once.append(True)
+        _log.warning(
+            "reshard_after_forward=1 (int) means resharding parameters to world size 1, "
+            "instead of reshard_after_forward=True (bool)"
+        )
+    return value == shard_size
+
+
 def fully_shard(
     module: Module,
     *,
@@ -224,6 +251,10 @@ def fully_shard(
         reshard_after_forward: free the whole parameters after forward and gather them
             again for backward (``True``, the default) or keep them until after backward
             (``False``: less communication, more memory). The root never frees after forward.
+            An int, the size of a smaller group to reshard to, is checked as PyTorch checks
+            it (a factor of the shard group's size; 1 is ``False``, the size ``True``); a
+            size between keeps the whole parameters until backward (same results, more
+            memory than PyTorch's).
         shard_placement_fn: only ``None`` or a function returning ``None``/``Shard(0)`` is supported.
         mp_policy: :class:`MixedPrecisionPolicy`.
         offload_policy: :class:`OffloadPolicy` or :class:`CPUOffloadPolicy` (a no-op on CPU).
@@ -249,13 +280,7 @@ def fully_shard(
         )
     if mesh.ndim not in (1, 2):
         raise ValueError(f"fully_shard expects a 1-D or 2-D mesh but got {mesh.ndim}-D: {mesh}")
-    if reshard_after_forward is None:
-        reshard_after_forward = True
-    if not isinstance(reshard_after_forward, bool):
-        raise NotImplementedError(
-            f"reshard_after_forward={reshard_after_forward}: resharding to a smaller world is not "
-            "supported; pass True or False"
-        )
+    reshard_after_forward = _reshard_after_forward(reshard_after_forward, mesh.size(mesh.ndim - 1))
     if shard_placement_fn is not None:
         for p in module.parameters():
             placement = shard_placement_fn(p)

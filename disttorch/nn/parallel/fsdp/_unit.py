@@ -130,9 +130,10 @@ class FSDPUnit:
             send = np.empty((self.n, layout.size), layout.reduce_dtype)
             for p, offset in zip(layout.params, layout.offsets):
                 grad = p.unsharded._grad if p.requires_grad else None
-                p.write_padded_grad(
-                    send[:, offset : offset + p.padded_numel], None if grad is None else grad._data
-                )
+                if grad is not None:  # laid out as its parameter (a Partial tensor-parallel one: reduced)
+                    relaid = getattr(grad, "_piece_laid_out_as", None)
+                    grad = grad._data if relaid is None else relaid(p.unsharded)
+                p.write_padded_grad(send[:, offset : offset + p.padded_numel], grad)
                 p.unsharded._grad = None
             recv = np.empty(layout.size, layout.reduce_dtype)
             if self.n == 1:

@@ -304,10 +304,14 @@ class FullyShardedDataParallel(Module):
         model: Module, optim: Any, optim_state_dict: dict | None = None, group: Any = None
     ) -> dict:
         """The optimiser's state dict by parameter name, full (gathered) or sharded as the
-        wrapper's ``state_dict_type`` says (``rank0_only`` leaves the other ranks an empty dict)."""
+        wrapper's ``state_dict_type`` says (``rank0_only`` leaves the other ranks an empty dict);
+        each parameter's states in name order, as PyTorch's."""
         wrappers = FullyShardedDataParallel.fsdp_modules(model)
         options = wrappers[0]._options() if wrappers else StateDictOptions()
-        return get_optimizer_state_dict(model, optim, options=options)
+        out = get_optimizer_state_dict(model, optim, options=options)
+        if out:
+            out["state"] = {name: dict(sorted(entry.items())) for name, entry in out["state"].items()}
+        return out
 
     @staticmethod
     def optim_state_dict_to_load(model: Module, optim: Any, optim_state_dict: dict, **kwargs: Any) -> dict:
@@ -345,6 +349,12 @@ def _wrapper_repr(module: Module, units: frozenset[int]) -> str:
     ``FSDP<Class>``), as PyTorch's nested wrappers print."""
 
     def child_repr(child: Module) -> str:
+        inner = getattr(child, "_checkpoint_wrapped_module", None)
+        if inner is not None and id(inner) in units:
+            # apply_activation_checkpointing after the wrapper: PyTorch's checkpoint wrapper
+            # goes inside the unit's FSDP wrapper, around the module
+            body = child._render_repr(child._get_name(), lambda c: plain(c) if c is inner else child_repr(c))
+            return f"FullyShardedDataParallel(\n  (_fsdp_wrapped_module): {_addindent(body, 2)}\n)"
         return _wrapper_repr(child, units) if id(child) in units else plain(child)
 
     def plain(child: Module) -> str:

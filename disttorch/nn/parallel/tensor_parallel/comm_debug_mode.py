@@ -12,8 +12,12 @@ inside, in the forward or the backward pass (a module's backward starts when the
 its output arrives), as PyTorch's module tracker charges them; the modules are named by their
 path from the outermost one (``MLPModule.net1``). The tracing table, its log file and the
 JSON dump print them as PyTorch's do, with each module's type and its DTensor parameters'
-placements from noise level 1 on. PyTorch also lists the ATen operators each module ran
-(noise levels 1-3); disttorch's ops are not ATen operators, so no operation is listed.
+placements from noise level 1 on, and the operators each module ran, forward and backward:
+from level 1 those taking DTensors, with their arguments' global shapes and placements,
+from level 2 every one. disttorch's ops are not ATen operators; each is listed as the ATen
+operators PyTorch runs for it (``_aten_ops.py``: exact for linear layers and the common
+activations, named after the op beyond them), without PyTorch's views, transposes and
+detaches (its "trivial" operators, level 3).
 
 As in PyTorch, the tracker registers a forward hook on a module each time the module runs
 inside the block, so a second forward of the same modules in one block fails (``IndexError``).
@@ -30,6 +34,7 @@ from collections import defaultdict
 from typing import Any
 
 from ...._public_name import package_name
+from ....autograd import function as _function
 from ....autograd.engine import backward_in_progress
 from ....distributed.comm_record import start_listening, stop_listening
 from ....distributed.tensor import DTensor
@@ -38,6 +43,7 @@ from ...modules.module import (
     register_module_forward_pre_hook,
     register_module_full_backward_pre_hook,
 )
+from ._aten_ops import ATenOp, backward_ops, forward_ops
 
 __all__ = ["CommDebugMode"]
 
@@ -165,11 +171,6 @@ class _ModuleTracker:
             handle.remove()
 
 
-def _noise(noise_level: int) -> tuple[bool, bool, bool, bool]:
-    """(DTensor operations, module data, operations, trivial operations) shown at ``noise_level``."""
-    return noise_level > 0, noise_level > 0, noise_level > 1, noise_level > 2
-
-
 class CommDebugMode:
     """A context manager counting the collectives issued inside it, by operator and by module.
 
@@ -187,6 +188,44 @@ class CommDebugMode:
         self.comm_module_counts: dict[str, dict[str, dict[Any, int]]] = {}
         self.comm_module_operation_counts: dict[str, dict[str, list]] = {}
         self.advanced_module_tracker = _ModuleTracker()
+        self._listing = False
+
+    # ------------------------------------------------------------------ operations
+    def _list_ops(self, ops: list[ATenOp]) -> None:
+        """Add ``ops`` to the running module's operations (a DTensor operator, as in
+        PyTorch, then the same operator on the local pieces)."""
+        if not self._listing:
+            return
+        tracker = self.advanced_module_tracker
+        listed = self.comm_module_operation_counts.setdefault(tracker.name, {"operations_list": []})
+        for name, specs, mesh in ops:
+            entries = [(specs, str(mesh) if specs else "")] + ([([], "")] if specs else [])
+            for arg_specs, mesh_name in entries:
+                listed["operations_list"].append(
+                    {
+                        "name": name,
+                        "input_shape": [shape for shape, _ in arg_specs],
+                        "input_sharding": [placements for _, placements in arg_specs],
+                        "device_mesh": mesh_name,
+                        "is_bw": tracker.is_bw,
+                        "is_activation_checkpointing": tracker.activation_checkpointing,
+                    }
+                )
+
+    def _observe(self, cls: type, args: tuple, out: Any) -> None:
+        """An op ran (forward, outermost): listed now, its backward when that runs (the ops
+        a backward runs are not PyTorch's: they are listed from the forward op's)."""
+        if self.advanced_module_tracker.is_bw:
+            return
+        ops = forward_ops(cls, args, out)
+        if ops is None:
+            return
+        self._list_ops(ops)
+        first = out[0] if isinstance(out, tuple) else out
+        node = getattr(first, "grad_fn", None)
+        if node is not None:
+            later = backward_ops(cls, args, first)
+            node.register_prehook(lambda grads: self._list_ops(later))
 
     # ------------------------------------------------------------------ counting
     def _count(self, name: str) -> None:
@@ -208,9 +247,13 @@ class CommDebugMode:
         self.comm_module_operation_counts.clear()
         start_listening(self._count)
         self.advanced_module_tracker.__enter__()
+        self._listing = True
+        _function._observers.append(self._observe)
         return self
 
     def __exit__(self, *args: Any) -> None:
+        _function._observers.remove(self._observe)
+        self._listing = False
         self.advanced_module_tracker.__exit__()
         stop_listening(self._count)
 
@@ -239,11 +282,29 @@ class CommDebugMode:
         counts = self.comm_module_counts.get(fqn)
         return (counts["forward"], counts["backward"]) if counts is not None else ({}, {})
 
+    def _operations(self, fqn: str, noise_level: int) -> tuple[list, list, list]:
+        """The module's (forward, backward, activation checkpointing) operations: none at
+        noise level 0, else every one listed (what decides whether a pass is shown)."""
+        if noise_level < 1 or fqn not in self.comm_module_operation_counts:
+            return [], [], []
+        ops = self.comm_module_operation_counts[fqn]["operations_list"]
+        return (
+            [op for op in ops if not op["is_bw"]],
+            [op for op in ops if op["is_bw"] and not op["is_activation_checkpointing"]],
+            [op for op in ops if op["is_activation_checkpointing"]],
+        )
+
+    @staticmethod
+    def _shown(ops: list, noise_level: int) -> list:
+        """The operations shown at ``noise_level``: from 1 those on DTensors, from 2 all but
+        PyTorch's trivial ones (which disttorch does not list), from 3 all."""
+        return ops if noise_level > 1 else [op for op in ops if op["input_shape"]]
+
     def generate_comm_debug_tracing_table(self, noise_level: int = 3) -> str:
         """The module tree with the collectives of each module's forward and backward pass
-        (coloured for a terminal); from ``noise_level`` 1 on, each module's type and the
-        placements of its DTensor parameters."""
-        _, include_module_data, _, _ = _noise(noise_level)
+        (coloured for a terminal); from ``noise_level`` 1 on, each module's type, the
+        placements of its DTensor parameters and its operations."""
+        include_module_data = noise_level > 0
         helpers = self.advanced_module_tracker.module_helper_dict
         table = ""
         for fqn, helper in helpers.items():
@@ -259,11 +320,25 @@ class CommDebugMode:
                         table += f"{indent} *{param_name}: {placement}\n"
             indent += "  "
             collective_indent = "  " * (2 * depth + 2)
-            for title, collectives in zip(("FORWARD PASS", "BACKWARD PASS"), self._collectives(fqn)):
-                if collectives:
-                    table += f"{indent}{title}\n"
-                    for collective, count in collectives.items():
-                        table += f"\033[1;33m{collective_indent}*{collective}: {count}\033[0m\n"
+            operation_indent = "  " * (2 * depth + 3)
+            forward, backward = self._collectives(fqn)
+            fw_ops, bw_ops, ckpt_ops = self._operations(fqn, noise_level)
+            for title, collectives, ops in (
+                ("FORWARD PASS", forward, fw_ops),
+                ("BACKWARD PASS", backward, bw_ops),
+                ("ACTIVATION CHECKPOINTING", {}, ckpt_ops),
+            ):
+                if not (collectives or ops):
+                    continue
+                table += f"{indent}{title}\n"
+                for collective, count in collectives.items():
+                    table += f"\033[1;33m{collective_indent}*{collective}: {count}\033[0m\n"
+                for op in self._shown(ops, noise_level):
+                    table += f"\033[1;33m{collective_indent}**{op['name']}\033[0m\n"
+                    if op["input_shape"]:
+                        table += f"\033[1;31m{operation_indent}shape: {op['input_shape']}\033[0m\n"
+                        table += f"\033[1;31m{operation_indent}sharding: {op['input_sharding']}\033[0m\n"
+                        table += f"\033[1;31m{operation_indent}device mesh: {op['device_mesh']}\033[0m\n"
         return table
 
     def log_comm_debug_tracing_table_to_file(
@@ -276,9 +351,9 @@ class CommDebugMode:
 
     def generate_json_dump(self, file_name: str = "comm_mode_log.json", noise_level: int = 3) -> None:
         """Write the module tree with each module's collectives (and, from ``noise_level`` 1
-        on, its type and DTensor parameters' placements) to ``file_name`` as JSON, the format
-        of PyTorch's module-tree browser."""
-        _, include_module_data, _, _ = _noise(noise_level)
+        on, its type, DTensor parameters' placements and operations) to ``file_name`` as
+        JSON, the format of PyTorch's module-tree browser."""
+        include_module_data = noise_level > 0
         tracker = self.advanced_module_tracker
 
         def module_json(fqn: str) -> dict[str, Any]:
@@ -290,9 +365,18 @@ class CommDebugMode:
             forward, backward = self._collectives(fqn)
             data["collectives_forward"] = [(str(c), n) for c, n in forward.items()]
             data["collectives_backward"] = [(str(c), n) for c, n in backward.items()]
-            data["operations_forward"] = []
-            data["operations_backward"] = []
-            data["operations_checkpointing"] = []
+            for key, ops in zip(
+                ("operations_forward", "operations_backward", "operations_checkpointing"),
+                self._operations(fqn, noise_level),
+            ):
+                data[key] = [
+                    {
+                        **op,
+                        "input_shape": [str(s) for s in op["input_shape"]],
+                        "input_sharding": [str(p) for p in op["input_sharding"]],
+                    }
+                    for op in self._shown(ops, noise_level)
+                ]
             data["children"] = [module_json(child) for child in tracker.parent_dict.get(fqn, [])]
             return data
 
