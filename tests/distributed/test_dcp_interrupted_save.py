@@ -44,6 +44,15 @@ def test_a_checkpoint_written_before_saves_had_ids_loads(tmp_path):
     assert target["step"] == 3 and np.all(target["w"].numpy() == 3)
 
 
+def test_a_checkpoint_with_the_earlier_piece_file_names_loads(tmp_path):
+    """disttorch named its piece files ``__<rank>_0.npz`` before it took PyTorch's names."""
+    dcp.save(_state(4.0), checkpoint_id=str(tmp_path), no_dist=True)
+    os.rename(tmp_path / "__0_0.distcp", tmp_path / "__0_0.npz")
+    target = _state(0.0)
+    dcp.load(target, checkpoint_id=str(tmp_path), no_dist=True)
+    assert target["step"] == 4 and np.all(target["w"].numpy() == 4)
+
+
 def _save_with_a_full_disk_on_rank_1(rank: int, world: int, directory: str) -> str:
     import errno
 

@@ -39,6 +39,14 @@ def piece_file(rank: int) -> str:
     return f"__{rank}_0.distcp"  # PyTorch's name; the bytes are NumPy's .npz
 
 
+def _existing_piece_file(directory: str, rank: int) -> str:
+    """Rank ``rank``'s piece file: :func:`piece_file`, or ``__<rank>_0.npz`` as disttorch
+    named it before it took PyTorch's name (such checkpoints still load)."""
+    path = os.path.join(directory, piece_file(rank))
+    older = os.path.join(directory, f"__{rank}_0.npz")
+    return older if not os.path.exists(path) and os.path.exists(older) else path
+
+
 def flatten(obj: Any, prefix: str = "") -> dict[str, tuple[Any, Any]]:
     """Dotted key -> (container, index) for every leaf of nested dicts and lists."""
     out: dict[str, tuple[Any, Any]] = {}
@@ -113,7 +121,7 @@ def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_
 def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
     """Rank ``rank``'s pieces; refused unless they belong to save ``save_id`` (``None``: a
     checkpoint written before saves had ids)."""
-    path = os.path.join(directory, piece_file(rank))
+    path = _existing_piece_file(directory, rank)
     files = np.load(path, allow_pickle=False)
     if save_id is not None:
         found = files[_SAVE_ID].tobytes().decode() if _SAVE_ID in files.files else None

@@ -22,9 +22,7 @@ def _as_list(tensors: Tensor | Iterable[Tensor]) -> list:
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list:
     """The gradients, a DTensor parameter's as a DTensor (``.grad``)."""
     return [
-        p.grad if hasattr(p, "_joint_norm") else p._grad
-        for p in _as_list(parameters)
-        if p._grad is not None
+        p.grad if hasattr(p, "_joint_norm") else p._grad for p in _as_list(parameters) if p._grad is not None
     ]
 
 
