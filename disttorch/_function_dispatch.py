@@ -38,7 +38,6 @@ from ._torch_function import (
     _VERDICT,
     _type_dispatches,
     dispatch_args,
-    handle_torch_dispatch,
     handle_torch_function,
     relevant_args,
 )
@@ -103,9 +102,8 @@ def _dispatching(fn: Callable, module: str, name: str) -> Callable:
             if signature is not None:
                 args, kwargs = _by_keyword(signature, args, kwargs)
             return handle_torch_function(twin, relevant, *args, **kwargs)
-        wrapped = dispatch_args(args, kwargs)
-        if wrapped:
-            return handle_torch_dispatch(aten_op(name, fn), wrapped, args, kwargs)
+        if dispatch_args(args, kwargs):
+            return _to_aten(name, fn, args, kwargs)
         return fn(*args, **kwargs)
 
     twin.__module__ = module
@@ -176,11 +174,10 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
             if args and isinstance(getattr(args[0], "_data", None), Tensor):
                 args = (args[0]._data, *args[1:])  # a wrapper keeping its tensor as ``_data``
             return method(*args, **kwargs)
-        wrapped = dispatch_args(args, kwargs)
-        if wrapped:
+        if name not in _AUTOGRAD_METHODS and dispatch_args(args, kwargs):
             if name == "__getitem__":
                 return _dispatch_indexing(method, *args)
-            return handle_torch_dispatch(aten_op(public or name, method), wrapped, args, kwargs)
+            return _to_aten(public or name, method, args, kwargs)
         return method(*args, **kwargs)
 
     twin.__name__ = name  # Tensor.__floordiv__ is named so (not floor_divide)
@@ -200,37 +197,25 @@ _METADATA = frozenset(
     "size dim ndimension numel nelement stride is_contiguous storage_offset element_size "
     "is_floating_point is_complex is_signed get_device requires_grad_ __len__".split()
 )
-#: op names whose ATen overload takes a second tensor (``aten.add.Tensor``)
-_TENSOR_OVERLOADS = frozenset(
-    "add sub mul div eq ne lt le gt ge pow remainder rsub add_ sub_ mul_ div_ pow_ "
-    "maximum minimum atan2 fmod bitwise_and bitwise_or bitwise_xor where".split()
+#: Tensor methods of autograd itself, which PyTorch runs above its dispatcher (never an operator)
+_AUTOGRAD_METHODS = frozenset(
+    "backward register_hook register_post_accumulate_grad_hook retain_grad requires_grad_".split()
 )
-_OWN_PACKETS: dict[str, Any] = {}
 
 
-def aten_op(name: str, fn: Callable) -> Any:
-    """The ATen operator ``__torch_dispatch__`` is handed for the function ``name``:
-    ``torch.ops.aten.<name>.Tensor`` for binary arithmetic and comparisons, else
-    ``.default``. An operator ``torch.ops.aten`` cannot run yet (``aten.linear``, a
-    functional's name) runs ``fn`` from then on; one that is no ATen name (``__getitem__``)
-    is made apart."""
-    from .ops import aten  # the operator registry sits above the core
-    from .ops.op_namespace import REGISTERED, OpOverloadPacket
+def _to_aten(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """The call ``name(*args, **kwargs)`` with a wrapper-subclass argument, as the ATen
+    operators PyTorch's dispatcher hands it (see :mod:`.ops.aten_dispatch`)."""
+    from .ops.aten_dispatch import dispatch  # the operator registry sits below the library
 
-    overload = "Tensor" if name in _TENSOR_OVERLOADS else "default"
-    if not name.startswith("__"):
-        if aten._function(name) is None:
-            REGISTERED[f"aten::{name}"] = fn
-        return getattr(getattr(aten, name), overload)
-    if name not in _OWN_PACKETS:
-        _OWN_PACKETS[name] = OpOverloadPacket("aten", name, lambda _name: fn)
-    return getattr(_OWN_PACKETS[name], overload)
+    return dispatch(name, fn, args, kwargs)
 
 
 def _indexing_steps(key: Any) -> list[tuple[str, tuple]] | None:
     """``tensor[key]`` as PyTorch's dispatcher sees it, one step per indexed dim: an int
     selects (``aten.select.int``), a slice slices (``aten.slice.Tensor``; ``:`` is no step),
-    a tensor indexes (``aten.index.Tensor``); None for keys left whole (``...``, None)."""
+    a tensor indexes (``aten.index.Tensor``), None adds a dim (``aten.unsqueeze``); None for
+    keys left whole (``...``)."""
     steps: list[tuple[str, tuple]] = []
     dim = 0
     for item in key if isinstance(key, tuple) else (key,):
@@ -243,6 +228,9 @@ def _indexing_steps(key: Any) -> list[tuple[str, tuple]] | None:
                 bounds = (dim, item.start or 0, sys.maxsize if item.stop is None else item.stop)
                 steps.append(("slice.Tensor", bounds if item.step in (None, 1) else (*bounds, item.step)))
             dim += 1
+        elif item is None:
+            steps.append(("unsqueeze.default", (dim,)))
+            dim += 1
         elif isinstance(item, Tensor) and not isinstance(key, tuple):
             steps.append(("index.Tensor", ([item],)))
         else:
@@ -254,16 +242,16 @@ def _dispatch_indexing(getitem: Callable, tensor: Tensor, key: Any) -> Any:
     """``tensor[key]`` for a wrapper subclass: its ``__torch_dispatch__`` called once per
     step of :func:`_indexing_steps` (or with ``__getitem__`` itself for other keys)."""
     from .ops import aten
+    from .ops.aten_autograd import call
+    from .ops.aten_dispatch import aten_op
 
     steps = _indexing_steps(key)
     if steps is None:
-        return handle_torch_dispatch(aten_op("__getitem__", getitem), [tensor], (tensor, key), {})
+        return call(aten_op("__getitem__", getitem), tensor, key)
     out = tensor
     for op, extra in steps:
         packet, overload = op.split(".")
-        func, args = getattr(getattr(aten, packet), overload), (out, *extra)
-        wrapped = dispatch_args(args)  # (a step's result may be a plain tensor)
-        out = handle_torch_dispatch(func, wrapped, args, {}) if wrapped else func(*args)
+        out = call(getattr(getattr(aten, packet), overload), out, *extra)  # (may be plain by now)
     return out
 
 

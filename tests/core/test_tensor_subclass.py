@@ -204,25 +204,123 @@ def test_a_batch_of_subclass_samples_is_of_their_type():
     assert batches[1].tolist() == [[2.0, 1.0], [3.0, 1.0]]
 
 
-def test_a_composite_function_reaches_torch_dispatch_as_the_registered_aten_operator():
-    seen = []
+def _logged_mlp(lib) -> list:
+    """What a logging wrapper subclass (inner tensor in ``elem``) is handed for a linear
+    layer, ReLU and sum, forward then backward, and the graph recorded above it."""
+    F = lib.nn.functional
 
-    class W(dt.Tensor):
-        __torch_function__ = dt._C._disabled_torch_function_impl
+    def unwrap(x):
+        return x.elem if isinstance(x, L) else [unwrap(v) for v in x] if isinstance(x, list) else x
+
+    def describe(x):
+        return (
+            tuple(x.shape)
+            if isinstance(x, lib.Tensor)
+            else [describe(v) for v in x]
+            if isinstance(x, list)
+            else x
+        )
+
+    class L(lib.Tensor):
+        log: list = []
 
         @staticmethod
-        def __new__(cls, elem):
-            r = dt.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+        def __new__(cls, elem, requires_grad=False):
+            r = lib.Tensor._make_wrapper_subclass(
+                cls, elem.size(), dtype=elem.dtype, requires_grad=requires_grad
+            )
             r.elem = elem
             return r
 
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            seen.append(func)
-            return func(*[a.elem if isinstance(a, W) else a for a in args], **(kwargs or {}))
+            kwargs = kwargs or {}
+            cls.log.append((str(func), [describe(a) for a in args], sorted(kwargs)))
+            out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+            if isinstance(out, (tuple, list)):
+                return type(out)(L(o) if isinstance(o, lib.Tensor) else o for o in out)
+            return L(out) if isinstance(out, lib.Tensor) else out
 
-    out = dt.nn.functional.linear(dt.ones(1, 3), W(dt.ones(2, 3)))
-    assert out.tolist() == [[3.0, 3.0]] and seen == [dt.ops.aten.linear.default]
+    lib.manual_seed(0)
+    x = L(lib.arange(12.0).reshape(3, 4) / 10)
+    w = L(lib.linspace(-1, 1, 32).reshape(8, 4), requires_grad=True)
+    b = L(lib.linspace(0, 1, 8), requires_grad=True)
+    loss = F.relu(F.linear(x, w, b)).sum()
+    forward = list(L.log)
+    nodes = [type(loss.grad_fn).__name__, loss.grad_fn.next_functions[0][0].name()]
+    L.log.clear()
+    loss.backward()
+    grads = [
+        type(w.grad).__name__,
+        w.grad.elem.numpy().round(5).tolist(),
+        b.grad.elem.numpy().round(5).tolist(),
+    ]
+    backward = list(L.log)
+    L.log.clear()
+    steps = {
+        "reshape": lambda a: a.reshape(-1),
+        "flatten": lambda a: a.flatten(),
+        "softmax": lambda a: F.softmax(a, dim=-1),
+        "sum_dim": lambda a: a.sum(1, keepdim=True),
+        "mean_dim": lambda a: a.mean(-1),
+        "pow": lambda a: a**2,
+        "gt": lambda a: a > 0,
+        "to": lambda a: a.to(lib.float64),
+        "var": lambda a: a.var(1),
+        "rsub": lambda a: 1 - a,
+        "matmul3d": lambda a: a[None] @ a.t(),
+        "cross_entropy": lambda a: F.cross_entropy(a, lib.tensor([0, 1, 2])),
+        "where": lambda a: lib.where(a > 0.5, a, 0.0),
+        "contiguous": lambda a: a.contiguous(),
+    }
+    seen = {}
+    for name, step in steps.items():
+        L.log.clear()
+        step(x)
+        seen[name] = [op for op, _, _ in L.log]
+    return [forward, nodes, backward, grads, seen]
+
+
+def test_a_wrapper_subclass_is_handed_aten_operators_as_pytorch_decomposes_them():
+    forward, nodes, backward, grads, seen = _logged_mlp(dt)
+    assert forward == [
+        ("aten.t.default", [(8, 4)], []),
+        ("aten.addmm.default", [(8,), (3, 4), (4, 8)], []),
+        ("aten.relu.default", [(3, 8)], []),
+        ("aten.detach.default", [(3, 8)], []),
+        ("aten.sum.default", [(3, 8)], []),
+    ]
+    assert nodes == ["SumBackward0", "ReluBackward0"]
+    assert [op for op, _, _ in backward] == [
+        "aten.ones_like.default",
+        "aten.expand.default",
+        "aten.detach.default",
+        "aten.threshold_backward.default",
+        "aten.t.default",
+        "aten.mm.default",
+        "aten.sum.dim_IntList",
+        "aten.view.default",
+        "aten.detach.default",
+        "aten.t.default",
+        "aten.detach.default",
+    ]
+    assert grads[0] == "L" and len(grads[1]) == 8
+    assert seen["softmax"] == ["aten._softmax.default"] and seen["contiguous"] == []
+    assert seen["cross_entropy"] == ["aten._log_softmax.default", "aten.nll_loss_forward.default"]
+
+
+@pytest.mark.parity
+def test_wrapper_subclass_dispatch_matches_pytorch(torch):
+    assert _logged_mlp(dt) == _logged_mlp(torch)
+
+
+def test_gradients_through_a_wrapper_subclass_match_plain_tensors():
+    """The derivatives recorded above the dispatch give a plain tensor's gradients."""
+    _, _, _, grads, _ = _logged_mlp(dt)
+    w = dt.linspace(-1, 1, 32).reshape(8, 4).requires_grad_()
+    b = dt.linspace(0, 1, 8).requires_grad_()
+    dt.nn.functional.relu(dt.nn.functional.linear(dt.arange(12.0).reshape(3, 4) / 10, w, b)).sum().backward()
+    assert grads[1] == w.grad.numpy().round(5).tolist() and grads[2] == b.grad.numpy().round(5).tolist()
 
 
 def _unwrapping(lib) -> tuple:
