@@ -457,6 +457,8 @@ _DECOMPOSE: dict[str, Callable] = {
     "dropout": _identity_when(_dropout_off),
     "__neg__": lambda input: call(_aten().neg.default, input),
     "__rsub__": _rsub,
+    "__radd__": lambda input, other: call(_aten().add.Tensor, input, other),
+    "__rmul__": lambda input, other: call(_aten().mul.Tensor, input, other),
     "__rtruediv__": _rtruediv,
     "embedding": _embedding,
     "ones_like": _like("ones_like"),

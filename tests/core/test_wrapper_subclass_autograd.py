@@ -1,0 +1,89 @@
+"""Autograd through a wrapper subclass's ``__torch_dispatch__`` (recorded above the dispatch,
+see ``disttorch.ops.aten_autograd``): each operator's derivative, run on wrappers, gives the
+gradients disttorch's own (gradient-checked) ops give plain float64 tensors, and the graph's
+nodes are PyTorch's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import disttorch as dt
+
+F = dt.nn.functional
+
+
+class W(dt.Tensor):
+    """Keeps its data in ``elem``; runs every operator on it."""
+
+    @staticmethod
+    def __new__(cls, elem, requires_grad=False):
+        r = dt.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype, requires_grad=requires_grad)
+        r.elem = elem
+        return r
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        def unwrap(x):
+            return x.elem if isinstance(x, W) else [unwrap(v) for v in x] if isinstance(x, list) else x
+
+        out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+        if isinstance(out, (tuple, list)):
+            return type(out)(W(o) if isinstance(o, dt.Tensor) else o for o in out)
+        return W(out) if isinstance(out, dt.Tensor) else out
+
+
+CASES = {
+    "linear3d": lambda x, y: F.linear(x.reshape(2, 3, 4), y, y[:, 0]),
+    "matmul_bmm": lambda x, y: x.reshape(2, 3, 4) @ y.reshape(2, 4, 2),
+    "broadcast_add_sub": lambda x, y: (x + y[:1]) - 2 * y[1:2],
+    "mul_div": lambda x, y: x * y / (y * y + 1),
+    "exp_tanh_sigmoid": lambda x, y: x.exp() + y.tanh() + x.sigmoid(),
+    "softmaxes": lambda x, y: F.softmax(x, dim=-1) * F.log_softmax(y, dim=0),
+    "gelu_silu": lambda x, y: F.gelu(x) + F.gelu(y, approximate="tanh") + F.silu(x * y),
+    "pow_neg_rsub": lambda x, y: -(x**3) + (1 - y) ** 2,
+    "reductions": lambda x, y: x.sum(1, keepdim=True) * y.mean(0) + x.mean(),
+    "shapes": lambda x, y: x.t().unsqueeze(0).permute(2, 0, 1).transpose(0, 2).squeeze(1) @ y,
+    "indexing_cat": lambda x, y: dt.cat([x[1], y[1:3].flatten()[2:6], x[:, 2]]) * 2,
+    "masked_to": lambda x, y: x.masked_fill(y > 0, 0.0).to(dt.float32).to(dt.float64),
+    "cross_entropy": lambda x, y: F.cross_entropy(x @ y.t(), dt.tensor([0, 2, 1, 0, 1, 2])[:6]),
+}
+
+
+def _grads(case, wrap: bool) -> list:
+    rng = np.random.default_rng(0)
+    x0, y0 = dt.tensor(rng.standard_normal((6, 4))), dt.tensor(rng.standard_normal((6, 4)))
+    if case == "linear3d":
+        y0 = dt.tensor(rng.standard_normal((5, 4)))
+    if case == "matmul_bmm":
+        y0 = dt.tensor(rng.standard_normal((4, 4)))
+    if case == "shapes":
+        y0 = dt.tensor(rng.standard_normal((6, 3)))
+    if wrap:
+        x, y = W(x0, requires_grad=True), W(y0, requires_grad=True)
+    else:
+        x, y = x0.requires_grad_(), y0.requires_grad_()
+    out = CASES[case](x, y)
+    (out * dt.linspace(0.5, 1.5, out.numel()).reshape(out.shape).double()).sum().backward()
+    return [None if g is None else (g.elem if wrap else g).numpy() for g in (x.grad, y.grad)]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_derivatives_through_a_wrapper_match_plain_autograd(case):
+    for got, want in zip(_grads(case, True), _grads(case, False)):
+        assert (got is None) == (want is None)
+        if want is not None:
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+def test_the_graph_has_pytorch_nodes_and_an_op_without_derivative_says_so():
+    x = W(dt.ones(2, 3, dtype=dt.float64), requires_grad=True)
+    y = (x.exp() * 2).sum(1)
+    assert [type(y.grad_fn).__name__, y.grad_fn.next_functions[0][0].name()] == [
+        "SumBackward1",
+        "MulBackward0",
+    ]
+    assert not y.is_leaf and x.is_leaf and type(y) is W
+    z = x.cumsum(1).sum()
+    with pytest.raises(NotImplementedError, match="aten.cumsum.default"):
+        z.backward()
