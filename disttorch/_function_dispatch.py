@@ -36,6 +36,9 @@ from typing import Any
 from ._tensor import Tensor
 from ._torch_function import (
     _VERDICT,
+    _disabled_torch_dispatch_impl,
+    _disabled_torch_function_impl,
+    _tensor_torch_function,
     _type_dispatches,
     dispatch_args,
     handle_torch_function,
@@ -326,8 +329,15 @@ def install() -> None:
 
 
 def _on_subclass(cls: type, **kwargs: Any) -> None:
-    """``Tensor.__init_subclass__``: the first subclass that dispatches installs the twins."""
+    """``Tensor.__init_subclass__``: a class with its own ``__torch_dispatch__`` and Tensor's
+    ``__torch_function__`` gets ``_disabled_torch_function_impl`` (as PyTorch's tensor
+    metaclass gives it: its calls go straight to the dispatch, and results are not converted
+    to the class); the first subclass that dispatches installs the twins."""
     super(Tensor, cls).__init_subclass__(**kwargs)
+    own_dispatch = getattr(cls, "__torch_dispatch__", None) is not _disabled_torch_dispatch_impl
+    default_function = getattr(cls.__torch_function__, "__func__", None) is _tensor_torch_function
+    if own_dispatch and default_function:
+        cls.__torch_function__ = _disabled_torch_function_impl
     if not _all_methods[0] and _type_dispatches(cls):
         _all_methods[0] = True
         install()

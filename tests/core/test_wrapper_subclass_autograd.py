@@ -87,3 +87,33 @@ def test_the_graph_has_pytorch_nodes_and_an_op_without_derivative_says_so():
     z = x.cumsum(1).sum()
     with pytest.raises(NotImplementedError, match="aten.cumsum.default"):
         z.backward()
+
+
+def _unconverted(lib) -> list:
+    """A subclass with its own ``__torch_dispatch__`` and no ``__torch_function__`` gets the
+    disabled one: what its dispatch returns (here plain tensors) is not converted to it."""
+
+    class Plainly(lib.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = lib.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return func(*[a.elem if isinstance(a, Plainly) else a for a in args], **(kwargs or {}))
+
+    p = Plainly(lib.ones(2, 3))
+    disabled = Plainly.__torch_function__ is lib._C._disabled_torch_function_impl
+    outs = [p + 1, lib.nn.functional.linear(lib.ones(1, 3), p), p.sum(), p[0]]
+    return [disabled, *(type(o).__name__ for o in outs)]
+
+
+def test_a_dispatching_subclass_has_torch_function_disabled():
+    assert _unconverted(dt) == [True, "Tensor", "Tensor", "Tensor", "Tensor"]
+
+
+@pytest.mark.parity
+def test_a_dispatching_subclass_has_torch_function_disabled_as_in_pytorch(torch):
+    assert _unconverted(dt) == _unconverted(torch)
