@@ -663,6 +663,8 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
+        if type(self).__torch_dispatch__ is not Tensor.__torch_dispatch__:
+            return _deepcopy_wrapper(self, memo)
         t = type(self).__new__(type(self))
         Tensor._init_state(t, self._data.copy())
         t._rg = self._rg and self.grad_fn is None
@@ -675,6 +677,36 @@ class Tensor:
                 t.__dict__[k] = copy.deepcopy(v, memo)
         memo[id(self)] = t
         return t
+
+
+def _deepcopy_wrapper(self: Tensor, memo: dict) -> Tensor:
+    """``copy.deepcopy`` of a subclass that computes in ``__torch_dispatch__`` (which keeps its
+    data itself), as PyTorch's: its ``clone()``, with a deep copy of its attributes."""
+    import copy
+
+    from ._grad_flag import grad_enabled
+
+    if id(self) in memo:
+        return memo[id(self)]
+    enabled, grad_enabled[0] = grad_enabled[0], False
+    try:
+        t = self.clone()
+    finally:
+        grad_enabled[0] = enabled
+    if type(t) is not type(self):
+        raise RuntimeError(
+            "The default implementation of __deepcopy__() for wrapper subclasses only works for subclass "
+            "types that implement clone() and for which cloning returns another instance of the same "
+            "subclass. You should either properly implement clone() for your subclass or override "
+            "__deepcopy__() if it is intended behavior for clone() to return an instance of a different type."
+        )
+    if self._rg:
+        t.requires_grad_(True)
+    if self._grad is not None:
+        t._grad = copy.deepcopy(self._grad, memo)
+    t.__dict__ = copy.deepcopy(self.__dict__, memo)
+    memo[id(self)] = t
+    return t
 
 
 class device:

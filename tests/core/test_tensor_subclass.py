@@ -381,3 +381,58 @@ def test_python_dispatch_helpers_for_wrapper_subclasses():
 
     with pytest.raises(NotImplementedError, match="TorchFunctionMode"), Logging():
         pass
+
+
+def _quantised_weight(lib) -> list:
+    """A weight-only quantised subclass (torchao-style: int8 data and a scale, dequantised in
+    ``__torch_dispatch__``) as an ``nn.Linear`` weight: the operators its layer hands it,
+    ``deepcopy`` (through ``clone``)."""
+    import copy
+
+    aten = lib.ops.aten
+
+    class Int8W(lib.Tensor):
+        seen: list = []
+
+        @staticmethod
+        def __new__(cls, q, scale):
+            return lib.Tensor._make_wrapper_subclass(cls, q.shape, dtype=scale.dtype)
+
+        def __init__(self, q, scale):
+            self.q, self.scale = q, scale
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            cls.seen.append(str(func))
+            w = next(a for a in args if isinstance(a, Int8W))
+            if func in (aten.detach.default, aten.clone.default):
+                return Int8W(w.q.clone(), w.scale.clone())
+            if func is aten.t.default:  # the transposed weight, dequantised
+                return (w.q.to(w.scale.dtype) * w.scale).t()
+            raise NotImplementedError(str(func))
+
+    lib.manual_seed(0)
+    lin = lib.nn.Linear(4, 3)
+    w = lin.weight.detach()
+    scale = w.abs().amax(1, keepdim=True) / 127
+    lin.weight = lib.nn.Parameter(Int8W(lib.round(w / scale).to(lib.int8), scale), requires_grad=False)
+    out = lin(lib.ones(2, 4))
+    twin = copy.deepcopy(lin)
+    return [
+        type(out).__name__,
+        out.detach().numpy().round(4).tolist(),
+        Int8W.seen,
+        type(twin.weight).__name__,
+        twin.weight.q.tolist() == lin.weight.q.tolist() and twin.weight.q is not lin.weight.q,
+    ]
+
+
+def test_a_quantised_weight_subclass_runs_a_linear_layer_and_copies():
+    out = _quantised_weight(dt)
+    assert out[0] == "Tensor" and out[3] == "Int8W" and out[4]
+    assert out[2] == ["aten.detach.default", "aten.t.default", "aten.clone.default"]
+
+
+@pytest.mark.parity
+def test_a_quantised_weight_subclass_matches_pytorch(torch):
+    assert _quantised_weight(dt) == _quantised_weight(torch)
