@@ -214,14 +214,19 @@ def _to_aten(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
     return dispatch(name, fn, args, kwargs)
 
 
-def _indexing_steps(key: Any) -> list[tuple[str, tuple]] | None:
+def _indexing_steps(key: Any, ndim: int) -> list[tuple[str, tuple]] | None:
     """``tensor[key]`` as PyTorch's dispatcher sees it, one step per indexed dim: an int
     selects (``aten.select.int``), a slice slices (``aten.slice.Tensor``; ``:`` is no step),
-    a tensor indexes (``aten.index.Tensor``), None adds a dim (``aten.unsqueeze``); None for
-    keys left whole (``...``)."""
+    a tensor indexes (``aten.index.Tensor``), None adds a dim (``aten.unsqueeze``), ``...``
+    stands for the dims the others leave (of ``ndim``); None for keys left whole."""
     steps: list[tuple[str, tuple]] = []
     dim = 0
-    for item in key if isinstance(key, tuple) else (key,):
+    items = key if isinstance(key, tuple) else (key,)
+    if any(item is Ellipsis for item in items):
+        at = next(i for i, item in enumerate(items) if item is Ellipsis)
+        used = sum(1 for item in items if item is not None and item is not Ellipsis)
+        items = (*items[:at], *(slice(None),) * (ndim - used), *items[at + 1 :])
+    for item in items:
         if isinstance(item, int) and not isinstance(item, bool):
             steps.append(("select.int", (dim, item)))
         elif isinstance(item, slice):
@@ -248,7 +253,7 @@ def _dispatch_indexing(getitem: Callable, tensor: Tensor, key: Any) -> Any:
     from .ops.aten_autograd import call
     from .ops.aten_dispatch import aten_op
 
-    steps = _indexing_steps(key)
+    steps = _indexing_steps(key, tensor.dim())
     if steps is None:
         return call(aten_op("__getitem__", getitem), tensor, key)
     out = tensor

@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import _creation
 from .._tensor import Tensor
+from ._helpers import RETURN_TYPES
 from .aten_autograd import _aten, call
 
 __all__ = ["aten_op", "dispatch"]
@@ -59,14 +60,16 @@ def dispatch(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
     """The public call ``name(*args, **kwargs)`` (function or method ``fn``) made with a
     wrapper-subclass argument."""
     rule = _DECOMPOSE.get(name)
+    out = None
     if rule is not None:
         try:
-            steps = rule(*args, **kwargs)
+            out = rule(*args, **kwargs)
         except TypeError:  # not a form the table knows: the operator as called
-            steps = None
-        if steps is not None:
-            return steps
-    return call(aten_op(name, fn), *args, **kwargs)
+            out = None
+    if out is None:
+        out = call(aten_op(name, fn), *args, **kwargs)
+    named = RETURN_TYPES.get(name) if type(out) is tuple else None
+    return out if named is None else named(*out)  # the public function's named tuple
 
 
 def _dims(dim: Any) -> list[int]:
@@ -278,12 +281,12 @@ def _where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor | 
 
 
 def _like(op: str) -> Callable:
-    def rule(input: Tensor, *, dtype: Any = None, memory_format: Any = None, **_: Any) -> Tensor:
+    def rule(input: Tensor, *args: Any, dtype: Any = None, memory_format: Any = None, **_: Any) -> Tensor:
         kwargs: dict[str, Any] = {} if dtype is None else {"dtype": dtype}
         kwargs["pin_memory"] = False
         if memory_format is not None:
             kwargs["memory_format"] = memory_format
-        return call(getattr(_aten(), op).default, input, **kwargs)
+        return call(getattr(_aten(), op).default, input, *args, **kwargs)
 
     return rule
 
@@ -328,6 +331,96 @@ def _new(op: str) -> Callable:
         return call(getattr(_aten(), op).default, input, _shape(size), **kwargs, pin_memory=False)
 
     return rule
+
+
+def _new_full(input: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, **_: Any) -> Tensor:
+    kwargs: dict[str, Any] = {} if dtype is None else {"dtype": dtype}
+    return call(_aten().new_full.default, input, _shape((size,)), fill_value, **kwargs, pin_memory=False)
+
+
+def _flip(input: Tensor, *dims: Any) -> Tensor:
+    return call(_aten().flip.default, input, _shape(dims))
+
+
+def _sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: Any = None) -> Any:
+    a = _aten()
+    if stable is not None:
+        kwargs: dict[str, Any] = {"stable": stable}
+        if dim != -1:
+            kwargs["dim"] = dim
+        if descending:
+            kwargs["descending"] = True
+        return call(a.sort.stable, input, **kwargs)
+    args = (dim, True) if descending else (dim,) if dim != -1 else ()
+    return call(a.sort.default, input, *args)
+
+
+def _argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    return _sort(input, dim, descending, stable=True if stable else None)[1]
+
+
+def _unbind(input: Tensor, dim: int = 0) -> Any:
+    return call(_aten().unbind.int, input, *((dim,) if dim else ()))
+
+
+def _narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor | None:
+    if isinstance(start, Tensor):
+        return None
+    start = start % input.shape[dim] if start < 0 else start
+    return call(_aten().slice.Tensor, input, dim, start, start + length)
+
+
+def _repeat(input: Tensor, *sizes: Any) -> Tensor:
+    return call(_aten().repeat.default, input, _shape(sizes))
+
+
+def _roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    return call(_aten().roll.default, input, _dims(shifts), *(() if dims is None else (_dims(dims),)))
+
+
+def _all_any(op: str) -> Callable:
+    def rule(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+        packet = getattr(_aten(), op)
+        if dim is None:
+            return call(packet.default, input)
+        overload = packet.dims if isinstance(dim, (list, tuple)) else packet.dim
+        return call(overload, input, dim, *((True,) if keepdim else ()))
+
+    return rule
+
+
+def _type(input: Tensor, dtype: Any = None, non_blocking: bool = False, **_: Any) -> Any:
+    if dtype is None or isinstance(dtype, str):
+        return None
+    return _to(input, dtype)
+
+
+def _movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    n = input.dim()
+    order: list[Any] = [None] * n
+    for src, dst in zip(_dims(source), _dims(destination)):
+        order[dst % n] = src % n
+    rest = iter(d for d in range(n) if d not in order)
+    return call(_aten().permute.default, input, [next(rest) if d is None else d for d in order])
+
+
+def _unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:
+    dim %= input.dim()
+    return _view_as(input, [*input.shape[:dim], *sizes, *input.shape[dim + 1 :]])
+
+
+def _view(input: Tensor, *shape: Any, dtype: Any = None) -> Tensor:
+    from .. import _dtype
+
+    if dtype is None and len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        dtype = shape[0]
+    if dtype is not None:
+        return call(_aten().view.dtype, input, dtype)
+    return call(_aten().view.default, input, _shape(shape))
+
+
+def _tolist(input: Tensor) -> Any:
+    raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(input).__name__}")
 
 
 def _clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
@@ -422,7 +515,37 @@ _DECOMPOSE: dict[str, Callable] = {
     "sum": _sum,
     "mean": _mean,
     "reshape": _reshape,
-    "view": _reshape,
+    "view": _view,
+    "view_as": lambda input, other: call(_aten().view.default, input, list(other.shape)),
+    "expand_as": lambda input, other: call(_aten().expand.default, input, list(other.shape)),
+    "data": lambda input: call(_aten().detach.default, input),
+    "cpu": _identity_when(lambda input, memory_format=None: True),
+    "T": lambda input: call(_aten().permute.default, input, list(range(input.dim()))[::-1]),
+    "mT": lambda input: call(_aten().transpose.int, input, -2, -1),
+    "flip": _flip,
+    "sort": _sort,
+    "argsort": _argsort,
+    "unbind": _unbind,
+    "narrow": _narrow,
+    "repeat": _repeat,
+    "roll": _roll,
+    "all": _all_any("all"),
+    "any": _all_any("any"),
+    "type": _type,
+    "movedim": _movedim,
+    "moveaxis": _movedim,
+    "unflatten": _unflatten,
+    "tolist": _tolist,
+    "new_full": _new_full,
+    "empty_like": _like("empty_like"),
+    "full_like": _like("full_like"),
+    "new_tensor": lambda input, data, *, dtype=None, **_: _creation.tensor(data, dtype=dtype or input.dtype),
+    "long": _cast("int64"),
+    "int": _cast("int32"),
+    "short": _cast("int16"),
+    "bool": _cast("bool"),
+    "byte": _cast("uint8"),
+    "char": _cast("int8"),
     "flatten": _flatten,
     "softmax": _softmax_of("_softmax"),
     "log_softmax": _softmax_of("_log_softmax"),

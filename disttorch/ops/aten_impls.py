@@ -138,8 +138,8 @@ def where(condition: Tensor, self: Any, other: Any) -> Tensor:
 
 
 def _like(fill: Any) -> Any:
-    def like(self: Tensor, *, dtype: Any = None, pin_memory: bool = False, **options: Any) -> Tensor:
-        return fill(self, dtype=dtype)
+    def like(self: Tensor, *args: Any, dtype: Any = None, pin_memory: bool = False, **options: Any) -> Tensor:
+        return fill(self, *args, dtype=dtype)
 
     return like
 
@@ -171,5 +171,9 @@ REGISTERED.update(
 )
 REGISTERED["aten::_unsafe_view"] = Tensor.view
 
-REGISTERED["aten::ones_like"] = _like(_creation.ones_like)
-REGISTERED["aten::zeros_like"] = _like(_creation.zeros_like)
+REGISTERED.update(
+    {
+        f"aten::{name}_like": _like(getattr(_creation, f"{name}_like"))
+        for name in ("ones", "zeros", "empty", "full")
+    }
+)

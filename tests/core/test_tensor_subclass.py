@@ -272,6 +272,15 @@ def _logged_mlp(lib) -> list:
         "cross_entropy": lambda a: F.cross_entropy(a, lib.tensor([0, 1, 2])),
         "where": lambda a: lib.where(a > 0.5, a, 0.0),
         "contiguous": lambda a: a.contiguous(),
+        "flip": lambda a: a.flip(0),
+        "sort_stable": lambda a: a.sort(stable=True, dim=0),
+        "unbind": lambda a: a.unbind(1),
+        "narrow": lambda a: a.narrow(1, 1, 2),
+        "ellipsis": lambda a: a[..., 1],
+        "view_as_T": lambda a: a.view_as(a).T,
+        "movedim": lambda a: a[None].movedim(0, 2),
+        "long": lambda a: a.long(),
+        "full_like": lambda a: lib.full_like(a, 2.0),
     }
     seen = {}
     for name, step in steps.items():
