@@ -117,3 +117,35 @@ def test_a_dispatching_subclass_has_torch_function_disabled():
 @pytest.mark.parity
 def test_a_dispatching_subclass_has_torch_function_disabled_as_in_pytorch(torch):
     assert _unconverted(dt) == _unconverted(torch)
+
+
+def test_a_wrapper_keeping_its_tensor_as_data_is_an_input_of_a_recorded_function():
+    """PyG's EdgeIndex keeps its inner tensor as ``_data`` (disttorch's own name for a
+    tensor's array) and is handed, not requiring grad, to autograd Functions beside inputs
+    that do."""
+
+    class Keeps(dt.Tensor):
+        @staticmethod
+        def __new__(cls, data):
+            r = dt.Tensor._make_wrapper_subclass(cls, data.shape, dtype=data.dtype)
+            r._data = data
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return func(*[a._data if isinstance(a, Keeps) else a for a in args], **(kwargs or {}))
+
+    class Gather(dt.autograd.Function):
+        @staticmethod
+        def forward(ctx, index, x):
+            ctx.save_for_backward(index)
+            return x[index.as_subclass(dt.Tensor)._data if isinstance(index, Keeps) else index]
+
+        @staticmethod
+        def backward(ctx, g):
+            (index,) = ctx.saved_tensors
+            return None, dt.zeros(3).index_add(0, index._data, g)
+
+    x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    Gather.apply(Keeps(dt.tensor([0, 2, 2])), x).sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 2.0]
