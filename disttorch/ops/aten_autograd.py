@@ -297,6 +297,90 @@ def _nll_loss(n: Any, g: Tensor, total_weight: Any = None) -> tuple:
     return (back, None, None)
 
 
+def _op(name: str, overload: str = "default") -> Any:
+    return getattr(getattr(_aten(), name), overload)
+
+
+def _log(n: Any, g: Tensor) -> tuple:
+    return (call(_op("div", "Tensor"), g, n._args[0]),)
+
+
+def _sqrt(n: Any, g: Tensor) -> tuple:
+    return (call(_op("div", "Tensor"), g, call(_op("mul", "Tensor"), _result(n), 2)),)
+
+
+def _rsqrt(n: Any, g: Tensor) -> tuple:
+    cube = call(_op("pow", "Tensor_Scalar"), _result(n), 3)
+    return (call(_op("mul", "Tensor"), call(_op("mul", "Scalar"), g, -0.5), cube),)
+
+
+def _abs(n: Any, g: Tensor) -> tuple:
+    return (call(_op("mul", "Tensor"), g, call(_op("sgn"), n._args[0])),)
+
+
+def _sin(n: Any, g: Tensor) -> tuple:
+    return (call(_op("mul", "Tensor"), g, call(_op("cos"), n._args[0])),)
+
+
+def _cos(n: Any, g: Tensor) -> tuple:
+    return (call(_op("mul", "Tensor"), g, call(_op("neg"), call(_op("sin"), n._args[0]))),)
+
+
+def _mse_loss(n: Any, g: Tensor) -> tuple:
+    x, target = n._args[:2]
+    reduction = _arg(n, 2, "reduction", 1)
+    gx = call(_op("mse_loss_backward"), g, x, target, reduction)
+    gt = call(_op("neg"), gx) if _needs(n, 1) else None
+    return gx if _needs(n, 0) else None, gt
+
+
+def _stack(n: Any, g: Tensor) -> tuple:
+    return (list(call(_op("unbind", "int"), g, _arg(n, 1, "dim", 0))),)
+
+
+def _unbind(n: Any, *grads: Tensor) -> tuple:
+    return (call(_op("stack"), list(grads), *n._args[1:2]),)
+
+
+def _split(n: Any, *grads: Tensor) -> tuple:
+    return (call(_op("cat"), list(grads), _arg(n, 2, "dim", 0)),)
+
+
+def _where(n: Any, g: Tensor) -> tuple:
+    c = n._args[0]
+    zero = call(_op("zeros_like"), g)
+    ga = call(_op("where", "self"), c, g, zero) if _needs(n, 1) else None
+    gb = call(_op("where", "self"), c, zero, g) if _needs(n, 2) else None
+    return None, ga, gb
+
+
+def _index_select(n: Any, g: Tensor) -> tuple:
+    x, dim, index = n._args[:3]
+    return (call(_op("index_select_backward"), g, list(x.shape), dim, index), None, None)
+
+
+def _embedding(n: Any, g: Tensor) -> tuple:
+    weight, indices = n._args[:2]
+    return (call(_op("embedding_dense_backward"), g, indices, weight.shape[0], -1, False), None)
+
+
+def _layer_norm(n: Any, g: Tensor, *unused: Any) -> tuple:
+    x, shape, weight, bias = n._args[:4]
+    mask = [_needs(n, 0), _needs(n, 2), _needs(n, 3)]
+    mean, rstd = n._stats
+    back = call(_op("native_layer_norm_backward"), g, x, shape, mean, rstd, weight, bias, mask)
+    return back[0], None, back[1], back[2], None
+
+
+def _clamp(n: Any, g: Tensor) -> tuple:
+    x = n._args[0]
+    low, high = _arg(n, 1, "min", None), _arg(n, 2, "max", None)
+    bounds = [call(_op("ge", "Scalar"), x, low)] if low is not None else []
+    bounds += [call(_op("le", "Scalar"), x, high)] if high is not None else []
+    keep = bounds[0] if len(bounds) == 1 else call(_op("logical_and"), *bounds)
+    return (call(_op("where", "self"), keep, g, call(_op("zeros_like"), g)),)
+
+
 #: operator (``packet.overload``) -> (PyTorch's node name, derivative, whether it saves its output)
 _FORMULAS: dict[str, tuple[str, Callable, bool]] = {
     "t.default": ("TBackward0", _t, False),
@@ -336,6 +420,21 @@ _FORMULAS: dict[str, tuple[str, Callable, bool]] = {
     "cat.default": ("CatBackward0", _cat, False),
     "nll_loss_forward.default": ("NllLossBackward0", _nll_loss, False),
     "masked_fill.Scalar": ("MaskedFillBackward0", _masked_fill, False),
+    "log.default": ("LogBackward0", _log, False),
+    "sqrt.default": ("SqrtBackward0", _sqrt, True),
+    "rsqrt.default": ("RsqrtBackward0", _rsqrt, True),
+    "abs.default": ("AbsBackward0", _abs, False),
+    "sin.default": ("SinBackward0", _sin, False),
+    "cos.default": ("CosBackward0", _cos, False),
+    "mse_loss.default": ("MseLossBackward0", _mse_loss, False),
+    "stack.default": ("StackBackward0", _stack, False),
+    "unbind.int": ("UnbindBackward0", _unbind, False),
+    "split.Tensor": ("SplitBackward0", _split, False),
+    "where.self": ("WhereBackward0", _where, False),
+    "index_select.default": ("IndexSelectBackward0", _index_select, False),
+    "embedding.default": ("EmbeddingBackward0", _embedding, False),
+    "native_layer_norm.default": ("NativeLayerNormBackward0", _layer_norm, False),
+    "clamp.default": ("ClampBackward1", _clamp, False),
 }
 #: operators whose outputs never carry a gradient
 _NON_DIFFERENTIABLE = frozenset(("detach", "ones_like", "zeros_like", "new_zeros", "new_ones", "new_empty"))
@@ -383,6 +482,8 @@ def _record(func: Any, args: tuple, kwargs: dict, out: Any) -> None:
         node._result = call(_aten().detach.default, outs[0])
     if key == "nll_loss_forward.default":
         node._total_weight = outs[1]
+    if key == "native_layer_norm.default":
+        node._stats = outs[1:]
     node._n_outputs = len(outs)
     node._output_meta = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None for o in outs]
     for i, o in enumerate(outs):

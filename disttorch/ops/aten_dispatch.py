@@ -66,7 +66,9 @@ def dispatch(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
             out = rule(*args, **kwargs)
         except TypeError:  # not a form the table knows: the operator as called
             out = None
-    if out is None:
+    if out is None:  # tuples as lists, as the operator schemas' int[] and Tensor[] arguments arrive
+        args = tuple(list(a) if type(a) is tuple else a for a in args)
+        kwargs = {k: list(v) if type(v) is tuple else v for k, v in kwargs.items()}
         out = call(aten_op(name, fn), *args, **kwargs)
     named = RETURN_TYPES.get(name) if type(out) is tuple else None
     return out if named is None else named(*out)  # the public function's named tuple

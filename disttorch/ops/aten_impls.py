@@ -131,6 +131,50 @@ def nll_loss_backward(
     return rows
 
 
+def mse_loss_backward(grad: Tensor, self: Tensor, target: Tensor, reduction: int) -> Tensor:
+    """``aten::mse_loss_backward``: ``2 (self - target) grad``, over the count for a mean."""
+    scale = 2.0 / self.numel() if reduction == 1 else 2.0
+    return (self - target) * grad * scale
+
+
+def index_select_backward(grad: Tensor, input_sizes: list, dim: int, index: Tensor) -> Tensor:
+    return _creation.zeros(list(input_sizes), dtype=grad.dtype).index_add(dim, index, grad)
+
+
+def embedding_dense_backward(
+    grad: Tensor, indices: Tensor, num_weights: int, padding_idx: int, scale_grad_by_freq: bool
+) -> Tensor:
+    """``aten::embedding_dense_backward``: each row's gradients summed into its table row."""
+    rows = grad.reshape(-1, grad.shape[-1])
+    out = _creation.zeros([num_weights, grad.shape[-1]], dtype=grad.dtype)
+    return out.index_add(0, indices.reshape(-1), rows)
+
+
+def native_layer_norm_backward(
+    grad: Tensor,
+    input: Tensor,
+    normalized_shape: list,
+    mean: Tensor,
+    rstd: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    output_mask: list,
+) -> tuple:
+    """``aten::native_layer_norm_backward``: the gradients of the input, weight and bias
+    (None where ``output_mask`` says not wanted)."""
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    lead = list(range(input.dim() - len(normalized_shape)))
+    xhat = (input - mean) * rstd
+    g = grad if weight is None else grad * weight
+    n = 1
+    for s in normalized_shape:
+        n *= s
+    gx = rstd * (g - g.sum(dims, keepdim=True) / n - xhat * (g * xhat).sum(dims, keepdim=True) / n)
+    gw = (grad * xhat).sum(lead) if weight is not None else None
+    gb = grad.sum(lead) if bias is not None else None
+    return tuple(v if want else None for v, want in zip((gx, gw, gb), output_mask))
+
+
 def where(condition: Tensor, self: Any, other: Any) -> Tensor:
     from . import elementwise
 
@@ -166,6 +210,10 @@ REGISTERED.update(
             rsub,
             nll_loss_backward,
             where,
+            mse_loss_backward,
+            index_select_backward,
+            embedding_dense_backward,
+            native_layer_norm_backward,
         )
     }
 )

@@ -47,6 +47,19 @@ CASES = {
     "indexing_cat": lambda x, y: dt.cat([x[1], y[1:3].flatten()[2:6], x[:, 2]]) * 2,
     "masked_to": lambda x, y: x.masked_fill(y > 0, 0.0).to(dt.float32).to(dt.float64),
     "cross_entropy": lambda x, y: F.cross_entropy(x @ y.t(), dt.tensor([0, 2, 1, 0, 1, 2])[:6]),
+    "unary_math": lambda x, y: (
+        (x * x + 1).log() + (y * y + 1).sqrt() + (x * x + 2).rsqrt() + x.abs() * y.sin() + y.cos()
+    ),
+    "mse_stack_unbind": lambda x, y: (
+        F.mse_loss(dt.stack([x, y], 1), dt.stack(y.unbind(0), 0)[:, None].expand(6, 2, 4)) * x
+    ),
+    "split_where": lambda x, y: (
+        dt.cat([p * (i + 1) for i, p in enumerate(x.split(2, 0))]) + dt.where(x > 0, x, y)
+    ),
+    "index_select_embedding": lambda x, y: (
+        x.index_select(0, dt.tensor([1, 1, 4])) + F.embedding(dt.tensor([0, 5, 5]), y)
+    ),
+    "layer_norm_clamp": lambda x, y: F.layer_norm(x, (4,), y[0], y[1]).clamp(-0.5, 0.8) + y.clamp(min=0.1),
 }
 
 
