@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .._grad_flag import grad_enabled
 from .._tensor import Tensor
 from .._torch_function import dispatch_args, handle_torch_dispatch
@@ -96,10 +98,32 @@ def _reduce(g: Tensor, shape: Any) -> Tensor:
     return call(a.view.default, out, list(shape)) if lead else out
 
 
+def _column_major(t: Tensor) -> bool:
+    """Whether ``t`` is a transposed (column-major) matrix, such as a weight's ``t()``."""
+    data = t._data
+    return (
+        isinstance(data, np.ndarray)
+        and data.ndim == 2
+        and data.flags.f_contiguous
+        and not data.flags.c_contiguous
+    )
+
+
 def _mm(n: Any, g: Tensor) -> tuple:
+    """PyTorch's ``mm_mat1_backward``/``mm_mat2_backward``: a column-major input gets its
+    gradient computed transposed, so it has the input's layout."""
     a, (x, y) = _aten(), n._args[:2]
-    gx = call(a.mm.default, g, call(a.t.default, y)) if _needs(n, 0) else None
-    gy = call(a.mm.default, call(a.t.default, x), g) if _needs(n, 1) else None
+    gx = gy = None
+    if _needs(n, 0):
+        if _column_major(x):
+            gx = call(a.t.default, call(a.mm.default, y, call(a.t.default, g)))
+        else:
+            gx = call(a.mm.default, g, call(a.t.default, y))
+    if _needs(n, 1):
+        if _column_major(y):
+            gy = call(a.t.default, call(a.mm.default, call(a.t.default, g), x))
+        else:
+            gy = call(a.mm.default, call(a.t.default, x), g)
     return gx, gy
 
 

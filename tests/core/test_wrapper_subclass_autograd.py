@@ -162,3 +162,38 @@ def test_a_wrapper_keeping_its_tensor_as_data_is_an_input_of_a_recorded_function
     x = dt.tensor([1.0, 2.0, 3.0], requires_grad=True)
     Gather.apply(Keeps(dt.tensor([0, 2, 2])), x).sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 2.0]
+
+
+def _mixed_mlp(lib) -> list:
+    """A wrapper input through layers whose parameters are plain tensors: the operators its
+    ``__torch_dispatch__`` sees in backward (a transposed weight's gradient is computed
+    transposed, as PyTorch's ``mm_mat2_backward`` does) and the parameters' gradients."""
+    F = lib.nn.functional
+    log = []
+
+    class L(lib.Tensor):
+        @staticmethod
+        def __new__(cls, elem, rg=False):
+            r = lib.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype, requires_grad=rg)
+            r.elem = elem
+            return r
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            log.append(str(func))
+            out = func(*[a.elem if isinstance(a, L) else a for a in args], **(kwargs or {}))
+            return L(out) if isinstance(out, lib.Tensor) else out
+
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.Tanh(), lib.nn.Linear(6, 2))
+    x = L(lib.linspace(-1, 1, 12).reshape(3, 4), rg=True)
+    loss = F.mse_loss(model(x), lib.zeros(3, 2))
+    log.clear()
+    loss.backward()
+    grads = [(p.grad.elem if isinstance(p.grad, L) else p.grad).numpy().round(5).tolist() for p in model.parameters()]
+    return [log, grads, x.grad.elem.numpy().round(5).tolist()]
+
+
+@pytest.mark.parity
+def test_a_wrapper_input_through_plain_parameters_matches_pytorch(torch):
+    assert _mixed_mlp(dt) == _mixed_mlp(torch)

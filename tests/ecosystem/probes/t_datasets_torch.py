@@ -4,7 +4,16 @@
 import datasets
 import numpy as np
 import torch
-from datasets import Array2D, ClassLabel, Dataset, Features, Sequence, Value, concatenate_datasets, interleave_datasets
+from datasets import (
+    Array2D,
+    ClassLabel,
+    Dataset,
+    Features,
+    Sequence,
+    Value,
+    concatenate_datasets,
+    interleave_datasets,
+)
 from torch.utils.data import DataLoader
 
 datasets.disable_progress_bars()
@@ -20,15 +29,26 @@ def describe(v):
     return repr(v)
 
 
-feats = Features({"tokens": Sequence(Value("int32")), "label": ClassLabel(names=["neg", "pos"]),
-                  "grid": Array2D(shape=(2, 3), dtype="float32"), "text": Value("string"),
-                  "nested": Sequence(Sequence(Value("float64")))})
+feats = Features(
+    {
+        "tokens": Sequence(Value("int32")),
+        "label": ClassLabel(names=["neg", "pos"]),
+        "grid": Array2D(shape=(2, 3), dtype="float32"),
+        "text": Value("string"),
+        "nested": Sequence(Sequence(Value("float64"))),
+    }
+)
 data = {
     "tokens": [[1, 2, 3], [4, 5], [6], [7, 8, 9]],
     "label": [0, 1, 1, 0],
     "grid": [np.arange(6, dtype=np.float32).reshape(2, 3) + i for i in range(4)],
     "text": ["a", "bb", "ccc", "dddd"],
-    "nested": [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]], [[9.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [6.0, 7.0]]],
+    "nested": [
+        [[1.0, 2.0], [3.0, 4.0]],
+        [[5.0, 6.0], [7.0, 8.0]],
+        [[9.0, 1.0], [2.0, 3.0]],
+        [[4.0, 5.0], [6.0, 7.0]],
+    ],
 }
 ds = Dataset.from_dict(data, features=feats)
 t = ds.with_format("torch")
@@ -50,7 +70,12 @@ mb = ds.map(lambda b: {"len": torch.tensor([len(x) for x in b["tokens"]])}, batc
 print("batched tensors", mb["len"][:], mb.features["len"])
 
 ds2 = ds.select_columns(["tokens", "label"])
-ds2.set_transform(lambda b: {"x": [torch.tensor(v, dtype=torch.float32).sum() for v in b["tokens"]], "y": torch.tensor(b["label"])})
+ds2.set_transform(
+    lambda b: {
+        "x": [torch.tensor(v, dtype=torch.float32).sum() for v in b["tokens"]],
+        "y": torch.tensor(b["label"]),
+    }
+)
 print("transform", describe(ds2[0:2]["x"]), ds2[0:2]["y"].tolist())
 
 
