@@ -190,7 +190,10 @@ def _mixed_mlp(lib) -> list:
     loss = F.mse_loss(model(x), lib.zeros(3, 2))
     log.clear()
     loss.backward()
-    grads = [(p.grad.elem if isinstance(p.grad, L) else p.grad).numpy().round(5).tolist() for p in model.parameters()]
+    grads = [
+        (p.grad.elem if isinstance(p.grad, L) else p.grad).numpy().round(5).tolist()
+        for p in model.parameters()
+    ]
     return [log, grads, x.grad.elem.numpy().round(5).tolist()]
 
 
