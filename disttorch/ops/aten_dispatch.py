@@ -174,17 +174,29 @@ def _pow(input: Any, exponent: Any) -> Tensor | None:
 
 
 def _to(input: Tensor, *args: Any, **kwargs: Any) -> Tensor | None:
-    from .. import _dtype
+    """``to(dtype)``, ``to(device, dtype)``, ``to(other)``, ``to(copy=True)``: PyTorch's
+    ``aten._to_copy`` with the dtype and device asked for, or the input itself."""
+    from .. import _dtype, _layout
+    from .._tensor import device as device_type
 
-    dtype = kwargs.get("dtype")
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
     for value in args:
         if isinstance(value, _dtype.dtype):
             dtype = value
+        elif isinstance(value, (str, device_type)):
+            device = value
         elif isinstance(value, Tensor):
             dtype = value.dtype
-    if dtype is None or dtype == input.dtype:
+    if not kwargs.get("copy") and (dtype is None or dtype == input.dtype):
         return input
-    return call(_aten()._to_copy.default, input, dtype=dtype)
+    extra: dict[str, Any] = {}
+    if dtype is not None or device is None:
+        extra["dtype"] = input.dtype if dtype is None else dtype
+    if dtype is None and device is None:
+        extra["layout"] = _layout.strided
+    if device is not None or dtype is None:
+        extra["device"] = device_type("cpu" if device is None else device)
+    return call(_aten()._to_copy.default, input, **extra)
 
 
 def _cast(dtype_name: str) -> Callable:

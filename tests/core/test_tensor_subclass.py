@@ -281,12 +281,13 @@ def _logged_mlp(lib) -> list:
         "movedim": lambda a: a[None].movedim(0, 2),
         "long": lambda a: a.long(),
         "full_like": lambda a: lib.full_like(a, 2.0),
+        "to_copy": lambda a: (a.to(copy=True), a.to("cpu", lib.float64), a.to("cpu")),
     }
     seen = {}
     for name, step in steps.items():
         L.log.clear()
         step(x)
-        seen[name] = [op for op, _, _ in L.log]
+        seen[name] = [(op, kw) if kw else op for op, _, kw in L.log]
     return [forward, nodes, backward, grads, seen]
 
 
