@@ -6,9 +6,11 @@ quantised-weight types that keep their real data in attributes of their own and 
 A wrapper made here has the sizes, dtype and ``requires_grad`` asked for over no memory (a
 read-only broadcast zero); its metadata methods (``size()``, ``dim()``, ``numel()``...) answer
 from them, and every other public function or method called on it goes to its type's
-``__torch_dispatch__`` with the ATen operator of that name (``torch.ops.aten.mul.Tensor`` for
-``w * 2``), as PyTorch's dispatcher would hand it; see :mod:`._function_dispatch`. The
-wrapper's own attributes must not use disttorch's internal names (``_data``, ``_grad``...)."""
+``__torch_dispatch__`` as the ATen operators PyTorch's dispatcher would hand it
+(``torch.ops.aten.mul.Tensor`` for ``w * 2``, ``aten.t`` then ``aten.addmm`` for
+``F.linear``), with autograd recorded above the dispatch; see :mod:`._function_dispatch`
+and :mod:`.ops.aten_dispatch`. The wrapper's own attributes must not use disttorch's
+internal names (``_grad``...), except ``_data`` for its inner tensor, as PyG's do."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """``torch.utils._python_dispatch``: the helpers wrapper tensor subclasses import.
 
 disttorch has no dispatcher below its Python functions: a wrapper subclass's
-``__torch_dispatch__`` is reached from the public functions themselves (see
-``disttorch._function_dispatch``), so there are no modes on a dispatch stack to disable or
-report, and ``TorchDispatchMode`` can be defined (libraries subclass it at import) but not
+``__torch_dispatch__`` is reached from the public functions themselves, which hand it the
+ATen operators PyTorch's dispatcher would (see ``disttorch.ops.aten_dispatch``), so there
+are no modes on a dispatch stack to disable or report, and ``TorchDispatchMode`` can be defined (libraries subclass it at import) but not
 entered. The subclass helpers (``is_traceable_wrapper_subclass``, ``transform_subclass``,
 ``return_and_correct_aliasing``) work as PyTorch's do for such subclasses."""
 
