@@ -266,12 +266,17 @@ class Tensor:
         return self._data.dtype.kind in "fV"
 
     def stride(self, dim: int | None = None) -> tuple | int:
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
-        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+        st = getattr(self, "_wrapper_strides", None) if type(self) is not Tensor else None
+        if st is None:
+            st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, len(st))]
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the elements lie densely in row-major order, or in ``memory_format``'s
         order (``torch.channels_last``: dims N, H, W, C from slowest to fastest)."""
+        wrapper = getattr(self, "_wrapper_strides", None) if type(self) is not Tensor else None
+        if wrapper is not None and memory_format is None:  # a wrapper subclass: the strides it was made with
+            return wrapper == _contiguous(tuple(self.shape))
         if memory_format is None:
             return bool(self._data.flags.c_contiguous)
         return _memory_format.is_contiguous_as(self._data, memory_format)
@@ -677,6 +682,15 @@ class Tensor:
                 t.__dict__[k] = copy.deepcopy(v, memo)
         memo[id(self)] = t
         return t
+
+
+def _contiguous(shape: tuple) -> tuple:
+    """The row-major strides of ``shape``, in elements."""
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(out))
 
 
 def _deepcopy_wrapper(self: Tensor, memo: dict) -> Tensor:

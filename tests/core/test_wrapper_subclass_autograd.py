@@ -104,7 +104,8 @@ def test_the_graph_has_pytorch_nodes_and_an_op_without_derivative_says_so():
 
 def _unconverted(lib) -> list:
     """A subclass with its own ``__torch_dispatch__`` and no ``__torch_function__`` gets the
-    disabled one: what its dispatch returns (here plain tensors) is not converted to it."""
+    disabled one: what its dispatch returns (here plain tensors) is not converted to it; its
+    strides are those it was made with."""
 
     class Plainly(lib.Tensor):
         @staticmethod
@@ -120,11 +121,20 @@ def _unconverted(lib) -> list:
     p = Plainly(lib.ones(2, 3))
     disabled = Plainly.__torch_function__ is lib._C._disabled_torch_function_impl
     outs = [p + 1, lib.nn.functional.linear(lib.ones(1, 3), p), p.sum(), p[0]]
-    return [disabled, *(type(o).__name__ for o in outs)]
+    strided = lib.Tensor._make_wrapper_subclass(Plainly, (2, 3), strides=(1, 2))
+    layout = [p.stride(), p.stride(-1), p.is_contiguous(), strided.stride(), strided.is_contiguous()]
+    return [disabled, *(type(o).__name__ for o in outs), layout]
 
 
 def test_a_dispatching_subclass_has_torch_function_disabled():
-    assert _unconverted(dt) == [True, "Tensor", "Tensor", "Tensor", "Tensor"]
+    assert _unconverted(dt) == [
+        True,
+        "Tensor",
+        "Tensor",
+        "Tensor",
+        "Tensor",
+        [(3, 1), 1, True, (1, 2), False],
+    ]
 
 
 @pytest.mark.parity
