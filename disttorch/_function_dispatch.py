@@ -36,6 +36,7 @@ from typing import Any
 from ._tensor import Tensor
 from ._torch_function import (
     _VERDICT,
+    DISPATCH_MODES,
     _disabled_torch_dispatch_impl,
     _disabled_torch_function_impl,
     _tensor_torch_function,
@@ -98,15 +99,17 @@ def _dispatching(fn: Callable, module: str, name: str) -> Callable:
 
     @functools.wraps(fn)
     def twin(*args: Any, **kwargs: Any) -> Any:
-        if _plain(args, kwargs):
+        if _plain(args, kwargs) and not DISPATCH_MODES:
             return fn(*args, **kwargs)
         relevant = relevant_args(args, kwargs)
         if relevant:
             if signature is not None:
                 args, kwargs = _by_keyword(signature, args, kwargs)
             return handle_torch_function(twin, relevant, *args, **kwargs)
-        if dispatch_args(args, kwargs):
-            return _to_aten(name, fn, args, kwargs)
+        if dispatch_args(args, kwargs) or (DISPATCH_MODES and _an_operator(name, args, kwargs)):
+            return _to_aten(
+                name, twin, args, kwargs
+            )  # (an operator registered as the twin reaches outer modes)
         return fn(*args, **kwargs)
 
     twin.__module__ = module
@@ -167,7 +170,7 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
 
     @functools.wraps(method)
     def twin(*args: Any, **kwargs: Any) -> Any:
-        if _plain(args, kwargs):
+        if _plain(args, kwargs) and not DISPATCH_MODES:
             return method(*args, **kwargs)
         relevant = relevant_args(args, kwargs)
         if relevant:
@@ -177,7 +180,7 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
             if args and isinstance(getattr(args[0], "_data", None), Tensor):
                 args = (args[0]._data, *args[1:])  # a wrapper keeping its tensor as ``_data``
             return method(*args, **kwargs)
-        if name not in _AUTOGRAD_METHODS and dispatch_args(args, kwargs):
+        if name not in _AUTOGRAD_METHODS and (DISPATCH_MODES or dispatch_args(args, kwargs)):
             if name == "__getitem__":
                 return _dispatch_indexing(method, *args)
             return _to_aten(public or name, method, args, kwargs)
@@ -204,6 +207,34 @@ _METADATA = frozenset(
 _AUTOGRAD_METHODS = frozenset(
     "backward register_hook register_post_accumulate_grad_hook retain_grad requires_grad_".split()
 )
+
+
+#: functions without tensor arguments that reach a dispatch mode (PyTorch's factory operators)
+_FACTORIES = frozenset(
+    "zeros ones empty full arange linspace logspace rand randn randint randperm eye".split()
+)
+
+
+#: disttorch's own helpers that its ``torch`` namespace holds (checks of dtypes, views...):
+#: not operators, so never handed to a dispatch mode
+_HELPERS = frozenset(
+    "cast in_half scale_first check_cast refuse_bool_subtraction refuse_integer_addcdiv refuse_kernel "
+    "require_lerp_dtypes low_result opmath_array scalar_of check_inplace refresh_view setitem "
+    "no_draw_on_meta".split()
+)
+
+
+def _an_operator(name: str, args: tuple, kwargs: dict) -> bool:
+    """Whether a dispatch mode is handed this call: it takes a tensor, or makes one."""
+    if name in _HELPERS:
+        return False
+    if name in _FACTORIES:
+        return True
+    values = [*args, *kwargs.values()]
+    return any(
+        isinstance(v, Tensor) or (type(v) in (list, tuple) and any(isinstance(x, Tensor) for x in v))
+        for v in values
+    )
 
 
 def _to_aten(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -333,6 +364,14 @@ def install() -> None:
     _forget_mode_swaps()
 
 
+def install_everywhere() -> None:
+    """Every public function and Tensor method hands its calls on (for a dispatch mode)."""
+    if not _all_methods[0]:
+        _all_methods[0] = True
+        install()
+        _install_all_tensor_methods()
+
+
 def _on_subclass(cls: type, **kwargs: Any) -> None:
     """``Tensor.__init_subclass__``: a class with its own ``__torch_dispatch__`` and Tensor's
     ``__torch_function__`` gets ``_disabled_torch_function_impl`` (as PyTorch's tensor
@@ -344,9 +383,7 @@ def _on_subclass(cls: type, **kwargs: Any) -> None:
     if own_dispatch and default_function:
         cls.__torch_function__ = _disabled_torch_function_impl
     if not _all_methods[0] and _type_dispatches(cls):
-        _all_methods[0] = True
-        install()
-        _install_all_tensor_methods()
+        install_everywhere()
 
 
 _all_methods = [False]  # whether every Tensor method has its twin

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._grad_flag import grad_enabled
 from .._tensor import Tensor
-from .._torch_function import dispatch_args, handle_torch_dispatch
+from .._torch_function import DISPATCH_MODES, dispatch_args, handle_torch_dispatch
 from ..autograd.function import Function, _seq, gradient_edge
 from . import aten_impls  # noqa: F401  (registers the operators used below)
 
@@ -35,6 +35,8 @@ def call(func: Any, *args: Any, **kwargs: Any) -> Any:
     """``func(*args, **kwargs)``: through ``__torch_dispatch__`` when an argument is a wrapper
     subclass (run below autograd), recording a node on its outputs when an input requires
     grad; a plain call otherwise."""
+    if DISPATCH_MODES:
+        return _to_mode(func, args, kwargs)
     wrapped = dispatch_args(args, kwargs)
     if not wrapped:
         return func(*args, **kwargs)
@@ -48,6 +50,17 @@ def call(func: Any, *args: Any, **kwargs: Any) -> Any:
     if record:
         _record(func, args, kwargs, out)
     return out
+
+
+def _to_mode(func: Any, args: tuple, kwargs: dict) -> Any:
+    """``func`` handed to the innermost dispatch mode, which is off while it runs (its own
+    calls reach the modes below it, then the subclasses); autograd records what it runs."""
+    mode = DISPATCH_MODES.pop()
+    try:
+        kinds = tuple(dict.fromkeys(type(a) for a in dispatch_args(args, kwargs)))
+        return mode.__torch_dispatch__(func, kinds, args, kwargs)
+    finally:
+        DISPATCH_MODES.append(mode)
 
 
 def _tensors(args: tuple) -> list[Tensor]:

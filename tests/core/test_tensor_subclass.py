@@ -386,11 +386,51 @@ def test_python_dispatch_helpers_for_wrapper_subclasses():
     assert type(doubled) is Two and doubled.a.tolist() == [2.0, 2.0] and doubled.b.tolist() == [1.0, 1.0]
     assert pd.return_and_correct_aliasing(None, (), {}, t) is t and pd._get_current_dispatch_mode() is None
 
-    class Logging(pd.TorchDispatchMode):
-        pass
+    assert pd._get_current_dispatch_mode_stack() == []
 
-    with pytest.raises(NotImplementedError, match="TorchFunctionMode"), Logging():
-        pass
+
+def _dispatch_mode(lib) -> list:
+    """A logging ``TorchDispatchMode`` around a layer's forward and factories: the operators
+    it is handed (in order, nested modes outermost first), the results, the mode stack."""
+    import importlib
+
+    pd = importlib.import_module(f"{lib.__name__}.utils._python_dispatch")
+    log = []
+
+    class Log(pd.TorchDispatchMode):
+        def __init__(self, tag):
+            super().__init__()
+            self.tag = tag
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            log.append(f"{self.tag}:{func}")
+            return func(*args, **(kwargs or {}))
+
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    x = lib.ones(4, 3)
+    with lib.no_grad(), Log("outer") as outer, Log("inner"):
+        stack = [type(m).__name__ for m in pd._get_current_dispatch_mode_stack()]
+        y = lib.nn.functional.relu(layer(x)).sum(1)
+        z = lib.arange(3.0) * 2
+    after = pd._get_current_dispatch_mode()
+    return [log, stack, y.detach().numpy().round(5).tolist(), z.tolist(), after, outer.tag]
+
+
+def test_a_dispatch_mode_is_handed_the_aten_operators():
+    log, stack, y, z, after, tag = _dispatch_mode(dt)
+    assert log[:4] == [
+        "inner:aten.t.default",
+        "outer:aten.t.default",
+        "inner:aten.addmm.default",
+        "outer:aten.addmm.default",
+    ]
+    assert stack == ["Log", "Log"] and z == [0.0, 2.0, 4.0] and after is None and tag == "outer"
+
+
+@pytest.mark.parity
+def test_a_dispatch_mode_matches_pytorch(torch):
+    assert _dispatch_mode(dt) == _dispatch_mode(torch)
 
 
 def _quantised_weight(lib) -> list:
