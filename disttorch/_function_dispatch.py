@@ -36,9 +36,12 @@ from typing import Any
 from ._tensor import Tensor
 from ._torch_function import (
     _VERDICT,
+    DISPATCH_MODES,
+    _disabled_torch_dispatch_impl,
+    _disabled_torch_function_impl,
+    _tensor_torch_function,
     _type_dispatches,
     dispatch_args,
-    handle_torch_dispatch,
     handle_torch_function,
     relevant_args,
 )
@@ -96,16 +99,17 @@ def _dispatching(fn: Callable, module: str, name: str) -> Callable:
 
     @functools.wraps(fn)
     def twin(*args: Any, **kwargs: Any) -> Any:
-        if _plain(args, kwargs):
+        if _plain(args, kwargs) and not DISPATCH_MODES:
             return fn(*args, **kwargs)
         relevant = relevant_args(args, kwargs)
         if relevant:
             if signature is not None:
                 args, kwargs = _by_keyword(signature, args, kwargs)
             return handle_torch_function(twin, relevant, *args, **kwargs)
-        wrapped = dispatch_args(args, kwargs)
-        if wrapped:
-            return handle_torch_dispatch(aten_op(name, fn), wrapped, args, kwargs)
+        if dispatch_args(args, kwargs) or (DISPATCH_MODES and _an_operator(name, args, kwargs)):
+            return _to_aten(
+                name, twin, args, kwargs
+            )  # (an operator registered as the twin reaches outer modes)
         return fn(*args, **kwargs)
 
     twin.__module__ = module
@@ -166,7 +170,7 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
 
     @functools.wraps(method)
     def twin(*args: Any, **kwargs: Any) -> Any:
-        if _plain(args, kwargs):
+        if _plain(args, kwargs) and not DISPATCH_MODES:
             return method(*args, **kwargs)
         relevant = relevant_args(args, kwargs)
         if relevant:
@@ -176,11 +180,10 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
             if args and isinstance(getattr(args[0], "_data", None), Tensor):
                 args = (args[0]._data, *args[1:])  # a wrapper keeping its tensor as ``_data``
             return method(*args, **kwargs)
-        wrapped = dispatch_args(args, kwargs)
-        if wrapped:
+        if name not in _AUTOGRAD_METHODS and (DISPATCH_MODES or dispatch_args(args, kwargs)):
             if name == "__getitem__":
                 return _dispatch_indexing(method, *args)
-            return handle_torch_dispatch(aten_op(public or name, method), wrapped, args, kwargs)
+            return _to_aten(public or name, method, args, kwargs)
         return method(*args, **kwargs)
 
     twin.__name__ = name  # Tensor.__floordiv__ is named so (not floor_divide)
@@ -200,40 +203,61 @@ _METADATA = frozenset(
     "size dim ndimension numel nelement stride is_contiguous storage_offset element_size "
     "is_floating_point is_complex is_signed get_device requires_grad_ __len__".split()
 )
-#: op names whose ATen overload takes a second tensor (``aten.add.Tensor``)
-_TENSOR_OVERLOADS = frozenset(
-    "add sub mul div eq ne lt le gt ge pow remainder rsub add_ sub_ mul_ div_ pow_ "
-    "maximum minimum atan2 fmod bitwise_and bitwise_or bitwise_xor where".split()
+#: Tensor methods of autograd itself, which PyTorch runs above its dispatcher (never an operator)
+_AUTOGRAD_METHODS = frozenset(
+    "backward register_hook register_post_accumulate_grad_hook retain_grad requires_grad_".split()
 )
-_OWN_PACKETS: dict[str, Any] = {}
 
 
-def aten_op(name: str, fn: Callable) -> Any:
-    """The ATen operator ``__torch_dispatch__`` is handed for the function ``name``:
-    ``torch.ops.aten.<name>.Tensor`` for binary arithmetic and comparisons, else
-    ``.default``. An operator ``torch.ops.aten`` cannot run yet (``aten.linear``, a
-    functional's name) runs ``fn`` from then on; one that is no ATen name (``__getitem__``)
-    is made apart."""
-    from .ops import aten  # the operator registry sits above the core
-    from .ops.op_namespace import REGISTERED, OpOverloadPacket
-
-    overload = "Tensor" if name in _TENSOR_OVERLOADS else "default"
-    if not name.startswith("__"):
-        if aten._function(name) is None:
-            REGISTERED[f"aten::{name}"] = fn
-        return getattr(getattr(aten, name), overload)
-    if name not in _OWN_PACKETS:
-        _OWN_PACKETS[name] = OpOverloadPacket("aten", name, lambda _name: fn)
-    return getattr(_OWN_PACKETS[name], overload)
+#: functions without tensor arguments that reach a dispatch mode (PyTorch's factory operators)
+_FACTORIES = frozenset(
+    "zeros ones empty full arange linspace logspace rand randn randint randperm eye".split()
+)
 
 
-def _indexing_steps(key: Any) -> list[tuple[str, tuple]] | None:
+#: disttorch's own helpers that its ``torch`` namespace holds (checks of dtypes, views...):
+#: not operators, so never handed to a dispatch mode
+_HELPERS = frozenset(
+    "cast in_half scale_first check_cast refuse_bool_subtraction refuse_integer_addcdiv refuse_kernel "
+    "require_lerp_dtypes low_result opmath_array scalar_of check_inplace refresh_view setitem "
+    "no_draw_on_meta".split()
+)
+
+
+def _an_operator(name: str, args: tuple, kwargs: dict) -> bool:
+    """Whether a dispatch mode is handed this call: it takes a tensor, or makes one."""
+    if name in _HELPERS:
+        return False
+    if name in _FACTORIES:
+        return True
+    values = [*args, *kwargs.values()]
+    return any(
+        isinstance(v, Tensor) or (type(v) in (list, tuple) and any(isinstance(x, Tensor) for x in v))
+        for v in values
+    )
+
+
+def _to_aten(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """The call ``name(*args, **kwargs)`` with a wrapper-subclass argument, as the ATen
+    operators PyTorch's dispatcher hands it (see :mod:`.ops.aten_dispatch`)."""
+    from .ops.aten_dispatch import dispatch  # the operator registry sits below the library
+
+    return dispatch(name, fn, args, kwargs)
+
+
+def _indexing_steps(key: Any, ndim: int) -> list[tuple[str, tuple]] | None:
     """``tensor[key]`` as PyTorch's dispatcher sees it, one step per indexed dim: an int
     selects (``aten.select.int``), a slice slices (``aten.slice.Tensor``; ``:`` is no step),
-    a tensor indexes (``aten.index.Tensor``); None for keys left whole (``...``, None)."""
+    a tensor indexes (``aten.index.Tensor``), None adds a dim (``aten.unsqueeze``), ``...``
+    stands for the dims the others leave (of ``ndim``); None for keys left whole."""
     steps: list[tuple[str, tuple]] = []
     dim = 0
-    for item in key if isinstance(key, tuple) else (key,):
+    items = key if isinstance(key, tuple) else (key,)
+    if any(item is Ellipsis for item in items):
+        at = next(i for i, item in enumerate(items) if item is Ellipsis)
+        used = sum(1 for item in items if item is not None and item is not Ellipsis)
+        items = (*items[:at], *(slice(None),) * (ndim - used), *items[at + 1 :])
+    for item in items:
         if isinstance(item, int) and not isinstance(item, bool):
             steps.append(("select.int", (dim, item)))
         elif isinstance(item, slice):
@@ -242,6 +266,9 @@ def _indexing_steps(key: Any) -> list[tuple[str, tuple]] | None:
             if item != slice(None):
                 bounds = (dim, item.start or 0, sys.maxsize if item.stop is None else item.stop)
                 steps.append(("slice.Tensor", bounds if item.step in (None, 1) else (*bounds, item.step)))
+            dim += 1
+        elif item is None:
+            steps.append(("unsqueeze.default", (dim,)))
             dim += 1
         elif isinstance(item, Tensor) and not isinstance(key, tuple):
             steps.append(("index.Tensor", ([item],)))
@@ -254,16 +281,16 @@ def _dispatch_indexing(getitem: Callable, tensor: Tensor, key: Any) -> Any:
     """``tensor[key]`` for a wrapper subclass: its ``__torch_dispatch__`` called once per
     step of :func:`_indexing_steps` (or with ``__getitem__`` itself for other keys)."""
     from .ops import aten
+    from .ops.aten_autograd import call
+    from .ops.aten_dispatch import aten_op
 
-    steps = _indexing_steps(key)
+    steps = _indexing_steps(key, tensor.dim())
     if steps is None:
-        return handle_torch_dispatch(aten_op("__getitem__", getitem), [tensor], (tensor, key), {})
+        return call(aten_op("__getitem__", getitem), tensor, key)
     out = tensor
     for op, extra in steps:
         packet, overload = op.split(".")
-        func, args = getattr(getattr(aten, packet), overload), (out, *extra)
-        wrapped = dispatch_args(args)  # (a step's result may be a plain tensor)
-        out = handle_torch_dispatch(func, wrapped, args, {}) if wrapped else func(*args)
+        out = call(getattr(getattr(aten, packet), overload), out, *extra)  # (may be plain by now)
     return out
 
 
@@ -337,13 +364,26 @@ def install() -> None:
     _forget_mode_swaps()
 
 
-def _on_subclass(cls: type, **kwargs: Any) -> None:
-    """``Tensor.__init_subclass__``: the first subclass that dispatches installs the twins."""
-    super(Tensor, cls).__init_subclass__(**kwargs)
-    if not _all_methods[0] and _type_dispatches(cls):
+def install_everywhere() -> None:
+    """Every public function and Tensor method hands its calls on (for a dispatch mode)."""
+    if not _all_methods[0]:
         _all_methods[0] = True
         install()
         _install_all_tensor_methods()
+
+
+def _on_subclass(cls: type, **kwargs: Any) -> None:
+    """``Tensor.__init_subclass__``: a class with its own ``__torch_dispatch__`` and Tensor's
+    ``__torch_function__`` gets ``_disabled_torch_function_impl`` (as PyTorch's tensor
+    metaclass gives it: its calls go straight to the dispatch, and results are not converted
+    to the class); the first subclass that dispatches installs the twins."""
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    own_dispatch = getattr(cls, "__torch_dispatch__", None) is not _disabled_torch_dispatch_impl
+    default_function = getattr(cls.__torch_function__, "__func__", None) is _tensor_torch_function
+    if own_dispatch and default_function:
+        cls.__torch_function__ = _disabled_torch_function_impl
+    if not _all_methods[0] and _type_dispatches(cls):
+        install_everywhere()
 
 
 _all_methods = [False]  # whether every Tensor method has its twin

@@ -108,6 +108,23 @@ def publish(module: ModuleType) -> None:
         elif PYTORCH_HOMES.get(home) == name:
             value.__module__ = public_module(name)
     sys.modules.setdefault(public_module(name), module)
+    if type(module) is ModuleType:
+        module.__class__ = PublishedModule
+
+
+class PublishedModule(ModuleType):
+    """A disttorch module under the alias. It pickles by its ``torch.`` name, as an installed
+    PyTorch's modules do: ``dill`` (``datasets``' fingerprints of a ``map`` function that
+    uses ``torch``) pickles a module outside the interpreter's prefix and ``site-packages``,
+    such as an editable install's, by value (its whole namespace) unless the module says
+    how. With dill loaded the reduction is dill's own for an installed module, so a
+    function's fingerprint is the one it has under PyTorch; plain ``pickle`` gets
+    ``importlib.import_module`` (PyTorch's modules do not pickle there)."""
+
+    def __reduce__(self) -> tuple:
+        dill = sys.modules.get("dill._dill")
+        importer = getattr(dill, "_import_module", None) or importlib.import_module
+        return importer, (public_module(self.__name__),)
 
 
 #: small namespaces of classes made elsewhere (``torch._C.Generator``, ``torch.return_types.max``,

@@ -6,9 +6,11 @@ quantised-weight types that keep their real data in attributes of their own and 
 A wrapper made here has the sizes, dtype and ``requires_grad`` asked for over no memory (a
 read-only broadcast zero); its metadata methods (``size()``, ``dim()``, ``numel()``...) answer
 from them, and every other public function or method called on it goes to its type's
-``__torch_dispatch__`` with the ATen operator of that name (``torch.ops.aten.mul.Tensor`` for
-``w * 2``), as PyTorch's dispatcher would hand it; see :mod:`._function_dispatch`. The
-wrapper's own attributes must not use disttorch's internal names (``_data``, ``_grad``...)."""
+``__torch_dispatch__`` as the ATen operators PyTorch's dispatcher would hand it
+(``torch.ops.aten.mul.Tensor`` for ``w * 2``, ``aten.t`` then ``aten.addmm`` for
+``F.linear``), with autograd recorded above the dispatch; see :mod:`._function_dispatch`
+and :mod:`.ops.aten_dispatch`. The wrapper's own attributes must not use disttorch's
+internal names (``_grad``...), except ``_data`` for its inner tensor, as PyG's do."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
-from ._tensor import Tensor
+from ._tensor import Tensor, _contiguous
 
 __all__: list[str] = []
 
@@ -68,13 +70,16 @@ def _make_wrapper_subclass(
 ) -> Tensor:
     """A ``cls`` instance of ``size`` and ``dtype`` (the default float one unless given)
     holding no data: the subclass keeps its data itself and computes in
-    ``__torch_dispatch__``. ``device`` must be the CPU (or None)."""
+    ``__torch_dispatch__``. ``stride()`` and ``is_contiguous()`` answer from ``strides``
+    (row-major unless given). ``device`` must be the CPU (or None)."""
     _check_class(cls, "_make_wrapper_subclass")
     if device is not None and str(device) not in ("cpu", "meta"):
         raise RuntimeError(f"_make_wrapper_subclass: disttorch tensors live on the CPU, got device {device}")
     kind = (dtype or _dtype.get_default_dtype()).numpy
+    shape = tuple(int(s) for s in size)
     out = object.__new__(cls)
-    Tensor._init_state(out, np.broadcast_to(np.zeros((), dtype=kind), tuple(int(s) for s in size)))
+    Tensor._init_state(out, np.broadcast_to(np.zeros((), dtype=kind), shape))
+    out._wrapper_strides = _contiguous(shape) if strides is None else tuple(int(s) for s in strides)
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -266,12 +266,17 @@ class Tensor:
         return self._data.dtype.kind in "fV"
 
     def stride(self, dim: int | None = None) -> tuple | int:
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
-        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+        st = getattr(self, "_wrapper_strides", None) if type(self) is not Tensor else None
+        if st is None:
+            st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, len(st))]
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the elements lie densely in row-major order, or in ``memory_format``'s
         order (``torch.channels_last``: dims N, H, W, C from slowest to fastest)."""
+        wrapper = getattr(self, "_wrapper_strides", None) if type(self) is not Tensor else None
+        if wrapper is not None and memory_format is None:  # a wrapper subclass: the strides it was made with
+            return wrapper == _contiguous(tuple(self.shape))
         if memory_format is None:
             return bool(self._data.flags.c_contiguous)
         return _memory_format.is_contiguous_as(self._data, memory_format)
@@ -663,6 +668,8 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
+        if type(self).__torch_dispatch__ is not Tensor.__torch_dispatch__:
+            return _deepcopy_wrapper(self, memo)
         t = type(self).__new__(type(self))
         Tensor._init_state(t, self._data.copy())
         t._rg = self._rg and self.grad_fn is None
@@ -675,6 +682,45 @@ class Tensor:
                 t.__dict__[k] = copy.deepcopy(v, memo)
         memo[id(self)] = t
         return t
+
+
+def _contiguous(shape: tuple) -> tuple:
+    """The row-major strides of ``shape``, in elements."""
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(out))
+
+
+def _deepcopy_wrapper(self: Tensor, memo: dict) -> Tensor:
+    """``copy.deepcopy`` of a subclass that computes in ``__torch_dispatch__`` (which keeps its
+    data itself), as PyTorch's: its ``clone()``, with a deep copy of its attributes."""
+    import copy
+
+    from ._grad_flag import grad_enabled
+
+    if id(self) in memo:
+        return memo[id(self)]
+    enabled, grad_enabled[0] = grad_enabled[0], False
+    try:
+        t = self.clone()
+    finally:
+        grad_enabled[0] = enabled
+    if type(t) is not type(self):
+        raise RuntimeError(
+            "The default implementation of __deepcopy__() for wrapper subclasses only works for subclass "
+            "types that implement clone() and for which cloning returns another instance of the same "
+            "subclass. You should either properly implement clone() for your subclass or override "
+            "__deepcopy__() if it is intended behavior for clone() to return an instance of a different type."
+        )
+    if self._rg:
+        t.requires_grad_(True)
+    if self._grad is not None:
+        t._grad = copy.deepcopy(self._grad, memo)
+    t.__dict__ = copy.deepcopy(self.__dict__, memo)
+    memo[id(self)] = t
+    return t
 
 
 class device:

@@ -153,6 +153,10 @@ def _flat(args: tuple, kwargs: dict | None) -> list:
     return found
 
 
+#: the entered ``TorchDispatchMode``s, innermost last (``torch.utils._python_dispatch``)
+DISPATCH_MODES: list = []
+
+
 def handle_torch_dispatch(func: Callable, dispatching: list, args: tuple, kwargs: dict) -> Any:
     """Call ``__torch_dispatch__(func, types, args, kwargs)`` of the types of ``dispatching``
     (subclasses first) until one returns something other than ``NotImplemented``."""

@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .._creation import tensor, zeros_like
+from .._creation import ones_like, tensor, zeros_like
+from .._memory_format import preserve_format
 from .._tensor import Tensor
+from .._torch_function import dispatch_args
 from .engine import run_backward
 from .function import GradientEdge
 
@@ -23,6 +25,14 @@ def _as_list(x: Any) -> list:
     if x is None:
         return []
     return [x] if isinstance(x, (Tensor, GradientEdge)) else list(x)
+
+
+def _ones_like(out: Tensor) -> Tensor:
+    """The implicit gradient of a scalar output; a wrapper subclass makes its own (the
+    public ``ones_like``, which hands it ``aten.ones_like``, as PyTorch's engine asks it)."""
+    if type(out) is not Tensor and dispatch_args((out,)):
+        return ones_like(out, memory_format=preserve_format)
+    return Tensor._make(np.ones(out._data.shape, dtype=out._data.dtype))
 
 
 def _root_grads(outputs: list, grad_outputs: list) -> list:
@@ -44,7 +54,7 @@ def _root_grads(outputs: list, grad_outputs: list) -> list:
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
                 )
-            g = Tensor._make(np.ones(out._data.shape, dtype=out._data.dtype))
+            g = _ones_like(out)
         elif not isinstance(g, Tensor):
             g = tensor(g, dtype=out.dtype)
         elif g._data.shape != out._data.shape:

@@ -27,6 +27,7 @@ from .. import _debug_flags
 from .._dtype import from_numpy
 from .._memory_format import is_dense
 from .._tensor import Tensor
+from .._torch_function import dispatch_args
 from ..utils import trace
 from . import autocast_state as _autocast
 from . import grad_mode, grad_sink, saved_hooks
@@ -159,7 +160,11 @@ def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
 
 
 def add_to_grad(leaf, grad, shared: bool, create_graph: bool) -> None:
-    """``leaf.grad += grad``; the stored gradient never aliases another tensor."""
+    """``leaf.grad += grad``; the stored gradient never aliases another tensor. A wrapper
+    subclass's gradient (which keeps its data itself) is stored detached and added with ``+``."""
+    if type(grad) is not Tensor and dispatch_args((grad,)):
+        leaf._grad = grad.detach() if leaf._grad is None else leaf._grad + grad
+        return
     if grad.is_sparse or (leaf._grad is not None and leaf._grad.is_sparse):
         # sparse + sparse stays sparse (indices concatenated); sparse + dense is dense
         old = leaf._grad

@@ -428,7 +428,10 @@ def _listed_input(cls: type, a: Any, i: int) -> bool:
     """Whether PyTorch's op has a tensor input where ``cls.apply`` got ``a`` (which does not
     require grad) as argument ``i`` (see ``Function._tensor_slots``)."""
     if isinstance(a, Tensor):
-        return a._data.dtype.kind in "fcV"
+        data = a._data
+        if isinstance(data, Tensor):  # a wrapper keeping its inner tensor as ``_data`` (PyG's EdgeIndex)
+            data = data._data
+        return data.dtype.kind in "fcV"
     return cls._wraps_numbers and i > 0 and isinstance(a, (int, float, complex))
 
 

@@ -123,7 +123,10 @@ class OpOverloadPacket:
                 f"{self._namespace}::{self._name} has no disttorch implementation (the operator can be "
                 "named, e.g. as a dispatch-table key, but not run)"
             )
-        return fn(*args, **kwargs)
+        out = fn(*args, **kwargs)
+        if type(out) is not tuple and isinstance(out, tuple):
+            return tuple(out)  # an operator returns a plain tuple (``torch.sort``'s is named)
+        return out
 
     def __repr__(self) -> str:
         return f"<OpOverloadPacket(op='{self._namespace}.{self._name}')>"

@@ -300,6 +300,8 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, g):
+        if ctx._node_name == "TBackward0":  # (as PyTorch's nodes do: a wrapper subclass sees aten.t)
+            return g.t(), None
         return g.permute(tuple(np.argsort(ctx.dims))), None
 
 

@@ -1,10 +1,9 @@
 """``torch.utils._python_dispatch``: the helpers wrapper tensor subclasses import.
 
 disttorch has no dispatcher below its Python functions: a wrapper subclass's
-``__torch_dispatch__`` is reached from the public functions themselves (see
-``disttorch._function_dispatch``), so there are no modes on a dispatch stack to disable or
-report, and ``TorchDispatchMode`` can be defined (libraries subclass it at import) but not
-entered. The subclass helpers (``is_traceable_wrapper_subclass``, ``transform_subclass``,
+``__torch_dispatch__``, and an entered ``TorchDispatchMode``'s, is reached from the public
+functions and Tensor methods themselves, which hand it the ATen operators PyTorch's
+dispatcher would (see ``disttorch.ops.aten_dispatch``). The subclass helpers (``is_traceable_wrapper_subclass``, ``transform_subclass``,
 ``return_and_correct_aliasing``) work as PyTorch's do for such subclasses."""
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._tensor import Tensor
+from .._torch_function import DISPATCH_MODES
 
 __all__ = [
     "TorchDispatchMode",
@@ -25,8 +25,14 @@ __all__ = [
 
 
 class TorchDispatchMode:
-    """The base of PyTorch's dispatch modes. Subclassing works; entering one raises, since no
-    ATen-level dispatch exists to hand it operators (``TorchFunctionMode`` sees the calls)."""
+    """A mode whose ``__torch_dispatch__(func, types, args, kwargs)`` is handed the ATen
+    operator of every torch function and Tensor method called on tensors while it is entered
+    (and of the factories ``zeros``, ``arange``, ``randn``...), as PyTorch's dispatcher hands
+    them (see ``disttorch.ops.aten_dispatch``); inside it the mode is off, so ``func(*args)``
+    runs the operator (through the modes below it). Modes nest; they are per process.
+    Differences: autograd is disttorch's own, so the backward pass's operators reach the
+    mode as the Tensor operations disttorch's backward formulas run, and operators that
+    disttorch computes inside one op (a layer's fused kernel) are not seen one by one."""
 
     def __init__(self, _dispatch_key: Any = None) -> None:
         pass
@@ -37,34 +43,47 @@ class TorchDispatchMode:
         raise NotImplementedError
 
     def __enter__(self) -> TorchDispatchMode:
-        raise NotImplementedError(
-            f"{type(self).__name__}: disttorch has no ATen dispatcher, so a TorchDispatchMode cannot "
-            "intercept operators; use torch.overrides.TorchFunctionMode to see torch calls"
-        )
+        from .._function_dispatch import install_everywhere
+
+        install_everywhere()  # the public functions and Tensor methods hand calls on
+        DISPATCH_MODES.append(self)
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        pass
+        if DISPATCH_MODES and DISPATCH_MODES[-1] is self:
+            DISPATCH_MODES.pop()
+        elif self in DISPATCH_MODES:
+            DISPATCH_MODES.remove(self)
 
     @classmethod
     def push(cls, *args: Any, **kwargs: Any) -> TorchDispatchMode:
-        """Make a mode and enter it (which raises, see the class)."""
+        """Make a mode and enter it."""
         return cls(*args, **kwargs).__enter__()
 
+    @classmethod
+    def is_infra_mode(cls) -> bool:
+        return False
 
-def _get_current_dispatch_mode() -> None:
-    """The innermost dispatch mode: none is ever entered here."""
-    return None
+
+def _get_current_dispatch_mode() -> TorchDispatchMode | None:
+    """The innermost dispatch mode entered, or None."""
+    return DISPATCH_MODES[-1] if DISPATCH_MODES else None
 
 
 def _get_current_dispatch_mode_stack() -> list:
-    """The dispatch modes entered: none."""
-    return []
+    """The dispatch modes entered, outermost first."""
+    return list(DISPATCH_MODES)
 
 
 @contextlib.contextmanager
 def _disable_current_modes() -> Iterator[list]:
-    """Run a block without the current dispatch modes (there are none); yields them."""
-    yield []
+    """Run a block without the current dispatch modes; yields them."""
+    saved = list(DISPATCH_MODES)
+    DISPATCH_MODES.clear()
+    try:
+        yield saved
+    finally:
+        DISPATCH_MODES[:] = saved + DISPATCH_MODES
 
 
 def is_traceable_wrapper_subclass_type(kind: type) -> bool:

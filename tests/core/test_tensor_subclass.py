@@ -204,25 +204,133 @@ def test_a_batch_of_subclass_samples_is_of_their_type():
     assert batches[1].tolist() == [[2.0, 1.0], [3.0, 1.0]]
 
 
-def test_a_composite_function_reaches_torch_dispatch_as_the_registered_aten_operator():
-    seen = []
+def _logged_mlp(lib) -> list:
+    """What a logging wrapper subclass (inner tensor in ``elem``) is handed for a linear
+    layer, ReLU and sum, forward then backward, and the graph recorded above it."""
+    F = lib.nn.functional
 
-    class W(dt.Tensor):
-        __torch_function__ = dt._C._disabled_torch_function_impl
+    def unwrap(x):
+        return x.elem if isinstance(x, L) else [unwrap(v) for v in x] if isinstance(x, list) else x
+
+    def describe(x):
+        return (
+            tuple(x.shape)
+            if isinstance(x, lib.Tensor)
+            else [describe(v) for v in x]
+            if isinstance(x, list)
+            else x
+        )
+
+    class L(lib.Tensor):
+        log: list = []
 
         @staticmethod
-        def __new__(cls, elem):
-            r = dt.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+        def __new__(cls, elem, requires_grad=False):
+            r = lib.Tensor._make_wrapper_subclass(
+                cls, elem.size(), dtype=elem.dtype, requires_grad=requires_grad
+            )
             r.elem = elem
             return r
 
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            seen.append(func)
-            return func(*[a.elem if isinstance(a, W) else a for a in args], **(kwargs or {}))
+            kwargs = kwargs or {}
+            cls.log.append((str(func), [describe(a) for a in args], sorted(kwargs)))
+            out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+            if isinstance(out, (tuple, list)):
+                return type(out)(L(o) if isinstance(o, lib.Tensor) else o for o in out)
+            return L(out) if isinstance(out, lib.Tensor) else out
 
-    out = dt.nn.functional.linear(dt.ones(1, 3), W(dt.ones(2, 3)))
-    assert out.tolist() == [[3.0, 3.0]] and seen == [dt.ops.aten.linear.default]
+    lib.manual_seed(0)
+    x = L(lib.arange(12.0).reshape(3, 4) / 10)
+    w = L(lib.linspace(-1, 1, 32).reshape(8, 4), requires_grad=True)
+    b = L(lib.linspace(0, 1, 8), requires_grad=True)
+    loss = F.relu(F.linear(x, w, b)).sum()
+    forward = list(L.log)
+    nodes = [type(loss.grad_fn).__name__, loss.grad_fn.next_functions[0][0].name()]
+    L.log.clear()
+    loss.backward()
+    grads = [
+        type(w.grad).__name__,
+        w.grad.elem.numpy().round(5).tolist(),
+        b.grad.elem.numpy().round(5).tolist(),
+    ]
+    backward = list(L.log)
+    L.log.clear()
+    steps = {
+        "reshape": lambda a: a.reshape(-1),
+        "flatten": lambda a: a.flatten(),
+        "softmax": lambda a: F.softmax(a, dim=-1),
+        "sum_dim": lambda a: a.sum(1, keepdim=True),
+        "mean_dim": lambda a: a.mean(-1),
+        "pow": lambda a: a**2,
+        "gt": lambda a: a > 0,
+        "to": lambda a: a.to(lib.float64),
+        "var": lambda a: a.var(1),
+        "rsub": lambda a: 1 - a,
+        "matmul3d": lambda a: a[None] @ a.t(),
+        "cross_entropy": lambda a: F.cross_entropy(a, lib.tensor([0, 1, 2])),
+        "where": lambda a: lib.where(a > 0.5, a, 0.0),
+        "contiguous": lambda a: a.contiguous(),
+        "flip": lambda a: a.flip(0),
+        "sort_stable": lambda a: a.sort(stable=True, dim=0),
+        "unbind": lambda a: a.unbind(1),
+        "narrow": lambda a: a.narrow(1, 1, 2),
+        "ellipsis": lambda a: a[..., 1],
+        "view_as_T": lambda a: a.view_as(a).T,
+        "movedim": lambda a: a[None].movedim(0, 2),
+        "long": lambda a: a.long(),
+        "full_like": lambda a: lib.full_like(a, 2.0),
+        "to_copy": lambda a: (a.to(copy=True), a.to("cpu", lib.float64), a.to("cpu")),
+    }
+    seen = {}
+    for name, step in steps.items():
+        L.log.clear()
+        step(x)
+        seen[name] = [(op, kw) if kw else op for op, _, kw in L.log]
+    return [forward, nodes, backward, grads, seen]
+
+
+def test_a_wrapper_subclass_is_handed_aten_operators_as_pytorch_decomposes_them():
+    forward, nodes, backward, grads, seen = _logged_mlp(dt)
+    assert forward == [
+        ("aten.t.default", [(8, 4)], []),
+        ("aten.addmm.default", [(8,), (3, 4), (4, 8)], []),
+        ("aten.relu.default", [(3, 8)], []),
+        ("aten.detach.default", [(3, 8)], []),
+        ("aten.sum.default", [(3, 8)], []),
+    ]
+    assert nodes == ["SumBackward0", "ReluBackward0"]
+    assert [op for op, _, _ in backward] == [
+        "aten.ones_like.default",
+        "aten.expand.default",
+        "aten.detach.default",
+        "aten.threshold_backward.default",
+        "aten.t.default",
+        "aten.mm.default",
+        "aten.sum.dim_IntList",
+        "aten.view.default",
+        "aten.detach.default",
+        "aten.t.default",
+        "aten.detach.default",
+    ]
+    assert grads[0] == "L" and len(grads[1]) == 8
+    assert seen["softmax"] == ["aten._softmax.default"] and seen["contiguous"] == []
+    assert seen["cross_entropy"] == ["aten._log_softmax.default", "aten.nll_loss_forward.default"]
+
+
+@pytest.mark.parity
+def test_wrapper_subclass_dispatch_matches_pytorch(torch):
+    assert _logged_mlp(dt) == _logged_mlp(torch)
+
+
+def test_gradients_through_a_wrapper_subclass_match_plain_tensors():
+    """The derivatives recorded above the dispatch give a plain tensor's gradients."""
+    _, _, _, grads, _ = _logged_mlp(dt)
+    w = dt.linspace(-1, 1, 32).reshape(8, 4).requires_grad_()
+    b = dt.linspace(0, 1, 8).requires_grad_()
+    dt.nn.functional.relu(dt.nn.functional.linear(dt.arange(12.0).reshape(3, 4) / 10, w, b)).sum().backward()
+    assert grads[1] == w.grad.numpy().round(5).tolist() and grads[2] == b.grad.numpy().round(5).tolist()
 
 
 def _unwrapping(lib) -> tuple:
@@ -278,8 +386,103 @@ def test_python_dispatch_helpers_for_wrapper_subclasses():
     assert type(doubled) is Two and doubled.a.tolist() == [2.0, 2.0] and doubled.b.tolist() == [1.0, 1.0]
     assert pd.return_and_correct_aliasing(None, (), {}, t) is t and pd._get_current_dispatch_mode() is None
 
-    class Logging(pd.TorchDispatchMode):
-        pass
+    assert pd._get_current_dispatch_mode_stack() == []
 
-    with pytest.raises(NotImplementedError, match="TorchFunctionMode"), Logging():
-        pass
+
+def _dispatch_mode(lib) -> list:
+    """A logging ``TorchDispatchMode`` around a layer's forward and factories: the operators
+    it is handed (in order, nested modes outermost first), the results, the mode stack."""
+    import importlib
+
+    pd = importlib.import_module(f"{lib.__name__}.utils._python_dispatch")
+    log = []
+
+    class Log(pd.TorchDispatchMode):
+        def __init__(self, tag):
+            super().__init__()
+            self.tag = tag
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            log.append(f"{self.tag}:{func}")
+            return func(*args, **(kwargs or {}))
+
+    lib.manual_seed(0)
+    layer = lib.nn.Linear(3, 2)
+    x = lib.ones(4, 3)
+    with lib.no_grad(), Log("outer") as outer, Log("inner"):
+        stack = [type(m).__name__ for m in pd._get_current_dispatch_mode_stack()]
+        y = lib.nn.functional.relu(layer(x)).sum(1)
+        z = lib.arange(3.0) * 2
+    after = pd._get_current_dispatch_mode()
+    return [log, stack, y.detach().numpy().round(5).tolist(), z.tolist(), after, outer.tag]
+
+
+def test_a_dispatch_mode_is_handed_the_aten_operators():
+    log, stack, y, z, after, tag = _dispatch_mode(dt)
+    assert log[:4] == [
+        "inner:aten.t.default",
+        "outer:aten.t.default",
+        "inner:aten.addmm.default",
+        "outer:aten.addmm.default",
+    ]
+    assert stack == ["Log", "Log"] and z == [0.0, 2.0, 4.0] and after is None and tag == "outer"
+
+
+@pytest.mark.parity
+def test_a_dispatch_mode_matches_pytorch(torch):
+    assert _dispatch_mode(dt) == _dispatch_mode(torch)
+
+
+def _quantised_weight(lib) -> list:
+    """A weight-only quantised subclass (torchao-style: int8 data and a scale, dequantised in
+    ``__torch_dispatch__``) as an ``nn.Linear`` weight: the operators its layer hands it,
+    ``deepcopy`` (through ``clone``)."""
+    import copy
+
+    aten = lib.ops.aten
+
+    class Int8W(lib.Tensor):
+        seen: list = []
+
+        @staticmethod
+        def __new__(cls, q, scale):
+            return lib.Tensor._make_wrapper_subclass(cls, q.shape, dtype=scale.dtype)
+
+        def __init__(self, q, scale):
+            self.q, self.scale = q, scale
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            cls.seen.append(str(func))
+            w = next(a for a in args if isinstance(a, Int8W))
+            if func in (aten.detach.default, aten.clone.default):
+                return Int8W(w.q.clone(), w.scale.clone())
+            if func is aten.t.default:  # the transposed weight, dequantised
+                return (w.q.to(w.scale.dtype) * w.scale).t()
+            raise NotImplementedError(str(func))
+
+    lib.manual_seed(0)
+    lin = lib.nn.Linear(4, 3)
+    w = lin.weight.detach()
+    scale = w.abs().amax(1, keepdim=True) / 127
+    lin.weight = lib.nn.Parameter(Int8W(lib.round(w / scale).to(lib.int8), scale), requires_grad=False)
+    out = lin(lib.ones(2, 4))
+    twin = copy.deepcopy(lin)
+    return [
+        type(out).__name__,
+        out.detach().numpy().round(4).tolist(),
+        Int8W.seen,
+        type(twin.weight).__name__,
+        twin.weight.q.tolist() == lin.weight.q.tolist() and twin.weight.q is not lin.weight.q,
+    ]
+
+
+def test_a_quantised_weight_subclass_runs_a_linear_layer_and_copies():
+    out = _quantised_weight(dt)
+    assert out[0] == "Tensor" and out[3] == "Int8W" and out[4]
+    assert out[2] == ["aten.detach.default", "aten.t.default", "aten.clone.default"]
+
+
+@pytest.mark.parity
+def test_a_quantised_weight_subclass_matches_pytorch(torch):
+    assert _quantised_weight(dt) == _quantised_weight(torch)

@@ -1,5 +1,6 @@
 """``disttorch.nn.functional``: stateless versions of the layers, one family per file."""
 
+from . import _aten_ops  # noqa: F401  (registers the ATen operators that are functionals)
 from .activation import *  # noqa: F401,F403
 from .activation_extra import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
