@@ -101,7 +101,8 @@ def tensor(
         t = Tensor._make(_dtype.convert(np.array(data, dtype=np.float64), dtype))
     else:
         np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
-        t = Tensor._make(np.array(data, dtype=np_dt))
+        with np.errstate(over="ignore"):  # beyond float16's range: inf, as PyTorch, without a warning
+            t = Tensor._make(np.array(data, dtype=np_dt))
     if meta:
         t._data = _placed(t._data, True)
     if requires_grad:

@@ -379,7 +379,7 @@ def cdouble(self: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------------- inverse hyperbolics
 class Asinh(_FloatUnary):
-    """``asinh`` of a complex tensor (NumPy's principal branch), derivative ``1 / sqrt(z^2 + 1)``."""
+    """``asinh`` (complex: NumPy's principal branch), derivative ``1 / sqrt(z^2 + 1)``."""
 
     ufunc = np.arcsinh
 
@@ -389,9 +389,9 @@ class Asinh(_FloatUnary):
 
 
 class Acosh(_FloatUnary):
-    """``acosh`` of a complex tensor, derivative ``1 / (sqrt(z - 1) sqrt(z + 1))``."""
+    """``acosh`` (complex: the principal branch), derivative ``1 / (sqrt(z - 1) sqrt(z + 1))``."""
 
-    ufunc = np.arccosh
+    ufunc, quiet = np.arccosh, True
 
     @staticmethod
     def derivative(x, y):
@@ -399,9 +399,9 @@ class Acosh(_FloatUnary):
 
 
 class Atanh(_FloatUnary):
-    """``atanh`` of a complex tensor, derivative ``1 / (1 - z^2)``."""
+    """``atanh`` (complex: the principal branch), derivative ``1 / (1 - z^2)``."""
 
-    ufunc = np.arctanh
+    ufunc, quiet = np.arctanh, True
 
     @staticmethod
     def derivative(x, y):

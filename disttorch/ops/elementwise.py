@@ -34,6 +34,7 @@ from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
+from ..kernels.vec_exp import one_plus_exp_neg
 from ..kernels.vml import unary as _vml
 from ._helpers import arr, binary, broadcast_error, in_half, no_complex
 from .comparison import floor_divide
@@ -776,9 +777,12 @@ class NanToNum(Function):
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
+    """1 / (1 + exp(-x)), computed without overflow warnings for large |x| (float32 with
+    numba: PyTorch's kernel's steps, see ``kernels/vec_exp.py``)."""
     if x.dtype.kind == "c":
         return 1 / (1 + np.exp(-x))
+    if x.dtype == np.float32 and (t := one_plus_exp_neg(x)) is not None:
+        return np.divide(1, t, out=t)
     out = np.exp(-np.abs(x), out=np.empty_like(x))  # in (0, 1]: never overflows; an array for a 0-d x
     pos = x >= 0
     num = np.where(pos, 1, out)

@@ -41,7 +41,7 @@ from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_d
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
-from .elementwise import Logaddexp2, clamp, lerp, log, maximum, minimum, sqrt, where
+from .elementwise import Logaddexp2, clamp, lerp, maximum, minimum, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
 from .indexing import gather
@@ -270,34 +270,22 @@ def _float(x: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- pointwise
-@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
+@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def acosh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic cosine ``log(x + sqrt(x^2 - 1))`` (complex: the principal branch)."""
-    if input._data.dtype.kind == "c":
-        return _complex.Acosh.apply(input)
-    x = _float(input)
-    with np.errstate(invalid="ignore"):
-        return log(x + sqrt(x * x - 1))
+    """Inverse hyperbolic cosine (NaN below 1; complex: the principal branch)."""
+    return _complex.Acosh.apply(_float(input))
 
 
-@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
+@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def asinh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic sine (odd, stable for large |x|; complex: the principal branch)."""
-    if input._data.dtype.kind == "c":
-        return _complex.Asinh.apply(input)
-    x = _float(input)
-    ax = tabs(x)
-    return x.sign() * log(ax + sqrt(ax * ax + 1))
+    """Inverse hyperbolic sine (complex: the principal branch)."""
+    return _complex.Asinh.apply(_float(input))
 
 
-@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
+@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def atanh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic tangent ``0.5 * log((1 + x) / (1 - x))`` (complex: the principal branch)."""
-    if input._data.dtype.kind == "c":
-        return _complex.Atanh.apply(input)
-    x = _float(input)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return ((1 + x).log() - (1 - x).log()) * 0.5
+    """Inverse hyperbolic tangent (infinite at +-1, NaN beyond; complex: the principal branch)."""
+    return _complex.Atanh.apply(_float(input))
 
 
 arccosh, arcsinh, arctanh = acosh, asinh, atanh

@@ -8,6 +8,7 @@ import pytest
 
 import disttorch as dt
 from disttorch.kernels import vml
+from disttorch.kernels.vec_exp import compiled_exp
 
 VML_OPS = ("exp", "log", "log2", "log10", "tanh", "sin", "cos", "tan", "asin", "acos", "atan", "erf", "sqrt")
 #: the largest share of float32 elements that may differ (by one ulp) from PyTorch's without MKL
@@ -63,3 +64,22 @@ def test_float32_without_mkl_within_one_ulp(torch, monkeypatch):
         expected, got = _both(torch, name, x)
         u = _ulps(expected, got)
         assert u.max() <= 1 and (u > 0).mean() <= share, (name, u.max(), (u > 0).mean())
+
+
+@pytest.mark.skipif(not compiled_exp(), reason="needs numba (the fast extra)")
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 1000])
+def test_sigmoid_and_silu_give_pytorch_bits(torch, n):
+    """PyTorch's kernels: SLEEF's expf over whole 32-element blocks, the C library's after."""
+    rng = np.random.default_rng(n)
+    x = np.concatenate([rng.standard_normal(n - n // 2) * 6, rng.uniform(-110, 110, n // 2)]).astype(
+        np.float32
+    )
+    x[:6] = [np.nan, np.inf, -np.inf, -0.0, -88.8, 104.5][: min(6, n)]
+    g = rng.standard_normal(n).astype(np.float32)
+    for name in ("sigmoid", "silu"):
+        tx, dx = torch.tensor(x, requires_grad=True), dt.tensor(x, requires_grad=True)
+        ty, dy = getattr(torch.nn.functional, name)(tx), getattr(dt.nn.functional, name)(dx)
+        ty.backward(torch.from_numpy(g))
+        dy.backward(dt.from_numpy(g))
+        np.testing.assert_array_equal(dy.detach().numpy(), ty.detach().numpy(), err_msg=name)
+        np.testing.assert_array_equal(dx.grad.numpy(), tx.grad.numpy(), err_msg=name)
