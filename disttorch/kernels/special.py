@@ -410,7 +410,7 @@ def i1e(x):
 
 def i0(x):
     x = _f64(x)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # (inf: 0 * inf, NaN as PyTorch's)
         return _i_scaled(0, x) * np.exp(np.abs(x))
 
 

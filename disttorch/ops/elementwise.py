@@ -24,6 +24,7 @@ from .._dtype import OWN_CONVERSION, complex128, convert, float64, from_numpy, g
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
+from .._type_info import finfo
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import kept, saved
@@ -759,7 +760,7 @@ class NanToNum(Function):
     """NaN, +inf and -inf replaced by the given numbers (integer and bool inputs are
     copied); the gradient passes where the input is finite and is 0 elsewhere."""
 
-    _raw = True
+    _raw, _own_16_bit = True, True  # (bfloat16's largest value is not float32's)
 
     @staticmethod
     def forward(ctx, a, nan, posinf, neginf):
@@ -768,6 +769,11 @@ class NanToNum(Function):
             return x.copy()
         if ctx.needs_input_grad:
             ctx.finite = np.isfinite(x)
+        if x.dtype.kind == "V":  # bfloat16, float8: not NumPy's floats, replaced in float32
+            big = float(finfo(a.dtype).max)
+            posinf, neginf = (big if posinf is None else posinf), (-big if neginf is None else neginf)
+            wide = np.nan_to_num(x.astype(np.float32), nan=nan, posinf=posinf, neginf=neginf)
+            return wide.astype(x.dtype)
         with np.errstate(over="ignore"):  # a bound beyond the dtype's range becomes inf
             return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 

@@ -41,6 +41,22 @@ CASES = {
         f(L.tensor([1e-30, -1e-30, 1.0, -1.0, -2.0, float("inf")], dtype=L.float64))
         for f in (L.asinh, L.acosh, L.atanh)
     ],
+    # float32 and 16-bit: pi * x rounded to float32 first, as PyTorch's kernel (was float64)
+    "sinc_in_float32": lambda L: [
+        L.sinc(L.tensor([88.8, -3.0, 20.0, 100.0, 0.0]).to(d)) for d in (L.float32, L.float16, L.bfloat16)
+    ],
+    "nan_to_num_bfloat16": lambda L: L.nan_to_num(
+        L.tensor([float("nan"), float("inf"), -float("inf"), 1.0], dtype=L.bfloat16)
+    ),
+    "bessel_nan_and_infinity": lambda L: [
+        f(L.tensor([float("nan"), float("inf"), -float("inf"), 0.0], dtype=L.float64))
+        for f in (
+            L.special.bessel_j0,
+            L.special.bessel_y1,
+            L.special.airy_ai,
+            L.special.scaled_modified_bessel_k0,
+        )
+    ],
     "rtruediv": lambda L: [0.7 / L.linspace(-3, 3, 61), 3 / L.tensor([1, 2, 0])],  # reciprocal, times
     "nanmean_dtype": lambda L: [
         L.nanmean(L.tensor([[1.5, float("nan")], [2.25, 3.0]]), 0, dtype=d) for d in (L.float16, L.float64)
