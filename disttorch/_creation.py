@@ -250,6 +250,8 @@ def full(
     fill_value = _number(fill_value)
     if dtype is None:
         dtype = _dtype.from_numpy(_infer_np_dtype(fill_value))
+    elif type(fill_value) is int and np.dtype(dtype.numpy).kind in "iu":  # (-1 as uint8: 255, as PyTorch)
+        fill_value = np.asarray(fill_value, dtype=np.int64).astype(dtype.numpy)
     return _filled(fill_value, _size((size,)), dtype, requires_grad, device)
 
 

@@ -266,7 +266,12 @@ class Tensor:
         return self._data.dtype.kind in "fV"
 
     def stride(self, dim: int | None = None) -> tuple | int:
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        if self._data.size:
+            st = tuple(s // self._data.itemsize for s in self._data.strides)
+        else:  # NumPy's strides of an empty array are 0: PyTorch's contiguous ones (a dim of 0 counts as 1)
+            st = tuple(
+                int(np.prod([max(n, 1) for n in self._data.shape[i + 1 :]])) for i in range(self._data.ndim)
+            )
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
 
     def is_contiguous(self, memory_format: Any = None) -> bool:

@@ -56,13 +56,18 @@ def _vml_function(name: str) -> Callable:
 
 
 def _mkl_call(name: str, x: np.ndarray) -> np.ndarray:
-    """MKL's VML function ``name`` over the elements of ``x`` (in C order)."""
+    """MKL's VML function ``name`` over the elements of ``x``, the result laid out as NumPy's
+    element-wise functions lay it out (a dense ``x``'s layout kept: channels-last stays so)."""
     fn = _vml_function(name)
-    x = x if x.flags.c_contiguous else x.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
-    out = np.empty(x.shape, x.dtype)
-    src, dst, item = x.ctypes.data, out.ctypes.data, x.itemsize
+    out = np.empty_like(x)
+    order = np.argsort([-abs(s) for s in x.strides], kind="stable")  # memory order of the dims
+    src, dst = x.transpose(order), out.transpose(order)
+    if not (src.flags.c_contiguous and dst.flags.c_contiguous):  # not dense: a C-ordered copy
+        src, out = np.ascontiguousarray(x).reshape(x.shape), np.empty(x.shape, x.dtype)
+        dst = out
+    start_src, start_dst, item = src.ctypes.data, dst.ctypes.data, x.itemsize
     for start in range(0, x.size, _CHUNK):
-        fn(min(_CHUNK, x.size - start), src + start * item, dst + start * item, _MODE)
+        fn(min(_CHUNK, x.size - start), start_src + start * item, start_dst + start * item, _MODE)
     return out
 
 

@@ -37,7 +37,7 @@ from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ..kernels.vec_exp import one_plus_exp_neg
 from ..kernels.vml import unary as _vml
-from ._helpers import arr, binary, broadcast_error, in_half, no_complex
+from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped_int
 from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
@@ -296,12 +296,25 @@ class Div(Function):
         return ga, gb
 
 
-def _int_power_check(xa: Any, xb: Any) -> None:
-    """PyTorch refuses integer tensors to negative integer powers."""
+def _int_power_check(xa: Any, xb: Any) -> bool:
+    """Whether an integer base meets negative integer exponents: PyTorch refuses a negative
+    number as the exponent, and computes a tensor's (see :func:`_int_power`)."""
     ka = xa.dtype.kind if isinstance(xa, np.ndarray) else ("f" if isinstance(xa, (float, complex)) else "i")
     kb = xb.dtype.kind if isinstance(xb, np.ndarray) else ("f" if isinstance(xb, (float, complex)) else "i")
-    if ka in "iub" and kb in "iub" and np.any(np.asarray(xb) < 0):
+    if ka not in "iub" or kb not in "iub" or not np.any(np.asarray(xb) < 0):
+        return False
+    if not isinstance(xb, np.ndarray):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return True
+
+
+def _int_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Integer ``x ** y`` where ``y`` may be negative, as PyTorch's kernel: 1 and -1 keep
+    their powers, any other base to a negative power is 0 (NumPy raises)."""
+    neg = y < 0
+    out = np.power(x, np.where(neg, 0, y).astype(y.dtype, copy=False))
+    ones = np.where((x == -1) & (y % 2 != 0), -1, 1)
+    return np.where(neg, np.where(np.abs(x) == 1, ones, 0), out).astype(out.dtype, copy=False)
 
 
 class Pow(Function):
@@ -325,7 +338,8 @@ class Pow(Function):
             check_kernel("pow", a, b)
             ctx._node_name = "PowBackward1" if isinstance(a, Tensor) else "PowBackward2"
         xa, xb = arr(a), arr(b)
-        _int_power_check(xa, xb)
+        if _int_power_check(xa, xb):
+            return binary(_int_power, a, b)
         out = power_kernel(xa, xb) if isinstance(xa, np.ndarray) else None  # integer/half-integer powers
         if out is None:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -882,6 +896,8 @@ class Clamp(Function):
                 rt = result_type(_probe(x, rt), bound)
         if rt.kind == "b":
             _refuse_bool_clamp(lo, hi, rt)
+        if rt.kind in "iu":  # a Python int beyond the dtype wraps, as PyTorch casts it
+            xl, xh = wrapped_int(rt, xl), wrapped_int(rt, xh)
         out = x if rt == x.dtype else x.astype(rt)
         try:
             if xl is not None:
@@ -1010,6 +1026,8 @@ class Cast(Function):
     def forward(ctx, a, dt):
         ctx.src = a._data.dtype
         x = a._data
+        if x.dtype.kind == "c" and dt.numpy.kind == "b":  # nonzero real or imaginary part, as PyTorch
+            return x != 0
         if x.dtype.kind == "c" and dt.numpy.kind != "c":
             warnings.warn(
                 "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4

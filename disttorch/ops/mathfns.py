@@ -356,7 +356,12 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if x.dtype != v.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return Tensor._make(np.asarray(elementwise(np.heaviside, x, v), dtype=x.dtype))
+    return Tensor._make(np.asarray(elementwise(_heaviside, x, v), dtype=x.dtype))
+
+
+def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """PyTorch's ``v if x == 0 else x > 0``: 0 for NaN (NumPy's ``heaviside`` gives NaN)."""
+    return np.where(x == 0, v, x > 0)
 
 
 def ldexp(input: Tensor, other: Any) -> Tensor:

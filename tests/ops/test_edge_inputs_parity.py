@@ -57,6 +57,31 @@ CASES = {
             L.special.scaled_modified_bessel_k0,
         )
     ],
+    # a Python int beyond an integer tensor's dtype wraps into it (NumPy raised OverflowError or compared unwrapped)
+    "int_scalar_wraps": lambda L: [
+        f(L.tensor([0, 1, 200], dtype=L.uint8))
+        for f in (
+            lambda x: x >= -1,
+            lambda x: x > 300,
+            lambda x: x.clamp(-1),
+            lambda x: x.clone().fill_(-1),
+            lambda x: x.masked_fill(x > 0, -1),
+            lambda x: L.full((2,), -1, dtype=L.uint8),
+        )
+    ],
+    "complex_to_bool": lambda L: L.tensor([-0.0 + 0.5j, 0j, 1 + 0j]).bool(),
+    "empty_strides": lambda L: [L.zeros(0, 3).stride(), L.zeros(0, 3, 2).stride(), L.zeros(3, 0).stride()],
+    "heaviside_nan": lambda L: L.heaviside(
+        L.tensor([float("nan"), 0.0, -1.0, 2.0]), L.tensor([0.5, 7.0, 1.0, 1.0])
+    ),
+    "igamma_infinite_a": lambda L: [
+        f(
+            L.tensor([float("inf")] * 4, dtype=L.float64),
+            L.tensor([2.5, float("inf"), 0.0, float("nan")], dtype=L.float64),
+        )
+        for f in (L.igamma, L.igammac)
+    ],
+    "int_tensor_negative_powers": lambda L: L.tensor([2, -1, 1, 3, -1]) ** L.tensor([-1, -3, -2, 2, -2]),
     "rtruediv": lambda L: [0.7 / L.linspace(-3, 3, 61), 3 / L.tensor([1, 2, 0])],  # reciprocal, times
     "nanmean_dtype": lambda L: [
         L.nanmean(L.tensor([[1.5, float("nan")], [2.25, 3.0]]), 0, dtype=d) for d in (L.float16, L.float64)
