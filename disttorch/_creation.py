@@ -176,6 +176,8 @@ def _filled(
     if fill is not None and dtype is _dtype.float8_e8m0fnu:  # zero is its bit pattern 0, 2**-127
         fill = _dtype.convert(np.array(fill, dtype=np.float64), dtype)[()]
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
+    if type(fill) is int and np_dt.kind in "iu":  # (-1 as uint8: 255, as PyTorch casts it)
+        fill = np.asarray(fill, dtype=np.int64).astype(np_dt)
     if like is None:
         arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
     else:
@@ -250,8 +252,6 @@ def full(
     fill_value = _number(fill_value)
     if dtype is None:
         dtype = _dtype.from_numpy(_infer_np_dtype(fill_value))
-    elif type(fill_value) is int and np.dtype(dtype.numpy).kind in "iu":  # (-1 as uint8: 255, as PyTorch)
-        fill_value = np.asarray(fill_value, dtype=np.int64).astype(dtype.numpy)
     return _filled(fill_value, _size((size,)), dtype, requires_grad, device)
 
 

@@ -752,8 +752,8 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """Block-diagonal matrix of 0-, 1- or 2-D tensors."""
-    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
-    rows = sum(m.shape[0] for m in mats)
+    rt = arrays_result_type([t._data for t in tensors]) if tensors else None  # (a 0-d tensor does not widen)
+    mats = [(t.reshape(1, -1) if t.dim() < 2 else t).to(from_numpy(rt)) for t in tensors]
     cols = sum(m.shape[1] for m in mats)
     parts, c = [], 0
     for m in mats:
@@ -761,7 +761,9 @@ def block_diag(*tensors: Tensor) -> Tensor:
         right = Tensor._make(np.zeros((m.shape[0], cols - c - m.shape[1]), dtype=m._data.dtype))
         parts.append(cat([left, m, right], 1))
         c += m.shape[1]
-    return cat(parts, 0) if parts else Tensor._make(np.zeros((rows, cols)))
+    if not parts:
+        return Tensor._make(np.zeros((1, 0), get_default_dtype().numpy))  # (PyTorch's shape)
+    return cat(parts, 0)
 
 
 # ---------------------------------------------------------------------- shapes, stacking, splitting

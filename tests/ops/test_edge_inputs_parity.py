@@ -82,6 +82,20 @@ CASES = {
         for f in (L.igamma, L.igammac)
     ],
     "int_tensor_negative_powers": lambda L: L.tensor([2, -1, 1, 3, -1]) ** L.tensor([-1, -3, -2, 2, -2]),
+    "celu_negative_alpha": lambda L: [
+        L.celu(L.tensor([0.5, -1.5, 2.0, -2.5]), -1),
+        L.nn.functional.celu(L.tensor([0.5, -1.5]), -0.5),
+    ],
+    "adaptive_max_pool1d_toplevel": lambda L: L.adaptive_max_pool1d(L.tensor([[[1.0, 3.0, 2.0, 0.5]]]), 2),
+    "block_diag_dtypes": lambda L: [
+        L.block_diag(L.ones(2, 2), L.tensor(2.5, dtype=L.float64)),
+        L.block_diag(L.ones(2, 2, dtype=L.int32), L.tensor(True)),
+        L.block_diag(),
+    ],
+    "pdist_nan_and_inf": lambda L: L.pdist(
+        L.tensor([[float("nan"), 1.0], [0.0, 1.0], [float("inf"), 2.0], [float("inf"), 2.0]])
+    ),
+    "full_wraps_ints": lambda L: [L.full((2,), -1, dtype=L.uint8), L.full_like(L.ones(2, dtype=L.uint8), -1)],
     "rtruediv": lambda L: [0.7 / L.linspace(-3, 3, 61), 3 / L.tensor([1, 2, 0])],  # reciprocal, times
     "nanmean_dtype": lambda L: [
         L.nanmean(L.tensor([[1.5, float("nan")], [2.25, 3.0]]), 0, dtype=d) for d in (L.float16, L.float64)
