@@ -41,7 +41,7 @@ from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_d
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
-from .elementwise import Logaddexp2, clamp, lerp, maximum, minimum, sqrt, where
+from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
 from .indexing import gather
@@ -320,11 +320,7 @@ def fmax(input: Tensor, other: Any) -> Tensor:
     o = _t(other, input)
     no_complex(input, "fmax not implemented for complex tensors.", RuntimeError)
     no_complex(o, "fmax not implemented for complex tensors.", RuntimeError)
-    return where(
-        Tensor._make(np.isnan(o._data)),
-        input,
-        where(Tensor._make(np.isnan(input._data)), o, maximum(input, o)),
-    )
+    return _nan_ignoring(np.greater_equal, input, o)
 
 
 def fmin(input: Tensor, other: Any) -> Tensor:
@@ -332,11 +328,15 @@ def fmin(input: Tensor, other: Any) -> Tensor:
     o = _t(other, input)
     no_complex(input, "fmin not implemented for complex tensors.", RuntimeError)
     no_complex(o, "fmin not implemented for complex tensors.", RuntimeError)
-    return where(
-        Tensor._make(np.isnan(o._data)),
-        input,
-        where(Tensor._make(np.isnan(input._data)), o, minimum(input, o)),
-    )
+    return _nan_ignoring(np.less_equal, input, o)
+
+
+def _nan_ignoring(keeps: np.ufunc, x: Tensor, o: Tensor) -> Tensor:
+    """``x`` where ``keeps(x, o)`` or ``o`` is NaN, else ``o``: ``fmax``/``fmin`` with PyTorch's
+    gradients (all of it to ``x`` at a tie, not half to each as ``maximum``'s)."""
+    with np.errstate(invalid="ignore"):
+        mask = np.logical_or(keeps(x._data, o._data), np.isnan(o._data))
+    return where(Tensor._make(mask), x, o)
 
 
 def frac(input: Tensor) -> Tensor:

@@ -322,7 +322,27 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         return input.clamp(min_val, max_val)
     if input._data.dtype.kind in "iu":  # the bounds in the tensor's dtype: an integer result
         min_val, max_val = int(min_val), int(max_val)
-    return named_node(_ew.clamp(input, min_val, max_val), "HardtanhBackward0")
+    return named_node(Hardtanh.apply(input, min_val, max_val, True), "HardtanhBackward0")
+
+
+class Hardtanh(Function):
+    """``x`` clamped to ``[lo, hi]``, its gradient passing strictly between the bounds (PyTorch's
+    ``hardtanh_backward``, also for ``relu6``, ``hardsigmoid`` and ``hardswish``: 0 at a bound,
+    where ``clamp``'s passes); a NaN input's passes with ``nan_passes`` (``hardtanh``'s test is
+    ``x <= lo or x >= hi``, ``hardsigmoid``'s ``lo < x < hi``)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, lo, hi, nan_passes):
+        x = a._data
+        if ctx.needs_input_grad:
+            ctx.inside = ~((x <= lo) | (x >= hi)) if nan_passes else (x > lo) & (x < hi)
+        return np.asarray(elementwise(np.clip, x, lo, hi))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _times(g, lambda m: m, ctx.inside), None, None, None
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -344,13 +364,13 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 @fused("HardsigmoidBackward0")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``clamp(x / 6 + 1/2, 0, 1)``."""
-    return _ew.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    return Hardtanh.apply(input / 6.0 + 0.5, 0.0, 1.0, False)
 
 
 @fused("HardswishBackward0")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``."""
-    return input * _ew.clamp(input + 3.0, 0.0, 6.0) / 6.0
+    return input * Hardtanh.apply(input + 3.0, 0.0, 6.0, True) / 6.0
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
