@@ -60,7 +60,8 @@ class _Special(Function):
     one gradient per input (a subclass without it raises on backward, as PyTorch does).
     ``dtype_rule`` names the op's row in ``dtype_rules.KERNELS``, for binary kernels that
     refuse some promoted dtypes. With ``in_float32``, float32 and 16-bit inputs reach the
-    kernel as float32 (PyTorch's kernel computes in float32 there, not in float64)."""
+    kernel as float32 (PyTorch's kernel computes in float32 there, not in float64); with
+    ``own_dtype`` (and ``_own_16_bit``), in the result's dtype itself, 16-bit ones too."""
 
     _raw = True
     kernel: Callable = None
@@ -68,6 +69,7 @@ class _Special(Function):
     n_inputs = 1
     dtype_rule: str | None = None
     in_float32 = False
+    own_dtype = False
 
     @classmethod
     def forward(cls, ctx, *args):
@@ -85,6 +87,7 @@ class _Special(Function):
                 raise broadcast_error(np.shape(arrays[0]), np.shape(arrays[1])) from None
         out_dtype = _float_dtype(*arrays)
         work = np.float32 if cls.in_float32 and out_dtype != np.float64 else np.float64
+        work = out_dtype if cls.own_dtype else work
         out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=work) for a in arrays]))
         out = out.astype(out_dtype, copy=False)
         if ctx.needs_input_grad:
@@ -266,16 +269,30 @@ def _xlog_grad_x(fn: Callable, g: Tensor, x: Any, y: Any, pole: float) -> Tensor
     return where(Tensor._make(undefined), 0.0, fn(g, y))
 
 
+def _times_log(log: np.ufunc) -> Callable:
+    """The kernel ``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN), in the arrays' own
+    dtype as PyTorch's scalar kernel: below float64 the C library's log (correctly rounded)
+    rounded to the dtype, times ``x`` rounded once."""
+
+    def kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if x.dtype == np.float64:
+                v = x * log(y)
+            else:
+                lg = log(y.astype(np.float64)).astype(y.dtype).astype(np.float32)
+                v = (x.astype(np.float32) * lg).astype(x.dtype)
+            return np.where((x == 0) & ~np.isnan(y), np.zeros((), v.dtype), v)
+
+    return kernel
+
+
 class Xlogy(_Binary):
     """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
 
     name_ = "xlogy"
     dtype_rule = "xlogy"
-
-    @staticmethod
-    def kernel(x, y):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
+    own_dtype, _own_16_bit = True, True
+    kernel = staticmethod(_times_log(np.log))
 
     @classmethod
     def derivatives(cls, ctx, g, x, y):
@@ -289,11 +306,8 @@ class Xlog1py(_Binary):
 
     name_ = "xlog1py"
     dtype_rule = "xlog1py"
-
-    @staticmethod
-    def kernel(x, y):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log1p(y))
+    own_dtype, _own_16_bit = True, True
+    kernel = staticmethod(_times_log(np.log1p))
 
     @classmethod
     def derivatives(cls, ctx, g, x, y):

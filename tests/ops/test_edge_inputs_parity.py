@@ -96,6 +96,12 @@ CASES = {
         L.tensor([[float("nan"), 1.0], [0.0, 1.0], [float("inf"), 2.0], [float("inf"), 2.0]])
     ),
     "full_wraps_ints": lambda L: [L.full((2,), -1, dtype=L.uint8), L.full_like(L.ones(2, dtype=L.uint8), -1)],
+    # 16-bit: log(y) rounded to the dtype, then the product (was computed in float64, rounded once)
+    "xlogy_16_bit": lambda L: [
+        f(L.tensor([0.5, -1.7, 2.9, 0.0, 3.3]).to(d), L.tensor([1.3, 2.6, 0.7, float("nan"), 5.1]).to(d))
+        for f in (L.xlogy, L.special.xlog1py)
+        for d in (L.bfloat16, L.float16)
+    ],
     "rtruediv": lambda L: [0.7 / L.linspace(-3, 3, 61), 3 / L.tensor([1, 2, 0])],  # reciprocal, times
     "nanmean_dtype": lambda L: [
         L.nanmean(L.tensor([[1.5, float("nan")], [2.25, 3.0]]), 0, dtype=d) for d in (L.float16, L.float64)
