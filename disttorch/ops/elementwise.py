@@ -596,7 +596,7 @@ class Cos(_FloatUnary):
 
 
 class Tan(_FloatUnary):
-    ufunc, uses_output = _vml(np.tan, "Tan", widen=False), True
+    ufunc, uses_output = _vml(np.tan, "Tan"), True
 
     @staticmethod
     def derivative(x, y):
