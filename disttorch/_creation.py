@@ -101,7 +101,8 @@ def tensor(
         t = Tensor._make(_dtype.convert(np.array(data, dtype=np.float64), dtype))
     else:
         np_dt = _dtype.to_numpy(dtype) if dtype is not None else _infer_np_dtype(data)
-        t = Tensor._make(np.array(data, dtype=np_dt))
+        with np.errstate(over="ignore"):  # beyond float16's range: inf, as PyTorch, without a warning
+            t = Tensor._make(np.array(data, dtype=np_dt))
     if meta:
         t._data = _placed(t._data, True)
     if requires_grad:
@@ -175,6 +176,8 @@ def _filled(
     if fill is not None and dtype is _dtype.float8_e8m0fnu:  # zero is its bit pattern 0, 2**-127
         fill = _dtype.convert(np.array(fill, dtype=np.float64), dtype)[()]
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
+    if type(fill) is int and np_dt.kind in "iu":  # (-1 as uint8: 255, as PyTorch casts it)
+        fill = np.asarray(fill, dtype=np.int64).astype(np_dt)
     if like is None:
         arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
     else:

@@ -267,8 +267,14 @@ class Tensor:
 
     def stride(self, dim: int | None = None) -> tuple | int:
         st = getattr(self, "_wrapper_strides", None) if type(self) is not Tensor else None
-        if st is None:
+        if st is None and self._data.size:
             st = tuple(s // self._data.itemsize for s in self._data.strides)
+        elif (
+            st is None
+        ):  # NumPy's strides of an empty array are 0: PyTorch's contiguous ones (a dim of 0 counts as 1)
+            st = tuple(
+                int(np.prod([max(n, 1) for n in self._data.shape[i + 1 :]])) for i in range(self._data.ndim)
+            )
         return st if dim is None else st[_wrap_dim(dim, len(st))]
 
     def is_contiguous(self, memory_format: Any = None) -> bool:

@@ -148,12 +148,12 @@ def polygamma(n: int, x) -> np.ndarray:
         if not np.any(neg):
             return (-1) ** (n + 1) * math.factorial(n) * zeta(n + 1, x)
         # negative x: shift up with psi^(n)(x) = psi^(n)(x+m) - (-1)^n n! sum_k (x+k)^-(n+1)
-        m = np.where(neg, np.ceil(-x), 0)
+        m = np.where(neg & np.isfinite(x), np.ceil(-x), 0)  # (-inf: NaN below, no endless shift)
         acc = np.zeros_like(x)
         for k in range(int(m.max())):
             acc = acc + np.where(k < m, (x + k) ** -(n + 1.0), 0)
         out = (-1) ** (n + 1) * math.factorial(n) * (zeta(n + 1, x + m) + acc)
-        return np.where(neg & (x == np.floor(x)), np.nan, out)
+        return np.where(neg & ((x == np.floor(x)) | np.isinf(x)), np.nan, out)
 
 
 # ---------------------------------------------------------------------- error functions
@@ -324,6 +324,7 @@ def gammainc(a, x) -> np.ndarray:
         out = np.where(use_series, p_series, 1 - q_cf)
         out = np.where(x == 0, 0.0, out)
         out = np.where(np.isinf(x) & (x > 0), 1.0, out)
+        out = np.where(a == np.inf, np.where(x == np.inf, np.nan, 0.0), out)  # (x NaN too: Cephes' order)
         out = np.where(a == 0, np.where(x > 0, 1.0, np.nan), out)
         return np.where((a < 0) | (x < 0), np.nan, out)
 
@@ -356,6 +357,7 @@ def gammaincc(a, x) -> np.ndarray:
             out = np.where(cf_side, q, out)
         out = np.where(np.isinf(x) & (x > 0), 0.0, out)
         out = np.where(x == 0, 1.0, out)
+        out = np.where(a == np.inf, np.where(x == np.inf, np.nan, 1.0), out)
         out = np.where(a == 0, np.where(x > 0, 0.0, np.nan), out)
         return np.where((a < 0) | (x < 0), np.nan, out)
 
@@ -410,7 +412,7 @@ def i1e(x):
 
 def i0(x):
     x = _f64(x)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # (inf: 0 * inf, NaN as PyTorch's)
         return _i_scaled(0, x) * np.exp(np.abs(x))
 
 

@@ -44,6 +44,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from disttorch.kernels import vml
 from disttorch.kernels.gemm_parts import Gemm, find_gemm
 from disttorch.kernels.thread_pool import MAX_PRODUCTS, OpPool
 
@@ -158,7 +159,11 @@ class _Budget:
         except ImportError:
             self.blas = []
             return
-        self.blas = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
+        mine = {os.path.realpath(path) for path in vml.LOADED}  # vml.py's MKL: NumPy does not use it
+        controllers = ThreadpoolController().lib_controllers
+        self.blas = [
+            c for c in controllers if c.user_api == "blas" and os.path.realpath(c.filepath) not in mine
+        ]
         for lib in self.blas:
             lib.set_num_threads(1)
         self.gemm = find_gemm([lib.filepath for lib in self.blas])

@@ -13,7 +13,16 @@ from .._public_name import package_name
 from .._tensor import Tensor, _wrap_dim
 from ..kernels.threads import astype, elementwise
 
-__all__ = ["arr", "binary", "broadcast_error", "wrap_dim", "dims_tuple", "float_result", "scalar_type_name"]
+__all__ = [
+    "arr",
+    "binary",
+    "broadcast_error",
+    "wrap_dim",
+    "dims_tuple",
+    "float_result",
+    "scalar_type_name",
+    "wrapped_int",
+]
 
 wrap_dim = _wrap_dim
 
@@ -50,7 +59,7 @@ def binary(ufunc: Callable, a: Any, b: Any, exact_scalar: bool = False) -> np.nd
     elif rt.kind in "fV":
         xa, xb = in_half(rt, xa), in_half(rt, xb, exact_scalar)
     elif rt.kind in "iu":
-        xa, xb = _wrapped_int(rt, xa), _wrapped_int(rt, xb)
+        xa, xb = wrapped_int(rt, xa), wrapped_int(rt, xb)
     try:
         out = elementwise(ufunc, xa, xb)
     except ValueError:
@@ -89,7 +98,7 @@ def in_half(rt: np.dtype, x: Any, exact_scalar: bool = False) -> Any:
         return np.float32(x) if exact_scalar else np.asarray(x, dtype=np.float32).astype(rt)
 
 
-def _wrapped_int(rt: np.dtype, x: Any) -> Any:
+def wrapped_int(rt: np.dtype, x: Any) -> Any:
     """A Python int outside integer dtype ``rt``'s range as PyTorch casts it: wrapped
     (``uint8_tensor - 1`` subtracts 255); NumPy would raise OverflowError."""
     if type(x) is not int:

@@ -22,7 +22,17 @@ from ..autograd.function import Function, _dispatch, named_node
 from ..kernels.reductions import reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise
 from ..kernels.torch_topk import SORT_THRESHOLD, replays, sort_order, topk_order
-from ._helpers import _dims, _return_type, _type_name, arr, binary, broadcast_error, sign_array, wrap_dim
+from ._helpers import (
+    _dims,
+    _return_type,
+    _type_name,
+    arr,
+    binary,
+    broadcast_error,
+    sign_array,
+    wrap_dim,
+    wrapped_int,
+)
 from .dtype_rules import check_kernel
 from .flat import flat
 
@@ -116,6 +126,8 @@ def _comparison(ufunc: Callable, name: str) -> Callable:
         if ordered and (_is_complex(input) or _is_complex(other)):
             kind = scalar_type_name(np.dtype(result_type(arr(input), arr(other))))  # the promoted one
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{kind}'")
+        if isinstance(input, Tensor) and input._data.dtype.kind in "iu":
+            other = wrapped_int(input._data.dtype, other)  # uint8 >= -1 compares with 255, as PyTorch
         return Tensor._make(np.asarray(_elementwise(ufunc, input, other)))
 
     compare.__name__ = compare.__qualname__ = name

@@ -24,6 +24,7 @@ from .. import _dtype
 from .._tensor import Tensor, _tensor_arg
 from ..autograd.autocast_state import autocast_op
 from ..autograd.function import Function
+from ..kernels.vml import unary as _vml
 from ._helpers import sign_array
 from .elementwise import _FloatUnary
 
@@ -379,7 +380,7 @@ def cdouble(self: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------------- inverse hyperbolics
 class Asinh(_FloatUnary):
-    """``asinh`` of a complex tensor (NumPy's principal branch), derivative ``1 / sqrt(z^2 + 1)``."""
+    """``asinh`` (complex: NumPy's principal branch), derivative ``1 / sqrt(z^2 + 1)``."""
 
     ufunc = np.arcsinh
 
@@ -389,9 +390,9 @@ class Asinh(_FloatUnary):
 
 
 class Acosh(_FloatUnary):
-    """``acosh`` of a complex tensor, derivative ``1 / (sqrt(z - 1) sqrt(z + 1))``."""
+    """``acosh`` (complex: the principal branch), derivative ``1 / (sqrt(z - 1) sqrt(z + 1))``."""
 
-    ufunc = np.arccosh
+    ufunc, quiet = np.arccosh, True
 
     @staticmethod
     def derivative(x, y):
@@ -399,9 +400,9 @@ class Acosh(_FloatUnary):
 
 
 class Atanh(_FloatUnary):
-    """``atanh`` of a complex tensor, derivative ``1 / (1 - z^2)``."""
+    """``atanh`` (complex: the principal branch), derivative ``1 / (1 - z^2)``."""
 
-    ufunc = np.arctanh
+    ufunc, quiet = _vml(np.arctanh, None), True  # (float32 in float64, rounded once: the C library's)
 
     @staticmethod
     def derivative(x, y):

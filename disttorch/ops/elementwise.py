@@ -24,6 +24,7 @@ from .._dtype import OWN_CONVERSION, complex128, convert, float64, from_numpy, g
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
+from .._type_info import finfo
 from ..autograd.function import Function
 from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import kept, saved
@@ -34,7 +35,9 @@ from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
-from ._helpers import arr, binary, broadcast_error, in_half, no_complex
+from ..kernels.vec_exp import one_plus_exp_neg
+from ..kernels.vml import unary as _vml
+from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped_int
 from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
@@ -293,12 +296,25 @@ class Div(Function):
         return ga, gb
 
 
-def _int_power_check(xa: Any, xb: Any) -> None:
-    """PyTorch refuses integer tensors to negative integer powers."""
+def _int_power_check(xa: Any, xb: Any) -> bool:
+    """Whether an integer base meets negative integer exponents: PyTorch refuses a negative
+    number as the exponent, and computes a tensor's (see :func:`_int_power`)."""
     ka = xa.dtype.kind if isinstance(xa, np.ndarray) else ("f" if isinstance(xa, (float, complex)) else "i")
     kb = xb.dtype.kind if isinstance(xb, np.ndarray) else ("f" if isinstance(xb, (float, complex)) else "i")
-    if ka in "iub" and kb in "iub" and np.any(np.asarray(xb) < 0):
+    if ka not in "iub" or kb not in "iub" or not np.any(np.asarray(xb) < 0):
+        return False
+    if not isinstance(xb, np.ndarray):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return True
+
+
+def _int_power(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Integer ``x ** y`` where ``y`` may be negative, as PyTorch's kernel: 1 and -1 keep
+    their powers, any other base to a negative power is 0 (NumPy raises)."""
+    neg = y < 0
+    out = np.power(x, np.where(neg, 0, y).astype(y.dtype, copy=False))
+    ones = np.where((x == -1) & (y % 2 != 0), -1, 1)
+    return np.where(neg, np.where(np.abs(x) == 1, ones, 0), out).astype(out.dtype, copy=False)
 
 
 class Pow(Function):
@@ -322,7 +338,8 @@ class Pow(Function):
             check_kernel("pow", a, b)
             ctx._node_name = "PowBackward1" if isinstance(a, Tensor) else "PowBackward2"
         xa, xb = arr(a), arr(b)
-        _int_power_check(xa, xb)
+        if _int_power_check(xa, xb):
+            return binary(_int_power, a, b)
         out = power_kernel(xa, xb) if isinstance(xa, np.ndarray) else None  # integer/half-integer powers
         if out is None:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -486,7 +503,7 @@ class _FloatUnary(Function):
 
 
 class Exp(_FloatUnary):
-    ufunc, uses_output = np.exp, True
+    ufunc, uses_output = _vml(np.exp, "Exp"), True
 
     @staticmethod
     def derivative(x, y):
@@ -494,7 +511,7 @@ class Exp(_FloatUnary):
 
 
 class Expm1(_FloatUnary):
-    ufunc, uses_output = np.expm1, True
+    ufunc, uses_output = _vml(np.expm1, None), True
 
     @staticmethod
     def derivative(x, y):
@@ -502,7 +519,7 @@ class Expm1(_FloatUnary):
 
 
 class Log(_FloatUnary):
-    ufunc, quiet = np.log, True
+    ufunc, quiet = _vml(np.log, "Ln"), True
 
     @staticmethod
     def derivative(x, y):
@@ -510,7 +527,7 @@ class Log(_FloatUnary):
 
 
 class Log1p(_FloatUnary):
-    ufunc, quiet = np.log1p, True
+    ufunc, quiet = _vml(np.log1p, None), True
 
     @staticmethod
     def derivative(x, y):
@@ -518,7 +535,7 @@ class Log1p(_FloatUnary):
 
 
 class Log2(_FloatUnary):
-    ufunc, quiet = np.log2, True
+    ufunc, quiet = _vml(np.log2, "Log2"), True
 
     @staticmethod
     def derivative(x, y):
@@ -526,7 +543,7 @@ class Log2(_FloatUnary):
 
 
 class Log10(_FloatUnary):
-    ufunc, quiet = np.log10, True
+    ufunc, quiet = _vml(np.log10, "Log10"), True
 
     @staticmethod
     def derivative(x, y):
@@ -534,7 +551,7 @@ class Log10(_FloatUnary):
 
 
 class Sqrt(_FloatUnary):
-    ufunc, uses_output, quiet = np.sqrt, True, True
+    ufunc, uses_output, quiet = _vml(np.sqrt, "Sqrt", widen=False), True, True
 
     @staticmethod
     def derivative(x, y):
@@ -563,7 +580,7 @@ class Reciprocal(_FloatUnary):
 
 
 class Sin(_FloatUnary):
-    ufunc = np.sin
+    ufunc = _vml(np.sin, "Sin", widen=False)  # NumPy's float64 sin is some 20x slower
 
     @staticmethod
     def derivative(x, y):
@@ -571,7 +588,7 @@ class Sin(_FloatUnary):
 
 
 class Cos(_FloatUnary):
-    ufunc = np.cos
+    ufunc = _vml(np.cos, "Cos", widen=False)
 
     @staticmethod
     def derivative(x, y):
@@ -579,7 +596,7 @@ class Cos(_FloatUnary):
 
 
 class Tan(_FloatUnary):
-    ufunc, uses_output = np.tan, True
+    ufunc, uses_output = _vml(np.tan, "Tan"), True
 
     @staticmethod
     def derivative(x, y):
@@ -595,7 +612,7 @@ def _one_minus_square(y: np.ndarray) -> np.ndarray:
 
 
 class Tanh(_FloatUnary):
-    ufunc, uses_output = np.tanh, True
+    ufunc, uses_output = _vml(np.tanh, "Tanh"), True
     fused_backward = staticmethod(lambda g, y: g * _one_minus_square(y))
 
     @staticmethod
@@ -620,7 +637,7 @@ class Cosh(_FloatUnary):
 
 
 class Asin(_FloatUnary):
-    ufunc, quiet = np.arcsin, True
+    ufunc, quiet = _vml(np.arcsin, "Asin"), True
 
     @staticmethod
     def derivative(x, y):
@@ -628,7 +645,7 @@ class Asin(_FloatUnary):
 
 
 class Acos(_FloatUnary):
-    ufunc, quiet = np.arccos, True
+    ufunc, quiet = _vml(np.arccos, "Acos"), True
 
     @staticmethod
     def derivative(x, y):
@@ -636,7 +653,7 @@ class Acos(_FloatUnary):
 
 
 class Atan(_FloatUnary):
-    ufunc = np.arctan
+    ufunc = _vml(np.arctan, "Atan")
 
     @staticmethod
     def derivative(x, y):
@@ -757,7 +774,7 @@ class NanToNum(Function):
     """NaN, +inf and -inf replaced by the given numbers (integer and bool inputs are
     copied); the gradient passes where the input is finite and is 0 elsewhere."""
 
-    _raw = True
+    _raw, _own_16_bit = True, True  # (bfloat16's largest value is not float32's)
 
     @staticmethod
     def forward(ctx, a, nan, posinf, neginf):
@@ -766,6 +783,11 @@ class NanToNum(Function):
             return x.copy()
         if ctx.needs_input_grad:
             ctx.finite = np.isfinite(x)
+        if x.dtype.kind == "V":  # bfloat16, float8: not NumPy's floats, replaced in float32
+            big = float(finfo(a.dtype).max)
+            posinf, neginf = (big if posinf is None else posinf), (-big if neginf is None else neginf)
+            wide = np.nan_to_num(x.astype(np.float32), nan=nan, posinf=posinf, neginf=neginf)
+            return wide.astype(x.dtype)
         with np.errstate(over="ignore"):  # a bound beyond the dtype's range becomes inf
             return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
@@ -775,9 +797,12 @@ class NanToNum(Function):
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)), computed without overflow warnings for large |x|."""
+    """1 / (1 + exp(-x)), computed without overflow warnings for large |x| (float32 with
+    numba: PyTorch's kernel's steps, see ``kernels/vec_exp.py``)."""
     if x.dtype.kind == "c":
         return 1 / (1 + np.exp(-x))
+    if x.dtype == np.float32 and (t := one_plus_exp_neg(x)) is not None:
+        return np.divide(1, t, out=t)
     out = np.exp(-np.abs(x), out=np.empty_like(x))  # in (0, 1]: never overflows; an array for a 0-d x
     pos = x >= 0
     num = np.where(pos, 1, out)
@@ -795,7 +820,7 @@ class Sigmoid(_FloatUnary):
 
 
 class Erf(_FloatUnary):
-    ufunc = erf_kernel
+    ufunc = _vml(erf_kernel, "Erf", widen=False)
 
     @staticmethod
     def derivative(x, y):
@@ -871,6 +896,8 @@ class Clamp(Function):
                 rt = result_type(_probe(x, rt), bound)
         if rt.kind == "b":
             _refuse_bool_clamp(lo, hi, rt)
+        if rt.kind in "iu":  # a Python int beyond the dtype wraps, as PyTorch casts it
+            xl, xh = wrapped_int(rt, xl), wrapped_int(rt, xh)
         out = x if rt == x.dtype else x.astype(rt)
         try:
             if xl is not None:
@@ -999,6 +1026,8 @@ class Cast(Function):
     def forward(ctx, a, dt):
         ctx.src = a._data.dtype
         x = a._data
+        if x.dtype.kind == "c" and dt.numpy.kind == "b":  # nonzero real or imaginary part, as PyTorch
+            return x != 0
         if x.dtype.kind == "c" and dt.numpy.kind != "c":
             warnings.warn(
                 "Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4

@@ -19,7 +19,7 @@ import numpy as np
 from .._dtype import c_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
-from ._helpers import broadcast_error, scalar_as_vector, wrap_dim
+from ._helpers import broadcast_error, scalar_as_vector, wrap_dim, wrapped_int
 from .dtype_rules import require_source_dtype
 from .shape import Select
 
@@ -688,6 +688,8 @@ class MaskedFill(Function):
         x, m = a._data, mask._data
         ctx.mask = mask
         v = value._data if isinstance(value, Tensor) else value
+        if x.dtype.kind in "iu":
+            v = wrapped_int(x.dtype, v)  # (-1 into uint8: 255, as PyTorch)
         try:
             return np.where(m, np.asarray(v, dtype=x.dtype), x)
         except ValueError:

@@ -36,7 +36,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function, modified_inplace_message
 from ..kernels import torch_random as _kr
 from . import elementwise, indexing, shape
-from ._helpers import _wrapped_int, in_half
+from ._helpers import in_half, wrapped_int
 from .deprecated_overloads import scale_first
 from .dtype_rules import (
     check_cast,
@@ -352,7 +352,7 @@ def _ufunc_(t: Tensor, ufunc: np.ufunc, other: Any, true_div: bool = False, exac
         rt = get_default_dtype().numpy
     check_cast(rt, x.dtype)
     if rt.kind in "iu":
-        o = _wrapped_int(rt, o)
+        o = wrapped_int(rt, o)
     elif rt.itemsize == 2 and rt.kind in "fV" and np.ndim(o) == 0:
         o = in_half(rt, o, exact)
     try:
@@ -654,6 +654,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         )
     if _recording(self, value):
         return _record(self, lambda a: Fill.apply(a, value), snapshot=False)
+    if self._data.dtype.kind in "iu":
+        value = wrapped_int(self._data.dtype, value)  # (-1 into uint8: 255, as PyTorch)
     _write(self, _operand(value))
     self._bump_version()
     return self

@@ -41,7 +41,7 @@ from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_d
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
 from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
-from .elementwise import Logaddexp2, clamp, lerp, log, maximum, minimum, sqrt, where
+from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
 from .indexing import gather
@@ -270,34 +270,22 @@ def _float(x: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- pointwise
-@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
+@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def acosh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic cosine ``log(x + sqrt(x^2 - 1))`` (complex: the principal branch)."""
-    if input._data.dtype.kind == "c":
-        return _complex.Acosh.apply(input)
-    x = _float(input)
-    with np.errstate(invalid="ignore"):
-        return log(x + sqrt(x * x - 1))
+    """Inverse hyperbolic cosine (NaN below 1; complex: the principal branch)."""
+    return _complex.Acosh.apply(_float(input))
 
 
-@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
+@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def asinh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic sine (odd, stable for large |x|; complex: the principal branch)."""
-    if input._data.dtype.kind == "c":
-        return _complex.Asinh.apply(input)
-    x = _float(input)
-    ax = tabs(x)
-    return x.sign() * log(ax + sqrt(ax * ax + 1))
+    """Inverse hyperbolic sine (complex: the principal branch)."""
+    return _complex.Asinh.apply(_float(input))
 
 
-@computed_in_float32  # (composed of several ops: 16-bit floats rounded once, as PyTorch's)
+@computed_in_float32  # (16-bit floats rounded once, as PyTorch's)
 def atanh(input: Tensor) -> Tensor:
-    """Inverse hyperbolic tangent ``0.5 * log((1 + x) / (1 - x))`` (complex: the principal branch)."""
-    if input._data.dtype.kind == "c":
-        return _complex.Atanh.apply(input)
-    x = _float(input)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return ((1 + x).log() - (1 - x).log()) * 0.5
+    """Inverse hyperbolic tangent (infinite at +-1, NaN beyond; complex: the principal branch)."""
+    return _complex.Atanh.apply(_float(input))
 
 
 arccosh, arcsinh, arctanh = acosh, asinh, atanh
@@ -332,11 +320,7 @@ def fmax(input: Tensor, other: Any) -> Tensor:
     o = _t(other, input)
     no_complex(input, "fmax not implemented for complex tensors.", RuntimeError)
     no_complex(o, "fmax not implemented for complex tensors.", RuntimeError)
-    return where(
-        Tensor._make(np.isnan(o._data)),
-        input,
-        where(Tensor._make(np.isnan(input._data)), o, maximum(input, o)),
-    )
+    return _nan_ignoring(np.greater_equal, input, o)
 
 
 def fmin(input: Tensor, other: Any) -> Tensor:
@@ -344,11 +328,15 @@ def fmin(input: Tensor, other: Any) -> Tensor:
     o = _t(other, input)
     no_complex(input, "fmin not implemented for complex tensors.", RuntimeError)
     no_complex(o, "fmin not implemented for complex tensors.", RuntimeError)
-    return where(
-        Tensor._make(np.isnan(o._data)),
-        input,
-        where(Tensor._make(np.isnan(input._data)), o, minimum(input, o)),
-    )
+    return _nan_ignoring(np.less_equal, input, o)
+
+
+def _nan_ignoring(keeps: np.ufunc, x: Tensor, o: Tensor) -> Tensor:
+    """``x`` where ``keeps(x, o)`` or ``o`` is NaN, else ``o``: ``fmax``/``fmin`` with PyTorch's
+    gradients (all of it to ``x`` at a tie, not half to each as ``maximum``'s)."""
+    with np.errstate(invalid="ignore"):
+        mask = np.logical_or(keeps(x._data, o._data), np.isnan(o._data))
+    return where(Tensor._make(mask), x, o)
 
 
 def frac(input: Tensor) -> Tensor:
@@ -368,7 +356,12 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if x.dtype != v.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return Tensor._make(np.asarray(elementwise(np.heaviside, x, v), dtype=x.dtype))
+    return Tensor._make(np.asarray(elementwise(_heaviside, x, v), dtype=x.dtype))
+
+
+def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """PyTorch's ``v if x == 0 else x > 0``: 0 for NaN (NumPy's ``heaviside`` gives NaN)."""
+    return np.where(x == 0, v, x > 0)
 
 
 def ldexp(input: Tensor, other: Any) -> Tensor:
@@ -759,8 +752,8 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
 
 def block_diag(*tensors: Tensor) -> Tensor:
     """Block-diagonal matrix of 0-, 1- or 2-D tensors."""
-    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
-    rows = sum(m.shape[0] for m in mats)
+    rt = arrays_result_type([t._data for t in tensors]) if tensors else None  # (a 0-d tensor does not widen)
+    mats = [(t.reshape(1, -1) if t.dim() < 2 else t).to(from_numpy(rt)) for t in tensors]
     cols = sum(m.shape[1] for m in mats)
     parts, c = [], 0
     for m in mats:
@@ -768,7 +761,9 @@ def block_diag(*tensors: Tensor) -> Tensor:
         right = Tensor._make(np.zeros((m.shape[0], cols - c - m.shape[1]), dtype=m._data.dtype))
         parts.append(cat([left, m, right], 1))
         c += m.shape[1]
-    return cat(parts, 0) if parts else Tensor._make(np.zeros((rows, cols)))
+    if not parts:
+        return Tensor._make(np.zeros((1, 0), get_default_dtype().numpy))  # (PyTorch's shape)
+    return cat(parts, 0)
 
 
 # ---------------------------------------------------------------------- shapes, stacking, splitting

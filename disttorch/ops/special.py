@@ -59,13 +59,17 @@ class _Special(Function):
     """``y = kernel(*inputs)`` computed in float64; ``derivatives(ctx, g, *inputs)`` returns
     one gradient per input (a subclass without it raises on backward, as PyTorch does).
     ``dtype_rule`` names the op's row in ``dtype_rules.KERNELS``, for binary kernels that
-    refuse some promoted dtypes."""
+    refuse some promoted dtypes. With ``in_float32``, float32 and 16-bit inputs reach the
+    kernel as float32 (PyTorch's kernel computes in float32 there, not in float64); with
+    ``own_dtype`` (and ``_own_16_bit``), in the result's dtype itself, 16-bit ones too."""
 
     _raw = True
     kernel: Callable = None
     name_ = ""
     n_inputs = 1
     dtype_rule: str | None = None
+    in_float32 = False
+    own_dtype = False
 
     @classmethod
     def forward(cls, ctx, *args):
@@ -82,7 +86,9 @@ class _Special(Function):
             except ValueError:
                 raise broadcast_error(np.shape(arrays[0]), np.shape(arrays[1])) from None
         out_dtype = _float_dtype(*arrays)
-        out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=np.float64) for a in arrays]))
+        work = np.float32 if cls.in_float32 and out_dtype != np.float64 else np.float64
+        work = out_dtype if cls.own_dtype else work
+        out = np.asarray(cls.kernel(*extra, *[np.asarray(a, dtype=work) for a in arrays]))
         out = out.astype(out_dtype, copy=False)
         if ctx.needs_input_grad:
             ctx.save_for_backward(*[a if isinstance(a, Tensor) else None for a in inputs])
@@ -111,9 +117,9 @@ def _out(ctx, x: Tensor) -> Tensor:
     return Tensor._make(ctx.out)
 
 
-def _unary(name: str, kernel: Callable, deriv: Callable | None = None) -> type:
+def _unary(name: str, kernel: Callable, deriv: Callable | None = None, in_float32: bool = False) -> type:
     """A one-input special Function; ``deriv(x, y)`` is dy/dx as a tensor expression."""
-    attrs: dict = {"kernel": staticmethod(kernel), "name_": name}
+    attrs: dict = {"kernel": staticmethod(kernel), "name_": name, "in_float32": in_float32}
     if deriv is not None:
         attrs["derivatives"] = classmethod(lambda cls, ctx, g, x: (g * deriv(x, _out(ctx, x)),))
     return type(name.title().replace("_", ""), (_Special,), attrs)
@@ -163,9 +169,12 @@ Entr = _unary(
 
 
 def _sinc(x: np.ndarray) -> np.ndarray:
-    px = math.pi * x
+    """``sin(pi x) / (pi x)`` in ``x``'s dtype (float32 as PyTorch: ``pi x`` rounded first, its
+    sine the C library's, correctly rounded: float64's rounded once)."""
+    px = x.dtype.type(math.pi) * x
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(x == 0, 1.0, np.sin(px) / np.where(x == 0, 1.0, px))
+        sin = np.sin(px, dtype=np.float64).astype(x.dtype)
+        return np.where(x == 0, 1.0, sin / np.where(x == 0, 1.0, px))
 
 
 def _sinc_deriv(x: Tensor, y: Tensor) -> Tensor:
@@ -175,19 +184,33 @@ def _sinc_deriv(x: Tensor, y: Tensor) -> Tensor:
     return Tensor._make(d.astype(y._data.dtype))
 
 
-Sinc = _unary("sinc", _sinc, _sinc_deriv)
+Sinc = _unary("sinc", _sinc, _sinc_deriv, in_float32=True)
 Exp2 = _unary("exp2", np.exp2, lambda x, y: y * math.log(2))
-BesselJ0 = _unary("bessel_j0", lambda x: K.bessel_j(0, x))
-BesselJ1 = _unary("bessel_j1", lambda x: K.bessel_j(1, x))
-BesselY0 = _unary("bessel_y0", lambda x: K.bessel_y(0, x))
-BesselY1 = _unary("bessel_y1", lambda x: K.bessel_y(1, x))
+
+
+def _nan_edges(kernel: Callable, infinite: bool = True) -> Callable:
+    """``kernel`` with NaN for a NaN input and, with ``infinite``, for +-inf: PyTorch's
+    kernels' answers there (their series and asymptotic forms give NaN)."""
+
+    def f(x: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            out = np.asarray(kernel(x), dtype=np.float64)
+        return np.where(np.isinf(x) if infinite else np.isnan(x), np.nan, np.where(np.isnan(x), x, out))
+
+    return f
+
+
+BesselJ0 = _unary("bessel_j0", _nan_edges(lambda x: K.bessel_j(0, x)))
+BesselJ1 = _unary("bessel_j1", _nan_edges(lambda x: K.bessel_j(1, x)))
+BesselY0 = _unary("bessel_y0", _nan_edges(lambda x: K.bessel_y(0, x)))
+BesselY1 = _unary("bessel_y1", _nan_edges(lambda x: K.bessel_y(1, x)))
 ModifiedBesselK0 = _unary("modified_bessel_k0", K.k0)
 ModifiedBesselK1 = _unary("modified_bessel_k1", K.k1)
-ScaledModifiedBesselK0 = _unary("scaled_modified_bessel_k0", K.k0e)
-ScaledModifiedBesselK1 = _unary("scaled_modified_bessel_k1", K.k1e)
+ScaledModifiedBesselK0 = _unary("scaled_modified_bessel_k0", _nan_edges(K.k0e, infinite=False))
+ScaledModifiedBesselK1 = _unary("scaled_modified_bessel_k1", _nan_edges(K.k1e, infinite=False))
 ModifiedBesselI0 = _unary("modified_bessel_i0", K.i0)
 ModifiedBesselI1 = _unary("modified_bessel_i1", K.i1)
-AiryAi = _unary("airy_ai", K.airy_ai)
+AiryAi = _unary("airy_ai", _nan_edges(K.airy_ai))
 SphericalBesselJ0 = _unary("spherical_bessel_j0", lambda x: np.where(np.isinf(x), 0.0, _sinc(x / math.pi)))
 
 
@@ -246,16 +269,30 @@ def _xlog_grad_x(fn: Callable, g: Tensor, x: Any, y: Any, pole: float) -> Tensor
     return where(Tensor._make(undefined), 0.0, fn(g, y))
 
 
+def _times_log(log: np.ufunc) -> Callable:
+    """The kernel ``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN), in the arrays' own
+    dtype as PyTorch's scalar kernel: below float64 the C library's log (correctly rounded)
+    rounded to the dtype, times ``x`` rounded once."""
+
+    def kernel(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if x.dtype == np.float64:
+                v = x * log(y)
+            else:
+                lg = log(y.astype(np.float64)).astype(y.dtype).astype(np.float32)
+                v = (x.astype(np.float32) * lg).astype(x.dtype)
+            return np.where((x == 0) & ~np.isnan(y), np.zeros((), v.dtype), v)
+
+    return kernel
+
+
 class Xlogy(_Binary):
     """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
 
     name_ = "xlogy"
     dtype_rule = "xlogy"
-
-    @staticmethod
-    def kernel(x, y):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
+    own_dtype, _own_16_bit = True, True
+    kernel = staticmethod(_times_log(np.log))
 
     @classmethod
     def derivatives(cls, ctx, g, x, y):
@@ -269,11 +306,8 @@ class Xlog1py(_Binary):
 
     name_ = "xlog1py"
     dtype_rule = "xlog1py"
-
-    @staticmethod
-    def kernel(x, y):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log1p(y))
+    own_dtype, _own_16_bit = True, True
+    kernel = staticmethod(_times_log(np.log1p))
 
     @classmethod
     def derivatives(cls, ctx, g, x, y):

@@ -387,3 +387,15 @@ def test_ctc_gradient_with_respect_to_log_probs_is_pytorchs():
         torch.tensor(lp[:, 0]), torch.tensor(tg[0]), [6], [2], reduction="none"
     )
     np.testing.assert_allclose(float(one), float(ref), rtol=1e-10)
+
+
+def test_constructor_edge_arguments_as_pytorch(torch):
+    """Hardtanh refuses equal or crossed bounds with PyTorch's AssertionError; Unflatten keeps a
+    list size a list (its repr)."""
+    for bounds in ((2, 1), (1, 1)):
+        with pytest.raises(AssertionError, match=r"max_val \(1\) must be greater than min_val"):
+            dt.nn.Hardtanh(*bounds)
+        with pytest.raises(AssertionError):
+            torch.nn.Hardtanh(*bounds)
+    for size in ([2, -1], (2, -1)):
+        assert repr(dt.nn.Unflatten(1, size)) == repr(torch.nn.Unflatten(1, size))

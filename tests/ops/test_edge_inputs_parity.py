@@ -36,6 +36,72 @@ CASES = {
         L.xlogy(L.tensor(2.0), L.tensor([0.5, 2.0]).half()),
         str(L.special.xlog1py(L.tensor([1, 2]), 2.5).dtype).split(".")[-1],
     ],
+    # tiny and out-of-domain inputs (the composed log formulas gave 0 and inf)
+    "inverse_hyperbolics": lambda L: [
+        f(L.tensor([1e-30, -1e-30, 1.0, -1.0, -2.0, float("inf")], dtype=L.float64))
+        for f in (L.asinh, L.acosh, L.atanh)
+    ],
+    # float32 and 16-bit: pi * x rounded to float32 first, as PyTorch's kernel (was float64)
+    "sinc_in_float32": lambda L: [
+        L.sinc(L.tensor([88.8, -3.0, 20.0, 100.0, 0.0]).to(d)) for d in (L.float32, L.float16, L.bfloat16)
+    ],
+    "nan_to_num_bfloat16": lambda L: L.nan_to_num(
+        L.tensor([float("nan"), float("inf"), -float("inf"), 1.0], dtype=L.bfloat16)
+    ),
+    "bessel_nan_and_infinity": lambda L: [
+        f(L.tensor([float("nan"), float("inf"), -float("inf"), 0.0], dtype=L.float64))
+        for f in (
+            L.special.bessel_j0,
+            L.special.bessel_y1,
+            L.special.airy_ai,
+            L.special.scaled_modified_bessel_k0,
+        )
+    ],
+    # a Python int beyond an integer tensor's dtype wraps into it (NumPy raised OverflowError or compared unwrapped)
+    "int_scalar_wraps": lambda L: [
+        f(L.tensor([0, 1, 200], dtype=L.uint8))
+        for f in (
+            lambda x: x >= -1,
+            lambda x: x > 300,
+            lambda x: x.clamp(-1),
+            lambda x: x.clone().fill_(-1),
+            lambda x: x.masked_fill(x > 0, -1),
+            lambda x: L.full((2,), -1, dtype=L.uint8),
+        )
+    ],
+    "complex_to_bool": lambda L: L.tensor([-0.0 + 0.5j, 0j, 1 + 0j]).bool(),
+    "empty_strides": lambda L: [L.zeros(0, 3).stride(), L.zeros(0, 3, 2).stride(), L.zeros(3, 0).stride()],
+    "heaviside_nan": lambda L: L.heaviside(
+        L.tensor([float("nan"), 0.0, -1.0, 2.0]), L.tensor([0.5, 7.0, 1.0, 1.0])
+    ),
+    "igamma_infinite_a": lambda L: [
+        f(
+            L.tensor([float("inf")] * 4, dtype=L.float64),
+            L.tensor([2.5, float("inf"), 0.0, float("nan")], dtype=L.float64),
+        )
+        for f in (L.igamma, L.igammac)
+    ],
+    "int_tensor_negative_powers": lambda L: L.tensor([2, -1, 1, 3, -1]) ** L.tensor([-1, -3, -2, 2, -2]),
+    "celu_negative_alpha": lambda L: [
+        L.celu(L.tensor([0.5, -1.5, 2.0, -2.5]), -1),
+        L.nn.functional.celu(L.tensor([0.5, -1.5]), -0.5),
+    ],
+    "adaptive_max_pool1d_toplevel": lambda L: L.adaptive_max_pool1d(L.tensor([[[1.0, 3.0, 2.0, 0.5]]]), 2),
+    "block_diag_dtypes": lambda L: [
+        L.block_diag(L.ones(2, 2), L.tensor(2.5, dtype=L.float64)),
+        L.block_diag(L.ones(2, 2, dtype=L.int32), L.tensor(True)),
+        L.block_diag(),
+    ],
+    "pdist_nan_and_inf": lambda L: L.pdist(
+        L.tensor([[float("nan"), 1.0], [0.0, 1.0], [float("inf"), 2.0], [float("inf"), 2.0]])
+    ),
+    "full_wraps_ints": lambda L: [L.full((2,), -1, dtype=L.uint8), L.full_like(L.ones(2, dtype=L.uint8), -1)],
+    # 16-bit: log(y) rounded to the dtype, then the product (was computed in float64, rounded once)
+    "xlogy_16_bit": lambda L: [
+        f(L.tensor([0.5, -1.7, 2.9, 0.0, 3.3]).to(d), L.tensor([1.3, 2.6, 0.7, float("nan"), 5.1]).to(d))
+        for f in (L.xlogy, L.special.xlog1py)
+        for d in (L.bfloat16, L.float16)
+    ],
     "rtruediv": lambda L: [0.7 / L.linspace(-3, 3, 61), 3 / L.tensor([1, 2, 0])],  # reciprocal, times
     "nanmean_dtype": lambda L: [
         L.nanmean(L.tensor([[1.5, float("nan")], [2.25, 3.0]]), 0, dtype=d) for d in (L.float16, L.float64)

@@ -23,8 +23,10 @@ from ..._tensor import Tensor, _wrap_dim
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...autograd.grad_mode import recording
+from ...kernels.cephes_f32 import fma_f32
 from ...kernels.gelu import gelu_tanh_with_derivative, gelu_with_derivative
 from ...kernels.threads import elementwise
+from ...kernels.vec_exp import compiled_exp, one_plus_exp_neg
 from ...ops import elementwise as _ew
 from ...ops._helpers import float_input
 from ...ops.elementwise import _sigmoid as _sigmoid_array
@@ -200,8 +202,13 @@ class Silu(Function):
     def forward(ctx, x):
         a = float_input(x, "silu")
         wide = a.astype(np.float32) if a.dtype == np.float16 else a  # rounded once, as PyTorch's
-        s = elementwise(_sigmoid_array, wide)
         ctx.save_for_backward(x)
+        if wide.dtype == np.float32 and compiled_exp():  # x / (1 + exp(-x)): PyTorch's kernel's steps
+            t = elementwise(one_plus_exp_neg, wide)
+            ctx.s = np.divide(1, t)
+            with np.errstate(invalid="ignore"):  # -inf / inf: NaN, as PyTorch's, without a warning
+                return np.divide(wide, t, out=t).astype(a.dtype, copy=False)
+        s = elementwise(_sigmoid_array, wide)
         ctx.s = s
         return elementwise(np.multiply, wide, s).astype(a.dtype, copy=False)
 
@@ -211,7 +218,17 @@ class Silu(Function):
         if recording():
             s = _ew.sigmoid(x)
             return g * (s * (x * (1 - s) + 1))
+        if g._data.dtype == np.float32 and x._data.dtype == np.float32 and compiled_exp():
+            return Tensor._make(elementwise(_silu_backward_f32, g._data, ctx.s, x._data))
         return _times(g, lambda s, v: s * (1 + v * (1 - s)), ctx.s, x._data)
+
+
+def _silu_backward_f32(g: np.ndarray, s: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``g * s * (1 + x * (1 - s))`` in PyTorch's vectorised kernel's order, its last
+    multiply-add fused (with the forward's steps: its bits)."""
+    with np.errstate(invalid="ignore"):  # infinite x: NaN, as PyTorch's, without a warning
+        out = np.multiply(g, s)
+        return np.multiply(out, fma_f32(x, 1 - s, np.float32(1)), out=out)
 
 
 class Softplus(Function):
@@ -305,7 +322,27 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         return input.clamp(min_val, max_val)
     if input._data.dtype.kind in "iu":  # the bounds in the tensor's dtype: an integer result
         min_val, max_val = int(min_val), int(max_val)
-    return named_node(_ew.clamp(input, min_val, max_val), "HardtanhBackward0")
+    return named_node(Hardtanh.apply(input, min_val, max_val, True), "HardtanhBackward0")
+
+
+class Hardtanh(Function):
+    """``x`` clamped to ``[lo, hi]``, its gradient passing strictly between the bounds (PyTorch's
+    ``hardtanh_backward``, also for ``relu6``, ``hardsigmoid`` and ``hardswish``: 0 at a bound,
+    where ``clamp``'s passes); a NaN input's passes with ``nan_passes`` (``hardtanh``'s test is
+    ``x <= lo or x >= hi``, ``hardsigmoid``'s ``lo < x < hi``)."""
+
+    _raw = True
+
+    @staticmethod
+    def forward(ctx, a, lo, hi, nan_passes):
+        x = a._data
+        if ctx.needs_input_grad:
+            ctx.inside = ~((x <= lo) | (x >= hi)) if nan_passes else (x > lo) & (x < hi)
+        return np.asarray(elementwise(np.clip, x, lo, hi))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _times(g, lambda m: m, ctx.inside), None, None, None
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -327,13 +364,13 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 @fused("HardsigmoidBackward0")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``clamp(x / 6 + 1/2, 0, 1)``."""
-    return _ew.clamp(input / 6.0 + 0.5, 0.0, 1.0)
+    return Hardtanh.apply(input / 6.0 + 0.5, 0.0, 1.0, False)
 
 
 @fused("HardswishBackward0")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``."""
-    return input * _ew.clamp(input + 3.0, 0.0, 6.0) / 6.0
+    return input * Hardtanh.apply(input + 3.0, 0.0, 6.0, True) / 6.0
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

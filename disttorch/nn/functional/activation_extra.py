@@ -48,6 +48,8 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
     @fused("CeluBackward0")
     def fn(t: Tensor) -> Tensor:
+        if alpha < 0:  # PyTorch's kernel picks the branch by the sign of x, not of x / alpha
+            return _ew.where(t > 0, t, (t / alpha).expm1() * alpha)
         return elu(t / alpha) * alpha if alpha != 1 else elu(t)
 
     return _inplace(input, fn) if inplace else fn(input)

@@ -36,12 +36,15 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = np.triu_indices(input.shape[0], k=1)
-    diff = (input[Tensor._make(i)] - input[Tensor._make(j)]).abs()
+    with np.errstate(invalid="ignore"):  # (inf - inf: NaN, as PyTorch's, without a warning)
+        diff = (input[Tensor._make(i)] - input[Tensor._make(j)]).abs()
     if p == 0:
         return (diff != 0).sum(-1).to(input.dtype)
     if p == float("inf"):
         return diff.amax(-1) if diff.shape[0] else diff.sum(-1)
     total = diff.pow(p).sum(-1)
-    nonzero = total > 0  # the root has no derivative at 0: identical rows get gradient 0, as PyTorch
+    nonzero = (
+        total != 0
+    )  # the root has no derivative at 0: identical rows get gradient 0, as PyTorch (NaN stays)
     safe = _ew.where(nonzero, total, Tensor._make(np.ones((), dtype=total._data.dtype)))
     return _ew.where(nonzero, safe.pow(1.0 / p), Tensor._make(np.zeros((), dtype=total._data.dtype)))

@@ -85,7 +85,9 @@ def hinge_embedding_loss(
     their sum where ``y`` is neither)."""
     reduction = _reduction(reduction, size_average, reduce)
     zero = _const(0, input)
-    margin_part = _ew.where(target != 1, relu(margin - input), zero)
+    margin_part = _ew.where(
+        target != 1, _ew.clamp(margin - input, min=0.0), zero
+    )  # (clamp_min: its gradient passes at 0)
     same_part = _ew.where(target != -1, input, zero)
     return _reduce(margin_part + same_part, reduction)
 

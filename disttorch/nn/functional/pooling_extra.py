@@ -11,7 +11,7 @@ import numpy as np
 from ..._random import _gen, _uniform_array
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
-from .activation import relu
+from ...ops.elementwise import where
 from .pooling import _tuple, avg_pool1d, avg_pool2d, avg_pool3d
 
 __all__ = [
@@ -35,7 +35,10 @@ def _lp_pool(
 ) -> Tensor:
     kernel = _tuple(kernel_size, d, "kernel_size", f"lp_pool{d}d")
     out = _AVG[d](input.pow(norm_type), kernel, stride, 0, ceil_mode)
-    return (out.sign() * relu(out.abs())).mul(float(np.prod(kernel))).pow(1.0 / norm_type)
+    # PyTorch's sign(out) * relu(|out|): out itself, where a window sums to 0 the root's infinite
+    # derivative stopped (relu's gradient selects): 0 there, not NaN
+    kept = where(out != 0, out, 0.0)
+    return kept.mul(float(np.prod(kernel))).pow(1.0 / norm_type)
 
 
 def lp_pool1d(

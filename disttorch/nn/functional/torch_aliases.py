@@ -20,6 +20,7 @@ from ._recurrent import padded_kernel, recurrent_layer, recurrent_stack
 
 __all__ = [
     "ALIASES",
+    "adaptive_max_pool1d",
     "alpha_dropout",
     "alpha_dropout_",
     "batch_norm",
@@ -56,7 +57,7 @@ __all__ = [
 ALIASES = {
     n: n
     for n in (
-        "adaptive_avg_pool1d adaptive_max_pool1d avg_pool1d bilinear celu celu_ "
+        "adaptive_avg_pool1d avg_pool1d bilinear celu celu_ "
         "channel_shuffle conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d "
         "cosine_similarity group_norm hardshrink layer_norm max_pool1d "
         "max_pool2d max_pool3d pairwise_distance pdist pixel_shuffle pixel_unshuffle prelu rms_norm "
@@ -243,6 +244,11 @@ def max_pool1d_with_indices(
 ) -> tuple:
     """``(values, indices)`` of a 1-d max pooling."""
     return _F_().max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple:
+    """``torch.adaptive_max_pool1d``: ``(values, indices)`` (``F``'s returns the values alone)."""
+    return _F_().adaptive_max_pool1d(input, output_size, True)
 
 
 @autocast_op("fp32")

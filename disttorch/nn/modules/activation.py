@@ -204,8 +204,8 @@ class Hardtanh(Module):
                 stacklevel=2,
             )
             max_val = max_value
-        if min_val > max_val:
-            raise ValueError("min_val cannot be greater than max_val")
+        if not max_val > min_val:  # (PyTorch's assertion: equal bounds are refused too)
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:

@@ -43,7 +43,7 @@ class Unflatten(Module):
             raise TypeError(
                 f"unflattened_size must be tuple of ints, but found type {type(unflattened_size).__name__}"
             )
-        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+        self.dim, self.unflattened_size = dim, unflattened_size  # (a list stays a list, as PyTorch)
 
     def forward(self, input: Tensor) -> Tensor:
         shape = input.shape

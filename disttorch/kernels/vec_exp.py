@@ -1,0 +1,48 @@
+"""The ``1 + exp(-x)`` of float32 ``sigmoid`` and ``silu``, as PyTorch's vectorised CPU kernels
+compute it.
+
+Those kernels compute ``1 / (1 + exp(-x))`` and ``x / (1 + exp(-x))`` 32 elements at a time
+with SLEEF's ``expf`` (its 1-ulp variant: a degree-6 polynomial after reducing by ln 2 split
+in two parts, each step one float32 rounding, a multiply feeding an add fused) and the last
+``n % 32`` elements with the C library's ``expf`` (correctly rounded). With numba (the
+``fast`` extra) the compiled loops of :mod:`disttorch.kernels.vec_exp_loops` make the same
+steps: PyTorch's bits for a contiguous tensor (one that PyTorch splits over threads may take
+the scalar path at the threads' boundaries too). Without numba the callers keep their NumPy
+forms (NumPy's ``exp``: a unit in the last place off for some 15% of the elements).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .jit import compiled
+
+__all__ = ["compiled_exp", "one_plus_exp_neg"]
+
+
+def _load_loops():
+    from . import vec_exp_loops
+
+    return vec_exp_loops
+
+
+def compiled_exp() -> bool:
+    """Whether :func:`one_plus_exp_neg` has its compiled loops (numba)."""
+    return compiled(_load_loops) is not None
+
+
+def one_plus_exp_neg(x: np.ndarray) -> np.ndarray | None:
+    """``1 + exp(-x)`` of float32 ``x`` as PyTorch's kernels compute it (``x`` taken in C
+    order), or ``None`` without numba. ``1 / that`` is their ``sigmoid``, ``x / that`` ``silu``."""
+    loops = compiled(_load_loops)
+    if loops is None:
+        return None
+    flat = np.ascontiguousarray(x).reshape(-1)
+    cut = flat.size - flat.size % 32  # whole vector steps; the rest is the scalar loop's
+    u, q = np.empty(cut, np.float32), np.empty(cut, np.int32)
+    loops.reduce(flat[:cut], u, q)
+    with np.errstate(over="ignore"):
+        e = np.ldexp(u, q, out=u)  # SLEEF's scaling, two exact steps or one rounding: the same
+    out = np.empty(flat.shape, np.float32)
+    loops.one_plus(flat, e, out)
+    return out.reshape(np.shape(x))

@@ -1,0 +1,57 @@
+"""Compiled loops of :mod:`disttorch.kernels.vec_exp` (numba, the ``fast`` extra): SLEEF's
+1-ulp ``expf(-x)`` step by step on the elements of whole 32-element blocks, the C library's
+(float64's ``exp`` rounded once) on the elements after them, and ``1 +`` that.
+Every float32 operation rounds on its own (``njit(contract=False)``); a fused multiply-add is
+the float64 product (exact) plus the addend, rounded once to float32.
+
+Importing this module without numba raises ``ImportError`` (see :mod:`disttorch.kernels.jit`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .jit import njit
+
+__all__ = ["one_plus", "reduce"]
+
+_F = np.float32
+
+
+@njit(contract=False)
+def _fma(a, b, c):  # pragma: no cover - compiled
+    return _F(np.float64(a) * np.float64(b) + np.float64(c))
+
+
+@njit(contract=False)
+def reduce(x, u, q):  # pragma: no cover - compiled
+    """SLEEF's ``expf(-x)`` up to its last step: ``exp(-x) = u * 2^q``."""
+    for j in range(u.size):
+        d = min(max(-x[j], _F(-104.0)), _F(100.0))  # (beyond: 0 or inf, set by ``logistic``)
+        k = np.rint(d * _F(1.442695040888963407359924681001892137426645954152985934135449406931))
+        s = _fma(k, _F(-0.693145751953125), d)
+        s = _fma(k, _F(-1.428606765330187045e-06), s)
+        p = _F(0.000198527617612853646278381)
+        p = _fma(p, s, _F(0.00139304355252534151077271))
+        p = _fma(p, s, _F(0.00833336077630519866943359))
+        p = _fma(p, s, _F(0.0416664853692054748535156))
+        p = _fma(p, s, _F(0.166666671633720397949219))
+        p = _fma(p, s, _F(0.5))
+        u[j] = _fma(s * s, p, s) + _F(1.0)
+        q[j] = np.int32(k)
+
+
+@njit(contract=False)
+def one_plus(x, e, out):  # pragma: no cover - compiled
+    """``1 + exp(-x)``, with ``e`` = ``exp(-x)`` from ``reduce`` for the first ``e.size``
+    elements (SLEEF's limits applied here) and the C library's after them."""
+    one = _F(1.0)
+    for j in range(e.size):
+        d = -x[j]
+        v = _F(0.0) if d < _F(-104.0) else e[j]
+        v = _F(np.inf) if d > _F(100.0) else v
+        out[j] = one + (d if d != d else v)
+    for j in range(e.size, x.size):
+        out[j] = one + _F(math.exp(-np.float64(x[j])))
