@@ -503,7 +503,7 @@ class _FloatUnary(Function):
 
 
 class Exp(_FloatUnary):
-    ufunc, uses_output = _vml(np.exp, "Exp"), True
+    ufunc, uses_output = _vml(np.exp, "Exp", widen=False), True
 
     @staticmethod
     def derivative(x, y):
@@ -519,7 +519,7 @@ class Expm1(_FloatUnary):
 
 
 class Log(_FloatUnary):
-    ufunc, quiet = _vml(np.log, "Ln"), True
+    ufunc, quiet = _vml(np.log, "Ln", widen=False), True
 
     @staticmethod
     def derivative(x, y):
@@ -612,7 +612,7 @@ def _one_minus_square(y: np.ndarray) -> np.ndarray:
 
 
 class Tanh(_FloatUnary):
-    ufunc, uses_output = _vml(np.tanh, "Tanh"), True
+    ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False), True
     fused_backward = staticmethod(lambda g, y: g * _one_minus_square(y))
 
     @staticmethod

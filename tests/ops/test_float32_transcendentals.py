@@ -12,8 +12,10 @@ from disttorch.kernels.vec_exp import compiled_exp
 
 VML_OPS = ("exp", "log", "log2", "log10", "tanh", "sin", "cos", "tan", "asin", "acos", "atan", "erf", "sqrt")
 #: the largest share of float32 elements that may differ (by one ulp) from PyTorch's without MKL
-WIDENED = {"exp": 0.02, "log": 0.06, "log2": 0.002, "log10": 0.002, "tanh": 0.005, "log1p": 0.02,
-           "expm1": 0.02, "asin": 0.1, "acos": 0.1, "atan": 0.1, "tan": 0.2, "atanh": 0.01}  # fmt: skip
+WIDENED = {"log2": 0.002, "log10": 0.002, "log1p": 0.02, "expm1": 0.02, "asin": 0.1, "acos": 0.1,
+           "atan": 0.1, "tan": 0.2, "atanh": 0.01}  # fmt: skip
+#: NumPy's float32 loops kept for speed without MKL, and how many ulps they may be off
+FLOAT32_LOOPS = {"exp": 2, "log": 3, "tanh": 1}
 
 
 def _inputs(dtype: np.dtype) -> np.ndarray:
@@ -64,6 +66,9 @@ def test_float32_without_mkl_within_one_ulp(torch, monkeypatch):
         expected, got = _both(torch, name, x)
         u = _ulps(expected, got)
         assert u.max() <= 1 and (u > 0).mean() <= share, (name, u.max(), (u > 0).mean())
+    for name, ulps in FLOAT32_LOOPS.items():
+        expected, got = _both(torch, name, x)
+        assert _ulps(expected, got).max() <= ulps, name
 
 
 @pytest.mark.skipif(not compiled_exp(), reason="needs numba (the fast extra)")
