@@ -594,13 +594,25 @@ def _one_minus_square(y: np.ndarray) -> np.ndarray:
     return 1 - y * y
 
 
+class _OneMinusSquare(_FloatUnary):
+    """``1 - x * x`` rounded once: tanh's derivative where its backward is recorded (double
+    backward, forward mode), so that it rounds as PyTorch's ``tanh_backward`` does there too."""
+
+    ufunc = staticmethod(_one_minus_square)
+    _node_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def derivative(x, y):
+        return x * -2
+
+
 class Tanh(_FloatUnary):
     ufunc, uses_output = np.tanh, True
     fused_backward = staticmethod(lambda g, y: g * _one_minus_square(y))
 
     @staticmethod
     def derivative(x, y):
-        return 1 - y * y
+        return _OneMinusSquare.apply(y)
 
 
 class Sinh(_FloatUnary):
