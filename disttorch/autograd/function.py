@@ -30,6 +30,7 @@ from .._public_name import package_name
 from .._tensor import Tensor, _Handle, _meta_in_use
 from ..kernels.threads import astype
 from . import grad_mode, saved_fields, saved_hooks
+from .node_types import show_name, unshown
 from .saved_fields import FREED_MSG as _FREED_MSG
 from .saved_fields import modified_inplace_message
 
@@ -105,9 +106,10 @@ class Node:
     _node_hooks: list | None = None  # register_hook's, run after backward
     _n_outputs = 1
     _unlisted: tuple = ()  # indices of the arguments that are not PyTorch's tensor inputs
+    _shown = False  # a class named as PyTorch's node (see node_types), made for one op's class
 
     def name(self) -> str:
-        return type(self).__name__
+        return unshown(type(self)).__name__
 
     @property
     def next_functions(self) -> tuple:
@@ -150,6 +152,7 @@ class ShownNode(Node):
 
     def __init__(self, name: str, *edges: tuple | None) -> None:
         self._name, self.next_edges = name, edges
+        show_name(self)
 
     def name(self) -> str:
         return self._name
@@ -320,7 +323,7 @@ class Function(FunctionCtx, Node):
         ``Backward0`` (``Backward`` for a user Function, as PyTorch)."""
         if self._node_name:
             return self._node_name
-        cls = type(self).__name__
+        cls = unshown(type(self)).__name__
         return cls + ("Backward0" if self._raw else "Backward")
 
     def __repr__(self) -> str:
@@ -411,6 +414,7 @@ class Function(FunctionCtx, Node):
                 out = _user_forward(cls, ctx, args)
             if ctx._dirty:
                 _mark_dirty_outputs(ctx, out, recorded=True)
+        show_name(ctx)
         returned, out = out, _wrap(out, ctx, user=not cls._raw)
         if not cls._raw and ctx._saved:
             _save_outputs_as_outputs(ctx, returned, out)
@@ -439,6 +443,7 @@ def named_node(out: Any, name: str) -> Any:
     first = out[0] if isinstance(out, tuple) else out
     if isinstance(first, Tensor) and first.grad_fn is not None:
         first.grad_fn._node_name = name
+        show_name(first.grad_fn)
     return out
 
 
@@ -581,6 +586,7 @@ def _upcast(a: Any) -> Any:
     node._input_meta = ((a._data.shape, a._data.dtype),)
     node._seq_nr = next(_seq)
     node.src = a.dtype
+    show_name(node)
     return Tensor._make(arr, node, 0)
 
 

@@ -133,3 +133,39 @@ def test_linear_graph_reads_as_pytorchs(torch, bias):
                 layer = lib.nn.Linear(3, 2, bias=bias)
                 graphs.append(_graph(layer(lib.ones(*shape, requires_grad=input_grad)).grad_fn))
             assert graphs[0] == graphs[1], (shape, input_grad)
+
+
+def _type_names(lib):
+    """``type(node).__name__`` down a graph (torchviz-style walk), with a user Function."""
+
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = lib.ones(2, 3, requires_grad=True)
+    out = Cube.apply(lib.nn.Linear(3, 2)(x).tanh().sum(1)[0] + x.mean())
+    names, todo = [], [out.grad_fn]
+    while todo:
+        node = todo.pop()
+        names.append(type(node).__name__)
+        todo += [n for n, _ in node.next_functions if n is not None]
+    return names, type(out.grad_fn)
+
+
+def test_node_classes_are_named_as_their_nodes():
+    for name, case in CASES.items():
+        node = case(dt, _args(dt)).grad_fn
+        assert type(node).__name__ == name == node.name(), name
+    names, cube = _type_names(dt)
+    assert names[0] == "CubeBackward" and cube.__module__ == "disttorch.autograd.function"
+    assert type(dt.ones(1, requires_grad=True).sum().grad_fn).__module__ == "builtins"
+
+
+@pytest.mark.parity
+def test_node_class_names_match_pytorch(torch):
+    assert _type_names(dt)[0] == _type_names(torch)[0]
