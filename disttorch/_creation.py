@@ -176,14 +176,17 @@ def _filled(
         fill = _dtype.convert(np.array(fill, dtype=np.float64), dtype)[()]
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
     if like is None:
-        arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
+        if fill is None:  # a meta tensor's zeros (lazily allocated): ops on it compute on them
+            arr = (np.zeros if meta else np.empty)(size, dtype=np_dt)
+        else:
+            arr = np.full(size, fill, dtype=np_dt)
     else:
         if isinstance(like, np.ndarray):
             arr = _memory_format.empty_like_dense(like, np_dt)
         else:
             arr = _memory_format.empty_in_format(size, np_dt, like)
-        if fill is not None and not meta:
-            arr[...] = fill
+        if fill is not None or meta:
+            arr[...] = 0 if fill is None else fill
     t = Tensor._make(_placed(arr, meta))
     if requires_grad:
         t.requires_grad_(True)
