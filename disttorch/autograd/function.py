@@ -188,17 +188,24 @@ class FunctionCtx:
     _saved_forward: tuple | None = None  # (tensors, versions) from save_for_forward
     materialize_grads = True
     needs_input_grad: tuple = ()
+    _records = True  # False for the ctx of a call that records no node (nothing requires grad)
 
     def save_for_backward(self, *tensors: Any) -> None:
-        """Keep tensors for backward; modifying one in place afterwards makes backward raise."""
+        """Keep tensors for backward; modifying one in place afterwards makes backward raise.
+        Where no node is recorded nothing is checked (inference tensors may be passed)."""
         self._saved = tensors
-        self._saved_versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
+        if self._records:
+            self._saved_versions = tuple(
+                saved_version(t._version_box) if t is not None else 0 for t in tensors
+            )
 
     def save_for_forward(self, *tensors: Any) -> None:
         """Keep tensors for ``jvp``, which reads them as ``saved_tensors``. (disttorch takes the
         forward-mode derivative of a Function that has a backward from that backward, so only
         a Function with ``jvp`` alone reads them.)"""
-        versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
+        versions = ()
+        if self._records:
+            versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
         self._saved_forward = (tensors, versions)
 
     @property
@@ -372,6 +379,7 @@ class Function(FunctionCtx, Node):
             else:  # a user Function's forward may read back what it set on ctx
                 ctx = cls.__new__(cls)
                 ctx.needs_input_grad = (False,) * len(args)
+                ctx._records = False
                 with grad_mode.no_grad():
                     returned = _user_forward(cls, ctx, args)
                 if ctx._dirty:
