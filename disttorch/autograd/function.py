@@ -210,7 +210,16 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        """The tensors given to ``save_for_backward``, checked against in-place changes: a
+        user Function's. A built-in op's node has no such attribute, as PyTorch's (graph
+        walkers such as torchviz ask ``hasattr(node, "saved_tensors")``)."""
+        if getattr(self, "_raw", False):
+            raise AttributeError(f"'{self.name()}' object has no attribute 'saved_tensors'")
+        return self._checked_saved()
+
+    def _checked_saved(self) -> tuple:
+        """What ``save_for_backward`` kept, checked against in-place changes (how every
+        backward reads it)."""
         if self._freed:
             raise RuntimeError(_FREED_MSG)
         saved = self._saved_unpacked()

@@ -198,7 +198,7 @@ def _number(i: int) -> Callable[[Any], Any]:
 
 
 def _saved_operands(ctx: Any) -> tuple:
-    ta, tb = ctx.saved_tensors
+    ta, tb = ctx._checked_saved()
     sa, sb = ctx.scalars
     return (ta if ta is not None else sa), (tb if tb is not None else sb)
 
@@ -402,7 +402,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, g):
         if ctx.sign.dtype.kind == "c" and recording():
-            (a,) = ctx.saved_tensors
+            (a,) = ctx._checked_saved()
             return g * a.sgn()
         return g * _const(ctx.sign)
 
@@ -418,7 +418,7 @@ class Square(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         return g * _cj(a * 2)
 
 
@@ -467,7 +467,7 @@ class _FloatUnary(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         dt = g._data.dtype
         if cls.fused_backward is not None and dt.kind in "fV" and not recording():
             wide = np.float32 if dt.name in cls.fused_widens else dt
@@ -673,7 +673,7 @@ class Atan2(Function):
 
     @staticmethod
     def backward(ctx, g):
-        y, x = ctx.saved_tensors
+        y, x = ctx._checked_saved()
         scale = g / (x * x + y * y)
         na, nb = ctx.needs_input_grad
         return (scale * x if na else None), (-scale * y if nb else None)
@@ -700,7 +700,7 @@ class Logaddexp(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         na, nb = ctx.needs_input_grad
         with np.errstate(invalid="ignore"):  # both -inf (or both +inf): NaN, as PyTorch
             d = a - b if cls.scale == 1.0 else (a - b) * cls.scale
@@ -733,7 +733,7 @@ class Hypot(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         na, nb = ctx.needs_input_grad
         out = Hypot.apply(a, b) if recording() else _const(ctx.out)
         scale = g / out
@@ -756,7 +756,7 @@ class Lerp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b, w = ctx.saved_tensors
+        a, b, w = ctx._checked_saved()
         w = ctx.weight if w is None else w
         na, nb, nw = ctx.needs_input_grad
         ga = g * _cj(1 - w) if na else None

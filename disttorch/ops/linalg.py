@@ -113,7 +113,7 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         if a._data.dtype.kind == "c":  # complex: grad @ conj(b)^T and conj(a)^T @ grad
             a, b = a.conj(), b.conj()
         na, nb = ctx.needs_input_grad
@@ -290,7 +290,7 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        operands = ctx.saved_tensors
+        operands = ctx._checked_saved()
         grads = []
         for i, op in enumerate(operands):
             if not ctx.needs_input_grad[2 + i]:
@@ -402,7 +402,7 @@ class Tensordot(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         a, b = a.conj(), b.conj()  # complex: the gradient is g contracted with the conjugates
         da, db = ctx.dims
         free_a = [i for i in range(a._data.ndim) if i not in da]

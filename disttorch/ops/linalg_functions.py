@@ -604,7 +604,7 @@ class _Norm2(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         out = ctx.out
         if is_grad_enabled():  # create_graph: the gradient as tensor ops, differentiable again
             nonzero = Tensor._make((out != 0).astype(x._data.dtype))

@@ -265,7 +265,7 @@ class Amax(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         hit = a._data == _kept_out(ctx, a._data.shape)
         w = hit / hit.sum(axis=ctx.dims, keepdims=True)
         return (
@@ -404,7 +404,7 @@ class Median(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         x, m = a._data, ctx.out
         hit = (x == m) | (np.isnan(x) & np.isnan(m))  # a NaN median comes from the NaNs
         w = hit / hit.sum()
@@ -508,7 +508,7 @@ class Prod(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         x, dims, keepdim = a._data, ctx.dims, ctx.keepdim
         if recording():
             gb = _expand_back(g, x.shape, dims, keepdim)
@@ -583,7 +583,7 @@ class Var(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         dims, keepdim = ctx.dims, ctx.keepdim
         centred = a - a.mean(dims, keepdim=True)
         gb = _expand_back(g, a._data.shape, dims, keepdim)
@@ -694,7 +694,7 @@ class Logsumexp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         if recording():
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
             return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)).conj(), None, None
@@ -752,7 +752,7 @@ class Norm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         x, p = a._data, ctx.p
         none = (None, None, None)
         if p == 0:
@@ -859,7 +859,7 @@ class Cumprod(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         x, dim = a._data, ctx.dim
         if x.ndim == 0:
             return g, None, None

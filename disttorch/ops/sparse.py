@@ -241,7 +241,7 @@ class SpMM(Function):
 
     @staticmethod
     def backward(ctx, g):
-        values, dense = ctx.saved_tensors
+        values, dense = ctx._checked_saved()
         rows, cols = ctx.indices
         nv, nd = ctx.needs_input_grad[:2]
         gv = SampledDot.apply(g, dense, rows, cols) if nv else None
@@ -266,7 +266,7 @@ class SampledDot(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         na, nb = ctx.needs_input_grad[:2]
         n, m = a.shape[0], b.shape[0]
         ga = SpMM.apply(g, b, (ctx.rows, ctx.cols), (n, m)) if na else None

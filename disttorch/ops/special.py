@@ -93,7 +93,7 @@ class _Special(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        saved = ctx.saved_tensors
+        saved = ctx._checked_saved()
         inputs = [s if s is not None else v for s, v in zip(saved, ctx.scalars)]
         grads = cls.derivatives(ctx, g, *inputs)
         return tuple(grads) + (None,) * len(ctx.extra)

@@ -170,7 +170,7 @@ class CheckpointFunction(_function.Function):
     def backward(ctx: Any, *grads: Any) -> Any:
         if _engine.restricted_to_inputs():
             raise RuntimeError(_REENTRANT_GRAD_MSG)
-        tensors = iter(ctx.saved_tensors)
+        tensors = iter(ctx._checked_saved())
         inputs = detach_variable(tuple(next(tensors) if a is None else a for a in ctx.inputs))
         with _replayed(ctx.rng_state, ctx.autocast_state):
             outputs = ctx.run_function(*inputs)

@@ -136,7 +136,8 @@ def test_linear_graph_reads_as_pytorchs(torch, bias):
 
 
 def _type_names(lib):
-    """``type(node).__name__`` down a graph (torchviz-style walk), with a user Function."""
+    """``type(node).__name__`` down a graph, and whether the node has ``saved_tensors`` (a user
+    Function's) or ``variable`` (a leaf's), as torchviz walks it."""
 
     class Cube(lib.autograd.Function):
         @staticmethod
@@ -152,7 +153,7 @@ def _type_names(lib):
     names, todo = [], [out.grad_fn]
     while todo:
         node = todo.pop()
-        names.append(type(node).__name__)
+        names.append((type(node).__name__, hasattr(node, "saved_tensors"), hasattr(node, "variable")))
         todo += [n for n, _ in node.next_functions if n is not None]
     return names, type(out.grad_fn)
 
@@ -162,7 +163,8 @@ def test_node_classes_are_named_as_their_nodes():
         node = case(dt, _args(dt)).grad_fn
         assert type(node).__name__ == name == node.name(), name
     names, cube = _type_names(dt)
-    assert names[0] == "CubeBackward" and cube.__module__ == "disttorch.autograd.function"
+    assert names[0] == ("CubeBackward", True, False) and cube.__module__ == "disttorch.autograd.function"
+    assert ("TanhBackward0", False, False) in names and ("AccumulateGrad", False, True) in names
     assert type(dt.ones(1, requires_grad=True).sum().grad_fn).__module__ == "builtins"
 
 

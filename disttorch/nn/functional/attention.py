@@ -88,7 +88,7 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def backward(ctx, grad, grad_weights):
-        query, key, value = ctx.saved_tensors
+        query, key, value = ctx._checked_saved()
 
         def grads(_):
             k, v = key._data, value._data

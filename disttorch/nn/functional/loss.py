@@ -244,7 +244,7 @@ class CrossEntropyFunction(Function):
     @staticmethod
     def backward(ctx, g):
         if recording():  # create_graph: softmax recomputed in the graph
-            (input,) = ctx.saved_tensors
+            (input,) = ctx._checked_saved()
             coef = ctx.coef
             if coef is None:
                 coef = np.zeros(ctx.softmax.shape, dtype=ctx.softmax.dtype)
@@ -458,7 +458,7 @@ def _elementwise_loss(kind: type, name: str) -> type:
 
         @staticmethod
         def backward(ctx, g):
-            x, y = ctx.saved_tensors
+            x, y = ctx._checked_saved()
             local = kind.derivative(x - y, ctx.param)
             if ctx.reduction == "mean" and ctx.n:
                 local = local / ctx.n
@@ -674,7 +674,7 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        p, y = ctx.saved_tensors
+        p, y = ctx._checked_saved()
         w = ctx.weight
         local = (p - y) / (p * (1 - p)).clamp_min(1e-12)
         gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, p._data)
@@ -707,7 +707,7 @@ class BinaryCrossEntropyWithLogits(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, y = ctx.saved_tensors
+        x, y = ctx._checked_saved()
         w, pw = ctx.weight, ctx.pos_weight
         s = _ew.sigmoid(x)
         local = s - y if pw is None else (1 - y) * s - pw * y * (1 - s)
@@ -769,7 +769,7 @@ class KlDiv(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, t = ctx.saved_tensors
+        x, t = ctx._checked_saved()
         if ctx.log_target:
             et = t.exp()
             gx_local, gt_local = -et, et * (t - x + 1)

@@ -36,7 +36,7 @@ class Normalize(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         a, n, p = x._data, ctx.n, ctx.p
         above = n > ctx.eps
 
