@@ -563,7 +563,14 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
-    """Product of matrices in the cheapest order (``linalg.multi_dot``)."""
+    """Product of matrices in the cheapest order (``linalg.multi_dot``); deprecated, with
+    PyTorch's warning (once per process)."""
+    _native_warnings.warn(
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+        "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+        "parameters. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:1102.)",
+        once=True,
+    )
     if len(matrices) == 1:
         return matrices[0]
     return _linalg.multi_dot(matrices)
@@ -1869,7 +1876,17 @@ eig = _removed("eig", "torch.linalg.eig")
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
-    """``(LU, pivots)`` (and ``infos``) of ``linalg.lu_factor``."""
+    """``(LU, pivots)`` (and ``infos``) of ``linalg.lu_factor``; deprecated, with PyTorch's
+    warning (once per process)."""
+    _native_warnings.warn(
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+        "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
+        "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+        "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+        "torch.linalg.lu_factor_ex(A, compute_pivots) (Triggered internally at "
+        "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2073.)",
+        once=True,
+    )
     r = _linalg.lu_factor_ex(A, pivot=pivot)
     return (r.LU, r.pivots, r.info) if get_infos else (r.LU, r.pivots)
 

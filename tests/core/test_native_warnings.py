@@ -84,3 +84,36 @@ def test_python_warnings_of_legacy_calls_as_pytorchs(torch):
     here = os.path.basename(__file__)
     at_caller = [i for i, (_, f) in enumerate(theirs) if f == here]
     assert at_caller == [i for i, (_, f) in enumerate(ours) if f == here] and len(at_caller) == 8
+
+
+def _deprecated_once(lib):
+    """The texts of the once-per-process warnings of deprecated calls, each call made twice."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            lib.chain_matmul(lib.ones(2, 2), lib.ones(2, 2))
+            lib.lu(lib.eye(2))
+            lib.stft(lib.ones(64), 16, return_complex=True)
+            lib.set_default_tensor_type(lib.FloatTensor)
+    return [str(w.message) for w in caught if os.path.basename(w.filename) == "test_native_warnings.py"]
+
+
+def test_deprecated_calls_warn_once_with_pytorchs_text(monkeypatch):
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    got = _deprecated_once(dt)
+    assert [m.split(" ")[0] for m in got] == [
+        "torch.chain_matmul",
+        "torch.lu",
+        "A",
+        "torch.set_default_tensor_type()",
+    ]
+    assert all("(Triggered internally at /__w/pytorch/pytorch/" in m for m in got)
+
+
+@pytest.mark.parity
+def test_deprecated_call_warnings_as_pytorch(torch, monkeypatch):
+    """PyTorch's are once per process: those it still gives here must be ours word for word."""
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    theirs = [m.replace("torch.", "") for m in _deprecated_once(torch)]
+    ours = [m.replace("torch.", "") for m in _deprecated_once(dt)]
+    assert set(theirs) <= set(ours)
