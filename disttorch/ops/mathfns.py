@@ -620,17 +620,20 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     return _linalg.matrix_power(input, n)
 
 
-def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False) -> Tensor:
-    """Legacy ``matrix_rank`` (:func:`disttorch.linalg.matrix_rank`)."""
-    return _linalg.matrix_rank(input, tol=tol, hermitian=symmetric)
-
-
 _QR = _return_type("qr", ("Q", "R"))
 _SVD = _return_type("svd", ("U", "S", "V"))
 
 
 def qr(input: Tensor, some: bool = True) -> tuple:
-    """``(Q, R)`` (``some=False`` gives the complete Q)."""
+    """``(Q, R)`` (``some=False`` gives the complete Q); deprecated, with PyTorch's warning
+    (once per process)."""
+    _native_warnings.warn(
+        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n"
+        "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = torch.qr(A, "
+        "some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete') "
+        "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2505.)",
+        once=True,
+    )
     return _QR(*_linalg.qr(input, "reduced" if some else "complete"))
 
 
@@ -644,7 +647,15 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
 
 @autocast_op("fp32")
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
-    """Alias of :func:`disttorch.linalg.cholesky`."""
+    """:func:`disttorch.linalg.cholesky`; deprecated, with PyTorch's warning (once per process)."""
+    _native_warnings.warn(
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+        "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
+        "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+        "This transform will produce equivalent results for all valid (symmetric positive definite) inputs. "
+        "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:1765.)",
+        once=True,
+    )
     return _linalg.cholesky(input, upper=upper)
 
 
@@ -1858,21 +1869,54 @@ def range(
     return Tensor._make((start + step * np.arange(n)).astype(_dt(dtype)))
 
 
-def _removed(name: str, new: str) -> Any:
+def _removed(name: str, advice: str) -> Any:
+    """A function PyTorch removed in 1.9 that remains to raise its error (``advice`` follows the
+    first sentence)."""
+
     def f(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(
-            f"This function was deprecated since version 1.9 and is now removed. Please "
-            f"use the `{new}` function instead."
-        )
+        raise RuntimeError(f"This function was deprecated since version 1.9 and is now removed.{advice}")
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"Removed from PyTorch; use ``{new}``."
+    f.__doc__ = "Removed from PyTorch: raises its error, which names the replacement in ``torch.linalg``."
     return f
 
 
-solve = _removed("solve", "torch.linalg.solve")
-lstsq = _removed("lstsq", "torch.linalg.lstsq")
-eig = _removed("eig", "torch.linalg.eig")
+solve = _removed(
+    "solve",
+    " `torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its arguments "
+    "reversed and does not return the LU factorization.\n\nTo get the LU factorization see `torch.lu`, which "
+    "can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be "
+    "replaced with:\nX = torch.linalg.solve(A, B)",
+)
+lstsq = _removed(
+    "lstsq",
+    " `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed "
+    "arguments and does not return the QR decomposition in the returned tuple (although it returns other "
+    "information about the problem).\n\nTo get the QR decomposition consider using `torch.linalg.qr`.\n\nThe "
+    "returned solution in `torch.lstsq` stored the residuals of the solution in the last m - n columns of the "
+    "returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the field 'residuals' of the "
+    "returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]"
+    "\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution",
+)
+eig = _removed(
+    "eig",
+    " `torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors "
+    "mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+    "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+    "L_complex, V_complex = torch.linalg.eig(A)",
+)
+symeig = _removed(
+    "symeig",
+    " The default behavior has changed from using the upper triangular portion of the matrix by default to "
+    "using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
+    "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, "
+    "eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+)
+matrix_rank = _removed(
+    "matrix_rank",
+    "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+    "`torch.linalg.matrix_rank()` to 'hermitian'.",
+)
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
@@ -1918,6 +1962,7 @@ __all__ += [
     "slice_scatter",
     "solve",
     "split_with_sizes",
+    "symeig",
     "unsafe_chunk",
     "unsafe_split",
     "unsafe_split_with_sizes",
@@ -1942,6 +1987,7 @@ TENSOR_METHODS += (
     "solve",
     "lstsq",
     "eig",
+    "symeig",
     "lu",
     "lu_solve",
 )

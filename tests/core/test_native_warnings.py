@@ -74,6 +74,8 @@ def _python_warnings(lib):
         opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1)
         lib.optim.lr_scheduler.StepLR(opt, 1).step()
         lib.utils.data.DataLoader([1], num_workers=os.cpu_count() + 1)
+        q, pad = lib.ones(2, 1, 4), lib.tensor([[False, True]])
+        lib.nn.MultiheadAttention(4, 2)(q, q, q, key_padding_mask=pad, attn_mask=lib.zeros(2, 2))
     return [(str(w.message), os.path.basename(w.filename)) for w in caught]
 
 
@@ -95,17 +97,23 @@ def _deprecated_once(lib):
             lib.lu(lib.eye(2))
             lib.stft(lib.ones(64), 16, return_complex=True)
             lib.set_default_tensor_type(lib.FloatTensor)
-    return [str(w.message) for w in caught if os.path.basename(w.filename) == "test_native_warnings.py"]
+            lib.cholesky(lib.eye(2)), lib.qr(lib.eye(2))
+            float(lib.ones(1, requires_grad=True))
+    return [str(w.message) for w in caught if w.category is UserWarning]
 
 
 def test_deprecated_calls_warn_once_with_pytorchs_text(monkeypatch):
     monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    monkeypatch.setattr(dt._tensor, "_scalar_warning", [True])
     got = _deprecated_once(dt)
     assert [m.split(" ")[0] for m in got] == [
         "torch.chain_matmul",
         "torch.lu",
         "A",
         "torch.set_default_tensor_type()",
+        "torch.cholesky",
+        "torch.qr",
+        "Converting",
     ]
     assert all("(Triggered internally at /__w/pytorch/pytorch/" in m for m in got)
 
