@@ -125,3 +125,51 @@ def test_deprecated_call_warnings_as_pytorch(torch, monkeypatch):
     theirs = [m.replace("torch.", "") for m in _deprecated_once(torch)]
     ours = [m.replace("torch.", "") for m in _deprecated_once(dt)]
     assert set(theirs) <= set(ours)
+
+
+def _sparse_warnings(lib):
+    """The warnings of the first sparse constructions: COO and CSR without ``check_invariants``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            lib.sparse_coo_tensor(lib.tensor([[0], [1]]), lib.tensor([1.0]), (2, 2))
+            lib.sparse_csr_tensor(lib.tensor([0, 1, 1]), lib.tensor([0]), lib.tensor([1.0]), (2, 2))
+    return [str(w.message) for w in caught]
+
+
+def test_sparse_constructors_warn_once_until_the_program_chooses(monkeypatch):
+    from disttorch.ops import sparse
+
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    monkeypatch.setattr(sparse, "INVARIANT_CHECKS", [False, False])
+    got = _sparse_warnings(dt)
+    assert [m.split(" ")[:2] for m in got] == [["Sparse", "invariant"], ["Sparse", "CSR"]]
+    assert not dt.sparse.check_sparse_tensor_invariants.is_enabled()
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    with dt.sparse.check_sparse_tensor_invariants():
+        assert dt.sparse.check_sparse_tensor_invariants.is_enabled()
+    assert not dt.sparse.check_sparse_tensor_invariants.is_enabled()
+    assert [m.split(" ")[:2] for m in _sparse_warnings(dt)] == [["Sparse", "CSR"]]  # chosen: no warning
+
+
+@pytest.mark.parity
+def test_sparse_constructor_warnings_as_pytorch(torch, monkeypatch):
+    """PyTorch's are once per process: those it still gives here must be ours word for word."""
+    from disttorch.ops import sparse
+
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    monkeypatch.setattr(sparse, "INVARIANT_CHECKS", [False, False])
+    assert set(_sparse_warnings(torch)) <= set(_sparse_warnings(dt))
+
+
+@pytest.mark.parity
+def test_checkpoint_without_use_reentrant_warns_pytorchs_text(torch):
+    def texts(lib):
+        x = lib.ones(1, 4, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.utils.checkpoint.checkpoint(lib.nn.Linear(4, 4), x)
+            lib.utils.checkpoint.checkpoint_sequential(lib.nn.Sequential(lib.nn.Linear(4, 4)), 1, x)
+        return [str(w.message) for w in caught if "use_reentrant" in str(w.message)]
+
+    assert texts(dt) == texts(torch) and len(texts(dt)) == 2
