@@ -29,6 +29,7 @@ CASES = {
     "MaxPool2DWithIndicesBackward0": lambda L, a: L.nn.functional.max_pool2d(a["img"], 2),
     "AvgPool2DBackward0": lambda L, a: L.nn.functional.avg_pool2d(a["img"], 2),
     "EmbeddingBackward0": lambda L, a: L.nn.Embedding(10, 3)(L.tensor([1, 2])),
+    "EmbeddingBagBackward0": lambda L, a: L.nn.EmbeddingBag(10, 3)(L.tensor([1, 2, 4]), L.tensor([0, 1])),
     "ToCopyBackward0": lambda L, a: a["x"].double(),
     "SortBackward0": lambda L, a: a["x"].sort(1)[0],
     "HardtanhBackward0": lambda L, a: L.nn.functional.relu6(a["x"]),
