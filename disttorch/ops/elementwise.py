@@ -24,7 +24,7 @@ from .._dtype import OWN_CONVERSION, complex128, convert, float64, from_numpy, g
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import kept, saved
 from ..kernels.erf import TWO_OVER_SQRT_PI
@@ -511,6 +511,7 @@ class Log(_FloatUnary):
 
 class Log1p(_FloatUnary):
     ufunc, quiet = np.log1p, True
+    _node_name = "Log1PBackward0"
 
     @staticmethod
     def derivative(x, y):
@@ -1268,12 +1269,12 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:
     """``clamp(input, min=min)``."""
-    return Clamp.apply(input, min, None)
+    return named_node(Clamp.apply(input, min, None), f"ClampMinBackward{int(isinstance(min, Tensor))}")
 
 
 def clamp_max(input: Tensor, max: Any) -> Tensor:
     """``clamp(input, max=max)``."""
-    return Clamp.apply(input, None, max)
+    return named_node(Clamp.apply(input, None, max), f"ClampMaxBackward{int(isinstance(max, Tensor))}")
 
 
 clip = clamp

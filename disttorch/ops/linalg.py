@@ -220,9 +220,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: 
     prod = mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
-    if beta == 0:  # as PyTorch: input is ignored, even its NaNs
-        return prod
-    return (input if beta == 1 else input * beta) + prod
+    if beta != 0:  # as PyTorch: with beta 0 input is ignored, even its NaNs
+        prod = (input if beta == 1 else input * beta) + prod
+    return named_node(prod, "AddmmBackward0")
 
 
 # ---------------------------------------------------------------------- einsum

@@ -353,7 +353,7 @@ def fmin(input: Tensor, other: Any) -> Tensor:
 
 def frac(input: Tensor) -> Tensor:
     """Fractional part ``x - trunc(x)`` (gradient 1)."""
-    return input - Tensor._make(np.trunc(input._data))
+    return named_node(input - Tensor._make(np.trunc(input._data)), "FracBackward0")
 
 
 def fix(input: Tensor) -> Tensor:
@@ -476,26 +476,27 @@ def positive(input: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- fused products
-def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any, node: str) -> Tensor:
+    """``beta * input + alpha * prod``, its node named ``node`` (PyTorch's one fused op)."""
     if alpha != 1:
         prod = prod * alpha
-    if beta == 0:
-        return prod
-    return (input if beta == 1 else input * beta) + prod
+    if beta != 0:
+        prod = (input if beta == 1 else input * beta) + prod
+    return named_node(prod, node)
 
 
 @scales_first
 @computed_in_float32
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
-    return _scaled(input, matmul(mat, vec), beta, alpha)
+    return _scaled(input, matmul(mat, vec), beta, alpha, "AddmvBackward0")
 
 
 @scales_first
 @computed_in_float32
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
-    return _scaled(input, vec1.outer(vec2), beta, alpha)
+    return _scaled(input, vec1.outer(vec2), beta, alpha, "AddrBackward0")
 
 
 @autocast_op("lower")
@@ -503,7 +504,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 @computed_in_float32
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
-    return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha)
+    return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha, "AddbmmBackward0")
 
 
 @autocast_op("lower")
@@ -511,7 +512,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
 @computed_in_float32
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
-    return _scaled(input, batch1.bmm(batch2), beta, alpha)
+    return _scaled(input, batch1.bmm(batch2), beta, alpha, "BaddbmmBackward0")
 
 
 @scale_first("value")
@@ -522,7 +523,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     prod = tensor1 * tensor2
     out = input + (prod if value == 1 else prod * value)
     refuse_kernel("addcmul_cpu_out", out, "b")
-    return out
+    return named_node(out, "AddcmulBackward0")
 
 
 @scale_first("value")
@@ -530,7 +531,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``; two integer tensors are refused, as in PyTorch."""
     refuse_integer_addcdiv(tensor1, tensor2)
-    return input + tensor1 / tensor2 * value
+    return named_node(input + tensor1 / tensor2 * value, "AddcdivBackward0")
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
@@ -985,7 +986,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     """Sum treating NaN as 0."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
     x = where(Tensor._make(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
-    return x.sum(dim, keepdim, dtype=dtype)
+    return named_node(x.sum(dim, keepdim, dtype=dtype), "NansumBackward0")
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:

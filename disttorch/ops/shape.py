@@ -312,6 +312,7 @@ class Narrow(Function):
 
     _raw = True
     _view = True
+    _node_name = "SliceBackward0"
 
     @staticmethod
     def forward(ctx, a, dim, start, length):
