@@ -511,7 +511,7 @@ class Log(_FloatUnary):
 
 class Log1p(_FloatUnary):
     ufunc, quiet = np.log1p, True
-    _node_name = "Log1PBackward0"
+    _node_name, _profiled_as = "Log1PBackward0", "aten::log1p"
 
     @staticmethod
     def derivative(x, y):

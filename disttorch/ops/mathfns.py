@@ -733,7 +733,7 @@ def cdist(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    return _linalg.vector_norm(diff, p, dim=-1)
+    return named_node(_linalg.vector_norm(diff, p, dim=-1), "CdistBackward0")
 
 
 class DiagEmbed(Function):

@@ -907,7 +907,7 @@ class Diff(Function):
     ``n`` zeros at both ends and takes the ``n``-th difference again, times ``(-1)**n``."""
 
     _raw = True
-    _node_name = "SubBackward0"  # PyTorch differences narrowed views
+    _node_name, _profiled_as = "SubBackward0", "aten::diff"  # PyTorch differences narrowed views
 
     @staticmethod
     def forward(ctx, a, n, dim):
