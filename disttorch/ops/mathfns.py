@@ -1422,7 +1422,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     idx = reduce_along(kth_index, x, (dim,), np.intp)  # slices split over the op's threads
     index = Tensor._make(idx.astype(np.int64))
     vals = gather(input, dim, index)
-    return kthvalue_type(vals, index) if keepdim else kthvalue_type(vals.squeeze(dim), index.squeeze(dim))
+    vals = vals if keepdim else vals.squeeze(dim)
+    return kthvalue_type(named_node(vals, "KthvalueBackward0"), index if keepdim else index.squeeze(dim))
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
@@ -1450,7 +1451,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
         idx[r] = flat_order[r, ends[np.argmax(lengths)]]  # the first longest run: the smallest value
     index = Tensor._make(np.expand_dims(idx.reshape(ordered.shape[:-1]), d))
     vals = gather(input, d, index)  # the gradient goes to the chosen element
-    return mode_type(vals, index) if keepdim else mode_type(vals.squeeze(d), index.squeeze(d))
+    vals = vals if keepdim else vals.squeeze(d)
+    return mode_type(named_node(vals, "ModeBackward0"), index if keepdim else index.squeeze(d))
 
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -1796,7 +1798,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         if accumulate
         else _scatter_into(flat, index.reshape(-1), source.reshape(-1))
     )
-    return out.reshape(input.shape)
+    return named_node(out.reshape(input.shape), "PutBackward0")
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:

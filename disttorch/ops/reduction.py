@@ -416,6 +416,8 @@ class MedianDim(MaxDim):
     slice with NaN gives NaN and the index of its first NaN); the gradient goes to the
     selected element."""
 
+    _node_name, _profiled_as = "MedianBackward1", "aten::median"
+
     @staticmethod
     def forward(ctx, a, dim, keepdim):
         x = a._data
@@ -652,7 +654,8 @@ def var_mean(
 ) -> tuple:
     """``(var(input, dim), mean(input, dim))``."""
     dim, c = _correction(dim, unbiased, correction)
-    return _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    out = _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    return tuple(named_node(t, "VarMeanBackward0") for t in out)  # PyTorch's one node for both
 
 
 def std_mean(
@@ -665,7 +668,8 @@ def std_mean(
 ) -> tuple:
     """``(std(input, dim), mean(input, dim))``."""
     dim, c = _correction(dim, unbiased, correction)
-    return _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    out = _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    return tuple(named_node(t, "StdMeanBackward0") for t in out)  # PyTorch's one node for both
 
 
 # ---------------------------------------------------------------------- logsumexp

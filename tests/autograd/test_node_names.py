@@ -51,6 +51,51 @@ CASES = {
     "MkldnnRnnLayerBackward0": lambda L, a: L.nn.LSTM(4, 5)(a["seq"])[0],
     "TransposeBackward1": lambda L, a: L.nn.GRU(4, 5, batch_first=True)(a["seq"])[0],
     "CatBackward0": lambda L, a: L.nn.GRU(4, 5, bidirectional=True)(a["seq"])[0],
+    # composites PyTorch computes as one op, or whose last op it names
+    "AddmvBackward0": lambda L, a: L.addmv(a["x"][:, 0], a["x"], a["x"][0], beta=0.5),
+    "BaddbmmBackward0": lambda L, a: L.baddbmm(a["x3"][:, :, :4], a["x3"], a["x3"].mT[:, :, :4]),
+    "AddcdivBackward0": lambda L, a: L.addcdiv(a["x"], a["x"], a["x"].abs() + 1),
+    "FracBackward0": lambda L, a: a["x"].frac(),
+    "NansumBackward0": lambda L, a: a["x"].nansum(1),
+    "ClampMinBackward0": lambda L, a: a["x"].clamp_min(0),
+    "ClampMaxBackward1": lambda L, a: a["x"].clamp_max(a["x"].detach()),
+    "FmodBackward0": lambda L, a: a["x"].fmod(2),
+    "RemainderBackward1": lambda L, a: a["x"].remainder(a["x"].detach() + 3),
+    "Log1PBackward0": lambda L, a: a["x"].abs().log1p(),
+    "LinalgVectorNormBackward0": lambda L, a: L.linalg.norm(a["x"], ord=1, dim=1),
+    "CdistBackward0": lambda L, a: L.cdist(a["x"], a["x"]),
+    "LinalgDetBackward0": lambda L, a: L.det(a["x"][:4, :4]),
+    "LinalgInvExBackward0": lambda L, a: L.linalg.inv(a["x"][:4, :4]),
+    "VarMeanBackward0": lambda L, a: L.var_mean(a["x"], 1)[1],
+    "GridSampler2DBackward0": lambda L, a: L.nn.functional.grid_sample(
+        a["img"], L.zeros(2, 2, 2, 2), align_corners=False
+    ),
+    "AffineGridGeneratorBackward0": lambda L, a: L.nn.functional.affine_grid(
+        a["x"][:2, :3].reshape(1, 2, 3), (1, 1, 2, 2), align_corners=False
+    ),
+    "SpecialI0EBackward0": lambda L, a: L.special.i0e(a["x"]),
+    "MvlgammaBackward0": lambda L, a: L.special.multigammaln(a["x"].abs() + 2, 2),
+    "DivBackward1": lambda L, a: L.nn.functional.cross_entropy(a["x"], a["x"].detach().softmax(1)),
+    "AddBackward0": lambda L, a: L.nn.functional.cross_entropy(
+        a["x"], L.tensor([0, 1, 2, 3]), label_smoothing=0.1
+    ),
+    "MultiMarginLossBackward0": lambda L, a: L.nn.functional.multi_margin_loss(
+        a["x"], L.tensor([0, 1, 2, 3])
+    ),
+    "IndexPutBackward0": lambda L, a: a["x"].index_put((L.tensor([0, 2]),), a["x"][0]),
+    "TakeBackward0": lambda L, a: L.take(a["x"], L.tensor([0, 7])),
+    "PutBackward0": lambda L, a: a["x"].put(L.tensor([0, 7]), a["x"][0, :2]),
+    "ScatterBackward1": lambda L, a: a["x"].scatter(1, L.tensor([[0], [1], [2], [3]]), 1.0),
+    "PixelShuffleBackward0": lambda L, a: L.nn.functional.pixel_shuffle(
+        a["img"][:, :1].repeat(1, 4, 1, 1), 2
+    ),
+    "MedianBackward1": lambda L, a: a["x"].median(1).values,
+    "KthvalueBackward0": lambda L, a: a["x"].kthvalue(2, 1).values,
+    "ModeBackward0": lambda L, a: a["x"].mode(1).values,
+    "SoftMarginLossBackward0": lambda L, a: L.nn.functional.soft_margin_loss(a["x"], L.ones(4, 5)),
+    "DivBackward0": lambda L, a: L.nn.functional.kl_div(
+        a["x"].log_softmax(1), a["x"].detach().softmax(1), reduction="batchmean"
+    ),
 }
 
 

@@ -141,7 +141,8 @@ def test_sparse_constructors_warn_once_until_the_program_chooses(monkeypatch):
     from disttorch.ops import sparse
 
     monkeypatch.setattr(_native_warnings, "_warned_once", set())
-    monkeypatch.setattr(sparse, "INVARIANT_CHECKS", [False, False])
+    monkeypatch.setitem(sparse.INVARIANT_CHECKS, 0, False)  # the shared list, restored after
+    monkeypatch.setitem(sparse.INVARIANT_CHECKS, 1, False)
     got = _sparse_warnings(dt)
     assert [m.split(" ")[:2] for m in got] == [["Sparse", "invariant"], ["Sparse", "CSR"]]
     assert not dt.sparse.check_sparse_tensor_invariants.is_enabled()
@@ -158,7 +159,8 @@ def test_sparse_constructor_warnings_as_pytorch(torch, monkeypatch):
     from disttorch.ops import sparse
 
     monkeypatch.setattr(_native_warnings, "_warned_once", set())
-    monkeypatch.setattr(sparse, "INVARIANT_CHECKS", [False, False])
+    monkeypatch.setitem(sparse.INVARIANT_CHECKS, 0, False)  # the shared list, restored after
+    monkeypatch.setitem(sparse.INVARIANT_CHECKS, 1, False)
     assert set(_sparse_warnings(torch)) <= set(_sparse_warnings(dt))
 
 
