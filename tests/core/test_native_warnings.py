@@ -137,12 +137,20 @@ def _sparse_warnings(lib):
     return [str(w.message) for w in caught]
 
 
-def test_sparse_constructors_warn_once_until_the_program_chooses(monkeypatch):
+@pytest.fixture
+def unchosen_invariant_checks():
+    """The sparse-invariants setting as at start-up (never chosen), restored afterwards."""
     from disttorch.ops import sparse
 
+    saved = list(sparse.INVARIANT_CHECKS)
+    sparse.INVARIANT_CHECKS[:] = [False, False]
+    yield
+    sparse.INVARIANT_CHECKS[:] = saved
+
+
+@pytest.mark.usefixtures("unchosen_invariant_checks")
+def test_sparse_constructors_warn_once_until_the_program_chooses(monkeypatch):
     monkeypatch.setattr(_native_warnings, "_warned_once", set())
-    monkeypatch.setitem(sparse.INVARIANT_CHECKS, 0, False)  # the shared list, restored after
-    monkeypatch.setitem(sparse.INVARIANT_CHECKS, 1, False)
     got = _sparse_warnings(dt)
     assert [m.split(" ")[:2] for m in got] == [["Sparse", "invariant"], ["Sparse", "CSR"]]
     assert not dt.sparse.check_sparse_tensor_invariants.is_enabled()
@@ -154,13 +162,10 @@ def test_sparse_constructors_warn_once_until_the_program_chooses(monkeypatch):
 
 
 @pytest.mark.parity
+@pytest.mark.usefixtures("unchosen_invariant_checks")
 def test_sparse_constructor_warnings_as_pytorch(torch, monkeypatch):
     """PyTorch's are once per process: those it still gives here must be ours word for word."""
-    from disttorch.ops import sparse
-
     monkeypatch.setattr(_native_warnings, "_warned_once", set())
-    monkeypatch.setitem(sparse.INVARIANT_CHECKS, 0, False)  # the shared list, restored after
-    monkeypatch.setitem(sparse.INVARIANT_CHECKS, 1, False)
     assert set(_sparse_warnings(torch)) <= set(_sparse_warnings(dt))
 
 
