@@ -48,7 +48,10 @@ def test_functorch_api_runs_modules_as_functions():
     )
     np.testing.assert_allclose(values[2][0], values[0], rtol=1e-6)
     assert len(texts) == 5 and all(here for _, here in texts)
-    with pytest.raises(RuntimeError, match="has buffers"):
+    with (
+        pytest.warns(FutureWarning, match="functorch.make_functional"),
+        pytest.raises(RuntimeError, match="has buffers"),
+    ):
         ft.make_functional(dt.nn.BatchNorm1d(2))
 
 
