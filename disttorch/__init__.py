@@ -338,4 +338,4 @@ def __getattr__(name: str):
             return torch_aliases.resolve(name)
         except AttributeError:
             pass
-    raise AttributeError(f"module 'disttorch' has no attribute '{name}'")
+    raise AttributeError(f"module '{_public_name.package_name()}' has no attribute '{name}'")

@@ -98,7 +98,7 @@ _REASONS = {
     "torchrun's NUMA binding of its workers (a submodule torch.distributed.elastic imports; "
     "disttorch-launch pins each rank to its cores itself)": ("numa"),
     "legacy autograd and name APIs removed or CUDA-only in PyTorch": (
-        "symeig output_nr name names rename rename_ refine_names align_as align_to unflatten_dense_tensors"
+        "output_nr name names rename rename_ refine_names align_as align_to unflatten_dense_tensors"
     ),
 }
 EXCLUDED: dict[str, str] = {n: reason for reason, names in _REASONS.items() for n in names.split()}

@@ -179,14 +179,17 @@ def _filled(
     if type(fill) is int and np_dt.kind in "iu":  # (-1 as uint8: 255, as PyTorch casts it)
         fill = np.asarray(fill, dtype=np.int64).astype(np_dt)
     if like is None:
-        arr = np.empty(size, dtype=np_dt) if fill is None else np.full(size, fill, dtype=np_dt)
+        if fill is None:  # a meta tensor's zeros (lazily allocated): ops on it compute on them
+            arr = (np.zeros if meta else np.empty)(size, dtype=np_dt)
+        else:
+            arr = np.full(size, fill, dtype=np_dt)
     else:
         if isinstance(like, np.ndarray):
             arr = _memory_format.empty_like_dense(like, np_dt)
         else:
             arr = _memory_format.empty_in_format(size, np_dt, like)
-        if fill is not None and not meta:
-            arr[...] = fill
+        if fill is not None or meta:
+            arr[...] = 0 if fill is None else fill
     t = Tensor._make(_placed(arr, meta))
     if requires_grad:
         t.requires_grad_(True)

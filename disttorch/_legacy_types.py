@@ -10,12 +10,11 @@ CPU build.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _native_warnings
 from ._no_device import HINT
 from ._tensor import Size, Tensor
 
@@ -138,11 +137,11 @@ cuda_types = {n: _make(n, d, "torch.cuda", True) for n, d in _NAMES}
 def set_default_tensor_type(t: tensortype | str) -> None:
     """Deprecated (as in PyTorch 2.1+, with its warning): set the default floating dtype
     from a legacy type (``torch.DoubleTensor``) or its name (``"torch.DoubleTensor"``)."""
-    warnings.warn(
+    _native_warnings.warn(
         "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
-        UserWarning,
-        stacklevel=2,
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives. (Triggered internally "
+        "at /__w/pytorch/pytorch/torch/csrc/tensor/python_tensor.cpp:434.)",
+        once=True,
     )
     if isinstance(t, str):
         by_name = {f"{cls.__module__}.{cls.__name__}": cls for cls in (*_TYPES, *cuda_types.values())}

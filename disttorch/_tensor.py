@@ -877,7 +877,8 @@ def _warn_scalar_of_graph(t: Tensor) -> None:
         _scalar_warning[0] = False
         warnings.warn(
             "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-            "Consider using tensor.detach() first.",
+            "Consider using tensor.detach() first. (Triggered internally at "
+            "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)",
             UserWarning,
             stacklevel=3,
         )

@@ -66,6 +66,17 @@ def requested(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
     return value not in ("", "0", "false", "no", "off")
 
 
+def _real_name(name: str) -> str | None:
+    """The disttorch module the alias gives for ``name``: ``torch[.x]`` is ``disttorch[.x]``,
+    ``functorch[.x]`` (PyTorch's package merged into ``torch.func``) ``disttorch._functorch[.x]``;
+    None for other names."""
+    if name == "torch" or name.startswith("torch."):
+        return "disttorch" + name[5:]
+    if name == "functorch" or name.startswith("functorch."):
+        return "disttorch._functorch" + name[9:]
+    return None
+
+
 class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Meta-path finder and loader mapping ``torch[.x]`` to the module ``disttorch[.x]``."""
 
@@ -74,9 +85,9 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name, path=None, target=None):
         if name.startswith("disttorch."):
             return self._publishing_spec(name, path, target)
-        if name != "torch" and not name.startswith("torch."):
+        real = _real_name(name)
+        if real is None:
             return None
-        real = "disttorch" + name[5:]
         try:
             found = importlib.util.find_spec(real)
         except ModuleNotFoundError:
@@ -106,7 +117,7 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             yield TorchDistribution()
 
     def create_module(self, spec):
-        module = importlib.import_module("disttorch" + spec.name[5:])
+        module = importlib.import_module(_real_name(spec.name))
         if spec.name == "torch":
             # PyTorch's functions always hand foreign arguments to __torch_function__;
             # disttorch's do once torch.fx is imported, which swaps them for twins. Under
@@ -127,7 +138,7 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def get_code(self, fullname):
         """``python -m torch.x`` (runpy asks the loader for code to run as ``__main__``):
         the code of ``disttorch.x``."""
-        real = importlib.util.find_spec("disttorch" + fullname[5:])
+        real = importlib.util.find_spec(_real_name(fullname))
         return real.loader.get_code(real.name)
 
     def exec_module(self, module):

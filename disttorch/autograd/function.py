@@ -30,6 +30,7 @@ from .._public_name import package_name
 from .._tensor import Tensor, _Handle, _meta_in_use
 from ..kernels.threads import astype
 from . import grad_mode, saved_fields, saved_hooks
+from .node_types import show_name, unshown
 from .saved_fields import FREED_MSG as _FREED_MSG
 from .saved_fields import modified_inplace_message
 
@@ -105,9 +106,10 @@ class Node:
     _node_hooks: list | None = None  # register_hook's, run after backward
     _n_outputs = 1
     _unlisted: tuple = ()  # indices of the arguments that are not PyTorch's tensor inputs
+    _shown = False  # a class named as PyTorch's node (see node_types), made for one op's class
 
     def name(self) -> str:
-        return type(self).__name__
+        return unshown(type(self)).__name__
 
     @property
     def next_functions(self) -> tuple:
@@ -150,6 +152,7 @@ class ShownNode(Node):
 
     def __init__(self, name: str, *edges: tuple | None) -> None:
         self._name, self.next_edges = name, edges
+        show_name(self)
 
     def name(self) -> str:
         return self._name
@@ -185,22 +188,38 @@ class FunctionCtx:
     _saved_forward: tuple | None = None  # (tensors, versions) from save_for_forward
     materialize_grads = True
     needs_input_grad: tuple = ()
+    _records = True  # False for the ctx of a call that records no node (nothing requires grad)
 
     def save_for_backward(self, *tensors: Any) -> None:
-        """Keep tensors for backward; modifying one in place afterwards makes backward raise."""
+        """Keep tensors for backward; modifying one in place afterwards makes backward raise.
+        Where no node is recorded nothing is checked (inference tensors may be passed)."""
         self._saved = tensors
-        self._saved_versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
+        if self._records:
+            self._saved_versions = tuple(
+                saved_version(t._version_box) if t is not None else 0 for t in tensors
+            )
 
     def save_for_forward(self, *tensors: Any) -> None:
         """Keep tensors for ``jvp``, which reads them as ``saved_tensors``. (disttorch takes the
         forward-mode derivative of a Function that has a backward from that backward, so only
         a Function with ``jvp`` alone reads them.)"""
-        versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
+        versions = ()
+        if self._records:
+            versions = tuple(saved_version(t._version_box) if t is not None else 0 for t in tensors)
         self._saved_forward = (tensors, versions)
 
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        """The tensors given to ``save_for_backward``, checked against in-place changes: a
+        user Function's. A built-in op's node has no such attribute, as PyTorch's (graph
+        walkers such as torchviz ask ``hasattr(node, "saved_tensors")``)."""
+        if getattr(self, "_raw", False):
+            raise AttributeError(f"'{self.name()}' object has no attribute 'saved_tensors'")
+        return self._checked_saved()
+
+    def _checked_saved(self) -> tuple:
+        """What ``save_for_backward`` kept, checked against in-place changes (how every
+        backward reads it)."""
         if self._freed:
             raise RuntimeError(_FREED_MSG)
         saved = self._saved_unpacked()
@@ -320,7 +339,7 @@ class Function(FunctionCtx, Node):
         ``Backward0`` (``Backward`` for a user Function, as PyTorch)."""
         if self._node_name:
             return self._node_name
-        cls = type(self).__name__
+        cls = unshown(type(self)).__name__
         return cls + ("Backward0" if self._raw else "Backward")
 
     def __repr__(self) -> str:
@@ -369,6 +388,7 @@ class Function(FunctionCtx, Node):
             else:  # a user Function's forward may read back what it set on ctx
                 ctx = cls.__new__(cls)
                 ctx.needs_input_grad = (False,) * len(args)
+                ctx._records = False
                 with grad_mode.no_grad():
                     returned = _user_forward(cls, ctx, args)
                 if ctx._dirty:
@@ -411,6 +431,7 @@ class Function(FunctionCtx, Node):
                 out = _user_forward(cls, ctx, args)
             if ctx._dirty:
                 _mark_dirty_outputs(ctx, out, recorded=True)
+        show_name(ctx)
         returned, out = out, _wrap(out, ctx, user=not cls._raw)
         if not cls._raw and ctx._saved:
             _save_outputs_as_outputs(ctx, returned, out)
@@ -442,6 +463,7 @@ def named_node(out: Any, name: str) -> Any:
     first = out[0] if isinstance(out, tuple) else out
     if isinstance(first, Tensor) and first.grad_fn is not None:
         first.grad_fn._node_name = name
+        show_name(first.grad_fn)
     return out
 
 
@@ -584,6 +606,7 @@ def _upcast(a: Any) -> Any:
     node._input_meta = ((a._data.shape, a._data.dtype),)
     node._seq_nr = next(_seq)
     node.src = a.dtype
+    show_name(node)
     return Tensor._make(arr, node, 0)
 
 

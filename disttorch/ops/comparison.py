@@ -233,6 +233,9 @@ class Modulo(Function):
     @staticmethod
     def forward(ctx, a, b, ufunc, rounding):
         xa, xb = _operand(a), _operand(b)
+        ctx._node_name = ("FmodBackward" if ufunc is np.fmod else "RemainderBackward") + str(
+            int(isinstance(b, Tensor))
+        )
         out = _division_like(ufunc, xa, xb)
         if ctx.needs_input_grad and ctx.needs_input_grad[1]:
             with np.errstate(divide="ignore", invalid="ignore"):

@@ -324,7 +324,7 @@ class Angle(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         if a._data.dtype.kind != "c":
             return g * 0
         # d angle: (-y, x) / |z|^2, i.e. G * i z / |z|^2 (0 at z = 0, as PyTorch)
@@ -346,7 +346,7 @@ class Sgn(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         if a._data.dtype.kind != "c":
             return g * 0
         r = a.abs()

@@ -25,7 +25,7 @@ from .._dtype import dtype as _dtype_cls
 from .._memory_format import preserve_format, suggest_memory_format
 from .._tensor import Tensor, _as_meta, _is_meta, _tensor_arg, _wants_meta, device
 from .._type_info import finfo
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..autograd.saved_fields import kept, saved
 from ..kernels.erf import TWO_OVER_SQRT_PI
@@ -201,7 +201,7 @@ def _number(i: int) -> Callable[[Any], Any]:
 
 
 def _saved_operands(ctx: Any) -> tuple:
-    ta, tb = ctx.saved_tensors
+    ta, tb = ctx._checked_saved()
     sa, sb = ctx.scalars
     return (ta if ta is not None else sa), (tb if tb is not None else sb)
 
@@ -419,7 +419,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, g):
         if ctx.sign.dtype.kind == "c" and recording():
-            (a,) = ctx.saved_tensors
+            (a,) = ctx._checked_saved()
             return g * a.sgn()
         return g * _const(ctx.sign)
 
@@ -435,7 +435,7 @@ class Square(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         return g * _cj(a * 2)
 
 
@@ -484,7 +484,7 @@ class _FloatUnary(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         dt = g._data.dtype
         if cls.fused_backward is not None and dt.kind in "fV" and not recording():
             wide = np.float32 if dt.name in cls.fused_widens else dt
@@ -528,6 +528,7 @@ class Log(_FloatUnary):
 
 class Log1p(_FloatUnary):
     ufunc, quiet = _vml(np.log1p, None), True
+    _node_name, _profiled_as = "Log1PBackward0", "aten::log1p"
 
     @staticmethod
     def derivative(x, y):
@@ -611,13 +612,25 @@ def _one_minus_square(y: np.ndarray) -> np.ndarray:
     return 1 - y * y
 
 
+class _OneMinusSquare(_FloatUnary):
+    """``1 - x * x`` rounded once: tanh's derivative where its backward is recorded (double
+    backward, forward mode), so that it rounds as PyTorch's ``tanh_backward`` does there too."""
+
+    ufunc = staticmethod(_one_minus_square)
+    _node_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def derivative(x, y):
+        return x * -2
+
+
 class Tanh(_FloatUnary):
     ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False), True
     fused_backward = staticmethod(lambda g, y: g * _one_minus_square(y))
 
     @staticmethod
     def derivative(x, y):
-        return 1 - y * y
+        return _OneMinusSquare.apply(y)
 
 
 class Sinh(_FloatUnary):
@@ -678,7 +691,7 @@ class Atan2(Function):
 
     @staticmethod
     def backward(ctx, g):
-        y, x = ctx.saved_tensors
+        y, x = ctx._checked_saved()
         scale = g / (x * x + y * y)
         na, nb = ctx.needs_input_grad
         return (scale * x if na else None), (-scale * y if nb else None)
@@ -705,7 +718,7 @@ class Logaddexp(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         na, nb = ctx.needs_input_grad
         with np.errstate(invalid="ignore"):  # both -inf (or both +inf): NaN, as PyTorch
             d = a - b if cls.scale == 1.0 else (a - b) * cls.scale
@@ -738,7 +751,7 @@ class Hypot(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         na, nb = ctx.needs_input_grad
         out = Hypot.apply(a, b) if recording() else _const(ctx.out)
         scale = g / out
@@ -761,7 +774,7 @@ class Lerp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b, w = ctx.saved_tensors
+        a, b, w = ctx._checked_saved()
         w = ctx.weight if w is None else w
         na, nb, nw = ctx.needs_input_grad
         ga = g * _cj(1 - w) if na else None
@@ -1285,12 +1298,12 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:
     """``clamp(input, min=min)``."""
-    return Clamp.apply(input, min, None)
+    return named_node(Clamp.apply(input, min, None), f"ClampMinBackward{int(isinstance(min, Tensor))}")
 
 
 def clamp_max(input: Tensor, max: Any) -> Tensor:
     """``clamp(input, max=max)``."""
-    return Clamp.apply(input, None, max)
+    return named_node(Clamp.apply(input, None, max), f"ClampMaxBackward{int(isinstance(max, Tensor))}")
 
 
 clip = clamp

@@ -303,8 +303,7 @@ class CopySlices(Function):
 
     _raw = True
 
-    def name(self) -> str:
-        return "CopySlices"
+    _node_name = "CopySlices"
 
     @staticmethod
     def forward(ctx, dst, index, value):
@@ -388,10 +387,10 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
     require_source_dtype("index_put", input, values)
     idx = _np_index(tuple(indices))
     if accumulate:
-        return IndexPutAccumulate.apply(input, idx, values)
+        return named_node(IndexPutAccumulate.apply(input, idx, values), "IndexPutBackward0")
     out = input.clone()
     out[idx] = values
-    return out
+    return named_node(out, "IndexPutBackward0")
 
 
 # ---------------------------------------------------------------------- gather / scatter
@@ -746,7 +745,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     n = input._data.size
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise IndexError(f"out of range: tried to access index {idx.max()} on a tensor of {n} elements.")
-    return Index.apply(input.reshape(-1), idx)
+    return named_node(Index.apply(input.reshape(-1), idx), "TakeBackward0")
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:

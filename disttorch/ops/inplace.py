@@ -304,8 +304,7 @@ class WriteRegion(Function):
 
     _raw = True
 
-    def name(self) -> str:
-        return "CopySlices"
+    _node_name, _profiled_as = "CopySlices", "aten::write_region"
 
     @staticmethod
     def forward(ctx, base, values, geom):
@@ -619,8 +618,7 @@ class Copy(Function):
 
     _raw = True
 
-    def name(self) -> str:
-        return "CopyBackwards"
+    _node_name, _profiled_as = "CopyBackwards", "aten::copy"
 
     @staticmethod
     def forward(ctx, dst, src):

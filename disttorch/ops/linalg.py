@@ -113,7 +113,7 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         if a._data.dtype.kind == "c":  # complex: grad @ conj(b)^T and conj(a)^T @ grad
             a, b = a.conj(), b.conj()
         na, nb = ctx.needs_input_grad
@@ -220,9 +220,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: 
     prod = mm(mat1, mat2)
     if alpha != 1:
         prod = prod * alpha
-    if beta == 0:  # as PyTorch: input is ignored, even its NaNs
-        return prod
-    return (input if beta == 1 else input * beta) + prod
+    if beta != 0:  # as PyTorch: with beta 0 input is ignored, even its NaNs
+        prod = (input if beta == 1 else input * beta) + prod
+    return named_node(prod, "AddmmBackward0")
 
 
 # ---------------------------------------------------------------------- einsum
@@ -290,7 +290,7 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        operands = ctx.saved_tensors
+        operands = ctx._checked_saved()
         grads = []
         for i, op in enumerate(operands):
             if not ctx.needs_input_grad[2 + i]:
@@ -402,7 +402,7 @@ class Tensordot(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         a, b = a.conj(), b.conj()  # complex: the gradient is g contracted with the conjugates
         da, db = ctx.dims
         free_a = [i for i in range(a._data.ndim) if i not in da]

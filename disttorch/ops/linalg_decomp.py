@@ -216,6 +216,7 @@ class Inv(Function):
     """``A^{-1}``; gradient ``-A^{-H} g A^{-H}``."""
 
     _raw = True
+    _node_name, _profiled_as = "LinalgInvExBackward0", "aten::linalg_inv_ex"
 
     @staticmethod
     def forward(ctx, a):
@@ -292,6 +293,7 @@ class Det(Function):
     """``det(A)``; gradient ``g conj(det(A)) A^{-H}`` (via the SVD where ``A`` is singular)."""
 
     _raw = True
+    _node_name, _profiled_as = "LinalgDetBackward0", "aten::linalg_det"
 
     @staticmethod
     def forward(ctx, a):

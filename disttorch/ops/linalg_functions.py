@@ -24,7 +24,7 @@ import numpy as np
 from .._dtype import FLOAT_KINDS
 from .._tensor import Tensor
 from ..autograd.autocast_state import autocast_op
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import is_grad_enabled
 from ..kernels.lu import lu_factor_np, unpack_np
 from ..kernels.threads import lapack
@@ -556,7 +556,11 @@ def vector_norm(
     x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype: Any = None, out: Any = None
 ) -> Tensor:
     """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default); ``ord`` may be
-    ``inf``, ``-inf`` or 0 (the number of non-zeros)."""
+    ``inf``, ``-inf`` or 0 (the number of non-zeros). One node, as PyTorch's."""
+    return named_node(_vector_norm(x, ord, dim, keepdim, dtype), "LinalgVectorNormBackward0")
+
+
+def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.vector_norm(): argument 'x' must be Tensor, not {type(x).__name__}")
     if x._data.dtype.kind not in FLOAT_KINDS + "c":
@@ -604,7 +608,7 @@ class _Norm2(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         out = ctx.out
         if is_grad_enabled():  # create_graph: the gradient as tensor ops, differentiable again
             nonzero = Tensor._make((out != 0).astype(x._data.dtype))

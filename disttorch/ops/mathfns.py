@@ -341,7 +341,7 @@ def _nan_ignoring(keeps: np.ufunc, x: Tensor, o: Tensor) -> Tensor:
 
 def frac(input: Tensor) -> Tensor:
     """Fractional part ``x - trunc(x)`` (gradient 1)."""
-    return input - Tensor._make(np.trunc(input._data))
+    return named_node(input - Tensor._make(np.trunc(input._data)), "FracBackward0")
 
 
 def fix(input: Tensor) -> Tensor:
@@ -469,26 +469,27 @@ def positive(input: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------- fused products
-def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any) -> Tensor:
+def _scaled(input: Tensor, prod: Tensor, beta: Any, alpha: Any, node: str) -> Tensor:
+    """``beta * input + alpha * prod``, its node named ``node`` (PyTorch's one fused op)."""
     if alpha != 1:
         prod = prod * alpha
-    if beta == 0:
-        return prod
-    return (input if beta == 1 else input * beta) + prod
+    if beta != 0:
+        prod = (input if beta == 1 else input * beta) + prod
+    return named_node(prod, node)
 
 
 @scales_first
 @computed_in_float32
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
-    return _scaled(input, matmul(mat, vec), beta, alpha)
+    return _scaled(input, matmul(mat, vec), beta, alpha, "AddmvBackward0")
 
 
 @scales_first
 @computed_in_float32
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
-    return _scaled(input, vec1.outer(vec2), beta, alpha)
+    return _scaled(input, vec1.outer(vec2), beta, alpha, "AddrBackward0")
 
 
 @autocast_op("lower")
@@ -496,7 +497,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 @computed_in_float32
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
-    return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha)
+    return _scaled(input, batch1.bmm(batch2).sum(0), beta, alpha, "AddbmmBackward0")
 
 
 @autocast_op("lower")
@@ -504,7 +505,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
 @computed_in_float32
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` per batch."""
-    return _scaled(input, batch1.bmm(batch2), beta, alpha)
+    return _scaled(input, batch1.bmm(batch2), beta, alpha, "BaddbmmBackward0")
 
 
 @scale_first("value")
@@ -515,7 +516,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     prod = tensor1 * tensor2
     out = input + (prod if value == 1 else prod * value)
     refuse_kernel("addcmul_cpu_out", out, "b")
-    return out
+    return named_node(out, "AddcmulBackward0")
 
 
 @scale_first("value")
@@ -523,7 +524,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``; two integer tensors are refused, as in PyTorch."""
     refuse_integer_addcdiv(tensor1, tensor2)
-    return input + tensor1 / tensor2 * value
+    return named_node(input + tensor1 / tensor2 * value, "AddcdivBackward0")
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
@@ -556,7 +557,14 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
-    """Product of matrices in the cheapest order (``linalg.multi_dot``)."""
+    """Product of matrices in the cheapest order (``linalg.multi_dot``); deprecated, with
+    PyTorch's warning (once per process)."""
+    _native_warnings.warn(
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+        "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+        "parameters. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/LinearAlgebra.cpp:1102.)",
+        once=True,
+    )
     if len(matrices) == 1:
         return matrices[0]
     return _linalg.multi_dot(matrices)
@@ -606,17 +614,20 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     return _linalg.matrix_power(input, n)
 
 
-def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False) -> Tensor:
-    """Legacy ``matrix_rank`` (:func:`disttorch.linalg.matrix_rank`)."""
-    return _linalg.matrix_rank(input, tol=tol, hermitian=symmetric)
-
-
 _QR = _return_type("qr", ("Q", "R"))
 _SVD = _return_type("svd", ("U", "S", "V"))
 
 
 def qr(input: Tensor, some: bool = True) -> tuple:
-    """``(Q, R)`` (``some=False`` gives the complete Q)."""
+    """``(Q, R)`` (``some=False`` gives the complete Q); deprecated, with PyTorch's warning
+    (once per process)."""
+    _native_warnings.warn(
+        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n"
+        "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = torch.qr(A, "
+        "some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete') "
+        "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2505.)",
+        once=True,
+    )
     return _QR(*_linalg.qr(input, "reduced" if some else "complete"))
 
 
@@ -630,7 +641,15 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> tuple:
 
 @autocast_op("fp32")
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
-    """Alias of :func:`disttorch.linalg.cholesky`."""
+    """:func:`disttorch.linalg.cholesky`; deprecated, with PyTorch's warning (once per process)."""
+    _native_warnings.warn(
+        "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+        "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\n"
+        "and\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+        "This transform will produce equivalent results for all valid (symmetric positive definite) inputs. "
+        "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:1765.)",
+        once=True,
+    )
     return _linalg.cholesky(input, upper=upper)
 
 
@@ -707,7 +726,7 @@ def cdist(
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    return _linalg.vector_norm(diff, p, dim=-1)
+    return named_node(_linalg.vector_norm(diff, p, dim=-1), "CdistBackward0")
 
 
 class DiagEmbed(Function):
@@ -962,7 +981,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     """Sum treating NaN as 0."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
     x = where(Tensor._make(np.isnan(input._data)), 0.0, input) if input._data.dtype.kind == "f" else input
-    return x.sum(dim, keepdim, dtype=dtype)
+    return named_node(x.sum(dim, keepdim, dtype=dtype), "NansumBackward0")
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -1398,7 +1417,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     idx = reduce_along(kth_index, x, (dim,), np.intp)  # slices split over the op's threads
     index = Tensor._make(idx.astype(np.int64))
     vals = gather(input, dim, index)
-    return kthvalue_type(vals, index) if keepdim else kthvalue_type(vals.squeeze(dim), index.squeeze(dim))
+    vals = vals if keepdim else vals.squeeze(dim)
+    return kthvalue_type(named_node(vals, "KthvalueBackward0"), index if keepdim else index.squeeze(dim))
 
 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
@@ -1426,7 +1446,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
         idx[r] = flat_order[r, ends[np.argmax(lengths)]]  # the first longest run: the smallest value
     index = Tensor._make(np.expand_dims(idx.reshape(ordered.shape[:-1]), d))
     vals = gather(input, d, index)  # the gradient goes to the chosen element
-    return mode_type(vals, index) if keepdim else mode_type(vals.squeeze(d), index.squeeze(d))
+    vals = vals if keepdim else vals.squeeze(d)
+    return mode_type(named_node(vals, "ModeBackward0"), index if keepdim else index.squeeze(d))
 
 
 def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -1772,7 +1793,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         if accumulate
         else _scatter_into(flat, index.reshape(-1), source.reshape(-1))
     )
-    return out.reshape(input.shape)
+    return named_node(out.reshape(input.shape), "PutBackward0")
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
@@ -1846,25 +1867,68 @@ def range(
     return Tensor._make((start + step * np.arange(n)).astype(_dt(dtype)))
 
 
-def _removed(name: str, new: str) -> Any:
+def _removed(name: str, advice: str) -> Any:
+    """A function PyTorch removed in 1.9 that remains to raise its error (``advice`` follows the
+    first sentence)."""
+
     def f(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(
-            f"This function was deprecated since version 1.9 and is now removed. Please "
-            f"use the `{new}` function instead."
-        )
+        raise RuntimeError(f"This function was deprecated since version 1.9 and is now removed.{advice}")
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"Removed from PyTorch; use ``{new}``."
+    f.__doc__ = "Removed from PyTorch: raises its error, which names the replacement in ``torch.linalg``."
     return f
 
 
-solve = _removed("solve", "torch.linalg.solve")
-lstsq = _removed("lstsq", "torch.linalg.lstsq")
-eig = _removed("eig", "torch.linalg.eig")
+solve = _removed(
+    "solve",
+    " `torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its arguments "
+    "reversed and does not return the LU factorization.\n\nTo get the LU factorization see `torch.lu`, which "
+    "can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be "
+    "replaced with:\nX = torch.linalg.solve(A, B)",
+)
+lstsq = _removed(
+    "lstsq",
+    " `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has reversed "
+    "arguments and does not return the QR decomposition in the returned tuple (although it returns other "
+    "information about the problem).\n\nTo get the QR decomposition consider using `torch.linalg.qr`.\n\nThe "
+    "returned solution in `torch.lstsq` stored the residuals of the solution in the last m - n columns of the "
+    "returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the field 'residuals' of the "
+    "returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]"
+    "\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution",
+)
+eig = _removed(
+    "eig",
+    " `torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors "
+    "mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+    "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+    "L_complex, V_complex = torch.linalg.eig(A)",
+)
+symeig = _removed(
+    "symeig",
+    " The default behavior has changed from using the upper triangular portion of the matrix by default to "
+    "using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be replaced with:\n"
+    "L = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, "
+    "eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+)
+matrix_rank = _removed(
+    "matrix_rank",
+    "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+    "`torch.linalg.matrix_rank()` to 'hermitian'.",
+)
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple:
-    """``(LU, pivots)`` (and ``infos``) of ``linalg.lu_factor``."""
+    """``(LU, pivots)`` (and ``infos``) of ``linalg.lu_factor``; deprecated, with PyTorch's
+    warning (once per process)."""
+    _native_warnings.warn(
+        "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+        "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
+        "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+        "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+        "torch.linalg.lu_factor_ex(A, compute_pivots) (Triggered internally at "
+        "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2073.)",
+        once=True,
+    )
     r = _linalg.lu_factor_ex(A, pivot=pivot)
     return (r.LU, r.pivots, r.info) if get_infos else (r.LU, r.pivots)
 
@@ -1896,6 +1960,7 @@ __all__ += [
     "slice_scatter",
     "solve",
     "split_with_sizes",
+    "symeig",
     "unsafe_chunk",
     "unsafe_split",
     "unsafe_split_with_sizes",
@@ -1920,6 +1985,7 @@ TENSOR_METHODS += (
     "solve",
     "lstsq",
     "eig",
+    "symeig",
     "lu",
     "lu_solve",
 )

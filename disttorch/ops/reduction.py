@@ -265,7 +265,7 @@ class Amax(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         hit = a._data == _kept_out(ctx, a._data.shape)
         w = hit / hit.sum(axis=ctx.dims, keepdims=True)
         return (
@@ -404,7 +404,7 @@ class Median(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         x, m = a._data, ctx.out
         hit = (x == m) | (np.isnan(x) & np.isnan(m))  # a NaN median comes from the NaNs
         w = hit / hit.sum()
@@ -415,6 +415,8 @@ class MedianDim(MaxDim):
     """``median(input, dim)``: ``(values, indices)`` of the lower median of each slice (a
     slice with NaN gives NaN and the index of its first NaN); the gradient goes to the
     selected element."""
+
+    _node_name, _profiled_as = "MedianBackward1", "aten::median"
 
     @staticmethod
     def forward(ctx, a, dim, keepdim):
@@ -508,7 +510,7 @@ class Prod(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         x, dims, keepdim = a._data, ctx.dims, ctx.keepdim
         if recording():
             gb = _expand_back(g, x.shape, dims, keepdim)
@@ -583,7 +585,7 @@ class Var(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         dims, keepdim = ctx.dims, ctx.keepdim
         centred = a - a.mean(dims, keepdim=True)
         gb = _expand_back(g, a._data.shape, dims, keepdim)
@@ -652,7 +654,8 @@ def var_mean(
 ) -> tuple:
     """``(var(input, dim), mean(input, dim))``."""
     dim, c = _correction(dim, unbiased, correction)
-    return _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    out = _spread(Var, "var_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    return tuple(named_node(t, "VarMeanBackward0") for t in out)  # PyTorch's one node for both
 
 
 def std_mean(
@@ -665,7 +668,8 @@ def std_mean(
 ) -> tuple:
     """``(std(input, dim), mean(input, dim))``."""
     dim, c = _correction(dim, unbiased, correction)
-    return _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    out = _spread(Std, "std_mean", input, dim, keepdim, c), mean(input, dim, keepdim)
+    return tuple(named_node(t, "StdMeanBackward0") for t in out)  # PyTorch's one node for both
 
 
 # ---------------------------------------------------------------------- logsumexp
@@ -694,7 +698,7 @@ class Logsumexp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         if recording():
             gb = _expand_back(g, a._data.shape, ctx.dims, ctx.keepdim)
             return gb * exp(a - logsumexp(a, ctx.dims or (), keepdim=True)).conj(), None, None
@@ -752,7 +756,7 @@ class Norm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         x, p = a._data, ctx.p
         none = (None, None, None)
         if p == 0:
@@ -859,7 +863,7 @@ class Cumprod(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (a,) = ctx.saved_tensors
+        (a,) = ctx._checked_saved()
         x, dim = a._data, ctx.dim
         if x.ndim == 0:
             return g, None, None
@@ -907,6 +911,7 @@ class Diff(Function):
     ``n`` zeros at both ends and takes the ``n``-th difference again, times ``(-1)**n``."""
 
     _raw = True
+    _node_name, _profiled_as = "SubBackward0", "aten::diff"  # PyTorch differences narrowed views
 
     @staticmethod
     def forward(ctx, a, n, dim):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ._helpers import wrap_dim
 from .indexing import (
     Gather,
@@ -279,8 +279,10 @@ def scatter(
     if src is None:
         raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
     d = _scatter_checks(input, dim, index, src, "scatter")
-    if reduce is None:
-        return Scatter.apply(input, d, index, src)
+    if reduce is None:  # PyTorch's overloads: a tensor src (0), a number (1)
+        return named_node(
+            Scatter.apply(input, d, index, src), f"ScatterBackward{int(not isinstance(src, Tensor))}"
+        )
     if reduce not in ("add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
     if not isinstance(src, Tensor):

@@ -314,6 +314,7 @@ class Narrow(Function):
 
     _raw = True
     _view = True
+    _node_name, _profiled_as = "SliceBackward0", "aten::narrow"
 
     @staticmethod
     def forward(ctx, a, dim, start, length):

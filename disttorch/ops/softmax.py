@@ -60,7 +60,7 @@ class LogSoftmax(Function):
         "dim": lambda ctx: ctx.dim,
         # the output is not kept (backward reads the softmax): recomputed from the input
         "result": lambda ctx: Tensor._make(
-            _kernels.log_softmax(ctx.saved_tensors[0]._data, ctx.dim)[0], ctx, 0
+            _kernels.log_softmax(ctx._checked_saved()[0]._data, ctx.dim)[0], ctx, 0
         ),
     }
 
@@ -84,7 +84,7 @@ def _softmax_of_saved(ctx: Any, probs: np.ndarray) -> Tensor:
     """The softmax of the saved input along ``ctx.dim``: the kept array, or (when
     backward is recorded) a softmax recomputed in the graph."""
     if recording():
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         return Softmax.apply(x, ctx.dim)
     return Tensor._make(probs)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native_warnings
 from .._layout import sparse_coo
 from .._tensor import Tensor, _check_device
 from ..autograd.function import Function
@@ -241,7 +241,7 @@ class SpMM(Function):
 
     @staticmethod
     def backward(ctx, g):
-        values, dense = ctx.saved_tensors
+        values, dense = ctx._checked_saved()
         rows, cols = ctx.indices
         nv, nd = ctx.needs_input_grad[:2]
         gv = SampledDot.apply(g, dense, rows, cols) if nv else None
@@ -266,7 +266,7 @@ class SampledDot(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
+        a, b = ctx._checked_saved()
         na, nb = ctx.needs_input_grad[:2]
         n, m = a.shape[0], b.shape[0]
         ga = SpMM.apply(g, b, (ctx.rows, ctx.cols), (n, m)) if na else None
@@ -337,6 +337,25 @@ def _sparse_sum(s: SparseTensor, dim: Any, dtype: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- public functions
+#: ``torch.sparse.check_sparse_tensor_invariants``'s setting: [enabled, chosen by the program]
+#: (disttorch's constructors check the invariants either way)
+INVARIANT_CHECKS = [False, False]
+
+
+def warn_unchecked(check_invariants: bool | None) -> None:
+    """PyTorch's once-per-process warning for a sparse constructor called without
+    ``check_invariants`` while the program never chose the global setting."""
+    if check_invariants is None and not INVARIANT_CHECKS[1]:
+        _native_warnings.warn(
+            "Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) will occur when "
+            "operating on a sparse tensor which violates the invariants, but checks incur performance "
+            "overhead. To silence this warning, explicitly opt in or out. See "
+            "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance.  (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/Context.cpp:816.)",
+            once=True,
+        )
+
+
 def sparse_coo_tensor(
     indices: Any,
     values: Any,
@@ -359,6 +378,7 @@ def sparse_coo_tensor(
         _check_device(device)
     from .._creation import tensor as _tensor
 
+    warn_unchecked(check_invariants)
     idx = indices._data if isinstance(indices, Tensor) else np.asarray(indices)
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"indices must be an int64 tensor, got {idx.dtype}")

@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _native_warnings
 from .._layout import layout as _layout_cls
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided
 from .._public_name import package_name
 from .._repr import array_body, with_suffixes
 from .._tensor import Tensor, _check_device
-from .sparse import SparseTensor, SpMM, ToDense, _check_mm, to_coo
+from .sparse import SparseTensor, SpMM, ToDense, _check_mm, to_coo, warn_unchecked
 from .sparse_base import SparseBase
 
 __all__ = [
@@ -88,6 +88,12 @@ class SparseCompressedTensor(SparseBase):
     def _build(
         cls, layout: _layout_cls, cidx: np.ndarray, pidx: np.ndarray, values: Tensor, shape: tuple
     ) -> SparseCompressedTensor:
+        _native_warnings.warn(
+            "Sparse CSR tensor support is in beta state. If you miss a functionality in the sparse tensor "
+            "support, please submit a feature request to https://github.com/pytorch/pytorch/issues. (Triggered "
+            "internally at /__w/pytorch/pytorch/aten/src/ATen/SparseCsrTensorImpl.cpp:49.)",
+            once=True,
+        )
         s = cls._blank()
         s._sp_layout = layout
         s._cidx, s._pidx = cidx, pidx
@@ -504,6 +510,7 @@ def sparse_compressed_tensor(
         _check_device(device)
     from .._creation import tensor as _tensor
 
+    warn_unchecked(check_invariants)
     cname, pname = _index_names(layout)
     cidx = _as_index_array(compressed_indices, cname)
     pidx = _as_index_array(plain_indices, pname)

@@ -78,7 +78,7 @@ def _saved_softmax(ctx: Any) -> Tensor:
     """The group softmax of the saved values: kept from forward, or recomputed in the graph
     when the backward pass is itself recorded (double backward)."""
     if recording():
-        (values,) = ctx.saved_tensors
+        (values,) = ctx._checked_saved()
         return GroupSoftmax.apply(values, ctx.groups, ctx.n)
     return Tensor._make(ctx.out)
 

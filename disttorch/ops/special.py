@@ -19,7 +19,7 @@ import numpy as np
 
 from .._dtype import arrays_result_type, get_default_dtype
 from .._tensor import Tensor
-from ..autograd.function import Function
+from ..autograd.function import Function, named_node
 from ..autograd.grad_mode import recording
 from ..kernels import special as K
 from ._helpers import broadcast_error, complex_kernel_error
@@ -99,7 +99,7 @@ class _Special(Function):
 
     @classmethod
     def backward(cls, ctx, g):
-        saved = ctx.saved_tensors
+        saved = ctx._checked_saved()
         inputs = [s if s is not None else v for s, v in zip(saved, ctx.scalars)]
         grads = cls.derivatives(ctx, g, *inputs)
         return tuple(grads) + (None,) * len(ctx.extra)
@@ -214,6 +214,22 @@ AiryAi = _unary("airy_ai", _nan_edges(K.airy_ai))
 SphericalBesselJ0 = _unary("spherical_bessel_j0", lambda x: np.where(np.isinf(x), 0.0, _sinc(x / math.pi)))
 
 
+# PyTorch's node names where they are not the class name: ``torch.special``'s own ops are
+# ``Special...``; its ``ndtr`` is a product
+for _cls, _name in (
+    (Entr, "SpecialEntrBackward0"),
+    (Erfcx, "SpecialErfcxBackward0"),
+    (I0e, "SpecialI0EBackward0"),
+    (I1, "SpecialI1Backward0"),
+    (I1e, "SpecialI1EBackward0"),
+    (LogNdtr, "SpecialLogNdtrBackward0"),
+    (Ndtri, "SpecialNdtriBackward0"),
+    (Ndtr, "MulBackward1"),
+):
+    _cls._node_name = _name
+    _cls._profiled_as = "aten::special_" + _cls.name_  # the profiler's name: the operator's
+
+
 class Polygamma(_Special):
     name_ = "polygamma"
 
@@ -304,6 +320,7 @@ class Xlogy(_Binary):
 class Xlog1py(_Binary):
     """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
 
+    _node_name, _profiled_as = "SpecialXlog1PyBackward0", "aten::special_xlog1py"
     name_ = "xlog1py"
     dtype_rule = "xlog1py"
     own_dtype, _own_16_bit = True, True
@@ -317,6 +334,7 @@ class Xlog1py(_Binary):
 
 
 class Zeta(_Binary):
+    _node_name = "SpecialZetaBackward0"
     name_ = "zeta"
     kernel = staticmethod(K.zeta)
 
@@ -435,7 +453,7 @@ def mvlgamma(input: Tensor, p: int, *, out: Any = None) -> Tensor:
     total = lgamma(input)
     for j in range(1, p):
         total = total + lgamma(input - j / 2)
-    return total + p * (p - 1) / 4 * math.log(math.pi)
+    return named_node(total + p * (p - 1) / 4 * math.log(math.pi), "MvlgammaBackward0")
 
 
 def erfc(input: Tensor, *, out: Any = None) -> Tensor:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _native_warnings
 from .._dtype import scalar_type_name
 from .._public_name import package_name
 from .._tensor import Tensor, _tensor_arg
@@ -93,7 +94,7 @@ def _window(
     """The window zero-padded (centred) to ``n_fft``; rectangular, with PyTorch's warning,
     when none is given."""
     if window is None:
-        warnings.warn(missing, UserWarning, stacklevel=3)
+        _native_warnings.warn(missing, once=True)
         dt = like._data.real.dtype
         window = Tensor._make(np.ones(win_length, dtype=dt if dt.kind == "f" else np.float32))
     elif window._data.ndim != 1 or window._data.shape[0] != win_length:
@@ -154,12 +155,14 @@ _NO_WINDOW = (
     "A window was not provided. A rectangular window will be applied,which is known to cause spectral "
     "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to reduce "
     "spectral leakage.To suppress this warning and use a rectangular window, explicitly set "
-    "`window=torch.ones(n_fft, device=<device>)`."
+    "`window=torch.ones(n_fft, device=<device>)`. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:835.)"
 )
 _NO_WINDOW_INVERSE = (
     "A window was not provided. A rectangular window will be applied.Please provide the same window used "
     "by stft to make the inversion lossless.To suppress this warning and use a rectangular window, "
-    "explicitly set `window=torch.ones(n_fft, device=<device>)`."
+    "explicitly set `window=torch.ones(n_fft, device=<device>)`. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/SpectralOps.cpp:1035.)"
 )
 
 

@@ -157,3 +157,14 @@ def _has(dt: np.dtype) -> bool:
         return True
     except (TypeError, ValueError, KeyError):
         return False
+
+
+#: PyTorch's C namespaces that pickles name for functions written in C++ (``F.gelu`` pickles as
+#: ``torch._C._nn.gelu``, ``torch.special.erf`` as ``torch._C._special.special_erf``): the
+#: Python module that exports each, and the prefix the C name adds
+C_FUNCTION_HOMES = {
+    "torch._C._nn": ("torch.nn.functional", ""),
+    "torch._C._special": ("torch.special", "special_"),
+    "torch._C._fft": ("torch.fft", "fft_"),
+    "torch._C._linalg": ("torch.linalg", "linalg_"),
+}

@@ -335,6 +335,9 @@ def _get_attr_path(obj: Any, dotted: str) -> Any:
 def resolve(module: str, name: str) -> Any:
     """Import ``module.name``, mapping ``torch...`` to ``disttorch...`` (nearest parent
     package that exports ``name`` when the exact module does not exist here)."""
+    if module in names.C_FUNCTION_HOMES:
+        module, prefix = names.C_FUNCTION_HOMES[module]
+        name = name.removeprefix(prefix)
     if module != "torch" and not module.startswith("torch."):
         mod = importlib.import_module(module)
         return _get_attr_path(mod, name)

@@ -18,13 +18,14 @@ import os
 import pickle
 import struct
 import sys
+import types
 import zipfile
 from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
 from .. import _dtype, _qscheme
-from .._public_name import is_disttorch_class
+from .._public_name import PYTORCH_HOMES, is_disttorch_class
 from .._tensor import Size, Tensor, device
 from . import names
 
@@ -200,6 +201,11 @@ class _Pickler(pickle._Pickler):
                     f"Can't pickle {obj!r}: it's not the same object as {module}.{name}"
                 )
             if module == "disttorch" or module.startswith("disttorch."):
+                module = (
+                    _exported_from(obj, module, name)
+                    if not isinstance(obj, type)
+                    else _home(obj, module, name)
+                )
                 module = "torch" + module[len("disttorch") :]
         self.write(pickle.GLOBAL + module.encode("utf-8") + b"\n" + name.encode("utf-8") + b"\n")
         self.memoize(obj)
@@ -212,10 +218,32 @@ class _Pickler(pickle._Pickler):
         self.save(TorchGlobal("torch", obj.name))
 
     dispatch[TorchGlobal] = save_global
+    dispatch[types.FunctionType] = save_global  # the base class's table names its own method
+    dispatch[types.BuiltinFunctionType] = save_global
     dispatch[_dtype.dtype] = save_dtype
     dispatch[type(_dtype.bfloat16)] = save_dtype  # a dtype subclass: its NumPy dtype loads on first use
     dispatch[type(_dtype.qint8)] = save_dtype
     dispatch[_qscheme.qscheme] = save_qscheme
+
+
+def _exported_from(obj: Any, module: str, name: str) -> str:
+    """The closest package above disttorch's ``module`` that exports ``obj`` as ``name``
+    (``F.relu``, made in ``disttorch.nn.functional.activation``: ``disttorch.nn.functional``,
+    where PyTorch defines it), else ``module``: disttorch splits into private files what
+    PyTorch defines in one module, and exports it where PyTorch does."""
+    parent = module
+    while "." in parent:
+        parent = parent.rsplit(".", 1)[0]
+        if getattr(sys.modules.get(parent), name, None) is obj:
+            return parent
+    return module
+
+
+def _home(cls: type, module: str, name: str) -> str:
+    """The module where PyTorch defines disttorch's class (``PYTORCH_HOMES``: the alias gives
+    classes these paths; without it they keep their private module)."""
+    home = PYTORCH_HOMES.get(module)
+    return home if home is not None and getattr(sys.modules.get(home), name, None) is cls else module
 
 
 def _aligned_info(name: str, offset: int, size: int) -> zipfile.ZipInfo:

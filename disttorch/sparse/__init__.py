@@ -12,10 +12,11 @@ PyTorch and is not provided (see ``disttorch._coverage``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .._tensor import Tensor
-from ..ops.sparse import SparseTensor, _sparse_sum, spmm
+from ..ops.sparse import INVARIANT_CHECKS, SparseTensor, _sparse_sum, spmm
 from ..ops.sparse_extras import mm_reduce, sampled_addmm, spdiags, spsolve
 from ..ops.sparse_softmax import log_softmax, softmax
 
@@ -62,29 +63,37 @@ def as_sparse_gradcheck(gradcheck: Any) -> Any:
 
 
 class check_sparse_tensor_invariants:
-    """Context manager/decorator accepted for compatibility: ``sparse_coo_tensor`` and the
-    compressed constructors always check their invariants."""
+    """Context manager/decorator, and ``enable``/``disable``/``is_enabled``: PyTorch's global
+    setting for the sparse constructors (off until the program chooses; choosing silences the
+    constructors' warning). disttorch's constructors check the invariants either way."""
 
     def __init__(self, enable: bool = True) -> None:
-        self.enable = enable
+        self.state, self.saved = enable, False
 
     @staticmethod
     def is_enabled() -> bool:
-        return True
+        return INVARIANT_CHECKS[0]
 
     @staticmethod
     def enable() -> None:
-        pass
+        INVARIANT_CHECKS[:] = [True, True]
 
     @staticmethod
     def disable() -> None:
-        pass
+        INVARIANT_CHECKS[:] = [False, True]
 
     def __enter__(self) -> check_sparse_tensor_invariants:
+        self.saved = INVARIANT_CHECKS[0]
+        INVARIANT_CHECKS[:] = [self.state, True]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        pass
+        INVARIANT_CHECKS[:] = [self.saved, True]
 
     def __call__(self, fn: Any) -> Any:
-        return fn
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with check_sparse_tensor_invariants(self.state):
+                return fn(*args, **kwargs)
+
+        return wrapper

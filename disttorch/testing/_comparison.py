@@ -8,14 +8,16 @@ test written against PyTorch reads the same here.
 from __future__ import annotations
 
 import collections.abc
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .._creation import tensor
 from .._tensor import Tensor
 
-__all__ = ["assert_close"]
+__all__ = ["assert_allclose", "assert_close"]
 
 # (rtol, atol) by NumPy dtype name; integers and bool compare exactly
 _TOLERANCES = {
@@ -37,8 +39,12 @@ class _Fail(AssertionError):
         self.message, self.path = message, path
 
 
-def _tolerances(*dtypes: np.dtype) -> tuple[float, float]:
-    pairs = [_TOLERANCES.get(d.name, (0.0, 0.0)) for d in dtypes]
+#: the older ``assert_allclose``'s defaults
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def _tolerances(*dtypes: np.dtype, table: dict = _TOLERANCES) -> tuple[float, float]:
+    pairs = [table.get(d.name, (0.0, 0.0)) for d in dtypes]
     return max(p[0] for p in pairs), max(p[1] for p in pairs)
 
 
@@ -194,3 +200,26 @@ def assert_close(
         if msg is not None:
             text = msg(text) if callable(msg) else msg
         raise AssertionError(text) from None
+
+
+def assert_allclose(
+    actual: Any, expected: Any, rtol: float | None = None, atol: float | None = None, equal_nan: bool = True,
+    msg: str = "",
+) -> None:  # fmt: skip
+    """Deprecated since PyTorch 1.12 (a ``FutureWarning``, as PyTorch's): :func:`assert_close`
+    without the dtype check, NaNs equal, numbers made tensors of ``actual``'s dtype, and the
+    older defaults (float32: ``rtol=1e-4``, ``atol=1e-5``; float64: ``1e-5``, ``1e-8``)."""
+    warnings.warn(
+        "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. "
+        "Please use `torch.testing.assert_close()` instead. You can find detailed upgrade instructions in "
+        "https://github.com/pytorch/pytorch/issues/61844.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    actual = actual if isinstance(actual, Tensor) else tensor(actual)
+    expected = expected if isinstance(expected, Tensor) else tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtol, atol = _tolerances(actual._data.dtype, expected._data.dtype, table=_ALLCLOSE_TOLERANCES)
+    assert_close(
+        actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False, msg=msg or None
+    )

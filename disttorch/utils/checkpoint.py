@@ -170,7 +170,7 @@ class CheckpointFunction(_function.Function):
     def backward(ctx: Any, *grads: Any) -> Any:
         if _engine.restricted_to_inputs():
             raise RuntimeError(_REENTRANT_GRAD_MSG)
-        tensors = iter(ctx.saved_tensors)
+        tensors = iter(ctx._checked_saved())
         inputs = detach_variable(tuple(next(tensors) if a is None else a for a in ctx.inputs))
         with _replayed(ctx.rng_state, ctx.autocast_state):
             outputs = ctx.run_function(*inputs)
@@ -275,7 +275,8 @@ def checkpoint(
     if use_reentrant is None:
         warnings.warn(
             "torch.utils.checkpoint: the use_reentrant parameter should be passed "
-            "explicitly. use_reentrant=False is recommended, but if you need to preserve "
+            "explicitly. Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+            "exception. use_reentrant=False is recommended, but if you need to preserve "
             "the current default behavior, you can pass use_reentrant=True. Refer to docs "
             "for more details on the differences between the two variants.",
             stacklevel=2,
@@ -335,8 +336,11 @@ def checkpoint_sequential(
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
     if use_reentrant is None:
         warnings.warn(
-            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter "
-            "should be passed explicitly. use_reentrant=False is recommended.",
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
+            "explicitly. In version 2.9 we will raise an exception if use_reentrant is not passed. "
+            "use_reentrant=False is recommended, but if you need to preserve the current default behavior, "
+            "you can pass use_reentrant=True. Refer to docs for more details on the differences between the "
+            "two variants.",
             stacklevel=2,
         )
         use_reentrant = True

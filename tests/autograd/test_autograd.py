@@ -515,7 +515,7 @@ def test_custom_function_saved_output_unpacks_as_the_output_for_double_backward(
     seen = []
     with torch.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.grad_fn) or t, lambda t: t):
         _ExpSavingOutput.apply(x)
-    assert seen and seen[0] is not None and type(seen[0]).__name__ == "_ExpSavingOutput"
+    assert seen and seen[0] is not None and type(seen[0]).__name__ == "_ExpSavingOutputBackward"
     out = _ExpSavingOutput.apply(x)
     out.add_(1)  # the saved output changed: backward must refuse, as PyTorch's
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):

@@ -221,6 +221,22 @@ def test_compositions_match_pytorch(torch):
 
 
 @pytest.mark.parity
+def test_float32_tanh_jacobians_round_as_pytorch_kernel(torch):
+    """jacfwd records tanh's backward (double backward): its ``1 - y*y`` is rounded once, as
+    PyTorch's ``tanh_backward`` (a fused multiply-add), so jacfwd agrees with jacrev and with
+    PyTorch's kernel where ``y`` is near +-1 (the difference is then far beyond ``allclose``'s)."""
+    x = dt.tensor(np.random.default_rng(4).uniform(-5, 5, size=32).astype(np.float32))
+    fwd, rev = func.jacfwd(dt.tanh)(x), func.jacrev(dt.tanh)(x)
+    np.testing.assert_array_equal(fwd.numpy(), rev.numpy())
+    y = torch.tensor(dt.tanh(x).numpy())
+    np.testing.assert_array_equal(
+        fwd.diagonal().numpy(), torch.ops.aten.tanh_backward(torch.ones(32), y).numpy()
+    )
+    x64 = dt.tensor(x.numpy().astype(np.float64), requires_grad=True)
+    assert dt.autograd.gradcheck(lambda v: func.jacfwd(dt.tanh)(v).sum(), (x64,))
+
+
+@pytest.mark.parity
 def test_jacrev_of_functional_call_matches_pytorch(torch):
     lin = dt.nn.Linear(4, 2).double()
     tlin = torch.nn.Linear(4, 2).double()

@@ -176,11 +176,12 @@ def test_inference_mode_decorates_and_nests():
     assert _decorated(dt) == [(True, True), True, (False, False, True), False]
 
 
-def test_user_function_cannot_save_an_inference_tensor():
-    class Square(dt.autograd.Function):
+def _square(lib):
+    class Square(lib.autograd.Function):
         @staticmethod
         def forward(ctx, a, b):
             ctx.save_for_backward(a, b)
+            ctx.save_for_forward(a)
             return a * b
 
         @staticmethod
@@ -188,10 +189,28 @@ def test_user_function_cannot_save_an_inference_tensor():
             a, b = ctx.saved_tensors
             return g * b, g * a
 
+    return Square
+
+
+def test_user_function_cannot_save_an_inference_tensor():
     with dt.inference_mode():
         x = dt.ones(2)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
-        Square.apply(x, dt.ones(2, requires_grad=True))
+        _square(dt).apply(x, dt.ones(2, requires_grad=True))
+
+
+@pytest.mark.parity
+def test_user_function_saves_inference_tensors_where_nothing_is_recorded(torch):
+    """A custom Function called in inference mode (a model's test loop) or on inference tensors
+    under no_grad records no node, so what its forward saves is not checked, as in PyTorch."""
+    for lib in (dt, torch):
+        square = _square(lib)
+        w = lib.ones(2, requires_grad=True)
+        with lib.inference_mode():
+            x = lib.full((2,), 3.0)
+            assert square.apply(x, w).tolist() == [3.0, 3.0]
+        with lib.no_grad():
+            assert square.apply(x, w).tolist() == [3.0, 3.0]
 
 
 @pytest.mark.parity

@@ -29,6 +29,7 @@ CASES = {
     "MaxPool2DWithIndicesBackward0": lambda L, a: L.nn.functional.max_pool2d(a["img"], 2),
     "AvgPool2DBackward0": lambda L, a: L.nn.functional.avg_pool2d(a["img"], 2),
     "EmbeddingBackward0": lambda L, a: L.nn.Embedding(10, 3)(L.tensor([1, 2])),
+    "EmbeddingBagBackward0": lambda L, a: L.nn.EmbeddingBag(10, 3)(L.tensor([1, 2, 4]), L.tensor([0, 1])),
     "ToCopyBackward0": lambda L, a: a["x"].double(),
     "SortBackward0": lambda L, a: a["x"].sort(1)[0],
     "HardtanhBackward0": lambda L, a: L.nn.functional.relu6(a["x"]),
@@ -50,6 +51,51 @@ CASES = {
     "MkldnnRnnLayerBackward0": lambda L, a: L.nn.LSTM(4, 5)(a["seq"])[0],
     "TransposeBackward1": lambda L, a: L.nn.GRU(4, 5, batch_first=True)(a["seq"])[0],
     "CatBackward0": lambda L, a: L.nn.GRU(4, 5, bidirectional=True)(a["seq"])[0],
+    # composites PyTorch computes as one op, or whose last op it names
+    "AddmvBackward0": lambda L, a: L.addmv(a["x"][:, 0], a["x"], a["x"][0], beta=0.5),
+    "BaddbmmBackward0": lambda L, a: L.baddbmm(a["x3"][:, :, :4], a["x3"], a["x3"].mT[:, :, :4]),
+    "AddcdivBackward0": lambda L, a: L.addcdiv(a["x"], a["x"], a["x"].abs() + 1),
+    "FracBackward0": lambda L, a: a["x"].frac(),
+    "NansumBackward0": lambda L, a: a["x"].nansum(1),
+    "ClampMinBackward0": lambda L, a: a["x"].clamp_min(0),
+    "ClampMaxBackward1": lambda L, a: a["x"].clamp_max(a["x"].detach()),
+    "FmodBackward0": lambda L, a: a["x"].fmod(2),
+    "RemainderBackward1": lambda L, a: a["x"].remainder(a["x"].detach() + 3),
+    "Log1PBackward0": lambda L, a: a["x"].abs().log1p(),
+    "LinalgVectorNormBackward0": lambda L, a: L.linalg.norm(a["x"], ord=1, dim=1),
+    "CdistBackward0": lambda L, a: L.cdist(a["x"], a["x"]),
+    "LinalgDetBackward0": lambda L, a: L.det(a["x"][:4, :4]),
+    "LinalgInvExBackward0": lambda L, a: L.linalg.inv(a["x"][:4, :4]),
+    "VarMeanBackward0": lambda L, a: L.var_mean(a["x"], 1)[1],
+    "GridSampler2DBackward0": lambda L, a: L.nn.functional.grid_sample(
+        a["img"], L.zeros(2, 2, 2, 2), align_corners=False
+    ),
+    "AffineGridGeneratorBackward0": lambda L, a: L.nn.functional.affine_grid(
+        a["x"][:2, :3].reshape(1, 2, 3), (1, 1, 2, 2), align_corners=False
+    ),
+    "SpecialI0EBackward0": lambda L, a: L.special.i0e(a["x"]),
+    "MvlgammaBackward0": lambda L, a: L.special.multigammaln(a["x"].abs() + 2, 2),
+    "DivBackward1": lambda L, a: L.nn.functional.cross_entropy(a["x"], a["x"].detach().softmax(1)),
+    "AddBackward0": lambda L, a: L.nn.functional.cross_entropy(
+        a["x"], L.tensor([0, 1, 2, 3]), label_smoothing=0.1
+    ),
+    "MultiMarginLossBackward0": lambda L, a: L.nn.functional.multi_margin_loss(
+        a["x"], L.tensor([0, 1, 2, 3])
+    ),
+    "IndexPutBackward0": lambda L, a: a["x"].index_put((L.tensor([0, 2]),), a["x"][0]),
+    "TakeBackward0": lambda L, a: L.take(a["x"], L.tensor([0, 7])),
+    "PutBackward0": lambda L, a: a["x"].put(L.tensor([0, 7]), a["x"][0, :2]),
+    "ScatterBackward1": lambda L, a: a["x"].scatter(1, L.tensor([[0], [1], [2], [3]]), 1.0),
+    "PixelShuffleBackward0": lambda L, a: L.nn.functional.pixel_shuffle(
+        a["img"][:, :1].repeat(1, 4, 1, 1), 2
+    ),
+    "MedianBackward1": lambda L, a: a["x"].median(1).values,
+    "KthvalueBackward0": lambda L, a: a["x"].kthvalue(2, 1).values,
+    "ModeBackward0": lambda L, a: a["x"].mode(1).values,
+    "SoftMarginLossBackward0": lambda L, a: L.nn.functional.soft_margin_loss(a["x"], L.ones(4, 5)),
+    "DivBackward0": lambda L, a: L.nn.functional.kl_div(
+        a["x"].log_softmax(1), a["x"].detach().softmax(1), reduction="batchmean"
+    ),
 }
 
 
@@ -133,3 +179,41 @@ def test_linear_graph_reads_as_pytorchs(torch, bias):
                 layer = lib.nn.Linear(3, 2, bias=bias)
                 graphs.append(_graph(layer(lib.ones(*shape, requires_grad=input_grad)).grad_fn))
             assert graphs[0] == graphs[1], (shape, input_grad)
+
+
+def _type_names(lib):
+    """``type(node).__name__`` down a graph, and whether the node has ``saved_tensors`` (a user
+    Function's) or ``variable`` (a leaf's), as torchviz walks it."""
+
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = lib.ones(2, 3, requires_grad=True)
+    out = Cube.apply(lib.nn.Linear(3, 2)(x).tanh().sum(1)[0] + x.mean())
+    names, todo = [], [out.grad_fn]
+    while todo:
+        node = todo.pop()
+        names.append((type(node).__name__, hasattr(node, "saved_tensors"), hasattr(node, "variable")))
+        todo += [n for n, _ in node.next_functions if n is not None]
+    return names, type(out.grad_fn)
+
+
+def test_node_classes_are_named_as_their_nodes():
+    for name, case in CASES.items():
+        node = case(dt, _args(dt)).grad_fn
+        assert type(node).__name__ == name == node.name(), name
+    names, cube = _type_names(dt)
+    assert names[0] == ("CubeBackward", True, False) and cube.__module__ == "disttorch.autograd.function"
+    assert ("TanhBackward0", False, False) in names and ("AccumulateGrad", False, True) in names
+    assert type(dt.ones(1, requires_grad=True).sum().grad_fn).__module__ == "builtins"
+
+
+@pytest.mark.parity
+def test_node_class_names_match_pytorch(torch):
+    assert _type_names(dt)[0] == _type_names(torch)[0]

@@ -4,6 +4,7 @@ meta by every op, and refusing to be read, as PyTorch's meta tensors."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import disttorch as dt
@@ -140,3 +141,19 @@ def test_layers_made_with_device_meta_are_meta_and_draw_nothing(torch, name):
         tensors = [*layer.parameters(), *layer.buffers()]
         assert tensors and all(t.device.type == "meta" for t in tensors), (lib.__name__, name)
         assert lib.randn(1).item() == pytest.approx(1.5409960746765137)  # the generator did not move
+
+
+def test_ops_on_empty_meta_tensors_warn_nothing():
+    """``empty`` on the meta device holds zeros, not whatever memory held: a convolution of two
+    meta tensors (PyTorch's shape-reasoning recipe) computes on them without NumPy overflow
+    warnings."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(3):
+            w = dt.empty(4, 3, 3, 3, device="meta")
+            x = dt.empty_like(dt.empty(2, 3, 10, 10), device="meta")
+            assert not w._data.view(np.ndarray).any() and not x._data.view(np.ndarray).any()
+            assert dt.nn.functional.conv2d(x, w).shape == (2, 4, 8, 8)
+            assert (1 / dt.empty(3, device="meta")).is_meta

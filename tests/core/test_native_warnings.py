@@ -74,6 +74,8 @@ def _python_warnings(lib):
         opt = lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1)
         lib.optim.lr_scheduler.StepLR(opt, 1).step()
         lib.utils.data.DataLoader([1], num_workers=os.cpu_count() + 1)
+        q, pad = lib.ones(2, 1, 4), lib.tensor([[False, True]])
+        lib.nn.MultiheadAttention(4, 2)(q, q, q, key_padding_mask=pad, attn_mask=lib.zeros(2, 2))
     return [(str(w.message), os.path.basename(w.filename)) for w in caught]
 
 
@@ -84,3 +86,97 @@ def test_python_warnings_of_legacy_calls_as_pytorchs(torch):
     here = os.path.basename(__file__)
     at_caller = [i for i, (_, f) in enumerate(theirs) if f == here]
     assert at_caller == [i for i, (_, f) in enumerate(ours) if f == here] and len(at_caller) == 8
+
+
+def _deprecated_once(lib):
+    """The texts of the once-per-process warnings of deprecated calls, each call made twice."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            lib.chain_matmul(lib.ones(2, 2), lib.ones(2, 2))
+            lib.lu(lib.eye(2))
+            lib.stft(lib.ones(64), 16, return_complex=True)
+            lib.set_default_tensor_type(lib.FloatTensor)
+            lib.cholesky(lib.eye(2)), lib.qr(lib.eye(2))
+            float(lib.ones(1, requires_grad=True))
+    return [str(w.message) for w in caught if w.category is UserWarning]
+
+
+def test_deprecated_calls_warn_once_with_pytorchs_text(monkeypatch):
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    monkeypatch.setattr(dt._tensor, "_scalar_warning", [True])
+    got = _deprecated_once(dt)
+    assert [m.split(" ")[0] for m in got] == [
+        "torch.chain_matmul",
+        "torch.lu",
+        "A",
+        "torch.set_default_tensor_type()",
+        "torch.cholesky",
+        "torch.qr",
+        "Converting",
+    ]
+    assert all("(Triggered internally at /__w/pytorch/pytorch/" in m for m in got)
+
+
+@pytest.mark.parity
+def test_deprecated_call_warnings_as_pytorch(torch, monkeypatch):
+    """PyTorch's are once per process: those it still gives here must be ours word for word."""
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    theirs = [m.replace("torch.", "") for m in _deprecated_once(torch)]
+    ours = [m.replace("torch.", "") for m in _deprecated_once(dt)]
+    assert set(theirs) <= set(ours)
+
+
+def _sparse_warnings(lib):
+    """The warnings of the first sparse constructions: COO and CSR without ``check_invariants``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            lib.sparse_coo_tensor(lib.tensor([[0], [1]]), lib.tensor([1.0]), (2, 2))
+            lib.sparse_csr_tensor(lib.tensor([0, 1, 1]), lib.tensor([0]), lib.tensor([1.0]), (2, 2))
+    return [str(w.message) for w in caught]
+
+
+@pytest.fixture
+def unchosen_invariant_checks():
+    """The sparse-invariants setting as at start-up (never chosen), restored afterwards."""
+    from disttorch.ops import sparse
+
+    saved = list(sparse.INVARIANT_CHECKS)
+    sparse.INVARIANT_CHECKS[:] = [False, False]
+    yield
+    sparse.INVARIANT_CHECKS[:] = saved
+
+
+@pytest.mark.usefixtures("unchosen_invariant_checks")
+def test_sparse_constructors_warn_once_until_the_program_chooses(monkeypatch):
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    got = _sparse_warnings(dt)
+    assert [m.split(" ")[:2] for m in got] == [["Sparse", "invariant"], ["Sparse", "CSR"]]
+    assert not dt.sparse.check_sparse_tensor_invariants.is_enabled()
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    with dt.sparse.check_sparse_tensor_invariants():
+        assert dt.sparse.check_sparse_tensor_invariants.is_enabled()
+    assert not dt.sparse.check_sparse_tensor_invariants.is_enabled()
+    assert [m.split(" ")[:2] for m in _sparse_warnings(dt)] == [["Sparse", "CSR"]]  # chosen: no warning
+
+
+@pytest.mark.parity
+@pytest.mark.usefixtures("unchosen_invariant_checks")
+def test_sparse_constructor_warnings_as_pytorch(torch, monkeypatch):
+    """PyTorch's are once per process: those it still gives here must be ours word for word."""
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())
+    assert set(_sparse_warnings(torch)) <= set(_sparse_warnings(dt))
+
+
+@pytest.mark.parity
+def test_checkpoint_without_use_reentrant_warns_pytorchs_text(torch):
+    def texts(lib):
+        x = lib.ones(1, 4, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.utils.checkpoint.checkpoint(lib.nn.Linear(4, 4), x)
+            lib.utils.checkpoint.checkpoint_sequential(lib.nn.Sequential(lib.nn.Linear(4, 4)), 1, x)
+        return [str(w.message) for w in caught if "use_reentrant" in str(w.message)]
+
+    assert texts(dt) == texts(torch) and len(texts(dt)) == 2

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import disttorch as dt
+from disttorch import _native_warnings
 from disttorch.autograd import gradcheck
 
 CASES = [
@@ -52,7 +53,7 @@ def test_round_trip_and_shapes():
     assert dt.istft(one, 8, window=dt.hann_window(8)).shape == (60,)
 
 
-def test_return_complex_rules():
+def test_return_complex_rules(monkeypatch):
     x = dt.randn(64)
     with pytest.raises(
         RuntimeError, match="stft requires the return_complex parameter be given for real inputs"
@@ -65,6 +66,7 @@ def test_return_complex_rules():
     assert c.shape == (16, 17) and c.dtype == dt.complex64
     with pytest.raises(RuntimeError, match="Cannot have onesided output if window or input is complex"):
         dt.stft(x.cfloat(), 16, onesided=True, return_complex=True)
+    monkeypatch.setattr(_native_warnings, "_warned_once", set())  # PyTorch warns once per process
     with pytest.warns(UserWarning, match="A window was not provided"):
         dt.stft(x, 16, return_complex=True)
 

@@ -196,6 +196,43 @@ def test_assert_close_matches_pytorch(real_torch, args):
     assert outcome(disttorch) == outcome(real_torch)
 
 
+ALLCLOSE_CASES = [
+    "torch.tensor([1., 2.]), torch.tensor([1., 2.00005])",  # inside assert_allclose's float32 rtol
+    "torch.tensor([1., 2.]), torch.tensor([1., 2.001])",
+    "torch.tensor([1., float('nan')]), [1., float('nan')]",
+    "torch.tensor([1, 2]), torch.tensor([1., 2.])",
+    "torch.tensor([1., 2.]), torch.tensor([1., 2.5]), rtol=0.1, atol=0., msg='m'",
+]
+
+
+@pytest.mark.parity
+def test_deprecated_assert_allclose_matches_pytorch(real_torch):
+    def outcome(torch, args):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                eval(f"torch.testing.assert_allclose({args})")
+                result = None
+            except AssertionError as e:
+                result = str(e).replace("disttorch.", "torch.")
+        return result, [(str(w.message), w.category) for w in caught]
+
+    for args in ALLCLOSE_CASES:
+        assert outcome(disttorch, args) == outcome(real_torch, args), args
+
+
+@pytest.mark.parity
+def test_removed_linear_algebra_raises_as_pytorch(real_torch):
+    for name, n in [("solve", 2), ("lstsq", 2), ("eig", 1), ("symeig", 1), ("matrix_rank", 1)]:
+        errors = []
+        for lib in (disttorch, real_torch):
+            with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed") as e:
+                getattr(lib, name)(*[lib.eye(2)] * n)
+            errors.append(str(e.value))
+        assert errors[0] == errors[1], name
+    assert not hasattr(disttorch.eye(2), "matrix_rank") and hasattr(disttorch.eye(2), "symeig")
+
+
 def test_assert_close_argument_errors():
     with pytest.raises(ValueError, match="Both 'rtol' and 'atol'"):
         disttorch.testing.assert_close(1.0, 1.0, rtol=1e-3)

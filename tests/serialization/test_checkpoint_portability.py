@@ -153,6 +153,43 @@ def test_whole_model_pickled_by_disttorch_loads_in_torch(tmp_path):
     )
 
 
+def _pickled_modules(lib):
+    """Modules whose pickled state PyTorch's classes read back specially (recurrent layers'
+    weight lists) or that hold functions (a transformer layer's activation)."""
+    lib.manual_seed(0)
+    return [
+        lib.nn.LSTM(3, 4, num_layers=2),
+        lib.nn.GRU(3, 4, bidirectional=True, batch_first=True),
+        lib.nn.RNN(3, 4, bias=False),
+        lib.nn.TransformerDecoderLayer(8, 2, 16, activation="gelu", batch_first=True),
+        lib.nn.TransformerEncoderLayer(8, 2, 16),
+    ]
+
+
+@pytest.mark.parametrize("direction", ["torch->disttorch", "disttorch->torch"])
+def test_whole_recurrent_and_transformer_modules_load_in_the_other_library(direction, tmp_path):
+    torch = pytest.importorskip("torch")
+    src, dst = (torch, dt) if direction == "torch->disttorch" else (dt, torch)
+    for i, module in enumerate(_pickled_modules(src)):
+        src.save(module, tmp_path / f"{i}.pt")
+        loaded = dst.load(tmp_path / f"{i}.pt", weights_only=False)
+        assert type(loaded).__name__ == type(module).__name__ and repr(loaded) == repr(module)
+        for (name, p), (name2, q) in zip(module.named_parameters(), loaded.named_parameters(), strict=True):
+            assert name == name2
+            np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+        if hasattr(module, "all_weights"):  # the recurrent layer runs: its weight list is whole
+            x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 4, 3)
+            np.testing.assert_allclose(
+                loaded(dst.tensor(x))[0].detach().numpy(),
+                module(src.tensor(x))[0].detach().numpy(),
+                rtol=1e-5,
+            )
+        else:
+            assert loaded.activation is dst.nn.functional.gelu or isinstance(
+                loaded.activation_relu_or_gelu, int
+            )
+
+
 @pytest.mark.parametrize("direction", ["torch->disttorch", "disttorch->torch"])
 def test_lr_schedule_continues_across_libraries(direction, tmp_path):
     torch = pytest.importorskip("torch")

@@ -103,7 +103,7 @@ class RecurrentLayerFunction(Function):
 
     @staticmethod
     def backward(ctx, gy, ghn, gcn=None):
-        x, w_ih, w_hh, w_hr = ctx.saved_tensors
+        x, w_ih, w_hh, w_hr = ctx._checked_saved()
         mode, bs, rev = ctx.mode, ctx.batch_sizes, ctx.reverse
         need = ctx.needs_input_grad
 

@@ -135,7 +135,7 @@ class Elu(Function):
     @staticmethod
     def backward(ctx, g):
         if recording():
-            (x,) = ctx.saved_tensors
+            (x,) = ctx._checked_saved()
             return g * (_ew.where(x > 0, 1.0, _ew.exp(x) * ctx.alpha) * ctx.scale), None, None
         alpha, scale = ctx.alpha, ctx.scale
 
@@ -164,7 +164,7 @@ class Gelu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         return g * GeluDerivative.apply(x, ctx.approximate, ctx.local), None
 
 
@@ -184,7 +184,7 @@ class GeluDerivative(Function):
 
     @staticmethod
     def backward(ctx, gg):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         if ctx.approximate == "tanh":
             th = _ew.tanh((x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI)
             du = (x * x * (3 * 0.044715) + 1) * _SQRT_2_OVER_PI
@@ -214,7 +214,7 @@ class Silu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         if recording():
             s = _ew.sigmoid(x)
             return g * (s * (x * (1 - s) + 1))
@@ -252,7 +252,7 @@ class Softplus(Function):
     @staticmethod
     def backward(ctx, g):
         if recording():
-            (x,) = ctx.saved_tensors
+            (x,) = ctx._checked_saved()
             local = _ew.where(Tensor._make(ctx.linear), 1.0, _ew.sigmoid(x * ctx.beta))
             return g * local, None, None
         return _times(g, lambda lin, vb: np.where(lin, 1, _sigmoid_array(vb)), ctx.linear, ctx.bx), None, None
@@ -402,7 +402,7 @@ class Glu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         if recording():
             a, b = x.chunk(2, ctx.dim)
             s = _ew.sigmoid(b)

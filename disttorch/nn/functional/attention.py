@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -88,7 +89,7 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def backward(ctx, grad, grad_weights):
-        query, key, value = ctx.saved_tensors
+        query, key, value = ctx._checked_saved()
 
         def grads(_):
             k, v = key._data, value._data
@@ -393,6 +394,11 @@ def multi_head_attention_forward(
     """
     if static_k is not None or static_v is not None:
         raise NotImplementedError("multi_head_attention_forward: static_k/static_v are not supported")
+    if key_padding_mask is not None and attn_mask is not None and key_padding_mask.dtype != attn_mask.dtype:
+        warnings.warn(
+            "Support for mismatched key_padding_mask and attn_mask is deprecated. Use same type for both instead.",
+            stacklevel=2,
+        )
     unbatched = query._data.ndim == 2
     if unbatched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

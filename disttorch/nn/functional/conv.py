@@ -255,7 +255,7 @@ class ConvNd(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (weight,) = ctx.saved_tensors
+        (weight,) = ctx._checked_saved()
         (input,) = ctx.inputs
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
@@ -406,7 +406,7 @@ class ConvTransposeNd(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight = ctx.saved_tensors
+        input, weight = ctx._checked_saved()
 
         def jvp(tx: Tensor | None, tw: Tensor | None, tb: Tensor | None) -> Tensor:
             parts = (

@@ -9,11 +9,13 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
-from ...autograd.function import Function
+from ...autograd.function import Function, named_node
 from ...ops import elementwise as _ew
 from .sparse import _padding_index, _renorm_rows, embedding
 
 __all__ = ["embedding_bag"]
+
+_NODE = "EmbeddingBagBackward0"  # PyTorch's one node for the whole bag reduction
 
 
 def _bags(input: np.ndarray, offsets: np.ndarray | None, include_last_offset: bool) -> tuple:
@@ -102,7 +104,7 @@ def embedding_bag(
         with grad_mode.no_grad():
             _renorm_rows(weight, flat, max_norm, norm_type)
     if mode == "max":
-        return _bag_max(flat, starts, ends, weight, padding_idx, sparse)
+        return named_node(_bag_max(flat, starts, ends, weight, padding_idx, sparse), _NODE)
     # sum / mean: the rows of every kept index, in bag order, then one segmented sum
     lengths = ends - starts
     bag_of = np.repeat(np.arange(len(starts)), lengths)
@@ -116,9 +118,9 @@ def embedding_bag(
         rows = rows * per_sample_weights.reshape(-1)[Tensor._make(pos)].unsqueeze(-1)
     total = BagSum.apply(rows, bag_of, len(starts))
     if mode == "sum":
-        return total
+        return named_node(total, _NODE)
     count = np.maximum(np.bincount(bag_of, minlength=len(starts)), 1).astype(weight._data.dtype)[:, None]
-    return total / Tensor._make(count)
+    return named_node(total / Tensor._make(count), _NODE)
 
 
 class BagSum(Function):

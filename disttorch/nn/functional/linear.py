@@ -83,7 +83,7 @@ class LinearFunction(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, w = ctx.saved_tensors
+        x, w = ctx._checked_saved()
         return LinearGrad.apply(g, x, w, ctx.needs_input_grad)
 
     @property
@@ -130,7 +130,7 @@ class LinearGrad(Function):
 
     @staticmethod
     def backward(ctx, ggx, ggw, ggb):
-        g, x, w = ctx.saved_tensors
+        g, x, w = ctx._checked_saved()
         need_g, need_x, need_w = ctx.needs_input_grad[:3]
         g2, x2 = g.reshape(-1, g.shape[-1]), x.reshape(-1, x.shape[-1])
         ggx2 = ggx.reshape(-1, ggx.shape[-1]) if ggx is not None else None

@@ -193,6 +193,10 @@ class CrossEntropyFunction(Function):
             raise RuntimeError(f"cross_entropy: expected a floating point input, got {input.dtype}")
         if t.shape != x.shape and not label_smoothing:  # PyTorch's log_softmax + nll_loss
             ctx._node_name = _nll_node(x.ndim)
+        elif t.shape == x.shape:  # PyTorch's -(target * log_softmax).sum(1), divided for the mean
+            ctx._node_name = "DivBackward1" if reduction == "mean" else "NegBackward0"
+        else:  # class targets, smoothed: PyTorch adds the smoothing term to the nll loss
+            ctx._node_name = "AddBackward0"
         n_classes = x.shape[1]
         logp, probs = log_softmax(x, 1)
         probs = probs.astype(x.dtype, copy=False)  # (float16's come in float32)
@@ -244,7 +248,7 @@ class CrossEntropyFunction(Function):
     @staticmethod
     def backward(ctx, g):
         if recording():  # create_graph: softmax recomputed in the graph
-            (input,) = ctx.saved_tensors
+            (input,) = ctx._checked_saved()
             coef = ctx.coef
             if coef is None:
                 coef = np.zeros(ctx.softmax.shape, dtype=ctx.softmax.dtype)
@@ -458,7 +462,7 @@ def _elementwise_loss(kind: type, name: str) -> type:
 
         @staticmethod
         def backward(ctx, g):
-            x, y = ctx.saved_tensors
+            x, y = ctx._checked_saved()
             local = kind.derivative(x - y, ctx.param)
             if ctx.reduction == "mean" and ctx.n:
                 local = local / ctx.n
@@ -674,7 +678,7 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        p, y = ctx.saved_tensors
+        p, y = ctx._checked_saved()
         w = ctx.weight
         local = (p - y) / (p * (1 - p)).clamp_min(1e-12)
         gx = _backward_of_sum(g, local * w if w is not None else local, ctx.reduction, p._data)
@@ -707,7 +711,7 @@ class BinaryCrossEntropyWithLogits(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, y = ctx.saved_tensors
+        x, y = ctx._checked_saved()
         w, pw = ctx.weight, ctx.pos_weight
         s = _ew.sigmoid(x)
         local = s - y if pw is None else (1 - y) * s - pw * y * (1 - s)
@@ -749,6 +753,11 @@ def binary_cross_entropy_with_logits(
     )
 
 
+#: PyTorch's kl_div is a composition: its last op by reduction (without: a sub, or with
+#: ``log_target`` a product)
+_KL_NODE = {"mean": "MeanBackward0", "sum": "SumBackward0", "batchmean": "DivBackward0"}
+
+
 class KlDiv(Function):
     """``target * (log target - input)`` per entry (``input`` holds log-probabilities;
     with ``log_target`` so does ``target``: ``exp(t) * (t - input)``). Backward:
@@ -758,6 +767,7 @@ class KlDiv(Function):
 
     @staticmethod
     def forward(ctx, input, target, reduction, log_target):
+        ctx._node_name = _KL_NODE.get(reduction) or ("MulBackward0" if log_target else "SubBackward0")
         x, t = input._data, target._data
         loss = elementwise(_kl_div, x, t, log_target)
         ctx.save_for_backward(input, target)
@@ -769,7 +779,7 @@ class KlDiv(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, t = ctx.saved_tensors
+        x, t = ctx._checked_saved()
         if ctx.log_target:
             et = t.exp()
             gx_local, gt_local = -et, et * (t - x + 1)
@@ -795,12 +805,11 @@ def kl_div(
     log-probabilities ``input``; ``reduction='batchmean'`` divides by the batch size
     (the mathematical KL divergence), ``'mean'`` by the number of entries."""
     if reduction == "mean" and size_average is None and reduce is None:
-        warnings.warn(
+        _native_warnings.warn(  # at the program's line, as PyTorch's
             "reduction: 'mean' divides the total loss by both the batch size and the "
             "support size.'batchmean' divides only by the batch size, and aligns with "
             "the KL div math definition.'mean' will be changed to behave the same as "
-            "'batchmean' in the next major release.",
-            stacklevel=2,
+            "'batchmean' in the next major release."
         )
     if reduction != "batchmean":
         reduction = _reduction(reduction, size_average, reduce)

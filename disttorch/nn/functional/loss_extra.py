@@ -18,6 +18,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
+from ...autograd.function import named_node
 from ...ops import elementwise as _ew
 from .activation import logsigmoid, relu, softplus
 from .distance import pairwise_distance
@@ -98,7 +99,7 @@ def soft_margin_loss(
 ) -> Tensor:
     """``log(1 + exp(-y * x))``."""
     reduction = _reduction(reduction, size_average, reduce)
-    return _reduce(softplus(-target * input), reduction)
+    return named_node(_reduce(softplus(-target * input), reduction), "SoftMarginLossBackward0")
 
 
 def multilabel_soft_margin_loss(
@@ -174,7 +175,7 @@ def multi_margin_loss(
     loss = _ew.where(not_target, z, _const(0, z)).sum(1) / c
     if input.ndim != 2:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return named_node(_reduce(loss, reduction), "MultiMarginLossBackward0")
 
 
 @autocast_op("fp32")

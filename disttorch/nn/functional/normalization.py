@@ -242,7 +242,7 @@ class BatchNormTrain(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (weight,) = ctx.saved_tensors
+        (weight,) = ctx._checked_saved()
 
         def grads(g):
             sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
@@ -292,7 +292,7 @@ class BatchNormEval(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, weight = ctx.saved_tensors
+        input, weight = ctx._checked_saved()
 
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
@@ -430,7 +430,7 @@ class LayerNormFn(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (weight,) = ctx.saved_tensors
+        (weight,) = ctx._checked_saved()
 
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
@@ -526,7 +526,7 @@ class GroupNormFn(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (weight,) = ctx.saved_tensors
+        (weight,) = ctx._checked_saved()
 
         def grads(g):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor, _wrap_dim
-from ...autograd.function import Function
+from ...autograd.function import Function, named_node
 from ...kernels.reductions import reduce_along
 from ...kernels.threads import elementwise
 
@@ -36,7 +36,7 @@ class Normalize(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx._checked_saved()
         a, n, p = x._data, ctx.n, ctx.p
         above = n > ctx.eps
 
@@ -58,4 +58,4 @@ def normalize(
         raise NotImplementedError("normalize: the out= argument is not supported")
     if input.is_complex():  # PyTorch's composite form: the norm of the magnitudes
         return input / input.norm(p, dim, keepdim=True).clamp_min(eps)
-    return Normalize.apply(input, float(p), _wrap_dim(dim, input._data.ndim), eps)
+    return named_node(Normalize.apply(input, float(p), _wrap_dim(dim, input._data.ndim), eps), "DivBackward0")

@@ -22,7 +22,7 @@ from ... import _native_warnings
 from ..._linspace import linspace_values
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
-from ...autograd.function import Function
+from ...autograd.function import Function, named_node
 from ...kernels.fma import fma
 from ...ops.flat import flat as zero_gradient
 from ._numpy_backward import numpy_backward
@@ -95,7 +95,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     base = np.stack([*mesh, np.ones(grid_shape, mesh[0].dtype)], axis=-1).reshape(-1, len(axes) + 1)
     base_t = Tensor._make(base)
     out = base_t.matmul(theta.transpose(1, 2))  # (N, P, dims)
-    return out.reshape(n, *grid_shape, len(axes))
+    return named_node(out.reshape(n, *grid_shape, len(axes)), "AffineGridGeneratorBackward0")
 
 
 def _unnormalize(coord: np.ndarray, size: int, align_corners: bool, planar: bool) -> tuple:
@@ -304,7 +304,7 @@ def grid_sample(
         out = LinearSample.apply(flat, sizes, *coords)
     else:
         out = _bicubic_sample(flat, coords, sizes, padding_mode, align_corners)
-    return out.reshape(n, c, *out_spatial)
+    return named_node(out.reshape(n, c, *out_spatial), f"GridSampler{len(out_spatial)}DBackward0")
 
 
 def _bicubic_sample(

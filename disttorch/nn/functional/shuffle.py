@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ...autograd.function import named_node
 
 __all__ = ["channel_shuffle", "native_channel_shuffle", "pixel_shuffle", "pixel_unshuffle"]
 
@@ -28,7 +29,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     n = len(lead)
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return named_node(x.reshape(*lead, c // (r * r), h * r, w * r), "PixelShuffleBackward0")
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -53,7 +54,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return named_node(x.reshape(*lead, c * r * r, h // r, w // r), "PixelUnshuffleBackward0")
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:

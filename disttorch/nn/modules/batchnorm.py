@@ -50,13 +50,13 @@ class _NormBase(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        self._has_bias = affine and bias
+        has_bias = affine and bias
         self.register_parameter(
             "weight", Parameter(_creation.empty(num_features, device=device, dtype=dtype)) if affine else None
         )
         self.register_parameter(
             "bias",
-            Parameter(_creation.empty(num_features, device=device, dtype=dtype)) if self._has_bias else None,
+            Parameter(_creation.empty(num_features, device=device, dtype=dtype)) if has_bias else None,
         )
         if track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, device=device, dtype=dtype))
@@ -89,7 +89,7 @@ class _NormBase(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self._has_bias}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
             f"track_running_stats={self.track_running_stats}"
         )
 

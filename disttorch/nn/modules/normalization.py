@@ -40,14 +40,14 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(int(s) for s in normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        self._has_bias = elementwise_affine and bias
+        has_bias = elementwise_affine and bias
         shape = self.normalized_shape
         self.register_parameter(
             "weight",
             Parameter(_creation.empty(*shape, device=device, dtype=dtype)) if elementwise_affine else None,
         )
         self.register_parameter(
-            "bias", Parameter(_creation.empty(*shape, device=device, dtype=dtype)) if self._has_bias else None
+            "bias", Parameter(_creation.empty(*shape, device=device, dtype=dtype)) if has_bias else None
         )
         self.reset_parameters()
 
@@ -64,7 +64,7 @@ class LayerNorm(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.normalized_shape}, eps={self.eps}, "
-            f"elementwise_affine={self.elementwise_affine}, bias={self._has_bias}"
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
         )
 
 
@@ -96,13 +96,13 @@ class GroupNorm(Module):
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        self._has_bias = affine and bias
+        has_bias = affine and bias
         self.register_parameter(
             "weight", Parameter(_creation.empty(num_channels, device=device, dtype=dtype)) if affine else None
         )
         self.register_parameter(
             "bias",
-            Parameter(_creation.empty(num_channels, device=device, dtype=dtype)) if self._has_bias else None,
+            Parameter(_creation.empty(num_channels, device=device, dtype=dtype)) if has_bias else None,
         )
         self.reset_parameters()
 
@@ -119,7 +119,7 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-            f"bias={self._has_bias}"
+            f"bias={self.bias is not None}"
         )
 
 

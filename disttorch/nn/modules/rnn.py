@@ -152,8 +152,13 @@ class RNNBase(Module):
             s += f", bidirectional={self.bidirectional}"
         return s
 
+    def __getstate__(self) -> dict:
+        """The attributes, with the list of weights PyTorch's ``RNNBase`` keeps (its
+        ``__setstate__`` reads it back from a pickled module)."""
+        return {**self.__dict__, "_flat_weights": self._flat_weights}
+
     def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
+        super().__setstate__({k: v for k, v in state.items() if k != "_flat_weights"})
         if "proj_size" not in self.__dict__:
             self.proj_size = 0
 

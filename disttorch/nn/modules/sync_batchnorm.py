@@ -70,7 +70,7 @@ class SyncBatchNormFunction(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (weight,) = ctx.saved_tensors
+        (weight,) = ctx._checked_saved()
         g = grad._data
         sum_g, sum_gxc = batch_norm_backward_reduce(g, ctx.xc)
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
