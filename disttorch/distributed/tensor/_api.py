@@ -33,6 +33,7 @@ from ..device_mesh import DeviceMesh, init_device_mesh
 from ..reduce_ops import ReduceOp
 from ._dispatch import dispatch
 from ._partial_grad import PartialGrad, with_partial
+from ._partial_inplace import PartialInplaceRules
 from ._redistribute import Redistribute, redistribute_local
 from ._view_methods import GlobalViewMethods
 from .placement_types import Placement, Replicate, Shard
@@ -109,7 +110,7 @@ def _route_ops_here() -> None:
         _routed.append(True)
 
 
-class DTensor(GlobalViewMethods, Tensor):
+class DTensor(PartialInplaceRules, GlobalViewMethods, Tensor):
     """A tensor whose memory is this rank's piece of a whole laid out over ``device_mesh``;
     its shape, strides and size are the whole's.
 
@@ -157,6 +158,9 @@ class DTensor(GlobalViewMethods, Tensor):
     @property
     def placements(self) -> tuple[Placement, ...]:
         return self._placements
+
+    def _partial_placements(self) -> tuple[Placement, ...] | None:
+        return self._placements if any(p.is_partial() for p in self._placements) else None
 
     @property
     def global_shape(self) -> tuple[int, ...]:

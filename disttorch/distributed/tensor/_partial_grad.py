@@ -30,13 +30,16 @@ from ...autograd.function import dispatch_disabled, register_function_dispatch
 from .. import collectives
 from ..comm_record import counted_as
 from ..device_mesh import DeviceMesh
-from .placement_types import Partial, Placement
+from ._partial_inplace import PartialInplaceRules
+from .placement_types import Partial, Placement, Replicate
 
 __all__ = ["PartialGrad", "with_partial"]
 
 
-class PartialGrad(Tensor):
-    """A gradient whose memory is this rank's summand over mesh dimensions ``partial_dims``."""
+class PartialGrad(PartialInplaceRules, Tensor):
+    """A gradient whose memory is this rank's summand over mesh dimensions ``partial_dims``
+    (what a tensor hook on a sequence-parallel weight receives: linear in-place ops such as
+    ``mul_`` act on it, others raise, as on PyTorch's ``Partial`` DTensor)."""
 
     _partial_mesh: DeviceMesh
     _partial_dims: tuple[int, ...]
@@ -53,6 +56,9 @@ class PartialGrad(Tensor):
     def placements_over(self, base: tuple[Placement, ...]) -> tuple[Placement, ...]:
         """``base`` with ``Partial()`` along the partial mesh dimensions."""
         return tuple(Partial() if m in self._partial_dims else p for m, p in enumerate(base))
+
+    def _partial_placements(self) -> tuple[Placement, ...]:
+        return self.placements_over((Replicate(),) * self._partial_mesh.ndim)
 
     def reduced(self) -> Tensor:
         """The whole gradient on every rank (an all-reduce per partial mesh dimension)."""

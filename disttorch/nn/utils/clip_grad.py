@@ -107,9 +107,18 @@ def clip_grad_norm_(
 def clip_grad_value_(
     parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None
 ) -> None:
-    """Clamp every gradient entry of ``parameters`` to ``[-clip_value, clip_value]``."""
+    """Clamp every gradient entry of ``parameters`` to ``[-clip_value, clip_value]``. A
+    ``Partial`` DTensor gradient (a sequence-parallel norm weight's) is refused, as
+    PyTorch's in-place clamp refuses it, before any gradient changes."""
     clip_value = float(clip_value)
-    for g in _grads(parameters):
+    grads = _grads(parameters)
+    for g in grads:
+        layout = g._partial_placements() if hasattr(g, "_partial_placements") else None
+        if layout is not None:
+            from ...distributed.tensor._partial_inplace import refuse_on_partial
+
+            refuse_on_partial("aten.clamp_.default" if foreach is False else "aten.clamp_min.default", layout)
+    for g in grads:
         arr = _values(g)
         np.clip(arr, -clip_value, clip_value, out=arr)
         g._bump_version()
