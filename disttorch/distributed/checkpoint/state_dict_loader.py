@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..._tensor import Tensor
+from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import flatten, numpy_dtype, read_metadata, read_pieces
@@ -81,6 +82,19 @@ def load_state_dict(
     load(state_dict, storage_reader=storage_reader, process_group=process_group, no_dist=no_dist)
 
 
+def _spec_of(metadata: dict, key: str, shape: tuple) -> dict:
+    """The checkpoint's entry for tensor ``key`` of global ``shape``; raises if absent or
+    of another shape."""
+    spec = metadata["tensors"].get(key)
+    if spec is None:
+        raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
+    if tuple(spec["shape"]) != shape:
+        raise RuntimeError(
+            f"Size mismatch for {key}: the checkpoint holds shape {spec['shape']}, the state_dict {list(shape)}"
+        )
+    return spec
+
+
 def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:
     directory = os.fspath(checkpoint_id)
     metadata = read_metadata(directory)
@@ -88,15 +102,16 @@ def _load_in_place(state_dict: dict, checkpoint_id: str | os.PathLike) -> None:
     files = {r: read_pieces(directory, r, save_id) for r, save_id in enumerate(metadata.get("save_ids", ()))}
     for key, (container, index) in flatten(state_dict).items():
         value = container[index]
-        if isinstance(value, Tensor):
-            spec = metadata["tensors"].get(key)
-            if spec is None:
-                raise RuntimeError(f"Missing key in checkpoint state_dict: {key}.")
+        if isinstance(value, ShardedTensor):
+            spec = _spec_of(metadata, key, tuple(value.size()))
+            for shard in value.local_shards():
+                meta, data = shard.metadata, shard.tensor._data
+                box = _box_from(directory, spec, tuple(meta.shard_offsets), tuple(meta.shard_sizes), files)
+                np.copyto(data, box.reshape(data.shape).astype(data.dtype, copy=False))
+                shard.tensor._bump_version()
+        elif isinstance(value, Tensor):
             shape = tuple(value.global_shape if isinstance(value, DTensor) else value._data.shape)
-            if tuple(spec["shape"]) != shape:
-                raise RuntimeError(
-                    f"Size mismatch for {key}: the checkpoint holds shape {spec['shape']}, the state_dict {list(shape)}"
-                )
+            spec = _spec_of(metadata, key, shape)
             rows_shape = shape or (1,)  # a 0-d tensor is laid out as one row
             local, offset = rows_shape, (0,) * len(rows_shape)
             if isinstance(value, DTensor):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..._tensor import Tensor
 from .. import groups, object_collectives
+from .._shard.sharded_tensor import ShardedTensor
 from ..tensor import DTensor
 from ..tensor._utils import compute_local_shape_and_global_offset
 from ._format import dtype_name, flatten, leaf_paths, write_metadata, write_pieces
@@ -66,7 +67,16 @@ def save(
     plain: dict[str, Any] = {}
     for key, (container, index) in flatten(state_dict).items():
         value = container[index]
-        if isinstance(value, DTensor):
+        if isinstance(value, ShardedTensor):  # this rank's shard (one at most), at its offsets
+            shards = value.local_shards()
+            if len(shards) > 1:
+                raise ValueError(f"save: '{key}' holds {len(shards)} local shards; one per rank is supported")
+            entries[key] = {"dtype": value.dtype.name, "shape": list(value.size()), "pieces": []}
+            for shard in shards:
+                pieces[key] = shard.tensor._data
+                meta = shard.metadata
+                entries[key]["pieces"].append([rank, list(meta.shard_offsets), list(meta.shard_sizes)])
+        elif isinstance(value, DTensor):
             mesh, placements = value.device_mesh, value.placements
             # a 0-d tensor is laid out as one row (FSDP's convention)
             _, offset = compute_local_shape_and_global_offset(value.global_shape or (1,), mesh, placements)

@@ -33,6 +33,7 @@ import numpy as np
 from ...._dtype import to_numpy
 from ...._tensor import Tensor
 from ....distributed import collectives, groups
+from ....distributed._shard.sharded_tensor import ShardedTensor
 from ....distributed.checkpoint.state_dict import (
     StateDictOptions,
     clean_key,
@@ -331,15 +332,22 @@ class FullyShardedDataParallel(Module):
 
     def state_dict(self, *args: Any, **kwargs: Any) -> dict:
         """Full (gathered; every rank calls it) or sharded, as ``state_dict_type`` says; the
-        keys are the wrapped module's."""
+        keys are the wrapped module's. Sharded and local values are ``ShardedTensor``s (as
+        PyTorch's FSDP1 gives) sharing the parameters' memory."""
         if args or kwargs:
             return super().state_dict(*args, **kwargs)
-        return get_model_state_dict(self.module, options=self._options())
+        out = get_model_state_dict(self.module, options=self._options())
+        if self._state_dict_type is StateDictType.FULL_STATE_DICT:
+            return out
+        return {k: ShardedTensor._from_dtensor(v) if isinstance(v, DTensor) else v for k, v in out.items()}
 
     def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
-        """Load a full or sharded state dict with the wrapped module's keys (or this
-        wrapper's own, ``_fsdp_wrapped_module.`` prefixes and all)."""
-        plain = {clean_key(k): v for k, v in state_dict.items()}
+        """Load a full or sharded state dict (``ShardedTensor``s or ``DTensor``s) with the
+        wrapped module's keys (or this wrapper's own, ``_fsdp_wrapped_module.`` prefixes and all)."""
+        plain = {
+            clean_key(k): v._to_dtensor() if isinstance(v, ShardedTensor) else v
+            for k, v in state_dict.items()
+        }
         return set_model_state_dict(self.module, plain, options=StateDictOptions(strict=strict))
 
 

@@ -1,0 +1,135 @@
+"""``ShardedTensor`` (mirrors ``torch.distributed._shard.sharded_tensor``): a whole tensor
+cut into shards held by several ranks, described by its metadata (every shard's offsets,
+sizes and rank) and holding this rank's shards as plain tensors.
+
+PyTorch's FSDP1 wrapper gives its ``SHARDED_STATE_DICT`` values in this (deprecated) form;
+here one is made from a parameter's ``DTensor`` (:meth:`ShardedTensor._from_dtensor`: its
+local shard shares the DTensor's memory) and turned back into one to load. Unlike
+PyTorch's, it is not a ``Tensor`` subclass: it offers the metadata API (``local_shards``,
+``local_tensor``, ``metadata``, ``size``, ``dtype``), no arithmetic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ...._dtype import to_numpy
+from ...._memory_format import contiguous_format
+from ...._tensor import Size, Tensor
+from ...tensor import DTensor
+from ...tensor._utils import compute_local_shape_and_global_offset
+from ..metadata import ShardMetadata
+
+__all__ = ["Shard", "ShardedTensor", "ShardedTensorMetadata", "TensorProperties"]
+
+
+@dataclasses.dataclass
+class Shard:
+    """One shard: its tensor and where it lies (``metadata``)."""
+
+    tensor: Tensor
+    metadata: ShardMetadata
+
+
+@dataclasses.dataclass
+class TensorProperties:
+    """The whole tensor's properties."""
+
+    dtype: Any = None
+    layout: Any = None
+    requires_grad: bool = False
+    memory_format: Any = None
+    pin_memory: bool = False
+
+
+@dataclasses.dataclass
+class ShardedTensorMetadata:
+    """Every shard's metadata, the whole's size and properties."""
+
+    shards_metadata: list[ShardMetadata] = dataclasses.field(default_factory=list)
+    size: Size = dataclasses.field(default_factory=lambda: Size([]))
+    tensor_properties: TensorProperties = dataclasses.field(default_factory=TensorProperties)
+
+
+class ShardedTensor:
+    """A tensor cut into shards over ranks: this rank's shards and everyone's metadata."""
+
+    def __init__(
+        self, local_shards: list[Shard], metadata: ShardedTensorMetadata, layout: Any = None
+    ) -> None:
+        self._local_shards = list(local_shards)
+        self._metadata = metadata
+        self._layout = layout  # (mesh, placements) of the DTensor it was made from
+
+    @classmethod
+    def _from_dtensor(cls, d: Any) -> "ShardedTensor":
+        """The shards of DTensor ``d`` along its ``Shard`` mesh dimensions (its replicas over
+        the others are one shard): this rank's shares ``d``'s memory; empty ones are left
+        out, as PyTorch's chunking leaves them out."""
+        mesh, placements, shape = d.device_mesh, tuple(d.placements), tuple(d.global_shape)
+        mine = mesh.get_coordinate()
+        grid = mesh.mesh.numpy()
+        cut = [m for m, p in enumerate(placements) if p.is_shard()]
+        shards, local = [], []
+        for picks in itertools.product(*(range(mesh.size(m)) for m in cut)):
+            coordinate = list(mine)
+            for m, i in zip(cut, picks):
+                coordinate[m] = i
+            sizes, offsets = compute_local_shape_and_global_offset(shape, mesh, placements, coordinate)
+            if 0 in sizes:
+                continue
+            meta = ShardMetadata(list(offsets), list(sizes), f"rank:{int(grid[tuple(coordinate)])}/cpu")
+            shards.append(meta)
+            if coordinate == list(mine):
+                local.append(Shard(Tensor._make(d._data), meta))
+        properties = TensorProperties(d.dtype, d.layout, False, contiguous_format, False)
+        return cls(local, ShardedTensorMetadata(shards, Size(shape), properties), (mesh, placements))
+
+    def _to_dtensor(self) -> Any:
+        """The DTensor this was made from, over the local shard's current values."""
+        if self._layout is None:
+            raise ValueError("this ShardedTensor was not made from a DTensor: it cannot be loaded as one")
+        data = self._local_shards[0].tensor._data if self._local_shards else None
+        mesh, placements = self._layout
+        if data is None:  # an empty shard: this rank holds no rows
+            local, _ = compute_local_shape_and_global_offset(tuple(self.size()), mesh, placements)
+            data = np.empty(local, dtype=to_numpy(self.dtype))
+        return DTensor._wrap(data, mesh, placements, tuple(self.size()))
+
+    def local_shards(self) -> list[Shard]:
+        """This rank's shards."""
+        return self._local_shards
+
+    def local_tensor(self) -> Tensor:
+        """This rank's only shard's tensor."""
+        if len(self._local_shards) != 1:
+            raise NotImplementedError("Only single local shard is supported.")
+        return self._local_shards[0].tensor
+
+    def metadata(self) -> ShardedTensorMetadata:
+        """Every shard's metadata and the whole's size and properties."""
+        return self._metadata
+
+    def size(self, dim: int | None = None) -> Any:
+        """The whole tensor's size (of dimension ``dim``)."""
+        return self._metadata.size if dim is None else self._metadata.size[dim]
+
+    @property
+    def shape(self) -> Size:
+        return self._metadata.size
+
+    @property
+    def dtype(self) -> Any:
+        return self._metadata.tensor_properties.dtype
+
+    def dim(self) -> int:
+        return len(self._metadata.size)
+
+    ndim = property(dim)
+
+    def __repr__(self) -> str:
+        return f"ShardedTensor({self._metadata})"
