@@ -74,7 +74,8 @@ def _guarded(name: str, op: str, scalar_only: bool) -> Callable:
     @functools.wraps(method)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
         placements = self._partial_placements()
-        if placements is not None and not (scalar_only and args and isinstance(args[0], Tensor)):
+        other = args[0] if args else kwargs.get("other")
+        if placements is not None and not (scalar_only and isinstance(other, Tensor)):
             refuse_on_partial(op, placements)
         return method(self, *args, **kwargs)
 
