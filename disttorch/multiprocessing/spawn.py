@@ -20,6 +20,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from .._process_state import stopped_by_signal
+
 __all__ = [
     "ProcessContext",
     "ProcessException",
@@ -62,17 +64,6 @@ class ProcessExitedException(ProcessException):
 STOPPED_GRACE_S = 30.0
 
 
-def _stopped_by_signal(pid: int) -> bool:
-    """Whether ``pid`` is stopped by a signal (state ``T`` in ``/proc``; False where there is none)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    end = stat.rfind(b")")
-    return stat[end + 2 : end + 3] == b"T"
-
-
 def _wrap(fn: Callable, i: int, args: tuple, error_queue: Any) -> None:
     try:
         fn(i, *args)
@@ -101,7 +92,7 @@ class ProcessContext:
             if ready:
                 return ready
             now = time.monotonic()
-            if not all(_stopped_by_signal(self.processes[i].pid) for i in self.sentinels.values()):
+            if not all(stopped_by_signal(self.processes[i].pid) for i in self.sentinels.values()):
                 stopped_since = None
             elif stopped_since is None:
                 stopped_since = now
