@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import operator
 import warnings
 import weakref
 from typing import Any, Callable, Iterator
@@ -764,10 +765,14 @@ class device:
             if index > 2**31 - 1:
                 raise RuntimeError(f"Could not parse device index '{idx}' in device string '{type}'")
         elif index is not None:
-            if not isinstance(index, builtins.int) or isinstance(index, builtins.bool):
+            try:  # what has __index__ (NumPy and tensor integers too), never a bool
+                if isinstance(index, (builtins.bool, np.bool_)):
+                    raise TypeError
+                index = operator.index(index)
+            except TypeError:
                 raise TypeError(
                     f"device(): argument 'index' (position 2) must be int, not {builtins.type(index).__name__}"
-                )
+                ) from None
             if not -(2**63) <= index < 2**63:
                 raise ValueError("Overflow when unpacking long long")
         if index is not None and index < 0:

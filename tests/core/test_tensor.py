@@ -395,3 +395,4 @@ def test_device_index_is_checked_as_pytorch_checks_it(args, error, says):
     with pytest.raises(error, match=says):
         dt.device(*args)
     assert dt.device("cpu:2147483647").index == 2**31 - 1
+    assert dt.device("cpu", np.int64(1)).index == 1 == dt.device("cpu", dt.tensor(1)).index
