@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import operator
 import warnings
 import weakref
 from typing import Any, Callable, Iterator
@@ -60,6 +61,8 @@ _NUMPY_OF_GRAD = "Can't call numpy() on Tensor that requires grad. Use tensor.de
 
 class Size(tuple):
     """The shape of a tensor: a tuple of ints, printed as ``disttorch.Size([2, 3])``."""
+
+    __slots__ = ()  # no attributes of its own, as PyTorch's
 
     def __repr__(self) -> str:
         return f"{package_name()}.Size({list(self)})"
@@ -734,6 +737,8 @@ class device:
     as in PyTorch. disttorch computes on the CPU only, like a CPU build of PyTorch: naming
     another device works, using it raises as the CPU build does (see ``_check_device``)."""
 
+    __slots__ = ("index", "type")  # no other attributes, as PyTorch's
+
     def __init__(self, type: "str | device" = "cpu", index: int | None = None) -> None:
         if isinstance(type, device):
             type, index = type.type, type.index if index is None else index
@@ -749,9 +754,27 @@ class device:
                 f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: {type}"
             )
         if idx:
-            if index is not None or not idx.isdigit():
+            if (
+                index is not None
+                or not idx.isascii()
+                or not idx.isdigit()
+                or (len(idx) > 1 and idx[0] == "0")
+            ):
                 raise RuntimeError(f"Invalid device string: '{type}'")
             index = builtins.int(idx)
+            if index > 2**31 - 1:
+                raise RuntimeError(f"Could not parse device index '{idx}' in device string '{type}'")
+        elif index is not None:
+            try:  # what has __index__ (NumPy and tensor integers too), never a bool
+                if isinstance(index, (builtins.bool, np.bool_)):
+                    raise TypeError
+                index = operator.index(index)
+            except TypeError:
+                raise TypeError(
+                    f"device(): argument 'index' (position 2) must be int, not {builtins.type(index).__name__}"
+                ) from None
+            if not -(2**63) <= index < 2**63:
+                raise ValueError("Overflow when unpacking long long")
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative, got {index}")
         self.type, self.index = kind, index

@@ -1,16 +1,26 @@
 """``torch.multiprocessing.spawn`` / ``start_processes``: run ``fn(i, *args)`` in ``nprocs``
 processes, wait for them, and turn the first failure into an exception in the parent
-(with the child's traceback) after stopping the others."""
+(with the child's traceback) after stopping the others.
+
+Unlike PyTorch's, waiting never hangs on children that cannot go on: when every child
+still running is stopped by a signal (SIGSTOP, SIGTSTP; not a debugger's stop) for
+``STOPPED_GRACE_S`` seconds, they are killed and the wait raises; and a ``spawn(join=True)``
+that is interrupted ends its children before the exception leaves it.
+"""
 
 from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
+
+from .._process_state import stopped_by_signal
 
 __all__ = [
     "ProcessContext",
@@ -50,6 +60,10 @@ class ProcessExitedException(ProcessException):
         return type(self), (self.msg, self.error_index, self.pid, self.exit_code, self.signal_name)
 
 
+#: seconds every remaining child may stay stopped by a signal before a wait gives up on them
+STOPPED_GRACE_S = 30.0
+
+
 def _wrap(fn: Callable, i: int, args: tuple, error_queue: Any) -> None:
     try:
         fn(i, *args)
@@ -67,6 +81,41 @@ class ProcessContext:
         self.processes, self.error_queues = processes, error_queues
         self.sentinels = {p.sentinel: i for i, p in enumerate(processes)}
 
+    def _wait(self, timeout: float | None) -> list:
+        """The sentinels of the processes that ended within ``timeout``; ``[None]`` when
+        waiting forever found every remaining process stopped for ``STOPPED_GRACE_S``."""
+        if timeout is not None:
+            return multiprocessing.connection.wait(list(self.sentinels), timeout=timeout)
+        stopped_since = None
+        while True:
+            ready = multiprocessing.connection.wait(list(self.sentinels), timeout=min(1.0, STOPPED_GRACE_S))
+            if ready:
+                return ready
+            now = time.monotonic()
+            if not all(stopped_by_signal(self.processes[i].pid) for i in self.sentinels.values()):
+                stopped_since = None
+            elif stopped_since is None:
+                stopped_since = now
+            elif now - stopped_since >= STOPPED_GRACE_S:
+                return [None]
+
+    def stop(self, grace_period: float | None = None) -> None:
+        """Terminate the processes still running (continuing stopped ones so they see it),
+        wait ``grace_period`` seconds (default 10), then kill what is left."""
+        for p in self.processes:
+            if p.is_alive():
+                p.terminate()
+                try:
+                    os.kill(p.pid, signal.SIGCONT)
+                except OSError:
+                    pass  # it has just ended
+        for p in self.processes:
+            p.join(grace_period if grace_period is not None else 10)
+            if p.is_alive():
+                p.kill()
+                p.join()
+        self.sentinels.clear()
+
     def pids(self) -> list[int]:
         """The process ids, by index."""
         return [int(p.pid) for p in self.processes]
@@ -77,11 +126,24 @@ class ProcessContext:
         Returns True when all ended successfully, False while some still run. When one
         failed, the others are terminated and ProcessRaisedException (it raised; its
         traceback is in the message) or ProcessExitedException (non-zero exit or signal)
-        is raised.
+        is raised. Waiting forever ends, with ProcessExitedException, when every process
+        still running stays stopped by a signal for ``STOPPED_GRACE_S`` seconds.
         """
         if not self.sentinels:
             return True
-        ready = multiprocessing.connection.wait(list(self.sentinels), timeout=timeout)
+        ready = self._wait(timeout)
+        if ready == [None]:
+            stalled = sorted(self.sentinels.values())
+            self.stop(grace_period)
+            p = self.processes[stalled[0]]
+            raise ProcessExitedException(
+                f"processes {stalled} stayed stopped by a signal for {STOPPED_GRACE_S:g} s while no "
+                "other process was running; they were ended",
+                stalled[0],
+                p.pid,
+                p.exitcode,
+                signal.Signals(-p.exitcode).name if p.exitcode < 0 else None,
+            )
         failed = None
         for sentinel in ready:
             i = self.sentinels.pop(sentinel)
@@ -91,15 +153,7 @@ class ProcessContext:
                 failed = i
         if failed is None:
             return not self.sentinels
-        for p in self.processes:
-            if p.is_alive():
-                p.terminate()
-        for p in self.processes:
-            p.join(grace_period if grace_period is not None else 10)
-            if p.is_alive():
-                p.kill()
-                p.join()
-        self.sentinels.clear()
+        self.stop(grace_period)
         p, q = self.processes[failed], self.error_queues[failed]
         if not q.empty():
             tb = q.get()
@@ -141,8 +195,12 @@ def start_processes(
     context = ProcessContext(processes, queues)
     if not join:
         return context
-    while not context.join():
-        pass
+    try:
+        while not context.join():
+            pass
+    except BaseException:  # interrupted (or a child failed): no child outlives the call
+        context.stop()
+        raise
     return None
 
 

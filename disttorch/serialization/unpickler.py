@@ -113,8 +113,10 @@ def _view(storage: Storage, np_name: str | None, offset: int, size: tuple, strid
 
 
 def _make_tensor(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    if not isinstance(requires_grad, bool):  # PyTorch's check: "yes" or 1 is no flag
+        raise RuntimeError("requires_grad must be a bool")
     t = Tensor._make(arr)
-    t._rg = bool(requires_grad)
+    t._rg = requires_grad
     return t
 
 
@@ -187,7 +189,12 @@ def rebuild_parameter(data: Tensor, requires_grad: bool, backward_hooks: Any, st
 
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError(f"a parameter's data must be a tensor, got {type(data).__name__}")
-    param = Parameter(data, bool(requires_grad))
+    if not isinstance(requires_grad, bool):
+        raise TypeError(
+            f"_make_subclass(): argument 'require_grad' (position 3) must be bool, "
+            f"not {type(requires_grad).__name__}"
+        )
+    param = Parameter(data, requires_grad)
     _set_state(param, state)
     return param
 
@@ -399,7 +406,7 @@ def weights_only_failure(full: str) -> str:
     )
 
 
-class Unpickler(pickle.Unpickler):
+class _Resolving:
     """Resolves globals as the module header says; storages come from ``persistent_load``."""
 
     def __init__(
@@ -453,6 +460,67 @@ class Unpickler(pickle.Unpickler):
             return resolve(module, name)
         except (ImportError, AttributeError) as exc:
             raise pickle.UnpicklingError(f"the file needs {full}, which cannot be found: {exc}") from None
+
+
+class _FullUnpickler(_Resolving, pickle.Unpickler):
+    """``weights_only=False``: any global, and BUILD as Python's unpickler does it."""
+
+
+def _allowed_types(extra: dict) -> tuple:
+    """The classes a ``weights_only`` pickle may BUILD instances of: the allow-list's, the
+    reader's own extra globals' and the user's."""
+    found = [e[0] if isinstance(e, tuple) else e for e in _user_safe]
+    found += [v for v in (*_BUILTIN.values(), *extra.values()) if isinstance(v, type)]
+    return tuple(t for t in found if isinstance(t, type))
+
+
+class _WeightsOnlyUnpickler(_Resolving, pickle._Unpickler):
+    """``weights_only=True``: the pure-Python unpickler, whose BUILD (setting a built object's
+    state) is restricted as PyTorch's weights-only unpickler restricts it."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def load_build(self) -> None:
+        state, inst = self.stack.pop(), self.stack[-1]
+        kind = type(inst)
+        if kind is Tensor:  # PyTorch calls the legacy ``set_(*state)``, which disttorch lacks
+            raise pickle.UnpicklingError(
+                "the pickle sets a tensor's state with BUILD (PyTorch's legacy tensor format), "
+                "which disttorch does not read"
+            )
+        if kind is collections.OrderedDict:  # attributes from a dict only, never (dict, slots)
+            inst.__dict__.update(state)
+        elif isinstance(inst, (Tensor, *_allowed_types(self.extra))):
+            setstate = getattr(inst, "__setstate__", None)
+            if setstate is not None:
+                setstate(state)
+                return
+            slots = None
+            if isinstance(state, tuple) and len(state) == 2:
+                state, slots = state
+            if state:
+                inst.__dict__.update(state)
+            for k, v in (slots or {}).items():
+                setattr(inst, k, v)
+        else:
+            raise pickle.UnpicklingError(
+                "Can only build Tensor, Parameter, OrderedDict or types allowlisted "
+                f"via `add_safe_globals`, but got {kind}"
+            )
+
+    dispatch[pickle.BUILD[0]] = load_build
+
+
+def Unpickler(  # noqa: N802 (a class to its callers: the two kinds share one constructor)
+    file: Any,
+    persistent_load: Callable | None,
+    weights_only: bool,
+    extra_globals: dict | None = None,
+    **kwargs: Any,
+) -> _Resolving:
+    """The unpickler for ``weights_only`` or a full load of the pickle in ``file``."""
+    kind = _WeightsOnlyUnpickler if weights_only else _FullUnpickler
+    return kind(file, persistent_load, weights_only, extra_globals, **kwargs)
 
 
 def place(storage: Storage, location: str, map_location: Any) -> Storage:

@@ -376,3 +376,23 @@ def test_size_slices_and_concatenations_are_sizes():
     assert type(s[0]) is int and s[-1] == 4 and dt.zeros(2, 5).shape[1:].numel() == 5
     with pytest.raises(TypeError):
         s + [1]
+
+
+@pytest.mark.parametrize(
+    "args, error, says",
+    [
+        (("cpu:99999999999999999999",), RuntimeError, "Could not parse device index"),
+        (("cpu:2147483648",), RuntimeError, "Could not parse device index"),
+        (("cpu:01",), RuntimeError, "Invalid device string"),
+        (("cpu:\u0663",), RuntimeError, "Invalid device string"),
+        (("cpu:\u00b2",), RuntimeError, "Invalid device string"),
+        (("cpu", True), TypeError, "must be int, not bool"),
+        (("cpu", 1.0), TypeError, "must be int, not float"),
+        (("cpu", 2**63), ValueError, "Overflow when unpacking long long"),
+    ],
+)
+def test_device_index_is_checked_as_pytorch_checks_it(args, error, says):
+    with pytest.raises(error, match=says):
+        dt.device(*args)
+    assert dt.device("cpu:2147483647").index == 2**31 - 1
+    assert dt.device("cpu", np.int64(1)).index == 1 == dt.device("cpu", dt.tensor(1)).index

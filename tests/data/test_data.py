@@ -1,5 +1,7 @@
 """Datasets, samplers, collation and DataLoader (also with worker processes)."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -236,6 +238,27 @@ def test_a_worker_stopped_before_its_tensor_is_received_still_times_out(monkeypa
     )
     with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
         list(loader_)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads process states from /proc")
+def test_dropping_an_iterator_whose_workers_are_stopped_ends_them_at_once():
+    """Each stopped worker was given 5 s to leave, one after the other: 10 s for two."""
+    import signal
+    import time
+
+    it = iter(DataLoader(list(range(64)), batch_size=2, num_workers=2))
+    next(it)
+    me = os.getpid()
+    kids = [int(c) for c in open(f"/proc/{me}/task/{me}/children").read().split()]
+    for pid in kids:
+        os.kill(pid, signal.SIGSTOP)
+    while not all(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "T" for pid in kids):
+        time.sleep(0.01)
+    start = time.monotonic()
+    del it
+    assert time.monotonic() - start < 2
+    assert open(f"/proc/{me}/task/{me}/children").read().split() == []
 
 
 class ThreadCounts(Dataset):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -219,3 +220,51 @@ def test_plain_pickle_still_copies():
     back.add_(1)
     assert t.tolist() == [1.0, 1.0, 1.0] and not back.is_shared()
     np.testing.assert_array_equal(back.numpy(), [2, 2, 2])
+
+
+def _stop_self_unless_first(i):
+    if i:
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _stop_self(i):
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _children_of_this_process():
+    path = f"/proc/{os.getpid()}/task/{os.getpid()}/children"
+    return open(path).read().split() if os.path.exists(path) else []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
+def test_spawn_ends_children_stopped_with_nothing_else_running(monkeypatch):
+    """A child SIGSTOPped after its sibling ended made spawn(join=True) wait forever."""
+    monkeypatch.setattr(sys.modules["disttorch.multiprocessing.spawn"], "STOPPED_GRACE_S", 0.3)
+    before = _children_of_this_process()
+    with pytest.raises(mp.ProcessExitedException, match=r"processes \[1\] stayed stopped") as info:
+        mp.spawn(_stop_self_unless_first, nprocs=2, start_method="fork")
+    assert info.value.error_index == 1 and info.value.exit_code < 0
+    assert _children_of_this_process() == before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads process states from /proc")
+def test_interrupted_spawn_ends_its_stopped_children(monkeypatch):
+    """An exception (here from a timer signal) in the waiting parent ends its children first."""
+    monkeypatch.setattr(sys.modules["disttorch.multiprocessing.spawn"], "STOPPED_GRACE_S", 60.0)
+    before = _children_of_this_process()
+
+    class Interrupt(Exception):
+        pass
+
+    def interrupt(*_):
+        raise Interrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(Interrupt):
+            mp.spawn(_stop_self, nprocs=2, start_method="fork")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert _children_of_this_process() == before

@@ -488,3 +488,69 @@ def test_a_far_memo_index_cannot_make_a_load_allocate_gigabytes(fmt, tmp_path):
     )
     baseline = _peak_rss_mib_of("import pickle, disttorch")
     assert _peak_rss_mib_of(code) < baseline + 64
+
+
+def _crafted_zip(obj) -> io.BytesIO:
+    """A PyTorch zip file whose pickle holds ``obj`` (reduce tuples naming torch's globals);
+    the name ``"ref"`` stands for one float storage of 4 elements."""
+    from disttorch.serialization.zip_writer import TorchGlobal, _Pickler
+
+    class P(_Pickler):
+        def persistent_id(self, o):
+            return ("storage", TorchGlobal("torch", "FloatStorage"), "0", "cpu", 4) if o == "ref" else None
+
+    pkl = io.BytesIO()
+    P(pkl, 2).dump(obj)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/data.pkl", pkl.getvalue())
+        zf.writestr("archive/data/0", bytes(16))
+    buf.seek(0)
+    return buf
+
+
+class _Reduce:
+    def __init__(self, module, name, args, state=None):
+        self.rv = (module, name, args, state)
+
+    def __reduce__(self):
+        from disttorch.serialization.zip_writer import TorchGlobal
+
+        module, name, args, state = self.rv
+        return (TorchGlobal(module, name), args) + ((state,) if state is not None else ())
+
+
+_TENSOR = ("ref", 0, (4,), (1,))
+
+
+@pytest.mark.parametrize(
+    "obj, error, says",
+    [
+        (("torch", "device", ("cpu:99999999999999999999",)), RuntimeError, "Could not parse device index"),
+        (("torch", "device", ("cpu", 10**20)), ValueError, "Overflow when unpacking long long"),
+        (("collections", "OrderedDict", (), (None, {"a": 1})), TypeError, "dictionary update sequence"),
+        (("collections", "OrderedDict", (), ({"b": 2}, {"a": 1})), ValueError, "dictionary update sequence"),
+        (("torch", "device", ("cpu",), {"type": "cuda"}), AttributeError, "no attribute '__dict__'"),
+        (("torch", "Size", ((2, 3),), {"x": 1}), AttributeError, "no attribute '__dict__'"),
+        (("torch._utils", "_rebuild_tensor_v2", (*_TENSOR, "yes", {})), RuntimeError, "must be a bool"),
+        (("torch._utils", "_rebuild_tensor_v2", (*_TENSOR, 1, {})), RuntimeError, "must be a bool"),
+        (
+            ("torch._utils", "_rebuild_tensor_v2", (*_TENSOR, False, {}), {"x": 1}),
+            pickle.UnpicklingError,
+            "BUILD",
+        ),
+    ],
+)
+def test_weights_only_refuses_what_pytorchs_unpickler_refuses(obj, error, says):
+    """Each crafted object loaded under weights_only=True; PyTorch 2.13 raises the same."""
+    with pytest.raises(error, match=says):
+        dt.load(_crafted_zip(_Reduce(*obj)), weights_only=True)
+
+
+def test_weights_only_checks_a_parameters_flag_and_keeps_ordered_dict_attributes():
+    tensor = _Reduce("torch._utils", "_rebuild_tensor_v2", (*_TENSOR, False, {}))
+    param = _Reduce("torch._utils", "_rebuild_parameter", (tensor, "yes", {}))
+    with pytest.raises(TypeError, match="argument 'require_grad' .* must be bool, not str"):
+        dt.load(_crafted_zip(param), weights_only=True)
+    loaded = dt.load(_crafted_zip(_Reduce("collections", "OrderedDict", (), {"_metadata": 1})))
+    assert loaded.__dict__ == {"_metadata": 1}

@@ -115,11 +115,14 @@ class Link:
                 return header
             self._check(op, peer, key is not None)
 
-    def idle(self, op: _Op, peer: int) -> None:
+    def idle(self, op: _Op, peer: int, still_late: Callable[[], bool]) -> None:
         """Between waits for ``peer`` outside the sockets (a shared-memory sync): take in
-        what the sockets bring (errors, goodbyes, liveness) and run the health check."""
+        what the sockets bring (errors, goodbyes, liveness) and run the health check, unless
+        ``still_late()`` says ``peer`` arrived meanwhile (then a goodbye it sent after
+        arriving, taken in by this pump, is no failure)."""
         self._pump(0)
-        self._check(op, peer, False)
+        if still_late():
+            self._check(op, peer, False)
 
     def wait_sent(self, op: _Op, tracker, peer: int, p2p: bool = False) -> None:
         """Wait until a zero-copy send to ``peer`` has left its buffer."""
@@ -159,7 +162,9 @@ class PeerChannel:
         self.board: shm.Session | None = None
         if t is not None and t.board is not None:
             local = next(h for h in t.hosts if rank in h)
-            self.board = t.board.session(_stamp(op.seq, sig), lambda late, _: self._idle(local[late[0]]))
+            self.board = t.board.session(
+                _stamp(op.seq, sig), lambda late, _: self._idle(local[late[0]], late[0])
+            )
             self.board.mismatch = lambda peer, theirs: self.disagreement(local[peer], *_unstamp(theirs))
         if t is not None:
             op.watch = self._watch
@@ -179,11 +184,11 @@ class PeerChannel:
         if hit is not None:
             raise self.board.mismatch(*hit)
 
-    def _idle(self, late: int) -> None:
-        """While this rank waits for ``late`` at a sync of the board: the group's health
-        checks, and on a single host a collective message that came over the sockets
-        meanwhile means its sender chose another algorithm."""
-        self._link.idle(self._op, late)
+    def _idle(self, late: int, on_board: int) -> None:
+        """While this rank waits for group rank ``late`` (board rank ``on_board``) at a sync
+        of the board: the group's health checks, and on a single host a collective message
+        that came over the sockets meanwhile means its sender chose another algorithm."""
+        self._link.idle(self._op, late, lambda: self.board.is_late(on_board))
         if len(self.hosts) == 1:
             for peer in self._link.transport.waiting_from(None):
                 raise CollectiveMismatchError(

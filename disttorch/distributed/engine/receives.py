@@ -61,12 +61,18 @@ class PostedReceives:
         return bool(self._streams)
 
     def post(self, op: _Op, peer: int | None, tag: int, out: np.ndarray, finish, work: Work) -> None:
-        """Post a receive (completed at once if its message is already here)."""
+        """Post a receive (completed at once if its message is already here). Only the
+        streams it can take a message from are looked at: a full :meth:`serve` per post
+        made thousands of receives posted beside thousands of stashed messages quadratic."""
         self._posted += 1
         self._streams.setdefault((peer, tag), collections.deque()).append(
             Receive(self._posted, op, peer, tag, out, finish, work)
         )
-        self.serve()
+        t = self._transport
+        while self._serve_keys(
+            [(peer, tag)] if peer is not None else [(p, tag) for p in t.waiting_from(tag)]
+        ):
+            pass
 
     def first(self) -> Receive | None:
         """The receive waiting longest."""
@@ -81,7 +87,6 @@ class PostedReceives:
         t = self._transport
         progress = True
         while progress and self._streams:
-            progress = False
             if len(self._streams) <= t.stashed():
                 keys = [
                     (p, tag)
@@ -90,20 +95,27 @@ class PostedReceives:
                 ]
             else:
                 keys = t.p2p_waiting()
-            for peer, tag in keys:
-                r = self._next(peer, tag)
-                header = t.take(peer, tag, r.out) if r is not None else None
-                if header is None:
-                    continue
-                self._pop(r)
-                r.op.heard.add(header.sender)
-                try:
-                    r.finish(header, r.work)
-                except Exception as e:  # noqa: BLE001 - concerns this receive only
-                    r.work._fail(e)
-                else:
-                    r.work._complete()
-                progress = True
+            progress = self._serve_keys(keys)
+
+    def _serve_keys(self, keys: list[tuple[int, int]]) -> bool:
+        """Complete the receives that the messages stashed on ``keys`` (peer, tag) are for;
+        whether any was."""
+        t, progress = self._transport, False
+        for peer, tag in keys:
+            r = self._next(peer, tag)
+            header = t.take(peer, tag, r.out) if r is not None else None
+            if header is None:
+                continue
+            self._pop(r)
+            r.op.heard.add(header.sender)
+            try:
+                r.finish(header, r.work)
+            except Exception as e:  # noqa: BLE001 - concerns this receive only
+                r.work._fail(e)
+            else:
+                r.work._complete()
+            progress = True
+        return progress
 
     def check(self, check: Callable[[_Op, int | None, bool], None]) -> None:
         """Fail each receive for which the group's health check ``check(op, peer, p2p)``

@@ -308,6 +308,10 @@ class Session:
             peer, theirs, stamp
         )
 
+    def is_late(self, peer: int) -> bool:
+        """Whether board rank ``peer`` has not yet reached the sync this rank is at."""
+        return int(self._board.lines[peer, 0]) < self._board.counter
+
     def disagreeing(self) -> tuple[int, Stamp] | None:
         """The first board rank in a collective of this one's sequence number but with another
         signature, and its stamp (``None`` if there is none)."""

@@ -21,6 +21,7 @@ from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 import numpy as np
 
+from ..._process_state import stopped_by_signal
 from ..._random import Generator, _gen, _random_array
 from . import graph_settings
 from ._receiver import ResultReceiver
@@ -366,9 +367,10 @@ class DataLoader(Generic[T_co]):
         finally:
             for iq in index_qs:
                 iq.put(None)
-            died = any(w.exitcode not in (None, 0) for w in workers)
-            for w in workers:
-                w.join(timeout=_WORKER_JOIN_AFTER_DEATH_S if died else _WORKER_JOIN_S)
+            died = any(w.exitcode not in (None, 0) or stopped_by_signal(w.pid) for w in workers)
+            deadline = time.monotonic() + (_WORKER_JOIN_AFTER_DEATH_S if died else _WORKER_JOIN_S)
+            for w in workers:  # one deadline for all: stopped workers cost it once, not each
+                w.join(timeout=max(0.0, deadline - time.monotonic()))
                 if w.is_alive():  # SIGKILL: a stopped (SIGSTOP) worker never ends on SIGTERM
                     w.kill()
                     w.join()
