@@ -37,6 +37,8 @@ def name_top_level_classes(package: str) -> None:
     top = sys.modules["disttorch"]
     for name in TOP_LEVEL_CLASSES:
         getattr(top, name).__module__ = package
+    for kind in top.dtype.__subclasses__():  # float8 and quantized dtypes pickle as torch.<name>
+        kind.__module__ = package
 
 
 #: private disttorch modules -> the module where PyTorch defines (and disttorch re-exports)
@@ -140,3 +142,4 @@ def publish_loaded() -> None:
     for name, module in list(sys.modules.items()):
         if module is not None and (name == "disttorch" or name.startswith("disttorch.")):
             publish(module)
+    name_top_level_classes("torch")  # the dtype subclasses (float8, quantized) too
