@@ -40,7 +40,8 @@ def test_modules_pickle_by_their_torch_name_under_the_alias(tmp_path):
 
 #: objects a library's fingerprint holds; under the alias their pickles are PyTorch's bytes
 OBJECTS = """[torch.float32, torch.int64, torch.bool, torch.bfloat16, torch.float8_e4m3fn, torch.qint8,
-    torch.device("cpu"), torch.device("cuda", 0), torch.Size([2, 3]), torch.nn.Linear, torch.per_tensor_affine]"""
+    torch.device("cpu"), torch.device("cuda", 0), torch.Size([2, 3]), torch.nn.Linear, torch.per_tensor_affine,
+    torch.nn.functional.relu, torch.nn.functional.softmax]"""
 
 IDENTITY_PROBE = textwrap.dedent("""
     import pickle
@@ -57,7 +58,7 @@ def test_dtypes_devices_and_sizes_pickle_as_pytorch_does(tmp_path, torch):
     import ast
     import pickle
 
-    import torch.nn  # noqa: F401
+    import torch.nn.functional  # noqa: F401
 
     expected = [pickle.dumps(o, protocol=p) for o in eval(OBJECTS, {"torch": torch}) for p in (4, 5)]
     script = tmp_path / "identity.py"
