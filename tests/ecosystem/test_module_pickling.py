@@ -85,3 +85,23 @@ def test_dtypes_and_sizes_pickle_as_disttorch_globals_without_the_alias():
     back = pickle.loads(pickle.dumps(size))
     assert type(back) is dt.Size and back == size
     assert pickle.loads(pickle.dumps(dt.device("cpu"))) == dt.device("cpu")
+
+
+def test_public_functions_closures_do_not_hold_themselves():
+    """dill (``datasets``' fingerprint of a function calling ``F.relu``) walks closures
+    without a cycle check: a twin holding itself recursed until RecursionError."""
+    import types
+
+    import disttorch as dt
+    import disttorch.fx  # noqa: F401  (swaps the public functions for their dispatching twins)
+
+    def walk(fn, path):
+        for cell in fn.__closure__ or ():
+            value = cell.cell_contents
+            if isinstance(value, types.FunctionType):
+                assert value not in path, fn.__name__
+                walk(value, path | {value})
+
+    for fn in (dt.nn.functional.relu, dt.nn.functional.softmax, dt.add, dt.Tensor.__add__):
+        assert fn.__closure__, "not a dispatching twin"
+        walk(fn, {fn})
