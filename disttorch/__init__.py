@@ -263,6 +263,7 @@ _LAZY = (
     "special",
     "fft",
     "func",
+    "functional",
     "random",
     "overrides",
     "futures",

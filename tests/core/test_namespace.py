@@ -41,13 +41,19 @@ def test_subpackages_are_pytorch_names_or_listed_extras(torch):
     assert leaked == [], f"public disttorch modules PyTorch lacks: {leaked}"
 
 
-@pytest.mark.parametrize("where", ["Tensor", "nn", "linalg", "special", "fft"])
+@pytest.mark.parametrize(
+    "where", ["Tensor", "nn", "linalg", "special", "fft", "nn.init", "functional", "random", "testing"]
+)
 def test_namespaces_hold_no_names_pytorch_lacks(torch, where):
-    ours = {n for n in dir(getattr(dt, where)) if not n.startswith("_")}
-    assert sorted(ours - set(dir(getattr(torch, where)))) == []
+    def namespace(lib):
+        return lib.Tensor if where == "Tensor" else importlib.import_module(f"{lib.__name__}.{where}")
+
+    ours = {n for n in dir(namespace(dt)) if not n.startswith("_")}
+    assert sorted(ours - set(dir(namespace(torch)))) == []
 
 
 def test_helpers_stay_private_while_inplace_functions_stay_public():
+    assert dt.functional.unique is dt.unique  # torch.functional without its import, as in PyTorch
     for helper in ("refuse_kernel", "check_cast", "in_half", "scale_first", "view", "setitem", "add_"):
         assert not hasattr(dt, helper), helper
     x = dt.tensor([-1.0, 2.0])
