@@ -5,8 +5,6 @@ across processes and machines over ZeroMQ.
 ``optim``, ``utils.data`` and ``distributed``; ``disttorch-launch`` starts the ranks.
 """
 
-from __future__ import annotations
-
 from ._malloc import tune_malloc as _tune_malloc
 
 _tune_malloc()
@@ -209,7 +207,8 @@ def _export_ops() -> None:
     ops: dict[int, object] = {}
     seen: set[str] = set()  # a name two families export: the first family's wins
     for mod in _ops.FAMILIES:
-        for name in getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]:
+        exported = getattr(mod, "__all__", None)  # [] (Tensor methods only) exports nothing
+        for name in exported if exported is not None else [n for n in vars(mod) if not n.startswith("_")]:
             obj = getattr(mod, name)
             if callable(obj) and not isinstance(obj, type) and name not in g and name.islower():
                 if name not in seen:
@@ -264,6 +263,7 @@ _LAZY = (
     "special",
     "fft",
     "func",
+    "functional",
     "random",
     "overrides",
     "futures",

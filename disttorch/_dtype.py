@@ -81,8 +81,9 @@ class dtype:
     def __repr__(self) -> str:
         return f"{package_name()}.{self.name}"
 
-    def __reduce__(self):
-        return (_by_name, (self.name,))
+    def __reduce__(self) -> str:
+        """Pickles as the global ``torch.float32`` (``disttorch.float32``), as PyTorch's does."""
+        return self.name
 
     @property
     def is_complex(self) -> bool:
@@ -242,6 +243,7 @@ _COMPLEX_OF = {"float32": "complex64", "float64": "complex128", "bfloat16": "com
 
 
 def _by_name(name: str) -> dtype:
+    """The dtype called ``name`` (checkpoints name dtypes so)."""
     return _NAMES[name]
 
 

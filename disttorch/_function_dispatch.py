@@ -96,6 +96,9 @@ def _plain(args: tuple, kwargs: dict) -> bool:
 def _dispatching(fn: Callable, module: str, name: str) -> Callable:
     normalise = module.endswith(".functional") and name not in _NATIVE_FUNCTIONAL
     signature = inspect.signature(fn) if normalise else None
+    # the twin reaches itself through a list, not its own closure: dill (datasets' fingerprints
+    # of a function calling F.relu) follows closures without a cycle check
+    this: list[Callable] = []
 
     @functools.wraps(fn)
     def twin(*args: Any, **kwargs: Any) -> Any:
@@ -105,13 +108,14 @@ def _dispatching(fn: Callable, module: str, name: str) -> Callable:
         if relevant:
             if signature is not None:
                 args, kwargs = _by_keyword(signature, args, kwargs)
-            return handle_torch_function(twin, relevant, *args, **kwargs)
+            return handle_torch_function(this[0], relevant, *args, **kwargs)
         if dispatch_args(args, kwargs) or (DISPATCH_MODES and _an_operator(name, args, kwargs)):
             return _to_aten(
-                name, twin, args, kwargs
+                name, this[0], args, kwargs
             )  # (an operator registered as the twin reaches outer modes)
         return fn(*args, **kwargs)
 
+    this.append(twin)
     twin.__module__ = module
     twin.__name__ = twin.__qualname__ = name  # an alias (torch.arctan of atan) keeps its own name
     return twin
@@ -167,6 +171,7 @@ _TENSOR_PROPERTIES = ("T", "mT", "H", "mH", "data", "real", "imag")
 def _method_twin(method: Callable, name: str, public: str | None = None) -> Callable:
     """``method`` of Tensor, handing a call with a dispatching argument to
     ``__torch_function__`` as ``Tensor.<public>`` (the twin itself unless given)."""
+    this: list[Callable] = []  # the twin, outside its own closure (see _dispatching)
 
     @functools.wraps(method)
     def twin(*args: Any, **kwargs: Any) -> Any:
@@ -174,7 +179,7 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
             return method(*args, **kwargs)
         relevant = relevant_args(args, kwargs)
         if relevant:
-            api = twin if public is None else getattr(Tensor, public)
+            api = this[0] if public is None else getattr(Tensor, public)
             return handle_torch_function(api, relevant, *args, **kwargs)
         if name in _METADATA:
             if args and isinstance(getattr(args[0], "_data", None), Tensor):
@@ -186,6 +191,7 @@ def _method_twin(method: Callable, name: str, public: str | None = None) -> Call
             return _to_aten(public or name, method, args, kwargs)
         return method(*args, **kwargs)
 
+    this.append(twin)
     twin.__name__ = name  # Tensor.__floordiv__ is named so (not floor_divide)
     twin.__module__, twin.__qualname__ = "disttorch._tensor", f"Tensor.{name}"  # pickles by reference
     return twin

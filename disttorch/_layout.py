@@ -29,8 +29,8 @@ class layout:
     def __repr__(self) -> str:
         return f"{package_name()}.{self.name}"
 
-    def __reduce__(self):
-        return (_by_name, (self.name,))
+    def __reduce__(self) -> str:
+        return self.name  # pickles as the global ``torch.strided``
 
 
 strided = layout("strided")
@@ -40,10 +40,3 @@ sparse_csc = layout("sparse_csc")
 sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
 jagged = layout("jagged")
-_BY_NAME = {
-    lay.name: lay for lay in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged)
-}
-
-
-def _by_name(name: str) -> layout:
-    return _BY_NAME[name]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from types import ModuleType
+from types import FunctionType, ModuleType
 
 __all__ = [
     "defined_in",
@@ -37,6 +37,8 @@ def name_top_level_classes(package: str) -> None:
     top = sys.modules["disttorch"]
     for name in TOP_LEVEL_CLASSES:
         getattr(top, name).__module__ = package
+    for kind in top.dtype.__subclasses__():  # float8 and quantized dtypes pickle as torch.<name>
+        kind.__module__ = package
 
 
 #: private disttorch modules -> the module where PyTorch defines (and disttorch re-exports)
@@ -92,12 +94,19 @@ def defined_in(cls: type, module_name: str) -> bool:
 def publish(module: ModuleType) -> None:
     """Under the alias, give the classes of the disttorch module ``module`` PyTorch's paths, so
     ``type(model.fc)`` prints ``<class 'torch.nn.modules.linear.Linear'>`` and pickles name
-    ``torch.`` paths; and register ``module`` under its ``torch.`` name too (``inspect`` and
+    ``torch.`` paths (and the functions defined elsewhere and homed here, such as the public
+    functions' dispatching twins: ``F.relu`` pickles as ``torch.nn.functional.relu``); and register ``module`` under its ``torch.`` name too (``inspect`` and
     ``typing`` look a class's module up in ``sys.modules``). A class moves to its
     :data:`PYTORCH_HOMES` module when that module holds it (checked from either side, as
     either may finish loading first)."""
     name = module.__name__
     for key, value in list(vars(module).items()):
+        if (
+            isinstance(value, FunctionType)
+            and value.__module__ == name
+            and value.__globals__["__name__"] != name
+        ):
+            value.__module__ = public_module(name)  # given this home (F.relu's twin): pickles as torch.nn...
         if not isinstance(value, type):
             continue
         home = private_module(value.__module__)
@@ -140,3 +149,4 @@ def publish_loaded() -> None:
     for name, module in list(sys.modules.items()):
         if module is not None and (name == "disttorch" or name.startswith("disttorch.")):
             publish(module)
+    name_top_level_classes("torch")  # the dtype subclasses (float8, quantized) too

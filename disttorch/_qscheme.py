@@ -27,8 +27,8 @@ class qscheme:
     def __repr__(self) -> str:
         return f"{package_name()}.{self.name}"
 
-    def __reduce__(self):
-        return (_by_name, (self.name,))
+    def __reduce__(self) -> str:
+        return self.name  # pickles as the global ``torch.per_tensor_affine``, as PyTorch's does
 
 
 per_tensor_affine = qscheme("per_tensor_affine")
@@ -36,17 +36,3 @@ per_channel_affine = qscheme("per_channel_affine")
 per_tensor_symmetric = qscheme("per_tensor_symmetric")
 per_channel_symmetric = qscheme("per_channel_symmetric")
 per_channel_affine_float_qparams = qscheme("per_channel_affine_float_qparams")
-_BY_NAME = {
-    s.name: s
-    for s in (
-        per_tensor_affine,
-        per_channel_affine,
-        per_tensor_symmetric,
-        per_channel_symmetric,
-        per_channel_affine_float_qparams,
-    )
-}
-
-
-def _by_name(name: str) -> qscheme:
-    return _BY_NAME[name]

@@ -67,6 +67,9 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"{package_name()}.Size({list(self)})"
 
+    def __reduce__(self) -> tuple:
+        return (Size, (tuple(self),))  # PyTorch's reduction (a plain tuple's pickles by NEWOBJ)
+
     def numel(self) -> int:
         n = 1
         for s in self:
@@ -798,7 +801,7 @@ class device:
         return hash((self.type, self.index))
 
     def __reduce__(self) -> tuple:
-        return (device, (self.type, self.index))
+        return (device, (self.type,) if self.index is None else (self.type, self.index))  # PyTorch's args
 
     def __enter__(self) -> "device":
         """``with torch.device("cpu"):`` or ``("meta")``: the device factory functions create

@@ -1,8 +1,6 @@
 """``torch.functional``: the tensor functions PyTorch writes in Python in this module (the same
 objects as ``torch.<name>``), for programs that ``import torch.functional as F``."""
 
-from __future__ import annotations
-
 from . import (
     atleast_1d,
     atleast_2d,

@@ -24,7 +24,7 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from . import library_opcheck
+from . import _library_opcheck
 from ._tensor import Tensor
 from .autograd.function import Function
 from .ops import op_namespace
@@ -189,16 +189,16 @@ def opcheck(
     args: tuple,
     kwargs: dict | None = None,
     *,
-    test_utils: str | Sequence[str] = library_opcheck.DEFAULT_TEST_UTILS,
+    test_utils: str | Sequence[str] = _library_opcheck.DEFAULT_TEST_UTILS,
     raise_exception: bool = True,
     atol: float | None = None,
     rtol: float | None = None,
 ) -> dict[str, Any]:
     """Check that the custom operator ``op`` keeps its registration's promises on the sample
-    ``args``/``kwargs`` (see :mod:`disttorch.library_opcheck` for the four tests). Returns
+    ``args``/``kwargs`` (see :mod:`disttorch._library_opcheck` for the four tests). Returns
     ``{test: "SUCCESS" or the exception}``; with ``raise_exception`` the first failure raises
     ``OpCheckError`` instead."""
-    return library_opcheck.run(_lookup(op), args, kwargs, test_utils, raise_exception)
+    return _library_opcheck.run(_lookup(op), args, kwargs, test_utils, raise_exception)
 
 
 def define(qualname: str, schema: str, *, lib: Any = None, tags: Any = ()) -> None:

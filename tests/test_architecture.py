@@ -137,10 +137,18 @@ def layer(module: str) -> str:
     second = parts[1]
     if second == "launcher":
         return "launcher"
-    if second in ("_dynamo", "_function_dispatch", "_functorch", "_higher_order_ops", "_utils"):
+    if second in (
+        "_dynamo",
+        "_function_dispatch",
+        "_functorch",
+        "_higher_order_ops",
+        "_library_opcheck",
+        "_utils",
+    ):
         # torch._dynamo's names stand on nn (OptimizedModule) and overrides; the dispatching
         # twins swap nn.functional's functions; torch._utils's rebuilds are serialization's;
-        # higher-order ops compose the ops; functorch is torch.func's transforms over nn
+        # higher-order ops compose the ops; functorch is torch.func's transforms over nn;
+        # torch.library.opcheck's tests run an op under autograd
         return "library"
     if second.startswith("_") or module in ("disttorch.utils", "disttorch.utils.trace"):
         return "core"  # utils/__init__ imports nothing (``data`` is lazy); tracing is the ground floor

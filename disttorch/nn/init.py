@@ -6,20 +6,20 @@ Every function writes into the tensor's memory without recording a graph and ret
 the tensor. Random draws come from the default generator, or ``generator=`` when given.
 """
 
-from __future__ import annotations
-
 import math
 import warnings
-from typing import Any, Callable
+from typing import Any as _Any
+from typing import Callable
 
-import numpy as np
+import numpy as _np
 
 from .. import _native_warnings
-from .._random import Generator, _gen, _normal_array, _uniform_array
+from .._random import Generator as _Generator
+from .._random import _gen, _normal_array, _uniform_array
 from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import no_grad as _no_grad
 from ..kernels import torch_random as _kr
-from ..ops.inplace import no_draw_on_meta
+from ..ops.inplace import no_draw_on_meta as _no_draw_on_meta
 
 __all__ = [
     "calculate_gain",
@@ -61,9 +61,9 @@ _LINEAR_FNS = (
 )
 
 
-def _fill(tensor: Tensor, values: Any) -> Tensor:
+def _fill(tensor: Tensor, values: _Any) -> Tensor:
     """Write ``values`` into ``tensor`` in place (no graph) and record the change."""
-    np.copyto(tensor._data, values, casting="unsafe")
+    _np.copyto(tensor._data, values, casting="unsafe")
     tensor._bump_version()
     return tensor
 
@@ -96,7 +96,7 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     if tensor.dim() < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
     shape = tensor._data.shape
-    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    receptive = int(_np.prod(shape[2:])) if len(shape) > 2 else 1
     return shape[1] * receptive, shape[0] * receptive
 
 
@@ -108,14 +108,14 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
-def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> np.ndarray:
+def _uniform(tensor: Tensor, a: float, b: float, generator: _Generator | None) -> _np.ndarray:
     """``tensor.uniform_(a, b)``'s values (PyTorch's stream, in the tensor's dtype)."""
     d = tensor._data
     strides = None if d.flags.c_contiguous else d.strides
     return _uniform_array(_gen(generator), d.shape, d.dtype, float(a), float(b), strides)
 
 
-def _normal(tensor: Tensor, mean: float, std: float, generator: Generator | None) -> np.ndarray:
+def _normal(tensor: Tensor, mean: float, std: float, generator: _Generator | None) -> _np.ndarray:
     """``tensor.normal_(mean, std)``'s values (PyTorch's stream, in the tensor's dtype)."""
     d = tensor._data
     contiguous = bool(d.flags.c_contiguous)
@@ -123,35 +123,35 @@ def _normal(tensor: Tensor, mean: float, std: float, generator: Generator | None
     return _normal_array(_gen(generator), d.shape, d.dtype, float(mean), float(std), contiguous, strides)
 
 
-@no_draw_on_meta
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
+@_no_draw_on_meta
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: _Generator | None = None) -> Tensor:
     """Fill with values drawn from U(a, b) (complex: the real and imaginary parts each)."""
     if tensor._data.dtype.kind == "c":
-        with no_grad():
+        with _no_grad():
             return tensor.uniform_(a, b, generator=generator)
     return _fill(tensor, _uniform(tensor, a, b, generator))
 
 
-@no_draw_on_meta
+@_no_draw_on_meta
 def normal_(
-    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: _Generator | None = None
 ) -> Tensor:
     """Fill with values drawn from N(mean, std**2) (complex, as PyTorch: the real and
     imaginary parts each N(mean, std**2 / 2))."""
     if tensor._data.dtype.kind == "c":
-        with no_grad():
+        with _no_grad():
             return tensor.normal_(mean, std, generator=generator)
     return _fill(tensor, _normal(tensor, mean, std, generator))
 
 
-@no_draw_on_meta
+@_no_draw_on_meta
 def trunc_normal_(
     tensor: Tensor,
     mean: float = 0.0,
     std: float = 1.0,
     a: float = -2.0,
     b: float = 2.0,
-    generator: Generator | None = None,
+    generator: _Generator | None = None,
 ) -> Tensor:
     """Fill with N(mean, std**2) values truncated to [a, b], by PyTorch's two samplers: when
     [a, b] holds more than 30% of the mass, normals with the out-of-range ones redrawn (whole
@@ -173,21 +173,21 @@ def trunc_normal_(
         out = _normal(tensor, mean, std, generator)
         bad = (out < lo) | (out > hi)
         while bad.any():
-            out = np.where(bad, _normal(tensor, mean, std, generator), out)
+            out = _np.where(bad, _normal(tensor, mean, std, generator), out)
             bad = (out < lo) | (out > hi)
         return _fill(tensor, out)
     log_peak = dt.type(-0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2)
 
-    def log_pdf(x: np.ndarray) -> np.ndarray:  # in the tensor's dtype, op by op like PyTorch
+    def log_pdf(x: _np.ndarray) -> _np.ndarray:  # in the tensor's dtype, op by op like PyTorch
         z = (x - dt.type(mean)) / dt.type(std)
         return (z * z) * dt.type(-0.5) - log_peak
 
     out = _uniform(tensor, a, b, generator)
-    pending = np.log(_uniform(tensor, 0.0, 1.0, generator)) > log_pdf(out)
+    pending = _np.log(_uniform(tensor, 0.0, 1.0, generator)) > log_pdf(out)
     while pending.any():
         cand = _uniform(tensor, a, b, generator)
-        out = np.where(pending, cand, out)
-        pending = pending & (np.log(_uniform(tensor, 0.0, 1.0, generator)) > log_pdf(cand))
+        out = _np.where(pending, cand, out)
+        pending = pending & (_np.log(_uniform(tensor, 0.0, 1.0, generator)) > log_pdf(cand))
     return _fill(tensor, out)
 
 
@@ -210,7 +210,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-D tensor with the identity matrix."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, np.eye(*tensor._data.shape))
+    return _fill(tensor, _np.eye(*tensor._data.shape))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
@@ -223,15 +223,15 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         raise ValueError("dim 0 must be divisible by groups")
     out_per_group = shape[0] // groups
     n = min(out_per_group, shape[1])
-    values = np.zeros(shape)
+    values = _np.zeros(shape)
     centre = tuple(s // 2 for s in shape[2:])
     for g in range(groups):
-        idx = np.arange(n)
+        idx = _np.arange(n)
         values[(g * out_per_group + idx, idx) + centre] = 1
     return _fill(tensor, values)
 
 
-def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: _Generator | None = None) -> Tensor:
     """Glorot uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
@@ -239,7 +239,7 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Generator | No
     return uniform_(tensor, -a, a, generator)
 
 
-def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: _Generator | None = None) -> Tensor:
     """Glorot normal: N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
@@ -251,7 +251,7 @@ def kaiming_uniform_(
     a: float = 0,
     mode: str = "fan_in",
     nonlinearity: str = "leaky_relu",
-    generator: Generator | None = None,
+    generator: _Generator | None = None,
 ) -> Tensor:
     """He uniform: U(-bound, bound) with bound = gain * sqrt(3 / fan) and gain from
     ``calculate_gain(nonlinearity, a)``."""
@@ -269,7 +269,7 @@ def kaiming_normal_(
     a: float = 0,
     mode: str = "fan_in",
     nonlinearity: str = "leaky_relu",
-    generator: Generator | None = None,
+    generator: _Generator | None = None,
 ) -> Tensor:
     """He normal: N(0, std**2) with std = gain / sqrt(fan)."""
     if 0 in tensor._data.shape:
@@ -280,8 +280,8 @@ def kaiming_normal_(
     return normal_(tensor, 0.0, std, generator)
 
 
-@no_draw_on_meta
-def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+@_no_draw_on_meta
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: _Generator | None = None) -> Tensor:
     """Fill with a (semi-)orthogonal matrix (flattened beyond dim 0), scaled by ``gain``."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -293,15 +293,17 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None =
     flat = _normal_array(_gen(generator), (rows, cols), dt, 0.0, 1.0)
     if rows < cols:
         flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q *= np.sign(np.diag(r))
+    q, r = _np.linalg.qr(flat)
+    q *= _np.sign(_np.diag(r))
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q.reshape(tensor._data.shape))
 
 
-@no_draw_on_meta
-def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Generator | None = None) -> Tensor:
+@_no_draw_on_meta
+def sparse_(
+    tensor: Tensor, sparsity: float, std: float = 0.01, generator: _Generator | None = None
+) -> Tensor:
     """Fill a 2-D tensor from N(0, std**2) with a fraction ``sparsity`` of each column
     (``ceil(sparsity * rows)`` entries at random rows) set to zero."""
     if tensor.dim() != 2:
@@ -318,7 +320,7 @@ def _deprecated(new: Callable) -> Callable:
     """The old non-underscore name of an init function: warns, then calls ``new``."""
     old = new.__name__[:-1]
 
-    def fn(*args: Any, **kwargs: Any) -> Tensor:
+    def fn(*args: _Any, **kwargs: _Any) -> Tensor:
         warnings.warn(
             f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
             FutureWarning,
@@ -346,16 +348,16 @@ sparse = _deprecated(sparse_)
 
 # PyTorch's private no-grad fillers, which libraries call directly (PyG's GraphMask explainer);
 # the public initialisers here never record a graph, so these are the same functions.
-def _no_grad_uniform_(tensor: Tensor, a: float, b: float, generator: Generator | None = None) -> Tensor:
+def _no_grad_uniform_(tensor: Tensor, a: float, b: float, generator: _Generator | None = None) -> Tensor:
     return uniform_(tensor, a, b, generator)
 
 
-def _no_grad_normal_(tensor: Tensor, mean: float, std: float, generator: Generator | None = None) -> Tensor:
+def _no_grad_normal_(tensor: Tensor, mean: float, std: float, generator: _Generator | None = None) -> Tensor:
     return normal_(tensor, mean, std, generator)
 
 
 def _no_grad_trunc_normal_(
-    tensor: Tensor, mean: float, std: float, a: float, b: float, generator: Generator | None = None
+    tensor: Tensor, mean: float, std: float, a: float, b: float, generator: _Generator | None = None
 ) -> Tensor:
     return trunc_normal_(tensor, mean, std, a, b, generator)
 

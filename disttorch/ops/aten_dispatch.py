@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .. import _creation
+from .. import _creation, _random
 from .._tensor import Tensor
 from ._helpers import RETURN_TYPES
 from .aten_autograd import _aten, call
@@ -305,6 +305,59 @@ def _like(op: str) -> Callable:
     return rule
 
 
+def _random_like(op: str) -> Callable:
+    """``rand_like``/``randn_like``/``randint_like``: the overload by ``low``/``high`` and
+    ``generator=`` (``aten.randint_like.low_generator_dtype``), ``pin_memory=False`` added."""
+
+    def rule(input: Tensor, *bounds: Any, generator: Any = None, dtype: Any = None, **_: Any) -> Tensor:
+        name = "low_dtype" if len(bounds) == 2 else "default"
+        if generator is not None:
+            name = {"default": "generator", "low_dtype": "low_generator_dtype"}[name]
+        kwargs: dict[str, Any] = {} if generator is None else {"generator": generator}
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        aten_op(op, getattr(_random, op))  # the operator runs the public function
+        return call(getattr(getattr(_aten(), op), name), input, *bounds, **kwargs, pin_memory=False)
+
+    return rule
+
+
+def _unique2(input: Tensor, *flags: Any, dim: Any = None) -> tuple:
+    """``aten._unique2``: the distinct values, inverse and counts (those two empty when not
+    asked for, as PyTorch's; ``aten.unique_dim`` gives them always)."""
+    from .._creation import empty
+    from .comparison import unique
+
+    sorted_, return_inverse, return_counts = ([*flags] + [True, False, False][len(flags) :])[:3]
+    values, inverse, counts = unique(input, sorted_, True, True, dim=dim)
+    if dim is None:
+        inverse = inverse if return_inverse else empty(0, dtype=inverse.dtype)
+        counts = counts if return_counts else empty(0, dtype=counts.dtype)
+    return values, inverse, counts
+
+
+def _unique_dim(input: Tensor, dim: int, *flags: Any) -> tuple:
+    return _unique2(input, *flags, dim=dim)
+
+
+def _unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: Any = None,
+) -> Any:
+    flags = [sorted, return_inverse, return_counts]
+    while flags and flags[-1] == [True, False, False][len(flags) - 1]:
+        flags.pop()  # PyTorch passes the flags up to the last one that is not its default
+    if dim is None:
+        out = call(aten_op("_unique2", _unique2), input, *flags)
+    else:
+        out = call(aten_op("unique_dim", _unique_dim), input, dim, *flags)
+    kept = [out[0]] + [t for t, asked in zip(out[1:], (return_inverse, return_counts)) if asked]
+    return kept[0] if len(kept) == 1 else tuple(kept)
+
+
 def _nll_loss(
     input: Tensor,
     target: Tensor,
@@ -428,8 +481,8 @@ def _view(input: Tensor, *shape: Any, dtype: Any = None) -> Tensor:
 
     if dtype is None and len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         dtype = shape[0]
-    if dtype is not None:
-        return call(_aten().view.dtype, input, dtype)
+    if dtype is not None:  # then the detach PyTorch's autograd kernel makes of the dtype view
+        return call(_aten().detach.default, call(_aten().view.dtype, input, dtype))
     return call(_aten().view.default, input, _shape(shape))
 
 
@@ -602,6 +655,10 @@ _DECOMPOSE: dict[str, Callable] = {
     "embedding": _embedding,
     "ones_like": _like("ones_like"),
     "zeros_like": _like("zeros_like"),
+    "rand_like": _random_like("rand_like"),
+    "randn_like": _random_like("randn_like"),
+    "randint_like": _random_like("randint_like"),
+    "unique": _unique,
     "nll_loss": _nll_loss,
     "new_zeros": _new("new_zeros"),
     "new_ones": _new("new_ones"),

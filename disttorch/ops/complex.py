@@ -48,7 +48,6 @@ __all__ = [
     "result_type",
 ]
 TENSOR_METHODS = (
-    "view_as_real",
     "conj",
     "conj_physical",
     "resolve_conj",

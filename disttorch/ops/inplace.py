@@ -47,7 +47,39 @@ from .dtype_rules import (
 )
 from .opmath import low_result, opmath_array, scalar_of
 
-__all__: list = []  # everything here is a Tensor method
+#: everything here is a Tensor method; these are also ``torch.`` functions in PyTorch
+_TORCH_FUNCTIONS = (
+    "abs_",
+    "ceil_",
+    "clamp_",
+    "clamp_max_",
+    "clamp_min_",
+    "clip_",
+    "conj_physical_",
+    "cos_",
+    "exp_",
+    "expm1_",
+    "fill_",
+    "floor_",
+    "index_put_",
+    "log1p_",
+    "log_",
+    "neg_",
+    "negative_",
+    "reciprocal_",
+    "relu_",
+    "round_",
+    "rsqrt_",
+    "sigmoid_",
+    "sin_",
+    "sqrt_",
+    "square_",
+    "tan_",
+    "tanh_",
+    "trunc_",
+    "zero_",
+)
+__all__ = list(_TORCH_FUNCTIONS)  # most are generated below, from _WITH_INPLACE
 
 _LEAF_MSG = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_OF_LEAF_MSG = "a view of a leaf Variable that requires grad is being used in an in-place operation."

@@ -28,11 +28,6 @@ from .dtype_view import view_dtype
 
 __all__ = [
     "reshape",
-    "view",
-    "view_as",
-    "reshape_as",
-    "expand",
-    "expand_as",
     "broadcast_to",
     "permute",
     "transpose",
@@ -57,7 +52,6 @@ __all__ = [
     "stack",
     "hstack",
     "vstack",
-    "repeat",
     "tile",
     "flip",
     "fliplr",
@@ -66,7 +60,6 @@ __all__ = [
     "tril",
     "triu",
     "clone",
-    "contiguous",
     "diagonal",
     "diag",
     "tril_indices",

@@ -2,9 +2,7 @@
 distribution, Bessel functions, incomplete gamma, zeta, orthogonal polynomials, and the
 softmax family), computed in NumPy without SciPy; see :mod:`disttorch.ops.special`."""
 
-from __future__ import annotations
-
-from typing import Any
+from typing import Any as _Any
 
 from .._tensor import Tensor
 from ..ops import special as _s
@@ -93,48 +91,48 @@ psi = digamma
 multigammaln = _s.mvlgamma
 
 
-def erfcx(input: Tensor, *, out: Any = None) -> Tensor:
+def erfcx(input: Tensor, *, out: _Any = None) -> Tensor:
     """The scaled complementary error function ``exp(x^2) erfc(x)``."""
     return _s.Erfcx.apply(input)
 
 
-def entr(input: Tensor, *, out: Any = None) -> Tensor:
+def entr(input: Tensor, *, out: _Any = None) -> Tensor:
     """Elementwise entropy ``-x log x`` (0 at 0, -inf for x < 0)."""
     return _s.Entr.apply(input)
 
 
-def ndtr(input: Tensor, *, out: Any = None) -> Tensor:
+def ndtr(input: Tensor, *, out: _Any = None) -> Tensor:
     """The standard normal CDF."""
     return _s.Ndtr.apply(input)
 
 
-def log_ndtr(input: Tensor, *, out: Any = None) -> Tensor:
+def log_ndtr(input: Tensor, *, out: _Any = None) -> Tensor:
     """``log(ndtr(x))``, accurate far into the left tail."""
     return _s.LogNdtr.apply(input)
 
 
-def ndtri(input: Tensor, *, out: Any = None) -> Tensor:
+def ndtri(input: Tensor, *, out: _Any = None) -> Tensor:
     """The inverse of the standard normal CDF."""
     return _s.Ndtri.apply(input)
 
 
-def zeta(input: Any, other: Any, *, out: Any = None) -> Tensor:
+def zeta(input: _Any, other: _Any, *, out: _Any = None) -> Tensor:
     """The Hurwitz zeta function ``sum_k (k + other)^(-input)`` (no gradient)."""
     return _s.Zeta.apply(input, other)
 
 
-def gammainc(input: Any, other: Any, *, out: Any = None) -> Tensor:
+def gammainc(input: _Any, other: _Any, *, out: _Any = None) -> Tensor:
     """Regularised lower incomplete gamma ``P(input, other)``."""
     return _s.Gammainc.apply(input, other)
 
 
-def gammaincc(input: Any, other: Any, *, out: Any = None) -> Tensor:
+def gammaincc(input: _Any, other: _Any, *, out: _Any = None) -> Tensor:
     """Regularised upper incomplete gamma ``Q(input, other)``."""
     return _s.Gammaincc.apply(input, other)
 
 
 def _unary_public(fn_cls: type, doc: str):
-    def f(input: Tensor, *, out: Any = None) -> Tensor:
+    def f(input: Tensor, *, out: _Any = None) -> Tensor:
         return fn_cls.apply(input)
 
     f.__name__ = f.__qualname__ = fn_cls.name_
@@ -143,7 +141,7 @@ def _unary_public(fn_cls: type, doc: str):
 
 
 def _poly_public(fn_cls: type):
-    def f(input: Any, n: Any, *, out: Any = None) -> Tensor:
+    def f(input: _Any, n: _Any, *, out: _Any = None) -> Tensor:
         return fn_cls.apply(input, n)
 
     f.__name__ = f.__qualname__ = fn_cls.name_

@@ -43,7 +43,7 @@ from .lazy import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .loss_extra import *  # noqa: F401,F403
-from .module import *  # noqa: F401,F403
+from .module import Module  # the global hook registrars stay in nn.modules.module
 from .normalization import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
@@ -55,33 +55,35 @@ from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 
 __all__ = [
-    name
-    for mod in (
-        activation,
-        adaptive,
-        attention,
-        batchnorm,
-        channelshuffle,
-        container,
-        conv,
-        distance,
-        dropout,
-        flatten,
-        fold,
-        instancenorm,
-        linear,
-        loss,
-        loss_extra,
-        module,
-        normalization,
-        padding,
-        pixelshuffle,
-        pooling,
-        rnn,
-        sparse,
-        sync_batchnorm,
-        transformer,
-        upsampling,
-    )
-    for name in mod.__all__
+    "Module",
+    *(
+        name
+        for mod in (
+            activation,
+            adaptive,
+            attention,
+            batchnorm,
+            channelshuffle,
+            container,
+            conv,
+            distance,
+            dropout,
+            flatten,
+            fold,
+            instancenorm,
+            linear,
+            loss,
+            loss_extra,
+            normalization,
+            padding,
+            pixelshuffle,
+            pooling,
+            rnn,
+            sparse,
+            sync_batchnorm,
+            transformer,
+            upsampling,
+        )
+        for name in mod.__all__
+    ),
 ]
