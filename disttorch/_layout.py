@@ -40,3 +40,11 @@ sparse_csc = layout("sparse_csc")
 sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
 jagged = layout("jagged")
+
+
+def _by_name(name: str) -> layout:
+    """The layout named ``name``: how disttorch pickled layouts before they pickled as
+    PyTorch's globals (such pickles still load)."""
+    return {
+        lay.name: lay for lay in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged)
+    }[name]

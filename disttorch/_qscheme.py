@@ -36,3 +36,16 @@ per_channel_affine = qscheme("per_channel_affine")
 per_tensor_symmetric = qscheme("per_tensor_symmetric")
 per_channel_symmetric = qscheme("per_channel_symmetric")
 per_channel_affine_float_qparams = qscheme("per_channel_affine_float_qparams")
+
+
+def _by_name(name: str) -> qscheme:
+    """The quantization scheme named ``name``: how disttorch pickled schemes before they
+    pickled as PyTorch's globals (such pickles still load)."""
+    schemes = (
+        per_tensor_affine,
+        per_channel_affine,
+        per_tensor_symmetric,
+        per_channel_symmetric,
+        per_channel_affine_float_qparams,
+    )
+    return {s.name: s for s in schemes}[name]

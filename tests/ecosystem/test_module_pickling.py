@@ -87,6 +87,19 @@ def test_dtypes_and_sizes_pickle_as_disttorch_globals_without_the_alias():
     assert pickle.loads(pickle.dumps(dt.device("cpu"))) == dt.device("cpu")
 
 
+def test_layouts_and_schemes_pickled_by_earlier_disttorch_still_load():
+    """Before they pickled as globals, they pickled as ``_by_name(name)`` calls."""
+    import pickle
+
+    import disttorch as dt
+    from disttorch import _layout, _qscheme
+
+    for module, obj in ((_layout, dt.sparse_csr), (_qscheme, dt.per_channel_affine)):
+        blob = pickle.dumps(obj.name, protocol=2)  # the name, then REDUCE on the function
+        old = b"c" + module.__name__.encode() + b"\n_by_name\n" + blob[2:-1] + b"\x85R."
+        assert pickle.loads(old) is obj
+
+
 def test_public_functions_closures_do_not_hold_themselves():
     """dill (``datasets``' fingerprint of a function calling ``F.relu``) walks closures
     without a cycle check: a twin holding itself recursed until RecursionError."""
