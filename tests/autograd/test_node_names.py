@@ -152,11 +152,36 @@ INDEXES = ["[0, 0]", "[:, 0]", "[0, 1:]", "[:, :]", "[:]", "[0:100]", "[:, 0:100
 INDEXES += ["[None, 0]", "[0, None]", "[...]", "[..., 0, :]", "[(slice(None),)]", "[-1]", "[::2]"]
 
 
+INDEXES += ["[0, :, 1]", "[1:, 0]", "[::2, 1:3:2]", "[None, 0, None]", "[0][1]"]
+INDEXES += ["[lib.tensor([0, 1])]", "[0, lib.tensor([0, 2])]", "[lib.ones(2, 3, 4) > 0]", "[[0, 1], [1, 2]]"]
+
+
+def _chain(node):
+    """The names of a node and of the first node below it, down to the leaf."""
+    names = []
+    while node is not None:
+        names.append(node.name().split("::")[-1])
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
 @pytest.mark.parity
-def test_basic_index_node_names_match_pytorch(torch):
+def test_index_graphs_match_pytorch(torch):
+    """PyTorch takes one step (a node) per int, partial slice and None of a basic index."""
     for index in INDEXES:
-        names = [eval(f"lib.ones(2, 3, 4, requires_grad=True){index}").grad_fn.name() for lib in (dt, torch)]
-        assert names[0] == names[1], index
+        graphs = [
+            _chain(eval(f"lib.ones(2, 3, 4, requires_grad=True){index}").grad_fn) for lib in (dt, torch)
+        ]
+        assert graphs[0] == graphs[1], index
+
+
+def test_multi_step_index_is_one_view_with_its_gradient():
+    x = dt.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+    y = x[1, None, 1:, 2]
+    assert _chain(y.grad_fn)[:3] == ["SelectBackward0", "SliceBackward0", "UnsqueezeBackward0"]
+    assert y._base is x and y.tolist() == [[18.0, 22.0]]
+    y.sum().backward()
+    assert x.grad.nonzero().tolist() == [[1, 1, 2], [1, 2, 2]]
 
 
 def _graph(node, depth=0):
