@@ -701,7 +701,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Te
     b = [other.select(dim, i) for i in range(3)]
     comps = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
     nd = max(input.dim(), other.dim())
-    return stack(comps, dim % nd if dim < 0 else dim)
+    return named_node(stack(comps, dim % nd if dim < 0 else dim), "LinalgCrossBackward0")
 
 
 @autocast_op("lower")

@@ -543,7 +543,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
     ea = a.reshape(tuple(x for s in a.shape for x in (s, 1)))
     eb = b.reshape(tuple(x for s in b.shape for x in (1, s)))
-    return (ea * eb).reshape(tuple(sa * sb for sa, sb in zip(a.shape, b.shape)))
+    out = (ea * eb).reshape(tuple(sa * sb for sa, sb in zip(a.shape, b.shape)))
+    return named_node(out, "UnsafeViewBackward0")
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
@@ -782,7 +783,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
         c += m.shape[1]
     if not parts:
         return Tensor._make(np.zeros((1, 0), get_default_dtype().numpy))  # (PyTorch's shape)
-    return cat(parts, 0)
+    return named_node(cat(parts, 0), "BlockDiagBackward0")
 
 
 # ---------------------------------------------------------------------- shapes, stacking, splitting
@@ -1082,8 +1083,9 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan) -> Tensor
         weight = np.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - np.floor(ranks)
         above = gather(values, -1, Tensor._make(np.ceil(ranks).astype(np.int64)))
         out = lerp(out, above, Tensor._make(weight))
-    out = out.squeeze(-1) if qa.ndim == 0 else out.movedim(-1, 0)
-    return out.reshape(qa.shape + out_shape)
+    out, shape = out if qa.ndim == 0 else out.movedim(-1, 0), qa.shape + out_shape + (1,)
+    out = out if tuple(out.shape) == shape else out.reshape(shape)
+    return named_node(out.squeeze(-1), "SqueezeBackward4")  # (PyTorch's last op)
 
 
 def _quantile_ranks(values: np.ndarray, q: np.ndarray, ignore_nan: bool, interpolation: str) -> np.ndarray:
@@ -1134,11 +1136,12 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Ten
     n = y.shape[dim]
     if n == 0:
         return y.sum(dim) * 0
-    a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
     if x is not None:
+        a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
         xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
         return ((a + b) * xd).sum(dim) / 2
-    return (a + b).sum(dim) * ((1 if dx is None else dx) / 2)
+    ends = (y.select(dim, 0) + y.select(dim, -1)) * 0.5  # PyTorch's formula (so its nodes too)
+    return named_node((y.sum(dim) - ends) * (1 if dx is None else dx), "MulBackward1")
 
 
 trapz = trapezoid
@@ -1540,7 +1543,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     others = tuple(d for d in builtins.range(input.dim()) if d != dim % input.dim())
     norms = _linalg.vector_norm(input, p, others, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
-    return input * scale.detach() if not input.requires_grad else input * scale
+    return named_node(input * scale, "RenormBackward0")
 
 
 # ---------------------------------------------------------------------- in-place forms

@@ -938,7 +938,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
         n = input._data.shape[0] + abs(k)
         return DiagEmbed.apply(input, (n, n), k, 0, 1)
     if nd == 2:
-        return Clone.apply(Diagonal.apply(input, k, 0, 1))
+        return named_node(Clone.apply(Diagonal.apply(input, k, 0, 1)), "DiagonalBackward0_copy")
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
 
 
