@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad as _no_grad
 from ..ops import special as _s
 from ..ops.comparison import round
 from ..ops.elementwise import erf, expm1, log1p
@@ -135,7 +136,8 @@ def gammaincc(input: Any, other: Any, *, out: Any = None) -> Tensor:
 
 def _unary_public(fn_cls: type, doc: str):
     def f(input: Tensor, *, out: Any = None) -> Tensor:
-        return fn_cls.apply(input)
+        with _no_grad():  # (PyTorch's result is not differentiable: it never requires grad)
+            return fn_cls.apply(input)
 
     f.__name__ = f.__qualname__ = fn_cls.name_
     f.__doc__ = doc + " (no gradient, as in PyTorch)."
@@ -144,7 +146,8 @@ def _unary_public(fn_cls: type, doc: str):
 
 def _poly_public(fn_cls: type):
     def f(input: Any, n: Any, *, out: Any = None) -> Tensor:
-        return fn_cls.apply(input, n)
+        with _no_grad():  # (PyTorch's result is not differentiable: it never requires grad)
+            return fn_cls.apply(input, n)
 
     f.__name__ = f.__qualname__ = fn_cls.name_
     f.__doc__ = (
