@@ -770,20 +770,44 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(input.reshape(-1), offset)
 
 
+class BlockDiag(Function):
+    """The 0-, 1- or 2-D tensors after ``dtype`` as the blocks of a block-diagonal matrix
+    (a 0- or 1-D tensor is one row); each gradient is its block of ``g``."""
+
+    _raw = True
+    _node_name = "BlockDiagBackward0"
+
+    @staticmethod
+    def forward(ctx, dtype, *tensors):
+        blocks = [t._data.reshape(1, -1) if t._data.ndim < 2 else t._data for t in tensors]
+        out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype)
+        r = c = 0
+        for b in blocks:
+            out[r : r + b.shape[0], c : c + b.shape[1]] = b
+            r, c = r + b.shape[0], c + b.shape[1]
+        ctx.shapes = [(t._data.shape, b.shape) for t, b in zip(tensors, blocks)]
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        grads, r, c = [], 0, 0
+        for shape, (rows, cols) in ctx.shapes:
+            grads.append(g[r : r + rows, c : c + cols].reshape(shape))
+            r, c = r + rows, c + cols
+        return (None, *grads)
+
+
 def block_diag(*tensors: Tensor) -> Tensor:
     """Block-diagonal matrix of 0-, 1- or 2-D tensors."""
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.dim()} dimensions"
+            )
     rt = arrays_result_type([t._data for t in tensors]) if tensors else None  # (a 0-d tensor does not widen)
-    mats = [(t.reshape(1, -1) if t.dim() < 2 else t).to(from_numpy(rt)) for t in tensors]
-    cols = sum(m.shape[1] for m in mats)
-    parts, c = [], 0
-    for m in mats:
-        left = Tensor._make(np.zeros((m.shape[0], c), dtype=m._data.dtype))
-        right = Tensor._make(np.zeros((m.shape[0], cols - c - m.shape[1]), dtype=m._data.dtype))
-        parts.append(cat([left, m, right], 1))
-        c += m.shape[1]
-    if not parts:
+    if not tensors:
         return Tensor._make(np.zeros((1, 0), get_default_dtype().numpy))  # (PyTorch's shape)
-    return named_node(cat(parts, 0), "BlockDiagBackward0")
+    return BlockDiag.apply(rt, *tensors)
 
 
 # ---------------------------------------------------------------------- shapes, stacking, splitting
