@@ -48,7 +48,7 @@ from .indexing import gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .opmath import computed_in_float32
-from .shape import cat, stack
+from .shape import cat, split, stack
 from .special import Gammainc, Gammaincc
 
 e = math.e
@@ -1722,13 +1722,7 @@ TENSOR_OPERATORS = dict(_INPLACE_METHODS)
 # ---------------------------------------------------------------------- splitting aliases, scatters
 def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
     """Split into pieces of the given sizes along ``dim``."""
-    sizes = list(split_sizes)
-    if sum(sizes) != input.shape[dim]:
-        raise RuntimeError(
-            f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
-            f"(input tensor's size at dimension {dim}), but got split_sizes={sizes}"
-        )
-    return tensor_split(input, list(np.cumsum(sizes)[:-1]), dim)
+    return split(input, list(split_sizes), dim)
 
 
 def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple:
