@@ -1164,7 +1164,9 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Ten
         a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
         xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
         return ((a + b) * xd).sum(dim) / 2
-    ends = (y.select(dim, 0) + y.select(dim, -1)) * 0.5  # PyTorch's formula (so its nodes too)
+    ends = named_node(
+        (y.select(dim, 0) + y.select(dim, -1)) * 0.5, "MulBackward1"
+    )  # PyTorch's formula and nodes
     return named_node((y.sum(dim) - ends) * (1 if dx is None else dx), "MulBackward1")
 
 
