@@ -13,6 +13,10 @@ How it differs from PyTorch:
 - ``make_dual`` returns a tensor that requires grad (the graph from it is what the tangent
   is later read from); its tangent is computed when ``unpack_dual`` asks for it, at the
   cost of two backward passes over the graph between the dual inputs and that tensor.
+- A primal keeps the autograd history of the tensors it depends on that require grad (a
+  layer's weight), as PyTorch's, and so does its tangent, but only where the tangent truly
+  depends on one: PyTorch's has a ``grad_fn`` wherever its op's forward formula reads such a
+  primal (``relu``'s does, a view's does not), even when the derivative is zero.
 - Computations must run with grad mode enabled: ``dual_level`` enables it for its block (so
   ``with no_grad(), dual_level():`` works), but a ``no_grad`` block inside it leaves the
   results computed there without a tangent (``unpack_dual`` gives ``None``).
@@ -100,12 +104,29 @@ class UnpackedDualTensor(NamedTuple):
 
 
 class _Level:
-    __slots__ = ("duals", "tangents", "keep")
+    __slots__ = ("duals", "tangents", "keep", "fresh")
 
     def __init__(self) -> None:
         self.duals: list[Tensor] = []
         self.tangents: list[Tensor] = []
         self.keep = False  # does a primal or tangent carry autograd history of its own?
+        self.fresh: set[int] = set()  # ids of the duals made to require grad for the trick only
+
+
+def _own_history(tensor: Tensor, lv: _Level) -> bool:
+    """Whether ``tensor`` depends on a tensor that requires grad of its own (not only on
+    duals made to require grad here), as a Linear layer's output does on its weight."""
+    todo, seen = [tensor.grad_fn], set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        leaf = getattr(node, "variable", None)
+        if leaf is not None and id(leaf) not in lv.fresh:
+            return True
+        todo += [n for n, _ in node.next_functions]
+    return False
 
 
 _levels: list[_Level] = []
@@ -196,6 +217,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             lv.keep = True
         else:
             dual = tensor.detach().requires_grad_(True)
+            lv.fresh.add(id(dual))
     lv.keep = lv.keep or tangent.requires_grad
     lv.duals.append(dual)
     lv.tangents.append(tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))
@@ -209,11 +231,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     lv = _current(level)
     if lv is None:
         return UnpackedDualTensor(tensor, None)
-    primal = tensor if lv.keep else tensor.detach()
+    keep = lv.keep or (tensor.requires_grad and _own_history(tensor, lv))
+    primal = tensor if keep else tensor.detach()
     for d, t in zip(lv.duals, lv.tangents):
         if d is tensor:
             return UnpackedDualTensor(primal, t)
     if not lv.duals:
         return UnpackedDualTensor(primal, None)
-    (tangent,) = Linearization([tensor], lv.duals).jvp(lv.tangents, create_graph=lv.keep)
+    (tangent,) = Linearization([tensor], lv.duals).jvp(lv.tangents, create_graph=keep)
     return UnpackedDualTensor(primal, tangent)

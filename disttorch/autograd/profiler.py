@@ -144,12 +144,33 @@ def op_event_name(cls: type, args: tuple) -> str:
     return name
 
 
+#: the operators PyTorch's op calls in turn, each the one op (allocations aside) under the
+#: one before: they nest in its event as in PyTorch's tables (``aten::relu`` over
+#: ``aten::clamp_min``), each spanning the same computation
+DISPATCHES_TO: dict[str, tuple[str, ...]] = {
+    "aten::relu": ("aten::clamp_min",),
+    "aten::conv1d": ("aten::convolution", "aten::_convolution"),
+    "aten::conv2d": ("aten::convolution", "aten::_convolution"),
+    "aten::conv3d": ("aten::convolution", "aten::_convolution"),
+    "aten::max_pool2d": ("aten::max_pool2d_with_indices",),
+    "aten::max_pool3d": ("aten::max_pool3d_with_indices",),
+    "aten::batch_norm": ("aten::_batch_norm_impl_index", "aten::native_batch_norm"),
+    "aten::layer_norm": ("aten::native_layer_norm",),
+    "aten::log_softmax": ("aten::_log_softmax",),
+    "aten::softmax": ("aten::_softmax",),
+}
+
+
 def _profiled_apply(cls: type, *args: Any) -> Any:
     rec = _recording[0] if _recording else None
     if rec is None:
         return _ORIG_APPLY(cls, *args)
     start = trace._now_us()
+    name = op_event_name(cls, args)
+    inner = [(callee, trace._now_us()) for callee in DISPATCHES_TO.get(name, ())]
     out = _ORIG_APPLY(cls, *args)
+    for callee, callee_start in reversed(inner):
+        trace.end(callee, callee_start, "cpu_op")
     extra = {}
     if rec.record_shapes:
         extra["Input Dims"] = _shapes(args)
@@ -159,7 +180,7 @@ def _profiled_apply(cls: type, *args: Any) -> Any:
         flops = _flops(cls.__name__, args, out)
         if flops:
             extra["flops"] = flops
-    trace.end(op_event_name(cls, args), start, "cpu_op", **extra)
+    trace.end(name, start, "cpu_op", **extra)
     return out
 
 

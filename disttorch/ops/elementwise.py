@@ -1265,7 +1265,8 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     ``end - (1 - weight) * (end - input)`` (exact at ``weight == 1``), each one fused
     multiply-add in float32 for 16- and 32-bit floats (``kernels/lerp.py``)."""
     require_lerp_dtypes(input, end, weight)
-    return Lerp.apply(input, end, weight)
+    out = Lerp.apply(input, end, weight)
+    return named_node(out, "LerpBackward1") if isinstance(weight, Tensor) else out
 
 
 def sigmoid(input: Tensor) -> Tensor:

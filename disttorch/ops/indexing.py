@@ -243,30 +243,34 @@ def _split_mixed(index: Any) -> tuple | None:
     return tuple(basic), tuple(advanced)
 
 
-def _view_node_name(index: Any, shape: tuple) -> str:
-    """PyTorch's node for ``x[index]`` (a basic index): its last step, ``select`` for an
-    int, ``slice``, ``unsqueeze`` for None; in a tuple a slice written as the whole dim
-    (``:``, ``0:n``, stop past the end; not ``-n:``) is no step, and with no step left the
-    node is ``AliasBackward0``."""
+def _view_steps(index: Any, shape: tuple) -> list[tuple[tuple, str]]:
+    """The steps PyTorch takes for ``x[index]`` (a basic index), left to right, each as
+    ``(view index of the step, its node's name)``: ``select`` for an int, ``slice``,
+    ``unsqueeze`` for None; a slice written as the whole dim (``:``, ``0:n``, stop past the
+    end; not ``-n:``) inside a tuple is no step, and with no step the node is ``AliasBackward0``."""
     if isinstance(index, slice):
-        return "SliceBackward0"
+        return [((index, Ellipsis), "SliceBackward0")]
     if not isinstance(index, tuple):
         index = (index,)
     spans = sum(1 for i in index if i is not None and i is not Ellipsis)
-    name, dim = "AliasBackward0", 0
+    steps: list[tuple[tuple, str]] = []
+    dim = src = 0  # the dim in the result so far, and in ``x``
     for i in index:
+        lead = (slice(None),) * dim
         if i is None:
-            name = "UnsqueezeBackward0"
-        elif i is Ellipsis:
-            dim += len(shape) - spans
-        elif isinstance(i, slice):
-            whole = i.start in (None, 0) and i.step in (None, 1) and (i.stop is None or i.stop >= shape[dim])
-            if not whole:
-                name = "SliceBackward0"
+            steps.append((lead + (None, Ellipsis), "UnsqueezeBackward0"))
             dim += 1
+        elif i is Ellipsis:
+            dim, src = dim + len(shape) - spans, src + len(shape) - spans
+        elif isinstance(i, slice):
+            whole = i.start in (None, 0) and i.step in (None, 1) and (i.stop is None or i.stop >= shape[src])
+            if not whole:
+                steps.append((lead + (i, Ellipsis), "SliceBackward0"))
+            dim, src = dim + 1, src + 1
         else:
-            name, dim = "SelectBackward0", dim + 1
-    return name
+            steps.append((lead + (i, Ellipsis), "SelectBackward0"))
+            src += 1
+    return steps or [((Ellipsis,), "AliasBackward0")]
 
 
 def _read(input: Tensor, idx: Any) -> Tensor:
@@ -275,7 +279,16 @@ def _read(input: Tensor, idx: Any) -> Tensor:
         for i in view:
             if isinstance(i, slice) and i.step is not None and i.step <= 0:
                 raise ValueError("step must be greater than zero")
-        return named_node(Slice.apply(input, view), _view_node_name(idx, input._data.shape))
+        steps = _view_steps(idx, input._data.shape)
+        if len(steps) == 1:
+            return named_node(Slice.apply(input, view), steps[0][1])
+        try:  # errors name dims of ``input``, as for one step
+            input._data[view]
+        except IndexError as e:
+            raise _index_error(e) from None
+        for step, name in steps:  # one node per step, as PyTorch's graph has
+            input = named_node(Slice.apply(input, step), name)
+        return input
     mixed = _split_mixed(idx)
     if mixed is not None:
         return Index.apply(_read(input, mixed[0]), mixed[1])

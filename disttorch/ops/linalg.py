@@ -270,13 +270,7 @@ class Einsum(Function):
     @staticmethod
     def forward(ctx, subs, out_sub, *operands):
         arrays = [o._data for o in operands]
-        if ctx.needs_input_grad:
-            for i, t in enumerate(subs):
-                if ctx.needs_input_grad[2 + i] and len(set(t)) != len(t):
-                    raise RuntimeError(
-                        f"einsum(): the gradient of operand {i} with a repeated "
-                        f"subscript ('{t}', a diagonal) is not supported"
-                    )
+        if ctx.needs_input_grad:  # (an operand requiring grad repeats no subscript: see einsum)
             ctx.save_for_backward(*operands)
             ctx.subs, ctx.out_sub = subs, out_sub
         eq = ",".join(subs) + "->" + out_sub
@@ -353,8 +347,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     """Sum of products over the subscripts of ``equation`` (NumPy/PyTorch notation, with
     ``...`` and implicit output), e.g. ``einsum('bij,bjk->bik', a, b)``.
 
-    Operands may also be given as one list. Gradients flow to every operand except one
-    that repeats a subscript (a diagonal such as ``'ii'``).
+    Operands may also be given as one list. An operand that requires grad and repeats a
+    subscript (``'ii'``) enters as that diagonal, a view (as in PyTorch).
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -365,7 +359,26 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         require_same_scalar_type(*(operands[i] for i in contracted))
     dtype = _promoted_dtype([o._data for o in operands])
     operands = tuple(o if o._data.dtype == dtype else o.to(from_numpy(dtype)) for o in operands)
+    for i, (t, o) in enumerate(zip(subs, operands)):
+        if o.requires_grad and len(set(t)) != len(t):
+            subs[i], o = _diagonals(i, t, o)
+            operands = operands[:i] + (o,) + operands[i + 1 :]
     return Einsum.apply(subs, out, *operands)
+
+
+def _diagonals(i: int, sub: str, operand: Tensor) -> tuple[str, Tensor]:
+    """Operand ``i`` with each subscript it repeats (``'ii'``) taken as that diagonal (a view,
+    as PyTorch's einsum does), and its subscripts without the repeats."""
+    while len(set(sub)) != len(sub):
+        c = next(c for c in sub if sub.count(c) > 1)
+        j, k = sub.index(c), sub.index(c, sub.index(c) + 1)
+        n, m = operand.shape[j], operand.shape[k]
+        if n != m:
+            raise RuntimeError(
+                f"einsum(): subscript {c} is repeated for operand {i} but the sizes don't match, {m} != {n}"
+            )
+        operand, sub = operand.diagonal(0, j, k).movedim(-1, j), sub[:k] + sub[k + 1 :]
+    return sub, operand
 
 
 def _contracted_operands(subs: list, out: str) -> list[int]:

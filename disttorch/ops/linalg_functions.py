@@ -47,7 +47,7 @@ from .linalg_decomp import (
 )
 from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
-from .shape import cat, stack
+from .shape import cat, sum_to
 
 __all__ = [
     "LinAlgError",
@@ -697,11 +697,32 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Any = None) -> Te
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
             f"{input.shape[dim]} and {other.shape[dim]}"
         )
-    a = [input.select(dim, i) for i in range(3)]
-    b = [other.select(dim, i) for i in range(3)]
-    comps = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    nd = max(input.dim(), other.dim())
-    return stack(comps, dim % nd if dim < 0 else dim)
+    return LinalgCross.apply(input, other, dim % input.dim())
+
+
+class LinalgCross(Function):
+    """The cross product along ``dim`` (``a1 b2 - a2 b1``, ...; broadcasting) as one node;
+    the gradients are cross products with ``g`` (of the other input conjugated)."""
+
+    _raw = True
+    _node_name = "LinalgCrossBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, dim):
+        x, y = np.moveaxis(a._data, dim, 0), np.moveaxis(b._data, dim, 0)
+        out = np.stack([x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]], dim)
+        if ctx.needs_input_grad:
+            ctx.save_for_backward(a, b)
+            ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx._checked_saved()
+        need_a, need_b = ctx.needs_input_grad[:2]
+        ga = sum_to(LinalgCross.apply(b.conj(), g, ctx.dim), a.shape) if need_a else None
+        gb = sum_to(LinalgCross.apply(g, a.conj(), ctx.dim), b.shape) if need_b else None
+        return ga, gb, None
 
 
 @autocast_op("lower")

@@ -48,7 +48,7 @@ from .indexing import gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .opmath import computed_in_float32
-from .shape import cat, stack
+from .shape import cat, split, stack
 from .special import Gammainc, Gammaincc
 
 e = math.e
@@ -543,7 +543,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
     ea = a.reshape(tuple(x for s in a.shape for x in (s, 1)))
     eb = b.reshape(tuple(x for s in b.shape for x in (1, s)))
-    return (ea * eb).reshape(tuple(sa * sb for sa, sb in zip(a.shape, b.shape)))
+    out = (ea * eb).reshape(tuple(sa * sb for sa, sb in zip(a.shape, b.shape)))
+    return named_node(out, "UnsafeViewBackward0")
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
@@ -769,20 +770,44 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag_embed(input.reshape(-1), offset)
 
 
+class BlockDiag(Function):
+    """The 0-, 1- or 2-D tensors after ``dtype`` as the blocks of a block-diagonal matrix
+    (a 0- or 1-D tensor is one row); each gradient is its block of ``g``."""
+
+    _raw = True
+    _node_name = "BlockDiagBackward0"
+
+    @staticmethod
+    def forward(ctx, dtype, *tensors):
+        blocks = [t._data.reshape(1, -1) if t._data.ndim < 2 else t._data for t in tensors]
+        out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype)
+        r = c = 0
+        for b in blocks:
+            out[r : r + b.shape[0], c : c + b.shape[1]] = b
+            r, c = r + b.shape[0], c + b.shape[1]
+        ctx.shapes = [(t._data.shape, b.shape) for t, b in zip(tensors, blocks)]
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        grads, r, c = [], 0, 0
+        for shape, (rows, cols) in ctx.shapes:
+            grads.append(g[r : r + rows, c : c + cols].reshape(shape))
+            r, c = r + rows, c + cols
+        return (None, *grads)
+
+
 def block_diag(*tensors: Tensor) -> Tensor:
     """Block-diagonal matrix of 0-, 1- or 2-D tensors."""
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has {t.dim()} dimensions"
+            )
     rt = arrays_result_type([t._data for t in tensors]) if tensors else None  # (a 0-d tensor does not widen)
-    mats = [(t.reshape(1, -1) if t.dim() < 2 else t).to(from_numpy(rt)) for t in tensors]
-    cols = sum(m.shape[1] for m in mats)
-    parts, c = [], 0
-    for m in mats:
-        left = Tensor._make(np.zeros((m.shape[0], c), dtype=m._data.dtype))
-        right = Tensor._make(np.zeros((m.shape[0], cols - c - m.shape[1]), dtype=m._data.dtype))
-        parts.append(cat([left, m, right], 1))
-        c += m.shape[1]
-    if not parts:
+    if not tensors:
         return Tensor._make(np.zeros((1, 0), get_default_dtype().numpy))  # (PyTorch's shape)
-    return cat(parts, 0)
+    return BlockDiag.apply(rt, *tensors)
 
 
 # ---------------------------------------------------------------------- shapes, stacking, splitting
@@ -1082,8 +1107,9 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan) -> Tensor
         weight = np.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - np.floor(ranks)
         above = gather(values, -1, Tensor._make(np.ceil(ranks).astype(np.int64)))
         out = lerp(out, above, Tensor._make(weight))
-    out = out.squeeze(-1) if qa.ndim == 0 else out.movedim(-1, 0)
-    return out.reshape(qa.shape + out_shape)
+    out, shape = out if qa.ndim == 0 else out.movedim(-1, 0), qa.shape + out_shape + (1,)
+    out = out if tuple(out.shape) == shape else out.reshape(shape)
+    return named_node(out.squeeze(-1), "SqueezeBackward4")  # (PyTorch's last op)
 
 
 def _quantile_ranks(values: np.ndarray, q: np.ndarray, ignore_nan: bool, interpolation: str) -> np.ndarray:
@@ -1134,11 +1160,14 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Ten
     n = y.shape[dim]
     if n == 0:
         return y.sum(dim) * 0
-    a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
     if x is not None:
+        a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
         xd = x.narrow(dim if x.dim() > 1 else 0, 1, n - 1) - x.narrow(dim if x.dim() > 1 else 0, 0, n - 1)
         return ((a + b) * xd).sum(dim) / 2
-    return (a + b).sum(dim) * ((1 if dx is None else dx) / 2)
+    ends = named_node(
+        (y.select(dim, 0) + y.select(dim, -1)) * 0.5, "MulBackward1"
+    )  # PyTorch's formula and nodes
+    return named_node((y.sum(dim) - ends) * (1 if dx is None else dx), "MulBackward1")
 
 
 trapz = trapezoid
@@ -1540,7 +1569,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     others = tuple(d for d in builtins.range(input.dim()) if d != dim % input.dim())
     norms = _linalg.vector_norm(input, p, others, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
-    return input * scale.detach() if not input.requires_grad else input * scale
+    return named_node(input * scale, "RenormBackward0")
 
 
 # ---------------------------------------------------------------------- in-place forms
@@ -1695,13 +1724,7 @@ TENSOR_OPERATORS = dict(_INPLACE_METHODS)
 # ---------------------------------------------------------------------- splitting aliases, scatters
 def split_with_sizes(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
     """Split into pieces of the given sizes along ``dim``."""
-    sizes = list(split_sizes)
-    if sum(sizes) != input.shape[dim]:
-        raise RuntimeError(
-            f"split_with_sizes expects split_sizes to sum exactly to {input.shape[dim]} "
-            f"(input tensor's size at dimension {dim}), but got split_sizes={sizes}"
-        )
-    return tensor_split(input, list(np.cumsum(sizes)[:-1]), dim)
+    return split(input, list(split_sizes), dim)
 
 
 def unsafe_split(input: Tensor, split_size: Any, dim: int = 0) -> tuple:

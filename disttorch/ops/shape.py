@@ -931,7 +931,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
         n = input._data.shape[0] + abs(k)
         return DiagEmbed.apply(input, (n, n), k, 0, 1)
     if nd == 2:
-        return Clone.apply(Diagonal.apply(input, k, 0, 1))
+        return named_node(Clone.apply(Diagonal.apply(input, k, 0, 1)), "DiagonalBackward0_copy")
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
 
 
@@ -1004,7 +1004,12 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     d, sizes = split_sizes(tensor._data.shape, split_size_or_sections, dim)
     if len(sizes) == 1:
         return (Narrow.apply(tensor, d, 0, sizes[0]),)
-    return _mark_views(Split.apply(tensor, tuple(sizes), d), tensor)
+    out = _mark_views(Split.apply(tensor, tuple(sizes), d), tensor)
+    return (
+        out
+        if isinstance(split_size_or_sections, (int, np.integer))
+        else named_node(out, "SplitWithSizesBackward0")
+    )
 
 
 def split_sizes(shape: tuple, split_size_or_sections: Any, dim: int) -> tuple[int, list[int]]:

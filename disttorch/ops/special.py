@@ -5,8 +5,9 @@ and the orthogonal polynomials of ``torch.special``.
 
 Kernels (``disttorch/kernels/special.py``) compute in float64; results keep a floating input's dtype
 (integers give the default float dtype). Gradients follow PyTorch: where PyTorch has no
-derivative (Bessel functions, zeta, polynomials, ``gammainc`` w.r.t. ``a``) backward
-raises ``NotImplementedError`` naming the function.
+derivative (zeta, ``gammainc`` w.r.t. ``a``) backward raises ``NotImplementedError`` naming
+the function; the Bessel functions and polynomials of ``torch.special`` give results that
+do not require grad, as PyTorch's (``disttorch.special`` computes them without recording).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from .._memory_format import contiguous_format
 from .._tensor import Tensor
+from ..autograd.function import named_node
 from .complex import view_as_complex, view_as_real
 
 __all__ = ["narrow_copy"]  # the others are resolved on first use (``disttorch.__getattr__``)
@@ -49,10 +50,17 @@ def _view_of(name: str) -> Callable[..., Any]:
     return lambda input, *args, **kwargs: getattr(Tensor, name)(input, *args, **kwargs)
 
 
-def _fresh(out: Any) -> Any:
+def _fresh(out: Any, input: Tensor, view: str) -> Any:
+    """The view(s) ``out`` of ``input`` copied; the node is named as PyTorch's: the view's
+    node name with ``_copy`` (``ViewBackward0_copy``; ``narrow_copy``'s is ``NarrowCopyBackward0``)."""
     if isinstance(out, (tuple, list)):
-        return tuple(t.clone(memory_format=contiguous_format) for t in out)
-    return out.clone(memory_format=contiguous_format)
+        return tuple(_fresh(t, input, view) for t in out)
+    copy = out.clone(memory_format=contiguous_format)
+    if copy.grad_fn is None:
+        return copy
+    if view == "narrow":
+        return named_node(copy, "NarrowCopyBackward0")
+    return named_node(copy, ("AliasBackward0" if out is input else out.grad_fn.name()) + "_copy")
 
 
 @functools.cache
@@ -70,7 +78,7 @@ def resolve(name: str) -> Callable[..., Any]:
     of = _view_of(view)
 
     def copy(input: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return _fresh(of(input, *args, **kwargs))
+        return _fresh(of(input, *args, **kwargs), input, view)
 
     copy.__name__ = copy.__qualname__ = name
     copy.__doc__ = f"``{view}``'s result in fresh memory (differentiable as ``{view}`` is)."

@@ -5,6 +5,7 @@ softmax family), computed in NumPy without SciPy; see :mod:`disttorch.ops.specia
 from typing import Any as _Any
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad as _no_grad
 from ..ops import special as _s
 from ..ops.comparison import round
 from ..ops.elementwise import erf, expm1, log1p
@@ -133,7 +134,8 @@ def gammaincc(input: _Any, other: _Any, *, out: _Any = None) -> Tensor:
 
 def _unary_public(fn_cls: type, doc: str):
     def f(input: Tensor, *, out: _Any = None) -> Tensor:
-        return fn_cls.apply(input)
+        with _no_grad():  # (PyTorch's result is not differentiable: it never requires grad)
+            return fn_cls.apply(input)
 
     f.__name__ = f.__qualname__ = fn_cls.name_
     f.__doc__ = doc + " (no gradient, as in PyTorch)."
@@ -142,7 +144,8 @@ def _unary_public(fn_cls: type, doc: str):
 
 def _poly_public(fn_cls: type):
     def f(input: _Any, n: _Any, *, out: _Any = None) -> Tensor:
-        return fn_cls.apply(input, n)
+        with _no_grad():  # (PyTorch's result is not differentiable: it never requires grad)
+            return fn_cls.apply(input, n)
 
     f.__name__ = f.__qualname__ = fn_cls.name_
     f.__doc__ = (

@@ -213,6 +213,32 @@ def test_forward_ad_matches_pytorch(torch):
     _close(tuple(ours), tuple(theirs))
 
 
+def _dual_through_a_weight(lib):
+    """A dual input through a layer whose weight requires grad (not a dual): whether the
+    primal and tangent require grad, and the weight's gradient of both."""
+    weight = lib.tensor(Y, requires_grad=True)
+    with lib.autograd.forward_ad.dual_level():
+        ad = lib.autograd.forward_ad
+        primal, tangent = ad.unpack_dual(
+            lib.nn.functional.linear(ad.make_dual(lib.tensor(X), lib.tensor(V)), weight)
+        )
+        flags = (primal.requires_grad, tangent.requires_grad)
+        grads = lib.autograd.grad((primal.sin() + tangent**2).sum(), weight)
+    return flags, grads[0].detach().numpy()
+
+
+def test_tangents_keep_the_history_of_tensors_that_require_grad():
+    flags, grad = _dual_through_a_weight(dt)
+    assert flags == (True, True) and np.abs(grad).sum() > 0
+
+
+@pytest.mark.parity
+def test_tangents_keep_the_history_of_tensors_that_require_grad_as_pytorch(torch):
+    ours, theirs = _dual_through_a_weight(dt), _dual_through_a_weight(torch)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+
+
 def test_autograd_grad_is_grads_batched():
     x = dt.tensor(X[0], requires_grad=True)
     y = x.sin() * x.sum()

@@ -121,6 +121,44 @@ def test_node_names_match_pytorch(torch):
         assert case(torch, _args(torch)).grad_fn.name() == name, name
 
 
+#: ops PyTorch computes as one op (or whose last op it names) built here from several:
+#: (the output node's name, the op)
+COMPOSITES = {
+    "lerp": ("LerpBackward1", lambda L, a: L.lerp(a["x"], a["x"] * 2, L.full((4, 5), 0.3))),
+    "diag": ("DiagonalBackward0_copy", lambda L, a: L.diag(a["x"])),
+    "rrelu": ("RreluWithNoiseBackward0", lambda L, a: L.nn.functional.rrelu(a["x"], training=True)),
+    "rrelu_eval": ("RreluWithNoiseBackward0", lambda L, a: L.nn.RReLU().eval()(a["x"])),
+    "instance_norm": ("ViewBackward0", lambda L, a: L.nn.InstanceNorm2d(3, affine=True)(a["img"])),
+    "quantile": ("SqueezeBackward4", lambda L, a: L.quantile(a["x"], L.tensor([0.2, 0.7]), dim=1)),
+    "kron": ("UnsafeViewBackward0", lambda L, a: L.kron(a["x"], a["x3"])),
+    "block_diag": ("BlockDiagBackward0", lambda L, a: L.block_diag(a["x"], a["x"][0])),
+    "cross": ("LinalgCrossBackward0", lambda L, a: L.linalg.cross(a["x"][:, :3], a["x"][:, 1:4])),
+    "renorm": ("RenormBackward0", lambda L, a: L.renorm(a["x"], 2, 0, 1.0)),
+    "trapezoid": ("MulBackward1", lambda L, a: L.trapezoid(a["x"], dx=0.5)),
+    "pairwise_distance": (
+        "NormBackward1",
+        lambda L, a: L.nn.functional.pairwise_distance(a["x"], a["x"] * 2),
+    ),
+    "weight_norm": (
+        "WeightNormInterfaceBackward0",
+        lambda L, a: L.nn.utils.parametrizations.weight_norm(L.nn.Linear(5, 3)).weight,
+    ),
+}
+
+
+@pytest.mark.parametrize("op", list(COMPOSITES))
+def test_composite_node_names(op):
+    name, case = COMPOSITES[op]
+    out = case(dt, _args(dt))
+    assert type(out.grad_fn).__name__ == out.grad_fn.name() == name
+
+
+@pytest.mark.parity
+def test_composite_node_names_match_pytorch(torch):
+    for op, (name, case) in COMPOSITES.items():
+        assert case(torch, _args(torch)).grad_fn.name() == name, op
+
+
 def _node_reprs(lib):
     """``repr(grad_fn)`` without its address: a built-in op's node, a user Function's node."""
 
@@ -152,11 +190,36 @@ INDEXES = ["[0, 0]", "[:, 0]", "[0, 1:]", "[:, :]", "[:]", "[0:100]", "[:, 0:100
 INDEXES += ["[None, 0]", "[0, None]", "[...]", "[..., 0, :]", "[(slice(None),)]", "[-1]", "[::2]"]
 
 
+INDEXES += ["[0, :, 1]", "[1:, 0]", "[::2, 1:3:2]", "[None, 0, None]", "[0][1]"]
+INDEXES += ["[lib.tensor([0, 1])]", "[0, lib.tensor([0, 2])]", "[lib.ones(2, 3, 4) > 0]", "[[0, 1], [1, 2]]"]
+
+
+def _chain(node):
+    """The names of a node and of the first node below it, down to the leaf."""
+    names = []
+    while node is not None:
+        names.append(node.name().split("::")[-1])
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
 @pytest.mark.parity
-def test_basic_index_node_names_match_pytorch(torch):
+def test_index_graphs_match_pytorch(torch):
+    """PyTorch takes one step (a node) per int, partial slice and None of a basic index."""
     for index in INDEXES:
-        names = [eval(f"lib.ones(2, 3, 4, requires_grad=True){index}").grad_fn.name() for lib in (dt, torch)]
-        assert names[0] == names[1], index
+        graphs = [
+            _chain(eval(f"lib.ones(2, 3, 4, requires_grad=True){index}").grad_fn) for lib in (dt, torch)
+        ]
+        assert graphs[0] == graphs[1], index
+
+
+def test_multi_step_index_is_one_view_with_its_gradient():
+    x = dt.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+    y = x[1, None, 1:, 2]
+    assert _chain(y.grad_fn)[:3] == ["SelectBackward0", "SliceBackward0", "UnsqueezeBackward0"]
+    assert y._base is x and y.tolist() == [[18.0, 22.0]]
+    y.sum().backward()
+    assert x.grad.nonzero().tolist() == [[1, 1, 2], [1, 2, 2]]
 
 
 def _graph(node, depth=0):

@@ -228,8 +228,8 @@ def test_known_values_and_dtypes():
 
 def test_errors():
     x = dt.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="the derivative for 'bessel_j0' is not implemented"):
-        sp.bessel_j0(x).sum().backward()
+    with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
+        sp.bessel_j0(x).sum().backward()  # (PyTorch's Bessel functions are not differentiable)
     with pytest.raises(NotImplementedError, match="input \\(a\\)"):
         sp.gammainc(x, dt.tensor([1.0, 1.0])).sum().backward()
     with pytest.raises(RuntimeError, match="negative n"):
@@ -282,3 +282,31 @@ def test_lgamma_is_exactly_zero_at_one_and_two():
     """As C's lgamma (a Poisson log-likelihood's ``lgamma(k + 1)`` for k = 0, 1)."""
     for dtype in (dt.float64, dt.float32, dt.bfloat16):
         assert dt.lgamma(dt.tensor([1.0, 2.0], dtype=dtype)).tolist() == [0.0, 0.0]
+
+
+#: the functions PyTorch gives no derivative (their results never require grad)
+_UNDIFFERENTIABLE = ["airy_ai", "bessel_j0", "bessel_y1", "modified_bessel_k0", "spherical_bessel_j0"]
+_UNDIFFERENTIABLE += ["chebyshev_polynomial_t", "hermite_polynomial_he", "laguerre_polynomial_l"]
+
+
+def _requires_grad(lib):
+    x = lib.tensor([0.5, 1.5], requires_grad=True)
+    out = {}
+    for name in _UNDIFFERENTIABLE + ["i0e", "zeta"]:
+        f = getattr(lib.special, name)
+        y = f(x) if name in ("airy_ai", "i0e") or "bessel" in name else f(x, lib.tensor([2.0, 3.0]))
+        out[name] = (y.requires_grad, y.grad_fn is None)
+    return out
+
+
+def test_undifferentiable_functions_do_not_require_grad():
+    got = _requires_grad(dt)
+    assert all(got[n] == (False, True) for n in _UNDIFFERENTIABLE) and got["i0e"] == got["zeta"] == (
+        True,
+        False,
+    )
+
+
+@pytest.mark.parity
+def test_undifferentiable_functions_match_pytorch(torch):
+    assert _requires_grad(dt) == _requires_grad(torch)

@@ -148,6 +148,19 @@ GRAD = {
     "trapezoid": (lambda x: dt.trapezoid(x), [0.5, -2.0, 1.0]),
     "diag_embed": (lambda x: dt.diag_embed(x), [0.5, -2.0]),
     "logdet": (lambda x: dt.logdet(x.reshape(2, 2)), [2.0, 0.3, 0.1, 1.5]),
+    "block_diag": (
+        lambda x: dt.block_diag(x[:4].reshape(2, 2), x[4], x[4:]),
+        [2.0, 0.3, 0.1, 1.5, -1.0, 0.7],
+    ),
+    "linalg_cross": (
+        lambda x: dt.linalg.cross(x.reshape(2, 3), x[:3].reshape(1, 3) * 2, dim=1),
+        [2.0, 0.3, 0.1, 1.5, -1.0, 0.7],
+    ),
+    "renorm": (lambda x: dt.renorm(x.reshape(3, 2), 2, 0, 1.0), [2.0, 0.3, 0.1, 0.5, -1.0, 0.7]),
+    "quantile": (
+        lambda x: dt.quantile(x.reshape(2, 3), dt.tensor([0.2, 0.6], dtype=dt.float64), dim=1),
+        [2.0, 0.3, 0.1, 1.5, -1.0, 0.7],
+    ),
 }
 
 

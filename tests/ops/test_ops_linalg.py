@@ -169,8 +169,16 @@ def test_einsum_list_form_second_order_and_errors():
     np.testing.assert_allclose(dt.einsum("ij,jk", [a, b]).detach().numpy(), (a @ b).detach().numpy())
     assert gradgradcheck(lambda x, y: dt.einsum("ij,jk->ik", x, y), (a, b))
     assert dt.einsum("ii->i", dt.eye(3)).tolist() == [1.0, 1.0, 1.0]  # no grad needed
-    with pytest.raises(RuntimeError, match="repeated subscript"):
-        dt.einsum("ii->i", leaf(3, 3))
+    for eq, shapes in [("ii->i", [(3, 3)]), ("iji->j", [(3, 2, 3)]), ("ii,ij->j", [(3, 3), (3, 2)])]:
+        ops = [leaf(*s) for s in shapes]  # a repeated subscript: that diagonal, differentiably
+        np.testing.assert_allclose(
+            dt.einsum(eq, *ops).detach().numpy(), np.einsum(eq, *[o.detach().numpy() for o in ops])
+        )
+        assert gradcheck(lambda *xs, eq=eq: dt.einsum(eq, *xs), ops)
+    with pytest.raises(
+        RuntimeError, match="subscript i is repeated for operand 0 but the sizes don't match, 4 != 3"
+    ):
+        dt.einsum("ii->", leaf(3, 4))
     with pytest.raises(RuntimeError, match="more operands were provided"):
         dt.einsum("ij->i", a, b)
     with pytest.raises(

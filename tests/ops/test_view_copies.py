@@ -76,3 +76,23 @@ def test_copies_match_pytorch(torch, name, args):
     ):
         assert o.stride() == t.stride()
         np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+def _node_names(lib):
+    x = lib.tensor(X, requires_grad=True)
+    names = {}
+    for name, args in CASES:
+        out = getattr(lib, name)(x[0, :2, :2] if name == "t_copy" else x, *args)
+        names[name] = (out[0] if isinstance(out, tuple) else out).grad_fn.name()
+    return names
+
+
+def test_copy_nodes_are_named_after_their_views():
+    names = _node_names(dt)
+    assert names["view_copy"] == "ViewBackward0_copy" and names["alias_copy"] == "AliasBackward0_copy"
+    assert names["narrow_copy"] == "NarrowCopyBackward0"
+
+
+@pytest.mark.parity
+def test_copy_node_names_match_pytorch(torch):
+    assert _node_names(dt) == _node_names(torch)

@@ -274,3 +274,48 @@ def test_forward_ops_carry_the_names_pytorch_records():
     assert {"aten::conv2d", "aten::linear", "aten::relu", "aten::tanh", "aten::softmax"} <= ours
     assert "aten::cross_entropy_loss" in ours
     assert ours <= theirs
+
+
+#: what PyTorch's kernels call inside that disttorch has no event for: allocations, views
+_UNSEEN = {
+    "aten::empty",
+    "aten::empty_like",
+    "aten::empty_strided",
+    "aten::resize_",
+    "aten::as_strided_",
+    "aten::view",
+}
+
+
+def _op_trees(lib):
+    """Each top-level op event of a small CNN's forward, with the ops under it (allocations
+    and views left out), as nested names."""
+
+    def tree(e):
+        if e.name.endswith("dropout"):  # PyTorch's calls inside branch: disttorch shows one row
+            return e.name
+        kids = [tree(c) for c in e.cpu_children if c.name not in _UNSEEN]
+        return e.name + (f"({','.join(kids)})" if kids else "")
+
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(
+        lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.MaxPool2d(2), lib.nn.LayerNorm(2)
+    ).eval()
+    x = lib.randn(2, 3, 6, 6)
+    with lib.profiler.profile() as prof:
+        lib.nn.functional.dropout2d(lib.nn.functional.dropout(model(x)).log_softmax(1))
+    return [tree(e) for e in prof.events() if e.cpu_parent is None and e.name.startswith("aten::")]
+
+
+def test_ops_nest_the_operators_pytorch_calls():
+    trees = _op_trees(dt)
+    assert "aten::relu(aten::clamp_min)" in trees
+    assert "aten::batch_norm(aten::_batch_norm_impl_index(aten::native_batch_norm))" in trees
+
+
+@pytest.mark.parity
+def test_op_trees_match_pytorch():
+    torch = pytest.importorskip("torch")
+    conv, *theirs = _op_trees(torch)
+    assert conv.startswith("aten::conv2d(aten::convolution(aten::_convolution(")  # then PyTorch's kernel
+    assert _op_trees(dt) == ["aten::conv2d(aten::convolution(aten::_convolution))", *theirs]

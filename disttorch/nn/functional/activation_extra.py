@@ -15,6 +15,7 @@ import numpy as np
 
 from ..._random import _gen
 from ..._tensor import Tensor
+from ...autograd.function import named_node
 from ...kernels import torch_random as _kr
 from ...ops import elementwise as _ew
 from ...ops.inplace import _inplace
@@ -119,7 +120,9 @@ def rrelu(
         def fn(t):
             return t * slope_t
 
-    return _inplace(input, fn) if inplace else fn(input)
+    if inplace:
+        return _inplace(input, fn)
+    return named_node(fn(input), "RreluWithNoiseBackward0")  # (PyTorch's op, in training or not)
 
 
 def gumbel_softmax(

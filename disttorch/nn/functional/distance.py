@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor
+from ...autograd.function import named_node
 from ...ops import elementwise as _ew
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
@@ -25,7 +26,8 @@ def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim."""
-    return (x1 - x2 + eps).norm(p=p, dim=-1, keepdim=keepdim)
+    shifted = named_node(x1 - x2 + eps, "AddBackward1")  # (PyTorch's nodes: add of a Scalar, norm)
+    return named_node(shifted.norm(p=p, dim=-1, keepdim=keepdim), "NormBackward1")
 
 
 def pdist(input: Tensor, p: float = 2) -> Tensor:

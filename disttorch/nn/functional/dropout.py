@@ -28,6 +28,9 @@ class DropoutFunction(Function):
 
     _raw = True
     _node_name = "MulBackward0"
+    _profiled_as = staticmethod(  # PyTorch's operators: one draw per entry, or per channel
+        lambda x, p, mask_shape: "aten::dropout" if mask_shape == x._data.shape else "aten::feature_dropout"
+    )
 
     @staticmethod
     def forward(ctx, x, p, mask_shape):

@@ -227,7 +227,7 @@ class BatchNormTrain(Function):
     """Batch norm with batch statistics (training mode); updates running stats in place."""
 
     _raw = True
-    _node_name = "NativeBatchNormBackward0"
+    _node_name, _profiled_as = "NativeBatchNormBackward0", "aten::batch_norm"
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, momentum, eps):
@@ -274,7 +274,7 @@ class BatchNormEval(Function):
     """Batch norm with the running statistics (evaluation mode): an affine map per channel."""
 
     _raw = True
-    _node_name = "NativeBatchNormBackward0"
+    _node_name, _profiled_as = "NativeBatchNormBackward0", "aten::batch_norm"
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps):
@@ -403,7 +403,7 @@ class LayerNormFn(Function):
     elementwise affine."""
 
     _raw = True
-    _node_name = "NativeLayerNormBackward0"
+    _node_name, _profiled_as = "NativeLayerNormBackward0", "aten::layer_norm"
     _tensor_slots = 3  # input, weight, bias
     _backward_saves = {
         "input": lambda ctx: ctx.inputs[0],
@@ -623,4 +623,7 @@ def instance_norm(
             count,
             momentum,
         )
-    return group_norm(input, x.shape[1], weight, bias, eps)
+    n, c = x.shape[:2]  # PyTorch's way: one batch of N*C channels (so its nodes too)
+    w, b = (None if t is None else t.repeat(n) for t in (weight, bias))
+    out = batch_norm(input.reshape(1, n * c, *x.shape[2:]), None, None, w, b, True, momentum, eps)
+    return out.view(x.shape)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ...autograd.function import named_node
 
 
 def norm_except_dim(v: Tensor, dim: int) -> Tensor:
@@ -16,7 +17,7 @@ def norm_except_dim(v: Tensor, dim: int) -> Tensor:
 
 def weight_norm_value(g: Tensor, v: Tensor, dim: int) -> Tensor:
     """``v * g / ||v||`` with the norm over every dim but ``dim``."""
-    return v * (g / norm_except_dim(v, dim))
+    return named_node(v * (g / norm_except_dim(v, dim)), "WeightNormInterfaceBackward0")
 
 
 def as_matrix(weight: Tensor, dim: int) -> Tensor:
