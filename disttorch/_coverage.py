@@ -30,7 +30,7 @@ _REASONS = {
         "DeserializationStorageContext SerializationStorageContext sym_constrain_range "
         "sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not "
         "sym_sqrt sym_sum SymBool SymFloat SymInt while_loop slice_inverse segment_reduce classproperty "
-        "thread_safe_generator hash_tensor compiled_with_cxx11_abi cond cpp functional index "
+        "thread_safe_generator hash_tensor compiled_with_cxx11_abi cond cpp index "
         "DType DimOrDims"
     ),
     "quantisation beyond disttorch's quantized tensors and modules (quantized storages, "
