@@ -41,7 +41,11 @@ def _offset(x: np.ndarray, storage: np.ndarray) -> int:
 def _window(flat: np.ndarray, geom: tuple) -> np.ndarray:
     """The strided view ``geom`` = (sizes, strides in elements, offset) of a 1-D array."""
     size, stride, offset = geom
-    return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * flat.itemsize for s in stride))
+    strides = tuple(s * flat.itemsize for s in stride)
+    try:  # a view whose base is ``flat`` (so its storage offset can be found again)
+        return np.ndarray(size, flat.dtype, buffer=flat, offset=offset * flat.itemsize, strides=strides)
+    except (TypeError, ValueError):  # not within ``flat`` (NumPy checks), or ``flat`` is read-only
+        return np.lib.stride_tricks.as_strided(flat[offset:], size, strides)
 
 
 def writable_alias(x: np.ndarray) -> np.ndarray | None:

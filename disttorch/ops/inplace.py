@@ -526,7 +526,7 @@ def _restride_inplace(name: str) -> Callable:
     return method
 
 
-_RESTRIDE = ("t", "transpose", "swapaxes", "swapdims", "squeeze", "unsqueeze")
+_RESTRIDE = ("t", "transpose", "swapaxes", "swapdims", "squeeze", "unsqueeze", "as_strided")
 
 _WITH_INPLACE = (
     "neg",

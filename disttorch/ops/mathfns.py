@@ -1684,6 +1684,7 @@ _TOP_INPLACE = (
     "sinc_",
     "xlogy_",
     "addmv_",
+    "as_strided_",
 )
 for _n in _TOP_INPLACE:
     globals()[_n] = _fn_inplace(_n)
