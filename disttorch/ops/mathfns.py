@@ -44,7 +44,7 @@ from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, re
 from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
-from .indexing import gather
+from .indexing import _checked_vector_index, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .opmath import computed_in_float32
@@ -1774,7 +1774,8 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices ``index`` of ``dim`` replaced by ``source``."""
     require_source_dtype("index_copy", input, source)
-    return _scatter_into(input, (slice(None),) * (dim % input.dim()) + (index,), source)
+    d, idx = _checked_vector_index(input, dim, index, "index_copy")
+    return _scatter_into(input, (slice(None),) * d + (index,), source)
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -1789,6 +1790,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     """A copy of ``input`` with ``source`` written at the flat positions ``index``."""
     require_source_dtype("put", input, source)
     flat = input.reshape(-1)
+    if accumulate and index.numel() and int(index.min()) < 0:  # count from the end, as put_ without it
+        index = index + (index < 0).long() * flat.numel()
     out = (
         flat.index_add(0, index.reshape(-1), source.reshape(-1))
         if accumulate
