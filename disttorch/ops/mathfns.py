@@ -340,7 +340,8 @@ def _nan_ignoring(keeps: np.ufunc, x: Tensor, o: Tensor) -> Tensor:
 
 
 def frac(input: Tensor) -> Tensor:
-    """Fractional part ``x - trunc(x)`` (gradient 1)."""
+    """Fractional part ``x - trunc(x)`` (gradient 1); floating inputs only, as PyTorch."""
+    refuse_kernel("frac_cpu", input, "biu")
     return named_node(input - Tensor._make(np.trunc(input._data)), "FracBackward0")
 
 
@@ -987,6 +988,11 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean over the non-NaN elements (in ``dtype`` when given: a floating one)."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
+    if input._data.dtype.kind in "biu":
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{scalar_type_name(input._data.dtype)}"
+        )
     if dtype is not None and dtype.numpy.kind not in "fVc":
         raise RuntimeError(
             "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
@@ -1367,7 +1373,7 @@ def searchsorted(
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Count (or sum ``weights`` of) each non-negative integer value."""
     x = input._data
-    if x.ndim != 1 or x.dtype.kind not in "iu":
+    if x.ndim != 1 or x.dtype.kind not in "iu" or (x.size and x.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     w = None if weights is None else weights._data
     out = np.bincount(x, w, minlength)
@@ -1381,6 +1387,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """Histogram with ``bins`` equal bins over ``[min, max]`` (data range if both are 0)."""
     no_complex(input, "\"aminmax_cpu\" not implemented for 'ComplexFloat'")
+    refuse_kernel("histogram_cpu", input, "biu")
     x = input._data
     lo, hi = (float(x.min()), float(x.max())) if min == 0 and max == 0 and x.size else (min, max)
     if lo == hi:
