@@ -82,9 +82,9 @@ _REASONS = {
     "legacy typed storage classes and memory pinning/sharing (NumPy arrays own their memory)": (
         "Storage StorageBase BFloat16Storage BoolStorage ByteStorage "
         "CharStorage DoubleStorage FloatStorage HalfStorage IntStorage LongStorage ShortStorage "
-        "storage_type is_set_to set_ pin_memory "
+        "storage_type is_set_to pin_memory "
         "is_pinned share_memory_ is_shared record_stream from_file module_load reinforce volatile "
-        "as_strided_ as_strided_scatter data_ptr const_data_ptr new new_empty_strided"
+        "as_strided_scatter data_ptr const_data_ptr new new_empty_strided"
     ),
     "legacy sparse tensor types (deprecated constructors; torch.sparse_coo_tensor builds them)": (
         "sparse.BFloat16Tensor sparse.ByteTensor sparse.CharTensor sparse.DoubleTensor sparse.FloatTensor "

@@ -135,10 +135,24 @@ def _sizes(fn: str, sizes: tuple, size: Any) -> tuple:
     return _size(sizes)
 
 
+def int_sizes(size: Any) -> tuple:
+    """The sizes in ``size`` as Python ints: ints and integer scalars (NumPy ints, one-element
+    integer tensors) pass; a float, a float tensor or another object is PyTorch's TypeError."""
+    if all(type(s) is int for s in size):  # the common case, without a call per entry
+        return tuple(size)
+    out = []
+    for s in size:
+        try:
+            out.append(s.__index__())
+        except (AttributeError, TypeError):
+            raise TypeError(f"size must be tuple of ints, but got {type(s).__name__}") from None
+    return tuple(out)
+
+
 def _size(size: tuple) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    out = tuple(int(s) for s in size)
+        size = size[0]
+    out = int_sizes(size)
     if any(s < 0 for s in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out

@@ -391,6 +391,15 @@ class Tensor:
         return t
 
     def detach_(self) -> "Tensor":
+        """Cut this tensor from its graph in place (not a view: PyTorch's error, use detach())."""
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                "function in torch/optim/optimizer.py as the solution."
+            )
         self.grad_fn = None
         self._rg = False
         return self

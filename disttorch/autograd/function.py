@@ -621,10 +621,19 @@ def _round(out: Any, low: np.dtype) -> Any:
 
 def mark_view(view: Any, source: Any) -> None:
     """Record that ``view`` shows ``source``'s memory: it shares the version counter, and
-    remembers the base tensor (so in-place ops on the view can update the base's graph)."""
+    remembers the base tensor (so in-place ops on the view can update the base's graph).
+    A view made in no_grad mode of a tensor that requires grad, and a view of a view that
+    may not be modified in place (see ``ops.inplace.check_inplace``), are tagged so."""
     view._version_box = source._version_box
     view._base = source if source._base is None else source._base
     view._view_version = source._version_box[0]  # a later change makes the view re-derive its node
+    if source.__dict__:
+        tag = source.__dict__.get("_view_creation")
+        if tag is not None:
+            view._view_creation = (tag[0], None)  # (None: a view of such a view)
+            return
+    if not _grad_state.value and (source._rg or (source._base is not None and source._base._rg)):
+        view._view_creation = ("no_grad", "")
 
 
 def _wrap(out: Any, node: Function | None, user: bool = False) -> Any:

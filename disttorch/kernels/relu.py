@@ -13,20 +13,42 @@ _ZERO_ROW = 16384
 _zero_rows: dict = {}
 
 
+#: Per dtype, whether ``np.maximum(zero, x)`` (rather than ``np.maximum(x, zero)``) keeps -0.0.
+_zero_first_of: dict = {}
+
+
+def _zero_first(dtype: np.dtype) -> bool:
+    """Whether ``np.maximum(zero, x)`` (rather than ``np.maximum(x, zero)``) maps -0.0 to -0.0,
+    as PyTorch's ``relu``: on equal operands NumPy's SIMD loops (float32, float64) return the
+    second, its scalar loops (float16, ...) the first; probed once per dtype."""
+    first = _zero_first_of.get(dtype)
+    if first is None:
+        neg_zero = np.full(64, -0.0, dtype=dtype)
+        first = _zero_first_of[dtype] = bool(np.signbit(np.maximum(np.zeros(64, dtype), neg_zero)).all())
+    return first
+
+
 def relu(x: np.ndarray) -> np.ndarray:
     """``max(x, 0)``. NumPy vectorises the maximum of two arrays but not of an array and a
     scalar (about 3x slower on float32), so a contiguous ``x`` is taken as rows of
     :data:`_ZERO_ROW` elements against one cached row of zeros, the rows split over the
-    op's threads when large (memory-bound: a multiply's cost). Same values (NaN stays NaN)."""
+    op's threads when large (memory-bound: a multiply's cost). Same values (NaN stays NaN,
+    -0.0 stays -0.0)."""
     n = x.size
+    first = x.dtype.kind == "f" and _zero_first(x.dtype)
     if n < _ZERO_ROW or not x.flags.c_contiguous:
-        return elementwise(np.maximum, x, x.dtype.type(0))
+        zero = x.dtype.type(0)
+        return elementwise(np.maximum, zero, x) if first else elementwise(np.maximum, x, zero)
     zeros = _zero_rows.get(x.dtype)
     if zeros is None:
         zeros = _zero_rows[x.dtype] = np.zeros(_ZERO_ROW, dtype=x.dtype)
     out = np.empty_like(x)
     src, dst, whole = x.reshape(-1), out.reshape(-1), n - n % _ZERO_ROW
     rows, out_rows = src[:whole].reshape(-1, _ZERO_ROW), dst[:whole].reshape(-1, _ZERO_ROW)
-    parallel_for(len(rows), lambda i, j: np.maximum(rows[i:j], zeros, out=out_rows[i:j]), work=n)
-    np.maximum(src[whole:], zeros[: n - whole], out=dst[whole:])
+
+    def part(a: np.ndarray, z: np.ndarray, out: np.ndarray) -> None:
+        np.maximum(*((z, a) if first else (a, z)), out=out)
+
+    parallel_for(len(rows), lambda i, j: part(rows[i:j], zeros, out_rows[i:j]), work=n)
+    part(src[whole:], zeros[: n - whole], dst[whole:])
     return out

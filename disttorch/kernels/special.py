@@ -138,22 +138,42 @@ def zeta(s, q) -> np.ndarray:
         return np.where(s == 1, np.inf, out)
 
 
+def _trigamma(x: np.ndarray) -> np.ndarray:
+    """PyTorch's trigamma: the reflection ``-pi^2 / sin^2(pi x)`` below 1/2, six recurrence
+    steps, then the asymptotic series (0 at +inf, NaN at -inf, large and finite at the poles)."""
+    with np.errstate(all="ignore"):
+        low = x < 0.5
+        result = np.where(low, -(np.pi * np.pi) / np.sin(np.pi * x) ** 2, 0.0)
+        x = np.where(low, 1 - x, x)
+        for _ in range(6):
+            result = result + 1 / (x * x)
+            x = x + 1
+        ixx = 1 / (x * x)
+        result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / x
+        return np.where(low, -result, result)
+
+
 def polygamma(n: int, x) -> np.ndarray:
-    """The n-th derivative of digamma: ``(-1)^(n+1) n! zeta(n+1, x)`` for n >= 1."""
+    """The n-th derivative of digamma: PyTorch's trigamma for n = 1, ``(-1)^(n+1) n!
+    zeta(n+1, x)`` for n >= 2 (``±inf`` at the poles and at -inf, NaN at +inf, as PyTorch)."""
     if n == 0:
         return digamma(x)
     x = _f64(x)
+    if n == 1:
+        return _trigamma(x)
+    sign = (-1) ** (n + 1)
     with np.errstate(all="ignore"):
         neg = x < 0
         if not np.any(neg):
-            return (-1) ** (n + 1) * math.factorial(n) * zeta(n + 1, x)
+            return sign * math.factorial(n) * zeta(n + 1, x)
         # negative x: shift up with psi^(n)(x) = psi^(n)(x+m) - (-1)^n n! sum_k (x+k)^-(n+1)
-        m = np.where(neg & np.isfinite(x), np.ceil(-x), 0)  # (-inf: NaN below, no endless shift)
+        pole = neg & ((x == np.floor(x)) | np.isinf(x))
+        m = np.where(neg & ~pole, np.ceil(-x), 0)  # (as PyTorch's sum: one step per unit below 0)
         acc = np.zeros_like(x)
         for k in range(int(m.max())):
             acc = acc + np.where(k < m, (x + k) ** -(n + 1.0), 0)
-        out = (-1) ** (n + 1) * math.factorial(n) * (zeta(n + 1, x + m) + acc)
-        return np.where(neg & ((x == np.floor(x)) | np.isinf(x)), np.nan, out)
+        out = sign * math.factorial(n) * (zeta(n + 1, x + m) + acc)
+        return np.where(pole, sign * np.inf, out)
 
 
 # ---------------------------------------------------------------------- error functions

@@ -36,6 +36,7 @@ from . import (
     python_map,
     reduction,
     scatter_reduce,
+    set_storage,
     shape,
     sparse,
     sparse_compressed,
@@ -67,6 +68,7 @@ FAMILIES = [
     python_map,
     spectral,
     as_strided,
+    set_storage,
     fake_quantize,
     view_copies,
 ]

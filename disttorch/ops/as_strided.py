@@ -41,7 +41,26 @@ def _offset(x: np.ndarray, storage: np.ndarray) -> int:
 def _window(flat: np.ndarray, geom: tuple) -> np.ndarray:
     """The strided view ``geom`` = (sizes, strides in elements, offset) of a 1-D array."""
     size, stride, offset = geom
-    return np.lib.stride_tricks.as_strided(flat[offset:], size, tuple(s * flat.itemsize for s in stride))
+    strides = tuple(s * flat.itemsize for s in stride)
+    try:  # a view whose base is ``flat`` (so its storage offset can be found again)
+        return np.ndarray(size, flat.dtype, buffer=flat, offset=offset * flat.itemsize, strides=strides)
+    except (TypeError, ValueError):  # not within ``flat`` (NumPy checks), or ``flat`` is read-only
+        return np.lib.stride_tricks.as_strided(flat[offset:], size, strides)
+
+
+def writable_alias(x: np.ndarray) -> np.ndarray | None:
+    """A writable view of the same memory as the read-only ``x`` (an expanded view, with
+    stride 0, of a writable array), or None when its memory is not writable."""
+    root = x
+    while getattr(root, "base", None) is not None:  # (through NumPy's as_strided wrappers too)
+        root = root.base
+    if not isinstance(root, np.ndarray) or not root.flags.writeable or not root.flags.c_contiguous:
+        return None
+    offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    try:
+        return np.ndarray(x.shape, x.dtype, buffer=root, offset=offset, strides=x.strides)
+    except (TypeError, ValueError):  # not within the root's buffer
+        return None
 
 
 def _positions(n: int, geom: tuple) -> np.ndarray:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import c_type_name
+from .._dtype import c_type_name, scalar_type_name
 from .._tensor import Tensor
 from ..autograd.function import Function, named_node
 from ._helpers import broadcast_error, scalar_as_vector, wrap_dim, wrapped_int
@@ -408,10 +408,15 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
 
 # ---------------------------------------------------------------------- gather / scatter
 def _check_long(index: Tensor, op: str) -> np.ndarray:
+    """``index``'s array: int64, or also int32 for gather and the scatters (as PyTorch 2.13)."""
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
-    if index._data.dtype != np.int64:
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    dtype = index._data.dtype
+    if op == "take":
+        if dtype != np.int64:
+            raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(dtype)}")
+    elif dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     return index._data
 
 
@@ -571,8 +576,16 @@ def _check_index_vector(index: Tensor, op: str) -> np.ndarray:
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
     idx = index._data
-    if idx.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if idx.dtype not in (np.int64, np.int32) or (
+        op in ("index_fill", "index_copy") and idx.dtype != np.int64
+    ):
+        got = scalar_type_name(idx.dtype)
+        raise {  # PyTorch's kernels word it each their own way
+            "index_add": RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {got}"),
+            "index_select": RuntimeError("index_select(): Expected dtype int32 or int64 for index"),
+            "index_fill": IndexError("index_fill_(): Expected dtype int64 for index."),
+            "index_copy": RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {got}"),
+        }.get(op, RuntimeError(f"{op}(): Expected dtype int32/int64 for index"))
     if idx.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector")
     return idx.reshape(-1)
@@ -637,12 +650,22 @@ class IndexFill(Function):
 
 
 def _checked_vector_index(input: Tensor, dim: int, index: Tensor, op: str) -> tuple:
+    """``dim`` wrapped and ``index`` checked as PyTorch's kernels check it: only
+    ``index_fill`` counts negative entries from the end; the others refuse them."""
     x = input._data
     d = wrap_dim(dim, x.ndim)
     idx = _check_index_vector(index, op)
     n = x.shape[d] if x.ndim else 1
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"{op}(): index out of range in self")
+    low = -n if op == "index_fill" else 0
+    if idx.size and (idx.min() < low or idx.max() >= n):
+        bad = idx[(idx < low) | (idx >= n)][0]
+        if op == "index_fill":
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+        if op == "index_copy":
+            raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with size {n}")
+        if op == "index_select" and d > 0:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
+        raise IndexError("index out of range in self")
     return d, np.where(idx < 0, idx + n, idx) if idx.size and idx.min() < 0 else idx
 
 

@@ -23,6 +23,7 @@ PyTorch's rules, and how they are kept here:
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -37,6 +38,7 @@ from ..autograd.function import Function, modified_inplace_message
 from ..kernels import torch_random as _kr
 from . import elementwise, indexing, shape
 from ._helpers import in_half, wrapped_int
+from .as_strided import writable_alias
 from .deprecated_overloads import scale_first
 from .dtype_rules import (
     check_cast,
@@ -103,25 +105,65 @@ def _recording(self: Tensor, *others: Any) -> bool:
         return False
     if self._rg:
         return True
-    return any(isinstance(o, Tensor) and o._rg for o in others)
+    if any(isinstance(o, Tensor) and o._rg for o in others):
+        return True
+    if self._base is not None and self.__dict__ and "_view_creation" in self.__dict__:
+        check_inplace(self)  # a view made in no_grad mode of a tensor that requires grad
+    return False
+
+
+_MULTI_VIEW_MSG = (
+    "is a view and is being modified inplace. This view is the output of a function that returns "
+    "multiple views. Such functions do not allow the output views to be modified inplace. You "
+    "should replace the inplace operation by an out-of-place one."
+)
+_NO_GRAD_VIEW_MSG = (
+    "created in no_grad mode and is being modified inplace with grad mode enabled. Given that "
+    "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+    "moving both the view and the inplace either both inside the no_grad block (if you don't "
+    "want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+)
+
+
+def _check_view_creation(t: Tensor, kind: str, op: str | None) -> None:
+    """PyTorch's refusal to modify in place, while recording, an output of a multi-output
+    view op (``op``), a view made in no_grad mode (``op`` ""), or a view of either (None)."""
+    name = op or (t.grad_fn.name().rsplit("Backward", 1)[0] if t.grad_fn is not None else "a view op")
+    if kind == "multi":
+        raise RuntimeError(f"Output {t._output_nr} of {name} {_MULTI_VIEW_MSG}")
+    if op is None:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {name} is a view of a view which was {_NO_GRAD_VIEW_MSG}"
+        )
+    raise RuntimeError(f"A view was {_NO_GRAD_VIEW_MSG}")
 
 
 def check_inplace(t: Tensor) -> None:
     """Raise PyTorch's error when ``t`` may not be modified in place while recording: a
-    leaf that requires grad, or a view of one."""
+    leaf that requires grad, or a view of one, or a view that ``_check_view_creation`` refuses."""
     base = t._base
+    if base is not None and t.__dict__:
+        tag = t.__dict__.get("_view_creation")
+        if tag is not None and (t._rg or base._rg):
+            _check_view_creation(t, *tag)
     if base is not None and base._rg and base.grad_fn is None:
         raise RuntimeError(_VIEW_OF_LEAF_MSG)
     if t._rg and t.grad_fn is None and base is None:
         raise RuntimeError(_LEAF_MSG)
 
 
-def _write(t: Tensor, values: Any) -> None:
-    """Copy ``values`` (broadcast, cast) into ``t``'s memory."""
+def _write(t: Tensor, values: Any, where: Any = True, expanded_ok: bool = False) -> None:
+    """Copy ``values`` (broadcast, cast) into ``t``'s memory where ``where`` is True.
+    ``expanded_ok``: ``t`` may be an expanded view (several elements at one address), as
+    PyTorch's ``fill_``, ``zero_`` and ``masked_fill_`` allow."""
     dst = t._data
     try:
-        np.copyto(dst, values, casting="unsafe")
+        np.copyto(dst, values, casting="unsafe", where=where)
     except ValueError:
+        alias = writable_alias(dst) if expanded_ok and not dst.flags.writeable else None
+        if alias is not None:
+            np.copyto(alias, values, casting="unsafe", where=where)
+            return
         if not dst.flags.writeable:
             raise RuntimeError(_OVERLAP_MSG) from None
         raise RuntimeError(
@@ -516,7 +558,7 @@ def _restride_inplace(name: str) -> Callable:
     return method
 
 
-_RESTRIDE = ("t", "transpose", "swapaxes", "swapdims", "squeeze", "unsqueeze")
+_RESTRIDE = ("t", "transpose", "swapaxes", "swapdims", "squeeze", "unsqueeze", "as_strided")
 
 _WITH_INPLACE = (
     "neg",
@@ -570,6 +612,27 @@ _NO_SNAPSHOT = {
 for _name in _WITH_INPLACE:
     globals()[_name + "_"] = _method_inplace(_name, _name not in _NO_SNAPSHOT)
 negative_ = globals()["neg_"]
+_masked_fill_ = globals()["masked_fill_"]
+
+
+def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """Set ``value`` where the boolean ``mask`` (broadcast) is True, in place; on an expanded
+    tensor (outside a recorded graph) each masked element's memory gets ``value``, with
+    PyTorch's deprecation warning."""
+    if self._data.flags.writeable or _recording(self, value) or not isinstance(mask, Tensor):
+        return _masked_fill_(self, mask, value)
+    warnings.warn(
+        "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+        "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
+        UserWarning,
+        stacklevel=2,
+    )
+    filled = indexing.masked_fill(self, mask, value)  # checks the mask and value as PyTorch
+    _write(self, filled._data, where=np.broadcast_to(mask._data, self._data.shape), expanded_ok=True)
+    self._bump_version()
+    return self
+
+
 true_divide_ = divide_ = div_
 multiply_ = mul_
 subtract_ = sub_
@@ -661,19 +724,19 @@ class Copy(Function):
         return _zero_grad(g), g
 
 
-def _overwrite(t: Tensor, values: np.ndarray, node: type) -> Tensor:
+def _overwrite(t: Tensor, values: np.ndarray, node: type, expanded_ok: bool = False) -> Tensor:
     """Store freshly made ``values`` (already shaped) in ``t`` through ``node``."""
     if _recording(t):
         full = np.broadcast_to(values, t._data.shape)  # the node's output has t's shape
         return _record(t, lambda a: node.apply(a, full), snapshot=False)
-    _write(t, values)
+    _write(t, values, expanded_ok=expanded_ok)
     t._bump_version()
     return t
 
 
 def zero_(self: Tensor) -> Tensor:
     """Fill with zeros, in place."""
-    return _overwrite(self, np.zeros((), dtype=self._data.dtype), Zero)
+    return _overwrite(self, np.zeros((), dtype=self._data.dtype), Zero, expanded_ok=True)
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
@@ -686,7 +749,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         return _record(self, lambda a: Fill.apply(a, value), snapshot=False)
     if self._data.dtype.kind in "iu":
         value = wrapped_int(self._data.dtype, value)  # (-1 into uint8: 255, as PyTorch)
-    _write(self, _operand(value))
+    _write(self, _operand(value), expanded_ok=True)
     self._bump_version()
     return self
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd.fused_backward import fused_backward
 from ..kernels.lu import lu_factor_np
@@ -290,7 +291,8 @@ class SolveTriangular(Function):
 
 
 class Det(Function):
-    """``det(A)``; gradient ``g conj(det(A)) A^{-H}`` (via the SVD where ``A`` is singular)."""
+    """``det(A)``; gradient ``g conj(det(A)) A^{-H}`` (0 at a singular ``A``; the adjugate via
+    the SVD there when the gradient is itself differentiable, as PyTorch)."""
 
     _raw = True
     _node_name, _profiled_as = "LinalgDetBackward0", "aten::linalg_det"
@@ -311,7 +313,9 @@ class Det(Function):
             cof = lapack(np.linalg.pinv, x)  # equals inv(x) where x is invertible
         out = gd * _H(cof)
         sing = d == 0
-        if np.any(sing):  # adjugate from the SVD: det(U) det(V) prod_{j != i} s_j
+        if np.any(sing) and grad_mode._state[0]:  # adjugate from the SVD: det(U) det(V) prod_{j != i} s_j
+            # (only for a differentiable gradient, as PyTorch: its first-order gradient solves
+            # with the LU factors for g conj(det) = 0 and so is 0 at a singular matrix)
             u, s, vh = lapack(np.linalg.svd, x)
             prod = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(s.shape[-1])], -1)
             sign = np.conj(lapack(np.linalg.det, u) * lapack(np.linalg.det, vh))

@@ -44,7 +44,7 @@ from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, re
 from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
-from .indexing import gather
+from .indexing import _checked_vector_index, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .opmath import computed_in_float32
@@ -340,7 +340,8 @@ def _nan_ignoring(keeps: np.ufunc, x: Tensor, o: Tensor) -> Tensor:
 
 
 def frac(input: Tensor) -> Tensor:
-    """Fractional part ``x - trunc(x)`` (gradient 1)."""
+    """Fractional part ``x - trunc(x)`` (gradient 1); floating inputs only, as PyTorch."""
+    refuse_kernel("frac_cpu", input, "biu")
     return named_node(input - Tensor._make(np.trunc(input._data)), "FracBackward0")
 
 
@@ -1012,6 +1013,11 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean over the non-NaN elements (in ``dtype`` when given: a floating one)."""
     no_complex(input, "nansum on CPU does not support complex inputs", RuntimeError)
+    if input._data.dtype.kind in "biu":
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{scalar_type_name(input._data.dtype)}"
+        )
     if dtype is not None and dtype.numpy.kind not in "fVc":
         raise RuntimeError(
             "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
@@ -1396,7 +1402,7 @@ def searchsorted(
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Count (or sum ``weights`` of) each non-negative integer value."""
     x = input._data
-    if x.ndim != 1 or x.dtype.kind not in "iu":
+    if x.ndim != 1 or x.dtype.kind not in "iu" or (x.size and x.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     w = None if weights is None else weights._data
     out = np.bincount(x, w, minlength)
@@ -1410,6 +1416,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """Histogram with ``bins`` equal bins over ``[min, max]`` (data range if both are 0)."""
     no_complex(input, "\"aminmax_cpu\" not implemented for 'ComplexFloat'")
+    refuse_kernel("histogram_cpu", input, "biu")
     x = input._data
     lo, hi = (float(x.min()), float(x.max())) if min == 0 and max == 0 and x.size else (min, max)
     if lo == hi:
@@ -1713,6 +1720,7 @@ _TOP_INPLACE = (
     "sinc_",
     "xlogy_",
     "addmv_",
+    "as_strided_",
 )
 for _n in _TOP_INPLACE:
     globals()[_n] = _fn_inplace(_n)
@@ -1796,7 +1804,8 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices ``index`` of ``dim`` replaced by ``source``."""
     require_source_dtype("index_copy", input, source)
-    return _scatter_into(input, (slice(None),) * (dim % input.dim()) + (index,), source)
+    d, idx = _checked_vector_index(input, dim, index, "index_copy")
+    return _scatter_into(input, (slice(None),) * d + (index,), source)
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
@@ -1811,6 +1820,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     """A copy of ``input`` with ``source`` written at the flat positions ``index``."""
     require_source_dtype("put", input, source)
     flat = input.reshape(-1)
+    if accumulate and index.numel() and int(index.min()) < 0:  # count from the end, as put_ without it
+        index = index + (index < 0).long() * flat.numel()
     out = (
         flat.index_add(0, index.reshape(-1), source.reshape(-1))
         if accumulate

@@ -18,7 +18,10 @@ import functools
 import inspect
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import _native_warnings
+from .._dtype import c_type_name, scalar_type_name
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from .dtype_rules import check_cast
@@ -56,10 +59,71 @@ _FACTORIES = frozenset(
 )
 
 
+#: reductions that compute in ``out``'s dtype when no ``dtype`` is given (the input cast first)
+_OUT_DTYPE_REDUCTIONS = frozenset("sum prod cumsum cumprod".split())
+
+_GENERIC = "Expected out tensor to have dtype {want}, but got {have} instead"
+
+#: functions whose ``out`` must have the result's dtype exactly, with PyTorch's message
+#: (``want``/``have``: C type names, ``Want``/``Have``: scalar type names)
+_EXACT_DTYPE = {
+    **dict.fromkeys(
+        """
+        addmm addmv argmax argmin baddbmm bmm cross diag gather index_add inverse matmul
+        matrix_power max min mm msort norm renorm scatter softmax sort take_along_dim topk tril triu
+        """.split(),
+        _GENERIC,
+    ),
+    **dict.fromkeys(
+        ("amax", "amin"),
+        "Expected the dtype for input and out to match, but got {Want} for input's dtype and {Have} for out's dtype.",
+    ),
+    "masked_select": "masked_select(): self and result must have the same scalar type",
+    "index_select": "index_select(): self and result must have the same scalar type",
+    "nonzero": "nonzero: Expected out tensor to have scalar type Long but got scalar type{Have}",
+    "quantile": "quantile() out tensor must be same dtype as the input tensor",
+    "nanquantile": "quantile() out tensor must be same dtype as the input tensor",
+    **dict.fromkeys(
+        ("tensordot", "inner"),
+        "tensordot: Expected the output tensor to have dtype {Want}, but got an output tensor with dtype {Have}",
+    ),
+    "chain_matmul": "multi_dot(): expected out tensor to have dtype {want} but got {have}",
+    **dict.fromkeys(("logcumsumexp", "cummax", "cummin"), "expected scalar_type {Want} but found {Have}"),
+    "where": "Expected out type to be {Want} but got {Have}",
+    "kthvalue": "output values must be of same type as input",
+    **dict.fromkeys(("dot", "vdot"), "result dtype {Have} does not match input dtype {Want}"),
+}
+
+#: functions whose ``out`` must be bool, with each one's message
+_BOOL_OUT = {
+    "all": "all only supports bool tensor for result, got: {}",
+    "any": "any only supports bool tensor for result, got: {}",
+    "isposinf": "isposinf does not support non-boolean outputs.",
+    "isneginf": "isneginf does not support non-boolean outputs.",
+    "signbit": "signbit does not support non-boolean outputs.",
+}
+
+
+def _check_dtype(result: Tensor, out: Tensor, name: str) -> None:
+    """PyTorch's rule for the dtype of ``out``: the same as the result's, bool, or (for the
+    elementwise ops) one the result can be cast to."""
+    have, want = out._data.dtype, result._data.dtype
+    if name in _BOOL_OUT:
+        if have != np.bool_:
+            raise RuntimeError(_BOOL_OUT[name].format(scalar_type_name(have)))
+    elif name in _EXACT_DTYPE:
+        if have != want:
+            names = {"want": c_type_name(want), "have": c_type_name(have)}
+            names |= {"Want": scalar_type_name(want), "Have": scalar_type_name(have)}
+            raise RuntimeError(_EXACT_DTYPE[name].format(**names))
+    else:
+        check_cast(want, have)
+
+
 def _write(result: Tensor, out: Any, name: str) -> Tensor:
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    check_cast(result._data.dtype, out._data.dtype)
+    _check_dtype(result, out, name)
     if tuple(out.shape) != tuple(result.shape):
         if out.numel():
             _native_warnings.warn(
@@ -84,7 +148,11 @@ def accept_out(fn: Callable, name: str, declared: bool = False) -> Callable:
     def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
         if out is None:
             return fn(*args, **kwargs)
-        if name in _FACTORIES and kwargs.get("dtype") is None and isinstance(out, Tensor):
+        if (
+            (name in _FACTORIES or name in _OUT_DTYPE_REDUCTIONS)
+            and kwargs.get("dtype") is None
+            and isinstance(out, Tensor)
+        ):
             kwargs["dtype"] = out.dtype
         result = fn(*args, out=out, **kwargs) if declared else fn(*args, **kwargs)
         results = result if isinstance(result, tuple) else (result,)

@@ -256,7 +256,7 @@ def index_reduce(
             f"Got self.shape = {list(x.shape)} source.shape = {list(s.shape)}"
         )
     n = xs.shape[d]
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    if idx.size and (idx.min() < 0 or idx.max() >= n):  # (negative entries too, as PyTorch)
         raise IndexError("index out of range in self")
     idx = np.where(idx < 0, idx + n, idx)
     along = [1] * ss.ndim

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _native_warnings, _qtensor
-from .._creation import check_layout
+from .._creation import check_layout, int_sizes
 from .._dtype import arrays_result_type
 from .._dtype import dtype as _dtype_cls
 from .._memory_format import contiguous_format, in_format, is_contiguous_as, preserve_format
@@ -122,7 +122,7 @@ def _shape_arg(shape: tuple) -> tuple:
     """Accept ``f(2, 3)`` and ``f((2, 3))`` alike."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(map(int, shape))
+    return int_sizes(shape)
 
 
 def _infer_shape(shape: tuple, numel: int) -> tuple:
@@ -144,10 +144,13 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     return shape
 
 
-def _mark_views(outs: Sequence[Tensor], base: Tensor) -> tuple:
-    """Mark the outputs of a multi-output view op as views of ``base``."""
+def _mark_views(outs: Sequence[Tensor], base: Tensor, op: str) -> tuple:
+    """Mark the outputs of the multi-output view op ``op`` as views of ``base`` that may not
+    be modified in place while recording (PyTorch's rule for ``unbind``, ``split``, ...)."""
     for o in outs:
-        mark_view(o, base)
+        if o._base is None:
+            mark_view(o, base)
+        o._view_creation = ("multi", op)
     return tuple(outs)
 
 
@@ -1002,14 +1005,11 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """Views of consecutive pieces along ``dim``: pieces of ``split_size`` (the last may be
     smaller), or of the sizes in a list."""
     d, sizes = split_sizes(tensor._data.shape, split_size_or_sections, dim)
+    op = "Split" if isinstance(split_size_or_sections, (int, np.integer)) else "SplitWithSizes"
     if len(sizes) == 1:
-        return (Narrow.apply(tensor, d, 0, sizes[0]),)
-    out = _mark_views(Split.apply(tensor, tuple(sizes), d), tensor)
-    return (
-        out
-        if isinstance(split_size_or_sections, (int, np.integer))
-        else named_node(out, "SplitWithSizesBackward0")
-    )
+        return _mark_views((Narrow.apply(tensor, d, 0, sizes[0]),), tensor, op)
+    out = _mark_views(Split.apply(tensor, tuple(sizes), d), tensor, op)
+    return out if op == "Split" else named_node(out, "SplitWithSizesBackward0")
 
 
 def split_sizes(shape: tuple, split_size_or_sections: Any, dim: int) -> tuple[int, list[int]]:
@@ -1061,8 +1061,8 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Views of every slice along ``dim``, with that dim removed."""
     d = wrap_dim(dim, input._data.ndim)
     if input._data.shape[d] == 1:
-        return (Select.apply(input, d, 0),)
-    return _mark_views(Unbind.apply(input, d), input)
+        return _mark_views((Select.apply(input, d, 0),), input, "Unbind")
+    return _mark_views(Unbind.apply(input, d), input, "Unbind")
 
 
 def _check_join(tensors: Sequence[Tensor], op: str) -> list:

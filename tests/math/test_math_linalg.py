@@ -217,3 +217,27 @@ def test_errors():
     info = dt.linalg.cholesky_ex(dt.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]])).info
     assert info.numpy().tolist() == [0, 2]
     assert issubclass(dt.linalg.LinAlgError, RuntimeError)
+
+
+@pytest.mark.parity
+def test_det_gradient_at_singular_matrices_as_pytorch(torch):
+    """PyTorch's first-order gradient is 0 where det is exactly 0; a differentiable one
+    (create_graph) is the adjugate there."""
+
+    def grads(L):
+        out = []
+        for rows in (
+            [[1.0, 2.0], [2.0, 4.0]],
+            [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]],
+            [[2.0, 1.0], [1.0, 3.0]],
+        ):
+            a = L.tensor(rows, dtype=L.float64, requires_grad=True)
+            out.append(L.autograd.grad(L.linalg.det(a), a)[0].abs().tolist())
+            out.append(L.autograd.grad(L.linalg.det(a), a, create_graph=True)[0].detach().tolist())
+        return out
+
+    np.testing.assert_allclose(
+        np.concatenate([np.ravel(g) for g in grads(dt)]),
+        np.concatenate([np.ravel(g) for g in grads(torch)]),
+        atol=1e-12,
+    )

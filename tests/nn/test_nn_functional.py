@@ -498,3 +498,25 @@ def test_dropout3d_of_other_ranks_matches_pytorch(torch):
             with pytest.warns(UserWarning):
                 outs.append(lib.nn.functional.dropout3d(lib.ones(*shape), 0.5).numpy())
         np.testing.assert_array_equal(*outs)
+
+
+FUNCTIONAL_ERRORS = {  # argument errors with PyTorch's type and message
+    "pad_circular_value": lambda L: L.nn.functional.pad(L.ones(1, 2, 3), (1, 1), mode="circular", value=1.0),
+    "max_pool1d_padding": lambda L: L.nn.functional.max_pool1d(L.ones(1, 2, 6), 3, 1, 2, dilation=2),
+    "max_pool2d_padding": lambda L: L.nn.functional.max_pool2d(L.ones(1, 2, 4, 4), 2, 1, 2),
+    "batch_norm_eval_without_mean": lambda L: L.nn.functional.batch_norm(L.ones(2, 3), None, None),
+    "batch_norm_eval_without_var": lambda L: L.nn.functional.batch_norm(L.ones(2, 3), L.zeros(3), None),
+    "softshrink_negative": lambda L: L.nn.functional.softshrink(L.ones(2), -1.0),
+    "softshrink_negative_double": lambda L: L.nn.functional.softshrink(L.ones(2, dtype=L.float64), -0.5),
+    "celu_zero_alpha": lambda L: L.nn.functional.celu(L.ones(2), 0.0),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(FUNCTIONAL_ERRORS))
+def test_functional_argument_errors_as_pytorch(torch, name):
+    with pytest.raises(Exception) as theirs:
+        FUNCTIONAL_ERRORS[name](torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        FUNCTIONAL_ERRORS[name](dt)
+    assert str(ours.value) == str(theirs.value)

@@ -72,3 +72,36 @@ def test_as_strided_matches_pytorch(torch, name):
     assert s1 == s2 and st1 == st2
     np.testing.assert_array_equal(o1, o2)
     np.testing.assert_allclose(g1, g2)
+
+
+@pytest.mark.parity
+def test_set_and_as_strided_in_place_share_memory_as_pytorch(torch):
+    def run(L):
+        a = L.arange(6.0)
+        b = L.zeros(2).set_(a)
+        out = [b.shape, b.data_ptr() == a.data_ptr()]
+        c = L.zeros(1).set_(a.untyped_storage(), 1, (2, 2), (1, 2))
+        out += [c.tolist(), c.storage_offset(), c.stride()]
+        out.append(L.zeros(1).set_(a.untyped_storage(), 2, (2,)).tolist())
+        out.append(L.zeros(3).set_().shape)
+        f = L.arange(6.0)
+        f.as_strided_((2, 2), (1, 2), 1)
+        out += [f.tolist(), f.storage_offset(), f.stride()]
+        c[0, 0] = 100.0  # shared: a sees it
+        out.append(a.tolist())
+        for bad in (
+            lambda: L.zeros(1).set_(L.zeros(2, dtype=L.float64)),
+            lambda: L.zeros(1, requires_grad=True).set_(a),
+            lambda: c.set_(a.untyped_storage(), 4, (2, 2), (1, 2)),
+        ):
+            with pytest.raises(RuntimeError) as info:
+                bad()
+            out.append(str(info.value))
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        y.as_strided_((2,), (1,), 1)
+        y.sum().backward()
+        out.append(x.grad.tolist())
+        return [tuple(o) if isinstance(o, L.Size) else o for o in out]
+
+    assert run(dt) == run(torch)

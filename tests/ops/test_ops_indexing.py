@@ -213,8 +213,9 @@ def test_gather_values_and_errors():
     assert x.gather(0, dt.tensor([[1, 0]])).tolist() == [[3, 2]]
     # index smaller than input in a non-gather dim: only its own positions are read
     assert dt.arange(12).view(3, 4).gather(0, dt.tensor([[2], [1]])).tolist() == [[8], [4]]
-    with pytest.raises(RuntimeError, match="gather\\(\\): Expected dtype int64 for index"):
-        x.gather(1, idx.int())
+    assert x.gather(1, idx.int()).tolist() == [[1, 1], [4, 3]]  # int32 indices too (PyTorch 2.13)
+    with pytest.raises(RuntimeError, match="gather\\(\\): Expected dtype int32/int64 for index"):
+        x.gather(1, idx.float())
     with pytest.raises(RuntimeError, match="index 2 is out of bounds for dimension 1 with size 2"):
         x.gather(1, dt.tensor([[2, 0], [0, 0]]))
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions"):
@@ -395,3 +396,39 @@ def test_an_empty_list_index_selects_nothing():
     assert s.sum().item() == 0.0 and dt.arange(5.0)[[]].shape == (0,)
     with pytest.raises(IndexError, match="must be long, int, byte or bool"):
         s[0, dt.tensor([])] = 3.0
+
+
+INDEX_CASES = {  # index dtypes and out-of-range (negative) entries, as PyTorch's kernels check them
+    "index_add_negative": lambda L: L.zeros(5).index_add_(0, L.tensor([0, -1]), L.tensor([1.0, 2.0])),
+    "index_add_too_large": lambda L: L.zeros(5).index_add(0, L.tensor([5]), L.tensor([1.0])),
+    "index_select_negative": lambda L: L.arange(5.0).index_select(0, L.tensor([-1])),
+    "index_select_negative_dim1": lambda L: L.zeros(2, 5).index_select(1, L.tensor([-1])),
+    "index_copy_negative": lambda L: L.zeros(5).index_copy_(0, L.tensor([-1]), L.tensor([1.0])),
+    "index_copy_int32": lambda L: L.zeros(3).index_copy(0, L.tensor([0], dtype=L.int32), L.ones(1)),
+    "index_fill_negative": lambda L: L.zeros(5).index_fill_(0, L.tensor([-1, -5]), 2.0),
+    "index_fill_too_negative": lambda L: L.zeros(5).index_fill_(0, L.tensor([-6]), 2.0),
+    "index_fill_float": lambda L: L.zeros(3).index_fill(0, L.tensor([0.0]), 1.0),
+    "index_add_float": lambda L: L.zeros(3).index_add_(0, L.tensor([0.0]), L.tensor([2.0])),
+    "index_select_float": lambda L: L.zeros(3).index_select(0, L.tensor([0.0])),
+    "index_reduce_negative": lambda L: L.zeros(5).index_reduce_(0, L.tensor([-1]), L.tensor([1.0]), "prod"),
+    "put_accumulate_negative": lambda L: L.zeros(2, 2).put_(
+        L.tensor([-1, -1]), L.tensor([1.0, 2.0]), accumulate=True
+    ),
+    "scatter_int32": lambda L: L.zeros(3).scatter_(0, L.tensor([0, 2], dtype=L.int32), L.tensor([2.0, 3.0])),
+    "gather_int32": lambda L: L.arange(3.0).gather(0, L.tensor([2], dtype=L.int32)),
+    "scatter_float": lambda L: L.zeros(3).scatter_(0, L.tensor([0.0]), L.tensor([2.0])),
+    "take_int32": lambda L: L.arange(3.0).take(L.tensor([0], dtype=L.int32)),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("name", sorted(INDEX_CASES))
+def test_index_checks_match_pytorch(torch, name):
+    def answer(L):
+        try:
+            return INDEX_CASES[name](L).tolist()
+        except (IndexError, RuntimeError) as e:
+            return type(e).__name__, str(e)
+
+    assert answer(dt) == answer(torch)

@@ -71,6 +71,22 @@ def test_fill_zero_copy_clamp_masked_fill():
     assert i.tolist() == [1, -2]
 
 
+@pytest.mark.parity
+def test_fills_of_expanded_tensors_write_the_shared_memory_as_pytorch(torch):
+    def run(L):
+        base = L.zeros(3)
+        e = base.expand(2, 3)
+        out = [e.fill_(2.0).stride(), base.tolist(), e.zero_().tolist(), base.tolist()]
+        with pytest.warns(UserWarning, match="masked_fill_ on expanded tensors is deprecated"):
+            e.masked_fill_(L.tensor([[True, False, False], [False, False, True]]), 5.0)
+        out.append(base.tolist())
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            e.add_(1)
+        return out
+
+    assert run(dt) == run(torch)
+
+
 def test_unary_in_place_methods():
     x = dt.tensor([0.25, 1.0, 4.0])
     x.sqrt_()
@@ -201,6 +217,44 @@ def test_view_of_leaf_rejects_in_place():
         w[0].add_(1)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used"):
         w.view(6).mul_(2)
+
+
+VIEW_RULES = {  # in-place ops PyTorch refuses on views while recording a graph
+    "unbind_output": lambda L, y: y.unbind(0)[1].mul_(2),
+    "split_output": lambda L, y: y.split(1)[0].add_(1),
+    "split_with_sizes_output": lambda L, y: y.split([1, 1])[1].zero_(),
+    "chunk_single_piece": lambda L, y: y.chunk(1)[0].mul_(2),
+    "view_of_unbind_output": lambda L, y: y.unbind(0)[1][1:].mul_(2),
+    "no_grad_view": lambda L, y: _no_grad_view(L, y).mul_(2),
+    "detach_view_in_place": lambda L, y: y[0].detach_(),
+    "detach_plain_view_in_place": lambda L, y: L.ones(3)[1:].detach_(),
+}
+
+
+def _no_grad_view(L, y):
+    with L.no_grad():
+        return y[0]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(VIEW_RULES))
+def test_in_place_on_refused_views_raises_pytorchs_error(torch, name):
+    def error(L):
+        y = L.ones(2, 3, requires_grad=True) * 1
+        with pytest.raises(RuntimeError) as info:
+            VIEW_RULES[name](L, y)
+        return str(info.value)
+
+    assert error(dt) == error(torch)
+
+
+def test_refused_views_are_allowed_outside_a_recorded_graph():
+    y = dt.ones(2, 3, requires_grad=True) * 1
+    with dt.no_grad():
+        y.unbind(0)[0].mul_(2)
+        y[0].mul_(2)
+    dt.ones(2, 3).split(1)[0].add_(1)  # nothing requires grad
+    assert y.tolist() == [[4.0] * 3, [1.0] * 3]
 
 
 def test_in_place_on_non_leaf_rebases_grad_fn():

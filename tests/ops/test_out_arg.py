@@ -91,3 +91,37 @@ def test_namespaces_write_into_a_declared_out():
     ]
     values = dt.empty(2)
     assert dt.special.xlogy(dt.ones(2), dt.ones(2), out=values) is values and values.tolist() == [0.0, 0.0]
+
+
+OUT_DTYPE_CASES = {  # out= of another dtype: computed in it, refused exactly, or bool only
+    "sum_into_long": lambda L: L.sum(L.tensor([0.5, 0.5, 1.5]), 0, out=L.empty((), dtype=L.int64)),
+    "cumsum_into_long": lambda L: L.cumsum(L.tensor([0.5, 1.5]), 0, out=L.empty(2, dtype=L.int64)),
+    "sum_into_double": lambda L: L.sum(L.tensor([0.1] * 3), 0, out=L.empty((), dtype=L.float64)),
+    "mm_into_double": lambda L: L.mm(L.ones(2, 2), L.ones(2, 2), out=L.empty(2, 2, dtype=L.float64)),
+    "argmax_into_float": lambda L: L.argmax(L.ones(2, 2), 0, out=L.empty(2)),
+    "max_indices_float": lambda L: L.max(L.ones(2, 2), 0, out=(L.empty(2), L.empty(2))),
+    "amax_into_double": lambda L: L.amax(L.ones(2, 2), 0, out=L.empty(2, dtype=L.float64)),
+    "all_into_long": lambda L: L.all(L.ones(2, 2), 0, out=L.empty(2, dtype=L.int64)),
+    "signbit_into_float": lambda L: L.signbit(L.ones(2), out=L.empty(2)),
+    "index_select_into_long": lambda L: L.index_select(
+        L.ones(2), 0, L.tensor([0]), out=L.empty(1, dtype=L.int64)
+    ),
+    "nonzero_into_float": lambda L: L.nonzero(L.ones(2), out=L.empty(2, 1)),
+    "tensordot_into_double": lambda L: L.tensordot(
+        L.ones(2, 2), L.ones(2, 2), out=L.empty((), dtype=L.float64)
+    ),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(OUT_DTYPE_CASES))
+def test_out_dtype_rules_match_pytorch(torch, name):
+    def answer(L):
+        try:
+            out = OUT_DTYPE_CASES[name](L)
+        except RuntimeError as e:
+            return str(e)
+        out = out if isinstance(out, tuple) else (out,)
+        return [(str(o.dtype).split(".")[-1], o.tolist()) for o in out]
+
+    assert answer(dt) == answer(torch)

@@ -125,7 +125,7 @@ class Elu(Function):
     def forward(ctx, x, alpha, scale):
         a = float_input(x, "elu")
         pos = elementwise(np.greater, a, 0)
-        neg = elementwise(lambda v: alpha * np.expm1(np.minimum(v, 0)), a)
+        neg = elementwise(lambda v: alpha * np.expm1(np.copysign(np.minimum(v, 0), v)), a)  # -0.0 stays
         ctx.save_for_backward(x)
         ctx.pos, ctx.neg, ctx.alpha, ctx.scale = pos, neg, alpha, scale
         if scale == 1:
@@ -352,7 +352,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x)) = -softplus(-x)``, without overflow."""
-    return named_node(-Softplus.apply(-input, 1.0, 20.0), "LogSigmoidBackward0")
+    return named_node(0.0 - Softplus.apply(-input, 1.0, 20.0), "LogSigmoidBackward0")  # +0.0 at inf
 
 
 @fused("MishBackward0")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._dtype import scalar_type_name
 from ..._random import _gen
 from ..._tensor import Tensor
 from ...autograd.function import named_node
@@ -45,7 +46,7 @@ __all__ = [
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
 
     @fused("CeluBackward0")
     def fn(t: Tensor) -> Tensor:
@@ -77,7 +78,11 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd if x > lambd``, ``x + lambd if x < -lambd``, else 0 (NaN stays NaN)."""
     if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+        dtype = input._data.dtype
+        raise RuntimeError(
+            f"lambda must be in range [0, {float(np.finfo(dtype).max):g}] for input dtype "
+            f"{scalar_type_name(dtype)}, but found {lambd:g}"
+        )
     # ``input * 0`` inside: -0.0 for negative inputs and NaN for NaN (with a zero gradient),
     # as PyTorch's kernels give
     return _ew.where(input > lambd, input - lambd, _ew.where(input < -lambd, input + lambd, input * 0))

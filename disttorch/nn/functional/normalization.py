@@ -391,9 +391,8 @@ def batch_norm(
             )
         return BatchNormTrain.apply(input, weight, bias, running_mean, running_var, momentum, eps)
     if running_mean is None or running_var is None:
-        raise RuntimeError(
-            "batch_norm in evaluation mode (training=False) needs running_mean and running_var; got None"
-        )
+        missing = "running_mean" if running_mean is None else "running_var"
+        raise RuntimeError(f"{missing} must be defined in evaluation mode")
     return BatchNormEval.apply(input, weight, bias, running_mean, running_var, eps)
 
 

@@ -101,7 +101,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     if mode not in _INDEX_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value:
-        raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     n_padded = len(pad) // 2
     if ndim not in (n_padded + 1, n_padded + 2):  # PyTorch's kernels pad batched or unbatched 1-3D
         raise NotImplementedError(

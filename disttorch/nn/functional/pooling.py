@@ -119,6 +119,10 @@ def _geometry(
     out, pads, kept = [], [], []
     for size, k, s, p, dl in zip(spatial, kernel, stride, pad, dil):
         span = dl * (k - 1) + 1
+        if name == "max_pool1d" and p > k // 2:  # (its own check, on the kernel size alone)
+            raise RuntimeError(
+                f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and kernel_size={k}"
+            )
         if p > span // 2:
             raise RuntimeError(
                 f"pad should be at most half of effective kernel size, but got "
