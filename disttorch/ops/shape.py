@@ -1005,11 +1005,16 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """Views of consecutive pieces along ``dim``: pieces of ``split_size`` (the last may be
     smaller), or of the sizes in a list."""
     d, sizes = split_sizes(tensor._data.shape, split_size_or_sections, dim)
-    op = "Split" if isinstance(split_size_or_sections, (int, np.integer)) else "SplitWithSizes"
+    op = split_kind(split_size_or_sections)
     if len(sizes) == 1:
         return _mark_views((Narrow.apply(tensor, d, 0, sizes[0]),), tensor, op)
     out = _mark_views(Split.apply(tensor, tuple(sizes), d), tensor, op)
     return out if op == "Split" else named_node(out, "SplitWithSizesBackward0")
+
+
+def split_kind(split_size_or_sections: Any) -> str:
+    """PyTorch's op for a split: ``Split`` by one size, ``SplitWithSizes`` by a list of sizes."""
+    return "Split" if isinstance(split_size_or_sections, (int, np.integer)) else "SplitWithSizes"
 
 
 def split_sizes(shape: tuple, split_size_or_sections: Any, dim: int) -> tuple[int, list[int]]:

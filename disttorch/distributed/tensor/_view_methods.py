@@ -64,9 +64,10 @@ class GlobalViewMethods:
     def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple:
         """Consecutive pieces along ``dim``, sized in global sizes."""
         d, sizes = shape_ops.split_sizes(tuple(self.shape), split_size_or_sections, dim)
+        op = shape_ops.split_kind(split_size_or_sections)
         if len(sizes) == 1:
-            return (Narrow.apply(self, d, 0, sizes[0]),)
-        return shape_ops._mark_views(Split.apply(self, tuple(sizes), d), self)
+            return shape_ops._mark_views((Narrow.apply(self, d, 0, sizes[0]),), self, op)
+        return shape_ops._mark_views(Split.apply(self, tuple(sizes), d), self, op)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         return self.split(shape_ops.chunk_split_arg(tuple(self.shape), chunks, dim), dim)
