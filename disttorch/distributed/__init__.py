@@ -47,6 +47,7 @@ from .base.errors import (
     DistTimeoutError,
     PeerDiedError,
 )
+from .coalesced import all_gather_coalesced, all_reduce_coalesced
 from .collectives import (
     all_gather,
     all_gather_into_tensor,
@@ -62,16 +63,20 @@ from .collectives import (
     reduce_scatter_tensor,
     scatter,
 )
+from .debug import DebugLevel, breakpoint, get_debug_level, set_debug_level, set_debug_level_from_env
 from .engine.process_group import ProcessGroup
 from .engine.work import Future, Work
+from .grad_bucket import GradBucket
 from .groups import (
     Backend,
     GroupMember,
     default_pg_timeout,
     destroy_process_group,
     get_backend,
+    get_backend_config,
     get_global_rank,
     get_group_rank,
+    get_pg_count,
     get_process_group_ranks,
     get_rank,
     get_world_size,
@@ -86,12 +91,20 @@ from .groups import (
     is_xccl_available,
     new_group,
 )
-from .launch_defaults import get_default_backend_for_device, is_torchelastic_launched
-from .object_collectives import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
+from .launch_defaults import get_default_backend_for_device, get_node_local_rank, is_torchelastic_launched
+from .object_collectives import (
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    recv_object_list,
+    scatter_object_list,
+    send_object_list,
+)
 from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
-from .reduce_ops import ReduceOp, reduce_op
+from .reduce_ops import ReduceOp, reduce_op, supports_complex
 from .remote_device import _remote_device
-from .store import FileStore, PrefixStore, Store, TCPStore
+from .store import FileStore, HashStore, PrefixStore, Store, TCPStore
+from .subgroups import new_subgroups, new_subgroups_by_enumeration
 
 #: ``dist.group.WORLD`` is the default group, as in PyTorch.
 group = GroupMember
@@ -112,6 +125,10 @@ __all__ = [
     "get_world_size",
     "get_backend",
     "new_group",
+    "new_subgroups",
+    "new_subgroups_by_enumeration",
+    "get_pg_count",
+    "get_backend_config",
     "GroupMember",
     "group",
     "ProcessGroup",
@@ -121,11 +138,13 @@ __all__ = [
     "default_pg_timeout",
     "ReduceOp",
     "reduce_op",
+    "supports_complex",
     "Work",
     "Future",
     "Store",
     "TCPStore",
     "FileStore",
+    "HashStore",
     "PrefixStore",
     "all_reduce",
     "broadcast",
@@ -138,6 +157,8 @@ __all__ = [
     "scatter",
     "all_to_all",
     "all_to_all_single",
+    "all_reduce_coalesced",
+    "all_gather_coalesced",
     "barrier",
     "monitored_barrier",
     "send",
@@ -150,6 +171,14 @@ __all__ = [
     "all_gather_object",
     "gather_object",
     "scatter_object_list",
+    "send_object_list",
+    "recv_object_list",
+    "GradBucket",
+    "DebugLevel",
+    "get_debug_level",
+    "set_debug_level",
+    "set_debug_level_from_env",
+    "breakpoint",
     "DistError",
     "DistBackendError",
     "DistNetworkError",
@@ -159,6 +188,7 @@ __all__ = [
     "DistTimeoutError",
     "PeerDiedError",
     "get_default_backend_for_device",
+    "get_node_local_rank",
     "is_torchelastic_launched",
 ]
 

@@ -9,9 +9,8 @@ from . import *  # noqa: F403 (the whole public API, by the package's __all__)
 from . import __all__ as _api
 from .engine.process_group import ProcessGroup
 from .groups import GroupMember, _default, get_global_rank
-from .reduce_ops import ReduceOp
 
-__all__ = [*_api, "supports_complex"]
+__all__ = list(_api)
 
 #: PyTorch's private name for :func:`get_global_rank`.
 _get_global_rank = get_global_rank
@@ -26,16 +25,3 @@ def _rank_not_in_group(group: ProcessGroup | None) -> bool:
     """Whether this process is outside ``group`` (``new_group`` handed it the non-member
     marker); ``None`` means the default group, which every rank is in."""
     return group is not None and group is GroupMember.NON_GROUP_MEMBER
-
-
-def supports_complex(reduce_op: ReduceOp) -> bool:
-    """Whether ``reduce_op`` may reduce complex tensors: not MAX, MIN, PRODUCT or the bitwise
-    ops (complex numbers have no order, and PyTorch refuses their product too)."""
-    return reduce_op not in (
-        ReduceOp.MAX,
-        ReduceOp.MIN,
-        ReduceOp.PRODUCT,
-        ReduceOp.BAND,
-        ReduceOp.BOR,
-        ReduceOp.BXOR,
-    )

@@ -39,6 +39,8 @@ __all__ = [
     "get_rank",
     "get_world_size",
     "get_backend",
+    "get_backend_config",
+    "get_pg_count",
     "new_group",
     "GroupMember",
     "get_process_group_ranks",
@@ -474,6 +476,22 @@ def get_backend(group: ProcessGroup | None = None) -> str:
     if pg is None:
         raise ValueError("Invalid process group specified: this rank is not a member of it")
     return pg.backend
+
+
+def get_backend_config(group: ProcessGroup | None = None) -> str:
+    """The devices and backends of ``group`` as PyTorch writes them (``"cpu:gloo,cuda:gloo"``
+    for gloo, whose name PyTorch registers for both devices; ``"cpu:zmq"``)."""
+    pg = resolve_group(group)
+    if pg is None:
+        raise ValueError("Invalid process group specified")
+    return "cpu:gloo,cuda:gloo" if pg.backend == Backend.GLOO else f"cpu:{pg.backend}"
+
+
+def get_pg_count() -> int:
+    """How many process groups this process has created since ``init_process_group`` (the
+    default one included; 0 before it), as PyTorch counts them: every ``new_group`` call,
+    on members and non-members alike."""
+    return _state.next_group_id if is_initialized() else 0
 
 
 def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:

@@ -1,5 +1,6 @@
 """Collectives of picklable Python objects: ``broadcast_object_list``, ``all_gather_object``,
-``gather_object``, ``scatter_object_list``.
+``gather_object``, ``scatter_object_list``, and their point-to-point pair ``send_object_list``/
+``recv_object_list``.
 
 Objects are serialized with cloudpickle (so lambdas and locally defined classes travel too)
 into uint8 arrays, which then move through the ordinary tensor collectives: first their
@@ -17,10 +18,18 @@ import cloudpickle
 import numpy as np
 
 from . import collectives as c
+from . import p2p
 from .comm_record import counted_as
 from .groups import group_rank_of, member_group, root_global_rank
 
-__all__ = ["broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list"]
+__all__ = [
+    "broadcast_object_list",
+    "all_gather_object",
+    "gather_object",
+    "scatter_object_list",
+    "send_object_list",
+    "recv_object_list",
+]
 
 
 def _to_bytes(obj: Any) -> np.ndarray:
@@ -137,3 +146,48 @@ def scatter_object_list(
     mine = np.empty(width, np.uint8)
     c.scatter(mine, [_padded(p, width) for p in payloads] if is_src else None, src, group)
     scatter_object_output_list[0] = _from_bytes(mine[: sizes[pg.rank()]])
+
+
+def send_object_list(
+    object_list: list,
+    dst: int | None = None,
+    group=None,
+    device: Any = None,
+    group_dst: int | None = None,
+    use_batch: bool = False,
+) -> None:
+    """Send ``object_list``'s objects to global rank ``dst`` (or ``group``'s rank
+    ``group_dst``), where :func:`recv_object_list` with a list of the same length receives
+    them: two messages (their sizes, then their bytes) with tag 0, in order with the other
+    messages between the two ranks."""
+    pg = member_group(group, "send_object_list")
+    if pg is None:
+        return
+    dst = root_global_rank(pg, dst, group_dst)
+    payloads = [_to_bytes(o) for o in object_list]
+    p2p.send(np.array([p.size for p in payloads], np.int64), dst, group)
+    p2p.send(np.concatenate(payloads) if payloads else np.empty(0, np.uint8), dst, group)
+
+
+def recv_object_list(
+    object_list: list,
+    src: int | None = None,
+    group=None,
+    device: Any = None,
+    group_src: int | None = None,
+    use_batch: bool = False,
+) -> int:
+    """Fill ``object_list`` with the objects :func:`send_object_list` sent from global rank
+    ``src`` (or ``group``'s rank ``group_src``; any rank if neither). Returns the sender's
+    global rank (-1 on ranks outside ``group``). The list's length must be the sender's."""
+    pg = member_group(group, "recv_object_list")
+    if pg is None:
+        return -1
+    sizes = np.empty(len(object_list), np.int64)
+    sender = p2p.recv(sizes, src, group, group_src=group_src)
+    data = np.empty(int(sizes.sum()), np.uint8)
+    p2p.recv(data, sender, group)
+    edges = np.cumsum([0, *sizes])
+    for i in range(len(object_list)):
+        object_list[i] = _from_bytes(data[edges[i] : edges[i + 1]])
+    return sender

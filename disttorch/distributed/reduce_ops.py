@@ -15,7 +15,7 @@ import numpy as np
 
 from .._dtype import FLOAT_KINDS
 
-__all__ = ["ReduceOp", "reduce_op"]
+__all__ = ["ReduceOp", "reduce_op", "supports_complex"]
 
 
 class ReduceOp(enum.Enum):
@@ -120,3 +120,16 @@ class _reduce_op:
 
 #: ``dist.reduce_op``, the deprecated name of :class:`ReduceOp`
 reduce_op = _reduce_op()
+
+
+def supports_complex(reduce_op: ReduceOp) -> bool:
+    """Whether ``reduce_op`` may reduce complex tensors: not MAX, MIN, PRODUCT or the bitwise
+    ops (complex numbers have no order, and PyTorch refuses their product too)."""
+    return reduce_op not in (
+        ReduceOp.MAX,
+        ReduceOp.MIN,
+        ReduceOp.PRODUCT,
+        ReduceOp.BAND,
+        ReduceOp.BOR,
+        ReduceOp.BXOR,
+    )

@@ -106,6 +106,8 @@ OPS = (
     "send",
     "recv",
     "new_group",
+    "all_reduce_coalesced",
+    "all_gather_coalesced",
 )
 _OP_CODES = {name: i for i, name in enumerate(OPS)}
 #: Reduce ops by wire code: ``ReduceOp.X`` travels as ``REDOPS.index("X")`` (0: none).
