@@ -39,7 +39,7 @@ from typing import Any, BinaryIO
 from .._atomic_file import atomic_write
 from .._module_archive import SCRIPT_MODULE, kind_of
 from . import dtck_reader, legacy_reader, zip_reader, zip_writer
-from .unpickler import _user_safe
+from .unpickler import _user_safe, globals_named, is_allowed_global
 from .zip_reader import FormatError
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "add_safe_globals",
     "clear_safe_globals",
     "get_safe_globals",
+    "get_unsafe_globals_in_checkpoint",
     "load",
     "safe_globals",
     "save",
@@ -229,6 +230,31 @@ def _describe(head: bytes, what: str, size: int) -> str:
         f"{what} is not a PyTorch or disttorch checkpoint (it starts with {head[:8]!r}); "
         "disttorch.load reads files written by torch.save or disttorch.save"
     )
+
+
+def get_unsafe_globals_in_checkpoint(f: FILE_LIKE) -> list[str]:
+    """The globals (``"module.name"``) a checkpoint written by ``torch.save`` names that a
+    ``weights_only`` load would refuse (neither on the allow-list nor added with
+    :func:`add_safe_globals`), found without unpickling anything.
+
+    Raises:
+        ValueError: ``f`` is not a zip-format checkpoint, or is a TorchScript archive.
+    """
+    with contextlib.ExitStack() as stack:
+        fh = f if hasattr(f, "read") else stack.enter_context(open(os.fspath(f), "rb"))
+        if not zipfile.is_zipfile(fh):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        fh.seek(0)
+        zf = stack.enter_context(zipfile.ZipFile(fh))
+        if kind_of(zf.namelist()) == SCRIPT_MODULE:
+            raise ValueError(
+                "Expected input to be a checkpoint returned by torch.save but got a torchscript checkpoint"
+            )
+        pkl = [n for n in zf.namelist() if n.endswith("data.pkl") and n.count("/") == 1]
+        if len(pkl) != 1:
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        found = globals_named(io.BytesIO(zf.read(pkl[0])))
+    return sorted(name for name in found if not is_allowed_global(name))
 
 
 # ---------------------------------------------------------------------- the allow-list

@@ -385,6 +385,37 @@ def check_memo_indices(file: Any) -> None:
         raise pickle.UnpicklingError(f"the pickle is malformed: {exc}") from None
 
 
+_STRING_OPS = frozenset(
+    ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING")
+)
+
+
+def globals_named(file: Any) -> set[str]:
+    """The ``module.name`` of every global one pickle in ``file`` names, read opcode by opcode
+    (nothing is built or imported): ``GLOBAL``'s argument, and for ``STACK_GLOBAL`` the two
+    strings pushed before it (how protocol 4+ names them)."""
+    found: set[str] = set()
+    strings: list[str] = []
+    try:
+        for opcode, arg, _ in pickletools.genops(file):
+            if opcode.name == "GLOBAL":
+                module, name = python2_name(*arg.split(" ", 1))
+                found.add(f"{module}.{name}")
+            elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
+                found.add(f"{strings[-2]}.{strings[-1]}")
+            elif opcode.name in _STRING_OPS:
+                strings = [*strings[-1:], str(arg)]
+    except (ValueError, EOFError) as exc:
+        raise pickle.UnpicklingError(f"the pickle is malformed: {exc}") from None
+    return found
+
+
+def is_allowed_global(full: str) -> bool:
+    """Whether a ``weights_only`` load admits the global ``full`` by name: PyTorch's allow-list
+    or one added with ``add_safe_globals``."""
+    return full in _BUILTIN or _user_safe_lookup(full) is not None
+
+
 def weights_only_failure(full: str) -> str:
     """PyTorch's message for a ``weights_only`` load that met the global ``full``, which is
     neither on its allow-list nor allowed by the user (bold escapes included)."""
