@@ -4,9 +4,18 @@ import contextlib
 from collections.abc import Iterator as _Iterator
 from typing import Any as _Any
 
-from ._random import default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ._random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 
 __all__ = [
+    "Generator",
     "default_generator",
     "fork_rng",
     "get_rng_state",
@@ -14,6 +23,7 @@ __all__ = [
     "manual_seed",
     "seed",
     "set_rng_state",
+    "thread_safe_generator",
 ]
 
 
@@ -36,3 +46,9 @@ def fork_rng(
         yield
     finally:
         set_rng_state(state)
+
+
+def thread_safe_generator() -> "Generator | None":
+    """The generator a transform should draw from to be safe in a DataLoader worker thread:
+    ``None`` (the default generator) here, where workers are processes, each with its own."""
+    return None

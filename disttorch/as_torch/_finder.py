@@ -66,11 +66,19 @@ def requested(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
     return value not in ("", "0", "false", "no", "off")
 
 
+#: PyTorch's older homes of modules that moved, which it still imports from: ``torch.nn.x``
+#: holds what ``torch.ao.nn.x`` does (the quantized and fused modules)
+_MOVED = {f"torch.nn.{name}": f"torch.ao.nn.{name}" for name in ("quantized", "qat", "intrinsic")}
+
+
 def _real_name(name: str) -> str | None:
-    """The disttorch module the alias gives for ``name``: ``torch[.x]`` is ``disttorch[.x]``,
-    ``functorch[.x]`` (PyTorch's package merged into ``torch.func``) ``disttorch._functorch[.x]``;
-    None for other names."""
+    """The disttorch module the alias gives for ``name``: ``torch[.x]`` is ``disttorch[.x]``
+    (a module PyTorch moved, at its new home), ``functorch[.x]`` (PyTorch's package merged
+    into ``torch.func``) ``disttorch._functorch[.x]``; None for other names."""
     if name == "torch" or name.startswith("torch."):
+        for old, new in _MOVED.items():
+            if name == old or name.startswith(old + "."):
+                name = new + name[len(old) :]
         return "disttorch" + name[5:]
     if name == "functorch" or name.startswith("functorch."):
         return "disttorch._functorch" + name[9:]

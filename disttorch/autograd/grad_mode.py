@@ -17,6 +17,8 @@ __all__ = [
     "inference_mode",
     "is_inference_mode_enabled",
     "set_multithreading_enabled",
+    "is_multithreading_enabled",
+    "is_view_replay_enabled",
 ]
 
 
@@ -142,6 +144,17 @@ class set_grad_enabled(_GradMode):
 
 #: whether backward may run on worker threads (disttorch's always runs on the calling thread)
 _multithreading = [True]
+
+
+def is_multithreading_enabled() -> bool:
+    """The flag :class:`set_multithreading_enabled` keeps (True unless disabled)."""
+    return _multithreading[0]
+
+
+def is_view_replay_enabled() -> bool:
+    """False: views of tensors are never replayed in backward (PyTorch's default; it replays
+    them only where a backend cannot express a view as strides)."""
+    return False
 
 
 class set_multithreading_enabled:

@@ -16,10 +16,12 @@ from multiprocessing import *  # noqa: F403 - the standard module's API, as torc
 
 from .reductions import init_reductions
 from .spawn import (
+    ENV_VAR_PARALLEL_START,
     ProcessContext,
     ProcessException,
     ProcessExitedException,
     ProcessRaisedException,
+    SpawnContext,
     spawn,
     start_processes,
 )
@@ -29,6 +31,8 @@ __all__ = [
     "spawn",
     "start_processes",
     "ProcessContext",
+    "SpawnContext",
+    "ENV_VAR_PARALLEL_START",
     "ProcessException",
     "ProcessRaisedException",
     "ProcessExitedException",

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -27,9 +28,16 @@ __all__ = [
     "ProcessException",
     "ProcessExitedException",
     "ProcessRaisedException",
+    "SpawnContext",
+    "ENV_VAR_PARALLEL_START",
     "spawn",
     "start_processes",
 ]
+
+
+#: PyTorch starts forkserver children from a thread pool when this variable is "1"; disttorch
+#: starts them one by one whatever it says (each start is a fork of the server, milliseconds).
+ENV_VAR_PARALLEL_START = "TORCH_MP_PARALLEL_START"
 
 
 class ProcessException(Exception):
@@ -168,6 +176,14 @@ class ProcessContext:
         raise ProcessExitedException(
             f"process {failed} terminated with exit code {p.exitcode}", failed, p.pid, p.exitcode
         )
+
+
+class SpawnContext(ProcessContext):
+    """:class:`ProcessContext` under its name before PyTorch 1.4 (warns)."""
+
+    def __init__(self, processes: list, error_queues: list) -> None:
+        warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.", stacklevel=2)
+        super().__init__(processes, error_queues)
 
 
 def start_processes(

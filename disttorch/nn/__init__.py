@@ -24,10 +24,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """``nn.parallel`` and ``nn.DataParallel`` on first use (PEP 562)."""
-    if name in ("parallel", "DataParallel"):
-        import importlib
+    """``nn.parallel`` and ``nn.DataParallel`` on first use (PEP 562), and PyTorch's older
+    names of ``ao.nn``'s quantized and fused modules (``nn.quantized``, ``nn.qat``,
+    ``nn.intrinsic``)."""
+    import importlib
 
+    if name in ("parallel", "DataParallel"):
         parallel = importlib.import_module(".parallel", __name__)
         return parallel if name == "parallel" else parallel.DataParallel
+    if name in ("quantized", "qat", "intrinsic"):
+        return importlib.import_module(f"disttorch.ao.nn.{name}")
     raise AttributeError(f"module 'disttorch.nn' has no attribute '{name}'")

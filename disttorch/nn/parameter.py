@@ -17,7 +17,14 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._torch_function import _disabled_torch_function_impl, has_torch_function
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"]
+__all__ = [
+    "Parameter",
+    "Buffer",
+    "UninitializedParameter",
+    "UninitializedBuffer",
+    "UninitializedTensorMixin",
+    "is_lazy",
+]
 
 
 def _array_of(data: Any) -> tuple:
@@ -132,7 +139,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         return t
 
 
-class _UninitializedMixin:
+class UninitializedTensorMixin:
     """A placeholder with a dtype but no shape yet; ``materialize(shape)`` gives it storage
     and turns it into its ``cls_to_become`` in place (the same object, so optimisers and
     hooks that hold it keep working)."""
@@ -160,7 +167,13 @@ class _UninitializedMixin:
         return f"<{type(self).__name__}>"
 
 
-class UninitializedParameter(_UninitializedMixin, Parameter):
+def is_lazy(param: Any) -> bool:
+    """Whether ``param`` is an :class:`UninitializedParameter` or :class:`UninitializedBuffer`
+    (a lazy module's placeholder not materialised yet)."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A parameter whose shape is not known yet (lazy modules); becomes a
     :class:`Parameter` on ``materialize(shape)``."""
 
@@ -176,7 +189,7 @@ class UninitializedParameter(_UninitializedMixin, Parameter):
         return (UninitializedParameter, (self._rg, None, None))
 
 
-class UninitializedBuffer(_UninitializedMixin, Tensor):
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer whose shape is not known yet (lazy modules); becomes a plain tensor on
     ``materialize(shape)``."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..parameter import UninitializedBuffer, UninitializedParameter, _UninitializedMixin
+from ..parameter import UninitializedBuffer, UninitializedParameter, UninitializedTensorMixin
 
 __all__ = ["LazyModuleMixin"]
 
@@ -43,7 +43,7 @@ class LazyModuleMixin:
     def has_uninitialized_params(self) -> bool:
         """Whether a parameter or buffer of this module is still a placeholder."""
         tensors = list(self._parameters.values()) + list(self._buffers.values())
-        return any(isinstance(t, _UninitializedMixin) for t in tensors)
+        return any(isinstance(t, UninitializedTensorMixin) for t in tensors)
 
     def initialize_parameters(self, *args: Any) -> None:
         """Materialise the placeholders from the first input (per module)."""
@@ -61,7 +61,7 @@ class LazyModuleMixin:
             return
         for name, shape in shapes.items():
             t = getattr(self, name, None)
-            if isinstance(t, _UninitializedMixin):
+            if isinstance(t, UninitializedTensorMixin):
                 t.materialize(shape)
         self._lazy_building = False
         self.reset_parameters()
@@ -69,7 +69,7 @@ class LazyModuleMixin:
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         super()._save_to_state_dict(destination, prefix, keep_vars)
         for name, t in list(self._parameters.items()) + list(self._buffers.items()):
-            if isinstance(t, _UninitializedMixin) and prefix + name in destination:
+            if isinstance(t, UninitializedTensorMixin) and prefix + name in destination:
                 destination[prefix + name] = t  # a placeholder stays one, as in PyTorch
 
     def _load_from_state_dict(self, state_dict: Mapping, prefix: str, *args: Any, **kwargs: Any) -> None:
@@ -77,9 +77,9 @@ class LazyModuleMixin:
             key = prefix + name
             incoming = state_dict.get(key)
             if (
-                isinstance(t, _UninitializedMixin)
+                isinstance(t, UninitializedTensorMixin)
                 and incoming is not None
-                and not isinstance(incoming, _UninitializedMixin)
+                and not isinstance(incoming, UninitializedTensorMixin)
             ):
                 t.materialize(tuple(incoming._data.shape))
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
