@@ -107,6 +107,7 @@ class Node:
     _n_outputs = 1
     _unlisted: tuple = ()  # indices of the arguments that are not PyTorch's tensor inputs
     _shown = False  # a class named as PyTorch's node (see node_types), made for one op's class
+    _shown_edges: tuple | None = None  # a composite's inputs' edges: PyTorch's one node (named_node)
 
     def name(self) -> str:
         return unshown(type(self)).__name__
@@ -115,6 +116,8 @@ class Node:
     def next_functions(self) -> tuple:
         """``((node, output_nr), ...)`` for each of PyTorch's tensor inputs of the op,
         ``(None, 0)`` where that input does not require grad."""
+        if self._shown_edges is not None:
+            return self._shown_edges
         hidden = self._unlisted
         return tuple(
             e if e is not None else (None, 0) for i, e in enumerate(self.next_edges) if i not in hidden
@@ -456,14 +459,20 @@ def _listed_input(cls: type, a: Any, i: int) -> bool:
     return cls._wraps_numbers and i > 0 and isinstance(a, (int, float, complex))
 
 
-def named_node(out: Any, name: str) -> Any:
+def named_node(out: Any, name: str, inputs: tuple | None = None) -> Any:
     """``out`` (a tensor, or a tuple led by one) with the node an op's ``apply`` just made
     for it named ``name``: PyTorch's name for that op, where a caller builds it from a more
-    general node (``sum`` over a dim from ``Sum``: ``SumBackward1``)."""
+    general node (``sum`` over a dim from ``Sum``: ``SumBackward1``). ``inputs``: the op's
+    tensor inputs, for an op composed of several nodes that is one node in PyTorch
+    (``renorm``): its ``next_functions`` are theirs, the nodes between left out."""
     first = out[0] if isinstance(out, tuple) else out
     if isinstance(first, Tensor) and first.grad_fn is not None:
         first.grad_fn._node_name = name
         show_name(first.grad_fn)
+        if inputs is not None:
+            first.grad_fn._shown_edges = tuple(
+                gradient_edge(t) if isinstance(t, Tensor) and t._rg else (None, 0) for t in inputs
+            )
     return out
 
 

@@ -540,11 +540,11 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """Kronecker product."""
     n = max(input.dim(), other.dim())
-    a = input.reshape((1,) * (n - input.dim()) + tuple(input.shape))
-    b = other.reshape((1,) * (n - other.dim()) + tuple(other.shape))
-    ea = a.reshape(tuple(x for s in a.shape for x in (s, 1)))
-    eb = b.reshape(tuple(x for s in b.shape for x in (1, s)))
-    out = (ea * eb).reshape(tuple(sa * sb for sa, sb in zip(a.shape, b.shape)))
+    a_shape = (1,) * (n - input.dim()) + tuple(input.shape)  # both padded to n dims
+    b_shape = (1,) * (n - other.dim()) + tuple(other.shape)
+    ea = named_node(input.reshape(tuple(x for s in a_shape for x in (s, 1))), "UnsafeViewBackward0")
+    eb = named_node(other.reshape(tuple(x for s in b_shape for x in (1, s))), "UnsafeViewBackward0")
+    out = (ea * eb).reshape(tuple(sa * sb for sa, sb in zip(a_shape, b_shape)))
     return named_node(out, "UnsafeViewBackward0")
 
 
@@ -1576,7 +1576,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     others = tuple(d for d in builtins.range(input.dim()) if d != dim % input.dim())
     norms = _linalg.vector_norm(input, p, others, keepdim=True)
     scale = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
-    return named_node(input * scale, "RenormBackward0")
+    return named_node(input * scale, "RenormBackward0", (input,))
 
 
 # ---------------------------------------------------------------------- in-place forms

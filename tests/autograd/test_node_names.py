@@ -280,3 +280,46 @@ def test_node_classes_are_named_as_their_nodes():
 @pytest.mark.parity
 def test_node_class_names_match_pytorch(torch):
     assert _type_names(dt)[0] == _type_names(torch)[0]
+
+
+#: composites whose graph below the output node reads as PyTorch's
+GRAPHS = {
+    "cross_entropy": lambda L, x: L.nn.functional.cross_entropy(x, L.tensor([0, 1, 2, 3])),
+    "cross_entropy_none": lambda L, x: L.nn.functional.cross_entropy(
+        x, L.tensor([0, 1, 2, 3]), reduction="none"
+    ),
+    "cross_entropy_probs": lambda L, x: L.nn.functional.cross_entropy(x, L.full((4, 5), 0.2)),
+    "cross_entropy_probs_sum": lambda L, x: L.nn.functional.cross_entropy(
+        x, L.full((4, 5), 0.2), reduction="sum"
+    ),
+    "cross_entropy_smoothed": lambda L, x: L.nn.functional.cross_entropy(
+        x, L.tensor([0, 1, 2, 3]), label_smoothing=0.1
+    ),
+    "cross_entropy_1d": lambda L, x: L.nn.functional.cross_entropy(x[0], L.tensor(2)),
+    "renorm": lambda L, x: L.renorm(x, 2, 0, 1.0),
+    "kron": lambda L, x: L.kron(x, x),
+    "kron_padded": lambda L, x: L.kron(x, x[0]),
+}
+
+
+@pytest.mark.parity
+def test_composite_graphs_match_pytorch(torch):
+    def graph(node, depth=0):
+        if node is None:
+            return None
+        return (
+            [node.name(), *[graph(n, depth + 1) for n, _ in node.next_functions]]
+            if depth < 8
+            else node.name()
+        )
+
+    for op, case in GRAPHS.items():
+        ours, theirs = (graph(case(L, L.randn(4, 5, requires_grad=True)).grad_fn) for L in (dt, torch))
+        assert ours == theirs, op
+
+
+def test_class_weights_that_require_grad_are_refused():
+    w = dt.rand(5, requires_grad=True)
+    for loss in (dt.nn.functional.cross_entropy, dt.nn.functional.nll_loss):
+        with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+            loss(dt.randn(4, 5), dt.tensor([0, 1, 2, 3]), weight=w)

@@ -32,8 +32,8 @@ from ... import _native_warnings
 from ..._dtype import result_type, scalar_type_name
 from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
-from ...autograd.function import Function, named_node
-from ...autograd.grad_mode import recording
+from ...autograd.function import Function, ShownNode, named_node
+from ...autograd.grad_mode import is_grad_enabled, recording
 from ...kernels.cascade_sum import cascade_sum
 from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
@@ -177,6 +177,10 @@ def _summed(a: np.ndarray) -> np.generic:
     return a.sum(dtype=np.float32).astype(a.dtype) if is_low(a.dtype) else a.sum()
 
 
+#: the sum over the classes of probability targets' loss: over all entries when reduced
+_SUM_NODE = {"mean": "SumBackward0", "sum": "SumBackward0", "none": "SumBackward1"}
+
+
 class CrossEntropyFunction(Function):
     """Fused cross-entropy. Forward computes the log-softmax once; the loss is
     ``-sum_c a_c log p_c`` per entry for a coefficient vector ``a`` (one-hot times the
@@ -238,12 +242,36 @@ class CrossEntropyFunction(Function):
             out = np.asarray(per_entry.sum())
         else:
             out = per_entry[0] if unbatched else per_entry
+        ctx.kind = (reduction, bool(label_smoothing), pick is None, _nll_node(x.ndim))
         if ctx.needs_input_grad and ctx.needs_input_grad[0]:
             ctx.save_for_backward(input)
             ctx.softmax, ctx.coef, ctx.pick, ctx.denom = probs, coef, pick, denom
             ctx.w_t = w_t if coef is None else None
             ctx.reduction, ctx.unbatched = reduction, unbatched
         return out.astype(x.dtype, copy=False)
+
+    @property
+    def next_functions(self) -> tuple:
+        """PyTorch's graph of the loss: ``log_softmax`` below ``nll_loss`` (class targets),
+        below ``-(target * log_probs).sum(1)`` (probability targets), or the two added
+        (class targets with label smoothing); each ends in a division for the mean."""
+        edges = super().next_functions
+        reduction, smoothed, probabilities, nll_name = self.kind
+        logp = ShownNode("LogSoftmaxBackward0", edges[0] if edges[0][0] is not None else None)
+        if probabilities:
+            product = ShownNode("MulBackward0", (logp, 0), edges[1] if len(edges) > 1 else None)
+            summed = ShownNode(_SUM_NODE[reduction], (product, 0))  # under its negation
+            return ((ShownNode("NegBackward0", (summed, 0)), 0),) if reduction == "mean" else ((summed, 0),)
+        if not smoothed:
+            return ((logp, 0),)
+        nll = ShownNode(nll_name, (logp, 0))
+        smooth = ShownNode("NegBackward0", (ShownNode("SumBackward1", (logp, 0)), 0))
+        smooth = ShownNode("MaskedFillBackward0", (smooth, 0))
+        if reduction == "mean":
+            smooth = ShownNode("DivBackward0", (ShownNode("SumBackward0", (smooth, 0)), 0), None)
+        elif reduction == "sum":
+            smooth = ShownNode("SumBackward0", (smooth, 0))
+        return ((ShownNode("MulBackward1", (nll, 0)), 0), (ShownNode("MulBackward1", (smooth, 0)), 0))
 
     @staticmethod
     def backward(ctx, g):
@@ -285,6 +313,7 @@ class NllLoss(Function):
 
     _raw = True
     _own_16_bit = True
+    _profiled_as = "aten::nll_loss_nd"
 
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction):
@@ -356,6 +385,8 @@ def cross_entropy(
         return nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
     if target.requires_grad and target._data.dtype.kind in "fVc":
         return _soft_cross_entropy(input, target, weight, reduction, label_smoothing)
+    if target._data.dtype.kind in "iub":
+        _refuse_weight_grad(weight)
     return CrossEntropyFunction.apply(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
@@ -363,18 +394,20 @@ def _soft_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None, reduction: str, label_smoothing: float
 ) -> Tensor:
     """Cross-entropy with probability targets that require grad, composed of differentiable
-    ops (the fused Function gives a target no gradient): ``-sum_c w_c t_c log_softmax(x)_c``,
-    the mean over the batch elements."""
+    ops as PyTorch composes it (the fused Function gives a target no gradient):
+    ``-sum_c log_softmax(x)_c t_c w_c``, the mean over the batch elements."""
     dim = 1 if input.ndim > 1 else 0
     logp = log_softmax_op(input, dim)
-    if weight is not None:
-        logp = logp * weight.reshape((-1,) + (1,) * (input.ndim - dim - 1))
     if label_smoothing:
         target = target * (1 - label_smoothing) + label_smoothing / input.shape[dim]
-    loss = -(target * logp).sum(dim)
+    product = logp * target
+    if weight is not None:
+        product = product * weight.reshape((-1,) + (1,) * (input.ndim - dim - 1))
     if reduction == "none":
-        return loss
-    return loss.sum() if reduction == "sum" else loss.sum() / max(loss.numel(), 1)
+        return -product.sum(dim)
+    if reduction == "sum":
+        return -product.sum()
+    return -product.sum() / (input.numel() / max(input.shape[dim], 1))
 
 
 @autocast_op("fp32")
@@ -390,7 +423,18 @@ def nll_loss(
     """Negative log-likelihood of class-index ``target`` under log-probabilities ``input``
     (shapes as for ``cross_entropy``); ``'mean'`` divides by the summed target weights."""
     reduction = _reduction(reduction, size_average, reduce)
+    _refuse_weight_grad(weight)
     return NllLoss.apply(input, target, weight, ignore_index, reduction)
+
+
+def _refuse_weight_grad(weight: Tensor | None) -> None:
+    """PyTorch's class-index losses give their class weights no gradient, and refuse weights
+    that ask for one."""
+    if weight is not None and weight.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            "The function 'nll_loss_forward' is not differentiable with respect to argument 'weight'. "
+            "This input cannot have requires_grad True."
+        )
 
 
 # ---------------------------------------------------------------------- elementwise losses
