@@ -304,6 +304,15 @@ _LAZY_ATTRS = {
     "_softmax_backward_data": ("ops.softmax", "_softmax_backward_data"),
     "_convert_indices_from_coo_to_csr": ("ops.segments", "_convert_indices_from_coo_to_csr"),
     "_convert_indices_from_csr_to_coo": ("ops.segments", "_convert_indices_from_csr_to_coo"),
+    "cond": ("_higher_order_ops", "cond"),
+    "while_loop": ("_higher_order_ops", "while_loop"),
+    "Future": ("futures", "Future"),
+    "fork": ("jit", "fork"),
+    "wait": ("jit", "wait"),
+    **{name: ("_sym", name) for name in ("SymInt", "SymFloat", "SymBool", "sym_int", "sym_float")},
+    **{name: ("_sym", name) for name in ("sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum")},
+    **{name: ("_build_info", name) for name in ("has_mkl", "has_openmp", "has_lapack", "has_spectral")},
+    "compiled_with_cxx11_abi": ("_build_info", "compiled_with_cxx11_abi"),
 }
 
 _public_name.name_top_level_classes(_public_name.package_name())

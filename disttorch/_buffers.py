@@ -65,6 +65,32 @@ def empty_strided(
     return _finish(arr, requires_grad, device)
 
 
+def new_empty_strided(
+    self: Tensor,
+    size: Any,
+    stride: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
+) -> Tensor:
+    """:func:`empty_strided` with this tensor's dtype (unless ``dtype`` is given)."""
+    return empty_strided(
+        size,
+        stride,
+        dtype=self.dtype if dtype is None else dtype,
+        layout=layout,
+        device=device,
+        requires_grad=requires_grad,
+        pin_memory=pin_memory,
+    )
+
+
+Tensor.new_empty_strided = new_empty_strided
+
+
 def empty_permuted(
     size: Any,
     physical_layout: Any,

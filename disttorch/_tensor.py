@@ -296,6 +296,20 @@ class Tensor:
     def data_ptr(self) -> int:
         return int(self._data.__array_interface__["data"][0])
 
+    def const_data_ptr(self) -> int:
+        """:meth:`data_ptr` (PyTorch's name for a pointer not written through)."""
+        return self.data_ptr()
+
+    def is_set_to(self, tensor: Tensor) -> bool:
+        """Whether both tensors view the same memory with the same offset, sizes and strides."""
+        a, b = self._data, tensor._data
+        return self.data_ptr() == tensor.data_ptr() and a.shape == b.shape and a.strides == b.strides
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return self._output_nr if self.grad_fn is not None else 0
+
     @property
     def _version(self) -> int:
         if self._version_box is INFERENCE:
