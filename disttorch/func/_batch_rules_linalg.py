@@ -1,0 +1,119 @@
+"""``vmap``'s batching rules for the matrix products: ``matmul`` and its fixed-rank forms
+(``mm``, ``bmm``, ``mv``, ``dot``), ``linear``, the ``add*`` products, ``outer`` and
+``einsum``. The batch becomes a leading batch dim of one matrix product (a 1-D operand is
+made a matrix first); the ``add*`` forms are their definitions in batched ops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from string import ascii_letters
+from typing import Any
+
+from .._tensor import Tensor
+from ._batched import Level, level_of, wrap
+
+__all__ = ["LINALG_RULES"]
+
+
+def _operand(x: Tensor, level: Level, vector_at: int, rank: int) -> Tensor:
+    """``x`` as a real operand of a batched matrix product of logical ``rank``: a vector made a
+    matrix (its size-1 dim at ``vector_at``), a batched value padded after its batch dim."""
+    if level_of(x) is not level:
+        return x.unsqueeze(vector_at) if x.dim() == 1 else x
+    v = x._bt_value
+    shape = tuple(x.shape)
+    if len(shape) == 1:
+        shape = (1, *shape) if vector_at == 0 else (*shape, 1)
+    return v.reshape((level.size,) + (1,) * (rank - len(shape)) + shape)
+
+
+def matmul(a: Tensor, b: Tensor, level: Level) -> Tensor:
+    """``a @ b`` (logical operands, at least one batched at ``level``) as a batched tensor."""
+    ra, rb = len(a.shape), len(b.shape)
+    if ra == 0 or rb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D")
+    rank = max(ra, rb, 2)
+    out = _operand(a, level, 0, rank) @ _operand(b, level, -1, rank)
+    if ra == 1:
+        out = out.squeeze(-2)
+    if rb == 1:
+        out = out.squeeze(-1)
+    return wrap(out, level)
+
+
+def _matmul_rule(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    if kwargs or len(args) != 2:
+        return NotImplemented
+    a, b = args if func.__name__ != "__rmatmul__" else args[::-1]
+    return matmul(a, b, level)
+
+
+def _linear(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    x, weight = args[0], args[1] if len(args) > 1 else kwargs["weight"]
+    bias = args[2] if len(args) > 2 else kwargs.get("bias")
+    if level_of(weight) is not level and level_of(bias) is not level and level_of(x) is level:
+        return wrap(func(x._bt_value, weight, bias), level)
+    out = x @ (weight.transpose(-1, -2) if weight.dim() > 1 else weight)
+    return out if bias is None else out + bias
+
+
+def _scaled_sum(product: Tensor, base: Tensor, beta: Any, alpha: Any) -> Tensor:
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return out
+    return out + (base if beta == 1 else base * beta)
+
+
+def _add_product(reduce_batch: bool) -> Callable:
+    """``addmm``, ``addmv``, ``baddbmm`` (``beta * input + alpha * m1 @ m2``), and ``addbmm``
+    (summing the products over their batch, ``reduce_batch``)."""
+
+    def rule(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+        if len(args) != 3 or set(kwargs) - {"beta", "alpha"}:
+            return NotImplemented
+        base, m1, m2 = args
+        product = m1 @ m2
+        if reduce_batch:
+            product = product.sum(0)
+        return _scaled_sum(product, base, kwargs.get("beta", 1), kwargs.get("alpha", 1))
+
+    return rule
+
+
+def _outer(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    if kwargs or len(args) != 2:
+        return NotImplemented
+    return args[0].unsqueeze(-1) * args[1]
+
+
+def _einsum(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if kwargs or not isinstance(equation, str):
+        return NotImplemented
+    equation = equation.replace(" ", "")
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        return NotImplemented
+    if not arrow:  # the implicit output: the letters used once, in order (broadcast dims first)
+        once = sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1)
+        rhs = ("..." if "..." in lhs else "") + "".join(once)
+    letter = next(c for c in ascii_letters if c not in equation)
+    terms = [letter + t if level_of(op) is level else t for t, op in zip(terms, operands)]
+    values = [op._bt_value if level_of(op) is level else op for op in operands]
+    return wrap(func(",".join(terms) + "->" + letter + rhs, *values), level)
+
+
+LINALG_RULES: dict[str, Callable] = {
+    **dict.fromkeys(("matmul", "mm", "bmm", "mv", "dot", "__matmul__", "__rmatmul__"), _matmul_rule),
+    "linear": _linear,
+    "addmm": _add_product(False),
+    "addmv": _add_product(False),
+    "baddbmm": _add_product(False),
+    "addbmm": _add_product(True),
+    "outer": _outer,
+    "ger": _outer,
+    "einsum": _einsum,
+}
