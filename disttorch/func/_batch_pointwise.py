@@ -39,8 +39,6 @@ def pointwise(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     return wrap_result(func(*a, **k), level)
 
 
-
-
 def pad_to(x: Tensor, rank: int) -> Tensor:
     """The value of the batched ``x`` with size-1 dims after the batch dim up to logical ``rank``."""
     v = x._bt_value
@@ -51,5 +49,7 @@ def pad_to(x: Tensor, rank: int) -> Tensor:
 def in_place_error(self: Tensor, other_shapes: list) -> RuntimeError:
     """PyTorch's error for an in-place op writing batched values into an unbatched ``self``."""
     shape = [*self.shape]
-    full = [max(dims) for dims in zip(*[[1] * (len(s) - len(shape)) + list(s) for s in [shape, *other_shapes]])]
+    rank = max(len(s) for s in [shape, *other_shapes])
+    padded = [[1] * (rank - len(s)) + list(s) for s in [shape, *other_shapes]]
+    full = [max(dims) for dims in zip(*padded)]
     return RuntimeError(f"output with shape {shape} doesn't match the broadcast shape {full}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._tensor import Tensor
 from ._batch_pointwise import in_place_error, pointwise, tensors_of
 from ._batch_rules_linalg import LINALG_RULES
 from ._batch_rules_nn import NN_RULES, RANDOM_OPS, random_rule
@@ -133,7 +132,9 @@ def _no_backward(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any
 RULES: dict[str, Callable] = {
     **dict.fromkeys(POINTWISE, pointwise),
     **dict.fromkeys(_METADATA, _metadata),
-    **dict.fromkeys(("item", "tolist", "numpy", "__float__", "__int__", "__index__", "__complex__"), _refuse(_ITEM)),
+    **dict.fromkeys(
+        ("item", "tolist", "numpy", "__float__", "__int__", "__index__", "__complex__"), _refuse(_ITEM)
+    ),
     "__repr__": _repr,
     **dict.fromkeys(("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"), _new_factory),
     "requires_grad_": _requires_grad_,

@@ -22,7 +22,9 @@ _WHOLE = object()  # None or absent: the op works on the flattened tensor (no ru
 def logical_dim(d: int, rank: int) -> int:
     """The real dim (past the batch dim) of logical dim ``d`` of a rank-``rank`` tensor."""
     if not -rank <= d < rank:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})"
+        )
     return d % rank + 1
 
 
@@ -78,7 +80,15 @@ def dim_op(*params: tuple, extra: int = 0, tuple_result: bool = False) -> Callab
 
 
 def _full_reduction(
-    func: Callable, level: Level, x: Tensor, a: list, k: dict, pos: int, name: str, in_args: bool, tuple_result: bool
+    func: Callable,
+    level: Level,
+    x: Tensor,
+    a: list,
+    k: dict,
+    pos: int,
+    name: str,
+    in_args: bool,
+    tuple_result: bool,
 ) -> Any:
     rank = len(x.shape)
     a[0] = x._bt_value.reshape(level.size, -1)

@@ -104,7 +104,9 @@ class BatchedTensor(Tensor):
     _function_dispatch = True
 
     @classmethod
-    def __torch_function__(cls, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+    def __torch_function__(
+        cls, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
+    ) -> Any:
         from ._batch_rules import apply_rule
 
         kwargs = kwargs or {}

@@ -22,7 +22,16 @@ from .._tensor import Tensor
 from ._batched import Level, active_levels, rewrap, to_levels
 from ._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["Tracked", "check_argnums", "flat_outputs", "grad_at", "release", "split_aux", "track", "track_args"]
+__all__ = [
+    "Tracked",
+    "check_argnums",
+    "flat_outputs",
+    "grad_at",
+    "release",
+    "split_aux",
+    "track",
+    "track_args",
+]
 
 
 def check_argnums(argnums: Any, nargs: int, api: str) -> tuple[int, ...]:
@@ -74,7 +83,11 @@ def grad_at(
     if not levels:
         return autograd.grad(outputs, inputs, grad_outputs, **kwargs)
     outs = [to_levels(o, levels) for o in outputs]
-    cts = [o.new_ones(o.shape) for o in outs] if grad_outputs is None else [to_levels(c, levels) for c in grad_outputs]
+    cts = (
+        [o.new_ones(o.shape) for o in outs]
+        if grad_outputs is None
+        else [to_levels(c, levels) for c in grad_outputs]
+    )
     grads = autograd.grad(outs, [to_levels(x, levels) for x in inputs], cts, **kwargs)
     return tuple(None if g is None else rewrap(g, levels) for g in grads)
 

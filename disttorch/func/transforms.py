@@ -105,7 +105,15 @@ def _batch_size(flat: list, dims: list, in_dims: Any, name: str) -> int:
 
 
 def _run(
-    func: Callable, flat: list, spec: Any, dims: list, n: int, out_dims: Any, randomness: str, kwargs: dict, name: str
+    func: Callable,
+    flat: list,
+    spec: Any,
+    dims: list,
+    n: int,
+    out_dims: Any,
+    randomness: str,
+    kwargs: dict,
+    name: str,
 ) -> Any:
     """``func`` called once on the inputs batched at a new level, its outputs unbatched."""
     level = push_level(n, randomness)
@@ -119,7 +127,9 @@ def _run(
     for x, d in zip(leaves, _dims_per_leaf(out_dims, out, "out_dims")):
         if d is None:
             if level_of(x) is level:
-                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
+                )
             results.append(x)
         elif not isinstance(x, Tensor):
             raise ValueError(
@@ -175,7 +185,13 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
         if out.requires_grad:
             with autograd.set_grad_enabled(tr.keep):
                 grads = grad_at(
-                    tr.levels, [out], tr.leaves, None, retain_graph=tr.keep, create_graph=tr.keep, allow_unused=True
+                    tr.levels,
+                    [out],
+                    tr.leaves,
+                    None,
+                    retain_graph=tr.keep,
+                    create_graph=tr.keep,
+                    allow_unused=True,
                 )
         flat = [g if g is not None else x.detach().new_zeros(x.shape) for g, x in zip(grads, tr.leaves)]
         g = release(tr.per_argnum(flat, argnums), tr.keep)
