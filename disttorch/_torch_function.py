@@ -106,7 +106,11 @@ def _type_dispatches(kind: type) -> bool:
     items callers look into)."""
     if kind is list or kind is tuple:
         return False
-    own = issubclass(kind, Tensor) and is_disttorch_class(kind) and not getattr(kind, "_function_dispatch", False)
+    own = (
+        issubclass(kind, Tensor)
+        and is_disttorch_class(kind)
+        and not getattr(kind, "_function_dispatch", False)
+    )
     tf = getattr(kind, "__torch_function__", None)
     td = getattr(kind, "__torch_dispatch__", None)
     if not own and tf is not None and tf is not _disabled_torch_function_impl:

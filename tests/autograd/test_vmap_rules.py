@@ -58,7 +58,11 @@ def _compare(torch, f, arrays, in_dims=0, grads=True):
 
 POINTWISE = {
     "arith": (lambda L, x, v: (x * v + x.sin() / 2 - 1).clamp(-0.5, 0.5) ** 2, [X, V], (0, None)),
-    "both_batched": (lambda L, x, y: L.where(x > 0, x, y.exp()) + L.maximum(x, y), [X, np.ascontiguousarray(X[:, :, ::-1])], 0),
+    "both_batched": (
+        lambda L, x, y: L.where(x > 0, x, y.exp()) + L.maximum(x, y),
+        [X, np.ascontiguousarray(X[:, :, ::-1])],
+        0,
+    ),
     "rank_pad": (lambda L, x, v: x + v, [X, X[:, 0, :]], 0),
     "masked_fill": (lambda L, x: x.masked_fill(x < 0, 0.5).relu() * 3, [X], 0),
     "activations": (
