@@ -1,7 +1,12 @@
 """``vmap``'s batching rules for the matrix products: ``matmul`` and its fixed-rank forms
 (``mm``, ``bmm``, ``mv``, ``dot``), ``linear``, the ``add*`` products, ``outer`` and
 ``einsum``. The batch becomes a leading batch dim of one matrix product (a 1-D operand is
-made a matrix first); the ``add*`` forms are their definitions in batched ops."""
+made a matrix first); the ``add*`` forms are their definitions in batched ops.
+
+An operand whose batch dims are broadcast copies (the inputs a transform inside ``vmap``
+expanded, see ``_inputs``) gets its values from one matrix product over a single copy, as
+the unbatched function computes them (a larger product may round differently); the
+gradients still come from the batched product, one per copy (:func:`_from_one_copy`)."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from collections.abc import Callable
 from string import ascii_letters
 from typing import Any
 
+from .. import autograd
 from .._tensor import Tensor
 from ._batched import Level, level_of, wrap
 
@@ -27,13 +33,49 @@ def _operand(x: Tensor, level: Level, vector_at: int, rank: int) -> Tensor:
     return v.reshape((level.size,) + (1,) * (rank - len(shape)) + shape)
 
 
+def _one_copy(t: Tensor, keep: int) -> Tensor | None:
+    """``t`` (a plain tensor) with its broadcast dims (stride 0, size > 1) among the first
+    ``t.dim() - keep`` cut to size 1, or None when it has none."""
+    if t is None or type(t) is not Tensor:
+        return None
+    strides, shape = t.stride(), t.shape
+    dims = [d for d in range(t.dim() - keep) if strides[d] == 0 and shape[d] > 1]
+    for d in dims:
+        t = t.narrow(d, 0, 1)
+    return t if dims else None
+
+
+def _from_one_copy(product: Callable, operands: list[Tensor], keeps: list[int], shape: tuple) -> Tensor:
+    """``product(*operands)`` (of result ``shape``), its values computed on one copy of the
+    operands' broadcast dims and expanded, its gradients from the full product."""
+    copies = [_one_copy(t, k) for t, k in zip(operands, keeps)]
+    if all(c is None for c in copies) or not all(t is None or type(t) is Tensor for t in operands):
+        return product(*operands)
+    with autograd.no_grad():
+        values = product(
+            *(c if c is not None else t if t is None else t.detach() for t, c in zip(operands, copies))
+        )
+    values = values.expand(shape)
+    if not (autograd.is_grad_enabled() and any(t is not None and t.requires_grad for t in operands)):
+        return values
+    full = product(*operands)
+    return values + (full - full.detach())
+
+
+def _matmul_shape(a: Tensor, b: Tensor) -> tuple:
+    from ..ops.mathfns import broadcast_shapes
+
+    return (*broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+
+
 def matmul(a: Tensor, b: Tensor, level: Level) -> Tensor:
     """``a @ b`` (logical operands, at least one batched at ``level``) as a batched tensor."""
     ra, rb = len(a.shape), len(b.shape)
     if ra == 0 or rb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D")
     rank = max(ra, rb, 2)
-    out = _operand(a, level, 0, rank) @ _operand(b, level, -1, rank)
+    x, y = _operand(a, level, 0, rank), _operand(b, level, -1, rank)
+    out = _from_one_copy(Tensor.matmul, [x, y], [2, 2], _matmul_shape(x, y))
     if ra == 1:
         out = out.squeeze(-2)
     if rb == 1:
@@ -52,7 +94,9 @@ def _linear(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     x, weight = args[0], args[1] if len(args) > 1 else kwargs["weight"]
     bias = args[2] if len(args) > 2 else kwargs.get("bias")
     if level_of(weight) is not level and level_of(bias) is not level and level_of(x) is level:
-        return wrap(func(x._bt_value, weight, bias), level)
+        v = x._bt_value
+        shape = (*v.shape[:-1], weight.shape[0])
+        return wrap(_from_one_copy(lambda t, w, b: func(t, w, b), [v, weight, bias], [1, 2, 1], shape), level)
     out = x @ (weight.transpose(-1, -2) if weight.dim() > 1 else weight)
     return out if bias is None else out + bias
 

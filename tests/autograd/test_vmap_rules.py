@@ -281,3 +281,25 @@ def test_randomness_modes():
     assert (same == same[0]).all()
     assert not (different == different[0]).all()
     assert (dt.func.vmap(lambda r: dt.nn.functional.dropout(r, training=False))(x) == 1).all()
+
+
+def test_float32_jacobians_of_copies_round_as_the_unbatched_function():
+    """A transform inside vmap expands its inputs; a matrix product of such copies takes its
+    values from one copy, so the batched Jacobian equals the summed-output one exactly and
+    the Hessian equals jacfwd(jacfwd) (PyTorch's tutorial checks both with allclose)."""
+    rng = np.random.default_rng(0)
+    w, b = (
+        dt.tensor(rng.normal(size=(33, 31)), dtype=dt.float32),
+        dt.tensor(rng.normal(size=33), dtype=dt.float32),
+    )
+    x = dt.tensor(rng.normal(size=(64, 31)), dtype=dt.float32)
+
+    def predict(weight, bias, v):
+        return dt.nn.functional.linear(v, weight, bias).tanh()
+
+    j0 = dt.func.vmap(dt.func.jacrev(predict, argnums=2), in_dims=(None, None, 0))(w, b, x)
+    j1 = dt.func.jacrev(lambda *a: predict(*a).sum(0), argnums=2)(w, b, x).movedim(1, 0)
+    assert dt.equal(j0, j1)
+    h = dt.func.hessian(predict, argnums=2)(w, b, x[0])
+    assert dt.allclose(h, dt.func.jacfwd(dt.func.jacfwd(predict, argnums=2), argnums=2)(w, b, x[0]))
+    assert dt.allclose(h, dt.func.jacrev(dt.func.jacrev(predict, argnums=2), argnums=2)(w, b, x[0]))
