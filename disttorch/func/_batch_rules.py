@@ -19,9 +19,9 @@ from ._batch_pointwise import in_place_error, pointwise, tensors_of
 from ._batch_rules_linalg import LINALG_RULES
 from ._batch_rules_nn import NN_RULES, RANDOM_OPS, random_rule
 from ._batch_rules_shape import SHAPE_RULES
-from ._batched import DATA_DEPENDENT, Level, level_of, per_slice
+from ._batched import DATA_DEPENDENT, DISPATCH, BatchedTensor, Level, level_of, per_slice, top_level
 
-__all__ = ["apply_rule"]
+__all__ = ["activate", "apply_rule"]
 
 
 _IN_PLACE_OPERATORS = frozenset(
@@ -168,3 +168,25 @@ def apply_rule(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
         if out is not NotImplemented:
             return out
     return per_slice(func, level, args, kwargs)
+
+
+DISPATCH.append(apply_rule)
+_activated = [False]
+
+
+def activate() -> None:
+    """Make every public function and Tensor method hand batched arguments to
+    ``BatchedTensor.__torch_function__`` (once, on the first ``vmap``)."""
+    if not _activated[0]:
+        from .._function_dispatch import install_everywhere
+        from ..autograd.function import register_function_dispatch
+
+        install_everywhere()
+        register_function_dispatch(BatchedTensor, _function_apply)
+        _activated[0] = True
+
+
+def _function_apply(function: Any, args: tuple) -> Any:
+    """An autograd Function reached with a batched argument (through a path that never asked
+    ``__torch_function__``, such as a function of ``torch.linalg``): applied once per slice."""
+    return per_slice(function.apply, top_level(args, {}), args, {})

@@ -14,7 +14,7 @@ Autograd sees only the real tensors, so gradients flow through, and a transform 
 (:func:`to_levels`, :func:`rewrap`).
 
 Nothing here costs an ordinary op anything until the first ``vmap`` call installs the
-dispatching twins (:func:`activate`).
+dispatching twins (``_batch_rules.activate``).
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ __all__ = [
     "DATA_DEPENDENT",
     "BatchedTensor",
     "Level",
-    "activate",
+    "DISPATCH",
     "active_levels",
     "level_of",
     "per_slice",
     "rewrap",
+    "top_level",
     "to_levels",
     "unwrap_at",
     "wrap",
@@ -77,25 +78,8 @@ def active_levels() -> list[Level]:
     return list(_STACK.levels)
 
 
-_activated = [False]
-
-
-def activate() -> None:
-    """Make every public function and Tensor method hand batched arguments to
-    :meth:`BatchedTensor.__torch_function__` (once, on the first ``vmap``)."""
-    if not _activated[0]:
-        from .._function_dispatch import install_everywhere
-        from ..autograd.function import register_function_dispatch
-
-        install_everywhere()
-        register_function_dispatch(BatchedTensor, _function_apply)
-        _activated[0] = True
-
-
-def _function_apply(function: Any, args: tuple) -> Any:
-    """An autograd Function reached with a batched argument (through a path that never asked
-    ``__torch_function__``, such as a function of ``torch.linalg``): applied once per slice."""
-    return per_slice(function.apply, _top_level(args, {}), args, {})
+#: the dispatch to the batching rules (``_batch_rules.apply_rule``, set when it is imported)
+DISPATCH: list[Callable] = []
 
 
 class BatchedTensor(Tensor):
@@ -107,11 +91,8 @@ class BatchedTensor(Tensor):
     def __torch_function__(
         cls, func: Callable, types: Any, args: tuple = (), kwargs: dict | None = None
     ) -> Any:
-        from ._batch_rules import apply_rule
-
         kwargs = kwargs or {}
-        level = _top_level(args, kwargs)
-        return apply_rule(func, level, args, kwargs)
+        return DISPATCH[0](func, top_level(args, kwargs), args, kwargs)
 
 
 def wrap(value: Tensor, level: Level) -> BatchedTensor:
@@ -134,7 +115,7 @@ def unwrap_at(x: Any, level: Level) -> Any:
     return x._bt_value if type(x) is BatchedTensor and x._bt_level is level else x
 
 
-def _top_level(args: tuple, kwargs: dict) -> Level:
+def top_level(args: tuple, kwargs: dict) -> Level:
     best: Level | None = None
     for values in (args, kwargs.values()):
         for v in values:

@@ -9,7 +9,8 @@ from typing import Any
 from .. import autograd
 from .._tensor import Tensor
 from ..ops.shape import cat
-from ._batched import activate, level_of, pop_level, push_level, wrap
+from ._batch_rules import activate
+from ._batched import level_of, pop_level, push_level, wrap
 from ._inputs import grad_at, release, split_aux, track_args
 from ._pytree import tree_flatten, tree_unflatten
 
