@@ -45,21 +45,59 @@ def _one_copy(t: Tensor, keep: int) -> Tensor | None:
     return t if dims else None
 
 
-def _from_one_copy(product: Callable, operands: list[Tensor], keeps: list[int], shape: tuple) -> Tensor:
-    """``product(*operands)`` (of result ``shape``), its values computed on one copy of the
-    operands' broadcast dims and expanded, its gradients from the full product."""
+def _linear_values(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    from ..nn.functional import linear
+
+    return linear(x, w, b)
+
+
+def _matmul_grads(g: Tensor, a: Tensor, b: Tensor, needs: tuple) -> tuple:
+    ga = (g @ b.mT).sum_to_size(a.shape) if needs[0] else None
+    gb = (a.mT @ g).sum_to_size(b.shape) if needs[1] else None
+    return ga, gb
+
+
+def _linear_grads(g: Tensor, x: Tensor, w: Tensor, b: Tensor | None, needs: tuple) -> tuple:
+    rows = g.reshape(-1, g.shape[-1])
+    gx = g @ w if needs[0] else None
+    gw = rows.mT @ x.reshape(-1, x.shape[-1]) if needs[1] else None
+    gb = rows.sum(0) if b is not None and needs[2] else None
+    return gx, gw, gb
+
+
+#: product kind -> (its values, its gradients w.r.t. its operands)
+_PRODUCTS = {"matmul": (Tensor.matmul, _matmul_grads), "linear": (_linear_values, _linear_grads)}
+
+
+class _CopiesProduct(autograd.Function):
+    """A matrix product whose operands hold broadcast copies: its values from one copy
+    (expanded to ``shape``), its gradients those of the full product (one per copy)."""
+
+    @staticmethod
+    def forward(ctx: Any, kind: str, shape: tuple, copies: list, *operands: Tensor) -> Tensor:
+        ctx.kind = kind
+        ctx.save_for_backward(*operands)
+        return _PRODUCTS[kind][0](*copies).expand(shape)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        operands = ctx.saved_tensors
+        return (None, None, None, *_PRODUCTS[ctx.kind][1](g, *operands, ctx.needs_input_grad[3:]))
+
+
+def _from_one_copy(kind: str, operands: list, keeps: list[int], shape: tuple) -> Tensor:
+    """The product ``kind`` of ``operands`` (result ``shape``), computed on one copy of the
+    operands' broadcast dims (see the module docstring)."""
+    values = _PRODUCTS[kind][0]
+    if not all(t is None or type(t) is Tensor for t in operands):
+        return values(*operands)
     copies = [_one_copy(t, k) for t, k in zip(operands, keeps)]
-    if all(c is None for c in copies) or not all(t is None or type(t) is Tensor for t in operands):
-        return product(*operands)
-    with autograd.no_grad():
-        values = product(
-            *(c if c is not None else t if t is None else t.detach() for t, c in zip(operands, copies))
-        )
-    values = values.expand(shape)
-    if not (autograd.is_grad_enabled() and any(t is not None and t.requires_grad for t in operands)):
-        return values
-    full = product(*operands)
-    return values + (full - full.detach())
+    if all(c is None for c in copies):
+        return values(*operands)
+    copies = [t if c is None else c for t, c in zip(operands, copies)]
+    if autograd.is_grad_enabled() and any(t is not None and t.requires_grad for t in operands):
+        return _CopiesProduct.apply(kind, shape, [c if c is None else c.detach() for c in copies], *operands)
+    return values(*copies).expand(shape)
 
 
 def _matmul_shape(a: Tensor, b: Tensor) -> tuple:
@@ -75,7 +113,7 @@ def matmul(a: Tensor, b: Tensor, level: Level) -> Tensor:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {ra}D and {rb}D")
     rank = max(ra, rb, 2)
     x, y = _operand(a, level, 0, rank), _operand(b, level, -1, rank)
-    out = _from_one_copy(Tensor.matmul, [x, y], [2, 2], _matmul_shape(x, y))
+    out = _from_one_copy("matmul", [x, y], [2, 2], _matmul_shape(x, y))
     if ra == 1:
         out = out.squeeze(-2)
     if rb == 1:
@@ -96,7 +134,7 @@ def _linear(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     if level_of(weight) is not level and level_of(bias) is not level and level_of(x) is level:
         v = x._bt_value
         shape = (*v.shape[:-1], weight.shape[0])
-        return wrap(_from_one_copy(lambda t, w, b: func(t, w, b), [v, weight, bias], [1, 2, 1], shape), level)
+        return wrap(_from_one_copy("linear", [v, weight, bias], [1, 2, 1], shape), level)
     out = x @ (weight.transpose(-1, -2) if weight.dim() > 1 else weight)
     return out if bias is None else out + bias
 
