@@ -141,6 +141,9 @@ RULES: dict[str, Callable] = {
     "retain_grad": lambda func, level, args, kwargs: None,
     "backward": _no_backward,
     "__bool__": _refuse(DATA_DEPENDENT),
+    "where": lambda func, level, args, kwargs: (
+        pointwise(func, level, args, kwargs) if len(args) + len(kwargs) > 1 else NotImplemented
+    ),
     **SHAPE_RULES,
     **LINALG_RULES,
     **NN_RULES,

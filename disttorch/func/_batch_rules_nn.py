@@ -157,6 +157,14 @@ def _batch_norm(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     return wrap(out.reshape(n, size, c, *out.shape[2:]).movedim(1, 0), level)
 
 
+def _pad(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``F.pad`` with a constant pads trailing dims only: on the values as they are."""
+    b = _bind(func, args, kwargs)
+    if b is None or b.get("mode", "constant") != "constant" or len(b["pad"]) > 2 * len(b["input"].shape):
+        return NotImplemented
+    return _direct("input")(func, level, args, kwargs)
+
+
 def _embedding(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     b = _bind(func, args, kwargs)
     if b is None or level_of(b["weight"]) is level:
@@ -288,6 +296,7 @@ def _table() -> dict[str, Callable]:
     rules["F.layer_norm"] = _layer_norm
     rules["F.batch_norm"] = _batch_norm
     rules["F.embedding"] = _embedding
+    rules["F.pad"] = _pad
     losses = (
         "mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits "
         "soft_margin_loss kl_div poisson_nll_loss"

@@ -166,15 +166,20 @@ def per_slice(func: Callable, level: Level, args: tuple, kwargs: dict, inplace: 
         results.append(func(*a, **k))
     if inplace:
         return args[0]
-    return _stack_results(results, level, stack)
+    return _stack_results(results, level, stack, getattr(func, "__name__", "an operator"))
 
 
-def _stack_results(results: list, level: Level, stack: Callable) -> Any:
+def _stack_results(results: list, level: Level, stack: Callable, name: str) -> Any:
     first = results[0]
     if isinstance(first, Tensor):
+        if any(r.shape != first.shape for r in results[1:]):
+            raise RuntimeError(
+                "vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
+                f"over {name}: its results differ in shape between samples"
+            )
         return wrap(stack(results), level)
     if isinstance(first, (tuple, list)):
-        items = [_stack_results([r[k] for r in results], level, stack) for k in range(len(first))]
+        items = [_stack_results([r[k] for r in results], level, stack, name) for k in range(len(first))]
         make = getattr(type(first), "_make", None)
         return make(items) if make is not None else type(first)(items)
     if any(r != first for r in results[1:]):

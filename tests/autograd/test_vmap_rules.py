@@ -188,6 +188,7 @@ NN = {
         [LOGITS, LABELS],
         0,
     ),
+    "pad": (lambda L, x: L.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), [IMG], 0),
     "embedding": (
         lambda L, i, w: L.nn.functional.embedding(i, w),
         [np.array([[0, 2], [4, 1]]), W],
@@ -266,6 +267,8 @@ def test_data_dependent_ops_and_in_place_into_unbatched_raise_as_pytorch():
         RuntimeError, match=r"output with shape \[4, 5\] doesn't match the broadcast shape \[3, 4, 5\]"
     ):
         dt.func.vmap(lambda r: dt.zeros(4, 5, dtype=r.dtype).add_(r))(x)
+    with pytest.raises(RuntimeError, match="operators that can output dynamic shape"):
+        dt.func.vmap(lambda r: dt.where(r > 0)[0])(x)
     with pytest.raises(ValueError, match="expected in_dim to satisfy -3 <= in_dim < 3"):
         dt.func.vmap(lambda r: r, in_dims=3)(x)
     with pytest.raises(ValueError, match="can not return a BatchedTensor when out_dim is None"):
