@@ -15,11 +15,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._random import DRAW_GUARDS
 from ._batch_pointwise import in_place_error, pointwise, tensors_of
 from ._batch_rules_linalg import LINALG_RULES
-from ._batch_rules_nn import NN_RULES, RANDOM_OPS, random_rule
+from ._batch_rules_nn import NN_RULES, RANDOM_OPS, RANDOMNESS_ERROR, random_rule
 from ._batch_rules_shape import SHAPE_RULES
-from ._batched import DATA_DEPENDENT, DISPATCH, BatchedTensor, Level, level_of, per_slice, top_level
+from ._batched import (
+    DATA_DEPENDENT,
+    DISPATCH,
+    BatchedTensor,
+    Level,
+    active_levels,
+    level_of,
+    per_slice,
+    top_level,
+)
 
 __all__ = ["activate", "apply_rule"]
 
@@ -186,7 +196,15 @@ def activate() -> None:
 
         install_everywhere()
         register_function_dispatch(BatchedTensor, _function_apply)
+        DRAW_GUARDS.append(_refuse_draws)
         _activated[0] = True
+
+
+def _refuse_draws() -> None:
+    """A random draw under a ``vmap`` level whose ``randomness`` is ``"error"`` (a draw that
+    takes no batched tensor, such as ``torch.rand(3)``, reaches no rule)."""
+    if any(level.randomness == "error" for level in active_levels()):
+        raise RuntimeError(RANDOMNESS_ERROR)
 
 
 def _function_apply(function: Any, args: tuple) -> Any:

@@ -13,7 +13,7 @@ from .._tensor import Tensor
 from ._batch_pointwise import pointwise, tensors_of
 from ._batched import Level, level_of, per_slice, wrap
 
-__all__ = ["NN_RULES", "RANDOM_OPS", "random_rule"]
+__all__ = ["NN_RULES", "RANDOMNESS_ERROR", "RANDOM_OPS", "random_rule"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -239,7 +239,7 @@ RANDOM_OPS = frozenset(
     cauchy_ log_normal_ random_ multinomial poisson dropout dropout_ alpha_dropout feature_alpha_dropout
     dropout1d dropout2d dropout3d rrelu rrelu_ gumbel_softmax""".split()
 )
-_RANDOMNESS_ERROR = (
+RANDOMNESS_ERROR = (
     "vmap: called random operation while in randomness error mode. Please either use the 'same' or "
     "'different' randomness flags on vmap or perform the randomness operation out of vmap"
 )
@@ -260,7 +260,7 @@ def random_rule(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     if b is not None and (not b.get("training", b.get("train", True)) or b.get("p") == 0):
         return pointwise(func, level, args, kwargs)  # no draw
     if level.randomness == "error":
-        raise RuntimeError(_RANDOMNESS_ERROR)
+        raise RuntimeError(RANDOMNESS_ERROR)
     inplace = name.endswith("_")
     if level.randomness == "different":
         if name in _ELEMENTWISE_RANDOM and all(level_of(t) is level for t in tensors_of(args, kwargs)):

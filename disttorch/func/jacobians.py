@@ -92,7 +92,9 @@ def jacrev(
         specs = [tree_flatten(p)[1] for p in primals]
         ins = [x for p in primals for x in tree_flatten(p)[0]]
         basis, counts = _basis(outs)
-        rows = vmap(lambda *cts: vjp_fn(tree_unflatten(list(cts), out_spec)), chunk_size=chunk_size)(*basis)
+        rows = vmap(
+            lambda *cts: vjp_fn(tree_unflatten(list(cts), out_spec)), randomness="same", chunk_size=chunk_size
+        )(*basis)
         rows = tree_flatten(rows)[0]  # one (n_out, *x.shape) per input leaf
         blocks, start = [], 0
         for o, c in zip(outs, counts):

@@ -279,6 +279,8 @@ def test_randomness_modes():
     x = dt.ones(4, 1000)
     with pytest.raises(RuntimeError, match="randomness error mode"):
         dt.func.vmap(lambda r: dt.nn.functional.dropout(r))(x)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        dt.func.vmap(lambda r: r + dt.rand(1000))(x)
     same = dt.func.vmap(lambda r: dt.nn.functional.dropout(r) + dt.rand_like(r), randomness="same")(x)
     different = dt.func.vmap(lambda r: dt.nn.functional.dropout(r), randomness="different")(x)
     assert (same == same[0]).all()
