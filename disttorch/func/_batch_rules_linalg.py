@@ -65,8 +65,12 @@ def _linear_grads(g: Tensor, x: Tensor, w: Tensor, b: Tensor | None, needs: tupl
     return gx, gw, gb
 
 
+def _matmul_values(a: Tensor, b: Tensor) -> Tensor:
+    return a @ b  # (the operator, which a batched operand of an outer level dispatches)
+
+
 #: product kind -> (its values, its gradients w.r.t. its operands)
-_PRODUCTS = {"matmul": (Tensor.matmul, _matmul_grads), "linear": (_linear_values, _linear_grads)}
+_PRODUCTS = {"matmul": (_matmul_values, _matmul_grads), "linear": (_linear_values, _linear_grads)}
 
 
 class _CopiesProduct(autograd.Function):

@@ -50,8 +50,8 @@ def dim_op(*params: tuple, extra: int = 0, tuple_result: bool = False) -> Callab
             return NotImplemented
         x = args[0]
         rank = len(x.shape)
-        if rank == 0:
-            return NotImplemented
+        if rank + extra == 0:
+            return NotImplemented  # (a dim of a 0-d tensor: once per slice)
         a, k = list(args), dict(kwargs)
         a[0] = x._bt_value
         for pos, name, default in params:
