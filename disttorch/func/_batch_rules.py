@@ -62,7 +62,7 @@ def _inplace(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
 POINTWISE = frozenset(
     """add sub subtract mul multiply div divide true_divide floor_divide remainder fmod pow float_power
     atan2 arctan2 maximum minimum fmax fmin hypot copysign logaddexp logaddexp2 xlogy nextafter heaviside
-    eq ne lt le gt ge greater less greater_equal less_equal not_equal equal_elementwise
+    eq ne lt le gt ge greater less greater_equal less_equal not_equal
     logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor bitwise_not
     __add__ __radd__ __sub__ __rsub__ rsub __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__
     __rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __neg__ __pos__ __abs__ __invert__ __and__ __rand__
