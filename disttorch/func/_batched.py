@@ -82,6 +82,9 @@ def active_levels() -> list[Level]:
 DISPATCH: list[Callable] = []
 
 
+_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+
+
 class BatchedTensor(Tensor):
     """A tensor of one ``vmap`` level (see the module docstring); made by :func:`wrap`."""
 
@@ -93,6 +96,13 @@ class BatchedTensor(Tensor):
     ) -> Any:
         kwargs = kwargs or {}
         return DISPATCH[0](func, top_level(args, kwargs), args, kwargs)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise RuntimeError(_NO_STORAGE)  # its own array is a placeholder, as PyTorch's has none
+
+    @property
+    def __array_interface__(self) -> dict:
+        raise AttributeError(_NO_STORAGE)
 
 
 def wrap(value: Tensor, level: Level) -> BatchedTensor:

@@ -263,6 +263,8 @@ def test_data_dependent_ops_and_in_place_into_unbatched_raise_as_pytorch():
     x = dt.tensor(X)
     with pytest.raises(RuntimeError, match=r"vmap: It looks like you're calling \.item\(\)"):
         dt.func.vmap(lambda r: r.sum().item())(x)
+    with pytest.raises(RuntimeError, match="doesn't have storage"):
+        dt.func.vmap(lambda r: np.asarray(r))(x)
     with pytest.raises(RuntimeError, match="data-dependent control flow"):
         dt.func.vmap(lambda r: 1 if r.sum() > 0 else 0)(x)
     with pytest.raises(
