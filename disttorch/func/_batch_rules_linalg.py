@@ -51,15 +51,22 @@ def _linear_values(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     return linear(x, w, b)
 
 
+def _rows_times(g: Tensor, m: Tensor) -> Tensor:
+    """``g @ m`` for a matrix ``m``, as one product of ``g``'s rows (not one per leading index)."""
+    return (g.reshape(-1, g.shape[-1]) @ m).reshape(*g.shape[:-1], m.shape[-1])
+
+
 def _matmul_grads(g: Tensor, a: Tensor, b: Tensor, needs: tuple) -> tuple:
-    ga = (g @ b.mT).sum_to_size(a.shape) if needs[0] else None
+    ga = None
+    if needs[0]:
+        ga = (_rows_times(g, b.mT) if b.dim() == 2 else g @ b.mT).sum_to_size(a.shape)
     gb = (a.mT @ g).sum_to_size(b.shape) if needs[1] else None
     return ga, gb
 
 
 def _linear_grads(g: Tensor, x: Tensor, w: Tensor, b: Tensor | None, needs: tuple) -> tuple:
     rows = g.reshape(-1, g.shape[-1])
-    gx = g @ w if needs[0] else None
+    gx = _rows_times(g, w) if needs[0] else None
     gw = rows.mT @ x.reshape(-1, x.shape[-1]) if needs[1] else None
     gb = rows.sum(0) if b is not None and needs[2] else None
     return gx, gw, gb
