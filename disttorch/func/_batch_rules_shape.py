@@ -11,7 +11,7 @@ from .._tensor import Tensor
 from ._batch_pointwise import in_place_error, pad_to, pointwise, tensors_of
 from ._batched import Level, level_of, wrap, wrap_result
 
-__all__ = ["SHAPE_RULES", "logical_dim", "real_dims"]
+__all__ = ["SHAPE_RULES", "logical_dim"]
 
 _REQUIRED = object()  # a dim argument without default: absent means the op itself complains
 _ALL = object()  # None or absent: all dims (a full reduction)
@@ -28,7 +28,7 @@ def logical_dim(d: int, rank: int) -> int:
     return d % rank + 1
 
 
-def real_dims(v: Any, rank: int) -> Any:
+def _real_dims(v: Any, rank: int) -> Any:
     """:func:`logical_dim` of an int or of each int of a list or tuple."""
     if isinstance(v, (list, tuple)):
         return type(v)(logical_dim(d, rank) for d in v)
@@ -69,7 +69,7 @@ def dim_op(*params: tuple, extra: int = 0, tuple_result: bool = False) -> Callab
                 if default is not _ALL:
                     continue
                 return _full_reduction(func, level, x, a, k, pos, name, in_args, tuple_result)
-            new = real_dims(v, rank + extra)
+            new = _real_dims(v, rank + extra)
             if in_args:
                 a[pos] = new
             else:

@@ -35,11 +35,13 @@ __all__ = [
     "active_levels",
     "level_of",
     "per_slice",
+    "pop_level",
+    "push_level",
     "rewrap",
     "top_level",
     "to_levels",
-    "unwrap_at",
     "wrap",
+    "wrap_result",
 ]
 
 
@@ -118,11 +120,6 @@ def wrap(value: Tensor, level: Level) -> BatchedTensor:
 def level_of(x: Any) -> Level | None:
     """The level of a batched tensor (None for anything else)."""
     return x._bt_level if type(x) is BatchedTensor else None
-
-
-def unwrap_at(x: Any, level: Level) -> Any:
-    """The value of ``x`` when it is batched at ``level``, else ``x``."""
-    return x._bt_value if type(x) is BatchedTensor and x._bt_level is level else x
 
 
 def top_level(args: tuple, kwargs: dict) -> Level:
