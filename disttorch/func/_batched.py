@@ -7,8 +7,9 @@ the batches of the levels from the outermost in). Its own array is a read-only b
 zero of the logical shape and dtype, so ``shape``, ``dtype`` and ``dim()`` answer as
 PyTorch's; every public function or method called on it reaches :meth:`__torch_function__`
 (``_function_dispatch`` opts this disttorch class in, see :mod:`.._torch_function`), which
-applies the batching rule of the operation (:mod:`._batch_rules`) to the values of the
-innermost level, or else calls it once per slice and stacks the results (:func:`per_slice`).
+applies the batching rule of the operation (:mod:`._batch_rules`) at the innermost level
+among its arguments, or else calls it once per slice and stacks the results
+(:func:`per_slice`; so does an autograd Function reached without ``__torch_function__``).
 Autograd sees only the real tensors, so gradients flow through, and a transform run inside
 ``vmap`` (``grad``, ``vjp``, ``jvp``) differentiates the real tensors once for the whole batch
 (:func:`to_levels`, :func:`rewrap`).
