@@ -135,6 +135,14 @@ def _layer_norm(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     return out if bias is None else out + bias
 
 
+_BATCH_NORM_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated in "
+    "place, were not batched.\nIf you are using a module and do not need eval mode, please set "
+    "`track_running_stats` to be False.If you are using a prebuilt module and do not need eval mode, please "
+    "see the functorch website for resources on how to patch your module to work with vmap"
+)
+
+
 def _batch_norm(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     """Without running statistics (training), the statistics are per sample: the batch is
     folded into the channels; with them (evaluation) it is an affine map per channel."""
@@ -146,7 +154,9 @@ def _batch_norm(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
         if not _batched_only(level, b, "input") or level_of(x) is not level:
             return NotImplemented
         return _fold(func, level, b, len(x.shape) - 2)
-    if b["running_mean"] is not None or len(x.shape) < 2:
+    if b["running_mean"] is not None:
+        raise RuntimeError(_BATCH_NORM_STATS)
+    if len(x.shape) < 2:
         return NotImplemented
     size = level.size
     xv = _value(x, level)  # (B, N, C, *)

@@ -273,6 +273,8 @@ def test_data_dependent_ops_and_in_place_into_unbatched_raise_as_pytorch():
         dt.func.vmap(lambda r: dt.zeros(4, 5, dtype=r.dtype).add_(r))(x)
     with pytest.raises(RuntimeError, match="operators that can output dynamic shape"):
         dt.func.vmap(lambda r: dt.where(r > 0)[0])(x)
+    with pytest.raises(RuntimeError, match="Batch norm got a batched tensor as input while the running_mean"):
+        dt.func.vmap(dt.nn.BatchNorm1d(5))(x)
     with pytest.raises(ValueError, match="expected in_dim to satisfy -3 <= in_dim < 3"):
         dt.func.vmap(lambda r: r, in_dims=3)(x)
     with pytest.raises(ValueError, match="can not return a BatchedTensor when out_dim is None"):
