@@ -175,6 +175,27 @@ def _pad(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     return _direct("input")(func, level, args, kwargs)
 
 
+def _attention(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``scaled_dot_product_attention`` without dropout: the batch a leading dim of the query,
+    key and value (unbatched ones expanded), all padded to one rank; the mask broadcasts."""
+    b = _bind(func, args, kwargs)
+    if b is None or b["dropout_p"] or b["enable_gqa"]:
+        return NotImplemented
+    rank = max(len(b[n].shape) for n in ("query", "key", "value"))
+    padded = {n: _padded(b[n], level, rank) for n in ("query", "key", "value")}
+    mask = b["attn_mask"]
+    if level_of(mask) is level:
+        padded["attn_mask"] = _padded(mask, level, rank)
+    return wrap(func(**{**b, **padded}), level)
+
+
+def _padded(x: Tensor, level: Level, rank: int) -> Tensor:
+    """The value of ``x`` at ``level`` (expanded when unbatched), size-1 dims after the batch
+    dim up to logical ``rank``."""
+    v = _value(x, level)
+    return v.reshape((level.size,) + (1,) * (rank - len(x.shape)) + tuple(x.shape))
+
+
 def _embedding(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     b = _bind(func, args, kwargs)
     if b is None or level_of(b["weight"]) is level:
@@ -307,6 +328,7 @@ def _table() -> dict[str, Callable]:
     rules["F.batch_norm"] = _batch_norm
     rules["F.embedding"] = _embedding
     rules["F.pad"] = _pad
+    rules["scaled_dot_product_attention"] = _attention
     losses = (
         "mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits "
         "soft_margin_loss kl_div poisson_nll_loss"

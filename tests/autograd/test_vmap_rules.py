@@ -188,6 +188,14 @@ NN = {
         [LOGITS, LABELS],
         0,
     ),
+    "attention": (
+        lambda L, q, k, m: (
+            L.nn.functional.scaled_dot_product_attention(q, k, k * 2, is_causal=True),
+            L.nn.functional.scaled_dot_product_attention(q, k, q, attn_mask=m),
+        ),
+        [IMG[:, :, 0], IMG[0, :, 1], np.tril(np.ones((6, 6), dtype=bool))],
+        (0, None, None),
+    ),
     "pad": (lambda L, x: L.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), [IMG], 0),
     "embedding": (
         lambda L, i, w: L.nn.functional.embedding(i, w),
