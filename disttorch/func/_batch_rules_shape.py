@@ -269,6 +269,13 @@ def _gather_like(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any
     return wrap(func(_value(args[0], level), logical_dim(args[1], rank), *rest), level)
 
 
+def _on_matrices(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """An op on the last two dims that takes any leading (batch) dims: on the value as it is."""
+    if not _only_self(level, args, kwargs) or len(args[0].shape) < 2:
+        return NotImplemented
+    return wrap_result(func(args[0]._bt_value, *args[1:], **kwargs), level)
+
+
 def _table() -> dict[str, Callable]:
     rules: dict[str, Callable] = {}
     for name in "sum nansum mean nanmean amax amin argmax argmin all any count_nonzero prod std var".split():
@@ -307,6 +314,8 @@ def _table() -> dict[str, Callable]:
     rules["flatten"] = dim_op((1, "start_dim", 0), (2, "end_dim", -1))
     rules["diagonal"] = dim_op((2, "dim1", 0), (3, "dim2", 1))
     rules["squeeze"] = _squeeze
+    for name in "tril triu det logdet slogdet inverse matrix_exp matrix_power cholesky pinverse".split():
+        rules[name] = _on_matrices
     for name in "view reshape".split():
         rules[name] = _reshape
     for name in "view_as reshape_as".split():

@@ -95,6 +95,12 @@ SHAPES = {
     "select_narrow": lambda L, x: (x.select(1, 2), x.narrow(1, 1, 2), x.flip(0), x.movedim(0, 1)),
     "split_unbind": lambda L, x: (*x.split(2, dim=1), *x.chunk(2, -1), *x.unbind(0)),
     "cat_stack": lambda L, x: (L.cat([x, L.ones(2, 5, dtype=x.dtype)]), L.stack([x, x * 2], dim=-1)),
+    "matrices": lambda L, x: (
+        x.tril(),
+        L.triu(x, 1),
+        L.det(x[:, :4] + 4 * L.eye(4)),
+        L.inverse(x[:, 1:] + 5 * L.eye(4)),
+    ),
     "gather": lambda L, x: x.gather(1, L.tensor([[0, 1], [2, 3], [4, 0], [1, 1]])),
 }
 
