@@ -327,4 +327,3 @@ def test_float32_jacobians_of_copies_round_as_the_unbatched_function():
     assert dt.equal(j0, j1)
     h = dt.func.hessian(predict, argnums=2)(w, b, x[0])
     assert dt.allclose(h, dt.func.jacfwd(dt.func.jacfwd(predict, argnums=2), argnums=2)(w, b, x[0]))
-    assert dt.allclose(h, dt.func.jacrev(dt.func.jacrev(predict, argnums=2), argnums=2)(w, b, x[0]))
