@@ -3,9 +3,9 @@
     python benchmarks/func_transforms.py
 
 For each case, the best of ``--repeat`` timings of one call in disttorch and in PyTorch (CPU,
-float64, same inputs) and their ratio (>1: disttorch slower). Jacobians take one backward
-pass per output (``jacrev``) or input (``jacfwd``) element here where PyTorch vectorises the
-passes with ``vmap``, so the ratio grows with the Jacobian's size.
+float64, same inputs; the ``vmap`` cases of PyTorch's tutorials in float32) and their ratio
+(>1: disttorch slower). Jacobians are ``vmap`` over one batched run of the function here, as
+in PyTorch; ``vmap`` runs the function once on batched tensors.
 """
 
 from __future__ import annotations
@@ -57,6 +57,45 @@ def cases(lib, n: int) -> dict:
         ),
         "svd_lowrank q=10 (500x300)": lambda: lib.svd_lowrank(low, q=10),
         "geqrf + ormqr (500x300)": lambda: lib.ormqr(*lib.geqrf(low), low[:, :5]),
+        **vmap_cases(lib),
+    }
+
+
+def vmap_cases(lib) -> dict:
+    """The tutorials' uses of ``vmap``: per-sample gradients of a small CNN, the Hessian of
+    ``tanh(linear(x))`` at 512 inputs, per-sample Jacobians, an ensemble of MLPs."""
+    rng = np.random.default_rng(1)
+    F = lib.nn.functional
+
+    def f32(*shape):
+        return lib.tensor(rng.normal(size=shape), dtype=lib.float32)
+
+    cnn = {"c1": f32(8, 1, 3, 3), "c2": f32(16, 8, 3, 3), "fc": f32(10, 16 * 12 * 12) / 50}
+    data, targets = f32(64, 1, 28, 28), lib.tensor(rng.integers(0, 10, size=64))
+
+    def loss(p, x, t):
+        h = F.max_pool2d(F.conv2d(F.conv2d(x.unsqueeze(0), p["c1"]).relu(), p["c2"]).relu(), 2)
+        return F.cross_entropy(F.linear(h.flatten(1), p["fc"]), t.unsqueeze(0))
+
+    w, b, x = f32(32, 512), f32(32), f32(512)
+    wb, bb, xb = f32(33, 31), f32(33), f32(64, 31)
+    ens = {"w1": f32(10, 128, 784) / 28, "w2": f32(10, 10, 128) / 11}
+    images = f32(64, 784)
+
+    def predict(weight, bias, v):
+        return F.linear(v, weight, bias).tanh()
+
+    return {
+        "vmap(grad) per-sample CNN (64)": lambda: lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(
+            cnn, data, targets
+        ),
+        "hessian tanh(linear) (512 -> 32)": lambda: lib.func.hessian(predict, argnums=2)(w, b, x),
+        "vmap(jacrev) (64 x 31 -> 33)": lambda: lib.func.vmap(
+            lib.func.jacrev(predict, argnums=2), in_dims=(None, None, 0)
+        )(wb, bb, xb),
+        "vmap ensemble of 10 MLPs": lambda: lib.func.vmap(
+            lambda p, v: F.linear(F.linear(v, p["w1"]).relu(), p["w2"]), in_dims=(0, None)
+        )(ens, images),
     }
 
 

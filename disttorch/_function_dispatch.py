@@ -388,8 +388,8 @@ def _on_subclass(cls: type, **kwargs: Any) -> None:
     default_function = getattr(cls.__torch_function__, "__func__", None) is _tensor_torch_function
     if own_dispatch and default_function:
         cls.__torch_function__ = _disabled_torch_function_impl
-    if not _all_methods[0] and _type_dispatches(cls):
-        install_everywhere()
+    if not _all_methods[0] and _type_dispatches(cls) and not getattr(cls, "_function_dispatch", False):
+        install_everywhere()  # (disttorch's own dispatching class installs on first use)
 
 
 _all_methods = [False]  # whether every Tensor method has its twin

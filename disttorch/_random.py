@@ -128,8 +128,14 @@ default_generator = Generator()
 default_generator.seed()  # as PyTorch: the default generator starts from 64 bits of OS entropy
 
 
+#: checks every draw runs first (``vmap``'s ``randomness="error"`` registers one on first use)
+DRAW_GUARDS: list = []
+
+
 def _gen(generator: Generator | None) -> MT19937Engine:
     """The engine of ``generator`` (the default generator for ``None``)."""
+    if DRAW_GUARDS:
+        DRAW_GUARDS[0]()
     if generator is None:
         return default_generator._engine
     if not isinstance(generator, Generator):

@@ -8,7 +8,8 @@ Which arguments dispatch is PyTorch's rule: any object whose type has a
 inherits ``Tensor.__torch_function__``, which runs the function with subclass dispatch off and
 gives the result the subclass's type (``_convert``), so ``MyT`` stays ``MyT`` through ops.
 disttorch's own subclasses (sparse, quantized, nested, masked, ``DTensor``...) stand for
-PyTorch's plain tensors or dispatch by their own means: they never dispatch here."""
+PyTorch's plain tensors or dispatch by their own means: they never dispatch here, except one
+whose class sets ``_function_dispatch`` (``vmap``'s batched tensor)."""
 
 from __future__ import annotations
 
@@ -105,7 +106,11 @@ def _type_dispatches(kind: type) -> bool:
     items callers look into)."""
     if kind is list or kind is tuple:
         return False
-    own = issubclass(kind, Tensor) and is_disttorch_class(kind)
+    own = (
+        issubclass(kind, Tensor)
+        and is_disttorch_class(kind)
+        and not getattr(kind, "_function_dispatch", False)
+    )
     tf = getattr(kind, "__torch_function__", None)
     td = getattr(kind, "__torch_dispatch__", None)
     if not own and tf is not None and tf is not _disabled_torch_function_impl:

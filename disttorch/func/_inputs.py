@@ -6,6 +6,11 @@ for instance because an outer transform differentiates through this one), the re
 a view of it and the transform records its own backward passes, so transforms compose
 (``jacfwd(jacrev(f))``, ``grad(grad(f))``); otherwise it is a fresh leaf and the results are
 plain tensors.
+
+Inside ``vmap`` the tracked tensors are batched at every running level (an input unbatched
+at a level is expanded to its size first), so the real tensors under them hold one
+independent copy per sample: one backward pass over the real tensors (:func:`grad_at`) gives
+every sample's gradient, also w.r.t. inputs the function shares between samples.
 """
 
 from __future__ import annotations
@@ -14,9 +19,19 @@ from typing import Any
 
 from .. import autograd
 from .._tensor import Tensor
+from ._batched import Level, active_levels, rewrap, to_levels
 from ._pytree import TreeSpec, tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["Tracked", "check_argnums", "flat_outputs", "release", "split_aux", "track", "track_args"]
+__all__ = [
+    "Tracked",
+    "check_argnums",
+    "flat_outputs",
+    "grad_at",
+    "release",
+    "split_aux",
+    "track",
+    "track_args",
+]
 
 
 def check_argnums(argnums: Any, nargs: int, api: str) -> tuple[int, ...]:
@@ -49,18 +64,44 @@ def _check_leaf(x: Any, api: str) -> None:
         )
 
 
-def track(x: Tensor) -> Tensor:
-    """``x`` as a tensor the graph starts from: a view if it has a graph already, else a leaf."""
+def track(x: Tensor, levels: list[Level] | None = None) -> Tensor:
+    """``x`` as a tensor the graph starts from: a view if it has a graph already, else a leaf;
+    batched at each of the running vmap ``levels``."""
+    levels = active_levels() if levels is None else levels
+    real = to_levels(x, levels) if levels else x
     with autograd.enable_grad():
-        return x.view_as(x) if x.requires_grad else x.detach().requires_grad_(True)
+        leaf = real.view_as(real) if real.requires_grad else real.detach().requires_grad_(True)
+    return rewrap(leaf, levels) if levels else leaf
+
+
+def grad_at(
+    levels: list[Level], outputs: list[Tensor], inputs: list[Tensor], grad_outputs: list | None, **kwargs: Any
+) -> tuple:
+    """``autograd.grad`` of tensors batched at the vmap ``levels`` (the inputs tracked at
+    them): one pass over the real tensors, the gradients batched again. ``grad_outputs``
+    None: ones (scalar outputs)."""
+    if not levels:
+        return autograd.grad(outputs, inputs, grad_outputs, **kwargs)
+    outs = [to_levels(o, levels) for o in outputs]
+    cts = (
+        [o.new_ones(o.shape) for o in outs]
+        if grad_outputs is None
+        else [to_levels(c, levels) for c in grad_outputs]
+    )
+    grads = autograd.grad(outs, [to_levels(x, levels) for x in inputs], cts, **kwargs)
+    return tuple(None if g is None else rewrap(g, levels) for g in grads)
 
 
 class Tracked:
     """The arguments after tracking: ``args`` to call the function with, ``leaves`` (the tracked
     input tensors, in order), ``specs`` (the pytree of each differentiated argument), and
-    ``keep`` (the results must stay differentiable for an outer graph)."""
+    ``keep`` (the results must stay differentiable for an outer graph), and the vmap
+    ``levels`` they were tracked at."""
 
-    def __init__(self, args: list, leaves: list[Tensor], specs: list[TreeSpec], keep: bool) -> None:
+    def __init__(
+        self, args: list, leaves: list[Tensor], specs: list[TreeSpec], keep: bool, levels: list[Level]
+    ) -> None:
+        self.levels = levels
         self.args = args
         self.leaves = leaves
         self.specs = specs
@@ -83,16 +124,17 @@ def track_args(args: tuple, argnums: Any, api: str) -> Tracked:
     leaves: list[Tensor] = []
     specs: list[TreeSpec] = []
     keep = False
+    levels = active_levels()
     for k in nums:
         flat, spec = tree_flatten(args[k])
         for x in flat:
             _check_leaf(x, api)
             keep = keep or (x.requires_grad and autograd.is_grad_enabled())
-        tracked = [track(x) for x in flat]
+        tracked = [track(x, levels) for x in flat]
         leaves.extend(tracked)
         specs.append(spec)
         new_args[k] = tree_unflatten(tracked, spec)
-    return Tracked(new_args, leaves, specs, keep)
+    return Tracked(new_args, leaves, specs, keep, levels)
 
 
 def release(obj: Any, keep: bool) -> Any:

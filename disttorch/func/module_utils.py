@@ -1,11 +1,11 @@
 """The module helpers of ``torch.func``: ``stack_module_state`` (model ensembling with
 ``vmap`` and ``functional_call``), ``replace_all_batch_norm_modules_``, and the two
-identity transforms ``functionalize`` and ``debug_unwrap``.
+transforms ``functionalize`` (an identity) and ``debug_unwrap``.
 
 ``functionalize`` exists in PyTorch to remove mutations before graph capture; here every
 function runs eagerly on NumPy arrays and the transforms above see its mutations as
-ordinary ops, so it returns ``func`` unchanged in behaviour. ``debug_unwrap`` returns its
-argument: transforms here do not wrap tensors.
+ordinary ops, so it returns ``func`` unchanged in behaviour. ``debug_unwrap`` returns the
+real tensor under ``vmap``'s batched wrappers (batch dims in front).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..nn.modules.batchnorm import _NormBase
 from ..nn.modules.module import Module
 from ..ops.shape import stack
+from ._batched import level_of
 
 __all__ = ["debug_unwrap", "functionalize", "replace_all_batch_norm_modules_", "stack_module_state"]
 
@@ -87,5 +88,10 @@ def functionalize(func: Callable, *, remove: str = "mutations") -> Callable:
 
 
 def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
-    """The plain tensor inside a transform's wrapper: ``tensor`` itself here."""
+    """The tensor inside ``vmap``'s batched wrapper (all of them with ``recurse``), batch dim
+    in front; any other tensor itself (the derivative transforms do not wrap tensors here)."""
+    while level_of(tensor) is not None:
+        tensor = tensor._bt_value
+        if not recurse:
+            break
     return tensor

@@ -4,6 +4,11 @@
 the vector-Jacobian product is recorded once as a function of a free cotangent, and
 differentiating it in the direction of the tangents gives the Jacobian-vector product,
 with PyTorch's values.
+
+Inside ``vmap`` the primals are tracked batched at every running level (see ``_inputs``), so
+one pass gives every sample's product. A ``vjp_fn`` (or ``linearize``'s ``jvp_fn``) called
+under a vmap level that did not run when it was made, with cotangents (tangents) batched at
+it, runs the function again under that level: one batched pass instead of one per sample.
 """
 
 from __future__ import annotations
@@ -14,13 +19,14 @@ from typing import Any
 from .. import autograd
 from .._tensor import Tensor
 from ..autograd.forward_ad import Linearization
-from ._inputs import flat_outputs, release, split_aux, track
+from ._batched import Level, active_levels, level_of, rewrap, to_levels
+from ._inputs import flat_outputs, grad_at, release, split_aux, track
 from ._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["jvp", "linearize", "vjp"]
 
 
-def _track_primals(primals: tuple, api: str) -> tuple[list, Any, list[Tensor], bool]:
+def _track_primals(primals: tuple, api: str, levels: list[Level]) -> tuple[list, Any, list[Tensor], bool]:
     flat, spec = tree_flatten(primals)
     for x in flat:
         if not isinstance(x, Tensor):
@@ -28,7 +34,7 @@ def _track_primals(primals: tuple, api: str) -> tuple[list, Any, list[Tensor], b
         if not x.is_floating_point():
             raise RuntimeError(f"{api}: only floating point primals can be differentiated, got {x.dtype}")
     keep = autograd.is_grad_enabled() and any(x.requires_grad for x in flat)
-    leaves = [track(x) for x in flat]
+    leaves = [track(x, levels) for x in flat]
     return tree_unflatten(leaves, spec), spec, leaves, keep
 
 
@@ -40,13 +46,17 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     """``(func(*primals), vjp_fn)`` (and ``aux`` with ``has_aux``): ``vjp_fn(cotangents)``, with
     ``cotangents`` structured like the output, returns the vector-Jacobian products w.r.t. every
     primal, as a tuple structured like ``primals``. ``vjp_fn`` may be called repeatedly."""
-    args, p_spec, leaves, keep = _track_primals(primals, "vjp")
+    levels = active_levels()
+    args, p_spec, leaves, keep = _track_primals(primals, "vjp", levels)
     with autograd.enable_grad():
         out, aux = split_aux(func(*args), has_aux, "vjp(f, *primals)")
     outs, out_spec = flat_outputs(out, "vjp(f, *primals)")
 
     def vjp_fn(cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None) -> tuple:
         cts, ct_spec = tree_flatten(cotangents)
+        if _newly_batched(cts, levels):
+            rerun = vjp(func, *primals, has_aux=has_aux)[1]
+            return rerun(cotangents, retain_graph=retain_graph, create_graph=create_graph)
         if ct_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure of outputs to "
@@ -64,7 +74,8 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
         if pairs:
             with autograd.set_grad_enabled(cg):
                 grads = list(
-                    autograd.grad(
+                    grad_at(
+                        levels,
                         [o for o, _ in pairs],
                         leaves,
                         [c for _, c in pairs],
@@ -77,6 +88,30 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
 
     result = (release(out, keep), vjp_fn)
     return (*result, release(aux, keep)) if has_aux else result
+
+
+def _newly_batched(tensors: list, levels: list[Level]) -> bool:
+    """Whether one of ``tensors`` is batched at a vmap level not among ``levels``."""
+    for t in tensors:
+        while level_of(t) is not None:
+            if level_of(t) not in levels:
+                return True
+            t = t._bt_value
+    return False
+
+
+def _linearized_jvp(lin: Linearization, levels: list[Level], tangents: list, create_graph: bool) -> list:
+    """``lin.jvp`` of tensors batched at the vmap ``levels`` (on their real tensors)."""
+    if not levels:
+        return lin.jvp(tangents, create_graph=create_graph)
+    jv = lin.jvp([to_levels(t, levels) for t in tangents], create_graph=create_graph)
+    return [None if j is None else rewrap(j, levels) for j in jv]
+
+
+def _linearization(outs: list, leaves: list, levels: list[Level]) -> Linearization:
+    if not levels:
+        return Linearization(outs, leaves)
+    return Linearization([to_levels(o, levels) for o in outs], [to_levels(x, levels) for x in leaves])
 
 
 def _check_tangents(primals: Any, tangents: Any, api: str) -> list[Tensor]:
@@ -111,12 +146,14 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
     if strict:
         raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not implemented yet.")
     flat_t = _check_tangents(primals, tangents, api)
-    args, _, leaves, keep = _track_primals(primals, api)
+    levels = active_levels()
+    args, _, leaves, keep = _track_primals(primals, api, levels)
     keep = keep or any(t.requires_grad for t in flat_t)
     with autograd.enable_grad():
         out, aux = split_aux(func(*args), has_aux, api)
     outs, out_spec = flat_outputs(out, api)
-    jv = Linearization(outs, leaves).jvp([t.to(x.dtype) for t, x in zip(flat_t, leaves)], create_graph=keep)
+    lin = _linearization(outs, leaves, levels)
+    jv = _linearized_jvp(lin, levels, [t.to(x.dtype) for t, x in zip(flat_t, leaves)], keep)
     result = (release(out, keep), release(tree_unflatten(_zeros_where_none(jv, outs), out_spec), keep))
     return (*result, release(aux, keep)) if has_aux else result
 
@@ -125,15 +162,18 @@ def linearize(func: Callable, *primals: Any) -> tuple[Any, Callable]:
     """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` returns ``jvp(func, primals,
     tangents)[1]`` without calling ``func`` again (the linearised graph is kept)."""
     api = "linearize"
-    args, p_spec, leaves, keep = _track_primals(primals, api)
+    levels = active_levels()
+    args, p_spec, leaves, keep = _track_primals(primals, api, levels)
     with autograd.enable_grad():
         out = func(*args)
     outs, out_spec = flat_outputs(out, api)
-    lin = Linearization(outs, leaves)
+    lin = _linearization(outs, leaves, levels)
 
     def jvp_fn(*tangents: Any) -> Any:
         flat_t = _check_tangents(primals, tangents, "linearize(f, *primals)(*tangents)")
-        jv = lin.jvp([t.to(x.dtype) for t, x in zip(flat_t, leaves)], create_graph=keep)
+        if _newly_batched(flat_t, levels):
+            return jvp(func, primals, tangents)[1]
+        jv = _linearized_jvp(lin, levels, [t.to(x.dtype) for t, x in zip(flat_t, leaves)], keep)
         return release(tree_unflatten(_zeros_where_none(jv, outs), out_spec), keep)
 
     return release(out, keep), jvp_fn

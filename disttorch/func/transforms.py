@@ -8,15 +8,13 @@ from typing import Any
 
 from .. import autograd
 from .._tensor import Tensor
-from ..ops.shape import stack
-from ._inputs import release, split_aux, track_args
-from ._pytree import tree_flatten, tree_map, tree_unflatten
+from ..ops.shape import cat
+from ._batch_rules import activate
+from ._batched import level_of, pop_level, push_level, wrap
+from ._inputs import grad_at, release, split_aux, track_args
+from ._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vmap"]
-
-
-def _leaves(obj: Any) -> list:
-    return [x for x in tree_flatten(obj)[0] if isinstance(x, Tensor)]
 
 
 def vmap(
@@ -27,75 +25,147 @@ def vmap(
     *,
     chunk_size: int | None = None,
 ) -> Callable:
-    """Map ``func`` over dimension ``in_dims`` of its tensor arguments (an int for all, or a
-    tuple with one entry per argument, ``None`` for an argument not mapped), stacking the
-    outputs along ``out_dims``. Gradients flow through."""
+    """Map ``func`` over dimension ``in_dims`` of its tensor arguments (an int or None for
+    all, or a tuple with one entry per positional argument, itself a pytree prefix of it; None
+    for an argument not mapped), stacking the outputs along ``out_dims`` (likewise, for the
+    outputs). ``func`` runs once, on batched tensors (see :mod:`._batched`); ``randomness``
+    (``"error"``, ``"different"``, ``"same"``) governs random ops, ``chunk_size`` runs the
+    batch in chunks of that many. Gradients flow through."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(
             f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}"
         )
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    name = getattr(func, "__name__", type(func).__name__)
 
     @functools.wraps(func)
     def mapped(*args: Any, **kwargs: Any) -> Any:
-        dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
-        if len(dims) != len(args):
-            raise ValueError(
-                f"vmap({getattr(func, '__name__', 'fn')}, in_dims={in_dims}, ...)(<inputs>): "
-                f"in_dims is not compatible with the structure of `inputs`: {len(dims)} in_dims "
-                f"for {len(args)} positional arguments"
-            )
-        sizes = {a.shape[d] for a, d in zip(args, dims) for a in _leaves(a) if d is not None}
-        if not sizes:
-            raise ValueError("vmap: at least one input must be a Tensor mapped over a dim (in_dims not None)")
-        if len(sizes) > 1:
-            raise ValueError(
-                f"vmap: Expected all tensors to have the same size in the mapped dimension, got "
-                f"sizes {sorted(sizes)} for the mapped dimension"
-            )
-        n = sizes.pop()
-        results = []
-        for i in range(n):
-            sliced = [
-                a
-                if d is None
-                else tree_map(lambda t, d=d, i=i: t.select(d, i) if isinstance(t, Tensor) else t, a)
-                for a, d in zip(args, dims)
-            ]
-            results.append(func(*sliced, **kwargs))
-        return _stack_outputs(results, out_dims)
+        activate()
+        flat, spec = tree_flatten(args)
+        dims = _in_dims_per_leaf(in_dims, args, name)
+        n = _batch_size(flat, dims, in_dims, name)
+        if chunk_size is None or chunk_size >= n:
+            return _run(func, flat, spec, dims, n, out_dims, randomness, kwargs, name)
+        chunks = []
+        for start in range(0, n, chunk_size):
+            size = min(chunk_size, n - start)
+            part = [x if d is None else x.narrow(d, start, size) for x, d in zip(flat, dims)]
+            chunks.append(_run(func, part, spec, dims, size, out_dims, randomness, kwargs, name))
+        return _concat_chunks(chunks, out_dims)
 
     return mapped
 
 
-def _stack_outputs(results: list, out_dims: Any) -> Any:
-    """Stack the per-slice outputs (a pytree of tensors) leaf by leaf; ``out_dims`` is an
-    int (or None) for every leaf, or a tree of them that is a prefix of the output's."""
-    flat, spec = tree_flatten(results[0])
-    for leaf in flat:
-        if not isinstance(leaf, Tensor):
-            raise ValueError(
-                "vmap: the function must return tensors (or tuples, lists or dicts of them), "
-                f"got {type(leaf).__name__}"
-            )
-    dims = _out_dims_per_leaf(out_dims, results[0])
-    columns = zip(*(tree_flatten(r)[0] for r in results))
-    stacked = [col[0] if d is None else stack(col, dim=d) for col, d in zip(columns, dims)]
-    return tree_unflatten(stacked, spec)
-
-
-def _out_dims_per_leaf(out_dims: Any, output: Any) -> list:
-    """``out_dims`` broadcast over the leaves of ``output`` (an int or None covers a subtree)."""
-    if out_dims is None or isinstance(out_dims, int):
-        return [out_dims] * len(tree_flatten(output)[0])
-    same = isinstance(out_dims, dict) == isinstance(output, dict) and isinstance(output, (tuple, list, dict))
-    if not same or len(out_dims) != len(output):
+def _in_dims_per_leaf(in_dims: Any, args: tuple, name: str) -> list:
+    if in_dims is None or isinstance(in_dims, int):
+        return [in_dims] * len(tree_flatten(args)[0])
+    if not isinstance(in_dims, tuple):
         raise ValueError(
-            f"vmap: out_dims={out_dims!r} is not compatible with the structure of the outputs "
-            f"({type(output).__name__} of {len(output) if isinstance(output, (tuple, list, dict)) else 1})"
+            f"vmap({name}, in_dims={in_dims}, ...): expected `in_dims` to be int or a (potentially nested) "
+            f"tuple matching the structure of inputs, got: {type(in_dims)}."
         )
-    if isinstance(output, dict):
-        return [d for k in output for d in _out_dims_per_leaf(out_dims[k], output[k])]
-    return [d for sub_dims, sub in zip(out_dims, output) for d in _out_dims_per_leaf(sub_dims, sub)]
+    if len(in_dims) != len(args):
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the structure "
+            f"of `inputs`. in_dims has structure {tree_flatten(in_dims)[1]} but inputs has structure "
+            f"{tree_flatten(args)[1]}."
+        )
+    return [d for sub, arg in zip(in_dims, args) for d in _dims_per_leaf(sub, arg, "in_dims")]
+
+
+def _batch_size(flat: list, dims: list, in_dims: Any, name: str) -> int:
+    sizes = []
+    for x, d in zip(flat, dims):
+        if d is None:
+            continue
+        if not isinstance(x, Tensor):
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but the input is "
+                f"of type {type(x)}. We cannot vmap over non-Tensor arguments, please use None as the "
+                "respective in_dim"
+            )
+        if x.dim() == 0 or not -x.dim() <= d < x.dim():
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some input, but that input "
+                f"is a Tensor of dimensionality {x.dim()} so expected in_dim to satisfy -{x.dim()} <= in_dim < "
+                f"{x.dim()}."
+            )
+        sizes.append(x.shape[d])
+    if not sizes:
+        raise ValueError(
+            f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): at least one input must be a Tensor mapped over "
+            "a dim (in_dims not None)"
+        )
+    if len(set(sizes)) > 1:
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+            f"{sizes} for the mapped dimension"
+        )
+    return sizes[0]
+
+
+def _run(
+    func: Callable,
+    flat: list,
+    spec: Any,
+    dims: list,
+    n: int,
+    out_dims: Any,
+    randomness: str,
+    kwargs: dict,
+    name: str,
+) -> Any:
+    """``func`` called once on the inputs batched at a new level, its outputs unbatched."""
+    level = push_level(n, randomness)
+    try:
+        leaves = [x if d is None else wrap(x.movedim(d, 0), level) for x, d in zip(flat, dims)]
+        out = func(*tree_unflatten(leaves, spec), **kwargs)
+    finally:
+        pop_level(level)
+    leaves, out_spec = tree_flatten(out)
+    results = []
+    for x, d in zip(leaves, _dims_per_leaf(out_dims, out, "out_dims")):
+        if d is None:
+            if level_of(x) is level:
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None"
+                )
+            results.append(x)
+        elif not isinstance(x, Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(x)}. Did you mean to set "
+                "out_dims= to None for output?"
+            )
+        elif level_of(x) is level:
+            results.append(x._bt_value.movedim(0, d))
+        else:
+            at = d % (x.dim() + 1)
+            results.append(x.unsqueeze(at).expand(*x.shape[:at], n, *x.shape[at:]))
+    return tree_unflatten(results, out_spec)
+
+
+def _concat_chunks(chunks: list, out_dims: Any) -> Any:
+    flat, spec = tree_flatten(chunks[0])
+    dims = _dims_per_leaf(out_dims, chunks[0], "out_dims")
+    columns = zip(*(tree_flatten(c)[0] for c in chunks))
+    return tree_unflatten([col[0] if d is None else cat(col, dim=d) for col, d in zip(columns, dims)], spec)
+
+
+def _dims_per_leaf(dims: Any, tree: Any, what: str) -> list:
+    """``dims`` broadcast over the leaves of ``tree`` (an int or None covers a subtree)."""
+    if dims is None or isinstance(dims, int):
+        return [dims] * len(tree_flatten(tree)[0])
+    same = isinstance(dims, dict) == isinstance(tree, dict) and isinstance(tree, (tuple, list, dict))
+    if not same or len(dims) != len(tree):
+        raise ValueError(
+            f"vmap: {what}={dims!r} is not compatible with the structure of the "
+            f"{'outputs' if what == 'out_dims' else 'inputs'} ({type(tree).__name__} of "
+            f"{len(tree) if isinstance(tree, (tuple, list, dict)) else 1})"
+        )
+    if isinstance(tree, dict):
+        return [d for k in tree for d in _dims_per_leaf(dims[k], tree[k], what)]
+    return [d for sub_dims, sub in zip(dims, tree) for d in _dims_per_leaf(sub_dims, sub, what)]
 
 
 def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
@@ -115,8 +185,14 @@ def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = Fal
         grads: tuple = (None,) * len(tr.leaves)
         if out.requires_grad:
             with autograd.set_grad_enabled(tr.keep):
-                grads = autograd.grad(
-                    out, tr.leaves, retain_graph=tr.keep, create_graph=tr.keep, allow_unused=True
+                grads = grad_at(
+                    tr.levels,
+                    [out],
+                    tr.leaves,
+                    None,
+                    retain_graph=tr.keep,
+                    create_graph=tr.keep,
+                    allow_unused=True,
                 )
         flat = [g if g is not None else x.detach().new_zeros(x.shape) for g, x in zip(grads, tr.leaves)]
         g = release(tr.per_argnum(flat, argnums), tr.keep)

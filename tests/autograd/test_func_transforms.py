@@ -561,7 +561,7 @@ def test_vmap_stacks_dict_and_nested_outputs_with_prefix_out_dims():
     assert func.vmap(lambda r: (r.sum(), const), out_dims=(0, None))(x)[1] is const
     with pytest.raises(ValueError, match="not compatible with the structure"):
         func.vmap(lambda r: (r, r), out_dims=(0, 0, 0))(x)
-    with pytest.raises(ValueError, match="must return tensors"):
+    with pytest.raises(ValueError, match="must only return Tensors"):
         func.vmap(lambda r: {"n": 1.0})(x)
 
 
