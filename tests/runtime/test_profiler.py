@@ -41,7 +41,13 @@ def test_records_ops_ranges_and_spans(setup):
         _step(*setup)
     avg = {e.key: e for e in prof.key_averages()}
     assert avg["aten::linear"].count == 2 and avg["AddmmBackward0"].count == 2  # PyTorch's node name
-    assert {"forward_pass", "backward", "optimizer.step", "aten::tanh"} <= set(avg)
+    assert {
+        "forward_pass",
+        "Optimizer.step#SGD.step",
+        "Optimizer.zero_grad#SGD.zero_grad",
+        "aten::tanh",
+    } <= set(avg)
+    assert not {"backward", "optimizer.step"} & set(avg)  # spans of a trace directory's timeline only
     fwd = avg["forward_pass"]
     assert fwd.cpu_time_total >= avg["aten::linear"].cpu_time_total > 0
     assert fwd.self_cpu_time_total < fwd.cpu_time_total  # ops inside are its children
@@ -76,7 +82,7 @@ def test_chrome_trace_is_valid_json(setup, tmp_path):
     doc = json.loads(path.read_text())
     events = doc["traceEvents"]
     names = {e["name"] for e in events}
-    assert {"forward_pass", "aten::linear", "backward"} <= names
+    assert {"forward_pass", "aten::linear", "AddmmBackward0"} <= names
     for e in events:
         assert {"name", "ph", "pid", "tid"} <= set(e)
         if e["ph"] == "X":
@@ -298,12 +304,20 @@ def _op_trees(lib):
         return e.name + (f"({','.join(kids)})" if kids else "")
 
     lib.manual_seed(0)
-    model = lib.nn.Sequential(
-        lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.MaxPool2d(2), lib.nn.LayerNorm(2)
+    nn, F = lib.nn, lib.nn.functional
+    model = nn.Sequential(
+        nn.Conv2d(3, 4, 3),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.GroupNorm(2, 4),
+        nn.AdaptiveAvgPool2d(2),
+        nn.ConvTranspose2d(4, 4, 1),
+        nn.LayerNorm(2),
     ).eval()
-    x = lib.randn(2, 3, 6, 6)
+    x, y = lib.randn(2, 3, 6, 6), lib.zeros(2, 2, 2, dtype=lib.long)
     with lib.profiler.profile() as prof:
-        lib.nn.functional.dropout2d(lib.nn.functional.dropout(model(x)).log_softmax(1))
+        F.nll_loss(F.dropout2d(F.dropout(model(x)).log_softmax(1)), y)
     return [tree(e) for e in prof.events() if e.cpu_parent is None and e.name.startswith("aten::")]
 
 
@@ -319,3 +333,59 @@ def test_op_trees_match_pytorch():
     conv, *theirs = _op_trees(torch)
     assert conv.startswith("aten::conv2d(aten::convolution(aten::_convolution(")  # then PyTorch's kernel
     assert _op_trees(dt) == ["aten::conv2d(aten::convolution(aten::_convolution))", *theirs]
+
+
+_BACKWARD_NODE = ("Backward0", "Backward1", "torch::autograd::AccumulateGrad")
+_EVALUATE = "autograd::engine::evaluate_function: "
+
+
+def _step_rows(lib):
+    """``{name: count}`` of the events of two training steps (a small MLP, then a CNN with
+    conv, pooling, dropout and flatten; nll_loss of log_softmax, SGD with momentum) that are
+    neither inside a backward node (nor the engine's ops after one) nor inside the optimiser's
+    step: the ops a backward node runs, and the optimiser's per-parameter updates, are
+    disttorch's own."""
+    lib.manual_seed(0)
+    nn, F = lib.nn, lib.nn.functional
+    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    cnn = nn.Sequential(
+        nn.Conv2d(1, 2, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25), nn.Flatten(), nn.Linear(8, 3)
+    )
+    steps = [
+        (mlp, lib.optim.SGD(mlp.parameters(), lr=0.1), lib.randn(5, 4)),
+        (cnn, lib.optim.SGD(cnn.parameters(), lr=0.1, momentum=0.9), lib.randn(5, 1, 6, 6)),
+    ]
+    y = lib.tensor([0, 1, 2, 1, 0])
+    with lib.profiler.profile() as prof:
+        for model, opt, x in steps:
+            opt.zero_grad()
+            F.nll_loss(model(x).log_softmax(1), y).backward()
+            opt.step()
+    rows: dict = {}
+    for e in prof.events():
+        above, up = [], e.cpu_parent
+        while up is not None:
+            above.append(up.name)
+            up = up.cpu_parent
+        in_node = any(n.endswith(_BACKWARD_NODE) and not n.startswith(_EVALUATE) for n in above)
+        engine_op = bool(above) and above[0].startswith(_EVALUATE) and not above[0].endswith(e.name)
+        if not (in_node or engine_op or any(n.startswith("Optimizer.step#") for n in above)):
+            rows[e.name] = rows.get(e.name, 0) + 1
+    return rows
+
+
+def test_training_step_rows_are_pytorchs():
+    rows = _step_rows(dt)
+    assert rows["autograd::engine::evaluate_function: AddmmBackward0"] == rows["AddmmBackward0"] == 3
+    assert rows["autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"] == 8
+    assert rows["torch::autograd::AccumulateGrad"] == 8 and rows["aten::ones_like"] == 2
+    assert rows["Optimizer.step#SGD.step"] == rows["Optimizer.zero_grad#SGD.zero_grad"] == 2
+    assert rows["aten::flatten"] == 1 and rows["aten::nll_loss_forward"] == 2
+    assert "backward" not in rows and "optimizer.step" not in rows
+
+
+@pytest.mark.parity
+def test_training_step_rows_match_pytorch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = _step_rows(dt), _step_rows(torch)
+    assert {name: theirs.get(name) for name in ours} == ours  # every row disttorch records, by count
