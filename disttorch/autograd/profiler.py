@@ -491,7 +491,8 @@ class EventList(list):
         if row_limit is not None and row_limit >= 0:
             rows = rows[:row_limit]
         total_self = self.self_cpu_time_total or 1.0
-        name_w = min(max((len(str(e.key)) for e in rows), default=4) + 4, max_name_column_width)
+        # as wide as the longest name of all events, shown or not (as PyTorch's)
+        name_w = min(max(len(str(e.key)) for e in self) + 4, max_name_column_width)
         cols = [
             ("Name", name_w),
             ("Self CPU %", 12),

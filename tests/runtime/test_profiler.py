@@ -70,6 +70,9 @@ def test_table_sort_and_row_limit(setup):
     assert rows[0].split()[0] == max(prof.key_averages(), key=lambda e: e.cpu_time_total).key
     self_sorted = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=3)
     assert len(self_sorted.splitlines()) == 3 + 3 + 2
+    longest = max(len(e.key) for e in prof.key_averages())  # of every row, shown or not (PyTorch's)
+    top = prof.key_averages().table(sort_by="cpu_time_total", row_limit=1).splitlines()[1]
+    assert top.index("Self CPU %") == min(longest + 4, 55) + 4  # then two spaces, a 12-wide column
     with pytest.raises(ValueError, match="sort_by"):
         prof.key_averages().table(sort_by="bogus")
 
