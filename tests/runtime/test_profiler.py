@@ -147,6 +147,24 @@ def test_schedule_windows_and_tensorboard_handler(setup, tmp_path):
     assert {"ProfilerStep#6", "ProfilerStep#7"} <= names and "ProfilerStep#5" not in names
 
 
+@pytest.mark.parametrize("acc_events", [False, True])
+def test_a_second_window_clears_events_unless_accumulated(setup, acc_events, monkeypatch):
+    from disttorch.profiler import profiler as module
+
+    monkeypatch.setattr(module, "_warned", set())
+    sched = schedule(wait=0, warmup=1, active=1, repeat=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with profile(schedule=sched, acc_events=acc_events) as prof:
+            for _ in range(4):
+                _step(*setup)
+                prof.step()
+    steps = [(e.key, e.count) for e in prof.key_averages() if e.key.startswith("ProfilerStep")]
+    assert steps == [("ProfilerStep*", 2 if acc_events else 1)]  # one name for every step, as PyTorch's
+    cleared = [w for w in caught if str(w.message).startswith("Warning: Profiler clears events")]
+    assert len(cleared) == (0 if acc_events else 1)
+
+
 def test_no_overhead_and_nothing_recorded_outside(setup):
     from disttorch.autograd import function
     from disttorch.utils import trace
