@@ -32,6 +32,22 @@ def test_timer_runs_the_statement_in_its_globals_with_its_thread_count():
         t.repeat()
 
 
+def test_timer_namespace_holds_torch_unless_globals_name_it():
+    seen = []
+    benchmark.Timer("seen.append(torch)", "x = torch.ones(2)", globals={"seen": seen}).timeit(1)
+    assert seen[-1] is dt  # the library, as PyTorch's Timer adds ``torch``
+    benchmark.Timer("seen.append(torch)", globals={"seen": seen, "torch": np}).timeit(1)
+    assert seen[-1] is np
+
+
+def test_block_size_weighs_the_loop_cost_without_runs():
+    clock, sizes = [0.0], []  # a clock that only the statement moves: 1 ms a run, the loop costs 0
+    benchmark.Timer("clock[0] += 1e-3", globals={"clock": clock}, timer=lambda: clock[0]).blocked_autorange(
+        callback=lambda n, s: sizes.append(n), min_run_time=0.03
+    )
+    assert sizes == [1] * 30  # one run already dwarfs the loop (not 100: the cost of one run)
+
+
 def test_measurement_statistics_and_repr():
     m = fake_measurement([1e-6, 2e-6, 3e-6, 4e-6, 10e-6], label="adds", sub_label="small", description="f32")
     assert m.times == pytest.approx([1e-6, 2e-6, 3e-6, 4e-6, 10e-6])
