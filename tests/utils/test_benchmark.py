@@ -115,6 +115,45 @@ def test_repr_and_table_match_pytorch(torch):
     assert str(our_table) == str(their_table)
 
 
+def _styled_tables(lib):
+    """Two thread counts, two columns, one noisy row: coloured by column, by row, and with
+    the high-variance cells marked."""
+
+    def one(times, **labels):
+        return lib.Measurement(10, [t * 10 for t in times], lib.TaskSpec(stmt="f(x)", setup="pass", **labels))
+
+    ms = []
+    for n in (1, 2):
+        for s, t in (("a", 3.2e-6), ("b", 4.1e-6), ("c", 12.7e-6)):
+            for d, k in (("mul", 1.0), ("bmm", 2.3)):
+                v = t * k * n
+                times = [v, 2 * v, 0.5 * v, 3 * v, 0.3 * v] if s == "b" else [v, 1.02 * v, 0.97 * v, 1.2 * v]
+                ms.append(one(times, label="dot", sub_label=s, description=d, num_threads=n))
+    tables = []
+    for style in ("colorize", "rowwise", "highlight_warnings"):
+        compare = lib.Compare(ms)
+        compare.trim_significant_figures()
+        if style == "highlight_warnings":
+            compare.highlight_warnings()
+        else:
+            compare.colorize(rowwise=style == "rowwise")
+        tables.append(str(compare))
+    return tables
+
+
+def test_colorize_and_highlight_warnings():
+    columns, rows, marked = _styled_tables(benchmark)
+    assert "\033[92m\033[1m" in columns and columns != rows  # the best of a column, bold green
+    assert "(! " in marked and marked.rstrip().endswith("where XX is the IQR / median * 100.")
+
+
+@pytest.mark.parity
+def test_colorize_and_highlight_warnings_match_pytorch(torch):
+    from torch.utils import benchmark as theirs
+
+    assert _styled_tables(benchmark) == _styled_tables(theirs)
+
+
 def test_measurement_repr_names_pytorchs_class_under_the_alias(monkeypatch):
     """A program that prints a ``Measurement`` under the ``import torch`` alias reads
     PyTorch's first line; without it, disttorch's own class."""
