@@ -165,3 +165,62 @@ def test_measurement_repr_names_pytorchs_class_under_the_alias(monkeypatch):
     assert repr(m).startswith("<disttorch.utils.benchmark.common.Measurement object at 0x")
     monkeypatch.setitem(sys.modules, "torch", disttorch)
     assert repr(m).startswith("<torch.utils.benchmark.utils.common.Measurement object at 0x")
+
+
+def _fuzzed_cases(lib):
+    """Six cases of a fuzzer with each kind of parameter, strides, permuted layouts, an
+    integer tensor and a constraint: parameters, shapes, strides, contiguity and values."""
+    b = lib.utils.benchmark
+    fuzzer = b.Fuzzer(
+        parameters=[
+            b.FuzzedParameter("k0", minval=1, maxval=300, distribution="loguniform"),
+            b.FuzzedParameter("k1", minval=2, maxval=40, distribution="uniform"),
+            b.FuzzedParameter("s", minval=1, maxval=3, distribution="uniform"),
+            b.FuzzedParameter("p", minval=0.0, maxval=1.0, distribution="uniform"),
+        ],
+        tensors=[
+            b.FuzzedTensor("x", size=("k0", "k1"), steps=(1, "s"), min_elements=16, max_elements=4000),
+            b.FuzzedTensor("i", size=("k1", 3, "k0"), probability_contiguous=0.2, dtype=lib.int64),
+        ],
+        constraints=[lambda p: p["k0"] != p["k1"]],
+        seed=7,
+    )
+    cases = []
+    for tensors, properties, params in fuzzer.take(6):
+        x, i = tensors["x"], tensors["i"]
+        cases.append(
+            (
+                params,
+                x.shape,
+                x.stride(),
+                i.stride(),
+                properties["i"]["is_contiguous"],
+                x.tolist(),
+                i.tolist(),
+            )
+        )
+    return cases, fuzzer.rejection_rate
+
+
+def test_fuzzer_draws_parameters_and_tensors_within_their_bounds():
+    cases, rejected = _fuzzed_cases(dt)
+    for params, shape, *_ in cases:
+        assert 1 <= params["k0"] <= 300 and params["k0"] != params["k1"] and 16 <= shape.numel() <= 4000
+    assert 0 < rejected < 1 and _fuzzed_cases(dt) == (cases, rejected)  # the seed fixes everything
+    fuzzer = benchmark.Fuzzer(
+        parameters=[
+            benchmark.FuzzedParameter("n", minval=4, maxval=9, distribution="uniform"),
+            benchmark.FuzzedParameter("m", distribution={1: 0.5, benchmark.ParameterAlias("n"): 0.5}),
+        ],
+        tensors=[benchmark.FuzzedTensor("y", size=("m",))],
+        seed=0,
+    )
+    drawn = [(p["n"], p["m"]) for _, _, p in fuzzer.take(8)]
+    assert {m for _, m in drawn} - {1} and all(m in (1, n) for n, m in drawn)  # sometimes n, else 1
+    with pytest.raises(AssertionError, match="normalized"):
+        benchmark.FuzzedParameter("m", distribution={1: 0.5})
+
+
+@pytest.mark.parity
+def test_fuzzer_matches_pytorch(torch):
+    assert _fuzzed_cases(dt) == _fuzzed_cases(torch)
