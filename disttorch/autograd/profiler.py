@@ -9,7 +9,8 @@ operator, ``aten::matmul``, ``aten::linear``: see :func:`op_event_name`; a user 
 its class), each backward node the engine runs (``autograd::engine::evaluate_function:
 MmBackward0`` over ``MmBackward0``), each gradient accumulated into a leaf
 (``torch::autograd::AccumulateGrad``) and the implicit gradient of ``backward()``
-(``aten::ones_like``). Only what runs is recorded, when it runs: PyTorch's operators that
+(``aten::ones_like``), and Tensor's in-place methods (``aten::add_``, see
+:data:`PROFILED_METHODS`). Only what runs is recorded, when it runs: PyTorch's operators that
 disttorch computes inside one op are not listed apart. Op timing is installed only while a
 profiler runs, so it costs nothing otherwise. Times are wall-clock microseconds on the CPU.
 """
@@ -174,6 +175,7 @@ def _adaptive_avg_pool_calls(input: Tensor, out_size: tuple) -> tuple[str, ...]:
 #: arguments gives them where they depend on the call.
 DISPATCHES_TO: dict[str, tuple[str, ...] | Callable[..., tuple[str, ...]]] = {
     "aten::relu": ("aten::clamp_min",),
+    "aten::relu_": ("aten::clamp_min_",),
     **{f"aten::conv{d}d": ("aten::convolution", "aten::_convolution") for d in (1, 2, 3)},
     **{f"aten::conv_transpose{d}d": ("aten::convolution", "aten::_convolution") for d in (1, 2, 3)},
     "aten::max_pool2d": ("aten::max_pool2d_with_indices",),
@@ -189,9 +191,40 @@ DISPATCHES_TO: dict[str, tuple[str, ...] | Callable[..., tuple[str, ...]]] = {
 }
 
 
+#: Tensor's in-place methods and operators -> PyTorch's operator (``"__iadd__":
+#: "aten::add_"``), timed as one event while a profiler runs (filled by the ops' binding step)
+PROFILED_METHODS: dict[str, str] = {}
+_quiet = threading.local()  # depth of profiled methods running: the ops inside are theirs
+
+
+def _profiled_method(op: str, method: Callable) -> Callable:
+    """``method`` timed as the one operator ``op``: the ops it runs (an in-place op runs its
+    out-of-place twin while autograd records, then writes) are that computation, not listed."""
+
+    @functools.wraps(method)
+    def profiled(*args: Any, **kwargs: Any) -> Any:
+        depth = getattr(_quiet, "depth", 0)
+        if depth or not _recording:
+            return method(*args, **kwargs)
+        start = trace._now_us()
+        inner = [(callee, trace._now_us()) for callee in DISPATCHES_TO.get(op, ())]
+        _quiet.depth = depth + 1
+        try:
+            return method(*args, **kwargs)
+        finally:
+            _quiet.depth = depth
+            for callee, callee_start in reversed(inner):
+                trace.end(callee, callee_start, "cpu_op")
+            extra = {"Input Dims": _shapes(args)} if _recording[0].record_shapes else {}
+            trace.end(op, start, "cpu_op", **extra)
+
+    profiled.profiled = method  # type: ignore[attr-defined]
+    return profiled
+
+
 def _profiled_apply(cls: type, *args: Any) -> Any:
     rec = _recording[0] if _recording else None
-    if rec is None:
+    if rec is None or getattr(_quiet, "depth", 0):
         return _ORIG_APPLY(cls, *args)
     start = trace._now_us()
     name = op_event_name(cls, args)
@@ -281,6 +314,10 @@ class _Recorder:
             _engine._call_backward = _profiled_call_backward
             _engine._accumulate = _profiled_accumulate
             _backprop._ones_like = _profiled_ones_like
+            for name, op in PROFILED_METHODS.items():
+                method = Tensor.__dict__.get(name)
+                if method is not None:
+                    setattr(Tensor, name, _profiled_method(op, method))
         trace.add_sink(self.events)
 
     def stop(self) -> None:
@@ -292,6 +329,10 @@ class _Recorder:
                 _engine._call_backward = _ORIG_CALL_BACKWARD
                 _engine._accumulate = _ORIG_ACCUMULATE
                 _backprop._ones_like = _ORIG_ONES_LIKE
+                for name in PROFILED_METHODS:
+                    method = Tensor.__dict__.get(name)
+                    if hasattr(method, "profiled"):  # (unless replaced meanwhile)
+                        setattr(Tensor, name, method.profiled)
 
 
 class FunctionEvent:

@@ -410,3 +410,41 @@ def test_training_step_rows_match_pytorch():
     torch = pytest.importorskip("torch")
     ours, theirs = _step_rows(dt), _step_rows(torch)
     assert {name: theirs.get(name) for name in ours} == ours  # every row disttorch records, by count
+
+
+def _inplace_rows(lib):
+    """``{name: count}`` of in-place methods and operators, recorded and not, and a batch
+    norm layer's count of batches (``num_batches_tracked.add_(1)`` in PyTorch)."""
+    lib.manual_seed(0)
+    leaf, b = lib.randn(3, requires_grad=True), lib.randn(3)
+    bn = lib.nn.BatchNorm1d(3)
+    with lib.profiler.profile() as prof:
+        a = leaf * 1
+        a.add_(1)
+        a += b
+        a.mul_(2).relu_()
+        with lib.no_grad():
+            b.zero_()
+            b.clamp_(0, 1)
+        bn(lib.ones(2, 3))
+    rows: dict = {}
+    for e in prof.events():
+        if e.cpu_parent is None:  # an in-place op with the operators it dispatches to
+            kids = [c.name for c in e.cpu_children if c.name != "aten::to"]  # PyTorch's scalars made tensors
+            kids = ",".join(kids) if e.name.endswith("_") else ""
+            key = f"{e.name}({kids})" if kids else e.name
+            rows[key] = rows.get(key, 0) + 1
+    return rows
+
+
+def test_inplace_methods_are_one_row_each():
+    rows = _inplace_rows(dt)
+    assert rows["aten::add_"] == 3 and rows["aten::mul_"] == rows["aten::clamp_"] == rows["aten::zero_"] == 1
+    assert rows["aten::relu_(aten::clamp_min_)"] == 1
+    assert "aten::add" not in rows and "aten::relu" not in rows  # the computation is the in-place op's
+
+
+@pytest.mark.parity
+def test_inplace_rows_match_pytorch(torch):
+    ours, theirs = _inplace_rows(dt), _inplace_rows(torch)
+    assert {name: theirs.get(name) for name in ours} == ours
