@@ -130,6 +130,7 @@ def test_schedule_parity_with_pytorch():
         assert [ours(i).name for i in range(20)] == [theirs(i).name for i in range(20)]
 
 
+@pytest.mark.filterwarnings("ignore:Warning. Profiler clears events")  # its second window (tested below)
 def test_schedule_windows_and_tensorboard_handler(setup, tmp_path):
     ready = []
     handler = tensorboard_trace_handler(str(tmp_path), worker_name="w0")
