@@ -33,12 +33,13 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ._tensor import Tensor
+from ._tensor import ON_DISPATCH_CHANGE, Tensor
 from ._torch_function import (
     _VERDICT,
     DISPATCH_MODES,
     _disabled_torch_dispatch_impl,
     _disabled_torch_function_impl,
+    _forget_type,
     _tensor_torch_function,
     _type_dispatches,
     dispatch_args,
@@ -395,7 +396,21 @@ def _on_subclass(cls: type, **kwargs: Any) -> None:
 _all_methods = [False]  # whether every Tensor method has its twin
 
 
+def _on_dispatch_change(cls: type) -> None:
+    """A class's ``__torch_function__``/``__torch_dispatch__`` set after its creation: what
+    was decided for it and its subclasses is decided again."""
+    stack = [cls]
+    while stack:
+        kind = stack.pop()
+        if kind is not Tensor:
+            _forget_type(kind)
+        stack.extend(kind.__subclasses__())
+    if not _all_methods[0] and _type_dispatches(cls):
+        install_everywhere()
+
+
 Tensor.__init_subclass__ = classmethod(_on_subclass)
+ON_DISPATCH_CHANGE.append(_on_dispatch_change)
 
 
 def _retarget_class(cls: type, twin_of: Callable[[str, Any], Callable | None]) -> None:

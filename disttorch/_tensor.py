@@ -116,7 +116,24 @@ class _Handle:
         self.remove()
 
 
-class Tensor:
+#: called with a Tensor subclass whose ``__torch_function__`` or ``__torch_dispatch__`` was
+#: set after its creation (the dispatch layer forgets what it decided for it)
+ON_DISPATCH_CHANGE: list[Callable[[type], None]] = []
+
+
+class _TensorMeta(type):
+    """The metaclass of :class:`Tensor` (PyTorch's ``torch._C._TensorMeta``): a
+    ``__torch_function__`` or ``__torch_dispatch__`` set on a class after its creation
+    takes effect, as in PyTorch."""
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "__torch_function__" or name == "__torch_dispatch__":
+            for hook in ON_DISPATCH_CHANGE:
+                hook(cls)
+
+
+class Tensor(metaclass=_TensorMeta):
     """A multi-dimensional array with autograd, shaped like ``torch.Tensor``."""
 
     __slots__ = (

@@ -121,6 +121,13 @@ def _type_dispatches(kind: type) -> bool:
     return verdict
 
 
+def _forget_type(kind: type) -> None:
+    """Drop what was decided for ``kind`` (decided again on its next sight)."""
+    _VERDICT.pop(kind, None)
+    _TF.discard(kind)
+    _TD.discard(kind)
+
+
 def _overrides(obj: Any) -> bool:
     """Whether ``obj``'s ``__torch_function__`` dispatches."""
     kind = type(obj)

@@ -212,7 +212,7 @@ def run_backward(
     try:
         return _run(roots, grad_roots, retain_graph, create_graph, inputs, accumulate, allow_unused)
     finally:
-        trace.end("backward", start)
+        trace.end("backward", start, timeline_only=True)
 
 
 def _run(

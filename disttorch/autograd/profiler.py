@@ -2,12 +2,17 @@
 the event lists both profilers return (``key_averages().table()``, Chrome traces).
 
 Recording is built on :mod:`disttorch.utils.trace`: a running profiler adds a sink to it,
-so it receives the spans disttorch already records (forward, backward,
-optimizer.step, DDP's buckets and all-reduces) and the ``record_function`` ranges, and
+so it receives the spans disttorch records for profilers (DDP's buckets and all-reduces,
+the optimisers' ``Optimizer.step#SGD.step`` ranges) and the ``record_function`` ranges, and
 while it runs every op is timed too: each ``Function.apply`` (forward, named as PyTorch's
 operator, ``aten::matmul``, ``aten::linear``: see :func:`op_event_name`; a user Function by
-its class) and each backward node the engine runs (e.g. ``MmBackward0``). Op timing is installed only while a profiler runs, so it
-costs nothing otherwise. Times are wall-clock microseconds on the CPU.
+its class), each backward node the engine runs (``autograd::engine::evaluate_function:
+MmBackward0`` over ``MmBackward0``), each gradient accumulated into a leaf
+(``torch::autograd::AccumulateGrad``) and the implicit gradient of ``backward()``
+(``aten::ones_like``), and Tensor's in-place methods (``aten::add_``, see
+:data:`PROFILED_METHODS`). Only what runs is recorded, when it runs: PyTorch's operators that
+disttorch computes inside one op are not listed apart. Op timing is installed only while a
+profiler runs, so it costs nothing otherwise. Times are wall-clock microseconds on the CPU.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ..utils import trace
+from . import backprop as _backprop
 from . import engine as _engine
 from . import function as _function
 
@@ -41,6 +47,8 @@ __all__ = [
 
 _ORIG_APPLY = _function.Function.__dict__["apply"].__func__
 _ORIG_CALL_BACKWARD = _engine._call_backward
+_ORIG_ACCUMULATE = _engine._accumulate
+_ORIG_ONES_LIKE = _backprop._ones_like
 _recording: list = []  # the running recorders (at most one)
 _install_lock = threading.Lock()
 
@@ -144,30 +152,86 @@ def op_event_name(cls: type, args: tuple) -> str:
     return name
 
 
+def _nll_loss_calls(input: Tensor, *args: Any) -> tuple[str, ...]:
+    """``nll_loss_nd``'s one kernel: ``nll_loss`` for 1-D/2-D input, ``nll_loss2d`` for 4-D
+    (other input is reshaped first in PyTorch, views of their own: not listed)."""
+    ndim = input._data.ndim
+    if ndim <= 2:
+        return ("aten::nll_loss", "aten::nll_loss_forward")
+    return ("aten::nll_loss2d", "aten::nll_loss2d_forward") if ndim == 4 else ()
+
+
+def _adaptive_avg_pool_calls(input: Tensor, out_size: tuple) -> tuple[str, ...]:
+    """PyTorch's kernel, unless the output is one entry per channel (then a ``mean``, its
+    own sum and division: not listed)."""
+    if all(s == 1 for s in out_size):
+        return ()
+    return (f"aten::_adaptive_avg_pool{len(out_size)}d",)
+
+
 #: the operators PyTorch's op calls in turn, each the one op (allocations aside) under the
 #: one before: they nest in its event as in PyTorch's tables (``aten::relu`` over
-#: ``aten::clamp_min``), each spanning the same computation
-DISPATCHES_TO: dict[str, tuple[str, ...]] = {
+#: ``aten::clamp_min``), each spanning the same computation. A function of the op's
+#: arguments gives them where they depend on the call.
+DISPATCHES_TO: dict[str, tuple[str, ...] | Callable[..., tuple[str, ...]]] = {
     "aten::relu": ("aten::clamp_min",),
-    "aten::conv1d": ("aten::convolution", "aten::_convolution"),
-    "aten::conv2d": ("aten::convolution", "aten::_convolution"),
-    "aten::conv3d": ("aten::convolution", "aten::_convolution"),
+    "aten::relu_": ("aten::clamp_min_",),
+    **{f"aten::conv{d}d": ("aten::convolution", "aten::_convolution") for d in (1, 2, 3)},
+    **{f"aten::conv_transpose{d}d": ("aten::convolution", "aten::_convolution") for d in (1, 2, 3)},
     "aten::max_pool2d": ("aten::max_pool2d_with_indices",),
     "aten::max_pool3d": ("aten::max_pool3d_with_indices",),
+    "aten::adaptive_avg_pool2d": _adaptive_avg_pool_calls,
+    "aten::adaptive_avg_pool3d": _adaptive_avg_pool_calls,
     "aten::batch_norm": ("aten::_batch_norm_impl_index", "aten::native_batch_norm"),
     "aten::layer_norm": ("aten::native_layer_norm",),
+    "aten::group_norm": ("aten::native_group_norm",),
     "aten::log_softmax": ("aten::_log_softmax",),
     "aten::softmax": ("aten::_softmax",),
+    "aten::nll_loss_nd": _nll_loss_calls,
 }
+
+
+#: Tensor's in-place methods and operators -> PyTorch's operator (``"__iadd__":
+#: "aten::add_"``), timed as one event while a profiler runs (filled by the ops' binding step)
+PROFILED_METHODS: dict[str, str] = {}
+_quiet = threading.local()  # depth of profiled methods running: the ops inside are theirs
+
+
+def _profiled_method(op: str, method: Callable) -> Callable:
+    """``method`` timed as the one operator ``op``: the ops it runs (an in-place op runs its
+    out-of-place twin while autograd records, then writes) are that computation, not listed."""
+
+    @functools.wraps(method)
+    def profiled(*args: Any, **kwargs: Any) -> Any:
+        depth = getattr(_quiet, "depth", 0)
+        if depth or not _recording:
+            return method(*args, **kwargs)
+        start = trace._now_us()
+        inner = [(callee, trace._now_us()) for callee in DISPATCHES_TO.get(op, ())]
+        _quiet.depth = depth + 1
+        try:
+            return method(*args, **kwargs)
+        finally:
+            _quiet.depth = depth
+            for callee, callee_start in reversed(inner):
+                trace.end(callee, callee_start, "cpu_op")
+            extra = {"Input Dims": _shapes(args)} if _recording[0].record_shapes else {}
+            trace.end(op, start, "cpu_op", **extra)
+
+    profiled.profiled = method  # type: ignore[attr-defined]
+    return profiled
 
 
 def _profiled_apply(cls: type, *args: Any) -> Any:
     rec = _recording[0] if _recording else None
-    if rec is None:
+    if rec is None or getattr(_quiet, "depth", 0):
         return _ORIG_APPLY(cls, *args)
     start = trace._now_us()
     name = op_event_name(cls, args)
-    inner = [(callee, trace._now_us()) for callee in DISPATCHES_TO.get(name, ())]
+    callees = DISPATCHES_TO.get(name, ())
+    if callable(callees):
+        callees = callees(*args)
+    inner = [(callee, trace._now_us()) for callee in callees]
     out = _ORIG_APPLY(cls, *args)
     for callee, callee_start in reversed(inner):
         trace.end(callee, callee_start, "cpu_op")
@@ -185,10 +249,35 @@ def _profiled_apply(cls: type, *args: Any) -> Any:
 
 
 def _profiled_call_backward(node: Any, grads: list) -> tuple:
+    """A backward node as PyTorch's engine records it: ``autograd::engine::evaluate_function:
+    <node>`` over the node's own event, both spanning its backward."""
+    name = node.name()
+    outer = trace._now_us()
     start = trace._now_us()
     out = _ORIG_CALL_BACKWARD(node, grads)
-    trace.end(node.name(), start, "cpu_op")
+    trace.end(name, start, "cpu_op")
+    trace.end(f"autograd::engine::evaluate_function: {name}", outer, "cpu_op")
     return out
+
+
+_ACCUMULATE = "torch::autograd::AccumulateGrad"
+
+
+def _profiled_accumulate(leaf: Tensor, *args: Any) -> None:
+    """A leaf's gradient accumulated (its hooks included), named as PyTorch's engine names it."""
+    outer = trace._now_us()
+    start = trace._now_us()
+    _ORIG_ACCUMULATE(leaf, *args)
+    trace.end(_ACCUMULATE, start, "cpu_op")
+    trace.end(f"autograd::engine::evaluate_function: {_ACCUMULATE}", outer, "cpu_op")
+
+
+def _profiled_ones_like(out: Tensor) -> Tensor:
+    """The implicit gradient of ``backward()`` on a scalar, PyTorch's ``aten::ones_like``."""
+    start = trace._now_us()
+    grad = _ORIG_ONES_LIKE(out)
+    trace.end("aten::ones_like", start, "cpu_op")
+    return grad
 
 
 def _profiler_enabled() -> bool:
@@ -223,6 +312,12 @@ class _Recorder:
             _recording.append(self)
             _function.Function.apply = classmethod(_profiled_apply)
             _engine._call_backward = _profiled_call_backward
+            _engine._accumulate = _profiled_accumulate
+            _backprop._ones_like = _profiled_ones_like
+            for name, op in PROFILED_METHODS.items():
+                method = Tensor.__dict__.get(name)
+                if method is not None:
+                    setattr(Tensor, name, _profiled_method(op, method))
         trace.add_sink(self.events)
 
     def stop(self) -> None:
@@ -232,6 +327,12 @@ class _Recorder:
                 _recording.clear()
                 _function.Function.apply = classmethod(_ORIG_APPLY)
                 _engine._call_backward = _ORIG_CALL_BACKWARD
+                _engine._accumulate = _ORIG_ACCUMULATE
+                _backprop._ones_like = _ORIG_ONES_LIKE
+                for name in PROFILED_METHODS:
+                    method = Tensor.__dict__.get(name)
+                    if hasattr(method, "profiled"):  # (unless replaced meanwhile)
+                        setattr(Tensor, name, method.profiled)
 
 
 class FunctionEvent:
@@ -431,7 +532,8 @@ class EventList(list):
         if row_limit is not None and row_limit >= 0:
             rows = rows[:row_limit]
         total_self = self.self_cpu_time_total or 1.0
-        name_w = min(max((len(str(e.key)) for e in rows), default=4) + 4, max_name_column_width)
+        # as wide as the longest name of all events, shown or not (as PyTorch's)
+        name_w = min(max(len(str(e.key)) for e in self) + 4, max_name_column_width)
         cols = [
             ("Name", name_w),
             ("Self CPU %", 12),

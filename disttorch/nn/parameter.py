@@ -36,7 +36,7 @@ def _array_of(data: Any) -> tuple:
     return data._data, data._version_box
 
 
-class _ParameterMeta(type):
+class _ParameterMeta(type(Tensor)):
     """``isinstance(t, Parameter)`` is also true for a tensor subclass made a parameter by
     ``Parameter(t)`` (e.g. a ``DTensor``), which keeps its own type, as in PyTorch."""
 
@@ -108,7 +108,7 @@ def _rebuild_parameter(arr: np.ndarray, requires_grad: bool, state: dict) -> Par
     return p
 
 
-class _BufferMeta(type):
+class _BufferMeta(type(Tensor)):
     """``isinstance(t, Buffer)`` is true for tensors made by ``Buffer(...)``."""
 
     def __instancecheck__(cls, obj: Any) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 from .. import _storage
 from .._tensor import Tensor
 from ..autograd import backprop
+from ..autograd import profiler as _profiler  # not `ops.profiler`, the operator namespace
 from . import (
     as_strided,
     comparison,
@@ -114,6 +115,12 @@ def _bind() -> None:
     for mod in FAMILIES:
         for name, fn in getattr(mod, "TENSOR_OPERATORS", {}).items():
             setattr(Tensor, name, _as_method(accept_numpy_names(fn)))
+    _profiler.PROFILED_METHODS.update(  # a profiler times each as PyTorch's operator
+        {name: f"aten::{name}" for name in inplace.TENSOR_METHODS if not name.startswith("__")}
+    )
+    _profiler.PROFILED_METHODS.update(
+        {name: f"aten::{fn.__name__}" for name, fn in inplace.TENSOR_OPERATORS.items()}
+    )
 
 
 def _as_method(fn: Any) -> Any:

@@ -28,6 +28,7 @@ from .. import _faults
 from .._dtype import FLOAT_KINDS, float64, get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ..autograd.profiler import record_function
 from ..kernels.threads import get_num_threads, parallel_for
 from ..ops.complex import real_pairs
 from ..utils import trace
@@ -81,26 +82,34 @@ def _with_step_hooks(step: Callable) -> Callable:
     def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
         if getattr(self, "_in_step", False) or "_optimizer_step_pre_hooks" not in self.__dict__:
             return step(self, *args, **kwargs)
-        for pre in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
-            result = pre(self, args, kwargs)
-            if result is not None:
-                if isinstance(result, tuple) and len(result) == 2:
-                    args, kwargs = result
-                else:
-                    raise RuntimeError(
-                        f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
-                    )
-        self._in_step = True
-        try:
-            out = step(self, *args, **kwargs)
-        finally:
-            self._in_step = False
-        for post in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
-            post(self, args, kwargs)
-        return out
+        if not trace.profiling():
+            return _hooked_step(self, step, args, kwargs)
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):  # PyTorch's range
+            return _hooked_step(self, step, args, kwargs)
 
     wrapper.hooked = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _hooked_step(self: Optimizer, step: Callable, args: tuple, kwargs: dict) -> Any:
+    """``step(self, *args, **kwargs)`` between the global and the optimiser's own step hooks."""
+    for pre in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+        result = pre(self, args, kwargs)
+        if result is not None:
+            if isinstance(result, tuple) and len(result) == 2:
+                args, kwargs = result
+            else:
+                raise RuntimeError(
+                    f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                )
+    self._in_step = True
+    try:
+        out = step(self, *args, **kwargs)
+    finally:
+        self._in_step = False
+    for post in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+        post(self, args, kwargs)
+    return out
 
 
 def _scalar_dtype() -> np.dtype:
@@ -373,6 +382,12 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimised parameters (to None by default, else to 0)."""
+        if trace.profiling():
+            with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):  # PyTorch's range
+                return self._reset_grads(set_to_none)
+        self._reset_grads(set_to_none)
+
+    def _reset_grads(self, set_to_none: bool) -> None:
         for g in self.param_groups:
             for p in g["params"]:
                 if p.grad is None:
@@ -469,7 +484,7 @@ class Optimizer:
                 if state and p not in self.state:  # no entry for stateless updates (plain SGD)
                     self.state[p] = {k: _laid_out_as(p, v, k) for k, v in state.items()}
                 p._bump_version()
-        trace.end("optimizer.step", start)
+        trace.end("optimizer.step", start, timeline_only=True)
         return loss
 
     #: Whether ``_update`` treats the parameter, its gradient and every state array of its

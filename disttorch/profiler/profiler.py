@@ -122,6 +122,13 @@ def tensorboard_trace_handler(
     return handler
 
 
+_ACC_WARNING = (
+    "Warning: Profiler clears events at the end of each cycle. Only events from the current "
+    "cycle will be reported. To keep events across cycles, set acc_events=True."
+)
+_warned: set[str] = set()
+
+
 class profile:
     """Profile the code in the ``with`` block (or between ``start()`` and ``stop()``).
 
@@ -134,6 +141,8 @@ class profile:
         record_shapes: record the input shapes of ops.
         profile_memory: record the bytes of each op's outputs.
         with_flops: count the FLOPs of matrix products and convolutions.
+        acc_events: keep the events of every recorded window (default: the last one's;
+            a second window then warns once, as PyTorch's).
         with_stack, with_modules, ...: accepted, not recorded.
 
     Example::
@@ -168,7 +177,7 @@ class profile:
         self.record_steps = schedule is not None  # "ProfilerStep#N" ranges, as PyTorch
         self.on_trace_ready = on_trace_ready
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
-        self.with_flops = with_flops
+        self.with_flops, self.acc_events = with_flops, acc_events
         self.step_num = 0
         self.current_action = ProfilerAction.NONE
         self._recorder: _Recorder | None = None
@@ -219,6 +228,9 @@ class profile:
     def _start_window(self) -> None:
         if not self.record_cpu:
             return
+        if self._finished is not None and not self.acc_events and _ACC_WARNING not in _warned:
+            _warned.add(_ACC_WARNING)  # once per process, as PyTorch's
+            warnings.warn(_ACC_WARNING, UserWarning, stacklevel=2)
         self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_flops)
         self._recorder.start()
         self._open_step_range()
@@ -235,7 +247,8 @@ class profile:
         if self._recorder is None:
             return
         self._recorder.stop()
-        self._finished = self._recorder.events
+        kept = self._finished if self.acc_events and self._finished is not None else []
+        self._finished = kept + self._recorder.events
         self._recorder = None
         if ready and self.on_trace_ready is not None:
             self.on_trace_ready(self)
@@ -245,7 +258,11 @@ class profile:
         """The events of the last recorded window."""
         if self._finished is None:
             raise RuntimeError("Profiler didn't finish running: no recorded window has ended yet")
-        return EventList.from_trace(self._finished, self.profile_memory)
+        events = EventList.from_trace(self._finished, self.profile_memory)
+        for e in events:  # the steps' ranges under one name (the trace keeps their numbers)
+            if e.name.startswith("ProfilerStep#"):
+                e.name = e.key = "ProfilerStep*"
+        return events
 
     def key_averages(
         self,

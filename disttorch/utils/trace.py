@@ -7,8 +7,8 @@ and writes ``D/rank<k>.json`` at exit; the launcher merges those into ``D/trace.
 which Perfetto (ui.perfetto.dev) and chrome://tracing open.
 
 ``disttorch.profiler`` records into the same events while it runs: it adds a *sink*
-(``add_sink``), which turns ``enabled`` on and receives every event, whether or not a
-trace directory is set.
+(``add_sink``), which turns ``enabled`` on and receives every event but the timeline-only
+spans (the whole backward pass and optimiser step), whether or not a trace directory is set.
 
 With the variable unset and no profiler running, ``enabled`` is False and every call
 returns at its first line: tracing off costs one attribute check.
@@ -32,6 +32,7 @@ __all__ = [
     "end",
     "flush",
     "instant",
+    "profiling",
     "remove_sink",
     "span",
     "trace_dir",
@@ -58,12 +59,13 @@ def _tid() -> str:
     return threading.current_thread().name
 
 
-def _emit(event: dict) -> None:
+def _emit(event: dict, sinks: bool = True) -> None:
     with _lock:
         if trace_dir is not None:
             _events.append(event)
-        for sink in _sinks:
-            sink.append(event)
+        if sinks:
+            for sink in _sinks:
+                sink.append(event)
 
 
 def add_sink(events: list) -> None:
@@ -82,6 +84,11 @@ def remove_sink(events: list) -> None:
         enabled = trace_dir is not None or bool(_sinks)
 
 
+def profiling() -> bool:
+    """Whether a profiler is recording (a span recorded only for profilers asks first)."""
+    return bool(_sinks)
+
+
 def begin(name: str, cat: str = "step", **args: Any) -> float | None:
     """Start a span now; returns its start time to pass to ``end`` (None when off)."""
     if not enabled:
@@ -89,8 +96,12 @@ def begin(name: str, cat: str = "step", **args: Any) -> float | None:
     return _now_us()
 
 
-def end(name: str, start: float | None, cat: str = "step", **args: Any) -> None:
-    """Close a span started by ``begin``."""
+def end(
+    name: str, start: float | None, cat: str = "step", *, timeline_only: bool = False, **args: Any
+) -> None:
+    """Close a span started by ``begin``. ``timeline_only``: a span of the trace directory's
+    timeline alone (the backward pass, the optimiser step), which profilers do not receive:
+    they record these parts as PyTorch's profiler names them."""
     if not enabled or start is None:
         return
     _emit(
@@ -103,7 +114,8 @@ def end(name: str, start: float | None, cat: str = "step", **args: Any) -> None:
             "pid": _rank(),
             "tid": _tid(),
             "args": args,
-        }
+        },
+        not timeline_only,
     )
 
 

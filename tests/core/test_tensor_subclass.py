@@ -104,6 +104,57 @@ def test_subclasses_match_pytorch(torch):
     assert _kinds(dt) == _kinds(torch)
 
 
+def _handlers_set_later(lib) -> list:
+    """A subclass used, then given a ``__torch_function__``, then a wrapper subclass (with
+    ``__torch_dispatch__``) given one: each handler takes effect from then on."""
+    seen = []
+
+    class Late(lib.Tensor):
+        pass
+
+    t = lib.ones(2).as_subclass(Late)
+    t + 1  # the type is seen (and judged) before it has a handler of its own
+
+    @classmethod
+    def logged(cls, func, types, args=(), kwargs=None):
+        seen.append(func.__name__)
+        return super(Late, cls).__torch_function__(func, types, args, kwargs)
+
+    Late.__torch_function__ = logged
+    t + 1
+    kinds = [type(t.mul(2)).__name__]
+
+    class Wrapped(lib.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            return lib.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+
+        def __init__(self, elem):
+            self.elem = elem
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise NotImplementedError(str(func))
+
+    w = Wrapped(lib.ones(2))
+
+    @classmethod
+    def answered(cls, func, types, args=(), kwargs=None):
+        return "answered " + func.__name__
+
+    Wrapped.__torch_function__ = answered
+    return [*seen, *kinds, w.module_load(lib.ones(2)), w.add(1)]
+
+
+def test_a_handler_set_after_the_class_takes_effect():
+    assert _handlers_set_later(dt) == ["add", "mul", "Late", "answered module_load", "answered add"]
+
+
+@pytest.mark.parity
+def test_a_handler_set_after_the_class_matches_pytorch(torch):
+    assert _handlers_set_later(dt) == _handlers_set_later(torch)
+
+
 def _pickled(lib):
     class Tagged(lib.Tensor):
         pass

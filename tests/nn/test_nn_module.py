@@ -213,6 +213,21 @@ def test_load_state_dict_non_strict_reports_and_assign():
     np.testing.assert_array_equal(m.a.w.detach().numpy(), [9.0, 9.0])
 
 
+def test_loading_into_meta_parameters_warns_unless_assigned():
+    with dt.device("meta"):
+        m = nn.Linear(1, 2)
+    sd = nn.Linear(1, 2).state_dict()
+    with pytest.warns(UserWarning, match="for (weight|bias): copying from a non-meta parameter") as caught:
+        m.load_state_dict(sd)
+    assert len(caught) == 2 and m.weight.is_meta  # weight and bias, each a no-op
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.load_state_dict(sd, assign=True)
+    assert not m.weight.is_meta
+
+
 def test_non_persistent_buffer_in_checkpoint_is_unexpected():
     m = Leaf()
     sd = m.state_dict()

@@ -41,7 +41,13 @@ def test_records_ops_ranges_and_spans(setup):
         _step(*setup)
     avg = {e.key: e for e in prof.key_averages()}
     assert avg["aten::linear"].count == 2 and avg["AddmmBackward0"].count == 2  # PyTorch's node name
-    assert {"forward_pass", "backward", "optimizer.step", "aten::tanh"} <= set(avg)
+    assert {
+        "forward_pass",
+        "Optimizer.step#SGD.step",
+        "Optimizer.zero_grad#SGD.zero_grad",
+        "aten::tanh",
+    } <= set(avg)
+    assert not {"backward", "optimizer.step"} & set(avg)  # spans of a trace directory's timeline only
     fwd = avg["forward_pass"]
     assert fwd.cpu_time_total >= avg["aten::linear"].cpu_time_total > 0
     assert fwd.self_cpu_time_total < fwd.cpu_time_total  # ops inside are its children
@@ -64,6 +70,9 @@ def test_table_sort_and_row_limit(setup):
     assert rows[0].split()[0] == max(prof.key_averages(), key=lambda e: e.cpu_time_total).key
     self_sorted = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=3)
     assert len(self_sorted.splitlines()) == 3 + 3 + 2
+    longest = max(len(e.key) for e in prof.key_averages())  # of every row, shown or not (PyTorch's)
+    top = prof.key_averages().table(sort_by="cpu_time_total", row_limit=1).splitlines()[1]
+    assert top.index("Self CPU %") == min(longest + 4, 55) + 4  # then two spaces, a 12-wide column
     with pytest.raises(ValueError, match="sort_by"):
         prof.key_averages().table(sort_by="bogus")
 
@@ -76,7 +85,7 @@ def test_chrome_trace_is_valid_json(setup, tmp_path):
     doc = json.loads(path.read_text())
     events = doc["traceEvents"]
     names = {e["name"] for e in events}
-    assert {"forward_pass", "aten::linear", "backward"} <= names
+    assert {"forward_pass", "aten::linear", "AddmmBackward0"} <= names
     for e in events:
         assert {"name", "ph", "pid", "tid"} <= set(e)
         if e["ph"] == "X":
@@ -121,6 +130,7 @@ def test_schedule_parity_with_pytorch():
         assert [ours(i).name for i in range(20)] == [theirs(i).name for i in range(20)]
 
 
+@pytest.mark.filterwarnings("ignore:Warning. Profiler clears events")  # its second window (tested below)
 def test_schedule_windows_and_tensorboard_handler(setup, tmp_path):
     ready = []
     handler = tensorboard_trace_handler(str(tmp_path), worker_name="w0")
@@ -136,6 +146,24 @@ def test_schedule_windows_and_tensorboard_handler(setup, tmp_path):
     assert len(files) == 2 and all(f.startswith("w0.") and f.endswith(".pt.trace.json") for f in files)
     names = {e["name"] for e in json.loads((tmp_path / files[1]).read_text())["traceEvents"]}
     assert {"ProfilerStep#6", "ProfilerStep#7"} <= names and "ProfilerStep#5" not in names
+
+
+@pytest.mark.parametrize("acc_events", [False, True])
+def test_a_second_window_clears_events_unless_accumulated(setup, acc_events, monkeypatch):
+    from disttorch.profiler import profiler as module
+
+    monkeypatch.setattr(module, "_warned", set())
+    sched = schedule(wait=0, warmup=1, active=1, repeat=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with profile(schedule=sched, acc_events=acc_events) as prof:
+            for _ in range(4):
+                _step(*setup)
+                prof.step()
+    steps = [(e.key, e.count) for e in prof.key_averages() if e.key.startswith("ProfilerStep")]
+    assert steps == [("ProfilerStep*", 2 if acc_events else 1)]  # one name for every step, as PyTorch's
+    cleared = [w for w in caught if str(w.message).startswith("Warning: Profiler clears events")]
+    assert len(cleared) == (0 if acc_events else 1)
 
 
 def test_no_overhead_and_nothing_recorded_outside(setup):
@@ -298,12 +326,20 @@ def _op_trees(lib):
         return e.name + (f"({','.join(kids)})" if kids else "")
 
     lib.manual_seed(0)
-    model = lib.nn.Sequential(
-        lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.MaxPool2d(2), lib.nn.LayerNorm(2)
+    nn, F = lib.nn, lib.nn.functional
+    model = nn.Sequential(
+        nn.Conv2d(3, 4, 3),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.GroupNorm(2, 4),
+        nn.AdaptiveAvgPool2d(2),
+        nn.ConvTranspose2d(4, 4, 1),
+        nn.LayerNorm(2),
     ).eval()
-    x = lib.randn(2, 3, 6, 6)
+    x, y = lib.randn(2, 3, 6, 6), lib.zeros(2, 2, 2, dtype=lib.long)
     with lib.profiler.profile() as prof:
-        lib.nn.functional.dropout2d(lib.nn.functional.dropout(model(x)).log_softmax(1))
+        F.nll_loss(F.dropout2d(F.dropout(model(x)).log_softmax(1)), y)
     return [tree(e) for e in prof.events() if e.cpu_parent is None and e.name.startswith("aten::")]
 
 
@@ -319,3 +355,97 @@ def test_op_trees_match_pytorch():
     conv, *theirs = _op_trees(torch)
     assert conv.startswith("aten::conv2d(aten::convolution(aten::_convolution(")  # then PyTorch's kernel
     assert _op_trees(dt) == ["aten::conv2d(aten::convolution(aten::_convolution))", *theirs]
+
+
+_BACKWARD_NODE = ("Backward0", "Backward1", "torch::autograd::AccumulateGrad")
+_EVALUATE = "autograd::engine::evaluate_function: "
+
+
+def _step_rows(lib):
+    """``{name: count}`` of the events of two training steps (a small MLP, then a CNN with
+    conv, pooling, dropout and flatten; nll_loss of log_softmax, SGD with momentum) that are
+    neither inside a backward node (nor the engine's ops after one) nor inside the optimiser's
+    step: the ops a backward node runs, and the optimiser's per-parameter updates, are
+    disttorch's own."""
+    lib.manual_seed(0)
+    nn, F = lib.nn, lib.nn.functional
+    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    cnn = nn.Sequential(
+        nn.Conv2d(1, 2, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25), nn.Flatten(), nn.Linear(8, 3)
+    )
+    steps = [
+        (mlp, lib.optim.SGD(mlp.parameters(), lr=0.1), lib.randn(5, 4)),
+        (cnn, lib.optim.SGD(cnn.parameters(), lr=0.1, momentum=0.9), lib.randn(5, 1, 6, 6)),
+    ]
+    y = lib.tensor([0, 1, 2, 1, 0])
+    with lib.profiler.profile() as prof:
+        for model, opt, x in steps:
+            opt.zero_grad()
+            F.nll_loss(model(x).log_softmax(1), y).backward()
+            opt.step()
+    rows: dict = {}
+    for e in prof.events():
+        above, up = [], e.cpu_parent
+        while up is not None:
+            above.append(up.name)
+            up = up.cpu_parent
+        in_node = any(n.endswith(_BACKWARD_NODE) and not n.startswith(_EVALUATE) for n in above)
+        engine_op = bool(above) and above[0].startswith(_EVALUATE) and not above[0].endswith(e.name)
+        if not (in_node or engine_op or any(n.startswith("Optimizer.step#") for n in above)):
+            rows[e.name] = rows.get(e.name, 0) + 1
+    return rows
+
+
+def test_training_step_rows_are_pytorchs():
+    rows = _step_rows(dt)
+    assert rows["autograd::engine::evaluate_function: AddmmBackward0"] == rows["AddmmBackward0"] == 3
+    assert rows["autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"] == 8
+    assert rows["torch::autograd::AccumulateGrad"] == 8 and rows["aten::ones_like"] == 2
+    assert rows["Optimizer.step#SGD.step"] == rows["Optimizer.zero_grad#SGD.zero_grad"] == 2
+    assert rows["aten::flatten"] == 1 and rows["aten::nll_loss_forward"] == 2
+    assert "backward" not in rows and "optimizer.step" not in rows
+
+
+@pytest.mark.parity
+def test_training_step_rows_match_pytorch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = _step_rows(dt), _step_rows(torch)
+    assert {name: theirs.get(name) for name in ours} == ours  # every row disttorch records, by count
+
+
+def _inplace_rows(lib):
+    """``{name: count}`` of in-place methods and operators, recorded and not, and a batch
+    norm layer's count of batches (``num_batches_tracked.add_(1)`` in PyTorch)."""
+    lib.manual_seed(0)
+    leaf, b = lib.randn(3, requires_grad=True), lib.randn(3)
+    bn = lib.nn.BatchNorm1d(3)
+    with lib.profiler.profile() as prof:
+        a = leaf * 1
+        a.add_(1)
+        a += b
+        a.mul_(2).relu_()
+        with lib.no_grad():
+            b.zero_()
+            b.clamp_(0, 1)
+        bn(lib.ones(2, 3))
+    rows: dict = {}
+    for e in prof.events():
+        if e.cpu_parent is None:  # an in-place op with the operators it dispatches to
+            kids = [c.name for c in e.cpu_children if c.name != "aten::to"]  # PyTorch's scalars made tensors
+            kids = ",".join(kids) if e.name.endswith("_") else ""
+            key = f"{e.name}({kids})" if kids else e.name
+            rows[key] = rows.get(key, 0) + 1
+    return rows
+
+
+def test_inplace_methods_are_one_row_each():
+    rows = _inplace_rows(dt)
+    assert rows["aten::add_"] == 3 and rows["aten::mul_"] == rows["aten::clamp_"] == rows["aten::zero_"] == 1
+    assert rows["aten::relu_(aten::clamp_min_)"] == 1
+    assert "aten::add" not in rows and "aten::relu" not in rows  # the computation is the in-place op's
+
+
+@pytest.mark.parity
+def test_inplace_rows_match_pytorch(torch):
+    ours, theirs = _inplace_rows(dt), _inplace_rows(torch)
+    assert {name: theirs.get(name) for name in ours} == ours

@@ -72,7 +72,7 @@ def test_tools_together(tmp_path):
     assert losses[-1] < 0.7 * losses[0]
     assert all(p.dtype is disttorch.float32 and p.grad.dtype is disttorch.float32 for p in params)
     keys = {e.key for e in prof.key_averages()}
-    assert {"train_step", "aten::linear", "aten::cross_entropy_loss", "optimizer.step"} <= keys
+    assert {"train_step", "aten::linear", "aten::cross_entropy_loss", "Optimizer.step#SGD.step"} <= keys
     prof.export_chrome_trace(str(tmp_path / "trace.json"))
     assert json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

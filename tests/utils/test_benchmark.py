@@ -32,6 +32,22 @@ def test_timer_runs_the_statement_in_its_globals_with_its_thread_count():
         t.repeat()
 
 
+def test_timer_namespace_holds_torch_unless_globals_name_it():
+    seen = []
+    benchmark.Timer("seen.append(torch)", "x = torch.ones(2)", globals={"seen": seen}).timeit(1)
+    assert seen[-1] is dt  # the library, as PyTorch's Timer adds ``torch``
+    benchmark.Timer("seen.append(torch)", globals={"seen": seen, "torch": np}).timeit(1)
+    assert seen[-1] is np
+
+
+def test_block_size_weighs_the_loop_cost_without_runs():
+    clock, sizes = [0.0], []  # a clock that only the statement moves: 1 ms a run, the loop costs 0
+    benchmark.Timer("clock[0] += 1e-3", globals={"clock": clock}, timer=lambda: clock[0]).blocked_autorange(
+        callback=lambda n, s: sizes.append(n), min_run_time=0.01
+    )
+    assert sizes == [1] * 10  # one run already dwarfs the loop (not 100: the cost of one run)
+
+
 def test_measurement_statistics_and_repr():
     m = fake_measurement([1e-6, 2e-6, 3e-6, 4e-6, 10e-6], label="adds", sub_label="small", description="f32")
     assert m.times == pytest.approx([1e-6, 2e-6, 3e-6, 4e-6, 10e-6])
@@ -99,6 +115,45 @@ def test_repr_and_table_match_pytorch(torch):
     assert str(our_table) == str(their_table)
 
 
+def _styled_tables(lib):
+    """Two thread counts, two columns, one noisy row: coloured by column, by row, and with
+    the high-variance cells marked."""
+
+    def one(times, **labels):
+        return lib.Measurement(10, [t * 10 for t in times], lib.TaskSpec(stmt="f(x)", setup="pass", **labels))
+
+    ms = []
+    for n in (1, 2):
+        for s, t in (("a", 3.2e-6), ("b", 4.1e-6), ("c", 12.7e-6)):
+            for d, k in (("mul", 1.0), ("bmm", 2.3)):
+                v = t * k * n
+                times = [v, 2 * v, 0.5 * v, 3 * v, 0.3 * v] if s == "b" else [v, 1.02 * v, 0.97 * v, 1.2 * v]
+                ms.append(one(times, label="dot", sub_label=s, description=d, num_threads=n))
+    tables = []
+    for style in ("colorize", "rowwise", "highlight_warnings"):
+        compare = lib.Compare(ms)
+        compare.trim_significant_figures()
+        if style == "highlight_warnings":
+            compare.highlight_warnings()
+        else:
+            compare.colorize(rowwise=style == "rowwise")
+        tables.append(str(compare))
+    return tables
+
+
+def test_colorize_and_highlight_warnings():
+    columns, rows, marked = _styled_tables(benchmark)
+    assert "\033[92m\033[1m" in columns and columns != rows  # the best of a column, bold green
+    assert "(! " in marked and marked.rstrip().endswith("where XX is the IQR / median * 100.")
+
+
+@pytest.mark.parity
+def test_colorize_and_highlight_warnings_match_pytorch(torch):
+    from torch.utils import benchmark as theirs
+
+    assert _styled_tables(benchmark) == _styled_tables(theirs)
+
+
 def test_measurement_repr_names_pytorchs_class_under_the_alias(monkeypatch):
     """A program that prints a ``Measurement`` under the ``import torch`` alias reads
     PyTorch's first line; without it, disttorch's own class."""
@@ -110,3 +165,62 @@ def test_measurement_repr_names_pytorchs_class_under_the_alias(monkeypatch):
     assert repr(m).startswith("<disttorch.utils.benchmark.common.Measurement object at 0x")
     monkeypatch.setitem(sys.modules, "torch", disttorch)
     assert repr(m).startswith("<torch.utils.benchmark.utils.common.Measurement object at 0x")
+
+
+def _fuzzed_cases(lib):
+    """Six cases of a fuzzer with each kind of parameter, strides, permuted layouts, an
+    integer tensor and a constraint: parameters, shapes, strides, contiguity and values."""
+    b = lib.utils.benchmark
+    fuzzer = b.Fuzzer(
+        parameters=[
+            b.FuzzedParameter("k0", minval=1, maxval=300, distribution="loguniform"),
+            b.FuzzedParameter("k1", minval=2, maxval=40, distribution="uniform"),
+            b.FuzzedParameter("s", minval=1, maxval=3, distribution="uniform"),
+            b.FuzzedParameter("p", minval=0.0, maxval=1.0, distribution="uniform"),
+        ],
+        tensors=[
+            b.FuzzedTensor("x", size=("k0", "k1"), steps=(1, "s"), min_elements=16, max_elements=4000),
+            b.FuzzedTensor("i", size=("k1", 3, "k0"), probability_contiguous=0.2, dtype=lib.int64),
+        ],
+        constraints=[lambda p: p["k0"] != p["k1"]],
+        seed=7,
+    )
+    cases = []
+    for tensors, properties, params in fuzzer.take(6):
+        x, i = tensors["x"], tensors["i"]
+        cases.append(
+            (
+                params,
+                x.shape,
+                x.stride(),
+                i.stride(),
+                properties["i"]["is_contiguous"],
+                x.tolist(),
+                i.tolist(),
+            )
+        )
+    return cases, fuzzer.rejection_rate
+
+
+def test_fuzzer_draws_parameters_and_tensors_within_their_bounds():
+    cases, rejected = _fuzzed_cases(dt)
+    for params, shape, *_ in cases:
+        assert 1 <= params["k0"] <= 300 and params["k0"] != params["k1"] and 16 <= shape.numel() <= 4000
+    assert 0 < rejected < 1 and _fuzzed_cases(dt) == (cases, rejected)  # the seed fixes everything
+    fuzzer = benchmark.Fuzzer(
+        parameters=[
+            benchmark.FuzzedParameter("n", minval=4, maxval=9, distribution="uniform"),
+            benchmark.FuzzedParameter("m", distribution={1: 0.5, benchmark.ParameterAlias("n"): 0.5}),
+        ],
+        tensors=[benchmark.FuzzedTensor("y", size=("m",))],
+        seed=0,
+    )
+    drawn = [(p["n"], p["m"]) for _, _, p in fuzzer.take(8)]
+    assert {m for _, m in drawn} - {1} and all(m in (1, n) for n, m in drawn)  # sometimes n, else 1
+    with pytest.raises(AssertionError, match="normalized"):
+        benchmark.FuzzedParameter("m", distribution={1: 0.5})
+
+
+@pytest.mark.parity
+def test_fuzzer_matches_pytorch(torch):
+    assert _fuzzed_cases(dt) == _fuzzed_cases(torch)

@@ -392,6 +392,7 @@ class ConvTransposeNd(Function):
     _raw = True
     _node_name = "ConvolutionBackward0"
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
+    _profiled_as = staticmethod(lambda input, weight, bias, geo, padded_shape: f"aten::{geo.name}")
 
     @staticmethod
     def forward(ctx, input, weight, bias, geo, padded_shape):

@@ -510,7 +510,7 @@ class GroupNormFn(Function):
     ``(N * groups, -1)`` view), then the per-channel affine."""
 
     _raw = True
-    _node_name = "NativeGroupNormBackward0"
+    _node_name, _profiled_as = "NativeGroupNormBackward0", "aten::group_norm"
 
     @staticmethod
     def forward(ctx, input, weight, bias, groups, eps):

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from ... import _creation
 from ..._dtype import int64
 from ..._tensor import Tensor
+from ...utils import trace
 from .. import init
 from ..functional.normalization import batch_norm
 from ..parameter import Parameter
@@ -125,7 +126,11 @@ class _BatchNorm(_NormBase):
         ``momentum``, or ``1 / num_batches_tracked`` (cumulative average) when it is None."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked._data += 1
+            if trace.profiling():  # PyTorch's ``num_batches_tracked.add_(1)``, as its profiler lists it
+                with trace.span("aten::add_", "cpu_op"):
+                    self.num_batches_tracked._data += 1
+            else:
+                self.num_batches_tracked._data += 1
             self.num_batches_tracked._bump_version()
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked._data)

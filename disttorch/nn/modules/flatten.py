@@ -18,17 +18,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input: Tensor) -> Tensor:
-        shape = input.shape
-        if not shape:
-            return input.reshape(1)
-        start = _wrap_dim(self.start_dim, len(shape))
-        end = _wrap_dim(self.end_dim, len(shape))
-        if start > end:
-            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-        merged = 1
-        for s in shape[start : end + 1]:
-            merged *= s
-        return input.reshape(*shape[:start], merged, *shape[end + 1 :])
+        return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

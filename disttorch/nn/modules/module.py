@@ -739,6 +739,14 @@ class Module(StateDictHooks):
                     f"is {current.shape}."
                 )
                 continue
+            if current.is_meta and not value.is_meta and not assign:
+                warnings.warn(
+                    f"for {key}: copying from a non-meta parameter in the checkpoint to a meta "
+                    "parameter in the current model, which is a no-op. (Did you mean to pass "
+                    "`assign=True` to assign items in the state dictionary to their "
+                    "corresponding key in the module instead of copying them in place?)",
+                    stacklevel=2,
+                )
             swap = _future.get_swap_module_params_on_conversion()
             try:
                 if swap:

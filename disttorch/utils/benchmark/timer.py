@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import sys
 import textwrap
 import time
 import timeit
@@ -23,8 +24,9 @@ class Language(enum.Enum):
 
 
 class Timer:
-    """Time ``stmt`` (run after ``setup``) in a namespace holding ``globals``, with the
-    library's thread count set to ``num_threads`` while timing.
+    """Time ``stmt`` (run after ``setup``) in a namespace holding ``globals`` (and ``torch``,
+    this library, unless ``globals`` names another), with the library's thread count set to
+    ``num_threads`` while timing.
 
     ``label``, ``sub_label``, ``description`` and ``env`` only label the result (for
     :class:`Compare`). ``timer`` is the clock (default ``time.perf_counter``).
@@ -50,14 +52,17 @@ class Timer:
             raise ValueError(f"Timer: only Python statements can be timed here, got language={language!r}")
         stmt, setup = textwrap.dedent(stmt).strip() or "pass", textwrap.dedent(setup).strip() or "pass"
         self._task_spec = TaskSpec(stmt, setup, global_setup, label, sub_label, description, env, num_threads)
-        self._timer = timeit.Timer(stmt=stmt, setup=setup, timer=timer, globals=dict(globals or {}))
+        namespace = dict(globals or {})
+        namespace.setdefault("torch", sys.modules[__name__.split(".")[0]])  # as PyTorch's, for convenience
+        self._timer = timeit.Timer(stmt=stmt, setup=setup, timer=timer, globals=namespace)
 
     def _timeit(self, number: int) -> float:
-        """Seconds for ``number`` runs, at least one run, under the set thread count."""
+        """Seconds for ``number`` runs under the set thread count (0 runs: the loop's own
+        cost), at least 1 ns."""
         before = _threads.get_num_threads()
         _threads.set_num_threads(self._task_spec.num_threads)
         try:
-            return max(self._timer.timeit(max(int(number), 1)), 1e-9)
+            return max(self._timer.timeit(int(number)), 1e-9)
         finally:
             _threads.set_num_threads(before)
 
