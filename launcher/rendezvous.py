@@ -127,6 +127,7 @@ class StoreRendezvous:
             self.run_id = self.store.get("run_id").decode()
             nnodes = int(self.store.get("nnodes"))
             claims = self.store.add(f"node/{config.node_rank}", 1)
+            self.store.add("joined", 1)
         except Exception as exc:  # noqa: BLE001 - any store error means the nodes cannot meet
             raise RendezvousError(
                 f"node {config.node_rank} could not "
@@ -186,11 +187,13 @@ class StoreRendezvous:
                 raise RendezvousError(self.store.get("aborted").decode())
             if time.monotonic() > deadline:
                 missing = [k.rsplit("/", 1)[-1] for k in keys if "nproc/" in k and not self.store.check([k])]
-                raise RendezvousError(
+                problem = (
                     f"node(s) {', '.join(missing) or '0'} did not join within --join-timeout "
                     f"{self.config.join_timeout:g} s: is disttorch-launch running there with the same "
                     f"--nnodes, --master-addr, --master-port and job secret?"
                 )
+                self.abort(problem)  # the agents that did join stop now too, with the same message
+                raise RendezvousError(problem)
             time.sleep(self.config.monitor_interval)
 
     def abort(self, note: str) -> None:
@@ -239,11 +242,11 @@ class StoreRendezvous:
 
     def close(self) -> None:
         """Leave the store; node 0 keeps serving it until every agent that reported at the last
-        gather has left (or a few seconds)."""
+        gather (or, when the nodes never met, that joined) has left, or a few seconds."""
         try:
             self.store.add("left", 1)
             deadline = time.monotonic() + 5.0
-            expected = getattr(self, "_reported", self.config.nnodes)
+            expected = getattr(self, "_reported", None) or self.store.add("joined", 0)
             while self.config.node_rank == 0 and self.store.add("left", 0) < expected:
                 if time.monotonic() > deadline:
                     break
