@@ -23,9 +23,11 @@ def _box_from(
 ) -> np.ndarray:
     """The block of the saved tensor that starts at ``offset`` and has ``shape``, from the
     pieces that overlap it (a piece's start is a global index, or a row for dim 0 in
-    checkpoints written before pieces had several dimensions)."""
+    checkpoints written before pieces had several dimensions). A block the pieces do not
+    cover whole, or a piece of another size than the metadata says, raises."""
     dtype = numpy_dtype(spec["dtype"])
     out = np.empty(shape, dtype)
+    boxes = []
     for rank, first, piece_shape, index in spec["pieces"]:
         piece_shape = piece_shape or [1]
         first = [first] + [0] * (len(piece_shape) - 1) if isinstance(first, int) else first
@@ -35,11 +37,39 @@ def _box_from(
             continue
         if rank not in files:  # a checkpoint written before saves had ids
             files[rank] = read_pieces(directory, rank, None)
-        piece = files[rank][f"p{index}"].view(dtype).reshape(piece_shape)
+        piece = _piece(files[rank], index, dtype, piece_shape, directory, rank)
         here = tuple(slice(low - a, high - a) for low, high, a in zip(lo, hi, offset))
         there = tuple(slice(low - b, high - b) for low, high, b in zip(lo, hi, first))
         out[here] = piece[there]
+        boxes.append(here)
+    if not _covers(boxes, shape):
+        raise ValueError(
+            f"the checkpoint in {directory} does not hold every element of the block at {list(offset)} "
+            f"of shape {list(shape)} (its metadata lists pieces that leave a hole)"
+        )
     return out
+
+
+def _piece(files: Any, index: int, dtype: np.dtype, shape: list, directory: str, rank: int) -> np.ndarray:
+    """Piece ``index`` of rank ``rank``'s file, checked against the size the metadata gives it."""
+    name = f"p{index}"
+    raw = files[name] if name in files.files else None
+    if raw is None or raw.dtype != np.uint8 or raw.size != int(np.prod(shape)) * dtype.itemsize:
+        found = "is missing" if raw is None else f"holds {raw.size} bytes"
+        raise ValueError(
+            f"piece {index} of rank {rank} in {directory} {found}; the metadata says {list(shape)} of {dtype}"
+        )
+    return raw.view(dtype).reshape(shape)
+
+
+def _covers(boxes: list, shape: Sequence[int]) -> bool:
+    """Whether the blocks ``boxes`` (tuples of slices) cover the whole of ``shape``."""
+    if len(boxes) == 1:
+        return all(s.stop - s.start == n for s, n in zip(boxes[0], shape))
+    covered = np.zeros(shape, bool)  # several pieces (a re-cut load): each element once
+    for box in boxes:
+        covered[box] = True
+    return bool(covered.all())
 
 
 def load(
