@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import pytest
 
-from launcher_scripts.harness import launch
+from launcher_scripts.harness import assert_all_gone, launch
 
 SCRIPT = r"""
 import json, multiprocessing, os, subprocess, sys, threading, time
@@ -81,3 +82,28 @@ def test_a_worker_reaps_adopted_orphans_and_leaves_its_own_children_alone(tmp_pa
     assert out["codes"] == [3, 6, 7, 5, 9, 4], out
     assert sorted(out["left"]) == out["own"], f"zombies of the worker besides its own children: {out}"
     assert out["idle_wakeups"] == 0, out
+
+
+DAEMON = r"""
+import subprocess, sys
+# a daemon in a session of its own, holding the rank's stdout and stderr, outliving the rank
+subprocess.run(["sh", "-c", f"setsid sh -c 'echo $$ > {sys.argv[1]}; exec sleep 600' &"], check=True)
+while True:
+    try:
+        if open(sys.argv[1]).read().strip():
+            break
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreapers are Linux's")
+@pytest.mark.timeout(60)
+def test_a_daemon_holding_a_ranks_output_neither_delays_the_end_nor_outlives_it(tmp_path):
+    script = tmp_path / "daemon.py"
+    script.write_text(DAEMON)
+    started = time.monotonic()
+    proc = launch("--nproc", "1", str(script), str(tmp_path / "daemon.pid"), timeout=50)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert time.monotonic() - started < 5  # waiting for its output to end took 5 s per stream
+    assert_all_gone([int((tmp_path / "daemon.pid").read_text())], within=1.0)
