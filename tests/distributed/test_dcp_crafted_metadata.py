@@ -72,3 +72,16 @@ def test_a_piece_file_that_is_not_one_is_refused_naming_it(saved, tmp_path):
     os.rename(crafted / "__0_0.distcp.npy", crafted / "__0_0.distcp")
     with pytest.raises(ValueError, match="__0_0.distcp is not a piece file"):
         dcp.load({"w": dt.zeros(3, 4), "n": 0}, checkpoint_id=str(crafted))
+
+
+def test_a_tensor_of_a_terabyte_is_refused_before_memory_is_taken(saved, tmp_path):
+    crafted = tmp_path / "ck"
+    shutil.copytree(saved, crafted)
+    metadata = json.loads((crafted / ".metadata").read_text())
+    metadata["tensors"]["w"]["shape"] = [2**20, 2**20]
+    metadata["tensors"]["w"]["pieces"] = [[0, [0, 0], [2**20, 2**20], 0]]
+    (crafted / ".metadata").write_text(json.dumps(metadata))
+    with pytest.raises(
+        ValueError, match=r"holds 48 bytes; the metadata says \[1048576, 1048576\] of float32"
+    ):
+        dcp_to_torch_save(crafted, tmp_path / "out.pt")
