@@ -131,7 +131,7 @@ def test_a_node_with_the_wrong_secret_fails_at_once_and_the_others_stop_together
     node1 = start(*common, "--node-rank", 1, "--join-timeout", 30, *script, env=secret)
     stranger = start(*common, "--node-rank", 2, *script, env={"DISTTORCH_JOB_SECRET": secrets.token_hex(32)})
     (code0, _, err0), (code1, _, err1), (code2, _, err2) = finish([node0, node1, stranger])
-    assert time.monotonic() - started < 7
+    assert time.monotonic() - started < 9
     assert code2 == 1 and "the job secrets differ" in err2, err2
     for code, err in ((code0, err0), (code1, err1)):
         assert code == 1, err

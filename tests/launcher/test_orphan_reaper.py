@@ -33,7 +33,7 @@ if __name__ == "__main__":
     multiprocessing.set_start_method("fork")
     # sh exits after 0.2 s; its background sleep is adopted by this worker and exits at 0.4 s
     subprocess.run(["sh", "-c", "sleep 0.4 & sleep 0.2"], check=True)
-    for _ in range(60):  # double forks: the grandchild is adopted at once and exits at once
+    for _ in range(30):  # double forks: the grandchild is adopted at once and exits at once
         middle = os.fork()
         if middle == 0:
             if os.fork() == 0:
