@@ -127,7 +127,6 @@ class StoreRendezvous:
             self.run_id = self.store.get("run_id").decode()
             nnodes = int(self.store.get("nnodes"))
             claims = self.store.add(f"node/{config.node_rank}", 1)
-            self.store.add("joined", 1)
         except Exception as exc:  # noqa: BLE001 - any store error means the nodes cannot meet
             raise RendezvousError(
                 f"node {config.node_rank} could not "
@@ -145,9 +144,13 @@ class StoreRendezvous:
                 f"give each node its own rank 0..{config.nnodes - 1}"
             )
         if problem is not None:
-            self.abort(problem)  # the agents already waiting stop too, with the same message
-            self.close()
+            # the agents still waiting to meet stop too, with the same message; the nodes of a
+            # job that met already go on (and meet again at a restart) without this one
+            if not self.store.check([f"attempt0/nproc/{k}" for k in range(nnodes)]):
+                self.abort(problem)
+            self.store.close()  # not counted among the agents that joined and leave
             raise RendezvousError(problem)
+        self.store.add("joined", 1)
 
     def next_round(self, attempt: int) -> WorldInfo:
         """Publish this node's nproc, wait for every node's, and derive this node's ranks."""

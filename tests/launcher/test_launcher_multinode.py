@@ -137,3 +137,35 @@ def test_a_node_with_the_wrong_secret_fails_at_once_and_the_others_stop_together
         assert code == 1, err
         assert "node(s) 2 did not join within --join-timeout 1 s" in err, err
     assert not list(tmp_path.iterdir())  # no worker was started
+
+
+RESTARTS_ONCE = r"""
+import os, pathlib, sys, time
+out = pathlib.Path(sys.argv[1])
+attempt, rank = os.environ["DISTTORCH_RESTART_COUNT"], os.environ["RANK"]
+(out / f"rank{rank}_attempt{attempt}").write_text("")
+if attempt == "0" and rank == "1":
+    while not (out / "go").exists():
+        time.sleep(0.05)
+    sys.exit(4)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_a_second_agent_for_a_node_of_a_running_job_is_refused_and_the_job_still_restarts(tmp_path):
+    script = tmp_path / "restarts_once.py"
+    script.write_text(RESTARTS_ONCE)
+    common = ("--nnodes", 2, "--master-addr", MASTER, "--master-port", free_port(MASTER), "--nproc", 2)
+    secret = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}
+    nodes = [
+        start(*common, "--node-rank", k, "--max-restarts", 1, script, tmp_path, env=secret) for k in (0, 1)
+    ]
+    try:
+        wait_for_files(tmp_path, "rank*_attempt0", 4)  # the nodes met: the job runs
+        (code, _, err), *_ = finish([start(*common, "--node-rank", 1, script, tmp_path, env=secret)], 20)
+        assert code == 1 and "two agents joined as --node-rank 1" in err, err
+    finally:
+        (tmp_path / "go").write_text("")
+    for code, _, err in finish(nodes):
+        assert code == 0, err
+        assert "restart 1 of 1" in err and "all 4 ranks exited 0" in err, err
