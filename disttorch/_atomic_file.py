@@ -5,10 +5,10 @@ umask, as ``open(path, "wb")`` would, or with the mode of the file it replaces),
 flushed to disk, and the file is renamed over the target, so a crash never leaves a
 half-written file under the target's name. A target that exists and is not a regular file
 (``/dev/null``, a FIFO) is written into directly. A symbolic link is followed, as ``open``
-follows it (PyTorch's ``torch.save`` writes the file a link names and keeps the link): the
-temporary file goes next to the file it names, under the kernel's rule for links in
-world-writable sticky folders (``fs.protected_symlinks``). Any ``OSError`` (a full disk, a
-missing folder, no permission) is re-raised naming the target.
+follows it (PyTorch's ``torch.save`` writes the file a link names and keeps the link), unless
+the caller says not to: the temporary file goes next to the file it names, under the
+kernel's rule for links in world-writable sticky folders (``fs.protected_symlinks``). Any
+``OSError`` (a full disk, a missing folder, no permission) is re-raised naming the target.
 
 A write killed before its rename (SIGKILL, power loss) leaves its temporary file,
 ``.<target name>.<12 hex digits>.tmp``; whoever owns the folder's targets removes those
@@ -73,19 +73,22 @@ def _followed(path: str) -> str:
     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
 
-def atomic_write(path: str, write: Callable[[BinaryIO], None]) -> None:
+def atomic_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool = True) -> None:
     """Call ``write(file)`` on a temporary file, then rename it to ``path`` (or to the file
-    that the link ``path`` names)."""
+    that the link ``path`` names; with ``follow_links=False``, over the link itself: for the
+    files a program keeps in a folder of its own, which must not lead out of it)."""
     try:
-        path = _followed(path)
+        path = _followed(path) if follow_links else path
     except OSError as exc:
         raise type(exc)(exc.errno, f"could not write {path}: {exc.strerror or exc}", path) from exc
     folder = os.path.dirname(os.path.abspath(path))
     tmp = _temporary_path(path)
     try:
-        st = os.stat(path)
+        st = os.stat(path) if follow_links else os.lstat(path)
     except OSError:
         st = None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        st = None  # replaced, not followed
     if st is not None and not stat.S_ISREG(st.st_mode):  # /dev/null, a FIFO: write into it
         try:
             with open(path, "wb") as out:
