@@ -4,8 +4,11 @@ The bytes go to a temporary file in the target's folder (created with mode 0666 
 umask, as ``open(path, "wb")`` would, or with the mode of the file it replaces), are
 flushed to disk, and the file is renamed over the target, so a crash never leaves a
 half-written file under the target's name. A target that exists and is not a regular file
-(``/dev/null``, a FIFO) is written into directly. Any ``OSError`` (a full disk, a missing
-folder, no permission) is re-raised naming the target.
+(``/dev/null``, a FIFO) is written into directly. A symbolic link is followed, as ``open``
+follows it (PyTorch's ``torch.save`` writes the file a link names and keeps the link), unless
+the caller says not to: the temporary file goes next to the file it names, under the
+kernel's rule for links in world-writable sticky folders (``fs.protected_symlinks``). Any
+``OSError`` (a full disk, a missing folder, no permission) is re-raised naming the target.
 
 A write killed before its rename (SIGKILL, power loss) leaves its temporary file,
 ``.<target name>.<12 hex digits>.tmp``; whoever owns the folder's targets removes those
@@ -14,6 +17,7 @@ with :func:`remove_stale_temporaries` (the ``Checkpointer`` does at its next sav
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
@@ -49,14 +53,42 @@ def remove_stale_temporaries(folder: str, owns: Callable[[str], bool]) -> list[s
     return removed
 
 
-def atomic_write(path: str, write: Callable[[BinaryIO], None]) -> None:
-    """Call ``write(file)`` on a temporary file, then rename it to ``path``."""
+def _followed(path: str) -> str:
+    """``path`` with its symbolic links followed (the file itself, not its folders'); a link
+    in a world-writable sticky folder is followed only when its owner is this user or the
+    folder's owner, as the kernel's ``fs.protected_symlinks`` has it for ``open``."""
+    for _ in range(40):  # the kernel's limit of links followed
+        try:
+            link = os.lstat(path)
+        except OSError:
+            return path
+        if not stat.S_ISLNK(link.st_mode):
+            return path
+        folder = os.path.dirname(os.path.abspath(path))
+        where = os.stat(folder)
+        shared = where.st_mode & stat.S_ISVTX and where.st_mode & stat.S_IWOTH
+        if shared and link.st_uid not in (os.geteuid(), where.st_uid):
+            raise PermissionError(errno.EACCES, "a link of another user in a shared folder", path)
+        path = os.path.join(folder, os.readlink(path))
+    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+
+
+def atomic_write(path: str, write: Callable[[BinaryIO], None], follow_links: bool = True) -> None:
+    """Call ``write(file)`` on a temporary file, then rename it to ``path`` (or to the file
+    that the link ``path`` names; with ``follow_links=False``, over the link itself: for the
+    files a program keeps in a folder of its own, which must not lead out of it)."""
+    try:
+        path = _followed(path) if follow_links else path
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"could not write {path}: {exc.strerror or exc}", path) from exc
     folder = os.path.dirname(os.path.abspath(path))
     tmp = _temporary_path(path)
     try:
-        st = os.stat(path)
+        st = os.stat(path) if follow_links else os.lstat(path)
     except OSError:
         st = None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        st = None  # replaced, not followed
     if st is not None and not stat.S_ISREG(st.st_mode):  # /dev/null, a FIFO: write into it
         try:
             with open(path, "wb") as out:

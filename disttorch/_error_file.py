@@ -44,8 +44,10 @@ def write_error_file(kind: str, error: str, traceback_text: str = "", **extra: A
         **extra: more JSON-serialisable fields to store.
 
     Returns:
-        The path written, or ``None`` when the variable is unset (not started by the launcher).
-        The first record wins: an existing file is left alone, so the original cause survives.
+        The path written, or ``None`` when the variable is unset (not started by the launcher)
+        or the file cannot be written (a full disk: the worker still reports its exception on
+        stderr). The first record wins: an existing file is left alone, so the original cause
+        survives.
     """
     path = os.environ.get(ERROR_FILE_ENV)
     if not path or os.path.exists(path):
@@ -62,9 +64,16 @@ def write_error_file(kind: str, error: str, traceback_text: str = "", **extra: A
         **extra,
     }
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(record, f)
-    os.replace(tmp, path)  # atomic: the launcher never reads half a record
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(record, f)
+        os.replace(tmp, path)  # atomic: the launcher never reads half a record
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return None
     return path
 
 

@@ -17,6 +17,8 @@ Modules:
 - ``rendezvous``: how node agents of a multi-node job meet at the master's store.
 - ``failure``: what went wrong with which rank, and the summary box printed for it.
 - ``bootstrap``: the tiny program each worker runs first; it runs the user's script.
+- ``reaper``: no orphans, no zombies (subreapers, parent-death signals, run directories).
+- ``own_children``: the record of the children a worker starts itself (the rest it adopted).
 - ``trace_merge``: merges per-rank Chrome trace files into one.
 
 What runs inside the workers lives in the library, below everything else: the per-rank

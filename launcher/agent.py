@@ -138,8 +138,6 @@ class Agent:
                     group.dump_stacks()
         finally:  # also when starting failed half-way: nothing may outlive the attempt
             group.stop(c.stop_grace, self.hurry)
-            if group.all_reaped():
-                reaper.reap_leftovers(keep=self._own_children)
             self._workers_running = False
         local = [group.ended[lr] for lr in sorted(group.ended)]
         gathered = self._try(lambda: rdzv.gather(attempt, local, note))

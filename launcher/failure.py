@@ -110,7 +110,8 @@ def _hint(root: RankExit, reported_by: Optional[RankExit]) -> List[str]:
         return [f"no traceback: killed by signal {name} from outside the launcher."]
     return [
         f"no traceback: the process exited with code {root.returncode} without an uncaught",
-        "exception (sys.exit or os._exit in the script, or a crash in native code).",
+        "exception (sys.exit or os._exit in the script, or a crash in native code), or it",
+        "could not record one (a full disk?): its stderr lines above show any traceback.",
     ]
 
 

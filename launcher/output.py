@@ -66,6 +66,7 @@ class LinePump(threading.Thread):
         self._prefix = prefix
         self._console = console
         self._log: Optional[BinaryIO] = None
+        self._log_path = log_path
         if log_path is not None:
             os.makedirs(os.path.dirname(log_path), exist_ok=True)
             self._log = open(log_path, "ab")
@@ -90,15 +91,30 @@ class LinePump(threading.Thread):
         finally:
             self._pipe.close()
             if self._log is not None:
-                self._log.close()
+                try:
+                    self._log.close()
+                except OSError as exc:
+                    self._drop_log(exc)
 
     def _emit(self, lines: bytes) -> None:
         """Write whole lines (each ending in \\n, \\r\\n or \\r): raw to the log, prefixed to the console."""
         if self._log is not None:
-            self._log.write(lines)
-            self._log.flush()
+            try:
+                self._log.write(lines)
+                self._log.flush()
+            except OSError as exc:  # a full disk: the rank goes on, its pipe still drained
+                self._drop_log(exc)
         if self._console is not None:
             self._console.write(b"".join(self._prefix + line for line in _LINE.findall(lines)))
+
+    def _drop_log(self, exc: OSError) -> None:
+        log, self._log = self._log, None
+        try:
+            log.close()
+        except OSError:
+            pass  # the buffered bytes cannot be written either
+        rank = self._prefix.decode().strip(" :[]")
+        say(f"cannot write {self._log_path}: {exc.strerror or exc}; the rest is not logged ({rank} goes on)")
 
 
 # A line ends with "\n", "\r\n", or a lone "\r" (progress bars redraw their line with it).

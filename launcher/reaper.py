@@ -15,9 +15,8 @@ Both use ``prctl``; elsewhere than Linux they do nothing.
 - A worker that is a subreaper adopts its descendants' orphans, which nobody else would
   reap: :func:`reap_adopted_orphans` starts a thread that reaps them when they exit, and
   only them. It tells an adopted process from one the worker started itself (whose exit
-  status belongs to its ``subprocess``/``multiprocessing`` handle) by having seen it below
-  another of the worker's processes before; an orphan born and ended between two looks
-  (:data:`ORPHAN_SCAN` seconds) is not recognised and stays a zombie until the worker ends.
+  status belongs to its ``subprocess``/``multiprocessing``/``os.waitpid`` caller) by a record
+  of the children the worker starts (``own_children.py``).
 
 - The launcher's run directory is named after its process (:func:`make_run_dir`), so the next
   launcher removes it if every process of a job was killed at once (the guardian included)
@@ -35,9 +34,12 @@ import tempfile
 import threading
 import time
 
+from . import own_children
+
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-#: Seconds between two looks at a subreaper worker's descendants for orphans to reap.
+#: Seconds between two looks at a subreaper worker's children for orphans to reap, while one
+#: of its own exited children waits for its owner.
 ORPHAN_SCAN = 0.25
 
 
@@ -156,55 +158,55 @@ def _children_of(pid: int) -> list:
     return kids
 
 
-def _state_and_start(pid: int):
-    """``(state, start time)`` of process ``pid`` from /proc, or ``None`` if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()  # state, ppid, ..., start time is the 20th
-    return (fields[0], fields[19]) if len(fields) > 19 else None
+def _reap_unrecorded(pids: list) -> bool:
+    """Reap those of ``pids`` (exited children of this process) that it did not start itself;
+    return whether it reaped them all (not when one is its own, whose exit status waits for
+    its owner, or when a start is under way and it cannot tell)."""
+    with own_children.settled() as settled:
+        if not settled:
+            return False
+        reaped_all = True
+        for pid in pids:
+            if own_children.is_own(pid):
+                reaped_all = False
+                continue
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        return reaped_all
 
 
-def _reap_adopted(seen: dict) -> dict:
-    """Reap the exited children of this process that ``seen`` (pid -> start time) holds as
-    descendants seen below another process; return the new ``seen``: every grandchild and
-    further descendant now, and the adopted children still running."""
-    me = os.getpid()
-    direct = _children_of(me)
-    kept = {}
-    for pid in direct:
-        known = seen.get(pid)
-        now = _state_and_start(pid) if known is not None else None
-        if now is None or now[1] != known:
-            continue  # started by this process (or a new process under a reused pid)
-        if now[0] != "Z":
-            kept[pid] = known
-            continue
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-    todo = list(direct)
-    while todo:
-        for pid in _children_of(todo.pop()):
-            now = _state_and_start(pid)
-            if now is not None:
-                kept[pid] = now[1]
-                todo.append(pid)
-    return kept
+def _exited_children() -> list:
+    exited = []
+    for pid in _children_of(os.getpid()):
+        now = own_children.state_and_start(pid)
+        if now is not None and now[0] == "Z":
+            exited.append(pid)
+    return exited
 
 
 def reap_adopted_orphans(interval: float = ORPHAN_SCAN) -> threading.Thread:
-    """Start a daemon thread that reaps this subreaper's adopted orphans as they exit (every
-    ``interval`` seconds), never a child this process started itself."""
+    """Start a daemon thread that reaps this subreaper's adopted orphans as they exit, never
+    a child this process started itself (:mod:`own_children` records those from now on).
+
+    The thread sleeps in ``waitid`` (``WNOWAIT``: it leaves the exit status in place) until a
+    child exits, and reaps it if it was adopted. While an exited child of this process's own
+    waits for its owner, ``waitid`` would return at once: the thread looks at every child
+    each ``interval`` seconds instead, until that one is reaped."""
+    own_children.install()
 
     def run() -> None:
-        seen: dict = {}
         while True:
-            seen = _reap_adopted(seen)
-            time.sleep(interval)
+            own_children.started.clear()
+            try:
+                exited = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)
+            except ChildProcessError:  # no child at all: sleep until one is started
+                own_children.started.wait()
+                continue
+            if not _reap_unrecorded([exited.si_pid]):
+                time.sleep(interval)
+                _reap_unrecorded(_exited_children())
 
     thread = threading.Thread(target=run, name="disttorch-orphan-reaper", daemon=True)
     thread.start()

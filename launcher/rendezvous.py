@@ -144,9 +144,13 @@ class StoreRendezvous:
                 f"give each node its own rank 0..{config.nnodes - 1}"
             )
         if problem is not None:
-            self.abort(problem)  # the agents already waiting stop too, with the same message
-            self.close()
+            # the agents still waiting to meet stop too, with the same message; the nodes of a
+            # job that met already go on (and meet again at a restart) without this one
+            if not self.store.check([f"attempt0/nproc/{k}" for k in range(nnodes)]):
+                self.abort(problem)
+            self.store.close()  # not counted among the agents that joined and leave
             raise RendezvousError(problem)
+        self.store.add("joined", 1)
 
     def next_round(self, attempt: int) -> WorldInfo:
         """Publish this node's nproc, wait for every node's, and derive this node's ranks."""
@@ -186,11 +190,13 @@ class StoreRendezvous:
                 raise RendezvousError(self.store.get("aborted").decode())
             if time.monotonic() > deadline:
                 missing = [k.rsplit("/", 1)[-1] for k in keys if "nproc/" in k and not self.store.check([k])]
-                raise RendezvousError(
+                problem = (
                     f"node(s) {', '.join(missing) or '0'} did not join within --join-timeout "
                     f"{self.config.join_timeout:g} s: is disttorch-launch running there with the same "
                     f"--nnodes, --master-addr, --master-port and job secret?"
                 )
+                self.abort(problem)  # the agents that did join stop now too, with the same message
+                raise RendezvousError(problem)
             time.sleep(self.config.monitor_interval)
 
     def abort(self, note: str) -> None:
@@ -239,11 +245,11 @@ class StoreRendezvous:
 
     def close(self) -> None:
         """Leave the store; node 0 keeps serving it until every agent that reported at the last
-        gather has left (or a few seconds)."""
+        gather (or, when the nodes never met, that joined) has left, or a few seconds."""
         try:
             self.store.add("left", 1)
             deadline = time.monotonic() + 5.0
-            expected = getattr(self, "_reported", self.config.nnodes)
+            expected = getattr(self, "_reported", None) or self.store.add("joined", 0)
             while self.config.node_rank == 0 and self.store.add("left", 0) < expected:
                 if time.monotonic() > deadline:
                     break

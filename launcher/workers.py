@@ -23,6 +23,9 @@ from disttorch._error_file import read_error_file
 from . import output, reaper
 from .failure import RankExit
 
+#: Longest time :meth:`WorkerGroup.stop` waits, after SIGKILL, for the workers and their output.
+_DRAIN_S = 5.0
+
 
 @dataclass
 class WorkerSpec:
@@ -59,7 +62,8 @@ class WorkerGroup:
         self.exits: "queue.Queue[RankExit]" = queue.Queue()
         self.ended: Dict[int, RankExit] = {}  # local rank -> exit, filled by the waiters
         self._procs: List[subprocess.Popen] = []
-        self._threads: List[threading.Thread] = []
+        self._waiters: List[threading.Thread] = []
+        self._pumps: List[threading.Thread] = []
         self._stopping_since: Optional[float] = None
         self._host = socket.gethostname()
 
@@ -88,7 +92,8 @@ class WorkerGroup:
             )
             for thread in (*pumps, waiter):
                 thread.start()
-                self._threads.append(thread)
+            self._pumps += pumps
+            self._waiters.append(waiter)
 
     def _wait(self, spec: WorkerSpec, proc: subprocess.Popen) -> None:
         returncode = proc.wait()
@@ -122,8 +127,10 @@ class WorkerGroup:
 
     def stop(self, grace: float, hurry: Optional[threading.Event] = None) -> None:
         """Stop every worker and everything it started: SIGTERM to each process group, up to
-        ``grace`` seconds for them to end (cut short when ``hurry`` is set), then SIGKILL.
-        Returns when every worker is reaped and its output is drained."""
+        ``grace`` seconds for them to end (cut short when ``hurry`` is set), then SIGKILL; once
+        every worker is reaped, SIGKILL to what they started that left their groups (adopted by
+        this subreaper: a daemon in a session of its own holding a worker's output open).
+        Returns when every worker is reaped and its output is drained (at most 5 s more)."""
         self._stopping_since = time.time()
         self._signal_groups(signal.SIGTERM)
         deadline = time.monotonic() + grace
@@ -134,8 +141,13 @@ class WorkerGroup:
                 break
             time.sleep(0.02)
         self._signal_groups(signal.SIGKILL)
-        for thread in self._threads:
-            thread.join(timeout=5.0)
+        deadline = time.monotonic() + _DRAIN_S
+        for thread in self._waiters:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        if self.all_reaped():
+            reaper.reap_leftovers(keep=self._foreign)
+        for thread in self._pumps:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def all_reaped(self) -> bool:
         """Has every worker been waited for (so no waiter thread still needs its exit status)?"""

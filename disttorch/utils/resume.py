@@ -193,8 +193,11 @@ class Checkpointer:
         }
         name = f"step-{self._global_step:09d}.pt"
         path = os.path.join(self.directory, name)
-        save(payload, path)
-        atomic_write(os.path.join(self.directory, self.LATEST), lambda f: f.write(name.encode()))
+        # links planted in the directory are replaced, not written through (as loading refuses them)
+        atomic_write(path, lambda f: save(payload, f), follow_links=False)
+        atomic_write(
+            os.path.join(self.directory, self.LATEST), lambda f: f.write(name.encode()), follow_links=False
+        )
         self._prune(name)
         return path
 

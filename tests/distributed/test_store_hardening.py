@@ -426,3 +426,19 @@ def test_waiters_expire_on_the_server(master):
         assert _server(master)._pending == 0
     finally:
         member.close()
+
+
+def test_a_listener_that_never_answers_is_not_said_to_have_another_secret(monkeypatch):
+    # rank 0 stalled or out of descriptors looks like this: the port accepts, nothing answers
+    from disttorch.distributed.store import tcp_store
+
+    monkeypatch.setattr(tcp_store, "HANDSHAKE_TIMEOUT_MS", 300)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        port = silent.getsockname()[1]
+        with pytest.raises(auth.AuthenticationError) as info:
+            TCPStore("127.0.0.1", port, world_size=2, timeout=timedelta(seconds=10), secret="ab" * 32)
+    message = str(info.value)
+    assert "did not answer the handshake" in message and "out of file descriptors" in message, message
+    assert "secrets differ" not in message, message

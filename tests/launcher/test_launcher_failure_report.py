@@ -1,16 +1,19 @@
 """The launcher's failure summary with real disttorch ranks: the rank that raised is the root
 cause even when the peer that noticed exits first; the ranks that only reported it show one
 line and no library internals; a frozen rank the launcher stopped is said to be stopped by it;
-a rank that exited 0 while the others wait for it is named."""
+a rank that exited 0 while the others wait for it is named; a rank that cannot write its
+error record (a full disk) still shows its exception."""
 
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
 from disttorch.launcher.failure import RankExit, blame, format_summary
 
-from launcher_scripts.harness import SCRIPTS, launch, start
+from launcher_scripts.harness import SCRIPTS, launch, launcher_env, start
 
 PEERS = SCRIPTS / "peers.py"
 
@@ -108,3 +111,23 @@ def test_a_rank_that_exits_0_while_the_others_wait_is_named(tmp_path):
         proc.kill()
     assert "rank(s) 1 exited 0" in seen[-1] and "rank(s) 0 still run" in seen[-1], "".join(seen)
     assert elapsed < 40, f"the launcher said it after {elapsed:.1f} s"
+
+
+def test_a_rank_that_cannot_write_its_error_record_still_reports_its_exception(tmp_path):
+    # a full disk where the record goes (here: a path no file can have): the rank's own
+    # traceback still reaches its stderr, and the summary says a record may be missing
+    script = tmp_path / "raises.py"
+    script.write_text('raise ValueError("the real reason")\n')
+    env = launcher_env({"DISTTORCH_ERROR_FILE": "/dev/null/error.json"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "disttorch.launcher.bootstrap", str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.rstrip().endswith("ValueError: the real reason"), proc.stderr
+    assert "OSError" not in proc.stderr and "NotADirectoryError" not in proc.stderr, proc.stderr
+    text = format_summary(rank_exit(0, 1, 10.0), [rank_exit(0, 1, 10.0)], 0, 0)
+    assert "could not record one (a full disk?)" in text

@@ -116,3 +116,58 @@ def test_inconsistent_nodes_fail_fast_with_the_reason(tmp_path):
         assert "node 0 was started with --nnodes 2, node 1 with --nnodes 3; give every node the same" in err
     assert time.monotonic() - started < 20
     assert not list(tmp_path.iterdir())  # no worker was started
+
+
+@pytest.mark.timeout(60)
+def test_a_node_with_the_wrong_secret_fails_at_once_and_the_others_stop_together(tmp_path):
+    # node 2 has another secret: refused at the handshake. Node 0 gives up at its --join-timeout
+    # and tells node 1 (which would wait 30 s), and neither lingers after saying so. Node 0
+    # starts last: the others wait for its store, so all of them meet it, however slow the host.
+    port = free_port(MASTER)
+    common = ("--nnodes", 3, "--master-addr", MASTER, "--master-port", port, "--nproc", 1)
+    script = (SCRIPTS / "env_dump.py", tmp_path)
+    secret = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}
+    other = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}
+    stranger = start(*common, "--node-rank", 2, "--join-timeout", 20, *script, env=other)
+    node1 = start(*common, "--node-rank", 1, "--join-timeout", 30, *script, env=secret)
+    started = time.monotonic()
+    node0 = start(*common, "--node-rank", 0, "--join-timeout", 3, *script, env=secret)
+    (code0, _, err0), (code1, _, err1), (code2, _, err2) = finish([node0, node1, stranger])
+    assert time.monotonic() - started < 12  # node 0 closed its store 5 s after giving up
+    assert code2 == 1 and "the job secrets differ" in err2, err2
+    for code, err in ((code0, err0), (code1, err1)):
+        assert code == 1, err
+        assert "node(s) 2 did not join within --join-timeout 3 s" in err, err
+    assert not list(tmp_path.iterdir())  # no worker was started
+
+
+RESTARTS_ONCE = r"""
+import os, pathlib, sys, time
+out = pathlib.Path(sys.argv[1])
+attempt, rank = os.environ["DISTTORCH_RESTART_COUNT"], os.environ["RANK"]
+(out / f"rank{rank}_attempt{attempt}").write_text("")
+if attempt == "0" and rank == "1":
+    while not (out / "go").exists():
+        time.sleep(0.05)
+    sys.exit(4)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_a_second_agent_for_a_node_of_a_running_job_is_refused_and_the_job_still_restarts(tmp_path):
+    script = tmp_path / "restarts_once.py"
+    script.write_text(RESTARTS_ONCE)
+    common = ("--nnodes", 2, "--master-addr", MASTER, "--master-port", free_port(MASTER), "--nproc", 2)
+    secret = {"DISTTORCH_JOB_SECRET": secrets.token_hex(32)}
+    nodes = [
+        start(*common, "--node-rank", k, "--max-restarts", 1, script, tmp_path, env=secret) for k in (0, 1)
+    ]
+    try:
+        wait_for_files(tmp_path, "rank*_attempt0", 4)  # the nodes met: the job runs
+        (code, _, err), *_ = finish([start(*common, "--node-rank", 1, script, tmp_path, env=secret)], 20)
+        assert code == 1 and "two agents joined as --node-rank 1" in err, err
+    finally:
+        (tmp_path / "go").write_text("")
+    for code, _, err in finish(nodes):
+        assert code == 0, err
+        assert "restart 1 of 1" in err and "all 4 ranks exited 0" in err, err

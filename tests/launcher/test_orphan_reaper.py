@@ -1,18 +1,20 @@
 """A worker is a child subreaper: the orphans of its descendants become its children. It reaps
-them as they exit (no zombie piles up while it lives), and never a child it started itself:
-``subprocess.run`` and ``multiprocessing.Process.join`` still see their children's exit codes."""
+them as they exit (no zombie piles up while it lives, double forks included), and never a child
+it started itself: ``subprocess.run``, ``multiprocessing.Process.join``, ``os.waitpid`` and
+``os.system`` still see their children's exit codes. Idle, its reaping thread never wakes."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 
 import pytest
 
-from launcher_scripts.harness import launch
+from launcher_scripts.harness import assert_all_gone, launch
 
 SCRIPT = r"""
-import json, multiprocessing, os, subprocess, sys, time
+import json, multiprocessing, os, subprocess, sys, threading, time
 
 def zombies():
     me = os.getpid()
@@ -29,17 +31,40 @@ def zombies():
 
 if __name__ == "__main__":
     multiprocessing.set_start_method("fork")
-    # sh exits after 0.5 s; its background sleep is adopted by this worker and exits at 0.8 s
-    subprocess.run(["sh", "-c", "sleep 0.8 & sleep 0.5"], check=True)
+    # sh exits after 0.2 s; its background sleep is adopted by this worker and exits at 0.4 s
+    subprocess.run(["sh", "-c", "sleep 0.4 & sleep 0.2"], check=True)
+    for _ in range(30):  # double forks: the grandchild is adopted at once and exits at once
+        middle = os.fork()
+        if middle == 0:
+            if os.fork() == 0:
+                os._exit(0)
+            os._exit(0)
+        os.waitpid(middle, 0)
     child = multiprocessing.Process(target=sys.exit, args=(7,))
     child.start()
     late = subprocess.Popen(["sh", "-c", "exit 5"])
+    forked = os.fork()
+    if forked == 0:
+        os._exit(9)
+    spawned = os.posix_spawn("/bin/sh", ["sh", "-c", "exit 4"], os.environ)
     run = subprocess.run(["sh", "-c", "exit 3"]).returncode
-    time.sleep(0.9)  # the orphan exits; the own children above wait, exited, through several looks
+    system = os.waitstatus_to_exitcode(os.system("exit 6"))
+    time.sleep(0.5)  # the orphans exit; the own children above wait, exited, through several looks
     left = zombies()
     child.join()
-    out = {"run": run, "process": child.exitcode, "popen": late.wait(), "left": left,
-           "own": sorted([child.pid, late.pid])}
+    out = {"codes": [run, system, child.exitcode, late.wait(),
+                     os.waitstatus_to_exitcode(os.waitpid(forked, 0)[1]),
+                     os.waitstatus_to_exitcode(os.waitpid(spawned, 0)[1])],
+           "left": left, "own": sorted([child.pid, late.pid, forked, spawned])}
+    # idle (no child left): the reaping thread sleeps until a child is started
+    reaper = next(t for t in threading.enumerate() if t.name == "disttorch-orphan-reaper")
+    def wakeups():
+        status = open(f"/proc/self/task/{reaper.native_id}/status").read()
+        return int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+    time.sleep(0.3)  # out of its last look at the exited children
+    before = wakeups()
+    time.sleep(0.3)
+    out["idle_wakeups"] = wakeups() - before
     with open(sys.argv[1], "w") as f:
         json.dump(out, f)
 """
@@ -54,5 +79,31 @@ def test_a_worker_reaps_adopted_orphans_and_leaves_its_own_children_alone(tmp_pa
     proc = launch("--nproc", "1", str(script), str(result), timeout=50)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = json.loads(result.read_text())
-    assert (out["run"], out["process"], out["popen"]) == (3, 7, 5), out
+    assert out["codes"] == [3, 6, 7, 5, 9, 4], out
     assert sorted(out["left"]) == out["own"], f"zombies of the worker besides its own children: {out}"
+    assert out["idle_wakeups"] == 0, out
+
+
+DAEMON = r"""
+import subprocess, sys
+# a daemon in a session of its own, holding the rank's stdout and stderr, outliving the rank
+subprocess.run(["sh", "-c", f"setsid sh -c 'echo $$ > {sys.argv[1]}; exec sleep 600' &"], check=True)
+while True:
+    try:
+        if open(sys.argv[1]).read().strip():
+            break
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="child subreapers are Linux's")
+@pytest.mark.timeout(60)
+def test_a_daemon_holding_a_ranks_output_neither_delays_the_end_nor_outlives_it(tmp_path):
+    script = tmp_path / "daemon.py"
+    script.write_text(DAEMON)
+    started = time.monotonic()
+    proc = launch("--nproc", "1", str(script), str(tmp_path / "daemon.pid"), timeout=50)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert time.monotonic() - started < 5  # waiting for its output to end took 5 s per stream
+    assert_all_gone([int((tmp_path / "daemon.pid").read_text())], within=1.0)

@@ -147,6 +147,20 @@ def test_latest_symlink_leading_out_is_refused(tmp_path):
         _ckpt(d)[0].load_latest()
 
 
+def test_links_planted_in_the_directory_are_replaced_not_written_through(tmp_path):
+    d = tmp_path / "ck"
+    d.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    os.symlink(victim, d / "latest")
+    os.symlink(victim, d / "step-000000001.pt")
+    ck, _ = _ckpt(d)
+    ck.save(0, 1)
+    assert victim.read_text() == "keep me"
+    assert not os.path.islink(d / "latest") and not os.path.islink(d / "step-000000001.pt")
+    _ckpt(d)[0].load_latest()
+
+
 def test_valid_pointer_and_umask(tmp_path):
     old = os.umask(0o027)
     try:

@@ -295,6 +295,41 @@ def test_overwriting_keeps_the_files_mode(tmp_path):
     assert os.stat(path).st_mode & 0o777 == 0o640
 
 
+def test_saving_through_a_link_writes_the_file_it_names_and_keeps_the_link(tmp_path):
+    # as PyTorch's torch.save (open() follows links): a link chain into another folder, and a
+    # dangling link, which names the file to create
+    (tmp_path / "disk").mkdir()
+    dt.save({"w": 1}, tmp_path / "disk" / "ck.pt")
+    os.symlink("disk/ck.pt", tmp_path / "mid.pt")
+    os.symlink(tmp_path / "mid.pt", tmp_path / "latest.pt")
+    os.symlink("disk/new.pt", tmp_path / "dangling.pt")
+    dt.save({"w": 2}, tmp_path / "latest.pt")
+    dt.save({"w": 3}, tmp_path / "dangling.pt")
+    assert os.path.islink(tmp_path / "latest.pt") and os.path.islink(tmp_path / "dangling.pt")
+    assert dt.load(tmp_path / "disk" / "ck.pt") == {"w": 2}
+    assert dt.load(tmp_path / "disk" / "new.pt") == {"w": 3}
+    assert sorted(os.listdir(tmp_path)) == ["dangling.pt", "disk", "latest.pt", "mid.pt"]
+    os.symlink("loop.pt", tmp_path / "loop.pt")
+    with pytest.raises(OSError, match="could not write") as info:
+        dt.save({"w": 4}, tmp_path / "loop.pt")
+    assert info.value.errno == errno.ELOOP
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to plant another user's link"
+)
+def test_another_users_link_in_a_shared_sticky_folder_is_not_followed(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    os.chown(shared, 12346, 12346)
+    os.symlink(tmp_path / "victim.pt", shared / "ck.pt")
+    os.lchown(shared / "ck.pt", 12345, 12345)
+    with pytest.raises(PermissionError, match="could not write"):
+        dt.save({"w": 1}, shared / "ck.pt")
+    assert not (tmp_path / "victim.pt").exists()
+
+
 def test_full_disk_error_names_the_path(tmp_path, monkeypatch):
     path = tmp_path / "full.pt"
 

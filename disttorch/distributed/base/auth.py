@@ -528,6 +528,12 @@ class ConnectionWatcher:
     def _no_handshake(self, event: dict) -> str:
         """What to say when the handshake failed without a reason: the listener timed out or
         closed the connection (a program that does not speak ZeroMQ, or other security)."""
+        if event["value"] == errno.EAGAIN:  # ZeroMQ's handshake timer ran out: no answer at all
+            return (
+                f"the {self.peer} did not answer the handshake (ZeroMQ event {event['event']:#x}, "
+                f"value {event['value']:#x}: timed out): that process is stalled, overloaded or out "
+                "of file descriptors (see its log and `ulimit -n`)" + _OTHER_PROGRAM
+            )
         return (
             f"the handshake with the {self.peer} failed (ZeroMQ event {event['event']:#x}, value "
             f"{event['value']:#x}): the job secrets differ, or one side has none (set the same "

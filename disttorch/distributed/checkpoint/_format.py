@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -122,7 +123,12 @@ def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
     """Rank ``rank``'s pieces; refused unless they belong to save ``save_id`` (``None``: a
     checkpoint written before saves had ids)."""
     path = _existing_piece_file(directory, rank)
-    files = np.load(path, allow_pickle=False)
+    try:
+        files = np.load(path, allow_pickle=False)
+    except (ValueError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path} is not a piece file of a distributed checkpoint: {exc}") from None
+    if not isinstance(files, np.lib.npyio.NpzFile):
+        raise ValueError(f"{path} is not a piece file of a distributed checkpoint: it holds one array")
     if save_id is not None:
         found = files[_SAVE_ID].tobytes().decode() if _SAVE_ID in files.files else None
         if found != save_id:
@@ -140,8 +146,85 @@ def write_metadata(directory: str, metadata: dict) -> None:
 
 
 def read_metadata(directory: str) -> dict:
+    """The checkpoint's metadata, checked: every piece lies inside its tensor, in a file of
+    the checkpoint (a malformed file raises ``ValueError`` naming it and what is wrong)."""
     path = os.path.join(directory, METADATA)
     if not os.path.exists(path):
         raise FileNotFoundError(f"{directory} is not a distributed checkpoint: it has no {METADATA} file")
-    with open(path) as f:
-        return json.load(f)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        metadata = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested too deep
+        raise ValueError(f"{path} is not a distributed checkpoint's metadata: {exc}") from None
+    problem = _metadata_problem(metadata)
+    if problem is not None:
+        raise ValueError(f"{path} is malformed: {problem}")
+    return metadata
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _metadata_problem(metadata: Any) -> str | None:
+    """What is wrong with ``metadata`` (as :func:`write_metadata` writes it), or ``None``."""
+    if not isinstance(metadata, dict):
+        return "it is not a JSON object"
+    tensors, plain = metadata.get("tensors"), metadata.get("plain")
+    if not isinstance(tensors, dict) or not isinstance(plain, dict):
+        return "'tensors' and 'plain' must be objects"
+    ids = metadata.get("save_ids", [])
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        return "'save_ids' must be a list of strings"
+    world = metadata.get("world_size", len(ids) or None)
+    if world is not None and (not _count(world) or (ids and world != len(ids))):
+        return f"'world_size' {world!r} must be the number of save ids, {len(ids)}"
+    for key, spec in tensors.items():
+        problem = _tensor_problem(spec, world)
+        if problem is not None:
+            return f"tensor {key!r}: {problem}"
+    paths = metadata.get("paths", {})
+    leaves = len(tensors) + len(plain)
+    if not isinstance(paths, dict) or not all(
+        isinstance(steps, list)
+        and steps
+        and all(
+            isinstance(step, str)
+            or _count(step)
+            or (isinstance(step, list) and len(step) == 1 and _count(step[0]) and step[0] < leaves)
+            for step in steps
+        )
+        for steps in paths.values()
+    ):
+        return "'paths' must map keys to lists of keys and [list index]"
+    return None
+
+
+def _tensor_problem(spec: Any, world: int | None) -> str | None:
+    if not isinstance(spec, dict) or not isinstance(spec.get("dtype"), str):
+        return "expected an object with a 'dtype'"
+    shape, pieces = spec.get("shape"), spec.get("pieces")
+    if not isinstance(shape, list) or not all(_count(n) for n in shape):
+        return f"its shape {shape!r} is not a list of sizes"
+    if not isinstance(pieces, list) or (world is not None and len(pieces) > world):
+        return f"its pieces must be a list of at most one per rank ({world})"
+    rows = shape or [1]  # a 0-d tensor is laid out as one row
+    for piece in pieces:
+        if not isinstance(piece, list) or len(piece) != 4:
+            return f"piece {piece!r} is not [rank, first index, shape, number]"
+        rank, first, piece_shape, index = piece
+        piece_shape = piece_shape or [1]
+        if _count(first):  # a row, in checkpoints written before pieces had several dimensions
+            first = [first] + [0] * (len(rows) - 1)
+        if not (
+            _count(rank)
+            and (world is None or rank < world)
+            and _count(index)
+            and isinstance(first, list)
+            and isinstance(piece_shape, list)
+            and len(first) == len(piece_shape) == len(rows)
+            and all(_count(a) and _count(n) and a + n <= m for a, n, m in zip(first, piece_shape, rows))
+        ):
+            return f"piece {piece!r} is not one of rank 0..{world - 1 if world else 'N'}'s lying inside shape {shape}"
+    return None

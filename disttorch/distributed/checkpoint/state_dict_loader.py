@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from typing import Any, Sequence
@@ -23,9 +24,12 @@ def _box_from(
 ) -> np.ndarray:
     """The block of the saved tensor that starts at ``offset`` and has ``shape``, from the
     pieces that overlap it (a piece's start is a global index, or a row for dim 0 in
-    checkpoints written before pieces had several dimensions)."""
+    checkpoints written before pieces had several dimensions). A block the pieces do not
+    cover whole, or a piece of another size than the metadata says, raises."""
     dtype = numpy_dtype(spec["dtype"])
-    out = np.empty(shape, dtype)
+    # (piece, where in the block, where in the piece): every piece read and checked before the
+    # block is allocated, so a forged shape costs no memory
+    parts = []
     for rank, first, piece_shape, index in spec["pieces"]:
         piece_shape = piece_shape or [1]
         first = [first] + [0] * (len(piece_shape) - 1) if isinstance(first, int) else first
@@ -35,11 +39,44 @@ def _box_from(
             continue
         if rank not in files:  # a checkpoint written before saves had ids
             files[rank] = read_pieces(directory, rank, None)
-        piece = files[rank][f"p{index}"].view(dtype).reshape(piece_shape)
+        piece = _piece(files[rank], index, dtype, piece_shape, directory, rank)
         here = tuple(slice(low - a, high - a) for low, high, a in zip(lo, hi, offset))
         there = tuple(slice(low - b, high - b) for low, high, b in zip(lo, hi, first))
+        parts.append((piece, here, there))
+    if not _covers([here for _, here, _ in parts], shape):
+        raise ValueError(
+            f"the checkpoint in {directory} does not hold every element of the block at {list(offset)} "
+            f"of shape {list(shape)} (its metadata lists pieces that leave a hole)"
+        )
+    out = np.empty(shape, dtype)
+    for piece, here, there in parts:
         out[here] = piece[there]
     return out
+
+
+def _piece(files: Any, index: int, dtype: np.dtype, shape: list, directory: str, rank: int) -> np.ndarray:
+    """Piece ``index`` of rank ``rank``'s file, checked against the size the metadata gives it."""
+    name = f"p{index}"
+    raw = files[name] if name in files.files else None
+    if raw is None or raw.dtype != np.uint8 or raw.size != math.prod(shape) * dtype.itemsize:
+        found = "is missing" if raw is None else f"holds {raw.size} bytes"
+        raise ValueError(
+            f"piece {index} of rank {rank} in {directory} {found}; the metadata says {list(shape)} of {dtype}"
+        )
+    return raw.view(dtype).reshape(shape)
+
+
+def _covers(boxes: list, shape: Sequence[int]) -> bool:
+    """Whether the blocks ``boxes`` (tuples of slices) cover the whole of ``shape``."""
+    held = sum(math.prod(s.stop - s.start for s in box) for box in boxes)
+    if held < math.prod(shape):
+        return False
+    if len(boxes) == 1:
+        return True
+    covered = np.zeros(shape, bool)  # several pieces (a re-cut load): each element once
+    for box in boxes:
+        covered[box] = True
+    return bool(covered.all())
 
 
 def load(
