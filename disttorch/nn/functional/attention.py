@@ -23,8 +23,8 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...backends import cuda as _switches
 from ...kernels import torch_random as _kr
-from ...kernels.softmax import softmax_backward_last_, softmax_last_
-from ...kernels.threads import elementwise
+from ...kernels.softmax import exp_rows_, softmax_backward_last_, softmax_last_
+from ...kernels.threads import astype, elementwise
 from ...kernels.threads import matmul as blas_matmul
 from ...ops._helpers import broadcast_error
 from ...ops.shape import cat
@@ -62,7 +62,9 @@ class ScaledDotProductAttention(Function):
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
-    def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale, fused=False):
+    def forward(
+        ctx, query, key, value, attn_mask, dropout_p, is_causal, scale, fused=False, weights_dtype=None
+    ):
         q, k, v = query._data, key._data, value._data
         qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
         s = blas_matmul(qs, k.swapaxes(-1, -2))
@@ -70,7 +72,10 @@ class ScaledDotProductAttention(Function):
             s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
         if attn_mask is not None:
             s = s + _as_bias(attn_mask._data, s.dtype)
-        p = softmax_last_(s)
+        if weights_dtype is not None:  # PyTorch's CPU flash kernel on 16-bit inputs
+            out, p = _flash_16_bit(s, v, weights_dtype)
+        else:
+            p = softmax_last_(s)
         keep = None
         if dropout_p > 0.0:
             # PyTorch's math path: dropout's noise, bernoulli_(1 - p) of the default generator
@@ -78,7 +83,8 @@ class ScaledDotProductAttention(Function):
             p_used = elementwise(_dropped, p, keep, p.dtype.type(1.0 - dropout_p))
         else:
             p_used = p
-        out = blas_matmul(p_used, v)
+        if weights_dtype is None:
+            out = blas_matmul(p_used, v)
         if fused:
             out = _laid_out_like(out, q)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
@@ -126,7 +132,19 @@ class ScaledDotProductAttention(Function):
             value,
             jvp=jvp if grad is not None and grad_weights is None else None,
         )
-        return gq, gk, gv, gmask, None, None, None, None
+        return gq, gk, gv, gmask, None, None, None, None, None
+
+
+def _flash_16_bit(s: np.ndarray, v: np.ndarray, weights_dtype: np.dtype) -> tuple:
+    """PyTorch's CPU flash kernel on bfloat16/float16 inputs (here their float32 copies):
+    the scores' ``exp(s - rowmax)`` and their row sums stay float32, the exponentials are
+    rounded to the inputs' dtype before the product with V, and that product is divided
+    by the float32 sums. Returns ``(output, the float32 weights for backward)``."""
+    totals = exp_rows_(s)
+    rounded = astype(astype(s, weights_dtype), s.dtype)
+    out = blas_matmul(rounded, v) / totals
+    s /= totals
+    return out, s
 
 
 def _attention_jvp(
@@ -216,8 +234,9 @@ def _attention(
         raise ValueError(f"dropout probability has to be in [0, 1), but got {dropout_p}")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
+    low = q.dtype if fused and q.dtype.itemsize == 2 and q.dtype.kind in "fV" else None
     return ScaledDotProductAttention.apply(
-        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused
+        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused, low
     )
 
 
