@@ -74,6 +74,7 @@ class ScaledDotProductAttention(Function):
             s = s + _as_bias(attn_mask._data, s.dtype)
         if weights_dtype is not None:  # PyTorch's CPU flash kernel on 16-bit inputs
             out, p = _flash_16_bit(s, v, weights_dtype)
+            ctx.out16 = _rounded(out, weights_dtype)  # the output its backward reads
         else:
             p = softmax_last_(s)
         keep = None
@@ -89,6 +90,7 @@ class ScaledDotProductAttention(Function):
             out = _laid_out_like(out, q)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
         ctx.dropout_p, ctx.scale, ctx.is_causal, ctx.mask = dropout_p, scale, is_causal, attn_mask
+        ctx.weights_dtype = weights_dtype
         ctx.save_for_backward(query, key, value)
         ctx.set_materialize_grads(False)  # the weights output rarely gets a gradient
         return out, p_used
@@ -105,6 +107,8 @@ class ScaledDotProductAttention(Function):
                 g = grad._data
             else:  # only the weights output got a gradient
                 g = np.zeros(p.shape[:-1] + v.shape[-1:], dtype=p.dtype)
+            if ctx.weights_dtype is not None:
+                return _flash_16_bit_grads(ctx, query._data, k, v, g)
             gv = blas_matmul(p_used.swapaxes(-1, -2), g) if need_v else None
             if not (need_q or need_k or need_mask):
                 return None, None, gv, None
@@ -141,10 +145,30 @@ def _flash_16_bit(s: np.ndarray, v: np.ndarray, weights_dtype: np.dtype) -> tupl
     rounded to the inputs' dtype before the product with V, and that product is divided
     by the float32 sums. Returns ``(output, the float32 weights for backward)``."""
     totals = exp_rows_(s)
-    rounded = astype(astype(s, weights_dtype), s.dtype)
-    out = blas_matmul(rounded, v) / totals
+    out = blas_matmul(_rounded(s, weights_dtype), v) / totals
     s /= totals
     return out, s
+
+
+def _flash_16_bit_grads(
+    ctx: ScaledDotProductAttention, q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray
+):
+    """The backward of :func:`_flash_16_bit` as PyTorch's CPU flash kernel computes it (float32
+    copies in, float32 out): the weights rounded to the inputs' dtype for ``dV``, the row sums
+    ``rowsum(dO * O)`` from the rounded output, and ``dS`` rounded before ``dQ`` and ``dK``."""
+    low, p = ctx.weights_dtype, ctx.p
+    gv = blas_matmul(_rounded(p, low).swapaxes(-1, -2), g)
+    gs = p * (blas_matmul(g, v.swapaxes(-1, -2)) - (g * ctx.out16).sum(-1, keepdims=True))
+    gs16 = _rounded(gs, low)
+    scale = np.float32(ctx.scale)
+    gq = blas_matmul(gs16, k) * scale
+    gk = blas_matmul(gs16.swapaxes(-1, -2), q) * scale
+    return gq, gk, gv, gs
+
+
+def _rounded(a: np.ndarray, low: np.dtype) -> np.ndarray:
+    """Float32 ``a`` with its values rounded to the 16-bit dtype ``low``."""
+    return astype(astype(a, low), a.dtype)
 
 
 def _attention_jvp(
@@ -481,7 +505,17 @@ def multi_head_attention_forward(
         kpm = kpm.expand(bsz, num_heads, 1, src_len).reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
 
-    out, weights = _attention(q, k, v, attn_mask, dropout_p if training else 0.0, False, None)
+    p = dropout_p if training else 0.0
+    if need_weights:
+        out, weights = _attention(q, k, v, attn_mask, p, False, None)
+    else:  # PyTorch's 4-d scaled_dot_product_attention (its CPU flash kernel without dropout)
+        q, k, v = (t.reshape(bsz, num_heads, t.shape[1], head_dim) for t in (q, k, v))
+        if attn_mask is not None:
+            lead = (1, 1) if attn_mask.shape[0] == 1 else (bsz, num_heads)
+            attn_mask = attn_mask.reshape(*lead, -1, src_len)
+        fused = _cpu_kernel(q, k, v, p) == "flash"
+        out = _attention(q, k, v, attn_mask, p, False, None, fused)[0]
+        out = out.reshape(bsz * num_heads, tgt_len, head_dim)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
     if unbatched:
