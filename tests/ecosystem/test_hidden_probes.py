@@ -5,8 +5,8 @@ with PyTorch's. Each probe covers calls that failed before a fix (transformers'
 ``torch._check_with``, Opacus's expanded weights, Lightning's PyTorch profiler, accelerate's
 batch dispatcher, PyG's ``GraphUNet``, PyG's ``EdgeIndex``/``Index`` tensor subclasses and
 its ``to_hetero`` tracer, PyG's Index/EdgeIndex through the ATen operators their dispatch tables name, datasets'
-fingerprints of ``map`` functions over torch objects, bfloat16 training in Lightning and Fabric:
-dropout, layer norm, flash attention and SGD on 16-bit tensors). A probe skips when its library is not installed in
+fingerprints of ``map`` functions over torch objects, bfloat16 training in Lightning and Fabric
+and bfloat16 transformers models: dropout, layer norm, flash attention, SGD and AdamW on 16-bit tensors). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 
