@@ -515,7 +515,8 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     refuse_integer_addcdiv(tensor1, tensor2)
     if _recording(self, tensor1, tensor2):
         return _record(self, lambda s: s + tensor1 / tensor2 * value, snapshot=False)
-    quot = np.true_divide(opmath_array(tensor1), opmath_array(tensor2))
+    with np.errstate(divide="ignore", invalid="ignore"):  # x / 0: inf or nan, silently (PyTorch)
+        quot = np.true_divide(opmath_array(tensor1), opmath_array(tensor2))
     if value != 1:
         quot *= value
     return _ufunc_(self, np.add, quot, exact=True)

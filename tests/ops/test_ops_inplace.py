@@ -39,6 +39,17 @@ def test_arithmetic_in_place_values_and_identity():
     assert x._version == 8
 
 
+def test_addcdiv_by_zero_gives_inf_and_nan_silently():
+    """As PyTorch: no NumPy warning (an Adam step on float16 whose eps underflows to 0)."""
+    import warnings
+
+    x = dt.zeros(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.addcdiv_(dt.tensor([1.0, -1.0, 0.0]), dt.zeros(3))
+    assert x[0].item() == float("inf") and x[1].item() == float("-inf") and np.isnan(x[2].item())
+
+
 def test_augmented_assignment_is_in_place():
     x = dt.ones(3)
     alias = x
