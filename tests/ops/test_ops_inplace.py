@@ -2,6 +2,8 @@
 (gradients stay right), version counters shared with views, and the error when backward
 needs a value that was overwritten; parity with PyTorch (values, gradients, messages)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from parity_helpers import MASK, assert_case_matches, setitem
@@ -41,8 +43,6 @@ def test_arithmetic_in_place_values_and_identity():
 
 def test_addcdiv_by_zero_gives_inf_and_nan_silently():
     """As PyTorch: no NumPy warning (an Adam step on float16 whose eps underflows to 0)."""
-    import warnings
-
     x = dt.zeros(3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
