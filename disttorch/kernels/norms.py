@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .threads import parallel_for
+from .threads import astype, get_num_threads, parallel_for
 
-__all__ = ["normalize_rows", "normalize_rows_backward"]
+__all__ = ["normalize_rows", "normalize_rows_backward", "layer_norm_backward_16_bit"]
 
 
 def normalize_rows(x: np.ndarray, eps: float) -> tuple:
@@ -48,3 +48,41 @@ def normalize_rows_backward(gxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarra
 
     parallel_for(len(gxhat), rows, work=5 * gxhat.size)  # from some 300k
     return gx
+
+
+def layer_norm_backward_16_bit(
+    g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, w: np.ndarray | None, low: np.dtype
+) -> tuple:
+    """PyTorch's CPU layer-norm backward for bfloat16/float16 inputs and parameters, on
+    float32 copies of ``g``, ``x`` ``(R, D)`` and ``w`` ``(D,)``: it reads the row statistics
+    ``mean``/``rstd`` ``(R, 1)`` as saved in the 16-bit dtype ``low``, and sums the weight
+    and bias gradients over the rows of each thread's share in a ``low`` buffer (rounded
+    after every row), the threads' buffers then added. Returns float32 ``(gx, gw, gb)``."""
+    mean = astype(astype(mean, low), np.float32)
+    a = astype(astype(rstd, low), np.float32)
+    gw_rows = g * (a * x + (-a * mean))  # dy * (a x + b), b = -a mean
+    scale = np.float32(1.0 / x.shape[1])
+    gg = g * w if w is not None else g
+    ds = np.einsum("ij,ij->i", gg, x)[:, None]
+    db = gg.sum(1, keepdims=True)
+    b = (db * mean - ds) * a * a * a * scale
+    c = -b * mean - db * a * scale
+    gx = a * gg + b * x + c
+    return gx, _thread_buffers_sum(gw_rows, low), _thread_buffers_sum(g, low)
+
+
+def _thread_buffers_sum(rows: np.ndarray, low: np.dtype) -> np.ndarray:
+    """The column sums of ``rows`` as PyTorch's reduced-precision norm backward makes them:
+    the rows split in one contiguous share per thread, each share summed row after row
+    into a buffer of dtype ``low``, and the buffers added in float32 and rounded."""
+    n = len(rows)
+    threads = max(1, min(get_num_threads(), n))
+    chunk = -(-n // threads) if n else 1
+    total = np.zeros(rows.shape[1], dtype=np.float32)
+    for start in range(0, n, chunk):
+        acc = np.zeros(rows.shape[1], dtype=np.float32)
+        for row in rows[start : start + chunk]:
+            acc += row
+            acc = astype(astype(acc, low), np.float32)
+        total += acc
+    return astype(astype(total, low), np.float32)

@@ -41,7 +41,7 @@ from ._helpers import arr, binary, broadcast_error, in_half, no_complex, wrapped
 from .comparison import floor_divide
 from .deprecated_overloads import scale_first
 from .dtype_rules import check_kernel, kernel_error, refuse_bool_subtraction, require_lerp_dtypes
-from .opmath import computed_in_float32, is_low, low_result, scalar_of
+from .opmath import computed_in_float32, is_low, low_result, round_scalar_tail, scalar_of
 
 __all__ = [
     "add",
@@ -1074,12 +1074,19 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 def _scaled_step(op: type[Function], input: Any, other: Any, alpha: Any) -> Tensor:
     """``op(input, alpha * other)`` (``Add`` or ``Sub``); for 16-bit floats ``alpha`` is
     rounded to their dtype and the result once, as in PyTorch."""
-    return _op_of_product(op, input, other, scalar_of(alpha, low_result(input, other)))
+    low = low_result(input, other)
+    if low is None:
+        return op.apply(input, mul(other, alpha))
+    return _op_of_product(op, input, other, scalar_of(alpha, low), low, (input, other))
 
 
 @computed_in_float32
-def _op_of_product(op: type[Function], input: Any, other: Any, alpha: Any) -> Tensor:
-    return op.apply(input, mul(other, alpha))
+def _op_of_product(
+    op: type[Function], input: Any, other: Any, alpha: Any, low: Any, operands: tuple
+) -> Tensor:
+    product = mul(other, alpha)
+    round_scalar_tail(product._data, low.numpy, *operands)  # a fresh product: no one else reads it
+    return op.apply(input, product)
 
 
 def mul(input: Any, other: Any) -> Tensor:

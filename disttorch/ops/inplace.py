@@ -47,7 +47,7 @@ from .dtype_rules import (
     refuse_kernel,
     require_lerp_dtypes,
 )
-from .opmath import low_result, opmath_array, scalar_of
+from .opmath import low_result, opmath_array, round_scalar_tail, scalar_of
 
 #: everything here is a Tensor method; these are also ``torch.`` functions in PyTorch
 _TORCH_FUNCTIONS = (
@@ -470,7 +470,11 @@ def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
 def _scaled_operand(self: Tensor, other: Any, alpha: Any) -> Any:
     """``alpha * other`` for an in-place add/sub: for 16-bit floats in float32 with ``alpha``
     rounded to their dtype, so that the update is rounded once (as PyTorch's kernel)."""
-    return opmath_array(other) * scalar_of(alpha, low_result(self, other))
+    low = low_result(self, other)
+    product = opmath_array(other) * scalar_of(alpha, low)
+    if low is not None and isinstance(product, np.ndarray):
+        round_scalar_tail(product, low.numpy, self, other)
+    return product
 
 
 def mul_(self: Tensor, other: Any) -> Tensor:
@@ -511,7 +515,8 @@ def addcdiv_(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     refuse_integer_addcdiv(tensor1, tensor2)
     if _recording(self, tensor1, tensor2):
         return _record(self, lambda s: s + tensor1 / tensor2 * value, snapshot=False)
-    quot = np.true_divide(opmath_array(tensor1), opmath_array(tensor2))
+    with np.errstate(divide="ignore", invalid="ignore"):  # x / 0: inf or nan, silently (PyTorch)
+        quot = np.true_divide(opmath_array(tensor1), opmath_array(tensor2))
     if value != 1:
         quot *= value
     return _ufunc_(self, np.add, quot, exact=True)

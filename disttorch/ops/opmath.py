@@ -14,7 +14,14 @@ from .. import _dtype
 from .._layout import strided
 from .._tensor import Tensor
 
-__all__ = ["computed_in_float32", "is_low", "low_result", "opmath_array", "scalar_of"]
+__all__ = [
+    "computed_in_float32",
+    "is_low",
+    "low_result",
+    "opmath_array",
+    "round_scalar_tail",
+    "scalar_of",
+]
 
 _F16 = np.dtype(np.float16)
 
@@ -49,6 +56,27 @@ def scalar_of(value: Any, dt: Any) -> Any:
     if dt is None or isinstance(value, (complex, bool)):
         return value
     return float(np.asarray(value, dtype=dt.numpy).astype(np.float32))
+
+
+#: elements of a contiguous 16-bit float tensor that PyTorch's CPU binary kernels take
+#: ``Vectorized`` at a time (its AVX512 build); the last ``n % 32`` go through a scalar loop
+SCALAR_TAIL = 32
+
+
+def round_scalar_tail(product: np.ndarray, low: np.dtype, *tensors: Any) -> None:
+    """``alpha * other`` (float32) of an add/sub of 16-bit float tensors, as PyTorch's CPU
+    kernel makes it: its vector loop fuses it into the sum (rounded once), but its scalar
+    loop for the last ``n % 32`` elements computes it in the 16-bit type, so those are
+    rounded in place here. Only where that loop runs over one flat range: ``tensors`` (the
+    operands) of one shape, C-contiguous."""
+    tail = product.size % SCALAR_TAIL
+    shapes = {t._data.shape for t in tensors if isinstance(t, Tensor)}
+    if not tail or len(shapes) != 1 or len(tensors) != 2 or product.shape != shapes.pop():
+        return
+    if not all(isinstance(t, Tensor) and t._data.flags.c_contiguous for t in tensors):
+        return
+    flat = product.reshape(-1)
+    flat[-tail:] = flat[-tail:].astype(low).astype(np.float32)
 
 
 def computed_in_float32(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ._16_bit import adam_16_bit, is_16_bit
 from ._checks import check_betas, check_lr, check_nonneg, flag_defaults
 from .optimizer import Optimizer, _scalar, _scalar_dtype
 
@@ -72,6 +73,8 @@ class Adam(Optimizer):
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = np.zeros_like(param)
         step = state.next_step()
+        if is_16_bit(param):
+            return adam_16_bit(group, param, grad, state, step, lr, b1, b2)
         if wd:
             if group.get("decoupled_weight_decay", False):
                 param *= 1 - lr * wd

@@ -33,6 +33,7 @@ from ..kernels.threads import get_num_threads, parallel_for
 from ..ops.complex import real_pairs
 from ..utils import trace
 from ..utils.hooks import RemovableHandle
+from ._16_bit import is_16_bit
 
 __all__ = [
     "Optimizer",
@@ -177,11 +178,14 @@ class _SharedStep:
 def _pieces(jobs: list, n: int, elementwise: bool) -> list:
     """The ``_Piece`` s of a step's ``jobs`` for ``n`` threads: a parameter larger than an
     ``n``-th of all of them is cut into about that much when the update is element-wise and
-    its state exists (made whole on the first step), all of it contiguous."""
+    its state exists (made whole on the first step), all of it contiguous. A 16-bit one
+    stays whole: its update rounds the last elements of the flat range apart (see
+    ``_16_bit``)."""
     target = -(-sum(job[1].size for job in jobs) // n) if n > 1 and elementwise else 0
     pieces = []
     for _, param, grad, state, pairs in jobs:
-        if not (target and param.size > target and state and not pairs and _contiguous(param, state)):
+        whole = is_16_bit(param) or pairs or not _contiguous(param, state)
+        if not (target and param.size > target and state) or whole:
             pieces.append(_Piece(param, grad, state, pairs))
             continue
         k, grad, step = -(-param.size // target), np.ascontiguousarray(grad), _SharedStep()

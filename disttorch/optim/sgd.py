@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ._16_bit import is_16_bit, sgd_16_bit
 from ._checks import check_lr, check_nonneg, flag_defaults
 from .optimizer import Optimizer, _scalar
 
@@ -64,6 +65,8 @@ class SGD(Optimizer):
 
     def _update(self, group: dict, param: np.ndarray, grad: np.ndarray, state: Any) -> None:
         wd, m = _scalar(group["weight_decay"]), group["momentum"]
+        if is_16_bit(param):
+            return sgd_16_bit(group, param, grad, state, _scalar(group["lr"]), wd)
         if wd:
             grad = grad + wd * param
         if m:

@@ -225,6 +225,30 @@ def test_bernoulli_dropout_masks(torch):
         _same(a, b)
 
 
+def test_16_bit_dropout_scales_by_the_noise_rounded_to_the_input_dtype():
+    """PyTorch's noise is ``bernoulli_(1 - p).div_(1 - p)`` in the input's dtype: a bfloat16
+    input with p=0.1 is scaled by 1.109375 (not 1/0.9), and the product rounded once."""
+    x = dt.full((64,), 0.330078125, dtype=dt.bfloat16, requires_grad=True)
+    y = dt.nn.functional.dropout(x, 0.1)
+    kept = y.float()[y.float() != 0]
+    assert y.dtype == dt.bfloat16 and len(kept) > 0
+    assert set(kept.tolist()) == {0.365234375}  # bfloat16(0.330078125 * 1.109375)
+    y.sum().backward()
+    assert set(x.grad.float().unique().tolist()) == {0.0, 1.109375}
+
+
+@pytest.mark.parity
+def test_16_bit_dropout_is_pytorchs(torch):
+    def draw(T):
+        f = T.nn.functional
+        x = T.linspace(-3, 3, 300)
+        return [f.dropout(x.to(d), p) for d in (T.bfloat16, T.float16) for p in (0.1, 0.3, 0.7)]
+
+    ours, theirs = _both(torch, draw)
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+
+
 @pytest.mark.parametrize("offset", [0, 1, 623, 624])
 @pytest.mark.parametrize("n", [K._BLOCK, K._BLOCK + 311, 3 * 624 * 17 + 5])
 def test_compiled_bernoulli_draws_the_numpy_path_bits(monkeypatch, n, offset):

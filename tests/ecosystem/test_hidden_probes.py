@@ -1,11 +1,13 @@
 """Usages of the ecosystem libraries beyond the yardstick's scripts (``probes/t_NAME.py``, each
 with PyTorch 2.13's output in ``probes/reference/``), run and judged as the yardstick runs
 its own: an unmodified script with ``import torch`` meaning disttorch, its stdout compared
-with PyTorch's. Each probe covers calls that failed before a fix (transformers'
+with PyTorch's. Most probes cover calls that failed before a fix (transformers'
 ``torch._check_with``, Opacus's expanded weights, Lightning's PyTorch profiler, accelerate's
 batch dispatcher, PyG's ``GraphUNet``, PyG's ``EdgeIndex``/``Index`` tensor subclasses and
 its ``to_hetero`` tracer, PyG's Index/EdgeIndex through the ATen operators their dispatch tables name, datasets'
-fingerprints of ``map`` functions over torch objects). A probe skips when its library is not installed in
+fingerprints of ``map`` functions over torch objects, bfloat16 training in Lightning and Fabric
+and bfloat16 transformers models: dropout, layer norm, flash attention, SGD and AdamW on 16-bit tensors); others keep
+working usages working (Lightning's Tuner). A probe skips when its library is not installed in
 the torch-free Python (``DISTTORCH_ECOSYSTEM_PYTHON``), and all skip without the yardstick's
 ``run.py`` (its runner and comparison are reused)."""
 

@@ -447,3 +447,63 @@ def test_sdpa_mask_with_causal_where_the_flash_kernel_runs():
 @pytest.mark.parity
 def test_sdpa_mask_with_causal_as_pytorch(torch):
     assert _mask_and_causal(dt) == _mask_and_causal(torch)
+
+
+def _flash_16_bit(lib, dtype_name):
+    """4-d bfloat16/float16 attention (PyTorch's CPU flash kernel), with a float mask, a
+    fully masked row, a scale and grouped heads; float32 values for comparing."""
+    g = np.random.default_rng(5)
+    dtype = getattr(lib, dtype_name)
+    q, k, v = (lib.tensor(g.standard_normal((2, 4, n, 16)), dtype=lib.float32).to(dtype) for n in (7, 9, 9))
+    mask = lib.tensor(g.standard_normal((7, 9)), dtype=lib.float32).to(dtype)
+    mask[2] = float("-inf")
+    for t in (q, k, v):
+        t.requires_grad_()
+    f = lib.nn.functional.scaled_dot_product_attention
+    outs = [f(q, k, v), f(q, k, v, attn_mask=mask, scale=0.3), f(q, k[:, :2], v[:, :2], enable_gqa=True)]
+    outs[1].backward(lib.tensor(g.standard_normal((2, 4, 7, 16)), dtype=lib.float32).to(dtype))
+    return [o.detach().float().numpy() for o in outs + [q.grad, k.grad, v.grad]]
+
+
+def test_sdpa_16_bit_rounds_the_weights_as_the_cpu_flash_kernel():
+    """The flash kernel keeps exp(s - max) and its row sums in float32 and rounds only the
+    exponentials (to the inputs' dtype) before the product with V: a 5-token bfloat16 case
+    whose value differs from a float32 softmax rounded once at the end."""
+    g = np.random.default_rng(0)
+    q, k, v = (dt.tensor(g.standard_normal((1, 1, 5, 8)), dtype=dt.float32).bfloat16() for _ in range(3))
+    s = (q.float() @ k.float().mT) / math.sqrt(8)
+    e = (s - s.amax(-1, keepdim=True)).exp()
+    want = ((e.bfloat16().float() @ v.float()) / e.sum(-1, keepdim=True)).bfloat16()
+    got = F.scaled_dot_product_attention(q, k, v)
+    assert got.dtype == dt.bfloat16 and dt.equal(got, want)
+    out = _flash_16_bit(dt, "bfloat16")
+    assert np.all(out[1][:, :, 2] == 0)  # the fully masked row
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_sdpa_16_bit_as_pytorch(torch, dtype_name):
+    ours, theirs = _flash_16_bit(dt, dtype_name), _flash_16_bit(torch, dtype_name)
+    for a, b in zip(ours[:3], theirs[:3]):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(ours[3:], theirs[3:]):  # gradients: an ulp on a rare entry
+        np.testing.assert_allclose(a, b, rtol=8e-3, atol=1e-5)
+
+
+def _mha_16_bit(lib):
+    """An evaluation-mode bfloat16 ``MultiheadAttention`` without weights (PyTorch runs its
+    4-d attention: the CPU flash kernel) with a key padding mask: output and gradients."""
+    lib.manual_seed(0)
+    m = lib.nn.MultiheadAttention(8, 2, batch_first=True).bfloat16().eval()
+    g = np.random.default_rng(2)
+    x = lib.tensor(g.standard_normal((3, 5, 8)), dtype=lib.float32).bfloat16().requires_grad_()
+    pad = lib.tensor([[False] * 5, [False] * 3 + [True] * 2, [False] * 4 + [True]])
+    out, w = m(x, x, x, key_padding_mask=pad, need_weights=False)
+    out.float().pow(2).sum().backward()
+    return [t.detach().float().numpy() for t in (out, x.grad, m.in_proj_weight.grad)]
+
+
+@pytest.mark.parity
+def test_mha_without_weights_runs_4d_attention_as_pytorch(torch):
+    for ours, theirs in zip(_mha_16_bit(dt), _mha_16_bit(torch)):
+        np.testing.assert_array_equal(ours, theirs)

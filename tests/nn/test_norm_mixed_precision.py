@@ -61,3 +61,52 @@ def test_matches_torch(name, args, shape):
         outs.append((str(y.dtype).split(".")[-1], y.float().detach().numpy()))
     assert outs[0][0] == outs[1][0]
     np.testing.assert_allclose(outs[0][1], outs[1][1], atol=0.02)
+
+
+def _layer_norm_16_bit(lib, low: str, threads: int) -> list:
+    """LayerNorm with 16-bit input and parameters: output and the three gradients."""
+    before = lib.get_num_threads()
+    lib.set_num_threads(threads)
+    try:
+        g = np.random.default_rng(1)
+        dt = getattr(lib, low)
+        x = lib.tensor(g.standard_normal((16, 6, 8)).astype(np.float32)).to(dt).requires_grad_()
+        m = lib.nn.LayerNorm(8).to(dt)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(g.standard_normal(8).astype(np.float32)))
+            m.bias.copy_(lib.tensor(g.standard_normal(8).astype(np.float32)))
+        y = m(x)
+        y.backward(lib.tensor(g.standard_normal((16, 6, 8)).astype(np.float32)).to(dt))
+        return [t.detach().float().numpy() for t in (y, x.grad, m.weight.grad, m.bias.grad)]
+    finally:
+        lib.set_num_threads(before)
+
+
+def test_16_bit_layer_norm_sums_parameter_grads_in_a_16_bit_buffer_per_thread():
+    """PyTorch's CPU kernel adds each row's bias gradient into a bfloat16 buffer (rounded
+    after every row), one buffer per thread's share of the rows, then adds the buffers."""
+    g = _layer_norm_16_bit(disttorch, "bfloat16", 2)
+    dy = np.random.default_rng(1)
+    dy.standard_normal((16, 6, 8)), dy.standard_normal(16)
+    rows = disttorch.tensor(dy.standard_normal((16, 6, 8)).astype(np.float32)).bfloat16().float().numpy()
+    rows = rows.reshape(96, 8)
+    shares = []
+    for share in (rows[:48], rows[48:]):
+        acc = disttorch.zeros(8, dtype=disttorch.bfloat16)
+        for r in share:
+            acc = (acc.float() + disttorch.tensor(r)).bfloat16()
+        shares.append(acc.float())
+    np.testing.assert_array_equal(g[3], (shares[0] + shares[1]).bfloat16().float().numpy())
+    assert not np.array_equal(g[3], disttorch.tensor(rows.sum(0)).bfloat16().float().numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_16_bit_layer_norm_gradients_match_torch(low, threads):
+    torch = pytest.importorskip("torch")
+    ours, theirs = _layer_norm_16_bit(disttorch, low, threads), _layer_norm_16_bit(torch, low, threads)
+    for a, b in zip(ours[2:], theirs[2:]):  # weight, bias: bit for bit (a float16 ulp here and there)
+        np.testing.assert_allclose(a, b, rtol=2e-3 if low == "float16" else 0, atol=0)
+    for a, b in zip(ours[:2], theirs[:2]):  # output, input gradient: an ulp on a few entries
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-3)

@@ -207,3 +207,40 @@ def test_composite_unary_ops_round_once_as_pytorch(torch, name, low):
         return fn(L.tensor(a).to(getattr(L, low))).float().numpy()
 
     np.testing.assert_array_equal(call(dt), call(torch))
+
+
+def _alpha_steps(L, low: str) -> list:
+    """add/sub with alpha (and in place) of two 63-element 16-bit tensors: the last 63 % 32
+    elements go through PyTorch's scalar loop."""
+    dl = getattr(L, low)
+    x, y = (L.tensor(a.reshape(-1)[:63]).to(dl) for a in (A, B))
+    return [
+        L.add(x, y, alpha=0.37),
+        L.sub(x, y, alpha=0.9),
+        x.clone().add_(y, alpha=-0.1),
+        x.clone().sub_(y, alpha=0.3),
+    ]
+
+
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+def test_add_with_alpha_rounds_the_product_in_the_scalar_tail(low):
+    """The vector loop's ``x + alpha * y`` rounds once; the scalar loop over the last
+    ``n % 32`` elements of a contiguous tensor rounds ``alpha * y`` first."""
+    dl = getattr(dt, low)
+    out = _alpha_steps(dt, low)[0].float().numpy()
+    x, y = (dt.tensor(a.reshape(-1)[:63]).to(dl).float() for a in (A, B))
+    alpha = float(dt.tensor(0.37).to(dl))
+    fused, tail = (
+        (x + alpha * y).to(dl).float().numpy(),
+        (x + (alpha * y).to(dl).float()).to(dl).float().numpy(),
+    )
+    assert np.sum(fused[32:] != tail[32:]) > 3  # (the two differ on these inputs)
+    np.testing.assert_array_equal(out[:32], fused[:32])
+    np.testing.assert_array_equal(out[32:], tail[32:])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("low", ["bfloat16", "float16"])
+def test_add_with_alpha_scalar_tail_as_pytorch(torch, low):
+    for got, want in zip(_alpha_steps(dt, low), _alpha_steps(torch, low)):
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

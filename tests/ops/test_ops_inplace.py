@@ -2,6 +2,8 @@
 (gradients stay right), version counters shared with views, and the error when backward
 needs a value that was overwritten; parity with PyTorch (values, gradients, messages)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from parity_helpers import MASK, assert_case_matches, setitem
@@ -37,6 +39,15 @@ def test_arithmetic_in_place_values_and_identity():
     x.lerp_(dt.tensor([1.0, 1.0, 1.0]), 0.5)
     np.testing.assert_allclose(x.numpy(), [0.0, 1.125, 2.25])
     assert x._version == 8
+
+
+def test_addcdiv_by_zero_gives_inf_and_nan_silently():
+    """As PyTorch: no NumPy warning (an Adam step on float16 whose eps underflows to 0)."""
+    x = dt.zeros(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.addcdiv_(dt.tensor([1.0, -1.0, 0.0]), dt.zeros(3))
+    assert x[0].item() == float("inf") and x[1].item() == float("-inf") and np.isnan(x[2].item())
 
 
 def test_augmented_assignment_is_in_place():

@@ -23,8 +23,8 @@ from ...autograd.autocast_state import autocast_op
 from ...autograd.function import Function, named_node
 from ...backends import cuda as _switches
 from ...kernels import torch_random as _kr
-from ...kernels.softmax import softmax_backward_last_, softmax_last_
-from ...kernels.threads import elementwise
+from ...kernels.softmax import exp_rows_, softmax_backward_last_, softmax_last_
+from ...kernels.threads import astype, elementwise
 from ...kernels.threads import matmul as blas_matmul
 from ...ops._helpers import broadcast_error
 from ...ops.shape import cat
@@ -62,7 +62,9 @@ class ScaledDotProductAttention(Function):
     _blas = True  # float16 computed in float32 (NumPy has no float16 BLAS)
 
     @staticmethod
-    def forward(ctx, query, key, value, attn_mask, dropout_p, is_causal, scale, fused=False):
+    def forward(
+        ctx, query, key, value, attn_mask, dropout_p, is_causal, scale, fused=False, weights_dtype=None
+    ):
         q, k, v = query._data, key._data, value._data
         qs = q * np.asarray(scale, dtype=q.dtype)  # scaling Q is cheaper than scaling Q Kᵀ
         s = blas_matmul(qs, k.swapaxes(-1, -2))
@@ -70,7 +72,11 @@ class ScaledDotProductAttention(Function):
             s += _causal_bias(q.shape[-2], k.shape[-2], s.dtype)
         if attn_mask is not None:
             s = s + _as_bias(attn_mask._data, s.dtype)
-        p = softmax_last_(s)
+        if weights_dtype is not None:  # PyTorch's CPU flash kernel on 16-bit inputs
+            out, p = _flash_16_bit(s, v, weights_dtype)
+            ctx.out16 = _rounded(out, weights_dtype)  # the output its backward reads
+        else:
+            p = softmax_last_(s)
         keep = None
         if dropout_p > 0.0:
             # PyTorch's math path: dropout's noise, bernoulli_(1 - p) of the default generator
@@ -78,11 +84,13 @@ class ScaledDotProductAttention(Function):
             p_used = elementwise(_dropped, p, keep, p.dtype.type(1.0 - dropout_p))
         else:
             p_used = p
-        out = blas_matmul(p_used, v)
+        if weights_dtype is None:
+            out = blas_matmul(p_used, v)
         if fused:
             out = _laid_out_like(out, q)
         ctx.p, ctx.p_used, ctx.keep, ctx.qs = p, p_used, keep, qs
         ctx.dropout_p, ctx.scale, ctx.is_causal, ctx.mask = dropout_p, scale, is_causal, attn_mask
+        ctx.weights_dtype = weights_dtype
         ctx.save_for_backward(query, key, value)
         ctx.set_materialize_grads(False)  # the weights output rarely gets a gradient
         return out, p_used
@@ -99,6 +107,8 @@ class ScaledDotProductAttention(Function):
                 g = grad._data
             else:  # only the weights output got a gradient
                 g = np.zeros(p.shape[:-1] + v.shape[-1:], dtype=p.dtype)
+            if ctx.weights_dtype is not None:
+                return _flash_16_bit_grads(ctx, query._data, k, v, g)
             gv = blas_matmul(p_used.swapaxes(-1, -2), g) if need_v else None
             if not (need_q or need_k or need_mask):
                 return None, None, gv, None
@@ -126,7 +136,39 @@ class ScaledDotProductAttention(Function):
             value,
             jvp=jvp if grad is not None and grad_weights is None else None,
         )
-        return gq, gk, gv, gmask, None, None, None, None
+        return gq, gk, gv, gmask, None, None, None, None, None
+
+
+def _flash_16_bit(s: np.ndarray, v: np.ndarray, weights_dtype: np.dtype) -> tuple:
+    """PyTorch's CPU flash kernel on bfloat16/float16 inputs (here their float32 copies):
+    the scores' ``exp(s - rowmax)`` and their row sums stay float32, the exponentials are
+    rounded to the inputs' dtype before the product with V, and that product is divided
+    by the float32 sums. Returns ``(output, the float32 weights for backward)``."""
+    totals = exp_rows_(s)
+    out = blas_matmul(_rounded(s, weights_dtype), v) / totals
+    s /= totals
+    return out, s
+
+
+def _flash_16_bit_grads(
+    ctx: ScaledDotProductAttention, q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray
+):
+    """The backward of :func:`_flash_16_bit` as PyTorch's CPU flash kernel computes it (float32
+    copies in, float32 out): the weights rounded to the inputs' dtype for ``dV``, the row sums
+    ``rowsum(dO * O)`` from the rounded output, and ``dS`` rounded before ``dQ`` and ``dK``."""
+    low, p = ctx.weights_dtype, ctx.p
+    gv = blas_matmul(_rounded(p, low).swapaxes(-1, -2), g)
+    gs = p * (blas_matmul(g, v.swapaxes(-1, -2)) - (g * ctx.out16).sum(-1, keepdims=True))
+    gs16 = _rounded(gs, low)
+    scale = np.float32(ctx.scale)
+    gq = blas_matmul(gs16, k) * scale
+    gk = blas_matmul(gs16.swapaxes(-1, -2), q) * scale
+    return gq, gk, gv, gs
+
+
+def _rounded(a: np.ndarray, low: np.dtype) -> np.ndarray:
+    """Float32 ``a`` with its values rounded to the 16-bit dtype ``low``."""
+    return astype(astype(a, low), a.dtype)
 
 
 def _attention_jvp(
@@ -216,8 +258,9 @@ def _attention(
         raise ValueError(f"dropout probability has to be in [0, 1), but got {dropout_p}")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
+    low = q.dtype if fused and q.dtype.itemsize == 2 and q.dtype.kind in "fV" else None
     return ScaledDotProductAttention.apply(
-        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused
+        query, key, value, attn_mask, float(dropout_p), bool(is_causal), float(scale), fused, low
     )
 
 
@@ -462,7 +505,17 @@ def multi_head_attention_forward(
         kpm = kpm.expand(bsz, num_heads, 1, src_len).reshape(bsz * num_heads, 1, src_len)
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
 
-    out, weights = _attention(q, k, v, attn_mask, dropout_p if training else 0.0, False, None)
+    p = dropout_p if training else 0.0
+    if need_weights:
+        out, weights = _attention(q, k, v, attn_mask, p, False, None)
+    else:  # PyTorch's 4-d scaled_dot_product_attention (its CPU flash kernel without dropout)
+        q, k, v = (t.reshape(bsz, num_heads, t.shape[1], head_dim) for t in (q, k, v))
+        if attn_mask is not None:
+            lead = (1, 1) if attn_mask.shape[0] == 1 else (bsz, num_heads)
+            attn_mask = attn_mask.reshape(*lead, -1, src_len)
+        fused = _cpu_kernel(q, k, v, p) == "flash"
+        out = _attention(q, k, v, attn_mask, p, False, None, fused)[0]
+        out = out.reshape(bsz * num_heads, tgt_len, head_dim)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
     if unbatched:

@@ -26,7 +26,7 @@ class DropoutFunction(Function):
     generator), so the same for every thread count; turning it into the mask and applying
     that are split over the op's threads."""
 
-    _raw = True
+    _raw, _own_16_bit = True, True  # the noise is in the input's dtype (bfloat16 included)
     _node_name = "MulBackward0"
     _profiled_as = staticmethod(  # PyTorch's operators: one draw per entry, or per channel
         lambda x, p, mask_shape: "aten::dropout" if mask_shape == x._data.shape else "aten::feature_dropout"
@@ -37,8 +37,10 @@ class DropoutFunction(Function):
         a = x._data
         if p == 1:
             mask = np.zeros(mask_shape, dtype=a.dtype)
-        else:  # PyTorch's noise: bernoulli_(1 - p).div_(1 - p) in the input's dtype
-            kept = a.dtype.type(1) / a.dtype.type(1 - p)
+        else:  # PyTorch's noise: bernoulli_(1 - p).div_(1 - p) in the input's dtype, the
+            # division in float32 for 16-bit floats (a bfloat16 input keeps 1.109375 for p=0.1)
+            op = np.float64 if a.dtype == np.float64 else np.float32
+            kept = a.dtype.type(op(1) / op(1 - p))
             mask = elementwise(np.where, _keep_mask(mask_shape, p, a), kept, a.dtype.type(0))
         ctx.mask = mask
         return elementwise(np.multiply, a, mask)

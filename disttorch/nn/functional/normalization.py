@@ -37,9 +37,9 @@ from ..._dtype import bf16_numpy
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.saved_fields import kept, saved
-from ...kernels.norms import normalize_rows, normalize_rows_backward
+from ...kernels.norms import layer_norm_backward_16_bit, normalize_rows, normalize_rows_backward
 from ...kernels.reductions import column_sum
-from ...kernels.threads import elementwise, parallel_over
+from ...kernels.threads import astype, elementwise, parallel_over
 from ._channels_last import keeps_channels_last
 from ._numpy_backward import check_same_dtype, numpy_backward
 
@@ -415,17 +415,19 @@ class LayerNormFn(Function):
     }
 
     @staticmethod
-    def forward(ctx, input, weight, bias, ndim, eps):
+    def forward(ctx, input, weight, bias, ndim, eps, low=None):
         x = input._data
         d = int(np.prod(x.shape[x.ndim - ndim :]))
-        xhat, rstd = normalize_rows(x.reshape(-1, d), eps)
-        ctx.xhat, ctx.rstd, ctx.ndim, ctx.eps, ctx.bias = xhat, rstd, ndim, eps, bias
+        rows = x.reshape(-1, d) if low is None else astype(x.reshape(-1, d), np.float32)
+        xhat, rstd = normalize_rows(rows, eps)
+        ctx.xhat, ctx.rstd, ctx.ndim, ctx.eps, ctx.bias, ctx.low = xhat, rstd, ndim, eps, bias, low
         ctx.inputs = (input,)  # for the double-backward guard and the jvp (see numpy_backward)
         ctx.save_for_backward(weight)
-        out = xhat * weight._data.reshape(d) if weight is not None else xhat.copy()
+        out = xhat * _f32(weight, low).reshape(d) if weight is not None else xhat.copy()
         if bias is not None:
-            out += bias._data.reshape(d)
-        return out.reshape(x.shape)
+            out += _f32(bias, low).reshape(d)
+        out = out.reshape(x.shape)
+        return out if low is None else astype(out, low)
 
     @staticmethod
     def backward(ctx, grad):
@@ -435,6 +437,8 @@ class LayerNormFn(Function):
             need_x, need_w, need_b = ctx.needs_input_grad[:3]
             xhat = ctx.xhat
             g2 = g.reshape(xhat.shape)
+            if ctx.low is not None:
+                return _layer_norm_grads_16_bit(ctx, weight, g2, g.shape)
             gx = gw = gb = None
             if need_x:
                 gxhat = g2 * weight._data.reshape(-1) if weight is not None else g2
@@ -456,7 +460,28 @@ class LayerNormFn(Function):
             return _affine_jvp(xhat, dxhat, weight, tw, tb, (d,)).reshape(x.shape)
 
         gx, gw, gb = numpy_backward("layer_norm", grads, grad, weight, *ctx.inputs, jvp=jvp)
-        return gx, gw, gb, None, None
+        return gx, gw, gb, None, None, None
+
+
+def _f32(t: Tensor, low: np.dtype | None) -> np.ndarray:
+    """A parameter's array, as float32 when the op computes a 16-bit (``low``) input."""
+    return t._data if low is None else astype(t._data, np.float32)
+
+
+def _layer_norm_grads_16_bit(ctx: LayerNormFn, weight: Tensor | None, g2: np.ndarray, shape: tuple) -> tuple:
+    """``layer_norm``'s gradients for 16-bit input and parameters, as PyTorch's CPU kernel
+    (:func:`kernels.norms.layer_norm_backward_16_bit`)."""
+    x = astype(ctx.inputs[0]._data.reshape(g2.shape), np.float32)
+    w = _f32(weight, ctx.low).reshape(-1) if weight is not None else None
+    mean = x.mean(1, keepdims=True)
+    gx, gw, gb = layer_norm_backward_16_bit(astype(g2, np.float32), x, mean, ctx.rstd, w, ctx.low)
+    need_x, need_w, need_b = ctx.needs_input_grad[:3]
+    param_shape = weight._data.shape if weight is not None else shape[len(shape) - ctx.ndim :]
+    return (
+        gx.reshape(shape) if need_x else None,
+        gw.reshape(param_shape) if need_w else None,
+        gb.reshape(param_shape) if need_b else None,
+    )
 
 
 def _row_stat(ctx: LayerNormFn, per_row: np.ndarray) -> Tensor:
@@ -502,7 +527,8 @@ def layer_norm(
                     f"but got {what} of shape {list(t._data.shape)} and "
                     f"normalized_shape = {list(shape)}"
                 )
-    return LayerNormFn.apply(input, weight, bias, len(shape), eps)
+    low = x.dtype if x.dtype.itemsize == 2 and x.dtype.kind in "fV" else None  # bfloat16, float16
+    return LayerNormFn.apply(input, weight, bias, len(shape), eps, low)
 
 
 class GroupNormFn(Function):
