@@ -127,8 +127,11 @@ def _check_float(name: str, A: Tensor, complex_ok: bool = False) -> None:
         )
 
 
-def _check_matrix(name: str, A: Tensor, square: bool = True, complex_ok: bool = False) -> None:
-    _check_float(name, A, complex_ok)
+def _check_matrix(
+    name: str, A: Tensor, square: bool = True, complex_ok: bool = False, any_dtype: bool = False
+) -> None:
+    if not any_dtype:
+        _check_float(name, A, complex_ok)
     if A._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     m, n = A._data.shape[-2:]
@@ -527,13 +530,16 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
 
 
 def matrix_power(A: Tensor, n: int, *, out: Any = None) -> Tensor:
-    """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
-    _check_matrix("linalg.matrix_power", A)
+    """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first); of
+    any dtype whose matrix product exists (integers too) for ``n >= 0``."""
+    _check_matrix("linalg.matrix_power", A, any_dtype=True)
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
-    if n == 0:
-        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A._data.shape).copy()
-        return Tensor._make(eye)
+    if n == 0:  # the identity, as a copy over A's clone (a zero gradient to A)
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A._data.shape)
+        return A.clone().copy_(Tensor._make(eye))
+    if n == 1:
+        return A.clone()
     base = inv(A) if n < 0 else A
     n = abs(int(n))
     result = None

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _native_warnings, _random
+from .._creation import check_range_dtype
 from .._dtype import (
     FLOAT_KINDS,
     arrays_result_type,
@@ -1238,6 +1239,7 @@ def logspace(
     start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, **kw: Any
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
+    check_range_dtype("logspace_cpu", _dt(dtype))
     t = Tensor._make(np.logspace(start, end, steps, base=base).astype(_dt(dtype)))
     return t.requires_grad_(True) if kw.get("requires_grad") else t
 
@@ -1898,6 +1900,7 @@ def range(
     if end is None:
         start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1
+    check_range_dtype("range_cpu", _dt(dtype), complex_too=True)
     return Tensor._make((start + step * np.arange(n)).astype(_dt(dtype)))
 
 

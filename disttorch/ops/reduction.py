@@ -26,6 +26,7 @@ from ..autograd.saved_fields import ABSENT
 from ..kernels.reductions import add_reduce, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
+from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
 from .shape import PadAlong, cat
@@ -836,8 +837,15 @@ class ReverseCumsum(Function):
         return Cumsum.apply(gg, ctx.dim, None), None
 
 
+def _refuse_bool_scan(kernel: str, dtype: Any) -> None:
+    """PyTorch's ``NotImplementedError`` for a running sum or product asked in bool."""
+    if dtype is not None and np.dtype(dtype.numpy) == np.bool_:
+        raise kernel_error(kernel, np.dtype(np.bool_))
+
+
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim``; bool and integer inputs accumulate in int64."""
+    _refuse_bool_scan("cumsum_out_cpu", dtype)
     return Cumsum.apply(input, wrap_dim(dim, input._data.ndim), dtype)
 
 
@@ -903,6 +911,7 @@ def _cumprod_grad_graph(a: Tensor, g: Tensor, dim: int) -> Tensor:
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``; bool and integer inputs multiply in int64. The
     gradient is exact where the input has zeros."""
+    _refuse_bool_scan("cumprod_out_cpu", dtype)
     return Cumprod.apply(input, wrap_dim(dim, input._data.ndim), dtype)
 
 
