@@ -156,15 +156,17 @@ def no_complex(x: Any, message: str, error: type = NotImplementedError) -> None:
 
 
 def complex_kernel_error(name: str, x: Tensor) -> NotImplementedError:
-    """PyTorch's message for a kernel without complex support: ``"name" not implemented for ...``."""
+    """PyTorch's message for a kernel without a loop for ``x``'s dtype (complex, integer...):
+    ``"name" not implemented for ...``."""
     return NotImplementedError(f"\"{name}\" not implemented for '{scalar_type_name(x._data.dtype)}'")
 
 
-def float_input(x: Tensor, name: str) -> np.ndarray:
-    """``x``'s array, which must be floating point (``name`` is the op, for the error)."""
+def float_input(x: Tensor, kernel: str) -> np.ndarray:
+    """``x``'s array, which must be floating point: else PyTorch's ``NotImplementedError``
+    naming its ``kernel`` (``"silu_cpu" not implemented for 'Long'``)."""
     a = x._data
     if a.dtype.kind not in "fV":  # V: bfloat16 (ml_dtypes)
-        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
+        raise complex_kernel_error(kernel, x)
     return a
 
 

@@ -47,6 +47,7 @@ from .linalg_decomp import (
 )
 from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
+from .reduction import check_no_identity
 from .shape import cat, sum_to
 
 __all__ = [
@@ -583,6 +584,8 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
     if dim is not None:
         dims_tuple(dim, x.dim())  # PyTorch's IndexError for a dim out of range
     red = tuple(dim) if dim is not None else tuple(range(x.dim()))
+    if ord < 0 or ord == math.inf:
+        check_no_identity(x, ord, dim)
     a = x.abs()
     if ord == math.inf:
         return a.amax(red, keepdim=keepdim) if x.dim() else a
@@ -626,6 +629,12 @@ class _Norm2(Function):
         return Tensor._make((x._data * scale).astype(x._data.dtype)), None, None
 
 
+def _amax_or_zero(s: Tensor, dim: int, keepdim: bool) -> Tensor:
+    """The largest of the non-negative ``s`` along ``dim``; 0 along an empty ``dim`` (PyTorch's
+    matrix norms of empty matrices)."""
+    return s.amax(dim, keepdim=keepdim) if s.shape[dim] else s.sum(dim, keepdim=keepdim)
+
+
 def matrix_norm(
     A: Tensor,
     ord: Any = "fro",
@@ -647,14 +656,14 @@ def matrix_norm(
     if ord in ("nuc", 2, -2):
         moved = A.movedim((d0, d1), (-2, -1))
         s = svdvals(moved)
-        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        r = s.sum(-1) if ord == "nuc" else (_amax_or_zero(s, -1, False) if ord == 2 else s.amin(-1))
         if keepdim:
             r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
         return r
     if ord in (1, -1, math.inf, -math.inf):
         sum_dim, other = (d0, d1) if ord in (1, -1) else (d1, d0)
         s = A.abs().sum(sum_dim, keepdim=True)
-        r = s.amax(other, keepdim=True) if ord > 0 else s.amin(other, keepdim=True)
+        r = _amax_or_zero(s, other, True) if ord > 0 else s.amin(other, keepdim=True)
         return r if keepdim else r.squeeze((d0, d1))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 

@@ -963,6 +963,7 @@ mode_type = _return_type("mode", ("values", "indices"))
 
 
 def _cum_extreme(input: Tensor, dim: int, ufunc: Any) -> tuple:
+    refuse_kernel("cummax_cpu" if ufunc is np.maximum else "cummin_cpu", input, "c")
     if input._data.ndim == 0:
         return scalar_as_vector(_cum_extreme, input, dim, ufunc)
     d = wrap_dim(dim, input._data.ndim)
@@ -1141,6 +1142,7 @@ def _quantile_ranks(values: np.ndarray, q: np.ndarray, ignore_nan: bool, interpo
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """Median ignoring NaN (the lower of the two middle values, as PyTorch)."""
+    refuse_kernel("median_cpu" if dim is None else "median_out", input, "bc")
     x = input._data
     if dim is not None and x.ndim == 0:
         return scalar_as_vector(nanmedian, input, dim, keepdim)
@@ -1431,6 +1433,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     """The ``k``-th smallest value along ``dim`` (NaN the largest) and its index: where the
     value occurs more than once in a slice, the one PyTorch's quickselect leaves there
     (``kernels/torch_select.py``)."""
+    refuse_kernel("kthvalue_cpu", input, "bc")
     if input._data.ndim == 0:
         return scalar_as_vector(lambda x, d: kthvalue(x, k, d), input, dim)
     x = input._data
@@ -1465,6 +1468,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     which a NaN is neither before nor after anything) and takes the last element of the
     first longest run of equal values (a NaN is a run of its own). The slices with ties or
     NaNs are sorted by a replay of that sort (:func:`..kernels.torch_topk.mode_order`)."""
+    refuse_kernel("mode_cpu", input, "c")
     if input._data.ndim == 0:
         return scalar_as_vector(mode, input, dim)
     x = input._data

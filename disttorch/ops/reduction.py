@@ -782,6 +782,25 @@ class Norm(Function):
         return (gb * a * _abs(a) ** (p - 2) / nrm ** (p - 1),) + none
 
 
+def check_no_identity(x: Tensor, ord: Any, dim: Any) -> None:
+    """PyTorch's refusal of a norm without an identity (``inf``, negative orders) over no
+    elements: of an empty tensor, or along an empty dimension."""
+    name = "inf" if ord == math.inf else "-inf" if ord == -math.inf else f"{ord:g}"
+    if dim is None or not x.dim():
+        if x.numel() == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
+                "operation does not have an identity"
+            )
+        return
+    for d in dim:
+        if x.shape[d] == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on the dimension {d}because this "
+                "dimension is empty and the operation does not have an identity"
+            )
+
+
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default): ``p`` is a number (2, 1,
     ``inf``, ``-inf``, 0, any other) or ``'fro'`` (= 2). The nuclear norm is not supported."""
@@ -793,6 +812,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         input = cast(input, dtype)
     if input._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
         input = input.abs()
+    if p < 0 or p == math.inf:
+        check_no_identity(input, p, (dim,) if isinstance(dim, int) else dim)
     dims = _dims(dim, input._data.ndim)
     return Norm.apply(input, dims, keepdim, float(p))
 

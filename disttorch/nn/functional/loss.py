@@ -39,7 +39,7 @@ from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
 from ...kernels.threads import elementwise, map_rows
 from ...ops import elementwise as _ew
-from ...ops._helpers import broadcast_error
+from ...ops._helpers import broadcast_error, complex_kernel_error
 from ...ops.dtype_rules import check_cast, check_kernel, refuse_bool_subtraction
 from ...ops.opmath import is_low
 from ...ops.softmax import Softmax
@@ -193,8 +193,8 @@ class CrossEntropyFunction(Function):
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing):
         x, t, unbatched = _batched(input, target)
-        if x.dtype.kind not in "fV":
-            raise RuntimeError(f"cross_entropy: expected a floating point input, got {input.dtype}")
+        if x.dtype.kind not in "fV":  # PyTorch's log_softmax over the classes refuses it
+            raise complex_kernel_error(f"log_softmax{'_lastdim' if x.ndim == 2 else ''}_kernel_impl", input)
         if t.shape != x.shape and not label_smoothing:  # PyTorch's log_softmax + nll_loss
             ctx._node_name = _nll_node(x.ndim)
         elif t.shape == x.shape:  # PyTorch's -(target * log_softmax).sum(1), divided for the mean
