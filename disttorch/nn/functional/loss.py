@@ -215,7 +215,7 @@ class CrossEntropyFunction(Function):
             if ignore_index >= 0:
                 raise RuntimeError("ignore_index is not supported for floating point target")
             coef = elementwise(_probability_coef, t, w, eps, n_classes)
-            denom = x.size // n_classes
+            denom = x.size // n_classes if n_classes else 0  # no classes: 0 / 0, as PyTorch's
             pick = None
         else:
             tt, valid = _class_targets(x, t, ignore_index)
