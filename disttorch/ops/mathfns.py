@@ -41,7 +41,13 @@ from . import linalg_functions as _linalg
 from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_dim
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
-from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
+from .dtype_rules import (
+    check_kernel,
+    kernel_error,
+    refuse_integer_addcdiv,
+    refuse_kernel,
+    require_source_dtype,
+)
 from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
@@ -369,14 +375,18 @@ def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
 def ldexp(input: Tensor, other: Any) -> Tensor:
     """``input * 2 ** other`` (complex when ``other`` is), as PyTorch: the power in
     ``other``'s floating dtype (the default one for integers), the product written in the
-    dtype ``input`` and ``other`` promote to (a floating one)."""
-    if isinstance(other, Tensor) and other.is_complex():
-        return _float(input) * (2.0**other)
+    dtype ``input`` and ``other`` promote to (a floating or complex one). A floating
+    ``input`` takes no bool ``other``, as PyTorch's kernel."""
     other = _t(other)
-    power = 2.0 ** (other if other._data.dtype.kind in FLOAT_KINDS else other.to(get_default_dtype()))
-    out = _float(input) * power
+    if input._data.dtype.kind in FLOAT_KINDS and other._data.dtype == np.bool_:
+        raise kernel_error("ldexp_cpu_exp", other._data.dtype)
+    if other.is_complex():
+        out = input * (2.0**other)
+    else:
+        power = 2.0 ** (other if other._data.dtype.kind in FLOAT_KINDS else other.to(get_default_dtype()))
+        out = _float(input) * power
     rt = arrays_result_type([input._data, other._data])
-    return out if rt.kind not in FLOAT_KINDS or out._data.dtype == rt else out.to(from_numpy(rt))
+    return out if rt.kind not in FLOAT_KINDS + "c" or out._data.dtype == rt else out.to(from_numpy(rt))
 
 
 _Frexp = _return_type("frexp", ("mantissa", "exponent"))
@@ -410,15 +420,15 @@ def frexp(input: Tensor) -> tuple:
 
 
 def gcd(input: Tensor, other: Any) -> Tensor:
-    """Elementwise greatest common divisor of integers."""
-    check_kernel("gcd", input, other)
-    return Tensor._make(elementwise(np.gcd, input._data, _t(other)._data))
+    """Elementwise greatest common divisor of integers (in the dtype they promote to)."""
+    rt = check_kernel("gcd", input, other)
+    return Tensor._make(elementwise(np.gcd, input._data.astype(rt), _t(other)._data.astype(rt)))
 
 
 def lcm(input: Tensor, other: Any) -> Tensor:
-    """Elementwise least common multiple of integers."""
-    check_kernel("lcm", input, other)
-    return Tensor._make(elementwise(np.lcm, input._data, _t(other)._data))
+    """Elementwise least common multiple of integers (in the dtype they promote to)."""
+    rt = check_kernel("lcm", input, other)
+    return Tensor._make(elementwise(np.lcm, input._data.astype(rt), _t(other)._data.astype(rt)))
 
 
 class NextAfter(Function):
