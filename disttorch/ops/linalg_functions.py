@@ -606,6 +606,7 @@ class _Norm2(Function):
     """``sqrt(sum x^2)``; gradient ``g x / norm`` (0 where the norm is 0, as PyTorch's)."""
 
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
 
     @staticmethod
     def forward(ctx, x, red, keepdim):

@@ -162,6 +162,7 @@ def _reduction_fields(ctx: Any) -> dict:
 
 class Sum(Function):
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
     _backward_saves = _reduction_fields
 
     @staticmethod
@@ -184,6 +185,7 @@ class Sum(Function):
 
 class Mean(Function):
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
     _backward_saves = _reduction_fields
 
     @staticmethod
@@ -563,6 +565,7 @@ def _variance(x: np.ndarray, dims: tuple | None, n: int) -> np.ndarray:
 
 class Var(Function):
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
     take_sqrt = False
 
     @classmethod
@@ -724,6 +727,7 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 # ---------------------------------------------------------------------- norm
 class Norm(Function):
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
     _node_name = "LinalgVectorNormBackward0"
 
     @staticmethod

@@ -642,3 +642,20 @@ def test_reductions_refuse_dtypes_and_empty_inputs_as_pytorch(torch):
 
     for i, call in enumerate(calls):
         assert answer(dt, call) == answer(torch, call), i
+
+
+@pytest.mark.parity
+def test_float16_reductions_accumulate_in_float32_as_pytorch(torch):
+    """Sums of squares beyond float16's range stay finite where PyTorch's do: the reductions
+    add in float32 and round once."""
+    a = np.random.default_rng(0).standard_normal((64, 257)).astype(np.float32) * 3 + 0.1
+
+    def answers(L):
+        x = L.tensor(a).half()
+        sq = x * x
+        calls = [x.var(), x.std(1), x.norm(), L.linalg.vector_norm(x), sq.mean(), sq.mean(0), sq.sum(1)]
+        calls.append(L.nn.functional.mse_loss(x, x.flip(0)))
+        return [c.float().numpy() for c in calls]
+
+    for ours, theirs in zip(answers(dt), answers(torch)):
+        np.testing.assert_array_equal(ours, theirs)

@@ -79,7 +79,8 @@ def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> 
 
 def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
     """The per-entry ``loss`` reduced: its mean (divided as ``np.mean`` divides), its sum, or
-    itself for ``'none'``."""
+    itself for ``'none'``; float16/bfloat16 added in float32 and rounded once, as PyTorch's
+    reductions."""
     if reduction == "none":
         return loss
     if not loss.size:  # the mean of nothing is NaN, quietly, as in PyTorch
@@ -88,10 +89,11 @@ def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
             return np.asarray(
                 loss.mean(dtype=loss.dtype) if reduction == "mean" else loss.sum(dtype=loss.dtype)
             )
-    total = np.asarray(ufunc_reduce(np.add, loss, None, loss.dtype))
+    acc = np.dtype(np.float32) if is_low(loss.dtype) else loss.dtype
+    total = np.asarray(ufunc_reduce(np.add, loss, None, acc))
     if reduction == "mean":
         return np.true_divide(total, np.intp(loss.size)).astype(loss.dtype)
-    return total
+    return total.astype(loss.dtype, copy=False)
 
 
 # ---------------------------------------------------------------------- class-index targets
