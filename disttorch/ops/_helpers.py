@@ -132,9 +132,15 @@ def dims_tuple(dim: Any, ndim: int) -> tuple | None:
     if isinstance(dim, (int, np.integer)):
         return (_wrap_dim(int(dim), ndim),)
     dims = tuple(_wrap_dim(int(d), ndim) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+    check_unique_dims(dims)
     return dims
+
+
+def check_unique_dims(dims: tuple) -> None:
+    """PyTorch's error for a dim given twice (after wrapping): ``dim 0 appears multiple times``."""
+    if len(set(dims)) != len(dims):
+        repeated = next(d for i, d in enumerate(dims) if d in dims[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
 
 
 def scalar_as_vector(fn: Callable, input: Tensor, dim: int, *args: Any, **kwargs: Any) -> Any:

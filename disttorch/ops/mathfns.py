@@ -935,7 +935,13 @@ def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
 
 def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane of ``dims``."""
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
     d0, d1 = dims
+    if wrap_dim(d0, input.dim()) == wrap_dim(d1, input.dim()):
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
     k %= 4
     if k == 1:
         return input.flip(d1).transpose(d0, d1)

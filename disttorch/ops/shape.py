@@ -23,7 +23,7 @@ from .._memory_format import contiguous_format, in_format, is_contiguous_as, pre
 from .._tensor import Tensor
 from ..autograd.function import Function, mark_view, named_node
 from ..kernels import threads
-from ._helpers import wrap_dim
+from ._helpers import check_unique_dims, wrap_dim
 from .dtype_view import view_dtype
 
 __all__ = [
@@ -797,7 +797,9 @@ def squeezed_shape(shape: tuple, dim: Any = None) -> tuple:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
         ds = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        dims = {d for d in (wrap_dim(int(d), len(shape)) for d in ds) if shape and shape[d] == 1}
+        wrapped = tuple(wrap_dim(int(d), len(shape)) for d in ds)
+        check_unique_dims(wrapped)
+        dims = {d for d in wrapped if shape and shape[d] == 1}
     return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
@@ -1178,11 +1180,7 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     ds = tuple(wrap_dim(int(d), nd) for d in ds)
     if nd == 0:  # a scalar's dim 0 (or -1) is its one element: nothing to reverse
         ds = ()
-    if len(set(ds)) != len(ds):
-        raise RuntimeError(
-            f"dims has duplicates, original flip dims size={len(ds)}, but unique "
-            f"flip dims size={len(set(ds))}"
-        )
+    check_unique_dims(ds)
     return Flip.apply(input, ds)
 
 
