@@ -1066,7 +1066,7 @@ def chunk_split_arg(shape: tuple, chunks: int, dim: int) -> Any:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Views of every slice along ``dim``, with that dim removed."""
-    d = wrap_dim(dim, input._data.ndim)
+    d = wrap_dim(dim, input._data.ndim, has_dims=True)
     if input._data.shape[d] == 1:
         return _mark_views((Select.apply(input, d, 0),), input, "Unbind")
     return _mark_views(Unbind.apply(input, d), input, "Unbind")
@@ -1212,7 +1212,9 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     if len(sh) != len(ds):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
     nd = input._data.ndim
-    return Roll.apply(input, tuple(int(s) for s in sh), tuple(wrap_dim(int(d), nd) for d in ds))
+    return Roll.apply(
+        input, tuple(int(s) for s in sh), tuple(wrap_dim(int(d), nd, has_dims=True) for d in ds)
+    )
 
 
 def _check_matrix(input: Tensor, name: str) -> None:

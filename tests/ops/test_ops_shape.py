@@ -473,6 +473,8 @@ def test_repeated_and_missing_dims_are_refused_as_pytorch(torch):
         lambda L: L.ones(2, 3).rot90(1, (0, 1, 1)),
         lambda L: L.tensor(2.0).size(0),
         lambda L: L.tensor(2.0).stride(-1),
+        lambda L: L.tensor(2.0).unbind(0),
+        lambda L: L.tensor(2.0).roll(1, 0),
     ]
 
     def answer(L, call):
