@@ -50,6 +50,8 @@ from .ops._numpy_names import accept_numpy_names as _accept_numpy_names
 from .ops.method_twins import route_to_method as _route_to_method
 from .ops.out_arg import OUT_FUNCTIONS as _OUT_FUNCTIONS
 from .ops.out_arg import accept_out as _accept_out
+from .ops.tensor_only import TENSOR_ONLY as _TENSOR_ONLY
+from .ops.tensor_only import require_tensors as _require_tensors
 from ._creation import (
     arange,
     as_tensor,
@@ -225,7 +227,7 @@ def _export_ops() -> None:
         if method is not None:  # torch.reshape(dtensor, ...) as dtensor.reshape(...)
             obj = _route_to_method(obj, method)
         for name in aliases:
-            g[name] = obj
+            g[name] = _require_tensors(obj, name) if name in _TENSOR_ONLY else obj
     for name in outside_ops:
         g[name] = _accept_out(g[name], name)
 

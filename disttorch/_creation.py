@@ -4,6 +4,7 @@ and the ``Tensor.new_*`` methods (attached to ``Tensor`` at the end of this file
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -350,6 +351,26 @@ def _number(v: Any) -> Any:
     return v.item() if isinstance(v, Tensor) else v
 
 
+def check_range_dtype(kernel: str, dtype: Any, complex_too: bool = False) -> None:
+    """PyTorch's ``NotImplementedError`` of the range factories (``"arange_cpu" not implemented
+    for 'Bool'``): no bool values, and no complex ones for ``arange``/``range``."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_ or (complex_too and dtype.kind == "c"):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.scalar_type_name(dtype)}'")
+
+
+def _arange_values(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's arange values: integer dtypes step by the bounds cast to integers, int64
+    counting the elements in integers too, the others in doubles (``arange(0, 3, 1.5,
+    dtype=int64)`` is ``[0, 1, 2]``, with int32 ``[0, 1]``)."""
+    if dtype.kind not in "iu":
+        return np.arange(start, end, step).astype(dtype)
+    if dtype == np.int64:
+        return np.arange(int(start), int(end), int(step), dtype=dtype)
+    n = max(math.ceil((end - start) / step), 0)
+    return (int(start) + int(step) * np.arange(n)).astype(dtype)
+
+
 def arange(
     start: Any,
     end: Any = None,
@@ -375,7 +396,9 @@ def arange(
     if dtype is None:
         is_float = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
-    t = Tensor._make(_placed(np.arange(start, end, step).astype(_dtype.to_numpy(dtype)), meta))
+    np_dt = np.dtype(_dtype.to_numpy(dtype))
+    check_range_dtype("arange_cpu", np_dt, complex_too=True)
+    t = Tensor._make(_placed(_arange_values(start, end, step, np_dt), meta))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -396,6 +419,7 @@ def linspace(
         raise RuntimeError("number of steps must be non-negative")
     meta = _wants_meta(device)
     np_dt = _dtype.to_numpy(dtype) if dtype is not None else _dtype.get_default_dtype().numpy
+    check_range_dtype("linspace_cpu", np_dt)
     t = Tensor._make(
         _placed(linspace_values(_number(start), _number(end), int(steps), np.dtype(np_dt)), meta)
     )

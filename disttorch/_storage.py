@@ -11,6 +11,7 @@ weights) and to name types (Lightning).
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,7 @@ class UntypedStorage:
 
     is_cuda = False
     is_sparse = False
+    _owner: Any = None  # a weak reference to the tensor this storage was taken from
 
     def nbytes(self) -> int:
         return int(self._bytes.size)
@@ -106,6 +108,27 @@ class UntypedStorage:
 
     def __iter__(self) -> Any:
         return iter(self.tolist())
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_owner"}
+
+    def resize_(self, nbytes: int) -> UntypedStorage:
+        """``nbytes`` bytes: new memory holding the old bytes that fit (zeros after them); the
+        tensor this storage was taken from (and the tensor it is a view of) moves to it while it
+        still fits; other tensors over the old memory keep that."""
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise RuntimeError(f"new_size must be non-negative, got {nbytes}")
+        old = self._bytes
+        new = np.zeros(nbytes, dtype=np.uint8)
+        keep = min(nbytes, old.size)
+        new[:keep] = old[:keep]
+        self._bytes = new
+        owner = self._owner() if self._owner is not None else None
+        for t in (owner, getattr(owner, "_base", None)):  # the tensor, and the one it views
+            if t is not None:
+                _rebase(t, old, new)
+        return self
 
     def fill_(self, value: int) -> UntypedStorage:
         self._bytes[...] = value
@@ -240,9 +263,27 @@ class TypedStorage:
         return f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self.size()}]"
 
 
+def _rebase(t: Tensor, old: np.ndarray, new: np.ndarray) -> None:
+    """Move ``t`` from the bytes ``old`` to the same place in ``new`` (a reallocated storage),
+    when it lies in ``old`` and fits in ``new``."""
+    arr = t._data
+    start = arr.__array_interface__["data"][0] - old.__array_interface__["data"][0]
+    extent = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + arr.itemsize if arr.size else 0
+    if (
+        type(arr) is np.ndarray
+        and 0 <= start
+        and start + extent <= min(old.size, new.size)
+        and min(arr.strides, default=0) >= 0
+    ):
+        t._data = np.ndarray(arr.shape, arr.dtype, buffer=new, offset=start, strides=arr.strides)
+
+
 def untyped_storage(self: Tensor) -> UntypedStorage:
-    """The bytes of memory this tensor lies in, shared with it (and with its views)."""
-    return UntypedStorage(root_bytes(self._data))
+    """The bytes of memory this tensor lies in, shared with it (and with its views); if the
+    storage is reallocated (``resize_``, or a ``set_`` beyond its end), this tensor follows."""
+    storage = UntypedStorage(root_bytes(self._data))
+    storage._owner = weakref.ref(self)
+    return storage
 
 
 def storage(self: Tensor) -> TypedStorage:

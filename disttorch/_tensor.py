@@ -228,7 +228,7 @@ class Tensor(metaclass=_TensorMeta):
         """The shape, or the size of dimension ``dim``."""
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, has_dims=True)]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -298,7 +298,7 @@ class Tensor(metaclass=_TensorMeta):
             st = tuple(
                 int(np.prod([max(n, 1) for n in self._data.shape[i + 1 :]])) for i in range(self._data.ndim)
             )
-        return st if dim is None else st[_wrap_dim(dim, len(st))]
+        return st if dim is None else st[_wrap_dim(dim, len(st), has_dims=True)]
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
         """Whether the elements lie densely in row-major order, or in ``memory_format``'s
@@ -923,8 +923,11 @@ def _check_device(d: Any) -> None:
     raise RuntimeError(f"device '{kind}' is not available" + hint)
 
 
-def _wrap_dim(dim: int, ndim: int) -> int:
-    """Turn a possibly negative ``dim`` into an index, with PyTorch's error if out of range."""
+def _wrap_dim(dim: int, ndim: int, has_dims: bool = False) -> int:
+    """Turn a possibly negative ``dim`` into an index, with PyTorch's error if out of range
+    (``has_dims``: a 0-d tensor has no dim at all, as for ``size(0)``)."""
+    if has_dims and not ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(

@@ -132,9 +132,15 @@ def dims_tuple(dim: Any, ndim: int) -> tuple | None:
     if isinstance(dim, (int, np.integer)):
         return (_wrap_dim(int(dim), ndim),)
     dims = tuple(_wrap_dim(int(d), ndim) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+    check_unique_dims(dims)
     return dims
+
+
+def check_unique_dims(dims: tuple) -> None:
+    """PyTorch's error for a dim given twice (after wrapping): ``dim 0 appears multiple times``."""
+    if len(set(dims)) != len(dims):
+        repeated = next(d for i, d in enumerate(dims) if d in dims[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
 
 
 def scalar_as_vector(fn: Callable, input: Tensor, dim: int, *args: Any, **kwargs: Any) -> Any:
@@ -156,15 +162,17 @@ def no_complex(x: Any, message: str, error: type = NotImplementedError) -> None:
 
 
 def complex_kernel_error(name: str, x: Tensor) -> NotImplementedError:
-    """PyTorch's message for a kernel without complex support: ``"name" not implemented for ...``."""
+    """PyTorch's message for a kernel without a loop for ``x``'s dtype (complex, integer...):
+    ``"name" not implemented for ...``."""
     return NotImplementedError(f"\"{name}\" not implemented for '{scalar_type_name(x._data.dtype)}'")
 
 
-def float_input(x: Tensor, name: str) -> np.ndarray:
-    """``x``'s array, which must be floating point (``name`` is the op, for the error)."""
+def float_input(x: Tensor, kernel: str) -> np.ndarray:
+    """``x``'s array, which must be floating point: else PyTorch's ``NotImplementedError``
+    naming its ``kernel`` (``"silu_cpu" not implemented for 'Long'``)."""
     a = x._data
     if a.dtype.kind not in "fV":  # V: bfloat16 (ml_dtypes)
-        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype}")
+        raise complex_kernel_error(kernel, x)
     return a
 
 

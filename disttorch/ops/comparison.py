@@ -389,6 +389,8 @@ def _arg(name: str, fn: Callable, input: Tensor, dim: int | None, keepdim: bool)
         return own(input, dim, keepdim)
     _no_complex(input, f"{name}(): does not support complex input")
     x = input._data
+    if x.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if x.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -501,6 +503,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     values pass gradients back to input."""
     _no_complex(input, "topk does not support complex dtypes on CPU")
     x = input._data
+    if x.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = wrap_dim(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:

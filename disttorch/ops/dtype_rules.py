@@ -77,7 +77,7 @@ KERNELS = {
     "gcd": ("gcd_cpu", "bfVc"),
     "lcm": ("lcm_cpu", "bfVc"),
     "hypot": ("hypot_cpu", _NOT_FLOAT),
-    "logaddexp": ("logaddexp_cpu", _NOT_FLOAT),
+    "logaddexp": ("logaddexp_cpu", "biu"),
     "logaddexp2": ("logaddexp2_cpu", _NOT_FLOAT),
     "nextafter": ("nextafter_cpu", _NOT_FLOAT),
     "igamma": ("igamma_cpu", _NOT_FLOAT),

@@ -695,6 +695,21 @@ class Atan2(Function):
         return (scale * x if na else None), (-scale * y if nb else None)
 
 
+def _complex_logaddexp(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """PyTorch's complex ``log(exp(x) + exp(y))``: ``max + log1p(exp(min - max))`` ordered by
+    real part; NaN if the smaller has a NaN part; where both real parts are the same
+    infinity, the larger operand (-inf) or ``log(exp(x) + exp(y))`` (+inf)."""
+    swap = y.real < x.real
+    lo, hi = np.where(swap, y, x), np.where(swap, x, y)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        out = np.log1p(np.exp(lo - hi)) + hi
+        same_inf = ~np.isfinite(lo.real) & (lo.real == hi.real)
+        out = np.where(same_inf & (lo.real < 0), hi, out)
+        out = np.where(same_inf & (lo.real > 0), np.log(np.exp(lo) + np.exp(hi)), out)
+    nan = np.asarray(complex(np.nan, np.nan), dtype=out.dtype)
+    return np.where(np.isnan(lo.real) | np.isnan(lo.imag), nan, out).astype(x.dtype, copy=False)
+
+
 class Logaddexp(Function):
     """``log(exp(input) + exp(other))`` without overflow; the gradients are
     ``sigmoid(input - other)`` and ``sigmoid(other - input)``. :class:`Logaddexp2` is its
@@ -708,10 +723,12 @@ class Logaddexp(Function):
 
     @classmethod
     def forward(cls, ctx, a, b):
-        check_kernel(cls.ufunc.__name__, a, b)
+        rt = check_kernel(cls.ufunc.__name__, a, b)
         if ctx.needs_input_grad:
             ctx.save_for_backward(a, b)
         with np.errstate(invalid="ignore"):
+            if rt.kind == "c":  # (logaddexp only: logaddexp2 refuses complex)
+                return _split(_complex_logaddexp, a._data.astype(rt), b._data.astype(rt))
             return binary(cls.ufunc, a, b)
 
     @classmethod
@@ -720,7 +737,10 @@ class Logaddexp(Function):
         na, nb = ctx.needs_input_grad
         with np.errstate(invalid="ignore"):  # both -inf (or both +inf): NaN, as PyTorch
             d = a - b if cls.scale == 1.0 else (a - b) * cls.scale
-            return (g * sigmoid(d) if na else None), (g * sigmoid(-d) if nb else None)
+            sa, sb = sigmoid(d), sigmoid(-d)
+            if sa.is_complex():  # holomorphic: the conjugate derivatives, as PyTorch's
+                sa, sb = sa.conj(), sb.conj()
+            return (g * sa if na else None), (g * sb if nb else None)
 
 
 class Logaddexp2(Logaddexp):

@@ -47,6 +47,7 @@ from .linalg_decomp import (
 )
 from .linalg_eig import Eig, check_eig_input
 from .linalg_householder import householder_product
+from .reduction import check_no_identity
 from .shape import cat, sum_to
 
 __all__ = [
@@ -127,8 +128,11 @@ def _check_float(name: str, A: Tensor, complex_ok: bool = False) -> None:
         )
 
 
-def _check_matrix(name: str, A: Tensor, square: bool = True, complex_ok: bool = False) -> None:
-    _check_float(name, A, complex_ok)
+def _check_matrix(
+    name: str, A: Tensor, square: bool = True, complex_ok: bool = False, any_dtype: bool = False
+) -> None:
+    if not any_dtype:
+        _check_float(name, A, complex_ok)
     if A._data.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     m, n = A._data.shape[-2:]
@@ -527,13 +531,16 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: str | None = None)
 
 
 def matrix_power(A: Tensor, n: int, *, out: Any = None) -> Tensor:
-    """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first)."""
-    _check_matrix("linalg.matrix_power", A)
+    """``A`` to the integer power ``n`` by repeated squaring (``n < 0`` inverts first); of
+    any dtype whose matrix product exists (integers too) for ``n >= 0``."""
+    _check_matrix("linalg.matrix_power", A, any_dtype=True)
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
-    if n == 0:
-        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A._data.shape).copy()
-        return Tensor._make(eye)
+    if n == 0:  # the identity, as a copy over A's clone (a zero gradient to A)
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), A._data.shape)
+        return A.clone().copy_(Tensor._make(eye))
+    if n == 1:
+        return A.clone()
     base = inv(A) if n < 0 else A
     n = abs(int(n))
     result = None
@@ -577,6 +584,8 @@ def _vector_norm(x: Tensor, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Te
     if dim is not None:
         dims_tuple(dim, x.dim())  # PyTorch's IndexError for a dim out of range
     red = tuple(dim) if dim is not None else tuple(range(x.dim()))
+    if ord < 0 or ord == math.inf:
+        check_no_identity(x, ord, dim)
     a = x.abs()
     if ord == math.inf:
         return a.amax(red, keepdim=keepdim) if x.dim() else a
@@ -597,6 +606,7 @@ class _Norm2(Function):
     """``sqrt(sum x^2)``; gradient ``g x / norm`` (0 where the norm is 0, as PyTorch's)."""
 
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
 
     @staticmethod
     def forward(ctx, x, red, keepdim):
@@ -620,6 +630,12 @@ class _Norm2(Function):
         return Tensor._make((x._data * scale).astype(x._data.dtype)), None, None
 
 
+def _amax_or_zero(s: Tensor, dim: int, keepdim: bool) -> Tensor:
+    """The largest of the non-negative ``s`` along ``dim``; 0 along an empty ``dim`` (PyTorch's
+    matrix norms of empty matrices)."""
+    return s.amax(dim, keepdim=keepdim) if s.shape[dim] else s.sum(dim, keepdim=keepdim)
+
+
 def matrix_norm(
     A: Tensor,
     ord: Any = "fro",
@@ -641,14 +657,14 @@ def matrix_norm(
     if ord in ("nuc", 2, -2):
         moved = A.movedim((d0, d1), (-2, -1))
         s = svdvals(moved)
-        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        r = s.sum(-1) if ord == "nuc" else (_amax_or_zero(s, -1, False) if ord == 2 else s.amin(-1))
         if keepdim:
             r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
         return r
     if ord in (1, -1, math.inf, -math.inf):
         sum_dim, other = (d0, d1) if ord in (1, -1) else (d1, d0)
         s = A.abs().sum(sum_dim, keepdim=True)
-        r = s.amax(other, keepdim=True) if ord > 0 else s.amin(other, keepdim=True)
+        r = _amax_or_zero(s, other, True) if ord > 0 else s.amin(other, keepdim=True)
         return r if keepdim else r.squeeze((d0, d1))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import _native_warnings, _random
+from .._creation import check_range_dtype
 from .._dtype import (
     FLOAT_KINDS,
     arrays_result_type,
@@ -40,7 +41,13 @@ from . import linalg_functions as _linalg
 from ._helpers import _return_type, binary, no_complex, scalar_as_vector, wrap_dim
 from .comparison import _replay_tied, sort, sortable
 from .deprecated_overloads import scale_first, scales_first
-from .dtype_rules import check_kernel, refuse_integer_addcdiv, refuse_kernel, require_source_dtype
+from .dtype_rules import (
+    check_kernel,
+    kernel_error,
+    refuse_integer_addcdiv,
+    refuse_kernel,
+    require_source_dtype,
+)
 from .elementwise import Logaddexp2, clamp, lerp, sqrt, where
 from .elementwise import abs as tabs
 from .flat import flat
@@ -368,14 +375,18 @@ def _heaviside(x: np.ndarray, v: np.ndarray) -> np.ndarray:
 def ldexp(input: Tensor, other: Any) -> Tensor:
     """``input * 2 ** other`` (complex when ``other`` is), as PyTorch: the power in
     ``other``'s floating dtype (the default one for integers), the product written in the
-    dtype ``input`` and ``other`` promote to (a floating one)."""
-    if isinstance(other, Tensor) and other.is_complex():
-        return _float(input) * (2.0**other)
+    dtype ``input`` and ``other`` promote to (a floating or complex one). A floating
+    ``input`` takes no bool ``other``, as PyTorch's kernel."""
     other = _t(other)
-    power = 2.0 ** (other if other._data.dtype.kind in FLOAT_KINDS else other.to(get_default_dtype()))
-    out = _float(input) * power
+    if input._data.dtype.kind in FLOAT_KINDS and other._data.dtype == np.bool_:
+        raise kernel_error("ldexp_cpu_exp", other._data.dtype)
+    if other.is_complex():
+        out = input * (2.0**other)
+    else:
+        power = 2.0 ** (other if other._data.dtype.kind in FLOAT_KINDS else other.to(get_default_dtype()))
+        out = _float(input) * power
     rt = arrays_result_type([input._data, other._data])
-    return out if rt.kind not in FLOAT_KINDS or out._data.dtype == rt else out.to(from_numpy(rt))
+    return out if rt.kind not in FLOAT_KINDS + "c" or out._data.dtype == rt else out.to(from_numpy(rt))
 
 
 _Frexp = _return_type("frexp", ("mantissa", "exponent"))
@@ -409,15 +420,15 @@ def frexp(input: Tensor) -> tuple:
 
 
 def gcd(input: Tensor, other: Any) -> Tensor:
-    """Elementwise greatest common divisor of integers."""
-    check_kernel("gcd", input, other)
-    return Tensor._make(elementwise(np.gcd, input._data, _t(other)._data))
+    """Elementwise greatest common divisor of integers (in the dtype they promote to)."""
+    rt = check_kernel("gcd", input, other)
+    return Tensor._make(elementwise(np.gcd, input._data.astype(rt), _t(other)._data.astype(rt)))
 
 
 def lcm(input: Tensor, other: Any) -> Tensor:
-    """Elementwise least common multiple of integers."""
-    check_kernel("lcm", input, other)
-    return Tensor._make(elementwise(np.lcm, input._data, _t(other)._data))
+    """Elementwise least common multiple of integers (in the dtype they promote to)."""
+    rt = check_kernel("lcm", input, other)
+    return Tensor._make(elementwise(np.lcm, input._data.astype(rt), _t(other)._data.astype(rt)))
 
 
 class NextAfter(Function):
@@ -924,7 +935,13 @@ def dsplit(input: Tensor, indices_or_sections: Any) -> tuple:
 
 def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane of ``dims``."""
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
     d0, d1 = dims
+    if wrap_dim(d0, input.dim()) == wrap_dim(d1, input.dim()):
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
     k %= 4
     if k == 1:
         return input.flip(d1).transpose(d0, d1)
@@ -962,6 +979,7 @@ mode_type = _return_type("mode", ("values", "indices"))
 
 
 def _cum_extreme(input: Tensor, dim: int, ufunc: Any) -> tuple:
+    refuse_kernel("cummax_cpu" if ufunc is np.maximum else "cummin_cpu", input, "c")
     if input._data.ndim == 0:
         return scalar_as_vector(_cum_extreme, input, dim, ufunc)
     d = wrap_dim(dim, input._data.ndim)
@@ -1140,6 +1158,7 @@ def _quantile_ranks(values: np.ndarray, q: np.ndarray, ignore_nan: bool, interpo
 
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """Median ignoring NaN (the lower of the two middle values, as PyTorch)."""
+    refuse_kernel("median_cpu" if dim is None else "median_out", input, "bc")
     x = input._data
     if dim is not None and x.ndim == 0:
         return scalar_as_vector(nanmedian, input, dim, keepdim)
@@ -1238,6 +1257,7 @@ def logspace(
     start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, **kw: Any
 ) -> Tensor:
     """``base ** linspace(start, end, steps)``."""
+    check_range_dtype("logspace_cpu", _dt(dtype))
     t = Tensor._make(np.logspace(start, end, steps, base=base).astype(_dt(dtype)))
     return t.requires_grad_(True) if kw.get("requires_grad") else t
 
@@ -1429,6 +1449,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     """The ``k``-th smallest value along ``dim`` (NaN the largest) and its index: where the
     value occurs more than once in a slice, the one PyTorch's quickselect leaves there
     (``kernels/torch_select.py``)."""
+    refuse_kernel("kthvalue_cpu", input, "bc")
     if input._data.ndim == 0:
         return scalar_as_vector(lambda x, d: kthvalue(x, k, d), input, dim)
     x = input._data
@@ -1463,6 +1484,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple:
     which a NaN is neither before nor after anything) and takes the last element of the
     first longest run of equal values (a NaN is a run of its own). The slices with ties or
     NaNs are sorted by a replay of that sort (:func:`..kernels.torch_topk.mode_order`)."""
+    refuse_kernel("mode_cpu", input, "c")
     if input._data.ndim == 0:
         return scalar_as_vector(mode, input, dim)
     x = input._data
@@ -1898,6 +1920,7 @@ def range(
     if end is None:
         start, end = 0, start
     n = int(math.floor((end - start) / step)) + 1
+    check_range_dtype("range_cpu", _dt(dtype), complex_too=True)
     return Tensor._make((start + step * np.arange(n)).astype(_dt(dtype)))
 
 

@@ -26,6 +26,7 @@ from ..autograd.saved_fields import ABSENT
 from ..kernels.reductions import add_reduce, reduce_along, scan_along, ufunc_reduce
 from ..kernels.threads import elementwise as _split
 from ._helpers import _dims, _return_type, _type_name, complex_kernel_error, scalar_as_vector, wrap_dim
+from .dtype_rules import kernel_error
 from .elementwise import abs as _abs
 from .elementwise import cast, exp, maximum, minimum, where
 from .shape import PadAlong, cat
@@ -161,6 +162,7 @@ def _reduction_fields(ctx: Any) -> dict:
 
 class Sum(Function):
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
     _backward_saves = _reduction_fields
 
     @staticmethod
@@ -183,6 +185,7 @@ class Sum(Function):
 
 class Mean(Function):
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
     _backward_saves = _reduction_fields
 
     @staticmethod
@@ -562,6 +565,7 @@ def _variance(x: np.ndarray, dims: tuple | None, n: int) -> np.ndarray:
 
 class Var(Function):
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
     take_sqrt = False
 
     @classmethod
@@ -723,6 +727,7 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 # ---------------------------------------------------------------------- norm
 class Norm(Function):
     _raw = True
+    _blas = True  # float16 accumulated in float32 and rounded once, as PyTorch's reduction kernels
     _node_name = "LinalgVectorNormBackward0"
 
     @staticmethod
@@ -781,6 +786,25 @@ class Norm(Function):
         return (gb * a * _abs(a) ** (p - 2) / nrm ** (p - 1),) + none
 
 
+def check_no_identity(x: Tensor, ord: Any, dim: Any) -> None:
+    """PyTorch's refusal of a norm without an identity (``inf``, negative orders) over no
+    elements: of an empty tensor, or along an empty dimension."""
+    name = "inf" if ord == math.inf else "-inf" if ord == -math.inf else f"{ord:g}"
+    if dim is None or not x.dim():
+        if x.numel() == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
+                "operation does not have an identity"
+            )
+        return
+    for d in dim:
+        if x.shape[d] == 0:
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on the dimension {d}because this "
+                "dimension is empty and the operation does not have an identity"
+            )
+
+
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default): ``p`` is a number (2, 1,
     ``inf``, ``-inf``, 0, any other) or ``'fro'`` (= 2). The nuclear norm is not supported."""
@@ -792,6 +816,8 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, 
         input = cast(input, dtype)
     if input._data.dtype.kind == "c":  # the norm of the moduli (a real result, as PyTorch's)
         input = input.abs()
+    if p < 0 or p == math.inf:
+        check_no_identity(input, p, (dim,) if isinstance(dim, int) else dim)
     dims = _dims(dim, input._data.ndim)
     return Norm.apply(input, dims, keepdim, float(p))
 
@@ -836,8 +862,15 @@ class ReverseCumsum(Function):
         return Cumsum.apply(gg, ctx.dim, None), None
 
 
+def _refuse_bool_scan(kernel: str, dtype: Any) -> None:
+    """PyTorch's ``NotImplementedError`` for a running sum or product asked in bool."""
+    if dtype is not None and np.dtype(dtype.numpy) == np.bool_:
+        raise kernel_error(kernel, np.dtype(np.bool_))
+
+
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running sum along ``dim``; bool and integer inputs accumulate in int64."""
+    _refuse_bool_scan("cumsum_out_cpu", dtype)
     return Cumsum.apply(input, wrap_dim(dim, input._data.ndim), dtype)
 
 
@@ -903,6 +936,7 @@ def _cumprod_grad_graph(a: Tensor, g: Tensor, dim: int) -> Tensor:
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """Running product along ``dim``; bool and integer inputs multiply in int64. The
     gradient is exact where the input has zeros."""
+    _refuse_bool_scan("cumprod_out_cpu", dtype)
     return Cumprod.apply(input, wrap_dim(dim, input._data.ndim), dtype)
 
 

@@ -28,12 +28,15 @@ def _check_dtype(self: Tensor, np_dtype: np.dtype) -> None:
         )
 
 
-def _storage_view(self: Tensor, raw: np.ndarray, offset: int, size: Any, stride: Any) -> np.ndarray:
-    """The window of the bytes ``raw`` as elements of ``self``'s dtype, with PyTorch's bounds check."""
+def _storage_view(self: Tensor, storage: UntypedStorage, offset: int, size: Any, stride: Any) -> np.ndarray:
+    """The window of ``storage`` as elements of ``self``'s dtype; a storage too small for it is
+    reallocated to fit, as PyTorch's ``set_`` resizes it (unless ``self`` has those sizes and
+    strides already: then PyTorch's bounds error)."""
     dtype = self._data.dtype
-    flat = raw[: raw.size - raw.size % dtype.itemsize].view(dtype)
     offset = int(offset)
-    size = int_sizes(size) if size is not None else (flat.size - offset,)
+    if size is None:
+        size = ((storage.nbytes() // dtype.itemsize) - offset,)
+    size = int_sizes(size)
     if stride is None:
         stride = tuple(math.prod(size[i + 1 :]) for i in range(len(size)))
     stride = int_sizes(stride)
@@ -41,14 +44,19 @@ def _storage_view(self: Tensor, raw: np.ndarray, offset: int, size: Any, stride:
         raise RuntimeError(
             f"mismatch in length of strides and shape: sizes {list(size)}, strides {list(stride)}"
         )
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
     needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
-    if offset < 0 or needed * dtype.itemsize > raw.size:
-        raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
-            f"{dtype.itemsize} requiring a storage size of {needed * dtype.itemsize} are out of bounds for "
-            f"storage of size {raw.size}"
-        )
-    return _window(flat, (size, stride, offset))
+    if needed * dtype.itemsize > storage.nbytes():
+        if size == self._data.shape and stride == self.stride():  # PyTorch resizes only on a change
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize "
+                f"{dtype.itemsize} requiring a storage size of {needed * dtype.itemsize} are out of bounds for "
+                f"storage of size {storage.nbytes()}"
+            )
+        storage.resize_(needed * dtype.itemsize)
+    raw = storage._bytes
+    return _window(raw[: raw.size - raw.size % dtype.itemsize].view(dtype), (size, stride, offset))
 
 
 def set_(
@@ -70,13 +78,13 @@ def set_(
         if size is None and stride is None and not storage_offset:
             arr = source._data
         else:
-            storage = source.untyped_storage()._bytes
+            storage = source.untyped_storage()  # (the source follows it if it grows)
             arr = _storage_view(self, storage, storage_offset, size if size is not None else (), stride)
     elif isinstance(source, (UntypedStorage, TypedStorage)):
         if isinstance(source, TypedStorage):
             _check_dtype(self, np.dtype(source.dtype.numpy))
             source = source._untyped_storage
-        arr = _storage_view(self, source._bytes, storage_offset, size, stride)
+        arr = _storage_view(self, source, storage_offset, size, stride)
     else:
         raise TypeError(
             f"set_() received an invalid combination of arguments - got ({type(source).__name__}), but expected "

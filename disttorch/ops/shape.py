@@ -24,7 +24,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function, mark_view, named_node
 from ..kernels import threads
 from ..utils import trace
-from ._helpers import wrap_dim
+from ._helpers import check_unique_dims, wrap_dim
 from .dtype_view import view_dtype
 
 __all__ = [
@@ -798,7 +798,9 @@ def squeezed_shape(shape: tuple, dim: Any = None) -> tuple:
         dims = {i for i, s in enumerate(shape) if s == 1}
     else:
         ds = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        dims = {d for d in (wrap_dim(int(d), len(shape)) for d in ds) if shape and shape[d] == 1}
+        wrapped = tuple(wrap_dim(int(d), len(shape)) for d in ds)
+        check_unique_dims(wrapped)
+        dims = {d for d in wrapped if shape and shape[d] == 1}
     return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
@@ -1068,7 +1070,7 @@ def chunk_split_arg(shape: tuple, chunks: int, dim: int) -> Any:
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """Views of every slice along ``dim``, with that dim removed."""
-    d = wrap_dim(dim, input._data.ndim)
+    d = wrap_dim(dim, input._data.ndim, has_dims=True)
     if input._data.shape[d] == 1:
         return _mark_views((Select.apply(input, d, 0),), input, "Unbind")
     return _mark_views(Unbind.apply(input, d), input, "Unbind")
@@ -1182,11 +1184,7 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     ds = tuple(wrap_dim(int(d), nd) for d in ds)
     if nd == 0:  # a scalar's dim 0 (or -1) is its one element: nothing to reverse
         ds = ()
-    if len(set(ds)) != len(ds):
-        raise RuntimeError(
-            f"dims has duplicates, original flip dims size={len(ds)}, but unique "
-            f"flip dims size={len(set(ds))}"
-        )
+    check_unique_dims(ds)
     return Flip.apply(input, ds)
 
 
@@ -1218,7 +1216,9 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     if len(sh) != len(ds):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
     nd = input._data.ndim
-    return Roll.apply(input, tuple(int(s) for s in sh), tuple(wrap_dim(int(d), nd) for d in ds))
+    return Roll.apply(
+        input, tuple(int(s) for s in sh), tuple(wrap_dim(int(d), nd, has_dims=True) for d in ds)
+    )
 
 
 def _check_matrix(input: Tensor, name: str) -> None:

@@ -23,6 +23,15 @@ from .opmath import is_low
 __all__ = ["softmax", "log_softmax", "softmin"]
 
 
+def _kernel(name: str, x: Tensor, dim: int) -> str:
+    """The name of PyTorch's softmax kernel for ``x`` along ``dim`` (its errors name it)."""
+    return (
+        f"{name}_lastdim_kernel_impl"
+        if dim in (-1, x._data.ndim - 1) or x._data.ndim == 0
+        else f"{name}_kernel_impl"
+    )
+
+
 class Softmax(Function):
     """``exp(x - max) / sum(exp(x - max))`` along ``dim``; backward
     ``y * (g - sum(g * y))``. float16/bfloat16 inputs: the kernel rounds as PyTorch's does,
@@ -34,7 +43,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        e = _kernels.softmax(float_input(x, "softmax"), dim)
+        e = _kernels.softmax(float_input(x, _kernel("softmax", x, dim)), dim)
         ctx.save_for_backward(x)
         ctx.out, ctx.dim = e, dim
         return e
@@ -66,7 +75,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        out, probs = _kernels.log_softmax(float_input(x, "log_softmax"), dim)
+        out, probs = _kernels.log_softmax(float_input(x, _kernel("log_softmax", x, dim)), dim)
         ctx.save_for_backward(x)
         ctx.softmax, ctx.dim = probs, dim
         return out

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _dtype
 from .._buffers import is_inference
+from .._storage import storage_offset, untyped_storage
 from .._tensor import Tensor, _check_device
 from .._torch_function import DisableTorchFunctionSubclass, handle_torch_function, has_torch_function
 from ..autograd.function import named_node
@@ -175,21 +176,24 @@ def _new_shape(size: tuple) -> tuple:
 
 
 def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
-    """Give ``self`` the shape ``sizes`` in place: the first elements (in row-major order) are
-    kept; new elements are uninitialised (zeros here). Tensors that require grad cannot be
-    resized, as in PyTorch."""
+    """Give ``self`` the shape ``sizes`` in place, as PyTorch: the same sizes change nothing;
+    others make ``self`` contiguous over its storage from its storage offset (so it shows the
+    storage's elements in memory order), the storage reallocated when too small (new elements
+    zero here). Tensors that require grad cannot be resized, as in PyTorch."""
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     size = _new_shape(sizes)
+    if size == self._data.shape:
+        return self
     n = int(np.prod(size, dtype=np.int64))
-    flat = self._data.reshape(-1)
-    if n == flat.size:
-        self._data = flat.reshape(size) if self._data.flags.c_contiguous else flat.copy().reshape(size)
-    else:
-        data = np.zeros(n, dtype=self._data.dtype)
-        keep = min(n, flat.size)
-        data[:keep] = flat[:keep]
-        self._data = data.reshape(size)
+    if type(self._data) is not np.ndarray:  # meta: no memory to keep
+        self._data = np.zeros(size, dtype=self._data.dtype).view(type(self._data))
+        return self
+    storage, item = untyped_storage(self), self._data.itemsize
+    start = storage_offset(self) * item
+    if start + n * item > storage.nbytes():
+        storage.resize_(start + n * item)
+    self._data = storage._bytes[start : start + n * item].view(self._data.dtype).reshape(size)
     return self
 
 

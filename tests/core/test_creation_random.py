@@ -252,3 +252,27 @@ def test_multinomial_with_and_without_replacement():
         torch.multinomial(torch.tensor([0.0, 0.0]), 1)
     with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
         torch.multinomial(torch.tensor([1.0, -1.0]), 1)
+
+
+@pytest.mark.parity
+def test_range_factories_answer_as_pytorch_for_integer_and_unsupported_dtypes():
+    real = pytest.importorskip("torch")  # this file names disttorch ``torch``
+
+    def answer(L, call):
+        try:
+            return call(L).tolist()
+        except NotImplementedError as e:
+            return str(e)
+
+    calls = [  # integer dtypes step by the bounds cast to integers (int64 counts in integers too)
+        lambda L: L.arange(0, 3, 1.5, dtype=L.int64),
+        lambda L: L.arange(0, 3, 1.5, dtype=L.int32),
+        lambda L: L.arange(-0.5, 3, 1, dtype=L.int16),
+        lambda L: L.arange(0.5, 3.7, 1.5, dtype=L.uint8),
+        lambda L: L.arange(3, dtype=L.bool),
+        lambda L: L.arange(3, dtype=L.complex64),
+        lambda L: L.linspace(0, 1, 3, dtype=L.bool),
+        lambda L: L.logspace(0, 1, 3, dtype=L.bool),
+    ]
+    for call in calls:
+        assert answer(torch, call) == answer(real, call)

@@ -241,3 +241,20 @@ def test_det_gradient_at_singular_matrices_as_pytorch(torch):
         np.concatenate([np.ravel(g) for g in grads(torch)]),
         atol=1e-12,
     )
+
+
+@pytest.mark.parity
+def test_matrix_power_of_integer_matrices_and_its_small_powers_as_pytorch(torch):
+    def answer(L, dtype, n):
+        a = L.tensor([[1, 2], [3, 4]], dtype=getattr(L, dtype))
+        try:
+            r = L.linalg.matrix_power(a, n)
+        except (RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e)
+        return str(r.dtype).split(".")[-1], r.tolist(), r is a
+
+    for dtype, n in [("int64", 3), ("uint8", 0), ("int32", 1), ("bool", 2), ("int64", -1)]:
+        assert answer(dt, dtype, n) == answer(torch, dtype, n)
+    a = dt.eye(2, dtype=dt.float64).requires_grad_()
+    (dt.linalg.matrix_power(a, 0).sum() + dt.linalg.matrix_power(a, 1).sum()).backward()
+    assert a.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]  # zero through the identity, one through the copy

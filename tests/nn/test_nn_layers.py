@@ -85,6 +85,9 @@ def test_activation_modules_match_functional_and_repr():
     assert repr(nn.GELU()) == "GELU(approximate='none')"
     assert repr(nn.LeakyReLU()) == "LeakyReLU(negative_slope=0.01)"
     assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)"
+    assert repr(nn.Mish(inplace=True)) == "Mish(inplace=True)"
+    assert repr(nn.Hardswish(inplace=True)) == "Hardswish()" and repr(nn.Hardsigmoid(True)) == "Hardsigmoid()"
+    assert not isinstance(nn.Hardswish(), nn.Mish)
     assert repr(nn.ELU()) == "ELU(alpha=1.0)"
     assert repr(nn.Softplus()) == "Softplus(beta=1.0, threshold=20.0)"
     with pytest.warns(FutureWarning, match="`min_value` is deprecated and renamed to `min_val`"):

@@ -474,3 +474,31 @@ def test_probability_targets_that_require_grad_get_pytorchs_gradient(torch, kw):
         results.append([out.detach().numpy(), x.grad.numpy(), y.grad.numpy()])
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parity
+def test_margin_and_embedding_losses_on_edge_inputs_as_pytorch(torch):
+    calls = [  # a class listed twice counts twice; empty rows, 16-bit floats and bad shapes refused
+        lambda L: L.nn.functional.multilabel_margin_loss(
+            L.tensor([[0.1, 0.5, -0.2], [0.3, 0.2, 0.9]]), L.tensor([[0, 1, -1], [2, 2, 2]])
+        ),
+        lambda L: L.nn.functional.multilabel_margin_loss(L.ones(2, 0), L.ones(2, 0, dtype=L.int64)),
+        lambda L: L.nn.functional.multilabel_margin_loss(L.ones(3), L.tensor(0)),
+        lambda L: L.nn.functional.multilabel_margin_loss(L.ones(2, 3).half(), L.zeros(2, 3, dtype=L.int64)),
+        lambda L: L.nn.functional.multi_margin_loss(L.ones(2, 3).bfloat16(), L.zeros(2, dtype=L.int64)),
+        lambda L: L.nn.functional.multi_margin_loss(L.ones(2, 0).half(), L.zeros(2, dtype=L.int64)),
+        lambda L: L.nn.functional.cosine_embedding_loss(L.ones(3), L.ones(3), L.ones(3)),
+        lambda L: L.nn.functional.cosine_embedding_loss(L.ones(2, 3), L.ones(2, 3), L.ones(2, 1)),
+        lambda L: L.nn.functional.cosine_embedding_loss(L.ones(3), L.ones(3), L.tensor(1.0)),
+        lambda L: L.nn.functional.cross_entropy(L.ones(2, 0), L.ones(2, 0)),
+    ]
+
+    def answer(L, call):
+        try:
+            r = call(L)
+        except (RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e)
+        return str(r.dtype).split(".")[-1], f"{r.item():.5g}"  # (each loss here is one number)
+
+    for i, call in enumerate(calls):
+        assert answer(dt, call) == answer(torch, call), i

@@ -105,3 +105,38 @@ def test_set_and_as_strided_in_place_share_memory_as_pytorch(torch):
         return [tuple(o) if isinstance(o, L.Size) else o for o in out]
 
     assert run(dt) == run(torch)
+
+
+@pytest.mark.parity
+def test_set_and_resize_beyond_the_storage_grow_it_as_pytorch(torch):
+    def run(L):
+        out = []
+        s = L.UntypedStorage(8)
+        t = L.empty(0).set_(s, 1, (2, 3), (3, 1))  # needs 28 bytes: the storage grows
+        t.fill_(1)
+        out += [
+            s.nbytes(),
+            tuple(t.shape),
+            t.storage_offset(),
+            t.untyped_storage().data_ptr() == s.data_ptr(),
+        ]
+        a = L.zeros(2)
+        b = L.empty(0).set_(a.untyped_storage(), 0, (5,), (1,))
+        b[0] = 7  # the tensor the storage came from follows it
+        out += [a.untyped_storage().nbytes(), a.tolist(), b[:2].tolist()]  # (the rest uninitialised)
+        a = L.arange(4.0)
+        v = a[1:]
+        v.resize_(10)  # a view grows its base's storage from its own offset
+        v[0] = 8
+        out += [a.untyped_storage().nbytes(), a.tolist(), v[:3].tolist(), v.data_ptr() - a.data_ptr()]
+        a = L.arange(3.0)
+        a.resize_(2)
+        a.resize_(3)  # the storage kept the third element
+        out.append(a.tolist())
+        t = L.arange(6.0).reshape(2, 3).t()
+        out.append(t.resize_(3, 2).stride())  # the same sizes: unchanged
+        out.append(t.resize_(6).tolist())  # others: contiguous over the storage, in memory order
+        out.append(L.UntypedStorage(4).resize_(12).nbytes())
+        return out
+
+    assert run(dt) == run(torch)

@@ -214,3 +214,29 @@ def test_python_ints_wrap_into_small_integer_dtypes_as_pytorch(torch):
         theirs = lib_ops(torch, torch.tensor([0, 3, 255], dtype=torch.uint8))
         for o, t in zip(ours, theirs):
             assert o.tolist() == t.tolist() and str(o.dtype)[-5:] == str(t.dtype)[-5:]
+
+
+@pytest.mark.parity
+def test_tensor_only_functions_gcd_and_ldexp_promote_and_refuse_as_pytorch(torch):
+    calls = [  # numbers where PyTorch takes tensors only; 0-d operands of the same kind
+        lambda L: L.maximum(L.ones(2), 0),
+        lambda L: L.fmin(2, L.ones(2)),
+        lambda L: L.arctan2(L.ones(2), 1.5),
+        lambda L: L.heaviside(L.ones(2), 0.5),
+        lambda L: L.gcd(L.tensor([200], dtype=L.uint8), L.tensor(-56, dtype=L.int8)),
+        lambda L: L.lcm(L.tensor([100], dtype=L.int8), L.tensor(300)),
+        lambda L: L.ldexp(L.ones(3, dtype=L.uint8), L.tensor(2j, dtype=L.complex128)),
+        lambda L: L.ldexp(L.tensor(2 + 0j, dtype=L.complex128), L.ones(3, dtype=L.uint8)),
+        lambda L: L.ldexp(L.ones(2), L.ones(2, dtype=L.bool)),
+        lambda L: L.ldexp(L.ones(2, dtype=L.int64), L.ones(2, dtype=L.bool)),
+    ]
+
+    def answer(L, call):
+        try:
+            r = call(L)
+        except (TypeError, NotImplementedError) as e:
+            return type(e).__name__, str(e)
+        return str(r.dtype).split(".")[-1], r.tolist()
+
+    for i, call in enumerate(calls):
+        assert answer(dt, call) == answer(torch, call), i

@@ -565,3 +565,23 @@ def test_casting_non_finite_floats_to_integers_is_silent():
         warnings.simplefilter("error")
         assert x.long().tolist() == [-(2**63)] * 3 + [2]
         assert x.int().tolist() == [-(2**31)] * 3 + [2]
+
+
+@pytest.mark.parity
+def test_complex_logaddexp_values_infinities_and_gradients_as_pytorch(torch):
+    inf = math.inf
+    a = [1 + 2j, -3 + 1j, complex(-inf, 0), complex(inf, 1), complex(math.nan, 0)]
+    b = [0.5 - 1j, 2 + 0j, complex(-inf, 2), complex(inf, 0), 1j]
+
+    def run(L):
+        x = L.tensor(a, dtype=L.complex128, requires_grad=True)
+        r = L.logaddexp(x, L.tensor(b, dtype=L.complex128))
+        r[:2].abs().sum().backward()
+        return r.detach().numpy(), x.grad.numpy(), L.logaddexp(L.ones(2), L.ones(2, dtype=L.complex64)).dtype
+
+    (r1, g1, d1), (r2, g2, d2) = run(dt), run(torch)
+    np.testing.assert_allclose(r1, r2, rtol=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12)
+    assert str(d1).split(".")[-1] == str(d2).split(".")[-1] == "complex64"
+    z = dt.tensor(RNG.normal(size=(3,)) + 1j * RNG.normal(size=(3,)), requires_grad=True)
+    assert gradcheck(lambda u: dt.logaddexp(u, dt.tensor([0.5 - 1j], dtype=dt.complex128)), (z,))

@@ -605,3 +605,57 @@ def test_nanmedian_over_a_dim_skips_nans_in_every_float_dtype(torch, dtype):
     theirs = torch.nanmedian(torch.tensor(v).to(getattr(torch, dtype)), 1)
     assert ours.values.float().tolist() == theirs.values.float().tolist()
     assert ours.indices.tolist() == theirs.indices.tolist()
+
+
+@pytest.mark.parity
+def test_reductions_refuse_dtypes_and_empty_inputs_as_pytorch(torch):
+    """The dtypes each kernel has no loop for, and norms without an identity over nothing."""
+    calls = [
+        lambda L: L.argmax(L.ones(2, 3, dtype=L.bool), 5),  # the dtype is checked before the dim
+        lambda L: L.argmin(L.ones(3, dtype=L.bool)),
+        lambda L: L.topk(L.ones(3, dtype=L.bool), 1),
+        lambda L: L.nanmedian(L.ones(3, dtype=L.bool)),
+        lambda L: L.nanmedian(L.ones(2, 3, dtype=L.complex64), 0),
+        lambda L: L.mode(L.ones(3, dtype=L.complex64)),
+        lambda L: L.kthvalue(L.ones(3, dtype=L.bool), 1),
+        lambda L: L.cummax(L.ones(3, dtype=L.complex64), 0),
+        lambda L: L.cummin(L.ones(3, dtype=L.complex64), 0),
+        lambda L: L.softmax(L.ones(3, 2, dtype=L.int64), 0),
+        lambda L: L.log_softmax(L.tensor(1), 0),
+        lambda L: L.nn.functional.gelu(L.ones(3, dtype=L.int64)),
+        lambda L: L.nn.functional.cross_entropy(L.ones(2, 3, 4, dtype=L.int64), L.zeros(2, 4, dtype=L.int64)),
+        lambda L: L.linalg.vector_norm(L.zeros(0, 3), math.inf),
+        lambda L: L.linalg.vector_norm(L.zeros(0, 3), -1.5, dim=-2),
+        lambda L: L.linalg.vector_norm(L.zeros(0, 3), -1, dim=1),
+        lambda L: L.norm(L.zeros(0, 3), -math.inf),
+        lambda L: L.linalg.matrix_norm(L.zeros(2, 3, 0), 1),
+        lambda L: L.linalg.matrix_norm(L.zeros(2, 3, 0), 2),
+        lambda L: L.linalg.norm(L.zeros(0, 3), math.inf),
+    ]
+
+    def answer(L, call):
+        try:
+            r = call(L)
+        except (RuntimeError, NotImplementedError, IndexError) as e:
+            return type(e).__name__, str(e)
+        return tuple(r.shape), r.tolist()
+
+    for i, call in enumerate(calls):
+        assert answer(dt, call) == answer(torch, call), i
+
+
+@pytest.mark.parity
+def test_float16_reductions_accumulate_in_float32_as_pytorch(torch):
+    """Sums of squares beyond float16's range stay finite where PyTorch's do: the reductions
+    add in float32 and round once."""
+    a = np.random.default_rng(0).standard_normal((64, 257)).astype(np.float32) * 3 + 0.1
+
+    def answers(L):
+        x = L.tensor(a).half()
+        sq = x * x
+        calls = [x.var(), x.std(1), x.norm(), L.linalg.vector_norm(x), sq.mean(), sq.mean(0), sq.sum(1)]
+        calls.append(L.nn.functional.mse_loss(x, x.flip(0)))
+        return [c.float().numpy() for c in calls]
+
+    for ours, theirs in zip(answers(dt), answers(torch)):
+        np.testing.assert_array_equal(ours, theirs)

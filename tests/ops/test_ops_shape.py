@@ -460,3 +460,28 @@ def test_expand_strides_and_writes_as_pytorch(torch):
             lib.zeros(3, 1).expand(3, 2).copy_(lib.ones(3, 2))
         seen.append(([v.stride() for v in views], buf.tolist()))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parity
+def test_repeated_and_missing_dims_are_refused_as_pytorch(torch):
+    calls = [
+        lambda L: L.ones(2, 1, 3).sum((0, -3)),
+        lambda L: L.ones(2, 1, 3).squeeze((1, -2)),
+        lambda L: L.ones(2, 3).flip((1, 1)),
+        lambda L: L.ones(2, 3).rot90(1, (0, -2)),
+        lambda L: L.ones(3).rot90(),
+        lambda L: L.ones(2, 3).rot90(1, (0, 1, 1)),
+        lambda L: L.tensor(2.0).size(0),
+        lambda L: L.tensor(2.0).stride(-1),
+        lambda L: L.tensor(2.0).unbind(0),
+        lambda L: L.tensor(2.0).roll(1, 0),
+    ]
+
+    def answer(L, call):
+        try:
+            return call(L)
+        except (RuntimeError, IndexError) as e:
+            return type(e).__name__, str(e)
+
+    for i, call in enumerate(calls):
+        assert answer(dt, call) == answer(torch, call), i

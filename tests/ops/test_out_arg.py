@@ -125,3 +125,51 @@ def test_out_dtype_rules_match_pytorch(torch, name):
         return [(str(o.dtype).split(".")[-1], o.tolist()) for o in out]
 
     assert answer(dt) == answer(torch)
+
+
+MORE_OUT_DTYPE_CASES = {  # each tried with every dtype of OUT_DTYPES
+    "mv": lambda L, o: L.mv(L.ones(2, 3), L.ones(3), out=o),
+    "mv_long": lambda L, o: L.mv(L.ones(2, 3, dtype=L.int64), L.ones(3, dtype=L.int64), out=o),
+    "addbmm": lambda L, o: L.addbmm(L.ones(2, 2), L.ones(3, 2, 4), L.ones(3, 4, 2), out=o),
+    "cat": lambda L, o: L.cat([L.ones(2, dtype=L.int64), L.ones(3)], out=o),
+    "stack_int": lambda L, o: L.stack([L.ones(2, dtype=L.int32), L.ones(2, dtype=L.int64)], out=o),
+    "where_number": lambda L, o: L.where(L.ones(3, dtype=L.bool), L.ones(3), 2.5, out=o),
+    "searchsorted": lambda L, o: L.searchsorted(L.arange(5.0), L.ones(3), out=o),
+    "searchsorted_int32": lambda L, o: L.searchsorted(L.arange(5.0), L.ones(3), out_int32=True, out=o),
+    "clamp_numbers": lambda L, o: L.clamp(L.ones(3, dtype=L.int64), 0.5, 1, out=o),
+    "clamp_tensors": lambda L, o: L.clamp(L.ones(3, dtype=L.int64), L.zeros(3), L.ones(3), out=o),
+    "clamp_min": lambda L, o: L.clamp_min(L.ones(3), 0.5, out=o),
+    "lerp_tensor_weight": lambda L, o: L.lerp(L.ones(3), L.ones(3), L.ones(3), out=o),
+    "lerp_number_weight": lambda L, o: L.lerp(L.ones(3), L.ones(3), 0.5, out=o),
+    "round": lambda L, o: L.round(L.ones(3), out=o),
+    "abs_long": lambda L, o: L.abs(L.ones(3, dtype=L.int64), out=o),
+    "max_of_all": lambda L, o: L.max(L.ones(2, 3), out=o),
+    "nan_to_num": lambda L, o: L.nan_to_num(L.ones(3), out=o),
+    "take": lambda L, o: L.take(L.ones(3), L.tensor([0]), out=o),
+    "narrow_copy": lambda L, o: L.narrow_copy(L.ones(3), 0, 0, 2, out=o),
+    "histc": lambda L, o: L.histc(L.ones(3), 4, out=o),
+    "float_power": lambda L, o: L.float_power(L.ones(3), 2, out=o),
+    "all_dim": lambda L, o: L.all(L.ones(2, 3), 1, out=o),
+    "cumsum": lambda L, o: L.cumsum(L.ones(3), 0, out=o),
+    "arange": lambda L, o: L.arange(3, out=o),
+    "median_values": lambda L, o: L.median(L.ones(2, 3), 1, out=(o, L.empty(0, dtype=L.int64))),
+    "mode_indices": lambda L, o: L.mode(L.ones(2, 3), 1, out=(L.empty(0), o)),
+    "frexp_mantissa": lambda L, o: L.frexp(L.ones(3), out=(o, L.empty(0, dtype=L.int32))),
+    "aminmax": lambda L, o: L.aminmax(L.ones(3), out=(o, L.empty(0))),
+}
+OUT_DTYPES = ("float32", "float64", "int64", "int32", "bool", "uint8")
+
+
+@pytest.mark.parity
+def test_which_out_dtypes_each_function_takes_matches_pytorch(torch):
+    def answer(L, case, dtype):
+        out = L.empty(0, dtype=getattr(L, dtype))
+        try:
+            MORE_OUT_DTYPE_CASES[case](L, out)
+        except (RuntimeError, TypeError, NotImplementedError) as e:
+            return type(e).__name__, str(e)
+        return str(out.dtype).split(".")[-1], out.tolist()
+
+    for case in MORE_OUT_DTYPE_CASES:
+        for dtype in OUT_DTYPES:
+            assert answer(dt, case, dtype) == answer(torch, case, dtype), (case, dtype)

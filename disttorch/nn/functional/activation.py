@@ -105,7 +105,7 @@ class LeakyRelu(Function):
 
     @staticmethod
     def forward(ctx, x, negative_slope):
-        a = float_input(x, "leaky_relu")
+        a = float_input(x, "leaky_relu_cpu")
         slope = a.dtype.type(negative_slope)
         pos = elementwise(np.greater, a, 0)
         ctx.pos, ctx.slope = pos, negative_slope
@@ -123,7 +123,7 @@ class Elu(Function):
 
     @staticmethod
     def forward(ctx, x, alpha, scale):
-        a = float_input(x, "elu")
+        a = float_input(x, "elu_cpu")
         pos = elementwise(np.greater, a, 0)
         neg = elementwise(lambda v: alpha * np.expm1(np.copysign(np.minimum(v, 0), v)), a)  # -0.0 stays
         ctx.save_for_backward(x)
@@ -155,7 +155,7 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, x, approximate):
-        a = float_input(x, "gelu")
+        a = float_input(x, "GeluKernelImpl")
         kernel = gelu_tanh_with_derivative if approximate == "tanh" else gelu_with_derivative
         out, local = kernel(a, bool(ctx.needs_input_grad))
         ctx.save_for_backward(x)
@@ -200,7 +200,7 @@ class Silu(Function):
 
     @staticmethod
     def forward(ctx, x):
-        a = float_input(x, "silu")
+        a = float_input(x, "silu_cpu")
         wide = a.astype(np.float32) if a.dtype == np.float16 else a  # rounded once, as PyTorch's
         ctx.save_for_backward(x)
         if wide.dtype == np.float32 and compiled_exp():  # x / (1 + exp(-x)): PyTorch's kernel's steps
@@ -238,7 +238,7 @@ class Softplus(Function):
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
-        a = float_input(x, "softplus")
+        a = float_input(x, "softplus_cpu")
         b = a.dtype.type(beta)
         bx = elementwise(np.multiply, a, b)
         linear = elementwise(np.greater, bx, threshold)
@@ -393,7 +393,7 @@ class Glu(Function):
 
     @staticmethod
     def forward(ctx, x, dim):
-        a, b = np.split(float_input(x, "glu"), 2, axis=dim)
+        a, b = np.split(float_input(x, "glu_cpu"), 2, axis=dim)
         wide = np.float32 if is_low(a.dtype) else a.dtype
         s = elementwise(_sigmoid_array, b.astype(wide))
         ctx.save_for_backward(x)

@@ -39,7 +39,7 @@ from ...kernels.reductions import ufunc_reduce
 from ...kernels.softmax import log_softmax
 from ...kernels.threads import elementwise, map_rows
 from ...ops import elementwise as _ew
-from ...ops._helpers import broadcast_error
+from ...ops._helpers import broadcast_error, complex_kernel_error
 from ...ops.dtype_rules import check_cast, check_kernel, refuse_bool_subtraction
 from ...ops.opmath import is_low
 from ...ops.softmax import Softmax
@@ -79,7 +79,8 @@ def _reduction(reduction: str, size_average: Any = None, reduce: Any = None) -> 
 
 def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
     """The per-entry ``loss`` reduced: its mean (divided as ``np.mean`` divides), its sum, or
-    itself for ``'none'``."""
+    itself for ``'none'``; float16/bfloat16 added in float32 and rounded once, as PyTorch's
+    reductions."""
     if reduction == "none":
         return loss
     if not loss.size:  # the mean of nothing is NaN, quietly, as in PyTorch
@@ -88,10 +89,11 @@ def _reduce(loss: np.ndarray, reduction: str) -> np.ndarray:
             return np.asarray(
                 loss.mean(dtype=loss.dtype) if reduction == "mean" else loss.sum(dtype=loss.dtype)
             )
-    total = np.asarray(ufunc_reduce(np.add, loss, None, loss.dtype))
+    acc = np.dtype(np.float32) if is_low(loss.dtype) else loss.dtype
+    total = np.asarray(ufunc_reduce(np.add, loss, None, acc))
     if reduction == "mean":
         return np.true_divide(total, np.intp(loss.size)).astype(loss.dtype)
-    return total
+    return total.astype(loss.dtype, copy=False)
 
 
 # ---------------------------------------------------------------------- class-index targets
@@ -193,8 +195,8 @@ class CrossEntropyFunction(Function):
     @staticmethod
     def forward(ctx, input, target, weight, ignore_index, reduction, label_smoothing):
         x, t, unbatched = _batched(input, target)
-        if x.dtype.kind not in "fV":
-            raise RuntimeError(f"cross_entropy: expected a floating point input, got {input.dtype}")
+        if x.dtype.kind not in "fV":  # PyTorch's log_softmax over the classes refuses it
+            raise complex_kernel_error(f"log_softmax{'_lastdim' if x.ndim == 2 else ''}_kernel_impl", input)
         if t.shape != x.shape and not label_smoothing:  # PyTorch's log_softmax + nll_loss
             ctx._node_name = _nll_node(x.ndim)
         elif t.shape == x.shape:  # PyTorch's -(target * log_softmax).sum(1), divided for the mean
@@ -215,7 +217,7 @@ class CrossEntropyFunction(Function):
             if ignore_index >= 0:
                 raise RuntimeError("ignore_index is not supported for floating point target")
             coef = elementwise(_probability_coef, t, w, eps, n_classes)
-            denom = x.size // n_classes
+            denom = x.size // n_classes if n_classes else 0  # no classes: 0 / 0, as PyTorch's
             pick = None
         else:
             tt, valid = _class_targets(x, t, ignore_index)

@@ -20,6 +20,8 @@ from ..._tensor import Tensor
 from ...autograd.autocast_state import autocast_op
 from ...autograd.function import named_node
 from ...ops import elementwise as _ew
+from ...ops._helpers import complex_kernel_error
+from ...ops.opmath import is_low
 from .activation import logsigmoid, relu, softplus
 from .distance import pairwise_distance
 from .linear import linear
@@ -131,17 +133,33 @@ def cosine_embedding_loss(
 ) -> Tensor:
     """``1 - cos(x1, x2)`` where ``y == 1``, ``max(0, cos(x1, x2) - margin)`` where ``y == -1``."""
     reduction = _reduction(reduction, size_average, reduce)
-    if input1.ndim != input2.ndim or input1.ndim not in (1, 2):
+    if target.ndim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
         raise RuntimeError(
-            f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+            f"{target.ndim}D target tensor expects {target.ndim + 1}D input tensors, but found inputs with sizes "
             f"{list(input1.shape)} and {list(input2.shape)}."
         )
     eps = 1e-12  # PyTorch's EPSILON on the squared norms
     dot = (input1 * input2).sum(-1)
-    cos = dot / ((input1 * input1).sum(-1) + eps).sqrt() / ((input2 * input2).sum(-1) + eps).sqrt()
+    cos = dot / (((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)).sqrt()
     zero = _const(0, cos)
     loss = _ew.where(target == 1, 1 - cos, zero) + _ew.where(target == -1, relu(cos - margin), zero)
     return _reduce(loss, reduction)
+
+
+def _check_margin_input(input: Tensor) -> None:
+    """The margin losses' input: a non-empty vector, or a matrix of non-empty rows."""
+    if input.ndim > 2 or (input.ndim and input.shape[-1] == 0):
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: {list(input.shape)}"
+        )
+
+
+def _refuse_16_bit(kernel: str, input: Tensor) -> None:
+    """PyTorch's ``NotImplementedError`` of a loss kernel without float16/bfloat16 loops."""
+    if is_low(input._data.dtype):
+        raise complex_kernel_error(kernel, input)
 
 
 @autocast_op("fp32")
@@ -160,6 +178,8 @@ def multi_margin_loss(
     reduction = _reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    _check_margin_input(input)
+    _refuse_16_bit("multi_margin_loss_cpu_kernel", input)
     x = input if input.ndim == 2 else input.reshape(1, -1)
     t = target.reshape(-1).long()
     c = x.shape[1]
@@ -183,21 +203,28 @@ def multilabel_margin_loss(
     input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None, reduction: str = "mean"
 ) -> Tensor:
     """Multi-label hinge: the targets of a sample are its leading non-negative entries of
-    ``target`` (ended by -1); per sample ``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C``."""
+    ``target`` (ended by -1); per sample ``sum_{j in y, i not in y} max(0, 1 - (x[j] - x[i])) / C``,
+    a target listed twice counted twice (as PyTorch's loop over the list)."""
     reduction = _reduction(reduction, size_average, reduce)
+    _check_margin_input(input)
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
+    _refuse_16_bit("multilabel_margin_loss_forward_out_frame", input)
     x = input if input.ndim == 2 else input.reshape(1, -1)
     t = target._data.reshape(x.shape).astype(np.int64)
     n, c = x.shape
     valid = np.cumprod(t >= 0, axis=1).astype(bool)  # entries before the first -1
     if np.any((t >= c) & valid):
         raise RuntimeError("multilabel_margin_loss: target out of range")
-    is_target = np.zeros((n, c), dtype=bool)
+    listed = np.zeros((n, c), dtype=x._data.dtype)  # how often each class is listed
     rows = np.broadcast_to(np.arange(n)[:, None], t.shape)
-    is_target[rows[valid], t[valid]] = True
-    # pairs (j target, i non-target): hinge of x[j] - x[i]
+    np.add.at(listed, (rows[valid], t[valid]), 1)
+    # pairs (j target, i non-target): hinge of x[j] - x[i], once per listing of j
     hinge = relu(1 - (x.unsqueeze(2) - x.unsqueeze(1)))  # [n, j, i]
-    pair = Tensor._make(is_target[:, :, None] & ~is_target[:, None, :])
-    loss = _ew.where(pair, hinge, _const(0, hinge)).sum((1, 2)) / c
+    pair = Tensor._make(listed[:, :, None] * (listed == 0)[:, None, :])
+    loss = (hinge * pair).sum((1, 2)) / c
     if input.ndim != 2:
         loss = loss.reshape(())
     return _reduce(loss, reduction)

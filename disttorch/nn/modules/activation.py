@@ -232,12 +232,17 @@ class LogSigmoid(Module):
         return F.logsigmoid(input)
 
 
-class Mish(Module):
-    """``x * tanh(softplus(x))``."""
+class _TakesInplace(Module):
+    """An activation with an ``inplace`` flag that its repr does not show (as PyTorch's
+    ``Hardsigmoid`` and ``Hardswish``)."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
+
+
+class Mish(_TakesInplace):
+    """``x * tanh(softplus(x))``."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.mish(input)
@@ -246,14 +251,14 @@ class Mish(Module):
         return "inplace=True" if self.inplace else ""
 
 
-class Hardsigmoid(Mish):
+class Hardsigmoid(_TakesInplace):
     """``clamp(x / 6 + 1/2, 0, 1)``."""
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardsigmoid(input)
 
 
-class Hardswish(Mish):
+class Hardswish(_TakesInplace):
     """``x * relu6(x + 3) / 6``."""
 
     def forward(self, input: Tensor) -> Tensor:
