@@ -15,11 +15,8 @@ import pytest
 
 # name -> why it stays out. ONE place: the README's "Not in disttorch.nn" section cites it.
 EXCLUDED: dict[str, str] = {
-    # PyTorch's deprecated aliases of torch.ao.nn.*: disttorch has them under torch.ao.nn only
-    "nn.quantized": "old alias of torch.ao.nn.quantized (use torch.ao.nn.quantized)",
-    "nn.qat": "old alias of torch.ao.nn.qat (use torch.ao.nn.qat)",
+    # PyTorch's deprecated alias of torch.ao.nn.quantizable, which disttorch lacks
     "nn.quantizable": "quantizable module variants (not in disttorch's torch.ao.nn)",
-    "nn.intrinsic": "old alias of torch.ao.nn.intrinsic (use torch.ao.nn.intrinsic)",
     # GPU-only low-precision matrix products
     "F.scaled_mm": "float8 scaled matrix product: a CUDA kernel with no CPU meaning",
     "F.scaled_grouped_mm": "float8 grouped matrix product: CUDA only",
