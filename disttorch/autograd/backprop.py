@@ -107,8 +107,8 @@ def grad(
 
     Unused inputs give ``None`` with ``allow_unused=True`` (zeros with
     ``materialize_grads=True``) and an error otherwise. With ``is_grads_batched``, the first
-    dimension of every ``grad_outputs`` tensor is a batch: one backward pass runs per entry
-    (PyTorch vectorises them) and the results are stacked. ``only_inputs`` is accepted and
+    dimension of every ``grad_outputs`` tensor is a batch: one backward pass runs on the batched
+    cotangents (as PyTorch's vmap over backward; a node that cannot take them runs per entry). ``only_inputs`` is accepted and
     ignored, as in PyTorch.
     """
     outs = _as_list(outputs)
@@ -159,22 +159,18 @@ def _batched_grad(
     sizes = {g.shape[0] for g in gos}
     if len(sizes) != 1:
         raise RuntimeError(f"grad: the batch dimensions of grad_outputs differ: {sorted(sizes)}")
-    n = sizes.pop()
-    per_entry = [
-        grad(
-            outs,
-            ins,
-            [g[b] for g in gos],
-            retain_graph=True if b < n - 1 else retain_graph,
-            create_graph=create_graph,
-            allow_unused=allow_unused,
-            materialize_grads=materialize_grads,
-        )
-        for b in range(n)
-    ]
-    return tuple(
-        None if per_entry[0][j] is None else stack_rows([r[j] for r in per_entry], create_graph)
-        for j in range(len(ins))
+    from ..func._batched_backward import batched_grad  # (the batched tensor: the layer above, on first use)
+
+    return batched_grad(
+        grad,
+        outs,
+        ins,
+        gos,
+        sizes.pop(),
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=allow_unused,
+        materialize_grads=materialize_grads,
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from .._random import DRAW_GUARDS
 from ._batch_pointwise import in_place_error, pointwise, tensors_of
-from ._batch_rules_linalg import LINALG_RULES
+from ._batch_rules_linalg import LINALG_FUNCTION_RULES, LINALG_RULES
 from ._batch_rules_nn import NN_RULES, RANDOM_OPS, RANDOMNESS_ERROR, random_rule
 from ._batch_rules_shape import SHAPE_RULES
 from ._batched import (
@@ -160,6 +160,10 @@ RULES: dict[str, Callable] = {
 }
 
 
+#: rules for autograd Functions (by class name) reached with batched arguments
+FUNCTION_RULES: dict[str, Callable] = {**LINALG_FUNCTION_RULES}
+
+
 def _rule(name: str, func: Callable) -> Callable | None:
     if getattr(func, "__module__", "").endswith("functional"):
         special = RULES.get("F." + name)
@@ -209,5 +213,12 @@ def _refuse_draws() -> None:
 
 def _function_apply(function: Any, args: tuple) -> Any:
     """An autograd Function reached with a batched argument (through a path that never asked
-    ``__torch_function__``, such as a function of ``torch.linalg``): applied once per slice."""
-    return per_slice(function.apply, top_level(args, {}), args, {})
+    ``__torch_function__``, such as a function of ``torch.linalg``, or a backward formula in a
+    batched backward pass): its rule, else applied once per slice."""
+    level = top_level(args, {})
+    rule = FUNCTION_RULES.get(function.__name__)
+    if rule is not None:
+        out = rule(function.apply, level, args, {})
+        if out is not NotImplemented:
+            return out
+    return per_slice(function.apply, level, args, {})
