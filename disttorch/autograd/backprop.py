@@ -7,7 +7,7 @@ Both turn their arguments into root gradients and hand the graph to the engine
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -92,6 +92,11 @@ def backward(
     run_backward(outputs, grads, retain_graph, create_graph, inputs=ins, accumulate=True)
 
 
+#: ``batched_grad(grad, outs, ins, cotangents, n, **options)``: the one batched pass behind
+#: ``is_grads_batched`` (``func._batched_backward``, a layer above; the package facade sets it)
+BATCHED_GRAD: list[Callable] = []
+
+
 def grad(
     outputs: Any,
     inputs: Any,
@@ -159,9 +164,7 @@ def _batched_grad(
     sizes = {g.shape[0] for g in gos}
     if len(sizes) != 1:
         raise RuntimeError(f"grad: the batch dimensions of grad_outputs differ: {sorted(sizes)}")
-    from ..func._batched_backward import batched_grad  # (the batched tensor: the layer above, on first use)
-
-    return batched_grad(
+    return BATCHED_GRAD[0](
         grad,
         outs,
         ins,
