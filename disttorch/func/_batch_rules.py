@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._random import DRAW_GUARDS
+from .._random import BATCHED_DRAWS, DRAW_GUARDS
 from ._batch_pointwise import in_place_error, pointwise, tensors_of
 from ._batch_rules_linalg import LINALG_FUNCTION_RULES, LINALG_RULES
 from ._batch_rules_nn import NN_RULES, RANDOM_OPS, RANDOMNESS_ERROR, random_rule
@@ -28,6 +28,7 @@ from ._batched import (
     active_levels,
     level_of,
     per_slice,
+    rewrap,
     top_level,
 )
 
@@ -201,6 +202,7 @@ def activate() -> None:
         install_everywhere()
         register_function_dispatch(BatchedTensor, _function_apply)
         DRAW_GUARDS.append(_refuse_draws)
+        BATCHED_DRAWS.append(_draw_per_sample)
         _activated[0] = True
 
 
@@ -209,6 +211,15 @@ def _refuse_draws() -> None:
     takes no batched tensor, such as ``torch.rand(3)``, reaches no rule)."""
     if any(level.randomness == "error" for level in active_levels()):
         raise RuntimeError(RANDOMNESS_ERROR)
+
+
+def _draw_per_sample(make: Callable[[tuple], Any]) -> Any:
+    """A random factory's draw (``torch.rand(3)``): one sample per entry of each running level
+    whose ``randomness`` is ``"different"`` (unless an op runs per slice of it), batched there."""
+    levels = [lv for lv in active_levels() if lv.randomness == "different" and not lv.slicing]
+    if not levels:
+        return make(())
+    return rewrap(make(tuple(lv.size for lv in levels)), levels)
 
 
 def _function_apply(function: Any, args: tuple) -> Any:

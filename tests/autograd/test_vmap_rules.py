@@ -308,6 +308,40 @@ def test_randomness_modes():
     assert (dt.func.vmap(lambda r: dt.nn.functional.dropout(r, training=False))(x) == 1).all()
 
 
+def _factory_draws(lib):
+    """Factories that take no batched tensor, under each randomness mode and nested levels."""
+    f64 = {"dtype": lib.float64}
+    cases = {
+        "rand": (lambda r: r + lib.rand(3, **f64), "different"),
+        "randn": (lambda r: r + lib.randn(3, **f64), "different"),
+        "randint": (lambda r: r + lib.randint(0, 10, (3,)), "different"),
+        "normal": (lambda r: r + lib.normal(1.0, 2.0, (3,), **f64), "different"),
+        "randperm": (lambda r: r + lib.randperm(3), "different"),
+        "same": (lambda r: r + lib.rand(3, **f64), "same"),
+    }
+    out = {}
+    for name, (f, randomness) in cases.items():
+        lib.manual_seed(0)
+        out[name] = lib.func.vmap(f, randomness=randomness)(lib.zeros(4, 3, **f64)).numpy()
+    lib.manual_seed(0)
+    inner = lib.func.vmap(lambda r: r + lib.rand((), **f64), randomness="different")
+    out["nested"] = lib.func.vmap(inner, randomness="same")(lib.zeros(2, 3, **f64)).numpy()
+    return out
+
+
+def test_factories_draw_per_sample_under_randomness_different():
+    draws = _factory_draws(dt)
+    assert all(len({tuple(row) for row in draws[k]}) == 4 for k in ("rand", "randn", "normal"))
+    assert (draws["same"] == draws["same"][0]).all() and (draws["nested"] == draws["nested"][0]).all()
+
+
+@pytest.mark.parity
+def test_factory_draws_match_pytorch(torch):
+    ours, theirs = _factory_draws(dt), _factory_draws(torch)
+    for name in ours:
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-12, err_msg=name)
+
+
 def test_float32_jacobians_of_copies_round_as_the_unbatched_function():
     """A transform inside vmap expands its inputs; a matrix product of such copies takes its
     values from one copy, so the batched Jacobian equals the summed-output one exactly and
