@@ -18,6 +18,7 @@ from typing import Any
 from .._random import BATCHED_DRAWS, DRAW_GUARDS
 from ._batch_pointwise import in_place_error, pointwise, tensors_of
 from ._batch_rules_linalg import LINALG_FUNCTION_RULES, LINALG_RULES
+from ._batch_rules_namespaces import NAMESPACE_RULES
 from ._batch_rules_nn import NN_RULES, RANDOM_OPS, RANDOMNESS_ERROR, random_rule
 from ._batch_rules_shape import SHAPE_RULES
 from ._batched import (
@@ -158,6 +159,7 @@ RULES: dict[str, Callable] = {
     **SHAPE_RULES,
     **LINALG_RULES,
     **NN_RULES,
+    **NAMESPACE_RULES,
 }
 
 
@@ -165,10 +167,21 @@ RULES: dict[str, Callable] = {
 FUNCTION_RULES: dict[str, Callable] = {**LINALG_FUNCTION_RULES}
 
 
+#: public module -> the prefix of its own rules (see ``_batch_rules_namespaces``); True: only those
+_NAMESPACES = {
+    "functional": ("F.", False),
+    "disttorch.linalg": ("linalg.", True),
+    "disttorch.fft": ("fft.", True),
+    "disttorch.special": ("special.", False),
+}
+
+
 def _rule(name: str, func: Callable) -> Callable | None:
-    if getattr(func, "__module__", "").endswith("functional"):
-        special = RULES.get("F." + name)
-        if special is not None:
+    module = getattr(func, "__module__", "")
+    own = _NAMESPACES.get("functional" if module.endswith("functional") else module)
+    if own is not None:
+        special = RULES.get(own[0] + name)
+        if special is not None or own[1]:
             return special
     return RULES.get(name)
 

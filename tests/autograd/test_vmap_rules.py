@@ -218,6 +218,59 @@ def test_nn_rules_match_pytorch(torch, rules_only, name):
     _compare(torch, f, arrays, dims)
 
 
+SPD = X[:, :4, :4] @ X[:, :4, :4].transpose(0, 2, 1) + 4 * np.eye(4)  # 3 well-conditioned 4x4
+NAMESPACES = {
+    "linalg_matrices": (
+        lambda L, a: (L.linalg.det(a), L.linalg.slogdet(a)[1], L.linalg.inv(a), L.linalg.cholesky(a)),
+        [SPD],
+        0,
+    ),
+    "linalg_solve": (
+        lambda L, a, b, c: (L.linalg.solve(a, b), L.linalg.solve(a, c), L.linalg.solve(L.tensor(SPD[0]), b)),
+        [SPD, X[:, 0, :4], X[:, :4, :2]],
+        (0, 0, 0),
+    ),
+    "linalg_norms": (
+        lambda L, x: (
+            L.linalg.norm(x),
+            L.linalg.norm(x, ord="nuc"),
+            L.linalg.norm(x, ord=1, dim=-1, keepdim=True),
+            L.linalg.vector_norm(x, ord=3),
+            L.linalg.matrix_norm(x, ord=2),
+        ),
+        [X],
+        0,
+    ),
+    "special": (
+        lambda L, x: (
+            L.special.expit(x) + L.special.ndtr(x) + L.special.i1e(x),
+            L.special.xlog1py(x, x.abs()),
+            L.special.logsumexp(x, -1),
+        ),
+        [X],
+        0,
+    ),
+    "fft": (
+        lambda L, x: (
+            L.fft.fft(x).abs(),
+            L.fft.fft(x, dim=0).real,
+            L.fft.irfft(L.fft.rfft(x, n=8), n=8),
+            L.fft.fftn(x, s=(4,)).imag,
+            L.fft.fftshift(x),
+        ),
+        [X],
+        0,
+    ),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(NAMESPACES))
+def test_linalg_special_and_fft_rules_match_pytorch(torch, rules_only, name):
+    f, arrays, dims = NAMESPACES[name]
+    _compare(torch, f, arrays, dims)
+
+
 @pytest.mark.parity
 def test_nested_vmap_in_dims_out_dims_and_chunks_match_pytorch(torch):
     def run(lib):
