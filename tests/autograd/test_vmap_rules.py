@@ -264,6 +264,50 @@ NAMESPACES = {
 }
 
 
+IDX = RNG.integers(0, 4, size=(3, 2))  # one index tensor per sample
+IN_W, OUT_W = RNG.normal(size=(15, 5)), RNG.normal(size=(5, 5))  # attention of 5 features, one head
+PAD = np.array([[False, False, True, False]] * 3)  # per sample, a key left out
+
+
+def _mha(L, q, pad, in_w, out_w):
+    F = L.nn.functional
+    return F.multi_head_attention_forward(
+        q, q, q, 5, 1, in_w, in_w[:, 0], None, None, False, 0.0, out_w, out_w[0], key_padding_mask=pad
+    )
+
+
+MORE = {
+    "batched_indices": (
+        lambda L, x, i, w: (x[i], x[:, i % 2], x[i, i], x[1:, i], w[i]),
+        [X, IDX, W],
+        (0, 0, None),
+    ),
+    "distances": (
+        lambda L, x, y: (
+            L.nn.functional.cosine_similarity(x, y, dim=-1),
+            L.cosine_similarity(x, y[0], dim=0),
+            L.cdist(x, y),
+            L.cdist(x, y[:2], p=1.0),
+        ),
+        [X, np.ascontiguousarray(X[:, ::-1])],
+        0,
+    ),
+    "multi_head_attention": (_mha, [X, PAD, IN_W, OUT_W], (0, 0, None, None)),
+    "multi_head_attention_with_n": (
+        lambda L, q, pad, in_w, out_w: _mha(L, q.unsqueeze(1).expand(4, 2, 5), pad.expand(2, 4), in_w, out_w),
+        [X, PAD, IN_W, OUT_W],
+        (0, 0, None, None),
+    ),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_batched_index_distance_and_attention_rules_match_pytorch(torch, rules_only, name):
+    f, arrays, dims = MORE[name]
+    _compare(torch, f, arrays, dims)
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("name", sorted(NAMESPACES))
 def test_linalg_special_and_fft_rules_match_pytorch(torch, rules_only, name):
