@@ -117,3 +117,20 @@ def test_unused_inputs_and_unbatched_gradients():
     np.testing.assert_allclose(gx.numpy(), 2.0)
     _, gu = dt.autograd.grad(out, (x, u), dt.ones(4, *X.shape), is_grads_batched=True, materialize_grads=True)
     assert gu.shape == (4, 5) and not gu.any()
+
+
+def test_vectorized_jacobian_and_hessian_are_one_batched_pass():
+    F = dt.autograd.functional
+    w = dt.tensor(W)
+
+    def f(x, y):
+        return (dt.tanh(x @ w.T) * y.sum()).sin(), (x**2).sum(0)
+
+    def g(x):
+        return (dt.tanh(x @ w.T) ** 2).sum()
+
+    x, y = dt.tensor(X[0]), dt.tensor(B)
+    for loop, batched in zip(F.jacobian(f, (x, y)), F.jacobian(f, (x, y), vectorize=True)):
+        for a, b in zip(loop, batched):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(F.hessian(g, x, vectorize=True).numpy(), F.hessian(g, x).numpy(), rtol=1e-12)
