@@ -141,6 +141,17 @@ from .amp import autocast
 from . import __future__  # noqa: E402  (torch.__future__: module conversion switches)
 from .autograd.autocast_state import set_autocast_gpu_dtype
 from .autograd.grad_mode import is_inference_mode_enabled
+from .autograd import backprop as _backprop
+
+
+def _batched_grad(*args: object, **kwargs: object) -> tuple:
+    """``autograd.grad(..., is_grads_batched=True)``'s batched pass (``func``, loaded on first use)."""
+    from .func._batched_backward import batched_grad
+
+    return batched_grad(*args, **kwargs)
+
+
+_backprop.BATCHED_GRAD.append(_batched_grad)
 from ._threads import init_num_threads
 from ._memory_format import (
     channels_last,

@@ -332,20 +332,20 @@ def _install_all_tensor_methods() -> None:
     _forget_mode_swaps()
 
 
-def install() -> None:
-    """Swap the public functions of ``torch`` and ``torch.nn.functional`` and Tensor's
-    operators for dispatching twins, in every loaded disttorch module (once per process)."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    _install_tensor_methods(_TENSOR_OPERATORS)
-    import disttorch
-    import disttorch.nn.functional as functional
+#: id of an original function -> its twin under each public name (every namespace swapped so far)
+_twins: dict[int, dict[str, Callable]] = {}
 
-    twins: dict[int, dict[str, Callable]] = {}  # original -> its twin under each public name
-    for namespace in (functional, disttorch):  # a function in both is named after torch
+
+def _swap_functions(namespaces: tuple) -> None:
+    """Give the public functions of ``namespaces`` twins, wherever a disttorch module binds them."""
+    import disttorch
+
+    twins = _twins
+    done = set(twins) | {id(t) for named in twins.values() for t in named.values()}
+    for namespace in namespaces:  # a function in several is named after the last
         for name, value in list(vars(namespace).items()):
+            if id(value) in done:
+                continue  # a twin, or a function an earlier call gave twins (another name of it)
             if _takes_tensors(namespace, value) and not name.startswith("_") and name.islower():
                 home = namespace.__name__
                 if name in _NATIVE_FUNCTIONAL and getattr(disttorch, name, None) is value:
@@ -368,6 +368,20 @@ def install() -> None:
                 _retarget_defaults(value, twin_of)
             elif isinstance(value, type) and value.__module__ == mod_name:
                 _retarget_class(value, twin_of)
+
+
+def install() -> None:
+    """Swap the public functions of ``torch`` and ``torch.nn.functional`` and Tensor's
+    operators for dispatching twins, in every loaded disttorch module (once per process)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    _install_tensor_methods(_TENSOR_OPERATORS)
+    import disttorch
+    import disttorch.nn.functional as functional
+
+    _swap_functions((functional, disttorch))
     _forget_mode_swaps()
 
 
@@ -376,6 +390,13 @@ def install_everywhere() -> None:
     if not _all_methods[0]:
         _all_methods[0] = True
         install()
+        import disttorch.fft
+        import disttorch.linalg
+        import disttorch.special
+
+        # (torch.linalg, torch.special and torch.fft dispatch too; a function torch holds as
+        # well keeps its twin named after torch)
+        _swap_functions((disttorch.linalg, disttorch.special, disttorch.fft))
         _install_all_tensor_methods()
 
 

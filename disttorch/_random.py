@@ -18,7 +18,7 @@ rejection samplers are followed step by step too: gamma and Dirichlet
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -192,6 +192,20 @@ def _out(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return t.requires_grad_(True) if requires_grad else t
 
 
+#: ``vmap``'s per-sample draws (set on the first ``vmap``): ``hook(make)`` calls ``make(lead)``
+#: with the batch sizes of the running levels whose ``randomness`` is ``"different"`` (``()``
+#: for none) and returns the tensor batched at them
+BATCHED_DRAWS: list = []
+
+
+def _sampled(draw: Callable[[tuple], np.ndarray], shape: tuple, requires_grad: bool) -> Tensor:
+    """``draw(shape)`` as a tensor; inside ``vmap(randomness="different")`` one draw of shape
+    ``(*batch, *shape)`` as a batched tensor, a sample per entry (as PyTorch)."""
+    if not BATCHED_DRAWS:
+        return _out(draw(shape), requires_grad)
+    return BATCHED_DRAWS[0](lambda lead: _out(draw(lead + shape), requires_grad))
+
+
 def _meta_out(shape: tuple, dt: np.dtype, requires_grad: bool) -> Tensor:
     """A meta tensor for a sampling function: nothing is drawn (the generator does not move)."""
     return _out(_as_meta(np.zeros(shape, dt)), requires_grad)
@@ -332,8 +346,8 @@ def rand(
     if dt.kind == "c":
         engine, real = _gen(generator), _real_dt(dt)
         draw = lambda sh: _uniform_array(engine, sh, real, 0.0, 1.0)  # noqa: E731
-        return _out(_complex_draw(draw, shape, dt, 1.0), requires_grad)
-    return _out(_uniform_array(_gen(generator), shape, dt, 0.0, 1.0), requires_grad)
+        return _sampled(lambda sh: _complex_draw(draw, sh, dt, 1.0), shape, requires_grad)
+    return _sampled(lambda sh: _uniform_array(_gen(generator), sh, dt, 0.0, 1.0), shape, requires_grad)
 
 
 def randn(
@@ -357,8 +371,8 @@ def randn(
     if dt.kind == "c":
         engine, real = _gen(generator), _real_dt(dt)
         draw = lambda sh: _normal_array(engine, sh, real, 0.0, 0.5**0.5)  # noqa: E731
-        return _out(_complex_draw(draw, shape, dt, 1.0), requires_grad)
-    return _out(_normal_array(_gen(generator), shape, dt, 0.0, 1.0), requires_grad)
+        return _sampled(lambda sh: _complex_draw(draw, sh, dt, 1.0), shape, requires_grad)
+    return _sampled(lambda sh: _normal_array(_gen(generator), sh, dt, 0.0, 1.0), shape, requires_grad)
 
 
 def randint(
@@ -384,8 +398,8 @@ def randint(
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.dtype(np.int64)
     if _wants_meta(device):
         return _meta_out(_size((size,)), dt, requires_grad)
-    out = _random_array(_gen(generator), _size((size,)), dt, int(low), int(high))
-    return _out(out, requires_grad)
+    draw = lambda sh: _random_array(_gen(generator), sh, dt, int(low), int(high))  # noqa: E731
+    return _sampled(draw, _size((size,)), requires_grad)
 
 
 def randperm(
@@ -403,7 +417,12 @@ def randperm(
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _dtype.to_numpy(dtype) if dtype is not None else np.int64
-    return _out(_k.randperm(_gen(generator), int(n)).astype(dt), requires_grad)
+
+    def draw(shape: tuple) -> np.ndarray:
+        rows = [_k.randperm(_gen(generator), int(n)).astype(dt) for _ in range(int(np.prod(shape[:-1])))]
+        return np.stack(rows).reshape(shape)
+
+    return _sampled(draw, (int(n),), requires_grad)
 
 
 def _layout(input: Tensor, memory_format: Any = None) -> tuple | None:
@@ -539,15 +558,19 @@ def normal(
             if not isinstance(std, Tensor)
             else "normal expects all elements of std >= 0.0"
         )
-    engine = _gen(generator)
-    if isinstance(std, Tensor):  # PyTorch: normal_(0, 1), then mul_(std) and add_(mean)
-        z = _normal_array(engine, shape, dt, 0.0, 1.0)
-        out = (z * s.astype(dt, copy=False)).astype(dt, copy=False) + np.asarray(_value(mean), dtype=dt)
-    elif isinstance(mean, Tensor):  # PyTorch: normal_(0, std), then add_(mean)
-        out = _normal_array(engine, shape, dt, 0.0, float(std)) + mean._data.astype(dt, copy=False)
-    else:
-        out = _normal_array(engine, shape, dt, float(mean), float(std))
-    return _out(np.asarray(out, dtype=dt), requires_grad)
+
+    def draw(shape: tuple) -> np.ndarray:
+        engine = _gen(generator)
+        if isinstance(std, Tensor):  # PyTorch: normal_(0, 1), then mul_(std) and add_(mean)
+            z = _normal_array(engine, shape, dt, 0.0, 1.0)
+            out = (z * s.astype(dt, copy=False)).astype(dt, copy=False) + np.asarray(_value(mean), dtype=dt)
+        elif isinstance(mean, Tensor):  # PyTorch: normal_(0, std), then add_(mean)
+            out = _normal_array(engine, shape, dt, 0.0, float(std)) + mean._data.astype(dt, copy=False)
+        else:
+            out = _normal_array(engine, shape, dt, float(mean), float(std))
+        return np.asarray(out, dtype=dt)
+
+    return _sampled(draw, shape, requires_grad)
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:

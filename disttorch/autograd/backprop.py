@@ -7,7 +7,7 @@ Both turn their arguments into root gradients and hand the graph to the engine
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -92,6 +92,11 @@ def backward(
     run_backward(outputs, grads, retain_graph, create_graph, inputs=ins, accumulate=True)
 
 
+#: ``batched_grad(grad, outs, ins, cotangents, n, **options)``: the one batched pass behind
+#: ``is_grads_batched`` (``func._batched_backward``, a layer above; the package facade sets it)
+BATCHED_GRAD: list[Callable] = []
+
+
 def grad(
     outputs: Any,
     inputs: Any,
@@ -107,8 +112,8 @@ def grad(
 
     Unused inputs give ``None`` with ``allow_unused=True`` (zeros with
     ``materialize_grads=True``) and an error otherwise. With ``is_grads_batched``, the first
-    dimension of every ``grad_outputs`` tensor is a batch: one backward pass runs per entry
-    (PyTorch vectorises them) and the results are stacked. ``only_inputs`` is accepted and
+    dimension of every ``grad_outputs`` tensor is a batch: one backward pass runs on the batched
+    cotangents (as PyTorch's vmap over backward; a node that cannot take them runs per entry). ``only_inputs`` is accepted and
     ignored, as in PyTorch.
     """
     outs = _as_list(outputs)
@@ -159,22 +164,16 @@ def _batched_grad(
     sizes = {g.shape[0] for g in gos}
     if len(sizes) != 1:
         raise RuntimeError(f"grad: the batch dimensions of grad_outputs differ: {sorted(sizes)}")
-    n = sizes.pop()
-    per_entry = [
-        grad(
-            outs,
-            ins,
-            [g[b] for g in gos],
-            retain_graph=True if b < n - 1 else retain_graph,
-            create_graph=create_graph,
-            allow_unused=allow_unused,
-            materialize_grads=materialize_grads,
-        )
-        for b in range(n)
-    ]
-    return tuple(
-        None if per_entry[0][j] is None else stack_rows([r[j] for r in per_entry], create_graph)
-        for j in range(len(ins))
+    return BATCHED_GRAD[0](
+        grad,
+        outs,
+        ins,
+        gos,
+        sizes.pop(),
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=allow_unused,
+        materialize_grads=materialize_grads,
     )
 
 

@@ -33,7 +33,14 @@ from . import autocast_state as _autocast
 from . import grad_mode, grad_sink, saved_hooks
 from .function import _FREED_MSG, AccumulateGrad, Function, GradientEdge, Node, gradient_edge
 
-__all__ = ["add_to_grad", "backward_in_progress", "run_backward", "queue_callback", "edges_needed"]
+__all__ = [
+    "BACKWARD_CALLERS",
+    "add_to_grad",
+    "backward_in_progress",
+    "run_backward",
+    "queue_callback",
+    "edges_needed",
+]
 
 # One list of end-of-pass callbacks per backward pass in progress (passes can nest).
 _callback_stack: list[list[Callable[[], None]]] = []
@@ -82,6 +89,11 @@ def reachable_leaves(tensors: Sequence[Tensor]) -> list[Tensor]:
     found.update((id(node.variable), node.variable) for node in nodes if isinstance(node, AccumulateGrad))
     return list(found.values())
 
+
+#: callers of a node's backward other than :func:`_call_backward`, innermost last: the pass
+#: started while one is here calls nodes through it (``autograd.grad(..., is_grads_batched=True)``
+#: runs a node once per batch entry when its backward cannot take the batched gradients)
+BACKWARD_CALLERS: list[Callable] = []
 
 #: the ``needed`` node set of each backward pass in progress (innermost last; None: every node)
 _needed_stack: list[set | None] = []
@@ -266,6 +278,7 @@ def _run(
     grad_mode._state[0] = create_graph
     _autocast.suspend()  # backward ops run in the dtypes forward chose, as PyTorch's
     executed: list[Node] = []
+    call = BACKWARD_CALLERS[-1] if BACKWARD_CALLERS else _call_backward
     try:
         while heap:
             _, _, node = heapq.heappop(heap)
@@ -290,7 +303,7 @@ def _run(
                 continue
             # A node no gradient reached (e.g. the old values under an overwriting in-place
             # op) passes nothing on, but still releases its inputs' nodes.
-            in_grads = () if all(g is None for g in grads) else _call_backward(node, grads)
+            in_grads = () if all(g is None for g in grads) else call(node, grads)
             if node._node_hooks and in_grads:
                 in_grads = _run_node_hooks(node, in_grads, grads)
             executed.append(node)

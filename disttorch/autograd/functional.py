@@ -2,8 +2,9 @@
 
 ``vjp``, ``jacobian`` (reverse mode) and ``vhp`` run backward passes; ``jvp``, ``hvp`` and the
 forward-mode Jacobian use the double-backward trick (``forward_ad.Linearization``), as
-PyTorch's ``jvp``/``hvp`` do. ``vectorize=True`` is accepted and computes the same values
-one row (or column) at a time: there is no batched backward here.
+PyTorch's ``jvp``/``hvp`` do. With ``vectorize=True`` a reverse-mode Jacobian is one backward
+pass of the rows of the identity as batched cotangents (``grad(..., is_grads_batched=True)``);
+forward mode still takes one pass per column.
 
 The Jacobian blocks are also what ``torch.func.jacrev``/``jacfwd`` are built from.
 """
@@ -34,11 +35,16 @@ def _one_hot(like: Tensor, k: int) -> Tensor:
 
 
 def jacobian_blocks(
-    outputs: Sequence[Tensor], inputs: Sequence[Tensor], forward: bool = False, create_graph: bool = False
+    outputs: Sequence[Tensor],
+    inputs: Sequence[Tensor],
+    forward: bool = False,
+    create_graph: bool = False,
+    vectorize: bool = False,
 ) -> list[list[Tensor | None]]:
     """``blocks[i][j]``: the Jacobian of ``outputs[i]`` w.r.t. ``inputs[j]`` (shape
     ``outputs[i].shape + inputs[j].shape``), ``None`` where the output does not depend on the
-    input. Reverse mode takes one backward pass per output element; forward mode (the
+    input. Reverse mode takes one backward pass per output element (``vectorize``: one pass
+    of the batched rows of the identity, ``is_grads_batched``); forward mode (the
     double-backward trick) one per input element."""
     blocks: list[list[Tensor | None]] = [[None] * len(inputs) for _ in outputs]
     if forward:
@@ -60,6 +66,16 @@ def jacobian_blocks(
         return blocks
     for i, out in enumerate(outputs):
         if not (isinstance(out, Tensor) and out.requires_grad) or out.numel() == 0:
+            continue
+        if vectorize:
+            eye = Tensor._make(np.eye(out.numel(), dtype=out._data.dtype).reshape(out.numel(), *out.shape))
+            with grad_mode.set_grad_enabled(create_graph):
+                rows_of = grad(
+                    out, list(inputs), eye, True, create_graph, allow_unused=True, is_grads_batched=True
+                )
+            for j, x in enumerate(inputs):
+                if rows_of[j] is not None:
+                    blocks[i][j] = rows_of[j].reshape(*out.shape, *x.shape)
             continue
         rows: list[tuple] = []
         with grad_mode.set_grad_enabled(create_graph):
@@ -319,7 +335,7 @@ def jacobian(
             "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported "
             "together. Please either set `strict=False` or `vectorize=False`."
         )
-    blocks = jacobian_blocks(outputs, inputs, forward=forward, create_graph=create_graph)
+    blocks = jacobian_blocks(outputs, inputs, forward, create_graph, vectorize)
     res = []
     for i, (out, row) in enumerate(zip(outputs, blocks)):
         for j, b in enumerate(row):

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from .._tensor import Tensor
 from .engine import edges_needed
 from .function import Function
+from .grad_mode import tensor_backwards
 
 __all__ = ["fused_backward"]
 
@@ -59,5 +60,10 @@ def fused_backward(
     """``fn(*grad_arrays)`` (one array or None per forward input) as tensors, recorded as one
     node when autograd records. ``depends_on``: the tensors the gradients are functions of
     (the op's inputs, saved weights). ``jvp``, given one tangent (or None) per forward input,
-    returns the op's Jacobian-vector product for each of ``grads`` (a tensor when there is one)."""
+    returns the op's Jacobian-vector product for each of ``grads`` (a tensor when there is one).
+
+    A pass of batched gradients (``tensor_backwards``) gets an error for batched ``grads``: its
+    node then runs once per entry (``fn`` may read the arrays of the tensors it closes over)."""
+    if tensor_backwards[0] and any(g is not None and type(g) is not Tensor for g in grads):
+        raise RuntimeError(f"the backward of {name} is a fused NumPy kernel: it takes no batched gradients")
     return _FusedBackward.apply(fn, name, jvp, len(grads), *grads, *depends_on)

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from .._grad_flag import grad_enabled as _state  # grad mode, per thread
 from .._inference import enabled as _inference
+from .._thread_flag import ThreadFlag
 
 __all__ = [
     "no_grad",
@@ -27,14 +28,20 @@ def is_grad_enabled() -> bool:
     return _state[0]
 
 
-def recording() -> bool:
-    """Asked inside a backward: is this backward itself being recorded (``create_graph=True``)?
+#: per thread: backwards compute with tensor ops even when not recorded (a pass whose
+#: gradients are batched tensors, see ``func._batched_backward``)
+tensor_backwards = ThreadFlag(False)
 
-    The engine runs backward with grad mode on only then. A recorded backward builds its local
-    derivative from tensor ops of the saved inputs, so that it can be differentiated again;
-    otherwise it works on the arrays forward kept.
+
+def recording() -> bool:
+    """Asked inside a backward: is this backward itself being recorded (``create_graph=True``),
+    or must it be made of tensor ops (:data:`tensor_backwards`)?
+
+    The engine runs backward with grad mode on only when recorded. A recorded backward builds
+    its local derivative from tensor ops of the saved inputs, so that it can be differentiated
+    again; otherwise it works on the arrays forward kept.
     """
-    return _state[0]
+    return _state[0] or tensor_backwards[0]
 
 
 class _GradMode:

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._random import DRAW_GUARDS
+from .._random import BATCHED_DRAWS, DRAW_GUARDS
 from ._batch_pointwise import in_place_error, pointwise, tensors_of
-from ._batch_rules_linalg import LINALG_RULES
+from ._batch_rules_linalg import LINALG_FUNCTION_RULES, LINALG_RULES
+from ._batch_rules_namespaces import NAMESPACE_RULES
 from ._batch_rules_nn import NN_RULES, RANDOM_OPS, RANDOMNESS_ERROR, random_rule
 from ._batch_rules_shape import SHAPE_RULES
 from ._batched import (
@@ -28,6 +29,7 @@ from ._batched import (
     active_levels,
     level_of,
     per_slice,
+    rewrap,
     top_level,
 )
 
@@ -157,13 +159,29 @@ RULES: dict[str, Callable] = {
     **SHAPE_RULES,
     **LINALG_RULES,
     **NN_RULES,
+    **NAMESPACE_RULES,
+}
+
+
+#: rules for autograd Functions (by class name) reached with batched arguments
+FUNCTION_RULES: dict[str, Callable] = {**LINALG_FUNCTION_RULES}
+
+
+#: public module -> the prefix of its own rules (see ``_batch_rules_namespaces``); True: only those
+_NAMESPACES = {
+    "functional": ("F.", False),
+    "disttorch.linalg": ("linalg.", True),
+    "disttorch.fft": ("fft.", True),
+    "disttorch.special": ("special.", False),
 }
 
 
 def _rule(name: str, func: Callable) -> Callable | None:
-    if getattr(func, "__module__", "").endswith("functional"):
-        special = RULES.get("F." + name)
-        if special is not None:
+    module = getattr(func, "__module__", "")
+    own = _NAMESPACES.get("functional" if module.endswith("functional") else module)
+    if own is not None:
+        special = RULES.get(own[0] + name)
+        if special is not None or own[1]:
             return special
     return RULES.get(name)
 
@@ -197,6 +215,7 @@ def activate() -> None:
         install_everywhere()
         register_function_dispatch(BatchedTensor, _function_apply)
         DRAW_GUARDS.append(_refuse_draws)
+        BATCHED_DRAWS.append(_draw_per_sample)
         _activated[0] = True
 
 
@@ -207,7 +226,23 @@ def _refuse_draws() -> None:
         raise RuntimeError(RANDOMNESS_ERROR)
 
 
+def _draw_per_sample(make: Callable[[tuple], Any]) -> Any:
+    """A random factory's draw (``torch.rand(3)``): one sample per entry of each running level
+    whose ``randomness`` is ``"different"`` (unless an op runs per slice of it), batched there."""
+    levels = [lv for lv in active_levels() if lv.randomness == "different" and not lv.slicing]
+    if not levels:
+        return make(())
+    return rewrap(make(tuple(lv.size for lv in levels)), levels)
+
+
 def _function_apply(function: Any, args: tuple) -> Any:
     """An autograd Function reached with a batched argument (through a path that never asked
-    ``__torch_function__``, such as a function of ``torch.linalg``): applied once per slice."""
-    return per_slice(function.apply, top_level(args, {}), args, {})
+    ``__torch_function__``, such as a function of ``torch.linalg``, or a backward formula in a
+    batched backward pass): its rule, else applied once per slice."""
+    level = top_level(args, {})
+    rule = FUNCTION_RULES.get(function.__name__)
+    if rule is not None:
+        out = rule(function.apply, level, args, {})
+        if out is not NotImplemented:
+            return out
+    return per_slice(function.apply, level, args, {})

@@ -18,7 +18,7 @@ from .. import autograd
 from .._tensor import Tensor
 from ._batched import Level, level_of, wrap
 
-__all__ = ["LINALG_RULES"]
+__all__ = ["LINALG_FUNCTION_RULES", "LINALG_RULES"]
 
 
 def _operand(x: Tensor, level: Level, vector_at: int, rank: int) -> Tensor:
@@ -150,6 +150,19 @@ def _linear(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     return out if bias is None else out + bias
 
 
+def _linear_grad(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``linear``'s backward node (``LinearGrad``) for a batched incoming gradient: the three
+    products with the batch as a leading dim (a batched backward pass, ``is_grads_batched``)."""
+    g, x, w, needs = args
+    if level_of(g) is not level or level_of(x) is level or level_of(w) is level:
+        return NotImplemented
+    rows = g._bt_value.reshape(level.size, -1, g.shape[-1])
+    gx = (rows @ w).reshape(level.size, *x.shape) if needs[0] else None
+    gw = rows.mT @ x.reshape(-1, x.shape[-1]) if needs[1] else None
+    gb = rows.sum(1) if needs[2] else None
+    return tuple(None if t is None else wrap(t, level) for t in (gx, gw, gb))
+
+
 def _scaled_sum(product: Tensor, base: Tensor, beta: Any, alpha: Any) -> Tensor:
     out = product if alpha == 1 else product * alpha
     if beta == 0:
@@ -210,3 +223,6 @@ LINALG_RULES: dict[str, Callable] = {
     "ger": _outer,
     "einsum": _einsum,
 }
+
+#: rules for autograd Functions applied to batched tensors, by class name
+LINALG_FUNCTION_RULES: dict[str, Callable] = {"LinearGrad": _linear_grad}

@@ -11,6 +11,7 @@ from typing import Any
 
 from .._tensor import Tensor
 from ._batch_pointwise import pointwise, tensors_of
+from ._batch_rules_shape import logical_dim
 from ._batched import Level, level_of, per_slice, wrap
 
 __all__ = ["NN_RULES", "RANDOMNESS_ERROR", "RANDOM_OPS", "random_rule"]
@@ -196,6 +197,62 @@ def _padded(x: Tensor, level: Level, rank: int) -> Tensor:
     return v.reshape((level.size,) + (1,) * (rank - len(x.shape)) + tuple(x.shape))
 
 
+def _distance(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``cosine_similarity(x1, x2, dim)`` and ``cdist(x1, x2)``: both operands padded after
+    their batch dim to one logical rank (they broadcast), ``dim`` shifted past the batch."""
+    b = _bind(func, args, kwargs)
+    if b is None or not _batched_only(level, b, "x1", "x2"):
+        return NotImplemented
+    x1, x2 = b["x1"], b["x2"]
+    rank = max(len(x1.shape), len(x2.shape))
+    for name in ("x1", "x2"):
+        if level_of(b[name]) is level:
+            b[name] = _padded(b[name], level, rank)
+    if "dim" in b:
+        if rank == 0:
+            return NotImplemented
+        b["dim"] = logical_dim(b["dim"], rank)
+    return wrap(func(**b), level)
+
+
+def _fold_into_n(x: Tensor | None, level: Level, batched: bool) -> Tensor | None:
+    """A sequence-first input ``(L, E)`` or ``(L, N, E)`` of ``multi_head_attention_forward``
+    with the batch folded into ``N`` (``(L, B*N, E)``; ``batched``: the logical input has ``N``)."""
+    if x is None:
+        return None
+    v = _value(x, level)
+    if not batched:
+        return v.transpose(0, 1)
+    return v.transpose(0, 1).reshape(v.shape[1], -1, *v.shape[3:])
+
+
+def _multi_head_attention(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
+    """``F.multi_head_attention_forward`` without dropout, with unbatched weights and a 2-D
+    (or no) ``attn_mask``: the batch folded into ``N`` of the query, key, value and
+    ``key_padding_mask``, then unfolded from the output and the weights."""
+    b = _bind(func, args, kwargs)
+    inputs = ("query", "key", "value", "key_padding_mask")
+    if b is None or not _batched_only(level, b, *inputs) or (b["training"] and b["dropout_p"]):
+        return NotImplemented
+    mask = b["attn_mask"]
+    if mask is not None and len(mask.shape) != 2 or b["static_k"] is not None or b["static_v"] is not None:
+        return NotImplemented
+    batched = len(b["query"].shape) == 3  # the logical input has its own N
+    n = level.size
+    for name in ("query", "key", "value"):
+        b[name] = _fold_into_n(b[name], level, batched)
+    pad = b["key_padding_mask"]
+    if pad is not None:
+        b["key_padding_mask"] = _value(pad, level).reshape(-1, pad.shape[-1])
+    out, weights = func(**b)
+    if batched:
+        out = out.reshape(out.shape[0], n, -1, out.shape[-1]).transpose(0, 1)
+        weights = None if weights is None else weights.reshape(n, -1, *weights.shape[1:])
+    else:
+        out = out.transpose(0, 1)
+    return wrap(out, level), None if weights is None else wrap(weights, level)
+
+
 def _embedding(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     b = _bind(func, args, kwargs)
     if b is None or level_of(b["weight"]) is level:
@@ -329,6 +386,8 @@ def _table() -> dict[str, Callable]:
     rules["F.embedding"] = _embedding
     rules["F.pad"] = _pad
     rules["scaled_dot_product_attention"] = _attention
+    rules["F.multi_head_attention_forward"] = _multi_head_attention
+    rules["cosine_similarity"] = rules["cdist"] = _distance
     losses = (
         "mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits "
         "soft_margin_loss kl_div poisson_nll_loss"

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._creation import arange
+from .._dtype import int8, int16, int32, int64
 from .._tensor import Tensor
 from ._batch_pointwise import in_place_error, pad_to, pointwise, tensors_of
 from ._batched import Level, level_of, wrap, wrap_result
@@ -219,12 +221,36 @@ def _adjacent_advanced(items: tuple) -> bool:
 
 def _getitem(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:
     x, key = args[0], args[1]
+    items = key if type(key) is tuple else (key,)
+    if any(level_of(it) is level for it in items):
+        return _batched_index(x, items, level)
     if level_of(x) is not level:
         return NotImplemented
-    items = key if type(key) is tuple else (key,)
     if any(level_of(it) is not None for it in items) or not _adjacent_advanced(items):
         return NotImplemented
     return wrap(x._bt_value[(slice(None), *items)], level)
+
+
+def _batched_index(x: Tensor, items: tuple, level: Level) -> Any:
+    """``x[items]`` with batched integer index tensors among ``items`` (slices and index
+    tensors, the tensors next to each other): the batch becomes one more index of the group,
+    an ``arange`` over the batch dim of ``x`` moved to the group's place (or, for an unbatched
+    ``x``, the index values' own batch dim), and the result's batch dim is moved to the front."""
+    tensors = [it for it in items if isinstance(it, Tensor)]
+    if not all(isinstance(it, (slice, Tensor)) for it in items) or not _adjacent_advanced(items):
+        return NotImplemented
+    if any(t.dtype not in (int64, int32, int16, int8) for t in tensors):
+        return NotImplemented  # (boolean masks: results whose shape depends on the values)
+    at = next(i for i, it in enumerate(items) if isinstance(it, Tensor))
+    rank = max(len(t.shape) for t in tensors)
+    group = [pad_to(t, rank) if level_of(t) is level else t for t in tensors]
+    if level_of(x) is level:
+        batch = arange(level.size).reshape((level.size,) + (1,) * rank)
+        real, group = x._bt_value.movedim(0, at), [batch, *group]
+    else:
+        real = x
+    rest = [it for it in items[at:] if not isinstance(it, Tensor)]
+    return wrap(real[(*items[:at], *group, *rest)].movedim(at, 0), level)
 
 
 def _setitem(func: Callable, level: Level, args: tuple, kwargs: dict) -> Any:

@@ -47,12 +47,14 @@ __all__ = [
 
 
 class Level:
-    """One running ``vmap``: its number (outer levels are smaller), batch size and randomness."""
+    """One running ``vmap``: its number (outer levels are smaller), batch size and randomness;
+    ``slicing`` while an op runs once per slice of it (:func:`per_slice`)."""
 
-    __slots__ = ("number", "size", "randomness")
+    __slots__ = ("number", "size", "randomness", "slicing")
 
     def __init__(self, number: int, size: int, randomness: str) -> None:
         self.number, self.size, self.randomness = number, size, randomness
+        self.slicing = False
 
 
 class _Stack(threading.local):
@@ -169,9 +171,13 @@ def per_slice(func: Callable, level: Level, args: tuple, kwargs: dict, inplace: 
     from ..ops.shape import stack
 
     results = []
-    for i in range(level.size):
-        a, k = _map_args(lambda x, i=i: x._bt_value[i] if level_of(x) is level else x, args, kwargs)
-        results.append(func(*a, **k))
+    slicing, level.slicing = level.slicing, True  # (a draw inside is already one per sample)
+    try:
+        for i in range(level.size):
+            a, k = _map_args(lambda x, i=i: x._bt_value[i] if level_of(x) is level else x, args, kwargs)
+            results.append(func(*a, **k))
+    finally:
+        level.slicing = slicing
     if inplace:
         return args[0]
     return _stack_results(results, level, stack, getattr(func, "__name__", "an operator"))

@@ -218,6 +218,103 @@ def test_nn_rules_match_pytorch(torch, rules_only, name):
     _compare(torch, f, arrays, dims)
 
 
+SPD = X[:, :4, :4] @ X[:, :4, :4].transpose(0, 2, 1) + 4 * np.eye(4)  # 3 well-conditioned 4x4
+NAMESPACES = {
+    "linalg_matrices": (
+        lambda L, a: (L.linalg.det(a), L.linalg.slogdet(a)[1], L.linalg.inv(a), L.linalg.cholesky(a)),
+        [SPD],
+        0,
+    ),
+    "linalg_solve": (
+        lambda L, a, b, c: (L.linalg.solve(a, b), L.linalg.solve(a, c), L.linalg.solve(L.tensor(SPD[0]), b)),
+        [SPD, X[:, 0, :4], X[:, :4, :2]],
+        (0, 0, 0),
+    ),
+    "linalg_norms": (
+        lambda L, x: (
+            L.linalg.norm(x),
+            L.linalg.norm(x, ord="nuc"),
+            L.linalg.norm(x, ord=1, dim=-1, keepdim=True),
+            L.linalg.vector_norm(x, ord=3),
+            L.linalg.matrix_norm(x, ord=2),
+        ),
+        [X],
+        0,
+    ),
+    "special": (
+        lambda L, x: (
+            L.special.expit(x) + L.special.ndtr(x) + L.special.i1e(x),
+            L.special.xlog1py(x, x.abs()),
+            L.special.logsumexp(x, -1),
+        ),
+        [X],
+        0,
+    ),
+    "fft": (
+        lambda L, x: (
+            L.fft.fft(x).abs(),
+            L.fft.fft(x, dim=0).real,
+            L.fft.irfft(L.fft.rfft(x, n=8), n=8),
+            L.fft.fftn(x, s=(4,)).imag,
+            L.fft.fftshift(x),
+        ),
+        [X],
+        0,
+    ),
+}
+
+
+IDX = RNG.integers(0, 4, size=(3, 2))  # one index tensor per sample
+IN_W, OUT_W = RNG.normal(size=(15, 5)), RNG.normal(size=(5, 5))  # attention of 5 features, one head
+PAD = np.array([[False, False, True, False]] * 3)  # per sample, a key left out
+
+
+def _mha(L, q, pad, in_w, out_w):
+    F = L.nn.functional
+    return F.multi_head_attention_forward(
+        q, q, q, 5, 1, in_w, in_w[:, 0], None, None, False, 0.0, out_w, out_w[0], key_padding_mask=pad
+    )
+
+
+MORE = {
+    "batched_indices": (
+        lambda L, x, i, w: (x[i], x[:, i % 2], x[i, i], x[1:, i], w[i]),
+        [X, IDX, W],
+        (0, 0, None),
+    ),
+    "distances": (
+        lambda L, x, y: (
+            L.nn.functional.cosine_similarity(x, y, dim=-1),
+            L.cosine_similarity(x, y[0], dim=0),
+            L.cdist(x, y),
+            L.cdist(x, y[:2], p=1.0),
+        ),
+        [X, np.ascontiguousarray(X[:, ::-1])],
+        0,
+    ),
+    "multi_head_attention": (_mha, [X, PAD, IN_W, OUT_W], (0, 0, None, None)),
+    "multi_head_attention_with_n": (
+        lambda L, q, pad, in_w, out_w: _mha(L, q.unsqueeze(1).expand(4, 2, 5), pad.expand(2, 4), in_w, out_w),
+        [X, PAD, IN_W, OUT_W],
+        (0, 0, None, None),
+    ),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_batched_index_distance_and_attention_rules_match_pytorch(torch, rules_only, name):
+    f, arrays, dims = MORE[name]
+    _compare(torch, f, arrays, dims)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(NAMESPACES))
+def test_linalg_special_and_fft_rules_match_pytorch(torch, rules_only, name):
+    f, arrays, dims = NAMESPACES[name]
+    _compare(torch, f, arrays, dims)
+
+
 @pytest.mark.parity
 def test_nested_vmap_in_dims_out_dims_and_chunks_match_pytorch(torch):
     def run(lib):
@@ -306,6 +403,40 @@ def test_randomness_modes():
     assert (same == same[0]).all()
     assert not (different == different[0]).all()
     assert (dt.func.vmap(lambda r: dt.nn.functional.dropout(r, training=False))(x) == 1).all()
+
+
+def _factory_draws(lib):
+    """Factories that take no batched tensor, under each randomness mode and nested levels."""
+    f64 = {"dtype": lib.float64}
+    cases = {
+        "rand": (lambda r: r + lib.rand(3, **f64), "different"),
+        "randn": (lambda r: r + lib.randn(3, **f64), "different"),
+        "randint": (lambda r: r + lib.randint(0, 10, (3,)), "different"),
+        "normal": (lambda r: r + lib.normal(1.0, 2.0, (3,), **f64), "different"),
+        "randperm": (lambda r: r + lib.randperm(3), "different"),
+        "same": (lambda r: r + lib.rand(3, **f64), "same"),
+    }
+    out = {}
+    for name, (f, randomness) in cases.items():
+        lib.manual_seed(0)
+        out[name] = lib.func.vmap(f, randomness=randomness)(lib.zeros(4, 3, **f64)).numpy()
+    lib.manual_seed(0)
+    inner = lib.func.vmap(lambda r: r + lib.rand((), **f64), randomness="different")
+    out["nested"] = lib.func.vmap(inner, randomness="same")(lib.zeros(2, 3, **f64)).numpy()
+    return out
+
+
+def test_factories_draw_per_sample_under_randomness_different():
+    draws = _factory_draws(dt)
+    assert all(len({tuple(row) for row in draws[k]}) == 4 for k in ("rand", "randn", "normal"))
+    assert (draws["same"] == draws["same"][0]).all() and (draws["nested"] == draws["nested"][0]).all()
+
+
+@pytest.mark.parity
+def test_factory_draws_match_pytorch(torch):
+    ours, theirs = _factory_draws(dt), _factory_draws(torch)
+    for name in ours:
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-12, err_msg=name)
 
 
 def test_float32_jacobians_of_copies_round_as_the_unbatched_function():

@@ -1,0 +1,71 @@
+"""``autograd.grad(..., is_grads_batched=True)`` as one backward pass.
+
+The cotangents' leading dim becomes a ``vmap`` level (:mod:`._batched`): the engine walks the
+graph once and each node's backward formula, written with tensor ops, runs on batched
+gradients through the batching rules. A node whose backward cannot take them (one that reads
+its gradient's NumPy array, so that it returns an unbatched gradient or raises) runs once per
+batch entry, and its results are stacked: the rest of the pass stays batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._tensor import Tensor
+from ..autograd import engine, grad_mode
+from ._batch_rules import activate
+from ._batched import Level, level_of, pop_level, push_level, wrap
+
+__all__ = ["batched_grad"]
+
+
+def batched_grad(grad: Callable, outs: list, ins: list, gos: list, n: int, **options: Any) -> tuple:
+    """``grad(outs, ins, gos, **options)`` for cotangents ``gos`` whose first dim (of size ``n``)
+    is a batch: the gradients of ``ins``, each with that batch dim in front."""
+    activate()
+    level = push_level(n, "error")
+    engine.BACKWARD_CALLERS.append(lambda node, grads: _call(node, grads, level))
+    before = grad_mode.tensor_backwards[0]
+    grad_mode.tensor_backwards[0] = True  # backwards of tensor ops, not of the arrays forward kept
+    try:
+        result = grad(outs, ins, [wrap(g, level) for g in gos], **options)
+    finally:
+        grad_mode.tensor_backwards[0] = before
+        engine.BACKWARD_CALLERS.pop()
+        pop_level(level)
+    return tuple(_unbatched(r, level) for r in result)
+
+
+def _unbatched(r: Tensor | None, level: Level) -> Tensor | None:
+    """A gradient of the pass as a tensor with the batch dim in front."""
+    if r is None:
+        return None
+    if level_of(r) is level:
+        return r._bt_value
+    return r.unsqueeze(0).expand(level.size, *r.shape).clone()  # the same for every entry
+
+
+def _call(node: Any, grads: list, level: Level) -> tuple:
+    """A node's backward on batched gradients, or else once per batch entry (stacked)."""
+    if not any(level_of(g) is level for g in grads):
+        return engine._call_backward(node, grads)
+    try:
+        out = engine._call_backward(node, grads)
+    except Exception:  # a backward that reads the gradient's array: per entry (raising there if it must)
+        out = None
+    if out is not None and all(g is None or level_of(g) is level for g in out):
+        return out
+    return _per_entry(node, grads, level)
+
+
+def _per_entry(node: Any, grads: list, level: Level) -> tuple:
+    from ..ops.shape import stack
+
+    rows = [
+        engine._call_backward(node, [g._bt_value[i] if level_of(g) is level else g for g in grads])
+        for i in range(level.size)
+    ]
+    return tuple(
+        None if rows[0][j] is None else wrap(stack([r[j] for r in rows]), level) for j in range(len(rows[0]))
+    )
