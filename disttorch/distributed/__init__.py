@@ -85,6 +85,8 @@ from .groups import (
     is_ucc_available,
     is_xccl_available,
     new_group,
+    new_subgroups,
+    new_subgroups_by_enumeration,
 )
 from .launch_defaults import get_default_backend_for_device, is_torchelastic_launched
 from .object_collectives import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
@@ -112,6 +114,8 @@ __all__ = [
     "get_world_size",
     "get_backend",
     "new_group",
+    "new_subgroups",
+    "new_subgroups_by_enumeration",
     "GroupMember",
     "group",
     "ProcessGroup",
@@ -171,6 +175,9 @@ _EAGER_IN_PYTORCH = ("autograd", "constants", "device_mesh", "distributed_c10d",
 #: names PyTorch re-exports from ``torch.distributed.device_mesh`` (loaded on first use here)
 _FROM_DEVICE_MESH = ("DeviceMesh", "init_device_mesh")
 
+#: private helpers PyTorch's own modules reach for as ``torch.distributed.X``
+_FROM_C10D = ("_rank_not_in_group",)
+
 
 def __getattr__(name: str):
     if name in _EAGER_IN_PYTORCH:
@@ -181,4 +188,8 @@ def __getattr__(name: str):
         from . import device_mesh
 
         return getattr(device_mesh, name)
+    if name in _FROM_C10D:
+        from . import distributed_c10d
+
+        return getattr(distributed_c10d, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

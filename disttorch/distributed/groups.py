@@ -366,6 +366,68 @@ def new_group(
     return _create(group_id, members.index(world.rank()), members, seconds, name)
 
 
+def new_subgroups(
+    group_size: int | None = None,
+    group: ProcessGroup | None = None,
+    timeout: timedelta | None = None,
+    backend: str | None = None,
+    pg_options: Any = None,
+    group_desc: str | None = None,
+) -> tuple[Any, list]:
+    """Cut ``group`` (default: the world) into subgroups of ``group_size`` consecutive ranks
+    (every rank of the default group must call it).
+
+    Returns:
+        The subgroup holding this rank, and every subgroup (``NON_GROUP_MEMBER`` where this
+        rank is not a member). ``group_size=None`` means a machine's devices in PyTorch, which
+        its CPU build refuses: so does disttorch, with PyTorch's ``ValueError``.
+    """
+    if group_size is None:
+        raise ValueError(
+            "Default group size only takes effect when CUDA is available.If your subgroup using a "
+            "backend that does not depend on CUDA,please pass in 'group_size' correctly."
+        )
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    world_size = get_world_size(group)
+    if world_size < group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size ({world_size})")
+    if world_size % group_size != 0:
+        raise ValueError(f"The world size ({world_size}) must be divisible by '{group_size=}'")
+    ranks = get_process_group_ranks(group)
+    return new_subgroups_by_enumeration(
+        [ranks[i : i + group_size] for i in range(0, len(ranks), group_size)],
+        timeout=timeout,
+        backend=backend,
+        pg_options=pg_options,
+        group_desc=group_desc,
+    )
+
+
+def new_subgroups_by_enumeration(
+    ranks_per_subgroup_list: list[list[int]],
+    timeout: timedelta | None = None,
+    backend: str | None = None,
+    pg_options: Any = None,
+    group_desc: str | None = None,
+) -> tuple[Any, list]:
+    """One :func:`new_group` per list of global ranks (the lists may not overlap; a rank may be
+    in none). Returns the subgroup holding this rank (``None`` if none does) and all of them."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    subgroups, current, seen = [], None, {}
+    for ranks in ranks_per_subgroup_list:
+        subgroup = new_group(ranks=ranks, timeout=timeout, backend=backend, group_desc=group_desc)
+        subgroups.append(subgroup)
+        for r in ranks:
+            if r in seen:
+                raise ValueError(f"Rank {r} has appeared in both subgroup {seen[r]} and {ranks}")
+            seen[r] = ranks
+            if r == get_rank():
+                current = subgroup
+    return current, subgroups
+
+
 def _agree_on_members(world: ProcessGroup, group_id: int, members: list[int]) -> None:
     """Every rank of the default group tells every other which members it passed to
     :func:`new_group` (an all-gather of one row of the membership table each), and all raise
