@@ -4,9 +4,12 @@ on real processes: ``ShardedTensor`` values whose shards and metadata are those 
 ``torch.distributed.run``; ``use_orig_params=True``), saved and loaded through
 ``distributed.checkpoint`` and loaded back with ``load_state_dict``; ``LOCAL_STATE_DICT`` as
 PyTorch's (one ``_flat_param`` per unit, and each parameter's slice of it with
-``use_orig_params=True``), loaded back by ``load_state_dict``."""
+``use_orig_params=True``), loaded back by ``load_state_dict`` (after ``torch.save`` and
+``torch.load`` too)."""
 
 from __future__ import annotations
+
+import io
 
 import pytest
 
@@ -80,6 +83,11 @@ def _worker(rank: int, world: int, directory: str) -> dict:
         with FSDP.state_dict_type(model, StateDictType.LOCAL_STATE_DICT):
             local = model.state_dict()
             out["flat"].append({k: _layout(v) for k, v in local.items()})
+            if model is wrapped:  # through torch.save and torch.load, as PyTorch's ShardedTensor goes
+                buffer = io.BytesIO()
+                torch.save(local, buffer)
+                buffer.seek(0)
+                local = torch.load(buffer, weights_only=False)
             with torch.no_grad():
                 for p in model.parameters():
                     p.add_(1)

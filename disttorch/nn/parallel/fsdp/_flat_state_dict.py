@@ -83,7 +83,9 @@ def flat_local_state_dict(sharded: dict, prefixes: list[str], use_orig_params: b
         lo = rank * size
         local = whole[lo : lo + size].copy()
         mesh, placements = params[0].device_mesh, params[0].placements
-        flat[prefix] = ShardedTensor._from_dtensor(DTensor._wrap(local, mesh, placements, (total,)))
+        flat[prefix] = ShardedTensor._from_dtensor(
+            DTensor._wrap(local, mesh, placements, (total,)), requires_grad=True
+        )
         for key, p, start in zip(keys, params, starts):
             a, b = max(start, lo), min(start + p.numel(), lo + size)
             slices[key] = Tensor._make(local[a - lo : max(a, b) - lo])
