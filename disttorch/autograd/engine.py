@@ -153,10 +153,15 @@ def _accumulate(leaf, grad, shared: bool, create_graph: bool) -> None:
     """The leaf's hooks, ``grad`` added to ``leaf.grad`` (or handed to the thread's grad sink),
     then its post-accumulate-grad hooks."""
     if leaf._hooks:
+        laid_out = getattr(leaf, "_hook_view", None)  # a leaf whose hooks see a laid-out gradient (DTensor)
+        if laid_out is not None:
+            grad = laid_out(grad)
         for hook in leaf._hooks:
             out = hook(grad)
             if out is not None:
                 grad, shared = out, True
+        if laid_out is not None:
+            grad = leaf._from_hook_view(grad)
     sink = grad_sink.current()
     if sink is not None:
         sink.accumulate(leaf, grad)

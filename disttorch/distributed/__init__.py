@@ -201,6 +201,9 @@ _EAGER_IN_PYTORCH = ("autograd", "constants", "device_mesh", "distributed_c10d",
 #: names PyTorch re-exports from ``torch.distributed.device_mesh`` (loaded on first use here)
 _FROM_DEVICE_MESH = ("DeviceMesh", "init_device_mesh")
 
+#: private helpers PyTorch's own modules reach for as ``torch.distributed.X``
+_FROM_C10D = ("_rank_not_in_group",)
+
 
 def __getattr__(name: str):
     if name in _EAGER_IN_PYTORCH:
@@ -211,4 +214,8 @@ def __getattr__(name: str):
         from . import device_mesh
 
         return getattr(device_mesh, name)
+    if name in _FROM_C10D:
+        from . import distributed_c10d
+
+        return getattr(distributed_c10d, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

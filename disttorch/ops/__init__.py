@@ -11,10 +11,14 @@ in-place change) is attached here, in one binding step, ``_bind``.
 
 from __future__ import annotations
 
+import builtins
+import functools
 import importlib
 import importlib.util
 import types
 from typing import Any
+
+import numpy as np
 
 from .. import _storage
 from .._tensor import Tensor
@@ -121,6 +125,53 @@ def _bind() -> None:
     _profiler.PROFILED_METHODS.update(
         {name: f"aten::{fn.__name__}" for name, fn in inplace.TENSOR_OPERATORS.items()}
     )
+    for name in _BINARY_OPERATORS:
+        setattr(Tensor, name, _numbers_and_tensors_only(getattr(Tensor, name)))
+
+
+#: the binary operators that, as PyTorch's, take tensors, numbers and NumPy values only
+_BINARY_OPERATORS = tuple(
+    f"__{r}{name}__"
+    for name in (
+        "add",
+        "sub",
+        "mul",
+        "truediv",
+        "div",
+        "pow",
+        "matmul",
+        "and",
+        "or",
+        "xor",
+        "floordiv",
+        "mod",
+    )
+    + ("lshift", "rshift")
+    for r in ("", "r")
+)
+_OPERANDS = (
+    Tensor,
+    bool,
+    int,
+    float,
+    builtins.complex,
+    np.ndarray,
+    np.generic,
+)  # (complex: the ops module here)
+
+
+def _numbers_and_tensors_only(method: Any) -> Any:
+    """``method`` returning ``NotImplemented`` for another operand than a tensor, a number or
+    a NumPy value (one without ``__torch_function__``), as PyTorch's operators do: Python then
+    tries the operand's reflected method, or raises its ``unsupported operand type(s)``."""
+
+    @functools.wraps(method)
+    def operator(a: Tensor, b: Any) -> Any:
+        if not isinstance(b, _OPERANDS) and not hasattr(b, "__torch_function__"):
+            return NotImplemented
+        return method(a, b)
+
+    return operator
 
 
 def _as_method(fn: Any) -> Any:

@@ -55,7 +55,7 @@ from .indexing import _checked_vector_index, gather
 from .inplace import _RESTRIDE, _method_inplace, _restride_inplace
 from .linalg import matmul
 from .opmath import computed_in_float32
-from .shape import cat, split, stack
+from .shape import _check_join, cat, split, stack
 from .special import Gammainc, Gammaincc
 
 e = math.e
@@ -874,17 +874,17 @@ def broadcast_tensors(*tensors: Tensor) -> tuple:
 
 def column_stack(tensors: Any) -> Tensor:
     """Stack 1-D/2-D tensors as columns."""
-    return cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in tensors], 1)
+    return cat([t.reshape(-1, 1) if t.dim() < 2 else t for t in _check_join(tensors, "column_stack")], 1)
 
 
 def row_stack(tensors: Any) -> Tensor:
     """Stack tensors as rows (``vstack``)."""
-    return cat(atleast_2d(*tensors), 0)
+    return cat(atleast_2d(*_check_join(tensors, "vstack")), 0)
 
 
 def dstack(tensors: Any) -> Tensor:
     """Stack tensors along the third dim."""
-    return cat(atleast_3d(*tensors), 2)
+    return cat(atleast_3d(*_check_join(tensors, "dstack")), 2)
 
 
 def tensor_split(

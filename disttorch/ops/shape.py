@@ -1080,12 +1080,10 @@ def _check_join(tensors: Sequence[Tensor], op: str) -> list:
     if isinstance(tensors, Tensor):
         raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError(
-            f"{op} expects a non-empty TensorList"
-            if op == "stack"
-            else f"{op}(): expected a non-empty list of Tensors"
-        )
+    if not tensors:  # PyTorch's cat raises ValueError; the stacking functions RuntimeError
+        if op == "torch.cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")

@@ -1,6 +1,7 @@
 """``dcp.save``/``dcp.async_save``/``dcp.load`` of ``Stateful`` values (the distributed-checkpoint recipe's
 ``AppState`` wrapper around an FSDP model and its optimiser, through ``get_state_dict`` and
-``set_state_dict``, on one real rank) and ``format_utils``' conversions to and from ``torch.save``."""
+``set_state_dict``, on two real ranks, saved in the background over a gloo group of its own
+while training goes on) and ``format_utils``' conversions to and from ``torch.save``."""
 
 from __future__ import annotations
 
@@ -42,11 +43,18 @@ def _app_state(rank: int, world: int, directory: str) -> dict:
     model, opt = build(0)
     model(torch.ones(3, 4)).sum().backward()
     opt.step()
-    # the async-checkpoint recipe's call: a future of the metadata, the files written
-    future = dcp.async_save({"app": AppState(model, opt), "step": 7}, checkpoint_id=directory)
+    # the async-checkpoint recipe's call: a future of the metadata, the files written by a
+    # background thread over the checkpoint's own group
     saved = [p.detach().clone() for p in model.parameters()]
-    model(torch.ones(3, 4)).sum().backward()  # the state changes at once, after the save
-    opt.step()
+    future = dcp.async_save(
+        {"app": AppState(model, opt), "step": 7},
+        checkpoint_id=directory,
+        process_group=dist.new_group(backend="gloo"),
+    )
+    for _ in range(3):  # the state changes at once, training's collectives beside the save's
+        model(torch.ones(3, 4)).sum().backward()
+        opt.step()
+    future.result()
     fresh, fresh_opt = build(1)
     state = {"app": AppState(fresh, fresh_opt), "step": 0}
     dcp.load(state, checkpoint_id=directory)
@@ -66,11 +74,11 @@ def _app_state(rank: int, world: int, directory: str) -> dict:
 
 @pytest.mark.timeout(90)
 def test_stateful_values_are_saved_and_loaded_through_their_own_state_dicts(tmp_path):
-    (out,) = run_ranks(_app_state, 1, (str(tmp_path / "ckpt"),), timeout=75)
-    assert out["future"] == ("concurrent.futures._base", True, ["app.model.0.bias"])
-    assert out["params"] and out["optim steps"] == [1.0, 1.0, 1.0, 1.0]
-    assert out["step"] == 7 and out["stateful"] == (True, False)
-    assert out["wrapper keys"] == "<All keys matched successfully>" and out["zeroed"]
+    for out in run_ranks(_app_state, 2, (str(tmp_path / "ckpt"),), timeout=75):
+        assert out["future"] == ("concurrent.futures._base", True, ["app.model.0.bias"])
+        assert out["params"] and out["optim steps"] == [1.0, 1.0, 1.0, 1.0]
+        assert out["step"] == 7 and out["stateful"] == (True, False)
+        assert out["wrapper keys"] == "<All keys matched successfully>" and out["zeroed"]
 
 
 def test_format_utils_convert_both_ways_keeping_the_nesting(tmp_path):

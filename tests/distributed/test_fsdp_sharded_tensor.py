@@ -2,9 +2,14 @@
 on real processes: ``ShardedTensor`` values whose shards and metadata are those PyTorch
 2.13's FSDP1 gives for the same model on 2 gloo ranks (measured with
 ``torch.distributed.run``; ``use_orig_params=True``), saved and loaded through
-``distributed.checkpoint`` and loaded back with ``load_state_dict``."""
+``distributed.checkpoint`` and loaded back with ``load_state_dict``; ``LOCAL_STATE_DICT`` as
+PyTorch's (one ``_flat_param`` per unit, and each parameter's slice of it with
+``use_orig_params=True``), loaded back by ``load_state_dict`` (after ``torch.save`` and
+``torch.load`` too)."""
 
 from __future__ import annotations
+
+import io
 
 import pytest
 
@@ -25,6 +30,7 @@ def _worker(rank: int, world: int, directory: str) -> dict:
     from disttorch.distributed._shard.sharded_tensor import ShardedTensor
     from disttorch.distributed.fsdp import FullyShardedDataParallel as FSDP
     from disttorch.distributed.fsdp import StateDictType
+    from disttorch.distributed.fsdp.wrap import ModuleWrapPolicy
 
     torch.distributed.init_process_group()
     torch.manual_seed(0)
@@ -61,18 +67,88 @@ def _worker(rank: int, world: int, directory: str) -> dict:
         dcp.load(fresh, checkpoint_id=directory)
         f.load_state_dict(fresh)
     out["dcp_restored"] = restored()
-    with FSDP.state_dict_type(f, StateDictType.LOCAL_STATE_DICT):
-        local = f.state_dict()
-        kept = {k: [s.tensor.clone() for s in v.local_shards()] for k, v in local.items()}
-        with torch.no_grad():
-            for p in f.parameters():
-                p.add_(1)
-        for k, v in local.items():
-            for s, t in zip(v.local_shards(), kept[k]):
-                s.tensor.copy_(t)
-        f.load_state_dict(local)
-    out["local_restored"] = restored()
+    nn = torch.nn
+    wrapped = FSDP(
+        nn.Sequential(
+            nn.Linear(3, 5),
+            nn.BatchNorm1d(5),
+            nn.Sequential(nn.Linear(5, 3), nn.ReLU()),
+            nn.Linear(3, 2, bias=False),
+        ),
+        auto_wrap_policy=ModuleWrapPolicy({nn.Linear}),
+    )
+    out["flat"], out["local_restored"] = [], []
+    for model in (f, wrapped):
+        whole = [p.detach().full_tensor().numpy().copy() for p in model.parameters()]
+        with FSDP.state_dict_type(model, StateDictType.LOCAL_STATE_DICT):
+            local = model.state_dict()
+            out["flat"].append({k: _layout(v) for k, v in local.items()})
+            if model is wrapped:  # through torch.save and torch.load, as PyTorch's ShardedTensor goes
+                buffer = io.BytesIO()
+                torch.save(local, buffer)
+                buffer.seek(0)
+                local = torch.load(buffer, weights_only=False)
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.add_(1)
+            model.load_state_dict(local)
+        out["local_restored"].append(
+            all((p.detach().full_tensor().numpy() == w).all() for p, w in zip(model.parameters(), whole))
+        )
     return out
+
+
+def _layout(value) -> tuple:
+    """A local state dict's value as the test compares it: a ShardedTensor's size and local
+    shards (offsets, shape), a tensor's shape."""
+    if hasattr(value, "local_shards"):
+        return (
+            tuple(value.size()),
+            [(s.metadata.shard_offsets, tuple(s.tensor.shape)) for s in value.local_shards()],
+        )
+    return tuple(value.shape)
+
+
+# PyTorch 2.13's LOCAL_STATE_DICT on 2 gloo ranks (rank 0's, then rank 1's) for the models of
+# _worker: the first with use_orig_params=True, the second with units per Linear
+PYTORCH_LOCAL = [
+    [
+        {
+            "0.weight": (15,),
+            "0.bias": (1,),
+            "2.weight": (0,),
+            "2.bias": (0,),
+            "_flat_param": ((34,), [([0], (17,))]),
+        },
+        {
+            "_flat_param": ((10,), [([0], (5,))]),
+            "0._flat_param": ((20,), [([0], (10,))]),
+            "1.running_mean": (5,),
+            "1.running_var": (5,),
+            "1.num_batches_tracked": (),
+            "2.0._flat_param": ((18,), [([0], (9,))]),
+            "3._flat_param": ((6,), [([0], (3,))]),
+        },
+    ],
+    [
+        {
+            "0.weight": (0,),
+            "0.bias": (4,),
+            "2.weight": (5,),
+            "2.bias": (1,),
+            "_flat_param": ((34,), [([17], (17,))]),
+        },
+        {
+            "_flat_param": ((10,), [([5], (5,))]),
+            "0._flat_param": ((20,), [([10], (10,))]),
+            "1.running_mean": (5,),
+            "1.running_var": (5,),
+            "1.num_batches_tracked": (),
+            "2.0._flat_param": ((18,), [([9], (9,))]),
+            "3._flat_param": ((6,), [([3], (3,))]),
+        },
+    ],
+]
 
 
 @pytest.fixture(scope="module")
@@ -94,5 +170,11 @@ def test_sharded_state_dict_round_trips_through_dcp(ranks):
     assert all(out["dcp_restored"] for out in ranks)
 
 
+def test_local_state_dict_is_pytorchs_flat_parameters(ranks):
+    for out, want in zip(ranks, PYTORCH_LOCAL):
+        for got, expected in zip(out["flat"], want):
+            assert list(got.items()) == list(expected.items())  # the keys in PyTorch's order
+
+
 def test_local_state_dict_round_trips_through_load_state_dict(ranks):
-    assert all(out["local_restored"] for out in ranks)
+    assert all(all(out["local_restored"]) for out in ranks)

@@ -39,7 +39,7 @@ def _error(fn) -> str | None:
 def _worker(rank: int, world: int) -> dict:
     import disttorch as torch
     from disttorch.distributed.device_mesh import init_device_mesh
-    from disttorch.distributed.tensor import DTensor, Partial
+    from disttorch.distributed.tensor import DTensor, Partial, Replicate, Shard
     from disttorch.distributed.tensor.parallel import SequenceParallel, parallelize_module
 
     mesh = init_device_mesh("cpu", (world,))
@@ -67,6 +67,24 @@ def _worker(rank: int, world: int) -> dict:
     for name, (args, _) in _OPS.items():
         d = DTensor.from_local(torch.arange(4.0) - 1.5, mesh, [Partial()])
         out["ops"][name] = (_error(lambda: getattr(d, name)(*args)), d.full_tensor().tolist())
+    seen = []
+
+    def doubling(g):
+        seen.append((type(g).__name__, repr(g.placements), g.full_tensor().numpy()))
+        return g * 2
+
+    doubled = grad_of(doubling).weight.grad
+    out["hook_saw"], out["hook_doubled"] = seen[0], (repr(doubled.placements), doubled.full_tensor().numpy())
+    out["add_"] = {}
+    for kind in ("partial", "replicate", "shard"):
+        d = DTensor.from_local(torch.arange(4.0) - 1.5 + rank, mesh, [Partial()])
+        other = {
+            "partial": lambda: DTensor.from_local(torch.ones(4) * (rank + 1), mesh, [Partial()]),
+            "replicate": lambda: DTensor.from_local(torch.ones(4), mesh, [Replicate()]),
+            "shard": lambda: DTensor.from_local(torch.ones(2), mesh, [Shard(0)]),
+        }[kind]()
+        error = _error(lambda: d.add_(other))
+        out["add_"][kind] = (error, repr(d.placements), d.to_local().tolist(), d.full_tensor().tolist())
     return out
 
 
@@ -101,3 +119,31 @@ def test_inplace_ops_on_a_partial_dtensor(ranks):
             else:
                 assert error is not None and _REFUSED in error, name
                 np.testing.assert_array_equal(whole, 2 * summands, err_msg=name)
+
+
+def test_a_hook_sees_the_summand_as_a_partial_dtensor(ranks):
+    for out in ranks:
+        kind, placements, whole = out["hook_saw"]
+        assert (kind, placements) == ("DTensor", "(Partial(sum),)")
+        np.testing.assert_allclose(whole, out["whole"], rtol=1e-12)
+        placements, doubled = out["hook_doubled"]  # g * 2 stays Partial, and so does .grad
+        assert placements == "(Partial(sum),)"
+        np.testing.assert_allclose(doubled, 2 * out["whole"], rtol=1e-12)
+
+
+# PyTorch 2.13's Partial(sum) d (rank r's summand arange(4) - 1.5 + r) after d.add_(other)
+# on rank 0: (error, placements, local, whole); a replicated operand is added as 1/n summands
+_ADD_ = {
+    "partial": (None, "(Partial(sum),)", [-0.5, 0.5, 1.5, 2.5], [1.0, 3.0, 5.0, 7.0]),
+    "replicate": (None, "(Partial(sum),)", [-1.0, 0.0, 1.0, 2.0], [-1.0, 1.0, 3.0, 5.0]),
+    "shard": (
+        "redistribute from S(0) to P(sum) not supported yet",
+        "(Partial(sum),)",
+        [-1.5, -0.5, 0.5, 1.5],
+        [-2.0, 0.0, 2.0, 4.0],
+    ),
+}
+
+
+def test_add_into_a_partial_dtensor_as_pytorch(ranks):
+    assert ranks[0]["add_"] == _ADD_

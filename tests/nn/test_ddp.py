@@ -209,15 +209,64 @@ def _zero_state(rank, world):
         opt.state_dict()
     opt.consolidate_state_dict(to=0)
     full = opt.state_dict() if rank == 0 else None
+    overlap = _zero_overlap_refusals(torch, opt)
     dist.destroy_process_group()
-    return local_state, None if full is None else sorted(full["state"])
+    return local_state, None if full is None else sorted(full["state"]), overlap
+
+
+def _zero_overlap_refusals(torch, plain) -> list:
+    """What ZeroRedundancyOptimizer(overlap_with_ddp=True) and the ddp_zero_hook hooks do on
+    the CPU backend: each refusal's type and message, and what step() returns."""
+    from disttorch.distributed.algorithms.ddp_comm_hooks import ddp_zero_hook
+    from disttorch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+    from disttorch.distributed.optim import ZeroRedundancyOptimizer
+    from disttorch.nn.parallel import DistributedDataParallel as DDP
+
+    ddp = DDP(torch.nn.Linear(2, 2))
+    zero = ZeroRedundancyOptimizer(ddp.parameters(), torch.optim.SGD, overlap_with_ddp=True, lr=0.1)
+    calls = [
+        lambda: ddp_zero_hook.hook_with_zero_step(allreduce_hook, ddp, zero),
+        lambda: ddp_zero_hook.hook_with_zero_step_interleaved(allreduce_hook, ddp, zero),
+        lambda: ddp_zero_hook.hook_with_zero_step(allreduce_hook, ddp, plain),
+        lambda: zero.consolidate_state_dict(),
+        lambda: ZeroRedundancyOptimizer(ddp.parameters(), torch.optim.LBFGS, overlap_with_ddp=True),
+    ]
+    out = []
+    for call in calls:
+        try:
+            call()
+        except (RuntimeError, ValueError) as e:
+            out.append((type(e).__name__, str(e).split(" for <class")[0]))
+    return [*out, zero.step()]
+
+
+# PyTorch 2.13 CPU/gloo's answers to _zero_overlap_refusals
+ZERO_OVERLAP_REFUSALS = [
+    ("RuntimeError", "Gloo backend using Overlapping DDP with ZeRO may meet hangs"),
+    ("RuntimeError", "Gloo backend using Overlapping DDP with ZeRO may meet hangs"),
+    (
+        "ValueError",
+        "ZeroRedundancyOptimizer must be constructed with `overlap_with_ddp=True` to use this hook properly",
+    ),
+    (
+        "RuntimeError",
+        "This method should not be called until this ZeroRedundancyOptimizer instance has been fully initialized",
+    ),
+    (
+        "ValueError",
+        "Using `ddp_with_overlap=True` requires using a functional optimizer, but there is no supported "
+        "functional optimizer equivalent",
+    ),
+    None,
+]
 
 
 @pytest.mark.timeout(60)
 def test_zero_shards_state_and_consolidates_it():
-    (s0, full), (s1, _) = run_ranks(_zero_state, 2, timeout=45)
+    (s0, full, overlap0), (s1, _, overlap1) = run_ranks(_zero_state, 2, timeout=45)
     assert s0 + s1 == 4 and s0 > 0 and s1 > 0
     assert full == [0, 1, 2, 3]
+    assert overlap0 == overlap1 == ZERO_OVERLAP_REFUSALS
 
 
 def _no_sync(rank, world):

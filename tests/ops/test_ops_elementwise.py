@@ -4,6 +4,7 @@ and nan_to_num; parity with PyTorch (values, dtypes, gradients) when it is insta
 
 import inspect
 import math
+import re
 import warnings
 
 import numpy as np
@@ -171,6 +172,31 @@ def test_reflected_pow_gradcheck():
     assert gradcheck(lambda t: 2**t, (leaf(ANY),))
     assert gradcheck(lambda t: 1 - t, (leaf(ANY),))
     assert gradcheck(lambda t: 2 / t, (leaf(POS),))
+
+
+def test_operators_leave_other_operands_to_them_as_pytorch():
+    """An operand that is no tensor, number or NumPy value gets NotImplemented: its own
+    reflected method runs, or Python raises PyTorch's ``unsupported operand type(s)``."""
+
+    class Other:
+        def __radd__(self, t):
+            return "Other.__radd__"
+
+        def __rmatmul__(self, t):
+            return "Other.__rmatmul__"
+
+    t = dt.ones(2)
+    assert t + Other() == "Other.__radd__" and t @ Other() == "Other.__rmatmul__"
+    for fn, said in [
+        (lambda: t + None, "+: 'Tensor' and 'NoneType'"),
+        (lambda: None - t, "-: 'NoneType' and 'Tensor'"),
+        (lambda: t - [1, 2], "-: 'Tensor' and 'list'"),
+        (lambda: t & None, "&: 'Tensor' and 'NoneType'"),
+        (lambda: None**t, "** or pow(): 'NoneType' and 'Tensor'"),
+    ]:
+        with pytest.raises(TypeError, match=re.escape(f"unsupported operand type(s) for {said}")):
+            fn()
+    assert (t + np.float32(1)).tolist() == [2.0, 2.0] and (t * True).tolist() == [1.0, 1.0]
 
 
 def test_lerp_and_arc_aliases():

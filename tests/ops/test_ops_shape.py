@@ -196,8 +196,16 @@ def test_cat_stack_hstack_vstack():
         dt.cat([a, b], 0)
     with pytest.raises(RuntimeError, match="Tensors must have same number of dimensions: got 2 and 1"):
         dt.cat([a, dt.ones(3)])
-    with pytest.raises(RuntimeError, match="expected a non-empty list of Tensors"):
+    with pytest.raises(ValueError, match=r"torch\.cat\(\): expected a non-empty list of Tensors"):
         dt.cat([])
+    for name, said in [
+        ("stack", "stack"),
+        ("hstack", "hstack"),
+        ("dstack", "dstack"),
+        ("row_stack", "vstack"),
+    ]:
+        with pytest.raises(RuntimeError, match=f"^{said} expects a non-empty TensorList$"):
+            getattr(dt, name)([])
     with pytest.raises(
         RuntimeError,
         match=r"stack expects each tensor to be equal size, but got "

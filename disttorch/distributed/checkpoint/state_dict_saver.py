@@ -6,16 +6,19 @@ A rank that fails to write (a full disk, say) tells the others: every rank then 
 ``CheckpointException`` naming the failed ranks and their errors, and no metadata is
 written (so the directory never looks like a finished checkpoint).
 
-``async_save`` returns a ``concurrent.futures.Future`` of the metadata, as PyTorch's does, but
-saves before it returns: PyTorch writes from a background thread whose collectives run beside
-the training thread's, while a disttorch group takes collectives from one thread at a time."""
+``async_save`` returns a ``concurrent.futures.Future`` of the metadata, as PyTorch's does. Given
+a process group of its own it copies the state and writes it from a background thread, as
+PyTorch's does; without one it saves before it returns: a disttorch group takes collectives
+from one thread at a time, so the default group cannot serve a background thread beside
+training (a group of its own has its own communication thread)."""
 
 from __future__ import annotations
 
+import copy
 import os
 import secrets
 import warnings
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from enum import Enum
 from typing import Any
 
@@ -34,15 +37,17 @@ __all__ = ["AsyncCheckpointerType", "async_save", "save", "save_state_dict"]
 
 
 class AsyncCheckpointerType(Enum):
-    """How PyTorch's ``async_save`` runs the save (a thread or a process); disttorch saves
-    before ``async_save`` returns either way."""
+    """How PyTorch's ``async_save`` runs the save (a thread or a process); disttorch's
+    background save is a thread either way."""
 
     THREAD = "thread"
     PROCESS = "process"
 
 
-def _rank_and_world() -> tuple[int, int]:
-    return (groups.get_rank(), groups.get_world_size()) if groups.is_initialized() else (0, 1)
+def _rank_and_world(process_group: Any) -> tuple[int, int]:
+    if not groups.is_initialized():
+        return 0, 1
+    return groups.get_rank(process_group), groups.get_world_size(process_group)
 
 
 def save(
@@ -58,72 +63,108 @@ def save(
     """Save ``state_dict`` (nested dicts of tensors, DTensors and plain values) into the
     directory ``checkpoint_id``: each rank writes its own shards, rank 0 the replicated
     tensors and the metadata; a top-level ``Stateful`` value is saved as its
-    ``state_dict()``. Every rank must call it. Returns the metadata."""
-    state_dict = stateful_to_state_dict(state_dict)
-    directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_writer.path)
-    rank, world = (0, 1) if no_dist else _rank_and_world()
-    pieces: dict[str, np.ndarray] = {}
-    entries: dict[str, dict] = {}
-    plain: dict[str, Any] = {}
-    for key, (container, index) in flatten(state_dict).items():
-        value = container[index]
-        if isinstance(value, ShardedTensor):  # this rank's shard (one at most), at its offsets
-            shards = value.local_shards()
-            if len(shards) > 1:
-                raise ValueError(f"save: '{key}' holds {len(shards)} local shards; one per rank is supported")
-            entries[key] = {"dtype": value.dtype.name, "shape": list(value.size()), "pieces": []}
-            for shard in shards:
-                pieces[key] = shard.tensor._data
-                meta = shard.metadata
-                entries[key]["pieces"].append([rank, list(meta.shard_offsets), list(meta.shard_sizes)])
-        elif isinstance(value, DTensor):
-            mesh, placements = value.device_mesh, value.placements
-            # a 0-d tensor is laid out as one row (FSDP's convention)
-            _, offset = compute_local_shape_and_global_offset(value.global_shape or (1,), mesh, placements)
-            first_replica = all(
-                mesh.get_local_rank(m) == 0 for m, p in enumerate(placements) if not p.is_shard()
+    ``state_dict()``. Every rank of ``process_group`` (default: the world) must call it; the
+    files are named by the ranks in it. Returns the metadata."""
+    return _Save(state_dict, checkpoint_id, storage_writer, process_group, no_dist).commit()
+
+
+class _Save:
+    """One save: what this rank writes, gathered from the state dict when it is made (the
+    arrays as they are, or copies with ``staged``), then :meth:`commit` writes the files and
+    agrees with the other ranks of ``process_group`` on the metadata."""
+
+    def __init__(
+        self,
+        state_dict: dict,
+        checkpoint_id: Any,
+        storage_writer: Any,
+        process_group: Any,
+        no_dist: bool,
+        staged: bool = False,
+    ) -> None:
+        state_dict = stateful_to_state_dict(state_dict)
+        self.directory = os.fspath(checkpoint_id if checkpoint_id is not None else storage_writer.path)
+        self.group = process_group
+        self.rank, self.world = (0, 1) if no_dist else _rank_and_world(process_group)
+        rank = self.rank
+        pieces: dict[str, np.ndarray] = {}
+        entries: dict[str, dict] = {}
+        plain: dict[str, Any] = {}
+        for key, (container, index) in flatten(state_dict).items():
+            value = container[index]
+            if isinstance(value, ShardedTensor):  # this rank's shard (one at most), at its offsets
+                shards = value.local_shards()
+                if len(shards) > 1:
+                    raise ValueError(
+                        f"save: '{key}' holds {len(shards)} local shards; one per rank is supported"
+                    )
+                entries[key] = {"dtype": value.dtype.name, "shape": list(value.size()), "pieces": []}
+                for shard in shards:
+                    pieces[key] = shard.tensor._data
+                    meta = shard.metadata
+                    entries[key]["pieces"].append([rank, list(meta.shard_offsets), list(meta.shard_sizes)])
+            elif isinstance(value, DTensor):
+                mesh, placements = value.device_mesh, value.placements
+                # a 0-d tensor is laid out as one row (FSDP's convention)
+                _, offset = compute_local_shape_and_global_offset(
+                    value.global_shape or (1,), mesh, placements
+                )
+                first_replica = all(
+                    mesh.get_local_rank(m) == 0 for m, p in enumerate(placements) if not p.is_shard()
+                )
+                spec = {"dtype": dtype_name(value._data), "shape": list(value.global_shape)}
+                entries[key] = spec
+                if first_replica:
+                    pieces[key] = value._data
+                    spec["pieces"] = [[rank, list(offset), list(value._data.shape)]]
+            elif isinstance(value, Tensor):
+                entries[key] = {"dtype": dtype_name(value._data), "shape": list(value._data.shape)}
+                if rank == 0:
+                    pieces[key] = value._data
+                    entries[key]["pieces"] = [[0, 0, list(value._data.shape)]]
+            elif rank == 0:
+                plain[key] = value
+        if staged:  # the state may change as soon as the caller has it back
+            pieces = {k: np.array(v, copy=True) for k, v in pieces.items()}
+            plain = copy.deepcopy(plain)
+        self.pieces, self.entries, self.plain = pieces, entries, plain
+        self.paths = leaf_paths(state_dict) if rank == 0 else None  # the nesting, for format_utils
+
+    def commit(self) -> dict:
+        """Write this rank's files, gather every rank's entries, and (rank 0) the metadata."""
+        rank, world, group = self.rank, self.world, self.group
+        save_id = secrets.token_hex(8)
+        failure = attempt(lambda: _write_pieces(self.directory, rank, self.pieces, save_id))
+        every = [(self.entries, list(self.pieces), save_id, failure)]
+        if world > 1:
+            every = [None] * world
+            object_collectives.all_gather_object(
+                every, (self.entries, list(self.pieces), save_id, failure), group=group
             )
-            spec = {"dtype": dtype_name(value._data), "shape": list(value.global_shape)}
-            entries[key] = spec
-            if first_replica:
-                pieces[key] = value._data
-                spec["pieces"] = [[rank, list(offset), list(value._data.shape)]]
-        elif isinstance(value, Tensor):
-            entries[key] = {"dtype": dtype_name(value._data), "shape": list(value._data.shape)}
-            if rank == 0:
-                pieces[key] = value._data
-                entries[key]["pieces"] = [[0, 0, list(value._data.shape)]]
-        elif rank == 0:
-            plain[key] = value
-    save_id = secrets.token_hex(8)
-    failure = attempt(lambda: _write_pieces(directory, rank, pieces, save_id))
-    every = [(entries, list(pieces), save_id, failure)]
-    if world > 1:
-        every = [None] * world
-        object_collectives.all_gather_object(every, (entries, list(pieces), save_id, failure))
-    _raise_failures({r: failed for r, (*_, failed) in enumerate(every) if failed is not None})
-    metadata: dict[str, Any] = {
-        "tensors": {},
-        "plain": plain,
-        "world_size": world,
-        "save_ids": [ids for _, _, ids, _ in every],
-    }
-    if rank == 0:
-        metadata["paths"] = leaf_paths(state_dict)  # the nesting, for format_utils
-    for rank_entries, order, _, _ in every:
-        for key, spec in rank_entries.items():
-            merged = metadata["tensors"].setdefault(
-                key, {"dtype": spec["dtype"], "shape": spec["shape"], "pieces": []}
-            )
-            for piece in spec.get("pieces", []):
-                merged["pieces"].append(piece + [order.index(key)])
-    failure = attempt(lambda: write_metadata(directory, metadata)) if rank == 0 else None
-    if world > 1:  # rank 0's outcome, and no rank returns before the metadata is written
-        outcome = [failure]
-        object_collectives.broadcast_object_list(outcome, src=0)
-        failure = outcome[0]
-    _raise_failures({0: failure} if failure is not None else {})
-    return metadata
+        _raise_failures({r: failed for r, (*_, failed) in enumerate(every) if failed is not None})
+        metadata: dict[str, Any] = {
+            "tensors": {},
+            "plain": self.plain,
+            "world_size": world,
+            "save_ids": [ids for _, _, ids, _ in every],
+        }
+        if rank == 0:
+            metadata["paths"] = self.paths
+        for rank_entries, order, _, _ in every:
+            for key, spec in rank_entries.items():
+                merged = metadata["tensors"].setdefault(
+                    key, {"dtype": spec["dtype"], "shape": spec["shape"], "pieces": []}
+                )
+                for piece in spec.get("pieces", []):
+                    merged["pieces"].append(piece + [order.index(key)])
+        failure = attempt(lambda: write_metadata(self.directory, metadata)) if rank == 0 else None
+        if world > 1:  # rank 0's outcome, and no rank returns before the metadata is written
+            outcome = [failure]
+            src = groups.get_global_rank(groups.resolve_group(group), 0)
+            object_collectives.broadcast_object_list(outcome, src=src, group=group)
+            failure = outcome[0]
+        _raise_failures({0: failure} if failure is not None else {})
+        return metadata
 
 
 def save_state_dict(
@@ -169,12 +210,18 @@ def async_save(
     no_dist: bool = False,
     use_collectives: bool = True,
 ) -> Future:
-    """:func:`save`, with its metadata (or its error) in a completed ``Future``; the files are
-    written when it returns, so the state may change at once. Every rank must call it."""
+    """:func:`save` returning a ``Future`` of its metadata (or its error). With a
+    ``process_group`` of the checkpoint's own (``new_group(backend="gloo")``, as PyTorch's
+    recipe makes), the state is copied now and written by a background thread whose
+    collectives run over that group, beside training's; otherwise the files are written when
+    it returns. Every rank must call it; the state may change as soon as it returns."""
     if not isinstance(async_checkpointer_type, AsyncCheckpointerType):
         raise TypeError(
             f"async_save: async_checkpointer_type must be an AsyncCheckpointerType, got {async_checkpointer_type!r}"
         )
+    if not no_dist and _own_group(process_group):
+        job = _Save(state_dict, checkpoint_id, storage_writer, process_group, no_dist, staged=True)
+        return _background().submit(job.commit)
     done: Future = Future()
     try:
         done.set_result(
@@ -191,3 +238,22 @@ def async_save(
     except Exception as error:  # noqa: BLE001 - PyTorch hands a failed save back through the future
         done.set_exception(error)
     return done
+
+
+def _own_group(process_group: Any) -> bool:
+    """Whether ``process_group`` is a group of its own (not the default one, which training
+    uses): only its collectives may run from another thread."""
+    if process_group is None or not groups.is_initialized():
+        return False
+    pg = groups.resolve_group(process_group)
+    return pg is not None and pg is not groups.resolve_group(None)
+
+
+_saver: list[ThreadPoolExecutor] = []
+
+
+def _background() -> ThreadPoolExecutor:
+    """The thread that writes asynchronous saves, one after another (joined at exit)."""
+    if not _saver:
+        _saver.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="disttorch-async-save"))
+    return _saver[0]

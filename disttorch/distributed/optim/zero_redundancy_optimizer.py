@@ -12,10 +12,15 @@ Every rank still holds every parameter and the full, averaged gradients (DDP gav
 
 Shards are assigned greedily, largest parameter first, to the rank with the fewest
 elements so far: the same assignment on every rank, balanced by size.
+
+``overlap_with_ddp=True`` builds the optimiser as PyTorch's does (its local step deferred to
+DDP's ``ddp_zero_hook``), and that hook refuses the CPU backend, as PyTorch's refuses Gloo:
+``step()`` then warns and does nothing, and the state-dict methods raise.
 """
 
 from __future__ import annotations
 
+import logging
 import weakref
 from typing import Any, Callable, Iterable
 
@@ -27,6 +32,17 @@ from ..algorithms.join import Join, Joinable, JoinHook
 from .shard_layout import ShardLayout
 
 __all__ = ["ZeroRedundancyOptimizer"]
+
+logger = logging.getLogger(__name__)
+
+#: the optimisers PyTorch has a functional twin of (``overlap_with_ddp=True`` needs one)
+_FUNCTIONAL = ("Adagrad", "Adam", "AdamW", "SGD", "Adadelta", "RMSprop", "Rprop", "Adamax")
+
+
+def _has_functional_twin(optimizer_class: type) -> bool:
+    from ... import optim
+
+    return any(optimizer_class is getattr(optim, name) for name in _FUNCTIONAL)
 
 
 def _dist():
@@ -53,7 +69,9 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         params: tensors or parameter groups, as for any optimiser.
         optimizer_class: e.g. ``disttorch.optim.Adam``.
         process_group: the group to shard over (default: the world).
-        parameters_as_bucket_view, overlap_with_ddp: accepted for compatibility; must be False.
+        parameters_as_bucket_view: accepted for compatibility (see the README).
+        overlap_with_ddp: defer the step to DDP's ``ddp_zero_hook`` (which, as PyTorch's on
+            Gloo, refuses to run: see the module's docstring).
         **defaults: options for ``optimizer_class`` (``lr=...``).
     """
 
@@ -66,8 +84,6 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         overlap_with_ddp: bool = False,
         **defaults: Any,
     ) -> None:
-        if overlap_with_ddp:
-            raise NotImplementedError("ZeroRedundancyOptimizer(overlap_with_ddp=True) is not supported")
         from ..groups import resolve_group
 
         dist = _dist()
@@ -75,6 +91,12 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         self.world_size = dist.get_world_size(process_group)
         self.rank = dist.get_rank(process_group)
         self.optimizer_class = optimizer_class
+        self._overlap_with_ddp = overlap_with_ddp
+        if overlap_with_ddp and not _has_functional_twin(optimizer_class):
+            raise ValueError(
+                "Using `ddp_with_overlap=True` requires using a functional optimizer, but there is "
+                f"no supported functional optimizer equivalent for {optimizer_class}"
+            )
         super().__init__(params, defaults)
         Joinable.__init__(self)
         self._all_params = [p for g in self.param_groups for p in g["params"]]
@@ -85,12 +107,18 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
             mine = [p for p in g["params"] if owner_of[id(p)] == self.rank]
             local_groups.append({**g, "params": mine})
         self._local_group_nonempty = [bool(g["params"]) for g in local_groups]
-        kept = [g for g in local_groups if g["params"]]
+        kept = [g for g in local_groups if g["params"] and not overlap_with_ddp]
         self.optim = optimizer_class(kept, **defaults) if kept else None
         self._fill_group_options(optimizer_class, defaults)
         self._consolidated: dict | None = None
         self._layout = ShardLayout(self._all_params, self.owner)
-        if self._layout.place(resolve_group(process_group)):
+        if overlap_with_ddp:
+            if parameters_as_bucket_view:
+                logger.warning(
+                    "`parameters_as_bucket_view=True` will be ignored since `overlap_with_ddp=True`; "
+                    "instead, a different bucketing strategy will be used"
+                )
+        elif self._layout.place(resolve_group(process_group)):
             weakref.finalize(self, self._layout.close).atexit = False
 
     def _fill_group_options(self, optimizer_class: type, defaults: dict) -> None:
@@ -117,6 +145,11 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update this rank's shard, then broadcast every shard from its owner."""
+        if self._overlap_with_ddp:
+            logger.warning(
+                "`step()` should not be included in the training loop when `overlap_with_ddp=True`"
+            )
+            return None
         Join.notify_join_context(self)
         self._sync_options()
         loss = self.optim.step(closure) if self.optim is not None else (closure() if closure else None)
@@ -147,8 +180,18 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         dist.broadcast(Tensor._make(flat), src=src, group=self.process_group)
 
     # ---------------------------------------------------------------- checkpoints
+    def _check_overlap_initialized(self) -> None:
+        """With ``overlap_with_ddp=True`` the local optimiser would be built by DDP's hook,
+        which never runs here: PyTorch's error for a method called before that."""
+        if self._overlap_with_ddp:
+            raise RuntimeError(
+                "This method should not be called until this ZeroRedundancyOptimizer instance has "
+                "been fully initialized"
+            )
+
     def consolidate_state_dict(self, to: int = 0) -> None:
         """Gather every shard's optimiser state on rank ``to`` (call on all ranks)."""
+        self._check_overlap_initialized()
         dist = _dist()
         local = self.optim.state_dict() if self.optim is not None else {"state": {}, "param_groups": []}
         gathered: list | None = [None] * self.world_size if self.rank == to else None
@@ -172,6 +215,7 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
 
     def state_dict(self) -> dict:
         """The full optimiser state; only on the rank given to ``consolidate_state_dict``."""
+        self._check_overlap_initialized()
         if self._consolidated is None:
             raise RuntimeError(
                 "Optimizer state has not been consolidated on this rank. Please call "
@@ -182,6 +226,7 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Load a full state dict (from ``state_dict()``); each rank keeps its shard."""
+        self._check_overlap_initialized()
         for g, saved in zip(self.param_groups, state_dict["param_groups"]):
             g.update({k: v for k, v in saved.items() if k != "params"})
         if self.optim is None:

@@ -36,7 +36,7 @@ from ._partial_grad import PartialGrad, with_partial
 from ._partial_inplace import PartialInplaceRules
 from ._redistribute import Redistribute, redistribute_local
 from ._view_methods import GlobalViewMethods
-from .placement_types import Placement, Replicate, Shard
+from .placement_types import Partial, Placement, Replicate, Shard
 
 __all__ = ["DTensor", "distribute_tensor"]
 
@@ -59,7 +59,7 @@ def normalize_placements(
         if isinstance(p, Shard):
             rank = max(ndim, 1)  # a 0-d tensor is cut as one row (FSDP's convention)
             if not -rank <= p.dim < rank:
-                raise IndexError(f"{p} is out of range for a tensor of {ndim} dimensions")
+                raise IndexError(f"{p!r} is out of range for a tensor of {ndim} dimensions")
             p = dataclasses.replace(p, dim=p.dim % rank)
         out.append(p)
     return tuple(out)
@@ -108,6 +108,28 @@ def _route_ops_here() -> None:
     if not _routed:
         register_function_dispatch(DTensor, functools.partial(dispatch, DTensor))
         _routed.append(True)
+
+
+def _as_hooks_see_it(grad: Tensor, mesh: DeviceMesh, placements: tuple, shape: tuple) -> "DTensor":
+    """Gradient ``grad`` (a piece, or a summand ``PartialGrad``) of a tensor laid out as
+    ``placements``, as PyTorch's tensor hooks see it: a DTensor, ``Partial`` where it is a
+    summand, sharing its memory and node."""
+    return DTensor._share(grad, mesh, with_partial(placements, grad), shape)
+
+
+def _piece_from_hook(grad: Tensor, mesh: DeviceMesh, placements: tuple, shape: tuple) -> Tensor:
+    """What a hook handed back, as the engine carries gradients: the piece; a summand
+    (``PartialGrad``) along the mesh dimensions where it is ``Partial`` and the tensor is not;
+    a DTensor of another layout moved to the tensor's (outside the graph)."""
+    if not isinstance(grad, DTensor):
+        return grad
+    summed = tuple(
+        m for m, p in enumerate(grad._placements) if p.is_partial() and not placements[m].is_partial()
+    )
+    if grad._placements != tuple(Partial() if m in summed else p for m, p in enumerate(placements)):
+        return Tensor._make(redistribute_local(grad._data, mesh, grad._placements, placements, shape))
+    piece = grad.to_local()
+    return PartialGrad.of(piece, mesh, summed) if summed else piece
 
 
 class DTensor(PartialInplaceRules, GlobalViewMethods, Tensor):
@@ -247,6 +269,27 @@ class DTensor(PartialInplaceRules, GlobalViewMethods, Tensor):
             moved = redistribute_local(np.asarray(grad._data), self._mesh, layout, held, self._global_shape)
             add_to_grad(self, Tensor._make(moved), False, create_graph)
 
+    def _hook_view(self, grad: Tensor) -> "DTensor":
+        """The gradient as a tensor hook on this leaf sees it (see :func:`_as_hooks_see_it`)."""
+        return _as_hooks_see_it(grad, self._mesh, self._placements, self._global_shape)
+
+    def _from_hook_view(self, grad: Tensor) -> Tensor:
+        """What the hooks handed back, as :meth:`_add_grad` takes it."""
+        return _piece_from_hook(grad, self._mesh, self._placements, self._global_shape)
+
+    def register_hook(self, hook: Any) -> Any:
+        """As ``Tensor.register_hook``; the hook sees the gradient as a DTensor laid out as this
+        tensor (``Partial`` where it is a summand), as PyTorch's hooks do."""
+        if self.grad_fn is None:  # a leaf: the engine asks _hook_view / _from_hook_view
+            return super().register_hook(hook)
+        layout = (self._mesh, self._placements, self._global_shape)
+
+        def laid_out(grad: Tensor) -> Tensor | None:
+            out = hook(_as_hooks_see_it(grad, *layout))
+            return None if out is None else _piece_from_hook(out, *layout)
+
+        return super().register_hook(laid_out)
+
     @staticmethod
     def _joint_norm(tensors: Sequence["DTensor"], norm_type: float) -> float:
         """The ``norm_type``-norm of the whole tensors together, every element counted once:
@@ -356,6 +399,37 @@ class DTensor(PartialInplaceRules, GlobalViewMethods, Tensor):
         with dispatch_disabled():
             out = Redistribute.apply(self, self._mesh, self._placements, dst, self._global_shape)
         return DTensor._share(out, self._mesh, dst, self._global_shape)
+
+    def _as_summand_of_self(self, other: Any) -> Any:
+        """``other`` laid out as this tensor, to be added into it in place (PyTorch's strategy
+        keeps the layout of the tensor written: a replicated operand becomes ``1/n`` summands
+        of a ``Partial`` one; a shard cannot become a summand and raises PyTorch's error)."""
+        if not isinstance(other, DTensor) or other._placements == self._placements:
+            return other
+        if other._global_shape != self._global_shape:
+            return other  # broadcast: the pieces meet as they are
+        for mine, theirs in zip(self._placements, other._placements):
+            if mine.is_partial() and theirs.is_shard():
+                raise RuntimeError(f"redistribute from {theirs} to {mine} not supported yet")
+        with dispatch_disabled():
+            out = Redistribute.apply(
+                other, self._mesh, other._placements, self._placements, other._global_shape
+            )
+        return DTensor._share(out, self._mesh, self._placements, self._global_shape)
+
+    def add_(self, other: Any, *args: Any, **kwargs: Any) -> "DTensor":
+        return super().add_(self._as_summand_of_self(other), *args, **kwargs)
+
+    def sub_(self, other: Any, *args: Any, **kwargs: Any) -> "DTensor":
+        return super().sub_(self._as_summand_of_self(other), *args, **kwargs)
+
+    subtract_ = sub_
+
+    def __iadd__(self, other: Any) -> "DTensor":
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> "DTensor":
+        return self.sub_(other)
 
     def full_tensor(self, *, grad_placements: Sequence[Placement] | None = None) -> Tensor:
         """The whole tensor on every rank (a collective); differentiable."""

@@ -35,6 +35,9 @@ class Shard(Placement):
     def __repr__(self) -> str:
         return f"Shard(dim={self.dim})"
 
+    def __str__(self) -> str:
+        return f"S({self.dim})"
+
     @staticmethod
     def local_shard_size_and_offset(size_on_dim: int, num_chunks: int, rank: int) -> tuple[int, int]:
         """``(rows, first row)`` of piece ``rank`` of ``size_on_dim`` rows cut ``num_chunks`` ways."""
@@ -57,6 +60,9 @@ class _StridedShard(Shard):
     def __repr__(self) -> str:
         return f"_StridedShard(dim={self.dim}, sf={self.split_factor})"
 
+    def __str__(self) -> str:
+        return f"_S({self.dim}, {self.split_factor})"
+
 
 @dataclass(frozen=True)
 class Replicate(Placement):
@@ -64,6 +70,9 @@ class Replicate(Placement):
 
     def __repr__(self) -> str:
         return "Replicate()"
+
+    def __str__(self) -> str:
+        return "R"
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,9 @@ class Partial(Placement):
 
     def __repr__(self) -> str:
         return f"Partial({self.reduce_op})"
+
+    def __str__(self) -> str:
+        return f"P({self.reduce_op})"
 
 
 def cut_order(placements: Sequence[Placement]) -> list[int]:

@@ -235,13 +235,15 @@ class CrossEntropyFunction(Function):
             per_entry = -np.take_along_axis(logp, pick, 1)[:, 0] * w_t
         else:
             per_entry = map_rows(lambda lp, c: (-(lp * c).sum(axis=1),), logp, coef)[0]
+        # probability targets: PyTorch negates the whole sum (-0.0 where every term is 0)
+        total = (lambda: -(-per_entry).sum()) if pick is None else per_entry.sum
         if coef is None and x.ndim == 2 and reduction != "none":
             out, denom = _batch_mean_or_sum(per_entry, w_t, valid, weight is not None, reduction)
         elif reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):  # all ignored: nan, as PyTorch
-                out = np.asarray(per_entry.sum() / x.dtype.type(denom))
+                out = np.asarray(total() / x.dtype.type(denom))
         elif reduction == "sum":
-            out = np.asarray(per_entry.sum())
+            out = np.asarray(total())
         else:
             out = per_entry[0] if unbatched else per_entry
         ctx.kind = (reduction, bool(label_smoothing), pick is None, _nll_node(x.ndim))

@@ -36,12 +36,9 @@ def _group_size(process_group: Any) -> int:
 
 def allreduce_hook(process_group: Any, bucket: GradBucket):
     """Average the bucket: divide by the world size, then all-reduce (sum) asynchronously."""
-    from ... import distributed as dist
+    from ...distributed.algorithms.ddp_comm_hooks.default_hooks import _allreduce_fut
 
-    buf = bucket.buffer()
-    np.multiply(buf._data, 1.0 / _group_size(process_group), out=buf._data, casting="unsafe")
-    work = dist.all_reduce(buf, group=process_group, async_op=True)
-    return work.get_future().then(lambda fut: (fut.value(), buf)[1])  # value(): raise a failure
+    return _allreduce_fut(process_group, bucket.buffer())
 
 
 def _half_precision(values: np.ndarray, np_dtype: Any) -> np.ndarray:

@@ -6,7 +6,11 @@ PyTorch's FSDP1 wrapper gives its ``SHARDED_STATE_DICT`` values in this (depreca
 here one is made from a parameter's ``DTensor`` (:meth:`ShardedTensor._from_dtensor`: its
 local shard shares the DTensor's memory) and turned back into one to load. Unlike
 PyTorch's, it is not a ``Tensor`` subclass: it offers the metadata API (``local_shards``,
-``local_tensor``, ``metadata``, ``size``, ``dtype``), no arithmetic.
+``local_tensor``, ``metadata``, ``size``, ``dtype``, ``device``, ``requires_grad``, ``numel``),
+no arithmetic, so state-dict walkers that act on ``isinstance(v, Tensor)`` values (moving them
+to a device, casting) pass it by, where PyTorch's answers most of those calls with itself.
+``torch.save``/``torch.load`` keep it, as PyTorch's: the local shards, the metadata and the
+mesh's ranks (its groups are made again when it is loaded into a model, on every rank).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import numpy as np
 
 from ...._dtype import to_numpy
 from ...._memory_format import contiguous_format
-from ...._tensor import Size, Tensor
+from ...._tensor import Size, Tensor, device
 from ...tensor import DTensor
 from ...tensor._utils import compute_local_shape_and_global_offset
 from ..metadata import ShardMetadata
@@ -65,8 +69,29 @@ class ShardedTensor:
         self._metadata = metadata
         self._layout = layout  # (mesh, placements) of the DTensor it was made from
 
+    def __getstate__(self) -> dict:
+        """The shards and metadata; the mesh as its ranks and names (its groups do not pickle)."""
+        state = dict(self.__dict__)
+        if self._layout is not None:
+            mesh, placements = self._layout
+            state["_layout"] = ((mesh.mesh.tolist(), mesh.mesh_dim_names), placements)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def _mesh_and_placements(self) -> tuple[Any, Any]:
+        """The layout's mesh (made again, collectively, after unpickling) and placements."""
+        mesh, placements = self._layout
+        if isinstance(mesh, tuple):  # ranks and names from __getstate__
+            from ...device_mesh import DeviceMesh
+
+            mesh = DeviceMesh("cpu", mesh[0], mesh_dim_names=mesh[1])
+            self._layout = (mesh, placements)
+        return mesh, placements
+
     @classmethod
-    def _from_dtensor(cls, d: Any) -> "ShardedTensor":
+    def _from_dtensor(cls, d: Any, requires_grad: bool = False) -> "ShardedTensor":
         """The shards of DTensor ``d`` along its ``Shard`` mesh dimensions (its replicas over
         the others are one shard): this rank's shares ``d``'s memory; empty ones are left
         out, as PyTorch's chunking leaves them out."""
@@ -86,7 +111,7 @@ class ShardedTensor:
             shards.append(meta)
             if coordinate == list(mine):
                 local.append(Shard(Tensor._make(d._data), meta))
-        properties = TensorProperties(d.dtype, d.layout, False, contiguous_format, False)
+        properties = TensorProperties(d.dtype, d.layout, requires_grad, contiguous_format, False)
         return cls(local, ShardedTensorMetadata(shards, Size(shape), properties), (mesh, placements))
 
     def _to_dtensor(self) -> Any:
@@ -94,7 +119,7 @@ class ShardedTensor:
         if self._layout is None:
             raise ValueError("this ShardedTensor was not made from a DTensor: it cannot be loaded as one")
         data = self._local_shards[0].tensor._data if self._local_shards else None
-        mesh, placements = self._layout
+        mesh, placements = self._mesh_and_placements()
         if data is None:  # an empty shard: this rank holds no rows
             local, _ = compute_local_shape_and_global_offset(tuple(self.size()), mesh, placements)
             data = np.empty(local, dtype=to_numpy(self.dtype))
@@ -125,6 +150,22 @@ class ShardedTensor:
     @property
     def dtype(self) -> Any:
         return self._metadata.tensor_properties.dtype
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._metadata.tensor_properties.requires_grad
+
+    @property
+    def device(self) -> Any:
+        """This rank's device: the CPU."""
+        return device("cpu")
+
+    is_meta = False
+    is_cuda = False
+
+    def numel(self) -> int:
+        """The whole tensor's number of elements."""
+        return int(np.prod(tuple(self._metadata.size), dtype=np.int64))
 
     def dim(self) -> int:
         return len(self._metadata.size)

@@ -2,8 +2,8 @@
 module paths. ``default_hooks`` re-exports ``allreduce_hook``, the float16/bfloat16
 compression hooks and their wrappers, and ``quantization_hooks`` the 8-bit hooks (they live
 beside DDP in ``disttorch.nn.parallel``); ``debugging_hooks`` holds ``noop_hook``,
-``powerSGD_hook`` PowerSGD compression; ``post_localSGD_hook`` holds ``PostLocalSGDState``,
-whose hook disttorch does not support. ``register_ddp_comm_hook(DDPCommHookType.X, model,
+``powerSGD_hook`` PowerSGD compression; ``post_localSGD_hook`` post-local SGD (with
+``model_averaging``). ``register_ddp_comm_hook(DDPCommHookType.X, model,
 state)`` registers a hook by name, as PyTorch's."""
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ from ....distributed.tensor import DTensor
 from ....distributed.utils import _broadcast_coalesced
 from ...modules.module import Module, _addindent
 from ._api import FSDPModule, MixedPrecisionPolicy, fully_shard
+from ._flat_state_dict import flat_local_state_dict, unflatten_local_state_dict
 from .api import (
     FullStateDictConfig,
     OptimStateDictConfig,
@@ -110,7 +111,8 @@ class FullyShardedDataParallel(Module):
         ignored_modules, ignored_states: modules or parameters left whole and unsynchronised.
         sync_module_states: copy rank 0's parameters and buffers to every rank first.
         forward_prefetch, limit_all_gathers, device_id: accepted for compatibility.
-        use_orig_params: accepted; the original parameters are always exposed (as shards).
+        use_orig_params: the original parameters are always exposed (as shards); it changes
+            only the ``LOCAL_STATE_DICT`` layout, as in PyTorch.
         device_mesh: a 1-D mesh, or a 2-D ``(replicate, shard)`` mesh for hybrid sharding.
         param_init_fn: not supported (there is no meta device); must be ``None``.
     """
@@ -171,6 +173,7 @@ class FullyShardedDataParallel(Module):
             fully_shard(sub, **kwargs)
         fully_shard(module, **kwargs)
         self._unit_ids = frozenset(map(id, units))
+        self._use_orig_params = use_orig_params
         self._fsdp_wrapped_module = module
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config: StateDictConfig = FullStateDictConfig()
@@ -339,15 +342,26 @@ class FullyShardedDataParallel(Module):
         out = get_model_state_dict(self.module, options=self._options())
         if self._state_dict_type is StateDictType.FULL_STATE_DICT:
             return out
+        if self._state_dict_type is StateDictType.LOCAL_STATE_DICT:
+            return flat_local_state_dict(out, self._unit_prefixes(), self._use_orig_params)
         return {k: ShardedTensor._from_dtensor(v) if isinstance(v, DTensor) else v for k, v in out.items()}
+
+    def _unit_prefixes(self) -> list[str]:
+        """The key prefix of every unit (``""``: the root), outermost first."""
+        return [
+            clean_key(f"{name}.") if name else ""
+            for name, m in self.module.named_modules()
+            if m is self.module or id(m) in self._unit_ids
+        ]
 
     def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
         """Load a full or sharded state dict (``ShardedTensor``s or ``DTensor``s) with the
         wrapped module's keys (or this wrapper's own, ``_fsdp_wrapped_module.`` prefixes and all)."""
-        plain = {
-            clean_key(k): v._to_dtensor() if isinstance(v, ShardedTensor) else v
-            for k, v in state_dict.items()
-        }
+        plain = {clean_key(k): v for k, v in state_dict.items()}
+        if self._state_dict_type is StateDictType.LOCAL_STATE_DICT:
+            sharded = get_model_state_dict(self.module, options=StateDictOptions())
+            plain = unflatten_local_state_dict(plain, sharded, self._unit_prefixes())
+        plain = {k: v._to_dtensor() if isinstance(v, ShardedTensor) else v for k, v in plain.items()}
         return set_model_state_dict(self.module, plain, options=StateDictOptions(strict=strict))
 
 
