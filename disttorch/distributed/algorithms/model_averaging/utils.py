@@ -3,6 +3,7 @@ buffer for a single all-reduce (as PyTorch's)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -31,11 +32,9 @@ def average_parameters(params: Iterator[Any], process_group: Any) -> None:
 
 def get_params_to_average(params: Iterable[Any]) -> list:
     """The parameters (of a model, or of an optimiser's parameter groups) that have a gradient."""
-    from ....nn import Parameter  # lazily: distributed does not import nn
-
     filtered = []
     for param in params:
-        if isinstance(param, Parameter):
+        if _is_parameter(param):
             if param.grad is not None:
                 filtered.append(param)
         elif isinstance(param, dict):
@@ -43,6 +42,13 @@ def get_params_to_average(params: Iterable[Any]) -> list:
         else:
             raise NotImplementedError(f"Parameter input of type {type(param)} is not supported")
     return filtered
+
+
+def _is_parameter(obj: Any) -> bool:
+    """Whether ``obj`` is an ``nn.Parameter`` (distributed does not import nn: before nn is
+    loaded, nothing is one)."""
+    module = sys.modules.get("disttorch.nn.parameter")
+    return module is not None and isinstance(obj, module.Parameter)
 
 
 def average_parameters_or_parameter_groups(params: Iterable[Any], process_group: Any) -> None:
