@@ -37,6 +37,8 @@ from .workers import WorkerGroup, WorkerSpec
 _HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 #: A rank that exited 0 this long before the others is named (they may be waiting for it).
 EARLY_EXIT_NOTE_S = 5.0
+#: A rank stopped by a signal (SIGSTOP, SIGTSTP) this long is named (the others wait for it).
+FROZEN_NOTE_S = 2.0
 T = TypeVar("T")
 
 
@@ -180,6 +182,12 @@ class Agent:
                 if remaining == 0:
                     return "succeeded", None
                 done.append(ended)
+            for spec, pid, seconds in group.newly_frozen(FROZEN_NOTE_S):
+                say(
+                    f"rank {spec.rank} (pid {pid}) has been stopped by a signal (SIGSTOP, or SIGTSTP: "
+                    f"Ctrl-Z) for {seconds:.0f} s: it runs nothing until it gets SIGCONT (kill -CONT {pid}), "
+                    "and ranks waiting for it (init_process_group, a collective) wait until their timeout"
+                )
             if done and time.time() - done[0].time >= EARLY_EXIT_NOTE_S:
                 self._note_early_exits(group, done)
                 done = []

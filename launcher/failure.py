@@ -39,6 +39,7 @@ class RankExit:
     returncode: int
     time: float  # wall-clock seconds when the launcher saw the exit
     stopped: bool = False  # ended after the launcher began stopping the group
+    frozen: bool = False  # was stopped by a signal (SIGSTOP, SIGTSTP) when last looked at
     record: Optional[dict] = field(default=None)  # the rank's error file, if it wrote one
 
     @property
@@ -68,7 +69,8 @@ class RankExit:
         if self.returncode == 0:
             return "exited 0"
         if self.stopped:
-            return f"stopped by the launcher ({self.how()})"
+            frozen = ", which found it frozen by SIGSTOP or SIGTSTP" if self.frozen else ""
+            return f"stopped by the launcher ({self.how()}){frozen}"
         error = self.error()
         return f"failed, {self.how()}" + (f": {error}" if error else "")
 
@@ -84,6 +86,11 @@ def _hint(root: RankExit, reported_by: Optional[RankExit]) -> List[str]:
     record = root.record or {}
     if root.stopped:
         by = f" after rank {reported_by.rank} reported it" if reported_by is not None else ""
+        if root.frozen:
+            return [
+                f"no traceback: the launcher stopped this rank ({root.how()}){by}: it was frozen by",
+                "a signal from outside the job (SIGSTOP, or SIGTSTP: Ctrl-Z) and ran nothing since.",
+            ]
         return [
             f"no traceback: the launcher stopped this rank ({root.how()}){by}: it was frozen, stuck",
             "or too slow to answer. --dump-stacks prints where each rank was before it is stopped.",

@@ -83,6 +83,13 @@ def start_time(pid: int) -> str | None:
     return fields[19] if fields is not None and len(fields) > 19 else None
 
 
+def stopped(pid: int) -> bool:
+    """Is process ``pid`` stopped by a signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU: state ``T``)?
+    A debugger's tracing stop (``t``) does not count."""
+    fields = _stat(str(pid))
+    return fields is not None and fields[0] == "T"
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -16,11 +16,11 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from disttorch._error_file import read_error_file
 
-from . import output, reaper
+from . import guardian, output, reaper
 from .failure import RankExit
 
 #: Longest time :meth:`WorkerGroup.stop` waits, after SIGKILL, for the workers and their output.
@@ -65,6 +65,8 @@ class WorkerGroup:
         self._waiters: List[threading.Thread] = []
         self._pumps: List[threading.Thread] = []
         self._stopping_since: Optional[float] = None
+        self._frozen_since: Dict[int, float] = {}  # local rank -> when first seen stopped by a signal
+        self._frozen_told: Set[int] = set()
         self._host = socket.gethostname()
 
     def start(self) -> None:
@@ -108,10 +110,28 @@ class WorkerGroup:
             returncode=returncode,
             time=now,
             stopped=stopping is not None and now >= stopping and returncode != 0,
+            frozen=spec.local_rank in self._frozen_since,
             record=read_error_file(spec.error_file),
         )
         self.ended[spec.local_rank] = ended
         self.exits.put(ended)
+
+    def newly_frozen(self, at_least: float) -> List[Tuple[WorkerSpec, int, float]]:
+        """The running workers stopped by a signal (SIGSTOP, SIGTSTP, ...) for ``at_least``
+        seconds or more that no earlier call returned since they last ran: (spec, pid, seconds)."""
+        found = []
+        now = time.monotonic()
+        for spec, proc in zip(self.specs, self._procs):
+            rank = spec.local_rank
+            if proc.returncode is not None or not guardian.stopped(proc.pid):
+                self._frozen_since.pop(rank, None)
+                self._frozen_told.discard(rank)
+                continue
+            since = self._frozen_since.setdefault(rank, now)
+            if now - since >= at_least and rank not in self._frozen_told:
+                self._frozen_told.add(rank)
+                found.append((spec, proc.pid, now - since))
+        return found
 
     def dump_stacks(self, wait: float = 0.5) -> None:
         """Ask every running worker to print its Python stacks (SIGUSR1, which launcher.bootstrap

@@ -23,6 +23,16 @@ def test_a_save_writes_only_its_files(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [".metadata", "__0_0.distcp"]  # no temporary left
 
 
+def test_a_save_removes_what_a_killed_save_of_its_files_left(tmp_path):
+    # a rank SIGKILLed while writing leaves its temporary file; the next save over it removes it
+    stale = [".__0_0.distcp.0123456789ab.tmp", "..metadata.ba9876543210.tmp"]
+    others = [".__1_0.distcp.0123456789ab.tmp", "notes.txt"]  # another rank's, and not a save's
+    for name in stale + others:
+        (tmp_path / name).write_bytes(b"half")
+    dcp.save(_state(1.0), checkpoint_id=str(tmp_path), no_dist=True)
+    assert sorted(os.listdir(tmp_path)) == sorted([".metadata", "__0_0.distcp", *others])
+
+
 def test_pieces_of_another_save_are_refused_before_anything_is_loaded(tmp_path):
     dcp.save(_state(1.0), checkpoint_id=str(tmp_path), no_dist=True)
     earlier = (tmp_path / ".metadata").read_bytes()

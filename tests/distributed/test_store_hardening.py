@@ -16,6 +16,7 @@ import pytest
 import zmq
 
 from disttorch.distributed.base import auth
+from disttorch.distributed.base.log import RateLimitedLog
 from disttorch.distributed.store import DistStoreError, TCPStore, protocol, tcp_server
 from disttorch.distributed.store.protocol import Command, ProtocolError, Status
 from disttorch.distributed.store.table import KeyValueTable, StoreFullError
@@ -339,6 +340,20 @@ def test_random_frames_from_a_member_never_crash_the_server(master):
     finally:
         member.close()
     assert _server(master).malformed > 500
+
+
+def test_a_flood_of_bad_input_logs_a_burst_then_a_line_per_interval(caplog):
+    """A member sending garbage forever (70,000 messages a second here) once logged a line per
+    1,000 of them: 70 lines a second for as long as it kept on."""
+    flooded = RateLimitedLog(logging.getLogger("disttorch.test.flood"), burst=5, interval=60.0)
+    with caplog.at_level(logging.WARNING, logger="disttorch.test.flood"):
+        for i in range(20_000):
+            flooded.warning("dropped %d", i)
+        assert len(caplog.records) == 5
+        flooded.interval = 0.0  # the interval has passed
+        flooded.warning("dropped %d", 20_000)
+    assert len(caplog.records) == 6
+    assert caplog.records[-1].getMessage() == "dropped 20000 (20001 such messages so far; most not logged)"
 
 
 @pytest.mark.timeout(60)

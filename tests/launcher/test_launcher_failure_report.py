@@ -1,6 +1,7 @@
 """The launcher's failure summary with real disttorch ranks: the rank that raised is the root
 cause even when the peer that noticed exits first; the ranks that only reported it show one
-line and no library internals; a frozen rank the launcher stopped is said to be stopped by it;
+line and no library internals; a frozen rank the launcher stopped is said to be stopped by it (and, frozen before it joined,
+is named by the launcher while the others wait);
 a rank that exited 0 while the others wait for it is named; a rank that cannot write its
 error record (a full disk) still shows its exception."""
 
@@ -58,6 +59,9 @@ def test_a_frozen_rank_the_launcher_stopped_is_not_said_to_be_killed_from_outsid
     text = format_summary(root, [reporter, frozen], 0, 0, reported_by=by)
     assert "from outside the launcher" not in text
     assert "the launcher stopped this rank (signal SIGTERM (15)) after rank 0 reported it" in text
+    frozen.frozen = True  # the launcher saw it stopped by a signal
+    text = format_summary(root, [reporter, frozen], 0, 0, reported_by=by)
+    assert "it was frozen by\n  a signal from outside the job (SIGSTOP, or SIGTSTP" in text, text
 
 
 def test_ranks_that_failed_the_same_way_share_one_line():
@@ -92,6 +96,20 @@ def test_a_frozen_rank_is_named_by_the_one_waiting_and_stopped_by_the_launcher()
     assert "waiting for rank 1" in summary.splitlines()[0], summary
     assert "rank 1   : stopped by the launcher (signal SIGTERM (15))" in summary, summary
     assert "from outside the launcher" not in summary
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_frozen_while_the_others_wait_is_named_by_the_launcher(tmp_path):
+    # rank 1 stopped before init_process_group: rank 0 only ever says it waits for rank 1
+    result = launch("--nproc", 2, "--stop-delay", 0, SCRIPTS / "frozen.py", tmp_path, 2.6, timeout=50)
+    assert result.returncode == 1, result.stderr
+    notice = [line for line in result.stderr.splitlines() if "has been stopped by a signal" in line]
+    assert len(notice) == 1, result.stderr
+    pid = (tmp_path / "rank1.pid").read_text()
+    assert notice[0].startswith(f"[launcher] rank 1 (pid {pid}) has been stopped"), notice
+    assert f"until it gets SIGCONT (kill -CONT {pid})" in notice[0], notice
+    summary = result.stderr[result.stderr.index("job failed") :]
+    assert "rank 1   : stopped by the launcher (signal SIGTERM (15)), which found it frozen" in summary
 
 
 @pytest.mark.timeout(90)

@@ -3,7 +3,8 @@ rank (PyTorch's file names; the bytes are NumPy's ``.npz`` of the tensor pieces 
 holds) and ``.metadata`` (JSON, written by rank 0: every key's dtype, global shape and pieces with their first row and file, and the
 plain values). Nothing in it is pickled, so loading a checkpoint runs no code.
 
-Every file is written whole or not at all (temporary file, ``fsync``, rename). Each piece
+Every file is written whole or not at all (temporary file, ``fsync``, rename; the next save of
+a file removes the temporary files of its writes that were killed). Each piece
 file carries the id of its save, and the metadata the ids of the files it describes: a save
 interrupted over an earlier checkpoint leaves files of two saves, which loading refuses
 rather than mixing them.
@@ -14,11 +15,11 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from typing import Any
+from typing import Any, BinaryIO, Callable
 
 import numpy as np
 
-from ..._atomic_file import atomic_write
+from ..._atomic_file import atomic_write, remove_stale_temporaries
 from ..._dtype import _by_name, from_numpy, to_numpy
 from ..._tensor import Tensor
 
@@ -116,7 +117,7 @@ def write_pieces(directory: str, rank: int, pieces: dict[str, np.ndarray], save_
         f"p{i}": np.ascontiguousarray(a).view(np.uint8).reshape(-1) for i, a in enumerate(pieces.values())
     }
     arrays[_SAVE_ID] = np.frombuffer(save_id.encode(), np.uint8)
-    atomic_write(os.path.join(directory, piece_file(rank)), lambda f: np.savez(f, **arrays))
+    _write(directory, piece_file(rank), lambda f: np.savez(f, **arrays))
 
 
 def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
@@ -142,7 +143,14 @@ def read_pieces(directory: str, rank: int, save_id: str | None) -> Any:
 
 def write_metadata(directory: str, metadata: dict) -> None:
     data = json.dumps(metadata).encode()
-    atomic_write(os.path.join(directory, METADATA), lambda f: f.write(data))
+    _write(directory, METADATA, lambda f: f.write(data))
+
+
+def _write(directory: str, name: str, write: Callable[[BinaryIO], None]) -> None:
+    """Write file ``name`` whole or not at all, first removing what writes to it that were
+    killed before their rename (a rank SIGKILLed mid-save) left: only this rank writes it."""
+    remove_stale_temporaries(directory, lambda target: target == name)
+    atomic_write(os.path.join(directory, name), write)
 
 
 def read_metadata(directory: str) -> dict:
