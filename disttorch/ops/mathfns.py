@@ -514,7 +514,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to (``value``
     is a scalar of that dtype); not for bool."""
-    prod = tensor1 * tensor2
+    prod = tensor2 * tensor1  # (Mul packs its other operand first: a pack hook sees tensor1, tensor2)
     out = input + (prod if value == 1 else prod * value)
     refuse_kernel("addcmul_cpu_out", out, "b")
     return named_node(out, "AddcmulBackward0")
