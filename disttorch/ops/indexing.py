@@ -550,7 +550,9 @@ def as_vectors(input: Tensor, dim: int, index: Tensor, src: Any = None) -> tuple
     if 0 not in ts or max(ts) > 1:
         return None
     wrap_dim(dim, 1)
-    return tuple(t.reshape(1) if isinstance(t, Tensor) and t._data.ndim == 0 else t for t in (input, index, src))
+    return tuple(
+        t.reshape(1) if isinstance(t, Tensor) and t._data.ndim == 0 else t for t in (input, index, src)
+    )
 
 
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
