@@ -565,3 +565,21 @@ def test_casting_non_finite_floats_to_integers_is_silent():
         warnings.simplefilter("error")
         assert x.long().tolist() == [-(2**63)] * 3 + [2]
         assert x.int().tolist() == [-(2**31)] * 3 + [2]
+
+
+def test_float_overflow_and_division_by_zero_do_not_warn_as_pytorch():
+    """``z = (z / x) * y`` until it overflows (the autograd tutorial's profiler loop), ``exp``,
+    sums and casts past float32's range give inf/nan silently, as PyTorch's kernels; a
+    program's own NumPy calls still warn."""
+    x = dt.tensor([3e38, -3e38, 1.0, 0.0])
+    with warnings.catch_warnings(record=True) as caught:
+        # (pytest drops the filter that importing disttorch installed during collection)
+        dt._native_warnings.quiet_numpy_float_errors()
+        (x / dt.tensor([1e-10, 1e-10, 0.0, 0.0])) * 10
+        x.exp().sum()
+        (x * x).mean()
+        dt.tensor([1e300], dtype=dt.float64).float()
+        x @ x
+        assert not caught
+        np.array([3e38], np.float32) * np.float32(10)
+    assert [str(w.message) for w in caught] == ["overflow encountered in multiply"]
