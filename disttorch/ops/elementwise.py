@@ -679,6 +679,7 @@ class Atan2(Function):
     _rounds_numbers = (0, 1)
 
     _raw = True
+    _backward_saves = {"other": saved(1), "self": saved(0)}  # (PyTorch's order)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -739,6 +740,7 @@ class Hypot(Function):
     _rounds_numbers = (0, 1)
 
     _raw = True
+    _backward_saves = {"other": saved(1), "self": saved(0), "result": kept("out", 0)}
 
     @staticmethod
     def forward(ctx, a, b):

@@ -131,6 +131,8 @@ _PACK_ORDER_CASES = {
     "mm": lambda L, a, b: a.mm(b),
     "pow": lambda L, a, b: a**b,
     "addcmul": lambda L, a, b: L.addcmul(a, a, b),
+    "atan2": lambda L, a, b: L.atan2(a, b),
+    "hypot": lambda L, a, b: L.hypot(a, b),
 }
 
 
