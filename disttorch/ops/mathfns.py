@@ -1204,7 +1204,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: A
     if w is None:
         mean = x.mean(1, keepdim=True)
         xc = x - mean
-        c = matmul(xc, xc.mT.conj()) / max(n - correction, 0)
+        c = matmul(xc, xc.mT.conj()) / _cov_norm(n - correction)
     else:
         wsum = w.sum()
         mean = (x * w).sum(1, keepdim=True) / wsum
@@ -1213,8 +1213,19 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: A
             norm = wsum - correction
         else:
             norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
-        c = matmul(xc * w, xc.mT.conj()) / norm
+        c = matmul(xc * w, xc.mT.conj()) / _cov_norm(norm)
     return c.squeeze() if input.dim() < 2 else c
+
+
+def _cov_norm(norm: Any) -> Any:
+    """``cov``'s divisor: 0 where no degree of freedom is left, with PyTorch's warning."""
+    if float(norm) > 0:
+        return norm
+    _native_warnings.warn(
+        "cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+        "observations. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/Correlation.cpp:129.)"
+    )
+    return norm.detach() * 0 + 0.0 if isinstance(norm, Tensor) else 0  # (+0, as PyTorch's zero_())
 
 
 def corrcoef(input: Tensor) -> Tensor:
