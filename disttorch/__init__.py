@@ -6,8 +6,10 @@ across processes and machines over ZeroMQ.
 """
 
 from ._malloc import tune_malloc as _tune_malloc
+from ._native_warnings import quiet_numpy_float_errors as _quiet_numpy_float_errors
 
 _tune_malloc()
+_quiet_numpy_float_errors()
 
 from . import _dtype  # noqa: E402
 from . import _public_name  # noqa: E402

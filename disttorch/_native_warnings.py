@@ -12,7 +12,7 @@ import os
 import sys
 import warnings
 
-__all__ = ["warn"]
+__all__ = ["quiet_numpy_float_errors", "warn"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _warned_once: set[str] = set()
@@ -28,3 +28,16 @@ def warn(message: str, category: type[Warning] = UserWarning, *, once: bool = Fa
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def quiet_numpy_float_errors() -> None:
+    """Ignore the ``RuntimeWarning``s NumPy raises for floating-point overflow, division by
+    zero and invalid values inside disttorch's own code: PyTorch's kernels give inf/nan
+    silently. Warnings of the program's own NumPy calls stay; no per-op cost (a filter is
+    consulted only when a warning is raised)."""
+    warnings.filterwarnings(
+        "ignore",
+        message=r"(overflow|underflow|divide by zero|invalid value) encountered in ",
+        category=RuntimeWarning,
+        module=r"disttorch\.",
+    )

@@ -215,8 +215,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         if tensor.requires_grad:
             dual = tensor.view_as(tensor)
             lv.keep = True
-        else:
-            dual = tensor.detach().requires_grad_(True)
+        else:  # a view of the primal, as PyTorch's (``dual._base is tensor``)
+            with grad_mode.no_grad():
+                dual = tensor.view_as(tensor)
+            dual.requires_grad_(True)
             lv.fresh.add(id(dual))
     lv.keep = lv.keep or tangent.requires_grad
     lv.duals.append(dual)

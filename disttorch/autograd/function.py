@@ -440,7 +440,7 @@ class Function(FunctionCtx, Node):
             _save_outputs_as_outputs(ctx, returned, out)
         hooks = saved_hooks.active()
         if hooks is not None:
-            saved_hooks.pack_saved(ctx, hooks)
+            saved_hooks.pack_saved(ctx, hooks, saved_fields.pack_order(ctx))
         if cls._view:
             mark_view(out, args[0])
         if _meta_in_use[0] and _any_meta(args):

@@ -104,6 +104,39 @@ def _shapes(args: tuple) -> list:
     return [list(a._data.shape) if isinstance(a, Tensor) else [] for a in args]
 
 
+#: the number of inputs of PyTorch's schema for ops whose tensors come first in the order of
+#: disttorch's arguments (the rest, numbers and lists, have no shape): ``record_shapes``
+#: lists that many, as PyTorch's (``aten::conv2d`` has 7); the operators an op dispatches to
+#: take its leading inputs too
+_SCHEMA_INPUTS: dict[str, int] = {
+    **{f"aten::conv{d}d": 7 for d in (1, 2, 3)},
+    **{f"aten::conv_transpose{d}d": 8 for d in (1, 2, 3)},
+    "aten::convolution": 9,
+    "aten::_convolution": 13,
+    **{f"aten::max_pool{d}d": 6 for d in (1, 2, 3)},
+    **{f"aten::max_pool{d}d_with_indices": 6 for d in (2, 3)},
+    "aten::avg_pool1d": 6,
+    **{f"aten::avg_pool{d}d": 7 for d in (2, 3)},
+    **{f"aten::{p}adaptive_avg_pool{d}d": 2 for d in (2, 3) for p in ("", "_")},
+    "aten::batch_norm": 9,
+    "aten::_batch_norm_impl_index": 9,
+    "aten::native_batch_norm": 8,
+    "aten::layer_norm": 6,
+    "aten::native_layer_norm": 5,
+    **{f"aten::{p}{f}": 3 for f in ("softmax", "log_softmax") for p in ("", "_")},
+    "aten::clamp_min": 2,
+    "aten::clamp_min_": 2,
+}
+
+
+def _input_dims(name: str, shapes: list) -> list:
+    """``shapes`` as PyTorch's event for ``name`` lists them: one per input of its schema."""
+    n = _SCHEMA_INPUTS.get(name)
+    if n is None or any(shapes[n:]):
+        return shapes
+    return (shapes + [[]] * n)[:n]
+
+
 def _out_bytes(out: Any) -> int:
     if isinstance(out, Tensor):
         return int(out._data.nbytes)
@@ -197,6 +230,14 @@ PROFILED_METHODS: dict[str, str] = {}
 _quiet = threading.local()  # depth of profiled methods running: the ops inside are theirs
 
 
+def _dims_arg(name: str, shapes: list | None) -> dict:
+    """The event's ``Input Dims`` (none without ``record_shapes``): an op's own inputs, or
+    for an operator it dispatches to, the op's leading inputs where that one's schema is known."""
+    if shapes is None:
+        return {}
+    return {"Input Dims": _input_dims(name, shapes)}
+
+
 def _profiled_method(op: str, method: Callable) -> Callable:
     """``method`` timed as the one operator ``op``: the ops it runs (an in-place op runs its
     out-of-place twin while autograd records, then writes) are that computation, not listed."""
@@ -213,10 +254,10 @@ def _profiled_method(op: str, method: Callable) -> Callable:
             return method(*args, **kwargs)
         finally:
             _quiet.depth = depth
+            shapes = _shapes(args) if _recording[0].record_shapes else None
             for callee, callee_start in reversed(inner):
-                trace.end(callee, callee_start, "cpu_op")
-            extra = {"Input Dims": _shapes(args)} if _recording[0].record_shapes else {}
-            trace.end(op, start, "cpu_op", **extra)
+                trace.end(callee, callee_start, "cpu_op", **_dims_arg(callee, shapes))
+            trace.end(op, start, "cpu_op", **_dims_arg(op, shapes))
 
     profiled.profiled = method  # type: ignore[attr-defined]
     return profiled
@@ -233,11 +274,10 @@ def _profiled_apply(cls: type, *args: Any) -> Any:
         callees = callees(*args)
     inner = [(callee, trace._now_us()) for callee in callees]
     out = _ORIG_APPLY(cls, *args)
+    shapes = _shapes(args) if rec.record_shapes else None
     for callee, callee_start in reversed(inner):
-        trace.end(callee, callee_start, "cpu_op")
-    extra = {}
-    if rec.record_shapes:
-        extra["Input Dims"] = _shapes(args)
+        trace.end(callee, callee_start, "cpu_op", **_dims_arg(callee, shapes))
+    extra = _dims_arg(name, shapes)
     if rec.profile_memory:
         extra["Bytes"] = _out_bytes(out)
     if rec.with_flops:

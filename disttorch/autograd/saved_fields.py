@@ -38,6 +38,7 @@ __all__ = [
     "lookup",
     "modified_inplace_message",
     "operand_fields",
+    "pack_order",
     "saved",
 ]
 
@@ -176,6 +177,12 @@ def _fields(node: Any) -> dict:
     if callable(table):
         table = table(node)
     return table or {}
+
+
+def pack_order(node: Any) -> list[int | str]:
+    """The keys of the tensors ``node`` saved, in the order of its table: PyTorch's order of
+    the fields, in which a saved-tensor pack hook sees them."""
+    return [spec.key for spec in _fields(node).values() if isinstance(spec, (saved, kept))]
 
 
 def _present(node: Any, spec: Any) -> bool:

@@ -14,7 +14,7 @@ from PyTorch's for the same op; the gradients do not.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,17 +58,21 @@ def active() -> tuple[Callable, Callable] | None:
     return stack[-1] if stack and not isinstance(stack[-1], str) else None
 
 
-def pack_saved(node: Any, hooks: tuple[Callable, Callable]) -> None:
-    """Replace what ``node`` saved by ``pack_hook``'s results (kept in ``node._packed``)."""
+def pack_saved(node: Any, hooks: tuple[Callable, Callable], first: Sequence[int | str] = ()) -> None:
+    """Replace what ``node`` saved by ``pack_hook``'s results (kept in ``node._packed``),
+    packing the keys in ``first`` (PyTorch's order of the node's saved fields) before the rest;
+    backward unpacks them in the same order."""
     pack, unpack = hooks
     # a user Function's saved tensors are only those of save_for_backward, as in PyTorch
-    for name, value in list(vars(node).items()) if node._raw else ():
-        if isinstance(value, (np.ndarray, Tensor)):
-            pack_one(node, name, pack, unpack)
+    keys: list[int | str] = [
+        name
+        for name, value in (vars(node).items() if node._raw else ())
+        if isinstance(value, (np.ndarray, Tensor))
+    ]
     if node._saved:
-        for i, t in enumerate(node._saved_unpacked()):
-            if t is not None:
-                pack_one(node, i, pack, unpack)
+        keys += [i for i, t in enumerate(node._saved_unpacked()) if t is not None]
+    for key in [k for k in first if k in keys] + [k for k in keys if k not in first]:
+        pack_one(node, key, pack, unpack)
 
 
 def pack_one(node: Any, key: int | str, pack: Callable, unpack: Callable) -> None:

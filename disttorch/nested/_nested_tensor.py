@@ -12,7 +12,8 @@ dtype and the number of dims (a zero-stride placeholder of shape ``(B, d1, ...)`
 the irregular dims); every ``Function`` applied to it comes to :func:`_apply`, which runs it
 per constituent when that is what PyTorch computes (elementwise ops, ``linear``,
 ``layer_norm``, ``dropout``, ``matmul``/``bmm``, ``softmax``/``log_softmax`` over a non-batch
-dim, ``transpose``/``permute`` of the non-batch dims, ``clone``, casts, attention), reduces
+dim, ``transpose``/``permute`` of the non-batch dims, ``split``/``chunk`` along a regular dim,
+``clone``, casts, attention), reduces
 (``sum``/``mean``/``amax``/``amin``) as PyTorch's jagged layout does, and raises
 ``NotImplementedError`` naming the op otherwise. Comparisons and in-place methods act on
 each constituent too.
@@ -25,13 +26,20 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import _layout
+from .. import _layout, _native_warnings
 from .._tensor import Size, Tensor
 from ..autograd.function import dispatch_disabled, register_function_dispatch
 
 __all__ = ["NestedTensor", "RaggedDim"]
 
 _ids = itertools.count(1)
+#: PyTorch's once-per-process warning on making a nested tensor of the strided layout
+_STRIDED_PROTOTYPE = (
+    "The PyTorch API of nested tensors is in prototype stage and will change in the near future. We "
+    "recommend specifying layout=torch.jagged when constructing a nested tensor, as this layout receives "
+    "active development, has better operator coverage, and works with torch.compile. (Triggered "
+    "internally at /__w/pytorch/pytorch/aten/src/ATen/NestedTensorImpl.cpp:177.)"
+)
 
 
 class RaggedDim:
@@ -97,6 +105,7 @@ class NestedTensor(Tensor):
             raise RuntimeError(f"nested tensors support layout torch.strided or torch.jagged, got {layout}")
         else:
             ragged_idx = None
+            _native_warnings.warn(_STRIDED_PROTOTYPE, once=True)
         shape = (len(parts),) + tuple(
             0 if d + 1 in irregular else int(sizes[0, d]) for d in range(first.dim())
         )
@@ -168,6 +177,24 @@ class NestedTensor(Tensor):
         if _wrap(dim, self._data.ndim) != 0:
             raise RuntimeError(f"unbind(): nested tensors can only be unbound along dim 0, got dim {dim}")
         return tuple(self._parts)
+
+    def view(self, *shape: Any) -> "NestedTensor":
+        """Each constituent viewed as ``shape[1:]`` (``shape[0]`` is the batch size, which
+        cannot change; a -1 is inferred per constituent, as for an irregular dim)."""
+        return self._reshaped("view", shape)
+
+    def reshape(self, *shape: Any) -> "NestedTensor":
+        """Each constituent reshaped to ``shape[1:]`` (see :meth:`view`)."""
+        return self._reshaped("reshape", shape)
+
+    def _reshaped(self, op: str, shape: tuple) -> "NestedTensor":
+        sizes = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        if not sizes or sizes[0] != len(self._parts):
+            raise RuntimeError(
+                f"{op}: For now nested {op} cannot change or infer the implicit batch dimension "
+                f"(the first size must be the batch size {len(self._parts)}, got {list(sizes)})"
+            )
+        return self._map(lambda p: getattr(Tensor, op)(p, *sizes[1:]))
 
     def __len__(self) -> int:
         return len(self._parts)
@@ -348,6 +375,17 @@ def _permute(nt: NestedTensor, args: list) -> int | None:
     return order.index(nt._ragged_idx) if nt._ragged_idx else None
 
 
+def _split(nt: NestedTensor, args: list) -> int | None:
+    d = args[2]
+    if d == 0 or d in nt._irregular:
+        raise RuntimeError(
+            f"split/chunk of a nested tensor works along a regular non-batch dim, got dim {d} "
+            f"(irregular dims: {nt._irregular})"
+        )
+    args[2] = d - 1
+    return nt._ragged_idx
+
+
 def _no_mask(nt: NestedTensor, args: list) -> int | None:
     if args[3] is not None:
         raise NotImplementedError(
@@ -409,7 +447,7 @@ def _rules() -> dict:
     from ..nn.functional.linear import LinearFunction
     from ..nn.functional.normalization import LayerNormFn
     from ..ops.linalg import Matmul
-    from ..ops.shape import Clone, Permute, Transpose
+    from ..ops.shape import Clone, Permute, Split, Transpose
     from ..ops.softmax import LogSoftmax, Softmax
 
     rules: dict = {
@@ -423,6 +461,7 @@ def _rules() -> dict:
     rules[LogSoftmax] = _dim_at(1, "log_softmax")
     rules[Permute] = rules[Transpose] = _permute
     rules[ScaledDotProductAttention] = _no_mask
+    rules[Split] = _split
     return rules
 
 
@@ -456,7 +495,7 @@ def _apply(fn: type, args: tuple) -> Any:
         raise NotImplementedError(
             f"{fn.__name__} is not supported on nested tensors (layout={first._nt_layout}): they support "
             "elementwise ops, linear, layer_norm, dropout, matmul/bmm, sum/mean/amax/amin and softmax/"
-            "log_softmax over non-batch dims, transpose of non-batch dims and scaled_dot_product_attention; "
+            "log_softmax over non-batch dims, transpose of non-batch dims, split/chunk of regular dims, view/reshape per constituent and scaled_dot_product_attention; "
             "use unbind() or to_padded_tensor() for others"
         )
     plain = list(args)

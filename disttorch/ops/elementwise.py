@@ -243,7 +243,8 @@ class Mul(Function):
     _rounds_numbers = (0,)
     _raw = True
     _wraps_numbers = True
-    _backward_saves = {"self": saved(0, _wrapped(0)), "other": saved(1, _wrapped(1))}
+    # PyTorch saves (and a pack hook sees) the other operand first
+    _backward_saves = {"other": saved(1, _wrapped(1)), "self": saved(0, _wrapped(0))}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -263,7 +264,8 @@ class Div(Function):
     _rounds_numbers = (0,)
     _raw = True
     _wraps_numbers = True
-    _backward_saves = {"self": saved(0, _wrapped(0)), "other": saved(1, _wrapped(1))}
+    # PyTorch saves (and a pack hook sees) the other operand first
+    _backward_saves = {"other": saved(1, _wrapped(1)), "self": saved(0, _wrapped(0))}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -324,9 +326,9 @@ class Pow(Function):
         """``PowBackward0`` (tensor ** number) keeps the number and no result, ``PowBackward2``
         (number ** tensor) keeps the number base."""
         name = ctx.name()
-        return {
-            "self": _number(0) if name == "PowBackward2" else saved(0),
+        return {  # PyTorch's order: the exponent is saved (and packed) first
             "exponent": _number(1) if name == "PowBackward0" else saved(1),
+            "self": _number(0) if name == "PowBackward2" else saved(0),
             **({} if name == "PowBackward0" else {"result": kept("out", 0)}),
         }
 
@@ -677,6 +679,7 @@ class Atan2(Function):
     _rounds_numbers = (0, 1)
 
     _raw = True
+    _backward_saves = {"other": saved(1), "self": saved(0)}  # (PyTorch's order)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -757,6 +760,7 @@ class Hypot(Function):
     _rounds_numbers = (0, 1)
 
     _raw = True
+    _backward_saves = {"other": saved(1), "self": saved(0), "result": kept("out", 0)}
 
     @staticmethod
     def forward(ctx, a, b):

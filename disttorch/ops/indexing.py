@@ -455,7 +455,7 @@ def _check_gather_shapes(
     if idx.ndim != x.ndim:
         raise RuntimeError(
             f"Index tensor must have the same number of dimensions as "
-            f"{'self' if src is not None else 'input'} tensor"
+            f"{'input' if op == 'gather' else 'self'} tensor"
         )
     for d in range(x.ndim):
         too_big_for_self = d != dim and idx.shape[d] > x.shape[d]
@@ -541,11 +541,27 @@ def _pad_corner(g: Tensor, shape: tuple) -> Tensor:
     return IndexPut.apply(g, shape, _corner(g._data.shape), False)
 
 
+def as_vectors(input: Tensor, dim: int, index: Tensor, src: Any = None) -> tuple | None:
+    """PyTorch's gather and scatter take a 0-d tensor as a 1-element vector (the scatter one-hot
+    ``zeros(10).scatter_(0, tensor(y), value=1)``): where ``input``, ``index`` or a tensor
+    ``src`` is 0-d and none has more dims than one, their 1-d views (``dim`` checked);
+    otherwise None."""
+    ts = [t._data.ndim for t in (input, index, src) if isinstance(t, Tensor)]
+    if 0 not in ts or max(ts) > 1:
+        return None
+    wrap_dim(dim, 1)
+    return tuple(
+        t.reshape(1) if isinstance(t, Tensor) and t._data.ndim == 0 else t for t in (input, index, src)
+    )
+
+
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims)."""
     x = input._data
-    if x.ndim == 0 and index._data.ndim == 0:
-        return scalar_as_vector(lambda v, d: gather(v, d, index.reshape(1)), input, dim)
+    vectors = as_vectors(input, dim, index)
+    if vectors is not None:
+        out = gather(vectors[0], 0, vectors[1])
+        return out.reshape(()) if index._data.ndim == 0 else out
     d = wrap_dim(dim, x.ndim)
     idx = _check_long(index, "gather")
     _check_gather_shapes(x, idx, d, "gather")
@@ -567,6 +583,10 @@ def _scatter_checks(input: Tensor, dim: int, index: Tensor, src: Any, op: str) -
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src`` added at the positions ``index`` names along ``dim``
     (repeated positions accumulate)."""
+    vectors = as_vectors(input, dim, index, src)
+    if vectors is not None:
+        out = scatter_add(*vectors[:1], 0, *vectors[1:])
+        return out.reshape(()) if input._data.ndim == 0 else out
     d = _scatter_checks(input, dim, index, src, "scatter_add")
     return ScatterAdd.apply(input, d, index, src)
 

@@ -72,7 +72,7 @@ _MATMUL_NODE = {
 
 #: what PyTorch's node for each kind of matrix product saves
 _MATMUL_FIELDS = {
-    "MmBackward0": {**operand_fields("self", saved(0)), **operand_fields("mat2", saved(1))},
+    "MmBackward0": {**operand_fields("mat2", saved(1)), **operand_fields("self", saved(0))},
     "MvBackward0": {"self": saved(0), "vec": saved(1)},
     "DotBackward0": {"self": saved(0), "tensor": saved(1)},
 }

@@ -237,6 +237,7 @@ class Solve(Function):
     ``gA = -gB X^H``."""
 
     _raw = True
+    _node_name, _profiled_as = "LinalgSolveExBackward0", "aten::linalg_solve"
 
     @staticmethod
     def forward(ctx, a, b, left):

@@ -525,7 +525,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alp
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2``, in the dtype the three tensors promote to (``value``
     is a scalar of that dtype); not for bool."""
-    prod = tensor1 * tensor2
+    prod = tensor2 * tensor1  # (Mul packs its other operand first: a pack hook sees tensor1, tensor2)
     out = input + (prod if value == 1 else prod * value)
     refuse_kernel("addcmul_cpu_out", out, "b")
     return named_node(out, "AddcmulBackward0")
@@ -1223,7 +1223,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: A
     if w is None:
         mean = x.mean(1, keepdim=True)
         xc = x - mean
-        c = matmul(xc, xc.mT.conj()) / max(n - correction, 0)
+        c = matmul(xc, xc.mT.conj()) / _cov_norm(n - correction)
     else:
         wsum = w.sum()
         mean = (x * w).sum(1, keepdim=True) / wsum
@@ -1232,8 +1232,19 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Any = None, aweights: A
             norm = wsum - correction
         else:
             norm = wsum - correction * (w * aweights.to(x.dtype)).sum() / wsum
-        c = matmul(xc * w, xc.mT.conj()) / norm
+        c = matmul(xc * w, xc.mT.conj()) / _cov_norm(norm)
     return c.squeeze() if input.dim() < 2 else c
+
+
+def _cov_norm(norm: Any) -> Any:
+    """``cov``'s divisor: 0 where no degree of freedom is left, with PyTorch's warning."""
+    if float(norm) > 0:
+        return norm
+    _native_warnings.warn(
+        "cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+        "observations. (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/Correlation.cpp:129.)"
+    )
+    return norm.detach() * 0 + 0.0 if isinstance(norm, Tensor) else 0  # (+0, as PyTorch's zero_())
 
 
 def corrcoef(input: Tensor) -> Tensor:

@@ -38,6 +38,7 @@ from .indexing import (
     _pad_corner,
     _scatter_checks,
     add_flat,
+    as_vectors,
 )
 
 __all__ = ["scatter", "scatter_reduce", "index_reduce"]
@@ -199,13 +200,12 @@ def scatter_reduce(
     if src._data.dtype != x.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_mean_dtype(x, reduce, "scatter_reduce")
+    vectors = as_vectors(input, dim, index, src)
+    if vectors is not None:
+        a, i, b = vectors
+        out = scatter_reduce(a, 0, i, b, reduce, include_self=include_self)
+        return out.reshape(()) if x.ndim == 0 else out
     d = wrap_dim(dim, x.ndim)
-    if x.ndim == 0 and idx.ndim == 0:  # a 0-dim tensor reduces as its 1-element view
-        one = (1,)
-        out = scatter_reduce(
-            input.reshape(one), 0, index.reshape(one), src.reshape(-1)[:1], reduce, include_self=include_self
-        )
-        return out.reshape(())
     _check_gather_shapes(x, idx, d, "scatter_reduce", src._data)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
     index = index if idx.dtype == np.int64 else Tensor._make(idx.astype(np.int64))
@@ -278,6 +278,10 @@ def scatter(
         src = value
     if src is None:
         raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    vectors = as_vectors(input, dim, index, src)
+    if vectors is not None:
+        out = scatter(vectors[0], 0, *vectors[1:], reduce=reduce)
+        return out.reshape(()) if input._data.ndim == 0 else out
     d = _scatter_checks(input, dim, index, src, "scatter")
     if reduce is None:  # PyTorch's overloads: a tensor src (0), a number (1)
         return named_node(

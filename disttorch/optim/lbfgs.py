@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ._checks import check_lr
 from .optimizer import Optimizer, _dense_grad, _scalar
 
@@ -186,7 +186,8 @@ class LBFGS(Optimizer):
         """The loss and flat gradient at ``x + t d``; the parameters are ``x`` again after."""
         self._add_grad(t, d)
         with enable_grad():
-            loss = float(closure())
+            loss = closure()
+        loss = float(loss)  # (in step's no_grad: PyTorch's reads it without the requires-grad warning)
         grad = self._gather_flat_grad()
         self._set_param(x)
         return loss, grad
@@ -196,9 +197,11 @@ class LBFGS(Optimizer):
             p._data[...] = v
             p._bump_version()
 
+    @no_grad()
     def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Run one L-BFGS optimisation; ``closure`` clears the gradients, computes the loss,
-        calls ``backward`` and returns the loss. Returns the loss of the first evaluation."""
+        calls ``backward`` and returns the loss (run with grad mode on, the rest under
+        ``no_grad`` as PyTorch's). Returns the loss of the first evaluation."""
         if closure is None:
             raise RuntimeError("LBFGS requires a closure that reevaluates the model and returns the loss")
         group = self.param_groups[0]

@@ -578,6 +578,12 @@ def place(storage: Storage, location: str, map_location: Any) -> Storage:
             f"map_location must be a str, device, dict or callable, got {type(map_location).__name__}"
         )
     kind = target.split(":")[0]
+    if kind == "cuda":  # PyTorch's CPU build's words
+        raise RuntimeError(
+            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
+            "If you are running on a CPU-only machine, please use torch.load with "
+            "map_location=torch.device('cpu') to map your storages to the CPU."
+        )
     if kind != "cpu":
         raise RuntimeError(
             f"Attempting to deserialize object on a {kind.upper()} device "

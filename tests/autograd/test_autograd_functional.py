@@ -134,6 +134,7 @@ def test_dual_tensor_tangent_is_the_directional_derivative():
     x, v = dt.tensor(X), dt.tensor(V)
     with fwAD.dual_level():
         d = fwAD.make_dual(x, v)
+        assert d._base is x  # a view of the primal, as PyTorch's
         p, t = fwAD.unpack_dual(d)
         np.testing.assert_allclose(t.numpy(), V)
         out = (d.sin() * d).sum(1)

@@ -11,6 +11,8 @@ CASES = {
     "mul": lambda L, a: a["x"] * a["y"],
     "mul_number": lambda L, a: a["x"] * 3,
     "div": lambda L, a: a["x"] / a["y"],
+    "atan2": lambda L, a: L.atan2(a["x"], a["y"]),
+    "hypot": lambda L, a: L.hypot(a["x"], a["y"]),
     "add": lambda L, a: a["x"] + a["y"],
     "sub": lambda L, a: a["x"] - a["y"],
     "sin": lambda L, a: a["x"].sin(),

@@ -123,3 +123,37 @@ def test_hooks_belong_to_the_thread_that_installed_them():
 def test_recorded_nodes_are_graph_nodes():
     y = dt.ones(2, requires_grad=True) * 2
     assert isinstance(y.grad_fn, dt.autograd.graph.Node)
+
+
+_PACK_ORDER_CASES = {
+    "mul": lambda L, a, b: a * b,
+    "div": lambda L, a, b: a / b,
+    "mm": lambda L, a, b: a.mm(b),
+    "pow": lambda L, a, b: a**b,
+    "addcmul": lambda L, a, b: L.addcmul(a, a, b),
+    "atan2": lambda L, a, b: L.atan2(a, b),
+    "hypot": lambda L, a, b: L.hypot(a, b),
+}
+
+
+def _pack_order(lib, case):
+    """The order in which the pack and unpack hooks see ``a`` and ``b`` (others as ``r``)."""
+    a = lib.ones(2, 2, requires_grad=True) * 2
+    b = lib.full((2, 2), 3.0, requires_grad=True)
+    names = {id(a): "a", id(b): "b"}
+    seen = []
+
+    def hook(tag):
+        return lambda t: seen.append(tag + names.get(id(t), "r")) or t
+
+    with lib.autograd.graph.saved_tensors_hooks(hook("P"), hook("U")):
+        out = _PACK_ORDER_CASES[case](lib, a, b)
+    out.sum().backward()
+    return seen
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", sorted(_PACK_ORDER_CASES))
+def test_hooks_see_saved_tensors_in_pytorch_order(torch, case):
+    # the autograd tutorial prints its hooks: ``a * b`` packs b, then a, as PyTorch's MulBackward0
+    assert _pack_order(dt, case) == _pack_order(torch, case)

@@ -9,6 +9,7 @@ import pytest
 
 import disttorch as dt
 
+pytestmark = pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype")
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((2, 3))
 B = RNG.standard_normal((4, 3))
@@ -305,3 +306,47 @@ def test_gradcheck_through_nested_reductions_and_layer_norm():
     a = dt.tensor(A, requires_grad=True)
     b = dt.tensor(B, requires_grad=True)
     assert dt.autograd.gradcheck(f, (a, b))
+
+
+def _heads(lib, x, n):
+    """A self-attention block as the SDPA tutorial writes it: chunk, view to heads, attend."""
+    q, k, v = x.chunk(3, -1)
+    q, k, v = (t.view(n, -1, 2, t.size(-1) // 2).transpose(1, 2) for t in (q, k, v))
+    y = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return y.transpose(1, 2).reshape(n, -1, x.size(-1) // 3)
+
+
+@pytest.mark.parity
+def test_chunk_view_reshape_of_strided_nested_match_pytorch(torch):
+    parts = [RNG.standard_normal((n, 12)) for n in (3, 5)]
+    nt = _nt(dt, parts=parts)
+    got = _heads(dt, nt, 2)
+    assert got.is_nested and [tuple(p.shape) for p in got.unbind()] == [(3, 4), (5, 4)]
+    for g, p in zip(got.unbind(), parts):  # PyTorch's: each sequence as a batch of one
+        want = _heads(torch, torch.tensor(p)[None], 1)[0]
+        np.testing.assert_allclose(g.numpy(), want.numpy(), rtol=1e-6, atol=1e-12)
+    for lib in (dt, torch):
+        with pytest.raises(RuntimeError, match="cannot change or infer the implicit batch dimension"):
+            _nt(lib, parts=parts).view(-1, 4, 12)
+    with pytest.raises(RuntimeError, match="along a regular non-batch dim"):
+        nt.chunk(2, 1)
+
+    def f(a, b):
+        return _heads(dt, dt.nested.as_nested_tensor([a, b]), 2).to_padded_tensor(0.0)
+
+    args = [dt.tensor(p[:, :6] if i else p[:2, :6], requires_grad=True) for i, p in enumerate(parts)]
+    assert dt.autograd.gradcheck(f, args)
+
+
+def test_strided_nested_tensor_warns_once_as_pytorch():
+    from disttorch import _native_warnings
+    from disttorch.nested._nested_tensor import _STRIDED_PROTOTYPE
+
+    _native_warnings._warned_once.discard(_STRIDED_PROTOTYPE)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _nt(dt)
+        _nt(dt)
+        _nt(dt, dt.jagged)
+    assert [str(w.message) for w in caught] == [_STRIDED_PROTOTYPE]
+    assert caught[0].filename == __file__  # at the program's line

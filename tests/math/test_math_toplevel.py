@@ -2,6 +2,7 @@
 against PyTorch, gradients (gradcheck) of the differentiable compositions, in-place forms."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -202,3 +203,19 @@ def test_diag_embed_dims_dtypes_and_size():
     assert big.shape == (3000, 3000) and big.sum().item() == 3000
     with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical"):
         dt.diag_embed(x, 0, 1, -2)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "kw",
+    [{"correction": 2}, {"aweights": [0.5, 0.5], "correction": 3}, {"fweights": [1, 1], "correction": 2}],
+)
+def test_cov_without_degrees_of_freedom_warns_and_divides_by_zero_as_pytorch(torch, kw):
+    def run(lib):
+        args = {k: lib.tensor(v) if isinstance(v, list) else v for k, v in kw.items()}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = lib.cov(lib.tensor([[1.0, 2.0], [3.0, 5.0]]), **args)
+        return out.tolist(), [str(w.message) for w in caught]
+
+    assert run(dt) == run(torch)

@@ -199,3 +199,36 @@ def test_index_reduce_matches_pytorch(reduce, include_self):
         for lib in (torch, dt)
     ]
     np.testing.assert_array_equal(ints[1].numpy(), ints[0].numpy())
+
+
+_ZERO_DIM = {  # a 0-d self, index or src is a 1-element vector, as PyTorch's ensure_nonempty_dim
+    "one_hot": lambda L: L.zeros(10).scatter_(0, L.tensor(3), value=1),
+    "scatter_src": lambda L: L.zeros(5).scatter(0, L.tensor(1), L.tensor([7.0, 8.0])),
+    "scatter_0d_self": lambda L: L.zeros(()).scatter(0, L.tensor([0]), 1.0),
+    "scatter_add": lambda L: L.zeros(5).scatter_add(-1, L.tensor(2), L.tensor(7.0)),
+    "scatter_reduce": lambda L: L.ones(5).scatter_reduce(0, L.tensor(2), L.tensor([7.0, 8.0]), "prod"),
+    "scatter_multiply": lambda L: L.ones(5).scatter_(0, L.tensor(2), 3.0, reduce="multiply"),
+    "gather": lambda L: L.arange(5.0).gather(0, L.tensor(3)),
+    "gather_0d_self": lambda L: L.tensor(3.0).gather(-1, L.tensor([0])),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", sorted(_ZERO_DIM))
+def test_zero_dim_tensors_scatter_and_gather_as_vectors(torch, case):
+    got, want = _ZERO_DIM[case](dt), _ZERO_DIM[case](torch)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_zero_dim_index_gradcheck_and_errors():
+    src = dt.tensor([0.5, -1.5], dtype=dt.float64, requires_grad=True)
+    x = dt.tensor(np.arange(5.0), requires_grad=True)
+    assert gradcheck(lambda a, b: a.scatter(0, dt.tensor(2), b) * 2, (x, src))
+    assert gradcheck(lambda a: a.gather(0, dt.tensor(4)), (x,))
+    with pytest.raises(RuntimeError, match="same number of dimensions as self tensor"):
+        dt.zeros(2, 3).scatter(0, dt.tensor(1), 1.0)
+    with pytest.raises(RuntimeError, match="same number of dimensions as input tensor"):
+        dt.zeros(2, 3).gather(0, dt.tensor(1))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        dt.zeros(5).gather(1, dt.tensor(1))

@@ -611,3 +611,21 @@ def test_complex_logaddexp_values_infinities_and_gradients_as_pytorch(torch):
     assert str(d1).split(".")[-1] == str(d2).split(".")[-1] == "complex64"
     z = dt.tensor(RNG.normal(size=(3,)) + 1j * RNG.normal(size=(3,)), requires_grad=True)
     assert gradcheck(lambda u: dt.logaddexp(u, dt.tensor([0.5 - 1j], dtype=dt.complex128)), (z,))
+
+
+def test_float_overflow_and_division_by_zero_do_not_warn_as_pytorch():
+    """``z = (z / x) * y`` until it overflows (the autograd tutorial's profiler loop), ``exp``,
+    sums and casts past float32's range give inf/nan silently, as PyTorch's kernels; a
+    program's own NumPy calls still warn."""
+    x = dt.tensor([3e38, -3e38, 1.0, 0.0])
+    with warnings.catch_warnings(record=True) as caught:
+        # (pytest drops the filter that importing disttorch installed during collection)
+        dt._native_warnings.quiet_numpy_float_errors()
+        (x / dt.tensor([1e-10, 1e-10, 0.0, 0.0])) * 10
+        x.exp().sum()
+        (x * x).mean()
+        dt.tensor([1e300], dtype=dt.float64).float()
+        x @ x
+        assert not caught
+        np.array([3e38], np.float32) * np.float32(10)
+    assert [str(w.message) for w in caught] == ["overflow encountered in multiply"]

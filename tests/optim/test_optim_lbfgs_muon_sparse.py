@@ -102,6 +102,30 @@ def test_lbfgs_state_holds_pytorchs_keys_and_scalar_tensors():
     fresh.step(_closure(dt, fresh, w, b))
 
 
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_reads_its_losses_under_no_grad_without_warning(monkeypatch, line_search_fn):
+    # the style-transfer tutorial's closure returns a loss that requires grad: PyTorch's step
+    # (under no_grad) reads it quietly, and runs the closure with grad mode on
+    import warnings
+
+    from disttorch import _tensor
+
+    monkeypatch.setattr(_tensor, "_scalar_warning", [True])
+    w, b = _params(dt)
+    opt = optim.LBFGS([w, b], max_iter=4, line_search_fn=line_search_fn)
+    closure = _closure(dt, opt, w, b)
+    modes = []
+
+    def watched():
+        modes.append(dt.is_grad_enabled())
+        return closure()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = opt.step(watched)
+    assert loss.requires_grad and modes and all(modes)
+
+
 def test_lbfgs_needs_a_closure_and_one_group():
     p = dt.zeros(2, requires_grad=True)
     opt = optim.LBFGS([p])

@@ -59,6 +59,27 @@ def test_records_ops_ranges_and_spans(setup):
     assert sum(e.key == "aten::linear" for e in shaped) == 2  # two input shapes
 
 
+def _conv_block_shapes(lib):
+    """Each op's ``input_shapes`` for a convolution, pooling and norm block (as PyTorch lists them)."""
+    lib.manual_seed(0)
+    block = lib.nn.Sequential(
+        lib.nn.Conv2d(3, 4, 3, bias=False), lib.nn.BatchNorm2d(4), lib.nn.ReLU(), lib.nn.MaxPool2d(2)
+    )
+    x = lib.randn(2, 3, 8, 8)
+    with lib.profiler.profile(record_shapes=True) as prof:
+        lib.nn.functional.layer_norm(block(x), (3,)).softmax(1)
+    wanted = {"aten::conv2d", "aten::convolution", "aten::_convolution", "aten::batch_norm"}
+    wanted |= {"aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::layer_norm", "aten::softmax"}
+    return {e.name: e.input_shapes for e in prof.events() if e.name in wanted}
+
+
+@pytest.mark.parity
+def test_record_shapes_lists_one_entry_per_schema_input_as_pytorch(torch):
+    ours = _conv_block_shapes(dt)
+    assert ours["aten::conv2d"] == [[2, 3, 8, 8], [4, 3, 3, 3], [], [], [], [], []]
+    assert ours == _conv_block_shapes(torch)
+
+
 def test_table_sort_and_row_limit(setup):
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         _step(*setup)
