@@ -33,6 +33,7 @@ from ..kernels.erf import erf as erf_kernel
 from ..kernels.lerp import lerp as lerp_kernel
 from ..kernels.power import power as power_kernel
 from ..kernels.relu import relu as relu_kernel
+from ..kernels.tanh_grad import one_minus_square, tanh_grad
 from ..kernels.threads import astype as _astype
 from ..kernels.threads import elementwise as _split
 from ..kernels.vec_exp import one_plus_exp_neg
@@ -604,19 +605,11 @@ class Tan(_FloatUnary):
         return y * y + 1
 
 
-def _one_minus_square(y: np.ndarray) -> np.ndarray:
-    """``1 - y * y`` rounded once, as the fused multiply-add of PyTorch's vectorised float32
-    kernels computes it (float32's square is exact in float64)."""
-    if y.dtype == np.float32:
-        return (1 - np.square(y, dtype=np.float64)).astype(np.float32)
-    return 1 - y * y
-
-
 class _OneMinusSquare(_FloatUnary):
     """``1 - x * x`` rounded once: tanh's derivative where its backward is recorded (double
     backward, forward mode), so that it rounds as PyTorch's ``tanh_backward`` does there too."""
 
-    ufunc = staticmethod(_one_minus_square)
+    ufunc = staticmethod(one_minus_square)
     _node_name = "TanhBackwardBackward0"
 
     @staticmethod
@@ -626,7 +619,7 @@ class _OneMinusSquare(_FloatUnary):
 
 class Tanh(_FloatUnary):
     ufunc, uses_output = _vml(np.tanh, "Tanh", widen=False), True
-    fused_backward = staticmethod(lambda g, y: g * _one_minus_square(y))
+    fused_backward = staticmethod(tanh_grad)
 
     @staticmethod
     def derivative(x, y):
