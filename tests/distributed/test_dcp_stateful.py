@@ -157,3 +157,36 @@ def _save_over_a_background_save(rank: int, world: int, directory: str) -> dict:
 def test_a_save_or_load_waits_for_the_background_saves_into_its_directory(tmp_path):
     (out,) = run_ranks(_save_over_a_background_save, 1, (str(tmp_path / "ckpt"),), timeout=45)
     assert out == {"saved": 8_000_000.0, "async": 12_000_000.0}
+
+
+def _a_value_the_copy_refuses(rank: int, world: int, directory: str) -> dict:
+    import os
+    import threading
+
+    import disttorch as torch
+    import disttorch.distributed as dist
+    import disttorch.distributed.checkpoint as dcp
+
+    dist.init_process_group("gloo")
+    state = {"w": torch.ones(3), "lock": threading.Lock()}  # rank 0 copies the plain values
+    future = dcp.async_save(state, checkpoint_id=directory, process_group=dist.new_group(backend="gloo"))
+    total = torch.ones(2)
+    dist.all_reduce(total)  # training goes on beside the save (it hung here on rank 0)
+    error = future.exception(timeout=20)
+    failed = {r: type(e).__name__ for r, (e, _) in error.failures.items()}
+    dist.destroy_process_group()
+    return {
+        "error": (type(error).__name__, failed),
+        "total": float(total[0]),
+        "metadata": ".metadata" in os.listdir(directory),
+    }
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_whose_copy_fails_fails_every_ranks_future_and_training_goes_on(tmp_path):
+    """The copy ``async_save`` makes of a value ``deepcopy`` refuses (a lock) on rank 0: every
+    rank's future raises ``CheckpointException`` naming it (it raised from rank 0's call
+    alone, the others waiting in the save for ever and training's next collective with them)."""
+    (tmp_path / "ckpt").mkdir()
+    for out in run_ranks(_a_value_the_copy_refuses, 2, (str(tmp_path / "ckpt"),), timeout=45):
+        assert out == {"error": ("CheckpointException", {0: "TypeError"}), "total": 2.0, "metadata": False}

@@ -128,17 +128,21 @@ class _Save:
                     entries[key]["pieces"] = [[0, 0, list(value._data.shape)]]
             elif rank == 0:
                 plain[key] = value
-        if staged:  # the state may change as soon as the caller has it back
-            pieces = {k: np.array(v, copy=True) for k, v in pieces.items()}
-            plain = copy.deepcopy(plain)
         self.pieces, self.entries, self.plain = pieces, entries, plain
         self.paths = leaf_paths(state_dict) if rank == 0 else None  # the nesting, for format_utils
+        # the state may change as soon as the caller has it back; a copy that fails (a value
+        # deepcopy refuses) is this rank's failure, which commit reports to every rank
+        self.failure = attempt(self._stage) if staged else None
+
+    def _stage(self) -> None:
+        self.pieces = {k: np.array(v, copy=True) for k, v in self.pieces.items()}
+        self.plain = copy.deepcopy(self.plain)
 
     def commit(self) -> dict:
         """Write this rank's files, gather every rank's entries, and (rank 0) the metadata."""
         rank, world, group = self.rank, self.world, self.group
         save_id = secrets.token_hex(8)
-        failure = attempt(lambda: _write_pieces(self.directory, rank, self.pieces, save_id))
+        failure = self.failure or attempt(lambda: _write_pieces(self.directory, rank, self.pieces, save_id))
         every = [(self.entries, list(self.pieces), save_id, failure)]
         if world > 1:
             every = [None] * world
