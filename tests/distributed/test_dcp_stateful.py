@@ -129,3 +129,64 @@ def test_deprecated_save_state_dict_and_load_state_dict(tmp_path):
         )
     for key, value in saved["model"].items():
         assert torch.equal(loaded["model"][key], value)
+
+
+def _save_over_a_background_save(rank: int, world: int, directory: str) -> dict:
+    import disttorch as torch
+    import disttorch.distributed as dist
+    import disttorch.distributed.checkpoint as dcp
+
+    dist.init_process_group("gloo")
+    state = {"w": torch.ones(4_000_000)}
+    future = dcp.async_save(state, checkpoint_id=directory, process_group=dist.new_group(backend="gloo"))
+    # the next save into the same directory, while the background one writes (it removed the
+    # background writer's temporary file: "could not write ...: No such file or directory")
+    dcp.save({"w": state["w"] + 1}, checkpoint_id=directory)
+    future.result()
+    after_save = {"w": torch.zeros(4_000_000)}
+    dcp.load(after_save, checkpoint_id=directory)
+    state["w"] += 2  # staged: the background save still writes ones
+    future = dcp.async_save(state, checkpoint_id=directory, process_group=dist.new_group(backend="gloo"))
+    after_async = {"w": torch.zeros(4_000_000)}
+    dcp.load(after_async, checkpoint_id=directory)  # waits for it
+    dist.destroy_process_group()
+    return {"saved": float(after_save["w"].sum()), "async": float(after_async["w"].sum())}
+
+
+@pytest.mark.timeout(60)
+def test_a_save_or_load_waits_for_the_background_saves_into_its_directory(tmp_path):
+    (out,) = run_ranks(_save_over_a_background_save, 1, (str(tmp_path / "ckpt"),), timeout=45)
+    assert out == {"saved": 8_000_000.0, "async": 12_000_000.0}
+
+
+def _a_value_the_copy_refuses(rank: int, world: int, directory: str) -> dict:
+    import os
+    import threading
+
+    import disttorch as torch
+    import disttorch.distributed as dist
+    import disttorch.distributed.checkpoint as dcp
+
+    dist.init_process_group("gloo")
+    state = {"w": torch.ones(3), "lock": threading.Lock()}  # rank 0 copies the plain values
+    future = dcp.async_save(state, checkpoint_id=directory, process_group=dist.new_group(backend="gloo"))
+    total = torch.ones(2)
+    dist.all_reduce(total)  # training goes on beside the save (it hung here on rank 0)
+    error = future.exception(timeout=20)
+    failed = {r: type(e).__name__ for r, (e, _) in error.failures.items()}
+    dist.destroy_process_group()
+    return {
+        "error": (type(error).__name__, failed),
+        "total": float(total[0]),
+        "metadata": ".metadata" in os.listdir(directory),
+    }
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_whose_copy_fails_fails_every_ranks_future_and_training_goes_on(tmp_path):
+    """The copy ``async_save`` makes of a value ``deepcopy`` refuses (a lock) on rank 0: every
+    rank's future raises ``CheckpointException`` naming it (it raised from rank 0's call
+    alone, the others waiting in the save for ever and training's next collective with them)."""
+    (tmp_path / "ckpt").mkdir()
+    for out in run_ranks(_a_value_the_copy_refuses, 2, (str(tmp_path / "ckpt"),), timeout=45):
+        assert out == {"error": ("CheckpointException", {0: "TypeError"}), "total": 2.0, "metadata": False}

@@ -13,14 +13,17 @@ from ...serialization import load, save
 from ._format import nest, read_metadata
 from .state_dict_loader import _box_from
 from .state_dict_saver import save as dcp_save
+from .state_dict_saver import wait_for_background_saves
 
 __all__ = ["dcp_to_torch_save", "torch_save_to_dcp"]
 
 
 def dcp_to_torch_save(dcp_checkpoint_dir: str | os.PathLike, torch_save_path: str | os.PathLike) -> None:
     """Write the checkpoint in ``dcp_checkpoint_dir`` to ``torch_save_path`` with
-    ``torch.save``: its state dict, every tensor whole."""
+    ``torch.save``: its state dict, every tensor whole (after this process's background
+    saves into the directory)."""
     directory = os.fspath(dcp_checkpoint_dir)
+    wait_for_background_saves(directory)
     metadata = read_metadata(directory)
     files: dict[int, Any] = {}
     leaves: dict[str, Any] = dict(metadata["plain"])

@@ -10,15 +10,18 @@ written (so the directory never looks like a finished checkpoint).
 a process group of its own it copies the state and writes it from a background thread, as
 PyTorch's does; without one it saves before it returns: a disttorch group takes collectives
 from one thread at a time, so the default group cannot serve a background thread beside
-training (a group of its own has its own communication thread)."""
+training (a group of its own has its own communication thread). A later save into the same
+directory first waits for the background saves into it (they would remove each other's
+temporary files and mix their pieces)."""
 
 from __future__ import annotations
 
 import copy
 import os
 import secrets
+import threading
 import warnings
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from enum import Enum
 from typing import Any
 
@@ -65,6 +68,7 @@ def save(
     tensors and the metadata; a top-level ``Stateful`` value is saved as its
     ``state_dict()``. Every rank of ``process_group`` (default: the world) must call it; the
     files are named by the ranks in it. Returns the metadata."""
+    wait_for_background_saves(checkpoint_id if checkpoint_id is not None else storage_writer.path)
     return _Save(state_dict, checkpoint_id, storage_writer, process_group, no_dist).commit()
 
 
@@ -124,17 +128,21 @@ class _Save:
                     entries[key]["pieces"] = [[0, 0, list(value._data.shape)]]
             elif rank == 0:
                 plain[key] = value
-        if staged:  # the state may change as soon as the caller has it back
-            pieces = {k: np.array(v, copy=True) for k, v in pieces.items()}
-            plain = copy.deepcopy(plain)
         self.pieces, self.entries, self.plain = pieces, entries, plain
         self.paths = leaf_paths(state_dict) if rank == 0 else None  # the nesting, for format_utils
+        # the state may change as soon as the caller has it back; a copy that fails (a value
+        # deepcopy refuses) is this rank's failure, which commit reports to every rank
+        self.failure = attempt(self._stage) if staged else None
+
+    def _stage(self) -> None:
+        self.pieces = {k: np.array(v, copy=True) for k, v in self.pieces.items()}
+        self.plain = copy.deepcopy(self.plain)
 
     def commit(self) -> dict:
         """Write this rank's files, gather every rank's entries, and (rank 0) the metadata."""
         rank, world, group = self.rank, self.world, self.group
         save_id = secrets.token_hex(8)
-        failure = attempt(lambda: _write_pieces(self.directory, rank, self.pieces, save_id))
+        failure = self.failure or attempt(lambda: _write_pieces(self.directory, rank, self.pieces, save_id))
         every = [(self.entries, list(self.pieces), save_id, failure)]
         if world > 1:
             every = [None] * world
@@ -221,7 +229,7 @@ def async_save(
         )
     if not no_dist and _own_group(process_group):
         job = _Save(state_dict, checkpoint_id, storage_writer, process_group, no_dist, staged=True)
-        return _background().submit(job.commit)
+        return _track(job.directory, _background().submit(job.commit))
     done: Future = Future()
     try:
         done.set_result(
@@ -250,6 +258,29 @@ def _own_group(process_group: Any) -> bool:
 
 
 _saver: list[ThreadPoolExecutor] = []
+_in_flight: dict[Future, str] = {}  # background saves not yet done, by their directory
+_in_flight_lock = threading.Lock()
+
+
+def _track(directory: str, future: Future) -> Future:
+    with _in_flight_lock:
+        _in_flight[future] = os.path.realpath(directory)
+
+    def forget(done: Future) -> None:
+        with _in_flight_lock:
+            _in_flight.pop(done, None)
+
+    future.add_done_callback(forget)
+    return future
+
+
+def wait_for_background_saves(directory: str | os.PathLike) -> None:
+    """Wait until this process's background saves into ``directory`` are done (their
+    outcome stays with their futures)."""
+    where = os.path.realpath(os.fspath(directory))
+    with _in_flight_lock:
+        pending = [future for future, target in _in_flight.items() if target == where]
+    wait(pending)
 
 
 def _background() -> ThreadPoolExecutor:
