@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fma import fma
 from .jit import compiled
 
 __all__ = ["one_minus_square", "tanh_grad"]
 
 
 def one_minus_square(y: np.ndarray) -> np.ndarray:
-    """``1 - y * y`` rounded once (float32 through float64; other dtypes as NumPy computes it)."""
+    """``1 - y * y`` rounded once for float32 (:func:`~disttorch.kernels.fma.fma`); other dtypes
+    as NumPy computes it."""
     if y.dtype == np.float32:
-        return (1 - np.square(y, dtype=np.float64)).astype(np.float32)
+        return fma(-y, y, 1.0)
     return 1 - y * y
 
 
