@@ -10,10 +10,10 @@ records the child (pid and start time); any other child was adopted. ``os.system
 its child's pid: while one runs, no child counts as adopted.
 
 A child that C code starts by itself (``fork`` through ``ctypes``, a C library's ``popen`` or
-``fork``) is not recorded and counts as adopted: once the process has a recorded child, the
-reaper takes such a child's exit status within 0.25 s of its exit, and the C code's own
-``waitpid`` then fails with ``ECHILD`` (a blocking ``waitpid`` already waiting when the
-child exits still gets it). No clean way tells the two apart: an adopted orphan's
+``fork``) is not recorded and counts as adopted: the reaper leaves it 0.1 s after its exit
+(``reaper.ORPHAN_GRACE``), so a blocking ``waitpid`` gets its status, but a C caller that
+looks later (a ``waitpid(WNOHANG)`` poll, once the process has a recorded child for the
+reaper to wake for) fails with ``ECHILD``. No clean way tells the two apart: an adopted orphan's
 ``/proc/<pid>/stat`` names this process as its parent exactly as the C code's child's does,
 and libc's ``fork`` runs no Python hook. Start children from Python (``os.fork``,
 ``subprocess``), or wait for a C-started child with a blocking ``waitpid``.
