@@ -211,6 +211,14 @@ class Agent:
         if not running:
             return
         gone = format_ranges(sorted(e.rank for e in done))
+        frozen = [s for s in group.specs if s.local_rank in group.frozen_ranks()]
+        if len(frozen) == len(running):  # nothing waits for the ranks that left: the rest are frozen
+            say(
+                f"rank(s) {gone} exited 0 and every rank still running ({format_ranges(running)}) is stopped "
+                "by a signal (SIGSTOP, or SIGTSTP: Ctrl-Z): the job ends when they get SIGCONT and finish, "
+                "or are killed"
+            )
+            return
         say(
             f"rank(s) {gone} exited 0 at least {EARLY_EXIT_NOTE_S:g} s ago while rank(s) "
             f"{format_ranges(running)} still run: if those wait for {gone} (init_process_group, a "
