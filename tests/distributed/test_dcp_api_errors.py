@@ -48,5 +48,7 @@ def test_a_failed_async_save_nobody_asked_about_is_logged_at_exit(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert f"async_save of checkpoint '{blocker / 'dropped'}' failed" in proc.stderr, proc.stderr
+    assert f"async_save of checkpoint '{blocker / 'dropped'}' failed: CheckpointException" in proc.stderr, (
+        proc.stderr
+    )
     assert "NotADirectoryError" in proc.stderr and "/asked'" not in proc.stderr, proc.stderr

@@ -262,18 +262,24 @@ class _SaveFuture(Future):
     def __init__(self, checkpoint: Any) -> None:
         super().__init__()
         self.checkpoint = checkpoint
-        self.retrieved = False
+        self.failure: list | None = None  # [what failed, retrieved] once the save failed
 
     def result(self, timeout: float | None = None) -> Any:
-        self.retrieved = True
+        self._retrieved()
         return super().result(timeout)
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        self.retrieved = True
+        self._retrieved()
         return super().exception(timeout)
 
+    def _retrieved(self) -> None:
+        if self.failure is not None:
+            self.failure[1] = True
 
-_failed: list[_SaveFuture] = []  # failed saves, for the report at exit
+
+# the failed saves, for the report at exit: their text only (a failed save's traceback holds
+# its staged copy of the state, which a long run must not keep for each failure)
+_failed: list[list] = []
 
 
 def _settle(future: _SaveFuture, save_now: Any) -> None:
@@ -284,7 +290,9 @@ def _settle(future: _SaveFuture, save_now: Any) -> None:
     try:
         future.set_result(save_now())
     except BaseException as error:  # noqa: B902 - CheckpointException is a BaseException
-        _failed.append(future)
+        where = os.fspath(future.checkpoint) if future.checkpoint is not None else "(no checkpoint_id)"
+        future.failure = [f"'{where}' failed: {type(error).__name__}: {str(error).rstrip()}", False]
+        _failed.append(future.failure)
         future.set_exception(error)
         if isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise
@@ -294,15 +302,9 @@ def _settle(future: _SaveFuture, save_now: Any) -> None:
 def _report_unretrieved_failures() -> None:
     """Log the failed saves whose futures nobody asked (the background thread is joined
     before ``atexit`` handlers run)."""
-    for future in _failed:
-        if not future.retrieved:
-            error = Future.exception(future)
-            logger.error(
-                "async_save of checkpoint '%s' failed and its future was never asked for its result:\n%s: %s",
-                os.fspath(future.checkpoint) if future.checkpoint is not None else "(no checkpoint_id)",
-                type(error).__name__,
-                str(error).rstrip(),
-            )
+    for what, retrieved in _failed:
+        if not retrieved:
+            logger.error("async_save of checkpoint %s\n(its future was never asked for its result)", what)
     _failed.clear()
 
 
