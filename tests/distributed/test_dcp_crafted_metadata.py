@@ -32,6 +32,10 @@ CASES = {
     "a list index of a terabyte": (lambda m: m["paths"].__setitem__("n", ["n", [2**40]]), "'paths' must"),
     "tensors not an object": (lambda m: m.__setitem__("tensors", []), "'tensors' and 'plain'"),
     "more files than ranks": (lambda m: m.__setitem__("save_ids", m["save_ids"] * 3), "'world_size' 1"),
+    "an unknown dtype": (
+        lambda m: m["tensors"]["w"].__setitem__("dtype", "flo@t32"),
+        "unknown dtype 'flo@t32'",
+    ),
     "not JSON": (b"\xff\x00garbage", "is not a distributed checkpoint's metadata"),
     "JSON nested too deep": (b"[" * 100000 + b"]" * 100000, "is not a distributed checkpoint's metadata"),
 }

@@ -229,6 +229,10 @@ def _metadata_problem(metadata: Any) -> str | None:
 def _tensor_problem(spec: Any, world: int | None) -> str | None:
     if not isinstance(spec, dict) or not isinstance(spec.get("dtype"), str):
         return "expected an object with a 'dtype'"
+    try:
+        numpy_dtype(spec["dtype"])
+    except ValueError as exc:
+        return str(exc)
     shape, pieces = spec.get("shape"), spec.get("pieces")
     if not isinstance(shape, list) or not all(_count(n) for n in shape):
         return f"its shape {shape!r} is not a list of sizes"
