@@ -54,8 +54,8 @@ def ensure_headroom(what: str, needed: int = 16) -> None:
     soft = _soft_limit()
     if soft is None:
         return
-    count = open_count()
-    if count is None or soft - count < needed:
+    count = open_count()  # None: no /proc to count with, nothing to check
+    if count is not None and soft - count < needed:
         raise exhaustion_error(what)
 
 
