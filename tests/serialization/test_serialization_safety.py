@@ -597,6 +597,7 @@ _TENSOR = ("ref", 0, (4,), (1,))
         (("collections", "OrderedDict", (), ({"b": 2}, {"a": 1})), ValueError, "dictionary update sequence"),
         (("torch", "device", ("cpu",), {"type": "cuda"}), AttributeError, "no attribute '__dict__'"),
         (("torch", "Size", ((2, 3),), {"x": 1}), AttributeError, "no attribute '__dict__'"),
+        (("torch", "Size", (("a",),)), TypeError, "takes an iterable of 'int' .item 0 is 'str'."),
         (("torch._utils", "_rebuild_tensor_v2", (*_TENSOR, "yes", {})), RuntimeError, "must be a bool"),
         (("torch._utils", "_rebuild_tensor_v2", (*_TENSOR, 1, {})), RuntimeError, "must be a bool"),
         (
